@@ -1,0 +1,211 @@
+// Package broker defines the contract every part of weir uses to publish and
+// consume records: the Broker interface, Record, the Kafka-compatible key
+// partitioner and topic configuration.
+//
+// Two backends implement Broker: the embedded log (broker/embedded), which is
+// the default, and an Apache Kafka cluster. Collectors, enrichment and sinks
+// only ever see this package, so the same pipeline runs on either.
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Header is a record header: a key and an opaque value.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Record is one message on a topic.
+//
+// Records returned by Fetch and Consumer.Poll point into buffers owned by the
+// broker: Key, Value and header values are valid until the next call on the
+// same Consumer or FetchResult. Copy what must outlive that.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	// Timestamp is the record's create time; a zero Timestamp is set to the
+	// time of Produce.
+	Timestamp time.Time
+	Key       []byte
+	Value     []byte
+	Headers   []Header
+}
+
+// TopicPartition names one partition of a topic.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// TopicConfig is the per-topic configuration. Zero fields take the broker's
+// defaults.
+type TopicConfig struct {
+	Partitions int32
+	// RetentionTime deletes segments whose newest record is older; negative
+	// keeps data forever.
+	RetentionTime time.Duration
+	// RetentionBytes bounds each partition's size; negative is unbounded.
+	RetentionBytes int64
+	// SegmentBytes rolls the active segment when it would grow past this.
+	SegmentBytes int64
+	// SegmentAge rolls the active segment when its first record is older.
+	SegmentAge time.Duration
+}
+
+// TopicInfo describes a topic and its partitions.
+type TopicInfo struct {
+	Name       string
+	ID         [16]byte
+	Config     TopicConfig
+	Partitions []PartitionInfo
+}
+
+// PartitionInfo describes one partition's log.
+type PartitionInfo struct {
+	Partition      int32
+	LogStartOffset int64
+	// HighWatermark is the offset the next record will get.
+	HighWatermark int64
+	Bytes         int64
+	Segments      int
+}
+
+// FetchOptions bounds a Fetch.
+type FetchOptions struct {
+	// MaxBytes caps the bytes of batches read; at least one batch is
+	// returned even if it is larger. Zero means 1 MiB.
+	MaxBytes int
+	// MaxWait is how long to wait for data when none is available at the
+	// offset. Zero returns at once.
+	MaxWait time.Duration
+}
+
+// FetchResult holds the records of one Fetch. Reuse it across calls to avoid
+// allocations; its records are valid until it is reused.
+type FetchResult struct {
+	Records        []Record
+	HighWatermark  int64
+	LogStartOffset int64
+
+	// Buffers owned by the backend, reused across fetches.
+	Scratch any
+}
+
+// ConsumerOption configures a group consumer.
+type ConsumerOption func(*ConsumerConfig)
+
+// ConsumerConfig is what ConsumerOptions set; backends read it.
+type ConsumerConfig struct {
+	// ResetToLatest starts partitions without a committed offset at the
+	// end instead of the beginning.
+	ResetToLatest bool
+	// MaxPollBytes bounds the batch bytes one Poll reads.
+	MaxPollBytes int
+	// MemberID names the member in group descriptions.
+	MemberID string
+}
+
+// WithResetToLatest makes a consumer start partitions that have no committed
+// offset at the log end instead of the log start (the default, so that a new
+// group sees everything retained).
+func WithResetToLatest() ConsumerOption {
+	return func(c *ConsumerConfig) { c.ResetToLatest = true }
+}
+
+// WithMaxPollBytes bounds how many bytes of batches one Poll reads.
+func WithMaxPollBytes(n int) ConsumerOption {
+	return func(c *ConsumerConfig) { c.MaxPollBytes = n }
+}
+
+// WithMemberID names the member (shown by group descriptions).
+func WithMemberID(id string) ConsumerOption {
+	return func(c *ConsumerConfig) { c.MemberID = id }
+}
+
+// Broker is the log every part of weir publishes to and consumes from.
+type Broker interface {
+	// Produce appends records to topic, each to the partition its key
+	// hashes to (Kafka's murmur2, as the Java client and franz-go do);
+	// records without a key go to one partition per call, rotating. The
+	// topic is created with the default config if it does not exist. On
+	// success every record's Partition and Offset are set.
+	Produce(ctx context.Context, topic string, recs []Record) error
+	// ProducePartition appends records to one explicit partition.
+	ProducePartition(ctx context.Context, topic string, partition int32, recs []Record) error
+	// Fetch reads records of one partition from offset on, waiting up to
+	// opts.MaxWait for data. Reading past the high watermark waits; an
+	// offset before the log start returns ErrOffsetOutOfRange.
+	Fetch(ctx context.Context, topic string, partition int32, offset int64, opts FetchOptions, into *FetchResult) error
+	// Consume joins the consumer group and returns a member that shares
+	// the partitions of topics with the group's other members.
+	Consume(ctx context.Context, group string, topics []string, opts ...ConsumerOption) (Consumer, error)
+	// CreateTopic creates a topic; ErrTopicExists if it exists.
+	CreateTopic(ctx context.Context, name string, cfg TopicConfig) error
+	// DeleteTopic deletes a topic and its data.
+	DeleteTopic(ctx context.Context, name string) error
+	// DescribeTopics describes the named topics, or all topics if none
+	// are named.
+	DescribeTopics(ctx context.Context, names ...string) ([]TopicInfo, error)
+	// Close flushes and releases everything.
+	Close() error
+}
+
+// Consumer is one member of a consumer group.
+type Consumer interface {
+	// Poll returns the next records from the member's partitions,
+	// blocking until some are available or ctx is done. The records are
+	// valid until the next Poll.
+	Poll(ctx context.Context) ([]Record, error)
+	// Commit stores, for each partition the member owns, the position
+	// after the last record Poll returned. Progress on partitions taken
+	// away by a rebalance is not committed, so their records are
+	// delivered again to the new owner (at least once).
+	Commit(ctx context.Context) error
+	// Assigned lists the partitions the member owns now.
+	Assigned() []TopicPartition
+	// Close leaves the group. It does not commit.
+	Close() error
+}
+
+// Errors shared by the backends.
+var (
+	ErrUnknownTopic      = errors.New("unknown topic")
+	ErrUnknownPartition  = errors.New("unknown partition")
+	ErrTopicExists       = errors.New("topic already exists")
+	ErrInvalidTopic      = errors.New("invalid topic name")
+	ErrOffsetOutOfRange  = errors.New("offset out of range")
+	ErrClosed            = errors.New("broker closed")
+	ErrRecordTooLarge    = errors.New("record too large")
+	ErrInvalidPartitions = errors.New("invalid partition count")
+	// ErrCorruptBatch: a batch failed its CRC or does not parse.
+	ErrCorruptBatch = errors.New("corrupt record batch")
+	// ErrOutOfOrderSequence: an idempotent producer skipped a sequence.
+	ErrOutOfOrderSequence = errors.New("out of order sequence number")
+	// ErrInvalidProducerEpoch: a batch from a fenced producer epoch.
+	ErrInvalidProducerEpoch = errors.New("invalid producer epoch")
+	// ErrStorage: the log could not write or read its files (disk full,
+	// I/O error). Data acknowledged before is not affected.
+	ErrStorage = errors.New("storage error")
+)
+
+// ValidTopicName reports whether name is a legal Kafka topic name: 1 to 249
+// characters of ASCII letters, digits, '.', '_' and '-', and not "." or "..".
+func ValidTopicName(name string) bool {
+	if name == "" || len(name) > 249 || name == "." || name == ".." {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,722 @@
+// Package embedded is weir's built-in log broker: topics of partitions of
+// append-only segment files holding Kafka RecordBatch v2 batches, with sparse
+// offset and time indexes, retention by time and size, a configurable flush
+// policy, crash recovery that truncates a torn tail, and consumer groups with
+// committed offsets. In-process producers and consumers call it directly;
+// the Kafka listener (broker/kafkawire) serves it to any Kafka client.
+//
+// Data directory layout:
+//
+//	.lock                        flock held while open
+//	.clean_shutdown              present only between a clean Close and the next Open
+//	meta/topics/NAME.json        topic id, partition count, config
+//	meta/producer-ids            next idempotent producer id block
+//	meta/offsets.log             consumer group commits (append-only, compacted)
+//	NAME-P/000…BASE.log          segments, with .index and .timeindex beside them
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
+)
+
+// Broker is the embedded log. It implements broker.Broker and the Kafka
+// listener's kafkawire.Log.
+type Broker struct {
+	opts options
+	lock *dirLock
+
+	mu     sync.RWMutex
+	topics map[string]*topic
+
+	offsets *offsetStore
+	groups  *coordinator
+	pids    *producerIDs
+
+	scratch sync.Pool // *produceScratch
+	rr      atomic.Uint32
+
+	stop    context.CancelFunc
+	bg      sync.WaitGroup
+	closed  atomic.Bool
+	closeMu sync.Mutex
+}
+
+var _ broker.Broker = (*Broker)(nil)
+
+// Open opens (creating if needed) the log in dir. It takes an exclusive lock
+// on the directory: a second process opening the same directory fails.
+func Open(dir string, opts ...Option) (*Broker, error) {
+	o := defaultOptions(dir)
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{opts: o, lock: lock, topics: make(map[string]*topic)}
+	b.scratch.New = func() any { return new(produceScratch) }
+	if err := b.load(); err != nil {
+		b.closeTopics()
+		lock.release()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.stop = cancel
+	if !o.flushAlways && o.flushInterval > 0 {
+		b.bg.Go(func() { b.flushLoop(ctx) })
+	}
+	if o.retentionCheck > 0 {
+		b.bg.Go(func() { b.retentionLoop(ctx) })
+	}
+	return b, nil
+}
+
+func (b *Broker) load() error {
+	cleanMarker := filepath.Join(b.opts.dataDir, ".clean_shutdown")
+	_, err := os.Stat(cleanMarker)
+	clean := err == nil
+	if clean {
+		// From here on a crash is an unclean shutdown again.
+		if err := os.Remove(cleanMarker); err != nil {
+			return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		}
+		if err := syncDir(b.opts.dataDir); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	metas, err := readTopicMetas(b.opts.dataDir)
+	if err != nil {
+		return err
+	}
+	// Open partitions in parallel: recovery after a crash is I/O and CRC
+	// bound per partition.
+	type result struct {
+		t   *topic
+		err error
+	}
+	results := make([]result, len(metas))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, m := range metas {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t, err := b.openTopic(m, clean)
+			results[i] = result{t, err}
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.t != nil {
+			b.topics[r.t.name] = r.t
+		}
+		if r.err != nil {
+			return r.err
+		}
+	}
+	b.removeDeleted()
+	if b.offsets, err = openOffsetStore(b.opts.dataDir, b.opts.flushAlways); err != nil {
+		return err
+	}
+	if b.pids, err = openProducerIDs(b.opts.dataDir); err != nil {
+		return err
+	}
+	b.groups = newCoordinator(b)
+	b.opts.logger.Info("log opened", slog.String("dir", b.opts.dataDir), slog.Bool("clean", clean),
+		slog.Int("topics", len(b.topics)), slog.Duration("took", time.Since(start)))
+	return nil
+}
+
+func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
+	var id [16]byte
+	if _, err := fmt.Sscanf(m.ID, "%x", &id); err != nil {
+		id = newTopicID()
+	}
+	t := &topic{name: m.Name, id: id, stats: new(topicStats)}
+	cfg := b.effectiveConfig(m.Name, m.config())
+	t.cfg.Store(&cfg)
+	for p := int32(0); p < m.Partitions; p++ {
+		part, err := openPartition(t, p, &b.opts, clean)
+		if err != nil {
+			for _, q := range t.partitions {
+				q.closeFiles()
+			}
+			return nil, fmt.Errorf("topic %s: %w", m.Name, err)
+		}
+		t.partitions = append(t.partitions, part)
+	}
+	return t, nil
+}
+
+// effectiveConfig layers a topic's stored config over the configured
+// per-topic overrides and the defaults.
+func (b *Broker) effectiveConfig(name string, stored broker.TopicConfig) broker.TopicConfig {
+	cfg := stored
+	if over, ok := b.opts.topics[name]; ok {
+		p := cfg.Partitions
+		cfg = mergeConfig(over, cfg)
+		if p != 0 {
+			cfg.Partitions = p // the partition count is fixed at creation
+		}
+	}
+	return mergeConfig(cfg, b.opts.defaults)
+}
+
+// removeDeleted finishes topic deletions a crash interrupted.
+func (b *Broker) removeDeleted() {
+	entries, _ := os.ReadDir(b.opts.dataDir)
+	for _, e := range entries {
+		if e.IsDir() && filepath.Ext(e.Name()) == ".deleted" {
+			os.RemoveAll(filepath.Join(b.opts.dataDir, e.Name()))
+		}
+	}
+}
+
+// Close flushes every partition, writes the clean-shutdown marker and
+// releases the directory lock.
+func (b *Broker) Close() error {
+	b.closeMu.Lock()
+	defer b.closeMu.Unlock()
+	if b.closed.Swap(true) {
+		return nil
+	}
+	b.stop()
+	b.bg.Wait()
+	b.groups.close()
+	first := b.closeTopics()
+	if err := b.offsets.close(); err != nil && first == nil {
+		first = err
+	}
+	if first == nil {
+		if err := writeFileAtomic(filepath.Join(b.opts.dataDir, ".clean_shutdown"), nil); err != nil {
+			first = err
+		}
+	}
+	b.lock.release()
+	return first
+}
+
+func (b *Broker) closeTopics() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var first error
+	for _, t := range b.topics {
+		for _, p := range t.partitions {
+			if err := p.close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+func (b *Broker) flushLoop(ctx context.Context) {
+	tick := time.NewTicker(b.opts.flushInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		b.forEachPartition(func(p *partition) {
+			if err := p.flush(); err != nil {
+				b.opts.logger.Error("flush", slog.String("partition", p.name()), slog.Any("error", err))
+			}
+		})
+		if err := b.offsets.flush(); err != nil {
+			b.opts.logger.Error("flush group offsets", slog.Any("error", err))
+		}
+	}
+}
+
+func (b *Broker) retentionLoop(ctx context.Context) {
+	tick := time.NewTicker(b.opts.retentionCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		b.ApplyRetention()
+	}
+}
+
+// ApplyRetention deletes expired segments now; it also runs periodically.
+func (b *Broker) ApplyRetention() {
+	now := b.opts.nowFunc()
+	b.forEachPartition(func(p *partition) {
+		n, err := p.applyRetention(now)
+		if err != nil {
+			b.opts.logger.Error("retention", slog.String("partition", p.name()), slog.Any("error", err))
+		}
+		if n > 0 {
+			b.opts.logger.Info("retention deleted segments", slog.String("partition", p.name()), slog.Int("segments", n))
+		}
+	})
+}
+
+func (b *Broker) forEachPartition(fn func(*partition)) {
+	b.mu.RLock()
+	var parts []*partition
+	for _, t := range b.topics {
+		parts = append(parts, t.partitions...)
+	}
+	b.mu.RUnlock()
+	for _, p := range parts {
+		fn(p)
+	}
+}
+
+// topic returns the named topic, creating it with the defaults if create is
+// set and auto-creation is on.
+func (b *Broker) topic(ctx context.Context, name string, create bool) (*topic, error) {
+	if b.closed.Load() {
+		return nil, broker.ErrClosed
+	}
+	b.mu.RLock()
+	t := b.topics[name]
+	b.mu.RUnlock()
+	if t != nil {
+		return t, nil
+	}
+	if !create || !b.opts.autoCreate {
+		return nil, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
+	}
+	err := b.CreateTopic(ctx, name, broker.TopicConfig{})
+	if err != nil && !errors.Is(err, broker.ErrTopicExists) {
+		return nil, err
+	}
+	b.mu.RLock()
+	t = b.topics[name]
+	b.mu.RUnlock()
+	if t == nil {
+		return nil, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
+	}
+	return t, nil
+}
+
+func (b *Broker) partition(ctx context.Context, topicName string, id int32, create bool) (*partition, error) {
+	t, err := b.topic(ctx, topicName, create)
+	if err != nil {
+		return nil, err
+	}
+	if id < 0 || int(id) >= len(t.partitions) {
+		return nil, fmt.Errorf("%w: %s/%d", broker.ErrUnknownPartition, topicName, id)
+	}
+	return t.partitions[id], nil
+}
+
+// CreateTopic creates a topic; zero config fields take the defaults.
+func (b *Broker) CreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	if !broker.ValidTopicName(name) {
+		return fmt.Errorf("%w: %q", broker.ErrInvalidTopic, name)
+	}
+	if cfg.Partitions < 0 || cfg.Partitions > 10000 {
+		return fmt.Errorf("%w: %d", broker.ErrInvalidPartitions, cfg.Partitions)
+	}
+	if err := b.createTopic(name, cfg); err != nil {
+		return err
+	}
+	// Outside b.mu: the coordinator takes b.mu itself.
+	if b.groups != nil {
+		b.groups.topicsChanged()
+	}
+	return nil
+}
+
+func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed.Load() {
+		return broker.ErrClosed
+	}
+	if _, ok := b.topics[name]; ok {
+		return fmt.Errorf("%w: %s", broker.ErrTopicExists, name)
+	}
+	stored := cfg
+	if over, ok := b.opts.topics[name]; ok && stored.Partitions == 0 {
+		stored.Partitions = over.Partitions
+	}
+	if stored.Partitions == 0 {
+		stored.Partitions = b.opts.defaults.Partitions
+	}
+	id := newTopicID()
+	t := &topic{name: name, id: id, stats: new(topicStats)}
+	eff := b.effectiveConfig(name, stored)
+	t.cfg.Store(&eff)
+	for p := int32(0); p < stored.Partitions; p++ {
+		// A leftover directory of a deleted topic must not come back.
+		dir := partitionDir(b.opts.dataDir, name, p)
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		}
+		part, err := openPartition(t, p, &b.opts, true)
+		if err != nil {
+			for _, q := range t.partitions {
+				q.closeFiles()
+			}
+			return fmt.Errorf("create topic %s: %w", name, err)
+		}
+		t.partitions = append(t.partitions, part)
+	}
+	if err := writeTopicMeta(b.opts.dataDir, metaFromConfig(name, id, stored)); err != nil {
+		for _, q := range t.partitions {
+			q.closeFiles()
+		}
+		return fmt.Errorf("create topic %s: %w", name, err)
+	}
+	b.topics[name] = t
+	b.opts.logger.Info("topic created", slog.String("topic", name), slog.Int("partitions", int(stored.Partitions)))
+	return nil
+}
+
+// DeleteTopic deletes a topic and its data.
+func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
+	b.mu.Lock()
+	t, ok := b.topics[name]
+	if !ok {
+		b.mu.Unlock()
+		return fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
+	}
+	// Remove the metadata first: once it is gone the topic is gone, and a
+	// crash before the data is removed leaves only ".deleted" leftovers.
+	if err := os.Remove(filepath.Join(metaDir(b.opts.dataDir), name+".json")); err != nil {
+		b.mu.Unlock()
+		return fmt.Errorf("%w: delete topic %s: %w", broker.ErrStorage, name, err)
+	}
+	delete(b.topics, name)
+	b.mu.Unlock()
+	for _, p := range t.partitions {
+		p.close()
+		tomb := fmt.Sprintf("%s.%x.deleted", p.dir, t.id[:4])
+		if err := os.Rename(p.dir, tomb); err == nil {
+			os.RemoveAll(tomb)
+		}
+	}
+	b.offsets.deleteTopic(name)
+	b.groups.topicsChanged()
+	b.opts.logger.Info("topic deleted", slog.String("topic", name))
+	return nil
+}
+
+// DescribeTopics describes the named topics, or all, sorted by name.
+func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error) {
+	b.mu.RLock()
+	var ts []*topic
+	if len(names) == 0 {
+		for _, t := range b.topics {
+			ts = append(ts, t)
+		}
+	} else {
+		for _, n := range names {
+			t, ok := b.topics[n]
+			if !ok {
+				b.mu.RUnlock()
+				return nil, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, n)
+			}
+			ts = append(ts, t)
+		}
+	}
+	b.mu.RUnlock()
+	sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
+	out := make([]broker.TopicInfo, 0, len(ts))
+	for _, t := range ts {
+		info := broker.TopicInfo{Name: t.name, ID: t.id, Config: t.config()}
+		for _, p := range t.partitions {
+			info.Partitions = append(info.Partitions, p.info())
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// AutoCreateTopics reports whether missing topics are created on use.
+func (b *Broker) AutoCreateTopics() bool { return b.opts.autoCreate }
+
+// produceScratch holds the per-call buffers of Produce, pooled per broker.
+type produceScratch struct {
+	parts []int32
+	enc   recordbatch.Encoder
+}
+
+// maxBatchBytes splits large produce calls into batches of this size, so a
+// consumer's fetch (and a Kafka client's) never meets a giant batch.
+const maxBatchBytes = 1 << 20
+
+// Produce appends records partitioned by key; see broker.Broker.
+func (b *Broker) Produce(ctx context.Context, topicName string, recs []broker.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	t, err := b.topic(ctx, topicName, true)
+	if err != nil {
+		return err
+	}
+	n := int32(len(t.partitions))
+	sc := b.scratch.Get().(*produceScratch)
+	defer b.scratch.Put(sc)
+	sticky := int32(b.rr.Add(1) % uint32(n))
+	sc.parts = sc.parts[:0]
+	var used uint64 // bitmask of partitions < 64 that got records
+	for i := range recs {
+		p := sticky
+		if recs[i].Key != nil {
+			p = broker.PartitionForKey(recs[i].Key, n)
+		}
+		sc.parts = append(sc.parts, p)
+		if p < 64 {
+			used |= 1 << p
+		}
+	}
+	now := b.opts.nowFunc()
+	for p := int32(0); p < n; p++ {
+		if p < 64 && used&(1<<p) == 0 {
+			continue
+		}
+		if err := b.produceTo(t.partitions[p], recs, sc, p, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ProducePartition appends records to one partition.
+func (b *Broker) ProducePartition(ctx context.Context, topicName string, partition int32, recs []broker.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	p, err := b.partition(ctx, topicName, partition, true)
+	if err != nil {
+		return err
+	}
+	sc := b.scratch.Get().(*produceScratch)
+	defer b.scratch.Put(sc)
+	sc.parts = sc.parts[:0]
+	for range recs {
+		sc.parts = append(sc.parts, partition)
+	}
+	return b.produceTo(p, recs, sc, partition, b.opts.nowFunc())
+}
+
+// produceTo encodes the records of recs that sc.parts maps to partition id
+// into batches and appends them.
+func (b *Broker) produceTo(p *partition, recs []broker.Record, sc *produceScratch, id int32, now time.Time) error {
+	nowMs := now.UnixMilli()
+	first := -1 // index of the first record in the current batch
+	sc.enc.Reset(-1, -1, -1)
+	flush := func(upTo int) error {
+		if sc.enc.Count() == 0 {
+			return nil
+		}
+		base, err := p.appendBatches(sc.enc.Finish(0), now)
+		if err != nil {
+			return err
+		}
+		off := base
+		for j := first; j < upTo; j++ {
+			if sc.parts[j] == id {
+				recs[j].Partition, recs[j].Offset = id, off
+				off++
+			}
+		}
+		sc.enc.Reset(-1, -1, -1)
+		return nil
+	}
+	for i := range recs {
+		if sc.parts[i] != id {
+			continue
+		}
+		r := &recs[i]
+		size := recordbatch.RecordSize(r.Key, r.Value, r.Headers)
+		if size+recordbatch.HeaderSize > b.opts.maxMessageBytes {
+			return fmt.Errorf("%w: %d bytes exceeds %d", broker.ErrRecordTooLarge, size, b.opts.maxMessageBytes)
+		}
+		if sc.enc.Count() > 0 && sc.enc.Len()+size > maxBatchBytes {
+			if err := flush(i); err != nil {
+				return err
+			}
+		}
+		if sc.enc.Count() == 0 {
+			first = i
+		}
+		ts := nowMs
+		if !r.Timestamp.IsZero() {
+			ts = r.Timestamp.UnixMilli()
+		}
+		sc.enc.Append(r.Key, r.Value, r.Headers, ts)
+	}
+	return flush(len(recs))
+}
+
+// AppendBatches appends producer batches received over the wire.
+func (b *Broker) AppendBatches(ctx context.Context, topicName string, partition int32, batches []byte) (int64, error) {
+	p, err := b.partition(ctx, topicName, partition, false)
+	if err != nil {
+		return -1, err
+	}
+	// Validate all before appending any, so a bad request appends nothing.
+	if len(batches) == 0 {
+		return -1, fmt.Errorf("%w: empty records", broker.ErrCorruptBatch)
+	}
+	if _, err := recordbatch.Split(batches, func(h *recordbatch.Header, batch []byte) error {
+		if h.Size() > b.opts.maxMessageBytes {
+			return fmt.Errorf("%w: batch of %d bytes exceeds %d", broker.ErrRecordTooLarge, h.Size(), b.opts.maxMessageBytes)
+		}
+		if h.NumRecords != h.LastOffsetDelta+1 {
+			return fmt.Errorf("%w: %d records but last offset delta %d", broker.ErrCorruptBatch, h.NumRecords, h.LastOffsetDelta)
+		}
+		return nil
+	}); err != nil {
+		if errors.Is(err, broker.ErrRecordTooLarge) {
+			return -1, err
+		}
+		return -1, fmt.Errorf("%w: %w", broker.ErrCorruptBatch, err)
+	}
+	return p.appendBatches(batches, b.opts.nowFunc())
+}
+
+// ReadBatches reads raw batches for the Kafka listener.
+func (b *Broker) ReadBatches(dst []byte, topicName string, partition int32, offset int64, maxBytes int) ([]byte, int64, int64, error) {
+	p, err := b.partition(context.Background(), topicName, partition, false)
+	if err != nil {
+		return dst, -1, -1, err
+	}
+	return p.read(dst, offset, maxBytes)
+}
+
+// Subscribe wakes w after every append to the partition.
+func (b *Broker) Subscribe(topicName string, partition int32, w chan<- struct{}) (func(), error) {
+	p, err := b.partition(context.Background(), topicName, partition, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.subscribe(w), nil
+}
+
+// ListOffset resolves a timestamp to an offset (see kafkawire.Log).
+func (b *Broker) ListOffset(topicName string, partition int32, ts int64) (int64, int64, error) {
+	p, err := b.partition(context.Background(), topicName, partition, false)
+	if err != nil {
+		return -1, -1, err
+	}
+	return p.listOffset(ts)
+}
+
+// InitProducerID hands out a new idempotent producer id.
+func (b *Broker) InitProducerID(ctx context.Context) (int64, int16, error) {
+	id, err := b.pids.allocate()
+	return id, 0, err
+}
+
+// fetchScratch is the backend state kept in a broker.FetchResult.
+type fetchScratch struct {
+	buf []byte
+	dec recordbatch.Decoder
+}
+
+// Fetch reads records of one partition; see broker.Broker.
+func (b *Broker) Fetch(ctx context.Context, topicName string, partition int32, offset int64, opts broker.FetchOptions, into *broker.FetchResult) error {
+	p, err := b.partition(ctx, topicName, partition, false)
+	if err != nil {
+		return err
+	}
+	sc, _ := into.Scratch.(*fetchScratch)
+	if sc == nil {
+		sc = new(fetchScratch)
+		into.Scratch = sc
+	}
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = 1 << 20
+	}
+	var wake chan struct{}
+	var deadline <-chan time.Time
+	for {
+		sc.dec.Reset()
+		into.Records = into.Records[:0]
+		var hwm, start int64
+		sc.buf, hwm, start, err = p.read(sc.buf[:0], offset, maxBytes)
+		into.HighWatermark, into.LogStartOffset = hwm, start
+		if err != nil {
+			return err
+		}
+		if len(sc.buf) > 0 {
+			next, err := decodeBatches(&sc.dec, topicName, partition, sc.buf, offset)
+			if err != nil {
+				return err
+			}
+			into.Records = sc.dec.Records()
+			p.stats.recordsOut.Add(int64(len(into.Records)))
+			if len(into.Records) > 0 {
+				return nil
+			}
+			offset = next // only transaction markers: skip them
+			continue
+		}
+		if opts.MaxWait <= 0 {
+			return nil
+		}
+		if wake == nil {
+			wake = make(chan struct{}, 1)
+			unsub := p.subscribe(wake)
+			defer unsub()
+			t := time.NewTimer(opts.MaxWait)
+			defer t.Stop()
+			deadline = t.C
+			continue // re-check after subscribing: no lost wake-up
+		}
+		select {
+		case <-wake:
+		case <-deadline:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// decodeBatches decodes the records at or after minOffset and returns the
+// offset after the last batch.
+func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, buf []byte, minOffset int64) (int64, error) {
+	next := minOffset
+	_, err := recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
+		next = h.LastOffset() + 1
+		return d.Decode(topicName, partition, h, batch, minOffset)
+	})
+	if err != nil {
+		return next, fmt.Errorf("%w: %s/%d: %w", broker.ErrCorruptBatch, topicName, partition, err)
+	}
+	return next, nil
+}
+
+// Topics lists the topic names, sorted.
+func (b *Broker) Topics() []string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	names := make([]string, 0, len(b.topics))
+	for n := range b.topics {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

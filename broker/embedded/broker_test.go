@@ -1,0 +1,508 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
+)
+
+var ctx = context.Background()
+
+func TestProduceFetchDenseOffsets(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	recs := makeRecords(1000, 0)
+	recs[0].Headers = []broker.Header{{Key: "source", Value: []byte("test")}}
+	if err := b.Produce(ctx, "raw.syslog", recs); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := b.DescribeTopics(ctx, "raw.syslog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos[0].Partitions) != DefaultPartitions {
+		t.Fatalf("auto-created topic has %d partitions", len(infos[0].Partitions))
+	}
+	total := 0
+	for p := int32(0); p < DefaultPartitions; p++ {
+		got := readAll(t, b, "raw.syslog", p)
+		for i, r := range got {
+			if r.Offset != int64(i) {
+				t.Fatalf("partition %d: record %d has offset %d", p, i, r.Offset)
+			}
+			if want := broker.PartitionForKey(r.Key, DefaultPartitions); want != p {
+				t.Fatalf("key %s in partition %d, want %d", r.Key, p, want)
+			}
+		}
+		total += len(got)
+	}
+	if total != 1000 {
+		t.Fatalf("read %d records, want 1000", total)
+	}
+	// Produce reports partition and offset per record.
+	got := readAll(t, b, "raw.syslog", recs[0].Partition)
+	r := got[recs[0].Offset]
+	if !bytes.Equal(r.Value, recs[0].Value) || len(r.Headers) != 1 || r.Headers[0].Key != "source" {
+		t.Fatalf("record 0 read back as %+v", r)
+	}
+}
+
+func TestRollReadAcrossSegmentsAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	b := openTest(t, dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 16 << 10}), WithIndexInterval(512))
+	for i := 0; i < 100; i++ {
+		if err := b.Produce(ctx, "t", makeRecords(20, i*20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infos, _ := b.DescribeTopics(ctx, "t")
+	if segs := infos[0].Partitions[0].Segments; segs < 3 {
+		t.Fatalf("expected rolls, have %d segments", segs)
+	}
+	check := func(b *Broker) {
+		t.Helper()
+		got := readAll(t, b, "t", 0)
+		if len(got) != 2000 {
+			t.Fatalf("read %d records", len(got))
+		}
+		for i, r := range got {
+			if string(r.Value) != fmt.Sprintf(`{"seq":%d}`, i) {
+				t.Fatalf("record %d = %s", i, r.Value)
+			}
+		}
+		// Random access into sealed segments goes through the index files.
+		var res broker.FetchResult
+		for _, off := range []int64{0, 1, 777, 1234, 1999} {
+			if err := b.Fetch(ctx, "t", 0, off, broker.FetchOptions{MaxBytes: 1}, &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Records) == 0 || res.Records[0].Offset != off {
+				t.Fatalf("fetch at %d returned %v", off, res.Records)
+			}
+		}
+	}
+	check(b)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b2 := openTest(t, dir)
+	check(b2)
+	// Appends continue densely after reopen.
+	recs := makeRecords(1, 2000)
+	if err := b2.Produce(ctx, "t", recs); err != nil || recs[0].Offset != 2000 {
+		t.Fatalf("append after reopen: offset %d err %v", recs[0].Offset, err)
+	}
+}
+
+func TestRetention(t *testing.T) {
+	now := time.Now()
+	var clock atomic.Pointer[time.Time]
+	clock.Store(&now)
+	b := openTest(t, t.TempDir(), withClock(func() time.Time { return *clock.Load() }),
+		WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8 << 10, RetentionBytes: 32 << 10, RetentionTime: time.Hour}))
+	for i := 0; i < 200; i++ {
+		if err := b.Produce(ctx, "t", makeRecords(10, i*10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.ApplyRetention()
+	info, _ := b.DescribeTopics(ctx, "t")
+	p := info[0].Partitions[0]
+	if p.Bytes > 32<<10+8<<10 || p.LogStartOffset == 0 {
+		t.Fatalf("size retention left %d bytes from offset %d", p.Bytes, p.LogStartOffset)
+	}
+	got := readAll(t, b, "t", 0)
+	if got[0].Offset != p.LogStartOffset || got[len(got)-1].Offset != 1999 {
+		t.Fatalf("read %d..%d, log start %d", got[0].Offset, got[len(got)-1].Offset, p.LogStartOffset)
+	}
+	var res broker.FetchResult
+	if err := b.Fetch(ctx, "t", 0, 0, broker.FetchOptions{}, &res); !errors.Is(err, broker.ErrOffsetOutOfRange) {
+		t.Fatalf("fetch below log start: %v", err)
+	}
+	// Two hours later everything has expired, active segment included.
+	later := now.Add(2 * time.Hour)
+	clock.Store(&later)
+	b.ApplyRetention()
+	info, _ = b.DescribeTopics(ctx, "t")
+	p = info[0].Partitions[0]
+	if p.Bytes != 0 || p.LogStartOffset != 2000 || p.HighWatermark != 2000 {
+		t.Fatalf("time retention: %+v", p)
+	}
+}
+
+func TestRecoveryTruncatesTornTail(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		if err := b.Produce(ctx, "t", makeRecords(10, i*10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Simulate a crash: no Close, so no clean-shutdown marker; then tear
+	// the last batch in half and add garbage.
+	b.lock.release()
+	seg := segmentName(partitionDir(dir, "t", 0), 0, ".log")
+	st, _ := os.Stat(seg)
+	lastBatch := lastBatchStart(t, seg)
+	if err := os.Truncate(seg, lastBatch+30); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(seg, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(bytes.Repeat([]byte{0xab}, 100))
+	f.Close()
+	b2 := openTest(t, dir)
+	got := readAll(t, b2, "t", 0)
+	if len(got) != 490 {
+		t.Fatalf("after recovery %d records, want 490 (last batch torn)", len(got))
+	}
+	if st2, _ := os.Stat(seg); st2.Size() != lastBatch || st2.Size() >= st.Size() {
+		t.Fatalf("segment is %d bytes, want %d", st2.Size(), lastBatch)
+	}
+	recs := makeRecords(1, 0)
+	if err := b2.Produce(ctx, "t", recs); err != nil || recs[0].Offset != 490 {
+		t.Fatalf("append after recovery: %d %v", recs[0].Offset, err)
+	}
+}
+
+func lastBatchStart(t testing.TB, seg string) int64 {
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last int
+	pos, err := recordbatch.Split(data, func(h *recordbatch.Header, b []byte) error { return nil })
+	if err != nil || pos != len(data) {
+		t.Fatalf("segment does not split cleanly: %v", err)
+	}
+	recordbatch.Split(data, func(h *recordbatch.Header, b []byte) error {
+		last = h.Size()
+		return nil
+	})
+	return int64(len(data) - last)
+}
+
+func TestRecoveryCorruptMiddleKeepsPrefix(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
+	for i := 0; i < 10; i++ {
+		b.Produce(ctx, "t", makeRecords(10, i*10))
+	}
+	b.lock.release()
+	seg := segmentName(partitionDir(dir, "t", 0), 0, ".log")
+	data, _ := os.ReadFile(seg)
+	// Flip a byte inside the fourth batch: batches 0-2 survive.
+	var starts []int
+	recordbatch.Split(data, func(h *recordbatch.Header, batch []byte) error {
+		starts = append(starts, len(data)-0)
+		return nil
+	})
+	pos := 0
+	for i := 0; i < 3; i++ {
+		h, _ := recordbatch.ParseHeader(data[pos:])
+		pos += h.Size()
+	}
+	data[pos+recordbatch.HeaderSize+3] ^= 0xff
+	os.WriteFile(seg, data, 0o644)
+	b2 := openTest(t, dir)
+	if got := readAll(t, b2, "t", 0); len(got) != 30 {
+		t.Fatalf("kept %d records, want 30", len(got))
+	}
+}
+
+func TestGroupOffsetsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	b := openTest(t, dir, WithTopicDefaults(broker.TopicConfig{Partitions: 3}))
+	b.Produce(ctx, "t", makeRecords(300, 0))
+	c, err := b.Consume(ctx, "g", []string{"t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for seen < 300 {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen += len(recs)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	b.Close()
+
+	b2 := openTest(t, dir)
+	b2.Produce(ctx, "t", makeRecords(30, 300))
+	c2, _ := b2.Consume(ctx, "g", []string{"t"})
+	defer c2.Close()
+	seen = 0
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for seen < 30 {
+		recs, err := c2.Poll(pctx)
+		if err != nil {
+			t.Fatalf("after %d: %v", seen, err)
+		}
+		for _, r := range recs {
+			var n int
+			fmt.Sscanf(string(r.Value), `{"seq":%d}`, &n)
+			if n < 300 {
+				t.Fatalf("record %d redelivered after commit", n)
+			}
+		}
+		seen += len(recs)
+	}
+	if seen != 30 {
+		t.Fatalf("saw %d new records", seen)
+	}
+}
+
+func TestGroupMembersSharePartitions(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 6})
+	c1, _ := b.Consume(ctx, "g", []string{"t"})
+	c2, _ := b.Consume(ctx, "g", []string{"t"})
+	c3, _ := b.Consume(ctx, "g", []string{"t"})
+	for _, c := range []broker.Consumer{c1, c2, c3} {
+		if n := len(c.Assigned()); n != 2 {
+			t.Fatalf("member has %d partitions, want 2", n)
+		}
+	}
+	if err := b.Produce(ctx, "t", makeRecords(600, 0)); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var total atomic.Int64
+	for _, c := range []broker.Consumer{c1, c2, c3} {
+		wg.Go(func() {
+			for total.Load() < 600 {
+				recs, err := c.Poll(pctx)
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				for _, r := range recs {
+					seen[string(r.Value)]++
+				}
+				mu.Unlock()
+				total.Add(int64(len(recs)))
+			}
+			cancel()
+		})
+	}
+	wg.Wait()
+	if len(seen) != 600 {
+		t.Fatalf("saw %d distinct records", len(seen))
+	}
+	for v, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s delivered %d times", v, n)
+		}
+	}
+	// A member leaving hands its partitions to the others.
+	c3.Close()
+	if n := len(c1.Assigned()) + len(c2.Assigned()); n != 6 {
+		t.Fatalf("after leave, %d partitions assigned", n)
+	}
+}
+
+func TestLongPollWakesQuickly(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1})
+	c, _ := b.Consume(ctx, "g", []string{"t"})
+	defer c.Close()
+	got := make(chan time.Time, 1)
+	go func() {
+		recs, err := c.Poll(ctx)
+		if err == nil && len(recs) == 1 {
+			got <- time.Now()
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	b.Produce(ctx, "t", makeRecords(1, 0))
+	select {
+	case at := <-got:
+		// Generous bound for a noisy CI machine; the benchmark reports
+		// the real latency.
+		if d := at.Sub(start); d > 100*time.Millisecond {
+			t.Fatalf("consumer woke after %v", d)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("consumer did not wake")
+	}
+	var res broker.FetchResult
+	start = time.Now()
+	if err := b.Fetch(ctx, "t", 0, 1, broker.FetchOptions{MaxWait: 100 * time.Millisecond}, &res); err != nil || len(res.Records) != 0 {
+		t.Fatalf("fetch at end: %v %d", err, len(res.Records))
+	}
+	if d := time.Since(start); d < 90*time.Millisecond {
+		t.Fatalf("fetch returned after %v without waiting", d)
+	}
+}
+
+func TestSecondOpenFailsWhileLocked(t *testing.T) {
+	dir := t.TempDir()
+	openTest(t, dir)
+	_, err := Open(dir)
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+}
+
+func TestListOffsetByTimestamp(t *testing.T) {
+	b := openTest(t, t.TempDir(), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 4 << 10}), WithIndexInterval(256))
+	base := time.UnixMilli(1_700_000_000_000)
+	for i := 0; i < 500; i++ {
+		rec := []broker.Record{{Value: []byte(fmt.Sprint(i)), Timestamp: base.Add(time.Duration(i) * time.Second)}}
+		if err := b.Produce(ctx, "t", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		ts, off int64
+	}{
+		{-2, 0}, {-1, 500}, {-3, 499},
+		{base.UnixMilli(), 0},
+		{base.Add(250 * time.Second).UnixMilli(), 250},
+		{base.Add(250*time.Second + time.Millisecond).UnixMilli(), 251},
+		{base.Add(time.Hour).UnixMilli(), -1},
+	} {
+		off, _, err := b.ListOffset("t", 0, tc.ts)
+		if err != nil || off != tc.off {
+			t.Errorf("ListOffset(%d) = %d, %v; want %d", tc.ts, off, err, tc.off)
+		}
+	}
+}
+
+func TestIdempotentSequences(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1})
+	batch := func(seq int32, epoch int16) []byte {
+		var e recordbatch.Encoder
+		e.Reset(7, epoch, seq)
+		e.Append(nil, []byte("a"), nil, 1)
+		e.Append(nil, []byte("b"), nil, 1)
+		return append([]byte(nil), e.Finish(0)...)
+	}
+	if off, err := b.AppendBatches(ctx, "t", 0, batch(0, 0)); err != nil || off != 0 {
+		t.Fatal(off, err)
+	}
+	if off, err := b.AppendBatches(ctx, "t", 0, batch(2, 0)); err != nil || off != 2 {
+		t.Fatal(off, err)
+	}
+	// A retry of the first batch is acknowledged with its first offset.
+	if off, err := b.AppendBatches(ctx, "t", 0, batch(0, 0)); err != nil || off != 0 {
+		t.Fatalf("duplicate: %d %v", off, err)
+	}
+	if _, err := b.AppendBatches(ctx, "t", 0, batch(9, 0)); !errors.Is(err, broker.ErrOutOfOrderSequence) {
+		t.Fatalf("gap: %v", err)
+	}
+	if off, err := b.AppendBatches(ctx, "t", 0, batch(0, 1)); err != nil || off != 4 {
+		t.Fatalf("new epoch: %d %v", off, err)
+	}
+	if _, err := b.AppendBatches(ctx, "t", 0, batch(2, 0)); !errors.Is(err, broker.ErrInvalidProducerEpoch) {
+		t.Fatalf("fenced epoch: %v", err)
+	}
+	if got := readAll(t, b, "t", 0); len(got) != 6 {
+		t.Fatalf("log has %d records, want 6", len(got))
+	}
+	bad := batch(4, 1)
+	bad[len(bad)-1] ^= 1
+	if _, err := b.AppendBatches(ctx, "t", 0, bad); !errors.Is(err, broker.ErrCorruptBatch) {
+		t.Fatalf("corrupt batch: %v", err)
+	}
+}
+
+func TestDeleteAndRecreateTopic(t *testing.T) {
+	dir := t.TempDir()
+	b := openTest(t, dir)
+	b.Produce(ctx, "t", makeRecords(10, 0))
+	if err := b.DeleteTopic(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.DescribeTopics(ctx, "t"); !errors.Is(err, broker.ErrUnknownTopic) {
+		t.Fatalf("describe deleted: %v", err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "t-*"))
+	if len(matches) != 0 {
+		t.Fatalf("left behind %v", matches)
+	}
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 2})
+	info, _ := b.DescribeTopics(ctx, "t")
+	if len(info[0].Partitions) != 2 || info[0].Partitions[0].HighWatermark != 0 {
+		t.Fatalf("recreated: %+v", info[0])
+	}
+}
+
+// TestFullDisk fills a small tmpfs: produce must fail with a storage error,
+// the broker keeps serving, and what was acknowledged stays readable.
+func TestFullDisk(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	dir := t.TempDir()
+	if err := mount(dir, 1<<20); err != nil {
+		t.Skipf("cannot mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unmount(dir) })
+	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	acked := 0
+	var lastErr error
+	for i := 0; i < 10000; i++ {
+		recs := makeRecords(50, acked)
+		for j := range recs {
+			recs[j].Value = append(recs[j].Value, bytes.Repeat([]byte(" "), 200)...)
+		}
+		if lastErr = b.Produce(ctx, "t", recs); lastErr != nil {
+			break
+		}
+		acked += 50
+	}
+	if !errors.Is(lastErr, broker.ErrStorage) {
+		t.Fatalf("filling the disk: %v", lastErr)
+	}
+	// Still serving reads; further writes either fit or fail cleanly.
+	if got := readAll(t, b, "t", 0); len(got) != acked {
+		t.Fatalf("read %d records, %d were acknowledged", len(got), acked)
+	}
+	for i := 0; i < 20; i++ {
+		recs := makeRecords(1, acked)
+		if err := b.Produce(ctx, "t", recs); err == nil {
+			acked++
+		} else if !errors.Is(err, broker.ErrStorage) {
+			t.Fatalf("produce on a full disk: %v", err)
+		}
+	}
+	b.Close()
+	b2 := openTest(t, dir)
+	got := readAll(t, b2, "t", 0)
+	if len(got) != acked {
+		t.Fatalf("after reopen %d records, %d acknowledged", len(got), acked)
+	}
+	for i, r := range got {
+		if !bytes.HasPrefix(r.Value, []byte(fmt.Sprintf(`{"seq":%d}`, i))) {
+			t.Fatalf("record %d damaged: %q", i, r.Value)
+		}
+	}
+}

@@ -1,0 +1,382 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
+)
+
+// coordinator assigns the partitions of a group's topics to its in-process
+// members. Assignment is recomputed whenever a member joins or leaves or a
+// topic appears, and spreads partitions evenly: each partition goes to the
+// subscribed member with the fewest partitions so far.
+type coordinator struct {
+	b      *Broker
+	mu     sync.Mutex
+	groups map[string]*group
+	nextID atomic.Int64
+}
+
+type group struct {
+	name       string
+	generation int64
+	members    []*consumer
+}
+
+func newCoordinator(b *Broker) *coordinator {
+	return &coordinator{b: b, groups: make(map[string]*group)}
+}
+
+// GroupMember describes one member of a group.
+type GroupMember struct {
+	ID       string
+	Topics   []string
+	Assigned []broker.TopicPartition
+}
+
+// GroupInfo describes an in-process consumer group.
+type GroupInfo struct {
+	Name       string
+	Generation int64
+	Members    []GroupMember
+}
+
+func (c *coordinator) join(m *consumer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[m.group]
+	if g == nil {
+		g = &group{name: m.group}
+		c.groups[m.group] = g
+	}
+	g.members = append(g.members, m)
+	c.rebalance(g)
+}
+
+func (c *coordinator) leave(m *consumer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[m.group]
+	if g == nil {
+		return
+	}
+	g.members = slices.DeleteFunc(g.members, func(x *consumer) bool { return x == m })
+	if len(g.members) == 0 {
+		delete(c.groups, m.group)
+		return
+	}
+	c.rebalance(g)
+}
+
+func (c *coordinator) topicsChanged() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.groups {
+		c.rebalance(g)
+	}
+}
+
+func (c *coordinator) rebalance(g *group) {
+	g.generation++
+	count := make(map[*consumer]int, len(g.members))
+	assign := make(map[*consumer][]broker.TopicPartition, len(g.members))
+	topics := map[string]bool{}
+	for _, m := range g.members {
+		for _, t := range m.topics {
+			topics[t] = true
+		}
+	}
+	names := make([]string, 0, len(topics))
+	for t := range topics {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		c.b.mu.RLock()
+		t := c.b.topics[name]
+		c.b.mu.RUnlock()
+		if t == nil {
+			continue
+		}
+		for p := range t.partitions {
+			var best *consumer
+			for _, m := range g.members {
+				if slices.Contains(m.topics, name) && (best == nil || count[m] < count[best]) {
+					best = m
+				}
+			}
+			count[best]++
+			assign[best] = append(assign[best], broker.TopicPartition{Topic: name, Partition: int32(p)})
+		}
+	}
+	for _, m := range g.members {
+		m.setAssignment(g.generation, assign[m])
+	}
+}
+
+func (c *coordinator) describe() []GroupInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []GroupInfo
+	for _, g := range c.groups {
+		gi := GroupInfo{Name: g.name, Generation: g.generation}
+		for _, m := range g.members {
+			m.mu.Lock()
+			gi.Members = append(gi.Members, GroupMember{ID: m.id, Topics: m.topics, Assigned: slices.Clone(m.pending)})
+			m.mu.Unlock()
+		}
+		out = append(out, gi)
+	}
+	slices.SortFunc(out, func(a, b GroupInfo) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (c *coordinator) close() {
+	c.mu.Lock()
+	var all []*consumer
+	for _, g := range c.groups {
+		all = append(all, g.members...)
+	}
+	c.mu.Unlock()
+	for _, m := range all {
+		m.closed.Store(true)
+		m.signal()
+	}
+}
+
+// consumer is an in-process group member. Poll and Commit must be called
+// from one goroutine; Close may be called from any.
+type consumer struct {
+	b      *Broker
+	group  string
+	id     string
+	topics []string
+	cfg    broker.ConsumerConfig
+	wake   chan struct{}
+	closed atomic.Bool
+
+	mu      sync.Mutex
+	pending []broker.TopicPartition
+	changed atomic.Bool
+
+	// Owned by the polling goroutine.
+	owned []*ownedPartition
+	next  int
+	buf   []byte
+	dec   recordbatch.Decoder
+}
+
+type ownedPartition struct {
+	tp        broker.TopicPartition
+	p         *partition
+	pos       int64
+	committed int64
+	unsub     func()
+}
+
+// Consume joins group; see broker.Broker.
+func (b *Broker) Consume(ctx context.Context, groupName string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
+	if b.closed.Load() {
+		return nil, broker.ErrClosed
+	}
+	if groupName == "" || len(topics) == 0 {
+		return nil, errors.New("consume: a group and at least one topic are required")
+	}
+	cfg := broker.ConsumerConfig{MaxPollBytes: 1 << 20}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := &consumer{
+		b:      b,
+		group:  groupName,
+		topics: slices.Clone(topics),
+		cfg:    cfg,
+		wake:   make(chan struct{}, 1),
+	}
+	c.id = cfg.MemberID
+	if c.id == "" {
+		c.id = groupName + "-" + strconv.FormatInt(b.groups.nextID.Add(1), 10)
+	}
+	b.groups.join(c)
+	return c, nil
+}
+
+// Groups describes the in-process consumer groups.
+func (b *Broker) Groups() []GroupInfo { return b.groups.describe() }
+
+// CommittedOffsets lists every group's committed offsets.
+func (b *Broker) CommittedOffsets() []GroupOffset { return b.offsets.all() }
+
+// CommitOffsets stores offsets for a group directly (used by tools and the
+// Kafka listener's group APIs).
+func (b *Broker) CommitOffsets(offs []GroupOffset) error { return b.offsets.commit(offs) }
+
+// Committed returns a group's committed offset for a partition.
+func (b *Broker) Committed(group, topic string, partition int32) (int64, bool) {
+	return b.offsets.committed(group, topic, partition)
+}
+
+func (c *consumer) setAssignment(gen int64, tps []broker.TopicPartition) {
+	c.mu.Lock()
+	c.pending = tps
+	c.mu.Unlock()
+	c.changed.Store(true)
+	c.signal()
+}
+
+func (c *consumer) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// applyAssignment switches to the latest assignment: revoked partitions are
+// dropped (uncommitted progress on them is redelivered to the new owner),
+// new ones start at the committed offset or the reset position.
+func (c *consumer) applyAssignment() {
+	c.mu.Lock()
+	want := slices.Clone(c.pending)
+	c.mu.Unlock()
+	kept := c.owned[:0]
+	for _, op := range c.owned {
+		if slices.Contains(want, op.tp) {
+			kept = append(kept, op)
+		} else {
+			op.unsub()
+		}
+	}
+	c.owned = kept
+	for _, tp := range want {
+		if slices.ContainsFunc(c.owned, func(op *ownedPartition) bool { return op.tp == tp }) {
+			continue
+		}
+		p, err := c.b.partition(context.Background(), tp.Topic, tp.Partition, false)
+		if err != nil {
+			continue // deleted meanwhile; the next rebalance drops it
+		}
+		pos, ok := c.b.offsets.committed(c.group, tp.Topic, tp.Partition)
+		if !ok {
+			pos = p.logStart.Load()
+			if c.cfg.ResetToLatest {
+				pos = p.hwm.Load()
+			}
+		}
+		c.owned = append(c.owned, &ownedPartition{tp: tp, p: p, pos: pos, committed: pos, unsub: p.subscribe(c.wake)})
+	}
+}
+
+func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
+	for {
+		if c.closed.Load() {
+			for _, op := range c.owned {
+				op.unsub()
+			}
+			c.owned = nil
+			return nil, broker.ErrClosed
+		}
+		if c.changed.Swap(false) {
+			c.applyAssignment()
+		}
+		c.dec.Reset()
+		c.buf = c.buf[:0]
+		read := false
+		n := len(c.owned)
+		for i := 0; i < n && len(c.buf) < c.cfg.MaxPollBytes; i++ {
+			op := c.owned[(c.next+i)%n]
+			before := len(c.buf)
+			var err error
+			var hwm, start int64
+			c.buf, hwm, start, err = op.p.read(c.buf, op.pos, c.cfg.MaxPollBytes-len(c.buf))
+			if errors.Is(err, broker.ErrOffsetOutOfRange) {
+				// Retention deleted what we had not read yet, or the
+				// committed offset is from a deleted and recreated topic.
+				reset := start
+				if op.pos > hwm {
+					reset = hwm
+				}
+				c.b.opts.logger.Warn("consumer offset out of range, resetting",
+					slog.String("group", c.group), slog.String("topic", op.tp.Topic),
+					slog.Int("partition", int(op.tp.Partition)), slog.Int64("from", op.pos), slog.Int64("to", reset))
+				op.pos = reset
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("poll %s/%d: %w", op.tp.Topic, op.tp.Partition, err)
+			}
+			if len(c.buf) == before {
+				continue
+			}
+			read = true
+			got := len(c.dec.Records())
+			next, err := decodeBatches(&c.dec, op.tp.Topic, op.tp.Partition, c.buf[before:], op.pos)
+			if err != nil {
+				return nil, err
+			}
+			op.p.stats.recordsOut.Add(int64(len(c.dec.Records()) - got))
+			op.pos = next
+		}
+		c.next++
+		if recs := c.dec.Records(); len(recs) > 0 {
+			return recs, nil
+		}
+		if read {
+			continue // only transaction markers were read
+		}
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (c *consumer) Commit(ctx context.Context) error {
+	if c.changed.Swap(false) {
+		c.applyAssignment()
+	}
+	var offs []GroupOffset
+	for _, op := range c.owned {
+		if op.pos != op.committed {
+			offs = append(offs, GroupOffset{Group: c.group, Topic: op.tp.Topic, Partition: op.tp.Partition, Offset: op.pos})
+		}
+	}
+	if err := c.b.offsets.commit(offs); err != nil {
+		return fmt.Errorf("commit group %s: %w", c.group, err)
+	}
+	for _, op := range c.owned {
+		op.committed = op.pos
+	}
+	return nil
+}
+
+func (c *consumer) Assigned() []broker.TopicPartition {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.pending)
+}
+
+func (c *consumer) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.b.groups.leave(c)
+	c.signal()
+	return nil
+}

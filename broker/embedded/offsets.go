@@ -1,0 +1,264 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// offsetStore keeps consumer groups' committed offsets in an append-only
+// file of CRC-protected entries, replayed at open and compacted when it
+// holds mostly superseded commits. A torn last entry (crash mid-write) is
+// cut off; every complete commit survives.
+type offsetStore struct {
+	mu     sync.Mutex
+	path   string
+	f      *os.File
+	size   int64
+	m      map[groupKey]int64
+	always bool
+	dirty  bool
+	buf    []byte
+}
+
+type groupKey struct {
+	group, topic string
+	partition    int32
+}
+
+// GroupOffset is one committed offset.
+type GroupOffset struct {
+	Group     string
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func openOffsetStore(dataDir string, always bool) (*offsetStore, error) {
+	s := &offsetStore{path: filepath.Join(dataDir, "meta", "offsets.log"), m: make(map[groupKey]int64), always: always}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	b, err := os.ReadFile(s.path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
+	}
+	good := replayOffsets(b, s.m)
+	if f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
+	} else {
+		s.f = f
+	}
+	if good < len(b) {
+		if err := s.f.Truncate(int64(good)); err != nil {
+			return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
+		}
+	}
+	s.size = int64(good)
+	if _, err := s.f.Seek(s.size, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
+	}
+	if err := s.maybeCompact(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// replayOffsets applies the entries of b to m and returns the length of the
+// valid prefix.
+func replayOffsets(b []byte, m map[groupKey]int64) int {
+	pos := 0
+	for pos+8 <= len(b) {
+		n := int(binary.BigEndian.Uint32(b[pos:]))
+		crc := binary.BigEndian.Uint32(b[pos+4:])
+		if n < 14 || pos+8+n > len(b) {
+			break
+		}
+		e := b[pos+8 : pos+8+n]
+		if crc32.Checksum(e, crcTable) != crc {
+			break
+		}
+		k, off, ok := decodeOffsetEntry(e)
+		if !ok {
+			break
+		}
+		if off < 0 {
+			delete(m, k)
+		} else {
+			m[k] = off
+		}
+		pos += 8 + n
+	}
+	return pos
+}
+
+func decodeOffsetEntry(e []byte) (groupKey, int64, bool) {
+	var k groupKey
+	gl := int(binary.BigEndian.Uint16(e))
+	if 2+gl+2 > len(e) {
+		return k, 0, false
+	}
+	k.group = string(e[2 : 2+gl])
+	e = e[2+gl:]
+	tl := int(binary.BigEndian.Uint16(e))
+	if 2+tl+12 != len(e) {
+		return k, 0, false
+	}
+	k.topic = string(e[2 : 2+tl])
+	e = e[2+tl:]
+	k.partition = int32(binary.BigEndian.Uint32(e))
+	return k, int64(binary.BigEndian.Uint64(e[4:])), true
+}
+
+func appendOffsetEntry(b []byte, k groupKey, off int64) []byte {
+	start := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(k.group)))
+	b = append(b, k.group...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(k.topic)))
+	b = append(b, k.topic...)
+	b = binary.BigEndian.AppendUint32(b, uint32(k.partition))
+	b = binary.BigEndian.AppendUint64(b, uint64(off))
+	e := b[start+8:]
+	binary.BigEndian.PutUint32(b[start:], uint32(len(e)))
+	binary.BigEndian.PutUint32(b[start+4:], crc32.Checksum(e, crcTable))
+	return b
+}
+
+// commit stores offsets atomically: one write holds all of them, and a torn
+// write is cut at the next open (entries are independent, so a partial
+// commit keeps the complete entries; each is a valid committed position).
+func (s *offsetStore) commit(offs []GroupOffset) error {
+	if len(offs) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = s.buf[:0]
+	for _, o := range offs {
+		if len(o.Group) > 1<<15 || len(o.Topic) > 1<<15 {
+			return fmt.Errorf("group or topic name too long")
+		}
+		s.buf = appendOffsetEntry(s.buf, groupKey{o.Group, o.Topic, o.Partition}, o.Offset)
+	}
+	if _, err := s.f.Write(s.buf); err != nil {
+		s.f.Truncate(s.size)
+		s.f.Seek(s.size, io.SeekStart)
+		return fmt.Errorf("%w: commit offsets: %w", broker.ErrStorage, err)
+	}
+	s.size += int64(len(s.buf))
+	for _, o := range offs {
+		k := groupKey{o.Group, o.Topic, o.Partition}
+		if o.Offset < 0 {
+			delete(s.m, k)
+		} else {
+			s.m[k] = o.Offset
+		}
+	}
+	if s.always {
+		if err := s.f.Sync(); err != nil {
+			return fmt.Errorf("%w: commit offsets: %w", broker.ErrStorage, err)
+		}
+	} else {
+		s.dirty = true
+	}
+	return s.maybeCompact()
+}
+
+func (s *offsetStore) committed(group, topic string, partition int32) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	off, ok := s.m[groupKey{group, topic, partition}]
+	return off, ok
+}
+
+// all returns every committed offset, sorted.
+func (s *offsetStore) all() []GroupOffset {
+	s.mu.Lock()
+	out := make([]GroupOffset, 0, len(s.m))
+	for k, v := range s.m {
+		out = append(out, GroupOffset{k.group, k.topic, k.partition, v})
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+func (s *offsetStore) deleteTopic(topic string) {
+	var dels []GroupOffset
+	s.mu.Lock()
+	for k := range s.m {
+		if k.topic == topic {
+			dels = append(dels, GroupOffset{k.group, k.topic, k.partition, -1})
+		}
+	}
+	s.mu.Unlock()
+	s.commit(dels)
+}
+
+func (s *offsetStore) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.dirty {
+		return nil
+	}
+	s.dirty = false
+	if err := s.f.Sync(); err != nil {
+		return fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
+	}
+	return nil
+}
+
+// maybeCompact rewrites the file with only the live entries once it is
+// mostly superseded commits. Holds s.mu (or runs before the store is shared).
+func (s *offsetStore) maybeCompact() error {
+	live := int64(len(s.m)) * 64
+	if s.size < DefaultOffsetsCompactSize/16 || s.size < 4*live {
+		return nil
+	}
+	var b []byte
+	for k, v := range s.m {
+		b = appendOffsetEntry(b, k, v)
+	}
+	if err := writeFileAtomic(s.path, b); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(s.path, os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
+	}
+	s.f.Close()
+	s.f, s.size, s.dirty = f, int64(len(b)), false
+	return nil
+}
+
+func (s *offsetStore) close() error {
+	if err := s.flush(); err != nil {
+		s.f.Close()
+		return err
+	}
+	return s.f.Close()
+}

@@ -1,0 +1,143 @@
+package embedded
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// Defaults, as in Kafka where Kafka has one.
+const (
+	DefaultPartitions         = 6
+	DefaultRetentionTime      = 7 * 24 * time.Hour
+	DefaultRetentionBytes     = 1 << 30
+	DefaultSegmentBytes       = 256 << 20
+	DefaultSegmentAge         = 7 * 24 * time.Hour
+	DefaultIndexInterval      = 4096
+	DefaultFlushInterval      = 100 * time.Millisecond
+	DefaultRetentionCheck     = time.Minute
+	DefaultMaxMessageBytes    = 8 << 20
+	DefaultOffsetsCompactSize = 16 << 20
+)
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	dataDir         string
+	defaults        broker.TopicConfig
+	topics          map[string]broker.TopicConfig
+	flushAlways     bool
+	flushInterval   time.Duration
+	retentionCheck  time.Duration
+	indexInterval   int
+	maxMessageBytes int
+	autoCreate      bool
+	logger          *slog.Logger
+	fsyncObserver   func(time.Duration)
+	nowFunc         func() time.Time
+}
+
+func defaultOptions(dir string) options {
+	return options{
+		dataDir: dir,
+		defaults: broker.TopicConfig{
+			Partitions:     DefaultPartitions,
+			RetentionTime:  DefaultRetentionTime,
+			RetentionBytes: DefaultRetentionBytes,
+			SegmentBytes:   DefaultSegmentBytes,
+			SegmentAge:     DefaultSegmentAge,
+		},
+		flushInterval:   DefaultFlushInterval,
+		retentionCheck:  DefaultRetentionCheck,
+		indexInterval:   DefaultIndexInterval,
+		maxMessageBytes: DefaultMaxMessageBytes,
+		autoCreate:      true,
+		logger:          slog.New(slog.DiscardHandler),
+		nowFunc:         time.Now,
+	}
+}
+
+// WithTopicDefaults sets the config new topics get; zero fields keep the
+// built-in defaults (6 partitions, 7 days, 1 GiB per partition, 256 MiB
+// segments rolled after 7 days).
+func WithTopicDefaults(cfg broker.TopicConfig) Option {
+	return func(o *options) { o.defaults = mergeConfig(cfg, o.defaults) }
+}
+
+// WithTopicConfig sets the config of one topic, applied when it is created
+// (on first produce or explicitly) and on every open.
+func WithTopicConfig(name string, cfg broker.TopicConfig) Option {
+	return func(o *options) {
+		if o.topics == nil {
+			o.topics = make(map[string]broker.TopicConfig)
+		}
+		o.topics[name] = cfg
+	}
+}
+
+// WithFlushAlways fsyncs before acknowledging every append: no acknowledged
+// record is lost even on power loss. Concurrent appends to a partition share
+// one fsync.
+func WithFlushAlways() Option { return func(o *options) { o.flushAlways = true } }
+
+// WithFlushInterval acknowledges appends once they are in the operating
+// system's page cache and fsyncs every d (group commit). A process crash
+// loses nothing; a power cut loses at most d of data. The default, 100ms.
+func WithFlushInterval(d time.Duration) Option {
+	return func(o *options) { o.flushAlways, o.flushInterval = false, d }
+}
+
+// WithRetentionCheckInterval sets how often retention deletes old segments.
+func WithRetentionCheckInterval(d time.Duration) Option {
+	return func(o *options) { o.retentionCheck = d }
+}
+
+// WithIndexInterval sets the bytes between sparse index entries.
+func WithIndexInterval(n int) Option { return func(o *options) { o.indexInterval = n } }
+
+// WithMaxMessageBytes bounds one record batch (Kafka's max.message.bytes).
+func WithMaxMessageBytes(n int) Option { return func(o *options) { o.maxMessageBytes = n } }
+
+// WithAutoCreateTopics sets whether producing to (or asking the Kafka
+// listener about) a missing topic creates it. On by default.
+func WithAutoCreateTopics(on bool) Option { return func(o *options) { o.autoCreate = on } }
+
+// WithLogger sets the logger for recovery, retention and errors.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithFsyncObserver is called with the duration of every fsync, for the
+// latency histogram.
+func WithFsyncObserver(f func(time.Duration)) Option {
+	return func(o *options) { o.fsyncObserver = f }
+}
+
+func (o *options) observeFsync(d time.Duration) {
+	if o.fsyncObserver != nil {
+		o.fsyncObserver(d)
+	}
+}
+
+// mergeConfig fills zero fields of cfg from def.
+func mergeConfig(cfg, def broker.TopicConfig) broker.TopicConfig {
+	if cfg.Partitions == 0 {
+		cfg.Partitions = def.Partitions
+	}
+	if cfg.RetentionTime == 0 {
+		cfg.RetentionTime = def.RetentionTime
+	}
+	if cfg.RetentionBytes == 0 {
+		cfg.RetentionBytes = def.RetentionBytes
+	}
+	if cfg.SegmentBytes == 0 {
+		cfg.SegmentBytes = def.SegmentBytes
+	}
+	if cfg.SegmentAge == 0 {
+		cfg.SegmentAge = def.SegmentAge
+	}
+	return cfg
+}
+
+// withClock replaces the clock, for retention and roll tests.
+func withClock(now func() time.Time) Option { return func(o *options) { o.nowFunc = now } }

@@ -1,0 +1,740 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
+)
+
+// partition is one partition's log: an ordered list of segments, the last
+// of which is active (appended to).
+type partition struct {
+	topic *topic
+	id    int32
+	dir   string
+	opts  *options
+
+	// appendMu serializes appends, rolls and retention of this partition.
+	appendMu sync.Mutex
+	// rw guards segments and the published bounds; readers hold it only
+	// to take a snapshot.
+	rw       sync.RWMutex
+	segments []*segment
+
+	hwm      atomic.Int64 // offset the next record gets; all below are readable
+	logStart atomic.Int64
+
+	// failed is set when a write error could not be undone; appends are
+	// refused until the partition is reopened (and recovered).
+	failed atomic.Pointer[error]
+
+	waitMu  sync.Mutex
+	waiters []chan<- struct{}
+
+	// producers holds idempotent producers' last sequences (appendMu).
+	producers map[int64]*producerState
+
+	// Group commit of fsyncs.
+	syncMu    sync.Mutex
+	syncedHWM atomic.Int64
+	dirty     atomic.Bool
+
+	stats *topicStats
+}
+
+type producerState struct {
+	epoch   int16
+	lastSeq int32
+	// recent remembers the last batches for duplicate detection, as
+	// Kafka does (max.in.flight is at most 5 for idempotent producers).
+	recent [5]seqEntry
+	n      int
+}
+
+type seqEntry struct {
+	first, last int32
+	offset      int64
+}
+
+func partitionDir(dataDir, topic string, id int32) string {
+	return filepath.Join(dataDir, fmt.Sprintf("%s-%d", topic, id))
+}
+
+// openPartition opens (or creates) a partition directory and recovers it.
+// clean says whether the last shutdown was clean; if not, the active
+// segment is scanned in full and a torn tail truncated.
+func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, error) {
+	p := &partition{
+		topic:     t,
+		id:        id,
+		dir:       partitionDir(opts.dataDir, t.name, id),
+		opts:      opts,
+		producers: make(map[int64]*producerState),
+		stats:     t.stats,
+	}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	entries, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	var bases []int64
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".log") {
+			continue
+		}
+		base, err := strconv.ParseInt(strings.TrimSuffix(name, ".log"), 10, 64)
+		if err != nil {
+			continue
+		}
+		bases = append(bases, base)
+	}
+	slices.Sort(bases)
+	if len(bases) == 0 {
+		s, err := createSegment(p.dir, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := syncDir(p.dir); err != nil {
+			return nil, err
+		}
+		p.segments = []*segment{s}
+		return p, nil
+	}
+	for i, base := range bases {
+		s, err := openSegment(p.dir, base)
+		if err != nil {
+			p.closeFiles()
+			return nil, err
+		}
+		p.segments = append(p.segments, s)
+		if i < len(bases)-1 {
+			if err := s.loadSealed(); err != nil {
+				p.closeFiles()
+				return nil, err
+			}
+			s.next.Store(bases[i+1])
+		}
+	}
+	active := p.segments[len(p.segments)-1]
+	if err := p.recoverActive(active, clean); err != nil {
+		p.closeFiles()
+		return nil, err
+	}
+	p.logStart.Store(p.segments[0].base)
+	p.hwm.Store(active.next.Load())
+	p.syncedHWM.Store(active.next.Load())
+	return p, nil
+}
+
+func (p *partition) recoverActive(s *segment, clean bool) error {
+	from, next := int64(0), s.base
+	if clean {
+		// Trust the index written at shutdown: resume the scan from its
+		// last entry, so a clean open reads a few KiB, not the segment.
+		idx, tidx := readIndexFiles(p.dir, s.base)
+		if len(idx) > 0 {
+			last := idx[len(idx)-1]
+			from, next = int64(last.pos), s.base+int64(last.rel)
+			s.index, s.timeIndex = idx, tidx
+			s.flushedIndex, s.flushedTime = len(idx), len(tidx)
+			if len(tidx) > 0 {
+				s.maxTS.Store(tidx[len(tidx)-1].ts)
+			}
+		}
+	}
+	res, err := s.recoverSegment(from, next, p.opts.indexInterval)
+	if err != nil {
+		return fmt.Errorf("recover %s: %w", p.name(), err)
+	}
+	if res.truncated > 0 {
+		p.opts.logger.Warn("truncated torn tail of segment",
+			slog.String("partition", p.name()), slog.Int64("base", s.base),
+			slog.Int64("bytes", res.truncated), slog.Any("reason", res.reason))
+	}
+	if !clean || from == 0 || res.truncated > 0 {
+		// Not fatal: the in-memory index serves, and the files are
+		// written again at the next flush.
+		if err := s.rewriteIndexes(); err != nil {
+			p.opts.logger.Warn("rewriting index", slog.String("partition", p.name()), slog.Any("error", err))
+		}
+	}
+	return nil
+}
+
+// readIndexFiles loads a segment's index files, ignoring a torn last entry.
+func readIndexFiles(dir string, base int64) ([]indexEntry, []timeEntry) {
+	var idx []indexEntry
+	if b, err := os.ReadFile(segmentName(dir, base, ".index")); err == nil {
+		for i := 0; i+indexEntrySize <= len(b); i += indexEntrySize {
+			idx = append(idx, indexEntry{rel: binary.BigEndian.Uint32(b[i:]), pos: binary.BigEndian.Uint32(b[i+4:])})
+		}
+	}
+	var tidx []timeEntry
+	if b, err := os.ReadFile(segmentName(dir, base, ".timeindex")); err == nil {
+		for i := 0; i+timeEntrySize <= len(b); i += timeEntrySize {
+			tidx = append(tidx, timeEntry{ts: int64(binary.BigEndian.Uint64(b[i:])), rel: binary.BigEndian.Uint32(b[i+8:])})
+		}
+	}
+	return idx, tidx
+}
+
+func (p *partition) name() string { return fmt.Sprintf("%s-%d", p.topic.name, p.id) }
+
+// appendBatches appends producer batches (already validated) and returns the
+// base offset of the first. batches are modified in place (offsets).
+func (p *partition) appendBatches(batches []byte, now time.Time) (int64, error) {
+	p.appendMu.Lock()
+	base, err := p.appendLocked(batches, now)
+	p.appendMu.Unlock()
+	if err != nil {
+		return -1, err
+	}
+	if err := p.afterAppend(); err != nil {
+		return -1, err
+	}
+	return base, nil
+}
+
+func (p *partition) appendLocked(batches []byte, now time.Time) (int64, error) {
+	if errp := p.failed.Load(); errp != nil {
+		return -1, fmt.Errorf("%s: partition failed earlier: %w", p.name(), *errp)
+	}
+	first := int64(-1)
+	nowMs := now.UnixMilli()
+	for len(batches) > 0 {
+		h, err := recordbatch.ParseHeader(batches)
+		if err != nil {
+			return -1, fmt.Errorf("%w: %w", broker.ErrCorruptBatch, err)
+		}
+		batch := batches[:h.Size()]
+		batches = batches[h.Size():]
+		if h.ProducerID >= 0 {
+			dup, off, err := p.checkSequence(&h)
+			if err != nil {
+				return -1, err
+			}
+			if dup {
+				if first < 0 {
+					first = off
+				}
+				continue
+			}
+		}
+		if err := p.maybeRoll(len(batch), nowMs); err != nil {
+			return -1, err
+		}
+		off := p.hwm.Load()
+		recordbatch.SetBaseOffset(batch, off)
+		h.BaseOffset = off
+		active := p.segments[len(p.segments)-1]
+		if err := p.writeBatch(active, batch, &h, nowMs); err != nil {
+			return -1, err
+		}
+		if h.ProducerID >= 0 {
+			p.recordSequence(&h)
+		}
+		if first < 0 {
+			first = off
+		}
+	}
+	return first, nil
+}
+
+func (p *partition) writeBatch(s *segment, batch []byte, h *recordbatch.Header, nowMs int64) error {
+	// Readers snapshot size under rw, so publish the new bounds under it;
+	// the write itself happens outside, readers never look past size.
+	pos := s.size.Load()
+	if pos+int64(len(batch)) > maxSegmentBytes {
+		return fmt.Errorf("%w: segment full", broker.ErrStorage)
+	}
+	if n, err := s.log.Write(batch); err != nil || n != len(batch) {
+		if err == nil {
+			err = io.ErrShortWrite
+		}
+		if terr := s.log.Truncate(pos); terr != nil {
+			ferr := fmt.Errorf("%w: %s: write: %w; truncate back: %v", broker.ErrStorage, p.name(), err, terr)
+			p.failed.Store(&ferr)
+			return ferr
+		}
+		return fmt.Errorf("%w: %s: write: %w", broker.ErrStorage, p.name(), err)
+	}
+	p.rw.Lock()
+	s.noteBatch(h, pos, len(batch), p.opts.indexInterval)
+	if s.firstAppend.Load() == 0 {
+		s.firstAppend.Store(nowMs)
+	}
+	p.hwm.Store(h.LastOffset() + 1)
+	p.rw.Unlock()
+	p.dirty.Store(true)
+	p.stats.recordsIn.Add(int64(h.NumRecords))
+	p.stats.bytesIn.Add(int64(len(batch)))
+	return nil
+}
+
+// afterAppend makes the append durable per the flush policy and wakes
+// waiting consumers. It runs without appendMu so concurrent producers
+// share one fsync (group commit).
+func (p *partition) afterAppend() error {
+	if p.opts.flushAlways {
+		if err := p.syncTo(p.hwm.Load()); err != nil {
+			return err
+		}
+	}
+	p.wake()
+	return nil
+}
+
+// syncTo fsyncs the active segment unless another caller already synced
+// past target while we waited for the lock.
+func (p *partition) syncTo(target int64) error {
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
+	if p.syncedHWM.Load() >= target {
+		return nil
+	}
+	p.rw.RLock()
+	s := p.segments[len(p.segments)-1]
+	s.acquire()
+	upTo := p.hwm.Load()
+	p.rw.RUnlock()
+	defer s.release()
+	start := time.Now()
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("%w: %s: fsync: %w", broker.ErrStorage, p.name(), err)
+	}
+	p.opts.observeFsync(time.Since(start))
+	p.syncedHWM.Store(upTo)
+	return nil
+}
+
+// flush writes pending index entries and fsyncs the active segment; the
+// interval flusher calls it.
+func (p *partition) flush() error {
+	if !p.dirty.Swap(false) {
+		return nil
+	}
+	p.appendMu.Lock()
+	s := p.segments[len(p.segments)-1]
+	err := s.flushIndexes(false)
+	p.appendMu.Unlock()
+	if err != nil {
+		p.dirty.Store(true)
+		return err
+	}
+	return p.syncTo(p.hwm.Load())
+}
+
+func (p *partition) wake() {
+	p.waitMu.Lock()
+	for _, w := range p.waiters {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+	p.waitMu.Unlock()
+}
+
+func (p *partition) subscribe(w chan<- struct{}) func() {
+	p.waitMu.Lock()
+	p.waiters = append(p.waiters, w)
+	p.waitMu.Unlock()
+	return func() {
+		p.waitMu.Lock()
+		for i, x := range p.waiters {
+			if x == w {
+				p.waiters = slices.Delete(p.waiters, i, i+1)
+				break
+			}
+		}
+		p.waitMu.Unlock()
+	}
+}
+
+// checkSequence applies Kafka's idempotent producer rules. It returns
+// dup=true with the original offset for a retried batch.
+func (p *partition) checkSequence(h *recordbatch.Header) (dup bool, offset int64, err error) {
+	st, ok := p.producers[h.ProducerID]
+	if !ok {
+		// Unknown producer (new, or state lost with a restart): accept.
+		return false, 0, nil
+	}
+	switch {
+	case h.ProducerEpoch < st.epoch:
+		return false, 0, fmt.Errorf("%w: producer %d epoch %d < %d", broker.ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, st.epoch)
+	case h.ProducerEpoch > st.epoch:
+		if h.BaseSequence != 0 {
+			return false, 0, fmt.Errorf("%w: producer %d new epoch %d starts at sequence %d", broker.ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
+		}
+		return false, 0, nil
+	}
+	last := h.BaseSequence + h.LastOffsetDelta
+	for i := 0; i < st.n; i++ {
+		if e := st.recent[i]; e.first == h.BaseSequence && e.last == last {
+			return true, e.offset, nil
+		}
+	}
+	if want := nextSeq(st.lastSeq); h.BaseSequence != want {
+		return false, 0, fmt.Errorf("%w: producer %d sequence %d, expected %d", broker.ErrOutOfOrderSequence, h.ProducerID, h.BaseSequence, want)
+	}
+	return false, 0, nil
+}
+
+func nextSeq(s int32) int32 {
+	if s == 1<<31-1 {
+		return 0
+	}
+	return s + 1
+}
+
+func (p *partition) recordSequence(h *recordbatch.Header) {
+	st, ok := p.producers[h.ProducerID]
+	if !ok || h.ProducerEpoch != st.epoch {
+		st = &producerState{epoch: h.ProducerEpoch}
+		p.producers[h.ProducerID] = st
+	}
+	st.lastSeq = h.BaseSequence + h.LastOffsetDelta
+	copy(st.recent[1:], st.recent[:4])
+	st.recent[0] = seqEntry{first: h.BaseSequence, last: st.lastSeq, offset: h.BaseOffset}
+	st.n = min(st.n+1, 5)
+}
+
+// maybeRoll starts a new segment when the next batch would overflow the
+// active one or it is older than the segment age. Holds appendMu.
+func (p *partition) maybeRoll(next int, nowMs int64) error {
+	active := p.segments[len(p.segments)-1]
+	size := active.size.Load()
+	if size == 0 {
+		return nil
+	}
+	cfg := p.topic.config()
+	full := size+int64(next) > cfg.SegmentBytes
+	old := cfg.SegmentAge > 0 && nowMs-active.firstAppend.Load() > cfg.SegmentAge.Milliseconds()
+	if !full && !old {
+		return nil
+	}
+	return p.roll()
+}
+
+func (p *partition) roll() error {
+	active := p.segments[len(p.segments)-1]
+	p.rw.Lock()
+	active.addFinalTimeEntry()
+	p.rw.Unlock()
+	if err := active.syncAll(); err != nil {
+		return err
+	}
+	s, err := createSegment(p.dir, active.next.Load())
+	if err != nil {
+		return err
+	}
+	if err := syncDir(p.dir); err != nil {
+		s.remove()
+		return err
+	}
+	p.rw.Lock()
+	active.index, active.timeIndex, active.sealed = nil, nil, true
+	p.segments = append(p.segments, s)
+	p.rw.Unlock()
+	return nil
+}
+
+// read appends whole batches starting with the one that holds offset, up to
+// maxBytes (at least one batch), to dst.
+func (p *partition) read(dst []byte, offset int64, maxBytes int) ([]byte, int64, int64, error) {
+	p.rw.RLock()
+	hwm, start := p.hwm.Load(), p.logStart.Load()
+	if offset == hwm {
+		p.rw.RUnlock()
+		return dst, hwm, start, nil
+	}
+	if offset < start || offset > hwm {
+		p.rw.RUnlock()
+		return dst, hwm, start, fmt.Errorf("%w: %s offset %d not in [%d, %d]", broker.ErrOffsetOutOfRange, p.name(), offset, start, hwm)
+	}
+	i, _ := slices.BinarySearchFunc(p.segments, offset, func(s *segment, off int64) int {
+		switch {
+		case s.next.Load() <= off:
+			return -1
+		case s.base > off:
+			return 1
+		}
+		return 0
+	})
+	if i >= len(p.segments) {
+		p.rw.RUnlock()
+		return dst, hwm, start, nil
+	}
+	s := p.segments[i]
+	s.acquire()
+	size := s.size.Load()
+	pos := s.lookup(offset)
+	p.rw.RUnlock()
+	defer s.release()
+	out, err := readFrom(dst, s, pos, size, offset, maxBytes)
+	if err != nil {
+		return dst, hwm, start, fmt.Errorf("%s: %w", p.name(), err)
+	}
+	p.stats.bytesOut.Add(int64(len(out) - len(dst)))
+	return out, hwm, start, nil
+}
+
+// readFrom reads batches of s from byte pos (a batch boundary at or before
+// the batch holding offset) up to the segment's size.
+func readFrom(dst []byte, s *segment, pos, size, offset int64, maxBytes int) ([]byte, error) {
+	var hdr [recordbatch.HeaderSize]byte
+	// Skip whole batches before offset by reading headers only.
+	for pos < size {
+		if _, err := s.log.ReadAt(hdr[:], pos); err != nil {
+			return dst, fmt.Errorf("%w: read: %w", broker.ErrStorage, err)
+		}
+		h, err := recordbatch.ParseHeader(hdr[:])
+		if err != nil {
+			return dst, fmt.Errorf("%w: at byte %d of segment %d: %w", broker.ErrCorruptBatch, pos, s.base, err)
+		}
+		if h.LastOffset() >= offset {
+			break
+		}
+		pos += int64(h.Size())
+	}
+	if pos >= size {
+		return dst, nil
+	}
+	want := min(int64(maxBytes), size-pos)
+	if want < recordbatch.HeaderSize {
+		want = min(recordbatch.HeaderSize, size-pos)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, int(want))[:start+int(want)]
+	n, err := s.log.ReadAt(dst[start:], pos)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return dst[:start], fmt.Errorf("%w: read: %w", broker.ErrStorage, err)
+	}
+	dst = dst[:start+n]
+	// Keep whole batches only; if the first batch is bigger than
+	// maxBytes, return it whole anyway so the consumer makes progress.
+	end := start
+	for end+recordbatch.HeaderSize <= len(dst) {
+		h, err := recordbatch.ParseHeader(dst[end:])
+		if err != nil {
+			return dst[:start], fmt.Errorf("%w: at byte %d of segment %d: %w", broker.ErrCorruptBatch, pos+int64(end-start), s.base, err)
+		}
+		if end+h.Size() > len(dst) {
+			if end == start {
+				// First batch larger than maxBytes: read it whole.
+				dst = slices.Grow(dst[:start], h.Size())[:start+h.Size()]
+				if _, err := s.log.ReadAt(dst[start:], pos); err != nil && !errors.Is(err, io.EOF) {
+					return dst[:start], fmt.Errorf("%w: read: %w", broker.ErrStorage, err)
+				}
+				end = start + h.Size()
+			}
+			break
+		}
+		end += h.Size()
+	}
+	return dst[:end], nil
+}
+
+// listOffset implements ListOffsets for a timestamp (see kafkawire.Log).
+func (p *partition) listOffset(ts int64) (int64, int64, error) {
+	switch ts {
+	case -1:
+		return p.hwm.Load(), -1, nil
+	case -2:
+		return p.logStart.Load(), -1, nil
+	}
+	var d recordbatch.Decoder
+	p.rw.RLock()
+	var (
+		seg   *segment
+		pos   int64
+		exact bool
+	)
+	if ts == -3 {
+		// The record with the largest timestamp: the segment with the
+		// largest max timestamp holds it.
+		for _, s := range p.segments {
+			if s.size.Load() > 0 && (seg == nil || s.maxTS.Load() > seg.maxTS.Load()) {
+				seg = s
+			}
+		}
+		if seg != nil {
+			ts, exact = seg.maxTS.Load(), true
+		}
+	} else {
+		for _, s := range p.segments {
+			if s.size.Load() > 0 && s.maxTS.Load() >= ts {
+				seg, pos = s, s.timeLookup(ts)
+				break
+			}
+		}
+	}
+	if seg == nil {
+		p.rw.RUnlock()
+		return -1, -1, nil
+	}
+	seg.acquire()
+	p.rw.RUnlock()
+	defer seg.release()
+	return scanForTimestamp(&d, p, seg, pos, ts, exact)
+}
+
+func scanForTimestamp(d *recordbatch.Decoder, p *partition, s *segment, pos, ts int64, exact bool) (int64, int64, error) {
+	size := s.size.Load()
+	var buf []byte
+	for pos < size {
+		var err error
+		buf, err = readFrom(buf[:0], s, pos, size, 0, 1<<20)
+		if err != nil {
+			return -1, -1, err
+		}
+		if len(buf) == 0 {
+			break
+		}
+		_, err = recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
+			pos += int64(h.Size())
+			if h.MaxTimestamp < ts {
+				return nil
+			}
+			d.Reset()
+			if err := d.Decode(p.topic.name, p.id, h, batch, 0); err != nil {
+				return err
+			}
+			for _, r := range d.Records() {
+				rts := r.Timestamp.UnixMilli()
+				if (exact && rts == ts) || (!exact && rts >= ts) {
+					return foundOffset{r.Offset, rts}
+				}
+			}
+			return nil
+		})
+		var f foundOffset
+		if errors.As(err, &f) {
+			return f.offset, f.ts, nil
+		}
+		if err != nil {
+			return -1, -1, err
+		}
+	}
+	return -1, -1, nil
+}
+
+type foundOffset struct{ offset, ts int64 }
+
+func (foundOffset) Error() string { return "found" }
+
+// applyRetention deletes whole old segments: those whose newest record is
+// older than the retention time, and the oldest while the partition is
+// larger than the retention bytes. The active segment is rolled first when
+// all of it has expired, so an idle topic's data goes too.
+func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
+	cfg := p.topic.config()
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	expired := func(s *segment) bool {
+		return cfg.RetentionTime >= 0 && s.size.Load() > 0 && s.maxTS.Load() < now.Add(-cfg.RetentionTime).UnixMilli()
+	}
+	if active := p.segments[len(p.segments)-1]; expired(active) {
+		if err := p.roll(); err != nil {
+			return 0, err
+		}
+	}
+	var total int64
+	for _, s := range p.segments {
+		total += s.size.Load()
+	}
+	var drop []*segment
+	for len(p.segments)-len(drop) > 1 {
+		s := p.segments[len(drop)]
+		tooBig := cfg.RetentionBytes >= 0 && total-s.size.Load() >= cfg.RetentionBytes
+		if !expired(s) && !tooBig {
+			break
+		}
+		total -= s.size.Load()
+		drop = append(drop, s)
+	}
+	if len(drop) == 0 {
+		return 0, nil
+	}
+	p.rw.Lock()
+	p.segments = slices.Delete(p.segments, 0, len(drop))
+	p.logStart.Store(p.segments[0].base)
+	p.rw.Unlock()
+	for _, s := range drop {
+		if err := s.remove(); err != nil {
+			p.opts.logger.Warn("removing expired segment", slog.String("partition", p.name()), slog.Any("error", err))
+		}
+	}
+	return len(drop), nil
+}
+
+// info describes the partition.
+func (p *partition) info() broker.PartitionInfo {
+	p.rw.RLock()
+	defer p.rw.RUnlock()
+	var size int64
+	for _, s := range p.segments {
+		size += s.size.Load()
+	}
+	return broker.PartitionInfo{
+		Partition:      p.id,
+		LogStartOffset: p.logStart.Load(),
+		HighWatermark:  p.hwm.Load(),
+		Bytes:          size,
+		Segments:       len(p.segments),
+	}
+}
+
+// close seals nothing (the active segment stays active) but flushes its
+// indexes and data so the next open is clean.
+func (p *partition) close() error {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	var first error
+	if len(p.segments) > 0 {
+		s := p.segments[len(p.segments)-1]
+		if err := s.flushIndexes(true); err != nil {
+			first = err
+		}
+		if err := s.log.Sync(); err != nil && first == nil {
+			first = fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		}
+	}
+	p.closeFiles()
+	return first
+}
+
+func (p *partition) closeFiles() {
+	for _, s := range p.segments {
+		s.release()
+	}
+	p.segments = nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("%w: sync dir: %w", broker.ErrStorage, err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
+)
+
+// recoverResult says what recovery found in a segment.
+type recoverResult struct {
+	batches   int
+	truncated int64 // bytes cut from a torn or corrupt tail
+	reason    error // why the tail was cut
+}
+
+// recoverSegment scans the segment from position from (a batch boundary whose
+// state the caller already knows, usually 0), checking every batch's CRC and
+// that offsets are dense. At the first batch that is torn, corrupt or out of
+// sequence it truncates the file: everything before is kept, nothing after
+// can be trusted. It rebuilds the in-memory indexes for the scanned part.
+func (s *segment) recoverSegment(from int64, expectNext int64, indexInterval int) (recoverResult, error) {
+	var res recoverResult
+	st, err := s.log.Stat()
+	if err != nil {
+		return res, fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	fileSize := st.Size()
+	pos := from
+	s.next.Store(expectNext)
+	buf := make([]byte, 1<<20)
+	bufStart, bufLen := int64(0), 0 // buf holds file[bufStart : bufStart+bufLen]
+	for pos < fileSize {
+		// Make sure the header is in the buffer.
+		if pos+recordbatch.HeaderSize > bufStart+int64(bufLen) || pos < bufStart {
+			n, err := s.log.ReadAt(buf, pos)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return res, fmt.Errorf("%w: read segment: %w", broker.ErrStorage, err)
+			}
+			bufStart, bufLen = pos, n
+		}
+		hdr := buf[pos-bufStart : bufLen]
+		h, err := recordbatch.ParseHeader(hdr)
+		if err != nil {
+			res.reason = err
+			break
+		}
+		size := int64(h.Size())
+		if pos+size > fileSize {
+			res.reason = recordbatch.ErrShort
+			break
+		}
+		var batch []byte
+		if pos+size <= bufStart+int64(bufLen) {
+			batch = buf[pos-bufStart : pos-bufStart+size]
+		} else {
+			if int(size) > len(buf) {
+				buf = make([]byte, size)
+			}
+			n, err := s.log.ReadAt(buf, pos)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return res, fmt.Errorf("%w: read segment: %w", broker.ErrStorage, err)
+			}
+			bufStart, bufLen = pos, n
+			if int64(n) < size {
+				res.reason = recordbatch.ErrShort
+				break
+			}
+			batch = buf[:size]
+		}
+		if _, err := recordbatch.Validate(batch); err != nil {
+			res.reason = err
+			break
+		}
+		if h.BaseOffset != s.next.Load() {
+			res.reason = fmt.Errorf("batch at byte %d has offset %d, want %d", pos, h.BaseOffset, s.next.Load())
+			break
+		}
+		s.noteBatch(&h, pos, int(size), indexInterval)
+		if s.firstAppend.Load() == 0 {
+			s.firstAppend.Store(max(h.FirstTimestamp, 1))
+		}
+		res.batches++
+		pos += size
+	}
+	s.size.Store(pos)
+	if pos < fileSize {
+		res.truncated = fileSize - pos
+		if err := s.log.Truncate(pos); err != nil {
+			return res, fmt.Errorf("%w: truncate torn tail: %w", broker.ErrStorage, err)
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,346 @@
+package embedded
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync/atomic"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
+)
+
+// A segment is one log file of a partition with its sparse offset index and
+// time index, named by the offset of its first record as Kafka names them.
+//
+// The log file holds RecordBatch v2 batches back to back. The offset index
+// maps a record offset (relative to the base) to the byte position of the
+// batch that starts there, one entry per IndexInterval bytes. The time index
+// maps the largest timestamp seen so far to the batch offset at the same
+// points, so a timestamp lookup can skip to the right place.
+type segment struct {
+	base int64
+	dir  string
+	log  *os.File
+
+	// size is the byte length of the complete batches in the log file;
+	// readers never read past it. Written under partition.rw.
+	size atomic.Int64
+	// next is the offset after the segment's last record.
+	next atomic.Int64
+	// maxTS is the largest batch max timestamp in the segment (ms).
+	maxTS atomic.Int64
+	// firstAppend is when the first batch was appended (ms), for roll by
+	// age; 0 while empty.
+	firstAppend atomic.Int64
+
+	// In-memory indexes of the active segment; sealed segments are looked
+	// up in their files so memory does not grow with retained data.
+	index     []indexEntry
+	timeIndex []timeEntry
+	// flushedIndex counts index entries already written to the files.
+	flushedIndex, flushedTime int
+	bytesSinceIndex           int
+	sealed                    bool
+
+	// refs counts readers plus one for being in the partition's list; the
+	// file is closed when it drops to zero after removal.
+	refs    atomic.Int32
+	deleted atomic.Bool
+}
+
+type indexEntry struct {
+	rel uint32 // offset - base
+	pos uint32 // byte position of the batch
+}
+
+type timeEntry struct {
+	ts  int64
+	rel uint32
+}
+
+const (
+	indexEntrySize = 8
+	timeEntrySize  = 12
+)
+
+func segmentName(dir string, base int64, ext string) string {
+	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, ext))
+}
+
+// createSegment creates an empty segment file at base.
+func createSegment(dir string, base int64) (*segment, error) {
+	f, err := os.OpenFile(segmentName(dir, base, ".log"), os.O_RDWR|os.O_CREATE|os.O_APPEND|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%w: create segment: %w", broker.ErrStorage, err)
+	}
+	s := &segment{base: base, dir: dir, log: f}
+	s.next.Store(base)
+	s.maxTS.Store(-1)
+	s.refs.Store(1)
+	return s, nil
+}
+
+// openSegment opens an existing segment without reading it; recover or
+// loadSealed fills in its state.
+func openSegment(dir string, base int64) (*segment, error) {
+	f, err := os.OpenFile(segmentName(dir, base, ".log"), os.O_RDWR|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open segment: %w", broker.ErrStorage, err)
+	}
+	s := &segment{base: base, dir: dir, log: f}
+	s.next.Store(base)
+	s.maxTS.Store(-1)
+	s.refs.Store(1)
+	return s, nil
+}
+
+// noteBatch updates indexes and bounds for a batch now at pos. The caller
+// holds the partition's write lock (or owns the segment during recovery).
+func (s *segment) noteBatch(h *recordbatch.Header, pos int64, size int, indexInterval int) {
+	if s.bytesSinceIndex >= indexInterval && pos > 0 {
+		rel := uint32(h.BaseOffset - s.base)
+		s.index = append(s.index, indexEntry{rel: rel, pos: uint32(pos)})
+		s.timeIndex = append(s.timeIndex, timeEntry{ts: s.maxTS.Load(), rel: rel})
+		s.bytesSinceIndex = 0
+	}
+	s.bytesSinceIndex += size
+	if h.MaxTimestamp > s.maxTS.Load() {
+		s.maxTS.Store(h.MaxTimestamp)
+	}
+	s.size.Store(pos + int64(size))
+	s.next.Store(h.LastOffset() + 1)
+}
+
+// flushIndexes appends the not yet written index entries to the index files.
+// If that fails (disk full) the files are removed, so they are never wrong:
+// a missing index only costs a scan, and the next flush writes them whole.
+func (s *segment) flushIndexes(sync bool) error {
+	err := s.appendIndexes(sync)
+	if err != nil {
+		os.Remove(segmentName(s.dir, s.base, ".index"))
+		os.Remove(segmentName(s.dir, s.base, ".timeindex"))
+		s.flushedIndex, s.flushedTime = 0, 0
+	}
+	return err
+}
+
+func (s *segment) appendIndexes(sync bool) error {
+	if err := appendEntries(segmentName(s.dir, s.base, ".index"), len(s.index)-s.flushedIndex, sync, func(b []byte) []byte {
+		for _, e := range s.index[s.flushedIndex:] {
+			b = binary.BigEndian.AppendUint32(b, e.rel)
+			b = binary.BigEndian.AppendUint32(b, e.pos)
+		}
+		return b
+	}); err != nil {
+		return err
+	}
+	s.flushedIndex = len(s.index)
+	if err := appendEntries(segmentName(s.dir, s.base, ".timeindex"), len(s.timeIndex)-s.flushedTime, sync, func(b []byte) []byte {
+		for _, e := range s.timeIndex[s.flushedTime:] {
+			b = binary.BigEndian.AppendUint64(b, uint64(e.ts))
+			b = binary.BigEndian.AppendUint32(b, e.rel)
+		}
+		return b
+	}); err != nil {
+		return err
+	}
+	s.flushedTime = len(s.timeIndex)
+	return nil
+}
+
+func appendEntries(name string, n int, sync bool, fill func([]byte) []byte) error {
+	if n == 0 && !sync {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("%w: index: %w", broker.ErrStorage, err)
+	}
+	if n > 0 {
+		if _, err := f.Write(fill(make([]byte, 0, n*timeEntrySize))); err != nil {
+			f.Close()
+			return fmt.Errorf("%w: index: %w", broker.ErrStorage, err)
+		}
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("%w: index sync: %w", broker.ErrStorage, err)
+		}
+	}
+	return f.Close()
+}
+
+// rewriteIndexes replaces the index files with the in-memory entries, after
+// recovery rebuilt them.
+func (s *segment) rewriteIndexes() error {
+	for _, ext := range []string{".index", ".timeindex"} {
+		if err := os.Remove(segmentName(s.dir, s.base, ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		}
+	}
+	s.flushedIndex, s.flushedTime = 0, 0
+	return s.flushIndexes(true)
+}
+
+// addFinalTimeEntry records the segment's max timestamp as a last time index
+// entry before sealing, so retention and time lookups need not scan a sealed
+// segment. The caller holds the partition's rw lock.
+func (s *segment) addFinalTimeEntry() {
+	if s.size.Load() == 0 {
+		return
+	}
+	last := uint32(s.next.Load() - 1 - s.base)
+	if n := len(s.timeIndex); n == 0 || s.timeIndex[n-1].ts != s.maxTS.Load() {
+		s.timeIndex = append(s.timeIndex, timeEntry{ts: s.maxTS.Load(), rel: last})
+	}
+}
+
+// syncAll writes the pending index entries and fsyncs the segment.
+func (s *segment) syncAll() error {
+	if err := s.flushIndexes(true); err != nil {
+		return err
+	}
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("%w: sync segment: %w", broker.ErrStorage, err)
+	}
+	return nil
+}
+
+// loadSealed reads what a sealed segment needs in memory: its size from the
+// file, the max timestamp from the time index's last entry. next is set by
+// the partition from the following segment's base.
+func (s *segment) loadSealed() error {
+	st, err := s.log.Stat()
+	if err != nil {
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	s.size.Store(st.Size())
+	s.sealed = true
+	if ts, ok := s.lastTimeEntry(); ok {
+		s.maxTS.Store(ts)
+	}
+	return nil
+}
+
+func (s *segment) lastTimeEntry() (int64, bool) {
+	f, err := os.Open(segmentName(s.dir, s.base, ".timeindex"))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() < timeEntrySize {
+		return 0, false
+	}
+	var b [timeEntrySize]byte
+	if _, err := f.ReadAt(b[:], st.Size()/timeEntrySize*timeEntrySize-timeEntrySize); err != nil {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(b[:])), true
+}
+
+// lookup returns a byte position at or before the batch holding offset.
+func (s *segment) lookup(offset int64) int64 {
+	rel := uint32(offset - s.base)
+	if !s.sealed {
+		i := sort.Search(len(s.index), func(i int) bool { return s.index[i].rel > rel })
+		if i == 0 {
+			return 0
+		}
+		return int64(s.index[i-1].pos)
+	}
+	return s.lookupFile(rel)
+}
+
+// lookupFile binary-searches the offset index file of a sealed segment.
+func (s *segment) lookupFile(rel uint32) int64 {
+	f, err := os.Open(segmentName(s.dir, s.base, ".index"))
+	if err != nil {
+		return 0 // no index: scan from the start, still correct
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	n := int(st.Size() / indexEntrySize)
+	var b [indexEntrySize]byte
+	var found int64
+	bad := false
+	i := sort.Search(n, func(i int) bool {
+		if _, err := f.ReadAt(b[:], int64(i)*indexEntrySize); err != nil {
+			bad = true
+			return true
+		}
+		return binary.BigEndian.Uint32(b[:4]) > rel
+	})
+	if bad || i == 0 {
+		return 0
+	}
+	if _, err := f.ReadAt(b[:], int64(i-1)*indexEntrySize); err != nil {
+		return 0
+	}
+	found = int64(binary.BigEndian.Uint32(b[4:]))
+	if found > s.size.Load() {
+		return 0
+	}
+	return found
+}
+
+// timeLookup returns a byte position at or before the first batch that may
+// hold a timestamp >= ts.
+func (s *segment) timeLookup(ts int64) int64 {
+	var rel uint32
+	var ok bool
+	if !s.sealed {
+		for _, e := range s.timeIndex {
+			if e.ts >= ts {
+				break
+			}
+			rel, ok = e.rel, true
+		}
+	} else if b, err := os.ReadFile(segmentName(s.dir, s.base, ".timeindex")); err == nil {
+		for i := 0; i+timeEntrySize <= len(b); i += timeEntrySize {
+			if int64(binary.BigEndian.Uint64(b[i:])) >= ts {
+				break
+			}
+			rel, ok = binary.BigEndian.Uint32(b[i+8:]), true
+		}
+	}
+	if !ok {
+		return 0
+	}
+	return s.lookup(s.base + int64(rel))
+}
+
+func (s *segment) acquire() { s.refs.Add(1) }
+
+func (s *segment) release() {
+	if s.refs.Add(-1) == 0 {
+		s.log.Close()
+	}
+}
+
+// remove unlinks the segment's files; the file handle closes once the last
+// reader releases it.
+func (s *segment) remove() error {
+	if !s.deleted.CompareAndSwap(false, true) {
+		return nil
+	}
+	var first error
+	for _, ext := range []string{".log", ".index", ".timeindex"} {
+		if err := os.Remove(segmentName(s.dir, s.base, ext)); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
+			first = err
+		}
+	}
+	s.release()
+	return first
+}
+
+// maxSegmentBytes keeps positions within the 32-bit index entries.
+const maxSegmentBytes = 1<<31 - 1

@@ -1,0 +1,139 @@
+package embedded
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// topic is a named set of partitions with its config.
+type topic struct {
+	name       string
+	id         [16]byte
+	cfg        atomic.Pointer[broker.TopicConfig]
+	partitions []*partition
+	stats      *topicStats
+}
+
+// topicStats are counters read by the metrics collector; updated per batch,
+// not per record.
+type topicStats struct {
+	recordsIn, bytesIn   atomic.Int64
+	recordsOut, bytesOut atomic.Int64
+}
+
+func (t *topic) config() broker.TopicConfig { return *t.cfg.Load() }
+
+// topicMeta is a topic's file under meta/topics.
+type topicMeta struct {
+	Name       string    `json:"name"`
+	ID         string    `json:"id"`
+	Partitions int32     `json:"partitions"`
+	Created    time.Time `json:"created"`
+	// Config as given at creation; zero fields follow the defaults.
+	RetentionMs    int64 `json:"retention_ms,omitempty"`
+	RetentionBytes int64 `json:"retention_bytes,omitempty"`
+	SegmentBytes   int64 `json:"segment_bytes,omitempty"`
+	SegmentMs      int64 `json:"segment_ms,omitempty"`
+}
+
+func metaDir(dataDir string) string { return filepath.Join(dataDir, "meta", "topics") }
+
+func newTopicID() [16]byte {
+	var id [16]byte
+	rand.Read(id[:])
+	id[6] = id[6]&0x0f | 0x40 // UUID v4, as Kafka's topic IDs
+	id[8] = id[8]&0x3f | 0x80
+	return id
+}
+
+func writeTopicMeta(dataDir string, m topicMeta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(metaDir(dataDir), m.Name+".json"), b)
+}
+
+func readTopicMetas(dataDir string) ([]topicMeta, error) {
+	entries, err := os.ReadDir(metaDir(dataDir))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	var metas []topicMeta
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".json" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(metaDir(dataDir), e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		}
+		var m topicMeta
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("topic metadata %s: %w", e.Name(), err)
+		}
+		metas = append(metas, m)
+	}
+	return metas, nil
+}
+
+func (m topicMeta) config() broker.TopicConfig {
+	return broker.TopicConfig{
+		Partitions:     m.Partitions,
+		RetentionTime:  time.Duration(m.RetentionMs) * time.Millisecond,
+		RetentionBytes: m.RetentionBytes,
+		SegmentBytes:   m.SegmentBytes,
+		SegmentAge:     time.Duration(m.SegmentMs) * time.Millisecond,
+	}
+}
+
+func metaFromConfig(name string, id [16]byte, cfg broker.TopicConfig) topicMeta {
+	return topicMeta{
+		Name:           name,
+		ID:             fmt.Sprintf("%x", id),
+		Partitions:     cfg.Partitions,
+		Created:        time.Now().UTC(),
+		RetentionMs:    cfg.RetentionTime.Milliseconds(),
+		RetentionBytes: cfg.RetentionBytes,
+		SegmentBytes:   cfg.SegmentBytes,
+		SegmentMs:      cfg.SegmentAge.Milliseconds(),
+	}
+}
+
+// writeFileAtomic writes name through a temporary file, fsync and rename,
+// so a crash leaves either the old or the new content.
+func writeFileAtomic(name string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	tmp := name + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	return syncDir(filepath.Dir(name))
+}

@@ -1,0 +1,312 @@
+package recordbatch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// MaxDecompressed bounds what one compressed batch may expand to.
+const MaxDecompressed = 256 << 20
+
+// Decoder turns batches into broker.Records. It keeps its buffers between
+// calls, so decoding allocates nothing per record; the records it returns
+// point into the batch (or into the Decoder's decompression buffer) and into
+// a header array it owns: they are valid until the next Reset.
+type Decoder struct {
+	records []broker.Record
+	headers []broker.Header
+	plain   []byte // decompressed records of compressed batches
+	interns map[string]string
+	zstd    *zstd.Decoder
+	gz      *gzip.Reader
+	lz      *lz4.Reader
+}
+
+// Reset drops the records decoded so far, keeping the buffers.
+func (d *Decoder) Reset() {
+	d.records = d.records[:0]
+	d.headers = d.headers[:0]
+	d.plain = d.plain[:0]
+}
+
+// Records returns the records decoded since the last Reset.
+func (d *Decoder) Records() []broker.Record { return d.records }
+
+// Decode appends the records of one validated batch whose offsets are at
+// least minOffset. Control batches are skipped.
+func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte, minOffset int64) error {
+	if h.IsControl() || h.LastOffset() < minOffset {
+		return nil
+	}
+	body := batch[HeaderSize:h.Size()]
+	if codec := h.Codec(); codec != CodecNone {
+		start := len(d.plain)
+		var err error
+		d.plain, err = d.decompress(codec, d.plain, body)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+		}
+		body = d.plain[start:]
+	}
+	logAppend := h.Attributes&TimestampLogAppend != 0
+	for i := int32(0); i < h.NumRecords; i++ {
+		var r broker.Record
+		var err error
+		body, err = d.decodeRecord(body, h, &r)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
+		}
+		if r.Offset < minOffset {
+			continue
+		}
+		if logAppend {
+			r.Timestamp = millisTime(h.MaxTimestamp)
+		}
+		r.Topic, r.Partition = topic, partition
+		d.records = append(d.records, r)
+	}
+	return nil
+}
+
+func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, error) {
+	length, n := binary.Varint(b)
+	if n <= 0 || length < 0 || int64(len(b)-n) < length {
+		return nil, ErrCorrupt
+	}
+	rec := b[n : n+int(length)]
+	rest := b[n+int(length):]
+	if len(rec) < 1 {
+		return nil, ErrCorrupt
+	}
+	rec = rec[1:] // attributes
+	tsDelta, n := binary.Varint(rec)
+	if n <= 0 {
+		return nil, ErrCorrupt
+	}
+	rec = rec[n:]
+	offDelta, n := binary.Varint(rec)
+	if n <= 0 {
+		return nil, ErrCorrupt
+	}
+	rec = rec[n:]
+	var ok bool
+	if r.Key, rec, ok = readBytes(rec); !ok {
+		return nil, ErrCorrupt
+	}
+	if r.Value, rec, ok = readBytes(rec); !ok {
+		return nil, ErrCorrupt
+	}
+	nh, n := binary.Varint(rec)
+	if n <= 0 || nh < 0 || nh > int64(len(rec)) {
+		return nil, ErrCorrupt
+	}
+	rec = rec[n:]
+	if nh > 0 {
+		start := len(d.headers)
+		for j := int64(0); j < nh; j++ {
+			var k, v []byte
+			if k, rec, ok = readBytes(rec); !ok || k == nil {
+				return nil, ErrCorrupt
+			}
+			if v, rec, ok = readBytes(rec); !ok {
+				return nil, ErrCorrupt
+			}
+			d.headers = append(d.headers, broker.Header{Key: d.intern(k), Value: v})
+		}
+		r.Headers = d.headers[start:len(d.headers):len(d.headers)]
+	}
+	r.Offset = h.BaseOffset + offDelta
+	r.Timestamp = millisTime(h.FirstTimestamp + tsDelta)
+	return rest, nil
+}
+
+// intern returns a string for a header key without allocating for keys seen
+// before; header keys come from a small vocabulary.
+func (d *Decoder) intern(k []byte) string {
+	if s, ok := d.interns[string(k)]; ok {
+		return s
+	}
+	s := string(k)
+	if d.interns == nil {
+		d.interns = make(map[string]string)
+	}
+	if len(d.interns) < 1024 {
+		d.interns[s] = s
+	}
+	return s
+}
+
+func readBytes(b []byte) (v, rest []byte, ok bool) {
+	l, n := binary.Varint(b)
+	if n <= 0 {
+		return nil, nil, false
+	}
+	b = b[n:]
+	if l < 0 {
+		return nil, b, true
+	}
+	if l > int64(len(b)) {
+		return nil, nil, false
+	}
+	return b[:l:l], b[l:], true
+}
+
+var xerialPrefix = []byte{130, 83, 78, 65, 80, 80, 89, 0}
+
+func (d *Decoder) decompress(codec int, dst, src []byte) ([]byte, error) {
+	switch codec {
+	case CodecGzip:
+		if d.gz == nil {
+			d.gz = new(gzip.Reader)
+		}
+		if err := d.gz.Reset(bytes.NewReader(src)); err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		return readAllBounded(dst, d.gz)
+	case CodecSnappy:
+		if len(src) > 16 && bytes.HasPrefix(src, xerialPrefix) {
+			return xerialDecode(dst, src[16:])
+		}
+		return snappyAppend(dst, src)
+	case CodecLZ4:
+		if d.lz == nil {
+			d.lz = lz4.NewReader(nil)
+		}
+		d.lz.Reset(bytes.NewReader(src))
+		return readAllBounded(dst, d.lz)
+	case CodecZstd:
+		if d.zstd == nil {
+			z, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxDecompressed))
+			if err != nil {
+				return nil, err
+			}
+			d.zstd = z
+		}
+		return d.zstd.DecodeAll(src, dst)
+	}
+	return nil, ErrCompression
+}
+
+func snappyAppend(dst, src []byte) ([]byte, error) {
+	l, err := s2.DecodedLen(src)
+	if err != nil {
+		return nil, fmt.Errorf("snappy: %w", err)
+	}
+	if l > MaxDecompressed {
+		return nil, fmt.Errorf("snappy: %d bytes decompressed exceeds %d", l, MaxDecompressed)
+	}
+	start := len(dst)
+	dst = grow(dst, l)
+	if _, err := s2.Decode(dst[start:start+l], src); err != nil {
+		return nil, fmt.Errorf("snappy: %w", err)
+	}
+	return dst[:start+l], nil
+}
+
+func xerialDecode(dst, src []byte) ([]byte, error) {
+	for len(src) > 0 {
+		if len(src) < 4 {
+			return nil, fmt.Errorf("snappy: malformed xerial framing")
+		}
+		size := int(binary.BigEndian.Uint32(src))
+		src = src[4:]
+		if size < 0 || size > len(src) {
+			return nil, fmt.Errorf("snappy: malformed xerial framing")
+		}
+		var err error
+		if dst, err = snappyAppend(dst, src[:size]); err != nil {
+			return nil, err
+		}
+		if len(dst) > MaxDecompressed {
+			return nil, fmt.Errorf("snappy: decompressed size exceeds %d", MaxDecompressed)
+		}
+		src = src[size:]
+	}
+	return dst, nil
+}
+
+func readAllBounded(dst []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = grow(dst, 32<<10)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if len(dst) > MaxDecompressed {
+			return nil, fmt.Errorf("decompressed size exceeds %d", MaxDecompressed)
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// grow returns dst with room for n more bytes, its length extended by n.
+// Earlier records may point into dst, so growth copies into a new array and
+// never reuses the old one.
+func grow(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst[:len(dst)+n]
+	}
+	nb := make([]byte, len(dst)+n, 2*cap(dst)+n)
+	copy(nb, dst)
+	return nb
+}
+
+// Compress compresses the records section of an uncompressed batch with codec,
+// returning a new batch with the CRC recomputed. It is for tests and tools,
+// not the hot path.
+func Compress(batch []byte, codec int) ([]byte, error) {
+	h, err := Validate(batch)
+	if err != nil {
+		return nil, err
+	}
+	body := batch[HeaderSize:h.Size()]
+	var out bytes.Buffer
+	switch codec {
+	case CodecGzip:
+		w := gzip.NewWriter(&out)
+		w.Write(body)
+		w.Close()
+	case CodecSnappy:
+		out.Write(s2.EncodeSnappy(nil, body))
+	case CodecLZ4:
+		w := lz4.NewWriter(&out)
+		w.Write(body)
+		w.Close()
+	case CodecZstd:
+		w, _ := zstd.NewWriter(&out)
+		w.Write(body)
+		w.Close()
+	default:
+		return nil, ErrCompression
+	}
+	nb := append(append([]byte{}, batch[:HeaderSize]...), out.Bytes()...)
+	binary.BigEndian.PutUint32(nb[offBatchLength:], uint32(len(nb)-LengthPrefix))
+	attrs := binary.BigEndian.Uint16(nb[offAttributes:])&^CompressionMask | uint16(codec)
+	binary.BigEndian.PutUint16(nb[offAttributes:], attrs)
+	binary.BigEndian.PutUint32(nb[offCRC:], crcOf(nb))
+	return nb, nil
+}
+
+func crcOf(b []byte) uint32 {
+	return crc32Checksum(b[offAttributes:])
+}
+
+func crc32Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+func millisTime(ms int64) time.Time { return time.UnixMilli(ms) }
