@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
@@ -504,5 +508,28 @@ func TestFullDisk(t *testing.T) {
 		if !bytes.HasPrefix(r.Value, []byte(fmt.Sprintf(`{"seq":%d}`, i))) {
 			t.Fatalf("record %d damaged: %q", i, r.Value)
 		}
+	}
+}
+
+func TestCollectorExportsMetrics(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.Produce(ctx, "t", makeRecords(100, 0))
+	c, _ := b.Consume(ctx, "g", []string{"t"})
+	c.Poll(ctx)
+	c.Commit(ctx)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(b.Collector())
+	n, err := testutil.GatherAndCount(reg, "weir_broker_records_in_total", "weir_consumer_lag", "weir_broker_log_end_offset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One topic counter, six partitions' end offsets, and lag for the
+	// partitions the group committed.
+	if n < 1+6+1 {
+		t.Fatalf("%d series", n)
+	}
+	want := "# HELP weir_broker_records_in_total Records appended to the log, per topic.\n# TYPE weir_broker_records_in_total counter\nweir_broker_records_in_total{topic=\"t\"} 100\n"
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "weir_broker_records_in_total"); err != nil {
+		t.Fatal(err)
 	}
 }

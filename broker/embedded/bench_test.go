@@ -1,0 +1,105 @@
+package embedded
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// benchRecords are 200-byte values keyed over 1,000 devices, as the issue's
+// performance figures specify.
+func benchRecords(n int) []broker.Record {
+	recs := make([]broker.Record, n)
+	val := make([]byte, 200)
+	for i := range val {
+		val[i] = 'a' + byte(i%26)
+	}
+	for i := range recs {
+		recs[i] = broker.Record{Key: []byte(fmt.Sprintf("device-%04d", i%1000)), Value: val}
+	}
+	return recs
+}
+
+const benchBatch = 1000
+
+// BenchmarkPlainFileWrite is the baseline: the same bytes written
+// sequentially through a 4 MiB buffer, with nothing else.
+func BenchmarkPlainFileWrite(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "plain"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 4<<20)
+	rec := make([]byte, 200)
+	b.SetBytes(200)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		w.Write(rec)
+	}
+	w.Flush()
+}
+
+// BenchmarkProduce appends 200-byte records in calls of 1,000 (what a
+// collector's batch looks like) over 6 partitions; ns/op is per record.
+func BenchmarkProduce(b *testing.B) {
+	br, err := Open(b.TempDir(), WithRetentionCheckInterval(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	recs := benchRecords(benchBatch)
+	b.SetBytes(200)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += benchBatch {
+		n := min(benchBatch, b.N-i)
+		if err := br.Produce(context.Background(), "bench", recs[:n]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkConsumeGroup reads a group over all 6 partitions; ns/op is per
+// record.
+func BenchmarkConsumeGroup(b *testing.B) {
+	br, err := Open(b.TempDir(), WithRetentionCheckInterval(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	recs := benchRecords(benchBatch)
+	for i := 0; i < b.N; i += benchBatch {
+		if err := br.Produce(context.Background(), "bench", recs[:min(benchBatch, b.N-i)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c, err := br.Consume(context.Background(), "bench", []string{"bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.SetBytes(200)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var sum int
+	for seen := 0; seen < b.N; {
+		got, err := c.Poll(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range got {
+			sum += len(got[i].Value)
+		}
+		seen += len(got)
+	}
+	if err := c.Commit(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	_ = sum
+}

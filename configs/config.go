@@ -1,0 +1,462 @@
+// Package configs loads, validates and defaults weir's YAML configuration.
+//
+// Loading is strict: unknown keys and bad values are rejected with the file,
+// the line and a reason, so a typo never silently falls back to a default.
+// Scalars may reference environment variables as ${NAME} (an error if NAME
+// is unset) or ${NAME:-default}, which keeps secrets out of the file.
+package configs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole weir.yaml.
+type Config struct {
+	// DataDir holds the embedded broker's log.
+	DataDir string     `yaml:"data_dir"`
+	HTTP    HTTPConfig `yaml:"http"`
+	Broker  Broker     `yaml:"broker"`
+	Log     LogConfig  `yaml:"log"`
+
+	// File is where the config was read from ("" for built-in defaults).
+	File string `yaml:"-"`
+}
+
+// HTTPConfig is the self-observation endpoint (/metrics, /healthz, /readyz).
+type HTTPConfig struct {
+	Listen Address `yaml:"listen"`
+}
+
+// LogConfig sets weir's own logging.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// Broker configures the embedded log and its Kafka listener.
+type Broker struct {
+	// KafkaListen is the Kafka wire-protocol listener; "off" disables it.
+	KafkaListen Address `yaml:"kafka_listen"`
+	// AdvertisedHost is the host name clients are told to connect to;
+	// defaults to the listen host.
+	AdvertisedHost    string           `yaml:"advertised_host"`
+	DefaultPartitions int32            `yaml:"default_partitions"`
+	AutoCreateTopics  *bool            `yaml:"auto_create_topics"`
+	MaxMessageBytes   ByteSize         `yaml:"max_message_bytes"`
+	Flush             Flush            `yaml:"flush"`
+	Retention         Retention        `yaml:"retention"`
+	Segment           Segment          `yaml:"segment"`
+	Topics            map[string]Topic `yaml:"topics"`
+}
+
+// Flush is the durability policy.
+type Flush struct {
+	// Policy is "interval" (fsync every Interval, group commit) or
+	// "always" (fsync before acknowledging).
+	Policy   FlushPolicy `yaml:"policy"`
+	Interval Duration    `yaml:"interval"`
+}
+
+// Retention bounds what each partition keeps. -1 is unbounded.
+type Retention struct {
+	Time  Duration `yaml:"time"`
+	Bytes ByteSize `yaml:"bytes"`
+}
+
+// Segment sets when the active segment rolls.
+type Segment struct {
+	Bytes ByteSize `yaml:"bytes"`
+	Age   Duration `yaml:"age"`
+}
+
+// Topic overrides the defaults for one topic.
+type Topic struct {
+	Partitions int32     `yaml:"partitions"`
+	Retention  Retention `yaml:"retention"`
+	Segment    Segment   `yaml:"segment"`
+}
+
+// Defaults returns the configuration weir runs with when there is no file:
+// data under ./weir-data, the Kafka listener on 127.0.0.1:9092 and HTTP on
+// 127.0.0.1:8080.
+func Defaults() *Config {
+	yes := true
+	return &Config{
+		DataDir: "./weir-data",
+		HTTP:    HTTPConfig{Listen: "127.0.0.1:8080"},
+		Broker: Broker{
+			KafkaListen:       "127.0.0.1:9092",
+			DefaultPartitions: 6,
+			AutoCreateTopics:  &yes,
+			MaxMessageBytes:   8 << 20,
+			Flush:             Flush{Policy: "interval", Interval: Duration(100 * time.Millisecond)},
+			Retention:         Retention{Time: Duration(7 * 24 * time.Hour), Bytes: 1 << 30},
+			Segment:           Segment{Bytes: 256 << 20, Age: Duration(7 * 24 * time.Hour)},
+		},
+		Log: LogConfig{Level: "info", Format: "text"},
+	}
+}
+
+// Load reads and validates a config file; fields it does not set keep the
+// defaults.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := Parse(data)
+	if err != nil {
+		return nil, withFile(path, err)
+	}
+	cfg.File = path
+	return cfg, nil
+}
+
+// Parse parses and validates config bytes.
+func Parse(data []byte) (*Config, error) {
+	cfg := Defaults()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return cfg, nil
+	}
+	// Pass 1: unknown keys, with their lines, before env expansion could
+	// turn a typo into a type error.
+	if errs := unknownKeys(data); len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "\n"))
+	}
+	// Pass 2: the values, with ${ENV} expanded in scalars.
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, cleanYAMLError(err)
+	}
+	if err := expandEnv(&root); err != nil {
+		return nil, err
+	}
+	if err := root.Decode(cfg); err != nil {
+		return nil, cleanYAMLError(err)
+	}
+	if err := cfg.validate(&root); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func unknownKeys(data []byte) []string {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var probe Config
+	err := dec.Decode(&probe)
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return nil
+	}
+	var out []string
+	for _, e := range te.Errors {
+		if strings.Contains(e, "not found in type") {
+			// "line 3: field foo not found in type configs.Broker"
+			if i := strings.Index(e, " not found in type "); i >= 0 {
+				e = e[:i] + ": unknown key" + " in " + sectionName(e[i+len(" not found in type "):])
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func sectionName(goType string) string {
+	goType = strings.TrimPrefix(goType, "configs.")
+	switch goType {
+	case "Config":
+		return "the top level"
+	}
+	return strings.ToLower(goType)
+}
+
+func cleanYAMLError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return errors.New(strings.Join(te.Errors, "\n"))
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// expandEnv replaces ${NAME} and ${NAME:-default} in every scalar.
+func expandEnv(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
+		var missing []string
+		n.Value = os.Expand(n.Value, func(ref string) string {
+			name, def, hasDef := strings.Cut(ref, ":-")
+			if v, ok := os.LookupEnv(name); ok {
+				return v
+			}
+			if hasDef {
+				return def
+			}
+			missing = append(missing, name)
+			return ""
+		})
+		if len(missing) > 0 {
+			return fmt.Errorf("line %d: environment variable %s is not set", n.Line, strings.Join(missing, ", "))
+		}
+		// An expanded value is data, not YAML: keep it a plain string
+		// unless the target type parses it.
+	}
+	for _, c := range n.Content {
+		if err := expandEnv(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks what single fields cannot check alone.
+func (c *Config) validate(root *yaml.Node) error {
+	var errs []string
+	add := func(path, format string, args ...any) {
+		line := lineOf(root, path)
+		msg := fmt.Sprintf(format, args...)
+		if line > 0 {
+			errs = append(errs, fmt.Sprintf("line %d: %s: %s", line, path, msg))
+		} else {
+			errs = append(errs, fmt.Sprintf("%s: %s", path, msg))
+		}
+	}
+	if c.DataDir == "" {
+		add("data_dir", "must not be empty")
+	}
+	if c.Broker.DefaultPartitions < 1 || c.Broker.DefaultPartitions > 10000 {
+		add("broker.default_partitions", "must be between 1 and 10000, not %d", c.Broker.DefaultPartitions)
+	}
+	if c.Broker.Flush.Policy == "interval" && c.Broker.Flush.Interval <= 0 {
+		add("broker.flush.interval", "must be positive with the interval policy")
+	}
+	if c.Broker.Segment.Bytes < 64<<10 || c.Broker.Segment.Bytes > 1<<31-1 {
+		add("broker.segment.bytes", "must be between 64KiB and 2GiB")
+	}
+	if c.Broker.MaxMessageBytes < 1024 {
+		add("broker.max_message_bytes", "must be at least 1KiB")
+	}
+	for name, t := range c.Broker.Topics {
+		if !validTopic(name) {
+			add("broker.topics."+name, "invalid topic name (letters, digits, '.', '_', '-'; at most 249)")
+		}
+		if t.Partitions < 0 || t.Partitions > 10000 {
+			add("broker.topics."+name+".partitions", "must be between 1 and 10000")
+		}
+		if t.Segment.Bytes != 0 && (t.Segment.Bytes < 64<<10 || t.Segment.Bytes > 1<<31-1) {
+			add("broker.topics."+name+".segment.bytes", "must be between 64KiB and 2GiB")
+		}
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		add("log.level", "must be debug, info, warn or error, not %q", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		add("log.format", "must be text or json, not %q", c.Log.Format)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+func validTopic(name string) bool {
+	if name == "" || len(name) > 249 || name == "." || name == ".." {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// lineOf finds the line of a dotted key path in the document, 0 if absent.
+func lineOf(root *yaml.Node, path string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, key := range splitPath(path) {
+		if n.Kind != yaml.MappingNode {
+			return line
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line = n.Content[i].Line
+				n = n.Content[i+1]
+				found = true
+				break
+			}
+		}
+		if !found {
+			return line
+		}
+	}
+	return line
+}
+
+// splitPath splits "broker.topics.raw.syslog.partitions" knowing that topic
+// names contain dots: the part after "topics." up to the last known field.
+func splitPath(path string) []string {
+	if rest, ok := strings.CutPrefix(path, "broker.topics."); ok {
+		for _, field := range []string{".partitions", ".retention", ".segment"} {
+			if i := strings.Index(rest, field); i >= 0 {
+				return append([]string{"broker", "topics", rest[:i]}, strings.Split(rest[i+1:], ".")...)
+			}
+		}
+		return []string{"broker", "topics", rest}
+	}
+	return strings.Split(path, ".")
+}
+
+// Duration is a time.Duration written as "100ms", "30s", "7d" or "168h".
+type Duration time.Duration
+
+// UnmarshalYAML parses a duration; a "d" suffix means days.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ParseDuration parses "500ms", "30s", "12h", "7d" and "-1" (forever).
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "-1" {
+		return -1, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if v, err := strconv.ParseFloat(days, 64); err == nil {
+			return time.Duration(v * float64(24*time.Hour)), nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (like 500ms, 30s, 12h, 7d)", s)
+	}
+	return v, nil
+}
+
+// Std returns the time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// ByteSize is a size written as 1048576, "512KiB", "256MiB", "1GiB" or "1GB".
+type ByteSize int64
+
+var sizeUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
+}
+
+// UnmarshalYAML parses a size with an optional unit.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = ByteSize(v)
+	return nil
+}
+
+// ParseByteSize parses "256MiB", "1GB", "4096" and "-1" (unbounded).
+func ParseByteSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	num := s
+	for _, u := range sizeUnits {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = strings.TrimSpace(v), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || (f < 0 && f != -1) {
+		return 0, fmt.Errorf("%q is not a size (like 4096, 512KiB, 256MiB, 1GiB, or -1)", s)
+	}
+	if f == -1 {
+		return -1, nil
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// FlushPolicy is "interval" or "always".
+type FlushPolicy string
+
+// UnmarshalYAML accepts the two policies.
+func (p *FlushPolicy) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Value {
+	case "interval", "always":
+		*p = FlushPolicy(n.Value)
+		return nil
+	}
+	return fmt.Errorf("line %d: flush policy must be interval or always, not %q", n.Line, n.Value)
+}
+
+// Address is a host:port, or "off".
+type Address string
+
+// UnmarshalYAML checks the host:port form.
+func (a *Address) UnmarshalYAML(n *yaml.Node) error {
+	if n.Value == "off" || n.Value == "" {
+		*a = Address(n.Value)
+		return nil
+	}
+	if _, port, err := net.SplitHostPort(n.Value); err != nil {
+		return fmt.Errorf("line %d: %q is not host:port: %v", n.Line, n.Value, err)
+	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("line %d: %q has an invalid port", n.Line, n.Value)
+	}
+	*a = Address(n.Value)
+	return nil
+}
+
+// Enabled reports whether the address is set and not "off".
+func (a Address) Enabled() bool { return a != "" && a != "off" }
+
+// withFile turns "line N: msg" lines into "FILE:N: msg", the form editors
+// and CI annotate.
+func withFile(path string, err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "line "); ok {
+			if num, msg, ok := strings.Cut(rest, ": "); ok {
+				if _, err := strconv.Atoi(num); err == nil {
+					lines[i] = path + ":" + num + ": " + msg
+					continue
+				}
+			}
+		}
+		lines[i] = path + ": " + l
+	}
+	return &Error{File: path, Msg: strings.Join(lines, "\n")}
+}
+
+// Error is a config error; Msg holds one "FILE:LINE: reason" per line.
+type Error struct {
+	File string
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }

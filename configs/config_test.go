@@ -1,0 +1,97 @@
+package configs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsWithEmptyFile(t *testing.T) {
+	cfg, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "./weir-data" || cfg.Broker.KafkaListen != "127.0.0.1:9092" || cfg.HTTP.Listen != "127.0.0.1:8080" {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+}
+
+func TestShippedConfigLoads(t *testing.T) {
+	if _, err := Load("weir.yaml"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseValues(t *testing.T) {
+	t.Setenv("WEIR_TEST_DIR", "/var/lib/weir")
+	cfg, err := Parse([]byte(`
+data_dir: ${WEIR_TEST_DIR}
+broker:
+  kafka_listen: "0.0.0.0:19092"
+  flush: {policy: always}
+  retention: {time: 3d, bytes: 512MiB}
+  segment: {bytes: 64MiB}
+  topics:
+    raw.syslog: {partitions: 12, retention: {time: 12h}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "/var/lib/weir" {
+		t.Errorf("env: %q", cfg.DataDir)
+	}
+	if cfg.Broker.Retention.Time.Std() != 72*time.Hour || cfg.Broker.Retention.Bytes != 512<<20 {
+		t.Errorf("retention: %+v", cfg.Broker.Retention)
+	}
+	if cfg.Broker.Flush.Policy != "always" || cfg.Broker.Flush.Interval.Std() != 100*time.Millisecond {
+		t.Errorf("flush: %+v", cfg.Broker.Flush)
+	}
+	if tc := cfg.Broker.Topics["raw.syslog"]; tc.Partitions != 12 || tc.Retention.Time.Std() != 12*time.Hour {
+		t.Errorf("topic: %+v", tc)
+	}
+}
+
+func TestErrorsNameFileLineAndReason(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"data_dir: x\nbrokr: {}\n", "cfg.yaml:2: field brokr: unknown key in the top level"},
+		{"broker:\n  flush:\n    polcy: always\n", "cfg.yaml:3: field polcy: unknown key in flush"},
+		{"broker:\n  flush: {policy: sometimes}\n", "cfg.yaml:2: flush policy must be interval or always"},
+		{"broker:\n  retention:\n    bytes: lots\n", `cfg.yaml:3: "lots" is not a size`},
+		{"broker:\n  retention:\n    time: soon\n", `cfg.yaml:3: "soon" is not a duration`},
+		{"broker:\n  default_partitions: 0\n", "cfg.yaml:2: broker.default_partitions: must be between 1 and 10000"},
+		{"broker:\n  kafka_listen: nowhere\n", `cfg.yaml:2: "nowhere" is not host:port`},
+		{"data_dir: ${WEIR_SURELY_UNSET_VAR}\n", "cfg.yaml:1: environment variable WEIR_SURELY_UNSET_VAR is not set"},
+		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: cannot unmarshal"},
+		{"broker:\n  topics:\n    bad/name: {partitions: 1}\n", "cfg.yaml:3: broker.topics.bad/name: invalid topic name"},
+		{"broker: [\n", "cfg.yaml"},
+	} {
+		path := filepath.Join(t.TempDir(), "cfg.yaml")
+		os.WriteFile(path, []byte(tc.yaml), 0o644)
+		_, err := Load(path)
+		if err == nil {
+			t.Errorf("%q: no error", tc.yaml)
+			continue
+		}
+		got := strings.ReplaceAll(err.Error(), path, "cfg.yaml")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%q:\n got %s\nwant %s", tc.yaml, got, tc.want)
+		}
+	}
+}
+
+func TestEnvDefault(t *testing.T) {
+	cfg, err := Parse([]byte("data_dir: ${WEIR_SURELY_UNSET_VAR:-/tmp/w}\n"))
+	if err != nil || cfg.DataDir != "/tmp/w" {
+		t.Fatalf("%v %q", err, cfg.DataDir)
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	for in, want := range map[string]int64{"4096": 4096, "1KiB": 1024, "256MiB": 256 << 20, "1GiB": 1 << 30, "1GB": 1e9, "-1": -1, "1.5MiB": 3 << 19} {
+		if got, err := ParseByteSize(in); err != nil || got != want {
+			t.Errorf("%s: %d %v", in, got, err)
+		}
+	}
+}
