@@ -1,0 +1,118 @@
+package kafkawire
+
+import (
+	"reflect"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// advertisedKeys is the one list of what the server implements: ApiVersions
+// reports exactly this, and every other key or version is refused with
+// UNSUPPORTED_VERSION. Clients pick the highest version both sides know, so
+// advertising a version that is not fully handled would break them.
+func advertisedKeys() []kmsg.ApiVersionsResponseApiKey {
+	ranges := []struct {
+		key      kmsg.Key
+		min, max int16
+	}{
+		// v3 is the first Produce carrying RecordBatch v2, the only
+		// format the log stores; v10+ adds leader-change tags.
+		{kmsg.Produce, 3, 9},
+		// v13+ identifies topics by ID only, which needs fetch
+		// sessions and ID lookups clients do not need from us.
+		{kmsg.Fetch, 4, 12},
+		// v8+ adds tiered-storage timestamps (-4, -5).
+		{kmsg.ListOffsets, 0, 7},
+		// v13 only adds a top-level error code.
+		{kmsg.Metadata, 0, 12},
+		// v4+ changes how unsupported versions are answered (KIP-511
+		// follow-ups); v3 is what every current client starts with.
+		{kmsg.ApiVersions, 0, 3},
+		{kmsg.CreateTopics, 0, 7},
+		{kmsg.DeleteTopics, 0, 6},
+		// v5 is transactions v2 (KIP-890); idempotence needs v0.
+		{kmsg.InitProducerID, 0, 4},
+	}
+	keys := make([]kmsg.ApiVersionsResponseApiKey, 0, len(ranges))
+	for _, r := range ranges {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = r.key.Int16(), r.min, r.max
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// supports reports whether the server implements version of API key.
+func (s *Server) supports(key, version int16) bool {
+	for _, k := range s.apiKeys {
+		if k.ApiKey == key {
+			return version >= k.MinVersion && version <= k.MaxVersion
+		}
+	}
+	return false
+}
+
+func (c *conn) handleApiVersions(req *kmsg.ApiVersionsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	// Kafka rejects v3+ requests whose client name or version is not a
+	// plain token (they end up in metrics names); do the same so that a
+	// client which works here also works against Kafka.
+	if req.Version >= 3 && (!validSoftware(req.ClientSoftwareName) || !validSoftware(req.ClientSoftwareVersion)) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
+	resp.ApiKeys = c.s.apiKeys // read-only: encoding does not modify it
+	return resp
+}
+
+// apiVersionsUnsupported is Kafka's answer to an ApiVersions request of a
+// version it does not know: a v0 response with UNSUPPORTED_VERSION that
+// lists only ApiVersions' own range (KIP-511).
+func (s *Server) apiVersionsUnsupported() kmsg.Response {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 0
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	for _, k := range s.apiKeys {
+		if k.ApiKey == kmsg.ApiVersions.Int16() {
+			resp.ApiKeys = append(resp.ApiKeys, k)
+		}
+	}
+	return resp
+}
+
+// unsupportedResponse answers a request for an API or version the server
+// does not implement: the response kind kmsg knows for the key, at the
+// requested version, with UNSUPPORTED_VERSION in its top-level error code
+// when it has one. Responses without one (per-topic errors only) go back
+// empty, which clients treat as a failed request too; well-behaved clients
+// never get here because ApiVersions told them what to use.
+func unsupportedResponse(req kmsg.Request, version int16) kmsg.Response {
+	req.SetVersion(version)
+	resp := req.ResponseKind()
+	resp.SetVersion(version)
+	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() && f.CanSet() && f.Kind() == reflect.Int16 {
+		f.SetInt(int64(kerr.UnsupportedVersion.Code))
+	}
+	return resp
+}
+
+// validSoftware matches Kafka's pattern for client software names and
+// versions: [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
+func validSoftware(s string) bool {
+	if s == "" {
+		return false
+	}
+	alnum := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	if !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; !alnum(c) && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}

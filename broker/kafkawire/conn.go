@@ -1,0 +1,356 @@
+package kafkawire
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ioBufferSize is the size of each connection's buffered reader and writer:
+// large enough that a typical request or response needs one system call.
+const ioBufferSize = 64 << 10
+
+// conn is one client connection. A single goroutine reads a request, handles
+// it and writes its response before reading the next, which gives Kafka's
+// ordering guarantees (responses in request order, requests of one
+// connection never concurrent) without any locking. The buffers are reused
+// from request to request.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	logger *slog.Logger
+	br     *bufio.Reader
+	bw     *bufio.Writer
+
+	req   []byte // body of the request being handled
+	out   []byte // encoded response
+	fetch []byte // record batches gathered by Fetch
+
+	// wake and timer serve Fetch long-polls; see fetch.go.
+	wake  chan struct{}
+	timer *time.Timer
+
+	// advHost and advPort are what Metadata advertises to this client.
+	advHost string
+	advPort int32
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	c := &conn{
+		s:      s,
+		nc:     nc,
+		logger: s.cfg.logger.With("remote", nc.RemoteAddr().String()),
+		br:     bufio.NewReaderSize(nc, ioBufferSize),
+		bw:     bufio.NewWriterSize(nc, ioBufferSize),
+		wake:   make(chan struct{}, 1),
+	}
+	c.advHost, c.advPort = s.advertisedAddr(nc)
+	return c
+}
+
+// advertisedAddr is the host and port Metadata gives a client on nc: the
+// configured one, else the local address the client reached (which works
+// for a listener on a wildcard address too), else the listener's.
+func (s *Server) advertisedAddr(nc net.Conn) (string, int32) {
+	if s.cfg.advertise {
+		return s.cfg.advHost, s.cfg.advPort
+	}
+	for _, a := range []net.Addr{nc.LocalAddr(), s.Addr()} {
+		if a == nil {
+			continue
+		}
+		host, port, err := net.SplitHostPort(a.String())
+		if err != nil {
+			continue
+		}
+		p, err := strconv.ParseInt(port, 10, 32)
+		if err != nil {
+			continue
+		}
+		return host, int32(p)
+	}
+	return "localhost", 9092
+}
+
+// serveConn runs one connection until the client leaves, a request cannot be
+// handled or ctx is done.
+func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
+	// Closing the socket is what unblocks a read or write in progress
+	// when the server stops.
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+
+	c := s.newConn(nc)
+	m := s.cfg.metrics
+	if m != nil && m.ConnOpened != nil {
+		m.ConnOpened(nc.RemoteAddr())
+	}
+	c.logger.Debug("kafka client connected")
+
+	err := c.run(ctx)
+	nc.Close()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+
+	var pe *protocolError
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+		err = nil
+		c.logger.Debug("kafka client disconnected")
+	case errors.As(err, &pe):
+		c.logger.Warn("kafka client: closing connection", "reason", err)
+	case errors.As(err, &ne) && ne.Timeout():
+		c.logger.Debug("kafka client: closing idle connection")
+	case errors.Is(err, errAcksZeroFailed):
+		// The producer reconnects and retries; one line per failure
+		// at Info would flood the log while, say, a topic is missing.
+		c.logger.Debug("kafka client: closing connection", "reason", err)
+	default:
+		c.logger.Info("kafka client: connection closed", "reason", err)
+	}
+	if m != nil && m.ConnClosed != nil {
+		m.ConnClosed(nc.RemoteAddr(), err)
+	}
+}
+
+// run is the connection's request loop. A panic in a handler (a bug, never
+// expected) ends only this connection.
+func (c *conn) run(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.logger.Error("kafka client: panic while handling request", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	m := c.s.cfg.metrics
+	for {
+		body, err := c.readFrame()
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		h, resp, err := c.handle(ctx, body)
+		if err != nil {
+			return err
+		}
+		if resp != nil {
+			if err := c.writeResponse(h.corr, resp); err != nil {
+				return err
+			}
+		}
+		// Responses to pipelined requests go out in one write: flush
+		// only when the next request is not already waiting.
+		if !c.frameBuffered() {
+			if err := c.flush(); err != nil {
+				return err
+			}
+		}
+		if m != nil && m.Request != nil {
+			m.Request(h.key, h.version, time.Since(start))
+		}
+		c.trimBuffers()
+	}
+}
+
+// readFrame reads the next request frame and returns its body (the bytes
+// after the length), valid until the next call.
+func (c *conn) readFrame() ([]byte, error) {
+	if d := c.s.cfg.idleTimeout; d > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(d))
+	}
+	b, err := c.br.Peek(4)
+	if err != nil {
+		if len(b) > 0 && errors.Is(err, io.EOF) {
+			return nil, &protocolError{"connection closed inside a frame length"}
+		}
+		return nil, err
+	}
+	size := int64(int32(binary.BigEndian.Uint32(b)))
+	switch {
+	case size < 0:
+		return nil, &protocolError{fmt.Sprintf("negative frame length %d", size)}
+	case size > int64(c.s.cfg.maxRequestBytes):
+		return nil, &protocolError{fmt.Sprintf("frame length %d exceeds the maximum request size %d", size, c.s.cfg.maxRequestBytes)}
+	case size < 8: // api key, version and correlation id at least
+		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
+	}
+	// Only Produce carries bulk data; see maxControlRequestBytes.
+	if size > maxControlRequestBytes {
+		if b, err := c.br.Peek(6); err == nil {
+			if key := int16(binary.BigEndian.Uint16(b[4:])); key != kmsg.Produce.Int16() {
+				return nil, &protocolError{fmt.Sprintf("frame length %d exceeds %d for API key %d", size, maxControlRequestBytes, key)}
+			}
+		}
+	}
+	c.br.Discard(4)
+	if err := c.readBody(int(size)); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, &protocolError{fmt.Sprintf("connection closed inside a %d byte frame", size)}
+		}
+		return nil, err
+	}
+	return c.req, nil
+}
+
+// readBody reads size bytes into c.req. The buffer grows with the bytes that
+// actually arrive rather than with the length the client announced, so a
+// client cannot make the server allocate 100 MiB with a four-byte header.
+func (c *conn) readBody(size int) error {
+	buf := c.req[:0]
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(size, max(2*cap(buf), ioBufferSize)))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := io.ReadFull(c.br, buf[len(buf):min(size, cap(buf))])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			c.req = buf[:0]
+			return err
+		}
+	}
+	c.req = buf
+	return nil
+}
+
+// frameBuffered reports whether a whole request frame is already buffered,
+// so that reading it will not block.
+func (c *conn) frameBuffered() bool {
+	n := c.br.Buffered()
+	if n < 4 {
+		return false
+	}
+	b, _ := c.br.Peek(4)
+	size := int(int32(binary.BigEndian.Uint32(b)))
+	return size >= 0 && n-4 >= size
+}
+
+// header is the part of a request header the server uses.
+type header struct {
+	key, version int16
+	corr         int32
+}
+
+// handle decodes the request in body and runs it. It returns the response
+// to send, nil when none is due (Produce with acks=0), or an error when the
+// connection must be closed.
+func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, error) {
+	r := kbin.Reader{Src: body}
+	h := header{key: r.Int16(), version: r.Int16(), corr: r.Int32()}
+	r.UnsafeNullableString() // client id: not used
+	if !r.Ok() {
+		return h, nil, &protocolError{"request header too short"}
+	}
+	kreq := kmsg.RequestForKey(h.key)
+	if kreq == nil {
+		return h, nil, &protocolError{fmt.Sprintf("unknown API key %d", h.key)}
+	}
+	if !c.s.supports(h.key, h.version) {
+		// Kafka answers an ApiVersions it cannot parse with a v0
+		// response listing the versions it can, so the client retries
+		// with one of them (KIP-511). Nothing after the correlation id
+		// matters for that.
+		if h.key == kmsg.ApiVersions.Int16() {
+			return h, c.s.apiVersionsUnsupported(), nil
+		}
+		c.logger.Debug("kafka client: unsupported request", "api", kmsg.NameForKey(h.key), "version", h.version)
+		return h, unsupportedResponse(kreq, h.version), nil
+	}
+	kreq.SetVersion(h.version)
+	if kreq.IsFlexible() {
+		kmsg.SkipTags(&r) // request header v2: tagged fields
+		if !r.Ok() {
+			return h, nil, &protocolError{"request header tags truncated"}
+		}
+	}
+	if err := kreq.ReadFrom(r.Src); err != nil {
+		// kbin's error speaks of a response; say what happened here.
+		return h, nil, &protocolError{fmt.Sprintf("malformed or truncated %s v%d request", kmsg.NameForKey(h.key), h.version)}
+	}
+	resp, err := c.dispatch(ctx, kreq)
+	return h, resp, err
+}
+
+// dispatch runs a decoded request of a supported version.
+func (c *conn) dispatch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	switch req := kreq.(type) {
+	case *kmsg.ProduceRequest:
+		return c.handleProduce(ctx, req)
+	case *kmsg.FetchRequest:
+		return c.handleFetch(ctx, req)
+	case *kmsg.ListOffsetsRequest:
+		return c.handleListOffsets(req), nil
+	case *kmsg.MetadataRequest:
+		return c.handleMetadata(ctx, req), nil
+	case *kmsg.ApiVersionsRequest:
+		return c.handleApiVersions(req), nil
+	case *kmsg.CreateTopicsRequest:
+		return c.handleCreateTopics(ctx, req), nil
+	case *kmsg.DeleteTopicsRequest:
+		return c.handleDeleteTopics(ctx, req), nil
+	case *kmsg.InitProducerIDRequest:
+		return c.handleInitProducerID(ctx, req), nil
+	}
+	// supports and dispatch disagree: a bug, but the client still gets an
+	// answer rather than a dropped connection.
+	c.logger.Error("kafka listener: advertised API has no handler", "api", kmsg.NameForKey(kreq.Key()))
+	return unsupportedResponse(kreq, kreq.GetVersion()), nil
+}
+
+// writeResponse encodes resp behind its response header into the buffered
+// writer.
+func (c *conn) writeResponse(corr int32, resp kmsg.Response) error {
+	b := append(c.out[:0], 0, 0, 0, 0) // size, filled below
+	b = binary.BigEndian.AppendUint32(b, uint32(corr))
+	// Flexible responses use response header v1 (an empty tag section),
+	// except ApiVersions: a client must be able to read its answer before
+	// it knows which versions the broker speaks, so it always uses v0.
+	if resp.IsFlexible() && resp.Key() != kmsg.ApiVersions.Int16() {
+		b = append(b, 0)
+	}
+	b = resp.AppendTo(b)
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	c.out = b
+	if d := c.s.cfg.idleTimeout; d > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(d))
+	}
+	_, err := c.bw.Write(b)
+	return err
+}
+
+// flush sends buffered responses. Fetch calls it before long-polling so that
+// earlier pipelined responses do not wait for the poll.
+func (c *conn) flush() error {
+	if c.bw.Buffered() == 0 {
+		return nil
+	}
+	return c.bw.Flush()
+}
+
+// trimBuffers drops buffers an unusually large request grew, so that a
+// connection does not hold on to them while idle.
+func (c *conn) trimBuffers() {
+	if cap(c.req) > maxRetainedBuffer {
+		c.req = nil
+	}
+	if cap(c.out) > maxRetainedBuffer {
+		c.out = nil
+	}
+	if cap(c.fetch) > maxRetainedBuffer {
+		c.fetch = nil
+	}
+}

@@ -1,0 +1,82 @@
+package kafkawire
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
+)
+
+// kafkaError maps an error from the Log to the Kafka error a client
+// understands, as documented on Log. Errors are matched with errors.Is, so
+// the Log may wrap them with context. It returns nil for a nil error.
+func kafkaError(err error) *kerr.Error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, broker.ErrUnknownTopic), errors.Is(err, broker.ErrUnknownPartition):
+		return kerr.UnknownTopicOrPartition
+	case errors.Is(err, broker.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange
+	case errors.Is(err, broker.ErrCorruptBatch), isBatchError(err):
+		return kerr.CorruptMessage
+	case errors.Is(err, broker.ErrRecordTooLarge):
+		return kerr.MessageTooLarge
+	case errors.Is(err, broker.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber
+	case errors.Is(err, broker.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch
+	case errors.Is(err, broker.ErrTopicExists):
+		return kerr.TopicAlreadyExists
+	case errors.Is(err, broker.ErrInvalidTopic):
+		return kerr.InvalidTopicException
+	case errors.Is(err, broker.ErrInvalidPartitions):
+		return kerr.InvalidPartitions
+	case errors.Is(err, broker.ErrStorage):
+		return kerr.KafkaStorageError
+	}
+	return kerr.UnknownServerError
+}
+
+// isBatchError reports whether err comes from the recordbatch package; a Log
+// that passes its validation errors through unwrapped still yields
+// CORRUPT_MESSAGE rather than UNKNOWN_SERVER_ERROR.
+func isBatchError(err error) bool {
+	for _, target := range [...]error{
+		recordbatch.ErrShort, recordbatch.ErrMagic, recordbatch.ErrCRC,
+		recordbatch.ErrLength, recordbatch.ErrCorrupt, recordbatch.ErrCompression,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorCode is kafkaError's code: 0 for nil.
+func errorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	return kafkaError(err).Code
+}
+
+// errorMessage returns a message for the ErrorMessage field responses have
+// from some version on: the error's text when there is one, else nil.
+func errorMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}
+
+// protocolError is a request the connection cannot continue after: a bad
+// frame, an undecodable header or body, an API key nobody knows. The
+// connection is closed and the reason logged as a warning, since it points at
+// a broken or hostile client rather than at ordinary disconnects.
+type protocolError struct{ reason string }
+
+func (e *protocolError) Error() string { return e.reason }

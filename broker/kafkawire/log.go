@@ -1,0 +1,64 @@
+package kafkawire
+
+import (
+	"context"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// Log is what the listener needs from the log it serves. The embedded broker
+// (broker/embedded) implements it; tests use a fake.
+//
+// Errors are the broker package's sentinel errors (possibly wrapped), which
+// the listener maps to Kafka error codes: ErrUnknownTopic and
+// ErrUnknownPartition to UNKNOWN_TOPIC_OR_PARTITION, ErrOffsetOutOfRange to
+// OFFSET_OUT_OF_RANGE, ErrCorruptBatch to CORRUPT_MESSAGE, ErrRecordTooLarge
+// to MESSAGE_TOO_LARGE, ErrOutOfOrderSequence to OUT_OF_ORDER_SEQUENCE_NUMBER,
+// ErrInvalidProducerEpoch to INVALID_PRODUCER_EPOCH, ErrTopicExists to
+// TOPIC_ALREADY_EXISTS, ErrInvalidTopic to INVALID_TOPIC_EXCEPTION,
+// ErrInvalidPartitions to INVALID_PARTITIONS, ErrStorage to
+// KAFKA_STORAGE_ERROR, anything else to UNKNOWN_SERVER_ERROR.
+type Log interface {
+	// DescribeTopics describes the named topics, or all if none are named.
+	DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error)
+	// CreateTopic creates a topic; zero config fields take defaults.
+	CreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error
+	// DeleteTopic deletes a topic and its data.
+	DeleteTopic(ctx context.Context, name string) error
+	// AutoCreateTopics reports whether topics are created on first use
+	// (Kafka's auto.create.topics.enable).
+	AutoCreateTopics() bool
+
+	// AppendBatches appends one or more RecordBatch v2 batches (as a
+	// producer sent them: any base offset, possibly compressed) to a
+	// partition. It validates every batch's CRC, assigns offsets, checks
+	// idempotent producers' sequences, and returns the offset given to the
+	// first record. A retried duplicate of an idempotent batch returns the
+	// offset it got the first time and appends nothing. The batches are
+	// copied; the caller may reuse the slice.
+	AppendBatches(ctx context.Context, topic string, partition int32, batches []byte) (baseOffset int64, err error)
+
+	// ReadBatches appends to dst the raw batches of a partition starting
+	// with the batch that holds offset, up to maxBytes (but at least one
+	// whole batch if there is one), and returns the extended slice with the
+	// partition's high watermark and log start offset. At the high
+	// watermark it returns no bytes and no error; below the log start or
+	// past the high watermark it returns ErrOffsetOutOfRange.
+	ReadBatches(dst []byte, topic string, partition int32, offset int64, maxBytes int) (out []byte, highWatermark, logStartOffset int64, err error)
+
+	// Subscribe arranges a non-blocking send on wake after every append to
+	// the partition, until the returned function is called. Long-polling
+	// fetches use it to sleep without burning CPU.
+	Subscribe(topic string, partition int32, wake chan<- struct{}) (unsubscribe func(), err error)
+
+	// ListOffset returns the offset for a timestamp: -1 the high
+	// watermark (latest), -2 the log start (earliest), -3 the offset of
+	// the record with the largest timestamp; otherwise the first offset
+	// whose timestamp is >= the given one (and its timestamp), or -1 if
+	// there is none.
+	ListOffset(topic string, partition int32, timestamp int64) (offset, ts int64, err error)
+
+	// InitProducerID allocates a producer id for an idempotent producer.
+	// The id is never handed out again, also across restarts.
+	InitProducerID(ctx context.Context) (id int64, epoch int16, err error)
+}

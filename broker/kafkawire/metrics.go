@@ -1,0 +1,33 @@
+package kafkawire
+
+import (
+	"net"
+	"time"
+)
+
+// Metrics receives events from the listener so the caller can export them
+// (weir maps them to Prometheus counters). The package itself keeps no
+// counters: it does not know which metrics system is in use.
+//
+// Nil fields are skipped. The functions are called from connection
+// goroutines, concurrently, on the request path: they must be safe for
+// concurrent use and quick.
+type Metrics struct {
+	// ConnOpened is called when a client connects.
+	ConnOpened func(remote net.Addr)
+	// ConnClosed is called when a connection ends. err says why: nil when
+	// the client hung up or the server is stopping.
+	ConnClosed func(remote net.Addr, err error)
+	// Request is called after each request has been handled (and its
+	// response, if any, queued), with the API key and version and the time
+	// handling took, long-polling included.
+	Request func(key, version int16, elapsed time.Duration)
+	// Produced is called for each partition a Produce request appended
+	// to, with the number of records and bytes of batches appended (from
+	// the batch headers; records are never decoded).
+	Produced func(topic string, partition int32, records, bytes int)
+	// Fetched is called for each partition a Fetch response carries data
+	// for, with the records and bytes of the whole batches sent (a first
+	// batch may hold records before the requested offset).
+	Fetched func(topic string, partition int32, records, bytes int)
+}

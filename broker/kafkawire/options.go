@@ -1,0 +1,103 @@
+package kafkawire
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Defaults, chosen to match Apache Kafka's broker settings so that clients
+// tuned for Kafka behave the same against weir.
+const (
+	// DefaultMaxRequestBytes is Kafka's socket.request.max.bytes.
+	DefaultMaxRequestBytes = 100 << 20
+	// DefaultIdleTimeout is Kafka's connections.max.idle.ms.
+	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultClusterID is reported in Metadata when WithClusterID is not
+	// used.
+	DefaultClusterID = "weir"
+
+	// maxControlRequestBytes bounds every request other than Produce.
+	// Decoding allocates in proportion to the array lengths a request
+	// declares, so a hostile 100 MiB Metadata or Fetch request could make
+	// the server allocate gigabytes; legitimate ones are a few KiB.
+	maxControlRequestBytes = 8 << 20
+	// maxFetchResponseBytes caps a Fetch response whatever the client
+	// asks for, as Kafka's fetch.max.bytes does.
+	maxFetchResponseBytes = 55 << 20
+	// maxRetainedBuffer is the largest per-connection buffer kept between
+	// requests; bigger ones, grown for an unusual request, are dropped so
+	// an idle connection does not pin them.
+	maxRetainedBuffer = 8 << 20
+)
+
+// config is what Options set; New fills in the defaults.
+type config struct {
+	logger          *slog.Logger
+	maxRequestBytes int
+	idleTimeout     time.Duration
+	nodeID          int32
+	clusterID       string
+	advHost         string
+	advPort         int32
+	advertise       bool
+	metrics         *Metrics
+}
+
+// Option configures a Server.
+type Option func(*config)
+
+// WithLogger sets the logger for connection events and protocol errors.
+// The default discards everything.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// WithMaxRequestBytes bounds the size of one request frame (default 100 MiB,
+// Kafka's socket.request.max.bytes). A client sending a larger frame is
+// disconnected: the bytes cannot be skipped safely without reading them, and
+// a frame that large is more likely garbage than a produce request. Requests
+// other than Produce are further limited to 8 MiB. n <= 0 keeps the default.
+func WithMaxRequestBytes(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxRequestBytes = n
+		}
+	}
+}
+
+// WithAdvertisedAddr sets the host and port Metadata tells clients to connect
+// to. By default each client is told the local address its own connection
+// reached, which is right unless clients come through NAT, a container port
+// mapping or a proxy (Kafka's advertised.listeners).
+func WithAdvertisedAddr(host string, port int32) Option {
+	return func(c *config) {
+		c.advHost, c.advPort, c.advertise = host, port, true
+	}
+}
+
+// WithNodeID sets the broker id this server reports (default 0).
+func WithNodeID(id int32) Option {
+	return func(c *config) { c.nodeID = id }
+}
+
+// WithClusterID sets the cluster id reported in Metadata (default "weir").
+// Clients use it only to notice they were pointed at a different cluster.
+func WithClusterID(id string) Option {
+	return func(c *config) { c.clusterID = id }
+}
+
+// WithIdleTimeout closes connections that send no request for d (default 10
+// minutes, Kafka's connections.max.idle.ms). Zero or negative disables it.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(c *config) { c.idleTimeout = d }
+}
+
+// WithMetrics installs hooks that observe connections, requests and traffic;
+// see Metrics.
+func WithMetrics(m *Metrics) Option {
+	return func(c *config) { c.metrics = m }
+}

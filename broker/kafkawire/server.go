@@ -1,0 +1,127 @@
+// Package kafkawire serves a Log over the Kafka wire protocol, so that kcat,
+// franz-go, librdkafka and other Kafka clients can produce to, consume from
+// and administer weir's embedded broker.
+//
+// Every request and response is encoded and decoded with franz-go's kmsg; the
+// package never hand-writes protocol structs. Record batches travel as
+// opaque bytes: Produce hands the client's batches to Log.AppendBatches and
+// Fetch sends what Log.ReadBatches returns, so the broker never decodes or
+// re-encodes records.
+//
+// The server is a single Kafka node that leads every partition. It speaks
+// the subset of the protocol listed in the README (ApiVersions, Metadata,
+// Produce, Fetch, ListOffsets, CreateTopics, DeleteTopics, InitProducerID)
+// and answers anything else with UNSUPPORTED_VERSION, as a Kafka broker that
+// lacks an API does.
+package kafkawire
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Server is a Kafka protocol listener in front of a Log. Create it with New;
+// it is safe for concurrent use and holds no global state, so several
+// servers may run in one process.
+type Server struct {
+	log Log
+	cfg config
+	// apiKeys is the ApiVersions answer, built once by New.
+	apiKeys []kmsg.ApiVersionsResponseApiKey
+
+	mu   sync.Mutex
+	addr net.Addr
+}
+
+// New returns a server for log. It does not listen until Serve or
+// ListenAndServe is called.
+func New(log Log, opts ...Option) *Server {
+	cfg := config{
+		logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
+		maxRequestBytes: DefaultMaxRequestBytes,
+		idleTimeout:     DefaultIdleTimeout,
+		clusterID:       DefaultClusterID,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Server{log: log, cfg: cfg, apiKeys: advertisedKeys()}
+}
+
+// Serve accepts Kafka clients on ln until ctx is done or ln fails. It closes
+// ln and every connection before returning and waits for their goroutines, so
+// when Serve returns nothing of the server is running. It returns nil when
+// stopped through ctx and the listener's error otherwise.
+//
+// Requests on one connection are handled one at a time, in order, as Kafka
+// does; connections are independent of each other.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	s.addr = ln.Addr()
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // closes every connection through its AfterFunc
+		ln.Close()
+		wg.Wait()
+	}()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			// Running out of file descriptors is temporary: back off
+			// and retry as net/http does, rather than stop serving.
+			if te, ok := err.(interface{ Temporary() bool }); ok && te.Temporary() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.cfg.logger.Warn("kafka listener: accept failed, retrying", "err", err, "retry_in", backoff)
+				select {
+				case <-time.After(backoff):
+					continue
+				case <-ctx.Done():
+					return nil
+				}
+			}
+			return err
+		}
+		backoff = 0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.serveConn(ctx, nc)
+		}()
+	}
+}
+
+// ListenAndServe listens on the TCP address addr (such as "127.0.0.1:9092")
+// and calls Serve.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Addr returns the address of the listener Serve was last called with, or
+// nil before that. With ListenAndServe on port 0 it tells which port was
+// picked.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}

@@ -1,0 +1,115 @@
+// Command weir is the network telemetry pipeline: `weir run` starts the
+// collectors, the embedded broker and the sinks; the other subcommands are
+// Kafka clients for looking at and feeding topics, on weir's embedded broker
+// or on any Kafka cluster.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `weir: network telemetry pipeline
+
+Usage:
+  weir run [-c FILE] [--data-dir DIR] [--kafka-listen ADDR] [--http-listen ADDR]
+  weir topics list|describe|create|delete [TOPIC] [flags]
+  weir produce TOPIC [--key K] [--partition P] [--header k=v]   (lines from stdin)
+  weir consume TOPIC [--from-beginning] [--follow] [--max N] [--partition P --offset O]
+  weir check -c FILE
+  weir version
+
+Client commands take --brokers HOST:PORT[,...] (default 127.0.0.1:9092, or
+$WEIR_BROKERS) and work against weir's Kafka listener or any Kafka cluster.
+Run 'weir COMMAND -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := dispatch(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "weir:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitError carries an exit code other than 1.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 1
+}
+
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return &exitError{2, errors.New("no command")}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return runCmd(ctx, rest, stderr)
+	case "topics":
+		return topicsCmd(ctx, rest, stdout, stderr)
+	case "produce":
+		return produceCmd(ctx, rest, stdin, stdout, stderr)
+	case "consume":
+		return consumeCmd(ctx, rest, stdout, stderr)
+	case "check":
+		return checkCmd(rest, stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "weir %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return &exitError{2, fmt.Errorf("unknown command %q", cmd)}
+}
+
+// parseInterspersed parses flags that may come before, between or after the
+// positional arguments (`weir topics create NAME --partitions 6`), which the
+// flag package alone does not allow.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

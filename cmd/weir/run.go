@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/broker/kafkawire"
+	"github.com/weirnet/weir/configs"
+)
+
+// runCmd runs weir until SIGINT or SIGTERM, then shuts down cleanly: stop
+// accepting, finish in-flight requests, flush and close the log.
+func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("weir run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var file, dataDir, kafkaListen, httpListen, logLevel string
+	fs.StringVar(&file, "config", "", "config file (default: built-in defaults)")
+	fs.StringVar(&file, "c", "", "shorthand for --config")
+	fs.StringVar(&dataDir, "data-dir", "", "override data_dir")
+	fs.StringVar(&kafkaListen, "kafka-listen", "", "override broker.kafka_listen (\"off\" disables)")
+	fs.StringVar(&httpListen, "http-listen", "", "override http.listen (\"off\" disables)")
+	fs.StringVar(&logLevel, "log-level", "", "override log.level")
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	cfg := configs.Defaults()
+	if file != "" {
+		var err error
+		if cfg, err = configs.Load(file); err != nil {
+			return err
+		}
+	}
+	if dataDir != "" {
+		cfg.DataDir = dataDir
+	}
+	if kafkaListen != "" {
+		cfg.Broker.KafkaListen = configs.Address(kafkaListen)
+	}
+	if httpListen != "" {
+		cfg.HTTP.Listen = configs.Address(httpListen)
+	}
+	if logLevel != "" {
+		cfg.Log.Level = logLevel
+	}
+	logger := newLogger(cfg.Log, stderr)
+	return run(ctx, cfg, logger)
+}
+
+func newLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// brokerOptions maps the config to the embedded broker's options.
+func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Histogram) []embedded.Option {
+	b := cfg.Broker
+	opts := []embedded.Option{
+		embedded.WithLogger(logger),
+		embedded.WithTopicDefaults(broker.TopicConfig{
+			Partitions:     b.DefaultPartitions,
+			RetentionTime:  b.Retention.Time.Std(),
+			RetentionBytes: int64(b.Retention.Bytes),
+			SegmentBytes:   int64(b.Segment.Bytes),
+			SegmentAge:     b.Segment.Age.Std(),
+		}),
+		embedded.WithMaxMessageBytes(int(b.MaxMessageBytes)),
+		embedded.WithFsyncObserver(func(d time.Duration) { fsync.Observe(d.Seconds()) }),
+	}
+	if b.AutoCreateTopics != nil {
+		opts = append(opts, embedded.WithAutoCreateTopics(*b.AutoCreateTopics))
+	}
+	if b.Flush.Policy == "always" {
+		opts = append(opts, embedded.WithFlushAlways())
+	} else {
+		opts = append(opts, embedded.WithFlushInterval(b.Flush.Interval.Std()))
+	}
+	for name, t := range b.Topics {
+		opts = append(opts, embedded.WithTopicConfig(name, broker.TopicConfig{
+			Partitions:     t.Partitions,
+			RetentionTime:  t.Retention.Time.Std(),
+			RetentionBytes: int64(t.Retention.Bytes),
+			SegmentBytes:   int64(t.Segment.Bytes),
+			SegmentAge:     t.Segment.Age.Std(),
+		}))
+	}
+	return opts
+}
+
+func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "weir_broker_fsync_duration_seconds",
+		Help:    "Time taken by fsync of segment files.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+	})
+	reg.MustRegister(fsync)
+
+	log, err := embedded.Open(cfg.DataDir, brokerOptions(cfg, logger, fsync)...)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	defer func() {
+		if err := log.Close(); err != nil {
+			logger.Error("closing log", slog.Any("error", err))
+		} else {
+			logger.Info("log closed cleanly")
+		}
+	}()
+	reg.MustRegister(log.Collector())
+	// Topics listed in the config exist from the start, with their config.
+	for name := range cfg.Broker.Topics {
+		if err := log.CreateTopic(ctx, name, broker.TopicConfig{}); err != nil && !errors.Is(err, broker.ErrTopicExists) {
+			return fmt.Errorf("create topic %s: %w", name, err)
+		}
+	}
+
+	var ready atomic.Bool
+	var wg sync.WaitGroup
+	serveCtx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	errc := make(chan error, 2)
+
+	if cfg.Broker.KafkaListen.Enabled() {
+		ln, err := net.Listen("tcp", string(cfg.Broker.KafkaListen))
+		if err != nil {
+			return fmt.Errorf("kafka listener: %w", err)
+		}
+		host, port := advertised(ln.Addr(), cfg.Broker.AdvertisedHost)
+		srv := kafkawire.New(log,
+			kafkawire.WithLogger(logger.With(slog.String("component", "kafka"))),
+			kafkawire.WithAdvertisedAddr(host, port),
+			kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes)+1<<20),
+			kafkawire.WithMetrics(kafkaMetrics(reg)),
+		)
+		logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()))
+		wg.Go(func() {
+			if err := srv.Serve(serveCtx, ln); err != nil && serveCtx.Err() == nil {
+				errc <- fmt.Errorf("kafka listener: %w", err)
+			}
+		})
+	}
+	if cfg.HTTP.Listen.Enabled() {
+		ln, err := net.Listen("tcp", string(cfg.HTTP.Listen))
+		if err != nil {
+			return fmt.Errorf("http listener: %w", err)
+		}
+		hs := &http.Server{Handler: httpHandler(reg, &ready), ReadHeaderTimeout: 10 * time.Second}
+		logger.Info("http listener started", slog.String("addr", ln.Addr().String()))
+		wg.Go(func() {
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("http: %w", err)
+			}
+		})
+		wg.Go(func() {
+			<-serveCtx.Done()
+			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+			defer c()
+			hs.Shutdown(sctx)
+		})
+	}
+	ready.Store(true)
+	logger.Info("weir running", slog.String("version", version), slog.String("data_dir", cfg.DataDir))
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err := <-errc:
+		ready.Store(false)
+		return err
+	}
+	ready.Store(false)
+	return nil
+}
+
+// advertised is the host and port Kafka clients are told to dial.
+func advertised(addr net.Addr, host string) (string, int32) {
+	h, p, _ := net.SplitHostPort(addr.String())
+	port, _ := strconv.Atoi(p)
+	if host == "" {
+		host = h
+		if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+	}
+	return host, int32(port)
+}
+
+func httpHandler(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "weir %s\n/metrics /healthz /readyz\n", version)
+	})
+	return mux
+}

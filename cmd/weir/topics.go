@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/weirnet/weir/configs"
+)
+
+const topicsUsage = `Usage:
+  weir topics list
+  weir topics describe TOPIC
+  weir topics create TOPIC [--partitions N] [--retention 7d] [--retention-bytes 1GiB] [--config k=v ...]
+  weir topics delete TOPIC
+`
+
+func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topicsUsage)
+		return &exitError{2, errors.New("topics: missing subcommand")}
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("weir topics "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clientFlags
+	cf.register(fs)
+	partitions := fs.Int("partitions", -1, "partitions (create; default: the broker's default)")
+	retention := fs.String("retention", "", "retention time, e.g. 7d or 12h (create)")
+	retentionBytes := fs.String("retention-bytes", "", "retention bytes per partition, e.g. 1GiB (create)")
+	var kvs multiFlag
+	fs.Var(&kvs, "config", "topic config key=value, repeatable (create)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	adm, cl, err := cf.admin()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+
+	switch sub {
+	case "list", "ls":
+		return topicsList(ctx, adm, stdout, pos)
+	case "describe":
+		if len(pos) != 1 {
+			return &exitError{2, errors.New("topics describe: give one topic")}
+		}
+		return topicsDescribe(ctx, adm, stdout, pos[0])
+	case "create":
+		if len(pos) != 1 {
+			return &exitError{2, errors.New("topics create: give one topic")}
+		}
+		topicConfigs := map[string]*string{}
+		if *retention != "" {
+			d, err := configs.ParseDuration(*retention)
+			if err != nil {
+				return err
+			}
+			ms := strconv.FormatInt(d.Milliseconds(), 10)
+			topicConfigs["retention.ms"] = &ms
+		}
+		if *retentionBytes != "" {
+			n, err := configs.ParseByteSize(*retentionBytes)
+			if err != nil {
+				return err
+			}
+			s := strconv.FormatInt(n, 10)
+			topicConfigs["retention.bytes"] = &s
+		}
+		for _, kv := range kvs {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return fmt.Errorf("--config %q: want key=value", kv)
+			}
+			topicConfigs[k] = &v
+		}
+		resp, err := adm.CreateTopic(ctx, int32(*partitions), -1, topicConfigs, pos[0])
+		if err != nil {
+			return fmt.Errorf("create %s: %w", pos[0], err)
+		}
+		if resp.Err != nil {
+			return fmt.Errorf("create %s: %w%s", pos[0], resp.Err, detail(resp.ErrMessage))
+		}
+		fmt.Fprintf(stdout, "created %s with %d partitions\n", resp.Topic, resp.NumPartitions)
+		return nil
+	case "delete", "rm":
+		if len(pos) != 1 {
+			return &exitError{2, errors.New("topics delete: give one topic")}
+		}
+		resps, err := adm.DeleteTopics(ctx, pos[0])
+		if err != nil {
+			return fmt.Errorf("delete %s: %w", pos[0], err)
+		}
+		for _, r := range resps {
+			if r.Err != nil {
+				return fmt.Errorf("delete %s: %w%s", r.Topic, r.Err, detail(r.ErrMessage))
+			}
+			fmt.Fprintf(stdout, "deleted %s\n", r.Topic)
+		}
+		return nil
+	}
+	fmt.Fprint(stderr, topicsUsage)
+	return &exitError{2, fmt.Errorf("topics: unknown subcommand %q", sub)}
+}
+
+func detail(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + msg
+}
+
+// partitionSizes asks the broker for bytes per partition (DescribeLogDirs);
+// brokers that do not answer just leave the column empty.
+func partitionSizes(ctx context.Context, adm *kadm.Client, topics ...string) map[string]map[int32]int64 {
+	out := map[string]map[int32]int64{}
+	var set kadm.TopicsSet
+	if len(topics) > 0 {
+		set = make(kadm.TopicsSet)
+		for _, t := range topics {
+			set.Add(t)
+		}
+	}
+	dirs, err := adm.DescribeAllLogDirs(ctx, set)
+	if err != nil {
+		return out
+	}
+	dirs.Each(func(d kadm.DescribedLogDir) {
+		d.Topics.Each(func(p kadm.DescribedLogDirPartition) {
+			if out[p.Topic] == nil {
+				out[p.Topic] = map[int32]int64{}
+			}
+			out[p.Topic][p.Partition] = p.Size
+		})
+	})
+	return out
+}
+
+func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []string) error {
+	details, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("list topics: %w", err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, details.Names()...)
+	if err != nil {
+		return fmt.Errorf("start offsets: %w", err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, details.Names()...)
+	if err != nil {
+		return fmt.Errorf("end offsets: %w", err)
+	}
+	sizes := partitionSizes(ctx, adm, details.Names()...)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRECORDS\tSTART\tEND\tBYTES")
+	names = details.Names()
+	sort.Strings(names)
+	for _, name := range names {
+		t := details[name]
+		if t.Err != nil {
+			fmt.Fprintf(tw, "%s\terror: %v\t\t\t\t\n", name, t.Err)
+			continue
+		}
+		var start, end, bytes int64
+		for p := range t.Partitions {
+			if o, ok := starts.Lookup(name, p); ok {
+				start += o.Offset
+			}
+			if o, ok := ends.Lookup(name, p); ok {
+				end += o.Offset
+			}
+			bytes += sizes[name][p]
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", name, len(t.Partitions), end-start, start, end, humanBytes(bytes))
+	}
+	return tw.Flush()
+}
+
+func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name string) error {
+	details, err := adm.ListTopics(ctx, name)
+	if err != nil {
+		return fmt.Errorf("describe %s: %w", name, err)
+	}
+	t, ok := details[name]
+	if !ok || t.Err != nil {
+		if t.Err != nil {
+			return fmt.Errorf("describe %s: %w", name, t.Err)
+		}
+		return fmt.Errorf("describe %s: no such topic", name)
+	}
+	starts, _ := adm.ListStartOffsets(ctx, name)
+	ends, _ := adm.ListEndOffsets(ctx, name)
+	sizes := partitionSizes(ctx, adm, name)
+	fmt.Fprintf(w, "topic %s  id %s  partitions %d\n", name, t.ID, len(t.Partitions))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARTITION\tLEADER\tSTART\tEND\tRECORDS\tBYTES")
+	for _, p := range t.Partitions.Sorted() {
+		s, _ := starts.Lookup(name, p.Partition)
+		e, _ := ends.Lookup(name, p.Partition)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\n", p.Partition, p.Leader, s.Offset, e.Offset, e.Offset-s.Offset, humanBytes(sizes[name][p.Partition]))
+	}
+	return tw.Flush()
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }

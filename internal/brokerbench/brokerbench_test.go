@@ -1,0 +1,420 @@
+// Package brokerbench measures the embedded broker against its baselines in
+// one run and prints the figures as a table: `make bench` runs it.
+//
+// It is a test so that kfake, the in-process Kafka cluster used as the
+// baseline, stays out of the weir binary. Run it with:
+//
+//	WEIR_BENCH=1 go test -run TestBrokerFigures -v -timeout 30m ./internal/brokerbench
+//
+// WEIR_BENCH_RECORDS sets the records per throughput run (default 1,000,000);
+// WEIR_BENCH_OPEN_RECORDS the records on disk for the open-time runs
+// (default 2,000,000, about 400 MB).
+package brokerbench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/broker/kafkawire"
+)
+
+const (
+	valueSize  = 200
+	devices    = 1000
+	partitions = 6
+	batch      = 1000
+)
+
+type row struct {
+	name, value, baseline, ratio, target string
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func records(n int) []broker.Record {
+	val := make([]byte, valueSize)
+	for i := range val {
+		val[i] = 'a' + byte(i%26)
+	}
+	recs := make([]broker.Record, n)
+	for i := range recs {
+		recs[i] = broker.Record{Key: []byte(fmt.Sprintf("device-%04d", i%devices)), Value: val}
+	}
+	return recs
+}
+
+func rate(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
+
+func fmtRate(r float64) string { return fmt.Sprintf("%.0f rec/s", r) }
+
+func TestBrokerFigures(t *testing.T) {
+	if os.Getenv(openChildEnv) != "" {
+		openChild()
+		return
+	}
+	if os.Getenv("WEIR_BENCH") == "" {
+		t.Skip("set WEIR_BENCH=1 (make bench) to measure")
+	}
+	n := envInt("WEIR_BENCH_RECORDS", 1_000_000)
+	var rows []row
+	add := func(r row) {
+		rows = append(rows, r)
+		t.Logf("%s: %s (baseline %s, ratio %s)", r.name, r.value, r.baseline, r.ratio)
+	}
+
+	// 1. In-process produce vs a plain buffered file write of the same bytes.
+	plain := plainWrite(t, n)
+	dir := t.TempDir()
+	b, err := embedded.Open(dir, embedded.WithRetentionCheckInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := records(batch)
+	start := time.Now()
+	for i := 0; i < n; i += batch {
+		if err := b.Produce(context.Background(), "bench", recs[:min(batch, n-i)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod := rate(n, time.Since(start))
+	add(row{"in-process produce (200 B, 6 partitions, batches of 1000)", fmtRate(prod), fmtRate(plain) + " plain write", fmt.Sprintf("%.0f%%", 100*prod/plain), ">= 1,500,000 rec/s and >= 50%"})
+
+	// 2. In-process consume of a group over all partitions.
+	c, err := b.Consume(context.Background(), "bench", []string{"bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	for seen := 0; seen < n; {
+		got, err := c.Poll(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen += len(got)
+	}
+	cons := rate(n, time.Since(start))
+	c.Close()
+	add(row{"in-process group consume, 6 partitions", fmtRate(cons), "", "", ">= 3,000,000 rec/s"})
+
+	// 3. Over the Kafka listener vs kfake, franz-go default batching, acks=all.
+	addr, stop := serveWire(t, b)
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DataDir(t.TempDir()), kfake.SeedTopics(partitions, "wire"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wn := n / 2
+	b.CreateTopic(context.Background(), "wire", broker.TopicConfig{Partitions: partitions})
+	kfProd := wireProduce(t, kf.ListenAddrs()[0], wn)
+	weirProd := wireProduce(t, addr, wn)
+	add(row{"Kafka listener produce (franz-go, acks=all)", fmtRate(weirProd), fmtRate(kfProd) + " kfake", fmt.Sprintf("%.2fx", weirProd/kfProd), ">= 1.3x kfake"})
+	kfCons := wireConsume(t, kf.ListenAddrs()[0], wn)
+	weirCons := wireConsume(t, addr, wn)
+	add(row{"Kafka listener consume (franz-go)", fmtRate(weirCons), fmtRate(kfCons) + " kfake", fmt.Sprintf("%.2fx", weirCons/kfCons), ">= 1.5x kfake"})
+	kf.Close()
+
+	// 4. Produce-to-consume latency at 20,000 records/s.
+	p99, p50 := inProcessLatency(t, b, 20000, 5*time.Second)
+	add(row{"latency in-process at 20k rec/s", fmt.Sprintf("p99 %v (p50 %v)", p99, p50), "", "", "p99 < 5ms"})
+	wp99, wp50 := wireLatency(t, addr, 20000, 5*time.Second)
+	add(row{"latency over the listener at 20k rec/s", fmt.Sprintf("p99 %v (p50 %v)", wp99, wp50), "", "", "p99 < 10ms"})
+	stop()
+	b.Close()
+
+	// 5. Open time and RSS with ~400 MB on disk, after a clean stop and
+	// after a crash.
+	on := envInt("WEIR_BENCH_OPEN_RECORDS", 2_000_000)
+	odir := t.TempDir()
+	fillDir(t, odir, on)
+	cleanOpen, cleanRSS := openInChild(t, odir, false)
+	crashOpen, crashRSS := openInChild(t, odir, true)
+	size := dirSize(odir)
+	add(row{fmt.Sprintf("open after clean stop (%d records, %d MB)", on, size>>20), cleanOpen.Round(time.Millisecond).String(), "", fmt.Sprintf("RSS %d MiB", cleanRSS>>20), "< 1s, RSS < 200 MiB"})
+	add(row{fmt.Sprintf("open after crash (%d records, %d MB)", on, size>>20), crashOpen.Round(time.Millisecond).String(), "", fmt.Sprintf("RSS %d MiB", crashRSS>>20), "< 1s, RSS < 200 MiB"})
+
+	var sb strings.Builder
+	tw := tabwriter.NewWriter(&sb, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FIGURE\tWEIR\tBASELINE\tRATIO\tTARGET")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.name, r.value, r.baseline, r.ratio, r.target)
+	}
+	tw.Flush()
+	fmt.Printf("\nweir broker figures (%d records per throughput run, GOMAXPROCS=%s):\n%s", n, os.Getenv("GOMAXPROCS"), sb.String())
+}
+
+func plainWrite(t *testing.T, n int) float64 {
+	f, err := os.Create(filepath.Join(t.TempDir(), "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 4<<20)
+	rec := make([]byte, valueSize)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		w.Write(rec)
+	}
+	w.Flush()
+	return rate(n, time.Since(start))
+}
+
+func serveWire(t *testing.T, b *embedded.Broker) (string, func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := kafkawire.New(b)
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln); close(done) }()
+	return ln.Addr().String(), func() { cancel(); <-done }
+}
+
+func wireProduce(t *testing.T, addr string, n int) float64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("wire"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	val := make([]byte, valueSize)
+	keys := make([][]byte, devices)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("device-%04d", i))
+	}
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(n)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		cl.Produce(context.Background(), &kgo.Record{Key: keys[i%devices], Value: val}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				failed.Add(1)
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	d := time.Since(start)
+	if failed.Load() > 0 {
+		t.Fatalf("%d produce errors against %s", failed.Load(), addr)
+	}
+	return rate(n, d)
+}
+
+func wireConsume(t *testing.T, addr string, n int) float64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("wire"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	for seen := 0; seen < n; {
+		f := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d from %s", seen, n, addr)
+		}
+		seen += f.NumRecords()
+	}
+	return rate(n, time.Since(start))
+}
+
+// inProcessLatency produces single records at the given rate, each carrying
+// its send time, and measures when a group consumer sees them.
+func inProcessLatency(t *testing.T, b *embedded.Broker, perSec int, dur time.Duration) (p99, p50 time.Duration) {
+	b.CreateTopic(context.Background(), "latency", broker.TopicConfig{Partitions: partitions})
+	c, err := b.Consume(context.Background(), "latency", []string{"latency"}, broker.WithResetToLatest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	total := perSec * int(dur/time.Second)
+	lats := make([]time.Duration, 0, total)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for len(lats) < total {
+			recs, err := c.Poll(context.Background())
+			if err != nil {
+				return
+			}
+			now := time.Now().UnixNano()
+			for _, r := range recs {
+				sent, _ := strconv.ParseInt(string(r.Value), 10, 64)
+				lats = append(lats, time.Duration(now-sent))
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	pace(total, perSec, func(i int) {
+		rec := []broker.Record{{Key: []byte(strconv.Itoa(i % devices)), Value: strconv.AppendInt(nil, time.Now().UnixNano(), 10)}}
+		if err := b.Produce(context.Background(), "latency", rec); err != nil {
+			t.Error(err)
+		}
+	})
+	<-done
+	return percentiles(lats)
+}
+
+func wireLatency(t *testing.T, addr string, perSec int, dur time.Duration) (p99, p50 time.Duration) {
+	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("wire.latency"), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	// Create the topic and wait for it before measuring.
+	if err := prod.ProduceSync(context.Background(), &kgo.Record{Value: []byte("0")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("wire.latency"), kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()), kgo.FetchMaxWait(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	cons.ForceMetadataRefresh()
+	time.Sleep(500 * time.Millisecond)
+	total := perSec * int(dur/time.Second)
+	lats := make([]time.Duration, 0, total)
+	done := make(chan struct{})
+	ctx, cancel := context.WithTimeout(context.Background(), dur+30*time.Second)
+	defer cancel()
+	go func() {
+		defer close(done)
+		for len(lats) < total && ctx.Err() == nil {
+			f := cons.PollFetches(ctx)
+			now := time.Now().UnixNano()
+			f.EachRecord(func(r *kgo.Record) {
+				sent, _ := strconv.ParseInt(string(r.Value), 10, 64)
+				if sent > 0 {
+					lats = append(lats, time.Duration(now-sent))
+				}
+			})
+		}
+	}()
+	pace(total, perSec, func(i int) {
+		prod.Produce(ctx, &kgo.Record{Key: []byte(strconv.Itoa(i % devices)), Value: strconv.AppendInt(nil, time.Now().UnixNano(), 10)}, nil)
+	})
+	<-done
+	return percentiles(lats)
+}
+
+// pace calls fn total times at perSec, in small bursts every millisecond.
+func pace(total, perSec int, fn func(i int)) {
+	start := time.Now()
+	for i := 0; i < total; {
+		due := int(time.Since(start).Seconds() * float64(perSec))
+		for ; i < due && i < total; i++ {
+			fn(i)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func percentiles(lats []time.Duration) (p99, p50 time.Duration) {
+	if len(lats) == 0 {
+		return 0, 0
+	}
+	slices.Sort(lats)
+	return lats[len(lats)*99/100].Round(time.Microsecond), lats[len(lats)/2].Round(time.Microsecond)
+}
+
+func fillDir(t *testing.T, dir string, n int) {
+	b, err := embedded.Open(dir, embedded.WithRetentionCheckInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := records(batch)
+	for i := 0; i < n; i += batch {
+		if err := b.Produce(context.Background(), "open", recs[:min(batch, n-i)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+const openChildEnv = "WEIR_BENCH_OPEN_DIR"
+
+// openInChild opens dir in a fresh process, so its RSS is the broker's alone.
+// crash removes the clean-shutdown marker first, which sends the open down
+// the same full-scan recovery a kill -9 does.
+func openInChild(t *testing.T, dir string, crash bool) (time.Duration, int64) {
+	if crash {
+		os.Remove(filepath.Join(dir, ".clean_shutdown"))
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBrokerFigures$", "-test.count=1")
+	cmd.Env = append(os.Environ(), openChildEnv+"="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("open child: %v %s", err, out)
+	}
+	var ns, rss int64
+	for _, l := range strings.Split(string(out), "\n") {
+		if _, err := fmt.Sscanf(l, "open %d %d", &ns, &rss); err == nil {
+			return time.Duration(ns), rss
+		}
+	}
+	t.Fatalf("open child said %s", out)
+	return 0, 0
+}
+
+func openChild() {
+	dir := os.Getenv(openChildEnv)
+	start := time.Now()
+	b, err := embedded.Open(dir, embedded.WithRetentionCheckInterval(0))
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	d := time.Since(start)
+	// Read the last records of every partition, as a consumer resuming
+	// would, so lookups are part of what memory holds.
+	infos, _ := b.DescribeTopics(context.Background())
+	var res broker.FetchResult
+	for _, ti := range infos {
+		for _, p := range ti.Partitions {
+			b.Fetch(context.Background(), ti.Name, p.Partition, max(p.HighWatermark-10, 0), broker.FetchOptions{}, &res)
+		}
+	}
+	b.Close()
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	fmt.Printf("open %d %d\n", d.Nanoseconds(), ru.Maxrss*1024)
+	os.Exit(0)
+}
