@@ -26,7 +26,7 @@ lint:
 # their baselines (plain file write, kfake) measured in the same run.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./broker/...
-	$(GO) run ./cmd/weir bench broker
+	WEIR_BENCH=1 $(GO) test -run TestBrokerFigures -v -timeout 30m ./internal/brokerbench
 
 # Short fuzzing of every parser; FUZZTIME=5m for a longer run.
 FUZZTIME ?= 30s

@@ -149,7 +149,8 @@ type Broker interface {
 	// DeleteTopic deletes a topic and its data.
 	DeleteTopic(ctx context.Context, name string) error
 	// DescribeTopics describes the named topics, or all topics if none
-	// are named.
+	// are named. A named topic that does not exist fails the whole call
+	// with ErrUnknownTopic.
 	DescribeTopics(ctx context.Context, names ...string) ([]TopicInfo, error)
 	// Close flushes and releases everything.
 	Close() error

@@ -407,6 +407,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 	delete(b.topics, name)
 	b.mu.Unlock()
 	for _, p := range t.partitions {
+		p.wake() // long-polls on the topic return now, not at their deadline
 		p.close()
 		tomb := fmt.Sprintf("%s.%x.deleted", p.dir, t.id[:4])
 		if err := os.Rename(p.dir, tomb); err == nil {

@@ -241,6 +241,9 @@ func (p *partition) appendLocked(batches []byte, now time.Time) (int64, error) {
 		}
 		off := p.hwm.Load()
 		recordbatch.SetBaseOffset(batch, off)
+		// Kafka stamps the leader epoch on append; ours is always 0,
+		// matching what Metadata reports.
+		recordbatch.SetLeaderEpoch(batch, 0)
 		h.BaseOffset = off
 		active := p.segments[len(p.segments)-1]
 		if err := p.writeBatch(active, batch, &h, nowMs); err != nil {

@@ -20,6 +20,7 @@ import (
 // KAFKA_STORAGE_ERROR, anything else to UNKNOWN_SERVER_ERROR.
 type Log interface {
 	// DescribeTopics describes the named topics, or all if none are named.
+	// A named topic that does not exist fails the call with ErrUnknownTopic.
 	DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error)
 	// CreateTopic creates a topic; zero config fields take defaults.
 	CreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error

@@ -94,9 +94,6 @@ func (c *conn) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) (kms
 	return resp, nil
 }
 
-// maxParallelAppends bounds the goroutines one Produce request uses.
-const maxParallelAppends = 8
-
 // appendJob is one partition of a Produce request.
 type appendJob struct {
 	topic   string
@@ -107,10 +104,11 @@ type appendJob struct {
 	err     error
 }
 
-// appendAll appends the jobs not already refused. Different partitions are
-// appended concurrently: with a log that fsyncs before acknowledging, the
-// syncs of one request's partitions then overlap instead of adding up. A
-// request naming a partition twice (no client does) is appended in order.
+// appendAll appends the jobs not already refused. With WithParallelAppends
+// different partitions are appended concurrently: with a log that fsyncs
+// before acknowledging, the syncs of one request's partitions then overlap
+// instead of adding up. A request naming a partition twice (no client does)
+// is appended in order.
 func (c *conn) appendAll(ctx context.Context, jobs []appendJob) {
 	run := func(j *appendJob) {
 		if j.code != 0 {
@@ -119,7 +117,8 @@ func (c *conn) appendAll(ctx context.Context, jobs []appendJob) {
 		j.resp.BaseOffset, j.err = c.s.log.AppendBatches(ctx, j.topic, j.part.Partition, j.part.Records)
 		j.code = errorCode(j.err)
 	}
-	if len(jobs) == 1 || hasDuplicatePartition(jobs) {
+	parallel := c.s.cfg.parallelAppends
+	if parallel <= 1 || len(jobs) == 1 || hasDuplicatePartition(jobs) {
 		for i := range jobs {
 			run(&jobs[i])
 		}
@@ -132,7 +131,7 @@ func (c *conn) appendAll(ctx context.Context, jobs []appendJob) {
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(len(jobs), maxParallelAppends) - 1 {
+	for range min(len(jobs), parallel) - 1 {
 		wg.Go(work)
 	}
 	work()

@@ -73,7 +73,8 @@ func (e *Encoder) Append(key, value []byte, headers []broker.Header, tsMillis in
 }
 
 // Finish fills in the header, computes the CRC and returns the batch. The
-// slice is the Encoder's buffer: valid until the next Reset.
+// slice is the Encoder's buffer: valid until the next Reset. A batch needs
+// at least one record; an empty one does not parse.
 func (e *Encoder) Finish(baseOffset int64) []byte {
 	b := e.buf
 	binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(baseOffset))

@@ -153,12 +153,17 @@ func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
 			return fmt.Errorf("kafka listener: %w", err)
 		}
 		host, port := advertised(ln.Addr(), cfg.Broker.AdvertisedHost)
-		srv := kafkawire.New(log,
+		wireOpts := []kafkawire.Option{
 			kafkawire.WithLogger(logger.With(slog.String("component", "kafka"))),
 			kafkawire.WithAdvertisedAddr(host, port),
-			kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes)+1<<20),
+			kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes) + 1<<20),
 			kafkawire.WithMetrics(kafkaMetrics(reg)),
-		)
+		}
+		if cfg.Broker.Flush.Policy == "always" {
+			// Overlap the fsyncs of a request's partitions.
+			wireOpts = append(wireOpts, kafkawire.WithParallelAppends(8))
+		}
+		srv := kafkawire.New(log, wireOpts...)
 		logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()))
 		wg.Go(func() {
 			if err := srv.Serve(serveCtx, ln); err != nil && serveCtx.Err() == nil {

@@ -24,7 +24,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -122,25 +121,33 @@ func TestBrokerFigures(t *testing.T) {
 
 	// 3. Over the Kafka listener vs kfake, franz-go default batching, acks=all.
 	addr, stop := serveWire(t, b)
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DataDir(t.TempDir()), kfake.SeedTopics(partitions, "wire"))
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DataDir(t.TempDir()), kfake.SeedTopics(partitions, "wire", "wire.latency"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Alternate the two brokers and keep each one's best of three, so
+	// neither pays alone for a noisy moment or for running first.
 	wn := n / 2
 	b.CreateTopic(context.Background(), "wire", broker.TopicConfig{Partitions: partitions})
-	kfProd := wireProduce(t, kf.ListenAddrs()[0], wn)
-	weirProd := wireProduce(t, addr, wn)
+	var kfProd, weirProd, kfCons, weirCons float64
+	for range 3 {
+		kfProd = max(kfProd, wireProduce(t, kf.ListenAddrs()[0], wn))
+		weirProd = max(weirProd, wireProduce(t, addr, wn))
+	}
 	add(row{"Kafka listener produce (franz-go, acks=all)", fmtRate(weirProd), fmtRate(kfProd) + " kfake", fmt.Sprintf("%.2fx", weirProd/kfProd), ">= 1.3x kfake"})
-	kfCons := wireConsume(t, kf.ListenAddrs()[0], wn)
-	weirCons := wireConsume(t, addr, wn)
+	for range 3 {
+		kfCons = max(kfCons, wireConsume(t, kf.ListenAddrs()[0], wn))
+		weirCons = max(weirCons, wireConsume(t, addr, wn))
+	}
 	add(row{"Kafka listener consume (franz-go)", fmtRate(weirCons), fmtRate(kfCons) + " kfake", fmt.Sprintf("%.2fx", weirCons/kfCons), ">= 1.5x kfake"})
-	kf.Close()
 
 	// 4. Produce-to-consume latency at 20,000 records/s.
 	p99, p50 := inProcessLatency(t, b, 20000, 5*time.Second)
 	add(row{"latency in-process at 20k rec/s", fmt.Sprintf("p99 %v (p50 %v)", p99, p50), "", "", "p99 < 5ms"})
+	kp99, kp50 := wireLatency(t, kf.ListenAddrs()[0], 20000, 5*time.Second)
+	kf.Close()
 	wp99, wp50 := wireLatency(t, addr, 20000, 5*time.Second)
-	add(row{"latency over the listener at 20k rec/s", fmt.Sprintf("p99 %v (p50 %v)", wp99, wp50), "", "", "p99 < 10ms"})
+	add(row{"latency over the listener at 20k rec/s", fmt.Sprintf("p99 %v (p50 %v)", wp99, wp50), fmt.Sprintf("p99 %v (p50 %v) kfake", kp99, kp50), "", "p99 < 10ms"})
 	stop()
 	b.Close()
 
@@ -281,7 +288,9 @@ func inProcessLatency(t *testing.T, b *embedded.Broker, perSec int, dur time.Dur
 }
 
 func wireLatency(t *testing.T, addr string, perSec int, dur time.Duration) (p99, p50 time.Duration) {
-	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("wire.latency"), kgo.AllowAutoTopicCreation())
+	// No linger: franz-go's default 10ms would measure the client's
+	// batching, not the broker.
+	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("wire.latency"), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,8 +422,24 @@ func openChild() {
 		}
 	}
 	b.Close()
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	fmt.Printf("open %d %d\n", d.Nanoseconds(), ru.Maxrss*1024)
+	fmt.Printf("open %d %d\n", d.Nanoseconds(), peakRSS())
 	os.Exit(0)
+}
+
+// peakRSS is this process's peak resident set (VmHWM). getrusage's maxrss
+// would also count the parent's memory, which Linux carries over the
+// vfork and exec that started us.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb * 1024
+		}
+	}
+	return -1
 }

@@ -1,0 +1,146 @@
+package telemetry
+
+import (
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// AppendJSON appends l as JSON to dst, the same bytes encoding/json
+// produces with HTML escaping off, without reflection or allocation: the
+// syslog collector encodes every message on its hot path.
+func (l *Log) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"v":`...)
+	dst = strconv.AppendInt(dst, int64(l.V), 10)
+	dst = appendField(dst, "device", l.Device)
+	dst = appendField(dst, "format", l.Format)
+	dst = append(dst, `,"facility":`...)
+	dst = strconv.AppendInt(dst, int64(l.Facility), 10)
+	dst = append(dst, `,"severity":`...)
+	dst = strconv.AppendInt(dst, int64(l.Severity), 10)
+	if l.Time != nil {
+		dst = append(dst, `,"time":`...)
+		dst = appendTime(dst, *l.Time)
+	}
+	dst = appendOptField(dst, "hostname", l.Hostname)
+	dst = appendOptField(dst, "app_name", l.AppName)
+	dst = appendOptField(dst, "proc_id", l.ProcID)
+	dst = appendOptField(dst, "msg_id", l.MsgID)
+	if len(l.StructuredData) > 0 {
+		dst = append(dst, `,"structured_data":{`...)
+		ids := make([]string, 0, len(l.StructuredData))
+		for id := range l.StructuredData {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for i, id := range ids {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, id)
+			dst = append(dst, ':', '{')
+			params := l.StructuredData[id]
+			keys := make([]string, 0, len(params))
+			for k := range params {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for j, k := range keys {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = AppendString(dst, k)
+				dst = append(dst, ':')
+				dst = AppendString(dst, params[k])
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, '}')
+	}
+	dst = appendOptField(dst, "sequence", l.Sequence)
+	dst = appendField(dst, "message", l.Message)
+	dst = appendField(dst, "raw", l.Raw)
+	dst = appendOptField(dst, "parse_error", l.ParseError)
+	dst = appendField(dst, "source_addr", l.SourceAddr)
+	dst = appendField(dst, "listener", l.Listener)
+	dst = append(dst, `,"received_at":`...)
+	dst = appendTime(dst, l.ReceivedAt)
+	return append(dst, '}')
+}
+
+func appendField(dst []byte, name, v string) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return AppendString(dst, v)
+}
+
+func appendOptField(dst []byte, name, v string) []byte {
+	if v == "" {
+		return dst
+	}
+	return appendField(dst, name, v)
+}
+
+func appendTime(dst []byte, t time.Time) []byte {
+	dst = append(dst, '"')
+	dst = t.AppendFormat(dst, time.RFC3339Nano)
+	return append(dst, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string, escaped as encoding/json does
+// with HTML escaping off: quotes, backslashes and control characters
+// escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

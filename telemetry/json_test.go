@@ -1,0 +1,71 @@
+package telemetry
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func stdJSON(t testing.TB, v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func TestLogAppendJSONMatchesEncodingJSON(t *testing.T) {
+	devTime := time.Date(2026, 11, 29, 14, 2, 11, 123000000, time.UTC)
+	for _, l := range []Log{
+		{V: 1, Device: "edge1", Format: "rfc5424", Facility: 23, Severity: 3, Time: &devTime,
+			Hostname: "edge1", AppName: "bgpd", ProcID: "42", MsgID: "ADJ",
+			StructuredData: map[string]map[string]string{"meta@1": {"b": "2", "a": "1"}, "x@2": {}},
+			Message:        "neighbor \"10.0.0.2\" down\t<tab> & \u2028 \x01", Raw: "<187>1 ...", SourceAddr: "192.0.2.1:514",
+			Listener: "udp://0.0.0.0:514", ReceivedAt: time.Date(2026, 11, 29, 14, 2, 11, 0, time.FixedZone("x", 3600))},
+		{V: 1, Device: "10.0.0.9", Format: "unknown", Facility: -1, Severity: -1, Message: "garbage \xff\xfe bytes",
+			Raw: "garbage \xff\xfe bytes", ParseError: "no PRI", SourceAddr: "10.0.0.9:5000", Listener: "tcp://:601"},
+	} {
+		got := l.AppendJSON(nil)
+		want := stdJSON(t, &l)
+		if !bytes.Equal(got, want) {
+			t.Errorf("AppendJSON\n got %s\nwant %s", got, want)
+		}
+		var back Log
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAppendStringEscapes(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"b\`, "\x00\x1f\x7f", "é中文", "\xc3\x28", "a\u2029b"} {
+		if got, want := AppendString(nil, s), stdJSON(t, s); !bytes.Equal(got, want) {
+			t.Errorf("%q: got %s want %s", s, got, want)
+		}
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	f.Add("hello \"world\"\n")
+	f.Add("\xff\u2028")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := AppendString(nil, s), stdJSON(t, s); !bytes.Equal(got, want) {
+			t.Fatalf("%q: got %s want %s", s, got, want)
+		}
+	})
+}
+
+func BenchmarkLogAppendJSON(b *testing.B) {
+	l := Log{V: 1, Device: "edge1", Format: "cisco", Facility: 23, Severity: 5, Sequence: "45",
+		Message:    "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down",
+		Raw:        "<189>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down",
+		SourceAddr: "192.0.2.1:514", Listener: "udp://0.0.0.0:514", ReceivedAt: time.Now()}
+	var buf []byte
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf = l.AppendJSON(buf[:0])
+	}
+}

@@ -1,0 +1,154 @@
+// Package telemetry is the vocabulary of records that travel on weir's
+// topics: Metric (raw.snmp, raw.gnmi, enriched.metrics), Log (raw.syslog,
+// enriched.syslog), Trap (raw.traps) and Event (events). Collectors write
+// them, enrichment reads and rewrites them, sinks read them.
+//
+// Values are JSON, one object per record, with a "v" field giving the
+// schema version. Every record also carries two headers: "source" (the
+// collector that made it, e.g. "syslog") and "schema" (record type and
+// version, e.g. "log/1"), so a consumer can route without parsing the value.
+// The record key is the device name (inventory name, else sysName or
+// hostname, else source IP), which keeps one device's records in order in
+// one partition.
+package telemetry
+
+import "time"
+
+// Version is the schema version of every type in this package.
+const Version = 1
+
+// Header keys every record carries.
+const (
+	HeaderSource = "source"
+	HeaderSchema = "schema"
+)
+
+// Schema header values.
+const (
+	SchemaMetric = "metric/1"
+	SchemaLog    = "log/1"
+	SchemaTrap   = "trap/1"
+	SchemaEvent  = "event/1"
+)
+
+// Default topic names; all are configurable.
+const (
+	TopicRawSNMP         = "raw.snmp"
+	TopicRawTraps        = "raw.traps"
+	TopicRawSyslog       = "raw.syslog"
+	TopicRawGNMI         = "raw.gnmi"
+	TopicEnrichedMetrics = "enriched.metrics"
+	TopicEnrichedSyslog  = "enriched.syslog"
+	TopicEvents          = "events"
+	// TopicDeadLetter holds records a sink's destination refused for good.
+	TopicDeadLetter = "dead.letter"
+)
+
+// Metric is one measurement: the measurement / tags / fields / timestamp
+// model that InfluxDB line protocol and Prometheus both map from. One SNMP
+// table row, one gNMI notification's leaves under one path, one scalar set.
+type Metric struct {
+	V           int               `json:"v"`
+	Measurement string            `json:"measurement"`
+	Device      string            `json:"device"`
+	Tags        map[string]string `json:"tags,omitempty"`
+	// Fields hold int64, uint64, float64, bool or string values. Counter
+	// fields are marked in Counters so sinks can type them.
+	Fields   map[string]any `json:"fields"`
+	Counters []string       `json:"counters,omitempty"`
+	// Time is when the device measured (gNMI timestamp) or the poll
+	// time; ReceivedAt when weir got it.
+	Time       time.Time `json:"time"`
+	ReceivedAt time.Time `json:"received_at"`
+	// Uptime is the device's sysUpTime in hundredths of a second at the
+	// poll, so downstream rate computation can detect counter resets.
+	Uptime uint32 `json:"uptime,omitempty"`
+	Source string `json:"source"`
+}
+
+// Log is one syslog message, parsed as far as it parses. Every header field
+// is kept, with the raw bytes, who sent it and when it arrived. A message
+// that does not parse still becomes a Log, with Format "unknown",
+// ParseError set and the raw text as Message.
+type Log struct {
+	V int `json:"v"`
+	// Device is the key: the hostname the message carries, else the
+	// sender's IP address (inventory names come with enrichment).
+	Device string `json:"device"`
+	// Format is rfc5424, rfc3164, cisco or unknown.
+	Format string `json:"format"`
+	// Facility and Severity come from PRI; -1 when the message had none.
+	Facility int `json:"facility"`
+	Severity int `json:"severity"`
+	// Time is the device's timestamp, when the message has one.
+	Time           *time.Time                   `json:"time,omitempty"`
+	Hostname       string                       `json:"hostname,omitempty"`
+	AppName        string                       `json:"app_name,omitempty"`
+	ProcID         string                       `json:"proc_id,omitempty"`
+	MsgID          string                       `json:"msg_id,omitempty"`
+	StructuredData map[string]map[string]string `json:"structured_data,omitempty"`
+	// Sequence is the Cisco message sequence number, when present.
+	Sequence   string    `json:"sequence,omitempty"`
+	Message    string    `json:"message"`
+	Raw        string    `json:"raw"`
+	ParseError string    `json:"parse_error,omitempty"`
+	SourceAddr string    `json:"source_addr"`
+	Listener   string    `json:"listener"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+// Trap is one SNMP notification (trap or inform), in the v2 form: v1 traps
+// are converted per RFC 3584.
+type Trap struct {
+	V       int    `json:"v"`
+	Device  string `json:"device"`
+	Version string `json:"version"` // 1, 2c, 3
+	Inform  bool   `json:"inform,omitempty"`
+	// TrapOID is snmpTrapOID.0; TrapName its name where known.
+	TrapOID    string    `json:"trap_oid"`
+	TrapName   string    `json:"trap_name,omitempty"`
+	Uptime     uint32    `json:"uptime"`
+	Varbinds   []Varbind `json:"varbinds"`
+	Community  string    `json:"community,omitempty"`
+	User       string    `json:"user,omitempty"`
+	SourceAddr string    `json:"source_addr"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+// Varbind is one variable of a trap.
+type Varbind struct {
+	OID   string `json:"oid"`
+	Name  string `json:"name,omitempty"`
+	Type  string `json:"type"`
+	Value any    `json:"value"`
+}
+
+// Event is a state change enrichment recognised: a link went down, a BGP
+// session came up, an interface is flapping.
+type Event struct {
+	V int `json:"v"`
+	// Type is interface_down, interface_up, bgp_peer_down, bgp_peer_up,
+	// ospf_neighbor_down, ospf_neighbor_up, config_changed,
+	// login_succeeded, device_rebooted, device_unreachable,
+	// device_reachable, interface_flapping, bgp_peer_flapping, or a
+	// flapping type with the suffix _cleared.
+	Type   string `json:"type"`
+	Device string `json:"device"`
+	// Object is what the event is about: an interface name, a neighbor
+	// address, a user.
+	Object   string            `json:"object,omitempty"`
+	Severity string            `json:"severity,omitempty"`
+	Message  string            `json:"message,omitempty"`
+	Tags     map[string]string `json:"tags,omitempty"`
+	Count    int               `json:"count,omitempty"`
+	Time     time.Time         `json:"time"`
+	// Cause locates the record that caused the event.
+	Cause Cause `json:"cause"`
+}
+
+// Cause is a record's position in the log.
+type Cause struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+}
