@@ -26,6 +26,8 @@ type Config struct {
 	HTTP    HTTPConfig `yaml:"http"`
 	Broker  Broker     `yaml:"broker"`
 	Log     LogConfig  `yaml:"log"`
+	Syslog  Syslog     `yaml:"syslog"`
+	SNMP    SNMP       `yaml:"snmp"`
 
 	// File is where the config was read from ("" for built-in defaults).
 	File string `yaml:"-"`

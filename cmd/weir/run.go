@@ -145,7 +145,7 @@ func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
 		cancel()
 		wg.Wait()
 	}()
-	errc := make(chan error, 2)
+	errc := make(chan error, 64)
 
 	if cfg.Broker.KafkaListen.Enabled() {
 		ln, err := net.Listen("tcp", string(cfg.Broker.KafkaListen))
@@ -188,6 +188,18 @@ func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
 			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 			defer c()
 			hs.Shutdown(sctx)
+		})
+	}
+	comps, err := buildComponents(deps{cfg: cfg, broker: log, logger: logger, reg: reg})
+	if err != nil {
+		return err
+	}
+	for _, c := range comps {
+		wg.Go(func() {
+			logger.Info("starting", slog.String("component", c.name))
+			if err := c.run(serveCtx); err != nil && serveCtx.Err() == nil {
+				errc <- fmt.Errorf("%s: %w", c.name, err)
+			}
 		})
 	}
 	ready.Store(true)
