@@ -257,6 +257,7 @@ func (c *Config) validate(root *yaml.Node) error {
 			add("broker.topics."+name+".segment.bytes", "must be between 64KiB and 2GiB")
 		}
 	}
+	c.Syslog.validate(add)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -293,6 +294,13 @@ func lineOf(root *yaml.Node, path string) int {
 	}
 	line := 0
 	for _, key := range splitPath(path) {
+		// "listeners[2]": the key, then the element of the sequence.
+		idx := -1
+		if open := strings.IndexByte(key, '['); open > 0 && strings.HasSuffix(key, "]") {
+			if i, err := strconv.Atoi(key[open+1 : len(key)-1]); err == nil {
+				key, idx = key[:open], i
+			}
+		}
 		if n.Kind != yaml.MappingNode {
 			return line
 		}
@@ -307,6 +315,13 @@ func lineOf(root *yaml.Node, path string) int {
 		}
 		if !found {
 			return line
+		}
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n = n.Content[idx]
+			line = n.Line
 		}
 	}
 	return line

@@ -66,6 +66,7 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: cannot unmarshal"},
 		{"broker:\n  topics:\n    bad/name: {partitions: 1}\n", "cfg.yaml:3: broker.topics.bad/name: invalid topic name"},
 		{"broker: [\n", "cfg.yaml"},
+		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:514\"}\n    - {protocol: sctp, address: \"127.0.0.1:514\"}\n", "cfg.yaml:4: syslog.listeners[1].protocol: must be udp, tcp or tls"},
 	} {
 		path := filepath.Join(t.TempDir(), "cfg.yaml")
 		os.WriteFile(path, []byte(tc.yaml), 0o644)

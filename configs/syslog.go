@@ -1,7 +1,11 @@
 package configs
 
+import "fmt"
+
 // Syslog configures the syslog collector (collectors/syslog).
 type Syslog struct {
+	// Enabled turns the collector off with false; on by default.
+	Enabled *bool `yaml:"enabled"`
 	// Listeners; with none configured, UDP and TCP on 127.0.0.1:5514.
 	Listeners []SyslogListener `yaml:"listeners"`
 	// Topic receives the records; default raw.syslog.
@@ -12,4 +16,48 @@ type Syslog struct {
 type SyslogListener struct {
 	Protocol string  `yaml:"protocol"` // udp, tcp or tls
 	Address  Address `yaml:"address"`
+	// TLS: the server certificate and key, and a CA to require and verify
+	// client certificates with (mutual TLS).
+	CertFile     string `yaml:"cert_file"`
+	KeyFile      string `yaml:"key_file"`
+	ClientCAFile string `yaml:"client_ca_file"`
+	// MaxMessageSize bounds one message; default 64KiB. Longer lines are
+	// kept truncated (and marked), longer octet-counted frames close the
+	// connection.
+	MaxMessageSize ByteSize `yaml:"max_message_size"`
+	// MaxConnections bounds concurrent TCP/TLS connections; default 4096.
+	MaxConnections int `yaml:"max_connections"`
+	// IdleTimeout closes TCP/TLS connections silent for this long;
+	// default 10m.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	// ReadBuffer is the UDP socket receive buffer (SO_RCVBUF); default
+	// 8MiB. The kernel caps it at net.core.rmem_max unless weir runs as
+	// root.
+	ReadBuffer ByteSize `yaml:"read_buffer"`
+	// Readers is the number of UDP reading goroutines; default 2.
+	Readers int `yaml:"readers"`
+}
+
+// SyslogEnabled reports whether the syslog collector runs.
+func (c *Config) SyslogEnabled() bool { return c.Syslog.Enabled == nil || *c.Syslog.Enabled }
+
+func (s *Syslog) validate(add func(path, format string, args ...any)) {
+	for i, l := range s.Listeners {
+		path := fmt.Sprintf("syslog.listeners[%d]", i)
+		switch l.Protocol {
+		case "udp", "tcp":
+		case "tls":
+			if l.CertFile == "" || l.KeyFile == "" {
+				add(path, "tls needs cert_file and key_file")
+			}
+		default:
+			add(path+".protocol", "must be udp, tcp or tls, not %q", l.Protocol)
+		}
+		if !l.Address.Enabled() {
+			add(path+".address", "is required (host:port)")
+		}
+		if l.MaxMessageSize < 0 || l.MaxMessageSize > 16<<20 {
+			add(path+".max_message_size", "must be at most 16MiB")
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"encoding/base64"
 	"slices"
 	"strconv"
 	"time"
@@ -61,6 +62,11 @@ func (l *Log) AppendJSON(dst []byte) []byte {
 	dst = appendOptField(dst, "sequence", l.Sequence)
 	dst = appendField(dst, "message", l.Message)
 	dst = appendField(dst, "raw", l.Raw)
+	if len(l.RawBytes) > 0 {
+		dst = append(dst, `,"raw_bytes":"`...)
+		dst = base64.StdEncoding.AppendEncode(dst, l.RawBytes)
+		dst = append(dst, '"')
+	}
 	dst = appendOptField(dst, "parse_error", l.ParseError)
 	dst = appendField(dst, "source_addr", l.SourceAddr)
 	dst = appendField(dst, "listener", l.Listener)

@@ -26,7 +26,7 @@ func TestLogAppendJSONMatchesEncodingJSON(t *testing.T) {
 			Message:        "neighbor \"10.0.0.2\" down\t<tab> & \u2028 \x01", Raw: "<187>1 ...", SourceAddr: "192.0.2.1:514",
 			Listener: "udp://0.0.0.0:514", ReceivedAt: time.Date(2026, 11, 29, 14, 2, 11, 0, time.FixedZone("x", 3600))},
 		{V: 1, Device: "10.0.0.9", Format: "unknown", Facility: -1, Severity: -1, Message: "garbage \xff\xfe bytes",
-			Raw: "garbage \xff\xfe bytes", ParseError: "no PRI", SourceAddr: "10.0.0.9:5000", Listener: "tcp://:601"},
+			Raw: "garbage \xff\xfe bytes", RawBytes: []byte("garbage \xff\xfe bytes"), ParseError: "no PRI", SourceAddr: "10.0.0.9:5000", Listener: "tcp://:601"},
 	} {
 		got := l.AppendJSON(nil)
 		want := stdJSON(t, &l)

@@ -68,14 +68,14 @@ type Metric struct {
 
 // Log is one syslog message, parsed as far as it parses. Every header field
 // is kept, with the raw bytes, who sent it and when it arrived. A message
-// that does not parse still becomes a Log, with Format "unknown",
+// that does not parse still becomes a Log, with Format "malformed",
 // ParseError set and the raw text as Message.
 type Log struct {
 	V int `json:"v"`
 	// Device is the key: the hostname the message carries, else the
 	// sender's IP address (inventory names come with enrichment).
 	Device string `json:"device"`
-	// Format is rfc5424, rfc3164, cisco or unknown.
+	// Format is rfc5424, rfc3164, cisco or malformed.
 	Format string `json:"format"`
 	// Facility and Severity come from PRI; -1 when the message had none.
 	Facility int `json:"facility"`
@@ -88,9 +88,13 @@ type Log struct {
 	MsgID          string                       `json:"msg_id,omitempty"`
 	StructuredData map[string]map[string]string `json:"structured_data,omitempty"`
 	// Sequence is the Cisco message sequence number, when present.
-	Sequence   string    `json:"sequence,omitempty"`
-	Message    string    `json:"message"`
+	Sequence string `json:"sequence,omitempty"`
+	Message  string `json:"message"`
+	// Raw is the message as received. JSON strings hold only UTF-8, so
+	// when the bytes are not valid UTF-8 Raw has U+FFFD in their place
+	// and RawBytes (base64 in JSON) holds them exactly.
 	Raw        string    `json:"raw"`
+	RawBytes   []byte    `json:"raw_bytes,omitempty"`
 	ParseError string    `json:"parse_error,omitempty"`
 	SourceAddr string    `json:"source_addr"`
 	Listener   string    `json:"listener"`

@@ -58,7 +58,7 @@ var addrRE = regexp.MustCompile(`msg="(kafka|http) listener started".*addr=(\S+)
 // startWeir runs weir on free loopback ports and waits until it listens.
 func startWeir(t *testing.T, dataDir string, extra ...string) *weirProc {
 	t.Helper()
-	args := append([]string{"run", "--data-dir", dataDir, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0"}, extra...)
+	args := append([]string{"run", "--data-dir", dataDir, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--syslog-listen", "127.0.0.1:0"}, extra...)
 	p := &weirProc{cmd: exec.Command(weirBin, args...), dataDir: dataDir, exited: make(chan struct{})}
 	stderr, _ := p.cmd.StderrPipe()
 	if err := p.cmd.Start(); err != nil {
@@ -263,7 +263,7 @@ func TestGracefulRestartKeepsData(t *testing.T) {
 func TestSecondProcessOnSameDataDirFails(t *testing.T) {
 	dir := t.TempDir()
 	startWeir(t, dir)
-	cmd := exec.Command(weirBin, "run", "--data-dir", dir, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	cmd := exec.Command(weirBin, "run", "--data-dir", dir, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--syslog-listen", "off")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		t.Fatal("second weir on the same data dir started")

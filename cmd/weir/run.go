@@ -29,12 +29,13 @@ import (
 func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weir run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var file, dataDir, kafkaListen, httpListen, logLevel string
+	var file, dataDir, kafkaListen, httpListen, syslogListen, logLevel string
 	fs.StringVar(&file, "config", "", "config file (default: built-in defaults)")
 	fs.StringVar(&file, "c", "", "shorthand for --config")
 	fs.StringVar(&dataDir, "data-dir", "", "override data_dir")
 	fs.StringVar(&kafkaListen, "kafka-listen", "", "override broker.kafka_listen (\"off\" disables)")
 	fs.StringVar(&httpListen, "http-listen", "", "override http.listen (\"off\" disables)")
+	fs.StringVar(&syslogListen, "syslog-listen", "", "listen for syslog on this address, UDP and TCP, instead of the configured listeners (\"off\" disables)")
 	fs.StringVar(&logLevel, "log-level", "", "override log.level")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
@@ -57,6 +58,15 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if logLevel != "" {
 		cfg.Log.Level = logLevel
+	}
+	switch syslogListen {
+	case "":
+	case "off":
+		off := false
+		cfg.Syslog.Enabled = &off
+	default:
+		addr := configs.Address(syslogListen)
+		cfg.Syslog.Listeners = []configs.SyslogListener{{Protocol: "udp", Address: addr}, {Protocol: "tcp", Address: addr}}
 	}
 	logger := newLogger(cfg.Log, stderr)
 	return run(ctx, cfg, logger)

@@ -1,4 +1,22 @@
 package main
 
-// syslogComponents builds the syslog collector from the config.
-func syslogComponents(d deps) ([]component, error) { return nil, nil }
+import (
+	"log/slog"
+
+	"github.com/weirnet/weir/collectors/syslog"
+)
+
+// syslogComponents builds the syslog collector from the config; with no
+// syslog section it listens on UDP and TCP 127.0.0.1:5514.
+func syslogComponents(d deps) ([]component, error) {
+	if !d.cfg.SyslogEnabled() {
+		return nil, nil
+	}
+	c, err := syslog.New(d.cfg.Syslog, d.broker,
+		syslog.WithLogger(d.logger.With(slog.String("component", "syslog"))),
+		syslog.WithRegisterer(d.reg))
+	if err != nil {
+		return nil, err
+	}
+	return []component{{name: "syslog", run: c.Run}}, nil
+}

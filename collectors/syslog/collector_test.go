@@ -1,0 +1,385 @@
+package syslog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// harness runs a collector on loopback over an embedded broker.
+type harness struct {
+	t     *testing.T
+	b     *embedded.Broker
+	c     *Collector
+	reg   *prometheus.Registry
+	addrs map[string]string // protocol -> host:port
+	stop  func()
+}
+
+func startCollector(t *testing.T, listeners ...configs.SyslogListener) *harness {
+	t.Helper()
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	c, err := New(configs.Syslog{Listeners: listeners}, b, WithRegisterer(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	actx, acancel := context.WithTimeout(ctx, 5*time.Second)
+	defer acancel()
+	addrs, err := c.Addrs(actx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, b: b, c: c, reg: reg, addrs: map[string]string{}}
+	for _, a := range addrs {
+		proto, addr, _ := strings.Cut(a, "://")
+		h.addrs[proto] = addr
+	}
+	h.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		b.Close()
+	}
+	t.Cleanup(func() { h.stop() })
+	return h
+}
+
+func listener(proto string) configs.SyslogListener {
+	return configs.SyslogListener{Protocol: proto, Address: "127.0.0.1:0"}
+}
+
+// waitLogs reads raw.syslog until n records are there (or fails after a
+// timeout) and returns them decoded.
+func (h *harness) waitLogs(n int) []telemetry.Log {
+	h.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		logs := h.readLogs()
+		if len(logs) >= n || time.Now().After(deadline) {
+			if len(logs) < n {
+				h.t.Fatalf("%d of %d messages arrived", len(logs), n)
+			}
+			return logs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *harness) readLogs() []telemetry.Log {
+	h.t.Helper()
+	infos, err := h.b.DescribeTopics(context.Background(), telemetry.TopicRawSyslog)
+	if err != nil {
+		return nil
+	}
+	var out []telemetry.Log
+	var res broker.FetchResult
+	for _, p := range infos[0].Partitions {
+		for off := p.LogStartOffset; off < p.HighWatermark; {
+			if err := h.b.Fetch(context.Background(), telemetry.TopicRawSyslog, p.Partition, off, broker.FetchOptions{}, &res); err != nil {
+				h.t.Fatal(err)
+			}
+			for _, r := range res.Records {
+				var l telemetry.Log
+				if err := json.Unmarshal(r.Value, &l); err != nil {
+					h.t.Fatalf("record %d/%d: %v: %s", p.Partition, r.Offset, err, r.Value)
+				}
+				if string(r.Key) != l.Device {
+					h.t.Fatalf("key %q, device %q", r.Key, l.Device)
+				}
+				if len(r.Headers) != 2 || string(r.Headers[0].Value) != "syslog" || string(r.Headers[1].Value) != telemetry.SchemaLog {
+					h.t.Fatalf("headers %v", r.Headers)
+				}
+				out = append(out, l)
+				off = r.Offset + 1
+			}
+		}
+	}
+	return out
+}
+
+// byRaw indexes logs by raw text, failing on duplicates.
+func byRaw(t *testing.T, logs []telemetry.Log) map[string]telemetry.Log {
+	m := make(map[string]telemetry.Log, len(logs))
+	for _, l := range logs {
+		if l.RawBytes != nil {
+			l.Raw = string(l.RawBytes) // the exact bytes
+		}
+		if _, dup := m[l.Raw]; dup {
+			t.Errorf("message delivered twice: %.80q", l.Raw)
+		}
+		m[l.Raw] = l
+	}
+	return m
+}
+
+func TestCorpusOverUDPAndTCP(t *testing.T) {
+	corpus := loadCorpus(t)
+	for _, mode := range []string{"udp", "tcp-octet", "tcp-newline"} {
+		t.Run(mode, func(t *testing.T) {
+			proto := "tcp"
+			if mode == "udp" {
+				proto = "udp"
+			}
+			h := startCollector(t, listener(proto))
+			conn, err := net.Dial(proto, h.addrs[proto])
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			for _, c := range corpus {
+				switch mode {
+				case "udp":
+					conn.Write([]byte(c.Raw))
+					time.Sleep(200 * time.Microsecond) // loopback UDP: do not outrun the socket
+				case "tcp-octet":
+					fmt.Fprintf(conn, "%d %s", len(c.Raw), c.Raw)
+				case "tcp-newline":
+					if c.Raw == "" {
+						continue // a newline stream cannot carry an empty message
+					}
+					fmt.Fprintf(conn, "%s\n", c.Raw)
+				}
+				want++
+			}
+			conn.Close()
+			logs := byRaw(t, h.waitLogs(want))
+			for _, c := range corpus {
+				if mode == "tcp-newline" && c.Raw == "" {
+					continue
+				}
+				l, ok := logs[c.Raw]
+				if !ok {
+					t.Errorf("missing %.80q", c.Raw)
+					continue
+				}
+				checkAgainstCorpus(t, c, &l)
+				if l.Listener != proto+"://"+h.addrs[proto] || !strings.HasPrefix(l.SourceAddr, "127.0.0.1:") || l.ReceivedAt.IsZero() {
+					t.Errorf("receive fields: %+v", l)
+				}
+				if wantDev := c.Host; wantDev != "" && l.Device != wantDev {
+					t.Errorf("device %q, want %q", l.Device, wantDev)
+				} else if c.Host == "" && l.Device != "127.0.0.1" {
+					t.Errorf("device %q, want the source IP", l.Device)
+				}
+			}
+			if got := testutil.ToFloat64(h.c.metrics.parseFailures.WithLabelValues(proto + "://" + h.addrs[proto])); got == 0 {
+				t.Errorf("parse failures not counted")
+			}
+		})
+	}
+}
+
+// TestOctetCountWithTrailingNewline: rsyslog and syslog-ng count the
+// newline they append, logger does not; both come out clean.
+func TestOctetCountWithTrailingNewline(t *testing.T) {
+	h := startCollector(t, listener("tcp"))
+	conn, _ := net.Dial("tcp", h.addrs["tcp"])
+	msg := "<13>Nov 29 14:08:10 host2 app: counted with newline"
+	fmt.Fprintf(conn, "%d %s\n", len(msg)+1, msg)
+	msg2 := "<13>Nov 29 14:08:11 host2 app: counted without newline"
+	fmt.Fprintf(conn, "%d %s", len(msg2), msg2)
+	msg3 := "<13>Nov 29 14:08:12 host2 app: newline after the frame"
+	fmt.Fprintf(conn, "\n%d %s\n", len(msg3), msg3)
+	conn.Close()
+	logs := byRaw(t, h.waitLogs(3))
+	for _, m := range []string{msg, msg2, msg3} {
+		if l, ok := logs[m]; !ok || l.Format != FormatRFC3164 {
+			t.Errorf("%q not clean: %+v", m, logs)
+		}
+	}
+}
+
+// TestBadInput: garbage, a 10 MiB line, a huge frame length, an idle client
+// and more connections than allowed each get a counted refusal while a
+// well-behaved client keeps flowing.
+func TestBadInput(t *testing.T) {
+	l := listener("tcp")
+	l.MaxConnections = 50
+	l.IdleTimeout = configs.Duration(300 * time.Millisecond)
+	h := startCollector(t, l)
+	addr := h.addrs["tcp"]
+	name := "tcp://" + addr
+	closed := func(reason string) float64 {
+		return testutil.ToFloat64(h.c.metrics.connsRejected.WithLabelValues(name, reason))
+	}
+
+	// Garbage: published as malformed lines, never dropped.
+	g, _ := net.Dial("tcp", addr)
+	g.Write([]byte("\x00\x01\xff garbage \x7f\nmore garbage\n"))
+	g.Close()
+
+	// A 10 MiB line: kept truncated at max_message_size, marked.
+	big, _ := net.Dial("tcp", addr)
+	line := strings.Repeat("A", 10<<20)
+	go func() { big.Write([]byte("<13>" + line + "\n")); big.Close() }()
+
+	// An octet count of 999999999: the connection is closed.
+	huge, _ := net.Dial("tcp", addr)
+	huge.Write([]byte("999999999 <13>x"))
+	buf := make([]byte, 1)
+	huge.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := huge.Read(buf); err == nil {
+		t.Error("huge frame: connection still open")
+	}
+	huge.Close()
+
+	// A client that connects and sends nothing is closed when idle.
+	idle, _ := net.Dial("tcp", addr)
+	idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := idle.Read(buf); err == nil {
+		t.Error("idle connection not closed")
+	}
+	idle.Close()
+
+	// More connections than max_connections: the extra are refused.
+	var conns []net.Conn
+	for i := 0; i < 80; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			conns = append(conns, c)
+		}
+	}
+	// Meanwhile a good client still gets through once slots free up.
+	time.Sleep(200 * time.Millisecond)
+	for _, c := range conns {
+		c.Close()
+	}
+	good := dialRetry(t, addr)
+	fmt.Fprintf(good, "<13>Nov 29 14:08:10 goodhost app: still flowing\n")
+	good.Close()
+
+	deadline := time.Now().Add(10 * time.Second)
+	var logs map[string]telemetry.Log
+	for time.Now().Before(deadline) {
+		logs = byRaw(t, h.readLogs())
+		if _, ok := logs["<13>Nov 29 14:08:10 goodhost app: still flowing"]; ok && len(logs) >= 4 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, ok := logs["\x00\x01\xff garbage \x7f"]; !ok {
+		t.Errorf("garbage line not published as malformed")
+	}
+	var sawBig bool
+	for raw, l := range logs {
+		if strings.HasPrefix(raw, "<13>AAAA") {
+			sawBig = true
+			if len(raw) != DefaultMaxMessageSize || !strings.Contains(l.ParseError, "truncated") {
+				t.Errorf("10 MiB line kept as %d bytes, parse_error %q", len(raw), l.ParseError)
+			}
+		}
+	}
+	if !sawBig {
+		t.Error("10 MiB line not published truncated")
+	}
+	if _, ok := logs["<13>Nov 29 14:08:10 goodhost app: still flowing"]; !ok {
+		t.Error("good client starved")
+	}
+	if closed("frame_too_large") != 1 {
+		t.Errorf("frame_too_large closes: %v", closed("frame_too_large"))
+	}
+	if closed("idle") < 1 {
+		t.Errorf("idle closes: %v", closed("idle"))
+	}
+	if closed("too_many_connections") < 1 {
+		t.Errorf("too_many_connections: %v", closed("too_many_connections"))
+	}
+}
+
+func dialRetry(t *testing.T, addr string) net.Conn {
+	for i := 0; i < 100; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			return c
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("cannot connect")
+	return nil
+}
+
+// TestManyConnections opens 2,000 connections at once, each sending one
+// message: all arrive, none twice.
+func TestManyConnections(t *testing.T) {
+	h := startCollector(t, listener("tcp"))
+	const n = 2000
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", h.addrs["tcp"])
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			msg := fmt.Sprintf("<14>1 2026-11-29T14:08:00Z conn%d app - - - message %d", i, i)
+			fmt.Fprintf(c, "%d %s", len(msg), msg)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	logs := byRaw(t, h.waitLogs(n))
+	if len(logs) != n {
+		t.Fatalf("%d distinct messages, want %d", len(logs), n)
+	}
+}
+
+// TestBackPressure: while the broker refuses writes, TCP messages wait (the
+// reader stops) and arrive once it accepts again; nothing is lost.
+func TestBackPressure(t *testing.T) {
+	fb := &flakyBroker{}
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	fb.Broker = b
+	fb.fail.Store(true)
+	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, fb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	addrs, _ := c.Addrs(ctx)
+	_, addr, _ := strings.Cut(addrs[0], "://")
+	conn, _ := net.Dial("tcp", addr)
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: msg %d\n", i)
+	}
+	time.Sleep(300 * time.Millisecond)
+	fb.fail.Store(false)
+	conn.Close()
+	h := &harness{t: t, b: b}
+	logs := byRaw(t, h.waitLogs(100))
+	if len(logs) != 100 {
+		t.Fatalf("%d messages after the broker recovered", len(logs))
+	}
+}

@@ -1,0 +1,101 @@
+package syslog
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the collector's self-metrics, resolved per listener once so
+// the hot path only adds to counters, once per batch.
+type metrics struct {
+	messages       *prometheus.CounterVec
+	bytes          *prometheus.CounterVec
+	parseFailures  *prometheus.CounterVec
+	dropped        *prometheus.CounterVec
+	connections    *prometheus.GaugeVec
+	connsRejected  *prometheus.CounterVec
+	publishErrors  *prometheus.CounterVec
+	publishSeconds *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_syslog_messages_total", Help: "Syslog messages received and published, by listener and detected format.",
+		}, []string{"listener", "format"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_syslog_bytes_total", Help: "Bytes of syslog messages received, by listener.",
+		}, []string{"listener"}),
+		parseFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_syslog_parse_failures_total", Help: "Messages that did not parse (published as malformed with their raw bytes).",
+		}, []string{"listener"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_syslog_dropped_total", Help: "Messages or frames lost, by listener and reason.",
+		}, []string{"listener", "reason"}),
+		connections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "weir_syslog_connections", Help: "Open TCP/TLS syslog connections.",
+		}, []string{"listener"}),
+		connsRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_syslog_connections_closed_total", Help: "TCP/TLS connections refused or closed by weir, by reason.",
+		}, []string{"listener", "reason"}),
+		publishErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_syslog_publish_errors_total", Help: "Failed attempts to publish a batch to the broker (retried).",
+		}, []string{"listener"}),
+		publishSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "weir_syslog_publish_seconds", Help: "Time to publish one batch to the broker.",
+			Buckets: prometheus.ExponentialBuckets(0.00002, 4, 10),
+		}, []string{"listener"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.messages, m.bytes, m.parseFailures, m.dropped, m.connections, m.connsRejected, m.publishErrors, m.publishSeconds)
+	}
+	return m
+}
+
+// listenerStats are one listener's resolved metric children.
+type listenerStats struct {
+	listener       string
+	m              *metrics
+	messages       [4]prometheus.Counter // by formatIndex
+	bytes          prometheus.Counter
+	parseFailures  prometheus.Counter
+	connections    prometheus.Gauge
+	publishErrors  prometheus.Counter
+	publishSeconds prometheus.Observer
+
+	mu    sync.Mutex
+	drops map[string]prometheus.Counter
+}
+
+func (m *metrics) forListener(name string) *listenerStats {
+	s := &listenerStats{
+		listener:       name,
+		m:              m,
+		bytes:          m.bytes.WithLabelValues(name),
+		parseFailures:  m.parseFailures.WithLabelValues(name),
+		connections:    m.connections.WithLabelValues(name),
+		publishErrors:  m.publishErrors.WithLabelValues(name),
+		publishSeconds: m.publishSeconds.WithLabelValues(name),
+		drops:          map[string]prometheus.Counter{},
+	}
+	for i, f := range []string{FormatRFC5424, FormatRFC3164, FormatCisco, FormatMalformed} {
+		s.messages[i] = m.messages.WithLabelValues(name, f)
+	}
+	return s
+}
+
+func (s *listenerStats) dropped(reason string) prometheus.Counter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.drops[reason]
+	if !ok {
+		c = s.m.dropped.WithLabelValues(s.listener, reason)
+		s.drops[reason] = c
+	}
+	return c
+}
+
+func (s *listenerStats) closed(reason string) {
+	s.m.connsRejected.WithLabelValues(s.listener, reason).Inc()
+}

@@ -1,0 +1,420 @@
+package syslog
+
+import (
+	"errors"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Formats a message is detected as.
+const (
+	FormatRFC5424   = "rfc5424"
+	FormatRFC3164   = "rfc3164"
+	FormatCisco     = "cisco"
+	FormatMalformed = "malformed"
+)
+
+// Parser turns one syslog message into a telemetry.Log. It detects the
+// format per message: RFC 5424, RFC 3164 (BSD) or Cisco's own header
+// (`<PRI>SEQ: [host:] [*|.]timestamp: %FAC-SEV-MNEMONIC: ...`, with or without
+// year, milliseconds and time zone, as IOS, IOS-XE, NX-OS and IOS-XR send it).
+// A message that fits none is still returned, with Format "malformed", the
+// raw text as Message and ParseError saying why.
+//
+// The hand-written parser works on the bytes as received and allocates
+// nothing on the common path; RFC 5424 structured data, when present, is
+// the exception. Its results agree with go-syslog's RFC 5424 parser, which
+// the tests use as the reference.
+type Parser struct {
+	// Now is the receive clock, used for the year of timestamps that have
+	// none. Nil means time.Now.
+	Now func() time.Time
+}
+
+var (
+	errNoPRI        = errors.New("no <PRI> header")
+	errBadPRI       = errors.New("PRI out of range 0-191")
+	errNoTimestamp  = errors.New("no timestamp after PRI")
+	errBadTimestamp = errors.New("invalid timestamp")
+	errBadHeader    = errors.New("truncated header")
+	errBadSD        = errors.New("invalid structured data")
+)
+
+// Parse parses raw into l. The strings in l point into raw (no copy): raw
+// must not change while l is in use. Use ParseCopy when l must outlive raw.
+func (p *Parser) Parse(raw []byte, l *telemetry.Log) {
+	s := unsafe.String(unsafe.SliceData(raw), len(raw))
+	p.parse(s, l)
+}
+
+// ParseCopy parses a copy of raw, so l owns its strings.
+func (p *Parser) ParseCopy(raw []byte, l *telemetry.Log) { p.parse(string(raw), l) }
+
+func (p *Parser) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+func (p *Parser) parse(s string, l *telemetry.Log) {
+	*l = telemetry.Log{V: telemetry.Version, Raw: s, Facility: -1, Severity: -1}
+	pri, rest, err := parsePRI(s)
+	if err != nil {
+		malformed(l, s, err)
+		return
+	}
+	l.Facility, l.Severity = pri>>3, pri&7
+	switch {
+	case len(rest) >= 2 && rest[0] == '1' && rest[1] == ' ':
+		err = p.parse5424(rest[2:], l)
+	case startsWithCiscoSeq(rest):
+		err = p.parseCisco(rest, l)
+	default:
+		err = p.parse3164(rest, l)
+	}
+	if err != nil {
+		fac, sev := l.Facility, l.Severity
+		malformed(l, s, err)
+		l.Facility, l.Severity = fac, sev
+	}
+}
+
+func malformed(l *telemetry.Log, s string, err error) {
+	*l = telemetry.Log{V: telemetry.Version, Raw: s, Facility: -1, Severity: -1,
+		Format: FormatMalformed, Message: s, ParseError: err.Error()}
+}
+
+// parsePRI reads "<N>" with N in 0..191 and no leading zeros beyond "0".
+func parsePRI(s string) (int, string, error) {
+	if len(s) < 3 || s[0] != '<' {
+		return 0, s, errNoPRI
+	}
+	n, i := 0, 1
+	for ; i < len(s) && i <= 4 && s[i] >= '0' && s[i] <= '9'; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	if i == 1 || i > 4 || i >= len(s) || s[i] != '>' {
+		return 0, s, errNoPRI
+	}
+	if n > 191 || (i > 2 && s[1] == '0') {
+		return 0, s, errBadPRI
+	}
+	return n, s[i+1:], nil
+}
+
+// startsWithCiscoSeq reports whether s starts with Cisco's sequence number
+// field: digits (possibly none, as NX-OS sends "<189>: ...") then ':', then
+// a space or an origin like "RP/0/RSP0/CPU0:".
+func startsWithCiscoSeq(s string) bool {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i < len(s) && s[i] == ':' && (i > 0 || (len(s) > 1 && s[1] == ' '))
+}
+
+// parse5424: VERSION SP TIMESTAMP SP HOSTNAME SP APP-NAME SP PROCID SP MSGID
+// SP STRUCTURED-DATA [SP MSG]; "-" is nil.
+func (p *Parser) parse5424(s string, l *telemetry.Log) error {
+	l.Format = FormatRFC5424
+	var ts, host, app, proc, msgid string
+	var ok bool
+	for _, f := range []*string{&ts, &host, &app, &proc, &msgid} {
+		if *f, s, ok = nextField(s); !ok {
+			return errBadHeader
+		}
+	}
+	if ts != "-" {
+		t, err := parseRFC3339(ts)
+		if err != nil {
+			return err
+		}
+		l.Time = &t
+	}
+	l.Hostname, l.AppName, l.ProcID, l.MsgID = nilDash(host), nilDash(app), nilDash(proc), nilDash(msgid)
+	if len(s) == 0 {
+		return errBadHeader
+	}
+	if s[0] == '-' {
+		s = s[1:]
+	} else {
+		sd, rest, err := parseSD(s)
+		if err != nil {
+			return err
+		}
+		l.StructuredData, s = sd, rest
+	}
+	if len(s) > 0 {
+		if s[0] != ' ' {
+			return errBadSD
+		}
+		s = s[1:]
+	}
+	// A UTF-8 BOM marks the message as UTF-8; it is not part of the text.
+	l.Message = strings.TrimPrefix(s, "\ufeff")
+	return nil
+}
+
+func nilDash(s string) string {
+	if s == "-" {
+		return ""
+	}
+	return s
+}
+
+// nextField returns the text up to the next space and what follows it.
+func nextField(s string) (string, string, bool) {
+	i := strings.IndexByte(s, ' ')
+	if i <= 0 {
+		return "", s, false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// parseSD parses one or more SD-ELEMENTs.
+func parseSD(s string) (map[string]map[string]string, string, error) {
+	sd := map[string]map[string]string{}
+	for len(s) > 0 && s[0] == '[' {
+		s = s[1:]
+		end := strings.IndexAny(s, " ]")
+		if end <= 0 {
+			return nil, s, errBadSD
+		}
+		id := s[:end]
+		s = s[end:]
+		params := map[string]string{}
+		for len(s) > 0 && s[0] == ' ' {
+			s = s[1:]
+			eq := strings.IndexByte(s, '=')
+			if eq <= 0 || eq+1 >= len(s) || s[eq+1] != '"' {
+				return nil, s, errBadSD
+			}
+			name := s[:eq]
+			s = s[eq+2:]
+			var val strings.Builder
+			closed := false
+			for i := 0; i < len(s); i++ {
+				c := s[i]
+				if c == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\' || s[i+1] == ']') {
+					val.WriteByte(s[i+1])
+					i++
+					continue
+				}
+				if c == '"' {
+					s = s[i+1:]
+					closed = true
+					break
+				}
+				val.WriteByte(c)
+			}
+			if !closed {
+				return nil, s, errBadSD
+			}
+			params[name] = val.String()
+		}
+		if len(s) == 0 || s[0] != ']' {
+			return nil, s, errBadSD
+		}
+		s = s[1:]
+		sd[id] = params
+	}
+	return sd, s, nil
+}
+
+// parseRFC3339 parses the RFC 5424 timestamp: RFC 3339 with at most six
+// fraction digits.
+func parseRFC3339(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, errBadTimestamp
+	}
+	return t, nil
+}
+
+// parse3164: TIMESTAMP SP HOSTNAME SP TAG[PID]: MSG. The timestamp is BSD's
+// "Mmm dd hh:mm:ss" (what logger and most devices send) or RFC 3339 (what
+// rsyslog sends in its "BSD" template), optionally with a year ("2026 Nov 29
+// 14:03:05", NX-OS). A NX-OS line whose body is "%FAC-SEV-MNEMONIC: ..." right
+// after the hostname is reported as Cisco format.
+func (p *Parser) parse3164(s string, l *telemetry.Log) error {
+	l.Format = FormatRFC3164
+	t, rest, ok := p.parseBSDTime(s, false)
+	if !ok {
+		if i := strings.IndexByte(s, ' '); i > 0 {
+			if tt, err := parseRFC3339(s[:i]); err == nil {
+				t, rest, ok = tt, s[i+1:], true
+			}
+		}
+	}
+	if !ok {
+		return errNoTimestamp
+	}
+	l.Time = &t
+	s = rest
+	// HOSTNAME, unless the next word is already the tag ("tag: msg").
+	if word, after, found := nextField(s); found && !strings.HasSuffix(word, ":") && !strings.Contains(word, "[") {
+		l.Hostname, s = word, after
+	}
+	if strings.HasPrefix(s, "%") {
+		l.Format = FormatCisco
+		l.Message = s
+		return nil
+	}
+	l.AppName, l.ProcID, l.Message = splitTag(s)
+	return nil
+}
+
+// splitTag splits "tag[pid]: msg" or "tag: msg"; text without a tag is all
+// message.
+func splitTag(s string) (app, pid, msg string) {
+	end := strings.IndexAny(s, ":[ ")
+	if end <= 0 || end > 48 {
+		return "", "", s
+	}
+	app = s[:end]
+	rest := s[end:]
+	if rest[0] == '[' {
+		close := strings.IndexByte(rest, ']')
+		if close < 0 {
+			return "", "", s
+		}
+		pid = rest[1:close]
+		rest = rest[close+1:]
+	}
+	if !strings.HasPrefix(rest, ":") {
+		return "", "", s
+	}
+	return app, pid, strings.TrimPrefix(rest[1:], " ")
+}
+
+// parseCisco: SEQ: [host: | node:] [*|.]TIMESTAMP: [process[pid]: ] %MSG.
+func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
+	l.Format = FormatCisco
+	colon := strings.IndexByte(s, ':')
+	l.Sequence = s[:colon]
+	s = strings.TrimPrefix(s[colon+1:], " ")
+	// Origin: "edge1: " (a host name) or "RP/0/RSP0/CPU0:" (an IOS-XR
+	// node, glued to the timestamp).
+	if i := strings.IndexByte(s, ':'); i > 0 && !strings.ContainsAny(s[:i], " ") {
+		word := s[:i]
+		switch {
+		case strings.Contains(word, "/"):
+			s = s[i+1:] // IOS-XR node id: not a host name
+		case i+1 < len(s) && s[i+1] == ' ' && !isDigits(word):
+			l.Hostname, s = word, s[i+2:]
+		}
+	}
+	// '*' means the clock is not authoritative, '.' that it lost sync.
+	s = strings.TrimLeft(s, "*.")
+	t, rest, ok := p.parseBSDTime(s, true)
+	if !ok {
+		return errNoTimestamp
+	}
+	l.Time = &t
+	s = strings.TrimPrefix(rest, ":")
+	s = strings.TrimPrefix(s, " ")
+	if !strings.HasPrefix(s, "%") {
+		// IOS-XR: "process[pid]: %MSG".
+		if app, pid, msg := splitTag(s); app != "" {
+			l.AppName, l.ProcID, s = app, pid, msg
+		}
+	}
+	l.Message = s
+	return nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+
+// parseBSDTime parses "[YYYY ]Mmm dd hh:mm:ss[.fff][ TZ]" at the start of s
+// and returns the rest after it (and after one following space); zone allows
+// a time zone name (Cisco's "show-timezone"). Without a
+// year, the year is the one that puts the time closest to now (a message
+// from Dec 31 arriving on Jan 1 is last year's). Zone names other than
+// UTC/GMT/Z are left in the message's interpretation as UTC.
+func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
+	year := -1
+	if len(s) > 5 && isDigits(s[:4]) && s[4] == ' ' {
+		year = atoi(s[:4])
+		s = s[5:]
+	}
+	if len(s) < 15 || s[3] != ' ' || s[6] != ' ' || s[9] != ':' || s[12] != ':' {
+		return time.Time{}, s, false
+	}
+	mon := 0
+	for i, m := range months {
+		if s[:3] == m {
+			mon = i + 1
+			break
+		}
+	}
+	dayStr := s[4:6]
+	if dayStr[0] == ' ' {
+		dayStr = dayStr[1:]
+	}
+	if mon == 0 || !isDigits(dayStr) || !isDigits(s[7:9]) || !isDigits(s[10:12]) || !isDigits(s[13:15]) {
+		return time.Time{}, s, false
+	}
+	day, hh, mm, ss := atoi(dayStr), atoi(s[7:9]), atoi(s[10:12]), atoi(s[13:15])
+	if day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60 {
+		return time.Time{}, s, false
+	}
+	s = s[15:]
+	nsec := 0
+	if len(s) > 1 && s[0] == '.' {
+		i := 1
+		for i < len(s) && i <= 9 && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		frac := s[1:i]
+		nsec = atoi(frac)
+		for k := len(frac); k < 9; k++ {
+			nsec *= 10
+		}
+		s = s[i:]
+	}
+	// Optional zone name in Cisco headers: " UTC", " CET"..., followed by
+	// the colon that ends the header. BSD headers have none, and there an
+	// upper-case host name must not be taken for a zone.
+	if zone && len(s) > 1 && s[0] == ' ' {
+		j := 1
+		for j < len(s) && j <= 6 && s[j] >= 'A' && s[j] <= 'Z' {
+			j++
+		}
+		if j > 2 && j < len(s) && s[j] == ':' {
+			s = s[j:]
+		}
+	}
+	if year < 0 {
+		now := p.now().UTC()
+		year = now.Year()
+		if t := time.Date(year, time.Month(mon), day, hh, mm, ss, nsec, time.UTC); t.Sub(now) > 24*time.Hour {
+			year--
+		}
+	}
+	t := time.Date(year, time.Month(mon), day, hh, mm, ss, nsec, time.UTC)
+	if t.Day() != day {
+		return time.Time{}, s, false // Feb 30
+	}
+	return t, strings.TrimPrefix(s, " "), true
+}
+
+func atoi(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}

@@ -1,0 +1,288 @@
+package syslog
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	gosyslog "github.com/leodido/go-syslog/v4"
+	"github.com/leodido/go-syslog/v4/rfc5424"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// corpusLine is one line of ../shared/corpus/syslog/messages.jsonl.
+type corpusLine struct {
+	Raw      string `json:"raw"`
+	Format   string `json:"format"`
+	Vendor   string `json:"vendor"`
+	Host     string `json:"host"`
+	Severity *int   `json:"severity"`
+	Event    string `json:"event"`
+}
+
+// corpusPath finds the shared corpus beside the checkout.
+func corpusPath(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "corpus", "syslog", "messages.jsonl")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("syslog corpus not found at %s: %v", p, err)
+	}
+	return p
+}
+
+func loadCorpus(t testing.TB) []corpusLine {
+	f, err := os.Open(corpusPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []corpusLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var c corpusLine
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+var fixedNow = func() time.Time { return time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC) }
+
+// checkAgainstCorpus is shared by the parser test and the end-to-end
+// listener tests: format, severity and host as the corpus says, the message
+// text intact, the raw bytes kept whole.
+func checkAgainstCorpus(t *testing.T, c corpusLine, l *telemetry.Log) {
+	t.Helper()
+	if l.Format != c.Format {
+		t.Errorf("%.80q: format %s, want %s (%s)", c.Raw, l.Format, c.Format, l.ParseError)
+	}
+	if c.Severity != nil && l.Severity != *c.Severity {
+		t.Errorf("%.80q: severity %d, want %d", c.Raw, l.Severity, *c.Severity)
+	}
+	if l.Hostname != c.Host {
+		t.Errorf("%.80q: host %q, want %q", c.Raw, l.Hostname, c.Host)
+	}
+	if l.Raw != c.Raw {
+		t.Errorf("raw changed: %.80q", l.Raw)
+	}
+	if !strings.HasSuffix(c.Raw, l.Message) || (c.Raw != "" && l.Message == "" && c.Format != FormatMalformed) {
+		t.Errorf("%.80q: message %.80q is not the tail of the raw line", c.Raw, l.Message)
+	}
+	if c.Format == FormatMalformed && l.ParseError == "" {
+		t.Errorf("%.80q: malformed without parse_error", c.Raw)
+	}
+}
+
+func TestParseCorpus(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, c := range loadCorpus(t) {
+		var l telemetry.Log
+		p.ParseCopy([]byte(c.Raw), &l)
+		checkAgainstCorpus(t, c, &l)
+		if c.Format != FormatMalformed && l.Time == nil {
+			t.Errorf("%.80q: no device time", c.Raw)
+		}
+	}
+}
+
+func TestParseDetails(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct {
+		raw                                   string
+		format, host, app, pid, msgid, seq, m string
+		time                                  string
+	}{
+		{raw: "<189>48: edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", format: "cisco", host: "edge1", seq: "48",
+			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
+		{raw: "<187>1236: RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", app: "bgp", pid: "1052", seq: "1236",
+			m: "%ROUTING-BGP-5-ADJCHANGE : x", time: "2026-11-29T14:05:00.123Z"},
+		{raw: "<189>: 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", format: "cisco", m: "%ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", time: "2026-11-29T14:03:01Z"},
+		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
+			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
+		{raw: "<13>Dec 31 23:59:59 h t: new year", format: "rfc3164", host: "h", app: "t", m: "new year", time: "2025-12-31T23:59:59Z"},
+		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
+		{raw: "<13>2026-11-29T14:08:10.5+01:00 h app[7]: rsyslog style", format: "rfc3164", host: "h", app: "app", pid: "7", m: "rsyslog style", time: "2026-11-29T14:08:10.5+01:00"},
+		{raw: "<14>1 2026-11-29T14:08:11.5-05:00 host3 app - ID47 - \ufeffBOM message", format: "rfc5424", host: "host3", app: "app", msgid: "ID47", m: "BOM message", time: "2026-11-29T14:08:11.5-05:00"},
+		{raw: "<14>1 - - - - - -", format: "rfc5424"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.MsgID, l.Sequence, l.Message}
+		want := [...]string{tc.format, tc.host, tc.app, tc.pid, tc.msgid, tc.seq, tc.m}
+		if got != want {
+			t.Errorf("%q:\n got %q\nwant %q (%s)", tc.raw, got, want, l.ParseError)
+		}
+		if tc.time != "" {
+			wt, _ := time.Parse(time.RFC3339Nano, tc.time)
+			if l.Time == nil || !l.Time.Equal(wt) {
+				t.Errorf("%q: time %v, want %v", tc.raw, l.Time, wt)
+			}
+		}
+	}
+}
+
+func TestStructuredData(t *testing.T) {
+	var p Parser
+	var l telemetry.Log
+	p.ParseCopy([]byte(`<165>1 2026-11-29T14:06:07.123+00:00 mx2 mib2d 1234 LINK [junos@2636 a="1" b="q\"uote\]" c=""][origin ip="10.0.0.5"] text`), &l)
+	if l.ParseError != "" {
+		t.Fatal(l.ParseError)
+	}
+	if got := l.StructuredData["junos@2636"]["b"]; got != `q"uote]` {
+		t.Fatalf("escaped param %q", got)
+	}
+	if l.StructuredData["origin"]["ip"] != "10.0.0.5" || l.Message != "text" {
+		t.Fatalf("%+v", l)
+	}
+}
+
+// TestRFC5424AgreesWithGoSyslog compares our RFC 5424 fields with
+// go-syslog's parser on every corpus line and on variations.
+func TestRFC5424AgreesWithGoSyslog(t *testing.T) {
+	inputs := []string{
+		`<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - BOM'su root' failed`,
+		`<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - %% It's time to make the do-nuts.`,
+		`<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="Application" eventID="1011"][examplePriority@32473 class="high"]`,
+		`<0>1 - - - - - -`,
+	}
+	for _, c := range loadCorpus(t) {
+		inputs = append(inputs, c.Raw)
+	}
+	ref := rfc5424.NewParser()
+	var p Parser
+	for _, in := range inputs {
+		checkRFC5424Agreement(t, ref, &p, in)
+	}
+}
+
+func checkRFC5424Agreement(t testing.TB, ref gosyslog.Machine, p *Parser, in string) {
+	t.Helper()
+	var l telemetry.Log
+	p.ParseCopy([]byte(in), &l)
+	m, err := ref.Parse([]byte(in))
+	if err != nil || m == nil {
+		return // go-syslog is stricter in places; we only compare what it accepts
+	}
+	sm, ok := m.(*rfc5424.SyslogMessage)
+	if !ok || !sm.Valid() {
+		return
+	}
+	if l.Format != FormatRFC5424 {
+		t.Errorf("%.80q: go-syslog parses it as RFC 5424, we say %s (%s)", in, l.Format, l.ParseError)
+		return
+	}
+	got := [...]string{l.Hostname, l.AppName, l.ProcID, l.MsgID, l.Message}
+	want := [...]string{str(sm.Hostname), str(sm.Appname), str(sm.ProcID), str(sm.MsgID), strings.TrimPrefix(str(sm.Message), "\ufeff")}
+	if got != want {
+		t.Errorf("%.80q:\n ours     %q\n go-syslog %q", in, got, want)
+	}
+	if sm.Priority != nil && l.Severity != int(*sm.Severity) {
+		t.Errorf("%.80q: severity %d vs %d", in, l.Severity, *sm.Severity)
+	}
+	if (sm.Timestamp == nil) != (l.Time == nil) || (sm.Timestamp != nil && !sm.Timestamp.Equal(*l.Time)) {
+		t.Errorf("%.80q: time %v vs %v", in, l.Time, sm.Timestamp)
+	}
+	var refSD map[string]map[string]string
+	if sm.StructuredData != nil {
+		refSD = *sm.StructuredData
+	}
+	if len(refSD) != len(l.StructuredData) {
+		t.Errorf("%.80q: structured data %v vs %v", in, l.StructuredData, refSD)
+	}
+	for id, params := range refSD {
+		for k, v := range params {
+			if l.StructuredData[id][k] != v {
+				t.Errorf("%.80q: SD %s %s = %q vs %q", in, id, k, l.StructuredData[id][k], v)
+			}
+		}
+	}
+}
+
+// FuzzRFC5424AgainstGoSyslog: whatever go-syslog accepts as RFC 5424, we
+// parse to the same fields.
+func FuzzRFC5424AgainstGoSyslog(f *testing.F) {
+	f.Add(`<165>1 2003-10-11T22:14:15.003Z host app 12 ID47 [a@1 x="1" y="\"q\""] msg`)
+	f.Add(`<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - 'su root' failed`)
+	ref := rfc5424.NewParser()
+	var p Parser
+	f.Fuzz(func(t *testing.T, in string) {
+		checkRFC5424Agreement(t, ref, &p, in)
+	})
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func BenchmarkParseCorpus(b *testing.B) {
+	lines := loadCorpus(b)
+	raws := make([][]byte, len(lines))
+	for i, c := range lines {
+		raws[i] = []byte(c.Raw)
+	}
+	p := Parser{Now: fixedNow}
+	var l telemetry.Log
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Parse(raws[i%len(raws)], &l)
+	}
+}
+
+// BenchmarkParseEncodeCorpus is parse plus the JSON encoding the collector
+// does for every message.
+func BenchmarkParseEncodeCorpus(b *testing.B) {
+	lines := loadCorpus(b)
+	raws := make([][]byte, len(lines))
+	for i, c := range lines {
+		raws[i] = []byte(c.Raw)
+	}
+	p := Parser{Now: fixedNow}
+	var l telemetry.Log
+	var buf []byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Parse(raws[i%len(raws)], &l)
+		buf = l.AppendJSON(buf[:0])
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, c := range loadCorpus(f) {
+		f.Add([]byte(c.Raw))
+	}
+	p := Parser{Now: fixedNow}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var l telemetry.Log
+		p.Parse(raw, &l)
+		if l.Raw != string(raw) {
+			t.Fatal("raw not kept")
+		}
+		if l.Format == "" || (l.Format == FormatMalformed) != (l.ParseError != "") {
+			t.Fatalf("format %q with parse error %q", l.Format, l.ParseError)
+		}
+		if !strings.HasSuffix(string(raw), l.Message) {
+			t.Fatalf("message %q not from the input", l.Message)
+		}
+		if l.Severity < -1 || l.Severity > 7 || l.Facility < -1 || l.Facility > 23 {
+			t.Fatalf("pri %d/%d", l.Facility, l.Severity)
+		}
+		var back telemetry.Log
+		if err := json.Unmarshal(l.AppendJSON(nil), &back); err != nil {
+			t.Fatalf("JSON does not decode: %v", err)
+		}
+	})
+}

@@ -1,0 +1,179 @@
+package syslog
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"time"
+	"unicode/utf8"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Batch limits: a batch is published when it is this big, or when the
+// source has nothing more to read right now (so a quiet device's message
+// is published at once and a busy one's in batches).
+const (
+	batchRecords = 1024
+	batchBytes   = 1 << 20
+)
+
+var (
+	headerSource = []byte("syslog")
+	headerSchema = []byte(telemetry.SchemaLog)
+)
+
+// publisher accumulates one reader's messages into a batch and produces it.
+// Values and keys live in one arena reused across batches, so a message
+// costs no allocation here.
+type publisher struct {
+	c        *Collector
+	listener string
+	stats    *listenerStats
+	parser   Parser
+	log      telemetry.Log
+	arena    []byte
+	recs     []broker.Record
+	spans    []span
+	headers  []broker.Header
+	counts   [4]int // per format, flushed to metrics with the batch
+	bytes    int
+	failures int
+}
+
+type span struct{ key, val [2]int }
+
+func (c *Collector) newPublisher(listener string, stats *listenerStats) *publisher {
+	return &publisher{
+		c:        c,
+		listener: listener,
+		stats:    stats,
+		parser:   Parser{Now: c.now},
+		arena:    make([]byte, 0, batchBytes+64<<10),
+		headers:  []broker.Header{{Key: telemetry.HeaderSource, Value: headerSource}, {Key: telemetry.HeaderSchema, Value: headerSchema}},
+	}
+}
+
+// add parses one message and appends its record to the batch. raw may be
+// reused by the caller once add returns. truncated marks a message cut at
+// the size limit.
+func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, now time.Time, truncated bool) {
+	l := &p.log
+	p.parser.Parse(raw, l)
+	if truncated {
+		l.ParseError = "message truncated at " + itoa(len(raw)) + " bytes"
+		if l.Format != FormatMalformed {
+			l.ParseError += " (header parsed)"
+		}
+	}
+	if !utf8.Valid(raw) {
+		l.RawBytes = raw // JSON cannot carry these bytes in a string
+	}
+	l.SourceAddr = from.String()
+	l.Listener = p.listener
+	l.ReceivedAt = now
+	l.Device = l.Hostname
+	if l.Device == "" {
+		l.Device = from.Addr().Unmap().String()
+	}
+	keyStart := len(p.arena)
+	p.arena = append(p.arena, l.Device...)
+	valStart := len(p.arena)
+	p.arena = l.AppendJSON(p.arena)
+	p.spans = append(p.spans, span{key: [2]int{keyStart, valStart}, val: [2]int{valStart, len(p.arena)}})
+	p.counts[formatIndex(l.Format)]++
+	p.bytes += len(raw)
+	if l.ParseError != "" && l.Format == FormatMalformed {
+		p.failures++
+	}
+	if len(p.spans) >= batchRecords || len(p.arena) >= batchBytes {
+		// Full batch: publish now (this is where a slow broker pushes
+		// back on the reader).
+		p.flush(ctx)
+	}
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
+
+func formatIndex(f string) int {
+	switch f {
+	case FormatRFC5424:
+		return 0
+	case FormatRFC3164:
+		return 1
+	case FormatCisco:
+		return 2
+	}
+	return 3
+}
+
+// flush produces the batch, retrying with back-off until it is accepted or
+// ctx ends: a broker error (a full disk) stalls reading instead of losing
+// messages. It returns false if ctx ended with the batch unpublished.
+func (p *publisher) flush(ctx context.Context) bool {
+	if len(p.spans) == 0 {
+		return true
+	}
+	// The arena does not move while the batch is built, so the records
+	// can point into it now.
+	p.recs = p.recs[:0]
+	for _, s := range p.spans {
+		p.recs = append(p.recs, broker.Record{
+			Key:     p.arena[s.key[0]:s.key[1]],
+			Value:   p.arena[s.val[0]:s.val[1]],
+			Headers: p.headers,
+		})
+	}
+	start := time.Now()
+	backoff := 10 * time.Millisecond
+	for {
+		err := p.c.broker.Produce(ctx, p.c.topic, p.recs)
+		if err == nil {
+			break
+		}
+		p.stats.publishErrors.Inc()
+		p.c.logger.Error("syslog: publishing failed, retrying", slog.String("listener", p.listener),
+			slog.Int("messages", len(p.recs)), slog.Any("error", err), slog.Duration("retry_in", backoff))
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			p.stats.dropped("shutdown").Add(float64(len(p.recs)))
+			p.reset()
+			return false
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	p.stats.publishSeconds.Observe(time.Since(start).Seconds())
+	for i, n := range p.counts {
+		if n > 0 {
+			p.stats.messages[i].Add(float64(n))
+		}
+	}
+	p.stats.bytes.Add(float64(p.bytes))
+	if p.failures > 0 {
+		p.stats.parseFailures.Add(float64(p.failures))
+	}
+	p.reset()
+	return true
+}
+
+func (p *publisher) reset() {
+	p.arena = p.arena[:0]
+	p.spans = p.spans[:0]
+	p.counts = [4]int{}
+	p.bytes, p.failures = 0, 0
+	clear(p.recs)
+}

@@ -1,0 +1,305 @@
+package syslog
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/weirnet/weir/configs"
+)
+
+// tcpListener serves syslog over TCP or TLS. Each connection has its own
+// goroutine that reads a message, publishes in batches and reads on: when
+// the broker is slow the reads stop and TCP pushes back on the sender.
+type tcpListener struct {
+	c     *Collector
+	cfg   configs.SyslogListener
+	ln    net.Listener
+	tls   *tls.Config
+	name  string
+	stats *listenerStats
+	slots chan struct{} // one per allowed connection
+}
+
+// handshakeTimeout bounds a TLS handshake, so a client that connects and
+// stalls does not hold a connection slot.
+const handshakeTimeout = 10 * time.Second
+
+func (c *Collector) newTCP(l configs.SyslogListener, tlsCfg *tls.Config) (*tcpListener, error) {
+	ln, err := net.Listen("tcp", string(l.Address))
+	if err != nil {
+		return nil, fmt.Errorf("syslog %s %s: %w", l.Protocol, l.Address, err)
+	}
+	name := l.Protocol + "://" + ln.Addr().String()
+	return &tcpListener{
+		c: c, cfg: l, ln: ln, tls: tlsCfg, name: name,
+		stats: c.metrics.forListener(name),
+		slots: make(chan struct{}, l.MaxConnections),
+	}, nil
+}
+
+func (t *tcpListener) close() { t.ln.Close() }
+
+func (t *tcpListener) run(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() { t.ln.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	backoff := 5 * time.Millisecond
+	for {
+		conn, err := t.ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: wait, keep serving.
+			t.c.logger.Warn("syslog: accept failed", slog.String("listener", t.name), slog.Any("error", err))
+			time.Sleep(backoff)
+			backoff = min(backoff*2, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		select {
+		case t.slots <- struct{}{}:
+		default:
+			t.stats.closed("too_many_connections")
+			t.c.logger.Warn("syslog: connection refused, at max_connections",
+				slog.String("listener", t.name), slog.String("remote", conn.RemoteAddr().String()),
+				slog.Int("max_connections", t.cfg.MaxConnections))
+			conn.Close()
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-t.slots }()
+			t.serve(ctx, conn)
+		})
+	}
+}
+
+func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+	defer nc.Close()
+	remote := nc.RemoteAddr().String()
+	from, _ := netip.ParseAddrPort(remote)
+	conn := nc
+	if t.tls != nil {
+		tc := tls.Server(nc, t.tls)
+		nc.SetDeadline(time.Now().Add(handshakeTimeout))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			t.stats.closed("tls_handshake")
+			t.c.logger.Warn("syslog: TLS handshake failed", slog.String("listener", t.name),
+				slog.String("remote", remote), slog.Any("error", err))
+			return
+		}
+		nc.SetDeadline(time.Time{})
+		conn = tc
+	}
+	t.stats.connections.Inc()
+	defer t.stats.connections.Dec()
+
+	r := &frameReader{
+		conn:  conn,
+		br:    bufio.NewReaderSize(conn, 64<<10),
+		max:   int(t.cfg.MaxMessageSize),
+		idle:  t.cfg.IdleTimeout.Std(),
+		stats: t.stats,
+	}
+	pub := t.c.newPublisher(t.name, t.stats)
+	defer pub.flush(context.WithoutCancel(ctx))
+	for {
+		msg, truncated, err := r.next()
+		if err != nil {
+			t.endConn(ctx, err, remote)
+			return
+		}
+		if msg == nil {
+			continue
+		}
+		pub.add(ctx, msg, from, t.c.now(), truncated)
+		if r.br.Buffered() == 0 {
+			// Nothing more is ready: publish now rather than wait.
+			if !pub.flush(ctx) {
+				return
+			}
+		}
+	}
+}
+
+// endConn records why a connection ended.
+func (t *tcpListener) endConn(ctx context.Context, err error, remote string) {
+	var fe *frameError
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil, errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+	case errors.As(err, &fe):
+		t.stats.closed(fe.reason)
+		t.stats.dropped(fe.reason).Inc()
+		t.c.logger.Warn("syslog: closing connection", slog.String("listener", t.name),
+			slog.String("remote", remote), slog.String("reason", fe.Error()))
+	case errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded):
+		t.stats.closed("idle")
+		t.c.logger.Info("syslog: closing idle connection", slog.String("listener", t.name), slog.String("remote", remote))
+	default:
+		t.stats.closed("error")
+		t.c.logger.Info("syslog: connection ended", slog.String("listener", t.name),
+			slog.String("remote", remote), slog.Any("error", err))
+	}
+}
+
+// frameError closes a connection whose framing cannot be trusted.
+type frameError struct {
+	reason string
+	detail string
+}
+
+func (e *frameError) Error() string { return e.reason + ": " + e.detail }
+
+// frameReader splits a TCP stream into messages. The framing is detected
+// from the first byte of the connection, as RFC 6587 allows a sender only
+// one: a digit starts octet counting ("LEN SP MSG", RFC 5425/6587), anything
+// else is newline-delimited (non-transparent framing).
+type frameReader struct {
+	conn     net.Conn
+	br       *bufio.Reader
+	max      int
+	idle     time.Duration
+	stats    *listenerStats
+	detected bool
+	octets   bool
+	buf      []byte
+}
+
+func (r *frameReader) fill() error {
+	if r.br.Buffered() == 0 && r.idle > 0 {
+		// Only before a read that may block: a deadline per message
+		// would cost a timer update each.
+		r.conn.SetReadDeadline(time.Now().Add(r.idle))
+	}
+	return nil
+}
+
+// next returns the next message (nil for an empty line), whether it was cut
+// at the size limit, or an error that ends the connection.
+func (r *frameReader) next() ([]byte, bool, error) {
+	r.fill()
+	if !r.detected {
+		b, err := r.br.Peek(1)
+		if err != nil {
+			return nil, false, err
+		}
+		r.octets = b[0] >= '1' && b[0] <= '9'
+		r.detected = true
+	}
+	if r.octets {
+		return r.nextCounted()
+	}
+	return r.nextLine()
+}
+
+func (r *frameReader) nextCounted() ([]byte, bool, error) {
+	// Senders that count the trailing newline and those that add one
+	// after the frame both leave separators here.
+	var n int
+	digits := 0
+length:
+	for {
+		r.fill()
+		c, err := r.br.ReadByte()
+		if err != nil {
+			return nil, false, err
+		}
+		switch {
+		case digits == 0 && (c == '\n' || c == '\r'):
+			continue
+		case c >= '0' && c <= '9':
+			if digits == 9 {
+				return nil, false, &frameError{"frame_too_large", "octet count has more than 9 digits"}
+			}
+			n = n*10 + int(c-'0')
+			digits++
+			continue
+		case c == ' ' && digits > 0:
+			break length
+		default:
+			return nil, false, &frameError{"bad_frame", fmt.Sprintf("expected an octet count, got byte 0x%02x", c)}
+		}
+	}
+	if n > r.max {
+		return nil, false, &frameError{"frame_too_large", fmt.Sprintf("frame of %d bytes exceeds max_message_size %d", n, r.max)}
+	}
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	msg := r.buf[:n]
+	for got := 0; got < n; {
+		r.fill()
+		k, err := r.br.Read(msg[got:])
+		got += k
+		if err != nil {
+			if err == io.EOF && got < n {
+				err = &frameError{"truncated_frame", fmt.Sprintf("connection ended %d bytes into a %d-byte frame", got, n)}
+			}
+			return nil, false, err
+		}
+	}
+	return trimNewline(msg), false, nil
+}
+
+func (r *frameReader) nextLine() ([]byte, bool, error) {
+	line, err := r.br.ReadSlice('\n')
+	if err == nil {
+		return emptyToNil(trimNewline(line)), false, nil
+	}
+	if err == io.EOF && len(line) > 0 {
+		// Last line without a newline: still a message.
+		return trimNewline(line), false, nil
+	}
+	if err != bufio.ErrBufferFull {
+		return nil, false, err
+	}
+	// A line longer than the read buffer: keep up to max bytes, mark it
+	// truncated, and skip the rest of the line.
+	r.buf = append(r.buf[:0], line...)
+	for err == bufio.ErrBufferFull {
+		r.fill()
+		line, err = r.br.ReadSlice('\n')
+		if room := r.max - len(r.buf); room > 0 {
+			r.buf = append(r.buf, line[:min(room, len(line))]...)
+		}
+	}
+	if err != nil && err != io.EOF {
+		return nil, false, err
+	}
+	truncated := len(r.buf) >= r.max
+	if truncated {
+		r.stats.dropped("truncated").Inc()
+	}
+	return trimNewline(r.buf[:min(len(r.buf), r.max)]), truncated, nil
+}
+
+func trimNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+func emptyToNil(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
