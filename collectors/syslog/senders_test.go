@@ -1,0 +1,296 @@
+package syslog
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/configs"
+)
+
+// TestLogger sends with util-linux logger, a sender none of us wrote, in
+// both formats over UDP, TCP and TCP with octet counting.
+func TestLogger(t *testing.T) {
+	if _, err := exec.LookPath("logger"); err != nil {
+		t.Skip("logger (util-linux) not installed")
+	}
+	h := startCollector(t, listener("udp"), listener("tcp"))
+	type send struct {
+		proto, format string
+		octet         bool
+	}
+	var sends []send
+	for _, f := range []string{"rfc3164", "rfc5424"} {
+		sends = append(sends, send{"udp", f, false}, send{"tcp", f, false}, send{"tcp", f, true})
+	}
+	for i, s := range sends {
+		_, port, _ := net.SplitHostPort(h.addrs[s.proto])
+		args := []string{"-n", "127.0.0.1", "-P", port, "--" + s.format, "-t", "weirtest", "-p", "local0.warning"}
+		if s.proto == "udp" {
+			args = append(args, "-d")
+		} else {
+			args = append(args, "-T")
+		}
+		if s.octet {
+			args = append(args, "--octet-count")
+		}
+		args = append(args, fmt.Sprintf("logger message %d via %s %s octet=%v", i, s.proto, s.format, s.octet))
+		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v %s", args, err, out)
+		}
+	}
+	logs := h.waitLogs(len(sends))
+	if len(logs) != len(sends) {
+		t.Fatalf("%d messages, want %d", len(logs), len(sends))
+	}
+	for i, s := range sends {
+		want := fmt.Sprintf("logger message %d via %s %s octet=%v", i, s.proto, s.format, s.octet)
+		found := 0
+		for _, l := range logs {
+			if l.Message == want {
+				found++
+				if l.Format != s.format || l.AppName != "weirtest" || l.Severity != 4 || l.Facility != 16 || l.Hostname == "" {
+					t.Errorf("%s: %+v", want, l)
+				}
+			}
+		}
+		if found != 1 {
+			t.Errorf("%q arrived %d times", want, found)
+		}
+	}
+}
+
+// testPKI writes a CA, a server certificate for 127.0.0.1 and a client
+// certificate, all signed by the CA, plus a client certificate signed by a
+// different CA.
+type testPKI struct {
+	dir                             string
+	caFile, serverCert, serverKey   string
+	clientCert, clientKey           string
+	rogueClientCert, rogueClientKey string
+	caPool                          *x509.CertPool
+}
+
+func newTestPKI(t *testing.T) *testPKI {
+	dir := t.TempDir()
+	p := &testPKI{dir: dir}
+	ca, caKey := makeCert(t, nil, nil, "weir test CA", true)
+	rogue, rogueKey := makeCert(t, nil, nil, "rogue CA", true)
+	srv, srvKey := makeCert(t, ca, caKey, "127.0.0.1", false)
+	cli, cliKey := makeCert(t, ca, caKey, "router1", false)
+	bad, badKey := makeCert(t, rogue, rogueKey, "intruder", false)
+	p.caFile = writePEM(t, dir, "ca.pem", "CERTIFICATE", ca.Raw)
+	p.serverCert = writePEM(t, dir, "server.pem", "CERTIFICATE", srv.Raw)
+	p.serverKey = writeKey(t, dir, "server.key", srvKey)
+	p.clientCert = writePEM(t, dir, "client.pem", "CERTIFICATE", cli.Raw)
+	p.clientKey = writeKey(t, dir, "client.key", cliKey)
+	p.rogueClientCert = writePEM(t, dir, "rogue.pem", "CERTIFICATE", bad.Raw)
+	p.rogueClientKey = writeKey(t, dir, "rogue.key", badKey)
+	p.caPool = x509.NewCertPool()
+	p.caPool.AddCert(ca)
+	return p
+}
+
+func makeCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	if isCA {
+		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	} else {
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+		tmpl.DNSNames = []string{cn, "localhost"}
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return cert, key
+}
+
+func writePEM(t *testing.T, dir, name, typ string, der []byte) string {
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func writeKey(t *testing.T, dir, name string, key *ecdsa.PrivateKey) string {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writePEM(t, dir, name, "EC PRIVATE KEY", der)
+}
+
+// TestTLSClientCertificates: a client with a certificate from the
+// configured CA is served; one from another CA, or none, is refused with a
+// counted handshake failure, and the good client keeps flowing.
+func TestTLSClientCertificates(t *testing.T) {
+	pki := newTestPKI(t)
+	l := listener("tls")
+	l.CertFile, l.KeyFile, l.ClientCAFile = pki.serverCert, pki.serverKey, pki.caFile
+	h := startCollector(t, l)
+	addr := h.addrs["tls"]
+	dial := func(certFile, keyFile string) (*tls.Conn, error) {
+		cfg := &tls.Config{RootCAs: pki.caPool, ServerName: "127.0.0.1"}
+		if certFile != "" {
+			cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		c, err := tls.Dial("tcp", addr, cfg)
+		if err != nil {
+			return nil, err
+		}
+		// TLS 1.3 reports a rejected client certificate on first read.
+		c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		_, err = c.Read(make([]byte, 1))
+		c.SetReadDeadline(time.Time{})
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return c, nil
+		}
+		c.Close()
+		return nil, err
+	}
+	if _, err := dial(pki.rogueClientCert, pki.rogueClientKey); err == nil {
+		t.Error("client certificate from another CA accepted")
+	}
+	if _, err := dial("", ""); err == nil {
+		t.Error("client without certificate accepted")
+	}
+	good, err := dial(pki.clientCert, pki.clientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "<14>1 2026-11-29T14:08:00Z router1 app - - - over mutual TLS"
+	fmt.Fprintf(good, "%d %s", len(msg), msg)
+	good.Close()
+	logs := h.waitLogs(1)
+	if logs[0].Raw != msg || logs[0].Listener != "tls://"+addr {
+		t.Fatalf("%+v", logs[0])
+	}
+	if n := testutil.ToFloat64(h.c.metrics.connsRejected.WithLabelValues("tls://"+addr, "tls_handshake")); n != 2 {
+		t.Errorf("%v handshake refusals counted, want 2", n)
+	}
+}
+
+// TestRsyslogForwarding runs Debian's rsyslogd, which receives test
+// messages on its own UDP input and forwards them to weir over TCP with
+// octet counting and over TLS (gtls, a client certificate from our CA):
+// every message arrives once.
+func TestRsyslogForwarding(t *testing.T) {
+	if _, err := exec.LookPath("rsyslogd"); err != nil {
+		t.Skip("rsyslogd not installed (apt-get install rsyslog rsyslog-gnutls); .ci/run installs it")
+	}
+	pki := newTestPKI(t)
+	tl := listener("tls")
+	tl.CertFile, tl.KeyFile, tl.ClientCAFile = pki.serverCert, pki.serverKey, pki.caFile
+	h := startCollector(t, listener("tcp"), tl)
+	_, tcpPort, _ := net.SplitHostPort(h.addrs["tcp"])
+	_, tlsPort, _ := net.SplitHostPort(h.addrs["tls"])
+
+	// rsyslog's own input: a UDP port we pick.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPort := pc.LocalAddr().(*net.UDPAddr).Port
+	pc.Close()
+
+	work := t.TempDir()
+	conf := fmt.Sprintf(`
+global(workDirectory="%[1]s"
+       defaultNetstreamDriverCAFile="%[2]s"
+       defaultNetstreamDriverCertFile="%[3]s"
+       defaultNetstreamDriverKeyFile="%[4]s")
+module(load="imudp")
+input(type="imudp" address="127.0.0.1" port="%[5]d" ruleset="forward")
+ruleset(name="forward") {
+  action(type="omfwd" target="127.0.0.1" port="%[6]s" protocol="tcp"
+         TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
+  action(type="omfwd" target="127.0.0.1" port="%[7]s" protocol="tcp"
+         StreamDriver="gtls" StreamDriverMode="1" StreamDriverAuthMode="x509/certvalid"
+         TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
+}
+`, work, pki.caFile, pki.clientCert, pki.clientKey, inPort, tcpPort, tlsPort)
+	confFile := filepath.Join(work, "rsyslog.conf")
+	os.WriteFile(confFile, []byte(conf), 0o644)
+	if out, err := exec.Command("rsyslogd", "-N1", "-f", confFile).CombinedOutput(); err != nil {
+		t.Fatalf("rsyslog config check: %v\n%s", err, out)
+	}
+	cmd := exec.Command("rsyslogd", "-n", "-f", confFile, "-i", filepath.Join(work, "rsyslog.pid"))
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	time.Sleep(500 * time.Millisecond) // rsyslogd binds its input
+
+	const n = 200
+	conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", inPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(conn, "<13>Nov 29 14:08:10 dev%d app: via rsyslog %d", i%5, i)
+		time.Sleep(time.Millisecond)
+	}
+	conn.Close()
+	logs := h.waitLogs(2 * n)
+	seen := map[string]int{}
+	for _, l := range logs {
+		if l.Format != FormatRFC5424 {
+			t.Errorf("rsyslog sent %s: %.100q (%s)", l.Format, l.Raw, l.ParseError)
+		}
+		proto, _, _ := strings.Cut(l.Listener, "://")
+		// rsyslog keeps the space that followed the tag in its msg property.
+		seen[proto+" "+strings.TrimSpace(l.Message)]++
+	}
+	for i := 0; i < n; i++ {
+		for _, proto := range []string{"tcp", "tls"} {
+			if k := fmt.Sprintf("%s via rsyslog %d", proto, i); seen[k] != 1 {
+				t.Errorf("%q arrived %d times (e.g. %.150q)\nrsyslogd: %s", k, seen[k], logs[0].Raw, stderr.String())
+				return
+			}
+		}
+	}
+	_ = configs.Syslog{}
+}
