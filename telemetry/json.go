@@ -104,6 +104,14 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Fast path: runs of printable ASCII need no escaping; check
+		// eight bytes at a time.
+		for i+8 <= len(s) && plainASCII8(s[i:i+8]) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' {
 				i++
@@ -149,4 +157,21 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plainASCII8 reports whether all of s's 8 bytes are printable ASCII other
+// than '"' and '\\', testing them together (SWAR): a byte is flagged when it
+// is >= 0x80, < 0x20, or equal to 0x22 or 0x5c.
+func plainASCII8(s string) bool {
+	v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	const (
+		lo = 0x0101010101010101
+		hi = 0x8080808080808080
+	)
+	// A byte of x is zero exactly where v had the tested value; the
+	// usual "has zero byte" test finds it.
+	hasZero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
+	below := (v - lo*0x20) & ^v & hi // bytes < 0x20 (for bytes < 0x80)
+	return (v&hi)|below|hasZero(v^(lo*'"'))|hasZero(v^(lo*'\\')) == 0
 }

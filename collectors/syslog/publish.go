@@ -37,12 +37,31 @@ type publisher struct {
 	recs     []broker.Record
 	spans    []span
 	headers  []broker.Header
+	sources  map[netip.AddrPort]sourceNames
 	counts   [4]int // per format, flushed to metrics with the batch
 	bytes    int
 	failures int
 }
 
 type span struct{ key, val [2]int }
+
+// sourceNames caches the strings of a sender's address: a device sends
+// many messages from one address, and formatting it each time allocates.
+type sourceNames struct{ addrPort, ip string }
+
+const maxCachedSources = 4096
+
+func (p *publisher) source(from netip.AddrPort) sourceNames {
+	if n, ok := p.sources[from]; ok {
+		return n
+	}
+	if p.sources == nil || len(p.sources) >= maxCachedSources {
+		p.sources = make(map[netip.AddrPort]sourceNames)
+	}
+	n := sourceNames{addrPort: from.String(), ip: from.Addr().Unmap().String()}
+	p.sources[from] = n
+	return n
+}
 
 func (c *Collector) newPublisher(listener string, stats *listenerStats) *publisher {
 	return &publisher{
@@ -70,12 +89,13 @@ func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, no
 	if !utf8.Valid(raw) {
 		l.RawBytes = raw // JSON cannot carry these bytes in a string
 	}
-	l.SourceAddr = from.String()
+	src := p.source(from)
+	l.SourceAddr = src.addrPort
 	l.Listener = p.listener
 	l.ReceivedAt = now
 	l.Device = l.Hostname
 	if l.Device == "" {
-		l.Device = from.Addr().Unmap().String()
+		l.Device = src.ip
 	}
 	keyStart := len(p.arena)
 	p.arena = append(p.arena, l.Device...)

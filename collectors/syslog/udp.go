@@ -24,6 +24,10 @@ import (
 // udpBatch is how many datagrams one recvmmsg(2) call may return.
 const udpBatch = 64
 
+// udpLinger is how long a UDP batch may wait for more messages before it
+// is published.
+const udpLinger = 2 * time.Millisecond
+
 // udpListener reads datagrams with recvmmsg in batches, from a socket with
 // a large receive buffer, with several goroutines. UDP cannot push back:
 // what overflows the socket buffer the kernel drops, and weir counts it
@@ -105,9 +109,28 @@ func (u *udpListener) read(ctx context.Context) {
 		msgs[i].Buffers = [][]byte{make([]byte, size+1)} // +1 tells a cut datagram apart
 	}
 	pub := u.c.newPublisher(u.name, u.stats)
+	var batchStart time.Time
 	for {
+		// Batch across reads: publish when the batch is full (add does
+		// that) or udpLinger after its first message, found by a read
+		// deadline, so a busy socket gives large batches and a quiet
+		// one's messages wait at most udpLinger.
+		if len(pub.spans) > 0 {
+			if time.Since(batchStart) >= udpLinger {
+				pub.flush(ctx)
+			} else {
+				u.conn.SetReadDeadline(batchStart.Add(udpLinger))
+			}
+		}
+		if len(pub.spans) == 0 {
+			u.conn.SetReadDeadline(time.Time{})
+		}
 		n, err := br.ReadBatch(msgs, 0)
 		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				pub.flush(ctx)
+				continue
+			}
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				pub.flush(context.WithoutCancel(ctx))
 				return
@@ -117,6 +140,9 @@ func (u *udpListener) read(ctx context.Context) {
 			continue
 		}
 		now := u.c.now()
+		if len(pub.spans) == 0 {
+			batchStart = now
+		}
 		for i := range n {
 			m := &msgs[i]
 			data := m.Buffers[0][:m.N]
@@ -131,7 +157,6 @@ func (u *udpListener) read(ctx context.Context) {
 			}
 			pub.add(ctx, trimNewline(data), from, now, truncated)
 		}
-		pub.flush(ctx)
 	}
 }
 

@@ -1,0 +1,46 @@
+// Command weir-sim is a lab in one command: simulated devices on loopback,
+// so weir can be tried and measured without a single real router.
+//
+//	weir-sim syslog --target 127.0.0.1:5514 --protocol tcp --count 1000000 --verify-brokers 127.0.0.1:9092
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `weir-sim: simulated network devices for weir
+
+Usage:
+  weir-sim syslog [--target ADDR] [--protocol udp|tcp] [--framing octet|newline]
+                  [--rate N] [--count N] [--connections N] [--verify-brokers ADDR]
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "syslog":
+		err = syslogCmd(ctx, os.Args[2:])
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "weir-sim:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// mix is the built-in message mix: device families as the shared corpus has
+// them. Each gets " seq=RUN-N" appended so loss is counted from what
+// arrives, not from what was sent.
+var mix = []string{
+	"<189>%d: edge%d: Nov 29 14:03:01.004 UTC: %%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up",
+	"<187>%d: Nov 29 14:02:11.123: %%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/%d, changed state to down",
+	"<28>Nov 29 14:06:07 mx%[2]d mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex %[1]d, ifAdminStatus up(1), ifOperStatus down(2), ifName ge-0/0/1",
+	"<165>1 2026-11-29T14:06:07.123+00:00 mx%[2]d mib2d 1234 SNMP_TRAP_LINK_DOWN [junos@2636.1.1.1.2.29 snmp-interface-index=\"%[1]d\"] ifIndex %[1]d down",
+	"<189>Nov 29 14:07:09 leaf%[2]d Bgp: %%BGP-5-ADJCHANGE: peer 10.3.3.%[1]d (VRF default AS 65004) old state Established event HoldTimerExpired new state Idle",
+	"<30>1 2026-11-29T14:08:00.000001+00:00 host%[2]d systemd %[1]d - - Started Session %[1]d of User netops.",
+	"<189>: 2026 Nov 29 14:03:01 UTC: %%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/%[2]d is down (Link failure) %[1]d",
+	"<13>Nov 29 14:08:10 host%[2]d netops: hello from logger %[1]d",
+}
+
+func syslogCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("weir-sim syslog", flag.ContinueOnError)
+	target := fs.String("target", "127.0.0.1:5514", "weir's syslog listener")
+	proto := fs.String("protocol", "tcp", "udp or tcp")
+	framing := fs.String("framing", "octet", "tcp framing: octet or newline")
+	rate := fs.Int("rate", 0, "messages per second over all connections (0: as fast as possible)")
+	count := fs.Int("count", 100000, "messages to send")
+	conns := fs.Int("connections", 1, "TCP connections (UDP: sending sockets)")
+	devices := fs.Int("devices", 100, "distinct device names")
+	verify := fs.String("verify-brokers", "", "after sending, read raw.syslog from these Kafka brokers and report arrival rate and loss by sequence number")
+	topic := fs.String("topic", "raw.syslog", "topic to verify")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	run := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	var startEnd int64
+	if *verify != "" {
+		var err error
+		if startEnd, err = endOffsetSum(ctx, *verify, *topic); err != nil {
+			return err
+		}
+	}
+
+	per := *count / *conns
+	var sent atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, *conns)
+	start := time.Now()
+	for c := 0; c < *conns; c++ {
+		first := c * per
+		n := per
+		if c == *conns-1 {
+			n = *count - first
+		}
+		wg.Go(func() {
+			if err := sendSyslog(ctx, *proto, *framing, *target, run, first, n, *devices, *rate / *conns, &sent); err != nil {
+				errc <- err
+			}
+		})
+	}
+	wg.Wait()
+	sendTime := time.Since(start)
+	close(errc)
+	for err := range errc {
+		return err
+	}
+	fmt.Printf("sent %d messages over %d %s connection(s) in %v: %.0f msg/s\n",
+		sent.Load(), *conns, *proto, sendTime.Round(time.Millisecond), float64(sent.Load())/sendTime.Seconds())
+	if *verify == "" {
+		return nil
+	}
+	// Wait until the log stops growing, then count what arrived.
+	want := startEnd + sent.Load()
+	var end int64
+	var lastChange = time.Now()
+	for {
+		e, err := endOffsetSum(ctx, *verify, *topic)
+		if err != nil {
+			return err
+		}
+		if e != end {
+			end, lastChange = e, time.Now()
+		}
+		if end >= want || time.Since(lastChange) > 3*time.Second {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	inLog := time.Since(start)
+	if end >= want {
+		inLog = lastChange.Sub(start)
+	}
+	got, err := countSequences(ctx, *verify, *topic, run)
+	if err != nil {
+		return err
+	}
+	lost := sent.Load() - int64(got)
+	fmt.Printf("in the log: %d of %d (lost %d, %.3f%%), end to end %.0f msg/s (%v until the last was in the log)\n",
+		got, sent.Load(), lost, 100*float64(lost)/float64(sent.Load()), float64(got)/inLog.Seconds(), inLog.Round(time.Millisecond))
+	return nil
+}
+
+func sendSyslog(ctx context.Context, proto, framing, target, run string, first, n, devices, rate int, sent *atomic.Int64) error {
+	conn, err := net.Dial(proto, target)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var w io.Writer = conn
+	var bw *bufio.Writer
+	if proto == "tcp" {
+		bw = bufio.NewWriterSize(conn, 256<<10)
+		w = bw
+	}
+	var msg, frame []byte
+	start := time.Now()
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		seq := first + i
+		msg = fmt.Appendf(msg[:0], mix[seq%len(mix)], seq, seq%devices)
+		msg = fmt.Appendf(msg, " seq=%s-%d", run, seq)
+		switch {
+		case proto == "udp":
+			frame = msg
+		case framing == "octet":
+			frame = strconv.AppendInt(frame[:0], int64(len(msg)), 10)
+			frame = append(append(frame, ' '), msg...)
+		default:
+			frame = append(append(frame[:0], msg...), '\n')
+		}
+		if _, err := w.Write(frame); err != nil {
+			return err
+		}
+		sent.Add(1)
+		if rate > 0 && i%100 == 99 {
+			if bw != nil {
+				bw.Flush()
+			}
+			if ahead := time.Duration(float64(i+1)/float64(rate)*float64(time.Second)) - time.Since(start); ahead > 0 {
+				time.Sleep(ahead)
+			}
+		}
+	}
+	if bw != nil {
+		return bw.Flush()
+	}
+	return nil
+}
+
+func endOffsetSum(ctx context.Context, brokers, topic string) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			sum += o.Offset
+		}
+	})
+	return sum, nil
+}
+
+var seqRE = regexp.MustCompile(`seq=([0-9a-z]+)-(\d+)`)
+
+// countSequences reads the topic and counts distinct sequence numbers of
+// this run.
+func countSequences(ctx context.Context, brokers, topic, run string) (int, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	end, err := endOffsetSum(ctx, brokers, topic)
+	if err != nil {
+		return 0, err
+	}
+	seen := map[int]bool{}
+	var read int64
+	for read < end {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		f := cl.PollFetches(pctx)
+		cancel()
+		if errors.Is(pctx.Err(), context.DeadlineExceeded) && f.NumRecords() == 0 {
+			break
+		}
+		f.EachRecord(func(r *kgo.Record) {
+			read++
+			var l struct{ Raw string }
+			if json.Unmarshal(r.Value, &l) != nil {
+				return
+			}
+			if m := seqRE.FindStringSubmatch(l.Raw); m != nil && m[1] == run {
+				n, _ := strconv.Atoi(m[2])
+				seen[n] = true
+			}
+		})
+	}
+	return len(seen), nil
+}
