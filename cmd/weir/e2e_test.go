@@ -47,13 +47,18 @@ type weirProc struct {
 	cmd       *exec.Cmd
 	kafkaAddr string
 	httpAddr  string
+	syslogUDP string
+	syslogTCP string
 	dataDir   string
 	mu        sync.Mutex
 	log       bytes.Buffer
 	exited    chan struct{}
 }
 
-var addrRE = regexp.MustCompile(`msg="(kafka|http) listener started".*addr=(\S+)`)
+var (
+	addrRE   = regexp.MustCompile(`msg="(kafka|http) listener started".*addr=(\S+)`)
+	syslogRE = regexp.MustCompile(`msg="syslog listening".*protocol=(\w+) addr=(\S+)`)
+)
 
 // startWeir runs weir on free loopback ports and waits until it listens.
 func startWeir(t *testing.T, dataDir string, extra ...string) *weirProc {
@@ -78,6 +83,13 @@ func startWeir(t *testing.T, dataDir string, extra ...string) *weirProc {
 					p.httpAddr = m[2]
 				}
 			}
+			if m := syslogRE.FindStringSubmatch(line); m != nil {
+				if m[1] == "udp" {
+					p.syslogUDP = m[2]
+				} else {
+					p.syslogTCP = m[2]
+				}
+			}
 			if strings.Contains(line, `msg="weir running"`) {
 				close(ready)
 			}
@@ -94,6 +106,21 @@ func startWeir(t *testing.T, dataDir string, extra ...string) *weirProc {
 	}
 	t.Cleanup(func() { p.stop(t) })
 	return p
+}
+
+// syslogAddrs waits for the syslog listeners, which start after the log.
+func (p *weirProc) syslogAddrs(t *testing.T) (udp, tcp string) {
+	for i := 0; i < 200; i++ {
+		p.mu.Lock()
+		udp, tcp = p.syslogUDP, p.syslogTCP
+		p.mu.Unlock()
+		if udp != "" && tcp != "" {
+			return udp, tcp
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("syslog listeners not started:\n%s", p.logs())
+	return
 }
 
 func (p *weirProc) logs() string {
@@ -463,5 +490,55 @@ func TestFullDiskOverTheWire(t *testing.T) {
 	}
 	if n != len(acked) {
 		t.Fatalf("%d of %d acknowledged records read back", n, len(acked))
+	}
+}
+
+// TestSyslogEndToEnd: logger sends to a running weir over UDP and TCP, and
+// `weir consume` shows the parsed records on raw.syslog.
+func TestSyslogEndToEnd(t *testing.T) {
+	if _, err := exec.LookPath("logger"); err != nil {
+		t.Skip("logger not installed")
+	}
+	p := startWeir(t, t.TempDir())
+	udp, tcp := p.syslogAddrs(t)
+	for _, tc := range []struct{ addr, flag string }{{udp, "-d"}, {tcp, "-T"}} {
+		_, port, _ := strings.Cut(tc.addr, ":")
+		out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, tc.flag, "--rfc5424", "-t", "e2e",
+			"hello over "+tc.flag).CombinedOutput()
+		if err != nil {
+			t.Fatalf("logger: %v %s", err, out)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var out string
+	for time.Now().Before(deadline) {
+		out, _, _ = p.cli(t, "", "consume", "raw.syslog", "--from-beginning")
+		if strings.Count(out, "\n") >= 2 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, want := range []string{"hello over -d", "hello over -T"} {
+		found := false
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var r struct {
+				Key     string
+				Headers map[string]string
+				Value   struct {
+					Format  string
+					AppName string `json:"app_name"`
+					Message string
+				}
+			}
+			if json.Unmarshal([]byte(line), &r) == nil && r.Value.Message == want {
+				found = true
+				if r.Value.Format != "rfc5424" || r.Value.AppName != "e2e" || r.Headers["source"] != "syslog" || r.Key == "" {
+					t.Errorf("record %s", line)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%q not on raw.syslog:\n%s\n%s", want, out, p.logs())
+		}
 	}
 }
