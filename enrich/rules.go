@@ -1,0 +1,155 @@
+package enrich
+
+import "regexp"
+
+// A rule recognises one kind of vendor syslog message. All of its patterns
+// must match the message text; their named groups become fields
+// (interface, neighbor, user, vrf, asn, and the state groups below). The
+// event comes from Event, or from the state groups through States:
+//
+//   - "state": the new state, mapped through States ("down" →
+//     interface_down);
+//   - "old" and "new": a session state change; Established/FULL as new
+//     gives the Up event, as old the Down event, anything else no event.
+//
+// Every rule carries example lines: rules_test.go checks each example
+// gives the rule's event and fields, so adding a vendor pattern is adding
+// one entry here with its examples.
+type rule struct {
+	name string
+	// needs is a literal every matching message contains: a cheap test
+	// that spares the regular expressions most messages.
+	needs    string
+	vendors  []string // vendors it applies to; empty: any
+	patterns []*regexp.Regexp
+	event    string
+	states   map[string]string // lower-case state -> event
+	up, down string            // events for old/new transitions
+	upState  string            // the "established" state name, lower-case
+	examples []example
+}
+
+type example struct {
+	line   string // the message text the rule sees
+	event  string
+	fields map[string]string
+}
+
+var ifStates = map[string]string{
+	"up": "interface_up", "down": "interface_down", "administratively down": "interface_down",
+	"enabled": "interface_up", "disabled": "interface_down",
+}
+
+var bgpStates = map[string]string{"up": "bgp_peer_up", "down": "bgp_peer_down"}
+
+// ipish matches an IPv4 or IPv6 address.
+const ipish = `[0-9A-Fa-f:.]*[0-9A-Fa-f]`
+
+// syslogRules is the rule table, tried in order; the first match wins.
+func syslogRules() []rule {
+	re := regexp.MustCompile
+	return []rule{
+		// --- Interfaces ---
+		{name: "cisco_lineproto", needs: "ine protocol on Interface", patterns: []*regexp.Regexp{re(`(?i)Line protocol on Interface (?P<interface>[^\s,]+), changed state to (?P<state>up|down)`)},
+			states: ifStates, examples: []example{
+				{"%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down", "interface_down", map[string]string{"interface": "GigabitEthernet0/1"}},
+				{"%PKT_INFRA-LINEPROTO-5-UPDOWN : Line protocol on Interface GigabitEthernet0/0/0/1, changed state to Down", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/0/1"}},
+			}},
+		{name: "cisco_link", needs: "changed state to", patterns: []*regexp.Regexp{re(`(?i)Interface (?P<interface>[^\s,]+), changed state to (?P<state>administratively down|up|down)`)},
+			states: ifStates, examples: []example{
+				{"%LINK-3-UPDOWN: Interface TenGigabitEthernet1/0/24, changed state to down", "interface_down", map[string]string{"interface": "TenGigabitEthernet1/0/24"}},
+				{"%LINK-5-CHANGED: Interface Vlan10, changed state to administratively down", "interface_down", map[string]string{"interface": "Vlan10"}},
+			}},
+		{name: "nxos_ethport", needs: "%ETHPORT-", patterns: []*regexp.Regexp{re(`%ETHPORT-\d-IF_(?:DOWN|UP)\S*: Interface (?P<interface>\S+) is (?P<state>down|up)`)},
+			states: ifStates, examples: []example{
+				{"%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/1 is down (Link failure)", "interface_down", map[string]string{"interface": "Ethernet1/1"}},
+				{"%ETHPORT-5-IF_UP: Interface Ethernet1/1 is up in mode trunk", "interface_up", map[string]string{"interface": "Ethernet1/1"}},
+			}},
+		{name: "junos_snmp_link", needs: "SNMP_TRAP_LINK_", patterns: []*regexp.Regexp{re(`SNMP_TRAP_LINK_(?P<state>DOWN|UP)\b.*ifName (?P<interface>\S+)`)},
+			states: ifStates, examples: []example{
+				{"SNMP_TRAP_LINK_DOWN: ifIndex 545, ifAdminStatus up(1), ifOperStatus down(2), ifName ge-0/0/1", "interface_down", map[string]string{"interface": "ge-0/0/1"}},
+			}},
+		{name: "huawei_ifnet", needs: "IFNET/", patterns: []*regexp.Regexp{re(`(?i)IFNET/\d/(?:LINK_STATE|LINKUPDOWN|PHY_STATUS).*?(?:interface|Interface) (?P<interface>[\w/.:-]+) (?:has entered|turned into|changed to) (?:the )?(?P<state>UP|DOWN)`)},
+			vendors: []string{"huawei_vrp", ""}, states: ifStates, examples: []example{
+				{"%%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/1"}},
+			}},
+		{name: "nokia_sros_port", needs: "SNMP #", patterns: []*regexp.Regexp{re(`(?i)SNMP #\d+ Base (?P<interface>\d+/\d+/\S+?):? ?(?:Interface|Port) (?:\S+ )?is (?P<state>not operational|operational)`)},
+			states: map[string]string{"operational": "interface_up", "not operational": "interface_down"}, examples: []example{
+				{"PORT-MINOR-linkDown-2004 [Port 1/1/1]:  Interface 1/1/1 is not operational SNMP #2004 Base 1/1/1: Interface 1/1/1 is not operational", "interface_down", map[string]string{"interface": "1/1/1"}},
+			}},
+		{name: "mikrotik_link", needs: " link ", patterns: []*regexp.Regexp{re(`^(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*) link (?P<state>up|down)\b`)},
+			states: ifStates, examples: []example{
+				{"ether1 link down", "interface_down", map[string]string{"interface": "ether1"}},
+				{"sfp-sfpplus1 link up (speed 10G, full duplex)", "interface_up", map[string]string{"interface": "sfp-sfpplus1"}},
+			}},
+		{name: "aruba_extreme_port", needs: "ort ", patterns: []*regexp.Regexp{re(`(?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )?(?P<state>on-line|off-line|up|down)\b`)},
+			states: map[string]string{"on-line": "interface_up", "off-line": "interface_down", "up": "interface_up", "down": "interface_down"}, examples: []example{
+				{"ports: port 1/1/12 is now on-line", "interface_up", map[string]string{"interface": "1/1/12"}},
+				{"Port 1:24 link down", "interface_down", map[string]string{"interface": "1:24"}},
+			}},
+		// --- BGP ---
+		{name: "cisco_bgp_adjchange", needs: "ADJCHANGE", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE\s*:.*?neighbor (?P<neighbor>` + ipish + `)(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b`)},
+			states: bgpStates, examples: []example{
+				{"%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", "bgp_peer_up", map[string]string{"neighbor": "10.0.0.2"}},
+				{"%BGP-5-ADJCHANGE: neighbor 10.0.0.2 vpn vrf CUST-A Down BGP Notification sent", "bgp_peer_down", map[string]string{"neighbor": "10.0.0.2", "vrf": "CUST-A"}},
+				{"%BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Down - sent:  holdtimer expired error", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.2"}},
+				{"%ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Up (VRF: default) (AS: 65002)", "bgp_peer_up", map[string]string{"neighbor": "192.0.2.1"}},
+			}},
+		{name: "arista_bgp", needs: "ADJCHANGE: peer", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE: peer (?P<neighbor>` + ipish + `) \(VRF (?P<vrf>\S+) AS (?P<asn>\d+)\) old state (?P<old>\w+) .*new state (?P<new>\w+)`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{"%BGP-5-ADJCHANGE: peer 10.3.3.3 (VRF default AS 65004) old state Established event HoldTimerExpired new state Idle", "bgp_peer_down", map[string]string{"neighbor": "10.3.3.3", "vrf": "default", "asn": "65004"}},
+				{"%BGP-5-ADJCHANGE: peer 10.3.3.3 (VRF default AS 65004) old state OpenConfirm event RecvKeepAlive new state Established", "bgp_peer_up", map[string]string{"neighbor": "10.3.3.3"}},
+				{"%BGP-5-ADJCHANGE: peer 10.3.3.3 (VRF default AS 65004) old state Idle event Start new state Connect", "", map[string]string{"neighbor": "10.3.3.3"}},
+			}},
+		{name: "junos_bgp", needs: "BGP_PEER_STATE_CHANGE", patterns: []*regexp.Regexp{re(`BGP_PEER_STATE_CHANGE:? BGP peer (?P<neighbor>` + ipish + `)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{"BGP_PEER_STATE_CHANGE: BGP peer 10.2.2.2 (External AS 65003) changed state from Established to Idle (event HoldTime) (instance master)", "bgp_peer_down", map[string]string{"neighbor": "10.2.2.2", "asn": "65003"}},
+			}},
+		{name: "huawei_bgp", needs: "BGP/", patterns: []*regexp.Regexp{re(`BGP/\d/(?:STATE_CHG_UPDOWN|BGP_STATE_CHANGE).*?[Pp]eer (?P<neighbor>` + ipish + `).*?(?:CurrentState|current state)=(?P<new>\w+)`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{"BGP/2/STATE_CHG_UPDOWN:The status of the peer 10.1.1.1 changed from ESTABLISHED to IDLE. (InstanceName=Public, StateChangeReason=Hold Timer Expired, CurrentState=Idle)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1"}},
+			}},
+		{name: "paloalto_bgp", needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipish + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{"routed: BGP peer 10.9.0.1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.9.0.1"}},
+			}},
+		// --- OSPF ---
+		{name: "cisco_ospf", needs: "OSPF-", patterns: []*regexp.Regexp{re(`OSPF-\d-ADJCHG: Process \S+, Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) from (?P<old>[\w-]+) to (?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"%OSPF-5-ADJCHG: Process 1, Nbr 192.0.2.7 on GigabitEthernet0/2 from FULL to DOWN, Neighbor Down: Dead timer expired", "ospf_neighbor_down", map[string]string{"neighbor": "192.0.2.7", "interface": "GigabitEthernet0/2"}},
+				{"%OSPF-5-ADJCHG: Process 1, Nbr 192.0.2.7 on GigabitEthernet0/2 from LOADING to FULL, Loading Done", "ospf_neighbor_up", map[string]string{"neighbor": "192.0.2.7"}},
+			}},
+		{name: "junos_ospf", needs: "RPD_OSPF_NBR", patterns: []*regexp.Regexp{re(`RPD_OSPF_NBR(?P<state>UP|DOWN):? OSPF neighbor (?P<neighbor>` + ipish + `) \(realm \S+ (?P<interface>\S+) area \S+\)`)},
+			states: map[string]string{"up": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
+				{"RPD_OSPF_NBRDOWN: OSPF neighbor 10.0.0.6 (realm ospf-v2 ge-0/0/2.0 area 0.0.0.0) state changed from Full to Down due to InActiveTimer (event reason: neighbor was inactive)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.6", "interface": "ge-0/0/2.0"}},
+			}},
+		// --- Configuration and logins ---
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?P<user>[^\s,]+)`)},
+			event: "config_changed", examples: []example{
+				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops"}},
+			}},
+		{name: "junos_commit", needs: "UI_COMMIT", patterns: []*regexp.Regexp{re(`UI_COMMIT:? User '(?P<user>[^']+)' requested '(?:commit|commit synchronize)'`)},
+			event: "config_changed", examples: []example{
+				{"UI_COMMIT: User 'netops' requested 'commit' operation (comment: none)", "config_changed", map[string]string{"user": "netops"}},
+			}},
+		{name: "cisco_login", needs: "LOGIN_SUCCESS", patterns: []*regexp.Regexp{re(`LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\]`)},
+			event: "login_succeeded", examples: []example{
+				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops"}},
+			}},
+		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?P<source>` + ipish + `)`)},
+			event: "login_succeeded", examples: []example{
+				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+			}},
+		{name: "fortinet_admin_login", needs: "action=", vendors: []string{"fortinet"},
+			patterns: []*regexp.Regexp{re(`\baction="?login"?`), re(`\bstatus="?success"?`), re(`\buser="(?P<user>[^"]+)"`)},
+			event:    "login_succeeded", examples: []example{
+				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
+			}},
+		// --- Generic fallback for "interface X ... down/up" phrasings ---
+		{name: "generic_interface", needs: "nterface", patterns: []*regexp.Regexp{re(`(?i)\binterface\s+(?P<interface>[A-Za-z][\w./:-]*\d(?:\.\d+)?)\b[^.]*?\b(?:is|changed state to|went|state(?: changed)? to|has gone)\s+(?P<state>down|up)\b`)},
+			states: ifStates, examples: []example{
+				{"kernel: interface eth0 went down", "interface_down", map[string]string{"interface": "eth0"}},
+				{"lldpd: Interface swp12 is up", "interface_up", map[string]string{"interface": "swp12"}},
+			}},
+	}
+}

@@ -1,0 +1,111 @@
+package enrich
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestRuleExamples: every rule's example lines give its event and fields,
+// and no earlier rule steals them.
+func TestRuleExamples(t *testing.T) {
+	c := NewClassifier()
+	for _, r := range c.rules {
+		if len(r.examples) == 0 {
+			t.Errorf("rule %s has no examples", r.name)
+		}
+		for _, ex := range r.examples {
+			l := telemetry.Log{Message: ex.line}
+			info := c.Classify(&l)
+			if info.Rule != r.name {
+				t.Errorf("%s: %q matched rule %q", r.name, ex.line, info.Rule)
+				continue
+			}
+			if info.Event != ex.event {
+				t.Errorf("%s: %q gave event %q, want %q", r.name, ex.line, info.Event, ex.event)
+			}
+			for k, v := range ex.fields {
+				if info.Fields[k] != v {
+					t.Errorf("%s: %q field %s = %q, want %q", r.name, ex.line, k, info.Fields[k], v)
+				}
+			}
+		}
+	}
+}
+
+type corpusLine struct {
+	Raw       string `json:"raw"`
+	Vendor    string `json:"vendor"`
+	Event     string `json:"event"`
+	Interface string `json:"interface"`
+	Neighbor  string `json:"neighbor"`
+	User      string `json:"user"`
+	Host      string `json:"host"`
+}
+
+func loadCorpus(t testing.TB) []corpusLine {
+	_, file, _, _ := runtime.Caller(0)
+	f, err := os.Open(filepath.Join(filepath.Dir(file), "..", "..", "shared", "corpus", "syslog", "messages.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []corpusLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var c corpusLine
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// TestCorpusEvents: every corpus line with an event gives exactly that
+// event with that object; lines without one give none. Vendors are checked
+// where the message itself tells (a Junos box's sshd line looks like any
+// sshd's).
+func TestCorpusEvents(t *testing.T) {
+	c := NewClassifier()
+	var p syslog.Parser
+	for _, line := range loadCorpus(t) {
+		var l telemetry.Log
+		p.ParseCopy([]byte(line.Raw), &l)
+		info := c.Classify(&l)
+		if info.Event != line.Event {
+			t.Errorf("%.90q: event %q (rule %s), want %q", line.Raw, info.Event, info.Rule, line.Event)
+			continue
+		}
+		obj := ObjectOf(info)
+		want := line.Interface + line.Neighbor + line.User
+		if obj != want {
+			t.Errorf("%.90q: object %q, want %q", line.Raw, obj, want)
+		}
+		if line.Vendor != "" && info.Vendor != line.Vendor && !(line.Vendor == "junos" && info.Rule == "sshd_accepted") {
+			t.Errorf("%.90q: vendor %q, want %q", line.Raw, info.Vendor, line.Vendor)
+		}
+	}
+}
+
+func BenchmarkClassifyCorpus(b *testing.B) {
+	c := NewClassifier()
+	var p syslog.Parser
+	lines := loadCorpus(b)
+	logs := make([]telemetry.Log, len(lines))
+	for i, line := range lines {
+		p.ParseCopy([]byte(line.Raw), &logs[i])
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Classify(&logs[i%len(logs)])
+	}
+}
