@@ -27,6 +27,7 @@ type Config struct {
 	Broker  Broker     `yaml:"broker"`
 	Log     LogConfig  `yaml:"log"`
 	Syslog  Syslog     `yaml:"syslog"`
+	Enrich  Enrich     `yaml:"enrich"`
 	SNMP    SNMP       `yaml:"snmp"`
 
 	// File is where the config was read from ("" for built-in defaults).
@@ -258,6 +259,7 @@ func (c *Config) validate(root *yaml.Node) error {
 		}
 	}
 	c.Syslog.validate(add)
+	c.Enrich.validate(add)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

@@ -101,6 +101,29 @@ type Log struct {
 	ReceivedAt time.Time `json:"received_at"`
 }
 
+// EnrichedLog is a Log with what enrichment learned: the vendor, the
+// mnemonic, the objects the message is about, the event it reports, and
+// the device's inventory tags. Published to enriched.syslog.
+type EnrichedLog struct {
+	Log
+	Vendor       string `json:"vendor"`
+	SeverityName string `json:"severity_name,omitempty"`
+	FacilityName string `json:"facility_name,omitempty"`
+	// MnemonicFacility, MnemonicSeverity and Mnemonic split a Cisco-style
+	// "%FAC-SEV-MNEMONIC"; Mnemonic alone holds a Junos event tag.
+	MnemonicFacility string `json:"mnemonic_facility,omitempty"`
+	MnemonicSeverity *int   `json:"mnemonic_severity,omitempty"`
+	Mnemonic         string `json:"mnemonic,omitempty"`
+	// Fields hold interface, neighbor, user, vrf, asn, source where the
+	// message names them.
+	Fields map[string]string `json:"fields,omitempty"`
+	Event  string            `json:"event,omitempty"`
+	// Tags are the device's inventory attributes (site, region, role,
+	// vendor, platform and free tags); "unknown": "true" when the
+	// device is not in the inventory.
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
 // Trap is one SNMP notification (trap or inform), in the v2 form: v1 traps
 // are converted per RFC 3584.
 type Trap struct {

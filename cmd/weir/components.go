@@ -32,6 +32,7 @@ func buildComponents(d deps) ([]component, error) {
 	for _, build := range []func(deps) ([]component, error){
 		syslogComponents,
 		snmpComponents,
+		enrichComponents,
 	} {
 		cs, err := build(d)
 		if err != nil {

@@ -542,3 +542,45 @@ func TestSyslogEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestEnrichmentEndToEnd: a Cisco link-down line sent with logger comes
+// out of weir as an enriched record and an interface_down event.
+func TestEnrichmentEndToEnd(t *testing.T) {
+	if _, err := exec.LookPath("logger"); err != nil {
+		t.Skip("logger not installed")
+	}
+	inv := filepath.Join(t.TempDir(), "inventory.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: edge9, address: 127.0.0.1, site: ams1, role: edge}\n"), 0o644)
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("enrich:\n  workers: 2\n  inventory: "+inv+"\n"), 0o644)
+	p := startWeir(t, t.TempDir(), "-c", cfg)
+	_, tcp := p.syslogAddrs(t)
+	_, port, _ := strings.Cut(tcp, ":")
+	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra",
+		"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down").CombinedOutput(); err != nil {
+		t.Fatalf("logger: %v %s", err, out)
+	}
+	var out string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
+		if strings.Contains(out, "interface_down") {
+			break
+		}
+	}
+	var ev struct {
+		Value struct {
+			Type, Device, Object string
+			Tags                 map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &ev); err != nil {
+		t.Fatalf("events: %q: %v\n%s", out, err, p.logs())
+	}
+	if ev.Value.Type != "interface_down" || ev.Value.Object != "Ethernet7" || ev.Value.Tags["site"] != "ams1" {
+		t.Fatalf("event %+v", ev.Value)
+	}
+	enriched, _, _ := p.cli(t, "", "consume", "enriched.syslog", "--from-beginning")
+	if !strings.Contains(enriched, `"vendor":"arista_eos"`) || !strings.Contains(enriched, `"mnemonic":"UPDOWN"`) {
+		t.Fatalf("enriched.syslog: %s", enriched)
+	}
+}

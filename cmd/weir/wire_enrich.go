@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/weirnet/weir/enrich"
+)
+
+// enrichComponents builds the enrichment workers: members of the "enrich"
+// group over raw.syslog, sharing one inventory (watched for changes) and
+// one rule table.
+func enrichComponents(d deps) ([]component, error) {
+	if !d.cfg.EnrichEnabled() {
+		return nil, nil
+	}
+	logger := d.logger.With(slog.String("component", "enrich"))
+	inv, err := enrich.LoadInventory(d.cfg.Enrich.Inventory, logger)
+	if err != nil {
+		return nil, err
+	}
+	n := d.cfg.Enrich.Workers
+	if n == 0 {
+		n = 2
+	}
+	cls := enrich.NewClassifier()
+	m := enrich.NewWorkerMetrics(d.reg)
+	comps := []component{{name: "inventory", run: func(ctx context.Context) error {
+		inv.Watch(ctx, 5*time.Second)
+		return nil
+	}}}
+	for i := range n {
+		w := enrich.NewWorker(d.broker, inv, cls, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
+			enrich.WithMemberID(fmt.Sprintf("enrich-%d", i)))
+		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})
+	}
+	return comps, nil
+}

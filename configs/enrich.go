@@ -1,0 +1,21 @@
+package configs
+
+// Enrich configures the enrichment workers (enrich).
+type Enrich struct {
+	// Enabled turns enrichment off with false; on by default.
+	Enabled *bool `yaml:"enabled"`
+	// Workers is how many members of the "enrich" group run in this
+	// process; default 2.
+	Workers int `yaml:"workers"`
+	// Inventory is the device inventory file (YAML); optional.
+	Inventory string `yaml:"inventory"`
+}
+
+// EnrichEnabled reports whether enrichment runs.
+func (c *Config) EnrichEnabled() bool { return c.Enrich.Enabled == nil || *c.Enrich.Enabled }
+
+func (e *Enrich) validate(add func(path, format string, args ...any)) {
+	if e.Workers < 0 || e.Workers > 64 {
+		add("enrich.workers", "must be between 1 and 64")
+	}
+}

@@ -1,0 +1,191 @@
+package enrich
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Device is one inventory entry: a device by name and address, or a range
+// of devices by CIDR, with the attributes every enriched record carries.
+type Device struct {
+	Name     string            `yaml:"name"`
+	Address  string            `yaml:"address"`
+	CIDR     string            `yaml:"cidr"`
+	Site     string            `yaml:"site"`
+	Region   string            `yaml:"region"`
+	Role     string            `yaml:"role"`
+	Vendor   string            `yaml:"vendor"`
+	Platform string            `yaml:"platform"`
+	Tags     map[string]string `yaml:"tags"`
+
+	prefix netip.Prefix
+	tags   map[string]string // all attributes as tags, built once
+}
+
+// inventoryFile is the YAML file: `devices:` and a list.
+type inventoryFile struct {
+	Devices []Device `yaml:"devices"`
+}
+
+type inventoryIndex struct {
+	byName  map[string]*Device
+	byAddr  map[netip.Addr]*Device
+	ranges  []*Device // CIDR entries, longest prefix first
+	modTime time.Time
+}
+
+// Inventory matches records to devices by hostname (or sysName), exact
+// address, then longest CIDR. It is reloaded when its file changes or on
+// Reload (SIGHUP), without stopping the workers that use it.
+type Inventory struct {
+	path   string
+	idx    atomic.Pointer[inventoryIndex]
+	logger *slog.Logger
+}
+
+// LoadInventory reads the file at path; an empty path gives an empty
+// inventory (every device unknown).
+func LoadInventory(path string, logger *slog.Logger) (*Inventory, error) {
+	inv := &Inventory{path: path, logger: logger}
+	if path == "" {
+		inv.idx.Store(&inventoryIndex{})
+		return inv, nil
+	}
+	if err := inv.Reload(); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// ParseInventory builds an inventory from YAML bytes (tests, tools).
+func ParseInventory(data []byte) (*Inventory, error) {
+	idx, err := parseInventory(data, "inventory")
+	if err != nil {
+		return nil, err
+	}
+	inv := &Inventory{logger: slog.New(slog.DiscardHandler)}
+	inv.idx.Store(idx)
+	return inv, nil
+}
+
+// Reload reads the file again; on error the previous inventory stays.
+func (inv *Inventory) Reload() error {
+	st, err := os.Stat(inv.path)
+	if err != nil {
+		return fmt.Errorf("inventory: %w", err)
+	}
+	data, err := os.ReadFile(inv.path)
+	if err != nil {
+		return fmt.Errorf("inventory: %w", err)
+	}
+	idx, err := parseInventory(data, inv.path)
+	if err != nil {
+		return err
+	}
+	idx.modTime = st.ModTime()
+	inv.idx.Store(idx)
+	return nil
+}
+
+func parseInventory(data []byte, name string) (*inventoryIndex, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var f inventoryFile
+	if err := dec.Decode(&f); err != nil && len(bytes.TrimSpace(data)) > 0 {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	idx := &inventoryIndex{byName: map[string]*Device{}, byAddr: map[netip.Addr]*Device{}}
+	for i := range f.Devices {
+		d := &f.Devices[i]
+		d.tags = map[string]string{}
+		for k, v := range d.Tags {
+			d.tags[k] = v
+		}
+		for k, v := range map[string]string{"site": d.Site, "region": d.Region, "role": d.Role, "vendor": d.Vendor, "platform": d.Platform} {
+			if v != "" {
+				d.tags[k] = v
+			}
+		}
+		switch {
+		case d.CIDR != "":
+			p, err := netip.ParsePrefix(d.CIDR)
+			if err != nil {
+				return nil, fmt.Errorf("%s: device %d (%s): cidr %q: %w", name, i+1, d.Name, d.CIDR, err)
+			}
+			d.prefix = p.Masked()
+			idx.ranges = append(idx.ranges, d)
+		case d.Address != "":
+			a, err := netip.ParseAddr(d.Address)
+			if err != nil {
+				return nil, fmt.Errorf("%s: device %d (%s): address %q: %w", name, i+1, d.Name, d.Address, err)
+			}
+			idx.byAddr[a] = d
+		}
+		if d.Name != "" && d.CIDR == "" {
+			idx.byName[d.Name] = d
+		}
+	}
+	sort.SliceStable(idx.ranges, func(i, j int) bool { return idx.ranges[i].prefix.Bits() > idx.ranges[j].prefix.Bits() })
+	return idx, nil
+}
+
+// Lookup finds the device a record comes from: by name (the hostname or
+// sysName the record carries), else by address, else by the longest CIDR
+// holding the address. nil when unknown.
+func (inv *Inventory) Lookup(name, addr string) *Device {
+	idx := inv.idx.Load()
+	if d, ok := idx.byName[name]; ok && name != "" {
+		return d
+	}
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return nil
+	}
+	a = a.Unmap()
+	if d, ok := idx.byAddr[a]; ok {
+		return d
+	}
+	for _, d := range idx.ranges {
+		if d.prefix.Contains(a) {
+			return d
+		}
+	}
+	return nil
+}
+
+// TagsOf returns the device's tags (shared; do not modify).
+func (d *Device) TagsOf() map[string]string { return d.tags }
+
+// Watch reloads the inventory when its file changes, until ctx ends.
+func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
+	if inv.path == "" {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st, err := os.Stat(inv.path)
+		if err != nil || st.ModTime().Equal(inv.idx.Load().modTime) {
+			continue
+		}
+		if err := inv.Reload(); err != nil {
+			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
+		} else {
+			inv.logger.Info("inventory reloaded", slog.String("file", inv.path))
+		}
+	}
+}

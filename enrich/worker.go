@@ -1,0 +1,256 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Group is the consumer group enrichment workers share.
+const Group = "enrich"
+
+// Topics names what a worker reads and writes.
+type Topics struct {
+	RawSyslog, EnrichedSyslog, Events string
+}
+
+// DefaultTopics are the design's topic names.
+func DefaultTopics() Topics {
+	return Topics{RawSyslog: telemetry.TopicRawSyslog, EnrichedSyslog: telemetry.TopicEnrichedSyslog, Events: telemetry.TopicEvents}
+}
+
+// Worker is one member of the "enrich" group: it reads raw.syslog, writes
+// enriched.syslog and events, then commits. Several workers (in one or
+// several processes) share the partitions.
+//
+// Delivery is at least once: a crash between publishing and committing
+// publishes that batch again after the restart.
+type Worker struct {
+	b        broker.Broker
+	inv      *Inventory
+	cls      *Classifier
+	topics   Topics
+	logger   *slog.Logger
+	m        *workerMetrics
+	memberID string
+}
+
+// WorkerOption configures a Worker.
+type WorkerOption func(*Worker)
+
+// WithWorkerLogger sets the logger.
+func WithWorkerLogger(l *slog.Logger) WorkerOption { return func(w *Worker) { w.logger = l } }
+
+// WithWorkerMetrics shares one set of metrics between workers.
+func WithWorkerMetrics(m *WorkerMetrics) WorkerOption { return func(w *Worker) { w.m = m.m } }
+
+// WithTopics overrides the topic names.
+func WithTopics(t Topics) WorkerOption { return func(w *Worker) { w.topics = t } }
+
+// WithMemberID names the worker in group descriptions.
+func WithMemberID(id string) WorkerOption { return func(w *Worker) { w.memberID = id } }
+
+// NewWorker builds a worker over b with an inventory and a classifier that
+// workers may share.
+func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerOption) *Worker {
+	w := &Worker{b: b, inv: inv, cls: cls, topics: DefaultTopics(), logger: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(w)
+	}
+	if w.m == nil {
+		w.m = NewWorkerMetrics(nil).m
+	}
+	return w
+}
+
+// WorkerMetrics are the enrichment self-metrics.
+type WorkerMetrics struct{ m *workerMetrics }
+
+type workerMetrics struct {
+	in, out      *prometheus.CounterVec
+	events       *prometheus.CounterVec
+	unknown      prometheus.Counter
+	decodeErrors prometheus.Counter
+	batchSeconds prometheus.Histogram
+}
+
+// NewWorkerMetrics registers the metrics on reg (nil: not registered).
+func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
+	m := &workerMetrics{
+		in: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_records_in_total",
+			Help: "Records enrichment consumed, per topic."}, []string{"topic"}),
+		out: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_records_out_total",
+			Help: "Records enrichment published, per topic."}, []string{"topic"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_events_total",
+			Help: "Events raised, per type."}, []string{"type"}),
+		unknown: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_unknown_devices_total",
+			Help: "Records from devices not in the inventory (tagged unknown)."}),
+		decodeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_decode_errors_total",
+			Help: "Input records that were not valid JSON of their schema (skipped, logged)."}),
+		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "weir_enrich_batch_seconds",
+			Help: "Time to enrich, publish and commit one batch.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.in, m.out, m.events, m.unknown, m.decodeErrors, m.batchSeconds)
+	}
+	return &WorkerMetrics{m: m}
+}
+
+// Run consumes until ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	var opts []broker.ConsumerOption
+	if w.memberID != "" {
+		opts = append(opts, broker.WithMemberID(w.memberID))
+	}
+	c, err := w.b.Consume(ctx, Group, []string{w.topics.RawSyslog}, opts...)
+	if err != nil {
+		return fmt.Errorf("enrich: join group: %w", err)
+	}
+	defer c.Close()
+	var enriched, events []broker.Record
+	for {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("enrich: poll: %w", err)
+		}
+		start := time.Now()
+		enriched, events = enriched[:0], events[:0]
+		for i := range recs {
+			e, ev, ok := w.enrichSyslog(&recs[i])
+			if !ok {
+				continue
+			}
+			enriched = append(enriched, e)
+			if ev != nil {
+				events = append(events, *ev)
+			}
+		}
+		w.m.in.WithLabelValues(w.topics.RawSyslog).Add(float64(len(recs)))
+		// Publish, then commit: retried until the broker takes them, so
+		// a full disk stalls enrichment rather than losing records.
+		if err := w.publish(ctx, w.topics.EnrichedSyslog, enriched); err != nil {
+			return nil // ctx ended
+		}
+		if err := w.publish(ctx, w.topics.Events, events); err != nil {
+			return nil
+		}
+		if err := c.Commit(ctx); err != nil {
+			w.logger.Error("enrich: commit failed; the batch will be enriched again", slog.Any("error", err))
+		}
+		w.m.batchSeconds.Observe(time.Since(start).Seconds())
+	}
+}
+
+func (w *Worker) publish(ctx context.Context, topic string, recs []broker.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	backoff := 10 * time.Millisecond
+	for {
+		err := w.b.Produce(ctx, topic, recs)
+		if err == nil {
+			w.m.out.WithLabelValues(topic).Add(float64(len(recs)))
+			return nil
+		}
+		w.logger.Error("enrich: publishing failed, retrying", slog.String("topic", topic), slog.Any("error", err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+var (
+	schemaLog   = []byte(telemetry.SchemaLog)
+	schemaEvent = []byte(telemetry.SchemaEvent)
+	sourceEnr   = []byte("enrich")
+)
+
+// enrichSyslog turns one raw.syslog record into its enriched.syslog record
+// and, when the message reports a state change, an event.
+func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *broker.Record, bool) {
+	var e telemetry.EnrichedLog
+	if err := json.Unmarshal(r.Value, &e.Log); err != nil {
+		w.m.decodeErrors.Inc()
+		w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
+			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
+		return broker.Record{}, nil, false
+	}
+	info := w.cls.Classify(&e.Log)
+	e.Vendor, e.Fields, e.Event = info.Vendor, info.Fields, info.Event
+	e.MnemonicFacility, e.Mnemonic = info.Facility, info.Mnemonic
+	if info.MnemonicSeverity >= 0 {
+		sev := info.MnemonicSeverity
+		e.MnemonicSeverity = &sev
+	}
+	if e.Severity >= 0 && e.Severity < len(SeverityNames) {
+		e.SeverityName = SeverityNames[e.Severity]
+	}
+	if e.Facility >= 0 && e.Facility < len(FacilityNames) {
+		e.FacilityName = FacilityNames[e.Facility]
+	}
+	ip := e.SourceAddr
+	if ap, err := netipParseAddrPort(ip); err == nil {
+		ip = ap
+	}
+	if d := w.inv.Lookup(e.Hostname, ip); d != nil {
+		e.Tags = d.TagsOf()
+		if d.Name != "" && d.CIDR == "" {
+			e.Device = d.Name
+		}
+		if e.Vendor == VendorGeneric && d.Vendor != "" {
+			e.Vendor = d.Vendor
+		}
+	} else {
+		e.Tags = map[string]string{"unknown": "true"}
+		w.m.unknown.Inc()
+	}
+	val, err := json.Marshal(&e)
+	if err != nil {
+		w.m.decodeErrors.Inc()
+		return broker.Record{}, nil, false
+	}
+	out := broker.Record{Key: []byte(e.Device), Value: val, Timestamp: r.Timestamp,
+		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaLog}}}
+	if e.Event == "" {
+		return out, nil, true
+	}
+	ev := telemetry.Event{
+		V: telemetry.Version, Type: e.Event, Device: e.Device, Object: ObjectOf(info),
+		Severity: e.SeverityName, Message: e.Message, Tags: e.Tags, Time: e.ReceivedAt,
+		Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset},
+	}
+	if e.Time != nil {
+		ev.Time = *e.Time
+	}
+	w.m.events.WithLabelValues(ev.Type).Inc()
+	evVal, err := json.Marshal(&ev)
+	if err != nil {
+		return out, nil, true
+	}
+	return out, &broker.Record{Key: []byte(e.Device), Value: evVal, Timestamp: r.Timestamp,
+		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}}, true
+}
+
+// netipParseAddrPort returns the address of "ip:port" without the port.
+func netipParseAddrPort(s string) (string, error) {
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil {
+		return "", err
+	}
+	return ap.Addr().Unmap().String(), nil
+}

@@ -1,0 +1,138 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/telemetry"
+)
+
+const testInventory = `
+devices:
+  - {name: edge1, address: 192.0.2.1, site: ams1, region: eu, role: edge, vendor: cisco_ios}
+  - {name: mx1, site: fra1, role: core, vendor: junos, tags: {tier: "1"}}
+  - {name: lab, cidr: 10.0.0.0/8, site: lab, role: access}
+`
+
+func readTopic(t *testing.T, b *embedded.Broker, topic string) []broker.Record {
+	t.Helper()
+	infos, err := b.DescribeTopics(context.Background(), topic)
+	if err != nil {
+		return nil
+	}
+	var out []broker.Record
+	var res broker.FetchResult
+	for _, p := range infos[0].Partitions {
+		for off := p.LogStartOffset; off < p.HighWatermark; {
+			if err := b.Fetch(context.Background(), topic, p.Partition, off, broker.FetchOptions{}, &res); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Records {
+				r.Value = append([]byte(nil), r.Value...)
+				r.Key = append([]byte(nil), r.Key...)
+				out = append(out, r)
+				off = r.Offset + 1
+			}
+		}
+	}
+	return out
+}
+
+// TestWorkerCorpus runs two workers over the corpus on raw.syslog: each
+// input record gives one enriched record, the corpus events come out on
+// events with their object and device, inventory tags are applied.
+func TestWorkerCorpus(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var p syslog.Parser
+	corpus := loadCorpus(t)
+	var recs []broker.Record
+	for _, c := range corpus {
+		var l telemetry.Log
+		p.ParseCopy([]byte(c.Raw), &l)
+		l.SourceAddr, l.ReceivedAt = "10.1.2.3:514", time.Now()
+		if c.Host == "edge1" {
+			l.SourceAddr = "192.0.2.1:514"
+		}
+		l.Device = l.Hostname
+		if l.Device == "" {
+			l.Device = "10.1.2.3"
+		}
+		recs = append(recs, broker.Record{Key: []byte(l.Device), Value: l.AppendJSON(nil)})
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, recs); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := ParseInventory([]byte(testInventory))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cls := NewClassifier()
+	done := make(chan struct{}, 2)
+	for range 2 {
+		w := NewWorker(b, inv, cls)
+		go func() { w.Run(ctx); done <- struct{}{} }()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(readTopic(t, b, telemetry.TopicEnrichedSyslog)) < len(corpus) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	<-done
+	enriched := readTopic(t, b, telemetry.TopicEnrichedSyslog)
+	if len(enriched) != len(corpus) {
+		t.Fatalf("%d enriched records for %d inputs", len(enriched), len(corpus))
+	}
+	byRaw := map[string]telemetry.EnrichedLog{}
+	for _, r := range enriched {
+		var e telemetry.EnrichedLog
+		if err := json.Unmarshal(r.Value, &e); err != nil {
+			t.Fatal(err)
+		}
+		byRaw[e.Raw] = e
+	}
+	wantEvents := 0
+	for _, c := range corpus {
+		e := byRaw[c.Raw]
+		if e.Event != c.Event {
+			t.Errorf("%.80q: event %q, want %q", c.Raw, e.Event, c.Event)
+		}
+		if c.Event != "" {
+			wantEvents++
+		}
+	}
+	if e := byRaw["<189>48: edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up"]; e.Tags["site"] != "ams1" || e.Device != "edge1" || e.MnemonicFacility != "BGP" || e.Mnemonic != "ADJCHANGE" || e.SeverityName != "notice" {
+		t.Errorf("edge1 record: %+v", e)
+	}
+	if e := byRaw["<13>Nov 29 14:08:10 host2 netops: hello from logger"]; e.Tags["site"] != "lab" {
+		t.Errorf("CIDR match: %+v", e.Tags)
+	}
+	events := readTopic(t, b, telemetry.TopicEvents)
+	if len(events) != wantEvents {
+		t.Fatalf("%d events, want %d", len(events), wantEvents)
+	}
+	for _, r := range events {
+		var ev telemetry.Event
+		json.Unmarshal(r.Value, &ev)
+		if ev.Type == "" || ev.Device == "" || ev.Cause.Topic != telemetry.TopicRawSyslog || string(r.Key) != ev.Device {
+			t.Errorf("event %+v", ev)
+		}
+	}
+	// Committed: a new worker finds nothing left to do.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	NewWorker(b, inv, cls).Run(ctx2)
+	if n := len(readTopic(t, b, telemetry.TopicEnrichedSyslog)); n != len(corpus) {
+		t.Fatalf("after restart %d enriched records", n)
+	}
+}
