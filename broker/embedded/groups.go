@@ -29,6 +29,11 @@ type group struct {
 	name       string
 	generation int64
 	members    []*consumer
+	// owners says which member reads each partition now. A partition
+	// moved by a rebalance changes owner only when the old member lets
+	// go of it (committing what it consumed), so two members never read
+	// one partition at once and a rebalance redelivers nothing.
+	owners map[broker.TopicPartition]*consumer
 }
 
 func newCoordinator(b *Broker) *coordinator {
@@ -54,7 +59,7 @@ func (c *coordinator) join(m *consumer) {
 	defer c.mu.Unlock()
 	g := c.groups[m.group]
 	if g == nil {
-		g = &group{name: m.group}
+		g = &group{name: m.group, owners: map[broker.TopicPartition]*consumer{}}
 		c.groups[m.group] = g
 	}
 	g.members = append(g.members, m)
@@ -69,6 +74,11 @@ func (c *coordinator) leave(m *consumer) {
 		return
 	}
 	g.members = slices.DeleteFunc(g.members, func(x *consumer) bool { return x == m })
+	for tp, owner := range g.owners {
+		if owner == m {
+			delete(g.owners, tp)
+		}
+	}
 	if len(g.members) == 0 {
 		delete(c.groups, m.group)
 		return
@@ -119,6 +129,44 @@ func (c *coordinator) rebalance(g *group) {
 	}
 	for _, m := range g.members {
 		m.setAssignment(g.generation, assign[m])
+	}
+}
+
+// claim makes m the owner of tp if nobody else holds it.
+func (c *coordinator) claim(m *consumer, tp broker.TopicPartition) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[m.group]
+	if g == nil {
+		return false
+	}
+	if owner, held := g.owners[tp]; held && owner != m {
+		return false
+	}
+	g.owners[tp] = m
+	return true
+}
+
+// release gives up m's ownership of tp and wakes the member it is
+// assigned to now, which waits for it.
+func (c *coordinator) release(m *consumer, tp broker.TopicPartition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groups[m.group]
+	if g == nil || g.owners[tp] != m {
+		return
+	}
+	delete(g.owners, tp)
+	for _, other := range g.members {
+		if other != m {
+			other.mu.Lock()
+			wants := slices.Contains(other.pending, tp)
+			other.mu.Unlock()
+			if wants {
+				other.changed.Store(true)
+				other.signal()
+			}
+		}
 	}
 }
 
@@ -247,9 +295,11 @@ func (c *consumer) signal() {
 	}
 }
 
-// applyAssignment switches to the latest assignment: revoked partitions are
-// dropped (uncommitted progress on them is redelivered to the new owner),
-// new ones start at the committed offset or the reset position.
+// applyAssignment switches to the latest assignment. A revoked partition's
+// progress (what earlier Polls returned) is committed before it is handed
+// over, so the new owner continues where this member stopped; a newly
+// assigned partition is taken once its previous owner has let go, and
+// starts at the committed offset or the reset position.
 func (c *consumer) applyAssignment() {
 	c.mu.Lock()
 	want := slices.Clone(c.pending)
@@ -258,9 +308,16 @@ func (c *consumer) applyAssignment() {
 	for _, op := range c.owned {
 		if slices.Contains(want, op.tp) {
 			kept = append(kept, op)
-		} else {
-			op.unsub()
+			continue
 		}
+		if op.pos != op.committed {
+			if err := c.b.offsets.commit([]GroupOffset{{Group: c.group, Topic: op.tp.Topic, Partition: op.tp.Partition, Offset: op.pos}}); err != nil {
+				c.b.opts.logger.Warn("committing a revoked partition failed; its records will be delivered again",
+					slog.String("group", c.group), slog.String("topic", op.tp.Topic), slog.Any("error", err))
+			}
+		}
+		op.unsub()
+		c.b.groups.release(c, op.tp)
 	}
 	c.owned = kept
 	for _, tp := range want {
@@ -270,6 +327,9 @@ func (c *consumer) applyAssignment() {
 		p, err := c.b.partition(context.Background(), tp.Topic, tp.Partition, false)
 		if err != nil {
 			continue // deleted meanwhile; the next rebalance drops it
+		}
+		if !c.b.groups.claim(c, tp) {
+			continue // the previous owner still has it; release wakes us
 		}
 		pos, ok := c.b.offsets.committed(c.group, tp.Topic, tp.Partition)
 		if !ok {
