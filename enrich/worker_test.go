@@ -136,3 +136,24 @@ func TestWorkerCorpus(t *testing.T) {
 		t.Fatalf("after restart %d enriched records", n)
 	}
 }
+
+// BenchmarkEnrichSyslog is the per-record work of a worker on the corpus
+// mix: decode, classify, inventory lookup, encode the enriched record and
+// the event.
+func BenchmarkEnrichSyslog(b *testing.B) {
+	var p syslog.Parser
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier())
+	var recs []broker.Record
+	for _, c := range loadCorpus(b) {
+		var l telemetry.Log
+		p.ParseCopy([]byte(c.Raw), &l)
+		l.SourceAddr = "10.1.2.3:514"
+		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSyslog, Value: l.AppendJSON(nil)})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.enrichSyslog(&recs[i%len(recs)])
+	}
+}
