@@ -34,6 +34,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./broker/recordbatch
 	$(GO) test -run '^$$' -fuzz FuzzRecoverSegment -fuzztime $(FUZZTIME) ./broker/embedded
 	$(GO) test -run '^$$' -fuzz FuzzRequest -fuzztime $(FUZZTIME) ./broker/kafkawire
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz FuzzRFC5424AgainstGoSyslog -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./telemetry
 
 clean:
 	rm -rf bin weir-data

@@ -257,12 +257,14 @@ length:
 
 func (r *frameReader) nextLine() ([]byte, bool, error) {
 	line, err := r.br.ReadSlice('\n')
-	if err == nil {
-		return emptyToNil(trimNewline(line)), false, nil
-	}
-	if err == io.EOF && len(line) > 0 {
-		// Last line without a newline: still a message.
-		return trimNewline(line), false, nil
+	if err == nil || (err == io.EOF && len(line) > 0) {
+		// (At EOF: a last line without a newline is still a message.)
+		line = trimNewline(line)
+		if len(line) > r.max {
+			r.stats.dropped("truncated").Inc()
+			return line[:r.max], true, nil
+		}
+		return emptyToNil(line), false, nil
 	}
 	if err != bufio.ErrBufferFull {
 		return nil, false, err

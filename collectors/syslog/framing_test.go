@@ -1,0 +1,80 @@
+package syslog
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"testing"
+	"time"
+)
+
+// streamConn is a net.Conn over a fixed byte stream, for the framing
+// reader.
+type streamConn struct {
+	net.Conn
+	r *bytes.Reader
+}
+
+func (s *streamConn) Read(p []byte) (int, error)      { return s.r.Read(p) }
+func (s *streamConn) SetReadDeadline(time.Time) error { return nil }
+
+func frames(t testing.TB, stream []byte, max int) (msgs []string, err error) {
+	conn := &streamConn{r: bytes.NewReader(stream)}
+	m := newMetrics(nil)
+	r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), max: max, stats: m.forListener("fuzz")}
+	for i := 0; i < len(stream)+2; i++ {
+		msg, _, err := r.next()
+		if err != nil {
+			return msgs, err
+		}
+		if len(msg) > max {
+			t.Fatalf("message of %d bytes exceeds max %d", len(msg), max)
+		}
+		if msg != nil {
+			msgs = append(msgs, string(msg))
+		}
+	}
+	t.Fatalf("framing did not end on a %d-byte stream", len(stream))
+	return nil, nil
+}
+
+func TestFraming(t *testing.T) {
+	for _, tc := range []struct {
+		stream string
+		want   []string
+	}{
+		{"5 hello6 world!", []string{"hello", "world!"}},
+		{"6 hello\n7 world!\n", []string{"hello", "world!"}},             // counted newline
+		{"5 hello\n6 world!", []string{"hello", "world!"}},               // newline between frames
+		{"<13>a\n<13>b\r\n\n<13>c", []string{"<13>a", "<13>b", "<13>c"}}, // newline framing, CRLF, empty line, no final newline
+	} {
+		got, _ := frames(t, []byte(tc.stream), 1024)
+		if len(got) != len(tc.want) {
+			t.Errorf("%q: %q, want %q", tc.stream, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%q: %q, want %q", tc.stream, got, tc.want)
+			}
+		}
+	}
+	if _, err := frames(t, []byte("5 hel"), 1024); err == nil {
+		t.Error("truncated frame not reported")
+	}
+	if _, err := frames(t, []byte("2000 x"), 1024); err == nil {
+		t.Error("oversized frame not refused")
+	}
+}
+
+// FuzzFraming feeds arbitrary TCP streams to the framing reader: it must
+// end, never return more than max bytes per message, and never panic.
+func FuzzFraming(f *testing.F) {
+	f.Add([]byte("5 hello6 world!"))
+	f.Add([]byte("<13>a\n<13>b\r\n"))
+	f.Add([]byte("999999999 x"))
+	f.Add([]byte("12 abc\n\n\n4 abcd"))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		frames(t, stream, 64)
+	})
+}
