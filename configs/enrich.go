@@ -9,6 +9,18 @@ type Enrich struct {
 	Workers int `yaml:"workers"`
 	// Inventory is the device inventory file (YAML); optional.
 	Inventory string `yaml:"inventory"`
+	// DedupWindow publishes the same event (device, object, type) once
+	// within it; default 30s.
+	DedupWindow Duration `yaml:"dedup_window"`
+	// Flap raises interface_flapping / bgp_peer_flapping.
+	Flap Flap `yaml:"flap"`
+}
+
+// Flap: more than Threshold state changes of one object within Window is
+// flapping; default 5 in 10m. Threshold -1 turns it off.
+type Flap struct {
+	Threshold int      `yaml:"threshold"`
+	Window    Duration `yaml:"window"`
 }
 
 // EnrichEnabled reports whether enrichment runs.

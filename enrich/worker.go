@@ -42,6 +42,7 @@ type Worker struct {
 	logger   *slog.Logger
 	m        *workerMetrics
 	memberID string
+	det      *detector
 }
 
 // WorkerOption configures a Worker.
@@ -56,13 +57,23 @@ func WithWorkerMetrics(m *WorkerMetrics) WorkerOption { return func(w *Worker) {
 // WithTopics overrides the topic names.
 func WithTopics(t Topics) WorkerOption { return func(w *Worker) { w.topics = t } }
 
+// WithEventRules sets the de-duplication window (the same event from
+// several paths within it is published once) and flap detection: more than
+// threshold state changes of one interface or BGP session within window
+// raise a flapping event, and a cleared one once it has been stable for a
+// window. A threshold of 0 turns flap detection off.
+func WithEventRules(dedup time.Duration, threshold int, window time.Duration) WorkerOption {
+	return func(w *Worker) { w.det = newDetector(dedup, threshold, window) }
+}
+
 // WithMemberID names the worker in group descriptions.
 func WithMemberID(id string) WorkerOption { return func(w *Worker) { w.memberID = id } }
 
 // NewWorker builds a worker over b with an inventory and a classifier that
 // workers may share.
 func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerOption) *Worker {
-	w := &Worker{b: b, inv: inv, cls: cls, topics: DefaultTopics(), logger: slog.New(slog.DiscardHandler)}
+	w := &Worker{b: b, inv: inv, cls: cls, topics: DefaultTopics(), logger: slog.New(slog.DiscardHandler),
+		det: newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)}
 	for _, o := range opts {
 		o(w)
 	}
@@ -117,8 +128,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer c.Close()
 	var enriched, events []broker.Record
+	lastSettle := time.Now()
 	for {
-		recs, err := c.Poll(ctx)
+		// Poll at most a second at a time, so flapping objects that have
+		// settled are reported even when no records arrive.
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		recs, err := c.Poll(pctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err, recs = nil, nil
+		}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
 				return nil
@@ -134,8 +153,19 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			enriched = append(enriched, e)
 			if ev != nil {
-				events = append(events, *ev)
+				for _, out := range w.det.observe(*ev, ev.Time) {
+					events = w.appendEvent(events, out)
+				}
 			}
+		}
+		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
+			for _, out := range w.det.settle(now) {
+				events = w.appendEvent(events, out)
+			}
+			lastSettle = now
+		}
+		if len(recs) == 0 && len(events) == 0 {
+			continue
 		}
 		w.m.in.WithLabelValues(w.topics.RawSyslog).Add(float64(len(recs)))
 		// Publish, then commit: retried until the broker takes them, so
@@ -151,6 +181,17 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		w.m.batchSeconds.Observe(time.Since(start).Seconds())
 	}
+}
+
+// appendEvent encodes an event as a record for the events topic.
+func (w *Worker) appendEvent(recs []broker.Record, ev telemetry.Event) []broker.Record {
+	val, err := json.Marshal(&ev)
+	if err != nil {
+		return recs
+	}
+	w.m.events.WithLabelValues(ev.Type).Inc()
+	return append(recs, broker.Record{Key: []byte(ev.Device), Value: val,
+		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}})
 }
 
 func (w *Worker) publish(ctx context.Context, topic string, recs []broker.Record) error {
@@ -182,7 +223,7 @@ var (
 
 // enrichSyslog turns one raw.syslog record into its enriched.syslog record
 // and, when the message reports a state change, an event.
-func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *broker.Record, bool) {
+func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event, bool) {
 	var e telemetry.EnrichedLog
 	if err := json.Unmarshal(r.Value, &e.Log); err != nil {
 		w.m.decodeErrors.Inc()
@@ -237,13 +278,7 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *broker.Record, 
 	if e.Time != nil {
 		ev.Time = *e.Time
 	}
-	w.m.events.WithLabelValues(ev.Type).Inc()
-	evVal, err := json.Marshal(&ev)
-	if err != nil {
-		return out, nil, true
-	}
-	return out, &broker.Record{Key: []byte(e.Device), Value: evVal, Timestamp: r.Timestamp,
-		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}}, true
+	return out, &ev, true
 }
 
 // netipParseAddrPort returns the address of "ip:port" without the port.

@@ -26,6 +26,16 @@ func enrichComponents(d deps) ([]component, error) {
 		n = 2
 	}
 	cls := enrich.NewClassifier()
+	dedup, threshold, window := d.cfg.Enrich.DedupWindow.Std(), d.cfg.Enrich.Flap.Threshold, d.cfg.Enrich.Flap.Window.Std()
+	if dedup == 0 {
+		dedup = enrich.DefaultDedupWindow
+	}
+	if threshold == 0 {
+		threshold = enrich.DefaultFlapThreshold
+	}
+	if window == 0 {
+		window = enrich.DefaultFlapWindow
+	}
 	m := enrich.NewWorkerMetrics(d.reg)
 	comps := []component{{name: "inventory", run: func(ctx context.Context) error {
 		inv.Watch(ctx, 5*time.Second)
@@ -33,7 +43,7 @@ func enrichComponents(d deps) ([]component, error) {
 	}}}
 	for i := range n {
 		w := enrich.NewWorker(d.broker, inv, cls, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
-			enrich.WithMemberID(fmt.Sprintf("enrich-%d", i)))
+			enrich.WithMemberID(fmt.Sprintf("enrich-%d", i)), enrich.WithEventRules(dedup, max(threshold, 0), window))
 		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})
 	}
 	return comps, nil

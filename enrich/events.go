@@ -1,0 +1,136 @@
+package enrich
+
+import (
+	"strings"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Event detection defaults.
+const (
+	DefaultDedupWindow   = 30 * time.Second
+	DefaultFlapThreshold = 5
+	DefaultFlapWindow    = 10 * time.Minute
+)
+
+// detector de-duplicates events and raises flapping ones. A device's
+// records all land in one partition, which one worker owns, so one
+// worker's detector sees every change of the objects it reports on.
+type detector struct {
+	dedup     time.Duration
+	threshold int
+	window    time.Duration
+	last      map[eventKey]time.Time // last time an event was passed on
+	changes   map[objectKey]*flapState
+}
+
+type eventKey struct{ device, object, typ string }
+
+type objectKey struct{ device, object, family string }
+
+type flapState struct {
+	times    []time.Time // state changes within the window
+	flapping bool
+	last     telemetry.Event
+}
+
+func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
+	return &detector{dedup: dedup, threshold: threshold, window: window,
+		last: map[eventKey]time.Time{}, changes: map[objectKey]*flapState{}}
+}
+
+// family is what flaps: interfaces and BGP sessions.
+func family(typ string) string {
+	switch {
+	case strings.HasPrefix(typ, "interface_"):
+		return "interface"
+	case strings.HasPrefix(typ, "bgp_peer_"):
+		return "bgp_peer"
+	}
+	return ""
+}
+
+// observe takes one event and returns the events to publish: the event
+// itself unless the same event was published within the dedup window,
+// plus a <family>_flapping event when the object has changed state more
+// than the threshold within the window (once, until it settles).
+func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event {
+	var out []telemetry.Event
+	k := eventKey{ev.Device, ev.Object, ev.Type}
+	if t, ok := d.last[k]; !ok || now.Sub(t) > d.dedup || now.Before(t) {
+		d.last[k] = now
+		out = append(out, ev)
+	} else {
+		return nil // the same change, reported again (another path, or a retry)
+	}
+	fam := family(ev.Type)
+	if fam == "" || d.threshold <= 0 {
+		return out
+	}
+	ok := objectKey{ev.Device, ev.Object, fam}
+	st := d.changes[ok]
+	if st == nil {
+		st = &flapState{}
+		d.changes[ok] = st
+	}
+	st.times = append(pruneBefore(st.times, now.Add(-d.window)), now)
+	st.last = ev
+	if !st.flapping && len(st.times) > d.threshold {
+		st.flapping = true
+		f := ev
+		f.Type, f.Count = fam+"_flapping", len(st.times)
+		f.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
+		out = append(out, f)
+	}
+	return out
+}
+
+// settle returns a <family>_flapping_cleared event for each flapping object
+// whose state has not changed for a whole window, and forgets quiet
+// objects.
+func (d *detector) settle(now time.Time) []telemetry.Event {
+	var out []telemetry.Event
+	for k, st := range d.changes {
+		st.times = pruneBefore(st.times, now.Add(-d.window))
+		if len(st.times) > 0 {
+			continue
+		}
+		if st.flapping {
+			c := st.last
+			c.Type, c.Count, c.Time = k.family+"_flapping_cleared", 0, now
+			c.Message = "stable for " + d.window.String()
+			c.Cause = telemetry.Cause{}
+			out = append(out, c)
+		}
+		delete(d.changes, k)
+	}
+	for k, t := range d.last {
+		if now.Sub(t) > d.dedup {
+			delete(d.last, k)
+		}
+	}
+	return out
+}
+
+func pruneBefore(ts []time.Time, cutoff time.Time) []time.Time {
+	i := 0
+	for i < len(ts) && ts[i].Before(cutoff) {
+		i++
+	}
+	return ts[i:]
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,64 @@
+package enrich
+
+import (
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestFlapping: a synthetic up/down sequence raises one flapping event and,
+// once stable for the window, one cleared event; no storm.
+func TestFlapping(t *testing.T) {
+	d := newDetector(time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var got []telemetry.Event
+	for i := 0; i < 20; i++ {
+		typ := "interface_down"
+		if i%2 == 1 {
+			typ = "interface_up"
+		}
+		ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: t0.Add(time.Duration(i) * 10 * time.Second)}
+		got = append(got, d.observe(ev, ev.Time)...)
+	}
+	var flaps, changes int
+	for _, ev := range got {
+		switch ev.Type {
+		case "interface_flapping":
+			flaps++
+			if ev.Count != 6 {
+				t.Errorf("flapping count %d, want 6", ev.Count)
+			}
+		case "interface_down", "interface_up":
+			changes++
+		}
+	}
+	if flaps != 1 || changes != 20 {
+		t.Fatalf("%d flapping events and %d changes; want 1 and 20", flaps, changes)
+	}
+	if c := d.settle(t0.Add(5 * time.Minute)); len(c) != 0 {
+		t.Fatalf("cleared while still flapping: %v", c)
+	}
+	cleared := d.settle(t0.Add(200*time.Second + 10*time.Minute + time.Second))
+	if len(cleared) != 1 || cleared[0].Type != "interface_flapping_cleared" || cleared[0].Object != "Gi0/1" {
+		t.Fatalf("cleared: %+v", cleared)
+	}
+	if again := d.settle(t0.Add(time.Hour)); len(again) != 0 {
+		t.Fatalf("cleared twice: %v", again)
+	}
+}
+
+func TestDedup(t *testing.T) {
+	d := newDetector(30*time.Second, 0, time.Minute)
+	t0 := time.Now()
+	ev := telemetry.Event{Type: "bgp_peer_down", Device: "edge1", Object: "10.0.0.2"}
+	if n := len(d.observe(ev, t0)); n != 1 {
+		t.Fatal(n)
+	}
+	if n := len(d.observe(ev, t0.Add(5*time.Second))); n != 0 {
+		t.Fatalf("duplicate within the window published")
+	}
+	if n := len(d.observe(ev, t0.Add(40*time.Second))); n != 1 {
+		t.Fatalf("same event after the window suppressed")
+	}
+}
