@@ -42,7 +42,9 @@ type Broker struct {
 	topics map[string]*topic
 
 	offsets *offsetStore
-	groups  *coordinator
+	groups  *coordinator     // in-process consumers
+	wire    *wireCoordinator // Kafka clients of the listener
+	kinds   *groupKinds      // keeps the two out of each other's groups
 	pids    *producerIDs
 
 	scratch sync.Pool // *produceScratch
@@ -139,7 +141,9 @@ func (b *Broker) load() error {
 	if b.pids, err = openProducerIDs(b.opts.dataDir); err != nil {
 		return err
 	}
+	b.kinds = newGroupKinds()
 	b.groups = newCoordinator(b)
+	b.wire = newWireCoordinator(b, b.kinds)
 	b.opts.logger.Info("log opened", slog.String("dir", b.opts.dataDir), slog.Bool("clean", clean),
 		slog.Int("topics", len(b.topics)), slog.Duration("took", time.Since(start)))
 	return nil
@@ -201,6 +205,7 @@ func (b *Broker) Close() error {
 	b.stop()
 	b.bg.Wait()
 	b.groups.close()
+	b.wire.close()
 	first := b.closeTopics()
 	if err := b.offsets.close(); err != nil && first == nil {
 		first = err
@@ -708,6 +713,15 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 		return next, fmt.Errorf("%w: %s/%d: %w", broker.ErrCorruptBatch, topicName, partition, err)
 	}
 	return next, nil
+}
+
+// LogDir returns the absolute path of the data directory (what
+// DescribeLogDirs reports to Kafka clients).
+func (b *Broker) LogDir() string {
+	if abs, err := filepath.Abs(b.opts.dataDir); err == nil {
+		return abs
+	}
+	return b.opts.dataDir
 }
 
 // Topics lists the topic names, sorted.

@@ -69,6 +69,7 @@ func (c *coordinator) join(m *consumer) {
 func (c *coordinator) leave(m *consumer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.b.kinds.release(m.group, false)
 	g := c.groups[m.group]
 	if g == nil {
 		return
@@ -260,6 +261,9 @@ func (b *Broker) Consume(ctx context.Context, groupName string, topics []string,
 	c.id = cfg.MemberID
 	if c.id == "" {
 		c.id = groupName + "-" + strconv.FormatInt(b.groups.nextID.Add(1), 10)
+	}
+	if !b.kinds.acquire(groupName, false) {
+		return nil, fmt.Errorf("consume: group %s has Kafka client members: %w", groupName, ErrGroupInUse)
 	}
 	b.groups.join(c)
 	return c, nil

@@ -190,6 +190,11 @@ func (s *offsetStore) all() []GroupOffset {
 		out = append(out, GroupOffset{k.group, k.topic, k.partition, v})
 	}
 	s.mu.Unlock()
+	sortOffsets(out)
+	return out
+}
+
+func sortOffsets(out []GroupOffset) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Group != b.Group {
@@ -200,7 +205,41 @@ func (s *offsetStore) all() []GroupOffset {
 		}
 		return a.Partition < b.Partition
 	})
+}
+
+// groupOffsets returns one group's committed offsets, sorted by topic and
+// partition.
+func (s *offsetStore) groupOffsets(group string) []GroupOffset {
+	var out []GroupOffset
+	s.mu.Lock()
+	for k, v := range s.m {
+		if k.group == group {
+			out = append(out, GroupOffset{k.group, k.topic, k.partition, v})
+		}
+	}
+	s.mu.Unlock()
+	sortOffsets(out)
 	return out
+}
+
+// groupNames returns the groups that have committed offsets, unsorted.
+func (s *offsetStore) groupNames() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make(map[string]bool)
+	for k := range s.m {
+		names[k.group] = true
+	}
+	return names
+}
+
+// deleteGroup removes every committed offset of group.
+func (s *offsetStore) deleteGroup(group string) error {
+	dels := s.groupOffsets(group)
+	for i := range dels {
+		dels[i].Offset = -1
+	}
+	return s.commit(dels)
 }
 
 func (s *offsetStore) deleteTopic(topic string) {

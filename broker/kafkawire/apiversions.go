@@ -2,6 +2,7 @@ package kafkawire
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -10,12 +11,15 @@ import (
 // advertisedKeys is the one list of what the server implements: ApiVersions
 // reports exactly this, and every other key or version is refused with
 // UNSUPPORTED_VERSION. Clients pick the highest version both sides know, so
-// advertising a version that is not fully handled would break them.
-func advertisedKeys() []kmsg.ApiVersionsResponseApiKey {
-	ranges := []struct {
+// advertising a version that is not fully handled would break them. The
+// group APIs are listed only when there is a group coordinator (withGroups):
+// a client that sees FindCoordinator assumes it can use groups.
+func advertisedKeys(withGroups bool) []kmsg.ApiVersionsResponseApiKey {
+	type keyRange struct {
 		key      kmsg.Key
 		min, max int16
-	}{
+	}
+	ranges := []keyRange{
 		// v3 is the first Produce carrying RecordBatch v2, the only
 		// format the log stores; v10+ adds leader-change tags.
 		{kmsg.Produce, 3, 9},
@@ -33,7 +37,35 @@ func advertisedKeys() []kmsg.ApiVersionsResponseApiKey {
 		{kmsg.DeleteTopics, 0, 6},
 		// v5 is transactions v2 (KIP-890); idempotence needs v0.
 		{kmsg.InitProducerID, 0, 4},
+		// Topic and (minimal) broker configs, read-only.
+		{kmsg.DescribeConfigs, 0, 4},
+		// v5 adds cordoned log dirs.
+		{kmsg.DescribeLogDirs, 0, 4},
+		// v2 only adds fenced brokers, of which there are none.
+		{kmsg.DescribeCluster, 0, 2},
 	}
+	if withGroups {
+		ranges = append(ranges, []keyRange{
+			// v5+ are for transactions v2 and share groups.
+			{kmsg.FindCoordinator, 0, 4},
+			// v9 is the highest kmsg knows; KIP-848 is a
+			// separate API (ConsumerGroupHeartbeat, not offered).
+			{kmsg.JoinGroup, 0, 9},
+			{kmsg.SyncGroup, 0, 5},
+			{kmsg.Heartbeat, 0, 4},
+			{kmsg.LeaveGroup, 0, 5},
+			// v9 carries KIP-848 member epochs, v10 topic IDs.
+			{kmsg.OffsetCommit, 0, 8},
+			{kmsg.OffsetFetch, 0, 8},
+			{kmsg.ListGroups, 0, 5},
+			// v6 adds GROUP_ID_NOT_FOUND for unknown groups
+			// (KIP-1043); before, they are reported Dead.
+			{kmsg.DescribeGroups, 0, 5},
+			{kmsg.DeleteGroups, 0, 2},
+		}...)
+	}
+	// By key, as Kafka lists them.
+	slices.SortFunc(ranges, func(a, b keyRange) int { return int(a.key) - int(b.key) })
 	keys := make([]kmsg.ApiVersionsResponseApiKey, 0, len(ranges))
 	for _, r := range ranges {
 		k := kmsg.NewApiVersionsResponseApiKey()

@@ -243,6 +243,9 @@ func (c *conn) frameBuffered() bool {
 type header struct {
 	key, version int16
 	corr         int32
+	// clientID points into the request buffer: valid while the request
+	// is handled. Only group membership keeps it (copied).
+	clientID *string
 }
 
 // handle decodes the request in body and runs it. It returns the response
@@ -251,7 +254,7 @@ type header struct {
 func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, error) {
 	r := kbin.Reader{Src: body}
 	h := header{key: r.Int16(), version: r.Int16(), corr: r.Int32()}
-	r.UnsafeNullableString() // client id: not used
+	h.clientID = r.UnsafeNullableString()
 	if !r.Ok() {
 		return h, nil, &protocolError{"request header too short"}
 	}
@@ -281,12 +284,12 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 		// kbin's error speaks of a response; say what happened here.
 		return h, nil, &protocolError{fmt.Sprintf("malformed or truncated %s v%d request", kmsg.NameForKey(h.key), h.version)}
 	}
-	resp, err := c.dispatch(ctx, kreq)
+	resp, err := c.dispatch(ctx, h, kreq)
 	return h, resp, err
 }
 
 // dispatch runs a decoded request of a supported version.
-func (c *conn) dispatch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.Response, error) {
 	switch req := kreq.(type) {
 	case *kmsg.ProduceRequest:
 		return c.handleProduce(ctx, req)
@@ -304,6 +307,19 @@ func (c *conn) dispatch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, 
 		return c.handleDeleteTopics(ctx, req), nil
 	case *kmsg.InitProducerIDRequest:
 		return c.handleInitProducerID(ctx, req), nil
+	case *kmsg.DescribeConfigsRequest:
+		return c.handleDescribeConfigs(ctx, req), nil
+	case *kmsg.DescribeClusterRequest:
+		return c.handleDescribeCluster(req), nil
+	case *kmsg.DescribeLogDirsRequest:
+		return c.handleDescribeLogDirs(ctx, req), nil
+	case *kmsg.FindCoordinatorRequest:
+		return c.handleFindCoordinator(req), nil
+	}
+	if c.s.groups != nil {
+		if resp, ok, err := c.dispatchGroup(ctx, h, kreq); ok {
+			return resp, err
+		}
 	}
 	// supports and dispatch disagree: a bug, but the client still gets an
 	// answer rather than a dropped connection.

@@ -42,6 +42,8 @@ type config struct {
 	advertise       bool
 	metrics         *Metrics
 	parallelAppends int
+	groups          Groups
+	groupsSet       bool
 }
 
 // Option configures a Server.
@@ -109,4 +111,11 @@ func WithMetrics(m *Metrics) Option {
 // default of 1 avoids goroutine hand-offs on the request path.
 func WithParallelAppends(n int) Option {
 	return func(c *config) { c.parallelAppends = n }
+}
+
+// WithGroups sets the consumer group coordinator. By default the Log is
+// used when it implements Groups (the embedded broker does); WithGroups(nil)
+// serves no group APIs even then.
+func WithGroups(g Groups) Option {
+	return func(c *config) { c.groups, c.groupsSet = g, true }
 }

@@ -10,9 +10,10 @@
 //
 // The server is a single Kafka node that leads every partition. It speaks
 // the subset of the protocol listed in the README (ApiVersions, Metadata,
-// Produce, Fetch, ListOffsets, CreateTopics, DeleteTopics, InitProducerID)
-// and answers anything else with UNSUPPORTED_VERSION, as a Kafka broker that
-// lacks an API does.
+// Produce, Fetch, ListOffsets, CreateTopics, DeleteTopics, InitProducerID,
+// DescribeConfigs, DescribeCluster, DescribeLogDirs, and the consumer group
+// APIs when the Log is also a Groups coordinator) and answers anything else
+// with UNSUPPORTED_VERSION, as a Kafka broker that lacks an API does.
 package kafkawire
 
 import (
@@ -32,6 +33,9 @@ import (
 type Server struct {
 	log Log
 	cfg config
+	// groups coordinates consumer groups; nil when the Log has none, and
+	// then no group API is advertised.
+	groups Groups
 	// apiKeys is the ApiVersions answer, built once by New.
 	apiKeys []kmsg.ApiVersionsResponseApiKey
 
@@ -51,7 +55,11 @@ func New(log Log, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &Server{log: log, cfg: cfg, apiKeys: advertisedKeys()}
+	groups := cfg.groups
+	if !cfg.groupsSet {
+		groups, _ = log.(Groups)
+	}
+	return &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil)}
 }
 
 // Serve accepts Kafka clients on ln until ctx is done or ln fails. It closes

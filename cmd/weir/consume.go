@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -28,7 +30,8 @@ type consumedRecord struct {
 
 // consumeCmd prints records of a topic. With --from-beginning (or --offset)
 // it reads to the end and exits unless --follow; without either it starts
-// at the end and follows, like tail -f.
+// at the end and follows, like tail -f. With --group it reads as a member
+// of a consumer group (see consumeGroup).
 func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weir consume", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -40,6 +43,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	maxRecs := fs.Int("max", 0, "exit after this many records (0: no limit)")
 	partition := fs.Int("partition", -1, "read only this partition")
 	offset := fs.Int64("offset", -1, "start at this offset (needs --partition)")
+	group := fs.String("group", "", "consume as a member of this consumer group, resuming at its committed offsets and committing what is printed")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -53,6 +57,12 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if !*fromBeginning && *offset < 0 {
 		*follow = true
+	}
+	if *group != "" {
+		if *partition >= 0 {
+			return &exitError{2, errors.New("consume: --group lets the group assign partitions; it does not go with --partition or --offset")}
+		}
+		return consumeGroup(ctx, &cf, topic, *group, *fromBeginning, *follow, *maxRecs, stdout)
 	}
 
 	adm, admCl, err := cf.admin()
@@ -163,6 +173,199 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	return nil
+}
+
+// consumeGroup prints records of topic as a member of consumer group: the
+// group's members share the topic's partitions; each partition starts at
+// the group's committed offset, else at the log start with
+// --from-beginning and at the end without. What was printed is committed
+// when partitions move to another member and on exit (also on Ctrl-C), so
+// the next run of the group starts after it. Without --follow it exits once
+// every partition it owns is read up to the end offsets of when it started.
+func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fromBeginning, follow bool, maxRecs int, stdout io.Writer) (err error) {
+	adm, admCl, err := cf.admin()
+	if err != nil {
+		return err
+	}
+	defer admCl.Close()
+	mctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	details, err := adm.ListTopics(mctx, topic)
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", topic, err)
+	}
+	if td, ok := details[topic]; !ok || td.Err != nil {
+		return fmt.Errorf("consume %s: no such topic", topic)
+	}
+	// Where "the end" is, for stopping without --follow.
+	var ends, starts kadm.ListedOffsets
+	if !follow {
+		if ends, err = adm.ListEndOffsets(mctx, topic); err != nil {
+			return fmt.Errorf("consume %s: end offsets: %w", topic, err)
+		}
+		if starts, err = adm.ListStartOffsets(mctx, topic); err != nil {
+			return fmt.Errorf("consume %s: start offsets: %w", topic, err)
+		}
+	}
+
+	// The assignment, as the group hands it out (callbacks run in the
+	// client's goroutines).
+	var (
+		mu       sync.Mutex
+		assigned = map[int32]bool{}
+		joined   bool
+		changed  bool
+	)
+	track := func(add bool) func(context.Context, *kgo.Client, map[string][]int32) {
+		return func(_ context.Context, _ *kgo.Client, tps map[string][]int32) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range tps[topic] {
+				if add {
+					assigned[p] = true
+				} else {
+					delete(assigned, p)
+				}
+			}
+			joined = joined || add
+			changed = true
+		}
+	}
+	reset := kgo.NewOffset().AtEnd()
+	if fromBeginning {
+		reset = kgo.NewOffset().AtStart()
+	}
+	cl, err := cf.client(
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(reset),
+		// Commit what was printed, not what was fetched.
+		kgo.AutoCommitMarks(),
+		// Partitions move only between polls, after the records of a
+		// poll are printed and marked, so their commit on revocation
+		// covers them.
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(track(true)),
+		kgo.OnPartitionsRevoked(track(false)),
+		kgo.OnPartitionsLost(track(false)),
+		// A fetch that long-polls partitions already at their end
+		// holds back partitions assigned meanwhile until it returns
+		// (the client has one fetch in flight per broker); keep that
+		// wait short.
+		kgo.FetchMaxWait(500*time.Millisecond),
+	)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// ctx may be done (Ctrl-C): the final commit gets its own time.
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if cerr := cl.CommitMarkedOffsets(cctx); cerr != nil && err == nil {
+			err = fmt.Errorf("consume %s: commit for group %s: %w", topic, group, cerr)
+		}
+		cl.CloseAllowingRebalance()
+	}()
+
+	w := bufio.NewWriter(stdout)
+	defer w.Flush() // before the commit above: commit what was printed
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+
+	next := map[int32]int64{} // the offset after the last record printed per partition
+	var committed kadm.OffsetResponses
+	// caughtUp reports whether every owned partition is read up to the
+	// end offsets taken at the start. A partition not read from yet starts
+	// where the group says (its commit, else the reset position); commits
+	// are looked up again when the assignment changes, since another
+	// member may have committed the partitions that moved here.
+	caughtUp := func() (bool, error) {
+		mu.Lock()
+		if !joined {
+			mu.Unlock()
+			return false, nil
+		}
+		refresh := changed
+		changed = false
+		owned := make([]int32, 0, len(assigned))
+		for p := range assigned {
+			owned = append(owned, p)
+		}
+		mu.Unlock()
+		if refresh {
+			var err error
+			if committed, err = adm.FetchOffsetsForTopics(ctx, group, topic); err != nil {
+				return false, fmt.Errorf("consume %s: committed offsets of group %s: %w", topic, group, err)
+			}
+		}
+		for _, p := range owned {
+			end, _ := ends.Lookup(topic, p)
+			pos, ok := next[p]
+			if !ok {
+				pos = end.Offset
+				if c, ok := committed.Lookup(topic, p); ok && c.Err == nil && c.At >= 0 {
+					pos = c.At
+				} else if s, ok := starts.Lookup(topic, p); ok && fromBeginning {
+					pos = s.Offset
+				}
+			}
+			if pos < end.Offset {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+
+	count := 0
+	for {
+		if !follow {
+			done, err := caughtUp()
+			if err != nil || done {
+				return err
+			}
+		}
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if !follow {
+			// Wake up now and then to see whether the assignment
+			// that arrived leaves nothing to read.
+			pctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+		}
+		fetches := cl.PollFetches(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		var fetchErr error
+		fetches.EachError(func(t string, p int32, err error) {
+			if fetchErr == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				fetchErr = fmt.Errorf("consume %s/%d: %w", t, p, err)
+			}
+		})
+		stop := false
+		fetches.EachRecord(func(r *kgo.Record) {
+			if stop {
+				return
+			}
+			if err := enc.Encode(toConsumed(r)); err != nil {
+				stop = true
+				return
+			}
+			cl.MarkCommitRecords(r)
+			next[r.Partition] = r.Offset + 1
+			count++
+			if maxRecs > 0 && count >= maxRecs {
+				stop = true
+			}
+		})
+		w.Flush()
+		cl.AllowRebalance()
+		if fetchErr != nil {
+			return fetchErr
+		}
+		if stop {
+			return nil
+		}
+	}
 }
 
 func toConsumed(r *kgo.Record) consumedRecord {

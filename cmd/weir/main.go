@@ -25,7 +25,8 @@ Usage:
   weir run [-c FILE] [--data-dir DIR] [--kafka-listen ADDR] [--http-listen ADDR]
   weir topics list|describe|create|delete [TOPIC] [flags]
   weir produce TOPIC [--key K] [--partition P] [--header k=v]   (lines from stdin)
-  weir consume TOPIC [--from-beginning] [--follow] [--max N] [--partition P --offset O]
+  weir consume TOPIC [--from-beginning] [--follow] [--max N] [--partition P --offset O] [--group G]
+  weir groups list|describe|delete [GROUP]
   weir check -c FILE
   weir version
 
@@ -80,6 +81,8 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return produceCmd(ctx, rest, stdin, stdout, stderr)
 	case "consume":
 		return consumeCmd(ctx, rest, stdout, stderr)
+	case "groups":
+		return groupsCmd(ctx, rest, stdout, stderr)
 	case "check":
 		return checkCmd(rest, stdout, stderr)
 	case "version", "--version", "-v":

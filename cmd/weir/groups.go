@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+const groupsUsage = `Usage:
+  weir groups list
+  weir groups describe GROUP
+  weir groups delete GROUP
+`
+
+// groupsCmd lists, describes and deletes consumer groups: weir's own
+// in-process workers, Kafka clients of the listener (kcat -G, franz-go,
+// `weir consume --group`), or the groups of a Kafka cluster.
+func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, groupsUsage)
+		return &exitError{2, errors.New("groups: missing subcommand")}
+	}
+	sub, args := args[0], args[1:]
+	fs := flag.NewFlagSet("weir groups "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf clientFlags
+	cf.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	oneGroup := func() (string, error) {
+		if len(pos) != 1 {
+			return "", &exitError{2, fmt.Errorf("groups %s: give one group", sub)}
+		}
+		return pos[0], nil
+	}
+	adm, cl, err := cf.admin()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+
+	switch sub {
+	case "list", "ls":
+		return groupsList(ctx, adm, stdout)
+	case "describe":
+		g, err := oneGroup()
+		if err != nil {
+			return err
+		}
+		return groupsDescribe(ctx, adm, stdout, g)
+	case "delete", "rm":
+		g, err := oneGroup()
+		if err != nil {
+			return err
+		}
+		if _, err := adm.DeleteGroup(ctx, g); err != nil {
+			return fmt.Errorf("delete group %s: %w", g, err)
+		}
+		fmt.Fprintf(stdout, "deleted group %s and its committed offsets\n", g)
+		return nil
+	}
+	fmt.Fprint(stderr, groupsUsage)
+	return &exitError{2, fmt.Errorf("groups: unknown subcommand %q", sub)}
+}
+
+// groupsList prints every group with its state, member count and total lag
+// (records between the committed offsets and the log end).
+func groupsList(ctx context.Context, adm *kadm.Client, w io.Writer) error {
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("list groups: %w", err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tSTATE\tMEMBERS\tLAG")
+	names := listed.Groups()
+	var lags kadm.DescribedGroupLags
+	if len(names) > 0 {
+		if lags, err = adm.Lag(ctx, names...); err != nil {
+			return fmt.Errorf("group lag: %w", err)
+		}
+	}
+	for _, name := range names {
+		l, ok := lags[name]
+		if !ok || l.Error() != nil {
+			fmt.Fprintf(tw, "%s\t%s\t\terror: %v\n", name, listed[name].State, l.Error())
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", name, l.State, len(l.Members), l.Lag.Total())
+	}
+	return tw.Flush()
+}
+
+// groupsDescribe prints a group's members with their assignments, then per
+// partition the committed offset, the log end offset and the lag.
+func groupsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, group string) error {
+	lags, err := adm.Lag(ctx, group)
+	if err != nil {
+		return fmt.Errorf("describe group %s: %w", group, err)
+	}
+	l, ok := lags[group]
+	switch {
+	case !ok:
+		return fmt.Errorf("describe group %s: not in the broker's answer", group)
+	case l.Error() != nil:
+		return fmt.Errorf("describe group %s: %w", group, l.Error())
+	case l.State == "Dead":
+		return fmt.Errorf("describe group %s: no such group", group)
+	}
+	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", group, l.State, orDash(l.Protocol), len(l.Members))
+
+	if len(l.Members) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "MEMBER\tCLIENT ID\tHOST\tASSIGNMENT")
+		for _, m := range l.Members {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.MemberID, orDash(m.ClientID), orDash(strings.TrimPrefix(m.ClientHost, "/")), assignment(m))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+
+	rows := l.Lag.Sorted()
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tMEMBER")
+	for _, r := range rows {
+		committed, lag := "-", "-"
+		if r.Commit.At >= 0 {
+			committed = strconv.FormatInt(r.Commit.At, 10)
+		}
+		if r.Err == nil && r.Lag >= 0 {
+			lag = strconv.FormatInt(r.Lag, 10)
+		}
+		member := "-"
+		if r.Member != nil {
+			member = r.Member.MemberID
+		}
+		if r.Err != nil {
+			member = "error: " + r.Err.Error()
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\n", r.Topic, r.Partition, committed, r.End.Offset, lag, member)
+	}
+	return tw.Flush()
+}
+
+// assignment formats a consumer's assignment as topic[p,p,...] per topic.
+func assignment(m kadm.DescribedGroupMember) string {
+	a, ok := m.Assigned.AsConsumer()
+	if !ok || len(a.Topics) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, t := range a.Topics {
+		ps := slices.Sorted(slices.Values(t.Partitions))
+		strs := make([]string, len(ps))
+		for i, p := range ps {
+			strs[i] = strconv.Itoa(int(p))
+		}
+		parts = append(parts, t.Topic+"["+strings.Join(strs, ",")+"]")
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
