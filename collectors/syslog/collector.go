@@ -165,7 +165,7 @@ func (c *Collector) listen(l configs.SyslogListener) (func(context.Context), fun
 		if err != nil {
 			return nil, nil, "", err
 		}
-		return u.run, u.close, u.conn.LocalAddr().String(), nil
+		return u.run, u.close, u.conns[0].LocalAddr().String(), nil
 	default:
 		var tlsCfg *tls.Config
 		if l.Protocol == "tls" {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
+	"golang.org/x/sys/unix"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -28,40 +30,56 @@ const udpBatch = 64
 // is published.
 const udpLinger = 2 * time.Millisecond
 
-// udpListener reads datagrams with recvmmsg in batches, from a socket with
-// a large receive buffer, with several goroutines. UDP cannot push back:
-// what overflows the socket buffer the kernel drops, and weir counts it
-// from /proc/net/udp.
+// udpListener reads datagrams with recvmmsg in batches, from sockets with
+// a large receive buffer. Each reader goroutine has its own socket on the
+// same port (SO_REUSEPORT): the kernel spreads senders over them, one
+// sender always to the same socket (so a device's messages keep their
+// order), and each reader can set its own read deadline to end a batch.
+// UDP cannot push back: what overflows a socket buffer the kernel drops,
+// and weir counts it from /proc/net/udp.
 type udpListener struct {
-	c     *Collector
-	cfg   configs.SyslogListener
-	conn  *net.UDPConn
-	name  string
-	stats *listenerStats
-	inode string
+	c      *Collector
+	cfg    configs.SyslogListener
+	conns  []*net.UDPConn
+	name   string
+	stats  *listenerStats
+	inodes []string
 }
 
 func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
-	addr, err := net.ResolveUDPAddr("udp", string(l.Address))
-	if err != nil {
-		return nil, fmt.Errorf("syslog udp %s: %w", l.Address, err)
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		})
+		return serr
+	}}
+	addr := string(l.Address)
+	u := &udpListener{c: c, cfg: l}
+	for i := 0; i < max(l.Readers, 1); i++ {
+		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
+		if err != nil {
+			u.close()
+			return nil, fmt.Errorf("syslog udp %s: %w", l.Address, err)
+		}
+		conn := pc.(*net.UDPConn)
+		if i == 0 {
+			addr = conn.LocalAddr().String() // the others join the port the first got
+			u.name = "udp://" + addr
+			u.stats = c.metrics.forListener(u.name)
+		}
+		u.setReadBuffer(conn, int(l.ReadBuffer))
+		u.conns = append(u.conns, conn)
+		u.inodes = append(u.inodes, socketInode(conn))
 	}
-	conn, err := net.ListenUDP("udp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("syslog udp %s: %w", l.Address, err)
-	}
-	u := &udpListener{c: c, cfg: l, conn: conn, name: "udp://" + conn.LocalAddr().String()}
-	u.stats = c.metrics.forListener(u.name)
-	u.setReadBuffer(int(l.ReadBuffer))
-	u.inode = socketInode(conn)
 	return u, nil
 }
 
 // setReadBuffer sets SO_RCVBUF; as root SO_RCVBUFFORCE goes past
 // net.core.rmem_max, which on most systems is far below what a burst of
 // syslog needs.
-func (u *udpListener) setReadBuffer(n int) {
-	raw, err := u.conn.SyscallConn()
+func (u *udpListener) setReadBuffer(conn *net.UDPConn, n int) {
+	raw, err := conn.SyscallConn()
 	if err == nil {
 		raw.Control(func(fd uintptr) {
 			if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n) != nil {
@@ -78,14 +96,18 @@ func (u *udpListener) setReadBuffer(n int) {
 	})
 }
 
-func (u *udpListener) close() { u.conn.Close() }
+func (u *udpListener) close() {
+	for _, c := range u.conns {
+		c.Close()
+	}
+}
 
 func (u *udpListener) run(ctx context.Context) {
-	stop := context.AfterFunc(ctx, func() { u.conn.Close() })
+	stop := context.AfterFunc(ctx, u.close)
 	defer stop()
 	var wg sync.WaitGroup
-	for range u.cfg.Readers {
-		wg.Go(func() { u.read(ctx) })
+	for _, conn := range u.conns {
+		wg.Go(func() { u.read(ctx, conn) })
 	}
 	wg.Go(func() { u.watchKernelDrops(ctx) })
 	wg.Wait()
@@ -96,12 +118,12 @@ type batchReader interface {
 	ReadBatch(ms []ipv4.Message, flags int) (int, error)
 }
 
-func (u *udpListener) read(ctx context.Context) {
+func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 	var br batchReader
-	if a, ok := u.conn.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
-		br = ipv4.NewPacketConn(u.conn)
+	if a, ok := conn.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
+		br = ipv4.NewPacketConn(conn)
 	} else {
-		br = ipv6.NewPacketConn(u.conn)
+		br = ipv6.NewPacketConn(conn)
 	}
 	size := int(u.cfg.MaxMessageSize)
 	msgs := make([]ipv4.Message, udpBatch)
@@ -119,11 +141,11 @@ func (u *udpListener) read(ctx context.Context) {
 			if time.Since(batchStart) >= udpLinger {
 				pub.flush(ctx)
 			} else {
-				u.conn.SetReadDeadline(batchStart.Add(udpLinger))
+				conn.SetReadDeadline(batchStart.Add(udpLinger))
 			}
 		}
 		if len(pub.spans) == 0 {
-			u.conn.SetReadDeadline(time.Time{})
+			conn.SetReadDeadline(time.Time{})
 		}
 		n, err := br.ReadBatch(msgs, 0)
 		if err != nil {
@@ -163,19 +185,17 @@ func (u *udpListener) read(ctx context.Context) {
 // watchKernelDrops adds the socket's drop count from /proc/net/udp to the
 // drop counter with reason "kernel" (receive buffer overflow).
 func (u *udpListener) watchKernelDrops(ctx context.Context) {
-	if u.inode == "" {
+	if len(u.inodes) == 0 {
 		return
 	}
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	var last uint64
 	for {
-		if drops, ok := kernelDrops(u.inode); ok && drops > last {
+		if drops, ok := kernelDrops(u.inodes); ok && drops > last {
 			u.stats.dropped("kernel").Add(float64(drops - last))
-			if last == 0 || drops-last > 0 {
-				u.c.logger.Warn("syslog: kernel dropped UDP datagrams (receive buffer full)",
-					slog.String("listener", u.name), slog.Uint64("dropped", drops-last))
-			}
+			u.c.logger.Warn("syslog: kernel dropped UDP datagrams (receive buffer full)",
+				slog.String("listener", u.name), slog.Uint64("dropped", drops-last))
 			last = drops
 		}
 		select {
@@ -201,9 +221,11 @@ func socketInode(c *net.UDPConn) string {
 	return inode
 }
 
-// kernelDrops reads the drops column of the socket's line in /proc/net/udp
-// or /proc/net/udp6.
-func kernelDrops(inode string) (uint64, bool) {
+// kernelDrops sums the drops column of the sockets' lines in /proc/net/udp
+// and /proc/net/udp6.
+func kernelDrops(inodes []string) (uint64, bool) {
+	var sum uint64
+	found := false
 	for _, file := range []string{"/proc/net/udp", "/proc/net/udp6"} {
 		f, err := os.Open(file)
 		if err != nil {
@@ -213,13 +235,14 @@ func kernelDrops(inode string) (uint64, bool) {
 		for sc.Scan() {
 			fields := strings.Fields(sc.Text())
 			// sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
-			if len(fields) >= 13 && fields[9] == inode {
-				f.Close()
-				n, err := strconv.ParseUint(fields[12], 10, 64)
-				return n, err == nil
+			if len(fields) >= 13 && slices.Contains(inodes, fields[9]) {
+				if n, err := strconv.ParseUint(fields[12], 10, 64); err == nil {
+					sum += n
+					found = true
+				}
 			}
 		}
 		f.Close()
 	}
-	return 0, false
+	return sum, found
 }
