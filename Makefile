@@ -38,6 +38,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./collectors/syslog
 	$(GO) test -run '^$$' -fuzz FuzzRFC5424AgainstGoSyslog -fuzztime $(FUZZTIME) ./collectors/syslog
 	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./collectors/trap
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/snmp/profile
+	$(GO) test -run '^$$' -fuzz FuzzHandle -fuzztime $(FUZZTIME) ./collectors/snmp/sim
+	$(GO) test -run '^$$' -fuzz FuzzSNMPSection -fuzztime $(FUZZTIME) ./configs
 
 clean:
 	rm -rf bin weir-data

@@ -1,5 +1,640 @@
 package configs
 
+import (
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/weirnet/weir/collectors/snmp/profile"
+)
+
 // SNMP configures the SNMP poller and trap receiver (collectors/snmp,
 // collectors/trap).
-type SNMP struct{}
+//
+// What the user writes (snmp.defaults, snmp.targets[]) is decoded into
+// SNMPTargetSpec, whose fields are optional; Targets holds the resolved
+// targets, each field taken from the target, else snmp.defaults, else the
+// built-in default (DefaultSNMPTarget), so the collectors never see a
+// half-filled target.
+type SNMP struct {
+	// Defaults as written, for documentation and `weir check`.
+	Defaults SNMPTargetSpec `yaml:"defaults"`
+	// Targets resolved against Defaults and the built-in defaults.
+	Targets []SNMPTarget `yaml:"-"`
+	Traps   SNMPTraps    `yaml:"traps"`
+	// ProfilesDir holds user profiles (*.yaml) that override or add to the
+	// built-in ones by name.
+	ProfilesDir string `yaml:"profiles_dir"`
+	// MaxConcurrency bounds the polls in flight across all targets.
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// Topic receives the poll records; default raw.snmp.
+	Topic string `yaml:"topic"`
+}
+
+// SNMPTargetSpec is one target (or snmp.defaults) as written; nil and zero
+// fields are inherited.
+type SNMPTargetSpec struct {
+	Name           string            `yaml:"name"`
+	Address        string            `yaml:"address"`
+	Version        string            `yaml:"version"`
+	Community      string            `yaml:"community"`
+	V3             *SNMPv3           `yaml:"v3"`
+	Interval       *Duration         `yaml:"interval"`
+	Timeout        *Duration         `yaml:"timeout"`
+	Retries        *int              `yaml:"retries"`
+	MaxRepetitions *int              `yaml:"max_repetitions"`
+	Profiles       *SNMPProfiles     `yaml:"profiles"`
+	Tags           map[string]string `yaml:"tags"`
+}
+
+// SNMPv3 is a USM user, for polling and for receiving v3 traps.
+type SNMPv3 struct {
+	User string `yaml:"user"`
+	// SecurityLevel is noAuthNoPriv, authNoPriv or authPriv; default
+	// authPriv when a priv password is set, authNoPriv when only an auth
+	// password is, else noAuthNoPriv.
+	SecurityLevel string `yaml:"security_level"`
+	// AuthProtocol is MD5, SHA, SHA224, SHA256, SHA384 or SHA512.
+	AuthProtocol string `yaml:"auth_protocol"`
+	AuthPassword string `yaml:"auth_password"`
+	// PrivProtocol is DES, AES (AES-128), AES192, AES256 (Blumenthal key
+	// extension) or AES192C, AES256C (Reeder, "Cisco" key extension).
+	PrivProtocol string `yaml:"priv_protocol"`
+	PrivPassword string `yaml:"priv_password"`
+	ContextName  string `yaml:"context_name"`
+	// EngineID is only used for trap users: the authoritative engine ID
+	// (hex) of the sender. Empty accepts any engine.
+	EngineID string `yaml:"engine_id"`
+}
+
+// SNMPProfiles is a list of profile names or "auto" (chosen by sysObjectID).
+type SNMPProfiles struct {
+	Auto  bool
+	Names []string
+}
+
+// UnmarshalYAML accepts `auto`, a single name, or a list of names.
+func (p *SNMPProfiles) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Value == "auto" {
+			*p = SNMPProfiles{Auto: true}
+			return nil
+		}
+		if n.Value == "" {
+			return fmt.Errorf("line %d: profiles: must be a list of profile names or auto", n.Line)
+		}
+		*p = SNMPProfiles{Names: []string{n.Value}}
+		return nil
+	case yaml.SequenceNode:
+		var names []string
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode || c.Value == "" {
+				return fmt.Errorf("line %d: profiles: entries must be profile names", c.Line)
+			}
+			if c.Value == "auto" {
+				// "auto" in a list adds the sysObjectID match to the
+				// named profiles.
+				p.Auto = true
+				continue
+			}
+			names = append(names, c.Value)
+		}
+		p.Names = names
+		return nil
+	}
+	return fmt.Errorf("line %d: profiles: must be a list of profile names or auto", n.Line)
+}
+
+// SNMPTarget is a resolved target: every field set.
+type SNMPTarget struct {
+	Name string
+	// Host and Port come from address; port 161 if not given.
+	Host           string
+	Port           uint16
+	Version        string // "1", "2c" or "3"
+	Community      string
+	V3             SNMPv3
+	Interval       time.Duration
+	Timeout        time.Duration
+	Retries        int
+	MaxRepetitions int
+	Profiles       SNMPProfiles
+	Tags           map[string]string
+	// Line is where the target is defined, for errors found later (an
+	// unknown profile name).
+	Line int
+}
+
+// SNMPTraps configures the trap receiver.
+type SNMPTraps struct {
+	// Listen is the UDP address; default 127.0.0.1:5162, "off" disables.
+	Listen Address `yaml:"listen"`
+	// Communities accepted from v1/v2c senders; empty accepts any.
+	Communities []string `yaml:"communities"`
+	// Users accepted from v3 senders.
+	Users []SNMPv3 `yaml:"users"`
+	// Topic receives the traps; default raw.traps.
+	Topic string `yaml:"topic"`
+}
+
+// defaultSNMPTarget holds the built-in defaults under snmp.defaults; it is
+// never modified (DefaultSNMPTarget copies it).
+var defaultSNMPTarget = SNMPTarget{
+	Port:           161,
+	Version:        "2c",
+	Community:      "public",
+	Interval:       60 * time.Second,
+	Timeout:        5 * time.Second,
+	Retries:        1,
+	MaxRepetitions: 25,
+	Profiles:       SNMPProfiles{Names: []string{"system", "if-mib"}},
+}
+
+// DefaultSNMPTarget returns the built-in target defaults.
+func DefaultSNMPTarget() SNMPTarget {
+	t := defaultSNMPTarget
+	t.Profiles.Names = append([]string(nil), t.Profiles.Names...)
+	return t
+}
+
+// Built-in values of the snmp section.
+const (
+	DefaultSNMPMaxConcurrency = 64
+	DefaultTrapListen         = "127.0.0.1:5162"
+)
+
+// snmpRaw is the section as decoded, before resolution.
+type snmpRaw struct {
+	Defaults       SNMPTargetSpec   `yaml:"defaults"`
+	Targets        []SNMPTargetSpec `yaml:"targets"`
+	Traps          SNMPTraps        `yaml:"traps"`
+	ProfilesDir    string           `yaml:"profiles_dir"`
+	MaxConcurrency int              `yaml:"max_concurrency"`
+	Topic          string           `yaml:"topic"`
+}
+
+// UnmarshalYAML decodes, checks keys, applies defaults and validates the
+// section. config.go's strict decoder does not reach into a custom
+// unmarshaler, so unknown keys are checked here; they are reported in the
+// "field X not found in type T" form so that the top-level loader turns
+// them into its usual "unknown key in T" message.
+func (s *SNMP) UnmarshalYAML(n *yaml.Node) error {
+	var errs []string
+	checkKeys(n, reflect.TypeOf(snmpRaw{}), "snmp", &errs)
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	var raw snmpRaw
+	if err := n.Decode(&raw); err != nil {
+		return err
+	}
+	out, errs := resolveSNMP(n, raw)
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	*s = out
+	return nil
+}
+
+func resolveSNMP(n *yaml.Node, raw snmpRaw) (SNMP, []string) {
+	var errs []string
+	add := func(line int, path, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf("line %d: %s: %s", line, path, fmt.Sprintf(format, args...)))
+	}
+	out := SNMP{
+		Defaults:       raw.Defaults,
+		Traps:          raw.Traps,
+		ProfilesDir:    raw.ProfilesDir,
+		MaxConcurrency: raw.MaxConcurrency,
+		Topic:          raw.Topic,
+	}
+	if out.MaxConcurrency == 0 {
+		out.MaxConcurrency = DefaultSNMPMaxConcurrency
+	} else if out.MaxConcurrency < 0 || out.MaxConcurrency > 100000 {
+		add(keyLine(n, "max_concurrency"), "snmp.max_concurrency", "must be between 1 and 100000, not %d", out.MaxConcurrency)
+	}
+	if out.Topic != "" && !validTopic(out.Topic) {
+		add(keyLine(n, "topic"), "snmp.topic", "invalid topic name %q", out.Topic)
+	}
+	if out.Traps.Listen == "" {
+		out.Traps.Listen = DefaultTrapListen
+	}
+	if out.Traps.Topic != "" && !validTopic(out.Traps.Topic) {
+		add(keyLine(child(n, "traps"), "topic"), "snmp.traps.topic", "invalid topic name %q", out.Traps.Topic)
+	}
+	usersNode := child(child(n, "traps"), "users")
+	for i, u := range out.Traps.Users {
+		un := item(usersNode, i)
+		path := fmt.Sprintf("snmp.traps.users[%d]", i)
+		if u.User == "" {
+			add(nodeLine(un), path+".user", "must be set")
+		}
+		lvl, err := validateV3(&u)
+		if err != nil {
+			add(nodeLine(un), path, "%v", err)
+		}
+		u.SecurityLevel = lvl
+		out.Traps.Users[i] = u
+	}
+
+	defNode := child(n, "defaults")
+	if raw.Defaults.Name != "" || raw.Defaults.Address != "" {
+		add(nodeLine(defNode), "snmp.defaults", "name and address belong to targets, not defaults")
+	}
+	// The built-in defaults overlaid with snmp.defaults.
+	base := DefaultSNMPTarget()
+	if errs2 := applySpec(&base, raw.Defaults, defNode, "snmp.defaults", false); len(errs2) > 0 {
+		errs = append(errs, errs2...)
+	}
+
+	targetsNode := child(n, "targets")
+	seen := map[string]int{}
+	for i, spec := range raw.Targets {
+		tn := item(targetsNode, i)
+		path := fmt.Sprintf("snmp.targets[%d]", i)
+		if spec.Name != "" {
+			path = fmt.Sprintf("snmp.targets[%s]", spec.Name)
+		}
+		t := base
+		t.Line = nodeLine(tn)
+		// Each target owns its slices and maps.
+		t.Profiles.Names = append([]string(nil), base.Profiles.Names...)
+		errs = append(errs, applySpec(&t, spec, tn, path, true)...)
+		if spec.Name == "" {
+			add(nodeLine(tn), path+".name", "must be set")
+		} else if prev, dup := seen[spec.Name]; dup {
+			add(keyLine(tn, "name"), path+".name", "duplicate target name (also on line %d)", prev)
+		} else {
+			seen[spec.Name] = nodeLine(tn)
+		}
+		if spec.Address == "" {
+			add(nodeLine(tn), path+".address", "must be set")
+		}
+		if t.Interval > 0 && t.Timeout*time.Duration(t.Retries+1) > t.Interval {
+			add(nodeLine(tn), path, "timeout %v x (retries %d + 1) exceeds the interval %v: a dead agent would overrun every poll", t.Timeout, t.Retries, t.Interval)
+		}
+		out.Targets = append(out.Targets, t)
+	}
+
+	// Profile names are checked here, with the target's line, so that
+	// `weir check` catches a misspelt profile; the built-in profiles and
+	// those of profiles_dir (relative to the working directory) count.
+	set, err := profile.Load(BuiltinSNMPProfiles(), raw.ProfilesDir)
+	if err != nil {
+		for _, l := range strings.Split(err.Error(), "\n") {
+			add(keyLine(n, "profiles_dir"), "snmp.profiles_dir", "%s", l)
+		}
+		return out, errs
+	}
+	if err := set.Check(out.Defaults.profileNames()); err != nil {
+		add(keyLine(defNode, "profiles"), "snmp.defaults.profiles", "%v", err)
+	}
+	for i, t := range out.Targets {
+		if err := set.Check(t.Profiles.Names); err != nil && raw.Targets[i].Profiles != nil {
+			add(keyLine(item(targetsNode, i), "profiles"), fmt.Sprintf("snmp.targets[%s].profiles", t.Name), "%v", err)
+		}
+	}
+	return out, errs
+}
+
+func (s SNMPTargetSpec) profileNames() []string {
+	if s.Profiles == nil {
+		return nil
+	}
+	return s.Profiles.Names
+}
+
+// applySpec overlays the set fields of spec on t.
+func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, isTarget bool) []string {
+	var errs []string
+	add := func(key, format string, args ...any) {
+		line := keyLine(n, key)
+		if line == 0 {
+			line = nodeLine(n)
+		}
+		errs = append(errs, fmt.Sprintf("line %d: %s.%s: %s", line, path, key, fmt.Sprintf(format, args...)))
+	}
+	if isTarget {
+		t.Name = spec.Name
+		if spec.Address != "" {
+			host, port, err := splitSNMPAddress(spec.Address)
+			if err != nil {
+				add("address", "%v", err)
+			}
+			t.Host, t.Port = host, port
+		}
+	}
+	if spec.Version != "" {
+		switch spec.Version {
+		case "1", "2c", "3":
+			t.Version = spec.Version
+		case "2":
+			t.Version = "2c"
+		default:
+			add("version", "must be 1, 2c or 3, not %q", spec.Version)
+		}
+	}
+	if spec.Community != "" {
+		t.Community = spec.Community
+	}
+	if spec.V3 != nil {
+		// A target may give only the v3 fields that differ from
+		// snmp.defaults.v3 (a per-device user, say).
+		t.V3 = mergeV3(t.V3, *spec.V3)
+	}
+	if spec.Interval != nil {
+		if *spec.Interval <= 0 {
+			add("interval", "must be positive")
+		}
+		t.Interval = spec.Interval.Std()
+	}
+	if spec.Timeout != nil {
+		if *spec.Timeout <= 0 {
+			add("timeout", "must be positive")
+		}
+		t.Timeout = spec.Timeout.Std()
+	}
+	if spec.Retries != nil {
+		if *spec.Retries < 0 || *spec.Retries > 10 {
+			add("retries", "must be between 0 and 10, not %d", *spec.Retries)
+		}
+		t.Retries = *spec.Retries
+	}
+	if spec.MaxRepetitions != nil {
+		if *spec.MaxRepetitions < 1 || *spec.MaxRepetitions > 1000 {
+			add("max_repetitions", "must be between 1 and 1000, not %d", *spec.MaxRepetitions)
+		}
+		t.MaxRepetitions = *spec.MaxRepetitions
+	}
+	if spec.Profiles != nil {
+		t.Profiles = SNMPProfiles{Auto: spec.Profiles.Auto, Names: append([]string(nil), spec.Profiles.Names...)}
+	}
+	if len(spec.Tags) > 0 || t.Tags != nil {
+		tags := make(map[string]string, len(t.Tags)+len(spec.Tags))
+		for k, v := range t.Tags {
+			tags[k] = v
+		}
+		for k, v := range spec.Tags {
+			tags[k] = v
+		}
+		t.Tags = tags
+	}
+	if isTarget && t.Version == "3" {
+		lvl, err := validateV3(&t.V3)
+		if err != nil {
+			add("v3", "%v", err)
+		}
+		t.V3.SecurityLevel = lvl
+		if t.V3.User == "" {
+			add("v3", "user must be set for version 3")
+		}
+	}
+	return errs
+}
+
+func mergeV3(base, over SNMPv3) SNMPv3 {
+	pick := func(a, b string) string {
+		if b != "" {
+			return b
+		}
+		return a
+	}
+	return SNMPv3{
+		User:          pick(base.User, over.User),
+		SecurityLevel: pick(base.SecurityLevel, over.SecurityLevel),
+		AuthProtocol:  pick(base.AuthProtocol, over.AuthProtocol),
+		AuthPassword:  pick(base.AuthPassword, over.AuthPassword),
+		PrivProtocol:  pick(base.PrivProtocol, over.PrivProtocol),
+		PrivPassword:  pick(base.PrivPassword, over.PrivPassword),
+		ContextName:   pick(base.ContextName, over.ContextName),
+		EngineID:      pick(base.EngineID, over.EngineID),
+	}
+}
+
+// SNMP v3 protocol names accepted in the config, upper-cased.
+var (
+	SNMPAuthProtocols = []string{"MD5", "SHA", "SHA224", "SHA256", "SHA384", "SHA512"}
+	SNMPPrivProtocols = []string{"DES", "AES", "AES192", "AES256", "AES192C", "AES256C"}
+)
+
+// validateV3 normalises protocol names and checks that the security level
+// has what it needs; it returns the effective security level.
+func validateV3(v *SNMPv3) (string, error) {
+	var problems []string
+	v.AuthProtocol = normProto(v.AuthProtocol)
+	v.PrivProtocol = normProto(v.PrivProtocol)
+	if v.AuthProtocol != "" && !contains(SNMPAuthProtocols, v.AuthProtocol) {
+		problems = append(problems, fmt.Sprintf("auth_protocol must be one of %s, not %q", strings.Join(SNMPAuthProtocols, ", "), v.AuthProtocol))
+	}
+	if v.PrivProtocol != "" && !contains(SNMPPrivProtocols, v.PrivProtocol) {
+		problems = append(problems, fmt.Sprintf("priv_protocol must be one of %s, not %q", strings.Join(SNMPPrivProtocols, ", "), v.PrivProtocol))
+	}
+	lvl := v.SecurityLevel
+	switch strings.ToLower(lvl) {
+	case "":
+		switch {
+		case v.PrivPassword != "":
+			lvl = "authPriv"
+		case v.AuthPassword != "":
+			lvl = "authNoPriv"
+		default:
+			lvl = "noAuthNoPriv"
+		}
+	case "noauthnopriv":
+		lvl = "noAuthNoPriv"
+	case "authnopriv":
+		lvl = "authNoPriv"
+	case "authpriv":
+		lvl = "authPriv"
+	default:
+		problems = append(problems, fmt.Sprintf("security_level must be noAuthNoPriv, authNoPriv or authPriv, not %q", lvl))
+	}
+	if lvl == "authNoPriv" || lvl == "authPriv" {
+		if v.AuthPassword == "" {
+			problems = append(problems, "auth_password must be set for "+lvl)
+		} else if len(v.AuthPassword) < 8 {
+			// RFC 3414 section 11.2: shorter passwords are refused by
+			// Net-SNMP and most agents.
+			problems = append(problems, "auth_password must be at least 8 characters")
+		}
+		if v.AuthProtocol == "" {
+			v.AuthProtocol = "SHA"
+		}
+	}
+	if lvl == "authPriv" {
+		if v.PrivPassword == "" {
+			problems = append(problems, "priv_password must be set for authPriv")
+		} else if len(v.PrivPassword) < 8 {
+			problems = append(problems, "priv_password must be at least 8 characters")
+		}
+		if v.PrivProtocol == "" {
+			v.PrivProtocol = "AES"
+		}
+	}
+	if v.EngineID != "" {
+		id := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(v.EngineID, "0x"), "0X"))
+		if b, err := hex.DecodeString(id); err != nil || len(b) < 5 || len(b) > 32 {
+			// RFC 3411: an engine ID is 5 to 32 octets.
+			problems = append(problems, fmt.Sprintf("engine_id must be 5 to 32 bytes in hex (like 0x80001f8880aabbccdd), not %q", v.EngineID))
+		} else {
+			v.EngineID = id
+		}
+	}
+	if len(problems) > 0 {
+		return lvl, errors.New(strings.Join(problems, "; "))
+	}
+	return lvl, nil
+}
+
+func normProto(s string) string {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	s = strings.ReplaceAll(s, "-", "")
+	switch s {
+	case "SHA1":
+		return "SHA"
+	case "AES128":
+		return "AES"
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// splitSNMPAddress parses host, host:port, [v6]:port or a bare IPv6 address.
+func splitSNMPAddress(addr string) (string, uint16, error) {
+	if ip := net.ParseIP(strings.Trim(addr, "[]")); ip != nil {
+		return ip.String(), 161, nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		if strings.Contains(err.Error(), "missing port") {
+			return addr, 161, nil
+		}
+		return "", 0, fmt.Errorf("%q is not host or host:port", addr)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return "", 0, fmt.Errorf("%q has an invalid port", addr)
+	}
+	if host == "" {
+		return "", 0, fmt.Errorf("%q has no host", addr)
+	}
+	return host, uint16(p), nil
+}
+
+// checkKeys reports mapping keys that have no yaml field in t, recursing
+// into structs, pointers to structs and slices of structs.
+func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
+	if n == nil {
+		return
+	}
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		if t.Kind() == reflect.Slice {
+			if n.Kind == yaml.SequenceNode {
+				for i, c := range n.Content {
+					checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), errs)
+				}
+			}
+			return
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
+		return
+	}
+	if reflect.PointerTo(t).Implements(reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()) {
+		return
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ft, ok := fields[k.Value]
+		if !ok {
+			// This wording is what config.go's unknownKeys rewrites.
+			*errs = append(*errs, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, path))
+			continue
+		}
+		checkKeys(n.Content[i+1], ft, path+"."+k.Value, errs)
+	}
+}
+
+// child returns the value node of key in mapping n, or nil.
+func child(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// keyLine returns the line of key in mapping n, else n's line.
+func keyLine(n *yaml.Node, key string) int {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nodeLine(n)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i].Line
+		}
+	}
+	return n.Line
+}
+
+func item(n *yaml.Node, i int) *yaml.Node {
+	if n == nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+		return nil
+	}
+	return n.Content[i]
+}
+
+func nodeLine(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	return n.Line
+}
+
+//go:embed snmp/profiles/*.yaml
+var builtinSNMPProfiles embed.FS
+
+// BuiltinSNMPProfiles returns the profiles shipped in configs/snmp/profiles,
+// embedded in the binary so weir needs no files beside it.
+func BuiltinSNMPProfiles() fs.FS {
+	sub, err := fs.Sub(builtinSNMPProfiles, "snmp/profiles")
+	if err != nil {
+		panic(err) // the directory is embedded at build time
+	}
+	return sub
+}

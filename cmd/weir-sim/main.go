@@ -19,6 +19,11 @@ const usage = `weir-sim: simulated network devices for weir
 Usage:
   weir-sim syslog [--target ADDR] [--protocol udp|tcp] [--framing octet|newline]
                   [--rate N] [--count N] [--connections N] [--verify-brokers ADDR]
+  weir-sim snmp   [--agents N] [--interfaces M] [--base-port P] [--community C]
+                  [--slow K --slow-delay D] [--dead K] [--reboot K --reboot-every D]
+                  [--v3-user U --v3-auth-protocol P --v3-auth-password S --v3-priv-protocol P --v3-priv-password S]
+                  [--write-config FILE --interval D]
+  weir-sim traps  [--target ADDR] [--rate N] [--count N] [--senders N] [--inform]
 `
 
 func main() {
@@ -32,6 +37,10 @@ func main() {
 	switch os.Args[1] {
 	case "syslog":
 		err = syslogCmd(ctx, os.Args[2:])
+	case "snmp":
+		err = snmpCmd(ctx, os.Args[2:])
+	case "traps":
+		err = trapsCmd(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

@@ -1,4 +1,65 @@
 package main
 
+import (
+	"log/slog"
+
+	"github.com/weirnet/weir/collectors/snmp"
+	"github.com/weirnet/weir/collectors/snmp/profile"
+	"github.com/weirnet/weir/collectors/trap"
+	"github.com/weirnet/weir/configs"
+)
+
 // snmpComponents builds the SNMP poller and trap receiver from the config.
-func snmpComponents(d deps) ([]component, error) { return nil, nil }
+// Without an snmp section neither runs; with one, the poller runs when
+// there are targets and the trap receiver unless traps.listen is "off".
+func snmpComponents(d deps) ([]component, error) {
+	c := d.cfg.SNMP
+	if len(c.Targets) == 0 && !c.Traps.Listen.Enabled() {
+		return nil, nil
+	}
+	profiles, err := profile.Load(configs.BuiltinSNMPProfiles(), c.ProfilesDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []component
+	if len(c.Targets) > 0 {
+		m, err := snmp.NewMetrics(d.reg)
+		if err != nil {
+			return nil, err
+		}
+		p, err := snmp.New(snmp.Config{
+			Targets:        c.Targets,
+			Profiles:       profiles,
+			MaxConcurrency: c.MaxConcurrency,
+			Topic:          c.Topic,
+			Broker:         d.broker,
+			Logger:         d.logger.With(slog.String("component", "snmp")),
+			Metrics:        m,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, component{name: "snmp", run: p.Run})
+	}
+	if c.Traps.Listen.Enabled() {
+		m, err := trap.NewMetrics(d.reg)
+		if err != nil {
+			return nil, err
+		}
+		r, err := trap.New(trap.Config{
+			Listen:      string(c.Traps.Listen),
+			Communities: c.Traps.Communities,
+			Users:       c.Traps.Users,
+			Topic:       c.Traps.Topic,
+			Broker:      d.broker,
+			Names:       trap.NewNames(profiles),
+			Logger:      d.logger.With(slog.String("component", "trap")),
+			Metrics:     m,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, component{name: "trap", run: r.Run})
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package snmp
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the poller's self-metrics, per target.
+type Metrics struct {
+	Duration    *prometheus.HistogramVec
+	Polls       *prometheus.CounterVec
+	Varbinds    *prometheus.CounterVec
+	LastSuccess *prometheus.GaugeVec
+	Skipped     *prometheus.CounterVec
+}
+
+// Poll results, the "result" label of weir_snmp_polls_total.
+const (
+	ResultOK           = "ok"
+	ResultTimeout      = "timeout"
+	ResultAuth         = "auth_error" // v3: unknown user, wrong password, engine problems
+	ResultError        = "error"      // anything else the agent or network did
+	ResultPublishError = "publish_error"
+)
+
+// NewMetrics registers the poller's metrics on reg (nil: not registered).
+// Registering twice on one registry reuses the first set, so a reload can
+// build a new poller.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "weir_snmp_poll_duration_seconds",
+			Help:    "Duration of SNMP polls, successful or not.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"target"}),
+		Polls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_polls_total",
+			Help: "SNMP polls by result: ok, timeout, auth_error, error, publish_error.",
+		}, []string{"target", "result"}),
+		Varbinds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_varbinds_total",
+			Help: "Variable bindings received from SNMP polls.",
+		}, []string{"target"}),
+		LastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "weir_snmp_last_success_timestamp_seconds",
+			Help: "Unix time of the last successful poll.",
+		}, []string{"target"}),
+		Skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_polls_skipped_total",
+			Help: "Scheduled polls skipped because the previous one overran its interval or no concurrency slot was free in time.",
+		}, []string{"target"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	var err error
+	m.Duration = register(reg, m.Duration, &err)
+	m.Polls = register(reg, m.Polls, &err)
+	m.Varbinds = register(reg, m.Varbinds, &err)
+	m.LastSuccess = register(reg, m.LastSuccess, &err)
+	m.Skipped = register(reg, m.Skipped, &err)
+	return m, err
+}
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		if *errp == nil {
+			*errp = err
+		}
+	}
+	return c
+}

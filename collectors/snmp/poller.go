@@ -1,0 +1,858 @@
+// Package snmp polls SNMP agents (v1, v2c, v3) with the tables and scalars
+// their profiles name and publishes one telemetry.Metric per table row, one
+// per profile's scalars and one status record per poll to raw.snmp.
+//
+// Each target has its own goroutine and its own gosnmp session, reused
+// across polls, so a slow or dead agent delays nothing else. Polls of a
+// target happen at a stable offset within its interval (a hash of its
+// name), which spreads many targets evenly over the interval instead of
+// bursting at its start, and keeps the spread the same across restarts. A
+// poll may take at most one interval; if it overruns, the slots it
+// overran are counted as skipped, never queued up behind it.
+package snmp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/snmp/profile"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// OIDs the poller reads on its own.
+const (
+	oidSysUpTime   = "1.3.6.1.2.1.1.3.0"
+	oidSysObjectID = "1.3.6.1.2.1.1.2.0"
+)
+
+// Config is what a Poller needs.
+type Config struct {
+	Targets  []configs.SNMPTarget
+	Profiles *profile.Set
+	// MaxConcurrency bounds the polls in flight; default 64.
+	MaxConcurrency int
+	// Topic receives the records; default raw.snmp.
+	Topic   string
+	Broker  broker.Broker
+	Logger  *slog.Logger
+	Metrics *Metrics
+}
+
+// Poller polls every target on its schedule.
+type Poller struct {
+	cfg     Config
+	sem     chan struct{}
+	targets []*target
+}
+
+// New checks the targets against the profiles.
+func New(cfg Config) (*Poller, error) {
+	if cfg.Broker == nil {
+		return nil, errors.New("snmp: no broker")
+	}
+	if cfg.Profiles == nil {
+		return nil, errors.New("snmp: no profiles")
+	}
+	if cfg.MaxConcurrency <= 0 {
+		cfg.MaxConcurrency = configs.DefaultSNMPMaxConcurrency
+	}
+	if cfg.Topic == "" {
+		cfg.Topic = telemetry.TopicRawSNMP
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.Metrics == nil {
+		m, err := NewMetrics(nil)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Metrics = m
+	}
+	p := &Poller{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrency)}
+	var errs []string
+	for _, tc := range cfg.Targets {
+		if err := cfg.Profiles.Check(tc.Profiles.Names); err != nil {
+			errs = append(errs, fmt.Sprintf("snmp target %s (line %d): %v", tc.Name, tc.Line, err))
+			continue
+		}
+		t := &target{cfg: tc, p: p, log: cfg.Logger.With("target", tc.Name)}
+		if !tc.Profiles.Auto {
+			t.profiles, _ = cfg.Profiles.Resolve(tc.Profiles.Names, false, "")
+		}
+		p.targets = append(p.targets, t)
+	}
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "\n"))
+	}
+	return p, nil
+}
+
+// Run polls until ctx is done, then closes every session.
+func (p *Poller) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, t := range p.targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.run(ctx)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// PollOnce polls one target now, outside its schedule (for tests and
+// `weir check`-style probes); it publishes like a scheduled poll.
+func (p *Poller) PollOnce(ctx context.Context, name string) error {
+	for _, t := range p.targets {
+		if t.cfg.Name == name {
+			defer t.close()
+			return t.pollAndPublish(ctx, time.Now().Add(t.cfg.Interval))
+		}
+	}
+	return fmt.Errorf("snmp: no target %q", name)
+}
+
+// target is one agent: its config, session and resolved profiles. Only
+// its own goroutine touches it.
+type target struct {
+	cfg      configs.SNMPTarget
+	p        *Poller
+	log      *slog.Logger
+	sess     *gosnmp.GoSNMP
+	profiles []*profile.Profile
+	// sysObjectID the auto profiles were resolved for.
+	autoFor string
+}
+
+// Offset returns where in its interval a target polls: a hash of the name,
+// so it is stable across restarts and spreads targets evenly.
+func Offset(name string, interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return time.Duration(h.Sum64() % uint64(interval))
+}
+
+// firstSlot is the first instant at or after now that is offset past a
+// multiple of interval since the Unix epoch.
+func firstSlot(now time.Time, interval, offset time.Duration) time.Time {
+	base := now.Truncate(interval).Add(offset)
+	for base.Before(now) {
+		base = base.Add(interval)
+	}
+	return base
+}
+
+func (t *target) run(ctx context.Context) {
+	defer t.close()
+	m := t.p.cfg.Metrics
+	interval := t.cfg.Interval
+	next := firstSlot(time.Now(), interval, Offset(t.cfg.Name, interval))
+	timer := time.NewTimer(time.Until(next))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		deadline := next.Add(interval)
+		if t.acquire(ctx, deadline) {
+			_ = t.pollAndPublish(ctx, deadline)
+			<-t.p.sem
+		} else if ctx.Err() != nil {
+			return
+		} else {
+			m.Skipped.WithLabelValues(t.cfg.Name).Inc()
+		}
+		next = next.Add(interval)
+		if now := time.Now(); !now.Before(next) {
+			// The poll ran into the following slot(s): skip them
+			// rather than start late polls back to back.
+			missed := now.Sub(next)/interval + 1
+			m.Skipped.WithLabelValues(t.cfg.Name).Add(float64(missed))
+			t.log.Warn("snmp poll overran its interval", "interval", interval, "skipped", int(missed))
+			next = next.Add(missed * interval)
+		}
+		timer.Reset(time.Until(next))
+	}
+}
+
+// acquire takes a concurrency slot, giving up at deadline.
+func (t *target) acquire(ctx context.Context, deadline time.Time) bool {
+	select {
+	case t.p.sem <- struct{}{}:
+		return true
+	default:
+	}
+	wait := time.NewTimer(time.Until(deadline))
+	defer wait.Stop()
+	select {
+	case t.p.sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-wait.C:
+		return false
+	}
+}
+
+func (t *target) close() {
+	if t.sess != nil && t.sess.Conn != nil {
+		_ = t.sess.Conn.Close()
+	}
+	t.sess = nil
+}
+
+// session returns the target's gosnmp session, connecting on first use or
+// after an error dropped it.
+func (t *target) session() (*gosnmp.GoSNMP, error) {
+	if t.sess != nil {
+		return t.sess, nil
+	}
+	s, err := newSession(t.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("snmp %s: %w", t.cfg.Name, err)
+	}
+	if err := s.Connect(); err != nil {
+		return nil, fmt.Errorf("snmp %s: connect %s: %w", t.cfg.Name, net.JoinHostPort(t.cfg.Host, strconv.Itoa(int(t.cfg.Port))), err)
+	}
+	t.sess = s
+	return s, nil
+}
+
+// newSession maps a target's config to a gosnmp session.
+func newSession(c configs.SNMPTarget) (*gosnmp.GoSNMP, error) {
+	s := &gosnmp.GoSNMP{
+		Target:         c.Host,
+		Port:           c.Port,
+		Transport:      "udp",
+		Community:      c.Community,
+		Timeout:        c.Timeout,
+		Retries:        c.Retries,
+		MaxRepetitions: uint32(c.MaxRepetitions),
+		MaxOids:        gosnmp.MaxOids,
+		Context:        context.Background(),
+	}
+	switch c.Version {
+	case "1":
+		s.Version = gosnmp.Version1
+	case "2c":
+		s.Version = gosnmp.Version2c
+	case "3":
+		s.Version = gosnmp.Version3
+		usm, flags, err := USM(c.V3)
+		if err != nil {
+			return nil, err
+		}
+		s.SecurityModel = gosnmp.UserSecurityModel
+		s.MsgFlags = flags
+		s.SecurityParameters = usm
+		s.ContextName = c.V3.ContextName
+	default:
+		return nil, fmt.Errorf("unknown SNMP version %q", c.Version)
+	}
+	return s, nil
+}
+
+// USM maps a configured v3 user to gosnmp's security parameters.
+func USM(v configs.SNMPv3) (*gosnmp.UsmSecurityParameters, gosnmp.SnmpV3MsgFlags, error) {
+	usm := &gosnmp.UsmSecurityParameters{
+		UserName:               v.User,
+		AuthenticationProtocol: gosnmp.NoAuth,
+		PrivacyProtocol:        gosnmp.NoPriv,
+	}
+	flags := gosnmp.NoAuthNoPriv
+	if v.SecurityLevel == "authNoPriv" || v.SecurityLevel == "authPriv" {
+		flags = gosnmp.AuthNoPriv
+		usm.AuthenticationPassphrase = v.AuthPassword
+		switch strings.ToUpper(v.AuthProtocol) {
+		case "MD5":
+			usm.AuthenticationProtocol = gosnmp.MD5
+		case "SHA", "":
+			usm.AuthenticationProtocol = gosnmp.SHA
+		case "SHA224":
+			usm.AuthenticationProtocol = gosnmp.SHA224
+		case "SHA256":
+			usm.AuthenticationProtocol = gosnmp.SHA256
+		case "SHA384":
+			usm.AuthenticationProtocol = gosnmp.SHA384
+		case "SHA512":
+			usm.AuthenticationProtocol = gosnmp.SHA512
+		default:
+			return nil, 0, fmt.Errorf("unknown auth protocol %q", v.AuthProtocol)
+		}
+	}
+	if v.SecurityLevel == "authPriv" {
+		flags = gosnmp.AuthPriv
+		usm.PrivacyPassphrase = v.PrivPassword
+		switch strings.ToUpper(v.PrivProtocol) {
+		case "DES":
+			usm.PrivacyProtocol = gosnmp.DES
+		case "AES", "":
+			usm.PrivacyProtocol = gosnmp.AES
+		case "AES192":
+			usm.PrivacyProtocol = gosnmp.AES192
+		case "AES256":
+			usm.PrivacyProtocol = gosnmp.AES256
+		case "AES192C":
+			usm.PrivacyProtocol = gosnmp.AES192C
+		case "AES256C":
+			usm.PrivacyProtocol = gosnmp.AES256C
+		default:
+			return nil, 0, fmt.Errorf("unknown priv protocol %q", v.PrivProtocol)
+		}
+	}
+	return usm, flags, nil
+}
+
+// poll is one poll's outcome.
+type poll struct {
+	start, end time.Time
+	uptime     uint32
+	varbinds   int
+	records    []telemetry.Metric
+	err        error
+}
+
+// pollAndPublish polls, publishes the records and the status record, and
+// updates the self-metrics.
+func (t *target) pollAndPublish(ctx context.Context, deadline time.Time) error {
+	m := t.p.cfg.Metrics
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	res := t.poll(pctx)
+	if ctx.Err() != nil && res.err != nil {
+		return ctx.Err() // shutting down: not the agent's fault
+	}
+	if res.err != nil && t.cfg.Version == "3" {
+		switch {
+		case strings.Contains(res.err.Error(), "not authentic"):
+			res.err = t.diagnoseV3(pctx, res.err)
+		case t.cfg.V3.SecurityLevel == "authPriv" && classify(res.err) == ResultTimeout:
+			res.err = t.diagnosePriv(pctx, res.err)
+		}
+	}
+	res.records = append(res.records, t.status(res))
+	err := t.publish(ctx, res.records)
+	name := t.cfg.Name
+	dur := res.end.Sub(res.start)
+	m.Duration.WithLabelValues(name).Observe(dur.Seconds())
+	m.Varbinds.WithLabelValues(name).Add(float64(res.varbinds))
+	result := classify(res.err)
+	if err != nil && result == ResultOK {
+		result = ResultPublishError
+	}
+	m.Polls.WithLabelValues(name, result).Inc()
+	if res.err != nil {
+		t.log.Warn("snmp poll failed", "result", result, "duration", dur, "err", res.err)
+		// A fresh session next time: after a timeout or an auth
+		// failure the agent may have rebooted (new engine boots) or
+		// its address may resolve elsewhere.
+		t.close()
+		return res.err
+	}
+	if err != nil {
+		t.log.Warn("snmp publish failed", "err", err)
+		return err
+	}
+	m.LastSuccess.WithLabelValues(name).Set(float64(res.end.UnixNano()) / 1e9)
+	return nil
+}
+
+// diagnoseV3 explains an authentication failure. Net-SNMP and most agents
+// answer a bad digest or an unknown user with an unauthenticated report,
+// which gosnmp discards as "not authentic" without saying which. Asking
+// again without authentication makes the agent name the problem: it
+// reports usmStatsUnknownUserNames for an unknown user; a known user
+// means the digest, i.e. the auth password or protocol, was wrong.
+func (t *target) diagnoseV3(ctx context.Context, cause error) (err error) {
+	defer func() {
+		if recover() != nil { // see poll: gosnmp may panic on bad input
+			err = cause
+		}
+	}()
+	probe := t.cfg
+	probe.V3.SecurityLevel = "noAuthNoPriv"
+	probe.Retries = 0
+	s, err := newSession(probe)
+	if err != nil {
+		return cause
+	}
+	s.Context = ctx
+	if err := s.Connect(); err != nil {
+		return cause
+	}
+	defer s.Conn.Close()
+	_, err = s.Get([]string{oidSysUpTime})
+	user := t.cfg.V3.User
+	switch {
+	case errors.Is(err, gosnmp.ErrUnknownUsername):
+		return fmt.Errorf("snmp %s: %w: the agent has no user %q", t.cfg.Name, gosnmp.ErrUnknownUsername, user)
+	case errors.Is(err, gosnmp.ErrUnknownSecurityLevel), err == nil,
+		err != nil && !strings.Contains(err.Error(), "timeout"):
+		return fmt.Errorf("snmp %s: %w: check auth_password and auth_protocol of user %q (the agent's reply failed authentication)", t.cfg.Name, gosnmp.ErrWrongDigest, user)
+	}
+	return cause
+}
+
+// diagnosePriv explains a v3 authPriv timeout. Net-SNMP drops a request
+// it cannot decrypt without a word, so a wrong priv password looks like a
+// dead agent. If the same user is answered without privacy, the agent is
+// alive and the priv settings are what is wrong.
+func (t *target) diagnosePriv(ctx context.Context, cause error) (err error) {
+	defer func() {
+		if recover() != nil { // see poll: gosnmp may panic on bad input
+			err = cause
+		}
+	}()
+	probe := t.cfg
+	probe.V3.SecurityLevel = "authNoPriv"
+	probe.Retries = 0
+	s, err := newSession(probe)
+	if err != nil {
+		return cause
+	}
+	s.Context = ctx
+	if err := s.Connect(); err != nil {
+		return cause
+	}
+	defer s.Conn.Close()
+	if _, err := s.Get([]string{oidSysUpTime}); err != nil && classify(err) == ResultTimeout {
+		return cause // the agent does not answer at all
+	}
+	return fmt.Errorf("snmp %s: %w: the agent answers user %q without privacy but not with it: check priv_password and priv_protocol (%v)",
+		t.cfg.Name, gosnmp.ErrDecryption, t.cfg.V3.User, cause)
+}
+
+func classify(err error) string {
+	switch {
+	case err == nil:
+		return ResultOK
+	// Auth first: a diagnosed priv failure wraps the timeout it caused.
+	case errors.Is(err, gosnmp.ErrUnknownUsername), errors.Is(err, gosnmp.ErrWrongDigest),
+		errors.Is(err, gosnmp.ErrDecryption), errors.Is(err, gosnmp.ErrUnknownSecurityLevel),
+		errors.Is(err, gosnmp.ErrUnknownEngineID), errors.Is(err, gosnmp.ErrNotInTimeWindow),
+		strings.Contains(err.Error(), "not authentic"):
+		return ResultAuth
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, gosnmp.ErrMaxRetriesExceeded),
+		strings.Contains(err.Error(), "timeout"):
+		return ResultTimeout
+	}
+	return ResultError
+}
+
+func (t *target) status(res poll) telemetry.Metric {
+	up := int64(1)
+	errText := ""
+	if res.err != nil {
+		up = 0
+		errText = res.err.Error()
+	}
+	return telemetry.Metric{
+		V:           telemetry.Version,
+		Measurement: "snmp_status",
+		Device:      t.cfg.Name,
+		Tags:        t.baseTags(),
+		Fields: map[string]any{
+			"snmp_up":          up,
+			"duration_seconds": res.end.Sub(res.start).Seconds(),
+			"varbinds":         int64(res.varbinds),
+			"error":            errText,
+		},
+		Time:       res.start,
+		ReceivedAt: res.end,
+		Uptime:     res.uptime,
+		Source:     "snmp",
+	}
+}
+
+func (t *target) baseTags() map[string]string {
+	tags := make(map[string]string, len(t.cfg.Tags)+1)
+	for k, v := range t.cfg.Tags {
+		tags[k] = v
+	}
+	tags["agent"] = t.cfg.Host
+	return tags
+}
+
+func (t *target) publish(ctx context.Context, ms []telemetry.Metric) error {
+	recs := make([]broker.Record, 0, len(ms))
+	key := []byte(t.cfg.Name)
+	headers := []broker.Header{
+		{Key: telemetry.HeaderSource, Value: []byte("snmp")},
+		{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)},
+	}
+	for i := range ms {
+		v, err := json.Marshal(&ms[i])
+		if err != nil {
+			return fmt.Errorf("snmp %s: encode %s: %w", t.cfg.Name, ms[i].Measurement, err)
+		}
+		recs = append(recs, broker.Record{Timestamp: ms[i].Time, Key: key, Value: v, Headers: headers})
+	}
+	if err := t.p.cfg.Broker.Produce(ctx, t.p.cfg.Topic, recs); err != nil {
+		return fmt.Errorf("snmp %s: publish to %s: %w", t.cfg.Name, t.p.cfg.Topic, err)
+	}
+	return nil
+}
+
+// poll reads every scalar and table of the target's profiles.
+func (t *target) poll(ctx context.Context) (res poll) {
+	res.start = time.Now()
+	defer func() { res.end = time.Now() }()
+	defer func() {
+		// gosnmp's decoder panics on some malformed packets (a fuzzer
+		// found one in v3 headers); one broken agent must not take
+		// weir down with it.
+		if p := recover(); p != nil {
+			res.err = fmt.Errorf("snmp %s: malformed response from the agent (decoder panic: %v)", t.cfg.Name, p)
+		}
+	}()
+	s, err := t.session()
+	if err != nil {
+		res.err = err
+		return res
+	}
+	// gosnmp checks this context between retries and bounds each
+	// request's deadline by it.
+	s.Context = ctx
+	defer func() { s.Context = context.Background() }()
+
+	if t.cfg.Profiles.Auto && t.autoFor == "" {
+		if err := t.resolveAuto(s, &res); err != nil {
+			res.err = err
+			return res
+		}
+	}
+
+	// Scalars, with sysUpTime always: it dates every record of the poll.
+	oids := []string{oidSysUpTime}
+	for _, p := range t.profiles {
+		for _, sc := range p.Scalars {
+			oids = append(oids, sc.OID)
+		}
+	}
+	values, err := t.get(s, dedupe(oids), &res)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	if v, ok := values[oidSysUpTime]; ok {
+		if n, ok := counterValue(v); ok {
+			res.uptime = uint32(n)
+		}
+	}
+	if t.cfg.Profiles.Auto {
+		// Re-resolve if the device changed (replaced hardware, new OS).
+		if v, ok := values[oidSysObjectID]; ok {
+			if oid := strings.TrimPrefix(fmt.Sprint(v.Value), "."); oid != t.autoFor && oid != "" {
+				t.autoFor = ""
+			}
+		}
+	}
+
+	walked := map[string][]gosnmp.SnmpPDU{}
+	walk := func(col string) ([]gosnmp.SnmpPDU, error) {
+		if pdus, ok := walked[col]; ok {
+			return pdus, nil
+		}
+		pdus, err := t.walk(s, col, &res)
+		if err != nil {
+			return nil, err
+		}
+		walked[col] = pdus
+		return pdus, nil
+	}
+	for _, p := range t.profiles {
+		if r, ok := t.scalarRecord(p, values, res); ok {
+			res.records = append(res.records, r)
+		}
+		for ti := range p.Tables {
+			rows, err := t.tableRecords(&p.Tables[ti], walk, res)
+			if err != nil {
+				res.err = err
+				return res
+			}
+			res.records = append(res.records, rows...)
+		}
+	}
+	return res
+}
+
+func (t *target) resolveAuto(s *gosnmp.GoSNMP, res *poll) error {
+	values, err := t.get(s, []string{oidSysObjectID}, res)
+	if err != nil {
+		return err
+	}
+	v, ok := values[oidSysObjectID]
+	if !ok {
+		return fmt.Errorf("snmp %s: profiles auto: the agent has no sysObjectID", t.cfg.Name)
+	}
+	oid := strings.TrimPrefix(fmt.Sprint(v.Value), ".")
+	ps, err := t.p.cfg.Profiles.Resolve(t.cfg.Profiles.Names, true, oid)
+	if err != nil {
+		return fmt.Errorf("snmp %s: %w", t.cfg.Name, err)
+	}
+	t.profiles, t.autoFor = ps, oid
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	t.log.Info("snmp profiles chosen by sysObjectID", "sysObjectID", oid, "profiles", names)
+	return nil
+}
+
+// get reads scalars, at most MaxOids per request. Missing objects are
+// absent from the result, not errors.
+func (t *target) get(s *gosnmp.GoSNMP, oids []string, res *poll) (map[string]gosnmp.SnmpPDU, error) {
+	out := make(map[string]gosnmp.SnmpPDU, len(oids))
+	for start := 0; start < len(oids); start += gosnmp.MaxOids {
+		chunk := oids[start:min(start+gosnmp.MaxOids, len(oids))]
+		if err := t.getChunk(s, chunk, out, res); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnmp.SnmpPDU, res *poll) error {
+	pkt, err := s.Get(chunk)
+	if err != nil {
+		return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, chunk[0], err)
+	}
+	if pkt.Error != gosnmp.NoError {
+		// SNMPv1 fails a whole GET for one missing object
+		// (noSuchName at error-index): drop that object and ask again.
+		if pkt.Error == gosnmp.NoSuchName && pkt.ErrorIndex > 0 && int(pkt.ErrorIndex) <= len(chunk) {
+			rest := append(append([]string(nil), chunk[:pkt.ErrorIndex-1]...), chunk[pkt.ErrorIndex:]...)
+			if len(rest) == 0 {
+				return nil
+			}
+			return t.getChunk(s, rest, out, res)
+		}
+		return fmt.Errorf("snmp %s: get %s: agent error %v", t.cfg.Name, chunk[0], pkt.Error)
+	}
+	for _, v := range pkt.Variables {
+		res.varbinds++
+		if present(v) {
+			out[strings.TrimPrefix(v.Name, ".")] = v
+		}
+	}
+	return nil
+}
+
+// walk reads a column with GETBULK (GETNEXT for v1).
+func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU, error) {
+	var out []gosnmp.SnmpPDU
+	fn := func(pdu gosnmp.SnmpPDU) error {
+		res.varbinds++
+		if present(pdu) {
+			out = append(out, pdu)
+		}
+		return nil
+	}
+	var err error
+	if s.Version == gosnmp.Version1 {
+		err = s.Walk(oid, fn)
+	} else {
+		err = s.BulkWalk(oid, fn)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, oid, err)
+	}
+	return out, nil
+}
+
+func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpPDU, res poll) (telemetry.Metric, bool) {
+	if len(p.Scalars) == 0 {
+		return telemetry.Metric{}, false
+	}
+	tags := t.baseTags()
+	fields := map[string]any{}
+	var counters []string
+	for i := range p.Scalars {
+		sc := &p.Scalars[i]
+		v, ok := values[sc.OID]
+		if !ok {
+			continue
+		}
+		setValue(sc, v, tags, fields, &counters)
+	}
+	if len(fields) == 0 && len(tags) == len(t.cfg.Tags)+1 {
+		return telemetry.Metric{}, false // the agent has none of them
+	}
+	return t.metric(p.Measurement, tags, fields, counters, res), true
+}
+
+func (t *target) metric(measurement string, tags map[string]string, fields map[string]any, counters []string, res poll) telemetry.Metric {
+	sort.Strings(counters)
+	return telemetry.Metric{
+		V:           telemetry.Version,
+		Measurement: measurement,
+		Device:      t.cfg.Name,
+		Tags:        tags,
+		Fields:      fields,
+		Counters:    counters,
+		Time:        res.start,
+		ReceivedAt:  time.Now(),
+		Uptime:      res.uptime,
+		Source:      "snmp",
+	}
+}
+
+// setValue puts one varbind where its type says: a tag, or a typed field.
+func setValue(m *profile.Metric, v gosnmp.SnmpPDU, tags map[string]string, fields map[string]any, counters *[]string) {
+	switch m.Type {
+	case profile.TypeLabel:
+		tags[m.Name] = text(v, m)
+	case profile.TypeString:
+		fields[m.Name] = text(v, m)
+	case profile.TypeCounter:
+		if n, ok := counterValue(v); ok {
+			fields[m.Name] = n
+			*counters = append(*counters, m.Name)
+		}
+	case profile.TypeGauge:
+		if n, ok := numeric(v); ok {
+			fields[m.Name] = n
+		}
+	}
+}
+
+type cell struct {
+	m   *profile.Metric
+	pdu gosnmp.SnmpPDU
+}
+
+// tableRecords walks a table's columns and joins and builds one record
+// per row.
+func (t *target) tableRecords(tb *profile.Table, walk func(string) ([]gosnmp.SnmpPDU, error), res poll) ([]telemetry.Metric, error) {
+	rows := map[string][]cell{}
+	var order []string
+	addColumn := func(c *profile.Metric, create bool) error {
+		pdus, err := walk(c.OID)
+		if err != nil {
+			return err
+		}
+		prefix := "." + c.OID + "."
+		for _, pdu := range pdus {
+			suffix, ok := strings.CutPrefix(pdu.Name, prefix)
+			if !ok {
+				continue
+			}
+			if _, exists := rows[suffix]; !exists {
+				if !create {
+					continue // a joined table adds to rows, never makes them
+				}
+				order = append(order, suffix)
+			}
+			rows[suffix] = append(rows[suffix], cell{c, pdu})
+		}
+		return nil
+	}
+	for ci := range tb.Columns {
+		if err := addColumn(&tb.Columns[ci], true); err != nil {
+			return nil, err
+		}
+	}
+	for ji := range tb.Joins {
+		j := &tb.Joins[ji]
+		if j.On == "" {
+			for ci := range j.Columns {
+				if err := addColumn(&j.Columns[ci], false); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		// Lookup join: the value of column On is the other table's
+		// index.
+		for ci := range j.Columns {
+			c := &j.Columns[ci]
+			pdus, err := walk(c.OID)
+			if err != nil {
+				return nil, err
+			}
+			byIndex := make(map[string]gosnmp.SnmpPDU, len(pdus))
+			prefix := "." + c.OID + "."
+			for _, pdu := range pdus {
+				if suffix, ok := strings.CutPrefix(pdu.Name, prefix); ok {
+					byIndex[suffix] = pdu
+				}
+			}
+			for suffix, cells := range rows {
+				for _, cl := range cells {
+					if cl.m.Name != j.On {
+						continue
+					}
+					if pdu, ok := byIndex[text(cl.pdu, &profile.Metric{})]; ok {
+						rows[suffix] = append(rows[suffix], cell{c, pdu})
+					}
+				}
+			}
+		}
+	}
+	sortIndexes(order)
+	out := make([]telemetry.Metric, 0, len(order))
+	for _, suffix := range order {
+		tags := t.baseTags()
+		for k, v := range decodeIndex(suffix, tb.Index) {
+			tags[k] = v
+		}
+		fields := map[string]any{}
+		var counters []string
+		for _, cl := range rows[suffix] {
+			setValue(cl.m, cl.pdu, tags, fields, &counters)
+		}
+		out = append(out, t.metric(tb.Measurement, tags, fields, counters, res))
+	}
+	return out, nil
+}
+
+// sortIndexes orders row suffixes numerically, as the agent does.
+func sortIndexes(s []string) {
+	sort.Slice(s, func(i, j int) bool { return oidLess(s[i], s[j]) })
+}
+
+func oidLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, _ := strconv.ParseUint(as[i], 10, 64)
+		y, _ := strconv.ParseUint(bs[i], 10, 64)
+		if x != y {
+			return x < y
+		}
+	}
+	return len(as) < len(bs)
+}
+
+func dedupe(oids []string) []string {
+	seen := make(map[string]bool, len(oids))
+	out := oids[:0]
+	for _, o := range oids {
+		if !seen[o] {
+			seen[o] = true
+			out = append(out, o)
+		}
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package snmp
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/snmp/sim"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/configs"
+)
+
+func startSim(t *testing.T, ctx context.Context, opts sim.Options) (string, *sim.Agent) {
+	t.Helper()
+	a, err := sim.Listen("127.0.0.1:0", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.Serve(ctx)
+	return a.Addr().String(), a
+}
+
+// TestSlowAndDeadSimulatedAgents runs healthy, slow and dead simulated
+// agents together: the healthy ones are polled on schedule with all their
+// interfaces; the slow ones overrun, are cut at their interval and skip
+// the slots they overran; the dead ones time out.
+func TestSlowAndDeadSimulatedAgents(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interval := time.Second
+	var targets []configs.SNMPTarget
+	agents := map[string]*sim.Agent{}
+	add := func(name string, opts sim.Options) {
+		opts.Name, opts.Community = name, "public"
+		addr, a := startSim(t, ctx, opts)
+		agents[name] = a
+		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Interval, tc.Timeout = interval, 300*time.Millisecond
+		}))
+	}
+	for i := 0; i < 8; i++ {
+		add(fmt.Sprintf("healthy%d", i), sim.Options{Interfaces: 48, Seed: uint64(i)})
+	}
+	add("slow", sim.Options{Interfaces: 48, Delay: 100 * time.Millisecond})
+	add("dead", sim.Options{Interfaces: 48, Dead: true})
+
+	reg := prometheus.NewRegistry()
+	metrics, _ := NewMetrics(reg)
+	capture := snmptest.NewCapture()
+	p, err := New(Config{Targets: targets, Profiles: loadProfiles(t), Broker: capture, Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { p.Run(runCtx); close(done) }()
+	capture.WaitFor(8*time.Second, func(recs []broker.Record) bool {
+		for i := 0; i < 8; i++ {
+			if countStatus(recs, fmt.Sprintf("healthy%d", i)) < 3 {
+				return false
+			}
+		}
+		return countStatus(recs, "dead") >= 2 && countStatus(recs, "slow") >= 1
+	})
+	stop()
+	<-done
+	recs := capture.Records()
+	all := decode(t, recs)
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("healthy%d", i)
+		st := statuses(t, recs, name)
+		if len(st) < 3 {
+			t.Fatalf("%s polled %d times", name, len(st))
+		}
+		for j, s := range st {
+			if s.Fields["snmp_up"] != float64(1) {
+				t.Errorf("%s poll %d: %v", name, j, s.Fields)
+			}
+			if j > 0 {
+				if gap := s.Time.Sub(st[j-1].Time); gap < interval-300*time.Millisecond || gap > interval+500*time.Millisecond {
+					t.Errorf("%s polls %v apart", name, gap)
+				}
+			}
+		}
+		rows := 0
+		for _, m := range all {
+			if m.Device == name && m.Measurement == "snmp_interface" && m.Time.Equal(st[0].Time) {
+				rows++
+			}
+		}
+		if rows != 48 {
+			t.Errorf("%s: %d interface rows in the first poll, want 48", name, rows)
+		}
+		// One session, one socket, across all the polls.
+		if n := agents[name].Sources(); n != 1 {
+			t.Errorf("%s: requests came from %d sockets over %d polls, want 1", name, n, len(st))
+		}
+	}
+	if st := statuses(t, recs, "dead"); st[0].Fields["snmp_up"] != float64(0) {
+		t.Errorf("dead: %v", st[0].Fields)
+	}
+	slow := statuses(t, recs, "slow")
+	if slow[0].Fields["snmp_up"] != float64(0) || testutil.ToFloat64(metrics.Skipped.WithLabelValues("slow")) < 1 {
+		t.Errorf("slow: %v, skipped %v", slow[0].Fields, testutil.ToFloat64(metrics.Skipped.WithLabelValues("slow")))
+	}
+}
+
+// TestConcurrencyIsBounded gives three slow agents one slot: at most one
+// poll runs at a time, and polls that cannot get the slot within their
+// interval are counted as skipped.
+func TestConcurrencyIsBounded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var targets []configs.SNMPTarget
+	for i := 0; i < 3; i++ {
+		addr, _ := startSim(t, ctx, sim.Options{Name: "s", Interfaces: 4, Delay: 30 * time.Millisecond})
+		targets = append(targets, testTarget(fmt.Sprintf("t%d", i), addr, func(tc *configs.SNMPTarget) {
+			tc.Interval, tc.Timeout = 500*time.Millisecond, 200*time.Millisecond
+			tc.Profiles.Names = []string{"if-mib"}
+		}))
+	}
+	metrics, _ := NewMetrics(nil)
+	capture := snmptest.NewCapture()
+	p, err := New(Config{Targets: targets, Profiles: loadProfiles(t), Broker: capture, Metrics: metrics, MaxConcurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithTimeout(ctx, 2500*time.Millisecond)
+	defer stop()
+	p.Run(runCtx)
+	// Each poll holds the slot for about 25 requests x 30ms; with
+	// three targets and one slot, polls never overlap.
+	var spans [][2]time.Time
+	for i := 0; i < 3; i++ {
+		for _, s := range statuses(t, capture.Records(), fmt.Sprintf("t%d", i)) {
+			spans = append(spans, [2]time.Time{s.Time, s.ReceivedAt})
+		}
+	}
+	for i := range spans {
+		for j := range spans {
+			if i != j && spans[i][0].Before(spans[j][0]) && spans[j][0].Before(spans[i][1]) {
+				t.Fatalf("polls overlap with max_concurrency 1: %v and %v", spans[i], spans[j])
+			}
+		}
+	}
+	skipped := 0.0
+	for i := 0; i < 3; i++ {
+		skipped += testutil.ToFloat64(metrics.Skipped.WithLabelValues(fmt.Sprintf("t%d", i)))
+	}
+	if len(spans) == 0 || skipped == 0 {
+		t.Errorf("%d polls, %v skipped", len(spans), skipped)
+	}
+}

@@ -1,0 +1,103 @@
+package trap
+
+import (
+	"strings"
+
+	"github.com/weirnet/weir/collectors/snmp/profile"
+)
+
+// builtinNames are the standard notifications and the objects their
+// varbinds carry, so that the common traps are named without any MIB.
+var builtinNames = map[string]string{
+	// SNMPv2-MIB snmpTraps (RFC 3418) and RFC 3584 varbinds.
+	"1.3.6.1.6.3.1.1.5.1":     "coldStart",
+	"1.3.6.1.6.3.1.1.5.2":     "warmStart",
+	"1.3.6.1.6.3.1.1.5.3":     "linkDown",
+	"1.3.6.1.6.3.1.1.5.4":     "linkUp",
+	"1.3.6.1.6.3.1.1.5.5":     "authenticationFailure",
+	"1.3.6.1.6.3.1.1.5.6":     "egpNeighborLoss",
+	"1.3.6.1.2.1.1.3":         "sysUpTime",
+	"1.3.6.1.6.3.1.1.4.1":     "snmpTrapOID",
+	"1.3.6.1.6.3.1.1.4.3":     "snmpTrapEnterprise",
+	"1.3.6.1.6.3.18.1.3":      "snmpTrapAddress",
+	"1.3.6.1.6.3.18.1.4":      "snmpTrapCommunity",
+	"1.3.6.1.2.1.2.2.1.1":     "ifIndex",
+	"1.3.6.1.2.1.2.2.1.2":     "ifDescr",
+	"1.3.6.1.2.1.2.2.1.3":     "ifType",
+	"1.3.6.1.2.1.2.2.1.7":     "ifAdminStatus",
+	"1.3.6.1.2.1.2.2.1.8":     "ifOperStatus",
+	"1.3.6.1.2.1.31.1.1.1.1":  "ifName",
+	"1.3.6.1.2.1.31.1.1.1.18": "ifAlias",
+	// BGP4-MIB: the RFC 1657 forms and the RFC 4273 (BGP4-MIB v2)
+	// notifications that replace them; 15.7.0.N is how a v1 trap with
+	// enterprise bgpTraps converts (RFC 3584).
+	"1.3.6.1.2.1.15.7.1":    "bgpEstablished",
+	"1.3.6.1.2.1.15.7.2":    "bgpBackwardTransition",
+	"1.3.6.1.2.1.15.7.0.1":  "bgpEstablished",
+	"1.3.6.1.2.1.15.7.0.2":  "bgpBackwardTransition",
+	"1.3.6.1.2.1.15.0.1":    "bgpEstablishedNotification",
+	"1.3.6.1.2.1.15.0.2":    "bgpBackwardTransNotification",
+	"1.3.6.1.2.1.15.3.1.1":  "bgpPeerIdentifier",
+	"1.3.6.1.2.1.15.3.1.2":  "bgpPeerState",
+	"1.3.6.1.2.1.15.3.1.7":  "bgpPeerRemoteAddr",
+	"1.3.6.1.2.1.15.3.1.14": "bgpPeerLastError",
+	// ENTITY-MIB entConfigChange.
+	"1.3.6.1.2.1.47.2.0.1": "entConfigChange",
+}
+
+// Names maps OIDs to names: the built-in table plus every scalar and
+// column of the profiles. It is read-only once built.
+type Names struct {
+	byOID map[string]string
+}
+
+// NewNames builds the table; profiles may be nil.
+func NewNames(profiles *profile.Set) *Names {
+	n := &Names{byOID: make(map[string]string, len(builtinNames)+256)}
+	if profiles != nil {
+		for _, name := range profiles.Names() {
+			p, _ := profiles.Get(name)
+			for _, m := range p.Scalars {
+				// Scalars are named without their .0 instance.
+				n.byOID[strings.TrimSuffix(m.OID, ".0")] = m.Name
+			}
+			for _, t := range p.Tables {
+				for _, c := range t.Columns {
+					n.byOID[c.OID] = c.Name
+				}
+				for _, j := range t.Joins {
+					for _, c := range j.Columns {
+						n.byOID[c.OID] = c.Name
+					}
+				}
+			}
+		}
+	}
+	// The built-in names win: they are the standard ones.
+	for oid, name := range builtinNames {
+		n.byOID[oid] = name
+	}
+	return n
+}
+
+// Notification names a notification OID exactly.
+func (n *Names) Notification(oid string) string { return n.byOID[oid] }
+
+// Object names a varbind OID as NAME.INSTANCE (ifOperStatus.3), the way
+// snmptrapd prints it, from the longest known prefix; "" if none.
+func (n *Names) Object(oid string) string {
+	if name, ok := n.byOID[oid]; ok {
+		return name
+	}
+	prefix := oid
+	for {
+		i := strings.LastIndexByte(prefix, '.')
+		if i <= 0 {
+			return ""
+		}
+		prefix = prefix[:i]
+		if name, ok := n.byOID[prefix]; ok {
+			return name + oid[i:]
+		}
+	}
+}

@@ -1,0 +1,682 @@
+// Package trap receives SNMP notifications (v1, v2c and v3 traps, and
+// informs) on UDP and publishes each as a telemetry.Trap to raw.traps.
+//
+// Every notification is published in the SNMPv2 form: v1 traps are
+// converted as RFC 3584 section 3.1 says. Varbinds are named from the
+// built-in table of standard notifications and objects and from the SNMP
+// profiles. Senders with an unknown community or user are counted and
+// dropped. Informs are acknowledged once the trap is in the log, so a
+// sender retries what weir could not store.
+package trap
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gosnmp/gosnmp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirnet/weir/broker"
+	snmpc "github.com/weirnet/weir/collectors/snmp"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Outcomes, the "outcome" label of weir_trap_received_total.
+const (
+	OutcomePublished        = "published"
+	OutcomeUnknownCommunity = "unknown_community"
+	OutcomeUnknownUser      = "unknown_user"
+	OutcomeAuthFailure      = "auth_failure"
+	OutcomeWrongEngine      = "wrong_engine"
+	OutcomeMalformed        = "malformed"
+	OutcomeNotNotification  = "not_notification"
+	OutcomeQueueFull        = "queue_full"
+	OutcomePublishError     = "publish_error"
+)
+
+// Config is what a Receiver needs.
+type Config struct {
+	// Listen is the UDP address; default 127.0.0.1:5162.
+	Listen string
+	// Communities accepted from v1/v2c senders; empty accepts any.
+	Communities []string
+	// Users accepted from v3 senders.
+	Users []configs.SNMPv3
+	// Topic default raw.traps.
+	Topic   string
+	Broker  broker.Broker
+	Names   *Names
+	Logger  *slog.Logger
+	Metrics *Metrics
+	// QueueSize bounds the traps waiting to be published; beyond it
+	// they are dropped and counted (UDP cannot push back). Default 65536.
+	QueueSize int
+}
+
+// Metrics are the receiver's self-metrics.
+type Metrics struct {
+	Received *prometheus.CounterVec
+	Acked    prometheus.Counter
+}
+
+// NewMetrics registers the receiver's metrics on reg (nil: unregistered).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		Received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_trap_received_total",
+			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, malformed, not_notification, queue_full, publish_error).",
+		}, []string{"version", "outcome"}),
+		Acked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "weir_trap_informs_acknowledged_total",
+			Help: "Informs acknowledged after they were published.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.Received, m.Acked} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return nil, err
+			}
+			switch existing := are.ExistingCollector.(type) {
+			case *prometheus.CounterVec:
+				m.Received = existing
+			case prometheus.Counter:
+				m.Acked = existing
+			}
+		}
+	}
+	return m, nil
+}
+
+// Receiver listens for notifications.
+type Receiver struct {
+	cfg         Config
+	dec         *gosnmp.GoSNMP
+	communities map[string]bool
+	engines     map[string]string // user -> required engine ID (hex), if set
+	ready       chan struct{}
+	addr        net.Addr
+	// engineID is this receiver's SNMP engine ID: v3 informs are sent
+	// to it (the receiver of an inform is the authoritative engine), so
+	// senders discover it first (RFC 3414 section 4).
+	engineID string
+	started  time.Time
+	reports  atomic.Uint32
+	// decodePanics counts datagrams that made the decoder panic
+	// (recovered); the fuzz test reports them.
+	decodePanics atomic.Int64
+	mu           sync.Mutex
+}
+
+// New checks the config and prepares the v3 users.
+func New(cfg Config) (*Receiver, error) {
+	if cfg.Broker == nil {
+		return nil, errors.New("trap: no broker")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = configs.DefaultTrapListen
+	}
+	if cfg.Topic == "" {
+		cfg.Topic = telemetry.TopicRawTraps
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.Names == nil {
+		cfg.Names = NewNames(nil)
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 65536
+	}
+	if cfg.Metrics == nil {
+		m, _ := NewMetrics(nil)
+		cfg.Metrics = m
+	}
+	r := &Receiver{
+		cfg:         cfg,
+		communities: map[string]bool{},
+		engines:     map[string]string{},
+		ready:       make(chan struct{}),
+		engineID:    newEngineID(),
+		started:     time.Now(),
+	}
+	for _, c := range cfg.Communities {
+		r.communities[c] = true
+	}
+	// One decoder, used only by the read loop.
+	r.dec = &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}
+	if len(cfg.Users) > 0 {
+		table := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
+		// The empty user decodes engine discovery probes, which carry
+		// no user; anything else from it is dropped in decode.
+		if err := table.Add("", &gosnmp.UsmSecurityParameters{AuthenticationProtocol: gosnmp.NoAuth, PrivacyProtocol: gosnmp.NoPriv}); err != nil {
+			return nil, fmt.Errorf("trap: %w", err)
+		}
+		for _, u := range cfg.Users {
+			usm, _, err := snmpc.USM(u)
+			if err != nil {
+				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
+			}
+			if err := table.Add(u.User, usm); err != nil {
+				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
+			}
+			if u.EngineID != "" {
+				r.engines[u.User] = strings.ToLower(strings.TrimPrefix(u.EngineID, "0x"))
+			}
+		}
+		r.dec.SetTrapSecurityParametersTable(table)
+	}
+	return r, nil
+}
+
+// Addr returns the bound address once Run is listening (useful with port 0).
+func (r *Receiver) Addr(ctx context.Context) (net.Addr, error) {
+	select {
+	case <-r.ready:
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.addr, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type item struct {
+	trap telemetry.Trap
+	ack  []byte // the encoded inform response, sent once published
+	to   net.Addr
+}
+
+// Run listens until ctx is done.
+func (r *Receiver) Run(ctx context.Context) error {
+	conn, err := net.ListenPacket("udp", r.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("trap: listen %s: %w", r.cfg.Listen, err)
+	}
+	if uc, ok := conn.(*net.UDPConn); ok {
+		setReadBuffer(uc, 8<<20)
+	}
+	r.mu.Lock()
+	r.addr = conn.LocalAddr()
+	r.mu.Unlock()
+	close(r.ready)
+	r.cfg.Logger.Info("trap receiver listening", "addr", conn.LocalAddr().String())
+
+	queue := make(chan item, r.cfg.QueueSize)
+	pubDone := make(chan struct{})
+	go func() {
+		defer close(pubDone)
+		r.publishLoop(ctx, conn, queue)
+	}()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+
+	buf := make([]byte, 65535)
+	for {
+		n, from, err := conn.ReadFrom(buf)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			r.cfg.Logger.Warn("trap read failed", "err", err)
+			continue
+		}
+		it, version, outcome := r.decode(buf[:n], from, time.Now())
+		if outcome == outcomeDiscovery {
+			if _, err := conn.WriteTo(it.ack, it.to); err != nil {
+				r.cfg.Logger.Warn("trap engine discovery report failed", "to", it.to.String(), "err", err)
+			}
+			continue
+		}
+		if outcome != "" {
+			r.cfg.Metrics.Received.WithLabelValues(version, outcome).Inc()
+			continue
+		}
+		select {
+		case queue <- it:
+		default:
+			r.cfg.Metrics.Received.WithLabelValues(version, OutcomeQueueFull).Inc()
+		}
+	}
+	close(queue)
+	<-pubDone
+	return nil
+}
+
+// publishLoop publishes in batches: whatever has queued up while the
+// previous batch was being written, so a burst costs few Produce calls
+// and a lone trap is not delayed.
+func (r *Receiver) publishLoop(ctx context.Context, conn net.PacketConn, queue <-chan item) {
+	const maxBatch = 1024
+	batch := make([]item, 0, maxBatch)
+	for it := range queue {
+		batch = append(batch[:0], it)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case it, ok := <-queue:
+				if !ok {
+					break more
+				}
+				batch = append(batch, it)
+			default:
+				break more
+			}
+		}
+		r.publish(ctx, conn, batch)
+	}
+}
+
+func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []item) {
+	recs := make([]broker.Record, 0, len(batch))
+	headers := []broker.Header{
+		{Key: telemetry.HeaderSource, Value: []byte("trap")},
+		{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaTrap)},
+	}
+	for i := range batch {
+		v, err := json.Marshal(&batch[i].trap)
+		if err != nil {
+			continue // cannot happen: every value is a JSON type
+		}
+		recs = append(recs, broker.Record{Timestamp: batch[i].trap.ReceivedAt, Key: []byte(batch[i].trap.Device), Value: v, Headers: headers})
+	}
+	// Keep trying while weir runs: a trap in hand is not dropped for a
+	// transient broker error. On shutdown, one last attempt.
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = r.cfg.Broker.Produce(context.WithoutCancel(ctx), r.cfg.Topic, recs)
+		if err == nil || ctx.Err() != nil || attempt == 5 {
+			break
+		}
+		time.Sleep(time.Duration(50<<attempt) * time.Millisecond)
+	}
+	for i := range batch {
+		outcome := OutcomePublished
+		if err != nil {
+			outcome = OutcomePublishError
+		}
+		r.cfg.Metrics.Received.WithLabelValues(batch[i].trap.Version, outcome).Inc()
+	}
+	if err != nil {
+		r.cfg.Logger.Error("trap publish failed; informs not acknowledged", "topic", r.cfg.Topic, "traps", len(batch), "err", err)
+		return
+	}
+	for i := range batch {
+		if batch[i].ack != nil {
+			if _, err := conn.WriteTo(batch[i].ack, batch[i].to); err != nil {
+				r.cfg.Logger.Warn("trap inform acknowledgement failed", "to", batch[i].to.String(), "err", err)
+				continue
+			}
+			r.cfg.Metrics.Acked.Inc()
+		}
+	}
+}
+
+// decode turns one datagram into a trap, or says why it was dropped. It
+// must survive any input (see FuzzDecode).
+func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, version, outcome string) {
+	version = "unknown"
+	defer func() {
+		// gosnmp's decoder is not hardened against every malformed
+		// packet; one bad datagram must not stop the receiver.
+		if p := recover(); p != nil {
+			r.decodePanics.Add(1)
+			it, outcome = item{}, OutcomeMalformed
+		}
+	}()
+	version = peekVersion(pkt)
+	if version == "3" && len(r.cfg.Users) == 0 {
+		return it, version, OutcomeUnknownUser
+	}
+	p, err := r.dec.UnmarshalTrap(pkt, false)
+	if err != nil {
+		return it, version, classify(err)
+	}
+	if p == nil {
+		return it, version, OutcomeMalformed
+	}
+	switch p.Version {
+	case gosnmp.Version1:
+		version = "1"
+	case gosnmp.Version2c:
+		version = "2c"
+	case gosnmp.Version3:
+		version = "3"
+	}
+	tr := telemetry.Trap{
+		V:          telemetry.Version,
+		Version:    version,
+		SourceAddr: from.String(),
+		ReceivedAt: now,
+		Varbinds:   []telemetry.Varbind{},
+	}
+	if host, _, err := net.SplitHostPort(from.String()); err == nil {
+		tr.Device = host
+	} else {
+		tr.Device = from.String()
+	}
+	switch version {
+	case "1", "2c":
+		if len(r.communities) > 0 && !r.communities[p.Community] {
+			return it, version, OutcomeUnknownCommunity
+		}
+		tr.Community = p.Community
+	case "3":
+		usm, ok := p.SecurityParameters.(*gosnmp.UsmSecurityParameters)
+		if !ok {
+			return it, version, OutcomeMalformed
+		}
+		if p.PDUType == gosnmp.GetRequest && len(p.Variables) == 0 && usm.UserName == "" {
+			// An engine discovery probe before a v3 inform: report
+			// our engine ID, boots and time.
+			rep, err := r.report(p)
+			if err != nil {
+				return it, version, OutcomeMalformed
+			}
+			return item{ack: rep, to: from}, version, outcomeDiscovery
+		}
+		if usm.UserName == "" {
+			return it, version, OutcomeUnknownUser
+		}
+		if p.PDUType == gosnmp.InformRequest && usm.AuthoritativeEngineID != r.engineID {
+			// An inform localised for another engine (weir restarted
+			// with a new engine ID): make the sender rediscover.
+			rep, err := r.report(p)
+			if err != nil {
+				return it, version, OutcomeMalformed
+			}
+			return item{ack: rep, to: from}, version, outcomeDiscovery
+		}
+		tr.User = usm.UserName
+		if want, ok := r.engines[usm.UserName]; ok && hex.EncodeToString([]byte(usm.AuthoritativeEngineID)) != want {
+			return it, version, OutcomeWrongEngine
+		}
+	}
+	switch p.PDUType {
+	case gosnmp.Trap:
+		if p.Version != gosnmp.Version1 {
+			return it, version, OutcomeNotNotification
+		}
+		fromV1(&tr, p, r.cfg.Names)
+	case gosnmp.SNMPv2Trap, gosnmp.InformRequest:
+		tr.Inform = p.PDUType == gosnmp.InformRequest
+		if !fromV2(&tr, p.Variables, r.cfg.Names) {
+			return it, version, OutcomeMalformed
+		}
+	default:
+		return it, version, OutcomeNotNotification
+	}
+	it.trap = tr
+	if tr.Inform {
+		ack, err := r.informResponse(p)
+		if err != nil {
+			return item{}, version, OutcomeMalformed
+		}
+		it.ack, it.to = ack, from
+	}
+	return it, version, ""
+}
+
+// informResponse encodes the Response PDU for an inform: the same request
+// ID and varbinds, error-status noError (RFC 3416 section 4.2.7).
+func (r *Receiver) informResponse(p *gosnmp.SnmpPacket) ([]byte, error) {
+	resp := *p
+	resp.PDUType = gosnmp.GetResponse
+	resp.Error = gosnmp.NoError
+	resp.ErrorIndex = 0
+	if p.Version == gosnmp.Version3 {
+		// The response goes at the request's security level with the
+		// same user and keys; gosnmp signs and encrypts on marshal.
+		// A fresh salt: reusing the request's would reuse its IV.
+		usm, ok := p.SecurityParameters.Copy().(*gosnmp.UsmSecurityParameters)
+		if !ok {
+			return nil, errors.New("not USM")
+		}
+		if len(usm.PrivacyParameters) > 0 {
+			salt := make([]byte, len(usm.PrivacyParameters))
+			if _, err := rand.Read(salt); err != nil {
+				return nil, err
+			}
+			usm.PrivacyParameters = salt
+		}
+		usm.AuthoritativeEngineTime = r.engineTime()
+		resp.SecurityParameters = usm
+		resp.MsgFlags = p.MsgFlags &^ gosnmp.Reportable
+	}
+	return resp.MarshalMsg()
+}
+
+// outcomeDiscovery marks a datagram answered with a Report; it is not a
+// notification and not counted as received.
+const outcomeDiscovery = "discovery"
+
+const oidUsmStatsUnknownEngineIDs = ".1.3.6.1.6.3.15.1.1.4.0"
+
+// report answers an engine discovery probe (RFC 3414 section 4) or an
+// inform for another engine with usmStatsUnknownEngineIDs and this
+// engine's ID, boots and time, unauthenticated as the RFC says.
+func (r *Receiver) report(p *gosnmp.SnmpPacket) ([]byte, error) {
+	rep := &gosnmp.SnmpPacket{
+		Version:       gosnmp.Version3,
+		MsgFlags:      gosnmp.NoAuthNoPriv,
+		SecurityModel: gosnmp.UserSecurityModel,
+		MsgID:         p.MsgID,
+		MsgMaxSize:    65507,
+		SecurityParameters: &gosnmp.UsmSecurityParameters{
+			AuthoritativeEngineID:    r.engineID,
+			AuthoritativeEngineBoots: 1,
+			AuthoritativeEngineTime:  r.engineTime(),
+			AuthenticationProtocol:   gosnmp.NoAuth,
+			PrivacyProtocol:          gosnmp.NoPriv,
+		},
+		ContextEngineID: r.engineID,
+		PDUType:         gosnmp.Report,
+		RequestID:       p.RequestID,
+		Variables: []gosnmp.SnmpPDU{{
+			Name: oidUsmStatsUnknownEngineIDs, Type: gosnmp.Counter32, Value: uint(r.reports.Add(1)),
+		}},
+	}
+	return rep.MarshalMsg()
+}
+
+// engineTime is snmpEngineTime: seconds since the engine started; boots is
+// always 1 because the engine ID is new at every start.
+func (r *Receiver) engineTime() uint32 { return uint32(time.Since(r.started) / time.Second) }
+
+// newEngineID makes an RFC 3411 engine ID: the high bit set, enterprise 0
+// (none registered), format 5 (octets) and 8 random bytes.
+func newEngineID() string {
+	id := []byte{0x80, 0x00, 0x00, 0x00, 0x05, 0, 0, 0, 0, 0, 0, 0, 0}
+	_, _ = rand.Read(id[5:])
+	return string(id)
+}
+
+// peekVersion reads the version field without decoding the rest: the
+// datagram is a SEQUENCE whose first element is an INTEGER 0, 1 or 3.
+func peekVersion(pkt []byte) string {
+	if len(pkt) < 2 || pkt[0] != 0x30 {
+		return "unknown"
+	}
+	i := 2
+	if pkt[1]&0x80 != 0 {
+		i += int(pkt[1] & 0x7f)
+	}
+	if i+3 > len(pkt) || pkt[i] != 0x02 || pkt[i+1] != 1 {
+		return "unknown"
+	}
+	switch pkt[i+2] {
+	case 0:
+		return "1"
+	case 1:
+		return "2c"
+	case 3:
+		return "3"
+	}
+	return "unknown"
+}
+
+func classify(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "no security parameters found"), strings.Contains(msg, "unknown user"):
+		return OutcomeUnknownUser
+	case strings.Contains(msg, "authentic"), strings.Contains(msg, "credentials"),
+		strings.Contains(msg, "decrypt"), strings.Contains(msg, "security level"):
+		return OutcomeAuthFailure
+	}
+	return OutcomeMalformed
+}
+
+// OIDs of RFC 3584's v1-to-v2 conversion and of the v2 trap header.
+const (
+	oidSysUpTime0          = "1.3.6.1.2.1.1.3.0"
+	oidSnmpTrapOID0        = "1.3.6.1.6.3.1.1.4.1.0"
+	oidSnmpTrapAddress0    = "1.3.6.1.6.3.18.1.3.0"
+	oidSnmpTrapCommunity0  = "1.3.6.1.6.3.18.1.4.0"
+	oidSnmpTrapEnterprise0 = "1.3.6.1.6.3.1.1.4.3.0"
+	oidSnmpTraps           = "1.3.6.1.6.3.1.1.5"
+)
+
+// fromV1 converts a v1 trap per RFC 3584 section 3.1: a generic trap
+// becomes snmpTraps.(generic+1), an enterprise-specific one
+// enterprise.0.specific; the agent address, community and enterprise are
+// appended as snmpTrapAddress.0, snmpTrapCommunity.0 and
+// snmpTrapEnterprise.0.
+func fromV1(tr *telemetry.Trap, p *gosnmp.SnmpPacket, names *Names) {
+	enterprise := strings.TrimPrefix(p.Enterprise, ".")
+	if p.GenericTrap >= 0 && p.GenericTrap < 6 {
+		tr.TrapOID = fmt.Sprintf("%s.%d", oidSnmpTraps, p.GenericTrap+1)
+	} else {
+		tr.TrapOID = fmt.Sprintf("%s.0.%d", enterprise, p.SpecificTrap)
+	}
+	tr.TrapName = names.Notification(tr.TrapOID)
+	tr.Uptime = uint32(p.Timestamp)
+	for _, v := range p.Variables {
+		tr.Varbinds = append(tr.Varbinds, varbind(v, names))
+	}
+	tr.Varbinds = append(tr.Varbinds,
+		telemetry.Varbind{OID: oidSnmpTrapAddress0, Name: "snmpTrapAddress.0", Type: "ipaddress", Value: p.AgentAddress},
+		telemetry.Varbind{OID: oidSnmpTrapCommunity0, Name: "snmpTrapCommunity.0", Type: "octet_string", Value: p.Community},
+		telemetry.Varbind{OID: oidSnmpTrapEnterprise0, Name: "snmpTrapEnterprise.0", Type: "oid", Value: enterprise},
+	)
+}
+
+// fromV2 takes sysUpTime.0 and snmpTrapOID.0, the first two varbinds of
+// every v2 notification, into the record's fields and keeps the rest.
+func fromV2(tr *telemetry.Trap, vars []gosnmp.SnmpPDU, names *Names) bool {
+	for i, v := range vars {
+		oid := strings.TrimPrefix(v.Name, ".")
+		switch {
+		case i < 2 && oid == oidSysUpTime0:
+			if n, ok := v.Value.(uint32); ok {
+				tr.Uptime = n
+			} else if n, ok := v.Value.(uint); ok {
+				tr.Uptime = uint32(n)
+			}
+		case i < 2 && oid == oidSnmpTrapOID0:
+			s, _ := v.Value.(string)
+			tr.TrapOID = strings.TrimPrefix(s, ".")
+		default:
+			tr.Varbinds = append(tr.Varbinds, varbind(v, names))
+		}
+	}
+	if tr.TrapOID == "" {
+		return false // RFC 3416 4.2.6: snmpTrapOID.0 is mandatory
+	}
+	tr.TrapName = names.Notification(tr.TrapOID)
+	return true
+}
+
+func varbind(v gosnmp.SnmpPDU, names *Names) telemetry.Varbind {
+	oid := strings.TrimPrefix(v.Name, ".")
+	vb := telemetry.Varbind{OID: oid, Name: names.Object(oid)}
+	switch v.Type {
+	case gosnmp.Integer:
+		vb.Type = "integer"
+	case gosnmp.OctetString:
+		vb.Type = "octet_string"
+	case gosnmp.ObjectIdentifier:
+		vb.Type = "oid"
+	case gosnmp.IPAddress:
+		vb.Type = "ipaddress"
+	case gosnmp.Counter32:
+		vb.Type = "counter32"
+	case gosnmp.Gauge32:
+		vb.Type = "gauge32"
+	case gosnmp.TimeTicks:
+		vb.Type = "timeticks"
+	case gosnmp.Counter64:
+		vb.Type = "counter64"
+	case gosnmp.Uinteger32:
+		vb.Type = "uinteger32"
+	case gosnmp.Opaque, gosnmp.OpaqueFloat, gosnmp.OpaqueDouble:
+		vb.Type = "opaque"
+	case gosnmp.Null:
+		vb.Type = "null"
+	case gosnmp.NoSuchObject:
+		vb.Type = "no_such_object"
+	case gosnmp.NoSuchInstance:
+		vb.Type = "no_such_instance"
+	case gosnmp.EndOfMibView:
+		vb.Type = "end_of_mib_view"
+	default:
+		vb.Type = fmt.Sprintf("0x%02x", byte(v.Type))
+	}
+	switch x := v.Value.(type) {
+	case []byte:
+		if s := strings.TrimRight(string(x), "\x00"); utf8.ValidString(s) && printable(s) {
+			vb.Value = s
+		} else {
+			vb.Value = hex.EncodeToString(x)
+			vb.Type += "_hex"
+		}
+	case string:
+		vb.Value = strings.TrimPrefix(x, ".")
+		if v.Type != gosnmp.ObjectIdentifier {
+			vb.Value = x
+		}
+	case float32:
+		vb.Value = finite(float64(x))
+	case float64:
+		vb.Value = finite(x)
+	case nil:
+		vb.Value = nil
+	default:
+		vb.Value = x
+	}
+	return vb
+}
+
+// finite keeps NaN and infinities, which JSON cannot carry, as text.
+func finite(f float64) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Sprint(f)
+	}
+	return f
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}

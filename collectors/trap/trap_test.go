@@ -1,0 +1,308 @@
+package trap
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/snmp/profile"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
+)
+
+var testUser = configs.SNMPv3{User: snmptest.V3User, SecurityLevel: "authPriv", AuthProtocol: "SHA256",
+	AuthPassword: snmptest.V3AuthPass, PrivProtocol: "AES", PrivPassword: snmptest.V3PrivPass}
+
+type harness struct {
+	r       *Receiver
+	addr    string
+	capture *snmptest.Capture
+	metrics *Metrics
+	dir     string
+}
+
+func start(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	ps, err := profile.Load(configs.BuiltinSNMPProfiles(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{capture: snmptest.NewCapture(), metrics: m, dir: t.TempDir()}
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Broker = h.capture
+	cfg.Names = NewNames(ps)
+	cfg.Metrics = m
+	h.r, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Error("receiver did not stop")
+		}
+	})
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer wcancel()
+	addr, err := h.r.Addr(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addr = addr.String()
+	return h
+}
+
+func (h *harness) traps(t *testing.T) []telemetry.Trap {
+	var out []telemetry.Trap
+	for _, r := range h.capture.Records() {
+		var tr telemetry.Trap
+		if err := json.Unmarshal(r.Value, &tr); err != nil {
+			t.Fatal(err)
+		}
+		if string(r.Key) != tr.Device || r.Topic != telemetry.TopicRawTraps {
+			t.Fatalf("key %q topic %q for %+v", r.Key, r.Topic, tr)
+		}
+		out = append(out, tr)
+	}
+	return out
+}
+
+func (h *harness) waitTraps(t *testing.T, n int) []telemetry.Trap {
+	t.Helper()
+	h.capture.WaitFor(5*time.Second, func(r []broker.Record) bool { return len(r) >= n })
+	trs := h.traps(t)
+	if len(trs) != n {
+		t.Fatalf("got %d traps, want %d: %+v", len(trs), n, trs)
+	}
+	return trs
+}
+
+func vbByName(tr telemetry.Trap) map[string]telemetry.Varbind {
+	out := map[string]telemetry.Varbind{}
+	for _, v := range tr.Varbinds {
+		out[v.Name] = v
+	}
+	return out
+}
+
+func TestNetSNMPTraps(t *testing.T) {
+	snmptest.Require(t, "snmptrap", "snmpinform")
+	h := start(t, Config{Communities: []string{"public"}, Users: []configs.SNMPv3{testUser}})
+	run := func(args ...string) {
+		t.Helper()
+		snmptest.Run(t, h.dir, args[0], args[1:]...)
+	}
+
+	// v2c linkDown with the IF-MIB varbinds.
+	run("snmptrap", "-v2c", "-c", "public", h.addr, "12345", "1.3.6.1.6.3.1.1.5.3",
+		"1.3.6.1.2.1.2.2.1.1.3", "i", "3", "1.3.6.1.2.1.2.2.1.7.3", "i", "1", "1.3.6.1.2.1.2.2.1.8.3", "i", "2",
+		"1.3.6.1.2.1.31.1.1.1.1.3", "s", "ge-0/0/3")
+	tr := h.waitTraps(t, 1)[0]
+	if tr.Version != "2c" || tr.TrapOID != "1.3.6.1.6.3.1.1.5.3" || tr.TrapName != "linkDown" || tr.Uptime != 12345 ||
+		tr.Community != "public" || tr.Device != "127.0.0.1" || tr.Inform || !strings.HasPrefix(tr.SourceAddr, "127.0.0.1:") {
+		t.Errorf("v2c trap: %+v", tr)
+	}
+	vb := vbByName(tr)
+	if vb["ifOperStatus.3"].Value != float64(2) || vb["ifIndex.3"].Type != "integer" || vb["ifName.3"].Value != "ge-0/0/3" {
+		t.Errorf("v2c varbinds: %+v", tr.Varbinds)
+	}
+
+	// v1 generic linkUp, converted to the v2 form (RFC 3584).
+	run("snmptrap", "-v1", "-c", "public", h.addr, "1.3.6.1.4.1.8072.2.3", "192.0.2.7", "3", "0", "777",
+		"1.3.6.1.2.1.2.2.1.1.5", "i", "5")
+	tr = h.waitTraps(t, 2)[1]
+	vb = vbByName(tr)
+	if tr.Version != "1" || tr.TrapOID != "1.3.6.1.6.3.1.1.5.4" || tr.TrapName != "linkUp" || tr.Uptime != 777 ||
+		vb["snmpTrapAddress.0"].Value != "192.0.2.7" || vb["snmpTrapEnterprise.0"].Value != "1.3.6.1.4.1.8072.2.3" ||
+		vb["snmpTrapCommunity.0"].Value != "public" || vb["ifIndex.5"].Value != float64(5) {
+		t.Errorf("v1 trap: %+v", tr)
+	}
+	// v1 enterprise-specific: enterprise.0.specific.
+	run("snmptrap", "-v1", "-c", "public", h.addr, "1.3.6.1.2.1.15", "192.0.2.7", "6", "2", "",
+		"1.3.6.1.2.1.15.3.1.7.10.0.0.1", "a", "10.0.0.1", "1.3.6.1.2.1.15.3.1.2.10.0.0.1", "i", "1")
+	tr = h.waitTraps(t, 3)[2]
+	vb = vbByName(tr)
+	if tr.TrapOID != "1.3.6.1.2.1.15.0.2" || tr.TrapName != "bgpBackwardTransNotification" ||
+		vb["bgpPeerRemoteAddr.10.0.0.1"].Value != "10.0.0.1" || vb["bgpPeerState.10.0.0.1"].Value != float64(1) {
+		t.Errorf("v1 specific trap: %+v", tr)
+	}
+
+	// v3 authPriv from an engine of the sender's own.
+	run("snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+		"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	tr = h.waitTraps(t, 4)[3]
+	if tr.Version != "3" || tr.User != snmptest.V3User || tr.TrapName != "coldStart" || tr.Community != "" {
+		t.Errorf("v3 trap: %+v", tr)
+	}
+
+	// A v2c inform: snmpinform exits 0 only once it is acknowledged.
+	run("snmpinform", "-v2c", "-c", "public", "-t", "3", "-r", "0", h.addr, "", "1.3.6.1.2.1.15.0.1",
+		"1.3.6.1.2.1.15.3.1.7.10.0.0.2", "a", "10.0.0.2")
+	tr = h.waitTraps(t, 5)[4]
+	if !tr.Inform || tr.TrapName != "bgpEstablishedNotification" {
+		t.Errorf("inform: %+v", tr)
+	}
+	// A v3 authPriv inform: snmpinform first discovers weir's engine ID
+	// (weir is the authoritative engine for informs), then sends.
+	run("snmpinform", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+		"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-t", "3", "-r", "0", h.addr, "", "1.3.6.1.2.1.15.0.2",
+		"1.3.6.1.2.1.15.3.1.7.10.0.0.3", "a", "10.0.0.3")
+	tr = h.waitTraps(t, 6)[5]
+	if !tr.Inform || tr.Version != "3" || tr.User != snmptest.V3User || tr.TrapName != "bgpBackwardTransNotification" {
+		t.Errorf("v3 inform: %+v", tr)
+	}
+	// The ack counter moves just after the response is sent, which is
+	// when snmpinform returns: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); testutil.ToFloat64(h.metrics.Acked) < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := testutil.ToFloat64(h.metrics.Acked); n != 2 {
+		t.Errorf("informs acked %v", n)
+	}
+
+	// Unknown community and unknown user: counted, not published.
+	run("snmptrap", "-v2c", "-c", "private", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	run("snmptrap", "-v3", "-l", "authPriv", "-u", "nobody", "-a", "SHA", "-A", "whatever123", "-x", "AES", "-X", "whatever123",
+		"-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	run("snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", "wrongpass123",
+		"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if testutil.ToFloat64(h.metrics.Received.WithLabelValues("2c", OutcomeUnknownCommunity)) == 1 &&
+			testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeUnknownUser)) == 1 &&
+			testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeAuthFailure)) == 1 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, c := range []struct{ version, outcome string }{{"2c", OutcomeUnknownCommunity}, {"3", OutcomeUnknownUser}, {"3", OutcomeAuthFailure},
+		{"2c", OutcomePublished}, {"1", OutcomePublished}, {"3", OutcomePublished}} {
+		want := 1.0
+		if c.outcome == OutcomePublished {
+			want = 2
+		}
+		if got := testutil.ToFloat64(h.metrics.Received.WithLabelValues(c.version, c.outcome)); got != want {
+			t.Errorf("received{%s,%s} = %v, want %v", c.version, c.outcome, got, want)
+		}
+	}
+	if n := len(h.traps(t)); n != 6 {
+		t.Errorf("%d traps published, want 6", n)
+	}
+}
+
+// TestInformFromGoSNMP checks the inform acknowledgement with a second
+// implementation of the protocol.
+func TestInformFromGoSNMP(t *testing.T) {
+	h := start(t, Config{})
+	host, port, _ := net.SplitHostPort(h.addr)
+	var p uint16
+	for _, c := range port {
+		p = p*10 + uint16(c-'0')
+	}
+	g := &gosnmp.GoSNMP{Target: host, Port: p, Version: gosnmp.Version2c, Community: "any", Timeout: 2 * time.Second, Retries: 0}
+	if err := g.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Conn.Close()
+	_, err := g.SendTrap(gosnmp.SnmpTrap{IsInform: true, Variables: []gosnmp.SnmpPDU{
+		{Name: ".1.3.6.1.2.1.1.3.0", Type: gosnmp.TimeTicks, Value: uint32(42)},
+		{Name: ".1.3.6.1.6.3.1.1.4.1.0", Type: gosnmp.ObjectIdentifier, Value: ".1.3.6.1.6.3.1.1.5.2"},
+		{Name: ".1.3.6.1.4.1.99.1", Type: gosnmp.OctetString, Value: []byte{0, 1, 2}},
+	}})
+	if err != nil {
+		t.Fatalf("inform not acknowledged: %v", err)
+	}
+	tr := h.waitTraps(t, 1)[0]
+	if tr.TrapName != "warmStart" || tr.Uptime != 42 || !tr.Inform || tr.Varbinds[0].Value != "000102" || tr.Varbinds[0].Type != "octet_string_hex" {
+		t.Errorf("%+v", tr)
+	}
+}
+
+func TestNoUsersDropsV3(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{})
+	snmptest.Run(t, h.dir, "snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+		"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeUnknownUser)) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeUnknownUser)) != 1 || len(h.capture.Records()) != 0 {
+		t.Error("v3 trap without configured users was not dropped as unknown_user")
+	}
+}
+
+func TestNames(t *testing.T) {
+	n := NewNames(nil)
+	for oid, want := range map[string]string{
+		"1.3.6.1.2.1.2.2.1.8.12":          "ifOperStatus.12",
+		"1.3.6.1.2.1.15.3.1.14.192.0.2.1": "bgpPeerLastError.192.0.2.1",
+		"1.3.6.1.2.1.1.3.0":               "sysUpTime.0",
+		"1.3.6.1.4.1.9.9.9":               "",
+	} {
+		if got := n.Object(oid); got != want {
+			t.Errorf("%s: %q, want %q", oid, got, want)
+		}
+	}
+}
+
+func TestPeekVersion(t *testing.T) {
+	for _, tc := range []struct {
+		pkt  []byte
+		want string
+	}{
+		{[]byte{0x30, 0x10, 0x02, 0x01, 0x01}, "2c"},
+		{[]byte{0x30, 0x81, 0x90, 0x02, 0x01, 0x00}, "1"},
+		{[]byte{0x30, 0x82, 0x01, 0x00, 0x02, 0x01, 0x03}, "3"},
+		{[]byte{0x31}, "unknown"},
+		{nil, "unknown"},
+	} {
+		if got := peekVersion(tc.pkt); got != tc.want {
+			t.Errorf("% x: %s, want %s", tc.pkt, got, tc.want)
+		}
+	}
+}
+
+// TestUserPinnedToEngine accepts a v3 user's traps only from the engine
+// its engine_id names.
+func TestUserPinnedToEngine(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	pinned := testUser
+	pinned.EngineID = "0x80001F8880AABBCCDD"
+	h := start(t, Config{Users: []configs.SNMPv3{pinned}})
+	send := func(engine string) {
+		snmptest.Run(t, h.dir, "snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+			"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", engine, h.addr, "", "1.3.6.1.6.3.1.1.5.2")
+	}
+	send("0x80001f8880aabbccdd")
+	send("0x80001f8880eeeeeeee")
+	h.waitTraps(t, 1)
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)); n != 1 {
+		t.Errorf("wrong_engine counted %v", n)
+	}
+}
