@@ -28,6 +28,8 @@ type Config struct {
 	Log     LogConfig  `yaml:"log"`
 	Syslog  Syslog     `yaml:"syslog"`
 	Enrich  Enrich     `yaml:"enrich"`
+	GNMI    GNMI       `yaml:"gnmi"`
+	Sinks   []Sink     `yaml:"sinks"`
 	SNMP    SNMP       `yaml:"snmp"`
 
 	// File is where the config was read from ("" for built-in defaults).

@@ -33,6 +33,8 @@ func buildComponents(d deps) ([]component, error) {
 		syslogComponents,
 		snmpComponents,
 		enrichComponents,
+		gnmiComponents,
+		sinkComponents,
 	} {
 		cs, err := build(d)
 		if err != nil {

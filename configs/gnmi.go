@@ -1,0 +1,4 @@
+package configs
+
+// GNMI configures the gNMI collector (collectors/gnmi).
+type GNMI struct{}

@@ -1,0 +1,4 @@
+package configs
+
+// Sink configures one sink (sinks/<type>); see the sinks package.
+type Sink struct{}
