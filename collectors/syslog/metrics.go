@@ -25,8 +25,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "weir_syslog_messages_total", Help: "Syslog messages received and published, by listener and detected format.",
 		}, []string{"listener", "format"}),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weir_syslog_bytes_total", Help: "Bytes of syslog messages received, by listener.",
-		}, []string{"listener"}),
+			Name: "weir_syslog_bytes_total", Help: "Bytes of syslog messages received, by listener and detected format.",
+		}, []string{"listener", "format"}),
 		parseFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_syslog_parse_failures_total", Help: "Messages that did not parse (published as malformed with their raw bytes).",
 		}, []string{"listener"}),
@@ -58,7 +58,7 @@ type listenerStats struct {
 	listener       string
 	m              *metrics
 	messages       [4]prometheus.Counter // by formatIndex
-	bytes          prometheus.Counter
+	bytes          [4]prometheus.Counter // by formatIndex
 	parseFailures  prometheus.Counter
 	connections    prometheus.Gauge
 	publishErrors  prometheus.Counter
@@ -72,7 +72,6 @@ func (m *metrics) forListener(name string) *listenerStats {
 	s := &listenerStats{
 		listener:       name,
 		m:              m,
-		bytes:          m.bytes.WithLabelValues(name),
 		parseFailures:  m.parseFailures.WithLabelValues(name),
 		connections:    m.connections.WithLabelValues(name),
 		publishErrors:  m.publishErrors.WithLabelValues(name),
@@ -81,6 +80,7 @@ func (m *metrics) forListener(name string) *listenerStats {
 	}
 	for i, f := range []string{FormatRFC5424, FormatRFC3164, FormatCisco, FormatMalformed} {
 		s.messages[i] = m.messages.WithLabelValues(name, f)
+		s.bytes[i] = m.bytes.WithLabelValues(name, f)
 	}
 	return s
 }

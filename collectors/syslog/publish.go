@@ -39,7 +39,7 @@ type publisher struct {
 	headers  []broker.Header
 	sources  map[netip.AddrPort]sourceNames
 	counts   [4]int // per format, flushed to metrics with the batch
-	bytes    int
+	bytes    [4]int // per format
 	failures int
 }
 
@@ -103,7 +103,7 @@ func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, no
 	p.arena = l.AppendJSON(p.arena)
 	p.spans = append(p.spans, span{key: [2]int{keyStart, valStart}, val: [2]int{valStart, len(p.arena)}})
 	p.counts[formatIndex(l.Format)]++
-	p.bytes += len(raw)
+	p.bytes[formatIndex(l.Format)] += len(raw)
 	if l.ParseError != "" && l.Format == FormatMalformed {
 		p.failures++
 	}
@@ -182,7 +182,11 @@ func (p *publisher) flush(ctx context.Context) bool {
 			p.stats.messages[i].Add(float64(n))
 		}
 	}
-	p.stats.bytes.Add(float64(p.bytes))
+	for i, n := range p.bytes {
+		if n > 0 {
+			p.stats.bytes[i].Add(float64(n))
+		}
+	}
 	if p.failures > 0 {
 		p.stats.parseFailures.Add(float64(p.failures))
 	}
@@ -194,6 +198,6 @@ func (p *publisher) reset() {
 	p.arena = p.arena[:0]
 	p.spans = p.spans[:0]
 	p.counts = [4]int{}
-	p.bytes, p.failures = 0, 0
+	p.bytes, p.failures = [4]int{}, 0
 	clear(p.recs)
 }
