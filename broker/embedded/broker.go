@@ -47,8 +47,9 @@ type Broker struct {
 	kinds   *groupKinds      // keeps the two out of each other's groups
 	pids    *producerIDs
 
-	scratch sync.Pool // *produceScratch
-	rr      atomic.Uint32
+	scratch  sync.Pool // *produceScratch
+	checkers sync.Pool // *recordbatch.Decoder for AppendBatches
+	rr       atomic.Uint32
 
 	stop    context.CancelFunc
 	bg      sync.WaitGroup
@@ -74,6 +75,7 @@ func Open(dir string, opts ...Option) (*Broker, error) {
 	}
 	b := &Broker{opts: o, lock: lock, topics: make(map[string]*topic)}
 	b.scratch.New = func() any { return new(produceScratch) }
+	b.checkers.New = func() any { return new(recordbatch.Decoder) }
 	if err := b.load(); err != nil {
 		b.closeTopics()
 		lock.release()
@@ -591,6 +593,14 @@ func (b *Broker) AppendBatches(ctx context.Context, topicName string, partition 
 		if h.NumRecords != h.LastOffsetDelta+1 {
 			return fmt.Errorf("%w: %d records but last offset delta %d", broker.ErrCorruptBatch, h.NumRecords, h.LastOffsetDelta)
 		}
+		if h.IsControl() {
+			return nil // transaction markers carry no data records
+		}
+		d := b.checkers.Get().(*recordbatch.Decoder)
+		defer b.checkers.Put(d)
+		if err := d.Check(h, batch); err != nil {
+			return fmt.Errorf("%w: %w", broker.ErrCorruptBatch, err)
+		}
 		return nil
 	}); err != nil {
 		if errors.Is(err, broker.ErrRecordTooLarge) {
@@ -701,28 +711,34 @@ func (b *Broker) Fetch(ctx context.Context, topicName string, partition int32, o
 	}
 }
 
+// decodeBudget bounds the decompressed bytes one Fetch or Poll holds: past
+// it, decoding stops at a batch boundary and the rest is read next time.
+const decodeBudget = 64 << 20
+
 // decodeBatches decodes the records at or after minOffset and returns the
-// offset after the last batch.
+// offset to continue from: after the last batch decoded, or at the first
+// batch left for the next call when the decode budget ran out.
 func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, buf []byte, minOffset int64) (int64, error) {
 	next := minOffset
+	decoded := 0
 	_, err := recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
-		next = h.LastOffset() + 1
-		return d.Decode(topicName, partition, h, batch, minOffset)
+		if decoded > 0 && d.Decompressed() > decodeBudget {
+			return errBudget
+		}
+		if err := d.Decode(topicName, partition, h, batch, minOffset); err != nil {
+			return err
+		}
+		decoded++
+		next = max(next, h.LastOffset()+1)
+		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errBudget) {
 		return next, fmt.Errorf("%w: %s/%d: %w", broker.ErrCorruptBatch, topicName, partition, err)
 	}
 	return next, nil
 }
 
-// LogDir returns the absolute path of the data directory (what
-// DescribeLogDirs reports to Kafka clients).
-func (b *Broker) LogDir() string {
-	if abs, err := filepath.Abs(b.opts.dataDir); err == nil {
-		return abs
-	}
-	return b.opts.dataDir
-}
+var errBudget = errors.New("decode budget reached")
 
 // Topics lists the topic names, sorted.
 func (b *Broker) Topics() []string {

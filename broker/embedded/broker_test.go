@@ -3,8 +3,10 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -531,5 +533,100 @@ func TestCollectorExportsMetrics(t *testing.T) {
 	want := "# HELP weir_broker_records_in_total Records appended to the log, per topic.\n# TYPE weir_broker_records_in_total counter\nweir_broker_records_in_total{topic=\"t\"} 100\n"
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "weir_broker_records_in_total"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBatchLyingAboutRecords: a batch with a valid CRC whose header claims
+// more records than it holds is refused, so it cannot poison readers.
+func TestBatchLyingAboutRecords(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1})
+	var e recordbatch.Encoder
+	e.Reset(-1, -1, -1)
+	e.Append(nil, []byte("only one"), nil, 1)
+	batch := append([]byte(nil), e.Finish(0)...)
+	// Claim 2^31-1 records and fix the CRC, as a hostile client would.
+	binary.BigEndian.PutUint32(batch[23:], 1<<31-2) // lastOffsetDelta
+	binary.BigEndian.PutUint32(batch[57:], 1<<31-1) // recordCount
+	binary.BigEndian.PutUint32(batch[17:], crc32.Checksum(batch[21:], crc32.MakeTable(crc32.Castagnoli)))
+	if _, err := recordbatch.Validate(batch); err != nil {
+		t.Fatalf("test batch should pass the CRC: %v", err)
+	}
+	if _, err := b.AppendBatches(ctx, "t", 0, batch); !errors.Is(err, broker.ErrCorruptBatch) {
+		t.Fatalf("lying batch: %v", err)
+	}
+	if info, _ := b.DescribeTopics(ctx, "t"); info[0].Partitions[0].HighWatermark != 0 {
+		t.Fatalf("high watermark moved to %d", info[0].Partitions[0].HighWatermark)
+	}
+}
+
+// TestDeleteWhileProducing deletes and re-creates a topic while producers,
+// readers, flushes and retention run against it: errors are fine, panics
+// and races are not.
+func TestDeleteWhileProducing(t *testing.T) {
+	b := openTest(t, t.TempDir(), WithFlushInterval(time.Millisecond), WithRetentionCheckInterval(time.Millisecond))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			var res broker.FetchResult
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b.Produce(ctx, "churn", makeRecords(5, 0))
+				b.Fetch(ctx, "churn", 0, 0, broker.FetchOptions{}, &res)
+			}
+		})
+	}
+	for i := 0; i < 30; i++ {
+		time.Sleep(2 * time.Millisecond)
+		b.DeleteTopic(ctx, "churn")
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// TestConsumerFollowsRecreatedTopic: after a topic is deleted and created
+// again, a group member reads the new topic, not the dead log.
+func TestConsumerFollowsRecreatedTopic(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "r", broker.TopicConfig{Partitions: 1})
+	b.Produce(ctx, "r", makeRecords(3, 0))
+	c, _ := b.Consume(ctx, "g", []string{"r"})
+	defer c.Close()
+	if recs, err := c.Poll(ctx); err != nil || len(recs) != 3 {
+		t.Fatalf("first poll: %d %v", len(recs), err)
+	}
+	b.DeleteTopic(ctx, "r")
+	b.CreateTopic(ctx, "r", broker.TopicConfig{Partitions: 1})
+	b.Produce(ctx, "r", makeRecords(2, 100))
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	recs, err := c.Poll(pctx)
+	if err != nil || len(recs) != 2 || string(recs[0].Value) != `{"seq":100}` {
+		t.Fatalf("after re-create: %d records, %v", len(recs), err)
+	}
+}
+
+// TestConsumerCloseUnsubscribes: closed consumers leave no waiters behind.
+func TestConsumerCloseUnsubscribes(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "w", broker.TopicConfig{Partitions: 1})
+	for range 20 {
+		c, _ := b.Consume(ctx, "g", []string{"w"})
+		pctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+		c.Poll(pctx)
+		cancel()
+		c.Close()
+	}
+	p, _ := b.partition(ctx, "w", 0, false)
+	p.waitMu.Lock()
+	n := len(p.waiters)
+	p.waitMu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d waiters left after closing every consumer", n)
 	}
 }

@@ -222,6 +222,7 @@ type consumer struct {
 
 	mu      sync.Mutex
 	pending []broker.TopicPartition
+	unsubs  []func() // every subscription made, for Close
 	changed atomic.Bool
 
 	// Owned by the polling goroutine.
@@ -311,7 +312,14 @@ func (c *consumer) applyAssignment() {
 	kept := c.owned[:0]
 	for _, op := range c.owned {
 		if slices.Contains(want, op.tp) {
-			kept = append(kept, op)
+			if cur, err := c.b.partition(context.Background(), op.tp.Topic, op.tp.Partition, false); err == nil && cur == op.p {
+				kept = append(kept, op)
+				continue
+			}
+			// The topic was deleted (and maybe created again): this
+			// position belongs to the old log; drop it uncommitted.
+			op.unsub()
+			c.b.groups.release(c, op.tp)
 			continue
 		}
 		if op.pos != op.committed {
@@ -342,7 +350,7 @@ func (c *consumer) applyAssignment() {
 				pos = p.hwm.Load()
 			}
 		}
-		c.owned = append(c.owned, &ownedPartition{tp: tp, p: p, pos: pos, committed: pos, unsub: p.subscribe(c.wake)})
+		c.owned = append(c.owned, &ownedPartition{tp: tp, p: p, pos: pos, committed: pos, unsub: c.subscribe(p)})
 	}
 }
 
@@ -436,10 +444,26 @@ func (c *consumer) Assigned() []broker.TopicPartition {
 	return slices.Clone(c.pending)
 }
 
+// subscribe registers the consumer's wake channel with p. The returned
+// function unsubscribes once; Close calls what Poll has not.
+func (c *consumer) subscribe(p *partition) func() {
+	unsub := sync.OnceFunc(p.subscribe(c.wake))
+	c.mu.Lock()
+	c.unsubs = append(c.unsubs, unsub)
+	c.mu.Unlock()
+	return unsub
+}
+
 func (c *consumer) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.mu.Lock()
+	for _, u := range c.unsubs {
+		u()
+	}
+	c.unsubs = nil
+	c.mu.Unlock()
 	c.b.groups.leave(c)
 	c.signal()
 	return nil

@@ -37,9 +37,16 @@ type partition struct {
 	hwm      atomic.Int64 // offset the next record gets; all below are readable
 	logStart atomic.Int64
 
-	// failed is set when a write error could not be undone; appends are
-	// refused until the partition is reopened (and recovered).
+	// failed is set when a write or fsync error could not be undone;
+	// appends are refused until the partition is reopened (and
+	// recovered): after a failed fsync the kernel may have dropped dirty
+	// pages that a later fsync would not report.
 	failed atomic.Pointer[error]
+	// closed is set (under appendMu and rw) when the partition is closed
+	// or its topic deleted; every entry point checks it, so work that
+	// still holds the partition fails cleanly instead of touching freed
+	// segments.
+	closed atomic.Bool
 
 	waitMu  sync.Mutex
 	waiters []chan<- struct{}
@@ -212,6 +219,9 @@ func (p *partition) appendBatches(batches []byte, now time.Time) (int64, error) 
 }
 
 func (p *partition) appendLocked(batches []byte, now time.Time) (int64, error) {
+	if p.closed.Load() {
+		return -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+	}
 	if errp := p.failed.Load(); errp != nil {
 		return -1, fmt.Errorf("%s: partition failed earlier: %w", p.name(), *errp)
 	}
@@ -236,7 +246,7 @@ func (p *partition) appendLocked(batches []byte, now time.Time) (int64, error) {
 				continue
 			}
 		}
-		if err := p.maybeRoll(len(batch), nowMs); err != nil {
+		if err := p.maybeRoll(len(batch), h.LastOffsetDelta, nowMs); err != nil {
 			return -1, err
 		}
 		off := p.hwm.Load()
@@ -312,6 +322,10 @@ func (p *partition) syncTo(target int64) error {
 		return nil
 	}
 	p.rw.RLock()
+	if p.closed.Load() {
+		p.rw.RUnlock()
+		return fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+	}
 	s := p.segments[len(p.segments)-1]
 	s.acquire()
 	upTo := p.hwm.Load()
@@ -319,7 +333,9 @@ func (p *partition) syncTo(target int64) error {
 	defer s.release()
 	start := time.Now()
 	if err := s.log.Sync(); err != nil {
-		return fmt.Errorf("%w: %s: fsync: %w", broker.ErrStorage, p.name(), err)
+		ferr := fmt.Errorf("%w: %s: fsync: %w", broker.ErrStorage, p.name(), err)
+		p.failed.Store(&ferr)
+		return ferr
 	}
 	p.opts.observeFsync(time.Since(start))
 	p.syncedHWM.Store(upTo)
@@ -333,14 +349,20 @@ func (p *partition) flush() error {
 		return nil
 	}
 	p.appendMu.Lock()
+	if p.closed.Load() {
+		p.appendMu.Unlock()
+		return nil
+	}
 	s := p.segments[len(p.segments)-1]
 	err := s.flushIndexes(false)
 	p.appendMu.Unlock()
+	if err == nil {
+		err = p.syncTo(p.hwm.Load())
+	}
 	if err != nil {
 		p.dirty.Store(true)
-		return err
 	}
-	return p.syncTo(p.hwm.Load())
+	return err
 }
 
 func (p *partition) wake() {
@@ -419,15 +441,18 @@ func (p *partition) recordSequence(h *recordbatch.Header) {
 }
 
 // maybeRoll starts a new segment when the next batch would overflow the
-// active one or it is older than the segment age. Holds appendMu.
-func (p *partition) maybeRoll(next int, nowMs int64) error {
+// active one (in bytes or in relative offsets) or it is older than the
+// segment age. Holds appendMu.
+func (p *partition) maybeRoll(next int, lastDelta int32, nowMs int64) error {
 	active := p.segments[len(p.segments)-1]
 	size := active.size.Load()
 	if size == 0 {
 		return nil
 	}
 	cfg := p.topic.config()
-	full := size+int64(next) > cfg.SegmentBytes
+	// Index entries hold offsets relative to the base in 31 bits.
+	offsetsFull := p.hwm.Load()+int64(lastDelta)-active.base >= 1<<31-1
+	full := offsetsFull || size+int64(next) > cfg.SegmentBytes
 	old := cfg.SegmentAge > 0 && nowMs-active.firstAppend.Load() > cfg.SegmentAge.Milliseconds()
 	if !full && !old {
 		return nil
@@ -462,6 +487,10 @@ func (p *partition) roll() error {
 // maxBytes (at least one batch), to dst.
 func (p *partition) read(dst []byte, offset int64, maxBytes int) ([]byte, int64, int64, error) {
 	p.rw.RLock()
+	if p.closed.Load() {
+		p.rw.RUnlock()
+		return dst, -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+	}
 	hwm, start := p.hwm.Load(), p.logStart.Load()
 	if offset == hwm {
 		p.rw.RUnlock()
@@ -564,6 +593,10 @@ func (p *partition) listOffset(ts int64) (int64, int64, error) {
 	}
 	var d recordbatch.Decoder
 	p.rw.RLock()
+	if p.closed.Load() {
+		p.rw.RUnlock()
+		return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+	}
 	var (
 		seg   *segment
 		pos   int64
@@ -650,6 +683,9 @@ func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
 	cfg := p.topic.config()
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
+	if p.closed.Load() {
+		return 0, nil
+	}
 	expired := func(s *segment) bool {
 		return cfg.RetentionTime >= 0 && s.size.Load() > 0 && s.maxTS.Load() < now.Add(-cfg.RetentionTime).UnixMilli()
 	}
@@ -709,6 +745,9 @@ func (p *partition) info() broker.PartitionInfo {
 func (p *partition) close() error {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
+	if p.closed.Load() {
+		return nil
+	}
 	var first error
 	if len(p.segments) > 0 {
 		s := p.segments[len(p.segments)-1]
@@ -724,10 +763,14 @@ func (p *partition) close() error {
 }
 
 func (p *partition) closeFiles() {
-	for _, s := range p.segments {
+	p.rw.Lock()
+	p.closed.Store(true)
+	segs := p.segments
+	p.segments = nil
+	p.rw.Unlock()
+	for _, s := range segs {
 		s.release()
 	}
-	p.segments = nil
 }
 
 func syncDir(dir string) error {

@@ -43,6 +43,43 @@ func (d *Decoder) Reset() {
 // Records returns the records decoded since the last Reset.
 func (d *Decoder) Records() []broker.Record { return d.records }
 
+// Decompressed is how many bytes of decompressed records the Decoder holds
+// since the last Reset; readers stop decoding more batches past a budget,
+// so a fetch of small compressed batches cannot expand without bound.
+func (d *Decoder) Decompressed() int { return len(d.plain) }
+
+// Check decodes a validated batch and verifies its records against the
+// header, as Kafka's log validator does before appending: exactly
+// NumRecords records, offset deltas 0..n-1, nothing left over. A batch that
+// passes the CRC but lies about its records would otherwise poison every
+// reader of the partition. The Decoder is reset.
+func (d *Decoder) Check(h *Header, batch []byte) error {
+	d.Reset()
+	defer d.Reset()
+	body := batch[HeaderSize:h.Size()]
+	if codec := h.Codec(); codec != CodecNone {
+		var err error
+		if d.plain, err = d.decompress(codec, d.plain, body); err != nil {
+			return err
+		}
+		body = d.plain
+	}
+	for i := int32(0); i < h.NumRecords; i++ {
+		var r broker.Record
+		var err error
+		if body, err = d.decodeRecord(body, h, &r); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		if r.Offset != h.BaseOffset+int64(i) {
+			return fmt.Errorf("record %d has offset delta %d: %w", i, r.Offset-h.BaseOffset, ErrCorrupt)
+		}
+	}
+	if len(body) != 0 {
+		return fmt.Errorf("%d bytes after the last record: %w", len(body), ErrCorrupt)
+	}
+	return nil
+}
+
 // Decode appends the records of one validated batch whose offsets are at
 // least minOffset. Control batches are skipped.
 func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte, minOffset int64) error {
@@ -173,10 +210,10 @@ func (d *Decoder) decompress(codec int, dst, src []byte) ([]byte, error) {
 		if err := d.gz.Reset(bytes.NewReader(src)); err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		return readAllBounded(dst, d.gz)
+		return readAllBounded(dst, len(dst), d.gz)
 	case CodecSnappy:
 		if len(src) > 16 && bytes.HasPrefix(src, xerialPrefix) {
-			return xerialDecode(dst, src[16:])
+			return xerialDecode(dst, len(dst), src[16:])
 		}
 		return snappyAppend(dst, src)
 	case CodecLZ4:
@@ -184,7 +221,7 @@ func (d *Decoder) decompress(codec int, dst, src []byte) ([]byte, error) {
 			d.lz = lz4.NewReader(nil)
 		}
 		d.lz.Reset(bytes.NewReader(src))
-		return readAllBounded(dst, d.lz)
+		return readAllBounded(dst, len(dst), d.lz)
 	case CodecZstd:
 		if d.zstd == nil {
 			z, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxDecompressed))
@@ -214,7 +251,7 @@ func snappyAppend(dst, src []byte) ([]byte, error) {
 	return dst[:start+l], nil
 }
 
-func xerialDecode(dst, src []byte) ([]byte, error) {
+func xerialDecode(dst []byte, start int, src []byte) ([]byte, error) {
 	for len(src) > 0 {
 		if len(src) < 4 {
 			return nil, fmt.Errorf("snappy: malformed xerial framing")
@@ -228,7 +265,7 @@ func xerialDecode(dst, src []byte) ([]byte, error) {
 		if dst, err = snappyAppend(dst, src[:size]); err != nil {
 			return nil, err
 		}
-		if len(dst) > MaxDecompressed {
+		if len(dst)-start > MaxDecompressed {
 			return nil, fmt.Errorf("snappy: decompressed size exceeds %d", MaxDecompressed)
 		}
 		src = src[size:]
@@ -236,14 +273,14 @@ func xerialDecode(dst, src []byte) ([]byte, error) {
 	return dst, nil
 }
 
-func readAllBounded(dst []byte, r io.Reader) ([]byte, error) {
+func readAllBounded(dst []byte, start int, r io.Reader) ([]byte, error) {
 	for {
 		if len(dst) == cap(dst) {
 			dst = grow(dst, 32<<10)[:len(dst)]
 		}
 		n, err := r.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+n]
-		if len(dst) > MaxDecompressed {
+		if len(dst)-start > MaxDecompressed {
 			return nil, fmt.Errorf("decompressed size exceeds %d", MaxDecompressed)
 		}
 		if err == io.EOF {
