@@ -21,7 +21,8 @@ type SyslogListener struct {
 	CertFile     string `yaml:"cert_file"`
 	KeyFile      string `yaml:"key_file"`
 	ClientCAFile string `yaml:"client_ca_file"`
-	// MaxMessageSize bounds one message; default 64KiB. Longer lines are
+	// MaxMessageSize bounds one message; default 64KiB, at most 1MiB.
+	// Longer lines are
 	// kept truncated (and marked), longer octet-counted frames close the
 	// connection.
 	MaxMessageSize ByteSize `yaml:"max_message_size"`
@@ -56,8 +57,14 @@ func (s *Syslog) validate(add func(path, format string, args ...any)) {
 		if !l.Address.Enabled() {
 			add(path+".address", "is required (host:port)")
 		}
-		if l.MaxMessageSize < 0 || l.MaxMessageSize > 16<<20 {
-			add(path+".max_message_size", "must be at most 16MiB")
+		if l.MaxMessageSize < 0 || l.MaxMessageSize > 1<<20 {
+			add(path+".max_message_size", "must be at most 1MiB")
+		}
+		if l.MaxConnections < 0 {
+			add(path+".max_connections", "must not be negative")
+		}
+		if l.Readers < 0 || l.Readers > 64 {
+			add(path+".readers", "must be between 1 and 64")
 		}
 	}
 }

@@ -487,6 +487,11 @@ func (b *Broker) Produce(ctx context.Context, topicName string, recs []broker.Re
 	sc.parts = sc.parts[:0]
 	var used uint64 // bitmask of partitions < 64 that got records
 	for i := range recs {
+		// Refuse an oversized record before anything is appended, so a
+		// refused call changes nothing and is safe to split and retry.
+		if err := b.checkSize(&recs[i]); err != nil {
+			return err
+		}
 		p := sticky
 		if recs[i].Key != nil {
 			p = broker.PartitionForKey(recs[i].Key, n)
@@ -520,7 +525,10 @@ func (b *Broker) ProducePartition(ctx context.Context, topicName string, partiti
 	sc := b.scratch.Get().(*produceScratch)
 	defer b.scratch.Put(sc)
 	sc.parts = sc.parts[:0]
-	for range recs {
+	for i := range recs {
+		if err := b.checkSize(&recs[i]); err != nil {
+			return err
+		}
 		sc.parts = append(sc.parts, partition)
 	}
 	return b.produceTo(p, recs, sc, partition, b.opts.nowFunc())
@@ -556,9 +564,6 @@ func (b *Broker) produceTo(p *partition, recs []broker.Record, sc *produceScratc
 		}
 		r := &recs[i]
 		size := recordbatch.RecordSize(r.Key, r.Value, r.Headers)
-		if size+recordbatch.HeaderSize > b.opts.maxMessageBytes {
-			return fmt.Errorf("%w: %d bytes exceeds %d", broker.ErrRecordTooLarge, size, b.opts.maxMessageBytes)
-		}
 		if sc.enc.Count() > 0 && sc.enc.Len()+size > maxBatchBytes {
 			if err := flush(i); err != nil {
 				return err
@@ -574,6 +579,14 @@ func (b *Broker) produceTo(p *partition, recs []broker.Record, sc *produceScratc
 		sc.enc.Append(r.Key, r.Value, r.Headers, ts)
 	}
 	return flush(len(recs))
+}
+
+// checkSize refuses a record that would not fit in a batch.
+func (b *Broker) checkSize(r *broker.Record) error {
+	if size := recordbatch.RecordSize(r.Key, r.Value, r.Headers); size+recordbatch.HeaderSize > b.opts.maxMessageBytes {
+		return fmt.Errorf("%w: %d bytes exceeds %d", broker.ErrRecordTooLarge, size, b.opts.maxMessageBytes)
+	}
+	return nil
 }
 
 // AppendBatches appends producer batches received over the wire.

@@ -383,3 +383,73 @@ func TestBackPressure(t *testing.T) {
 		t.Fatalf("%d messages after the broker recovered", len(logs))
 	}
 }
+
+// TestRefusedMessageIsDroppedNotRetried: a message the broker refuses for
+// good (over its size limit) is dropped and counted, the others of the
+// batch are published once, and the connection keeps flowing.
+func TestRefusedMessageIsDroppedNotRetried(t *testing.T) {
+	b, err := embedded.Open(t.TempDir(), embedded.WithMaxMessageBytes(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	addrs, _ := c.Addrs(ctx)
+	_, addr, _ := strings.Cut(addrs[0], "://")
+	conn, _ := net.Dial("tcp", addr)
+	var buf strings.Builder
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&buf, "<13>Nov 29 14:08:10 h app: small %d\n", i)
+		if i == 10 {
+			fmt.Fprintf(&buf, "<13>Nov 29 14:08:10 h app: %s\n", strings.Repeat("x", 8000))
+		}
+	}
+	conn.Write([]byte(buf.String()))
+	conn.Close()
+	h := &harness{t: t, b: b}
+	logs := byRaw(t, h.waitLogs(20))
+	time.Sleep(200 * time.Millisecond)
+	if n := len(h.readLogs()); n != 20 {
+		t.Fatalf("%d records published, want the 20 small ones once", n)
+	}
+	if len(logs) != 20 {
+		t.Fatalf("%d distinct", len(logs))
+	}
+	name := "tcp://" + addr
+	if got := testutil.ToFloat64(c.metrics.dropped.WithLabelValues(name, "rejected")); got != 1 {
+		t.Fatalf("rejected drops %v", got)
+	}
+}
+
+// TestShutdownWhileBrokerFails: with a pending batch the broker refuses,
+// Run still returns within the shutdown flush timeout.
+func TestShutdownWhileBrokerFails(t *testing.T) {
+	fb := &flakyBroker{}
+	b, _ := embedded.Open(t.TempDir())
+	defer b.Close()
+	fb.Broker = b
+	fb.fail.Store(true)
+	c, _ := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, fb)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	addrs, _ := c.Addrs(ctx)
+	_, addr, _ := strings.Cut(addrs[0], "://")
+	conn, _ := net.Dial("tcp", addr)
+	fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: pending\n")
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(shutdownFlushTimeout + 5*time.Second):
+		t.Fatal("Run did not return while the broker refused writes")
+	}
+	conn.Close()
+}

@@ -2,6 +2,7 @@ package syslog
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -69,8 +70,9 @@ func (c *Collector) newPublisher(listener string, stats *listenerStats) *publish
 		listener: listener,
 		stats:    stats,
 		parser:   Parser{Now: c.now},
-		arena:    make([]byte, 0, batchBytes+64<<10),
-		headers:  []broker.Header{{Key: telemetry.HeaderSource, Value: headerSource}, {Key: telemetry.HeaderSchema, Value: headerSchema}},
+		// The arena grows with use: an idle connection costs nothing.
+		arena:   make([]byte, 0, 4<<10),
+		headers: []broker.Header{{Key: telemetry.HeaderSource, Value: headerSource}, {Key: telemetry.HeaderSchema, Value: headerSchema}},
 	}
 }
 
@@ -158,23 +160,10 @@ func (p *publisher) flush(ctx context.Context) bool {
 		})
 	}
 	start := time.Now()
-	backoff := 10 * time.Millisecond
-	for {
-		err := p.c.broker.Produce(ctx, p.c.topic, p.recs)
-		if err == nil {
-			break
-		}
-		p.stats.publishErrors.Inc()
-		p.c.logger.Error("syslog: publishing failed, retrying", slog.String("listener", p.listener),
-			slog.Int("messages", len(p.recs)), slog.Any("error", err), slog.Duration("retry_in", backoff))
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			p.stats.dropped("shutdown").Add(float64(len(p.recs)))
-			p.reset()
-			return false
-		}
-		backoff = min(backoff*2, 5*time.Second)
+	if !p.produce(ctx, p.recs) {
+		p.stats.dropped("shutdown").Add(float64(len(p.recs)))
+		p.reset()
+		return false
 	}
 	p.stats.publishSeconds.Observe(time.Since(start).Seconds())
 	for i, n := range p.counts {
@@ -194,10 +183,67 @@ func (p *publisher) flush(ctx context.Context) bool {
 	return true
 }
 
+// permanent reports whether retrying err cannot help: the broker refused
+// the records themselves, not its disk.
+func permanent(err error) bool {
+	return errors.Is(err, broker.ErrRecordTooLarge) || errors.Is(err, broker.ErrInvalidTopic) ||
+		errors.Is(err, broker.ErrCorruptBatch) || errors.Is(err, broker.ErrInvalidPartitions)
+}
+
+// produce publishes recs, retrying with back-off until the broker accepts
+// them or ctx ends (false). When the broker refuses the batch itself (a
+// record over its size limit), the records are published one by one and
+// those refused are dropped, counted and logged: retrying them forever
+// would stall the connection for good.
+func (p *publisher) produce(ctx context.Context, recs []broker.Record) bool {
+	backoff := 10 * time.Millisecond
+	for {
+		err := p.c.broker.Produce(ctx, p.c.topic, recs)
+		if err == nil {
+			return true
+		}
+		if permanent(err) {
+			if len(recs) == 1 {
+				p.stats.dropped("rejected").Inc()
+				p.c.logger.Error("syslog: broker refused a message; dropped", slog.String("listener", p.listener),
+					slog.Int("bytes", len(recs[0].Value)), slog.Any("error", err))
+				return true
+			}
+			for i := range recs {
+				if !p.produce(ctx, recs[i:i+1]) {
+					return false
+				}
+			}
+			return true
+		}
+		p.stats.publishErrors.Inc()
+		p.c.logger.Error("syslog: publishing failed, retrying", slog.String("listener", p.listener),
+			slog.Int("messages", len(recs)), slog.Any("error", err), slog.Duration("retry_in", backoff))
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return false
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
 func (p *publisher) reset() {
 	p.arena = p.arena[:0]
 	p.spans = p.spans[:0]
 	p.counts = [4]int{}
 	p.bytes, p.failures = [4]int{}, 0
 	clear(p.recs)
+}
+
+// shutdownFlushTimeout bounds the last publish of a closing reader: a
+// broker that refuses writes must not hold up weir's shutdown forever.
+const shutdownFlushTimeout = 5 * time.Second
+
+// finalFlush publishes what is left when a reader stops, even though its
+// context is done, for at most shutdownFlushTimeout.
+func (p *publisher) finalFlush(ctx context.Context) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownFlushTimeout)
+	defer cancel()
+	p.flush(fctx)
 }

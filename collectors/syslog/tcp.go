@@ -109,13 +109,12 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 
 	r := &frameReader{
 		conn:  conn,
-		br:    bufio.NewReaderSize(conn, 64<<10),
+		br:    bufio.NewReaderSize(&idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std()}, 16<<10),
 		max:   int(t.cfg.MaxMessageSize),
-		idle:  t.cfg.IdleTimeout.Std(),
 		stats: t.stats,
 	}
 	pub := t.c.newPublisher(t.name, t.stats)
-	defer pub.flush(context.WithoutCancel(ctx))
+	defer pub.finalFlush(ctx)
 	for {
 		msg, truncated, err := r.next()
 		if err != nil {
@@ -172,26 +171,35 @@ type frameReader struct {
 	conn     net.Conn
 	br       *bufio.Reader
 	max      int
-	idle     time.Duration
 	stats    *listenerStats
 	detected bool
 	octets   bool
 	buf      []byte
 }
 
-func (r *frameReader) fill() error {
-	if r.br.Buffered() == 0 && r.idle > 0 {
-		// Only before a read that may block: a deadline per message
-		// would cost a timer update each.
-		r.conn.SetReadDeadline(time.Now().Add(r.idle))
+// idleConn closes a connection that sends nothing for the idle timeout. It
+// sets the read deadline before each read from the socket, so a connection
+// that was busy before the broker pushed back is not taken for idle; the
+// deadline moves at most every idle/8 to spare timer updates.
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+	set  time.Time // when the deadline was last moved
+}
+
+func (c *idleConn) Read(b []byte) (int, error) {
+	if c.idle > 0 {
+		if now := time.Now(); now.Sub(c.set) > c.idle/8 {
+			c.Conn.SetReadDeadline(now.Add(c.idle))
+			c.set = now
+		}
 	}
-	return nil
+	return c.Conn.Read(b)
 }
 
 // next returns the next message (nil for an empty line), whether it was cut
 // at the size limit, or an error that ends the connection.
 func (r *frameReader) next() ([]byte, bool, error) {
-	r.fill()
 	if !r.detected {
 		b, err := r.br.Peek(1)
 		if err != nil {
@@ -213,7 +221,6 @@ func (r *frameReader) nextCounted() ([]byte, bool, error) {
 	digits := 0
 length:
 	for {
-		r.fill()
 		c, err := r.br.ReadByte()
 		if err != nil {
 			return nil, false, err
@@ -242,7 +249,6 @@ length:
 	}
 	msg := r.buf[:n]
 	for got := 0; got < n; {
-		r.fill()
 		k, err := r.br.Read(msg[got:])
 		got += k
 		if err != nil {
@@ -273,7 +279,6 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 	// truncated, and skip the rest of the line.
 	r.buf = append(r.buf[:0], line...)
 	for err == bufio.ErrBufferFull {
-		r.fill()
 		line, err = r.br.ReadSlice('\n')
 		if room := r.max - len(r.buf); room > 0 {
 			r.buf = append(r.buf, line[:min(room, len(line))]...)

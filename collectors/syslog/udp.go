@@ -154,7 +154,7 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 				continue
 			}
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				pub.flush(context.WithoutCancel(ctx))
+				pub.finalFlush(ctx)
 				return
 			}
 			u.c.logger.Warn("syslog: UDP read failed", slog.String("listener", u.name), slog.Any("error", err))
