@@ -157,6 +157,15 @@ func (s *offsetStore) commit(offs []GroupOffset) error {
 		return fmt.Errorf("%w: commit offsets: %w", broker.ErrStorage, err)
 	}
 	s.size += int64(len(s.buf))
+	if s.always {
+		// Durable before visible: a commit that failed to reach the disk
+		// must not be served as committed.
+		if err := s.f.Sync(); err != nil {
+			return fmt.Errorf("%w: commit offsets: %w", broker.ErrStorage, err)
+		}
+	} else {
+		s.dirty = true
+	}
 	for _, o := range offs {
 		k := groupKey{o.Group, o.Topic, o.Partition}
 		if o.Offset < 0 {
@@ -164,13 +173,6 @@ func (s *offsetStore) commit(offs []GroupOffset) error {
 		} else {
 			s.m[k] = o.Offset
 		}
-	}
-	if s.always {
-		if err := s.f.Sync(); err != nil {
-			return fmt.Errorf("%w: commit offsets: %w", broker.ErrStorage, err)
-		}
-	} else {
-		s.dirty = true
 	}
 	return s.maybeCompact()
 }

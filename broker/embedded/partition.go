@@ -63,8 +63,9 @@ type partition struct {
 }
 
 type producerState struct {
-	epoch   int16
-	lastSeq int32
+	epoch    int16
+	lastSeq  int32
+	lastUsed int64 // offset of its last batch, for forgetting the oldest
 	// recent remembers the last batches for duplicate detection, as
 	// Kafka does (max.in.flight is at most 5 for idempotent producers).
 	recent [5]seqEntry
@@ -169,6 +170,9 @@ func (p *partition) recoverActive(s *segment, clean bool) error {
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", p.name(), err)
 	}
+	if st, err := s.log.Stat(); err == nil {
+		s.lastAppend.Store(st.ModTime().UnixMilli())
+	}
 	if res.truncated > 0 {
 		p.opts.logger.Warn("truncated torn tail of segment",
 			slog.String("partition", p.name()), slog.Int64("base", s.base),
@@ -207,12 +211,18 @@ func (p *partition) name() string { return fmt.Sprintf("%s-%d", p.topic.name, p.
 // base offset of the first. batches are modified in place (offsets).
 func (p *partition) appendBatches(batches []byte, now time.Time) (int64, error) {
 	p.appendMu.Lock()
+	before := p.hwm.Load()
 	base, err := p.appendLocked(batches, now)
+	wrote := p.hwm.Load() != before
 	p.appendMu.Unlock()
-	if err != nil {
-		return -1, err
+	if wrote {
+		// Batches before a failing one are in the log: make them
+		// durable and visible even though the call fails.
+		if serr := p.afterAppend(); err == nil {
+			err = serr
+		}
 	}
-	if err := p.afterAppend(); err != nil {
+	if err != nil {
 		return -1, err
 	}
 	return base, nil
@@ -292,6 +302,7 @@ func (p *partition) writeBatch(s *segment, batch []byte, h *recordbatch.Header, 
 	if s.firstAppend.Load() == 0 {
 		s.firstAppend.Store(nowMs)
 	}
+	s.lastAppend.Store(nowMs)
 	p.hwm.Store(h.LastOffset() + 1)
 	p.rw.Unlock()
 	p.dirty.Store(true)
@@ -428,13 +439,28 @@ func nextSeq(s int32) int32 {
 	return s + 1
 }
 
+// maxProducers bounds the idempotent producer states a partition keeps; the
+// oldest is forgotten first (and accepted as unknown if it comes back).
+const maxProducers = 4096
+
 func (p *partition) recordSequence(h *recordbatch.Header) {
 	st, ok := p.producers[h.ProducerID]
+	if !ok && len(p.producers) >= maxProducers {
+		var oldest int64 = -1
+		var oldestAt int64
+		for id, s := range p.producers {
+			if oldest < 0 || s.lastUsed < oldestAt {
+				oldest, oldestAt = id, s.lastUsed
+			}
+		}
+		delete(p.producers, oldest)
+	}
 	if !ok || h.ProducerEpoch != st.epoch {
 		st = &producerState{epoch: h.ProducerEpoch}
 		p.producers[h.ProducerID] = st
 	}
 	st.lastSeq = h.BaseSequence + h.LastOffsetDelta
+	st.lastUsed = h.BaseOffset
 	copy(st.recent[1:], st.recent[:4])
 	st.recent[0] = seqEntry{first: h.BaseSequence, last: st.lastSeq, offset: h.BaseOffset}
 	st.n = min(st.n+1, 5)
@@ -687,7 +713,7 @@ func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
 		return 0, nil
 	}
 	expired := func(s *segment) bool {
-		return cfg.RetentionTime >= 0 && s.size.Load() > 0 && s.maxTS.Load() < now.Add(-cfg.RetentionTime).UnixMilli()
+		return cfg.RetentionTime >= 0 && s.size.Load() > 0 && s.lastAppend.Load() < now.Add(-cfg.RetentionTime).UnixMilli()
 	}
 	if active := p.segments[len(p.segments)-1]; expired(active) {
 		if err := p.roll(); err != nil {

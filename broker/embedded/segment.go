@@ -36,6 +36,11 @@ type segment struct {
 	// firstAppend is when the first batch was appended (ms), for roll by
 	// age; 0 while empty.
 	firstAppend atomic.Int64
+	// lastAppend is when the segment was last written (ms; the file's
+	// modification time after a restart). Retention by time counts from
+	// it, not from record timestamps, so a producer whose clock is
+	// years behind cannot get fresh data deleted.
+	lastAppend atomic.Int64
 
 	// In-memory indexes of the active segment; sealed segments are looked
 	// up in their files so memory does not grow with retained data.
@@ -220,6 +225,7 @@ func (s *segment) loadSealed() error {
 		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
 	s.size.Store(st.Size())
+	s.lastAppend.Store(st.ModTime().UnixMilli())
 	s.sealed = true
 	if ts, ok := s.lastTimeEntry(); ok {
 		s.maxTS.Store(ts)
