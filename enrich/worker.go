@@ -225,7 +225,7 @@ var (
 // and, when the message reports a state change, an event.
 func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event, bool) {
 	var e telemetry.EnrichedLog
-	if err := json.Unmarshal(r.Value, &e.Log); err != nil {
+	if err := telemetry.DecodeLog(r.Value, &e.Log); err != nil {
 		w.m.decodeErrors.Inc()
 		w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
 			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
@@ -260,11 +260,7 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event
 		e.Tags = map[string]string{"unknown": "true"}
 		w.m.unknown.Inc()
 	}
-	val, err := json.Marshal(&e)
-	if err != nil {
-		w.m.decodeErrors.Inc()
-		return broker.Record{}, nil, false
-	}
+	val := e.AppendJSON(nil)
 	out := broker.Record{Key: []byte(e.Device), Value: val, Timestamp: r.Timestamp,
 		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaLog}}}
 	if e.Event == "" {

@@ -75,6 +75,52 @@ func (l *Log) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// AppendJSON appends e as JSON, the same bytes encoding/json produces with
+// HTML escaping off (the embedded Log's fields first, then enrichment's).
+func (e *EnrichedLog) AppendJSON(dst []byte) []byte {
+	dst = e.Log.AppendJSON(dst)
+	dst = dst[:len(dst)-1] // reopen the object
+	dst = appendField(dst, "vendor", e.Vendor)
+	dst = appendOptField(dst, "severity_name", e.SeverityName)
+	dst = appendOptField(dst, "facility_name", e.FacilityName)
+	dst = appendOptField(dst, "mnemonic_facility", e.MnemonicFacility)
+	if e.MnemonicSeverity != nil {
+		dst = append(dst, `,"mnemonic_severity":`...)
+		dst = strconv.AppendInt(dst, int64(*e.MnemonicSeverity), 10)
+	}
+	dst = appendOptField(dst, "mnemonic", e.Mnemonic)
+	dst = appendStringMap(dst, "fields", e.Fields)
+	dst = appendOptField(dst, "event", e.Event)
+	dst = appendStringMap(dst, "tags", e.Tags)
+	return append(dst, '}')
+}
+
+// appendStringMap appends a map[string]string field with sorted keys, as
+// encoding/json does; an empty map is left out (omitempty).
+func appendStringMap(dst []byte, name string, m map[string]string) []byte {
+	if len(m) == 0 {
+		return dst
+	}
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':', '{')
+	var small [8]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, k)
+		dst = append(dst, ':')
+		dst = AppendString(dst, m[k])
+	}
+	return append(dst, '}')
+}
+
 func appendField(dst []byte, name, v string) []byte {
 	dst = append(dst, ',', '"')
 	dst = append(dst, name...)

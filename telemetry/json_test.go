@@ -69,3 +69,60 @@ func BenchmarkLogAppendJSON(b *testing.B) {
 		buf = l.AppendJSON(buf[:0])
 	}
 }
+
+func TestEnrichedLogAppendJSONMatchesEncodingJSON(t *testing.T) {
+	sev := 5
+	for _, e := range []EnrichedLog{
+		{Log: Log{V: 1, Device: "edge1", Format: "cisco", Facility: 23, Severity: 5, Message: "%BGP-5-ADJCHANGE: x", Raw: "<189>...", SourceAddr: "192.0.2.1:514", Listener: "udp://:514"},
+			Vendor: "cisco_ios", SeverityName: "notice", FacilityName: "local7", MnemonicFacility: "BGP", MnemonicSeverity: &sev, Mnemonic: "ADJCHANGE",
+			Fields: map[string]string{"neighbor": "10.0.0.2", "asn": "65001", "vrf": "a\"b"}, Event: "bgp_peer_up", Tags: map[string]string{"site": "ams1", "role": "edge"}},
+		{Log: Log{V: 1, Facility: -1, Severity: -1, Format: "malformed"}, Vendor: "generic", Tags: map[string]string{"unknown": "true"}},
+	} {
+		if got, want := e.AppendJSON(nil), stdJSON(t, &e); !bytes.Equal(got, want) {
+			t.Errorf("EnrichedLog.AppendJSON\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+// TestDecodeLogMatchesEncodingJSON decodes with the fast path and with
+// encoding/json and compares.
+func TestDecodeLogMatchesEncodingJSON(t *testing.T) {
+	devTime := time.Date(2026, 11, 29, 14, 2, 11, 123000000, time.UTC)
+	for _, l := range []Log{
+		{V: 1, Device: "edge1", Format: "cisco", Facility: 23, Severity: 5, Time: &devTime, Sequence: "45",
+			Message: "quote \" tab \t nl \n uni é \u2028 ctl \x01", Raw: "<189>45: x", SourceAddr: "192.0.2.1:514", Listener: "udp://:514",
+			ReceivedAt: time.Date(2026, 11, 29, 14, 2, 11, 5, time.FixedZone("x", 3600))},
+		{V: 1, Format: "malformed", Facility: -1, Severity: -1, Raw: "bad \xff", RawBytes: []byte("bad \xff"), ParseError: "no PRI"},
+		{V: 1, Format: "rfc5424", StructuredData: map[string]map[string]string{"a@1": {"x": "y"}}},
+	} {
+		data := l.AppendJSON(nil)
+		var fast, std Log
+		if err := DecodeLog(data, &fast); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &std); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(fast.AppendJSON(nil), std.AppendJSON(nil)) {
+			t.Errorf("fast decode differs:\n fast %s\n std  %s", fast.AppendJSON(nil), std.AppendJSON(nil))
+		}
+	}
+}
+
+// FuzzDecodeLog: on any input the fast decoder agrees with encoding/json
+// (both fail, or both give the same Log).
+func FuzzDecodeLog(f *testing.F) {
+	f.Add([]byte(`{"v":1,"device":"a\u00e9\ud83d\ude00","format":"cisco","facility":1,"severity":2,"message":"m","raw":"r","source_addr":"s","listener":"l","received_at":"2026-11-29T14:02:11Z"}`))
+	f.Add([]byte(`{"v":1,"raw":"\ud800"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast, std Log
+		ferr := DecodeLog(data, &fast)
+		serr := json.Unmarshal(data, &std)
+		if (ferr == nil) != (serr == nil) {
+			t.Fatalf("fast %v, encoding/json %v", ferr, serr)
+		}
+		if ferr == nil && !bytes.Equal(fast.AppendJSON(nil), std.AppendJSON(nil)) {
+			t.Fatalf("differ:\n fast %s\n std  %s", fast.AppendJSON(nil), std.AppendJSON(nil))
+		}
+	})
+}
