@@ -58,7 +58,7 @@ func family(typ string) string {
 func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event {
 	var out []telemetry.Event
 	k := eventKey{ev.Device, ev.Object, ev.Type}
-	if t, ok := d.last[k]; !ok || now.Sub(t) > d.dedup || now.Before(t) {
+	if t, ok := d.last[k]; d.dedup <= 0 || !ok || now.Sub(t) > d.dedup || now.Before(t) {
 		d.last[k] = now
 		out = append(out, ev)
 	} else {

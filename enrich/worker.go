@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,8 +33,17 @@ func DefaultTopics() Topics {
 // enriched.syslog and events, then commits. Several workers (in one or
 // several processes) share the partitions.
 //
-// Delivery is at least once: a crash between publishing and committing
-// publishes that batch again after the restart.
+// Delivery is exactly once. The output topics have the input's partition
+// count and what comes from input partition P goes to output partition P,
+// so each output partition has one writer: the owner of P. Every output
+// record carries the offset of its input record (header src_offset). When
+// a worker takes over P it reads the last src_offset of each output
+// partition P and, reprocessing from the committed offset, skips what an
+// output already has: a crash between publishing and committing neither
+// loses nor duplicates derived records. A device's records stay in order,
+// since a device's input records are all in one partition. If an output
+// topic exists with another partition count, the worker falls back to at
+// least once, keyed by device, and says so in the log.
 type Worker struct {
 	b        broker.Broker
 	inv      *Inventory
@@ -43,7 +53,24 @@ type Worker struct {
 	m        *workerMetrics
 	memberID string
 	det      *detector
+
+	// Exactly-once state: whether outputs mirror the input's
+	// partitions, and per output topic and partition the last input
+	// offset already published there (-1 none, missing unknown).
+	aligned bool
+	tails   map[string]map[int32]int64
+	owned   map[int32]bool
 }
+
+// outRecord is an output record with the input position it comes from.
+type outRecord struct {
+	rec  broker.Record
+	part int32 // input partition; -1 for records no input caused
+	src  int64
+}
+
+// headerSrcOffset carries an output record's input offset.
+const headerSrcOffset = "src_offset"
 
 // WorkerOption configures a Worker.
 type WorkerOption func(*Worker)
@@ -122,12 +149,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.memberID != "" {
 		opts = append(opts, broker.WithMemberID(w.memberID))
 	}
+	if err := w.alignTopics(ctx); err != nil {
+		return err
+	}
 	c, err := w.b.Consume(ctx, Group, []string{w.topics.RawSyslog}, opts...)
 	if err != nil {
 		return fmt.Errorf("enrich: join group: %w", err)
 	}
 	defer c.Close()
-	var enriched, events []broker.Record
+	var enriched, events []outRecord
 	lastSettle := time.Now()
 	for {
 		// Poll at most a second at a time, so flapping objects that have
@@ -145,22 +175,24 @@ func (w *Worker) Run(ctx context.Context) error {
 			return fmt.Errorf("enrich: poll: %w", err)
 		}
 		start := time.Now()
+		w.trackOwnership(c.Assigned())
 		enriched, events = enriched[:0], events[:0]
 		for i := range recs {
-			e, ev, ok := w.enrichSyslog(&recs[i])
+			r := &recs[i]
+			e, ev, ok := w.enrichSyslog(r)
 			if !ok {
 				continue
 			}
-			enriched = append(enriched, e)
+			enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 			if ev != nil {
 				for _, out := range w.det.observe(*ev, ev.Time) {
-					events = w.appendEvent(events, out)
+					events = w.appendEvent(events, out, r.Partition, r.Offset)
 				}
 			}
 		}
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
-				events = w.appendEvent(events, out)
+				events = w.appendEvent(events, out, -1, -1)
 			}
 			lastSettle = now
 		}
@@ -183,24 +215,178 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// appendEvent encodes an event as a record for the events topic.
-func (w *Worker) appendEvent(recs []broker.Record, ev telemetry.Event) []broker.Record {
+// appendEvent encodes an event as a record for the events topic; part and
+// src locate the input record that caused it (-1 for cleared events,
+// which time causes).
+func (w *Worker) appendEvent(recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
 	val, err := json.Marshal(&ev)
 	if err != nil {
 		return recs
 	}
 	w.m.events.WithLabelValues(ev.Type).Inc()
-	return append(recs, broker.Record{Key: []byte(ev.Device), Value: val,
-		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}})
+	return append(recs, outRecord{broker.Record{Key: []byte(ev.Device), Value: val,
+		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}}, part, src})
 }
 
-func (w *Worker) publish(ctx context.Context, topic string, recs []broker.Record) error {
-	if len(recs) == 0 {
+// alignTopics makes the output topics mirror the input topic's partition
+// count, creating what is missing; with a mismatch the worker runs at
+// least once.
+func (w *Worker) alignTopics(ctx context.Context) error {
+	w.tails, w.owned = map[string]map[int32]int64{}, map[int32]bool{}
+	n, err := w.partitions(ctx, w.topics.RawSyslog, 0)
+	if err != nil {
+		return err
+	}
+	w.aligned = true
+	for _, t := range []string{w.topics.EnrichedSyslog, w.topics.Events} {
+		m, err := w.partitions(ctx, t, n)
+		if err != nil {
+			return err
+		}
+		if m != n {
+			w.aligned = false
+			w.logger.Warn("enrich: output topic has another partition count than the input; delivery is at least once",
+				slog.String("topic", t), slog.Int("partitions", int(m)), slog.String("input", w.topics.RawSyslog), slog.Int("input_partitions", int(n)))
+		}
+		w.tails[t] = map[int32]int64{}
+	}
+	return nil
+}
+
+// partitions returns a topic's partition count, creating it with n
+// partitions (0: the broker's default) if it does not exist.
+func (w *Worker) partitions(ctx context.Context, topic string, n int32) (int32, error) {
+	for range 2 {
+		infos, err := w.b.DescribeTopics(ctx, topic)
+		if err == nil {
+			return int32(len(infos[0].Partitions)), nil
+		}
+		if !errors.Is(err, broker.ErrUnknownTopic) {
+			return 0, fmt.Errorf("enrich: describe %s: %w", topic, err)
+		}
+		if err := w.b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: n}); err != nil && !errors.Is(err, broker.ErrTopicExists) {
+			return 0, fmt.Errorf("enrich: create %s: %w", topic, err)
+		}
+	}
+	return 0, fmt.Errorf("enrich: topic %s vanished", topic)
+}
+
+// trackOwnership forgets the output tails of input partitions this worker
+// did not own at its last poll: another worker may have written since.
+func (w *Worker) trackOwnership(assigned []broker.TopicPartition) {
+	now := make(map[int32]bool, len(assigned))
+	for _, tp := range assigned {
+		now[tp.Partition] = true
+		if !w.owned[tp.Partition] {
+			for _, t := range w.tails {
+				delete(t, tp.Partition)
+			}
+		}
+	}
+	w.owned = now
+}
+
+// tail returns the last input offset published to output partition part
+// of topic, reading it from the log's last records when unknown.
+func (w *Worker) tail(ctx context.Context, topic string, part int32) (int64, error) {
+	if t, ok := w.tails[topic][part]; ok {
+		return t, nil
+	}
+	infos, err := w.b.DescribeTopics(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	pi := infos[0].Partitions[part]
+	last := int64(-1)
+	// The last records carry the answer; cleared events (no input) may
+	// trail them, so look back a little.
+	from := max(pi.HighWatermark-64, pi.LogStartOffset)
+	var res broker.FetchResult
+	for off := from; off < pi.HighWatermark; {
+		if err := w.b.Fetch(ctx, topic, part, off, broker.FetchOptions{}, &res); err != nil {
+			return 0, err
+		}
+		if len(res.Records) == 0 {
+			break
+		}
+		for _, r := range res.Records {
+			for _, h := range r.Headers {
+				if h.Key == headerSrcOffset {
+					if v, err := strconv.ParseInt(string(h.Value), 10, 64); err == nil && v > last {
+						last = v
+					}
+				}
+			}
+			off = r.Offset + 1
+		}
+	}
+	w.tails[topic][part] = last
+	return last, nil
+}
+
+// publish writes outs to topic: to the input's partition, skipping what
+// that output partition already has (exactly once), or by key when the
+// topics are not aligned. It retries until the broker takes them (a full
+// disk stalls enrichment rather than losing records) or ctx ends.
+func (w *Worker) publish(ctx context.Context, topic string, outs []outRecord) error {
+	if len(outs) == 0 {
 		return nil
 	}
+	if !w.aligned {
+		recs := make([]broker.Record, len(outs))
+		for i := range outs {
+			recs[i] = outs[i].rec
+		}
+		return w.produce(ctx, topic, -1, recs)
+	}
+	byPart := map[int32][]broker.Record{}
+	var order []int32
+	for _, o := range outs {
+		part := o.part
+		if part < 0 {
+			n, err := w.partitions(ctx, topic, 0)
+			if err != nil {
+				return err
+			}
+			part = broker.PartitionForKey(o.rec.Key, n)
+		} else {
+			t, err := w.tail(ctx, topic, part)
+			if err != nil {
+				return err
+			}
+			if o.src <= t {
+				continue // published before a crash or a hand-over
+			}
+			o.rec.Headers = append(o.rec.Headers[:len(o.rec.Headers):len(o.rec.Headers)],
+				broker.Header{Key: headerSrcOffset, Value: strconv.AppendInt(nil, o.src, 10)})
+		}
+		if _, ok := byPart[part]; !ok {
+			order = append(order, part)
+		}
+		byPart[part] = append(byPart[part], o.rec)
+	}
+	for _, part := range order {
+		if err := w.produce(ctx, topic, part, byPart[part]); err != nil {
+			return err
+		}
+	}
+	for _, o := range outs {
+		if o.part >= 0 && o.src > w.tails[topic][o.part] {
+			w.tails[topic][o.part] = o.src
+		}
+	}
+	return nil
+}
+
+func (w *Worker) produce(ctx context.Context, topic string, part int32, recs []broker.Record) error {
 	backoff := 10 * time.Millisecond
 	for {
-		err := w.b.Produce(ctx, topic, recs)
+		var err error
+		if part < 0 {
+			err = w.b.Produce(ctx, topic, recs)
+		} else {
+			err = w.b.ProducePartition(ctx, topic, part, recs)
+		}
 		if err == nil {
 			w.m.out.WithLabelValues(topic).Add(float64(len(recs)))
 			return nil

@@ -35,6 +35,11 @@ func readTopic(t *testing.T, b *embedded.Broker, topic string) []broker.Record {
 			for _, r := range res.Records {
 				r.Value = append([]byte(nil), r.Value...)
 				r.Key = append([]byte(nil), r.Key...)
+				hs := make([]broker.Header, len(r.Headers))
+				for i, h := range r.Headers {
+					hs[i] = broker.Header{Key: h.Key, Value: append([]byte(nil), h.Value...)}
+				}
+				r.Headers = hs
 				out = append(out, r)
 				off = r.Offset + 1
 			}
