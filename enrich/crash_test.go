@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -131,7 +132,8 @@ func TestExactlyOnceUnderKill(t *testing.T) {
 		var src int64 = -1
 		for _, h := range r.Headers {
 			if h.Key == headerSrcOffset {
-				fmt.Sscan(string(h.Value), &src)
+				v := string(h.Value)
+				fmt.Sscan(v[strings.LastIndexByte(v, ':')+1:], &src)
 			}
 		}
 		seen[pos{r.Partition, src}]++

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,23 +53,8 @@ type Worker struct {
 	memberID string
 	det      *detector
 
-	// Exactly-once state: whether outputs mirror the input's
-	// partitions, and per output topic and partition the last input
-	// offset already published there (-1 none, missing unknown).
-	aligned bool
-	tails   map[string]map[int32]int64
-	owned   map[int32]bool
+	out *outputs
 }
-
-// outRecord is an output record with the input position it comes from.
-type outRecord struct {
-	rec  broker.Record
-	part int32 // input partition; -1 for records no input caused
-	src  int64
-}
-
-// headerSrcOffset carries an output record's input offset.
-const headerSrcOffset = "src_offset"
 
 // WorkerOption configures a Worker.
 type WorkerOption func(*Worker)
@@ -149,7 +133,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.memberID != "" {
 		opts = append(opts, broker.WithMemberID(w.memberID))
 	}
-	if err := w.alignTopics(ctx); err != nil {
+	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m)
+	if err := w.out.align(ctx, w.topics.EnrichedSyslog, w.topics.Events); err != nil {
 		return err
 	}
 	c, err := w.b.Consume(ctx, Group, []string{w.topics.RawSyslog}, opts...)
@@ -175,7 +160,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			return fmt.Errorf("enrich: poll: %w", err)
 		}
 		start := time.Now()
-		w.trackOwnership(c.Assigned())
+		w.out.track(c.Assigned())
 		enriched, events = enriched[:0], events[:0]
 		for i := range recs {
 			r := &recs[i]
@@ -202,10 +187,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.m.in.WithLabelValues(w.topics.RawSyslog).Add(float64(len(recs)))
 		// Publish, then commit: retried until the broker takes them, so
 		// a full disk stalls enrichment rather than losing records.
-		if err := w.publish(ctx, w.topics.EnrichedSyslog, enriched); err != nil {
+		if err := w.out.publish(ctx, w.topics.EnrichedSyslog, enriched); err != nil {
 			return nil // ctx ended
 		}
-		if err := w.publish(ctx, w.topics.Events, events); err != nil {
+		if err := w.out.publish(ctx, w.topics.Events, events); err != nil {
 			return nil
 		}
 		if err := c.Commit(ctx); err != nil {
@@ -226,179 +211,6 @@ func (w *Worker) appendEvent(recs []outRecord, ev telemetry.Event, part int32, s
 	w.m.events.WithLabelValues(ev.Type).Inc()
 	return append(recs, outRecord{broker.Record{Key: []byte(ev.Device), Value: val,
 		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}}, part, src})
-}
-
-// alignTopics makes the output topics mirror the input topic's partition
-// count, creating what is missing; with a mismatch the worker runs at
-// least once.
-func (w *Worker) alignTopics(ctx context.Context) error {
-	w.tails, w.owned = map[string]map[int32]int64{}, map[int32]bool{}
-	n, err := w.partitions(ctx, w.topics.RawSyslog, 0)
-	if err != nil {
-		return err
-	}
-	w.aligned = true
-	for _, t := range []string{w.topics.EnrichedSyslog, w.topics.Events} {
-		m, err := w.partitions(ctx, t, n)
-		if err != nil {
-			return err
-		}
-		if m != n {
-			w.aligned = false
-			w.logger.Warn("enrich: output topic has another partition count than the input; delivery is at least once",
-				slog.String("topic", t), slog.Int("partitions", int(m)), slog.String("input", w.topics.RawSyslog), slog.Int("input_partitions", int(n)))
-		}
-		w.tails[t] = map[int32]int64{}
-	}
-	return nil
-}
-
-// partitions returns a topic's partition count, creating it with n
-// partitions (0: the broker's default) if it does not exist.
-func (w *Worker) partitions(ctx context.Context, topic string, n int32) (int32, error) {
-	for range 2 {
-		infos, err := w.b.DescribeTopics(ctx, topic)
-		if err == nil {
-			return int32(len(infos[0].Partitions)), nil
-		}
-		if !errors.Is(err, broker.ErrUnknownTopic) {
-			return 0, fmt.Errorf("enrich: describe %s: %w", topic, err)
-		}
-		if err := w.b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: n}); err != nil && !errors.Is(err, broker.ErrTopicExists) {
-			return 0, fmt.Errorf("enrich: create %s: %w", topic, err)
-		}
-	}
-	return 0, fmt.Errorf("enrich: topic %s vanished", topic)
-}
-
-// trackOwnership forgets the output tails of input partitions this worker
-// did not own at its last poll: another worker may have written since.
-func (w *Worker) trackOwnership(assigned []broker.TopicPartition) {
-	now := make(map[int32]bool, len(assigned))
-	for _, tp := range assigned {
-		now[tp.Partition] = true
-		if !w.owned[tp.Partition] {
-			for _, t := range w.tails {
-				delete(t, tp.Partition)
-			}
-		}
-	}
-	w.owned = now
-}
-
-// tail returns the last input offset published to output partition part
-// of topic, reading it from the log's last records when unknown.
-func (w *Worker) tail(ctx context.Context, topic string, part int32) (int64, error) {
-	if t, ok := w.tails[topic][part]; ok {
-		return t, nil
-	}
-	infos, err := w.b.DescribeTopics(ctx, topic)
-	if err != nil {
-		return 0, err
-	}
-	pi := infos[0].Partitions[part]
-	last := int64(-1)
-	// The last records carry the answer; cleared events (no input) may
-	// trail them, so look back a little.
-	from := max(pi.HighWatermark-64, pi.LogStartOffset)
-	var res broker.FetchResult
-	for off := from; off < pi.HighWatermark; {
-		if err := w.b.Fetch(ctx, topic, part, off, broker.FetchOptions{}, &res); err != nil {
-			return 0, err
-		}
-		if len(res.Records) == 0 {
-			break
-		}
-		for _, r := range res.Records {
-			for _, h := range r.Headers {
-				if h.Key == headerSrcOffset {
-					if v, err := strconv.ParseInt(string(h.Value), 10, 64); err == nil && v > last {
-						last = v
-					}
-				}
-			}
-			off = r.Offset + 1
-		}
-	}
-	w.tails[topic][part] = last
-	return last, nil
-}
-
-// publish writes outs to topic: to the input's partition, skipping what
-// that output partition already has (exactly once), or by key when the
-// topics are not aligned. It retries until the broker takes them (a full
-// disk stalls enrichment rather than losing records) or ctx ends.
-func (w *Worker) publish(ctx context.Context, topic string, outs []outRecord) error {
-	if len(outs) == 0 {
-		return nil
-	}
-	if !w.aligned {
-		recs := make([]broker.Record, len(outs))
-		for i := range outs {
-			recs[i] = outs[i].rec
-		}
-		return w.produce(ctx, topic, -1, recs)
-	}
-	byPart := map[int32][]broker.Record{}
-	var order []int32
-	for _, o := range outs {
-		part := o.part
-		if part < 0 {
-			n, err := w.partitions(ctx, topic, 0)
-			if err != nil {
-				return err
-			}
-			part = broker.PartitionForKey(o.rec.Key, n)
-		} else {
-			t, err := w.tail(ctx, topic, part)
-			if err != nil {
-				return err
-			}
-			if o.src <= t {
-				continue // published before a crash or a hand-over
-			}
-			o.rec.Headers = append(o.rec.Headers[:len(o.rec.Headers):len(o.rec.Headers)],
-				broker.Header{Key: headerSrcOffset, Value: strconv.AppendInt(nil, o.src, 10)})
-		}
-		if _, ok := byPart[part]; !ok {
-			order = append(order, part)
-		}
-		byPart[part] = append(byPart[part], o.rec)
-	}
-	for _, part := range order {
-		if err := w.produce(ctx, topic, part, byPart[part]); err != nil {
-			return err
-		}
-	}
-	for _, o := range outs {
-		if o.part >= 0 && o.src > w.tails[topic][o.part] {
-			w.tails[topic][o.part] = o.src
-		}
-	}
-	return nil
-}
-
-func (w *Worker) produce(ctx context.Context, topic string, part int32, recs []broker.Record) error {
-	backoff := 10 * time.Millisecond
-	for {
-		var err error
-		if part < 0 {
-			err = w.b.Produce(ctx, topic, recs)
-		} else {
-			err = w.b.ProducePartition(ctx, topic, part, recs)
-		}
-		if err == nil {
-			w.m.out.WithLabelValues(topic).Add(float64(len(recs)))
-			return nil
-		}
-		w.logger.Error("enrich: publishing failed, retrying", slog.String("topic", topic), slog.Any("error", err))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
 }
 
 var (

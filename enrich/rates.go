@@ -1,0 +1,71 @@
+package enrich
+
+import (
+	"math"
+	"time"
+)
+
+// counterSample is the last value seen of one counter series.
+type counterSample struct {
+	value  uint64
+	at     time.Time
+	uptime uint32 // sysUpTime (hundredths of a second) at the sample; 0 unknown
+}
+
+// rates turns counter samples into per-second rates. A series is a device,
+// a row (tags) and a field; samples come from one worker, in order per
+// device since a device's records are in one partition.
+//
+//   - The first sample of a series gives no rate.
+//   - A sample not newer than the last (a replay, or out of order) is
+//     ignored and gives no rate.
+//   - sysUpTime going back means the device restarted: the counter started
+//     again, so no rate (not a huge spike) and the sample becomes the base.
+//   - A decrease without a restart is a wrap when it fits the counter's
+//     width: a last value that fits in 32 bits and a 32-bit wrap that is
+//     less than half the range is a 32-bit counter wrapping; likewise for
+//     64 bits. Anything else is a reset: no rate.
+//   - Missed polls just make the interval longer; the rate is still right.
+type rates struct {
+	last map[string]counterSample
+}
+
+func newRates() *rates { return &rates{last: map[string]counterSample{}} }
+
+// observe records a sample and returns the rate since the previous one.
+func (r *rates) observe(series string, value uint64, at time.Time, uptime uint32) (float64, bool) {
+	prev, ok := r.last[series]
+	if ok && !at.After(prev.at) {
+		return 0, false
+	}
+	r.last[series] = counterSample{value: value, at: at, uptime: uptime}
+	if !ok {
+		return 0, false
+	}
+	if uptime != 0 && prev.uptime != 0 && uptime < prev.uptime && prev.uptime-uptime < 1<<31 {
+		return 0, false // restarted: sysUpTime went back
+	}
+	var delta uint64
+	switch {
+	case value >= prev.value:
+		delta = value - prev.value
+	case prev.value <= math.MaxUint32 && uint32(value-prev.value) < 1<<31 && value <= math.MaxUint32:
+		delta = uint64(uint32(value - prev.value)) // 32-bit wrap
+	case value-prev.value < 1<<63:
+		delta = value - prev.value // 64-bit wrap
+	default:
+		return 0, false // a reset without a sysUpTime to show it
+	}
+	secs := at.Sub(prev.at).Seconds()
+	return float64(delta) / secs, true
+}
+
+// forget drops series not updated since cutoff, so memory follows the live
+// devices.
+func (r *rates) forget(cutoff time.Time) {
+	for k, s := range r.last {
+		if s.at.Before(cutoff) {
+			delete(r.last, k)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package enrich
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestRates(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	type sample struct {
+		v      uint64
+		sec    int
+		uptime uint32
+		rate   float64
+		ok     bool
+	}
+	for _, tc := range []struct {
+		name    string
+		samples []sample
+	}{
+		{"steady", []sample{{1000, 0, 100, 0, false}, {7000, 60, 6100, 100, true}, {13000, 120, 12100, 100, true}}},
+		{"32-bit wrap", []sample{{math.MaxUint32 - 999, 0, 100, 0, false}, {5000, 60, 6100, 100, true}}},
+		{"64-bit wrap", []sample{{math.MaxUint64 - 59, 0, 100, 0, false}, {60, 60, 6100, 2, true}}},
+		{"reset after reboot (sysUpTime back)", []sample{{5_000_000, 0, 900000, 0, false}, {1200, 60, 3000, 0, false}, {7200, 120, 9000, 100, true}}},
+		{"reset without sysUpTime (64-bit drop)", []sample{{1 << 40, 0, 0, 0, false}, {100, 60, 0, 0, false}, {160, 120, 0, 1, true}}},
+		{"missed polls", []sample{{0, 0, 100, 0, false}, {36000, 360, 36100, 100, true}}},
+		{"out of order and replay ignored", []sample{{6000, 60, 6100, 0, false}, {1000, 0, 100, 0, false}, {6000, 60, 6100, 0, false}, {12000, 120, 12100, 100, true}}},
+	} {
+		r := newRates()
+		for i, s := range tc.samples {
+			rate, ok := r.observe("edge1/Gi0/1/ifHCInOctets", s.v, at(s.sec), s.uptime)
+			if ok != s.ok || (ok && math.Abs(rate-s.rate) > 1e-9) {
+				t.Errorf("%s: sample %d: rate %v %v, want %v %v", tc.name, i, rate, ok, s.rate, s.ok)
+			}
+		}
+	}
+}
