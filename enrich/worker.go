@@ -204,11 +204,15 @@ func (w *Worker) Run(ctx context.Context) error {
 // src locate the input record that caused it (-1 for cleared events,
 // which time causes).
 func (w *Worker) appendEvent(recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
+	return appendEventRecord(w.m, recs, ev, part, src)
+}
+
+func appendEventRecord(m *workerMetrics, recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
 	val, err := json.Marshal(&ev)
 	if err != nil {
 		return recs
 	}
-	w.m.events.WithLabelValues(ev.Type).Inc()
+	m.events.WithLabelValues(ev.Type).Inc()
 	return append(recs, outRecord{broker.Record{Key: []byte(ev.Device), Value: val,
 		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}}, part, src})
 }

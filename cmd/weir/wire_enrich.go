@@ -10,8 +10,8 @@ import (
 )
 
 // enrichComponents builds the enrichment workers: members of the "enrich"
-// group over raw.syslog, sharing one inventory (watched for changes) and
-// one rule table.
+// group over raw.syslog and raw.snmp, sharing one inventory (watched for
+// changes) and one rule table.
 func enrichComponents(d deps) ([]component, error) {
 	if !d.cfg.EnrichEnabled() {
 		return nil, nil
@@ -45,6 +45,9 @@ func enrichComponents(d deps) ([]component, error) {
 		w := enrich.NewWorker(d.broker, inv, cls, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
 			enrich.WithMemberID(fmt.Sprintf("enrich-%d", i)), enrich.WithEventRules(dedup, max(threshold, 0), window))
 		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})
+		mw := enrich.NewMetricsWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
+			enrich.WithMemberID(fmt.Sprintf("enrich-metrics-%d", i)), enrich.WithEventRules(dedup, max(threshold, 0), window))
+		comps = append(comps, component{name: fmt.Sprintf("enrich-metrics-%d", i), run: mw.Run})
 	}
 	return comps, nil
 }

@@ -1,0 +1,312 @@
+package enrich
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// MetricsWorker is a member of the "enrich" group over raw.snmp: it turns
+// counters into per-second rates, adds interface utilisation and
+// normalised interface fields, joins the inventory, publishes to
+// enriched.metrics, and raises events from state changes it sees
+// (ifOperStatus, snmp_up, sysUpTime going back), exactly once like the
+// syslog worker.
+type MetricsWorker struct {
+	b        broker.Broker
+	inv      *Inventory
+	input    string
+	topics   Topics
+	metrics  string
+	logger   *slog.Logger
+	m        *workerMetrics
+	memberID string
+	det      *detector
+
+	rates    *rates
+	state    map[string]int64  // last ifOperStatus per device/interface, snmp_up per device
+	uptimes  map[string]uint32 // last sysUpTime per device
+	out      *outputs
+	lastSeen time.Time
+}
+
+// NewMetricsWorker builds a metrics worker over raw.snmp.
+func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *MetricsWorker {
+	w := NewWorker(b, inv, nil, opts...) // shares option handling
+	return &MetricsWorker{
+		b: b, inv: inv, input: telemetry.TopicRawSNMP, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics,
+		logger: w.logger, m: w.m, memberID: w.memberID, det: w.det,
+		rates: newRates(), state: map[string]int64{}, uptimes: map[string]uint32{},
+	}
+}
+
+// Run consumes until ctx ends.
+func (w *MetricsWorker) Run(ctx context.Context) error {
+	w.out = newOutputs(w.b, w.input, w.logger, w.m)
+	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
+		return err
+	}
+	var opts []broker.ConsumerOption
+	if w.memberID != "" {
+		opts = append(opts, broker.WithMemberID(w.memberID))
+	}
+	c, err := w.b.Consume(ctx, Group, []string{w.input}, opts...)
+	if err != nil {
+		return fmt.Errorf("enrich: join group: %w", err)
+	}
+	defer c.Close()
+	var metrics, events []outRecord
+	for {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("enrich: poll %s: %w", w.input, err)
+		}
+		start := time.Now()
+		w.out.track(c.Assigned())
+		metrics, events = metrics[:0], events[:0]
+		for i := range recs {
+			r := &recs[i]
+			m, evs, ok := w.enrich(r)
+			if !ok {
+				continue
+			}
+			val, err := json.Marshal(&m)
+			if err != nil {
+				continue
+			}
+			metrics = append(metrics, outRecord{broker.Record{Key: []byte(m.Device), Value: val, Timestamp: r.Timestamp,
+				Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaMetric}}}, r.Partition, r.Offset})
+			for _, ev := range evs {
+				for _, out := range w.det.observe(ev, ev.Time) {
+					events = appendEventRecord(w.m, events, out, r.Partition, r.Offset)
+				}
+			}
+		}
+		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
+		if err := w.out.publish(ctx, w.metrics, metrics); err != nil {
+			return nil
+		}
+		if err := w.out.publish(ctx, w.topics.Events, events); err != nil {
+			return nil
+		}
+		if err := c.Commit(ctx); err != nil {
+			w.logger.Error("enrich: commit failed; the batch will be enriched again", slog.Any("error", err))
+		}
+		if now := time.Now(); now.Sub(w.lastSeen) > time.Hour {
+			w.rates.forget(now.Add(-time.Hour)) // devices gone for an hour
+			w.lastSeen = now
+		}
+		w.m.batchSeconds.Observe(time.Since(start).Seconds())
+	}
+}
+
+var schemaMetric = []byte(telemetry.SchemaMetric)
+
+// decodeMetric decodes a Metric keeping integers exact: counters are
+// uint64 and a float64 would round them past 2^53.
+func decodeMetric(data []byte, m *telemetry.Metric) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(m)
+}
+
+// enrich computes one record's enriched metric and the events it shows.
+func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.Event, bool) {
+	var m telemetry.Metric
+	if err := decodeMetric(r.Value, &m); err != nil {
+		w.m.decodeErrors.Inc()
+		w.logger.Warn("enrich: skipping undecodable metric", slog.String("topic", r.Topic),
+			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
+		return m, nil, false
+	}
+	at := m.Time
+	if at.IsZero() {
+		at = m.ReceivedAt
+	}
+	tags := map[string]string{}
+	for k, v := range m.Tags {
+		tags[k] = v
+	}
+	if d := w.inv.Lookup(m.Device, tags["agent"]); d != nil {
+		for k, v := range d.TagsOf() {
+			tags[k] = v
+		}
+	} else {
+		tags["unknown"] = "true"
+		w.m.unknown.Inc()
+	}
+	var events []telemetry.Event
+	event := func(typ, object string) {
+		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: m.Device, Object: object,
+			Tags: tags, Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
+	}
+	// A device whose sysUpTime went back restarted.
+	if m.Uptime != 0 {
+		if prev, ok := w.uptimes[m.Device]; ok && m.Uptime < prev && prev-m.Uptime < 1<<31 {
+			event("device_rebooted", "")
+		}
+		w.uptimes[m.Device] = m.Uptime
+	}
+	fields := make(map[string]any, len(m.Fields)+8)
+	for k, v := range m.Fields {
+		fields[k] = plainNumber(v)
+	}
+	object := firstNonEmpty(tags["ifName"], tags["ifDescr"], tags["ifIndex"], tags["name"])
+	series := m.Device + "\x00" + m.Measurement + "\x00" + object
+	rateOf := map[string]float64{}
+	for _, name := range m.Counters {
+		v, ok := asUint(m.Fields[name])
+		if !ok {
+			continue
+		}
+		if rate, ok := w.rates.observe(series+"\x00"+name, v, at, m.Uptime); ok {
+			fields[name+"_rate"] = rate
+			rateOf[name] = rate
+		}
+	}
+	switch m.Measurement {
+	case "snmp_status":
+		if up, ok := asInt(m.Fields["snmp_up"]); ok {
+			key := m.Device + "\x00up"
+			if prev, seen := w.state[key]; seen && prev != up {
+				if up == 1 {
+					event("device_reachable", "")
+				} else {
+					event("device_unreachable", "")
+				}
+			}
+			w.state[key] = up
+		}
+	case "snmp_interface":
+		normaliseInterface(fields, rateOf)
+		if st, ok := asInt(m.Fields["ifOperStatus"]); ok && object != "" {
+			key := series + "\x00oper"
+			if prev, seen := w.state[key]; seen && prev != st && (st == 1 || st == 2) {
+				if st == 1 {
+					event("interface_up", object)
+				} else {
+					event("interface_down", object)
+				}
+			}
+			w.state[key] = st
+		}
+	}
+	m.Tags, m.Fields, m.Source = tags, fields, "enrich"
+	return m, events, true
+}
+
+// normaliseInterface adds one naming for interface counters, whichever
+// source (64-bit when the agent has them), so dashboards need one query:
+// in_octets_rate, out_octets_rate, in_errors_rate, out_errors_rate,
+// in_discards_rate, out_discards_rate, speed_mbps and utilisation in
+// percent of the speed.
+func normaliseInterface(fields map[string]any, rateOf map[string]float64) {
+	pick := func(names ...string) (float64, bool) {
+		for _, n := range names {
+			if r, ok := rateOf[n]; ok {
+				return r, true
+			}
+		}
+		return 0, false
+	}
+	for out, names := range map[string][]string{
+		"in_octets_rate":    {"ifHCInOctets", "ifInOctets"},
+		"out_octets_rate":   {"ifHCOutOctets", "ifOutOctets"},
+		"in_errors_rate":    {"ifInErrors"},
+		"out_errors_rate":   {"ifOutErrors"},
+		"in_discards_rate":  {"ifInDiscards"},
+		"out_discards_rate": {"ifOutDiscards"},
+	} {
+		if r, ok := pick(names...); ok {
+			fields[out] = r
+		}
+	}
+	speed, ok := asFloat(fields["ifHighSpeed"]) // Mbit/s
+	if !ok || speed == 0 {
+		if bps, ok := asFloat(fields["ifSpeed"]); ok && bps > 0 && bps < 4294967295 {
+			speed, ok = bps/1e6, true
+		}
+	}
+	if speed > 0 {
+		fields["speed_mbps"] = speed
+		for _, dir := range []string{"in", "out"} {
+			if r, ok := fields[dir+"_octets_rate"].(float64); ok {
+				fields[dir+"_utilization_pct"] = r * 8 / (speed * 1e6) * 100
+			}
+		}
+	}
+	if st, ok := asFloat(fields["ifOperStatus"]); ok {
+		fields["oper_up"] = st == 1
+	}
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// plainNumber turns a json.Number into int64, uint64 or float64.
+func plainNumber(v any) any {
+	n, ok := v.(json.Number)
+	if !ok {
+		return v
+	}
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return i
+	}
+	if u, err := strconv.ParseUint(string(n), 10, 64); err == nil {
+		return u
+	}
+	f, _ := n.Float64()
+	return f
+}
+
+func asUint(v any) (uint64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	u, err := strconv.ParseUint(string(n), 10, 64)
+	return u, err == nil
+}
+
+func asInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		return i, err == nil
+	case int64:
+		return n, true
+	}
+	return 0, false
+}
+
+func asFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}

@@ -1,0 +1,105 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestMetricsWorker: SNMP interface rows become rates, utilisation and
+// normalised fields on enriched.metrics; ifOperStatus, snmp_up and a
+// sysUpTime going back raise events.
+func TestMetricsWorker(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	row := func(sec int, in uint64, oper int64, uptime uint32) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags:     map[string]string{"ifName": "Gi0/1", "agent": "192.0.2.1"},
+			Fields:   map[string]any{"ifHCInOctets": in, "ifHCOutOctets": in / 2, "ifHighSpeed": int64(1000), "ifOperStatus": oper},
+			Counters: []string{"ifHCInOctets", "ifHCOutOctets"},
+			Time:     t0.Add(time.Duration(sec) * time.Second), Uptime: uptime, Source: "snmp"}
+	}
+	status := func(sec int, up int64) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: "snmp_status", Device: "edge1", Tags: map[string]string{"agent": "192.0.2.1"},
+			Fields: map[string]any{"snmp_up": up}, Time: t0.Add(time.Duration(sec) * time.Second), Source: "snmp"}
+	}
+	ms := []telemetry.Metric{
+		row(0, math.MaxUint64-1_000_000_000, 1, 1000),
+		row(60, 6_500_000_000, 1, 7000), // 64-bit wrap: 7.5e9 bytes in 60s
+		status(60, 1),
+		row(120, 6_500_000_000+750_000_000, 2, 13000), // 100 Mbit/s, link down
+		status(120, 0),
+		row(180, 1000, 2, 500), // rebooted: no spike
+	}
+	var recs []broker.Record
+	for _, m := range ms {
+		v, _ := json.Marshal(&m)
+		recs = append(recs, broker.Record{Key: []byte("edge1"), Value: v})
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(b, inv)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) < len(ms) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	var rows []map[string]any
+	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
+		var m telemetry.Metric
+		if err := json.Unmarshal(r.Value, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Measurement == "snmp_interface" {
+			if m.Tags["site"] != "ams1" {
+				t.Errorf("inventory tags missing: %v", m.Tags)
+			}
+			rows = append(rows, m.Fields)
+		}
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d interface rows", len(rows))
+	}
+	if _, ok := rows[0]["in_octets_rate"]; ok {
+		t.Errorf("first sample has a rate")
+	}
+	if r := rows[1]["ifHCInOctets_rate"].(float64); math.Abs(r-7_500_000_001.0/60) > 1 {
+		t.Errorf("64-bit wrap rate %v", r)
+	}
+	if u := rows[2]["in_utilization_pct"].(float64); math.Abs(u-10) > 1e-6 {
+		t.Errorf("utilisation %v%%, want 10%%", u)
+	}
+	if _, ok := rows[3]["in_octets_rate"]; ok {
+		t.Errorf("rate across a reboot: %v", rows[3]["in_octets_rate"])
+	}
+	got := map[string]bool{}
+	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+		var ev telemetry.Event
+		json.Unmarshal(r.Value, &ev)
+		got[ev.Type+" "+ev.Object] = true
+	}
+	for _, want := range []string{"interface_down Gi0/1", "device_unreachable ", "device_rebooted "} {
+		if !got[want] {
+			t.Errorf("missing event %q; got %v", want, got)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("events %v", got)
+	}
+}
