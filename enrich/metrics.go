@@ -70,7 +70,15 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
 				return nil
 			}
-			return fmt.Errorf("enrich: poll %s: %w", w.input, err)
+			// A broken batch or a storage error must not stop
+			// enrichment for good: log, wait, poll again.
+			w.logger.Error("enrich: poll failed, retrying", slog.Any("error", err))
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
 		}
 		start := time.Now()
 		w.out.track(c.Assigned())

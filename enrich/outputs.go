@@ -29,6 +29,7 @@ type outputs struct {
 	m      *workerMetrics
 
 	aligned bool
+	pending []string // output topics to align once the input exists
 	// tails holds, per output topic and partition, the last input offset
 	// already published there (-1 none; missing: not read yet).
 	tails map[string]map[int32]int64
@@ -68,10 +69,19 @@ func (o *outputs) srcOffset(v []byte) (int64, bool) {
 // least once.
 func (o *outputs) align(ctx context.Context, topics ...string) error {
 	o.tails, o.owned = map[string]map[int32]int64{}, map[int32]bool{}
-	n, err := o.partitions(ctx, o.input, 0)
-	if err != nil {
-		return err
+	o.pending = nil
+	infos, err := o.b.DescribeTopics(ctx, o.input)
+	if errors.Is(err, broker.ErrUnknownTopic) {
+		// No input yet: align once it exists (its first records), so
+		// weir does not create the topic a user may create with their
+		// own partition count.
+		o.pending = topics
+		return nil
 	}
+	if err != nil {
+		return fmt.Errorf("enrich: describe %s: %w", o.input, err)
+	}
+	n := int32(len(infos[0].Partitions))
 	o.aligned = true
 	for _, t := range topics {
 		m, err := o.partitions(ctx, t, n)
@@ -167,6 +177,11 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 func (o *outputs) publish(ctx context.Context, topic string, outs []outRecord) error {
 	if len(outs) == 0 {
 		return nil
+	}
+	if o.pending != nil {
+		if err := o.align(ctx, o.pending...); err != nil {
+			return err
+		}
 	}
 	if !o.aligned {
 		recs := make([]broker.Record, len(outs))

@@ -389,6 +389,10 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				op.pos = reset
 				continue
 			}
+			if errors.Is(err, broker.ErrUnknownTopic) {
+				// Deleted under us: the rebalance that follows drops it.
+				continue
+			}
 			if err != nil {
 				return nil, fmt.Errorf("poll %s/%d: %w", op.tp.Topic, op.tp.Partition, err)
 			}
