@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weirnet/weir/telemetry"
@@ -18,6 +19,7 @@ const (
 // records all land in one partition, which one worker owns, so one
 // worker's detector sees every change of the objects it reports on.
 type detector struct {
+	mu        sync.Mutex // workers of one process share a detector
 	dedup     time.Duration
 	threshold int
 	window    time.Duration
@@ -56,6 +58,8 @@ func family(typ string) string {
 // plus a <family>_flapping event when the object has changed state more
 // than the threshold within the window (once, until it settles).
 func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	var out []telemetry.Event
 	k := eventKey{ev.Device, ev.Object, ev.Type}
 	if t, ok := d.last[k]; d.dedup <= 0 || !ok || now.Sub(t) > d.dedup || now.Before(t) {
@@ -90,6 +94,8 @@ func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event 
 // whose state has not changed for a whole window, and forgets quiet
 // objects.
 func (d *detector) settle(now time.Time) []telemetry.Event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	var out []telemetry.Event
 	for k, st := range d.changes {
 		st.times = pruneBefore(st.times, now.Add(-d.window))
@@ -133,4 +139,14 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return string(b[i:])
+}
+
+// EventRules is an event de-duplication and flap detector that workers of
+// one process share, so the same change seen as a syslog line, a trap and
+// an SNMP status change is one event.
+type EventRules struct{ d *detector }
+
+// NewEventRules builds shared event rules; see WithEventRules.
+func NewEventRules(dedup time.Duration, threshold int, window time.Duration) *EventRules {
+	return &EventRules{d: newDetector(dedup, threshold, window)}
 }

@@ -77,6 +77,12 @@ func WithEventRules(dedup time.Duration, threshold int, window time.Duration) Wo
 	return func(w *Worker) { w.det = newDetector(dedup, threshold, window) }
 }
 
+// WithSharedEventRules makes the worker use rules shared with other
+// workers (see EventRules).
+func WithSharedEventRules(r *EventRules) WorkerOption {
+	return func(w *Worker) { w.det = r.d }
+}
+
 // WithMemberID names the worker in group descriptions.
 func WithMemberID(id string) WorkerOption { return func(w *Worker) { w.memberID = id } }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // enrichComponents builds the enrichment workers: members of the "enrich"
-// group over raw.syslog and raw.snmp, sharing one inventory (watched for
+// group over raw.syslog, raw.snmp and raw.traps, sharing one inventory (watched for
 // changes) and one rule table.
 func enrichComponents(d deps) ([]component, error) {
 	if !d.cfg.EnrichEnabled() {
@@ -37,17 +37,23 @@ func enrichComponents(d deps) ([]component, error) {
 		window = enrich.DefaultFlapWindow
 	}
 	m := enrich.NewWorkerMetrics(d.reg)
+	// One detector for all workers: a link-down seen in syslog, a trap
+	// and an SNMP poll is one event.
+	rules := enrich.NewEventRules(dedup, max(threshold, 0), window)
 	comps := []component{{name: "inventory", run: func(ctx context.Context) error {
 		inv.Watch(ctx, 5*time.Second)
 		return nil
 	}}}
 	for i := range n {
 		w := enrich.NewWorker(d.broker, inv, cls, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
-			enrich.WithMemberID(fmt.Sprintf("enrich-%d", i)), enrich.WithEventRules(dedup, max(threshold, 0), window))
+			enrich.WithMemberID(fmt.Sprintf("enrich-%d", i)), enrich.WithSharedEventRules(rules))
 		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})
 		mw := enrich.NewMetricsWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
-			enrich.WithMemberID(fmt.Sprintf("enrich-metrics-%d", i)), enrich.WithEventRules(dedup, max(threshold, 0), window))
+			enrich.WithMemberID(fmt.Sprintf("enrich-metrics-%d", i)), enrich.WithSharedEventRules(rules))
 		comps = append(comps, component{name: fmt.Sprintf("enrich-metrics-%d", i), run: mw.Run})
+		tw := enrich.NewTrapWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
+			enrich.WithMemberID(fmt.Sprintf("enrich-traps-%d", i)), enrich.WithSharedEventRules(rules))
+		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})
 	}
 	return comps, nil
 }

@@ -1,0 +1,165 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TrapWorker is a member of the "enrich" group over raw.traps: it raises
+// events from the standard notifications (linkDown/linkUp, coldStart and
+// warmStart, bgpEstablished and bgpBackwardTransition in both BGP4-MIB
+// forms), through the same de-duplication as syslog, so a link-down seen
+// as a syslog line and as a trap is one event. Exactly once, like the
+// other workers.
+type TrapWorker struct {
+	b        broker.Broker
+	inv      *Inventory
+	input    string
+	topics   Topics
+	logger   *slog.Logger
+	m        *workerMetrics
+	memberID string
+	det      *detector
+	out      *outputs
+}
+
+// NewTrapWorker builds a trap worker.
+func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
+	w := NewWorker(b, inv, nil, opts...)
+	return &TrapWorker{b: b, inv: inv, input: telemetry.TopicRawTraps, topics: w.topics,
+		logger: w.logger, m: w.m, memberID: w.memberID, det: w.det}
+}
+
+// Run consumes until ctx ends.
+func (w *TrapWorker) Run(ctx context.Context) error {
+	w.out = newOutputs(w.b, w.input, w.logger, w.m)
+	if err := w.out.align(ctx, w.topics.Events); err != nil {
+		return err
+	}
+	var opts []broker.ConsumerOption
+	if w.memberID != "" {
+		opts = append(opts, broker.WithMemberID(w.memberID))
+	}
+	c, err := w.b.Consume(ctx, Group, []string{w.input}, opts...)
+	if err != nil {
+		return fmt.Errorf("enrich: join group: %w", err)
+	}
+	defer c.Close()
+	var events []outRecord
+	for {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
+				return nil
+			}
+			w.logger.Error("enrich: poll failed, retrying", slog.Any("error", err))
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		w.out.track(c.Assigned())
+		events = events[:0]
+		for i := range recs {
+			r := &recs[i]
+			var tr telemetry.Trap
+			if err := json.Unmarshal(r.Value, &tr); err != nil {
+				w.m.decodeErrors.Inc()
+				continue
+			}
+			if ev, ok := w.eventOf(&tr, r); ok {
+				for _, out := range w.det.observe(ev, ev.Time) {
+					events = appendEventRecord(w.m, events, out, r.Partition, r.Offset)
+				}
+			}
+		}
+		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
+		if err := w.out.publish(ctx, w.topics.Events, events); err != nil {
+			return nil
+		}
+		if err := c.Commit(ctx); err != nil {
+			w.logger.Error("enrich: commit failed; the batch will be processed again", slog.Any("error", err))
+		}
+	}
+}
+
+// eventOf maps a notification to an event.
+func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Event, bool) {
+	ev := telemetry.Event{V: telemetry.Version, Device: tr.Device, Time: tr.ReceivedAt,
+		Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}}
+	switch tr.TrapName {
+	case "linkDown", "linkUp":
+		ev.Type = map[string]string{"linkDown": "interface_down", "linkUp": "interface_up"}[tr.TrapName]
+		ev.Object = varbindValue(tr, "ifName", "ifDescr")
+		if ev.Object == "" {
+			if idx := varbindValue(tr, "ifIndex"); idx != "" {
+				ev.Object = "ifIndex " + idx
+			}
+		}
+	case "coldStart", "warmStart":
+		ev.Type = "device_rebooted"
+	case "bgpEstablished", "bgpEstablishedNotification":
+		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
+	case "bgpBackwardTransition", "bgpBackwardTransNotification":
+		ev.Type, ev.Object = "bgp_peer_down", bgpPeer(tr)
+	default:
+		return ev, false
+	}
+	ip := tr.SourceAddr
+	if ap, err := netip.ParseAddrPort(ip); err == nil {
+		ip = ap.Addr().Unmap().String()
+	}
+	if d := w.inv.Lookup(tr.Device, ip); d != nil {
+		ev.Tags = d.TagsOf()
+		if d.Name != "" && d.CIDR == "" {
+			ev.Device = d.Name
+		}
+	} else {
+		ev.Tags = map[string]string{"unknown": "true"}
+	}
+	ev.Message = tr.TrapName + " trap"
+	return ev, true
+}
+
+// varbindValue returns the value of the first varbind with one of names.
+func varbindValue(tr *telemetry.Trap, names ...string) string {
+	for _, n := range names {
+		for _, vb := range tr.Varbinds {
+			if vb.Name == n && vb.Value != nil {
+				return fmt.Sprint(vb.Value)
+			}
+		}
+	}
+	return ""
+}
+
+// bgpPeer finds the peer address: bgpPeerRemoteAddr's value, or the
+// address that indexes the BGP4-MIB peer table (the OID's last four
+// components, 1.3.6.1.2.1.15.3.1.N.A.B.C.D).
+func bgpPeer(tr *telemetry.Trap) string {
+	if v := varbindValue(tr, "bgpPeerRemoteAddr"); v != "" {
+		return v
+	}
+	for _, vb := range tr.Varbinds {
+		if rest, ok := strings.CutPrefix(strings.TrimPrefix(vb.OID, "."), "1.3.6.1.2.1.15.3.1."); ok {
+			parts := strings.Split(rest, ".")
+			if len(parts) == 5 {
+				if a, err := netip.ParseAddr(strings.Join(parts[1:], ".")); err == nil {
+					return a.String()
+				}
+			}
+		}
+	}
+	return ""
+}
