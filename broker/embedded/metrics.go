@@ -33,7 +33,7 @@ var (
 	descCommitted = prometheus.NewDesc("weir_consumer_committed_offset",
 		"A group's committed offset.", []string{"group", "topic", "partition"}, nil)
 	descMembers = prometheus.NewDesc("weir_consumer_group_members",
-		"In-process members of a consumer group.", []string{"group"}, nil)
+		"Members of a consumer group, in-process and Kafka clients.", []string{"group"}, nil)
 )
 
 type collector struct{ b *Broker }
@@ -81,7 +81,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descCommitted, prometheus.GaugeValue, float64(o.Offset), o.Group, o.Topic, id)
 		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(end-o.Offset, 0)), o.Group, o.Topic, id)
 	}
+	members := map[string]int{}
 	for _, g := range b.groups.describe() {
-		ch <- prometheus.MustNewConstMetric(descMembers, prometheus.GaugeValue, float64(len(g.Members)), g.Name)
+		members[g.Name] += len(g.Members)
+	}
+	if b.wire != nil {
+		for name, n := range b.wire.memberCounts() {
+			members[name] += n
+		}
+	}
+	for name, n := range members {
+		ch <- prometheus.MustNewConstMetric(descMembers, prometheus.GaugeValue, float64(n), name)
 	}
 }

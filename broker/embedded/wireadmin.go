@@ -240,3 +240,17 @@ func (c *wireCoordinator) deleteGroup(name string) int16 {
 	c.b.opts.logger.Info("group deleted", slog.String("group", name))
 	return 0
 }
+
+// memberCounts returns the number of members of each Kafka client group,
+// for the group-members metric.
+func (c *wireCoordinator) memberCounts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.groups))
+	for name, g := range c.groups {
+		if len(g.members) > 0 {
+			out[name] = len(g.members)
+		}
+	}
+	return out
+}

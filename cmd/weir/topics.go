@@ -125,16 +125,11 @@ func detail(msg string) string {
 
 // partitionSizes asks the broker for bytes per partition (DescribeLogDirs);
 // brokers that do not answer just leave the column empty.
-func partitionSizes(ctx context.Context, adm *kadm.Client, topics ...string) map[string]map[int32]int64 {
+func partitionSizes(ctx context.Context, adm *kadm.Client) map[string]map[int32]int64 {
 	out := map[string]map[int32]int64{}
-	var set kadm.TopicsSet
-	if len(topics) > 0 {
-		set = make(kadm.TopicsSet)
-		for _, t := range topics {
-			set.Add(t)
-		}
-	}
-	dirs, err := adm.DescribeAllLogDirs(ctx, set)
+	// A nil set asks for every partition; Kafka answers a topic listed
+	// without partitions with none.
+	dirs, err := adm.DescribeAllLogDirs(ctx, nil)
 	if err != nil {
 		return out
 	}
@@ -162,7 +157,7 @@ func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []stri
 	if err != nil {
 		return fmt.Errorf("end offsets: %w", err)
 	}
-	sizes := partitionSizes(ctx, adm, details.Names()...)
+	sizes := partitionSizes(ctx, adm)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRECORDS\tSTART\tEND\tBYTES")
 	names = details.Names()
@@ -202,7 +197,7 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 	}
 	starts, _ := adm.ListStartOffsets(ctx, name)
 	ends, _ := adm.ListEndOffsets(ctx, name)
-	sizes := partitionSizes(ctx, adm, name)
+	sizes := partitionSizes(ctx, adm)
 	fmt.Fprintf(w, "topic %s  id %s  partitions %d\n", name, t.ID, len(t.Partitions))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tLEADER\tSTART\tEND\tRECORDS\tBYTES")
