@@ -61,6 +61,35 @@ type Broker struct {
 	Retention         Retention        `yaml:"retention"`
 	Segment           Segment          `yaml:"segment"`
 	Topics            map[string]Topic `yaml:"topics"`
+	// Kafka runs weir on an Apache Kafka cluster instead of the embedded
+	// log: with brokers set, nothing is stored locally and there is no
+	// Kafka listener (clients use the cluster).
+	Kafka Kafka `yaml:"kafka"`
+}
+
+// Kafka is the Kafka-cluster backend.
+type Kafka struct {
+	Brokers           []string `yaml:"brokers"`
+	ClientID          string   `yaml:"client_id"`
+	ReplicationFactor int16    `yaml:"replication_factor"`
+	TLS               *TLS     `yaml:"tls"`
+	SASL              *SASL    `yaml:"sasl"`
+}
+
+// TLS for a client connection.
+type TLS struct {
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// SASL credentials: mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+type SASL struct {
+	Mechanism string `yaml:"mechanism"`
+	Username  string `yaml:"username"`
+	Password  string `yaml:"password"`
 }
 
 // Flush is the durability policy.
@@ -258,6 +287,18 @@ func (c *Config) validate(root *yaml.Node) error {
 		}
 		if t.Segment.Bytes != 0 && (t.Segment.Bytes < 64<<10 || t.Segment.Bytes > 1<<31-1) {
 			add("broker.topics."+name+".segment.bytes", "must be between 64KiB and 2GiB")
+		}
+	}
+	if k := c.Broker.Kafka; len(k.Brokers) > 0 {
+		if k.SASL != nil {
+			switch k.SASL.Mechanism {
+			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+			default:
+				add("broker.kafka.sasl.mechanism", "must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", k.SASL.Mechanism)
+			}
+		}
+		if k.ReplicationFactor < -1 {
+			add("broker.kafka.replication_factor", "must be positive or -1 (the cluster's default)")
 		}
 	}
 	c.Syslog.validate(add)

@@ -130,25 +130,6 @@ func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
 	})
 	reg.MustRegister(fsync)
 
-	log, err := embedded.Open(cfg.DataDir, brokerOptions(cfg, logger, fsync)...)
-	if err != nil {
-		return fmt.Errorf("open log: %w", err)
-	}
-	defer func() {
-		if err := log.Close(); err != nil {
-			logger.Error("closing log", slog.Any("error", err))
-		} else {
-			logger.Info("log closed cleanly")
-		}
-	}()
-	reg.MustRegister(log.Collector())
-	// Topics listed in the config exist from the start, with their config.
-	for name := range cfg.Broker.Topics {
-		if err := log.CreateTopic(ctx, name, broker.TopicConfig{}); err != nil && !errors.Is(err, broker.ErrTopicExists) {
-			return fmt.Errorf("create topic %s: %w", name, err)
-		}
-	}
-
 	var ready atomic.Bool
 	var wg sync.WaitGroup
 	serveCtx, cancel := context.WithCancel(context.Background())
@@ -158,30 +139,41 @@ func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
 	}()
 	errc := make(chan error, 64)
 
-	if cfg.Broker.KafkaListen.Enabled() {
-		ln, err := net.Listen("tcp", string(cfg.Broker.KafkaListen))
+	var b broker.Broker
+	if len(cfg.Broker.Kafka.Brokers) > 0 {
+		kb, err := kafkaBackend(cfg.Broker)
 		if err != nil {
-			return fmt.Errorf("kafka listener: %w", err)
+			return err
 		}
-		host, port := advertised(ln.Addr(), cfg.Broker.AdvertisedHost)
-		wireOpts := []kafkawire.Option{
-			kafkawire.WithLogger(logger.With(slog.String("component", "kafka"))),
-			kafkawire.WithAdvertisedAddr(host, port),
-			kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes) + 1<<20),
-			kafkawire.WithMetrics(kafkaMetrics(reg)),
+		// Closed after the components stop (defers run in reverse).
+		defer kb.Close()
+		b = kb
+		logger.Info("using Kafka cluster", slog.Any("brokers", cfg.Broker.Kafka.Brokers))
+	} else {
+		log, err := embedded.Open(cfg.DataDir, brokerOptions(cfg, logger, fsync)...)
+		if err != nil {
+			return fmt.Errorf("open log: %w", err)
 		}
-		if cfg.Broker.Flush.Policy == "always" {
-			// Overlap the fsyncs of a request's partitions.
-			wireOpts = append(wireOpts, kafkawire.WithParallelAppends(8))
-		}
-		srv := kafkawire.New(log, wireOpts...)
-		logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()))
-		wg.Go(func() {
-			if err := srv.Serve(serveCtx, ln); err != nil && serveCtx.Err() == nil {
-				errc <- fmt.Errorf("kafka listener: %w", err)
+		defer func() {
+			if err := log.Close(); err != nil {
+				logger.Error("closing log", slog.Any("error", err))
+			} else {
+				logger.Info("log closed cleanly")
 			}
-		})
+		}()
+		reg.MustRegister(log.Collector())
+		b = log
+		if err := startKafkaListener(serveCtx, &wg, errc, cfg, log, logger, reg); err != nil {
+			return err
+		}
 	}
+	// Topics listed in the config exist from the start, with their config.
+	for name, t := range cfg.Broker.Topics {
+		if err := b.CreateTopic(ctx, name, broker.TopicConfig{Partitions: t.Partitions}); err != nil && !errors.Is(err, broker.ErrTopicExists) {
+			return fmt.Errorf("create topic %s: %w", name, err)
+		}
+	}
+
 	if cfg.HTTP.Listen.Enabled() {
 		ln, err := net.Listen("tcp", string(cfg.HTTP.Listen))
 		if err != nil {
@@ -201,7 +193,7 @@ func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
 			hs.Shutdown(sctx)
 		})
 	}
-	comps, err := buildComponents(deps{cfg: cfg, broker: log, logger: logger, reg: reg})
+	comps, err := buildComponents(deps{cfg: cfg, broker: b, logger: logger, reg: reg})
 	if err != nil {
 		return err
 	}
@@ -223,6 +215,36 @@ func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
 		return err
 	}
 	ready.Store(false)
+	return nil
+}
+
+// startKafkaListener serves the embedded log to Kafka clients.
+func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- error, cfg *configs.Config, log *embedded.Broker, logger *slog.Logger, reg prometheus.Registerer) error {
+	if !cfg.Broker.KafkaListen.Enabled() {
+		return nil
+	}
+	ln, err := net.Listen("tcp", string(cfg.Broker.KafkaListen))
+	if err != nil {
+		return fmt.Errorf("kafka listener: %w", err)
+	}
+	host, port := advertised(ln.Addr(), cfg.Broker.AdvertisedHost)
+	wireOpts := []kafkawire.Option{
+		kafkawire.WithLogger(logger.With(slog.String("component", "kafka"))),
+		kafkawire.WithAdvertisedAddr(host, port),
+		kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes) + 1<<20),
+		kafkawire.WithMetrics(kafkaMetrics(reg)),
+	}
+	if cfg.Broker.Flush.Policy == "always" {
+		// Overlap the fsyncs of a request's partitions.
+		wireOpts = append(wireOpts, kafkawire.WithParallelAppends(8))
+	}
+	srv := kafkawire.New(log, wireOpts...)
+	logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()))
+	wg.Go(func() {
+		if err := srv.Serve(ctx, ln); err != nil && ctx.Err() == nil {
+			errc <- fmt.Errorf("kafka listener: %w", err)
+		}
+	})
 	return nil
 }
 

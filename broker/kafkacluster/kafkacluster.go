@@ -1,0 +1,374 @@
+// Package kafkacluster implements broker.Broker on an Apache Kafka cluster
+// with franz-go, so the same collectors, enrichment and sinks run on Kafka
+// when one machine is not enough. Keys are partitioned with Kafka's
+// murmur2, like the embedded log, so topics have the same layout on both.
+package kafkacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// Broker is a Kafka cluster behind the broker.Broker interface.
+type Broker struct {
+	seeds    []string
+	opts     []kgo.Opt
+	producer *kgo.Client // idempotent, acks=all, murmur2 keys
+	manual   *kgo.Client // for explicit partitions
+	admin    *kadm.Client
+	defaults broker.TopicConfig
+	rf       int16
+}
+
+var _ broker.Broker = (*Broker)(nil)
+
+// Option configures the backend.
+type Option func(*Broker)
+
+// WithTopicDefaults sets partitions (and retention) for topics weir creates.
+func WithTopicDefaults(cfg broker.TopicConfig) Option { return func(b *Broker) { b.defaults = cfg } }
+
+// WithReplicationFactor sets the replication factor of topics weir creates
+// (-1: the cluster's default).
+func WithReplicationFactor(rf int16) Option { return func(b *Broker) { b.rf = rf } }
+
+// WithClientOpts adds franz-go options (TLS with kgo.DialTLSConfig, SASL
+// with kgo.SASL, client id...).
+func WithClientOpts(opts ...kgo.Opt) Option {
+	return func(b *Broker) { b.opts = append(b.opts, opts...) }
+}
+
+// New connects to the cluster at seeds.
+func New(seeds []string, opts ...Option) (*Broker, error) {
+	b := &Broker{seeds: seeds, rf: -1, defaults: broker.TopicConfig{Partitions: 6}}
+	for _, o := range opts {
+		o(b)
+	}
+	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("weir")}, b.opts...)
+	var err error
+	// The sticky key partitioner hashes keys with Kafka's murmur2 (the
+	// Java client's layout; franz-go's default partitioner is not) and
+	// sticks records without a key to a partition per batch.
+	if b.producer, err = kgo.NewClient(append(base, kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond),
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))...); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	if b.manual, err = kgo.NewClient(append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation())...); err != nil {
+		b.producer.Close()
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	b.admin = kadm.NewClient(b.producer)
+	return b, nil
+}
+
+func toKgo(topic string, r *broker.Record) *kgo.Record {
+	kr := &kgo.Record{Topic: topic, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Partition: r.Partition}
+	for _, h := range r.Headers {
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+	}
+	return kr
+}
+
+func fromKgo(kr *kgo.Record) broker.Record {
+	r := broker.Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp, Key: kr.Key, Value: kr.Value}
+	for _, h := range kr.Headers {
+		r.Headers = append(r.Headers, broker.Header{Key: h.Key, Value: h.Value})
+	}
+	return r
+}
+
+func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32) error {
+	krs := make([]*kgo.Record, len(recs))
+	for i := range recs {
+		krs[i] = toKgo(topic, &recs[i])
+		if partition >= 0 {
+			krs[i].Partition = partition
+		}
+	}
+	res := cl.ProduceSync(ctx, krs...)
+	if err := res.FirstErr(); err != nil {
+		return fmt.Errorf("kafka: produce %s: %w", topic, mapErr(err))
+	}
+	// Results come in completion order; the records themselves, which
+	// franz-go fills in, are in ours.
+	for i, kr := range krs {
+		recs[i].Partition, recs[i].Offset = kr.Partition, kr.Offset
+	}
+	return nil
+}
+
+// Produce appends records partitioned by key (murmur2).
+func (b *Broker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return b.produce(ctx, b.producer, topic, recs, -1)
+}
+
+// ProducePartition appends records to one partition.
+func (b *Broker) ProducePartition(ctx context.Context, topic string, partition int32, recs []broker.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return b.produce(ctx, b.manual, topic, recs, partition)
+}
+
+// Fetch reads records of one partition from offset. Each call uses a
+// short-lived consuming client: fine for tools and takeovers, not a hot
+// path (use Consume).
+func (b *Broker) Fetch(ctx context.Context, topic string, partition int32, offset int64, opts broker.FetchOptions, into *broker.FetchResult) error {
+	into.Records = into.Records[:0]
+	ends, err := b.admin.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("kafka: end offsets %s: %w", topic, err)
+	}
+	starts, err := b.admin.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("kafka: start offsets %s: %w", topic, err)
+	}
+	end, ok := ends.Lookup(topic, partition)
+	start, _ := starts.Lookup(topic, partition)
+	if !ok || end.Err != nil {
+		return fmt.Errorf("%w: %s/%d", broker.ErrUnknownPartition, topic, partition)
+	}
+	into.HighWatermark, into.LogStartOffset = end.Offset, start.Offset
+	if offset < start.Offset || offset > end.Offset {
+		return fmt.Errorf("%w: %s/%d offset %d not in [%d, %d]", broker.ErrOffsetOutOfRange, topic, partition, offset, start.Offset, end.Offset)
+	}
+	if offset == end.Offset && opts.MaxWait <= 0 {
+		return nil
+	}
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = 1 << 20
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.seeds...)}, append(b.opts,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(offset)}}),
+		kgo.FetchMaxPartitionBytes(int32(maxBytes)), kgo.FetchMaxWait(max(opts.MaxWait, 100*time.Millisecond)))...)...)
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	defer cl.Close()
+	wait := opts.MaxWait
+	if offset < end.Offset {
+		wait = max(wait, 10*time.Second) // data is there: wait for it
+	}
+	pctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	f := cl.PollFetches(pctx)
+	f.EachRecord(func(kr *kgo.Record) { into.Records = append(into.Records, fromKgo(kr)) })
+	if err := f.Err0(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("kafka: fetch %s/%d: %w", topic, partition, mapErr(err))
+	}
+	return nil
+}
+
+// CreateTopic creates a topic; zero config fields take the defaults.
+func (b *Broker) CreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	if cfg.Partitions == 0 {
+		cfg.Partitions = b.defaults.Partitions
+	}
+	configs := map[string]*string{}
+	set := func(k string, v int64) {
+		if v != 0 {
+			s := fmt.Sprint(v)
+			configs[k] = &s
+		}
+	}
+	set("retention.ms", cfg.RetentionTime.Milliseconds())
+	set("retention.bytes", cfg.RetentionBytes)
+	set("segment.bytes", cfg.SegmentBytes)
+	set("segment.ms", cfg.SegmentAge.Milliseconds())
+	resp, err := b.admin.CreateTopic(ctx, cfg.Partitions, b.rf, configs, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("kafka: create %s: %w", name, mapErr(err))
+	}
+	return nil
+}
+
+// DeleteTopic deletes a topic.
+func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
+	resp, err := b.admin.DeleteTopic(ctx, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("kafka: delete %s: %w", name, mapErr(err))
+	}
+	return nil
+}
+
+// DescribeTopics describes the named topics, or all.
+func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error) {
+	details, err := b.admin.ListTopics(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: list topics: %w", err)
+	}
+	for _, n := range names {
+		if d, ok := details[n]; !ok || d.Err != nil {
+			return nil, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, n)
+		}
+	}
+	starts, err := b.admin.ListStartOffsets(ctx, details.Names()...)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := b.admin.ListEndOffsets(ctx, details.Names()...)
+	if err != nil {
+		return nil, err
+	}
+	sorted := details.Names()
+	slices.Sort(sorted)
+	var out []broker.TopicInfo
+	for _, n := range sorted {
+		d := details[n]
+		if d.IsInternal {
+			continue
+		}
+		info := broker.TopicInfo{Name: n, ID: d.ID}
+		for _, p := range d.Partitions.Sorted() {
+			s, _ := starts.Lookup(n, p.Partition)
+			e, _ := ends.Lookup(n, p.Partition)
+			info.Partitions = append(info.Partitions, broker.PartitionInfo{Partition: p.Partition, LogStartOffset: s.Offset, HighWatermark: e.Offset})
+		}
+		info.Config.Partitions = int32(len(info.Partitions))
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Close closes the clients.
+func (b *Broker) Close() error {
+	b.producer.Close()
+	b.manual.Close()
+	return nil
+}
+
+// Consume joins a Kafka consumer group.
+func (b *Broker) Consume(ctx context.Context, group string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
+	cfg := broker.ConsumerConfig{MaxPollBytes: 1 << 20}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := &consumer{}
+	reset := kgo.NewOffset().AtStart()
+	if cfg.ResetToLatest {
+		reset = kgo.NewOffset().AtEnd()
+	}
+	kopts := append([]kgo.Opt{kgo.SeedBrokers(b.seeds...)}, b.opts...)
+	kopts = append(kopts,
+		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(reset),
+		kgo.DisableAutoCommit(), kgo.FetchMaxWait(500*time.Millisecond),
+		// Commit what was polled before giving partitions away, so the
+		// next owner does not redo it.
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+			cl.CommitUncommittedOffsets(ctx)
+		}),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.setAssigned(m) }),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, _ map[string][]int32) { c.setAssigned(nil) }),
+	)
+	if cfg.MemberID != "" {
+		kopts = append(kopts, kgo.ClientID(cfg.MemberID))
+	}
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: join %s: %w", group, err)
+	}
+	c.cl = cl
+	return c, nil
+}
+
+type consumer struct {
+	cl       *kgo.Client
+	recs     []broker.Record
+	mu       sync.Mutex
+	assigned []broker.TopicPartition
+}
+
+func (c *consumer) setAssigned(m map[string][]int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.assigned = c.assigned[:0]
+	for t, ps := range m {
+		for _, p := range ps {
+			c.assigned = append(c.assigned, broker.TopicPartition{Topic: t, Partition: p})
+		}
+	}
+}
+
+func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
+	for {
+		f := c.cl.PollFetches(ctx)
+		if f.IsClientClosed() {
+			return nil, broker.ErrClosed
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ferr error
+		f.EachError(func(t string, p int32, err error) {
+			if ferr == nil && !errors.Is(err, context.Canceled) {
+				ferr = fmt.Errorf("kafka: fetch %s/%d: %w", t, p, mapErr(err))
+			}
+		})
+		c.recs = c.recs[:0]
+		f.EachRecord(func(kr *kgo.Record) { c.recs = append(c.recs, fromKgo(kr)) })
+		if len(c.recs) > 0 {
+			return c.recs, nil
+		}
+		if ferr != nil {
+			return nil, ferr
+		}
+	}
+}
+
+func (c *consumer) Commit(ctx context.Context) error {
+	if err := c.cl.CommitUncommittedOffsets(ctx); err != nil {
+		return fmt.Errorf("kafka: commit: %w", err)
+	}
+	return nil
+}
+
+func (c *consumer) Assigned() []broker.TopicPartition {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.assigned)
+}
+
+func (c *consumer) Close() error {
+	c.cl.Close() // leaves the group
+	return nil
+}
+
+// mapErr maps Kafka errors to the broker package's, so callers handle both
+// backends alike.
+func mapErr(err error) error {
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		return fmt.Errorf("%w: %w", broker.ErrUnknownTopic, err)
+	case errors.Is(err, kerr.TopicAlreadyExists):
+		return fmt.Errorf("%w: %w", broker.ErrTopicExists, err)
+	case errors.Is(err, kerr.InvalidTopicException):
+		return fmt.Errorf("%w: %w", broker.ErrInvalidTopic, err)
+	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
+		return fmt.Errorf("%w: %w", broker.ErrRecordTooLarge, err)
+	case errors.Is(err, kerr.OffsetOutOfRange):
+		return fmt.Errorf("%w: %w", broker.ErrOffsetOutOfRange, err)
+	case errors.Is(err, kerr.KafkaStorageError):
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	return err
+}

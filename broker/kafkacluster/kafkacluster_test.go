@@ -1,0 +1,118 @@
+package kafkacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/weirnet/weir/broker"
+)
+
+func newCluster(t *testing.T) *Broker {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	b, err := New(c.ListenAddrs(), WithReplicationFactor(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func TestProduceFetchSameLayoutAsEmbedded(t *testing.T) {
+	b := newCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(ctx, "t", broker.TopicConfig{}); !errors.Is(err, broker.ErrTopicExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	recs := make([]broker.Record, 100)
+	for i := range recs {
+		recs[i] = broker.Record{Key: []byte(fmt.Sprintf("dev-%d", i%10)), Value: []byte(fmt.Sprint(i)),
+			Headers: []broker.Header{{Key: "source", Value: []byte("test")}}}
+	}
+	if err := b.Produce(ctx, "t", recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if want := broker.PartitionForKey(r.Key, 6); r.Partition != want {
+			t.Fatalf("key %s went to %d, murmur2 says %d", r.Key, r.Partition, want)
+		}
+	}
+	var res broker.FetchResult
+	if err := b.Fetch(ctx, "t", recs[0].Partition, recs[0].Offset, broker.FetchOptions{}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) == 0 || string(res.Records[0].Value) != "0" || string(res.Records[0].Headers[0].Value) != "test" {
+		t.Fatalf("fetch: %+v", res.Records)
+	}
+	if err := b.ProducePartition(ctx, "t", 5, []broker.Record{{Value: []byte("p5")}}); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := b.DescribeTopics(ctx, "t")
+	if err != nil || len(infos[0].Partitions) != 6 {
+		t.Fatalf("describe: %v %+v", err, infos)
+	}
+	total := int64(0)
+	for _, p := range infos[0].Partitions {
+		total += p.HighWatermark - p.LogStartOffset
+	}
+	if total != 101 {
+		t.Fatalf("%d records in the topic", total)
+	}
+	if _, err := b.DescribeTopics(ctx, "nope"); !errors.Is(err, broker.ErrUnknownTopic) {
+		t.Fatalf("unknown topic: %v", err)
+	}
+}
+
+func TestGroupMembersShareAndCommit(t *testing.T) {
+	b := newCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b.CreateTopic(ctx, "g", broker.TopicConfig{Partitions: 4})
+	recs := make([]broker.Record, 200)
+	for i := range recs {
+		recs[i] = broker.Record{Key: []byte(fmt.Sprint(i)), Value: []byte(fmt.Sprint(i))}
+	}
+	b.Produce(ctx, "g", recs)
+	c1, err := b.Consume(ctx, "grp", []string{"g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 200 {
+		got, err := c1.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			seen[string(r.Value)] = true
+		}
+	}
+	if err := c1.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c1.Close()
+	// A new member of the group starts after what was committed.
+	b.Produce(ctx, "g", []broker.Record{{Key: []byte("k"), Value: []byte("new")}})
+	c2, _ := b.Consume(ctx, "grp", []string{"g"})
+	defer c2.Close()
+	got, err := c2.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || string(got[0].Value) != "new" {
+		t.Fatalf("after commit: %d records, first %q", len(got), got[0].Value)
+	}
+}
