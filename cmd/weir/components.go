@@ -17,8 +17,18 @@ type component struct {
 	run  func(ctx context.Context) error
 }
 
+// Roles group the components so each stage can be scaled alone:
+// `weir run --roles collect` on the edge, `--roles enrich,sink` elsewhere,
+// all on one Kafka cluster.
+const (
+	roleCollect = "collect"
+	roleEnrich  = "enrich"
+	roleSink    = "sink"
+)
+
 // deps are what wiring hands to every part.
 type deps struct {
+	roles  map[string]bool // nil: all
 	cfg    *configs.Config
 	broker broker.Broker
 	logger *slog.Logger
@@ -29,14 +39,20 @@ type deps struct {
 // builder in its own file (wire_syslog.go, wire_snmp.go, ...).
 func buildComponents(d deps) ([]component, error) {
 	var all []component
-	for _, build := range []func(deps) ([]component, error){
-		syslogComponents,
-		snmpComponents,
-		enrichComponents,
-		gnmiComponents,
-		sinkComponents,
+	for _, b := range []struct {
+		role  string
+		build func(deps) ([]component, error)
+	}{
+		{roleCollect, syslogComponents},
+		{roleCollect, snmpComponents},
+		{roleCollect, gnmiComponents},
+		{roleEnrich, enrichComponents},
+		{roleSink, sinkComponents},
 	} {
-		cs, err := build(d)
+		if d.roles != nil && !d.roles[b.role] {
+			continue
+		}
+		cs, err := b.build(d)
 		if err != nil {
 			return nil, err
 		}

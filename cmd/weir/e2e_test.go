@@ -584,3 +584,17 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 		t.Fatalf("enriched.syslog: %s", enriched)
 	}
 }
+
+// TestRoles: --roles collect runs the collectors and no enrichment.
+func TestRoles(t *testing.T) {
+	p := startWeir(t, t.TempDir(), "--roles", "collect")
+	time.Sleep(300 * time.Millisecond)
+	logs := p.logs()
+	if !strings.Contains(logs, "component=syslog") || strings.Contains(logs, "component=enrich-0") {
+		t.Fatalf("roles collect:\n%s", logs)
+	}
+	out, err := exec.Command(weirBin, "run", "--roles", "collect,bogus").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `unknown role "bogus"`) {
+		t.Fatalf("bad role: %v %s", err, out)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +31,7 @@ import (
 func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weir run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var file, dataDir, kafkaListen, httpListen, syslogListen, logLevel string
+	var file, dataDir, kafkaListen, httpListen, syslogListen, logLevel, roles string
 	fs.StringVar(&file, "config", "", "config file (default: built-in defaults)")
 	fs.StringVar(&file, "c", "", "shorthand for --config")
 	fs.StringVar(&dataDir, "data-dir", "", "override data_dir")
@@ -38,6 +39,7 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&httpListen, "http-listen", "", "override http.listen (\"off\" disables)")
 	fs.StringVar(&syslogListen, "syslog-listen", "", "listen for syslog on this address, UDP and TCP, instead of the configured listeners (\"off\" disables)")
 	fs.StringVar(&logLevel, "log-level", "", "override log.level")
+	fs.StringVar(&roles, "roles", "collect,enrich,sink", "which stages run here: collect, enrich, sink (comma separated)")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
@@ -70,7 +72,17 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		cfg.Syslog.Listeners = []configs.SyslogListener{{Protocol: "udp", Address: addr}, {Protocol: "tcp", Address: addr}}
 	}
 	logger := newLogger(cfg.Log, stderr)
-	return run(ctx, cfg, logger)
+	roleSet := map[string]bool{}
+	for _, r := range strings.Split(roles, ",") {
+		switch r = strings.TrimSpace(r); r {
+		case roleCollect, roleEnrich, roleSink:
+			roleSet[r] = true
+		case "":
+		default:
+			return &exitError{2, fmt.Errorf("--roles: unknown role %q (collect, enrich, sink)", r)}
+		}
+	}
+	return run(ctx, cfg, roleSet, logger)
 }
 
 func newLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
@@ -120,7 +132,7 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 	return opts
 }
 
-func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
+func run(ctx context.Context, cfg *configs.Config, roles map[string]bool, logger *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -193,7 +205,7 @@ func run(ctx context.Context, cfg *configs.Config, logger *slog.Logger) error {
 			hs.Shutdown(sctx)
 		})
 	}
-	comps, err := buildComponents(deps{cfg: cfg, broker: b, logger: logger, reg: reg})
+	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg})
 	if err != nil {
 		return err
 	}
