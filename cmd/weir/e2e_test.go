@@ -598,3 +598,18 @@ func TestRoles(t *testing.T) {
 		t.Fatalf("bad role: %v %s", err, out)
 	}
 }
+
+// TestDockerCompose: the compose file is valid for docker-compose (no
+// engine is needed to check) and weir accepts the config it mounts.
+func TestDockerCompose(t *testing.T) {
+	out, err := exec.Command(weirBin, "check", "-c", "../../deploy/weir.yaml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("deploy/weir.yaml: %v %s", err, out)
+	}
+	if _, err := exec.LookPath("docker-compose"); err != nil {
+		t.Skip("docker-compose not installed (apt-get install docker-compose); .ci/run installs it")
+	}
+	if out, err := exec.Command("docker-compose", "-f", "../../docker-compose.yml", "config", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("docker-compose config: %v %s", err, out)
+	}
+}

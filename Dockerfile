@@ -1,0 +1,13 @@
+# weir and weir-sim in one image. Used by docker-compose.yml.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -o /out/weir ./cmd/weir && CGO_ENABLED=0 go build -o /out/weir-sim ./cmd/weir-sim
+
+FROM debian:bookworm-slim
+COPY --from=build /out/weir /out/weir-sim /usr/local/bin/
+VOLUME /var/lib/weir
+ENTRYPOINT ["/usr/local/bin/weir"]
+CMD ["run", "--data-dir", "/var/lib/weir"]
