@@ -1,4 +1,373 @@
 package configs
 
-// GNMI configures the gNMI collector (collectors/gnmi).
-type GNMI struct{}
+import (
+	"fmt"
+	"net"
+	"reflect"
+	"sort"
+	"strconv"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/weirnet/weir/collectors/gnmi/gpath"
+)
+
+// GNMI configures the gNMI collector (collectors/gnmi): dial-in Subscribe
+// to each target, one stream per target.
+//
+// Subscriptions are written inline in a target (a list of objects) or by
+// name, from gnmi.subscriptions; Targets holds them resolved, so the
+// collector never sees a name.
+type GNMI struct {
+	// Topic receives the records; default raw.gnmi.
+	Topic string `yaml:"topic"`
+	// QueueSize bounds each target's queue of notifications waiting to be
+	// published; past it notifications are dropped and counted. Default
+	// 10000.
+	QueueSize int `yaml:"queue_size"`
+	// RetryMin and RetryMax bound the reconnect backoff (exponential,
+	// with jitter); defaults 1s and 60s.
+	RetryMin Duration `yaml:"retry_min"`
+	RetryMax Duration `yaml:"retry_max"`
+	// Targets, resolved.
+	Targets []GNMITarget `yaml:"targets"`
+	// Subscriptions shared by name.
+	Subscriptions map[string]GNMISubscription `yaml:"subscriptions"`
+}
+
+// GNMITarget is one gNMI server weir dials.
+type GNMITarget struct {
+	Name    string `yaml:"name"`
+	Address string `yaml:"address"`
+	// Insecure dials plaintext (no TLS); otherwise TLS, with TLS's
+	// settings when given and the system roots otherwise.
+	Insecure bool     `yaml:"insecure"`
+	TLS      *GNMITLS `yaml:"tls"`
+	// Username and Password go as gRPC metadata on every RPC.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// Encoding is json, json_ietf or proto; default json.
+	Encoding string `yaml:"encoding"`
+	// Timeout bounds dialing and Capabilities; default 10s.
+	Timeout Duration `yaml:"timeout"`
+	// Subscriptions, resolved: inline objects and names of
+	// gnmi.subscriptions.
+	Subscriptions []GNMISubscription `yaml:"-"`
+	// Line is where the target is written, for messages.
+	Line int `yaml:"-"`
+}
+
+// GNMITLS configures TLS to a target.
+type GNMITLS struct {
+	CAFile     string `yaml:"ca_file"`
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	ServerName string `yaml:"server_name"`
+	SkipVerify bool   `yaml:"skip_verify"`
+}
+
+// GNMISubscription is one path subscribed to.
+type GNMISubscription struct {
+	// Name is the key in gnmi.subscriptions ("" for inline ones).
+	Name string `yaml:"-"`
+	// Path, e.g. /interfaces/interface[name=Ethernet1]/state/counters.
+	Path string `yaml:"path"`
+	// Origin of the path (e.g. openconfig); Prefix is a path the target
+	// prepends (the request's prefix, so all of a target's subscriptions
+	// with the same prefix share it).
+	Origin string `yaml:"origin"`
+	Prefix string `yaml:"prefix"`
+	// Mode is stream (default), once or poll.
+	Mode string `yaml:"mode"`
+	// StreamMode is sample, on_change or target_defined (default) for
+	// mode stream.
+	StreamMode        string   `yaml:"stream_mode"`
+	SampleInterval    Duration `yaml:"sample_interval"`
+	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
+	SuppressRedundant bool     `yaml:"suppress_redundant"`
+	UpdatesOnly       bool     `yaml:"updates_only"`
+	// PollInterval is how often mode poll polls; default 10s.
+	PollInterval Duration `yaml:"poll_interval"`
+}
+
+// Built-in values of the gnmi section.
+const (
+	DefaultGNMIQueueSize    = 10000
+	DefaultGNMIRetryMin     = time.Second
+	DefaultGNMIRetryMax     = 60 * time.Second
+	DefaultGNMITimeout      = 10 * time.Second
+	DefaultGNMIPollInterval = 10 * time.Second
+	DefaultGNMIEncoding     = "json"
+)
+
+// gnmiRaw is the section as written.
+type gnmiRaw struct {
+	Topic         string                      `yaml:"topic"`
+	QueueSize     int                         `yaml:"queue_size"`
+	RetryMin      Duration                    `yaml:"retry_min"`
+	RetryMax      Duration                    `yaml:"retry_max"`
+	Targets       []gnmiTargetRaw             `yaml:"targets"`
+	Subscriptions map[string]GNMISubscription `yaml:"subscriptions"`
+}
+
+type gnmiTargetRaw struct {
+	Name          string       `yaml:"name"`
+	Address       string       `yaml:"address"`
+	Insecure      bool         `yaml:"insecure"`
+	TLS           *GNMITLS     `yaml:"tls"`
+	Username      string       `yaml:"username"`
+	Password      string       `yaml:"password"`
+	Encoding      string       `yaml:"encoding"`
+	Timeout       Duration     `yaml:"timeout"`
+	Subscriptions []gnmiSubRef `yaml:"subscriptions"`
+}
+
+// gnmiSubRef is one item of a target's subscriptions: a name or an inline
+// subscription.
+type gnmiSubRef struct {
+	name string
+	sub  *GNMISubscription
+	line int
+}
+
+func (r *gnmiSubRef) UnmarshalYAML(n *yaml.Node) error {
+	r.line = n.Line
+	switch n.Kind {
+	case yaml.ScalarNode:
+		r.name = n.Value
+		return nil
+	case yaml.MappingNode:
+		var errs []string
+		checkKeys(n, reflect.TypeOf(GNMISubscription{}), "gnmisubscription", &errs)
+		if len(errs) > 0 {
+			return &yaml.TypeError{Errors: errs}
+		}
+		var s GNMISubscription
+		if err := n.Decode(&s); err != nil {
+			return err
+		}
+		r.sub = &s
+		return nil
+	}
+	return fmt.Errorf("line %d: a subscription is a name or an object with a path", n.Line)
+}
+
+// UnmarshalYAML decodes, checks keys, resolves subscriptions, applies
+// defaults and validates the section (config.go's strict decoder does not
+// reach into a custom unmarshaler, so keys are checked here).
+func (g *GNMI) UnmarshalYAML(n *yaml.Node) error {
+	var errs []string
+	checkKeys(n, reflect.TypeOf(gnmiRaw{}), "gnmi", &errs)
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	var raw gnmiRaw
+	if err := n.Decode(&raw); err != nil {
+		return err
+	}
+	out, errs := resolveGNMI(n, raw)
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	*g = out
+	return nil
+}
+
+func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
+	var errs []string
+	add := func(line int, path, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf("line %d: %s: %s", line, path, fmt.Sprintf(format, args...)))
+	}
+	out := GNMI{
+		Topic:         raw.Topic,
+		QueueSize:     raw.QueueSize,
+		RetryMin:      raw.RetryMin,
+		RetryMax:      raw.RetryMax,
+		Subscriptions: map[string]GNMISubscription{},
+	}
+	if out.Topic != "" && !validTopic(out.Topic) {
+		add(keyLine(n, "topic"), "gnmi.topic", "invalid topic name %q", out.Topic)
+	}
+	if out.QueueSize == 0 {
+		out.QueueSize = DefaultGNMIQueueSize
+	} else if out.QueueSize < 1 || out.QueueSize > 10_000_000 {
+		add(keyLine(n, "queue_size"), "gnmi.queue_size", "must be between 1 and 10000000, not %d", out.QueueSize)
+	}
+	if out.RetryMin == 0 {
+		out.RetryMin = Duration(DefaultGNMIRetryMin)
+	}
+	if out.RetryMax == 0 {
+		out.RetryMax = Duration(DefaultGNMIRetryMax)
+	}
+	if out.RetryMin < 0 {
+		add(keyLine(n, "retry_min"), "gnmi.retry_min", "must be positive")
+	}
+	if out.RetryMax < out.RetryMin {
+		add(keyLine(n, "retry_max"), "gnmi.retry_max", "must be at least retry_min (%v)", out.RetryMin.Std())
+	}
+
+	subsNode := child(n, "subscriptions")
+	names := make([]string, 0, len(raw.Subscriptions))
+	for name := range raw.Subscriptions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		s := raw.Subscriptions[name]
+		s.Name = name
+		sn := child(subsNode, name)
+		for _, e := range checkGNMISubscription(&s) {
+			add(keyLine(sn, e.key), "gnmi.subscriptions."+name+"."+e.key, "%s", e.msg)
+		}
+		out.Subscriptions[name] = s
+	}
+
+	targetsNode := child(n, "targets")
+	seen := map[string]int{}
+	for i, rt := range raw.Targets {
+		tn := item(targetsNode, i)
+		path := fmt.Sprintf("gnmi.targets[%d]", i)
+		if rt.Name != "" {
+			path = fmt.Sprintf("gnmi.targets[%s]", rt.Name)
+		}
+		t := GNMITarget{
+			Name: rt.Name, Address: rt.Address, Insecure: rt.Insecure, TLS: rt.TLS,
+			Username: rt.Username, Password: rt.Password, Encoding: rt.Encoding,
+			Timeout: rt.Timeout, Line: nodeLine(tn),
+		}
+		if t.Name == "" {
+			add(nodeLine(tn), path+".name", "must be set")
+		} else if prev, dup := seen[t.Name]; dup {
+			add(keyLine(tn, "name"), path+".name", "duplicate target name (also on line %d)", prev)
+		} else {
+			seen[t.Name] = nodeLine(tn)
+		}
+		if t.Address == "" {
+			add(nodeLine(tn), path+".address", "must be set (host:port)")
+		} else if _, port, err := net.SplitHostPort(t.Address); err != nil {
+			add(keyLine(tn, "address"), path+".address", "%q is not host:port", t.Address)
+		} else if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			add(keyLine(tn, "address"), path+".address", "%q has an invalid port", t.Address)
+		}
+		if t.Insecure && t.TLS != nil {
+			add(keyLine(tn, "insecure"), path+".insecure", "insecure (plaintext) and tls exclude each other")
+		}
+		if t.TLS != nil && (t.TLS.CertFile == "") != (t.TLS.KeyFile == "") {
+			add(keyLine(tn, "tls"), path+".tls", "cert_file and key_file go together")
+		}
+		if t.Password != "" && t.Username == "" {
+			add(keyLine(tn, "password"), path+".password", "needs a username")
+		}
+		switch t.Encoding {
+		case "":
+			t.Encoding = DefaultGNMIEncoding
+		case "json", "json_ietf", "proto":
+		default:
+			add(keyLine(tn, "encoding"), path+".encoding", "must be json, json_ietf or proto, not %q", t.Encoding)
+		}
+		if t.Timeout == 0 {
+			t.Timeout = Duration(DefaultGNMITimeout)
+		} else if t.Timeout < 0 {
+			add(keyLine(tn, "timeout"), path+".timeout", "must be positive")
+		}
+		refsNode := child(tn, "subscriptions")
+		if len(rt.Subscriptions) == 0 {
+			add(nodeLine(tn), path+".subscriptions", "at least one subscription is needed")
+		}
+		mode := ""
+		for j, ref := range rt.Subscriptions {
+			spath := fmt.Sprintf("%s.subscriptions[%d]", path, j)
+			var s GNMISubscription
+			if ref.sub != nil {
+				s = *ref.sub
+				for _, e := range checkGNMISubscription(&s) {
+					add(keyLine(item(refsNode, j), e.key), spath+"."+e.key, "%s", e.msg)
+				}
+			} else {
+				named, ok := out.Subscriptions[ref.name]
+				if !ok {
+					add(ref.line, spath, "no subscription %q in gnmi.subscriptions", ref.name)
+					continue
+				}
+				s = named
+			}
+			// One Subscribe stream per target carries one mode.
+			if mode == "" {
+				mode = s.Mode
+			} else if s.Mode != mode {
+				add(ref.line, spath, "mode %s differs from the target's other subscriptions (%s): a target has one stream, with one mode", s.Mode, mode)
+			}
+			if len(t.Subscriptions) > 0 && s.Prefix != t.Subscriptions[0].Prefix {
+				add(ref.line, spath, "prefix %q differs from the target's first subscription (%q): one stream has one prefix", s.Prefix, t.Subscriptions[0].Prefix)
+			}
+			if len(t.Subscriptions) > 0 && s.Mode == "poll" && s.PollInterval != t.Subscriptions[0].PollInterval {
+				add(ref.line, spath, "poll_interval differs from the target's other subscriptions: one stream polls at one interval")
+			}
+			t.Subscriptions = append(t.Subscriptions, s)
+		}
+		out.Targets = append(out.Targets, t)
+	}
+	return out, errs
+}
+
+type keyErr struct{ key, msg string }
+
+// checkGNMISubscription defaults and validates one subscription.
+func checkGNMISubscription(s *GNMISubscription) []keyErr {
+	var errs []keyErr
+	add := func(key, format string, args ...any) {
+		errs = append(errs, keyErr{key, fmt.Sprintf(format, args...)})
+	}
+	if s.Path == "" {
+		add("path", "must be set")
+	} else if _, err := gpath.Parse(s.Path); err != nil {
+		add("path", "%v", err)
+	}
+	if s.Prefix != "" {
+		if _, err := gpath.Parse(s.Prefix); err != nil {
+			add("prefix", "%v", err)
+		}
+	}
+	switch s.Mode {
+	case "":
+		s.Mode = "stream"
+	case "stream", "once", "poll":
+	default:
+		add("mode", "must be stream, once or poll, not %q", s.Mode)
+	}
+	switch s.StreamMode {
+	case "":
+		if s.Mode == "stream" {
+			s.StreamMode = "target_defined"
+			if s.SampleInterval > 0 {
+				s.StreamMode = "sample"
+			}
+		}
+	case "sample", "on_change", "target_defined":
+		if s.Mode != "stream" {
+			add("stream_mode", "only applies to mode stream (mode is %s)", s.Mode)
+		}
+	default:
+		add("stream_mode", "must be sample, on_change or target_defined, not %q", s.StreamMode)
+	}
+	if s.SampleInterval < 0 {
+		add("sample_interval", "must be positive")
+	}
+	if s.HeartbeatInterval < 0 {
+		add("heartbeat_interval", "must be positive")
+	}
+	if s.StreamMode == "on_change" && s.SampleInterval > 0 {
+		add("sample_interval", "does not apply to stream_mode on_change")
+	}
+	if s.Mode == "poll" {
+		if s.PollInterval == 0 {
+			s.PollInterval = Duration(DefaultGNMIPollInterval)
+		} else if s.PollInterval < 0 {
+			add("poll_interval", "must be positive")
+		}
+	} else if s.PollInterval != 0 {
+		add("poll_interval", "only applies to mode poll (mode is %s)", s.Mode)
+	}
+	return errs
+}

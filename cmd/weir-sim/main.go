@@ -24,6 +24,9 @@ Usage:
                   [--v3-user U --v3-auth-protocol P --v3-auth-password S --v3-priv-protocol P --v3-priv-password S]
                   [--write-config FILE --interval D]
   weir-sim traps  [--target ADDR] [--rate N] [--count N] [--senders N] [--inform]
+  weir-sim gnmi   [--targets N] [--interfaces M] [--neighbors K] [--base-port P] [--toggle-every D]
+                  [--username U --password S] [--tls-cert F --tls-key F [--tls-client-ca F]]
+                  [--write-config FILE --sample-interval D --encoding E]
 `
 
 func main() {
@@ -41,6 +44,8 @@ func main() {
 		err = snmpCmd(ctx, os.Args[2:])
 	case "traps":
 		err = trapsCmd(ctx, os.Args[2:])
+	case "gnmi":
+		err = gnmiCmd(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

@@ -1,4 +1,27 @@
 package main
 
-// gnmiComponents builds the gNMI collector from the config.
-func gnmiComponents(d deps) ([]component, error) { return nil, nil }
+import (
+	"log/slog"
+
+	"github.com/weirnet/weir/collectors/gnmi"
+)
+
+// gnmiComponents builds the gNMI collector from the config; it runs when
+// gnmi.targets lists any.
+func gnmiComponents(d deps) ([]component, error) {
+	c := d.cfg.GNMI
+	if len(c.Targets) == 0 {
+		return nil, nil
+	}
+	m, err := gnmi.NewMetrics(d.reg)
+	if err != nil {
+		return nil, err
+	}
+	col, err := gnmi.New(c, d.broker,
+		gnmi.WithLogger(d.logger.With(slog.String("component", "gnmi"))),
+		gnmi.WithMetrics(m))
+	if err != nil {
+		return nil, err
+	}
+	return []component{{name: "gnmi", run: col.Run}}, nil
+}

@@ -1,0 +1,500 @@
+package gnmi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/weirnet/weir/collectors/gnmi/gpath"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Flatten turns one notification into metrics, one per container path:
+//
+//   - Measurement: the container's path without keys, elements joined with
+//     "_", "-" turned into "_" and YANG module prefixes ("openconfig-
+//     interfaces:") dropped: /interfaces/interface[name=Ethernet1]/state/
+//     counters/in-octets is measurement interfaces_interface_state_counters,
+//     field in-octets.
+//   - Tags: the path keys (name=Ethernet1); a key name already taken by an
+//     earlier element is prefixed with its element name (protocol_name).
+//     Tag "path" holds the container's full path with keys, and with
+//     "origin:" in front when the notification has an origin.
+//   - Fields: leaf names as the target sent them, with gNMI types kept (see
+//     Value). JSON and JSON_IETF values are expanded into leaves, named by
+//     their path relative to the update's path joined with "/"
+//     (state/counters/in-octets); a list inside JSON is expanded with the
+//     entry's index as an element (neighbor/0/peer-as).
+//   - Deletes: one metric per deleted path, measurement from the whole
+//     path, its keys as tags, and the single field deleted=true.
+//
+// Integer fields under a "counters" element are listed in Counters. Time is
+// the notification's timestamp, else receivedAt.
+func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemetry.Metric {
+	if n == nil {
+		return nil
+	}
+	ts := receivedAt
+	if n.GetTimestamp() > 0 {
+		ts = time.Unix(0, n.GetTimestamp()).UTC()
+	}
+	prefix := elems(n.GetPrefix())
+	origin := n.GetPrefix().GetOrigin()
+	var out []telemetry.Metric
+	index := map[string]int{}
+	metricFor := func(container []gpath.Elem, org string) *telemetry.Metric {
+		p := pathKey(container, org)
+		if i, ok := index[p]; ok {
+			return &out[i]
+		}
+		tags := keyTags(container)
+		tags["path"] = p
+		out = append(out, telemetry.Metric{
+			V:           telemetry.Version,
+			Measurement: measurement(container),
+			Device:      device,
+			Tags:        tags,
+			Fields:      map[string]any{},
+			Time:        ts,
+			ReceivedAt:  receivedAt,
+			Source:      Source,
+		})
+		index[p] = len(out) - 1
+		return &out[len(out)-1]
+	}
+	prefixMetric := -1 // the metric of leaves right under the prefix
+	for _, u := range n.GetUpdate() {
+		// The common case, a leaf right under the prefix: no path work.
+		if pe := u.GetPath().GetElem(); len(pe) == 1 && len(pe[0].GetKey()) == 0 && u.GetPath().GetOrigin() == "" {
+			if fv, ok := Value(u.GetVal()); ok {
+				if prefixMetric < 0 {
+					metricFor(prefix, origin)
+					prefixMetric = index[pathKey(prefix, origin)]
+				}
+				setField(&out[prefixMetric], leafName(pe[0].GetName()), fv, hasCounters(prefix) || stripModule(pe[0].GetName()) == "counters")
+				continue
+			}
+		}
+		full := join(prefix, elems(u.GetPath()))
+		org := origin
+		if org == "" {
+			org = u.GetPath().GetOrigin()
+		}
+		v := u.GetVal()
+		if v == nil {
+			// gNMI 0.4 carried the value in the deprecated Value field.
+			if old := u.GetValue(); old != nil {
+				v = &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: old.GetValue()}}
+			}
+		}
+		if blob, ok := jsonBlob(v); ok {
+			var doc any
+			if err := decodeJSON(blob, &doc); err != nil {
+				// Not JSON after all: keep it as a string.
+				container, leaf := split(full)
+				m := metricFor(container, org)
+				m.Fields[leaf] = string(blob)
+				continue
+			}
+			if obj, isObj := doc.(map[string]any); isObj {
+				m := metricFor(full, org)
+				expand(m, "", obj, hasCounters(full))
+				continue
+			}
+			container, leaf := split(full)
+			m := metricFor(container, org)
+			setField(m, leaf, jsonValue(doc), hasCounters(full))
+			continue
+		}
+		container, leaf := split(full)
+		m := metricFor(container, org)
+		if fv, ok := Value(v); ok {
+			setField(m, leaf, fv, hasCounters(full))
+		}
+	}
+	for _, d := range n.GetDelete() {
+		full := join(prefix, elems(d))
+		p := gpath.String(full)
+		org := origin
+		if org == "" {
+			org = d.GetOrigin()
+		}
+		if org != "" {
+			p = org + ":" + p
+		}
+		tags := keyTags(full)
+		tags["path"] = p
+		out = append(out, telemetry.Metric{
+			V:           telemetry.Version,
+			Measurement: measurement(full),
+			Device:      device,
+			Tags:        tags,
+			Fields:      map[string]any{"deleted": true},
+			Time:        ts,
+			ReceivedAt:  receivedAt,
+			Source:      Source,
+		})
+	}
+	// A container whose every update had no usable value has no fields.
+	kept := out[:0]
+	for _, m := range out {
+		if len(m.Fields) > 0 {
+			sort.Strings(m.Counters)
+			kept = append(kept, m)
+		}
+	}
+	return kept
+}
+
+func pathKey(es []gpath.Elem, origin string) string {
+	p := gpath.String(es)
+	if origin != "" {
+		p = origin + ":" + p
+	}
+	return p
+}
+
+func leafName(s string) string {
+	if s = stripModule(s); s == "" {
+		return "value"
+	}
+	return s
+}
+
+// Value converts a scalar TypedValue to a field value: int64 for int,
+// uint64 for uint, float64 for float, double and decimal64, bool, string
+// for string and ascii, base64 (standard, padded) for bytes and
+// proto_bytes, and for a leaf-list a JSON array string of its elements
+// converted the same way (["a","b"], [1,2]). Any is kept as base64 of its
+// serialized form. JSON values are not handled here (Flatten expands them);
+// ok is false for nil and JSON.
+func Value(v *gpb.TypedValue) (any, bool) {
+	switch x := v.GetValue().(type) {
+	case *gpb.TypedValue_IntVal:
+		return x.IntVal, true
+	case *gpb.TypedValue_UintVal:
+		return x.UintVal, true
+	case *gpb.TypedValue_FloatVal:
+		return finite(float64(x.FloatVal)), true
+	case *gpb.TypedValue_DoubleVal:
+		return finite(x.DoubleVal), true
+	case *gpb.TypedValue_DecimalVal:
+		return finite(decimal(x.DecimalVal)), true
+	case *gpb.TypedValue_BoolVal:
+		return x.BoolVal, true
+	case *gpb.TypedValue_StringVal:
+		return x.StringVal, true
+	case *gpb.TypedValue_AsciiVal:
+		return x.AsciiVal, true
+	case *gpb.TypedValue_BytesVal:
+		return base64.StdEncoding.EncodeToString(x.BytesVal), true
+	case *gpb.TypedValue_ProtoBytes:
+		return base64.StdEncoding.EncodeToString(x.ProtoBytes), true
+	case *gpb.TypedValue_AnyVal:
+		b, err := proto.Marshal(x.AnyVal)
+		if err != nil {
+			return nil, false
+		}
+		return base64.StdEncoding.EncodeToString(b), true
+	case *gpb.TypedValue_LeaflistVal:
+		elems := x.LeaflistVal.GetElement()
+		vals := make([]any, 0, len(elems))
+		for _, e := range elems {
+			if blob, ok := jsonBlob(e); ok {
+				var doc any
+				if decodeJSON(blob, &doc) == nil {
+					vals = append(vals, jsonValue(doc))
+					continue
+				}
+				vals = append(vals, string(blob))
+				continue
+			}
+			if ev, ok := Value(e); ok {
+				vals = append(vals, ev)
+			}
+		}
+		b, err := json.Marshal(vals)
+		if err != nil {
+			return nil, false
+		}
+		return string(b), true
+	}
+	return nil, false
+}
+
+// finite keeps NaN and infinities out of the JSON record (encoding/json
+// refuses them): they become strings.
+func finite(f float64) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return f
+}
+
+func decimal(d *gpb.Decimal64) float64 {
+	f := float64(d.GetDigits())
+	p := d.GetPrecision()
+	if p > 0 {
+		f /= math.Pow10(int(min(p, 400)))
+	}
+	return f
+}
+
+func jsonBlob(v *gpb.TypedValue) ([]byte, bool) {
+	switch x := v.GetValue().(type) {
+	case *gpb.TypedValue_JsonVal:
+		return x.JsonVal, true
+	case *gpb.TypedValue_JsonIetfVal:
+		return x.JsonIetfVal, true
+	}
+	return nil, false
+}
+
+func decodeJSON(b []byte, v *any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errTrailing
+	}
+	return nil
+}
+
+type jsonErr string
+
+func (e jsonErr) Error() string { return string(e) }
+
+const errTrailing = jsonErr("trailing data after JSON value")
+
+// jsonValue converts a decoded JSON scalar or array: numbers become int64,
+// else uint64, else float64; strings stay strings (JSON_IETF's quoted
+// 64-bit integers stay strings: without the schema weir cannot tell them
+// from text); arrays become a JSON array string.
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return number(x)
+	case string, bool:
+		return x
+	case nil:
+		return nil
+	default:
+		b, err := json.Marshal(normalize(x))
+		if err != nil {
+			return nil
+		}
+		return string(b)
+	}
+}
+
+func normalize(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return number(x)
+	case []any:
+		for i := range x {
+			x[i] = normalize(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = normalize(x[k])
+		}
+	}
+	return v
+}
+
+func number(n json.Number) any {
+	s := string(n)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i
+	}
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return u
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return finite(f)
+	}
+	return s
+}
+
+// expand adds the leaves of a JSON object to m, named by their path
+// relative to the update.
+func expand(m *telemetry.Metric, rel string, v any, counters bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			name := stripModule(k)
+			expand(m, joinRel(rel, name), x[k], counters || name == "counters")
+		}
+	case []any:
+		if len(x) > 0 && allObjects(x) {
+			for i, e := range x {
+				expand(m, joinRel(rel, strconv.Itoa(i)), e, counters)
+			}
+			return
+		}
+		if rel == "" {
+			rel = "value"
+		}
+		setField(m, rel, jsonValue(x), counters)
+	case nil:
+		// JSON null carries nothing.
+	default:
+		if rel == "" {
+			rel = "value"
+		}
+		setField(m, rel, jsonValue(x), counters)
+	}
+}
+
+func allObjects(xs []any) bool {
+	for _, x := range xs {
+		if _, ok := x.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func joinRel(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "/" + b
+}
+
+func setField(m *telemetry.Metric, name string, v any, counter bool) {
+	if v == nil {
+		return
+	}
+	if _, dup := m.Fields[name]; !dup && counter {
+		switch v.(type) {
+		case int64, uint64:
+			m.Counters = append(m.Counters, name)
+		}
+	}
+	m.Fields[name] = v
+}
+
+func hasCounters(es []gpath.Elem) bool {
+	for _, e := range es {
+		if stripModule(e.Name) == "counters" {
+			return true
+		}
+	}
+	return false
+}
+
+// elems reads a gNMI path's elements, or its deprecated string elements.
+func elems(p *gpb.Path) []gpath.Elem {
+	if p == nil {
+		return nil
+	}
+	if pe := p.GetElem(); len(pe) > 0 {
+		out := make([]gpath.Elem, 0, len(pe))
+		for _, e := range pe {
+			out = append(out, gpath.Elem{Name: e.GetName(), Keys: e.GetKey()})
+		}
+		return out
+	}
+	if old := p.GetElement(); len(old) > 0 {
+		if es, err := gpath.Parse(strings.Join(old, "/")); err == nil {
+			return es
+		}
+		out := make([]gpath.Elem, 0, len(old))
+		for _, s := range old {
+			out = append(out, gpath.Elem{Name: s})
+		}
+		return out
+	}
+	return nil
+}
+
+func join(a, b []gpath.Elem) []gpath.Elem {
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]gpath.Elem, 0, len(a)+len(b))
+	return append(append(out, a...), b...)
+}
+
+// split separates a leaf path into its container and the leaf's name.
+func split(full []gpath.Elem) ([]gpath.Elem, string) {
+	if len(full) == 0 {
+		return nil, "value"
+	}
+	last := full[len(full)-1]
+	if len(last.Keys) > 0 {
+		// A keyed element is a list entry, not a leaf: keep it in the
+		// container so its keys become tags.
+		return full, "value"
+	}
+	name := stripModule(last.Name)
+	if name == "" {
+		name = "value"
+	}
+	return full[:len(full)-1], name
+}
+
+func measurement(es []gpath.Elem) string {
+	if len(es) == 0 {
+		return "root"
+	}
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteString(strings.ReplaceAll(stripModule(e.Name), "-", "_"))
+	}
+	return b.String()
+}
+
+// keyTags turns path keys into tags; a key name used twice (name in
+// network-instance and protocol) is prefixed by its element's name the
+// second time; "path" is reserved.
+func keyTags(es []gpath.Elem) map[string]string {
+	tags := make(map[string]string, 4)
+	for _, e := range es {
+		if len(e.Keys) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(e.Keys))
+		for k := range e.Keys {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			name := stripModule(k)
+			if _, taken := tags[name]; taken || name == "path" {
+				name = strings.ReplaceAll(stripModule(e.Name), "-", "_") + "_" + name
+			}
+			tags[name] = e.Keys[k]
+		}
+	}
+	return tags
+}
+
+// stripModule drops a YANG module prefix: "openconfig-interfaces:state" is
+// "state".
+func stripModule(s string) string {
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && i+1 < len(s) {
+		return s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,246 @@
+package gnmi
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+func mustPath(t testing.TB, s string) *gpb.Path {
+	p, err := ParsePath(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func upd(t testing.TB, path string, v *gpb.TypedValue) *gpb.Update {
+	return &gpb.Update{Path: mustPath(t, path), Val: v}
+}
+
+func TestFlattenTypedValues(t *testing.T) {
+	recv := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ts := time.Date(2026, 1, 2, 3, 4, 0, 123, time.UTC)
+	n := &gpb.Notification{
+		Timestamp: ts.UnixNano(),
+		Prefix:    mustPath(t, "/interfaces/interface[name=Ethernet1/1]"),
+		Update: []*gpb.Update{
+			upd(t, "state/counters/in-octets", &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: math.MaxUint64}}),
+			upd(t, "state/counters/in-errors", &gpb.TypedValue{Value: &gpb.TypedValue_IntVal{IntVal: -7}}),
+			upd(t, "state/counters/carrier-transitions", &gpb.TypedValue{Value: &gpb.TypedValue_DecimalVal{DecimalVal: &gpb.Decimal64{Digits: 12345, Precision: 2}}}),
+			upd(t, "state/mtu", &gpb.TypedValue{Value: &gpb.TypedValue_IntVal{IntVal: 9214}}),
+			upd(t, "state/enabled", &gpb.TypedValue{Value: &gpb.TypedValue_BoolVal{BoolVal: true}}),
+			upd(t, "state/description", &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "uplink"}}),
+			upd(t, "state/ascii", &gpb.TypedValue{Value: &gpb.TypedValue_AsciiVal{AsciiVal: "a"}}),
+			upd(t, "state/float", &gpb.TypedValue{Value: &gpb.TypedValue_FloatVal{FloatVal: 1.5}}),
+			upd(t, "state/double", &gpb.TypedValue{Value: &gpb.TypedValue_DoubleVal{DoubleVal: 2.25}}),
+			upd(t, "state/bytes", &gpb.TypedValue{Value: &gpb.TypedValue_BytesVal{BytesVal: []byte{0, 1, 2, 0xff}}}),
+			upd(t, "state/nan", &gpb.TypedValue{Value: &gpb.TypedValue_DoubleVal{DoubleVal: math.NaN()}}),
+			upd(t, "state/tpids", &gpb.TypedValue{Value: &gpb.TypedValue_LeaflistVal{LeaflistVal: &gpb.ScalarArray{Element: []*gpb.TypedValue{
+				{Value: &gpb.TypedValue_StringVal{StringVal: "TPID_0X8100"}}, {Value: &gpb.TypedValue_StringVal{StringVal: "TPID_0X88A8"}}}}}}),
+			upd(t, "state/vlans", &gpb.TypedValue{Value: &gpb.TypedValue_LeaflistVal{LeaflistVal: &gpb.ScalarArray{Element: []*gpb.TypedValue{
+				{Value: &gpb.TypedValue_UintVal{UintVal: 10}}, {Value: &gpb.TypedValue_IntVal{IntVal: 20}}}}}}),
+		},
+	}
+	ms := Flatten("spine1", n, recv)
+	if len(ms) != 2 {
+		t.Fatalf("want 2 metrics (counters, state), got %d: %+v", len(ms), ms)
+	}
+	byM := map[string]telemetry.Metric{}
+	for _, m := range ms {
+		byM[m.Measurement] = m
+		if m.Device != "spine1" || !m.Time.Equal(ts) || !m.ReceivedAt.Equal(recv) || m.Source != "gnmi" || m.V != 1 || m.Tags["name"] != "Ethernet1/1" {
+			t.Errorf("%s: %+v", m.Measurement, m)
+		}
+	}
+	c := byM["interfaces_interface_state_counters"]
+	if c.Tags["path"] != "/interfaces/interface[name=Ethernet1/1]/state/counters" {
+		t.Errorf("path tag: %q", c.Tags["path"])
+	}
+	wantC := map[string]any{"in-octets": uint64(math.MaxUint64), "in-errors": int64(-7), "carrier-transitions": 123.45}
+	if !reflect.DeepEqual(c.Fields, wantC) {
+		t.Errorf("counters fields: %#v", c.Fields)
+	}
+	if !reflect.DeepEqual(c.Counters, []string{"in-errors", "in-octets"}) {
+		t.Errorf("counters: %v", c.Counters)
+	}
+	s := byM["interfaces_interface_state"]
+	wantS := map[string]any{
+		"mtu": int64(9214), "enabled": true, "description": "uplink", "ascii": "a", "float": 1.5, "double": 2.25,
+		"bytes": "AAEC/w==", "nan": "NaN", "tpids": `["TPID_0X8100","TPID_0X88A8"]`, "vlans": `[10,20]`,
+	}
+	if !reflect.DeepEqual(s.Fields, wantS) {
+		t.Errorf("state fields:\n got %#v\nwant %#v", s.Fields, wantS)
+	}
+	if len(s.Counters) != 0 {
+		t.Errorf("state counters: %v", s.Counters)
+	}
+	for _, m := range ms {
+		if _, err := json.Marshal(m); err != nil {
+			t.Errorf("encode %s: %v", m.Measurement, err)
+		}
+	}
+}
+
+func TestFlattenJSON(t *testing.T) {
+	recv := time.Now().UTC()
+	n := &gpb.Notification{
+		// No timestamp: receive time.
+		Update: []*gpb.Update{
+			{Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{
+				JsonVal: []byte(`{"in-octets": 18446744073709551615, "in-errors": -1, "rate": 1.5, "up": true, "name": "x", "tpids": ["a","b"], "nothing": null}`)}}},
+			{Path: mustPath(t, "/interfaces/interface[name=Ethernet2]"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{
+				JsonIetfVal: []byte(`{"openconfig-interfaces:state": {"counters": {"in-octets": "123", "out-octets": 5}, "oper-status": "UP"}, "subinterfaces": {"subinterface": [{"index": 0, "state": {"enabled": true}}]}}`)}}},
+			{Path: mustPath(t, "/system/state/hostname"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: []byte(`"spine1"`)}}},
+			{Path: mustPath(t, "/system/state/bad"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: []byte(`{not json`)}}},
+		},
+	}
+	ms := Flatten("d", n, recv)
+	byPath := map[string]telemetry.Metric{}
+	for _, m := range ms {
+		byPath[m.Tags["path"]] = m
+		if !m.Time.Equal(recv) {
+			t.Errorf("time %v, want receive time", m.Time)
+		}
+	}
+	e1 := byPath["/interfaces/interface[name=Ethernet1]/state/counters"]
+	want1 := map[string]any{"in-octets": uint64(math.MaxUint64), "in-errors": int64(-1), "rate": 1.5, "up": true, "name": "x", "tpids": `["a","b"]`}
+	if e1.Measurement != "interfaces_interface_state_counters" || !reflect.DeepEqual(e1.Fields, want1) {
+		t.Errorf("json: %s %#v", e1.Measurement, e1.Fields)
+	}
+	e2 := byPath["/interfaces/interface[name=Ethernet2]"]
+	want2 := map[string]any{
+		"state/counters/in-octets": "123", "state/counters/out-octets": int64(5), "state/oper-status": "UP",
+		"subinterfaces/subinterface/0/index": int64(0), "subinterfaces/subinterface/0/state/enabled": true,
+	}
+	if e2.Measurement != "interfaces_interface" || e2.Tags["name"] != "Ethernet2" || !reflect.DeepEqual(e2.Fields, want2) {
+		t.Errorf("json_ietf: %s %v %#v", e2.Measurement, e2.Tags, e2.Fields)
+	}
+	if !reflect.DeepEqual(e2.Counters, []string{"state/counters/out-octets"}) {
+		t.Errorf("json_ietf counters: %v", e2.Counters)
+	}
+	sys := byPath["/system/state"]
+	if !reflect.DeepEqual(sys.Fields, map[string]any{"hostname": "spine1", "bad": "{not json"}) {
+		t.Errorf("scalar json: %#v", sys.Fields)
+	}
+}
+
+func TestFlattenDeletesAndTags(t *testing.T) {
+	n := &gpb.Notification{
+		Timestamp: 1,
+		Prefix:    &gpb.Path{Origin: "openconfig", Elem: mustPath(t, "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors").Elem},
+		Update: []*gpb.Update{
+			upd(t, "neighbor[neighbor-address=10.0.0.1]/state/session-state", &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "ESTABLISHED"}}),
+		},
+		Delete: []*gpb.Path{mustPath(t, "neighbor[neighbor-address=10.0.0.2]")},
+	}
+	ms := Flatten("d", n, time.Now())
+	if len(ms) != 2 {
+		t.Fatalf("%+v", ms)
+	}
+	u, d := ms[0], ms[1]
+	wantTags := map[string]string{"name": "default", "identifier": "BGP", "protocol_name": "BGP", "neighbor-address": "10.0.0.1",
+		"path": "openconfig:/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.1]/state"}
+	if u.Measurement != "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor_state" || !reflect.DeepEqual(u.Tags, wantTags) ||
+		u.Fields["session-state"] != "ESTABLISHED" {
+		t.Errorf("update: %s %v %v", u.Measurement, u.Tags, u.Fields)
+	}
+	if d.Measurement != "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor" || d.Tags["neighbor-address"] != "10.0.0.2" ||
+		!reflect.DeepEqual(d.Fields, map[string]any{"deleted": true}) || d.Time != time.Unix(0, 1).UTC() {
+		t.Errorf("delete: %+v", d)
+	}
+}
+
+// FuzzFlatten feeds arbitrary notifications (and JSON values) to Flatten:
+// it must not panic, every field must have a documented type, and every
+// record must encode.
+func FuzzFlatten(f *testing.F) {
+	seed := &gpb.Notification{Timestamp: 5, Prefix: &gpb.Path{Elem: []*gpb.PathElem{{Name: "a", Key: map[string]string{"k": "v"}}}},
+		Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "b"}}}, Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 3}}}},
+		Delete: []*gpb.Path{{Element: []string{"x[y=z]", "w"}}}}
+	b, _ := proto.Marshal(seed)
+	f.Add(b, []byte(`{"a":{"b":[1,2]},"c":[{"d":1e400}]}`))
+	f.Add([]byte{}, []byte(`[null]`))
+	f.Add([]byte{}, []byte(`{"x:y":{"z:":1},"":2}`))
+	f.Add([]byte{}, []byte(`{"a<b>\u0000\"é\u2028":{"f":-1.5e-7,"g":1e21,"h":123456789.125,"s":"x&y"}}`))
+	f.Fuzz(func(t *testing.T, pb, js []byte) {
+		var n gpb.Notification
+		if proto.Unmarshal(pb, &n) != nil {
+			return
+		}
+		n.Update = append(n.Update, &gpb.Update{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "j"}}}, Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: js}}})
+		for _, m := range Flatten("dev", &n, time.Unix(1, 0)) {
+			if m.Device != "dev" || m.Measurement == "" || len(m.Fields) == 0 {
+				t.Fatalf("bad metric %+v", m)
+			}
+			for k, v := range m.Fields {
+				switch v.(type) {
+				case int64, uint64, float64, bool, string:
+				default:
+					t.Fatalf("field %q has type %T", k, v)
+				}
+			}
+			if !sort.StringsAreSorted(m.Counters) {
+				t.Fatalf("counters unsorted: %v", m.Counters)
+			}
+			want, err := json.Marshal(m)
+			if err != nil {
+				t.Fatalf("encode: %v (%+v)", err, m)
+			}
+			got, _, err := appendMetric(nil, &m, nil)
+			if err != nil || string(got) != string(want) {
+				t.Fatalf("appendMetric differs from json.Marshal:\n got %s (%v)\nwant %s", got, err, want)
+			}
+		}
+	})
+}
+
+func TestQueueBounded(t *testing.T) {
+	q := newQueue(maxBatch + 10)
+	for i := 0; i < maxBatch+10; i++ {
+		if !q.push(item{n: &gpb.Notification{Timestamp: int64(i)}}) {
+			t.Fatalf("push %d refused", i)
+		}
+	}
+	if q.push(item{}) {
+		t.Fatal("push past the bound accepted")
+	}
+	ctx := t.Context()
+	b, ok := q.take(ctx, nil)
+	if !ok || len(b) != maxBatch || b[0].n.GetTimestamp() != 0 {
+		t.Fatalf("first take: %d", len(b))
+	}
+	b, ok = q.take(ctx, b)
+	if !ok || len(b) != 10 || b[0].n.GetTimestamp() != maxBatch {
+		t.Fatalf("second take: %d", len(b))
+	}
+	if !q.push(item{}) {
+		t.Fatal("push after draining refused")
+	}
+}
+
+// BenchmarkFlattenEncode: one interface's 10 counters (PROTO, as the
+// simulator sends them) flattened and encoded; ns/op divided by 10 is the
+// cost per update.
+func BenchmarkFlattenEncode(b *testing.B) {
+	n := &gpb.Notification{Timestamp: time.Now().UnixNano(), Prefix: mustPath(b, "/interfaces/interface[name=Ethernet1]/state/counters")}
+	for i, c := range []string{"in-octets", "in-unicast-pkts", "in-multicast-pkts", "in-broadcast-pkts", "in-discards", "in-errors", "out-octets", "out-unicast-pkts", "out-multicast-pkts", "out-discards"} {
+		n.Update = append(n.Update, &gpb.Update{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: c}}}, Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: uint64(i) << 40}}})
+	}
+	var buf []byte
+	var keys []string
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, m := range Flatten("spine1", n, time.Now()) {
+			buf, keys, _ = appendMetric(buf[:0], &m, keys)
+		}
+	}
+}

@@ -1,0 +1,632 @@
+// Package gnmi is weir's gNMI collector: it dials each configured target,
+// holds one Subscribe stream per target (STREAM with SAMPLE, ON_CHANGE or
+// TARGET_DEFINED, ONCE or POLL), reconnects with exponential backoff and
+// jitter, and publishes every notification, flattened to telemetry.Metric
+// records (see Flatten), to raw.gnmi keyed by the target's name.
+//
+// Each target is isolated: its stream is read by its own goroutine into a
+// bounded queue, and its own publisher drains the queue into the broker,
+// so a target that floods or a slow broker costs that target counted drops
+// and never stalls another target or the stream's reads.
+package gnmi
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/gnmi/gpath"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Source is the "source" header and Metric.Source of every record.
+const Source = "gnmi"
+
+// maxBatch bounds the notifications one Produce call carries.
+const maxBatch = 512
+
+// Option configures a Collector.
+type Option func(*Collector)
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(c *Collector) { c.log = l } }
+
+// WithMetrics sets the self-metrics (default: unregistered ones).
+func WithMetrics(m *Metrics) Option { return func(c *Collector) { c.m = m } }
+
+// WithDialOptions adds gRPC dial options to every target's connection.
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(c *Collector) { c.dialOpts = append(c.dialOpts, opts...) }
+}
+
+// Collector subscribes to gNMI targets and publishes their notifications.
+type Collector struct {
+	cfg      configs.GNMI
+	b        broker.Broker
+	topic    string
+	log      *slog.Logger
+	m        *Metrics
+	dialOpts []grpc.DialOption
+	targets  []*target
+}
+
+// New builds a collector for cfg's targets, publishing through b. TLS
+// files are read here, so a missing CA fails at start.
+func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) {
+	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(c)
+	}
+	if b == nil {
+		return nil, errors.New("gnmi: no broker")
+	}
+	if c.topic == "" {
+		c.topic = telemetry.TopicRawGNMI
+	}
+	if c.m == nil {
+		m, err := NewMetrics(nil)
+		if err != nil {
+			return nil, err
+		}
+		c.m = m
+	}
+	if c.cfg.QueueSize <= 0 {
+		c.cfg.QueueSize = configs.DefaultGNMIQueueSize
+	}
+	if c.cfg.RetryMin <= 0 {
+		c.cfg.RetryMin = configs.Duration(configs.DefaultGNMIRetryMin)
+	}
+	if c.cfg.RetryMax < c.cfg.RetryMin {
+		c.cfg.RetryMax = max(c.cfg.RetryMin, configs.Duration(configs.DefaultGNMIRetryMax))
+	}
+	for _, tc := range cfg.Targets {
+		t, err := c.newTarget(tc)
+		if err != nil {
+			return nil, err
+		}
+		c.targets = append(c.targets, t)
+	}
+	return c, nil
+}
+
+// Run subscribes to every target until ctx is done, then returns nil once
+// every stream and publisher has stopped.
+func (c *Collector) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, t := range c.targets {
+		wg.Go(func() { t.run(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// TargetStatus is a target's state, for tests and diagnostics.
+type TargetStatus struct {
+	Name       string
+	Connected  bool
+	Synced     bool
+	Sessions   int
+	LastError  error
+	LastUpdate time.Time
+}
+
+// Status returns every target's state.
+func (c *Collector) Status() []TargetStatus {
+	out := make([]TargetStatus, 0, len(c.targets))
+	for _, t := range c.targets {
+		t.mu.Lock()
+		out = append(out, t.st)
+		t.mu.Unlock()
+	}
+	return out
+}
+
+type item struct {
+	n  *gpb.Notification
+	at time.Time
+}
+
+type target struct {
+	c     *Collector
+	cfg   configs.GNMITarget
+	creds credentials.TransportCredentials
+	req   *gpb.SubscribeRequest
+	poll  time.Duration
+	queue *queue
+	key   []byte
+
+	mu sync.Mutex
+	st TargetStatus
+
+	connected, lastUpdate prometheus.Gauge
+	reconnects, updates   prometheus.Counter
+	syncs, published      prometheus.Counter
+	dropQueue, dropPub    prometheus.Counter
+	dropEncode            prometheus.Counter
+}
+
+func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
+	if tc.Timeout <= 0 {
+		tc.Timeout = configs.Duration(configs.DefaultGNMITimeout)
+	}
+	creds, err := transportCreds(tc)
+	if err != nil {
+		return nil, fmt.Errorf("gnmi %s: %w", tc.Name, err)
+	}
+	req, err := subscribeRequest(tc)
+	if err != nil {
+		return nil, fmt.Errorf("gnmi %s: %w", tc.Name, err)
+	}
+	t := &target{
+		c: c, cfg: tc, creds: creds, req: req,
+		queue:      newQueue(c.cfg.QueueSize),
+		key:        []byte(tc.Name),
+		st:         TargetStatus{Name: tc.Name},
+		connected:  c.m.Connected.WithLabelValues(tc.Name),
+		lastUpdate: c.m.LastUpdate.WithLabelValues(tc.Name),
+		reconnects: c.m.Reconnects.WithLabelValues(tc.Name),
+		updates:    c.m.Updates.WithLabelValues(tc.Name),
+		syncs:      c.m.Syncs.WithLabelValues(tc.Name),
+		published:  c.m.Published.WithLabelValues(tc.Name),
+		dropQueue:  c.m.Dropped.WithLabelValues(tc.Name, DropQueueFull),
+		dropPub:    c.m.Dropped.WithLabelValues(tc.Name, DropPublishError),
+		dropEncode: c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
+	}
+	if len(tc.Subscriptions) > 0 && tc.Subscriptions[0].Mode == "poll" {
+		t.poll = tc.Subscriptions[0].PollInterval.Std()
+		if t.poll <= 0 {
+			t.poll = configs.DefaultGNMIPollInterval
+		}
+	}
+	t.connected.Set(0)
+	return t, nil
+}
+
+func transportCreds(tc configs.GNMITarget) (credentials.TransportCredentials, error) {
+	if tc.Insecure {
+		return insecure.NewCredentials(), nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if t := tc.TLS; t != nil {
+		cfg.ServerName = t.ServerName
+		cfg.InsecureSkipVerify = t.SkipVerify
+		if t.CAFile != "" {
+			pem, err := os.ReadFile(t.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("tls ca_file: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", t.CAFile)
+			}
+			cfg.RootCAs = pool
+		}
+		if t.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("tls cert_file/key_file: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+	}
+	return credentials.NewTLS(cfg), nil
+}
+
+// subscribeRequest builds the target's one SubscribeRequest.
+func subscribeRequest(tc configs.GNMITarget) (*gpb.SubscribeRequest, error) {
+	list := &gpb.SubscriptionList{}
+	switch tc.Encoding {
+	case "", "json":
+		list.Encoding = gpb.Encoding_JSON
+	case "json_ietf":
+		list.Encoding = gpb.Encoding_JSON_IETF
+	case "proto":
+		list.Encoding = gpb.Encoding_PROTO
+	default:
+		return nil, fmt.Errorf("unknown encoding %q", tc.Encoding)
+	}
+	if len(tc.Subscriptions) == 0 {
+		return nil, errors.New("no subscriptions")
+	}
+	first := tc.Subscriptions[0]
+	switch first.Mode {
+	case "", "stream":
+		list.Mode = gpb.SubscriptionList_STREAM
+	case "once":
+		list.Mode = gpb.SubscriptionList_ONCE
+	case "poll":
+		list.Mode = gpb.SubscriptionList_POLL
+	default:
+		return nil, fmt.Errorf("unknown mode %q", first.Mode)
+	}
+	if first.Prefix != "" {
+		p, err := ParsePath(first.Prefix, "")
+		if err != nil {
+			return nil, err
+		}
+		list.Prefix = p
+	}
+	for _, s := range tc.Subscriptions {
+		p, err := ParsePath(s.Path, s.Origin)
+		if err != nil {
+			return nil, err
+		}
+		sub := &gpb.Subscription{
+			Path:              p,
+			SampleInterval:    uint64(s.SampleInterval.Std().Nanoseconds()),
+			HeartbeatInterval: uint64(s.HeartbeatInterval.Std().Nanoseconds()),
+			SuppressRedundant: s.SuppressRedundant,
+		}
+		switch s.StreamMode {
+		case "sample":
+			sub.Mode = gpb.SubscriptionMode_SAMPLE
+		case "on_change":
+			sub.Mode = gpb.SubscriptionMode_ON_CHANGE
+		default:
+			sub.Mode = gpb.SubscriptionMode_TARGET_DEFINED
+		}
+		if s.UpdatesOnly {
+			list.UpdatesOnly = true
+		}
+		list.Subscription = append(list.Subscription, sub)
+	}
+	return &gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Subscribe{Subscribe: list}}, nil
+}
+
+// ParsePath parses a path string (/a/b[k=v]/c) into a gNMI path.
+func ParsePath(s, origin string) (*gpb.Path, error) {
+	es, err := gpath.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &gpb.Path{Origin: origin}
+	for _, e := range es {
+		p.Elem = append(p.Elem, &gpb.PathElem{Name: e.Name, Key: e.Keys})
+	}
+	return p, nil
+}
+
+// PathString prints a gNMI path in the form ParsePath reads.
+func PathString(p *gpb.Path) string { return gpath.String(elems(p)) }
+
+// errOnceDone ends a ONCE subscription that got its sync_response.
+var errOnceDone = errors.New("once subscription complete")
+
+func (t *target) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { t.publishLoop(ctx) })
+	defer wg.Wait()
+	defer t.connected.Set(0)
+	log := t.c.log.With(slog.String("target", t.cfg.Name))
+	retryMin, retryMax := t.c.cfg.RetryMin.Std(), t.c.cfg.RetryMax.Std()
+	backoff := retryMin
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			t.reconnects.Inc()
+		}
+		t.mu.Lock()
+		t.st.Sessions++
+		t.mu.Unlock()
+		got, err := t.session(ctx, log)
+		t.setConnected(false)
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errOnceDone) {
+			log.Info("gnmi once subscription complete")
+			return
+		}
+		code := status.Code(err) // finds the status through the wrapping
+		t.c.m.Errors.WithLabelValues(t.cfg.Name, code.String()).Inc()
+		t.mu.Lock()
+		t.st.LastError = err
+		t.mu.Unlock()
+		if got {
+			backoff = retryMin
+		}
+		wait := jitter(backoff)
+		log.Warn("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		backoff = min(backoff*2, retryMax)
+	}
+}
+
+// jitter spreads d over [0.75d, 1.25d) so targets that failed together do
+// not reconnect together.
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
+}
+
+func (t *target) setConnected(up bool) {
+	t.mu.Lock()
+	t.st.Connected = up
+	if !up {
+		t.st.Synced = false
+	}
+	t.mu.Unlock()
+	if up {
+		t.connected.Set(1)
+	} else {
+		t.connected.Set(0)
+	}
+}
+
+// session dials, checks Capabilities, subscribes and reads the stream
+// until it fails or ctx ends; got reports whether the target answered.
+func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err error) {
+	name := t.cfg.Name
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(t.creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+	}, t.c.dialOpts...)
+	conn, err := grpc.NewClient(t.cfg.Address, opts...)
+	if err != nil {
+		return false, fmt.Errorf("gnmi %s: dial %s: %w", name, t.cfg.Address, err)
+	}
+	defer conn.Close()
+	if t.cfg.Username != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "username", t.cfg.Username, "password", t.cfg.Password)
+	}
+	client := gpb.NewGNMIClient(conn)
+
+	if err := t.capabilities(ctx, client, log); err != nil {
+		return false, err
+	}
+
+	stream, err := client.Subscribe(ctx)
+	if err != nil {
+		return false, t.rpcError("subscribe", err)
+	}
+	if err := stream.Send(t.req); err != nil {
+		_, rerr := stream.Recv() // the status explains a failed send
+		if rerr != nil && rerr != io.EOF {
+			err = rerr
+		}
+		return false, t.rpcError("subscribe", err)
+	}
+	var pollers sync.WaitGroup
+	defer pollers.Wait()
+	defer cancel()
+	polling := false
+	once := t.req.GetSubscribe().GetMode() == gpb.SubscriptionList_ONCE
+	for {
+		resp, err := stream.Recv()
+		if err == io.EOF {
+			return got, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
+		}
+		if err != nil {
+			return got, t.rpcError("subscribe", err)
+		}
+		if !got {
+			got = true
+			t.setConnected(true)
+			log.Info("gnmi subscribed", slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String())))
+		}
+		switch r := resp.GetResponse().(type) {
+		case *gpb.SubscribeResponse_Update:
+			now := time.Now()
+			n := r.Update
+			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
+			t.lastUpdate.Set(float64(now.UnixNano()) / 1e9)
+			if !t.queue.push(item{n: n, at: now}) {
+				t.dropQueue.Inc()
+			}
+		case *gpb.SubscribeResponse_SyncResponse:
+			t.syncs.Inc()
+			t.mu.Lock()
+			first := !t.st.Synced
+			t.st.Synced = true
+			t.st.LastUpdate = time.Now()
+			t.mu.Unlock()
+			if first {
+				log.Debug("gnmi sync_response: initial state received")
+			}
+			if once {
+				// Let the publisher see what came before the sync.
+				return got, errOnceDone
+			}
+			if t.poll > 0 && !polling {
+				polling = true
+				pollers.Go(func() { t.pollLoop(ctx, stream, log) })
+			}
+		case *gpb.SubscribeResponse_Error:
+			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.Int("code", int(r.Error.GetCode())))
+		}
+	}
+}
+
+// pollLoop asks a POLL subscription for data every interval.
+func (t *target) pollLoop(ctx context.Context, stream gpb.GNMI_SubscribeClient, log *slog.Logger) {
+	tick := time.NewTicker(t.poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Poll{Poll: &gpb.Poll{}}}); err != nil {
+				log.Debug("gnmi poll send failed", slog.Any("err", err))
+				return
+			}
+		}
+	}
+}
+
+func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *slog.Logger) error {
+	cctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout.Std())
+	defer cancel()
+	caps, err := client.Capabilities(cctx, &gpb.CapabilityRequest{})
+	if status.Code(err) == codes.Unimplemented {
+		log.Debug("gnmi target does not implement Capabilities")
+		return nil
+	}
+	if err != nil {
+		return t.rpcError("capabilities", err)
+	}
+	encs := make([]string, 0, len(caps.GetSupportedEncodings()))
+	supported := false
+	for _, e := range caps.GetSupportedEncodings() {
+		encs = append(encs, strings.ToLower(e.String()))
+		if e == t.req.GetSubscribe().GetEncoding() {
+			supported = true
+		}
+	}
+	log.Info("gnmi capabilities", slog.String("gnmi_version", caps.GetGNMIVersion()),
+		slog.Int("models", len(caps.GetSupportedModels())), slog.String("encodings", strings.Join(encs, ",")))
+	if len(encs) > 0 && !supported {
+		log.Warn("gnmi target does not list the configured encoding", slog.String("encoding", t.cfg.Encoding), slog.String("supported", strings.Join(encs, ",")))
+	}
+	return nil
+}
+
+// rpcError wraps a gRPC error with the target and the call, and says
+// plainly when credentials were refused.
+func (t *target) rpcError(call string, err error) error {
+	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		who := "without credentials"
+		if t.cfg.Username != "" {
+			who = fmt.Sprintf("for user %q", t.cfg.Username)
+		}
+		return fmt.Errorf("gnmi %s: %s: %s refused the credentials %s: %w", t.cfg.Name, call, t.cfg.Address, who, err)
+	}
+	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
+}
+
+var headers = []broker.Header{
+	{Key: telemetry.HeaderSource, Value: []byte(Source)},
+	{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)},
+}
+
+// queue is a target's bounded queue of notifications. Its memory follows
+// the backlog (a channel would hold queue_size slots per target from the
+// start, which at thousands of targets is most of weir's memory).
+type queue struct {
+	mu     sync.Mutex
+	items  []item
+	spare  []item
+	max    int
+	notify chan struct{}
+}
+
+func newQueue(max int) *queue { return &queue{max: max, notify: make(chan struct{}, 1)} }
+
+// push adds it unless the queue is full; it never blocks.
+func (q *queue) push(it item) bool {
+	q.mu.Lock()
+	if len(q.items) >= q.max {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take moves up to maxBatch items into dst, waiting for one; false when
+// ctx is done.
+func (q *queue) take(ctx context.Context, dst []item) ([]item, bool) {
+	for {
+		q.mu.Lock()
+		if n := len(q.items); n > 0 {
+			if n <= maxBatch {
+				dst = append(dst[:0], q.items...)
+				clear(q.items)
+				q.items, q.spare = q.spare[:0], q.items[:0]
+				if cap(q.spare) > 4*maxBatch {
+					q.spare = nil // let a past burst's memory go
+				}
+			} else {
+				dst = append(dst[:0], q.items[:maxBatch]...)
+				rest := copy(q.items, q.items[maxBatch:])
+				clear(q.items[rest:])
+				q.items = q.items[:rest]
+			}
+			q.mu.Unlock()
+			return dst, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return dst, false
+		case <-q.notify:
+		}
+	}
+}
+
+// publishLoop drains the queue into the broker, in batches.
+func (t *target) publishLoop(ctx context.Context) {
+	batch := make([]item, 0, maxBatch)
+	var recs []broker.Record
+	var keys []string
+	for {
+		// One buffer per batch holds every record's value: the broker
+		// copies values into its log before Produce returns.
+		var buf []byte
+		var ok bool
+		if batch, ok = t.queue.take(ctx, batch); !ok {
+			return
+		}
+		recs = recs[:0]
+		for _, it := range batch {
+			for _, m := range Flatten(t.cfg.Name, it.n, it.at) {
+				start := len(buf)
+				var err error
+				buf, keys, err = appendMetric(buf, &m, keys)
+				if err != nil {
+					buf = buf[:start]
+					t.dropEncode.Inc()
+					t.c.log.Warn("gnmi encode failed", slog.String("target", t.cfg.Name), slog.String("measurement", m.Measurement), slog.Any("err", err))
+					continue
+				}
+				recs = append(recs, broker.Record{Timestamp: m.ReceivedAt, Key: t.key, Value: buf[start:len(buf):len(buf)], Headers: headers})
+			}
+		}
+		clear(batch) // do not pin notifications until the next batch
+		if len(recs) == 0 {
+			continue
+		}
+		if err := t.c.b.Produce(ctx, t.c.topic, recs); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			t.dropPub.Add(float64(len(recs)))
+			t.c.log.Warn("gnmi publish failed", slog.String("target", t.cfg.Name), slog.String("topic", t.c.topic), slog.Int("records", len(recs)),
+				slog.Any("err", fmt.Errorf("gnmi %s: publish to %s: %w", t.cfg.Name, t.c.topic, err)))
+			continue
+		}
+		t.published.Add(float64(len(recs)))
+	}
+}

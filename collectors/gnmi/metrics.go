@@ -1,0 +1,93 @@
+package gnmi
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the collector's self-metrics, per target.
+type Metrics struct {
+	Connected  *prometheus.GaugeVec
+	Reconnects *prometheus.CounterVec
+	Updates    *prometheus.CounterVec
+	LastUpdate *prometheus.GaugeVec
+	Errors     *prometheus.CounterVec
+	Dropped    *prometheus.CounterVec
+	Syncs      *prometheus.CounterVec
+	Published  *prometheus.CounterVec
+}
+
+// Drop reasons, the "reason" label of weir_gnmi_dropped_total.
+const (
+	DropQueueFull    = "queue_full"    // the target's queue was full
+	DropPublishError = "publish_error" // the broker refused the batch
+	DropEncode       = "encode"        // a record could not be encoded
+)
+
+// NewMetrics registers the collector's metrics on reg (nil: not
+// registered). Registering twice on one registry reuses the first set.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		Connected: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "weir_gnmi_connected",
+			Help: "1 while the target's Subscribe stream is up (it has answered), else 0.",
+		}, []string{"target"}),
+		Reconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_gnmi_reconnects_total",
+			Help: "Connection attempts after the first: each one follows a failed or ended stream.",
+		}, []string{"target"}),
+		Updates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_gnmi_updates_total",
+			Help: "Updates and deletes received in notifications.",
+		}, []string{"target"}),
+		LastUpdate: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "weir_gnmi_last_update_timestamp_seconds",
+			Help: "Unix time a notification was last received from the target.",
+		}, []string{"target"}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_gnmi_errors_total",
+			Help: "Failed connections and streams by gRPC code (Unavailable, Unauthenticated, ...).",
+		}, []string{"target", "code"}),
+		Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_gnmi_dropped_total",
+			Help: "Notifications (queue_full) or records (publish_error, encode) dropped.",
+		}, []string{"target", "reason"}),
+		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_gnmi_sync_responses_total",
+			Help: "sync_response messages received: the target has sent its initial state.",
+		}, []string{"target"}),
+		Published: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_gnmi_records_published_total",
+			Help: "Metric records published to the topic.",
+		}, []string{"target"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	var err error
+	m.Connected = register(reg, m.Connected, &err)
+	m.Reconnects = register(reg, m.Reconnects, &err)
+	m.Updates = register(reg, m.Updates, &err)
+	m.LastUpdate = register(reg, m.LastUpdate, &err)
+	m.Errors = register(reg, m.Errors, &err)
+	m.Dropped = register(reg, m.Dropped, &err)
+	m.Syncs = register(reg, m.Syncs, &err)
+	m.Published = register(reg, m.Published, &err)
+	return m, err
+}
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		if *errp == nil {
+			*errp = err
+		}
+	}
+	return c
+}

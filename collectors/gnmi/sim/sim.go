@@ -1,0 +1,661 @@
+// Package sim is a simulated gNMI target for labs and tests: OpenConfig
+// interface counters that grow with time and BGP neighbor session states
+// that toggle now and then. It implements Capabilities and Subscribe
+// (STREAM with SAMPLE, ON_CHANGE and TARGET_DEFINED, ONCE, POLL; updates
+// only; suppress redundant with heartbeats), with optional TLS and
+// username/password checking. Get and Set are not implemented.
+//
+// Served paths:
+//
+//	/interfaces/interface[name=EthernetN]/state/counters/{in-octets,...}   uint64, 10 per interface
+//	/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.N]/state/session-state   ESTABLISHED or IDLE
+//
+// With PROTO encoding leaves are sent typed (uint_val, string_val); with
+// JSON or JSON_IETF, each container (an interface's counters) is one update
+// whose value is a JSON object of its leaves, unless the subscription names
+// a single leaf.
+package sim
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// Counters are the leaves of every interface's state/counters.
+var Counters = []string{
+	"in-octets", "in-unicast-pkts", "in-multicast-pkts", "in-broadcast-pkts", "in-discards", "in-errors",
+	"out-octets", "out-unicast-pkts", "out-multicast-pkts", "out-discards",
+}
+
+// Config describes one simulated target.
+type Config struct {
+	// Interfaces is the number of interfaces (Ethernet1..N); default 8.
+	Interfaces int
+	// Neighbors is the number of BGP neighbors (10.0.0.1..N); default 4.
+	Neighbors int
+	// ToggleEvery flips one neighbor's session state this often; 0 uses
+	// 30s, negative never toggles.
+	ToggleEvery time.Duration
+	// DefaultSample is the sample interval for SAMPLE subscriptions that
+	// give none, and for TARGET_DEFINED counters; default 10s.
+	DefaultSample time.Duration
+	// Username and Password, when set, must come as gRPC metadata.
+	Username, Password string
+	// TLS serves TLS with this config (set ClientAuth and ClientCAs to
+	// require client certificates); nil serves plaintext.
+	TLS *tls.Config
+	// Logger (default: discard).
+	Logger *slog.Logger
+}
+
+// Server is one simulated target.
+type Server struct {
+	gpb.UnimplementedGNMIServer
+	cfg    Config
+	start  time.Time
+	ifaces []iface
+	nbrs   []*gpb.PathElem
+
+	mu      sync.Mutex
+	states  []bool // per neighbor: established
+	changed chan struct{}
+	version int
+}
+
+type iface struct {
+	prefix *gpb.Path
+	name   string
+	rate   float64
+	base   uint64
+}
+
+var bgpBase = []*gpb.PathElem{
+	{Name: "network-instances"}, {Name: "network-instance", Key: map[string]string{"name": "default"}},
+	{Name: "protocols"}, {Name: "protocol", Key: map[string]string{"identifier": "BGP", "name": "BGP"}},
+	{Name: "bgp"}, {Name: "neighbors"},
+}
+
+// New builds a target.
+func New(cfg Config) *Server {
+	if cfg.Interfaces <= 0 {
+		cfg.Interfaces = 8
+	}
+	if cfg.Neighbors <= 0 {
+		cfg.Neighbors = 4
+	}
+	if cfg.ToggleEvery == 0 {
+		cfg.ToggleEvery = 30 * time.Second
+	}
+	if cfg.DefaultSample <= 0 {
+		cfg.DefaultSample = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, start: time.Now(), changed: make(chan struct{})}
+	for i := 1; i <= cfg.Interfaces; i++ {
+		name := "Ethernet" + strconv.Itoa(i)
+		s.ifaces = append(s.ifaces, iface{
+			name: name,
+			prefix: &gpb.Path{Elem: []*gpb.PathElem{
+				{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": name}}, {Name: "state"}, {Name: "counters"},
+			}},
+			rate: float64(1000 * i),
+			base: uint64(i) * 1_000_000,
+		})
+	}
+	for i := 1; i <= cfg.Neighbors; i++ {
+		s.nbrs = append(s.nbrs, &gpb.PathElem{Name: "neighbor", Key: map[string]string{"neighbor-address": "10.0.0." + strconv.Itoa(i)}})
+		s.states = append(s.states, true)
+	}
+	return s
+}
+
+// Serve serves gNMI on lis until ctx is done, then stops every stream and
+// returns.
+func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	opts := []grpc.ServerOption{
+		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := s.auth(ctx); err != nil {
+				return nil, err
+			}
+			return h(ctx, req)
+		}),
+		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := s.auth(ss.Context()); err != nil {
+				return err
+			}
+			return h(srv, ss)
+		}),
+	}
+	if s.cfg.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.cfg.TLS)))
+	}
+	srv := grpc.NewServer(opts...)
+	gpb.RegisterGNMIServer(srv, s)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		<-ctx.Done()
+		srv.Stop()
+	})
+	if s.cfg.ToggleEvery > 0 {
+		wg.Go(func() { s.toggle(ctx) })
+	}
+	err := srv.Serve(lis)
+	cancel()
+	wg.Wait()
+	if err == grpc.ErrServerStopped {
+		err = nil
+	}
+	return err
+}
+
+func (s *Server) auth(ctx context.Context) error {
+	if s.cfg.Username == "" && s.cfg.Password == "" {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	u, p := md.Get("username"), md.Get("password")
+	if len(u) == 0 {
+		return status.Error(codes.Unauthenticated, "missing username and password metadata")
+	}
+	if u[0] != s.cfg.Username || len(p) == 0 || p[0] != s.cfg.Password {
+		return status.Error(codes.Unauthenticated, "invalid username or password")
+	}
+	return nil
+}
+
+// toggle flips neighbors' session state in turn.
+func (s *Server) toggle(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ToggleEvery)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Toggle(i % len(s.states))
+		}
+	}
+}
+
+// Toggle flips neighbor i's session state (0-based) and wakes ON_CHANGE
+// subscribers.
+func (s *Server) Toggle(i int) {
+	s.mu.Lock()
+	s.states[i] = !s.states[i]
+	s.version++
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *Server) snapshot() ([]bool, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]bool(nil), s.states...), s.changed
+}
+
+// Capabilities lists the models and encodings.
+func (s *Server) Capabilities(context.Context, *gpb.CapabilityRequest) (*gpb.CapabilityResponse, error) {
+	return &gpb.CapabilityResponse{
+		SupportedModels: []*gpb.ModelData{
+			{Name: "openconfig-interfaces", Organization: "OpenConfig working group", Version: "3.0.0"},
+			{Name: "openconfig-network-instance", Organization: "OpenConfig working group", Version: "4.0.0"},
+		},
+		SupportedEncodings: []gpb.Encoding{gpb.Encoding_JSON, gpb.Encoding_JSON_IETF, gpb.Encoding_PROTO},
+		GNMIVersion:        "0.10.0",
+	}, nil
+}
+
+// sub is one subscription resolved against the tree.
+type sub struct {
+	path       []*gpb.PathElem
+	mode       gpb.SubscriptionMode
+	interval   time.Duration
+	heartbeat  time.Duration
+	suppress   bool
+	counters   bool // matches some counters
+	bgp        bool // matches some session states
+	next       time.Time
+	nextBeat   time.Time
+	last       map[string]string // suppress_redundant / on_change: last value sent per leaf
+	singleLeaf bool
+	sel        [][]int // per interface, the counters selected
+}
+
+// Subscribe serves one subscription list.
+func (s *Server) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	req, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	list := req.GetSubscribe()
+	if list == nil {
+		return status.Error(codes.InvalidArgument, "the first request must be a SubscriptionList")
+	}
+	enc := list.GetEncoding()
+	if enc != gpb.Encoding_JSON && enc != gpb.Encoding_JSON_IETF && enc != gpb.Encoding_PROTO {
+		return status.Errorf(codes.Unimplemented, "encoding %s not supported", enc)
+	}
+	var subs []*sub
+	for _, x := range list.GetSubscription() {
+		p := append(append([]*gpb.PathElem(nil), list.GetPrefix().GetElem()...), x.GetPath().GetElem()...)
+		sb := &sub{path: p, mode: x.GetMode(), interval: time.Duration(x.GetSampleInterval()), heartbeat: time.Duration(x.GetHeartbeatInterval()), suppress: x.GetSuppressRedundant()}
+		sb.counters, sb.bgp, sb.singleLeaf = s.matches(p)
+		if sb.counters {
+			sb.sel = s.selectCounters(p)
+		}
+		if !sb.counters && !sb.bgp {
+			return status.Errorf(codes.NotFound, "path %s matches nothing this target serves", pathString(p))
+		}
+		if sb.interval == 0 {
+			sb.interval = s.cfg.DefaultSample
+		}
+		subs = append(subs, sb)
+	}
+	w := &writer{s: s, stream: stream, enc: enc}
+	ctx := stream.Context()
+	sendAll := func() error {
+		states, _ := s.snapshot()
+		for _, sb := range subs {
+			if err := w.send(sb, time.Now(), states, false); err != nil {
+				return err
+			}
+		}
+		return w.sync()
+	}
+	switch list.GetMode() {
+	case gpb.SubscriptionList_ONCE:
+		return sendAll()
+	case gpb.SubscriptionList_POLL:
+		if err := sendAll(); err != nil {
+			return err
+		}
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				return nil // the client went away
+			}
+			if r.GetPoll() == nil {
+				return status.Error(codes.InvalidArgument, "a POLL subscription takes only Poll requests")
+			}
+			if err := sendAll(); err != nil {
+				return err
+			}
+		}
+	}
+	// STREAM.
+	states, changed := s.snapshot()
+	now := time.Now()
+	if !list.GetUpdatesOnly() {
+		for _, sb := range subs {
+			if err := w.send(sb, now, states, false); err != nil {
+				return err
+			}
+		}
+	} else {
+		for _, sb := range subs {
+			sb.last = w.values(sb, now, states) // the baseline changes are measured against
+		}
+	}
+	if err := w.sync(); err != nil {
+		return err
+	}
+	for _, sb := range subs {
+		sb.next = now.Add(sb.interval)
+		sb.nextBeat = now.Add(sb.heartbeat)
+	}
+	// The client's half of the stream: a STREAM subscription has no more
+	// requests, but its end means the client left.
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for {
+			if _, err := stream.Recv(); err != nil {
+				return
+			}
+		}
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		// The next sample due.
+		var due time.Time
+		for _, sb := range subs {
+			if s.sampled(sb) && (due.IsZero() || sb.next.Before(due)) {
+				due = sb.next
+			}
+		}
+		var timerC <-chan time.Time
+		if !due.IsZero() {
+			d := time.Until(due)
+			if d <= 0 {
+				// Behind (or sampling as fast as possible): send now,
+				// but still notice the client leaving.
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-gone:
+					return nil
+				default:
+				}
+			} else {
+				timer.Reset(d)
+				timerC = timer.C
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-gone:
+					return nil
+				case <-changed:
+					states, changed = s.snapshot()
+					if err := s.onChange(w, subs, states); err != nil {
+						return err
+					}
+					timer.Stop() // Go 1.23 timers: no stale value to drain
+					continue
+				case <-timerC:
+				}
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-gone:
+				return nil
+			case <-changed:
+				states, changed = s.snapshot()
+				if err := s.onChange(w, subs, states); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		now := time.Now()
+		for _, sb := range subs {
+			if !s.sampled(sb) || now.Before(sb.next) {
+				continue
+			}
+			beat := sb.heartbeat > 0 && !now.Before(sb.nextBeat)
+			if beat {
+				sb.nextBeat = now.Add(sb.heartbeat)
+			}
+			if err := w.send(sb, now, states, sb.suppress && !beat); err != nil {
+				return err
+			}
+			sb.next = sb.next.Add(sb.interval)
+			if sb.next.Before(now) {
+				sb.next = now.Add(sb.interval)
+				if sb.interval < time.Millisecond {
+					sb.next = now
+				}
+			}
+		}
+	}
+}
+
+// sampled reports whether a subscription sends on a timer: SAMPLE, and
+// TARGET_DEFINED or ON_CHANGE over counters (which change all the time).
+func (s *Server) sampled(sb *sub) bool {
+	switch sb.mode {
+	case gpb.SubscriptionMode_SAMPLE:
+		return true
+	default:
+		return sb.counters
+	}
+}
+
+func (s *Server) onChange(w *writer, subs []*sub, states []bool) error {
+	now := time.Now()
+	for _, sb := range subs {
+		if sb.mode == gpb.SubscriptionMode_SAMPLE || !sb.bgp {
+			continue
+		}
+		if err := w.sendBGP(sb, now, states, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectCounters lists, per interface, the counters path selects.
+func (s *Server) selectCounters(p []*gpb.PathElem) [][]int {
+	out := make([][]int, len(s.ifaces))
+	for i := range s.ifaces {
+		for j, c := range Counters {
+			leaf := append(append([]*gpb.PathElem(nil), s.ifaces[i].prefix.GetElem()...), &gpb.PathElem{Name: c})
+			if prefixOf(p, leaf, false) {
+				out[i] = append(out[i], j)
+			}
+		}
+	}
+	return out
+}
+
+// counterPaths are the relative paths of the counters, shared read-only.
+var counterPaths = func() []*gpb.Path {
+	out := make([]*gpb.Path, len(Counters))
+	for j, c := range Counters {
+		out[j] = &gpb.Path{Elem: []*gpb.PathElem{{Name: c}}}
+	}
+	return out
+}()
+
+// matches reports which parts of the tree a path selects.
+func (s *Server) matches(p []*gpb.PathElem) (counters, bgp, single bool) {
+	ifLeaf := append(append([]*gpb.PathElem(nil), s.ifaces[0].prefix.GetElem()...), &gpb.PathElem{Name: Counters[0]})
+	if prefixOf(p, ifLeaf, true) {
+		counters = true
+		single = len(p) == len(ifLeaf)
+	}
+	bgpLeaf := append(append(append([]*gpb.PathElem(nil), bgpBase...), &gpb.PathElem{Name: "neighbor", Key: map[string]string{"neighbor-address": "*"}}), &gpb.PathElem{Name: "state"}, &gpb.PathElem{Name: "session-state"})
+	if prefixOf(p, bgpLeaf, true) {
+		bgp = true
+		single = single || len(p) == len(bgpLeaf)
+	}
+	return counters, bgp, single
+}
+
+// prefixOf reports whether sub selects leaf: every element of sub matches
+// (name equal or "*", each key equal or "*"); with loose, keys the leaf
+// has as "*" match any value.
+func prefixOf(sub, leaf []*gpb.PathElem, loose bool) bool {
+	if len(sub) > len(leaf) {
+		return false
+	}
+	for i, e := range sub {
+		l := leaf[i]
+		if e.GetName() != "*" && e.GetName() != l.GetName() {
+			return false
+		}
+		for k, v := range e.GetKey() {
+			lv, ok := l.GetKey()[k]
+			if !ok {
+				return false
+			}
+			if v != "*" && lv != v && !(loose && lv == "*") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// writer sends notifications on one stream.
+type writer struct {
+	s      *Server
+	stream gpb.GNMI_SubscribeServer
+	enc    gpb.Encoding
+}
+
+func (w *writer) sync() error {
+	return w.stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}})
+}
+
+func (w *writer) counterValue(ifc *iface, j int, now time.Time) uint64 {
+	el := now.Sub(w.s.start).Seconds()
+	return ifc.base + uint64(j) + uint64(el*ifc.rate/float64(j+1))
+}
+
+// values returns the current value of every leaf sb selects, by path.
+func (w *writer) values(sb *sub, now time.Time, states []bool) map[string]string {
+	out := map[string]string{}
+	if sb.counters {
+		for i := range w.s.ifaces {
+			ifc := &w.s.ifaces[i]
+			for j, c := range Counters {
+				leaf := append(append([]*gpb.PathElem(nil), ifc.prefix.GetElem()...), &gpb.PathElem{Name: c})
+				if prefixOf(sb.path, leaf, false) {
+					out[ifc.name+"/"+c] = strconv.FormatUint(w.counterValue(ifc, j, now), 10)
+				}
+			}
+		}
+	}
+	if sb.bgp {
+		for i, n := range w.s.nbrs {
+			if w.bgpSelected(sb, n) {
+				out[n.GetKey()["neighbor-address"]] = stateName(states[i])
+			}
+		}
+	}
+	return out
+}
+
+func (w *writer) bgpSelected(sb *sub, n *gpb.PathElem) bool {
+	leaf := append(append(append([]*gpb.PathElem(nil), bgpBase...), n), &gpb.PathElem{Name: "state"}, &gpb.PathElem{Name: "session-state"})
+	return prefixOf(sb.path, leaf, false)
+}
+
+func stateName(up bool) string {
+	if up {
+		return "ESTABLISHED"
+	}
+	return "IDLE"
+}
+
+// send sends what sb selects; with onlyChanged, only leaves whose value
+// differs from the last sent.
+func (w *writer) send(sb *sub, now time.Time, states []bool, onlyChanged bool) error {
+	if sb.last == nil {
+		sb.last = map[string]string{}
+	}
+	if sb.counters {
+		ts := now.UnixNano()
+		for i := range w.s.ifaces {
+			ifc := &w.s.ifaces[i]
+			if len(sb.sel[i]) == 0 {
+				continue
+			}
+			n := &gpb.Notification{Timestamp: ts, Prefix: ifc.prefix, Update: make([]*gpb.Update, 0, len(sb.sel[i]))}
+			var obj map[string]uint64
+			for _, j := range sb.sel[i] {
+				c := Counters[j]
+				v := w.counterValue(ifc, j, now)
+				if sb.suppress || onlyChanged {
+					k := ifc.name + "/" + c
+					sv := strconv.FormatUint(v, 10)
+					if onlyChanged && sb.last[k] == sv {
+						continue
+					}
+					sb.last[k] = sv
+				}
+				if w.enc == gpb.Encoding_PROTO || sb.singleLeaf {
+					n.Update = append(n.Update, &gpb.Update{Path: counterPaths[j], Val: w.scalar(v)})
+				} else {
+					if obj == nil {
+						obj = make(map[string]uint64, len(sb.sel[i]))
+					}
+					obj[c] = v
+				}
+			}
+			if len(obj) > 0 {
+				b, _ := json.Marshal(obj)
+				n.Update = append(n.Update, &gpb.Update{Path: &gpb.Path{}, Val: w.blob(b)})
+			}
+			if len(n.Update) == 0 {
+				continue
+			}
+			if err := w.stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: n}}); err != nil {
+				return err
+			}
+		}
+	}
+	if sb.bgp {
+		return w.sendBGP(sb, now, states, onlyChanged)
+	}
+	return nil
+}
+
+func (w *writer) sendBGP(sb *sub, now time.Time, states []bool, onlyChanged bool) error {
+	if sb.last == nil {
+		sb.last = map[string]string{}
+	}
+	for i, nb := range w.s.nbrs {
+		if !w.bgpSelected(sb, nb) {
+			continue
+		}
+		addr := nb.GetKey()["neighbor-address"]
+		v := stateName(states[i])
+		if onlyChanged && sb.last[addr] == v {
+			continue
+		}
+		sb.last[addr] = v
+		prefix := &gpb.Path{Elem: append(append(append([]*gpb.PathElem(nil), bgpBase...), nb), &gpb.PathElem{Name: "state"})}
+		var val *gpb.TypedValue
+		if w.enc == gpb.Encoding_PROTO {
+			val = &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: v}}
+		} else {
+			val = w.blob([]byte(strconv.Quote(v)))
+		}
+		n := &gpb.Notification{Timestamp: now.UnixNano(), Prefix: prefix, Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "session-state"}}}, Val: val}}}
+		if err := w.stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writer) scalar(v uint64) *gpb.TypedValue {
+	if w.enc == gpb.Encoding_PROTO {
+		return &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: v}}
+	}
+	return w.blob([]byte(strconv.FormatUint(v, 10)))
+}
+
+func (w *writer) blob(b []byte) *gpb.TypedValue {
+	if w.enc == gpb.Encoding_JSON_IETF {
+		return &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: b}}
+	}
+	return &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: b}}
+}
+
+func pathString(es []*gpb.PathElem) string {
+	s := ""
+	for _, e := range es {
+		s += "/" + e.GetName()
+		for k, v := range e.GetKey() {
+			s += fmt.Sprintf("[%s=%s]", k, v)
+		}
+	}
+	if s == "" {
+		return "/"
+	}
+	return s
+}

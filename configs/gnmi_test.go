@@ -1,0 +1,120 @@
+package configs
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGNMIIssueExample(t *testing.T) {
+	t.Setenv("GNMI_PASSWORD", "s3cret")
+	cfg, err := Parse([]byte(`
+gnmi:
+  targets:
+    - name: spine1
+      address: "192.0.2.10:57400"
+      tls: {ca_file: ca.pem, server_name: spine1}
+      username: telemetry
+      password: "${GNMI_PASSWORD}"
+      subscriptions: [counters, bgp]
+    - {name: lab, address: "127.0.0.1:50051", insecure: true, subscriptions: [counters]}
+    - name: inline
+      address: "[2001:db8::1]:6030"
+      encoding: proto
+      tls: {ca_file: ca.pem, cert_file: c.pem, key_file: c.key, skip_verify: true}
+      subscriptions:
+        - {path: "/interfaces/interface[name=Ethernet1/1]/state/counters", origin: openconfig, sample_interval: 5s, heartbeat_interval: 1m, suppress_redundant: true}
+        - {path: /system/state, mode: stream, stream_mode: on_change, updates_only: true}
+    - name: poller
+      address: "192.0.2.11:57400"
+      subscriptions: [{path: /interfaces, mode: poll, poll_interval: 30s}]
+  subscriptions:
+    counters: {path: /interfaces/interface/state/counters, mode: stream, stream_mode: sample, sample_interval: 10s}
+    bgp: {path: /network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state, mode: stream, stream_mode: on_change}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.GNMI
+	if len(g.Targets) != 4 || g.QueueSize != DefaultGNMIQueueSize || g.RetryMin.Std() != time.Second || g.RetryMax.Std() != time.Minute {
+		t.Fatalf("gnmi: %+v", g)
+	}
+	s := g.Targets[0]
+	if s.Name != "spine1" || s.Password != "s3cret" || s.Username != "telemetry" || s.TLS == nil || s.TLS.CAFile != "ca.pem" ||
+		s.TLS.ServerName != "spine1" || s.Insecure || s.Encoding != "json" || s.Timeout.Std() != DefaultGNMITimeout || s.Line != 4 {
+		t.Errorf("spine1: %+v", s)
+	}
+	if len(s.Subscriptions) != 2 || s.Subscriptions[0].Name != "counters" || s.Subscriptions[0].StreamMode != "sample" ||
+		s.Subscriptions[0].SampleInterval.Std() != 10*time.Second || s.Subscriptions[1].StreamMode != "on_change" || s.Subscriptions[1].Mode != "stream" {
+		t.Errorf("spine1 subscriptions: %+v", s.Subscriptions)
+	}
+	if l := g.Targets[1]; !l.Insecure || len(l.Subscriptions) != 1 || l.Subscriptions[0].Path != "/interfaces/interface/state/counters" {
+		t.Errorf("lab: %+v", l)
+	}
+	in := g.Targets[2]
+	if in.Encoding != "proto" || !in.TLS.SkipVerify || in.TLS.CertFile != "c.pem" || len(in.Subscriptions) != 2 {
+		t.Fatalf("inline: %+v", in)
+	}
+	if a := in.Subscriptions[0]; a.Mode != "stream" || a.StreamMode != "sample" || a.Origin != "openconfig" || !a.SuppressRedundant ||
+		a.HeartbeatInterval.Std() != time.Minute || a.Name != "" {
+		t.Errorf("inline[0]: %+v", a)
+	}
+	if b := in.Subscriptions[1]; !b.UpdatesOnly || b.StreamMode != "on_change" {
+		t.Errorf("inline[1]: %+v", b)
+	}
+	if p := g.Targets[3].Subscriptions[0]; p.Mode != "poll" || p.PollInterval.Std() != 30*time.Second || p.StreamMode != "" {
+		t.Errorf("poller: %+v", p)
+	}
+}
+
+func TestGNMIDefaults(t *testing.T) {
+	cfg, err := Parse([]byte("gnmi:\n  targets:\n    - {name: a, address: \"h:1\", insecure: true, subscriptions: [{path: /a}, {path: /b, mode: stream}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.GNMI.Targets[0].Subscriptions[0]
+	if s.Mode != "stream" || s.StreamMode != "target_defined" {
+		t.Errorf("defaults: %+v", s)
+	}
+	empty, err := Parse([]byte("data_dir: /tmp/x\n"))
+	if err != nil || len(empty.GNMI.Targets) != 0 {
+		t.Errorf("no gnmi section: %v %+v", err, empty.GNMI)
+	}
+}
+
+func TestGNMIErrors(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"unknown key", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", insecure: true, subscriptions: [x]}\n  sbscriptions: {}\n", "line 4: field sbscriptions: unknown key in gnmi"},
+		{"unknown key in target", "gnmi:\n  targets:\n    - name: a\n      adress: \"h:1\"\n", "line 4: field adress: unknown key"},
+		{"unknown key in inline", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions:\n        - {path: /a, sample_intrval: 1s}\n", "line 6: field sample_intrval: unknown key"},
+		{"unknown key in tls", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      tls: {ca: x}\n      subscriptions: [{path: /a}]\n", "line 5: field ca: unknown key"},
+		{"missing name", "gnmi:\n  targets:\n    - {address: \"h:1\", subscriptions: [{path: /a}]}\n", "line 3: gnmi.targets[0].name: must be set"},
+		{"duplicate", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", subscriptions: [{path: /a}]}\n    - {name: a, address: \"h:2\", subscriptions: [{path: /a}]}\n", "line 4: gnmi.targets[a].name: duplicate target name (also on line 3)"},
+		{"bad address", "gnmi:\n  targets:\n    - name: a\n      address: nohostport\n      subscriptions: [{path: /a}]\n", "line 4: gnmi.targets[a].address: \"nohostport\" is not host:port"},
+		{"missing address", "gnmi:\n  targets:\n    - {name: a, subscriptions: [{path: /a}]}\n", "line 3: gnmi.targets[a].address: must be set"},
+		{"unknown name", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions:\n        - countrs\n", "line 6: gnmi.targets[a].subscriptions[0]: no subscription \"countrs\" in gnmi.subscriptions"},
+		{"no subscriptions", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\"}\n", "line 3: gnmi.targets[a].subscriptions: at least one subscription is needed"},
+		{"bad mode", "gnmi:\n  subscriptions:\n    c:\n      path: /a\n      mode: streaming\n", "line 5: gnmi.subscriptions.c.mode: must be stream, once or poll, not \"streaming\""},
+		{"bad stream mode", "gnmi:\n  subscriptions:\n    c: {path: /a, stream_mode: onchange}\n", "gnmi.subscriptions.c.stream_mode: must be sample, on_change or target_defined"},
+		{"stream mode with once", "gnmi:\n  subscriptions:\n    c: {path: /a, mode: once, stream_mode: sample}\n", "stream_mode: only applies to mode stream (mode is once)"},
+		{"bad path", "gnmi:\n  subscriptions:\n    c:\n      path: \"/a[name=x\"\n", "line 4: gnmi.subscriptions.c.path: path \"/a[name=x\": unterminated key"},
+		{"missing path", "gnmi:\n  subscriptions:\n    c: {mode: once}\n", "gnmi.subscriptions.c.path: must be set"},
+		{"bad encoding", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      encoding: xml\n      subscriptions: [{path: /a}]\n", "line 5: gnmi.targets[a].encoding: must be json, json_ietf or proto, not \"xml\""},
+		{"insecure and tls", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      insecure: true\n      tls: {ca_file: x}\n      subscriptions: [{path: /a}]\n", "line 5: gnmi.targets[a].insecure: insecure (plaintext) and tls exclude each other"},
+		{"cert without key", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      tls: {cert_file: x}\n      subscriptions: [{path: /a}]\n", "line 5: gnmi.targets[a].tls: cert_file and key_file go together"},
+		{"mixed modes", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions:\n        - {path: /a}\n        - {path: /b, mode: once}\n", "line 7: gnmi.targets[a].subscriptions[1]: mode once differs"},
+		{"poll interval on stream", "gnmi:\n  subscriptions:\n    c: {path: /a, poll_interval: 1s}\n", "poll_interval: only applies to mode poll"},
+		{"bad duration", "gnmi:\n  subscriptions:\n    c: {path: /a, sample_interval: often}\n", "line 3: \"often\" is not a duration"},
+		{"bad queue", "gnmi:\n  queue_size: -1\n", "line 2: gnmi.queue_size: must be between 1"},
+		{"bad topic", "gnmi:\n  topic: \"a b\"\n", "line 2: gnmi.topic: invalid topic name"},
+		{"missing env", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", username: u, password: \"${GNMI_TEST_UNSET_PW}\", subscriptions: [{path: /a}]}\n", "line 3: environment variable GNMI_TEST_UNSET_PW is not set"},
+		{"subscription not a name", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions: [[x]]\n", "line 5: a subscription is a name or an object"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}
