@@ -1,4 +1,340 @@
 package configs
 
-// Sink configures one sink (sinks/<type>); see the sinks package.
-type Sink struct{}
+import (
+	"fmt"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"text/template"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// SinkTypes are the sink types weir knows (sinks.Registry builds them). The
+// list lives here too so that `weir check` rejects a typo in `type:` with
+// its line, without the configs package depending on every sink.
+var SinkTypes = []string{"file", "influxdb", "kafka", "prometheus", "prometheus_remote_write", "webhook"}
+
+// Sink configures one sink (sinks/<type>); see the sinks package. Common
+// settings come first; the per-type settings after them are flat, as in
+// Telegraf's outputs, and a setting that does not apply to the type is
+// rejected.
+type Sink struct {
+	// Type picks the sink: file, influxdb, kafka, prometheus,
+	// prometheus_remote_write, webhook.
+	Type string `yaml:"type"`
+	// Name is unique among sinks; the sink's consumer group is
+	// "sink-<name>" and its metrics carry sink="<name>".
+	Name string `yaml:"name"`
+	// Topics the sink consumes.
+	Topics []string `yaml:"topics"`
+	// Filter keeps only matching records; empty keeps all.
+	Filter SinkFilter `yaml:"filter"`
+	// BatchSize is the most records handed to the destination at once;
+	// default 5000.
+	BatchSize int `yaml:"batch_size"`
+	// FlushInterval is how long a partial batch waits; default 1s.
+	FlushInterval Duration `yaml:"flush_interval"`
+	// Retry is the back-off for retryable failures.
+	Retry SinkRetry `yaml:"retry"`
+
+	// HTTP destinations (influxdb, prometheus_remote_write, webhook).
+	URL     string            `yaml:"url"`
+	Timeout Duration          `yaml:"timeout"`
+	Headers map[string]string `yaml:"headers"`
+	// Gzip compresses influxdb request bodies; default true.
+	Gzip *bool `yaml:"gzip"`
+
+	// influxdb: v2 (org, bucket, token) or v1 (database, retention
+	// policy, username, password). Version defaults to 2 when bucket is
+	// set, else 1.
+	Version         int    `yaml:"version"`
+	Org             string `yaml:"org"`
+	Bucket          string `yaml:"bucket"`
+	Token           string `yaml:"token"`
+	Database        string `yaml:"database"`
+	RetentionPolicy string `yaml:"retention_policy"`
+	Username        string `yaml:"username"`
+	Password        string `yaml:"password"`
+
+	// prometheus: the exposition endpoint; namespace also for
+	// prometheus_remote_write.
+	Listen      Address  `yaml:"listen"`
+	MetricsPath string   `yaml:"metrics_path"` // default /metrics
+	Staleness   Duration `yaml:"staleness"`    // default 5m
+	Namespace   string   `yaml:"namespace"`    // prefix of every name, optional
+
+	// file: JSON lines.
+	Path     string   `yaml:"path"`
+	PerTopic bool     `yaml:"per_topic"` // one file per topic, named <path without .jsonl>.<topic>.jsonl
+	MaxSize  ByteSize `yaml:"max_size"`  // rotate past this; default 100MiB
+	MaxAge   Duration `yaml:"max_age"`   // rotate files older than this; default 24h
+	Keep     int      `yaml:"keep"`      // rotated files kept; default 7
+	Compress *bool    `yaml:"compress"`  // gzip rotated files; default true
+
+	// webhook: json (the record, or Template's output) or alertmanager.
+	Format   string `yaml:"format"`
+	Template string `yaml:"template"`
+
+	// kafka: mirror the topics to an external cluster.
+	Brokers     []string `yaml:"brokers"`
+	TopicPrefix string   `yaml:"topic_prefix"` // mirrored name = prefix + topic
+	Compression string   `yaml:"compression"`  // none, gzip, snappy (default), lz4, zstd
+	TLS         SinkTLS  `yaml:"tls"`
+	SASL        SinkSASL `yaml:"sasl"`
+}
+
+// SinkTLS configures TLS to a destination.
+type SinkTLS struct {
+	Enabled            bool   `yaml:"enabled"`
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// SinkSASL configures SASL authentication to a Kafka cluster.
+type SinkSASL struct {
+	Mechanism string `yaml:"mechanism"` // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+	Username  string `yaml:"username"`
+	Password  string `yaml:"password"`
+}
+
+// SinkFilter selects records. Each list holds path.Match globs; a list that
+// is empty does not filter. Each condition applies to the records that
+// carry the attribute: measurements to metrics, severities to logs and
+// events, event_types to events; tags to every record that has tags.
+type SinkFilter struct {
+	Measurements []string `yaml:"measurements"`
+	// Tags must all match (device matches the tag "device").
+	Tags map[string]string `yaml:"tags"`
+	// Severities are syslog severity names (emerg ... debug) or event
+	// severities.
+	Severities []string `yaml:"severities"`
+	EventTypes []string `yaml:"event_types"`
+}
+
+// SinkRetry is the back-off on retryable failures (connection refused,
+// 5xx, 429): Initial doubling up to Max. MaxAttempts 0 retries until the
+// destination is back, which is what at-least-once delivery needs: the
+// broker's retention is the buffer meanwhile.
+type SinkRetry struct {
+	Initial     Duration `yaml:"initial"`      // default 100ms
+	Max         Duration `yaml:"max"`          // default 30s
+	MaxAttempts int      `yaml:"max_attempts"` // 0: forever; else dead-letter after this many
+}
+
+// perType lists the settings only some types accept.
+var perType = map[string][]string{
+	"url": {"influxdb", "prometheus_remote_write", "webhook"}, "timeout": {"influxdb", "kafka", "prometheus_remote_write", "webhook"},
+	"headers": {"influxdb", "prometheus_remote_write", "webhook"},
+	"gzip":    {"influxdb", "webhook"},
+	"version": {"influxdb"}, "org": {"influxdb"}, "bucket": {"influxdb"}, "token": {"influxdb"},
+	"database": {"influxdb"}, "retention_policy": {"influxdb"}, "username": {"influxdb"}, "password": {"influxdb"},
+	"listen": {"prometheus"}, "metrics_path": {"prometheus"}, "staleness": {"prometheus"}, "namespace": {"prometheus", "prometheus_remote_write"},
+	"path": {"file"}, "per_topic": {"file"}, "max_size": {"file"}, "max_age": {"file"}, "keep": {"file"},
+	"compress": {"file"},
+	"format":   {"webhook"}, "template": {"webhook"},
+}
+
+// UnmarshalYAML decodes and validates one sink where its node is, so every
+// error carries the line of the offending key. (The top-level validate
+// does not know about sinks; doing it here keeps the sink rules in this
+// file.)
+func (s *Sink) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: a sink is a mapping (type, name, topics, ...)", n.Line)
+	}
+	// Node.Decode does not inherit KnownFields, so check keys here and
+	// report them as the strict decoder would: the loader's first pass
+	// turns these into "unknown key" errors.
+	if unknown := unknownSinkKeys(n, reflect.TypeOf(Sink{}), "configs.Sink"); len(unknown) > 0 {
+		return &yaml.TypeError{Errors: unknown}
+	}
+	type plain Sink
+	if err := n.Decode((*plain)(s)); err != nil {
+		return err
+	}
+	var errs []string
+	add := func(key, format string, args ...any) {
+		line := n.Line
+		if k := keyNode(n, key); k != nil {
+			line = k.Line
+		}
+		name := s.Name
+		if name == "" {
+			name = "?"
+		}
+		errs = append(errs, fmt.Sprintf("line %d: sink %q: %s: %s", line, name, key, fmt.Sprintf(format, args...)))
+	}
+	s.validate(n, add)
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	return nil
+}
+
+func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any)) {
+	known := slices.Contains(SinkTypes, s.Type)
+	if !known {
+		add("type", "must be one of %s, not %q", strings.Join(SinkTypes, ", "), s.Type)
+	}
+	if s.Name == "" {
+		add("name", "is required")
+	} else if !validTopic("sink-" + s.Name) {
+		add("name", "%q: use letters, digits, '.', '_' and '-' (it names the consumer group sink-<name>)", s.Name)
+	}
+	if len(s.Topics) == 0 {
+		add("topics", "at least one topic is required")
+	}
+	for _, t := range s.Topics {
+		if !validTopic(t) {
+			add("topics", "invalid topic name %q", t)
+		}
+	}
+	if s.BatchSize < 0 || s.BatchSize > 1_000_000 {
+		add("batch_size", "must be between 1 and 1000000")
+	}
+	if s.FlushInterval < 0 {
+		add("flush_interval", "must not be negative")
+	}
+	if s.Retry.Initial < 0 || s.Retry.Max < 0 || s.Retry.MaxAttempts < 0 {
+		add("retry", "initial, max and max_attempts must not be negative")
+	}
+	if s.Retry.Initial > 0 && s.Retry.Max > 0 && s.Retry.Max < s.Retry.Initial {
+		add("retry", "max must be at least initial")
+	}
+	// Settings of another type are most likely a copy-paste slip.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		if types, ok := perType[k]; ok && known && !slices.Contains(types, s.Type) {
+			add(k, "does not apply to type %s (only %s)", s.Type, strings.Join(types, ", "))
+		}
+	}
+	switch s.Type {
+	case "influxdb":
+		s.validateURL(add)
+		if s.Version != 0 && s.Version != 1 && s.Version != 2 {
+			add("version", "must be 1 or 2")
+		}
+		if s.InfluxVersion() == 2 && (s.Bucket == "" || s.Org == "") {
+			add("bucket", "v2 needs org and bucket")
+		}
+		if s.InfluxVersion() == 1 && s.Database == "" {
+			add("database", "is required for InfluxDB v1 (or set org and bucket for v2)")
+		}
+	case "prometheus_remote_write":
+		s.validateURL(add)
+	case "webhook":
+		s.validateURL(add)
+		switch s.Format {
+		case "", "json":
+			if s.Template != "" {
+				if _, err := template.New("body").Parse(s.Template); err != nil {
+					add("template", "%v", err)
+				}
+			}
+		case "alertmanager":
+			if s.Template != "" {
+				add("template", "does not apply to format alertmanager")
+			}
+		default:
+			add("format", "must be json or alertmanager, not %q", s.Format)
+		}
+	case "prometheus":
+		if !s.Listen.Enabled() {
+			add("listen", "is required (host:port)")
+		}
+		if s.MetricsPath != "" && !strings.HasPrefix(s.MetricsPath, "/") {
+			add("metrics_path", "must start with /")
+		}
+		if s.Staleness < 0 {
+			add("staleness", "must not be negative")
+		}
+	case "kafka":
+		if len(s.Brokers) == 0 {
+			add("brokers", "at least one host:port is required")
+		}
+		switch s.Compression {
+		case "", "none", "gzip", "snappy", "lz4", "zstd":
+		default:
+			add("compression", "must be none, gzip, snappy, lz4 or zstd, not %q", s.Compression)
+		}
+		switch s.SASL.Mechanism {
+		case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		default:
+			add("sasl", "mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", s.SASL.Mechanism)
+		}
+		if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
+			add("tls", "cert_file and key_file go together")
+		}
+		for _, t := range s.Topics {
+			if !validTopic(s.TopicPrefix + t) {
+				add("topic_prefix", "%q makes the invalid topic name %q", s.TopicPrefix, s.TopicPrefix+t)
+			}
+		}
+	case "file":
+		if s.Path == "" {
+			add("path", "is required")
+		}
+		if s.MaxSize < 0 || s.MaxAge < 0 || s.Keep < 0 {
+			add("max_size", "max_size, max_age and keep must not be negative")
+		}
+	}
+}
+
+func (s *Sink) validateURL(add func(key, format string, args ...any)) {
+	u, err := url.Parse(s.URL)
+	if s.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		add("url", "must be an http:// or https:// URL, not %q", s.URL)
+	}
+}
+
+// InfluxVersion is the InfluxDB API version: 2 when a bucket is set,
+// unless Version says otherwise.
+func (s *Sink) InfluxVersion() int {
+	if s.Version != 0 {
+		return s.Version
+	}
+	if s.Bucket != "" {
+		return 2
+	}
+	return 1
+}
+
+func keyNode(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
+
+// unknownSinkKeys reports keys of mapping n that t has no yaml tag for,
+// descending into struct-typed fields, in the strict decoder's wording.
+func unknownSinkKeys(n *yaml.Node, t reflect.Type, typeName string) []string {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		fields[tag] = t.Field(i).Type
+	}
+	var out []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ft, ok := fields[k.Value]
+		if !ok {
+			out = append(out, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, typeName))
+			continue
+		}
+		if ft.Kind() == reflect.Struct && ft.PkgPath() == t.PkgPath() && ft.Name() != "" {
+			out = append(out, unknownSinkKeys(n.Content[i+1], ft, "configs."+ft.Name())...)
+		}
+	}
+	return out
+}

@@ -1,4 +1,25 @@
 package main
 
-// sinkComponents builds the configured sinks.
-func sinkComponents(d deps) ([]component, error) { return nil, nil }
+import (
+	"log/slog"
+
+	"github.com/weirnet/weir/sinks/all"
+)
+
+// sinkComponents builds the configured sinks: each its own consumer group
+// ("sink-<name>") over its topics, so a slow or broken destination never
+// slows collection or another sink.
+func sinkComponents(d deps) ([]component, error) {
+	if len(d.cfg.Sinks) == 0 {
+		return nil, nil
+	}
+	ss, err := all.Build(d.broker, d.cfg.Sinks, d.logger.With(slog.String("component", "sinks")), d.reg)
+	if err != nil {
+		return nil, err
+	}
+	comps := make([]component, len(ss))
+	for i, s := range ss {
+		comps[i] = component{name: "sink-" + d.cfg.Sinks[i].Name, run: s.Run}
+	}
+	return comps, nil
+}

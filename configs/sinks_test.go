@@ -1,0 +1,59 @@
+package configs
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSinksParse(t *testing.T) {
+	cfg, err := Parse([]byte(`
+sinks:
+  - {type: prometheus, name: prom, listen: "127.0.0.1:9273", topics: [enriched.metrics], staleness: 2m}
+  - type: influxdb
+    name: influx
+    url: http://127.0.0.1:8086
+    org: net
+    bucket: telemetry
+    token: secret
+    topics: [enriched.metrics]
+    batch_size: 1000
+    flush_interval: 500ms
+    retry: {initial: 50ms, max: 10s}
+    filter: {measurements: [if*], tags: {site: ams1}}
+  - {type: file, name: archive, path: /tmp/events.jsonl, topics: [events, enriched.syslog], max_size: 10MiB, keep: 3}
+  - {type: webhook, name: alerts, url: "http://127.0.0.1:9093/api/v2/alerts", format: alertmanager, topics: [events]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Sinks) != 4 {
+		t.Fatalf("sinks: %+v", cfg.Sinks)
+	}
+	in := cfg.Sinks[1]
+	if in.InfluxVersion() != 2 || in.BatchSize != 1000 || in.FlushInterval.Std() != 500*time.Millisecond ||
+		in.Retry.Max.Std() != 10*time.Second || in.Filter.Tags["site"] != "ams1" || in.Filter.Measurements[0] != "if*" {
+		t.Fatalf("influx: %+v", in)
+	}
+	if cfg.Sinks[2].MaxSize != 10<<20 || cfg.Sinks[2].Keep != 3 {
+		t.Fatalf("file: %+v", cfg.Sinks[2])
+	}
+}
+
+func TestSinksErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"sinks:\n  - {type: nope, name: a, topics: [x]}\n", "line 2: sink \"a\": type: must be one of"},
+		{"sinks:\n  - type: file\n    name: a\n    topics: [x]\n", "line 2: sink \"a\": path: is required"},
+		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    urll: http://x\n", "line 6: field urll: unknown key in sink"},
+		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {tagz: {}}\n", "line 6: field tagz: unknown key in sinkfilter"},
+		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    url: http://x\n", "line 6: sink \"a\": url: does not apply to type file"},
+		{"sinks:\n  - type: influxdb\n    name: a\n    url: ftp://x\n    database: d\n    topics: [x]\n", "line 4: sink \"a\": url: must be an http"},
+		{"sinks:\n  - type: prometheus\n    name: p\n    topics: []\n    listen: 127.0.0.1:1\n", "line 4: sink \"p\": topics: at least one"},
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{.Foo'\n", "line 6: sink \"w\": template:"},
+	} {
+		_, err := Parse([]byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package all_test
+
+import (
+	"log/slog"
+	"slices"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks/all"
+	"github.com/weirnet/weir/sinks/internal/sinktest"
+)
+
+// The config package's list of types and the registry must agree, or
+// `weir check` accepts a type `weir run` cannot build.
+func TestRegistryMatchesConfigTypes(t *testing.T) {
+	var keys []string
+	for k := range all.Registry() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := slices.Clone(configs.SinkTypes)
+	slices.Sort(want)
+	if !slices.Equal(keys, want) {
+		t.Fatalf("registry %v, configs.SinkTypes %v", keys, want)
+	}
+}
+
+func TestBuildFromConfig(t *testing.T) {
+	cfg, err := configs.Parse([]byte(`
+sinks:
+  - {type: prometheus, name: prom, listen: "127.0.0.1:0", topics: [enriched.metrics]}
+  - {type: influxdb, name: influx, url: "http://127.0.0.1:8086", database: net, topics: [enriched.metrics]}
+  - {type: file, name: archive, path: "` + t.TempDir() + `/events.jsonl", topics: [events, enriched.syslog]}
+  - {type: webhook, name: alerts, url: "http://127.0.0.1:9093/api/v2/alerts", format: alertmanager, topics: [events]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sinktest.Broker(t)
+	reg := prometheus.NewRegistry()
+	ss, err := all.Build(b, cfg.Sinks, slog.New(slog.DiscardHandler), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 4 {
+		t.Fatalf("%d sinks", len(ss))
+	}
+	for _, s := range ss {
+		s.Close()
+	}
+	cfg.Sinks = append(cfg.Sinks, cfg.Sinks[1])
+	if _, err := all.Build(b, cfg.Sinks, slog.New(slog.DiscardHandler), prometheus.NewRegistry()); err == nil {
+		t.Fatal("duplicate name accepted")
+	}
+}

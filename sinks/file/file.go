@@ -1,0 +1,322 @@
+// Package file is the file sink: every record as one JSON line (the same
+// shape `weir consume` prints), into one file or one file per topic,
+// rotated by size and age, rotated files gzipped and the newest Keep kept.
+package file
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Defaults.
+const (
+	DefaultMaxSize = 100 << 20
+	DefaultMaxAge  = 24 * time.Hour
+	DefaultKeep    = 7
+)
+
+// Sink writes JSON lines.
+type Sink struct {
+	path     string
+	perTopic bool
+	maxSize  int64
+	maxAge   time.Duration
+	keep     int
+	compress bool
+	now      func() time.Time
+
+	files map[string]*output // by file path
+	buf   []byte
+}
+
+type output struct {
+	path   string
+	f      *os.File
+	w      *bufio.Writer
+	size   int64
+	opened time.Time
+}
+
+// New builds the file sink of cfg.
+func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) { return NewSink(cfg, time.Now) }
+
+// NewSink is New with a clock, so tests can age files.
+func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("file sink: path is required")
+	}
+	s := &Sink{path: cfg.Path, perTopic: cfg.PerTopic, maxSize: int64(cfg.MaxSize), maxAge: cfg.MaxAge.Std(),
+		keep: cfg.Keep, compress: cfg.Compress == nil || *cfg.Compress, now: now, files: map[string]*output{}}
+	if s.maxSize <= 0 {
+		s.maxSize = DefaultMaxSize
+	}
+	if s.maxAge <= 0 {
+		s.maxAge = DefaultMaxAge
+	}
+	if s.keep <= 0 {
+		s.keep = DefaultKeep
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return nil, fmt.Errorf("file sink: %w", err)
+	}
+	return s, nil
+}
+
+// pathFor is the file a topic's records go to: path itself, or with the
+// topic before the extension ("events.jsonl" -> "events.enriched.syslog.jsonl").
+func (s *Sink) pathFor(topic string) string {
+	if !s.perTopic {
+		return s.path
+	}
+	ext := filepath.Ext(s.path)
+	return strings.TrimSuffix(s.path, ext) + "." + topic + ext
+}
+
+// RawRecords: lines are made from the record as it is.
+func (s *Sink) RawRecords() bool { return true }
+
+// Write appends the batch and syncs it: offsets are committed after Write
+// returns, so the lines must be on disk by then.
+func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
+	touched := map[*output]bool{}
+	for i := range items {
+		r := &items[i].Record
+		s.buf = appendLine(s.buf[:0], r)
+		o, err := s.output(s.pathFor(r.Topic), int64(len(s.buf)), touched)
+		if err != nil {
+			return &sinks.RetryableError{Err: err}
+		}
+		if _, err := o.w.Write(s.buf); err != nil {
+			return &sinks.RetryableError{Err: fmt.Errorf("file sink: %w", err)}
+		}
+		o.size += int64(len(s.buf))
+		touched[o] = true
+	}
+	for o := range touched {
+		if err := o.sync(); err != nil {
+			return &sinks.RetryableError{Err: err}
+		}
+	}
+	return nil
+}
+
+// appendLine appends r as one JSON line, by hand: encoding/json would
+// re-validate and compact the value, which is most of the cost per record.
+func appendLine(b []byte, r *broker.Record) []byte {
+	b = append(b, `{"topic":`...)
+	b = telemetry.AppendString(b, r.Topic)
+	b = append(b, `,"partition":`...)
+	b = strconv.AppendInt(b, int64(r.Partition), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, r.Offset, 10)
+	b = append(b, `,"timestamp":"`...)
+	b = r.Timestamp.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","key":`...)
+	if r.Key == nil {
+		b = append(b, "null"...)
+	} else {
+		b = telemetry.AppendString(b, string(r.Key))
+	}
+	b = append(b, `,"value":`...)
+	if json.Valid(r.Value) {
+		b = appendCompact(b, r.Value)
+	} else {
+		// Not JSON: a string, so the line stays JSON.
+		b = telemetry.AppendString(b, string(r.Value))
+	}
+	if len(r.Headers) > 0 {
+		b = append(b, `,"headers":{`...)
+		for i, h := range r.Headers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = telemetry.AppendString(b, h.Key)
+			b = append(b, ':')
+			b = telemetry.AppendString(b, string(h.Value))
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}\n"...)
+}
+
+// appendCompact appends valid JSON, compacted only if it has newlines (a
+// line must stay one line); weir's own values never do.
+func appendCompact(b, v []byte) []byte {
+	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 {
+		return append(b, v...)
+	}
+	var c bytes.Buffer
+	json.Compact(&c, v)
+	return append(b, c.Bytes()...)
+}
+
+func (o *output) sync() error {
+	if err := o.w.Flush(); err != nil {
+		return fmt.Errorf("file sink: %w", err)
+	}
+	if err := o.f.Sync(); err != nil {
+		return fmt.Errorf("file sink: %w", err)
+	}
+	return nil
+}
+
+// output returns the open file for path, rotating it first when n more
+// bytes would pass the size limit or it is older than the age limit.
+func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, error) {
+	o := s.files[path]
+	if o != nil && o.size > 0 && (o.size+n > s.maxSize || s.now().Sub(o.opened) >= s.maxAge) {
+		// rotate syncs and closes it: no second sync at the batch end.
+		delete(touched, o)
+		// Forget o even if rotating fails half way: it may be closed, and
+		// the next write reopens the path.
+		delete(s.files, path)
+		if err := s.rotate(o); err != nil {
+			return nil, err
+		}
+		o = nil
+	}
+	if o != nil {
+		return o, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("file sink: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("file sink: %w", err)
+	}
+	// A file left by an earlier run is aged from now: its creation time
+	// is not portably available, and rotating early would be worse than
+	// late.
+	opened := s.now()
+	o = &output{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), opened: opened}
+	s.files[path] = o
+	return o, nil
+}
+
+// rotate closes o, renames it with a UTC timestamp, gzips it and prunes old
+// rotations. Compressing inline blocks only this sink (its own consumer
+// group), never collection or another sink.
+func (s *Sink) rotate(o *output) error {
+	if err := o.sync(); err != nil {
+		return err
+	}
+	if err := o.f.Close(); err != nil {
+		return fmt.Errorf("file sink: close %s: %w", o.path, err)
+	}
+	ext := filepath.Ext(o.path)
+	stem := strings.TrimSuffix(o.path, ext)
+	stamp := s.now().UTC().Format("20060102T150405.000")
+	rotated := ""
+	for i := 0; ; i++ {
+		rotated = fmt.Sprintf("%s-%s%s", stem, stamp, ext)
+		if i > 0 {
+			rotated = fmt.Sprintf("%s-%s-%d%s", stem, stamp, i, ext)
+		}
+		if _, err := os.Stat(rotated); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(rotated + ".gz"); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+		}
+	}
+	if err := os.Rename(o.path, rotated); err != nil {
+		return fmt.Errorf("file sink: rotate %s: %w", o.path, err)
+	}
+	if s.compress {
+		if err := gzipFile(rotated); err != nil {
+			return err
+		}
+	}
+	return s.prune(stem, ext)
+}
+
+func gzipFile(path string) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("file sink: gzip: %w", err)
+	}
+	defer in.Close()
+	tmp := path + ".gz.tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("file sink: gzip: %w", err)
+	}
+	zw := gzip.NewWriter(out)
+	_, err = io.Copy(zw, in)
+	if err == nil {
+		err = zw.Close()
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// Rename before removing the original: a crash in between leaves
+		// both, never neither.
+		err = os.Rename(tmp, path+".gz")
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("file sink: gzip %s: %w", path, err)
+	}
+	return os.Remove(path)
+}
+
+// prune removes the oldest rotated files of stem beyond keep. Rotated names
+// sort by time because the stamp is fixed-width UTC.
+func (s *Sink) prune(stem, ext string) error {
+	matches, err := filepath.Glob(globEscape(stem) + "-[0-9]*T*" + globEscape(ext) + "*")
+	if err != nil {
+		return fmt.Errorf("file sink: prune: %w", err)
+	}
+	var rotated []string
+	for _, m := range matches {
+		if !strings.HasSuffix(m, ".tmp") {
+			rotated = append(rotated, m)
+		}
+	}
+	slices.Sort(rotated)
+	for len(rotated) > s.keep {
+		if err := os.Remove(rotated[0]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("file sink: prune: %w", err)
+		}
+		rotated = rotated[1:]
+	}
+	return nil
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
+	return r.Replace(s)
+}
+
+// Close flushes and closes every file.
+func (s *Sink) Close() error {
+	var errs []error
+	for _, o := range s.files {
+		errs = append(errs, o.sync(), o.f.Close())
+	}
+	s.files = map[string]*output{}
+	return errors.Join(errs...)
+}

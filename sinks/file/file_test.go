@@ -1,0 +1,185 @@
+package file_test
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks/file"
+	"github.com/weirnet/weir/sinks/internal/sinktest"
+	"github.com/weirnet/weir/telemetry"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func events(n, from int) []telemetry.Event {
+	out := make([]telemetry.Event, n)
+	for i := range out {
+		out[i] = telemetry.Event{V: 1, Type: "interface_down", Device: fmt.Sprintf("r%d", from+i), Object: "Ethernet1",
+			Message: strings.Repeat("x", 100), Time: time.Unix(1700000000, 0).UTC()}
+	}
+	return out
+}
+
+// readLines reads every line of the plain and gzipped files in dir.
+func readLines(t *testing.T, dir string) (lines map[string]int, files []string) {
+	t.Helper()
+	lines = map[string]int{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		files = append(files, e.Name())
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = f
+		if strings.HasSuffix(e.Name(), ".gz") {
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Fatalf("%s: %v", e.Name(), err)
+			}
+			r = zr
+		}
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			var l struct {
+				Topic   string            `json:"topic"`
+				Key     string            `json:"key"`
+				Value   telemetry.Event   `json:"value"`
+				Headers map[string]string `json:"headers"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Fatalf("%s: %q: %v", e.Name(), sc.Text(), err)
+			}
+			if l.Value.Device != l.Key || l.Headers[telemetry.HeaderSchema] != telemetry.SchemaEvent {
+				t.Fatalf("line %q", sc.Text())
+			}
+			lines[l.Topic+"/"+l.Key]++
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	return lines, files
+}
+
+func TestRotateBySizeGzipKeep(t *testing.T) {
+	b := sinktest.Broker(t)
+	dir := t.TempDir()
+	cfg := configs.Sink{Type: "file", Name: "archive", Topics: []string{"events"}, Path: filepath.Join(dir, "events.jsonl"),
+		MaxSize: 8 << 10, Keep: 100, BatchSize: 20, FlushInterval: configs.Duration(10 * time.Millisecond)}
+	clk := &clock{t: time.Unix(1700000000, 0)}
+	s, err := file.NewSink(cfg, func() time.Time { clk.add(time.Millisecond); return clk.now() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) string { return fmt.Sprintf("r%d", i) }
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, key, events(500, 0))
+	r := sinktest.Start(t, b, cfg, s)
+	sinktest.Eventually(t, "500 records", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "archive"}) == 500
+	})
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	lines, files := readLines(t, dir)
+	if len(lines) != 500 {
+		t.Fatalf("%d distinct records, want 500; files %v", len(lines), files)
+	}
+	gz := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".jsonl.gz") {
+			gz++
+		} else if f != "events.jsonl" {
+			t.Errorf("unexpected file %s", f)
+		}
+	}
+	// ~330 bytes a line, 8 KiB a file: about 20 rotations.
+	if gz < 10 {
+		t.Fatalf("only %d gzipped rotations: %v", gz, files)
+	}
+	for _, f := range files {
+		if st, _ := os.Stat(filepath.Join(dir, f)); !strings.HasSuffix(f, ".gz") && st.Size() > 8<<10 {
+			t.Errorf("%s is %d bytes, over max_size", f, st.Size())
+		}
+	}
+
+	// Keep: a second run with keep 3 prunes to the 3 newest rotations.
+	cfg.Keep = 3
+	s2, err := file.NewSink(cfg, func() time.Time { clk.add(time.Millisecond); return clk.now() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(i int) string { return fmt.Sprintf("r%d", 1000+i) }, events(100, 1000))
+	r2 := sinktest.Start(t, b, cfg, s2)
+	sinktest.Eventually(t, "100 more records", func() bool {
+		return r2.Counter("weir_sink_records_total", map[string]string{"sink": "archive"}) == 100
+	})
+	r2.Stop()
+	_, files = readLines(t, dir)
+	if len(files) != 4 {
+		t.Fatalf("files after keep 3: %v", files)
+	}
+}
+
+func TestRotateByAgePerTopic(t *testing.T) {
+	b := sinktest.Broker(t)
+	dir := t.TempDir()
+	no := false
+	cfg := configs.Sink{Type: "file", Name: "pt", Topics: []string{"events", "other"}, Path: filepath.Join(dir, "weir.jsonl"),
+		PerTopic: true, MaxAge: configs.Duration(time.Hour), Compress: &no, FlushInterval: configs.Duration(10 * time.Millisecond)}
+	clk := &clock{t: time.Unix(1700000000, 0)}
+	s, err := file.NewSink(cfg, clk.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) string { return fmt.Sprintf("r%d", i) }
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, key, events(10, 0))
+	sinktest.Produce(t, b, "other", telemetry.SchemaEvent, key, events(5, 0))
+	key100 := func(i int) string { return fmt.Sprintf("r%d", 100+i) }
+	r := sinktest.Start(t, b, cfg, s)
+	sinktest.Eventually(t, "15 records", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "pt"}) == 15
+	})
+	clk.add(2 * time.Hour)
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, key100, events(1, 100))
+	sinktest.Eventually(t, "16 records", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "pt"}) == 16
+	})
+	r.Stop()
+	lines, files := readLines(t, dir)
+	if len(lines) != 16 || lines["other/r4"] != 1 || lines["events/r100"] != 1 {
+		t.Fatalf("lines %v", lines)
+	}
+	want := map[string]bool{"weir.events.jsonl": true, "weir.other.jsonl": true}
+	rotated := 0
+	for _, f := range files {
+		if !want[f] {
+			if !strings.HasPrefix(f, "weir.events-") || !strings.HasSuffix(f, ".jsonl") {
+				t.Errorf("unexpected file %s", f)
+			}
+			rotated++
+		}
+	}
+	if rotated != 1 {
+		t.Fatalf("files %v: want one uncompressed rotation of the events file", files)
+	}
+}

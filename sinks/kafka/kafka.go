@@ -1,0 +1,154 @@
+// Package kafka is the Kafka sink: it mirrors topics to an external Kafka
+// cluster with franz-go (idempotent producer, acks=all, TLS and SASL), keys,
+// values, headers and timestamps as they are, so an existing Kafka estate
+// receives weir's data. Keys pick partitions with murmur2, as in weir, so a
+// mirror topic with the same partition count has the same layout.
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+)
+
+// DefaultTimeout bounds delivering one batch; past it the batch fails as
+// retryable and the sink backs off (visible in weir_sink_retries_total)
+// instead of blocking silently inside the client.
+const DefaultTimeout = 30 * time.Second
+
+// Sink produces to the external cluster.
+type Sink struct {
+	client *kgo.Client
+	prefix string
+	recs   []*kgo.Record
+}
+
+// New builds the Kafka sink of cfg. The client connects lazily, so a
+// cluster that is down at start is retried like any outage.
+func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
+	timeout := cfg.Timeout.Std()
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ClientID("weir-sink-" + cfg.Name),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordDeliveryTimeout(timeout),
+		kgo.ProducerLinger(0), // the sink batches already
+		kgo.ProducerBatchMaxBytes(1 << 20),
+	}
+	switch cfg.Compression {
+	case "none":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	case "gzip":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.GzipCompression()))
+	case "lz4":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.Lz4Compression()))
+	case "zstd":
+		opts = append(opts, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
+	}
+	if cfg.TLS.Enabled || cfg.TLS.CAFile != "" || cfg.TLS.CertFile != "" {
+		tc, err := tlsConfig(cfg.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
+		}
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	switch cfg.SASL.Mechanism {
+	case "PLAIN":
+		opts = append(opts, kgo.SASL(plain.Auth{User: cfg.SASL.Username, Pass: cfg.SASL.Password}.AsMechanism()))
+	case "SCRAM-SHA-256":
+		opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASL.Username, Pass: cfg.SASL.Password}.AsSha256Mechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASL.Username, Pass: cfg.SASL.Password}.AsSha512Mechanism()))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
+	}
+	return &Sink{client: cl, prefix: cfg.TopicPrefix}, nil
+}
+
+func tlsConfig(c configs.SinkTLS) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls ca_file: %w", err)
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls ca_file %s: no certificates", c.CAFile)
+		}
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// RawRecords: records are mirrored as they are, never decoded.
+func (s *Sink) RawRecords() bool { return true }
+
+// Write produces the batch and waits for every acknowledgement.
+func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
+	s.recs = s.recs[:0]
+	for i := range items {
+		r := &items[i].Record
+		kr := &kgo.Record{Topic: s.prefix + r.Topic, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
+		for _, h := range r.Headers {
+			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
+		s.recs = append(s.recs, kr)
+	}
+	results := s.client.ProduceSync(ctx, s.recs...)
+	for _, res := range results {
+		if res.Err == nil {
+			continue
+		}
+		if permanent(res.Err) {
+			return &sinks.RejectedError{Reason: reason(res.Err), Err: fmt.Errorf("kafka sink: topic %s: %w", res.Record.Topic, res.Err)}
+		}
+		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: %w", res.Err)}
+	}
+	return nil
+}
+
+// permanent errors: the cluster will refuse the same record again.
+func permanent(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) ||
+		errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
+		errors.Is(err, kerr.InvalidTopicException)
+}
+
+func reason(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return "kafka_" + ke.Message
+	}
+	return "kafka"
+}
+
+// Close flushes nothing (Write waits for every record) and closes the
+// client.
+func (s *Sink) Close() error {
+	s.client.Close()
+	return nil
+}

@@ -1,0 +1,352 @@
+// Package prometheus is the Prometheus exposition sink: the latest value of
+// every metric series it consumed, served on its own address for Prometheus
+// to scrape. Names are <measurement>_<field> and labels the metric's tags
+// plus device, sanitised to the Prometheus data model and snake_case (what
+// `promtool check metrics` asks for); counter fields (listed in
+// Metric.Counters) are counters named ..._total, every other number a
+// gauge; a series not updated for the staleness period is dropped, so a
+// removed interface does not linger forever.
+package prometheus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// DefaultStaleness drops series not updated for this long.
+const DefaultStaleness = 5 * time.Minute
+
+// Sink holds the series and serves them.
+type Sink struct {
+	path string
+	ln   net.Listener
+	col  *Collector
+	reg  *prometheus.Registry
+}
+
+// New builds the Prometheus sink of cfg and binds its listener, so a port
+// in use fails at start, not later.
+func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) { return NewSink(cfg, time.Now) }
+
+// NewSink is New with a clock for staleness.
+func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
+	staleness := cfg.Staleness.Std()
+	if staleness <= 0 {
+		staleness = DefaultStaleness
+	}
+	col := NewCollector(cfg.Namespace, staleness, now)
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(col); err != nil {
+		return nil, fmt.Errorf("prometheus sink: %w", err)
+	}
+	ln, err := net.Listen("tcp", string(cfg.Listen))
+	if err != nil {
+		return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, err)
+	}
+	path := cfg.MetricsPath
+	if path == "" {
+		path = "/metrics"
+	}
+	return &Sink{path: path, ln: ln, col: col, reg: reg}, nil
+}
+
+// Addr is the address the endpoint listens on.
+func (s *Sink) Addr() net.Addr { return s.ln.Addr() }
+
+// Collector returns the collector holding the series (for tests and
+// benchmarks).
+func (s *Sink) Collector() *Collector { return s.col }
+
+// Accepts takes metrics only.
+func (s *Sink) Accepts(schema string) bool { return schema == telemetry.SchemaMetric }
+
+// Write stores the latest values; it cannot fail.
+func (s *Sink) Write(_ context.Context, items []sinks.Item) error {
+	for i := range items {
+		s.col.Update(items[i].Metric)
+	}
+	return nil
+}
+
+// Run serves the endpoint until ctx is done.
+func (s *Sink) Run(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.Handle(s.path, promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	err := srv.Serve(s.ln)
+	<-done
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return fmt.Errorf("prometheus sink: %w", err)
+}
+
+// Close closes the listener (if Run never ran).
+func (s *Sink) Close() error {
+	if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// Collector is a prometheus.Collector holding the latest value of every
+// series. It is unchecked (describes nothing) because the series are only
+// known as data arrives.
+type Collector struct {
+	namespace string
+	staleness time.Duration
+	now       func() time.Time
+
+	mu       sync.Mutex
+	families map[string]*family
+	scratch  []string
+	// Sanitising is a third of an update; the distinct measurement,
+	// field and tag names are few, so remember the results.
+	names  map[nameKey]string
+	labels map[string]string
+}
+
+type nameKey struct {
+	measurement, field string
+	counter            bool
+}
+
+type family struct {
+	name    string
+	help    string
+	counter bool
+	series  map[string]*series // by label values joined
+}
+
+type series struct {
+	labels  map[string]string
+	value   float64
+	updated time.Time
+}
+
+// NewCollector makes an empty collector.
+func NewCollector(namespace string, staleness time.Duration, now func() time.Time) *Collector {
+	return &Collector{namespace: namespace, staleness: staleness, now: now, families: map[string]*family{},
+		names: map[nameKey]string{}, labels: map[string]string{}}
+}
+
+// Update records the numeric fields of m; strings have no Prometheus value
+// and are skipped, booleans become 0 or 1.
+func (c *Collector) Update(m *telemetry.Metric) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	labels := make(map[string]string, len(m.Tags)+1)
+	for k, v := range m.Tags {
+		if v != "" {
+			ln, ok := c.labels[k]
+			if !ok {
+				ln = LabelName(k)
+				c.labels[k] = ln
+			}
+			labels[ln] = strings.ToValidUTF8(v, "\uFFFD")
+		}
+	}
+	if _, ok := labels["device"]; !ok && m.Device != "" {
+		labels["device"] = strings.ToValidUTF8(m.Device, "\uFFFD")
+	}
+	key := c.seriesKey(labels)
+	for field, v := range m.Fields {
+		var x float64
+		switch v := v.(type) {
+		case float64:
+			x = v
+		case int64:
+			x = float64(v)
+		case uint64:
+			x = float64(v)
+		case int:
+			x = float64(v)
+		case bool:
+			if v {
+				x = 1
+			}
+		default:
+			continue
+		}
+		counter := slices.Contains(m.Counters, field)
+		nk := nameKey{m.Measurement, field, counter}
+		name, ok := c.names[nk]
+		if !ok {
+			name = MetricName(c.namespace, m.Measurement, field, counter)
+			c.names[nk] = name
+		}
+		f := c.families[name]
+		if f == nil {
+			kind := "gauge"
+			if counter {
+				kind = "counter"
+			}
+			// The first type seen wins: one name has one type.
+			f = &family{name: name, counter: counter, series: map[string]*series{},
+				help: fmt.Sprintf("weir: %s field %s of measurement %s.", kind, field, m.Measurement)}
+			c.families[name] = f
+		}
+		s := f.series[key]
+		if s == nil {
+			s = &series{labels: labels}
+			f.series[key] = s
+		}
+		s.value, s.updated = x, now
+	}
+}
+
+func (c *Collector) seriesKey(labels map[string]string) string {
+	c.scratch = c.scratch[:0]
+	for k := range labels {
+		c.scratch = append(c.scratch, k)
+	}
+	slices.Sort(c.scratch)
+	var b strings.Builder
+	for _, k := range c.scratch {
+		b.WriteString(k)
+		b.WriteByte(0xff)
+		b.WriteString(labels[k])
+		b.WriteByte(0xfe)
+	}
+	return b.String()
+}
+
+// Describe sends nothing: the collector is unchecked.
+func (c *Collector) Describe(chan<- *prometheus.Desc) {}
+
+// Collect drops stale series and emits the rest. Within a name, series may
+// carry different tags; every series gets the union of label names, empty
+// where it has none, which Prometheus treats as absent.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cutoff := c.now().Add(-c.staleness)
+	for name, f := range c.families {
+		names := map[string]bool{}
+		for k, s := range f.series {
+			if s.updated.Before(cutoff) {
+				delete(f.series, k)
+				continue
+			}
+			for l := range s.labels {
+				names[l] = true
+			}
+		}
+		if len(f.series) == 0 {
+			delete(c.families, name)
+			continue
+		}
+		labelNames := make([]string, 0, len(names))
+		for l := range names {
+			labelNames = append(labelNames, l)
+		}
+		slices.Sort(labelNames)
+		desc := prometheus.NewDesc(f.name, f.help, labelNames, nil)
+		vt := prometheus.GaugeValue
+		if f.counter {
+			vt = prometheus.CounterValue
+		}
+		values := make([]string, len(labelNames))
+		for _, s := range f.series {
+			for i, l := range labelNames {
+				values[i] = s.labels[l]
+			}
+			m, err := prometheus.NewConstMetric(desc, vt, s.value, values...)
+			if err != nil {
+				ch <- prometheus.NewInvalidMetric(desc, err)
+				continue
+			}
+			ch <- m
+		}
+	}
+}
+
+// MetricName is namespace_measurement_field in snake_case, with _total on
+// counters.
+func MetricName(namespace, measurement, field string, counter bool) string {
+	parts := make([]string, 0, 3)
+	for _, p := range []string{namespace, measurement, field} {
+		if p = snake(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	name := strings.Join(parts, "_")
+	if name == "" {
+		name = "unnamed"
+	}
+	if name[0] >= '0' && name[0] <= '9' {
+		name = "_" + name
+	}
+	if counter && !strings.HasSuffix(name, "_total") {
+		name += "_total"
+	}
+	return name
+}
+
+// LabelName sanitises a tag key: snake_case, only [a-z0-9_], not starting
+// with a digit, and never "__" at the start (reserved for Prometheus).
+func LabelName(k string) string {
+	n := snake(k)
+	if n == "" {
+		return "tag"
+	}
+	if n[0] >= '0' && n[0] <= '9' {
+		n = "_" + n
+	}
+	if strings.HasPrefix(n, "__") {
+		n = "tag" + n[1:]
+	}
+	return n
+}
+
+// snake turns "ifHCInOctets" into "if_hc_in_octets" and any character
+// outside [A-Za-z0-9_] into "_", collapsing repeats.
+func snake(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	lastUnderscore := true // no leading underscore from a separator
+	for i, r := range rs {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			lowerBefore := i > 0 && (rs[i-1] >= 'a' && rs[i-1] <= 'z' || rs[i-1] >= '0' && rs[i-1] <= '9')
+			acronymEnd := i > 0 && rs[i-1] >= 'A' && rs[i-1] <= 'Z' && i+1 < len(rs) && rs[i+1] >= 'a' && rs[i+1] <= 'z'
+			if (lowerBefore || acronymEnd) && !lastUnderscore {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r + ('a' - 'A'))
+			lastUnderscore = false
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+			lastUnderscore = false
+		default:
+			if !lastUnderscore {
+				b.WriteByte('_')
+				lastUnderscore = true
+			}
+		}
+	}
+	return strings.TrimSuffix(b.String(), "_")
+}

@@ -1,0 +1,283 @@
+package prometheus_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/sinks/internal/sinktest"
+	promsink "github.com/weirnet/weir/sinks/prometheus"
+	"github.com/weirnet/weir/telemetry"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func TestNames(t *testing.T) {
+	for _, tc := range []struct {
+		ns, m, f string
+		counter  bool
+		want     string
+	}{
+		{"", "interface", "ifHCInOctets", true, "interface_if_hc_in_octets_total"},
+		{"", "interface", "ifOperStatus", false, "interface_if_oper_status"},
+		{"weir", "cpu-usage", "5min", false, "weir_cpu_usage_5min"},
+		{"", "9x", "a.b", false, "_9x_a_b"},
+		{"", "bgp", "in_total", true, "bgp_in_total"},
+	} {
+		if got := promsink.MetricName(tc.ns, tc.m, tc.f, tc.counter); got != tc.want {
+			t.Errorf("MetricName(%q,%q,%q) = %q, want %q", tc.ns, tc.m, tc.f, got, tc.want)
+		}
+	}
+	for in, want := range map[string]string{"ifName": "if_name", "__name__": "name", "site-id": "site_id", "0x": "_0x"} {
+		if got := promsink.LabelName(in); got != want {
+			t.Errorf("LabelName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func metric(dev, ifName string, in uint64, util float64) telemetry.Metric {
+	return telemetry.Metric{V: 1, Measurement: "interface", Device: dev, Tags: map[string]string{"ifName": ifName, "site": "ams1"},
+		Fields:   map[string]any{"ifHCInOctets": in, "utilisation": util, "ifOperStatus": "up", "up": true},
+		Counters: []string{"ifHCInOctets"}, Time: time.Now()}
+}
+
+func scrape(t *testing.T, url string) (string, map[string]*dto) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatalf("exposition does not parse: %v\n%s", err, body)
+	}
+	out := map[string]*dto{}
+	for name, f := range fams {
+		d := &dto{typ: f.GetType().String(), values: map[string]float64{}}
+		for _, m := range f.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+"="+l.GetValue())
+			}
+			v := m.GetGauge().GetValue()
+			if m.GetCounter() != nil {
+				v = m.GetCounter().GetValue()
+			}
+			d.values[strings.Join(ls, ",")] = v
+		}
+		out[name] = d
+	}
+	return string(body), out
+}
+
+type dto struct {
+	typ    string
+	values map[string]float64
+}
+
+func TestExpositionAndStaleness(t *testing.T) {
+	b := sinktest.Broker(t)
+	clk := &clock{t: time.Now()}
+	cfg := configs.Sink{Type: "prometheus", Name: "prom", Topics: []string{"enriched.metrics"}, Listen: "127.0.0.1:0",
+		Staleness: configs.Duration(5 * time.Minute), FlushInterval: configs.Duration(10 * time.Millisecond)}
+	s, err := promsink.NewSink(cfg, clk.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + s.Addr().String() + "/metrics"
+	key := func(i int) string { return fmt.Sprintf("r%d", i) }
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, key, []telemetry.Metric{
+		metric("r0", "Ethernet1", 1000, 12.5), metric("r1", "Ethernet2", 1<<40, 0)})
+	r := sinktest.Start(t, b, cfg, s)
+	sinktest.Eventually(t, "2 metrics", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "prom"}) == 2
+	})
+	_, fams := scrape(t, url)
+	in := fams["interface_if_hc_in_octets_total"]
+	if in == nil || in.typ != "COUNTER" || in.values["device=r0,if_name=Ethernet1,site=ams1"] != 1000 ||
+		in.values["device=r1,if_name=Ethernet2,site=ams1"] != float64(uint64(1)<<40) {
+		t.Fatalf("counter family: %+v (all: %v)", in, fams)
+	}
+	if u := fams["interface_utilisation"]; u == nil || u.typ != "GAUGE" || u.values["device=r0,if_name=Ethernet1,site=ams1"] != 12.5 {
+		t.Fatalf("gauge family: %+v", u)
+	}
+	if u := fams["interface_up"]; u == nil || u.values["device=r1,if_name=Ethernet2,site=ams1"] != 1 {
+		t.Fatalf("bool family: %+v", u)
+	}
+	if _, ok := fams["interface_if_oper_status"]; ok {
+		t.Fatal("string field exported")
+	}
+	if n := testutil.CollectAndCount(s.Collector()); n != 6 {
+		t.Fatalf("%d series, want 6", n)
+	}
+
+	// Later: r0 updated, r1 not; past the staleness period r1 is gone.
+	clk.add(4 * time.Minute)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, key, []telemetry.Metric{metric("r0", "Ethernet1", 2000, 50)})
+	sinktest.Eventually(t, "3 metrics", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "prom"}) == 3
+	})
+	clk.add(2 * time.Minute)
+	_, fams = scrape(t, url)
+	in = fams["interface_if_hc_in_octets_total"]
+	if in == nil || len(in.values) != 1 || in.values["device=r0,if_name=Ethernet1,site=ams1"] != 2000 {
+		t.Fatalf("after staleness: %+v", in)
+	}
+	if n := testutil.CollectAndCount(s.Collector()); n != 3 {
+		t.Fatalf("%d series after staleness, want 3", n)
+	}
+}
+
+// TestRealPrometheus starts Debian's prometheus scraping the sink and
+// checks the exposition with promtool.
+func TestRealPrometheus(t *testing.T) {
+	promBin, err1 := exec.LookPath("prometheus")
+	promtool, err2 := exec.LookPath("promtool")
+	if err1 != nil || err2 != nil {
+		t.Skip("prometheus or promtool not installed (apt-get install prometheus)")
+	}
+	b := sinktest.Broker(t)
+	cfg := configs.Sink{Type: "prometheus", Name: "prom", Topics: []string{"enriched.metrics"}, Listen: "127.0.0.1:0",
+		FlushInterval: configs.Duration(10 * time.Millisecond)}
+	s, err := promsink.NewSink(cfg, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) string { return fmt.Sprintf("r%d", i) }
+	var ms []telemetry.Metric
+	for i := range 20 {
+		ms = append(ms, metric(fmt.Sprintf("r%d", i), "Ethernet1", uint64(1000+i), float64(i)/2))
+	}
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, key, ms)
+	r := sinktest.Start(t, b, cfg, s)
+	sinktest.Eventually(t, "20 metrics", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "prom"}) == 20
+	})
+	target := s.Addr().String()
+	body, _ := scrape(t, "http://"+target+"/metrics")
+	check := exec.Command(promtool, "check", "metrics")
+	check.Stdin = strings.NewReader(body)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+
+	conf := fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: weir\n    static_configs: [{targets: [%q]}]\n", target)
+	promAddr := startPrometheus(t, promBin, conf)
+	q := "http://" + promAddr + "/api/v1/query?query=" + "interface_if_hc_in_octets_total%7Bdevice%3D%22r7%22%7D"
+	if value := waitQuery(t, q); value != "1007" {
+		t.Fatalf("Prometheus value %q, want 1007", value)
+	}
+}
+
+// waitQuery waits until the instant query q returns one series labelled
+// if_name=Ethernet1 and returns its value.
+func waitQuery(t *testing.T, q string) string {
+	var value string
+	sinktest.Eventually(t, "Prometheus has the series", func() bool {
+		resp, err := http.Get(q)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var res struct {
+			Data struct {
+				Result []struct {
+					Metric map[string]string `json:"metric"`
+					Value  [2]any            `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&res) != nil || len(res.Data.Result) != 1 {
+			return false
+		}
+		value, _ = res.Data.Result[0].Value[1].(string)
+		return res.Data.Result[0].Metric["if_name"] == "Ethernet1"
+	})
+	return value
+}
+
+// startPrometheus runs Debian's prometheus on a free loopback port with
+// conf and the remote-write receiver on; it returns its address.
+func startPrometheus(t *testing.T, bin, conf string) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--web.enable-remote-write-receiver")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
+	return addr
+}
+
+// TestRealPrometheusRemoteWrite pushes with the remote-write sink to
+// Debian's prometheus and queries the samples back.
+func TestRealPrometheusRemoteWrite(t *testing.T) {
+	promBin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("prometheus not installed (apt-get install prometheus)")
+	}
+	promAddr := startPrometheus(t, promBin, "global: {scrape_interval: 1m}\n")
+	b := sinktest.Broker(t)
+	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
+		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	d, err := promsink.NewRemoteWrite(cfg, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) string { return fmt.Sprintf("r%d", i) }
+	var ms []telemetry.Metric
+	for i := range 20 {
+		ms = append(ms, metric(fmt.Sprintf("r%d", i), "Ethernet1", uint64(5000+i), float64(i)/4))
+	}
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, key, ms)
+	// Prometheus may still be starting: the sink retries until it is up.
+	r := sinktest.Start(t, b, cfg, d)
+	sinktest.Eventually(t, "20 metrics pushed", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "rw"}) == 20
+	})
+	q := "http://" + promAddr + "/api/v1/query?query=" + "interface_if_hc_in_octets_total%7Bdevice%3D%22r9%22%7D"
+	if value := waitQuery(t, q); value != "5009" {
+		t.Fatalf("Prometheus value %q, want 5009", value)
+	}
+	q = "http://" + promAddr + "/api/v1/query?query=" + "interface_utilisation%7Bdevice%3D%22r6%22%7D"
+	if value := waitQuery(t, q); value != "1.5" {
+		t.Fatalf("Prometheus value %q, want 1.5", value)
+	}
+}

@@ -1,0 +1,547 @@
+// Package sinks is the framework every sink (sinks/<type>) runs in: a
+// consumer group of its own ("sink-<name>") over the sink's topics, records
+// decoded by their schema header and filtered, handed to the destination in
+// batches, offsets committed only after the destination accepted a batch,
+// exponential back-off on retryable failures, and records the destination
+// rejects for good written to the dead-letter topic so the sink moves on.
+//
+// A destination implements Destination; sinks/all maps a config `type:` to
+// its constructor.
+package sinks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Defaults for the common settings.
+const (
+	DefaultBatchSize     = 5000
+	DefaultFlushInterval = time.Second
+	DefaultRetryInitial  = 100 * time.Millisecond
+	DefaultRetryMax      = 30 * time.Second
+)
+
+// Dead-letter headers, added to the record's own.
+const (
+	HeaderDeadLetterReason = "dead_letter_reason"
+	HeaderDeadLetterSink   = "dead_letter_sink"
+	HeaderOriginalTopic    = "original_topic"
+	HeaderOriginalPosition = "original_partition_offset"
+)
+
+// Item is one record handed to a destination: the record (copied, so it
+// outlives the Poll) and its decoded value according to its schema header.
+// Exactly one of Metric, Log, Event is set for metric/1, log/1 and event/1
+// records; other schemas leave all nil and only Record.Value is there.
+type Item struct {
+	Record broker.Record
+	Schema string
+	Metric *telemetry.Metric
+	Log    *telemetry.EnrichedLog
+	Event  *telemetry.Event
+}
+
+// Destination is where a sink delivers: a file, an InfluxDB, an HTTP
+// endpoint. Write is called from one goroutine at a time.
+type Destination interface {
+	// Write delivers a batch; nil means the destination accepted every
+	// item. A *RetryableError (or any error not a *RejectedError) is
+	// retried with back-off; a *RejectedError sends the items to the
+	// dead-letter topic.
+	Write(ctx context.Context, items []Item) error
+	// Close releases what the destination holds (files, connections).
+	Close() error
+}
+
+// Runner is implemented by destinations that serve something while the sink
+// runs (the Prometheus exposition endpoint). Run blocks until ctx is done.
+type Runner interface {
+	Run(ctx context.Context) error
+}
+
+// SchemaFilter is implemented by destinations that only take some schemas
+// (InfluxDB takes metrics); records of other schemas are skipped.
+type SchemaFilter interface {
+	Accepts(schema string) bool
+}
+
+// RawDestination is implemented by destinations that can write records as
+// they are (the file sink). When RawRecords is true and the sink has no
+// filter, values are not decoded: decoding JSON is most of a sink's cost
+// per record.
+type RawDestination interface {
+	RawRecords() bool
+}
+
+// RetryableError is a failure worth trying again (connection refused,
+// timeout, 5xx, 429). After, when set, is the least wait the destination
+// asked for (Retry-After).
+type RetryableError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RetryableError) Error() string { return e.Err.Error() }
+func (e *RetryableError) Unwrap() error { return e.Err }
+
+// RejectedError is a refusal for good (a 4xx): sending the same bytes again
+// will fail again. Reason is a short, bounded label (e.g. "http_400") for
+// the dead-letter metric; Err holds the detail for the header and log.
+type RejectedError struct {
+	Reason string
+	Err    error
+}
+
+func (e *RejectedError) Error() string { return e.Reason + ": " + e.Err.Error() }
+func (e *RejectedError) Unwrap() error { return e.Err }
+
+// Env is what a constructor gets besides its config.
+type Env struct {
+	Logger *slog.Logger
+	// Registerer takes the destination's own metrics, if any.
+	Registerer prometheus.Registerer
+}
+
+// Constructor builds the destination of one configured sink.
+type Constructor func(cfg configs.Sink, env Env) (Destination, error)
+
+// Metrics are the metrics all sinks share, labelled by sink name.
+type Metrics struct {
+	records     *prometheus.CounterVec
+	errors      *prometheus.CounterVec
+	retries     *prometheus.CounterVec
+	deadLetters *prometheus.CounterVec
+	filtered    *prometheus.CounterVec
+	batch       *prometheus.HistogramVec
+}
+
+// NewMetrics makes the sink metrics and registers them on reg (nil: not
+// registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		records: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_records_total",
+			Help: "Records the sink's destination accepted."}, []string{"sink"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_errors_total",
+			Help: "Failed deliveries and bad records, by kind (retryable, rejected, decode, dead_letter)."}, []string{"sink", "kind"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_retries_total",
+			Help: "Batches sent again after a retryable failure."}, []string{"sink"}),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_dead_letters_total",
+			Help: "Records written to the dead-letter topic, by reason."}, []string{"sink", "reason"}),
+		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_filtered_total",
+			Help: "Records the sink's filter or schema skipped."}, []string{"sink"}),
+		batch: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weir_sink_batch_seconds",
+			Help:    "Time to deliver one batch, retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12)}, []string{"sink"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.records, m.errors, m.retries, m.deadLetters, m.filtered, m.batch)
+	}
+	return m
+}
+
+// Sink runs one configured sink: its consumer group and its destination.
+type Sink struct {
+	b       broker.Broker
+	cfg     configs.Sink
+	dest    Destination
+	filter  *filter
+	logger  *slog.Logger
+	m       *Metrics
+	dlTopic string
+
+	batchSize     int
+	flushInterval time.Duration
+	retryInitial  time.Duration
+	retryMax      time.Duration
+}
+
+// Option configures a Sink.
+type Option func(*Sink)
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(s *Sink) { s.logger = l } }
+
+// WithMetrics shares metrics between sinks (one registration).
+func WithMetrics(m *Metrics) Option { return func(s *Sink) { s.m = m } }
+
+// WithDeadLetterTopic overrides telemetry.TopicDeadLetter.
+func WithDeadLetterTopic(t string) Option { return func(s *Sink) { s.dlTopic = t } }
+
+// Group is the consumer group of the sink named name.
+func Group(name string) string { return "sink-" + name }
+
+// New makes a sink delivering cfg.Topics from b to dest.
+func New(b broker.Broker, cfg configs.Sink, dest Destination, opts ...Option) (*Sink, error) {
+	f, err := newFilter(cfg.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", cfg.Name, err)
+	}
+	s := &Sink{b: b, cfg: cfg, dest: dest, filter: f, logger: slog.New(slog.DiscardHandler),
+		dlTopic: telemetry.TopicDeadLetter, batchSize: cfg.BatchSize, flushInterval: cfg.FlushInterval.Std(),
+		retryInitial: cfg.Retry.Initial.Std(), retryMax: cfg.Retry.Max.Std()}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.m == nil {
+		s.m = NewMetrics(nil)
+	}
+	if s.batchSize <= 0 {
+		s.batchSize = DefaultBatchSize
+	}
+	if s.flushInterval <= 0 {
+		s.flushInterval = DefaultFlushInterval
+	}
+	if s.retryInitial <= 0 {
+		s.retryInitial = DefaultRetryInitial
+	}
+	if s.retryMax <= 0 {
+		s.retryMax = max(DefaultRetryMax, s.retryInitial)
+	}
+	return s, nil
+}
+
+// Run consumes and delivers until ctx is done; it returns nil on a clean
+// stop. What was delivered but not yet committed when it stops is delivered
+// again on the next start (at least once; at most one batch per sink).
+func (s *Sink) Run(ctx context.Context) error {
+	defer s.dest.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runErr := make(chan error, 1)
+	if r, ok := s.dest.(Runner); ok {
+		go func() {
+			err := r.Run(ctx)
+			if err != nil && ctx.Err() == nil {
+				runErr <- err
+				cancel()
+			}
+			close(runErr)
+		}()
+	} else {
+		close(runErr)
+	}
+	err := s.consume(ctx)
+	cancel()
+	if rerr := <-runErr; rerr != nil {
+		return fmt.Errorf("sink %s: %w", s.cfg.Name, rerr)
+	}
+	return err
+}
+
+// Close releases the destination of a sink that will not Run (Run closes
+// it itself).
+func (s *Sink) Close() error { return s.dest.Close() }
+
+func (s *Sink) consume(ctx context.Context) error {
+	c, err := s.b.Consume(ctx, Group(s.cfg.Name), s.cfg.Topics, broker.WithMemberID(Group(s.cfg.Name)))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("sink %s: join group: %w", s.cfg.Name, err)
+	}
+	defer c.Close()
+	sink := prometheus.Labels{"sink": s.cfg.Name}
+	filtered := s.m.filtered.With(sink)
+	var pending []Item
+	var dec []decoded
+	// dirty: records were polled since the last commit, whether or not
+	// they are pending (filtered ones need committing too).
+	dirty := false
+	deadline := time.Now().Add(s.flushInterval)
+	for {
+		wait := time.Until(deadline)
+		if len(pending) == 0 && !dirty {
+			// Nothing to flush: wait a whole interval for data.
+			wait = s.flushInterval
+		}
+		pctx, pcancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
+		recs, err := c.Poll(pctx)
+		pcancel()
+		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err, recs = nil, nil
+		}
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("sink %s: poll: %w", s.cfg.Name, err)
+		}
+		if len(pending) == 0 && !dirty && len(recs) > 0 {
+			deadline = time.Now().Add(s.flushInterval)
+		}
+		dec = s.decodeAll(recs, dec[:0])
+		for i := range dec {
+			dirty = true
+			d := &dec[i]
+			if d.err != nil {
+				s.m.errors.WithLabelValues(s.cfg.Name, "decode").Inc()
+				if err := s.deadLetter(ctx, []Item{d.it}, "decode", d.err); err != nil {
+					return nil // ctx done: nothing committed
+				}
+				continue
+			}
+			if !d.ok {
+				filtered.Inc()
+				continue
+			}
+			pending = append(pending, d.it)
+		}
+		if !dirty || (len(pending) < s.batchSize && time.Now().Before(deadline)) {
+			continue
+		}
+		for len(pending) > 0 {
+			n := min(len(pending), s.batchSize)
+			if err := s.deliver(ctx, pending[:n]); err != nil {
+				return nil // ctx done while retrying: not committed, so delivered again later
+			}
+			pending = pending[n:]
+		}
+		pending = nil
+		if err := c.Commit(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			// A failed commit only means some records come again.
+			s.logger.Warn("sink commit failed", "sink", s.cfg.Name, "err", err)
+		}
+		dirty = false
+		deadline = time.Now().Add(s.flushInterval)
+	}
+}
+
+type decoded struct {
+	it  Item
+	ok  bool
+	err error
+}
+
+// parallelDecodeMin is the poll size from which decoding is spread over
+// the cores: JSON decoding is most of a sink's work per record.
+const parallelDecodeMin = 512
+
+// decodeAll decodes recs into out, in order.
+func (s *Sink) decodeAll(recs []broker.Record, out []decoded) []decoded {
+	out = slices.Grow(out[:0], len(recs))[:len(recs)]
+	workers := min(runtime.GOMAXPROCS(0), len(recs)/parallelDecodeMin)
+	if workers <= 1 {
+		for i := range recs {
+			d := &out[i]
+			d.it, d.ok, d.err = s.decode(&recs[i])
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	chunk := (len(recs) + workers - 1) / workers
+	for lo := 0; lo < len(recs); lo += chunk {
+		hi := min(lo+chunk, len(recs))
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				d := &out[i]
+				d.it, d.ok, d.err = s.decode(&recs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// decode copies the record and decodes its value by the schema header; ok
+// is false when the filter or the destination skips it.
+func (s *Sink) decode(r *broker.Record) (Item, bool, error) {
+	it := Item{Record: copyRecord(r)}
+	for _, h := range r.Headers {
+		if h.Key == telemetry.HeaderSchema {
+			it.Schema = string(h.Value)
+		}
+	}
+	if sf, ok := s.dest.(SchemaFilter); ok && !sf.Accepts(it.Schema) {
+		return it, false, nil
+	}
+	if rd, ok := s.dest.(RawDestination); ok && rd.RawRecords() && s.filter.empty() {
+		return it, true, nil
+	}
+	var err error
+	switch it.Schema {
+	case telemetry.SchemaMetric:
+		it.Metric, err = decodeMetric(it.Record.Value)
+	case telemetry.SchemaLog:
+		it.Log = new(telemetry.EnrichedLog)
+		err = json.Unmarshal(it.Record.Value, it.Log)
+	case telemetry.SchemaEvent:
+		it.Event = new(telemetry.Event)
+		err = json.Unmarshal(it.Record.Value, it.Event)
+	}
+	if err != nil {
+		return it, false, fmt.Errorf("%s record %s/%d@%d: %w", it.Schema, r.Topic, r.Partition, r.Offset, err)
+	}
+	return it, s.filter.match(&it), nil
+}
+
+// decodeMetric decodes a metric keeping its numbers exact, then types the
+// fields the way the destinations need them consistently: counters (listed
+// in Counters) as int64 (uint64 past its range), every other number as
+// float64. JSON has one number type, and a gauge that happens to be 5 must
+// not become an integer in one write and a float in the next (InfluxDB
+// refuses a field whose type changes).
+func decodeMetric(v []byte) (*telemetry.Metric, error) {
+	if m, err := decodeMetricFast(v); err == nil {
+		return m, nil
+	}
+	return decodeMetricSlow(v)
+}
+
+// decodeMetricSlow is decodeMetric with encoding/json, for any value.
+func decodeMetricSlow(v []byte) (*telemetry.Metric, error) {
+	m := new(telemetry.Metric)
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	if err := d.Decode(m); err != nil {
+		return nil, err
+	}
+	for k, f := range m.Fields {
+		n, ok := f.(json.Number)
+		if !ok {
+			continue
+		}
+		x, err := typeNumber(k, string(n), m.Counters)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", k, err)
+		}
+		m.Fields[k] = x
+	}
+	return m, nil
+}
+
+func copyRecord(r *broker.Record) broker.Record {
+	c := broker.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp}
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Value)
+	}
+	// One allocation for all the bytes of the record.
+	buf := make([]byte, 0, n)
+	buf = append(buf, r.Key...)
+	if r.Key != nil { // a null key stays null
+		c.Key = buf[:len(r.Key):len(r.Key)]
+	}
+	buf = append(buf, r.Value...)
+	c.Value = buf[len(c.Key):len(buf):len(buf)]
+	if len(r.Headers) > 0 {
+		c.Headers = make([]broker.Header, len(r.Headers))
+		for i, h := range r.Headers {
+			start := len(buf)
+			buf = append(buf, h.Value...)
+			c.Headers[i] = broker.Header{Key: h.Key, Value: buf[start:len(buf):len(buf)]}
+		}
+	}
+	return c
+}
+
+// deliver writes one batch, retrying until it is accepted or rejected; it
+// only fails when ctx is done.
+func (s *Sink) deliver(ctx context.Context, items []Item) error {
+	start := time.Now()
+	defer func() { s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds()) }()
+	backoff := s.retryInitial
+	for attempt := 1; ; attempt++ {
+		err := s.dest.Write(ctx, items)
+		if err == nil {
+			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(len(items)))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var rej *RejectedError
+		if errors.As(err, &rej) {
+			s.m.errors.WithLabelValues(s.cfg.Name, "rejected").Inc()
+			if len(items) > 1 {
+				// The destination refused the batch; find the records it
+				// refuses by sending them one by one, so the good ones
+				// still arrive (some perhaps twice, if it kept part of
+				// the batch: at least once).
+				for i := range items {
+					if err := s.deliver(ctx, items[i:i+1]); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			s.logger.Warn("sink destination rejected a record", "sink", s.cfg.Name, "topic", items[0].Record.Topic,
+				"partition", items[0].Record.Partition, "offset", items[0].Record.Offset, "err", err)
+			return s.deadLetter(ctx, items, rej.Reason, rej.Err)
+		}
+		s.m.errors.WithLabelValues(s.cfg.Name, "retryable").Inc()
+		if max := s.cfg.Retry.MaxAttempts; max > 0 && attempt >= max {
+			s.logger.Warn("sink gave up on a batch", "sink", s.cfg.Name, "records", len(items), "attempts", attempt, "err", err)
+			return s.deadLetter(ctx, items, "retries_exhausted", err)
+		}
+		wait := backoff
+		var re *RetryableError
+		if errors.As(err, &re) && re.After > wait {
+			wait = re.After
+		}
+		s.logger.Info("sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
+			"wait", wait, "err", err)
+		s.m.retries.WithLabelValues(s.cfg.Name).Inc()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(backoff*2, s.retryMax)
+	}
+}
+
+// deadLetter writes items to the dead-letter topic with the reason and
+// where they came from in headers; it only fails when the broker does
+// (then nothing is committed and the records come again).
+func (s *Sink) deadLetter(ctx context.Context, items []Item, reason string, cause error) error {
+	recs := make([]broker.Record, len(items))
+	for i, it := range items {
+		r := it.Record
+		hs := make([]broker.Header, 0, len(r.Headers)+4)
+		hs = append(hs, r.Headers...)
+		hs = append(hs,
+			broker.Header{Key: HeaderDeadLetterReason, Value: []byte(reason + ": " + cause.Error())},
+			broker.Header{Key: HeaderDeadLetterSink, Value: []byte(s.cfg.Name)},
+			broker.Header{Key: HeaderOriginalTopic, Value: []byte(r.Topic)},
+			broker.Header{Key: HeaderOriginalPosition, Value: fmt.Appendf(nil, "%d/%d", r.Partition, r.Offset)})
+		recs[i] = broker.Record{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: hs}
+	}
+	for {
+		err := s.b.Produce(ctx, s.dlTopic, recs)
+		if err == nil {
+			s.m.deadLetters.WithLabelValues(s.cfg.Name, reason).Add(float64(len(items)))
+			return nil
+		}
+		s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter").Inc()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.logger.Error("sink cannot write the dead-letter topic", "sink", s.cfg.Name, "topic", s.dlTopic, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.retryMax):
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package sinks_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/sinks/internal/sinktest"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// fakeDest fails the first failN writes retryably, rejects metrics whose
+// measurement is "bad", and records what it accepted.
+type fakeDest struct {
+	mu     sync.Mutex
+	failN  int
+	writes int
+	got    map[string]int // device -> times seen
+	closed bool
+}
+
+func (d *fakeDest) Write(ctx context.Context, items []sinks.Item) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.writes++
+	if d.failN > 0 {
+		d.failN--
+		return &sinks.RetryableError{Err: errors.New("destination down")}
+	}
+	for _, it := range items {
+		if it.Metric != nil && it.Metric.Measurement == "bad" {
+			return &sinks.RejectedError{Reason: "bad_measurement", Err: fmt.Errorf("measurement %q refused", it.Metric.Measurement)}
+		}
+	}
+	for _, it := range items {
+		if d.got == nil {
+			d.got = map[string]int{}
+		}
+		d.got[string(it.Record.Key)]++
+	}
+	return nil
+}
+
+func (d *fakeDest) Close() error { d.mu.Lock(); d.closed = true; d.mu.Unlock(); return nil }
+
+func (d *fakeDest) seen() (distinct, total int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, n := range d.got {
+		distinct++
+		total += n
+	}
+	return
+}
+
+func metrics(n int, measurement func(i int) string) []telemetry.Metric {
+	out := make([]telemetry.Metric, n)
+	for i := range out {
+		out[i] = telemetry.Metric{V: 1, Measurement: measurement(i), Device: fmt.Sprintf("dev%d", i),
+			Tags: map[string]string{"site": []string{"ams1", "fra1"}[i%2]}, Fields: map[string]any{"x": float64(i)},
+			Time: time.Unix(1700000000, 0).UTC()}
+	}
+	return out
+}
+
+func devKey(i int) string { return fmt.Sprintf("dev%d", i) }
+
+func cfg(name string) configs.Sink {
+	return configs.Sink{Type: "test", Name: name, Topics: []string{"enriched.metrics"}, BatchSize: 50,
+		FlushInterval: configs.Duration(20 * time.Millisecond),
+		Retry:         configs.SinkRetry{Initial: configs.Duration(5 * time.Millisecond), Max: configs.Duration(20 * time.Millisecond)}}
+}
+
+func TestRetryThenDeliverAndCommit(t *testing.T) {
+	b := sinktest.Broker(t)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(200, func(int) string { return "ifTable" }))
+	d := &fakeDest{failN: 3}
+	r := sinktest.Start(t, b, cfg("s1"), d)
+	sinktest.Eventually(t, "200 records delivered", func() bool { n, _ := d.seen(); return n == 200 })
+	sinktest.Eventually(t, "records counted", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "s1"}) >= 200
+	})
+	if got := r.Counter("weir_sink_retries_total", map[string]string{"sink": "s1"}); got != 3 {
+		t.Errorf("retries = %v, want 3", got)
+	}
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !d.closed {
+		t.Error("destination not closed")
+	}
+	// Restart: committed, so nothing old comes again; new records do.
+	d2 := &fakeDest{}
+	sinktest.Start(t, b, cfg("s1"), d2)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(i int) string { return fmt.Sprintf("new%d", i) },
+		metrics(10, func(int) string { return "ifTable" }))
+	sinktest.Eventually(t, "new records", func() bool { n, _ := d2.seen(); return n == 10 })
+	time.Sleep(100 * time.Millisecond) // a few flush intervals: nothing else may arrive
+	if n, _ := d2.seen(); n != 10 {
+		t.Fatalf("after restart saw %d records, want only the 10 new", n)
+	}
+}
+
+func TestRejectedGoesToDeadLetter(t *testing.T) {
+	b := sinktest.Broker(t)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(30, func(i int) string {
+		if i == 7 {
+			return "bad"
+		}
+		return "ifTable"
+	}))
+	d := &fakeDest{}
+	r := sinktest.Start(t, b, cfg("s2"), d)
+	sinktest.Eventually(t, "29 good records", func() bool { n, _ := d.seen(); return n == 29 })
+	sinktest.Eventually(t, "dead letter counted", func() bool {
+		return r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "s2", "reason": "bad_measurement"}) == 1
+	})
+	dl := sinktest.ReadAll(t, b, telemetry.TopicDeadLetter)
+	if len(dl) != 1 || string(dl[0].Key) != "dev7" {
+		t.Fatalf("dead letters: %+v", dl)
+	}
+	if h := sinktest.Header(dl[0], sinks.HeaderDeadLetterReason); !strings.Contains(h, "refused") {
+		t.Errorf("reason header %q", h)
+	}
+	if h := sinktest.Header(dl[0], telemetry.HeaderSchema); h != telemetry.SchemaMetric {
+		t.Errorf("schema header kept: %q", h)
+	}
+	if sinktest.Header(dl[0], sinks.HeaderDeadLetterSink) != "s2" || sinktest.Header(dl[0], sinks.HeaderOriginalTopic) != "enriched.metrics" {
+		t.Errorf("headers: %+v", dl[0].Headers)
+	}
+}
+
+func TestFilterAndUndecodable(t *testing.T) {
+	b := sinktest.Broker(t)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(20, func(int) string { return "ifTable" }))
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "junk" }, []string{"not a metric"})
+	c := cfg("s3")
+	c.Filter = configs.SinkFilter{Tags: map[string]string{"site": "ams*"}}
+	d := &fakeDest{}
+	r := sinktest.Start(t, b, c, d)
+	sinktest.Eventually(t, "10 ams1 records and 10 filtered", func() bool {
+		n, _ := d.seen()
+		return n == 10 && r.Counter("weir_sink_filtered_total", map[string]string{"sink": "s3"}) == 10
+	})
+	sinktest.Eventually(t, "decode error dead-lettered", func() bool {
+		return r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "s3", "reason": "decode"}) == 1
+	})
+}
+
+func TestMaxAttemptsDeadLetters(t *testing.T) {
+	b := sinktest.Broker(t)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(5, func(int) string { return "ifTable" }))
+	c := cfg("s4")
+	c.Retry.MaxAttempts = 2
+	d := &fakeDest{failN: 1000}
+	r := sinktest.Start(t, b, c, d)
+	sinktest.Eventually(t, "batch dead-lettered", func() bool {
+		return r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "s4", "reason": "retries_exhausted"}) == 5
+	})
+}
+
+// TestStopAtRandomPoints stops and restarts a sink many times while records
+// keep arriving: every record is delivered at least once, and what comes
+// twice is bounded by one batch per restart.
+func TestStopAtRandomPoints(t *testing.T) {
+	b := sinktest.Broker(t)
+	d := &fakeDest{}
+	c := cfg("restarts")
+	c.BatchSize = 20
+	const total = 2000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < total; i += 50 {
+			recs := make([]broker.Record, 50)
+			for j := range recs {
+				recs[j] = broker.Record{Key: fmt.Appendf(nil, "k%d", i+j), Value: []byte(`{"v":1,"measurement":"m","fields":{"x":1}}`),
+					Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}}
+			}
+			if err := b.Produce(context.Background(), "enriched.metrics", recs); err != nil {
+				t.Error(err) // not Fatal: this is not the test's goroutine
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	restarts := 0
+	for stop := false; !stop; restarts++ {
+		select {
+		case <-done:
+			stop = true
+		default:
+		}
+		r := sinktest.Start(t, b, c, d)
+		time.Sleep(time.Duration(5+restarts%4*7) * time.Millisecond)
+		if err := r.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sinktest.Start(t, b, c, d)
+	sinktest.Eventually(t, "every record delivered", func() bool { n, _ := d.seen(); return n == total })
+	time.Sleep(100 * time.Millisecond)
+	_, all := d.seen()
+	if dup := all - total; dup > restarts*c.BatchSize {
+		t.Fatalf("%d duplicates over %d restarts of batch %d", dup, restarts, c.BatchSize)
+	}
+	t.Logf("%d restarts, %d duplicates", restarts, all-total)
+}

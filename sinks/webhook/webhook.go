@@ -1,0 +1,256 @@
+// Package webhook is the webhook sink: records POSTed as JSON, one request
+// per record (the record's value, or a text/template's output), or, with
+// format alertmanager, events as alerts through the Alertmanager v2 API,
+// resolved when the matching up or cleared event arrives.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/sinks/internal/httpx"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Defaults.
+const (
+	DefaultTimeout = 10 * time.Second
+	// ResendInterval re-posts firing alerts: Alertmanager resolves an
+	// alert it has not heard of for resolve_timeout (5m by default), as
+	// Prometheus does, so a link that stays down must be repeated.
+	ResendInterval = time.Minute
+)
+
+// Sink posts records or alerts.
+type Sink struct {
+	url          string
+	headers      map[string]string
+	alertmanager bool
+	tmpl         *template.Template
+	client       *http.Client
+	logger       *slog.Logger
+	now          func() time.Time
+	resend       time.Duration
+
+	mu     sync.Mutex // active and posting, shared with Run's re-sends
+	active map[string]Alert
+	buf    bytes.Buffer
+}
+
+// Alert is an Alertmanager v2 postable alert.
+type Alert struct {
+	Labels       map[string]string `json:"labels"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	StartsAt     time.Time         `json:"startsAt"`
+	EndsAt       *time.Time        `json:"endsAt,omitempty"`
+	GeneratorURL string            `json:"generatorURL,omitempty"`
+}
+
+// New builds the webhook sink of cfg.
+func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
+	return NewSink(cfg, env, time.Now, ResendInterval)
+}
+
+// NewSink is New with a clock and a re-send interval for tests.
+func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.Duration) (*Sink, error) {
+	timeout := cfg.Timeout.Std()
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	s := &Sink{url: cfg.URL, headers: cfg.Headers, alertmanager: cfg.Format == "alertmanager",
+		client: &http.Client{Timeout: timeout}, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Template != "" {
+		t, err := template.New(cfg.Name).Funcs(template.FuncMap{"json": toJSON}).Parse(cfg.Template)
+		if err != nil {
+			return nil, fmt.Errorf("webhook sink %s: template: %w", cfg.Name, err)
+		}
+		s.tmpl = t
+	}
+	return s, nil
+}
+
+func toJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// Accepts: alertmanager takes events; the JSON form takes anything.
+func (s *Sink) Accepts(schema string) bool { return !s.alertmanager || schema == telemetry.SchemaEvent }
+
+// Write posts the batch.
+func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.alertmanager {
+		return s.writeAlerts(ctx, items)
+	}
+	for i := range items {
+		s.buf.Reset()
+		if s.tmpl != nil {
+			if err := s.tmpl.Execute(&s.buf, &items[i]); err != nil {
+				return &sinks.RejectedError{Reason: "template", Err: err}
+			}
+		} else {
+			s.buf.Write(items[i].Record.Value)
+		}
+		if err := s.post(ctx, s.buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolves maps an event type to the alert it ends.
+func resolves(typ string) (string, bool) {
+	switch {
+	case strings.HasSuffix(typ, "_cleared"):
+		return strings.TrimSuffix(typ, "_cleared"), true
+	case strings.HasSuffix(typ, "_up"):
+		return strings.TrimSuffix(typ, "_up") + "_down", true
+	case typ == "device_reachable":
+		return "device_unreachable", true
+	}
+	return "", false
+}
+
+// resolvable reports whether some event ends alerts of this type; only
+// those are re-sent. The others (config_changed, login_succeeded) are sent
+// once and end in Alertmanager after its resolve_timeout.
+func resolvable(typ string) bool {
+	return strings.HasSuffix(typ, "_down") || strings.HasSuffix(typ, "_flapping") || typ == "device_unreachable"
+}
+
+// labels of the alert: the same for the firing and the resolving event,
+// since Alertmanager matches them by their labels. Severity differs between
+// the two, so it is an annotation.
+func labels(alertname string, e *telemetry.Event) map[string]string {
+	l := make(map[string]string, len(e.Tags)+3)
+	for k, v := range e.Tags {
+		if v != "" {
+			l[k] = v
+		}
+	}
+	l["alertname"] = alertname
+	l["device"] = e.Device
+	if e.Object != "" {
+		l["object"] = e.Object
+	}
+	return l
+}
+
+func alertKey(l map[string]string) string {
+	return l["alertname"] + "\x00" + l["device"] + "\x00" + l["object"]
+}
+
+func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
+	alerts := make([]Alert, 0, len(items))
+	for i := range items {
+		e := items[i].Event
+		at := e.Time
+		if at.IsZero() {
+			at = s.now()
+		}
+		if name, ok := resolves(e.Type); ok {
+			l := labels(name, e)
+			a := Alert{Labels: l, StartsAt: at, EndsAt: &at,
+				Annotations: map[string]string{"summary": e.Message, "resolved_by": e.Type}}
+			if prev, ok := s.active[alertKey(l)]; ok {
+				a.StartsAt = prev.StartsAt
+				a.Labels = prev.Labels
+			}
+			alerts = append(alerts, a)
+			continue
+		}
+		l := labels(e.Type, e)
+		ann := map[string]string{"summary": e.Message}
+		if e.Severity != "" {
+			ann["severity"] = e.Severity
+		}
+		if e.Count > 0 {
+			ann["count"] = fmt.Sprint(e.Count)
+		}
+		ann["cause"] = fmt.Sprintf("%s/%d@%d", e.Cause.Topic, e.Cause.Partition, e.Cause.Offset)
+		alerts = append(alerts, Alert{Labels: l, Annotations: ann, StartsAt: at})
+	}
+	body, err := json.Marshal(alerts)
+	if err != nil {
+		return &sinks.RejectedError{Reason: "encode", Err: err}
+	}
+	if err := s.post(ctx, body); err != nil {
+		return err
+	}
+	// Only once Alertmanager has them: a retry must send the same.
+	for _, a := range alerts {
+		if a.EndsAt != nil {
+			delete(s.active, alertKey(a.Labels))
+		} else if _, ok := s.active[alertKey(a.Labels)]; !ok && resolvable(a.Labels["alertname"]) {
+			s.active[alertKey(a.Labels)] = a
+		}
+	}
+	return nil
+}
+
+func (s *Sink) post(ctx context.Context, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	if err != nil {
+		return &sinks.RejectedError{Reason: "request", Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range s.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return httpx.Transport("webhook sink", err)
+	}
+	return httpx.Classify("webhook sink", resp, s.now())
+}
+
+// Run re-posts firing alerts every re-send interval (alertmanager format
+// only); failures are logged, the next round tries again.
+func (s *Sink) Run(ctx context.Context) error {
+	if !s.alertmanager {
+		<-ctx.Done()
+		return nil
+	}
+	t := time.NewTicker(s.resend)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		s.mu.Lock()
+		alerts := make([]Alert, 0, len(s.active))
+		for _, a := range s.active {
+			alerts = append(alerts, a)
+		}
+		if len(alerts) > 0 {
+			body, _ := json.Marshal(alerts)
+			if err := s.post(ctx, body); err != nil && ctx.Err() == nil {
+				s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", len(alerts), "err", err)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Close releases idle connections.
+func (s *Sink) Close() error {
+	s.client.CloseIdleConnections()
+	return nil
+}
