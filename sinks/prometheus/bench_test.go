@@ -37,3 +37,22 @@ func BenchmarkScrape100k(b *testing.B) {
 		io.Copy(io.Discard, rec.Body)
 	}
 }
+
+// BenchmarkScrape100kText is the same scrape through WriteText, what the
+// sink's endpoint serves.
+func BenchmarkScrape100kText(b *testing.B) {
+	col := promsink.NewCollector("", time.Hour, time.Now)
+	n := 0
+	for d := 0; n < 100000; d++ {
+		for i := 0; i < 48 && n < 100000; i++ {
+			col.Update(&telemetry.Metric{Measurement: "interface", Device: fmt.Sprintf("r%d", d),
+				Tags:   map[string]string{"ifName": fmt.Sprintf("Ethernet%d", i), "site": "ams1"},
+				Fields: map[string]any{"ifHCInOctets": int64(d * i), "utilisation": 0.5}, Counters: []string{"ifHCInOctets"}})
+			n += 2
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		col.WriteText(io.Discard)
+	}
+}

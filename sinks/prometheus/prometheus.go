@@ -12,15 +12,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
@@ -35,7 +37,6 @@ type Sink struct {
 	path string
 	ln   net.Listener
 	col  *Collector
-	reg  *prometheus.Registry
 }
 
 // New builds the Prometheus sink of cfg and binds its listener, so a port
@@ -49,10 +50,6 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 		staleness = DefaultStaleness
 	}
 	col := NewCollector(cfg.Namespace, staleness, now)
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(col); err != nil {
-		return nil, fmt.Errorf("prometheus sink: %w", err)
-	}
 	ln, err := net.Listen("tcp", string(cfg.Listen))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, err)
@@ -61,7 +58,7 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 	if path == "" {
 		path = "/metrics"
 	}
-	return &Sink{path: path, ln: ln, col: col, reg: reg}, nil
+	return &Sink{path: path, ln: ln, col: col}, nil
 }
 
 // Addr is the address the endpoint listens on.
@@ -85,7 +82,12 @@ func (s *Sink) Write(_ context.Context, items []sinks.Item) error {
 // Run serves the endpoint until ctx is done.
 func (s *Sink) Run(ctx context.Context) error {
 	mux := http.NewServeMux()
-	mux.Handle(s.path, promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc(s.path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		if err := s.col.WriteText(w); err != nil {
+			return // the scraper went away
+		}
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -142,6 +144,7 @@ type family struct {
 
 type series struct {
 	labels  map[string]string
+	text    string // `{a="x",b="y"}` for the text exposition, made once
 	value   float64
 	updated time.Time
 }
@@ -173,6 +176,7 @@ func (c *Collector) Update(m *telemetry.Metric) {
 		labels["device"] = strings.ToValidUTF8(m.Device, "\uFFFD")
 	}
 	key := c.seriesKey(labels)
+	text := ""
 	for field, v := range m.Fields {
 		var x float64
 		switch v := v.(type) {
@@ -211,7 +215,10 @@ func (c *Collector) Update(m *telemetry.Metric) {
 		}
 		s := f.series[key]
 		if s == nil {
-			s = &series{labels: labels}
+			if text == "" && len(labels) > 0 {
+				text = labelText(c.scratch, labels) // c.scratch: sorted by seriesKey
+			}
+			s = &series{labels: labels, text: text}
 			f.series[key] = s
 		}
 		s.value, s.updated = x, now
@@ -282,6 +289,101 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- m
 		}
 	}
+}
+
+// labelText renders labels in exposition syntax, names in order.
+func labelText(names []string, labels map[string]string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteString(`="`)
+		for j := 0; j < len(labels[k]); j++ {
+			switch c := labels[k][j]; c {
+			case '\\':
+				b.WriteString(`\\`)
+			case '"':
+				b.WriteString(`\"`)
+			case '\n':
+				b.WriteString(`\n`)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// WriteText writes every live series in the Prometheus text exposition
+// format, dropping stale ones. It is what the sink's endpoint serves: a
+// hundred thousand series through client_golang's registry (which builds,
+// sorts and checks a metric object per series) take about a second; this
+// writes precomputed label text and takes a fraction of it. A series
+// carries only its own labels (an absent label equals an empty one).
+func (c *Collector) WriteText(w io.Writer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cutoff := c.now().Add(-c.staleness)
+	names := make([]string, 0, len(c.families))
+	for name := range c.families {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	buf := make([]byte, 0, 64<<10)
+	for _, name := range names {
+		f := c.families[name]
+		for k, s := range f.series {
+			if s.updated.Before(cutoff) {
+				delete(f.series, k)
+			}
+		}
+		if len(f.series) == 0 {
+			delete(c.families, name)
+			continue
+		}
+		kind := "gauge"
+		if f.counter {
+			kind = "counter"
+		}
+		buf = append(buf, "# HELP "...)
+		buf = append(buf, name...)
+		buf = append(buf, ' ')
+		buf = append(buf, strings.NewReplacer(`\\`, `\\\\`, "\n", `\n`).Replace(f.help)...)
+		buf = append(buf, "\n# TYPE "...)
+		buf = append(buf, name...)
+		buf = append(buf, ' ')
+		buf = append(buf, kind...)
+		buf = append(buf, '\n')
+		for _, s := range f.series {
+			buf = append(buf, name...)
+			buf = append(buf, s.text...)
+			buf = append(buf, ' ')
+			switch {
+			case math.IsNaN(s.value):
+				buf = append(buf, "NaN"...)
+			case math.IsInf(s.value, 1):
+				buf = append(buf, "+Inf"...)
+			case math.IsInf(s.value, -1):
+				buf = append(buf, "-Inf"...)
+			default:
+				buf = strconv.AppendFloat(buf, s.value, 'g', -1, 64)
+			}
+			buf = append(buf, '\n')
+			if len(buf) > 60<<10 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	_, err := w.Write(buf)
+	return err
 }
 
 // MetricName is namespace_measurement_field in snake_case, with _total on
