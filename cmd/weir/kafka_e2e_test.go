@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,4 +62,51 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 	if !strings.Contains(got["enriched.syslog"], `"vendor":"arista_eos"`) {
 		t.Fatalf("enriched.syslog on the cluster: %q", got["enriched.syslog"])
 	}
+}
+
+// TestSyslogIngestKafkaVsEmbedded measures syslog ingest (TCP, one
+// connection, until the records are in the log) on the embedded log and on
+// a Kafka cluster (kfake, in this process) in the same run, with
+// enrichment off. Run it with WEIR_BENCH=1; it prints both and the ratio.
+func TestSyslogIngestKafkaVsEmbedded(t *testing.T) {
+	if os.Getenv("WEIR_BENCH") == "" {
+		t.Skip("set WEIR_BENCH=1 to measure")
+	}
+	sim := filepath.Join(t.TempDir(), "weir-sim")
+	if out, err := exec.Command("go", "build", "-o", sim, "../weir-sim").CombinedOutput(); err != nil {
+		t.Fatalf("build weir-sim: %v %s", err, out)
+	}
+	measure := func(name, yaml string, brokers func(p *weirProc) string) float64 {
+		cfg := filepath.Join(t.TempDir(), "weir.yaml")
+		os.WriteFile(cfg, []byte("enrich: {enabled: false}\n"+yaml), 0o644)
+		p := startWeir(t, t.TempDir(), "-c", cfg)
+		_, tcp := p.syslogAddrs(t)
+		out, err := exec.Command(sim, "syslog", "--target", tcp, "--protocol", "tcp", "--count", "500000",
+			"--verify-brokers", brokers(p)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: weir-sim: %v %s", name, err, out)
+		}
+		p.stop(t)
+		var rate float64
+		for _, l := range strings.Split(string(out), "\n") {
+			if i := strings.Index(l, "end to end "); i >= 0 {
+				fmt.Sscanf(l[i+len("end to end "):], "%f", &rate)
+			}
+			if strings.Contains(l, "in the log:") && !strings.Contains(l, "lost 0,") {
+				t.Errorf("%s lost records: %s", name, l)
+			}
+		}
+		t.Logf("%s: %s", name, strings.TrimSpace(string(out)))
+		return rate
+	}
+	embedded := measure("embedded", "", func(p *weirProc) string { return p.kafkaAddr })
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	kafka := measure("kafka", "broker:\n  kafka:\n    brokers: ["+strings.Join(cluster.ListenAddrs(), ", ")+"]\n    replication_factor: 1\n",
+		func(*weirProc) string { return strings.Join(cluster.ListenAddrs(), ",") })
+	fmt.Printf("\nsyslog ingest, TCP, 1 connection, 500,000 messages: embedded %.0f msg/s, Kafka (kfake) %.0f msg/s, embedded/Kafka %.2fx\n",
+		embedded, kafka, embedded/kafka)
 }
