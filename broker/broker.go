@@ -189,6 +189,10 @@ var (
 	ErrOutOfOrderSequence = errors.New("out of order sequence number")
 	// ErrInvalidProducerEpoch: a batch from a fenced producer epoch.
 	ErrInvalidProducerEpoch = errors.New("invalid producer epoch")
+	// ErrGroupInUse: a consumer group has members of another kind (on the
+	// embedded log, in-process members and Kafka clients cannot share a
+	// group); retry later.
+	ErrGroupInUse = errors.New("consumer group has members of the other kind (in-process or Kafka client)")
 	// ErrStorage: the log could not write or read its files (disk full,
 	// I/O error). Data acknowledged before is not affected.
 	ErrStorage = errors.New("storage error")

@@ -252,3 +252,28 @@ func (o *outputs) produce(ctx context.Context, topic string, part int32, recs []
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
+
+// joinGroup joins the enrich group, waiting while Kafka clients hold the
+// group name on the embedded log (a crashed client until its session
+// expires) instead of stopping weir. A nil consumer and nil error mean ctx
+// ended.
+func joinGroup(ctx context.Context, b broker.Broker, topics []string, opts []broker.ConsumerOption, logger *slog.Logger) (broker.Consumer, error) {
+	for {
+		c, err := b.Consume(ctx, Group, topics, opts...)
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		if !errors.Is(err, broker.ErrGroupInUse) {
+			return nil, fmt.Errorf("enrich: join group: %w", err)
+		}
+		logger.Error("enrich: group is used by a Kafka client; retrying", slog.Any("error", err))
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(5 * time.Second):
+		}
+	}
+}

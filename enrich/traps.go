@@ -49,9 +49,9 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	if w.memberID != "" {
 		opts = append(opts, broker.WithMemberID(w.memberID))
 	}
-	c, err := w.b.Consume(ctx, Group, []string{w.input}, opts...)
-	if err != nil {
-		return fmt.Errorf("enrich: join group: %w", err)
+	c, err := joinGroup(ctx, w.b, []string{w.input}, opts, w.logger)
+	if err != nil || c == nil {
+		return err
 	}
 	defer c.Close()
 	var events []outRecord

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -143,9 +142,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.topics.EnrichedSyslog, w.topics.Events); err != nil {
 		return err
 	}
-	c, err := w.b.Consume(ctx, Group, []string{w.topics.RawSyslog}, opts...)
-	if err != nil {
-		return fmt.Errorf("enrich: join group: %w", err)
+	c, err := joinGroup(ctx, w.b, []string{w.topics.RawSyslog}, opts, w.logger)
+	if err != nil || c == nil {
+		return err
 	}
 	defer c.Close()
 	var enriched, events []outRecord

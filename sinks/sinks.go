@@ -248,12 +248,27 @@ func (s *Sink) Run(ctx context.Context) error {
 func (s *Sink) Close() error { return s.dest.Close() }
 
 func (s *Sink) consume(ctx context.Context) error {
-	c, err := s.b.Consume(ctx, Group(s.cfg.Name), s.cfg.Topics, broker.WithMemberID(Group(s.cfg.Name)))
-	if err != nil {
+	var c broker.Consumer
+	for {
+		var err error
+		c, err = s.b.Consume(ctx, Group(s.cfg.Name), s.cfg.Topics, broker.WithMemberID(Group(s.cfg.Name)))
+		if err == nil {
+			break
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("sink %s: join group: %w", s.cfg.Name, err)
+		if !errors.Is(err, broker.ErrGroupInUse) {
+			return fmt.Errorf("sink %s: join group: %w", s.cfg.Name, err)
+		}
+		// A Kafka client holds the sink's group name (perhaps a crashed
+		// one until its session times out): wait, do not stop weir.
+		s.logger.Error("sink group is used by a Kafka client; retrying", "sink", s.cfg.Name, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(5 * time.Second):
+		}
 	}
 	defer c.Close()
 	sink := prometheus.Labels{"sink": s.cfg.Name}
@@ -534,6 +549,15 @@ func (s *Sink) deadLetter(ctx context.Context, items []Item, reason string, caus
 			return nil
 		}
 		s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter").Inc()
+		if errors.Is(err, broker.ErrRecordTooLarge) || errors.Is(err, broker.ErrInvalidTopic) {
+			// The dead letters themselves cannot be stored (a record near
+			// the size limit plus its headers): retrying cannot help, and
+			// would stop the sink for good. Count, log and move on.
+			s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter_dropped").Add(float64(len(items)))
+			s.logger.Error("sink dropped records the dead-letter topic refused", "sink", s.cfg.Name,
+				"topic", s.dlTopic, "records", len(items), "reason", reason, "err", err)
+			return nil
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -1,14 +1,15 @@
 package embedded
 
 import (
-	"errors"
 	"sync"
+
+	"github.com/weirnet/weir/broker"
 )
 
 // ErrGroupInUse is returned by Consume for a group that Kafka clients (over
 // the Kafka listener) are members of; Kafka clients joining a group that has
 // in-process members get INCONSISTENT_GROUP_PROTOCOL for the same reason.
-var ErrGroupInUse = errors.New("consumer group has members of the other kind (in-process or Kafka client)")
+var ErrGroupInUse = broker.ErrGroupInUse
 
 // groupKinds keeps the in-process coordinator (groups.go) and the Kafka
 // protocol coordinator (wiregroups.go) from having members in one group at

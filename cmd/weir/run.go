@@ -145,10 +145,14 @@ func run(ctx context.Context, cfg *configs.Config, roles map[string]bool, logger
 	var ready atomic.Bool
 	var wg sync.WaitGroup
 	serveCtx, cancel := context.WithCancel(context.Background())
-	defer func() {
+	// stop ends every component and listener and waits for them; the
+	// broker is closed only after it (see the closers below), so nothing
+	// still running publishes to a closed log.
+	stop := func() {
 		cancel()
 		wg.Wait()
-	}()
+	}
+	defer stop()
 	errc := make(chan error, 64)
 
 	var b broker.Broker
@@ -157,8 +161,10 @@ func run(ctx context.Context, cfg *configs.Config, roles map[string]bool, logger
 		if err != nil {
 			return err
 		}
-		// Closed after the components stop (defers run in reverse).
-		defer kb.Close()
+		defer func() {
+			stop() // components first, then the client they use
+			kb.Close()
+		}()
 		b = kb
 		logger.Info("using Kafka cluster", slog.Any("brokers", cfg.Broker.Kafka.Brokers))
 	} else {
@@ -167,6 +173,7 @@ func run(ctx context.Context, cfg *configs.Config, roles map[string]bool, logger
 			return fmt.Errorf("open log: %w", err)
 		}
 		defer func() {
+			stop() // components and the listener first, then the log
 			if err := log.Close(); err != nil {
 				logger.Error("closing log", slog.Any("error", err))
 			} else {

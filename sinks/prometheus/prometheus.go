@@ -88,11 +88,21 @@ func (s *Sink) Run(ctx context.Context) error {
 			return // the scraper went away
 		}
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		<-ctx.Done()
+		sweep := time.NewTicker(time.Minute)
+		defer sweep.Stop()
+		for {
+			select {
+			case <-sweep.C:
+				s.col.Sweep()
+				continue
+			case <-ctx.Done():
+			}
+			break
+		}
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
@@ -122,6 +132,7 @@ type Collector struct {
 	now       func() time.Time
 
 	mu       sync.Mutex
+	lastSize int // bytes of the last exposition, to size the next
 	families map[string]*family
 	scratch  []string
 	// Sanitising is a third of an update; the distinct measurement,
@@ -326,6 +337,18 @@ func labelText(names []string, labels map[string]string) string {
 // writes precomputed label text and takes a fraction of it. A series
 // carries only its own labels (an absent label equals an empty one).
 func (c *Collector) WriteText(w io.Writer) error {
+	// Render under the lock, write without it: a scraper that stops
+	// reading must not block Update (and so the sink's consumer).
+	buf := c.render()
+	_, err := w.Write(buf)
+	return err
+}
+
+// helpEscaper escapes HELP text as the exposition format wants.
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+
+// render returns the exposition of every live series, dropping stale ones.
+func (c *Collector) render() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cutoff := c.now().Add(-c.staleness)
@@ -334,7 +357,7 @@ func (c *Collector) WriteText(w io.Writer) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	buf := make([]byte, 0, 64<<10)
+	buf := make([]byte, 0, c.lastSize+c.lastSize/8+4096)
 	for _, name := range names {
 		f := c.families[name]
 		for k, s := range f.series {
@@ -353,7 +376,7 @@ func (c *Collector) WriteText(w io.Writer) error {
 		buf = append(buf, "# HELP "...)
 		buf = append(buf, name...)
 		buf = append(buf, ' ')
-		buf = append(buf, strings.NewReplacer(`\\`, `\\\\`, "\n", `\n`).Replace(f.help)...)
+		buf = append(buf, helpEscaper.Replace(f.help)...)
 		buf = append(buf, "\n# TYPE "...)
 		buf = append(buf, name...)
 		buf = append(buf, ' ')
@@ -374,16 +397,28 @@ func (c *Collector) WriteText(w io.Writer) error {
 				buf = strconv.AppendFloat(buf, s.value, 'g', -1, 64)
 			}
 			buf = append(buf, '\n')
-			if len(buf) > 60<<10 {
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
-			}
 		}
 	}
-	_, err := w.Write(buf)
-	return err
+	c.lastSize = len(buf)
+	return buf
+}
+
+// Sweep drops series not updated for the staleness period, so memory
+// follows the live series even when nobody scrapes.
+func (c *Collector) Sweep() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cutoff := c.now().Add(-c.staleness)
+	for name, f := range c.families {
+		for k, s := range f.series {
+			if s.updated.Before(cutoff) {
+				delete(f.series, k)
+			}
+		}
+		if len(f.series) == 0 {
+			delete(c.families, name)
+		}
+	}
 }
 
 // MetricName is namespace_measurement_field in snake_case, with _total on

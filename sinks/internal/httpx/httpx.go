@@ -13,10 +13,9 @@ import (
 	"github.com/weirnet/weir/sinks"
 )
 
-// Classify turns a response into nil (2xx), a *sinks.RetryableError (429,
-// 5xx, honouring Retry-After) or a *sinks.RejectedError (any other status:
-// sending the same request again would fail again). It drains and closes
-// the body.
+// Classify turns a response into nil (2xx), a *sinks.RejectedError (400,
+// 413, 422: the records are refused) or a *sinks.RetryableError (any other
+// status, honouring Retry-After). It drains and closes the body.
 func Classify(what string, resp *http.Response, now time.Time) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
@@ -26,10 +25,17 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 	}
 	msg := strings.TrimSpace(string(body))
 	err := fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, msg)
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		return &sinks.RetryableError{Err: err, After: RetryAfter(resp.Header.Get("Retry-After"), now)}
+	switch resp.StatusCode {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		// The records themselves are refused: dead-letter them.
+		return &sinks.RejectedError{Reason: "http_" + strconv.Itoa(resp.StatusCode), Err: err}
 	}
-	return &sinks.RejectedError{Reason: "http_" + strconv.Itoa(resp.StatusCode), Err: err}
+	// Everything else is about the endpoint, not the records: 429 and
+	// 5xx, but also 401/403 (a wrong token), 404 (a bucket not created
+	// yet), 3xx and 408. Retrying stalls the sink, which lag and
+	// weir_sink_retries_total show, instead of dead-lettering the whole
+	// backlog while the destination is misconfigured.
+	return &sinks.RetryableError{Err: err, After: RetryAfter(resp.Header.Get("Retry-After"), now)}
 }
 
 // RetryAfter parses a Retry-After header: seconds or an HTTP date. Capped
