@@ -51,6 +51,7 @@ type output struct {
 	f      *os.File
 	w      *bufio.Writer
 	size   int64
+	synced int64 // bytes known on disk (the file's size after the last good sync)
 	opened time.Time
 }
 
@@ -93,28 +94,47 @@ func (s *Sink) pathFor(topic string) string {
 func (s *Sink) RawRecords() bool { return true }
 
 // Write appends the batch and syncs it: offsets are committed after Write
-// returns, so the lines must be on disk by then.
+// returns, so the lines must be on disk by then. After any write or sync
+// error the batch's files are cut back to what was last synced and closed,
+// and the retry reopens them: a bufio.Writer keeps failing once it failed,
+// and after a failed fsync a later one may succeed over dropped pages.
 func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	touched := map[*output]bool{}
+	fail := func(err error) error {
+		for o := range touched {
+			s.discard(o)
+		}
+		return &sinks.RetryableError{Err: err}
+	}
 	for i := range items {
 		r := &items[i].Record
 		s.buf = appendLine(s.buf[:0], r)
 		o, err := s.output(s.pathFor(r.Topic), int64(len(s.buf)), touched)
 		if err != nil {
-			return &sinks.RetryableError{Err: err}
+			return fail(err)
 		}
+		touched[o] = true
 		if _, err := o.w.Write(s.buf); err != nil {
-			return &sinks.RetryableError{Err: fmt.Errorf("file sink: %w", err)}
+			return fail(fmt.Errorf("file sink: %w", err))
 		}
 		o.size += int64(len(s.buf))
-		touched[o] = true
 	}
 	for o := range touched {
 		if err := o.sync(); err != nil {
-			return &sinks.RetryableError{Err: err}
+			return fail(err)
 		}
 	}
 	return nil
+}
+
+// discard closes o after a failed batch, cutting the file back to its last
+// synced size (best effort) so no torn line stays, and forgets it.
+func (s *Sink) discard(o *output) {
+	o.f.Truncate(o.synced)
+	o.f.Close()
+	if s.files[o.path] == o {
+		delete(s.files, o.path)
+	}
 }
 
 // appendLine appends r as one JSON line, by hand: encoding/json would
@@ -174,6 +194,7 @@ func (o *output) sync() error {
 	if err := o.f.Sync(); err != nil {
 		return fmt.Errorf("file sink: %w", err)
 	}
+	o.synced = o.size
 	return nil
 }
 
@@ -188,6 +209,7 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 		// the next write reopens the path.
 		delete(s.files, path)
 		if err := s.rotate(o); err != nil {
+			o.f.Close() // rotate may fail before closing it
 			return nil, err
 		}
 		o = nil
@@ -195,7 +217,7 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 	if o != nil {
 		return o, nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("file sink: %w", err)
 	}
@@ -204,11 +226,21 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 		f.Close()
 		return nil, fmt.Errorf("file sink: %w", err)
 	}
+	// A crash may have left half a line at the end (written, never
+	// synced, so never committed: it will be written again). Cut it, so
+	// the next line does not glue onto it.
+	if size := st.Size(); size > 0 {
+		if cut, err := lastLineEnd(f, size); err == nil && cut < size {
+			if err := f.Truncate(cut); err == nil {
+				st, _ = f.Stat()
+			}
+		}
+	}
 	// A file left by an earlier run is aged from now: its creation time
 	// is not portably available, and rotating early would be worse than
 	// late.
 	opened := s.now()
-	o = &output{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), opened: opened}
+	o = &output{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), synced: st.Size(), opened: opened}
 	s.files[path] = o
 	return o, nil
 }
@@ -319,4 +351,22 @@ func (s *Sink) Close() error {
 	}
 	s.files = map[string]*output{}
 	return errors.Join(errs...)
+}
+
+// lastLineEnd returns the offset just after the last newline in the first
+// size bytes of f (0 if there is none), reading back from the end.
+func lastLineEnd(f *os.File, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && n < int(end-start) {
+			return size, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
 }
