@@ -618,15 +618,48 @@ func (t *target) publishLoop(ctx context.Context) {
 		if len(recs) == 0 {
 			continue
 		}
-		if err := t.c.b.Produce(ctx, t.c.topic, recs); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			t.dropPub.Add(float64(len(recs)))
-			t.c.log.Warn("gnmi publish failed", slog.String("target", t.cfg.Name), slog.String("topic", t.c.topic), slog.Int("records", len(recs)),
-				slog.Any("err", fmt.Errorf("gnmi %s: publish to %s: %w", t.cfg.Name, t.c.topic, err)))
-			continue
+		if !t.produce(ctx, recs) {
+			return
 		}
-		t.published.Add(float64(len(recs)))
+	}
+}
+
+// produce publishes recs, retrying transient broker errors with back-off
+// (a full disk) until ctx ends (false). When the broker refuses the batch
+// itself (a record over its size limit), the records go one by one and
+// only those refused are dropped and counted, not the whole batch.
+func (t *target) produce(ctx context.Context, recs []broker.Record) bool {
+	backoff := 50 * time.Millisecond
+	for {
+		err := t.c.b.Produce(ctx, t.c.topic, recs)
+		if err == nil {
+			t.published.Add(float64(len(recs)))
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if errors.Is(err, broker.ErrRecordTooLarge) || errors.Is(err, broker.ErrInvalidTopic) {
+			if len(recs) == 1 {
+				t.dropPub.Inc()
+				t.c.log.Warn("gnmi record refused by the broker; dropped", slog.String("target", t.cfg.Name),
+					slog.Int("bytes", len(recs[0].Value)), slog.Any("err", err))
+				return true
+			}
+			for i := range recs {
+				if !t.produce(ctx, recs[i:i+1]) {
+					return false
+				}
+			}
+			return true
+		}
+		t.c.log.Warn("gnmi publish failed, retrying", slog.String("target", t.cfg.Name), slog.String("topic", t.c.topic),
+			slog.Int("records", len(recs)), slog.Any("err", fmt.Errorf("gnmi %s: publish to %s: %w", t.cfg.Name, t.c.topic, err)))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
 	}
 }
