@@ -126,10 +126,20 @@ func (r *RemoteWrite) appendMetric(m *telemetry.Metric) {
 			name = MetricName(r.namespace, m.Measurement, field, counter)
 			r.names[nk] = name
 		}
+		// Labels sorted by name, __name__ included: a sanitised label
+		// such as "_1x" sorts before it, and receivers (Mimir, Cortex)
+		// refuse out-of-order label names.
 		ts := r.ts[:0]
-		ts = appendLabel(ts, "__name__", name)
+		named := false
 		for _, k := range r.keys {
+			if !named && k > "__name__" {
+				ts = appendLabel(ts, "__name__", name)
+				named = true
+			}
 			ts = appendLabel(ts, k, lv[k])
+		}
+		if !named {
+			ts = appendLabel(ts, "__name__", name)
 		}
 		var sample []byte
 		sample = protowire.AppendTag(sample, 1, protowire.Fixed64Type)
