@@ -299,9 +299,15 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 	}
 	// Keep trying while weir runs: a trap in hand is not dropped for a
 	// transient broker error. On shutdown, one last attempt.
+	// The last attempt after shutdown is bounded: a broker that is down
+	// (a Kafka cluster away) must not hold up weir's exit.
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(5*time.Second, cancel) })
+	defer stop()
 	var err error
 	for attempt := 0; ; attempt++ {
-		err = r.cfg.Broker.Produce(context.WithoutCancel(ctx), r.cfg.Topic, recs)
+		err = r.cfg.Broker.Produce(pctx, r.cfg.Topic, recs)
 		if err == nil || ctx.Err() != nil || attempt == 5 {
 			break
 		}
