@@ -512,7 +512,13 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 		if errors.As(err, &re) && re.After > wait {
 			wait = re.After
 		}
-		s.logger.Info("sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
+		// A blip is routine; a destination failing again and again (a
+		// wrong token, a refused authorization) must stand out in the log.
+		level := slog.LevelInfo
+		if attempt >= 3 {
+			level = slog.LevelError
+		}
+		s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
 			"wait", wait, "err", err)
 		s.m.retries.WithLabelValues(s.cfg.Name).Inc()
 		t := time.NewTimer(wait)

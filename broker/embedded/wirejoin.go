@@ -85,6 +85,11 @@ func (c *wireCoordinator) joinLocked(clientID, clientHost string, req *kmsg.Join
 		if req.MemberID != "" {
 			return fail(kerr.UnknownMemberID)
 		}
+		if len(c.groups) >= maxWireGroups {
+			// Clients need no credentials here: bound what they can
+			// make the coordinator hold.
+			return fail(kerr.CoordinatorNotAvailable)
+		}
 		g = &wireGroup{name: req.Group, members: make(map[string]*wireMember), pending: make(map[string]time.Time)}
 		c.groups[req.Group] = g
 	}
@@ -101,8 +106,12 @@ func (c *wireCoordinator) joinLocked(clientID, clientHost string, req *kmsg.Join
 		// KIP-394: the client first learns its member ID and joins
 		// again with it, so clients that give up and retry do not pile
 		// up as members; until then it is only pending.
+		if len(g.pending) >= maxPendingMembers {
+			return fail(kerr.GroupMaxSizeReached)
+		}
 		id := newMemberID(clientID)
-		g.pending[id] = now.Add(session)
+		// A pending ID only waits for the client's second JoinGroup.
+		g.pending[id] = now.Add(min(session, maxPendingWait))
 		c.schedule(g)
 		resp.MemberID = id
 		return fail(kerr.MemberIDRequired)
@@ -344,3 +353,11 @@ func (c *wireCoordinator) leaveOne(g *wireGroup, lm kmsg.LeaveGroupRequestMember
 	c.removeMember(g, m, now, reasonLeft)
 	return 0
 }
+
+// Bounds on what Kafka clients, which need no credentials on the
+// listener, can make the group coordinator hold.
+const (
+	maxWireGroups     = 10000
+	maxPendingMembers = 1000
+	maxPendingWait    = time.Minute
+)
