@@ -13,12 +13,14 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// MetricsWorker is a member of the "enrich" group over raw.snmp: it turns
-// counters into per-second rates, adds interface utilisation and
-// normalised interface fields, joins the inventory, publishes to
-// enriched.metrics, and raises events from state changes it sees
-// (ifOperStatus, snmp_up, sysUpTime going back), exactly once like the
-// syslog worker.
+// MetricsWorker is a member of the "enrich" group over raw.snmp (or
+// raw.gnmi): it turns counters into per-second rates, adds interface
+// utilisation and normalised interface fields, joins the inventory,
+// publishes to enriched.metrics, and raises events from state changes it
+// sees (ifOperStatus, snmp_up, sysUpTime going back), exactly once like
+// the syslog worker. Interface counters from both sources are also
+// published as one "interface" measurement (tags device and interface),
+// so one dashboard query shows SNMP and gNMI devices alike.
 type MetricsWorker struct {
 	b        broker.Broker
 	inv      *Inventory
@@ -40,8 +42,12 @@ type MetricsWorker struct {
 // NewMetricsWorker builds a metrics worker over raw.snmp.
 func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *MetricsWorker {
 	w := NewWorker(b, inv, nil, opts...) // shares option handling
+	input := w.input
+	if input == "" {
+		input = telemetry.TopicRawSNMP
+	}
 	return &MetricsWorker{
-		b: b, inv: inv, input: telemetry.TopicRawSNMP, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics,
+		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics,
 		logger: w.logger, m: w.m, memberID: w.memberID, det: w.det,
 		rates: newRates(), state: map[string]int64{}, uptimes: map[string]uint32{},
 	}
@@ -88,12 +94,14 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			if !ok {
 				continue
 			}
-			val, err := json.Marshal(&m)
-			if err != nil {
-				continue
+			for _, out := range append([]telemetry.Metric{m}, interfaceView(&m)...) {
+				val, err := json.Marshal(&out)
+				if err != nil {
+					continue
+				}
+				metrics = append(metrics, outRecord{broker.Record{Key: []byte(out.Device), Value: val, Timestamp: r.Timestamp,
+					Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaMetric}}}, r.Partition, r.Offset})
 			}
-			metrics = append(metrics, outRecord{broker.Record{Key: []byte(m.Device), Value: val, Timestamp: r.Timestamp,
-				Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaMetric}}}, r.Partition, r.Offset})
 			for _, ev := range evs {
 				for _, out := range w.det.observe(ev, ev.Time) {
 					events = appendEventRecord(w.m, events, out, r.Partition, r.Offset)
@@ -195,6 +203,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.
 			}
 			w.state[key] = up
 		}
+	case "interfaces_interface_state_counters": // OpenConfig over gNMI
+		normaliseOpenConfig(fields, rateOf)
 	case "snmp_interface":
 		normaliseInterface(fields, rateOf)
 		if st, ok := asInt(m.Fields["ifOperStatus"]); ok && object != "" {
@@ -256,6 +266,60 @@ func normaliseInterface(fields map[string]any, rateOf map[string]float64) {
 	if st, ok := asFloat(fields["ifOperStatus"]); ok {
 		fields["oper_up"] = st == 1
 	}
+}
+
+// normaliseOpenConfig gives OpenConfig interface counters the names
+// normaliseInterface gives SNMP's.
+func normaliseOpenConfig(fields map[string]any, rateOf map[string]float64) {
+	for out, name := range map[string]string{
+		"in_octets_rate": "in-octets", "out_octets_rate": "out-octets",
+		"in_errors_rate": "in-errors", "out_errors_rate": "out-errors",
+		"in_discards_rate": "in-discards", "out_discards_rate": "out-discards",
+	} {
+		if r, ok := rateOf[name]; ok {
+			fields[out] = r
+		}
+	}
+}
+
+// normalisedFields are what interfaceView carries over.
+var normalisedFields = []string{"in_octets_rate", "out_octets_rate", "in_errors_rate", "out_errors_rate",
+	"in_discards_rate", "out_discards_rate", "speed_mbps", "in_utilization_pct", "out_utilization_pct", "oper_up"}
+
+// interfaceView returns the source-independent "interface" record of an
+// enriched SNMP or gNMI interface row, or nothing for other records.
+func interfaceView(m *telemetry.Metric) []telemetry.Metric {
+	var object string
+	switch m.Measurement {
+	case "snmp_interface":
+		object = firstNonEmpty(m.Tags["ifName"], m.Tags["ifDescr"], m.Tags["ifIndex"])
+	case "interfaces_interface_state_counters":
+		object = m.Tags["name"]
+	default:
+		return nil
+	}
+	fields := map[string]any{}
+	for _, f := range normalisedFields {
+		if v, ok := m.Fields[f]; ok {
+			fields[f] = v
+		}
+	}
+	if object == "" || len(fields) == 0 {
+		return nil
+	}
+	tags := map[string]string{"interface": object}
+	for k, v := range m.Tags {
+		switch k {
+		case "ifName", "ifDescr", "ifIndex", "ifAlias", "name", "path", "agent":
+		default:
+			tags[k] = v // inventory and target tags
+		}
+	}
+	if a := m.Tags["ifAlias"]; a != "" {
+		tags["description"] = a
+	}
+	return []telemetry.Metric{{V: telemetry.Version, Measurement: "interface", Device: m.Device, Tags: tags, Fields: fields,
+		Time: m.Time, ReceivedAt: m.ReceivedAt, Source: "enrich"}}
 }
 
 func firstNonEmpty(vs ...string) string {

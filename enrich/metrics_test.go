@@ -103,3 +103,48 @@ func TestMetricsWorker(t *testing.T) {
 		t.Errorf("events %v", got)
 	}
 }
+
+// TestGNMIAndSNMPShareOneInterfaceView: OpenConfig counters from gNMI and
+// IF-MIB rows from SNMP both come out as measurement "interface" with the
+// same field names.
+func TestGNMIAndSNMPShareOneInterfaceView(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var recs []broker.Record
+	for i, in := range []uint64{1000, 61000} {
+		m := telemetry.Metric{V: 1, Measurement: "interfaces_interface_state_counters", Device: "spine1",
+			Tags:     map[string]string{"name": "Ethernet1", "path": "/interfaces/interface[name=Ethernet1]/state/counters"},
+			Fields:   map[string]any{"in-octets": in, "out-octets": in * 2},
+			Counters: []string{"in-octets", "out-octets"}, Time: t0.Add(time.Duration(i) * time.Minute), Source: "gnmi"}
+		v, _ := json.Marshal(&m)
+		recs = append(recs, broker.Record{Key: []byte("spine1"), Value: v})
+	}
+	b.Produce(context.Background(), telemetry.TopicRawGNMI, recs)
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(b, inv, WithInputTopic(telemetry.TopicRawGNMI))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	var view *telemetry.Metric
+	for deadline := time.Now().Add(10 * time.Second); view == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
+			var m telemetry.Metric
+			json.Unmarshal(r.Value, &m)
+			if m.Measurement == "interface" {
+				view = &m
+			}
+		}
+	}
+	cancel()
+	<-done
+	if view == nil {
+		t.Fatal("no interface record from gNMI counters")
+	}
+	if view.Tags["interface"] != "Ethernet1" || view.Device != "spine1" || view.Fields["in_octets_rate"] != 1000.0 || view.Fields["out_octets_rate"] != 2000.0 {
+		t.Fatalf("interface view %+v", view)
+	}
+}

@@ -51,6 +51,7 @@ type Worker struct {
 	m        *workerMetrics
 	memberID string
 	det      *detector
+	input    string // metrics workers: the raw topic they read
 
 	out *outputs
 }
@@ -81,6 +82,10 @@ func WithEventRules(dedup time.Duration, threshold int, window time.Duration) Wo
 func WithSharedEventRules(r *EventRules) WorkerOption {
 	return func(w *Worker) { w.det = r.d }
 }
+
+// WithInputTopic sets the raw topic a metrics worker reads: raw.snmp (the
+// default) or raw.gnmi.
+func WithInputTopic(topic string) WorkerOption { return func(w *Worker) { w.input = topic } }
 
 // WithMemberID names the worker in group descriptions.
 func WithMemberID(id string) WorkerOption { return func(w *Worker) { w.memberID = id } }

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/enrich"
+	"github.com/weirnet/weir/telemetry"
 )
 
 // enrichComponents builds the enrichment workers: members of the "enrich"
-// group over raw.syslog, raw.snmp and raw.traps, sharing one inventory (watched for
+// group over raw.syslog, raw.snmp, raw.gnmi and raw.traps, sharing one inventory (watched for
 // changes) and one rule table.
 func enrichComponents(d deps) ([]component, error) {
 	if !d.cfg.EnrichEnabled() {
@@ -51,6 +52,10 @@ func enrichComponents(d deps) ([]component, error) {
 		mw := enrich.NewMetricsWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
 			enrich.WithMemberID(fmt.Sprintf("enrich-metrics-%d", i)), enrich.WithSharedEventRules(rules))
 		comps = append(comps, component{name: fmt.Sprintf("enrich-metrics-%d", i), run: mw.Run})
+		gw := enrich.NewMetricsWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
+			enrich.WithMemberID(fmt.Sprintf("enrich-gnmi-%d", i)), enrich.WithSharedEventRules(rules),
+			enrich.WithInputTopic(telemetry.TopicRawGNMI))
+		comps = append(comps, component{name: fmt.Sprintf("enrich-gnmi-%d", i), run: gw.Run})
 		tw := enrich.NewTrapWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
 			enrich.WithMemberID(fmt.Sprintf("enrich-traps-%d", i)), enrich.WithSharedEventRules(rules))
 		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})
