@@ -198,6 +198,15 @@ var (
 	ErrStorage = errors.New("storage error")
 )
 
+// Refused reports whether Produce failed because the broker refuses the
+// records themselves (too large, a bad topic name, a corrupt batch), so
+// sending them again cannot succeed; other errors (a full disk, a cluster
+// away) may pass.
+func Refused(err error) bool {
+	return errors.Is(err, ErrRecordTooLarge) || errors.Is(err, ErrInvalidTopic) ||
+		errors.Is(err, ErrCorruptBatch) || errors.Is(err, ErrInvalidPartitions)
+}
+
 // ValidTopicName reports whether name is a legal Kafka topic name: 1 to 249
 // characters of ASCII letters, digits, '.', '_' and '-', and not "." or "..".
 func ValidTopicName(name string) bool {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -69,21 +68,11 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	}
 	defer c.Close()
 	var metrics, events []outRecord
+	var keys []string // scratch for AppendJSON
 	for {
-		recs, err := c.Poll(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
-				return nil
-			}
-			// A broken batch or a storage error must not stop
-			// enrichment for good: log, wait, poll again.
-			w.logger.Error("enrich: poll failed, retrying", slog.Any("error", err))
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(time.Second):
-			}
-			continue
+		recs, ok := poll(ctx, c, 0, w.logger)
+		if !ok {
+			return nil
 		}
 		start := time.Now()
 		w.out.track(c.Assigned())
@@ -95,8 +84,9 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 				continue
 			}
 			for _, out := range append([]telemetry.Metric{m}, interfaceView(&m)...) {
-				val, err := json.Marshal(&out)
-				if err != nil {
+				var err error
+				var val []byte
+				if val, keys, err = out.AppendJSON(nil, keys); err != nil {
 					continue
 				}
 				metrics = append(metrics, outRecord{broker.Record{Key: []byte(out.Device), Value: val, Timestamp: r.Timestamp,

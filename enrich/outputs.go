@@ -277,3 +277,32 @@ func joinGroup(ctx context.Context, b broker.Broker, topics []string, opts []bro
 		}
 	}
 }
+
+// poll returns the next records, or none once wait has passed (0: wait
+// for records). A failing poll is logged and retried after a second: a
+// broken batch or a storage error must not stop enrichment for good. ok is
+// false once ctx ends or the consumer is closed.
+func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *slog.Logger) ([]broker.Record, bool) {
+	for {
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if wait > 0 {
+			pctx, cancel = context.WithTimeout(ctx, wait)
+		}
+		recs, err := c.Poll(pctx)
+		cancel()
+		switch {
+		case err == nil:
+			return recs, true
+		case ctx.Err() != nil || errors.Is(err, broker.ErrClosed):
+			return nil, false
+		case wait > 0 && errors.Is(err, context.DeadlineExceeded):
+			return nil, true
+		}
+		logger.Error("enrich: poll failed, retrying", slog.Any("error", err))
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -3,12 +3,10 @@ package enrich
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"strings"
-	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
@@ -56,18 +54,9 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	defer c.Close()
 	var events []outRecord
 	for {
-		recs, err := c.Poll(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
-				return nil
-			}
-			w.logger.Error("enrich: poll failed, retrying", slog.Any("error", err))
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(time.Second):
-			}
-			continue
+		recs, ok := poll(ctx, c, 0, w.logger)
+		if !ok {
+			return nil
 		}
 		w.out.track(c.Assigned())
 		events = events[:0]

@@ -3,7 +3,6 @@ package enrich
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -157,25 +156,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	for {
 		// Poll at most a second at a time, so flapping objects that have
 		// settled are reported even when no records arrive.
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		recs, err := c.Poll(pctx)
-		cancel()
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err, recs = nil, nil
-		}
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
-				return nil
-			}
-			// A broken batch or a storage error must not stop
-			// enrichment for good: log, wait, poll again.
-			w.logger.Error("enrich: poll failed, retrying", slog.Any("error", err))
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(time.Second):
-			}
-			continue
+		recs, ok := poll(ctx, c, time.Second, w.logger)
+		if !ok {
+			return nil
 		}
 		start := time.Now()
 		w.out.track(c.Assigned())

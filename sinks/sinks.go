@@ -555,7 +555,7 @@ func (s *Sink) deadLetter(ctx context.Context, items []Item, reason string, caus
 			return nil
 		}
 		s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter").Inc()
-		if errors.Is(err, broker.ErrRecordTooLarge) || errors.Is(err, broker.ErrInvalidTopic) {
+		if broker.Refused(err) {
 			// The dead letters themselves cannot be stored (a record near
 			// the size limit plus its headers): retrying cannot help, and
 			// would stop the sink for good. Count, log and move on.

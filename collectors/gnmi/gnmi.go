@@ -639,7 +639,7 @@ func (t *target) produce(ctx context.Context, recs []broker.Record) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		if errors.Is(err, broker.ErrRecordTooLarge) || errors.Is(err, broker.ErrInvalidTopic) {
+		if broker.Refused(err) {
 			if len(recs) == 1 {
 				t.dropPub.Inc()
 				t.c.log.Warn("gnmi record refused by the broker; dropped", slog.String("target", t.cfg.Name),

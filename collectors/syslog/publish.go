@@ -2,7 +2,6 @@ package syslog
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/netip"
 	"time"
@@ -183,13 +182,6 @@ func (p *publisher) flush(ctx context.Context) bool {
 	return true
 }
 
-// permanent reports whether retrying err cannot help: the broker refused
-// the records themselves, not its disk.
-func permanent(err error) bool {
-	return errors.Is(err, broker.ErrRecordTooLarge) || errors.Is(err, broker.ErrInvalidTopic) ||
-		errors.Is(err, broker.ErrCorruptBatch) || errors.Is(err, broker.ErrInvalidPartitions)
-}
-
 // produce publishes recs, retrying with back-off until the broker accepts
 // them or ctx ends (false). When the broker refuses the batch itself (a
 // record over its size limit), the records are published one by one and
@@ -202,7 +194,7 @@ func (p *publisher) produce(ctx context.Context, recs []broker.Record) bool {
 		if err == nil {
 			return true
 		}
-		if permanent(err) {
+		if broker.Refused(err) {
 			if len(recs) == 1 {
 				p.stats.dropped("rejected").Inc()
 				p.c.logger.Error("syslog: broker refused a message; dropped", slog.String("listener", p.listener),
