@@ -83,14 +83,9 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			if !ok {
 				continue
 			}
-			for _, out := range append([]telemetry.Metric{m}, interfaceView(&m)...) {
-				var err error
-				var val []byte
-				if val, keys, err = out.AppendJSON(nil, keys); err != nil {
-					continue
-				}
-				metrics = append(metrics, outRecord{broker.Record{Key: []byte(out.Device), Value: val, Timestamp: r.Timestamp,
-					Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaMetric}}}, r.Partition, r.Offset})
+			metrics, keys = appendMetricRecord(metrics, keys, &m, r)
+			for _, view := range interfaceView(&m) {
+				metrics, keys = appendMetricRecord(metrics, keys, &view, r)
 			}
 			for _, ev := range evs {
 				for _, out := range w.det.observe(ev, ev.Time) {
@@ -117,6 +112,18 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 }
 
 var schemaMetric = []byte(telemetry.SchemaMetric)
+
+// appendMetricRecord encodes m as a record for the metrics topic, taking
+// the source record r's time and position; a metric that cannot be encoded
+// is skipped. keys is AppendJSON's scratch.
+func appendMetricRecord(recs []outRecord, keys []string, m *telemetry.Metric, r *broker.Record) ([]outRecord, []string) {
+	val, keys, err := m.AppendJSON(nil, keys)
+	if err != nil {
+		return recs, keys
+	}
+	return append(recs, outRecord{broker.Record{Key: []byte(m.Device), Value: val, Timestamp: r.Timestamp,
+		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaMetric}}}, r.Partition, r.Offset}), keys
+}
 
 // decodeMetric decodes a Metric keeping integers exact: counters are
 // uint64 and a float64 would round them past 2^53.

@@ -172,13 +172,13 @@ func (w *Worker) Run(ctx context.Context) error {
 			enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 			if ev != nil {
 				for _, out := range w.det.observe(*ev, ev.Time) {
-					events = w.appendEvent(events, out, r.Partition, r.Offset)
+					events = appendEventRecord(w.m, events, out, r.Partition, r.Offset)
 				}
 			}
 		}
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
-				events = w.appendEvent(events, out, -1, -1)
+				events = appendEventRecord(w.m, events, out, -1, -1)
 			}
 			lastSettle = now
 		}
@@ -201,13 +201,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// appendEvent encodes an event as a record for the events topic; part and
+// appendEventRecord encodes an event as a record for the events topic; part and
 // src locate the input record that caused it (-1 for cleared events,
 // which time causes).
-func (w *Worker) appendEvent(recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
-	return appendEventRecord(w.m, recs, ev, part, src)
-}
-
 func appendEventRecord(m *workerMetrics, recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
 	val, err := json.Marshal(&ev)
 	if err != nil {

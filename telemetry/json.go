@@ -30,11 +30,8 @@ func (l *Log) AppendJSON(dst []byte) []byte {
 	dst = appendOptField(dst, "msg_id", l.MsgID)
 	if len(l.StructuredData) > 0 {
 		dst = append(dst, `,"structured_data":{`...)
-		ids := make([]string, 0, len(l.StructuredData))
-		for id := range l.StructuredData {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
+		ids := sortedKeys(make([]string, 0, len(l.StructuredData)), l.StructuredData)
+		var keys []string
 		for i, id := range ids {
 			if i > 0 {
 				dst = append(dst, ',')
@@ -42,11 +39,7 @@ func (l *Log) AppendJSON(dst []byte) []byte {
 			dst = AppendString(dst, id)
 			dst = append(dst, ':', '{')
 			params := l.StructuredData[id]
-			keys := make([]string, 0, len(params))
-			for k := range params {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
+			keys = sortedKeys(keys, params)
 			for j, k := range keys {
 				if j > 0 {
 					dst = append(dst, ',')
@@ -105,11 +98,7 @@ func appendStringMap(dst []byte, name string, m map[string]string) []byte {
 	dst = append(dst, name...)
 	dst = append(dst, '"', ':', '{')
 	var small [8]string
-	keys := small[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := sortedKeys(small[:0], m)
 	for i, k := range keys {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -220,4 +209,15 @@ func plainASCII8(s string) bool {
 	hasZero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
 	below := (v - lo*0x20) & ^v & hi // bytes < 0x20 (for bytes < 0x80)
 	return (v&hi)|below|hasZero(v^(lo*'"'))|hasZero(v^(lo*'\\')) == 0
+}
+
+// sortedKeys returns m's keys, sorted as encoding/json orders them, in
+// keys' storage (reused scratch).
+func sortedKeys[V any](keys []string, m map[string]V) []string {
+	keys = keys[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

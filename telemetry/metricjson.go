@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -21,11 +20,7 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 	b = appendMarshalString(b, m.Device)
 	if len(m.Tags) > 0 {
 		b = append(b, `,"tags":{`...)
-		keys = keys[:0]
-		for k := range m.Tags {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys = sortedKeys(keys, m.Tags)
 		for i, k := range keys {
 			if i > 0 {
 				b = append(b, ',')
@@ -41,11 +36,7 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '{')
-		keys = keys[:0]
-		for k := range m.Fields {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys = sortedKeys(keys, m.Fields)
 		for i, k := range keys {
 			if i > 0 {
 				b = append(b, ',')

@@ -1,9 +1,9 @@
 package gnmi
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirnet/weir/internal/promreg"
 )
 
 // Metrics are the collector's self-metrics, per target.
@@ -66,28 +66,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		return m, nil
 	}
 	var err error
-	m.Connected = register(reg, m.Connected, &err)
-	m.Reconnects = register(reg, m.Reconnects, &err)
-	m.Updates = register(reg, m.Updates, &err)
-	m.LastUpdate = register(reg, m.LastUpdate, &err)
-	m.Errors = register(reg, m.Errors, &err)
-	m.Dropped = register(reg, m.Dropped, &err)
-	m.Syncs = register(reg, m.Syncs, &err)
-	m.Published = register(reg, m.Published, &err)
+	m.Connected = promreg.Register(reg, m.Connected, &err)
+	m.Reconnects = promreg.Register(reg, m.Reconnects, &err)
+	m.Updates = promreg.Register(reg, m.Updates, &err)
+	m.LastUpdate = promreg.Register(reg, m.LastUpdate, &err)
+	m.Errors = promreg.Register(reg, m.Errors, &err)
+	m.Dropped = promreg.Register(reg, m.Dropped, &err)
+	m.Syncs = promreg.Register(reg, m.Syncs, &err)
+	m.Published = promreg.Register(reg, m.Published, &err)
 	return m, err
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		if *errp == nil {
-			*errp = err
-		}
-	}
-	return c
 }

@@ -1,9 +1,9 @@
 package snmp
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirnet/weir/internal/promreg"
 )
 
 // Metrics are the poller's self-metrics, per target.
@@ -55,25 +55,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		return m, nil
 	}
 	var err error
-	m.Duration = register(reg, m.Duration, &err)
-	m.Polls = register(reg, m.Polls, &err)
-	m.Varbinds = register(reg, m.Varbinds, &err)
-	m.LastSuccess = register(reg, m.LastSuccess, &err)
-	m.Skipped = register(reg, m.Skipped, &err)
+	m.Duration = promreg.Register(reg, m.Duration, &err)
+	m.Polls = promreg.Register(reg, m.Polls, &err)
+	m.Varbinds = promreg.Register(reg, m.Varbinds, &err)
+	m.LastSuccess = promreg.Register(reg, m.LastSuccess, &err)
+	m.Skipped = promreg.Register(reg, m.Skipped, &err)
 	return m, err
-}
-
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-		if *errp == nil {
-			*errp = err
-		}
-	}
-	return c
 }

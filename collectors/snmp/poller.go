@@ -385,25 +385,11 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time) error {
 // again without authentication makes the agent name the problem: it
 // reports usmStatsUnknownUserNames for an unknown user; a known user
 // means the digest, i.e. the auth password or protocol, was wrong.
-func (t *target) diagnoseV3(ctx context.Context, cause error) (err error) {
-	defer func() {
-		if recover() != nil { // see poll: gosnmp may panic on bad input
-			err = cause
-		}
-	}()
-	probe := t.cfg
-	probe.V3.SecurityLevel = "noAuthNoPriv"
-	probe.Retries = 0
-	s, err := newSession(probe)
-	if err != nil {
+func (t *target) diagnoseV3(ctx context.Context, cause error) error {
+	sent, err := t.probeUptime(ctx, "noAuthNoPriv")
+	if !sent {
 		return cause
 	}
-	s.Context = ctx
-	if err := s.Connect(); err != nil {
-		return cause
-	}
-	defer s.Conn.Close()
-	_, err = s.Get([]string{oidSysUpTime})
 	user := t.cfg.V3.User
 	switch {
 	case errors.Is(err, gosnmp.ErrUnknownUsername):
@@ -419,29 +405,38 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) (err error) {
 // it cannot decrypt without a word, so a wrong priv password looks like a
 // dead agent. If the same user is answered without privacy, the agent is
 // alive and the priv settings are what is wrong.
-func (t *target) diagnosePriv(ctx context.Context, cause error) (err error) {
-	defer func() {
-		if recover() != nil { // see poll: gosnmp may panic on bad input
-			err = cause
-		}
-	}()
-	probe := t.cfg
-	probe.V3.SecurityLevel = "authNoPriv"
-	probe.Retries = 0
-	s, err := newSession(probe)
-	if err != nil {
-		return cause
-	}
-	s.Context = ctx
-	if err := s.Connect(); err != nil {
-		return cause
-	}
-	defer s.Conn.Close()
-	if _, err := s.Get([]string{oidSysUpTime}); err != nil && classify(err) == ResultTimeout {
+func (t *target) diagnosePriv(ctx context.Context, cause error) error {
+	sent, err := t.probeUptime(ctx, "authNoPriv")
+	if !sent || err != nil && classify(err) == ResultTimeout {
 		return cause // the agent does not answer at all
 	}
 	return fmt.Errorf("snmp %s: %w: the agent answers user %q without privacy but not with it: check priv_password and priv_protocol (%v)",
 		t.cfg.Name, gosnmp.ErrDecryption, t.cfg.V3.User, cause)
+}
+
+// probeUptime asks the agent once for sysUpTime as the target's v3 user at
+// securityLevel and returns the answer's error. sent is false when no
+// request went out (or gosnmp panicked; see poll).
+func (t *target) probeUptime(ctx context.Context, securityLevel string) (sent bool, err error) {
+	defer func() {
+		if recover() != nil {
+			sent, err = false, nil
+		}
+	}()
+	probe := t.cfg
+	probe.V3.SecurityLevel = securityLevel
+	probe.Retries = 0
+	s, err := newSession(probe)
+	if err != nil {
+		return false, nil
+	}
+	s.Context = ctx
+	if err := s.Connect(); err != nil {
+		return false, nil
+	}
+	defer s.Conn.Close()
+	_, err = s.Get([]string{oidSysUpTime})
+	return true, err
 }
 
 func classify(err error) string {

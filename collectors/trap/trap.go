@@ -32,6 +32,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	snmpc "github.com/weirnet/weir/collectors/snmp"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -88,21 +89,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.Received, m.Acked} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, err
-			}
-			switch existing := are.ExistingCollector.(type) {
-			case *prometheus.CounterVec:
-				m.Received = existing
-			case prometheus.Counter:
-				m.Acked = existing
-			}
-		}
-	}
-	return m, nil
+	var err error
+	m.Received = promreg.Register(reg, m.Received, &err)
+	m.Acked = promreg.Register(reg, m.Acked, &err)
+	return m, err
 }
 
 // Receiver listens for notifications.
