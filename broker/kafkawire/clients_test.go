@@ -328,4 +328,19 @@ func TestKcat(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("kcat -C returned %d lines, want 1000 matching ones", len(got))
 	}
+
+	// A fresh connection's first fetch of empty partitions: librdkafka
+	// logs PROTOERR ("invalid MessageSetSize -1") if their records are
+	// encoded as null rather than empty.
+	newTopic(t, fl, "sparse", 3)
+	run("only one\n", "-P", "-t", "sparse", "-p", "1")
+	cmd := exec.CommandContext(ctx, kcat, "-b", addr, "-C", "-t", "sparse", "-o", "beginning", "-e") // not -q: it hides librdkafka's errors
+	var sparseOut, sparseErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &sparseOut, &sparseErr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kcat -C sparse: %v\n%s", err, sparseErr.String())
+	}
+	if sparseOut.String() != "only one\n" || strings.Contains(sparseErr.String(), "PROTOERR") {
+		t.Fatalf("kcat -C sparse: stdout %q, stderr:\n%s", sparseOut.String(), sparseErr.String())
+	}
 }

@@ -134,7 +134,9 @@ func (c *conn) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tota
 						out, n = out[:start], 0 // over the limit and not first
 					}
 					buf = out
-					sp.RecordBatches = buf[start : start+n : start+n]
+					if n > 0 { // buf may be nil, and a nil slice encodes as null
+						sp.RecordBatches = buf[start : start+n : start+n]
+					}
 					total += n
 					budget -= n
 				}
