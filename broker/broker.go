@@ -108,6 +108,12 @@ type ConsumerConfig struct {
 	MaxPollBytes int
 	// MemberID names the member in group descriptions.
 	MemberID string
+	// SessionTimeout is how long the group waits for a member that
+	// stopped heartbeating (a killed process) before giving its
+	// partitions to the others: Kafka's session.timeout.ms. Zero keeps
+	// the backend's default. The embedded log's in-process members
+	// cannot go silent (they leave when closed) and ignore it.
+	SessionTimeout time.Duration
 }
 
 // WithResetToLatest makes a consumer start partitions that have no committed
@@ -125,6 +131,12 @@ func WithMaxPollBytes(n int) ConsumerOption {
 // WithMemberID names the member (shown by group descriptions).
 func WithMemberID(id string) ConsumerOption {
 	return func(c *ConsumerConfig) { c.MemberID = id }
+}
+
+// WithSessionTimeout sets how long the group waits for a silent member
+// before rebalancing its partitions (see ConsumerConfig.SessionTimeout).
+func WithSessionTimeout(d time.Duration) ConsumerOption {
+	return func(c *ConsumerConfig) { c.SessionTimeout = d }
 }
 
 // Broker is the log every part of weir publishes to and consumes from.

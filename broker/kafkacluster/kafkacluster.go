@@ -274,14 +274,27 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 		kgo.DisableAutoCommit(), kgo.FetchMaxWait(500*time.Millisecond),
 		// Commit what was polled before giving partitions away, so the
 		// next owner does not redo it.
-		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
 			cl.CommitUncommittedOffsets(ctx)
+			c.updateAssigned(m, false)
 		}),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.setAssigned(m) }),
-		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, _ map[string][]int32) { c.setAssigned(nil) }),
+		// With the cooperative balancer (franz-go's default) a rebalance
+		// hands out only what changes: the callbacks carry the partitions
+		// added or revoked, not the whole assignment.
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.updateAssigned(m, true) }),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, _ map[string][]int32) { c.clearAssigned() }),
 	)
 	if cfg.MemberID != "" {
 		kopts = append(kopts, kgo.ClientID(cfg.MemberID))
+	}
+	if st := cfg.SessionTimeout; st > 0 {
+		// Heartbeat several times per session, so one late heartbeat on
+		// a loaded machine does not cost the membership, and bound a
+		// rebalance by the session too: a member that died while a
+		// rebalance began is dropped after it, not after a minute.
+		kopts = append(kopts, kgo.SessionTimeout(st),
+			kgo.HeartbeatInterval(min(max(st/6, 100*time.Millisecond), 3*time.Second)),
+			kgo.RebalanceTimeout(min(st, 60*time.Second)))
 	}
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
@@ -298,15 +311,29 @@ type consumer struct {
 	assigned []broker.TopicPartition
 }
 
-func (c *consumer) setAssigned(m map[string][]int32) {
+// updateAssigned adds (or removes) the partitions in m to (or from) the
+// member's assignment.
+func (c *consumer) updateAssigned(m map[string][]int32, add bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.assigned = c.assigned[:0]
 	for t, ps := range m {
 		for _, p := range ps {
-			c.assigned = append(c.assigned, broker.TopicPartition{Topic: t, Partition: p})
+			tp := broker.TopicPartition{Topic: t, Partition: p}
+			i := slices.Index(c.assigned, tp)
+			switch {
+			case add && i < 0:
+				c.assigned = append(c.assigned, tp)
+			case !add && i >= 0:
+				c.assigned = slices.Delete(c.assigned, i, i+1)
+			}
 		}
 	}
+}
+
+func (c *consumer) clearAssigned() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.assigned = nil
 }
 
 func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {

@@ -116,3 +116,44 @@ func TestGroupMembersShareAndCommit(t *testing.T) {
 		t.Fatalf("after commit: %d records, first %q", len(got), got[0].Value)
 	}
 }
+
+// TestAssignedFollowsCooperativeRebalances: franz-go's default balancer is
+// cooperative, whose callbacks carry only the partitions that move;
+// Assigned must still list the member's whole assignment.
+func TestAssignedFollowsCooperativeRebalances(t *testing.T) {
+	b := newCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "coop", broker.TopicConfig{Partitions: 6}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for !ok() {
+			if ctx.Err() != nil {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	c1, err := b.Consume(ctx, "coop-grp", []string{"coop"}, broker.WithSessionTimeout(6*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	waitFor("c1 to own all 6", func() bool { return len(c1.Assigned()) == 6 })
+	c2, err := b.Consume(ctx, "coop-grp", []string{"coop"}, broker.WithSessionTimeout(6*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor("3 and 3", func() bool { return len(c1.Assigned()) == 3 && len(c2.Assigned()) == 3 })
+	all := map[broker.TopicPartition]bool{}
+	for _, tp := range append(c1.Assigned(), c2.Assigned()...) {
+		all[tp] = true
+	}
+	if len(all) != 6 {
+		t.Fatalf("c1 %v and c2 %v overlap", c1.Assigned(), c2.Assigned())
+	}
+	c2.Close()
+	waitFor("c1 to own all 6 again", func() bool { return len(c1.Assigned()) == 6 })
+}
