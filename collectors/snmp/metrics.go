@@ -13,6 +13,7 @@ type Metrics struct {
 	Varbinds    *prometheus.CounterVec
 	LastSuccess *prometheus.GaugeVec
 	Skipped     *prometheus.CounterVec
+	NotOwned    prometheus.Counter
 }
 
 // Poll results, the "result" label of weir_snmp_polls_total.
@@ -50,6 +51,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_snmp_polls_skipped_total",
 			Help: "Scheduled polls skipped because the previous one overran its interval or no concurrency slot was free in time.",
 		}, []string{"target"}),
+		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "weir_snmp_polls_not_owned_total",
+			Help: "Scheduled polls left to the weir process that owns the target when several share the targets (cluster.shard_targets).",
+		}),
 	}
 	if reg == nil {
 		return m, nil
@@ -60,5 +65,6 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.Varbinds = promreg.Register(reg, m.Varbinds, &err)
 	m.LastSuccess = promreg.Register(reg, m.LastSuccess, &err)
 	m.Skipped = promreg.Register(reg, m.Skipped, &err)
+	m.NotOwned = promreg.Register(reg, m.NotOwned, &err)
 	return m, err
 }

@@ -51,6 +51,12 @@ type Config struct {
 	Broker  broker.Broker
 	Logger  *slog.Logger
 	Metrics *Metrics
+	// Owner, when set, says whether this process polls a target: asked
+	// at each of the target's slots, so when several weir processes
+	// share the targets (internal/shard) a target handed over between
+	// them is polled at the same slot by its new owner, once per
+	// interval. Nil polls every target.
+	Owner func(name string) bool
 }
 
 // Poller polls every target on its schedule.
@@ -139,6 +145,8 @@ type target struct {
 	profiles []*profile.Profile
 	// sysObjectID the auto profiles were resolved for.
 	autoFor string
+	// owned: this process polled the target at its last slot.
+	owned bool
 }
 
 // Offset returns where in its interval a target polls: a hash of the name,
@@ -176,6 +184,24 @@ func (t *target) run(ctx context.Context) {
 		case <-timer.C:
 		}
 		deadline := next.Add(interval)
+		if owns := t.p.cfg.Owner; owns != nil && !owns(t.cfg.Name) {
+			// Another weir process polls it now.
+			if t.owned {
+				t.log.Debug("snmp target handed over to another process")
+				t.owned = false
+				t.close()
+			}
+			m.NotOwned.Inc()
+			next = next.Add(interval)
+			timer.Reset(time.Until(next))
+			continue
+		}
+		if !t.owned {
+			if t.p.cfg.Owner != nil {
+				t.log.Debug("snmp target taken over from another process")
+			}
+			t.owned = true
+		}
 		if t.acquire(ctx, deadline) {
 			_ = t.pollAndPublish(ctx, deadline)
 			<-t.p.sem

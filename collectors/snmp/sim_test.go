@@ -3,6 +3,10 @@ package snmp
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,5 +158,72 @@ func TestConcurrencyIsBounded(t *testing.T) {
 	}
 	if len(spans) == 0 || skipped == 0 {
 		t.Errorf("%d polls, %v skipped", len(spans), skipped)
+	}
+}
+
+// TestOwnerSharesTargets runs two pollers over the same targets, as two
+// weir processes sharing them: each polls only what its Owner says, and
+// when every target moves to the first (the second process died), each
+// target is still polled once per interval, at its own slot, by whichever
+// process owned it then: never twice, never skipped.
+func TestOwnerSharesTargets(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interval := 400 * time.Millisecond
+	var targets []configs.SNMPTarget
+	for i := 0; i < 6; i++ {
+		addr, _ := startSim(t, ctx, sim.Options{Name: "s", Interfaces: 2, Seed: uint64(i)})
+		targets = append(targets, testTarget(fmt.Sprintf("t%d", i), addr, func(tc *configs.SNMPTarget) {
+			tc.Interval, tc.Timeout = interval, 300*time.Millisecond
+			tc.Profiles.Names = []string{"system"}
+		}))
+	}
+	var moved atomic.Bool
+	owner := func(process int) func(string) bool {
+		return func(name string) bool {
+			if moved.Load() {
+				return process == 0
+			}
+			n, _ := strconv.Atoi(strings.TrimPrefix(name, "t"))
+			return n%2 == process
+		}
+	}
+	capture := snmptest.NewCapture()
+	var metrics [2]*Metrics
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		metrics[i], _ = NewMetrics(nil)
+		p, err := New(Config{Targets: targets, Profiles: loadProfiles(t), Broker: capture, Metrics: metrics[i], Owner: owner(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { p.Run(runCtx) })
+	}
+	time.Sleep(3 * interval)
+	moved.Store(true)
+	time.Sleep(3 * interval)
+	stop()
+	wg.Wait()
+
+	for _, tc := range targets {
+		off := Offset(tc.Name, interval)
+		slots := map[int64]int{}
+		for _, s := range statuses(t, capture.Records(), tc.Name) {
+			slots[(s.Time.UnixNano()-int64(off))/int64(interval)]++
+		}
+		var first, last int64 = 1 << 62, 0
+		for k, n := range slots {
+			first, last = min(first, k), max(last, k)
+			if n != 1 {
+				t.Errorf("%s polled %d times in one interval", tc.Name, n)
+			}
+		}
+		if len(slots) < 5 || int64(len(slots)) != last-first+1 {
+			t.Errorf("%s: polls in %d slots from %d to %d: some skipped", tc.Name, len(slots), first, last)
+		}
+	}
+	if testutil.ToFloat64(metrics[0].NotOwned) == 0 || testutil.ToFloat64(metrics[1].NotOwned) == 0 {
+		t.Errorf("slots left to the other process: %v and %v", testutil.ToFloat64(metrics[0].NotOwned), testutil.ToFloat64(metrics[1].NotOwned))
 	}
 }
