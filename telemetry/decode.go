@@ -12,20 +12,86 @@ import (
 
 // DecodeLog decodes a Log record value. It takes a fast path for the flat
 // objects AppendJSON writes (one string copy of data, fields as substrings)
-// and falls back to encoding/json for anything else (structured data,
-// unknown keys, unusual layouts), so it accepts exactly what
-// json.Unmarshal accepts.
+// and falls back to encoding/json for anything else (unknown keys, unusual
+// layouts), so it accepts exactly what json.Unmarshal accepts.
 func DecodeLog(data []byte, l *Log) error {
+	_, err := DecodeLogLayout(data, l)
+	return err
+}
+
+// LogLayout says where DecodeLogLayout found the parts of a record that
+// an encoder may copy instead of encoding again: enrichment re-publishes
+// every log record whole, and copying its bytes is most of the saving.
+type LogLayout struct {
+	// Copyable: the fast path decoded the record and every key was
+	// distinct, so its bytes, with the device value swapped, are the
+	// decoded Log.
+	Copyable bool
+	// DeviceStart and DeviceEnd delimit the quoted "device" value, or
+	// are both -1 when the record has none.
+	DeviceStart, DeviceEnd int
+	// End is the index of the object's closing brace.
+	End int
+}
+
+// DecodeLogLayout is DecodeLog that also reports the record's layout.
+func DecodeLogLayout(data []byte, l *Log) (LogLayout, error) {
 	*l = Log{}
-	if fastDecodeLog(string(data), l) {
-		return nil
+	lay := LogLayout{DeviceStart: -1, DeviceEnd: -1}
+	if fastDecodeLog(string(data), l, &lay) {
+		return lay, nil
 	}
 	*l = Log{}
-	return json.Unmarshal(data, l)
+	return LogLayout{}, json.Unmarshal(data, l)
+}
+
+// logKeyBit gives each key of a Log a bit, to tell a repeated key.
+func logKeyBit(key string) uint32 {
+	switch key {
+	case "v":
+		return 1 << 0
+	case "device":
+		return 1 << 1
+	case "format":
+		return 1 << 2
+	case "facility":
+		return 1 << 3
+	case "severity":
+		return 1 << 4
+	case "time":
+		return 1 << 5
+	case "hostname":
+		return 1 << 6
+	case "app_name":
+		return 1 << 7
+	case "proc_id":
+		return 1 << 8
+	case "msg_id":
+		return 1 << 9
+	case "structured_data":
+		return 1 << 10
+	case "sequence":
+		return 1 << 11
+	case "message":
+		return 1 << 12
+	case "raw":
+		return 1 << 13
+	case "raw_bytes":
+		return 1 << 14
+	case "parse_error":
+		return 1 << 15
+	case "source_addr":
+		return 1 << 16
+	case "listener":
+		return 1 << 17
+	case "received_at":
+		return 1 << 18
+	}
+	return 0
 }
 
 // fastDecodeLog reports false to ask for the slow path.
-func fastDecodeLog(s string, l *Log) bool {
+func fastDecodeLog(s string, l *Log, lay *LogLayout) bool {
 	d := lexer{s: s}
 	if !d.byte('{') {
 		return false
@@ -33,13 +99,19 @@ func fastDecodeLog(s string, l *Log) bool {
 	if d.peek() == '}' {
 		d.i++
 		d.skipSpace()
-		return d.i == len(d.s)
+		return d.i == len(d.s) // not Copyable: too rare to bother
 	}
+	var seen uint32
+	distinct := true
 	for {
 		key, ok := d.str()
 		if !ok || !d.byte(':') {
 			return false
 		}
+		bit := logKeyBit(key)
+		repeated := seen&bit != 0
+		distinct = distinct && !repeated
+		seen |= bit
 		switch key {
 		case "v":
 			n, ok := d.integer()
@@ -81,25 +153,94 @@ func fastDecodeLog(s string, l *Log) bool {
 				return false
 			}
 			l.RawBytes = b
+		case "structured_data":
+			if repeated {
+				// encoding/json merges a repeated map field.
+				return false
+			}
+			sd, ok := d.structuredData()
+			if !ok {
+				return false
+			}
+			l.StructuredData = sd
 		default:
 			dst := l.stringField(key)
 			if dst == nil {
-				return false // structured_data, or a key this version does not know
+				return false // a key this version does not know
 			}
+			d.skipSpace()
+			start := d.i
 			v, ok := d.str()
 			if !ok {
 				return false
 			}
 			*dst = v
+			if key == "device" {
+				lay.DeviceStart, lay.DeviceEnd = start, d.i
+			}
 		}
 		switch d.next() {
 		case ',':
 			continue
 		case '}':
+			lay.End = d.i - 1
 			d.skipSpace()
+			lay.Copyable = distinct
 			return d.i == len(d.s)
 		default:
 			return false
+		}
+	}
+}
+
+// structuredData reads an object of objects of strings, as encoding/json
+// decodes it into map[string]map[string]string; anything else (null, other
+// value types) is left to encoding/json.
+func (d *lexer) structuredData() (map[string]map[string]string, bool) {
+	if !d.byte('{') {
+		return nil, false
+	}
+	sd := make(map[string]map[string]string, 1)
+	if d.peek() == '}' {
+		d.i++
+		return sd, true
+	}
+	for {
+		id, ok := d.str()
+		if !ok || !d.byte(':') || !d.byte('{') {
+			return nil, false
+		}
+		params := make(map[string]string, 2)
+		if d.peek() == '}' {
+			d.i++
+		} else {
+			for {
+				k, ok := d.str()
+				if !ok || !d.byte(':') {
+					return nil, false
+				}
+				v, ok := d.str()
+				if !ok {
+					return nil, false
+				}
+				params[k] = v
+				c := d.next()
+				if c == '}' {
+					break
+				}
+				if c != ',' {
+					return nil, false
+				}
+			}
+		}
+		sd[id] = params // a repeated ID replaces, as in encoding/json
+		switch d.next() {
+		case ',':
+			continue
+		case '}':
+			return sd, true
+		default:
+			return nil, false
 		}
 	}
 }
@@ -189,21 +330,50 @@ func (d *lexer) str() (string, bool) {
 	}
 	d.i++
 	start := d.i
-	for d.i < len(d.s) {
-		c := d.s[d.i]
-		switch {
-		case c == '"':
-			v := d.s[start:d.i]
-			d.i++
-			return v, utf8.ValidString(v)
-		case c == '\\':
-			return d.escaped(start)
-		case c < 0x20:
+	q := strings.IndexByte(d.s[start:], '"')
+	if q < 0 {
+		return "", false
+	}
+	v := d.s[start : start+q]
+	if bs := strings.IndexByte(v, '\\'); bs >= 0 {
+		d.i = start + bs
+		return d.escaped(start)
+	}
+	d.i = start + q + 1
+	if printableASCII(v) {
+		return v, true
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 {
 			return "", false
 		}
-		d.i++
 	}
-	return "", false
+	return v, utf8.ValidString(v)
+}
+
+// printableASCII reports whether s has no control characters and no bytes
+// outside ASCII, eight bytes at a time.
+func printableASCII(s string) bool {
+	const (
+		lo = 0x0101010101010101
+		hi = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// High bit set, or a byte below 0x20 (the "has zero byte" test
+		// on v - 0x20 per byte, exact for bytes below 0x80).
+		if (v|((v-lo*0x20)&^v))&hi != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *lexer) escaped(start int) (string, bool) {

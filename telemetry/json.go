@@ -73,6 +73,32 @@ func (l *Log) AppendJSON(dst []byte) []byte {
 func (e *EnrichedLog) AppendJSON(dst []byte) []byte {
 	dst = e.Log.AppendJSON(dst)
 	dst = dst[:len(dst)-1] // reopen the object
+	return e.appendEnrichment(dst)
+}
+
+// AppendJSONFrom appends e as JSON like AppendJSON, but copies the Log's
+// part from raw, the value DecodeLogLayout decoded e.Log from and found
+// lay in, instead of encoding it again. Only e.Log.Device may have been
+// changed since. The keys keep raw's order and spelling, so the bytes can
+// differ from AppendJSON's, not the value. Without a copyable layout it
+// is AppendJSON.
+func (e *EnrichedLog) AppendJSONFrom(dst, raw []byte, lay LogLayout) []byte {
+	if !lay.Copyable {
+		return e.AppendJSON(dst)
+	}
+	if lay.DeviceStart >= 0 {
+		dst = append(dst, raw[:lay.DeviceStart]...)
+		dst = AppendString(dst, e.Device)
+		dst = append(dst, raw[lay.DeviceEnd:lay.End]...)
+	} else {
+		dst = append(dst, raw[:lay.End]...)
+		dst = appendField(dst, "device", e.Device)
+	}
+	return e.appendEnrichment(dst)
+}
+
+// appendEnrichment appends enrichment's fields and closes the object.
+func (e *EnrichedLog) appendEnrichment(dst []byte) []byte {
 	dst = appendField(dst, "vendor", e.Vendor)
 	dst = appendOptField(dst, "severity_name", e.SeverityName)
 	dst = appendOptField(dst, "facility_name", e.FacilityName)
@@ -86,6 +112,13 @@ func (e *EnrichedLog) AppendJSON(dst []byte) []byte {
 	dst = appendOptField(dst, "event", e.Event)
 	dst = appendStringMap(dst, "tags", e.Tags)
 	return append(dst, '}')
+}
+
+// AppendStringMapField appends `,"name":{...}`, m's keys sorted as
+// encoding/json sorts them, or nothing for an empty map (omitempty): for
+// callers that encode a map once and append the bytes to many records.
+func AppendStringMapField(dst []byte, name string, m map[string]string) []byte {
+	return appendStringMap(dst, name, m)
 }
 
 // appendStringMap appends a map[string]string field with sorted keys, as

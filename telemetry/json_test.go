@@ -94,6 +94,8 @@ func TestDecodeLogMatchesEncodingJSON(t *testing.T) {
 			ReceivedAt: time.Date(2026, 11, 29, 14, 2, 11, 5, time.FixedZone("x", 3600))},
 		{V: 1, Format: "malformed", Facility: -1, Severity: -1, Raw: "bad \xff", RawBytes: []byte("bad \xff"), ParseError: "no PRI"},
 		{V: 1, Format: "rfc5424", StructuredData: map[string]map[string]string{"a@1": {"x": "y"}}},
+		{V: 1, Format: "rfc5424", StructuredData: map[string]map[string]string{
+			"origin": {"ip": "10.0.0.5", "software": "s\"w"}, "junos@2636.1.1.1.2.57": {}, "e@1": {"k": "é\n"}}},
 	} {
 		data := l.AppendJSON(nil)
 		var fast, std Log
@@ -114,6 +116,7 @@ func TestDecodeLogMatchesEncodingJSON(t *testing.T) {
 func FuzzDecodeLog(f *testing.F) {
 	f.Add([]byte(`{"v":1,"device":"a\u00e9\ud83d\ude00","format":"cisco","facility":1,"severity":2,"message":"m","raw":"r","source_addr":"s","listener":"l","received_at":"2026-11-29T14:02:11Z"}`))
 	f.Add([]byte(`{"v":1,"raw":"\ud800"}`))
+	f.Add([]byte(`{"device":"d","structured_data":{"a@1":{"x":"y","x":"z"},"b":{},"a@1":{"q":"\u00e9"}},"message":"m"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var fast, std Log
 		ferr := DecodeLog(data, &fast)
@@ -124,5 +127,51 @@ func FuzzDecodeLog(f *testing.F) {
 		if ferr == nil && !bytes.Equal(fast.AppendJSON(nil), std.AppendJSON(nil)) {
 			t.Fatalf("differ:\n fast %s\n std  %s", fast.AppendJSON(nil), std.AppendJSON(nil))
 		}
+		checkAppendJSONFrom(t, data)
 	})
+}
+
+// checkAppendJSONFrom: a record re-encoded from its copied bytes, with the
+// device swapped and enrichment added, decodes to what AppendJSON gives.
+func checkAppendJSONFrom(t *testing.T, data []byte) {
+	t.Helper()
+	var e EnrichedLog
+	lay, err := DecodeLogLayout(data, &e.Log)
+	if err != nil {
+		return
+	}
+	e.Device, e.Vendor, e.Event = "edge\"1", "cisco_ios", "interface_down"
+	e.Tags = map[string]string{"site": "lon1"}
+	copied := e.AppendJSONFrom(nil, data, lay)
+	var got, want EnrichedLog
+	if err := json.Unmarshal(copied, &got); err != nil {
+		t.Fatalf("copied record does not decode: %v\n%s", err, copied)
+	}
+	if err := json.Unmarshal(e.AppendJSON(nil), &want); err != nil {
+		t.Fatal(err)
+	}
+	if g, w := got.AppendJSON(nil), want.AppendJSON(nil); !bytes.Equal(g, w) {
+		t.Fatalf("copied differs:\n got  %s\n want %s", g, w)
+	}
+}
+
+func TestAppendJSONFrom(t *testing.T) {
+	devTime := time.Date(2026, 11, 29, 14, 2, 11, 0, time.UTC)
+	for _, data := range [][]byte{
+		(&Log{V: 1, Device: "10.0.0.1", Format: "cisco", Time: &devTime, Message: "m \" x", Raw: "r"}).AppendJSON(nil),
+		(&Log{V: 1, Format: "rfc5424", StructuredData: map[string]map[string]string{"a@1": {"x": "y"}}}).AppendJSON(nil),
+		[]byte(`{"message":"no device key"}`),
+		[]byte(` { "device" : "spaced" , "raw":"\u0041" } `),
+		[]byte(`{"device":"a","device":"b"}`),
+		[]byte(`{}`),
+	} {
+		checkAppendJSONFrom(t, data)
+	}
+	var l Log
+	if lay, _ := DecodeLogLayout([]byte(`{"device":"a","device":"b"}`), &l); lay.Copyable {
+		t.Error("a record with a repeated key is copyable")
+	}
+	if lay, _ := DecodeLogLayout((&Log{Device: "x"}).AppendJSON(nil), &l); !lay.Copyable || lay.DeviceStart < 0 {
+		t.Errorf("weir's own encoding is not copyable: %+v", lay)
+	}
 }
