@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weirnet/weir/telemetry"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -27,8 +28,9 @@ type Device struct {
 	Platform string            `yaml:"platform"`
 	Tags     map[string]string `yaml:"tags"`
 
-	prefix netip.Prefix
-	tags   map[string]string // all attributes as tags, built once
+	prefix   netip.Prefix
+	tags     map[string]string // all attributes as tags, built once
+	tagsJSON []byte            // tags as the `,"tags":{...}` of a record
 }
 
 // inventoryFile is the YAML file: `devices:` and a list.
@@ -115,6 +117,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				d.tags[k] = v
 			}
 		}
+		d.tagsJSON = telemetry.AppendStringMapField(nil, "tags", d.tags)
 		switch {
 		case d.CIDR != "":
 			p, err := netip.ParsePrefix(d.CIDR)
@@ -142,12 +145,17 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 // sysName the record carries), else by address, else by the longest CIDR
 // holding the address. nil when unknown.
 func (inv *Inventory) Lookup(name, addr string) *Device {
+	a, _ := netip.ParseAddr(addr)
+	return inv.LookupAddr(name, a)
+}
+
+// LookupAddr is Lookup with the address parsed (the zero Addr for none).
+func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {
 	idx := inv.idx.Load()
 	if d, ok := idx.byName[name]; ok && name != "" {
 		return d
 	}
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
+	if !a.IsValid() {
 		return nil
 	}
 	a = a.Unmap()
@@ -160,6 +168,16 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 		}
 	}
 	return nil
+}
+
+// senderAddr returns the address of a record's source_addr, "ip:port" or
+// "ip", or the zero Addr.
+func senderAddr(s string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap()
+	}
+	a, _ := netip.ParseAddr(s)
+	return a.Unmap()
 }
 
 // TagsOf returns the device's tags (shared; do not modify).

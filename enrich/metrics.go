@@ -30,6 +30,7 @@ type MetricsWorker struct {
 	m        *workerMetrics
 	memberID string
 	det      *detector
+	evEnc    eventRecords
 
 	rates    *rates
 	state    map[string]int64  // last ifOperStatus per device/interface, snmp_up per device
@@ -89,7 +90,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			}
 			for _, ev := range evs {
 				for _, out := range w.det.observe(ev, ev.Time) {
-					events = appendEventRecord(w.m, events, out, r.Partition, r.Offset)
+					events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 				}
 			}
 		}

@@ -22,6 +22,8 @@ type rule struct {
 	needs    string
 	vendors  []string // vendors it applies to; empty: any
 	patterns []*regexp.Regexp
+	// atNeeds: the pattern starts with needs (NewClassifier works it out).
+	atNeeds  []bool
 	event    string
 	states   map[string]string // lower-case state -> event
 	up, down string            // events for old/new transitions
@@ -50,12 +52,12 @@ func syslogRules() []rule {
 	re := regexp.MustCompile
 	return []rule{
 		// --- Interfaces ---
-		{name: "cisco_lineproto", needs: "ine protocol on Interface", patterns: []*regexp.Regexp{re(`(?i)Line protocol on Interface (?P<interface>[^\s,]+), changed state to (?P<state>up|down)`)},
+		{name: "cisco_lineproto", needs: "ine protocol on Interface ", patterns: []*regexp.Regexp{re(`ine protocol on Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>up|down))`)},
 			states: ifStates, examples: []example{
 				{"%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down", "interface_down", map[string]string{"interface": "GigabitEthernet0/1"}},
 				{"%PKT_INFRA-LINEPROTO-5-UPDOWN : Line protocol on Interface GigabitEthernet0/0/0/1, changed state to Down", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/0/1"}},
 			}},
-		{name: "cisco_link", needs: "changed state to", patterns: []*regexp.Regexp{re(`(?i)Interface (?P<interface>[^\s,]+), changed state to (?P<state>administratively down|up|down)`)},
+		{name: "cisco_link", needs: "Interface ", patterns: []*regexp.Regexp{re(`Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>administratively down|up|down))`)},
 			states: ifStates, examples: []example{
 				{"%LINK-3-UPDOWN: Interface TenGigabitEthernet1/0/24, changed state to down", "interface_down", map[string]string{"interface": "TenGigabitEthernet1/0/24"}},
 				{"%LINK-5-CHANGED: Interface Vlan10, changed state to administratively down", "interface_down", map[string]string{"interface": "Vlan10"}},

@@ -7,7 +7,6 @@
 package enrich
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/weirnet/weir/telemetry"
@@ -43,12 +42,18 @@ type Classifier struct {
 }
 
 // NewClassifier compiles the built-in rules.
-func NewClassifier() *Classifier { return &Classifier{rules: syslogRules()} }
-
-var (
-	mnemonicRE = regexp.MustCompile(`%(?:%\d+)?([A-Z][A-Z0-9_]*(?:-[A-Z][A-Z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)`)
-	junosTagRE = regexp.MustCompile(`^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?::|$)`)
-)
+func NewClassifier() *Classifier {
+	rules := syslogRules()
+	for i := range rules {
+		r := &rules[i]
+		r.atNeeds = make([]bool, len(r.patterns))
+		for j, p := range r.patterns {
+			prefix, _ := p.LiteralPrefix()
+			r.atNeeds[j] = r.needs != "" && strings.HasPrefix(prefix, r.needs)
+		}
+	}
+	return &Classifier{rules: rules}
+}
 
 var junosDaemons = map[string]bool{
 	"mib2d": true, "rpd": true, "mgd": true, "chassisd": true, "dcd": true, "kmd": true,
@@ -58,7 +63,7 @@ var junosDaemons = map[string]bool{
 // text is what rules match: the message, with the RFC 5424 MSGID in front
 // when Junos puts its event tag there.
 func text(l *telemetry.Log) string {
-	if l.MsgID != "" && junosTagRE.MatchString(l.MsgID) {
+	if l.MsgID != "" && junosTag(l.MsgID) != "" {
 		return l.MsgID + ": " + l.Message
 	}
 	return l.Message
@@ -68,23 +73,22 @@ func text(l *telemetry.Log) string {
 func (c *Classifier) Classify(l *telemetry.Log) SyslogInfo {
 	info := SyslogInfo{MnemonicSeverity: -1}
 	msg := text(l)
-	var m []string
-	if pct := strings.IndexByte(msg, '%'); pct >= 0 {
-		m = mnemonicRE.FindStringSubmatch(msg[pct:])
-	}
-	info.Vendor = detectVendor(l, msg, m != nil)
-	if m != nil {
-		info.Facility, info.Mnemonic = m[1], m[3]
-		info.MnemonicSeverity = int(m[2][0] - '0')
-	} else if t := junosTagRE.FindStringSubmatch(msg); t != nil {
-		info.Mnemonic = t[1]
+	fac, sev, mnem, hasMnemonic := mnemonic(msg)
+	info.Vendor = detectVendor(l, msg, hasMnemonic)
+	if hasMnemonic {
+		info.Facility, info.Mnemonic, info.MnemonicSeverity = fac, mnem, sev
+	} else {
+		info.Mnemonic = junosTag(msg)
 	}
 	for i := range c.rules {
 		r := &c.rules[i]
-		if r.needs != "" && !strings.Contains(msg, r.needs) {
-			continue
+		at := 0
+		if r.needs != "" {
+			if at = strings.Index(msg, r.needs); at < 0 {
+				continue
+			}
 		}
-		fields, event, ok := r.apply(msg)
+		fields, event, ok := r.apply(msg, at)
 		if !ok {
 			continue
 		}
@@ -96,21 +100,28 @@ func (c *Classifier) Classify(l *telemetry.Log) SyslogInfo {
 
 // apply matches the rule and derives its event ("" when the rule matches
 // but the change is not one, such as a BGP session going Idle → Connect).
-func (r *rule) apply(msg string) (map[string]string, string, bool) {
+// needsAt is where the rule's needs literal first occurs in msg: a pattern
+// that starts with that literal cannot match before it, so it only reads
+// from there.
+func (r *rule) apply(msg string, needsAt int) (map[string]string, string, bool) {
 	var fields map[string]string
-	for _, p := range r.patterns {
-		m := p.FindStringSubmatch(msg)
+	for j, p := range r.patterns {
+		in := msg
+		if r.atNeeds[j] {
+			in = msg[needsAt:]
+		}
+		m := p.FindStringSubmatchIndex(in)
 		if m == nil {
 			return nil, "", false
 		}
 		for i, name := range p.SubexpNames() {
-			if name == "" || m[i] == "" {
+			if name == "" || m[2*i] < 0 || m[2*i] == m[2*i+1] {
 				continue
 			}
 			if fields == nil {
 				fields = make(map[string]string, 4)
 			}
-			fields[name] = m[i]
+			fields[name] = in[m[2*i]:m[2*i+1]]
 		}
 	}
 	event := r.event
@@ -143,7 +154,7 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic bool) string {
 		return VendorJunos
 	}
 	if !hasMnemonic {
-		if junosTagRE.MatchString(msg) && l.AppName != "" {
+		if l.AppName != "" && junosTag(msg) != "" {
 			return VendorJunos
 		}
 		return VendorGeneric
@@ -161,6 +172,92 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic bool) string {
 		return VendorAristaEOS // "host Ebra: %LINEPROTO-5-UPDOWN: ..."
 	}
 	return VendorCiscoIOS
+}
+
+// mnemonic finds the first "%FACILITY-SEV-MNEMONIC" in msg (Cisco family
+// and Arista; facility segments joined by '-', as in
+// "%PKT_INFRA-LINEPROTO-5-UPDOWN"; Huawei's "%%01" prefix allowed). It is
+// the regular expression
+//
+//	%(?:%\d+)?([A-Z][A-Z0-9_]*(?:-[A-Z][A-Z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)
+//
+// written out, as every message goes through it.
+func mnemonic(msg string) (facility string, severity int, mnem string, ok bool) {
+	for i := strings.IndexByte(msg, '%'); i >= 0; {
+		p := i + 1
+		if p < len(msg) && msg[p] == '%' {
+			q := p + 1
+			for q < len(msg) && isDigit(msg[q]) {
+				q++
+			}
+			if q > p+1 {
+				p = q
+			}
+		}
+		if facility, severity, mnem, ok = mnemonicAt(msg, p); ok {
+			return facility, severity, mnem, true
+		}
+		next := strings.IndexByte(msg[i+1:], '%')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return "", -1, "", false
+}
+
+// mnemonicAt parses "FAC[-FAC...]-SEV-MNEMONIC" at msg[p:].
+func mnemonicAt(msg string, p int) (string, int, string, bool) {
+	start := p
+	for {
+		if p >= len(msg) || !isUpper(msg[p]) {
+			return "", 0, "", false
+		}
+		p = skipWord(msg, p+1)
+		if p+1 >= len(msg) || msg[p] != '-' {
+			return "", 0, "", false
+		}
+		if isDigit(msg[p+1]) {
+			break // the severity: facility segments never start with a digit
+		}
+		p++ // another facility segment
+	}
+	facility, sev := msg[start:p], int(msg[p+1]-'0')
+	p += 2
+	if p+1 >= len(msg) || msg[p] != '-' || !isUpper(msg[p+1]) {
+		return "", 0, "", false
+	}
+	end := skipWord(msg, p+2)
+	return facility, sev, msg[p+1 : end], true
+}
+
+// skipWord skips [A-Z0-9_]*.
+func skipWord(s string, i int) int {
+	for i < len(s) && (isUpper(s[i]) || isDigit(s[i]) || s[i] == '_') {
+		i++
+	}
+	return i
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// junosTag returns the Junos event tag ("BGP_PEER_STATE_CHANGE") msg starts
+// with, followed by ':' or the end, or "": the regular expression
+// ^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?::|$) written out.
+func junosTag(msg string) string {
+	if msg == "" || !isUpper(msg[0]) {
+		return ""
+	}
+	end := skipWord(msg, 1)
+	if end < len(msg) && msg[end] != ':' {
+		return ""
+	}
+	tag := msg[:end]
+	if !strings.Contains(tag, "_") || strings.Contains(tag, "__") || tag[len(tag)-1] == '_' {
+		return ""
+	}
+	return tag
 }
 
 func hasJunosSD(sd map[string]map[string]string) bool {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"testing"
 
@@ -108,4 +109,46 @@ func BenchmarkClassifyCorpus(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		c.Classify(&logs[i%len(logs)])
 	}
+}
+
+// The regular expressions mnemonic and junosTag write out.
+var (
+	mnemonicRE = regexp.MustCompile(`%(?:%\d+)?([A-Z][A-Z0-9_]*(?:-[A-Z][A-Z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)`)
+	junosTagRE = regexp.MustCompile(`^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?::|$)`)
+)
+
+func checkMnemonicMatchesRE(t *testing.T, msg string) {
+	t.Helper()
+	fac, sev, mnem, ok := mnemonic(msg)
+	m := mnemonicRE.FindStringSubmatch(msg)
+	if ok != (m != nil) || ok && (fac != m[1] || sev != int(m[2][0]-'0') || mnem != m[3]) {
+		t.Errorf("mnemonic(%q) = %q %d %q %v, regexp %q", msg, fac, sev, mnem, ok, m)
+	}
+	want := ""
+	if m := junosTagRE.FindStringSubmatch(msg); m != nil {
+		want = m[1]
+	}
+	if got := junosTag(msg); got != want {
+		t.Errorf("junosTag(%q) = %q, regexp %q", msg, got, want)
+	}
+}
+
+func TestMnemonicMatchesRegexp(t *testing.T) {
+	for _, msg := range []string{
+		"%LINK-3-UPDOWN: x", "%PKT_INFRA-LINEPROTO-5-UPDOWN : y", "%%01IFNET/4/LINK_STATE(l)", "%%01BGP-5-X", "%%BGP-5-X",
+		"a % b %SYS-5-CONFIG_I: c", "%A-1-", "%A-1-b", "%A--1-B", "%A-B-1-C2_D", "%1A-1-B", "100% %BGP-x %OSPF-5-ADJCHG",
+		"BGP_PEER_STATE_CHANGE: x", "UI_COMMIT", "UI__X:", "UI_:", "A_B c", "a_B:", "SNMP_TRAP_LINK_DOWN:", "X:",
+	} {
+		checkMnemonicMatchesRE(t, msg)
+	}
+	for _, c := range loadCorpus(t) {
+		checkMnemonicMatchesRE(t, c.Raw)
+	}
+}
+
+func FuzzMnemonic(f *testing.F) {
+	f.Add("%PKT_INFRA-LINEPROTO-5-UPDOWN : y")
+	f.Add("%%01BGP-5-X")
+	f.Add("BGP_PEER_STATE_CHANGE: x")
+	f.Fuzz(checkMnemonicMatchesRE)
 }

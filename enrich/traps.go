@@ -27,6 +27,7 @@ type TrapWorker struct {
 	m        *workerMetrics
 	memberID string
 	det      *detector
+	evEnc    eventRecords
 	out      *outputs
 }
 
@@ -69,7 +70,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			}
 			if ev, ok := w.eventOf(&tr, r); ok {
 				for _, out := range w.det.observe(ev, ev.Time) {
-					events = appendEventRecord(w.m, events, out, r.Partition, r.Offset)
+					events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 				}
 			}
 		}
@@ -105,11 +106,7 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 	default:
 		return ev, false
 	}
-	ip := tr.SourceAddr
-	if ap, err := netip.ParseAddrPort(ip); err == nil {
-		ip = ap.Addr().Unmap().String()
-	}
-	if d := w.inv.Lookup(tr.Device, ip); d != nil {
+	if d := w.inv.LookupAddr(tr.Device, senderAddr(tr.SourceAddr)); d != nil {
 		ev.Tags = d.TagsOf()
 		if d.Name != "" && d.CIDR == "" {
 			ev.Device = d.Name

@@ -2,9 +2,7 @@ package enrich
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
-	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +49,12 @@ type Worker struct {
 	memberID string
 	det      *detector
 	input    string // metrics workers: the raw topic they read
+
+	evEnc eventRecords
+
+	// The tags of devices not in the inventory, shared by their records.
+	unknownTags     map[string]string
+	unknownTagsJSON []byte
 
 	out *outputs
 }
@@ -100,6 +104,8 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	if w.m == nil {
 		w.m = NewWorkerMetrics(nil).m
 	}
+	w.unknownTags = map[string]string{"unknown": "true"}
+	w.unknownTagsJSON = telemetry.AppendStringMapField(nil, "tags", w.unknownTags)
 	return w
 }
 
@@ -162,23 +168,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		start := time.Now()
 		w.out.track(c.Assigned())
-		enriched, events = enriched[:0], events[:0]
-		for i := range recs {
-			r := &recs[i]
-			e, ev, ok := w.enrichSyslog(r)
-			if !ok {
-				continue
-			}
-			enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
-			if ev != nil {
-				for _, out := range w.det.observe(*ev, ev.Time) {
-					events = appendEventRecord(w.m, events, out, r.Partition, r.Offset)
-				}
-			}
-		}
+		enriched, events = w.enrichSyslogBatch(recs, enriched[:0], events[:0])
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
-				events = appendEventRecord(w.m, events, out, -1, -1)
+				events = w.evEnc.append(w.m, events, out, -1, -1)
 			}
 			lastSettle = now
 		}
@@ -201,11 +194,34 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// appendEventRecord encodes an event as a record for the events topic; part and
-// src locate the input record that caused it (-1 for cleared events,
-// which time causes).
-func appendEventRecord(m *workerMetrics, recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
-	val, err := json.Marshal(&ev)
+// enrichSyslogBatch enriches a batch of raw.syslog records, appending
+// the enriched records and the events they raise.
+func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outRecord) ([]outRecord, []outRecord) {
+	for i := range recs {
+		r := &recs[i]
+		e, ev, ok := w.enrichSyslog(r)
+		if !ok {
+			continue
+		}
+		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
+		if ev != nil {
+			for _, out := range w.det.observe(*ev, ev.Time) {
+				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
+			}
+		}
+	}
+	return enriched, events
+}
+
+// eventRecords encodes events as records for the events topic, reusing
+// its scratch space; the zero value is ready.
+type eventRecords struct{ keys []string }
+
+// append encodes ev onto recs; part and src locate the input record that
+// caused it (-1 for cleared events, which time causes).
+func (e *eventRecords) append(m *workerMetrics, recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
+	val, keys, err := ev.AppendJSON(make([]byte, 0, 256+len(ev.Message)), e.keys)
+	e.keys = keys
 	if err != nil {
 		return recs
 	}
@@ -224,7 +240,8 @@ var (
 // and, when the message reports a state change, an event.
 func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event, bool) {
 	var e telemetry.EnrichedLog
-	if err := telemetry.DecodeLog(r.Value, &e.Log); err != nil {
+	lay, err := telemetry.DecodeLogLayout(r.Value, &e.Log)
+	if err != nil {
 		w.m.decodeErrors.Inc()
 		w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
 			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
@@ -243,12 +260,9 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event
 	if e.Facility >= 0 && e.Facility < len(FacilityNames) {
 		e.FacilityName = FacilityNames[e.Facility]
 	}
-	ip := e.SourceAddr
-	if ap, err := netipParseAddrPort(ip); err == nil {
-		ip = ap
-	}
-	if d := w.inv.Lookup(e.Hostname, ip); d != nil {
-		e.Tags = d.TagsOf()
+	tags, tagsJSON := w.unknownTags, w.unknownTagsJSON
+	if d := w.inv.LookupAddr(e.Hostname, senderAddr(e.SourceAddr)); d != nil {
+		tags, tagsJSON = d.tags, d.tagsJSON
 		if d.Name != "" && d.CIDR == "" {
 			e.Device = d.Name
 		}
@@ -256,10 +270,13 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event
 			e.Vendor = d.Vendor
 		}
 	} else {
-		e.Tags = map[string]string{"unknown": "true"}
 		w.m.unknown.Inc()
 	}
-	val := e.AppendJSON(nil)
+	// The tags go in as encoded once per device, last, where AppendJSON
+	// would put them.
+	val := e.AppendJSONFrom(make([]byte, 0, len(r.Value)+192+len(tagsJSON)), r.Value, lay)
+	val = append(append(val[:len(val)-1], tagsJSON...), '}')
+	e.Tags = tags
 	out := broker.Record{Key: []byte(e.Device), Value: val, Timestamp: r.Timestamp,
 		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaLog}}}
 	if e.Event == "" {
@@ -274,13 +291,4 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event
 		ev.Time = *e.Time
 	}
 	return out, &ev, true
-}
-
-// netipParseAddrPort returns the address of "ip:port" without the port.
-func netipParseAddrPort(s string) (string, error) {
-	ap, err := netip.ParseAddrPort(s)
-	if err != nil {
-		return "", err
-	}
-	return ap.Addr().Unmap().String(), nil
 }
