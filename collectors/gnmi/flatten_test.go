@@ -214,11 +214,11 @@ func TestQueueBounded(t *testing.T) {
 		t.Fatal("push past the bound accepted")
 	}
 	ctx := t.Context()
-	b, ok := q.take(ctx, nil)
+	b, ok := q.take(ctx, nil, nil)
 	if !ok || len(b) != maxBatch || b[0].n.GetTimestamp() != 0 {
 		t.Fatalf("first take: %d", len(b))
 	}
-	b, ok = q.take(ctx, b)
+	b, ok = q.take(ctx, nil, b)
 	if !ok || len(b) != 10 || b[0].n.GetTimestamp() != maxBatch {
 		t.Fatalf("second take: %d", len(b))
 	}

@@ -54,6 +54,20 @@ func WithLogger(l *slog.Logger) Option { return func(c *Collector) { c.log = l }
 // WithMetrics sets the self-metrics (default: unregistered ones).
 func WithMetrics(m *Metrics) Option { return func(c *Collector) { c.m = m } }
 
+// Owner says which targets this process subscribes to when several weir
+// processes share them (internal/shard.Member implements it).
+type Owner interface {
+	// Owns reports whether this process collects the target now.
+	Owns(name string) bool
+	// Changed returns a channel closed at the next change of ownership.
+	Changed() <-chan struct{}
+}
+
+// WithOwner subscribes to a target only while o owns it: its stream
+// starts when it is gained and stops when it is lost (what it received by
+// then is still published). Without an owner every target is subscribed.
+func WithOwner(o Owner) Option { return func(c *Collector) { c.owner = o } }
+
 // WithDialOptions adds gRPC dial options to every target's connection.
 func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(c *Collector) { c.dialOpts = append(c.dialOpts, opts...) }
@@ -67,6 +81,7 @@ type Collector struct {
 	log      *slog.Logger
 	m        *Metrics
 	dialOpts []grpc.DialOption
+	owner    Owner
 	targets  []*target
 }
 
@@ -114,10 +129,53 @@ func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) 
 func (c *Collector) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for _, t := range c.targets {
-		wg.Go(func() { t.run(ctx) })
+		if c.owner != nil {
+			wg.Go(func() { t.runWhileOwned(ctx) })
+		} else {
+			wg.Go(func() { t.run(ctx, ctx) })
+		}
 	}
 	wg.Wait()
 	return nil
+}
+
+// runWhileOwned runs the target's stream while the owner says this process
+// collects it, until ctx ends.
+func (t *target) runWhileOwned(ctx context.Context) {
+	o := t.c.owner
+	log := t.c.log.With(slog.String("target", t.cfg.Name))
+	for {
+		changed := o.Changed()
+		if !o.Owns(t.cfg.Name) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+				continue
+			}
+		}
+		log.Debug("gnmi target taken over from another process")
+		streamCtx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t.run(ctx, streamCtx)
+		}()
+		for owned := true; owned; {
+			select {
+			case <-ctx.Done():
+				stop()
+				<-done
+				return
+			case <-changed:
+				changed = o.Changed()
+				owned = o.Owns(t.cfg.Name)
+			}
+		}
+		log.Debug("gnmi target handed over to another process")
+		stop()
+		<-done
+	}
 }
 
 // TargetStatus is a target's state, for tests and diagnostics.
@@ -312,10 +370,16 @@ func PathString(p *gpb.Path) string { return gpath.String(elems(p)) }
 // errOnceDone ends a ONCE subscription that got its sync_response.
 var errOnceDone = errors.New("once subscription complete")
 
-func (t *target) run(ctx context.Context) {
+// run holds the target's stream until ctx ends (or a ONCE subscription
+// completes), and publishes what it received: what is still queued when
+// the stream stops is published before run returns, unless pubCtx ends
+// first.
+func (t *target) run(pubCtx, ctx context.Context) {
+	streamDone := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { t.publishLoop(ctx) })
+	wg.Go(func() { t.publishLoop(pubCtx, streamDone) })
 	defer wg.Wait()
+	defer close(streamDone)
 	defer t.connected.Set(0)
 	log := t.c.log.With(slog.String("target", t.cfg.Name))
 	retryMin, retryMax := t.c.cfg.RetryMin.Std(), t.c.cfg.RetryMax.Std()
@@ -556,8 +620,8 @@ func (q *queue) push(it item) bool {
 }
 
 // take moves up to maxBatch items into dst, waiting for one; false when
-// ctx is done.
-func (q *queue) take(ctx context.Context, dst []item) ([]item, bool) {
+// ctx is done, or when stop is closed and the queue is empty.
+func (q *queue) take(ctx context.Context, stop <-chan struct{}, dst []item) ([]item, bool) {
 	for {
 		q.mu.Lock()
 		if n := len(q.items); n > 0 {
@@ -579,15 +643,22 @@ func (q *queue) take(ctx context.Context, dst []item) ([]item, bool) {
 		}
 		q.mu.Unlock()
 		select {
+		case <-stop:
+			return dst, false
+		default:
+		}
+		select {
 		case <-ctx.Done():
 			return dst, false
+		case <-stop:
 		case <-q.notify:
 		}
 	}
 }
 
-// publishLoop drains the queue into the broker, in batches.
-func (t *target) publishLoop(ctx context.Context) {
+// publishLoop drains the queue into the broker, in batches, until ctx
+// ends, or streamDone is closed and the queue is empty.
+func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) {
 	batch := make([]item, 0, maxBatch)
 	var recs []broker.Record
 	var keys []string
@@ -596,7 +667,7 @@ func (t *target) publishLoop(ctx context.Context) {
 		// copies values into its log before Produce returns.
 		var buf []byte
 		var ok bool
-		if batch, ok = t.queue.take(ctx, batch); !ok {
+		if batch, ok = t.queue.take(ctx, streamDone, batch); !ok {
 			return
 		}
 		recs = recs[:0]
