@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weirnet/weir/broker"
@@ -217,8 +218,88 @@ func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.
 			w.state[key] = st
 		}
 	}
+	if ch, ok := openConfigState(&m); ok && ch.object != "" {
+		// gNMI on_change: interface oper-status and BGP session state.
+		key := series + "\x00" + ch.family + "\x00" + ch.object
+		if prev, seen := w.state[key]; seen && prev != ch.state {
+			if ch.state == stateUp {
+				event(ch.family+"_up", ch.object)
+			} else if prev == stateUp {
+				event(ch.family+"_down", ch.object)
+			}
+		}
+		w.state[key] = ch.state
+	}
 	m.Tags, m.Fields, m.Source = tags, fields, "enrich"
 	return m, events, true
+}
+
+// States openConfigState reports.
+const (
+	stateUp   = 1
+	stateDown = 2
+)
+
+// stateChange is an OpenConfig state leaf read from a gNMI record.
+type stateChange struct {
+	family string // "interface" or "bgp_peer", the events' prefix
+	object string // the interface name or the neighbor address
+	state  int64  // stateUp or stateDown
+}
+
+// openConfigState reads the state a gNMI record reports, whether the
+// subscription was to the leaf or to a container above it (then the leaf
+// arrives expanded from JSON as state/oper-status):
+//
+//   - /interfaces/interface[name=X]/state/oper-status: UP is up; DOWN,
+//     LOWER_LAYER_DOWN and NOT_PRESENT are down (TESTING, DORMANT and
+//     UNKNOWN are neither, so they raise nothing);
+//   - .../bgp/neighbors/neighbor[neighbor-address=A]/state/session-state:
+//     ESTABLISHED is up, any other state down (leaving ESTABLISHED is a
+//     lost session; IDLE -> ACTIVE is not an event).
+//
+// Module prefixes on values ("openconfig-bgp-types:ESTABLISHED") are
+// dropped.
+func openConfigState(m *telemetry.Metric) (stateChange, bool) {
+	leaf := func(names ...string) (string, bool) {
+		for _, n := range names {
+			if v, ok := m.Fields[n].(string); ok {
+				if i := strings.LastIndexByte(v, ':'); i >= 0 {
+					v = v[i+1:]
+				}
+				return strings.ToUpper(v), true
+			}
+		}
+		return "", false
+	}
+	switch {
+	case m.Measurement == "interfaces_interface_state" || m.Measurement == "interfaces_interface":
+		v, ok := leaf("oper-status", "state/oper-status")
+		if !ok {
+			return stateChange{}, false
+		}
+		ch := stateChange{family: "interface", object: m.Tags["name"]}
+		switch v {
+		case "UP":
+			ch.state = stateUp
+		case "DOWN", "LOWER_LAYER_DOWN", "NOT_PRESENT":
+			ch.state = stateDown
+		default:
+			return stateChange{}, false
+		}
+		return ch, true
+	case strings.HasSuffix(m.Measurement, "bgp_neighbors_neighbor_state") || strings.HasSuffix(m.Measurement, "bgp_neighbors_neighbor"):
+		v, ok := leaf("session-state", "state/session-state")
+		if !ok {
+			return stateChange{}, false
+		}
+		ch := stateChange{family: "bgp_peer", object: m.Tags["neighbor-address"], state: stateDown}
+		if v == "ESTABLISHED" {
+			ch.state = stateUp
+		}
+		return ch, true
+	}
+	return stateChange{}, false
 }
 
 // normaliseInterface adds one naming for interface counters, whichever

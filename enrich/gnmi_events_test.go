@@ -1,0 +1,84 @@
+package enrich
+
+import (
+	"testing"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/gnmi"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestGNMIOnChangeEvents: interface oper-status and BGP session-state
+// updates, flattened by the gNMI collector as it publishes them (a leaf
+// subscription and a container subscription with JSON values), raise
+// interface and BGP events on changes only.
+func TestGNMIOnChangeEvents(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	path := func(s string) *gpb.Path {
+		p, err := gnmi.ParsePath(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	leaf := func(prefix, leaf, v string) *gpb.Notification {
+		return &gpb.Notification{Prefix: path(prefix), Update: []*gpb.Update{{Path: path(leaf),
+			Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: v}}}}}
+	}
+	container := func(p, json string) *gpb.Notification {
+		return &gpb.Notification{Update: []*gpb.Update{{Path: path(p),
+			Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(json)}}}}}
+	}
+	const (
+		ifState = "/interfaces/interface[name=Ethernet1]/state"
+		nbr     = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.2]/state"
+	)
+	steps := []struct {
+		n    *gpb.Notification
+		want string // "type object", or "" for no event
+	}{
+		{leaf(ifState, "oper-status", "UP"), ""}, // the initial sync
+		{leaf(ifState, "oper-status", "DOWN"), "interface_down Ethernet1"},
+		{leaf(ifState, "oper-status", "DOWN"), ""},
+		{leaf(ifState, "oper-status", "UP"), "interface_up Ethernet1"},
+		{leaf(ifState, "oper-status", "TESTING"), ""},
+		{container("/interfaces/interface[name=Ethernet2]", `{"state":{"oper-status":"UP","admin-status":"UP"}}`), ""},
+		{container("/interfaces/interface[name=Ethernet2]", `{"state":{"oper-status":"LOWER_LAYER_DOWN"}}`), "interface_down Ethernet2"},
+		{leaf(nbr, "session-state", "ESTABLISHED"), ""},
+		{leaf(nbr, "session-state", "IDLE"), "bgp_peer_down 10.0.0.2"},
+		{leaf(nbr, "session-state", "ACTIVE"), ""},
+		{leaf(nbr, "session-state", "openconfig-bgp-types:ESTABLISHED"), "bgp_peer_up 10.0.0.2"},
+		{container(nbr, `{"session-state":"ACTIVE","peer-as":65002}`), "bgp_peer_down 10.0.0.2"},
+	}
+	for i, st := range steps {
+		st.n.Timestamp = t0.Add(time.Duration(i) * time.Second).UnixNano()
+		var got []string
+		for _, m := range gnmi.Flatten("spine1", st.n, t0) {
+			v, _, err := m.AppendJSON(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Value: v})
+			if !ok {
+				t.Fatalf("step %d: record not enriched: %s", i, v)
+			}
+			for _, ev := range evs {
+				if ev.Device != "spine1" {
+					t.Errorf("step %d: event device %q", i, ev.Device)
+				}
+				got = append(got, ev.Type+" "+ev.Object)
+			}
+		}
+		switch {
+		case st.want == "" && len(got) > 0:
+			t.Errorf("step %d: events %q, want none", i, got)
+		case st.want != "" && (len(got) != 1 || got[0] != st.want):
+			t.Errorf("step %d: events %q, want %q", i, got, st.want)
+		}
+	}
+}
