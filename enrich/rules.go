@@ -57,7 +57,7 @@ func syslogRules() []rule {
 				{"%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down", "interface_down", map[string]string{"interface": "GigabitEthernet0/1"}},
 				{"%PKT_INFRA-LINEPROTO-5-UPDOWN : Line protocol on Interface GigabitEthernet0/0/0/1, changed state to Down", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/0/1"}},
 			}},
-		{name: "cisco_link", needs: "Interface ", patterns: []*regexp.Regexp{re(`Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>administratively down|up|down))`)},
+		{name: "cisco_link", needs: "changed state to", patterns: []*regexp.Regexp{re(`Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>administratively down|up|down))`)},
 			states: ifStates, examples: []example{
 				{"%LINK-3-UPDOWN: Interface TenGigabitEthernet1/0/24, changed state to down", "interface_down", map[string]string{"interface": "TenGigabitEthernet1/0/24"}},
 				{"%LINK-5-CHANGED: Interface Vlan10, changed state to administratively down", "interface_down", map[string]string{"interface": "Vlan10"}},
