@@ -31,6 +31,7 @@ type Config struct {
 	GNMI    GNMI       `yaml:"gnmi"`
 	Sinks   []Sink     `yaml:"sinks"`
 	SNMP    SNMP       `yaml:"snmp"`
+	Cluster Cluster    `yaml:"cluster"`
 
 	// File is where the config was read from ("" for built-in defaults).
 	File string `yaml:"-"`
@@ -137,6 +138,13 @@ func Defaults() *Config {
 			Segment:           Segment{Bytes: 256 << 20, Age: Duration(7 * 24 * time.Hour)},
 		},
 		Log: LogConfig{Level: "info", Format: "text"},
+		Cluster: Cluster{
+			ShardTargets:   SwitchAuto,
+			Group:          DefaultShardGroup,
+			Topic:          DefaultShardTopic,
+			Partitions:     DefaultShardPartitions,
+			SessionTimeout: Duration(DefaultShardSessionTimeout),
+		},
 	}
 }
 
@@ -303,6 +311,7 @@ func (c *Config) validate(root *yaml.Node) error {
 	}
 	c.Syslog.validate(add)
 	c.Enrich.validate(add)
+	c.validateCluster(add)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
