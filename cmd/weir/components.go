@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/shard"
 )
 
 // component is one long-running part of weir (a collector, a worker, a
@@ -33,12 +34,25 @@ type deps struct {
 	broker broker.Broker
 	logger *slog.Logger
 	reg    prometheus.Registerer
+	// shard says which SNMP and gNMI targets this process collects when
+	// several share them; nil: all.
+	shard *shard.Member
 }
 
 // buildComponents wires every configured part; each source has its own
 // builder in its own file (wire_syslog.go, wire_snmp.go, ...).
 func buildComponents(d deps) ([]component, error) {
 	var all []component
+	if d.roles == nil || d.roles[roleCollect] {
+		m, err := shardMember(d)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			d.shard = m
+			all = append(all, component{name: "shard", run: m.Run})
+		}
+	}
 	for _, b := range []struct {
 		role  string
 		build func(deps) ([]component, error)

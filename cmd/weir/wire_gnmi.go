@@ -17,9 +17,11 @@ func gnmiComponents(d deps) ([]component, error) {
 	if err != nil {
 		return nil, err
 	}
-	col, err := gnmi.New(c, d.broker,
-		gnmi.WithLogger(d.logger.With(slog.String("component", "gnmi"))),
-		gnmi.WithMetrics(m))
+	opts := []gnmi.Option{gnmi.WithLogger(d.logger.With(slog.String("component", "gnmi"))), gnmi.WithMetrics(m)}
+	if d.shard != nil {
+		opts = append(opts, gnmi.WithOwner(d.shard))
+	}
+	col, err := gnmi.New(c, d.broker, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,10 @@ func snmpComponents(d deps) ([]component, error) {
 		if err != nil {
 			return nil, err
 		}
+		var owner func(string) bool
+		if d.shard != nil {
+			owner = d.shard.Owns
+		}
 		p, err := snmp.New(snmp.Config{
 			Targets:        c.Targets,
 			Profiles:       profiles,
@@ -35,6 +39,7 @@ func snmpComponents(d deps) ([]component, error) {
 			Broker:         d.broker,
 			Logger:         d.logger.With(slog.String("component", "snmp")),
 			Metrics:        m,
+			Owner:          owner,
 		})
 		if err != nil {
 			return nil, err

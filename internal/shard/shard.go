@@ -32,6 +32,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -351,7 +352,14 @@ func (mb *Member) publish(parts int32, owned []bool, n int, why string) {
 	mb.m.partitions.Set(float64(n))
 	mb.m.changes.Inc()
 	counts := mb.countTargets()
-	attrs := []any{slog.String("group", mb.cfg.Group), slog.String("partitions", fmt.Sprintf("%d of %d", n, parts))}
+	var list []string
+	for p, ok := range owned {
+		if ok {
+			list = append(list, strconv.Itoa(p))
+		}
+	}
+	attrs := []any{slog.String("group", mb.cfg.Group), slog.String("partitions", fmt.Sprintf("%d of %d", n, parts)),
+		slog.String("owned", strings.Join(list, ","))}
 	for _, c := range slices.Sorted(maps.Keys(counts)) {
 		attrs = append(attrs, slog.Int(c+"_targets", counts[c]))
 	}
