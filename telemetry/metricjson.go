@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"time"
 )
@@ -98,6 +99,12 @@ func appendMarshalValue(b []byte, v any) ([]byte, error) {
 		return strconv.AppendBool(b, x), nil
 	case string:
 		return appendMarshalString(b, x), nil
+	case float64:
+		return appendMarshalFloat(b, x)
+	case json.Number:
+		if x != "" && validNumber(string(x)) {
+			return append(b, x...), nil
+		}
 	}
 	j, err := json.Marshal(v)
 	return append(b, j...), err
@@ -117,4 +124,37 @@ func appendMarshalString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// appendMarshalFloat writes f as encoding/json writes a float64: the
+// shortest 'f' form, or 'e' for very small or large magnitudes with a
+// two-digit-at-least exponent trimmed ("1e-07", not "1e-007"); NaN and
+// infinities are errors.
+func appendMarshalFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		_, err := json.Marshal(f) // the error json.Marshal reports
+		return b, err
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// validNumber reports whether s is a JSON number, as json.Number must be
+// to be written as it is.
+func validNumber(s string) bool {
+	d := lexer{s: s}
+	n, ok := d.number()
+	return ok && len(n) == len(s)
 }
