@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -32,6 +31,7 @@ type MetricsWorker struct {
 	memberID string
 	det      *detector
 	evEnc    eventRecords
+	keys     []string // scratch for sorting map keys
 
 	rates    *rates
 	state    map[string]int64  // last ifOperStatus per device/interface, snmp_up per device
@@ -70,7 +70,6 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	}
 	defer c.Close()
 	var metrics, events []outRecord
-	var keys []string // scratch for AppendJSON
 	for {
 		recs, ok := poll(ctx, c, 0, w.logger)
 		if !ok {
@@ -78,23 +77,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		}
 		start := time.Now()
 		w.out.track(c.Assigned())
-		metrics, events = metrics[:0], events[:0]
-		for i := range recs {
-			r := &recs[i]
-			m, evs, ok := w.enrich(r)
-			if !ok {
-				continue
-			}
-			metrics, keys = appendMetricRecord(metrics, keys, &m, r)
-			for _, view := range interfaceView(&m) {
-				metrics, keys = appendMetricRecord(metrics, keys, &view, r)
-			}
-			for _, ev := range evs {
-				for _, out := range w.det.observe(ev, ev.Time) {
-					events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
-				}
-			}
-		}
+		metrics, events = w.enrichBatch(recs, metrics[:0], events[:0])
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
 		if err := w.out.publish(ctx, w.metrics, metrics); err != nil {
 			return nil
@@ -113,6 +96,28 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	}
 }
 
+// enrichBatch enriches a batch of raw metric records, appending the
+// enriched records (and interface views) and the events they raise.
+func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outRecord) ([]outRecord, []outRecord) {
+	for i := range recs {
+		r := &recs[i]
+		m, evs, ok := w.enrich(r)
+		if !ok {
+			continue
+		}
+		metrics, w.keys = appendMetricRecord(metrics, w.keys, &m, r)
+		for _, view := range interfaceView(&m) {
+			metrics, w.keys = appendMetricRecord(metrics, w.keys, &view, r)
+		}
+		for _, ev := range evs {
+			for _, out := range w.det.observe(ev, ev.Time) {
+				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
+			}
+		}
+	}
+	return metrics, events
+}
+
 var schemaMetric = []byte(telemetry.SchemaMetric)
 
 // appendMetricRecord encodes m as a record for the metrics topic, taking
@@ -127,18 +132,10 @@ func appendMetricRecord(recs []outRecord, keys []string, m *telemetry.Metric, r 
 		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaMetric}}}, r.Partition, r.Offset}), keys
 }
 
-// decodeMetric decodes a Metric keeping integers exact: counters are
-// uint64 and a float64 would round them past 2^53.
-func decodeMetric(data []byte, m *telemetry.Metric) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(m)
-}
-
 // enrich computes one record's enriched metric and the events it shows.
 func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.Event, bool) {
 	var m telemetry.Metric
-	if err := decodeMetric(r.Value, &m); err != nil {
+	if err := telemetry.DecodeMetric(r.Value, &m); err != nil {
 		w.m.decodeErrors.Inc()
 		w.logger.Warn("enrich: skipping undecodable metric", slog.String("topic", r.Topic),
 			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
@@ -184,7 +181,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.
 		if !ok {
 			continue
 		}
-		if rate, ok := w.rates.observe(series+"\x00"+name, v, at, m.Uptime); ok {
+		if rate, ok := w.rates.observe(series, name, v, at, m.Uptime); ok {
 			fields[name+"_rate"] = rate
 			rateOf[name] = rate
 		}

@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -146,5 +147,61 @@ func TestGNMIAndSNMPShareOneInterfaceView(t *testing.T) {
 	}
 	if view.Tags["interface"] != "Ethernet1" || view.Device != "spine1" || view.Fields["in_octets_rate"] != 1000.0 || view.Fields["out_octets_rate"] != 2000.0 {
 		t.Fatalf("interface view %+v", view)
+	}
+}
+
+// BenchmarkEnrichMetrics: a worker's whole per-row path short of the
+// broker (decode, inventory, rates, utilisation, the interface view,
+// events, encoding) on full IF-MIB rows (ifTable joined with ifXTable, 27
+// columns, 18 of them counters) as the SNMP poller publishes them: 48
+// interfaces of 20 devices polled every minute.
+func BenchmarkEnrichMetrics(b *testing.B) {
+	const devices, ifaces, polls = 20, 48, 10
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	counters := []string{"ifInOctets", "ifInUcastPkts", "ifInDiscards", "ifInErrors", "ifOutOctets", "ifOutUcastPkts",
+		"ifOutDiscards", "ifOutErrors", "ifHCInOctets", "ifHCInUcastPkts", "ifHCInMulticastPkts", "ifHCInBroadcastPkts",
+		"ifHCOutOctets", "ifHCOutUcastPkts", "ifHCOutMulticastPkts", "ifHCOutBroadcastPkts"}
+	var recs []broker.Record
+	for p := 0; p < polls; p++ {
+		for d := 0; d < devices; d++ {
+			for i := 1; i <= ifaces; i++ {
+				fields := map[string]any{"ifType": int64(6), "ifMtu": int64(9216), "ifSpeed": int64(4294967295),
+					"ifPhysAddress": "00:1c:73:aa:bb:cc", "ifAdminStatus": int64(1), "ifOperStatus": int64(1),
+					"ifLastChange": int64(123456), "ifHighSpeed": int64(10000)}
+				for k, c := range counters {
+					fields[c] = uint64(p*60_000_000*(k+1) + i*1000)
+				}
+				m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: fmt.Sprintf("leaf%02d", d),
+					Tags: map[string]string{"ifIndex": fmt.Sprint(i), "ifDescr": fmt.Sprintf("Ethernet%d", i),
+						"ifName": fmt.Sprintf("Et%d", i), "ifAlias": "uplink to spine", "agent": fmt.Sprintf("10.0.%d.1", d)},
+					Fields: fields, Counters: counters, Time: t0.Add(time.Duration(p) * time.Minute),
+					ReceivedAt: t0.Add(time.Duration(p) * time.Minute), Uptime: uint32(100000 + p*6000), Source: "snmp"}
+				v, _, err := m.AppendJSON(nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Value: v})
+			}
+		}
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	const batch = 500
+	var metrics, events []outRecord
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i += batch {
+		n := min(batch, b.N-i)
+		start := i % len(recs)
+		if start+n > len(recs) {
+			start = 0
+		}
+		metrics, events = w.enrichBatch(recs[start:start+n], metrics[:0], events[:0])
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+	if len(metrics) == 0 {
+		b.Fatal("nothing enriched")
 	}
 }

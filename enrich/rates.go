@@ -27,18 +27,23 @@ type counterSample struct {
 //     64 bits. Anything else is a reset: no rate.
 //   - Missed polls just make the interval longer; the rate is still right.
 type rates struct {
-	last map[string]counterSample
+	last map[counterKey]counterSample
 }
 
-func newRates() *rates { return &rates{last: map[string]counterSample{}} }
+// counterKey names a counter series: a row and a field.
+type counterKey struct{ row, field string }
 
-// observe records a sample and returns the rate since the previous one.
-func (r *rates) observe(series string, value uint64, at time.Time, uptime uint32) (float64, bool) {
-	prev, ok := r.last[series]
+func newRates() *rates { return &rates{last: map[counterKey]counterSample{}} }
+
+// observe records a sample of a row's counter field and returns the rate
+// since the previous one.
+func (r *rates) observe(row, field string, value uint64, at time.Time, uptime uint32) (float64, bool) {
+	key := counterKey{row, field}
+	prev, ok := r.last[key]
 	if ok && !at.After(prev.at) {
 		return 0, false
 	}
-	r.last[series] = counterSample{value: value, at: at, uptime: uptime}
+	r.last[key] = counterSample{value: value, at: at, uptime: uptime}
 	if !ok {
 		return 0, false
 	}

@@ -30,7 +30,7 @@ func TestRates(t *testing.T) {
 	} {
 		r := newRates()
 		for i, s := range tc.samples {
-			rate, ok := r.observe("edge1/Gi0/1/ifHCInOctets", s.v, at(s.sec), s.uptime)
+			rate, ok := r.observe("edge1/Gi0/1", "ifHCInOctets", s.v, at(s.sec), s.uptime)
 			if ok != s.ok || (ok && math.Abs(rate-s.rate) > 1e-9) {
 				t.Errorf("%s: sample %d: rate %v %v, want %v %v", tc.name, i, rate, ok, s.rate, s.ok)
 			}
