@@ -37,8 +37,8 @@ func checkDecodeMetric(t *testing.T, data []byte) {
 
 func TestDecodeMetricMatchesEncodingJSON(t *testing.T) {
 	m := Metric{V: 1, Measurement: "snmp_interface", Device: "leaf1",
-		Tags:   map[string]string{"ifName": "Et1", "agent": "10.0.0.1"},
-		Fields: map[string]any{"ifHCInOctets": uint64(18446744073709551615), "ifOperStatus": int64(1), "temp": 41.5, "up": true, "mac": "00:1c"},
+		Tags:     map[string]string{"ifName": "Et1", "agent": "10.0.0.1"},
+		Fields:   map[string]any{"ifHCInOctets": uint64(18446744073709551615), "ifOperStatus": int64(1), "temp": 41.5, "up": true, "mac": "00:1c"},
 		Counters: []string{"ifHCInOctets"}, Time: time.Date(2026, 11, 29, 14, 0, 0, 123, time.UTC),
 		ReceivedAt: time.Date(2026, 11, 29, 14, 0, 1, 0, time.FixedZone("", 3600)), Uptime: 4294967295, Source: "snmp"}
 	data, _, err := m.AppendJSON(nil, nil)
