@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	devices := fs.Int("devices", 100, "distinct device names")
 	verify := fs.String("verify-brokers", "", "after sending, read raw.syslog from these Kafka brokers and report arrival rate and loss by sequence number")
 	topic := fs.String("topic", "raw.syslog", "topic to verify")
+	latency := fs.Bool("latency", false, "with --verify-brokers: also read the events topic and report, for this run's events, the time from receiving the message (received_at) to the event being in the log (its record timestamp)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,7 +112,106 @@ func syslogCmd(ctx context.Context, args []string) error {
 	lost := sent.Load() - int64(got)
 	fmt.Printf("in the log: %d of %d (lost %d, %.3f%%), end to end %.0f msg/s (%v until the last was in the log)\n",
 		got, sent.Load(), lost, 100*float64(lost)/float64(sent.Load()), float64(got)/inLog.Seconds(), inLog.Round(time.Millisecond))
+	if *latency {
+		return reportEventLatency(ctx, *verify, *topic, run)
+	}
 	return nil
+}
+
+// reportEventLatency waits for the events topic to stop growing, then
+// matches this run's events to the raw records that caused them (by the
+// cause's partition and offset) and prints the percentiles of event
+// record time minus the raw record's received_at.
+func reportEventLatency(ctx context.Context, brokers, rawTopic, run string) error {
+	const eventsTopic = "events"
+	var end int64 = -1
+	for lastChange := time.Now(); time.Since(lastChange) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
+		e, err := endOffsetSum(ctx, brokers, eventsTopic)
+		if err != nil {
+			return err
+		}
+		if e != end {
+			end, lastChange = e, time.Now()
+		}
+	}
+	type pos struct {
+		partition int32
+		offset    int64
+	}
+	eventAt := map[pos]time.Time{}
+	err := readTopic(ctx, brokers, eventsTopic, func(r *kgo.Record) {
+		var ev struct {
+			Cause struct {
+				Topic     string
+				Partition int32
+				Offset    int64
+			}
+		}
+		if json.Unmarshal(r.Value, &ev) == nil && ev.Cause.Topic == rawTopic {
+			eventAt[pos{ev.Cause.Partition, ev.Cause.Offset}] = r.Timestamp
+		}
+	})
+	if err != nil {
+		return err
+	}
+	var lat []time.Duration
+	err = readTopic(ctx, brokers, rawTopic, func(r *kgo.Record) {
+		at, ok := eventAt[pos{r.Partition, r.Offset}]
+		if !ok {
+			return
+		}
+		var l struct {
+			Raw        string
+			ReceivedAt time.Time `json:"received_at"`
+		}
+		if json.Unmarshal(r.Value, &l) != nil {
+			return
+		}
+		if m := seqRE.FindStringSubmatch(l.Raw); m != nil && m[1] == run {
+			lat = append(lat, at.Sub(l.ReceivedAt))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(lat) == 0 {
+		return errors.New("no events of this run found in the events topic")
+	}
+	slices.Sort(lat)
+	q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	fmt.Printf("events of this run: %d; receive to event in the log: p50 %v, p99 %v, p99.9 %v, max %v\n",
+		len(lat), q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond),
+		q(0.999).Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond))
+	return nil
+}
+
+// readTopic reads every partition of topic from its start to its current
+// end.
+func readTopic(ctx context.Context, brokers, topic string, each func(*kgo.Record)) error {
+	end, err := endOffsetSum(ctx, brokers, topic)
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	var read int64
+	for read < end {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		f := cl.PollFetches(pctx)
+		cancel()
+		if errors.Is(pctx.Err(), context.DeadlineExceeded) && f.NumRecords() == 0 {
+			break
+		}
+		f.EachRecord(func(r *kgo.Record) {
+			read++
+			each(r)
+		})
+	}
+	return ctx.Err()
 }
 
 func sendSyslog(ctx context.Context, proto, framing, target, run string, first, n, devices, rate int, sent *atomic.Int64) error {
