@@ -33,6 +33,9 @@ type MetricsWorker struct {
 	evEnc    eventRecords
 	keys     []string // scratch for sorting map keys
 
+	rateOf    map[string]float64 // scratch: a row's counter rates
+	rateNames map[string]string  // counter name -> its rate field's name
+
 	rates    *rates
 	state    map[string]int64  // last ifOperStatus per device/interface, snmp_up per device
 	uptimes  map[string]uint32 // last sysUpTime per device
@@ -51,6 +54,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics,
 		logger: w.logger, m: w.m, memberID: w.memberID, det: w.det,
 		rates: newRates(), state: map[string]int64{}, uptimes: map[string]uint32{},
+		rateOf: map[string]float64{}, rateNames: map[string]string{},
 	}
 }
 
@@ -145,9 +149,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.
 	if at.IsZero() {
 		at = m.ReceivedAt
 	}
-	tags := map[string]string{}
-	for k, v := range m.Tags {
-		tags[k] = v
+	tags := m.Tags // freshly decoded: ours to add to
+	if tags == nil {
+		tags = make(map[string]string, 8)
 	}
 	if d := w.inv.Lookup(m.Device, tags["agent"]); d != nil {
 		for k, v := range d.TagsOf() {
@@ -169,20 +173,24 @@ func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.
 		}
 		w.uptimes[m.Device] = m.Uptime
 	}
-	fields := make(map[string]any, len(m.Fields)+8)
-	for k, v := range m.Fields {
+	fields := m.Fields // freshly decoded: numbers typed in place
+	if fields == nil {
+		fields = make(map[string]any, 8)
+	}
+	for k, v := range fields {
 		fields[k] = plainNumber(v)
 	}
 	object := firstNonEmpty(tags["ifName"], tags["ifDescr"], tags["ifIndex"], tags["name"])
 	series := m.Device + "\x00" + m.Measurement + "\x00" + object
-	rateOf := map[string]float64{}
+	rateOf := w.rateOf
+	clear(rateOf)
 	for _, name := range m.Counters {
-		v, ok := asUint(m.Fields[name])
+		v, ok := asUint(fields[name])
 		if !ok {
 			continue
 		}
 		if rate, ok := w.rates.observe(series, name, v, at, m.Uptime); ok {
-			fields[name+"_rate"] = rate
+			fields[w.rateName(name)] = rate
 			rateOf[name] = rate
 		}
 	}
@@ -299,6 +307,34 @@ func openConfigState(m *telemetry.Metric) (stateChange, bool) {
 	return stateChange{}, false
 }
 
+// interfaceRates are the normalised interface rates and the IF-MIB
+// counters they come from, in order of preference.
+var interfaceRates = []struct {
+	name string
+	from []string
+}{
+	{"in_octets_rate", []string{"ifHCInOctets", "ifInOctets"}},
+	{"out_octets_rate", []string{"ifHCOutOctets", "ifOutOctets"}},
+	{"in_errors_rate", []string{"ifInErrors"}},
+	{"out_errors_rate", []string{"ifOutErrors"}},
+	{"in_discards_rate", []string{"ifInDiscards"}},
+	{"out_discards_rate", []string{"ifOutDiscards"}},
+}
+
+// rateName is a counter's rate field name (name + "_rate"), made once per
+// counter name.
+func (w *MetricsWorker) rateName(counter string) string {
+	n, ok := w.rateNames[counter]
+	if !ok {
+		if len(w.rateNames) > 100_000 {
+			clear(w.rateNames) // bounded, whatever the counters' names
+		}
+		n = counter + "_rate"
+		w.rateNames[counter] = n
+	}
+	return n
+}
+
 // normaliseInterface adds one naming for interface counters, whichever
 // source (64-bit when the agent has them), so dashboards need one query:
 // in_octets_rate, out_octets_rate, in_errors_rate, out_errors_rate,
@@ -313,16 +349,9 @@ func normaliseInterface(fields map[string]any, rateOf map[string]float64) {
 		}
 		return 0, false
 	}
-	for out, names := range map[string][]string{
-		"in_octets_rate":    {"ifHCInOctets", "ifInOctets"},
-		"out_octets_rate":   {"ifHCOutOctets", "ifOutOctets"},
-		"in_errors_rate":    {"ifInErrors"},
-		"out_errors_rate":   {"ifOutErrors"},
-		"in_discards_rate":  {"ifInDiscards"},
-		"out_discards_rate": {"ifOutDiscards"},
-	} {
-		if r, ok := pick(names...); ok {
-			fields[out] = r
+	for _, n := range interfaceRates {
+		if r, ok := pick(n.from...); ok {
+			fields[n.name] = r
 		}
 	}
 	speed, ok := asFloat(fields["ifHighSpeed"]) // Mbit/s
@@ -424,12 +453,16 @@ func plainNumber(v any) any {
 }
 
 func asUint(v any) (uint64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
+	switch n := v.(type) {
+	case json.Number:
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		return u, err == nil
+	case uint64:
+		return n, true
+	case int64:
+		return uint64(n), n >= 0
 	}
-	u, err := strconv.ParseUint(string(n), 10, 64)
-	return u, err == nil
+	return 0, false
 }
 
 func asInt(v any) (int64, bool) {
