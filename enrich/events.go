@@ -25,6 +25,8 @@ type detector struct {
 	window    time.Duration
 	last      map[eventKey]time.Time // last time an event was passed on
 	changes   map[objectKey]*flapState
+	flapping  map[objectKey]*flapState // the flapping ones among changes
+	settled   time.Time                // when settle last ran
 }
 
 type eventKey struct{ device, object, typ string }
@@ -39,7 +41,7 @@ type flapState struct {
 
 func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
 	return &detector{dedup: dedup, threshold: threshold, window: window,
-		last: map[eventKey]time.Time{}, changes: map[objectKey]*flapState{}}
+		last: map[eventKey]time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{}}
 }
 
 // family is what flaps: interfaces and BGP sessions.
@@ -82,6 +84,7 @@ func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event 
 	st.last = ev
 	if !st.flapping && len(st.times) > d.threshold {
 		st.flapping = true
+		d.flapping[ok] = st
 		f := ev
 		f.Type, f.Count = fam+"_flapping", len(st.times)
 		f.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
@@ -92,32 +95,58 @@ func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event 
 
 // settle returns a <family>_flapping_cleared event for each flapping object
 // whose state has not changed for a whole window, and forgets quiet
-// objects.
+// objects. The workers sharing the detector each call it about once a
+// second; it does its work at most once a second, and visits a bounded
+// share of the quiet objects each time (map iteration starts at random,
+// so every entry comes up), so that many objects never stall the workers.
 func (d *detector) settle(now time.Time) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if now.Sub(d.settled) < time.Second && !now.Before(d.settled) {
+		return nil
+	}
+	d.settled = now
 	var out []telemetry.Event
-	for k, st := range d.changes {
+	for k, st := range d.flapping {
 		st.times = pruneBefore(st.times, now.Add(-d.window))
 		if len(st.times) > 0 {
 			continue
 		}
-		if st.flapping {
-			c := st.last
-			c.Type, c.Count, c.Time = k.family+"_flapping_cleared", 0, now
-			c.Message = "stable for " + d.window.String()
-			c.Cause = telemetry.Cause{}
-			out = append(out, c)
-		}
+		c := st.last
+		c.Type, c.Count, c.Time = k.family+"_flapping_cleared", 0, now
+		c.Message = "stable for " + d.window.String()
+		c.Cause = telemetry.Cause{}
+		out = append(out, c)
+		delete(d.flapping, k)
 		delete(d.changes, k)
 	}
+	budget := settleBudget(len(d.changes))
+	for k, st := range d.changes {
+		if budget--; budget < 0 {
+			break
+		}
+		if st.flapping {
+			continue
+		}
+		if st.times = pruneBefore(st.times, now.Add(-d.window)); len(st.times) == 0 {
+			delete(d.changes, k)
+		}
+	}
+	budget = settleBudget(len(d.last))
 	for k, t := range d.last {
+		if budget--; budget < 0 {
+			break
+		}
 		if now.Sub(t) > d.dedup {
 			delete(d.last, k)
 		}
 	}
 	return out
 }
+
+// settleBudget is how many of n entries one settle visits: all of a small
+// map, a sixteenth of a large one (each entry about every 16 seconds).
+func settleBudget(n int) int { return max(4096, n/16) }
 
 func pruneBefore(ts []time.Time, cutoff time.Time) []time.Time {
 	i := 0

@@ -62,3 +62,39 @@ func TestDedup(t *testing.T) {
 		t.Fatalf("same event after the window suppressed")
 	}
 }
+
+// TestSettleBounded: with many quiet objects a settle visits a bounded
+// share of them, yet a flapping object is always cleared, and in time
+// every quiet object is forgotten.
+func TestSettleBounded(t *testing.T) {
+	d := newDetector(time.Second, 2, time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	const quiet = 200_000
+	for i := range quiet {
+		d.observe(telemetry.Event{Type: "interface_down", Device: "d", Object: "if" + itoa(i)}, t0)
+	}
+	for i := range 3 { // one flapping object
+		d.observe(telemetry.Event{Type: []string{"interface_down", "interface_up"}[i%2], Device: "f", Object: "x"}, t0.Add(time.Duration(i)*time.Second))
+	}
+	if len(d.flapping) != 1 {
+		t.Fatalf("%d flapping objects, want 1", len(d.flapping))
+	}
+	now := t0.Add(2 * time.Minute)
+	cleared := d.settle(now)
+	if len(cleared) != 1 || cleared[0].Type != "interface_flapping_cleared" {
+		t.Fatalf("cleared %v", cleared)
+	}
+	if left := len(d.changes); left < quiet-settleBudget(quiet+1) {
+		t.Fatalf("one settle visited %d objects, budget %d", quiet-left, settleBudget(quiet+1))
+	}
+	if again := d.settle(now.Add(500 * time.Millisecond)); again != nil || len(d.changes) == 0 {
+		t.Fatalf("a second settle within a second did work")
+	}
+	for i := 0; len(d.changes)+len(d.last) > 0 && i < 1000; i++ {
+		now = now.Add(time.Second)
+		d.settle(now)
+	}
+	if len(d.changes)+len(d.last) > 0 {
+		t.Fatalf("%d objects and %d events never forgotten", len(d.changes), len(d.last))
+	}
+}
