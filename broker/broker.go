@@ -114,6 +114,8 @@ type ConsumerConfig struct {
 	// the backend's default. The embedded log's in-process members
 	// cannot go silent (they leave when closed) and ignore it.
 	SessionTimeout time.Duration
+	// Transactional asks for a TxnConsumer (see WithTransactions).
+	Transactional bool
 }
 
 // WithResetToLatest makes a consumer start partitions that have no committed
@@ -137,6 +139,14 @@ func WithMemberID(id string) ConsumerOption {
 // before rebalancing its partitions (see ConsumerConfig.SessionTimeout).
 func WithSessionTimeout(d time.Duration) ConsumerOption {
 	return func(c *ConsumerConfig) { c.SessionTimeout = d }
+}
+
+// WithTransactions asks for a consumer that also implements TxnConsumer, so
+// that what it produces and the commit of what it polled are applied in one
+// transaction. A backend that cannot (the embedded log) ignores it: check
+// the returned Consumer with a type assertion.
+func WithTransactions() ConsumerOption {
+	return func(c *ConsumerConfig) { c.Transactional = true }
 }
 
 // Broker is the log every part of weir publishes to and consumes from.
@@ -183,6 +193,39 @@ type Consumer interface {
 	Assigned() []TopicPartition
 	// Close leaves the group. It does not commit.
 	Close() error
+}
+
+// Txn produces records inside a transaction (see TxnConsumer). Its methods
+// are Broker's, except that the records become visible to consumers (which
+// read committed records only) when, and only if, the transaction commits.
+type Txn interface {
+	Produce(ctx context.Context, topic string, recs []Record) error
+	ProducePartition(ctx context.Context, topic string, partition int32, recs []Record) error
+}
+
+// TxnConsumer is a Consumer that commits what it polled together with what
+// it produced: consume, transform and produce exactly once. Consume returns
+// one when asked WithTransactions and the backend can (the Kafka cluster
+// backend, with Kafka transactions); the embedded log does not implement it.
+type TxnConsumer interface {
+	Consumer
+	// Transact begins a transaction and runs fn, which produces through
+	// tx. If fn returns nil, the transaction commits: the records fn
+	// produced and, for each partition the member owns, the position
+	// after the last record Poll returned are applied atomically.
+	// Otherwise, or if a rebalance took partitions from the member since
+	// the last transaction ended, or the commit fails, it aborts: the
+	// records are discarded, nothing is committed, and the member is
+	// rewound to its committed positions, so the next Poll returns the
+	// records again (or, for partitions it lost, their new owner does).
+	//
+	// committed reports whether the transaction committed. fn's own
+	// error is returned as is; any other error means the consumer may be
+	// unusable (its producer failed, or was fenced by a newer member
+	// with the same transactional id): close it and join again.
+	// Transact must not run concurrently with Poll or Commit; Commit is
+	// a Transact that produces nothing.
+	Transact(ctx context.Context, fn func(tx Txn) error) (committed bool, err error)
 }
 
 // Errors shared by the backends.

@@ -2,12 +2,18 @@
 // with franz-go, so the same collectors, enrichment and sinks run on Kafka
 // when one machine is not enough. Keys are partitioned with Kafka's
 // murmur2, like the embedded log, so topics have the same layout on both.
+//
+// Consumers read committed records only (read_committed), and a consumer
+// asked broker.WithTransactions is a broker.TxnConsumer: it produces and
+// commits its offsets in Kafka transactions (franz-go's
+// GroupTransactSession), which is how enrichment is exactly once here.
 package kafkacluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -28,6 +34,7 @@ type Broker struct {
 	admin    *kadm.Client
 	defaults broker.TopicConfig
 	rf       int16
+	instance string // names the process in transactional ids
 }
 
 var _ broker.Broker = (*Broker)(nil)
@@ -48,11 +55,24 @@ func WithClientOpts(opts ...kgo.Opt) Option {
 	return func(b *Broker) { b.opts = append(b.opts, opts...) }
 }
 
+// WithInstance names this process in the transactional ids of its
+// transactional consumers; it must differ between the processes sharing
+// the cluster. The default is the host name and the process id. A name
+// that survives a restart (in a container, whose host name and pid 1 do,
+// it is the default) lets the restarted process abort the transactions its
+// predecessor left open at once, instead of the cluster doing so after the
+// transaction timeout.
+func WithInstance(name string) Option { return func(b *Broker) { b.instance = name } }
+
 // New connects to the cluster at seeds.
 func New(seeds []string, opts ...Option) (*Broker, error) {
 	b := &Broker{seeds: seeds, rf: -1, defaults: broker.TopicConfig{Partitions: 6}}
 	for _, o := range opts {
 		o(b)
+	}
+	if b.instance == "" {
+		host, _ := os.Hostname()
+		b.instance = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("weir")}, b.opts...)
 	var err error
@@ -91,9 +111,9 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	krs := make([]*kgo.Record, len(recs))
 	for i := range recs {
 		krs[i] = toKgo(topic, &recs[i])
-		if partition >= 0 {
-			krs[i].Partition = partition
-		}
+		// -1: by key (the partitioners of the producer and of
+		// transactions read it so).
+		krs[i].Partition = partition
 	}
 	res := cl.ProduceSync(ctx, krs...)
 	if err := res.FirstErr(); err != nil {
@@ -123,9 +143,10 @@ func (b *Broker) ProducePartition(ctx context.Context, topic string, partition i
 	return b.produce(ctx, b.manual, topic, recs, partition)
 }
 
-// Fetch reads records of one partition from offset. Each call uses a
-// short-lived consuming client: fine for tools and takeovers, not a hot
-// path (use Consume).
+// Fetch reads committed records of one partition from offset (records of
+// open or aborted transactions are skipped, as Consume does). Each call
+// uses a short-lived consuming client: fine for tools and takeovers, not a
+// hot path (use Consume).
 func (b *Broker) Fetch(ctx context.Context, topic string, partition int32, offset int64, opts broker.FetchOptions, into *broker.FetchResult) error {
 	into.Records = into.Records[:0]
 	ends, err := b.admin.ListEndOffsets(ctx, topic)
@@ -136,8 +157,13 @@ func (b *Broker) Fetch(ctx context.Context, topic string, partition int32, offse
 	if err != nil {
 		return fmt.Errorf("kafka: start offsets %s: %w", topic, err)
 	}
+	stables, err := b.admin.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("kafka: stable offsets %s: %w", topic, err)
+	}
 	end, ok := ends.Lookup(topic, partition)
 	start, _ := starts.Lookup(topic, partition)
+	stable, _ := stables.Lookup(topic, partition)
 	if !ok || end.Err != nil {
 		return fmt.Errorf("%w: %s/%d", broker.ErrUnknownPartition, topic, partition)
 	}
@@ -154,14 +180,17 @@ func (b *Broker) Fetch(ctx context.Context, topic string, partition int32, offse
 	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.seeds...)}, append(b.opts,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(offset)}}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.FetchMaxPartitionBytes(int32(maxBytes)), kgo.FetchMaxWait(max(opts.MaxWait, 100*time.Millisecond)))...)...)
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
 	defer cl.Close()
 	wait := opts.MaxWait
-	if offset < end.Offset {
-		wait = max(wait, 10*time.Second) // data is there: wait for it
+	if offset < stable.Offset {
+		// Committed data is there: wait for it. (Past the last stable
+		// offset, records of an open transaction wait for its end.)
+		wait = max(wait, 10*time.Second)
 	}
 	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -257,7 +286,9 @@ func (b *Broker) Close() error {
 	return nil
 }
 
-// Consume joins a Kafka consumer group.
+// Consume joins a Kafka consumer group. The member reads committed
+// records only. Asked broker.WithTransactions, it is a broker.TxnConsumer
+// (see txnConsumer).
 func (b *Broker) Consume(ctx context.Context, group string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
 	cfg := broker.ConsumerConfig{MaxPollBytes: 1 << 20}
 	for _, o := range opts {
@@ -272,12 +303,10 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	kopts = append(kopts,
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(reset),
 		kgo.DisableAutoCommit(), kgo.FetchMaxWait(500*time.Millisecond),
-		// Commit what was polled before giving partitions away, so the
-		// next owner does not redo it.
-		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
-			cl.CommitUncommittedOffsets(ctx)
-			c.updateAssigned(m, false)
-		}),
+		// Records of transactions (enrichment's outputs) once committed,
+		// never those of aborted ones. Records produced without a
+		// transaction (the collectors') are not held back.
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		// With the cooperative balancer (franz-go's default) a rebalance
 		// hands out only what changes: the callbacks carry the partitions
 		// added or revoked, not the whole assignment.
@@ -287,7 +316,8 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	if cfg.MemberID != "" {
 		kopts = append(kopts, kgo.ClientID(cfg.MemberID))
 	}
-	if st := cfg.SessionTimeout; st > 0 {
+	st := cfg.SessionTimeout
+	if st > 0 {
 		// Heartbeat several times per session, so one late heartbeat on
 		// a loaded machine does not cost the membership, and bound a
 		// rebalance by the session too: a member that died while a
@@ -296,6 +326,15 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 			kgo.HeartbeatInterval(min(max(st/6, 100*time.Millisecond), 3*time.Second)),
 			kgo.RebalanceTimeout(min(st, 60*time.Second)))
 	}
+	if cfg.Transactional {
+		return b.consumeTxn(group, cfg.MemberID, st, c, kopts)
+	}
+	// Commit what was polled before giving partitions away, so the next
+	// owner does not redo it.
+	kopts = append(kopts, kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
+		cl.CommitUncommittedOffsets(ctx)
+		c.updateAssigned(m, false)
+	}))
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: join %s: %w", group, err)

@@ -1,0 +1,180 @@
+package kafkacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// txnConsumer is a group member that produces and commits in Kafka
+// transactions, with franz-go's GroupTransactSession: Transact begins a
+// transaction, lets the caller produce, and ends it by committing the
+// offsets of what Poll returned (TxnOffsetCommit) with the records, or
+// aborting both. The session aborts a transaction during which the group
+// rebalanced partitions away from the member (and rewinds the member to its
+// committed offsets), so a partition's new owner never commits over work
+// the old one is still ending. Zombies are fenced by the group: a member
+// the group has dropped (a paused process) fails its TxnOffsetCommit with
+// its old generation, and its transaction aborts.
+//
+// Each member has its own transactional id, weir-<group>-<member>-<instance>
+// (see WithInstance): unique among the live members of the cluster, and the
+// same for a member re-created in the same process, whose new producer then
+// aborts what the old one left open. A transaction left open by a killed
+// process is aborted by the cluster after the transaction timeout, which is
+// below the session timeout (as franz-go advises), so it holds up neither
+// the readers of the outputs nor the partitions' next owner for longer than
+// the group takes to notice the death anyway.
+type txnConsumer struct {
+	*consumer
+	s  *kgo.GroupTransactSession
+	b  *Broker
+	id string
+}
+
+var _ broker.TxnConsumer = (*txnConsumer)(nil)
+
+// liveTxnIDs are the transactional ids of this process's open consumers:
+// two members with one id would fence each other, so a second one gets a
+// suffix.
+var liveTxnIDs = struct {
+	sync.Mutex
+	ids map[string]bool
+}{ids: map[string]bool{}}
+
+func claimTxnID(base string) string {
+	liveTxnIDs.Lock()
+	defer liveTxnIDs.Unlock()
+	id := base
+	for i := 2; liveTxnIDs.ids[id]; i++ {
+		id = fmt.Sprintf("%s-%d", base, i)
+	}
+	liveTxnIDs.ids[id] = true
+	return id
+}
+
+func releaseTxnID(id string) {
+	liveTxnIDs.Lock()
+	defer liveTxnIDs.Unlock()
+	delete(liveTxnIDs.ids, id)
+}
+
+// kgoSessionTimeout is franz-go's default session timeout.
+const kgoSessionTimeout = 45 * time.Second
+
+func (b *Broker) consumeTxn(group, member string, session time.Duration, c *consumer, kopts []kgo.Opt) (broker.Consumer, error) {
+	if member == "" {
+		member = "member"
+	}
+	if session <= 0 {
+		session = kgoSessionTimeout
+	}
+	id := claimTxnID(fmt.Sprintf("weir-%s-%s-%s", group, member, b.instance))
+	kopts = append(kopts,
+		// Offsets are committed only inside transactions: nothing on
+		// revoke (the session aborts the transaction in progress).
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.updateAssigned(m, false) }),
+		kgo.TransactionalID(id), kgo.TransactionTimeout(session*4/5),
+		kgo.RecordPartitioner(txnPartitioner()), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond))
+	s, err := kgo.NewGroupTransactSession(kopts...)
+	if err != nil {
+		releaseTxnID(id)
+		return nil, fmt.Errorf("kafka: join %s: %w", group, err)
+	}
+	c.cl = s.Client()
+	return &txnConsumer{consumer: c, s: s, b: b, id: id}, nil
+}
+
+// txnPartitioner partitions as Produce and ProducePartition do, in one
+// client: a record's own partition if set (>= 0), else murmur2 of the key,
+// else rotating.
+func txnPartitioner() kgo.Partitioner {
+	var next atomic.Uint32
+	return kgo.BasicConsistentPartitioner(func(string) func(*kgo.Record, int) int {
+		return func(r *kgo.Record, n int) int {
+			switch {
+			case r.Partition >= 0:
+				return int(r.Partition)
+			case r.Key != nil:
+				return int(broker.PartitionForKey(r.Key, int32(n)))
+			}
+			return int(next.Add(1) % uint32(n))
+		}
+	})
+}
+
+// Transact runs fn in a transaction (see broker.TxnConsumer).
+func (c *txnConsumer) Transact(ctx context.Context, fn func(tx broker.Txn) error) (bool, error) {
+	if err := c.s.Begin(); err != nil {
+		return false, fmt.Errorf("kafka: begin transaction: %w", mapErr(err))
+	}
+	var ferr error
+	if fn != nil {
+		ferr = fn(txn{c})
+	}
+	if ferr == nil && ctx.Err() != nil {
+		ferr = ctx.Err()
+	}
+	ectx := ctx
+	if ferr != nil {
+		// Abort even when ctx has ended (a shutdown mid-batch) rather
+		// than leave the transaction to the cluster's timeout, which
+		// would hold back the readers of the outputs until then.
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+	}
+	committed, err := c.s.End(ectx, kgo.TransactionEndTry(ferr == nil))
+	if ferr != nil {
+		return false, ferr
+	}
+	if err != nil {
+		return false, fmt.Errorf("kafka: end transaction: %w", mapErr(err))
+	}
+	return committed, nil
+}
+
+// errNotCommitted: Commit's transaction was aborted by a rebalance.
+var errNotCommitted = errors.New("kafka: offsets not committed: the group rebalanced meanwhile; the records will be polled again")
+
+// Commit commits the position after what Poll returned, in a transaction
+// of its own.
+func (c *txnConsumer) Commit(ctx context.Context) error {
+	committed, err := c.Transact(ctx, nil)
+	if err == nil && !committed {
+		err = errNotCommitted
+	}
+	return err
+}
+
+// Close leaves the group. A transaction is never open here: Transact ends
+// the ones it begins.
+func (c *txnConsumer) Close() error {
+	c.s.Close()
+	releaseTxnID(c.id)
+	return nil
+}
+
+// txn produces in the consumer's transaction.
+type txn struct{ c *txnConsumer }
+
+func (t txn) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return t.c.b.produce(ctx, t.c.cl, topic, recs, -1)
+}
+
+func (t txn) ProducePartition(ctx context.Context, topic string, partition int32, recs []broker.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return t.c.b.produce(ctx, t.c.cl, topic, recs, partition)
+}
