@@ -1,280 +1,762 @@
 package sinks
 
 import (
-	"errors"
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"math"
+	"slices"
 	"strconv"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/weirnet/weir/telemetry"
 )
 
-// errSlowPath sends a value the fast decoder does not handle to
-// encoding/json.
-var errSlowPath = errors.New("not on the fast path")
+// decoder is the state of one decoding goroutine: a scanner whose scratch
+// is reused from record to record, and a cache of the strings that repeat
+// from record to record (measurement, tag and field names, devices, tag
+// values, event types), so that decoding a record allocates almost
+// nothing.
+//
+// Its fast paths take the common shape of the values weir writes, about
+// five times faster than encoding/json. Anything else (unknown or repeated
+// keys, nested values, invalid UTF-8, unpaired surrogates, nulls where a
+// value is expected) makes them return false and the caller decodes with
+// encoding/json, so the result never differs from it; fuzz tests check
+// that.
+type decoder struct {
+	s     scanner
+	pt    Point // for destinations that take telemetry.Metric
+	strs  map[string]string
+	last  []string // the strings of the record before, in order
+	nth   int      // strings of this record so far
+	raw   []rawNum
+	times [2]timeCache
+}
 
-// decodeMetricFast decodes the common shape of a metric/1 value, as weir's
-// collectors write it, about five times faster than encoding/json, which
-// is most of a sink's cost per record. Anything else (escapes in strings,
-// unknown keys, nested values, invalid UTF-8) returns errSlowPath and the
-// caller uses encoding/json, so the result never differs from it.
-func decodeMetricFast(b []byte) (*telemetry.Metric, error) {
-	s := scanner{b: b}
-	m := new(telemetry.Metric)
-	var raw [][2][]byte // field name, number text: typed once counters are known
+type rawNum struct {
+	field int
+	n     []byte
+}
+
+// timeCache remembers the last time string parsed in one position: the
+// records of one poll of a device share their time.
+type timeCache struct {
+	lit []byte
+	t   time.Time
+}
+
+// internMax bounds the string cache; past it, it starts afresh.
+const internMax = 1 << 16
+
+// str returns b as a string, from the cache when it is there. The n-th
+// string of a record is first compared with the n-th of the record before:
+// names come in the same order record after record, and a comparison is
+// cheaper than a hash.
+func (d *decoder) str(b []byte) string {
+	n := d.nth
+	d.nth++
+	if n < len(d.last) && d.last[n] == string(b) {
+		return d.last[n]
+	}
+	s := d.intern(b)
+	if n < len(d.last) {
+		d.last[n] = s
+	} else if n < maxNth {
+		d.last = append(d.last, s)
+	}
+	return s
+}
+
+// maxNth bounds the strings of a record compared with the record before.
+const maxNth = 64
+
+func (d *decoder) intern(b []byte) string {
+	if s, ok := d.strs[string(b)]; ok {
+		return s
+	}
+	if d.strs == nil {
+		d.strs = make(map[string]string, 1024)
+	} else if len(d.strs) >= internMax {
+		clear(d.strs)
+	}
+	s := string(b)
+	d.strs[s] = s
+	return s
+}
+
+// time parses a JSON string literal (quotes included) as time.Time's
+// UnmarshalJSON does (what encoding/json calls).
+func (d *decoder) time(slot int, lit []byte) (time.Time, bool) {
+	c := &d.times[slot]
+	if c.lit != nil && bytes.Equal(c.lit, lit) {
+		return c.t, true
+	}
+	var t time.Time
+	if err := t.UnmarshalJSON(lit); err != nil {
+		return time.Time{}, false
+	}
+	c.lit = append(c.lit[:0], lit...)
+	c.t = t
+	return t, true
+}
+
+// timeField reads a string value and parses it as a time.
+func (d *decoder) timeField(slot int) (time.Time, bool) {
+	s := &d.s
+	s.ws()
+	if c := &d.times[slot]; c.lit != nil && bytes.HasPrefix(s.b[s.i:], c.lit) {
+		// The literal of the record before, quotes included: the same
+		// string token, checked then.
+		s.i += len(c.lit)
+		return c.t, true
+	}
+	start := s.i
+	v, ok := s.str()
+	if !ok || s.escapedLast || len(v) == 0 {
+		// time.Time gets the literal with its escapes from
+		// encoding/json: leave those to it.
+		return time.Time{}, false
+	}
+	return d.time(slot, s.b[start:s.i])
+}
+
+// known keys of metric/1 and event/1 values, one bit each, to refuse
+// repeated keys (encoding/json merges or overrides them in its own way).
+const (
+	kV uint32 = 1 << iota
+	kMeasurement
+	kDevice
+	kSource
+	kTime
+	kReceivedAt
+	kUptime
+	kTags
+	kFields
+	kCounters
+	kType
+	kObject
+	kSeverity
+	kMessage
+	kCount
+	kCause
+	kTopic
+	kPartition
+	kOffset
+)
+
+func (d *decoder) seen(seen *uint32, bit uint32) bool {
+	if *seen&bit != 0 {
+		return true
+	}
+	*seen |= bit
+	return false
+}
+
+// decodePoint decodes a metric/1 value into p, as decodeMetricSlow
+// followed by PointOf would; false sends the value to encoding/json.
+func (d *decoder) decodePoint(b []byte, p *Point) bool {
+	p.reset()
+	s := &d.s
+	s.reset(b)
+	d.raw = d.raw[:0]
+	d.nth = 0
 	if !s.consume('{') {
-		return nil, errSlowPath
+		return false
 	}
 	if s.consume('}') {
-		return m, nil
+		return s.end()
 	}
-	var seen uint16 // bit per known key
+	var seen uint32
 	for {
 		key, ok := s.str()
 		if !ok || !s.consume(':') {
-			return nil, errSlowPath
+			return false
 		}
-		bit := uint16(1) << keyIndex(key)
-		if seen&bit != 0 {
-			// A repeated key merges or overrides in encoding/json's
-			// own way: leave it to encoding/json.
-			return nil, errSlowPath
-		}
-		seen |= bit
 		switch string(key) {
 		case "v":
-			n, ok := s.num()
+			if d.seen(&seen, kV) {
+				return false
+			}
+			n, ok := s.int(64)
 			if !ok {
-				return nil, errSlowPath
+				return false
 			}
-			v, err := strconv.Atoi(string(n))
-			if err != nil {
-				return nil, errSlowPath
-			}
-			m.V = v
+			p.V = int(n)
 		case "uptime":
+			if d.seen(&seen, kUptime) {
+				return false
+			}
 			n, ok := s.num()
 			if !ok {
-				return nil, errSlowPath
+				return false
 			}
-			v, err := strconv.ParseUint(string(n), 10, 32)
+			v, err := strconv.ParseUint(view(n), 10, 32)
 			if err != nil {
-				return nil, errSlowPath
+				return false
 			}
-			m.Uptime = uint32(v)
-		case "measurement", "device", "source":
+			p.Uptime = uint32(v)
+		case "measurement":
+			if d.seen(&seen, kMeasurement) {
+				return false
+			}
 			v, ok := s.str()
 			if !ok {
-				return nil, errSlowPath
+				return false
 			}
-			switch string(key) {
-			case "measurement":
-				m.Measurement = string(v)
-			case "device":
-				m.Device = string(v)
-			default:
-				m.Source = string(v)
+			p.Measurement = d.str(v)
+		case "device":
+			if d.seen(&seen, kDevice) {
+				return false
 			}
-		case "time", "received_at":
 			v, ok := s.str()
 			if !ok {
-				return nil, errSlowPath
+				return false
 			}
-			t, err := time.Parse(time.RFC3339Nano, string(v))
-			if err != nil {
-				return nil, errSlowPath
+			p.Device = d.str(v)
+		case "source":
+			if d.seen(&seen, kSource) {
+				return false
 			}
-			if string(key) == "time" {
-				m.Time = t
-			} else {
-				m.ReceivedAt = t
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			p.Source = d.str(v)
+		case "time":
+			if d.seen(&seen, kTime) {
+				return false
+			}
+			if p.Time, ok = d.timeField(0); !ok {
+				return false
+			}
+		case "received_at":
+			if d.seen(&seen, kReceivedAt) {
+				return false
+			}
+			if p.ReceivedAt, ok = d.timeField(1); !ok {
+				return false
 			}
 		case "tags":
+			if d.seen(&seen, kTags) {
+				return false
+			}
 			if s.null() {
-				continue
+				break
 			}
-			if !s.consume('{') {
-				return nil, errSlowPath
+			if !d.tags(&p.Tags) {
+				return false
 			}
-			m.Tags = make(map[string]string, 8)
-			if !s.consume('}') {
-				for {
-					k, ok1 := s.str()
-					if !ok1 || !s.consume(':') {
-						return nil, errSlowPath
-					}
-					v, ok2 := s.str()
-					if !ok2 {
-						return nil, errSlowPath
-					}
-					if _, dup := m.Tags[string(k)]; dup {
-						return nil, errSlowPath
-					}
-					m.Tags[string(k)] = string(v)
-					if s.consume('}') {
-						break
-					}
-					if !s.consume(',') {
-						return nil, errSlowPath
-					}
-				}
-			}
+			p.hasTags = true
 		case "fields":
+			if d.seen(&seen, kFields) {
+				return false
+			}
 			if s.null() {
-				continue
+				break
 			}
-			if !s.consume('{') {
-				return nil, errSlowPath
+			if !d.fields(p) {
+				return false
 			}
-			m.Fields = make(map[string]any, 8)
-			if !s.consume('}') {
-				for {
-					k, ok := s.str()
-					if !ok || !s.consume(':') {
-						return nil, errSlowPath
-					}
-					if dupField(m.Fields, raw, k) {
-						return nil, errSlowPath
-					}
-					s.ws()
-					if s.i >= len(s.b) {
-						return nil, errSlowPath
-					}
-					switch c := s.b[s.i]; {
-					case c == '"':
-						v, ok := s.str()
-						if !ok {
-							return nil, errSlowPath
-						}
-						m.Fields[string(k)] = string(v)
-					case c == 't' || c == 'f':
-						if s.lit("true") {
-							m.Fields[string(k)] = true
-						} else if s.lit("false") {
-							m.Fields[string(k)] = false
-						} else {
-							return nil, errSlowPath
-						}
-					case c == 'n':
-						if !s.lit("null") {
-							return nil, errSlowPath
-						}
-						m.Fields[string(k)] = nil
-					default:
-						n, ok := s.num()
-						if !ok {
-							return nil, errSlowPath
-						}
-						raw = append(raw, [2][]byte{k, n})
-					}
-					if s.consume('}') {
-						break
-					}
-					if !s.consume(',') {
-						return nil, errSlowPath
-					}
-				}
-			}
+			p.hasFields = true
 		case "counters":
+			if d.seen(&seen, kCounters) {
+				return false
+			}
 			if s.null() {
-				continue
+				break
 			}
 			if !s.consume('[') {
-				return nil, errSlowPath
+				return false
 			}
-			m.Counters = make([]string, 0, 4)
+			p.hasCounters = true
 			if !s.consume(']') {
 				for {
 					v, ok := s.str()
 					if !ok {
-						return nil, errSlowPath
+						return false
 					}
-					m.Counters = append(m.Counters, string(v))
+					p.Counters = append(p.Counters, d.str(v))
 					if s.consume(']') {
 						break
 					}
 					if !s.consume(',') {
-						return nil, errSlowPath
+						return false
 					}
 				}
 			}
 		default:
-			return nil, errSlowPath
+			return false
 		}
 		if s.consume('}') {
 			break
 		}
 		if !s.consume(',') {
-			return nil, errSlowPath
+			return false
 		}
 	}
-	s.ws()
-	if s.i != len(s.b) {
-		return nil, errSlowPath
+	if !s.end() {
+		return false
 	}
-	for _, kv := range raw {
-		k, n := string(kv[0]), string(kv[1])
-		v, err := typeNumber(k, n, m.Counters)
-		if err != nil {
-			return nil, errSlowPath
+	for _, r := range d.raw {
+		f := &p.Fields[r.field]
+		if !typeNumber(f, r.n, slices.Contains(p.Counters, f.Key)) {
+			return false
 		}
-		m.Fields[k] = v
 	}
-	return m, nil
+	if !fieldsSorted(p.Fields) {
+		slices.SortFunc(p.Fields, func(a, b Field) int { return cmp.Compare(a.Key, b.Key) })
+	}
+	for i := range p.Fields {
+		if i > 0 && p.Fields[i].Key == p.Fields[i-1].Key {
+			return false
+		}
+		p.Fields[i].Counter = slices.Contains(p.Counters, p.Fields[i].Key)
+	}
+	return true
 }
 
-var knownKeys = [...]string{"v", "uptime", "measurement", "device", "source", "time", "received_at", "tags", "fields", "counters"}
-
-// keyIndex numbers the known keys (15 for any other).
-func keyIndex(k []byte) uint {
-	for i, kk := range knownKeys {
-		if string(k) == kk {
-			return uint(i)
-		}
+// tags reads an object of strings into tags, sorted by key.
+func (d *decoder) tags(tags *[]Tag) bool {
+	s := &d.s
+	if !s.consume('{') {
+		return false
 	}
-	return 15
-}
-
-func dupField(fields map[string]any, raw [][2][]byte, k []byte) bool {
-	if _, dup := fields[string(k)]; dup {
+	if s.consume('}') {
 		return true
 	}
-	for _, kv := range raw {
-		if string(kv[0]) == string(k) {
+	for {
+		k, ok := s.str()
+		if !ok || !s.consume(':') {
+			return false
+		}
+		key := d.str(k)
+		v, ok := s.str()
+		if !ok {
+			return false
+		}
+		*tags = append(*tags, Tag{key, d.str(v)})
+		if s.consume('}') {
+			break
+		}
+		if !s.consume(',') {
+			return false
+		}
+	}
+	t := *tags
+	if !tagsSorted(t) {
+		slices.SortFunc(t, func(a, b Tag) int { return cmp.Compare(a.Key, b.Key) })
+	}
+	for i := 1; i < len(t); i++ {
+		if t[i].Key == t[i-1].Key {
+			return false
+		}
+	}
+	return true
+}
+
+// fields reads the fields object; numbers are typed once the counters are
+// known (they may come after).
+func (d *decoder) fields(p *Point) bool {
+	s := &d.s
+	if !s.consume('{') {
+		return false
+	}
+	if s.consume('}') {
+		return true
+	}
+	for {
+		k, ok := s.str()
+		if !ok || !s.consume(':') {
+			return false
+		}
+		f := Field{Key: d.str(k)}
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch c := s.b[s.i]; {
+		case c == '"':
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			f.Kind, f.Str = FieldString, d.str(v)
+		case c == 't':
+			if !s.lit("true") {
+				return false
+			}
+			f.Kind, f.bits = FieldBool, 1
+		case c == 'f':
+			if !s.lit("false") {
+				return false
+			}
+			f.Kind = FieldBool
+		case c == 'n':
+			if !s.lit("null") {
+				return false
+			}
+		default:
+			n, ok := s.num()
+			if !ok {
+				return false
+			}
+			d.raw = append(d.raw, rawNum{len(p.Fields), n})
+		}
+		p.Fields = append(p.Fields, f)
+		if s.consume('}') {
+			return true
+		}
+		if !s.consume(',') {
+			return false
+		}
+	}
+}
+
+// fieldsSorted and tagsSorted: what weir writes comes sorted already.
+func fieldsSorted(f []Field) bool {
+	for i := 1; i < len(f); i++ {
+		if f[i].Key < f[i-1].Key {
+			return false
+		}
+	}
+	return true
+}
+
+func tagsSorted(t []Tag) bool {
+	for i := 1; i < len(t); i++ {
+		if t[i].Key < t[i-1].Key {
+			return false
+		}
+	}
+	return true
+}
+
+// typeNumber types a field's number as decodeMetricSlow does: a counter
+// as int64 (uint64 past its range), anything else as float64.
+func typeNumber(f *Field, n []byte, counter bool) bool {
+	if counter {
+		if i, ok := parseInt(n); ok {
+			f.Kind, f.bits = FieldInt, uint64(i)
+			return true
+		}
+		if u, ok := parseUint64(n); ok {
+			if u <= math.MaxInt64 {
+				f.Kind, f.bits = FieldInt, u
+			} else {
+				f.Kind, f.bits = FieldUint, u
+			}
+			return true
+		}
+		if i, err := strconv.ParseInt(view(n), 10, 64); err == nil {
+			f.Kind, f.bits = FieldInt, uint64(i)
 			return true
 		}
 	}
-	return false
+	if u, ok := parseUint15(n); ok {
+		// Exact in a float64, as ParseFloat would give.
+		f.Kind, f.bits = FieldFloat, math.Float64bits(float64(u))
+		return true
+	}
+	x, err := strconv.ParseFloat(view(n), 64)
+	if err != nil {
+		return false
+	}
+	f.Kind, f.bits = FieldFloat, math.Float64bits(x)
+	return true
 }
 
-// typeNumber types a field's number as decodeMetric does.
-func typeNumber(field, n string, counters []string) (any, error) {
-	for _, c := range counters {
-		if c == field {
-			if i, err := strconv.ParseInt(n, 10, 64); err == nil {
-				return i, nil
+// parseInt parses -?[0-9]{1,18}, which always fits an int64.
+func parseInt(n []byte) (int64, bool) {
+	neg := len(n) > 0 && n[0] == '-'
+	if neg {
+		n = n[1:]
+	}
+	if len(n) == 0 || len(n) > 18 {
+		return 0, false
+	}
+	var x int64
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		x = x*10 + int64(c-'0')
+	}
+	if neg {
+		x = -x
+	}
+	return x, true
+}
+
+// parseUint64 parses [0-9]+ into a uint64, false if it overflows.
+func parseUint64(n []byte) (uint64, bool) {
+	if len(n) == 0 || len(n) > 20 {
+		return 0, false
+	}
+	var x uint64
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if x > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		x = x*10 + d
+	}
+	return x, true
+}
+
+// parseUint15 parses [0-9]{1,15}, exact in a float64.
+func parseUint15(n []byte) (uint64, bool) {
+	if len(n) == 0 || len(n) > 15 {
+		return 0, false
+	}
+	var x uint64
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		x = x*10 + uint64(c-'0')
+	}
+	return x, true
+}
+
+// view is b as a string without a copy, for parsing functions only: the
+// string must not outlive b's current contents.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// decodeEvent decodes an event/1 value into e (which must be zero), as
+// json.Unmarshal would; false sends the value to encoding/json.
+func (d *decoder) decodeEvent(b []byte, e *telemetry.Event) bool {
+	s := &d.s
+	s.reset(b)
+	d.nth = 0
+	if !s.consume('{') {
+		return false
+	}
+	if s.consume('}') {
+		return s.end()
+	}
+	var seen uint32
+	for {
+		key, ok := s.str()
+		if !ok || !s.consume(':') {
+			return false
+		}
+		var dst *string
+		intern := true
+		switch string(key) {
+		case "v":
+			if d.seen(&seen, kV) {
+				return false
 			}
-			if u, err := strconv.ParseUint(n, 10, 64); err == nil {
-				return u, nil
+			n, ok := s.int(64)
+			if !ok {
+				return false
 			}
+			e.V = int(n)
+		case "count":
+			if d.seen(&seen, kCount) {
+				return false
+			}
+			n, ok := s.int(64)
+			if !ok {
+				return false
+			}
+			e.Count = int(n)
+		case "type":
+			if d.seen(&seen, kType) {
+				return false
+			}
+			dst = &e.Type
+		case "device":
+			if d.seen(&seen, kDevice) {
+				return false
+			}
+			dst = &e.Device
+		case "object":
+			if d.seen(&seen, kObject) {
+				return false
+			}
+			dst = &e.Object
+		case "severity":
+			if d.seen(&seen, kSeverity) {
+				return false
+			}
+			dst = &e.Severity
+		case "message":
+			if d.seen(&seen, kMessage) {
+				return false
+			}
+			dst, intern = &e.Message, false
+		case "time":
+			if d.seen(&seen, kTime) {
+				return false
+			}
+			if e.Time, ok = d.timeField(0); !ok {
+				return false
+			}
+		case "tags":
+			if d.seen(&seen, kTags) {
+				return false
+			}
+			if s.null() {
+				break
+			}
+			if !s.consume('{') {
+				return false
+			}
+			e.Tags = make(map[string]string, 4)
+			if s.consume('}') {
+				break
+			}
+			for {
+				k, ok := s.str()
+				if !ok || !s.consume(':') {
+					return false
+				}
+				key := d.str(k)
+				v, ok := s.str()
+				if !ok {
+					return false
+				}
+				if _, dup := e.Tags[key]; dup {
+					return false
+				}
+				e.Tags[key] = d.str(v)
+				if s.consume('}') {
+					break
+				}
+				if !s.consume(',') {
+					return false
+				}
+			}
+		case "cause":
+			if d.seen(&seen, kCause) {
+				return false
+			}
+			if !d.cause(&e.Cause) {
+				return false
+			}
+		default:
+			return false
+		}
+		if dst != nil {
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			if intern {
+				*dst = d.str(v)
+			} else {
+				*dst = string(v)
+			}
+		}
+		if s.consume('}') {
 			break
 		}
+		if !s.consume(',') {
+			return false
+		}
 	}
-	return strconv.ParseFloat(n, 64)
+	return s.end()
 }
 
+func (d *decoder) cause(c *telemetry.Cause) bool {
+	s := &d.s
+	if !s.consume('{') {
+		return false
+	}
+	if s.consume('}') {
+		return true
+	}
+	var seen uint32
+	for {
+		key, ok := s.str()
+		if !ok || !s.consume(':') {
+			return false
+		}
+		switch string(key) {
+		case "topic":
+			if d.seen(&seen, kTopic) {
+				return false
+			}
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			c.Topic = d.str(v)
+		case "partition":
+			if d.seen(&seen, kPartition) {
+				return false
+			}
+			n, ok := s.int(32)
+			if !ok {
+				return false
+			}
+			c.Partition = int32(n)
+		case "offset":
+			if d.seen(&seen, kOffset) {
+				return false
+			}
+			n, ok := s.int(64)
+			if !ok {
+				return false
+			}
+			c.Offset = n
+		default:
+			return false
+		}
+		if s.consume('}') {
+			return true
+		}
+		if !s.consume(',') {
+			return false
+		}
+	}
+}
+
+// scanner reads JSON tokens; strings with escapes are unescaped into esc,
+// which grows for the whole record (slices returned stay valid until the
+// next reset).
 type scanner struct {
-	b []byte
-	i int
+	b           []byte
+	i           int
+	esc         []byte
+	escapedLast bool // the last string read had escapes
+}
+
+func (s *scanner) reset(b []byte) {
+	s.b, s.i, s.esc = b, 0, s.esc[:0]
+}
+
+// end: only white space is left.
+func (s *scanner) end() bool {
+	s.ws()
+	return s.i == len(s.b)
 }
 
 func (s *scanner) ws() {
-	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\n' || s.b[s.i] == '\t' || s.b[s.i] == '\r') {
-		s.i++
+	i, b := s.i, s.b
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\n' || b[i] == '\t' || b[i] == '\r') {
+		i++
 	}
+	s.i = i
 }
 
 func (s *scanner) consume(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return s.consumeAfterSpace(c)
+}
+
+func (s *scanner) consumeAfterSpace(c byte) bool {
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == c {
 		s.i++
@@ -296,31 +778,132 @@ func (s *scanner) null() bool {
 	return s.lit("null")
 }
 
-// str reads a string without escapes, control characters or invalid
-// UTF-8; anything else is for encoding/json.
+// str reads a string. Control characters and invalid UTF-8 are for
+// encoding/json (which replaces invalid bytes), and so are \u escapes of
+// surrogates (which it replaces when unpaired).
 func (s *scanner) str() ([]byte, bool) {
+	s.escapedLast = false
 	if !s.consume('"') {
 		return nil, false
 	}
-	start := s.i
+	b, start := s.b, s.i
+	i := start
 	ascii := true
-	for ; s.i < len(s.b); s.i++ {
-		c := s.b[s.i]
+	for {
+		// Eight plain bytes at a time.
+		for i+8 <= len(b) && plain8(b[i:i+8]) {
+			i += 8
+		}
+		if i >= len(b) {
+			return nil, false
+		}
+		c := b[i]
 		switch {
 		case c == '"':
-			v := s.b[start:s.i]
-			s.i++
+			v := b[start:i]
+			s.i = i + 1
 			if !ascii && !utf8.Valid(v) {
 				return nil, false
 			}
 			return v, true
-		case c == '\\' || c < 0x20:
+		case c == '\\':
+			s.i = i
+			return s.escaped(start)
+		case c < 0x20:
 			return nil, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
+		i++
+	}
+}
+
+// plain8 reports whether none of b's 8 bytes is '"', '\\', a control
+// character or a byte >= 0x80, testing them together (SWAR): a byte is
+// flagged where it is < 0x20, >= 0x80, or equal to 0x22 or 0x5c.
+func plain8(b []byte) bool {
+	v := binary.LittleEndian.Uint64(b)
+	const (
+		lo = 0x0101010101010101
+		hi = 0x8080808080808080
+	)
+	hasZero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
+	below := (v - lo*0x20) & ^v & hi // bytes < 0x20 (for bytes < 0x80)
+	return (v&hi)|below|hasZero(v^(lo*'"'))|hasZero(v^(lo*'\\')) == 0
+}
+
+func (s *scanner) escaped(start int) ([]byte, bool) {
+	s.escapedLast = true
+	from := len(s.esc)
+	s.esc = append(s.esc, s.b[start:s.i]...)
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			v := s.esc[from:len(s.esc):len(s.esc)]
+			if !utf8.Valid(v) {
+				return nil, false
+			}
+			return v, true
+		case c < 0x20:
+			return nil, false
+		case c != '\\':
+			s.esc = append(s.esc, c)
+			s.i++
+			continue
+		}
+		if s.i+1 >= len(s.b) {
+			return nil, false
+		}
+		e := s.b[s.i+1]
+		s.i += 2
+		switch e {
+		case '"', '\\', '/':
+			s.esc = append(s.esc, e)
+		case 'b':
+			s.esc = append(s.esc, '\b')
+		case 'f':
+			s.esc = append(s.esc, '\f')
+		case 'n':
+			s.esc = append(s.esc, '\n')
+		case 'r':
+			s.esc = append(s.esc, '\r')
+		case 't':
+			s.esc = append(s.esc, '\t')
+		case 'u':
+			r, ok := s.hex4()
+			if !ok || utf16.IsSurrogate(r) {
+				return nil, false
+			}
+			s.esc = utf8.AppendRune(s.esc, r)
+		default:
+			return nil, false
+		}
 	}
 	return nil, false
+}
+
+func (s *scanner) hex4() (rune, bool) {
+	if len(s.b)-s.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s.b[s.i : s.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	s.i += 4
+	return r, true
 }
 
 // num reads a JSON number, with the grammar checked:
@@ -328,25 +911,17 @@ func (s *scanner) str() ([]byte, bool) {
 func (s *scanner) num() ([]byte, bool) {
 	s.ws()
 	start := s.i
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
 	if s.i < len(s.b) && s.b[s.i] == '-' {
 		s.i++
 	}
 	if s.i < len(s.b) && s.b[s.i] == '0' {
 		s.i++
-	} else if digits() == 0 {
+	} else if s.digits() == 0 {
 		return nil, false
 	}
 	if s.i < len(s.b) && s.b[s.i] == '.' {
 		s.i++
-		if digits() == 0 {
+		if s.digits() == 0 {
 			return nil, false
 		}
 	}
@@ -355,9 +930,32 @@ func (s *scanner) num() ([]byte, bool) {
 		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
 			s.i++
 		}
-		if digits() == 0 {
+		if s.digits() == 0 {
 			return nil, false
 		}
 	}
 	return s.b[start:s.i], true
+}
+
+func (s *scanner) digits() int {
+	n := 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+		n++
+	}
+	return n
+}
+
+// int reads a number into an integer of bits bits, as encoding/json
+// decodes one into an int field (no fraction, no exponent).
+func (s *scanner) int(bits int) (int64, bool) {
+	n, ok := s.num()
+	if !ok {
+		return 0, false
+	}
+	if i, ok := parseInt(n); ok && bits == 64 {
+		return i, true
+	}
+	i, err := strconv.ParseInt(view(n), 10, bits)
+	return i, err == nil
 }

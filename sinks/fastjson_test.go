@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -18,23 +19,63 @@ var metricSeeds = []string{
 	`{"measurement":"m","fields":{"a":{"nested":1}}}`,
 	`{"measurement":"m","unknown":1}`,
 	`{"fields":{"c":9223372036854775808},"counters":["c"]}`,
-	`{"fields":{"c":1.5},"counters":["c"]}`,
-	`{}`, `[]`, `{"v":1,}`, `{"fields":{"a":01}}`, `{"fields":{"a":-}}`, `{"fields":{"a":1}}x`,
+	`{"fields":{"c":1.5,"d":-0,"e":-0.0,"f":123456789012345678,"g":1234567890123456789},"counters":["c","d","g"]}`,
+	`{"fields":{"a":1},"counters":[],"tags":{}}`,
+	`{"tags":{"a\"b":"x\\y\n\u003c\u2028","b":"\ud83d\ude00"},"fields":{"s":"\/"}}`,
+	`{"tags":{"a":"x","a":"y"}}`, `{"fields":{"a":1,"a":2}}`, `{"v":1,"v":2}`, `{"Device":"d"}`,
+	`{"time":"2026-11-29T1:00:00Z"}`, `{"time":"2026-11-29T12:00:00,5Z"}`, `{"time":"2026-11-29T12:00:00+24:00"}`,
+	`{"time":null,"fields":{"a":1e999}}`,
+	`{}`, `[]`, `null`, `{"v":1,}`, `{"fields":{"a":01}}`, `{"fields":{"a":-}}`, `{"fields":{"a":1}}x`,
 }
 
-// FuzzDecodeMetricFast: whenever the fast decoder succeeds, it agrees with
-// encoding/json.
-func FuzzDecodeMetricFast(f *testing.F) {
+// FuzzDecodePoint: whenever the fast decoder takes a metric, it agrees
+// with encoding/json, as a Point and as a telemetry.Metric.
+func FuzzDecodePoint(f *testing.F) {
 	for _, s := range metricSeeds {
 		f.Add([]byte(s))
 	}
+	var d decoder
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fast, err := decodeMetricFast(b)
-		if err != nil {
+		var fast Point
+		if !d.decodePoint(b, &fast) {
 			return
 		}
 		slow, err := decodeMetricSlow(b)
 		if err != nil {
+			t.Fatalf("fast accepted what encoding/json refuses (%v): %q", err, b)
+		}
+		if got := fast.Metric(); !reflect.DeepEqual(got, slow) {
+			t.Fatalf("%q:\nfast %#v\nslow %#v", b, got, slow)
+		}
+		if want := PointOf(slow); !reflect.DeepEqual(&fast, want) {
+			t.Fatalf("%q:\nfast %#v\nslow %#v", b, &fast, want)
+		}
+	})
+}
+
+var eventSeeds = []string{
+	`{"v":1,"type":"interface_down","device":"r1","object":"Ethernet1","severity":"error","message":"Interface Ethernet1, changed state to down","tags":{"site":"ams1"},"time":"2026-11-29T12:00:00Z","cause":{"topic":"enriched.syslog","partition":1,"offset":42}}`,
+	`{"v":1,"type":"bgp_peer_flapping","device":"r1","object":"10.0.0.1","message":"say \"hi\" \u003cb\u003e \u0026 \\o/ \u00e9\ud83d\ude00","count":5,"time":"2026-11-29T12:00:00.5+01:00","cause":{}}`,
+	`{"v":1,"type":"t","device":"d","tags":{},"time":"0001-01-01T00:00:00Z","cause":{"topic":"x","partition":2147483648,"offset":1}}`,
+	`{"v":1,"type":"t","tags":null,"count":1.0}`, `{"Type":"t"}`, `{"type":"a","type":"b"}`, `{"tags":{"a":"1","a":"2"}}`,
+	`{"message":"\ud800"}`, `{"message":"caf` + "\xff" + `"}`, `{"cause":{"offset":1,"offset":2}}`,
+	`{}`, `null`, `[]`, `{"v":1}x`, `{"time":"2026-11-29T12:00:00,5Z"}`,
+}
+
+// FuzzDecodeEvent: whenever the fast decoder takes an event, it agrees
+// with json.Unmarshal.
+func FuzzDecodeEvent(f *testing.F) {
+	for _, s := range eventSeeds {
+		f.Add([]byte(s))
+	}
+	var d decoder
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var fast telemetry.Event
+		if !d.decodeEvent(b, &fast) {
+			return
+		}
+		var slow telemetry.Event
+		if err := json.Unmarshal(b, &slow); err != nil {
 			t.Fatalf("fast accepted what encoding/json refuses (%v): %q", err, b)
 		}
 		if !reflect.DeepEqual(fast, slow) {
@@ -43,31 +84,104 @@ func FuzzDecodeMetricFast(f *testing.F) {
 	})
 }
 
-func TestDecodeMetricFastTakesWeirMetrics(t *testing.T) {
-	m := telemetry.Metric{V: 1, Measurement: "interface", Device: "r1", Tags: map[string]string{"ifName": "Gi0/1", "site": "ams1"},
+// TestFastPathsTakeWeirValues: what weir writes never needs encoding/json.
+func TestFastPathsTakeWeirValues(t *testing.T) {
+	var d decoder
+	m := telemetry.Metric{V: 1, Measurement: "interface", Device: "r1", Tags: map[string]string{"ifName": "Gi0/1", "site": "ams1", "alias": `to "core" <1>`},
 		Fields: map[string]any{"in": uint64(1 << 62), "util": 0.5, "status": "up"}, Counters: []string{"in"},
 		Time: time.Now(), ReceivedAt: time.Now().UTC(), Uptime: 123, Source: "snmp"}
 	b, _ := json.Marshal(m)
-	fast, err := decodeMetricFast(b)
-	if err != nil {
+	var fast Point
+	if !d.decodePoint(b, &fast) {
 		t.Fatalf("fast path refused %s", b)
 	}
 	slow, _ := decodeMetricSlow(b)
-	if !reflect.DeepEqual(fast, slow) {
-		t.Fatalf("fast %#v\nslow %#v", fast, slow)
+	if !reflect.DeepEqual(fast.Metric(), slow) {
+		t.Fatalf("fast %#v\nslow %#v", fast.Metric(), slow)
+	}
+	if f := fast.Fields[0]; f.Key != "in" || f.Kind != FieldInt || f.Int() != 1<<62 || !f.Counter {
+		t.Errorf("counter field %+v", f)
+	}
+	if v, ok := fast.Tag("alias"); !ok || v != `to "core" <1>` {
+		t.Errorf("tag alias = %q", v)
+	}
+
+	e := telemetry.Event{V: 1, Type: "interface_down", Device: "r1", Object: "Gi0/1", Severity: "error",
+		Message: `Interface "Gi0/1" <down> & out`, Tags: map[string]string{"site": "ams1"}, Count: 3, Time: time.Now(),
+		Cause: telemetry.Cause{Topic: "enriched.syslog", Partition: 2, Offset: 1 << 40}}
+	b, _ = json.Marshal(e)
+	var ev telemetry.Event
+	if !d.decodeEvent(b, &ev) {
+		t.Fatalf("fast path refused %s", b)
+	}
+	var want telemetry.Event
+	json.Unmarshal(b, &want)
+	if !reflect.DeepEqual(ev, want) {
+		t.Fatalf("fast %#v\nslow %#v", ev, want)
+	}
+}
+
+// TestDecoderInternsAndReuses: a second record allocates nothing for the
+// strings it shares with the first, and a reused Point keeps its storage.
+func TestDecoderInternsAndReuses(t *testing.T) {
+	var d decoder
+	var p Point
+	v := []byte(metricSeeds[0])
+	d.decodePoint(v, &p)
+	allocs := testing.AllocsPerRun(100, func() {
+		if !d.decodePoint(v, &p) {
+			t.Fatal("refused")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per decode of a known metric, want 0", allocs)
+	}
+	// The cache is bounded.
+	for i := range internMax + 10 {
+		d.str(fmt.Appendf(nil, "s%d", i))
+	}
+	if len(d.strs) > internMax {
+		t.Errorf("string cache holds %d", len(d.strs))
 	}
 }
 
 func BenchmarkDecodeMetric(b *testing.B) {
 	v := []byte(metricSeeds[0])
-	b.Run("fast", func(b *testing.B) {
+	b.Run("point", func(b *testing.B) {
+		var d decoder
+		var p Point
 		for b.Loop() {
-			decodeMetricFast(v)
+			d.decodePoint(v, &p)
+		}
+	})
+	b.Run("metric", func(b *testing.B) {
+		var d decoder
+		var p Point
+		for b.Loop() {
+			d.decodePoint(v, &p)
+			p.Metric()
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {
 		for b.Loop() {
 			decodeMetricSlow(v)
+		}
+	})
+}
+
+func BenchmarkDecodeEvent(b *testing.B) {
+	v := []byte(eventSeeds[0])
+	b.Run("fast", func(b *testing.B) {
+		var d decoder
+		for b.Loop() {
+			var e telemetry.Event
+			d.decodeEvent(v, &e)
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			var e telemetry.Event
+			json.Unmarshal(v, &e)
 		}
 	})
 }

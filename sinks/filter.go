@@ -39,7 +39,33 @@ func anyMatch(patterns []string, s string) bool {
 	return false
 }
 
+// matchPoint is match for a metric decoded as a Point.
+func (f *filter) matchPoint(p *Point) bool {
+	if f.empty() {
+		return true
+	}
+	if len(f.measurements) > 0 && !anyMatch(f.measurements, p.Measurement) {
+		return false
+	}
+	for k, pat := range f.tags {
+		v, ok := p.Tag(k)
+		if k == "device" && !ok {
+			v = p.Device
+		}
+		if ok, _ := path.Match(pat, v); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 func (f *filter) match(it *Item) bool {
+	if f.empty() {
+		return true
+	}
+	if it.Point != nil {
+		return f.matchPoint(it.Point)
+	}
 	var tags map[string]string
 	device := ""
 	switch {

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -46,14 +47,18 @@ const (
 
 // Item is one record handed to a destination: the record (copied, so it
 // outlives the Poll) and its decoded value according to its schema header.
-// Exactly one of Metric, Log, Event is set for metric/1, log/1 and event/1
-// records; other schemas leave all nil and only Record.Value is there.
+// Exactly one of Metric (Point for a PointDestination), Log, Event is set
+// for metric/1, log/1 and event/1 records; other schemas leave all nil and
+// only Record.Value is there.
 type Item struct {
 	Record broker.Record
 	Schema string
 	Metric *telemetry.Metric
-	Log    *telemetry.EnrichedLog
-	Event  *telemetry.Event
+	// Point is a metric/1 record for a PointDestination, which gets it
+	// instead of Metric. It is reused after the batch is delivered.
+	Point *Point
+	Log   *telemetry.EnrichedLog
+	Event *telemetry.Event
 }
 
 // Destination is where a sink delivers: a file, an InfluxDB, an HTTP
@@ -62,7 +67,9 @@ type Destination interface {
 	// Write delivers a batch; nil means the destination accepted every
 	// item. A *RetryableError (or any error not a *RejectedError) is
 	// retried with back-off; a *RejectedError sends the items to the
-	// dead-letter topic.
+	// dead-letter topic. The items' slice and their Points are reused
+	// after the batch is committed: keep strings and values from them,
+	// not the items or Points.
 	Write(ctx context.Context, items []Item) error
 	// Close releases what the destination holds (files, connections).
 	Close() error
@@ -86,6 +93,14 @@ type SchemaFilter interface {
 // per record.
 type RawDestination interface {
 	RawRecords() bool
+}
+
+// PointDestination is implemented by metric destinations that walk a
+// metric's tags and fields (InfluxDB, Prometheus): when Points is true they
+// get metric/1 records as Item.Point, decoded without maps and reused from
+// batch to batch, instead of Item.Metric.
+type PointDestination interface {
+	Points() bool
 }
 
 // RetryableError is a failure worth trying again (connection refused,
@@ -168,6 +183,17 @@ type Sink struct {
 	flushInterval time.Duration
 	retryInitial  time.Duration
 	retryMax      time.Duration
+
+	// What the destination takes, asked once.
+	schemas SchemaFilter // nil: every schema
+	raw     bool         // records as they are, nothing decoded
+	points  bool         // metrics as Points
+
+	// Decoding state, one per decoding goroutine, and the Points of the
+	// records not yet committed (reused after each commit).
+	decoders []*decoder
+	pts      []*Point
+	ptsUsed  int
 }
 
 // Option configures a Sink.
@@ -211,6 +237,13 @@ func New(b broker.Broker, cfg configs.Sink, dest Destination, opts ...Option) (*
 	}
 	if s.retryMax <= 0 {
 		s.retryMax = max(DefaultRetryMax, s.retryInitial)
+	}
+	s.schemas, _ = dest.(SchemaFilter)
+	if rd, ok := dest.(RawDestination); ok && rd.RawRecords() && s.filter.empty() {
+		s.raw = true
+	}
+	if pd, ok := dest.(PointDestination); ok && pd.Points() {
+		s.points = true
 	}
 	return s, nil
 }
@@ -320,14 +353,17 @@ func (s *Sink) consume(ctx context.Context) error {
 		if !dirty || (len(pending) < s.batchSize && time.Now().Before(deadline)) {
 			continue
 		}
-		for len(pending) > 0 {
-			n := min(len(pending), s.batchSize)
-			if err := s.deliver(ctx, pending[:n]); err != nil {
+		for rest := pending; len(rest) > 0; {
+			n := min(len(rest), s.batchSize)
+			if err := s.deliver(ctx, rest[:n]); err != nil {
 				return nil // ctx done while retrying: not committed, so delivered again later
 			}
-			pending = pending[n:]
+			rest = rest[n:]
 		}
-		pending = nil
+		// Delivered: the items' storage and Points serve the next batch.
+		clear(pending)
+		pending = pending[:0]
+		s.ptsUsed = 0
 		if err := c.Commit(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -350,78 +386,162 @@ type decoded struct {
 // the cores: JSON decoding is most of a sink's work per record.
 const parallelDecodeMin = 512
 
-// decodeAll decodes recs into out, in order.
+// decodeAll copies and decodes recs into out, in order.
 func (s *Sink) decodeAll(recs []broker.Record, out []decoded) []decoded {
 	out = slices.Grow(out[:0], len(recs))[:len(recs)]
-	workers := min(runtime.GOMAXPROCS(0), len(recs)/parallelDecodeMin)
-	if workers <= 1 {
-		for i := range recs {
-			d := &out[i]
-			d.it, d.ok, d.err = s.decode(&recs[i])
+	// A Point for every record (the arena is reset at each commit).
+	var pts []*Point
+	if s.points {
+		for len(s.pts) < s.ptsUsed+len(recs) {
+			s.pts = append(s.pts, new(Point))
 		}
+		pts = s.pts[s.ptsUsed : s.ptsUsed+len(recs)]
+		s.ptsUsed += len(recs)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(recs)/parallelDecodeMin)
+	for len(s.decoders) < max(workers, 1) {
+		s.decoders = append(s.decoders, new(decoder))
+	}
+	if workers <= 1 {
+		s.decodeRange(s.decoders[0], recs, out, pts, 0, len(recs))
 		return out
 	}
 	var wg sync.WaitGroup
 	chunk := (len(recs) + workers - 1) / workers
-	for lo := 0; lo < len(recs); lo += chunk {
+	for w, lo := 0, 0; lo < len(recs); w, lo = w+1, lo+chunk {
 		hi := min(lo+chunk, len(recs))
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				d := &out[i]
-				d.it, d.ok, d.err = s.decode(&recs[i])
-			}
-		})
+		dc := s.decoders[w]
+		wg.Go(func() { s.decodeRange(dc, recs, out, pts, lo, hi) })
 	}
 	wg.Wait()
 	return out
 }
 
-// decode copies the record and decodes its value by the schema header; ok
-// is false when the filter or the destination skips it.
-func (s *Sink) decode(r *broker.Record) (Item, bool, error) {
-	it := Item{Record: copyRecord(r)}
-	for _, h := range r.Headers {
-		if h.Key == telemetry.HeaderSchema {
-			it.Schema = string(h.Value)
+func (s *Sink) decodeRange(dc *decoder, recs []broker.Record, out []decoded, pts []*Point, lo, hi int) {
+	copyRecords(recs[lo:hi], out[lo:hi])
+	for i := lo; i < hi; i++ {
+		d := &out[i]
+		var pt *Point
+		if pts != nil {
+			pt = pts[i]
 		}
+		d.ok, d.err = s.decode(dc, &d.it, pt)
 	}
-	if sf, ok := s.dest.(SchemaFilter); ok && !sf.Accepts(it.Schema) {
-		return it, false, nil
+}
+
+// copyRecords copies the records (valid until the next Poll) into out's
+// items, all their bytes in one allocation and their headers in another,
+// and names their schema.
+func copyRecords(recs []broker.Record, out []decoded) {
+	n, nh := 0, 0
+	for i := range recs {
+		r := &recs[i]
+		n += len(r.Key) + len(r.Value)
+		for _, h := range r.Headers {
+			n += len(h.Value)
+		}
+		nh += len(r.Headers)
 	}
-	if rd, ok := s.dest.(RawDestination); ok && rd.RawRecords() && s.filter.empty() {
-		return it, true, nil
+	buf := make([]byte, 0, n)
+	hs := make([]broker.Header, 0, nh)
+	for i := range recs {
+		r := &recs[i]
+		c := broker.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp}
+		start := len(buf)
+		buf = append(buf, r.Key...)
+		if r.Key != nil { // a null key stays null
+			c.Key = buf[start:len(buf):len(buf)]
+		}
+		start = len(buf)
+		buf = append(buf, r.Value...)
+		c.Value = buf[start:len(buf):len(buf)]
+		schema := ""
+		if len(r.Headers) > 0 {
+			first := len(hs)
+			for _, h := range r.Headers {
+				start := len(buf)
+				buf = append(buf, h.Value...)
+				hs = append(hs, broker.Header{Key: h.Key, Value: buf[start:len(buf):len(buf)]})
+				if h.Key == telemetry.HeaderSchema {
+					schema = schemaName(h.Value)
+				}
+			}
+			c.Headers = hs[first:len(hs):len(hs)]
+		}
+		out[i] = decoded{it: Item{Record: c, Schema: schema}}
+	}
+}
+
+// schemaName is the schema header's value, without an allocation for the
+// known ones.
+func schemaName(v []byte) string {
+	switch string(v) {
+	case telemetry.SchemaMetric:
+		return telemetry.SchemaMetric
+	case telemetry.SchemaEvent:
+		return telemetry.SchemaEvent
+	case telemetry.SchemaLog:
+		return telemetry.SchemaLog
+	}
+	return string(v)
+}
+
+// decode decodes the item's value by its schema (pt, when not nil, takes
+// a metric); ok is false when the filter or the destination skips it.
+func (s *Sink) decode(dc *decoder, it *Item, pt *Point) (bool, error) {
+	if s.schemas != nil && !s.schemas.Accepts(it.Schema) {
+		return false, nil
+	}
+	if s.raw {
+		return true, nil
 	}
 	var err error
+	v := it.Record.Value
 	switch it.Schema {
 	case telemetry.SchemaMetric:
-		it.Metric, err = decodeMetric(it.Record.Value)
+		if pt == nil {
+			pt = &dc.pt // for a destination that takes Metrics
+		}
+		if !dc.decodePoint(v, pt) {
+			var m *telemetry.Metric
+			if m, err = decodeMetricSlow(v); err == nil {
+				pointOf(m, pt)
+			}
+		}
+		if err == nil {
+			if s.points {
+				it.Point = pt
+			} else {
+				it.Metric = pt.Metric()
+			}
+		}
 	case telemetry.SchemaLog:
 		it.Log = new(telemetry.EnrichedLog)
-		err = json.Unmarshal(it.Record.Value, it.Log)
+		err = json.Unmarshal(v, it.Log)
 	case telemetry.SchemaEvent:
 		it.Event = new(telemetry.Event)
-		err = json.Unmarshal(it.Record.Value, it.Event)
+		if !dc.decodeEvent(v, it.Event) {
+			*it.Event = telemetry.Event{}
+			err = json.Unmarshal(v, it.Event)
+		}
 	}
 	if err != nil {
-		return it, false, fmt.Errorf("%s record %s/%d@%d: %w", it.Schema, r.Topic, r.Partition, r.Offset, err)
+		r := &it.Record
+		return false, fmt.Errorf("%s record %s/%d@%d: %w", it.Schema, r.Topic, r.Partition, r.Offset, err)
 	}
-	return it, s.filter.match(&it), nil
+	if it.Schema == telemetry.SchemaMetric {
+		return s.filter.matchPoint(pt), nil
+	}
+	return s.filter.match(it), nil
 }
 
-// decodeMetric decodes a metric keeping its numbers exact, then types the
-// fields the way the destinations need them consistently: counters (listed
-// in Counters) as int64 (uint64 past its range), every other number as
-// float64. JSON has one number type, and a gauge that happens to be 5 must
-// not become an integer in one write and a float in the next (InfluxDB
-// refuses a field whose type changes).
-func decodeMetric(v []byte) (*telemetry.Metric, error) {
-	if m, err := decodeMetricFast(v); err == nil {
-		return m, nil
-	}
-	return decodeMetricSlow(v)
-}
-
-// decodeMetricSlow is decodeMetric with encoding/json, for any value.
+// decodeMetricSlow decodes a metric with encoding/json, keeping its
+// numbers exact, then types the fields the way the destinations need them
+// consistently: counters (listed in Counters) as int64 (uint64 past its
+// range), every other number as float64. JSON has one number type, and a
+// gauge that happens to be 5 must not become an integer in one write and a
+// float in the next (InfluxDB refuses a field whose type changes). The
+// decoder's fast path gives the same for the values weir writes.
 func decodeMetricSlow(v []byte) (*telemetry.Metric, error) {
 	m := new(telemetry.Metric)
 	d := json.NewDecoder(bytes.NewReader(v))
@@ -434,7 +554,7 @@ func decodeMetricSlow(v []byte) (*telemetry.Metric, error) {
 		if !ok {
 			continue
 		}
-		x, err := typeNumber(k, string(n), m.Counters)
+		x, err := typeNumberSlow(k, string(n), m.Counters)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", k, err)
 		}
@@ -443,29 +563,17 @@ func decodeMetricSlow(v []byte) (*telemetry.Metric, error) {
 	return m, nil
 }
 
-func copyRecord(r *broker.Record) broker.Record {
-	c := broker.Record{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp}
-	n := len(r.Key) + len(r.Value)
-	for _, h := range r.Headers {
-		n += len(h.Value)
-	}
-	// One allocation for all the bytes of the record.
-	buf := make([]byte, 0, n)
-	buf = append(buf, r.Key...)
-	if r.Key != nil { // a null key stays null
-		c.Key = buf[:len(r.Key):len(r.Key)]
-	}
-	buf = append(buf, r.Value...)
-	c.Value = buf[len(c.Key):len(buf):len(buf)]
-	if len(r.Headers) > 0 {
-		c.Headers = make([]broker.Header, len(r.Headers))
-		for i, h := range r.Headers {
-			start := len(buf)
-			buf = append(buf, h.Value...)
-			c.Headers[i] = broker.Header{Key: h.Key, Value: buf[start:len(buf):len(buf)]}
+// typeNumberSlow types a field's number for decodeMetricSlow.
+func typeNumberSlow(field, n string, counters []string) (any, error) {
+	if slices.Contains(counters, field) {
+		if i, err := strconv.ParseInt(n, 10, 64); err == nil {
+			return i, nil
+		}
+		if u, err := strconv.ParseUint(n, 10, 64); err == nil {
+			return u, nil
 		}
 	}
-	return c
+	return strconv.ParseFloat(n, 64)
 }
 
 // deliver writes one batch, retrying until it is accepted or rejected; it

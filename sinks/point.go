@@ -1,0 +1,234 @@
+package sinks
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Point is a metric/1 record decoded flat, for the destinations that only
+// walk a metric's tags and fields (InfluxDB, Prometheus, remote write): tags
+// and fields are slices sorted by key, field values are typed without
+// boxing, and nothing is a map. The framework reuses Points (and their
+// slices) from one batch to the next, so a destination must not keep a
+// *Point or its slices after Write returns; the strings in it are ordinary
+// immutable strings and may be kept.
+//
+// It holds what decoding the value into telemetry.Metric would give:
+// fields typed the same way (counters as integers, other numbers as
+// floats), Metric() rebuilds that telemetry.Metric and PointOf makes a
+// Point of one.
+type Point struct {
+	V           int
+	Measurement string
+	Device      string
+	// Tags sorted by key, keys unique.
+	Tags []Tag
+	// Fields sorted by key, keys unique.
+	Fields []Field
+	// Counters as the record lists them.
+	Counters   []string
+	Time       time.Time
+	ReceivedAt time.Time
+	Uptime     uint32
+	Source     string
+
+	// Whether the value had tags, fields and counters (possibly empty)
+	// rather than none or null: telemetry.Metric tells nil from empty.
+	hasTags, hasFields, hasCounters bool
+}
+
+// Tag is one tag of a Point.
+type Tag struct{ Key, Value string }
+
+// FieldKind is the type of a field's value.
+type FieldKind uint8
+
+// Field kinds: what telemetry.Metric's field values hold.
+const (
+	FieldNull FieldKind = iota
+	FieldFloat
+	FieldInt
+	FieldUint
+	FieldBool
+	FieldString
+	// FieldInvalid only comes from PointOf given a value of another
+	// type; Str describes it.
+	FieldInvalid
+)
+
+// Field is one field of a Point.
+type Field struct {
+	Key  string
+	Kind FieldKind
+	// Counter: the key is listed in the metric's Counters (whatever its
+	// value's type).
+	Counter bool
+	bits    uint64 // float64 bits, int64, uint64 or bool
+	// Str is the value of a FieldString.
+	Str string
+}
+
+// FloatField, IntField, UintField, BoolField and StringField make fields.
+func FloatField(k string, v float64) Field {
+	return Field{Key: k, Kind: FieldFloat, bits: math.Float64bits(v)}
+}
+func IntField(k string, v int64) Field   { return Field{Key: k, Kind: FieldInt, bits: uint64(v)} }
+func UintField(k string, v uint64) Field { return Field{Key: k, Kind: FieldUint, bits: v} }
+func StringField(k, v string) Field      { return Field{Key: k, Kind: FieldString, Str: v} }
+func BoolField(k string, v bool) Field {
+	f := Field{Key: k, Kind: FieldBool}
+	if v {
+		f.bits = 1
+	}
+	return f
+}
+
+// Float is the value of a FieldFloat.
+func (f *Field) Float() float64 { return math.Float64frombits(f.bits) }
+
+// Int is the value of a FieldInt.
+func (f *Field) Int() int64 { return int64(f.bits) }
+
+// Uint is the value of a FieldUint.
+func (f *Field) Uint() uint64 { return f.bits }
+
+// Bool is the value of a FieldBool.
+func (f *Field) Bool() bool { return f.bits != 0 }
+
+// Number is the value as a float64 (booleans 0 or 1); ok is false for
+// strings, nulls and invalid values.
+func (f *Field) Number() (x float64, ok bool) {
+	switch f.Kind {
+	case FieldFloat:
+		return f.Float(), true
+	case FieldInt:
+		return float64(f.Int()), true
+	case FieldUint:
+		return float64(f.bits), true
+	case FieldBool:
+		return float64(f.bits), true
+	}
+	return 0, false
+}
+
+// Value is the value as telemetry.Metric holds it: float64, int64, uint64,
+// bool, string or nil.
+func (f *Field) Value() any {
+	switch f.Kind {
+	case FieldFloat:
+		return f.Float()
+	case FieldInt:
+		return f.Int()
+	case FieldUint:
+		return f.bits
+	case FieldBool:
+		return f.Bool()
+	case FieldString:
+		return f.Str
+	}
+	return nil // FieldNull, FieldInvalid
+}
+
+// Tag returns the value of tag k.
+func (p *Point) Tag(k string) (string, bool) {
+	i, ok := slices.BinarySearchFunc(p.Tags, k, func(t Tag, k string) int { return cmp.Compare(t.Key, k) })
+	if !ok {
+		return "", false
+	}
+	return p.Tags[i].Value, true
+}
+
+// reset empties p for reuse, keeping its slices' storage.
+func (p *Point) reset() {
+	*p = Point{Tags: p.Tags[:0], Fields: p.Fields[:0], Counters: p.Counters[:0]}
+}
+
+// Metric is p as a telemetry.Metric, as encoding/json would decode the
+// same value (nil and empty maps told apart).
+func (p *Point) Metric() *telemetry.Metric {
+	m := &telemetry.Metric{V: p.V, Measurement: p.Measurement, Device: p.Device, Time: p.Time, ReceivedAt: p.ReceivedAt,
+		Uptime: p.Uptime, Source: p.Source}
+	if p.hasTags {
+		m.Tags = make(map[string]string, len(p.Tags))
+		for _, t := range p.Tags {
+			m.Tags[t.Key] = t.Value
+		}
+	}
+	if p.hasFields {
+		m.Fields = make(map[string]any, len(p.Fields))
+		for i := range p.Fields {
+			m.Fields[p.Fields[i].Key] = p.Fields[i].Value()
+		}
+	}
+	if p.hasCounters {
+		m.Counters = append(make([]string, 0, len(p.Counters)), p.Counters...)
+	}
+	return m
+}
+
+// PointOf makes a Point of m, for callers that have a telemetry.Metric.
+// Integer values of any Go integer type become FieldInt or FieldUint,
+// float32 FieldFloat; a value of any other type is FieldInvalid.
+func PointOf(m *telemetry.Metric) *Point {
+	p := new(Point)
+	pointOf(m, p)
+	return p
+}
+
+func pointOf(m *telemetry.Metric, p *Point) {
+	p.reset()
+	p.V, p.Measurement, p.Device, p.Time, p.ReceivedAt, p.Uptime, p.Source =
+		m.V, m.Measurement, m.Device, m.Time, m.ReceivedAt, m.Uptime, m.Source
+	p.hasTags, p.hasFields, p.hasCounters = m.Tags != nil, m.Fields != nil, m.Counters != nil
+	for k, v := range m.Tags {
+		p.Tags = append(p.Tags, Tag{k, v})
+	}
+	slices.SortFunc(p.Tags, func(a, b Tag) int { return cmp.Compare(a.Key, b.Key) })
+	for k, v := range m.Fields {
+		var f Field
+		switch v := v.(type) {
+		case nil:
+			f = Field{Kind: FieldNull}
+		case float64:
+			f = FloatField(k, v)
+		case float32:
+			f = FloatField(k, float64(v))
+		case int64:
+			f = IntField(k, v)
+		case int:
+			f = IntField(k, int64(v))
+		case int32:
+			f = IntField(k, int64(v))
+		case int16:
+			f = IntField(k, int64(v))
+		case int8:
+			f = IntField(k, int64(v))
+		case uint64:
+			f = UintField(k, v)
+		case uint:
+			f = UintField(k, uint64(v))
+		case uint32:
+			f = UintField(k, uint64(v))
+		case uint16:
+			f = UintField(k, uint64(v))
+		case uint8:
+			f = UintField(k, uint64(v))
+		case bool:
+			f = BoolField(k, v)
+		case string:
+			f = StringField(k, v)
+		default:
+			f = Field{Kind: FieldInvalid, Str: fmt.Sprintf("%v (%T)", v, v)}
+		}
+		f.Key = k
+		f.Counter = slices.Contains(m.Counters, k)
+		p.Fields = append(p.Fields, f)
+	}
+	slices.SortFunc(p.Fields, func(a, b Field) int { return cmp.Compare(a.Key, b.Key) })
+	p.Counters = append(p.Counters, m.Counters...)
+}
