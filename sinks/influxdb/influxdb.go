@@ -7,19 +7,21 @@ package influxdb
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
-	"github.com/influxdata/line-protocol/v2/lineprotocol"
-	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/flate"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/httpx"
+	"github.com/weirnet/weir/sinks/internal/par"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -36,11 +38,21 @@ type Sink struct {
 	headers  map[string]string
 	client   *http.Client
 
-	enc  lineprotocol.Encoder
-	body bytes.Buffer
-	zw   *gzip.Writer
-	keys []string
+	workers []*worker
+	body    []byte
 }
+
+// worker encodes (and compresses) one chunk of a batch: the chunks of a
+// large batch are encoded at once, on every core.
+type worker struct {
+	lines []byte
+	zw    *flate.Writer
+	z     bytes.Buffer
+	err   error
+}
+
+// minChunk is the least metrics a worker takes.
+const minChunk = 512
 
 // New builds the InfluxDB sink of cfg.
 func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
@@ -70,42 +82,57 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	}
 	s := &Sink{writeURL: u.String(), token: cfg.Token, user: cfg.Username, password: cfg.Password,
 		gzip: cfg.Gzip == nil || *cfg.Gzip, headers: cfg.Headers, client: &http.Client{Timeout: timeout}}
-	s.enc.SetPrecision(lineprotocol.Nanosecond)
-	// Fastest level: line protocol compresses well anyway, and the sink's
-	// throughput is worth more than a few percent of bytes.
-	s.zw, _ = gzip.NewWriterLevel(&s.body, gzip.BestSpeed)
 	return s, nil
 }
 
 // Accepts takes metrics only: line protocol is the metric model.
 func (s *Sink) Accepts(schema string) bool { return schema == telemetry.SchemaMetric }
 
+// Points: metrics come as sinks.Point, walked in key order without maps.
+func (s *Sink) Points() bool { return true }
+
 // Write sends the batch as one request.
 func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
-	s.enc.Reset()
-	for i := range items {
-		if err := s.encode(items[i].Metric); err != nil {
-			// One bad metric: reject the batch so the framework sends the
-			// records one by one and dead-letters only this one.
-			return &sinks.RejectedError{Reason: "encode", Err: fmt.Errorf("influxdb sink: %s/%d@%d: %w",
-				items[i].Record.Topic, items[i].Record.Partition, items[i].Record.Offset, err)}
-		}
+	k := par.Chunks(len(items), minChunk)
+	for len(s.workers) < k {
+		w := &worker{}
+		// Fastest level: line protocol compresses well anyway, and the
+		// sink's throughput is worth more than a few percent of bytes.
+		w.zw, _ = flate.NewWriter(nil, flate.BestSpeed)
+		s.workers = append(s.workers, w)
 	}
-	lines := s.enc.Bytes()
-	if len(lines) == 0 {
+	workers := s.workers[:k]
+	par.Do(len(items), minChunk, func(w, lo, hi int) { workers[w].run(items[lo:hi], s.gzip, w == k-1) })
+	n := 0
+	for _, w := range workers {
+		if w.err != nil {
+			return w.err
+		}
+		n += len(w.lines)
+	}
+	if n == 0 {
 		return nil // only metrics without fields
 	}
-	s.body.Reset()
+	b := s.body[:0]
 	if s.gzip {
-		s.zw.Reset(&s.body)
-		s.zw.Write(lines)
-		if err := s.zw.Close(); err != nil {
-			return fmt.Errorf("influxdb sink: gzip: %w", err)
+		// One gzip member: the chunks' deflate streams one after the
+		// other (each but the last ended by a sync flush, so the next
+		// starts on a byte), then the CRC and size of all the lines.
+		b = append(b, gzipHeader...)
+		crc := uint32(0)
+		for _, w := range workers {
+			b = append(b, w.z.Bytes()...)
+			crc = crc32.Update(crc, crc32.IEEETable, w.lines)
 		}
+		b = binary.LittleEndian.AppendUint32(b, crc)
+		b = binary.LittleEndian.AppendUint32(b, uint32(n))
 	} else {
-		s.body.Write(lines)
+		for _, w := range workers {
+			b = append(b, w.lines...)
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.writeURL, bytes.NewReader(s.body.Bytes()))
+	s.body = b
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.writeURL, bytes.NewReader(s.body))
 	if err != nil {
 		return &sinks.RejectedError{Reason: "request", Err: err}
 	}
@@ -128,68 +155,49 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	return httpx.Classify("influxdb sink", resp, time.Now())
 }
 
-// encode appends one metric as a line: measurement, tags sorted (line
-// protocol wants them in key order) with the device as tag "device", fields
-// typed, the device's time (else the receive time) in nanoseconds. A
-// metric without fields has no line.
-func (s *Sink) encode(m *telemetry.Metric) error {
-	if len(m.Fields) == 0 {
-		return nil
-	}
-	s.enc.StartLine(m.Measurement)
-	s.keys = s.keys[:0]
-	for k, v := range m.Tags {
-		// Line protocol has no empty tag values; an absent tag means
-		// the same to InfluxDB.
-		if v != "" {
-			s.keys = append(s.keys, k)
+// gzipHeader starts a gzip member: deflate, no name nor time, fastest
+// level, unknown OS (what gzip.Writer writes at BestSpeed).
+var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255}
+
+// run encodes items as lines and, with gz, compresses them, ending the
+// stream if last or flushing it to a byte boundary if not.
+func (w *worker) run(items []sinks.Item, gz, last bool) {
+	w.lines = w.lines[:0]
+	w.err = nil
+	for i := range items {
+		p := items[i].Point
+		if p == nil {
+			p = sinks.PointOf(items[i].Metric)
+		}
+		var err error
+		if w.lines, err = appendLine(w.lines, p); err != nil {
+			// One bad metric: reject the batch so the framework sends the
+			// records one by one and dead-letters only this one.
+			w.err = &sinks.RejectedError{Reason: "encode", Err: fmt.Errorf("influxdb sink: %s/%d@%d: %w",
+				items[i].Record.Topic, items[i].Record.Partition, items[i].Record.Offset, err)}
+			return
 		}
 	}
-	if _, ok := m.Tags["device"]; !ok && m.Device != "" {
-		s.keys = append(s.keys, "device")
+	if !gz {
+		return
 	}
-	slices.Sort(s.keys)
-	for _, k := range s.keys {
-		v, ok := m.Tags[k]
-		if !ok {
-			v = m.Device
-		}
-		s.enc.AddTag(k, v)
+	w.z.Reset()
+	w.zw.Reset(&w.z)
+	w.zw.Write(w.lines)
+	if last {
+		w.zw.Close()
+	} else {
+		w.zw.Flush()
 	}
-	s.keys = s.keys[:0]
-	for k := range m.Fields {
-		s.keys = append(s.keys, k)
-	}
-	slices.Sort(s.keys) // stable output, easier to read and test
-	for _, k := range s.keys {
-		v, ok := fieldValue(m.Fields[k])
-		if !ok {
-			s.enc.ClearErr()
-			return fmt.Errorf("field %q: value %v (%T) has no line-protocol type", k, m.Fields[k], m.Fields[k])
-		}
-		s.enc.AddField(k, v)
-	}
-	t := m.Time
-	if t.IsZero() {
-		t = m.ReceivedAt
-	}
-	s.enc.EndLine(t)
-	if err := s.enc.Err(); err != nil {
-		s.enc.ClearErr()
-		return err
-	}
-	return nil
 }
 
-func fieldValue(v any) (lineprotocol.Value, bool) {
-	switch x := v.(type) {
-	case string:
-		// Line protocol strings are UTF-8; keep what we can.
-		return lineprotocol.StringValue(strings.ToValidUTF8(x, "\uFFFD"))
-	case float64:
-		return lineprotocol.FloatValue(x) // NaN and Inf have no encoding
+// validUTF8 is s with invalid bytes replaced, without a copy when there
+// are none (always, for what the sink decoded).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
 	}
-	return lineprotocol.NewValue(v)
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // Close releases idle connections.

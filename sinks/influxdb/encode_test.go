@@ -1,0 +1,213 @@
+package influxdb
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/influxdata/line-protocol/v2/lineprotocol"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// oldEncode is the encoder as it was, over telemetry.Metric's maps, to
+// check the Point encoder against.
+func oldEncode(enc *lineprotocol.Encoder, m *telemetry.Metric) error {
+	if len(m.Fields) == 0 {
+		return nil
+	}
+	enc.StartLine(m.Measurement)
+	var keys []string
+	for k, v := range m.Tags {
+		if v != "" {
+			keys = append(keys, k)
+		}
+	}
+	if _, ok := m.Tags["device"]; !ok && m.Device != "" {
+		keys = append(keys, "device")
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, ok := m.Tags[k]
+		if !ok {
+			v = m.Device
+		}
+		enc.AddTag(k, strings.ToValidUTF8(v, "\uFFFD"))
+	}
+	keys = keys[:0]
+	for k := range m.Fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var v lineprotocol.Value
+		ok := false
+		switch x := m.Fields[k].(type) {
+		case string:
+			v, ok = lineprotocol.StringValue(strings.ToValidUTF8(x, "\uFFFD"))
+		case float64:
+			v, ok = lineprotocol.FloatValue(x)
+		default:
+			v, ok = lineprotocol.NewValue(x)
+		}
+		if !ok {
+			enc.ClearErr()
+			return fmt.Errorf("field %q has no line-protocol type", k)
+		}
+		enc.AddField(k, v)
+	}
+	t := m.Time
+	if t.IsZero() {
+		t = m.ReceivedAt
+	}
+	enc.EndLine(t)
+	if err := enc.Err(); err != nil {
+		enc.ClearErr()
+		return err
+	}
+	return nil
+}
+
+// TestEncodeMatchesOldEncoder: random metrics, odd names included, give
+// the lines (and the refusals) the map-based encoder gave.
+func TestEncodeMatchesOldEncoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	odd := []string{"", "a", "device", "site", "b c", "x,y", "k=v", `q"uote`, "tail\\", "nl\n", "caf\xe9", "é", "zz"}
+	pick := func() string { return odd[rng.IntN(len(odd))] }
+	values := []any{1.5, math.NaN(), math.Inf(1), int64(-3), uint64(1 << 63), true, false, "up", "caf\xe9", nil,
+		"a\"b\\c\nd\te\r, =", 1e21, 1e-7, math.Copysign(0, -1), float64(1 << 53), int64(math.MinInt64)}
+	var got []byte
+	var ref lineprotocol.Encoder
+	ref.SetPrecision(lineprotocol.Nanosecond)
+	lines, refused := 0, 0
+	for range 3000 {
+		m := &telemetry.Metric{Measurement: pick(), Device: pick(), Time: time.Unix(0, rng.Int64N(1e18))}
+		switch rng.IntN(8) {
+		case 0:
+			m.Time = time.Time{}
+		case 1:
+			m.Time, m.ReceivedAt = time.Time{}, time.Unix(1e9, 5)
+		case 2:
+			m.Time = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC) // past what nanoseconds hold
+		}
+		if rng.IntN(5) == 0 {
+			m.Measurement = "interface"
+		}
+		if rng.IntN(3) > 0 {
+			m.Tags = map[string]string{}
+			for range rng.IntN(4) {
+				m.Tags[pick()] = pick()
+			}
+		}
+		m.Fields = map[string]any{}
+		for range rng.IntN(4) {
+			k := pick()
+			if k == "" {
+				k = "f"
+			}
+			m.Fields[k] = values[rng.IntN(len(values))]
+		}
+		ref.Reset()
+		var err error
+		got, err = appendLine(got[:0], sinks.PointOf(m))
+		refErr := oldEncode(&ref, m)
+		if (err == nil) != (refErr == nil) {
+			t.Fatalf("%+v: err %v, old encoder %v", m, err, refErr)
+		}
+		if err == nil && !bytes.Equal(got, ref.Bytes()) {
+			t.Fatalf("%+v:\ngot  %q\nwant %q", m, got, ref.Bytes())
+		}
+		if err != nil {
+			refused++
+			if len(got) > 0 {
+				t.Fatalf("%+v: refused, yet %q", m, got)
+			}
+		} else if len(got) > 0 {
+			lines++
+		}
+	}
+	if lines < 300 || refused < 300 {
+		t.Fatalf("%d lines, %d refused: the test does not test much", lines, refused)
+	}
+}
+
+// TestParallelGzip: a batch encoded and compressed in chunks on several
+// cores is one gzip stream the standard library reads back as the lines
+// of every metric in order, whatever the chunks hold (empty ones too).
+func TestParallelGzip(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var got []byte
+	var gotErr error
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		zr, err := gzip.NewReader(r.Body)
+		if err == nil {
+			zr.Multistream(false)
+			got, err = io.ReadAll(zr)
+			if err == nil {
+				// One member: nothing after it.
+				if rest, _ := io.ReadAll(r.Body); len(rest) > 0 {
+					err = fmt.Errorf("%d bytes after the gzip member", len(rest))
+				}
+			}
+		}
+		gotErr = err
+		w.WriteHeader(204)
+	}))
+	defer hs.Close()
+	for _, gz := range []bool{true, false} {
+		d, err := New(configs.Sink{URL: hs.URL, Database: "db", Gzip: &gz}, sinks.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := d.(*Sink)
+		for _, n := range []int{1, 511, 1024, 1500, 2047, 2048, 5000} {
+			for _, emptyFrom := range []int{-1, 0, n / 3} {
+				items := make([]sinks.Item, n)
+				var want bytes.Buffer
+				for i := range items {
+					m := &telemetry.Metric{Measurement: "interface", Device: fmt.Sprintf("r%d", i%100),
+						Tags: map[string]string{"ifName": fmt.Sprintf("Ethernet%d", i)}, Time: time.Unix(0, int64(i)),
+						Fields: map[string]any{"in": float64(i) * 1.5, "n": int64(i)}}
+					if emptyFrom >= 0 && i >= emptyFrom && i < emptyFrom+n/2 {
+						m.Fields = nil // no line
+					}
+					items[i].Point = sinks.PointOf(m)
+					line, err := appendLine(nil, items[i].Point)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want.Write(line)
+				}
+				got, gotErr = nil, nil
+				if err := s.Write(context.Background(), items); err != nil {
+					t.Fatal(err)
+				}
+				if !gz {
+					continue // the server reads gzip only; checked below
+				}
+				if gotErr != nil {
+					t.Fatalf("n=%d emptyFrom=%d: %v", n, emptyFrom, gotErr)
+				}
+				if !bytes.Equal(got, want.Bytes()) {
+					t.Fatalf("n=%d emptyFrom=%d: %d bytes back, want %d", n, emptyFrom, len(got), want.Len())
+				}
+			}
+		}
+		if !gz && !bytes.Contains(s.body, []byte("interface,device=r1,ifName=Ethernet1 in=1.5,n=1i 1\n")) {
+			t.Fatalf("plain body: %.200q", s.body)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package influxdb
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/weirnet/weir/sinks"
+)
+
+// The line-protocol encoder: the bytes, checks and refusals of
+// line-protocol/v2's Encoder (a test checks they agree), without its
+// per-string counting passes and the copy of every string value.
+
+// Characters escaped, by the escape's second byte, in each part of a line.
+var measurementEsc, keyEsc, stringEsc = escapes(" ,", " ,=", "\\\"\n\r\t")
+
+func escapes(meas, key, str string) (m, k, s [256]byte) {
+	for _, c := range []byte(meas) {
+		m[c] = c
+	}
+	for _, c := range []byte(key) {
+		k[c] = c
+	}
+	for c, e := range map[byte]byte{'\\': '\\', '"': '"', '\n': 'n', '\r': 'r', '\t': 't'} {
+		s[c] = e
+	}
+	return m, k, s
+}
+
+// errOutOfRange: a time line protocol cannot carry in nanoseconds.
+var errOutOfRange = errors.New("line-protocol value out of range")
+
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// appendName appends a measurement, key or tag value escaped with esc;
+// false if line protocol cannot carry it: empty, invalid UTF-8, a control
+// character or a trailing backslash (which cannot be read back).
+func appendName(b []byte, s string, esc *[256]byte) ([]byte, bool) {
+	if s == "" || s[len(s)-1] == '\\' {
+		return b, false
+	}
+	start := 0
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7f {
+			return b, false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		} else if e := esc[c]; e != 0 {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', e)
+			start = i + 1
+		}
+	}
+	if !ascii && !utf8.ValidString(s) {
+		return b, false
+	}
+	return append(b, s[start:]...), true
+}
+
+// appendLine appends p as one line (nothing for a metric without fields):
+// measurement, tags in key order with the device as tag "device" (unless
+// a tag of that name gives it), fields in key order, typed, and the
+// device's time (else the receive time) in nanoseconds. On an error the
+// buffer is as it was.
+func appendLine(b []byte, p *sinks.Point) ([]byte, error) {
+	if len(p.Fields) == 0 {
+		return b, nil
+	}
+	start := len(b)
+	fail := func(err error) ([]byte, error) { return b[:start], err }
+	var ok bool
+	if b, ok = appendName(b, p.Measurement, &measurementEsc); !ok {
+		return fail(fmt.Errorf("invalid measurement %q", p.Measurement))
+	}
+	device := p.Device
+	if _, ok := p.Tag("device"); ok {
+		device = "" // the tag's own value wins
+	}
+	tag := func(k, v string) error {
+		b = append(b, ',')
+		if b, ok = appendName(b, k, &keyEsc); !ok {
+			return fmt.Errorf("invalid tag key %q", k)
+		}
+		b = append(b, '=')
+		if b, ok = appendName(b, validUTF8(v), &keyEsc); !ok {
+			return fmt.Errorf("invalid tag value %s=%q", k, v)
+		}
+		return nil
+	}
+	for i := range p.Tags {
+		t := &p.Tags[i]
+		if device != "" && t.Key > "device" {
+			if err := tag("device", device); err != nil {
+				return fail(err)
+			}
+			device = ""
+		}
+		// Line protocol has no empty tag values; an absent tag means
+		// the same to InfluxDB.
+		if t.Value != "" {
+			if err := tag(t.Key, t.Value); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if device != "" {
+		if err := tag("device", device); err != nil {
+			return fail(err)
+		}
+	}
+	for i := range p.Fields {
+		f := &p.Fields[i]
+		if i == 0 {
+			b = append(b, ' ')
+		} else {
+			b = append(b, ',')
+		}
+		if b, ok = appendName(b, f.Key, &keyEsc); !ok {
+			return fail(fmt.Errorf("invalid field key %q", f.Key))
+		}
+		b = append(b, '=')
+		switch f.Kind {
+		case sinks.FieldFloat:
+			x := f.Float()
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				return fail(fmt.Errorf("field %q: value %v (float) has no line-protocol type", f.Key, x))
+			}
+			b = strconv.AppendFloat(b, x, 'g', -1, 64)
+		case sinks.FieldInt:
+			b = append(strconv.AppendInt(b, f.Int(), 10), 'i')
+		case sinks.FieldUint:
+			b = append(strconv.AppendUint(b, f.Uint(), 10), 'u')
+		case sinks.FieldBool:
+			b = strconv.AppendBool(b, f.Bool())
+		case sinks.FieldString:
+			// Line protocol strings are UTF-8; keep what we can.
+			s := validUTF8(f.Str)
+			b = append(b, '"')
+			from := 0
+			for j := 0; j < len(s); j++ {
+				if e := stringEsc[s[j]]; e != 0 {
+					b = append(b, s[from:j]...)
+					b = append(b, '\\', e)
+					from = j + 1
+				}
+			}
+			b = append(b, s[from:]...)
+			b = append(b, '"')
+		default:
+			return fail(fmt.Errorf("field %q: value %v (%s) has no line-protocol type", f.Key, f.Value(), kindName(f)))
+		}
+	}
+	t := p.Time
+	if t.IsZero() {
+		t = p.ReceivedAt
+	}
+	if !t.IsZero() {
+		if t.Before(minTime) || t.After(maxTime) {
+			return fail(fmt.Errorf("timestamp %s: %w", t.Format(time.RFC3339), errOutOfRange))
+		}
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, t.UnixNano(), 10)
+	}
+	return append(b, '\n'), nil
+}
+
+func kindName(f *sinks.Field) string {
+	switch f.Kind {
+	case sinks.FieldNull:
+		return "null"
+	case sinks.FieldInvalid:
+		return f.Str
+	}
+	return "value"
+}
