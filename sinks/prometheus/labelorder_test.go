@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/telemetry"
 )
 
 // TestRemoteWriteLabelOrder: label names go out sorted with __name__ in
 // its place, also when a sanitised tag ("1x" → "_1x") sorts before it.
 func TestRemoteWriteLabelOrder(t *testing.T) {
-	r := &RemoteWrite{names: map[nameKey]string{}, labels: map[string]string{}}
-	r.appendMetric(&telemetry.Metric{Measurement: "m", Device: "d", Tags: map[string]string{"1x": "a", "site": "b"},
-		Fields: map[string]any{"f": 1.0}})
+	r := &rwWorker{names: map[nameKey]string{}}
+	r.appendPoint(sinks.PointOf(&telemetry.Metric{Measurement: "m", Device: "d", Tags: map[string]string{"1x": "a", "site": "b"},
+		Fields: map[string]any{"f": 1.0}}))
 	under := bytes.Index(r.body, []byte("_1x"))
 	name := bytes.Index(r.body, []byte("__name__"))
 	site := bytes.Index(r.body, []byte("site"))

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -71,11 +72,12 @@ func (s *Sink) Collector() *Collector { return s.col }
 // Accepts takes metrics only.
 func (s *Sink) Accepts(schema string) bool { return schema == telemetry.SchemaMetric }
 
+// Points: metrics come as sinks.Point, walked without maps.
+func (s *Sink) Points() bool { return true }
+
 // Write stores the latest values; it cannot fail.
 func (s *Sink) Write(_ context.Context, items []sinks.Item) error {
-	for i := range items {
-		s.col.Update(items[i].Metric)
-	}
+	s.col.UpdateItems(items)
 	return nil
 }
 
@@ -134,11 +136,32 @@ type Collector struct {
 	mu       sync.Mutex
 	lastSize int // bytes of the last exposition, to size the next
 	families map[string]*family
-	scratch  []string
 	// Sanitising is a third of an update; the distinct measurement,
-	// field and tag names are few, so remember the results.
-	names  map[nameKey]string
-	labels map[string]string
+	// field and tag names are few, so remember the results: the family
+	// of each (measurement, field, counter) and the label name of each
+	// tag key.
+	byName  map[nameKey]*family
+	labeler labeler
+	// The series by label set, so that an update hashes its labels once
+	// rather than once per field; and the families of the fields of the
+	// update before, by position, which the next one usually repeats.
+	sets    map[string]*seriesSet
+	lastFam []famAt
+	key     []byte
+}
+
+type famAt struct {
+	nk nameKey
+	f  *family
+}
+
+// seriesSet is the series of one label set, one per family it has a
+// value in.
+type seriesSet struct {
+	key    string
+	labels []label
+	text   string
+	series []*series
 }
 
 type nameKey struct {
@@ -150,106 +173,220 @@ type family struct {
 	name    string
 	help    string
 	counter bool
-	series  map[string]*series // by label values joined
+	series  map[string]*series // by label names and values joined
+	dropped bool               // no longer in families
 }
 
 type series struct {
-	labels  map[string]string
-	text    string // `{a="x",b="y"}` for the text exposition, made once
+	fam     *family
+	labels  []label // sorted by name; those of its seriesSet
+	text    string  // `{a="x",b="y"}` for the text exposition, made once
 	value   float64
 	updated time.Time
+	dropped bool // stale: no longer in its family
 }
 
 // NewCollector makes an empty collector.
 func NewCollector(namespace string, staleness time.Duration, now func() time.Time) *Collector {
 	return &Collector{namespace: namespace, staleness: staleness, now: now, families: map[string]*family{},
-		names: map[nameKey]string{}, labels: map[string]string{}}
+		byName: map[nameKey]*family{}, sets: map[string]*seriesSet{}}
 }
 
 // Update records the numeric fields of m; strings have no Prometheus value
 // and are skipped, booleans become 0 or 1.
-func (c *Collector) Update(m *telemetry.Metric) {
+func (c *Collector) Update(m *telemetry.Metric) { c.UpdatePoint(sinks.PointOf(m)) }
+
+// UpdatePoint is Update for a sinks.Point.
+func (c *Collector) UpdatePoint(p *sinks.Point) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	labels := make(map[string]string, len(m.Tags)+1)
-	for k, v := range m.Tags {
-		if v != "" {
-			ln, ok := c.labels[k]
-			if !ok {
-				ln = LabelName(k)
-				c.labels[k] = ln
+	c.update(p, now)
+}
+
+// UpdateItems updates the metrics of a batch under one lock and one clock
+// reading.
+func (c *Collector) UpdateItems(items []sinks.Item) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range items {
+		p := items[i].Point
+		if p == nil {
+			if items[i].Metric == nil {
+				continue
 			}
-			labels[ln] = strings.ToValidUTF8(v, "\uFFFD")
+			p = sinks.PointOf(items[i].Metric)
 		}
+		c.update(p, now)
 	}
-	if _, ok := labels["device"]; !ok && m.Device != "" {
-		labels["device"] = strings.ToValidUTF8(m.Device, "\uFFFD")
+}
+
+func (c *Collector) update(p *sinks.Point, now time.Time) {
+	labels := c.labeler.labels(p)
+	c.key = appendSeriesKey(c.key[:0], labels)
+	set := c.sets[string(c.key)]
+	if set == nil {
+		kept := slices.Clone(labels)
+		set = &seriesSet{key: string(c.key), labels: kept, text: labelText(kept)}
+		c.sets[set.key] = set
 	}
-	key := c.seriesKey(labels)
-	text := ""
-	for field, v := range m.Fields {
-		var x float64
-		switch v := v.(type) {
-		case float64:
-			x = v
-		case int64:
-			x = float64(v)
-		case uint64:
-			x = float64(v)
-		case int:
-			x = float64(v)
-		case bool:
-			if v {
-				x = 1
-			}
-		default:
+	for i := range p.Fields {
+		fd := &p.Fields[i]
+		x, ok := fd.Number()
+		if !ok {
 			continue
 		}
-		counter := slices.Contains(m.Counters, field)
-		nk := nameKey{m.Measurement, field, counter}
-		name, ok := c.names[nk]
-		if !ok {
-			name = MetricName(c.namespace, m.Measurement, field, counter)
-			c.names[nk] = name
-		}
-		f := c.families[name]
-		if f == nil {
-			kind := "gauge"
-			if counter {
-				kind = "counter"
+		f := c.familyAt(i, nameKey{p.Measurement, fd.Key, fd.Counter})
+		var s *series
+		for _, t := range set.series {
+			if t.fam == f {
+				s = t
+				break
 			}
-			// The first type seen wins: one name has one type.
-			f = &family{name: name, counter: counter, series: map[string]*series{},
-				help: fmt.Sprintf("weir: %s field %s of measurement %s.", kind, field, m.Measurement)}
-			c.families[name] = f
 		}
-		s := f.series[key]
-		if s == nil {
-			if text == "" && len(labels) > 0 {
-				text = labelText(c.scratch, labels) // c.scratch: sorted by seriesKey
-			}
-			s = &series{labels: labels, text: text}
-			f.series[key] = s
+		switch {
+		case s == nil:
+			s = &series{fam: f, labels: set.labels, text: set.text}
+			set.series = append(set.series, s)
+			f.series[set.key] = s
+		case s.dropped:
+			s.dropped = false
+			f.series[set.key] = s
 		}
 		s.value, s.updated = x, now
 	}
 }
 
-func (c *Collector) seriesKey(labels map[string]string) string {
-	c.scratch = c.scratch[:0]
-	for k := range labels {
-		c.scratch = append(c.scratch, k)
+// familyAt is the family of the i-th field of an update, nk.
+func (c *Collector) familyAt(i int, nk nameKey) *family {
+	if i < len(c.lastFam) {
+		if at := &c.lastFam[i]; at.nk == nk && !at.f.dropped {
+			return at.f
+		}
 	}
-	slices.Sort(c.scratch)
-	var b strings.Builder
-	for _, k := range c.scratch {
-		b.WriteString(k)
-		b.WriteByte(0xff)
-		b.WriteString(labels[k])
-		b.WriteByte(0xfe)
+	f := c.byName[nk]
+	if f == nil || f.dropped {
+		f = c.family(nk)
 	}
-	return b.String()
+	if i < len(c.lastFam) {
+		c.lastFam[i] = famAt{nk, f}
+	} else if i == len(c.lastFam) && i < 64 {
+		c.lastFam = append(c.lastFam, famAt{nk, f})
+	}
+	return f
+}
+
+// dropSeries removes a stale series from its family.
+func (c *Collector) dropSeries(f *family, key string, s *series) {
+	delete(f.series, key)
+	s.dropped = true
+}
+
+// family finds or makes the family of nk and remembers it.
+func (c *Collector) family(nk nameKey) *family {
+	name := MetricName(c.namespace, nk.measurement, nk.field, nk.counter)
+	f := c.families[name]
+	if f == nil {
+		kind := "gauge"
+		if nk.counter {
+			kind = "counter"
+		}
+		// The first type seen wins: one name has one type.
+		f = &family{name: name, counter: nk.counter, series: map[string]*series{},
+			help: fmt.Sprintf("weir: %s field %s of measurement %s.", kind, nk.field, nk.measurement)}
+		c.families[name] = f
+	}
+	c.byName[nk] = f
+	return f
+}
+
+// dropFamily removes a family without series.
+func (c *Collector) dropFamily(f *family) {
+	delete(c.families, f.name)
+	f.dropped = true
+	if len(c.byName) > 4*len(c.families)+1024 {
+		// Forget the names of families long gone.
+		for nk, f := range c.byName {
+			if f.dropped {
+				delete(c.byName, nk)
+			}
+		}
+	}
+}
+
+func appendSeriesKey(b []byte, labels []label) []byte {
+	for _, l := range labels {
+		b = append(b, l.name...)
+		b = append(b, 0xff)
+		b = append(b, l.value...)
+		b = append(b, 0xfe)
+	}
+	return b
+}
+
+type label struct{ name, value string }
+
+// labeler makes the labels of a metric: its tags with values, names
+// sanitised, and the device unless a tag already gives a "device" label;
+// sorted by name, one label per name (when two tags sanitise to one name,
+// the later in key order wins). The label names are remembered by tag
+// key; the result is scratch, valid until the next call.
+type labeler struct {
+	names map[string]string
+	lbl   []label
+}
+
+func (l *labeler) labels(p *sinks.Point) []label {
+	if l.names == nil {
+		l.names = map[string]string{}
+	}
+	lbl := l.lbl[:0]
+	device := p.Device != ""
+	for _, t := range p.Tags {
+		if t.Value == "" {
+			continue
+		}
+		ln, ok := l.names[t.Key]
+		if !ok {
+			ln = LabelName(t.Key)
+			if len(l.names) > 1<<16 {
+				clear(l.names)
+			}
+			l.names[t.Key] = ln
+		}
+		if ln == "device" {
+			device = false
+		}
+		lbl = append(lbl, label{ln, validUTF8(t.Value)})
+	}
+	if device {
+		lbl = append(lbl, label{"device", validUTF8(p.Device)})
+	}
+	if !slices.IsSortedFunc(lbl, compareLabels) {
+		slices.SortStableFunc(lbl, compareLabels)
+	}
+	// One label per name: the last of equal names.
+	out := lbl[:0]
+	for i, x := range lbl {
+		if i+1 < len(lbl) && lbl[i+1].name == x.name {
+			continue
+		}
+		out = append(out, x)
+	}
+	l.lbl = out
+	return out
+}
+
+func compareLabels(a, b label) int { return strings.Compare(a.name, b.name) }
+
+// validUTF8 is s with invalid bytes replaced, without a copy when there
+// are none.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // Describe sends nothing: the collector is unchecked.
@@ -262,19 +399,19 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cutoff := c.now().Add(-c.staleness)
-	for name, f := range c.families {
+	for _, f := range c.families {
 		names := map[string]bool{}
 		for k, s := range f.series {
 			if s.updated.Before(cutoff) {
-				delete(f.series, k)
+				c.dropSeries(f, k, s)
 				continue
 			}
-			for l := range s.labels {
-				names[l] = true
+			for _, l := range s.labels {
+				names[l.name] = true
 			}
 		}
 		if len(f.series) == 0 {
-			delete(c.families, name)
+			c.dropFamily(f)
 			continue
 		}
 		labelNames := make([]string, 0, len(names))
@@ -290,7 +427,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		values := make([]string, len(labelNames))
 		for _, s := range f.series {
 			for i, l := range labelNames {
-				values[i] = s.labels[l]
+				values[i] = ""
+				if j, ok := slices.BinarySearchFunc(s.labels, l, func(x label, n string) int { return strings.Compare(x.name, n) }); ok {
+					values[i] = s.labels[j].value
+				}
 			}
 			m, err := prometheus.NewConstMetric(desc, vt, s.value, values...)
 			if err != nil {
@@ -302,18 +442,21 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// labelText renders labels in exposition syntax, names in order.
-func labelText(names []string, labels map[string]string) string {
+// labelText renders labels in exposition syntax ("" for none).
+func labelText(labels []label) string {
+	if len(labels) == 0 {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteByte('{')
-	for i, k := range names {
+	for i, l := range labels {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(k)
+		b.WriteString(l.name)
 		b.WriteString(`="`)
-		for j := 0; j < len(labels[k]); j++ {
-			switch c := labels[k][j]; c {
+		for j := 0; j < len(l.value); j++ {
+			switch c := l.value[j]; c {
 			case '\\':
 				b.WriteString(`\\`)
 			case '"':
@@ -362,11 +505,11 @@ func (c *Collector) render() []byte {
 		f := c.families[name]
 		for k, s := range f.series {
 			if s.updated.Before(cutoff) {
-				delete(f.series, k)
+				c.dropSeries(f, k, s)
 			}
 		}
 		if len(f.series) == 0 {
-			delete(c.families, name)
+			c.dropFamily(f)
 			continue
 		}
 		kind := "gauge"
@@ -409,14 +552,21 @@ func (c *Collector) Sweep() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cutoff := c.now().Add(-c.staleness)
-	for name, f := range c.families {
+	for _, f := range c.families {
 		for k, s := range f.series {
 			if s.updated.Before(cutoff) {
-				delete(f.series, k)
+				c.dropSeries(f, k, s)
 			}
 		}
 		if len(f.series) == 0 {
-			delete(c.families, name)
+			c.dropFamily(f)
+		}
+	}
+	// Forget the label sets whose series are all gone.
+	for k, set := range c.sets {
+		set.series = slices.DeleteFunc(set.series, func(s *series) bool { return s.dropped })
+		if len(set.series) == 0 {
+			delete(c.sets, k)
 		}
 	}
 }

@@ -3,18 +3,18 @@ package prometheus
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"math"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/s2"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/httpx"
+	"github.com/weirnet/weir/sinks/internal/par"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -34,11 +34,21 @@ type RemoteWrite struct {
 	headers   map[string]string
 	client    *http.Client
 
-	body, ts, compressed []byte
-	names                map[nameKey]string
-	labels               map[string]string
-	keys                 []string
+	workers    []*rwWorker
+	compressed []byte
 }
+
+// rwWorker encodes and compresses one chunk of a batch: the chunks of a
+// large batch are encoded at once, on every core.
+type rwWorker struct {
+	namespace   string
+	body, lb, z []byte
+	names       map[nameKey]string
+	labeler     labeler
+}
+
+// minChunk is the least metrics a worker takes.
+const minChunk = 512
 
 // NewRemoteWrite builds the remote-write sink of cfg.
 func NewRemoteWrite(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
@@ -46,24 +56,43 @@ func NewRemoteWrite(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: &http.Client{Timeout: timeout},
-		names: map[nameKey]string{}, labels: map[string]string{}}, nil
+	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: &http.Client{Timeout: timeout}}, nil
 }
 
 // Accepts takes metrics only.
 func (r *RemoteWrite) Accepts(schema string) bool { return schema == telemetry.SchemaMetric }
 
+// Points: metrics come as sinks.Point, walked without maps.
+func (r *RemoteWrite) Points() bool { return true }
+
 // Write pushes the batch as one request.
 func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
-	r.body = r.body[:0]
-	for i := range items {
-		r.appendMetric(items[i].Metric)
+	k := par.Chunks(len(items), minChunk)
+	for len(r.workers) < k {
+		r.workers = append(r.workers, &rwWorker{namespace: r.namespace, names: map[nameKey]string{}})
 	}
-	if len(r.body) == 0 {
+	workers := r.workers[:k]
+	par.Do(len(items), minChunk, func(w, lo, hi int) { workers[w].run(items[lo:hi]) })
+	n := 0
+	for _, w := range workers {
+		n += len(w.body)
+	}
+	if n == 0 {
 		return nil
 	}
-	r.compressed = snappy.Encode(r.compressed[:cap(r.compressed)], r.body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(r.compressed))
+	body := workers[0].z
+	if k > 1 {
+		// One snappy block: the length of everything, then the
+		// chunks' elements one after the other (a chunk's copies
+		// only reach back into the chunk itself).
+		body = binary.AppendUvarint(r.compressed[:0], uint64(n))
+		for _, w := range workers {
+			_, hdr := binary.Uvarint(w.z)
+			body = append(body, w.z[hdr:]...)
+		}
+		r.compressed = body
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
 	if err != nil {
 		return &sinks.RejectedError{Reason: "request", Err: err}
 	}
@@ -81,106 +110,104 @@ func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
 	return httpx.Classify("remote write sink", resp, time.Now())
 }
 
-// appendMetric appends one TimeSeries (field 1 of WriteRequest) per numeric
-// field: labels (name 1, value 2) sorted by name with __name__ first, as the
-// protocol requires, and one sample (value 1 double, timestamp 2 ms).
-func (r *RemoteWrite) appendMetric(m *telemetry.Metric) {
-	t := m.Time
+// run encodes items as TimeSeries of a WriteRequest and compresses them
+// as a snappy block, in s2's fastest mode: several times faster than the
+// "better" mode snappy.Encode uses, for a few percent of bytes.
+func (w *rwWorker) run(items []sinks.Item) {
+	w.body = w.body[:0]
+	for i := range items {
+		p := items[i].Point
+		if p == nil {
+			if items[i].Metric == nil {
+				continue
+			}
+			p = sinks.PointOf(items[i].Metric)
+		}
+		w.appendPoint(p)
+	}
+	if n := s2.MaxEncodedLen(len(w.body)); cap(w.z) < n {
+		w.z = make([]byte, n)
+	}
+	w.z = s2.EncodeSnappy(w.z[:cap(w.z)], w.body)
+}
+
+// appendPoint appends one TimeSeries (field 1 of WriteRequest) per numeric
+// field: labels (name 1, value 2) sorted by name with __name__ in its
+// place, as the protocol requires, and one sample (value 1 double,
+// timestamp 2 ms). The labels other than __name__ are encoded once per
+// metric, and every message is written in place, its size computed first.
+func (w *rwWorker) appendPoint(p *sinks.Point) {
+	t := p.Time
 	if t.IsZero() {
-		t = m.ReceivedAt
+		t = p.ReceivedAt
 	}
 	if t.IsZero() {
 		t = time.Now()
 	}
-	ms := t.UnixMilli()
-	// Label names, sanitised once per distinct tag key.
-	lv := make(map[string]string, len(m.Tags)+1)
-	for k, v := range m.Tags {
-		if v == "" {
-			continue
+	ms := uint64(t.UnixMilli())
+	// Labels sorted by name, __name__ included: a sanitised label such
+	// as "_1x" sorts before it, and receivers (Mimir, Cortex) refuse
+	// out-of-order label names.
+	labels := w.labeler.labels(p)
+	w.lb = w.lb[:0]
+	split := -1
+	for _, l := range labels {
+		if split < 0 && l.name > "__name__" {
+			split = len(w.lb)
 		}
-		ln, ok := r.labels[k]
-		if !ok {
-			ln = LabelName(k)
-			r.labels[k] = ln
-		}
-		lv[ln] = strings.ToValidUTF8(v, "\uFFFD")
+		w.lb = appendLabel(w.lb, l.name, l.value)
 	}
-	if _, ok := lv["device"]; !ok && m.Device != "" {
-		lv["device"] = strings.ToValidUTF8(m.Device, "\uFFFD")
+	if split < 0 {
+		split = len(w.lb)
 	}
-	r.keys = r.keys[:0]
-	for k := range lv {
-		r.keys = append(r.keys, k)
-	}
-	slices.Sort(r.keys)
-	for field, v := range m.Fields {
-		x, ok := number(v)
+	sampleLen := 1 + 8 + 1 + protowire.SizeVarint(ms)
+	for i := range p.Fields {
+		f := &p.Fields[i]
+		x, ok := f.Number()
 		if !ok {
 			continue
 		}
-		counter := slices.Contains(m.Counters, field)
-		nk := nameKey{m.Measurement, field, counter}
-		name, ok := r.names[nk]
+		nk := nameKey{p.Measurement, f.Key, f.Counter}
+		name, ok := w.names[nk]
 		if !ok {
-			name = MetricName(r.namespace, m.Measurement, field, counter)
-			r.names[nk] = name
-		}
-		// Labels sorted by name, __name__ included: a sanitised label
-		// such as "_1x" sorts before it, and receivers (Mimir, Cortex)
-		// refuse out-of-order label names.
-		ts := r.ts[:0]
-		named := false
-		for _, k := range r.keys {
-			if !named && k > "__name__" {
-				ts = appendLabel(ts, "__name__", name)
-				named = true
+			name = MetricName(w.namespace, p.Measurement, f.Key, f.Counter)
+			if len(w.names) > 1<<16 {
+				clear(w.names)
 			}
-			ts = appendLabel(ts, k, lv[k])
+			w.names[nk] = name
 		}
-		if !named {
-			ts = appendLabel(ts, "__name__", name)
-		}
-		var sample []byte
-		sample = protowire.AppendTag(sample, 1, protowire.Fixed64Type)
-		sample = protowire.AppendFixed64(sample, math.Float64bits(x))
-		sample = protowire.AppendTag(sample, 2, protowire.VarintType)
-		sample = protowire.AppendVarint(sample, uint64(ms))
-		ts = protowire.AppendTag(ts, 2, protowire.BytesType)
-		ts = protowire.AppendBytes(ts, sample)
-		r.ts = ts
-		r.body = protowire.AppendTag(r.body, 1, protowire.BytesType)
-		r.body = protowire.AppendBytes(r.body, ts)
+		tsLen := len(w.lb) + labelSize("__name__", name) + 1 + protowire.SizeVarint(uint64(sampleLen)) + sampleLen
+		b := w.body
+		b = protowire.AppendTag(b, 1, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(tsLen))
+		b = append(b, w.lb[:split]...)
+		b = appendLabel(b, "__name__", name)
+		b = append(b, w.lb[split:]...)
+		b = protowire.AppendTag(b, 2, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(sampleLen))
+		b = protowire.AppendTag(b, 1, protowire.Fixed64Type)
+		b = protowire.AppendFixed64(b, math.Float64bits(x))
+		b = protowire.AppendTag(b, 2, protowire.VarintType)
+		b = protowire.AppendVarint(b, ms)
+		w.body = b
 	}
+}
+
+// labelSize is the size of a Label message with its tag and length, as
+// TimeSeries field 1.
+func labelSize(name, value string) int {
+	n := 1 + protowire.SizeVarint(uint64(len(name))) + len(name) + 1 + protowire.SizeVarint(uint64(len(value))) + len(value)
+	return 1 + protowire.SizeVarint(uint64(n)) + n
 }
 
 func appendLabel(b []byte, name, value string) []byte {
-	var l []byte
-	l = protowire.AppendTag(l, 1, protowire.BytesType)
-	l = protowire.AppendString(l, name)
-	l = protowire.AppendTag(l, 2, protowire.BytesType)
-	l = protowire.AppendString(l, value)
+	n := 1 + protowire.SizeVarint(uint64(len(name))) + len(name) + 1 + protowire.SizeVarint(uint64(len(value))) + len(value)
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	return protowire.AppendBytes(b, l)
-}
-
-func number(v any) (float64, bool) {
-	switch v := v.(type) {
-	case float64:
-		return v, true
-	case int64:
-		return float64(v), true
-	case uint64:
-		return float64(v), true
-	case int:
-		return float64(v), true
-	case bool:
-		if v {
-			return 1, true
-		}
-		return 0, true
-	}
-	return 0, false
+	b = protowire.AppendVarint(b, uint64(n))
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendString(b, name)
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	return protowire.AppendString(b, value)
 }
 
 // Close releases idle connections.
