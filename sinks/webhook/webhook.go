@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -45,6 +47,23 @@ type Sink struct {
 	mu     sync.Mutex // active and posting, shared with Run's re-sends
 	active map[string]Alert
 	buf    bytes.Buffer
+	// Scratch of writeAlerts, reused from batch to batch.
+	body  []byte
+	keys  []byte
+	lbls  []kv
+	batch []alertRef
+}
+
+type kv struct{ k, v string }
+
+// alertRef is one alert of the batch being posted: where its key and
+// labels are in the scratch, for the bookkeeping once it is accepted.
+type alertRef struct {
+	keyFrom, keyTo int
+	lblFrom, lblTo int
+	event          *telemetry.Event
+	resolved       bool
+	at             time.Time
 }
 
 // Alert is an Alertmanager v2 postable alert.
@@ -133,74 +152,153 @@ func resolvable(typ string) bool {
 	return strings.HasSuffix(typ, "_down") || strings.HasSuffix(typ, "_flapping") || typ == "device_unreachable"
 }
 
-// labels of the alert: the same for the firing and the resolving event,
-// since Alertmanager matches them by their labels. Severity differs between
-// the two, so it is an annotation.
-func labels(alertname string, e *telemetry.Event) map[string]string {
-	l := make(map[string]string, len(e.Tags)+3)
+// appendLabels appends the labels of the alert, sorted by name: the same
+// for the firing and the resolving event, since Alertmanager matches them
+// by their labels (severity differs between the two, so it is an
+// annotation). The event's tags with values, then alertname, device and
+// object (if any) over tags of those names.
+func appendLabels(dst []kv, alertname string, e *telemetry.Event) []kv {
+	from := len(dst)
 	for k, v := range e.Tags {
-		if v != "" {
-			l[k] = v
+		if v != "" && k != "alertname" && k != "device" && (k != "object" || e.Object == "") {
+			dst = append(dst, kv{k, v})
 		}
 	}
-	l["alertname"] = alertname
-	l["device"] = e.Device
+	dst = append(dst, kv{"alertname", alertname}, kv{"device", e.Device})
 	if e.Object != "" {
-		l["object"] = e.Object
+		dst = append(dst, kv{"object", e.Object})
 	}
-	return l
+	slices.SortFunc(dst[from:], func(a, b kv) int { return strings.Compare(a.k, b.k) })
+	return dst
+}
+
+// appendKey appends what alertKey gives for these labels.
+func appendKey(dst []byte, alertname string, e *telemetry.Event) []byte {
+	dst = append(dst, alertname...)
+	dst = append(dst, 0)
+	dst = append(dst, e.Device...)
+	dst = append(dst, 0)
+	if e.Object != "" {
+		return append(dst, e.Object...)
+	}
+	return append(dst, e.Tags["object"]...)
 }
 
 func alertKey(l map[string]string) string {
 	return l["alertname"] + "\x00" + l["device"] + "\x00" + l["object"]
 }
 
+// writeAlerts posts the batch's events as alerts, encoded straight into a
+// reused buffer (the same bytes json.Marshal of []Alert gives); the maps of
+// an Alert are only made for the firing alerts it starts to remember.
 func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
-	alerts := make([]Alert, 0, len(items))
+	b := append(s.body[:0], '[')
+	s.keys, s.lbls, s.batch = s.keys[:0], s.lbls[:0], s.batch[:0]
+	var err error
 	for i := range items {
 		e := items[i].Event
 		at := e.Time
 		if at.IsZero() {
 			at = s.now()
 		}
-		if name, ok := resolves(e.Type); ok {
-			l := labels(name, e)
-			a := Alert{Labels: l, StartsAt: at, EndsAt: &at,
-				Annotations: map[string]string{"summary": e.Message, "resolved_by": e.Type}}
-			if prev, ok := s.active[alertKey(l)]; ok {
-				a.StartsAt = prev.StartsAt
-				a.Labels = prev.Labels
+		if i > 0 {
+			b = append(b, ',')
+		}
+		name, resolved := resolves(e.Type)
+		if !resolved {
+			name = e.Type
+		}
+		ref := alertRef{event: e, resolved: resolved, at: at, keyFrom: len(s.keys), lblFrom: len(s.lbls)}
+		s.keys = appendKey(s.keys, name, e)
+		s.lbls = appendLabels(s.lbls, name, e)
+		ref.keyTo, ref.lblTo = len(s.keys), len(s.lbls)
+		s.batch = append(s.batch, ref)
+		startsAt := at
+		b = append(b, `{"labels":`...)
+		if prev, ok := s.active[string(s.keys[ref.keyFrom:ref.keyTo])]; resolved && ok {
+			startsAt = prev.StartsAt
+			b = appendMap(b, prev.Labels)
+		} else {
+			b = appendKVs(b, s.lbls[ref.lblFrom:ref.lblTo])
+		}
+		b = append(b, `,"annotations":{`...)
+		if resolved {
+			b = appendKV(b, "resolved_by", e.Type)
+			b = append(b, ',')
+			b = appendKV(b, "summary", e.Message)
+		} else {
+			b = append(b, `"cause":"`...)
+			b = appendStringBody(b, e.Cause.Topic)
+			b = append(b, '/')
+			b = strconv.AppendInt(b, int64(e.Cause.Partition), 10)
+			b = append(b, '@')
+			b = strconv.AppendInt(b, e.Cause.Offset, 10)
+			b = append(b, '"')
+			if e.Count > 0 {
+				b = append(b, `,"count":"`...)
+				b = strconv.AppendInt(b, int64(e.Count), 10)
+				b = append(b, '"')
 			}
-			alerts = append(alerts, a)
-			continue
+			if e.Severity != "" {
+				b = append(b, ',')
+				b = appendKV(b, "severity", e.Severity)
+			}
+			b = append(b, ',')
+			b = appendKV(b, "summary", e.Message)
 		}
-		l := labels(e.Type, e)
-		ann := map[string]string{"summary": e.Message}
-		if e.Severity != "" {
-			ann["severity"] = e.Severity
+		b = append(b, `},"startsAt":`...)
+		if b, err = appendTime(b, startsAt); err != nil {
+			break
 		}
-		if e.Count > 0 {
-			ann["count"] = fmt.Sprint(e.Count)
+		if resolved {
+			b = append(b, `,"endsAt":`...)
+			if b, err = appendTime(b, at); err != nil {
+				break
+			}
 		}
-		ann["cause"] = fmt.Sprintf("%s/%d@%d", e.Cause.Topic, e.Cause.Partition, e.Cause.Offset)
-		alerts = append(alerts, Alert{Labels: l, Annotations: ann, StartsAt: at})
+		b = append(b, '}')
 	}
-	body, err := json.Marshal(alerts)
+	b = append(b, ']')
+	s.body = b
 	if err != nil {
-		return &sinks.RejectedError{Reason: "encode", Err: err}
+		return &sinks.RejectedError{Reason: "encode", Err: fmt.Errorf("alert time: %w", err)}
 	}
-	if err := s.post(ctx, body); err != nil {
+	if err := s.post(ctx, b); err != nil {
 		return err
 	}
 	// Only once Alertmanager has them: a retry must send the same.
-	for _, a := range alerts {
-		if a.EndsAt != nil {
-			delete(s.active, alertKey(a.Labels))
-		} else if _, ok := s.active[alertKey(a.Labels)]; !ok && resolvable(a.Labels["alertname"]) {
-			s.active[alertKey(a.Labels)] = a
+	for i := range s.batch {
+		ref := &s.batch[i]
+		key := s.keys[ref.keyFrom:ref.keyTo]
+		_, active := s.active[string(key)]
+		switch {
+		case ref.resolved:
+			if active {
+				delete(s.active, string(key))
+			}
+		case !active && resolvable(ref.event.Type):
+			e := ref.event
+			l := make(map[string]string, ref.lblTo-ref.lblFrom)
+			for _, x := range s.lbls[ref.lblFrom:ref.lblTo] {
+				l[x.k] = x.v
+			}
+			s.active[string(key)] = Alert{Labels: l, Annotations: annotations(e), StartsAt: ref.at}
 		}
 	}
 	return nil
+}
+
+// annotations of a firing alert.
+func annotations(e *telemetry.Event) map[string]string {
+	ann := map[string]string{"summary": e.Message}
+	if e.Severity != "" {
+		ann["severity"] = e.Severity
+	}
+	if e.Count > 0 {
+		ann["count"] = strconv.Itoa(e.Count)
+	}
+	ann["cause"] = fmt.Sprintf("%s/%d@%d", e.Cause.Topic, e.Cause.Partition, e.Cause.Offset)
+	return ann
 }
 
 func (s *Sink) post(ctx context.Context, body []byte) error {
