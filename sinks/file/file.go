@@ -6,7 +6,6 @@ package file
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
@@ -292,6 +293,10 @@ func gzipFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("file sink: gzip: %w", err)
 	}
+	// klauspost/compress's gzip at its default level: on event lines
+	// 3.7x faster than compress/gzip's, output 13% larger (5.3% of the
+	// input instead of 4.7%). Compressing the rotated file was 40% of
+	// the sink's time.
 	zw := gzip.NewWriter(out)
 	_, err = io.Copy(zw, in)
 	if err == nil {
