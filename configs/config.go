@@ -312,6 +312,13 @@ func (c *Config) validate(root *yaml.Node) error {
 	c.Syslog.validate(add)
 	c.Enrich.validate(add)
 	c.validateCluster(add)
+	sinkNames := map[string]bool{}
+	for _, s := range c.Sinks {
+		if s.Name != "" && sinkNames[s.Name] {
+			add("sinks", "two sinks are named %q; each needs its own name (it names the consumer group sink-<name>)", s.Name)
+		}
+		sinkNames[s.Name] = true
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

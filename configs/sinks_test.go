@@ -50,6 +50,7 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - type: influxdb\n    name: a\n    url: ftp://x\n    database: d\n    topics: [x]\n", "line 4: sink \"a\": url: must be an http"},
 		{"sinks:\n  - type: prometheus\n    name: p\n    topics: []\n    listen: 127.0.0.1:1\n", "line 4: sink \"p\": topics: at least one"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{.Foo'\n", "line 6: sink \"w\": template:"},
+		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: a, path: /tmp/y, topics: [y]}\n", "sinks: two sinks are named \"a\""},
 	} {
 		_, err := Parse([]byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
