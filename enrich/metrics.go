@@ -29,6 +29,7 @@ type MetricsWorker struct {
 	logger   *slog.Logger
 	m        *workerMetrics
 	memberID string
+	session  time.Duration
 	det      *detector
 	evEnc    eventRecords
 	keys     []string // scratch for sorting map keys
@@ -52,7 +53,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	}
 	return &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics,
-		logger: w.logger, m: w.m, memberID: w.memberID, det: w.det,
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det,
 		rates: newRates(), state: map[string]int64{}, uptimes: map[string]uint32{},
 		rateOf: map[string]float64{}, rateNames: map[string]string{},
 	}
@@ -60,37 +61,27 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 
 // Run consumes until ctx ends.
 func (w *MetricsWorker) Run(ctx context.Context) error {
-	w.out = newOutputs(w.b, w.input, w.logger, w.m)
+	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session), w.logger)
+	if err != nil || m == nil {
+		return err
+	}
+	defer m.close()
+	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
 		return err
 	}
-	var opts []broker.ConsumerOption
-	if w.memberID != "" {
-		opts = append(opts, broker.WithMemberID(w.memberID))
-	}
-	c, err := joinGroup(ctx, w.b, []string{w.input}, opts, w.logger)
-	if err != nil || c == nil {
-		return err
-	}
-	defer c.Close()
 	var metrics, events []outRecord
 	for {
-		recs, ok := poll(ctx, c, 0, w.logger)
+		recs, ok := poll(ctx, m.c, 0, w.logger)
 		if !ok {
 			return nil
 		}
 		start := time.Now()
-		w.out.track(c.Assigned())
+		w.out.track(m.c.Assigned())
 		metrics, events = w.enrichBatch(recs, metrics[:0], events[:0])
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
-		if err := w.out.publish(ctx, w.metrics, metrics); err != nil {
+		if !w.out.deliver(ctx, m, outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events}) {
 			return nil
-		}
-		if err := w.out.publish(ctx, w.topics.Events, events); err != nil {
-			return nil
-		}
-		if err := c.Commit(ctx); err != nil {
-			w.logger.Error("enrich: commit failed; the batch will be enriched again", slog.Any("error", err))
 		}
 		if now := time.Now(); now.Sub(w.lastSeen) > time.Hour {
 			w.rates.forget(now.Add(-time.Hour)) // devices gone for an hour
@@ -105,10 +96,15 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outRecord) ([]outRecord, []outRecord) {
 	for i := range recs {
 		r := &recs[i]
+		var replayed bool
+		if metrics, events, replayed = w.out.replay.get(r, metrics, events); replayed {
+			continue
+		}
 		m, evs, ok := w.enrich(r)
 		if !ok {
 			continue
 		}
+		m0, e0 := len(metrics), len(events)
 		metrics, w.keys = appendMetricRecord(metrics, w.keys, &m, r)
 		for _, view := range interfaceView(&m) {
 			metrics, w.keys = appendMetricRecord(metrics, w.keys, &view, r)
@@ -118,6 +114,7 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 			}
 		}
+		w.out.replay.put(r, metrics[m0:], events[e0:])
 	}
 	return metrics, events
 }

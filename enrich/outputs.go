@@ -12,21 +12,40 @@ import (
 	"github.com/weirnet/weir/broker"
 )
 
-// outputs publishes a worker's derived records exactly once. The output
-// topics get the input topic's partition count, and what comes from input
-// partition P goes to output partition P. Every output record carries its
-// input position in the src_offset header ("raw.syslog:1234"). A worker
-// that takes over input partition P reads the last src_offset of its input
-// in each output partition P and, while it reprocesses from the committed
-// offset, skips what is already published: a crash between publishing and
-// committing neither loses nor duplicates derived records. If an output
-// topic exists with another partition count, delivery falls back to at
-// least once, keyed by device, and the log says so.
+// outputs publishes a worker's derived records exactly once, by one of two
+// methods.
+//
+// With transactions (a broker.TxnConsumer: the Kafka cluster backend), a
+// batch's outputs are produced and its input offsets committed in one
+// transaction: both or neither. An aborted transaction (a rebalance, a
+// failure) leaves the records to be polled again; the replay memo gives
+// them the outputs they had, since the worker's state (de-duplication,
+// flaps, rates) has already seen them.
+//
+// Without (the embedded log), the output topics get the input topic's
+// partition count, and what comes from input partition P goes to output
+// partition P. Every output record carries its input position in the
+// src_offset header ("raw.syslog:1234"). A worker that takes over input
+// partition P reads the last src_offset of its input in each output
+// partition P and, while it reprocesses from the committed offset, skips
+// what is already published: a crash between publishing and committing
+// neither loses nor duplicates derived records. If an output topic exists
+// with another partition count, delivery falls back to at least once,
+// keyed by device, and the log says so.
+//
+// Both route alike (to P when the partition counts match, with src_offset
+// set, else by key), so topics have the same layout on either backend.
 type outputs struct {
 	b      broker.Broker
 	input  string
 	logger *slog.Logger
 	m      *workerMetrics
+	txn    bool // the consumer has transactions
+
+	replay replay
+	// carry holds the time-caused outputs (no input record) of an
+	// aborted transaction, for the next one.
+	carry []outBatch
 
 	aligned bool
 	pending []string // output topics to align once the input exists
@@ -50,8 +69,8 @@ const headerSrcOffset = "src_offset"
 // reads to find where its input got to.
 const tailWindow = 4096
 
-func newOutputs(b broker.Broker, input string, logger *slog.Logger, m *workerMetrics) *outputs {
-	return &outputs{b: b, input: input, logger: logger, m: m}
+func newOutputs(b broker.Broker, input string, logger *slog.Logger, m *workerMetrics, txn bool) *outputs {
+	return &outputs{b: b, input: input, logger: logger, m: m, txn: txn, replay: replay{on: txn}}
 }
 
 // srcOffset parses a src_offset header of this outputs' input.
@@ -64,9 +83,9 @@ func (o *outputs) srcOffset(v []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// alignTopics makes the output topics mirror the input topic's partition
-// count, creating what is missing; with a mismatch the worker runs at
-// least once.
+// align makes the output topics mirror the input topic's partition count,
+// creating what is missing; with a mismatch, records go by key, and the
+// worker runs at least once unless it has transactions.
 func (o *outputs) align(ctx context.Context, topics ...string) error {
 	o.tails, o.owned = map[string]map[int32]int64{}, map[int32]bool{}
 	o.pending = nil
@@ -90,6 +109,8 @@ func (o *outputs) align(ctx context.Context, topics ...string) error {
 		}
 		if m != n {
 			o.aligned = false
+		}
+		if m != n && !o.txn {
 			o.logger.Warn("enrich: output topic has another partition count than the input; delivery is at least once",
 				slog.String("topic", t), slog.Int("partitions", int(m)), slog.String("input", o.input), slog.Int("input_partitions", int(n)))
 		}
@@ -170,11 +191,12 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	return last, nil
 }
 
-// publish writes outs to topic: to the input's partition, skipping what
-// that output partition already has (exactly once), or by key when the
-// topics are not aligned. It retries until the broker takes them (a full
-// disk stalls enrichment rather than losing records) or ctx ends.
-func (o *outputs) publish(ctx context.Context, topic string, outs []outRecord) error {
+// publish writes outs to topic: to the input's partition, or by key when
+// the topics are not aligned. Without a transaction (tx nil), it skips
+// what that output partition already has (exactly once) and retries until
+// the broker takes the records (a full disk stalls enrichment rather than
+// losing records) or ctx ends; in one, a failure aborts the transaction.
+func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs []outRecord) error {
 	if len(outs) == 0 {
 		return nil
 	}
@@ -188,7 +210,7 @@ func (o *outputs) publish(ctx context.Context, topic string, outs []outRecord) e
 		for i := range outs {
 			recs[i] = outs[i].rec
 		}
-		return o.produce(ctx, topic, -1, recs)
+		return o.produce(ctx, tx, topic, -1, recs)
 	}
 	byPart := map[int32][]broker.Record{}
 	var order []int32
@@ -201,12 +223,14 @@ func (o *outputs) publish(ctx context.Context, topic string, outs []outRecord) e
 			}
 			part = broker.PartitionForKey(out.rec.Key, n)
 		} else {
-			t, err := o.tail(ctx, topic, part)
-			if err != nil {
-				return err
-			}
-			if out.src <= t {
-				continue // published before a crash or a hand-over
+			if tx == nil {
+				t, err := o.tail(ctx, topic, part)
+				if err != nil {
+					return err
+				}
+				if out.src <= t {
+					continue // published before a crash or a hand-over
+				}
 			}
 			val := strconv.AppendInt(append([]byte(o.input), ':'), out.src, 10)
 			out.rec.Headers = append(out.rec.Headers[:len(out.rec.Headers):len(out.rec.Headers)],
@@ -218,9 +242,12 @@ func (o *outputs) publish(ctx context.Context, topic string, outs []outRecord) e
 		byPart[part] = append(byPart[part], out.rec)
 	}
 	for _, part := range order {
-		if err := o.produce(ctx, topic, part, byPart[part]); err != nil {
+		if err := o.produce(ctx, tx, topic, part, byPart[part]); err != nil {
 			return err
 		}
+	}
+	if tx != nil {
+		return nil
 	}
 	for _, out := range outs {
 		if out.part >= 0 && out.src > o.tails[topic][out.part] {
@@ -230,7 +257,13 @@ func (o *outputs) publish(ctx context.Context, topic string, outs []outRecord) e
 	return nil
 }
 
-func (o *outputs) produce(ctx context.Context, topic string, part int32, recs []broker.Record) error {
+func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part int32, recs []broker.Record) error {
+	if tx != nil {
+		if part < 0 {
+			return tx.Produce(ctx, topic, recs)
+		}
+		return tx.ProducePartition(ctx, topic, part, recs)
+	}
 	backoff := 10 * time.Millisecond
 	for {
 		var err error
@@ -250,6 +283,215 @@ func (o *outputs) produce(ctx context.Context, topic string, part int32, recs []
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// outBatch is what a batch gives one output topic.
+type outBatch struct {
+	topic string
+	outs  []outRecord
+}
+
+// deliver publishes a batch's outputs and commits the input position after
+// it: in one transaction when the member has them, else publishing (exactly
+// once, see outputs) then committing. It returns false once ctx has ended.
+func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) bool {
+	if m.txn == nil {
+		// Publish, then commit: retried until the broker takes them,
+		// so a full disk stalls enrichment rather than losing records.
+		for _, b := range batches {
+			if err := o.publish(ctx, nil, b.topic, b.outs); err != nil {
+				return false // ctx ended
+			}
+		}
+		if err := m.c.Commit(ctx); err != nil {
+			o.logger.Error("enrich: commit failed; the batch will be enriched again", slog.Any("error", err))
+		}
+		return true
+	}
+	all := append(o.carry, batches...)
+	var perr error
+	committed, err := m.txn.Transact(ctx, func(tx broker.Txn) error {
+		for _, b := range all {
+			if perr = o.publish(ctx, tx, b.topic, b.outs); perr != nil {
+				return perr
+			}
+		}
+		return nil
+	})
+	if committed {
+		for _, b := range all {
+			if len(b.outs) > 0 {
+				o.m.out.WithLabelValues(b.topic).Add(float64(len(b.outs)))
+			}
+		}
+		o.carry = nil
+		o.replay.reset()
+		return true
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	// Aborted: the input records will be polled again (by this worker,
+	// which replays their outputs, or by their partition's new owner);
+	// the outputs no record caused go with the next transaction.
+	var carry []outBatch
+	for _, b := range all {
+		var keep []outRecord
+		for _, out := range b.outs {
+			if out.part < 0 {
+				keep = append(keep, out)
+			}
+		}
+		if len(keep) > 0 {
+			carry = append(carry, outBatch{b.topic, keep})
+		}
+	}
+	o.carry = carry
+	switch {
+	case err == nil:
+		o.logger.Info("enrich: transaction aborted by a rebalance; its records will be enriched again")
+	case perr != nil:
+		o.logger.Error("enrich: publishing failed; the batch will be enriched again", slog.Any("error", err))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
+	default:
+		o.logger.Error("enrich: transaction failed; joining the group again", slog.Any("error", err))
+		return m.rejoin(ctx)
+	}
+	return true
+}
+
+// replay remembers the outputs of input records whose transaction has not
+// committed yet. When an aborted transaction's records are polled again,
+// they get the same outputs instead of going through the worker's state a
+// second time: the de-duplication would drop their events as repeats, the
+// rate and state tracking would see no change.
+type replay struct {
+	on           bool
+	idx          map[inPos][4]int // main[0:1], events[2:3] of the arenas
+	main, events []outRecord
+}
+
+type inPos struct {
+	part int32
+	off  int64
+}
+
+// replayMax bounds the memo: past it (transactions aborting again and
+// again while new records keep coming), records are enriched again.
+const replayMax = 1 << 18
+
+// get appends the outputs remembered for r to main and events; ok is false
+// if there are none.
+func (r *replay) get(rec *broker.Record, main, events []outRecord) ([]outRecord, []outRecord, bool) {
+	if len(r.idx) == 0 {
+		return main, events, false
+	}
+	i, ok := r.idx[inPos{rec.Partition, rec.Offset}]
+	if !ok {
+		return main, events, false
+	}
+	return append(main, r.main[i[0]:i[1]]...), append(events, r.events[i[2]:i[3]]...), true
+}
+
+// put remembers main and events as rec's outputs.
+func (r *replay) put(rec *broker.Record, main, events []outRecord) {
+	if !r.on {
+		return
+	}
+	if r.idx == nil || len(r.idx) >= replayMax {
+		r.reset()
+		if r.idx == nil {
+			r.idx = map[inPos][4]int{}
+		}
+	}
+	i := [4]int{len(r.main), 0, len(r.events), 0}
+	r.main = append(r.main, main...)
+	r.events = append(r.events, events...)
+	i[1], i[3] = len(r.main), len(r.events)
+	r.idx[inPos{rec.Partition, rec.Offset}] = i
+}
+
+// reset forgets everything: the transaction committed.
+func (r *replay) reset() {
+	clear(r.idx)
+	clear(r.main)
+	clear(r.events)
+	r.main, r.events = r.main[:0], r.events[:0]
+}
+
+// member is a worker's membership of the enrich group: its consumer and,
+// when the backend has them, the consumer's transactions.
+type member struct {
+	b      broker.Broker
+	topics []string
+	opts   []broker.ConsumerOption
+	logger *slog.Logger
+	c      broker.Consumer
+	txn    broker.TxnConsumer // nil on the embedded log
+}
+
+// consumerOptions are a worker's options to join the group: with
+// transactions where the backend has them.
+func consumerOptions(memberID string, session time.Duration) []broker.ConsumerOption {
+	opts := []broker.ConsumerOption{broker.WithTransactions()}
+	if memberID != "" {
+		opts = append(opts, broker.WithMemberID(memberID))
+	}
+	if session > 0 {
+		opts = append(opts, broker.WithSessionTimeout(session))
+	}
+	return opts
+}
+
+// join joins the enrich group. A nil member and nil error mean ctx ended.
+func join(ctx context.Context, b broker.Broker, topics []string, opts []broker.ConsumerOption, logger *slog.Logger) (*member, error) {
+	m := &member{b: b, topics: topics, opts: opts, logger: logger}
+	if err := m.join(ctx); err != nil || m.c == nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *member) join(ctx context.Context) error {
+	c, err := joinGroup(ctx, m.b, m.topics, m.opts, m.logger)
+	if err != nil || c == nil {
+		return err
+	}
+	m.c = c
+	m.txn, _ = c.(broker.TxnConsumer)
+	return nil
+}
+
+// rejoin replaces a consumer whose transactions failed with a new one,
+// retrying until ctx ends; false when it has.
+func (m *member) rejoin(ctx context.Context) bool {
+	m.c.Close()
+	m.c, m.txn = nil, nil
+	for {
+		err := m.join(ctx)
+		if m.c != nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		m.logger.Error("enrich: joining the group again failed; retrying", slog.Any("error", err))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+func (m *member) close() {
+	if m.c != nil {
+		m.c.Close()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
@@ -26,6 +27,7 @@ type TrapWorker struct {
 	logger   *slog.Logger
 	m        *workerMetrics
 	memberID string
+	session  time.Duration
 	det      *detector
 	evEnc    eventRecords
 	out      *outputs
@@ -35,51 +37,50 @@ type TrapWorker struct {
 func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
 	w := NewWorker(b, inv, nil, opts...)
 	return &TrapWorker{b: b, inv: inv, input: telemetry.TopicRawTraps, topics: w.topics,
-		logger: w.logger, m: w.m, memberID: w.memberID, det: w.det}
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det}
 }
 
 // Run consumes until ctx ends.
 func (w *TrapWorker) Run(ctx context.Context) error {
-	w.out = newOutputs(w.b, w.input, w.logger, w.m)
+	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session), w.logger)
+	if err != nil || m == nil {
+		return err
+	}
+	defer m.close()
+	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	if err := w.out.align(ctx, w.topics.Events); err != nil {
 		return err
 	}
-	var opts []broker.ConsumerOption
-	if w.memberID != "" {
-		opts = append(opts, broker.WithMemberID(w.memberID))
-	}
-	c, err := joinGroup(ctx, w.b, []string{w.input}, opts, w.logger)
-	if err != nil || c == nil {
-		return err
-	}
-	defer c.Close()
 	var events []outRecord
 	for {
-		recs, ok := poll(ctx, c, 0, w.logger)
+		recs, ok := poll(ctx, m.c, 0, w.logger)
 		if !ok {
 			return nil
 		}
-		w.out.track(c.Assigned())
+		w.out.track(m.c.Assigned())
 		events = events[:0]
 		for i := range recs {
 			r := &recs[i]
+			var replayed bool
+			if _, events, replayed = w.out.replay.get(r, nil, events); replayed {
+				continue
+			}
 			var tr telemetry.Trap
 			if err := json.Unmarshal(r.Value, &tr); err != nil {
 				w.m.decodeErrors.Inc()
 				continue
 			}
+			e0 := len(events)
 			if ev, ok := w.eventOf(&tr, r); ok {
 				for _, out := range w.det.observe(ev, ev.Time) {
 					events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 				}
 			}
+			w.out.replay.put(r, nil, events[e0:])
 		}
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
-		if err := w.out.publish(ctx, w.topics.Events, events); err != nil {
+		if !w.out.deliver(ctx, m, outBatch{w.topics.Events, events}) {
 			return nil
-		}
-		if err := c.Commit(ctx); err != nil {
-			w.logger.Error("enrich: commit failed; the batch will be processed again", slog.Any("error", err))
 		}
 	}
 }

@@ -47,6 +47,7 @@ type Worker struct {
 	logger   *slog.Logger
 	m        *workerMetrics
 	memberID string
+	session  time.Duration
 	det      *detector
 	input    string // metrics workers: the raw topic they read
 
@@ -90,8 +91,15 @@ func WithSharedEventRules(r *EventRules) WorkerOption {
 // default) or raw.gnmi.
 func WithInputTopic(topic string) WorkerOption { return func(w *Worker) { w.input = topic } }
 
-// WithMemberID names the worker in group descriptions.
+// WithMemberID names the worker in group descriptions (and, on a Kafka
+// cluster, in its transactional id: unique within the process).
 func WithMemberID(id string) WorkerOption { return func(w *Worker) { w.memberID = id } }
+
+// WithSessionTimeout sets how long the group waits for a worker that
+// stopped heartbeating (a killed process) before giving its partitions to
+// the others (see broker.WithSessionTimeout); zero keeps the backend's
+// default.
+func WithSessionTimeout(d time.Duration) WorkerOption { return func(w *Worker) { w.session = d } }
 
 // NewWorker builds a worker over b with an inventory and a classifier that
 // workers may share.
@@ -144,30 +152,26 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 
 // Run consumes until ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
-	var opts []broker.ConsumerOption
-	if w.memberID != "" {
-		opts = append(opts, broker.WithMemberID(w.memberID))
+	m, err := join(ctx, w.b, []string{w.topics.RawSyslog}, consumerOptions(w.memberID, w.session), w.logger)
+	if err != nil || m == nil {
+		return err
 	}
-	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m)
+	defer m.close()
+	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m, m.txn != nil)
 	if err := w.out.align(ctx, w.topics.EnrichedSyslog, w.topics.Events); err != nil {
 		return err
 	}
-	c, err := joinGroup(ctx, w.b, []string{w.topics.RawSyslog}, opts, w.logger)
-	if err != nil || c == nil {
-		return err
-	}
-	defer c.Close()
 	var enriched, events []outRecord
 	lastSettle := time.Now()
 	for {
 		// Poll at most a second at a time, so flapping objects that have
 		// settled are reported even when no records arrive.
-		recs, ok := poll(ctx, c, time.Second, w.logger)
+		recs, ok := poll(ctx, m.c, time.Second, w.logger)
 		if !ok {
 			return nil
 		}
 		start := time.Now()
-		w.out.track(c.Assigned())
+		w.out.track(m.c.Assigned())
 		enriched, events = w.enrichSyslogBatch(recs, enriched[:0], events[:0])
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
@@ -179,16 +183,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			continue
 		}
 		w.m.in.WithLabelValues(w.topics.RawSyslog).Add(float64(len(recs)))
-		// Publish, then commit: retried until the broker takes them, so
-		// a full disk stalls enrichment rather than losing records.
-		if err := w.out.publish(ctx, w.topics.EnrichedSyslog, enriched); err != nil {
+		if !w.out.deliver(ctx, m, outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events}) {
 			return nil // ctx ended
-		}
-		if err := w.out.publish(ctx, w.topics.Events, events); err != nil {
-			return nil
-		}
-		if err := c.Commit(ctx); err != nil {
-			w.logger.Error("enrich: commit failed; the batch will be enriched again", slog.Any("error", err))
 		}
 		w.m.batchSeconds.Observe(time.Since(start).Seconds())
 	}
@@ -199,16 +195,22 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outRecord) ([]outRecord, []outRecord) {
 	for i := range recs {
 		r := &recs[i]
+		var replayed bool
+		if enriched, events, replayed = w.out.replay.get(r, enriched, events); replayed {
+			continue
+		}
 		e, ev, ok := w.enrichSyslog(r)
 		if !ok {
 			continue
 		}
+		m0, e0 := len(enriched), len(events)
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 		if ev != nil {
 			for _, out := range w.det.observe(*ev, ev.Time) {
 				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 			}
 		}
+		w.out.replay.put(r, enriched[m0:], events[e0:])
 	}
 	return enriched, events
 }

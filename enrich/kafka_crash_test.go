@@ -1,0 +1,267 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/kafkacluster"
+	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/telemetry"
+)
+
+const (
+	kafkaSeedsEnv = "WEIR_ENRICH_KAFKA_SEEDS"
+	// kafkaSession is the workers' session timeout: how long the group
+	// waits for the members of a killed process.
+	kafkaSession = 1500 * time.Millisecond
+)
+
+// TestEnrichKafkaCrashChild runs two workers on the Kafka cluster at
+// $WEIR_ENRICH_KAFKA_SEEDS until killed; it does nothing in a normal test
+// run.
+func TestEnrichKafkaCrashChild(t *testing.T) {
+	seeds := os.Getenv(kafkaSeedsEnv)
+	if seeds == "" {
+		t.Skip("run by TestExactlyOnceUnderKillOnKafka")
+	}
+	// Small fetches make small batches: many transactions, so that kills
+	// fall in every phase of one.
+	b, err := kafkacluster.New(strings.Split(seeds, ","), kafkacluster.WithReplicationFactor(3),
+		kafkacluster.WithClientOpts(kgo.FetchMaxBytes(16<<10), kgo.FetchMaxPartitionBytes(16<<10)))
+	if err != nil {
+		fmt.Println("kafka:", err)
+		os.Exit(2)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	cls := NewClassifier()
+	for i := range 2 {
+		// No de-duplication, as in TestExactlyOnceUnderKill.
+		w := NewWorker(b, inv, cls, WithEventRules(-1, 0, time.Minute), WithMemberID(fmt.Sprint("w", i)),
+			WithSessionTimeout(kafkaSession))
+		go w.Run(context.Background())
+	}
+	select {} // until SIGKILL
+}
+
+// TestExactlyOnceUnderKillOnKafka is TestExactlyOnceUnderKill on a 3-broker
+// Kafka cluster (kfake, in this process), where enrichment is exactly once
+// by Kafka transactions: a process running two workers is killed with
+// SIGKILL at random points, 12 times, then runs until done; every raw
+// record gives exactly one enriched record and every event-bearing one
+// exactly one event, as a read-committed consumer sees them. The output
+// topics have another partition count than raw.syslog, so the embedded
+// log's method (which needs them aligned) would be at least once here: the
+// transactions are what keeps the outputs free of duplicates.
+func TestExactlyOnceUnderKillOnKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test in -short mode")
+	}
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	seeds := cluster.ListenAddrs()
+	b, err := kafkacluster.New(seeds, kafkacluster.WithReplicationFactor(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for topic, n := range map[string]int32{telemetry.TopicRawSyslog: 4, telemetry.TopicEnrichedSyslog: 3, telemetry.TopicEvents: 3} {
+		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every input record carries its number in proc_id, which its
+	// enriched record keeps; events name their input by partition and
+	// offset.
+	var p syslog.Parser
+	corpus := loadCorpus(t)
+	const rounds = 500 // of the corpus: 22,500 records
+	var recs []broker.Record
+	hasEvent := map[int]bool{}
+	for r := 0; r < rounds; r++ {
+		for _, c := range corpus {
+			var l telemetry.Log
+			p.ParseCopy([]byte(c.Raw), &l)
+			l.Device = fmt.Sprintf("dev%d", len(recs)%17)
+			l.SourceAddr = "10.1.2.3:514"
+			l.ProcID = strconv.Itoa(len(recs))
+			hasEvent[len(recs)] = c.Event != ""
+			recs = append(recs, broker.Record{Key: []byte(l.Device), Value: l.AppendJSON(nil)})
+		}
+	}
+	if err := b.Produce(ctx, telemetry.TopicRawSyslog, recs); err != nil {
+		t.Fatal(err)
+	}
+	type pos struct {
+		p int32
+		o int64
+	}
+	seqAt := map[pos]int{}
+	wantEvents := 0
+	for i, r := range recs {
+		seqAt[pos{r.Partition, r.Offset}] = i
+		if hasEvent[i] {
+			wantEvents++
+		}
+	}
+
+	admin := kadm.NewClient(mustClient(t, kgo.SeedBrokers(seeds...)))
+	// progress is how many input records the group has committed.
+	progress := func() int {
+		offs, err := admin.FetchOffsets(ctx, Group)
+		if err != nil {
+			return 0 // no group yet
+		}
+		n := 0
+		offs.Each(func(o kadm.OffsetResponse) {
+			if o.Err == nil && o.At > 0 {
+				n += int(o.At)
+			}
+		})
+		return n
+	}
+	// run starts a process and kills it: once its workers have committed
+	// a transaction, at a random point of what follows (or after d if
+	// they commit none).
+	run := func(d time.Duration) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnrichKafkaCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), kafkaSeedsEnv+"="+strings.Join(seeds, ","))
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		before, deadline := progress(), time.Now().Add(d)
+		for time.Now().Before(deadline) {
+			if n := progress(); n > before {
+				time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	const kills = 12
+	midway := 0
+	var steps []int
+	for range kills {
+		run(10 * time.Second)
+		n := progress()
+		steps = append(steps, n)
+		if n == len(recs) {
+			break
+		}
+		midway++
+	}
+	t.Logf("committed input after each kill: %v of %d", steps, len(recs))
+	if midway < kills/2 {
+		t.Logf("only %d kills came while records were left to enrich; the test proved less this time", midway)
+	}
+	// A last run long enough to finish.
+	deadline := time.Now().Add(60 * time.Second)
+	for progress() < len(recs) && time.Now().Before(deadline) {
+		run(10 * time.Second)
+	}
+	if n := progress(); n != len(recs) {
+		t.Fatalf("%d of %d input records committed after the last run", n, len(recs))
+	}
+
+	enriched := readCommitted(t, ctx, b, seeds, telemetry.TopicEnrichedSyslog, 3)
+	seen := map[int]int{}
+	for _, v := range enriched {
+		var e telemetry.EnrichedLog
+		if err := json.Unmarshal(v, &e); err != nil {
+			t.Fatal(err)
+		}
+		seq, err := strconv.Atoi(e.ProcID)
+		if err != nil {
+			t.Fatalf("enriched record without its input's number: %.200s", v)
+		}
+		seen[seq]++
+	}
+	dups := 0
+	for _, n := range seen {
+		dups += n - 1
+	}
+	if len(seen) != len(recs) || dups != 0 {
+		t.Fatalf("%d distinct inputs enriched, want %d; %d duplicates", len(seen), len(recs), dups)
+	}
+	causes := map[pos]int{}
+	for _, v := range readCommitted(t, ctx, b, seeds, telemetry.TopicEvents, 3) {
+		var ev telemetry.Event
+		if err := json.Unmarshal(v, &ev); err != nil {
+			t.Fatal(err)
+		}
+		k := pos{ev.Cause.Partition, ev.Cause.Offset}
+		if i, ok := seqAt[k]; !ok || !hasEvent[i] {
+			t.Fatalf("event from input %d/%d, which has none: %s", k.p, k.o, v)
+		}
+		causes[k]++
+	}
+	dups = 0
+	for _, n := range causes {
+		dups += n - 1
+	}
+	if len(causes) != wantEvents || dups != 0 {
+		t.Fatalf("%d inputs raised events, want %d; %d duplicate events", len(causes), wantEvents, dups)
+	}
+}
+
+func mustClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// readCommitted returns the values of topic's committed records: it marks
+// the end of every partition with a record of its own, produced outside
+// any transaction once the transactions the killed processes left open
+// have timed out, and reads with read_committed up to the marks.
+func readCommitted(t *testing.T, ctx context.Context, b *kafkacluster.Broker, seeds []string, topic string, parts int32) [][]byte {
+	t.Helper()
+	time.Sleep(kafkaSession) // open transactions time out (4/5 of the session)
+	for p := range parts {
+		if err := b.ProducePartition(ctx, topic, p, []broker.Record{{Value: []byte("end")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := mustClient(t, kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	var out [][]byte
+	for ends := int32(0); ends < parts; {
+		f := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s: %d of %d end marks after %d records", topic, ends, parts, len(out))
+		}
+		f.EachRecord(func(r *kgo.Record) {
+			if string(r.Value) == "end" {
+				ends++
+			} else {
+				out = append(out, r.Value)
+			}
+		})
+	}
+	return out
+}
