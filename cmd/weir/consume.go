@@ -107,7 +107,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(assign) == 0 {
 		return fmt.Errorf("consume %s: no partition %d", topic, *partition)
 	}
-	cl, err := cf.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
+	cl, err := cf.client(append(committedOnly(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))...)
 	if err != nil {
 		return err
 	}
@@ -155,14 +155,17 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if stop {
 				return
 			}
+			if end, ok := remaining[r.Partition]; ok && !*follow && r.Offset+1 >= end {
+				delete(remaining, r.Partition)
+			}
+			if r.Attrs.IsControl() {
+				return
+			}
 			if err := enc.Encode(toConsumed(r)); err != nil {
 				stop = true
 				return
 			}
 			count++
-			if end, ok := remaining[r.Partition]; ok && !*follow && r.Offset+1 >= end {
-				delete(remaining, r.Partition)
-			}
 			if *maxRecs > 0 && count >= *maxRecs {
 				stop = true
 			}
@@ -235,7 +238,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	if fromBeginning {
 		reset = kgo.NewOffset().AtStart()
 	}
-	cl, err := cf.client(
+	cl, err := cf.client(append(committedOnly(),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(reset),
@@ -253,7 +256,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		// (the client has one fetch in flight per broker); keep that
 		// wait short.
 		kgo.FetchMaxWait(500*time.Millisecond),
-	)
+	)...)
 	if err != nil {
 		return err
 	}
@@ -346,6 +349,11 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			if stop {
 				return
 			}
+			if r.Attrs.IsControl() {
+				cl.MarkCommitRecords(r)
+				next[r.Partition] = r.Offset + 1
+				return
+			}
 			if err := enc.Encode(toConsumed(r)); err != nil {
 				stop = true
 				return
@@ -366,6 +374,15 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			return nil
 		}
 	}
+}
+
+// committedOnly are the options of a consuming client that prints what
+// transactions committed, never what they aborted (on a Kafka cluster,
+// enrichment writes its topics in transactions), and still sees the
+// transactions' commit markers: a topic's last offset is often one, and
+// reading up to the end must get there.
+func committedOnly() []kgo.Opt {
+	return []kgo.Opt{kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords()}
 }
 
 func toConsumed(r *kgo.Record) consumedRecord {

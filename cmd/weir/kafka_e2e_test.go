@@ -62,6 +62,22 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 	if !strings.Contains(got["enriched.syslog"], `"vendor":"arista_eos"`) {
 		t.Fatalf("enriched.syslog on the cluster: %q", got["enriched.syslog"])
 	}
+	// Enrichment writes in transactions: a topic ends with a commit
+	// marker, which weir consume reads past to its end (by partitions,
+	// and as a group), printing the committed event once.
+	for _, extra := range [][]string{nil, {"--group", "cli"}} {
+		cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+		cmd := exec.CommandContext(cctx, weirBin, append([]string{"consume", "events", "--from-beginning"}, extra...)...)
+		cmd.Env = append(os.Environ(), "WEIR_BROKERS="+strings.Join(cluster.ListenAddrs(), ","))
+		out, err := cmd.Output()
+		ccancel()
+		if err != nil {
+			t.Fatalf("weir consume events %v: %v (stopped at the end?)\n%s", extra, err, out)
+		}
+		if n := strings.Count(string(out), `"interface_down"`); n != 1 {
+			t.Fatalf("weir consume events %v printed the event %d times:\n%s", extra, n, out)
+		}
+	}
 }
 
 // TestSyslogIngestKafkaVsEmbedded measures syslog ingest (TCP, one
