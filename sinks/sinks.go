@@ -130,6 +130,9 @@ type Env struct {
 	Logger *slog.Logger
 	// Registerer takes the destination's own metrics, if any.
 	Registerer prometheus.Registerer
+	// StateDir is a directory a destination may keep state in across
+	// restarts (data_dir/sinks under weir run); empty: keep none.
+	StateDir string
 }
 
 // Constructor builds the destination of one configured sink.

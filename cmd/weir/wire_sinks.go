@@ -2,7 +2,9 @@ package main
 
 import (
 	"log/slog"
+	"path/filepath"
 
+	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/all"
 )
 
@@ -13,7 +15,8 @@ func sinkComponents(d deps) ([]component, error) {
 	if len(d.cfg.Sinks) == 0 {
 		return nil, nil
 	}
-	ss, err := all.Build(d.broker, d.cfg.Sinks, d.logger.With(slog.String("component", "sinks")), d.reg)
+	ss, err := all.Build(d.broker, d.cfg.Sinks, sinks.Env{Logger: d.logger.With(slog.String("component", "sinks")),
+		Registerer: d.reg, StateDir: filepath.Join(d.cfg.DataDir, "sinks")})
 	if err != nil {
 		return nil, err
 	}

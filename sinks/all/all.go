@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
@@ -36,9 +34,13 @@ func Registry() map[string]sinks.Constructor {
 }
 
 // Build makes one runnable Sink per configured sink, all sharing one set of
-// metrics registered on reg. On error, destinations already built are
-// closed.
-func Build(b broker.Broker, cfgs []configs.Sink, logger *slog.Logger, reg prometheus.Registerer) ([]*sinks.Sink, error) {
+// metrics registered on env.Registerer; each destination gets env with
+// its own logger. On error, destinations already built are closed.
+func Build(b broker.Broker, cfgs []configs.Sink, env sinks.Env) ([]*sinks.Sink, error) {
+	logger, reg := env.Logger, env.Registerer
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	m := sinks.NewMetrics(reg)
 	names := map[string]bool{}
 	var built []*sinks.Sink
@@ -60,7 +62,7 @@ func Build(b broker.Broker, cfgs []configs.Sink, logger *slog.Logger, reg promet
 			return fail(fmt.Errorf("sink %s: unknown type %q", c.Name, c.Type))
 		}
 		l := logger.With(slog.String("sink", c.Name), slog.String("type", c.Type))
-		d, err := ctor(c, sinks.Env{Logger: l, Registerer: reg})
+		d, err := ctor(c, sinks.Env{Logger: l, Registerer: reg, StateDir: env.StateDir})
 		if err != nil {
 			return fail(fmt.Errorf("sink %s: %w", c.Name, err))
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/all"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 )
@@ -40,7 +41,7 @@ sinks:
 	}
 	b := sinktest.Broker(t)
 	reg := prometheus.NewRegistry()
-	ss, err := all.Build(b, cfg.Sinks, slog.New(slog.DiscardHandler), reg)
+	ss, err := all.Build(b, cfg.Sinks, sinks.Env{Logger: slog.New(slog.DiscardHandler), Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ sinks:
 		s.Close()
 	}
 	cfg.Sinks = append(cfg.Sinks, cfg.Sinks[1])
-	if _, err := all.Build(b, cfg.Sinks, slog.New(slog.DiscardHandler), prometheus.NewRegistry()); err == nil {
+	if _, err := all.Build(b, cfg.Sinks, sinks.Env{Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()}); err == nil {
 		t.Fatal("duplicate name accepted")
 	}
 }

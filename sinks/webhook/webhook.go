@@ -8,9 +8,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +50,10 @@ type Sink struct {
 
 	mu     sync.Mutex // active and posting, shared with Run's re-sends
 	active map[string]Alert
-	buf    bytes.Buffer
+	// statePath keeps active across restarts, so firing alerts are still
+	// re-sent (and not left to expire in Alertmanager) after one; "" none.
+	statePath string
+	buf       bytes.Buffer
 	// Scratch of writeAlerts, reused from batch to batch.
 	body  []byte
 	keys  []byte
@@ -90,6 +97,12 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 		client: &http.Client{Timeout: timeout}, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.alertmanager && env.StateDir != "" {
+		s.statePath = filepath.Join(env.StateDir, cfg.Name+".alerts.json")
+		if err := s.loadActive(); err != nil {
+			return nil, fmt.Errorf("webhook sink %s: %w", cfg.Name, err)
+		}
 	}
 	if cfg.Template != "" {
 		t, err := template.New(cfg.Name).Funcs(template.FuncMap{"json": toJSON}).Parse(cfg.Template)
@@ -267,6 +280,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 		return err
 	}
 	// Only once Alertmanager has them: a retry must send the same.
+	changed := false
 	for i := range s.batch {
 		ref := &s.batch[i]
 		key := s.keys[ref.keyFrom:ref.keyTo]
@@ -275,6 +289,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 		case ref.resolved:
 			if active {
 				delete(s.active, string(key))
+				changed = true
 			}
 		case !active && resolvable(ref.event.Type):
 			e := ref.event
@@ -283,9 +298,50 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 				l[x.k] = x.v
 			}
 			s.active[string(key)] = Alert{Labels: l, Annotations: annotations(e), StartsAt: ref.at}
+			changed = true
 		}
 	}
+	if changed && s.statePath != "" {
+		s.saveActive()
+	}
 	return nil
+}
+
+// loadActive reads the firing alerts a previous run kept.
+func (s *Sink) loadActive() error {
+	data, err := os.ReadFile(s.statePath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("firing alerts: %w", err)
+	}
+	if err := json.Unmarshal(data, &s.active); err != nil {
+		// A damaged file costs re-sends, not the sink.
+		s.logger.Warn("webhook sink: ignoring unreadable firing alerts file", "file", s.statePath, "err", err)
+		s.active = map[string]Alert{}
+	}
+	return nil
+}
+
+// saveActive writes the firing alerts (to a temporary file renamed over
+// the old, so a crash leaves one or the other whole). Failing costs only
+// the re-sends after a restart, so it is logged, not returned: the batch
+// was delivered.
+func (s *Sink) saveActive() {
+	data, err := json.Marshal(s.active)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(s.statePath), 0o755)
+	}
+	if err == nil {
+		tmp := s.statePath + ".tmp"
+		if err = os.WriteFile(tmp, data, 0o644); err == nil {
+			err = os.Rename(tmp, s.statePath)
+		}
+	}
+	if err != nil {
+		s.logger.Warn("webhook sink: could not keep the firing alerts for a restart", "file", s.statePath, "err", err)
+	}
 }
 
 // annotations of a firing alert.

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -140,5 +141,58 @@ func TestJSONTemplate(t *testing.T) {
 	var m map[string]string
 	if err := json.Unmarshal(rec.bodies[0], &m); err != nil || m["text"] != "interface_down on edge1: Ethernet7" {
 		t.Fatalf("body %s: %v", rec.bodies[0], err)
+	}
+}
+
+// TestAlertmanagerFiringSurvivesRestart: a firing alert is kept in the
+// state directory, so a sink built after a restart still re-sends it, and
+// forgets it once resolved.
+func TestAlertmanagerFiringSurvivesRestart(t *testing.T) {
+	rec := &recorder{}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	dir := t.TempDir()
+	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL, Format: "alertmanager",
+		Headers: map[string]string{"X-Test": "yes"}}
+	first, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := ev("interface_down", "edge1", "Ethernet7", 0)
+	if err := first.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &down}}); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	// After the restart: re-sent without any new event.
+	second, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.alerts(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { second.Run(ctx); close(done) }()
+	sinktest.Eventually(t, "the firing alert re-sent after the restart", func() bool { return len(rec.alerts(t)) > before })
+	cancel()
+	<-done
+	got := rec.alerts(t)
+	if a := got[len(got)-1]; a.Labels["object"] != "Ethernet7" || a.EndsAt != nil {
+		t.Fatalf("re-sent %+v", a)
+	}
+	up := ev("interface_up", "edge1", "Ethernet7", time.Minute)
+	if err := second.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &up}}); err != nil {
+		t.Fatal(err)
+	}
+	third, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = len(rec.alerts(t))
+	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	third.Run(ctx)
+	if n := len(rec.alerts(t)); n != before {
+		t.Fatalf("a resolved alert was re-sent after a restart: %d new", n-before)
 	}
 }
