@@ -60,9 +60,10 @@ func TestEnrichKafkaCrashChild(t *testing.T) {
 // TestExactlyOnceUnderKillOnKafka is TestExactlyOnceUnderKill on a 3-broker
 // Kafka cluster (kfake, in this process), where enrichment is exactly once
 // by Kafka transactions: a process running two workers is killed with
-// SIGKILL at random points, 12 times, then runs until done; every raw
-// record gives exactly one enriched record and every event-bearing one
-// exactly one event, as a read-committed consumer sees them. The output
+// SIGKILL at random points of the stream, 12 times, then runs until done;
+// every raw record gives exactly one enriched record and every
+// event-bearing one exactly one event, as a read-committed consumer sees
+// them. The output
 // topics have another partition count than raw.syslog, so the embedded
 // log's method (which needs them aligned) would be at least once here: the
 // transactions are what keeps the outputs free of duplicates.
@@ -138,47 +139,48 @@ func TestExactlyOnceUnderKillOnKafka(t *testing.T) {
 		})
 		return n
 	}
-	// run starts a process and kills it: once its workers have committed
-	// a transaction, at a random point of what follows (or after d if
-	// they commit none).
-	run := func(d time.Duration) {
+	// run starts a process and kills it once the group's committed input
+	// has passed target (at once, or a few milliseconds later: in any
+	// phase of the batch in flight), or after d.
+	run := func(target int, d time.Duration) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestEnrichKafkaCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), kafkaSeedsEnv+"="+strings.Join(seeds, ","))
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		before, deadline := progress(), time.Now().Add(d)
-		for time.Now().Before(deadline) {
-			if n := progress(); n > before {
-				time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
+		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if progress() >= target {
+				time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
 				break
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 	}
+	// The kills spread over the stream whatever the speed: each at a
+	// random point of the next share of what is left.
 	const kills = 12
 	midway := 0
 	var steps []int
-	for range kills {
-		run(10 * time.Second)
+	for i := range kills {
+		before := progress()
+		share := max((len(recs)-before)/(kills-i+1), 1)
+		run(before+1+rand.IntN(share), 10*time.Second)
 		n := progress()
 		steps = append(steps, n)
-		if n == len(recs) {
-			break
+		if n < len(recs) {
+			midway++
 		}
-		midway++
 	}
 	t.Logf("committed input after each kill: %v of %d", steps, len(recs))
-	if midway < kills/2 {
+	if midway < kills {
 		t.Logf("only %d kills came while records were left to enrich; the test proved less this time", midway)
 	}
 	// A last run long enough to finish.
 	deadline := time.Now().Add(60 * time.Second)
 	for progress() < len(recs) && time.Now().Before(deadline) {
-		run(10 * time.Second)
+		run(len(recs), 10*time.Second)
 	}
 	if n := progress(); n != len(recs) {
 		t.Fatalf("%d of %d input records committed after the last run", n, len(recs))
