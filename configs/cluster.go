@@ -25,9 +25,10 @@ type Cluster struct {
 	// Partitions of the coordination topic when weir creates it: the
 	// most processes that can share the targets. Default 60.
 	Partitions int32 `yaml:"partitions"`
-	// SessionTimeout is how long a killed process's targets wait before
-	// the others take them over (Kafka's session.timeout.ms; brokers
-	// accept 6s to 5m by default). Default 10s.
+	// SessionTimeout is how long a killed process's targets, and its
+	// enrichment partitions, wait before the others take them over
+	// (Kafka's session.timeout.ms; brokers accept 6s to 5m by default).
+	// Default 10s.
 	SessionTimeout Duration `yaml:"session_timeout"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/weirnet/weir/enrich"
@@ -45,19 +46,23 @@ func enrichComponents(d deps) ([]component, error) {
 		inv.Watch(ctx, 5*time.Second)
 		return nil
 	}}}
+	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules)}
+	if len(d.cfg.Broker.Kafka.Brokers) > 0 {
+		// A killed process's enrichment partitions wait this long for
+		// another process, as its SNMP and gNMI targets do.
+		common = append(common, enrich.WithSessionTimeout(d.cfg.Cluster.SessionTimeout.Std()))
+	}
+	opts := func(member string, more ...enrich.WorkerOption) []enrich.WorkerOption {
+		return append(append(slices.Clone(common), enrich.WithMemberID(member)), more...)
+	}
 	for i := range n {
-		w := enrich.NewWorker(d.broker, inv, cls, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
-			enrich.WithMemberID(fmt.Sprintf("enrich-%d", i)), enrich.WithSharedEventRules(rules))
+		w := enrich.NewWorker(d.broker, inv, cls, opts(fmt.Sprintf("enrich-%d", i))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})
-		mw := enrich.NewMetricsWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
-			enrich.WithMemberID(fmt.Sprintf("enrich-metrics-%d", i)), enrich.WithSharedEventRules(rules))
+		mw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-metrics-%d", i))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-metrics-%d", i), run: mw.Run})
-		gw := enrich.NewMetricsWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
-			enrich.WithMemberID(fmt.Sprintf("enrich-gnmi-%d", i)), enrich.WithSharedEventRules(rules),
-			enrich.WithInputTopic(telemetry.TopicRawGNMI))
+		gw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-gnmi-%d", i), enrich.WithInputTopic(telemetry.TopicRawGNMI))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-gnmi-%d", i), run: gw.Run})
-		tw := enrich.NewTrapWorker(d.broker, inv, enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m),
-			enrich.WithMemberID(fmt.Sprintf("enrich-traps-%d", i)), enrich.WithSharedEventRules(rules))
+		tw := enrich.NewTrapWorker(d.broker, inv, opts(fmt.Sprintf("enrich-traps-%d", i))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})
 	}
 	return comps, nil
