@@ -17,6 +17,8 @@ build:
 
 test: lint
 	$(GO) test -race -count=1 -timeout 15m ./...
+	@# every benchmark once, so one that no longer runs fails CI
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count=1 ./... > /dev/null
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -38,6 +40,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./collectors/syslog
 	$(GO) test -run '^$$' -fuzz FuzzRFC5424AgainstGoSyslog -fuzztime $(FUZZTIME) ./collectors/syslog
 	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLog$$' -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMetric$$' -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzMetricAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzEventAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzMnemonic$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./sinks
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./sinks
+	$(GO) test -run '^$$' -fuzz '^FuzzFlatten$$' -fuzztime $(FUZZTIME) ./collectors/gnmi
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./collectors/trap
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/snmp/profile
 	$(GO) test -run '^$$' -fuzz FuzzHandle -fuzztime $(FUZZTIME) ./collectors/snmp/sim

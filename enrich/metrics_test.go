@@ -186,6 +186,7 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewMetricsWorker(nil, inv)
+	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false) // as Run makes it
 	const batch = 500
 	var metrics, events []outRecord
 	b.ReportAllocs()

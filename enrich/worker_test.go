@@ -161,6 +161,7 @@ func benchEnrich(b *testing.B, maxLen int) {
 	var p syslog.Parser
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewWorker(nil, inv, NewClassifier(), WithEventRules(0, DefaultFlapThreshold, DefaultFlapWindow))
+	w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false) // as Run makes it
 	var recs []broker.Record
 	for _, c := range loadCorpus(b) {
 		if len(c.Raw) > maxLen {
