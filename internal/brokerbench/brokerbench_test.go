@@ -8,7 +8,10 @@
 //
 // WEIR_BENCH_RECORDS sets the records per throughput run (default 1,000,000);
 // WEIR_BENCH_OPEN_RECORDS the records on disk for the open-time runs
-// (default 2,000,000, about 400 MB).
+// (default 2,000,000, about 400 MB); WEIR_BENCH_PINNED=0 leaves out the
+// comparison with broker and client pinned to separate cores;
+// WEIR_BENCH_SERVE_PROFILE=FILE writes the pinned brokers' CPU profiles
+// (FILE.weir, FILE.kfake; the last round's).
 package brokerbench
 
 import (
@@ -73,6 +76,9 @@ func fmtRate(r float64) string { return fmt.Sprintf("%.0f rec/s", r) }
 func TestBrokerFigures(t *testing.T) {
 	if os.Getenv(openChildEnv) != "" {
 		openChild()
+		return
+	}
+	if pinnedChild(t) {
 		return
 	}
 	if os.Getenv("WEIR_BENCH") == "" {
@@ -140,6 +146,9 @@ func TestBrokerFigures(t *testing.T) {
 		weirCons = max(weirCons, wireConsume(t, addr, wn))
 	}
 	add(row{"Kafka listener consume (franz-go)", fmtRate(weirCons), fmtRate(kfCons) + " kfake", fmt.Sprintf("%.2fx", weirCons/kfCons), ">= 1.5x kfake"})
+	if os.Getenv("WEIR_BENCH_PINNED") != "0" {
+		pinnedFigures(t, wn, add)
+	}
 
 	// 4. Produce-to-consume latency at 20,000 records/s.
 	p99, p50 := inProcessLatency(t, b, 20000, 5*time.Second)
