@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -326,9 +327,10 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 			}
 		}
 		o.carry = nil
-		o.replay.reset()
+		o.replay.committed(m.c.Assigned())
 		return true
 	}
+	o.replay.aborted()
 	if ctx.Err() != nil {
 		return false
 	}
@@ -370,10 +372,19 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 // they get the same outputs instead of going through the worker's state a
 // second time: the de-duplication would drop their events as repeats, the
 // rate and state tracking would see no change.
+//
+// The records of an aborted batch need not come back in one poll (the
+// fetches of partitions led by different brokers arrive apart, and a
+// partition's records may come in smaller pieces), so a commit forgets
+// only what it settled: for each input partition of the committed batch,
+// the records up to the last one polled (the group's position is past
+// them), and the records of partitions the worker no longer owns (their
+// new owner enriches them).
 type replay struct {
 	on           bool
 	idx          map[inPos][4]int // main[0:1], events[2:3] of the arenas
 	main, events []outRecord
+	polled       []inPos // per input partition, the last offset polled since the last transaction
 }
 
 type inPos struct {
@@ -382,12 +393,18 @@ type inPos struct {
 }
 
 // replayMax bounds the memo: past it (transactions aborting again and
-// again while new records keep coming), records are enriched again.
+// again while new records keep coming), records are not remembered, and
+// are enriched again if their transaction aborts.
 const replayMax = 1 << 18
 
 // get appends the outputs remembered for r to main and events; ok is false
-// if there are none.
+// if there are none. Every record of a batch goes through get, which notes
+// how far the batch goes in each partition.
 func (r *replay) get(rec *broker.Record, main, events []outRecord) ([]outRecord, []outRecord, bool) {
+	if !r.on {
+		return main, events, false
+	}
+	r.note(rec.Partition, rec.Offset)
 	if len(r.idx) == 0 {
 		return main, events, false
 	}
@@ -398,16 +415,23 @@ func (r *replay) get(rec *broker.Record, main, events []outRecord) ([]outRecord,
 	return append(main, r.main[i[0]:i[1]]...), append(events, r.events[i[2]:i[3]]...), true
 }
 
+func (r *replay) note(part int32, off int64) {
+	for i := range r.polled {
+		if r.polled[i].part == part {
+			r.polled[i].off = max(r.polled[i].off, off)
+			return
+		}
+	}
+	r.polled = append(r.polled, inPos{part, off})
+}
+
 // put remembers main and events as rec's outputs.
 func (r *replay) put(rec *broker.Record, main, events []outRecord) {
-	if !r.on {
+	if !r.on || len(r.idx) >= replayMax {
 		return
 	}
-	if r.idx == nil || len(r.idx) >= replayMax {
-		r.reset()
-		if r.idx == nil {
-			r.idx = map[inPos][4]int{}
-		}
+	if r.idx == nil {
+		r.idx = map[inPos][4]int{}
 	}
 	i := [4]int{len(r.main), 0, len(r.events), 0}
 	r.main = append(r.main, main...)
@@ -416,7 +440,47 @@ func (r *replay) put(rec *broker.Record, main, events []outRecord) {
 	r.idx[inPos{rec.Partition, rec.Offset}] = i
 }
 
-// reset forgets everything: the transaction committed.
+// aborted: the transaction of the records polled since the last one
+// aborted; their outputs stay remembered for when they are polled again.
+func (r *replay) aborted() { r.polled = r.polled[:0] }
+
+// committed: the transaction of the records polled since the last one
+// committed. It forgets the records it settled (see replay) and keeps the
+// rest, for partitions the member still owns (assigned).
+func (r *replay) committed(assigned []broker.TopicPartition) {
+	defer func() { r.polled = r.polled[:0] }()
+	if len(r.idx) == 0 {
+		r.reset()
+		return
+	}
+	for p := range r.idx {
+		keep := slices.ContainsFunc(assigned, func(tp broker.TopicPartition) bool { return tp.Partition == p.part })
+		for _, q := range r.polled {
+			if q.part == p.part && p.off <= q.off {
+				keep = false
+			}
+		}
+		if !keep {
+			delete(r.idx, p)
+		}
+	}
+	if len(r.idx) == 0 {
+		r.reset()
+		return
+	}
+	// Compact the arenas around what is left (rare: a partial re-poll).
+	main, events := make([]outRecord, 0, len(r.main)), make([]outRecord, 0, len(r.events))
+	for p, i := range r.idx {
+		j := [4]int{len(main), 0, len(events), 0}
+		main = append(main, r.main[i[0]:i[1]]...)
+		events = append(events, r.events[i[2]:i[3]]...)
+		j[1], j[3] = len(main), len(events)
+		r.idx[p] = j
+	}
+	r.main, r.events = main, events
+}
+
+// reset forgets everything.
 func (r *replay) reset() {
 	clear(r.idx)
 	clear(r.main)
