@@ -122,14 +122,28 @@ func (c *txnConsumer) Transact(ctx context.Context, fn func(tx broker.Txn) error
 	if ferr == nil && ctx.Err() != nil {
 		ferr = ctx.Err()
 	}
-	ectx := ctx
+	// End runs on even when ctx ends meanwhile (a shutdown): canceled
+	// midway (between TxnOffsetCommit and EndTxn, or waiting for EndTxn's
+	// answer), it would leave the transaction open on the cluster until
+	// the transaction timeout, holding back every read_committed reader
+	// of the outputs (the last stable offset stops at its first record)
+	// and the next owner of its partitions, or report as failed a commit
+	// the cluster made. It gets endGrace after ctx ends to finish; an
+	// abort (nothing to lose) gets endGrace in all.
+	ectx, ecancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer ecancel()
 	if ferr != nil {
-		// Abort even when ctx has ended (a shutdown mid-batch) rather
-		// than leave the transaction to the cluster's timeout, which
-		// would hold back the readers of the outputs until then.
-		var cancel context.CancelFunc
-		ectx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
+		t := time.AfterFunc(endGrace, ecancel)
+		defer t.Stop()
+	} else {
+		var timer atomic.Pointer[time.Timer]
+		stop := context.AfterFunc(ctx, func() { timer.Store(time.AfterFunc(endGrace, ecancel)) })
+		defer func() {
+			stop()
+			if t := timer.Load(); t != nil {
+				t.Stop()
+			}
+		}()
 	}
 	committed, err := c.s.End(ectx, kgo.TransactionEndTry(ferr == nil))
 	if ferr != nil {
@@ -140,6 +154,10 @@ func (c *txnConsumer) Transact(ctx context.Context, fn func(tx broker.Txn) error
 	}
 	return committed, nil
 }
+
+// endGrace is how long ending a transaction may take once the caller's
+// context has ended, or aborting one in all.
+const endGrace = 10 * time.Second
 
 // errNotCommitted: Commit's transaction was aborted by a rebalance.
 var errNotCommitted = errors.New("kafka: offsets not committed: the group rebalanced meanwhile; the records will be polled again")

@@ -1,0 +1,94 @@
+package kafkacluster
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// cancelOnWrite cancels a context when a request of a key is written, once
+// armed.
+type cancelOnWrite struct {
+	key    int16
+	armed  atomic.Bool
+	cancel atomic.Pointer[context.CancelFunc]
+}
+
+func (h *cancelOnWrite) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == h.key && err == nil && h.armed.CompareAndSwap(true, false) {
+		(*h.cancel.Load())()
+	}
+}
+
+// TestTransactShutdownMidEnd: a shutdown (ctx canceled) while Transact is
+// ending its transaction must not leave the transaction open on the
+// cluster: an open transaction holds back every read_committed reader of
+// the topics it wrote to (the last stable offset stops at its first
+// record) and the group's next member of its partitions, until the
+// cluster aborts it after the transaction timeout. Whatever the outcome,
+// the outputs and the offsets stay together.
+func TestTransactShutdownMidEnd(t *testing.T) {
+	for _, key := range []int16{kmsg.AddOffsetsToTxn.Int16(), kmsg.TxnOffsetCommit.Int16(), kmsg.EndTxn.Int16()} {
+		t.Run(kmsg.NameForKey(key), func(t *testing.T) {
+			cl, err := kfake.NewCluster(kfake.NumBrokers(3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(cl.Close)
+			h := &cancelOnWrite{key: key}
+			b, err := New(cl.ListenAddrs(), WithReplicationFactor(3), WithClientOpts(kgo.WithHooks(h)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			const n = 30
+			c := txnSetup(t, ctx, b, n)
+			in := pollAll(t, ctx, c, n)
+			wctx, wcancel := context.WithCancel(ctx) // the worker's: canceled by the shutdown
+			defer wcancel()
+			h.cancel.Store(&wcancel)
+			committed, err := c.Transact(wctx, func(tx broker.Txn) error {
+				if err := tx.Produce(wctx, "out", outputs(in)); err != nil {
+					return err
+				}
+				h.armed.Store(true)
+				return nil
+			})
+			t.Logf("Transact: committed %v, %v", committed, err)
+			c.Close()
+			// Right after the shutdown (well within the 4.8 s
+			// transaction timeout), nothing is left open.
+			lso, err := b.admin.ListCommittedOffsets(ctx, "out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			hwm, err := b.admin.ListEndOffsets(ctx, "out")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p := range int32(2) {
+				s, _ := lso.Lookup("out", p)
+				e, _ := hwm.Lookup("out", p)
+				if s.Offset != e.Offset {
+					t.Errorf("out/%d: last stable offset %d, end %d: the transaction was left open", p, s.Offset, e.Offset)
+				}
+			}
+			got, offs := readOut(t, ctx, b, "reader"), committedOffsets(t, ctx, b)
+			switch {
+			case committed && (len(got) != n || offs != n):
+				t.Fatalf("committed, but %d outputs visible and %d offsets committed; want %d and %d", len(got), offs, n, n)
+			case !committed && (len(got) != 0 || offs != 0):
+				t.Fatalf("not committed, but %d outputs visible and %d offsets committed", len(got), offs)
+			}
+		})
+	}
+}
