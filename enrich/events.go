@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -42,6 +43,19 @@ type flapState struct {
 func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
 	return &detector{dedup: dedup, threshold: threshold, window: window,
 		last: map[eventKey]time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{}}
+}
+
+// detectAt is the time event detection uses for an event from input
+// record r: when the record entered the log, on weir's clock, the clock
+// settle runs on. The event's own time is the device's (an RFC 3164
+// timestamp has no zone; a device clock may be off by hours), so windows
+// measured on it would clear or merge changes at random. A record without
+// a timestamp falls back to the event's time.
+func detectAt(r *broker.Record, eventTime time.Time) time.Time {
+	if r.Timestamp.IsZero() {
+		return eventTime
+	}
+	return r.Timestamp
 }
 
 // family is what flaps: interfaces and BGP sessions.

@@ -1,9 +1,15 @@
 package enrich
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -96,5 +102,55 @@ func TestSettleBounded(t *testing.T) {
 	}
 	if len(d.changes)+len(d.last) > 0 {
 		t.Fatalf("%d objects and %d events never forgotten", len(d.changes), len(d.last))
+	}
+}
+
+// TestFlappingOnWeirsClock: a device whose clock is hours off (or that
+// sends RFC 3164 local time, read as UTC) still flaps once and does not
+// clear at once: detection runs on when records entered the log, the
+// clock settle runs on, not on the device's timestamps.
+func TestFlappingOnWeirsClock(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var p syslog.Parser
+	var recs []broker.Record
+	for i := range 8 {
+		state := []string{"down", "up"}[i%2]
+		line := fmt.Sprintf("<187>%d: Nov 29 03:02:%02d.123: %%LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1, changed state to %s", 40+i, 10+i, state)
+		var l telemetry.Log
+		p.ParseCopy([]byte(line), &l)
+		l.Device, l.SourceAddr, l.ReceivedAt = "edge9", "192.0.2.9:514", time.Now()
+		recs = append(recs, broker.Record{Key: []byte("edge9"), Value: l.AppendJSON(nil)})
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, recs); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(b, inv, NewClassifier(), WithEventRules(0, DefaultFlapThreshold, DefaultFlapWindow))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	types := func() map[string]int {
+		n := map[string]int{}
+		for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+			var ev telemetry.Event
+			json.Unmarshal(r.Value, &ev)
+			n[ev.Type]++
+		}
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for types()["interface_flapping"] == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2500 * time.Millisecond) // two settle rounds
+	cancel()
+	<-done
+	n := types()
+	if n["interface_flapping"] != 1 || n["interface_flapping_cleared"] != 0 {
+		t.Fatalf("events %v: want one interface_flapping and no clearing within the window", n)
 	}
 }

@@ -110,7 +110,7 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 			metrics, w.keys = appendMetricRecord(metrics, w.keys, &view, r)
 		}
 		for _, ev := range evs {
-			for _, out := range w.det.observe(ev, ev.Time) {
+			for _, out := range w.det.observe(ev, detectAt(r, ev.Time)) {
 				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 			}
 		}

@@ -72,7 +72,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			}
 			e0 := len(events)
 			if ev, ok := w.eventOf(&tr, r); ok {
-				for _, out := range w.det.observe(ev, ev.Time) {
+				for _, out := range w.det.observe(ev, detectAt(r, ev.Time)) {
 					events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 				}
 			}

@@ -206,7 +206,7 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 		m0, e0 := len(enriched), len(events)
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 		if ev != nil {
-			for _, out := range w.det.observe(*ev, ev.Time) {
+			for _, out := range w.det.observe(*ev, detectAt(r, ev.Time)) {
 				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 			}
 		}
