@@ -52,6 +52,7 @@ const (
 	DefaultPartitions     = 60
 	DefaultSessionTimeout = 10 * time.Second
 	defaultCheck          = 200 * time.Millisecond
+	defaultRefresh        = 30 * time.Second
 	probeTimeout          = 3 * time.Second
 )
 
@@ -66,7 +67,7 @@ type Config struct {
 	// Partitions is the coordination topic's partition count when it has
 	// to be created (default 60): the most processes that can share the
 	// targets. An existing topic keeps its count, which every process
-	// reads at start.
+	// reads at start and every RefreshInterval (see Run).
 	Partitions int32
 	// SessionTimeout is how long the group waits for a silent member
 	// before moving its partitions; 0 keeps the backend's default.
@@ -81,6 +82,9 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// CheckInterval is how often the assignment is read; default 200ms.
 	CheckInterval time.Duration
+	// RefreshInterval is how often the coordination topic's partition
+	// count is read again; default 30s.
+	RefreshInterval time.Duration
 }
 
 // Member is this process's membership: which partitions, hence which
@@ -132,6 +136,9 @@ func New(cfg Config) (*Member, error) {
 	}
 	if cfg.CheckInterval <= 0 {
 		cfg.CheckInterval = defaultCheck
+	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = defaultRefresh
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -198,12 +205,44 @@ func (mb *Member) countTargets() map[string]int {
 
 // Run joins the group and follows its assignment until ctx ends, then
 // leaves it. It retries while the cluster cannot be reached.
+//
+// Every process must map a target to the same partition, so they must
+// agree on the topic's partition count: a process that read 60 and one
+// that read 90 (an operator added partitions, or deleted the topic and
+// another process created it again with another count) would each leave
+// some targets to the other, and neither poll them. So the count names
+// the group (see groupFor): processes that read different counts are in
+// different groups, each covering every target (some polled twice for
+// that while, none missed), and a process that finds the count changed
+// (read again every RefreshInterval) joins the group of the new count.
 func (mb *Member) Run(ctx context.Context) error {
-	parts, err := mb.topic(ctx)
-	if err != nil {
-		return nil // ctx ended
+	for {
+		parts, err := mb.topic(ctx)
+		if err != nil {
+			return nil // ctx ended
+		}
+		if !mb.follow(ctx, parts) {
+			return nil
+		}
 	}
+}
+
+// groupFor is the group of the processes that read parts partitions of
+// the coordination topic: Config.Group for the default count, with a
+// suffix for any other.
+func (mb *Member) groupFor(parts int32) string {
+	if parts == DefaultPartitions {
+		return mb.cfg.Group
+	}
+	return fmt.Sprintf("%s-p%d", mb.cfg.Group, parts)
+}
+
+// follow is a membership of the group of a topic with parts partitions:
+// it follows the group's assignment until ctx ends (false) or the topic's
+// partition count is no longer parts (true).
+func (mb *Member) follow(ctx context.Context, parts int32) bool {
 	mb.m.topicPartitions.Set(float64(parts))
+	group := mb.groupFor(parts)
 	opts := []broker.ConsumerOption{broker.WithResetToLatest()}
 	if mb.cfg.SessionTimeout > 0 {
 		opts = append(opts, broker.WithSessionTimeout(mb.cfg.SessionTimeout))
@@ -213,34 +252,60 @@ func (mb *Member) Run(ctx context.Context) error {
 	}
 	var c broker.Consumer
 	for c == nil {
-		if c, err = mb.cfg.Broker.Consume(ctx, mb.cfg.Group, []string{mb.cfg.Topic}, opts...); err != nil {
-			mb.log.Warn("shard: cannot join the group; retrying", slog.String("group", mb.cfg.Group), slog.Any("error", err))
+		var err error
+		if c, err = mb.cfg.Broker.Consume(ctx, group, []string{mb.cfg.Topic}, opts...); err != nil {
+			mb.log.Warn("shard: cannot join the group; retrying", slog.String("group", group), slog.Any("error", err))
 			if !sleep(ctx, 2*time.Second) {
-				return nil
+				return false
 			}
 		}
 	}
-	mb.log.Info("shard: joining group", slog.String("group", mb.cfg.Group), slog.String("topic", mb.cfg.Topic),
+	mb.log.Info("shard: joining group", slog.String("group", group), slog.String("topic", mb.cfg.Topic),
 		slog.Int("partitions", int(parts)), slog.Duration("session_timeout", mb.cfg.SessionTimeout))
+	dctx, stopDrain := context.WithCancel(ctx)
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
-		mb.drain(ctx, c)
+		mb.drain(dctx, c)
 	}()
 	defer func() {
 		c.Close() // leaves the group: the others take our partitions now
+		stopDrain()
 		<-drained
 	}()
 	tick := time.NewTicker(mb.cfg.CheckInterval)
 	defer tick.Stop()
+	lastRefresh := time.Now()
 	for {
-		mb.check(ctx, c, parts)
+		mb.check(ctx, c, group, parts)
+		if time.Since(lastRefresh) >= mb.cfg.RefreshInterval {
+			lastRefresh = time.Now()
+			if n := mb.partitionCount(ctx); n > 0 && n != parts {
+				mb.log.Warn("shard: the coordination topic's partition count changed; joining the group of the new count",
+					slog.String("topic", mb.cfg.Topic), slog.Int("was", int(parts)), slog.Int("now", int(n)))
+				return true
+			}
+		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return false
 		case <-tick.C:
 		}
 	}
+}
+
+// partitionCount reads the coordination topic's partition count; 0 when
+// the cluster gave no answer or the topic is gone (the group goes on with
+// the partitions it knows; the next process to start creates the topic
+// again).
+func (mb *Member) partitionCount(ctx context.Context) int32 {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	infos, err := mb.cfg.Broker.DescribeTopics(pctx, mb.cfg.Topic)
+	if err != nil || len(infos) != 1 {
+		return 0
+	}
+	return int32(len(infos[0].Partitions))
 }
 
 // topic makes sure the coordination topic exists and returns its
@@ -286,7 +351,7 @@ func (mb *Member) drain(ctx context.Context, c broker.Consumer) {
 }
 
 // check reads the group's assignment and publishes it when it changed.
-func (mb *Member) check(ctx context.Context, c broker.Consumer, parts int32) {
+func (mb *Member) check(ctx context.Context, c broker.Consumer, group string, parts int32) {
 	owned := make([]bool, parts)
 	n := 0
 	for _, tp := range c.Assigned() {
@@ -298,12 +363,12 @@ func (mb *Member) check(ctx context.Context, c broker.Consumer, parts int32) {
 	cur := mb.snap.Load()
 	if n > 0 {
 		if !mb.lostSince.IsZero() {
-			mb.log.Info("shard: group membership back", slog.String("group", mb.cfg.Group))
+			mb.log.Info("shard: group membership back", slog.String("group", group))
 			mb.lostSince = time.Time{}
 		}
 		mb.m.member.Set(1)
 		if cur.partitions != parts || !slices.Equal(cur.owned, owned) {
-			mb.publish(parts, owned, n, "assigned")
+			mb.publish(group, parts, owned, n, "assigned")
 		}
 		return
 	}
@@ -320,7 +385,7 @@ func (mb *Member) check(ctx context.Context, c broker.Consumer, parts int32) {
 		mb.reachable, mb.warned, mb.lastProbe = false, false, time.Time{}
 		mb.m.member.Set(0)
 		mb.log.Warn("shard: the group took this process's partitions or the membership was lost; keeping the last assignment until the group answers",
-			slog.String("group", mb.cfg.Group), slog.Int("partitions", cur.n))
+			slog.String("group", group), slog.Int("partitions", cur.n))
 	}
 	if now.Sub(mb.lostSince) < mb.cfg.Grace {
 		return
@@ -341,12 +406,12 @@ func (mb *Member) check(ctx context.Context, c broker.Consumer, parts int32) {
 	}
 	if mb.reachable {
 		mb.log.Warn("shard: the group assigns this process no partitions; it collects no targets until it does",
-			slog.String("group", mb.cfg.Group))
-		mb.publish(parts, owned, 0, "given up")
+			slog.String("group", group))
+		mb.publish(group, parts, owned, 0, "given up")
 	}
 }
 
-func (mb *Member) publish(parts int32, owned []bool, n int, why string) {
+func (mb *Member) publish(group string, parts int32, owned []bool, n int, why string) {
 	old := mb.snap.Swap(&snapshot{partitions: parts, owned: owned, n: n, changed: make(chan struct{})})
 	close(old.changed)
 	mb.m.partitions.Set(float64(n))
@@ -358,7 +423,7 @@ func (mb *Member) publish(parts int32, owned []bool, n int, why string) {
 			list = append(list, strconv.Itoa(p))
 		}
 	}
-	attrs := []any{slog.String("group", mb.cfg.Group), slog.String("partitions", fmt.Sprintf("%d of %d", n, parts)),
+	attrs := []any{slog.String("group", group), slog.String("partitions", fmt.Sprintf("%d of %d", n, parts)),
 		slog.String("owned", strings.Join(list, ","))}
 	for _, c := range slices.Sorted(maps.Keys(counts)) {
 		attrs = append(attrs, slog.Int(c+"_targets", counts[c]))

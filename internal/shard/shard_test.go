@@ -337,7 +337,7 @@ func TestOwnsDoesNotAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.publish(60, make([]bool, 60), 1, "test")
+	m.publish("g", 60, make([]bool, 60), 1, "test")
 	name := "edge-router-17.ams1"
 	if n := testing.AllocsPerRun(100, func() { m.Owns(name) }); n != 0 {
 		t.Fatalf("Owns allocates %v times", n)
