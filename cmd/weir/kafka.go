@@ -1,11 +1,17 @@
 package main
 
 import (
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -18,9 +24,14 @@ import (
 	"github.com/weirnet/weir/configs"
 )
 
-// kafkaBackend connects to the Kafka cluster of broker.kafka.
-func kafkaBackend(c configs.Broker) (*kafkacluster.Broker, error) {
+// kafkaBackend connects to the Kafka cluster of broker.kafka. dataDir
+// holds the process's instance id (see instanceID).
+func kafkaBackend(c configs.Broker, dataDir string) (*kafkacluster.Broker, error) {
 	k := c.Kafka
+	instance, err := instanceID(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	var opts []kgo.Opt
 	if k.ClientID != "" {
 		opts = append(opts, kgo.ClientID(k.ClientID))
@@ -50,6 +61,7 @@ func kafkaBackend(c configs.Broker) (*kafkacluster.Broker, error) {
 		rf = -1
 	}
 	return kafkacluster.New(k.Brokers,
+		kafkacluster.WithInstance(instance),
 		kafkacluster.WithClientOpts(opts...),
 		kafkacluster.WithReplicationFactor(rf),
 		kafkacluster.WithTopicDefaults(broker.TopicConfig{Partitions: c.DefaultPartitions}))
@@ -75,4 +87,32 @@ func clientTLS(t *configs.TLS) (*tls.Config, error) {
 		tc.Certificates = []tls.Certificate{cert}
 	}
 	return tc, nil
+}
+
+// instanceID names this weir process in its Kafka transactional ids: the
+// host name and a random id kept in data_dir/instance-id. Two processes
+// with the same name would fence each other's transactions forever, as
+// containers on one host can have the same host name and pid; kept in the
+// data directory, the id survives a restart, so a restarted process aborts
+// the transactions its predecessor left open at once instead of the
+// cluster doing so after the transaction timeout.
+func instanceID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "instance-id")
+	id, err := os.ReadFile(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("instance id: %w", err)
+		}
+		var b [6]byte
+		rand.Read(b[:])
+		id = []byte(hex.EncodeToString(b[:]))
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return "", fmt.Errorf("instance id: %w", err)
+		}
+		if err := os.WriteFile(path, append(id, '\n'), 0o644); err != nil {
+			return "", fmt.Errorf("instance id: %w", err)
+		}
+	}
+	host, _ := os.Hostname()
+	return host + "-" + strings.TrimSpace(string(id)), nil
 }

@@ -157,7 +157,7 @@ func run(ctx context.Context, cfg *configs.Config, roles map[string]bool, logger
 
 	var b broker.Broker
 	if len(cfg.Broker.Kafka.Brokers) > 0 {
-		kb, err := kafkaBackend(cfg.Broker)
+		kb, err := kafkaBackend(cfg.Broker, cfg.DataDir)
 		if err != nil {
 			return err
 		}
