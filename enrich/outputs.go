@@ -328,6 +328,7 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		}
 		o.carry = nil
 		o.replay.committed(m.c.Assigned())
+		m.failures = 0
 		return true
 	}
 	o.replay.aborted()
@@ -361,7 +362,17 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		case <-time.After(time.Second):
 		}
 	default:
-		o.logger.Error("enrich: transaction failed; joining the group again", slog.Any("error", err))
+		// Back off when it keeps failing (a missing TransactionalId
+		// ACL, say): each rejoin rebalances the whole group.
+		m.failures++
+		wait := min(time.Second<<min(m.failures-1, 5), 30*time.Second)
+		o.logger.Error("enrich: transaction failed; joining the group again", slog.Any("error", err),
+			slog.Int("failures_in_a_row", m.failures), slog.Duration("after", wait))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
 		return m.rejoin(ctx)
 	}
 	return true
@@ -497,6 +508,8 @@ type member struct {
 	logger *slog.Logger
 	c      broker.Consumer
 	txn    broker.TxnConsumer // nil on the embedded log
+	// failures counts transactions failed in a row, for the back-off.
+	failures int
 }
 
 // consumerOptions are a worker's options to join the group: with
