@@ -95,7 +95,7 @@ func BenchmarkDecodeMetric(b *testing.B) {
 // FuzzMetricAppendJSON: Metric.AppendJSON writes float and json.Number
 // fields exactly as json.Marshal does, errors included.
 func FuzzMetricAppendJSON(f *testing.F) {
-	for _, v := range []float64{0, -0.0, 1, 0.1, 1e-7, 123456789e15, 1e21, 1e-6, -2.5e-300, 5e-324} {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, 0.1, 1e-7, 123456789e15, 1e21, 1e-6, -2.5e-300, 5e-324} {
 		f.Add(v, "12")
 	}
 	f.Add(1.5, "-0.5e+3")

@@ -28,12 +28,12 @@ func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/json" || req.Header.Get("X-Test") != "yes" {
-		http.Error(w, "bad request", 400)
+		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
 	if r.fail > 0 {
 		r.fail--
-		http.Error(w, "down", 503)
+		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
 	}
 	b, _ := io.ReadAll(req.Body)
