@@ -215,14 +215,18 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 	}
 	byPart := map[int32][]broker.Record{}
 	var order []int32
+	var keyed int32 // the topic's partition count, for records no input caused: looked up once
 	for _, out := range outs {
 		part := out.part
 		if part < 0 {
-			n, err := o.partitions(ctx, topic, 0)
-			if err != nil {
-				return err
+			if keyed == 0 {
+				n, err := o.partitions(ctx, topic, 0)
+				if err != nil {
+					return err
+				}
+				keyed = n
 			}
-			part = broker.PartitionForKey(out.rec.Key, n)
+			part = broker.PartitionForKey(out.rec.Key, keyed)
 		} else {
 			if tx == nil {
 				t, err := o.tail(ctx, topic, part)
