@@ -78,6 +78,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		}
 		start := time.Now()
 		w.out.track(m.c.Assigned())
+		w.rates.setNow(start)
 		metrics, events = w.enrichBatch(recs, metrics[:0], events[:0])
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
 		if !w.out.deliver(ctx, m, outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events}) {

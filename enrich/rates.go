@@ -10,6 +10,7 @@ type counterSample struct {
 	value  uint64
 	at     time.Time
 	uptime uint32 // sysUpTime (hundredths of a second) at the sample; 0 unknown
+	seen   int64  // weir's clock (Unix seconds) when it arrived, for forget
 }
 
 // rates turns counter samples into per-second rates. A series is a device,
@@ -28,7 +29,14 @@ type counterSample struct {
 //   - Missed polls just make the interval longer; the rate is still right.
 type rates struct {
 	last map[counterKey]counterSample
+	// now is weir's clock, set once per batch (setNow): samples are
+	// forgotten by when they arrived, not by their own time, which is the
+	// device's for gNMI and may be hours off.
+	now int64
 }
+
+// setNow sets the arrival time stamped on the samples that follow.
+func (r *rates) setNow(t time.Time) { r.now = t.Unix() }
 
 // counterKey names a counter series: a row and a field.
 type counterKey struct{ row, field string }
@@ -43,7 +51,7 @@ func (r *rates) observe(row, field string, value uint64, at time.Time, uptime ui
 	if ok && !at.After(prev.at) {
 		return 0, false
 	}
-	r.last[key] = counterSample{value: value, at: at, uptime: uptime}
+	r.last[key] = counterSample{value: value, at: at, uptime: uptime, seen: r.now}
 	if !ok {
 		return 0, false
 	}
@@ -65,11 +73,12 @@ func (r *rates) observe(row, field string, value uint64, at time.Time, uptime ui
 	return float64(delta) / secs, true
 }
 
-// forget drops series not updated since cutoff, so memory follows the live
-// devices.
+// forget drops series no sample arrived for since cutoff (weir's clock),
+// so memory follows the live devices.
 func (r *rates) forget(cutoff time.Time) {
+	c := cutoff.Unix()
 	for k, s := range r.last {
-		if s.at.Before(cutoff) {
+		if s.seen < c {
 			delete(r.last, k)
 		}
 	}

@@ -37,3 +37,22 @@ func TestRates(t *testing.T) {
 		}
 	}
 }
+
+// TestForgetByArrival: series are forgotten by when their samples arrived,
+// not by the samples' own (device) time, which may be hours or years off.
+func TestForgetByArrival(t *testing.T) {
+	r := newRates()
+	now := time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
+	device := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) // a device clock years behind
+	r.setNow(now.Add(-2 * time.Hour))
+	r.observe("gone", "in", 1, device, 0)
+	r.setNow(now)
+	r.observe("live", "in", 1, device, 0)
+	r.forget(now.Add(-time.Hour))
+	if _, ok := r.last[counterKey{"live", "in"}]; !ok {
+		t.Error("a series still arriving was forgotten for its device time")
+	}
+	if _, ok := r.last[counterKey{"gone", "in"}]; ok {
+		t.Error("a series silent for two hours was kept")
+	}
+}
