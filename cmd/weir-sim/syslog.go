@@ -284,36 +284,16 @@ var seqRE = regexp.MustCompile(`seq=([0-9a-z]+)-(\d+)`)
 // countSequences reads the topic and counts distinct sequence numbers of
 // this run.
 func countSequences(ctx context.Context, brokers, topic, run string) (int, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		return 0, err
-	}
-	defer cl.Close()
-	end, err := endOffsetSum(ctx, brokers, topic)
-	if err != nil {
-		return 0, err
-	}
 	seen := map[int]bool{}
-	var read int64
-	for read < end {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		f := cl.PollFetches(pctx)
-		cancel()
-		if errors.Is(pctx.Err(), context.DeadlineExceeded) && f.NumRecords() == 0 {
-			break
+	err := readTopic(ctx, brokers, topic, func(r *kgo.Record) {
+		var l struct{ Raw string }
+		if json.Unmarshal(r.Value, &l) != nil {
+			return
 		}
-		f.EachRecord(func(r *kgo.Record) {
-			read++
-			var l struct{ Raw string }
-			if json.Unmarshal(r.Value, &l) != nil {
-				return
-			}
-			if m := seqRE.FindStringSubmatch(l.Raw); m != nil && m[1] == run {
-				n, _ := strconv.Atoi(m[2])
-				seen[n] = true
-			}
-		})
-	}
-	return len(seen), nil
+		if m := seqRE.FindStringSubmatch(l.Raw); m != nil && m[1] == run {
+			n, _ := strconv.Atoi(m[2])
+			seen[n] = true
+		}
+	})
+	return len(seen), err
 }
