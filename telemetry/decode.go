@@ -130,12 +130,8 @@ func fastDecodeLog(s string, l *Log, lay *LogLayout) bool {
 				l.Severity = n
 			}
 		case "time", "received_at":
-			v, ok := d.str()
+			t, ok := d.time()
 			if !ok {
-				return false
-			}
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
 				return false
 			}
 			if key == "time" {
@@ -193,6 +189,48 @@ func fastDecodeLog(s string, l *Log, lay *LogLayout) bool {
 	}
 }
 
+// stringMap reads an object of strings; a repeated key replaces, as in
+// encoding/json. size is the map's first capacity.
+func (d *lexer) stringMap(size int) (map[string]string, bool) {
+	if !d.byte('{') {
+		return nil, false
+	}
+	out := make(map[string]string, size)
+	if d.peek() == '}' {
+		d.i++
+		return out, true
+	}
+	for {
+		k, ok := d.str()
+		if !ok || !d.byte(':') {
+			return nil, false
+		}
+		v, ok := d.str()
+		if !ok {
+			return nil, false
+		}
+		out[k] = v
+		switch d.next() {
+		case ',':
+			continue
+		case '}':
+			return out, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// time reads an RFC 3339 time string.
+func (d *lexer) time() (time.Time, bool) {
+	v, ok := d.str()
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return t, err == nil
+}
+
 // structuredData reads an object of objects of strings, as encoding/json
 // decodes it into map[string]map[string]string; anything else (null, other
 // value types) is left to encoding/json.
@@ -207,31 +245,12 @@ func (d *lexer) structuredData() (map[string]map[string]string, bool) {
 	}
 	for {
 		id, ok := d.str()
-		if !ok || !d.byte(':') || !d.byte('{') {
+		if !ok || !d.byte(':') {
 			return nil, false
 		}
-		params := make(map[string]string, 2)
-		if d.peek() == '}' {
-			d.i++
-		} else {
-			for {
-				k, ok := d.str()
-				if !ok || !d.byte(':') {
-					return nil, false
-				}
-				v, ok := d.str()
-				if !ok {
-					return nil, false
-				}
-				params[k] = v
-				c := d.next()
-				if c == '}' {
-					break
-				}
-				if c != ',' {
-					return nil, false
-				}
-			}
+		params, ok := d.stringMap(2)
+		if !ok {
+			return nil, false
 		}
 		sd[id] = params // a repeated ID replaces, as in encoding/json
 		switch d.next() {

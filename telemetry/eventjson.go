@@ -10,34 +10,22 @@ func (ev *Event) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(ev.V), 10)
 	b = append(b, `,"type":`...)
-	b = appendMarshalString(b, ev.Type)
+	b = AppendMarshalString(b, ev.Type)
 	b = append(b, `,"device":`...)
-	b = appendMarshalString(b, ev.Device)
+	b = AppendMarshalString(b, ev.Device)
 	if ev.Object != "" {
 		b = append(b, `,"object":`...)
-		b = appendMarshalString(b, ev.Object)
+		b = AppendMarshalString(b, ev.Object)
 	}
 	if ev.Severity != "" {
 		b = append(b, `,"severity":`...)
-		b = appendMarshalString(b, ev.Severity)
+		b = AppendMarshalString(b, ev.Severity)
 	}
 	if ev.Message != "" {
 		b = append(b, `,"message":`...)
-		b = appendMarshalString(b, ev.Message)
+		b = AppendMarshalString(b, ev.Message)
 	}
-	if len(ev.Tags) > 0 {
-		b = append(b, `,"tags":{`...)
-		keys = sortedKeys(keys, ev.Tags)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendMarshalString(b, k)
-			b = append(b, ':')
-			b = appendMarshalString(b, ev.Tags[k])
-		}
-		b = append(b, '}')
-	}
+	b, keys = appendMarshalTags(b, keys, ev.Tags)
 	if ev.Count != 0 {
 		b = append(b, `,"count":`...)
 		b = strconv.AppendInt(b, int64(ev.Count), 10)
@@ -48,7 +36,7 @@ func (ev *Event) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 		return b, keys, err
 	}
 	b = append(b, `,"cause":{"topic":`...)
-	b = appendMarshalString(b, ev.Cause.Topic)
+	b = AppendMarshalString(b, ev.Cause.Topic)
 	b = append(b, `,"partition":`...)
 	b = strconv.AppendInt(b, int64(ev.Cause.Partition), 10)
 	b = append(b, `,"offset":`...)

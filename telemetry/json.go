@@ -170,18 +170,52 @@ const hexDigits = "0123456789abcdef"
 // escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	dst = appendEscaped(dst, s, false)
+	return append(dst, '"')
+}
+
+// AppendMarshalString appends s as json.Marshal writes it: as AppendString
+// does, and with <, > and & escaped too.
+func AppendMarshalString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s, true)
+	return append(dst, '"')
+}
+
+// AppendMarshalStringBody is AppendMarshalString without the quotes, for
+// text that is part of a larger JSON string.
+func AppendMarshalStringBody(dst []byte, s string) []byte { return appendEscaped(dst, s, true) }
+
+// plainJSON and plainHTML mark the ASCII bytes encoding/json writes as
+// they are, with HTML escaping off and on.
+var plainJSON, plainHTML = func() (j, h [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		j[c] = c != '"' && c != '\\'
+		h[c] = j[c] && c != '<' && c != '>' && c != '&'
+	}
+	return j, h
+}()
+
+// appendEscaped appends s escaped as encoding/json escapes a string's
+// body, HTML characters too when html is set, without allocating.
+func appendEscaped(dst []byte, s string, html bool) []byte {
+	plain := &plainJSON
+	if html {
+		plain = &plainHTML
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		// Fast path: runs of printable ASCII need no escaping; check
-		// eight bytes at a time.
-		for i+8 <= len(s) && plainASCII8(s[i:i+8]) {
+		// eight bytes at a time (not HTML's three: those go byte by
+		// byte).
+		for !html && i+8 <= len(s) && plainASCII8(s[i:i+8]) {
 			i += 8
 		}
 		if i >= len(s) {
 			break
 		}
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
+			if plain[b] {
 				i++
 				continue
 			}
@@ -223,8 +257,7 @@ func AppendString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // plainASCII8 reports whether all of s's 8 bytes are printable ASCII other

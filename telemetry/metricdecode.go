@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"time"
 )
 
 // DecodeMetric decodes a Metric record value as a json.Decoder with
@@ -106,12 +105,8 @@ func fastDecodeMetric(s string, m *Metric) bool {
 				m.Source = v
 			}
 		case "time", "received_at":
-			v, ok := d.str()
+			t, ok := d.time()
 			if !ok {
-				return false
-			}
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
 				return false
 			}
 			if key == "time" {
@@ -123,7 +118,7 @@ func fastDecodeMetric(s string, m *Metric) bool {
 			if d.peek() == 'n' {
 				return false // null: left to encoding/json
 			}
-			tags, ok := d.stringMap()
+			tags, ok := d.stringMap(8)
 			if !ok {
 				return false
 			}
@@ -190,40 +185,6 @@ func fastDecodeMetric(s string, m *Metric) bool {
 			return d.i == len(d.s)
 		default:
 			return false
-		}
-	}
-}
-
-// stringMap reads an object of strings with distinct keys.
-func (d *lexer) stringMap() (map[string]string, bool) {
-	if !d.byte('{') {
-		return nil, false
-	}
-	out := make(map[string]string, 8)
-	if d.peek() == '}' {
-		d.i++
-		return out, true
-	}
-	for {
-		k, ok := d.str()
-		if !ok || !d.byte(':') {
-			return nil, false
-		}
-		if _, dup := out[k]; dup {
-			return nil, false
-		}
-		v, ok := d.str()
-		if !ok {
-			return nil, false
-		}
-		out[k] = v
-		switch d.next() {
-		case ',':
-			continue
-		case '}':
-			return out, true
-		default:
-			return nil, false
 		}
 	}
 }

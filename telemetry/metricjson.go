@@ -16,22 +16,10 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(m.V), 10)
 	b = append(b, `,"measurement":`...)
-	b = appendMarshalString(b, m.Measurement)
+	b = AppendMarshalString(b, m.Measurement)
 	b = append(b, `,"device":`...)
-	b = appendMarshalString(b, m.Device)
-	if len(m.Tags) > 0 {
-		b = append(b, `,"tags":{`...)
-		keys = sortedKeys(keys, m.Tags)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendMarshalString(b, k)
-			b = append(b, ':')
-			b = appendMarshalString(b, m.Tags[k])
-		}
-		b = append(b, '}')
-	}
+	b = AppendMarshalString(b, m.Device)
+	b, keys = appendMarshalTags(b, keys, m.Tags)
 	b = append(b, `,"fields":`...)
 	if m.Fields == nil {
 		b = append(b, "null"...)
@@ -42,7 +30,7 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendMarshalString(b, k)
+			b = AppendMarshalString(b, k)
 			b = append(b, ':')
 			var err error
 			if b, err = appendMarshalValue(b, m.Fields[k]); err != nil {
@@ -57,7 +45,7 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendMarshalString(b, c)
+			b = AppendMarshalString(b, c)
 		}
 		b = append(b, ']')
 	}
@@ -75,8 +63,27 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 		b = strconv.AppendUint(b, uint64(m.Uptime), 10)
 	}
 	b = append(b, `,"source":`...)
-	b = appendMarshalString(b, m.Source)
+	b = AppendMarshalString(b, m.Source)
 	return append(b, '}'), keys, nil
+}
+
+// appendMarshalTags writes `,"tags":{...}` as json.Marshal writes a
+// map[string]string field with omitempty, keys sorted; keys is scratch.
+func appendMarshalTags(b []byte, keys []string, tags map[string]string) ([]byte, []string) {
+	if len(tags) == 0 {
+		return b, keys
+	}
+	b = append(b, `,"tags":{`...)
+	keys = sortedKeys(keys, tags)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendMarshalString(b, k)
+		b = append(b, ':')
+		b = AppendMarshalString(b, tags[k])
+	}
+	return append(b, '}'), keys
 }
 
 func appendMarshalTime(b []byte, t time.Time) ([]byte, error) {
@@ -98,7 +105,7 @@ func appendMarshalValue(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case string:
-		return appendMarshalString(b, x), nil
+		return AppendMarshalString(b, x), nil
 	case float64:
 		return appendMarshalFloat(b, x)
 	case json.Number:
@@ -108,22 +115,6 @@ func appendMarshalValue(b []byte, v any) ([]byte, error) {
 	}
 	j, err := json.Marshal(v)
 	return append(b, j...), err
-}
-
-// appendMarshalString writes s as json.Marshal does (HTML escaping on):
-// plain ASCII (the usual names, counters' keys, interface names) is
-// copied, anything else goes through encoding/json for its exact escaping.
-func appendMarshalString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			j, _ := json.Marshal(s)
-			return append(b, j...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // appendMarshalFloat writes f as encoding/json writes a float64: the

@@ -3,84 +3,19 @@ package webhook
 import (
 	"slices"
 	"time"
-	"unicode/utf8"
+
+	"github.com/weirnet/weir/telemetry"
 )
 
 // The alert encoder's pieces: the same bytes encoding/json writes (HTML
-// characters escaped, map keys sorted), without reflection or maps.
-
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	b = appendStringBody(b, s)
-	return append(b, '"')
-}
-
-// safe marks the ASCII bytes encoding/json writes as they are.
-var safe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
-
-const hex = "0123456789abcdef"
-
-// appendStringBody appends s escaped as encoding/json does, without the
-// quotes.
-func appendStringBody(b []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if safe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(b, s[start:]...)
-}
+// characters escaped, map keys sorted), without reflection or maps;
+// strings through telemetry.AppendMarshalString.
 
 // appendKV appends "k":"v".
 func appendKV(b []byte, k, v string) []byte {
-	b = appendString(b, k)
+	b = telemetry.AppendMarshalString(b, k)
 	b = append(b, ':')
-	return appendString(b, v)
+	return telemetry.AppendMarshalString(b, v)
 }
 
 // appendKVs appends an object of kvs sorted by key.

@@ -241,7 +241,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 			b = appendKV(b, "summary", e.Message)
 		} else {
 			b = append(b, `"cause":"`...)
-			b = appendStringBody(b, e.Cause.Topic)
+			b = telemetry.AppendMarshalStringBody(b, e.Cause.Topic)
 			b = append(b, '/')
 			b = strconv.AppendInt(b, int64(e.Cause.Partition), 10)
 			b = append(b, '@')
