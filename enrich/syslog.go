@@ -74,11 +74,15 @@ func (c *Classifier) Classify(l *telemetry.Log) SyslogInfo {
 	info := SyslogInfo{MnemonicSeverity: -1}
 	msg := text(l)
 	fac, sev, mnem, hasMnemonic := mnemonic(msg)
-	info.Vendor = detectVendor(l, msg, hasMnemonic)
+	tag := ""
+	if !hasMnemonic {
+		tag = junosTag(msg)
+	}
+	info.Vendor = detectVendor(l, msg, hasMnemonic, tag != "")
 	if hasMnemonic {
 		info.Facility, info.Mnemonic, info.MnemonicSeverity = fac, mnem, sev
 	} else {
-		info.Mnemonic = junosTag(msg)
+		info.Mnemonic = tag
 	}
 	for i := range c.rules {
 		r := &c.rules[i]
@@ -144,7 +148,7 @@ func (r *rule) apply(msg string, needsAt int) (map[string]string, string, bool) 
 	return fields, event, true
 }
 
-func detectVendor(l *telemetry.Log, msg string, hasMnemonic bool) string {
+func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) string {
 	switch {
 	case strings.Contains(msg, "devname=") && strings.Contains(msg, "logid="):
 		return VendorFortinet
@@ -154,7 +158,7 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic bool) string {
 		return VendorJunos
 	}
 	if !hasMnemonic {
-		if l.AppName != "" && junosTag(msg) != "" {
+		if l.AppName != "" && hasJunosTag {
 			return VendorJunos
 		}
 		return VendorGeneric
