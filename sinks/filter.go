@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
 )
 
 // syslogSeverities names syslog severities by number (RFC 5424).
@@ -39,8 +40,8 @@ func anyMatch(patterns []string, s string) bool {
 	return false
 }
 
-// matchPoint is match for a metric decoded as a Point.
-func (f *filter) matchPoint(p *Point) bool {
+// matchPoint is match for a metric decoded as a telemetry.Point.
+func (f *filter) matchPoint(p *telemetry.Point) bool {
 	if f.empty() {
 		return true
 	}

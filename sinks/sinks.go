@@ -10,7 +10,6 @@
 package sinks
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +17,6 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -54,9 +52,9 @@ type Item struct {
 	Record broker.Record
 	Schema string
 	Metric *telemetry.Metric
-	// Point is a metric/1 record for a PointDestination, which gets it
+	// telemetry.Point is a metric/1 record for a PointDestination, which gets it
 	// instead of Metric. It is reused after the batch is delivered.
-	Point *Point
+	Point *telemetry.Point
 	Log   *telemetry.EnrichedLog
 	Event *telemetry.Event
 }
@@ -195,7 +193,7 @@ type Sink struct {
 	// Decoding state, one per decoding goroutine, and the Points of the
 	// records not yet committed (reused after each commit).
 	decoders []*decoder
-	pts      []*Point
+	pts      []*telemetry.Point
 	ptsUsed  int
 }
 
@@ -393,10 +391,10 @@ const parallelDecodeMin = 512
 func (s *Sink) decodeAll(recs []broker.Record, out []decoded) []decoded {
 	out = slices.Grow(out[:0], len(recs))[:len(recs)]
 	// A Point for every record (the arena is reset at each commit).
-	var pts []*Point
+	var pts []*telemetry.Point
 	if s.points {
 		for len(s.pts) < s.ptsUsed+len(recs) {
-			s.pts = append(s.pts, new(Point))
+			s.pts = append(s.pts, new(telemetry.Point))
 		}
 		pts = s.pts[s.ptsUsed : s.ptsUsed+len(recs)]
 		s.ptsUsed += len(recs)
@@ -420,11 +418,11 @@ func (s *Sink) decodeAll(recs []broker.Record, out []decoded) []decoded {
 	return out
 }
 
-func (s *Sink) decodeRange(dc *decoder, recs []broker.Record, out []decoded, pts []*Point, lo, hi int) {
+func (s *Sink) decodeRange(dc *decoder, recs []broker.Record, out []decoded, pts []*telemetry.Point, lo, hi int) {
 	copyRecords(recs[lo:hi], out[lo:hi])
 	for i := lo; i < hi; i++ {
 		d := &out[i]
-		var pt *Point
+		var pt *telemetry.Point
 		if pts != nil {
 			pt = pts[i]
 		}
@@ -489,9 +487,16 @@ func schemaName(v []byte) string {
 	return string(v)
 }
 
+// decoder is one decoding goroutine's state: telemetry's decoder and a
+// Point for destinations that take telemetry.Metric.
+type decoder struct {
+	telemetry.Decoder
+	pt telemetry.Point
+}
+
 // decode decodes the item's value by its schema (pt, when not nil, takes
 // a metric); ok is false when the filter or the destination skips it.
-func (s *Sink) decode(dc *decoder, it *Item, pt *Point) (bool, error) {
+func (s *Sink) decode(dc *decoder, it *Item, pt *telemetry.Point) (bool, error) {
 	if s.schemas != nil && !s.schemas.Accepts(it.Schema) {
 		return false, nil
 	}
@@ -505,13 +510,7 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *Point) (bool, error) {
 		if pt == nil {
 			pt = &dc.pt // for a destination that takes Metrics
 		}
-		if !dc.decodePoint(v, pt) {
-			var m *telemetry.Metric
-			if m, err = decodeMetricSlow(v); err == nil {
-				pointOf(m, pt)
-			}
-		}
-		if err == nil {
+		if err = dc.DecodePoint(v, pt); err == nil {
 			if s.points {
 				it.Point = pt
 			} else {
@@ -523,10 +522,7 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *Point) (bool, error) {
 		err = json.Unmarshal(v, it.Log)
 	case telemetry.SchemaEvent:
 		it.Event = new(telemetry.Event)
-		if !dc.decodeEvent(v, it.Event) {
-			*it.Event = telemetry.Event{}
-			err = json.Unmarshal(v, it.Event)
-		}
+		err = dc.DecodeEvent(v, it.Event)
 	}
 	if err != nil {
 		r := &it.Record
@@ -536,47 +532,6 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *Point) (bool, error) {
 		return s.filter.matchPoint(pt), nil
 	}
 	return s.filter.match(it), nil
-}
-
-// decodeMetricSlow decodes a metric with encoding/json, keeping its
-// numbers exact, then types the fields the way the destinations need them
-// consistently: counters (listed in Counters) as int64 (uint64 past its
-// range), every other number as float64. JSON has one number type, and a
-// gauge that happens to be 5 must not become an integer in one write and a
-// float in the next (InfluxDB refuses a field whose type changes). The
-// decoder's fast path gives the same for the values weir writes.
-func decodeMetricSlow(v []byte) (*telemetry.Metric, error) {
-	m := new(telemetry.Metric)
-	d := json.NewDecoder(bytes.NewReader(v))
-	d.UseNumber()
-	if err := d.Decode(m); err != nil {
-		return nil, err
-	}
-	for k, f := range m.Fields {
-		n, ok := f.(json.Number)
-		if !ok {
-			continue
-		}
-		x, err := typeNumberSlow(k, string(n), m.Counters)
-		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", k, err)
-		}
-		m.Fields[k] = x
-	}
-	return m, nil
-}
-
-// typeNumberSlow types a field's number for decodeMetricSlow.
-func typeNumberSlow(field, n string, counters []string) (any, error) {
-	if slices.Contains(counters, field) {
-		if i, err := strconv.ParseInt(n, 10, 64); err == nil {
-			return i, nil
-		}
-		if u, err := strconv.ParseUint(n, 10, 64); err == nil {
-			return u, nil
-		}
-	}
-	return strconv.ParseFloat(n, 64)
 }
 
 // deliver writes one batch, retrying until it is accepted or rejected; it

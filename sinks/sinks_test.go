@@ -268,7 +268,7 @@ func TestPointsAcrossBatches(t *testing.T) {
 			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}})
 		if site == "ams1" && i%3 != 2 {
 			want[dev] = fmt.Sprintf("m%d site=%s z=v%d c=%d(%d,true) g=%d(%d,false) s=x(%d,false)", i%3, site, i,
-				i, sinks.FieldInt, i, sinks.FieldFloat, sinks.FieldString)
+				i, telemetry.FieldInt, i, telemetry.FieldFloat, telemetry.FieldString)
 		}
 	}
 	if err := b.Produce(context.Background(), "enriched.metrics", recs); err != nil {

@@ -122,7 +122,7 @@ func TestEncodeMatchesOldEncoder(t *testing.T) {
 		}
 		ref.Reset()
 		var err error
-		got, err = appendLine(got[:0], sinks.PointOf(m))
+		got, err = appendLine(got[:0], telemetry.PointOf(m))
 		refErr := oldEncode(&ref, m)
 		if (err == nil) != (refErr == nil) {
 			t.Fatalf("%+v: err %v, old encoder %v", m, err, refErr)
@@ -184,7 +184,7 @@ func TestParallelGzip(t *testing.T) {
 					if emptyFrom >= 0 && i >= emptyFrom && i < emptyFrom+n/2 {
 						m.Fields = nil // no line
 					}
-					items[i].Point = sinks.PointOf(m)
+					items[i].Point = telemetry.PointOf(m)
 					line, err := appendLine(nil, items[i].Point)
 					if err != nil {
 						t.Fatal(err)

@@ -88,7 +88,7 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 // Accepts takes metrics only: line protocol is the metric model.
 func (s *Sink) Accepts(schema string) bool { return schema == telemetry.SchemaMetric }
 
-// Points: metrics come as sinks.Point, walked in key order without maps.
+// Points: metrics come as telemetry.Point, walked in key order without maps.
 func (s *Sink) Points() bool { return true }
 
 // Write sends the batch as one request.
@@ -167,7 +167,7 @@ func (w *worker) run(items []sinks.Item, gz, last bool) {
 	for i := range items {
 		p := items[i].Point
 		if p == nil {
-			p = sinks.PointOf(items[i].Metric)
+			p = telemetry.PointOf(items[i].Metric)
 		}
 		var err error
 		if w.lines, err = appendLine(w.lines, p); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/telemetry"
 )
 
 // The line-protocol encoder: the bytes, checks and refusals of
@@ -72,7 +72,7 @@ func appendName(b []byte, s string, esc *[256]byte) ([]byte, bool) {
 // a tag of that name gives it), fields in key order, typed, and the
 // device's time (else the receive time) in nanoseconds. On an error the
 // buffer is as it was.
-func appendLine(b []byte, p *sinks.Point) ([]byte, error) {
+func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 	if len(p.Fields) == 0 {
 		return b, nil
 	}
@@ -130,19 +130,19 @@ func appendLine(b []byte, p *sinks.Point) ([]byte, error) {
 		}
 		b = append(b, '=')
 		switch f.Kind {
-		case sinks.FieldFloat:
+		case telemetry.FieldFloat:
 			x := f.Float()
 			if math.IsInf(x, 0) || math.IsNaN(x) {
 				return fail(fmt.Errorf("field %q: value %v (float) has no line-protocol type", f.Key, x))
 			}
 			b = strconv.AppendFloat(b, x, 'g', -1, 64)
-		case sinks.FieldInt:
+		case telemetry.FieldInt:
 			b = append(strconv.AppendInt(b, f.Int(), 10), 'i')
-		case sinks.FieldUint:
+		case telemetry.FieldUint:
 			b = append(strconv.AppendUint(b, f.Uint(), 10), 'u')
-		case sinks.FieldBool:
+		case telemetry.FieldBool:
 			b = strconv.AppendBool(b, f.Bool())
-		case sinks.FieldString:
+		case telemetry.FieldString:
 			// Line protocol strings are UTF-8; keep what we can.
 			s := validUTF8(f.Str)
 			b = append(b, '"')
@@ -174,11 +174,11 @@ func appendLine(b []byte, p *sinks.Point) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-func kindName(f *sinks.Field) string {
+func kindName(f *telemetry.Field) string {
 	switch f.Kind {
-	case sinks.FieldNull:
+	case telemetry.FieldNull:
 		return "null"
-	case sinks.FieldInvalid:
+	case telemetry.FieldInvalid:
 		return f.Str
 	}
 	return "value"

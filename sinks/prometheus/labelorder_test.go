@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -12,7 +11,7 @@ import (
 // its place, also when a sanitised tag ("1x" → "_1x") sorts before it.
 func TestRemoteWriteLabelOrder(t *testing.T) {
 	r := &rwWorker{names: map[nameKey]string{}}
-	r.appendPoint(sinks.PointOf(&telemetry.Metric{Measurement: "m", Device: "d", Tags: map[string]string{"1x": "a", "site": "b"},
+	r.appendPoint(telemetry.PointOf(&telemetry.Metric{Measurement: "m", Device: "d", Tags: map[string]string{"1x": "a", "site": "b"},
 		Fields: map[string]any{"f": 1.0}}))
 	under := bytes.Index(r.body, []byte("_1x"))
 	name := bytes.Index(r.body, []byte("__name__"))

@@ -72,7 +72,7 @@ func (s *Sink) Collector() *Collector { return s.col }
 // Accepts takes metrics only.
 func (s *Sink) Accepts(schema string) bool { return schema == telemetry.SchemaMetric }
 
-// Points: metrics come as sinks.Point, walked without maps.
+// Points: metrics come as telemetry.Point, walked without maps.
 func (s *Sink) Points() bool { return true }
 
 // Write stores the latest values; it cannot fail.
@@ -194,10 +194,10 @@ func NewCollector(namespace string, staleness time.Duration, now func() time.Tim
 
 // Update records the numeric fields of m; strings have no Prometheus value
 // and are skipped, booleans become 0 or 1.
-func (c *Collector) Update(m *telemetry.Metric) { c.UpdatePoint(sinks.PointOf(m)) }
+func (c *Collector) Update(m *telemetry.Metric) { c.UpdatePoint(telemetry.PointOf(m)) }
 
-// UpdatePoint is Update for a sinks.Point.
-func (c *Collector) UpdatePoint(p *sinks.Point) {
+// UpdatePoint is Update for a telemetry.Point.
+func (c *Collector) UpdatePoint(p *telemetry.Point) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -216,13 +216,13 @@ func (c *Collector) UpdateItems(items []sinks.Item) {
 			if items[i].Metric == nil {
 				continue
 			}
-			p = sinks.PointOf(items[i].Metric)
+			p = telemetry.PointOf(items[i].Metric)
 		}
 		c.update(p, now)
 	}
 }
 
-func (c *Collector) update(p *sinks.Point, now time.Time) {
+func (c *Collector) update(p *telemetry.Point, now time.Time) {
 	labels := c.labeler.labels(p)
 	c.key = appendSeriesKey(c.key[:0], labels)
 	set := c.sets[string(c.key)]
@@ -337,7 +337,7 @@ type labeler struct {
 	lbl   []label
 }
 
-func (l *labeler) labels(p *sinks.Point) []label {
+func (l *labeler) labels(p *telemetry.Point) []label {
 	if l.names == nil {
 		l.names = map[string]string{}
 	}

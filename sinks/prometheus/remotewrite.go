@@ -62,7 +62,7 @@ func NewRemoteWrite(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 // Accepts takes metrics only.
 func (r *RemoteWrite) Accepts(schema string) bool { return schema == telemetry.SchemaMetric }
 
-// Points: metrics come as sinks.Point, walked without maps.
+// Points: metrics come as telemetry.Point, walked without maps.
 func (r *RemoteWrite) Points() bool { return true }
 
 // Write pushes the batch as one request.
@@ -121,7 +121,7 @@ func (w *rwWorker) run(items []sinks.Item) {
 			if items[i].Metric == nil {
 				continue
 			}
-			p = sinks.PointOf(items[i].Metric)
+			p = telemetry.PointOf(items[i].Metric)
 		}
 		w.appendPoint(p)
 	}
@@ -136,7 +136,7 @@ func (w *rwWorker) run(items []sinks.Item) {
 // place, as the protocol requires, and one sample (value 1 double,
 // timestamp 2 ms). The labels other than __name__ are encoded once per
 // metric, and every message is written in place, its size computed first.
-func (w *rwWorker) appendPoint(p *sinks.Point) {
+func (w *rwWorker) appendPoint(p *telemetry.Point) {
 	t := p.Time
 	if t.IsZero() {
 		t = p.ReceivedAt

@@ -125,7 +125,7 @@ func TestRemoteWriteMatchesOldEncoder(t *testing.T) {
 			}
 		}
 		r.body = r.body[:0]
-		r.appendPoint(sinks.PointOf(m))
+		r.appendPoint(telemetry.PointOf(m))
 		if want := oldAppendMetric(nil, "ns", m); !bytes.Equal(r.body, want) {
 			t.Fatalf("%+v:\ngot  %x\nwant %x", m, r.body, want)
 		}
@@ -209,7 +209,7 @@ func TestRemoteWriteParallelSnappy(t *testing.T) {
 			if i%700 < 350 {
 				m.Fields = map[string]any{"s": "no sample"}
 			}
-			items[i].Point = sinks.PointOf(m)
+			items[i].Point = telemetry.PointOf(m)
 			want = oldAppendMetric(want, "", m)
 		}
 		got = nil

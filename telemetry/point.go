@@ -1,4 +1,4 @@
-package sinks
+package telemetry
 
 import (
 	"cmp"
@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/weirnet/weir/telemetry"
 )
 
 // Point is a metric/1 record decoded flat, for the destinations that only
@@ -18,9 +16,9 @@ import (
 // *Point or its slices after Write returns; the strings in it are ordinary
 // immutable strings and may be kept.
 //
-// It holds what decoding the value into telemetry.Metric would give:
+// It holds what decoding the value into Metric would give:
 // fields typed the same way (counters as integers, other numbers as
-// floats), Metric() rebuilds that telemetry.Metric and PointOf makes a
+// floats), Metric() rebuilds that Metric and PointOf makes a
 // Point of one.
 type Point struct {
 	V           int
@@ -38,7 +36,7 @@ type Point struct {
 	Source     string
 
 	// Whether the value had tags, fields and counters (possibly empty)
-	// rather than none or null: telemetry.Metric tells nil from empty.
+	// rather than none or null: Metric tells nil from empty.
 	hasTags, hasFields, hasCounters bool
 }
 
@@ -48,7 +46,7 @@ type Tag struct{ Key, Value string }
 // FieldKind is the type of a field's value.
 type FieldKind uint8
 
-// Field kinds: what telemetry.Metric's field values hold.
+// Field kinds: what Metric's field values hold.
 const (
 	FieldNull FieldKind = iota
 	FieldFloat
@@ -116,7 +114,7 @@ func (f *Field) Number() (x float64, ok bool) {
 	return 0, false
 }
 
-// Value is the value as telemetry.Metric holds it: float64, int64, uint64,
+// Value is the value as Metric holds it: float64, int64, uint64,
 // bool, string or nil.
 func (f *Field) Value() any {
 	switch f.Kind {
@@ -148,10 +146,10 @@ func (p *Point) reset() {
 	*p = Point{Tags: p.Tags[:0], Fields: p.Fields[:0], Counters: p.Counters[:0]}
 }
 
-// Metric is p as a telemetry.Metric, as encoding/json would decode the
+// Metric is p as a Metric, as encoding/json would decode the
 // same value (nil and empty maps told apart).
-func (p *Point) Metric() *telemetry.Metric {
-	m := &telemetry.Metric{V: p.V, Measurement: p.Measurement, Device: p.Device, Time: p.Time, ReceivedAt: p.ReceivedAt,
+func (p *Point) Metric() *Metric {
+	m := &Metric{V: p.V, Measurement: p.Measurement, Device: p.Device, Time: p.Time, ReceivedAt: p.ReceivedAt,
 		Uptime: p.Uptime, Source: p.Source}
 	if p.hasTags {
 		m.Tags = make(map[string]string, len(p.Tags))
@@ -171,16 +169,16 @@ func (p *Point) Metric() *telemetry.Metric {
 	return m
 }
 
-// PointOf makes a Point of m, for callers that have a telemetry.Metric.
+// PointOf makes a Point of m, for callers that have a Metric.
 // Integer values of any Go integer type become FieldInt or FieldUint,
 // float32 FieldFloat; a value of any other type is FieldInvalid.
-func PointOf(m *telemetry.Metric) *Point {
+func PointOf(m *Metric) *Point {
 	p := new(Point)
 	pointOf(m, p)
 	return p
 }
 
-func pointOf(m *telemetry.Metric, p *Point) {
+func pointOf(m *Metric, p *Point) {
 	p.reset()
 	p.V, p.Measurement, p.Device, p.Time, p.ReceivedAt, p.Uptime, p.Source =
 		m.V, m.Measurement, m.Device, m.Time, m.ReceivedAt, m.Uptime, m.Source

@@ -1,4 +1,4 @@
-package sinks
+package telemetry
 
 import (
 	"encoding/json"
@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/weirnet/weir/telemetry"
 )
 
 var metricSeeds = []string{
@@ -28,13 +26,13 @@ var metricSeeds = []string{
 	`{}`, `[]`, `null`, `{"v":1,}`, `{"fields":{"a":01}}`, `{"fields":{"a":-}}`, `{"fields":{"a":1}}x`,
 }
 
-// FuzzDecodePoint: whenever the fast decoder takes a metric, it agrees
-// with encoding/json, as a Point and as a telemetry.Metric.
+// FuzzDecodePoint: whenever the fast Decoder takes a metric, it agrees
+// with encoding/json, as a Point and as a Metric.
 func FuzzDecodePoint(f *testing.F) {
 	for _, s := range metricSeeds {
 		f.Add([]byte(s))
 	}
-	var d decoder
+	var d Decoder
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fast Point
 		if !d.decodePoint(b, &fast) {
@@ -62,19 +60,19 @@ var eventSeeds = []string{
 	`{}`, `null`, `[]`, `{"v":1}x`, `{"time":"2026-11-29T12:00:00,5Z"}`,
 }
 
-// FuzzDecodeEvent: whenever the fast decoder takes an event, it agrees
+// FuzzDecodeEvent: whenever the fast Decoder takes an event, it agrees
 // with json.Unmarshal.
 func FuzzDecodeEvent(f *testing.F) {
 	for _, s := range eventSeeds {
 		f.Add([]byte(s))
 	}
-	var d decoder
+	var d Decoder
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var fast telemetry.Event
+		var fast Event
 		if !d.decodeEvent(b, &fast) {
 			return
 		}
-		var slow telemetry.Event
+		var slow Event
 		if err := json.Unmarshal(b, &slow); err != nil {
 			t.Fatalf("fast accepted what encoding/json refuses (%v): %q", err, b)
 		}
@@ -86,8 +84,8 @@ func FuzzDecodeEvent(f *testing.F) {
 
 // TestFastPathsTakeWeirValues: what weir writes never needs encoding/json.
 func TestFastPathsTakeWeirValues(t *testing.T) {
-	var d decoder
-	m := telemetry.Metric{V: 1, Measurement: "interface", Device: "r1", Tags: map[string]string{"ifName": "Gi0/1", "site": "ams1", "alias": `to "core" <1>`},
+	var d Decoder
+	m := Metric{V: 1, Measurement: "interface", Device: "r1", Tags: map[string]string{"ifName": "Gi0/1", "site": "ams1", "alias": `to "core" <1>`},
 		Fields: map[string]any{"in": uint64(1 << 62), "util": 0.5, "status": "up"}, Counters: []string{"in"},
 		Time: time.Now(), ReceivedAt: time.Now().UTC(), Uptime: 123, Source: "snmp"}
 	b, _ := json.Marshal(m)
@@ -106,15 +104,15 @@ func TestFastPathsTakeWeirValues(t *testing.T) {
 		t.Errorf("tag alias = %q", v)
 	}
 
-	e := telemetry.Event{V: 1, Type: "interface_down", Device: "r1", Object: "Gi0/1", Severity: "error",
+	e := Event{V: 1, Type: "interface_down", Device: "r1", Object: "Gi0/1", Severity: "error",
 		Message: `Interface "Gi0/1" <down> & out`, Tags: map[string]string{"site": "ams1"}, Count: 3, Time: time.Now(),
-		Cause: telemetry.Cause{Topic: "enriched.syslog", Partition: 2, Offset: 1 << 40}}
+		Cause: Cause{Topic: "enriched.syslog", Partition: 2, Offset: 1 << 40}}
 	b, _ = json.Marshal(e)
-	var ev telemetry.Event
+	var ev Event
 	if !d.decodeEvent(b, &ev) {
 		t.Fatalf("fast path refused %s", b)
 	}
-	var want telemetry.Event
+	var want Event
 	json.Unmarshal(b, &want)
 	if !reflect.DeepEqual(ev, want) {
 		t.Fatalf("fast %#v\nslow %#v", ev, want)
@@ -124,7 +122,7 @@ func TestFastPathsTakeWeirValues(t *testing.T) {
 // TestDecoderInternsAndReuses: a second record allocates nothing for the
 // strings it shares with the first, and a reused Point keeps its storage.
 func TestDecoderInternsAndReuses(t *testing.T) {
-	var d decoder
+	var d Decoder
 	var p Point
 	v := []byte(metricSeeds[0])
 	d.decodePoint(v, &p)
@@ -145,17 +143,17 @@ func TestDecoderInternsAndReuses(t *testing.T) {
 	}
 }
 
-func BenchmarkDecodeMetric(b *testing.B) {
+func BenchmarkDecodePoint(b *testing.B) {
 	v := []byte(metricSeeds[0])
 	b.Run("point", func(b *testing.B) {
-		var d decoder
+		var d Decoder
 		var p Point
 		for b.Loop() {
 			d.decodePoint(v, &p)
 		}
 	})
 	b.Run("metric", func(b *testing.B) {
-		var d decoder
+		var d Decoder
 		var p Point
 		for b.Loop() {
 			d.decodePoint(v, &p)
@@ -172,15 +170,15 @@ func BenchmarkDecodeMetric(b *testing.B) {
 func BenchmarkDecodeEvent(b *testing.B) {
 	v := []byte(eventSeeds[0])
 	b.Run("fast", func(b *testing.B) {
-		var d decoder
+		var d Decoder
 		for b.Loop() {
-			var e telemetry.Event
+			var e Event
 			d.decodeEvent(v, &e)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {
 		for b.Loop() {
-			var e telemetry.Event
+			var e Event
 			json.Unmarshal(v, &e)
 		}
 	})

@@ -1,9 +1,11 @@
-package sinks
+package telemetry
 
 import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -11,30 +13,56 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/weirnet/weir/telemetry"
 )
 
-// decoder is the state of one decoding goroutine: a scanner whose scratch
-// is reused from record to record, and a cache of the strings that repeat
-// from record to record (measurement, tag and field names, devices, tag
-// values, event types), so that decoding a record allocates almost
-// nothing.
+// Decoder decodes metric/1 values into Points and event/1 values into
+// Events for one goroutine: its scanner's scratch is reused from record to
+// record, and it caches the strings that repeat from record to record
+// (measurement, tag and field names, devices, tag values, event types), so
+// that decoding a record allocates almost nothing. The zero Decoder is
+// ready to use; it is not safe for concurrent use.
 //
 // Its fast paths take the common shape of the values weir writes, about
 // five times faster than encoding/json. Anything else (unknown or repeated
 // keys, nested values, invalid UTF-8, unpaired surrogates, nulls where a
-// value is expected) makes them return false and the caller decodes with
-// encoding/json, so the result never differs from it; fuzz tests check
-// that.
-type decoder struct {
+// value is expected) goes to encoding/json, so the result never differs
+// from it; fuzz tests check that.
+type Decoder struct {
 	s     scanner
-	pt    Point // for destinations that take telemetry.Metric
 	strs  map[string]string
 	last  []string // the strings of the record before, in order
 	nth   int      // strings of this record so far
 	raw   []rawNum
 	times [2]timeCache
+}
+
+// DecodePoint decodes a metric/1 value into p, reusing p's slices. Fields
+// are typed the way the destinations of a metric need them consistently:
+// counters (listed in Counters) as int64 (uint64 past its range), every
+// other number as float64. JSON has one number type, and a gauge that
+// happens to be 5 must not become an integer in one record and a float in
+// the next (InfluxDB refuses a field whose type changes).
+func (d *Decoder) DecodePoint(v []byte, p *Point) error {
+	if d.decodePoint(v, p) {
+		return nil
+	}
+	m, err := decodeMetricSlow(v)
+	if err != nil {
+		return err
+	}
+	pointOf(m, p)
+	return nil
+}
+
+// DecodeEvent decodes an event/1 value into e, as json.Unmarshal into a
+// zero Event would.
+func (d *Decoder) DecodeEvent(v []byte, e *Event) error {
+	*e = Event{}
+	if d.decodeEvent(v, e) {
+		return nil
+	}
+	*e = Event{}
+	return json.Unmarshal(v, e)
 }
 
 type rawNum struct {
@@ -56,7 +84,7 @@ const internMax = 1 << 16
 // string of a record is first compared with the n-th of the record before:
 // names come in the same order record after record, and a comparison is
 // cheaper than a hash.
-func (d *decoder) str(b []byte) string {
+func (d *Decoder) str(b []byte) string {
 	n := d.nth
 	d.nth++
 	if n < len(d.last) && d.last[n] == string(b) {
@@ -74,7 +102,7 @@ func (d *decoder) str(b []byte) string {
 // maxNth bounds the strings of a record compared with the record before.
 const maxNth = 64
 
-func (d *decoder) intern(b []byte) string {
+func (d *Decoder) intern(b []byte) string {
 	if s, ok := d.strs[string(b)]; ok {
 		return s
 	}
@@ -90,7 +118,7 @@ func (d *decoder) intern(b []byte) string {
 
 // time parses a JSON string literal (quotes included) as time.Time's
 // UnmarshalJSON does (what encoding/json calls).
-func (d *decoder) time(slot int, lit []byte) (time.Time, bool) {
+func (d *Decoder) time(slot int, lit []byte) (time.Time, bool) {
 	c := &d.times[slot]
 	if c.lit != nil && bytes.Equal(c.lit, lit) {
 		return c.t, true
@@ -105,7 +133,7 @@ func (d *decoder) time(slot int, lit []byte) (time.Time, bool) {
 }
 
 // timeField reads a string value and parses it as a time.
-func (d *decoder) timeField(slot int) (time.Time, bool) {
+func (d *Decoder) timeField(slot int) (time.Time, bool) {
 	s := &d.s
 	s.ws()
 	if c := &d.times[slot]; c.lit != nil && bytes.HasPrefix(s.b[s.i:], c.lit) {
@@ -148,7 +176,7 @@ const (
 	kOffset
 )
 
-func (d *decoder) seen(seen *uint32, bit uint32) bool {
+func (d *Decoder) seen(seen *uint32, bit uint32) bool {
 	if *seen&bit != 0 {
 		return true
 	}
@@ -158,7 +186,7 @@ func (d *decoder) seen(seen *uint32, bit uint32) bool {
 
 // decodePoint decodes a metric/1 value into p, as decodeMetricSlow
 // followed by PointOf would; false sends the value to encoding/json.
-func (d *decoder) decodePoint(b []byte, p *Point) bool {
+func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 	p.reset()
 	s := &d.s
 	s.reset(b)
@@ -320,7 +348,7 @@ func (d *decoder) decodePoint(b []byte, p *Point) bool {
 }
 
 // tags reads an object of strings into tags, sorted by key.
-func (d *decoder) tags(tags *[]Tag) bool {
+func (d *Decoder) tags(tags *[]Tag) bool {
 	s := &d.s
 	if !s.consume('{') {
 		return false
@@ -360,7 +388,7 @@ func (d *decoder) tags(tags *[]Tag) bool {
 
 // fields reads the fields object; numbers are typed once the counters are
 // known (they may come after).
-func (d *decoder) fields(p *Point) bool {
+func (d *Decoder) fields(p *Point) bool {
 	s := &d.s
 	if !s.consume('{') {
 		return false
@@ -531,7 +559,7 @@ func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // decodeEvent decodes an event/1 value into e (which must be zero), as
 // json.Unmarshal would; false sends the value to encoding/json.
-func (d *decoder) decodeEvent(b []byte, e *telemetry.Event) bool {
+func (d *Decoder) decodeEvent(b []byte, e *Event) bool {
 	s := &d.s
 	s.reset(b)
 	d.nth = 0
@@ -666,7 +694,7 @@ func (d *decoder) decodeEvent(b []byte, e *telemetry.Event) bool {
 	return s.end()
 }
 
-func (d *decoder) cause(c *telemetry.Cause) bool {
+func (d *Decoder) cause(c *Cause) bool {
 	s := &d.s
 	if !s.consume('{') {
 		return false
@@ -958,4 +986,45 @@ func (s *scanner) int(bits int) (int64, bool) {
 	}
 	i, err := strconv.ParseInt(view(n), 10, bits)
 	return i, err == nil
+}
+
+// decodeMetricSlow decodes a metric with encoding/json, keeping its
+// numbers exact, then types the fields the way the destinations need them
+// consistently: counters (listed in Counters) as int64 (uint64 past its
+// range), every other number as float64. JSON has one number type, and a
+// gauge that happens to be 5 must not become an integer in one write and a
+// float in the next (InfluxDB refuses a field whose type changes). The
+// decoder's fast path gives the same for the values weir writes.
+func decodeMetricSlow(v []byte) (*Metric, error) {
+	m := new(Metric)
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	if err := d.Decode(m); err != nil {
+		return nil, err
+	}
+	for k, f := range m.Fields {
+		n, ok := f.(json.Number)
+		if !ok {
+			continue
+		}
+		x, err := typeNumberSlow(k, string(n), m.Counters)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", k, err)
+		}
+		m.Fields[k] = x
+	}
+	return m, nil
+}
+
+// typeNumberSlow types a field's number for decodeMetricSlow.
+func typeNumberSlow(field, n string, counters []string) (any, error) {
+	if slices.Contains(counters, field) {
+		if i, err := strconv.ParseInt(n, 10, 64); err == nil {
+			return i, nil
+		}
+		if u, err := strconv.ParseUint(n, 10, 64); err == nil {
+			return u, nil
+		}
+	}
+	return strconv.ParseFloat(n, 64)
 }
