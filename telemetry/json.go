@@ -206,9 +206,8 @@ func appendEscaped(dst []byte, s string, html bool) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Fast path: runs of printable ASCII need no escaping; check
-		// eight bytes at a time (not HTML's three: those go byte by
-		// byte).
-		for !html && i+8 <= len(s) && plainASCII8(s[i:i+8]) {
+		// eight bytes at a time.
+		for i+8 <= len(s) && plainASCII8(s[i:i+8], html) {
 			i += 8
 		}
 		if i >= len(s) {
@@ -261,9 +260,9 @@ func appendEscaped(dst []byte, s string, html bool) []byte {
 }
 
 // plainASCII8 reports whether all of s's 8 bytes are printable ASCII other
-// than '"' and '\\', testing them together (SWAR): a byte is flagged when it
-// is >= 0x80, < 0x20, or equal to 0x22 or 0x5c.
-func plainASCII8(s string) bool {
+// than '"' and '\\' (and '<', '>' and '&' with html), testing them together
+// (SWAR): a byte is flagged when it is >= 0x80, < 0x20, or one of those.
+func plainASCII8(s string, html bool) bool {
 	v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 	const (
@@ -274,7 +273,11 @@ func plainASCII8(s string) bool {
 	// usual "has zero byte" test finds it.
 	hasZero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
 	below := (v - lo*0x20) & ^v & hi // bytes < 0x20 (for bytes < 0x80)
-	return (v&hi)|below|hasZero(v^(lo*'"'))|hasZero(v^(lo*'\\')) == 0
+	flagged := (v & hi) | below | hasZero(v^(lo*'"')) | hasZero(v^(lo*'\\'))
+	if html {
+		flagged |= hasZero(v^(lo*'<')) | hasZero(v^(lo*'>')) | hasZero(v^(lo*'&'))
+	}
+	return flagged == 0
 }
 
 // sortedKeys returns m's keys, sorted as encoding/json orders them, in

@@ -51,9 +51,15 @@ func TestAppendStringEscapes(t *testing.T) {
 func FuzzAppendString(f *testing.F) {
 	f.Add("hello \"world\"\n")
 	f.Add("\xff\u2028")
+	f.Add("eight ok<a href='x'>&amp; sixteen bytes</a>")
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := AppendString(nil, s), stdJSON(t, s); !bytes.Equal(got, want) {
 			t.Fatalf("%q: got %s want %s", s, got, want)
+		}
+		// With HTML escaping, as json.Marshal does.
+		want, _ := json.Marshal(s)
+		if got := AppendMarshalString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("%q: AppendMarshalString %s, json.Marshal %s", s, got, want)
 		}
 	})
 }
