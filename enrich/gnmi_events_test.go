@@ -63,7 +63,7 @@ func TestGNMIOnChangeEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Value: v})
+			evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Value: v})
 			if !ok {
 				t.Fatalf("step %d: record not enriched: %s", i, v)
 			}

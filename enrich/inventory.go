@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +33,7 @@ type Device struct {
 	prefix   netip.Prefix
 	tags     map[string]string // all attributes as tags, built once
 	tagsJSON []byte            // tags as the `,"tags":{...}` of a record
+	tagList  []telemetry.Tag   // tags sorted by key
 }
 
 // inventoryFile is the YAML file: `devices:` and a list.
@@ -118,6 +121,10 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			}
 		}
 		d.tagsJSON = telemetry.AppendStringMapField(nil, "tags", d.tags)
+		for k, v := range d.tags {
+			d.tagList = append(d.tagList, telemetry.Tag{Key: k, Value: v})
+		}
+		slices.SortFunc(d.tagList, func(a, b telemetry.Tag) int { return strings.Compare(a.Key, b.Key) })
 		switch {
 		case d.CIDR != "":
 			p, err := netip.ParsePrefix(d.CIDR)
@@ -182,6 +189,9 @@ func senderAddr(s string) netip.Addr {
 
 // TagsOf returns the device's tags (shared; do not modify).
 func (d *Device) TagsOf() map[string]string { return d.tags }
+
+// TagList returns the device's tags sorted by key (shared; do not modify).
+func (d *Device) TagList() []telemetry.Tag { return d.tagList }
 
 // Watch reloads the inventory when its file changes, until ctx ends.
 func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {

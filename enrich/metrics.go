@@ -2,9 +2,9 @@ package enrich
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
-	"strconv"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,14 +32,22 @@ type MetricsWorker struct {
 	session  time.Duration
 	det      *detector
 	evEnc    eventRecords
-	keys     []string // scratch for sorting map keys
 
-	rateOf    map[string]float64 // scratch: a row's counter rates
-	rateNames map[string]string  // counter name -> its rate field's name
+	// Per-row scratch, reused: the row decoded and enriched in place, its
+	// interface view, and the tags and fields being merged into them.
+	dec       telemetry.Decoder
+	row, view telemetry.Point
+	tagBuf    []telemetry.Tag // swapped with row.Tags
+	viewTags  []telemetry.Tag // the view's tags being merged
+	fieldBuf  []telemetry.Field
+	rateBuf   []telemetry.Field
+	normBuf   []telemetry.Field
+	rateNames map[string]string // counter name -> its rate field's name
+	arena     arena             // output keys and values
 
 	rates    *rates
-	state    map[string]int64  // last ifOperStatus per device/interface, snmp_up per device
-	uptimes  map[string]uint32 // last sysUpTime per device
+	state    map[stateKey]int64 // last ifOperStatus per device/interface, snmp_up per device, gNMI states
+	uptimes  map[string]uint32  // last sysUpTime per device
 	out      *outputs
 	lastSeen time.Time
 }
@@ -54,8 +62,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	return &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det,
-		rates: newRates(), state: map[string]int64{}, uptimes: map[string]uint32{},
-		rateOf: map[string]float64{}, rateNames: map[string]string{},
+		rates: newRates(), state: map[stateKey]int64{}, uptimes: map[string]uint32{}, rateNames: map[string]string{},
 	}
 }
 
@@ -101,14 +108,14 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 		if metrics, events, replayed = w.out.replay.get(r, metrics, events); replayed {
 			continue
 		}
-		m, evs, ok := w.enrich(r)
+		evs, ok := w.enrich(r)
 		if !ok {
 			continue
 		}
 		m0, e0 := len(metrics), len(events)
-		metrics, w.keys = appendMetricRecord(metrics, w.keys, &m, r)
-		for _, view := range interfaceView(&m) {
-			metrics, w.keys = appendMetricRecord(metrics, w.keys, &view, r)
+		metrics = w.appendMetricRecord(metrics, &w.row, r)
+		if w.interfaceView(&w.row, &w.view) {
+			metrics = w.appendMetricRecord(metrics, &w.view, r)
 		}
 		for _, ev := range evs {
 			for _, out := range w.det.observe(ev, detectAt(r, ev.Time)) {
@@ -120,82 +127,98 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 	return metrics, events
 }
 
-var schemaMetric = []byte(telemetry.SchemaMetric)
+// metricHeaders are every enriched metric's headers, shared: outputs copy
+// a record's headers before adding to them.
+var metricHeaders = []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}
 
-// appendMetricRecord encodes m as a record for the metrics topic, taking
+// appendMetricRecord encodes p as a record for the metrics topic, taking
 // the source record r's time and position; a metric that cannot be encoded
-// is skipped. keys is AppendJSON's scratch.
-func appendMetricRecord(recs []outRecord, keys []string, m *telemetry.Metric, r *broker.Record) ([]outRecord, []string) {
-	val, keys, err := m.AppendJSON(nil, keys)
+// (a NaN, a nested value) is skipped.
+func (w *MetricsWorker) appendMetricRecord(recs []outRecord, p *telemetry.Point, r *broker.Record) []outRecord {
+	val, err := p.AppendJSON(w.arena.start())
 	if err != nil {
-		return recs, keys
+		return recs
 	}
-	return append(recs, outRecord{broker.Record{Key: []byte(m.Device), Value: val, Timestamp: r.Timestamp,
-		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaMetric}}}, r.Partition, r.Offset}), keys
+	val = w.arena.keep(val)
+	key := w.arena.keep(append(w.arena.start(), p.Device...))
+	return append(recs, outRecord{broker.Record{Key: key, Value: val, Timestamp: r.Timestamp, Headers: metricHeaders}, r.Partition, r.Offset})
 }
 
-// enrich computes one record's enriched metric and the events it shows.
-func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.Event, bool) {
-	var m telemetry.Metric
-	if err := telemetry.DecodeMetric(r.Value, &m); err != nil {
+// stateKey names a state events are raised from: what ("up", "oper", or
+// an OpenConfig family) of a row, and the object in it.
+type stateKey struct {
+	row          rowKey
+	what, object string
+}
+
+// enrich decodes a raw metric record into w.row and enriches it there,
+// returning the events it shows.
+func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
+	p := &w.row
+	if err := w.dec.DecodePoint(r.Value, p); err != nil {
 		w.m.decodeErrors.Inc()
 		w.logger.Warn("enrich: skipping undecodable metric", slog.String("topic", r.Topic),
 			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
-		return m, nil, false
+		return nil, false
 	}
-	at := m.Time
+	at := p.Time
 	if at.IsZero() {
-		at = m.ReceivedAt
+		at = p.ReceivedAt
 	}
-	tags := m.Tags // freshly decoded: ours to add to
-	if tags == nil {
-		tags = make(map[string]string, 8)
-	}
-	if d := w.inv.Lookup(m.Device, tags["agent"]); d != nil {
-		for k, v := range d.TagsOf() {
-			tags[k] = v
-		}
+	agent, _ := p.Tag("agent")
+	if d := w.inv.Lookup(p.Device, agent); d != nil {
+		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, d.TagList()), p.Tags
 	} else {
-		tags["unknown"] = "true"
+		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, unknownTags), p.Tags
 		w.m.unknown.Inc()
 	}
 	var events []telemetry.Event
 	event := func(typ, object string) {
-		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: m.Device, Object: object,
-			Tags: tags, Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
+		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
+			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
 	}
 	// A device whose sysUpTime went back restarted.
-	if m.Uptime != 0 {
-		if prev, ok := w.uptimes[m.Device]; ok && m.Uptime < prev && prev-m.Uptime < 1<<31 {
+	if p.Uptime != 0 {
+		if prev, ok := w.uptimes[p.Device]; ok && p.Uptime < prev && prev-p.Uptime < 1<<31 {
 			event("device_rebooted", "")
 		}
-		w.uptimes[m.Device] = m.Uptime
+		w.uptimes[p.Device] = p.Uptime
 	}
-	fields := m.Fields // freshly decoded: numbers typed in place
-	if fields == nil {
-		fields = make(map[string]any, 8)
-	}
-	for k, v := range fields {
-		fields[k] = plainNumber(v)
-	}
-	object := firstNonEmpty(tags["ifName"], tags["ifDescr"], tags["ifIndex"], tags["name"])
-	series := m.Device + "\x00" + m.Measurement + "\x00" + object
-	rateOf := w.rateOf
-	clear(rateOf)
-	for _, name := range m.Counters {
-		v, ok := asUint(fields[name])
+	object := firstTag(p, "ifName", "ifDescr", "ifIndex", "name")
+	var norm interfaceRates
+	normalise := interfaceCounterNames(p.Measurement)
+	rates := w.rateBuf[:0]
+	var row *rowCounters
+	for i := range p.Fields {
+		f := &p.Fields[i]
+		if !f.Counter {
+			continue
+		}
+		v, ok := counterValue(f)
 		if !ok {
 			continue
 		}
-		if rate, ok := w.rates.observe(series, name, v, at, m.Uptime); ok {
-			fields[w.rateName(name)] = rate
-			rateOf[name] = rate
+		if row == nil {
+			row = w.rates.row(rowKey{p.Device, p.Measurement, object})
+		}
+		rate, ok := row.observe(len(rates), f.Key, v, at, p.Uptime)
+		if !ok {
+			continue
+		}
+		rates = append(rates, telemetry.FloatField(w.rateName(f.Key), rate))
+		if normalise != nil {
+			norm.add(normalise, f.Key, rate)
 		}
 	}
-	switch m.Measurement {
+	w.rateBuf = rates
+	if !slices.IsSortedFunc(rates, compareFields) {
+		slices.SortFunc(rates, compareFields) // a counter name that is a prefix of another
+	}
+	normalised := w.normBuf[:0]
+	switch p.Measurement {
 	case "snmp_status":
-		if up, ok := asInt(m.Fields["snmp_up"]); ok {
-			key := m.Device + "\x00up"
+		if up, ok := intField(p, "snmp_up"); ok {
+			key := stateKey{row: rowKey{device: p.Device}, what: "up"}
 			if prev, seen := w.state[key]; seen && prev != up {
 				if up == 1 {
 					event("device_reachable", "")
@@ -206,24 +229,28 @@ func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.
 			w.state[key] = up
 		}
 	case "interfaces_interface_state_counters": // OpenConfig over gNMI
-		normaliseOpenConfig(fields, rateOf)
+		normalised = norm.appendFields(normalised, 0)
 	case "snmp_interface":
-		normaliseInterface(fields, rateOf)
-		if st, ok := asInt(m.Fields["ifOperStatus"]); ok && object != "" {
-			key := series + "\x00oper"
-			if prev, seen := w.state[key]; seen && prev != st && (st == 1 || st == 2) {
-				if st == 1 {
-					event("interface_up", object)
-				} else {
-					event("interface_down", object)
+		normalised = norm.appendFields(normalised, interfaceSpeed(p))
+		if st, ok := intField(p, "ifOperStatus"); ok {
+			normalised = insertField(normalised, telemetry.BoolField("oper_up", st == 1))
+			if object != "" {
+				key := stateKey{row: rowKey{p.Device, p.Measurement, object}, what: "oper"}
+				if prev, seen := w.state[key]; seen && prev != st && (st == 1 || st == 2) {
+					if st == 1 {
+						event("interface_up", object)
+					} else {
+						event("interface_down", object)
+					}
 				}
+				w.state[key] = st
 			}
-			w.state[key] = st
 		}
 	}
-	if ch, ok := openConfigState(&m); ok && ch.object != "" {
+	w.normBuf = normalised
+	if ch, ok := openConfigState(p); ok && ch.object != "" {
 		// gNMI on_change: interface oper-status and BGP session state.
-		key := series + "\x00" + ch.family + "\x00" + ch.object
+		key := stateKey{row: rowKey{p.Device, p.Measurement, object}, what: ch.family, object: ch.object}
 		if prev, seen := w.state[key]; seen && prev != ch.state {
 			if ch.state == stateUp {
 				event(ch.family+"_up", ch.object)
@@ -233,8 +260,13 @@ func (w *MetricsWorker) enrich(r *broker.Record) (telemetry.Metric, []telemetry.
 		}
 		w.state[key] = ch.state
 	}
-	m.Tags, m.Fields, m.Source = tags, fields, "enrich"
-	return m, events, true
+	if len(rates) > 0 || len(normalised) > 0 {
+		// Rates, then normalised fields, replace fields of the same name.
+		merged := mergeFields(w.fieldBuf[:0], p.Fields, rates)
+		p.Fields, w.fieldBuf = mergeFields(p.Fields[:0], merged, normalised), merged
+	}
+	p.Source = "enrich"
+	return events, true
 }
 
 // States openConfigState reports.
@@ -263,10 +295,11 @@ type stateChange struct {
 //
 // Module prefixes on values ("openconfig-bgp-types:ESTABLISHED") are
 // dropped.
-func openConfigState(m *telemetry.Metric) (stateChange, bool) {
+func openConfigState(p *telemetry.Point) (stateChange, bool) {
 	leaf := func(names ...string) (string, bool) {
 		for _, n := range names {
-			if v, ok := m.Fields[n].(string); ok {
+			if f, ok := p.Field(n); ok && f.Kind == telemetry.FieldString {
+				v := f.Str
 				if i := strings.LastIndexByte(v, ':'); i >= 0 {
 					v = v[i+1:]
 				}
@@ -276,12 +309,13 @@ func openConfigState(m *telemetry.Metric) (stateChange, bool) {
 		return "", false
 	}
 	switch {
-	case m.Measurement == "interfaces_interface_state" || m.Measurement == "interfaces_interface":
+	case p.Measurement == "interfaces_interface_state" || p.Measurement == "interfaces_interface":
 		v, ok := leaf("oper-status", "state/oper-status")
 		if !ok {
 			return stateChange{}, false
 		}
-		ch := stateChange{family: "interface", object: m.Tags["name"]}
+		name, _ := p.Tag("name")
+		ch := stateChange{family: "interface", object: name}
 		switch v {
 		case "UP":
 			ch.state = stateUp
@@ -291,12 +325,13 @@ func openConfigState(m *telemetry.Metric) (stateChange, bool) {
 			return stateChange{}, false
 		}
 		return ch, true
-	case strings.HasSuffix(m.Measurement, "bgp_neighbors_neighbor_state") || strings.HasSuffix(m.Measurement, "bgp_neighbors_neighbor"):
+	case strings.HasSuffix(p.Measurement, "bgp_neighbors_neighbor_state") || strings.HasSuffix(p.Measurement, "bgp_neighbors_neighbor"):
 		v, ok := leaf("session-state", "state/session-state")
 		if !ok {
 			return stateChange{}, false
 		}
-		ch := stateChange{family: "bgp_peer", object: m.Tags["neighbor-address"], state: stateDown}
+		addr, _ := p.Tag("neighbor-address")
+		ch := stateChange{family: "bgp_peer", object: addr, state: stateDown}
 		if v == "ESTABLISHED" {
 			ch.state = stateUp
 		}
@@ -305,18 +340,107 @@ func openConfigState(m *telemetry.Metric) (stateChange, bool) {
 	return stateChange{}, false
 }
 
-// interfaceRates are the normalised interface rates and the IF-MIB
-// counters they come from, in order of preference.
-var interfaceRates = []struct {
-	name string
-	from []string
-}{
-	{"in_octets_rate", []string{"ifHCInOctets", "ifInOctets"}},
-	{"out_octets_rate", []string{"ifHCOutOctets", "ifOutOctets"}},
-	{"in_errors_rate", []string{"ifInErrors"}},
-	{"out_errors_rate", []string{"ifOutErrors"}},
-	{"in_discards_rate", []string{"ifInDiscards"}},
-	{"out_discards_rate", []string{"ifOutDiscards"}},
+// The normalised interface rates, one naming for interface counters
+// whichever the source, so dashboards need one query.
+const (
+	inDiscards = iota
+	inErrors
+	inOctets
+	outDiscards
+	outErrors
+	outOctets
+	normalisedRates
+)
+
+// normalisedRateNames are the fields of the normalised rates, by index.
+var normalisedRateNames = [normalisedRates]string{"in_discards_rate", "in_errors_rate", "in_octets_rate",
+	"out_discards_rate", "out_errors_rate", "out_octets_rate"}
+
+// counterRate says which normalised rate a counter gives, and how much
+// it is preferred (0 first: IF-MIB's 64-bit counters over the 32-bit ones).
+type counterRate struct{ rate, rank int }
+
+// snmpInterfaceCounters and openConfigCounters are the counters the
+// normalised rates come from, by source.
+var (
+	snmpInterfaceCounters = map[string]counterRate{
+		"ifHCInOctets": {inOctets, 0}, "ifInOctets": {inOctets, 1},
+		"ifHCOutOctets": {outOctets, 0}, "ifOutOctets": {outOctets, 1},
+		"ifInErrors": {inErrors, 0}, "ifOutErrors": {outErrors, 0},
+		"ifInDiscards": {inDiscards, 0}, "ifOutDiscards": {outDiscards, 0},
+	}
+	openConfigCounters = map[string]counterRate{
+		"in-octets": {inOctets, 0}, "out-octets": {outOctets, 0},
+		"in-errors": {inErrors, 0}, "out-errors": {outErrors, 0},
+		"in-discards": {inDiscards, 0}, "out-discards": {outDiscards, 0},
+	}
+)
+
+// interfaceCounterNames returns the counters the normalised rates of a
+// measurement come from, or nil for a measurement that has none.
+func interfaceCounterNames(measurement string) map[string]counterRate {
+	switch measurement {
+	case "snmp_interface":
+		return snmpInterfaceCounters
+	case "interfaces_interface_state_counters":
+		return openConfigCounters
+	}
+	return nil
+}
+
+// interfaceRates collects a row's normalised rates.
+type interfaceRates struct {
+	rate [normalisedRates]float64
+	rank [normalisedRates]int8 // 0 none yet, else 1 + the rank of the counter it came from
+}
+
+// add offers counter's rate to the normalised rate it gives, if any.
+func (n *interfaceRates) add(names map[string]counterRate, counter string, rate float64) {
+	c, ok := names[counter]
+	if !ok {
+		return
+	}
+	if r := n.rank[c.rate]; r == 0 || int(r) > c.rank+1 {
+		n.rate[c.rate], n.rank[c.rate] = rate, int8(c.rank+1)
+	}
+}
+
+// appendFields appends the normalised rates and, for a known speed in
+// Mbit/s, speed_mbps and the utilisation in percent of it, sorted by key.
+func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []telemetry.Field {
+	for i, name := range normalisedRateNames {
+		if n.rank[i] != 0 {
+			fs = append(fs, telemetry.FloatField(name, n.rate[i]))
+		}
+	}
+	if speed > 0 {
+		fs = append(fs, telemetry.FloatField("speed_mbps", speed))
+		for _, dir := range [...]struct {
+			rate int
+			name string
+		}{{inOctets, "in_utilization_pct"}, {outOctets, "out_utilization_pct"}} {
+			if n.rank[dir.rate] != 0 {
+				fs = insertField(fs, telemetry.FloatField(dir.name, n.rate[dir.rate]*8/(speed*1e6)*100))
+			}
+		}
+	}
+	return fs
+}
+
+// interfaceSpeed is an IF-MIB row's speed in Mbit/s: ifHighSpeed, else
+// ifSpeed when it is not saturated; 0 when unknown.
+func interfaceSpeed(p *telemetry.Point) float64 {
+	if f, ok := p.Field("ifHighSpeed"); ok {
+		if speed, ok := f.Number(); ok && speed != 0 {
+			return speed
+		}
+	}
+	if f, ok := p.Field("ifSpeed"); ok {
+		if bps, ok := f.Number(); ok && bps > 0 && bps < 4294967295 {
+			return bps / 1e6
+		}
+	}
+	return 0
 }
 
 // rateName is a counter's rate field name (name + "_rate"), made once per
@@ -333,158 +457,193 @@ func (w *MetricsWorker) rateName(counter string) string {
 	return n
 }
 
-// normaliseInterface adds one naming for interface counters, whichever
-// source (64-bit when the agent has them), so dashboards need one query:
-// in_octets_rate, out_octets_rate, in_errors_rate, out_errors_rate,
-// in_discards_rate, out_discards_rate, speed_mbps and utilisation in
-// percent of the speed.
-func normaliseInterface(fields map[string]any, rateOf map[string]float64) {
-	pick := func(names ...string) (float64, bool) {
-		for _, n := range names {
-			if r, ok := rateOf[n]; ok {
-				return r, true
-			}
-		}
-		return 0, false
-	}
-	for _, n := range interfaceRates {
-		if r, ok := pick(n.from...); ok {
-			fields[n.name] = r
-		}
-	}
-	speed, ok := asFloat(fields["ifHighSpeed"]) // Mbit/s
-	if !ok || speed == 0 {
-		if bps, ok := asFloat(fields["ifSpeed"]); ok && bps > 0 && bps < 4294967295 {
-			speed, ok = bps/1e6, true
-		}
-	}
-	if speed > 0 {
-		fields["speed_mbps"] = speed
-		for _, dir := range []string{"in", "out"} {
-			if r, ok := fields[dir+"_octets_rate"].(float64); ok {
-				fields[dir+"_utilization_pct"] = r * 8 / (speed * 1e6) * 100
-			}
-		}
-	}
-	if st, ok := asFloat(fields["ifOperStatus"]); ok {
-		fields["oper_up"] = st == 1
-	}
-}
+// normalisedFields are what interfaceView carries over, sorted.
+var normalisedFields = []string{"in_discards_rate", "in_errors_rate", "in_octets_rate", "in_utilization_pct",
+	"oper_up", "out_discards_rate", "out_errors_rate", "out_octets_rate", "out_utilization_pct", "speed_mbps"}
 
-// normaliseOpenConfig gives OpenConfig interface counters the names
-// normaliseInterface gives SNMP's.
-func normaliseOpenConfig(fields map[string]any, rateOf map[string]float64) {
-	for out, name := range map[string]string{
-		"in_octets_rate": "in-octets", "out_octets_rate": "out-octets",
-		"in_errors_rate": "in-errors", "out_errors_rate": "out-errors",
-		"in_discards_rate": "in-discards", "out_discards_rate": "out-discards",
-	} {
-		if r, ok := rateOf[name]; ok {
-			fields[out] = r
-		}
-	}
-}
+// viewDroppedTags are the row tags an interface view does not carry: the
+// interface is its "interface" tag, its alias "description".
+var viewDroppedTags = map[string]bool{"ifName": true, "ifDescr": true, "ifIndex": true, "ifAlias": true,
+	"name": true, "path": true, "agent": true}
 
-// normalisedFields are what interfaceView carries over.
-var normalisedFields = []string{"in_octets_rate", "out_octets_rate", "in_errors_rate", "out_errors_rate",
-	"in_discards_rate", "out_discards_rate", "speed_mbps", "in_utilization_pct", "out_utilization_pct", "oper_up"}
-
-// interfaceView returns the source-independent "interface" record of an
-// enriched SNMP or gNMI interface row, or nothing for other records.
-func interfaceView(m *telemetry.Metric) []telemetry.Metric {
+// interfaceView makes v the source-independent "interface" record of an
+// enriched SNMP or gNMI interface row p; false for other rows.
+func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 	var object string
-	switch m.Measurement {
+	switch p.Measurement {
 	case "snmp_interface":
-		object = firstNonEmpty(m.Tags["ifName"], m.Tags["ifDescr"], m.Tags["ifIndex"])
+		object = firstTag(p, "ifName", "ifDescr", "ifIndex")
 	case "interfaces_interface_state_counters":
-		object = m.Tags["name"]
+		object, _ = p.Tag("name")
 	default:
-		return nil
+		return false
 	}
-	fields := map[string]any{}
-	for _, f := range normalisedFields {
-		if v, ok := m.Fields[f]; ok {
-			fields[f] = v
+	fields := v.Fields[:0]
+	for i, j := 0, 0; i < len(p.Fields) && j < len(normalisedFields); {
+		switch c := strings.Compare(p.Fields[i].Key, normalisedFields[j]); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			fields = append(fields, p.Fields[i])
+			i, j = i+1, j+1
 		}
 	}
 	if object == "" || len(fields) == 0 {
-		return nil
+		v.Fields = fields
+		return false
 	}
-	tags := map[string]string{"interface": object}
-	for k, v := range m.Tags {
-		switch k {
-		case "ifName", "ifDescr", "ifIndex", "ifAlias", "name", "path", "agent":
-		default:
-			tags[k] = v // inventory and target tags
+	tags := v.Tags[:0]
+	for _, t := range p.Tags {
+		if !viewDroppedTags[t.Key] {
+			tags = append(tags, t) // inventory and target tags
 		}
 	}
-	if a := m.Tags["ifAlias"]; a != "" {
-		tags["description"] = a
+	// The row's own tag "interface" (say, from a target) wins over the
+	// object; the alias is the description.
+	w.viewTags = mergeTags(w.viewTags[:0], []telemetry.Tag{{Key: "interface", Value: object}}, tags)
+	tags = append(tags[:0], w.viewTags...)
+	if alias, _ := p.Tag("ifAlias"); alias != "" {
+		w.viewTags = mergeTags(w.viewTags[:0], tags, []telemetry.Tag{{Key: "description", Value: alias}})
+		tags = append(tags[:0], w.viewTags...)
 	}
-	return []telemetry.Metric{{V: telemetry.Version, Measurement: "interface", Device: m.Device, Tags: tags, Fields: fields,
-		Time: m.Time, ReceivedAt: m.ReceivedAt, Source: "enrich"}}
+	*v = telemetry.Point{V: telemetry.Version, Measurement: "interface", Device: p.Device, Tags: tags, Fields: fields,
+		Counters: v.Counters[:0], Time: p.Time, ReceivedAt: p.ReceivedAt, Source: "enrich"}
+	return true
 }
 
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
+// unknownTags mark a device the inventory does not know.
+var unknownTags = []telemetry.Tag{{Key: "unknown", Value: "true"}}
+
+// mergeTags appends to dst the tags of a and b, both sorted by key, in
+// key order; b's tag wins where both have a key.
+func mergeTags(dst, a, b []telemetry.Tag) []telemetry.Tag {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := strings.Compare(a[i].Key, b[j].Key); {
+		case c < 0:
+			dst = append(dst, a[i])
+			i++
+		case c > 0:
+			dst = append(dst, b[j])
+			j++
+		default:
+			dst = append(dst, b[j])
+			i, j = i+1, j+1
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
+}
+
+// mergeFields appends to dst the fields of a and b, both sorted by key,
+// in key order; b's field wins where both have a key.
+func mergeFields(dst, a, b []telemetry.Field) []telemetry.Field {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch c := strings.Compare(a[i].Key, b[j].Key); {
+		case c < 0:
+			dst = append(dst, a[i])
+			i++
+		case c > 0:
+			dst = append(dst, b[j])
+			j++
+		default:
+			dst = append(dst, b[j])
+			i, j = i+1, j+1
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
+}
+
+func compareFields(a, b telemetry.Field) int { return strings.Compare(a.Key, b.Key) }
+
+// insertField inserts f into fs, sorted by key, replacing a field of the
+// same key.
+func insertField(fs []telemetry.Field, f telemetry.Field) []telemetry.Field {
+	i, found := slices.BinarySearchFunc(fs, f, compareFields)
+	if found {
+		fs[i] = f
+		return fs
+	}
+	return slices.Insert(fs, i, f)
+}
+
+// tagMap is tags as a map, for the events a row raises.
+func tagMap(tags []telemetry.Tag) map[string]string {
+	m := make(map[string]string, len(tags))
+	for _, t := range tags {
+		m[t.Key] = t.Value
+	}
+	return m
+}
+
+// firstTag returns the first of the keys p has a non-empty tag for.
+func firstTag(p *telemetry.Point, keys ...string) string {
+	for _, k := range keys {
+		if v, _ := p.Tag(k); v != "" {
 			return v
 		}
 	}
 	return ""
 }
 
-// plainNumber turns a json.Number into int64, uint64 or float64.
-func plainNumber(v any) any {
-	n, ok := v.(json.Number)
+// counterValue is a counter field's value; false for a negative or
+// non-integer one.
+func counterValue(f *telemetry.Field) (uint64, bool) {
+	switch f.Kind {
+	case telemetry.FieldUint:
+		return f.Uint(), true
+	case telemetry.FieldInt:
+		return uint64(f.Int()), f.Int() >= 0
+	}
+	return 0, false
+}
+
+// intField is field k of p as an integer, when it is one.
+func intField(p *telemetry.Point, k string) (int64, bool) {
+	f, ok := p.Field(k)
 	if !ok {
-		return v
+		return 0, false
 	}
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return i
-	}
-	if u, err := strconv.ParseUint(string(n), 10, 64); err == nil {
-		return u
-	}
-	f, _ := n.Float64()
-	return f
-}
-
-func asUint(v any) (uint64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		u, err := strconv.ParseUint(string(n), 10, 64)
-		return u, err == nil
-	case uint64:
-		return n, true
-	case int64:
-		return uint64(n), n >= 0
+	switch f.Kind {
+	case telemetry.FieldInt:
+		return f.Int(), true
+	case telemetry.FieldFloat:
+		x := f.Float()
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
 	}
 	return 0, false
 }
 
-func asInt(v any) (int64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		i, err := strconv.ParseInt(string(n), 10, 64)
-		return i, err == nil
-	case int64:
-		return n, true
+// arena hands out the keys and values of output records from shared
+// chunks, one allocation for many records. A chunk is never reused: the
+// records may be kept (replayed, delivered later) for as long as they
+// like.
+type arena struct{ buf []byte }
+
+// arenaChunk is the size of an arena's chunks.
+const arenaChunk = 64 << 10
+
+// start returns an empty slice to append one value to.
+func (a *arena) start() []byte {
+	if cap(a.buf)-len(a.buf) < 2<<10 {
+		a.buf = make([]byte, 0, arenaChunk)
 	}
-	return 0, false
+	return a.buf[len(a.buf):]
 }
 
-func asFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case int64:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case float64:
-		return n, true
+// keep takes b, appended to a slice from start, as a finished value: the
+// next start begins after it. A value that outgrew the chunk was moved to
+// its own allocation by append and is returned as it is.
+func (a *arena) keep(b []byte) []byte {
+	free := a.buf[len(a.buf):cap(a.buf)]
+	if len(b) > 0 && len(free) > 0 && &b[0] == &free[0] && len(b) <= len(free) {
+		a.buf = a.buf[:len(a.buf)+len(b)]
 	}
-	return 0, false
+	return b[:len(b):len(b)]
 }

@@ -1,10 +1,13 @@
 package enrich
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,5 +207,39 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 	reportCPU(b, cpu)
 	if len(metrics) == 0 {
 		b.Fatal("nothing enriched")
+	}
+}
+
+// TestArenaValuesStayIntact: values handed out by the arena are not
+// overwritten by later ones, whatever their sizes.
+func TestArenaValuesStayIntact(t *testing.T) {
+	var a arena
+	var kept [][]byte
+	var want []string
+	for i := 0; i < 500; i++ {
+		n := (i * 977) % 5000 // some past the 2 KiB reserve, some past a chunk's rest
+		if i%97 == 0 {
+			n = arenaChunk + 1
+		}
+		v := a.keep(append(a.start(), bytes.Repeat([]byte{byte('a' + i%26)}, n)...))
+		if cap(v) != len(v) {
+			t.Fatalf("value %d: capacity %d past its length %d: an append would write into the next", i, cap(v), len(v))
+		}
+		kept, want = append(kept, v), append(want, strings.Repeat(string(rune('a'+i%26)), n))
+	}
+	for i := range kept {
+		if string(kept[i]) != want[i] {
+			t.Fatalf("value %d was overwritten", i)
+		}
+	}
+}
+
+func TestMergeTagsLaterWins(t *testing.T) {
+	a := []telemetry.Tag{{"agent", "1"}, {"site", "row"}, {"z", "z"}}
+	b := []telemetry.Tag{{"region", "eu"}, {"site", "inv"}}
+	got := mergeTags(nil, a, b)
+	want := []telemetry.Tag{{"agent", "1"}, {"region", "eu"}, {"site", "inv"}, {"z", "z"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }

@@ -5,17 +5,28 @@ import (
 	"time"
 )
 
+// rowKey names a row of counters: a device's measurement for one object
+// (an interface, or "" for a scalar row).
+type rowKey struct{ device, measurement, object string }
+
+// rowCounters are the last samples of one row's counters, in the order the
+// row's records list them, so a record's counters are found in place.
+type rowCounters struct {
+	counters []counterSample
+	seen     int64 // weir's clock (Unix seconds) when the row last arrived, for forget
+}
+
 // counterSample is the last value seen of one counter series.
 type counterSample struct {
+	field  string
 	value  uint64
 	at     time.Time
 	uptime uint32 // sysUpTime (hundredths of a second) at the sample; 0 unknown
-	seen   int64  // weir's clock (Unix seconds) when it arrived, for forget
 }
 
-// rates turns counter samples into per-second rates. A series is a device,
-// a row (tags) and a field; samples come from one worker, in order per
-// device since a device's records are in one partition.
+// rates turns counter samples into per-second rates. A series is a row
+// and a field; samples come from one worker, in order per device since a
+// device's records are in one partition.
 //
 //   - The first sample of a series gives no rate.
 //   - A sample not newer than the last (a replay, or out of order) is
@@ -27,34 +38,56 @@ type counterSample struct {
 //     less than half the range is a 32-bit counter wrapping; likewise for
 //     64 bits. Anything else is a reset: no rate.
 //   - Missed polls just make the interval longer; the rate is still right.
+//
+// Rows are kept by row, not by series, so a record of many counters costs
+// one map lookup.
 type rates struct {
-	last map[counterKey]counterSample
-	// now is weir's clock, set once per batch (setNow): samples are
-	// forgotten by when they arrived, not by their own time, which is the
-	// device's for gNMI and may be hours off.
+	rows map[rowKey]*rowCounters
+	// now is weir's clock, set once per batch (setNow): rows are forgotten
+	// by when they arrived, not by their own time, which is the device's
+	// for gNMI and may be hours off.
 	now int64
 }
 
-// setNow sets the arrival time stamped on the samples that follow.
+func newRates() *rates { return &rates{rows: map[rowKey]*rowCounters{}} }
+
+// setNow sets the arrival time stamped on the rows that follow.
 func (r *rates) setNow(t time.Time) { r.now = t.Unix() }
 
-// counterKey names a counter series: a row and a field.
-type counterKey struct{ row, field string }
+// row returns the counters of row k, marking it seen now.
+func (r *rates) row(k rowKey) *rowCounters {
+	rc := r.rows[k]
+	if rc == nil {
+		rc = &rowCounters{}
+		r.rows[k] = rc
+	}
+	rc.seen = r.now
+	return rc
+}
 
-func newRates() *rates { return &rates{last: map[counterKey]counterSample{}} }
-
-// observe records a sample of a row's counter field and returns the rate
-// since the previous one.
-func (r *rates) observe(row, field string, value uint64, at time.Time, uptime uint32) (float64, bool) {
-	key := counterKey{row, field}
-	prev, ok := r.last[key]
-	if ok && !at.After(prev.at) {
+// observe records a sample of the row's counter field and returns the rate
+// since the previous one. i is where the field was last time (its place
+// among the row's counters), tried first.
+func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32) (float64, bool) {
+	if i >= len(rc.counters) || rc.counters[i].field != field {
+		i = -1
+		for j := range rc.counters {
+			if rc.counters[j].field == field {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			rc.counters = append(rc.counters, counterSample{field: field, value: value, at: at, uptime: uptime})
+			return 0, false
+		}
+	}
+	s := &rc.counters[i]
+	if !at.After(s.at) {
 		return 0, false
 	}
-	r.last[key] = counterSample{value: value, at: at, uptime: uptime, seen: r.now}
-	if !ok {
-		return 0, false
-	}
+	prev := *s
+	s.value, s.at, s.uptime = value, at, uptime
 	if uptime != 0 && prev.uptime != 0 && uptime < prev.uptime && prev.uptime-uptime < 1<<31 {
 		return 0, false // restarted: sysUpTime went back
 	}
@@ -73,13 +106,13 @@ func (r *rates) observe(row, field string, value uint64, at time.Time, uptime ui
 	return float64(delta) / secs, true
 }
 
-// forget drops series no sample arrived for since cutoff (weir's clock),
-// so memory follows the live devices.
+// forget drops rows no record arrived for since cutoff (weir's clock), so
+// memory follows the live devices.
 func (r *rates) forget(cutoff time.Time) {
 	c := cutoff.Unix()
-	for k, s := range r.last {
-		if s.seen < c {
-			delete(r.last, k)
+	for k, rc := range r.rows {
+		if rc.seen < c {
+			delete(r.rows, k)
 		}
 	}
 }

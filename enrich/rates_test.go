@@ -30,7 +30,7 @@ func TestRates(t *testing.T) {
 	} {
 		r := newRates()
 		for i, s := range tc.samples {
-			rate, ok := r.observe("edge1/Gi0/1", "ifHCInOctets", s.v, at(s.sec), s.uptime)
+			rate, ok := r.row(rowKey{"edge1", "snmp_interface", "Gi0/1"}).observe(i%2, "ifHCInOctets", s.v, at(s.sec), s.uptime)
 			if ok != s.ok || (ok && math.Abs(rate-s.rate) > 1e-9) {
 				t.Errorf("%s: sample %d: rate %v %v, want %v %v", tc.name, i, rate, ok, s.rate, s.ok)
 			}
@@ -45,14 +45,15 @@ func TestForgetByArrival(t *testing.T) {
 	now := time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
 	device := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) // a device clock years behind
 	r.setNow(now.Add(-2 * time.Hour))
-	r.observe("gone", "in", 1, device, 0)
+	gone, live := rowKey{"gone", "m", ""}, rowKey{"live", "m", ""}
+	r.row(gone).observe(0, "in", 1, device, 0)
 	r.setNow(now)
-	r.observe("live", "in", 1, device, 0)
+	r.row(live).observe(0, "in", 1, device, 0)
 	r.forget(now.Add(-time.Hour))
-	if _, ok := r.last[counterKey{"live", "in"}]; !ok {
-		t.Error("a series still arriving was forgotten for its device time")
+	if _, ok := r.rows[live]; !ok {
+		t.Error("a row still arriving was forgotten for its device time")
 	}
-	if _, ok := r.last[counterKey{"gone", "in"}]; ok {
-		t.Error("a series silent for two hours was kept")
+	if _, ok := r.rows[gone]; ok {
+		t.Error("a row silent for two hours was kept")
 	}
 }

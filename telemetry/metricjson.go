@@ -87,7 +87,7 @@ func appendMarshalTags(b []byte, keys []string, tags map[string]string) ([]byte,
 }
 
 func appendMarshalTime(b []byte, t time.Time) ([]byte, error) {
-	if y := t.Year(); y < 0 || y > 9999 {
+	if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 || t.Year() < 0 || t.Year() > 9999 {
 		v, err := json.Marshal(t) // reports the error json.Marshal would
 		return append(b, v...), err
 	}
@@ -148,4 +148,40 @@ func validNumber(s string) bool {
 	d := lexer{s: s}
 	n, ok := d.number()
 	return ok && len(n) == len(s)
+}
+
+// number reads a JSON number's text: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (d *lexer) number() (string, bool) {
+	start := d.i
+	digits := func() int {
+		n := 0
+		for d.i < len(d.s) && d.s[d.i] >= '0' && d.s[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	if d.i < len(d.s) && d.s[d.i] == '-' {
+		d.i++
+	}
+	intStart := d.i
+	if n := digits(); n == 0 || n > 1 && d.s[intStart] == '0' {
+		return "", false
+	}
+	if d.i < len(d.s) && d.s[d.i] == '.' {
+		d.i++
+		if digits() == 0 {
+			return "", false
+		}
+	}
+	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
+		d.i++
+		if d.i < len(d.s) && (d.s[d.i] == '+' || d.s[d.i] == '-') {
+			d.i++
+		}
+		if digits() == 0 {
+			return "", false
+		}
+	}
+	return d.s[start:d.i], true
 }

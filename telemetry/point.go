@@ -141,29 +141,38 @@ func (p *Point) Tag(k string) (string, bool) {
 	return p.Tags[i].Value, true
 }
 
+// Field returns field k.
+func (p *Point) Field(k string) (*Field, bool) {
+	i, ok := slices.BinarySearchFunc(p.Fields, k, func(f Field, k string) int { return cmp.Compare(f.Key, k) })
+	if !ok {
+		return nil, false
+	}
+	return &p.Fields[i], true
+}
+
 // reset empties p for reuse, keeping its slices' storage.
 func (p *Point) reset() {
 	*p = Point{Tags: p.Tags[:0], Fields: p.Fields[:0], Counters: p.Counters[:0]}
 }
 
-// Metric is p as a Metric, as encoding/json would decode the
-// same value (nil and empty maps told apart).
+// Metric is p as a Metric, as encoding/json would decode the same value
+// (nil and empty maps told apart for a decoded Point).
 func (p *Point) Metric() *Metric {
 	m := &Metric{V: p.V, Measurement: p.Measurement, Device: p.Device, Time: p.Time, ReceivedAt: p.ReceivedAt,
 		Uptime: p.Uptime, Source: p.Source}
-	if p.hasTags {
+	if p.hasTags || len(p.Tags) > 0 {
 		m.Tags = make(map[string]string, len(p.Tags))
 		for _, t := range p.Tags {
 			m.Tags[t.Key] = t.Value
 		}
 	}
-	if p.hasFields {
+	if p.hasFields || len(p.Fields) > 0 {
 		m.Fields = make(map[string]any, len(p.Fields))
 		for i := range p.Fields {
 			m.Fields[p.Fields[i].Key] = p.Fields[i].Value()
 		}
 	}
-	if p.hasCounters {
+	if p.hasCounters || len(p.Counters) > 0 {
 		m.Counters = append(make([]string, 0, len(p.Counters)), p.Counters...)
 	}
 	return m
