@@ -193,22 +193,27 @@ func (d *Device) TagsOf() map[string]string { return d.tags }
 // TagList returns the device's tags sorted by key (shared; do not modify).
 func (d *Device) TagList() []telemetry.Tag { return d.tagList }
 
-// Watch reloads the inventory when its file changes, until ctx ends.
-func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
+// Watch reloads the inventory when its file changes (checked every
+// interval) or when a signal arrives on reload (SIGHUP: reload now, changed
+// or not), until ctx ends.
+func (inv *Inventory) Watch(ctx context.Context, every time.Duration, reload <-chan os.Signal) {
 	if inv.path == "" {
 		return
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var failed time.Time // the modification time of a version that did not load: logged once
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-reload:
 		case <-t.C:
-		}
-		st, err := os.Stat(inv.path)
-		if err != nil || st.ModTime().Equal(inv.idx.Load().modTime) {
-			continue
+			st, err := os.Stat(inv.path)
+			if err != nil || st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failed) {
+				continue
+			}
+			failed = st.ModTime()
 		}
 		if err := inv.Reload(); err != nil {
 			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))

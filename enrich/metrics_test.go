@@ -235,10 +235,10 @@ func TestArenaValuesStayIntact(t *testing.T) {
 }
 
 func TestMergeTagsLaterWins(t *testing.T) {
-	a := []telemetry.Tag{{"agent", "1"}, {"site", "row"}, {"z", "z"}}
-	b := []telemetry.Tag{{"region", "eu"}, {"site", "inv"}}
+	a := []telemetry.Tag{{Key: "agent", Value: "1"}, {Key: "site", Value: "row"}, {Key: "z", Value: "z"}}
+	b := []telemetry.Tag{{Key: "region", Value: "eu"}, {Key: "site", Value: "inv"}}
 	got := mergeTags(nil, a, b)
-	want := []telemetry.Tag{{"agent", "1"}, {"region", "eu"}, {"site", "inv"}, {"z", "z"}}
+	want := []telemetry.Tag{{Key: "agent", Value: "1"}, {Key: "region", Value: "eu"}, {Key: "site", Value: "inv"}, {Key: "z", Value: "z"}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}

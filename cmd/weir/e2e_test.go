@@ -583,6 +583,38 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 	if !strings.Contains(enriched, `"vendor":"arista_eos"`) || !strings.Contains(enriched, `"mnemonic":"UPDOWN"`) {
 		t.Fatalf("enriched.syslog: %s", enriched)
 	}
+
+	// SIGHUP reloads the inventory, even one whose file time is the same,
+	// and does not stop weir.
+	st, _ := os.Stat(inv)
+	os.WriteFile(inv, []byte("devices:\n  - {name: edge9, address: 127.0.0.1, site: lon1, role: edge}\n"), 0o644)
+	os.Chtimes(inv, st.ModTime(), st.ModTime())
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logs(), "inventory reloaded"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload after SIGHUP:\n%s", p.logs())
+		}
+	}
+	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra",
+		"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet8, changed state to down").CombinedOutput(); err != nil {
+		t.Fatalf("logger after SIGHUP: %v %s", err, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
+		if strings.Contains(out, `"object":"Ethernet8"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no event after SIGHUP: %s\n%s", out, p.logs())
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.Contains(line, `"object":"Ethernet8"`) && !strings.Contains(line, `"site":"lon1"`) {
+			t.Fatalf("event after SIGHUP without the reloaded site: %s", line)
+		}
+	}
 }
 
 // TestRoles: --roles collect runs the collectors and no enrichment.

@@ -10,10 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -212,7 +215,12 @@ func run(ctx context.Context, cfg *configs.Config, roles map[string]bool, logger
 			hs.Shutdown(sctx)
 		})
 	}
-	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg})
+	// SIGHUP reloads what can be reloaded (the inventory) and never stops
+	// weir, whatever runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg, hup: hup})
 	if err != nil {
 		return err
 	}

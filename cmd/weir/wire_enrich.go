@@ -43,7 +43,7 @@ func enrichComponents(d deps) ([]component, error) {
 	// and an SNMP poll is one event.
 	rules := enrich.NewEventRules(dedup, max(threshold, 0), window)
 	comps := []component{{name: "inventory", run: func(ctx context.Context) error {
-		inv.Watch(ctx, 5*time.Second)
+		inv.Watch(ctx, 5*time.Second, d.hup)
 		return nil
 	}}}
 	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules)}

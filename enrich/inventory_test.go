@@ -1,0 +1,124 @@
+package enrich
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestInventoryLookupOrder(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {name: edge1, address: 10.0.0.1, site: ams1}
+  - {name: other, address: 10.0.0.2, site: fra1}
+  - {cidr: 10.0.0.0/16, site: wide}
+  - {cidr: 10.0.9.0/24, site: narrow}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, addr, site string }{
+		{"edge1", "10.0.0.2", "ams1"},     // the name first
+		{"unknown", "10.0.0.2", "fra1"},   // then the address
+		{"", "::ffff:10.0.0.2", "fra1"},   // IPv4-mapped
+		{"unknown", "10.0.9.7", "narrow"}, // then the longest prefix
+		{"unknown", "10.0.200.1", "wide"},
+		{"unknown", "192.0.2.1", ""},
+		{"unknown", "not an address", ""},
+	} {
+		d := inv.Lookup(tc.name, tc.addr)
+		got := ""
+		if d != nil {
+			got = d.TagsOf()["site"]
+		}
+		if got != tc.site {
+			t.Errorf("Lookup(%q, %q): site %q, want %q", tc.name, tc.addr, got, tc.site)
+		}
+	}
+}
+
+func siteOf(inv *Inventory, name string) string {
+	if d := inv.Lookup(name, ""); d != nil {
+		return d.TagsOf()["site"]
+	}
+	return ""
+}
+
+// TestInventoryWatch: a changed file is reloaded; a file that no longer
+// parses keeps the previous inventory; a signal reloads even a file whose
+// modification time did not change.
+func TestInventoryWatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	write := func(site string, keepTime bool) {
+		t.Helper()
+		st, _ := os.Stat(path)
+		if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: "+site+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if keepTime {
+			os.Chtimes(path, st.ModTime(), st.ModTime())
+		} else {
+			later := time.Now().Add(time.Duration(len(site)) * time.Second)
+			os.Chtimes(path, later, later)
+		}
+	}
+	write("ams1", false)
+	var logs syncBuffer
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	hup := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond, hup); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitSite := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); siteOf(inv, "edge1") != want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("site %q, want %q", siteOf(inv, "edge1"), want)
+			}
+		}
+	}
+	write("fra1", false)
+	waitSite("fra1")
+
+	os.WriteFile(path, []byte("devices: [unterminated\n"), 0o644)
+	time.Sleep(100 * time.Millisecond)
+	if got := siteOf(inv, "edge1"); got != "fra1" {
+		t.Fatalf("after a broken file: site %q, want the previous fra1", got)
+	}
+	if n := strings.Count(logs.String(), "inventory reload failed"); n != 1 {
+		t.Fatalf("a broken file was reported %d times, want once:\n%s", n, logs.String())
+	}
+
+	write("lon1x", false)
+	waitSite("lon1x")
+	write("par1xy", true) // same modification time: only a signal tells
+	time.Sleep(100 * time.Millisecond)
+	if got := siteOf(inv, "edge1"); got != "lon1x" {
+		t.Fatalf("reloaded without a change of time or a signal: %q", got)
+	}
+	hup <- syscall.SIGHUP
+	waitSite("par1xy")
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
