@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -155,58 +156,98 @@ func TestGNMIAndSNMPShareOneInterfaceView(t *testing.T) {
 
 // BenchmarkEnrichMetrics: a worker's whole per-row path short of the
 // broker (decode, inventory, rates, utilisation, the interface view,
-// events, encoding) on full IF-MIB rows (ifTable joined with ifXTable, 27
-// columns, 18 of them counters) as the SNMP poller publishes them: 48
-// interfaces of 20 devices polled every minute.
+// events, encoding) on rows as the SNMP poller publishes them, 20 devices
+// polled every minute for 10 minutes (every row after the first poll gives
+// rates; the worker starts afresh when the rows run out):
+//
+//   - ifmib27: full IF-MIB rows (ifTable joined with ifXTable, 27 columns,
+//     16 of them counters), 48 interfaces per device;
+//   - ifmib8: the interface columns dashboards use (6 counters, oper status
+//     and speed), 48 interfaces per device;
+//   - scalar4: a CPU and memory row of 4 gauges, 4 per device.
+//
+// MB/s is of the raw records read.
 func BenchmarkEnrichMetrics(b *testing.B) {
-	const devices, ifaces, polls = 20, 48, 10
-	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	counters := []string{"ifInOctets", "ifInUcastPkts", "ifInDiscards", "ifInErrors", "ifOutOctets", "ifOutUcastPkts",
+	full := []string{"ifInOctets", "ifInUcastPkts", "ifInDiscards", "ifInErrors", "ifOutOctets", "ifOutUcastPkts",
 		"ifOutDiscards", "ifOutErrors", "ifHCInOctets", "ifHCInUcastPkts", "ifHCInMulticastPkts", "ifHCInBroadcastPkts",
 		"ifHCOutOctets", "ifHCOutUcastPkts", "ifHCOutMulticastPkts", "ifHCOutBroadcastPkts"}
-	var recs []broker.Record
-	for p := 0; p < polls; p++ {
-		for d := 0; d < devices; d++ {
-			for i := 1; i <= ifaces; i++ {
-				fields := map[string]any{"ifType": int64(6), "ifMtu": int64(9216), "ifSpeed": int64(4294967295),
-					"ifPhysAddress": "00:1c:73:aa:bb:cc", "ifAdminStatus": int64(1), "ifOperStatus": int64(1),
-					"ifLastChange": int64(123456), "ifHighSpeed": int64(10000)}
-				for k, c := range counters {
-					fields[c] = uint64(p*60_000_000*(k+1) + i*1000)
-				}
-				m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: fmt.Sprintf("leaf%02d", d),
-					Tags: map[string]string{"ifIndex": fmt.Sprint(i), "ifDescr": fmt.Sprintf("Ethernet%d", i),
-						"ifName": fmt.Sprintf("Et%d", i), "ifAlias": "uplink to spine", "agent": fmt.Sprintf("10.0.%d.1", d)},
-					Fields: fields, Counters: counters, Time: t0.Add(time.Duration(p) * time.Minute),
-					ReceivedAt: t0.Add(time.Duration(p) * time.Minute), Uptime: uint32(100000 + p*6000), Source: "snmp"}
-				v, _, err := m.AppendJSON(nil, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Value: v})
+	short := []string{"ifHCInOctets", "ifHCOutOctets", "ifInErrors", "ifOutErrors", "ifInDiscards", "ifOutDiscards"}
+	ifRow := func(counters []string, gauges map[string]any, tags map[string]string) func(p, d, i int) telemetry.Metric {
+		return func(p, d, i int) telemetry.Metric {
+			fields := maps.Clone(gauges)
+			for k, c := range counters {
+				fields[c] = uint64(p*60_000_000*(k+1) + i*1000)
 			}
+			t := maps.Clone(tags)
+			t["ifIndex"], t["ifName"], t["agent"] = fmt.Sprint(i), fmt.Sprintf("Et%d", i), fmt.Sprintf("10.0.%d.1", d)
+			return telemetry.Metric{Measurement: "snmp_interface", Tags: t, Fields: fields, Counters: counters}
 		}
 	}
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewMetricsWorker(nil, inv)
-	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false) // as Run makes it
-	const batch = 500
-	var metrics, events []outRecord
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := processCPU()
-	for i := 0; i < b.N; i += batch {
-		n := min(batch, b.N-i)
-		start := i % len(recs)
-		if start+n > len(recs) {
-			start = 0
-		}
-		metrics, events = w.enrichBatch(recs[start:start+n], metrics[:0], events[:0])
-	}
-	b.StopTimer()
-	reportCPU(b, cpu)
-	if len(metrics) == 0 {
-		b.Fatal("nothing enriched")
+	for _, bc := range []struct {
+		name   string
+		ifaces int
+		row    func(p, d, i int) telemetry.Metric
+	}{
+		{"ifmib27", 48, ifRow(full, map[string]any{"ifType": int64(6), "ifMtu": int64(9216), "ifSpeed": int64(4294967295),
+			"ifPhysAddress": "00:1c:73:aa:bb:cc", "ifAdminStatus": int64(1), "ifOperStatus": int64(1),
+			"ifLastChange": int64(123456), "ifHighSpeed": int64(10000)}, map[string]string{"ifDescr": "Ethernet", "ifAlias": "uplink to spine"})},
+		{"ifmib8", 48, ifRow(short, map[string]any{"ifOperStatus": int64(1), "ifHighSpeed": int64(10000)}, map[string]string{})},
+		{"scalar4", 4, func(p, d, i int) telemetry.Metric {
+			return telemetry.Metric{Measurement: "cisco_cpu", Tags: map[string]string{"cpmCPUTotalIndex": fmt.Sprint(i), "agent": fmt.Sprintf("10.0.%d.1", d)},
+				Fields: map[string]any{"cpmCPUTotal5secRev": float64(p % 7), "cpmCPUTotal1minRev": float64(p % 5),
+					"cpmCPUMemoryUsed": float64(812345 + p), "cpmCPUMemoryFree": float64(1234567 - p)}}
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			const devices, polls = 20, 10
+			t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+			var recs []broker.Record
+			size := 0
+			for p := 0; p < polls; p++ {
+				for d := 0; d < devices; d++ {
+					for i := 1; i <= bc.ifaces; i++ {
+						m := bc.row(p, d, i)
+						m.V, m.Device, m.Source = 1, fmt.Sprintf("leaf%02d", d), "snmp"
+						m.Time, m.ReceivedAt, m.Uptime = t0.Add(time.Duration(p)*time.Minute), t0.Add(time.Duration(p)*time.Minute), uint32(100000+p*6000)
+						v, _, err := m.AppendJSON(nil, nil)
+						if err != nil {
+							b.Fatal(err)
+						}
+						recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Value: v})
+						size += len(v)
+					}
+				}
+			}
+			inv, _ := ParseInventory([]byte(testInventory))
+			newWorker := func() *MetricsWorker {
+				w := NewMetricsWorker(nil, inv)
+				w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false) // as Run makes it
+				return w
+			}
+			w := newWorker()
+			const batch = 500
+			var metrics, events []outRecord
+			enriched := 0
+			b.SetBytes(int64(size / len(recs)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := processCPU()
+			for i, next := 0, 0; i < b.N; i += batch {
+				n := min(batch, b.N-i, len(recs)-next)
+				metrics, events = w.enrichBatch(recs[next:next+n], metrics[:0], events[:0])
+				enriched += len(metrics)
+				if next += n; next == len(recs) {
+					b.StopTimer()
+					w, next = newWorker(), 0 // the samples start again: a new worker has no rates yet
+					b.StartTimer()
+				}
+			}
+			b.StopTimer()
+			reportCPU(b, cpu)
+			if enriched == 0 {
+				b.Fatal("nothing enriched")
+			}
+		})
 	}
 }
 
