@@ -60,11 +60,17 @@ func (p *Point) AppendJSON(b []byte) ([]byte, error) {
 	}
 	var err error
 	b = append(b, `,"time":`...)
+	timeAt := len(b)
 	if b, err = appendMarshalTime(b, p.Time); err != nil {
 		return b, err
 	}
+	timeEnd := len(b)
 	b = append(b, `,"received_at":`...)
-	if b, err = appendMarshalTime(b, p.ReceivedAt); err != nil {
+	if p.ReceivedAt == p.Time {
+		// Often the same (a poll's time), and == (not Equal) means the
+		// same location too, so the same text: copy it.
+		b = append(b, b[timeAt:timeEnd]...)
+	} else if b, err = appendMarshalTime(b, p.ReceivedAt); err != nil {
 		return b, err
 	}
 	if p.Uptime != 0 {
