@@ -23,7 +23,11 @@ type rule struct {
 	vendors  []string // vendors it applies to; empty: any
 	patterns []*regexp.Regexp
 	// atNeeds: the pattern starts with needs (NewClassifier works it out).
-	atNeeds  []bool
+	atNeeds []bool
+	// keywords are the other literals the patterns require (NewClassifier
+	// works them out): most messages that contain needs but do not match
+	// lack one, and are turned away without running a pattern.
+	keywords []string
 	event    string
 	states   map[string]string // lower-case state -> event
 	up, down string            // events for old/new transitions

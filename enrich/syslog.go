@@ -8,6 +8,7 @@ package enrich
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/weirnet/weir/telemetry"
 )
@@ -51,6 +52,7 @@ func NewClassifier() *Classifier {
 			prefix, _ := p.LiteralPrefix()
 			r.atNeeds[j] = r.needs != "" && strings.HasPrefix(prefix, r.needs)
 		}
+		r.keywords = ruleKeywords(r)
 	}
 	return &Classifier{rules: rules}
 }
@@ -92,6 +94,9 @@ func (c *Classifier) Classify(l *telemetry.Log) SyslogInfo {
 				continue
 			}
 		}
+		if !hasAll(msg, r.keywords) {
+			continue
+		}
 		fields, event, ok := r.apply(msg, at)
 		if !ok {
 			continue
@@ -131,21 +136,68 @@ func (r *rule) apply(msg string, needsAt int) (map[string]string, string, bool) 
 	event := r.event
 	switch {
 	case r.states != nil:
-		event = r.states[strings.ToLower(fields["state"])]
+		event = lookupLower(r.states, fields["state"])
 	case r.upState != "":
-		old, now := strings.ToLower(fields["old"]), strings.ToLower(fields["new"])
+		old, now := fields["old"], fields["new"]
+		oldUp, nowUp := equalLower(old, r.upState), equalLower(now, r.upState)
 		switch {
-		case now == r.upState && old != r.upState:
+		case nowUp && !oldUp:
 			event = r.up
-		case old == r.upState && now != r.upState:
+		case oldUp && !nowUp:
 			event = r.down
-		case old == "" && now != "" && now != r.upState:
+		case old == "" && now != "" && !nowUp:
 			event = r.down // only the new state is reported (Huawei)
 		}
 	}
 	// State groups are how the rule decides, not facts for the record.
 	delete(fields, "state")
 	return fields, event, true
+}
+
+// lookupLower is m[strings.ToLower(s)], without allocating the lower-case
+// copy when s is short ASCII, as states are.
+func lookupLower(m map[string]string, s string) string {
+	var buf [32]byte
+	if len(s) > len(buf) || !isASCII(s) {
+		return m[strings.ToLower(s)]
+	}
+	for i := 0; i < len(s); i++ {
+		buf[i] = toLowerASCII(s[i])
+	}
+	return m[string(buf[:len(s)])] // a lookup by string(bytes) does not allocate
+}
+
+// equalLower is strings.ToLower(s) == lower, without allocating when s is
+// ASCII.
+func equalLower(s, lower string) bool {
+	if !isASCII(s) {
+		return strings.ToLower(s) == lower
+	}
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if toLowerASCII(s[i]) != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func toLowerASCII(c byte) byte {
+	if isUpper(c) {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) string {
@@ -250,7 +302,9 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // with, followed by ':' or the end, or "": the regular expression
 // ^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?::|$) written out.
 func junosTag(msg string) string {
-	if msg == "" || !isUpper(msg[0]) {
+	// Without a '_' there is no tag: tell that without walking a long
+	// upper-case message byte by byte.
+	if msg == "" || !isUpper(msg[0]) || strings.IndexByte(msg, '_') < 0 {
 		return ""
 	}
 	end := skipWord(msg, 1)

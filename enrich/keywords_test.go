@@ -1,0 +1,94 @@
+package enrich
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// withoutKeywords is the classifier without the keyword prefilter: every
+// rule whose needs literal is there runs its patterns.
+func withoutKeywords() *Classifier {
+	c := NewClassifier()
+	for i := range c.rules {
+		c.rules[i].keywords = nil
+	}
+	return c
+}
+
+// checkKeywordsChangeNothing: the prefilter gives what running every
+// pattern gives.
+func checkKeywordsChangeNothing(t *testing.T, fast, ref *Classifier, l *telemetry.Log) {
+	t.Helper()
+	if got, want := fast.Classify(l), ref.Classify(l); !reflect.DeepEqual(got, want) {
+		t.Errorf("%q: with keywords %+v, without %+v", l.Message, got, want)
+	}
+}
+
+func TestKeywordsAreInExamples(t *testing.T) {
+	for _, r := range NewClassifier().rules {
+		for _, ex := range r.examples {
+			for _, k := range r.keywords {
+				if !strings.Contains(ex.line, k) {
+					t.Errorf("%s: keyword %q not in example %q", r.name, k, ex.line)
+				}
+			}
+		}
+	}
+}
+
+func TestKeywordsChangeNothingOnCorpus(t *testing.T) {
+	fast, ref := NewClassifier(), withoutKeywords()
+	var p syslog.Parser
+	for _, line := range loadCorpus(t) {
+		var l telemetry.Log
+		p.ParseCopy([]byte(line.Raw), &l)
+		checkKeywordsChangeNothing(t, fast, ref, &l)
+	}
+	for _, r := range fast.rules {
+		for _, ex := range r.examples {
+			checkKeywordsChangeNothing(t, fast, ref, &telemetry.Log{Message: ex.line})
+		}
+	}
+}
+
+func FuzzKeywordsChangeNothing(f *testing.F) {
+	for _, r := range NewClassifier().rules {
+		for _, ex := range r.examples {
+			f.Add("", "", ex.line)
+		}
+	}
+	for _, line := range loadCorpus(f) {
+		f.Add("", "", line.Raw)
+	}
+	f.Add("BGP_PEER_STATE_CHANGE", "rpd", "BGP peer 10.2.2.2 (External AS 65003) changed state from ESTABLISHED to Idle")
+	fast, ref := NewClassifier(), withoutKeywords()
+	f.Fuzz(func(t *testing.T, msgID, app, msg string) {
+		checkKeywordsChangeNothing(t, fast, ref, &telemetry.Log{MsgID: msgID, AppName: app, Message: msg})
+	})
+}
+
+// The state lookups agree with strings.ToLower, non-ASCII included.
+func FuzzLowerLookups(f *testing.F) {
+	for _, s := range []string{"", "Up", "DOWN", "administratively Down", "adminiſtratively down", "ESTABLISHED", "Full", "İ", "K"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		lower := strings.ToLower(s)
+		m := map[string]string{lower: "hit"}
+		if got := lookupLower(m, s); got != "hit" {
+			t.Errorf("lookupLower(%q) = %q", s, got)
+		}
+		if got := lookupLower(ifStates, s); got != ifStates[lower] {
+			t.Errorf("lookupLower(ifStates, %q) = %q, want %q", s, got, ifStates[lower])
+		}
+		for _, up := range []string{"established", "full", lower} {
+			if got := equalLower(s, up); got != (lower == up) {
+				t.Errorf("equalLower(%q, %q) = %v", s, up, got)
+			}
+		}
+	})
+}
