@@ -32,7 +32,7 @@ type Decoder struct {
 	strs  map[string]string
 	last  []string // the strings of the record before, in order
 	nth   int      // strings of this record so far
-	raw   []rawNum
+	raw   [][]byte // the numbers of the fields being decoded, typed once the counters are known
 	times [2]timeCache
 }
 
@@ -65,10 +65,9 @@ func (d *Decoder) DecodeEvent(v []byte, e *Event) error {
 	return json.Unmarshal(v, e)
 }
 
-type rawNum struct {
-	field int
-	n     []byte
-}
+// fieldNumber is the kind of a field while it is decoded whose number
+// is not typed yet: its bits index Decoder.raw.
+const fieldNumber FieldKind = 255
 
 // timeCache remembers the last time string parsed in one position: the
 // records of one poll of a device share their time.
@@ -329,20 +328,23 @@ func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 	if !s.end() {
 		return false
 	}
-	for _, r := range d.raw {
-		f := &p.Fields[r.field]
-		if !typeNumber(f, r.n, slices.Contains(p.Counters, f.Key)) {
-			return false
-		}
-	}
 	if !fieldsSorted(p.Fields) {
 		slices.SortFunc(p.Fields, func(a, b Field) int { return cmp.Compare(a.Key, b.Key) })
 	}
-	for i := range p.Fields {
-		if i > 0 && p.Fields[i].Key == p.Fields[i-1].Key {
+	for i := 1; i < len(p.Fields); i++ {
+		if p.Fields[i].Key == p.Fields[i-1].Key {
 			return false
 		}
-		p.Fields[i].Counter = slices.Contains(p.Counters, p.Fields[i].Key)
+	}
+	for _, c := range p.Counters {
+		if f, ok := p.Field(c); ok {
+			f.Counter = true
+		}
+	}
+	for i := range p.Fields {
+		if f := &p.Fields[i]; f.Kind == fieldNumber && !typeNumber(f, d.raw[f.bits], f.Counter) {
+			return false
+		}
 	}
 	return true
 }
@@ -432,7 +434,8 @@ func (d *Decoder) fields(p *Point) bool {
 			if !ok {
 				return false
 			}
-			d.raw = append(d.raw, rawNum{len(p.Fields), n})
+			f.Kind, f.bits = fieldNumber, uint64(len(d.raw))
+			d.raw = append(d.raw, n)
 		}
 		p.Fields = append(p.Fields, f)
 		if s.consume('}') {
