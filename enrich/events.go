@@ -74,15 +74,21 @@ func family(typ string) string {
 // plus a <family>_flapping event when the object has changed state more
 // than the threshold within the window (once, until it settles).
 func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event {
+	return d.observeInto(ev, now, nil)
+}
+
+// observeInto is observe appending to out, scratch space the caller
+// reuses: the syslog worker observes an event for about every other
+// record.
+func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetry.Event) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []telemetry.Event
 	k := eventKey{ev.Device, ev.Object, ev.Type}
 	if t, ok := d.last[k]; d.dedup <= 0 || !ok || now.Sub(t) > d.dedup || now.Before(t) {
 		d.last[k] = now
 		out = append(out, ev)
 	} else {
-		return nil // the same change, reported again (another path, or a retry)
+		return out // the same change, reported again (another path, or a retry)
 	}
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 {

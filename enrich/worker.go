@@ -53,6 +53,9 @@ type Worker struct {
 
 	evEnc eventRecords
 
+	// scratch is what enrichSyslog reuses from record to record.
+	scratch syslogScratch
+
 	// The tags of devices not in the inventory, shared by their records.
 	unknownTags     map[string]string
 	unknownTagsJSON []byte
@@ -205,8 +208,9 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 		}
 		m0, e0 := len(enriched), len(events)
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
-		if ev != nil {
-			for _, out := range w.det.observe(*ev, detectAt(r, ev.Time)) {
+		if ev.Type != "" {
+			w.scratch.events = w.det.observeInto(ev, detectAt(r, ev.Time), w.scratch.events[:0])
+			for _, out := range w.scratch.events {
 				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 			}
 		}
@@ -217,19 +221,43 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 
 // eventRecords encodes events as records for the events topic, reusing
 // its scratch space; the zero value is ready.
-type eventRecords struct{ keys []string }
+type eventRecords struct {
+	keys []string
+	buf  []byte // an event's encoding, before it is copied out
+}
 
 // append encodes ev onto recs; part and src locate the input record that
 // caused it (-1 for cleared events, which time causes).
 func (e *eventRecords) append(m *workerMetrics, recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
-	val, keys, err := ev.AppendJSON(make([]byte, 0, 256+len(ev.Message)), e.keys)
-	e.keys = keys
+	val, keys, err := ev.AppendJSON(e.buf[:0], e.keys)
+	e.buf, e.keys = val, keys
 	if err != nil {
 		return recs
 	}
 	m.events.WithLabelValues(ev.Type).Inc()
-	return append(recs, outRecord{broker.Record{Key: []byte(ev.Device), Value: val,
+	key, val := keyValue(ev.Device, val)
+	return append(recs, outRecord{broker.Record{Key: key, Value: val,
 		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}}, part, src})
+}
+
+// keyValue copies a record's key and value into one allocation of their
+// exact size, one allocation instead of two and none grown. Each is
+// capped at its length, so an append to one never writes over the other.
+func keyValue(key string, val []byte) ([]byte, []byte) {
+	buf := make([]byte, len(key)+len(val))
+	n := copy(buf, key)
+	copy(buf[n:], val)
+	return buf[:n:n], buf[n:]
+}
+
+// syslogScratch is what enrichSyslog reuses from one record to the next:
+// nothing in it outlives the record (outputs are copied out, and the
+// strings the detector keeps are the decoded record's own).
+type syslogScratch struct {
+	log    telemetry.EnrichedLog
+	sev    int    // what log.MnemonicSeverity points to
+	val    []byte // the enriched encoding, before it is copied out
+	events []telemetry.Event
 }
 
 var (
@@ -239,22 +267,24 @@ var (
 )
 
 // enrichSyslog turns one raw.syslog record into its enriched.syslog record
-// and, when the message reports a state change, an event.
-func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event, bool) {
-	var e telemetry.EnrichedLog
+// and, when the message reports a state change, an event (else an event
+// with no Type).
+func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event, bool) {
+	e := &w.scratch.log
+	*e = telemetry.EnrichedLog{}
 	lay, err := telemetry.DecodeLogLayout(r.Value, &e.Log)
 	if err != nil {
 		w.m.decodeErrors.Inc()
 		w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
 			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
-		return broker.Record{}, nil, false
+		return broker.Record{}, telemetry.Event{}, false
 	}
 	info := w.cls.Classify(&e.Log)
 	e.Vendor, e.Fields, e.Event = info.Vendor, info.Fields, info.Event
 	e.MnemonicFacility, e.Mnemonic = info.Facility, info.Mnemonic
 	if info.MnemonicSeverity >= 0 {
-		sev := info.MnemonicSeverity
-		e.MnemonicSeverity = &sev
+		w.scratch.sev = info.MnemonicSeverity
+		e.MnemonicSeverity = &w.scratch.sev
 	}
 	if e.Severity >= 0 && e.Severity < len(SeverityNames) {
 		e.SeverityName = SeverityNames[e.Severity]
@@ -276,13 +306,15 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event
 	}
 	// The tags go in as encoded once per device, last, where AppendJSON
 	// would put them.
-	val := e.AppendJSONFrom(make([]byte, 0, len(r.Value)+192+len(tagsJSON)), r.Value, lay)
+	val := e.AppendJSONFrom(w.scratch.val[:0], r.Value, lay)
 	val = append(append(val[:len(val)-1], tagsJSON...), '}')
+	w.scratch.val = val
 	e.Tags = tags
-	out := broker.Record{Key: []byte(e.Device), Value: val, Timestamp: r.Timestamp,
+	key, val := keyValue(e.Device, val)
+	out := broker.Record{Key: key, Value: val, Timestamp: r.Timestamp,
 		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaLog}}}
 	if e.Event == "" {
-		return out, nil, true
+		return out, telemetry.Event{}, true
 	}
 	ev := telemetry.Event{
 		V: telemetry.Version, Type: e.Event, Device: e.Device, Object: ObjectOf(info),
@@ -292,5 +324,5 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, *telemetry.Event
 	if e.Time != nil {
 		ev.Time = *e.Time
 	}
-	return out, &ev, true
+	return out, ev, true
 }

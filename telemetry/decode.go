@@ -129,16 +129,18 @@ func fastDecodeLog(s string, l *Log, lay *LogLayout) bool {
 			} else {
 				l.Severity = n
 			}
-		case "time", "received_at":
+		case "time":
 			t, ok := d.time()
 			if !ok {
 				return false
 			}
-			if key == "time" {
-				l.Time = &t
-			} else {
-				l.ReceivedAt = t
+			l.Time = &t // only this case allocates
+		case "received_at":
+			t, ok := d.time()
+			if !ok {
+				return false
 			}
+			l.ReceivedAt = t
 		case "raw_bytes":
 			v, ok := d.str()
 			if !ok {
