@@ -35,6 +35,7 @@ broker:
   segment: {bytes: 64MiB}
   topics:
     raw.syslog: {partitions: 12, retention: {time: 12h}}
+enrich: {warmup: 0s}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,9 @@ broker:
 	if tc := cfg.Broker.Topics["raw.syslog"]; tc.Partitions != 12 || tc.Retention.Time.Std() != 12*time.Hour {
 		t.Errorf("topic: %+v", tc)
 	}
+	if w := cfg.Enrich.Warmup; w == nil || *w != 0 {
+		t.Errorf("enrich.warmup: %v, want set to 0 (off)", w)
+	}
 }
 
 func TestErrorsNameFileLineAndReason(t *testing.T) {
@@ -66,6 +70,7 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: cannot unmarshal"},
 		{"broker:\n  topics:\n    bad/name: {partitions: 1}\n", "cfg.yaml:3: broker.topics.bad/name: invalid topic name"},
 		{"broker: [\n", "cfg.yaml"},
+		{"enrich:\n  warmup: -5m\n", "cfg.yaml:2: enrich.warmup: must not be negative"},
 		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:514\"}\n    - {protocol: sctp, address: \"127.0.0.1:514\"}\n", "cfg.yaml:4: syslog.listeners[1].protocol: must be udp, tcp or tls"},
 	} {
 		path := filepath.Join(t.TempDir(), "cfg.yaml")

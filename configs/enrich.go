@@ -14,6 +14,10 @@ type Enrich struct {
 	DedupWindow Duration `yaml:"dedup_window"`
 	// Flap raises interface_flapping / bgp_peer_flapping.
 	Flap Flap `yaml:"flap"`
+	// Warmup is how far back (by record time) a metrics worker reads a
+	// partition it takes, to have the rates and states it would have had
+	// running all along; default 10m, 0s turns it off.
+	Warmup *Duration `yaml:"warmup"`
 }
 
 // Flap: more than Threshold state changes of one object within Window is
@@ -29,5 +33,8 @@ func (c *Config) EnrichEnabled() bool { return c.Enrich.Enabled == nil || *c.Enr
 func (e *Enrich) validate(add func(path, format string, args ...any)) {
 	if e.Workers < 0 || e.Workers > 64 {
 		add("enrich.workers", "must be between 1 and 64")
+	}
+	if e.Warmup != nil && *e.Warmup < 0 {
+		add("enrich.warmup", "must not be negative (0s turns warm-up off)")
 	}
 }

@@ -50,6 +50,10 @@ type MetricsWorker struct {
 	uptimes  map[string]uint32  // last sysUpTime per device
 	out      *outputs
 	lastSeen time.Time
+
+	warmup  time.Duration
+	warmer  *warmer
+	warming bool // enriching a warm-up record: nothing is counted or logged
 }
 
 // NewMetricsWorker builds a metrics worker over raw.snmp.
@@ -59,8 +63,12 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	if input == "" {
 		input = telemetry.TopicRawSNMP
 	}
+	warmup := DefaultWarmup
+	if w.warmupSet {
+		warmup = w.warmup
+	}
 	return &MetricsWorker{
-		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics,
+		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det,
 		rates: newRates(), state: map[stateKey]int64{}, uptimes: map[string]uint32{}, rateNames: map[string]string{},
 	}
@@ -77,6 +85,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
 		return err
 	}
+	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	var metrics, events []outRecord
 	for {
 		recs, ok := poll(ctx, m.c, 0, w.logger)
@@ -84,8 +93,11 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			return nil
 		}
 		start := time.Now()
-		w.out.track(m.c.Assigned())
+		assigned := m.c.Assigned()
+		w.out.track(assigned)
 		w.rates.setNow(start)
+		w.warmer.retain(assigned)
+		w.warmer.before(ctx, recs, w.warm)
 		metrics, events = w.enrichBatch(recs, metrics[:0], events[:0])
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
 		if !w.out.deliver(ctx, m, outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events}) {
@@ -127,6 +139,14 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 	return metrics, events
 }
 
+// warm enriches a record read by the warmer for its counters and states
+// only: its outputs and events are thrown away.
+func (w *MetricsWorker) warm(r *broker.Record) {
+	w.warming = true
+	w.enrich(r)
+	w.warming = false
+}
+
 // metricHeaders are every enriched metric's headers, shared: outputs copy
 // a record's headers before adding to them.
 var metricHeaders = []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}
@@ -156,6 +176,9 @@ type stateKey struct {
 func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	p := &w.row
 	if err := w.dec.DecodePoint(r.Value, p); err != nil {
+		if w.warming {
+			return nil, false // counted and logged when it was enriched
+		}
 		w.m.decodeErrors.Inc()
 		w.logger.Warn("enrich: skipping undecodable metric", slog.String("topic", r.Topic),
 			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
@@ -170,7 +193,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, d.TagList()), p.Tags
 	} else {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, unknownTags), p.Tags
-		w.m.unknown.Inc()
+		if !w.warming {
+			w.m.unknown.Inc()
+		}
 	}
 	var events []telemetry.Event
 	event := func(typ, object string) {

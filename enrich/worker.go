@@ -50,6 +50,10 @@ type Worker struct {
 	session  time.Duration
 	det      *detector
 	input    string // metrics workers: the raw topic they read
+	// metrics workers: how far back to read a partition they take (see
+	// warmer); DefaultWarmup unless set.
+	warmup    time.Duration
+	warmupSet bool
 
 	evEnc eventRecords
 

@@ -47,6 +47,9 @@ func enrichComponents(d deps) ([]component, error) {
 		return nil
 	}}}
 	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules)}
+	if wu := d.cfg.Enrich.Warmup; wu != nil {
+		common = append(common, enrich.WithWarmup(wu.Std()))
+	}
 	if len(d.cfg.Broker.Kafka.Brokers) > 0 {
 		// A killed process's enrichment partitions wait this long for
 		// another process, as its SNMP and gNMI targets do.

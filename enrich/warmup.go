@@ -1,0 +1,170 @@
+package enrich
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// DefaultWarmup is how far back a metrics worker reads a partition it
+// takes, to remember counters and states from before: longer than the
+// usual poll intervals.
+const DefaultWarmup = 10 * time.Minute
+
+// warmupMaxRecords bounds the records one partition's warm-up reads.
+const warmupMaxRecords = 4 << 20
+
+// WithWarmup sets how far back (by record time) a metrics worker reads a
+// partition it takes before enriching it; zero or less turns warm-up off.
+func WithWarmup(d time.Duration) WorkerOption {
+	return func(w *Worker) { w.warmup, w.warmupSet = d, true }
+}
+
+// warmer gives a metrics worker the memory it would have had, had it been
+// running all along. Rates need each counter's previous sample, and
+// status events the previous status: without them, the first poll after a
+// restart or a rebalance has no rates, and a link that went down meanwhile
+// raises no interface_down. When the worker takes a partition, the warmer
+// reads the records of the window before the first one it is given (those
+// a previous owner, or this process before a restart, already enriched)
+// and feeds them through enrichment with the outputs thrown away. The log
+// is the memory, on the embedded broker and on Kafka alike; nothing else
+// is stored.
+type warmer struct {
+	b      broker.Broker
+	window time.Duration
+	logger *slog.Logger
+	warm   map[broker.TopicPartition]bool
+	res    broker.FetchResult
+}
+
+func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
+	return &warmer{b: b, window: window, logger: logger, warm: map[broker.TopicPartition]bool{}}
+}
+
+// retain forgets the partitions the worker no longer owns: if it gets one
+// back, another worker may have enriched it meanwhile.
+func (wm *warmer) retain(assigned []broker.TopicPartition) {
+	if len(wm.warm) == 0 {
+		return
+	}
+	owned := make(map[broker.TopicPartition]bool, len(assigned))
+	for _, tp := range assigned {
+		owned[tp] = true
+	}
+	for tp := range wm.warm {
+		if !owned[tp] {
+			delete(wm.warm, tp)
+		}
+	}
+}
+
+// before warms up, for each partition of recs not yet warm, from the
+// records before its first record in recs. feed gets each record of the
+// window in order.
+func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(*broker.Record)) {
+	for i := range recs {
+		r := &recs[i]
+		tp := broker.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if wm.warm[tp] {
+			continue
+		}
+		wm.warm[tp] = true
+		if wm.window <= 0 || r.Offset == 0 {
+			continue
+		}
+		start := time.Now()
+		n, err := wm.read(ctx, r.Topic, r.Partition, r.Offset, r.Timestamp.Add(-wm.window), feed)
+		if err != nil {
+			// Enrichment goes on; rates and states start afresh, as
+			// without warm-up.
+			wm.logger.Warn("enrich: warm-up failed", slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)),
+				slog.Int("records", n), slog.Any("error", err))
+			continue
+		}
+		if n > 0 {
+			wm.logger.Info("enrich: warmed up", slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)),
+				slog.Int("records", n), slog.Duration("took", time.Since(start)))
+		}
+	}
+}
+
+// read feeds the records of topic/partition below upTo whose time is not
+// before cutoff, and returns how many it fed.
+func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time, feed func(*broker.Record)) (int, error) {
+	from, err := wm.windowStart(ctx, topic, partition, upTo, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for from < upTo {
+		if err := wm.b.Fetch(ctx, topic, partition, from, broker.FetchOptions{}, &wm.res); err != nil {
+			return n, fmt.Errorf("fetch %s/%d@%d: %w", topic, partition, from, err)
+		}
+		before := from
+		for i := range wm.res.Records {
+			r := &wm.res.Records[i]
+			if r.Offset < from {
+				continue // a batch is read whole
+			}
+			if r.Offset >= upTo {
+				return n, nil
+			}
+			if !r.Timestamp.Before(cutoff) {
+				feed(r)
+				n++
+			}
+			from = r.Offset + 1
+		}
+		if from == before {
+			return n, nil // nothing more (markers, or the log was truncated)
+		}
+	}
+	return n, nil
+}
+
+// windowStart finds an offset at or before the first record of
+// topic/partition below upTo whose time is not before cutoff: it steps
+// back from upTo, four times further each time, until it reaches a record
+// older than cutoff, the log start or warmupMaxRecords.
+func (wm *warmer) windowStart(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time) (int64, error) {
+	logStart, err := wm.logStart(ctx, topic, partition)
+	if err != nil {
+		return 0, err
+	}
+	for back := int64(1024); ; back *= 4 {
+		from := max(logStart, upTo-min(back, warmupMaxRecords))
+		if from == logStart || back >= warmupMaxRecords {
+			return from, nil
+		}
+		err := wm.b.Fetch(ctx, topic, partition, from, broker.FetchOptions{MaxBytes: 1}, &wm.res)
+		if errors.Is(err, broker.ErrOffsetOutOfRange) {
+			return logStart, nil // retention moved the start meanwhile
+		}
+		if err != nil {
+			return 0, fmt.Errorf("fetch %s/%d@%d: %w", topic, partition, from, err)
+		}
+		if len(wm.res.Records) == 0 || wm.res.Records[0].Timestamp.Before(cutoff) {
+			return from, nil
+		}
+	}
+}
+
+func (wm *warmer) logStart(ctx context.Context, topic string, partition int32) (int64, error) {
+	infos, err := wm.b.DescribeTopics(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("describe %s: %w", topic, err)
+	}
+	for _, t := range infos {
+		for _, p := range t.Partitions {
+			if t.Name == topic && p.Partition == partition {
+				return p.LogStartOffset, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("describe %s: partition %d not found", topic, partition)
+}

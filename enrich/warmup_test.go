@@ -1,0 +1,146 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestWarmupAfterRestart: a metrics worker started after another stopped
+// (a restart, or a rebalance) reads back the window before its first
+// record, so the first poll it enriches has its rates, and a link that
+// went down in between raises interface_down. With warm-up off, neither.
+func TestWarmupAfterRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		warmup time.Duration
+		want   bool
+	}{{"on", DefaultWarmup, true}, {"off", 0, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := embedded.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+			poll := func(minute int, oper1 int64) {
+				t.Helper()
+				var recs []broker.Record
+				for _, ifName := range []string{"Gi0/1", "Gi0/2"} {
+					oper := int64(1)
+					if ifName == "Gi0/1" {
+						oper = oper1
+					}
+					m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+						Tags:     map[string]string{"ifName": ifName, "agent": "192.0.2.1"},
+						Fields:   map[string]any{"ifHCInOctets": uint64(minute * 6000), "ifOperStatus": oper, "ifHighSpeed": int64(1000)},
+						Counters: []string{"ifHCInOctets"}, Time: t0.Add(time.Duration(minute) * time.Minute), Uptime: uint32(100000 + minute*6000), Source: "snmp"}
+					v, _ := json.Marshal(&m)
+					recs = append(recs, broker.Record{Key: []byte("edge1"), Value: v})
+				}
+				if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			inv, _ := ParseInventory([]byte(testInventory))
+			run := func(rows int) {
+				t.Helper()
+				w := NewMetricsWorker(b, inv, WithWarmup(tc.warmup))
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { w.Run(ctx); close(done) }()
+				defer func() { cancel(); <-done }()
+				for deadline := time.Now().Add(10 * time.Second); len(interfaceRows(t, b)) < rows; time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d interface rows enriched, want %d", len(interfaceRows(t, b)), rows)
+					}
+				}
+			}
+			poll(0, 1)
+			poll(1, 1)
+			run(4) // the first worker enriches two polls and stops
+			poll(2, 2)
+			run(6) // its successor enriches the third
+
+			rows := interfaceRows(t, b)
+			for _, m := range rows[4:] {
+				rate, ok := m.Fields["ifHCInOctets_rate"].(float64)
+				if ok != tc.want || ok && rate != 100 {
+					t.Errorf("%s after the restart: rate %v (%v), want one: %v", m.Tags["ifName"], rate, ok, tc.want)
+				}
+			}
+			var events []string
+			for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+				var ev telemetry.Event
+				json.Unmarshal(r.Value, &ev)
+				events = append(events, ev.Type+" "+ev.Object)
+			}
+			if got := fmt.Sprint(events); tc.want && got != "[interface_down Gi0/1]" || !tc.want && len(events) != 0 {
+				t.Errorf("events %s", got)
+			}
+		})
+	}
+}
+
+// interfaceRows returns the snmp_interface records of enriched.metrics.
+func interfaceRows(t *testing.T, b *embedded.Broker) []telemetry.Metric {
+	var rows []telemetry.Metric
+	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
+		var m telemetry.Metric
+		if err := json.Unmarshal(r.Value, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Measurement == "snmp_interface" {
+			rows = append(rows, m)
+		}
+	}
+	return rows
+}
+
+// TestWarmerReadsTheWindow: the warmer feeds the records of the window
+// before the first record, by record time, and no others, however far
+// back the window starts.
+func TestWarmerReadsTheWindow(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const n = 20_000
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var recs []broker.Record
+	for i := range n {
+		recs = append(recs, broker.Record{Value: []byte(fmt.Sprint(i)), Timestamp: t0.Add(time.Duration(i) * time.Second)})
+	}
+	if err := b.ProducePartition(context.Background(), "w", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		upTo, cutoffSec int64
+		first, count    int64
+	}{
+		{n, n - 1000, n - 1000, 1000},
+		{n, n - 5000, n - 5000, 5000}, // past the first steps back
+		{n - 10, -1, 0, n - 10},       // back to the log start
+		{15_000, 14_999, 14_999, 1},
+		{15_000, 15_000, 0, 0}, // nothing in the window
+	} {
+		wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
+		var fed []int64
+		got, err := wm.read(context.Background(), "w", 0, tc.upTo, t0.Add(time.Duration(tc.cutoffSec)*time.Second),
+			func(r *broker.Record) { fed = append(fed, r.Offset) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(got) != tc.count || int64(len(fed)) != tc.count || tc.count > 0 && (fed[0] != tc.first || fed[len(fed)-1] != tc.upTo-1) {
+			t.Errorf("upTo %d cutoff %d: fed %d records (%d returned), want %d from %d", tc.upTo, tc.cutoffSec, len(fed), got, tc.count, tc.first)
+		}
+	}
+}
