@@ -544,30 +544,20 @@ var unknownTags = []telemetry.Tag{{Key: "unknown", Value: "true"}}
 // mergeTags appends to dst the tags of a and b, both sorted by key, in
 // key order; b's tag wins where both have a key.
 func mergeTags(dst, a, b []telemetry.Tag) []telemetry.Tag {
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch c := strings.Compare(a[i].Key, b[j].Key); {
-		case c < 0:
-			dst = append(dst, a[i])
-			i++
-		case c > 0:
-			dst = append(dst, b[j])
-			j++
-		default:
-			dst = append(dst, b[j])
-			i, j = i+1, j+1
-		}
-	}
-	dst = append(dst, a[i:]...)
-	return append(dst, b[j:]...)
+	return mergeSorted(dst, a, b, func(t telemetry.Tag) string { return t.Key })
 }
 
-// mergeFields appends to dst the fields of a and b, both sorted by key,
-// in key order; b's field wins where both have a key.
+// mergeFields is mergeTags for fields.
 func mergeFields(dst, a, b []telemetry.Field) []telemetry.Field {
+	return mergeSorted(dst, a, b, func(f telemetry.Field) string { return f.Key })
+}
+
+// mergeSorted appends to dst the elements of a and b, both sorted by key,
+// in key order; b's element wins where both have a key.
+func mergeSorted[T any](dst, a, b []T, key func(T) string) []T {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
-		switch c := strings.Compare(a[i].Key, b[j].Key); {
+		switch c := strings.Compare(key(a[i]), key(b[j])); {
 		case c < 0:
 			dst = append(dst, a[i])
 			i++

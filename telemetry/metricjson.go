@@ -39,9 +39,16 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 		}
 		b = append(b, '}')
 	}
-	if len(m.Counters) > 0 {
+	b, err := appendMetricTail(b, m.Counters, m.Time, m.ReceivedAt, m.Uptime, m.Source)
+	return b, keys, err
+}
+
+// appendMetricTail writes the members of a metric that follow its fields,
+// and closes it.
+func appendMetricTail(b []byte, counters []string, at, receivedAt time.Time, uptime uint32, source string) ([]byte, error) {
+	if len(counters) > 0 {
 		b = append(b, `,"counters":[`...)
-		for i, c := range m.Counters {
+		for i, c := range counters {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -51,20 +58,26 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 	}
 	var err error
 	b = append(b, `,"time":`...)
-	if b, err = appendMarshalTime(b, m.Time); err != nil {
-		return b, keys, err
+	timeAt := len(b)
+	if b, err = appendMarshalTime(b, at); err != nil {
+		return b, err
 	}
+	timeEnd := len(b)
 	b = append(b, `,"received_at":`...)
-	if b, err = appendMarshalTime(b, m.ReceivedAt); err != nil {
-		return b, keys, err
+	if receivedAt == at {
+		// Often the same (a poll's time), and == (not Equal) means the
+		// same location too, so the same text: copy it.
+		b = append(b, b[timeAt:timeEnd]...)
+	} else if b, err = appendMarshalTime(b, receivedAt); err != nil {
+		return b, err
 	}
-	if m.Uptime != 0 {
+	if uptime != 0 {
 		b = append(b, `,"uptime":`...)
-		b = strconv.AppendUint(b, uint64(m.Uptime), 10)
+		b = strconv.AppendUint(b, uint64(uptime), 10)
 	}
 	b = append(b, `,"source":`...)
-	b = AppendMarshalString(b, m.Source)
-	return append(b, '}'), keys, nil
+	b = AppendMarshalString(b, source)
+	return append(b, '}'), nil
 }
 
 // appendMarshalTags writes `,"tags":{...}` as json.Marshal writes a

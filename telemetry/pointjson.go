@@ -48,38 +48,7 @@ func (p *Point) AppendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
-	if len(p.Counters) > 0 {
-		b = append(b, `,"counters":[`...)
-		for i, c := range p.Counters {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendMarshalString(b, c)
-		}
-		b = append(b, ']')
-	}
-	var err error
-	b = append(b, `,"time":`...)
-	timeAt := len(b)
-	if b, err = appendMarshalTime(b, p.Time); err != nil {
-		return b, err
-	}
-	timeEnd := len(b)
-	b = append(b, `,"received_at":`...)
-	if p.ReceivedAt == p.Time {
-		// Often the same (a poll's time), and == (not Equal) means the
-		// same location too, so the same text: copy it.
-		b = append(b, b[timeAt:timeEnd]...)
-	} else if b, err = appendMarshalTime(b, p.ReceivedAt); err != nil {
-		return b, err
-	}
-	if p.Uptime != 0 {
-		b = append(b, `,"uptime":`...)
-		b = strconv.AppendUint(b, uint64(p.Uptime), 10)
-	}
-	b = append(b, `,"source":`...)
-	b = AppendMarshalString(b, p.Source)
-	return append(b, '}'), nil
+	return appendMetricTail(b, p.Counters, p.Time, p.ReceivedAt, p.Uptime, p.Source)
 }
 
 // appendJSON writes the field's value as json.Marshal writes Value().
