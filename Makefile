@@ -41,12 +41,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRFC5424AgainstGoSyslog -fuzztime $(FUZZTIME) ./collectors/syslog
 	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLog$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMetric$$' -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzPointAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzEventAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzMnemonic$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./sinks
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./sinks
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzFlatten$$' -fuzztime $(FUZZTIME) ./collectors/gnmi
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./collectors/trap
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/snmp/profile
