@@ -3,6 +3,7 @@ package telemetry
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -351,6 +352,19 @@ func (d *lexer) str() (string, bool) {
 	}
 	d.i++
 	start := d.i
+	// Most strings are plain ASCII up to their closing quote: one pass
+	// over them tells, instead of a search for the quote, one for a
+	// backslash and a check of the bytes.
+	if end := start + plainPrefix(d.s[start:]); end < len(d.s) && d.s[end] == '"' {
+		d.i = end + 1
+		return d.s[start:end], true
+	}
+	return d.unusualStr(start)
+}
+
+// unusualStr is str for a string with escapes, control characters or
+// bytes outside ASCII, from just after its opening quote.
+func (d *lexer) unusualStr(start int) (string, bool) {
 	q := strings.IndexByte(d.s[start:], '"')
 	if q < 0 {
 		return "", false
@@ -370,6 +384,45 @@ func (d *lexer) str() (string, bool) {
 		}
 	}
 	return v, utf8.ValidString(v)
+}
+
+// plainPrefix returns the length of the run of bytes s starts with that a
+// JSON string holds as they are: printable ASCII other than '"' and '\\'.
+// It tests eight bytes at a time (SWAR).
+func plainPrefix(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if flagged := unplainBytes(load8(s[i : i+8])); flagged != 0 {
+			return i + bits.TrailingZeros64(flagged)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			break
+		}
+	}
+	return i
+}
+
+// load8 reads s's eight bytes as a little-endian word.
+func load8(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// unplainBytes sets the high bit of the bytes of v a JSON string cannot
+// hold as they are: >= 0x80, < 0x20, '"' and '\\'. The zero-byte tests
+// it uses can flag a byte above a true hit, never below one, so the
+// lowest flag is exact.
+func unplainBytes(v uint64) uint64 {
+	const (
+		lo = 0x0101010101010101
+		hi = 0x8080808080808080
+	)
+	q, bs := v^(lo*'"'), v^(lo*'\\')
+	// v|(v-0x20...): high bit for >= 0x80 or (borrowing) < 0x20.
+	return (v | (v - lo*0x20) | (q-lo)&^q | (bs-lo)&^bs) & hi
 }
 
 // printableASCII reports whether s has no control characters and no bytes
@@ -399,8 +452,16 @@ func printableASCII(s string) bool {
 
 func (d *lexer) escaped(start int) (string, bool) {
 	var b strings.Builder
+	if q := strings.IndexByte(d.s[d.i:], '"'); q >= 0 {
+		b.Grow(d.i - start + q) // at least this long: grow once, mostly
+	}
 	b.WriteString(d.s[start:d.i])
 	for d.i < len(d.s) {
+		if n := plainPrefix(d.s[d.i:]); n > 0 {
+			b.WriteString(d.s[d.i : d.i+n]) // a run to copy as it is
+			d.i += n
+			continue
+		}
 		c := d.s[d.i]
 		switch {
 		case c == '"':

@@ -1,0 +1,166 @@
+package telemetry
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// plainPrefixReference is plainPrefix a byte at a time.
+func plainPrefixReference(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// strReference is lexer.str as it was before its one-pass fast path
+// (and escaped before it copied runs).
+func (d *lexer) strReference() (string, bool) {
+	if d.peek() != '"' {
+		return "", false
+	}
+	d.i++
+	start := d.i
+	q := strings.IndexByte(d.s[start:], '"')
+	if q < 0 {
+		return "", false
+	}
+	v := d.s[start : start+q]
+	if bs := strings.IndexByte(v, '\\'); bs >= 0 {
+		d.i = start + bs
+		return d.escapedReference(start)
+	}
+	d.i = start + q + 1
+	if printableASCII(v) {
+		return v, true
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 {
+			return "", false
+		}
+	}
+	return v, utf8.ValidString(v)
+}
+
+// escapedReference is lexer.escaped as it was before it copied runs.
+func (d *lexer) escapedReference(start int) (string, bool) {
+	var b strings.Builder
+	b.WriteString(d.s[start:d.i])
+	for d.i < len(d.s) {
+		c := d.s[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			v := b.String()
+			return v, utf8.ValidString(v)
+		case c < 0x20:
+			return "", false
+		case c != '\\':
+			b.WriteByte(c)
+			d.i++
+			continue
+		}
+		if d.i+1 >= len(d.s) {
+			return "", false
+		}
+		e := d.s[d.i+1]
+		d.i += 2
+		switch e {
+		case '"', '\\', '/':
+			b.WriteByte(e)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := d.hex4()
+			if !ok {
+				return "", false
+			}
+			if utf16.IsSurrogate(r) {
+				// A pair: \uD83D\uDE00. A lone surrogate is left to
+				// encoding/json, which replaces it.
+				if d.i+1 >= len(d.s) || d.s[d.i] != '\\' || d.s[d.i+1] != 'u' {
+					return "", false
+				}
+				d.i += 2
+				r2, ok := d.hex4()
+				if !ok {
+					return "", false
+				}
+				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+					return "", false
+				}
+			}
+			b.WriteRune(r)
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// checkStr: str and plainPrefix agree with their references on s and on
+// each of its suffixes (every alignment of the eight-byte words).
+func checkStr(t *testing.T, s string) {
+	t.Helper()
+	for off := 0; off <= len(s) && off < 16; off++ {
+		in := s[off:]
+		if got, want := plainPrefix(in), plainPrefixReference(in); got != want {
+			t.Fatalf("plainPrefix(%q) = %d, want %d", in, got, want)
+		}
+		fast, ref := lexer{s: in}, lexer{s: in}
+		fv, fok := fast.str()
+		rv, rok := ref.strReference()
+		if fok != rok || fok && (fv != rv || fast.i != ref.i) {
+			t.Fatalf("str(%q) = %q %v at %d, reference %q %v at %d", in, fv, fok, fast.i, rv, rok, ref.i)
+		}
+	}
+}
+
+func TestStrMatchesReference(t *testing.T) {
+	for _, s := range []string{
+		`""`, `"abc"`, ` "abcdefgh"`, `"abcdefghijklmnop"x`, `"abc\"def"`, `"tab	x"`, `"é"`, `"a\u00e9b"`,
+		`"bad \xff"`, "\"ctl \x01 x\"", `"unterminated`, `"0123456\"`, `"01234567"`, `x"`, `"\ud83d\ude00"`,
+		`"` + strings.Repeat("A", 9000) + `"`, `"` + strings.Repeat("a", 63) + "\x7f" + `"`,
+	} {
+		checkStr(t, s)
+	}
+}
+
+func FuzzStr(f *testing.F) {
+	f.Add(`"abcdefgh\"ijk"`)
+	f.Add(`"` + strings.Repeat("x", 20) + "\x1f\"")
+	f.Add(`"héllo wörld, 12345678"`)
+	f.Add(`"~~~~~~~~\\"`)
+	f.Fuzz(checkStr)
+}
+
+// TestPlainPrefixEveryByte puts every byte value at every place of a word,
+// after plain bytes and after every byte value.
+func TestPlainPrefixEveryByte(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for before := 0; before < 256; before++ {
+			for at := 0; at < 17; at++ {
+				b := []byte(strings.Repeat("a", 20))
+				b[at] = byte(c)
+				if at > 0 {
+					b[at-1] = byte(before)
+				}
+				if got, want := plainPrefix(string(b)), plainPrefixReference(string(b)); got != want {
+					t.Fatalf("plainPrefix(%q) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+}
