@@ -45,6 +45,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzEventAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzMnemonic$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzKeywordsChangeNothing$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzLowerLookups$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzFlatten$$' -fuzztime $(FUZZTIME) ./collectors/gnmi
