@@ -25,10 +25,12 @@ lint:
 	$(GO) vet ./...
 
 # Go benchmarks with allocations, then the broker's figures as a table with
-# their baselines (plain file write, kfake) measured in the same run.
+# their baselines (plain file write, kfake) measured in the same run, then
+# enrichment's end to end.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./broker/...
 	WEIR_BENCH=1 $(GO) test -run TestBrokerFigures -v -timeout 30m ./internal/brokerbench
+	WEIR_BENCH=1 $(GO) test -run TestEnrichFigures -v -timeout 30m ./internal/enrichbench
 
 # Short fuzzing of every parser; FUZZTIME=5m for a longer run.
 FUZZTIME ?= 30s

@@ -1,11 +1,7 @@
 package syslog
 
 import (
-	"bufio"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,46 +9,18 @@ import (
 	gosyslog "github.com/leodido/go-syslog/v4"
 	"github.com/leodido/go-syslog/v4/rfc5424"
 
+	"github.com/weirnet/weir/internal/corpus"
 	"github.com/weirnet/weir/telemetry"
 )
 
-// corpusLine is one line of ../shared/corpus/syslog/messages.jsonl.
-type corpusLine struct {
-	Raw      string `json:"raw"`
-	Format   string `json:"format"`
-	Vendor   string `json:"vendor"`
-	Host     string `json:"host"`
-	Severity *int   `json:"severity"`
-	Event    string `json:"event"`
-}
-
-// corpusPath finds the shared corpus beside the checkout.
-func corpusPath(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "corpus", "syslog", "messages.jsonl")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("syslog corpus not found at %s: %v", p, err)
-	}
-	return p
-}
+type corpusLine = corpus.SyslogLine
 
 func loadCorpus(t testing.TB) []corpusLine {
-	f, err := os.Open(corpusPath(t))
+	lines, err := corpus.Syslog()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []corpusLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c corpusLine
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, c)
-	}
-	return out
+	return lines
 }
 
 var fixedNow = func() time.Time { return time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC) }
