@@ -1,15 +1,11 @@
 package enrich
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"testing"
 
 	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/internal/corpus"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -40,34 +36,14 @@ func TestRuleExamples(t *testing.T) {
 	}
 }
 
-type corpusLine struct {
-	Raw       string `json:"raw"`
-	Vendor    string `json:"vendor"`
-	Event     string `json:"event"`
-	Interface string `json:"interface"`
-	Neighbor  string `json:"neighbor"`
-	User      string `json:"user"`
-	Host      string `json:"host"`
-}
+type corpusLine = corpus.SyslogLine
 
 func loadCorpus(t testing.TB) []corpusLine {
-	_, file, _, _ := runtime.Caller(0)
-	f, err := os.Open(filepath.Join(filepath.Dir(file), "..", "..", "shared", "corpus", "syslog", "messages.jsonl"))
+	lines, err := corpus.Syslog()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []corpusLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c corpusLine
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, c)
-	}
-	return out
+	return lines
 }
 
 // TestCorpusEvents: every corpus line with an event gives exactly that
