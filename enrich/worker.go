@@ -59,6 +59,7 @@ type Worker struct {
 
 	// scratch is what enrichSyslog reuses from record to record.
 	scratch syslogScratch
+	arena   arena // the enriched records' keys and values
 
 	// The tags of devices not in the inventory, shared by their records.
 	unknownTags     map[string]string
@@ -226,41 +227,37 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 // eventRecords encodes events as records for the events topic, reusing
 // its scratch space; the zero value is ready.
 type eventRecords struct {
-	keys []string
-	buf  []byte // an event's encoding, before it is copied out
+	keys  []string
+	arena arena // the records' keys and values
 }
 
 // append encodes ev onto recs; part and src locate the input record that
 // caused it (-1 for cleared events, which time causes).
 func (e *eventRecords) append(m *workerMetrics, recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
-	val, keys, err := ev.AppendJSON(e.buf[:0], e.keys)
-	e.buf, e.keys = val, keys
+	val, keys, err := ev.AppendJSON(e.arena.start(), e.keys)
+	e.keys = keys
 	if err != nil {
 		return recs
 	}
+	val = e.arena.keep(val)
 	m.events.WithLabelValues(ev.Type).Inc()
-	key, val := keyValue(ev.Device, val)
-	return append(recs, outRecord{broker.Record{Key: key, Value: val,
-		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}}, part, src})
+	key := e.arena.keep(append(e.arena.start(), ev.Device...))
+	return append(recs, outRecord{broker.Record{Key: key, Value: val, Headers: eventHeaders}, part, src})
 }
 
-// keyValue copies a record's key and value into one allocation of their
-// exact size, one allocation instead of two and none grown. Each is
-// capped at its length, so an append to one never writes over the other.
-func keyValue(key string, val []byte) ([]byte, []byte) {
-	buf := make([]byte, len(key)+len(val))
-	n := copy(buf, key)
-	copy(buf[n:], val)
-	return buf[:n:n], buf[n:]
-}
+// logHeaders and eventHeaders are every enriched log's and event's
+// headers, shared: outputs copy a record's headers before adding to them.
+var (
+	logHeaders   = []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaLog}}
+	eventHeaders = []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}
+)
 
 // syslogScratch is what enrichSyslog reuses from one record to the next:
 // nothing in it outlives the record (outputs are copied out, and the
 // strings the detector keeps are the decoded record's own).
 type syslogScratch struct {
 	log    telemetry.EnrichedLog
-	sev    int    // what log.MnemonicSeverity points to
-	val    []byte // the enriched encoding, before it is copied out
+	sev    int // what log.MnemonicSeverity points to
 	events []telemetry.Event
 }
 
@@ -310,13 +307,11 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 	}
 	// The tags go in as encoded once per device, last, where AppendJSON
 	// would put them.
-	val := e.AppendJSONFrom(w.scratch.val[:0], r.Value, lay)
-	val = append(append(val[:len(val)-1], tagsJSON...), '}')
-	w.scratch.val = val
+	val := e.AppendJSONFrom(w.arena.start(), r.Value, lay)
+	val = w.arena.keep(append(append(val[:len(val)-1], tagsJSON...), '}'))
 	e.Tags = tags
-	key, val := keyValue(e.Device, val)
-	out := broker.Record{Key: key, Value: val, Timestamp: r.Timestamp,
-		Headers: []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaLog}}}
+	key := w.arena.keep(append(w.arena.start(), e.Device...))
+	out := broker.Record{Key: key, Value: val, Timestamp: r.Timestamp, Headers: logHeaders}
 	if e.Event == "" {
 		return out, telemetry.Event{}, true
 	}
