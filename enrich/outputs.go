@@ -216,6 +216,10 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 	byPart := map[int32][]broker.Record{}
 	var order []int32
 	var keyed int32 // the topic's partition count, for records no input caused: looked up once
+	// The src_offset headers of the batch, and the records' header lists
+	// with them, in two allocations rather than two per record.
+	srcVals := make([]byte, 0, len(outs)*(len(o.input)+21))
+	headers := make([]broker.Header, 0, len(outs)*3)
 	for _, out := range outs {
 		part := out.part
 		if part < 0 {
@@ -237,9 +241,11 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 					continue // published before a crash or a hand-over
 				}
 			}
-			val := strconv.AppendInt(append([]byte(o.input), ':'), out.src, 10)
-			out.rec.Headers = append(out.rec.Headers[:len(out.rec.Headers):len(out.rec.Headers)],
-				broker.Header{Key: headerSrcOffset, Value: val})
+			v := len(srcVals)
+			srcVals = strconv.AppendInt(append(append(srcVals, o.input...), ':'), out.src, 10)
+			h := len(headers)
+			headers = append(append(headers, out.rec.Headers...), broker.Header{Key: headerSrcOffset, Value: srcVals[v:len(srcVals):len(srcVals)]})
+			out.rec.Headers = headers[h:len(headers):len(headers)]
 		}
 		if _, ok := byPart[part]; !ok {
 			order = append(order, part)
