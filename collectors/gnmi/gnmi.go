@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -36,6 +37,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/gnmi/gpath"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -82,7 +84,10 @@ type Collector struct {
 	m        *Metrics
 	dialOpts []grpc.DialOption
 	owner    Owner
-	targets  []*target
+	set      runset.Set // the targets' goroutines
+
+	mu      sync.Mutex
+	targets []*target // the latest list (Update changes it)
 }
 
 // New builds a collector for cfg's targets, publishing through b. TLS
@@ -114,29 +119,82 @@ func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) 
 	if c.cfg.RetryMax < c.cfg.RetryMin {
 		c.cfg.RetryMax = max(c.cfg.RetryMin, configs.Duration(configs.DefaultGNMIRetryMax))
 	}
-	for _, tc := range cfg.Targets {
+	targets, err := c.build(cfg.Targets)
+	if err != nil {
+		return nil, err
+	}
+	c.targets = targets
+	return c, nil
+}
+
+func (c *Collector) build(cfgs []configs.GNMITarget) ([]*target, error) {
+	var targets []*target
+	for _, tc := range cfgs {
 		t, err := c.newTarget(tc)
 		if err != nil {
 			return nil, err
 		}
-		c.targets = append(c.targets, t)
+		targets = append(targets, t)
 	}
-	return c, nil
+	return targets, nil
 }
 
 // Run subscribes to every target until ctx is done, then returns nil once
 // every stream and publisher has stopped.
 func (c *Collector) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	for _, t := range c.targets {
-		if c.owner != nil {
-			wg.Go(func() { t.runWhileOwned(ctx) })
-		} else {
-			wg.Go(func() { t.run(ctx, ctx) })
-		}
-	}
-	wg.Wait()
+	c.mu.Lock()
+	members := c.members(c.targets)
+	c.mu.Unlock()
+	c.set.Run(ctx, members)
 	return nil
+}
+
+// Update replaces the targets while the collector runs (a config reload):
+// added targets are subscribed to, removed ones unsubscribed (what they
+// queued is published first), changed ones resubscribed with their new
+// settings, and unchanged ones keep their streams. A target that fails to
+// build (a TLS file missing) fails the whole update, and the running
+// targets stay.
+func (c *Collector) Update(cfgs []configs.GNMITarget) error {
+	c.mu.Lock()
+	running := make(map[string]*target, len(c.targets))
+	for _, t := range c.targets {
+		running[t.cfg.Name] = t
+	}
+	c.mu.Unlock()
+	targets := make([]*target, 0, len(cfgs))
+	for _, tc := range cfgs {
+		// An unchanged target keeps the object that runs it (its stream,
+		// status and gauges), as the set keeps it running.
+		if old, ok := running[tc.Name]; ok && reflect.DeepEqual(configKey(old.cfg), configKey(withDefaults(tc))) {
+			targets = append(targets, old)
+			continue
+		}
+		t, err := c.newTarget(tc)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+	c.mu.Lock()
+	c.targets = targets
+	c.mu.Unlock()
+	c.set.Update(c.members(targets))
+	return nil
+}
+
+// members are the targets' goroutines, keyed by name and config (the line
+// a target is written on does not count).
+func (c *Collector) members(targets []*target) []runset.Member {
+	out := make([]runset.Member, len(targets))
+	for i, t := range targets {
+		run := func(ctx context.Context) { t.run(ctx, ctx) }
+		if c.owner != nil {
+			run = t.runWhileOwned
+		}
+		out[i] = runset.Member{Name: t.cfg.Name, Config: configKey(t.cfg), Run: run}
+	}
+	return out
 }
 
 // runWhileOwned runs the target's stream while the owner says this process
@@ -190,8 +248,11 @@ type TargetStatus struct {
 
 // Status returns every target's state.
 func (c *Collector) Status() []TargetStatus {
-	out := make([]TargetStatus, 0, len(c.targets))
-	for _, t := range c.targets {
+	c.mu.Lock()
+	targets := c.targets
+	c.mu.Unlock()
+	out := make([]TargetStatus, 0, len(targets))
+	for _, t := range targets {
 		t.mu.Lock()
 		out = append(out, t.st)
 		t.mu.Unlock()
@@ -223,10 +284,16 @@ type target struct {
 	dropEncode            prometheus.Counter
 }
 
-func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
+// withDefaults is tc with the defaults a target runs with filled in.
+func withDefaults(tc configs.GNMITarget) configs.GNMITarget {
 	if tc.Timeout <= 0 {
 		tc.Timeout = configs.Duration(configs.DefaultGNMITimeout)
 	}
+	return tc
+}
+
+func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
+	tc = withDefaults(tc)
 	creds, err := transportCreds(tc)
 	if err != nil {
 		return nil, fmt.Errorf("gnmi %s: %w", tc.Name, err)
@@ -733,4 +800,11 @@ func (t *target) produce(ctx context.Context, recs []broker.Record) bool {
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// configKey is what tells whether a target changed: its config, less the
+// line it is written on.
+func configKey(c configs.GNMITarget) configs.GNMITarget {
+	c.Line = 0
+	return c
 }

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -61,9 +63,12 @@ type Config struct {
 
 // Poller polls every target on its schedule.
 type Poller struct {
-	cfg     Config
-	sem     chan struct{}
-	targets []*target
+	cfg Config
+	sem chan struct{}
+	set runset.Set // the targets' goroutines
+
+	mu      sync.Mutex
+	targets []*target // the latest list (Update changes it)
 }
 
 // New checks the targets against the profiles.
@@ -91,42 +96,89 @@ func New(cfg Config) (*Poller, error) {
 		cfg.Metrics = m
 	}
 	p := &Poller{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrency)}
+	targets, err := p.build(cfg.Targets)
+	if err != nil {
+		return nil, err
+	}
+	p.targets = targets
+	return p, nil
+}
+
+// build checks targets against the profiles and makes their pollers.
+func (p *Poller) build(cfgs []configs.SNMPTarget) ([]*target, error) {
+	var targets []*target
 	var errs []string
-	for _, tc := range cfg.Targets {
-		if err := cfg.Profiles.Check(tc.Profiles.Names); err != nil {
+	for _, tc := range cfgs {
+		if err := p.cfg.Profiles.Check(tc.Profiles.Names); err != nil {
 			errs = append(errs, fmt.Sprintf("snmp target %s (line %d): %v", tc.Name, tc.Line, err))
 			continue
 		}
-		t := &target{cfg: tc, p: p, log: cfg.Logger.With("target", tc.Name)}
+		t := &target{cfg: tc, p: p, log: p.cfg.Logger.With("target", tc.Name)}
 		if !tc.Profiles.Auto {
-			t.profiles, _ = cfg.Profiles.Resolve(tc.Profiles.Names, false, "")
+			t.profiles, _ = p.cfg.Profiles.Resolve(tc.Profiles.Names, false, "")
 		}
-		p.targets = append(p.targets, t)
+		targets = append(targets, t)
 	}
 	if len(errs) > 0 {
 		return nil, errors.New(strings.Join(errs, "\n"))
 	}
-	return p, nil
+	return targets, nil
 }
 
 // Run polls until ctx is done, then closes every session.
 func (p *Poller) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	for _, t := range p.targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.run(ctx)
-		}()
-	}
-	wg.Wait()
+	p.mu.Lock()
+	members := members(p.targets)
+	p.mu.Unlock()
+	p.set.Run(ctx, members)
 	return nil
+}
+
+// Update replaces the targets while the poller runs (a config reload):
+// added targets start at their next slot, removed ones stop, changed ones
+// restart with their new settings, and unchanged ones go on with their
+// sessions and schedules. A target that does not check out against the
+// profiles fails the whole update, and the running targets stay.
+func (p *Poller) Update(cfgs []configs.SNMPTarget) error {
+	targets, err := p.build(cfgs)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	// An unchanged target keeps the object that runs it (its session
+	// and status), as the set keeps it running.
+	running := make(map[string]*target, len(p.targets))
+	for _, t := range p.targets {
+		running[t.cfg.Name] = t
+	}
+	for i, t := range targets {
+		if old, ok := running[t.cfg.Name]; ok && reflect.DeepEqual(configKey(old.cfg), configKey(t.cfg)) {
+			targets[i] = old
+		}
+	}
+	p.targets = targets
+	p.mu.Unlock()
+	p.set.Update(members(targets))
+	return nil
+}
+
+// members are the targets' goroutines, keyed by name and config (the line
+// a target is written on does not count).
+func members(targets []*target) []runset.Member {
+	out := make([]runset.Member, len(targets))
+	for i, t := range targets {
+		out[i] = runset.Member{Name: t.cfg.Name, Config: configKey(t.cfg), Run: t.run}
+	}
+	return out
 }
 
 // PollOnce polls one target now, outside its schedule (for tests and
 // `weir check`-style probes); it publishes like a scheduled poll.
 func (p *Poller) PollOnce(ctx context.Context, name string) error {
-	for _, t := range p.targets {
+	p.mu.Lock()
+	targets := p.targets
+	p.mu.Unlock()
+	for _, t := range targets {
 		if t.cfg.Name == name {
 			defer t.close()
 			return t.pollAndPublish(ctx, time.Now().Add(t.cfg.Interval))
@@ -876,4 +928,11 @@ func dedupe(oids []string) []string {
 		}
 	}
 	return out
+}
+
+// configKey is what tells whether a target changed: its config, less the
+// line it is written on.
+func configKey(c configs.SNMPTarget) configs.SNMPTarget {
+	c.Line = 0
+	return c
 }

@@ -1,0 +1,67 @@
+package gnmi
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/collectors/gnmi/sim"
+	"github.com/weirnet/weir/configs"
+)
+
+// TestUpdateTargets: a reload subscribes to added targets, unsubscribes
+// from removed ones, resubscribes to changed ones, and leaves unchanged
+// streams alone; a reload that fails to build changes nothing.
+func TestUpdateTargets(t *testing.T) {
+	_, addrA, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 2})
+	_, addrB, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 2})
+	every := func(d time.Duration) configs.GNMISubscription { return sub(countersPath, "stream", "sample", d) }
+	a := simTarget("a", addrA, every(50*time.Millisecond))
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{a, simTarget("gone", addrB, every(50*time.Millisecond))}})
+	connected := func(name string) bool { return testutil.ToFloat64(r.m.Connected.WithLabelValues(name)) == 1 }
+	from := func(name string) int { return len(r.b.where(t, func(m metric) bool { return m.Key == name })) }
+	sessions := func(name string) int {
+		for _, st := range r.c.Status() {
+			if st.Name == name {
+				return st.Sessions
+			}
+		}
+		return -1
+	}
+	waitFor(t, 10*time.Second, "a and gone to stream", func() bool { return from("a") > 0 && from("gone") > 0 })
+
+	moved := a
+	moved.Line = 42 // the same target, written elsewhere in the file
+	if err := r.c.Update([]configs.GNMITarget{moved, simTarget("new", addrB, every(50*time.Millisecond))}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "new to stream", func() bool { return connected("new") && from("new") > 0 })
+	waitFor(t, 5*time.Second, "gone to stop", func() bool { return !connected("gone") })
+	n := from("gone")
+	time.Sleep(300 * time.Millisecond)
+	if from("gone") != n {
+		t.Error("records from a removed target")
+	}
+	// Its gauge too: building the target again would have set it to 0,
+	// and a stream sets it to 1 only when it starts.
+	if !connected("a") || sessions("a") != 1 {
+		t.Errorf("unchanged target: connected %v, sessions %d; want its one stream kept", connected("a"), sessions("a"))
+	}
+
+	bad := simTarget("bad", addrB, every(50*time.Millisecond))
+	bad.Insecure, bad.TLS = false, &configs.GNMITLS{CAFile: "/nonexistent/ca.pem"}
+	if err := r.c.Update([]configs.GNMITarget{bad}); err == nil {
+		t.Fatal("an update with a missing CA file was taken")
+	}
+	if !connected("a") || !connected("new") {
+		t.Fatal("a failed update stopped the running targets")
+	}
+
+	changed := simTarget("a", addrA, every(80*time.Millisecond))
+	if err := r.c.Update([]configs.GNMITarget{changed}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a to resubscribe", func() bool { return connected("a") && sessions("a") == 1 && from("a") > 0 })
+	waitFor(t, 5*time.Second, "new to stop", func() bool { return !connected("new") })
+}

@@ -1,0 +1,83 @@
+package snmp
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/snmp/sim"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/configs"
+)
+
+// TestUpdateTargets: a reload adds, changes and removes targets while the
+// poller runs; an unchanged target keeps its session and its schedule, and
+// a reload with a bad target changes nothing.
+func TestUpdateTargets(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interval := 300 * time.Millisecond
+	target := func(name, addr string, every time.Duration) configs.SNMPTarget {
+		return testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Interval, tc.Timeout = every, 250*time.Millisecond
+			tc.Profiles.Names = []string{"system"}
+		})
+	}
+	addrA, agentA := startSim(t, ctx, sim.Options{Name: "a", Interfaces: 1})
+	addrB, _ := startSim(t, ctx, sim.Options{Name: "b", Interfaces: 1})
+	capture := snmptest.NewCapture()
+	p, err := New(Config{Targets: []configs.SNMPTarget{target("a", addrA, interval), target("gone", addrB, interval)},
+		Profiles: loadProfiles(t), Broker: capture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	polled := func(name string, n int) {
+		t.Helper()
+		if !capture.WaitFor(10*time.Second, func(recs []broker.Record) bool { return countStatus(recs, name) >= n }) {
+			t.Fatalf("%s polled %d times, want %d", name, countStatus(capture.Records(), name), n)
+		}
+	}
+	polled("a", 2)
+	polled("gone", 1)
+
+	// a unchanged (written on another line), gone removed, new added.
+	moved := target("a", addrA, interval)
+	moved.Line = 99
+	if err := p.Update([]configs.SNMPTarget{moved, target("new", addrB, interval)}); err != nil {
+		t.Fatal(err)
+	}
+	polled("new", 2)
+	goneAt := countStatus(capture.Records(), "gone")
+	aAt := countStatus(capture.Records(), "a")
+	polled("a", aAt+3)
+	if n := countStatus(capture.Records(), "gone"); n > goneAt+1 {
+		t.Errorf("a removed target was polled %d more times", n-goneAt)
+	}
+	if n := agentA.Sources(); n != 1 {
+		t.Errorf("the unchanged target's requests came from %d sockets, want 1 (its session kept)", n)
+	}
+
+	// A bad profile: the update fails and the targets stay.
+	bad := target("worse", addrB, interval)
+	bad.Profiles.Names = []string{"no-such-profile"}
+	if err := p.Update([]configs.SNMPTarget{bad}); err == nil {
+		t.Fatal("an update with an unknown profile was taken")
+	}
+	newAt := countStatus(capture.Records(), "new")
+	polled("new", newAt+2)
+
+	// A changed interval restarts the target with it.
+	if err := p.Update([]configs.SNMPTarget{target("a", addrA, 2*interval), target("new", addrB, interval)}); err != nil {
+		t.Fatal(err)
+	}
+	aAt = countStatus(capture.Records(), "a")
+	polled("a", aAt+3)
+	st := statuses(t, capture.Records(), "a")
+	if gap := st[len(st)-1].Time.Sub(st[len(st)-2].Time); gap < 2*interval-100*time.Millisecond {
+		t.Errorf("polls %v apart after the interval changed to %v", gap, 2*interval)
+	}
+}

@@ -1,0 +1,123 @@
+// Package runset runs one goroutine per member of a named set that may
+// change while it runs: the SNMP poller's and the gNMI collector's
+// targets, reloaded on SIGHUP. A member added starts, a member removed
+// stops (its context is cancelled and the set waits for it to return), a
+// member whose config changed restarts, and a member whose config did
+// not change keeps running untouched.
+package runset
+
+import (
+	"context"
+	"reflect"
+	"sync"
+)
+
+// Member is one goroutine of a set.
+type Member struct {
+	// Name identifies the member from one update to the next.
+	Name string
+	// Config is compared (reflect.DeepEqual) with the running member's of
+	// the same name: equal, the running one goes on.
+	Config any
+	// Run runs the member until ctx ends.
+	Run func(ctx context.Context)
+}
+
+// Set is a changing set of members. The zero Set is ready; Run runs it.
+type Set struct {
+	mu      sync.Mutex
+	pending []Member
+	has     bool
+	wake    chan struct{}
+}
+
+func (s *Set) wakeCh() chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wake == nil {
+		s.wake = make(chan struct{}, 1)
+	}
+	return s.wake
+}
+
+// Update makes members the set: Run applies it, at once if it is running,
+// else when it starts. An update not yet applied is replaced by the next.
+func (s *Set) Update(members []Member) {
+	wake := s.wakeCh()
+	s.mu.Lock()
+	s.pending, s.has = members, true
+	s.mu.Unlock()
+	select {
+	case wake <- struct{}{}:
+	default:
+	}
+}
+
+// running is a member's goroutine.
+type running struct {
+	m      Member
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Run runs members, then every update, until ctx ends; it returns once
+// every member has returned.
+func (s *Set) Run(ctx context.Context, members []Member) {
+	wake := s.wakeCh()
+	live := map[string]*running{}
+	defer func() {
+		for _, r := range live {
+			r.cancel()
+		}
+		for _, r := range live {
+			<-r.done
+		}
+	}()
+	s.apply(ctx, live, members)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		}
+		s.mu.Lock()
+		next, has := s.pending, s.has
+		s.pending, s.has = nil, false
+		s.mu.Unlock()
+		if has {
+			s.apply(ctx, live, next)
+		}
+	}
+}
+
+// apply stops the live members not in members or whose config changed,
+// then starts those not running.
+func (s *Set) apply(ctx context.Context, live map[string]*running, members []Member) {
+	want := make(map[string]Member, len(members))
+	for _, m := range members {
+		want[m.Name] = m
+	}
+	var stopping []*running
+	for name, r := range live {
+		if m, ok := want[name]; !ok || !reflect.DeepEqual(m.Config, r.m.Config) {
+			r.cancel()
+			stopping = append(stopping, r)
+			delete(live, name)
+		}
+	}
+	for _, r := range stopping {
+		<-r.done // a restarted member never runs twice at once
+	}
+	for _, m := range members {
+		if _, ok := live[m.Name]; ok {
+			continue
+		}
+		mctx, cancel := context.WithCancel(ctx)
+		r := &running{m: m, cancel: cancel, done: make(chan struct{})}
+		live[m.Name] = r
+		go func() {
+			defer close(r.done)
+			m.Run(mctx)
+		}()
+	}
+}

@@ -1,0 +1,103 @@
+package runset
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder counts starts and stops per member, and which are running.
+type recorder struct {
+	mu      sync.Mutex
+	starts  map[string]int
+	running map[string]int
+}
+
+func (r *recorder) member(name string, cfg any) Member {
+	return Member{Name: name, Config: cfg, Run: func(ctx context.Context) {
+		r.mu.Lock()
+		r.starts[name]++
+		r.running[name]++
+		r.mu.Unlock()
+		<-ctx.Done()
+		r.mu.Lock()
+		r.running[name]--
+		r.mu.Unlock()
+	}}
+}
+
+func (r *recorder) waitRunning(t *testing.T, want ...string) {
+	t.Helper()
+	slices.Sort(want)
+	var got []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		got = got[:0]
+		twice := false
+		for name, n := range r.running {
+			if n > 0 {
+				got = append(got, name)
+			}
+			twice = twice || n > 1
+		}
+		r.mu.Unlock()
+		if twice {
+			t.Fatal("a member runs twice at once")
+		}
+		slices.Sort(got)
+		if slices.Equal(got, want) {
+			return
+		}
+	}
+	t.Fatalf("running %v, want %v", got, want)
+}
+
+func TestUpdates(t *testing.T) {
+	r := &recorder{starts: map[string]int{}, running: map[string]int{}}
+	var s Set
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, []Member{r.member("a", 1), r.member("b", []string{"x"})}); close(done) }()
+	r.waitRunning(t, "a", "b")
+
+	// b unchanged (equal, not identical, config), a changed, c added.
+	s.Update([]Member{r.member("a", 2), r.member("b", []string{"x"}), r.member("c", 1)})
+	r.waitRunning(t, "a", "b", "c")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		r.mu.Lock()
+		a, b, c := r.starts["a"], r.starts["b"], r.starts["c"]
+		r.mu.Unlock()
+		if a == 2 && b == 1 && c == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("starts a=%d b=%d c=%d, want 2 (restarted), 1 (untouched), 1", a, b, c)
+		}
+	}
+
+	s.Update([]Member{r.member("c", 1)}) // a and b removed
+	r.waitRunning(t, "c")
+	s.Update(nil)
+	r.waitRunning(t)
+
+	cancel()
+	<-done
+	r.waitRunning(t)
+}
+
+// TestUpdateBeforeRun: an update made before Run starts is applied when
+// it does, after the initial members.
+func TestUpdateBeforeRun(t *testing.T) {
+	r := &recorder{starts: map[string]int{}, running: map[string]int{}}
+	var s Set
+	s.Update([]Member{r.member("late", 1)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, []Member{r.member("early", 1)}); close(done) }()
+	r.waitRunning(t, "late")
+	cancel()
+	<-done
+	r.waitRunning(t)
+}
