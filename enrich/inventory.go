@@ -194,9 +194,8 @@ func (d *Device) TagsOf() map[string]string { return d.tags }
 func (d *Device) TagList() []telemetry.Tag { return d.tagList }
 
 // Watch reloads the inventory when its file changes (checked every
-// interval) or when a signal arrives on reload (SIGHUP: reload now, changed
-// or not), until ctx ends.
-func (inv *Inventory) Watch(ctx context.Context, every time.Duration, reload <-chan os.Signal) {
+// interval), until ctx ends.
+func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	if inv.path == "" {
 		return
 	}
@@ -207,7 +206,6 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration, reload <-c
 		select {
 		case <-ctx.Done():
 			return
-		case <-reload:
 		case <-t.C:
 			st, err := os.Stat(inv.path)
 			if err != nil || st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failed) {

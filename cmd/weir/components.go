@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -38,8 +37,8 @@ type deps struct {
 	// shard says which SNMP and gNMI targets this process collects when
 	// several share them; nil: all.
 	shard *shard.Member
-	// hup delivers SIGHUP, to reload the inventory.
-	hup <-chan os.Signal
+	// reload is where parts that SIGHUP reloads register.
+	reload *reloads
 }
 
 // buildComponents wires every configured part; each source has its own

@@ -592,7 +592,7 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logs(), "inventory reloaded"); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logs(), "SIGHUP: reloaded"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no reload after SIGHUP:\n%s", p.logs())
 		}

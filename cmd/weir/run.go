@@ -85,7 +85,7 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 			return &exitError{2, fmt.Errorf("--roles: unknown role %q (collect, enrich, sink)", r)}
 		}
 	}
-	return run(ctx, cfg, roleSet, logger)
+	return run(ctx, cfg, file, roleSet, logger)
 }
 
 func newLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
@@ -135,7 +135,9 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 	return opts
 }
 
-func run(ctx context.Context, cfg *configs.Config, roles map[string]bool, logger *slog.Logger) error {
+// run runs weir with cfg; file is the config file SIGHUP reads again ("" for
+// none: the built-in config).
+func run(ctx context.Context, cfg *configs.Config, file string, roles map[string]bool, logger *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -215,15 +217,17 @@ func run(ctx context.Context, cfg *configs.Config, roles map[string]bool, logger
 			hs.Shutdown(sctx)
 		})
 	}
-	// SIGHUP reloads what can be reloaded (the inventory) and never stops
-	// weir, whatever runs.
+	// SIGHUP reloads what can be reloaded (targets, inventory) and never
+	// stops weir, whatever runs.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg, hup: hup})
+	reload := &reloads{}
+	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg, reload: reload})
 	if err != nil {
 		return err
 	}
+	wg.Go(func() { reload.run(serveCtx, hup, file, cfg, logger) })
 	for _, c := range comps {
 		wg.Go(func() {
 			logger.Info("starting", slog.String("component", c.name))

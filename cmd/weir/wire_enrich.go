@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -43,9 +44,12 @@ func enrichComponents(d deps) ([]component, error) {
 	// and an SNMP poll is one event.
 	rules := enrich.NewEventRules(dedup, max(threshold, 0), window)
 	comps := []component{{name: "inventory", run: func(ctx context.Context) error {
-		inv.Watch(ctx, 5*time.Second, d.hup)
+		inv.Watch(ctx, 5*time.Second)
 		return nil
 	}}}
+	if d.cfg.Enrich.Inventory != "" {
+		d.reload.add("inventory", func(*configs.Config) error { return inv.Reload() })
+	}
 	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules)}
 	if wu := d.cfg.Enrich.Warmup; wu != nil {
 		common = append(common, enrich.WithWarmup(wu.Std()))

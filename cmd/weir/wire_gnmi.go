@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/weirnet/weir/collectors/gnmi"
+	"github.com/weirnet/weir/configs"
 )
 
 // gnmiComponents builds the gNMI collector from the config; it runs when
@@ -25,5 +26,6 @@ func gnmiComponents(d deps) ([]component, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.reload.add("gnmi targets", func(cfg *configs.Config) error { return col.Update(cfg.GNMI.Targets) })
 	return []component{{name: "gnmi", run: col.Run}}, nil
 }

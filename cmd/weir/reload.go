@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/weirnet/weir/configs"
+)
+
+// reloads are what SIGHUP reloads while weir runs: each part that can
+// take a new config without a restart (the SNMP and gNMI targets, the
+// inventory) adds itself when it is wired. Everything else in the file
+// takes effect at the next start.
+type reloads struct {
+	mu    sync.Mutex
+	parts []reloadPart
+}
+
+type reloadPart struct {
+	name  string
+	apply func(*configs.Config) error
+}
+
+// add registers a part; apply gets the reloaded config, and an error
+// leaves that part as it was.
+func (r *reloads) add(name string, apply func(*configs.Config) error) {
+	if r == nil {
+		return // wired without reloading (tests)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.parts = append(r.parts, reloadPart{name, apply})
+}
+
+// run reloads on every signal from hup until ctx ends. With a config file
+// it is read and checked again (a file with errors changes nothing);
+// without one, the built-in config is what there is, so only the parts
+// that read their own files (the inventory) change.
+func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, current *configs.Config, logger *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		cfg := current
+		if file != "" {
+			next, err := configs.Load(file)
+			if err != nil {
+				logger.Error("SIGHUP: config not reloaded; the running one stays", slog.Any("error", err))
+				continue
+			}
+			cfg = next
+		}
+		r.apply(cfg, logger)
+	}
+}
+
+// apply hands cfg to every part, and logs what each did.
+func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) {
+	r.mu.Lock()
+	parts := append([]reloadPart(nil), r.parts...)
+	r.mu.Unlock()
+	var done []string
+	for _, p := range parts {
+		if err := p.apply(cfg); err != nil {
+			logger.Error("SIGHUP: not reloaded; it goes on as it was", slog.String("part", p.name), slog.Any("error", err))
+			continue
+		}
+		done = append(done, p.name)
+	}
+	logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")),
+		slog.String("note", "other changes take effect at restart"))
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/collectors/snmp/sim"
+)
+
+// TestSIGHUPReloadsTargets: editing the config and sending SIGHUP to a
+// running weir starts polling an added SNMP target and stops a removed
+// one, without a restart; a config with an error changes nothing and
+// weir goes on.
+func TestSIGHUPReloadsTargets(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := map[string]string{}
+	for _, name := range []string{"alpha", "beta"} {
+		a, err := sim.Listen("127.0.0.1:0", sim.Options{Name: name, Interfaces: 1, Community: "public"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go a.Serve(ctx)
+		addr[name] = a.Addr().String()
+	}
+	file := filepath.Join(t.TempDir(), "weir.yaml")
+	writeConfig := func(targets ...string) {
+		t.Helper()
+		var cfg strings.Builder
+		cfg.WriteString("snmp:\n  defaults: {version: 2c, community: public, interval: 1s, timeout: 500ms, retries: 0, profiles: [system]}\n")
+		cfg.WriteString("  traps: {listen: \"off\"}\n  targets:\n")
+		for _, name := range targets {
+			fmt.Fprintf(&cfg, "    - {name: %s, address: %q}\n", name, addr[name])
+		}
+		if err := os.WriteFile(file, []byte(cfg.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeConfig("alpha")
+	p := startWeir(t, t.TempDir(), "-c", file)
+	polls := func(device string) int {
+		out, _, _ := p.cli(t, "", "consume", "raw.snmp", "--from-beginning")
+		return strings.Count(out, `"measurement":"snmp_status","device":"`+device+`"`)
+	}
+	waitPolls := func(device string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); polls(device) < n; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s polled %d times, want %d\n%s", device, polls(device), n, p.logs())
+			}
+		}
+	}
+	sighup := func(wantLog string) {
+		t.Helper()
+		before := strings.Count(p.logs(), wantLog)
+		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); strings.Count(p.logs(), wantLog) == before; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q after SIGHUP:\n%s", wantLog, p.logs())
+			}
+		}
+	}
+	waitPolls("alpha", 2)
+	if polls("beta") != 0 {
+		t.Fatal("beta polled before it was configured")
+	}
+
+	writeConfig("beta") // alpha removed, beta added
+	sighup("SIGHUP: reloaded")
+	waitPolls("beta", 2)
+	alpha := polls("alpha")
+	time.Sleep(2500 * time.Millisecond)
+	if n := polls("alpha"); n != alpha {
+		t.Errorf("alpha polled %d more times after it was removed", n-alpha)
+	}
+
+	os.WriteFile(file, []byte("snmp:\n  targetz: []\n"), 0o644)
+	sighup("config not reloaded")
+	beta := polls("beta")
+	waitPolls("beta", beta+2)
+	if err := p.cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("weir stopped: %v", err)
+	}
+}
