@@ -43,6 +43,7 @@ type MetricsWorker struct {
 	rateBuf   []telemetry.Field
 	normBuf   []telemetry.Field
 	rateNames map[string]string // counter name -> its rate field's name
+	rowID     []byte            // the row's appendRowID, for its counters
 	arena     arena             // output keys and values
 
 	rates    *rates
@@ -164,6 +165,10 @@ func (w *MetricsWorker) appendMetricRecord(recs []outRecord, p *telemetry.Point,
 	return append(recs, outRecord{broker.Record{Key: key, Value: val, Timestamp: r.Timestamp, Headers: metricHeaders}, r.Partition, r.Offset})
 }
 
+// rowKey names an object's row for its state: a device's measurement for
+// one object (an interface, or "" for the device).
+type rowKey struct{ device, measurement, object string }
+
 // stateKey names a state events are raised from: what ("up", "oper", or
 // an OpenConfig family) of a row, and the object in it.
 type stateKey struct {
@@ -188,6 +193,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	if at.IsZero() {
 		at = p.ReceivedAt
 	}
+	w.rowID = appendRowID(w.rowID[:0], p.Device, p.Measurement, p.Tags)
 	agent, _ := p.Tag("agent")
 	if d := w.inv.Lookup(p.Device, agent); d != nil {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, d.TagList()), p.Tags
@@ -224,7 +230,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			continue
 		}
 		if row == nil {
-			row = w.rates.row(rowKey{p.Device, p.Measurement, object})
+			row = w.rates.row(w.rowID)
 		}
 		rate, ok := row.observe(len(rates), f.Key, v, at, p.Uptime)
 		if !ok {
@@ -291,6 +297,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		p.Fields, w.fieldBuf = mergeFields(p.Fields[:0], merged, normalised), merged
 	}
 	p.Source = "enrich"
+	p.EnsureFields() // an enriched record always has a fields object
 	return events, true
 }
 

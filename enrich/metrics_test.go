@@ -284,3 +284,39 @@ func TestMergeTagsLaterWins(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+// TestRowsWithoutInterfaceHaveTheirOwnRates: rows told apart by tags other
+// than an interface's (BGP peers, storage rows) each get their own rates,
+// whatever order a poll lists them in.
+func TestRowsWithoutInterfaceHaveTheirOwnRates(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	peer := func(minute int, addr string, updates uint64) broker.Record {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_bgp_peer", Device: "edge1",
+			Tags:   map[string]string{"bgpPeerRemoteAddr": addr, "agent": "192.0.2.1"},
+			Fields: map[string]any{"bgpPeerInUpdates": updates}, Counters: []string{"bgpPeerInUpdates"},
+			Time: t0.Add(time.Duration(minute) * time.Minute), Source: "snmp"}
+		v, _, err := m.AppendJSON(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return broker.Record{Topic: telemetry.TopicRawSNMP, Value: v}
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+	metrics, _ := w.enrichBatch([]broker.Record{
+		peer(0, "10.0.0.1", 100), peer(0, "10.0.0.2", 10_000),
+		peer(1, "10.0.0.2", 10_060), peer(1, "10.0.0.1", 160),
+	}, nil, nil)
+	rates := map[string]any{}
+	for _, out := range metrics[2:] {
+		var m telemetry.Metric
+		if err := json.Unmarshal(out.rec.Value, &m); err != nil {
+			t.Fatal(err)
+		}
+		rates[m.Tags["bgpPeerRemoteAddr"]] = m.Fields["bgpPeerInUpdates_rate"]
+	}
+	if rates["10.0.0.1"] != 1.0 || rates["10.0.0.2"] != 1.0 {
+		t.Fatalf("rates per peer %v, want 1/s each", rates)
+	}
+}

@@ -1,13 +1,30 @@
 package enrich
 
 import (
+	"encoding/binary"
 	"math"
 	"time"
+
+	"github.com/weirnet/weir/telemetry"
 )
 
-// rowKey names a row of counters: a device's measurement for one object
-// (an interface, or "" for a scalar row).
-type rowKey struct{ device, measurement, object string }
+// appendRowID appends to b what tells one row of counters from every
+// other: its device, its measurement and its own tags (sorted, as decoded;
+// before inventory tags are added), each length-prefixed. Two BGP peers
+// or two storage rows of one device are two rows.
+func appendRowID(b []byte, device, measurement string, tags []telemetry.Tag) []byte {
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	str(device)
+	str(measurement)
+	for _, t := range tags {
+		str(t.Key)
+		str(t.Value)
+	}
+	return b
+}
 
 // rowCounters are the last samples of one row's counters, in the order the
 // row's records list them, so a record's counters are found in place.
@@ -39,27 +56,28 @@ type counterSample struct {
 //     64 bits. Anything else is a reset: no rate.
 //   - Missed polls just make the interval longer; the rate is still right.
 //
-// Rows are kept by row, not by series, so a record of many counters costs
-// one map lookup.
+// Rows are kept by row (appendRowID), not by series, so a record of many
+// counters costs one map lookup.
 type rates struct {
-	rows map[rowKey]*rowCounters
+	rows map[string]*rowCounters
 	// now is weir's clock, set once per batch (setNow): rows are forgotten
 	// by when they arrived, not by their own time, which is the device's
 	// for gNMI and may be hours off.
 	now int64
 }
 
-func newRates() *rates { return &rates{rows: map[rowKey]*rowCounters{}} }
+func newRates() *rates { return &rates{rows: map[string]*rowCounters{}} }
 
 // setNow sets the arrival time stamped on the rows that follow.
 func (r *rates) setNow(t time.Time) { r.now = t.Unix() }
 
-// row returns the counters of row k, marking it seen now.
-func (r *rates) row(k rowKey) *rowCounters {
-	rc := r.rows[k]
+// row returns the counters of the row id names (appendRowID), marking it
+// seen now.
+func (r *rates) row(id []byte) *rowCounters {
+	rc := r.rows[string(id)] // no copy of id to look it up
 	if rc == nil {
 		rc = &rowCounters{}
-		r.rows[k] = rc
+		r.rows[string(id)] = rc
 	}
 	rc.seen = r.now
 	return rc

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/telemetry"
 )
 
 func TestRates(t *testing.T) {
@@ -30,7 +32,8 @@ func TestRates(t *testing.T) {
 	} {
 		r := newRates()
 		for i, s := range tc.samples {
-			rate, ok := r.row(rowKey{"edge1", "snmp_interface", "Gi0/1"}).observe(i%2, "ifHCInOctets", s.v, at(s.sec), s.uptime)
+			id := appendRowID(nil, "edge1", "snmp_interface", []telemetry.Tag{{Key: "ifName", Value: "Gi0/1"}})
+			rate, ok := r.row(id).observe(i%2, "ifHCInOctets", s.v, at(s.sec), s.uptime)
 			if ok != s.ok || (ok && math.Abs(rate-s.rate) > 1e-9) {
 				t.Errorf("%s: sample %d: rate %v %v, want %v %v", tc.name, i, rate, ok, s.rate, s.ok)
 			}
@@ -45,15 +48,15 @@ func TestForgetByArrival(t *testing.T) {
 	now := time.Date(2026, 11, 29, 20, 0, 0, 0, time.UTC)
 	device := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) // a device clock years behind
 	r.setNow(now.Add(-2 * time.Hour))
-	gone, live := rowKey{"gone", "m", ""}, rowKey{"live", "m", ""}
+	gone, live := appendRowID(nil, "gone", "m", nil), appendRowID(nil, "live", "m", nil)
 	r.row(gone).observe(0, "in", 1, device, 0)
 	r.setNow(now)
 	r.row(live).observe(0, "in", 1, device, 0)
 	r.forget(now.Add(-time.Hour))
-	if _, ok := r.rows[live]; !ok {
+	if _, ok := r.rows[string(live)]; !ok {
 		t.Error("a row still arriving was forgotten for its device time")
 	}
-	if _, ok := r.rows[gone]; ok {
+	if _, ok := r.rows[string(gone)]; ok {
 		t.Error("a row silent for two hours was kept")
 	}
 }

@@ -141,6 +141,10 @@ func (p *Point) Tag(k string) (string, bool) {
 	return p.Tags[i].Value, true
 }
 
+// EnsureFields makes p have a fields object even when it has no field:
+// AppendJSON then writes "fields":{} rather than null.
+func (p *Point) EnsureFields() { p.hasFields = true }
+
 // Field returns field k.
 func (p *Point) Field(k string) (*Field, bool) {
 	i, ok := slices.BinarySearchFunc(p.Fields, k, func(f Field, k string) int { return cmp.Compare(f.Key, k) })
