@@ -18,6 +18,10 @@ const DefaultWarmup = 10 * time.Minute
 // warmupMaxRecords bounds the records one partition's warm-up reads.
 const warmupMaxRecords = 4 << 20
 
+// warmupFetchBytes is how much one warm-up fetch reads: large, because on
+// Kafka every Fetch sets up its own client.
+const warmupFetchBytes = 8 << 20
+
 // WithWarmup sets how far back (by record time) a metrics worker reads a
 // partition it takes before enriching it; zero or less turns warm-up off.
 func WithWarmup(d time.Duration) WorkerOption {
@@ -100,9 +104,21 @@ func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo 
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	n, restarts := 0, 0
 	for from < upTo {
-		if err := wm.b.Fetch(ctx, topic, partition, from, broker.FetchOptions{}, &wm.res); err != nil {
+		err := wm.b.Fetch(ctx, topic, partition, from, broker.FetchOptions{MaxBytes: warmupFetchBytes}, &wm.res)
+		if errors.Is(err, broker.ErrOffsetOutOfRange) && restarts < 3 {
+			// Retention moved the log start past from meanwhile: go on
+			// from the new start.
+			restarts++
+			start, err := wm.logStart(ctx, topic, partition)
+			if err != nil {
+				return n, err
+			}
+			from = max(from, start)
+			continue
+		}
+		if err != nil {
 			return n, fmt.Errorf("fetch %s/%d@%d: %w", topic, partition, from, err)
 		}
 		before := from
@@ -143,7 +159,7 @@ func (wm *warmer) windowStart(ctx context.Context, topic string, partition int32
 		}
 		err := wm.b.Fetch(ctx, topic, partition, from, broker.FetchOptions{MaxBytes: 1}, &wm.res)
 		if errors.Is(err, broker.ErrOffsetOutOfRange) {
-			return logStart, nil // retention moved the start meanwhile
+			return wm.logStart(ctx, topic, partition) // retention moved the start meanwhile
 		}
 		if err != nil {
 			return 0, fmt.Errorf("fetch %s/%d@%d: %w", topic, partition, from, err)

@@ -144,3 +144,60 @@ func TestWarmerReadsTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// retentionMoved is a broker whose log start moved to start while the
+// warmer worked: the first description it gives is stale.
+type retentionMoved struct {
+	*embedded.Broker
+	start     int64
+	described int
+}
+
+func (b *retentionMoved) DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error) {
+	infos, err := b.Broker.DescribeTopics(ctx, names...)
+	b.described++
+	for i := range infos {
+		for j := range infos[i].Partitions {
+			if b.described > 1 {
+				infos[i].Partitions[j].LogStartOffset = b.start
+			}
+		}
+	}
+	return infos, err
+}
+
+func (b *retentionMoved) Fetch(ctx context.Context, topic string, partition int32, offset int64, opts broker.FetchOptions, into *broker.FetchResult) error {
+	if offset < b.start {
+		return fmt.Errorf("%w: %d before %d", broker.ErrOffsetOutOfRange, offset, b.start)
+	}
+	return b.Broker.Fetch(ctx, topic, partition, offset, opts, into)
+}
+
+// TestWarmerFollowsRetention: when retention has moved the log start past
+// where the warmer meant to read, it reads from the new start rather than
+// giving up.
+func TestWarmerFollowsRetention(t *testing.T) {
+	eb, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eb.Close()
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var recs []broker.Record
+	for i := range 6000 {
+		recs = append(recs, broker.Record{Value: []byte(fmt.Sprint(i)), Timestamp: t0.Add(time.Duration(i) * time.Second)})
+	}
+	if err := eb.ProducePartition(context.Background(), "w", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	b := &retentionMoved{Broker: eb, start: 5500}
+	wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
+	var fed []int64
+	n, err := wm.read(context.Background(), "w", 0, 6000, t0, func(r *broker.Record) { fed = append(fed, r.Offset) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 500 || len(fed) != 500 || fed[0] != 5500 || fed[499] != 5999 {
+		t.Fatalf("fed %d records (%d returned) from %v, want 500 from 5500", len(fed), n, fed[:min(1, len(fed))])
+	}
+}
