@@ -201,17 +201,20 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	var failed time.Time // the modification time of a version that did not load: logged once
+	// The version of the file that did not load (time and size), so it
+	// is reported once, not at every check.
+	var failedTime time.Time
+	failedSize := int64(-1)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			st, err := os.Stat(inv.path)
-			if err != nil || st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failed) {
+			if err != nil || st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failedTime) && st.Size() == failedSize {
 				continue
 			}
-			failed = st.ModTime()
+			failedTime, failedSize = st.ModTime(), st.Size()
 		}
 		if err := inv.Reload(); err != nil {
 			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
