@@ -97,3 +97,36 @@ func hasAll(s string, lits []string) bool {
 	}
 	return true
 }
+
+// bigramSet is a 256-bit set of hashed adjacent byte pairs. A text that
+// contains a literal contains all the literal's pairs, so a rule whose
+// pairs are not all in the message's cannot match: one pass over the
+// message and a few ANDs per rule turn most rules away before any
+// strings.Index. False positives only cost the Index that follows.
+type bigramSet [4]uint64
+
+// bigramsMaxText bounds the messages the set is made for: past it, the
+// pass costs more than the Index calls it would spare.
+const bigramsMaxText = 2048
+
+func (b *bigramSet) add(s string) {
+	for i := 0; i+1 < len(s); i++ {
+		h := (uint32(s[i])<<8 | uint32(s[i+1])) * 0x9E3779B1 >> 24 // 0..255
+		b[h>>6] |= 1 << (h & 63)
+	}
+}
+
+// holds reports whether every pair of sub is in b.
+func (b *bigramSet) holds(sub *bigramSet) bool {
+	return b[0]&sub[0] == sub[0] && b[1]&sub[1] == sub[1] && b[2]&sub[2] == sub[2] && b[3]&sub[3] == sub[3]
+}
+
+// ruleBigrams is the set of the pairs of every literal r requires.
+func ruleBigrams(r *rule) bigramSet {
+	var b bigramSet
+	b.add(r.needs)
+	for _, k := range r.keywords {
+		b.add(k)
+	}
+	return b
+}

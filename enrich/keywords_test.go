@@ -9,12 +9,13 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// withoutKeywords is the classifier without the keyword prefilter: every
-// rule whose needs literal is there runs its patterns.
+// withoutKeywords is the classifier without the keyword and byte-pair
+// prefilters: every rule whose needs literal is there runs its patterns.
 func withoutKeywords() *Classifier {
 	c := NewClassifier()
 	for i := range c.rules {
 		c.rules[i].keywords = nil
+		c.rules[i].bigrams = bigramSet{}
 	}
 	return c
 }
@@ -91,4 +92,33 @@ func FuzzLowerLookups(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzBigramsHoldSubstrings: a text's pair set holds every substring's,
+// so the pair test never turns away a rule whose literals are there.
+func FuzzBigramsHoldSubstrings(f *testing.F) {
+	f.Add("Line protocol on Interface Ethernet1, changed state to down", 5, 20)
+	f.Add("ab", 0, 2)
+	f.Fuzz(func(t *testing.T, s string, i, j int) {
+		if len(s) == 0 {
+			return
+		}
+		i, j = abs(i)%len(s), abs(j)%(len(s)+1)
+		if i > j {
+			i, j = j, i
+		}
+		var text, sub bigramSet
+		text.add(s)
+		sub.add(s[i:j])
+		if !text.holds(&sub) {
+			t.Fatalf("%q does not hold its substring %q", s, s[i:j])
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -28,6 +28,9 @@ type rule struct {
 	// works them out): most messages that contain needs but do not match
 	// lack one, and are turned away without running a pattern.
 	keywords []string
+	// bigrams are the byte pairs of needs and keywords (NewClassifier
+	// works them out), a test cheaper still.
+	bigrams bigramSet
 	event    string
 	states   map[string]string // lower-case state -> event
 	up, down string            // events for old/new transitions

@@ -53,6 +53,7 @@ func NewClassifier() *Classifier {
 			r.atNeeds[j] = r.needs != "" && strings.HasPrefix(prefix, r.needs)
 		}
 		r.keywords = ruleKeywords(r)
+		r.bigrams = ruleBigrams(r)
 	}
 	return &Classifier{rules: rules}
 }
@@ -86,8 +87,16 @@ func (c *Classifier) Classify(l *telemetry.Log) SyslogInfo {
 	} else {
 		info.Mnemonic = tag
 	}
+	var grams bigramSet
+	filter := len(msg) <= bigramsMaxText
+	if filter {
+		grams.add(msg)
+	}
 	for i := range c.rules {
 		r := &c.rules[i]
+		if filter && !grams.holds(&r.bigrams) {
+			continue
+		}
 		at := 0
 		if r.needs != "" {
 			if at = strings.Index(msg, r.needs); at < 0 {
