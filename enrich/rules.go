@@ -30,7 +30,7 @@ type rule struct {
 	keywords []string
 	// bigrams are the byte pairs of needs and keywords (NewClassifier
 	// works them out), a test cheaper still.
-	bigrams bigramSet
+	bigrams  bigramSet
 	event    string
 	states   map[string]string // lower-case state -> event
 	up, down string            // events for old/new transitions
