@@ -26,6 +26,11 @@ type GNMI struct {
 	// published; past it notifications are dropped and counted. Default
 	// 10000.
 	QueueSize int `yaml:"queue_size"`
+	// QueueBytes bounds the same queue by the notifications' encoded
+	// size, so a target sending large notifications cannot hold
+	// queue_size of them in memory; default 64MiB. One notification is
+	// always taken, however large.
+	QueueBytes ByteSize `yaml:"queue_bytes"`
 	// RetryMin and RetryMax bound the reconnect backoff (exponential,
 	// with jitter); defaults 1s and 60s.
 	RetryMin Duration `yaml:"retry_min"`
@@ -94,6 +99,7 @@ type GNMISubscription struct {
 // Built-in values of the gnmi section.
 const (
 	DefaultGNMIQueueSize    = 10000
+	DefaultGNMIQueueBytes   = 64 << 20
 	DefaultGNMIRetryMin     = time.Second
 	DefaultGNMIRetryMax     = 60 * time.Second
 	DefaultGNMITimeout      = 10 * time.Second
@@ -105,6 +111,7 @@ const (
 type gnmiRaw struct {
 	Topic         string                      `yaml:"topic"`
 	QueueSize     int                         `yaml:"queue_size"`
+	QueueBytes    ByteSize                    `yaml:"queue_bytes"`
 	RetryMin      Duration                    `yaml:"retry_min"`
 	RetryMax      Duration                    `yaml:"retry_max"`
 	Targets       []gnmiTargetRaw             `yaml:"targets"`
@@ -182,6 +189,7 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 	out := GNMI{
 		Topic:         raw.Topic,
 		QueueSize:     raw.QueueSize,
+		QueueBytes:    raw.QueueBytes,
 		RetryMin:      raw.RetryMin,
 		RetryMax:      raw.RetryMax,
 		Subscriptions: map[string]GNMISubscription{},
@@ -193,6 +201,11 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 		out.QueueSize = DefaultGNMIQueueSize
 	} else if out.QueueSize < 1 || out.QueueSize > 10_000_000 {
 		add(keyLine(n, "queue_size"), "gnmi.queue_size", "must be between 1 and 10000000, not %d", out.QueueSize)
+	}
+	if out.QueueBytes == 0 {
+		out.QueueBytes = DefaultGNMIQueueBytes
+	} else if out.QueueBytes < 64<<10 {
+		add(keyLine(n, "queue_bytes"), "gnmi.queue_bytes", "must be at least 64KiB, not %d bytes", out.QueueBytes)
 	}
 	if out.RetryMin == 0 {
 		out.RetryMin = Duration(DefaultGNMIRetryMin)

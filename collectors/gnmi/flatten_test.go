@@ -204,7 +204,7 @@ func FuzzFlatten(f *testing.F) {
 }
 
 func TestQueueBounded(t *testing.T) {
-	q := newQueue(maxBatch + 10)
+	q := newQueue(maxBatch+10, 1<<30)
 	for i := 0; i < maxBatch+10; i++ {
 		if !q.push(item{n: &gpb.Notification{Timestamp: int64(i)}}) {
 			t.Fatalf("push %d refused", i)
@@ -224,6 +224,27 @@ func TestQueueBounded(t *testing.T) {
 	}
 	if !q.push(item{}) {
 		t.Fatal("push after draining refused")
+	}
+}
+
+// TestQueueBoundedByBytes: past its byte bound the queue refuses, an empty
+// queue takes one item however large, and taking frees the bytes.
+func TestQueueBoundedByBytes(t *testing.T) {
+	q := newQueue(100, 1000)
+	if !q.push(item{size: 600}) || !q.push(item{size: 400}) {
+		t.Fatal("pushes within the bound refused")
+	}
+	if q.push(item{size: 1}) {
+		t.Fatal("push past the byte bound accepted")
+	}
+	if _, ok := q.take(t.Context(), nil, nil); !ok {
+		t.Fatal("take")
+	}
+	if !q.push(item{size: 5000}) {
+		t.Fatal("an empty queue refused one large item")
+	}
+	if q.push(item{size: 1}) {
+		t.Fatal("push behind a large item accepted")
 	}
 }
 

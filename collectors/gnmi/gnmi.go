@@ -23,6 +23,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
@@ -32,6 +33,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/weirnet/weir/broker"
@@ -112,6 +114,9 @@ func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) 
 	}
 	if c.cfg.QueueSize <= 0 {
 		c.cfg.QueueSize = configs.DefaultGNMIQueueSize
+	}
+	if c.cfg.QueueBytes <= 0 {
+		c.cfg.QueueBytes = configs.DefaultGNMIQueueBytes
 	}
 	if c.cfg.RetryMin <= 0 {
 		c.cfg.RetryMin = configs.Duration(configs.DefaultGNMIRetryMin)
@@ -261,8 +266,9 @@ func (c *Collector) Status() []TargetStatus {
 }
 
 type item struct {
-	n  *gpb.Notification
-	at time.Time
+	n    *gpb.Notification
+	at   time.Time
+	size int // encoded bytes, counted against the queue's byte bound
 }
 
 type target struct {
@@ -273,6 +279,9 @@ type target struct {
 	poll  time.Duration
 	queue *queue
 	key   []byte
+	// lastSize is the size of the last message the stream received
+	// (payloadSizes), taken by the queue's byte bound.
+	lastSize atomic.Int64
 
 	mu sync.Mutex
 	st TargetStatus
@@ -304,7 +313,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	}
 	t := &target{
 		c: c, cfg: tc, creds: creds, req: req,
-		queue:      newQueue(c.cfg.QueueSize),
+		queue:      newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes)),
 		key:        []byte(tc.Name),
 		st:         TargetStatus{Name: tc.Name},
 		connected:  c.m.Connected.WithLabelValues(tc.Name),
@@ -517,6 +526,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err e
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(t.creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+		grpc.WithStatsHandler(payloadSizes{&t.lastSize}),
 	}, t.c.dialOpts...)
 	conn, err := grpc.NewClient(t.cfg.Address, opts...)
 	if err != nil {
@@ -567,7 +577,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err e
 			n := r.Update
 			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
 			t.lastUpdate.Set(float64(now.UnixNano()) / 1e9)
-			if !t.queue.push(item{n: n, at: now}) {
+			if !t.queue.push(item{n: n, at: now, size: int(t.lastSize.Swap(0))}) {
 				t.dropQueue.Inc()
 			}
 		case *gpb.SubscribeResponse_SyncResponse:
@@ -661,23 +671,29 @@ var headers = []broker.Header{
 // the backlog (a channel would hold queue_size slots per target from the
 // start, which at thousands of targets is most of weir's memory).
 type queue struct {
-	mu     sync.Mutex
-	items  []item
-	spare  []item
-	max    int
-	notify chan struct{}
+	mu       sync.Mutex
+	items    []item
+	spare    []item
+	max      int
+	maxBytes int
+	bytes    int // the sizes of items
+	notify   chan struct{}
 }
 
-func newQueue(max int) *queue { return &queue{max: max, notify: make(chan struct{}, 1)} }
+func newQueue(max, maxBytes int) *queue {
+	return &queue{max: max, maxBytes: maxBytes, notify: make(chan struct{}, 1)}
+}
 
-// push adds it unless the queue is full; it never blocks.
+// push adds it unless the queue is full, by count or by bytes (an empty
+// queue takes one item however large); it never blocks.
 func (q *queue) push(it item) bool {
 	q.mu.Lock()
-	if len(q.items) >= q.max {
+	if len(q.items) >= q.max || len(q.items) > 0 && q.bytes+it.size > q.maxBytes {
 		q.mu.Unlock()
 		return false
 	}
 	q.items = append(q.items, it)
+	q.bytes += it.size
 	q.mu.Unlock()
 	select {
 	case q.notify <- struct{}{}:
@@ -704,6 +720,9 @@ func (q *queue) take(ctx context.Context, stop <-chan struct{}, dst []item) ([]i
 				rest := copy(q.items, q.items[maxBatch:])
 				clear(q.items[rest:])
 				q.items = q.items[:rest]
+			}
+			for i := range dst {
+				q.bytes -= dst[i].size
 			}
 			q.mu.Unlock()
 			return dst, true
@@ -807,4 +826,19 @@ func (t *target) produce(ctx context.Context, recs []broker.Record) bool {
 func configKey(c configs.GNMITarget) configs.GNMITarget {
 	c.Line = 0
 	return c
+}
+
+// payloadSizes records the size of each message received on a target's
+// connection, which gRPC reports before Recv returns it: the queue's byte
+// bound counts it without encoding the message again (proto.Size would
+// cost a third of what publishing it does).
+type payloadSizes struct{ last *atomic.Int64 }
+
+func (p payloadSizes) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (p payloadSizes) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (p payloadSizes) HandleConn(context.Context, stats.ConnStats)                       {}
+func (p payloadSizes) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if in, ok := s.(*stats.InPayload); ok {
+		p.last.Store(int64(in.Length))
+	}
 }

@@ -86,7 +86,7 @@ func TestOwnerStartsAndStopsStreams(t *testing.T) {
 // TestTakeDrainsAfterStop: once the stream has stopped (a target handed
 // over), the publisher still gets what was queued, then stops.
 func TestTakeDrainsAfterStop(t *testing.T) {
-	q := newQueue(10)
+	q := newQueue(10, 1<<20)
 	q.push(item{})
 	q.push(item{})
 	stop := make(chan struct{})

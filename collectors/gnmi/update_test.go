@@ -1,11 +1,14 @@
 package gnmi
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
 )
@@ -64,4 +67,44 @@ func TestUpdateTargets(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "a to resubscribe", func() bool { return connected("a") && sessions("a") == 1 && from("a") > 0 })
 	waitFor(t, 5*time.Second, "new to stop", func() bool { return !connected("new") })
+}
+
+// stuckBroker takes nothing: every Produce waits until its context ends,
+// as a broker with a full disk would.
+type stuckBroker struct{ memBroker }
+
+func (b *stuckBroker) Produce(ctx context.Context, _ string, _ []broker.Record) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestQueueBytesBoundsAStuckTarget: with the broker stuck, a target's
+// queue stops at queue_bytes of real stream messages (sized by gRPC as
+// they arrive), far below queue_size, and what it cannot hold is dropped
+// and counted.
+func TestQueueBytesBoundsAStuckTarget(t *testing.T) {
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 64})
+	reg := prometheus.NewRegistry()
+	m, _ := NewMetrics(reg)
+	const maxBytes = 64 << 10
+	c, err := New(configs.GNMI{QueueSize: 1_000_000, QueueBytes: maxBytes, RetryMin: configs.Duration(50 * time.Millisecond),
+		Targets: []configs.GNMITarget{simTarget("flood", addr, sub(countersPath, "stream", "sample", 10*time.Millisecond))}},
+		&stuckBroker{}, WithMetrics(m), WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	dropped := func() float64 { return testutil.ToFloat64(m.Dropped.WithLabelValues("flood", DropQueueFull)) }
+	waitFor(t, 20*time.Second, "drops for a full queue", func() bool { return dropped() > 100 })
+	q := c.targets[0].queue
+	q.mu.Lock()
+	n, size := len(q.items), q.bytes
+	q.mu.Unlock()
+	if size <= 0 || size > maxBytes || n == 0 || n >= 1_000_000 {
+		t.Fatalf("queue holds %d items, %d bytes; want some, at most %d bytes", n, size, maxBytes)
+	}
+	t.Logf("queue stopped at %d messages, %d bytes; %.0f dropped", n, size, dropped())
 }
