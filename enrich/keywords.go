@@ -3,6 +3,7 @@ package enrich
 import (
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 )
 
@@ -78,6 +79,12 @@ func concatLiterals(subs []*syntax.Regexp) []string {
 // needs literal already tests for.
 func ruleKeywords(r *rule) []string {
 	var out []string
+	for k := range r.pairs {
+		if lit := k + "="; !strings.Contains(r.needs, lit) {
+			out = append(out, lit)
+		}
+	}
+	slices.Sort(out) // map order would make the classifier differ run to run
 	for _, p := range r.patterns {
 		for _, lit := range requiredLiterals(p) {
 			if !strings.Contains(r.needs, lit) {

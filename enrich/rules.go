@@ -22,6 +22,13 @@ type rule struct {
 	needs    string
 	vendors  []string // vendors it applies to; empty: any
 	patterns []*regexp.Regexp
+	// pairs, for key=value formats (Fortinet), instead of patterns: each
+	// key must be in the message with that value (quoted or not), and
+	// pairFields name the keys whose values become fields (field -> key).
+	// One pass over the pairs; regexps there would scan the whole line
+	// from every position, pattern after pattern.
+	pairs      map[string]string
+	pairFields map[string]string
 	// atNeeds: the pattern starts with needs (NewClassifier works it out).
 	atNeeds []bool
 	// keywords are the other literals the patterns require (NewClassifier
@@ -150,8 +157,8 @@ func syslogRules() []rule {
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
 		{name: "fortinet_admin_login", needs: "action=", vendors: []string{"fortinet"},
-			patterns: []*regexp.Regexp{re(`\baction="?login"?`), re(`\bstatus="?success"?`), re(`\buser="(?P<user>[^"]+)"`)},
-			event:    "login_succeeded", examples: []example{
+			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user"},
+			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
 			}},
 		// --- Generic fallback for "interface X ... down/up" phrasings ---

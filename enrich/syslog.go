@@ -122,6 +122,9 @@ func (c *Classifier) Classify(l *telemetry.Log) SyslogInfo {
 // that starts with that literal cannot match before it, so it only reads
 // from there.
 func (r *rule) apply(msg string, needsAt int) (map[string]string, string, bool) {
+	if r.pairs != nil {
+		return r.applyPairs(msg)
+	}
 	var fields map[string]string
 	for j, p := range r.patterns {
 		in := msg
@@ -357,4 +360,76 @@ func ObjectOf(info SyslogInfo) string {
 		return info.Fields["user"]
 	}
 	return ""
+}
+
+// applyPairs matches a key=value rule: every key of r.pairs has its value,
+// and r.pairFields take theirs (a field whose key is missing or empty is
+// left out, as an empty group is).
+func (r *rule) applyPairs(msg string) (map[string]string, string, bool) {
+	matched := 0
+	var fields map[string]string
+	eachPair(msg, func(k, v string) {
+		if want, ok := r.pairs[k]; ok && v == want {
+			matched++
+		}
+		for field, key := range r.pairFields {
+			if key == k && v != "" {
+				if fields == nil {
+					fields = make(map[string]string, len(r.pairFields))
+				}
+				fields[field] = v
+			}
+		}
+	})
+	if matched < len(r.pairs) {
+		return nil, "", false
+	}
+	return fields, r.event, true
+}
+
+// eachPair calls fn with each key=value pair of s, in order: keys are
+// runs of letters, digits, '_' and '-' directly followed by '='; values
+// are quoted ("..." without escapes) or run to the next space. Words that
+// are not pairs are skipped. A key seen twice is reported twice.
+func eachPair(s string, fn func(key, value string)) {
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && isKeyByte(s[j]) {
+			j++
+		}
+		if j == i || j == len(s) || s[j] != '=' {
+			// Not a pair: skip the word.
+			for j < len(s) && s[j] != ' ' {
+				j++
+			}
+			i = j + 1
+			continue
+		}
+		key := s[i:j]
+		j++ // '='
+		var value string
+		if j < len(s) && s[j] == '"' {
+			end := strings.IndexByte(s[j+1:], '"')
+			if end < 0 {
+				value, j = s[j+1:], len(s)
+			} else {
+				value, j = s[j+1:j+1+end], j+1+end+1
+			}
+		} else {
+			end := strings.IndexByte(s[j:], ' ')
+			if end < 0 {
+				end = len(s) - j
+			}
+			value, j = s[j:j+end], j+end
+		}
+		fn(key, value)
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		i = j
+	}
+}
+
+func isKeyByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }

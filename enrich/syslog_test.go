@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/weirnet/weir/collectors/syslog"
@@ -127,4 +128,37 @@ func FuzzMnemonic(f *testing.F) {
 	f.Add("%%01BGP-5-X")
 	f.Add("BGP_PEER_STATE_CHANGE: x")
 	f.Fuzz(checkMnemonicMatchesRE)
+}
+
+func TestEachPair(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{`date=2026-11-29 devname="fw 1" action="login" status=success`, `date=2026-11-29|devname=fw 1|action=login|status=success`},
+		{`<189>date=x user="" msg="a=b c" tail`, `user=|msg=a=b c`},
+		{`k="unterminated value`, `k=unterminated value`},
+		{`  a=1   b=2 =3 c= d`, `a=1|b=2|c=`},
+		{`xaction=login action=login`, `xaction=login|action=login`},
+		{``, ``},
+	} {
+		var got []string
+		eachPair(tc.in, func(k, v string) { got = append(got, k+"="+v) })
+		if s := strings.Join(got, "|"); s != tc.want {
+			t.Errorf("%q: %q, want %q", tc.in, s, tc.want)
+		}
+	}
+}
+
+// FuzzEachPair: any input ends, and every key is a key and a substring.
+func FuzzEachPair(f *testing.F) {
+	f.Add(`date=2026-11-29 devname="fw1" user="admin" action="login" status="success"`)
+	f.Add(`a="`)
+	f.Fuzz(func(t *testing.T, s string) {
+		eachPair(s, func(k, v string) {
+			if k == "" || !strings.Contains(s, k+"=") || !strings.Contains(s, v) {
+				t.Fatalf("%q: pair %q=%q", s, k, v)
+			}
+		})
+	})
 }
