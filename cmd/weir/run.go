@@ -46,6 +46,10 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
+	// SIGHUP means reload, never stop: ignored until the reloader takes
+	// it (opening a large log may take a while), and again once it is
+	// gone, through the shutdown.
+	signal.Ignore(syscall.SIGHUP)
 	cfg := configs.Defaults()
 	if file != "" {
 		var err error
@@ -221,7 +225,7 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 	// stops weir, whatever runs.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	defer signal.Ignore(syscall.SIGHUP)
 	reload := &reloads{}
 	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg, reload: reload})
 	if err != nil {

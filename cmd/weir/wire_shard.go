@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 
+	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/shard"
 )
 
@@ -46,5 +47,24 @@ func shardMember(d deps) (*shard.Member, error) {
 	if len(gnmiNames) > 0 {
 		m.Track("gnmi", gnmiNames)
 	}
+	// A reload keeps the group (named after the list at start) but counts
+	// the targets the processes now have.
+	d.reload.add("shard target counts", func(cfg *configs.Config) error {
+		if len(snmpNames) > 0 {
+			m.Track("snmp", targetNames(cfg.SNMP.Targets, func(t configs.SNMPTarget) string { return t.Name }))
+		}
+		if len(gnmiNames) > 0 {
+			m.Track("gnmi", targetNames(cfg.GNMI.Targets, func(t configs.GNMITarget) string { return t.Name }))
+		}
+		return nil
+	})
 	return m, nil
+}
+
+func targetNames[T any](targets []T, name func(T) string) []string {
+	out := make([]string, len(targets))
+	for i, t := range targets {
+		out[i] = name(t)
+	}
+	return out
 }

@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,7 +88,8 @@ type Collector struct {
 	set      runset.Set // the targets' goroutines
 
 	mu      sync.Mutex
-	targets []*target // the latest list (Update changes it)
+	targets []*target       // the latest list asked for (New, Update)
+	runCtx  context.Context // Run's, which publishers drain under
 }
 
 // New builds a collector for cfg's targets, publishing through b. TLS
@@ -128,6 +128,9 @@ func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) 
 	if err != nil {
 		return nil, err
 	}
+	for _, t := range targets {
+		t.connected.Set(0) // exported from the start, not at the first stream
+	}
 	c.targets = targets
 	return c, nil
 }
@@ -148,6 +151,7 @@ func (c *Collector) build(cfgs []configs.GNMITarget) ([]*target, error) {
 // every stream and publisher has stopped.
 func (c *Collector) Run(ctx context.Context) error {
 	c.mu.Lock()
+	c.runCtx = ctx
 	members := c.members(c.targets)
 	c.mu.Unlock()
 	c.set.Run(ctx, members)
@@ -156,55 +160,56 @@ func (c *Collector) Run(ctx context.Context) error {
 
 // Update replaces the targets while the collector runs (a config reload):
 // added targets are subscribed to, removed ones unsubscribed (what they
-// queued is published first), changed ones resubscribed with their new
-// settings, and unchanged ones keep their streams. A target that fails to
-// build (a TLS file missing) fails the whole update, and the running
-// targets stay.
+// queued is published first, for up to drainTimeout), changed ones
+// resubscribed with their new settings, and unchanged ones keep their
+// streams (the set keeps them running, and the targets built for them
+// here are dropped). A target that fails to build (a TLS file missing)
+// fails the whole update, and the running targets stay.
 func (c *Collector) Update(cfgs []configs.GNMITarget) error {
-	c.mu.Lock()
-	running := make(map[string]*target, len(c.targets))
-	for _, t := range c.targets {
-		running[t.cfg.Name] = t
-	}
-	c.mu.Unlock()
-	targets := make([]*target, 0, len(cfgs))
-	for _, tc := range cfgs {
-		// An unchanged target keeps the object that runs it (its stream,
-		// status and gauges), as the set keeps it running.
-		if old, ok := running[tc.Name]; ok && reflect.DeepEqual(configKey(old.cfg), configKey(withDefaults(tc))) {
-			targets = append(targets, old)
-			continue
-		}
-		t, err := c.newTarget(tc)
-		if err != nil {
-			return err
-		}
-		targets = append(targets, t)
+	targets, err := c.build(cfgs)
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.targets = targets
+	members := c.members(targets)
 	c.mu.Unlock()
-	c.set.Update(c.members(targets))
+	c.set.Update(members)
 	return nil
 }
 
+// drainTimeout bounds how long a removed or changed target's publisher
+// goes on publishing what its stream had queued.
+const drainTimeout = 10 * time.Second
+
 // members are the targets' goroutines, keyed by name and config (the line
-// a target is written on does not count).
+// a target is written on does not count). c.mu must be held.
 func (c *Collector) members(targets []*target) []runset.Member {
 	out := make([]runset.Member, len(targets))
 	for i, t := range targets {
-		run := func(ctx context.Context) { t.run(ctx, ctx) }
-		if c.owner != nil {
-			run = t.runWhileOwned
+		out[i] = runset.Member{Name: t.cfg.Name, Config: configKey(t.cfg), Value: t,
+			Run: func(ctx context.Context) {
+				t.connected.Set(0)
+				// The stream stops with ctx; the publisher drains the
+				// queue after it, unless the collector stops.
+				pub, stop := context.WithCancel(c.runCtx)
+				defer stop()
+				defer context.AfterFunc(ctx, func() { time.AfterFunc(drainTimeout, stop) })()
+				if c.owner != nil {
+					t.runWhileOwned(pub, ctx)
+				} else {
+					t.run(pub, ctx)
+				}
+			},
+			Gone: func() { c.m.forget(t.cfg.Name) },
 		}
-		out[i] = runset.Member{Name: t.cfg.Name, Config: configKey(t.cfg), Run: run}
 	}
 	return out
 }
 
 // runWhileOwned runs the target's stream while the owner says this process
-// collects it, until ctx ends.
-func (t *target) runWhileOwned(ctx context.Context) {
+// collects it, until ctx ends; its publisher runs until pubCtx ends.
+func (t *target) runWhileOwned(pubCtx, ctx context.Context) {
 	o := t.c.owner
 	log := t.c.log.With(slog.String("target", t.cfg.Name))
 	for {
@@ -222,7 +227,7 @@ func (t *target) runWhileOwned(ctx context.Context) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			t.run(ctx, streamCtx)
+			t.run(pubCtx, streamCtx)
 		}()
 		for owned := true; owned; {
 			select {
@@ -241,6 +246,21 @@ func (t *target) runWhileOwned(ctx context.Context) {
 	}
 }
 
+// running returns the targets that run now (before Run: those it will
+// start).
+func (c *Collector) running() []*target {
+	if ms, ok := c.set.Members(); ok {
+		out := make([]*target, len(ms))
+		for i, m := range ms {
+			out[i] = m.Value.(*target)
+		}
+		return out
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.targets
+}
+
 // TargetStatus is a target's state, for tests and diagnostics.
 type TargetStatus struct {
 	Name       string
@@ -253,9 +273,7 @@ type TargetStatus struct {
 
 // Status returns every target's state.
 func (c *Collector) Status() []TargetStatus {
-	c.mu.Lock()
-	targets := c.targets
-	c.mu.Unlock()
+	targets := c.running()
 	out := make([]TargetStatus, 0, len(targets))
 	for _, t := range targets {
 		t.mu.Lock()
@@ -332,7 +350,6 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 			t.poll = configs.DefaultGNMIPollInterval
 		}
 	}
-	t.connected.Set(0)
 	return t, nil
 }
 
@@ -776,6 +793,9 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) {
 			continue
 		}
 		if !t.produce(ctx, recs) {
+			// Stopped (weir stopping, or a removed target's drain
+			// time up) with a batch the broker did not take.
+			t.dropPub.Add(float64(len(recs)))
 			return
 		}
 	}

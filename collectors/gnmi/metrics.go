@@ -76,3 +76,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.Published = promreg.Register(reg, m.Published, &err)
 	return m, err
 }
+
+// forget drops a removed target's series, so a target no longer
+// configured is not reported (as disconnected, say) for ever.
+func (m *Metrics) forget(target string) {
+	l := prometheus.Labels{"target": target}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		m.Connected, m.Reconnects, m.Updates, m.LastUpdate, m.Errors, m.Dropped, m.Syncs, m.Published,
+	} {
+		v.DeletePartialMatch(l)
+	}
+}

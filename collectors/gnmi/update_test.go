@@ -21,6 +21,7 @@ func TestUpdateTargets(t *testing.T) {
 	_, addrB, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 2})
 	every := func(d time.Duration) configs.GNMISubscription { return sub(countersPath, "stream", "sample", d) }
 	a := simTarget("a", addrA, every(50*time.Millisecond))
+	a.Timeout = configs.Duration(5 * time.Second) // as startCollector sets it, so "moved" below is unchanged
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{a, simTarget("gone", addrB, every(50*time.Millisecond))}})
 	connected := func(name string) bool { return testutil.ToFloat64(r.m.Connected.WithLabelValues(name)) == 1 }
 	from := func(name string) int { return len(r.b.where(t, func(m metric) bool { return m.Key == name })) }
@@ -33,6 +34,16 @@ func TestUpdateTargets(t *testing.T) {
 		return -1
 	}
 	waitFor(t, 10*time.Second, "a and gone to stream", func() bool { return from("a") > 0 && from("gone") > 0 })
+	runningA := func() *target {
+		ms, _ := r.c.set.Members()
+		for _, m := range ms {
+			if m.Name == "a" {
+				return m.Value.(*target)
+			}
+		}
+		return nil
+	}
+	aBefore := runningA()
 
 	moved := a
 	moved.Line = 42 // the same target, written elsewhere in the file
@@ -40,7 +51,22 @@ func TestUpdateTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "new to stream", func() bool { return connected("new") && from("new") > 0 })
-	waitFor(t, 5*time.Second, "gone to stop", func() bool { return !connected("gone") })
+	// A removed target stops, and its series go (asking for its gauge
+	// here would make it again).
+	exported := func(target string) bool {
+		mfs, _ := r.reg.Gather()
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "target" && l.GetValue() == target {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	waitFor(t, 5*time.Second, "gone to stop and its series to go", func() bool { return !exported("gone") })
 	n := from("gone")
 	time.Sleep(300 * time.Millisecond)
 	if from("gone") != n {
@@ -48,6 +74,9 @@ func TestUpdateTargets(t *testing.T) {
 	}
 	// Its gauge too: building the target again would have set it to 0,
 	// and a stream sets it to 1 only when it starts.
+	if runningA() != aBefore {
+		t.Error("the unchanged target was restarted")
+	}
 	if !connected("a") || sessions("a") != 1 {
 		t.Errorf("unchanged target: connected %v, sessions %d; want its one stream kept", connected("a"), sessions("a"))
 	}
@@ -107,4 +136,53 @@ func TestQueueBytesBoundsAStuckTarget(t *testing.T) {
 		t.Fatalf("queue holds %d items, %d bytes; want some, at most %d bytes", n, size, maxBytes)
 	}
 	t.Logf("queue stopped at %d messages, %d bytes; %.0f dropped", n, size, dropped())
+}
+
+// gatedBroker holds every Produce until open is closed, or its context
+// ends, as kafkacluster's does.
+type gatedBroker struct {
+	memBroker
+	open chan struct{}
+}
+
+func (b *gatedBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	select {
+	case <-b.open:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return b.memBroker.Produce(ctx, topic, recs)
+}
+
+// TestRemovedTargetDrains: what a removed target had queued is still
+// published (the publisher outlives the stream, up to drainTimeout), with
+// a broker that gives up when its context ends.
+func TestRemovedTargetDrains(t *testing.T) {
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 4})
+	b := &gatedBroker{open: make(chan struct{})}
+	c, err := New(configs.GNMI{RetryMin: configs.Duration(50 * time.Millisecond),
+		Targets: []configs.GNMITarget{simTarget("a", addr, sub(countersPath, "stream", "sample", 10*time.Millisecond))}},
+		b, WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	q := c.targets[0].queue
+	waitFor(t, 10*time.Second, "notifications queued behind the stuck broker", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.items) > 5
+	})
+	if err := c.Update(nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the stream has stopped; the publisher waits on the broker
+	close(b.open)
+	waitFor(t, 5*time.Second, "the removed target's queue to be published", func() bool {
+		ms, _ := c.set.Members()
+		return len(ms) == 0 && len(b.metrics(t)) > 0
+	})
 }

@@ -68,3 +68,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.NotOwned = promreg.Register(reg, m.NotOwned, &err)
 	return m, err
 }
+
+// forget drops a removed target's series, so a target no longer
+// configured is not reported (its last success growing old) for ever.
+func (m *Metrics) forget(target string) {
+	l := prometheus.Labels{"target": target}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped,
+	} {
+		v.DeletePartialMatch(l)
+	}
+}

@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -128,7 +127,7 @@ func (p *Poller) build(cfgs []configs.SNMPTarget) ([]*target, error) {
 // Run polls until ctx is done, then closes every session.
 func (p *Poller) Run(ctx context.Context) error {
 	p.mu.Lock()
-	members := members(p.targets)
+	members := p.members(p.targets)
 	p.mu.Unlock()
 	p.set.Run(ctx, members)
 	return nil
@@ -145,29 +144,21 @@ func (p *Poller) Update(cfgs []configs.SNMPTarget) error {
 		return err
 	}
 	p.mu.Lock()
-	// An unchanged target keeps the object that runs it (its session
-	// and status), as the set keeps it running.
-	running := make(map[string]*target, len(p.targets))
-	for _, t := range p.targets {
-		running[t.cfg.Name] = t
-	}
-	for i, t := range targets {
-		if old, ok := running[t.cfg.Name]; ok && reflect.DeepEqual(configKey(old.cfg), configKey(t.cfg)) {
-			targets[i] = old
-		}
-	}
 	p.targets = targets
 	p.mu.Unlock()
-	p.set.Update(members(targets))
+	// The set keeps an unchanged target's goroutine (and the target it
+	// runs, with its session); the one built for it here is dropped.
+	p.set.Update(p.members(targets))
 	return nil
 }
 
 // members are the targets' goroutines, keyed by name and config (the line
 // a target is written on does not count).
-func members(targets []*target) []runset.Member {
+func (p *Poller) members(targets []*target) []runset.Member {
 	out := make([]runset.Member, len(targets))
 	for i, t := range targets {
-		out[i] = runset.Member{Name: t.cfg.Name, Config: configKey(t.cfg), Run: t.run}
+		out[i] = runset.Member{Name: t.cfg.Name, Config: configKey(t.cfg), Value: t, Run: t.run,
+			Gone: func() { p.cfg.Metrics.forget(t.cfg.Name) }}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/sim"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
@@ -59,6 +60,9 @@ func TestUpdateTargets(t *testing.T) {
 	}
 	if n := agentA.Sources(); n != 1 {
 		t.Errorf("the unchanged target's requests came from %d sockets, want 1 (its session kept)", n)
+	}
+	if n := testutil.CollectAndCount(p.cfg.Metrics.LastSuccess); n != 2 {
+		t.Errorf("%d weir_snmp_last_success series, want 2 (a and new): the removed target's stays", n)
 	}
 
 	// A bad profile: the update fails and the targets stay.

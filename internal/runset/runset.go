@@ -19,8 +19,14 @@ type Member struct {
 	// Config is compared (reflect.DeepEqual) with the running member's of
 	// the same name: equal, the running one goes on.
 	Config any
+	// Value is what the member runs (a target), for Members.
+	Value any
 	// Run runs the member until ctx ends.
 	Run func(ctx context.Context)
+	// Gone, when set, is called once the member has stopped because an
+	// update removed it (not when it restarts, nor when the set stops):
+	// to drop what is kept for it, such as its metric series.
+	Gone func()
 }
 
 // Set is a changing set of members. The zero Set is ready; Run runs it.
@@ -29,6 +35,17 @@ type Set struct {
 	pending []Member
 	has     bool
 	wake    chan struct{}
+	current []Member // running now, in list order
+	running bool
+}
+
+// Members returns the members running now, in the order of the list
+// they came from, with the running member (not an equal newer one) for
+// each kept name; false before Run has started them.
+func (s *Set) Members() ([]Member, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Member(nil), s.current...), s.running
 }
 
 func (s *Set) wakeCh() chan struct{} {
@@ -72,6 +89,9 @@ func (s *Set) Run(ctx context.Context, members []Member) {
 		for _, r := range live {
 			<-r.done
 		}
+		s.mu.Lock()
+		s.current, s.running = nil, false
+		s.mu.Unlock()
 	}()
 	s.apply(ctx, live, members)
 	for {
@@ -107,17 +127,26 @@ func (s *Set) apply(ctx context.Context, live map[string]*running, members []Mem
 	}
 	for _, r := range stopping {
 		<-r.done // a restarted member never runs twice at once
+		if _, restarted := want[r.m.Name]; !restarted && r.m.Gone != nil {
+			r.m.Gone()
+		}
 	}
+	current := make([]Member, 0, len(members))
 	for _, m := range members {
-		if _, ok := live[m.Name]; ok {
+		if r, ok := live[m.Name]; ok {
+			current = append(current, r.m)
 			continue
 		}
 		mctx, cancel := context.WithCancel(ctx)
 		r := &running{m: m, cancel: cancel, done: make(chan struct{})}
 		live[m.Name] = r
+		current = append(current, m)
 		go func() {
 			defer close(r.done)
 			m.Run(mctx)
 		}()
 	}
+	s.mu.Lock()
+	s.current, s.running = current, true
+	s.mu.Unlock()
 }

@@ -13,6 +13,7 @@ type recorder struct {
 	mu      sync.Mutex
 	starts  map[string]int
 	running map[string]int
+	gone    []string
 }
 
 func (r *recorder) member(name string, cfg any) Member {
@@ -24,6 +25,10 @@ func (r *recorder) member(name string, cfg any) Member {
 		<-ctx.Done()
 		r.mu.Lock()
 		r.running[name]--
+		r.mu.Unlock()
+	}, Gone: func() {
+		r.mu.Lock()
+		r.gone = append(r.gone, name)
 		r.mu.Unlock()
 	}}
 }
@@ -59,7 +64,9 @@ func TestUpdates(t *testing.T) {
 	var s Set
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { s.Run(ctx, []Member{r.member("a", 1), r.member("b", []string{"x"})}); close(done) }()
+	firstB := r.member("b", []string{"x"})
+	firstB.Value = "first b"
+	go func() { s.Run(ctx, []Member{r.member("a", 1), firstB}); close(done) }()
 	r.waitRunning(t, "a", "b")
 
 	// b unchanged (equal, not identical, config), a changed, c added.
@@ -77,14 +84,33 @@ func TestUpdates(t *testing.T) {
 		}
 	}
 
+	// Members: the running member for each name, not the equal newer one.
+	ms, ok := s.Members()
+	if !ok || len(ms) != 3 || ms[1].Value != "first b" {
+		t.Fatalf("members %v %v, want a, the first b, c", ms, ok)
+	}
+
+	s.Update([]Member{r.member("a", 3), r.member("b", []string{"x"})}) // c removed, a restarted
+	r.waitRunning(t, "a", "b")
 	s.Update([]Member{r.member("c", 1)}) // a and b removed
 	r.waitRunning(t, "c")
+	r.mu.Lock()
+	gone := slices.Clone(r.gone)
+	r.mu.Unlock()
+	slices.Sort(gone)
+	if !slices.Equal(gone, []string{"a", "b", "c"}) {
+		t.Errorf("gone %v, want a, b and c once each (a restart is not gone)", gone)
+	}
 	s.Update(nil)
 	r.waitRunning(t)
 
 	cancel()
 	<-done
 	r.waitRunning(t)
+	if r.mu.Lock(); len(r.gone) != 4 { // c again, by Update(nil)
+		t.Errorf("gone %v after the set stopped: stopping is not removing", r.gone)
+	}
+	r.mu.Unlock()
 }
 
 // TestUpdateBeforeRun: an update made before Run starts is applied when
