@@ -203,6 +203,19 @@ type Txn interface {
 	ProducePartition(ctx context.Context, topic string, partition int32, recs []Record) error
 }
 
+// OffsetCommitter is a Consumer that can also commit positions short of
+// the last record Poll returned: a consumer that handles one poll in
+// several steps (a sink delivering it in batches) commits after each, so
+// a crash replays one step, not the whole poll. Both backends implement
+// it.
+type OffsetCommitter interface {
+	// CommitOffsets stores, for each partition in offsets the member
+	// owns, that offset (the next record to read) as committed, when it
+	// is past the committed one; partitions a rebalance took are left
+	// alone.
+	CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error
+}
+
 // TxnConsumer is a Consumer that commits what it polled together with what
 // it produced: consume, transform and produce exactly once. Consume returns
 // one when asked WithTransactions and the backend can (the Kafka cluster

@@ -360,6 +360,13 @@ func (s *Sink) consume(ctx context.Context) error {
 				return nil // ctx done while retrying: not committed, so delivered again later
 			}
 			rest = rest[n:]
+			if oc, ok := c.(broker.OffsetCommitter); ok && len(rest) > 0 {
+				// More batches to go: commit this one, so a crash
+				// delivers one batch again, not the whole poll.
+				if err := oc.CommitOffsets(ctx, batchEnd(pending[:len(pending)-len(rest)])); err != nil && ctx.Err() == nil {
+					s.logger.Warn("sink commit failed", "sink", s.cfg.Name, "err", err)
+				}
+			}
 		}
 		// Delivered: the items' storage and Points serve the next batch.
 		clear(pending)
@@ -375,6 +382,21 @@ func (s *Sink) consume(ctx context.Context) error {
 		dirty = false
 		deadline = time.Now().Add(s.flushInterval)
 	}
+}
+
+// batchEnd is, per partition, the offset after the last of items: items
+// are in poll order, so every record of the partition before it was
+// delivered, filtered or dead-lettered.
+func batchEnd(items []Item) map[broker.TopicPartition]int64 {
+	out := map[broker.TopicPartition]int64{}
+	for i := range items {
+		r := &items[i].Record
+		tp := broker.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if r.Offset+1 > out[tp] {
+			out[tp] = r.Offset + 1
+		}
+	}
+	return out
 }
 
 type decoded struct {

@@ -442,6 +442,31 @@ func (c *consumer) Commit(ctx context.Context) error {
 	return nil
 }
 
+// CommitOffsets implements broker.OffsetCommitter: positions up to what
+// Poll returned, on partitions the member owns.
+func (c *consumer) CommitOffsets(ctx context.Context, offsets map[broker.TopicPartition]int64) error {
+	if c.changed.Swap(false) {
+		c.applyAssignment()
+	}
+	var offs []GroupOffset
+	var ops []*ownedPartition
+	for _, op := range c.owned {
+		off, ok := offsets[op.tp]
+		if !ok || off <= op.committed || off > op.pos {
+			continue
+		}
+		offs = append(offs, GroupOffset{Group: c.group, Topic: op.tp.Topic, Partition: op.tp.Partition, Offset: off})
+		ops = append(ops, op)
+	}
+	if err := c.b.offsets.commit(offs); err != nil {
+		return fmt.Errorf("commit group %s: %w", c.group, err)
+	}
+	for i, op := range ops {
+		op.committed = offs[i].Offset
+	}
+	return nil
+}
+
 func (c *consumer) Assigned() []broker.TopicPartition {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
 )
@@ -329,10 +330,11 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	if cfg.Transactional {
 		return b.consumeTxn(group, cfg.MemberID, st, c, kopts)
 	}
-	// Commit what was polled before giving partitions away, so the next
-	// owner does not redo it.
-	kopts = append(kopts, kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
-		cl.CommitUncommittedOffsets(ctx)
+	// Partitions given away keep their committed offsets: what was polled
+	// and not committed may not be handled yet (a sink between batches),
+	// so its next owner gets it again (at least once, as Consumer says),
+	// rather than never.
+	kopts = append(kopts, kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 		c.updateAssigned(m, false)
 	}))
 	cl, err := kgo.NewClient(kopts...)
@@ -404,6 +406,47 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 func (c *consumer) Commit(ctx context.Context) error {
 	if err := c.cl.CommitUncommittedOffsets(ctx); err != nil {
 		return fmt.Errorf("kafka: commit: %w", err)
+	}
+	return nil
+}
+
+// CommitOffsets implements broker.OffsetCommitter.
+func (c *consumer) CommitOffsets(ctx context.Context, offsets map[broker.TopicPartition]int64) error {
+	owned := map[broker.TopicPartition]bool{}
+	for _, tp := range c.Assigned() {
+		owned[tp] = true
+	}
+	uncommitted := c.cl.UncommittedOffsets() // what was polled and not committed, per partition
+	commit := map[string]map[int32]kgo.EpochOffset{}
+	for tp, off := range offsets {
+		head, ok := uncommitted[tp.Topic][tp.Partition]
+		if !owned[tp] || !ok || off > head.Offset {
+			continue // not ours, or past what Poll returned
+		}
+		if commit[tp.Topic] == nil {
+			commit[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		commit[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: head.Epoch, Offset: off}
+	}
+	if len(commit) == 0 {
+		return nil
+	}
+	var cerr error
+	c.cl.CommitOffsetsSync(ctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			cerr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil && cerr == nil {
+					cerr = fmt.Errorf("%s/%d: %w", t.Topic, p.Partition, err)
+				}
+			}
+		}
+	})
+	if cerr != nil {
+		return fmt.Errorf("kafka: commit: %w", cerr)
 	}
 	return nil
 }

@@ -157,3 +157,52 @@ func TestAssignedFollowsCooperativeRebalances(t *testing.T) {
 	c2.Close()
 	waitFor("c1 to own all 6 again", func() bool { return len(c1.Assigned()) == 6 })
 }
+
+// TestCommitOffsetsPartOfAPoll: a member commits a position inside what
+// it polled (a sink that delivered one batch of a poll); the next member
+// resumes there. A position past what was polled is ignored.
+func TestCommitOffsetsPartOfAPoll(t *testing.T) {
+	b := newCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b.CreateTopic(ctx, "c", broker.TopicConfig{Partitions: 1})
+	recs := make([]broker.Record, 10)
+	for i := range recs {
+		recs[i] = broker.Record{Value: []byte(fmt.Sprint(i))}
+	}
+	if err := b.ProducePartition(ctx, "c", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	c1, err := b.Consume(ctx, "cg", []string{"c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < 10; {
+		got, err := c1.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(got)
+	}
+	oc := c1.(broker.OffsetCommitter)
+	tp := broker.TopicPartition{Topic: "c", Partition: 0}
+	if err := oc.CommitOffsets(ctx, map[broker.TopicPartition]int64{tp: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if err := oc.CommitOffsets(ctx, map[broker.TopicPartition]int64{tp: 4}); err != nil {
+		t.Fatal(err)
+	}
+	c1.Close()
+	c2, err := b.Consume(ctx, "cg", []string{"c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	got, err := c2.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Offset != 4 {
+		t.Fatalf("resumed at %d, want 4", got[0].Offset)
+	}
+}
