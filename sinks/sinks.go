@@ -356,14 +356,16 @@ func (s *Sink) consume(ctx context.Context) error {
 		}
 		for rest := pending; len(rest) > 0; {
 			n := min(len(rest), s.batchSize)
-			if err := s.deliver(ctx, rest[:n]); err != nil {
+			batch := rest[:n]
+			if err := s.deliver(ctx, batch); err != nil {
 				return nil // ctx done while retrying: not committed, so delivered again later
 			}
 			rest = rest[n:]
 			if oc, ok := c.(broker.OffsetCommitter); ok && len(rest) > 0 {
 				// More batches to go: commit this one, so a crash
-				// delivers one batch again, not the whole poll.
-				if err := oc.CommitOffsets(ctx, batchEnd(pending[:len(pending)-len(rest)])); err != nil && ctx.Err() == nil {
+				// delivers one batch again, not the whole poll (a
+				// partition not in it was committed with an earlier one).
+				if err := oc.CommitOffsets(ctx, batchEnd(batch)); err != nil && ctx.Err() == nil {
 					s.logger.Warn("sink commit failed", "sink", s.cfg.Name, "err", err)
 				}
 			}

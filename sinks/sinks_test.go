@@ -294,3 +294,48 @@ func TestPointsAcrossBatches(t *testing.T) {
 		}
 	}
 }
+
+// stallingDest accepts n writes, then holds every later one until its
+// context ends (a destination that hangs, then weir stopping).
+type stallingDest struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (d *stallingDest) Write(ctx context.Context, items []sinks.Item) error {
+	d.mu.Lock()
+	if d.n > 0 {
+		d.n--
+		d.mu.Unlock()
+		return nil
+	}
+	d.mu.Unlock()
+	<-ctx.Done()
+	return &sinks.RetryableError{Err: ctx.Err()}
+}
+
+func (d *stallingDest) Close() error { return nil }
+
+// TestCommitsEachBatch: a poll larger than a batch is committed batch by
+// batch, so a sink stopped in its fourth batch has the first three
+// committed and delivers only from the fourth on.
+func TestCommitsEachBatch(t *testing.T) {
+	b := sinktest.Broker(t)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(1000, func(int) string { return "ifTable" }))
+	d := &stallingDest{n: 3}
+	r := sinktest.Start(t, b, cfg("s5"), d)
+	committed := func() int64 {
+		var n int64
+		for p := int32(0); p < 3; p++ {
+			off, _ := b.Committed(sinks.Group("s5"), "enriched.metrics", p)
+			n += off
+		}
+		return n
+	}
+	sinktest.Eventually(t, "three batches committed", func() bool { return committed() == 150 })
+	time.Sleep(50 * time.Millisecond)
+	r.Stop()
+	if n := committed(); n != 150 {
+		t.Fatalf("%d records committed, want the 3 batches of 50 delivered", n)
+	}
+}
