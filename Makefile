@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMnemonic$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzKeywordsChangeNothing$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzBigramsHoldSubstrings$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzEachPair$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzLowerLookups$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./telemetry
