@@ -17,6 +17,9 @@ import (
 type reloads struct {
 	mu    sync.Mutex
 	parts []reloadPart
+	// collect: this process collects (role), so targets in the file that
+	// no running collector takes are worth a warning.
+	collect bool
 }
 
 type reloadPart struct {
@@ -65,6 +68,20 @@ func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) {
 	parts := append([]reloadPart(nil), r.parts...)
 	r.mu.Unlock()
 	var done []string
+	has := map[string]bool{}
+	for _, p := range parts {
+		has[p.name] = true
+	}
+	if r.collect {
+		for _, c := range []struct {
+			part    string
+			targets int
+		}{{"snmp targets", len(cfg.SNMP.Targets)}, {"gnmi targets", len(cfg.GNMI.Targets)}} {
+			if c.targets > 0 && !has[c.part] {
+				logger.Warn("SIGHUP: these targets need a restart: their collector was not started", slog.String("part", c.part), slog.Int("targets", c.targets))
+			}
+		}
+	}
 	for _, p := range parts {
 		if err := p.apply(cfg); err != nil {
 			logger.Error("SIGHUP: not reloaded; it goes on as it was", slog.String("part", p.name), slog.Any("error", err))

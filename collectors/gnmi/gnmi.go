@@ -187,7 +187,7 @@ const drainTimeout = 10 * time.Second
 func (c *Collector) members(targets []*target) []runset.Member {
 	out := make([]runset.Member, len(targets))
 	for i, t := range targets {
-		out[i] = runset.Member{Name: t.cfg.Name, Config: configKey(t.cfg), Value: t,
+		out[i] = runset.Member{Name: t.cfg.Name, Config: memberKey{configKey(t.cfg), t.tlsFiles}, Value: t,
 			Run: func(ctx context.Context) {
 				t.connected.Set(0)
 				// The stream stops with ctx; the publisher drains the
@@ -297,6 +297,9 @@ type target struct {
 	poll  time.Duration
 	queue *queue
 	key   []byte
+	// tlsFiles are the TLS files as they were read, so a reload after a
+	// certificate is renewed resubscribes with the new one.
+	tlsFiles []fileStamp
 	// lastSize is the size of the last message the stream received
 	// (payloadSizes), taken by the queue's byte bound.
 	lastSize atomic.Int64
@@ -325,12 +328,16 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gnmi %s: %w", tc.Name, err)
 	}
+	var files []fileStamp
+	if tls := tc.TLS; tls != nil && !tc.Insecure {
+		files = stampFiles(tls.CAFile, tls.CertFile, tls.KeyFile)
+	}
 	req, err := subscribeRequest(tc)
 	if err != nil {
 		return nil, fmt.Errorf("gnmi %s: %w", tc.Name, err)
 	}
 	t := &target{
-		c: c, cfg: tc, creds: creds, req: req,
+		c: c, cfg: tc, creds: creds, req: req, tlsFiles: files,
 		queue:      newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes)),
 		key:        []byte(tc.Name),
 		st:         TargetStatus{Name: tc.Name},
@@ -861,4 +868,33 @@ func (p payloadSizes) HandleRPC(_ context.Context, s stats.RPCStats) {
 	if in, ok := s.(*stats.InPayload); ok {
 		p.last.Store(int64(in.Length))
 	}
+}
+
+// memberKey is what tells a reload whether a target changed: its config
+// and its TLS files' versions.
+type memberKey struct {
+	cfg   configs.GNMITarget
+	files []fileStamp
+}
+
+// fileStamp is a version of a file: its modification time and size.
+type fileStamp struct {
+	path    string
+	modTime time.Time
+	size    int64
+}
+
+// stampFiles stamps the named files ("" and unreadable ones are skipped:
+// reading them is what reports the error).
+func stampFiles(paths ...string) []fileStamp {
+	var out []fileStamp
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil {
+			out = append(out, fileStamp{p, st.ModTime(), st.Size()})
+		}
+	}
+	return out
 }

@@ -266,6 +266,26 @@ func TestTLS(t *testing.T) {
 	if _, err := New(configs.GNMI{Targets: []configs.GNMITarget{{Name: "x", Address: addr, TLS: &configs.GNMITLS{CAFile: filepath.Join(dir, "missing.pem")}, Subscriptions: good.Subscriptions}}}, &memBroker{}); err == nil || !strings.Contains(err.Error(), "gnmi x: tls ca_file") {
 		t.Errorf("missing CA: %v", err)
 	}
+
+	// A client certificate renewed in place, config unchanged: a reload
+	// resubscribes with it.
+	otherKey, otherCert, _ := newCA(t)
+	strangerPEM, strangerKeyPEM := leafPEM(t, otherKey, otherCert, "weir", false)
+	rot := good
+	rot.Name, rot.Timeout = "rotated", configs.Duration(5*time.Second) // startCollector's timeout: the config stays equal
+	rot.TLS = &configs.GNMITLS{CAFile: good.TLS.CAFile, CertFile: write("r.pem", strangerPEM), KeyFile: write("r.key", strangerKeyPEM), ServerName: "sim.lab"}
+	r2 := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{rot}})
+	waitFor(t, 10*time.Second, "a certificate the target does not trust to fail", func() bool { return r2.c.Status()[0].LastError != nil })
+	write("r.pem", cliCertPEM)
+	write("r.key", cliKeyPEM)
+	later := time.Now().Add(time.Minute) // past the file system's time resolution
+	os.Chtimes(rot.TLS.CertFile, later, later)
+	if err := r2.c.Update([]configs.GNMITarget{rot}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "data with the renewed certificate", func() bool {
+		return len(r2.b.where(t, func(m metric) bool { return m.Device == "rotated" })) > 0
+	})
 }
 
 func newCA(t *testing.T) (*ecdsa.PrivateKey, *x509.Certificate, []byte) {
