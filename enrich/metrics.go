@@ -220,6 +220,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	normalise := interfaceCounterNames(p.Measurement)
 	rates := w.rateBuf[:0]
 	var row *rowCounters
+	counters := 0 // the counters so far: where this one sits in the row's samples
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		if !f.Counter {
@@ -232,7 +233,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if row == nil {
 			row = w.rates.row(w.rowID)
 		}
-		rate, ok := row.observe(len(rates), f.Key, v, at, p.Uptime)
+		rate, ok := row.observe(counters, f.Key, v, at, p.Uptime)
+		counters++
 		if !ok {
 			continue
 		}
