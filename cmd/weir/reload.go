@@ -89,6 +89,10 @@ func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) {
 		}
 		done = append(done, p.name)
 	}
+	if len(parts) == 0 {
+		logger.Info("SIGHUP: nothing here reloads (no SNMP or gNMI targets, no inventory file)")
+		return
+	}
 	logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")),
 		slog.String("note", "other changes take effect at restart"))
 }
