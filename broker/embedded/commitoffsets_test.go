@@ -60,3 +60,51 @@ func TestCommitOffsetsPartOfAPoll(t *testing.T) {
 		t.Fatalf("resumed with %d records from %v, want offset 4", len(got), got)
 	}
 }
+
+// TestRevokedPartitionKeepsItsCommit: a partition a rebalance takes from a
+// member is handed over at its committed offset, not at what the member
+// polled and may not have handled yet.
+func TestRevokedPartitionKeepsItsCommit(t *testing.T) {
+	b, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	b.CreateTopic(ctx, "r", broker.TopicConfig{Partitions: 2})
+	for p := int32(0); p < 2; p++ {
+		recs := make([]broker.Record, 10)
+		for i := range recs {
+			recs[i] = broker.Record{Value: []byte(fmt.Sprint(i))}
+		}
+		if err := b.ProducePartition(ctx, "r", p, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c1, err := b.Consume(ctx, "rg", []string{"r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	for n := 0; n < 20; {
+		got, err := c1.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(got)
+	}
+	c2, err := b.Consume(ctx, "rg", []string{"r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	offs := map[broker.TopicPartition]int64{{Topic: "r", Partition: 0}: 1, {Topic: "r", Partition: 1}: 1}
+	if err := c1.(broker.OffsetCommitter).CommitOffsets(ctx, offs); err != nil {
+		t.Fatal(err)
+	}
+	for p := int32(0); p < 2; p++ {
+		if off, _ := b.Committed("rg", "r", p); off == 10 {
+			t.Errorf("partition %d committed at 10: everything polled, handled or not", p)
+		}
+	}
+}

@@ -300,11 +300,12 @@ func (c *consumer) signal() {
 	}
 }
 
-// applyAssignment switches to the latest assignment. A revoked partition's
-// progress (what earlier Polls returned) is committed before it is handed
-// over, so the new owner continues where this member stopped; a newly
-// assigned partition is taken once its previous owner has let go, and
-// starts at the committed offset or the reset position.
+// applyAssignment switches to the latest assignment. A revoked partition
+// is handed over at its committed offset, as broker.Consumer says: what
+// Poll returned but the member did not commit may not be handled yet (a
+// sink between batches), so the new owner gets it again rather than
+// never. A newly assigned partition is taken once its previous owner has
+// let go, and starts at the committed offset or the reset position.
 func (c *consumer) applyAssignment() {
 	c.mu.Lock()
 	want := slices.Clone(c.pending)
@@ -321,12 +322,6 @@ func (c *consumer) applyAssignment() {
 			op.unsub()
 			c.b.groups.release(c, op.tp)
 			continue
-		}
-		if op.pos != op.committed {
-			if err := c.b.offsets.commit([]GroupOffset{{Group: c.group, Topic: op.tp.Topic, Partition: op.tp.Partition, Offset: op.pos}}); err != nil {
-				c.b.opts.logger.Warn("committing a revoked partition failed; its records will be delivered again",
-					slog.String("group", c.group), slog.String("topic", op.tp.Topic), slog.Any("error", err))
-			}
 		}
 		op.unsub()
 		c.b.groups.release(c, op.tp)

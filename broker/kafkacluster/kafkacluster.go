@@ -417,11 +417,15 @@ func (c *consumer) CommitOffsets(ctx context.Context, offsets map[broker.TopicPa
 		owned[tp] = true
 	}
 	uncommitted := c.cl.UncommittedOffsets() // what was polled and not committed, per partition
+	committed := c.cl.CommittedOffsets()
 	commit := map[string]map[int32]kgo.EpochOffset{}
 	for tp, off := range offsets {
 		head, ok := uncommitted[tp.Topic][tp.Partition]
 		if !owned[tp] || !ok || off > head.Offset {
 			continue // not ours, or past what Poll returned
+		}
+		if done, ok := committed[tp.Topic][tp.Partition]; ok && off <= done.Offset {
+			continue // never backwards
 		}
 		if commit[tp.Topic] == nil {
 			commit[tp.Topic] = map[int32]kgo.EpochOffset{}

@@ -206,3 +206,54 @@ func TestCommitOffsetsPartOfAPoll(t *testing.T) {
 		t.Fatalf("resumed at %d, want 4", got[0].Offset)
 	}
 }
+
+// TestCommitOffsetsNeverBackwards: a position at or before the committed
+// one is left alone.
+func TestCommitOffsetsNeverBackwards(t *testing.T) {
+	b := newCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b.CreateTopic(ctx, "nb", broker.TopicConfig{Partitions: 1})
+	produce := func(from int) {
+		recs := make([]broker.Record, 10)
+		for i := range recs {
+			recs[i] = broker.Record{Value: []byte(fmt.Sprint(from + i))}
+		}
+		if err := b.ProducePartition(ctx, "nb", 0, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pollAll := func(c broker.Consumer, n int) {
+		for got := 0; got < n; {
+			recs, err := c.Poll(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += len(recs)
+		}
+	}
+	produce(0)
+	c1, err := b.Consume(ctx, "nbg", []string{"nb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollAll(c1, 10)
+	if err := c1.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	produce(10)
+	pollAll(c1, 10)
+	if err := c1.(broker.OffsetCommitter).CommitOffsets(ctx, map[broker.TopicPartition]int64{{Topic: "nb", Partition: 0}: 4}); err != nil {
+		t.Fatal(err)
+	}
+	c1.Close()
+	c2, err := b.Consume(ctx, "nbg", []string{"nb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	got, err := c2.Poll(ctx)
+	if err != nil || got[0].Offset != 10 {
+		t.Fatalf("resumed at %v (%v), want 10: the commit went backwards", got, err)
+	}
+}

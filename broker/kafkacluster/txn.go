@@ -172,6 +172,12 @@ func (c *txnConsumer) Commit(ctx context.Context) error {
 	return err
 }
 
+// CommitOffsets is refused: a transactional member commits in its
+// transactions (Transact, Commit), never beside them.
+func (c *txnConsumer) CommitOffsets(context.Context, map[broker.TopicPartition]int64) error {
+	return errors.New("kafka: CommitOffsets on a transactional consumer: commit with Transact")
+}
+
 // Close leaves the group. A transaction is never open here: Transact ends
 // the ones it begins.
 func (c *txnConsumer) Close() error {

@@ -90,7 +90,7 @@ func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) {
 		done = append(done, p.name)
 	}
 	if len(parts) == 0 {
-		logger.Info("SIGHUP: nothing here reloads (no SNMP or gNMI targets, no inventory file)")
+		logger.Info("SIGHUP: nothing in this process reloads")
 		return
 	}
 	logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")),

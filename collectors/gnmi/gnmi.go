@@ -12,6 +12,7 @@ package gnmi
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -297,8 +298,8 @@ type target struct {
 	poll  time.Duration
 	queue *queue
 	key   []byte
-	// tlsFiles are the TLS files as they were read, so a reload after a
-	// certificate is renewed resubscribes with the new one.
+	// tlsFiles are the TLS files' versions as they were read, so a reload
+	// after a certificate is renewed resubscribes with the new one.
 	tlsFiles []fileStamp
 	// lastSize is the size of the last message the stream received
 	// (payloadSizes), taken by the queue's byte bound.
@@ -324,13 +325,15 @@ func withDefaults(tc configs.GNMITarget) configs.GNMITarget {
 
 func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	tc = withDefaults(tc)
-	creds, err := transportCreds(tc)
-	if err != nil {
-		return nil, fmt.Errorf("gnmi %s: %w", tc.Name, err)
-	}
+	// Stamped before they are read: a file replaced in between is read
+	// new under the old stamp, so the next reload sees it changed again.
 	var files []fileStamp
 	if tls := tc.TLS; tls != nil && !tc.Insecure {
 		files = stampFiles(tls.CAFile, tls.CertFile, tls.KeyFile)
+	}
+	creds, err := transportCreds(tc)
+	if err != nil {
+		return nil, fmt.Errorf("gnmi %s: %w", tc.Name, err)
 	}
 	req, err := subscribeRequest(tc)
 	if err != nil {
@@ -871,29 +874,30 @@ func (p payloadSizes) HandleRPC(_ context.Context, s stats.RPCStats) {
 }
 
 // memberKey is what tells a reload whether a target changed: its config
-// and its TLS files' versions.
+// and its TLS files' contents.
 type memberKey struct {
 	cfg   configs.GNMITarget
 	files []fileStamp
 }
 
-// fileStamp is a version of a file: its modification time and size.
+// fileStamp is a version of a file: a hash of its contents (times and
+// sizes would miss a renewed certificate copied with its old time, or of
+// the same size).
 type fileStamp struct {
-	path    string
-	modTime time.Time
-	size    int64
+	path string
+	sum  [sha256.Size]byte
 }
 
 // stampFiles stamps the named files ("" and unreadable ones are skipped:
-// reading them is what reports the error).
+// reading them for the credentials is what reports the error).
 func stampFiles(paths ...string) []fileStamp {
 	var out []fileStamp
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		if st, err := os.Stat(p); err == nil {
-			out = append(out, fileStamp{p, st.ModTime(), st.Size()})
+		if b, err := os.ReadFile(p); err == nil {
+			out = append(out, fileStamp{p, sha256.Sum256(b)})
 		}
 	}
 	return out

@@ -276,10 +276,10 @@ func TestTLS(t *testing.T) {
 	rot.TLS = &configs.GNMITLS{CAFile: good.TLS.CAFile, CertFile: write("r.pem", strangerPEM), KeyFile: write("r.key", strangerKeyPEM), ServerName: "sim.lab"}
 	r2 := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{rot}})
 	waitFor(t, 10*time.Second, "a certificate the target does not trust to fail", func() bool { return r2.c.Status()[0].LastError != nil })
+	st, _ := os.Stat(rot.TLS.CertFile)
 	write("r.pem", cliCertPEM)
 	write("r.key", cliKeyPEM)
-	later := time.Now().Add(time.Minute) // past the file system's time resolution
-	os.Chtimes(rot.TLS.CertFile, later, later)
+	os.Chtimes(rot.TLS.CertFile, st.ModTime(), st.ModTime()) // copied with its time kept (cp -p): contents tell
 	if err := r2.c.Update([]configs.GNMITarget{rot}); err != nil {
 		t.Fatal(err)
 	}
