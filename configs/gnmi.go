@@ -26,10 +26,10 @@ type GNMI struct {
 	// published; past it notifications are dropped and counted. Default
 	// 10000.
 	QueueSize int `yaml:"queue_size"`
-	// QueueBytes bounds the same queue by the notifications' encoded
-	// size, so a target sending large notifications cannot hold
-	// queue_size of them in memory; default 64MiB. One notification is
-	// always taken, however large.
+	// QueueBytes bounds the same queue, with the batch being published,
+	// by the notifications' size as received, so a target sending large
+	// notifications cannot hold queue_size of them in memory; default
+	// 64MiB. An empty queue always takes one, however large.
 	QueueBytes ByteSize `yaml:"queue_bytes"`
 	// RetryMin and RetryMax bound the reconnect backoff (exponential,
 	// with jitter); defaults 1s and 60s.

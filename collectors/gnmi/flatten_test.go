@@ -237,9 +237,18 @@ func TestQueueBoundedByBytes(t *testing.T) {
 	if q.push(item{size: 1}) {
 		t.Fatal("push past the byte bound accepted")
 	}
+	taken, ok := q.take(t.Context(), nil, nil)
+	if !ok {
+		t.Fatal("take")
+	}
+	// Taken but not published: still counted; an empty queue takes one.
+	if !q.push(item{size: 10}) || q.push(item{size: 10}) {
+		t.Fatal("bytes taken for publishing were not counted until released")
+	}
 	if _, ok := q.take(t.Context(), nil, nil); !ok {
 		t.Fatal("take")
 	}
+	q.release(taken[0].size + taken[1].size + 10)
 	if !q.push(item{size: 5000}) {
 		t.Fatal("an empty queue refused one large item")
 	}

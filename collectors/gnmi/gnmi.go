@@ -729,8 +729,21 @@ func (q *queue) push(it item) bool {
 	return true
 }
 
+// release gives back the bytes of items taken and now published (or
+// given up): until then they count against the byte bound, so it bounds
+// the batch being published too.
+func (q *queue) release(n int) {
+	if n == 0 {
+		return
+	}
+	q.mu.Lock()
+	q.bytes -= n
+	q.mu.Unlock()
+}
+
 // take moves up to maxBatch items into dst, waiting for one; false when
-// ctx is done, or when stop is closed and the queue is empty.
+// ctx is done, or when stop is closed and the queue is empty. Their bytes
+// stay counted until release.
 func (q *queue) take(ctx context.Context, stop <-chan struct{}, dst []item) ([]item, bool) {
 	for {
 		q.mu.Lock()
@@ -747,9 +760,6 @@ func (q *queue) take(ctx context.Context, stop <-chan struct{}, dst []item) ([]i
 				rest := copy(q.items, q.items[maxBatch:])
 				clear(q.items[rest:])
 				q.items = q.items[:rest]
-			}
-			for i := range dst {
-				q.bytes -= dst[i].size
 			}
 			q.mu.Unlock()
 			return dst, true
@@ -775,13 +785,20 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) {
 	batch := make([]item, 0, maxBatch)
 	var recs []broker.Record
 	var keys []string
+	held := 0 // the queue bytes of the batch being published
+	defer func() { t.queue.release(held) }()
 	for {
+		t.queue.release(held)
+		held = 0
 		// One buffer per batch holds every record's value: the broker
 		// copies values into its log before Produce returns.
 		var buf []byte
 		var ok bool
 		if batch, ok = t.queue.take(ctx, streamDone, batch); !ok {
 			return
+		}
+		for _, it := range batch {
+			held += it.size
 		}
 		recs = recs[:0]
 		for _, it := range batch {
