@@ -404,41 +404,12 @@ func plainPrefix(s string) int {
 	return i
 }
 
-// load8 reads s's eight bytes as a little-endian word.
-func load8(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// unplainBytes sets the high bit of the bytes of v a JSON string cannot
-// hold as they are: >= 0x80, < 0x20, '"' and '\\'. The zero-byte tests
-// it uses can flag a byte above a true hit, never below one, so the
-// lowest flag is exact.
-func unplainBytes(v uint64) uint64 {
-	const (
-		lo = 0x0101010101010101
-		hi = 0x8080808080808080
-	)
-	q, bs := v^(lo*'"'), v^(lo*'\\')
-	// v|(v-0x20...): high bit for >= 0x80 or (borrowing) < 0x20.
-	return (v | (v - lo*0x20) | (q-lo)&^q | (bs-lo)&^bs) & hi
-}
-
 // printableASCII reports whether s has no control characters and no bytes
 // outside ASCII, eight bytes at a time.
 func printableASCII(s string) bool {
-	const (
-		lo = 0x0101010101010101
-		hi = 0x8080808080808080
-	)
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		// High bit set, or a byte below 0x20 (the "has zero byte" test
-		// on v - 0x20 per byte, exact for bytes below 0x80).
-		if (v|((v-lo*0x20)&^v))&hi != 0 {
+		if controlOrHigh(load8(s[i:i+8])) != 0 {
 			return false
 		}
 	}

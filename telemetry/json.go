@@ -260,22 +260,12 @@ func appendEscaped(dst []byte, s string, html bool) []byte {
 }
 
 // plainASCII8 reports whether all of s's 8 bytes are printable ASCII other
-// than '"' and '\\' (and '<', '>' and '&' with html), testing them together
-// (SWAR): a byte is flagged when it is >= 0x80, < 0x20, or one of those.
+// than '"' and '\\' (and '<', '>' and '&' with html).
 func plainASCII8(s string, html bool) bool {
-	v := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	const (
-		lo = 0x0101010101010101
-		hi = 0x8080808080808080
-	)
-	// A byte of x is zero exactly where v had the tested value; the
-	// usual "has zero byte" test finds it.
-	hasZero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
-	below := (v - lo*0x20) & ^v & hi // bytes < 0x20 (for bytes < 0x80)
-	flagged := (v & hi) | below | hasZero(v^(lo*'"')) | hasZero(v^(lo*'\\'))
+	v := load8(s)
+	flagged := unplainBytes(v)
 	if html {
-		flagged |= hasZero(v^(lo*'<')) | hasZero(v^(lo*'>')) | hasZero(v^(lo*'&'))
+		flagged |= htmlBytes(v)
 	}
 	return flagged == 0
 }

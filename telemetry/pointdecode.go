@@ -849,19 +849,8 @@ func (s *scanner) str() ([]byte, bool) {
 	}
 }
 
-// plain8 reports whether none of b's 8 bytes is '"', '\\', a control
-// character or a byte >= 0x80, testing them together (SWAR): a byte is
-// flagged where it is < 0x20, >= 0x80, or equal to 0x22 or 0x5c.
-func plain8(b []byte) bool {
-	v := binary.LittleEndian.Uint64(b)
-	const (
-		lo = 0x0101010101010101
-		hi = 0x8080808080808080
-	)
-	hasZero := func(x uint64) uint64 { return (x - lo) & ^x & hi }
-	below := (v - lo*0x20) & ^v & hi // bytes < 0x20 (for bytes < 0x80)
-	return (v&hi)|below|hasZero(v^(lo*'"'))|hasZero(v^(lo*'\\')) == 0
-}
+// plain8 reports whether b's 8 bytes are all plain in a JSON string.
+func plain8(b []byte) bool { return unplainBytes(binary.LittleEndian.Uint64(b)) == 0 }
 
 func (s *scanner) escaped(start int) ([]byte, bool) {
 	s.escapedLast = true
