@@ -150,10 +150,12 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 
 // Lookup finds the device a record comes from: by name (the hostname or
 // sysName the record carries), else by address, else by the longest CIDR
-// holding the address. nil when unknown.
+// holding the address ("ip" or "ip:port"). nil when unknown.
 func (inv *Inventory) Lookup(name, addr string) *Device {
-	a, _ := netip.ParseAddr(addr)
-	return inv.LookupAddr(name, a)
+	if d, ok := inv.idx.Load().byName[name]; ok && name != "" {
+		return d // found by name: the address need not be parsed
+	}
+	return inv.LookupAddr(name, senderAddr(addr))
 }
 
 // LookupAddr is Lookup with the address parsed (the zero Addr for none).

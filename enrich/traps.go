@@ -107,7 +107,7 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 	default:
 		return ev, false
 	}
-	if d := w.inv.LookupAddr(tr.Device, senderAddr(tr.SourceAddr)); d != nil {
+	if d := w.inv.Lookup(tr.Device, tr.SourceAddr); d != nil {
 		ev.Tags = d.TagsOf()
 		if d.Name != "" && d.CIDR == "" {
 			ev.Device = d.Name

@@ -294,7 +294,7 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 		e.FacilityName = FacilityNames[e.Facility]
 	}
 	tags, tagsJSON := w.unknownTags, w.unknownTagsJSON
-	if d := w.inv.LookupAddr(e.Hostname, senderAddr(e.SourceAddr)); d != nil {
+	if d := w.inv.Lookup(e.Hostname, e.SourceAddr); d != nil {
 		tags, tagsJSON = d.tags, d.tagsJSON
 		if d.Name != "" && d.CIDR == "" {
 			e.Device = d.Name
