@@ -52,11 +52,23 @@ type Item struct {
 	Record broker.Record
 	Schema string
 	Metric *telemetry.Metric
-	// telemetry.Point is a metric/1 record for a PointDestination, which gets it
+	// Point is a metric/1 record for a PointDestination, which gets it
 	// instead of Metric. It is reused after the batch is delivered.
 	Point *telemetry.Point
 	Log   *telemetry.EnrichedLog
 	Event *telemetry.Event
+}
+
+// MetricPoint is the item's metric as a Point: Point when the framework
+// decoded one, else made from Metric; nil for a log or an event.
+func (it *Item) MetricPoint() *telemetry.Point {
+	switch {
+	case it.Point != nil:
+		return it.Point
+	case it.Metric != nil:
+		return telemetry.PointOf(it.Metric)
+	}
+	return nil
 }
 
 // Destination is where a sink delivers: a file, an InfluxDB, an HTTP

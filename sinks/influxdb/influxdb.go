@@ -165,10 +165,7 @@ func (w *worker) run(items []sinks.Item, gz, last bool) {
 	w.lines = w.lines[:0]
 	w.err = nil
 	for i := range items {
-		p := items[i].Point
-		if p == nil {
-			p = telemetry.PointOf(items[i].Metric)
-		}
+		p := items[i].MetricPoint() // a metric: the sink takes no other schema
 		var err error
 		if w.lines, err = appendLine(w.lines, p); err != nil {
 			// One bad metric: reject the batch so the framework sends the

@@ -211,12 +211,9 @@ func (c *Collector) UpdateItems(items []sinks.Item) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range items {
-		p := items[i].Point
+		p := items[i].MetricPoint()
 		if p == nil {
-			if items[i].Metric == nil {
-				continue
-			}
-			p = telemetry.PointOf(items[i].Metric)
+			continue
 		}
 		c.update(p, now)
 	}

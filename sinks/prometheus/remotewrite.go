@@ -116,12 +116,9 @@ func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
 func (w *rwWorker) run(items []sinks.Item) {
 	w.body = w.body[:0]
 	for i := range items {
-		p := items[i].Point
+		p := items[i].MetricPoint()
 		if p == nil {
-			if items[i].Metric == nil {
-				continue
-			}
-			p = telemetry.PointOf(items[i].Metric)
+			continue
 		}
 		w.appendPoint(p)
 	}
