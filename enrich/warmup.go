@@ -71,9 +71,14 @@ func (wm *warmer) retain(assigned []broker.TopicPartition) {
 // records before its first record in recs. feed gets each record of the
 // window in order.
 func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(*broker.Record)) {
+	var last broker.TopicPartition
 	for i := range recs {
 		r := &recs[i]
 		tp := broker.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if i > 0 && tp == last {
+			continue // a poll comes partition by partition: looked up already
+		}
+		last = tp
 		if wm.warm[tp] {
 			continue
 		}
