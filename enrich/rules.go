@@ -37,7 +37,10 @@ type rule struct {
 	keywords []string
 	// bigrams are the byte pairs of needs and keywords (NewClassifier
 	// works them out), a test cheaper still.
-	bigrams  bigramSet
+	bigrams bigramSet
+	// fast, when the rule has one, matches its usual messages without the
+	// patterns (fastmatch.go); NewClassifier sets it.
+	fast     fastMatch
 	event    string
 	states   map[string]string // lower-case state -> event
 	up, down string            // events for old/new transitions

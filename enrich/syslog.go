@@ -54,6 +54,7 @@ func NewClassifier() *Classifier {
 		}
 		r.keywords = ruleKeywords(r)
 		r.bigrams = ruleBigrams(r)
+		r.fast = fastMatches[r.name]
 	}
 	return &Classifier{rules: rules}
 }
@@ -74,6 +75,14 @@ func text(l *telemetry.Log) string {
 
 // Classify recognises one log message.
 func (c *Classifier) Classify(l *telemetry.Log) SyslogInfo {
+	return c.ClassifyInto(l, make(map[string]string, 4))
+}
+
+// ClassifyInto is Classify with the fields put in fields, which it
+// clears first: a worker reuses one map from message to message.
+// info.Fields is fields when the matching rule gave any, else nil.
+func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) SyslogInfo {
+	clear(fields)
 	info := SyslogInfo{MnemonicSeverity: -1}
 	msg := text(l)
 	fac, sev, mnem, hasMnemonic := mnemonic(msg)
@@ -106,43 +115,34 @@ func (c *Classifier) Classify(l *telemetry.Log) SyslogInfo {
 		if !hasAll(msg, r.keywords) {
 			continue
 		}
-		fields, event, ok := r.apply(msg, at)
+		event, ok := r.apply(msg, at, fields)
 		if !ok {
 			continue
 		}
-		info.Fields, info.Event, info.Rule = fields, event, r.name
+		if len(fields) > 0 {
+			info.Fields = fields
+		}
+		info.Event, info.Rule = event, r.name
 		break
 	}
 	return info
 }
 
 // apply matches the rule and derives its event ("" when the rule matches
-// but the change is not one, such as a BGP session going Idle → Connect).
-// needsAt is where the rule's needs literal first occurs in msg: a pattern
-// that starts with that literal cannot match before it, so it only reads
-// from there.
-func (r *rule) apply(msg string, needsAt int) (map[string]string, string, bool) {
+// but the change is not one, such as a BGP session going Idle → Connect),
+// putting the rule's fields in fields, which is empty; on no match it
+// leaves fields empty. needsAt is where the rule's needs literal first
+// occurs in msg: a pattern that starts with that literal cannot match
+// before it, so it only reads from there.
+func (r *rule) apply(msg string, needsAt int, fields map[string]string) (string, bool) {
 	if r.pairs != nil {
-		return r.applyPairs(msg)
+		return r.applyPairs(msg, fields)
 	}
-	var fields map[string]string
-	for j, p := range r.patterns {
-		in := msg
-		if r.atNeeds[j] {
-			in = msg[needsAt:]
-		}
-		m := p.FindStringSubmatchIndex(in)
-		if m == nil {
-			return nil, "", false
-		}
-		for i, name := range p.SubexpNames() {
-			if name == "" || m[2*i] < 0 || m[2*i] == m[2*i+1] {
-				continue
-			}
-			if fields == nil {
-				fields = make(map[string]string, 4)
-			}
-			fields[name] = in[m[2*i]:m[2*i+1]]
+	if r.fast == nil || !r.fast(msg, needsAt, fields) {
+		clear(fields) // what an unsure fast match set
+		if !r.match(msg, needsAt, fields) {
+			clear(fields)
+			return "", false
 		}
 	}
 	event := r.event
@@ -163,7 +163,29 @@ func (r *rule) apply(msg string, needsAt int) (map[string]string, string, bool) 
 	}
 	// State groups are how the rule decides, not facts for the record.
 	delete(fields, "state")
-	return fields, event, true
+	return event, true
+}
+
+// match runs the rule's patterns, putting their non-empty named groups
+// in fields.
+func (r *rule) match(msg string, needsAt int, fields map[string]string) bool {
+	for j, p := range r.patterns {
+		in := msg
+		if r.atNeeds[j] {
+			in = msg[needsAt:]
+		}
+		m := p.FindStringSubmatchIndex(in)
+		if m == nil {
+			return false
+		}
+		for i, name := range p.SubexpNames() {
+			if name == "" || m[2*i] < 0 || m[2*i] == m[2*i+1] {
+				continue
+			}
+			fields[name] = in[m[2*i]:m[2*i+1]]
+		}
+	}
+	return true
 }
 
 // lookupLower is m[strings.ToLower(s)], without allocating the lower-case
@@ -365,26 +387,23 @@ func ObjectOf(info SyslogInfo) string {
 // applyPairs matches a key=value rule: every key of r.pairs has its value,
 // and r.pairFields take theirs (a field whose key is missing or empty is
 // left out, as an empty group is).
-func (r *rule) applyPairs(msg string) (map[string]string, string, bool) {
+func (r *rule) applyPairs(msg string, fields map[string]string) (string, bool) {
 	matched := 0
-	var fields map[string]string
 	eachPair(msg, func(k, v string) {
 		if want, ok := r.pairs[k]; ok && v == want {
 			matched++
 		}
 		for field, key := range r.pairFields {
 			if key == k && v != "" {
-				if fields == nil {
-					fields = make(map[string]string, len(r.pairFields))
-				}
 				fields[field] = v
 			}
 		}
 	})
 	if matched < len(r.pairs) {
-		return nil, "", false
+		clear(fields)
+		return "", false
 	}
-	return fields, r.event, true
+	return r.event, true
 }
 
 // eachPair calls fn with each key=value pair of s, in order: keys are

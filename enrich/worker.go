@@ -257,7 +257,8 @@ var (
 // strings the detector keeps are the decoded record's own).
 type syslogScratch struct {
 	log    telemetry.EnrichedLog
-	sev    int // what log.MnemonicSeverity points to
+	sev    int               // what log.MnemonicSeverity points to
+	fields map[string]string // what log.Fields is, when the message has any
 	events []telemetry.Event
 }
 
@@ -280,7 +281,10 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
 		return broker.Record{}, telemetry.Event{}, false
 	}
-	info := w.cls.Classify(&e.Log)
+	if w.scratch.fields == nil {
+		w.scratch.fields = make(map[string]string, 8)
+	}
+	info := w.cls.ClassifyInto(&e.Log, w.scratch.fields)
 	e.Vendor, e.Fields, e.Event = info.Vendor, info.Fields, info.Event
 	e.MnemonicFacility, e.Mnemonic = info.Facility, info.Mnemonic
 	if info.MnemonicSeverity >= 0 {
