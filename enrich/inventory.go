@@ -33,7 +33,9 @@ type Device struct {
 	prefix   netip.Prefix
 	tags     map[string]string // all attributes as tags, built once
 	tagsJSON []byte            // tags as the `,"tags":{...}` of a record
-	tagList  []telemetry.Tag   // tags sorted by key
+	// eventTagsJSON is tags as an event writes them (HTML escaped).
+	eventTagsJSON []byte
+	tagList       []telemetry.Tag // tags sorted by key
 }
 
 // inventoryFile is the YAML file: `devices:` and a list.
@@ -121,6 +123,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			}
 		}
 		d.tagsJSON = telemetry.AppendStringMapField(nil, "tags", d.tags)
+		d.eventTagsJSON = telemetry.AppendMarshalTagsField(nil, d.tags)
 		for k, v := range d.tags {
 			d.tagList = append(d.tagList, telemetry.Tag{Key: k, Value: v})
 		}

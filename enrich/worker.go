@@ -64,6 +64,8 @@ type Worker struct {
 	// The tags of devices not in the inventory, shared by their records.
 	unknownTags     map[string]string
 	unknownTagsJSON []byte
+	// unknownEventTagsJSON is unknownTags as an event writes them.
+	unknownEventTagsJSON []byte
 
 	out *outputs
 }
@@ -122,6 +124,7 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	}
 	w.unknownTags = map[string]string{"unknown": "true"}
 	w.unknownTagsJSON = telemetry.AppendStringMapField(nil, "tags", w.unknownTags)
+	w.unknownEventTagsJSON = telemetry.AppendMarshalTagsField(nil, w.unknownTags)
 	return w
 }
 
@@ -297,9 +300,9 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 	if e.Facility >= 0 && e.Facility < len(FacilityNames) {
 		e.FacilityName = FacilityNames[e.Facility]
 	}
-	tags, tagsJSON := w.unknownTags, w.unknownTagsJSON
+	tags, tagsJSON, eventTagsJSON := w.unknownTags, w.unknownTagsJSON, w.unknownEventTagsJSON
 	if d := w.inv.Lookup(e.Hostname, e.SourceAddr); d != nil {
-		tags, tagsJSON = d.tags, d.tagsJSON
+		tags, tagsJSON, eventTagsJSON = d.tags, d.tagsJSON, d.eventTagsJSON
 		if d.Name != "" && d.CIDR == "" {
 			e.Device = d.Name
 		}
@@ -321,7 +324,7 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 	}
 	ev := telemetry.Event{
 		V: telemetry.Version, Type: e.Event, Device: e.Device, Object: ObjectOf(info),
-		Severity: e.SeverityName, Message: e.Message, Tags: e.Tags, Time: e.ReceivedAt,
+		Severity: e.SeverityName, Message: e.Message, Tags: e.Tags, TagsJSON: eventTagsJSON, Time: e.ReceivedAt,
 		Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset},
 	}
 	if e.Time != nil {

@@ -25,7 +25,11 @@ func (ev *Event) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 		b = append(b, `,"message":`...)
 		b = AppendMarshalString(b, ev.Message)
 	}
-	b, keys = appendMarshalTags(b, keys, ev.Tags)
+	if ev.TagsJSON != nil {
+		b = append(b, ev.TagsJSON...)
+	} else {
+		b, keys = appendMarshalTags(b, keys, ev.Tags)
+	}
 	if ev.Count != 0 {
 		b = append(b, `,"count":`...)
 		b = strconv.AppendInt(b, int64(ev.Count), 10)

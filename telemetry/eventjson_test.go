@@ -7,12 +7,19 @@ import (
 	"time"
 )
 
+// checkEventJSON: AppendJSON writes what json.Marshal does, with the
+// tags encoded on the fly and from TagsJSON.
 func checkEventJSON(t *testing.T, ev Event) {
 	t.Helper()
-	got, _, gerr := ev.AppendJSON(nil, nil)
 	want, werr := json.Marshal(&ev)
+	got, _, gerr := ev.AppendJSON(nil, nil)
 	if (gerr == nil) != (werr == nil) || gerr == nil && !bytes.Equal(got, want) {
 		t.Fatalf("AppendJSON differs from json.Marshal:\n got  %s (%v)\n want %s (%v)", got, gerr, want, werr)
+	}
+	ev.TagsJSON = AppendMarshalTagsField(nil, ev.Tags)
+	got, _, gerr = ev.AppendJSON(nil, nil)
+	if (gerr == nil) != (werr == nil) || gerr == nil && !bytes.Equal(got, want) {
+		t.Fatalf("AppendJSON with TagsJSON differs from json.Marshal:\n got  %s (%v)\n want %s (%v)", got, gerr, want, werr)
 	}
 }
 

@@ -82,6 +82,17 @@ func appendMetricTail(b []byte, counters []string, at, receivedAt time.Time, upt
 
 // appendMarshalTags writes `,"tags":{...}` as json.Marshal writes a
 // map[string]string field with omitempty, keys sorted; keys is scratch.
+// AppendMarshalTagsField appends tags as the `,"tags":{...}` field that
+// json.Marshal writes for an Event's (nothing when there are none), for
+// Event.TagsJSON.
+func AppendMarshalTagsField(b []byte, tags map[string]string) []byte {
+	b, _ = appendMarshalTags(b, nil, tags)
+	if b == nil {
+		b = []byte{} // set, and empty
+	}
+	return b
+}
+
 func appendMarshalTags(b []byte, keys []string, tags map[string]string) ([]byte, []string) {
 	if len(tags) == 0 {
 		return b, keys

@@ -171,6 +171,10 @@ type Event struct {
 	Time     time.Time         `json:"time"`
 	// Cause locates the record that caused the event.
 	Cause Cause `json:"cause"`
+	// TagsJSON, when set, is Tags encoded by AppendMarshalTagsField:
+	// enrichment encodes a device's tags once, and AppendJSON copies them
+	// instead of sorting and escaping them for every event.
+	TagsJSON []byte `json:"-"`
 }
 
 // Cause is a record's position in the log.
