@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -111,6 +112,47 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 		out = append(out, f)
 	}
 	return out
+}
+
+// remember takes an event that a warm-up read again: one published
+// before, by this process before a restart or by the partition's previous
+// owner. It rebuilds the de-duplication and flapping state observe built
+// then, and returns nothing: a flapping event it finds was published then
+// too, and the cleared one follows from settle as usual. Other workers
+// may be passing on live events meanwhile, so an event older than the
+// last one passed on for its key is left out, and change times are kept
+// in order.
+func (d *detector) remember(ev telemetry.Event, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := eventKey{ev.Device, ev.Object, ev.Type}
+	if t, ok := d.last[k]; ok && (at.Before(t) || d.dedup > 0 && at.Sub(t) <= d.dedup) {
+		return // passed on live since, or a duplicate then
+	}
+	d.last[k] = at
+	fam := family(ev.Type)
+	if fam == "" || d.threshold <= 0 {
+		return
+	}
+	ok := objectKey{ev.Device, ev.Object, fam}
+	st := d.changes[ok]
+	if st == nil {
+		st = &flapState{}
+		d.changes[ok] = st
+	}
+	i := len(st.times)
+	for i > 0 && st.times[i-1].After(at) {
+		i--
+	}
+	st.times = slices.Insert(st.times, i, at)
+	if newest := st.times[len(st.times)-1]; newest.Equal(at) {
+		st.last = ev
+	}
+	st.times = pruneBefore(st.times, st.times[len(st.times)-1].Add(-d.window))
+	if !st.flapping && len(st.times) > d.threshold {
+		st.flapping = true
+		d.flapping[ok] = st
+	}
 }
 
 // settle returns a <family>_flapping_cleared event for each flapping object

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,6 +52,56 @@ func TestFlapping(t *testing.T) {
 	}
 	if again := d.settle(t0.Add(time.Hour)); len(again) != 0 {
 		t.Fatalf("cleared twice: %v", again)
+	}
+}
+
+// TestRememberRebuildsState: events remembered by a warm-up leave the
+// detector as observing them did (de-duplication and flapping, the cleared
+// event following), without publishing anything; one older than a live
+// event already passed on changes nothing.
+func TestRememberRebuildsState(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	change := func(i int) telemetry.Event {
+		typ := [...]string{"interface_down", "interface_up"}[i%2]
+		return telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: t0.Add(time.Duration(i) * 10 * time.Second)}
+	}
+	observed, remembered := newDetector(time.Second, 5, 10*time.Minute), newDetector(time.Second, 5, 10*time.Minute)
+	for i := range 8 {
+		observed.observe(change(i), change(i).Time)
+		remembered.remember(change(i), change(i).Time)
+	}
+	// A duplicate within the window, then the ninth change.
+	dup := change(7)
+	if got := remembered.observe(dup, dup.Time.Add(500*time.Millisecond)); len(got) != 0 {
+		t.Errorf("duplicate of a remembered event published: %v", got)
+	}
+	if got := remembered.observe(change(8), change(8).Time); len(got) != 1 || got[0].Type != "interface_down" {
+		t.Errorf("change after the warm-up: %v, want the change alone (the flapping event went out before)", got)
+	}
+	observed.observe(change(8), change(8).Time)
+	at := t0.Add(80*time.Second + 10*time.Minute + time.Second)
+	want, got := observed.settle(at), remembered.settle(at)
+	if len(got) != 1 || got[0].Type != "interface_flapping_cleared" || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("settled: %v, want %v", got, want)
+	}
+
+	// A warm-up that runs after a live event for the key changes nothing.
+	d := newDetector(time.Second, 2, 10*time.Minute)
+	live := change(4)
+	d.observe(live, live.Time)
+	for i := range 4 {
+		d.remember(change(i), change(i).Time)
+	}
+	if len(d.flapping) != 1 {
+		t.Fatalf("older changes of other types still count: flapping %d, want 1", len(d.flapping))
+	}
+	old := change(2) // interface_down, before the live one
+	d.remember(old, old.Time)
+	if !d.last[eventKey{"edge1", "Gi0/1", "interface_down"}].Equal(live.Time) {
+		t.Errorf("an older remembered event moved the last time of a live one")
+	}
+	if ts := d.changes[objectKey{"edge1", "Gi0/1", "interface"}].times; !slices.IsSortedFunc(ts, time.Time.Compare) {
+		t.Errorf("change times out of order: %v", ts)
 	}
 }
 

@@ -64,12 +64,8 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	if input == "" {
 		input = telemetry.TopicRawSNMP
 	}
-	warmup := DefaultWarmup
-	if w.warmupSet {
-		warmup = w.warmup
-	}
 	return &MetricsWorker{
-		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: warmup,
+		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det,
 		rates: newRates(), state: map[stateKey]int64{}, uptimes: map[string]uint32{}, rateNames: map[string]string{},
 	}
@@ -86,7 +82,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
 		return err
 	}
-	w.warmer = newWarmer(w.b, w.warmup, w.logger)
+	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var metrics, events []outRecord
 	for {
 		recs, ok := poll(ctx, m.c, 0, w.logger)
@@ -144,8 +140,11 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 // only: its outputs and events are thrown away.
 func (w *MetricsWorker) warm(r *broker.Record) {
 	w.warming = true
-	w.enrich(r)
+	evs, _ := w.enrich(r)
 	w.warming = false
+	for _, ev := range evs {
+		w.det.remember(ev, detectAt(r, ev.Time))
+	}
 }
 
 // metricHeaders are every enriched metric's headers, shared: outputs copy

@@ -31,13 +31,14 @@ type TrapWorker struct {
 	det      *detector
 	evEnc    eventRecords
 	out      *outputs
+	warmup   time.Duration
 }
 
 // NewTrapWorker builds a trap worker.
 func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
 	w := NewWorker(b, inv, nil, opts...)
 	return &TrapWorker{b: b, inv: inv, input: telemetry.TopicRawTraps, topics: w.topics,
-		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det}
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup}
 }
 
 // Run consumes until ctx ends.
@@ -51,13 +52,17 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.topics.Events); err != nil {
 		return err
 	}
+	warmer := newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var events []outRecord
 	for {
 		recs, ok := poll(ctx, m.c, 0, w.logger)
 		if !ok {
 			return nil
 		}
-		w.out.track(m.c.Assigned())
+		assigned := m.c.Assigned()
+		w.out.track(assigned)
+		warmer.retain(assigned)
+		warmer.before(ctx, recs, w.warm)
 		events = events[:0]
 		for i := range recs {
 			r := &recs[i]
@@ -82,6 +87,18 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		if !w.out.deliver(ctx, m, outBatch{w.topics.Events, events}) {
 			return nil
 		}
+	}
+}
+
+// warm takes a trap a warm-up read again into the event detector's state
+// (see detector.remember); nothing is published.
+func (w *TrapWorker) warm(r *broker.Record) {
+	var tr telemetry.Trap
+	if err := json.Unmarshal(r.Value, &tr); err != nil {
+		return // counted when it was first read
+	}
+	if ev, ok := w.eventOf(&tr, r); ok {
+		w.det.remember(ev, detectAt(r, ev.Time))
 	}
 }
 

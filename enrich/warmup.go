@@ -22,17 +22,19 @@ const warmupMaxRecords = 4 << 20
 // Kafka every Fetch sets up its own client.
 const warmupFetchBytes = 8 << 20
 
-// WithWarmup sets how far back (by record time) a metrics worker reads a
-// partition it takes before enriching it; zero or less turns warm-up off.
+// WithWarmup sets how far back (by record time) a worker reads a partition
+// it takes before enriching it (syslog and trap workers: at least the flap
+// window); zero or less turns warm-up off.
 func WithWarmup(d time.Duration) WorkerOption {
 	return func(w *Worker) { w.warmup, w.warmupSet = d, true }
 }
 
-// warmer gives a metrics worker the memory it would have had, had it been
-// running all along. Rates need each counter's previous sample, and
-// status events the previous status: without them, the first poll after a
-// restart or a rebalance has no rates, and a link that went down meanwhile
-// raises no interface_down. When the worker takes a partition, the warmer
+// warmer gives a worker the memory it would have had, had it been running
+// all along. Rates need each counter's previous sample, status events the
+// previous status, and the event detector the changes of the flap window:
+// without them, the first poll after a restart or a rebalance has no
+// rates, a link that went down meanwhile raises no interface_down, and an
+// interface flapping before the restart is never cleared. When the worker takes a partition, the warmer
 // reads the records of the window before the first one it is given (those
 // a previous owner, or this process before a restart, already enriched)
 // and feeds them through enrichment with the outputs thrown away. The log

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -199,5 +200,92 @@ func TestWarmerFollowsRetention(t *testing.T) {
 	}
 	if n != 500 || len(fed) != 500 || fed[0] != 5500 || fed[499] != 5999 {
 		t.Fatalf("fed %d records (%d returned) from %v, want 500 from 5500", len(fed), n, fed[:min(1, len(fed))])
+	}
+}
+
+// TestFlappingSurvivesRestart: an interface that was flapping when the
+// syslog worker stopped is still known to flap after a restart (the
+// warm-up replays the window into the event detector), so its cleared
+// event follows once it settles, and no second flapping event is raised.
+// Without warm-up the new worker never learns it flapped: no cleared.
+func TestFlappingSurvivesRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		warmup time.Duration
+		want   bool
+	}{{"on", DefaultWarmup, true}, {"off", 0, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := embedded.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			line := func(ifName, state string) broker.Record {
+				l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
+					Message:    "%LINK-3-UPDOWN: Interface " + ifName + ", changed state to " + state,
+					SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
+				return broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)}
+			}
+			events := func() []string {
+				var out []string
+				for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+					var ev telemetry.Event
+					json.Unmarshal(r.Value, &ev)
+					out = append(out, ev.Type+" "+ev.Object)
+				}
+				return out
+			}
+			inv, _ := ParseInventory([]byte(testInventory))
+			const window = time.Second
+			run := func(until func([]string) bool, wait time.Duration) {
+				t.Helper()
+				w := NewWorker(b, inv, NewClassifier(), WithEventRules(0, 3, window), WithWarmup(tc.warmup))
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { w.Run(ctx); close(done) }()
+				defer func() { cancel(); <-done }()
+				for deadline := time.Now().Add(wait); !until(events()); time.Sleep(20 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						return
+					}
+				}
+			}
+			var flaps []broker.Record
+			for i := range 4 {
+				flaps = append(flaps, line("Gi0/1", [...]string{"down", "up"}[i%2]))
+			}
+			if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, flaps); err != nil {
+				t.Fatal(err)
+			}
+			has := func(ev string) func([]string) bool {
+				return func(evs []string) bool { return slices.Contains(evs, ev) }
+			}
+			run(has("interface_flapping Gi0/1"), 10*time.Second) // stops before the link settles
+			if got := events(); len(got) != 5 {
+				t.Fatalf("before the restart: events %v, want 4 changes and interface_flapping", got)
+			}
+			// Another line of the device's partition, after the restart.
+			if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{line("Gi0/9", "up")}); err != nil {
+				t.Fatal(err)
+			}
+			wait := 10 * time.Second
+			if !tc.want {
+				wait = 4 * window
+			}
+			run(has("interface_flapping_cleared Gi0/1"), wait)
+			got := events()
+			if has("interface_flapping_cleared Gi0/1")(got) != tc.want {
+				t.Errorf("after the restart: events %v; want interface_flapping_cleared Gi0/1: %v", got, tc.want)
+			}
+			flapping := 0
+			for _, ev := range got {
+				if ev == "interface_flapping Gi0/1" {
+					flapping++
+				}
+			}
+			if flapping != 1 {
+				t.Errorf("%d interface_flapping events, want 1", flapping)
+			}
+		})
 	}
 }

@@ -50,10 +50,12 @@ type Worker struct {
 	session  time.Duration
 	det      *detector
 	input    string // metrics workers: the raw topic they read
-	// metrics workers: how far back to read a partition they take (see
-	// warmer); DefaultWarmup unless set.
+	// How far back to read a partition the worker takes (see warmer);
+	// DefaultWarmup unless set.
 	warmup    time.Duration
 	warmupSet bool
+	warmer    *warmer
+	warming   bool // decoding a warm-up record: nothing is counted or logged
 
 	evEnc eventRecords
 
@@ -125,7 +127,22 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	w.unknownTags = map[string]string{"unknown": "true"}
 	w.unknownTagsJSON = telemetry.AppendStringMapField(nil, "tags", w.unknownTags)
 	w.unknownEventTagsJSON = telemetry.AppendMarshalTagsField(nil, w.unknownTags)
+	if !w.warmupSet {
+		w.warmup = DefaultWarmup
+	}
 	return w
+}
+
+// eventWarmup is how far back a worker whose events the detector
+// de-duplicates and watches for flapping reads a partition it takes: the
+// warm-up, or the flap window if that is longer, so that an object
+// flapping before a restart is still known to flap, and its cleared event
+// follows. Zero when warm-up is off.
+func eventWarmup(warmup time.Duration, det *detector) time.Duration {
+	if warmup <= 0 {
+		return 0
+	}
+	return max(warmup, det.window, det.dedup)
 }
 
 // WorkerMetrics are the enrichment self-metrics.
@@ -172,6 +189,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.topics.EnrichedSyslog, w.topics.Events); err != nil {
 		return err
 	}
+	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var enriched, events []outRecord
 	lastSettle := time.Now()
 	for {
@@ -182,7 +200,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			return nil
 		}
 		start := time.Now()
-		w.out.track(m.c.Assigned())
+		assigned := m.c.Assigned()
+		w.out.track(assigned)
+		w.warmer.retain(assigned)
+		w.warmer.before(ctx, recs, w.warmSyslog)
 		enriched, events = w.enrichSyslogBatch(recs, enriched[:0], events[:0])
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
@@ -275,19 +296,51 @@ var (
 // and, when the message reports a state change, an event (else an event
 // with no Type).
 func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event, bool) {
-	e := &w.scratch.log
-	*e = telemetry.EnrichedLog{}
-	lay, err := telemetry.DecodeLogLayout(r.Value, &e.Log)
-	if err != nil {
-		w.m.decodeErrors.Inc()
-		w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
-			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
+	d, ok := w.decodeSyslog(r)
+	if !ok {
 		return broker.Record{}, telemetry.Event{}, false
 	}
+	e := &w.scratch.log
+	// The tags go in as encoded once per device, last, where AppendJSON
+	// would put them.
+	val := e.AppendJSONFrom(w.arena.start(), r.Value, d.layout)
+	val = w.arena.keep(append(append(val[:len(val)-1], d.tagsJSON...), '}'))
+	key := w.arena.keep(append(w.arena.start(), e.Device...))
+	out := broker.Record{Key: key, Value: val, Timestamp: r.Timestamp, Headers: logHeaders}
+	return out, w.syslogEvent(r, &d), true
+}
+
+// decodedSyslog is what decodeSyslog learns besides w.scratch.log.
+type decodedSyslog struct {
+	layout telemetry.LogLayout
+	info   SyslogInfo
+	// The device's tags, and encoded for the record and for events: the
+	// record's are appended to its encoding, not put in the log's Tags.
+	tags                    map[string]string
+	tagsJSON, eventTagsJSON []byte
+}
+
+// decodeSyslog decodes and classifies r into w.scratch.log, with the
+// device's inventory tags.
+func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
+	e := &w.scratch.log
+	*e = telemetry.EnrichedLog{}
+	var d decodedSyslog
+	lay, err := telemetry.DecodeLogLayout(r.Value, &e.Log)
+	if err != nil {
+		if !w.warming {
+			w.m.decodeErrors.Inc()
+			w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
+				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
+		}
+		return d, false
+	}
+	d.layout = lay
 	if w.scratch.fields == nil {
 		w.scratch.fields = make(map[string]string, 8)
 	}
 	info := w.cls.ClassifyInto(&e.Log, w.scratch.fields)
+	d.info = info
 	e.Vendor, e.Fields, e.Event = info.Vendor, info.Fields, info.Event
 	e.MnemonicFacility, e.Mnemonic = info.Facility, info.Mnemonic
 	if info.MnemonicSeverity >= 0 {
@@ -300,35 +353,49 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 	if e.Facility >= 0 && e.Facility < len(FacilityNames) {
 		e.FacilityName = FacilityNames[e.Facility]
 	}
-	tags, tagsJSON, eventTagsJSON := w.unknownTags, w.unknownTagsJSON, w.unknownEventTagsJSON
-	if d := w.inv.Lookup(e.Hostname, e.SourceAddr); d != nil {
-		tags, tagsJSON, eventTagsJSON = d.tags, d.tagsJSON, d.eventTagsJSON
-		if d.Name != "" && d.CIDR == "" {
-			e.Device = d.Name
+	d.tags, d.tagsJSON, d.eventTagsJSON = w.unknownTags, w.unknownTagsJSON, w.unknownEventTagsJSON
+	if dev := w.inv.Lookup(e.Hostname, e.SourceAddr); dev != nil {
+		d.tags, d.tagsJSON, d.eventTagsJSON = dev.tags, dev.tagsJSON, dev.eventTagsJSON
+		if dev.Name != "" && dev.CIDR == "" {
+			e.Device = dev.Name
 		}
-		if e.Vendor == VendorGeneric && d.Vendor != "" {
-			e.Vendor = d.Vendor
+		if e.Vendor == VendorGeneric && dev.Vendor != "" {
+			e.Vendor = dev.Vendor
 		}
-	} else {
+	} else if !w.warming {
 		w.m.unknown.Inc()
 	}
-	// The tags go in as encoded once per device, last, where AppendJSON
-	// would put them.
-	val := e.AppendJSONFrom(w.arena.start(), r.Value, lay)
-	val = w.arena.keep(append(append(val[:len(val)-1], tagsJSON...), '}'))
-	e.Tags = tags
-	key := w.arena.keep(append(w.arena.start(), e.Device...))
-	out := broker.Record{Key: key, Value: val, Timestamp: r.Timestamp, Headers: logHeaders}
+	return d, true
+}
+
+// syslogEvent is the event the record decodeSyslog decoded reports, with
+// no Type when it reports none.
+func (w *Worker) syslogEvent(r *broker.Record, d *decodedSyslog) telemetry.Event {
+	e := &w.scratch.log
 	if e.Event == "" {
-		return out, telemetry.Event{}, true
+		return telemetry.Event{}
 	}
 	ev := telemetry.Event{
-		V: telemetry.Version, Type: e.Event, Device: e.Device, Object: ObjectOf(info),
-		Severity: e.SeverityName, Message: e.Message, Tags: e.Tags, TagsJSON: eventTagsJSON, Time: e.ReceivedAt,
+		V: telemetry.Version, Type: e.Event, Device: e.Device, Object: ObjectOf(d.info),
+		Severity: e.SeverityName, Message: e.Message, Tags: d.tags, TagsJSON: d.eventTagsJSON, Time: e.ReceivedAt,
 		Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset},
 	}
 	if e.Time != nil {
 		ev.Time = *e.Time
 	}
-	return out, ev, true
+	return ev
+}
+
+// warmSyslog takes a raw.syslog record a warm-up read again into the
+// event detector's state (see detector.remember); nothing is published.
+func (w *Worker) warmSyslog(r *broker.Record) {
+	w.warming = true
+	defer func() { w.warming = false }()
+	d, ok := w.decodeSyslog(r)
+	if !ok {
+		return
+	}
+	if ev := w.syslogEvent(r, &d); ev.Type != "" {
+		w.det.remember(ev, detectAt(r, ev.Time))
+	}
 }
