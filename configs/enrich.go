@@ -14,10 +14,10 @@ type Enrich struct {
 	DedupWindow Duration `yaml:"dedup_window"`
 	// Flap raises interface_flapping / bgp_peer_flapping.
 	Flap Flap `yaml:"flap"`
-	// Warmup is how far back (by record time) a worker reads a partition
-	// it takes, to have the rates, states and flap counts it would have
-	// had running all along (event workers read back at least the flap
-	// window); default 10m, 0s turns it off.
+	// Warmup is how far back (by record time) a metrics worker reads a
+	// partition it takes, to have the rates and states it would have had
+	// running all along; default 10m. 0s turns warm-up off, also the
+	// syslog and trap workers', which read back the flap window.
 	Warmup *Duration `yaml:"warmup"`
 }
 

@@ -29,6 +29,11 @@ type detector struct {
 	changes   map[objectKey]*flapState
 	flapping  map[objectKey]*flapState // the flapping ones among changes
 	settled   time.Time                // when settle last ran
+	// read is, per input partition, the offset past the last record
+	// whose event was observed or remembered: a partition warmed up
+	// again (taken back, or by another worker of the process) is not
+	// counted twice.
+	read map[broker.TopicPartition]int64
 }
 
 type eventKey struct{ device, object, typ string }
@@ -36,14 +41,46 @@ type eventKey struct{ device, object, typ string }
 type objectKey struct{ device, object, family string }
 
 type flapState struct {
-	times    []time.Time // state changes within the window
+	times    []time.Time // state changes within the window, in order
+	types    []string    // the event type of each of times
 	flapping bool
 	last     telemetry.Event
 }
 
+// add records a change at t, keeping times in order, and forgets those
+// before the window that ends at the newest.
+func (st *flapState) add(t time.Time, typ string, window time.Duration) {
+	i := len(st.times)
+	for i > 0 && st.times[i-1].After(t) {
+		i--
+	}
+	st.times, st.types = slices.Insert(st.times, i, t), slices.Insert(st.types, i, typ)
+	st.prune(st.times[len(st.times)-1].Add(-window))
+}
+
+// prune forgets the changes before cutoff.
+func (st *flapState) prune(cutoff time.Time) {
+	i := 0
+	for i < len(st.times) && st.times[i].Before(cutoff) {
+		i++
+	}
+	st.times, st.types = st.times[i:], st.types[i:]
+}
+
+// has reports whether a change of type typ within d of t is recorded.
+func (st *flapState) has(typ string, t time.Time, d time.Duration) bool {
+	for i, at := range st.times {
+		if st.types[i] == typ && at.Sub(t).Abs() <= d {
+			return true
+		}
+	}
+	return false
+}
+
 func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
 	return &detector{dedup: dedup, threshold: threshold, window: window,
-		last: map[eventKey]time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{}}
+		last: map[eventKey]time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
+		read: map[broker.TopicPartition]int64{}}
 }
 
 // detectAt is the time event detection uses for an event from input
@@ -84,6 +121,7 @@ func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event 
 func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetry.Event) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.noteRead(ev.Cause)
 	k := eventKey{ev.Device, ev.Object, ev.Type}
 	if t, ok := d.last[k]; d.dedup <= 0 || !ok || now.Sub(t) > d.dedup || now.Before(t) {
 		d.last[k] = now
@@ -101,7 +139,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 		st = &flapState{}
 		d.changes[ok] = st
 	}
-	st.times = append(pruneBefore(st.times, now.Add(-d.window)), now)
+	st.add(now, ev.Type, d.window)
 	st.last = ev
 	if !st.flapping && len(st.times) > d.threshold {
 		st.flapping = true
@@ -118,20 +156,34 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 // before, by this process before a restart or by the partition's previous
 // owner. It rebuilds the de-duplication and flapping state observe built
 // then, and returns nothing: a flapping event it finds was published then
-// too, and the cleared one follows from settle as usual. Other workers
-// may be passing on live events meanwhile, so an event older than the
-// last one passed on for its key is left out, and change times are kept
-// in order.
-func (d *detector) remember(ev telemetry.Event, at time.Time) {
+// too, and the cleared one follows from settle as usual.
+//
+// since is the start of the flap window before the first record the
+// worker enriches live: changes before it are left out of the flap state
+// (a flapping that ended before it was cleared then). The same change can
+// come to remember twice, from a partition warmed up again or as a syslog
+// line and a trap, and settle forgets de-duplication times by the clock
+// while the warm-up reads the past: so an event of a partition position
+// already read is left out, and so is one whose type the object changed
+// to within the de-duplication window, as observe would have. Other
+// workers may be passing on live events meanwhile, so change times are
+// kept in order.
+func (d *detector) remember(ev telemetry.Event, at, since time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.readBefore(ev.Cause) {
+		return
+	}
+	d.noteRead(ev.Cause)
 	k := eventKey{ev.Device, ev.Object, ev.Type}
 	if t, ok := d.last[k]; ok && (at.Before(t) || d.dedup > 0 && at.Sub(t) <= d.dedup) {
 		return // passed on live since, or a duplicate then
 	}
-	d.last[k] = at
+	if !at.Before(since) {
+		d.last[k] = at
+	}
 	fam := family(ev.Type)
-	if fam == "" || d.threshold <= 0 {
+	if fam == "" || d.threshold <= 0 || at.Before(since) {
 		return
 	}
 	ok := objectKey{ev.Device, ev.Object, fam}
@@ -139,20 +191,34 @@ func (d *detector) remember(ev telemetry.Event, at time.Time) {
 	if st == nil {
 		st = &flapState{}
 		d.changes[ok] = st
+	} else if d.dedup > 0 && st.has(ev.Type, at, d.dedup) {
+		return
 	}
-	i := len(st.times)
-	for i > 0 && st.times[i-1].After(at) {
-		i--
-	}
-	st.times = slices.Insert(st.times, i, at)
-	if newest := st.times[len(st.times)-1]; newest.Equal(at) {
+	st.add(at, ev.Type, d.window)
+	if st.times[len(st.times)-1].Equal(at) {
 		st.last = ev
 	}
-	st.times = pruneBefore(st.times, st.times[len(st.times)-1].Add(-d.window))
 	if !st.flapping && len(st.times) > d.threshold {
 		st.flapping = true
 		d.flapping[ok] = st
 	}
+}
+
+// noteRead and readBefore keep d.read: the position past the input
+// record that caused an event (none for a cleared event).
+func (d *detector) noteRead(c telemetry.Cause) {
+	if c.Topic == "" || c.Offset < 0 {
+		return
+	}
+	tp := broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}
+	if next, ok := d.read[tp]; !ok || c.Offset >= next {
+		d.read[tp] = c.Offset + 1
+	}
+}
+
+func (d *detector) readBefore(c telemetry.Cause) bool {
+	next, ok := d.read[broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}]
+	return c.Topic != "" && ok && c.Offset < next
 }
 
 // settle returns a <family>_flapping_cleared event for each flapping object
@@ -170,7 +236,7 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 	d.settled = now
 	var out []telemetry.Event
 	for k, st := range d.flapping {
-		st.times = pruneBefore(st.times, now.Add(-d.window))
+		st.prune(now.Add(-d.window))
 		if len(st.times) > 0 {
 			continue
 		}
@@ -190,7 +256,7 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 		if st.flapping {
 			continue
 		}
-		if st.times = pruneBefore(st.times, now.Add(-d.window)); len(st.times) == 0 {
+		if st.prune(now.Add(-d.window)); len(st.times) == 0 {
 			delete(d.changes, k)
 		}
 	}
@@ -209,14 +275,6 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 // settleBudget is how many of n entries one settle visits: all of a small
 // map, a sixteenth of a large one (each entry about every 16 seconds).
 func settleBudget(n int) int { return max(4096, n/16) }
-
-func pruneBefore(ts []time.Time, cutoff time.Time) []time.Time {
-	i := 0
-	for i < len(ts) && ts[i].Before(cutoff) {
-		i++
-	}
-	return ts[i:]
-}
 
 func itoa(n int) string {
 	if n == 0 {

@@ -57,51 +57,104 @@ func TestFlapping(t *testing.T) {
 
 // TestRememberRebuildsState: events remembered by a warm-up leave the
 // detector as observing them did (de-duplication and flapping, the cleared
-// event following), without publishing anything; one older than a live
-// event already passed on changes nothing.
+// event following), without publishing anything.
 func TestRememberRebuildsState(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	change := func(i int) telemetry.Event {
-		typ := [...]string{"interface_down", "interface_up"}[i%2]
-		return telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: t0.Add(time.Duration(i) * 10 * time.Second)}
-	}
 	observed, remembered := newDetector(time.Second, 5, 10*time.Minute), newDetector(time.Second, 5, 10*time.Minute)
 	for i := range 8 {
-		observed.observe(change(i), change(i).Time)
-		remembered.remember(change(i), change(i).Time)
+		ev := change(t0, "raw.syslog", i)
+		observed.observe(ev, ev.Time)
+		remembered.remember(ev, ev.Time, t0)
 	}
 	// A duplicate within the window, then the ninth change.
-	dup := change(7)
+	dup := change(t0, "raw.traps", 7)
 	if got := remembered.observe(dup, dup.Time.Add(500*time.Millisecond)); len(got) != 0 {
 		t.Errorf("duplicate of a remembered event published: %v", got)
 	}
-	if got := remembered.observe(change(8), change(8).Time); len(got) != 1 || got[0].Type != "interface_down" {
+	ninth := change(t0, "raw.syslog", 8)
+	if got := remembered.observe(ninth, ninth.Time); len(got) != 1 || got[0].Type != "interface_down" {
 		t.Errorf("change after the warm-up: %v, want the change alone (the flapping event went out before)", got)
 	}
-	observed.observe(change(8), change(8).Time)
+	observed.observe(ninth, ninth.Time)
 	at := t0.Add(80*time.Second + 10*time.Minute + time.Second)
 	want, got := observed.settle(at), remembered.settle(at)
 	if len(got) != 1 || got[0].Type != "interface_flapping_cleared" || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("settled: %v, want %v", got, want)
 	}
+}
 
-	// A warm-up that runs after a live event for the key changes nothing.
-	d := newDetector(time.Second, 2, 10*time.Minute)
-	live := change(4)
-	d.observe(live, live.Time)
+// change is the i-th of a down/up sequence 10 s apart, caused by offset i
+// of partition 0 of topic.
+func change(t0 time.Time, topic string, i int) telemetry.Event {
+	typ := [...]string{"interface_down", "interface_up"}[i%2]
+	return telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: t0.Add(time.Duration(i) * 10 * time.Second),
+		Cause: telemetry.Cause{Topic: topic, Offset: int64(i)}}
+}
+
+// TestRememberCountsAChangeOnce: the same change remembered again (its
+// partition warmed up again after settle forgot its de-duplication time,
+// or seen as a syslog line and as a trap) is one change, as it was when
+// observed; and changes before the window start are no flapping.
+func TestRememberCountsAChangeOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	const dedup = 30 * time.Second
+	changes := func(d *detector) []time.Time { return d.changes[objectKey{"edge1", "Gi0/1", "interface"}].times }
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 40 * time.Second) }
+
+	// Observed live, then warmed up again by another worker.
+	d := newDetector(dedup, 5, 10*time.Minute)
+	for i := range 3 {
+		ev := change(t0, "raw.syslog", i)
+		d.observe(ev, at(i))
+	}
+	d.settle(t0.Add(3 * time.Minute)) // forgets the de-duplication times
+	for i := range 3 {
+		d.remember(change(t0, "raw.syslog", i), at(i), t0)
+	}
+	if n := len(changes(d)); n != 3 {
+		t.Errorf("observed and remembered again: %d changes, want 3", n)
+	}
+
+	// A syslog line and a trap for each change, warmed up one after the
+	// other, with a settle between.
+	d = newDetector(dedup, 5, 10*time.Minute)
+	for i := range 3 {
+		d.remember(change(t0, "raw.syslog", i), at(i), t0)
+	}
+	d.settle(t0.Add(time.Hour))
+	for i := range 3 {
+		d.remember(change(t0, "raw.traps", i), at(i).Add(500*time.Millisecond), t0)
+	}
+	if n, f := len(changes(d)), len(d.flapping); n != 3 || f != 0 {
+		t.Errorf("syslog and traps: %d changes and %d flapping, want 3 and 0", n, f)
+	}
+
+	// Six changes that ended before the flap window of the restart: their
+	// flapping was cleared before it.
+	d = newDetector(dedup, 5, 10*time.Minute)
+	for i := range 6 {
+		d.remember(change(t0, "raw.syslog", i), at(i), at(5).Add(time.Minute))
+	}
+	if len(d.flapping) != 0 {
+		t.Errorf("flapping from changes before the window")
+	}
+	if c := d.settle(at(5).Add(11 * time.Minute)); len(c) != 0 {
+		t.Errorf("cleared again: %v", c)
+	}
+
+	// A warm-up that runs after a live event: changes stay in order, and
+	// the older events of the live one's type are left out.
+	d = newDetector(dedup, 2, 10*time.Minute)
+	live := change(t0, "raw.traps", 4)
+	d.observe(live, at(4))
 	for i := range 4 {
-		d.remember(change(i), change(i).Time)
+		d.remember(change(t0, "raw.syslog", i), at(i), t0)
 	}
-	if len(d.flapping) != 1 {
-		t.Fatalf("older changes of other types still count: flapping %d, want 1", len(d.flapping))
-	}
-	old := change(2) // interface_down, before the live one
-	d.remember(old, old.Time)
-	if !d.last[eventKey{"edge1", "Gi0/1", "interface_down"}].Equal(live.Time) {
+	if !d.last[eventKey{"edge1", "Gi0/1", "interface_down"}].Equal(at(4)) {
 		t.Errorf("an older remembered event moved the last time of a live one")
 	}
-	if ts := d.changes[objectKey{"edge1", "Gi0/1", "interface"}].times; !slices.IsSortedFunc(ts, time.Time.Compare) {
-		t.Errorf("change times out of order: %v", ts)
+	if ts := changes(d); !slices.IsSortedFunc(ts, time.Time.Compare) || len(ts) != 3 {
+		t.Errorf("change times %v, want the two ups and the live down, in order", ts)
 	}
 }
 

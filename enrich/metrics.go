@@ -82,7 +82,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
 		return err
 	}
-	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
+	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	var metrics, events []outRecord
 	for {
 		recs, ok := poll(ctx, m.c, 0, w.logger)
@@ -138,12 +138,12 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 
 // warm enriches a record read by the warmer for its counters and states
 // only: its outputs and events are thrown away.
-func (w *MetricsWorker) warm(r *broker.Record) {
+func (w *MetricsWorker) warm(r *broker.Record, liveAt time.Time) {
 	w.warming = true
 	evs, _ := w.enrich(r)
 	w.warming = false
 	for _, ev := range evs {
-		w.det.remember(ev, detectAt(r, ev.Time))
+		w.det.remember(ev, detectAt(r, ev.Time), liveAt.Add(-w.det.window))
 	}
 }
 

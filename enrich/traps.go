@@ -92,13 +92,13 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 
 // warm takes a trap a warm-up read again into the event detector's state
 // (see detector.remember); nothing is published.
-func (w *TrapWorker) warm(r *broker.Record) {
+func (w *TrapWorker) warm(r *broker.Record, liveAt time.Time) {
 	var tr telemetry.Trap
 	if err := json.Unmarshal(r.Value, &tr); err != nil {
 		return // counted when it was first read
 	}
 	if ev, ok := w.eventOf(&tr, r); ok {
-		w.det.remember(ev, detectAt(r, ev.Time))
+		w.det.remember(ev, detectAt(r, ev.Time), liveAt.Add(-w.det.window))
 	}
 }
 

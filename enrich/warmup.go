@@ -22,9 +22,9 @@ const warmupMaxRecords = 4 << 20
 // Kafka every Fetch sets up its own client.
 const warmupFetchBytes = 8 << 20
 
-// WithWarmup sets how far back (by record time) a worker reads a partition
-// it takes before enriching it (syslog and trap workers: at least the flap
-// window); zero or less turns warm-up off.
+// WithWarmup sets how far back (by record time) a metrics worker reads a
+// partition it takes before enriching it; zero or less turns warm-up off,
+// also the syslog and trap workers', which read back the flap window.
 func WithWarmup(d time.Duration) WorkerOption {
 	return func(w *Worker) { w.warmup, w.warmupSet = d, true }
 }
@@ -71,8 +71,8 @@ func (wm *warmer) retain(assigned []broker.TopicPartition) {
 
 // before warms up, for each partition of recs not yet warm, from the
 // records before its first record in recs. feed gets each record of the
-// window in order.
-func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(*broker.Record)) {
+// window in order, with the time of that first record.
+func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r *broker.Record, liveAt time.Time)) {
 	var last broker.TopicPartition
 	for i := range recs {
 		r := &recs[i]
@@ -89,7 +89,8 @@ func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(*b
 			continue
 		}
 		start := time.Now()
-		n, err := wm.read(ctx, r.Topic, r.Partition, r.Offset, r.Timestamp.Add(-wm.window), feed)
+		liveAt := r.Timestamp
+		n, err := wm.read(ctx, r.Topic, r.Partition, r.Offset, liveAt.Add(-wm.window), func(r *broker.Record) { feed(r, liveAt) })
 		if err != nil {
 			// Enrichment goes on; rates and states start afresh, as
 			// without warm-up.

@@ -133,16 +133,16 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	return w
 }
 
-// eventWarmup is how far back a worker whose events the detector
-// de-duplicates and watches for flapping reads a partition it takes: the
-// warm-up, or the flap window if that is longer, so that an object
-// flapping before a restart is still known to flap, and its cleared event
+// eventWarmup is how far back the syslog and trap workers, whose records
+// matter to the event detector only, read a partition they take: the flap
+// window (or the de-duplication window, if longer), so that an object
+// flapping before a restart is still known to flap and its cleared event
 // follows. Zero when warm-up is off.
 func eventWarmup(warmup time.Duration, det *detector) time.Duration {
 	if warmup <= 0 {
 		return 0
 	}
-	return max(warmup, det.window, det.dedup)
+	return max(det.window, det.dedup)
 }
 
 // WorkerMetrics are the enrichment self-metrics.
@@ -388,7 +388,7 @@ func (w *Worker) syslogEvent(r *broker.Record, d *decodedSyslog) telemetry.Event
 
 // warmSyslog takes a raw.syslog record a warm-up read again into the
 // event detector's state (see detector.remember); nothing is published.
-func (w *Worker) warmSyslog(r *broker.Record) {
+func (w *Worker) warmSyslog(r *broker.Record, liveAt time.Time) {
 	w.warming = true
 	defer func() { w.warming = false }()
 	d, ok := w.decodeSyslog(r)
@@ -396,6 +396,6 @@ func (w *Worker) warmSyslog(r *broker.Record) {
 		return
 	}
 	if ev := w.syslogEvent(r, &d); ev.Type != "" {
-		w.det.remember(ev, detectAt(r, ev.Time))
+		w.det.remember(ev, detectAt(r, ev.Time), liveAt.Add(-w.det.window))
 	}
 }

@@ -80,8 +80,6 @@ func appendMetricTail(b []byte, counters []string, at, receivedAt time.Time, upt
 	return append(b, '}'), nil
 }
 
-// appendMarshalTags writes `,"tags":{...}` as json.Marshal writes a
-// map[string]string field with omitempty, keys sorted; keys is scratch.
 // AppendMarshalTagsField appends tags as the `,"tags":{...}` field that
 // json.Marshal writes for an Event's (nothing when there are none), for
 // Event.TagsJSON.
@@ -93,6 +91,8 @@ func AppendMarshalTagsField(b []byte, tags map[string]string) []byte {
 	return b
 }
 
+// appendMarshalTags writes `,"tags":{...}` as json.Marshal writes a
+// map[string]string field with omitempty, keys sorted; keys is scratch.
 func appendMarshalTags(b []byte, keys []string, tags map[string]string) ([]byte, []string) {
 	if len(tags) == 0 {
 		return b, keys
