@@ -216,6 +216,18 @@ type OffsetCommitter interface {
 	CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error
 }
 
+// Positioner is a Consumer that tells where it will go on reading a
+// partition it owns: a worker that rebuilds its state from the records
+// before that position (a warm-up) can do so before any new record comes.
+// Both backends implement it.
+type Positioner interface {
+	// Position returns the offset of the next record Poll will return
+	// from tp, and whether the member owns tp and knows it (a member just
+	// given a partition may not know it yet, nor where a group without a
+	// commit starts). Call it between Polls, from the polling goroutine.
+	Position(tp TopicPartition) (int64, bool)
+}
+
 // TxnConsumer is a Consumer that commits what it polled together with what
 // it produced: consume, transform and produce exactly once. Consume returns
 // one when asked WithTransactions and the backend can (the Kafka cluster

@@ -138,12 +138,12 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 
 // warm enriches a record read by the warmer for its counters and states
 // only: its outputs and events are thrown away.
-func (w *MetricsWorker) warm(r *broker.Record, liveAt time.Time) {
+func (w *MetricsWorker) warm(r *broker.Record, end time.Time) {
 	w.warming = true
 	evs, _ := w.enrich(r)
 	w.warming = false
 	for _, ev := range evs {
-		w.det.remember(ev, detectAt(r, ev.Time), liveAt.Add(-w.det.window))
+		w.det.remember(ev, detectAt(r, ev.Time), end.Add(-w.det.window))
 	}
 }
 

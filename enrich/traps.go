@@ -55,7 +55,9 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	warmer := newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var events []outRecord
 	for {
-		recs, ok := poll(ctx, m.c, 0, w.logger)
+		// At most a second at a time, so partitions that stay quiet are
+		// warmed up too (warmer.idle).
+		recs, ok := poll(ctx, m.c, time.Second, w.logger)
 		if !ok {
 			return nil
 		}
@@ -63,6 +65,10 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		w.out.track(assigned)
 		warmer.retain(assigned)
 		warmer.before(ctx, recs, w.warm)
+		warmer.idle(ctx, m.c, assigned, w.warm)
+		if len(recs) == 0 {
+			continue
+		}
 		events = events[:0]
 		for i := range recs {
 			r := &recs[i]
@@ -92,13 +98,13 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 
 // warm takes a trap a warm-up read again into the event detector's state
 // (see detector.remember); nothing is published.
-func (w *TrapWorker) warm(r *broker.Record, liveAt time.Time) {
+func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 	var tr telemetry.Trap
 	if err := json.Unmarshal(r.Value, &tr); err != nil {
 		return // counted when it was first read
 	}
 	if ev, ok := w.eventOf(&tr, r); ok {
-		w.det.remember(ev, detectAt(r, ev.Time), liveAt.Add(-w.det.window))
+		w.det.remember(ev, detectAt(r, ev.Time), end.Add(-w.det.window))
 	}
 }
 

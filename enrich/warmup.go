@@ -71,8 +71,8 @@ func (wm *warmer) retain(assigned []broker.TopicPartition) {
 
 // before warms up, for each partition of recs not yet warm, from the
 // records before its first record in recs. feed gets each record of the
-// window in order, with the time of that first record.
-func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r *broker.Record, liveAt time.Time)) {
+// window in order, with the time the window ends (see warmPartition).
+func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r *broker.Record, end time.Time)) {
 	var last broker.TopicPartition
 	for i := range recs {
 		r := &recs[i]
@@ -88,21 +88,73 @@ func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r 
 		if wm.window <= 0 || r.Offset == 0 {
 			continue
 		}
-		start := time.Now()
-		liveAt := r.Timestamp
-		n, err := wm.read(ctx, r.Topic, r.Partition, r.Offset, liveAt.Add(-wm.window), func(r *broker.Record) { feed(r, liveAt) })
-		if err != nil {
-			// Enrichment goes on; rates and states start afresh, as
-			// without warm-up.
-			wm.logger.Warn("enrich: warm-up failed", slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)),
-				slog.Int("records", n), slog.Any("error", err))
+		wm.warmPartition(ctx, r.Topic, r.Partition, r.Offset, r.Timestamp, feed)
+	}
+}
+
+// warmPartition feeds the records of the window before offset upTo, whose
+// record is from liveAt (or is to come), and logs how it went. The window
+// ends at the record before upTo, the last one enriched before, if that
+// is older than liveAt: after weir was stopped for longer than the window,
+// the window before the stop still gives the last samples and states, and
+// the changes of a flapping that had not cleared when it stopped. feed
+// gets that end as its second argument.
+func (wm *warmer) warmPartition(ctx context.Context, topic string, partition int32, upTo int64, liveAt time.Time, feed func(r *broker.Record, end time.Time)) {
+	start := time.Now()
+	end := liveAt
+	if last, ok := wm.timeOf(ctx, topic, partition, upTo-1); ok && last.Before(end) {
+		end = last
+	}
+	n, err := wm.read(ctx, topic, partition, upTo, end.Add(-wm.window), func(r *broker.Record) { feed(r, end) })
+	if err != nil {
+		// Enrichment goes on; rates and states start afresh, as without
+		// warm-up.
+		wm.logger.Warn("enrich: warm-up failed", slog.String("topic", topic), slog.Int("partition", int(partition)),
+			slog.Int("records", n), slog.Any("error", err))
+		return
+	}
+	if n > 0 {
+		wm.logger.Info("enrich: warmed up", slog.String("topic", topic), slog.Int("partition", int(partition)),
+			slog.Int("records", n), slog.Duration("took", time.Since(start)))
+	}
+}
+
+// idle warms up each partition in assigned that is not warm yet and whose
+// position c knows: one that gave no record since the worker took it.
+// Without it such a partition would wait for its first record, and an
+// object that was flapping on it would not be cleared until then. feed is
+// as for before.
+func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker.TopicPartition, feed func(r *broker.Record, end time.Time)) {
+	pc, ok := c.(broker.Positioner)
+	if !ok || wm.window <= 0 {
+		return
+	}
+	for _, tp := range assigned {
+		if wm.warm[tp] {
 			continue
 		}
-		if n > 0 {
-			wm.logger.Info("enrich: warmed up", slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)),
-				slog.Int("records", n), slog.Duration("took", time.Since(start)))
+		pos, ok := pc.Position(tp)
+		if !ok {
+			continue // not known yet: the next round, or the first record
+		}
+		wm.warm[tp] = true
+		if pos > 0 {
+			wm.warmPartition(ctx, tp.Topic, tp.Partition, pos, time.Now(), feed)
 		}
 	}
+}
+
+// timeOf returns the time of the record at offset, if it can be read.
+func (wm *warmer) timeOf(ctx context.Context, topic string, partition int32, offset int64) (time.Time, bool) {
+	if err := wm.b.Fetch(ctx, topic, partition, offset, broker.FetchOptions{MaxBytes: 1}, &wm.res); err != nil {
+		return time.Time{}, false
+	}
+	for _, r := range wm.res.Records {
+		if r.Offset == offset && !r.Timestamp.IsZero() {
+			return r.Timestamp, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // read feeds the records of topic/partition below upTo whose time is not

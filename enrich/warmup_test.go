@@ -17,13 +17,16 @@ import (
 // TestWarmupAfterRestart: a metrics worker started after another stopped
 // (a restart, or a rebalance) reads back the window before its first
 // record, so the first poll it enriches has its rates, and a link that
-// went down in between raises interface_down. With warm-up off, neither.
+// went down in between raises interface_down; also when weir was stopped
+// for longer than the window (it ends at the last record enriched). With
+// warm-up off, neither.
 func TestWarmupAfterRestart(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		warmup time.Duration
-		want   bool
-	}{{"on", DefaultWarmup, true}, {"off", 0, false}} {
+		name    string
+		warmup  time.Duration
+		stopped time.Duration // how long before the third poll the first two were logged
+		want    bool
+	}{{"on", DefaultWarmup, 0, true}, {"on, stopped for hours", DefaultWarmup, 3 * time.Hour, true}, {"off", 0, 0, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := embedded.Open(t.TempDir())
 			if err != nil {
@@ -44,7 +47,11 @@ func TestWarmupAfterRestart(t *testing.T) {
 						Fields:   map[string]any{"ifHCInOctets": uint64(minute * 6000), "ifOperStatus": oper, "ifHighSpeed": int64(1000)},
 						Counters: []string{"ifHCInOctets"}, Time: t0.Add(time.Duration(minute) * time.Minute), Uptime: uint32(100000 + minute*6000), Source: "snmp"}
 					v, _ := json.Marshal(&m)
-					recs = append(recs, broker.Record{Key: []byte("edge1"), Value: v})
+					ts := time.Now()
+					if minute < 2 {
+						ts = ts.Add(-tc.stopped)
+					}
+					recs = append(recs, broker.Record{Key: []byte("edge1"), Value: v, Timestamp: ts})
 				}
 				if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
 					t.Fatal(err)
@@ -206,14 +213,17 @@ func TestWarmerFollowsRetention(t *testing.T) {
 // TestFlappingSurvivesRestart: an interface that was flapping when the
 // syslog worker stopped is still known to flap after a restart (the
 // warm-up replays the window into the event detector), so its cleared
-// event follows once it settles, and no second flapping event is raised.
-// Without warm-up the new worker never learns it flapped: no cleared.
+// event follows once it settles, and no second flapping event is raised:
+// whether a new record comes to the partition after the restart or none
+// (the warm-up of an idle partition). Without warm-up the new worker
+// never learns it flapped: no cleared.
 func TestFlappingSurvivesRestart(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		warmup time.Duration
-		want   bool
-	}{{"on", DefaultWarmup, true}, {"off", 0, false}} {
+		name      string
+		warmup    time.Duration
+		newRecord bool
+		want      bool
+	}{{"on", DefaultWarmup, true, true}, {"on, idle", DefaultWarmup, false, true}, {"off", 0, true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := embedded.Open(t.TempDir())
 			if err != nil {
@@ -264,9 +274,10 @@ func TestFlappingSurvivesRestart(t *testing.T) {
 			if got := events(); len(got) != 5 {
 				t.Fatalf("before the restart: events %v, want 4 changes and interface_flapping", got)
 			}
-			// Another line of the device's partition, after the restart.
-			if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{line("Gi0/9", "up")}); err != nil {
-				t.Fatal(err)
+			if tc.newRecord { // another line of the device's partition, after the restart
+				if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{line("Gi0/9", "up")}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			wait := 10 * time.Second
 			if !tc.want {

@@ -204,6 +204,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.out.track(assigned)
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warmSyslog)
+		w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)
 		enriched, events = w.enrichSyslogBatch(recs, enriched[:0], events[:0])
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
@@ -388,7 +389,7 @@ func (w *Worker) syslogEvent(r *broker.Record, d *decodedSyslog) telemetry.Event
 
 // warmSyslog takes a raw.syslog record a warm-up read again into the
 // event detector's state (see detector.remember); nothing is published.
-func (w *Worker) warmSyslog(r *broker.Record, liveAt time.Time) {
+func (w *Worker) warmSyslog(r *broker.Record, end time.Time) {
 	w.warming = true
 	defer func() { w.warming = false }()
 	d, ok := w.decodeSyslog(r)
@@ -396,6 +397,6 @@ func (w *Worker) warmSyslog(r *broker.Record, liveAt time.Time) {
 		return
 	}
 	if ev := w.syslogEvent(r, &d); ev.Type != "" {
-		w.det.remember(ev, detectAt(r, ev.Time), liveAt.Add(-w.det.window))
+		w.det.remember(ev, detectAt(r, ev.Time), end.Add(-w.det.window))
 	}
 }

@@ -57,7 +57,11 @@ type Broker struct {
 	closeMu sync.Mutex
 }
 
-var _ broker.Broker = (*Broker)(nil)
+var (
+	_ broker.Broker          = (*Broker)(nil)
+	_ broker.Positioner      = (*consumer)(nil)
+	_ broker.OffsetCommitter = (*consumer)(nil)
+)
 
 // Open opens (creating if needed) the log in dir. It takes an exclusive lock
 // on the directory: a second process opening the same directory fails.

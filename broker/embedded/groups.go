@@ -462,6 +462,16 @@ func (c *consumer) CommitOffsets(ctx context.Context, offsets map[broker.TopicPa
 	return nil
 }
 
+// Position implements broker.Positioner.
+func (c *consumer) Position(tp broker.TopicPartition) (int64, bool) {
+	for _, op := range c.owned {
+		if op.tp == tp {
+			return op.pos, true
+		}
+	}
+	return 0, false
+}
+
 func (c *consumer) Assigned() []broker.TopicPartition {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -38,7 +38,11 @@ type Broker struct {
 	instance string // names the process in transactional ids
 }
 
-var _ broker.Broker = (*Broker)(nil)
+var (
+	_ broker.Broker          = (*Broker)(nil)
+	_ broker.Positioner      = (*consumer)(nil)
+	_ broker.OffsetCommitter = (*consumer)(nil)
+)
 
 // Option configures the backend.
 type Option func(*Broker)
@@ -453,6 +457,23 @@ func (c *consumer) CommitOffsets(ctx context.Context, offsets map[broker.TopicPa
 		return fmt.Errorf("kafka: commit: %w", cerr)
 	}
 	return nil
+}
+
+// Position implements broker.Positioner: after the last record Poll
+// returned from tp, else the group's commit, which the client fetched when
+// it was given tp. Without a commit the start is not known until a record
+// comes.
+func (c *consumer) Position(tp broker.TopicPartition) (int64, bool) {
+	if !slices.Contains(c.Assigned(), tp) {
+		return 0, false
+	}
+	if head, ok := c.cl.UncommittedOffsets()[tp.Topic][tp.Partition]; ok {
+		return head.Offset, true
+	}
+	if done, ok := c.cl.CommittedOffsets()[tp.Topic][tp.Partition]; ok {
+		return done.Offset, true
+	}
+	return 0, false
 }
 
 func (c *consumer) Assigned() []broker.TopicPartition {
