@@ -150,6 +150,31 @@ func TestWorkerCorpus(t *testing.T) {
 // mix: decode, classify, inventory lookup, encode the enriched record and
 // the event. The corpus holds one 10 KB line among 45 short ones, which
 // weighs on the average; BenchmarkEnrichSyslogTypical leaves it out.
+// BenchmarkWarmSyslog: a warm-up record (decode and classify, events into
+// the detector's state, nothing encoded), on the corpus mix; a warm-up
+// stalls the worker for as long as its records take.
+func BenchmarkWarmSyslog(b *testing.B) {
+	var p syslog.Parser
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier())
+	var recs []broker.Record
+	for i, c := range loadCorpus(b) {
+		var l telemetry.Log
+		p.ParseCopy([]byte(c.Raw), &l)
+		l.SourceAddr = "10.1.2.3:514"
+		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSyslog, Offset: int64(i), Value: l.AppendJSON(nil)})
+	}
+	end := time.Now()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		r := recs[i%len(recs)]
+		r.Offset = int64(i) // each a new position, as a warm-up reads them
+		w.warmSyslog(&r, end)
+		i++
+	}
+}
+
 func BenchmarkEnrichSyslog(b *testing.B)        { benchEnrich(b, 1<<20) }
 func BenchmarkEnrichSyslogTypical(b *testing.B) { benchEnrich(b, 1024) }
 
