@@ -48,14 +48,20 @@ type flapState struct {
 }
 
 // add records a change at t, keeping times in order, and forgets those
-// before the window that ends at the newest.
-func (st *flapState) add(t time.Time, typ string, window time.Duration) {
+// before the window that ends at the newest, and all but the newest keep:
+// past the threshold an object is flapping, and what settle needs is the
+// newest change; so a storm of changes (or a device clock going back and
+// forth) costs neither memory nor time.
+func (st *flapState) add(t time.Time, typ string, window time.Duration, keep int) {
 	i := len(st.times)
 	for i > 0 && st.times[i-1].After(t) {
 		i--
 	}
 	st.times, st.types = slices.Insert(st.times, i, t), slices.Insert(st.types, i, typ)
 	st.prune(st.times[len(st.times)-1].Add(-window))
+	if n := len(st.times) - keep; n > 0 {
+		st.times, st.types = st.times[n:], st.types[n:]
+	}
 }
 
 // prune forgets the changes before cutoff.
@@ -139,7 +145,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 		st = &flapState{}
 		d.changes[ok] = st
 	}
-	st.add(now, ev.Type, d.window)
+	st.add(now, ev.Type, d.window, d.threshold+1)
 	st.last = ev
 	if !st.flapping && len(st.times) > d.threshold {
 		st.flapping = true
@@ -194,7 +200,7 @@ func (d *detector) remember(ev telemetry.Event, at, since time.Time) {
 	} else if d.dedup > 0 && st.has(ev.Type, at, d.dedup) {
 		return
 	}
-	st.add(at, ev.Type, d.window)
+	st.add(at, ev.Type, d.window, d.threshold+1)
 	if st.times[len(st.times)-1].Equal(at) {
 		st.last = ev
 	}

@@ -158,6 +158,27 @@ func TestRememberCountsAChangeOnce(t *testing.T) {
 	}
 }
 
+// TestFlapStateBounded: a storm of changes, with times going back and
+// forth (device clocks), keeps no more than the threshold's worth of
+// change times per object, and still raises one flapping event.
+func TestFlapStateBounded(t *testing.T) {
+	d := newDetector(0, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	flaps := 0
+	for i := range 100_000 {
+		ev := change(t0, "raw.syslog", i%2)
+		for _, out := range d.observe(ev, ev.Time) {
+			if out.Type == "interface_flapping" {
+				flaps++
+			}
+		}
+	}
+	st := d.changes[objectKey{"edge1", "Gi0/1", "interface"}]
+	if len(st.times) > 6 || len(st.types) != len(st.times) || flaps != 1 {
+		t.Errorf("%d change times kept (%d types), %d flapping events; want at most 6 and 1", len(st.times), len(st.types), flaps)
+	}
+}
+
 func TestDedup(t *testing.T) {
 	d := newDetector(30*time.Second, 0, time.Minute)
 	t0 := time.Now()
