@@ -25,10 +25,15 @@ type detector struct {
 	dedup     time.Duration
 	threshold int
 	window    time.Duration
-	last      map[eventKey]time.Time // last time an event was passed on
-	changes   map[objectKey]*flapState
-	flapping  map[objectKey]*flapState // the flapping ones among changes
-	settled   time.Time                // when settle last ran
+	// last is the last time an event was passed on. The keys of last and
+	// changes, and flapState.last, hold strings of their own: events come
+	// from records decoded in place, whose bytes the broker reuses after
+	// the batch (telemetry.DecodeLogLayoutShared). Values are pointers so
+	// that a known key is not written again.
+	last     map[eventKey]*time.Time
+	changes  map[objectKey]*flapState
+	flapping map[objectKey]*flapState // the flapping ones among changes
+	settled  time.Time                // when settle last ran
 	// read is, per input partition, the offset past the last record
 	// whose event was observed or remembered: a partition warmed up
 	// again (taken back, or by another worker of the process) is not
@@ -41,10 +46,18 @@ type eventKey struct{ device, object, typ string }
 type objectKey struct{ device, object, family string }
 
 type flapState struct {
+	key      objectKey   // its key in changes, with strings of its own
 	times    []time.Time // state changes within the window, in order
 	types    []string    // the event type of each of times
 	flapping bool
-	last     telemetry.Event
+	last     telemetry.Event // the latest change, for the cleared event (see keep)
+}
+
+// keep makes ev the latest change, with the object's own strings and no
+// message (the cleared event has its own): ev's may be the record's.
+func (st *flapState) keep(ev telemetry.Event) {
+	ev.Device, ev.Object, ev.Message = st.key.device, st.key.object, ""
+	st.last = ev
 }
 
 // add records a change at t, keeping times in order, and forgets those
@@ -85,7 +98,7 @@ func (st *flapState) has(typ string, t time.Time, d time.Duration) bool {
 
 func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
 	return &detector{dedup: dedup, threshold: threshold, window: window,
-		last: map[eventKey]time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
+		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		read: map[broker.TopicPartition]int64{}}
 }
 
@@ -129,27 +142,22 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 	defer d.mu.Unlock()
 	d.noteRead(ev.Cause)
 	k := eventKey{ev.Device, ev.Object, ev.Type}
-	if t, ok := d.last[k]; d.dedup <= 0 || !ok || now.Sub(t) > d.dedup || now.Before(t) {
-		d.last[k] = now
-		out = append(out, ev)
-	} else {
+	t, ok := d.last[k]
+	if ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
 	}
+	d.setLast(k, t, now)
+	out = append(out, ev)
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 {
 		return out
 	}
-	ok := objectKey{ev.Device, ev.Object, fam}
-	st := d.changes[ok]
-	if st == nil {
-		st = &flapState{}
-		d.changes[ok] = st
-	}
+	st := d.flapStateOf(ev, fam)
 	st.add(now, ev.Type, d.window, d.threshold+1)
-	st.last = ev
+	st.keep(ev)
 	if !st.flapping && len(st.times) > d.threshold {
 		st.flapping = true
-		d.flapping[ok] = st
+		d.flapping[st.key] = st
 		f := ev
 		f.Type, f.Count = fam+"_flapping", len(st.times)
 		f.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
@@ -182,32 +190,53 @@ func (d *detector) remember(ev telemetry.Event, at, since time.Time) {
 	}
 	d.noteRead(ev.Cause)
 	k := eventKey{ev.Device, ev.Object, ev.Type}
-	if t, ok := d.last[k]; ok && (at.Before(t) || d.dedup > 0 && at.Sub(t) <= d.dedup) {
+	t, known := d.last[k]
+	if known && (at.Before(*t) || d.dedup > 0 && at.Sub(*t) <= d.dedup) {
 		return // passed on live since, or a duplicate then
 	}
 	if !at.Before(since) {
-		d.last[k] = at
+		d.setLast(k, t, at)
 	}
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 || at.Before(since) {
 		return
 	}
-	ok := objectKey{ev.Device, ev.Object, fam}
-	st := d.changes[ok]
-	if st == nil {
-		st = &flapState{}
-		d.changes[ok] = st
-	} else if d.dedup > 0 && st.has(ev.Type, at, d.dedup) {
+	st := d.flapStateOf(ev, fam)
+	if d.dedup > 0 && st.has(ev.Type, at, d.dedup) {
 		return
 	}
 	st.add(at, ev.Type, d.window, d.threshold+1)
 	if st.times[len(st.times)-1].Equal(at) {
-		st.last = ev
+		st.keep(ev)
 	}
 	if !st.flapping && len(st.times) > d.threshold {
 		st.flapping = true
-		d.flapping[ok] = st
+		d.flapping[st.key] = st
 	}
+}
+
+// setLast records at as the last time of k, whose entry is t (nil when k
+// is new: then the key's strings are copied).
+func (d *detector) setLast(k eventKey, t *time.Time, at time.Time) {
+	if t != nil {
+		*t = at
+		return
+	}
+	k.device, k.object = strings.Clone(k.device), strings.Clone(k.object)
+	d.last[k] = &at
+}
+
+// flapStateOf returns the flap state of ev's object, made (with a key of
+// its own) if it is new.
+func (d *detector) flapStateOf(ev telemetry.Event, fam string) *flapState {
+	ok := objectKey{ev.Device, ev.Object, fam}
+	if st := d.changes[ok]; st != nil {
+		return st
+	}
+	ok.device, ok.object = strings.Clone(ok.device), strings.Clone(ok.object)
+	st := &flapState{key: ok}
+	d.changes[ok] = st
+	return st
 }
 
 // noteRead and readBefore keep d.read: the position past the input
@@ -271,7 +300,7 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 		if budget--; budget < 0 {
 			break
 		}
-		if now.Sub(t) > d.dedup {
+		if now.Sub(*t) > d.dedup {
 			delete(d.last, k)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
@@ -176,6 +177,36 @@ func TestFlapStateBounded(t *testing.T) {
 	st := d.changes[objectKey{"edge1", "Gi0/1", "interface"}]
 	if len(st.times) > 6 || len(st.types) != len(st.times) || flaps != 1 {
 		t.Errorf("%d change times kept (%d types), %d flapping events; want at most 6 and 1", len(st.times), len(st.types), flaps)
+	}
+}
+
+// TestDetectorOwnsItsStrings: events may hold strings decoded in place
+// from a record whose bytes the broker reuses after the batch; what the
+// detector keeps is its own copy.
+func TestDetectorOwnsItsStrings(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for _, how := range []string{"observe", "remember"} {
+		d := newDetector(30*time.Second, 1, time.Minute)
+		buf := []byte("edge1Gi0/1")
+		dev, obj := unsafe.String(&buf[0], 5), unsafe.String(&buf[5], 5)
+		for i, typ := range []string{"interface_down", "interface_up"} {
+			ev := telemetry.Event{Type: typ, Device: dev, Object: obj, Message: dev, Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+			at := t0.Add(time.Duration(i) * time.Second)
+			if how == "observe" {
+				d.observe(ev, at)
+			} else {
+				d.remember(ev, at, t0)
+			}
+		}
+		copy(buf, "XXXXXXXXXX") // the broker reuses the record's bytes
+		again := telemetry.Event{Type: "interface_up", Device: "edge1", Object: "Gi0/1"}
+		if got := d.observe(again, t0.Add(2*time.Second)); len(got) != 0 {
+			t.Errorf("%s: the same change again passed: %v", how, got)
+		}
+		cleared := d.settle(t0.Add(2 * time.Minute))
+		if len(cleared) != 1 || cleared[0].Device != "edge1" || cleared[0].Object != "Gi0/1" {
+			t.Errorf("%s: cleared %+v, want one for edge1 Gi0/1", how, cleared)
+		}
 	}
 }
 

@@ -327,7 +327,9 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	e := &w.scratch.log
 	*e = telemetry.EnrichedLog{}
 	var d decodedSyslog
-	lay, err := telemetry.DecodeLogLayout(r.Value, &e.Log)
+	// In place: nothing decoded outlives the record, but what the event
+	// detector keeps, which it copies.
+	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log)
 	if err != nil {
 		if !w.warming {
 			w.m.decodeErrors.Inc()

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // DecodeLog decodes a Log record value. It takes a fast path for the flat
@@ -40,6 +41,21 @@ func DecodeLogLayout(data []byte, l *Log) (LogLayout, error) {
 	*l = Log{}
 	lay := LogLayout{DeviceStart: -1, DeviceEnd: -1}
 	if fastDecodeLog(string(data), l, &lay) {
+		return lay, nil
+	}
+	*l = Log{}
+	return LogLayout{}, json.Unmarshal(data, l)
+}
+
+// DecodeLogLayoutShared is DecodeLogLayout into strings that share data's
+// bytes where they can, instead of copies: they are valid only while data
+// is unchanged. For a caller done with l before data is reused (enrichment
+// encodes its outputs and copies what it keeps), the copy of every record
+// was a tenth of its time.
+func DecodeLogLayoutShared(data []byte, l *Log) (LogLayout, error) {
+	*l = Log{}
+	lay := LogLayout{DeviceStart: -1, DeviceEnd: -1}
+	if fastDecodeLog(unsafe.String(unsafe.SliceData(data), len(data)), l, &lay) {
 		return lay, nil
 	}
 	*l = Log{}

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 )
@@ -132,6 +133,15 @@ func FuzzDecodeLog(f *testing.F) {
 		}
 		if ferr == nil && !bytes.Equal(fast.AppendJSON(nil), std.AppendJSON(nil)) {
 			t.Fatalf("differ:\n fast %s\n std  %s", fast.AppendJSON(nil), std.AppendJSON(nil))
+		}
+		var shared Log
+		in := slices.Clone(data)
+		if _, err := DecodeLogLayoutShared(in, &shared); (err == nil) != (ferr == nil) ||
+			err == nil && !bytes.Equal(shared.AppendJSON(nil), fast.AppendJSON(nil)) {
+			t.Fatalf("decoded in place: %v, %s; copied: %v, %s", err, shared.AppendJSON(nil), ferr, fast.AppendJSON(nil))
+		}
+		if !bytes.Equal(in, data) {
+			t.Fatalf("decoding in place changed the input")
 		}
 		checkAppendJSONFrom(t, data)
 	})
