@@ -66,6 +66,14 @@ func (st *flapState) keep(ev telemetry.Event) {
 // newest change; so a storm of changes (or a device clock going back and
 // forth) costs neither memory nor time.
 func (st *flapState) add(t time.Time, typ string, window time.Duration, keep int) {
+	if n := len(st.times); n == keep && !t.Before(st.times[n-1]) && !st.times[1].Before(t.Add(-window)) {
+		// Full, and t the newest, within the window of all but the
+		// oldest: shift in place rather than reslice and grow.
+		copy(st.times, st.times[1:])
+		copy(st.types, st.types[1:])
+		st.times[n-1], st.types[n-1] = t, typ
+		return
+	}
 	i := len(st.times)
 	for i > 0 && st.times[i-1].After(t) {
 		i--
