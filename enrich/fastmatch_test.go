@@ -9,27 +9,27 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// checkFastMatch: where r.fast claims msg, the patterns match it too and
-// give the same fields. It reports whether fast claimed it.
-func checkFastMatch(t testing.TB, r *rule, msg string) bool {
+// checkFastMatch: where r.fast says the patterns match msg, they do, with
+// the same fields; where it says they do not, they do not. It returns
+// what r.fast said.
+func checkFastMatch(t testing.TB, r *rule, msg string) fastResult {
 	t.Helper()
 	at := strings.Index(msg, r.needs)
 	if at < 0 {
-		return false
+		return fastUnsure
 	}
-	got := map[string]string{}
-	if !r.fast(msg, at, got) {
-		return false
-	}
-	want := map[string]string{}
-	if !r.match(msg, at, want) {
+	got, want := map[string]string{}, map[string]string{}
+	res := r.fast(msg, at, got)
+	matched := r.match(msg, at, want)
+	switch {
+	case res == fastMatched && !matched:
 		t.Errorf("%s: fast match claims %q, the patterns do not match it", r.name, msg)
-		return true
-	}
-	if !maps.Equal(got, want) {
+	case res == fastMatched && !maps.Equal(got, want):
 		t.Errorf("%s: %q: fast match gives %v, the patterns %v", r.name, msg, got, want)
+	case res == fastNoMatch && matched:
+		t.Errorf("%s: fast match rules out %q, the patterns match it: %v", r.name, msg, want)
 	}
-	return true
+	return res
 }
 
 func TestFastMatchesNameRules(t *testing.T) {
@@ -69,9 +69,32 @@ func TestFastMatchTakesExamples(t *testing.T) {
 			continue
 		}
 		for _, msg := range lines[r.name] {
-			if !checkFastMatch(t, r, msg) {
-				t.Errorf("%s: fast match gives up on %q", r.name, msg)
+			if res := checkFastMatch(t, r, msg); res != fastMatched {
+				t.Errorf("%s: fast match gives %d on %q", r.name, res, msg)
 			}
+		}
+	}
+}
+
+// TestFastMatchRulesOutPortNumbers: the port rule's needs ("ort ") is in
+// every sshd login line; its fast match tells the pattern cannot match
+// them without running it.
+func TestFastMatchRulesOutPortNumbers(t *testing.T) {
+	c := NewClassifier()
+	var r *rule
+	for i := range c.rules {
+		if c.rules[i].name == "aruba_extreme_port" {
+			r = &c.rules[i]
+		}
+	}
+	for _, msg := range []string{
+		"Accepted password for netops from 10.34.195.36 port 51234 ssh2",
+		"Accepted publickey for netops from 10.0.0.5 port 50122 ssh2: ED25519 SHA256:x",
+		"Disconnected from port 22 downstream", // a word after "port 22", not a state
+		"support 1 up",                            // no word start
+	} {
+		if res := checkFastMatch(t, r, msg); res != fastNoMatch {
+			t.Errorf("%q: fast match gives %d, want no match", msg, res)
 		}
 	}
 }
@@ -111,6 +134,13 @@ var fastMatchSeeds = []string{
 	"Accepted publickey for invalid user bob from 10.0.0.1 port 1",
 	"Accepted publickey for invalid user from 10.0.0.1",
 	"Accepted password for bob from 10.0.0. port 1",
+	"port ſ1 up; port 2 down",
+	"ports: port 1/1/12 iſ now on-line",
+	"Port 1:24 LINK DOWNer port 3 link down",
+	"port 1/1/1a up",
+	"xport 1 up, port 2 is now off-line",
+	"port 1 is now link up",
+	"PORT 7 Up",
 }
 
 func FuzzFastMatchAgreesWithPatterns(f *testing.F) {

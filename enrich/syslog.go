@@ -138,8 +138,16 @@ func (r *rule) apply(msg string, needsAt int, fields map[string]string) (string,
 	if r.pairs != nil {
 		return r.applyPairs(msg, fields)
 	}
-	if r.fast == nil || !r.fast(msg, needsAt, fields) {
-		clear(fields) // what an unsure fast match set
+	res := fastUnsure
+	if r.fast != nil {
+		res = r.fast(msg, needsAt, fields)
+	}
+	switch res {
+	case fastNoMatch:
+		clear(fields)
+		return "", false
+	case fastUnsure:
+		clear(fields) // what the fast match set
 		if !r.match(msg, needsAt, fields) {
 			clear(fields)
 			return "", false
