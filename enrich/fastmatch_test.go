@@ -91,7 +91,7 @@ func TestFastMatchRulesOutPortNumbers(t *testing.T) {
 		"Accepted password for netops from 10.34.195.36 port 51234 ssh2",
 		"Accepted publickey for netops from 10.0.0.5 port 50122 ssh2: ED25519 SHA256:x",
 		"Disconnected from port 22 downstream", // a word after "port 22", not a state
-		"support 1 up",                            // no word start
+		"support 1 up",                         // no word start
 	} {
 		if res := checkFastMatch(t, r, msg); res != fastNoMatch {
 			t.Errorf("%q: fast match gives %d, want no match", msg, res)
