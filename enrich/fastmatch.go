@@ -46,6 +46,7 @@ var fastMatches = map[string]fastMatch{
 	"cisco_login":         fastCiscoLogin,
 	"sshd_accepted":       fastSSHDAccepted,
 	"aruba_extreme_port":  fastPortState,
+	"generic_interface":   fastGenericInterface,
 }
 
 // ine protocol on Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>up|down))
@@ -528,6 +529,30 @@ func portStateAt(s string, f map[string]string) fastResult {
 		}
 	}
 	return try(s)
+}
+
+// (?i)\binterface\s+(?P<interface>...)\b[^.]*?\b(?:is|...)\s+(?P<state>down|up)\b
+//
+// The fallback rule meets every line that mentions an interface and no
+// earlier rule took; most report no state. It only rules out a line with
+// no "up" or "down" after white space, which the pattern needs, and
+// leaves the rest to the pattern.
+func fastGenericInterface(msg string, _ int, _ map[string]string) fastResult {
+	if !isASCII(msg) {
+		return fastUnsure // (?i): see fastPortState
+	}
+	for i := 1; i < len(msg); i++ {
+		if !isSpaceRE(msg[i-1]) {
+			continue
+		}
+		if _, ok := cutFold(msg[i:], "up"); ok {
+			return fastUnsure
+		}
+		if _, ok := cutFold(msg[i:], "down"); ok {
+			return fastUnsure
+		}
+	}
+	return fastNoMatch
 }
 
 // cut returns s after its prefix lit.
