@@ -387,6 +387,14 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 		if f.IsClientClosed() {
 			return nil, broker.ErrClosed
 		}
+		// Records first: the client counts them as polled (a commit
+		// goes past them) even when ctx ended as they came, so dropping
+		// them here would lose them.
+		c.recs = c.recs[:0]
+		f.EachRecord(func(kr *kgo.Record) { c.recs = append(c.recs, fromKgo(kr)) })
+		if len(c.recs) > 0 {
+			return c.recs, nil
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -396,11 +404,6 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				ferr = fmt.Errorf("kafka: fetch %s/%d: %w", t, p, mapErr(err))
 			}
 		})
-		c.recs = c.recs[:0]
-		f.EachRecord(func(kr *kgo.Record) { c.recs = append(c.recs, fromKgo(kr)) })
-		if len(c.recs) > 0 {
-			return c.recs, nil
-		}
 		if ferr != nil {
 			return nil, ferr
 		}

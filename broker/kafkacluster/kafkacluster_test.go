@@ -314,3 +314,44 @@ func TestPosition(t *testing.T) {
 		t.Errorf("position of a partition the member does not own")
 	}
 }
+
+// TestPollDeadlinesLoseNothing: a member polling with short deadlines
+// (the enrichment workers poll a second at a time) gets every record,
+// also those that arrive as a deadline passes.
+func TestPollDeadlinesLoseNothing(t *testing.T) {
+	b := newCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b.CreateTopic(ctx, "d", broker.TopicConfig{Partitions: 1})
+	c, err := b.Consume(ctx, "dg", []string{"d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 2000
+	go func() {
+		for i := range n {
+			if err := b.ProducePartition(ctx, "d", 0, []broker.Record{{Value: []byte(fmt.Sprint(i))}}); err != nil {
+				return
+			}
+		}
+	}()
+	next := int64(0)
+	for next < n && ctx.Err() == nil {
+		pctx, pcancel := context.WithTimeout(ctx, time.Duration(200+next%1800)*time.Microsecond)
+		recs, err := c.Poll(pctx)
+		pcancel()
+		if err != nil {
+			continue // the deadline
+		}
+		for _, r := range recs {
+			if r.Offset != next {
+				t.Fatalf("offset %d after %d: records lost", r.Offset, next-1)
+			}
+			next++
+		}
+	}
+	if next != n {
+		t.Fatalf("%d of %d records", next, n)
+	}
+}
