@@ -174,35 +174,43 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 	return out
 }
 
-// remember takes an event that a warm-up read again: one published
-// before, by this process before a restart or by the partition's previous
-// owner. It rebuilds the de-duplication and flapping state observe built
-// then, and returns nothing: a flapping event it finds was published then
-// too, and the cleared one follows from settle as usual.
+// remember takes the events of record r that a warm-up read again: ones
+// published before, by this process before a restart or by the
+// partition's previous owner. It rebuilds the de-duplication and flapping
+// state observe built then, and returns nothing: a flapping event it finds
+// was published then too, and the cleared one follows from settle as
+// usual.
 //
 // since is the start of the flap window before the first record the
 // worker enriches live: changes before it are left out of the flap state
 // (a flapping that ended before it was cleared then). The same change can
 // come to remember twice, from a partition warmed up again or as a syslog
 // line and a trap, and settle forgets de-duplication times by the clock
-// while the warm-up reads the past: so an event of a partition position
-// already read is left out, and so is one whose type the object changed
-// to within the de-duplication window, as observe would have. Other
-// workers may be passing on live events meanwhile, so change times are
-// kept in order.
-func (d *detector) remember(ev telemetry.Event, at, since time.Time) {
+// while the warm-up reads the past: so a record of a partition position
+// already read is left out, and so is a change of a type the object
+// changed to within the de-duplication window. Other workers may be
+// warming up or passing on live events meanwhile, so change times are
+// kept in order and the last time of an event never goes back.
+func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.readBefore(ev.Cause) {
+	c := telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+	if d.readBefore(c) {
 		return
 	}
-	d.noteRead(ev.Cause)
+	d.noteRead(c)
+	for _, ev := range evs {
+		d.rememberOne(ev, detectAt(r, ev.Time), since)
+	}
+}
+
+func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	k := eventKey{ev.Device, ev.Object, ev.Type}
 	t, known := d.last[k]
-	if known && (at.Before(*t) || d.dedup > 0 && at.Sub(*t) <= d.dedup) {
-		return // passed on live since, or a duplicate then
+	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {
+		return // the same change as one passed on (or remembered)
 	}
-	if !at.Before(since) {
+	if !at.Before(since) && (!known || at.After(*t)) {
 		d.setLast(k, t, at)
 	}
 	fam := family(ev.Type)

@@ -65,7 +65,7 @@ func TestRememberRebuildsState(t *testing.T) {
 	for i := range 8 {
 		ev := change(t0, "raw.syslog", i)
 		observed.observe(ev, ev.Time)
-		remembered.remember(ev, ev.Time, t0)
+		rememberAt(remembered, ev, ev.Time, t0)
 	}
 	// A duplicate within the window, then the ninth change.
 	dup := change(t0, "raw.traps", 7)
@@ -92,6 +92,12 @@ func change(t0 time.Time, topic string, i int) telemetry.Event {
 		Cause: telemetry.Cause{Topic: topic, Offset: int64(i)}}
 }
 
+// rememberAt remembers ev as caused by the record at ev.Cause, logged at at.
+func rememberAt(d *detector, ev telemetry.Event, at, since time.Time) {
+	r := broker.Record{Topic: ev.Cause.Topic, Partition: ev.Cause.Partition, Offset: ev.Cause.Offset, Timestamp: at}
+	d.remember(&r, []telemetry.Event{ev}, since)
+}
+
 // TestRememberCountsAChangeOnce: the same change remembered again (its
 // partition warmed up again after settle forgot its de-duplication time,
 // or seen as a syslog line and as a trap) is one change, as it was when
@@ -110,7 +116,7 @@ func TestRememberCountsAChangeOnce(t *testing.T) {
 	}
 	d.settle(t0.Add(3 * time.Minute)) // forgets the de-duplication times
 	for i := range 3 {
-		d.remember(change(t0, "raw.syslog", i), at(i), t0)
+		rememberAt(d, change(t0, "raw.syslog", i), at(i), t0)
 	}
 	if n := len(changes(d)); n != 3 {
 		t.Errorf("observed and remembered again: %d changes, want 3", n)
@@ -120,11 +126,11 @@ func TestRememberCountsAChangeOnce(t *testing.T) {
 	// other, with a settle between.
 	d = newDetector(dedup, 5, 10*time.Minute)
 	for i := range 3 {
-		d.remember(change(t0, "raw.syslog", i), at(i), t0)
+		rememberAt(d, change(t0, "raw.syslog", i), at(i), t0)
 	}
 	d.settle(t0.Add(time.Hour))
 	for i := range 3 {
-		d.remember(change(t0, "raw.traps", i), at(i).Add(500*time.Millisecond), t0)
+		rememberAt(d, change(t0, "raw.traps", i), at(i).Add(500*time.Millisecond), t0)
 	}
 	if n, f := len(changes(d)), len(d.flapping); n != 3 || f != 0 {
 		t.Errorf("syslog and traps: %d changes and %d flapping, want 3 and 0", n, f)
@@ -134,7 +140,7 @@ func TestRememberCountsAChangeOnce(t *testing.T) {
 	// flapping was cleared before it.
 	d = newDetector(dedup, 5, 10*time.Minute)
 	for i := range 6 {
-		d.remember(change(t0, "raw.syslog", i), at(i), at(5).Add(time.Minute))
+		rememberAt(d, change(t0, "raw.syslog", i), at(i), at(5).Add(time.Minute))
 	}
 	if len(d.flapping) != 0 {
 		t.Errorf("flapping from changes before the window")
@@ -143,19 +149,45 @@ func TestRememberCountsAChangeOnce(t *testing.T) {
 		t.Errorf("cleared again: %v", c)
 	}
 
-	// A warm-up that runs after a live event: changes stay in order, and
-	// the older events of the live one's type are left out.
+	// A warm-up that runs after a live event: the older changes count, in
+	// order, and the last time of the live one's type stays.
 	d = newDetector(dedup, 2, 10*time.Minute)
 	live := change(t0, "raw.traps", 4)
 	d.observe(live, at(4))
 	for i := range 4 {
-		d.remember(change(t0, "raw.syslog", i), at(i), t0)
+		rememberAt(d, change(t0, "raw.syslog", i), at(i), t0)
 	}
 	if !d.last[eventKey{"edge1", "Gi0/1", "interface_down"}].Equal(at(4)) {
 		t.Errorf("an older remembered event moved the last time of a live one")
 	}
-	if ts := changes(d); !slices.IsSortedFunc(ts, time.Time.Compare) || len(ts) != 3 {
-		t.Errorf("change times %v, want the two ups and the live down, in order", ts)
+	if ts := changes(d); !slices.IsSortedFunc(ts, time.Time.Compare) || len(ts) != 3 || !ts[2].Equal(at(4)) {
+		t.Errorf("change times %v, want the newest 3 of 5 in order", ts)
+	}
+	if len(d.flapping) != 1 {
+		t.Errorf("5 changes with a threshold of 2: not flapping")
+	}
+
+	// Trap-only changes warmed up after the syslog partition's later
+	// ones still count.
+	d = newDetector(dedup, 5, 10*time.Minute)
+	rememberAt(d, change(t0, "raw.syslog", 6), at(6), t0)
+	rememberAt(d, change(t0, "raw.syslog", 7), at(7), t0)
+	for i := range 4 {
+		rememberAt(d, change(t0, "raw.traps", i), at(i), t0)
+	}
+	if n, f := len(changes(d)), len(d.flapping); n != 6 || f != 1 {
+		t.Errorf("syslog, then older traps: %d changes and %d flapping, want 6 and 1", n, f)
+	}
+
+	// Two events of one record (a reboot seen in a poll that also shows a
+	// link down) both count; the record read again, neither.
+	d = newDetector(dedup, 5, 10*time.Minute)
+	r := broker.Record{Topic: "raw.snmp", Offset: 7, Timestamp: t0}
+	evs := []telemetry.Event{{Type: "device_rebooted", Device: "edge1"}, {Type: "interface_down", Device: "edge1", Object: "Gi0/1"}}
+	d.remember(&r, evs, t0)
+	d.remember(&r, evs, t0)
+	if n := len(changes(d)); n != 1 || len(d.last) != 2 {
+		t.Errorf("one record's two events, twice: %d interface changes and %d last times, want 1 and 2", n, len(d.last))
 	}
 }
 
@@ -195,7 +227,7 @@ func TestDetectorOwnsItsStrings(t *testing.T) {
 			if how == "observe" {
 				d.observe(ev, at)
 			} else {
-				d.remember(ev, at, t0)
+				rememberAt(d, ev, at, t0)
 			}
 		}
 		copy(buf, "XXXXXXXXXX") // the broker reuses the record's bytes

@@ -142,9 +142,7 @@ func (w *MetricsWorker) warm(r *broker.Record, end time.Time) {
 	w.warming = true
 	evs, _ := w.enrich(r)
 	w.warming = false
-	for _, ev := range evs {
-		w.det.remember(ev, detectAt(r, ev.Time), end.Add(-w.det.window))
-	}
+	w.det.remember(r, evs, end.Add(-w.det.window))
 }
 
 // metricHeaders are every enriched metric's headers, shared: outputs copy

@@ -104,7 +104,7 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 		return // counted when it was first read
 	}
 	if ev, ok := w.eventOf(&tr, r); ok {
-		w.det.remember(ev, detectAt(r, ev.Time), end.Add(-w.det.window))
+		w.det.remember(r, []telemetry.Event{ev}, end.Add(-w.det.window))
 	}
 }
 

@@ -399,6 +399,7 @@ func (w *Worker) warmSyslog(r *broker.Record, end time.Time) {
 		return
 	}
 	if ev := w.syslogEvent(r, &d); ev.Type != "" {
-		w.det.remember(ev, detectAt(r, ev.Time), end.Add(-w.det.window))
+		w.scratch.events = append(w.scratch.events[:0], ev)
+		w.det.remember(r, w.scratch.events, end.Add(-w.det.window))
 	}
 }
