@@ -35,9 +35,9 @@ type detector struct {
 	flapping map[objectKey]*flapState // the flapping ones among changes
 	settled  time.Time                // when settle last ran
 	// read is, per input partition, the offset past the last record
-	// whose event was observed or remembered: a partition warmed up
-	// again (taken back, or by another worker of the process) is not
-	// counted twice.
+	// whose events were observed or remembered (remember marks a record
+	// read even when it gave none): a partition warmed up again (taken
+	// back, or by another worker of the process) is not counted twice.
 	read map[broker.TopicPartition]int64
 }
 

@@ -278,8 +278,9 @@ var (
 )
 
 // syslogScratch is what enrichSyslog reuses from one record to the next:
-// nothing in it outlives the record (outputs are copied out, and the
-// strings the detector keeps are the decoded record's own).
+// nothing in it outlives the record. Its strings point into the record's
+// bytes (decoded in place), which the broker reuses after the batch:
+// outputs are copied out, and the detector copies what it keeps.
 type syslogScratch struct {
 	log    telemetry.EnrichedLog
 	sev    int               // what log.MnemonicSeverity points to

@@ -160,16 +160,16 @@ func BenchmarkWarmSyslog(b *testing.B) {
 		l.SourceAddr = "10.1.2.3:514"
 		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSyslog, Offset: int64(i), Value: l.AppendJSON(nil)})
 	}
-	// Logged within the window, so that their events reach the detector.
+	// Logged a second apart within the window, so that their events
+	// reach the detector's flap state (each object's every 45 s, past
+	// the de-duplication window).
 	end := time.Now()
-	for i := range recs {
-		recs[i].Timestamp = end.Add(-time.Minute)
-	}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		r := recs[i%len(recs)]
 		r.Offset = int64(i) // each a new position, as a warm-up reads them
+		r.Timestamp = end.Add(-DefaultFlapWindow + time.Duration(i%600)*time.Second)
 		w.warmSyslog(&r, end)
 		i++
 	}
