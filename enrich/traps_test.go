@@ -62,3 +62,56 @@ func TestTrapWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestTrapWorkerWarmsUpIdlePartitions: a trap worker started after
+// another stopped rebuilds the flap state of the traps before, though no
+// trap comes after the restart.
+func TestTrapWorkerWarmsUpIdlePartitions(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var recs []broker.Record
+	for i := range 4 {
+		name, oid := "linkDown", "1.3.6.1.6.3.1.1.5.3"
+		if i%2 == 1 {
+			name, oid = "linkUp", "1.3.6.1.6.3.1.1.5.4"
+		}
+		tr := telemetry.Trap{V: 1, Device: "edge1", Version: "2c", TrapOID: oid, TrapName: name, SourceAddr: "192.0.2.1:50000", ReceivedAt: time.Now(),
+			Varbinds: []telemetry.Varbind{{OID: "1.3.6.1.2.1.2.2.1.2.3", Name: "ifDescr", Type: "OctetString", Value: "Gi0/3"}}}
+		v, _ := json.Marshal(&tr)
+		recs = append(recs, broker.Record{Key: []byte(tr.Device), Value: v})
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawTraps, recs); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	run := func(rules *EventRules, until func() bool) {
+		t.Helper()
+		w := NewTrapWorker(b, inv, WithSharedEventRules(rules))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		for deadline := time.Now().Add(5 * time.Second); !until(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("timed out")
+			}
+		}
+	}
+	flapping := func(r *EventRules) func() bool {
+		return func() bool {
+			r.d.mu.Lock()
+			defer r.d.mu.Unlock()
+			return len(r.d.flapping) == 1
+		}
+	}
+	before := NewEventRules(0, 3, time.Minute)
+	run(before, flapping(before))
+	after := NewEventRules(0, 3, time.Minute)
+	run(after, flapping(after))
+	if n := len(readTopic(t, b, telemetry.TopicEvents)); n != 5 {
+		t.Errorf("%d events, want the 4 changes and one interface_flapping, published once", n)
+	}
+}

@@ -355,3 +355,30 @@ func TestPollDeadlinesLoseNothing(t *testing.T) {
 		t.Fatalf("%d of %d records", next, n)
 	}
 }
+
+// TestPositionWithoutCommit: in a partition that gave nothing yet and has
+// no commit, where the member starts is not known.
+func TestPositionWithoutCommit(t *testing.T) {
+	b := newCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b.CreateTopic(ctx, "q2", broker.TopicConfig{Partitions: 2})
+	if err := b.ProducePartition(ctx, "q2", 0, []broker.Record{{Value: []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "fresh", []string{"q2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got, err := c.Poll(ctx); err != nil || len(got) != 1 {
+		t.Fatalf("poll: %d records, %v", len(got), err)
+	}
+	pc := c.(broker.Positioner)
+	if pos, ok := pc.Position(broker.TopicPartition{Topic: "q2", Partition: 0}); !ok || pos != 1 {
+		t.Errorf("partition 0: position %d (%v), want 1", pos, ok)
+	}
+	if pos, ok := pc.Position(broker.TopicPartition{Topic: "q2", Partition: 1}); ok {
+		t.Errorf("partition 1, no commit, nothing polled: position %d, want none", pos)
+	}
+}
