@@ -132,6 +132,11 @@ func syslogRules() []rule {
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"routed: BGP peer 10.9.0.1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.9.0.1"}},
 			}},
+		{name: "nokia_bgp", needs: "-bgp", patterns: []*regexp.Regexp{re(`BGP-\w+-bgp(?P<state>Established|BackwardTransition)-\d+ \[Peer \d+: (?P<neighbor>` + ipish + `)\]`)},
+			states: map[string]string{"established": "bgp_peer_up", "backwardtransition": "bgp_peer_down"}, examples: []example{
+				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state ESTABLISHED to lower state IDLE due to event HOLD TIME EXPIRED", "bgp_peer_down", map[string]string{"neighbor": "10.20.1.3"}},
+				{"BGP-MINOR-bgpEstablished-2001 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved into established state", "bgp_peer_up", map[string]string{"neighbor": "10.20.1.3"}},
+			}},
 		// --- OSPF ---
 		{name: "cisco_ospf", needs: "OSPF-", patterns: []*regexp.Regexp{re(`OSPF-\d-ADJCHG: Process \S+, Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) from (?P<old>[\w-]+) to (?P<new>[\w-]+)`)},
 			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
@@ -141,6 +146,11 @@ func syslogRules() []rule {
 		{name: "junos_ospf", needs: "RPD_OSPF_NBR", patterns: []*regexp.Regexp{re(`RPD_OSPF_NBR(?P<state>UP|DOWN):? OSPF neighbor (?P<neighbor>` + ipish + `) \(realm \S+ (?P<interface>\S+) area \S+\)`)},
 			states: map[string]string{"up": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
 				{"RPD_OSPF_NBRDOWN: OSPF neighbor 10.0.0.6 (realm ospf-v2 ge-0/0/2.0 area 0.0.0.0) state changed from Full to Down due to InActiveTimer (event reason: neighbor was inactive)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.6", "interface": "ge-0/0/2.0"}},
+			}},
+		{name: "huawei_ospf", needs: "OSPF/", patterns: []*regexp.Regexp{re(`OSPF/\d/NBR_CH\w*.*?NeighborAddress=(?P<neighbor>` + ipish + `).*?NeighborPreviousState=(?P<old>\w+), NeighborCurrentState=(?P<new>\w+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"OSPF/3/NBR_CHG_DOWN(l)[4]:Neighbor event:neighbor state changed to Down. (ProcessId=256, NeighborAddress=10.1.1.2, NeighborEvent=KillNbr, NeighborPreviousState=Full, NeighborCurrentState=Down)", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
+				{"OSPF/6/NBR_CHANGE_E:Neighbor changes event: neighbor status changed. (ProcessId=256, NeighborAddress=10.1.1.2, NeighborEvent=LoadingDone, NeighborPreviousState=Loading, NeighborCurrentState=Full)", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
 			}},
 		// --- Configuration and logins ---
 		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?P<user>[^\s,]+)`)},
@@ -159,10 +169,40 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
+		{name: "huawei_login", needs: "SSH_USER_LOGIN", patterns: []*regexp.Regexp{re(`SSH_USER_LOGIN(?:\(\w\))?(?:\[\d+\])?:.*?UserName=(?P<user>[^,)\s]+)(?:, IPAddress=(?P<source>` + ipish + `))?`)},
+			event: "login_succeeded", examples: []example{
+				{"SSH/5/SSH_USER_LOGIN(l)[3]:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.1.100"}},
+			}},
+		{name: "nokia_login", needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]: User (?P<user>\S+) from (?P<source>` + ipish + `)`)},
+			event: "login_succeeded", examples: []example{
+				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from 192.0.2.10 cli login", "login_succeeded", map[string]string{"user": "admin", "source": "192.0.2.10"}},
+			}},
+		{name: "extreme_login", needs: "Login passed for user ", patterns: []*regexp.Regexp{re(`Login passed for user (?P<user>\S+) through \w+ \((?P<source>` + ipish + `)\)`)},
+			event: "login_succeeded", examples: []example{
+				{"<Info:AAA.authPass> Login passed for user admin through ssh (10.0.0.5)", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.5"}},
+			}},
 		{name: "fortinet_admin_login", needs: "action=", vendors: []string{"fortinet"},
 			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user"},
 			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
+			}},
+		// --- Generic fallbacks for BGP, OSPF and login phrasings (Aruba,
+		// Extreme, MikroTik, Palo Alto and others) ---
+		{name: "generic_bgp", needs: "BGP", patterns: []*regexp.Regexp{re(`BGP\b.*?\b(?:[Nn]eighbou?r|[Pp]eer) (?P<neighbor>` + ipish + `)\b.*?\bfrom (?:state )?(?P<old>\w+) to (?:state )?(?P<new>\w+)`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{"bgpd: BGP neighbor 10.0.0.2 changed state from OpenConfirm to Established", "bgp_peer_up", map[string]string{"neighbor": "10.0.0.2"}},
+				{"<Info:BGP.Neighbor.StateChange> BGP neighbor 10.0.0.2 (AS 65010) state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.0.0.2"}},
+			}},
+		{name: "generic_ospf", needs: "OSPF", patterns: []*regexp.Regexp{re(`OSPF(?:v[23])?\b.*?\b[Nn]eighbou?r (?P<neighbor>` + ipish + `)\b.*?\bfrom (?:state )?(?P<old>[\w-]+) to (?:state )?(?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"OSPF-MINOR-ospfNbrStateChange-2003 [VR 1 OSPFv2 (0)]: Neighbor 10.1.1.2 state changed from full to down", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
+				{"ospfd: OSPF neighbor 10.0.0.2 on vlan10 changed state from Loading to Full", "ospf_neighbor_up", map[string]string{"neighbor": "10.0.0.2"}},
+			}},
+		{name: "generic_login", needs: "logged in", patterns: []*regexp.Regexp{re(`(?i)\buser:? '?(?P<user>[\w.@-]+)'? (?:has )?logged in\b(?:[^.]*?\bfrom (?P<source>` + ipish + `))?`)},
+			event: "login_succeeded", examples: []example{
+				{"user admin logged in from 192.168.88.10 via winbox", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.88.10"}},
+				{"User admin logged in via Web from 192.168.1.100 using https", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.1.100"}},
+				{"User 'netops' logged in from 10.0.0.5 through SSH session.", "login_succeeded", map[string]string{"user": "netops", "source": "10.0.0.5"}},
 			}},
 		// --- Generic fallback for "interface X ... down/up" phrasings ---
 		{name: "generic_interface", needs: "nterface", patterns: []*regexp.Regexp{re(`(?i)\binterface\s+(?P<interface>[A-Za-z][\w./:-]*\d(?:\.\d+)?)\b[^.]*?\b(?:is|changed state to|went|state(?: changed)? to|has gone)\s+(?P<state>down|up)\b`)},
