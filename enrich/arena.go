@@ -1,10 +1,18 @@
 package enrich
 
 // arena hands out the keys and values of output records from shared
-// chunks, one allocation for many records. A chunk is never reused: the
-// records may be kept (replayed, delivered later) for as long as they
-// like.
-type arena struct{ buf []byte }
+// chunks, one allocation for many records. A chunk is reused only after
+// recycle, which the worker calls once the records are in the log and
+// nothing holds them (on the embedded broker); elsewhere the records may
+// be kept (replayed after an aborted transaction, carried to the next
+// one) for as long as they like, and chunks are left to the GC.
+type arena struct {
+	buf []byte
+	// reuse: the owner calls recycle; only then are chunks tracked.
+	reuse bool
+	used  [][]byte // the chunks handed out since the last recycle
+	free  [][]byte // recycled chunks
+}
 
 // arenaChunk is the size of an arena's chunks.
 const arenaChunk = 64 << 10
@@ -12,7 +20,14 @@ const arenaChunk = 64 << 10
 // start returns an empty slice to append one value to.
 func (a *arena) start() []byte {
 	if cap(a.buf)-len(a.buf) < 2<<10 {
-		a.buf = make([]byte, 0, arenaChunk)
+		if n := len(a.free); n > 0 {
+			a.buf, a.free = a.free[n-1][:0], a.free[:n-1]
+		} else {
+			a.buf = make([]byte, 0, arenaChunk)
+		}
+		if a.reuse {
+			a.used = append(a.used, a.buf)
+		}
 	}
 	return a.buf[len(a.buf):]
 }
@@ -26,4 +41,12 @@ func (a *arena) keep(b []byte) []byte {
 		a.buf = a.buf[:len(a.buf)+len(b)]
 	}
 	return b[:len(b):len(b)]
+}
+
+// recycle makes every chunk handed out so far free for reuse: the caller
+// guarantees that no value from them is used again.
+func (a *arena) recycle() {
+	a.free = append(a.free, a.used...)
+	clear(a.used)
+	a.used, a.buf = a.used[:0], nil
 }

@@ -79,6 +79,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	}
 	defer m.close()
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
+	w.out.useArenas(&w.arena, &w.evEnc.arena)
 	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
 		return err
 	}
@@ -100,6 +101,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		if !w.out.deliver(ctx, m, outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events}) {
 			return nil
 		}
+		w.out.recycle(&w.arena, &w.evEnc.arena)
 		if now := time.Now(); now.Sub(w.lastSeen) > time.Hour {
 			w.rates.forget(now.Add(-time.Hour)) // devices gone for an hour
 			w.lastSeen = now

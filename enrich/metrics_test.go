@@ -222,6 +222,7 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 			newWorker := func() *MetricsWorker {
 				w := NewMetricsWorker(nil, inv)
 				w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false) // as Run makes it
+				w.out.useArenas(&w.arena, &w.evEnc.arena)
 				return w
 			}
 			w := newWorker()
@@ -236,6 +237,7 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 				n := min(batch, b.N-i, len(recs)-next)
 				metrics, events = w.enrichBatch(recs[next:next+n], metrics[:0], events[:0])
 				enriched += len(metrics)
+				w.out.recycle(&w.arena, &w.evEnc.arena) // as Run does once they are delivered
 				if next += n; next == len(recs) {
 					b.StopTimer()
 					w, next = newWorker(), 0 // the samples start again: a new worker has no rates yet

@@ -306,6 +306,26 @@ type outBatch struct {
 // deliver publishes a batch's outputs and commits the input position after
 // it: in one transaction when the member has them, else publishing (exactly
 // once, see outputs) then committing. It returns false once ctx has ended.
+// useArenas tells arenas whether their chunks can be reused after each
+// deliver: on the embedded log, where a delivered record is in the log
+// and nothing else holds it (no replay memo, no carry), see recycle.
+func (o *outputs) useArenas(arenas ...*arena) {
+	for _, a := range arenas {
+		a.reuse = !o.txn
+	}
+}
+
+// recycle frees the arenas' chunks for reuse after a deliver that
+// returned true, where useArenas allowed it.
+func (o *outputs) recycle(arenas ...*arena) {
+	if o.txn {
+		return
+	}
+	for _, a := range arenas {
+		a.recycle()
+	}
+}
+
 func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) bool {
 	if m.txn == nil {
 		// Publish, then commit: retried until the broker takes them,

@@ -49,6 +49,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	}
 	defer m.close()
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
+	w.out.useArenas(&w.evEnc.arena)
 	if err := w.out.align(ctx, w.topics.Events); err != nil {
 		return err
 	}
@@ -93,6 +94,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		if !w.out.deliver(ctx, m, outBatch{w.topics.Events, events}) {
 			return nil
 		}
+		w.out.recycle(&w.evEnc.arena)
 	}
 }
 

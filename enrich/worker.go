@@ -186,6 +186,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer m.close()
 	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m, m.txn != nil)
+	w.out.useArenas(&w.arena, &w.evEnc.arena)
 	if err := w.out.align(ctx, w.topics.EnrichedSyslog, w.topics.Events); err != nil {
 		return err
 	}
@@ -219,6 +220,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if !w.out.deliver(ctx, m, outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events}) {
 			return nil // ctx ended
 		}
+		w.out.recycle(&w.arena, &w.evEnc.arena)
 		w.m.batchSeconds.Observe(time.Since(start).Seconds())
 	}
 }
