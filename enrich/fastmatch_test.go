@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"maps"
-	"strings"
 	"testing"
 
 	"github.com/weirnet/weir/collectors/syslog"
@@ -14,7 +13,7 @@ import (
 // what r.fast said.
 func checkFastMatch(t testing.TB, r *rule, msg string) fastResult {
 	t.Helper()
-	at := strings.Index(msg, r.needs)
+	at := r.indexNeeds(msg)
 	if at < 0 {
 		return fastUnsure
 	}

@@ -118,10 +118,33 @@ const bigramsMaxText = 2048
 
 func (b *bigramSet) add(s string) {
 	for i := 0; i+1 < len(s); i++ {
-		h := (uint32(s[i])<<8 | uint32(s[i+1])) * 0x9E3779B1 >> 24 // 0..255
+		h := bigramHash(s[i], s[i+1])
 		b[h>>6] |= 1 << (h & 63)
 	}
 }
+
+// addFold is add with bit 0x20 set in every byte, which folds ASCII case
+// (and merges a few other pairs: a false positive at worst), for the rules
+// whose patterns ignore case.
+func (b *bigramSet) addFold(s string) {
+	for i := 0; i+1 < len(s); i++ {
+		h := bigramHash(s[i]|0x20, s[i+1]|0x20)
+		b[h>>6] |= 1 << (h & 63)
+	}
+}
+
+// addBoth is add into b and addFold into fold, in one pass.
+func (b *bigramSet) addBoth(s string, fold *bigramSet) {
+	for i := 0; i+1 < len(s); i++ {
+		h := bigramHash(s[i], s[i+1])
+		b[h>>6] |= 1 << (h & 63)
+		h = bigramHash(s[i]|0x20, s[i+1]|0x20)
+		fold[h>>6] |= 1 << (h & 63)
+	}
+}
+
+// bigramHash maps a byte pair to 0..255.
+func bigramHash(a, b byte) uint32 { return (uint32(a)<<8 | uint32(b)) * 0x9E3779B1 >> 24 }
 
 // holds reports whether every pair of sub is in b.
 func (b *bigramSet) holds(sub *bigramSet) bool {
@@ -131,6 +154,10 @@ func (b *bigramSet) holds(sub *bigramSet) bool {
 // ruleBigrams is the set of the pairs of every literal r requires.
 func ruleBigrams(r *rule) bigramSet {
 	var b bigramSet
+	if r.fold {
+		b.addFold(r.needs) // it has no keywords: they are case-sensitive
+		return b
+	}
 	b.add(r.needs)
 	for _, k := range r.keywords {
 		b.add(k)

@@ -107,13 +107,54 @@ func FuzzBigramsHoldSubstrings(f *testing.F) {
 		if i > j {
 			i, j = j, i
 		}
-		var text, sub bigramSet
+		var text, sub, textFold, upperFold, both, bothFold bigramSet
 		text.add(s)
 		sub.add(s[i:j])
 		if !text.holds(&sub) {
 			t.Fatalf("%q does not hold its substring %q", s, s[i:j])
 		}
+		// Folded, nor in another ASCII case, for the rules that ignore
+		// case.
+		textFold.addFold(s)
+		upperFold.addFold(strings.ToUpper(s[i:j]))
+		if isASCII(s) && !textFold.holds(&upperFold) {
+			t.Fatalf("%q does not hold %q, folded", s, strings.ToUpper(s[i:j]))
+		}
+		if both.addBoth(s, &bothFold); both != text || bothFold != textFold {
+			t.Fatalf("addBoth differs from add and addFold on %q", s)
+		}
 	})
+}
+
+func FuzzIndexFoldASCII(f *testing.F) {
+	f.Add("xx INTERFACE eth0", "nterface")
+	f.Add("nNnNnterfaceX", "Nterface")
+	f.Add("a", "")
+	f.Fuzz(func(t *testing.T, s, lit string) {
+		if !isASCII(s) || !isASCII(lit) {
+			return
+		}
+		if got, want := indexFoldASCII(s, lit), strings.Index(strings.ToLower(s), strings.ToLower(lit)); got != want {
+			t.Fatalf("indexFoldASCII(%q, %q) = %d, want %d", s, lit, got, want)
+		}
+	})
+}
+
+// TestFoldRulesIgnoreCase: a rule whose patterns ignore case finds its
+// literal in any ASCII case, as its patterns would match.
+func TestFoldRulesIgnoreCase(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, rule, event string }{
+		{"INTERFACE eth0 IS DOWN", "generic_interface", "interface_down"},
+		{"PORT 1/1/2 IS NOW OFF-LINE", "aruba_extreme_port", "interface_down"},
+		{"User admin Logged In from 10.0.0.5", "generic_login", "login_succeeded"},
+		{"routed: bgp PEER 10.9.0.1 state changed from Established to Idle", "paloalto_bgp", "bgp_peer_down"},
+	} {
+		info := c.Classify(&telemetry.Log{Message: tc.msg})
+		if info.Rule != tc.rule || info.Event != tc.event {
+			t.Errorf("%q: rule %q event %q, want %q %q", tc.msg, info.Rule, info.Event, tc.rule, tc.event)
+		}
+	}
 }
 
 func abs(n int) int {

@@ -31,6 +31,9 @@ type rule struct {
 	pairFields map[string]string
 	// atNeeds: the pattern starts with needs (NewClassifier works it out).
 	atNeeds []bool
+	// fold: the patterns ignore case ((?i)), and so does the search for
+	// needs, in ASCII (NewClassifier works it out).
+	fold bool
 	// keywords are the other literals the patterns require (NewClassifier
 	// works them out): most messages that contain needs but do not match
 	// lack one, and are turned away without running a pattern.

@@ -52,6 +52,7 @@ func NewClassifier() *Classifier {
 			prefix, _ := p.LiteralPrefix()
 			r.atNeeds[j] = r.needs != "" && strings.HasPrefix(prefix, r.needs)
 		}
+		r.fold = len(r.patterns) > 0 && strings.HasPrefix(r.patterns[0].String(), "(?i)")
 		r.keywords = ruleKeywords(r)
 		r.bigrams = ruleBigrams(r)
 		r.fast = fastMatches[r.name]
@@ -96,19 +97,23 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 	} else {
 		info.Mnemonic = tag
 	}
-	var grams bigramSet
+	var grams, foldGrams bigramSet
 	filter := len(msg) <= bigramsMaxText
 	if filter {
-		grams.add(msg)
+		grams.addBoth(msg, &foldGrams)
 	}
 	for i := range c.rules {
 		r := &c.rules[i]
-		if filter && !grams.holds(&r.bigrams) {
+		set := &grams
+		if r.fold {
+			set = &foldGrams
+		}
+		if filter && !set.holds(&r.bigrams) {
 			continue
 		}
 		at := 0
 		if r.needs != "" {
-			if at = strings.Index(msg, r.needs); at < 0 {
+			if at = r.indexNeeds(msg); at < 0 {
 				continue
 			}
 		}
@@ -126,6 +131,58 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 		break
 	}
 	return info
+}
+
+// indexNeeds is where r.needs first occurs in msg, ignoring ASCII case
+// when the rule's patterns do, or -1.
+func (r *rule) indexNeeds(msg string) int {
+	if !r.fold {
+		return strings.Index(msg, r.needs)
+	}
+	return indexFoldASCII(msg, r.needs)
+}
+
+// indexFoldASCII is strings.Index ignoring ASCII case: it visits only the
+// places where lit's first byte is, in either case (found by IndexByte,
+// each at most once).
+func indexFoldASCII(s, lit string) int {
+	if lit == "" {
+		return 0
+	}
+	lo := toLowerASCII(lit[0])
+	up := lo
+	if lo >= 'a' && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	nextLo, nextUp := -2, -2 // where lo and up next are; -1: nowhere; -2: not looked
+	for i := 0; i+len(lit) <= len(s); {
+		if nextLo != -1 && nextLo < i {
+			nextLo = indexByteFrom(s, lo, i)
+		}
+		if up != lo && nextUp != -1 && nextUp < i {
+			nextUp = indexByteFrom(s, up, i)
+		}
+		j := nextLo
+		if up != lo && nextUp >= 0 && (j < 0 || nextUp < j) {
+			j = nextUp
+		}
+		if j < 0 || j+len(lit) > len(s) {
+			return -1
+		}
+		if _, ok := cutFold(s[j:], lit); ok {
+			return j
+		}
+		i = j + 1
+	}
+	return -1
+}
+
+// indexByteFrom is the index of c in s at or after from, or -1.
+func indexByteFrom(s string, c byte, from int) int {
+	if k := strings.IndexByte(s[from:], c); k >= 0 {
+		return from + k
+	}
+	return -1
 }
 
 // apply matches the rule and derives its event ("" when the rule matches
