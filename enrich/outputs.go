@@ -303,9 +303,6 @@ type outBatch struct {
 	outs  []outRecord
 }
 
-// deliver publishes a batch's outputs and commits the input position after
-// it: in one transaction when the member has them, else publishing (exactly
-// once, see outputs) then committing. It returns false once ctx has ended.
 // useArenas tells arenas whether their chunks can be reused after each
 // deliver: on the embedded log, where a delivered record is in the log
 // and nothing else holds it (no replay memo, no carry), see recycle.
@@ -326,6 +323,9 @@ func (o *outputs) recycle(arenas ...*arena) {
 	}
 }
 
+// deliver publishes a batch's outputs and commits the input position after
+// it: in one transaction when the member has them, else publishing (exactly
+// once, see outputs) then committing. It returns false once ctx has ended.
 func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) bool {
 	if m.txn == nil {
 		// Publish, then commit: retried until the broker takes them,

@@ -64,8 +64,14 @@ var ifStates = map[string]string{
 
 var bgpStates = map[string]string{"up": "bgp_peer_up", "down": "bgp_peer_down"}
 
-// ipish matches an IPv4 or IPv6 address.
+// ipish matches an IPv4 or IPv6 address where the rule's context says
+// one follows (a Cisco "neighbor" or "Nbr").
 const ipish = `[0-9A-Fa-f:.]*[0-9A-Fa-f]`
+
+// ipaddr matches an IPv4 address or an IPv6 one (with a colon), and not a
+// word of hex letters ("Dead", "added"): for the looser rules, where
+// words can stand where an address does.
+const ipaddr = `(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*[0-9A-Fa-f])\b`
 
 // syslogRules is the rule table, tried in order; the first match wins.
 func syslogRules() []rule {
@@ -131,13 +137,17 @@ func syslogRules() []rule {
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"BGP/2/STATE_CHG_UPDOWN:The status of the peer 10.1.1.1 changed from ESTABLISHED to IDLE. (InstanceName=Public, StateChangeReason=Hold Timer Expired, CurrentState=Idle)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1"}},
 			}},
-		{name: "paloalto_bgp", needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipish + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
+		{name: "paloalto_bgp", needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipaddr + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"routed: BGP peer 10.9.0.1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.9.0.1"}},
 			}},
-		{name: "nokia_bgp", needs: "-bgp", patterns: []*regexp.Regexp{re(`BGP-\w+-bgp(?P<state>Established|BackwardTransition)-\d+ \[Peer \d+: (?P<neighbor>` + ipish + `)\]`)},
-			states: map[string]string{"established": "bgp_peer_up", "backwardtransition": "bgp_peer_down"}, examples: []example{
+		{name: "nokia_bgp_down", needs: "bgpBackwardTransition-", patterns: []*regexp.Regexp{re(`BGP-\w+-bgpBackwardTransition-\d+ \[Peer \d+: (?P<neighbor>` + ipaddr + `)\].*?moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state ESTABLISHED to lower state IDLE due to event HOLD TIME EXPIRED", "bgp_peer_down", map[string]string{"neighbor": "10.20.1.3"}},
+				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state OPENSENT to lower state ACTIVE due to event CONNECT RETRY", "", map[string]string{"neighbor": "10.20.1.3"}},
+			}},
+		{name: "nokia_bgp_up", needs: "bgpEstablished-", patterns: []*regexp.Regexp{re(`BGP-\w+-bgpEstablished-\d+ \[Peer \d+: (?P<neighbor>` + ipaddr + `)\]`)},
+			event: "bgp_peer_up", examples: []example{
 				{"BGP-MINOR-bgpEstablished-2001 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved into established state", "bgp_peer_up", map[string]string{"neighbor": "10.20.1.3"}},
 			}},
 		// --- OSPF ---
@@ -176,9 +186,10 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"SSH/5/SSH_USER_LOGIN(l)[3]:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.1.100"}},
 			}},
-		{name: "nokia_login", needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]: User (?P<user>\S+) from (?P<source>` + ipish + `)`)},
+		{name: "nokia_login", needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]: User (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
 			event: "login_succeeded", examples: []example{
 				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from 192.0.2.10 cli login", "login_succeeded", map[string]string{"user": "admin", "source": "192.0.2.10"}},
+				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from Console cli login", "login_succeeded", map[string]string{"user": "admin", "source": ""}},
 			}},
 		{name: "extreme_login", needs: "Login passed for user ", patterns: []*regexp.Regexp{re(`Login passed for user (?P<user>\S+) through \w+ \((?P<source>` + ipish + `)\)`)},
 			event: "login_succeeded", examples: []example{
@@ -191,17 +202,17 @@ func syslogRules() []rule {
 			}},
 		// --- Generic fallbacks for BGP, OSPF and login phrasings (Aruba,
 		// Extreme, MikroTik, Palo Alto and others) ---
-		{name: "generic_bgp", needs: "BGP", patterns: []*regexp.Regexp{re(`BGP\b.*?\b(?:[Nn]eighbou?r|[Pp]eer) (?P<neighbor>` + ipish + `)\b.*?\bfrom (?:state )?(?P<old>\w+) to (?:state )?(?P<new>\w+)`)},
+		{name: "generic_bgp", needs: "BGP", patterns: []*regexp.Regexp{re(`BGP\b.*?\b(?:[Nn]eighbou?r|[Pp]eer) (?P<neighbor>` + ipaddr + `).*?\bfrom (?:state )?(?P<old>\w+) to (?:state )?(?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"bgpd: BGP neighbor 10.0.0.2 changed state from OpenConfirm to Established", "bgp_peer_up", map[string]string{"neighbor": "10.0.0.2"}},
 				{"<Info:BGP.Neighbor.StateChange> BGP neighbor 10.0.0.2 (AS 65010) state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.0.0.2"}},
 			}},
-		{name: "generic_ospf", needs: "OSPF", patterns: []*regexp.Regexp{re(`OSPF(?:v[23])?\b.*?\b[Nn]eighbou?r (?P<neighbor>` + ipish + `)\b.*?\bfrom (?:state )?(?P<old>[\w-]+) to (?:state )?(?P<new>[\w-]+)`)},
+		{name: "generic_ospf", needs: "OSPF", patterns: []*regexp.Regexp{re(`OSPF(?:v[23])?\b.*?\b[Nn]eighbou?r (?P<neighbor>` + ipaddr + `).*?\bfrom (?:state )?(?P<old>[\w-]+) to (?:state )?(?P<new>[\w-]+)`)},
 			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
 				{"OSPF-MINOR-ospfNbrStateChange-2003 [VR 1 OSPFv2 (0)]: Neighbor 10.1.1.2 state changed from full to down", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
 				{"ospfd: OSPF neighbor 10.0.0.2 on vlan10 changed state from Loading to Full", "ospf_neighbor_up", map[string]string{"neighbor": "10.0.0.2"}},
 			}},
-		{name: "generic_login", needs: "logged in", patterns: []*regexp.Regexp{re(`(?i)\buser:? '?(?P<user>[\w.@-]+)'? (?:has )?logged in\b(?:[^.]*?\bfrom (?P<source>` + ipish + `))?`)},
+		{name: "generic_login", needs: "logged in", patterns: []*regexp.Regexp{re(`(?i)\buser:? '?(?P<user>[\w.@-]+)'? (?:has )?logged in(?: successfully)?(?: (?:(?:via|through|on|at|to)\b[^.]*? )?from (?P<source>` + ipaddr + `)| (?:from|via|through|on|at|to)\b|[.,;]|$)`)},
 			event: "login_succeeded", examples: []example{
 				{"user admin logged in from 192.168.88.10 via winbox", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.88.10"}},
 				{"User admin logged in via Web from 192.168.1.100 using https", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.1.100"}},

@@ -37,6 +37,38 @@ func TestRuleExamples(t *testing.T) {
 	}
 }
 
+// TestLooseRulesReadAddressesAndFailures: the fallback rules, whose
+// patterns are loose, take no word for an address ("from Console", a
+// neighbor named "Dead") and no failed login for a login.
+func TestLooseRulesReadAddressesAndFailures(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct {
+		msg, event string
+		fields     map[string]string
+	}{
+		{"User admin logged in from Console", "login_succeeded", map[string]string{"user": "admin", "source": ""}},
+		{"User admin logged in from dashboard", "login_succeeded", map[string]string{"source": ""}},
+		{"user admin logged in from a remote host", "login_succeeded", map[string]string{"source": ""}},
+		{"user admin logged in failed", "", nil},
+		{"user admin logged in failed from 10.0.0.5", "", nil},
+		{"User admin logged in unsuccessfully from 10.0.0.5", "", nil},
+		{"the user admin logged in with an expired password and was rejected", "", nil},
+		{"OSPF: Neighbor Dead timer expired, neighbor 10.0.0.2 state changed from Full to Down", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2"}},
+		{"BGP: peer added 10.0.0.1 changed from Established to Idle", "", nil},
+		{"routed: BGP peer fe80::1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "fe80::1"}},
+	} {
+		info := c.Classify(&telemetry.Log{Message: tc.msg})
+		if info.Event != tc.event {
+			t.Errorf("%q: event %q (rule %s), want %q", tc.msg, info.Event, info.Rule, tc.event)
+		}
+		for k, v := range tc.fields {
+			if info.Fields[k] != v {
+				t.Errorf("%q: %s = %q, want %q", tc.msg, k, info.Fields[k], v)
+			}
+		}
+	}
+}
+
 type corpusLine = corpus.SyslogLine
 
 func loadCorpus(t testing.TB) []corpusLine {
