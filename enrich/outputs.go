@@ -323,6 +323,31 @@ func (o *outputs) recycle(arenas ...*arena) {
 	}
 }
 
+// publishRetrying publishes b without a transaction until it succeeds or
+// ctx ends (false). produce retries by itself; what else fails (looking up
+// an output partition's tail or partition count) fails before anything of
+// b was produced, and publish skips what an output partition already has,
+// so trying again is safe.
+func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
+	backoff := 10 * time.Millisecond
+	for {
+		err := o.publish(ctx, nil, b.topic, b.outs)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		o.logger.Error("enrich: publishing failed, retrying", slog.String("topic", b.topic), slog.Any("error", err))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
 // deliver publishes a batch's outputs and commits the input position after
 // it: in one transaction when the member has them, else publishing (exactly
 // once, see outputs) then committing. It returns false once ctx has ended.
@@ -331,7 +356,7 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		// Publish, then commit: retried until the broker takes them,
 		// so a full disk stalls enrichment rather than losing records.
 		for _, b := range batches {
-			if err := o.publish(ctx, nil, b.topic, b.outs); err != nil {
+			if !o.publishRetrying(ctx, b) {
 				return false // ctx ended
 			}
 		}

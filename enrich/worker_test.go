@@ -3,8 +3,10 @@ package enrich
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -308,5 +310,63 @@ func TestOutputsIntactWithChunkReuse(t *testing.T) {
 		if err := json.Unmarshal(r.Value, &ev); err != nil || !strings.Contains(ev.Message, " #") {
 			t.Fatalf("event not whole: %v: %.200s", err, r.Value)
 		}
+	}
+}
+
+// flakyDescribe fails DescribeTopics of one topic on its 2nd to 4th call.
+type flakyDescribe struct {
+	*embedded.Broker
+	topic string
+	calls atomic.Int32
+}
+
+func (f *flakyDescribe) DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error) {
+	if len(names) == 1 && names[0] == f.topic {
+		if n := f.calls.Add(1); n >= 2 && n <= 4 {
+			return nil, errors.New("flaky describe")
+		}
+	}
+	return f.Broker.DescribeTopics(ctx, names...)
+}
+
+// TestWorkerOutlivesPublishErrors: a failure to look up where an output
+// partition stands is retried; the worker neither stops nor loses the
+// batch.
+func TestWorkerOutlivesPublishErrors(t *testing.T) {
+	eb, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eb.Close()
+	b := &flakyDescribe{Broker: eb, topic: telemetry.TopicEnrichedSyslog}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, topic := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog, telemetry.TopicEvents} {
+		// Existing, so that the worker's start looks the output up once.
+		if err := eb.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Format: "rfc3164", Facility: 23, Severity: 3,
+		Message: "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down", SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
+	if err := eb.Produce(ctx, telemetry.TopicRawSyslog, []broker.Record{{Key: []byte("edge1"), Value: l.AppendJSON(nil)}}); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(b, inv, NewClassifier())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	deadline := time.After(10 * time.Second)
+	for len(readTopic(t, eb, telemetry.TopicEnrichedSyslog)) == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("worker stopped (%v) before publishing", err)
+		case <-deadline:
+			t.Fatal("nothing published")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if b.calls.Load() < 4 {
+		t.Fatalf("%d lookups: the failures were not met", b.calls.Load())
 	}
 }
