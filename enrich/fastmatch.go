@@ -51,11 +51,9 @@ var fastMatches = map[string]fastMatch{
 
 // ine protocol on Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>up|down))
 func fastLineproto(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "ine protocol on Interface ")
-	if !ok {
-		return fastUnsure
-	}
-	return interfaceChangedState(s, f, "up", "down")
+	c := newScan(msg[at:])
+	c.lit("ine protocol on Interface ")
+	return interfaceChangedState(&c, f, "up", "down")
 }
 
 // Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>administratively down|up|down))
@@ -64,101 +62,57 @@ func fastCiscoLink(msg string, _ int, f map[string]string) fastResult {
 	if i < 0 {
 		return fastUnsure
 	}
-	return interfaceChangedState(msg[i+len("Interface "):], f, "administratively down", "up", "down")
+	c := newScan(msg[i+len("Interface "):])
+	return interfaceChangedState(&c, f, "administratively down", "up", "down")
 }
 
-// interfaceChangedState matches `(?P<interface>[^\s,]+), (?i:changed
-// state to (?P<state>states...))` at the start of s.
-func interfaceChangedState(s string, f map[string]string, states ...string) fastResult {
-	ifc, s := span(s, notSpaceOrComma)
-	if ifc == "" {
+// interfaceChangedState reads `(?P<interface>[^\s,]+), (?i:changed state
+// to (?P<state>states...))`.
+func interfaceChangedState(c *scan, f map[string]string, states ...string) fastResult {
+	ifc := c.run(notSpaceOrComma)
+	c.lit(", ")
+	c.litFold("changed state to ")
+	state := c.oneOfFold(states...)
+	if !c.ok {
 		return fastUnsure
 	}
-	s, ok := cut(s, ", ")
-	if !ok {
-		return fastUnsure
-	}
-	if s, ok = cutFold(s, "changed state to "); !ok {
-		return fastUnsure
-	}
-	for _, st := range states {
-		if _, ok := cutFold(s, st); ok {
-			f["interface"], f["state"] = ifc, s[:len(st)]
-			return fastMatched
-		}
-	}
-	return fastUnsure
+	f["interface"], f["state"] = ifc, state
+	return fastMatched
 }
 
 // %ETHPORT-\d-IF_(?:DOWN|UP)\S*: Interface (?P<interface>\S+) is (?P<state>down|up)
 func fastNXOSEthport(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "%ETHPORT-")
-	if !ok || len(s) < 2 || !isDigit(s[0]) {
-		return fastUnsure
-	}
-	if s, ok = cut(s[1:], "-IF_"); !ok {
-		return fastUnsure
-	}
-	if t, ok := cut(s, "DOWN"); ok {
-		s = t
-	} else if s, ok = cut(s, "UP"); !ok {
-		return fastUnsure
-	}
+	c := newScan(msg[at:])
+	c.lit("%ETHPORT-")
+	c.digit()
+	c.lit("-IF_")
+	c.oneOf("DOWN", "UP")
 	// \S*: then a space: the colon ends the run of non-spaces.
-	run, s := span(s, notSpace)
-	if !strings.HasSuffix(run, ":") {
+	if run := c.span(notSpace); !strings.HasSuffix(run, ":") {
 		return fastUnsure
 	}
-	if s, ok = cut(s, " Interface "); !ok {
+	c.lit(" Interface ")
+	ifc := c.run(notSpace)
+	c.lit(" is ")
+	state := c.oneOf("down", "up")
+	if !c.ok {
 		return fastUnsure
 	}
-	ifc, s := span(s, notSpace)
-	if ifc == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " is "); !ok {
-		return fastUnsure
-	}
-	for _, st := range [...]string{"down", "up"} {
-		if strings.HasPrefix(s, st) {
-			f["interface"], f["state"] = ifc, st
-			return fastMatched
-		}
-	}
-	return fastUnsure
+	f["interface"], f["state"] = ifc, state
+	return fastMatched
 }
 
 // SNMP_TRAP_LINK_(?P<state>DOWN|UP)\b.*ifName (?P<interface>\S+)
 func fastJunosSNMPLink(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "SNMP_TRAP_LINK_")
-	if !ok {
-		return fastUnsure
-	}
-	var state string
-	for _, st := range [...]string{"DOWN", "UP"} {
-		if strings.HasPrefix(s, st) {
-			state = st
-			break
-		}
-	}
-	if state == "" {
-		return fastUnsure
-	}
-	s = s[len(state):]
-	if len(s) > 0 && isWordByte(s[0]) {
-		return fastUnsure // no \b
-	}
+	c := newScan(msg[at:])
+	c.lit("SNMP_TRAP_LINK_")
+	state := c.oneOf("DOWN", "UP")
+	c.boundary()
 	// .* is greedy and stops at a newline: the last "ifName " before one.
-	if nl := strings.IndexByte(s, '\n'); nl >= 0 {
-		s = s[:nl]
-	}
-	i := strings.LastIndex(s, "ifName ")
-	if i < 0 {
+	c.last("ifName ")
+	ifc := c.run(notSpace) // empty: the patterns would look at an earlier one
+	if !c.ok {
 		return fastUnsure
-	}
-	ifc, _ := span(s[i+len("ifName "):], notSpace)
-	if ifc == "" {
-		return fastUnsure // the patterns would look at an earlier "ifName "
 	}
 	f["state"], f["interface"] = state, ifc
 	return fastMatched
@@ -166,49 +120,23 @@ func fastJunosSNMPLink(msg string, at int, f map[string]string) fastResult {
 
 // BGP-\d-ADJCHANGE\s*:.*?neighbor (?P<neighbor>ipish)(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b
 func fastCiscoBGP(msg string, _ int, f map[string]string) fastResult {
-	i := strings.Index(msg, "BGP-")
-	if i < 0 {
-		return fastUnsure
-	}
-	s := msg[i+len("BGP-"):]
-	if len(s) < 1 || !isDigit(s[0]) {
-		return fastUnsure
-	}
-	s, ok := cut(s[1:], "-ADJCHANGE")
-	if !ok {
-		return fastUnsure
-	}
-	_, s = span(s, isSpaceRE)
-	if s, ok = cut(s, ":"); !ok {
-		return fastUnsure
-	}
+	c := scanFrom(msg, "BGP-")
+	c.digit()
+	c.lit("-ADJCHANGE")
+	c.span(isSpaceRE)
+	c.lit(":")
 	// .*? is lazy and stops at a newline: the first "neighbor ", and the
 	// patterns would try the next one if this one does not lead on.
-	j := strings.Index(s, "neighbor ")
-	if j < 0 || strings.IndexByte(s[:j], '\n') >= 0 {
-		return fastUnsure
-	}
-	addr, s, ok := cutIPish(s[j+len("neighbor "):])
-	if !ok {
-		return fastUnsure
-	}
+	c.first("neighbor ")
+	addr := c.ip()
 	var vrf string
-	if t, ok := cut(s, " vpn vrf "); ok {
-		if vrf, s = span(t, notSpace); vrf == "" {
-			return fastUnsure
-		}
+	if c.opt(" vpn vrf ") {
+		vrf = c.run(notSpace)
 	}
-	if s, ok = cut(s, " "); !ok {
-		return fastUnsure
-	}
-	var state string
-	for _, st := range [...]string{"Up", "Down"} {
-		if strings.HasPrefix(s, st) {
-			state = st
-			break
-		}
-	}
-	if state == "" || len(s) > len(state) && isWordByte(s[len(state)]) {
+	c.lit(" ")
+	state := c.oneOf("Up", "Down")
+	c.boundary()
+	if !c.ok {
 		return fastUnsure
 	}
 	f["neighbor"], f["state"] = addr, state
@@ -220,56 +148,21 @@ func fastCiscoBGP(msg string, _ int, f map[string]string) fastResult {
 
 // BGP-\d-ADJCHANGE: peer (?P<neighbor>ipish) \(VRF (?P<vrf>\S+) AS (?P<asn>\d+)\) old state (?P<old>\w+) .*new state (?P<new>\w+)
 func fastAristaBGP(msg string, _ int, f map[string]string) fastResult {
-	i := strings.Index(msg, "BGP-")
-	if i < 0 {
-		return fastUnsure
-	}
-	s := msg[i+len("BGP-"):]
-	if len(s) < 1 || !isDigit(s[0]) {
-		return fastUnsure
-	}
-	s, ok := cut(s[1:], "-ADJCHANGE: peer ")
-	if !ok {
-		return fastUnsure
-	}
-	addr, s, ok := cutIPish(s)
-	if !ok {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " (VRF "); !ok {
-		return fastUnsure
-	}
-	vrf, s := span(s, notSpace)
-	if vrf == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " AS "); !ok {
-		return fastUnsure
-	}
-	asn, s := span(s, isDigit)
-	if asn == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, ") old state "); !ok {
-		return fastUnsure
-	}
-	old, s := span(s, isWordByte)
-	if old == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " "); !ok {
-		return fastUnsure
-	}
+	c := scanFrom(msg, "BGP-")
+	c.digit()
+	c.lit("-ADJCHANGE: peer ")
+	addr := c.ip()
+	c.lit(" (VRF ")
+	vrf := c.run(notSpace)
+	c.lit(" AS ")
+	asn := c.run(isDigit)
+	c.lit(") old state ")
+	old := c.run(isWordByte)
+	c.lit(" ")
 	// .* is greedy and stops at a newline: the last "new state ".
-	if nl := strings.IndexByte(s, '\n'); nl >= 0 {
-		s = s[:nl]
-	}
-	j := strings.LastIndex(s, "new state ")
-	if j < 0 {
-		return fastUnsure
-	}
-	now, _ := span(s[j+len("new state "):], isWordByte)
-	if now == "" {
+	c.last("new state ")
+	now := c.run(isWordByte)
+	if !c.ok {
 		return fastUnsure
 	}
 	f["neighbor"], f["vrf"], f["asn"], f["old"], f["new"] = addr, vrf, asn, old, now
@@ -278,51 +171,23 @@ func fastAristaBGP(msg string, _ int, f map[string]string) fastResult {
 
 // BGP_PEER_STATE_CHANGE:? BGP peer (?P<neighbor>ipish)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)
 func fastJunosBGP(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "BGP_PEER_STATE_CHANGE")
-	if !ok {
-		return fastUnsure
+	c := newScan(msg[at:])
+	c.lit("BGP_PEER_STATE_CHANGE")
+	c.opt(":")
+	c.lit(" BGP peer ")
+	addr := c.ip()
+	if c.opt("+") {
+		c.run(isDigit)
 	}
-	s, _ = cut(s, ":")
-	if s, ok = cut(s, " BGP peer "); !ok {
-		return fastUnsure
-	}
-	addr, s, ok := cutIPish(s)
-	if !ok {
-		return fastUnsure
-	}
-	if t, ok := cut(s, "+"); ok {
-		var port string
-		if port, s = span(t, isDigit); port == "" {
-			return fastUnsure
-		}
-	}
-	if s, ok = cut(s, " ("); !ok {
-		return fastUnsure
-	}
-	if t, ok := cut(s, "External"); ok {
-		s = t
-	} else if s, ok = cut(s, "Internal"); !ok {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " AS "); !ok {
-		return fastUnsure
-	}
-	asn, s := span(s, isDigit)
-	if asn == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, ") changed state from "); !ok {
-		return fastUnsure
-	}
-	old, s := span(s, isWordByte)
-	if old == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " to "); !ok {
-		return fastUnsure
-	}
-	now, _ := span(s, isWordByte)
-	if now == "" {
+	c.lit(" (")
+	c.oneOf("External", "Internal")
+	c.lit(" AS ")
+	asn := c.run(isDigit)
+	c.lit(") changed state from ")
+	old := c.run(isWordByte)
+	c.lit(" to ")
+	now := c.run(isWordByte)
+	if !c.ok {
 		return fastUnsure
 	}
 	f["neighbor"], f["asn"], f["old"], f["new"] = addr, asn, old, now
@@ -331,44 +196,23 @@ func fastJunosBGP(msg string, at int, f map[string]string) fastResult {
 
 // OSPF-\d-ADJCHG: Process \S+, Nbr (?P<neighbor>ipish) on (?P<interface>\S+) from (?P<old>[\w-]+) to (?P<new>[\w-]+)
 func fastCiscoOSPF(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "OSPF-")
-	if !ok || len(s) < 1 || !isDigit(s[0]) {
-		return fastUnsure
-	}
-	if s, ok = cut(s[1:], "-ADJCHG: Process "); !ok {
-		return fastUnsure
-	}
+	c := newScan(msg[at:])
+	c.lit("OSPF-")
+	c.digit()
+	c.lit("-ADJCHG: Process ")
 	// \S+, then a space: the comma ends the run of non-spaces.
-	run, s := span(s, notSpace)
-	if len(run) < 2 || run[len(run)-1] != ',' {
+	if run := c.span(notSpace); len(run) < 2 || run[len(run)-1] != ',' {
 		return fastUnsure
 	}
-	if s, ok = cut(s, " Nbr "); !ok {
-		return fastUnsure
-	}
-	nbr, s, ok := cutIPish(s)
-	if !ok {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " on "); !ok {
-		return fastUnsure
-	}
-	ifc, s := span(s, notSpace)
-	if ifc == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " from "); !ok {
-		return fastUnsure
-	}
-	old, s := span(s, isWordOrDash)
-	if old == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " to "); !ok {
-		return fastUnsure
-	}
-	now, _ := span(s, isWordOrDash)
-	if now == "" {
+	c.lit(" Nbr ")
+	nbr := c.ip()
+	c.lit(" on ")
+	ifc := c.run(notSpace)
+	c.lit(" from ")
+	old := c.run(isWordOrDash)
+	c.lit(" to ")
+	now := c.run(isWordOrDash)
+	if !c.ok {
 		return fastUnsure
 	}
 	f["neighbor"], f["interface"], f["old"], f["new"] = nbr, ifc, old, now
@@ -377,19 +221,12 @@ func fastCiscoOSPF(msg string, at int, f map[string]string) fastResult {
 
 // Configured from (?P<source>\S+) by (?P<user>[^\s,]+)
 func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "Configured from ")
-	if !ok {
-		return fastUnsure
-	}
-	src, s := span(s, notSpace)
-	if src == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " by "); !ok {
-		return fastUnsure
-	}
-	user, _ := span(s, notSpaceOrComma)
-	if user == "" {
+	c := newScan(msg[at:])
+	c.lit("Configured from ")
+	src := c.run(notSpace)
+	c.lit(" by ")
+	user := c.run(notSpaceOrComma)
+	if !c.ok {
 		return fastUnsure
 	}
 	f["source"], f["user"] = src, user
@@ -398,22 +235,14 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 
 // UI_COMMIT:? User '(?P<user>[^']+)' requested '(?:commit|commit synchronize)'
 func fastJunosCommit(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "UI_COMMIT")
-	if !ok {
-		return fastUnsure
-	}
-	s, _ = cut(s, ":")
-	if s, ok = cut(s, " User '"); !ok {
-		return fastUnsure
-	}
-	user, s := span(s, func(c byte) bool { return c != '\'' })
-	if user == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, "' requested 'commit"); !ok {
-		return fastUnsure
-	}
-	if !strings.HasPrefix(s, "'") && !strings.HasPrefix(s, " synchronize'") {
+	c := newScan(msg[at:])
+	c.lit("UI_COMMIT")
+	c.opt(":")
+	c.lit(" User '")
+	user := c.run(func(b byte) bool { return b != '\'' })
+	c.lit("' requested 'commit")
+	c.oneOf("'", " synchronize'")
+	if !c.ok {
 		return fastUnsure
 	}
 	f["user"] = user
@@ -422,12 +251,11 @@ func fastJunosCommit(msg string, at int, f map[string]string) fastResult {
 
 // LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\]
 func fastCiscoLogin(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "LOGIN_SUCCESS: Login Success [user: ")
-	if !ok {
-		return fastUnsure
-	}
-	user, s := span(s, func(c byte) bool { return c != ']' })
-	if user == "" || s == "" {
+	c := newScan(msg[at:])
+	c.lit("LOGIN_SUCCESS: Login Success [user: ")
+	user := c.run(func(b byte) bool { return b != ']' })
+	c.lit("]")
+	if !c.ok {
 		return fastUnsure
 	}
 	f["user"] = user
@@ -436,30 +264,14 @@ func fastCiscoLogin(msg string, at int, f map[string]string) fastResult {
 
 // Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?P<source>ipish)
 func fastSSHDAccepted(msg string, at int, f map[string]string) fastResult {
-	s, ok := cut(msg[at:], "Accepted ")
-	if !ok {
-		return fastUnsure
-	}
-	method := false
-	for _, m := range [...]string{"password for ", "publickey for ", "keyboard-interactive/pam for ", "gssapi-with-mic for "} {
-		if s, ok = cut(s, m); ok {
-			method = true
-			break
-		}
-	}
-	if !method {
-		return fastUnsure
-	}
-	s, _ = cut(s, "invalid user ") // the patterns try the optional group first
-	user, s := span(s, notSpace)
-	if user == "" {
-		return fastUnsure
-	}
-	if s, ok = cut(s, " from "); !ok {
-		return fastUnsure
-	}
-	src, _, ok := cutIPish(s)
-	if !ok {
+	c := newScan(msg[at:])
+	c.lit("Accepted ")
+	c.oneOf("password for ", "publickey for ", "keyboard-interactive/pam for ", "gssapi-with-mic for ")
+	c.opt("invalid user ") // the patterns try the optional group first
+	user := c.run(notSpace)
+	c.lit(" from ")
+	src := c.ip()
+	if !c.ok {
 		return fastUnsure
 	}
 	f["user"], f["source"] = user, src
@@ -553,6 +365,157 @@ func fastGenericInterface(msg string, _ int, _ map[string]string) fastResult {
 		}
 	}
 	return fastNoMatch
+}
+
+// scan reads a message the way a pattern's pieces match it, one after the
+// other; the first piece that does not match stops it (ok false), and
+// what follows reads nothing. Each method is a piece that cannot match in
+// two ways: where a pattern could backtrack, the matcher checks by hand.
+type scan struct {
+	s  string
+	ok bool
+}
+
+func newScan(s string) scan { return scan{s: s, ok: true} }
+
+// scanFrom starts at the first lit in msg, past it: where an unanchored
+// pattern that starts with lit starts its leftmost match, if any.
+func scanFrom(msg, lit string) scan {
+	i := strings.Index(msg, lit)
+	if i < 0 {
+		return scan{}
+	}
+	return newScan(msg[i+len(lit):])
+}
+
+// lit reads the literal l.
+func (c *scan) lit(l string) {
+	if c.ok {
+		c.s, c.ok = cut(c.s, l)
+	}
+}
+
+// litFold reads l ignoring ASCII case (see cutFold).
+func (c *scan) litFold(l string) {
+	if c.ok {
+		c.s, c.ok = cutFold(c.s, l)
+	}
+}
+
+// opt reads l if it is there, and says whether it was: a greedy optional
+// literal, where the pattern's next piece cannot start as l does (the
+// caller's to check).
+func (c *scan) opt(l string) bool {
+	if !c.ok {
+		return false
+	}
+	var ok bool
+	c.s, ok = cut(c.s, l)
+	return ok
+}
+
+// oneOf reads the first of alts that is there: an alternation whose
+// branches the next piece cannot tell apart otherwise.
+func (c *scan) oneOf(alts ...string) string {
+	if !c.ok {
+		return ""
+	}
+	for _, a := range alts {
+		if strings.HasPrefix(c.s, a) {
+			c.s = c.s[len(a):]
+			return a
+		}
+	}
+	c.ok = false
+	return ""
+}
+
+// oneOfFold is oneOf ignoring ASCII case; it returns the text read.
+func (c *scan) oneOfFold(alts ...string) string {
+	if !c.ok {
+		return ""
+	}
+	for _, a := range alts {
+		if rest, ok := cutFold(c.s, a); ok {
+			got := c.s[:len(a)]
+			c.s = rest
+			return got
+		}
+	}
+	c.ok = false
+	return ""
+}
+
+// span reads a run, maybe empty, of bytes in the class.
+func (c *scan) span(in func(byte) bool) string {
+	if !c.ok {
+		return ""
+	}
+	var run string
+	run, c.s = span(c.s, in)
+	return run
+}
+
+// run reads a run of at least one byte in the class: greedy, and the
+// caller's next piece must not start with one.
+func (c *scan) run(in func(byte) bool) string {
+	run := c.span(in)
+	if run == "" {
+		c.ok = false
+	}
+	return run
+}
+
+// digit reads one \d.
+func (c *scan) digit() {
+	if c.ok {
+		if c.ok = c.s != "" && isDigit(c.s[0]); c.ok {
+			c.s = c.s[1:]
+		}
+	}
+}
+
+// boundary checks \b after a word: the next byte is no word byte.
+func (c *scan) boundary() {
+	if c.ok && c.s != "" && isWordByte(c.s[0]) {
+		c.ok = false
+	}
+}
+
+// ip reads ipish (see cutIPish).
+func (c *scan) ip() string {
+	if !c.ok {
+		return ""
+	}
+	var addr string
+	addr, c.s, c.ok = cutIPish(c.s)
+	return addr
+}
+
+// first reads up to and past the first l before a newline: `.*?l`.
+func (c *scan) first(l string) {
+	if !c.ok {
+		return
+	}
+	i := strings.Index(c.s, l)
+	if c.ok = i >= 0 && strings.IndexByte(c.s[:i], '\n') < 0; c.ok {
+		c.s = c.s[i+len(l):]
+	}
+}
+
+// last reads up to and past the last l before a newline: `.*l`.
+func (c *scan) last(l string) {
+	if !c.ok {
+		return
+	}
+	line := c.s
+	if nl := strings.IndexByte(line, '\n'); nl >= 0 {
+		line = line[:nl]
+	}
+	i := strings.LastIndex(line, l)
+	if c.ok = i >= 0; c.ok {
+		c.s = line[i+len(l):]
+	}
 }
 
 // cut returns s after its prefix lit.
