@@ -137,8 +137,15 @@ func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker
 		if !ok {
 			continue // not known yet: the next round, or the first record
 		}
+		pi, err := wm.partition(ctx, tp.Topic, tp.Partition)
+		if err != nil {
+			continue // the next round
+		}
 		wm.warm[tp] = true
-		if pos > 0 {
+		// A position past the log's end is a commit from an earlier
+		// topic of that name (deleted and made again): nothing below it
+		// was enriched from this log.
+		if pos > 0 && pos <= pi.HighWatermark {
 			wm.warmPartition(ctx, tp.Topic, tp.Partition, pos, time.Now(), feed)
 		}
 	}
@@ -231,16 +238,22 @@ func (wm *warmer) windowStart(ctx context.Context, topic string, partition int32
 }
 
 func (wm *warmer) logStart(ctx context.Context, topic string, partition int32) (int64, error) {
+	pi, err := wm.partition(ctx, topic, partition)
+	return pi.LogStartOffset, err
+}
+
+// partition describes topic/partition.
+func (wm *warmer) partition(ctx context.Context, topic string, partition int32) (broker.PartitionInfo, error) {
 	infos, err := wm.b.DescribeTopics(ctx, topic)
 	if err != nil {
-		return 0, fmt.Errorf("describe %s: %w", topic, err)
+		return broker.PartitionInfo{}, fmt.Errorf("describe %s: %w", topic, err)
 	}
 	for _, t := range infos {
 		for _, p := range t.Partitions {
 			if t.Name == topic && p.Partition == partition {
-				return p.LogStartOffset, nil
+				return p, nil
 			}
 		}
 	}
-	return 0, fmt.Errorf("describe %s: partition %d not found", topic, partition)
+	return broker.PartitionInfo{}, fmt.Errorf("describe %s: partition %d not found", topic, partition)
 }

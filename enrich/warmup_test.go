@@ -300,3 +300,39 @@ func TestFlappingSurvivesRestart(t *testing.T) {
 		})
 	}
 }
+
+// positionAt is a consumer that only tells a position.
+type positionAt struct {
+	broker.Consumer
+	pos int64
+}
+
+func (p positionAt) Position(broker.TopicPartition) (int64, bool) { return p.pos, true }
+
+// TestIdleWarmupStaysInTheLog: an idle partition warms up from the
+// member's position, but not from a position past the log's end (a
+// commit from an earlier topic of that name), which would read records
+// nobody enriched before.
+func TestIdleWarmupStaysInTheLog(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	recs := make([]broker.Record, 10)
+	for i := range recs {
+		recs[i] = broker.Record{Value: []byte(fmt.Sprint(i)), Timestamp: time.Now()}
+	}
+	if err := b.ProducePartition(context.Background(), "w", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	tp := []broker.TopicPartition{{Topic: "w", Partition: 0}}
+	for _, tc := range []struct{ pos, want int64 }{{10, 10}, {4, 4}, {50, 0}} {
+		wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
+		var fed int64
+		wm.idle(context.Background(), positionAt{pos: tc.pos}, tp, func(*broker.Record, time.Time) { fed++ })
+		if fed != tc.want {
+			t.Errorf("position %d: %d records warmed up, want %d", tc.pos, fed, tc.want)
+		}
+	}
+}
