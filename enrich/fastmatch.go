@@ -319,7 +319,7 @@ func portStateAt(s string, f map[string]string) fastResult {
 	if ifc == "" || !isDigit(ifc[len(ifc)-1]) {
 		return fastNoMatch
 	}
-	s, ok := cut(s, " ")
+	s, ok := strings.CutPrefix(s, " ")
 	if !ok {
 		return fastNoMatch
 	}
@@ -392,7 +392,7 @@ func scanFrom(msg, lit string) scan {
 // lit reads the literal l.
 func (c *scan) lit(l string) {
 	if c.ok {
-		c.s, c.ok = cut(c.s, l)
+		c.s, c.ok = strings.CutPrefix(c.s, l)
 	}
 }
 
@@ -411,7 +411,7 @@ func (c *scan) opt(l string) bool {
 		return false
 	}
 	var ok bool
-	c.s, ok = cut(c.s, l)
+	c.s, ok = strings.CutPrefix(c.s, l)
 	return ok
 }
 
@@ -519,17 +519,9 @@ func (c *scan) last(l string) {
 	}
 }
 
-// cut returns s after its prefix lit.
-func cut(s, lit string) (string, bool) {
-	if strings.HasPrefix(s, lit) {
-		return s[len(lit):], true
-	}
-	return s, false
-}
-
-// cutFold is cut with ASCII case folding. (?i) also folds a few non-ASCII
-// letters (K and the Kelvin sign, s and the long s): a non-ASCII byte in
-// s does not match, and the patterns decide.
+// cutFold is strings.CutPrefix with ASCII case folding. (?i) also folds a
+// few non-ASCII letters (K and the Kelvin sign, s and the long s): a
+// non-ASCII byte in s does not match, and the patterns decide.
 func cutFold(s, lit string) (string, bool) {
 	if len(s) < len(lit) {
 		return s, false
