@@ -161,11 +161,9 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 		return out
 	}
 	st := d.flapStateOf(ev, fam)
-	st.add(now, ev.Type, d.window, d.threshold+1)
+	starts := d.count(st, ev.Type, now)
 	st.keep(ev)
-	if !st.flapping && len(st.times) > d.threshold {
-		st.flapping = true
-		d.flapping[st.key] = st
+	if starts {
 		f := ev
 		f.Type, f.Count = fam+"_flapping", len(st.times)
 		f.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
@@ -221,14 +219,22 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if d.dedup > 0 && st.has(ev.Type, at, d.dedup) {
 		return
 	}
-	st.add(at, ev.Type, d.window, d.threshold+1)
+	d.count(st, ev.Type, at)
 	if st.times[len(st.times)-1].Equal(at) {
 		st.keep(ev)
 	}
-	if !st.flapping && len(st.times) > d.threshold {
-		st.flapping = true
-		d.flapping[st.key] = st
+}
+
+// count records a change of st's object to typ at at, and reports whether
+// the object starts flapping with it.
+func (d *detector) count(st *flapState, typ string, at time.Time) bool {
+	st.add(at, typ, d.window, d.threshold+1)
+	if st.flapping || len(st.times) <= d.threshold {
+		return false
 	}
+	st.flapping = true
+	d.flapping[st.key] = st
+	return true
 }
 
 // setLast records at as the last time of k, whose entry is t (nil when k
