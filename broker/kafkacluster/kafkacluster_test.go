@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/brokertest"
 )
 
 func newCluster(t *testing.T) *Broker {
@@ -258,103 +259,8 @@ func TestCommitOffsetsNeverBackwards(t *testing.T) {
 	}
 }
 
-// TestPosition: as the embedded log's: after the last record polled, or
-// at the group's commit in a partition that gave nothing yet.
-func TestPosition(t *testing.T) {
-	b := newCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	b.CreateTopic(ctx, "q", broker.TopicConfig{Partitions: 2})
-	produce := func(p int32, n int) {
-		recs := make([]broker.Record, n)
-		for i := range recs {
-			recs[i] = broker.Record{Value: []byte(fmt.Sprint(i))}
-		}
-		if err := b.ProducePartition(ctx, "q", p, recs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	produce(0, 10)
-	produce(1, 5)
-	c1, err := b.Consume(ctx, "pg", []string{"q"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for n := 0; n < 15; {
-		got, err := c1.Poll(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += len(got)
-	}
-	if err := c1.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c1.Close()
-	produce(0, 3)
-
-	c2, err := b.Consume(ctx, "pg", []string{"q"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	if got, err := c2.Poll(ctx); err != nil || len(got) != 3 {
-		t.Fatalf("poll: %d records, %v", len(got), err)
-	}
-	pc := c2.(broker.Positioner)
-	for _, tc := range []struct {
-		p    int32
-		want int64
-	}{{0, 13}, {1, 5}} {
-		if pos, ok := pc.Position(broker.TopicPartition{Topic: "q", Partition: tc.p}); !ok || pos != tc.want {
-			t.Errorf("partition %d: position %d (%v), want %d", tc.p, pos, ok, tc.want)
-		}
-	}
-	if _, ok := pc.Position(broker.TopicPartition{Topic: "other", Partition: 0}); ok {
-		t.Errorf("position of a partition the member does not own")
-	}
-}
-
-// TestPollDeadlinesLoseNothing: a member polling with short deadlines
-// (the enrichment workers poll a second at a time) gets every record,
-// also those that arrive as a deadline passes.
-func TestPollDeadlinesLoseNothing(t *testing.T) {
-	b := newCluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	b.CreateTopic(ctx, "d", broker.TopicConfig{Partitions: 1})
-	c, err := b.Consume(ctx, "dg", []string{"d"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	const n = 2000
-	go func() {
-		for i := range n {
-			if err := b.ProducePartition(ctx, "d", 0, []broker.Record{{Value: []byte(fmt.Sprint(i))}}); err != nil {
-				return
-			}
-		}
-	}()
-	next := int64(0)
-	for next < n && ctx.Err() == nil {
-		pctx, pcancel := context.WithTimeout(ctx, time.Duration(200+next%1800)*time.Microsecond)
-		recs, err := c.Poll(pctx)
-		pcancel()
-		if err != nil {
-			continue // the deadline
-		}
-		for _, r := range recs {
-			if r.Offset != next {
-				t.Fatalf("offset %d after %d: records lost", r.Offset, next-1)
-			}
-			next++
-		}
-	}
-	if next != n {
-		t.Fatalf("%d of %d records", next, n)
-	}
-}
+// TestPosition: as the embedded log's (internal/brokertest).
+func TestPosition(t *testing.T) { brokertest.Position(t, newCluster(t)) }
 
 // TestPositionWithoutCommit: in a partition that gave nothing yet and has
 // no commit, where the member starts is not known.
