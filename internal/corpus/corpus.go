@@ -37,7 +37,7 @@ func Syslog() ([]SyslogLine, error) {
 	path := filepath.Join(Dir(), "syslog", "messages.jsonl")
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("corpus: %w", err)
+		return nil, fmt.Errorf("corpus: %w (the shared test data goes in shared/ beside the checkout, as in CI)", err)
 	}
 	defer f.Close()
 	var out []SyslogLine
