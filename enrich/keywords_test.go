@@ -126,18 +126,60 @@ func FuzzBigramsHoldSubstrings(f *testing.F) {
 	})
 }
 
-func FuzzIndexFoldASCII(f *testing.F) {
-	f.Add("xx INTERFACE eth0", "nterface")
-	f.Add("nNnNnterfaceX", "Nterface")
-	f.Add("a", "")
-	f.Fuzz(func(t *testing.T, s, lit string) {
-		if !isASCII(s) || !isASCII(lit) {
-			return
+// FuzzFinder: a finder finds what strings.Index does, on the text
+// lowered when it ignores case, whichever byte it anchors on.
+func FuzzFinder(f *testing.F) {
+	f.Add("xx INTERFACE eth0", "nterface", true)
+	f.Add("nNnNnterfaceX", "Nterface", true)
+	f.Add("a", "", false)
+	f.Add("AAAADJCHANGEADJCHANGE", "ADJCHANGE", false)
+	f.Add("%ETH%ETHPORT-", "%ETHPORT-", false)
+	f.Add("ort ORT port", "ort ", true)
+	f.Fuzz(func(t *testing.T, s, lit string, fold bool) {
+		want := strings.Index(s, lit)
+		if fold {
+			if !isASCII(s) || !isASCII(lit) {
+				return
+			}
+			want = strings.Index(strings.ToLower(s), strings.ToLower(lit))
 		}
-		if got, want := indexFoldASCII(s, lit), strings.Index(strings.ToLower(s), strings.ToLower(lit)); got != want {
-			t.Fatalf("indexFoldASCII(%q, %q) = %d, want %d", s, lit, got, want)
+		fd := newFinder(lit, fold)
+		if got := fd.index(s); got != want {
+			t.Fatalf("finder(%q, fold %v, anchor %q at %d).index(%q) = %d, want %d", lit, fold, fd.lo, fd.at, s, got, want)
 		}
 	})
+}
+
+// TestFinderAnchorsOnRareBytes: the anchor is a byte a text without the
+// literal seldom has, and, ignoring case, one that has no case if it can.
+func TestFinderAnchorsOnRareBytes(t *testing.T) {
+	for _, tc := range []struct {
+		lit  string
+		fold bool
+		want byte
+	}{
+		{"ADJCHANGE", false, 'J'},
+		{"%ETHPORT-", false, '%'},
+		{"SNMP #", true, '#'},
+		{"changed state to", false, 'g'},
+		{"logged in", true, 'g'},
+	} {
+		if f := newFinder(tc.lit, tc.fold); f.lo != tc.want {
+			t.Errorf("newFinder(%q, %v) anchors on %q, want %q", tc.lit, tc.fold, f.lo, tc.want)
+		}
+	}
+}
+
+// BenchmarkClassifyLongLine: the rule table on a 9 KB line of one letter
+// (the corpus has one), where searching from each literal's first byte
+// found a candidate at every position.
+func BenchmarkClassifyLongLine(b *testing.B) {
+	c := NewClassifier()
+	l := telemetry.Log{Message: strings.Repeat("A", 9000)}
+	fields := map[string]string{}
+	for b.Loop() {
+		c.ClassifyInto(&l, fields)
+	}
 }
 
 // TestFoldRulesIgnoreCase: a rule whose patterns ignore case finds its

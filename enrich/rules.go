@@ -34,6 +34,8 @@ type rule struct {
 	// fold: the patterns ignore case ((?i)), and so does the search for
 	// needs, in ASCII (NewClassifier works it out).
 	fold bool
+	// finder looks for needs (NewClassifier makes it).
+	finder finder
 	// keywords are the other literals the patterns require (NewClassifier
 	// works them out): most messages that contain needs but do not match
 	// lack one, and are turned away without running a pattern.

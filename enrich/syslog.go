@@ -53,6 +53,7 @@ func NewClassifier() *Classifier {
 			r.atNeeds[j] = r.needs != "" && strings.HasPrefix(prefix, r.needs)
 		}
 		r.fold = len(r.patterns) > 0 && strings.HasPrefix(r.patterns[0].String(), "(?i)")
+		r.finder = newFinder(r.needs, r.fold)
 		r.keywords = ruleKeywords(r)
 		r.bigrams = ruleBigrams(r)
 		r.fast = fastMatches[r.name]
@@ -135,55 +136,7 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 
 // indexNeeds is where r.needs first occurs in msg, ignoring ASCII case
 // when the rule's patterns do, or -1.
-func (r *rule) indexNeeds(msg string) int {
-	if !r.fold {
-		return strings.Index(msg, r.needs)
-	}
-	return indexFoldASCII(msg, r.needs)
-}
-
-// indexFoldASCII is strings.Index ignoring ASCII case: it visits only the
-// places where lit's first byte is, in either case (found by IndexByte,
-// each at most once).
-func indexFoldASCII(s, lit string) int {
-	if lit == "" {
-		return 0
-	}
-	lo := toLowerASCII(lit[0])
-	up := lo
-	if lo >= 'a' && lo <= 'z' {
-		up = lo - 'a' + 'A'
-	}
-	nextLo, nextUp := -2, -2 // where lo and up next are; -1: nowhere; -2: not looked
-	for i := 0; i+len(lit) <= len(s); {
-		if nextLo != -1 && nextLo < i {
-			nextLo = indexByteFrom(s, lo, i)
-		}
-		if up != lo && nextUp != -1 && nextUp < i {
-			nextUp = indexByteFrom(s, up, i)
-		}
-		j := nextLo
-		if up != lo && nextUp >= 0 && (j < 0 || nextUp < j) {
-			j = nextUp
-		}
-		if j < 0 || j+len(lit) > len(s) {
-			return -1
-		}
-		if _, ok := cutFold(s[j:], lit); ok {
-			return j
-		}
-		i = j + 1
-	}
-	return -1
-}
-
-// indexByteFrom is the index of c in s at or after from, or -1.
-func indexByteFrom(s string, c byte, from int) int {
-	if k := strings.IndexByte(s[from:], c); k >= 0 {
-		return from + k
-	}
-	return -1
-}
+func (r *rule) indexNeeds(msg string) int { return r.finder.index(msg) }
 
 // apply matches the rule and derives its event ("" when the rule matches
 // but the change is not one, such as a BGP session going Idle → Connect),
