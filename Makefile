@@ -52,7 +52,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzEachPair$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzLowerLookups$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzFastMatchAgreesWithPatterns$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzIndexFoldASCII$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzFinder$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./telemetry
