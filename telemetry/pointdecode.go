@@ -336,11 +336,7 @@ func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 			return false
 		}
 	}
-	for _, c := range p.Counters {
-		if f, ok := p.Field(c); ok {
-			f.Counter = true
-		}
-	}
+	markCounters(p, p.Counters)
 	for i := range p.Fields {
 		if f := &p.Fields[i]; f.Kind == fieldNumber && !typeNumber(f, d.raw[f.bits], f.Counter) {
 			return false
@@ -1019,4 +1015,27 @@ func typeNumberSlow(field, n string, counters []string) (any, error) {
 		}
 	}
 	return strconv.ParseFloat(n, 64)
+}
+
+// markCounters sets Counter on p's fields named in counters. The
+// collectors write counters sorted, as p's fields are: then one merge
+// pass, not a search per name.
+func markCounters(p *Point, counters []string) {
+	if !slices.IsSorted(counters) {
+		for _, c := range counters {
+			if f, ok := p.Field(c); ok {
+				f.Counter = true
+			}
+		}
+		return
+	}
+	fs, i := p.Fields, 0
+	for _, c := range counters {
+		for i < len(fs) && fs[i].Key < c {
+			i++
+		}
+		if i < len(fs) && fs[i].Key == c {
+			fs[i].Counter = true
+		}
+	}
 }
