@@ -2,12 +2,15 @@ package kafkacluster
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/brokertest"
@@ -15,17 +18,25 @@ import (
 
 func newCluster(t *testing.T) *Broker {
 	t.Helper()
+	_, b := newKfake(t)
+	return b
+}
+
+// newKfake is newCluster with the cluster itself, to move partitions
+// around; opts are given to the backend.
+func newKfake(t *testing.T, opts ...Option) (*kfake.Cluster, *Broker) {
+	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	b, err := New(c.ListenAddrs(), WithReplicationFactor(3))
+	b, err := New(c.ListenAddrs(), append([]Option{WithReplicationFactor(3)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return b
+	return c, b
 }
 
 func TestProduceFetchSameLayoutAsEmbedded(t *testing.T) {
@@ -286,5 +297,145 @@ func TestPositionWithoutCommit(t *testing.T) {
 	}
 	if pos, ok := pc.Position(broker.TopicPartition{Topic: "q2", Partition: 1}); ok {
 		t.Errorf("partition 1, no commit, nothing polled: position %d, want none", pos)
+	}
+}
+
+// TestPollHonoursMaxPollBytes: a poll reads about MaxPollBytes (a batch
+// more at most), like the embedded log's, even when the client holds a
+// fetch from each of several brokers, and every record still comes, in
+// order.
+func TestPollHonoursMaxPollBytes(t *testing.T) {
+	kf, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const (
+		parts      = 3
+		batches    = 128 // per partition
+		perBatch   = 16
+		valueBytes = 512
+		maxPoll    = 64 << 10
+	)
+	if err := b.CreateTopic(ctx, "big", broker.TopicConfig{Partitions: parts}); err != nil {
+		t.Fatal(err)
+	}
+	// A leader per broker, so that the client fetches from three.
+	for p := range int32(parts) {
+		if err := kf.MoveTopicPartition("big", p, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 3 MiB in batches of 8 KiB (one per call), of random bytes: the
+	// producer's compression leaves them as large as the records.
+	for p := range int32(parts) {
+		for i := range batches {
+			recs := make([]broker.Record, perBatch)
+			for j := range recs {
+				v := make([]byte, valueBytes)
+				rand.Read(v)
+				copy(v, fmt.Sprint(i*perBatch+j, " "))
+				recs[j] = broker.Record{Value: v}
+			}
+			if err := b.ProducePartition(ctx, "big", p, recs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c, err := b.Consume(ctx, "mpb", []string{"big"}, broker.WithMaxPollBytes(maxPoll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const limit = maxPoll + perBatch*valueBytes
+	next := make([]int64, parts)
+	polls, largest := 0, 0
+	for total := 0; total < parts*batches*perBatch; {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatalf("poll after %d records: %v", total, err)
+		}
+		polls++
+		size := 0
+		for _, r := range recs {
+			size += len(r.Key) + len(r.Value)
+			if r.Offset != next[r.Partition] {
+				t.Fatalf("partition %d: offset %d after %d", r.Partition, r.Offset, next[r.Partition]-1)
+			}
+			if want := fmt.Sprint(r.Offset, " "); string(r.Value[:len(want)]) != want {
+				t.Fatalf("partition %d offset %d holds %q", r.Partition, r.Offset, r.Value[:len(want)])
+			}
+			next[r.Partition]++
+		}
+		largest = max(largest, size)
+		if size > limit {
+			t.Fatalf("poll %d read %d bytes of records, want at most %d (MaxPollBytes %d and a batch)", polls, size, limit, maxPoll)
+		}
+		total += len(recs)
+		// Work on the poll, meanwhile the client fetches from every
+		// broker.
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("%d polls, the largest %d bytes", polls, largest)
+}
+
+// TestSmallPollsReadCommittedOnly: small polls skip the records of
+// aborted transactions too. (kfake leaves out the aborted transactions of
+// a partition that a fetch's overall limit cuts short: with that limit
+// at MaxPollBytes, their records would come.)
+func TestSmallPollsReadCommittedOnly(t *testing.T) {
+	kf, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "ab", broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// One broker answers for both partitions.
+	for p := range int32(2) {
+		if err := kf.MoveTopicPartition("ab", p, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := kgo.NewClient(kgo.SeedBrokers(b.seeds...), kgo.TransactionalID("small-polls"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	committed := 0
+	for i := range 40 {
+		commit := i%2 == 0
+		if err := tx.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for p := range int32(2) {
+			for range 20 {
+				r := broker.Record{Partition: p, Value: []byte(fmt.Sprintf("%-400v", commit))}
+				if err := tx.ProduceSync(ctx, toKgo("ab", &r)).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+				if commit {
+					committed++
+				}
+			}
+		}
+		if err := tx.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := b.Consume(ctx, "abg", []string{"ab"}, broker.WithMaxPollBytes(16<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for got := 0; got < committed; {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatalf("poll after %d of %d records: %v", got, committed, err)
+		}
+		for _, r := range recs {
+			if strings.TrimSpace(string(r.Value)) != "true" {
+				t.Fatalf("polled %s/%d@%d, of an aborted transaction", r.Topic, r.Partition, r.Offset)
+			}
+			got++
+		}
 	}
 }
