@@ -18,8 +18,9 @@ const DefaultWarmup = 10 * time.Minute
 // warmupMaxRecords bounds the records one partition's warm-up reads.
 const warmupMaxRecords = 4 << 20
 
-// warmupFetchBytes is how much one warm-up fetch reads: large, because on
-// Kafka every Fetch sets up its own client.
+// warmupFetchBytes is how much one warm-up fetch reads: large, so that a
+// window is read back in few fetches (on Kafka, a request to the
+// partition's leader each).
 const warmupFetchBytes = 8 << 20
 
 // WithWarmup sets how far back (by record time) a metrics worker reads a

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -31,11 +32,17 @@ type Broker struct {
 	seeds    []string
 	opts     []kgo.Opt
 	producer *kgo.Client // idempotent, acks=all, murmur2 keys
-	manual   *kgo.Client // for explicit partitions
+	manual   *kgo.Client // for explicit partitions, and Fetch's requests
 	admin    *kadm.Client
 	defaults broker.TopicConfig
 	rf       int16
 	instance string // names the process in transactional ids
+
+	// Fetch's: where partitions are led, from metadata (asked again
+	// when a fetch finds it out of date), and its decompressor.
+	leadersMu sync.Mutex
+	leaders   map[broker.TopicPartition]partitionLeader
+	dec       kgo.Decompressor
 }
 
 var (
@@ -71,7 +78,8 @@ func WithInstance(name string) Option { return func(b *Broker) { b.instance = na
 
 // New connects to the cluster at seeds.
 func New(seeds []string, opts ...Option) (*Broker, error) {
-	b := &Broker{seeds: seeds, rf: -1, defaults: broker.TopicConfig{Partitions: 6}}
+	b := &Broker{seeds: seeds, rf: -1, defaults: broker.TopicConfig{Partitions: 6},
+		dec: kgo.DefaultDecompressor(), leaders: map[broker.TopicPartition]partitionLeader{}}
 	for _, o := range opts {
 		o(b)
 	}
@@ -149,62 +157,212 @@ func (b *Broker) ProducePartition(ctx context.Context, topic string, partition i
 }
 
 // Fetch reads committed records of one partition from offset (records of
-// open or aborted transactions are skipped, as Consume does). Each call
-// uses a short-lived consuming client: fine for tools and takeovers, not a
-// hot path (use Consume).
+// open or aborted transactions are skipped, as Consume does). It sends
+// fetch requests to the partition's leader on the backend's own client,
+// so reading a partition back a batch at a time (the enrichment warm-up)
+// costs about a request per call. Fetches to one broker share a
+// connection: one waiting for data (MaxWait) holds up the others to that
+// broker.
 func (b *Broker) Fetch(ctx context.Context, topic string, partition int32, offset int64, opts broker.FetchOptions, into *broker.FetchResult) error {
 	into.Records = into.Records[:0]
-	ends, err := b.admin.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("kafka: end offsets %s: %w", topic, err)
-	}
-	starts, err := b.admin.ListStartOffsets(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("kafka: start offsets %s: %w", topic, err)
-	}
-	stables, err := b.admin.ListCommittedOffsets(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("kafka: stable offsets %s: %w", topic, err)
-	}
-	end, ok := ends.Lookup(topic, partition)
-	start, _ := starts.Lookup(topic, partition)
-	stable, _ := stables.Lookup(topic, partition)
-	if !ok || end.Err != nil {
-		return fmt.Errorf("%w: %s/%d", broker.ErrUnknownPartition, topic, partition)
-	}
-	into.HighWatermark, into.LogStartOffset = end.Offset, start.Offset
-	if offset < start.Offset || offset > end.Offset {
-		return fmt.Errorf("%w: %s/%d offset %d not in [%d, %d]", broker.ErrOffsetOutOfRange, topic, partition, offset, start.Offset, end.Offset)
-	}
-	if offset == end.Offset && opts.MaxWait <= 0 {
-		return nil
-	}
 	maxBytes := opts.MaxBytes
 	if maxBytes <= 0 {
 		maxBytes = 1 << 20
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.seeds...)}, append(b.opts,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(offset)}}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.FetchMaxPartitionBytes(int32(maxBytes)), kgo.FetchMaxWait(max(opts.MaxWait, 100*time.Millisecond)))...)...)
+	maxBytes = min(maxBytes, math.MaxInt32)
+	deadline := time.Now().Add(opts.MaxWait)
+	for from := offset; ; {
+		fp, next, err := b.fetch(ctx, topic, partition, from, int32(maxBytes), time.Until(deadline))
+		if err == nil && from > fp.HighWatermark {
+			err = kerr.OffsetOutOfRange // past the high watermark, not yet past the log's end
+		}
+		switch {
+		case errors.Is(err, kerr.OffsetOutOfRange):
+			return b.outOfRange(ctx, topic, partition, from, into)
+		case errors.Is(err, broker.ErrUnknownPartition):
+			return err
+		case err != nil:
+			return fmt.Errorf("kafka: fetch %s/%d: %w", topic, partition, mapErr(err))
+		}
+		into.HighWatermark, into.LogStartOffset = fp.HighWatermark, fp.LogStartOffset
+		for _, kr := range fp.Records {
+			into.Records = append(into.Records, fromKgo(kr))
+		}
+		if len(into.Records) > 0 || next <= from || next >= fp.LastStableOffset && time.Until(deadline) <= 0 {
+			return nil
+		}
+		// Only records of aborted transactions, or transaction
+		// markers: go on after them, as a consumer does. Below the
+		// last stable offset committed records follow, so they are
+		// read whatever MaxWait.
+		from = next
+	}
+}
+
+// fetchRetries is how many times fetch asks again where a partition is
+// after its leader moved or went away, fetchBackoff how long it waits
+// before the second and later times.
+const (
+	fetchRetries = 3
+	fetchBackoff = 100 * time.Millisecond
+)
+
+// fetch sends one read-committed fetch request for topic/partition from
+// offset to the partition's leader, waiting up to wait for data. It
+// returns the partition's answer, with the records of committed and
+// non-transactional batches, and the offset after the batches it holds.
+func (b *Broker) fetch(ctx context.Context, topic string, partition int32, offset int64, maxBytes int32, wait time.Duration) (kgo.FetchPartition, int64, error) {
+	var err error
+	for try := 0; try <= fetchRetries; try++ {
+		if try > 1 {
+			select {
+			case <-time.After(fetchBackoff):
+			case <-ctx.Done():
+				return kgo.FetchPartition{}, 0, ctx.Err()
+			}
+		}
+		var l partitionLeader
+		if l, err = b.leader(ctx, topic, partition, try > 0); err != nil {
+			if errors.Is(err, kerr.LeaderNotAvailable) {
+				continue // an election: ask again
+			}
+			return kgo.FetchPartition{}, 0, err
+		}
+		req := kmsg.NewPtrFetchRequest()
+		req.IsolationLevel = 1 // read committed
+		req.MaxWaitMillis = int32(min(max(wait, 0).Milliseconds(), math.MaxInt32))
+		req.MinBytes = 1
+		// The partition's limit bounds the answer; the request's is
+		// none, as kfake (unlike Kafka) leaves out the aborted
+		// transactions of a partition that the request's limit cuts
+		// short.
+		req.MaxBytes = math.MaxInt32
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = topic, l.topicID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, offset, maxBytes
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		var resp *kmsg.FetchResponse
+		if resp, err = req.RequestWith(ctx, b.manual.Broker(int(l.id))); err != nil {
+			if ctx.Err() != nil {
+				return kgo.FetchPartition{}, 0, err
+			}
+			continue // the leader went away, or is not known: ask again
+		}
+		if err = kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			return kgo.FetchPartition{}, 0, err
+		}
+		// Topics are named by id from v13 on: the answer is for one
+		// partition in any case.
+		var got *kmsg.FetchResponseTopicPartition
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				if p := &resp.Topics[i].Partitions[j]; p.Partition == partition {
+					got = p
+				}
+			}
+		}
+		if got == nil {
+			return kgo.FetchPartition{}, 0, errors.New("no answer for the partition")
+		}
+		fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+			Offset: offset, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: partition,
+		}, got, b.dec, nil)
+		if err = fp.Err; staleLeader(err) {
+			continue
+		}
+		return fp, next, err
+	}
+	if errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID) {
+		// The metadata knew the partition, its leader did not.
+		return kgo.FetchPartition{}, 0, fmt.Errorf("%w: %s/%d: %w", broker.ErrUnknownPartition, topic, partition, err)
+	}
+	return kgo.FetchPartition{}, 0, err
+}
+
+// staleLeader reports whether a fetch failed because the client's idea of
+// where the partition is was out of date.
+func staleLeader(err error) bool {
+	for _, e := range []error{kerr.NotLeaderForPartition, kerr.FencedLeaderEpoch, kerr.UnknownLeaderEpoch,
+		kerr.LeaderNotAvailable, kerr.ReplicaNotAvailable, kerr.UnknownTopicOrPartition,
+		kerr.UnknownTopicID, kerr.InconsistentTopicID} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// partitionLeader is where Fetch sends a partition's requests.
+type partitionLeader struct {
+	id      int32    // the broker's
+	topicID [16]byte // fetch v13+ names topics by id
+}
+
+// leader returns where topic/partition is led: from what the last
+// metadata said unless refresh, else (or if unknown) from the cluster.
+func (b *Broker) leader(ctx context.Context, topic string, partition int32, refresh bool) (partitionLeader, error) {
+	tp := broker.TopicPartition{Topic: topic, Partition: partition}
+	if !refresh {
+		b.leadersMu.Lock()
+		l, ok := b.leaders[tp]
+		b.leadersMu.Unlock()
+		if ok {
+			return l, nil
+		}
+	}
+	// A plain metadata request: unlike the clients' own (which kadm
+	// uses), it never creates the topic.
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, b.manual)
 	if err != nil {
-		return fmt.Errorf("kafka: %w", err)
+		return partitionLeader{}, err
 	}
-	defer cl.Close()
-	wait := opts.MaxWait
-	if offset < stable.Offset {
-		// Committed data is there: wait for it. (Past the last stable
-		// offset, records of an open transaction wait for its end.)
-		wait = max(wait, 10*time.Second)
+	b.leadersMu.Lock()
+	defer b.leadersMu.Unlock()
+	for tp := range b.leaders {
+		if tp.Topic == topic {
+			delete(b.leaders, tp)
+		}
 	}
-	pctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	f := cl.PollFetches(pctx)
-	f.EachRecord(func(kr *kgo.Record) { into.Records = append(into.Records, fromKgo(kr)) })
-	if err := f.Err0(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("kafka: fetch %s/%d: %w", topic, partition, mapErr(err))
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != topic || t.ErrorCode != 0 {
+			continue
+		}
+		for _, p := range t.Partitions {
+			if p.Leader >= 0 {
+				b.leaders[broker.TopicPartition{Topic: topic, Partition: p.Partition}] = partitionLeader{id: p.Leader, topicID: t.TopicID}
+			} else if p.Partition == partition {
+				return partitionLeader{}, kerr.LeaderNotAvailable
+			}
+		}
 	}
-	return nil
+	l, ok := b.leaders[tp]
+	if !ok {
+		return partitionLeader{}, fmt.Errorf("%w: %s/%d", broker.ErrUnknownPartition, topic, partition)
+	}
+	return l, nil
+}
+
+// outOfRange is Fetch's error for an offset out of the partition, with
+// its bounds, which a fetch answer out of range does not carry.
+func (b *Broker) outOfRange(ctx context.Context, topic string, partition int32, offset int64, into *broker.FetchResult) error {
+	starts, err := b.admin.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("%w: %s/%d offset %d (start offsets: %w)", broker.ErrOffsetOutOfRange, topic, partition, offset, err)
+	}
+	ends, err := b.admin.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("%w: %s/%d offset %d (end offsets: %w)", broker.ErrOffsetOutOfRange, topic, partition, offset, err)
+	}
+	start, _ := starts.Lookup(topic, partition)
+	end, _ := ends.Lookup(topic, partition)
+	into.HighWatermark, into.LogStartOffset = end.Offset, start.Offset
+	return fmt.Errorf("%w: %s/%d offset %d not in [%d, %d]", broker.ErrOffsetOutOfRange, topic, partition, offset, start.Offset, end.Offset)
 }
 
 // CreateTopic creates a topic; zero config fields take the defaults.
