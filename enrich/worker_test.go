@@ -150,36 +150,60 @@ func TestWorkerCorpus(t *testing.T) {
 	}
 }
 
-// BenchmarkWarmSyslog: a warm-up record (decode and classify, events into
-// the detector's state, nothing encoded), on the corpus mix; a warm-up
-// stalls the worker for as long as its records take.
+// BenchmarkWarmSyslog is a warm-up's work per record read back (decode
+// and classify, events into the detector's state, nothing encoded): on
+// the corpus mix, where three lines in four report an event, and on a mix
+// of one such line in twenty among the corpus's other short lines, more
+// like a network's syslog. A warm-up stalls the worker for as long as its
+// records take.
 func BenchmarkWarmSyslog(b *testing.B) {
 	var p syslog.Parser
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewWorker(nil, inv, NewClassifier())
-	var recs []broker.Record
-	for i, c := range loadCorpus(b) {
+	var eventful, quiet, mix []broker.Record
+	for _, c := range loadCorpus(b) {
 		var l telemetry.Log
 		p.ParseCopy([]byte(c.Raw), &l)
 		l.SourceAddr = "10.1.2.3:514"
-		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSyslog, Offset: int64(i), Value: l.AppendJSON(nil)})
+		r := broker.Record{Topic: telemetry.TopicRawSyslog, Value: l.AppendJSON(nil)}
+		mix = append(mix, r)
+		if c.Event != "" {
+			eventful = append(eventful, r)
+		} else if len(c.Raw) < 1024 {
+			quiet = append(quiet, r) // not the 9 KB line, one in twelve here
+		}
 	}
-	// Logged a second apart within the window, so that their events
-	// reach the detector's flap state (each object's every 45 s, past
-	// the de-duplication window).
-	end := time.Now()
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		r := recs[i%len(recs)]
-		r.Offset = int64(i) // each a new position, as a warm-up reads them
-		r.Timestamp = end.Add(-DefaultFlapWindow + time.Duration(i%600)*time.Second)
-		w.warmSyslog(&r, end)
-		i++
+	var mostlyQuiet []broker.Record
+	for i := range 20 * len(eventful) {
+		if i%20 == 0 {
+			mostlyQuiet = append(mostlyQuiet, eventful[i/20])
+		} else {
+			mostlyQuiet = append(mostlyQuiet, quiet[i%len(quiet)])
+		}
 	}
-	b.StopTimer()
-	if len(w.det.changes) == 0 {
-		b.Fatal("no change reached the detector")
+	for _, bc := range []struct {
+		name string
+		recs []broker.Record
+	}{{"corpus", mix}, {"events1in20", mostlyQuiet}} {
+		b.Run(bc.name, func(b *testing.B) {
+			inv, _ := ParseInventory([]byte(testInventory))
+			w := NewWorker(nil, inv, NewClassifier())
+			// Logged a second apart within the window, so that their
+			// events reach the detector's flap state (each object's
+			// every 45 s, past the de-duplication window).
+			end := time.Now()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				r := bc.recs[i%len(bc.recs)]
+				r.Offset = int64(i) // each a new position, as a warm-up reads them
+				r.Timestamp = end.Add(-DefaultFlapWindow + time.Duration(i%600)*time.Second)
+				w.warmSyslog(&r, end)
+				i++
+			}
+			b.StopTimer()
+			if len(w.det.changes) == 0 {
+				b.Fatal("no change reached the detector")
+			}
+		})
 	}
 }
 
