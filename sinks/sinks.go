@@ -77,7 +77,9 @@ type Destination interface {
 	// Write delivers a batch; nil means the destination accepted every
 	// item. A *RetryableError (or any error not a *RejectedError) is
 	// retried with back-off; a *RejectedError sends the items to the
-	// dead-letter topic. The items' slice and their Points are reused
+	// dead-letter topic. A destination that delivers item by item says
+	// how far it got with a *PartialError, so that the first items are
+	// not sent again. The items' slice and their Points are reused
 	// after the batch is committed: keep strings and values from them,
 	// not the items or Points.
 	Write(ctx context.Context, items []Item) error
@@ -135,6 +137,19 @@ type RejectedError struct {
 func (e *RejectedError) Error() string { return e.Reason + ": " + e.Err.Error() }
 func (e *RejectedError) Unwrap() error { return e.Err }
 
+// PartialError is a Write that delivered the first Done items and then
+// failed with Err (a *RetryableError or a *RejectedError, as Write would
+// return): the sink goes on from item Done. A webhook posting one record
+// at a time under a rate limit would otherwise post the first ones again
+// on every retry, and never get past the limit.
+type PartialError struct {
+	Done int
+	Err  error
+}
+
+func (e *PartialError) Error() string { return e.Err.Error() }
+func (e *PartialError) Unwrap() error { return e.Err }
+
 // Env is what a constructor gets besides its config.
 type Env struct {
 	Logger *slog.Logger
@@ -165,7 +180,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		records: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_records_total",
 			Help: "Records the sink's destination accepted."}, []string{"sink"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_errors_total",
-			Help: "Failed deliveries and bad records, by kind (retryable, rejected, decode, dead_letter)."}, []string{"sink", "kind"}),
+			Help: "Failed deliveries and bad records, by kind (retryable, rejected, decode, dead_letter, dead_letter_dropped, poll)."}, []string{"sink", "kind"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_retries_total",
 			Help: "Batches sent again after a retryable failure."}, []string{"sink"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_dead_letters_total",
@@ -341,7 +356,18 @@ func (s *Sink) consume(ctx context.Context) error {
 			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
 				return nil
 			}
-			return fmt.Errorf("sink %s: poll: %w", s.cfg.Name, err)
+			// A group session lost in a network blip, a coordinator
+			// moving, a partition that cannot be read for now: the
+			// client recovers, or the broker reports it. Stopping here
+			// would stop weir. What is pending stays pending.
+			s.m.errors.WithLabelValues(s.cfg.Name, "poll").Inc()
+			s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
 		}
 		if len(pending) == 0 && !dirty && len(recs) > 0 {
 			deadline = time.Now().Add(s.flushInterval)
@@ -578,6 +604,18 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 	backoff := s.retryInitial
 	for attempt := 1; ; attempt++ {
 		err := s.dest.Write(ctx, items)
+		var part *PartialError
+		if errors.As(err, &part) && part.Done > 0 && part.Done <= len(items) {
+			// Delivered so far: the rest is a batch of its own, with
+			// its attempts counted afresh (the destination is taking
+			// records, if slowly).
+			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(part.Done))
+			items, err = items[part.Done:], part.Err
+			attempt, backoff = 1, s.retryInitial
+			if len(items) == 0 {
+				return nil
+			}
+		}
 		if err == nil {
 			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(len(items)))
 			return nil
@@ -658,9 +696,19 @@ func (s *Sink) deadLetter(ctx context.Context, items []Item, reason string, caus
 		}
 		s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter").Inc()
 		if broker.Refused(err) {
-			// The dead letters themselves cannot be stored (a record near
-			// the size limit plus its headers): retrying cannot help, and
-			// would stop the sink for good. Count, log and move on.
+			if len(items) > 1 {
+				// One record near the size limit (with the headers
+				// added) refuses the whole call: the others still go.
+				for i := range items {
+					if err := s.deadLetter(ctx, items[i:i+1], reason, cause); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			// The dead letter itself cannot be stored: retrying cannot
+			// help, and would stop the sink for good. Count, log and
+			// move on.
 			s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter_dropped").Add(float64(len(items)))
 			s.logger.Error("sink dropped records the dead-letter topic refused", "sink", s.cfg.Name,
 				"topic", s.dlTopic, "records", len(items), "reason", reason, "err", err)

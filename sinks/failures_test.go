@@ -1,0 +1,100 @@
+package sinks_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/sinks/internal/sinktest"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// pollFailing's consumers fail their first Poll, as the Kafka backend's
+// do when franz-go reports a group session lost in a network blip (from
+// which the client rejoins by itself).
+type pollFailing struct {
+	broker.Broker
+	failed atomic.Bool
+}
+
+type pollFailingConsumer struct {
+	broker.Consumer
+	b *pollFailing
+}
+
+func (b *pollFailing) Consume(ctx context.Context, g string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
+	c, err := b.Broker.Consume(ctx, g, topics, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &pollFailingConsumer{c, b}, nil
+}
+
+func (c *pollFailingConsumer) Poll(ctx context.Context) ([]broker.Record, error) {
+	if !c.b.failed.Swap(true) {
+		return nil, errors.New("kafka: fetch /0: GROUP_SESSION: heartbeat: NOT_COORDINATOR")
+	}
+	return c.Consumer.Poll(ctx)
+}
+
+// TestSinkOutlivesPollErrors: a failed poll is counted and polled again;
+// the sink does not stop (weir run stopped with it).
+func TestSinkOutlivesPollErrors(t *testing.T) {
+	eb := sinktest.Broker(t)
+	sinktest.Produce(t, eb, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(20, func(int) string { return "ifTable" }))
+	d := &fakeDest{}
+	r := sinktest.Start(t, &pollFailing{Broker: eb}, cfg("flaky"), d)
+	sinktest.Eventually(t, "20 delivered", func() bool { n, _ := d.seen(); return n == 20 })
+	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "flaky", "kind": "poll"}); n != 1 {
+		t.Errorf("poll errors counted: %v, want 1", n)
+	}
+	r.Stop()
+}
+
+type alwaysDown struct{}
+
+func (alwaysDown) Write(context.Context, []sinks.Item) error {
+	return &sinks.RetryableError{Err: errors.New("connection refused")}
+}
+func (alwaysDown) Close() error { return nil }
+
+// TestDeadLetterRefusedDropsOnlyThatRecord: one record too large for the
+// dead-letter topic once its headers are added does not take the rest of
+// its batch with it.
+func TestDeadLetterRefusedDropsOnlyThatRecord(t *testing.T) {
+	b, err := embedded.Open(t.TempDir(), embedded.WithTopicDefaults(broker.TopicConfig{Partitions: 1}), embedded.WithMaxMessageBytes(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var recs []broker.Record
+	for i := range 10 {
+		v := `{"n":1}`
+		if i == 5 {
+			v = `{"pad":"` + strings.Repeat("x", 3900) + `"}` // fits; with the dead-letter headers it does not
+		}
+		recs = append(recs, broker.Record{Key: []byte("k"), Value: []byte(v)})
+	}
+	if err := b.Produce(context.Background(), "t", recs); err != nil {
+		t.Fatal(err)
+	}
+	c := cfg("dl")
+	c.Topics = []string{"t"}
+	c.Retry.MaxAttempts = 1
+	r := sinktest.Start(t, b, c, alwaysDown{})
+	sinktest.Eventually(t, "the batch given up", func() bool {
+		return r.Counter("weir_sink_errors_total", map[string]string{"sink": "dl", "kind": "dead_letter_dropped"}) > 0
+	})
+	r.Stop()
+	if dl := sinktest.ReadAll(t, b, telemetry.TopicDeadLetter); len(dl) != 9 {
+		t.Fatalf("%d dead letters, want the 9 records that fit", len(dl))
+	}
+	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "dl", "kind": "dead_letter_dropped"}); n != 1 {
+		t.Errorf("%v dropped, want 1", n)
+	}
+}
