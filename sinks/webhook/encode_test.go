@@ -51,6 +51,9 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 			if prev, ok := o.active[alertKey(l)]; ok {
 				a.StartsAt = prev.StartsAt
 				a.Labels = prev.Labels
+				if at.Before(prev.StartsAt) {
+					a.EndsAt = &prev.StartsAt // Alertmanager refuses an end before the start
+				}
 			}
 			alerts = append(alerts, a)
 			continue

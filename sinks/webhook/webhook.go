@@ -131,14 +131,21 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	}
 	for i := range items {
 		s.buf.Reset()
+		var err error
 		if s.tmpl != nil {
-			if err := s.tmpl.Execute(&s.buf, &items[i]); err != nil {
-				return &sinks.RejectedError{Reason: "template", Err: err}
+			if terr := s.tmpl.Execute(&s.buf, &items[i]); terr != nil {
+				err = &sinks.RejectedError{Reason: "template", Err: terr}
 			}
 		} else {
 			s.buf.Write(items[i].Record.Value)
 		}
-		if err := s.post(ctx, s.buf.Bytes()); err != nil {
+		if err == nil {
+			err = s.post(ctx, s.buf.Bytes())
+		}
+		if err != nil {
+			if i > 0 {
+				return &sinks.PartialError{Done: i, Err: err} // the first i are posted
+			}
 			return err
 		}
 	}
@@ -264,8 +271,16 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 			break
 		}
 		if resolved {
+			// Not before it started: Alertmanager refuses such an
+			// alert (400), and the alert would go on firing. A device
+			// clock off, or a down from syslog (device time) ended by
+			// an up from SNMP (receive time), gives one.
+			endsAt := at
+			if endsAt.Before(startsAt) {
+				endsAt = startsAt
+			}
 			b = append(b, `,"endsAt":`...)
-			if b, err = appendTime(b, at); err != nil {
+			if b, err = appendTime(b, endsAt); err != nil {
 				break
 			}
 		}
