@@ -6,6 +6,7 @@ package file
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,7 +259,7 @@ func (s *Sink) rotate(o *output) error {
 	}
 	ext := filepath.Ext(o.path)
 	stem := strings.TrimSuffix(o.path, ext)
-	stamp := s.now().UTC().Format("20060102T150405.000")
+	stamp := s.now().UTC().Format(rotationStamp)
 	rotated := ""
 	for i := 0; ; i++ {
 		rotated = fmt.Sprintf("%s-%s%s", stem, stamp, ext)
@@ -320,8 +321,7 @@ func gzipFile(path string) error {
 	return os.Remove(path)
 }
 
-// prune removes the oldest rotated files of stem beyond keep. Rotated names
-// sort by time because the stamp is fixed-width UTC.
+// prune removes the oldest rotated files of stem beyond keep.
 func (s *Sink) prune(stem, ext string) error {
 	matches, err := filepath.Glob(globEscape(stem) + "-[0-9]*T*" + globEscape(ext) + "*")
 	if err != nil {
@@ -329,11 +329,16 @@ func (s *Sink) prune(stem, ext string) error {
 	}
 	var rotated []string
 	for _, m := range matches {
-		if !strings.HasSuffix(m, ".tmp") {
+		if isRotation(m, stem, ext) {
 			rotated = append(rotated, m)
 		}
 	}
-	slices.Sort(rotated)
+	// By time, then by the counter rotate adds within a millisecond.
+	prefix := len(stem) + 1
+	slices.SortFunc(rotated, func(a, b string) int {
+		return cmp.Or(strings.Compare(a[prefix:prefix+len(rotationStamp)], b[prefix:prefix+len(rotationStamp)]),
+			cmp.Compare(rotationCounter(a[prefix+len(rotationStamp):]), rotationCounter(b[prefix+len(rotationStamp):])))
+	})
 	for len(rotated) > s.keep {
 		if err := os.Remove(rotated[0]); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("file sink: prune: %w", err)
@@ -342,6 +347,46 @@ func (s *Sink) prune(stem, ext string) error {
 	}
 	return nil
 }
+
+// isRotation reports whether name is one of rotate's names for stem and
+// ext: stem-STAMP[-N]ext, gzipped or not. The glob alone also matches
+// another topic's rotations (stem "x" and a topic "x-2").
+func isRotation(name, stem, ext string) bool {
+	rest, ok := strings.CutPrefix(name, stem+"-")
+	if !ok || len(rest) < len(rotationStamp) {
+		return false
+	}
+	if _, err := time.Parse(rotationStamp, rest[:len(rotationStamp)]); err != nil {
+		return false
+	}
+	rest = strings.TrimSuffix(rest[len(rotationStamp):], ".gz")
+	if n, ok := strings.CutPrefix(rest, "-"); ok {
+		digits := strings.TrimLeft(n, "0123456789")
+		if len(digits) == len(n) {
+			return false
+		}
+		rest = digits
+	}
+	return rest == ext
+}
+
+// rotationCounter is N of a rotated name's "-N" after the stamp, or 0.
+func rotationCounter(afterStamp string) int {
+	n, ok := strings.CutPrefix(afterStamp, "-")
+	if !ok {
+		return 0
+	}
+	i := 0
+	for i < len(n) && n[i] >= '0' && n[i] <= '9' {
+		i++
+	}
+	c, _ := strconv.Atoi(n[:i])
+	return c
+}
+
+// rotationStamp is the UTC time in a rotated file's name, fixed-width so
+// that names sort by time.
+const rotationStamp = "20060102T150405.000"
 
 func globEscape(s string) string {
 	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
