@@ -211,3 +211,17 @@ func TestParallelGzip(t *testing.T) {
 		}
 	}
 }
+
+// TestCommentMeasurementRefused: InfluxDB takes a line starting with # as
+// a comment and stores nothing, answering 204: such a metric is refused
+// (dead-lettered), not counted as delivered.
+func TestCommentMeasurementRefused(t *testing.T) {
+	m := &telemetry.Metric{Measurement: "#cpu", Device: "r1", Fields: map[string]any{"v": 1.0}, Time: time.Unix(1, 0)}
+	if got, err := appendLine(nil, telemetry.PointOf(m)); err == nil {
+		t.Fatalf("encoded %q", got)
+	}
+	m.Measurement = "cpu#1"
+	if _, err := appendLine(nil, telemetry.PointOf(m)); err != nil {
+		t.Fatalf("cpu#1: %v", err)
+	}
+}

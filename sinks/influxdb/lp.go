@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -79,6 +80,11 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 	start := len(b)
 	fail := func(err error) ([]byte, error) { return b[:start], err }
 	var ok bool
+	if strings.HasPrefix(p.Measurement, "#") {
+		// InfluxDB reads the line as a comment, answers 204 and stores
+		// nothing: refuse it (a dead letter) rather than lose it silently.
+		return fail(fmt.Errorf("invalid measurement %q: a line starting with # is a comment", p.Measurement))
+	}
 	if b, ok = appendName(b, p.Measurement, &measurementEsc); !ok {
 		return fail(fmt.Errorf("invalid measurement %q", p.Measurement))
 	}
