@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
 )
@@ -257,6 +259,16 @@ func TestFetchFollowsTheLeader(t *testing.T) {
 		if err := b.Fetch(ctx, "mv", 0, 0, broker.FetchOptions{}, &res); err != nil || len(res.Records) != 3 {
 			t.Fatalf("after move %d: %d records, %v", i, len(res.Records), err)
 		}
+		// The old leader, now a follower, answers a consumer's fetch
+		// too (from its own high watermark, which may lag): the leader
+		// epoch sent with the fetch makes it refuse, and Fetch go to
+		// the new leader.
+		b.leadersMu.Lock()
+		l := b.leaders[broker.TopicPartition{Topic: "mv", Partition: 0}]
+		b.leadersMu.Unlock()
+		if want := kf.LeaderFor("mv", 0); l.id != want {
+			t.Fatalf("after move %d: fetched from broker %d, the leader is %d", i, l.id, want)
+		}
 	}
 	if err := b.DeleteTopic(ctx, "mv"); err != nil {
 		t.Fatal(err)
@@ -271,5 +283,58 @@ func TestFetchFollowsTheLeader(t *testing.T) {
 	}
 	if err := b.Fetch(ctx, "mv", 0, 0, broker.FetchOptions{}, &res); err != nil || len(res.Records) != 1 || string(res.Records[0].Value) != "again0" {
 		t.Fatalf("after the topic was made again: %d records, %v", len(res.Records), err)
+	}
+}
+
+// TestFetchWithoutTopicIDs: a cluster whose ApiVersions allows
+// Fetch v13+ but whose metadata carries no topic IDs (Kafka 3.x with an
+// inter.broker.protocol.version below 2.8, franz-go #295; kgo caps its own
+// fetches at v12 then). Fetch should read the partition by name.
+func TestFetchWithoutTopicIDs(t *testing.T) {
+	kf, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "noid", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "noid", 0, values("v", 3)); err != nil {
+		t.Fatal(err)
+	}
+	leader := kf.LeaderFor("noid", 0)
+	var brokers []kmsg.MetadataResponseBroker
+	for i, addr := range kf.ListenAddrs() {
+		h, p, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(p)
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port = int32(i), h, int32(port)
+		brokers = append(brokers, mb)
+	}
+	// Metadata for "noid" as such a cluster answers it: no topic ID.
+	kf.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.MetadataRequest)
+		if len(req.Topics) != 1 || req.Topics[0].Topic == nil || *req.Topics[0].Topic != "noid" {
+			return nil, nil, false
+		}
+		kf.KeepControl()
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		resp.Brokers = brokers
+		resp.ControllerID = 0
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = kmsg.StringPtr("noid") // TopicID left zero
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition, mp.Leader, mp.Replicas, mp.ISR = 0, leader, []int32{leader}, []int32{leader}
+		mt.Partitions = append(mt.Partitions, mp)
+		resp.Topics = append(resp.Topics, mt)
+		return resp, nil, true
+	})
+	b.leadersMu.Lock()
+	clear(b.leaders)
+	b.leadersMu.Unlock()
+	var res broker.FetchResult
+	if err := b.Fetch(ctx, "noid", 0, 0, broker.FetchOptions{}, &res); err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	if len(res.Records) != 3 {
+		t.Fatalf("%d records, want 3", len(res.Records))
 	}
 }

@@ -240,16 +240,21 @@ func (b *Broker) fetch(ctx context.Context, topic string, partition int32, offse
 		rt := kmsg.NewFetchRequestTopic()
 		rt.Topic, rt.TopicID = topic, l.topicID
 		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, offset, maxBytes
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = partition, offset, maxBytes, l.epoch
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		var resp *kmsg.FetchResponse
-		if resp, err = req.RequestWith(ctx, b.manual.Broker(int(l.id))); err != nil {
+		var kreq kmsg.Request = req
+		if l.topicID == ([16]byte{}) {
+			kreq = fetchByName{req} // no topic ID: v12 at most, as kgo's own fetches (#295)
+		}
+		var kresp kmsg.Response
+		if kresp, err = b.manual.Broker(int(l.id)).Request(ctx, kreq); err != nil {
 			if ctx.Err() != nil {
 				return kgo.FetchPartition{}, 0, err
 			}
 			continue // the leader went away, or is not known: ask again
 		}
+		resp := kresp.(*kmsg.FetchResponse)
 		if err = kerr.ErrorForCode(resp.ErrorCode); err != nil {
 			return kgo.FetchPartition{}, 0, err
 		}
@@ -298,6 +303,12 @@ func staleLeader(err error) bool {
 type partitionLeader struct {
 	id      int32    // the broker's
 	topicID [16]byte // fetch v13+ names topics by id
+	// epoch is the leader's epoch (-1 unknown). Sent with the fetch, it
+	// makes a broker that has stopped leading answer FENCED_LEADER_EPOCH:
+	// since fetch v11 a follower answers a consumer's fetch too, from its
+	// own, perhaps lagging, high watermark, so a stale leader would go
+	// unnoticed.
+	epoch int32
 }
 
 // leader returns where topic/partition is led: from what the last
@@ -335,7 +346,7 @@ func (b *Broker) leader(ctx context.Context, topic string, partition int32, refr
 		}
 		for _, p := range t.Partitions {
 			if p.Leader >= 0 {
-				b.leaders[broker.TopicPartition{Topic: topic, Partition: p.Partition}] = partitionLeader{id: p.Leader, topicID: t.TopicID}
+				b.leaders[broker.TopicPartition{Topic: topic, Partition: p.Partition}] = partitionLeader{id: p.Leader, topicID: t.TopicID, epoch: p.LeaderEpoch}
 			} else if p.Partition == partition {
 				return partitionLeader{}, kerr.LeaderNotAvailable
 			}
@@ -720,3 +731,9 @@ func mapErr(err error) error {
 	}
 	return err
 }
+
+// fetchByName is a fetch request sent at v12 at most, naming its topic.
+type fetchByName struct{ *kmsg.FetchRequest }
+
+func (fetchByName) MaxVersion() int16 { return 12 }
+func (f fetchByName) Timeout() int32  { return f.MaxWaitMillis }
