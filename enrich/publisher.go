@@ -24,9 +24,11 @@ const publishChunk = 128
 type publisher struct {
 	jobs chan outBatch
 	wg   sync.WaitGroup // outstanding jobs
-	// handed counts, per output topic, the outputs of the current poll
-	// already handed over (see flush). Only the worker's goroutine uses it.
-	handed map[string]int
+	// handed counts, per batch of flush's arguments, the outputs of the
+	// current poll already handed over (see flush): by position, not by
+	// topic, which two batches could share. Only the worker's goroutine
+	// uses it.
+	handed []int
 	// failed is set when ctx ended during a publish; the jobs after it
 	// are dropped, as deliver's in-line publishing stops there too.
 	failed bool
@@ -39,7 +41,7 @@ func (o *outputs) startPublisher(ctx context.Context) (stop func()) {
 	if o.txn {
 		return func() {}
 	}
-	p := &publisher{jobs: make(chan outBatch, 64), handed: map[string]int{}, done: make(chan struct{})}
+	p := &publisher{jobs: make(chan outBatch, 64), done: make(chan struct{})}
 	o.pub = p
 	go func() {
 		defer close(p.done)
@@ -58,19 +60,22 @@ func (o *outputs) startPublisher(ctx context.Context) (stop func()) {
 }
 
 // flush hands the publisher the outputs of batches it does not have yet:
-// each batch is the poll's outputs so far for its topic, of which the
-// first handed[topic] were handed over before. Without a publisher it
-// does nothing (deliver publishes them).
+// each batch is the poll's outputs so far for its topic, given in the
+// same place in every call, of which the first handed[i] were handed over
+// before. Without a publisher it does nothing (deliver publishes them).
 func (o *outputs) flush(batches ...outBatch) {
 	p := o.pub
 	if p == nil {
 		return
 	}
-	for _, b := range batches {
-		if n := p.handed[b.topic]; n < len(b.outs) {
+	for len(p.handed) < len(batches) {
+		p.handed = append(p.handed, 0)
+	}
+	for i, b := range batches {
+		if n := p.handed[i]; n < len(b.outs) {
 			p.wg.Add(1)
 			p.jobs <- outBatch{b.topic, b.outs[n:]}
-			p.handed[b.topic] = len(b.outs)
+			p.handed[i] = len(b.outs)
 		}
 	}
 }
