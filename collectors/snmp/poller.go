@@ -12,6 +12,7 @@
 package snmp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,9 @@ type Config struct {
 	// them is polled at the same slot by its new owner, once per
 	// interval. Nil polls every target.
 	Owner func(name string) bool
+	// MaxWalkVarbinds bounds one column's walk (see target.walk);
+	// default 1,000,000, ten times a 100,000-interface table.
+	MaxWalkVarbinds int
 }
 
 // Poller polls every target on its schedule.
@@ -83,6 +87,9 @@ func New(cfg Config) (*Poller, error) {
 	}
 	if cfg.Topic == "" {
 		cfg.Topic = telemetry.TopicRawSNMP
+	}
+	if cfg.MaxWalkVarbinds <= 0 {
+		cfg.MaxWalkVarbinds = 1_000_000
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -245,15 +252,20 @@ func (t *target) run(ctx context.Context) {
 			}
 			t.owned = true
 		}
-		if t.acquire(ctx, deadline) {
-			_ = t.pollAndPublish(ctx, deadline)
-			<-t.p.sem
-		} else if ctx.Err() != nil {
-			return
-		} else {
+		if !t.acquire(ctx, deadline) {
+			if ctx.Err() != nil {
+				return
+			}
+			// No slot all interval: this poll is skipped, and the
+			// next one is due now.
 			m.Skipped.WithLabelValues(t.cfg.Name).Inc()
+			next = deadline
+			timer.Reset(time.Until(next))
+			continue
 		}
-		next = next.Add(interval)
+		_ = t.pollAndPublish(ctx, deadline)
+		<-t.p.sem
+		next = deadline
 		if now := time.Now(); !now.Before(next) {
 			// The poll ran into the following slot(s): skip them
 			// rather than start late polls back to back.
@@ -724,26 +736,118 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 	return nil
 }
 
-// walk reads a column with GETBULK (GETNEXT for v1).
+// walk reads a column with GETBULK (GETNEXT for v1). The agent's answers
+// are checked as gosnmp's walk does not: an error-status ends the walk with
+// an error rather than with the rows so far (a table cut short would look
+// like a good poll), tooBig halves max-repetitions, OIDs must increase, and
+// a walk stops with an error past Config.MaxWalkVarbinds (a table that never
+// ends, or a loop, would otherwise fill memory until the poll's deadline).
 func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU, error) {
+	root := "." + strings.TrimPrefix(oid, ".")
 	var out []gosnmp.SnmpPDU
-	fn := func(pdu gosnmp.SnmpPDU) error {
-		res.varbinds++
-		if present(pdu) {
-			out = append(out, pdu)
+	fail := func(format string, args ...any) ([]gosnmp.SnmpPDU, error) {
+		return nil, fmt.Errorf("snmp %s: walk %s: %s", t.cfg.Name, oid, fmt.Sprintf(format, args...))
+	}
+	reps := s.MaxRepetitions
+	if reps == 0 {
+		reps = 10
+	}
+	last, seen := root, 0
+	for {
+		var pkt *gosnmp.SnmpPacket
+		var err error
+		if s.Version == gosnmp.Version1 {
+			pkt, err = s.GetNext([]string{last})
+		} else {
+			pkt, err = s.GetBulk([]string{last}, 0, reps)
 		}
-		return nil
+		if err != nil {
+			return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, oid, err)
+		}
+		switch {
+		case pkt.Error == gosnmp.NoError:
+		case pkt.Error == gosnmp.NoSuchName && s.Version == gosnmp.Version1:
+			return out, nil // SNMPv1's end of the MIB view
+		case pkt.Error == gosnmp.TooBig && reps > 1:
+			reps /= 2 // the answer did not fit a datagram: ask for fewer
+			continue
+		default:
+			return fail("agent error %v after %d varbinds", pkt.Error, seen)
+		}
+		if len(pkt.Variables) == 0 {
+			return out, nil
+		}
+		for i, pdu := range pkt.Variables {
+			res.varbinds++
+			if pdu.Type == gosnmp.EndOfMibView || pdu.Type == gosnmp.NoSuchObject || pdu.Type == gosnmp.NoSuchInstance {
+				return out, nil
+			}
+			if !strings.HasPrefix(pdu.Name, root+".") {
+				if last == root && i == 0 {
+					// Nothing under oid: it may name an object itself.
+					return t.walkLeaf(s, root, res)
+				}
+				return out, nil // past the column
+			}
+			if oidCompare(pdu.Name, last) <= 0 {
+				return fail("OID not increasing: %s after %s", pdu.Name, last)
+			}
+			if seen++; seen > t.p.cfg.MaxWalkVarbinds {
+				return fail("more than %d varbinds: a table this large, or an agent that loops", t.p.cfg.MaxWalkVarbinds)
+			}
+			last = pdu.Name
+			if present(pdu) {
+				out = append(out, pdu)
+			}
+		}
 	}
-	var err error
-	if s.Version == gosnmp.Version1 {
-		err = s.Walk(oid, fn)
-	} else {
-		err = s.BulkWalk(oid, fn)
-	}
+}
+
+// walkLeaf is a walk of an OID that names an object rather than a
+// subtree: a GET of it, as gosnmp's walk falls back to.
+func (t *target) walkLeaf(s *gosnmp.GoSNMP, root string, res *poll) ([]gosnmp.SnmpPDU, error) {
+	pkt, err := s.Get([]string{root})
 	if err != nil {
-		return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, oid, err)
+		return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, root, err)
+	}
+	var out []gosnmp.SnmpPDU
+	if pkt.Error == gosnmp.NoError {
+		for _, pdu := range pkt.Variables {
+			res.varbinds++
+			if pdu.Name == root && present(pdu) {
+				out = append(out, pdu)
+			}
+		}
 	}
 	return out, nil
+}
+
+// oidCompare compares two dotted OIDs numerically, arc by arc, with or
+// without a leading dot, without allocating.
+func oidCompare(a, b string) int {
+	a, b = strings.TrimPrefix(a, "."), strings.TrimPrefix(b, ".")
+	for a != "" && b != "" {
+		x, restA := nextArc(a)
+		y, restB := nextArc(b)
+		if x != y {
+			return cmp.Compare(x, y)
+		}
+		a, b = restA, restB
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// nextArc splits the first arc off a dotted OID.
+func nextArc(s string) (uint64, string) {
+	var n uint64
+	i := 0
+	for ; i < len(s) && s[i] != '.'; i++ {
+		n = n*10 + uint64(s[i]-'0')
+	}
+	if i < len(s) {
+		i++ // the dot
+	}
+	return n, s[i:]
 }
 
 func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpPDU, res poll) (telemetry.Metric, bool) {

@@ -1,0 +1,248 @@
+package snmp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/collectors/snmp/profile"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/configs"
+)
+
+// fakeAgent answers v2c requests with what handle returns (nil: silence):
+// an agent that misbehaves in ways snmpd will not.
+func fakeAgent(t *testing.T, handle func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket) string {
+	t.Helper()
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	dec := &gosnmp.GoSNMP{}
+	go func() {
+		buf := make([]byte, 65535)
+		for {
+			n, from, err := conn.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			req, err := dec.SnmpDecodePacket(buf[:n])
+			if err != nil {
+				continue
+			}
+			resp := handle(req)
+			if resp == nil {
+				continue
+			}
+			resp.Version, resp.Community, resp.PDUType = req.Version, req.Community, gosnmp.GetResponse
+			if resp.RequestID == 0 {
+				resp.RequestID = req.RequestID
+			}
+			b, err := resp.MarshalMsg()
+			if err != nil {
+				panic(err)
+			}
+			conn.WriteTo(b, from)
+		}
+	}()
+	return conn.LocalAddr().String()
+}
+
+const testColumn = "1.3.6.1.4.1.9999.1.1"
+
+// oneColumnProfile is a profile "t1" of one table with one counter column,
+// testColumn.
+func oneColumnProfile(t *testing.T) *profile.Set {
+	t.Helper()
+	dir := t.TempDir()
+	y := "name: t1\nmeasurement: x\ntables:\n  - measurement: tbl\n    index: [{name: idx, type: int}]\n" +
+		"    columns:\n      - {name: c, oid: " + testColumn + ", type: counter}\n"
+	if err := os.WriteFile(dir+"/t1.yaml", []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := profile.Load(configs.BuiltinSNMPProfiles(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tableAgent answers GETs with sysUpTime and GETBULKs on testColumn with
+// rows(start row, max-repetitions): the packet to send back.
+func tableAgent(t *testing.T, rows func(from int, reps uint32) *gosnmp.SnmpPacket) string {
+	return fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		switch req.PDUType {
+		case gosnmp.GetRequest:
+			resp := &gosnmp.SnmpPacket{}
+			for _, v := range req.Variables {
+				if v.Name == ".1.3.6.1.2.1.1.3.0" {
+					resp.Variables = append(resp.Variables, gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.TimeTicks, Value: uint32(1234)})
+				} else {
+					resp.Variables = append(resp.Variables, gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.NoSuchObject})
+				}
+			}
+			return resp
+		case gosnmp.GetBulkRequest:
+			from := 0
+			if rest, ok := strings.CutPrefix(strings.TrimPrefix(req.Variables[0].Name, "."), testColumn+"."); ok {
+				from, _ = strconv.Atoi(rest)
+			}
+			resp := rows(from, req.MaxRepetitions)
+			if resp.Error != gosnmp.NoError && len(resp.Variables) == 0 {
+				resp.Variables = req.Variables
+			}
+			return resp
+		}
+		return nil
+	})
+}
+
+// rowsFrom are rows from+1 .. from+n of testColumn.
+func rowsFrom(from, n int) []gosnmp.SnmpPDU {
+	var out []gosnmp.SnmpPDU
+	for i := from + 1; i <= from+n; i++ {
+		out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", testColumn, i), Type: gosnmp.Counter32, Value: uint(i)})
+	}
+	return out
+}
+
+// pollTable polls a tableAgent once and returns the table rows
+// published, the status record's fields and the poll's error.
+func pollTable(t *testing.T, addr string, cfg func(*Config)) (int, map[string]any, error) {
+	t.Helper()
+	capture := snmptest.NewCapture()
+	c := Config{
+		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			tc.MaxRepetitions = 5
+		})},
+		Profiles: oneColumnProfile(t),
+		Broker:   capture,
+	}
+	if cfg != nil {
+		cfg(&c)
+	}
+	p, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perr := p.PollOnce(context.Background(), "a")
+	rows := 0
+	for _, m := range decode(t, capture.Records()) {
+		if m.Measurement == "tbl" {
+			rows++
+		}
+	}
+	return rows, statuses(t, capture.Records(), "a")[0].Fields, perr
+}
+
+// TestWalkAgentErrorFailsThePoll: an agent that ends a walk with an
+// error-status (genErr here) fails the poll; gosnmp's walk returned the
+// rows so far as a whole table, and the poll looked good.
+func TestWalkAgentErrorFailsThePoll(t *testing.T) {
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		if from == 0 {
+			return &gosnmp.SnmpPacket{Variables: rowsFrom(0, 5)}
+		}
+		return &gosnmp.SnmpPacket{Error: gosnmp.GenErr, ErrorIndex: 1}
+	})
+	rows, st, err := pollTable(t, addr, nil)
+	if err == nil || st["snmp_up"] != float64(0) || !strings.Contains(fmt.Sprint(st["error"]), "agent error GenErr after 5 varbinds") {
+		t.Fatalf("err %v, %d rows, status %v", err, rows, st)
+	}
+}
+
+// TestWalkTooBigAsksForFewer: tooBig halves max-repetitions, and the walk
+// goes on from where it was.
+func TestWalkTooBigAsksForFewer(t *testing.T) {
+	addr := tableAgent(t, func(from int, reps uint32) *gosnmp.SnmpPacket {
+		switch {
+		case reps > 2:
+			return &gosnmp.SnmpPacket{Error: gosnmp.TooBig}
+		case from >= 7:
+			return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+		}
+		return &gosnmp.SnmpPacket{Variables: rowsFrom(from, min(int(reps), 7-from))}
+	})
+	rows, st, err := pollTable(t, addr, nil)
+	if err != nil || rows != 7 || st["snmp_up"] != float64(1) {
+		t.Fatalf("err %v, %d rows (want 7), status %v", err, rows, st)
+	}
+}
+
+// TestWalkStopsAtMaxVarbinds: a table that never ends fails the poll at
+// the bound, with that reason, rather than fill memory until the
+// deadline and fail as a timeout.
+func TestWalkStopsAtMaxVarbinds(t *testing.T) {
+	addr := tableAgent(t, func(from int, reps uint32) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: rowsFrom(from, int(reps))}
+	})
+	_, st, err := pollTable(t, addr, func(c *Config) { c.MaxWalkVarbinds = 100 })
+	if err == nil || !strings.Contains(fmt.Sprint(st["error"]), "more than 100 varbinds") {
+		t.Fatalf("err %v, status %v", err, st)
+	}
+}
+
+// TestWalkOIDNotIncreasing: an agent that answers an OID at or before
+// the last one (a loop) fails the walk, within a response too.
+func TestWalkOIDNotIncreasing(t *testing.T) {
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: append(rowsFrom(0, 3), rowsFrom(1, 1)...)}
+	})
+	_, st, err := pollTable(t, addr, nil)
+	if err == nil || !strings.Contains(fmt.Sprint(st["error"]), "OID not increasing") {
+		t.Fatalf("err %v, status %v", err, st)
+	}
+}
+
+// TestSlotUnavailableSkipsOnePoll: a target that waits a whole interval
+// for a concurrency slot skips that poll only, and polls at the next slot;
+// it skipped the next one too, counting two.
+func TestSlotUnavailableSkipsOnePoll(t *testing.T) {
+	addr := tableAgent(t, func(from int, reps uint32) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+	})
+	capture := snmptest.NewCapture()
+	metrics, _ := NewMetrics(nil)
+	interval := time.Second
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("starved", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			tc.Interval, tc.Timeout = interval, 200*time.Millisecond
+		})},
+		Profiles: oneColumnProfile(t), Broker: capture, Metrics: metrics, MaxConcurrency: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := firstSlot(time.Now(), interval, Offset("starved", interval))
+	if time.Until(first) < 100*time.Millisecond {
+		first = first.Add(interval)
+	}
+	// Another poll holds the only slot until just after the first slot's
+	// window ends.
+	p.sem <- struct{}{}
+	var released atomic.Bool
+	time.AfterFunc(time.Until(first.Add(interval+50*time.Millisecond)), func() { <-p.sem; released.Store(true) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	time.Sleep(time.Until(first.Add(3*interval + 500*time.Millisecond))) // slots 1 to 4
+	cancel()
+	<-done
+	polls := len(statuses(t, capture.Records(), "starved"))
+	skipped := testutil.ToFloat64(metrics.Skipped.WithLabelValues("starved"))
+	if !released.Load() || polls != 3 || skipped != 1 {
+		t.Errorf("%d polls and %v skipped in 4 slots, the first without a free slot: want 3 and 1", polls, skipped)
+	}
+}
