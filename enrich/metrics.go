@@ -232,7 +232,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if row == nil {
 			row = w.rates.row(w.rowID)
 		}
-		rate, ok := row.observe(counters, f.Key, v, at, p.Uptime)
+		rate, ok := row.observe(counters, f.Key, v, at, p.Uptime, f.Counter64)
 		counters++
 		if !ok {
 			continue

@@ -85,8 +85,10 @@ func (r *rates) row(id []byte) *rowCounters {
 
 // observe records a sample of the row's counter field and returns the rate
 // since the previous one. i is where the field was last time (its place
-// among the row's counters), tried first.
-func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32) (float64, bool) {
+// among the row's counters), tried first. wide: the counter is known to be
+// 64 bits wide (telemetry.Metric.Counters64), so going back below 2^32 is
+// a reset, not a 32-bit wrap.
+func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool) (float64, bool) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
 		i = -1
 		for j := range rc.counters {
@@ -113,7 +115,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	switch {
 	case value >= prev.value:
 		delta = value - prev.value
-	case prev.value <= math.MaxUint32 && uint32(value-prev.value) < 1<<31 && value <= math.MaxUint32:
+	case !wide && prev.value <= math.MaxUint32 && uint32(value-prev.value) < 1<<31 && value <= math.MaxUint32:
 		delta = uint64(uint32(value - prev.value)) // 32-bit wrap
 	case value-prev.value < 1<<63:
 		delta = value - prev.value // 64-bit wrap

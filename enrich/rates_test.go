@@ -20,20 +20,26 @@ func TestRates(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
+		wide    bool // listed in counters64
 		samples []sample
 	}{
-		{"steady", []sample{{1000, 0, 100, 0, false}, {7000, 60, 6100, 100, true}, {13000, 120, 12100, 100, true}}},
-		{"32-bit wrap", []sample{{math.MaxUint32 - 999, 0, 100, 0, false}, {5000, 60, 6100, 100, true}}},
-		{"64-bit wrap", []sample{{math.MaxUint64 - 59, 0, 100, 0, false}, {60, 60, 6100, 2, true}}},
-		{"reset after reboot (sysUpTime back)", []sample{{5_000_000, 0, 900000, 0, false}, {1200, 60, 3000, 0, false}, {7200, 120, 9000, 100, true}}},
-		{"reset without sysUpTime (64-bit drop)", []sample{{1 << 40, 0, 0, 0, false}, {100, 60, 0, 0, false}, {160, 120, 0, 1, true}}},
-		{"missed polls", []sample{{0, 0, 100, 0, false}, {36000, 360, 36100, 100, true}}},
-		{"out of order and replay ignored", []sample{{6000, 60, 6100, 0, false}, {1000, 0, 100, 0, false}, {6000, 60, 6100, 0, false}, {12000, 120, 12100, 100, true}}},
+		{"steady", false, []sample{{1000, 0, 100, 0, false}, {7000, 60, 6100, 100, true}, {13000, 120, 12100, 100, true}}},
+		{"32-bit wrap", false, []sample{{math.MaxUint32 - 999, 0, 100, 0, false}, {5000, 60, 6100, 100, true}}},
+		{"64-bit wrap", false, []sample{{math.MaxUint64 - 59, 0, 100, 0, false}, {60, 60, 6100, 2, true}}},
+		{"reset after reboot (sysUpTime back)", false, []sample{{5_000_000, 0, 900000, 0, false}, {1200, 60, 3000, 0, false}, {7200, 120, 9000, 100, true}}},
+		{"reset without sysUpTime (64-bit drop)", false, []sample{{1 << 40, 0, 0, 0, false}, {100, 60, 0, 0, false}, {160, 120, 0, 1, true}}},
+		{"missed polls", false, []sample{{0, 0, 100, 0, false}, {36000, 360, 36100, 100, true}}},
+		{"out of order and replay ignored", false, []sample{{6000, 60, 6100, 0, false}, {1000, 0, 100, 0, false}, {6000, 60, 6100, 0, false}, {12000, 120, 12100, 100, true}}},
+		// A Counter64 below 2^32 that goes back was cleared (an interface
+		// re-initialised, a device that resets SNMP counters on "clear
+		// counters"): no rate, not a 32-bit wrap of 21 MB/s.
+		{"64-bit counter cleared below 2^32", true, []sample{{3_000_000_000, 0, 100_000, 0, false}, {100, 60, 106_000, 0, false}, {6100, 120, 112_000, 100, true}}},
+		{"64-bit counter wraps at 2^64", true, []sample{{math.MaxUint64 - 59, 0, 100, 0, false}, {60, 60, 6100, 2, true}}},
 	} {
 		r := newRates()
 		for i, s := range tc.samples {
 			id := appendRowID(nil, "edge1", "snmp_interface", []telemetry.Tag{{Key: "ifName", Value: "Gi0/1"}})
-			rate, ok := r.row(id).observe(i%2, "ifHCInOctets", s.v, at(s.sec), s.uptime)
+			rate, ok := r.row(id).observe(i%2, "ifHCInOctets", s.v, at(s.sec), s.uptime, tc.wide)
 			if ok != s.ok || (ok && math.Abs(rate-s.rate) > 1e-9) {
 				t.Errorf("%s: sample %d: rate %v %v, want %v %v", tc.name, i, rate, ok, s.rate, s.ok)
 			}
@@ -49,9 +55,9 @@ func TestForgetByArrival(t *testing.T) {
 	device := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) // a device clock years behind
 	r.setNow(now.Add(-2 * time.Hour))
 	gone, live := appendRowID(nil, "gone", "m", nil), appendRowID(nil, "live", "m", nil)
-	r.row(gone).observe(0, "in", 1, device, 0)
+	r.row(gone).observe(0, "in", 1, device, 0, false)
 	r.setNow(now)
-	r.row(live).observe(0, "in", 1, device, 0)
+	r.row(live).observe(0, "in", 1, device, 0, false)
 	r.forget(now.Add(-time.Hour))
 	if _, ok := r.rows[string(live)]; !ok {
 		t.Error("a row still arriving was forgotten for its device time")

@@ -39,23 +39,15 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 		}
 		b = append(b, '}')
 	}
-	b, err := appendMetricTail(b, m.Counters, m.Time, m.ReceivedAt, m.Uptime, m.Source)
+	b, err := appendMetricTail(b, m.Counters, m.Counters64, m.Time, m.ReceivedAt, m.Uptime, m.Source)
 	return b, keys, err
 }
 
 // appendMetricTail writes the members of a metric that follow its fields,
 // and closes it.
-func appendMetricTail(b []byte, counters []string, at, receivedAt time.Time, uptime uint32, source string) ([]byte, error) {
-	if len(counters) > 0 {
-		b = append(b, `,"counters":[`...)
-		for i, c := range counters {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = AppendMarshalString(b, c)
-		}
-		b = append(b, ']')
-	}
+func appendMetricTail(b []byte, counters, counters64 []string, at, receivedAt time.Time, uptime uint32, source string) ([]byte, error) {
+	b = appendStringList(b, `,"counters":[`, counters)
+	b = appendStringList(b, `,"counters64":[`, counters64)
 	var err error
 	b = append(b, `,"time":`...)
 	timeAt := len(b)
@@ -213,4 +205,20 @@ func (d *lexer) number() (string, bool) {
 		}
 	}
 	return d.s[start:d.i], true
+}
+
+// appendStringList appends key (`,"name":[`) and the list, nothing when it
+// is empty (omitempty).
+func appendStringList(b []byte, key string, list []string) []byte {
+	if len(list) == 0 {
+		return b
+	}
+	b = append(b, key...)
+	for i, c := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendMarshalString(b, c)
+	}
+	return append(b, ']')
 }

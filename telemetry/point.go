@@ -28,8 +28,9 @@ type Point struct {
 	Tags []Tag
 	// Fields sorted by key, keys unique.
 	Fields []Field
-	// Counters as the record lists them.
+	// Counters and Counters64 as the record lists them.
 	Counters   []string
+	Counters64 []string
 	Time       time.Time
 	ReceivedAt time.Time
 	Uptime     uint32
@@ -37,7 +38,7 @@ type Point struct {
 
 	// Whether the value had tags, fields and counters (possibly empty)
 	// rather than none or null: Metric tells nil from empty.
-	hasTags, hasFields, hasCounters bool
+	hasTags, hasFields, hasCounters, hasCounters64 bool
 }
 
 // Tag is one tag of a Point.
@@ -64,9 +65,9 @@ type Field struct {
 	Key  string
 	Kind FieldKind
 	// Counter: the key is listed in the metric's Counters (whatever its
-	// value's type).
-	Counter bool
-	bits    uint64 // float64 bits, int64, uint64 or bool
+	// value's type); Counter64 in its Counters64.
+	Counter, Counter64 bool
+	bits               uint64 // float64 bits, int64, uint64 or bool
 	// Str is the value of a FieldString.
 	Str string
 }
@@ -156,7 +157,7 @@ func (p *Point) Field(k string) (*Field, bool) {
 
 // reset empties p for reuse, keeping its slices' storage.
 func (p *Point) reset() {
-	*p = Point{Tags: p.Tags[:0], Fields: p.Fields[:0], Counters: p.Counters[:0]}
+	*p = Point{Tags: p.Tags[:0], Fields: p.Fields[:0], Counters: p.Counters[:0], Counters64: p.Counters64[:0]}
 }
 
 // Metric is p as a Metric, as encoding/json would decode the same value
@@ -179,6 +180,9 @@ func (p *Point) Metric() *Metric {
 	if p.hasCounters || len(p.Counters) > 0 {
 		m.Counters = append(make([]string, 0, len(p.Counters)), p.Counters...)
 	}
+	if p.hasCounters64 || len(p.Counters64) > 0 {
+		m.Counters64 = append(make([]string, 0, len(p.Counters64)), p.Counters64...)
+	}
 	return m
 }
 
@@ -195,7 +199,7 @@ func pointOf(m *Metric, p *Point) {
 	p.reset()
 	p.V, p.Measurement, p.Device, p.Time, p.ReceivedAt, p.Uptime, p.Source =
 		m.V, m.Measurement, m.Device, m.Time, m.ReceivedAt, m.Uptime, m.Source
-	p.hasTags, p.hasFields, p.hasCounters = m.Tags != nil, m.Fields != nil, m.Counters != nil
+	p.hasTags, p.hasFields, p.hasCounters, p.hasCounters64 = m.Tags != nil, m.Fields != nil, m.Counters != nil, m.Counters64 != nil
 	for k, v := range m.Tags {
 		p.Tags = append(p.Tags, Tag{k, v})
 	}
@@ -238,8 +242,10 @@ func pointOf(m *Metric, p *Point) {
 		}
 		f.Key = k
 		f.Counter = slices.Contains(m.Counters, k)
+		f.Counter64 = slices.Contains(m.Counters64, k)
 		p.Fields = append(p.Fields, f)
 	}
 	slices.SortFunc(p.Fields, func(a, b Field) int { return cmp.Compare(a.Key, b.Key) })
 	p.Counters = append(p.Counters, m.Counters...)
+	p.Counters64 = append(p.Counters64, m.Counters64...)
 }

@@ -164,6 +164,7 @@ const (
 	kTags
 	kFields
 	kCounters
+	kCounters64
 	kType
 	kObject
 	kSeverity
@@ -290,30 +291,12 @@ func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 			}
 			p.hasFields = true
 		case "counters":
-			if d.seen(&seen, kCounters) {
+			if d.seen(&seen, kCounters) || !d.strList(&p.Counters, &p.hasCounters) {
 				return false
 			}
-			if s.null() {
-				break
-			}
-			if !s.consume('[') {
+		case "counters64":
+			if d.seen(&seen, kCounters64) || !d.strList(&p.Counters64, &p.hasCounters64) {
 				return false
-			}
-			p.hasCounters = true
-			if !s.consume(']') {
-				for {
-					v, ok := s.str()
-					if !ok {
-						return false
-					}
-					p.Counters = append(p.Counters, d.str(v))
-					if s.consume(']') {
-						break
-					}
-					if !s.consume(',') {
-						return false
-					}
-				}
 			}
 		default:
 			return false
@@ -336,7 +319,8 @@ func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 			return false
 		}
 	}
-	markCounters(p, p.Counters)
+	markCounters(p, p.Counters, false)
+	markCounters(p, p.Counters64, true)
 	for i := range p.Fields {
 		if f := &p.Fields[i]; f.Kind == fieldNumber && !typeNumber(f, d.raw[f.bits], f.Counter) {
 			return false
@@ -1017,14 +1001,21 @@ func typeNumberSlow(field, n string, counters []string) (any, error) {
 	return strconv.ParseFloat(n, 64)
 }
 
-// markCounters sets Counter on p's fields named in counters. The
-// collectors write counters sorted, as p's fields are: then one merge
-// pass, not a search per name.
-func markCounters(p *Point, counters []string) {
+// markCounters sets Counter (or, wide, Counter64) on p's fields named in
+// counters. The collectors write counters sorted, as p's fields are: then
+// one merge pass, not a search per name.
+func markCounters(p *Point, counters []string, wide bool) {
+	mark := func(f *Field) {
+		if wide {
+			f.Counter64 = true
+		} else {
+			f.Counter = true
+		}
+	}
 	if !slices.IsSorted(counters) {
 		for _, c := range counters {
 			if f, ok := p.Field(c); ok {
-				f.Counter = true
+				mark(f)
 			}
 		}
 		return
@@ -1035,7 +1026,36 @@ func markCounters(p *Point, counters []string) {
 			i++
 		}
 		if i < len(fs) && fs[i].Key == c {
-			fs[i].Counter = true
+			mark(&fs[i])
+		}
+	}
+}
+
+// strList reads null or an array of strings into list, setting has when
+// it is an array (Metric tells nil from empty).
+func (d *Decoder) strList(list *[]string, has *bool) bool {
+	s := &d.s
+	if s.null() {
+		return true
+	}
+	if !s.consume('[') {
+		return false
+	}
+	*has = true
+	if s.consume(']') {
+		return true
+	}
+	for {
+		v, ok := s.str()
+		if !ok {
+			return false
+		}
+		*list = append(*list, d.str(v))
+		if s.consume(']') {
+			return true
+		}
+		if !s.consume(',') {
+			return false
 		}
 	}
 }

@@ -12,6 +12,8 @@ var metricSeeds = []string{
 	`{"v":1,"measurement":"interface","device":"r1","tags":{"ifName":"Ethernet1","site":"ams1"},"fields":{"ifHCInOctets":18446744073709551615,"ifInErrors":-3,"util":12.5,"speed":1000,"status":"up","ok":true,"bad":false,"x":null},"counters":["ifHCInOctets","ifInErrors"],"time":"2026-11-29T12:00:00.123456789Z","received_at":"2026-11-29T12:00:00+01:00","uptime":4294967295,"source":"snmp"}`,
 	`{"v":1,"measurement":"m","device":"d","fields":{},"time":"0001-01-01T00:00:00Z","received_at":"0001-01-01T00:00:00Z","source":""}`,
 	` { "v" : 1 , "tags" : null , "fields" : { "a" : 1e3 , "b" : -0.5E-2 } , "counters" : null } `,
+	`{"v":1,"measurement":"snmp_interface","device":"r1","fields":{"ifHCInOctets":5,"ifInOctets":7,"zz":1},"counters":["ifHCInOctets","ifInOctets"],"counters64":["ifHCInOctets","zz","missing"],"time":"2026-11-29T12:00:00Z","received_at":"2026-11-29T12:00:00Z","source":"snmp"}`,
+	`{"fields":{"a":1},"counters64":[]}`, `{"fields":{"a":1},"counters64":null}`, `{"fields":{"a":1},"counters64":["a"],"counters64":["a"]}`,
 	`{"measurement":"caf\u00e9","fields":{"a":1}}`,
 	`{"measurement":"café","fields":{"a":1}}`,
 	`{"measurement":"m","fields":{"a":{"nested":1}}}`,

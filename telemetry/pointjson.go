@@ -48,7 +48,7 @@ func (p *Point) AppendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
-	return appendMetricTail(b, p.Counters, p.Time, p.ReceivedAt, p.Uptime, p.Source)
+	return appendMetricTail(b, p.Counters, p.Counters64, p.Time, p.ReceivedAt, p.Uptime, p.Source)
 }
 
 // appendJSON writes the field's value as json.Marshal writes Value().

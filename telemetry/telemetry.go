@@ -56,6 +56,10 @@ type Metric struct {
 	// fields are marked in Counters so sinks can type them.
 	Fields   map[string]any `json:"fields"`
 	Counters []string       `json:"counters,omitempty"`
+	// Counters64 are the counters known to be 64 bits wide (SNMP
+	// Counter64): one that goes back was reset, it did not wrap at 2^32.
+	// Counters not listed may be either (a rate guesses from the values).
+	Counters64 []string `json:"counters64,omitempty"`
 	// Time is when the device measured (gNMI timestamp) or the poll
 	// time; ReceivedAt when weir got it.
 	Time       time.Time `json:"time"`

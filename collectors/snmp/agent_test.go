@@ -246,3 +246,48 @@ func TestSlotUnavailableSkipsOnePoll(t *testing.T) {
 		t.Errorf("%d polls and %v skipped in 4 slots, the first without a free slot: want 3 and 1", polls, skipped)
 	}
 }
+
+// TestCounter64Listed: a counter the agent sends as Counter64 is listed in
+// the record's counters64, so a rate never takes its going back for a
+// 32-bit wrap; a Counter32 is not.
+func TestCounter64Listed(t *testing.T) {
+	for _, typ := range []gosnmp.Asn1BER{gosnmp.Counter32, gosnmp.Counter64} {
+		addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+			if from > 0 {
+				return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+			}
+			v := any(uint(5))
+			if typ == gosnmp.Counter64 {
+				v = uint64(5)
+			}
+			return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: "." + testColumn + ".1", Type: typ, Value: v}}}
+		})
+		capture := snmptest.NewCapture()
+		p, err := New(Config{
+			Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+				tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			})},
+			Profiles: oneColumnProfile(t), Broker: capture,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.PollOnce(context.Background(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for _, m := range decode(t, capture.Records()) {
+			if m.Measurement != "tbl" {
+				continue
+			}
+			rows++
+			wide := len(m.Counters64) == 1 && m.Counters64[0] == "c"
+			if fmt.Sprint(m.Counters) != "[c]" || wide != (typ == gosnmp.Counter64) {
+				t.Errorf("%v: counters %v, counters64 %v", typ, m.Counters, m.Counters64)
+			}
+		}
+		if rows != 1 {
+			t.Errorf("%v: %d rows", typ, rows)
+		}
+	}
+}

@@ -856,7 +856,7 @@ func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpP
 	}
 	tags := t.baseTags()
 	fields := map[string]any{}
-	var counters []string
+	var counters counterNames
 	for i := range p.Scalars {
 		sc := &p.Scalars[i]
 		v, ok := values[sc.OID]
@@ -871,15 +871,21 @@ func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpP
 	return t.metric(p.Measurement, tags, fields, counters, res), true
 }
 
-func (t *target) metric(measurement string, tags map[string]string, fields map[string]any, counters []string, res poll) telemetry.Metric {
-	sort.Strings(counters)
+// counterNames are a record's counter fields, and those of them the agent
+// sent as Counter64 (telemetry.Metric.Counters64).
+type counterNames struct{ all, wide []string }
+
+func (t *target) metric(measurement string, tags map[string]string, fields map[string]any, counters counterNames, res poll) telemetry.Metric {
+	sort.Strings(counters.all)
+	sort.Strings(counters.wide)
 	return telemetry.Metric{
 		V:           telemetry.Version,
 		Measurement: measurement,
 		Device:      t.cfg.Name,
 		Tags:        tags,
 		Fields:      fields,
-		Counters:    counters,
+		Counters:    counters.all,
+		Counters64:  counters.wide,
 		Time:        res.start,
 		ReceivedAt:  time.Now(),
 		Uptime:      res.uptime,
@@ -888,7 +894,7 @@ func (t *target) metric(measurement string, tags map[string]string, fields map[s
 }
 
 // setValue puts one varbind where its type says: a tag, or a typed field.
-func setValue(m *profile.Metric, v gosnmp.SnmpPDU, tags map[string]string, fields map[string]any, counters *[]string) {
+func setValue(m *profile.Metric, v gosnmp.SnmpPDU, tags map[string]string, fields map[string]any, counters *counterNames) {
 	switch m.Type {
 	case profile.TypeLabel:
 		tags[m.Name] = text(v, m)
@@ -897,7 +903,10 @@ func setValue(m *profile.Metric, v gosnmp.SnmpPDU, tags map[string]string, field
 	case profile.TypeCounter:
 		if n, ok := counterValue(v); ok {
 			fields[m.Name] = n
-			*counters = append(*counters, m.Name)
+			counters.all = append(counters.all, m.Name)
+			if v.Type == gosnmp.Counter64 {
+				counters.wide = append(counters.wide, m.Name)
+			}
 		}
 	case profile.TypeGauge:
 		if n, ok := numeric(v); ok {
@@ -987,7 +996,7 @@ func (t *target) tableRecords(tb *profile.Table, walk func(string) ([]gosnmp.Snm
 			tags[k] = v
 		}
 		fields := map[string]any{}
-		var counters []string
+		var counters counterNames
 		for _, cl := range rows[suffix] {
 			setValue(cl.m, cl.pdu, tags, fields, &counters)
 		}
