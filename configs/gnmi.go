@@ -54,7 +54,8 @@ type GNMITarget struct {
 	Password string `yaml:"password"`
 	// Encoding is json, json_ietf or proto; default json.
 	Encoding string `yaml:"encoding"`
-	// Timeout bounds dialing and Capabilities; default 10s.
+	// Timeout bounds dialing, Capabilities and the first response to
+	// Subscribe, and is the least stall bound; default 10s.
 	Timeout Duration `yaml:"timeout"`
 	// Subscriptions, resolved: inline objects and names of
 	// gnmi.subscriptions.

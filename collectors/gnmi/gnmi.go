@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
@@ -296,6 +297,9 @@ type target struct {
 	creds credentials.TransportCredentials
 	req   *gpb.SubscribeRequest
 	poll  time.Duration
+	// idle is how long the stream may be silent once the target has
+	// answered (0: no bound; see idleBound).
+	idle  time.Duration
 	queue *queue
 	key   []byte
 	// tlsFiles are the TLS files' versions as they were read, so a reload
@@ -360,7 +364,53 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 			t.poll = configs.DefaultGNMIPollInterval
 		}
 	}
+	t.idle = idleBound(tc, t.poll)
 	return t, nil
+}
+
+// idleBound is how long a target's stream may go without a message, once
+// the target has answered, before the session is taken for stalled: a
+// hung gNMI daemon keeps the stream open and sends nothing, with no error
+// to notice. 0 is no bound.
+func idleBound(tc configs.GNMITarget, poll time.Duration) time.Duration {
+	timeout := tc.Timeout.Std()
+	switch tc.Subscriptions[0].Mode {
+	case "once":
+		// The snapshot comes in one go.
+		return timeout
+	case "poll":
+		// Quiet between polls, but each poll is answered within timeout.
+		return poll + timeout
+	}
+	// Any subscription sure to send periodically keeps the stream busy;
+	// the largest such period, three times over, leaves room for a late
+	// sample.
+	var period time.Duration
+	for _, s := range tc.Subscriptions {
+		period = max(period, sendsEvery(s))
+	}
+	if period == 0 {
+		// ON_CHANGE without heartbeats may be silent for ever: only
+		// the gRPC keepalive finds a dead link under it.
+		return 0
+	}
+	return max(3*period, timeout)
+}
+
+// sendsEvery is the longest a healthy target leaves a STREAM subscription
+// silent, when the subscription says (0: it may be silent for ever, or
+// the target chooses).
+func sendsEvery(s configs.GNMISubscription) time.Duration {
+	switch s.StreamMode {
+	case "sample":
+		if s.SuppressRedundant {
+			return s.HeartbeatInterval.Std() // unchanged values only at heartbeats
+		}
+		return s.SampleInterval.Std() // 0: the target's default, unknown here
+	case "on_change":
+		return s.HeartbeatInterval.Std()
+	}
+	return 0 // target_defined: the target picks per leaf
 }
 
 func transportCreds(tc configs.GNMITarget) (credentials.TransportCredentials, error) {
@@ -544,16 +594,25 @@ func (t *target) setConnected(up bool) {
 	}
 }
 
+// keepaliveTime is how long a connection is quiet before the client
+// pings the target. grpc-go servers answer pings more frequent than 5
+// minutes (their default MinTime) with GOAWAY too_many_pings.
+const keepaliveTime = 5 * time.Minute
+
 // session dials, checks Capabilities, subscribes and reads the stream
-// until it fails or ctx ends; got reports whether the target answered.
+// until it fails, stalls (see idleBound) or ctx ends; got reports whether
+// the target answered.
 func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err error) {
 	name := t.cfg.Name
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(t.creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
 		grpc.WithStatsHandler(payloadSizes{&t.lastSize}),
+		// Pings find a half-open connection (a target rebooted, state a
+		// firewall or NAT dropped) under a stream allowed to be silent.
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: 20 * time.Second, PermitWithoutStream: false}),
 	}, t.c.dialOpts...)
 	conn, err := grpc.NewClient(t.cfg.Address, opts...)
 	if err != nil {
@@ -569,20 +628,24 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err e
 		return false, err
 	}
 
+	// Until the first response the target has timeout to answer; then
+	// t.idle between messages.
+	idle := newWatchdog(t.cfg.Timeout.Std(), cancel)
+	defer idle.stop()
 	stream, err := client.Subscribe(ctx)
 	if err != nil {
-		return false, t.rpcError("subscribe", err)
+		return false, t.streamError(ctx, err)
 	}
 	if err := stream.Send(t.req); err != nil {
 		_, rerr := stream.Recv() // the status explains a failed send
 		if rerr != nil && rerr != io.EOF {
 			err = rerr
 		}
-		return false, t.rpcError("subscribe", err)
+		return false, t.streamError(ctx, err)
 	}
 	var pollers sync.WaitGroup
 	defer pollers.Wait()
-	defer cancel()
+	defer cancel(nil)
 	polling := false
 	once := t.req.GetSubscribe().GetMode() == gpb.SubscriptionList_ONCE
 	for {
@@ -591,8 +654,9 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err e
 			return got, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
 		}
 		if err != nil {
-			return got, t.rpcError("subscribe", err)
+			return got, t.streamError(ctx, err)
 		}
+		idle.arm(t.idle)
 		if !got {
 			got = true
 			t.setConnected(true)
@@ -673,6 +737,56 @@ func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *s
 		log.Warn("gnmi target does not list the configured encoding", slog.String("encoding", t.cfg.Encoding), slog.String("supported", strings.Join(encs, ",")))
 	}
 	return nil
+}
+
+// stalledError ends a session whose stream was silent for longer than
+// its bound; it counts as DeadlineExceeded.
+type stalledError struct{ idle time.Duration }
+
+func (e *stalledError) Error() string {
+	return fmt.Sprintf("stream stalled: nothing received for %v", e.idle)
+}
+
+func (e *stalledError) GRPCStatus() *status.Status {
+	return status.New(codes.DeadlineExceeded, e.Error())
+}
+
+// watchdog cancels a session, with a stalledError, when it is not armed
+// again within the bound it was last armed with.
+type watchdog struct {
+	timer *time.Timer
+	bound atomic.Int64 // the bound armed, for the error
+}
+
+func newWatchdog(bound time.Duration, cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{}
+	w.bound.Store(int64(bound))
+	w.timer = time.AfterFunc(bound, func() { cancel(&stalledError{time.Duration(w.bound.Load())}) })
+	return w
+}
+
+// arm restarts the bound at d, after a message; 0 is no bound.
+func (w *watchdog) arm(d time.Duration) {
+	if d <= 0 {
+		w.timer.Stop()
+		return
+	}
+	if time.Duration(w.bound.Load()) != d {
+		w.bound.Store(int64(d))
+	}
+	w.timer.Reset(d)
+}
+
+func (w *watchdog) stop() { w.timer.Stop() }
+
+// streamError wraps an error of the Subscribe stream, or says the stream
+// stalled when that is what ended it (gRPC reports only Canceled).
+func (t *target) streamError(ctx context.Context, err error) error {
+	var stalled *stalledError
+	if errors.As(context.Cause(ctx), &stalled) {
+		return fmt.Errorf("gnmi %s: subscribe: %w", t.cfg.Name, stalled)
+	}
+	return t.rpcError("subscribe", err)
 }
 
 // rpcError wraps a gRPC error with the target and the call, and says

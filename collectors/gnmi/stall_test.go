@@ -1,0 +1,154 @@
+package gnmi
+
+import (
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc"
+
+	"github.com/weirnet/weir/configs"
+)
+
+// silentServer is a target that keeps its Subscribe streams open and
+// stops sending: after one update and the sync_response (a hung gNMI
+// daemon on the device), or before anything when mute.
+type silentServer struct {
+	gpb.UnimplementedGNMIServer
+	mute       bool
+	subscribes atomic.Int32
+}
+
+func (s *silentServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	s.subscribes.Add(1)
+	if !s.mute {
+		n := &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "a"}, {Name: "b"}}},
+			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_IntVal{IntVal: 1}},
+		}}}
+		if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+		if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+			return err
+		}
+	}
+	<-stream.Context().Done()
+	return nil
+}
+
+func startSilent(t *testing.T, mute bool) (*silentServer, string) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &silentServer{mute: mute}
+	srv := grpc.NewServer()
+	gpb.RegisterGNMIServer(srv, s)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return s, lis.Addr().String()
+}
+
+// TestStalledStreamReconnects: a target that answers, then keeps the
+// stream open and sends nothing more, is taken for stalled after 3 sample
+// intervals (at least timeout): the error is counted as DeadlineExceeded
+// and the collector resubscribes.
+func TestStalledStreamReconnects(t *testing.T) {
+	s, addr := startSilent(t, false)
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "stalled", Address: addr, Insecure: true,
+		Timeout:       configs.Duration(time.Second),
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "sample", 100*time.Millisecond)},
+	}}})
+	waitFor(t, 5*time.Second, "subscribed", func() bool { return r.c.Status()[0].Synced })
+	waitFor(t, 5*time.Second, "the stall counted", func() bool {
+		return testutil.ToFloat64(r.m.Errors.WithLabelValues("stalled", "DeadlineExceeded")) >= 1
+	})
+	if err := r.c.Status()[0].LastError; err == nil || !strings.Contains(err.Error(), "gnmi stalled: subscribe: stream stalled: nothing received for 1s") {
+		t.Errorf("last error %v, want the stall after 1s (3 x 100ms, at least timeout)", err)
+	}
+	waitFor(t, 5*time.Second, "a new subscription after the stall", func() bool { return s.subscribes.Load() >= 2 })
+	waitFor(t, 5*time.Second, "connected again", func() bool {
+		return testutil.ToFloat64(r.m.Connected.WithLabelValues("stalled")) == 1 && r.c.Status()[0].Sessions >= 2
+	})
+}
+
+// TestNoFirstResponse: a target that takes the subscription and never
+// answers is given up on after timeout, and never counted connected.
+func TestNoFirstResponse(t *testing.T) {
+	s, addr := startSilent(t, true)
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "mute", Address: addr, Insecure: true,
+		Timeout:       configs.Duration(300 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0)},
+	}}})
+	waitFor(t, 5*time.Second, "the stall counted", func() bool {
+		return testutil.ToFloat64(r.m.Errors.WithLabelValues("mute", "DeadlineExceeded")) >= 1
+	})
+	waitFor(t, 5*time.Second, "a new subscription", func() bool { return s.subscribes.Load() >= 2 })
+	st := r.c.Status()[0]
+	if st.LastError == nil || !strings.Contains(st.LastError.Error(), "stream stalled: nothing received for 300ms") {
+		t.Errorf("last error %v, want the stall after timeout", st.LastError)
+	}
+	if st.Connected || testutil.ToFloat64(r.m.Connected.WithLabelValues("mute")) != 0 {
+		t.Error("a target that never answered is counted connected")
+	}
+}
+
+// TestOnChangeSilenceIsNotAStall: ON_CHANGE without heartbeats may be
+// silent as long as nothing changes; the stream stays up.
+func TestOnChangeSilenceIsNotAStall(t *testing.T) {
+	s, addr := startSilent(t, false)
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "quiet", Address: addr, Insecure: true,
+		Timeout:       configs.Duration(200 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0)},
+	}}})
+	waitFor(t, 5*time.Second, "subscribed", func() bool { return r.c.Status()[0].Synced })
+	time.Sleep(time.Second) // 5 x timeout
+	st := r.c.Status()[0]
+	if !st.Connected || st.Sessions != 1 || st.LastError != nil || s.subscribes.Load() != 1 {
+		t.Errorf("quiet ON_CHANGE stream: connected=%v sessions=%d subscribes=%d err=%v", st.Connected, st.Sessions, s.subscribes.Load(), st.LastError)
+	}
+}
+
+func TestIdleBound(t *testing.T) {
+	const timeout = 10 * time.Second
+	stream := func(streamMode string, sample, heartbeat time.Duration, suppress bool) configs.GNMISubscription {
+		return configs.GNMISubscription{Path: "/a", Mode: "stream", StreamMode: streamMode,
+			SampleInterval: configs.Duration(sample), HeartbeatInterval: configs.Duration(heartbeat), SuppressRedundant: suppress}
+	}
+	for _, c := range []struct {
+		name string
+		subs []configs.GNMISubscription
+		poll time.Duration
+		want time.Duration
+	}{
+		{"sample", []configs.GNMISubscription{stream("sample", 30*time.Second, 0, false)}, 0, 90 * time.Second},
+		{"sample below timeout", []configs.GNMISubscription{stream("sample", time.Second, 0, false)}, 0, timeout},
+		{"largest sample", []configs.GNMISubscription{stream("sample", 10*time.Second, 0, false), stream("sample", 20*time.Second, 0, false)}, 0, 60 * time.Second},
+		{"sample, target's default interval", []configs.GNMISubscription{stream("sample", 0, 0, false)}, 0, 0},
+		{"suppress_redundant with heartbeat", []configs.GNMISubscription{stream("sample", time.Second, time.Minute, true)}, 0, 3 * time.Minute},
+		{"suppress_redundant without heartbeat", []configs.GNMISubscription{stream("sample", time.Second, 0, true)}, 0, 0},
+		{"on_change", []configs.GNMISubscription{stream("on_change", 0, 0, false)}, 0, 0},
+		{"on_change with heartbeat", []configs.GNMISubscription{stream("on_change", 0, time.Minute, false)}, 0, 3 * time.Minute},
+		{"on_change beside sample", []configs.GNMISubscription{stream("on_change", 0, 0, false), stream("sample", 10*time.Second, 0, false)}, 0, 30 * time.Second},
+		{"target_defined", []configs.GNMISubscription{stream("target_defined", 0, time.Minute, false)}, 0, 0},
+		{"once", []configs.GNMISubscription{{Path: "/a", Mode: "once"}}, 0, timeout},
+		{"poll", []configs.GNMISubscription{{Path: "/a", Mode: "poll"}}, time.Minute, time.Minute + timeout},
+	} {
+		tc := configs.GNMITarget{Timeout: configs.Duration(timeout), Subscriptions: c.subs}
+		if got := idleBound(tc, c.poll); got != c.want {
+			t.Errorf("%s: idleBound %v, want %v", c.name, got, c.want)
+		}
+	}
+}
