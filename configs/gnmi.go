@@ -32,7 +32,8 @@ type GNMI struct {
 	// 64MiB. An empty queue always takes one, however large.
 	QueueBytes ByteSize `yaml:"queue_bytes"`
 	// RetryMin and RetryMax bound the reconnect backoff (exponential,
-	// with jitter); defaults 1s and 60s.
+	// with jitter); defaults 1s and 60s. It goes back to RetryMin after
+	// a session the target served for RetryMax.
 	RetryMin Duration `yaml:"retry_min"`
 	RetryMax Duration `yaml:"retry_max"`
 	// Targets, resolved.

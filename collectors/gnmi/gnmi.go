@@ -544,7 +544,7 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		t.mu.Lock()
 		t.st.Sessions++
 		t.mu.Unlock()
-		got, err := t.session(ctx, log)
+		up, err := t.session(ctx, log)
 		t.setConnected(false)
 		if ctx.Err() != nil {
 			return
@@ -558,7 +558,10 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		t.mu.Lock()
 		t.st.LastError = err
 		t.mu.Unlock()
-		if got {
+		// Only a target that served its stream a while earns a quick
+		// retry: one that answers and fails every time (each time with a
+		// full resync) is retried no faster than the backoff allows.
+		if up >= retryMax {
 			backoff = retryMin
 		}
 		wait := jitter(backoff)
@@ -600,9 +603,11 @@ func (t *target) setConnected(up bool) {
 const keepaliveTime = 5 * time.Minute
 
 // session dials, checks Capabilities, subscribes and reads the stream
-// until it fails, stalls (see idleBound) or ctx ends; got reports whether
-// the target answered.
-func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err error) {
+// until it fails, stalls (see idleBound) or ctx ends; up is how long the
+// target served the stream: from its first response until the stream
+// ended, or until its last message when it stalled (0 if it never
+// answered).
+func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duration, err error) {
 	name := t.cfg.Name
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -616,7 +621,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err e
 	}, t.c.dialOpts...)
 	conn, err := grpc.NewClient(t.cfg.Address, opts...)
 	if err != nil {
-		return false, fmt.Errorf("gnmi %s: dial %s: %w", name, t.cfg.Address, err)
+		return 0, fmt.Errorf("gnmi %s: dial %s: %w", name, t.cfg.Address, err)
 	}
 	defer conn.Close()
 	if t.cfg.Username != "" {
@@ -625,7 +630,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err e
 	client := gpb.NewGNMIClient(conn)
 
 	if err := t.capabilities(ctx, client, log); err != nil {
-		return false, err
+		return 0, err
 	}
 
 	// Until the first response the target has timeout to answer; then
@@ -634,37 +639,52 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err e
 	defer idle.stop()
 	stream, err := client.Subscribe(ctx)
 	if err != nil {
-		return false, t.streamError(ctx, err)
+		return 0, t.streamError(ctx, err)
 	}
 	if err := stream.Send(t.req); err != nil {
 		_, rerr := stream.Recv() // the status explains a failed send
 		if rerr != nil && rerr != io.EOF {
 			err = rerr
 		}
-		return false, t.streamError(ctx, err)
+		return 0, t.streamError(ctx, err)
 	}
 	var pollers sync.WaitGroup
 	defer pollers.Wait()
 	defer cancel(nil)
 	polling := false
 	once := t.req.GetSubscribe().GetMode() == gpb.SubscriptionList_ONCE
+	// up, whichever way the session ends, from the target's first and
+	// last messages.
+	var first, last time.Time
+	defer func() {
+		if first.IsZero() {
+			return
+		}
+		end := time.Now()
+		var stalled *stalledError
+		if errors.As(err, &stalled) {
+			end = last // it was silent since
+		}
+		up = end.Sub(first)
+	}()
 	for {
 		resp, err := stream.Recv()
 		if err == io.EOF {
-			return got, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
+			return 0, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
 		}
 		if err != nil {
-			return got, t.streamError(ctx, err)
+			return 0, t.streamError(ctx, err)
 		}
 		idle.arm(t.idle)
-		if !got {
-			got = true
+		last = time.Now()
+		if first.IsZero() {
+			first = last
 			t.setConnected(true)
 			log.Info("gnmi subscribed", slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String())))
 		}
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
-			now := time.Now()
+			now := last
 			n := r.Update
 			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
 			t.lastUpdate.Set(float64(now.UnixNano()) / 1e9)
@@ -683,7 +703,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (got bool, err e
 			}
 			if once {
 				// Let the publisher see what came before the sync.
-				return got, errOnceDone
+				return 0, errOnceDone
 			}
 			if t.poll > 0 && !polling {
 				polling = true
