@@ -280,32 +280,31 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 		{Key: telemetry.HeaderSource, Value: []byte("trap")},
 		{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaTrap)},
 	}
+	n := 0
 	for i := range batch {
 		v, err := json.Marshal(&batch[i].trap)
 		if err != nil {
-			continue // cannot happen: every value is a JSON type
+			// Cannot happen: every value is a JSON type. Taken out
+			// of the batch so recs[i] is batch[i]'s record.
+			r.cfg.Metrics.Received.WithLabelValues(batch[i].trap.Version, OutcomeMalformed).Inc()
+			continue
 		}
+		batch[n] = batch[i]
+		n++
 		recs = append(recs, broker.Record{Timestamp: batch[i].trap.ReceivedAt, Key: []byte(batch[i].trap.Device), Value: v, Headers: headers})
 	}
-	// Keep trying while weir runs: a trap in hand is not dropped for a
-	// transient broker error. On shutdown, one last attempt.
+	batch = batch[:n]
 	// The last attempt after shutdown is bounded: a broker that is down
 	// (a Kafka cluster away) must not hold up weir's exit.
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(5*time.Second, cancel) })
 	defer stop()
-	var err error
-	for attempt := 0; ; attempt++ {
-		err = r.cfg.Broker.Produce(pctx, r.cfg.Topic, recs)
-		if err == nil || ctx.Err() != nil || attempt == 5 {
-			break
-		}
-		time.Sleep(time.Duration(50<<attempt) * time.Millisecond)
-	}
+	refused := make([]bool, len(recs))
+	err := r.produce(ctx, pctx, recs, refused)
 	for i := range batch {
 		outcome := OutcomePublished
-		if err != nil {
+		if err != nil || refused[i] {
 			outcome = OutcomePublishError
 		}
 		r.cfg.Metrics.Received.WithLabelValues(batch[i].trap.Version, outcome).Inc()
@@ -315,13 +314,55 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 		return
 	}
 	for i := range batch {
-		if batch[i].ack != nil {
+		if batch[i].ack != nil && !refused[i] {
 			if _, err := conn.WriteTo(batch[i].ack, batch[i].to); err != nil {
 				r.cfg.Logger.Warn("trap inform acknowledgement failed", "to", batch[i].to.String(), "err", err)
 				continue
 			}
 			r.cfg.Metrics.Acked.Inc()
 		}
+	}
+}
+
+// maxBackoff caps the wait between attempts to publish: a broker back
+// from an outage is written to within seconds.
+const maxBackoff = 5 * time.Second
+
+// produce publishes recs on pctx, retrying with capped back-off while
+// ctx (weir's run) lives and once more after it ends; it returns the
+// last error if they were not accepted. When the broker refuses the
+// batch itself (a record over its size limit), the records are sent one
+// by one and those refused are marked in refused (parallel to recs) and
+// logged: retrying them forever would stall every trap behind them.
+func (r *Receiver) produce(ctx, pctx context.Context, recs []broker.Record, refused []bool) error {
+	backoff := 50 * time.Millisecond
+	for {
+		err := r.cfg.Broker.Produce(pctx, r.cfg.Topic, recs)
+		if err == nil {
+			return nil
+		}
+		if broker.Refused(err) {
+			if len(recs) == 1 {
+				refused[0] = true
+				r.cfg.Logger.Error("trap refused by the broker; dropped", "topic", r.cfg.Topic, "bytes", len(recs[0].Value), "err", err)
+				return nil
+			}
+			for i := range recs {
+				if err := r.produce(ctx, pctx, recs[i:i+1], refused[i:i+1]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		r.cfg.Logger.Warn("trap publish failed, retrying", "topic", r.cfg.Topic, "traps", len(recs), "err", err, "retry_in", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff = min(backoff*2, maxBackoff)
 	}
 }
 

@@ -42,7 +42,9 @@ func start(t *testing.T, cfg Config) *harness {
 	}
 	h := &harness{capture: snmptest.NewCapture(), metrics: m, dir: t.TempDir()}
 	cfg.Listen = "127.0.0.1:0"
-	cfg.Broker = h.capture
+	if cfg.Broker == nil {
+		cfg.Broker = h.capture
+	}
 	cfg.Names = NewNames(ps)
 	cfg.Metrics = m
 	h.r, err = New(cfg)

@@ -1,0 +1,149 @@
+package trap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// failingBroker fails every produce until ok is set (a full disk).
+type failingBroker struct {
+	*snmptest.Capture
+	ok atomic.Bool
+}
+
+func (f *failingBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if !f.ok.Load() {
+		return errors.New("injected: no space left on device")
+	}
+	return f.Capture.Produce(ctx, topic, recs)
+}
+
+// sizeLimitBroker refuses a produce holding any record over limit bytes,
+// as a broker refuses a batch with a record over its size limit.
+type sizeLimitBroker struct {
+	*snmptest.Capture
+	limit int
+}
+
+func (b *sizeLimitBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	for _, r := range recs {
+		if len(r.Value) > b.limit {
+			return fmt.Errorf("produce %s: %w", topic, broker.ErrRecordTooLarge)
+		}
+	}
+	return b.Capture.Produce(ctx, topic, recs)
+}
+
+// sendV2c sends one v2c linkDown from gosnmp.
+func sendV2c(t *testing.T, addr string) {
+	t.Helper()
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gosnmp.GoSNMP{Target: ua.IP.String(), Port: uint16(ua.Port), Version: gosnmp.Version2c, Community: "public", Timeout: time.Second}
+	if err := g.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Conn.Close()
+	if _, err := g.SendTrap(gosnmp.SnmpTrap{Variables: []gosnmp.SnmpPDU{
+		{Name: ".1.3.6.1.2.1.1.3.0", Type: gosnmp.TimeTicks, Value: uint32(42)},
+		{Name: ".1.3.6.1.6.3.1.1.4.1.0", Type: gosnmp.ObjectIdentifier, Value: ".1.3.6.1.6.3.1.1.5.3"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrapKeptThroughBrokerOutage: a trap received while the broker fails
+// (a disk full for 3 s) is published once the broker is back, not
+// dropped after a few attempts.
+func TestTrapKeptThroughBrokerOutage(t *testing.T) {
+	fb := &failingBroker{Capture: snmptest.NewCapture()}
+	h := start(t, Config{Broker: fb})
+	sendV2c(t, h.addr)
+	time.Sleep(3 * time.Second)
+	fb.ok.Store(true)
+	if !fb.WaitFor(6*time.Second, func(r []broker.Record) bool { return len(r) == 1 }) {
+		t.Fatalf("trap lost after a 3 s broker outage; publish_error=%v",
+			testutil.ToFloat64(h.metrics.Received.WithLabelValues("2c", OutcomePublishError)))
+	}
+	if n := testutil.ToFloat64(h.metrics.Received.WithLabelValues("2c", OutcomePublished)); n != 1 {
+		t.Errorf("published %v, want 1", n)
+	}
+}
+
+// TestOversizedTrapDroppedAlone: when the broker refuses a batch for a
+// record over its size limit, the other traps of the batch are published
+// and their informs acknowledged; only the refused one is counted as a
+// publish error, and its inform is not acknowledged.
+func TestOversizedTrapDroppedAlone(t *testing.T) {
+	b := &sizeLimitBroker{Capture: snmptest.NewCapture(), limit: 1000}
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Broker: b, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sender, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sender.Close()
+	trap := func(inform bool, value string) item {
+		it := item{trap: telemetry.Trap{V: telemetry.Version, Version: "2c", Device: "192.0.2.7", TrapOID: "1.3.6.1.6.3.1.1.5.3", Inform: inform,
+			Varbinds: []telemetry.Varbind{{OID: "1.3.6.1.2.1.31.1.1.1.18.3", Type: "octet_string", Value: value}}}}
+		if inform {
+			it.ack, it.to = []byte(value[:1]), sender.LocalAddr()
+		}
+		return it
+	}
+	batch := []item{trap(true, "a"), trap(true, "b"+strings.Repeat("x", 2000)), trap(false, "c")}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.publish(context.Background(), conn, batch)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("publish retried a refused batch")
+	}
+	if n := len(b.Records()); n != 2 {
+		t.Errorf("%d records published, want 2", n)
+	}
+	if got := testutil.ToFloat64(m.Received.WithLabelValues("2c", OutcomePublished)); got != 2 {
+		t.Errorf("published %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.Received.WithLabelValues("2c", OutcomePublishError)); got != 1 {
+		t.Errorf("publish_error %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(m.Acked); got != 1 {
+		t.Errorf("acked %v, want 1", got)
+	}
+	buf := make([]byte, 16)
+	_ = sender.SetReadDeadline(time.Now().Add(time.Second))
+	if n, _, err := sender.ReadFrom(buf); err != nil || string(buf[:n]) != "a" {
+		t.Errorf("ack %q %v, want the first inform's", buf[:n], err)
+	}
+}
