@@ -147,3 +147,76 @@ func TestOversizedTrapDroppedAlone(t *testing.T) {
 		t.Errorf("ack %q %v, want the first inform's", buf[:n], err)
 	}
 }
+
+// hangingBroker never answers: a Kafka cluster away, where a produce
+// waits until its context ends.
+type hangingBroker struct{ *snmptest.Capture }
+
+func (hangingBroker) Produce(ctx context.Context, _ string, _ []broker.Record) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestShutdownDrainBounded: with several batches queued and the broker
+// unreachable, Run returns about 5 s after its context ends, not 5 s per
+// batch, and the traps left are counted as shutdown.
+func TestShutdownDrainBounded(t *testing.T) {
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Listen: "127.0.0.1:0", Broker: hangingBroker{snmptest.NewCapture()}, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := r.Run(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	addr, err := r.Addr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkt := &gosnmp.SnmpPacket{Version: gosnmp.Version2c, Community: "public", PDUType: gosnmp.SNMPv2Trap, Variables: []gosnmp.SnmpPDU{
+		{Name: ".1.3.6.1.2.1.1.3.0", Type: gosnmp.TimeTicks, Value: uint32(42)},
+		{Name: ".1.3.6.1.6.3.1.1.4.1.0", Type: gosnmp.ObjectIdentifier, Value: ".1.3.6.1.6.3.1.1.5.3"},
+	}}
+	b, err := pkt.MarshalMsg()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("udp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Four batches of up to 1024, paced so the kernel keeps them all.
+	for i := 0; i < 3100; i++ {
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	stopped := time.Now()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Run did not return within 60 s")
+	}
+	if d := time.Since(stopped); d > shutdownDrainTimeout+2*time.Second {
+		t.Errorf("shutdown took %v with the broker unreachable", d)
+	}
+	shutdown := testutil.ToFloat64(m.Received.WithLabelValues("2c", OutcomeShutdown))
+	if published := testutil.ToFloat64(m.Received.WithLabelValues("2c", OutcomePublished)); shutdown <= 1024 || published != 0 {
+		t.Errorf("shutdown %v, published %v: want every queued trap (more than a batch) counted as shutdown", shutdown, published)
+	}
+}

@@ -47,6 +47,7 @@ const (
 	OutcomeNotNotification  = "not_notification"
 	OutcomeQueueFull        = "queue_full"
 	OutcomePublishError     = "publish_error"
+	OutcomeShutdown         = "shutdown"
 )
 
 // Config is what a Receiver needs.
@@ -79,7 +80,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_trap_received_total",
-			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, malformed, not_notification, queue_full, publish_error).",
+			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, malformed, not_notification, queue_full, publish_error, shutdown).",
 		}, []string{"version", "outcome"}),
 		Acked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_trap_informs_acknowledged_total",
@@ -255,6 +256,13 @@ func (r *Receiver) Run(ctx context.Context) error {
 // and a lone trap is not delayed.
 func (r *Receiver) publishLoop(ctx context.Context, conn net.PacketConn, queue <-chan item) {
 	const maxBatch = 1024
+	// One deadline for the whole drain after ctx ends, however many
+	// batches are queued: a broker that is down (a Kafka cluster away)
+	// must not hold up weir's exit past systemd's stop timeout.
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(shutdownDrainTimeout, cancel) })
+	defer stop()
 	batch := make([]item, 0, maxBatch)
 	for it := range queue {
 		batch = append(batch[:0], it)
@@ -270,10 +278,15 @@ func (r *Receiver) publishLoop(ctx context.Context, conn net.PacketConn, queue <
 				break more
 			}
 		}
-		r.publish(ctx, conn, batch)
+		r.publish(dctx, conn, batch)
 	}
 }
 
+// shutdownDrainTimeout bounds publishing what is queued when weir stops.
+const shutdownDrainTimeout = 5 * time.Second
+
+// publish produces a batch until the broker takes it or ctx (the drain
+// deadline) ends; what is left then is dropped and counted as shutdown.
 func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []item) {
 	recs := make([]broker.Record, 0, len(batch))
 	headers := []broker.Header{
@@ -294,27 +307,24 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 		recs = append(recs, broker.Record{Timestamp: batch[i].trap.ReceivedAt, Key: []byte(batch[i].trap.Device), Value: v, Headers: headers})
 	}
 	batch = batch[:n]
-	// The last attempt after shutdown is bounded: a broker that is down
-	// (a Kafka cluster away) must not hold up weir's exit.
-	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(5*time.Second, cancel) })
-	defer stop()
-	refused := make([]bool, len(recs))
-	err := r.produce(ctx, pctx, recs, refused)
+	outcomes := make([]string, len(recs))
+	var err error
+	if err = ctx.Err(); err == nil {
+		err = r.produce(ctx, recs, outcomes)
+	}
+	unsent := 0
 	for i := range batch {
-		outcome := OutcomePublished
-		if err != nil || refused[i] {
-			outcome = OutcomePublishError
+		if outcomes[i] == "" {
+			outcomes[i] = OutcomeShutdown
+			unsent++
 		}
-		r.cfg.Metrics.Received.WithLabelValues(batch[i].trap.Version, outcome).Inc()
+		r.cfg.Metrics.Received.WithLabelValues(batch[i].trap.Version, outcomes[i]).Inc()
 	}
-	if err != nil {
-		r.cfg.Logger.Error("trap publish failed; informs not acknowledged", "topic", r.cfg.Topic, "traps", len(batch), "err", err)
-		return
+	if unsent > 0 {
+		r.cfg.Logger.Error("trap publish abandoned at shutdown; dropped, informs not acknowledged", "topic", r.cfg.Topic, "traps", unsent, "err", err)
 	}
 	for i := range batch {
-		if batch[i].ack != nil && !refused[i] {
+		if batch[i].ack != nil && outcomes[i] == OutcomePublished {
 			if _, err := conn.WriteTo(batch[i].ack, batch[i].to); err != nil {
 				r.cfg.Logger.Warn("trap inform acknowledgement failed", "to", batch[i].to.String(), "err", err)
 				continue
@@ -328,27 +338,30 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 // from an outage is written to within seconds.
 const maxBackoff = 5 * time.Second
 
-// produce publishes recs on pctx, retrying with capped back-off while
-// ctx (weir's run) lives and once more after it ends; it returns the
-// last error if they were not accepted. When the broker refuses the
-// batch itself (a record over its size limit), the records are sent one
-// by one and those refused are marked in refused (parallel to recs) and
-// logged: retrying them forever would stall every trap behind them.
-func (r *Receiver) produce(ctx, pctx context.Context, recs []broker.Record, refused []bool) error {
+// produce publishes recs, retrying with capped back-off until the broker
+// accepts them or ctx ends (its error is returned). It sets outcomes
+// (parallel to recs) to published or, when the broker refuses the batch
+// itself (a record over its size limit), sends the records one by one
+// and sets publish_error for those refused: retrying them forever would
+// stall every trap behind them. Records not sent keep "".
+func (r *Receiver) produce(ctx context.Context, recs []broker.Record, outcomes []string) error {
 	backoff := 50 * time.Millisecond
 	for {
-		err := r.cfg.Broker.Produce(pctx, r.cfg.Topic, recs)
+		err := r.cfg.Broker.Produce(ctx, r.cfg.Topic, recs)
 		if err == nil {
+			for i := range outcomes {
+				outcomes[i] = OutcomePublished
+			}
 			return nil
 		}
 		if broker.Refused(err) {
 			if len(recs) == 1 {
-				refused[0] = true
+				outcomes[0] = OutcomePublishError
 				r.cfg.Logger.Error("trap refused by the broker; dropped", "topic", r.cfg.Topic, "bytes", len(recs[0].Value), "err", err)
 				return nil
 			}
 			for i := range recs {
-				if err := r.produce(ctx, pctx, recs[i:i+1], refused[i:i+1]); err != nil {
+				if err := r.produce(ctx, recs[i:i+1], outcomes[i:i+1]); err != nil {
 					return err
 				}
 			}
@@ -361,6 +374,7 @@ func (r *Receiver) produce(ctx, pctx context.Context, recs []broker.Record, refu
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
+			return ctx.Err()
 		}
 		backoff = min(backoff*2, maxBackoff)
 	}
