@@ -456,7 +456,14 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			return item{ack: rep, to: from}, version, outcomeDiscovery
 		}
 		tr.User = usm.UserName
-		if want, ok := r.engines[usm.UserName]; ok && hex.EncodeToString([]byte(usm.AuthoritativeEngineID)) != want {
+		// A trap's authoritative engine is its sender; an inform's is
+		// weir (checked above), and the sender names itself only in
+		// the authenticated contextEngineID (RFC 3413 section 3.2).
+		sender := usm.AuthoritativeEngineID
+		if p.PDUType == gosnmp.InformRequest {
+			sender = p.ContextEngineID
+		}
+		if want, ok := r.engines[usm.UserName]; ok && hex.EncodeToString([]byte(sender)) != want {
 			return it, version, OutcomeWrongEngine
 		}
 	}

@@ -3,7 +3,9 @@ package trap
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -306,5 +308,41 @@ func TestUserPinnedToEngine(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)); n != 1 {
 		t.Errorf("wrong_engine counted %v", n)
+	}
+}
+
+// TestUserPinnedToEngineInform acknowledges an inform from a pinned user
+// when its contextEngineID is the pinned engine (its authoritative engine
+// is weir's own), and refuses one naming another engine.
+func TestUserPinnedToEngineInform(t *testing.T) {
+	snmptest.Require(t, "snmpinform")
+	pinned := testUser
+	pinned.EngineID = "0x80001F8880AABBCCDD"
+	h := start(t, Config{Users: []configs.SNMPv3{pinned}})
+	inform := func(engine string) error {
+		cmd := exec.Command("snmpinform", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+			"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-E", engine, "-t", "2", "-r", "0", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+		cmd.Env = snmptest.Env(h.dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		return nil
+	}
+	if err := inform("0x80001f8880aabbccdd"); err != nil {
+		t.Errorf("inform from the pinned engine not acknowledged: %v; wrong_engine=%v", err,
+			testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)))
+	}
+	if tr := h.waitTraps(t, 1)[0]; !tr.Inform || tr.User != snmptest.V3User || tr.TrapName != "coldStart" {
+		t.Errorf("pinned inform: %+v", tr)
+	}
+	if err := inform("0x80001f8880eeeeeeee"); err == nil {
+		t.Error("inform from another engine acknowledged")
+	}
+	if n := testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)); n != 1 {
+		t.Errorf("wrong_engine counted %v, want 1", n)
+	}
+	if n := len(h.capture.Records()); n != 1 {
+		t.Errorf("%d traps published, want 1", n)
 	}
 }
