@@ -107,29 +107,33 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 	t.stats.connections.Inc()
 	defer t.stats.connections.Dec()
 
+	pub := t.c.newPublisher(t.name, t.stats)
+	defer pub.finalFlush(ctx)
+	// Publish before each read from the socket, which may block: what is
+	// complete must not wait behind the partial next message (a frame
+	// followed by part of the next one) until more bytes or the idle
+	// timeout come. The flush blocks while the broker is slow, so the
+	// socket is not read then and TCP pushes back on the sender.
+	ic := &idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std(), beforeRead: func() error {
+		if !pub.flush(ctx) {
+			return fmt.Errorf("publishing before a read: %w", context.Cause(ctx))
+		}
+		return nil
+	}}
 	r := &frameReader{
 		conn:  conn,
-		br:    bufio.NewReaderSize(&idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std()}, 16<<10),
+		br:    bufio.NewReaderSize(ic, 16<<10),
 		max:   int(t.cfg.MaxMessageSize),
 		stats: t.stats,
 	}
-	pub := t.c.newPublisher(t.name, t.stats)
-	defer pub.finalFlush(ctx)
 	for {
 		msg, truncated, err := r.next()
 		if err != nil {
 			t.endConn(ctx, err, remote)
 			return
 		}
-		if msg == nil {
-			continue
-		}
-		pub.add(ctx, msg, from, t.c.now(), truncated)
-		if r.br.Buffered() == 0 {
-			// Nothing more is ready: publish now rather than wait.
-			if !pub.flush(ctx) {
-				return
-			}
+		if msg != nil {
+			pub.add(ctx, msg, from, t.c.now(), truncated)
 		}
 	}
 }
@@ -183,11 +187,17 @@ type frameReader struct {
 // deadline moves at most every idle/8 to spare timer updates.
 type idleConn struct {
 	net.Conn
-	idle time.Duration
-	set  time.Time // when the deadline was last moved
+	idle       time.Duration
+	set        time.Time    // when the deadline was last moved
+	beforeRead func() error // if set, runs before each read; an error ends the read
 }
 
 func (c *idleConn) Read(b []byte) (int, error) {
+	if c.beforeRead != nil {
+		if err := c.beforeRead(); err != nil {
+			return 0, err
+		}
+	}
 	if c.idle > 0 {
 		if now := time.Now(); now.Sub(c.set) > c.idle/8 {
 			c.Conn.SetReadDeadline(now.Add(c.idle))
