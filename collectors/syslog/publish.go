@@ -141,13 +141,17 @@ func formatIndex(f string) int {
 	return 3
 }
 
-// flush produces the batch, retrying with back-off until it is accepted or
-// ctx ends: a broker error (a full disk) stalls reading instead of losing
-// messages. It returns false if ctx ended with the batch unpublished.
+// flush produces the batch, retrying with back-off until it is accepted: a
+// broker error (a full disk) stalls reading instead of losing messages.
+// Once ctx ends it keeps trying for shutdownFlushTimeout, so the messages
+// already accepted are published on shutdown; it returns false if that
+// time ran out with the batch unpublished.
 func (p *publisher) flush(ctx context.Context) bool {
 	if len(p.spans) == 0 {
 		return true
 	}
+	ctx, cancel := shutdownGrace(ctx)
+	defer cancel()
 	// The arena does not move while the batch is built, so the records
 	// can point into it now.
 	p.recs = p.recs[:0]
@@ -183,7 +187,7 @@ func (p *publisher) flush(ctx context.Context) bool {
 }
 
 // produce publishes recs, retrying with back-off until the broker accepts
-// them or ctx ends (false). When the broker refuses the batch itself (a
+// them or ctx ends (false); flush gives it a ctx that outlives shutdown. When the broker refuses the batch itself (a
 // record over its size limit), the records are published one by one and
 // those refused are dropped, counted and logged: retrying them forever
 // would stall the connection for good.
@@ -228,14 +232,20 @@ func (p *publisher) reset() {
 	clear(p.recs)
 }
 
-// shutdownFlushTimeout bounds the last publish of a closing reader: a
-// broker that refuses writes must not hold up weir's shutdown forever.
+// shutdownFlushTimeout bounds a publish after shutdown: a broker that
+// refuses writes must not hold up weir's shutdown forever.
 const shutdownFlushTimeout = 5 * time.Second
+
+// shutdownGrace returns a context that ends shutdownFlushTimeout after ctx
+// does (or after now, if ctx has ended). Producing with ctx itself would
+// lose the batch in flight on shutdown: the Kafka client fails records
+// whose context is cancelled.
+func shutdownGrace(ctx context.Context) (context.Context, context.CancelFunc) {
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(shutdownFlushTimeout, cancel) })
+	return gctx, func() { stop(); cancel() }
+}
 
 // finalFlush publishes what is left when a reader stops, even though its
 // context is done, for at most shutdownFlushTimeout.
-func (p *publisher) finalFlush(ctx context.Context) {
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownFlushTimeout)
-	defer cancel()
-	p.flush(fctx)
-}
+func (p *publisher) finalFlush(ctx context.Context) { p.flush(ctx) }

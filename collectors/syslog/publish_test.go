@@ -1,0 +1,100 @@
+package syslog
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/kafkacluster"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// slowBroker adds latency to every Produce, like a cluster under load.
+type slowBroker struct {
+	broker.Broker
+	calls atomic.Int32
+}
+
+func (s *slowBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	s.calls.Add(1)
+	time.Sleep(300 * time.Millisecond)
+	return s.Broker.Produce(ctx, topic, recs)
+}
+
+// TestShutdownPublishesBatchInFlightOnKafka: a batch being produced when
+// weir shuts down still reaches Kafka. The Kafka client fails records
+// whose context is cancelled, so producing with the reader's context
+// dropped the batch (as "shutdown") at once though the cluster was up.
+func TestShutdownPublishesBatchInFlightOnKafka(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	kb, err := kafkacluster.New(kc.ListenAddrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kb.Close()
+	if err := kb.CreateTopic(context.Background(), telemetry.TopicRawSyslog, broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sb := &slowBroker{Broker: kb}
+	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	actx, acancel := context.WithTimeout(ctx, 5*time.Second)
+	defer acancel()
+	addrs, err := c.Addrs(actx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := strings.Cut(addrs[0], "://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: in flight\n")
+	for sb.calls.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel() // SIGTERM while the batch is being produced
+	<-done
+
+	fctx, fcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer fcancel()
+	infos, err := kb.DescribeTopics(fctx, telemetry.TopicRawSyslog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var res broker.FetchResult
+	for _, ti := range infos {
+		for _, p := range ti.Partitions {
+			if p.HighWatermark > 0 {
+				if err := kb.Fetch(fctx, telemetry.TopicRawSyslog, p.Partition, 0, broker.FetchOptions{MaxWait: time.Second}, &res); err != nil {
+					t.Fatal(err)
+				}
+				n += len(res.Records)
+			}
+		}
+	}
+	shutdown := testutil.ToFloat64(c.metrics.dropped.WithLabelValues("tcp://"+addr, "shutdown"))
+	if n != 1 || shutdown != 0 {
+		t.Fatalf("message accepted before shutdown: %d in Kafka, dropped{shutdown} %v", n, shutdown)
+	}
+}
