@@ -210,7 +210,7 @@ func TestOctetCountWithTrailingNewline(t *testing.T) {
 	}
 }
 
-// TestBadInput: garbage, a 10 MiB line, a huge frame length, an idle client
+// TestBadInput: garbage, a 10 MiB line, huge frame lengths, an idle client
 // and more connections than allowed each get a counted refusal while a
 // well-behaved client keeps flowing.
 func TestBadInput(t *testing.T) {
@@ -234,7 +234,8 @@ func TestBadInput(t *testing.T) {
 	line := strings.Repeat("A", 10<<20)
 	go func() { big.Write([]byte("<13>" + line + "\n")); big.Close() }()
 
-	// An octet count of 999999999: the connection is closed.
+	// An octet count of 999999999: the frame is skipped and counted, and
+	// the sender that stops mid-frame closed when idle.
 	huge, _ := net.Dial("tcp", addr)
 	huge.Write([]byte("999999999 <13>x"))
 	buf := make([]byte, 1)
@@ -243,6 +244,16 @@ func TestBadInput(t *testing.T) {
 		t.Error("huge frame: connection still open")
 	}
 	huge.Close()
+
+	// An octet count of ten digits: the header cannot be trusted, the
+	// connection is closed.
+	bad, _ := net.Dial("tcp", addr)
+	bad.Write([]byte("1234567890 <13>x"))
+	bad.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := bad.Read(buf); err == nil {
+		t.Error("ten-digit frame length: connection still open")
+	}
+	bad.Close()
 
 	// A client that connects and sends nothing is closed when idle.
 	idle, _ := net.Dial("tcp", addr)
@@ -301,6 +312,9 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, ok := logs["<13>Nov 29 14:08:10 goodhost app: still flowing"]; !ok {
 		t.Error("good client starved")
+	}
+	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "frame_too_large")); got != 2 {
+		t.Errorf("frame_too_large drops: %v, want 2", got)
 	}
 	if closed("frame_too_large") != 1 {
 		t.Errorf("frame_too_large closes: %v", closed("frame_too_large"))

@@ -62,8 +62,11 @@ func TestFraming(t *testing.T) {
 	if _, err := frames(t, []byte("5 hel"), 1024); err == nil {
 		t.Error("truncated frame not reported")
 	}
-	if _, err := frames(t, []byte("2000 x"), 1024); err == nil {
-		t.Error("oversized frame not refused")
+	if got, _ := frames(t, []byte("12 hello world!5 hello"), 10); len(got) != 1 || got[0] != "hello" {
+		t.Errorf("oversized frame then a good one: %q, want the good one", got)
+	}
+	if _, err := frames(t, []byte("12345678901 x"), 1024); err == nil {
+		t.Error("octet count of 11 digits not refused")
 	}
 }
 

@@ -125,6 +125,7 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 		br:    bufio.NewReaderSize(ic, 16<<10),
 		max:   int(t.cfg.MaxMessageSize),
 		stats: t.stats,
+		log:   t.c.logger.With(slog.String("listener", t.name), slog.String("remote", remote)),
 	}
 	for {
 		msg, truncated, err := r.next()
@@ -176,6 +177,7 @@ type frameReader struct {
 	br       *bufio.Reader
 	max      int
 	stats    *listenerStats
+	log      *slog.Logger // for frames skipped; nil logs nothing
 	detected bool
 	octets   bool
 	buf      []byte
@@ -207,8 +209,9 @@ func (c *idleConn) Read(b []byte) (int, error) {
 	return c.Conn.Read(b)
 }
 
-// next returns the next message (nil for an empty line), whether it was cut
-// at the size limit, or an error that ends the connection.
+// next returns the next message (nil for an empty line or a skipped
+// frame), whether it was cut at the size limit, or an error that ends the
+// connection.
 func (r *frameReader) next() ([]byte, bool, error) {
 	if !r.detected {
 		b, err := r.br.Peek(1)
@@ -252,7 +255,17 @@ length:
 		}
 	}
 	if n > r.max {
-		return nil, false, &frameError{"frame_too_large", fmt.Sprintf("frame of %d bytes exceeds max_message_size %d", n, r.max)}
+		// The header is sound, so the stream is still in step: skip this
+		// frame and keep the ones pipelined behind it. A sender that
+		// stalls mid-frame is closed by the idle deadline.
+		r.stats.dropped("frame_too_large").Inc()
+		if r.log != nil {
+			r.log.Warn("syslog: frame over max_message_size dropped", slog.Int("bytes", n), slog.Int("max_message_size", r.max))
+		}
+		if _, err := r.br.Discard(n); err != nil {
+			return nil, false, err
+		}
+		return nil, false, nil
 	}
 	if cap(r.buf) < n {
 		r.buf = make([]byte, n)

@@ -3,8 +3,11 @@ package syslog
 import (
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // waitFor polls raw.syslog until n records are there or d has passed, and
@@ -49,5 +52,43 @@ func TestCompleteMessagePublishedBeforePartialNext(t *testing.T) {
 				t.Fatalf("published %q, want %q", l.Raw, msg)
 			}
 		})
+	}
+}
+
+// TestOversizedFrameSkipsOnlyThatFrame: an octet-counted frame over
+// max_message_size is dropped and counted once; the frames the sender
+// pipelined behind it are published. Closing the connection instead lost
+// them uncounted.
+func TestOversizedFrameSkipsOnlyThatFrame(t *testing.T) {
+	l := listener("tcp")
+	l.MaxMessageSize = 1024
+	h := startCollector(t, l)
+	conn, err := net.Dial("tcp", h.addrs["tcp"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	big := "<13>Nov 29 14:08:12 host2 app: " + strings.Repeat("x", 2000)
+	fmt.Fprintf(&b, "%d %s", len(big), big)
+	for i := range 10 {
+		m := fmt.Sprintf("<13>Nov 29 14:08:12 host2 app: after %d", i)
+		fmt.Fprintf(&b, "%d %s", len(m), m)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	logs := byRaw(t, h.waitLogs(10))
+	for i := range 10 {
+		if _, ok := logs[fmt.Sprintf("<13>Nov 29 14:08:12 host2 app: after %d", i)]; !ok {
+			t.Errorf("frame %d after the oversized one not published", i)
+		}
+	}
+	name := "tcp://" + h.addrs["tcp"]
+	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "frame_too_large")); got != 1 {
+		t.Errorf("dropped{frame_too_large} %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(h.c.metrics.connsRejected.WithLabelValues(name, "frame_too_large")); got != 0 {
+		t.Errorf("connection closed for the oversized frame (%v)", got)
 	}
 }
