@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -67,6 +68,25 @@ func TestFraming(t *testing.T) {
 	}
 	if _, err := frames(t, []byte("12345678901 x"), 1024); err == nil {
 		t.Error("octet count of 11 digits not refused")
+	}
+}
+
+// TestFrameBufferGrowsWithData: the frame buffer holds the bytes that
+// arrived, not the count the sender claims. Allocated up front, 1,000
+// connections sending only "65536 " held 64 MiB.
+func TestFrameBufferGrowsWithData(t *testing.T) {
+	conn := &streamConn{r: bytes.NewReader([]byte("65536 <13>Nov 29 14:08:12 host2 app: and no more"))}
+	m := newMetrics(nil)
+	r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, 16<<10), max: 64 << 10, stats: m.forListener("test")}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := r.next()
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("truncated frame not reported")
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 8<<10 {
+		t.Fatalf("%d bytes allocated for a frame of which 42 bytes arrived", got)
 	}
 }
 

@@ -267,20 +267,26 @@ length:
 		}
 		return nil, false, nil
 	}
-	if cap(r.buf) < n {
-		r.buf = make([]byte, n)
-	}
-	msg := r.buf[:n]
-	for got := 0; got < n; {
-		k, err := r.br.Read(msg[got:])
-		got += k
-		if err != nil {
-			if err == io.EOF && got < n {
-				err = &frameError{"truncated_frame", fmt.Sprintf("connection ended %d bytes into a %d-byte frame", got, n)}
+	// The buffer grows with the bytes that arrive, not with the count the
+	// sender claims: connections that send only "65536 " cost no memory.
+	msg := r.buf[:0]
+	for len(msg) < n {
+		if _, err := r.br.Peek(1); err != nil {
+			if err == io.EOF {
+				err = &frameError{"truncated_frame", fmt.Sprintf("connection ended %d bytes into a %d-byte frame", len(msg), n)}
 			}
 			return nil, false, err
 		}
+		b, _ := r.br.Peek(min(r.br.Buffered(), n-len(msg)))
+		if len(msg)+len(b) > cap(msg) {
+			grown := make([]byte, len(msg), min(n, max(2*cap(msg), len(msg)+len(b))))
+			copy(grown, msg)
+			msg = grown
+		}
+		msg = append(msg, b...)
+		r.br.Discard(len(b))
 	}
+	r.buf = msg
 	return trimNewline(msg), false, nil
 }
 
