@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,6 +88,34 @@ func TestFrameBufferGrowsWithData(t *testing.T) {
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 8<<10 {
 		t.Fatalf("%d bytes allocated for a frame of which 42 bytes arrived", got)
+	}
+}
+
+// TestLineOfExactlyMaxSize: a line of max bytes is whole whatever its
+// terminator, one byte more is truncated, also for lines longer than the
+// read buffer. The terminator used to count against the limit there.
+func TestLineOfExactlyMaxSize(t *testing.T) {
+	const max = 40
+	line := "<13>" + strings.Repeat("y", max-4)
+	for _, tc := range []struct {
+		name, stream, want string
+		truncated          bool
+	}{
+		{"LF", line + "\n", line, false},
+		{"CRLF", line + "\r\n", line, false},
+		{"no terminator at EOF", line, line, false},
+		{"one byte over", line + "z\n", line, true},
+		{"one byte over, CRLF", line + "z\r\n", line, true},
+		{"far over", line + strings.Repeat("z", 100) + "\n", line, true},
+	} {
+		conn := &streamConn{r: bytes.NewReader([]byte(tc.stream))}
+		m := newMetrics(nil)
+		// The smallest read buffer, shorter than the line.
+		r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, 16), max: max, stats: m.forListener("test")}
+		msg, truncated, err := r.next()
+		if err != nil || string(msg) != tc.want || truncated != tc.truncated {
+			t.Errorf("%s: %q truncated=%v err=%v, want %q truncated=%v", tc.name, msg, truncated, err, tc.want, tc.truncated)
+		}
 	}
 }
 

@@ -304,23 +304,27 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 	if err != bufio.ErrBufferFull {
 		return nil, false, err
 	}
-	// A line longer than the read buffer: keep up to max bytes, mark it
-	// truncated, and skip the rest of the line.
-	r.buf = append(r.buf[:0], line...)
+	// A line longer than the read buffer: keep up to max bytes and room
+	// for its terminator ("\r\n"), so a line of exactly max bytes is whole;
+	// a longer one is cut at max and marked truncated. Skip the rest.
+	keep := r.max + 2
+	r.buf = append(r.buf[:0], line[:min(keep, len(line))]...)
 	for err == bufio.ErrBufferFull {
 		line, err = r.br.ReadSlice('\n')
-		if room := r.max - len(r.buf); room > 0 {
+		if room := keep - len(r.buf); room > 0 {
 			r.buf = append(r.buf, line[:min(room, len(line))]...)
 		}
 	}
 	if err != nil && err != io.EOF {
 		return nil, false, err
 	}
-	truncated := len(r.buf) >= r.max
+	msg := trimNewline(r.buf)
+	truncated := len(msg) > r.max
 	if truncated {
 		r.stats.dropped("truncated").Inc()
+		msg = msg[:r.max]
 	}
-	return trimNewline(r.buf[:min(len(r.buf), r.max)]), truncated, nil
+	return msg, truncated, nil
 }
 
 func trimNewline(b []byte) []byte {

@@ -92,3 +92,31 @@ func TestOversizedFrameSkipsOnlyThatFrame(t *testing.T) {
 		t.Errorf("connection closed for the oversized frame (%v)", got)
 	}
 }
+
+// TestLineOfExactlyMaxSizeIsWhole: a line of exactly max_message_size
+// bytes arrives whole, not marked truncated, whether it ends in LF or CRLF.
+func TestLineOfExactlyMaxSizeIsWhole(t *testing.T) {
+	h := startCollector(t, listener("tcp"))
+	line := "<13>Nov 29 14:08:12 host2 app: "
+	lf := line + strings.Repeat("y", DefaultMaxMessageSize-len(line))
+	crlf := line + strings.Repeat("z", DefaultMaxMessageSize-len(line))
+	conn, err := net.Dial("tcp", h.addrs["tcp"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Write([]byte(lf + "\n" + crlf + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	logs := byRaw(t, h.waitLogs(2))
+	for _, want := range []string{lf, crlf} {
+		l, ok := logs[want]
+		if !ok || l.ParseError != "" {
+			t.Errorf("line of exactly %d bytes: found %v, parse_error %q", DefaultMaxMessageSize, ok, l.ParseError)
+		}
+	}
+	name := "tcp://" + h.addrs["tcp"]
+	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "truncated")); got != 0 {
+		t.Errorf("dropped{truncated} %v, want 0", got)
+	}
+}
