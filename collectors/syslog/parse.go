@@ -238,8 +238,9 @@ func parseRFC3339(s string) (time.Time, error) {
 // parse3164: TIMESTAMP SP HOSTNAME SP TAG[PID]: MSG. The timestamp is BSD's
 // "Mmm dd hh:mm:ss" (what logger and most devices send) or RFC 3339 (what
 // rsyslog sends in its "BSD" template), optionally with a year ("2026 Nov 29
-// 14:03:05", NX-OS). A NX-OS line whose body is "%FAC-SEV-MNEMONIC: ..." right
-// after the hostname is reported as Cisco format.
+// 14:03:05", NX-OS; "Nov 29 2026 14:03:05", ASA). A NX-OS or ASA line whose
+// body is "%FAC-SEV-MNEMONIC: ..." right after the hostname is reported as
+// Cisco format.
 func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	l.Format = FormatRFC3164
 	t, rest, ok := p.parseBSDTime(s, false)
@@ -254,10 +255,10 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 		return errNoTimestamp
 	}
 	l.Time = &t
-	s = rest
+	s = asaColon(rest)
 	// HOSTNAME, unless the next word is already the tag ("tag: msg").
 	if word, after, found := nextField(s); found && !strings.HasSuffix(word, ":") && !strings.Contains(word, "[") {
-		l.Hostname, s = word, after
+		l.Hostname, s = word, asaColon(after)
 	}
 	if strings.HasPrefix(s, "%") {
 		l.Format = FormatCisco
@@ -266,6 +267,15 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	}
 	l.AppName, l.ProcID, l.Message = splitTag(s)
 	return nil
+}
+
+// asaColon drops the ": " that ends a Cisco ASA header before "%ASA-..."
+// ("Mmm dd yyyy hh:mm:ss[ device-id ]: %ASA-6-302013: ...").
+func asaColon(s string) string {
+	if strings.HasPrefix(s, ": %") {
+		return s[2:]
+	}
+	return s
 }
 
 // splitTag splits "tag[pid]: msg" or "tag: msg"; text without a tag is all
@@ -338,19 +348,21 @@ func isDigits(s string) bool {
 
 var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
 
-// parseBSDTime parses "[YYYY ]Mmm dd hh:mm:ss[.fff][ TZ]" at the start of s
-// and returns the rest after it (and after one following space); zone allows
-// a time zone name (Cisco's "show-timezone"). Without a
-// year, the year is the one that puts the time closest to now (a message
-// from Dec 31 arriving on Jan 1 is last year's). Zone names other than
-// UTC/GMT/Z are left in the message's interpretation as UTC.
+// parseBSDTime parses "[YYYY ]Mmm dd [YYYY ]hh:mm:ss[.fff][ TZ]" at the
+// start of s (the year before the month is NX-OS's, after the day Cisco
+// IOS/IOS-XE's "service timestamps ... year" and ASA's) and returns the rest
+// after it (and after one following space); zone allows a time zone name
+// (Cisco's "show-timezone"). Without a year, the year is the one that puts
+// the time closest to now (a message from Dec 31 arriving on Jan 1 is last
+// year's). Zone names other than UTC/GMT/Z are left in the message's
+// interpretation as UTC.
 func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 	year := -1
 	if len(s) > 5 && isDigits(s[:4]) && s[4] == ' ' {
 		year = atoi(s[:4])
 		s = s[5:]
 	}
-	if len(s) < 15 || s[3] != ' ' || s[6] != ' ' || s[9] != ':' || s[12] != ':' {
+	if len(s) < 7 || s[3] != ' ' || s[6] != ' ' {
 		return time.Time{}, s, false
 	}
 	mon := 0
@@ -364,14 +376,22 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 	if dayStr[0] == ' ' {
 		dayStr = dayStr[1:]
 	}
-	if mon == 0 || !isDigits(dayStr) || !isDigits(s[7:9]) || !isDigits(s[10:12]) || !isDigits(s[13:15]) {
+	s = s[7:]
+	if year < 0 && len(s) > 5 && isDigits(s[:4]) && s[4] == ' ' {
+		year = atoi(s[:4])
+		s = s[5:]
+	}
+	if len(s) < 8 || s[2] != ':' || s[5] != ':' {
 		return time.Time{}, s, false
 	}
-	day, hh, mm, ss := atoi(dayStr), atoi(s[7:9]), atoi(s[10:12]), atoi(s[13:15])
+	if mon == 0 || !isDigits(dayStr) || !isDigits(s[0:2]) || !isDigits(s[3:5]) || !isDigits(s[6:8]) {
+		return time.Time{}, s, false
+	}
+	day, hh, mm, ss := atoi(dayStr), atoi(s[0:2]), atoi(s[3:5]), atoi(s[6:8])
 	if day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60 {
 		return time.Time{}, s, false
 	}
-	s = s[15:]
+	s = s[8:]
 	nsec := 0
 	if len(s) > 1 && s[0] == '.' {
 		i := 1

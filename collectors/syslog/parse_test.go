@@ -74,6 +74,16 @@ func TestParseDetails(t *testing.T) {
 		{raw: "<187>1236: RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", app: "bgp", pid: "1052", seq: "1236",
 			m: "%ROUTING-BGP-5-ADJCHANGE : x", time: "2026-11-29T14:05:00.123Z"},
 		{raw: "<189>: 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", format: "cisco", m: "%ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", time: "2026-11-29T14:03:01Z"},
+		// IOS/IOS-XE "service timestamps log datetime msec show-timezone year", with and without a host name.
+		{raw: "<189>48: edge1: Nov 29 2026 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", format: "cisco", host: "edge1", seq: "48",
+			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
+		{raw: "<187>47: *Nov 29 2025 14:02:11.101: %LINK-3-UPDOWN: Interface Gi1/0/24, changed state to down", format: "cisco", seq: "47",
+			m: "%LINK-3-UPDOWN: Interface Gi1/0/24, changed state to down", time: "2025-11-29T14:02:11.101Z"},
+		// ASA "logging timestamp", without and with "logging device-id hostname".
+		{raw: "<166>Nov 29 2026 14:03:01: %ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", format: "cisco",
+			m: "%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", time: "2026-11-29T14:03:01Z"},
+		{raw: "<164>Nov 29 2026 14:03:02 asa1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", format: "cisco", host: "asa1",
+			m: "%ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", time: "2026-11-29T14:03:02Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
 		{raw: "<13>Dec 31 23:59:59 h t: new year", format: "rfc3164", host: "h", app: "t", m: "new year", time: "2025-12-31T23:59:59Z"},
