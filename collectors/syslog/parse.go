@@ -417,15 +417,30 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 			s = s[j:]
 		}
 	}
-	if year < 0 {
-		now := p.now().UTC()
-		year = now.Year()
-		if t := time.Date(year, time.Month(mon), day, hh, mm, ss, nsec, time.UTC); t.Sub(now) > 24*time.Hour {
-			year--
+	if year >= 0 {
+		t := time.Date(year, time.Month(mon), day, hh, mm, ss, nsec, time.UTC)
+		if t.Day() != day {
+			return time.Time{}, s, false // Feb 30
+		}
+		return t, strings.TrimPrefix(s, " "), true
+	}
+	// No year: the closest to now of last year, this year and next year,
+	// so both a message from Dec 31 received on Jan 1 and one from a
+	// device a few seconds ahead at new year land next to the receive
+	// time. Only real dates count (Feb 29 exists in leap years only).
+	now := p.now().UTC()
+	var t time.Time
+	var best time.Duration = -1
+	for y := now.Year() - 1; y <= now.Year()+1; y++ {
+		c := time.Date(y, time.Month(mon), day, hh, mm, ss, nsec, time.UTC)
+		if c.Day() != day {
+			continue
+		}
+		if d := c.Sub(now).Abs(); best < 0 || d < best {
+			t, best = c, d
 		}
 	}
-	t := time.Date(year, time.Month(mon), day, hh, mm, ss, nsec, time.UTC)
-	if t.Day() != day {
+	if best < 0 {
 		return time.Time{}, s, false // Feb 30
 	}
 	return t, strings.TrimPrefix(s, " "), true

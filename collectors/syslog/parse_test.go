@@ -86,7 +86,6 @@ func TestParseDetails(t *testing.T) {
 			m: "%ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", time: "2026-11-29T14:03:02Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
-		{raw: "<13>Dec 31 23:59:59 h t: new year", format: "rfc3164", host: "h", app: "t", m: "new year", time: "2025-12-31T23:59:59Z"},
 		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
 		{raw: "<13>2026-11-29T14:08:10.5+01:00 h app[7]: rsyslog style", format: "rfc3164", host: "h", app: "app", pid: "7", m: "rsyslog style", time: "2026-11-29T14:08:10.5+01:00"},
 		{raw: "<14>1 2026-11-29T14:08:11.5-05:00 host3 app - ID47 - \ufeffBOM message", format: "rfc5424", host: "host3", app: "app", msgid: "ID47", m: "BOM message", time: "2026-11-29T14:08:11.5-05:00"},
@@ -105,6 +104,38 @@ func TestParseDetails(t *testing.T) {
 				t.Errorf("%q: time %v, want %v", tc.raw, l.Time, wt)
 			}
 		}
+	}
+}
+
+// TestYearClosestToNow: a timestamp without a year gets the year that puts
+// it closest to the receive time, before or after it. It used to be moved
+// only back, so a device a few seconds ahead at new year was a year off.
+func TestYearClosestToNow(t *testing.T) {
+	for _, tc := range []struct {
+		now  time.Time
+		raw  string
+		want string
+	}{
+		{time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC), "<13>Jan  1 00:00:01 h t: device 3 s ahead", "2027-01-01T00:00:01Z"},
+		{time.Date(2027, 1, 1, 0, 0, 5, 0, time.UTC), "<13>Dec 31 23:59:59 h t: sent last year", "2026-12-31T23:59:59Z"},
+		{time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC), "<13>Nov 29 14:06:07 h t: this year", "2026-11-29T14:06:07Z"},
+		{time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC), "<13>Dec 31 23:59:59 h t: 32 days ahead, not 11 months back", "2026-12-31T23:59:59Z"},
+		{time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), "<13>Jan  2 10:00:00 h t: 180 days back, not 185 ahead", "2026-01-02T10:00:00Z"},
+		{time.Date(2029, 1, 10, 0, 0, 0, 0, time.UTC), "<13>Feb 29 12:00:00 h t: only a leap year has it", "2028-02-29T12:00:00Z"},
+		{time.Date(2027, 12, 31, 23, 59, 59, 0, time.UTC), "<189>48: edge1: Jan  1 00:00:02.500 UTC: %SYS-5-CONFIG_I: Configured", "2028-01-01T00:00:02.5Z"},
+	} {
+		p := Parser{Now: func() time.Time { return tc.now }}
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		want, _ := time.Parse(time.RFC3339Nano, tc.want)
+		if l.Time == nil || !l.Time.Equal(want) {
+			t.Errorf("%q received %v: time %v, want %v (%s)", tc.raw, tc.now, l.Time, want, l.ParseError)
+		}
+	}
+	var l telemetry.Log
+	(&Parser{Now: fixedNow}).ParseCopy([]byte("<13>Feb 30 12:00:00 h t: no such day"), &l)
+	if l.Format != FormatMalformed {
+		t.Errorf("Feb 30 parsed: %v", l.Time)
 	}
 }
 
