@@ -473,3 +473,26 @@ func TestShutdownWhileBrokerFails(t *testing.T) {
 	}
 	conn.Close()
 }
+
+// TestUDPPortTakenIsAnError: a second collector (a second weir) on a UDP
+// port already served fails to start, rather than bind it beside the first
+// (every reader socket sets SO_REUSEPORT) and take part of the traffic.
+func TestUDPPortTakenIsAnError(t *testing.T) {
+	h := startCollector(t, listener("udp"))
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	l := listener("udp")
+	l.Address = configs.Address(h.addrs["udp"])
+	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{l}}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Run(ctx); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("second collector on %s: %v", h.addrs["udp"], err)
+	}
+}

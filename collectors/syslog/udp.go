@@ -54,7 +54,15 @@ func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 		})
 		return serr
 	}}
-	addr := string(l.Address)
+	// A plain bind first: with SO_REUSEPORT on every socket, a second weir
+	// (or anything else of this user doing the same) would bind the port
+	// without an error and take a share of the traffic.
+	probe, err := net.ListenPacket("udp", string(l.Address))
+	if err != nil {
+		return nil, fmt.Errorf("syslog udp %s: %w", l.Address, err)
+	}
+	addr := probe.LocalAddr().String() // the port, when the config says 0
+	probe.Close()
 	u := &udpListener{c: c, cfg: l}
 	for i := 0; i < max(l.Readers, 1); i++ {
 		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
@@ -64,7 +72,6 @@ func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 		}
 		conn := pc.(*net.UDPConn)
 		if i == 0 {
-			addr = conn.LocalAddr().String() // the others join the port the first got
 			u.name = "udp://" + addr
 			u.stats = c.metrics.forListener(u.name)
 		}
