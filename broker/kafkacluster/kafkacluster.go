@@ -121,6 +121,19 @@ func fromKgo(kr *kgo.Record) broker.Record {
 }
 
 func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32) error {
+	// franz-go fails a record over its batch limit on its own and
+	// produces the call's others; refusing the whole call instead keeps
+	// broker.Produce's promise (a refused call appends nothing), so a
+	// caller that sends a refused batch again record by record does not
+	// write the others twice.
+	if limit, ok := cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok {
+		for i := range recs {
+			if n := batchBytes(&recs[i]); n > int(limit) {
+				return fmt.Errorf("kafka: produce %s: %w: record %d of the call takes %d bytes in a batch, over the producer's %d",
+					topic, broker.ErrRecordTooLarge, i, n, limit)
+			}
+		}
+	}
 	krs := make([]*kgo.Record, len(recs))
 	for i := range recs {
 		krs[i] = toKgo(topic, &recs[i])
@@ -197,6 +210,18 @@ func (b *Broker) Fetch(ctx context.Context, topic string, partition int32, offse
 		// read whatever MaxWait.
 		from = next
 	}
+}
+
+// batchBytes is at least the size of a record batch holding r alone, as
+// franz-go measures it against its batch limit: the batch header, and the
+// record with its varints at their widest.
+func batchBytes(r *broker.Record) int {
+	const batchHeader, recordFixed, headerFixed = 61, 1 + 10 + 5 + 5 + 5 + 5 + 5, 5 + 5
+	n := batchHeader + recordFixed + len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += headerFixed + len(h.Key) + len(h.Value)
+	}
+	return n
 }
 
 // fetchRetries is how many times fetch asks again where a partition is

@@ -439,3 +439,33 @@ func TestSmallPollsReadCommittedOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedProduceAppendsNothing: a call with one record over the
+// producer's batch limit is refused whole, as on the embedded log: franz-go
+// failed that record and produced the others, so a caller that sends a
+// refused batch again record by record (the syslog and trap collectors)
+// wrote them twice.
+func TestRefusedProduceAppendsNothing(t *testing.T) {
+	_, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "big", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	recs := values("small", 20)
+	recs = append(recs, broker.Record{Key: []byte("k"), Value: make([]byte, 1_000_000)})
+	err := b.Produce(ctx, "big", recs)
+	if !broker.Refused(err) {
+		t.Fatalf("produce with a record over the limit: %v", err)
+	}
+	infos, err := b.DescribeTopics(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hw := infos[0].Partitions[0].HighWatermark; hw != 0 {
+		t.Fatalf("a refused call appended %d records", hw)
+	}
+	if err := b.Produce(ctx, "big", recs[:20]); err != nil {
+		t.Fatal(err)
+	}
+}
