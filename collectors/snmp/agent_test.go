@@ -291,3 +291,45 @@ func TestCounter64Listed(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongTypeCounted: a counter column answered with an OCTET STRING
+// (or a negative number) is left out of the row and counted, not dropped
+// without a word.
+func TestWrongTypeCounted(t *testing.T) {
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		if from > 0 {
+			return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+		}
+		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{
+			{Name: "." + testColumn + ".1", Type: gosnmp.OctetString, Value: []byte("n/a")},
+			{Name: "." + testColumn + ".2", Type: gosnmp.Integer, Value: -5},
+			{Name: "." + testColumn + ".3", Type: gosnmp.Counter32, Value: uint(7)},
+		}}
+	})
+	metrics, _ := NewMetrics(nil)
+	capture := snmptest.NewCapture()
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+		})},
+		Profiles: oneColumnProfile(t), Broker: capture, Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(metrics.WrongType.WithLabelValues("a", "c")); n != 2 {
+		t.Errorf("%v values of the wrong type counted, want 2", n)
+	}
+	withValue := 0
+	for _, m := range decode(t, capture.Records()) {
+		if m.Measurement == "tbl" && m.Fields["c"] != nil {
+			withValue++
+		}
+	}
+	if withValue != 1 {
+		t.Errorf("%d rows with a value, want 1", withValue)
+	}
+}

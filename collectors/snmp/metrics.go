@@ -14,6 +14,10 @@ type Metrics struct {
 	LastSuccess *prometheus.GaugeVec
 	Skipped     *prometheus.CounterVec
 	NotOwned    prometheus.Counter
+	// WrongType counts values a profile's column could not take (a
+	// counter answered with an OCTET STRING or a negative number): left
+	// out of the record.
+	WrongType *prometheus.CounterVec
 }
 
 // Poll results, the "result" label of weir_snmp_polls_total.
@@ -51,6 +55,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_snmp_polls_skipped_total",
 			Help: "Scheduled polls skipped because the previous one overran its interval or no concurrency slot was free in time.",
 		}, []string{"target"}),
+		WrongType: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_values_wrong_type_total",
+			Help: "Values left out of records because the agent answered a type the profile's column cannot take (a counter or gauge that is not a number, a negative counter).",
+		}, []string{"target", "column"}),
 		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_snmp_polls_not_owned_total",
 			Help: "Scheduled polls left to the weir process that owns the target when several share the targets (cluster.shard_targets).",
@@ -66,6 +74,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.LastSuccess = promreg.Register(reg, m.LastSuccess, &err)
 	m.Skipped = promreg.Register(reg, m.Skipped, &err)
 	m.NotOwned = promreg.Register(reg, m.NotOwned, &err)
+	m.WrongType = promreg.Register(reg, m.WrongType, &err)
 	return m, err
 }
 
@@ -74,7 +83,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) forget(target string) {
 	l := prometheus.Labels{"target": target}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped,
+		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType,
 	} {
 		v.DeletePartialMatch(l)
 	}

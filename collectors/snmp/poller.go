@@ -197,6 +197,9 @@ type target struct {
 	autoFor string
 	// owned: this process polled the target at its last slot.
 	owned bool
+	// wrongLogged names the columns a value of the wrong type was logged
+	// for (once each; they are counted every time).
+	wrongLogged map[string]bool
 }
 
 // Offset returns where in its interval a target polls: a hash of the name,
@@ -863,7 +866,9 @@ func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpP
 		if !ok {
 			continue
 		}
-		setValue(sc, v, tags, fields, &counters)
+		if !setValue(sc, v, tags, fields, &counters) {
+			t.wrongType(sc, v)
+		}
 	}
 	if len(fields) == 0 && len(tags) == len(t.cfg.Tags)+1 {
 		return telemetry.Metric{}, false // the agent has none of them
@@ -894,24 +899,45 @@ func (t *target) metric(measurement string, tags map[string]string, fields map[s
 }
 
 // setValue puts one varbind where its type says: a tag, or a typed field.
-func setValue(m *profile.Metric, v gosnmp.SnmpPDU, tags map[string]string, fields map[string]any, counters *counterNames) {
+// It reports false for a value the column's type cannot take (a counter or
+// gauge that is not a number, a negative counter), which it leaves out.
+func setValue(m *profile.Metric, v gosnmp.SnmpPDU, tags map[string]string, fields map[string]any, counters *counterNames) bool {
 	switch m.Type {
 	case profile.TypeLabel:
 		tags[m.Name] = text(v, m)
 	case profile.TypeString:
 		fields[m.Name] = text(v, m)
 	case profile.TypeCounter:
-		if n, ok := counterValue(v); ok {
-			fields[m.Name] = n
-			counters.all = append(counters.all, m.Name)
-			if v.Type == gosnmp.Counter64 {
-				counters.wide = append(counters.wide, m.Name)
-			}
+		n, ok := counterValue(v)
+		if !ok {
+			return false
+		}
+		fields[m.Name] = n
+		counters.all = append(counters.all, m.Name)
+		if v.Type == gosnmp.Counter64 {
+			counters.wide = append(counters.wide, m.Name)
 		}
 	case profile.TypeGauge:
-		if n, ok := numeric(v); ok {
-			fields[m.Name] = n
+		n, ok := numeric(v)
+		if !ok {
+			return false
 		}
+		fields[m.Name] = n
+	}
+	return true
+}
+
+// wrongType counts a value setValue left out, and logs the first of each
+// column of the target: an agent that answers a column so does it every
+// poll.
+func (t *target) wrongType(m *profile.Metric, v gosnmp.SnmpPDU) {
+	t.p.cfg.Metrics.WrongType.WithLabelValues(t.cfg.Name, m.Name).Inc()
+	if t.wrongLogged == nil {
+		t.wrongLogged = map[string]bool{}
+	}
+	if !t.wrongLogged[m.Name] {
+		t.wrongLogged[m.Name] = true
+		t.log.Warn("snmp value of the wrong type left out", "column", m.Name, "oid", v.Name, "type", v.Type.String(), "value", text(v, m))
 	}
 }
 
@@ -998,7 +1024,9 @@ func (t *target) tableRecords(tb *profile.Table, walk func(string) ([]gosnmp.Snm
 		fields := map[string]any{}
 		var counters counterNames
 		for _, cl := range rows[suffix] {
-			setValue(cl.m, cl.pdu, tags, fields, &counters)
+			if !setValue(cl.m, cl.pdu, tags, fields, &counters) {
+				t.wrongType(cl.m, cl.pdu)
+			}
 		}
 		out = append(out, t.metric(tb.Measurement, tags, fields, counters, res))
 	}
