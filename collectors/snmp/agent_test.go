@@ -14,6 +14,7 @@ import (
 	"github.com/gosnmp/gosnmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
@@ -331,5 +332,52 @@ func TestWrongTypeCounted(t *testing.T) {
 	}
 	if withValue != 1 {
 		t.Errorf("%d rows with a value, want 1", withValue)
+	}
+}
+
+// stuckFor is a broker whose Produce of one target's records blocks until
+// its context ends, as a Kafka partition without a leader does.
+type stuckFor struct {
+	*snmptest.Capture
+	key string
+}
+
+func (b stuckFor) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if len(recs) > 0 && string(recs[0].Key) == b.key {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return b.Capture.Produce(ctx, topic, recs)
+}
+
+// TestStuckPublishFreesTheSlot: a target whose records the broker cannot
+// take does not hold the concurrency slot while it waits, so the other
+// targets are still polled; its own publish gives up after an interval.
+func TestStuckPublishFreesTheSlot(t *testing.T) {
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+	})
+	capture := snmptest.NewCapture()
+	metrics, _ := NewMetrics(nil)
+	var targets []configs.SNMPTarget
+	for _, name := range []string{"stuck", "fine"} {
+		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			tc.Interval, tc.Timeout = 500*time.Millisecond, 200*time.Millisecond
+		}))
+	}
+	p, err := New(Config{Targets: targets, Profiles: oneColumnProfile(t), Broker: stuckFor{capture, "stuck"},
+		Metrics: metrics, MaxConcurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2600*time.Millisecond)
+	defer cancel()
+	p.Run(ctx)
+	if n := len(statuses(t, capture.Records(), "fine")); n < 4 {
+		t.Errorf("the other target polled %d times in 2.6 s at 500ms", n)
+	}
+	if n := testutil.ToFloat64(metrics.Polls.WithLabelValues("stuck", ResultPublishError)); n < 1 {
+		t.Errorf("the stuck target's publishes: %v given up", n)
 	}
 }

@@ -179,7 +179,7 @@ func (p *Poller) PollOnce(ctx context.Context, name string) error {
 	for _, t := range targets {
 		if t.cfg.Name == name {
 			defer t.close()
-			return t.pollAndPublish(ctx, time.Now().Add(t.cfg.Interval))
+			return t.pollAndPublish(ctx, time.Now().Add(t.cfg.Interval), nil)
 		}
 	}
 	return fmt.Errorf("snmp: no target %q", name)
@@ -266,8 +266,7 @@ func (t *target) run(ctx context.Context) {
 			timer.Reset(time.Until(next))
 			continue
 		}
-		_ = t.pollAndPublish(ctx, deadline)
-		<-t.p.sem
+		_ = t.pollAndPublish(ctx, deadline, func() { <-t.p.sem })
 		next = deadline
 		if now := time.Now(); !now.Before(next) {
 			// The poll ran into the following slot(s): skip them
@@ -419,8 +418,16 @@ type poll struct {
 }
 
 // pollAndPublish polls, publishes the records and the status record, and
-// updates the self-metrics.
-func (t *target) pollAndPublish(ctx context.Context, deadline time.Time) error {
+// updates the self-metrics. release, when set, is called once the agent is
+// done with, before publishing: a broker that is stuck (a Kafka partition
+// without a leader) then holds up this target's publish, for at most an
+// interval, but not the concurrency slot other targets poll with.
+func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release func()) error {
+	if release == nil {
+		release = func() {}
+	}
+	release = sync.OnceFunc(release)
+	defer release() // on every return
 	m := t.p.cfg.Metrics
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -437,7 +444,10 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time) error {
 		}
 	}
 	res.records = append(res.records, t.status(res))
-	err := t.publish(ctx, res.records)
+	release()
+	pubCtx, cancelPub := context.WithTimeout(ctx, t.cfg.Interval)
+	err := t.publish(pubCtx, res.records)
+	cancelPub()
 	name := t.cfg.Name
 	dur := res.end.Sub(res.start)
 	m.Duration.WithLabelValues(name).Observe(dur.Seconds())
