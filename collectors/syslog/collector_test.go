@@ -474,6 +474,38 @@ func TestShutdownWhileBrokerFails(t *testing.T) {
 	conn.Close()
 }
 
+// TestShutdownBoundedWithBatchesBuffered: with the broker refusing and
+// several batches' worth of messages already read, Run returns within the
+// shutdown flush timeout in all, not that timeout per batch.
+func TestShutdownBoundedWithBatchesBuffered(t *testing.T) {
+	fb := &flakyBroker{}
+	b, _ := embedded.Open(t.TempDir())
+	defer b.Close()
+	fb.Broker = b
+	fb.fail.Store(true)
+	c, _ := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, fb)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	addrs, _ := c.Addrs(ctx)
+	_, addr, _ := strings.Cut(addrs[0], "://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write([]byte(strings.Repeat("x\n", 3000))) // one read, a few batches
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(shutdownFlushTimeout + 2*time.Second):
+		<-done
+		t.Fatalf("Run returned %v after shutdown; the bound is %v", time.Since(start), shutdownFlushTimeout)
+	}
+}
+
 // TestUDPPortTakenIsAnError: a second collector (a second weir) on a UDP
 // port already served fails to start, rather than bind it beside the first
 // (every reader socket sets SO_REUSEPORT) and take part of the traffic.

@@ -41,6 +41,12 @@ type publisher struct {
 	counts   [4]int // per format, flushed to metrics with the batch
 	bytes    [4]int // per format
 	failures int
+	// grace is what publishing runs under: the reader's context, outliving
+	// it by shutdownFlushTimeout (see shutdownGrace). Made at the first
+	// flush, so that all the reader's flushes after shutdown, however many
+	// batches it still holds, share one deadline; finalFlush ends it.
+	grace    context.Context
+	endGrace context.CancelFunc
 }
 
 type span struct{ key, val [2]int }
@@ -143,15 +149,18 @@ func formatIndex(f string) int {
 
 // flush produces the batch, retrying with back-off until it is accepted: a
 // broker error (a full disk) stalls reading instead of losing messages.
-// Once ctx ends it keeps trying for shutdownFlushTimeout, so the messages
-// already accepted are published on shutdown; it returns false if that
-// time ran out with the batch unpublished.
+// Once ctx ends it keeps trying until shutdownFlushTimeout after that,
+// across all of the reader's flushes, so the messages already accepted
+// are published on shutdown; it returns false if that time ran out with
+// the batch unpublished. ctx is the reader's, the same at every call.
 func (p *publisher) flush(ctx context.Context) bool {
 	if len(p.spans) == 0 {
 		return true
 	}
-	ctx, cancel := shutdownGrace(ctx)
-	defer cancel()
+	if p.grace == nil {
+		p.grace, p.endGrace = shutdownGrace(ctx)
+	}
+	ctx = p.grace
 	// The arena does not move while the batch is built, so the records
 	// can point into it now.
 	p.recs = p.recs[:0]
@@ -247,5 +256,11 @@ func shutdownGrace(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // finalFlush publishes what is left when a reader stops, even though its
-// context is done, for at most shutdownFlushTimeout.
-func (p *publisher) finalFlush(ctx context.Context) { p.flush(ctx) }
+// context is done, within shutdownFlushTimeout of its end, and releases
+// the grace context.
+func (p *publisher) finalFlush(ctx context.Context) {
+	p.flush(ctx)
+	if p.endGrace != nil {
+		p.endGrace()
+	}
+}
