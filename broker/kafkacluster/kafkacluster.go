@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -129,7 +130,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	if limit, ok := cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok {
 		for i := range recs {
 			if n := batchBytes(&recs[i]); n > int(limit) {
-				return fmt.Errorf("kafka: produce %s: %w: record %d of the call takes %d bytes in a batch, over the producer's %d",
+				return fmt.Errorf("kafka: produce %s: %w: record %d of the call takes %d bytes in a batch, over the producer's limit of %d",
 					topic, broker.ErrRecordTooLarge, i, n, limit)
 			}
 		}
@@ -212,16 +213,22 @@ func (b *Broker) Fetch(ctx context.Context, topic string, partition int32, offse
 	}
 }
 
-// batchBytes is at least the size of a record batch holding r alone, as
-// franz-go measures it against its batch limit: the batch header, and the
-// record with its varints at their widest.
+// batchBytes is the size of a record batch holding r alone, as franz-go
+// measures it against its batch limit (recBatch.tryBuffer): an empty
+// batch, then the record with its length prefix and its timestamp and
+// offset deltas 0. franz-go counts the empty batch as 65 bytes until it
+// knows the produce version and 62 after; 65 here refuses at most 3 bytes
+// more than it would, and never lets it fail a record alone.
 func batchBytes(r *broker.Record) int {
-	const batchHeader, recordFixed, headerFixed = 61, 1 + 10 + 5 + 5 + 5 + 5 + 5, 5 + 5
-	n := batchHeader + recordFixed + len(r.Key) + len(r.Value)
+	const emptyBatch = 65
+	n := 1 + kbin.VarlongLen(0) + kbin.VarintLen(0) + // attributes, deltas
+		kbin.VarintLen(int32(len(r.Key))) + len(r.Key) +
+		kbin.VarintLen(int32(len(r.Value))) + len(r.Value) +
+		kbin.VarintLen(int32(len(r.Headers)))
 	for _, h := range r.Headers {
-		n += headerFixed + len(h.Key) + len(h.Value)
+		n += kbin.VarintLen(int32(len(h.Key))) + len(h.Key) + kbin.VarintLen(int32(len(h.Value))) + len(h.Value)
 	}
-	return n
+	return emptyBatch + kbin.VarintLen(int32(n)) + n
 }
 
 // fetchRetries is how many times fetch asks again where a partition is

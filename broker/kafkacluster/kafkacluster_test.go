@@ -469,3 +469,38 @@ func TestRefusedProduceAppendsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestProduceAtTheBatchLimit: the size check refuses what franz-go would
+// refuse, and at most 3 bytes more (franz-go counts an empty batch as 62
+// bytes once it knows the produce version, 65 before): a record of exactly
+// the limit by batchBytes goes, and one franz-go refuses is refused whole.
+func TestProduceAtTheBatchLimit(t *testing.T) {
+	_, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "edge", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	limit := int(b.producer.OptValue(kgo.ProducerBatchMaxBytes).(int32))
+	sized := func(extra int) broker.Record {
+		rec := broker.Record{Key: []byte("k"), Headers: []broker.Header{{Key: "source", Value: []byte("syslog")}, {Key: "schema", Value: []byte("log/1")}}}
+		rec.Value = make([]byte, limit-batchBytes(&rec))
+		for batchBytes(&rec) > limit {
+			rec.Value = rec.Value[:len(rec.Value)-1]
+		}
+		rec.Value = append(rec.Value, make([]byte, extra)...)
+		return rec
+	}
+	if rec := sized(0); batchBytes(&rec) != limit {
+		t.Fatalf("record sized %d, want %d", batchBytes(&rec), limit)
+	} else if err := b.Produce(ctx, "edge", []broker.Record{rec}); err != nil {
+		t.Fatalf("a record of exactly the limit: %v", err)
+	}
+	over := sized(4)
+	if err := b.producer.ProduceSync(ctx, toKgo("edge", &over)).FirstErr(); err == nil {
+		t.Fatal("franz-go took a record 4 bytes over the limit by batchBytes: it counts more than 3 bytes too many")
+	}
+	if err := b.Produce(ctx, "edge", []broker.Record{over}); !broker.Refused(err) {
+		t.Fatalf("over the limit: %v", err)
+	}
+}
