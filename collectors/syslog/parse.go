@@ -353,8 +353,8 @@ var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
 // IOS/IOS-XE's "service timestamps ... year" and ASA's) and returns the rest
 // after it (and after one following space); zone allows a time zone name
 // (Cisco's "show-timezone"). Without a year, the year is the one that puts
-// the time closest to now (a message from Dec 31 arriving on Jan 1 is last
-// year's). Zone names other than UTC/GMT/Z are left in the message's
+// the time closest to now, and not more than a month ahead (a message
+// from Dec 31 arriving on Jan 1 is last year's). Zone names other than UTC/GMT/Z are left in the message's
 // interpretation as UTC.
 func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 	year := -1
@@ -427,13 +427,16 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 	// No year: the closest to now of last year, this year and next year,
 	// so both a message from Dec 31 received on Jan 1 and one from a
 	// device a few seconds ahead at new year land next to the receive
-	// time. Only real dates count (Feb 29 exists in leap years only).
+	// time. Only real dates count (Feb 29 exists in leap years only), and
+	// none more than a month ahead: a message comes from the past, and a
+	// device clock months ahead is rarer than an old message (a "Feb 29"
+	// received in a year after a leap year is not next leap year's).
 	now := p.now().UTC()
 	var t time.Time
 	var best time.Duration = -1
 	for y := now.Year() - 1; y <= now.Year()+1; y++ {
 		c := time.Date(y, time.Month(mon), day, hh, mm, ss, nsec, time.UTC)
-		if c.Day() != day {
+		if c.Day() != day || c.Sub(now) > maxAhead {
 			continue
 		}
 		if d := c.Sub(now).Abs(); best < 0 || d < best {
@@ -445,6 +448,10 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 	}
 	return t, strings.TrimPrefix(s, " "), true
 }
+
+// maxAhead is how far past the receive time a timestamp without a year
+// may be put.
+const maxAhead = 31 * 24 * time.Hour
 
 func atoi(s string) int {
 	n := 0

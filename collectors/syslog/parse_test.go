@@ -119,7 +119,9 @@ func TestYearClosestToNow(t *testing.T) {
 		{time.Date(2026, 12, 31, 23, 59, 58, 0, time.UTC), "<13>Jan  1 00:00:01 h t: device 3 s ahead", "2027-01-01T00:00:01Z"},
 		{time.Date(2027, 1, 1, 0, 0, 5, 0, time.UTC), "<13>Dec 31 23:59:59 h t: sent last year", "2026-12-31T23:59:59Z"},
 		{time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC), "<13>Nov 29 14:06:07 h t: this year", "2026-11-29T14:06:07Z"},
-		{time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC), "<13>Dec 31 23:59:59 h t: 32 days ahead, not 11 months back", "2026-12-31T23:59:59Z"},
+		{time.Date(2026, 12, 11, 15, 0, 0, 0, time.UTC), "<13>Dec 31 23:59:59 h t: 20 days ahead, not 11 months back", "2026-12-31T23:59:59Z"},
+		{time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC), "<13>Feb 10 10:00:00 h t: 10 months back, not 2.5 ahead", "2026-02-10T10:00:00Z"},
+		{time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), "<13>Aug 15 10:00:00 h t: 6.5 months back, not 5.5 ahead", "2025-08-15T10:00:00Z"},
 		{time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC), "<13>Jan  2 10:00:00 h t: 180 days back, not 185 ahead", "2026-01-02T10:00:00Z"},
 		{time.Date(2029, 1, 10, 0, 0, 0, 0, time.UTC), "<13>Feb 29 12:00:00 h t: only a leap year has it", "2028-02-29T12:00:00Z"},
 		{time.Date(2027, 12, 31, 23, 59, 59, 0, time.UTC), "<189>48: edge1: Jan  1 00:00:02.500 UTC: %SYS-5-CONFIG_I: Configured", "2028-01-01T00:00:02.5Z"},
@@ -136,6 +138,13 @@ func TestYearClosestToNow(t *testing.T) {
 	(&Parser{Now: fixedNow}).ParseCopy([]byte("<13>Feb 30 12:00:00 h t: no such day"), &l)
 	if l.Format != FormatMalformed {
 		t.Errorf("Feb 30 parsed: %v", l.Time)
+	}
+	// Received in a year after a leap year: not next leap year's, 364
+	// days ahead (the last one is three years back: not taken either).
+	now := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
+	(&Parser{Now: func() time.Time { return now }}).ParseCopy([]byte("<13>Feb 29 12:00:00 h t: clock off"), &l)
+	if l.Time != nil && l.Time.After(now) {
+		t.Errorf("Feb 29 received %v: %v", now, l.Time)
 	}
 }
 
