@@ -243,6 +243,11 @@ func parseRFC3339(s string) (time.Time, error) {
 // Cisco format.
 func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	l.Format = FormatRFC3164
+	if len(s) > 1 && (s[0] == '*' || s[0] == '.') && s[1] >= 'A' && s[1] <= 'Z' {
+		// Cisco without "service sequence-numbers": "*Mar  1 00:01:23.456:
+		// %MSG" ('*' an unsynced clock, '.' a lost sync).
+		s = s[1:]
+	}
 	t, rest, ok := p.parseBSDTime(s, false)
 	if !ok {
 		if i := strings.IndexByte(s, ' '); i > 0 {
@@ -302,6 +307,9 @@ func splitTag(s string) (app, pid, msg string) {
 }
 
 // parseCisco: SEQ: [host: | node:] [*|.]TIMESTAMP: [process[pid]: ] %MSG.
+// TIMESTAMP may be the device's uptime ("00:01:23", "1w2d": "service
+// timestamps log uptime", a device without a clock); the message then has
+// no device time.
 func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
 	l.Format = FormatCisco
 	colon := strings.IndexByte(s, ':')
@@ -314,17 +322,21 @@ func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
 		switch {
 		case strings.Contains(word, "/"):
 			s = s[i+1:] // IOS-XR node id: not a host name
-		case i+1 < len(s) && s[i+1] == ' ' && !isDigits(word):
+		case i+1 < len(s) && s[i+1] == ' ' && !isDigits(word) && ciscoUptime(s) == 0:
 			l.Hostname, s = word, s[i+2:]
 		}
 	}
 	// '*' means the clock is not authoritative, '.' that it lost sync.
 	s = strings.TrimLeft(s, "*.")
 	t, rest, ok := p.parseBSDTime(s, true)
-	if !ok {
+	switch {
+	case ok:
+		l.Time = &t
+	case ciscoUptime(s) > 0:
+		rest = s[ciscoUptime(s):]
+	default:
 		return errNoTimestamp
 	}
-	l.Time = &t
 	s = strings.TrimPrefix(rest, ":")
 	s = strings.TrimPrefix(s, " ")
 	if !strings.HasPrefix(s, "%") {
@@ -335,6 +347,57 @@ func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
 	}
 	l.Message = s
 	return nil
+}
+
+// ciscoUptime is the length of a Cisco uptime timestamp at the start of s,
+// followed by ':' ("00:01:23", "00:01:23.456", "1w2d", "2d03h",
+// "1y12w"), or 0 if there is none.
+func ciscoUptime(s string) int {
+	i := skipDigits(s, 0)
+	if i == 0 || i == len(s) {
+		return 0
+	}
+	if s[i] == ':' { // hh:mm:ss[.fff]
+		j := skipDigits(s, i+1)
+		if j == i+1 || j == len(s) || s[j] != ':' {
+			return 0
+		}
+		k := skipDigits(s, j+1)
+		if k == j+1 {
+			return 0
+		}
+		if k < len(s) && s[k] == '.' {
+			if m := skipDigits(s, k+1); m > k+1 {
+				k = m
+			}
+		}
+		if k < len(s) && s[k] == ':' {
+			return k
+		}
+		return 0
+	}
+	for { // groups of digits and a unit: 1y12w, 2d03h
+		if !strings.ContainsRune("ywdhm", rune(s[i])) {
+			return 0
+		}
+		i++
+		if i < len(s) && s[i] == ':' {
+			return i
+		}
+		j := skipDigits(s, i)
+		if j == i || j == len(s) {
+			return 0
+		}
+		i = j
+	}
+}
+
+// skipDigits returns the index of the first non-digit of s at or after i.
+func skipDigits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func isDigits(s string) bool {

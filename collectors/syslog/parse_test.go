@@ -304,3 +304,39 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCiscoUptimeAndUnsyncedClock: a Cisco device without a clock stamps
+// its uptime ("service timestamps log uptime"), and one without "service
+// sequence-numbers" starts with the time, '*' when it is not synced: all
+// parse as Cisco, the uptime ones with no device time.
+func TestCiscoUptimeAndUnsyncedClock(t *testing.T) {
+	for _, tc := range []struct {
+		raw, host, time string
+	}{
+		{"<189>48: 1w2d: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", ""},
+		{"<189>48: 00:01:23: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", ""},
+		{"<189>48: 00:01:23.456: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", ""},
+		{"<189>48: edge1: 2d03h: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", ""},
+		{"<189>48: edge1: 1y12w: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", ""},
+		{"<189>*Nov 29 14:00:01.456: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", "2026-11-29T14:00:01.456Z"},
+		{"<189>.Nov 29 14:00:01: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", "2026-11-29T14:00:01Z"},
+	} {
+		var l telemetry.Log
+		(&Parser{Now: fixedNow}).ParseCopy([]byte(tc.raw), &l)
+		got := ""
+		if l.Time != nil {
+			got = l.Time.UTC().Format(time.RFC3339Nano)
+		}
+		if l.Format != FormatCisco || l.Hostname != tc.host || got != tc.time ||
+			l.Message != "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down" {
+			t.Errorf("%q: format %s host %q time %q message %q (%s)", tc.raw, l.Format, l.Hostname, got, l.Message, l.ParseError)
+		}
+	}
+	for _, raw := range []string{"<189>48: 1w: %X-1-Y: z", "<189>48: 12:34: %X-1-Y: z", "<189>48: w2d: %X-1-Y: z"} {
+		var l telemetry.Log
+		(&Parser{Now: fixedNow}).ParseCopy([]byte(raw), &l)
+		if l.Time != nil {
+			t.Errorf("%q: time %v", raw, l.Time)
+		}
+	}
+}
