@@ -114,12 +114,18 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 	// followed by part of the next one) until more bytes or the idle
 	// timeout come. The flush blocks while the broker is slow, so the
 	// socket is not read then and TCP pushes back on the sender.
-	ic := &idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std(), beforeRead: func() error {
+	ic := &idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std(), progress: time.Now()}
+	ic.beforeRead = func() error {
+		if len(pub.spans) == 0 {
+			return nil
+		}
 		if !pub.flush(ctx) {
 			return fmt.Errorf("publishing before a read: %w", context.Cause(ctx))
 		}
+		// A flush the broker held up is not the sender's idleness.
+		ic.progress = time.Now()
 		return nil
-	}}
+	}
 	r := &frameReader{
 		conn:  conn,
 		br:    bufio.NewReaderSize(ic, 16<<10),
@@ -134,7 +140,9 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 			return
 		}
 		if msg != nil {
-			pub.add(ctx, msg, from, t.c.now(), truncated)
+			now := t.c.now()
+			ic.progress = now
+			pub.add(ctx, msg, from, now, truncated)
 		}
 	}
 }
@@ -189,8 +197,13 @@ type frameReader struct {
 // deadline moves at most every idle/8 to spare timer updates.
 type idleConn struct {
 	net.Conn
-	idle       time.Duration
-	set        time.Time    // when the deadline was last moved
+	idle time.Duration
+	// progress is when the sender last completed a message (or
+	// connected): the connection ends idle after it, not after its last
+	// byte, so a sender trickling a byte now and then (a slowloris) does
+	// not hold a connection slot for ever.
+	progress   time.Time
+	deadline   time.Time    // the read deadline set last
 	beforeRead func() error // if set, runs before each read; an error ends the read
 }
 
@@ -201,9 +214,11 @@ func (c *idleConn) Read(b []byte) (int, error) {
 		}
 	}
 	if c.idle > 0 {
-		if now := time.Now(); now.Sub(c.set) > c.idle/8 {
-			c.Conn.SetReadDeadline(now.Add(c.idle))
-			c.set = now
+		// Moved when it gained an eighth of the timeout: not at every
+		// read of a busy connection.
+		if d := c.progress.Add(c.idle); d.Sub(c.deadline) > c.idle/8 {
+			c.Conn.SetReadDeadline(d)
+			c.deadline = d
 		}
 	}
 	return c.Conn.Read(b)

@@ -1,13 +1,17 @@
 package syslog
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/configs"
 )
 
 // waitFor polls raw.syslog until n records are there or d has passed, and
@@ -118,5 +122,53 @@ func TestLineOfExactlyMaxSizeIsWhole(t *testing.T) {
 	name := "tcp://" + h.addrs["tcp"]
 	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "truncated")); got != 0 {
 		t.Errorf("dropped{truncated} %v, want 0", got)
+	}
+}
+
+// TestTrickleIsIdle: a sender that trickles a byte now and then without
+// completing a message (a slowloris) is closed as idle after idle_timeout
+// from its last complete message, however often its bytes come; one that
+// completes messages slowly is kept.
+func TestTrickleIsIdle(t *testing.T) {
+	l := listener("tcp")
+	l.IdleTimeout = configs.Duration(400 * time.Millisecond)
+	h := startCollector(t, l)
+	trickle, err := net.Dial("tcp", h.addrs["tcp"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trickle.Close()
+	slow, err := net.Dial("tcp", h.addrs["tcp"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	trickleClosed := make(chan time.Duration, 1)
+	start := time.Now()
+	go func() {
+		trickle.Write([]byte("<13>Nov 29 14:08:10 h app: never"))
+		for time.Since(start) < 3*time.Second {
+			if _, err := trickle.Write([]byte("x")); err != nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+			trickle.SetReadDeadline(time.Now().Add(time.Millisecond))
+			if _, err := trickle.Read(make([]byte, 1)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				break // closed by the collector
+			}
+		}
+		trickleClosed <- time.Since(start)
+	}()
+	for i := range 6 { // a message every 250ms, under idle_timeout apart
+		if _, err := fmt.Fprintf(slow, "<13>Nov 29 14:08:10 h app: slow %d\n", i); err != nil {
+			t.Fatalf("slow sender closed after %d messages: %v", i, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if d := <-trickleClosed; d > 2*time.Second {
+		t.Errorf("trickling sender kept %v with idle_timeout 400ms", d)
+	}
+	if logs := h.waitLogs(6); len(logs) < 6 {
+		t.Errorf("slow sender: %d of 6 messages", len(logs))
 	}
 }
