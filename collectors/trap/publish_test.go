@@ -81,7 +81,12 @@ func TestTrapKeptThroughBrokerOutage(t *testing.T) {
 		t.Fatalf("trap lost after a 3 s broker outage; publish_error=%v",
 			testutil.ToFloat64(h.metrics.Received.WithLabelValues("2c", OutcomePublishError)))
 	}
-	if n := testutil.ToFloat64(h.metrics.Received.WithLabelValues("2c", OutcomePublished)); n != 1 {
+	// Counted once Produce has returned, a moment after the record is in.
+	published := func() float64 { return testutil.ToFloat64(h.metrics.Received.WithLabelValues("2c", OutcomePublished)) }
+	for deadline := time.Now().Add(5 * time.Second); published() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := published(); n != 1 {
 		t.Errorf("published %v, want 1", n)
 	}
 }
