@@ -81,10 +81,11 @@ func (c *Collector) newPublisher(listener string, stats *listenerStats) *publish
 	}
 }
 
-// add parses one message and appends its record to the batch. raw may be
-// reused by the caller once add returns. truncated marks a message cut at
-// the size limit.
-func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, now time.Time, truncated bool) {
+// add parses one message and appends its record to the batch, and
+// publishes the batch when it is full: it reports whether it did. raw may
+// be reused by the caller once add returns. truncated marks a message cut
+// at the size limit.
+func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, now time.Time, truncated bool) (flushed bool) {
 	l := &p.log
 	p.parser.Parse(raw, l)
 	if truncated {
@@ -118,7 +119,9 @@ func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, no
 		// Full batch: publish now (this is where a slow broker pushes
 		// back on the reader).
 		p.flush(ctx)
+		return true
 	}
+	return false
 }
 
 func itoa(n int) string {

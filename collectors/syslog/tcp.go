@@ -142,7 +142,11 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 		if msg != nil {
 			now := t.c.now()
 			ic.progress = now
-			pub.add(ctx, msg, from, now, truncated)
+			if pub.add(ctx, msg, from, now, truncated) {
+				// A full batch's flush the broker held up is not the
+				// sender's idleness either.
+				ic.progress = time.Now()
+			}
 		}
 	}
 }
