@@ -243,12 +243,13 @@ func parseRFC3339(s string) (time.Time, error) {
 // Cisco format.
 func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	l.Format = FormatRFC3164
+	cisco := false
 	if len(s) > 1 && (s[0] == '*' || s[0] == '.') && s[1] >= 'A' && s[1] <= 'Z' {
-		// Cisco without "service sequence-numbers": "*Mar  1 00:01:23.456:
-		// %MSG" ('*' an unsynced clock, '.' a lost sync).
-		s = s[1:]
+		// Cisco without "service sequence-numbers": "*Mar  1 00:01:23.456[
+		// UTC]: %MSG" ('*' an unsynced clock, '.' a lost sync).
+		s, cisco = s[1:], true
 	}
-	t, rest, ok := p.parseBSDTime(s, false)
+	t, rest, ok := p.parseBSDTime(s, cisco)
 	if !ok {
 		if i := strings.IndexByte(s, ' '); i > 0 {
 			if tt, err := parseRFC3339(s[:i]); err == nil {

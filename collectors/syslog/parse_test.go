@@ -320,6 +320,7 @@ func TestCiscoUptimeAndUnsyncedClock(t *testing.T) {
 		{"<189>48: edge1: 1y12w: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", ""},
 		{"<189>*Nov 29 14:00:01.456: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", "2026-11-29T14:00:01.456Z"},
 		{"<189>.Nov 29 14:00:01: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", "2026-11-29T14:00:01Z"},
+		{"<189>*Nov 29 14:00:01.456 UTC: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", "2026-11-29T14:00:01.456Z"},
 	} {
 		var l telemetry.Log
 		(&Parser{Now: fixedNow}).ParseCopy([]byte(tc.raw), &l)
