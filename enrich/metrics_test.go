@@ -180,7 +180,16 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 			}
 			t := maps.Clone(tags)
 			t["ifIndex"], t["ifName"], t["agent"] = fmt.Sprint(i), fmt.Sprintf("Et%d", i), fmt.Sprintf("10.0.%d.1", d)
-			return telemetry.Metric{Measurement: "snmp_interface", Tags: t, Fields: fields, Counters: counters}
+			// Sorted, with the HC ones as Counter64, as the poller
+			// writes them.
+			var wide []string
+			for _, c := range counters {
+				if strings.HasPrefix(c, "ifHC") {
+					wide = append(wide, c)
+				}
+			}
+			return telemetry.Metric{Measurement: "snmp_interface", Tags: t, Fields: fields,
+				Counters: slices.Sorted(slices.Values(counters)), Counters64: slices.Sorted(slices.Values(wide))}
 		}
 	}
 	for _, bc := range []struct {

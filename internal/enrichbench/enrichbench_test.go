@@ -14,7 +14,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"text/tabwriter"
@@ -167,7 +169,16 @@ func ifMIB27(p, i int) telemetry.Metric {
 	for k, c := range counters {
 		fields[c] = uint64(p*60_000_000*(k+1) + i*1000)
 	}
-	return telemetry.Metric{Measurement: "snmp_interface", Fields: fields, Counters: counters,
+	// Sorted, with the HC ones as Counter64, as the poller writes them.
+	var wide []string
+	for _, c := range counters {
+		if strings.HasPrefix(c, "ifHC") {
+			wide = append(wide, c)
+		}
+	}
+	slices.Sort(counters)
+	slices.Sort(wide)
+	return telemetry.Metric{Measurement: "snmp_interface", Fields: fields, Counters: counters, Counters64: wide,
 		Tags: map[string]string{"ifIndex": strconv.Itoa(i), "ifName": fmt.Sprintf("Et%d", i),
 			"ifDescr": fmt.Sprintf("Ethernet%d", i), "ifAlias": "uplink to spine"}}
 }
