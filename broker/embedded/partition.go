@@ -332,6 +332,13 @@ func (p *partition) syncTo(target int64) error {
 	if p.syncedHWM.Load() >= target {
 		return nil
 	}
+	if errp := p.failed.Load(); errp != nil {
+		// An fsync failed (perhaps another producer's, in this group
+		// commit): the kernel may have dropped the dirty pages, and a
+		// later fsync that succeeds says nothing of them. Nothing past
+		// the last good fsync is acknowledged.
+		return fmt.Errorf("%s: partition failed earlier: %w", p.name(), *errp)
+	}
 	p.rw.RLock()
 	if p.closed.Load() {
 		p.rw.RUnlock()
