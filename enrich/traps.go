@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,11 +145,17 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 	return ev, true
 }
 
-// varbindValue returns the value of the first varbind with one of names.
+// varbindValue returns the value of the first varbind with one of names,
+// bare ("ifDescr") or with its instance, as the trap collector names the
+// columns of a table ("ifDescr.3").
 func varbindValue(tr *telemetry.Trap, names ...string) string {
 	for _, n := range names {
 		for _, vb := range tr.Varbinds {
-			if vb.Name == n && vb.Value != nil {
+			if vb.Value != nil && (vb.Name == n || strings.HasPrefix(vb.Name, n+".")) {
+				if x, ok := vb.Value.(float64); ok {
+					// A JSON number: 436207616, not 4.36207616e+08.
+					return strconv.FormatFloat(x, 'f', -1, 64)
+				}
 				return fmt.Sprint(vb.Value)
 			}
 		}

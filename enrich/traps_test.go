@@ -115,3 +115,31 @@ func TestTrapWorkerWarmsUpIdlePartitions(t *testing.T) {
 		t.Errorf("%d events, want the 4 changes and one interface_flapping, published once", n)
 	}
 }
+
+// TestTrapObjectFromCollectorVarbinds: the trap collector names a table's
+// varbinds with their instance ("ifDescr.3"); the event's object is the
+// interface all the same, and a large ifIndex is written whole.
+func TestTrapObjectFromCollectorVarbinds(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	for _, c := range []struct {
+		vbs  []telemetry.Varbind
+		want string
+	}{
+		{[]telemetry.Varbind{{OID: "1.3.6.1.2.1.2.2.1.1.3", Name: "ifIndex.3", Type: "integer", Value: 3},
+			{OID: "1.3.6.1.2.1.2.2.1.2.3", Name: "ifDescr.3", Type: "octet_string", Value: "Gi0/3"}}, "Gi0/3"},
+		{[]telemetry.Varbind{{OID: "1.3.6.1.2.1.2.2.1.1.436207616", Name: "ifIndex.436207616", Type: "integer", Value: 436207616}}, "ifIndex 436207616"},
+	} {
+		tr := telemetry.Trap{V: 1, Device: "edge1", TrapOID: "1.3.6.1.6.3.1.1.5.3", TrapName: "linkDown",
+			SourceAddr: "192.0.2.1:50000", ReceivedAt: time.Now(), Varbinds: c.vbs}
+		v, _ := json.Marshal(&tr)
+		var back telemetry.Trap // as the worker reads it
+		if err := json.Unmarshal(v, &back); err != nil {
+			t.Fatal(err)
+		}
+		ev, ok := w.eventOf(&back, &broker.Record{Topic: "raw.traps"})
+		if !ok || ev.Object != c.want {
+			t.Errorf("object %q, want %q", ev.Object, c.want)
+		}
+	}
+}
