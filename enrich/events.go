@@ -155,6 +155,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 		return out // the same change, reported again (another path, or a retry)
 	}
 	d.setLast(k, t, now)
+	d.forgetOpposite(ev, now)
 	out = append(out, ev)
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 {
@@ -210,6 +211,7 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	}
 	if !at.Before(since) && (!known || at.After(*t)) {
 		d.setLast(k, t, at)
+		d.forgetOpposite(ev, at)
 	}
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 || at.Before(since) {
@@ -235,6 +237,35 @@ func (d *detector) count(st *flapState, typ string, at time.Time) bool {
 	st.flapping = true
 	d.flapping[st.key] = st
 	return true
+}
+
+// forgetOpposite forgets when the opposite of ev (interface_up for
+// interface_down), passed on before at, was last passed on: a change back
+// within the de-duplication window is a new change, not a repeat (down,
+// up, down within 30 s must end down). One passed on after at (a warm-up
+// reads older events after live ones) stays.
+func (d *detector) forgetOpposite(ev telemetry.Event, at time.Time) {
+	if o := opposite(ev.Type); o != "" {
+		k := eventKey{ev.Device, ev.Object, o}
+		if t, ok := d.last[k]; ok && t.Before(at) {
+			delete(d.last, k)
+		}
+	}
+}
+
+// opposite is the event type that undoes typ, or "".
+func opposite(typ string) string {
+	switch {
+	case strings.HasSuffix(typ, "_down"):
+		return strings.TrimSuffix(typ, "_down") + "_up"
+	case strings.HasSuffix(typ, "_up"):
+		return strings.TrimSuffix(typ, "_up") + "_down"
+	case typ == "device_unreachable":
+		return "device_reachable"
+	case typ == "device_reachable":
+		return "device_unreachable"
+	}
+	return ""
 }
 
 // setLast records at as the last time of k, whose entry is t (nil when k

@@ -342,3 +342,23 @@ func TestFlappingOnWeirsClock(t *testing.T) {
 		t.Fatalf("events %v: want one interface_flapping and no clearing within the window", n)
 	}
 }
+
+// TestChangeBackIsNotARepeat: down, up and down again within the
+// de-duplication window are three changes: the last one published says
+// the link is down.
+func TestChangeBackIsNotARepeat(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Now()
+	var published []string
+	for i, typ := range []string{"interface_down", "interface_up", "interface_down", "interface_down"} {
+		ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+		for _, out := range d.observe(ev, t0.Add(time.Duration(i)*5*time.Second)) {
+			published = append(published, out.Type)
+		}
+	}
+	// The fourth, the same down again 5 s later (a trap after the
+	// syslog line), is a repeat.
+	if want := []string{"interface_down", "interface_up", "interface_down"}; !slices.Equal(published, want) {
+		t.Errorf("published %v, want %v", published, want)
+	}
+}
