@@ -234,6 +234,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 		rate, ok := row.observe(counters, f.Key, v, at, p.Uptime, f.Counter64)
 		counters++
+		if normalise != nil {
+			norm.present(normalise, f.Key)
+		}
 		if !ok {
 			continue
 		}
@@ -425,6 +428,22 @@ func interfaceCounterNames(measurement string) map[string]counterRate {
 type interfaceRates struct {
 	rate [normalisedRates]float64
 	rank [normalisedRates]int8 // 0 none yet, else 1 + the rank of the counter it came from
+	// best is 1 + the best rank of the counters the row has, with a rate
+	// or not: a rate comes only from that counter. When ifHCInOctets was
+	// reset (no rate), ifInOctets, its low 32 bits, went back too and
+	// reads as a 32-bit wrap: a phantom rate, and utilisation over 100%.
+	best [normalisedRates]int8
+}
+
+// present notes that the row has counter, whether it gave a rate or not.
+func (n *interfaceRates) present(names map[string]counterRate, counter string) {
+	c, ok := names[counter]
+	if !ok {
+		return
+	}
+	if b := n.best[c.rate]; b == 0 || int(b) > c.rank+1 {
+		n.best[c.rate] = int8(c.rank + 1)
+	}
 }
 
 // add offers counter's rate to the normalised rate it gives, if any.
@@ -441,6 +460,11 @@ func (n *interfaceRates) add(names map[string]counterRate, counter string, rate 
 // appendFields appends the normalised rates and, for a known speed in
 // Mbit/s, speed_mbps and the utilisation in percent of it, sorted by key.
 func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []telemetry.Field {
+	for i := range n.rank {
+		if n.rank[i] != n.best[i] {
+			n.rank[i] = 0 // the best counter gave no rate this time
+		}
+	}
 	for i, name := range normalisedRateNames {
 		if n.rank[i] != 0 {
 			fs = append(fs, telemetry.FloatField(name, n.rate[i]))

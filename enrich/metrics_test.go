@@ -331,3 +331,43 @@ func TestRowsWithoutInterfaceHaveTheirOwnRates(t *testing.T) {
 		t.Fatalf("rates per peer %v, want 1/s each", rates)
 	}
 }
+
+// TestClearedCountersNoPhantomUtilisation: when ifHCInOctets (a
+// Counter64) is reset, ifInOctets, its low 32 bits, goes back too and
+// reads as a 32-bit wrap; the normalised rate and the utilisation come
+// from the best counter the row has or not at all, not from that wrap.
+func TestClearedCountersNoPhantomUtilisation(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	row := func(sec int, hc uint64) *broker.Record {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags:     map[string]string{"ifName": "Fa0/1", "agent": "192.0.2.1"},
+			Fields:   map[string]any{"ifHCInOctets": hc, "ifInOctets": hc & 0xffffffff, "ifHighSpeed": int64(100), "ifOperStatus": int64(1)},
+			Counters: []string{"ifHCInOctets", "ifInOctets"}, Counters64: []string{"ifHCInOctets"},
+			Time: t0.Add(time.Duration(sec) * time.Second), Uptime: uint32(100000 + sec*100), Source: "snmp"}
+		v, _ := json.Marshal(&m)
+		return &broker.Record{Topic: "raw.snmp", Value: v}
+	}
+	w.rates.setNow(time.Now())
+	fields := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, f := range w.row.Fields {
+			if x, ok := f.Number(); ok {
+				out[f.Key] = x
+			}
+		}
+		return out
+	}
+	w.enrich(row(0, 3<<32+3_000_000_000))
+	w.enrich(row(60, 3<<32+3_000_000_000+60_000_000))
+	if f := fields(); f["in_octets_rate"] != 1_000_000 || f["in_utilization_pct"] != 8 {
+		t.Fatalf("before the reset: %v", f)
+	}
+	w.enrich(row(120, 1000)) // counters cleared, sysUpTime going on
+	for _, k := range []string{"in_octets_rate", "in_utilization_pct", "ifHCInOctets_rate"} {
+		if x, ok := fields()[k]; ok {
+			t.Errorf("after the counters were cleared: %s = %v, want none", k, x)
+		}
+	}
+}
