@@ -66,9 +66,15 @@ type outRecord struct {
 // headerSrcOffset carries an output record's input topic and offset.
 const headerSrcOffset = "src_offset"
 
-// tailWindow is how many of an output partition's last records a takeover
-// reads to find where its input got to.
-const tailWindow = 4096
+// tailWindow is how many of an output partition's records a takeover
+// reads at a time, from the end back, to find where its input got to;
+// tailMax bounds them all. Other inputs share the output partition (raw.snmp
+// and raw.gnmi write enriched.metrics, all four events): a fast one may have
+// written thousands of records since this input's last.
+const (
+	tailWindow = 4096
+	tailMax    = 1 << 20
+)
 
 func newOutputs(b broker.Broker, input string, logger *slog.Logger, m *workerMetrics, txn bool) *outputs {
 	return &outputs{b: b, input: input, logger: logger, m: m, txn: txn, replay: replay{on: txn}}
@@ -165,28 +171,39 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	}
 	pi := infos[0].Partitions[part]
 	last := int64(-1)
-	// The last records carry the answer. Other inputs' records and
-	// cleared events (no input) may trail them: look back far enough to
-	// pass what other writers add in one batch.
-	from := max(pi.HighWatermark-tailWindow, pi.LogStartOffset)
+	// This input's records are in input order, so its last one carries
+	// the answer. Other inputs' records and cleared events (no input) may
+	// trail it: read back a window at a time until one of this input's
+	// is found, the log starts, or tailMax records were read (then none
+	// is taken to be there).
 	var res broker.FetchResult
-	for off := from; off < pi.HighWatermark; {
-		if err := o.b.Fetch(ctx, topic, part, off, broker.FetchOptions{}, &res); err != nil {
-			return 0, err
-		}
-		if len(res.Records) == 0 {
-			break
-		}
-		for _, r := range res.Records {
-			for _, h := range r.Headers {
-				if h.Key == headerSrcOffset {
-					if v, ok := o.srcOffset(h.Value); ok && v > last {
-						last = v
+	for end := pi.HighWatermark; last < 0 && end > pi.LogStartOffset && pi.HighWatermark-end < tailMax; {
+		from := max(end-tailWindow, pi.LogStartOffset)
+		for off := from; off < end; {
+			if err := o.b.Fetch(ctx, topic, part, off, broker.FetchOptions{}, &res); err != nil {
+				return 0, err
+			}
+			if len(res.Records) == 0 {
+				break
+			}
+			for _, r := range res.Records {
+				if r.Offset >= end {
+					break
+				}
+				for _, h := range r.Headers {
+					if h.Key == headerSrcOffset {
+						if v, ok := o.srcOffset(h.Value); ok && v > last {
+							last = v
+						}
 					}
 				}
+				off = r.Offset + 1
 			}
-			off = r.Offset + 1
+			if off < end && res.Records[len(res.Records)-1].Offset >= end {
+				break
+			}
 		}
+		end = from
 	}
 	o.tails[topic][part] = last
 	return last, nil
