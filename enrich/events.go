@@ -148,17 +148,26 @@ func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event 
 func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetry.Event) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	// A record observed before is enriched again: its transaction was
+	// aborted (a rebalance may give it to another worker of the process,
+	// which shares this detector but not the replay memo), or a crash came
+	// before its commit. Its events go out again, as they may never have
+	// been committed (on the embedded log, the src_offset skip drops what
+	// was), and its changes are not counted twice.
+	redo := d.readBefore(ev.Cause)
 	d.noteRead(ev.Cause)
 	k := eventKey{ev.Device, ev.Object, ev.Type}
 	t, ok := d.last[k]
-	if ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
+	if !redo && ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
 	}
-	d.setLast(k, t, now)
-	d.forgetOpposite(ev, now)
+	if !ok || now.After(*t) {
+		d.setLast(k, t, now)
+		d.forgetOpposite(ev, now)
+	}
 	out = append(out, ev)
 	fam := family(ev.Type)
-	if fam == "" || d.threshold <= 0 {
+	if fam == "" || d.threshold <= 0 || redo {
 		return out
 	}
 	st := d.flapStateOf(ev, fam)

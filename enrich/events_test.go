@@ -200,6 +200,7 @@ func TestFlapStateBounded(t *testing.T) {
 	flaps := 0
 	for i := range 100_000 {
 		ev := change(t0, "raw.syslog", i%2)
+		ev.Cause.Offset = int64(i) // each its own record
 		for _, out := range d.observe(ev, ev.Time) {
 			if out.Type == "interface_flapping" {
 				flaps++
@@ -360,5 +361,31 @@ func TestChangeBackIsNotARepeat(t *testing.T) {
 	// syslog line), is a repeat.
 	if want := []string{"interface_down", "interface_up", "interface_down"}; !slices.Equal(published, want) {
 		t.Errorf("published %v, want %v", published, want)
+	}
+}
+
+// TestRedoPassesAgainCountsOnce: a record enriched again after its
+// transaction aborted (by another worker of the process, which shares the
+// detector) gives its events again, as they were never committed, but
+// its changes do not count twice towards flapping.
+func TestRedoPassesAgainCountsOnce(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Now()
+	var evs []telemetry.Event
+	for i := range 4 {
+		ev := change(t0, "raw.syslog", i)
+		evs = append(evs, ev)
+		if n := len(d.observe(ev, t0.Add(time.Duration(i)*time.Second))); n != 1 {
+			t.Fatalf("change %d: %d events", i, n)
+		}
+	}
+	for i, ev := range evs { // the aborted batch, enriched again
+		out := d.observe(ev, t0.Add(time.Duration(i)*time.Second))
+		if len(out) != 1 || out[0].Type != ev.Type {
+			t.Errorf("redo of change %d: %v", i, out)
+		}
+	}
+	if len(d.flapping) != 0 {
+		t.Error("4 changes, each seen twice, raised flapping with a threshold of 5")
 	}
 }
