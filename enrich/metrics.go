@@ -46,9 +46,13 @@ type MetricsWorker struct {
 	rowID     []byte            // the row's appendRowID, for its counters
 	arena     arena             // output keys and values
 
-	rates    *rates
-	state    map[stateKey]int64 // last ifOperStatus per device/interface, snmp_up per device, gNMI states
-	uptimes  map[string]uint32  // last sysUpTime per device
+	rates *rates
+	// The last ifOperStatus per device and interface, snmp_up per device,
+	// gNMI states, and sysUpTime per device, each with when it was last
+	// seen (rates.now): forgotten after an hour unseen, as rates are, so
+	// memory follows the live network.
+	state    map[stateKey]seen[int64]
+	uptimes  map[string]seen[uint32]
 	out      *outputs
 	lastSeen time.Time
 
@@ -67,7 +71,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	return &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det,
-		rates: newRates(), state: map[stateKey]int64{}, uptimes: map[string]uint32{}, rateNames: map[string]string{},
+		rates: newRates(), state: map[stateKey]seen[int64]{}, uptimes: map[string]seen[uint32]{}, rateNames: map[string]string{},
 	}
 }
 
@@ -104,6 +108,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.out.recycle(&w.arena, &w.evEnc.arena)
 		if now := time.Now(); now.Sub(w.lastSeen) > time.Hour {
 			w.rates.forget(now.Add(-time.Hour)) // devices gone for an hour
+			w.forgetStates(now.Add(-time.Hour))
 			w.lastSeen = now
 		}
 		w.m.batchSeconds.Observe(time.Since(start).Seconds())
@@ -209,10 +214,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	// A device whose sysUpTime went back restarted.
 	if p.Uptime != 0 {
-		if prev, ok := w.uptimes[p.Device]; ok && p.Uptime < prev && prev-p.Uptime < 1<<31 {
+		if prev, ok := w.uptimes[p.Device]; ok && p.Uptime < prev.v && prev.v-p.Uptime < 1<<31 {
 			event("device_rebooted", "")
 		}
-		w.uptimes[p.Device] = p.Uptime
+		w.uptimes[p.Device] = seen[uint32]{p.Uptime, w.rates.now}
 	}
 	object := firstTag(p, "ifName", "ifDescr", "ifIndex", "name")
 	var norm interfaceRates
@@ -254,14 +259,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	case "snmp_status":
 		if up, ok := intField(p, "snmp_up"); ok {
 			key := stateKey{row: rowKey{device: p.Device}, what: "up"}
-			if prev, seen := w.state[key]; seen && prev != up {
+			if prev, ok := w.state[key]; ok && prev.v != up {
 				if up == 1 {
 					event("device_reachable", "")
 				} else {
 					event("device_unreachable", "")
 				}
 			}
-			w.state[key] = up
+			w.state[key] = seen[int64]{up, w.rates.now}
 		}
 	case "interfaces_interface_state_counters": // OpenConfig over gNMI
 		normalised = norm.appendFields(normalised, 0)
@@ -271,14 +276,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", st == 1))
 			if object != "" {
 				key := stateKey{row: rowKey{p.Device, p.Measurement, object}, what: "oper"}
-				if prev, seen := w.state[key]; seen && prev != st && (st == 1 || st == 2) {
+				if prev, ok := w.state[key]; ok && prev.v != st && (st == 1 || st == 2) {
 					if st == 1 {
 						event("interface_up", object)
 					} else {
 						event("interface_down", object)
 					}
 				}
-				w.state[key] = st
+				w.state[key] = seen[int64]{st, w.rates.now}
 			}
 		}
 	}
@@ -286,14 +291,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	if ch, ok := openConfigState(p); ok && ch.object != "" {
 		// gNMI on_change: interface oper-status and BGP session state.
 		key := stateKey{row: rowKey{p.Device, p.Measurement, object}, what: ch.family, object: ch.object}
-		if prev, seen := w.state[key]; seen && prev != ch.state {
+		if prev, ok := w.state[key]; ok && prev.v != ch.state {
 			if ch.state == stateUp {
 				event(ch.family+"_up", ch.object)
-			} else if prev == stateUp {
+			} else if prev.v == stateUp {
 				event(ch.family+"_down", ch.object)
 			}
 		}
-		w.state[key] = ch.state
+		w.state[key] = seen[int64]{ch.state, w.rates.now}
 	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.
@@ -303,6 +308,27 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	p.Source = "enrich"
 	p.EnsureFields() // an enriched record always has a fields object
 	return events, true
+}
+
+// seen is a value with when it was last seen (Unix seconds, weir's clock).
+type seen[T any] struct {
+	v    T
+	seen int64
+}
+
+// forgetStates drops the states and uptimes not seen since cutoff.
+func (w *MetricsWorker) forgetStates(cutoff time.Time) {
+	c := cutoff.Unix()
+	for k, s := range w.state {
+		if s.seen < c {
+			delete(w.state, k)
+		}
+	}
+	for k, s := range w.uptimes {
+		if s.seen < c {
+			delete(w.uptimes, k)
+		}
+	}
 }
 
 // States openConfigState reports.

@@ -371,3 +371,30 @@ func TestClearedCountersNoPhantomUtilisation(t *testing.T) {
 		}
 	}
 }
+
+// TestStatesForgotten: the interface and reachability states and uptimes
+// of devices unseen for an hour are forgotten, as their rates are, so
+// memory follows the live network.
+func TestStatesForgotten(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	row := func(dev string) *broker.Record {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: dev,
+			Tags:   map[string]string{"ifName": "Gi0/1"},
+			Fields: map[string]any{"ifOperStatus": int64(1)}, Time: t0, Uptime: 100, Source: "snmp"}
+		v, _ := json.Marshal(&m)
+		return &broker.Record{Topic: "raw.snmp", Value: v}
+	}
+	w.rates.setNow(t0)
+	w.enrich(row("gone"))
+	w.rates.setNow(t0.Add(2 * time.Hour))
+	w.enrich(row("live"))
+	w.forgetStates(t0.Add(time.Hour))
+	if len(w.state) != 1 || len(w.uptimes) != 1 {
+		t.Fatalf("%d states and %d uptimes kept, want those of the live device only", len(w.state), len(w.uptimes))
+	}
+	if _, ok := w.uptimes["live"]; !ok {
+		t.Fatal("the live device's uptime was forgotten")
+	}
+}
