@@ -56,7 +56,17 @@ type flapState struct {
 // keep makes ev the latest change, with the object's own strings and no
 // message (the cleared event has its own): ev's may be the record's.
 func (st *flapState) keep(ev telemetry.Event) {
-	ev.Device, ev.Object, ev.Message = st.key.device, st.key.object, ""
+	object := st.key.object
+	if ev.Object != object {
+		// Spelt another way than the key (see objectID): the cleared
+		// event names it as the last change did.
+		if st.last.Object == ev.Object {
+			object = st.last.Object
+		} else {
+			object = strings.Clone(ev.Object)
+		}
+	}
+	ev.Device, ev.Object, ev.Message = st.key.device, object, ""
 	st.last = ev
 }
 
@@ -156,7 +166,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 	// was), and its changes are not counted twice.
 	redo := d.readBefore(ev.Cause)
 	d.noteRead(ev.Cause)
-	k := eventKey{ev.Device, ev.Object, ev.Type}
+	k := eventKey{ev.Device, objectID(ev), ev.Type}
 	t, ok := d.last[k]
 	if !redo && ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
@@ -213,7 +223,7 @@ func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.
 }
 
 func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
-	k := eventKey{ev.Device, ev.Object, ev.Type}
+	k := eventKey{ev.Device, objectID(ev), ev.Type}
 	t, known := d.last[k]
 	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {
 		return // the same change as one passed on (or remembered)
@@ -255,7 +265,7 @@ func (d *detector) count(st *flapState, typ string, at time.Time) bool {
 // reads older events after live ones) stays.
 func (d *detector) forgetOpposite(ev telemetry.Event, at time.Time) {
 	if o := opposite(ev.Type); o != "" {
-		k := eventKey{ev.Device, ev.Object, o}
+		k := eventKey{ev.Device, objectID(ev), o}
 		if t, ok := d.last[k]; ok && t.Before(at) {
 			delete(d.last, k)
 		}
@@ -291,7 +301,7 @@ func (d *detector) setLast(k eventKey, t *time.Time, at time.Time) {
 // flapStateOf returns the flap state of ev's object, made (with a key of
 // its own) if it is new.
 func (d *detector) flapStateOf(ev telemetry.Event, fam string) *flapState {
-	ok := objectKey{ev.Device, ev.Object, fam}
+	ok := objectKey{ev.Device, objectID(ev), fam}
 	if st := d.changes[ok]; st != nil {
 		return st
 	}
@@ -395,4 +405,59 @@ type EventRules struct{ d *detector }
 // NewEventRules builds shared event rules; see WithEventRules.
 func NewEventRules(dedup time.Duration, threshold int, window time.Duration) *EventRules {
 	return &EventRules{d: newDetector(dedup, threshold, window)}
+}
+
+// objectID is what identifies ev's object for de-duplication and flap
+// counting: for an interface, its name in one spelling, since the paths
+// name it differently (IOS syslog and a linkDown's ifDescr say
+// GigabitEthernet0/1, the SNMP poller's ifName Gi0/1; NX-OS Ethernet1/1 and
+// Eth1/1); other objects as they are. Events keep their own spelling.
+func objectID(ev telemetry.Event) string {
+	if !strings.HasPrefix(ev.Type, "interface_") {
+		return ev.Object
+	}
+	return canonicalInterface(ev.Object)
+}
+
+// interfaceAbbrevs maps the type part of interface names, lowered, to
+// one short spelling: Cisco's abbreviations, which IOS, NX-OS and EOS
+// accept for the long names.
+var interfaceAbbrevs = map[string]string{
+	"gigabitethernet": "gi", "gi": "gi",
+	"tengigabitethernet": "te", "tengige": "te", "te": "te",
+	"twentyfivegige": "twe", "twe": "twe",
+	"fortygigabitethernet": "fo", "fortygige": "fo", "fo": "fo",
+	"hundredgige": "hu", "hundredgigabitethernet": "hu", "hu": "hu",
+	"fastethernet": "fa", "fa": "fa",
+	"ethernet": "et", "eth": "et", "et": "et",
+	"port-channel": "po", "portchannel": "po", "po": "po",
+	"loopback": "lo", "lo": "lo",
+	"vlan": "vl", "vl": "vl",
+	"tunnel": "tu", "tu": "tu",
+	"serial": "se", "se": "se",
+	"management": "ma", "mgmt": "ma", "ma": "ma",
+}
+
+// canonicalInterface spells an interface name one way: its type part (the
+// letters before the first digit) abbreviated, lowered. Names of other
+// forms ("ge-0/0/0", Junos) keep their spelling, and name without an
+// allocation when nothing changes.
+func canonicalInterface(name string) string {
+	i := 0
+	for i < len(name) && (name[i] < '0' || name[i] > '9') {
+		i++
+	}
+	if i == 0 || i == len(name) || i > 24 {
+		return name
+	}
+	var buf [24]byte
+	typ := buf[:i]
+	for j := range i {
+		typ[j] = toLowerASCII(name[j])
+	}
+	short, ok := interfaceAbbrevs[string(typ)]
+	if !ok || name[:i] == short {
+		return name
+	}
+	return short + name[i:]
 }

@@ -105,7 +105,7 @@ func rememberAt(d *detector, ev telemetry.Event, at, since time.Time) {
 func TestRememberCountsAChangeOnce(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	const dedup = 30 * time.Second
-	changes := func(d *detector) []time.Time { return d.changes[objectKey{"edge1", "Gi0/1", "interface"}].times }
+	changes := func(d *detector) []time.Time { return d.changes[objectKey{"edge1", "gi0/1", "interface"}].times }
 	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 40 * time.Second) }
 
 	// Observed live, then warmed up again by another worker.
@@ -157,7 +157,7 @@ func TestRememberCountsAChangeOnce(t *testing.T) {
 	for i := range 4 {
 		rememberAt(d, change(t0, "raw.syslog", i), at(i), t0)
 	}
-	if !d.last[eventKey{"edge1", "Gi0/1", "interface_down"}].Equal(at(4)) {
+	if !d.last[eventKey{"edge1", "gi0/1", "interface_down"}].Equal(at(4)) {
 		t.Errorf("an older remembered event moved the last time of a live one")
 	}
 	if ts := changes(d); !slices.IsSortedFunc(ts, time.Time.Compare) || len(ts) != 3 || !ts[2].Equal(at(4)) {
@@ -207,7 +207,7 @@ func TestFlapStateBounded(t *testing.T) {
 			}
 		}
 	}
-	st := d.changes[objectKey{"edge1", "Gi0/1", "interface"}]
+	st := d.changes[objectKey{"edge1", "gi0/1", "interface"}]
 	if len(st.times) > 6 || len(st.types) != len(st.times) || flaps != 1 {
 		t.Errorf("%d change times kept (%d types), %d flapping events; want at most 6 and 1", len(st.times), len(st.types), flaps)
 	}
@@ -387,5 +387,36 @@ func TestRedoPassesAgainCountsOnce(t *testing.T) {
 	}
 	if len(d.flapping) != 0 {
 		t.Error("4 changes, each seen twice, raised flapping with a threshold of 5")
+	}
+}
+
+// TestInterfaceSpellingsAreOneObject: the same change of an IOS interface
+// by syslog (GigabitEthernet0/1) and by the SNMP poller (ifName Gi0/1)
+// is one event; each keeps its spelling when it passes.
+func TestInterfaceSpellingsAreOneObject(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Now()
+	for i, tc := range []struct {
+		obj  string
+		pass bool
+	}{
+		{"GigabitEthernet0/1", true}, {"Gi0/1", false}, {"gi0/1", false},
+		{"GigabitEthernet0/2", true}, // another interface
+		{"Ethernet1/1", true}, {"Eth1/1", false}, {"et1/1", false},
+		{"ge-0/0/0", true}, {"GE-0/0/0", true}, // Junos names are kept as they are
+	} {
+		ev := telemetry.Event{Type: "interface_down", Device: "edge1", Object: tc.obj, Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+		out := d.observe(ev, t0.Add(time.Duration(i)*time.Second))
+		if got := len(out) == 1; got != tc.pass || got && out[0].Object != tc.obj {
+			t.Errorf("%s: %v", tc.obj, out)
+		}
+	}
+	for name, want := range map[string]string{
+		"GigabitEthernet0/1": "gi0/1", "TenGigabitEthernet1/0/1": "te1/0/1", "Port-channel10": "po10",
+		"Vlan100": "vl100", "Et1": "et1", "ge-0/0/0": "ge-0/0/0", "Ethernet 1/1/1": "Ethernet 1/1/1", "Gi0/1": "gi0/1", "gi0/1": "gi0/1",
+	} {
+		if got := canonicalInterface(name); got != want {
+			t.Errorf("canonicalInterface(%q) = %q, want %q", name, got, want)
+		}
 	}
 }
