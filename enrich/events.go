@@ -38,7 +38,7 @@ type detector struct {
 	// whose events were observed or remembered (remember marks a record
 	// read even when it gave none): a partition warmed up again (taken
 	// back, or by another worker of the process) is not counted twice.
-	read map[broker.TopicPartition]int64
+	read map[broker.TopicPartition]readPos
 }
 
 type eventKey struct{ device, object, typ string }
@@ -50,7 +50,10 @@ type flapState struct {
 	times    []time.Time // state changes within the window, in order
 	types    []string    // the event type of each of times
 	flapping bool
-	last     telemetry.Event // the latest change, for the cleared event (see keep)
+	// flapCause is the record whose change started the flapping: its
+	// redo raises the flapping event again (see observeInto).
+	flapCause telemetry.Cause
+	last      telemetry.Event // the latest change, for the cleared event (see keep)
 }
 
 // keep makes ev the latest change, with the object's own strings and no
@@ -117,7 +120,7 @@ func (st *flapState) has(typ string, t time.Time, d time.Duration) bool {
 func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
 	return &detector{dedup: dedup, threshold: threshold, window: window,
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
-		read: map[broker.TopicPartition]int64{}}
+		read: map[broker.TopicPartition]readPos{}}
 }
 
 // detectAt is the time event detection uses for an event from input
@@ -144,28 +147,41 @@ func family(typ string) string {
 	return ""
 }
 
-// observe takes one event and returns the events to publish: the event
-// itself unless the same event was published within the dedup window,
-// plus a <family>_flapping event when the object has changed state more
-// than the threshold within the window (once, until it settles).
+// observe takes the one event of record r (nil: none; its cause is
+// then the record) and returns the events to publish: the event itself
+// unless the same event was published within the dedup window, plus a
+// <family>_flapping event when the object has changed state more than the
+// threshold within the window (once, until it settles).
 func (d *detector) observe(ev telemetry.Event, now time.Time) []telemetry.Event {
-	return d.observeInto(ev, now, nil)
+	return d.observeInto(ev, now, d.beginRecord(ev.Cause, now), nil)
+}
+
+// beginRecord notes that the events of the record at c, appended to the
+// log at ts, follow, and reports whether the detector read that record
+// before: a redo. Called once per record, before its events.
+//
+// A record read before is enriched again: its transaction was aborted (a
+// rebalance may give it to another worker of the process, which shares
+// this detector but not the replay memo), or a crash came before its
+// commit. Its events go out again, as they may never have been committed
+// (on the embedded log, the src_offset skip drops what was), and its
+// changes are not counted twice. A record behind the position read but
+// appended after the last one read is no redo: the topic was deleted and
+// made again (or a Kafka log truncated), and offsets start over.
+func (d *detector) beginRecord(c telemetry.Cause, ts time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	redo := d.readBefore(c, ts)
+	d.noteRead(c, ts)
+	return redo
 }
 
 // observeInto is observe appending to out, scratch space the caller
-// reuses: the syslog worker observes an event for about every other
-// record.
-func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetry.Event) []telemetry.Event {
+// reuses (the syslog worker observes an event for about every other
+// record), for an event of a record beginRecord said is a redo or not.
+func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out []telemetry.Event) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	// A record observed before is enriched again: its transaction was
-	// aborted (a rebalance may give it to another worker of the process,
-	// which shares this detector but not the replay memo), or a crash came
-	// before its commit. Its events go out again, as they may never have
-	// been committed (on the embedded log, the src_offset skip drops what
-	// was), and its changes are not counted twice.
-	redo := d.readBefore(ev.Cause)
-	d.noteRead(ev.Cause)
 	k := eventKey{ev.Device, objectID(ev), ev.Type}
 	t, ok := d.last[k]
 	if !redo && ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
@@ -177,19 +193,32 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, out []telemetr
 	}
 	out = append(out, ev)
 	fam := family(ev.Type)
-	if fam == "" || d.threshold <= 0 || redo {
+	if fam == "" || d.threshold <= 0 {
 		return out
 	}
 	st := d.flapStateOf(ev, fam)
+	if redo {
+		// Counted the first time; the flapping event it raised then
+		// goes out again with it.
+		if st.flapping && st.flapCause == ev.Cause {
+			out = append(out, d.flappingEvent(ev, st, fam))
+		}
+		return out
+	}
 	starts := d.count(st, ev.Type, now)
 	st.keep(ev)
 	if starts {
-		f := ev
-		f.Type, f.Count = fam+"_flapping", len(st.times)
-		f.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
-		out = append(out, f)
+		st.flapCause = ev.Cause
+		out = append(out, d.flappingEvent(ev, st, fam))
 	}
 	return out
+}
+
+// flappingEvent is the <family>_flapping event of change ev.
+func (d *detector) flappingEvent(ev telemetry.Event, st *flapState, fam string) telemetry.Event {
+	ev.Type, ev.Count = fam+"_flapping", len(st.times)
+	ev.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
+	return ev
 }
 
 // remember takes the events of record r that a warm-up read again: ones
@@ -213,10 +242,10 @@ func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
-	if d.readBefore(c) {
+	if d.readBefore(c, r.Timestamp) {
 		return
 	}
-	d.noteRead(c)
+	d.noteRead(c, r.Timestamp)
 	for _, ev := range evs {
 		d.rememberOne(ev, detectAt(r, ev.Time), since)
 	}
@@ -311,21 +340,39 @@ func (d *detector) flapStateOf(ev telemetry.Event, fam string) *flapState {
 	return st
 }
 
+// readPos is where reading an input partition got to: the position past
+// the last record read, and when that record was appended.
+type readPos struct {
+	next int64
+	at   time.Time
+}
+
 // noteRead and readBefore keep d.read: the position past the input
-// record that caused an event (none for a cleared event).
-func (d *detector) noteRead(c telemetry.Cause) {
+// record that caused an event (none for a cleared event), appended at ts.
+func (d *detector) noteRead(c telemetry.Cause, ts time.Time) {
 	if c.Topic == "" || c.Offset < 0 {
 		return
 	}
 	tp := broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}
-	if next, ok := d.read[tp]; !ok || c.Offset >= next {
-		d.read[tp] = c.Offset + 1
+	pos, ok := d.read[tp]
+	switch {
+	case !ok:
+		d.read[tp] = readPos{c.Offset + 1, ts}
+	case c.Offset >= pos.next:
+		// at is the latest append time read: records of a partition
+		// need not come in time order (several devices' polls).
+		if ts.After(pos.at) {
+			pos.at = ts
+		}
+		d.read[tp] = readPos{c.Offset + 1, pos.at}
+	case ts.After(pos.at):
+		d.read[tp] = readPos{c.Offset + 1, ts} // offsets started over
 	}
 }
 
-func (d *detector) readBefore(c telemetry.Cause) bool {
-	next, ok := d.read[broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}]
-	return c.Topic != "" && ok && c.Offset < next
+func (d *detector) readBefore(c telemetry.Cause, ts time.Time) bool {
+	pos, ok := d.read[broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}]
+	return c.Topic != "" && ok && c.Offset < pos.next && !ts.After(pos.at)
 }
 
 // settle returns a <family>_flapping_cleared event for each flapping object

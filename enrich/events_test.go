@@ -420,3 +420,62 @@ func TestInterfaceSpellingsAreOneObject(t *testing.T) {
 		}
 	}
 }
+
+// TestRedoIsPerRecord: the events of one record (a reboot and a link
+// change from one SNMP row) are one redo decision: the second is not
+// taken for a redo of the first, so it is de-duplicated and counted as
+// any other.
+func TestRedoIsPerRecord(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Now()
+	sys := telemetry.Event{Type: "interface_up", Device: "edge1", Object: "GigabitEthernet0/1", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: 7}}
+	d.observe(sys, t0)
+	c := telemetry.Cause{Topic: "raw.snmp", Offset: 1}
+	redo := d.beginRecord(c, t0.Add(5*time.Second))
+	var got []string
+	for _, ev := range []telemetry.Event{{Type: "device_rebooted", Device: "edge1", Cause: c}, {Type: "interface_up", Device: "edge1", Object: "Gi0/1", Cause: c}} {
+		for _, out := range d.observeInto(ev, t0.Add(5*time.Second), redo, nil) {
+			got = append(got, out.Type)
+		}
+	}
+	if !slices.Equal(got, []string{"device_rebooted"}) {
+		t.Errorf("published %v: the link change was a repeat of the syslog line's", got)
+	}
+}
+
+// TestRedoRaisesFlappingAgain: a redo of the record that started a
+// flapping gives the flapping event again with its change: neither was
+// committed.
+func TestRedoRaisesFlappingAgain(t *testing.T) {
+	d := newDetector(30*time.Second, 2, 10*time.Minute)
+	t0 := time.Now()
+	var last telemetry.Event
+	for i := range 3 {
+		last = change(t0, "raw.syslog", i)
+		out := d.observe(last, t0.Add(time.Duration(i)*time.Second))
+		if i == 2 && len(out) != 2 {
+			t.Fatalf("third change: %v", out)
+		}
+	}
+	out := d.observe(last, t0.Add(2*time.Second))
+	if len(out) != 2 || out[1].Type != "interface_flapping" {
+		t.Errorf("redo of the record that started the flapping: %v", out)
+	}
+}
+
+// TestRecreatedTopicIsNoRedo: records of a topic deleted and made again
+// (offsets starting over, appended later) are no redos: they are
+// de-duplicated as any other.
+func TestRecreatedTopicIsNoRedo(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Now()
+	d.observe(telemetry.Event{Type: "interface_down", Device: "edge9", Object: "Gi0/9", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: 5000}}, t0)
+	n := 0
+	for i := range 2 { // %LINK and %LINEPROTO of one change
+		ev := telemetry.Event{Type: "interface_down", Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+		n += len(d.observe(ev, t0.Add(time.Hour+time.Duration(i)*time.Second)))
+	}
+	if n != 1 {
+		t.Errorf("one interface going down published %d times on the topic made again", n)
+	}
+}

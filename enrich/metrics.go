@@ -133,9 +133,14 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 		if w.interfaceView(&w.row, &w.view) {
 			metrics = w.appendMetricRecord(metrics, &w.view, r)
 		}
-		for _, ev := range evs {
-			for _, out := range w.det.observe(ev, detectAt(r, ev.Time)) {
-				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
+		if len(evs) > 0 {
+			// One redo decision for all of the record's events (a
+			// reboot and a link change from one row).
+			redo := w.det.beginRecord(evs[0].Cause, detectAt(r, evs[0].Time))
+			for _, ev := range evs {
+				for _, out := range w.det.observeInto(ev, detectAt(r, ev.Time), redo, nil) {
+					events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
+				}
 			}
 		}
 		w.out.replay.put(r, metrics[m0:], events[e0:])

@@ -241,7 +241,8 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 		m0, e0 := len(enriched), len(events)
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 		if ev.Type != "" {
-			w.scratch.events = w.det.observeInto(ev, detectAt(r, ev.Time), w.scratch.events[:0])
+			at := detectAt(r, ev.Time)
+			w.scratch.events = w.det.observeInto(ev, at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
 			for _, out := range w.scratch.events {
 				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
 			}
