@@ -177,10 +177,14 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	// is found, the log starts, or tailMax records were read (then none
 	// is taken to be there).
 	var res broker.FetchResult
+scan:
 	for end := pi.HighWatermark; last < 0 && end > pi.LogStartOffset && pi.HighWatermark-end < tailMax; {
 		from := max(end-tailWindow, pi.LogStartOffset)
 		for off := from; off < end; {
 			if err := o.b.Fetch(ctx, topic, part, off, broker.FetchOptions{}, &res); err != nil {
+				if errors.Is(err, broker.ErrOffsetOutOfRange) {
+					break scan // retention deleted what was left to read
+				}
 				return 0, err
 			}
 			if len(res.Records) == 0 {
