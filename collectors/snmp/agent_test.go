@@ -215,7 +215,7 @@ func TestSlotUnavailableSkipsOnePoll(t *testing.T) {
 	})
 	capture := snmptest.NewCapture()
 	metrics, _ := NewMetrics(nil)
-	interval := time.Second
+	interval := 2 * time.Second // room for a poll under -race on a loaded machine
 	p, err := New(Config{
 		Targets: []configs.SNMPTarget{testTarget("starved", addr, func(tc *configs.SNMPTarget) {
 			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
@@ -238,7 +238,7 @@ func TestSlotUnavailableSkipsOnePoll(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
-	time.Sleep(time.Until(first.Add(3*interval + 500*time.Millisecond))) // slots 1 to 4
+	time.Sleep(time.Until(first.Add(3*interval + interval/2))) // slots 1 to 4
 	cancel()
 	<-done
 	polls := len(statuses(t, capture.Records(), "starved"))
