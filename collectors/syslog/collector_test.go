@@ -372,32 +372,15 @@ func TestManyConnections(t *testing.T) {
 // TestBackPressure: while the broker refuses writes, TCP messages wait (the
 // reader stops) and arrive once it accepts again; nothing is lost.
 func TestBackPressure(t *testing.T) {
-	fb := &flakyBroker{}
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	fb.Broker = b
-	fb.fail.Store(true)
-	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, fb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	addrs, _ := c.Addrs(ctx)
-	_, addr, _ := strings.Cut(addrs[0], "://")
-	conn, _ := net.Dial("tcp", addr)
+	r := runRefusing(t, listener("tcp"))
+	conn, _ := net.Dial("tcp", r.addr)
 	for i := 0; i < 100; i++ {
 		fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: msg %d\n", i)
 	}
 	time.Sleep(300 * time.Millisecond)
-	fb.fail.Store(false)
+	r.fb.fail.Store(false)
 	conn.Close()
-	h := &harness{t: t, b: b}
+	h := &harness{t: t, b: r.b}
 	logs := byRaw(t, h.waitLogs(100))
 	if len(logs) != 100 {
 		t.Fatalf("%d messages after the broker recovered", len(logs))
@@ -451,23 +434,13 @@ func TestRefusedMessageIsDroppedNotRetried(t *testing.T) {
 // TestShutdownWhileBrokerFails: with a pending batch the broker refuses,
 // Run still returns within the shutdown flush timeout.
 func TestShutdownWhileBrokerFails(t *testing.T) {
-	fb := &flakyBroker{}
-	b, _ := embedded.Open(t.TempDir())
-	defer b.Close()
-	fb.Broker = b
-	fb.fail.Store(true)
-	c, _ := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, fb)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	addrs, _ := c.Addrs(ctx)
-	_, addr, _ := strings.Cut(addrs[0], "://")
-	conn, _ := net.Dial("tcp", addr)
+	r := runRefusing(t, listener("tcp"))
+	conn, _ := net.Dial("tcp", r.addr)
 	fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: pending\n")
 	time.Sleep(100 * time.Millisecond)
-	cancel()
+	r.cancel()
 	select {
-	case <-done:
+	case <-r.done:
 	case <-time.After(shutdownFlushTimeout + 5*time.Second):
 		t.Fatal("Run did not return while the broker refused writes")
 	}
@@ -478,18 +451,8 @@ func TestShutdownWhileBrokerFails(t *testing.T) {
 // several batches' worth of messages already read, Run returns within the
 // shutdown flush timeout in all, not that timeout per batch.
 func TestShutdownBoundedWithBatchesBuffered(t *testing.T) {
-	fb := &flakyBroker{}
-	b, _ := embedded.Open(t.TempDir())
-	defer b.Close()
-	fb.Broker = b
-	fb.fail.Store(true)
-	c, _ := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, fb)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	addrs, _ := c.Addrs(ctx)
-	_, addr, _ := strings.Cut(addrs[0], "://")
-	conn, err := net.Dial("tcp", addr)
+	r := runRefusing(t, listener("tcp"))
+	conn, err := net.Dial("tcp", r.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,11 +460,11 @@ func TestShutdownBoundedWithBatchesBuffered(t *testing.T) {
 	conn.Write([]byte(strings.Repeat("x\n", 3000))) // one read, a few batches
 	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
-	cancel()
+	r.cancel()
 	select {
-	case <-done:
+	case <-r.done:
 	case <-time.After(shutdownFlushTimeout + 2*time.Second):
-		<-done
+		<-r.done
 		t.Fatalf("Run returned %v after shutdown; the bound is %v", time.Since(start), shutdownFlushTimeout)
 	}
 }

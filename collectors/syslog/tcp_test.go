@@ -1,7 +1,6 @@
 package syslog
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
 )
 
@@ -179,39 +177,22 @@ func TestTrickleIsIdle(t *testing.T) {
 // holds up past idle_timeout does not make the connection idle: the
 // sender was not.
 func TestHeldUpFullBatchIsNotIdleness(t *testing.T) {
-	fb := &flakyBroker{}
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	fb.Broker = b
-	fb.fail.Store(true)
 	l := listener("tcp")
 	l.IdleTimeout = configs.Duration(300 * time.Millisecond)
-	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{l}}, fb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	addrs, _ := c.Addrs(ctx)
-	_, addr, _ := strings.Cut(addrs[0], "://")
-	conn, err := net.Dial("tcp", addr)
+	r := runRefusing(t, l)
+	conn, err := net.Dial("tcp", r.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	conn.Write([]byte(strings.Repeat("<13>x\n", batchRecords))) // one full batch: add flushes it
 	time.Sleep(time.Second)                                     // the broker down past idle_timeout
-	fb.fail.Store(false)
+	r.fb.fail.Store(false)
 	time.Sleep(100 * time.Millisecond)
 	if _, err := fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: after recovery\n"); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, b: b}
+	h := &harness{t: t, b: r.b}
 	if n := h.waitFor(batchRecords+1, 3*time.Second); n != batchRecords+1 {
 		t.Fatalf("%d of %d messages: the connection was closed as idle while the broker held a full batch", n, batchRecords+1)
 	}
