@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1045,19 +1046,7 @@ func (t *target) tableRecords(tb *profile.Table, walk func(string) ([]gosnmp.Snm
 
 // sortIndexes orders row suffixes numerically, as the agent does.
 func sortIndexes(s []string) {
-	sort.Slice(s, func(i, j int) bool { return oidLess(s[i], s[j]) })
-}
-
-func oidLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		x, _ := strconv.ParseUint(as[i], 10, 64)
-		y, _ := strconv.ParseUint(bs[i], 10, 64)
-		if x != y {
-			return x < y
-		}
-	}
-	return len(as) < len(bs)
+	slices.SortFunc(s, oidCompare)
 }
 
 func dedupe(oids []string) []string {
