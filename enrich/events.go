@@ -182,21 +182,22 @@ func (d *detector) beginRecord(c telemetry.Cause, ts time.Time) bool {
 func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out []telemetry.Event) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	k := eventKey{ev.Device, objectID(ev), ev.Type}
+	id := objectID(ev)
+	k := eventKey{ev.Device, id, ev.Type}
 	t, ok := d.last[k]
 	if !redo && ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
 	}
 	if !ok || now.After(*t) {
 		d.setLast(k, t, now)
-		d.forgetOpposite(ev, now)
+		d.forgetOpposite(ev.Device, id, ev.Type, now)
 	}
 	out = append(out, ev)
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 {
 		return out
 	}
-	st := d.flapStateOf(ev, fam)
+	st := d.flapStateOf(ev.Device, id, fam)
 	if redo {
 		// Counted the first time; the flapping event it raised then
 		// goes out again with it.
@@ -252,20 +253,21 @@ func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.
 }
 
 func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
-	k := eventKey{ev.Device, objectID(ev), ev.Type}
+	id := objectID(ev)
+	k := eventKey{ev.Device, id, ev.Type}
 	t, known := d.last[k]
 	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {
 		return // the same change as one passed on (or remembered)
 	}
 	if !at.Before(since) && (!known || at.After(*t)) {
 		d.setLast(k, t, at)
-		d.forgetOpposite(ev, at)
+		d.forgetOpposite(ev.Device, id, ev.Type, at)
 	}
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 || at.Before(since) {
 		return
 	}
-	st := d.flapStateOf(ev, fam)
+	st := d.flapStateOf(ev.Device, id, fam)
 	if d.dedup > 0 && st.has(ev.Type, at, d.dedup) {
 		return
 	}
@@ -287,22 +289,35 @@ func (d *detector) count(st *flapState, typ string, at time.Time) bool {
 	return true
 }
 
-// forgetOpposite forgets when the opposite of ev (interface_up for
-// interface_down), passed on before at, was last passed on: a change back
-// within the de-duplication window is a new change, not a repeat (down,
-// up, down within 30 s must end down). One passed on after at (a warm-up
-// reads older events after live ones) stays.
-func (d *detector) forgetOpposite(ev telemetry.Event, at time.Time) {
-	if o := opposite(ev.Type); o != "" {
-		k := eventKey{ev.Device, objectID(ev), o}
+// forgetOpposite forgets when the opposite of typ (interface_up for
+// interface_down) for the object (device, id as objectID gives it),
+// passed on before at, was last passed on: a change back within the
+// de-duplication window is a new change, not a repeat (down, up, down
+// within 30 s must end down). One passed on after at (a warm-up reads
+// older events after live ones) stays.
+func (d *detector) forgetOpposite(device, id, typ string, at time.Time) {
+	if o := opposite(typ); o != "" {
+		k := eventKey{device, id, o}
 		if t, ok := d.last[k]; ok && t.Before(at) {
 			delete(d.last, k)
 		}
 	}
 }
 
+// opposites are the event types that undo each other, spelt out so
+// that opposite does not build a string per event.
+var opposites = map[string]string{
+	"interface_down": "interface_up", "interface_up": "interface_down",
+	"bgp_peer_down": "bgp_peer_up", "bgp_peer_up": "bgp_peer_down",
+	"ospf_neighbor_down": "ospf_neighbor_up", "ospf_neighbor_up": "ospf_neighbor_down",
+	"device_unreachable": "device_reachable", "device_reachable": "device_unreachable",
+}
+
 // opposite is the event type that undoes typ, or "".
 func opposite(typ string) string {
+	if o, ok := opposites[typ]; ok {
+		return o
+	}
 	switch {
 	case strings.HasSuffix(typ, "_down"):
 		return strings.TrimSuffix(typ, "_down") + "_up"
@@ -327,10 +342,10 @@ func (d *detector) setLast(k eventKey, t *time.Time, at time.Time) {
 	d.last[k] = &at
 }
 
-// flapStateOf returns the flap state of ev's object, made (with a key of
-// its own) if it is new.
-func (d *detector) flapStateOf(ev telemetry.Event, fam string) *flapState {
-	ok := objectKey{ev.Device, objectID(ev), fam}
+// flapStateOf returns the flap state of an object (device, id as objectID
+// gives it) of family fam, made (with a key of its own) if it is new.
+func (d *detector) flapStateOf(device, id, fam string) *flapState {
+	ok := objectKey{device, id, fam}
 	if st := d.changes[ok]; st != nil {
 		return st
 	}
