@@ -91,6 +91,9 @@ func (s *Sink) Run(ctx context.Context) error {
 		}
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
+	// served ends the sweeper when Serve fails on its own (its listener
+	// broke), so the failure is reported now and not at shutdown.
+	served := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -102,6 +105,7 @@ func (s *Sink) Run(ctx context.Context) error {
 				s.col.Sweep()
 				continue
 			case <-ctx.Done():
+			case <-served:
 			}
 			break
 		}
@@ -110,6 +114,7 @@ func (s *Sink) Run(ctx context.Context) error {
 		srv.Shutdown(sctx)
 	}()
 	err := srv.Serve(s.ln)
+	close(served)
 	<-done
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

@@ -281,3 +281,30 @@ func TestRealPrometheusRemoteWrite(t *testing.T) {
 		t.Fatalf("Prometheus value %q, want 1.5", value)
 	}
 }
+
+// A listener that breaks while serving is reported at once, not when weir
+// shuts down.
+func TestServeFailureReturns(t *testing.T) {
+	cfg := configs.Sink{Type: "prometheus", Name: "prom", Listen: "127.0.0.1:0"}
+	s, err := promsink.NewSink(cfg, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx) }()
+	// Serve is accepting once a scrape succeeds.
+	if _, err := http.Get("http://" + s.Addr().String() + "/metrics"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // the listener fails under Serve
+	select {
+	case err := <-ran:
+		if err == nil {
+			t.Fatal("Run returned nil after its listener failed")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run still running 5 s after its listener failed")
+	}
+}
