@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/telemetry"
 )
+
+var notLabelChar = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 
 // oracle is the alert logic as it was with maps and json.Marshal, to check
 // the encoder against.
@@ -26,7 +29,11 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 	labels := func(alertname string, e *telemetry.Event) map[string]string {
 		l := make(map[string]string, len(e.Tags)+3)
 		for k, v := range e.Tags {
-			if v != "" {
+			k = notLabelChar.ReplaceAllString(k, "_")
+			if k != "" && k[0] >= '0' && k[0] <= '9' {
+				k = "_" + k
+			}
+			if old, ok := l[k]; v != "" && k != "" && (!ok || v < old) {
 				l[k] = v
 			}
 		}

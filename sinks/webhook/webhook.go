@@ -21,6 +21,7 @@ import (
 	"sync"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
@@ -176,11 +177,13 @@ func resolvable(typ string) bool {
 // for the firing and the resolving event, since Alertmanager matches them
 // by their labels (severity differs between the two, so it is an
 // annotation). The event's tags with values, then alertname, device and
-// object (if any) over tags of those names.
+// object (if any) over tags of those names. Tag keys are made valid label
+// names; of tags that end up with one name, the smallest value is kept.
 func appendLabels(dst []kv, alertname string, e *telemetry.Event) []kv {
 	from := len(dst)
 	for k, v := range e.Tags {
-		if v != "" && k != "alertname" && k != "device" && (k != "object" || e.Object == "") {
+		k = labelName(k)
+		if v != "" && k != "" && k != "alertname" && k != "device" && (k != "object" || e.Object == "") {
 			dst = append(dst, kv{k, v})
 		}
 	}
@@ -188,8 +191,44 @@ func appendLabels(dst []kv, alertname string, e *telemetry.Event) []kv {
 	if e.Object != "" {
 		dst = append(dst, kv{"object", e.Object})
 	}
-	slices.SortFunc(dst[from:], func(a, b kv) int { return strings.Compare(a.k, b.k) })
-	return dst
+	slices.SortFunc(dst[from:], func(a, b kv) int {
+		if c := strings.Compare(a.k, b.k); c != 0 {
+			return c
+		}
+		return strings.Compare(a.v, b.v)
+	})
+	kept := slices.CompactFunc(dst[from:], func(a, b kv) bool { return a.k == b.k })
+	return dst[:from+len(kept)]
+}
+
+// labelName makes a tag key a label name Alertmanager's classic
+// validation accepts ([a-zA-Z_][a-zA-Z0-9_]*): other characters become
+// '_' (one per character), a leading digit gets a '_' before it. Valid
+// keys come back as they are, without allocating.
+func labelName(k string) string {
+	valid := k != "" && (k[0] < '0' || k[0] > '9')
+	for i := 0; i < len(k) && valid; i++ {
+		valid = labelByte(k[i])
+	}
+	if valid || k == "" {
+		return k
+	}
+	b := make([]byte, 0, len(k)+1)
+	if k[0] >= '0' && k[0] <= '9' {
+		b = append(b, '_')
+	}
+	for _, r := range k { // one '_' per character, not per byte
+		if r < utf8.RuneSelf && labelByte(byte(r)) {
+			b = append(b, byte(r))
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+func labelByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
 // appendKey appends what alertKey gives for these labels.

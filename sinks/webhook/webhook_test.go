@@ -196,3 +196,33 @@ func TestAlertmanagerFiringSurvivesRestart(t *testing.T) {
 		t.Fatalf("a resolved alert was re-sent after a restart: %d new", n-before)
 	}
 }
+
+// Tag keys that are not label names are rewritten; two keys that become
+// one name keep the smaller value, the same for the firing and the
+// resolving alert, so the resolve matches.
+func TestAlertmanagerLabelNames(t *testing.T) {
+	rec := &recorder{}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	b := sinktest.Broker(t)
+	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL,
+		Format: "alertmanager", Headers: map[string]string{"X-Test": "yes"}, FlushInterval: configs.Duration(10 * time.Millisecond)}
+	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, up := ev("interface_down", "edge1", "Ethernet7", 0), ev("interface_up", "edge1", "Ethernet7", time.Second)
+	tags := map[string]string{"rack-id": "r9", "rack_id": "r1", "1st": "x", "ok_Name2": "y", "-": "z", "alertname": "no"}
+	down.Tags, up.Tags = tags, tags
+	dev := func(int) string { return "edge1" }
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, dev, []telemetry.Event{down, up})
+	sinktest.Start(t, b, cfg, s)
+	sinktest.Eventually(t, "2 alerts", func() bool { return len(rec.alerts(t)) == 2 })
+	all := rec.alerts(t)
+	want := "map[_:z _1st:x alertname:interface_down device:edge1 object:Ethernet7 ok_Name2:y rack_id:r1]"
+	for _, a := range all {
+		if got := fmt.Sprint(a.Labels); got != want {
+			t.Fatalf("labels %s, want %s", got, want)
+		}
+	}
+}
