@@ -44,7 +44,12 @@ type inventoryFile struct {
 }
 
 type inventoryIndex struct {
-	byName  map[string]*Device
+	byName map[string]*Device
+	// byFold holds the names in lower case, and the first label of dotted
+	// names (edge1 for edge1.example.net) where no other entry claims it:
+	// hostnames are case-insensitive, and devices send their name with or
+	// without the domain.
+	byFold  map[string]*Device
 	byAddr  map[netip.Addr]*Device
 	ranges  []*Device // CIDR entries, longest prefix first
 	modTime time.Time
@@ -110,7 +115,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	if err := dec.Decode(&f); err != nil && len(bytes.TrimSpace(data)) > 0 {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	idx := &inventoryIndex{byName: map[string]*Device{}, byAddr: map[netip.Addr]*Device{}}
+	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byAddr: map[netip.Addr]*Device{}}
 	for i := range f.Devices {
 		d := &f.Devices[i]
 		d.tags = map[string]string{}
@@ -147,6 +152,26 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			idx.byName[d.Name] = d
 		}
 	}
+	// Full names first, so a short form never hides a full one; a short
+	// form two devices share is no one's.
+	ambiguous := map[string]bool{}
+	for name, d := range idx.byName {
+		idx.byFold[strings.ToLower(name)] = d
+	}
+	for name, d := range idx.byName {
+		short, ok := shortName(strings.ToLower(name))
+		if !ok || ambiguous[short] {
+			continue
+		}
+		if other, taken := idx.byFold[short]; taken && other != d {
+			if !strings.EqualFold(other.Name, short) {
+				delete(idx.byFold, short)
+				ambiguous[short] = true
+			}
+			continue
+		}
+		idx.byFold[short] = d
+	}
 	sort.SliceStable(idx.ranges, func(i, j int) bool { return idx.ranges[i].prefix.Bits() > idx.ranges[j].prefix.Bits() })
 	return idx, nil
 }
@@ -164,8 +189,13 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 // LookupAddr is Lookup with the address parsed (the zero Addr for none).
 func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {
 	idx := inv.idx.Load()
-	if d, ok := idx.byName[name]; ok && name != "" {
-		return d
+	if name != "" {
+		if d, ok := idx.byName[name]; ok {
+			return d
+		}
+		if d := idx.lookupFold(name); d != nil {
+			return d
+		}
 	}
 	if !a.IsValid() {
 		return nil
@@ -180,6 +210,38 @@ func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {
 		}
 	}
 	return nil
+}
+
+// lookupFold finds name ignoring case, or by its first label (an FQDN
+// sent for an inventory's short name, or a short name for its FQDN).
+func (idx *inventoryIndex) lookupFold(name string) *Device {
+	if len(idx.byFold) == 0 {
+		return nil
+	}
+	lower := strings.ToLower(name) // no copy when already lower case
+	if d, ok := idx.byFold[lower]; ok {
+		return d
+	}
+	if short, ok := shortName(lower); ok {
+		return idx.byFold[short]
+	}
+	return nil
+}
+
+// shortName is the first label of a dotted host name; not for addresses
+// (10.0.0.1 has no short name).
+func shortName(name string) (string, bool) {
+	dot := strings.IndexByte(name, '.')
+	if dot <= 0 || strings.IndexByte(name, ':') >= 0 {
+		return "", false
+	}
+	short := name[:dot]
+	for i := 0; i < len(short); i++ {
+		if short[i] < '0' || short[i] > '9' {
+			return short, true
+		}
+	}
+	return "", false // all digits: an IPv4 address, not a host
 }
 
 // senderAddr returns the address of a record's source_addr, "ip:port" or
@@ -198,8 +260,8 @@ func (d *Device) TagsOf() map[string]string { return d.tags }
 // TagList returns the device's tags sorted by key (shared; do not modify).
 func (d *Device) TagList() []telemetry.Tag { return d.tagList }
 
-// Watch reloads the inventory when its file changes (checked every
-// interval), until ctx ends.
+// Watch reloads the inventory when its file has changed and then stayed
+// the same for one interval (checked every interval), until ctx ends.
 func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	if inv.path == "" {
 		return
@@ -210,6 +272,11 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	// is reported once, not at every check.
 	var failedTime time.Time
 	failedSize := int64(-1)
+	// The version seen at the last check: a file is read once it has not
+	// changed for a whole interval, so one an editor or a script is still
+	// writing is not loaded half written (which can parse, shorter).
+	var seenTime time.Time
+	seenSize := int64(-1)
 	for {
 		select {
 		case <-ctx.Done():
@@ -217,6 +284,10 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 		case <-t.C:
 			st, err := os.Stat(inv.path)
 			if err != nil || st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failedTime) && st.Size() == failedSize {
+				continue
+			}
+			if !st.ModTime().Equal(seenTime) || st.Size() != seenSize {
+				seenTime, seenSize = st.ModTime(), st.Size()
 				continue
 			}
 			failedTime, failedSize = st.ModTime(), st.Size()

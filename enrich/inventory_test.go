@@ -3,6 +3,7 @@ package enrich
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -124,3 +125,98 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// Hostnames match ignoring case and with or without their domain; a short
+// name two entries share matches neither, and addresses are not names.
+func TestInventoryNameForms(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {name: edge1, site: ams1}
+  - {name: core1.fra.example.net, site: fra1}
+  - {name: sw1.a.example.net, site: a}
+  - {name: sw1.b.example.net, site: b}
+  - {name: edge1.lab.example.net, site: lab}
+  - {name: "10", site: ten}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, site string }{
+		{"edge1", "ams1"},
+		{"EDGE1", "ams1"},
+		{"Edge1.ams.example.net", "ams1"},   // the FQDN of a short entry
+		{"edge1.lab.example.net", "lab"},    // exact wins over the short form
+		{"EDGE1.LAB.example.net", "lab"},    // case folded, still the full name
+		{"core1", "fra1"},                   // the short name of an FQDN entry
+		{"CORE1.fra.example.net", "fra1"},   //
+		{"core1.other.example.net", "fra1"}, // same first label
+		{"sw1", ""},                         // two entries share sw1
+		{"sw1.b.example.net", "b"},          //
+		{"SW1.B.EXAMPLE.NET", "b"},          //
+		{"10.0.0.1", ""},                    // an address, not host "10"
+		{"unknown.example.net", ""},         //
+		{"", ""},                            //
+		{".edge1", ""},                      // no first label
+	} {
+		if got := siteOf(inv, tc.name); got != tc.site {
+			t.Errorf("Lookup(%q): site %q, want %q", tc.name, got, tc.site)
+		}
+	}
+}
+
+// TestInventoryWatchWaitsForWholeFile: a file still being written (here
+// a line every 20 ms, checked every 200 ms) is not loaded part way, when
+// the part parses but lacks devices; it is loaded once it stops changing.
+func TestInventoryWatchWaitsForWholeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	var old strings.Builder
+	old.WriteString("devices:\n")
+	for i := range 15 {
+		fmt.Fprintf(&old, "  - {name: d%d, site: old}\n", i)
+	}
+	if err := os.WriteFile(path, []byte(old.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := LoadInventory(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 200*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	lost := make(chan string, 1)
+	stop := make(chan struct{})
+	go func() {
+		defer close(lost)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			if siteOf(inv, "d14") == "" {
+				lost <- "d14 unknown while the file was being written"
+				return
+			}
+		}
+	}()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("devices:\n")
+	for i := range 15 {
+		time.Sleep(20 * time.Millisecond)
+		fmt.Fprintf(f, "  - {name: d%d, site: new}\n", i)
+	}
+	f.Close()
+	for deadline := time.Now().Add(5 * time.Second); siteOf(inv, "d14") != "new"; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("d14 site %q after the file was written, want new", siteOf(inv, "d14"))
+		}
+	}
+	close(stop)
+	if msg := <-lost; msg != "" {
+		t.Fatal(msg)
+	}
+}
