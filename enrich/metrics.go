@@ -204,8 +204,15 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	w.rowID = appendRowID(w.rowID[:0], p.Device, p.Measurement, p.Tags)
 	agent, _ := p.Tag("agent")
+	// State stays keyed by the target's name; records and events take the
+	// inventory's, as syslog and traps do, so one change seen by several
+	// paths is one event.
+	target := p.Device
 	if d := w.inv.Lookup(p.Device, agent); d != nil {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, d.TagList()), p.Tags
+		if d.Name != "" && d.CIDR == "" {
+			p.Device = d.Name
+		}
 	} else {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, unknownTags), p.Tags
 		if !w.warming {
@@ -219,10 +226,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	// A device whose sysUpTime went back restarted.
 	if p.Uptime != 0 {
-		if prev, ok := w.uptimes[p.Device]; ok && p.Uptime < prev.v && prev.v-p.Uptime < 1<<31 {
+		if prev, ok := w.uptimes[target]; ok && p.Uptime < prev.v && prev.v-p.Uptime < 1<<31 {
 			event("device_rebooted", "")
 		}
-		w.uptimes[p.Device] = seen[uint32]{p.Uptime, w.rates.now}
+		w.uptimes[target] = seen[uint32]{p.Uptime, w.rates.now}
 	}
 	object := firstTag(p, "ifName", "ifDescr", "ifIndex", "name")
 	var norm interfaceRates
@@ -263,7 +270,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	switch p.Measurement {
 	case "snmp_status":
 		if up, ok := intField(p, "snmp_up"); ok {
-			key := stateKey{row: rowKey{device: p.Device}, what: "up"}
+			key := stateKey{row: rowKey{device: target}, what: "up"}
 			if prev, ok := w.state[key]; ok && prev.v != up {
 				if up == 1 {
 					event("device_reachable", "")
@@ -280,7 +287,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if st, ok := intField(p, "ifOperStatus"); ok {
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", st == 1))
 			if object != "" {
-				key := stateKey{row: rowKey{p.Device, p.Measurement, object}, what: "oper"}
+				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper"}
 				if prev, ok := w.state[key]; ok && prev.v != st && (st == 1 || st == 2) {
 					if st == 1 {
 						event("interface_up", object)
@@ -295,7 +302,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	w.normBuf = normalised
 	if ch, ok := openConfigState(p); ok && ch.object != "" {
 		// gNMI on_change: interface oper-status and BGP session state.
-		key := stateKey{row: rowKey{p.Device, p.Measurement, object}, what: ch.family, object: ch.object}
+		key := stateKey{row: rowKey{target, p.Measurement, object}, what: ch.family, object: ch.object}
 		if prev, ok := w.state[key]; ok && prev.v != ch.state {
 			if ch.state == stateUp {
 				event(ch.family+"_up", ch.object)

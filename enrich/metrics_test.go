@@ -398,3 +398,58 @@ func TestStatesForgotten(t *testing.T) {
 		t.Fatal("the live device's uptime was forgotten")
 	}
 }
+
+// A target polled under its own name but found in the inventory (here by
+// its agent's address) gives records and events under the inventory name,
+// as syslog and traps do, so the same link down from both is one event;
+// its state (here sysUpTime) stays its own.
+func TestMetricsTakeInventoryName(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	row := func(sec int, oper int64, uptime uint32) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1-snmp",
+			Tags:   map[string]string{"ifName": "Gi0/1", "agent": "192.0.2.1"},
+			Fields: map[string]any{"ifOperStatus": oper}, Time: t0.Add(time.Duration(sec) * time.Second), Uptime: uptime, Source: "snmp"}
+	}
+	var recs []broker.Record
+	for _, m := range []telemetry.Metric{row(0, 1, 1000), row(60, 2, 7000), row(120, 2, 500)} {
+		v, _ := json.Marshal(&m)
+		recs = append(recs, broker.Record{Key: []byte(m.Device), Value: v})
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(b, inv)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEvents)) < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
+		var m telemetry.Metric
+		if err := json.Unmarshal(r.Value, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Device != "edge1" || string(r.Key) != "edge1" {
+			t.Errorf("enriched %s record of device %q, key %q; want edge1", m.Measurement, m.Device, r.Key)
+		}
+	}
+	var got []string
+	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+		var ev telemetry.Event
+		json.Unmarshal(r.Value, &ev)
+		got = append(got, ev.Device+" "+ev.Type+" "+ev.Object)
+	}
+	slices.Sort(got)
+	if want := []string{"edge1 device_rebooted ", "edge1 interface_down Gi0/1"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
