@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,5 +225,72 @@ func TestCommentMeasurementRefused(t *testing.T) {
 	m.Measurement = "cpu#1"
 	if _, err := appendLine(nil, telemetry.PointOf(m)); err != nil {
 		t.Fatalf("cpu#1: %v", err)
+	}
+}
+
+// lateReader is a RoundTripper that answers at once and reads the body
+// afterwards, as net/http may (RoundTrip's contract allows it): it checks
+// the bytes it reads late are those the request had when it was sent.
+type lateReader struct {
+	mismatch atomic.Int32
+	done     sync.WaitGroup
+}
+
+func (l *lateReader) RoundTrip(req *http.Request) (*http.Response, error) {
+	copyBody, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	sent, _ := io.ReadAll(copyBody) // the bytes as sent
+	copyBody.Close()
+	l.done.Add(1)
+	go func() {
+		defer l.done.Done()
+		defer req.Body.Close()
+		time.Sleep(5 * time.Millisecond) // the sink has gone on to its next batch
+		if late, _ := io.ReadAll(req.Body); !bytes.Equal(late, sent) {
+			l.mismatch.Add(1)
+		}
+	}()
+	return &http.Response{StatusCode: http.StatusUnauthorized, Body: io.NopCloser(strings.NewReader("no token")),
+		Header: http.Header{}, Request: req}, nil
+}
+
+// TestEarlyAnswerBodyNotReused: the transport may still read a request's
+// body after Do returns (a server that answers 401 before reading it all);
+// the next batch must not be encoded into those bytes meanwhile.
+func TestEarlyAnswerBodyNotReused(t *testing.T) {
+	gz := false
+	d, err := New(configs.Sink{URL: "http://127.0.0.1:1/", Database: "db", Gzip: &gz}, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.(*Sink)
+	lr := &lateReader{}
+	s.client.Transport = lr
+	batch := func(round int) []sinks.Item {
+		items := make([]sinks.Item, 1000)
+		for i := range items {
+			m := &telemetry.Metric{Measurement: "interface", Device: fmt.Sprintf("r%d", i), Time: time.Unix(0, 1),
+				Fields: map[string]any{"in": float64(i)}}
+			if round%2 == 1 {
+				m.Measurement, m.Time = "x", time.Unix(0, 22) // other bytes everywhere
+			}
+			items[i].Point = telemetry.PointOf(m)
+		}
+		return items
+	}
+	for round := range 10 {
+		if round%2 == 0 {
+			if err := s.Write(context.Background(), batch(round)); err == nil {
+				t.Fatal("a 401 was taken as written")
+			}
+		} else {
+			s.Write(context.Background(), batch(round))
+		}
+	}
+	lr.done.Wait()
+	if n := lr.mismatch.Load(); n != 0 {
+		t.Fatalf("%d of 10 bodies changed while the transport was still reading them", n)
 	}
 }

@@ -132,10 +132,15 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		}
 	}
 	s.body = b
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.writeURL, bytes.NewReader(s.body))
+	req, rb, err := httpx.NewRequest(ctx, s.writeURL, s.body)
 	if err != nil {
 		return &sinks.RejectedError{Reason: "request", Err: err}
 	}
+	defer func() {
+		if !rb.Released(httpx.ReleaseWait) {
+			s.body = nil // still being read: the next batch takes a new one
+		}
+	}()
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
 	if s.gzip {
 		req.Header.Set("Content-Encoding", "gzip")

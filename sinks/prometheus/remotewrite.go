@@ -1,7 +1,6 @@
 package prometheus
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -92,10 +91,15 @@ func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
 		}
 		r.compressed = body
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	req, rb, err := httpx.NewRequest(ctx, r.url, body)
 	if err != nil {
 		return &sinks.RejectedError{Reason: "request", Err: err}
 	}
+	defer func() {
+		if !rb.Released(httpx.ReleaseWait) { // still being read: take new buffers
+			r.compressed, workers[0].z = nil, nil
+		}
+	}()
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")

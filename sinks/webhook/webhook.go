@@ -141,7 +141,10 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			s.buf.Write(items[i].Record.Value)
 		}
 		if err == nil {
-			err = s.post(ctx, s.buf.Bytes())
+			var released bool
+			if released, err = s.post(ctx, s.buf.Bytes()); !released {
+				s.buf = bytes.Buffer{}
+			}
 		}
 		if err != nil {
 			if i > 0 {
@@ -330,7 +333,11 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	if err != nil {
 		return &sinks.RejectedError{Reason: "encode", Err: fmt.Errorf("alert time: %w", err)}
 	}
-	if err := s.post(ctx, b); err != nil {
+	released, err := s.post(ctx, b)
+	if !released {
+		s.body = nil
+	}
+	if err != nil {
 		return err
 	}
 	// Only once Alertmanager has them: a retry must send the same.
@@ -411,20 +418,22 @@ func annotations(e *telemetry.Event) map[string]string {
 	return ann
 }
 
-func (s *Sink) post(ctx context.Context, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+// post sends body; released says whether body's buffer may be reused.
+func (s *Sink) post(ctx context.Context, body []byte) (released bool, err error) {
+	req, rb, err := httpx.NewRequest(ctx, s.url, body)
 	if err != nil {
-		return &sinks.RejectedError{Reason: "request", Err: err}
+		return true, &sinks.RejectedError{Reason: "request", Err: err}
 	}
+	defer func() { released = rb.Released(httpx.ReleaseWait) }()
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range s.headers {
 		req.Header.Set(k, v)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return httpx.Transport("webhook sink", err)
+		return false, httpx.Transport("webhook sink", err)
 	}
-	return httpx.Classify("webhook sink", resp, s.now())
+	return false, httpx.Classify("webhook sink", resp, s.now())
 }
 
 // Run re-posts firing alerts every re-send interval (alertmanager format
@@ -449,7 +458,7 @@ func (s *Sink) Run(ctx context.Context) error {
 		}
 		if len(alerts) > 0 {
 			body, _ := json.Marshal(alerts)
-			if err := s.post(ctx, body); err != nil && ctx.Err() == nil {
+			if _, err := s.post(ctx, body); err != nil && ctx.Err() == nil {
 				s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", len(alerts), "err", err)
 			}
 		}

@@ -3,11 +3,14 @@
 package httpx
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirnet/weir/sinks"
@@ -58,4 +61,66 @@ func RetryAfter(v string, now time.Time) time.Duration {
 // retryable: the destination may be back soon.
 func Transport(what string, err error) error {
 	return &sinks.RetryableError{Err: fmt.Errorf("%s: %w", what, err)}
+}
+
+// Body is a request body over a buffer its sink reuses for the next
+// request. net/http may go on reading a body after Do returns (a server
+// that answers before reading it all, with a 401 or a 413, is the common
+// case), so the buffer may be written again only once the transport has
+// closed every reader of it it was given: Released tells.
+type Body struct {
+	buf  []byte
+	open atomic.Int32
+}
+
+// NewRequest makes a POST of buf to url, with its length and GetBody set
+// (for redirects and HTTP/2 retries), and the Body to ask before reusing
+// buf.
+func NewRequest(ctx context.Context, url string, buf []byte) (*http.Request, *Body, error) {
+	body := &Body{buf: buf}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body.reader())
+	if err != nil {
+		return nil, nil, err
+	}
+	req.ContentLength = int64(len(buf))
+	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+	return req, body, nil
+}
+
+func (b *Body) reader() io.ReadCloser {
+	b.open.Add(1)
+	return &bodyReader{Reader: bytes.NewReader(b.buf), body: b}
+}
+
+// ReleaseWait is how long a sink waits for the transport to let go of a
+// body before it takes a new buffer instead (it is usually at once, or
+// about a millisecond after an early answer).
+const ReleaseWait = 50 * time.Millisecond
+
+// Released reports whether every reader of the body is closed, waiting up
+// to wait for the transport to close them; false: the caller must not
+// reuse the buffer (and should take a new one).
+func (b *Body) Released(wait time.Duration) bool {
+	deadline := time.Now().Add(wait)
+	for b.open.Load() != 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		// Usually a matter of the transport's goroutine running once.
+		time.Sleep(100 * time.Microsecond)
+	}
+	return true
+}
+
+type bodyReader struct {
+	*bytes.Reader
+	body   *Body
+	closed atomic.Bool
+}
+
+func (r *bodyReader) Close() error {
+	if r.closed.CompareAndSwap(false, true) {
+		r.body.open.Add(-1)
+	}
+	return nil
 }
