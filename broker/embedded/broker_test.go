@@ -630,3 +630,35 @@ func TestConsumerCloseUnsubscribes(t *testing.T) {
 		t.Fatalf("%d waiters left after closing every consumer", n)
 	}
 }
+
+// A member that lives through many rebalances keeps only the partition
+// subscriptions it holds, not one per partition per rebalance.
+func TestGroupRebalancesDoNotPileUpSubscriptions(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 6})
+	c1, _ := b.Consume(ctx, "g", []string{"t"})
+	defer c1.Close()
+	pctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+	c1.Poll(pctx) // takes up its assignment
+	cancel()
+	for range 50 {
+		c2, _ := b.Consume(ctx, "g", []string{"t"})
+		pctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+		c1.Poll(pctx) // gives up half
+		cancel()
+		if n := len(c1.Assigned()); n != 3 {
+			t.Fatalf("with two members, %d partitions", n)
+		}
+		c2.Close()
+		pctx, cancel = context.WithTimeout(ctx, time.Millisecond)
+		c1.Poll(pctx) // takes them back
+		cancel()
+	}
+	c := c1.(*consumer)
+	c.mu.Lock()
+	n := len(c.subs)
+	c.mu.Unlock()
+	if n > 12 {
+		t.Fatalf("%d subscriptions kept after 50 rebalances, for 6 partitions", n)
+	}
+}

@@ -222,7 +222,7 @@ type consumer struct {
 
 	mu      sync.Mutex
 	pending []broker.TopicPartition
-	unsubs  []func() // every subscription made, for Close
+	subs    []*subscription // subscriptions not yet ended, for Close
 	changed atomic.Bool
 
 	// Owned by the polling goroutine.
@@ -478,14 +478,27 @@ func (c *consumer) Assigned() []broker.TopicPartition {
 	return slices.Clone(c.pending)
 }
 
+// subscription is a consumer's wake registration with one partition.
+type subscription struct {
+	once  sync.Once
+	unsub func()
+	ended atomic.Bool
+}
+
+func (s *subscription) end() {
+	s.once.Do(func() { s.unsub(); s.ended.Store(true) })
+}
+
 // subscribe registers the consumer's wake channel with p. The returned
-// function unsubscribes once; Close calls what Poll has not.
+// function unsubscribes once; Close calls what Poll has not. Ended
+// subscriptions are dropped here, so rebalances do not pile them up.
 func (c *consumer) subscribe(p *partition) func() {
-	unsub := sync.OnceFunc(p.subscribe(c.wake))
+	sub := &subscription{unsub: p.subscribe(c.wake)}
 	c.mu.Lock()
-	c.unsubs = append(c.unsubs, unsub)
+	c.subs = slices.DeleteFunc(c.subs, func(s *subscription) bool { return s.ended.Load() })
+	c.subs = append(c.subs, sub)
 	c.mu.Unlock()
-	return unsub
+	return sub.end
 }
 
 func (c *consumer) Close() error {
@@ -493,10 +506,10 @@ func (c *consumer) Close() error {
 		return nil
 	}
 	c.mu.Lock()
-	for _, u := range c.unsubs {
-		u()
+	for _, s := range c.subs {
+		s.end()
 	}
-	c.unsubs = nil
+	c.subs = nil
 	c.mu.Unlock()
 	c.b.groups.leave(c)
 	c.signal()
