@@ -124,10 +124,23 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 			s.next.Store(bases[i+1])
 		}
 	}
+	covered := p.loadProducerSnapshot()
+	p.replaySealed(covered)
 	active := p.segments[len(p.segments)-1]
-	if err := p.recoverActive(active, clean); err != nil {
+	if err := p.recoverActive(active, clean, covered); err != nil {
 		p.closeFiles()
 		return nil, err
+	}
+	if covered > active.next.Load() {
+		// The snapshot is ahead of the log (data it saw is gone), so
+		// its state may name batches that are not there: rebuild.
+		p.opts.logger.Warn("producer state snapshot is past the end of the log; rebuilding it",
+			slog.String("partition", p.name()), slog.Int64("snapshot", covered), slog.Int64("end", active.next.Load()))
+		clear(p.producers)
+		p.replaySealed(-1)
+		if err := p.replayProducers(active, 0, active.size.Load(), -1); err != nil {
+			p.opts.logger.Warn("replaying producer state", slog.String("partition", p.name()), slog.Any("error", err))
+		}
 	}
 	p.logStart.Store(p.segments[0].base)
 	p.hwm.Store(active.next.Load())
@@ -135,7 +148,9 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 	return p, nil
 }
 
-func (p *partition) recoverActive(s *segment, clean bool) error {
+// recoverActive recovers the active segment and brings the producer state,
+// which covers the batches below covered, up to its end.
+func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 	from, next := int64(0), s.base
 	if clean {
 		// Trust the index written at shutdown: resume the scan from its
@@ -151,7 +166,20 @@ func (p *partition) recoverActive(s *segment, clean bool) error {
 			}
 		}
 	}
-	res, err := s.recoverSegment(from, next, p.opts.indexInterval)
+	if covered < next && from > 0 {
+		// The snapshot is older than where the scan resumes (written by
+		// a roll, not the close; or none): replay the headers between.
+		pos := int64(0)
+		if covered > s.base {
+			pos = s.lookup(covered)
+		}
+		if err := p.replayProducers(s, pos, from, covered); err != nil {
+			p.opts.logger.Warn("replaying producer state", slog.String("partition", p.name()), slog.Any("error", err))
+		}
+	}
+	res, err := s.recoverSegment(from, next, p.opts.indexInterval, func(h *recordbatch.Header) {
+		p.noteReplayed(h, covered)
+	})
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", p.name(), err)
 	}
@@ -422,6 +450,15 @@ func (p *partition) roll() error {
 	p.rw.Unlock()
 	if err := active.syncAll(); err != nil {
 		return err
+	}
+	// With a snapshot at every roll, an open replays at most the active
+	// segment. Failing to write one is not fatal: the open then replays
+	// from the previous one. After a failure the state may be ahead of
+	// the durable log, so the previous one stays.
+	if p.failed.Load() == nil {
+		if err := p.writeProducerSnapshot(active.next.Load()); err != nil {
+			p.opts.logger.Warn("rolling segment", slog.Any("error", err))
+		}
 	}
 	s, err := createSegment(p.dir, active.next.Load())
 	if err != nil {
@@ -696,7 +733,7 @@ func (p *partition) info() broker.PartitionInfo {
 }
 
 // close seals nothing (the active segment stays active) but flushes its
-// indexes and data so the next open is clean.
+// indexes, data and producer state so the next open is clean.
 func (p *partition) close() error {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
@@ -711,6 +748,12 @@ func (p *partition) close() error {
 		}
 		if err := s.log.Sync(); err != nil && first == nil {
 			first = fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		}
+		// The next open trusts this snapshot to be complete; after a
+		// failure the log may not hold what the state says, so the
+		// previous snapshot stays and the open replays from it.
+		if first == nil && p.failed.Load() == nil {
+			first = p.writeProducerSnapshot(p.hwm.Load())
 		}
 	}
 	p.closeFiles()
