@@ -51,7 +51,8 @@ type partition struct {
 	waitMu  sync.Mutex
 	waiters []chan<- struct{}
 
-	// producers holds idempotent producers' last sequences (appendMu).
+	// producers holds idempotent producers' last sequences (appendMu),
+	// saved in producers.snapshot (see producerstate.go).
 	producers map[int64]*producerState
 
 	// Group commit of fsyncs.
