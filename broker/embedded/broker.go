@@ -13,6 +13,7 @@
 //	meta/producer-ids            next idempotent producer id block
 //	meta/offsets.log             consumer group commits (append-only, compacted)
 //	NAME-P/000…BASE.log          segments, with .index and .timeindex beside them
+//	NAME-P/producers.snapshot    idempotent producer state, at each roll and clean close
 package embedded
 
 import (

@@ -256,7 +256,7 @@ func FuzzRecoverSegment(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer s.release()
-		if _, err := s.recoverSegment(0, 0, 64); err != nil {
+		if _, err := s.recoverSegment(0, 0, 64, nil); err != nil {
 			t.Fatal(err)
 		}
 		kept := data[:s.size.Load()]

@@ -51,7 +51,8 @@ type partition struct {
 	waitMu  sync.Mutex
 	waiters []chan<- struct{}
 
-	// producers holds idempotent producers' last sequences (appendMu).
+	// producers holds idempotent producers' last sequences (appendMu),
+	// saved in producers.snapshot (see producerstate.go).
 	producers map[int64]*producerState
 
 	// Group commit of fsyncs.
@@ -60,21 +61,6 @@ type partition struct {
 	dirty     atomic.Bool
 
 	stats *topicStats
-}
-
-type producerState struct {
-	epoch    int16
-	lastSeq  int32
-	lastUsed int64 // offset of its last batch, for forgetting the oldest
-	// recent remembers the last batches for duplicate detection, as
-	// Kafka does (max.in.flight is at most 5 for idempotent producers).
-	recent [5]seqEntry
-	n      int
-}
-
-type seqEntry struct {
-	first, last int32
-	offset      int64
 }
 
 func partitionDir(dataDir, topic string, id int32) string {
@@ -139,10 +125,23 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 			s.next.Store(bases[i+1])
 		}
 	}
+	covered := p.loadProducerSnapshot()
+	p.replaySealed(covered)
 	active := p.segments[len(p.segments)-1]
-	if err := p.recoverActive(active, clean); err != nil {
+	if err := p.recoverActive(active, clean, covered); err != nil {
 		p.closeFiles()
 		return nil, err
+	}
+	if covered > active.next.Load() {
+		// The snapshot is ahead of the log (data it saw is gone), so
+		// its state may name batches that are not there: rebuild.
+		p.opts.logger.Warn("producer state snapshot is past the end of the log; rebuilding it",
+			slog.String("partition", p.name()), slog.Int64("snapshot", covered), slog.Int64("end", active.next.Load()))
+		clear(p.producers)
+		p.replaySealed(-1)
+		if err := p.replayProducers(active, 0, active.size.Load(), -1); err != nil {
+			p.opts.logger.Warn("replaying producer state", slog.String("partition", p.name()), slog.Any("error", err))
+		}
 	}
 	p.logStart.Store(p.segments[0].base)
 	p.hwm.Store(active.next.Load())
@@ -150,7 +149,9 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 	return p, nil
 }
 
-func (p *partition) recoverActive(s *segment, clean bool) error {
+// recoverActive recovers the active segment and brings the producer state,
+// which covers the batches below covered, up to its end.
+func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 	from, next := int64(0), s.base
 	if clean {
 		// Trust the index written at shutdown: resume the scan from its
@@ -166,7 +167,20 @@ func (p *partition) recoverActive(s *segment, clean bool) error {
 			}
 		}
 	}
-	res, err := s.recoverSegment(from, next, p.opts.indexInterval)
+	if covered < next && from > 0 {
+		// The snapshot is older than where the scan resumes (written by
+		// a roll, not the close; or none): replay the headers between.
+		pos := int64(0)
+		if covered > s.base {
+			pos = s.lookup(covered)
+		}
+		if err := p.replayProducers(s, pos, from, covered); err != nil {
+			p.opts.logger.Warn("replaying producer state", slog.String("partition", p.name()), slog.Any("error", err))
+		}
+	}
+	res, err := s.recoverSegment(from, next, p.opts.indexInterval, func(h *recordbatch.Header) {
+		p.noteReplayed(h, covered)
+	})
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", p.name(), err)
 	}
@@ -410,69 +424,6 @@ func (p *partition) subscribe(w chan<- struct{}) func() {
 	}
 }
 
-// checkSequence applies Kafka's idempotent producer rules. It returns
-// dup=true with the original offset for a retried batch.
-func (p *partition) checkSequence(h *recordbatch.Header) (dup bool, offset int64, err error) {
-	st, ok := p.producers[h.ProducerID]
-	if !ok {
-		// Unknown producer (new, or state lost with a restart): accept.
-		return false, 0, nil
-	}
-	switch {
-	case h.ProducerEpoch < st.epoch:
-		return false, 0, fmt.Errorf("%w: producer %d epoch %d < %d", broker.ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, st.epoch)
-	case h.ProducerEpoch > st.epoch:
-		if h.BaseSequence != 0 {
-			return false, 0, fmt.Errorf("%w: producer %d new epoch %d starts at sequence %d", broker.ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
-		}
-		return false, 0, nil
-	}
-	last := h.BaseSequence + h.LastOffsetDelta
-	for i := 0; i < st.n; i++ {
-		if e := st.recent[i]; e.first == h.BaseSequence && e.last == last {
-			return true, e.offset, nil
-		}
-	}
-	if want := nextSeq(st.lastSeq); h.BaseSequence != want {
-		return false, 0, fmt.Errorf("%w: producer %d sequence %d, expected %d", broker.ErrOutOfOrderSequence, h.ProducerID, h.BaseSequence, want)
-	}
-	return false, 0, nil
-}
-
-func nextSeq(s int32) int32 {
-	if s == 1<<31-1 {
-		return 0
-	}
-	return s + 1
-}
-
-// maxProducers bounds the idempotent producer states a partition keeps; the
-// oldest is forgotten first (and accepted as unknown if it comes back).
-const maxProducers = 4096
-
-func (p *partition) recordSequence(h *recordbatch.Header) {
-	st, ok := p.producers[h.ProducerID]
-	if !ok && len(p.producers) >= maxProducers {
-		var oldest int64 = -1
-		var oldestAt int64
-		for id, s := range p.producers {
-			if oldest < 0 || s.lastUsed < oldestAt {
-				oldest, oldestAt = id, s.lastUsed
-			}
-		}
-		delete(p.producers, oldest)
-	}
-	if !ok || h.ProducerEpoch != st.epoch {
-		st = &producerState{epoch: h.ProducerEpoch}
-		p.producers[h.ProducerID] = st
-	}
-	st.lastSeq = h.BaseSequence + h.LastOffsetDelta
-	st.lastUsed = h.BaseOffset
-	copy(st.recent[1:], st.recent[:4])
-	st.recent[0] = seqEntry{first: h.BaseSequence, last: st.lastSeq, offset: h.BaseOffset}
-	st.n = min(st.n+1, 5)
-}
-
 // maybeRoll starts a new segment when the next batch would overflow the
 // active one (in bytes or in relative offsets) or it is older than the
 // segment age. Holds appendMu.
@@ -500,6 +451,15 @@ func (p *partition) roll() error {
 	p.rw.Unlock()
 	if err := active.syncAll(); err != nil {
 		return err
+	}
+	// With a snapshot at every roll, an open replays at most the active
+	// segment. Failing to write one is not fatal: the open then replays
+	// from the previous one. After a failure the state may be ahead of
+	// the durable log, so the previous one stays.
+	if p.failed.Load() == nil {
+		if err := p.writeProducerSnapshot(active.next.Load()); err != nil {
+			p.opts.logger.Warn("rolling segment", slog.Any("error", err))
+		}
 	}
 	s, err := createSegment(p.dir, active.next.Load())
 	if err != nil {
@@ -774,7 +734,7 @@ func (p *partition) info() broker.PartitionInfo {
 }
 
 // close seals nothing (the active segment stays active) but flushes its
-// indexes and data so the next open is clean.
+// indexes, data and producer state so the next open is clean.
 func (p *partition) close() error {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
@@ -789,6 +749,12 @@ func (p *partition) close() error {
 		}
 		if err := s.log.Sync(); err != nil && first == nil {
 			first = fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		}
+		// The next open trusts this snapshot to be complete; after a
+		// failure the log may not hold what the state says, so the
+		// previous snapshot stays and the open replays from it.
+		if first == nil && p.failed.Load() == nil {
+			first = p.writeProducerSnapshot(p.hwm.Load())
 		}
 	}
 	p.closeFiles()

@@ -20,8 +20,9 @@ type recoverResult struct {
 // state the caller already knows, usually 0), checking every batch's CRC and
 // that offsets are dense. At the first batch that is torn, corrupt or out of
 // sequence it truncates the file: everything before is kept, nothing after
-// can be trusted. It rebuilds the in-memory indexes for the scanned part.
-func (s *segment) recoverSegment(from int64, expectNext int64, indexInterval int) (recoverResult, error) {
+// can be trusted. It rebuilds the in-memory indexes for the scanned part and
+// passes each batch it keeps to onBatch, if set.
+func (s *segment) recoverSegment(from int64, expectNext int64, indexInterval int, onBatch func(*recordbatch.Header)) (recoverResult, error) {
 	var res recoverResult
 	st, err := s.log.Stat()
 	if err != nil {
@@ -79,6 +80,9 @@ func (s *segment) recoverSegment(from int64, expectNext int64, indexInterval int
 			break
 		}
 		s.noteBatch(&h, pos, int(size), indexInterval)
+		if onBatch != nil {
+			onBatch(&h)
+		}
 		if s.firstAppend.Load() == 0 {
 			s.firstAppend.Store(max(h.FirstTimestamp, 1))
 		}
