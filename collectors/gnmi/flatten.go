@@ -36,8 +36,9 @@ import (
 //   - Deletes: one metric per deleted path, measurement from the whole
 //     path, its keys as tags, and the single field deleted=true.
 //
-// Integer fields under a "counters" element are listed in Counters. Time is
-// the notification's timestamp, else receivedAt.
+// Integer fields under a "counters" element are listed in Counters, and in
+// Counters64 too (gNMI counters are 64 bits wide). Time is the
+// notification's timestamp, else receivedAt.
 func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemetry.Metric {
 	if n == nil {
 		return nil
@@ -148,6 +149,10 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 	for _, m := range out {
 		if len(m.Fields) > 0 {
 			sort.Strings(m.Counters)
+			// gNMI counters are 64 bits wide (OpenConfig's are all
+			// counter64, sent as uint64): a counter going back is
+			// reset, never a 32-bit wrap. The two lists are only read.
+			m.Counters64 = m.Counters
 			kept = append(kept, m)
 		}
 	}

@@ -72,6 +72,10 @@ func TestFlattenTypedValues(t *testing.T) {
 	if !reflect.DeepEqual(c.Counters, []string{"in-errors", "in-octets"}) {
 		t.Errorf("counters: %v", c.Counters)
 	}
+	// 64 bits wide: a counter going back is reset, not a 32-bit wrap.
+	if !reflect.DeepEqual(c.Counters64, c.Counters) {
+		t.Errorf("counters64: %v, want %v", c.Counters64, c.Counters)
+	}
 	s := byM["interfaces_interface_state"]
 	wantS := map[string]any{
 		"mtu": int64(9214), "enabled": true, "description": "uplink", "ascii": "a", "float": 1.5, "double": 2.25,
