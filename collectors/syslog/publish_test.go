@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,4 +98,37 @@ func TestShutdownPublishesBatchInFlightOnKafka(t *testing.T) {
 	if n != 1 || shutdown != 0 {
 		t.Fatalf("message accepted before shutdown: %d in Kafka, dropped{shutdown} %v", n, shutdown)
 	}
+}
+
+// discardBroker takes every batch at once and keeps nothing.
+type discardBroker struct{ broker.Broker }
+
+func (discardBroker) Produce(context.Context, string, []broker.Record) error { return nil }
+
+// BenchmarkPublish is a reader's hot path past the socket: each message
+// parsed, encoded and added to the batch, and full batches produced (to a
+// broker that takes them at once, so only the publisher is measured). It
+// allocates nothing per message.
+func BenchmarkPublish(b *testing.B) {
+	lines := loadCorpus(b)
+	raws := make([][]byte, len(lines))
+	for i, c := range lines {
+		raws[i] = []byte(c.Raw)
+	}
+	c, err := New(configs.Syslog{}, discardBroker{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.now = fixedNow
+	p := c.newPublisher("bench", c.metrics.forListener("bench"))
+	p.parser.Now = fixedNow
+	from := netip.MustParseAddrPort("192.0.2.1:514")
+	ctx := context.Background()
+	now := fixedNow()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.add(ctx, raws[i%len(raws)], from, now, false)
+	}
+	p.finalFlush(ctx)
 }
