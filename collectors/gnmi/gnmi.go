@@ -40,6 +40,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/gnmi/gpath"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -317,6 +318,9 @@ type target struct {
 	syncs, published      prometheus.Counter
 	dropQueue, dropPub    prometheus.Counter
 	dropEncode            prometheus.Counter
+
+	// pub publishes the target's batches (see publishLoop).
+	pub publish.Publisher
 }
 
 // withDefaults is tc with the defaults a target runs with filled in.
@@ -358,6 +362,8 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		dropPub:    c.m.Dropped.WithLabelValues(tc.Name, DropPublishError),
 		dropEncode: c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
 	}
+	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
+		OnDrop: func(_ publish.Reason, _, n int, _ error) { t.dropPub.Add(float64(n)) }}
 	if len(tc.Subscriptions) > 0 && tc.Subscriptions[0].Mode == "poll" {
 		t.poll = tc.Subscriptions[0].PollInterval.Std()
 		if t.poll <= 0 {
@@ -953,52 +959,17 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) {
 		if len(recs) == 0 {
 			continue
 		}
-		if !t.produce(ctx, recs) {
+		// Retried with back-off while the broker fails (a full disk),
+		// until ctx ends; a record the broker refuses for good (over
+		// its size limit) is dropped alone, not the whole batch.
+		res, err := t.pub.Publish(ctx, recs)
+		t.published.Add(float64(res.Published))
+		if err != nil {
 			// Stopped (weir stopping, or a removed target's drain
-			// time up) with a batch the broker did not take.
-			t.dropPub.Add(float64(len(recs)))
+			// time up) with records the broker did not take: they
+			// are counted (publish_error) with the refused ones.
 			return
 		}
-	}
-}
-
-// produce publishes recs, retrying transient broker errors with back-off
-// (a full disk) until ctx ends (false). When the broker refuses the batch
-// itself (a record over its size limit), the records go one by one and
-// only those refused are dropped and counted, not the whole batch.
-func (t *target) produce(ctx context.Context, recs []broker.Record) bool {
-	backoff := 50 * time.Millisecond
-	for {
-		err := t.c.b.Produce(ctx, t.c.topic, recs)
-		if err == nil {
-			t.published.Add(float64(len(recs)))
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		if broker.Refused(err) {
-			if len(recs) == 1 {
-				t.dropPub.Inc()
-				t.c.log.Warn("gnmi record refused by the broker; dropped", slog.String("target", t.cfg.Name),
-					slog.Int("bytes", len(recs[0].Value)), slog.Any("err", err))
-				return true
-			}
-			for i := range recs {
-				if !t.produce(ctx, recs[i:i+1]) {
-					return false
-				}
-			}
-			return true
-		}
-		t.c.log.Warn("gnmi publish failed, retrying", slog.String("target", t.cfg.Name), slog.String("topic", t.c.topic),
-			slog.Int("records", len(recs)), slog.Any("err", fmt.Errorf("gnmi %s: publish to %s: %w", t.cfg.Name, t.c.topic, err)))
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

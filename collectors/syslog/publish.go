@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -38,18 +39,23 @@ type publisher struct {
 	spans    []span
 	headers  []broker.Header
 	sources  map[netip.AddrPort]sourceNames
-	counts   [4]int // per format, flushed to metrics with the batch
-	bytes    [4]int // per format
-	failures int
+	pub      publish.Publisher
 	// grace is what publishing runs under: the reader's context, outliving
-	// it by shutdownFlushTimeout (see shutdownGrace). Made at the first
+	// it by shutdownFlushTimeout (see publish.Grace). Made at the first
 	// flush, so that all the reader's flushes after shutdown, however many
 	// batches it still holds, share one deadline; finalFlush ends it.
 	grace    context.Context
 	endGrace context.CancelFunc
 }
 
-type span struct{ key, val [2]int }
+// span is one message of the batch: its key and value in the arena, and
+// what the metrics count of it once it is published.
+type span struct {
+	key, val [2]int
+	raw      int32 // bytes received
+	format   uint8 // formatIndex
+	failed   bool  // did not parse
+}
 
 // sourceNames caches the strings of a sender's address: a device sends
 // many messages from one address, and formatting it each time allocates.
@@ -78,6 +84,22 @@ func (c *Collector) newPublisher(listener string, stats *listenerStats) *publish
 		// The arena grows with use: an idle connection costs nothing.
 		arena:   make([]byte, 0, 4<<10),
 		headers: []broker.Header{{Key: telemetry.HeaderSource, Value: headerSource}, {Key: telemetry.HeaderSchema, Value: headerSchema}},
+		pub: publish.Publisher{
+			Broker: c.broker,
+			Topic:  c.topic,
+			Name:   "syslog",
+			Logger: c.logger.With(slog.String("listener", listener)),
+			// A reader stalled on the broker stops reading: retry soon.
+			MinBackoff: 10 * time.Millisecond,
+			OnRetry:    func(error, time.Duration) { stats.publishErrors.Inc() },
+			OnDrop: func(reason publish.Reason, _, n int, _ error) {
+				if reason == publish.Refused {
+					stats.dropped("rejected").Add(float64(n))
+				} else {
+					stats.dropped("shutdown").Add(float64(n))
+				}
+			},
+		},
 	}
 }
 
@@ -109,12 +131,8 @@ func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, no
 	p.arena = append(p.arena, l.Device...)
 	valStart := len(p.arena)
 	p.arena = l.AppendJSON(p.arena)
-	p.spans = append(p.spans, span{key: [2]int{keyStart, valStart}, val: [2]int{valStart, len(p.arena)}})
-	p.counts[formatIndex(l.Format)]++
-	p.bytes[formatIndex(l.Format)] += len(raw)
-	if l.ParseError != "" && l.Format == FormatMalformed {
-		p.failures++
-	}
+	p.spans = append(p.spans, span{key: [2]int{keyStart, valStart}, val: [2]int{valStart, len(p.arena)},
+		raw: int32(len(raw)), format: uint8(formatIndex(l.Format)), failed: l.ParseError != "" && l.Format == FormatMalformed})
 	if len(p.spans) >= batchRecords || len(p.arena) >= batchBytes {
 		// Full batch: publish now (this is where a slow broker pushes
 		// back on the reader).
@@ -155,15 +173,17 @@ func formatIndex(f string) int {
 // Once ctx ends it keeps trying until shutdownFlushTimeout after that,
 // across all of the reader's flushes, so the messages already accepted
 // are published on shutdown; it returns false if that time ran out with
-// the batch unpublished. ctx is the reader's, the same at every call.
+// the batch unpublished (what was left is counted as dropped, shutdown).
+// A message the broker refuses for good (over its size limit) is dropped
+// and counted (rejected), not retried: that would stall the connection
+// for good. ctx is the reader's, the same at every call.
 func (p *publisher) flush(ctx context.Context) bool {
 	if len(p.spans) == 0 {
 		return true
 	}
 	if p.grace == nil {
-		p.grace, p.endGrace = shutdownGrace(ctx)
+		p.grace, p.endGrace = publish.Grace(ctx, shutdownFlushTimeout)
 	}
-	ctx = p.grace
 	// The arena does not move while the batch is built, so the records
 	// can point into it now.
 	p.recs = p.recs[:0]
@@ -175,88 +195,48 @@ func (p *publisher) flush(ctx context.Context) bool {
 		})
 	}
 	start := time.Now()
-	if !p.produce(ctx, p.recs) {
-		p.stats.dropped("shutdown").Add(float64(len(p.recs)))
-		p.reset()
-		return false
+	res, err := p.pub.Publish(p.grace, p.recs)
+	if err == nil {
+		p.stats.publishSeconds.Observe(time.Since(start).Seconds())
 	}
-	p.stats.publishSeconds.Observe(time.Since(start).Seconds())
-	for i, n := range p.counts {
-		if n > 0 {
-			p.stats.messages[i].Add(float64(n))
-		}
-	}
-	for i, n := range p.bytes {
-		if n > 0 {
-			p.stats.bytes[i].Add(float64(n))
-		}
-	}
-	if p.failures > 0 {
-		p.stats.parseFailures.Add(float64(p.failures))
-	}
+	// Received and published: all but what was left unsent (those refused
+	// count as received, and as dropped).
+	p.count(p.spans[:len(p.spans)-res.Unsent])
 	p.reset()
-	return true
+	return err == nil
 }
 
-// produce publishes recs, retrying with back-off until the broker accepts
-// them or ctx ends (false); flush gives it a ctx that outlives shutdown. When the broker refuses the batch itself (a
-// record over its size limit), the records are published one by one and
-// those refused are dropped, counted and logged: retrying them forever
-// would stall the connection for good.
-func (p *publisher) produce(ctx context.Context, recs []broker.Record) bool {
-	backoff := 10 * time.Millisecond
-	for {
-		err := p.c.broker.Produce(ctx, p.c.topic, recs)
-		if err == nil {
-			return true
+// count adds spans to the message, byte and parse failure counters.
+func (p *publisher) count(spans []span) {
+	var msgs, bytes [4]int
+	failures := 0
+	for _, s := range spans {
+		msgs[s.format]++
+		bytes[s.format] += int(s.raw)
+		if s.failed {
+			failures++
 		}
-		if broker.Refused(err) {
-			if len(recs) == 1 {
-				p.stats.dropped("rejected").Inc()
-				p.c.logger.Error("syslog: broker refused a message; dropped", slog.String("listener", p.listener),
-					slog.Int("bytes", len(recs[0].Value)), slog.Any("error", err))
-				return true
-			}
-			for i := range recs {
-				if !p.produce(ctx, recs[i:i+1]) {
-					return false
-				}
-			}
-			return true
+	}
+	for i, n := range msgs {
+		if n > 0 {
+			p.stats.messages[i].Add(float64(n))
+			p.stats.bytes[i].Add(float64(bytes[i]))
 		}
-		p.stats.publishErrors.Inc()
-		p.c.logger.Error("syslog: publishing failed, retrying", slog.String("listener", p.listener),
-			slog.Int("messages", len(recs)), slog.Any("error", err), slog.Duration("retry_in", backoff))
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return false
-		}
-		backoff = min(backoff*2, 5*time.Second)
+	}
+	if failures > 0 {
+		p.stats.parseFailures.Add(float64(failures))
 	}
 }
 
 func (p *publisher) reset() {
 	p.arena = p.arena[:0]
 	p.spans = p.spans[:0]
-	p.counts = [4]int{}
-	p.bytes, p.failures = [4]int{}, 0
 	clear(p.recs)
 }
 
 // shutdownFlushTimeout bounds a publish after shutdown: a broker that
 // refuses writes must not hold up weir's shutdown forever.
 const shutdownFlushTimeout = 5 * time.Second
-
-// shutdownGrace returns a context that ends shutdownFlushTimeout after ctx
-// does (or after now, if ctx has ended). Producing with ctx itself would
-// lose the batch in flight on shutdown: the Kafka client fails records
-// whose context is cancelled.
-func shutdownGrace(ctx context.Context) (context.Context, context.CancelFunc) {
-	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(shutdownFlushTimeout, cancel) })
-	return gctx, func() { stop(); cancel() }
-}
 
 // finalFlush publishes what is left when a reader stops, even though its
 // context is done, within shutdownFlushTimeout of its end, and releases

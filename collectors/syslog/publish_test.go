@@ -2,8 +2,10 @@ package syslog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/broker/kafkacluster"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/telemetry"
@@ -96,5 +99,91 @@ func TestShutdownPublishesBatchInFlightOnKafka(t *testing.T) {
 	shutdown := testutil.ToFloat64(c.metrics.dropped.WithLabelValues("tcp://"+addr, "shutdown"))
 	if n != 1 || shutdown != 0 {
 		t.Fatalf("message accepted before shutdown: %d in Kafka, dropped{shutdown} %v", n, shutdown)
+	}
+}
+
+// discardBroker takes every batch at once and keeps nothing.
+type discardBroker struct{ broker.Broker }
+
+func (discardBroker) Produce(context.Context, string, []broker.Record) error { return nil }
+
+// BenchmarkPublish is a reader's hot path past the socket: each message
+// parsed, encoded and added to the batch, and full batches produced (to a
+// broker that takes them at once, so only the publisher is measured). It
+// allocates nothing per message.
+func BenchmarkPublish(b *testing.B) {
+	lines := loadCorpus(b)
+	raws := make([][]byte, len(lines))
+	for i, c := range lines {
+		raws[i] = []byte(c.Raw)
+	}
+	c, err := New(configs.Syslog{}, discardBroker{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.now = fixedNow
+	p := c.newPublisher("bench", c.metrics.forListener("bench"))
+	p.parser.Now = fixedNow
+	from := netip.MustParseAddrPort("192.0.2.1:514")
+	ctx := context.Background()
+	now := fixedNow()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.add(ctx, raws[i%len(raws)], from, now, false)
+	}
+	p.finalFlush(ctx)
+}
+
+// stuckOnBroker fails, as a full disk does, a produce of the one record
+// whose value contains stuck, and calls at first; it passes every other
+// produce on.
+type stuckOnBroker struct {
+	broker.Broker
+	stuck string
+	at    func()
+}
+
+func (s *stuckOnBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if len(recs) == 1 && strings.Contains(string(recs[0].Value), s.stuck) {
+		s.at()
+		return errors.New("injected: no space left on device")
+	}
+	return s.Broker.Produce(ctx, topic, recs)
+}
+
+// TestShutdownInARefusedBatchCountsOnlyTheUnsent: when the shutdown
+// deadline passes while a batch the broker refused is sent message by
+// message, the messages already published count as received, the
+// refused one as rejected, and only those left as shutdown drops.
+func TestShutdownInARefusedBatchCountsOnlyTheUnsent(t *testing.T) {
+	b, err := embedded.Open(t.TempDir(), embedded.WithMaxMessageBytes(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	grace, deadline := context.WithCancel(context.Background())
+	defer deadline()
+	c, err := New(configs.Syslog{}, &stuckOnBroker{Broker: b, stuck: "stuck", at: deadline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.newPublisher("l", c.metrics.forListener("l"))
+	p.grace, p.endGrace = grace, deadline
+	from := netip.MustParseAddrPort("192.0.2.1:514")
+	for _, m := range []string{"first", strings.Repeat("x", 8000), "stuck", "last"} {
+		p.add(context.Background(), []byte("<13>Nov 29 14:08:10 h app: "+m), from, time.Now(), false)
+	}
+	if p.flush(context.Background()) {
+		t.Fatal("flush reported the batch published")
+	}
+	dropped := func(reason string) float64 { return testutil.ToFloat64(c.metrics.dropped.WithLabelValues("l", reason)) }
+	received := testutil.ToFloat64(c.metrics.messages.WithLabelValues("l", FormatRFC3164))
+	if dropped("rejected") != 1 || dropped("shutdown") != 2 || received != 2 {
+		t.Errorf("rejected %v, shutdown %v, received %v; want 1, 2 (the stuck message and the one after) and 2",
+			dropped("rejected"), dropped("shutdown"), received)
+	}
+	if n := testutil.ToFloat64(c.metrics.publishErrors.WithLabelValues("l")); n != 0 {
+		t.Errorf("%v publish errors counted for an attempt the deadline ended, want 0", n)
 	}
 }

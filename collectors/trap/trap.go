@@ -33,6 +33,7 @@ import (
 	snmpc "github.com/weirnet/weir/collectors/snmp"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/promreg"
+	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -113,7 +114,9 @@ type Receiver struct {
 	// decodePanics counts datagrams that made the decoder panic
 	// (recovered); the fuzz test reports them.
 	decodePanics atomic.Int64
-	mu           sync.Mutex
+	// pub publishes to the broker; each batch gives a copy its outcomes.
+	pub publish.Publisher
+	mu  sync.Mutex
 }
 
 // New checks the config and prepares the v3 users.
@@ -147,6 +150,7 @@ func New(cfg Config) (*Receiver, error) {
 		ready:       make(chan struct{}),
 		engineID:    newEngineID(),
 		started:     time.Now(),
+		pub:         publish.Publisher{Broker: cfg.Broker, Topic: cfg.Topic, Name: "trap", Logger: cfg.Logger},
 	}
 	for _, c := range cfg.Communities {
 		r.communities[c] = true
@@ -259,9 +263,7 @@ func (r *Receiver) publishLoop(ctx context.Context, conn net.PacketConn, queue <
 	// One deadline for the whole drain after ctx ends, however many
 	// batches are queued: a broker that is down (a Kafka cluster away)
 	// must not hold up weir's exit past systemd's stop timeout.
-	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(shutdownDrainTimeout, cancel) })
+	dctx, stop := publish.Grace(ctx, shutdownDrainTimeout)
 	defer stop()
 	batch := make([]item, 0, maxBatch)
 	for it := range queue {
@@ -307,21 +309,30 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 		recs = append(recs, broker.Record{Timestamp: batch[i].trap.ReceivedAt, Key: []byte(batch[i].trap.Device), Value: v, Headers: headers})
 	}
 	batch = batch[:n]
+	// A broker error (a full disk) is retried, with back-off up to 5 s,
+	// until ctx ends. A trap the broker refuses for good (a record over
+	// its size limit) is sent alone and dropped as publish_error: retrying
+	// it forever would stall every trap behind it.
 	outcomes := make([]string, len(recs))
-	var err error
-	if err = ctx.Err(); err == nil {
-		err = r.produce(ctx, recs, outcomes)
+	pub := r.pub
+	pub.OnDrop = func(reason publish.Reason, i, n int, _ error) {
+		outcome := OutcomeShutdown
+		if reason == publish.Refused {
+			outcome = OutcomePublishError
+		}
+		for j := i; j < i+n; j++ {
+			outcomes[j] = outcome
+		}
 	}
-	unsent := 0
+	res, err := pub.Publish(ctx, recs)
 	for i := range batch {
 		if outcomes[i] == "" {
-			outcomes[i] = OutcomeShutdown
-			unsent++
+			outcomes[i] = OutcomePublished
 		}
 		r.cfg.Metrics.Received.WithLabelValues(batch[i].trap.Version, outcomes[i]).Inc()
 	}
-	if unsent > 0 {
-		r.cfg.Logger.Error("trap publish abandoned at shutdown; dropped, informs not acknowledged", "topic", r.cfg.Topic, "traps", unsent, "err", err)
+	if res.Unsent > 0 {
+		r.cfg.Logger.Error("trap publish abandoned at shutdown; dropped, informs not acknowledged", "topic", r.cfg.Topic, "traps", res.Unsent, "err", err)
 	}
 	for i := range batch {
 		if batch[i].ack != nil && outcomes[i] == OutcomePublished {
@@ -331,52 +342,6 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 			}
 			r.cfg.Metrics.Acked.Inc()
 		}
-	}
-}
-
-// maxBackoff caps the wait between attempts to publish: a broker back
-// from an outage is written to within seconds.
-const maxBackoff = 5 * time.Second
-
-// produce publishes recs, retrying with capped back-off until the broker
-// accepts them or ctx ends (its error is returned). It sets outcomes
-// (parallel to recs) to published or, when the broker refuses the batch
-// itself (a record over its size limit), sends the records one by one
-// and sets publish_error for those refused: retrying them forever would
-// stall every trap behind them. Records not sent keep "".
-func (r *Receiver) produce(ctx context.Context, recs []broker.Record, outcomes []string) error {
-	backoff := 50 * time.Millisecond
-	for {
-		err := r.cfg.Broker.Produce(ctx, r.cfg.Topic, recs)
-		if err == nil {
-			for i := range outcomes {
-				outcomes[i] = OutcomePublished
-			}
-			return nil
-		}
-		if broker.Refused(err) {
-			if len(recs) == 1 {
-				outcomes[0] = OutcomePublishError
-				r.cfg.Logger.Error("trap refused by the broker; dropped", "topic", r.cfg.Topic, "bytes", len(recs[0].Value), "err", err)
-				return nil
-			}
-			for i := range recs {
-				if err := r.produce(ctx, recs[i:i+1], outcomes[i:i+1]); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return err
-		}
-		r.cfg.Logger.Warn("trap publish failed, retrying", "topic", r.cfg.Topic, "traps", len(recs), "err", err, "retry_in", backoff)
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		backoff = min(backoff*2, maxBackoff)
 	}
 }
 

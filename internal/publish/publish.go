@@ -1,0 +1,219 @@
+// Package publish produces a collector's batches of records to the broker
+// and keeps them through broker trouble, written once for the collectors
+// (syslog, SNMP traps, gNMI) that each had a copy of it.
+//
+// While the broker cannot take a batch (a full disk, a cluster away) it
+// retries, with exponential back-off up to a cap, until the broker does or
+// the context ends. When the broker refuses the batch itself (a record
+// over its size limit, a corrupt batch: see broker.Refused), retrying
+// cannot help and would stall the collector for good, so the records go
+// one by one and only those refused are dropped. Nothing is dropped
+// silently: every record ends taken, refused or unsent, and the caller
+// hears of each drop through a hook, to count it under its own labels.
+//
+// Grace makes the context that bounds a collector's drain at shutdown.
+package publish
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// Default back-off bounds.
+const (
+	DefaultMinBackoff = 50 * time.Millisecond
+	// DefaultMaxBackoff keeps a broker back from an outage written to
+	// within seconds.
+	DefaultMaxBackoff = 5 * time.Second
+)
+
+// Reason says why records were dropped.
+type Reason uint8
+
+const (
+	// Refused: the broker refused the record itself; sending it again
+	// cannot succeed.
+	Refused Reason = iota + 1
+	// Unsent: the context ended before the broker took the records.
+	Unsent
+)
+
+func (r Reason) String() string {
+	switch r {
+	case Refused:
+		return "refused"
+	case Unsent:
+		return "unsent"
+	}
+	return "unknown"
+}
+
+// Publisher publishes batches to one topic. Set Broker and Topic; the
+// other fields are optional. Publish only reads the fields, so a
+// Publisher may be used by several goroutines at once (if its hooks may),
+// and a copy with other hooks serves a single call.
+type Publisher struct {
+	Broker broker.Broker
+	Topic  string
+	// Name begins the log messages: the collector's ("syslog").
+	Name string
+	// Logger logs each failed attempt that will be retried (warn) and
+	// each record dropped because the broker refused it (error); nil logs
+	// nothing. Give it the caller's attributes (the listener, the
+	// target): Publisher adds the topic, the error and the numbers.
+	Logger *slog.Logger
+	// MinBackoff is the wait after a first failed attempt; each further
+	// failure doubles it, up to MaxBackoff. Zero takes the defaults.
+	MinBackoff, MaxBackoff time.Duration
+	// OnRetry, if set, is called for each failed attempt that will be
+	// retried after wait (not for one the end of the context cut short).
+	OnRetry func(err error, wait time.Duration)
+	// OnDrop, if set, is called for records dropped: recs[i:i+n] of the
+	// batch given to Publish. For Refused, one record (n is 1) and the
+	// broker's error; for Unsent, the records left when the context
+	// ended, always the last of the batch, and the last attempt's error.
+	OnDrop func(reason Reason, i, n int, err error)
+}
+
+// Result is what became of a batch: Published+Refused+Unsent is its length.
+type Result struct {
+	// Published is how many records the broker took.
+	Published int
+	// Refused is how many it refused, which were dropped.
+	Refused int
+	// Unsent is how many were not sent because the context ended: the
+	// last Unsent records of the batch.
+	Unsent int
+}
+
+// Publish produces recs to the topic: at once if the broker takes them,
+// or retrying while it fails, until it takes them or ctx ends. If the
+// broker refuses the batch, each record is produced (and retried) alone,
+// in order, and those refused are dropped.
+//
+// The error is nil when every record was taken or refused; otherwise ctx
+// ended first, and the error is the last attempt's (why the broker did not
+// take the records). A ctx already done still gets one attempt, and no
+// retry: a broker that answers at once (the embedded log does not wait on
+// ctx) takes the batch, one that would wait fails at once. Nothing bounds
+// an attempt but ctx.
+//
+// Publish allocates nothing while the broker takes batches.
+func (p *Publisher) Publish(ctx context.Context, recs []broker.Record) (Result, error) {
+	var res Result
+	if len(recs) == 0 {
+		return res, nil
+	}
+	err := p.produce(ctx, recs)
+	switch {
+	case err == nil:
+		res.Published = len(recs)
+		return res, nil
+	case !broker.Refused(err):
+		return p.unsent(res, 0, len(recs), err), err
+	case len(recs) == 1:
+		p.refused(&res, recs, 0, err)
+		return res, nil
+	}
+	// The broker refuses the batch for one record or a few: find them.
+	for i := range recs {
+		err := p.produce(ctx, recs[i:i+1])
+		switch {
+		case err == nil:
+			res.Published++
+		case broker.Refused(err):
+			p.refused(&res, recs, i, err)
+		default:
+			return p.unsent(res, i, len(recs)-i, err), err
+		}
+	}
+	return res, nil
+}
+
+// produce sends recs until the broker takes them (nil), refuses them (an
+// error broker.Refused reports), or ctx ends (the last attempt's error).
+func (p *Publisher) produce(ctx context.Context, recs []broker.Record) error {
+	backoff, maxBackoff := p.MinBackoff, p.MaxBackoff
+	if backoff <= 0 {
+		backoff = DefaultMinBackoff
+	}
+	if maxBackoff <= 0 {
+		maxBackoff = DefaultMaxBackoff
+	}
+	backoff = min(backoff, maxBackoff)
+	var timer *time.Timer
+	for {
+		err := p.Broker.Produce(ctx, p.Topic, recs)
+		if err == nil || broker.Refused(err) || ctx.Err() != nil {
+			if timer != nil {
+				timer.Stop()
+			}
+			return err
+		}
+		wait := backoff
+		if p.OnRetry != nil {
+			p.OnRetry(err, wait)
+		}
+		if p.Logger != nil {
+			p.Logger.LogAttrs(ctx, slog.LevelWarn, p.message("publish failed, retrying"), slog.String("topic", p.Topic),
+				slog.Int("records", len(recs)), slog.Any("err", err), slog.Duration("retry_in", wait))
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return err
+		}
+		backoff = min(backoff*2, maxBackoff)
+	}
+}
+
+// refused drops recs[i], which the broker refused with err.
+func (p *Publisher) refused(res *Result, recs []broker.Record, i int, err error) {
+	res.Refused++
+	if p.Logger != nil {
+		p.Logger.LogAttrs(context.Background(), slog.LevelError, p.message("record refused by the broker; dropped"),
+			slog.String("topic", p.Topic), slog.Int("bytes", len(recs[i].Value)), slog.Any("err", err))
+	}
+	if p.OnDrop != nil {
+		p.OnDrop(Refused, i, 1, err)
+	}
+}
+
+// unsent gives up the n records from i on, the batch's last.
+func (p *Publisher) unsent(res Result, i, n int, err error) Result {
+	res.Unsent = n
+	if p.OnDrop != nil {
+		p.OnDrop(Unsent, i, n, err)
+	}
+	return res
+}
+
+func (p *Publisher) message(s string) string {
+	if p.Name == "" {
+		return s
+	}
+	return p.Name + " " + s
+}
+
+// Grace returns a context that ends d after ctx does (d after now if ctx
+// has ended already), for a collector to publish under while it drains
+// what it holds at shutdown; stop releases it. Publishing under ctx itself
+// would lose the batch in flight when ctx ends (the Kafka client fails
+// the records of a cancelled context at once), and publishing without a
+// bound would let a broker that is down hold up weir's exit. Make it once
+// for the whole drain, so that the bound is d in all, however many
+// batches are left.
+func Grace(ctx context.Context, d time.Duration) (gctx context.Context, stop context.CancelFunc) {
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() { time.AfterFunc(d, cancel) })
+	return gctx, func() { unhook(); cancel() }
+}

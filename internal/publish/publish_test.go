@@ -1,0 +1,324 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+)
+
+const topic = "t"
+
+// openLog opens an embedded log in a temp dir with topic on one partition,
+// so records read back in the order they were taken.
+func openLog(t *testing.T, opts ...embedded.Option) *embedded.Broker {
+	t.Helper()
+	b, err := embedded.Open(t.TempDir(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.CreateTopic(context.Background(), topic, broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// values reads back the values of everything in topic.
+func values(t *testing.T, b broker.Broker) []string {
+	t.Helper()
+	var res broker.FetchResult
+	if err := b.Fetch(context.Background(), topic, 0, 0, broker.FetchOptions{}, &res); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range res.Records {
+		out = append(out, string(r.Value))
+	}
+	return out
+}
+
+func batch(vals ...string) []broker.Record {
+	recs := make([]broker.Record, len(vals))
+	for i, v := range vals {
+		recs[i] = broker.Record{Key: []byte("k"), Value: []byte(v)}
+	}
+	return recs
+}
+
+var errDiskFull = errors.New("injected: no space left on device")
+
+// flaky fails the first failures produces (a full disk), then passes
+// them to the broker it wraps; fail, if set, decides instead.
+type flaky struct {
+	broker.Broker
+	failures int
+	fail     func(recs []broker.Record) error
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (f *flaky) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	f.mu.Lock()
+	f.calls++
+	n := f.calls
+	f.mu.Unlock()
+	if f.fail != nil {
+		if err := f.fail(recs); err != nil {
+			return err
+		}
+	} else if n <= f.failures {
+		return errDiskFull
+	}
+	return f.Broker.Produce(ctx, topic, recs)
+}
+
+func (f *flaky) attempts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// drops records what OnDrop is told.
+type drops struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (d *drops) hook(reason Reason, i, n int, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.got = append(d.got, fmt.Sprintf("%v %d+%d: %v", reason, i, n, err))
+}
+
+func (d *drops) String() string { return strings.Join(d.got, "; ") }
+
+func TestRetriesUntilTheBrokerTakesTheBatch(t *testing.T) {
+	b := openLog(t)
+	f := &flaky{Broker: b, failures: 3}
+	var retries []error
+	var d drops
+	p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Millisecond,
+		OnRetry: func(err error, _ time.Duration) { retries = append(retries, err) }, OnDrop: d.hook}
+	res, err := p.Publish(context.Background(), batch("a", "b", "c"))
+	if err != nil || res != (Result{Published: 3}) {
+		t.Fatalf("Publish = %+v, %v; want all 3 published", res, err)
+	}
+	if f.attempts() != 4 || len(retries) != 3 || !errors.Is(retries[0], errDiskFull) {
+		t.Errorf("%d attempts, retries %v; want 4 attempts, 3 retries of the broker's error", f.attempts(), retries)
+	}
+	if got := strings.Join(values(t, b), ","); got != "a,b,c" {
+		t.Errorf("log holds %q, want a,b,c once", got)
+	}
+	if d.String() != "" {
+		t.Errorf("drops: %s", d.String())
+	}
+}
+
+func TestBackoffGrowsToItsCap(t *testing.T) {
+	f := &flaky{Broker: openLog(t), failures: 8}
+	var waits []time.Duration
+	p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Millisecond, MaxBackoff: 8 * time.Millisecond,
+		OnRetry: func(_ error, wait time.Duration) { waits = append(waits, wait) }}
+	if _, err := p.Publish(context.Background(), batch("a")); err != nil {
+		t.Fatal(err)
+	}
+	ms := time.Millisecond
+	want := []time.Duration{ms, 2 * ms, 4 * ms, 8 * ms, 8 * ms, 8 * ms, 8 * ms, 8 * ms}
+	if len(waits) != len(want) {
+		t.Fatalf("waits %v, want %v", waits, want)
+	}
+	for i := range want {
+		if waits[i] != want[i] {
+			t.Fatalf("waits %v, want %v", waits, want)
+		}
+	}
+}
+
+func TestBackoffDefaults(t *testing.T) {
+	f := &flaky{Broker: openLog(t), failures: 1}
+	var waits []time.Duration
+	p := &Publisher{Broker: f, Topic: topic, OnRetry: func(_ error, wait time.Duration) { waits = append(waits, wait) }}
+	start := time.Now()
+	if _, err := p.Publish(context.Background(), batch("a")); err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) != 1 || waits[0] != DefaultMinBackoff || time.Since(start) < DefaultMinBackoff {
+		t.Errorf("waits %v in %v, want one of %v", waits, time.Since(start), DefaultMinBackoff)
+	}
+}
+
+// TestStopsWhenTheContextEnds: a broker that keeps failing is retried
+// until ctx ends, not after; the whole batch is reported unsent, with the
+// broker's error.
+func TestStopsWhenTheContextEnds(t *testing.T) {
+	b := openLog(t)
+	f := &flaky{Broker: b, failures: 1 << 30}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	retries := 0
+	var d drops
+	p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Millisecond, MaxBackoff: time.Hour, OnDrop: d.hook,
+		OnRetry: func(error, time.Duration) {
+			if retries++; retries == 3 {
+				cancel() // during the third wait, which is long
+			}
+		}}
+	done := make(chan struct{})
+	var res Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = p.Publish(ctx, batch("a", "b"))
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Publish went on after its context ended")
+	}
+	if res != (Result{Unsent: 2}) || !errors.Is(err, errDiskFull) {
+		t.Errorf("Publish = %+v, %v; want 2 unsent and the broker's error", res, err)
+	}
+	if f.attempts() != 3 {
+		t.Errorf("%d attempts, want 3 (none after the context ended)", f.attempts())
+	}
+	if want := "unsent 0+2: " + errDiskFull.Error(); d.String() != want {
+		t.Errorf("drops %q, want %q", d.String(), want)
+	}
+	if n := len(values(t, b)); n != 0 {
+		t.Errorf("%d records in the log", n)
+	}
+}
+
+// TestDoneContextGetsOneAttempt: a broker that answers at once still
+// takes a batch published after ctx ended; one that fails is not retried.
+func TestDoneContextGetsOneAttempt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	b := openLog(t)
+	p := &Publisher{Broker: b, Topic: topic}
+	if res, err := p.Publish(ctx, batch("a")); err != nil || res.Published != 1 {
+		t.Errorf("Publish = %+v, %v; want it published", res, err)
+	}
+	f := &flaky{Broker: b, failures: 1 << 30}
+	p.Broker = f
+	retries := 0
+	p.OnRetry = func(error, time.Duration) { retries++ }
+	if res, err := p.Publish(ctx, batch("b")); !errors.Is(err, errDiskFull) || res.Unsent != 1 || f.attempts() != 1 || retries != 0 {
+		t.Errorf("Publish = %+v, %v after %d attempts, %d retries; want one attempt, unsent, no retry", res, err, f.attempts(), retries)
+	}
+}
+
+// TestRefusedBatchIsSplit: a batch the broker refuses for two records over
+// its size limit is sent record by record; the others are published, in
+// order, and only the two are dropped, each reported with its reason and
+// logged.
+func TestRefusedBatchIsSplit(t *testing.T) {
+	b := openLog(t, embedded.WithMaxMessageBytes(1024))
+	big := strings.Repeat("x", 4096)
+	var d drops
+	var logs bytes.Buffer
+	p := &Publisher{Broker: b, Topic: topic, Name: "test", OnDrop: d.hook,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)).With(slog.String("listener", "l1"))}
+	res, err := p.Publish(context.Background(), batch("a", big, "c", big, "e"))
+	if err != nil || res != (Result{Published: 3, Refused: 2}) {
+		t.Fatalf("Publish = %+v, %v; want 3 published, 2 refused", res, err)
+	}
+	if got := strings.Join(values(t, b), ","); got != "a,c,e" {
+		t.Errorf("log holds %q, want a,c,e", got)
+	}
+	if len(d.got) != 2 || !strings.HasPrefix(d.got[0], "refused 1+1: ") || !strings.HasPrefix(d.got[1], "refused 3+1: ") {
+		t.Errorf("drops %q, want records 1 and 3 refused", d.String())
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "level=ERROR") || !strings.Contains(lines[0], `msg="test record refused by the broker; dropped"`) ||
+		!strings.Contains(lines[0], "listener=l1") || !strings.Contains(lines[0], "bytes=4096") {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+	// A batch of one refused record is dropped after one attempt.
+	f := &flaky{Broker: b}
+	p.Broker = f
+	if res, err := p.Publish(context.Background(), batch(big)); err != nil || res != (Result{Refused: 1}) || f.attempts() != 1 {
+		t.Errorf("Publish = %+v, %v after %d attempts; want refused after one", res, err, f.attempts())
+	}
+}
+
+// TestStopsWhileSplitting: when ctx ends while a refused batch is sent
+// record by record, what went before is reported published or refused
+// and only the rest unsent.
+func TestStopsWhileSplitting(t *testing.T) {
+	b := openLog(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &flaky{Broker: b, fail: func(recs []broker.Record) error {
+		switch {
+		case len(recs) > 1, string(recs[0].Value) == "refused":
+			return broker.ErrRecordTooLarge
+		case string(recs[0].Value) == "stuck":
+			return errDiskFull
+		}
+		return nil
+	}}
+	var d drops
+	p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Hour, OnDrop: d.hook,
+		OnRetry: func(error, time.Duration) { cancel() }}
+	res, err := p.Publish(ctx, batch("a", "refused", "stuck", "d"))
+	if !errors.Is(err, errDiskFull) || res != (Result{Published: 1, Refused: 1, Unsent: 2}) {
+		t.Fatalf("Publish = %+v, %v; want 1 published, 1 refused, 2 unsent", res, err)
+	}
+	if len(d.got) != 2 || !strings.HasPrefix(d.got[0], "refused 1+1") || !strings.HasPrefix(d.got[1], "unsent 2+2") {
+		t.Errorf("drops %q", d.String())
+	}
+	if got := strings.Join(values(t, b), ","); got != "a" {
+		t.Errorf("log holds %q, want a", got)
+	}
+}
+
+func TestPublishAllocatesNothing(t *testing.T) {
+	p := &Publisher{Broker: nopBroker{}, Topic: topic}
+	recs := batch("a", "b")
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() { _, _ = p.Publish(ctx, recs) }); n != 0 {
+		t.Errorf("%v allocations per Publish", n)
+	}
+}
+
+type nopBroker struct{ broker.Broker }
+
+func (nopBroker) Produce(context.Context, string, []broker.Record) error { return nil }
+
+func TestGrace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	g, stop := Grace(ctx, 100*time.Millisecond)
+	defer stop()
+	cancel()
+	select {
+	case <-g.Done():
+		t.Fatal("the grace context ended with its parent")
+	case <-time.After(50 * time.Millisecond):
+	}
+	select {
+	case <-g.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the grace context outlived its parent by far more than its grace")
+	}
+	// One made after its parent ended ends the grace after now; stop
+	// ends it at once.
+	g, stop = Grace(ctx, time.Hour)
+	if g.Err() != nil {
+		t.Fatal("ended at once")
+	}
+	stop()
+	if g.Err() == nil {
+		t.Fatal("stop did not end it")
+	}
+}
