@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -223,5 +224,75 @@ func TestShutdownDrainBounded(t *testing.T) {
 	shutdown := testutil.ToFloat64(m.Received.WithLabelValues("2c", OutcomeShutdown))
 	if published := testutil.ToFloat64(m.Received.WithLabelValues("2c", OutcomePublished)); shutdown <= 1024 || published != 0 {
 		t.Errorf("shutdown %v, published %v: want every queued trap (more than a batch) counted as shutdown", shutdown, published)
+	}
+}
+
+// gateBroker blocks every produce until open is closed, then keeps what
+// it is given; entered says a produce is waiting.
+type gateBroker struct {
+	*snmptest.Capture
+	open    chan struct{}
+	entered chan struct{}
+}
+
+func (g *gateBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	<-g.open // as the embedded log, which does not wait on ctx
+	return g.Capture.Produce(ctx, topic, recs)
+}
+
+// TestInformAckedDuringDrain: an inform still being published when weir
+// stops is acknowledged once the drain publishes it, so Net-SNMP's
+// snmpinform (which exits 0 only when acknowledged) does not send it again
+// to the next weir.
+func TestInformAckedDuringDrain(t *testing.T) {
+	snmptest.Require(t, "snmpinform")
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := &gateBroker{Capture: snmptest.NewCapture(), open: make(chan struct{}), entered: make(chan struct{}, 1)}
+	r, err := New(Config{Listen: "127.0.0.1:0", Broker: gate, Metrics: m, Communities: []string{"public"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	addr, err := r.Addr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	informed := make(chan error, 1)
+	go func() {
+		cmd := exec.Command("snmpinform", "-v2c", "-c", "public", "-t", "10", "-r", "0", addr.String(), "", "1.3.6.1.6.3.1.1.5.3")
+		cmd.Env = snmptest.Env(dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%w: %s", err, out)
+		}
+		informed <- err
+	}()
+	select {
+	case <-gate.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the inform never reached the broker")
+	}
+	cancel() // weir stops while the inform is being published
+	time.Sleep(100 * time.Millisecond)
+	close(gate.open)
+	if err := <-informed; err != nil {
+		t.Fatalf("snmpinform: %v (the inform was not acknowledged)", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(m.Acked); n != 1 {
+		t.Errorf("acknowledged %v informs, want 1", n)
 	}
 }

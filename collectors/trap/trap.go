@@ -220,19 +220,31 @@ func (r *Receiver) Run(ctx context.Context) error {
 		defer close(pubDone)
 		r.publishLoop(ctx, conn, queue)
 	}()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	// Stopping ends the reads, not the socket: the informs published
+	// during the drain are acknowledged on it, so their senders do not
+	// send them again. It is closed once the drain is over.
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
 	defer stop()
 
 	buf := make([]byte, 65535)
+	readBackoff := time.Duration(0)
 	for {
 		n, from, err := conn.ReadFrom(buf)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
-			r.cfg.Logger.Warn("trap read failed", "err", err)
+			// A socket error that repeats must not spin a core.
+			readBackoff = min(max(2*readBackoff, time.Millisecond), time.Second)
+			r.cfg.Logger.Warn("trap read failed", "err", err, "retry_in", readBackoff)
+			select {
+			case <-time.After(readBackoff):
+			case <-ctx.Done():
+			}
 			continue
 		}
+		readBackoff = 0
 		it, version, outcome := r.decode(buf[:n], from, time.Now())
 		if outcome == outcomeDiscovery {
 			if _, err := conn.WriteTo(it.ack, it.to); err != nil {
