@@ -2,9 +2,11 @@ package snmp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -382,5 +384,73 @@ func TestStuckPublishFreesTheSlot(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(metrics.Polls.WithLabelValues("stuck", ResultPublishError)); n < 1 {
 		t.Errorf("the stuck target's publishes: %v given up", n)
+	}
+}
+
+// flakyBroker fails the first fails produces (a disk full for a moment),
+// and refuses any call holding a record that contains refuse, as a broker
+// refuses a batch with a record over its size limit.
+type flakyBroker struct {
+	*snmptest.Capture
+	fails  int
+	refuse string
+}
+
+func (b *flakyBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if b.fails > 0 {
+		b.fails--
+		return errors.New("injected: no space left on device")
+	}
+	for _, r := range recs {
+		if b.refuse != "" && strings.Contains(string(r.Value), b.refuse) {
+			return fmt.Errorf("%w: %d bytes", broker.ErrRecordTooLarge, len(r.Value))
+		}
+	}
+	return b.Capture.Produce(ctx, topic, recs)
+}
+
+// TestPublishRetriedAndRefusedAlone: a poll's records are kept through a
+// broker failure that passes within the interval, and a record the broker
+// refuses is dropped alone (the poll counted publish_error), not the poll.
+func TestPublishRetriedAndRefusedAlone(t *testing.T) {
+	addr := tableAgent(t, func(from int, reps uint32) *gosnmp.SnmpPacket {
+		if from >= 3 {
+			return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+		}
+		return &gosnmp.SnmpPacket{Variables: rowsFrom(from, min(int(reps), 3-from))}
+	})
+	for _, tc := range []struct {
+		name   string
+		fails  int
+		refuse string
+		result string
+		want   []string
+	}{
+		{"outage", 2, "", ResultOK, []string{"tbl", "tbl", "tbl", "snmp_status"}},
+		{"refused", 0, `"snmp_status"`, ResultPublishError, []string{"tbl", "tbl", "tbl"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &flakyBroker{Capture: snmptest.NewCapture(), fails: tc.fails, refuse: tc.refuse}
+			metrics, _ := NewMetrics(nil)
+			target := testTarget("r1", addr, func(c *configs.SNMPTarget) {
+				c.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+				c.Interval = 10 * time.Second
+			})
+			p, err := New(Config{Targets: []configs.SNMPTarget{target}, Profiles: oneColumnProfile(t), Broker: b, Metrics: metrics})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.PollOnce(context.Background(), "r1")
+			var got []string
+			for _, m := range decode(t, b.Records()) {
+				got = append(got, m.Measurement)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("published %v, want %v", got, tc.want)
+			}
+			if n := testutil.ToFloat64(metrics.Polls.WithLabelValues("r1", tc.result)); n != 1 {
+				t.Errorf("polls with result %s: %v, want 1", tc.result, n)
+			}
+		})
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -448,7 +449,14 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	}
 	res.records = append(res.records, t.status(res))
 	release()
-	pubCtx, cancelPub := context.WithTimeout(ctx, t.cfg.Interval)
+	// Until the next slot at most (an interval, for a poll outside the
+	// schedule): a broker that is down or stuck costs this poll, not the
+	// next one too.
+	pubDeadline := deadline
+	if pubDeadline.Before(time.Now()) {
+		pubDeadline = time.Now().Add(time.Second) // an overrun poll: one attempt, briefly retried
+	}
+	pubCtx, cancelPub := context.WithDeadline(ctx, pubDeadline)
 	err := t.publish(pubCtx, res.records)
 	cancelPub()
 	name := t.cfg.Name
@@ -608,8 +616,21 @@ func (t *target) publish(ctx context.Context, ms []telemetry.Metric) error {
 		recs = append(recs, broker.Record{Timestamp: ms[i].Time, Key: key, Value: buf[start:len(buf):len(buf)], Headers: headers})
 	}
 	t.publishBytes = len(buf)
-	if err := t.p.cfg.Broker.Produce(ctx, t.p.cfg.Topic, recs); err != nil {
-		return fmt.Errorf("snmp %s: publish to %s: %w", t.cfg.Name, t.p.cfg.Topic, err)
+	// Retried while the broker fails, until ctx ends; a record the broker
+	// refuses (over its size limit) is dropped alone, not the poll.
+	var refused error
+	pub := publish.Publisher{Broker: t.p.cfg.Broker, Topic: t.p.cfg.Topic, Name: "snmp",
+		OnDrop: func(reason publish.Reason, _, _ int, err error) {
+			if reason == publish.Refused && refused == nil {
+				refused = err
+			}
+		}}
+	res, err := pub.Publish(ctx, recs)
+	switch {
+	case err != nil:
+		return fmt.Errorf("snmp %s: publish to %s: %d of %d records not taken: %w", t.cfg.Name, t.p.cfg.Topic, res.Unsent+res.Refused, len(recs), err)
+	case refused != nil:
+		return fmt.Errorf("snmp %s: publish to %s: %d of %d records refused: %w", t.cfg.Name, t.p.cfg.Topic, res.Refused, len(recs), refused)
 	}
 	return nil
 }
