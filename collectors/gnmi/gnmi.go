@@ -90,15 +90,21 @@ type Collector struct {
 	owner    Owner
 	set      runset.Set // the targets' goroutines
 
+	// grace bounds the whole drain at shutdown (default
+	// shutdownDrainTimeout; tests shorten it).
+	grace time.Duration
+
 	mu      sync.Mutex
-	targets []*target       // the latest list asked for (New, Update)
-	runCtx  context.Context // Run's, which publishers drain under
+	targets []*target // the latest list asked for (New, Update)
+	// pubCtx is what publishers run under: Run's context, outliving it
+	// by grace (see publish.Grace).
+	pubCtx context.Context
 }
 
 // New builds a collector for cfg's targets, publishing through b. TLS
 // files are read here, so a missing CA fails at start.
 func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) {
-	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler)}
+	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler), grace: shutdownDrainTimeout}
 	for _, o := range opts {
 		o(c)
 	}
@@ -151,15 +157,26 @@ func (c *Collector) build(cfgs []configs.GNMITarget) ([]*target, error) {
 }
 
 // Run subscribes to every target until ctx is done, then returns nil once
-// every stream and publisher has stopped.
+// every stream and publisher has stopped: the streams stop at once, and
+// the publishers go on publishing what was queued for up to
+// shutdownDrainTimeout in all; what is left then is counted as dropped
+// (shutdown).
 func (c *Collector) Run(ctx context.Context) error {
+	// One deadline for every target's drain, however many targets there
+	// are: a broker that is down must not hold up weir's exit.
+	pubCtx, stop := publish.Grace(ctx, c.grace)
+	defer stop()
 	c.mu.Lock()
-	c.runCtx = ctx
+	c.pubCtx = pubCtx
 	members := c.members(c.targets)
 	c.mu.Unlock()
 	c.set.Run(ctx, members)
 	return nil
 }
+
+// shutdownDrainTimeout bounds how long, in all, the publishers go on
+// publishing what was queued once weir stops.
+const shutdownDrainTimeout = 5 * time.Second
 
 // Update replaces the targets while the collector runs (a config reload):
 // added targets are subscribed to, removed ones unsubscribed (what they
@@ -182,7 +199,8 @@ func (c *Collector) Update(cfgs []configs.GNMITarget) error {
 }
 
 // drainTimeout bounds how long a removed or changed target's publisher
-// goes on publishing what its stream had queued.
+// goes on publishing what its stream had queued (less if weir stops
+// meanwhile: shutdownDrainTimeout bounds it then).
 const drainTimeout = 10 * time.Second
 
 // members are the targets' goroutines, keyed by name and config (the line
@@ -194,8 +212,9 @@ func (c *Collector) members(targets []*target) []runset.Member {
 			Run: func(ctx context.Context) {
 				t.connected.Set(0)
 				// The stream stops with ctx; the publisher drains the
-				// queue after it, unless the collector stops.
-				pub, stop := context.WithCancel(c.runCtx)
+				// queue after it, for up to drainTimeout, or until the
+				// collector's shutdown grace ends.
+				pub, stop := context.WithCancel(c.pubCtx)
 				defer stop()
 				defer context.AfterFunc(ctx, func() { time.AfterFunc(drainTimeout, stop) })()
 				if c.owner != nil {
@@ -318,6 +337,7 @@ type target struct {
 	syncs, published      prometheus.Counter
 	dropQueue, dropPub    prometheus.Counter
 	dropEncode            prometheus.Counter
+	dropShutdown          prometheus.Counter
 
 	// pub publishes the target's batches (see publishLoop).
 	pub publish.Publisher
@@ -349,21 +369,30 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	}
 	t := &target{
 		c: c, cfg: tc, creds: creds, req: req, tlsFiles: files,
-		queue:      newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes)),
-		key:        []byte(tc.Name),
-		st:         TargetStatus{Name: tc.Name},
-		connected:  c.m.Connected.WithLabelValues(tc.Name),
-		lastUpdate: c.m.LastUpdate.WithLabelValues(tc.Name),
-		reconnects: c.m.Reconnects.WithLabelValues(tc.Name),
-		updates:    c.m.Updates.WithLabelValues(tc.Name),
-		syncs:      c.m.Syncs.WithLabelValues(tc.Name),
-		published:  c.m.Published.WithLabelValues(tc.Name),
-		dropQueue:  c.m.Dropped.WithLabelValues(tc.Name, DropQueueFull),
-		dropPub:    c.m.Dropped.WithLabelValues(tc.Name, DropPublishError),
-		dropEncode: c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
+		queue:        newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes)),
+		key:          []byte(tc.Name),
+		st:           TargetStatus{Name: tc.Name},
+		connected:    c.m.Connected.WithLabelValues(tc.Name),
+		lastUpdate:   c.m.LastUpdate.WithLabelValues(tc.Name),
+		reconnects:   c.m.Reconnects.WithLabelValues(tc.Name),
+		updates:      c.m.Updates.WithLabelValues(tc.Name),
+		syncs:        c.m.Syncs.WithLabelValues(tc.Name),
+		published:    c.m.Published.WithLabelValues(tc.Name),
+		dropQueue:    c.m.Dropped.WithLabelValues(tc.Name, DropQueueFull),
+		dropPub:      c.m.Dropped.WithLabelValues(tc.Name, DropPublishError),
+		dropEncode:   c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
+		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
-		OnDrop: func(_ publish.Reason, _, n int, _ error) { t.dropPub.Add(float64(n)) }}
+		OnDrop: func(reason publish.Reason, _, n int, _ error) {
+			if reason == publish.Refused {
+				t.dropPub.Add(float64(n))
+			} else {
+				// Unsent: the publisher's time ran out (weir stopping,
+				// or a removed target's drain).
+				t.dropShutdown.Add(float64(n))
+			}
+		}}
 	if len(tc.Subscriptions) > 0 && tc.Subscriptions[0].Mode == "poll" {
 		t.poll = tc.Subscriptions[0].PollInterval.Std()
 		if t.poll <= 0 {
@@ -532,12 +561,24 @@ var errOnceDone = errors.New("once subscription complete")
 // run holds the target's stream until ctx ends (or a ONCE subscription
 // completes), and publishes what it received: what is still queued when
 // the stream stops is published before run returns, unless pubCtx ends
-// first.
+// first, and then it is counted as dropped (shutdown).
 func (t *target) run(pubCtx, ctx context.Context) {
 	streamDone := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { t.publishLoop(pubCtx, streamDone) })
-	defer wg.Wait()
+	var unsent int
+	var pubErr error
+	wg.Go(func() { unsent, pubErr = t.publishLoop(pubCtx, streamDone) })
+	defer func() {
+		// Once both have stopped, nothing takes from the queue or adds
+		// to it: what is left was accepted and will not be published.
+		wg.Wait()
+		queued := t.queue.discard()
+		t.dropShutdown.Add(float64(queued))
+		if unsent > 0 || queued > 0 {
+			t.c.log.Error("gnmi publishing stopped before the queue was published; dropped", slog.String("target", t.cfg.Name),
+				slog.Int("records", unsent), slog.Int("notifications", queued), slog.Any("err", pubErr))
+		}
+	}()
 	defer close(streamDone)
 	defer t.connected.Set(0)
 	log := t.c.log.With(slog.String("target", t.cfg.Name))
@@ -919,9 +960,22 @@ func (q *queue) take(ctx context.Context, stop <-chan struct{}, dst []item) ([]i
 	}
 }
 
+// discard empties the queue and returns how many items it held.
+func (q *queue) discard() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := len(q.items)
+	clear(q.items)
+	q.items = q.items[:0]
+	q.bytes = 0
+	return n
+}
+
 // publishLoop drains the queue into the broker, in batches, until ctx
-// ends, or streamDone is closed and the queue is empty.
-func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) {
+// ends, or streamDone is closed and the queue is empty. It returns the
+// records of the last batch the broker did not take before ctx ended,
+// and the broker's error; what it leaves in the queue is run's to count.
+func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (unsent int, _ error) {
 	batch := make([]item, 0, maxBatch)
 	var recs []broker.Record
 	var keys []string
@@ -935,7 +989,7 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) {
 		var buf []byte
 		var ok bool
 		if batch, ok = t.queue.take(ctx, streamDone, batch); !ok {
-			return
+			return 0, nil
 		}
 		for _, it := range batch {
 			held += it.size
@@ -965,10 +1019,10 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) {
 		res, err := t.pub.Publish(ctx, recs)
 		t.published.Add(float64(res.Published))
 		if err != nil {
-			// Stopped (weir stopping, or a removed target's drain
-			// time up) with records the broker did not take: they
-			// are counted (publish_error) with the refused ones.
-			return
+			// Stopped (weir's shutdown grace, or a removed target's
+			// drain time, is up) with records the broker did not
+			// take: OnDrop counted them (shutdown).
+			return res.Unsent, err
 		}
 	}
 }

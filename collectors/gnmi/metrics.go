@@ -21,8 +21,12 @@ type Metrics struct {
 // Drop reasons, the "reason" label of weir_gnmi_dropped_total.
 const (
 	DropQueueFull    = "queue_full"    // the target's queue was full
-	DropPublishError = "publish_error" // the broker refused the batch
+	DropPublishError = "publish_error" // the broker refused the record
 	DropEncode       = "encode"        // a record could not be encoded
+	// DropShutdown: left when the publisher's time ran out (weir's
+	// shutdown grace, or a removed target's drain): the records of the
+	// batch in flight and the notifications still queued.
+	DropShutdown = "shutdown"
 )
 
 // NewMetrics registers the collector's metrics on reg (nil: not
@@ -51,7 +55,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"target", "code"}),
 		Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_gnmi_dropped_total",
-			Help: "Notifications (queue_full) or records (publish_error, encode) dropped.",
+			Help: "Notifications (queue_full) or records (publish_error, encode) dropped; shutdown: records in flight and notifications queued when publishing stopped.",
 		}, []string{"target", "reason"}),
 		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_gnmi_sync_responses_total",
