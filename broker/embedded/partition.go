@@ -142,6 +142,16 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 		if err := p.replayProducers(active, 0, active.size.Load(), -1); err != nil {
 			p.opts.logger.Warn("replaying producer state", slog.String("partition", p.name()), slog.Any("error", err))
 		}
+		// The stale file must go: once the log grows past it, an open
+		// after a crash would trust it. Without one, that open replays
+		// the whole log; the next roll or close writes a new one.
+		if err := os.Remove(filepath.Join(p.dir, producerSnapshotName)); err == nil {
+			if err := syncDir(p.dir); err != nil {
+				p.opts.logger.Warn("removing stale producer state snapshot", slog.String("partition", p.name()), slog.Any("error", err))
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			p.opts.logger.Warn("removing stale producer state snapshot", slog.String("partition", p.name()), slog.Any("error", err))
+		}
 	}
 	p.logStart.Store(p.segments[0].base)
 	p.hwm.Store(active.next.Load())
