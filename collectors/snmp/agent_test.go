@@ -454,3 +454,31 @@ func TestPublishRetriedAndRefusedAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokerOutageKeepsPollSchedule: while the broker cannot take a
+// target's records, its publish is given up shortly before the next slot,
+// so that poll is not skipped (a publish given up at the slot made every
+// other poll a skipped "overrun", halving the polling in an outage).
+func TestBrokerOutageKeepsPollSchedule(t *testing.T) {
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+	})
+	metrics, _ := NewMetrics(nil)
+	target := testTarget("stuck", addr, func(tc *configs.SNMPTarget) {
+		tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+		tc.Interval, tc.Timeout = 500*time.Millisecond, 200*time.Millisecond
+	})
+	p, err := New(Config{Targets: []configs.SNMPTarget{target}, Profiles: oneColumnProfile(t),
+		Broker: stuckFor{snmptest.NewCapture(), "stuck"}, Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3100*time.Millisecond)
+	defer cancel()
+	p.Run(ctx)
+	polls := testutil.ToFloat64(metrics.Polls.WithLabelValues("stuck", ResultPublishError))
+	skipped := testutil.ToFloat64(metrics.Skipped.WithLabelValues("stuck"))
+	if skipped > 0 || polls < 5 {
+		t.Errorf("in 3.1 s at a 500ms interval with the broker down: %v polls, %v skipped; want a poll at every slot (5 or more), none skipped", polls, skipped)
+	}
+}

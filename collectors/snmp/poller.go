@@ -449,12 +449,12 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	}
 	res.records = append(res.records, t.status(res))
 	release()
-	// Until the next slot at most (an interval, for a poll outside the
-	// schedule): a broker that is down or stuck costs this poll, not the
-	// next one too.
-	pubDeadline := deadline
+	// Until shortly before the next slot (a tenth of the interval, at most
+	// a second): a broker that is down or stuck costs this poll, not the
+	// next one too, which starts on time.
+	pubDeadline := deadline.Add(-min(t.cfg.Interval/10, time.Second))
 	if pubDeadline.Before(time.Now()) {
-		pubDeadline = time.Now().Add(time.Second) // an overrun poll: one attempt, briefly retried
+		pubDeadline = time.Now() // an overrun poll: one attempt
 	}
 	pubCtx, cancelPub := context.WithDeadline(ctx, pubDeadline)
 	err := t.publish(pubCtx, res.records)
