@@ -45,11 +45,12 @@ type inventoryFile struct {
 
 type inventoryIndex struct {
 	byName map[string]*Device
-	// byFold holds the names in lower case, and the first label of dotted
-	// names (edge1 for edge1.example.net) where no other entry claims it:
-	// hostnames are case-insensitive, and devices send their name with or
-	// without the domain.
+	// byFold holds the names in lower case (hostnames are
+	// case-insensitive); byLabel the first label of the dotted ones
+	// (core1 for core1.fra.example.net) that no other entry shares, for
+	// a device that sends its name without the domain.
 	byFold  map[string]*Device
+	byLabel map[string]*Device
 	byAddr  map[netip.Addr]*Device
 	ranges  []*Device // CIDR entries, longest prefix first
 	modTime time.Time
@@ -115,7 +116,8 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	if err := dec.Decode(&f); err != nil && len(bytes.TrimSpace(data)) > 0 {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byAddr: map[netip.Addr]*Device{}}
+	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
+		byAddr: map[netip.Addr]*Device{}}
 	for i := range f.Devices {
 		d := &f.Devices[i]
 		d.tags = map[string]string{}
@@ -152,25 +154,21 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			idx.byName[d.Name] = d
 		}
 	}
-	// Full names first, so a short form never hides a full one; a short
-	// form two devices share is no one's.
+	// A first label two entries share is no one's.
 	ambiguous := map[string]bool{}
 	for name, d := range idx.byName {
-		idx.byFold[strings.ToLower(name)] = d
-	}
-	for name, d := range idx.byName {
-		short, ok := shortName(strings.ToLower(name))
-		if !ok || ambiguous[short] {
+		lower := strings.ToLower(name)
+		idx.byFold[lower] = d
+		label, ok := shortName(lower)
+		if !ok || ambiguous[label] {
 			continue
 		}
-		if other, taken := idx.byFold[short]; taken && other != d {
-			if !strings.EqualFold(other.Name, short) {
-				delete(idx.byFold, short)
-				ambiguous[short] = true
-			}
+		if _, taken := idx.byLabel[label]; taken {
+			delete(idx.byLabel, label)
+			ambiguous[label] = true
 			continue
 		}
-		idx.byFold[short] = d
+		idx.byLabel[label] = d
 	}
 	sort.SliceStable(idx.ranges, func(i, j int) bool { return idx.ranges[i].prefix.Bits() > idx.ranges[j].prefix.Bits() })
 	return idx, nil
@@ -212,8 +210,10 @@ func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {
 	return nil
 }
 
-// lookupFold finds name ignoring case, or by its first label (an FQDN
-// sent for an inventory's short name, or a short name for its FQDN).
+// lookupFold finds name ignoring case; then an FQDN by its first label
+// among the entries named without a domain, or a name without a domain
+// among the first labels of the entries with one. Never an FQDN for
+// another FQDN: core1.ams.example.net is not core1.fra.example.net.
 func (idx *inventoryIndex) lookupFold(name string) *Device {
 	if len(idx.byFold) == 0 {
 		return nil
@@ -222,8 +222,14 @@ func (idx *inventoryIndex) lookupFold(name string) *Device {
 	if d, ok := idx.byFold[lower]; ok {
 		return d
 	}
-	if short, ok := shortName(lower); ok {
-		return idx.byFold[short]
+	if label, ok := shortName(lower); ok {
+		if d, ok := idx.byFold[label]; ok && !strings.Contains(d.Name, ".") {
+			return d
+		}
+		return nil
+	}
+	if strings.IndexByte(lower, '.') < 0 {
+		return idx.byLabel[lower]
 	}
 	return nil
 }

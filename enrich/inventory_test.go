@@ -143,19 +143,19 @@ func TestInventoryNameForms(t *testing.T) {
 	for _, tc := range []struct{ name, site string }{
 		{"edge1", "ams1"},
 		{"EDGE1", "ams1"},
-		{"Edge1.ams.example.net", "ams1"},   // the FQDN of a short entry
-		{"edge1.lab.example.net", "lab"},    // exact wins over the short form
-		{"EDGE1.LAB.example.net", "lab"},    // case folded, still the full name
-		{"core1", "fra1"},                   // the short name of an FQDN entry
-		{"CORE1.fra.example.net", "fra1"},   //
-		{"core1.other.example.net", "fra1"}, // same first label
-		{"sw1", ""},                         // two entries share sw1
-		{"sw1.b.example.net", "b"},          //
-		{"SW1.B.EXAMPLE.NET", "b"},          //
-		{"10.0.0.1", ""},                    // an address, not host "10"
-		{"unknown.example.net", ""},         //
-		{"", ""},                            //
-		{".edge1", ""},                      // no first label
+		{"Edge1.ams.example.net", "ams1"}, // the FQDN of a short entry
+		{"edge1.lab.example.net", "lab"},  // exact wins over the short form
+		{"EDGE1.LAB.example.net", "lab"},  // case folded, still the full name
+		{"core1", "fra1"},                 // the short name of an FQDN entry
+		{"CORE1.fra.example.net", "fra1"}, //
+		{"core1.other.example.net", ""},   // another domain: another device
+		{"sw1", ""},                       // two entries share sw1
+		{"sw1.b.example.net", "b"},        //
+		{"SW1.B.EXAMPLE.NET", "b"},        //
+		{"10.0.0.1", ""},                  // an address, not host "10"
+		{"unknown.example.net", ""},       //
+		{"", ""},                          //
+		{".edge1", ""},                    // no first label
 	} {
 		if got := siteOf(inv, tc.name); got != tc.site {
 			t.Errorf("Lookup(%q): site %q, want %q", tc.name, got, tc.site)
@@ -218,5 +218,31 @@ func TestInventoryWatchWaitsForWholeFile(t *testing.T) {
 	close(stop)
 	if msg := <-lost; msg != "" {
 		t.Fatal(msg)
+	}
+}
+
+// TestInventoryOtherDomainIsAnotherDevice: an FQDN finds a short entry and
+// a short name an FQDN entry, but an FQDN in another domain is another
+// device (core1 of a site the inventory does not list), not the listed
+// one: else it took that router's tags and, since records take the
+// inventory's name, published under its name.
+func TestInventoryOtherDomainIsAnotherDevice(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {name: core1.fra.example.net, site: fra1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, site string }{
+		{"core1", "fra1"},                 // the short name: as documented
+		{"CORE1.FRA.example.net", "fra1"}, // case: as documented
+		{"core1.ams.example.net", ""},     // another site's core1
+	} {
+		if got := siteOf(inv, tc.name); got != tc.site {
+			t.Errorf("Lookup(%q): site %q, want %q", tc.name, got, tc.site)
+		}
+	}
+	if d := inv.Lookup("core1.ams.example.net", ""); d != nil {
+		t.Errorf("core1.ams.example.net is enriched as %s", d.Name)
 	}
 }
