@@ -154,10 +154,19 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			idx.byName[d.Name] = d
 		}
 	}
-	// A first label two entries share is no one's.
+	// In file order, so of names that differ only in case the first is
+	// found, reload after reload. A first label two entries share is no
+	// one's.
 	ambiguous := map[string]bool{}
-	for name, d := range idx.byName {
-		lower := strings.ToLower(name)
+	for i := range f.Devices {
+		d := &f.Devices[i]
+		if d.Name == "" || d.CIDR != "" || idx.byName[d.Name] != d {
+			continue // no name, a range, or a name given twice
+		}
+		lower := strings.ToLower(d.Name)
+		if _, taken := idx.byFold[lower]; taken {
+			continue
+		}
 		idx.byFold[lower] = d
 		label, ok := shortName(lower)
 		if !ok || ambiguous[label] {

@@ -246,3 +246,20 @@ func TestInventoryOtherDomainIsAnotherDevice(t *testing.T) {
 		t.Errorf("core1.ams.example.net is enriched as %s", d.Name)
 	}
 }
+
+// Names that differ only in case: the first in the file is found for any
+// other spelling, whatever the map order.
+func TestInventoryCaseTwinsFirstWins(t *testing.T) {
+	for range 20 {
+		inv, err := ParseInventory([]byte("devices:\n  - {name: Edge1, site: first}\n  - {name: edge1, site: second}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := siteOf(inv, "EDGE1"); got != "first" {
+			t.Fatalf("EDGE1: site %q, want first", got)
+		}
+		if got := siteOf(inv, "edge1"); got != "second" {
+			t.Fatalf("edge1 (exact): site %q, want second", got)
+		}
+	}
+}
