@@ -495,6 +495,12 @@ func (s *subscription) end() {
 func (c *consumer) subscribe(p *partition) func() {
 	sub := &subscription{unsub: p.subscribe(c.wake)}
 	c.mu.Lock()
+	if c.closed.Load() {
+		// Close has ended the others already (or will not see this one).
+		c.mu.Unlock()
+		sub.end()
+		return sub.end
+	}
 	c.subs = slices.DeleteFunc(c.subs, func(s *subscription) bool { return s.ended.Load() })
 	c.subs = append(c.subs, sub)
 	c.mu.Unlock()
