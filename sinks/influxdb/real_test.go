@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,15 +19,6 @@ import (
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
 )
-
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // influxd runs Debian's InfluxDB 1.x with every listener on 127.0.0.1.
 type influxd struct {
@@ -46,7 +36,7 @@ func startInfluxd(t *testing.T) *influxd {
 		t.Skip("influxd not installed (apt-get install influxdb)")
 	}
 	dir := t.TempDir()
-	d := &influxd{t: t, bin: bin, conf: filepath.Join(dir, "influxdb.conf"), http: freePort(t)}
+	d := &influxd{t: t, bin: bin, conf: filepath.Join(dir, "influxdb.conf"), http: sinktest.FreeAddr(t)}
 	conf := fmt.Sprintf(`reporting-disabled = true
 bind-address = %q
 [meta]
@@ -62,7 +52,7 @@ bind-address = %q
   enabled = false
 [monitor]
   store-enabled = false
-`, freePort(t), filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), d.http)
+`, sinktest.FreeAddr(t), filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), d.http)
 	if err := os.WriteFile(d.conf, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

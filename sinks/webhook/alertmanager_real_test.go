@@ -1,10 +1,7 @@
 package webhook_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -86,21 +83,10 @@ func startAlertmanager(t *testing.T, bin string) string {
 	if err := os.WriteFile(filepath.Join(dir, "am.yml"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--config.file="+filepath.Join(dir, "am.yml"),
+	addr := sinktest.FreeAddr(t)
+	sinktest.Process(t, bin, "--config.file="+filepath.Join(dir, "am.yml"),
 		"--storage.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr,
 		"--cluster.listen-address=", "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
 	sinktest.Eventually(t, "Alertmanager ready", func() bool {
 		resp, err := http.Get("http://" + addr + "/-/ready")
 		if err != nil {

@@ -8,7 +8,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -184,4 +187,29 @@ func Header(r broker.Record, key string) string {
 		}
 	}
 	return ""
+}
+
+// FreeAddr returns a loopback TCP address that was free a moment ago, for
+// a real peer (Prometheus, Alertmanager, InfluxDB) to listen on.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// Process runs a real peer until the test ends, its output discarded.
+func Process(t testing.TB, bin string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); cmd.Wait() })
 }
