@@ -155,9 +155,14 @@ type Broker interface {
 	// hashes to (Kafka's murmur2, as the Java client and franz-go do);
 	// records without a key go to one partition per call, rotating. The
 	// topic is created with the default config if it does not exist. On
-	// success every record's Partition and Offset are set.
+	// success every record's Partition and Offset are set. On failure a
+	// call may have appended some records (those of the partitions
+	// written before a full disk, say): those have their Offset set and
+	// the others Offset -1, so a caller retries only the others rather
+	// than append the first ones twice.
 	Produce(ctx context.Context, topic string, recs []Record) error
-	// ProducePartition appends records to one explicit partition.
+	// ProducePartition appends records to one explicit partition; on
+	// failure, Offset tells as for Produce.
 	ProducePartition(ctx context.Context, topic string, partition int32, recs []Record) error
 	// Fetch reads records of one partition from offset on, waiting up to
 	// opts.MaxWait for data. Reading past the high watermark waits; an

@@ -492,9 +492,11 @@ func (b *Broker) Produce(ctx context.Context, topicName string, recs []broker.Re
 	sc.parts = sc.parts[:0]
 	var used uint64 // bitmask of partitions < 64 that got records
 	for i := range recs {
+		recs[i].Offset = -1 // set as each batch is appended: a failure tells what was
 		// Refuse an oversized record before anything is appended, so a
 		// refused call changes nothing and is safe to split and retry.
 		if err := b.checkSize(&recs[i]); err != nil {
+			unappended(recs[i+1:])
 			return err
 		}
 		p := sticky
@@ -518,6 +520,13 @@ func (b *Broker) Produce(ctx context.Context, topicName string, recs []broker.Re
 	return nil
 }
 
+// unappended marks recs as not appended by a failed call (Offset -1).
+func unappended(recs []broker.Record) {
+	for i := range recs {
+		recs[i].Offset = -1
+	}
+}
+
 // ProducePartition appends records to one partition.
 func (b *Broker) ProducePartition(ctx context.Context, topicName string, partition int32, recs []broker.Record) error {
 	if len(recs) == 0 {
@@ -531,7 +540,9 @@ func (b *Broker) ProducePartition(ctx context.Context, topicName string, partiti
 	defer b.scratch.Put(sc)
 	sc.parts = sc.parts[:0]
 	for i := range recs {
+		recs[i].Offset = -1
 		if err := b.checkSize(&recs[i]); err != nil {
+			unappended(recs[i+1:])
 			return err
 		}
 		sc.parts = append(sc.parts, partition)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -660,5 +661,80 @@ func TestGroupRebalancesDoNotPileUpSubscriptions(t *testing.T) {
 	c.mu.Unlock()
 	if n > 12 {
 		t.Fatalf("%d subscriptions kept after 50 rebalances, for 6 partitions", n)
+	}
+}
+
+// TestFullDiskPartialProduce: a call whose records span partitions can
+// fill the disk after writing some of them. The records it appended have
+// their offsets set and the others -1 (broker.Broker.Produce), so a
+// caller retries only those; here, records read back are exactly those
+// with an offset, each where its offset says.
+func TestFullDiskPartialProduce(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	dir := t.TempDir()
+	if err := mount(dir, 1<<20); err != nil {
+		t.Skipf("cannot mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unmount(dir) })
+	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: 6}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	want := map[string]broker.Record{} // by value: what the log must hold
+	rng := rand.New(rand.NewPCG(1, 2))
+	partial := false
+	var lastErr error
+	for i := 0; i < 10000 && !partial; i++ {
+		recs := makeRecords(60, i*60)
+		for j := range recs {
+			// Uneven partitions, so the one the disk fails is not
+			// always the first written.
+			recs[j].Key = fmt.Appendf(nil, "dev-%d", rng.IntN(37))
+			recs[j].Value = append(recs[j].Value, bytes.Repeat([]byte(" "), 200)...)
+			recs[j].Offset = 12345 // stale: the call must say
+		}
+		err := b.Produce(ctx, "t", recs)
+		lastErr = err
+		for _, r := range recs {
+			if err == nil || r.Offset >= 0 {
+				want[string(r.Value)] = r
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, broker.ErrStorage) {
+				t.Fatalf("filling the disk: %v", err)
+			}
+			n := 0
+			for _, r := range recs {
+				if r.Offset >= 0 {
+					n++
+				} else if r.Offset != -1 {
+					t.Fatalf("a record not appended has offset %d", r.Offset)
+				}
+			}
+			partial = n > 0 && n < len(recs)
+			if !partial && n == len(recs) {
+				t.Fatal("every record has an offset, but the call failed")
+			}
+		}
+	}
+	if !partial {
+		t.Skipf("the disk filled at a call boundary; no partial call to check (%v)", lastErr)
+	}
+	got := 0
+	for p := int32(0); p < 6; p++ {
+		for _, r := range readAll(t, b, "t", p) {
+			w, ok := want[string(r.Value)]
+			if !ok || w.Partition != p || w.Offset != r.Offset {
+				t.Fatalf("partition %d offset %d holds %.20q, which its call did not report appended (%+v)", p, r.Offset, r.Value, ok)
+			}
+			got++
+		}
+	}
+	if got != len(want) {
+		t.Fatalf("the log holds %d records, the calls reported %d appended", got, len(want))
 	}
 }

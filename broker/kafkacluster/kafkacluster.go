@@ -127,6 +127,9 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	// broker.Produce's promise (a refused call appends nothing), so a
 	// caller that sends a refused batch again record by record does not
 	// write the others twice.
+	for i := range recs {
+		recs[i].Offset = -1 // until the cluster takes it
+	}
 	if limit, ok := cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok {
 		for i := range recs {
 			if n := batchBytes(&recs[i]); n > int(limit) {
@@ -144,6 +147,19 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	}
 	res := cl.ProduceSync(ctx, krs...)
 	if err := res.FirstErr(); err != nil {
+		// Tell the records the cluster took from the others (see
+		// broker.Broker.Produce), so a retry sends only those.
+		failed := make(map[*kgo.Record]bool, len(res))
+		for _, r := range res {
+			if r.Err != nil {
+				failed[r.Record] = true
+			}
+		}
+		for i, kr := range krs {
+			if !failed[kr] {
+				recs[i].Partition, recs[i].Offset = kr.Partition, kr.Offset
+			}
+		}
 		return fmt.Errorf("kafka: produce %s: %w", topic, mapErr(err))
 	}
 	// Results come in completion order; the records themselves, which
