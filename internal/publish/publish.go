@@ -74,7 +74,8 @@ type Publisher struct {
 	// OnDrop, if set, is called for records dropped: recs[i:i+n] of the
 	// batch given to Publish. For Refused, one record (n is 1) and the
 	// broker's error; for Unsent, the records left when the context
-	// ended, always the last of the batch, and the last attempt's error.
+	// ended (a call per run of them: the broker may have taken some
+	// partitions' records and not others) and the last attempt's error.
 	OnDrop func(reason Reason, i, n int, err error)
 }
 
@@ -84,8 +85,7 @@ type Result struct {
 	Published int
 	// Refused is how many it refused, which were dropped.
 	Refused int
-	// Unsent is how many were not sent because the context ended: the
-	// last Unsent records of the batch.
+	// Unsent is how many were not sent because the context ended.
 	Unsent int
 }
 
@@ -107,35 +107,112 @@ func (p *Publisher) Publish(ctx context.Context, recs []broker.Record) (Result, 
 	if len(recs) == 0 {
 		return res, nil
 	}
-	err := p.produce(ctx, recs)
+	left, err := p.produce(ctx, recs)
 	switch {
 	case err == nil:
 		res.Published = len(recs)
 		return res, nil
 	case !broker.Refused(err):
-		return p.unsent(res, 0, len(recs), err), err
-	case len(recs) == 1:
+		res.Published = len(recs) - left.len(len(recs))
+		return p.unsent(res, recs, left, err), err
+	case left == nil && len(recs) == 1:
 		p.refused(&res, recs, 0, err)
 		return res, nil
 	}
-	// The broker refuses the batch for one record or a few: find them.
-	for i := range recs {
-		err := p.produce(ctx, recs[i:i+1])
+	// The broker refuses the batch for one record or a few: find them,
+	// among those it has not taken yet.
+	res.Published = len(recs) - left.len(len(recs))
+	for j := range left.len(len(recs)) {
+		i := left.at(j)
+		_, err := p.produce(ctx, recs[i:i+1])
 		switch {
 		case err == nil:
 			res.Published++
 		case broker.Refused(err):
 			p.refused(&res, recs, i, err)
 		default:
-			return p.unsent(res, i, len(recs)-i, err), err
+			return p.unsent(res, recs, left.from(j, len(recs)), err), err
 		}
 	}
 	return res, nil
 }
 
+// pending lists the records of a batch the broker has not taken, by
+// index; nil is all of them, so a batch taken whole allocates nothing.
+type pending []int
+
+func (l pending) len(all int) int {
+	if l == nil {
+		return all
+	}
+	return len(l)
+}
+
+func (l pending) at(j int) int {
+	if l == nil {
+		return j
+	}
+	return l[j]
+}
+
+// from is the list without its first j records, of a batch of all.
+func (l pending) from(j, all int) pending {
+	if l != nil {
+		return l[j:]
+	}
+	l = make(pending, 0, all-j)
+	for i := j; i < all; i++ {
+		l = append(l, i)
+	}
+	return l
+}
+
+// update takes what a failed attempt that sent send (recs itself, or
+// copies of recs' records l lists) appended all the same: their offsets go
+// to recs, and it returns the records left and copies of them to send.
+func (l pending) update(recs, send []broker.Record) (pending, []broker.Record) {
+	taken := 0
+	for i := range send {
+		if send[i].Offset >= 0 {
+			taken++
+		}
+	}
+	if taken == 0 {
+		return l, send
+	}
+	var left pending = make([]int, 0, len(send)-taken)
+	next := make([]broker.Record, 0, len(send)-taken)
+	for k := range send {
+		i := l.at(k)
+		if send[k].Offset >= 0 {
+			recs[i].Partition, recs[i].Offset = send[k].Partition, send[k].Offset
+			continue
+		}
+		left = append(left, i)
+		next = append(next, send[k])
+	}
+	return left, next
+}
+
+// taken copies the offsets of a successful attempt that sent copies (l
+// not nil) back to recs.
+func (l pending) taken(recs, send []broker.Record) {
+	if l == nil {
+		return
+	}
+	for k := range send {
+		i := l[k]
+		recs[i].Partition, recs[i].Offset = send[k].Partition, send[k].Offset
+	}
+}
+
 // produce sends recs until the broker takes them (nil), refuses them (an
 // error broker.Refused reports), or ctx ends (the last attempt's error).
-func (p *Publisher) produce(ctx context.Context, recs []broker.Record) error {
+// After a failed attempt, the records the broker says it took (their
+// Offset set, see broker.Broker.Produce) are not sent again, so a call
+// that wrote some partitions before a full disk stopped it is not
+// appended twice. left is what is not taken when err is not nil.
+func (p *Publisher) produce(ctx context.Context, recs []broker.Record) (left pending, err error) {
 	backoff, maxBackoff := p.MinBackoff, p.MaxBackoff
 	if backoff <= 0 {
 		backoff = DefaultMinBackoff
@@ -145,13 +222,29 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) error {
 	}
 	backoff = min(backoff, maxBackoff)
 	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	send := recs // what the next attempt sends: recs, or copies of those left
 	for {
-		err := p.Broker.Produce(ctx, p.Topic, recs)
-		if err == nil || broker.Refused(err) || ctx.Err() != nil {
-			if timer != nil {
-				timer.Stop()
-			}
-			return err
+		for i := range send {
+			send[i].Offset = -1 // a broker that does not say stays safe
+		}
+		err := p.Broker.Produce(ctx, p.Topic, send)
+		if err == nil {
+			left.taken(recs, send)
+			return nil, nil
+		}
+		if broker.Refused(err) {
+			return left, err
+		}
+		if left, send = left.update(recs, send); len(send) == 0 {
+			return nil, nil // all taken after all
+		}
+		if ctx.Err() != nil {
+			return left, err
 		}
 		wait := backoff
 		if p.OnRetry != nil {
@@ -159,7 +252,7 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) error {
 		}
 		if p.Logger != nil {
 			p.Logger.LogAttrs(ctx, slog.LevelWarn, p.message("publish failed, retrying"), slog.String("topic", p.Topic),
-				slog.Int("records", len(recs)), slog.Any("err", err), slog.Duration("retry_in", wait))
+				slog.Int("records", len(send)), slog.Any("err", err), slog.Duration("retry_in", wait))
 		}
 		if timer == nil {
 			timer = time.NewTimer(wait)
@@ -169,8 +262,7 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) error {
 		select {
 		case <-timer.C:
 		case <-ctx.Done():
-			timer.Stop()
-			return err
+			return left, err
 		}
 		backoff = min(backoff*2, maxBackoff)
 	}
@@ -188,11 +280,21 @@ func (p *Publisher) refused(res *Result, recs []broker.Record, i int, err error)
 	}
 }
 
-// unsent gives up the n records from i on, the batch's last.
-func (p *Publisher) unsent(res Result, i, n int, err error) Result {
+// unsent gives up the records of recs left lists, reporting each run of
+// consecutive ones.
+func (p *Publisher) unsent(res Result, recs []broker.Record, left pending, err error) Result {
+	n := left.len(len(recs))
 	res.Unsent = n
-	if p.OnDrop != nil {
-		p.OnDrop(Unsent, i, n, err)
+	if p.OnDrop == nil {
+		return res
+	}
+	for j := 0; j < n; {
+		start, run := left.at(j), 1
+		for j+run < n && left.at(j+run) == start+run {
+			run++
+		}
+		p.OnDrop(Unsent, start, run, err)
+		j += run
 	}
 	return res
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -320,5 +321,78 @@ func TestGrace(t *testing.T) {
 	stop()
 	if g.Err() == nil {
 		t.Fatal("stop did not end it")
+	}
+}
+
+// partial appends some of a call's records through the log it wraps and
+// then fails the call, as the embedded log does when the disk fills up
+// after some partitions were written: those it appended have their Offset
+// set. takes picks them by value; after failures calls it passes calls
+// through.
+type partial struct {
+	broker.Broker
+	takes    func(v string) bool
+	failures int
+	calls    int
+}
+
+func (p *partial) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	p.calls++
+	if p.calls > p.failures {
+		return p.Broker.Produce(ctx, topic, recs)
+	}
+	for i := range recs {
+		recs[i].Offset = -1
+		if p.takes(string(recs[i].Value)) {
+			if err := p.Broker.Produce(ctx, topic, recs[i:i+1]); err != nil {
+				return err
+			}
+		}
+	}
+	return errDiskFull
+}
+
+// What a failed call appended is not sent again: each record is in the
+// log once, and every record's offset is set.
+func TestPartialFailureNotSentTwice(t *testing.T) {
+	b := openLog(t)
+	f := &partial{Broker: b, takes: func(v string) bool { return v == "0" || v == "3" || v == "6" }, failures: 2}
+	p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Millisecond}
+	recs := batch("0", "1", "2", "3", "4", "5", "6", "7")
+	res, err := p.Publish(context.Background(), recs)
+	if err != nil || res != (Result{Published: 8}) {
+		t.Fatalf("Publish: %+v, %v", res, err)
+	}
+	got := values(t, b)
+	slices.Sort(got)
+	if want := []string{"0", "1", "2", "3", "4", "5", "6", "7"}; !slices.Equal(got, want) {
+		t.Fatalf("the log holds %q, want each record once: %q", got, want)
+	}
+	for i, r := range recs {
+		if r.Offset < 0 {
+			t.Errorf("record %d: offset %d", i, r.Offset)
+		}
+	}
+}
+
+// When the context ends after a partial failure, what was not taken is
+// reported as unsent, one call per run of records.
+func TestPartialFailureUnsentRuns(t *testing.T) {
+	b := openLog(t)
+	f := &partial{Broker: b, takes: func(v string) bool { return v == "0" || v == "3" || v == "4" }, failures: 1 << 30}
+	var runs []string
+	p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Millisecond,
+		OnDrop: func(r Reason, i, n int, _ error) { runs = append(runs, fmt.Sprintf("%s %d+%d", r, i, n)) }}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res, err := p.Publish(ctx, batch("0", "1", "2", "3", "4", "5", "6"))
+	if !errors.Is(err, errDiskFull) || res != (Result{Published: 3, Unsent: 4}) {
+		t.Fatalf("Publish: %+v, %v", res, err)
+	}
+	if want := []string{"unsent 1+2", "unsent 5+2"}; !slices.Equal(runs, want) {
+		t.Fatalf("drops %q, want %q", runs, want)
+	}
+	if got := values(t, b); !slices.Equal(got, []string{"0", "3", "4"}) {
+		t.Fatalf("the log holds %q", got)
 	}
 }
