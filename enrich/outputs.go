@@ -308,6 +308,18 @@ func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part
 			o.m.out.WithLabelValues(topic).Add(float64(len(recs)))
 			return nil
 		}
+		// What the failed call appended all the same (a full disk after
+		// the first batches, see broker.Broker.Produce) is not sent again.
+		left := recs[:0]
+		for _, r := range recs {
+			if r.Offset < 0 {
+				left = append(left, r)
+			}
+		}
+		o.m.out.WithLabelValues(topic).Add(float64(len(recs) - len(left)))
+		if recs = left; len(recs) == 0 {
+			return nil
+		}
 		o.logger.Error("enrich: publishing failed, retrying", slog.String("topic", topic), slog.Any("error", err))
 		select {
 		case <-ctx.Done():

@@ -398,3 +398,77 @@ func TestWorkerOutlivesPublishErrors(t *testing.T) {
 		t.Fatalf("%d lookups: the failures were not met", b.calls.Load())
 	}
 }
+
+// partialOnce fails its first produce to topic after appending the first
+// half of the records through the log it wraps, as the embedded log does
+// when the disk fills after the first batches (their offsets set).
+type partialOnce struct {
+	broker.Broker
+	topic string
+	done  atomic.Bool
+}
+
+func (p *partialOnce) ProducePartition(ctx context.Context, topic string, part int32, recs []broker.Record) error {
+	if topic != p.topic || len(recs) < 2 || p.done.Swap(true) {
+		return p.Broker.ProducePartition(ctx, topic, part, recs)
+	}
+	half := len(recs) / 2
+	if err := p.Broker.ProducePartition(ctx, topic, part, recs[:half]); err != nil {
+		return err
+	}
+	for i := half; i < len(recs); i++ {
+		recs[i].Offset = -1
+	}
+	return fmt.Errorf("%w: injected: no space left on device", broker.ErrStorage)
+}
+
+// TestWorkerPartialPublishNotDuplicated: the records a failed publish
+// appended all the same are not published again with the retry.
+func TestWorkerPartialPublishNotDuplicated(t *testing.T) {
+	eb, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eb.Close()
+	b := &partialOnce{Broker: eb, topic: telemetry.TopicEnrichedSyslog}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var recs []broker.Record
+	for i := range 10 {
+		l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Format: "rfc3164", Facility: 23, Severity: 6,
+			Message: fmt.Sprintf("message %d", i), SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
+		recs = append(recs, broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)})
+	}
+	if err := eb.Produce(ctx, telemetry.TopicRawSyslog, recs); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(b, inv, NewClassifier())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, eb, telemetry.TopicEnrichedSyslog)) < 10 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // a duplicate would follow
+	cancel()
+	<-done
+	seen := map[string]int{}
+	for _, r := range readTopic(t, eb, telemetry.TopicEnrichedSyslog) {
+		for _, h := range r.Headers {
+			if h.Key == headerSrcOffset {
+				seen[string(h.Value)]++
+			}
+		}
+	}
+	if len(seen) != 10 {
+		t.Fatalf("%d distinct inputs enriched, want 10: %v", len(seen), seen)
+	}
+	for src, n := range seen {
+		if n != 1 {
+			t.Errorf("input %s enriched %d times", src, n)
+		}
+	}
+	if !b.done.Load() {
+		t.Fatal("the partial failure was never met")
+	}
+}
