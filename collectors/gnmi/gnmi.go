@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -186,11 +187,15 @@ const shutdownDrainTimeout = 5 * time.Second
 // here are dropped). A target that fails to build (a TLS file missing)
 // fails the whole update, and the running targets stay.
 func (c *Collector) Update(cfgs []configs.GNMITarget) error {
+	// Built under mu: a removed target's Gone (which deletes its series)
+	// runs either before, and these targets take new series, or after,
+	// and then sees the name listed again and keeps the series they use.
+	c.mu.Lock()
 	targets, err := c.build(cfgs)
 	if err != nil {
+		c.mu.Unlock()
 		return err
 	}
-	c.mu.Lock()
 	c.targets = targets
 	members := c.members(targets)
 	c.mu.Unlock()
@@ -223,7 +228,13 @@ func (c *Collector) members(targets []*target) []runset.Member {
 					t.run(pub, ctx)
 				}
 			},
-			Gone: func() { c.m.forget(t.cfg.Name) },
+			Gone: func() {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				if !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name }) {
+					c.m.forget(t.cfg.Name) // not added back meanwhile
+				}
+			},
 		}
 	}
 	return out
