@@ -163,7 +163,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		if d.Name == "" || d.CIDR != "" || idx.byName[d.Name] != d {
 			continue // no name, a range, or a name given twice
 		}
-		lower := strings.ToLower(d.Name)
+		lower := foldName(d.Name)
 		if _, taken := idx.byFold[lower]; taken {
 			continue
 		}
@@ -227,12 +227,12 @@ func (idx *inventoryIndex) lookupFold(name string) *Device {
 	if len(idx.byFold) == 0 {
 		return nil
 	}
-	lower := strings.ToLower(name) // no copy when already lower case
+	lower := foldName(name)
 	if d, ok := idx.byFold[lower]; ok {
 		return d
 	}
 	if label, ok := shortName(lower); ok {
-		if d, ok := idx.byFold[label]; ok && !strings.Contains(d.Name, ".") {
+		if d, ok := idx.byFold[label]; ok && !strings.Contains(foldName(d.Name), ".") {
 			return d
 		}
 		return nil
@@ -241,6 +241,17 @@ func (idx *inventoryIndex) lookupFold(name string) *Device {
 		return idx.byLabel[lower]
 	}
 	return nil
+}
+
+// foldName is a host name as the folded index keys it: in lower case (no
+// copy when it is already), without the root dot of an absolute name
+// (edge1.example.net. is edge1.example.net).
+func foldName(name string) string {
+	lower := strings.ToLower(name)
+	if len(lower) > 1 {
+		lower = strings.TrimSuffix(lower, ".")
+	}
+	return lower
 }
 
 // shortName is the first label of a dotted host name; not for addresses
