@@ -482,3 +482,61 @@ func TestBrokerOutageKeepsPollSchedule(t *testing.T) {
 		t.Errorf("in 3.1 s at a 500ms interval with the broker down: %v polls, %v skipped; want a poll at every slot (5 or more), none skipped", polls, skipped)
 	}
 }
+
+// netBroker answers as a broker over the network does (the Kafka
+// backend): a produce takes a round trip, and one whose context has ended
+// fails at once, as franz-go fails the records of a cancelled context.
+type netBroker struct {
+	*snmptest.Capture
+	rtt time.Duration
+}
+
+func (b netBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(b.rtt):
+	}
+	return b.Capture.Produce(ctx, topic, recs)
+}
+
+// TestLatePollPublishedToAHealthyBroker: a poll that finishes in the last
+// tenth of its interval (a slow agent, or a concurrency slot taken late)
+// is still published by a healthy broker that needs a round trip (it had
+// a context already ended, which the Kafka backend fails at once).
+func TestLatePollPublishedToAHealthyBroker(t *testing.T) {
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		if from == 0 {
+			time.Sleep(930 * time.Millisecond) // the agent is slow: 93% of the interval
+			return &gosnmp.SnmpPacket{Variables: rowsFrom(0, 2)}
+		}
+		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+	})
+	metrics, _ := NewMetrics(nil)
+	capture := snmptest.NewCapture()
+	target := testTarget("late", addr, func(tc *configs.SNMPTarget) {
+		tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+		tc.Interval, tc.Timeout = time.Second, 990*time.Millisecond
+	})
+	p, err := New(Config{Targets: []configs.SNMPTarget{target}, Profiles: oneColumnProfile(t),
+		Broker: netBroker{capture, 2 * time.Millisecond}, Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = p.PollOnce(context.Background(), "late")
+	took := time.Since(start)
+	if took >= time.Second {
+		t.Fatalf("the poll took %v, past its interval: the test's agent is too slow here", took)
+	}
+	if n := len(statuses(t, capture.Records(), "late")); n != 1 || err != nil {
+		t.Errorf("poll done in %v of a 1 s interval, broker healthy (2 ms round trip): %d status records published, err %v; want the poll published",
+			took, n, err)
+	}
+	if n := testutil.ToFloat64(metrics.Polls.WithLabelValues("late", ResultPublishError)); n != 0 {
+		t.Errorf("polls counted publish_error: %v, want 0", n)
+	}
+}

@@ -451,14 +451,24 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	release()
 	// Until shortly before the next slot (a tenth of the interval, at most
 	// a second): a broker that is down or stuck costs this poll, not the
-	// next one too, which starts on time.
-	pubDeadline := deadline.Add(-min(t.cfg.Interval/10, time.Second))
-	if pubDeadline.Before(time.Now()) {
-		pubDeadline = time.Now() // an overrun poll: one attempt
+	// next one too, which starts on time. A poll done later than that has
+	// until the slot, and one that ran past it that margin, for a healthy
+	// broker's round trip. When weir stops, a publish under way has
+	// publishGrace to finish.
+	margin := min(t.cfg.Interval/10, time.Second)
+	pubDeadline := deadline.Add(-margin)
+	switch now := time.Now(); {
+	case now.Before(pubDeadline):
+	case now.Before(deadline):
+		pubDeadline = deadline
+	default:
+		pubDeadline = now.Add(margin)
 	}
-	pubCtx, cancelPub := context.WithDeadline(ctx, pubDeadline)
+	graceCtx, stopGrace := publish.Grace(ctx, publishGrace)
+	pubCtx, cancelPub := context.WithDeadline(graceCtx, pubDeadline)
 	err := t.publish(pubCtx, res.records)
 	cancelPub()
+	stopGrace()
 	name := t.cfg.Name
 	dur := res.end.Sub(res.start)
 	m.Duration.WithLabelValues(name).Observe(dur.Seconds())
@@ -483,6 +493,10 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	m.LastSuccess.WithLabelValues(name).Set(float64(res.end.UnixNano()) / 1e9)
 	return nil
 }
+
+// publishGrace bounds a publish under way when weir stops, as the other
+// collectors bound their drain.
+const publishGrace = 5 * time.Second
 
 // diagnoseV3 explains an authentication failure. Net-SNMP and most agents
 // answer a bad digest or an unknown user with an unauthenticated report,
