@@ -453,3 +453,43 @@ func TestMetricsTakeInventoryName(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }
+
+// Two targets that poll one device (found in the inventory by the same
+// agent address) keep their own state: their sysUpTimes, interleaved, are
+// not taken for a reboot, though their records share the inventory name.
+func TestMetricsStateKeyedByTarget(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	status := func(target string, sec int, uptime uint32) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: "snmp_status", Device: target, Tags: map[string]string{"agent": "192.0.2.1"},
+			Fields: map[string]any{"snmp_up": int64(1)}, Time: t0.Add(time.Duration(sec) * time.Second), Uptime: uptime, Source: "snmp"}
+	}
+	var recs []broker.Record
+	for i, m := range []telemetry.Metric{status("a", 0, 9000), status("b", 1, 100), status("a", 60, 15000), status("b", 61, 6100)} {
+		v, _ := json.Marshal(&m)
+		recs = append(recs, broker.Record{Key: []byte("edge1"), Value: v, Timestamp: t0.Add(time.Duration(i) * time.Second)})
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(b, inv)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) < 4 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if n := len(readTopic(t, b, telemetry.TopicEnrichedMetrics)); n != 4 {
+		t.Fatalf("%d enriched records, want 4", n)
+	}
+	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+		t.Errorf("event %s: two targets' uptimes taken for one device's", r.Value)
+	}
+}
