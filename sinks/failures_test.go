@@ -98,3 +98,58 @@ func TestDeadLetterRefusedDropsOnlyThatRecord(t *testing.T) {
 		t.Errorf("%v dropped, want 1", n)
 	}
 }
+
+// dlPartial fails its first produce to the dead-letter topic after
+// appending the first half of the records, as the embedded log does when
+// the disk fills between partitions.
+type dlPartial struct {
+	broker.Broker
+	done atomic.Bool
+}
+
+func (b *dlPartial) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if topic != telemetry.TopicDeadLetter || len(recs) < 2 || b.done.Swap(true) {
+		return b.Broker.Produce(ctx, topic, recs)
+	}
+	half := len(recs) / 2
+	if err := b.Broker.Produce(ctx, topic, recs[:half]); err != nil {
+		return err
+	}
+	for i := half; i < len(recs); i++ {
+		recs[i].Offset = -1
+	}
+	return errors.New("injected: no space left on device")
+}
+
+// TestDeadLettersRetriedOnce: dead letters the broker could not all take
+// are retried (counted as a dead_letter error), and those it took before
+// failing are not written twice.
+func TestDeadLettersRetriedOnce(t *testing.T) {
+	eb, err := embedded.Open(t.TempDir(), embedded.WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eb.Close()
+	var recs []broker.Record
+	for range 10 {
+		recs = append(recs, broker.Record{Key: []byte("k"), Value: []byte(`{"n":1}`)})
+	}
+	if err := eb.Produce(context.Background(), "t", recs); err != nil {
+		t.Fatal(err)
+	}
+	c := cfg("dl")
+	c.Topics = []string{"t"}
+	c.Retry.MaxAttempts = 1
+	b := &dlPartial{Broker: eb}
+	r := sinktest.Start(t, b, c, alwaysDown{})
+	sinktest.Eventually(t, "10 dead letters", func() bool {
+		return r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "dl", "reason": "retries_exhausted"}) == 10
+	})
+	r.Stop()
+	if dl := sinktest.ReadAll(t, eb, telemetry.TopicDeadLetter); len(dl) != 10 {
+		t.Fatalf("%d dead letters, want each of the 10 once", len(dl))
+	}
+	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "dl", "kind": "dead_letter"}); n != 1 {
+		t.Errorf("%v dead-letter write errors, want 1", n)
+	}
+}

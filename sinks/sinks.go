@@ -24,6 +24,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -688,40 +689,29 @@ func (s *Sink) deadLetter(ctx context.Context, items []Item, reason string, caus
 			broker.Header{Key: HeaderOriginalPosition, Value: fmt.Appendf(nil, "%d/%d", r.Partition, r.Offset)})
 		recs[i] = broker.Record{Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: hs}
 	}
-	for {
-		err := s.b.Produce(ctx, s.dlTopic, recs)
-		if err == nil {
-			s.m.deadLetters.WithLabelValues(s.cfg.Name, reason).Add(float64(len(items)))
-			return nil
-		}
-		s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter").Inc()
-		if broker.Refused(err) {
-			if len(items) > 1 {
-				// One record near the size limit (with the headers
-				// added) refuses the whole call: the others still go.
-				for i := range items {
-					if err := s.deadLetter(ctx, items[i:i+1], reason, cause); err != nil {
-						return err
-					}
-				}
-				return nil
+	// Retried while the broker fails; a record it refuses (one near the
+	// size limit with the headers added) cannot be stored, and retrying
+	// would stop the sink for good: counted, logged, and the others go.
+	pub := publish.Publisher{Broker: s.b, Topic: s.dlTopic, MinBackoff: s.retryMax, MaxBackoff: s.retryMax,
+		OnRetry: func(err error, _ time.Duration) {
+			s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter").Inc()
+			s.logger.Error("sink cannot write the dead-letter topic", "sink", s.cfg.Name, "topic", s.dlTopic, "err", err)
+		},
+		OnDrop: func(why publish.Reason, _, n int, err error) {
+			if why != publish.Refused {
+				return // the context ended: nothing is committed, the records come again
 			}
-			// The dead letter itself cannot be stored: retrying cannot
-			// help, and would stop the sink for good. Count, log and
-			// move on.
-			s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter_dropped").Add(float64(len(items)))
+			s.m.errors.WithLabelValues(s.cfg.Name, "dead_letter_dropped").Add(float64(n))
 			s.logger.Error("sink dropped records the dead-letter topic refused", "sink", s.cfg.Name,
-				"topic", s.dlTopic, "records", len(items), "reason", reason, "err", err)
-			return nil
+				"topic", s.dlTopic, "records", n, "reason", reason, "err", err)
+		}}
+	res, err := pub.Publish(ctx, recs)
+	s.m.deadLetters.WithLabelValues(s.cfg.Name, reason).Add(float64(res.Published))
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr // stopping, as a sink does
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		s.logger.Error("sink cannot write the dead-letter topic", "sink", s.cfg.Name, "topic", s.dlTopic, "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(s.retryMax):
-		}
+		return fmt.Errorf("sink %s: dead letters to %s: %w", s.cfg.Name, s.dlTopic, err)
 	}
+	return nil
 }
