@@ -1,15 +1,18 @@
 // Package publish produces a collector's batches of records to the broker
-// and keeps them through broker trouble, written once for the collectors
-// (syslog, SNMP traps, gNMI) that each had a copy of it.
+// and keeps them through broker trouble, written once for the parts that
+// each had a copy of it: the syslog, trap, gNMI and SNMP collectors, and
+// the sinks' dead letters.
 //
 // While the broker cannot take a batch (a full disk, a cluster away) it
 // retries, with exponential back-off up to a cap, until the broker does or
 // the context ends. When the broker refuses the batch itself (a record
 // over its size limit, a corrupt batch: see broker.Refused), retrying
 // cannot help and would stall the collector for good, so the records go
-// one by one and only those refused are dropped. Nothing is dropped
-// silently: every record ends taken, refused or unsent, and the caller
-// hears of each drop through a hook, to count it under its own labels.
+// one by one and only those refused are dropped. What a failed call
+// appended all the same (see broker.Broker.Produce) is not sent again.
+// Nothing is dropped silently: every record ends taken, refused or unsent,
+// and the caller hears of each drop through a hook, to count it under its
+// own labels.
 //
 // Grace makes the context that bounds a collector's drain at shutdown.
 package publish
