@@ -37,6 +37,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./broker/recordbatch
 	$(GO) test -run '^$$' -fuzz FuzzRecoverSegment -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz FuzzDecodeProducerSnapshot -fuzztime $(FUZZTIME) ./broker/embedded
 	$(GO) test -run '^$$' -fuzz FuzzRequest -fuzztime $(FUZZTIME) ./broker/kafkawire
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/syslog
 	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./collectors/syslog

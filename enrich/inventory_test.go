@@ -263,3 +263,37 @@ func TestInventoryCaseTwinsFirstWins(t *testing.T) {
 		}
 	}
 }
+
+// FuzzInventoryNames: lookups never panic; every named entry finds
+// itself; a dotted name found by another spelling is the same name, case
+// and a trailing dot aside: never an FQDN for another FQDN.
+func FuzzInventoryNames(f *testing.F) {
+	f.Add("edge1", "core1.fra.example.net", "EDGE1.ams.example.net")
+	f.Add("a.b", "A.B.", "a.c")
+	f.Add("10", "x.y", "10.0.0.1")
+	f.Add(".", "..", "a..b")
+	f.Fuzz(func(t *testing.T, n1, n2, query string) {
+		var y strings.Builder
+		y.WriteString("devices:\n")
+		for _, n := range []string{n1, n2} {
+			fmt.Fprintf(&y, "  - {name: %q, site: s}\n", n)
+		}
+		inv, err := ParseInventory([]byte(y.String()))
+		if err != nil {
+			t.Skip() // not a YAML string
+		}
+		for n := range inv.idx.Load().byName { // the names as YAML read them
+			if d := inv.Lookup(n, ""); d == nil || d.Name != n {
+				t.Fatalf("%q does not find itself: %v", n, d)
+			}
+		}
+		d := inv.Lookup(query, "")
+		if d == nil || d.Name == query {
+			return
+		}
+		q, got := foldName(query), foldName(d.Name)
+		if strings.Contains(q, ".") && strings.Contains(got, ".") && q != got {
+			t.Fatalf("%q found %q: another FQDN", query, d.Name)
+		}
+	})
+}
