@@ -310,6 +310,13 @@ func TestBadInput(t *testing.T) {
 	if !sawBig {
 		t.Error("10 MiB line not published truncated")
 	}
+	// Published cut, so counted as truncated, not as dropped.
+	if got := testutil.ToFloat64(h.c.metrics.truncated.WithLabelValues("tcp://" + addr)); got != 1 {
+		t.Errorf("truncated %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues("tcp://"+addr, "truncated")); got != 0 {
+		t.Errorf("dropped{truncated} %v, want 0", got)
+	}
 	if _, ok := logs["<13>Nov 29 14:08:10 goodhost app: still flowing"]; !ok {
 		t.Error("good client starved")
 	}

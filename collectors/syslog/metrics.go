@@ -12,6 +12,7 @@ type metrics struct {
 	messages       *prometheus.CounterVec
 	bytes          *prometheus.CounterVec
 	parseFailures  *prometheus.CounterVec
+	truncated      *prometheus.CounterVec
 	dropped        *prometheus.CounterVec
 	connections    *prometheus.GaugeVec
 	connsRejected  *prometheus.CounterVec
@@ -29,6 +30,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"listener", "format"}),
 		parseFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_syslog_parse_failures_total", Help: "Messages that did not parse (published as malformed with their raw bytes).",
+		}, []string{"listener"}),
+		truncated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_syslog_truncated_total", Help: "Messages longer than max_message_size, published cut at it.",
 		}, []string{"listener"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_syslog_dropped_total", Help: "Messages or frames lost, by listener and reason.",
@@ -48,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"listener"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.bytes, m.parseFailures, m.dropped, m.connections, m.connsRejected, m.publishErrors, m.publishSeconds)
+		reg.MustRegister(m.messages, m.bytes, m.parseFailures, m.truncated, m.dropped, m.connections, m.connsRejected, m.publishErrors, m.publishSeconds)
 	}
 	return m
 }
@@ -60,6 +64,7 @@ type listenerStats struct {
 	messages       [4]prometheus.Counter // by formatIndex
 	bytes          [4]prometheus.Counter // by formatIndex
 	parseFailures  prometheus.Counter
+	truncated      prometheus.Counter
 	connections    prometheus.Gauge
 	publishErrors  prometheus.Counter
 	publishSeconds prometheus.Observer
@@ -73,6 +78,7 @@ func (m *metrics) forListener(name string) *listenerStats {
 		listener:       name,
 		m:              m,
 		parseFailures:  m.parseFailures.WithLabelValues(name),
+		truncated:      m.truncated.WithLabelValues(name),
 		connections:    m.connections.WithLabelValues(name),
 		publishErrors:  m.publishErrors.WithLabelValues(name),
 		publishSeconds: m.publishSeconds.WithLabelValues(name),

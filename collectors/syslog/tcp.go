@@ -315,7 +315,7 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 		// (At EOF: a last line without a newline is still a message.)
 		line = trimNewline(line)
 		if len(line) > r.max {
-			r.stats.dropped("truncated").Inc()
+			r.stats.truncated.Inc()
 			return line[:r.max], true, nil
 		}
 		return emptyToNil(line), false, nil
@@ -340,7 +340,7 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 	msg := trimNewline(r.buf)
 	truncated := len(msg) > r.max
 	if truncated {
-		r.stats.dropped("truncated").Inc()
+		r.stats.truncated.Inc()
 		msg = msg[:r.max]
 	}
 	return msg, truncated, nil

@@ -120,8 +120,8 @@ func TestLineOfExactlyMaxSizeIsWhole(t *testing.T) {
 		}
 	}
 	name := "tcp://" + h.addrs["tcp"]
-	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "truncated")); got != 0 {
-		t.Errorf("dropped{truncated} %v, want 0", got)
+	if got := testutil.ToFloat64(h.c.metrics.truncated.WithLabelValues(name)); got != 0 {
+		t.Errorf("truncated %v, want 0", got)
 	}
 }
 

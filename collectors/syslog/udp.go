@@ -178,7 +178,7 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 			truncated := m.N > size || m.Flags&syscall.MSG_TRUNC != 0
 			if truncated {
 				data = data[:min(len(data), size)]
-				u.stats.dropped("truncated").Inc()
+				u.stats.truncated.Inc()
 			}
 			var from netip.AddrPort
 			if a, ok := m.Addr.(*net.UDPAddr); ok {
