@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -46,6 +47,9 @@ type publisher struct {
 	// batches it still holds, share one deadline; finalFlush ends it.
 	grace    context.Context
 	endGrace context.CancelFunc
+	// unsent marks the spans of the batch being published that were left
+	// unsent (OnDrop), which the counters leave out.
+	unsent []bool
 }
 
 // span is one message of the batch: its key and value in the arena, and
@@ -76,7 +80,7 @@ func (p *publisher) source(from netip.AddrPort) sourceNames {
 }
 
 func (c *Collector) newPublisher(listener string, stats *listenerStats) *publisher {
-	return &publisher{
+	p := &publisher{
 		c:        c,
 		listener: listener,
 		stats:    stats,
@@ -92,15 +96,19 @@ func (c *Collector) newPublisher(listener string, stats *listenerStats) *publish
 			// A reader stalled on the broker stops reading: retry soon.
 			MinBackoff: 10 * time.Millisecond,
 			OnRetry:    func(error, time.Duration) { stats.publishErrors.Inc() },
-			OnDrop: func(reason publish.Reason, _, n int, _ error) {
-				if reason == publish.Refused {
-					stats.dropped("rejected").Add(float64(n))
-				} else {
-					stats.dropped("shutdown").Add(float64(n))
-				}
-			},
 		},
 	}
+	p.pub.OnDrop = func(reason publish.Reason, i, n int, _ error) {
+		if reason == publish.Refused {
+			stats.dropped("rejected").Add(float64(n))
+			return
+		}
+		stats.dropped("shutdown").Add(float64(n))
+		for j := i; j < i+n; j++ {
+			p.unsent[j] = true
+		}
+	}
+	return p
 }
 
 // add parses one message and appends its record to the batch, and
@@ -195,22 +203,28 @@ func (p *publisher) flush(ctx context.Context) bool {
 		})
 	}
 	start := time.Now()
-	res, err := p.pub.Publish(p.grace, p.recs)
+	p.unsent = slices.Grow(p.unsent[:0], len(p.spans))[:len(p.spans)]
+	clear(p.unsent)
+	_, err := p.pub.Publish(p.grace, p.recs)
 	if err == nil {
 		p.stats.publishSeconds.Observe(time.Since(start).Seconds())
 	}
 	// Received and published: all but what was left unsent (those refused
 	// count as received, and as dropped).
-	p.count(p.spans[:len(p.spans)-res.Unsent])
+	p.count(p.spans, p.unsent)
 	p.reset()
 	return err == nil
 }
 
-// count adds spans to the message, byte and parse failure counters.
-func (p *publisher) count(spans []span) {
+// count adds the spans not marked unsent to the message, byte and parse
+// failure counters.
+func (p *publisher) count(spans []span, unsent []bool) {
 	var msgs, bytes [4]int
 	failures := 0
-	for _, s := range spans {
+	for i, s := range spans {
+		if unsent[i] {
+			continue
+		}
 		msgs[s.format]++
 		bytes[s.format] += int(s.raw)
 		if s.failed {

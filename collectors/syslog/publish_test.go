@@ -187,3 +187,62 @@ func TestShutdownInARefusedBatchCountsOnlyTheUnsent(t *testing.T) {
 		t.Errorf("%v publish errors counted for an attempt the deadline ended, want 0", n)
 	}
 }
+
+// halfTaker appends the records whose value contains take through the
+// log it wraps and fails the call, as the embedded log does when the disk
+// fills between partitions; the first time, it ends the grace too.
+type halfTaker struct {
+	broker.Broker
+	take string
+	at   func()
+}
+
+func (h *halfTaker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	for i := range recs {
+		recs[i].Offset = -1
+		if strings.Contains(string(recs[i].Value), h.take) {
+			if err := h.Broker.Produce(ctx, topic, recs[i:i+1]); err != nil {
+				return err
+			}
+		}
+	}
+	h.at()
+	return errors.New("injected: no space left on device")
+}
+
+// TestShutdownAfterPartialCountsWhatWasTaken: when the grace ends after
+// the broker took some of a batch, not the batch's first, what it took
+// counts as received, by its own format, and the rest as shutdown drops.
+func TestShutdownAfterPartialCountsWhatWasTaken(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	grace, deadline := context.WithCancel(context.Background())
+	defer deadline()
+	c, err := New(configs.Syslog{}, &halfTaker{Broker: b, take: "taken", at: deadline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.newPublisher("l", c.metrics.forListener("l"))
+	p.grace, p.endGrace = grace, deadline
+	from := netip.MustParseAddrPort("192.0.2.1:514")
+	for _, m := range []string{
+		"<13>Nov 29 14:08:10 h app: left",
+		"<13>1 2026-11-29T14:08:10Z h app - - - taken",
+		"<13>Nov 29 14:08:10 h app: left",
+		"<13>1 2026-11-29T14:08:10Z h app - - - taken",
+	} {
+		p.add(context.Background(), []byte(m), from, time.Now(), false)
+	}
+	if p.flush(context.Background()) {
+		t.Fatal("flush reported the batch published")
+	}
+	received := func(format string) float64 { return testutil.ToFloat64(c.metrics.messages.WithLabelValues("l", format)) }
+	shutdown := testutil.ToFloat64(c.metrics.dropped.WithLabelValues("l", "shutdown"))
+	if received(FormatRFC5424) != 2 || received(FormatRFC3164) != 0 || shutdown != 2 {
+		t.Errorf("received rfc5424 %v, rfc3164 %v, shutdown %v; want 2, 0 and 2",
+			received(FormatRFC5424), received(FormatRFC3164), shutdown)
+	}
+}
