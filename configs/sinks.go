@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -15,6 +16,15 @@ import (
 // list lives here too so that `weir check` rejects a typo in `type:` with
 // its line, without the configs package depending on every sink.
 var SinkTypes = []string{"file", "influxdb", "kafka", "prometheus", "prometheus_remote_write", "webhook"}
+
+// WebhookTemplateFuncs are the functions a webhook sink's template may call
+// besides text/template's own: json quotes a value as JSON. The webhook
+// sink executes its template with them, and the config check parses it
+// with them, so a template the sink can run is never refused here.
+var WebhookTemplateFuncs = template.FuncMap{"json": func(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}}
 
 // Sink configures one sink (sinks/<type>); see the sinks package. Common
 // settings come first; the per-type settings after them are flat, as in
@@ -232,7 +242,7 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		switch s.Format {
 		case "", "json":
 			if s.Template != "" {
-				if _, err := template.New("body").Parse(s.Template); err != nil {
+				if _, err := template.New("body").Funcs(WebhookTemplateFuncs).Parse(s.Template); err != nil {
 					add("template", "%v", err)
 				}
 			}

@@ -58,3 +58,30 @@ func TestSinksErrors(t *testing.T) {
 		}
 	}
 }
+
+// A webhook template may call the functions the sink gives it (json, as
+// sinks/webhook/README.md shows); the check must not refuse them.
+func TestWebhookTemplateFuncs(t *testing.T) {
+	cfg, err := Parse([]byte(`
+sinks:
+  - type: webhook
+    name: chat
+    url: https://chat.example.net/hooks/abc
+    topics: [events]
+    template: '{"text": {{json (printf "%s %s on %s" .Event.Type .Event.Object .Event.Device)}}}'
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sinks[0].Template == "" {
+		t.Fatalf("sink: %+v", cfg.Sinks[0])
+	}
+	out, err := WebhookTemplateFuncs["json"].(func(any) (string, error))(`say "hi"`)
+	if err != nil || out != `"say \"hi\""` {
+		t.Fatalf("json: %q, %v", out, err)
+	}
+	if _, err := Parse([]byte("sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{nojson .}}'\n")); err == nil ||
+		!strings.Contains(err.Error(), `function "nojson" not defined`) {
+		t.Fatalf("unknown function: %v", err)
+	}
+}

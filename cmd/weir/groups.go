@@ -30,6 +30,10 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return &exitError{2, errors.New("groups: missing subcommand")}
 	}
 	sub, args := args[0], args[1:]
+	if isHelp(sub) {
+		fmt.Fprint(stdout, groupsUsage)
+		return nil
+	}
 	fs := flag.NewFlagSet("weir groups "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cf clientFlags

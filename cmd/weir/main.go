@@ -88,12 +88,22 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "weir %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return nil
-	case "help", "-h", "--help":
+	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	return &exitError{2, fmt.Errorf("unknown command %q", cmd)}
+}
+
+// isHelp tells a request for a command's usage (`weir topics -h`) from a
+// subcommand.
+func isHelp(arg string) bool {
+	switch arg {
+	case "help", "-h", "--help", "-help":
+		return true
+	}
+	return false
 }
 
 // parseInterspersed parses flags that may come before, between or after the

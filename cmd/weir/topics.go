@@ -30,6 +30,10 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return &exitError{2, errors.New("topics: missing subcommand")}
 	}
 	sub, args := args[0], args[1:]
+	if isHelp(sub) {
+		fmt.Fprint(stdout, topicsUsage)
+		return nil
+	}
 	fs := flag.NewFlagSet("weir topics "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cf clientFlags

@@ -30,9 +30,10 @@ const DefaultTimeout = 30 * time.Second
 
 // Sink produces to the external cluster.
 type Sink struct {
-	client *kgo.Client
-	prefix string
-	recs   []*kgo.Record
+	client  *kgo.Client
+	prefix  string
+	timeout time.Duration
+	recs    []*kgo.Record
 }
 
 // New builds the Kafka sink of cfg. The client connects lazily, so a
@@ -46,7 +47,10 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID("weir-sink-" + cfg.Name),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordDeliveryTimeout(timeout),
+		// No kgo.RecordDeliveryTimeout: franz-go ages a record from its
+		// Timestamp, and a mirrored record keeps its original one, so a
+		// record older than the timeout (a backlog, an outage) would fail
+		// at once, every time. Write bounds each batch with a context.
 		kgo.ProducerLinger(0), // the sink batches already
 		kgo.ProducerBatchMaxBytes(1 << 20),
 	}
@@ -79,7 +83,7 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
 	}
-	return &Sink{client: cl, prefix: cfg.TopicPrefix}, nil
+	return &Sink{client: cl, prefix: cfg.TopicPrefix, timeout: timeout}, nil
 }
 
 func tlsConfig(c configs.SinkTLS) (*tls.Config, error) {
@@ -118,6 +122,11 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		}
 		s.recs = append(s.recs, kr)
 	}
+	// The batch's time starts now, whatever its records' timestamps; the
+	// client fails records on the deadline where that is safe for the
+	// idempotent producer (not while a request for them is unanswered).
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	results := s.client.ProduceSync(ctx, s.recs...)
 	for _, res := range results {
 		if res.Err == nil {
@@ -125,6 +134,9 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		}
 		if permanent(res.Err) {
 			return &sinks.RejectedError{Reason: reason(res.Err), Err: fmt.Errorf("kafka sink: topic %s: %w", res.Record.Topic, res.Err)}
+		}
+		if errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: %w", s.timeout, res.Err)}
 		}
 		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: %w", res.Err)}
 	}

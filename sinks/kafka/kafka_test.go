@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
@@ -74,6 +76,74 @@ func TestMirrorToKafka(t *testing.T) {
 			}
 			if schema != telemetry.SchemaEvent {
 				t.Errorf("headers %v", kr.Headers)
+			}
+		})
+	}
+}
+
+// Mirrored records keep their timestamps, so a backlog (a sink started on a
+// topic that already holds data, or catching up after an outage) has
+// records far older than the sink's timeout. They must still be mirrored,
+// also once the mirror topic, missing at first, has been created.
+func TestMirrorOldRecords(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "weir.events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	b := sinktest.Broker(t)
+	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	produce := func(topic string, n int) {
+		recs := make([]broker.Record, n)
+		for i := range recs {
+			recs[i] = broker.Record{Key: []byte(fmt.Sprintf("r%d", i%5)), Value: []byte(fmt.Sprintf(`{"i":%d}`, i)), Timestamp: old}
+		}
+		if err := b.Produce(context.Background(), topic, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce("events", 50)
+	produce("late", 20)
+	c := configs.Sink{Type: "kafka", Name: "mirror", Topics: []string{"events", "late"}, Brokers: kf.ListenAddrs(),
+		TopicPrefix: "weir.", Timeout: configs.Duration(2 * time.Second), FlushInterval: configs.Duration(20 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(200 * time.Millisecond)}}
+	d, err := kafka.New(c, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sinktest.Start(t, b, c, d)
+	sinktest.Eventually(t, "a delivery of weir.late failed", func() bool {
+		return r.Counter("weir_sink_retries_total", map[string]string{"sink": "mirror"}) > 0
+	})
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	if _, err := kadm.NewClient(admCl).CreateTopic(context.Background(), 3, 1, nil, "weir.late"); err != nil {
+		t.Fatal(err)
+	}
+	sinktest.Eventually(t, "70 hour-old records mirrored", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "mirror"}) == 70
+	})
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.ConsumeTopics("weir.events", "weir.late"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), sinktest.Timeout)
+	defer cancel()
+	for n := 0; n < 70; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("after %d: %v", n, err)
+		}
+		fs.EachRecord(func(kr *kgo.Record) {
+			n++
+			if !kr.Timestamp.Equal(old) {
+				t.Errorf("%s: timestamp %v, want the original %v", kr.Topic, kr.Timestamp, old)
 			}
 		})
 	}

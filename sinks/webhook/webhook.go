@@ -106,18 +106,13 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 		}
 	}
 	if cfg.Template != "" {
-		t, err := template.New(cfg.Name).Funcs(template.FuncMap{"json": toJSON}).Parse(cfg.Template)
+		t, err := template.New(cfg.Name).Funcs(configs.WebhookTemplateFuncs).Parse(cfg.Template)
 		if err != nil {
 			return nil, fmt.Errorf("webhook sink %s: template: %w", cfg.Name, err)
 		}
 		s.tmpl = t
 	}
 	return s, nil
-}
-
-func toJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
 }
 
 // Accepts: alertmanager takes events; the JSON form takes anything.

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// `weir COMMAND -h` prints the command's usage and succeeds, as the usage
+// text says ("Run 'weir COMMAND -h' for a command's flags"), also for the
+// commands with subcommands, which took -h for an unknown subcommand.
+func TestHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, "weir run [-c FILE]"},
+		{[]string{"topics", "-h"}, "weir topics create TOPIC"},
+		{[]string{"topics", "--help"}, "weir topics create TOPIC"},
+		{[]string{"groups", "-h"}, "weir groups describe GROUP"},
+		{[]string{"groups", "help"}, "weir groups describe GROUP"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := code(dispatch(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr))
+		if code != 0 || !strings.Contains(stdout.String(), tc.want) || stderr.Len() != 0 {
+			t.Errorf("weir %s: exit %d, stdout %q, stderr %q", strings.Join(tc.args, " "), code, stdout.String(), stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := code(dispatch(context.Background(), []string{"topics", "lisst"}, strings.NewReader(""), &stdout, &stderr)); code != 2 ||
+		!strings.Contains(stderr.String(), "weir topics list") {
+		t.Errorf("weir topics lisst: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func code(err error) int {
+	if err == nil {
+		return 0
+	}
+	return exitCode(err)
+}
