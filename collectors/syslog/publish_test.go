@@ -239,7 +239,9 @@ func TestShutdownAfterPartialCountsWhatWasTaken(t *testing.T) {
 	if p.flush(context.Background()) {
 		t.Fatal("flush reported the batch published")
 	}
-	received := func(format string) float64 { return testutil.ToFloat64(c.metrics.messages.WithLabelValues("l", format)) }
+	received := func(format string) float64 {
+		return testutil.ToFloat64(c.metrics.messages.WithLabelValues("l", format))
+	}
 	shutdown := testutil.ToFloat64(c.metrics.dropped.WithLabelValues("l", "shutdown"))
 	if received(FormatRFC5424) != 2 || received(FormatRFC3164) != 0 || shutdown != 2 {
 		t.Errorf("received rfc5424 %v, rfc3164 %v, shutdown %v; want 2, 0 and 2",
