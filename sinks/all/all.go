@@ -67,7 +67,8 @@ func Build(b broker.Broker, cfgs []configs.Sink, env sinks.Env) ([]*sinks.Sink, 
 			return fail(fmt.Errorf("sink %s: %w", c.Name, err))
 		}
 		dests = append(dests, d)
-		s, err := sinks.New(b, c, d, sinks.WithLogger(l), sinks.WithMetrics(m))
+		// The sink's own lines name it already (sink=NAME).
+		s, err := sinks.New(b, c, d, sinks.WithLogger(logger.With(slog.String("type", c.Type))), sinks.WithMetrics(m))
 		if err != nil {
 			return fail(err)
 		}
