@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -21,7 +22,11 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return &exitError{1, err}
 	}
-	fmt.Fprintf(stdout, "%s: ok (data_dir %s, kafka %s, http %s, %d topic overrides)\n",
-		*file, cfg.DataDir, cfg.Broker.KafkaListen, cfg.HTTP.Listen, len(cfg.Broker.Topics))
+	// On a Kafka cluster the embedded log and its listener do not run.
+	log := fmt.Sprintf("data_dir %s, kafka %s", cfg.DataDir, cfg.Broker.KafkaListen)
+	if k := cfg.Broker.Kafka; len(k.Brokers) > 0 {
+		log = "kafka cluster " + strings.Join(k.Brokers, ",")
+	}
+	fmt.Fprintf(stdout, "%s: ok (%s, http %s, %d topic overrides)\n", *file, log, cfg.HTTP.Listen, len(cfg.Broker.Topics))
 	return nil
 }

@@ -302,8 +302,14 @@ func TestSecondProcessOnSameDataDirFails(t *testing.T) {
 
 func TestCheckCommand(t *testing.T) {
 	out, err := exec.Command(weirBin, "check", "-c", "../../configs/weir.yaml").CombinedOutput()
-	if err != nil {
+	if err != nil || !strings.Contains(string(out), "kafka 127.0.0.1:9092") {
 		t.Fatalf("shipped config: %v %s", err, out)
+	}
+	cluster := filepath.Join(t.TempDir(), "cluster.yaml")
+	os.WriteFile(cluster, []byte("broker:\n  kafka:\n    brokers: [k1:9092, k2:9092]\n"), 0o644)
+	out, err = exec.Command(weirBin, "check", "-c", cluster).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "kafka cluster k1:9092,k2:9092") || strings.Contains(string(out), "data_dir") {
+		t.Fatalf("cluster config: %v %s", err, out)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("broker:\n  flush:\n    policy: sometimes\n"), 0o644)
