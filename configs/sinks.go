@@ -17,14 +17,17 @@ import (
 // its line, without the configs package depending on every sink.
 var SinkTypes = []string{"file", "influxdb", "kafka", "prometheus", "prometheus_remote_write", "webhook"}
 
-// WebhookTemplateFuncs are the functions a webhook sink's template may call
-// besides text/template's own: json quotes a value as JSON. The webhook
-// sink executes its template with them, and the config check parses it
-// with them, so a template the sink can run is never refused here.
-var WebhookTemplateFuncs = template.FuncMap{"json": func(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
-}}
+// WebhookTemplateFuncs returns the functions a webhook sink's template may
+// call besides text/template's own: json quotes a value as JSON. The
+// webhook sink executes its template with them, and the config check
+// parses it with them, so a template the sink can run is never refused
+// here. A new map each call: nothing shared to modify.
+func WebhookTemplateFuncs() template.FuncMap {
+	return template.FuncMap{"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	}}
+}
 
 // Sink configures one sink (sinks/<type>); see the sinks package. Common
 // settings come first; the per-type settings after them are flat, as in
@@ -242,7 +245,7 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		switch s.Format {
 		case "", "json":
 			if s.Template != "" {
-				if _, err := template.New("body").Funcs(WebhookTemplateFuncs).Parse(s.Template); err != nil {
+				if _, err := template.New("body").Funcs(WebhookTemplateFuncs()).Parse(s.Template); err != nil {
 					add("template", "%v", err)
 				}
 			}

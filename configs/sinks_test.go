@@ -76,7 +76,7 @@ sinks:
 	if cfg.Sinks[0].Template == "" {
 		t.Fatalf("sink: %+v", cfg.Sinks[0])
 	}
-	out, err := WebhookTemplateFuncs["json"].(func(any) (string, error))(`say "hi"`)
+	out, err := WebhookTemplateFuncs()["json"].(func(any) (string, error))(`say "hi"`)
 	if err != nil || out != `"say \"hi\""` {
 		t.Fatalf("json: %q, %v", out, err)
 	}

@@ -106,7 +106,7 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 		}
 	}
 	if cfg.Template != "" {
-		t, err := template.New(cfg.Name).Funcs(configs.WebhookTemplateFuncs).Parse(cfg.Template)
+		t, err := template.New(cfg.Name).Funcs(configs.WebhookTemplateFuncs()).Parse(cfg.Template)
 		if err != nil {
 			return nil, fmt.Errorf("webhook sink %s: template: %w", cfg.Name, err)
 		}
