@@ -301,7 +301,11 @@ func TestSecondProcessOnSameDataDirFails(t *testing.T) {
 }
 
 func TestCheckCommand(t *testing.T) {
-	out, err := exec.Command(weirBin, "check", "-c", "../../configs/weir.yaml").CombinedOutput()
+	// From the repository's root, as make run starts weir: the shipped
+	// config names its inventory relative to it.
+	shipped := exec.Command(weirBin, "check", "-c", "configs/weir.yaml")
+	shipped.Dir = "../.."
+	out, err := shipped.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "kafka 127.0.0.1:9092") {
 		t.Fatalf("shipped config: %v %s", err, out)
 	}
@@ -310,6 +314,19 @@ func TestCheckCommand(t *testing.T) {
 	out, err = exec.Command(weirBin, "check", "-c", cluster).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "kafka cluster k1:9092,k2:9092") || strings.Contains(string(out), "data_dir") {
 		t.Fatalf("cluster config: %v %s", err, out)
+	}
+	// The inventory it names is read, as weir run reads it.
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inventory.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: a, cidr: 10.0.0.0/33}\n"), 0o644)
+	withInv := filepath.Join(dir, "inv.yaml")
+	os.WriteFile(withInv, []byte("enrich:\n  inventory: "+inv+"\n"), 0o644)
+	out, err = exec.Command(weirBin, "check", "-c", withInv).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `cidr "10.0.0.0/33"`) {
+		t.Fatalf("broken inventory: %v %s", err, out)
+	}
+	if out, err = exec.Command(weirBin, "check", "--skip-files", "-c", withInv).CombinedOutput(); err != nil {
+		t.Fatalf("broken inventory, --skip-files: %v %s", err, out)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("broker:\n  flush:\n    policy: sometimes\n"), 0o644)
@@ -640,7 +657,8 @@ func TestRoles(t *testing.T) {
 // TestDockerCompose: the compose file is valid for docker-compose (no
 // engine is needed to check) and weir accepts the config it mounts.
 func TestDockerCompose(t *testing.T) {
-	out, err := exec.Command(weirBin, "check", "-c", "../../deploy/weir.yaml").CombinedOutput()
+	// Its inventory is a path inside the container: --skip-files.
+	out, err := exec.Command(weirBin, "check", "--skip-files", "-c", "../../deploy/weir.yaml").CombinedOutput()
 	if err != nil {
 		t.Fatalf("deploy/weir.yaml: %v %s", err, out)
 	}
