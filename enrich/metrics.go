@@ -38,6 +38,7 @@ type MetricsWorker struct {
 	dec       telemetry.Decoder
 	row, view telemetry.Point
 	tagBuf    []telemetry.Tag // swapped with row.Tags
+	targetTag [1]telemetry.Tag // the target's own name, when the inventory renames it
 	viewTags  []telemetry.Tag // the view's tags being merged
 	fieldBuf  []telemetry.Field
 	rateBuf   []telemetry.Field
@@ -206,12 +207,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	agent, _ := p.Tag("agent")
 	// State stays keyed by the target's name; records and events take the
 	// inventory's, as syslog and traps do, so one change seen by several
-	// paths is one event.
+	// paths is one event. A renamed record keeps the target's name in a
+	// target tag (unless it has one), so two targets polling one device
+	// stay two series.
 	target := p.Device
 	if d := w.inv.Lookup(p.Device, agent); d != nil {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, d.TagList()), p.Tags
-		if d.Name != "" && d.CIDR == "" {
+		if d.Name != "" && d.CIDR == "" && d.Name != target {
 			p.Device = d.Name
+			w.targetTag[0] = telemetry.Tag{Key: "target", Value: target}
+			p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], w.targetTag[:], p.Tags), p.Tags
 		}
 	} else {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, unknownTags), p.Tags

@@ -438,8 +438,9 @@ func TestMetricsTakeInventoryName(t *testing.T) {
 		if err := json.Unmarshal(r.Value, &m); err != nil {
 			t.Fatal(err)
 		}
-		if m.Device != "edge1" || string(r.Key) != "edge1" {
-			t.Errorf("enriched %s record of device %q, key %q; want edge1", m.Measurement, m.Device, r.Key)
+		if m.Device != "edge1" || string(r.Key) != "edge1" || m.Tags["target"] != "edge1-snmp" {
+			t.Errorf("enriched %s record of device %q, key %q, tags %v; want edge1, and the target's name in tag target",
+				m.Measurement, m.Device, r.Key, m.Tags)
 		}
 	}
 	var got []string
@@ -486,8 +487,17 @@ func TestMetricsStateKeyedByTarget(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if n := len(readTopic(t, b, telemetry.TopicEnrichedMetrics)); n != 4 {
-		t.Fatalf("%d enriched records, want 4", n)
+	targets := map[string]int{}
+	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
+		var m telemetry.Metric
+		if err := json.Unmarshal(r.Value, &m); err != nil {
+			t.Fatal(err)
+		}
+		targets[m.Device+"/"+m.Tags["target"]]++
+	}
+	// One device, two series: the target tag tells them apart.
+	if len(targets) != 2 || targets["edge1/a"] != 2 || targets["edge1/b"] != 2 {
+		t.Fatalf("enriched records by device/target: %v", targets)
 	}
 	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
 		t.Errorf("event %s: two targets' uptimes taken for one device's", r.Value)
