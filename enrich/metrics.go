@@ -37,9 +37,9 @@ type MetricsWorker struct {
 	// interface view, and the tags and fields being merged into them.
 	dec       telemetry.Decoder
 	row, view telemetry.Point
-	tagBuf    []telemetry.Tag // swapped with row.Tags
+	tagBuf    []telemetry.Tag  // swapped with row.Tags
 	targetTag [1]telemetry.Tag // the target's own name, when the inventory renames it
-	viewTags  []telemetry.Tag // the view's tags being merged
+	viewTags  []telemetry.Tag  // the view's tags being merged
 	fieldBuf  []telemetry.Field
 	rateBuf   []telemetry.Field
 	normBuf   []telemetry.Field
