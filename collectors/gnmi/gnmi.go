@@ -232,7 +232,10 @@ func (c *Collector) members(targets []*target) []runset.Member {
 				c.mu.Lock()
 				defer c.mu.Unlock()
 				if !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name }) {
-					c.m.forget(t.cfg.Name) // not added back meanwhile
+					// Not added back meanwhile. What its drain lost stays
+					// shown (until weir restarts): a reload that lost
+					// records must not hide it.
+					c.m.forget(t.cfg.Name, t.lost.Load())
 				}
 			},
 		}
@@ -349,6 +352,9 @@ type target struct {
 	dropQueue, dropPub    prometheus.Counter
 	dropEncode            prometheus.Counter
 	dropShutdown          prometheus.Counter
+	// lost: its publishing stopped with records unpublished (counted in
+	// dropShutdown), so that series outlives the target's removal.
+	lost atomic.Bool
 
 	// pub publishes the target's batches (see publishLoop).
 	pub publish.Publisher
@@ -586,6 +592,7 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		queued := t.queue.discard()
 		t.dropShutdown.Add(float64(queued))
 		if unsent > 0 || queued > 0 {
+			t.lost.Store(true)
 			t.c.log.Error("gnmi publishing stopped before the queue was published; dropped", slog.String("target", t.cfg.Name),
 				slog.Int("records", unsent), slog.Int("notifications", queued), slog.Any("err", pubErr))
 		}

@@ -82,12 +82,20 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // forget drops a removed target's series, so a target no longer
-// configured is not reported (as disconnected, say) for ever.
-func (m *Metrics) forget(target string) {
+// configured is not reported (as disconnected, say) for ever; but for its
+// dropped{reason="shutdown"} when keepShutdown (its drain lost records).
+func (m *Metrics) forget(target string, keepShutdown bool) {
 	l := prometheus.Labels{"target": target}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.Connected, m.Reconnects, m.Updates, m.LastUpdate, m.Errors, m.Dropped, m.Syncs, m.Published,
+		m.Connected, m.Reconnects, m.Updates, m.LastUpdate, m.Errors, m.Syncs, m.Published,
 	} {
 		v.DeletePartialMatch(l)
+	}
+	if !keepShutdown {
+		m.Dropped.DeletePartialMatch(l)
+		return
+	}
+	for _, reason := range []string{DropQueueFull, DropPublishError, DropEncode} {
+		m.Dropped.DeleteLabelValues(target, reason)
 	}
 }

@@ -221,3 +221,36 @@ func TestShutdownBoundedAndCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovedTargetDrainLossCounted: what a removed target's drain could
+// not publish in its 10 s is counted as dropped (shutdown), and that series
+// stays when the target's others go (they were all deleted, so no scrape
+// saw that the reload lost records).
+func TestRemovedTargetDrainLossCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s drain")
+	}
+	const n = 50
+	_, addr := startBurst(t, n)
+	b := &downBroker{gatedBroker: gatedBroker{open: make(chan struct{})}} // never takes "away"'s records
+	c, _, reg := newShutdownCollector(t, b, burstTarget("away", addr))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, 10*time.Second, "away's notifications queued", func() bool {
+		v, _ := gathered(t, reg, "weir_gnmi_updates_total", "away")
+		return v == n
+	})
+	if err := c.Update(nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, drainTimeout+5*time.Second, "the removed target's drain to end", func() bool {
+		ms, _ := c.set.Members()
+		return len(ms) == 0
+	})
+	by, sum := dropped(t, reg, "away")
+	if sum != n {
+		t.Errorf("after the removed target's drain gave up on %d notifications, /metrics shows dropped %v (sum %v)", n, by, sum)
+	}
+}
