@@ -111,22 +111,27 @@ func (p *Publisher) Publish(ctx context.Context, recs []broker.Record) (Result, 
 		return res, nil
 	}
 	left, err := p.produce(ctx, recs)
-	switch {
-	case err == nil:
+	if err == nil {
 		res.Published = len(recs)
 		return res, nil
+	}
+	if left == nil { // a failure: allocating is fine now
+		left = make([]int, len(recs))
+		for i := range left {
+			left[i] = i
+		}
+	}
+	res.Published = len(recs) - len(left)
+	switch {
 	case !broker.Refused(err):
-		res.Published = len(recs) - left.len(len(recs))
-		return p.unsent(res, recs, left, err), err
-	case left == nil && len(recs) == 1:
+		return p.unsent(res, left, err), err
+	case len(recs) == 1:
 		p.refused(&res, recs, 0, err)
 		return res, nil
 	}
 	// The broker refuses the batch for one record or a few: find them,
 	// among those it has not taken yet.
-	res.Published = len(recs) - left.len(len(recs))
-	for j := range left.len(len(recs)) {
-		i := left.at(j)
+	for j, i := range left {
 		_, err := p.produce(ctx, recs[i:i+1])
 		switch {
 		case err == nil:
@@ -134,7 +139,7 @@ func (p *Publisher) Publish(ctx context.Context, recs []broker.Record) (Result, 
 		case broker.Refused(err):
 			p.refused(&res, recs, i, err)
 		default:
-			return p.unsent(res, recs, left.from(j, len(recs)), err), err
+			return p.unsent(res, left[j:], err), err
 		}
 	}
 	return res, nil
@@ -144,30 +149,11 @@ func (p *Publisher) Publish(ctx context.Context, recs []broker.Record) (Result, 
 // index; nil is all of them, so a batch taken whole allocates nothing.
 type pending []int
 
-func (l pending) len(all int) int {
-	if l == nil {
-		return all
-	}
-	return len(l)
-}
-
 func (l pending) at(j int) int {
 	if l == nil {
 		return j
 	}
 	return l[j]
-}
-
-// from is the list without its first j records, of a batch of all.
-func (l pending) from(j, all int) pending {
-	if l != nil {
-		return l[j:]
-	}
-	l = make(pending, 0, all-j)
-	for i := j; i < all; i++ {
-		l = append(l, i)
-	}
-	return l
 }
 
 // update takes what a failed attempt that sent send (recs itself, or
@@ -283,20 +269,19 @@ func (p *Publisher) refused(res *Result, recs []broker.Record, i int, err error)
 	}
 }
 
-// unsent gives up the records of recs left lists, reporting each run of
-// consecutive ones.
-func (p *Publisher) unsent(res Result, recs []broker.Record, left pending, err error) Result {
-	n := left.len(len(recs))
-	res.Unsent = n
+// unsent gives up the records of the batch left lists, reporting each run
+// of consecutive ones.
+func (p *Publisher) unsent(res Result, left []int, err error) Result {
+	res.Unsent = len(left)
 	if p.OnDrop == nil {
 		return res
 	}
-	for j := 0; j < n; {
-		start, run := left.at(j), 1
-		for j+run < n && left.at(j+run) == start+run {
+	for j := 0; j < len(left); {
+		run := 1
+		for j+run < len(left) && left[j+run] == left[j]+run {
 			run++
 		}
-		p.OnDrop(Unsent, start, run, err)
+		p.OnDrop(Unsent, left[j], run, err)
 		j += run
 	}
 	return res
