@@ -48,7 +48,7 @@ type publisher struct {
 	grace    context.Context
 	endGrace context.CancelFunc
 	// unsent marks the spans of the batch being published that were left
-	// unsent (OnDrop), which the counters leave out.
+	// unsent (OnDrop), which the counters leave out; empty while none are.
 	unsent []bool
 }
 
@@ -104,6 +104,10 @@ func (c *Collector) newPublisher(listener string, stats *listenerStats) *publish
 			return
 		}
 		stats.dropped("shutdown").Add(float64(n))
+		if len(p.unsent) == 0 { // the first unsent of the batch
+			p.unsent = slices.Grow(p.unsent, len(p.spans))[:len(p.spans)]
+			clear(p.unsent)
+		}
 		for j := i; j < i+n; j++ {
 			p.unsent[j] = true
 		}
@@ -203,8 +207,7 @@ func (p *publisher) flush(ctx context.Context) bool {
 		})
 	}
 	start := time.Now()
-	p.unsent = slices.Grow(p.unsent[:0], len(p.spans))[:len(p.spans)]
-	clear(p.unsent)
+	p.unsent = p.unsent[:0]
 	_, err := p.pub.Publish(p.grace, p.recs)
 	if err == nil {
 		p.stats.publishSeconds.Observe(time.Since(start).Seconds())
@@ -222,7 +225,7 @@ func (p *publisher) count(spans []span, unsent []bool) {
 	var msgs, bytes [4]int
 	failures := 0
 	for i, s := range spans {
-		if unsent[i] {
+		if len(unsent) > 0 && unsent[i] {
 			continue
 		}
 		msgs[s.format]++
