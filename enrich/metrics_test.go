@@ -54,17 +54,7 @@ func TestMetricsWorker(t *testing.T) {
 	if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
 		t.Fatal(err)
 	}
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewMetricsWorker(b, inv)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) < len(ms) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
+	runMetricsWorker(t, b, func() bool { return len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) >= len(ms) })
 	var rows []map[string]any
 	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
 		var m telemetry.Metric
@@ -423,16 +413,7 @@ func TestMetricsTakeInventoryName(t *testing.T) {
 	if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
 		t.Fatal(err)
 	}
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewMetricsWorker(b, inv)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEvents)) < 2 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
+	runMetricsWorker(t, b, func() bool { return len(readTopic(t, b, telemetry.TopicEvents)) >= 2 })
 	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
 		var m telemetry.Metric
 		if err := json.Unmarshal(r.Value, &m); err != nil {
@@ -477,16 +458,7 @@ func TestMetricsStateKeyedByTarget(t *testing.T) {
 	if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
 		t.Fatal(err)
 	}
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewMetricsWorker(b, inv)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) < 4 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
+	runMetricsWorker(t, b, func() bool { return len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) >= 4 })
 	targets := map[string]int{}
 	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
 		var m telemetry.Metric
@@ -502,4 +474,20 @@ func TestMetricsStateKeyedByTarget(t *testing.T) {
 	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
 		t.Errorf("event %s: two targets' uptimes taken for one device's", r.Value)
 	}
+}
+
+// runMetricsWorker runs a metrics worker over b, with the test inventory,
+// until done holds (10 s at most), and stops it.
+func runMetricsWorker(t *testing.T, b broker.Broker, done func() bool) {
+	t.Helper()
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(b, inv)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { w.Run(ctx); close(stopped) }()
+	for deadline := time.Now().Add(10 * time.Second); !done() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-stopped
 }
