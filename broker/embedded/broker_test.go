@@ -458,9 +458,10 @@ func TestDeleteAndRecreateTopic(t *testing.T) {
 	}
 }
 
-// TestFullDisk fills a small tmpfs: produce must fail with a storage error,
-// the broker keeps serving, and what was acknowledged stays readable.
-func TestFullDisk(t *testing.T) {
+// fullDiskBroker opens a log on a 1 MiB tmpfs, its topics of partitions
+// partitions by default (root only: skipped otherwise).
+func fullDiskBroker(t *testing.T, partitions int32) (string, *Broker) {
+	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to mount a tmpfs")
 	}
@@ -469,11 +470,18 @@ func TestFullDisk(t *testing.T) {
 		t.Skipf("cannot mount tmpfs: %v", err)
 	}
 	t.Cleanup(func() { unmount(dir) })
-	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
+	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: partitions}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
+	return dir, b
+}
+
+// TestFullDisk fills a small tmpfs: produce must fail with a storage error,
+// the broker keeps serving, and what was acknowledged stays readable.
+func TestFullDisk(t *testing.T) {
+	dir, b := fullDiskBroker(t, 1)
 	acked := 0
 	var lastErr error
 	for i := 0; i < 10000; i++ {
@@ -670,19 +678,7 @@ func TestGroupRebalancesDoNotPileUpSubscriptions(t *testing.T) {
 // caller retries only those; here, records read back are exactly those
 // with an offset, each where its offset says.
 func TestFullDiskPartialProduce(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	dir := t.TempDir()
-	if err := mount(dir, 1<<20); err != nil {
-		t.Skipf("cannot mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() { unmount(dir) })
-	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: 6}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	_, b := fullDiskBroker(t, 6)
 	want := map[string]broker.Record{} // by value: what the log must hold
 	rng := rand.New(rand.NewPCG(1, 2))
 	partial := false
