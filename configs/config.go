@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirnet/weir/internal/tlsconf"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -84,6 +85,11 @@ type TLS struct {
 	KeyFile            string `yaml:"key_file"`
 	ServerName         string `yaml:"server_name"`
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Client is t as tlsconf reads it.
+func (t TLS) Client() tlsconf.Client {
+	return tlsconf.Client{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 }
 
 // SASL credentials: mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.

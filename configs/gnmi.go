@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/weirnet/weir/collectors/gnmi/gpath"
+	"github.com/weirnet/weir/internal/tlsconf"
 )
 
 // GNMI configures the gNMI collector (collectors/gnmi): dial-in Subscribe
@@ -72,6 +73,11 @@ type GNMITLS struct {
 	KeyFile    string `yaml:"key_file"`
 	ServerName string `yaml:"server_name"`
 	SkipVerify bool   `yaml:"skip_verify"`
+}
+
+// Client is t as tlsconf reads it.
+func (t GNMITLS) Client() tlsconf.Client {
+	return tlsconf.Client{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, InsecureSkipVerify: t.SkipVerify}
 }
 
 // GNMISubscription is one path subscribed to.

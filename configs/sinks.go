@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/weirnet/weir/internal/tlsconf"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -106,6 +107,11 @@ type SinkTLS struct {
 	KeyFile            string `yaml:"key_file"`
 	ServerName         string `yaml:"server_name"`
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Client is t as tlsconf reads it (Enabled aside).
+func (t SinkTLS) Client() tlsconf.Client {
+	return tlsconf.Client{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 }
 
 // SinkSASL configures SASL authentication to a Kafka cluster.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"flag"
 	"fmt"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/collectors/gnmi/sim"
+	"github.com/weirnet/weir/internal/tlsconf"
 )
 
 // gnmiCmd runs N simulated gNMI targets on consecutive loopback ports until
@@ -42,21 +42,9 @@ func gnmiCmd(ctx context.Context, args []string) error {
 	}
 	var tlsCfg *tls.Config
 	if *certFile != "" {
-		cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
-		if err != nil {
-			return fmt.Errorf("gnmi: tls: %w", err)
-		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		if *clientCA != "" {
-			pem, err := os.ReadFile(*clientCA)
-			if err != nil {
-				return fmt.Errorf("gnmi: tls client CA: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return fmt.Errorf("gnmi: tls client CA %s: no certificate", *clientCA)
-			}
-			tlsCfg.ClientCAs, tlsCfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		var err error
+		if tlsCfg, err = tlsconf.Server(*certFile, *keyFile, *clientCA); err != nil {
+			return fmt.Errorf("gnmi: %w", err)
 		}
 	}
 	tog := *toggle

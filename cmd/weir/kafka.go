@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,7 +36,7 @@ func kafkaBackend(c configs.Broker, dataDir string) (*kafkacluster.Broker, error
 		opts = append(opts, kgo.ClientID(k.ClientID))
 	}
 	if k.TLS != nil {
-		tc, err := clientTLS(k.TLS)
+		tc, err := k.TLS.Client().Config()
 		if err != nil {
 			return nil, fmt.Errorf("broker.kafka.tls: %w", err)
 		}
@@ -65,28 +64,6 @@ func kafkaBackend(c configs.Broker, dataDir string) (*kafkacluster.Broker, error
 		kafkacluster.WithClientOpts(opts...),
 		kafkacluster.WithReplicationFactor(rf),
 		kafkacluster.WithTopicDefaults(broker.TopicConfig{Partitions: c.DefaultPartitions}))
-}
-
-func clientTLS(t *configs.TLS) (*tls.Config, error) {
-	tc := &tls.Config{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, err
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("no certificates in %s", t.CAFile)
-		}
-	}
-	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, err
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
 }
 
 // instanceID names this weir process in its Kafka transactional ids: the

@@ -13,8 +13,6 @@ package gnmi
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +41,7 @@ import (
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
+	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -469,28 +468,13 @@ func transportCreds(tc configs.GNMITarget) (credentials.TransportCredentials, er
 	if tc.Insecure {
 		return insecure.NewCredentials(), nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if t := tc.TLS; t != nil {
-		cfg.ServerName = t.ServerName
-		cfg.InsecureSkipVerify = t.SkipVerify
-		if t.CAFile != "" {
-			pem, err := os.ReadFile(t.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("tls ca_file: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("tls ca_file %s: no PEM certificate in it", t.CAFile)
-			}
-			cfg.RootCAs = pool
-		}
-		if t.CertFile != "" {
-			cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-			if err != nil {
-				return nil, fmt.Errorf("tls cert_file/key_file: %w", err)
-			}
-			cfg.Certificates = []tls.Certificate{cert}
-		}
+	var c tlsconf.Client
+	if tc.TLS != nil {
+		c = tc.TLS.Client()
+	}
+	cfg, err := c.Config()
+	if err != nil {
+		return nil, err
 	}
 	return credentials.NewTLS(cfg), nil
 }

@@ -1,15 +1,8 @@
 package gnmi
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,6 +17,7 @@ import (
 
 	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -236,7 +230,7 @@ func TestReconnect(t *testing.T) {
 
 func TestTLS(t *testing.T) {
 	dir := t.TempDir()
-	caKey, caCert, caPEM := newCA(t)
+	ca := tlstest.NewCA(t, "weir test CA")
 	write := func(name string, b []byte) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, b, 0o600); err != nil {
@@ -244,16 +238,14 @@ func TestTLS(t *testing.T) {
 		}
 		return p
 	}
-	srvCert := leaf(t, caKey, caCert, "sim.lab", true)
-	cliCertPEM, cliKeyPEM := leafPEM(t, caKey, caCert, "weir", false)
-	pool := x509.NewCertPool()
-	pool.AddCert(caCert)
+	srvCert := ca.TLSCert(t, "sim.lab")
+	cliCertPEM, cliKeyPEM := ca.Leaf(t, "weir")
 	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{TLS: &tls.Config{
-		Certificates: []tls.Certificate{srvCert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
+		Certificates: []tls.Certificate{srvCert}, ClientCAs: ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
 	}})
 	good := simTarget("tls", addr, sub(countersPath, "stream", "sample", time.Second))
 	good.Insecure = false
-	good.TLS = &configs.GNMITLS{CAFile: write("ca.pem", caPEM), CertFile: write("c.pem", cliCertPEM), KeyFile: write("c.key", cliKeyPEM), ServerName: "sim.lab"}
+	good.TLS = &configs.GNMITLS{CAFile: ca.File, CertFile: write("c.pem", cliCertPEM), KeyFile: write("c.key", cliKeyPEM), ServerName: "sim.lab"}
 	nocert := good
 	nocert.Name = "nocert"
 	nocert.TLS = &configs.GNMITLS{CAFile: good.TLS.CAFile, ServerName: "sim.lab"}
@@ -269,8 +261,7 @@ func TestTLS(t *testing.T) {
 
 	// A client certificate renewed in place, config unchanged: a reload
 	// resubscribes with it.
-	otherKey, otherCert, _ := newCA(t)
-	strangerPEM, strangerKeyPEM := leafPEM(t, otherKey, otherCert, "weir", false)
+	strangerPEM, strangerKeyPEM := tlstest.NewCA(t, "another CA").Leaf(t, "weir")
 	rot := good
 	rot.Name, rot.Timeout = "rotated", configs.Duration(5*time.Second) // startCollector's timeout: the config stays equal
 	rot.TLS = &configs.GNMITLS{CAFile: good.TLS.CAFile, CertFile: write("r.pem", strangerPEM), KeyFile: write("r.key", strangerKeyPEM), ServerName: "sim.lab"}
@@ -286,56 +277,4 @@ func TestTLS(t *testing.T) {
 	waitFor(t, 10*time.Second, "data with the renewed certificate", func() bool {
 		return len(r2.b.where(t, func(m metric) bool { return m.Device == "rotated" })) > 0
 	})
-}
-
-func newCA(t *testing.T) (*ecdsa.PrivateKey, *x509.Certificate, []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "weir test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return key, cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
-func leafPEM(t *testing.T, caKey *ecdsa.PrivateKey, ca *x509.Certificate, name string, server bool) ([]byte, []byte) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.DNSNames = []string{name}
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
-}
-
-func leaf(t *testing.T, caKey *ecdsa.PrivateKey, ca *x509.Certificate, name string, server bool) tls.Certificate {
-	c, k := leafPEM(t, caKey, ca, name, server)
-	cert, err := tls.X509KeyPair(c, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert
 }

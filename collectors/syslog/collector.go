@@ -11,11 +11,8 @@ package syslog
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -170,7 +168,7 @@ func (c *Collector) listen(l configs.SyslogListener) (func(context.Context), fun
 		var tlsCfg *tls.Config
 		if l.Protocol == "tls" {
 			var err error
-			if tlsCfg, err = serverTLS(l); err != nil {
+			if tlsCfg, err = tlsconf.Server(l.CertFile, l.KeyFile, l.ClientCAFile); err != nil {
 				return nil, nil, "", fmt.Errorf("syslog tls %s: %w", l.Address, err)
 			}
 		}
@@ -180,24 +178,4 @@ func (c *Collector) listen(l configs.SyslogListener) (func(context.Context), fun
 		}
 		return t.run, t.close, t.ln.Addr().String(), nil
 	}
-}
-
-func serverTLS(l configs.SyslogListener) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(l.CertFile, l.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("load certificate: %w", err)
-	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if l.ClientCAFile != "" {
-		pem, err := os.ReadFile(l.ClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("client CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, errors.New("client CA: no certificates in " + l.ClientCAFile)
-		}
-		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
-	}
-	return cfg, nil
 }

@@ -1,15 +1,9 @@
 package syslog
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -21,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 )
 
 // TestLogger sends with util-linux logger, a sender none of us wrote, in
@@ -79,7 +74,6 @@ func TestLogger(t *testing.T) {
 // certificate, all signed by the CA, plus a client certificate signed by a
 // different CA.
 type testPKI struct {
-	dir                             string
 	caFile, serverCert, serverKey   string
 	clientCert, clientKey           string
 	rogueClientCert, rogueClientKey string
@@ -87,71 +81,12 @@ type testPKI struct {
 }
 
 func newTestPKI(t *testing.T) *testPKI {
-	dir := t.TempDir()
-	p := &testPKI{dir: dir}
-	ca, caKey := makeCert(t, nil, nil, "weir test CA", true)
-	rogue, rogueKey := makeCert(t, nil, nil, "rogue CA", true)
-	srv, srvKey := makeCert(t, ca, caKey, "127.0.0.1", false)
-	cli, cliKey := makeCert(t, ca, caKey, "router1", false)
-	bad, badKey := makeCert(t, rogue, rogueKey, "intruder", false)
-	p.caFile = writePEM(t, dir, "ca.pem", "CERTIFICATE", ca.Raw)
-	p.serverCert = writePEM(t, dir, "server.pem", "CERTIFICATE", srv.Raw)
-	p.serverKey = writeKey(t, dir, "server.key", srvKey)
-	p.clientCert = writePEM(t, dir, "client.pem", "CERTIFICATE", cli.Raw)
-	p.clientKey = writeKey(t, dir, "client.key", cliKey)
-	p.rogueClientCert = writePEM(t, dir, "rogue.pem", "CERTIFICATE", bad.Raw)
-	p.rogueClientKey = writeKey(t, dir, "rogue.key", badKey)
-	p.caPool = x509.NewCertPool()
-	p.caPool.AddCert(ca)
+	ca := tlstest.NewCA(t, "weir test CA")
+	p := &testPKI{caFile: ca.File, caPool: ca.Pool()}
+	p.serverCert, p.serverKey = ca.LeafFiles(t, "127.0.0.1")
+	p.clientCert, p.clientKey = ca.LeafFiles(t, "router1")
+	p.rogueClientCert, p.rogueClientKey = tlstest.NewCA(t, "rogue CA").LeafFiles(t, "intruder")
 	return p
-}
-
-func makeCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	if isCA {
-		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-		tmpl.KeyUsage |= x509.KeyUsageCertSign
-	} else {
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		tmpl.DNSNames = []string{cn, "localhost"}
-	}
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return cert, key
-}
-
-func writePEM(t *testing.T, dir, name, typ string, der []byte) string {
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func writeKey(t *testing.T, dir, name string, key *ecdsa.PrivateKey) string {
-	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writePEM(t, dir, name, "EC PRIVATE KEY", der)
 }
 
 // TestTLSClientCertificates: a client with a certificate from the

@@ -7,11 +7,8 @@ package kafka
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -65,7 +62,7 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		opts = append(opts, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
 	}
 	if cfg.TLS.Enabled || cfg.TLS.CAFile != "" || cfg.TLS.CertFile != "" {
-		tc, err := tlsConfig(cfg.TLS)
+		tc, err := cfg.TLS.Client().Config()
 		if err != nil {
 			return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
 		}
@@ -84,28 +81,6 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
 	}
 	return &Sink{client: cl, prefix: cfg.TopicPrefix, timeout: timeout}, nil
-}
-
-func tlsConfig(c configs.SinkTLS) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify}
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls ca_file: %w", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls ca_file %s: no certificates", c.CAFile)
-		}
-	}
-	if c.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
 }
 
 // RawRecords: records are mirrored as they are, never decoded.
