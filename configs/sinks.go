@@ -95,12 +95,17 @@ type Sink struct {
 	Brokers     []string `yaml:"brokers"`
 	TopicPrefix string   `yaml:"topic_prefix"` // mirrored name = prefix + topic
 	Compression string   `yaml:"compression"`  // none, gzip, snappy (default), lz4, zstd
-	TLS         SinkTLS  `yaml:"tls"`
 	SASL        SinkSASL `yaml:"sasl"`
+
+	// kafka, influxdb, prometheus_remote_write, webhook: a private CA,
+	// a client certificate (mutual TLS), the name to check.
+	TLS SinkTLS `yaml:"tls"`
 }
 
 // SinkTLS configures TLS to a destination.
 type SinkTLS struct {
+	// Enabled turns TLS on for the kafka sink without other settings;
+	// the HTTP sinks use TLS for https:// URLs.
 	Enabled            bool   `yaml:"enabled"`
 	CAFile             string `yaml:"ca_file"`
 	CertFile           string `yaml:"cert_file"`
@@ -156,6 +161,7 @@ var perType = map[string][]string{
 	"path": {"file"}, "per_topic": {"file"}, "max_size": {"file"}, "max_age": {"file"}, "keep": {"file"},
 	"compress": {"file"},
 	"format":   {"webhook"}, "template": {"webhook"},
+	"tls": {"influxdb", "kafka", "prometheus_remote_write", "webhook"},
 }
 
 // UnmarshalYAML decodes and validates one sink where its node is, so every
@@ -225,6 +231,9 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 	if s.Retry.Initial > 0 && s.Retry.Max > 0 && s.Retry.Max < s.Retry.Initial {
 		add("retry", "max must be at least initial")
 	}
+	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
+		add("tls", "cert_file and key_file go together")
+	}
 	// Settings of another type are most likely a copy-paste slip.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
@@ -286,9 +295,6 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		default:
 			add("sasl", "mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", s.SASL.Mechanism)
 		}
-		if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
-			add("tls", "cert_file and key_file go together")
-		}
 		for _, t := range s.Topics {
 			if !validTopic(s.TopicPrefix + t) {
 				add("topic_prefix", "%q makes the invalid topic name %q", s.TopicPrefix, s.TopicPrefix+t)
@@ -308,6 +314,12 @@ func (s *Sink) validateURL(add func(key, format string, args ...any)) {
 	u, err := url.Parse(s.URL)
 	if s.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		add("url", "must be an http:// or https:// URL, not %q", s.URL)
+	}
+	if s.TLS.Enabled {
+		add("tls", "enabled applies to type kafka only: an https:// URL turns TLS on")
+	}
+	if s.TLS != (SinkTLS{}) && u != nil && u.Scheme == "http" {
+		add("tls", "applies to https:// URLs only, not %q", s.URL)
 	}
 }
 

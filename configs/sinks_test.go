@@ -50,6 +50,10 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - type: influxdb\n    name: a\n    url: ftp://x\n    database: d\n    topics: [x]\n", "line 4: sink \"a\": url: must be an http"},
 		{"sinks:\n  - type: prometheus\n    name: p\n    topics: []\n    listen: 127.0.0.1:1\n", "line 4: sink \"p\": topics: at least one"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{.Foo'\n", "line 6: sink \"w\": template:"},
+		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    tls: {ca_file: /ca.pem}\n", "line 6: sink \"a\": tls: does not apply to type file"},
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    tls: {ca_file: /ca.pem}\n", "sink \"w\": tls: applies to https:// URLs only"},
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: https://x\n    tls: {enabled: true}\n", "sink \"w\": tls: enabled applies to type kafka only"},
+		{"sinks:\n  - type: prometheus_remote_write\n    name: r\n    topics: [x]\n    url: https://x\n    tls: {cert_file: /c.pem}\n", "sink \"r\": tls: cert_file and key_file go together"},
 		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: a, path: /tmp/y, topics: [y]}\n", "sinks: two sinks are named \"a\""},
 	} {
 		_, err := Parse([]byte(tc.yaml))

@@ -80,8 +80,12 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	client, err := httpx.NewClient(timeout, cfg.TLS.Client())
+	if err != nil {
+		return nil, fmt.Errorf("influxdb sink %s: %w", cfg.Name, err)
+	}
 	s := &Sink{writeURL: u.String(), token: cfg.Token, user: cfg.Username, password: cfg.Password,
-		gzip: cfg.Gzip == nil || *cfg.Gzip, headers: cfg.Headers, client: &http.Client{Timeout: timeout}}
+		gzip: cfg.Gzip == nil || *cfg.Gzip, headers: cfg.Headers, client: client}
 	return s, nil
 }
 

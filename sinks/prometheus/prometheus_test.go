@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	promsink "github.com/weirnet/weir/sinks/prometheus"
@@ -188,17 +189,17 @@ func TestRealPrometheus(t *testing.T) {
 	conf := fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: weir\n    static_configs: [{targets: [%q]}]\n", target)
 	promAddr := startPrometheus(t, promBin, conf)
 	q := "http://" + promAddr + "/api/v1/query?query=" + "interface_if_hc_in_octets_total%7Bdevice%3D%22r7%22%7D"
-	if value := waitQuery(t, q); value != "1007" {
+	if value := waitQuery(t, http.DefaultClient, q); value != "1007" {
 		t.Fatalf("Prometheus value %q, want 1007", value)
 	}
 }
 
 // waitQuery waits until the instant query q returns one series labelled
 // if_name=Ethernet1 and returns its value.
-func waitQuery(t *testing.T, q string) string {
+func waitQuery(t *testing.T, client *http.Client, q string) string {
 	var value string
 	sinktest.Eventually(t, "Prometheus has the series", func() bool {
-		resp, err := http.Get(q)
+		resp, err := client.Get(q)
 		if err != nil {
 			return false
 		}
@@ -221,15 +222,15 @@ func waitQuery(t *testing.T, q string) string {
 }
 
 // startPrometheus runs Debian's prometheus on a free loopback port with
-// conf and the remote-write receiver on; it returns its address.
-func startPrometheus(t *testing.T, bin, conf string) string {
+// conf, the remote-write receiver on and args; it returns its address.
+func startPrometheus(t *testing.T, bin, conf string, args ...string) string {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr := sinktest.FreeAddr(t)
-	sinktest.Process(t, bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--web.enable-remote-write-receiver")
+	sinktest.Process(t, bin, append([]string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr, "--web.enable-remote-write-receiver"}, args...)...)
 	return addr
 }
 
@@ -261,12 +262,74 @@ func TestRealPrometheusRemoteWrite(t *testing.T) {
 		return r.Counter("weir_sink_records_total", map[string]string{"sink": "rw"}) == 20
 	})
 	q := "http://" + promAddr + "/api/v1/query?query=" + "interface_if_hc_in_octets_total%7Bdevice%3D%22r9%22%7D"
-	if value := waitQuery(t, q); value != "5009" {
+	if value := waitQuery(t, http.DefaultClient, q); value != "5009" {
 		t.Fatalf("Prometheus value %q, want 5009", value)
 	}
 	q = "http://" + promAddr + "/api/v1/query?query=" + "interface_utilisation%7Bdevice%3D%22r6%22%7D"
-	if value := waitQuery(t, q); value != "1.5" {
+	if value := waitQuery(t, http.DefaultClient, q); value != "1.5" {
 		t.Fatalf("Prometheus value %q, want 1.5", value)
+	}
+}
+
+// TestRealPrometheusRemoteWriteMutualTLS pushes over HTTPS to a
+// Prometheus that requires a client certificate from a private CA: the
+// sink's tls settings (ca_file, cert_file, key_file) are used, and
+// without the client certificate nothing is written.
+func TestRealPrometheusRemoteWriteMutualTLS(t *testing.T) {
+	promBin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("prometheus not installed (apt-get install prometheus)")
+	}
+	ca := tlstest.NewCA(t, "weir test CA")
+	srvCert, srvKey := ca.LeafFiles(t, "prometheus")
+	cliCert, cliKey := ca.LeafFiles(t, "weir")
+	web := filepath.Join(t.TempDir(), "web.yml")
+	webConf := fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: %s\n",
+		srvCert, srvKey, ca.File)
+	if err := os.WriteFile(web, []byte(webConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := startPrometheus(t, promBin, "global: {scrape_interval: 1m}\n", "--web.config.file="+web)
+	b := sinktest.Broker(t)
+	ms := []telemetry.Metric{metric("tls1", "Ethernet1", 4242, 1)}
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "tls1" }, ms)
+	retry := configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(200 * time.Millisecond)}
+	sink := func(name string, tls configs.SinkTLS) configs.Sink {
+		return configs.Sink{Type: "prometheus_remote_write", Name: name, Topics: []string{"enriched.metrics"},
+			URL: "https://localhost" + promAddr[strings.LastIndex(promAddr, ":"):] + "/api/v1/write", TLS: tls,
+			FlushInterval: configs.Duration(10 * time.Millisecond), Retry: retry}
+	}
+
+	// Without a client certificate: refused at the handshake, retried.
+	noCert := sink("nocert", configs.SinkTLS{CAFile: ca.File})
+	d, err := promsink.NewRemoteWrite(noCert, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sinktest.Start(t, b, noCert, d)
+	sinktest.Eventually(t, "the sink without a certificate to retry", func() bool {
+		return r.Counter("weir_sink_retries_total", map[string]string{"sink": "nocert"}) >= 2
+	})
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	good := sink("mtls", configs.SinkTLS{CAFile: ca.File, CertFile: cliCert, KeyFile: cliKey})
+	if d, err = promsink.NewRemoteWrite(good, sinks.Env{}); err != nil {
+		t.Fatal(err)
+	}
+	r = sinktest.Start(t, b, good, d)
+	sinktest.Eventually(t, "the metric pushed", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "mtls"}) == 1
+	})
+	tc, err := configs.SinkTLS{CAFile: ca.File, CertFile: cliCert, KeyFile: cliKey}.Client().Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
+	q := "https://localhost" + promAddr[strings.LastIndex(promAddr, ":"):] + "/api/v1/query?query=interface_if_hc_in_octets_total%7Bdevice%3D%22tls1%22%7D"
+	if value := waitQuery(t, client, q); value != "4242" {
+		t.Fatalf("Prometheus value %q, want 4242", value)
 	}
 }
 

@@ -3,6 +3,7 @@ package prometheus
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"net/http"
 	"time"
@@ -55,7 +56,11 @@ func NewRemoteWrite(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: &http.Client{Timeout: timeout}}, nil
+	client, err := httpx.NewClient(timeout, cfg.TLS.Client())
+	if err != nil {
+		return nil, fmt.Errorf("remote write sink %s: %w", cfg.Name, err)
+	}
+	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client}, nil
 }
 
 // Accepts takes metrics only.

@@ -94,8 +94,12 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	client, err := httpx.NewClient(timeout, cfg.TLS.Client())
+	if err != nil {
+		return nil, fmt.Errorf("webhook sink %s: %w", cfg.Name, err)
+	}
 	s := &Sink{url: cfg.URL, headers: cfg.Headers, alertmanager: cfg.Format == "alertmanager",
-		client: &http.Client{Timeout: timeout}, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}}
+		client: client, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/sinks"
 )
 
@@ -123,4 +124,22 @@ func (r *bodyReader) Close() error {
 		r.body.open.Add(-1)
 	}
 	return nil
+}
+
+// NewClient is an HTTP client bounded by timeout, with the TLS settings t
+// gives (CA, client certificate, server name) for https:// URLs; with none
+// set it uses Go's default transport and the system's roots.
+func NewClient(timeout time.Duration, t tlsconf.Client) (*http.Client, error) {
+	c := &http.Client{Timeout: timeout}
+	if t.IsZero() {
+		return c, nil
+	}
+	tc, err := t.Config()
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	c.Transport = tr
+	return c, nil
 }
