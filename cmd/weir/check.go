@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
+	"github.com/weirnet/weir/internal/tlsconf"
 )
 
 // checkCmd validates a config file without starting anything.
@@ -17,7 +19,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	file := fs.String("c", "configs/weir.yaml", "config file to check")
 	fs.StringVar(file, "config", "configs/weir.yaml", "config file to check")
-	skipFiles := fs.Bool("skip-files", false, "do not read the files the config names (the inventory): for a config meant for another machine or a container")
+	skipFiles := fs.Bool("skip-files", false, "do not read the files the config names (the inventory, TLS certificates and keys): for a config meant for another machine or a container")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
@@ -32,6 +34,11 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			return &exitError{1, fmt.Errorf("%s: enrich.inventory: %w", *file, err)}
 		}
 	}
+	if !*skipFiles {
+		if err := checkTLSFiles(cfg); err != nil {
+			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
+		}
+	}
 	// On a Kafka cluster the embedded log and its listener do not run.
 	log := fmt.Sprintf("data_dir %s, kafka %s", cfg.DataDir, cfg.Broker.KafkaListen)
 	if k := cfg.Broker.Kafka; len(k.Brokers) > 0 {
@@ -39,4 +46,36 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: ok (%s, http %s, %d topic overrides)\n", *file, log, cfg.HTTP.Listen, len(cfg.Broker.Topics))
 	return nil
+}
+
+// checkTLSFiles reads every certificate, key and CA file cfg names, as
+// the parts that use them do when weir run starts them.
+func checkTLSFiles(cfg *configs.Config) error {
+	var errs []error
+	client := func(where string, c tlsconf.Client) {
+		if _, err := c.Config(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+		}
+	}
+	if t := cfg.Broker.Kafka.TLS; t != nil && len(cfg.Broker.Kafka.Brokers) > 0 {
+		client("broker.kafka", t.Client())
+	}
+	for _, s := range cfg.Sinks {
+		if c := s.TLS.Client(); !c.IsZero() {
+			client(fmt.Sprintf("sink %q", s.Name), c)
+		}
+	}
+	for _, t := range cfg.GNMI.Targets {
+		if t.TLS != nil && !t.Insecure {
+			client(fmt.Sprintf("gnmi target %q", t.Name), t.TLS.Client())
+		}
+	}
+	for i, l := range cfg.Syslog.Listeners {
+		if l.Protocol == "tls" && cfg.SyslogEnabled() {
+			if _, err := tlsconf.Server(l.CertFile, l.KeyFile, l.ClientCAFile); err != nil {
+				errs = append(errs, fmt.Errorf("syslog.listeners[%d]: %w", i, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

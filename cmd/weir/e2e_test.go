@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 )
 
 // weirBin is the weir binary built once for the end-to-end tests, which run
@@ -327,6 +328,32 @@ func TestCheckCommand(t *testing.T) {
 	}
 	if out, err = exec.Command(weirBin, "check", "--skip-files", "-c", withInv).CombinedOutput(); err != nil {
 		t.Fatalf("broken inventory, --skip-files: %v %s", err, out)
+	}
+	// So are the TLS files: a good set passes, a missing key and a CA
+	// file without certificates are named.
+	ca := tlstest.NewCA(t, "weir test CA")
+	cert, key := ca.LeafFiles(t, "weir")
+	tlsConf := func(sinkKey, listenerCA string) string {
+		return fmt.Sprintf(`syslog:
+  listeners:
+    - {protocol: tls, address: "127.0.0.1:6514", cert_file: %s, key_file: %s, client_ca_file: %s}
+sinks:
+  - {type: webhook, name: hook, url: "https://alerts.example.net/hook", topics: [events], tls: {ca_file: %s, cert_file: %s, key_file: %s}}
+`, cert, key, listenerCA, ca.File, cert, sinkKey)
+	}
+	withTLS := filepath.Join(dir, "tls.yaml")
+	os.WriteFile(withTLS, []byte(tlsConf(key, ca.File)), 0o644)
+	if out, err = exec.Command(weirBin, "check", "-c", withTLS).CombinedOutput(); err != nil {
+		t.Fatalf("good TLS files: %v %s", err, out)
+	}
+	os.WriteFile(withTLS, []byte(tlsConf(filepath.Join(dir, "missing.key"), inv)), 0o644)
+	out, err = exec.Command(weirBin, "check", "-c", withTLS).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `sink "hook": tls cert_file `+cert+", key_file "+filepath.Join(dir, "missing.key")) ||
+		!strings.Contains(string(out), "syslog.listeners[0]: tls client_ca_file: "+inv+": no PEM certificate") {
+		t.Fatalf("bad TLS files: %v %s", err, out)
+	}
+	if out, err = exec.Command(weirBin, "check", "--skip-files", "-c", withTLS).CombinedOutput(); err != nil {
+		t.Fatalf("bad TLS files, --skip-files: %v %s", err, out)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("broker:\n  flush:\n    policy: sometimes\n"), 0o644)
