@@ -705,6 +705,10 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	// up, whichever way the session ends, from the target's first and
 	// last messages.
 	var first, last time.Time
+	// data: an update has come. A STREAM whose paths match nothing sends
+	// its sync_response and then, rightly, nothing: it is watched for
+	// stalls only once it has sent data.
+	data := false
 	defer func() {
 		if first.IsZero() {
 			return
@@ -724,7 +728,14 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		if err != nil {
 			return 0, t.streamError(ctx, err)
 		}
-		idle.arm(t.idle)
+		if _, sync := resp.GetResponse().(*gpb.SubscribeResponse_SyncResponse); !sync {
+			data = true
+		}
+		if data || t.poll > 0 {
+			idle.arm(t.idle)
+		} else {
+			idle.arm(0)
+		}
 		last = time.Now()
 		if first.IsZero() {
 			first = last
@@ -749,6 +760,9 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 			t.mu.Unlock()
 			if first {
 				log.Debug("gnmi sync_response: initial state received")
+				if !data && !once && t.poll == 0 && t.idle > 0 {
+					log.Warn("gnmi sync_response with no data: the subscribed paths match nothing on the target (yet); the stream is not taken for stalled until data comes")
+				}
 			}
 			if once {
 				// Let the publisher see what came before the sync.

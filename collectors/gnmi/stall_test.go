@@ -16,11 +16,12 @@ import (
 
 // silentServer is a target that keeps its Subscribe streams open and
 // stops sending: after one update and the sync_response (a hung gNMI
-// daemon on the device), or before anything when mute.
+// daemon on the device), before anything when mute, or after a
+// sync_response alone when empty (paths that match nothing).
 type silentServer struct {
 	gpb.UnimplementedGNMIServer
-	mute       bool
-	subscribes atomic.Int32
+	mute, empty bool
+	subscribes  atomic.Int32
 }
 
 func (s *silentServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
@@ -28,7 +29,11 @@ func (s *silentServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 		return err
 	}
 	s.subscribes.Add(1)
-	if !s.mute {
+	if s.empty {
+		if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+			return err
+		}
+	} else if !s.mute {
 		n := &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
 			Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "a"}, {Name: "b"}}},
 			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_IntVal{IntVal: 1}},
@@ -46,11 +51,15 @@ func (s *silentServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 
 func startSilent(t *testing.T, mute bool) (*silentServer, string) {
 	t.Helper()
+	return startSilentServer(t, &silentServer{mute: mute})
+}
+
+func startSilentServer(t *testing.T, s *silentServer) (*silentServer, string) {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &silentServer{mute: mute}
 	srv := grpc.NewServer()
 	gpb.RegisterGNMIServer(srv, s)
 	go srv.Serve(lis)
@@ -118,6 +127,24 @@ func TestOnChangeSilenceIsNotAStall(t *testing.T) {
 	st := r.c.Status()[0]
 	if !st.Connected || st.Sessions != 1 || st.LastError != nil || s.subscribes.Load() != 1 {
 		t.Errorf("quiet ON_CHANGE stream: connected=%v sessions=%d subscribes=%d err=%v", st.Connected, st.Sessions, s.subscribes.Load(), st.LastError)
+	}
+}
+
+// TestEmptySampleIsNotAStall: SAMPLE on paths that match nothing (an
+// interface not configured yet) gets a sync_response and then nothing;
+// that is not a hung target, so the stream stays up.
+func TestEmptySampleIsNotAStall(t *testing.T) {
+	s, addr := startSilentServer(t, &silentServer{empty: true})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "empty", Address: addr, Insecure: true,
+		Timeout:       configs.Duration(200 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "sample", 50*time.Millisecond)},
+	}}})
+	waitFor(t, 5*time.Second, "subscribed", func() bool { return r.c.Status()[0].Synced })
+	time.Sleep(time.Second) // 5 x the stall bound of 200ms
+	st := r.c.Status()[0]
+	if !st.Connected || st.Sessions != 1 || st.LastError != nil || s.subscribes.Load() != 1 {
+		t.Errorf("empty SAMPLE stream: connected=%v sessions=%d subscribes=%d err=%v", st.Connected, st.Sessions, s.subscribes.Load(), st.LastError)
 	}
 }
 
