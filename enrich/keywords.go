@@ -105,41 +105,25 @@ func hasAll(s string, lits []string) bool {
 	return true
 }
 
-// bigramSet is a 256-bit set of hashed adjacent byte pairs. A text that
-// contains a literal contains all the literal's pairs, so a rule whose
-// pairs are not all in the message's cannot match: one pass over the
-// message and a few ANDs per rule turn most rules away before any
-// strings.Index. False positives only cost the Index that follows.
+// bigramSet is a 256-bit set of hashed adjacent byte pairs, ASCII case
+// folded. A text that contains a literal contains all the literal's
+// pairs, so a rule whose pairs are not all in the message's cannot match:
+// one pass over the message and a few ANDs per rule turn most rules away
+// before any strings.Index. False positives (the same pair in another
+// case, two pairs of one hash) only cost the Index that follows; one
+// folded set serves the rules that ignore case and those that do not.
 type bigramSet [4]uint64
 
 // bigramsMaxText bounds the messages the set is made for: past it, the
 // pass costs more than the Index calls it would spare.
 const bigramsMaxText = 2048
 
+// add adds the pairs of s with bit 0x20 set in every byte, which folds
+// ASCII case (and merges a few other pairs: a false positive at worst).
 func (b *bigramSet) add(s string) {
-	for i := 0; i+1 < len(s); i++ {
-		h := bigramHash(s[i], s[i+1])
-		b[h>>6] |= 1 << (h & 63)
-	}
-}
-
-// addFold is add with bit 0x20 set in every byte, which folds ASCII case
-// (and merges a few other pairs: a false positive at worst), for the rules
-// whose patterns ignore case.
-func (b *bigramSet) addFold(s string) {
 	for i := 0; i+1 < len(s); i++ {
 		h := bigramHash(s[i]|0x20, s[i+1]|0x20)
 		b[h>>6] |= 1 << (h & 63)
-	}
-}
-
-// addBoth is add into b and addFold into fold, in one pass.
-func (b *bigramSet) addBoth(s string, fold *bigramSet) {
-	for i := 0; i+1 < len(s); i++ {
-		h := bigramHash(s[i], s[i+1])
-		b[h>>6] |= 1 << (h & 63)
-		h = bigramHash(s[i]|0x20, s[i+1]|0x20)
-		fold[h>>6] |= 1 << (h & 63)
 	}
 }
 
@@ -154,10 +138,6 @@ func (b *bigramSet) holds(sub *bigramSet) bool {
 // ruleBigrams is the set of the pairs of every literal r requires.
 func ruleBigrams(r *rule) bigramSet {
 	var b bigramSet
-	if r.fold {
-		b.addFold(r.needs) // it has no keywords: they are case-sensitive
-		return b
-	}
 	b.add(r.needs)
 	for _, k := range r.keywords {
 		b.add(k)

@@ -98,18 +98,14 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 	} else {
 		info.Mnemonic = tag
 	}
-	var grams, foldGrams bigramSet
+	var grams bigramSet
 	filter := len(msg) <= bigramsMaxText
 	if filter {
-		grams.addBoth(msg, &foldGrams)
+		grams.add(msg)
 	}
 	for i := range c.rules {
 		r := &c.rules[i]
-		set := &grams
-		if r.fold {
-			set = &foldGrams
-		}
-		if filter && !set.holds(&r.bigrams) {
+		if filter && !grams.holds(&r.bigrams) {
 			continue
 		}
 		at := 0
