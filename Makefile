@@ -9,8 +9,10 @@ ARGS    ?=
 
 .PHONY: run build test lint bench fuzz clean
 
-run:
-	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/weir run $(ARGS)
+# Built, then run: `go run` exits 1 when Ctrl-C stops the program, even
+# when weir shut down cleanly, and make would report that as an error.
+run: build
+	./bin/weir run $(ARGS)
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/weir ./cmd/weir
