@@ -391,8 +391,12 @@ func (d *detector) readBefore(c telemetry.Cause, ts time.Time) bool {
 }
 
 // settle returns a <family>_flapping_cleared event for each flapping object
-// whose state has not changed for a whole window, and forgets quiet
-// objects. The workers sharing the detector each call it about once a
+// that has settled: it changed at most half the threshold times within
+// the last window (none, mostly). Half, not the threshold: an object
+// that keeps changing a little slower than it did is cleared once, not
+// cleared and raised again at each change around the threshold; one that
+// keeps changing a few times a window is cleared rather than flapping
+// for ever. settle also forgets quiet objects. The workers sharing the detector each call it about once a
 // second; it does its work at most once a second, and visits a bounded
 // share of the quiet objects each time (map iteration starts at random,
 // so every entry comes up), so that many objects never stall the workers.
@@ -406,16 +410,24 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 	var out []telemetry.Event
 	for k, st := range d.flapping {
 		st.prune(now.Add(-d.window))
-		if len(st.times) > 0 {
+		n := len(st.times)
+		if n > d.threshold/2 {
 			continue
 		}
 		c := st.last
 		c.Type, c.Count, c.Time = k.family+"_flapping_cleared", 0, now
 		c.Message = "stable for " + d.window.String()
+		if n > 0 {
+			c.Message = "changed " + itoa(n) + " times within " + d.window.String() + ", at most half the flapping threshold"
+		}
 		c.Cause = telemetry.Cause{}
 		out = append(out, c)
 		delete(d.flapping, k)
-		delete(d.changes, k)
+		if n == 0 {
+			delete(d.changes, k)
+		} else {
+			st.flapping = false // counted on: more than the threshold raises it again
+		}
 	}
 	budget := settleBudget(len(d.changes))
 	for k, st := range d.changes {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -53,6 +54,73 @@ func TestFlapping(t *testing.T) {
 	}
 	if again := d.settle(t0.Add(time.Hour)); len(again) != 0 {
 		t.Fatalf("cleared twice: %v", again)
+	}
+}
+
+// TestSlowFlappingCleared: an interface that flaps, then keeps changing
+// every 4 minutes (2 or 3 changes in any 10-minute window, never quiet
+// for one) is cleared once it changes at most half the threshold times in
+// a window, and not raised and cleared again at each later change; a
+// fast burst after that raises it again.
+func TestSlowFlappingCleared(t *testing.T) {
+	d := newDetector(time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var flaps, cleared []telemetry.Event
+	i := 0
+	change := func(at time.Time) {
+		typ := "interface_down"
+		if i%2 == 1 {
+			typ = "interface_up"
+		}
+		i++
+		ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: at}
+		for _, out := range d.observe(ev, at) {
+			if out.Type == "interface_flapping" {
+				flaps = append(flaps, out)
+			}
+		}
+	}
+	settleUntil := func(from, to time.Time) {
+		for at := from; !at.After(to); at = at.Add(time.Second) {
+			cleared = append(cleared, d.settle(at)...)
+		}
+	}
+	for k := range 6 { // six changes in a minute: flapping
+		change(t0.Add(time.Duration(k) * 10 * time.Second))
+	}
+	if len(flaps) != 1 {
+		t.Fatalf("%d flapping events after the burst, want 1", len(flaps))
+	}
+	// Then a change every 4 minutes for two hours.
+	last := t0.Add(50 * time.Second)
+	for at := t0.Add(4 * time.Minute); at.Before(t0.Add(2 * time.Hour)); at = at.Add(4 * time.Minute) {
+		settleUntil(last.Add(time.Second), at)
+		change(at)
+		last = at
+	}
+	if len(cleared) != 1 || cleared[0].Type != "interface_flapping_cleared" || !strings.Contains(cleared[0].Message, "at most half") {
+		t.Fatalf("cleared events %+v, want one", cleared)
+	}
+	// 2 changes within the window when cleared: not before the burst's
+	// six left it, 10 minutes after the last of them.
+	if at := cleared[0].Time; at.Before(t0.Add(50*time.Second+10*time.Minute)) || at.After(t0.Add(20*time.Minute)) {
+		t.Errorf("cleared at %v, want between 10m50s and 20m after the burst", at.Sub(t0))
+	}
+	if len(flaps) != 1 {
+		t.Fatalf("%d flapping events while changing every 4 minutes, want 1", len(flaps))
+	}
+	// A new burst raises it again, cleared once no more than two of its
+	// changes are within the window.
+	burst := last.Add(time.Minute)
+	for k := range 6 {
+		change(burst.Add(time.Duration(k) * 5 * time.Second))
+	}
+	if len(flaps) != 2 {
+		t.Fatalf("%d flapping events after a second burst, want 2", len(flaps))
+	}
+	settleUntil(burst.Add(time.Minute), burst.Add(25*time.Minute))
+	if len(cleared) != 2 || cleared[1].Time.Before(burst.Add(10*time.Minute)) {
+		t.Fatalf("cleared events %+v, want a second one 10 minutes after the burst", cleared)
 	}
 }
 
