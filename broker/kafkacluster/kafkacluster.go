@@ -34,8 +34,12 @@ type Broker struct {
 	opts     []kgo.Opt
 	producer *kgo.Client // idempotent, acks=all, murmur2 keys
 	manual   *kgo.Client // for explicit partitions, and Fetch's requests
+	adminCl  *kgo.Client // without topic auto-creation: describing a topic never creates it
 	admin    *kadm.Client
 	defaults broker.TopicConfig
+	// Topics this process has made sure exist (created with defaults
+	// and rf, or found there) before producing to them.
+	ensured  sync.Map
 	rf       int16
 	instance string // names the process in transactional ids
 
@@ -101,7 +105,12 @@ func New(seeds []string, opts ...Option) (*Broker, error) {
 		b.producer.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	b.admin = kadm.NewClient(b.producer)
+	if b.adminCl, err = kgo.NewClient(base...); err != nil {
+		b.producer.Close()
+		b.manual.Close()
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	b.admin = kadm.NewClient(b.adminCl)
 	return b, nil
 }
 
@@ -130,6 +139,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	for i := range recs {
 		recs[i].Offset = -1 // until the cluster takes it
 	}
+	b.ensureTopic(ctx, topic)
 	if limit, ok := cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok {
 		for i := range recs {
 			if n := batchBytes(&recs[i]); n > int(limit) {
@@ -444,6 +454,9 @@ func (b *Broker) CreateTopic(ctx context.Context, name string, cfg broker.TopicC
 	if err == nil {
 		err = resp.Err
 	}
+	// The admin client caches metadata, an unknown topic's too: the
+	// next DescribeTopics must see the topic just created.
+	b.adminCl.PurgeTopicsFromClient(name)
 	if err != nil {
 		return fmt.Errorf("kafka: create %s: %w", name, mapErr(err))
 	}
@@ -505,7 +518,25 @@ func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.
 func (b *Broker) Close() error {
 	b.producer.Close()
 	b.manual.Close()
+	b.adminCl.Close()
 	return nil
+}
+
+// ensureTopic creates topic with weir's defaults (partitions, replication
+// factor) the first time this process produces to it, unless it exists.
+// Left to the producer, a cluster that auto-creates topics would create
+// it with its own num.partitions and default.replication.factor (1 and 1
+// on a stock Kafka), and one that does not would refuse the records. A
+// creation the cluster refuses for another reason (no CREATE permission,
+// topics managed elsewhere) leaves it to the cluster, as before.
+func (b *Broker) ensureTopic(ctx context.Context, topic string) {
+	if _, ok := b.ensured.Load(topic); ok {
+		return
+	}
+	if err := b.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil && ctx.Err() != nil {
+		return // try again at the next produce
+	}
+	b.ensured.Store(topic, true)
 }
 
 // Consume joins a Kafka consumer group. The member reads committed

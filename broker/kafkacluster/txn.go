@@ -82,7 +82,12 @@ func (b *Broker) consumeTxn(group, member string, session time.Duration, c *cons
 		// revoke (the session aborts the transaction in progress).
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.updateAssigned(m, false) }),
 		kgo.TransactionalID(id), kgo.TransactionTimeout(session*4/5),
-		kgo.RecordPartitioner(txnPartitioner()), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond))
+		// No kgo.AllowAutoTopicCreation: this client consumes too, and
+		// its metadata requests would create the input topics with the
+		// cluster's defaults before anything is produced to them. What
+		// it produces goes through produce, which creates the topic with
+		// weir's (ensureTopic).
+		kgo.RecordPartitioner(txnPartitioner()), kgo.ProducerLinger(time.Millisecond))
 	s, err := kgo.NewGroupTransactSession(kopts...)
 	if err != nil {
 		releaseTxnID(id)

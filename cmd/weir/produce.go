@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -24,6 +25,7 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	var headers multiFlag
 	fs.Var(&headers, "header", "record header key=value, repeatable")
 	maxLine := fs.Int("max-line-bytes", 8<<20, "longest accepted line")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up when the broker acknowledges nothing for this long while records wait (0: wait for ever)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -49,17 +51,53 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	defer cl.Close()
+	// A broker that cannot be reached fails the command at once, as it
+	// does the other commands, before stdin is read.
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err = cl.Ping(pctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("produce to %s: %w", topic, err)
+	}
 
 	var (
 		mu       sync.Mutex
 		firstErr error
+		sent     int
 		acked    int
+		answered int       // acked or failed
+		progress time.Time // when the broker last answered, or the first record since went out
 	)
+	// franz-go retries an idempotent producer's records for as long as
+	// the broker cannot be reached (kgo.RecordDeliveryTimeout does not
+	// cut those short), so a broker that stops while records wait would
+	// leave the command hanging. stalled gives up on them instead.
+	pctx, stalled := context.WithCancelCause(ctx)
+	defer stalled(nil)
+	if *timeout > 0 {
+		go func() {
+			tick := time.NewTicker(min(*timeout/4, time.Second))
+			defer tick.Stop()
+			for {
+				select {
+				case <-pctx.Done():
+					return
+				case <-tick.C:
+				}
+				mu.Lock()
+				stuck := sent > answered && time.Since(progress) > *timeout
+				mu.Unlock()
+				if stuck {
+					stalled(fmt.Errorf("produce to %s: no answer from the broker for %s", topic, *timeout))
+					return
+				}
+			}
+		}()
+	}
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64<<10), *maxLine)
-	sent := 0
 	for sc.Scan() {
-		if ctx.Err() != nil {
+		if pctx.Err() != nil {
 			break
 		}
 		r := &kgo.Record{Value: append([]byte(nil), sc.Bytes()...), Headers: hdrs}
@@ -69,7 +107,13 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		if *partition >= 0 {
 			r.Partition = int32(*partition)
 		}
-		cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+		mu.Lock()
+		if sent == answered {
+			progress = time.Now()
+		}
+		sent++
+		mu.Unlock()
+		cl.Produce(pctx, r, func(r *kgo.Record, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {
@@ -78,11 +122,19 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			if err == nil {
 				acked++
 			}
+			answered++
+			progress = time.Now()
 		})
-		sent++
 	}
-	if err := cl.Flush(ctx); err != nil {
-		return err
+	flushErr := cl.Flush(pctx)
+	if cause := context.Cause(pctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		mu.Lock()
+		fmt.Fprintf(stderr, "produced %d of %d records to %s\n", acked, sent, topic)
+		mu.Unlock()
+		return cause
+	}
+	if flushErr != nil {
+		return flushErr
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("reading stdin: %w", err)

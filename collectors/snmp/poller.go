@@ -770,6 +770,9 @@ func (t *target) get(s *gosnmp.GoSNMP, oids []string, res *poll) (map[string]gos
 
 func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnmp.SnmpPDU, res *poll) error {
 	pkt, err := s.Get(chunk)
+	if err == nil {
+		err = checkResponse(pkt)
+	}
 	if err != nil {
 		return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, chunk[0], err)
 	}
@@ -819,6 +822,9 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 		} else {
 			pkt, err = s.GetBulk([]string{last}, 0, reps)
 		}
+		if err == nil {
+			err = checkResponse(pkt)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, oid, err)
 		}
@@ -865,6 +871,9 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 // subtree: a GET of it, as gosnmp's walk falls back to.
 func (t *target) walkLeaf(s *gosnmp.GoSNMP, root string, res *poll) ([]gosnmp.SnmpPDU, error) {
 	pkt, err := s.Get([]string{root})
+	if err == nil {
+		err = checkResponse(pkt)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, root, err)
 	}
@@ -878,6 +887,22 @@ func (t *target) walkLeaf(s *gosnmp.GoSNMP, root string, res *poll) ([]gosnmp.Sn
 		}
 	}
 	return out, nil
+}
+
+// checkResponse fails an answer that is not a Response PDU. gosnmp matches
+// answers to requests by request ID only, so a peer that sends the request
+// back (a UDP echo service on the port, a reflecting middlebox) would pass
+// as an agent with a Null for every object, and the poll as a good one
+// without data; and an SNMPv3 Report it does not recognise is returned
+// without an error.
+func checkResponse(pkt *gosnmp.SnmpPacket) error {
+	if pkt.PDUType == gosnmp.GetResponse {
+		return nil
+	}
+	if pkt.PDUType == gosnmp.Report && len(pkt.Variables) > 0 {
+		return fmt.Errorf("agent answered with a Report PDU (%s), not a response", strings.TrimPrefix(pkt.Variables[0].Name, "."))
+	}
+	return fmt.Errorf("agent answered with a %v PDU, not a response", pkt.PDUType)
 }
 
 // oidCompare compares two dotted OIDs numerically, arc by arc, with or

@@ -134,11 +134,9 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 		log:   t.c.logger.With(slog.String("listener", t.name), slog.String("remote", remote)),
 	}
 	for {
+		// A connection that ends mid-line (idle, reset) comes with
+		// the line so far, published before the connection ends.
 		msg, truncated, err := r.next()
-		if err != nil {
-			t.endConn(ctx, err, remote)
-			return
-		}
 		if msg != nil {
 			now := t.c.now()
 			ic.progress = now
@@ -147,6 +145,10 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 				// sender's idleness either.
 				ic.progress = time.Now()
 			}
+		}
+		if err != nil {
+			t.endConn(ctx, err, remote)
+			return
 		}
 	}
 }
@@ -229,8 +231,11 @@ func (c *idleConn) Read(b []byte) (int, error) {
 }
 
 // next returns the next message (nil for an empty line or a skipped
-// frame), whether it was cut at the size limit, or an error that ends the
-// connection.
+// frame), whether it was cut at the size limit, and an error that ends the
+// connection. A connection that ends (idle timeout, reset) inside a line
+// returns the line so far with the error, as one that ends at EOF does;
+// inside an octet-counted frame, the frame is counted dropped
+// (truncated_frame), as at EOF.
 func (r *frameReader) next() ([]byte, bool, error) {
 	if !r.detected {
 		b, err := r.br.Peek(1)
@@ -255,6 +260,9 @@ length:
 	for {
 		c, err := r.br.ReadByte()
 		if err != nil {
+			if digits > 0 && err != io.EOF {
+				r.stats.dropped("truncated_frame").Inc()
+			}
 			return nil, false, err
 		}
 		switch {
@@ -293,6 +301,10 @@ length:
 		if _, err := r.br.Peek(1); err != nil {
 			if err == io.EOF {
 				err = &frameError{"truncated_frame", fmt.Sprintf("connection ended %d bytes into a %d-byte frame", len(msg), n)}
+			} else {
+				// Idle, reset: the close is counted under its own
+				// reason, the frame lost here.
+				r.stats.dropped("truncated_frame").Inc()
 			}
 			return nil, false, err
 		}
@@ -311,14 +323,19 @@ length:
 
 func (r *frameReader) nextLine() ([]byte, bool, error) {
 	line, err := r.br.ReadSlice('\n')
-	if err == nil || (err == io.EOF && len(line) > 0) {
-		// (At EOF: a last line without a newline is still a message.)
+	if err == nil || (err != bufio.ErrBufferFull && len(line) > 0) {
+		// A last line without a newline is still a message: at EOF,
+		// and when the connection ends otherwise (idle, reset), which
+		// is returned with it.
+		if err == io.EOF {
+			err = nil
+		}
 		line = trimNewline(line)
 		if len(line) > r.max {
 			r.stats.truncated.Inc()
-			return line[:r.max], true, nil
+			return line[:r.max], true, err
 		}
-		return emptyToNil(line), false, nil
+		return emptyToNil(line), false, err
 	}
 	if err != bufio.ErrBufferFull {
 		return nil, false, err
@@ -334,8 +351,8 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 			r.buf = append(r.buf, line[:min(room, len(line))]...)
 		}
 	}
-	if err != nil && err != io.EOF {
-		return nil, false, err
+	if err == io.EOF {
+		err = nil
 	}
 	msg := trimNewline(r.buf)
 	truncated := len(msg) > r.max
@@ -343,7 +360,7 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 		r.stats.truncated.Inc()
 		msg = msg[:r.max]
 	}
-	return msg, truncated, nil
+	return msg, truncated, err
 }
 
 func trimNewline(b []byte) []byte {

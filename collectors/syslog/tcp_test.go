@@ -197,3 +197,43 @@ func TestHeldUpFullBatchIsNotIdleness(t *testing.T) {
 		t.Fatalf("%d of %d messages: the connection was closed as idle while the broker held a full batch", n, batchRecords+1)
 	}
 }
+
+// TestIdleCloseMidMessage: a connection closed for idleness in the middle
+// of a message ends as one that the sender closed there: a partial line
+// (newline framing) is still published, as at EOF; a partial octet-counted
+// frame is counted dropped{truncated_frame}. Both were lost uncounted.
+func TestIdleCloseMidMessage(t *testing.T) {
+	l := listener("tcp")
+	l.IdleTimeout = configs.Duration(300 * time.Millisecond)
+	h := startCollector(t, l)
+	name := "tcp://" + h.addrs["tcp"]
+	whole := "<13>Nov 29 14:08:10 h app: whole"
+	part := "<13>Nov 29 14:08:10 h app: stalled mid-line"
+	for _, stream := range []string{
+		whole + " 1\n" + part,
+		fmt.Sprintf("%d %s 2%d <13>Nov 29 14:08:10 h app: stalled mid-frame", len(whole)+2, whole, 100),
+	} {
+		conn, err := net.Dial("tcp", h.addrs["tcp"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.Write([]byte(stream)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for testutil.ToFloat64(h.c.metrics.connsRejected.WithLabelValues(name, "idle")) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("connections not closed as idle")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	logs := byRaw(t, h.waitLogs(3))
+	if _, ok := logs[part]; !ok {
+		t.Errorf("partial line of the idle connection not published: %v", logs)
+	}
+	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "truncated_frame")); got != 1 {
+		t.Errorf("dropped{truncated_frame} %v, want 1 for the frame the idle close cut", got)
+	}
+}

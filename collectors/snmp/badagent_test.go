@@ -1,0 +1,80 @@
+package snmp
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/configs"
+)
+
+// TestAgentAnsweringWithTheRequest: a peer that sends each request back as
+// it came (a UDP echo service on the port, a reflecting middlebox) answers
+// with the request's own PDU type and a Null for every OID asked. That is
+// not an SNMP response: the poll fails with a reason, and the target is not
+// reported up with no data.
+func TestAgentAnsweringWithTheRequest(t *testing.T) {
+	echo, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, from, err := echo.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			echo.WriteTo(buf[:n], from)
+		}
+	}()
+	for _, version := range []string{"1", "2c"} {
+		t.Run("v"+version, func(t *testing.T) {
+			name := "echo-v" + version
+			target := testTarget(name, echo.LocalAddr().String(), func(tc *configs.SNMPTarget) {
+				tc.Version = version
+				tc.Interval = time.Second
+			})
+			reg := prometheus.NewRegistry()
+			metrics, err := NewMetrics(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			capture := snmptest.NewCapture()
+			p, err := New(Config{Targets: []configs.SNMPTarget{target}, Profiles: loadProfiles(t), Broker: capture, Metrics: metrics})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- p.Run(ctx) }()
+			ok := capture.WaitFor(10*time.Second, func(recs []broker.Record) bool { return countStatus(recs, name) >= 1 })
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				t.Fatal("no poll of the echoing target")
+			}
+			st := statuses(t, capture.Records(), name)[0]
+			errText, _ := st.Fields["error"].(string)
+			if up := st.Fields["snmp_up"].(float64); up != 0 || !strings.Contains(errText, "not a response") {
+				t.Fatalf("echoing peer: snmp_up %v, error %q; want down, with the PDU type named", up, errText)
+			}
+			if n := testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultOK)); n != 0 {
+				t.Errorf("%v polls of the echoing peer counted ok", n)
+			}
+			if n := testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultError)); n < 1 {
+				t.Errorf("polls of the echoing peer counted as errors: %v", n)
+			}
+		})
+	}
+}
