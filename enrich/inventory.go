@@ -303,13 +303,27 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	// writing is not loaded half written (which can parse, shorter).
 	var seenTime time.Time
 	seenSize := int64(-1)
+	// A file that cannot be read (removed, say) is reported once, until
+	// it can be again.
+	var statErr error
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			st, err := os.Stat(inv.path)
-			if err != nil || st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failedTime) && st.Size() == failedSize {
+			if err != nil {
+				if statErr == nil {
+					inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
+				}
+				statErr = err
+				continue
+			}
+			if statErr != nil {
+				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
+				statErr = nil
+			}
+			if st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failedTime) && st.Size() == failedSize {
 				continue
 			}
 			if !st.ModTime().Equal(seenTime) || st.Size() != seenSize {

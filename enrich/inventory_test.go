@@ -111,6 +111,24 @@ func TestInventoryWatch(t *testing.T) {
 	if got := siteOf(inv, "edge1"); got != "par1xy" {
 		t.Fatalf("after Reload: %q", got)
 	}
+
+	// Removed: the inventory stays, and the removal is reported once;
+	// back, it is read again.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := siteOf(inv, "edge1"); got != "par1xy" {
+		t.Fatalf("after the file was removed: site %q, want the previous par1xy", got)
+	}
+	if n := strings.Count(logs.String(), "inventory file unreadable"); n != 1 {
+		t.Fatalf("a removed file was reported %d times, want once:\n%s", n, logs.String())
+	}
+	write("ber1xyz", false)
+	waitSite("ber1xyz")
+	if !strings.Contains(logs.String(), "inventory file readable again") {
+		t.Fatalf("the file's return not reported:\n%s", logs.String())
+	}
 }
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test to share.
