@@ -35,7 +35,7 @@ type consumedRecord struct {
 func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weir consume", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cf clientFlags
+	cf := clientFlags{reportTo: stderr}
 	cf.register(fs)
 	fromBeginning := fs.Bool("from-beginning", false, "start at the oldest retained record")
 	follow := fs.Bool("follow", false, "keep waiting for new records at the end")

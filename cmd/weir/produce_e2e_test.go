@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -95,5 +96,64 @@ func TestProduceBrokerStops(t *testing.T) {
 		cmd.Process.Kill()
 		<-done
 		t.Fatalf("produce still running 30s after its broker stopped: %s", errb.String())
+	}
+}
+
+// TestConsumeFollowReportsBrokerGone: `weir consume --follow` on a broker
+// that stops says so on stderr, once, keeps waiting, and says when the
+// broker is back; the records produced then are printed.
+func TestConsumeFollowReportsBrokerGone(t *testing.T) {
+	dir := t.TempDir()
+	p := startWeir(t, dir)
+	addr := p.kafkaAddr
+	if _, errOut, err := p.cli(t, "one\n", "produce", "follow.test"); err != nil {
+		t.Fatalf("produce: %v %s", err, errOut)
+	}
+	cmd := exec.Command(weirBin, "consume", "follow.test", "--from-beginning", "--follow", "--brokers", addr)
+	var out, errb syncWriter
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	waitText(t, &out, `"value":"one"`)
+	p.stop(t)
+	waitText(t, &errb, "cannot reach broker "+addr)
+	// Back on the same address: the consumer goes on where it was.
+	p2 := startWeir(t, dir, "--kafka-listen", addr)
+	waitText(t, &errb, "broker "+addr+" reachable again")
+	if _, errOut, err := p2.cli(t, "two\n", "produce", "follow.test"); err != nil {
+		t.Fatalf("produce: %v %s", err, errOut)
+	}
+	waitText(t, &out, `"value":"two"`)
+	if n := strings.Count(errb.String(), "cannot reach broker"); n != 1 {
+		t.Errorf("the outage reported %d times, want once:\n%s", n, errb.String())
+	}
+}
+
+// syncWriter is a buffer a command writes to while the test reads it.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func waitText(t *testing.T, w *syncWriter, want string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(w.String(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %q, have:\n%s", want, w.String())
+		}
 	}
 }
