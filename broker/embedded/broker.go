@@ -151,8 +151,11 @@ func (b *Broker) load() error {
 	b.kinds = newGroupKinds()
 	b.groups = newCoordinator(b)
 	b.wire = newWireCoordinator(b, b.kinds)
-	b.opts.logger.Info("log opened", slog.String("dir", b.opts.dataDir), slog.Bool("clean", clean),
-		slog.Int("topics", len(b.topics)), slog.Duration("took", time.Since(start)))
+	attrs := []any{slog.String("dir", b.opts.dataDir), slog.Bool("clean", clean)}
+	if !clean && len(metas) == 0 {
+		attrs[1] = slog.Bool("new", true) // nothing to recover: not an unclean stop
+	}
+	b.opts.logger.Info("log opened", append(attrs, slog.Int("topics", len(b.topics)), slog.Duration("took", time.Since(start)))...)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -732,5 +733,43 @@ func TestFullDiskPartialProduce(t *testing.T) {
 	}
 	if got != len(want) {
 		t.Fatalf("the log holds %d records, the calls reported %d appended", got, len(want))
+	}
+}
+
+// The open's log line tells a new data directory from one after a clean
+// stop and from one after a crash.
+func TestOpenLogSaysHowTheLastRunEnded(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	open := func() *Broker {
+		t.Helper()
+		logs.Reset()
+		b, err := Open(dir, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b := open()
+	if !strings.Contains(logs.String(), "new=true") {
+		t.Errorf("new directory: %s", logs.String())
+	}
+	if err := b.CreateTopic(context.Background(), "t", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	b = open()
+	if !strings.Contains(logs.String(), "clean=true") {
+		t.Errorf("after a clean stop: %s", logs.String())
+	}
+	// Without the clean-shutdown marker, as after a kill -9.
+	b.Close()
+	if err := os.Remove(filepath.Join(dir, ".clean_shutdown")); err != nil {
+		t.Fatal(err)
+	}
+	b = open()
+	defer b.Close()
+	if !strings.Contains(logs.String(), "clean=false") {
+		t.Errorf("after a crash: %s", logs.String())
 	}
 }
