@@ -44,6 +44,7 @@ const (
 	OutcomeUnknownUser      = "unknown_user"
 	OutcomeAuthFailure      = "auth_failure"
 	OutcomeWrongEngine      = "wrong_engine"
+	OutcomeNotInTimeWindow  = "not_in_time_window"
 	OutcomeMalformed        = "malformed"
 	OutcomeNotNotification  = "not_notification"
 	OutcomeQueueFull        = "queue_full"
@@ -110,7 +111,12 @@ type Receiver struct {
 	// senders discover it first (RFC 3414 section 4).
 	engineID string
 	started  time.Time
-	reports  atomic.Uint32
+	reports  atomic.Uint32 // usmStatsUnknownEngineIDs
+	// notInTime is usmStatsNotInTimeWindows.
+	notInTime atomic.Uint32
+	// clocks are the v3 trap senders' engine clocks (see inTime); the
+	// read loop alone uses them.
+	clocks map[string]engineClock
 	// decodePanics counts datagrams that made the decoder panic
 	// (recovered); the fuzz test reports them.
 	decodePanics atomic.Int64
@@ -149,6 +155,7 @@ func New(cfg Config) (*Receiver, error) {
 		engines:     map[string]string{},
 		ready:       make(chan struct{}),
 		engineID:    newEngineID(),
+		clocks:      map[string]engineClock{},
 		started:     time.Now(),
 		pub:         publish.Publisher{Broker: cfg.Broker, Topic: cfg.Topic, Name: "trap", Logger: cfg.Logger},
 	}
@@ -246,10 +253,14 @@ func (r *Receiver) Run(ctx context.Context) error {
 		}
 		readBackoff = 0
 		it, version, outcome := r.decode(buf[:n], from, time.Now())
-		if outcome == outcomeDiscovery {
+		if outcome != "" && it.ack != nil {
+			// A Report: to an engine discovery probe, or to an inform
+			// outside the time window.
 			if _, err := conn.WriteTo(it.ack, it.to); err != nil {
-				r.cfg.Logger.Warn("trap engine discovery report failed", "to", it.to.String(), "err", err)
+				r.cfg.Logger.Warn("trap report failed", "to", it.to.String(), "err", err)
 			}
+		}
+		if outcome == outcomeDiscovery {
 			continue
 		}
 		if outcome != "" {
@@ -443,6 +454,19 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		if want, ok := r.engines[usm.UserName]; ok && hex.EncodeToString([]byte(sender)) != want {
 			return it, version, OutcomeWrongEngine
 		}
+		if p.PDUType == gosnmp.InformRequest && !r.informInTime(p, usm) {
+			// The sender's notion of this engine's clock is off (or
+			// the inform is replayed): a Report with the clock, signed,
+			// lets a genuine sender send it again in time.
+			rep, err := r.timeReport(p, usm)
+			if err != nil {
+				return it, version, OutcomeNotInTimeWindow
+			}
+			return item{ack: rep, to: from}, version, OutcomeNotInTimeWindow
+		}
+		if p.PDUType != gosnmp.InformRequest && !r.inTime(p, usm, now) {
+			return it, version, OutcomeNotInTimeWindow
+		}
 	}
 	switch p.PDUType {
 	case gosnmp.Trap:
@@ -502,7 +526,39 @@ func (r *Receiver) informResponse(p *gosnmp.SnmpPacket) ([]byte, error) {
 // notification and not counted as received.
 const outcomeDiscovery = "discovery"
 
-const oidUsmStatsUnknownEngineIDs = ".1.3.6.1.6.3.15.1.1.4.0"
+const (
+	oidUsmStatsUnknownEngineIDs = ".1.3.6.1.6.3.15.1.1.4.0"
+	oidUsmStatsNotInTimeWindows = ".1.3.6.1.6.3.15.1.1.2.0"
+)
+
+// timeReport answers an inform outside the time window with a Report of
+// usmStatsNotInTimeWindows and this engine's boots and time,
+// authenticated with the sender's user (RFC 3414 section 3.2, step 7a)
+// so that the sender can trust the clock it learns from it.
+func (r *Receiver) timeReport(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParameters) ([]byte, error) {
+	sec, ok := usm.Copy().(*gosnmp.UsmSecurityParameters)
+	if !ok {
+		return nil, errors.New("not USM")
+	}
+	sec.AuthoritativeEngineBoots, sec.AuthoritativeEngineTime = 1, r.engineTime()
+	sec.PrivacyParameters = nil
+	rep := &gosnmp.SnmpPacket{
+		Version:            gosnmp.Version3,
+		MsgFlags:           gosnmp.AuthNoPriv,
+		SecurityModel:      gosnmp.UserSecurityModel,
+		MsgID:              p.MsgID,
+		MsgMaxSize:         65507,
+		SecurityParameters: sec,
+		ContextEngineID:    r.engineID,
+		ContextName:        p.ContextName,
+		PDUType:            gosnmp.Report,
+		RequestID:          p.RequestID,
+		Variables: []gosnmp.SnmpPDU{{
+			Name: oidUsmStatsNotInTimeWindows, Type: gosnmp.Counter32, Value: uint(r.notInTime.Add(1)),
+		}},
+	}
+	return rep.MarshalMsg()
+}
 
 // report answers an engine discovery probe (RFC 3414 section 4) or an
 // inform for another engine with usmStatsUnknownEngineIDs and this

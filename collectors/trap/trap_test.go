@@ -2,6 +2,7 @@ package trap
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -344,5 +345,70 @@ func TestUserPinnedToEngineInform(t *testing.T) {
 	}
 	if n := len(h.capture.Records()); n != 1 {
 		t.Errorf("%d traps published, want 1", n)
+	}
+}
+
+// TestV3TimeWindow: authenticated v3 traps are checked against their
+// sender's engine clock (RFC 3414 section 3.2, step 7), as Net-SNMP's
+// snmptrap sets it with -Z boots,time: a replay more than 150 s older than
+// the clock, or from before a reboot (fewer boots), is counted as
+// not_in_time_window and not published; a later one, a reboot, and a
+// message within the window pass.
+func TestV3TimeWindow(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{Users: []configs.SNMPv3{testUser}})
+	send := func(engine, clock string) {
+		snmptest.Run(t, h.dir, "snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+			"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", engine, "-Z", clock, h.addr, "", "1.3.6.1.6.3.1.1.5.3")
+	}
+	refused := func() float64 {
+		return testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeNotInTimeWindow))
+	}
+	const a, b = "0x80001f8880aabbcc01", "0x80001f8880aabbcc02"
+	send(a, "5,10000")
+	h.waitTraps(t, 1)
+	for i, clock := range []string{"5,9000", "4,20000"} { // replayed; from before a reboot
+		send(a, clock)
+		waitCount(t, "a stale trap refused", func() bool { return refused() == float64(i+1) })
+	}
+	send(a, "5,9900") // within 150 s of the clock
+	send(b, "1,5")    // another engine has its own clock
+	send(a, "6,1")    // rebooted
+	h.waitTraps(t, 4)
+	send(a, "5,10001") // before the reboot now
+	waitCount(t, "a trap from before the reboot refused", func() bool { return refused() == 3 })
+	if n := len(h.capture.Records()); n != 4 {
+		t.Errorf("%d traps published, want 4", n)
+	}
+}
+
+// TestV3InformTimeWindow: an authenticated inform whose time is far from
+// weir's engine clock gets a signed usmStatsNotInTimeWindows Report, is
+// counted, and is not published; Net-SNMP's snmpinform learns the clock
+// from the Report and sends it again, which is acknowledged and published.
+func TestV3InformTimeWindow(t *testing.T) {
+	snmptest.Require(t, "snmpinform")
+	h := start(t, Config{Users: []configs.SNMPv3{testUser}})
+	engine := "0x" + hex.EncodeToString([]byte(h.r.engineID))
+	cmd := exec.Command("snmpinform", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+		"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", engine, "-Z", "1,100000", "-t", "2", "-r", "1", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	cmd.Env = snmptest.Env(h.dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("inform not acknowledged after the time report: %v: %s", err, out)
+	}
+	if n := testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeNotInTimeWindow)); n != 1 {
+		t.Errorf("not_in_time_window counted %v, want 1", n)
+	}
+	if tr := h.waitTraps(t, 1); len(tr) != 1 || !tr[0].Inform {
+		t.Errorf("informs published: %+v", tr)
+	}
+}
+
+func waitCount(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
