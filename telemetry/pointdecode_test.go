@@ -185,3 +185,15 @@ func BenchmarkDecodeEvent(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPointAppendJSON encodes a decoded metric row, as enrichment
+// writes every enriched one.
+func BenchmarkPointAppendJSON(b *testing.B) {
+	var d Decoder
+	var p Point
+	d.decodePoint([]byte(metricSeeds[0]), &p)
+	buf := make([]byte, 0, 4096)
+	for b.Loop() {
+		buf, _ = p.AppendJSON(buf[:0])
+	}
+}
