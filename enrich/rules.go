@@ -158,6 +158,20 @@ func syslogRules() []rule {
 				{"%OSPF-5-ADJCHG: Process 1, Nbr 192.0.2.7 on GigabitEthernet0/2 from FULL to DOWN, Neighbor Down: Dead timer expired", "ospf_neighbor_down", map[string]string{"neighbor": "192.0.2.7", "interface": "GigabitEthernet0/2"}},
 				{"%OSPF-5-ADJCHG: Process 1, Nbr 192.0.2.7 on GigabitEthernet0/2 from LOADING to FULL, Loading Done", "ospf_neighbor_up", map[string]string{"neighbor": "192.0.2.7"}},
 			}},
+		// IOS-XR (a space before the colon, the area named) and OSPFv3;
+		// cisco_ospf takes the IOS lines first, faster.
+		{name: "cisco_ospf_variants", needs: "-ADJCHG", patterns: []*regexp.Regexp{re(`OSPF(?:V3)?-\d-ADJCHG ?: Process \S+, Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) (?:in area \S+ )?from (?P<old>[\w-]+) to (?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"%ROUTING-OSPF-5-ADJCHG : Process 1, Nbr 10.0.0.2 on GigabitEthernet0/0/0/0 in area 0 from FULL to DOWN, Neighbor Down: interface down or detached,vrf default vrfid 0x60000000", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2", "interface": "GigabitEthernet0/0/0/0"}},
+				{"%ROUTING-OSPF-5-ADJCHG : Process 1, Nbr 10.0.0.2 on GigabitEthernet0/0/0/0 in area 0 from LOADING to FULL, Loading Done, vrf default vrfid 0x60000000", "ospf_neighbor_up", map[string]string{"neighbor": "10.0.0.2"}},
+				{"%OSPFV3-5-ADJCHG: Process 1, Nbr 192.0.2.9 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Dead timer expired", "ospf_neighbor_down", map[string]string{"neighbor": "192.0.2.9", "interface": "GigabitEthernet0/1"}},
+			}},
+		{name: "nxos_ospf", needs: "-NBRSTATE: ", patterns: []*regexp.Regexp{re(`OSPF(?:V3)?-\d-NBRSTATE: \S+ \[\d+\] Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) went (?P<state>\w+)`)},
+			states: map[string]string{"full": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
+				{"%OSPF-5-NBRSTATE: ospf-1 [5267] Nbr 10.10.10.2 on Vlan10 went DOWN", "ospf_neighbor_down", map[string]string{"neighbor": "10.10.10.2", "interface": "Vlan10"}},
+				{"%OSPF-5-NBRSTATE: ospf-1 [5267] Nbr 10.10.10.2 on Ethernet1/1 went FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.10.10.2", "interface": "Ethernet1/1"}},
+				{"%OSPF-5-NBRSTATE: ospf-1 [5267] Nbr 10.10.10.2 on Ethernet1/1 went INIT", "", nil},
+			}},
 		{name: "junos_ospf", needs: "RPD_OSPF_NBR", patterns: []*regexp.Regexp{re(`RPD_OSPF_NBR(?P<state>UP|DOWN):? OSPF neighbor (?P<neighbor>` + ipish + `) \(realm \S+ (?P<interface>\S+) area \S+\)`)},
 			states: map[string]string{"up": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
 				{"RPD_OSPF_NBRDOWN: OSPF neighbor 10.0.0.6 (realm ospf-v2 ge-0/0/2.0 area 0.0.0.0) state changed from Full to Down due to InActiveTimer (event reason: neighbor was inactive)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.6", "interface": "ge-0/0/2.0"}},
@@ -176,9 +190,30 @@ func syslogRules() []rule {
 			event: "config_changed", examples: []example{
 				{"UI_COMMIT: User 'netops' requested 'commit' operation (comment: none)", "config_changed", map[string]string{"user": "netops"}},
 			}},
+		{name: "iosxr_commit", needs: "DB_COMMIT", patterns: []*regexp.Regexp{re(`DB_COMMIT ?: Configuration committed by user '(?P<user>[^']+)'`)},
+			event: "config_changed", examples: []example{
+				{"%MGBL-CONFIG-6-DB_COMMIT : Configuration committed by user 'netops'. Use 'show configuration commit changes 1000000123' to view the changes.", "config_changed", map[string]string{"user": "netops"}},
+			}},
 		{name: "cisco_login", needs: "LOGIN_SUCCESS", patterns: []*regexp.Regexp{re(`LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\]`)},
 			event: "login_succeeded", examples: []example{
 				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops"}},
+			}},
+		{name: "iosxr_login", needs: "AUTHEN_SUCCESS", patterns: []*regexp.Regexp{re(`AUTHEN_SUCCESS ?: Successfully authenticated user '(?P<user>[^']+)' from '(?P<source>[^']*)'`)},
+			event: "login_succeeded", examples: []example{
+				{"%SECURITY-LOGIN-6-AUTHEN_SUCCESS : Successfully authenticated user 'netops' from '10.34.195.36' on 'vty0'", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+			}},
+		{name: "junos_login", needs: "UI_LOGIN_EVENT", patterns: []*regexp.Regexp{re(`UI_LOGIN_EVENT:? User '(?P<user>[^']+)' login, class '[^']*'(?: \[\d+\])?(?:, ssh-connection '(?P<source>` + ipish + `) )?`)},
+			event: "login_succeeded", examples: []example{
+				{"UI_LOGIN_EVENT: User 'netops' login, class 'j-super-user' [13117], ssh-connection '10.34.195.36 51234 10.0.0.1 22', client-mode 'cli'", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+				{"UI_LOGIN_EVENT: User 'root' login, class 'super-user' [2211], ssh-connection '', client-mode 'cli'", "login_succeeded", map[string]string{"user": "root"}},
+			}},
+		// Linux-based network OSes (NX-OS, EOS, SONiC, Cumulus) log PAM's
+		// session line for SSH and console logins; cron's and sudo's are
+		// not logins.
+		{name: "pam_session", needs: "session opened for user ", patterns: []*regexp.Regexp{re(`pam_unix\((?:sshd|login|remote|sshd-\w+):session\): session opened for user (?P<user>[^\s(]+)`)},
+			event: "login_succeeded", examples: []example{
+				{"%AUTHPRIV-6-SYSTEM_MSG: pam_unix(sshd:session): session opened for user netops by (uid=0) - sshd[1234]", "login_succeeded", map[string]string{"user": "netops"}},
+				{"pam_unix(sshd:session): session opened for user admin(uid=1000) by admin(uid=0)", "login_succeeded", map[string]string{"user": "admin"}},
 			}},
 		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?P<source>` + ipish + `)`)},
 			event: "login_succeeded", examples: []example{

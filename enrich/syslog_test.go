@@ -55,6 +55,8 @@ func TestLooseRulesReadAddressesAndFailures(t *testing.T) {
 		{"the user admin logged in with an expired password and was rejected", "", nil},
 		{"OSPF: Neighbor Dead timer expired, neighbor 10.0.0.2 state changed from Full to Down", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2"}},
 		{"BGP: peer added 10.0.0.1 changed from Established to Idle", "", nil},
+		{"pam_unix(cron:session): session opened for user root(uid=0) by root(uid=0)", "", nil},
+		{"pam_unix(sudo:session): session opened for user root by netops(uid=1000)", "", nil},
 		{"routed: BGP peer fe80::1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "fe80::1"}},
 	} {
 		info := c.Classify(&telemetry.Log{Message: tc.msg})
