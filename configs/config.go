@@ -55,14 +55,17 @@ type Broker struct {
 	KafkaListen Address `yaml:"kafka_listen"`
 	// AdvertisedHost is the host name clients are told to connect to;
 	// defaults to the listen host.
-	AdvertisedHost    string           `yaml:"advertised_host"`
-	DefaultPartitions int32            `yaml:"default_partitions"`
-	AutoCreateTopics  *bool            `yaml:"auto_create_topics"`
-	MaxMessageBytes   ByteSize         `yaml:"max_message_bytes"`
-	Flush             Flush            `yaml:"flush"`
-	Retention         Retention        `yaml:"retention"`
-	Segment           Segment          `yaml:"segment"`
-	Topics            map[string]Topic `yaml:"topics"`
+	AdvertisedHost    string   `yaml:"advertised_host"`
+	DefaultPartitions int32    `yaml:"default_partitions"`
+	AutoCreateTopics  *bool    `yaml:"auto_create_topics"`
+	MaxMessageBytes   ByteSize `yaml:"max_message_bytes"`
+	// MaxConnections bounds the Kafka listener's concurrent client
+	// connections; default 4096.
+	MaxConnections int              `yaml:"max_connections"`
+	Flush          Flush            `yaml:"flush"`
+	Retention      Retention        `yaml:"retention"`
+	Segment        Segment          `yaml:"segment"`
+	Topics         map[string]Topic `yaml:"topics"`
 	// Kafka runs weir on an Apache Kafka cluster instead of the embedded
 	// log: with brokers set, nothing is stored locally and there is no
 	// Kafka listener (clients use the cluster).
@@ -288,6 +291,9 @@ func (c *Config) validate(root *yaml.Node) error {
 	}
 	if c.Broker.Segment.Bytes < 64<<10 || c.Broker.Segment.Bytes > 1<<31-1 {
 		add("broker.segment.bytes", "must be between 64KiB and 2GiB")
+	}
+	if c.Broker.MaxConnections < 0 {
+		add("broker.max_connections", "must not be negative")
 	}
 	if c.Broker.MaxMessageBytes < 1024 {
 		add("broker.max_message_bytes", "must be at least 1KiB")

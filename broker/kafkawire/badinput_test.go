@@ -3,7 +3,12 @@ package kafkawire
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,5 +122,54 @@ func TestMaxRequestBytes(t *testing.T) {
 	expectClosed(t, rc.c)
 	if time.Since(start) > 2*time.Second {
 		t.Fatal("slow close")
+	}
+}
+
+// TestConnectionLimit: past WithMaxConnections a connection is closed on
+// arrival and reported; those served go on, and once one leaves, a new
+// one is served. kcat, a client none of us wrote, is served too.
+func TestConnectionLimit(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	var refused atomic.Int32
+	_, addr := startServer(t, fl, WithMaxConnections(2), WithMetrics(&Metrics{ConnRefused: func(net.Addr) { refused.Add(1) }}))
+	ping := func(rc *rawClient) {
+		t.Helper()
+		req := kmsg.NewPtrApiVersionsRequest()
+		if r := rc.do(req).(*kmsg.ApiVersionsResponse); r.ErrorCode != 0 {
+			t.Fatalf("ping: error %d", r.ErrorCode)
+		}
+	}
+	a, b := dialRaw(t, addr), dialRaw(t, addr)
+	ping(a)
+	ping(b)
+	third, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	third.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := third.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a connection past the limit: read %d, %v; want it closed", n, err)
+	}
+	if refused.Load() != 1 {
+		t.Errorf("refused %d, want 1", refused.Load())
+	}
+	ping(a) // the others are served on
+	b.c.Close()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no connection served after one left")
+		}
+		if out, err := exec.Command("kcat", "-b", addr, "-L", "-m", "2").CombinedOutput(); err == nil {
+			if !strings.Contains(string(out), "topic \"t\"") {
+				t.Fatalf("kcat -L: %s", out)
+			}
+			break
+		} else if _, lerr := exec.LookPath("kcat"); lerr != nil {
+			c := dialRaw(t, addr)
+			ping(c)
+			break
+		}
 	}
 }

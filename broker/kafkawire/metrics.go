@@ -15,6 +15,9 @@ import (
 type Metrics struct {
 	// ConnOpened is called when a client connects.
 	ConnOpened func(remote net.Addr)
+	// ConnRefused is called for a connection closed at once because the
+	// listener is at its connection limit (see WithMaxConnections).
+	ConnRefused func(remote net.Addr)
 	// ConnClosed is called when a connection ends. err says why: nil when
 	// the client hung up or the server is stopping.
 	ConnClosed func(remote net.Addr, err error)

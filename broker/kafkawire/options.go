@@ -15,6 +15,11 @@ const (
 	// DefaultClusterID is reported in Metadata when WithClusterID is not
 	// used.
 	DefaultClusterID = "weir"
+	// DefaultMaxConnections bounds concurrent client connections. Kafka
+	// sets none (max.connections), but each connection holds buffers and a
+	// goroutine, so a client opening connections in a loop would take the
+	// memory and file descriptors the log needs.
+	DefaultMaxConnections = 4096
 
 	// maxControlRequestBytes bounds every request other than Produce.
 	// Decoding allocates in proportion to the array lengths a request
@@ -44,6 +49,7 @@ type config struct {
 	parallelAppends int
 	groups          Groups
 	groupsSet       bool
+	maxConns        int
 }
 
 // Option configures a Server.
@@ -118,4 +124,12 @@ func WithParallelAppends(n int) Option {
 // serves no group APIs even then.
 func WithGroups(g Groups) Option {
 	return func(c *config) { c.groups, c.groupsSet = g, true }
+}
+
+// WithMaxConnections bounds concurrent client connections (default
+// DefaultMaxConnections; 0 or less: no bound). A connection past it is
+// closed at once, reported to Metrics.ConnRefused and logged (at most
+// every 10 seconds): clients see it close and retry later.
+func WithMaxConnections(n int) Option {
+	return func(c *config) { c.maxConns = n }
 }

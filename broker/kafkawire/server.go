@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -51,6 +52,7 @@ func New(log Log, opts ...Option) *Server {
 		maxRequestBytes: DefaultMaxRequestBytes,
 		idleTimeout:     DefaultIdleTimeout,
 		clusterID:       DefaultClusterID,
+		maxConns:        DefaultMaxConnections,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -85,6 +87,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stop()
 
 	var backoff time.Duration
+	var open atomic.Int64 // connections being served
+	var refusedLogged time.Time
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -106,9 +110,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return err
 		}
 		backoff = 0
+		if limit := s.cfg.maxConns; limit > 0 && open.Load() >= int64(limit) {
+			nc.Close()
+			if m := s.cfg.metrics; m != nil && m.ConnRefused != nil {
+				m.ConnRefused(nc.RemoteAddr())
+			}
+			if time.Since(refusedLogged) >= 10*time.Second {
+				refusedLogged = time.Now()
+				s.cfg.logger.Warn("kafka listener: connection refused: at the connection limit", "remote", nc.RemoteAddr().String(), "max_connections", limit)
+			}
+			continue
+		}
+		open.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer open.Add(-1)
 			s.serveConn(ctx, nc)
 		}()
 	}

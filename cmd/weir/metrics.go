@@ -25,11 +25,16 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 		Help:    "Time to handle Kafka requests by API, long-polling included.",
 		Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10),
 	}, []string{"api"})
-	reg.MustRegister(conns, closed, reqs)
+	refused := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "weir_kafka_connections_refused_total",
+		Help: "Kafka client connections closed on arrival: the listener was at broker.max_connections.",
+	})
+	reg.MustRegister(conns, closed, reqs, refused)
 	closed.WithLabelValues("ok")
 	closed.WithLabelValues("error")
 	return &kafkawire.Metrics{
-		ConnOpened: func(net.Addr) { conns.Inc() },
+		ConnOpened:  func(net.Addr) { conns.Inc() },
+		ConnRefused: func(net.Addr) { refused.Inc() },
 		ConnClosed: func(_ net.Addr, err error) {
 			conns.Dec()
 			if err != nil {

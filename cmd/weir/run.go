@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -268,6 +269,7 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		kafkawire.WithAdvertisedAddr(host, port),
 		kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes) + 1<<20),
 		kafkawire.WithMetrics(kafkaMetrics(reg)),
+		kafkawire.WithMaxConnections(cmp.Or(cfg.Broker.MaxConnections, kafkawire.DefaultMaxConnections)),
 	}
 	if cfg.Broker.Flush.Policy == "always" {
 		// Overlap the fsyncs of a request's partitions.
