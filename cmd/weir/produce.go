@@ -76,7 +76,7 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	defer stalled(nil)
 	if *timeout > 0 {
 		go func() {
-			tick := time.NewTicker(min(*timeout/4, time.Second))
+			tick := time.NewTicker(max(min(*timeout/4, time.Second), time.Millisecond))
 			defer tick.Stop()
 			for {
 				select {

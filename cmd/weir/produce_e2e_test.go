@@ -150,6 +150,18 @@ func TestProduceBrokerStopsStdinOpen(t *testing.T) {
 	}
 }
 
+// TestProduceShortTimeout: any positive --timeout is accepted, however
+// short (the watchdog's tick is not --timeout/4 when that rounds to 0):
+// the command produces, or gives up on a broker slower than that, and
+// does not crash.
+func TestProduceShortTimeout(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	out, errOut, err := p.cli(t, "one\n", "produce", "t", "--timeout", "3ns")
+	if strings.Contains(errOut, "panic") || (err != nil && !strings.Contains(errOut, "no answer from the broker")) {
+		t.Fatalf("produce --timeout 3ns: %v\n%s%s", err, out, errOut)
+	}
+}
+
 // TestConsumeFollowReportsBrokerGone: `weir consume --follow` on a broker
 // that stops says so on stderr, once, keeps waiting, and says when the
 // broker is back; the records produced then are printed.
