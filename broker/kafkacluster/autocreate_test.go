@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
 )
@@ -67,5 +69,53 @@ func TestTopicsWeirCreatesTakeItsDefaults(t *testing.T) {
 		if _, err := b.DescribeTopics(ctx, "never-produced"); !errors.Is(err, broker.ErrUnknownTopic) {
 			t.Fatalf("describe of a topic nobody produced to: %v, want ErrUnknownTopic (and no topic created)", err)
 		}
+	}
+}
+
+// TestTopicCreateRetriedAfterTransientFailure: when weir's creation of a
+// topic fails for a reason that passes (here REQUEST_TIMED_OUT; a cluster
+// not reachable yet at start, a controller moving), the produce must not
+// go on and let the cluster auto-create the topic with its own defaults
+// for good: it fails, and the next one creates the topic with weir's.
+func TestTopicCreateRetriedAfterTransientFailure(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	// The first CreateTopics (one-shot control) times out.
+	c.ControlKey(int16(kmsg.CreateTopics), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		r := req.(*kmsg.CreateTopicsRequest)
+		resp := r.ResponseKind().(*kmsg.CreateTopicsResponse)
+		for _, rt := range r.Topics {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic = rt.Topic
+			st.ErrorCode = kerr.RequestTimedOut.Code
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	b, err := New(c.ListenAddrs(), WithReplicationFactor(1), WithTopicDefaults(broker.TopicConfig{Partitions: 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var perr error
+	for range 3 { // callers retry a failed produce
+		if perr = b.Produce(ctx, "late", []broker.Record{{Key: []byte("edge1"), Value: []byte("v")}}); perr == nil {
+			break
+		}
+	}
+	if perr != nil {
+		t.Fatalf("produce: %v", perr)
+	}
+	infos, err := b.DescribeTopics(ctx, "late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(infos[0].Partitions); n != 4 {
+		t.Errorf("topic whose first creation timed out: %d partitions, want weir's 4", n)
 	}
 }

@@ -139,7 +139,9 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	for i := range recs {
 		recs[i].Offset = -1 // until the cluster takes it
 	}
-	b.ensureTopic(ctx, topic)
+	if err := b.ensureTopic(ctx, topic); err != nil {
+		return err
+	}
 	if limit, ok := cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok {
 		for i := range recs {
 			if n := batchBytes(&recs[i]); n > int(limit) {
@@ -527,16 +529,29 @@ func (b *Broker) Close() error {
 // Left to the producer, a cluster that auto-creates topics would create
 // it with its own num.partitions and default.replication.factor (1 and 1
 // on a stock Kafka), and one that does not would refuse the records. A
-// creation the cluster refuses for another reason (no CREATE permission,
-// topics managed elsewhere) leaves it to the cluster, as before.
-func (b *Broker) ensureTopic(ctx context.Context, topic string) {
+// creation the cluster refuses for good (no CREATE permission, a policy,
+// topics managed elsewhere) leaves it to the cluster, as before. One that
+// fails for a reason that passes (the cluster not reachable yet, a
+// timeout, a controller moving) fails the produce, which its caller
+// retries: producing anyway would have the cluster auto-create the topic
+// with its defaults, for good.
+func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 	if _, ok := b.ensured.Load(topic); ok {
-		return
+		return nil
 	}
-	if err := b.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil && ctx.Err() != nil {
-		return // try again at the next produce
+	if err := b.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil && (ctx.Err() != nil || !refusedForGood(err)) {
+		return fmt.Errorf("kafka: produce %s: %w", topic, err)
 	}
 	b.ensured.Store(topic, true)
+	return nil
+}
+
+// refusedForGood reports whether err is the cluster's answer that will
+// not change on a retry (a Kafka error that is not retriable): not a
+// connection failure or a timeout.
+func refusedForGood(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && !ke.Retriable
 }
 
 // Consume joins a Kafka consumer group. The member reads committed

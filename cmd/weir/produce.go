@@ -76,7 +76,7 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	defer stalled(nil)
 	if *timeout > 0 {
 		go func() {
-			tick := time.NewTicker(min(*timeout/4, time.Second))
+			tick := time.NewTicker(max(min(*timeout/4, time.Second), time.Millisecond))
 			defer tick.Stop()
 			for {
 				select {
@@ -94,13 +94,40 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			}
 		}()
 	}
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64<<10), *maxLine)
-	for sc.Scan() {
-		if pctx.Err() != nil {
-			break
+	// stdin is read on its own goroutine, so that giving up (a stalled
+	// broker, Ctrl-C) does not wait for the next line: stdin may be a
+	// terminal or a pipe that stays open (tail -f). The reader ends at
+	// the next line or at EOF once this returns.
+	lines := make(chan []byte, 64)
+	var scanErr error // set before lines is closed
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 64<<10), *maxLine)
+		for sc.Scan() {
+			select {
+			case lines <- append([]byte(nil), sc.Bytes()...):
+			case <-pctx.Done():
+				return
+			}
 		}
-		r := &kgo.Record{Value: append([]byte(nil), sc.Bytes()...), Headers: hdrs}
+		scanErr = sc.Err()
+	}()
+	stdinDone := false
+read:
+	for {
+		var line []byte
+		select {
+		case <-pctx.Done():
+			break read
+		case l, ok := <-lines:
+			if !ok {
+				stdinDone = true
+				break read
+			}
+			line = l
+		}
+		r := &kgo.Record{Value: line, Headers: hdrs}
 		if *key != "" {
 			r.Key = []byte(*key)
 		}
@@ -136,8 +163,11 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if flushErr != nil {
 		return flushErr
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading stdin: %w", err)
+	if !stdinDone {
+		return pctx.Err() // interrupted
+	}
+	if scanErr != nil {
+		return fmt.Errorf("reading stdin: %w", scanErr)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -99,6 +99,69 @@ func TestProduceBrokerStops(t *testing.T) {
 	}
 }
 
+// TestProduceBrokerStopsStdinOpen: as TestProduceBrokerStops, with the
+// records waiting and stdin left open (a terminal, `tail -f | weir
+// produce`): --timeout ends the command then, not at the next line.
+func TestProduceBrokerStopsStdinOpen(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	// An *os.File, so that Wait does not wait for stdin to close.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	cmd := exec.Command(weirBin, "produce", "t", "--timeout", "2s")
+	cmd.Env = append(os.Environ(), "WEIR_BROKERS="+p.kafkaAddr)
+	cmd.Stdin = pr
+	var errb syncWriter
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	io.WriteString(pw, "one\n")
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, _, _ := p.cli(t, "", "consume", "t", "--from-beginning")
+		if strings.Contains(out, `"value":"one"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("first record not produced: %s\n%s", errb.String(), p.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.stop(t)
+	io.WriteString(pw, "two\n") // and nothing more: stdin stays open
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("produce exited 0 with its broker gone: %s", errb.String())
+		}
+		if !strings.Contains(errb.String(), "produced 1 of 2 records") {
+			t.Fatalf("stderr %q: want the count of records produced", errb.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("produce still running 20s after its broker stopped, waiting for stdin: %s", errb.String())
+	}
+}
+
+// TestProduceShortTimeout: any positive --timeout is accepted, however
+// short (the watchdog's tick is not --timeout/4 when that rounds to 0):
+// the command produces, or gives up on a broker slower than that, and
+// does not crash.
+func TestProduceShortTimeout(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	out, errOut, err := p.cli(t, "one\n", "produce", "t", "--timeout", "3ns")
+	if strings.Contains(errOut, "panic") || (err != nil && !strings.Contains(errOut, "no answer from the broker")) {
+		t.Fatalf("produce --timeout 3ns: %v\n%s%s", err, out, errOut)
+	}
+}
+
 // TestConsumeFollowReportsBrokerGone: `weir consume --follow` on a broker
 // that stops says so on stderr, once, keeps waiting, and says when the
 // broker is back; the records produced then are printed.

@@ -260,7 +260,11 @@ length:
 	for {
 		c, err := r.br.ReadByte()
 		if err != nil {
-			if digits > 0 && err != io.EOF {
+			switch {
+			case digits > 0 && err == io.EOF:
+				err = &frameError{"truncated_frame", "connection ended inside a frame header"}
+			case digits > 0:
+				// Idle, reset: as in the frame's body below.
 				r.stats.dropped("truncated_frame").Inc()
 			}
 			return nil, false, err

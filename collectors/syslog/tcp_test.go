@@ -237,3 +237,31 @@ func TestIdleCloseMidMessage(t *testing.T) {
 		t.Errorf("dropped{truncated_frame} %v, want 1 for the frame the idle close cut", got)
 	}
 }
+
+// TestEOFInFrameHeader: a connection that ends inside an octet-counted
+// frame's header ("57" and no space yet) ended inside a frame, as one that
+// ends inside its body does: counted closed and dropped{truncated_frame}.
+func TestEOFInFrameHeader(t *testing.T) {
+	h := startCollector(t, listener("tcp"))
+	name := "tcp://" + h.addrs["tcp"]
+	whole := "<13>Nov 29 14:08:10 h app: whole"
+	conn, err := net.Dial("tcp", h.addrs["tcp"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(conn, "%d %s57", len(whole), whole); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	h.waitLogs(1)
+	deadline := time.Now().Add(5 * time.Second)
+	for testutil.ToFloat64(h.c.metrics.connsRejected.WithLabelValues(name, "truncated_frame")) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("a connection that ended inside a frame header not counted as truncated_frame")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "truncated_frame")); got != 1 {
+		t.Errorf("dropped{truncated_frame} %v, want 1", got)
+	}
+}

@@ -61,7 +61,10 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	case "zstd":
 		opts = append(opts, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
 	}
-	if cfg.TLS.Enabled || cfg.TLS.CAFile != "" || cfg.TLS.CertFile != "" {
+	// Any tls setting turns TLS on, as for broker.kafka: a server_name
+	// or insecure_skip_verify alone must not leave the connection (and
+	// SASL credentials) in plaintext.
+	if cfg.TLS.Enabled || !cfg.TLS.Client().IsZero() {
 		tc, err := cfg.TLS.Client().Config()
 		if err != nil {
 			return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
