@@ -32,7 +32,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "weir_syslog_parse_failures_total", Help: "Messages that did not parse (published as malformed with their raw bytes).",
 		}, []string{"listener"}),
 		truncated: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "weir_syslog_truncated_total", Help: "Messages longer than max_message_size, published cut at it.",
+			Name: "weir_syslog_truncated_total", Help: "Messages published cut short: longer than max_message_size (cut at it), or cut by the end of their TCP connection (idle timeout, reset, weir stopping).",
 		}, []string{"listener"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_syslog_dropped_total", Help: "Messages or frames lost, by listener and reason.",

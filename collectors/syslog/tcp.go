@@ -329,8 +329,9 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 	line, err := r.br.ReadSlice('\n')
 	if err == nil || (err != bufio.ErrBufferFull && len(line) > 0) {
 		// A last line without a newline is still a message: at EOF,
-		// and when the connection ends otherwise (idle, reset), which
-		// is returned with it.
+		// and when the connection ends otherwise (idle, reset, weir
+		// stopping), which is returned with it, marked truncated: the
+		// sender was cut off inside it.
 		if err == io.EOF {
 			err = nil
 		}
@@ -338,6 +339,10 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 		if len(line) > r.max {
 			r.stats.truncated.Inc()
 			return line[:r.max], true, err
+		}
+		if err != nil && len(line) > 0 {
+			r.stats.truncated.Inc()
+			return line, true, err
 		}
 		return emptyToNil(line), false, err
 	}
@@ -359,10 +364,10 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 		err = nil
 	}
 	msg := trimNewline(r.buf)
-	truncated := len(msg) > r.max
+	truncated := len(msg) > r.max || (err != nil && len(msg) > 0) // cut at max, or by the connection's end
 	if truncated {
 		r.stats.truncated.Inc()
-		msg = msg[:r.max]
+		msg = msg[:min(len(msg), r.max)]
 	}
 	return msg, truncated, err
 }

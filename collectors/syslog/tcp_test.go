@@ -230,8 +230,16 @@ func TestIdleCloseMidMessage(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	logs := byRaw(t, h.waitLogs(3))
-	if _, ok := logs[part]; !ok {
+	if l, ok := logs[part]; !ok {
 		t.Errorf("partial line of the idle connection not published: %v", logs)
+	} else if !strings.Contains(l.ParseError, "truncated") {
+		t.Errorf("partial line not marked truncated: %+v", l)
+	}
+	if l := logs[whole+" 1"]; l.ParseError != "" {
+		t.Errorf("whole line marked: %+v", l)
+	}
+	if got := testutil.ToFloat64(h.c.metrics.truncated.WithLabelValues(name)); got != 1 {
+		t.Errorf("truncated_total %v, want 1 for the line the idle close cut", got)
 	}
 	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "truncated_frame")); got != 1 {
 		t.Errorf("dropped{truncated_frame} %v, want 1 for the frame the idle close cut", got)
