@@ -61,11 +61,15 @@ type Broker struct {
 	MaxMessageBytes   ByteSize `yaml:"max_message_bytes"`
 	// MaxConnections bounds the Kafka listener's concurrent client
 	// connections; default 4096.
-	MaxConnections int              `yaml:"max_connections"`
-	Flush          Flush            `yaml:"flush"`
-	Retention      Retention        `yaml:"retention"`
-	Segment        Segment          `yaml:"segment"`
-	Topics         map[string]Topic `yaml:"topics"`
+	MaxConnections int `yaml:"max_connections"`
+	// OffsetsRetention is how long a consumer group with no member and
+	// no commit keeps its committed offsets (Kafka's
+	// offsets.retention.minutes); default 7d, -1 for ever.
+	OffsetsRetention Duration         `yaml:"offsets_retention"`
+	Flush            Flush            `yaml:"flush"`
+	Retention        Retention        `yaml:"retention"`
+	Segment          Segment          `yaml:"segment"`
+	Topics           map[string]Topic `yaml:"topics"`
 	// Kafka runs weir on an Apache Kafka cluster instead of the embedded
 	// log: with brokers set, nothing is stored locally and there is no
 	// Kafka listener (clients use the cluster).
@@ -291,6 +295,9 @@ func (c *Config) validate(root *yaml.Node) error {
 	}
 	if c.Broker.Segment.Bytes < 64<<10 || c.Broker.Segment.Bytes > 1<<31-1 {
 		add("broker.segment.bytes", "must be between 64KiB and 2GiB")
+	}
+	if c.Broker.OffsetsRetention < 0 && c.Broker.OffsetsRetention != -1 {
+		add("broker.offsets_retention", "must be positive, or -1 to keep offsets for ever")
 	}
 	if c.Broker.MaxConnections < 0 {
 		add("broker.max_connections", "must not be negative")

@@ -66,6 +66,7 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  retention:\n    time: soon\n", `cfg.yaml:3: "soon" is not a duration`},
 		{"broker:\n  default_partitions: 0\n", "cfg.yaml:2: broker.default_partitions: must be between 1 and 10000"},
 		{"broker:\n  max_connections: -1\n", "cfg.yaml:2: broker.max_connections: must not be negative"},
+		{"broker:\n  offsets_retention: -2h\n", "cfg.yaml:2: broker.offsets_retention: must be positive, or -1"},
 		{"broker:\n  kafka_listen: nowhere\n", `cfg.yaml:2: "nowhere" is not host:port`},
 		{"data_dir: ${WEIR_SURELY_UNSET_VAR}\n", "cfg.yaml:1: environment variable WEIR_SURELY_UNSET_VAR is not set"},
 		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: cannot unmarshal"},

@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
 )
@@ -142,7 +143,7 @@ func (b *Broker) load() error {
 		}
 	}
 	b.removeDeleted()
-	if b.offsets, err = openOffsetStore(b.opts.dataDir, b.opts.flushAlways); err != nil {
+	if b.offsets, err = openOffsetStore(b.opts.dataDir, b.opts.flushAlways, b.opts.nowFunc); err != nil {
 		return err
 	}
 	if b.pids, err = openProducerIDs(b.opts.dataDir); err != nil {
@@ -276,9 +277,11 @@ func (b *Broker) retentionLoop(ctx context.Context) {
 	}
 }
 
-// ApplyRetention deletes expired segments now; it also runs periodically.
+// ApplyRetention deletes expired segments, and the offsets of groups
+// unused past the offsets retention, now; it also runs periodically.
 func (b *Broker) ApplyRetention() {
 	now := b.opts.nowFunc()
+	b.expireOffsets(now)
 	b.forEachPartition(func(p *partition) {
 		n, err := p.applyRetention(now)
 		if err != nil {
@@ -782,4 +785,27 @@ func (b *Broker) Topics() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// expireOffsets deletes the committed offsets of each group that has had
+// no member and no commit for the offsets retention, as Kafka's
+// offsets.retention.minutes does: a group a client used once (kcat -G, a
+// test) would otherwise be listed, and report a growing lag, for ever.
+// A group with members, in-process or Kafka clients, is kept however long
+// it has not committed.
+func (b *Broker) expireOffsets(now time.Time) {
+	r := b.opts.offsetsRetention
+	if r <= 0 {
+		return
+	}
+	for _, g := range b.offsets.unusedSince(now.Add(-r)) {
+		switch code := b.wire.deleteGroup(g); code {
+		case 0:
+			b.opts.logger.Info("group offsets expired: no member and no commit within the offsets retention",
+				slog.String("group", g), slog.Duration("retention", r))
+		case kerr.NonEmptyGroup.Code, kerr.GroupIDNotFound.Code:
+		default:
+			b.opts.logger.Error("group offsets not expired", slog.String("group", g), slog.Any("error", kerr.ErrorForCode(code)))
+		}
+	}
 }

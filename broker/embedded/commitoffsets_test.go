@@ -3,7 +3,9 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 )
@@ -106,5 +108,58 @@ func TestRevokedPartitionKeepsItsCommit(t *testing.T) {
 		if off, _ := b.Committed("rg", "r", p); off == 10 {
 			t.Errorf("partition %d committed at 10: everything polled, handled or not", p)
 		}
+	}
+}
+
+// TestOffsetsRetention: a group with no member that has not committed for
+// the offsets retention loses its offsets (and its lag series); one with a
+// member keeps them however long it has not committed, and one that
+// committed within the retention keeps them.
+func TestOffsetsRetention(t *testing.T) {
+	var clock atomic.Pointer[time.Time]
+	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	clock.Store(&now)
+	advance := func(d time.Duration) {
+		t2 := clock.Load().Add(d)
+		clock.Store(&t2)
+	}
+	b := openTest(t, t.TempDir(), withClock(func() time.Time { return *clock.Load() }),
+		WithRetentionCheckInterval(0), WithOffsetsRetention(7*24*time.Hour))
+	ctx := context.Background()
+	b.CreateTopic(ctx, "c", broker.TopicConfig{Partitions: 1})
+	if err := b.ProducePartition(ctx, "c", 0, []broker.Record{{Value: []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	consume := func(group string) broker.Consumer {
+		c, err := b.Consume(ctx, group, []string{"c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.Poll(ctx); err != nil || len(got) != 1 {
+			t.Fatalf("%s: poll %d records, %v", group, len(got), err)
+		}
+		if err := c.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	consume("once").Close()
+	member := consume("member") // stays
+	defer member.Close()
+	advance(6 * 24 * time.Hour)
+	consume("recent").Close()
+	b.ApplyRetention()
+	if got := b.offsets.groupNames(); len(got) != 3 {
+		t.Fatalf("groups after 6 days: %v, want all three", got)
+	}
+	advance(2 * 24 * time.Hour) // 8 days after the first commits
+	b.ApplyRetention()
+	got := b.offsets.groupNames()
+	if got["once"] || !got["member"] || !got["recent"] {
+		t.Fatalf("groups after 8 days: %v, want member and recent", got)
+	}
+	// Gone for good: a new member of the group starts afresh.
+	if _, ok := b.offsets.committed("once", "c", 0); ok {
+		t.Error("once's offset kept")
 	}
 }

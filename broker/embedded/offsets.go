@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 )
@@ -27,6 +29,10 @@ type offsetStore struct {
 	always bool
 	dirty  bool
 	buf    []byte
+	// now is the broker's clock; used says when each group last
+	// committed (since the open: the file keeps no times).
+	now  func() time.Time
+	used map[string]time.Time
 }
 
 type groupKey struct {
@@ -44,8 +50,9 @@ type GroupOffset struct {
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-func openOffsetStore(dataDir string, always bool) (*offsetStore, error) {
-	s := &offsetStore{path: filepath.Join(dataDir, "meta", "offsets.log"), m: make(map[groupKey]int64), always: always}
+func openOffsetStore(dataDir string, always bool, now func() time.Time) (*offsetStore, error) {
+	s := &offsetStore{path: filepath.Join(dataDir, "meta", "offsets.log"), m: make(map[groupKey]int64), always: always,
+		now: now, used: make(map[string]time.Time)}
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
@@ -65,6 +72,10 @@ func openOffsetStore(dataDir string, always bool) (*offsetStore, error) {
 		}
 	}
 	s.size = int64(good)
+	opened := now()
+	for k := range s.m {
+		s.used[k.group] = opened
+	}
 	if _, err := s.f.Seek(s.size, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
 	}
@@ -166,15 +177,31 @@ func (s *offsetStore) commit(offs []GroupOffset) error {
 	} else {
 		s.dirty = true
 	}
+	at := s.now()
 	for _, o := range offs {
 		k := groupKey{o.Group, o.Topic, o.Partition}
 		if o.Offset < 0 {
 			delete(s.m, k)
 		} else {
 			s.m[k] = o.Offset
+			s.used[o.Group] = at
 		}
 	}
 	return s.maybeCompact()
+}
+
+// unusedSince returns the groups with offsets that have not committed
+// since before cutoff (nor since the store opened, if later).
+func (s *offsetStore) unusedSince(cutoff time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.m {
+		if at, ok := s.used[k.group]; ok && at.Before(cutoff) && !slices.Contains(out, k.group) {
+			out = append(out, k.group)
+		}
+	}
+	return out
 }
 
 func (s *offsetStore) committed(group, topic string, partition int32) (int64, bool) {
@@ -241,7 +268,13 @@ func (s *offsetStore) deleteGroup(group string) error {
 	for i := range dels {
 		dels[i].Offset = -1
 	}
-	return s.commit(dels)
+	if err := s.commit(dels); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.used, group)
+	s.mu.Unlock()
+	return nil
 }
 
 func (s *offsetStore) deleteTopic(topic string) {

@@ -17,6 +17,7 @@ const (
 	DefaultIndexInterval      = 4096
 	DefaultFlushInterval      = 100 * time.Millisecond
 	DefaultRetentionCheck     = time.Minute
+	DefaultOffsetsRetention   = 7 * 24 * time.Hour
 	DefaultMaxMessageBytes    = 8 << 20
 	DefaultOffsetsCompactSize = 16 << 20
 )
@@ -37,6 +38,8 @@ type options struct {
 	logger          *slog.Logger
 	fsyncObserver   func(time.Duration)
 	nowFunc         func() time.Time
+	// offsetsRetention: see WithOffsetsRetention.
+	offsetsRetention time.Duration
 }
 
 func defaultOptions(dir string) options {
@@ -56,7 +59,17 @@ func defaultOptions(dir string) options {
 		autoCreate:      true,
 		logger:          slog.New(slog.DiscardHandler),
 		nowFunc:         time.Now,
+
+		offsetsRetention: DefaultOffsetsRetention,
 	}
+}
+
+// WithOffsetsRetention sets how long a consumer group keeps its committed
+// offsets once it has no member and commits nothing (Kafka's
+// offsets.retention.minutes, default 7 days); 0 or less keeps them for
+// ever. Checked with retention (WithRetentionCheckInterval).
+func WithOffsetsRetention(d time.Duration) Option {
+	return func(o *options) { o.offsetsRetention = d }
 }
 
 // WithTopicDefaults sets the config new topics get; zero fields keep the

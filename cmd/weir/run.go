@@ -118,6 +118,7 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 			SegmentAge:     b.Segment.Age.Std(),
 		}),
 		embedded.WithMaxMessageBytes(int(b.MaxMessageBytes)),
+		embedded.WithOffsetsRetention(cmp.Or(b.OffsetsRetention.Std(), embedded.DefaultOffsetsRetention)),
 		embedded.WithFsyncObserver(func(d time.Duration) { fsync.Observe(d.Seconds()) }),
 	}
 	if b.AutoCreateTopics != nil {
