@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gosnmp/gosnmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -76,5 +77,25 @@ func TestAgentAnsweringWithTheRequest(t *testing.T) {
 				t.Errorf("polls of the echoing peer counted as errors: %v", n)
 			}
 		})
+	}
+}
+
+// An agent that still answers a USM Report after gosnmp's retry (an
+// unknown user, a wrong digest, a clock out of the window) fails the poll
+// as auth, as gosnmp's own errors for them do; another Report is an error.
+func TestReportPDUClassified(t *testing.T) {
+	report := func(oid string) error {
+		return checkResponse(&gosnmp.SnmpPacket{PDUType: gosnmp.Report, Variables: []gosnmp.SnmpPDU{{Name: oid, Type: gosnmp.Counter32, Value: uint(1)}}})
+	}
+	for _, oid := range []string{".1.3.6.1.6.3.15.1.1.2.0", ".1.3.6.1.6.3.15.1.1.3.0", ".1.3.6.1.6.3.15.1.1.5.0"} {
+		if got := classify(report(oid)); got != ResultAuth {
+			t.Errorf("Report %s classified %s, want %s", oid, got, ResultAuth)
+		}
+	}
+	if got := classify(report(".1.3.6.1.6.3.11.2.1.1.0")); got != ResultError { // snmpUnknownSecurityModels
+		t.Errorf("another Report classified %s, want %s", got, ResultError)
+	}
+	if err := checkResponse(&gosnmp.SnmpPacket{PDUType: gosnmp.GetResponse}); err != nil {
+		t.Errorf("a response refused: %v", err)
 	}
 }

@@ -900,9 +900,26 @@ func checkResponse(pkt *gosnmp.SnmpPacket) error {
 		return nil
 	}
 	if pkt.PDUType == gosnmp.Report && len(pkt.Variables) > 0 {
-		return fmt.Errorf("agent answered with a Report PDU (%s), not a response", strings.TrimPrefix(pkt.Variables[0].Name, "."))
+		oid := strings.TrimPrefix(pkt.Variables[0].Name, ".")
+		if err, ok := usmReports[oid]; ok {
+			// A USM error the agent still reports after gosnmp's
+			// retry: an auth result, as gosnmp's own errors are.
+			return fmt.Errorf("agent answered with a Report PDU (%s): %w", oid, err)
+		}
+		return fmt.Errorf("agent answered with a Report PDU (%s), not a response", oid)
 	}
 	return fmt.Errorf("agent answered with a %v PDU, not a response", pkt.PDUType)
+}
+
+// usmReports are RFC 3414's usmStats counters an agent reports, as the
+// errors gosnmp gives for them.
+var usmReports = map[string]error{
+	"1.3.6.1.6.3.15.1.1.1.0": gosnmp.ErrUnknownSecurityLevel,
+	"1.3.6.1.6.3.15.1.1.2.0": gosnmp.ErrNotInTimeWindow,
+	"1.3.6.1.6.3.15.1.1.3.0": gosnmp.ErrUnknownUsername,
+	"1.3.6.1.6.3.15.1.1.4.0": gosnmp.ErrUnknownEngineID,
+	"1.3.6.1.6.3.15.1.1.5.0": gosnmp.ErrWrongDigest,
+	"1.3.6.1.6.3.15.1.1.6.0": gosnmp.ErrDecryption,
 }
 
 // oidCompare compares two dotted OIDs numerically, arc by arc, with or
