@@ -54,6 +54,10 @@ type outputs struct {
 	// already published there (-1 none; missing: not read yet).
 	tails map[string]map[int32]int64
 	owned map[int32]bool
+
+	// pub publishes on a goroutine of its own while the worker enriches
+	// (see startPublisher); nil: deliver publishes in line.
+	pub *publisher
 }
 
 // outRecord is an output record with the input position it comes from.
@@ -388,9 +392,16 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 	if m.txn == nil {
 		// Publish, then commit: retried until the broker takes them,
 		// so a full disk stalls enrichment rather than losing records.
-		for _, b := range batches {
-			if !o.publishRetrying(ctx, b) {
+		if o.pub != nil {
+			o.flush(batches...)
+			if !o.published() {
 				return false // ctx ended
+			}
+		} else {
+			for _, b := range batches {
+				if !o.publishRetrying(ctx, b) {
+					return false // ctx ended
+				}
 			}
 		}
 		if err := m.c.Commit(ctx); err != nil {

@@ -190,6 +190,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.topics.EnrichedSyslog, w.topics.Events); err != nil {
 		return err
 	}
+	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var enriched, events []outRecord
 	lastSettle := time.Now()
@@ -206,7 +207,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warmSyslog)
 		w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)
-		enriched, events = w.enrichSyslogBatch(recs, enriched[:0], events[:0])
+		enriched, events = enriched[:0], events[:0]
+		for i := 0; i < len(recs); i += publishChunk {
+			enriched, events = w.enrichSyslogBatch(recs[i:min(i+publishChunk, len(recs))], enriched, events)
+			w.out.flush(outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events})
+		}
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
 				events = w.evEnc.append(w.m, events, out, -1, -1)
