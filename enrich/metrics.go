@@ -88,7 +88,6 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
 		return err
 	}
-	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	var metrics, events []outRecord
 	for {
@@ -102,11 +101,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.rates.setNow(start)
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warm)
-		metrics, events = metrics[:0], events[:0]
-		for i := 0; i < len(recs); i += publishChunk {
-			metrics, events = w.enrichBatch(recs[i:min(i+publishChunk, len(recs))], metrics, events)
-			w.out.flush(outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events})
-		}
+		metrics, events = w.enrichBatch(recs, metrics[:0], events[:0])
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
 		if !w.out.deliver(ctx, m, outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events}) {
 			return nil

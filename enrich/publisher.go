@@ -11,12 +11,16 @@ import (
 // call carries tens of records.
 const publishChunk = 128
 
-// publisher publishes a worker's outputs on a goroutine of its own, in
-// the order handed to it, while the worker enriches the next chunk of the
-// poll: on the embedded log, writing the outputs to the log is a fifth of
-// a syslog record's time. Only without transactions: there publishing is
-// exactly once by the src_offset skip (see outputs), whatever the
-// outputs' grouping into produce calls.
+// publisher publishes a syslog worker's outputs on a goroutine of its
+// own, in the order handed to it, while the worker enriches the next chunk
+// of the poll: on the embedded log, writing the outputs to the log is a
+// fifth of a syslog record's time, and the worker's goroutine is what
+// bounds a worker (about 15% more records a second end to end, measured
+// on an idle 2-core machine; none on a loaded one, where the other core
+// is busy anyway). The metrics worker, whose rows take ten times longer
+// to enrich, gained nothing from it and publishes in line. Only without
+// transactions: there publishing is exactly once by the src_offset skip
+// (see outputs), whatever the outputs' grouping into produce calls.
 //
 // The worker waits for everything it handed over before it commits and
 // polls again, so a partition given away at the next poll has all its

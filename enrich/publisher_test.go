@@ -93,10 +93,14 @@ func TestPublisherKeepsOrderAcrossChunks(t *testing.T) {
 	}
 }
 
-// refusingBroker refuses every produce, as a full disk does.
+// refusingBroker refuses every produce, as a full disk does: nothing
+// appended, so every record's Offset is -1 (see broker.Broker).
 type refusingBroker struct{ *embedded.Broker }
 
-func (r refusingBroker) ProducePartition(context.Context, string, int32, []broker.Record) error {
+func (r refusingBroker) ProducePartition(_ context.Context, _ string, _ int32, recs []broker.Record) error {
+	for i := range recs {
+		recs[i].Offset = -1
+	}
 	return errors.New("no space left on device")
 }
 
