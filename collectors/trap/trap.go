@@ -542,9 +542,29 @@ func (r *Receiver) timeReport(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParam
 	}
 	sec.AuthoritativeEngineBoots, sec.AuthoritativeEngineTime = 1, r.engineTime()
 	sec.PrivacyParameters = nil
+	return r.reportPacket(p, gosnmp.AuthNoPriv, sec, oidUsmStatsNotInTimeWindows, r.notInTime.Add(1))
+}
+
+// report answers an engine discovery probe (RFC 3414 section 4) or an
+// inform for another engine with usmStatsUnknownEngineIDs and this
+// engine's ID, boots and time, unauthenticated as the RFC says.
+func (r *Receiver) report(p *gosnmp.SnmpPacket) ([]byte, error) {
+	sec := &gosnmp.UsmSecurityParameters{
+		AuthoritativeEngineID:    r.engineID,
+		AuthoritativeEngineBoots: 1,
+		AuthoritativeEngineTime:  r.engineTime(),
+		AuthenticationProtocol:   gosnmp.NoAuth,
+		PrivacyProtocol:          gosnmp.NoPriv,
+	}
+	return r.reportPacket(p, gosnmp.NoAuthNoPriv, sec, oidUsmStatsUnknownEngineIDs, r.reports.Add(1))
+}
+
+// reportPacket encodes a Report answering p with one usmStats counter,
+// at the security level flags give (gosnmp signs it when they ask).
+func (r *Receiver) reportPacket(p *gosnmp.SnmpPacket, flags gosnmp.SnmpV3MsgFlags, sec *gosnmp.UsmSecurityParameters, oid string, count uint32) ([]byte, error) {
 	rep := &gosnmp.SnmpPacket{
 		Version:            gosnmp.Version3,
-		MsgFlags:           gosnmp.AuthNoPriv,
+		MsgFlags:           flags,
 		SecurityModel:      gosnmp.UserSecurityModel,
 		MsgID:              p.MsgID,
 		MsgMaxSize:         65507,
@@ -553,36 +573,7 @@ func (r *Receiver) timeReport(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParam
 		ContextName:        p.ContextName,
 		PDUType:            gosnmp.Report,
 		RequestID:          p.RequestID,
-		Variables: []gosnmp.SnmpPDU{{
-			Name: oidUsmStatsNotInTimeWindows, Type: gosnmp.Counter32, Value: uint(r.notInTime.Add(1)),
-		}},
-	}
-	return rep.MarshalMsg()
-}
-
-// report answers an engine discovery probe (RFC 3414 section 4) or an
-// inform for another engine with usmStatsUnknownEngineIDs and this
-// engine's ID, boots and time, unauthenticated as the RFC says.
-func (r *Receiver) report(p *gosnmp.SnmpPacket) ([]byte, error) {
-	rep := &gosnmp.SnmpPacket{
-		Version:       gosnmp.Version3,
-		MsgFlags:      gosnmp.NoAuthNoPriv,
-		SecurityModel: gosnmp.UserSecurityModel,
-		MsgID:         p.MsgID,
-		MsgMaxSize:    65507,
-		SecurityParameters: &gosnmp.UsmSecurityParameters{
-			AuthoritativeEngineID:    r.engineID,
-			AuthoritativeEngineBoots: 1,
-			AuthoritativeEngineTime:  r.engineTime(),
-			AuthenticationProtocol:   gosnmp.NoAuth,
-			PrivacyProtocol:          gosnmp.NoPriv,
-		},
-		ContextEngineID: r.engineID,
-		PDUType:         gosnmp.Report,
-		RequestID:       p.RequestID,
-		Variables: []gosnmp.SnmpPDU{{
-			Name: oidUsmStatsUnknownEngineIDs, Type: gosnmp.Counter32, Value: uint(r.reports.Add(1)),
-		}},
+		Variables:          []gosnmp.SnmpPDU{{Name: oid, Type: gosnmp.Counter32, Value: uint(count)}},
 	}
 	return rep.MarshalMsg()
 }
