@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -54,99 +55,62 @@ func TestProduceNoBroker(t *testing.T) {
 
 // TestProduceBrokerStops: a broker that goes away while `weir produce` is
 // still sending fails the records it can no longer deliver within
-// --timeout, says how many were produced and exits non-zero.
+// --timeout, says how many were produced and exits non-zero; also with
+// stdin left open (a terminal, `tail -f | weir produce`), when it ends
+// then, not at the next line.
 func TestProduceBrokerStops(t *testing.T) {
-	p := startWeir(t, t.TempDir())
-	pr, pw := io.Pipe()
-	cmd := exec.Command(weirBin, "produce", "t", "--timeout", "3s")
-	cmd.Env = append(os.Environ(), "WEIR_BROKERS="+p.kafkaAddr)
-	cmd.Stdin = pr
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	io.WriteString(pw, "one\n")
-	// Wait for the first record to be in the log.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		out, _, _ := p.cli(t, "", "consume", "t", "--from-beginning")
-		if strings.Contains(out, `"value":"one"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("first record not produced: %s\n%s", errb.String(), p.logs())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	p.stop(t)
-	io.WriteString(pw, "two\n")
-	pw.Close()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatalf("produce exited 0 with its broker gone: %s", errb.String())
-		}
-		if !strings.Contains(errb.String(), "produced 1 of 2 records") {
-			t.Fatalf("stderr %q: want the count of records produced", errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("produce still running 30s after its broker stopped: %s", errb.String())
-	}
-}
-
-// TestProduceBrokerStopsStdinOpen: as TestProduceBrokerStops, with the
-// records waiting and stdin left open (a terminal, `tail -f | weir
-// produce`): --timeout ends the command then, not at the next line.
-func TestProduceBrokerStopsStdinOpen(t *testing.T) {
-	p := startWeir(t, t.TempDir())
-	// An *os.File, so that Wait does not wait for stdin to close.
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pw.Close()
-	cmd := exec.Command(weirBin, "produce", "t", "--timeout", "2s")
-	cmd.Env = append(os.Environ(), "WEIR_BROKERS="+p.kafkaAddr)
-	cmd.Stdin = pr
-	var errb syncWriter
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pr.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	io.WriteString(pw, "one\n")
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		out, _, _ := p.cli(t, "", "consume", "t", "--from-beginning")
-		if strings.Contains(out, `"value":"one"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("first record not produced: %s\n%s", errb.String(), p.logs())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	p.stop(t)
-	io.WriteString(pw, "two\n") // and nothing more: stdin stays open
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatalf("produce exited 0 with its broker gone: %s", errb.String())
-		}
-		if !strings.Contains(errb.String(), "produced 1 of 2 records") {
-			t.Fatalf("stderr %q: want the count of records produced", errb.String())
-		}
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("produce still running 20s after its broker stopped, waiting for stdin: %s", errb.String())
+	for _, stdinOpen := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stdin_open=%v", stdinOpen), func(t *testing.T) {
+			p := startWeir(t, t.TempDir())
+			// An *os.File, so that Wait does not wait for stdin to close.
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pw.Close()
+			cmd := exec.Command(weirBin, "produce", "t", "--timeout", "2s")
+			cmd.Env = append(os.Environ(), "WEIR_BROKERS="+p.kafkaAddr)
+			cmd.Stdin = pr
+			var errb syncWriter
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pr.Close()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			io.WriteString(pw, "one\n")
+			// Wait for the first record to be in the log.
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				out, _, _ := p.cli(t, "", "consume", "t", "--from-beginning")
+				if strings.Contains(out, `"value":"one"`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("first record not produced: %s\n%s", errb.String(), p.logs())
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			p.stop(t)
+			io.WriteString(pw, "two\n")
+			if !stdinOpen {
+				pw.Close()
+			}
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatalf("produce exited 0 with its broker gone: %s", errb.String())
+				}
+				if !strings.Contains(errb.String(), "produced 1 of 2 records") {
+					t.Fatalf("stderr %q: want the count of records produced", errb.String())
+				}
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("produce still running 20s after its broker stopped: %s", errb.String())
+			}
+		})
 	}
 }
 
