@@ -728,8 +728,8 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		if err != nil {
 			return 0, t.streamError(ctx, err)
 		}
-		if _, sync := resp.GetResponse().(*gpb.SubscribeResponse_SyncResponse); !sync {
-			data = true
+		if _, update := resp.GetResponse().(*gpb.SubscribeResponse_Update); update {
+			data = true // a sync_response or an (old-style) error message is not data
 		}
 		if data || t.poll > 0 {
 			idle.arm(t.idle)
