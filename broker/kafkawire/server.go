@@ -111,10 +111,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		backoff = 0
 		if limit := s.cfg.maxConns; limit > 0 && open.Load() >= int64(limit) {
-			nc.Close()
+			// Counted before the close, so that whoever sees the close
+			// sees the count.
 			if m := s.cfg.metrics; m != nil && m.ConnRefused != nil {
 				m.ConnRefused(nc.RemoteAddr())
 			}
+			nc.Close()
 			if time.Since(refusedLogged) >= 10*time.Second {
 				refusedLogged = time.Now()
 				s.cfg.logger.Warn("kafka listener: connection refused: at the connection limit", "remote", nc.RemoteAddr().String(), "max_connections", limit)
