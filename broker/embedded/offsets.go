@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -196,8 +195,13 @@ func (s *offsetStore) unusedSince(cutoff time.Time) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
+	seen := make(map[string]bool)
 	for k := range s.m {
-		if at, ok := s.used[k.group]; ok && at.Before(cutoff) && !slices.Contains(out, k.group) {
+		if seen[k.group] {
+			continue
+		}
+		seen[k.group] = true
+		if at, ok := s.used[k.group]; ok && at.Before(cutoff) {
 			out = append(out, k.group)
 		}
 	}
