@@ -135,17 +135,29 @@ func TestBrokerFigures(t *testing.T) {
 	// neither pays alone for a noisy moment or for running first.
 	wn := n / 2
 	b.CreateTopic(context.Background(), "wire", broker.TopicConfig{Partitions: partitions})
-	var kfProd, weirProd, kfCons, weirCons float64
+	// The ceiling: the listener over a log that does no work at all. The
+	// client is then all that runs, so its rate is the most any broker
+	// can reach on this machine, and its ratio to kfake the most any
+	// broker can show.
+	free := newFreeLog()
+	free.CreateTopic(context.Background(), "wire", broker.TopicConfig{Partitions: partitions})
+	freeAddr, stopFree := serveWire(t, free)
+	defer stopFree()
+	var kfProd, weirProd, freeProd, kfCons, weirCons, freeCons float64
 	for range 3 {
 		kfProd = max(kfProd, wireProduce(t, kf.ListenAddrs()[0], wn))
 		weirProd = max(weirProd, wireProduce(t, addr, wn))
+		freeProd = max(freeProd, wireProduce(t, freeAddr, wn))
 	}
 	add(row{"Kafka listener produce (franz-go, acks=all)", fmtRate(weirProd), fmtRate(kfProd) + " kfake", fmt.Sprintf("%.2fx", weirProd/kfProd), ">= 1.3x kfake"})
+	add(row{"  ceiling: the listener over a log that does nothing", fmtRate(freeProd), fmtRate(kfProd) + " kfake", fmt.Sprintf("%.2fx", freeProd/kfProd), ""})
 	for range 3 {
 		kfCons = max(kfCons, wireConsume(t, kf.ListenAddrs()[0], wn))
 		weirCons = max(weirCons, wireConsume(t, addr, wn))
+		freeCons = max(freeCons, wireConsume(t, freeAddr, wn))
 	}
 	add(row{"Kafka listener consume (franz-go)", fmtRate(weirCons), fmtRate(kfCons) + " kfake", fmt.Sprintf("%.2fx", weirCons/kfCons), ">= 1.5x kfake"})
+	add(row{"  ceiling: the listener over a log that does nothing", fmtRate(freeCons), fmtRate(kfCons) + " kfake", fmt.Sprintf("%.2fx", freeCons/kfCons), ""})
 	if os.Getenv("WEIR_BENCH_PINNED") != "0" {
 		pinnedFigures(t, wn, add)
 	}
@@ -197,7 +209,7 @@ func plainWrite(t *testing.T, n int) float64 {
 	return rate(n, time.Since(start))
 }
 
-func serveWire(t *testing.T, b *embedded.Broker) (string, func()) {
+func serveWire(t *testing.T, b kafkawire.Log) (string, func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
