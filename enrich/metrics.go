@@ -88,6 +88,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
 		return err
 	}
+	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	var metrics, events []outRecord
 	for {
@@ -101,7 +102,13 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.rates.setNow(start)
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warm)
-		metrics, events = w.enrichBatch(recs, metrics[:0], events[:0])
+		metrics, events = metrics[:0], events[:0]
+		for rest := recs; len(rest) > 0; {
+			n := nextChunk(rest)
+			metrics, events = w.enrichBatch(rest[:n], metrics, events)
+			w.out.flush(outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events})
+			rest = rest[n:]
+		}
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
 		if !w.out.deliver(ctx, m, outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events}) {
 			return nil

@@ -146,3 +146,30 @@ func TestPublisherStopsWithCtx(t *testing.T) {
 	}
 	stop()
 }
+
+// TestNextChunk: chunks are publishChunkBytes of input values, the last
+// record taking a chunk past it, and never empty.
+func TestNextChunk(t *testing.T) {
+	recs := func(n, size int) []broker.Record {
+		r := make([]broker.Record, n)
+		for i := range r {
+			r[i].Value = make([]byte, size)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		recs []broker.Record
+		want int
+	}{
+		{"none", nil, 0},
+		{"one larger than a chunk", recs(3, 2*publishChunkBytes), 1},
+		{"1 KiB values", recs(1000, 1024), publishChunkBytes / 1024},
+		{"300 B values", recs(1000, 300), (publishChunkBytes + 299) / 300},
+		{"fewer than a chunk", recs(10, 300), 10},
+	} {
+		if got := nextChunk(c.recs); got != c.want {
+			t.Errorf("%s: %d records, want %d", c.name, got, c.want)
+		}
+	}
+}

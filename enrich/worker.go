@@ -208,9 +208,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.warmer.before(ctx, recs, w.warmSyslog)
 		w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)
 		enriched, events = enriched[:0], events[:0]
-		for i := 0; i < len(recs); i += publishChunk {
-			enriched, events = w.enrichSyslogBatch(recs[i:min(i+publishChunk, len(recs))], enriched, events)
+		for rest := recs; len(rest) > 0; {
+			n := nextChunk(rest)
+			enriched, events = w.enrichSyslogBatch(rest[:n], enriched, events)
 			w.out.flush(outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events})
+			rest = rest[n:]
 		}
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
