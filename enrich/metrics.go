@@ -78,7 +78,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 
 // Run consumes until ctx ends.
 func (w *MetricsWorker) Run(ctx context.Context) error {
-	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session), w.logger)
+	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session, metricsPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
 	}

@@ -611,13 +611,23 @@ type member struct {
 	failures int
 }
 
+// eventPollBytes bounds a poll of the syslog and trap workers: at most
+// 256 KiB (about 600 syslog records, a few ms of work) keeps the time from
+// receive to event short, since a record waits for its whole poll to be
+// enriched and published.
+const eventPollBytes = 256 << 10
+
+// metricsPollBytes bounds a poll of the metrics worker. Rows come a poll
+// cycle apart, so a few more ms before their events matter little, and
+// polls of 1 MiB gave 7% more 4-gauge rows a second end to end than
+// 256 KiB (fewer commits, and more of each poll's publishing overlapped
+// by enrichment).
+const metricsPollBytes = 1 << 20
+
 // consumerOptions are a worker's options to join the group: with
 // transactions where the backend has them.
-func consumerOptions(memberID string, session time.Duration) []broker.ConsumerOption {
-	// Polls of at most 256 KiB (about 600 syslog records, a few ms of
-	// work) keep the time from receive to event short: a record waits
-	// for its whole batch to be enriched and published.
-	opts := []broker.ConsumerOption{broker.WithTransactions(), broker.WithMaxPollBytes(256 << 10)}
+func consumerOptions(memberID string, session time.Duration, maxPollBytes int) []broker.ConsumerOption {
+	opts := []broker.ConsumerOption{broker.WithTransactions(), broker.WithMaxPollBytes(maxPollBytes)}
 	if memberID != "" {
 		opts = append(opts, broker.WithMemberID(memberID))
 	}

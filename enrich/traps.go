@@ -44,7 +44,7 @@ func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapW
 
 // Run consumes until ctx ends.
 func (w *TrapWorker) Run(ctx context.Context) error {
-	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session), w.logger)
+	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session, eventPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
 	}

@@ -180,7 +180,7 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 
 // Run consumes until ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
-	m, err := join(ctx, w.b, []string{w.topics.RawSyslog}, consumerOptions(w.memberID, w.session), w.logger)
+	m, err := join(ctx, w.b, []string{w.topics.RawSyslog}, consumerOptions(w.memberID, w.session, eventPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
 	}
