@@ -54,8 +54,8 @@ func TestCrashChild(t *testing.T) {
 }
 
 // TestCrashRecovery kills a producing child with SIGKILL at random points
-// and checks, after every kill, that every acknowledged record is present,
-// intact and in order and that offsets are dense.
+// while it produces and checks, after every kill, that every acknowledged
+// record is present, intact and in order and that offsets are dense.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
@@ -80,10 +80,16 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			close(lines)
 		}()
-		killAt := time.After(time.Duration(20+rand.IntN(150)) * time.Millisecond)
+		// The kill comes at a random point after the first
+		// acknowledgement, so that every round interrupts producing,
+		// however long the child (a -race build) takes to start.
+		var killAt <-chan time.Time
+		started := time.After(time.Minute)
 		killed := false
 		for !killed {
 			select {
+			case <-started:
+				t.Fatalf("round %d: no acknowledgement within a minute", round)
 			case <-killAt:
 				cmd.Process.Signal(syscall.SIGKILL)
 				killed = true
@@ -92,6 +98,10 @@ func TestCrashRecovery(t *testing.T) {
 					t.Fatalf("child exited early: %v", cmd.Wait())
 				}
 				recordAck(t, l, acked, &seq)
+				if killAt == nil {
+					started = nil
+					killAt = time.After(time.Duration(rand.IntN(150)) * time.Millisecond)
+				}
 			}
 		}
 		for l := range lines {
