@@ -18,8 +18,16 @@ import (
 // which no real log (weir's, kfake's) can beat.
 type freeLog struct {
 	mu     sync.Mutex
-	topics map[string][]*freePartition
+	topics map[string]*freeTopic
 	pid    int64
+}
+
+// freeTopic is a topic: its ID, given at creation and kept (a client
+// that sees a topic's ID change takes it for deleted and recreated, and
+// fails it with UNKNOWN_TOPIC_ID), and its partitions.
+type freeTopic struct {
+	id    [16]byte
+	parts []*freePartition
 }
 
 type freePartition struct {
@@ -34,17 +42,17 @@ type freeBatch struct {
 	data []byte
 }
 
-func newFreeLog() *freeLog { return &freeLog{topics: map[string][]*freePartition{}} }
+func newFreeLog() *freeLog { return &freeLog{topics: map[string]*freeTopic{}} }
 
 func (l *freeLog) part(topic string, partition int32) (*freePartition, error) {
-	parts, ok := l.topics[topic]
+	t, ok := l.topics[topic]
 	if !ok {
 		return nil, broker.ErrUnknownTopic
 	}
-	if partition < 0 || int(partition) >= len(parts) {
+	if partition < 0 || int(partition) >= len(t.parts) {
 		return nil, broker.ErrUnknownPartition
 	}
-	return parts[partition], nil
+	return t.parts[partition], nil
 }
 
 func (l *freeLog) DescribeTopics(_ context.Context, names ...string) ([]broker.TopicInfo, error) {
@@ -58,13 +66,12 @@ func (l *freeLog) DescribeTopics(_ context.Context, names ...string) ([]broker.T
 	}
 	var infos []broker.TopicInfo
 	for _, name := range names {
-		parts, ok := l.topics[name]
+		t, ok := l.topics[name]
 		if !ok {
 			return nil, broker.ErrUnknownTopic
 		}
-		info := broker.TopicInfo{Name: name, Config: broker.TopicConfig{Partitions: int32(len(parts))}}
-		rand.Read(info.ID[:])
-		for i, p := range parts {
+		info := broker.TopicInfo{Name: name, ID: t.id, Config: broker.TopicConfig{Partitions: int32(len(t.parts))}}
+		for i, p := range t.parts {
 			info.Partitions = append(info.Partitions, broker.PartitionInfo{Partition: int32(i), HighWatermark: p.hwm, Segments: 1})
 		}
 		infos = append(infos, info)
@@ -82,9 +89,12 @@ func (l *freeLog) CreateTopic(_ context.Context, name string, cfg broker.TopicCo
 	if n == 0 {
 		n = partitions
 	}
+	t := &freeTopic{}
+	rand.Read(t.id[:])
 	for range n {
-		l.topics[name] = append(l.topics[name], &freePartition{subs: map[int]chan<- struct{}{}})
+		t.parts = append(t.parts, &freePartition{subs: map[int]chan<- struct{}{}})
 	}
+	l.topics[name] = t
 	return nil
 }
 
