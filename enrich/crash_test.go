@@ -2,9 +2,11 @@ package enrich
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -25,8 +27,9 @@ const (
 )
 
 // TestEnrichCrashChild runs two workers on a data directory until killed,
-// printing "published N" whenever the output topic has grown to N
-// records, so the test can kill it mid-work; it does nothing in a normal
+// printing "published N committed C" whenever the output topic has grown
+// to N records or the group's committed input to C records, so the test
+// can kill it mid-work, or once all is done; it does nothing in a normal
 // test run.
 func TestEnrichCrashChild(t *testing.T) {
 	dir := os.Getenv(crashDirEnv)
@@ -40,62 +43,92 @@ func TestEnrichCrashChild(t *testing.T) {
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
 	cls := NewClassifier()
-	output := telemetry.TopicEnrichedSyslog
+	input, output := telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog
 	for i := range 2 {
 		// No de-duplication: every input line with an event must give
 		// exactly one event, so the count is checkable.
 		opts := []WorkerOption{WithEventRules(-1, 0, time.Minute), WithMemberID(fmt.Sprint("w", i))}
 		if os.Getenv(crashKindEnv) == "metrics" {
-			output = telemetry.TopicEnrichedMetrics
+			input, output = telemetry.TopicRawSNMP, telemetry.TopicEnrichedMetrics
 			go NewMetricsWorker(b, inv, opts...).Run(context.Background())
 		} else {
 			go NewWorker(b, inv, cls, opts...).Run(context.Background())
 		}
 	}
-	for last := -1; ; time.Sleep(time.Millisecond) { // until SIGKILL
-		if n := countRecords(t, b, output); n != last {
-			fmt.Printf("published %d\n", n)
-			last = n
+	for last := [2]int{-1, -1}; ; time.Sleep(time.Millisecond) { // until SIGKILL
+		now := [2]int{countRecords(t, b, output), committedInput(b, input)}
+		if now != last {
+			fmt.Printf("published %d committed %d\n", now[0], now[1])
+			last = now
 		}
 	}
 }
 
-// killUntilDone runs the crash child of kind on dir 20 times and kills
-// each run with SIGKILL at a random point of its work: once the output
-// topic has grown by a random number of records, before it holds all
-// (perInput for each input record). addInput adds batch input records,
-// before the first run and whenever less than half a batch's work is left,
-// so every kill finds work pending. Then it lets the child run until the
-// output is complete, and returns the number of input records.
-func killUntilDone(t *testing.T, dir, kind, topic string, perInput, batch int, addInput func(b *embedded.Broker, n int)) int {
-	t.Helper()
-	// run starts the child and kills it once it reports at least
-	// target records published.
-	run := func(target int) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestEnrichCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashKindEnv+"="+kind)
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Wait()
-		defer cmd.Process.Signal(syscall.SIGKILL)
-		timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Signal(syscall.SIGKILL) })
-		defer timeout.Stop()
-		for sc := bufio.NewScanner(out); sc.Scan(); {
-			var n int
-			if _, err := fmt.Sscanf(sc.Text(), "published %d", &n); err != nil {
-				continue
-			}
-			if n >= target {
-				return
-			}
+// committedInput is how many records of input the enrich group has
+// committed, over all partitions.
+func committedInput(b *embedded.Broker, input string) int {
+	infos, err := b.DescribeTopics(context.Background(), input)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range infos[0].Partitions {
+		if off, ok := b.Committed(Group, input, p.Partition); ok {
+			n += int(off - p.LogStartOffset)
 		}
 	}
+	return n
+}
+
+// runCrashChild starts the crash child of kind on dir and kills it once
+// done says so of the outputs it reports published and the input
+// committed. A race the race detector reports in the child fails the test.
+func runCrashChild(t *testing.T, dir, kind string, done func(published, committed int) bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEnrichCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashKindEnv+"="+kind)
+	var stderr bytes.Buffer
+	cmd.Stderr = io.MultiWriter(os.Stderr, &stderr)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		// Killed, a -race child never exits with the race
+		// detector's status: its report is the sign.
+		if bytes.Contains(stderr.Bytes(), []byte("WARNING: DATA RACE")) {
+			t.Fatal("the race detector reported a race in the crash child (above)")
+		}
+	}()
+	timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Signal(syscall.SIGKILL) })
+	defer timeout.Stop()
+	for sc := bufio.NewScanner(out); sc.Scan(); {
+		var n, c int
+		if _, err := fmt.Sscanf(sc.Text(), "published %d committed %d", &n, &c); err != nil {
+			continue
+		}
+		if done(n, c) {
+			return
+		}
+	}
+}
+
+// killUntilDone runs the crash child of kind on dir and kills it with
+// SIGKILL at a random point of its work until 20 kills have landed
+// mid-work: once the output topic has grown by a random number of
+// records, before it holds all (perInput for each input record). addInput
+// adds batch input records, before the first run and whenever less than
+// half a batch's work is left, so kills find work pending. Then it lets
+// the child run until all input is committed, and returns the number of
+// input records.
+func killUntilDone(t *testing.T, dir, kind, topic string, perInput, batch int, addInput func(b *embedded.Broker, n int)) int {
+	t.Helper()
+	run := func(done func(published, committed int) bool) { runCrashChild(t, dir, kind, done) }
 	published := func() int {
 		b, err := embedded.Open(dir)
 		if err != nil {
@@ -104,8 +137,11 @@ func killUntilDone(t *testing.T, dir, kind, topic string, perInput, batch int, a
 		defer b.Close()
 		return countRecords(t, b, topic)
 	}
-	inputs, done := 0, 0
-	for range 20 {
+	inputs, done, landed := 0, 0, 0
+	for round := 0; landed < 20; round++ {
+		if round == 100 {
+			t.Fatalf("only %d of 100 kills landed mid-work", landed)
+		}
 		if perInput*inputs-done < perInput*batch/2 {
 			b, err := embedded.Open(dir)
 			if err != nil {
@@ -115,16 +151,22 @@ func killUntilDone(t *testing.T, dir, kind, topic string, perInput, batch int, a
 			inputs += batch
 			b.Close()
 		}
-		left := perInput*inputs - done
-		run(done + 1 + rand.IntN(max(1, left/4)))
+		target := done + 1 + rand.IntN(max(1, (perInput*inputs-done)/4))
+		run(func(n, _ int) bool { return n >= target })
 		n := published()
-		if n <= done || n >= perInput*inputs {
-			t.Fatalf("a kill did not land mid-work: %d published before the run, %d after, of %d", done, n, perInput*inputs)
+		if n <= done {
+			t.Fatalf("the child published nothing: %d outputs before the run and after", done)
+		}
+		if n < perInput*inputs {
+			landed++ // else it finished before the kill: more input next round
 		}
 		done = n
 	}
 	t.Logf("20 kills mid-work; %d of %d outputs published by then", done, perInput*inputs)
-	run(perInput * inputs) // to the end
+	// To the end: every input committed, so every output of it, events
+	// too, published (the outputs' count alone can be complete before
+	// the events of the last records are).
+	run(func(_, c int) bool { return c >= inputs })
 	if n := published(); n < perInput*inputs {
 		t.Fatalf("%d of %d outputs published in the last run", n, perInput*inputs)
 	}
@@ -283,12 +325,43 @@ func TestMetricsExactlyOnceUnderKill(t *testing.T) {
 	if len(causes) == 0 {
 		t.Fatal("no events: the rows' status changes raised none")
 	}
+
+	// The events the same input raises in one run without kills: each
+	// row's status changes, none lost, none twice.
+	ref := t.TempDir()
+	rb, err := embedded.Open(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Partition by partition, so that every record keeps its offset.
+	raw := readTopic(t, b, telemetry.TopicRawSNMP)
+	for len(raw) > 0 {
+		n := 1
+		for n < len(raw) && raw[n].Partition == raw[0].Partition {
+			n++
+		}
+		if err := rb.ProducePartition(context.Background(), telemetry.TopicRawSNMP, raw[0].Partition, raw[:n]); err != nil {
+			t.Fatal(err)
+		}
+		raw = raw[n:]
+	}
+	rb.Close()
+	runCrashChild(t, ref, "metrics", func(_, c int) bool { return c >= inputs })
+	rb, err = embedded.Open(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rb.Close()
+	want := eventsPerCause(t, rb)
 	for k, n := range causes {
-		if n != 1 {
-			t.Fatalf("input %d/%d raised %d events", k.p, k.o, n)
+		if n != 1 || want[k] != 1 {
+			t.Fatalf("input %d/%d raised %d events, %d without kills", k.p, k.o, n, want[k])
 		}
 	}
-	t.Logf("%d inputs raised events", len(causes))
+	if len(causes) != len(want) {
+		t.Fatalf("%d inputs raised events, %d without kills", len(causes), len(want))
+	}
+	t.Logf("%d inputs raised events, as without kills", len(causes))
 }
 
 func countRecords(t *testing.T, b *embedded.Broker, topic string) int {
