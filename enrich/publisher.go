@@ -10,7 +10,8 @@ import (
 // publishChunkBytes is how many bytes of input records a worker enriches
 // before it hands their outputs to the publisher: small enough that most
 // of a poll's publishing overlaps its enrichment, large enough that a
-// produce call carries tens of records of any size.
+// produce call carries a hundred or more of the usual records (syslog
+// lines, metric rows) rather than a few.
 const publishChunkBytes = 128 << 10
 
 // nextChunk is how many records at the start of recs make the next chunk
