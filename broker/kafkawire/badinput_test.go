@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -166,10 +167,26 @@ func TestConnectionLimit(t *testing.T) {
 				t.Fatalf("kcat -L: %s", out)
 			}
 			break
-		} else if _, lerr := exec.LookPath("kcat"); lerr != nil {
-			c := dialRaw(t, addr)
-			ping(c)
-			break
+		} else if _, lerr := exec.LookPath("kcat"); lerr != nil && servedRaw(addr) {
+			break // without kcat: a raw ApiVersions, retried like kcat
 		}
 	}
+}
+
+// servedRaw reports whether a new connection to addr gets an answer to an
+// ApiVersions request.
+func servedRaw(addr string) bool {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	req := kmsg.NewPtrApiVersionsRequest()
+	if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 1)); err != nil {
+		return false
+	}
+	var size [4]byte
+	_, err = io.ReadFull(c, size[:])
+	return err == nil
 }
