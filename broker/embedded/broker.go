@@ -474,8 +474,13 @@ func (b *Broker) AutoCreateTopics() bool { return b.opts.autoCreate }
 
 // produceScratch holds the per-call buffers of Produce, pooled per broker.
 type produceScratch struct {
-	parts []int32
-	enc   recordbatch.Encoder
+	parts []int32 // each record's partition
+	sizes []int32 // each record's encoded size bound (recordbatch.RecordSize)
+	// order lists the records' indices grouped by partition, in call
+	// order within each; partition p's are order[starts[p]:starts[p+1]].
+	order  []int32
+	starts []int32
+	enc    recordbatch.Encoder
 }
 
 // maxBatchBytes splits large produce calls into batches of this size, so a
@@ -495,13 +500,15 @@ func (b *Broker) Produce(ctx context.Context, topicName string, recs []broker.Re
 	sc := b.scratch.Get().(*produceScratch)
 	defer b.scratch.Put(sc)
 	sticky := int32(b.rr.Add(1) % uint32(n))
-	sc.parts = sc.parts[:0]
-	var used uint64 // bitmask of partitions < 64 that got records
+	sc.parts, sc.sizes = sc.parts[:0], sc.sizes[:0]
+	sc.starts = slices.Grow(sc.starts[:0], int(n)+1)[:n+1]
+	clear(sc.starts)
 	for i := range recs {
 		recs[i].Offset = -1 // set as each batch is appended: a failure tells what was
 		// Refuse an oversized record before anything is appended, so a
 		// refused call changes nothing and is safe to split and retry.
-		if err := b.checkSize(&recs[i]); err != nil {
+		size, err := b.checkSize(&recs[i])
+		if err != nil {
 			unappended(recs[i+1:])
 			return err
 		}
@@ -510,17 +517,29 @@ func (b *Broker) Produce(ctx context.Context, topicName string, recs []broker.Re
 			p = broker.PartitionForKey(recs[i].Key, n)
 		}
 		sc.parts = append(sc.parts, p)
-		if p < 64 {
-			used |= 1 << p
-		}
+		sc.sizes = append(sc.sizes, int32(size))
+		sc.starts[p+1]++
 	}
+	// Group the indices by partition (a counting sort), so that each
+	// partition's encoding visits its own records only.
+	for p := int32(0); p < n; p++ {
+		sc.starts[p+1] += sc.starts[p]
+	}
+	sc.order = slices.Grow(sc.order[:0], len(recs))[:len(recs)]
+	next := sc.starts[:n] // advanced in place, then restored below
+	for i, p := range sc.parts {
+		sc.order[next[p]] = int32(i)
+		next[p]++
+	}
+	// next[p] now is where partition p's records end: the start of p+1.
+	copy(sc.starts[1:], next)
+	sc.starts[0] = 0
 	now := b.opts.nowFunc()
 	for p := int32(0); p < n; p++ {
-		if p < 64 && used&(1<<p) == 0 {
-			continue
-		}
-		if err := b.produceTo(t.partitions[p], recs, sc, p, now); err != nil {
-			return err
+		if idx := sc.order[sc.starts[p]:sc.starts[p+1]]; len(idx) > 0 {
+			if err := b.produceTo(t.partitions[p], recs, idx, sc, p, now); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -544,23 +563,25 @@ func (b *Broker) ProducePartition(ctx context.Context, topicName string, partiti
 	}
 	sc := b.scratch.Get().(*produceScratch)
 	defer b.scratch.Put(sc)
-	sc.parts = sc.parts[:0]
+	sc.sizes, sc.order = sc.sizes[:0], sc.order[:0]
 	for i := range recs {
 		recs[i].Offset = -1
-		if err := b.checkSize(&recs[i]); err != nil {
+		size, err := b.checkSize(&recs[i])
+		if err != nil {
 			unappended(recs[i+1:])
 			return err
 		}
-		sc.parts = append(sc.parts, partition)
+		sc.sizes = append(sc.sizes, int32(size))
+		sc.order = append(sc.order, int32(i))
 	}
-	return b.produceTo(p, recs, sc, partition, b.opts.nowFunc())
+	return b.produceTo(p, recs, sc.order, sc, partition, b.opts.nowFunc())
 }
 
-// produceTo encodes the records of recs that sc.parts maps to partition id
-// into batches and appends them.
-func (b *Broker) produceTo(p *partition, recs []broker.Record, sc *produceScratch, id int32, now time.Time) error {
+// produceTo encodes the records recs[idx...] into batches for partition id
+// and appends them, setting each appended record's partition and offset.
+func (b *Broker) produceTo(p *partition, recs []broker.Record, idx []int32, sc *produceScratch, id int32, now time.Time) error {
 	nowMs := now.UnixMilli()
-	first := -1 // index of the first record in the current batch
+	first := 0 // position in idx of the current batch's first record
 	sc.enc.Reset(-1, -1, -1)
 	flush := func(upTo int) error {
 		if sc.enc.Count() == 0 {
@@ -570,29 +591,21 @@ func (b *Broker) produceTo(p *partition, recs []broker.Record, sc *produceScratc
 		if err != nil {
 			return err
 		}
-		off := base
-		for j := first; j < upTo; j++ {
-			if sc.parts[j] == id {
-				recs[j].Partition, recs[j].Offset = id, off
-				off++
-			}
+		for j, i := range idx[first:upTo] {
+			recs[i].Partition, recs[i].Offset = id, base+int64(j)
 		}
 		sc.enc.Reset(-1, -1, -1)
 		return nil
 	}
-	for i := range recs {
-		if sc.parts[i] != id {
-			continue
-		}
+	for k, i := range idx {
 		r := &recs[i]
-		size := recordbatch.RecordSize(r.Key, r.Value, r.Headers)
-		if sc.enc.Count() > 0 && sc.enc.Len()+size > maxBatchBytes {
-			if err := flush(i); err != nil {
+		if sc.enc.Count() > 0 && sc.enc.Len()+int(sc.sizes[i]) > maxBatchBytes {
+			if err := flush(k); err != nil {
 				return err
 			}
 		}
 		if sc.enc.Count() == 0 {
-			first = i
+			first = k
 		}
 		ts := nowMs
 		if !r.Timestamp.IsZero() {
@@ -600,15 +613,17 @@ func (b *Broker) produceTo(p *partition, recs []broker.Record, sc *produceScratc
 		}
 		sc.enc.Append(r.Key, r.Value, r.Headers, ts)
 	}
-	return flush(len(recs))
+	return flush(len(idx))
 }
 
-// checkSize refuses a record that would not fit in a batch.
-func (b *Broker) checkSize(r *broker.Record) error {
-	if size := recordbatch.RecordSize(r.Key, r.Value, r.Headers); size+recordbatch.HeaderSize > b.opts.maxMessageBytes {
-		return fmt.Errorf("%w: %d bytes exceeds %d", broker.ErrRecordTooLarge, size, b.opts.maxMessageBytes)
+// checkSize returns the encoded size bound of a record, refusing one that
+// would not fit in a batch.
+func (b *Broker) checkSize(r *broker.Record) (int, error) {
+	size := recordbatch.RecordSize(r.Key, r.Value, r.Headers)
+	if size+recordbatch.HeaderSize > b.opts.maxMessageBytes {
+		return 0, fmt.Errorf("%w: %d bytes exceeds %d", broker.ErrRecordTooLarge, size, b.opts.maxMessageBytes)
 	}
-	return nil
+	return size, nil
 }
 
 // AppendBatches appends producer batches received over the wire.

@@ -64,6 +64,51 @@ func TestProduceFetchDenseOffsets(t *testing.T) {
 	}
 }
 
+// TestProduceReportsEveryRecord: over calls mixing keys, nil keys (one
+// partition per call) and partitions no record goes to, every record is
+// reported at the partition and offset it is read back from, in call
+// order within its partition, and the reports match the log.
+func TestProduceReportsEveryRecord(t *testing.T) {
+	b := openTest(t, t.TempDir(), WithTopicDefaults(broker.TopicConfig{Partitions: 7}))
+	var all []broker.Record
+	for call := range 5 {
+		recs := make([]broker.Record, 300)
+		for i := range recs {
+			recs[i].Value = []byte(fmt.Sprintf("call %d record %d", call, i))
+			if i%10 != 3 {
+				recs[i].Key = []byte(fmt.Sprintf("dev%d", (i*7+call)%(3+call*4)))
+			}
+		}
+		if err := b.Produce(ctx, "t", recs); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, recs...)
+	}
+	next := map[int32]int64{}
+	for _, r := range all {
+		if r.Key != nil {
+			if want := broker.PartitionForKey(r.Key, 7); r.Partition != want {
+				t.Fatalf("%s (key %s) reported in partition %d, want %d", r.Value, r.Key, r.Partition, want)
+			}
+		}
+		if r.Offset != next[r.Partition] {
+			t.Fatalf("%s reported at %d/%d, want offset %d", r.Value, r.Partition, r.Offset, next[r.Partition])
+		}
+		next[r.Partition]++
+	}
+	for p := int32(0); p < 7; p++ {
+		got := readAll(t, b, "t", p)
+		if int64(len(got)) != next[p] {
+			t.Fatalf("partition %d holds %d records, %d reported", p, len(got), next[p])
+		}
+	}
+	for _, r := range all {
+		if got := readAll(t, b, "t", r.Partition)[r.Offset]; !bytes.Equal(got.Value, r.Value) {
+			t.Fatalf("%d/%d holds %q, reported for %q", r.Partition, r.Offset, got.Value, r.Value)
+		}
+	}
+}
+
 func TestRollReadAcrossSegmentsAndReopen(t *testing.T) {
 	dir := t.TempDir()
 	b := openTest(t, dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 16 << 10}), WithIndexInterval(512))
