@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -82,7 +83,8 @@ func committedInput(b *embedded.Broker, input string) int {
 
 // runCrashChild starts the crash child of kind on dir and kills it once
 // done says so of the outputs it reports published and the input
-// committed. A race the race detector reports in the child fails the test.
+// committed. A child that exits, or runs 2 minutes, before done says so
+// fails the test, as does a race the race detector reports in the child.
 func runCrashChild(t *testing.T, dir, kind string, done func(published, committed int) bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestEnrichCrashChild$", "-test.count=1")
@@ -105,17 +107,30 @@ func runCrashChild(t *testing.T, dir, kind string, done func(published, committe
 			t.Fatal("the race detector reported a race in the crash child (above)")
 		}
 	}()
-	timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Signal(syscall.SIGKILL) })
+	const limit = 2 * time.Minute
+	var timedOut atomic.Bool
+	timeout := time.AfterFunc(limit, func() {
+		timedOut.Store(true)
+		cmd.Process.Signal(syscall.SIGKILL)
+	})
 	defer timeout.Stop()
+	last := "nothing"
 	for sc := bufio.NewScanner(out); sc.Scan(); {
 		var n, c int
 		if _, err := fmt.Sscanf(sc.Text(), "published %d committed %d", &n, &c); err != nil {
 			continue
 		}
+		last = sc.Text()
 		if done(n, c) {
 			return
 		}
 	}
+	// The child stopped before done: a run that gives up silently would
+	// leave the checks after it to pass on what both runs lack.
+	if timedOut.Load() {
+		t.Fatalf("the crash child did not get there within %v; it last reported %s", limit, last)
+	}
+	t.Fatalf("the crash child exited before it got there; it last reported %s", last)
 }
 
 // killUntilDone runs the crash child of kind on dir and kills it with

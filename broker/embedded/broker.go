@@ -494,6 +494,7 @@ func (b *Broker) Produce(ctx context.Context, topicName string, recs []broker.Re
 	}
 	t, err := b.topic(ctx, topicName, true)
 	if err != nil {
+		unappended(recs) // new records' Offset is 0, which says appended
 		return err
 	}
 	n := int32(len(t.partitions))
@@ -559,6 +560,7 @@ func (b *Broker) ProducePartition(ctx context.Context, topicName string, partiti
 	}
 	p, err := b.partition(ctx, topicName, partition, true)
 	if err != nil {
+		unappended(recs)
 		return err
 	}
 	sc := b.scratch.Get().(*produceScratch)
