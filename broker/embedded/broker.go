@@ -472,7 +472,8 @@ func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.
 // AutoCreateTopics reports whether missing topics are created on use.
 func (b *Broker) AutoCreateTopics() bool { return b.opts.autoCreate }
 
-// produceScratch holds the per-call buffers of Produce, pooled per broker.
+// produceScratch holds the per-call buffers of Produce and ProducePartition,
+// pooled per broker.
 type produceScratch struct {
 	parts []int32 // each record's partition
 	sizes []int32 // each record's encoded size bound (recordbatch.RecordSize)
