@@ -35,6 +35,8 @@ import (
 //     entry's index as an element (neighbor/0/peer-as).
 //   - Deletes: one metric per deleted path, measurement from the whole
 //     path, its keys as tags, and the single field deleted=true.
+//   - A path whose elements name nothing (the root "/", empty elements)
+//     has measurement "root".
 //
 // Integer fields under a "counters" element are listed in Counters, and in
 // Counters64 too (gNMI counters are 64 bits wide). Time is the
@@ -457,15 +459,19 @@ func split(full []gpath.Elem) ([]gpath.Elem, string) {
 }
 
 func measurement(es []gpath.Elem) string {
-	if len(es) == 0 {
-		return "root"
-	}
 	var b strings.Builder
-	for i, e := range es {
-		if i > 0 {
+	for _, e := range es {
+		name := stripModule(e.Name)
+		if name == "" {
+			continue // an empty element names nothing
+		}
+		if b.Len() > 0 {
 			b.WriteByte('_')
 		}
-		b.WriteString(strings.ReplaceAll(stripModule(e.Name), "-", "_"))
+		b.WriteString(strings.ReplaceAll(name, "-", "_"))
+	}
+	if b.Len() == 0 {
+		return "root"
 	}
 	return b.String()
 }

@@ -163,6 +163,25 @@ func TestFlattenDeletesAndTags(t *testing.T) {
 	}
 }
 
+// TestFlattenRootPaths: deletes of the root and an update whose container
+// elements are empty get measurement "root", never an empty one (which no
+// sink can write). FuzzFlatten found the delete.
+func TestFlattenRootPaths(t *testing.T) {
+	n := &gpb.Notification{Timestamp: 1,
+		Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: ""}, {Name: ""}, {Name: "mtu"}}},
+			Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 9000}}}},
+		Delete: []*gpb.Path{{Element: []string{""}}, {}}}
+	ms := Flatten("dev", n, time.Unix(1, 0))
+	if len(ms) != 3 {
+		t.Fatalf("%d metrics, want 3: %+v", len(ms), ms)
+	}
+	for _, m := range ms {
+		if m.Measurement != "root" {
+			t.Errorf("measurement %q, want root: %+v", m.Measurement, m)
+		}
+	}
+}
+
 // FuzzFlatten feeds arbitrary notifications (and JSON values) to Flatten:
 // it must not panic, every field must have a documented type, and every
 // record must encode.
