@@ -103,12 +103,10 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warm)
 		metrics, events = metrics[:0], events[:0]
-		for rest := recs; len(rest) > 0; {
-			n := nextChunk(rest)
-			metrics, events = w.enrichBatch(rest[:n], metrics, events)
+		eachChunk(recs, func(chunk []broker.Record) {
+			metrics, events = w.enrichBatch(chunk, metrics, events)
 			w.out.flush(outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events})
-			rest = rest[n:]
-		}
+		})
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
 		if !w.out.deliver(ctx, m, outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events}) {
 			return nil

@@ -25,6 +25,16 @@ func nextChunk(recs []broker.Record) int {
 	return n
 }
 
+// eachChunk calls enrich with the chunks of recs in turn (see nextChunk);
+// enrich enriches one and hands its outputs to the publisher (flush).
+func eachChunk(recs []broker.Record, enrich func(chunk []broker.Record)) {
+	for len(recs) > 0 {
+		n := nextChunk(recs)
+		enrich(recs[:n])
+		recs = recs[n:]
+	}
+}
+
 // publisher publishes a syslog or metrics worker's outputs on a goroutine
 // of its own, in the order handed to it, while the worker enriches the
 // next chunk of the poll: on the embedded log, writing the outputs to the

@@ -208,12 +208,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.warmer.before(ctx, recs, w.warmSyslog)
 		w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)
 		enriched, events = enriched[:0], events[:0]
-		for rest := recs; len(rest) > 0; {
-			n := nextChunk(rest)
-			enriched, events = w.enrichSyslogBatch(rest[:n], enriched, events)
+		eachChunk(recs, func(chunk []broker.Record) {
+			enriched, events = w.enrichSyslogBatch(chunk, enriched, events)
 			w.out.flush(outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events})
-			rest = rest[n:]
-		}
+		})
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
 				events = w.evEnc.append(w.m, events, out, -1, -1)
