@@ -34,6 +34,15 @@ type Decoder struct {
 	nth   int      // strings of this record so far
 	raw   [][]byte // the numbers of the fields being decoded, typed once the counters are known
 	times [2]timeCache
+
+	// The shapes of values decoded lately, for decodeShaped; and, while
+	// a value is decoded token by token, where its values are and
+	// whether its tags and fields came sorted.
+	shapes      [maxShapes]*pointShape
+	lastShape   int // the shape that matched last, tried first
+	nextShape   int // the slot the next shape learnt takes
+	holes       []hole
+	inputSorted bool
 }
 
 // DecodePoint decodes a metric/1 value into p, reusing p's slices. Fields
@@ -186,12 +195,32 @@ func (d *Decoder) seen(seen *uint32, bit uint32) bool {
 
 // decodePoint decodes a metric/1 value into p, as decodeMetricSlow
 // followed by PointOf would; false sends the value to encoding/json.
+// A value of the shape of one decoded lately takes the shaped path;
+// anything else is read token by token, and its shape learnt.
 func (d *Decoder) decodePoint(b []byte, p *Point) bool {
+	if d.decodeShaped(b, p) {
+		return true
+	}
+	if !d.decodeTokens(b, p) {
+		return false
+	}
+	if d.inputSorted {
+		d.learnShape(b, p)
+	}
+	return true
+}
+
+// decodeTokens is decodePoint token by token. It notes where each value
+// the shaped path reads is (d.holes), and whether tags and fields came
+// sorted (d.inputSorted).
+func (d *Decoder) decodeTokens(b []byte, p *Point) bool {
 	p.reset()
 	s := &d.s
 	s.reset(b)
 	d.raw = d.raw[:0]
 	d.nth = 0
+	d.holes = d.holes[:0]
+	d.inputSorted = true
 	if !s.consume('{') {
 		return false
 	}
@@ -218,15 +247,12 @@ func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 			if d.seen(&seen, kUptime) {
 				return false
 			}
-			n, ok := s.num()
-			if !ok {
+			s.ws()
+			start := s.i
+			if !d.uptime(p) {
 				return false
 			}
-			v, err := strconv.ParseUint(view(n), 10, 32)
-			if err != nil {
-				return false
-			}
-			p.Uptime = uint32(v)
+			d.hole(holeUptime, 0, start)
 		case "measurement":
 			if d.seen(&seen, kMeasurement) {
 				return false
@@ -240,11 +266,14 @@ func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 			if d.seen(&seen, kDevice) {
 				return false
 			}
+			s.ws()
+			start := s.i
 			v, ok := s.str()
 			if !ok {
 				return false
 			}
 			p.Device = d.str(v)
+			d.hole(holeDevice, 0, start)
 		case "source":
 			if d.seen(&seen, kSource) {
 				return false
@@ -258,16 +287,22 @@ func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 			if d.seen(&seen, kTime) {
 				return false
 			}
+			s.ws()
+			start := s.i
 			if p.Time, ok = d.timeField(0); !ok {
 				return false
 			}
+			d.hole(holeTime, 0, start)
 		case "received_at":
 			if d.seen(&seen, kReceivedAt) {
 				return false
 			}
+			s.ws()
+			start := s.i
 			if p.ReceivedAt, ok = d.timeField(1); !ok {
 				return false
 			}
+			d.hole(holeTime, 1, start)
 		case "tags":
 			if d.seen(&seen, kTags) {
 				return false
@@ -312,6 +347,7 @@ func (d *Decoder) decodePoint(b []byte, p *Point) bool {
 		return false
 	}
 	if !fieldsSorted(p.Fields) {
+		d.inputSorted = false
 		slices.SortFunc(p.Fields, func(a, b Field) int { return cmp.Compare(a.Key, b.Key) })
 	}
 	for i := 1; i < len(p.Fields); i++ {
@@ -344,10 +380,13 @@ func (d *Decoder) tags(tags *[]Tag) bool {
 			return false
 		}
 		key := d.str(k)
+		s.ws()
+		start := s.i
 		v, ok := s.str()
 		if !ok {
 			return false
 		}
+		d.hole(holeTag, len(*tags), start)
 		*tags = append(*tags, Tag{key, d.str(v)})
 		if s.consume('}') {
 			break
@@ -358,6 +397,7 @@ func (d *Decoder) tags(tags *[]Tag) bool {
 	}
 	t := *tags
 	if !tagsSorted(t) {
+		d.inputSorted = false
 		slices.SortFunc(t, func(a, b Tag) int { return cmp.Compare(a.Key, b.Key) })
 	}
 	for i := 1; i < len(t); i++ {
@@ -385,38 +425,16 @@ func (d *Decoder) fields(p *Point) bool {
 		}
 		f := Field{Key: d.str(k)}
 		s.ws()
-		if s.i >= len(s.b) {
+		start := s.i
+		n, ok := d.fieldValue(&f)
+		if !ok {
 			return false
 		}
-		switch c := s.b[s.i]; {
-		case c == '"':
-			v, ok := s.str()
-			if !ok {
-				return false
-			}
-			f.Kind, f.Str = FieldString, d.str(v)
-		case c == 't':
-			if !s.lit("true") {
-				return false
-			}
-			f.Kind, f.bits = FieldBool, 1
-		case c == 'f':
-			if !s.lit("false") {
-				return false
-			}
-			f.Kind = FieldBool
-		case c == 'n':
-			if !s.lit("null") {
-				return false
-			}
-		default:
-			n, ok := s.num()
-			if !ok {
-				return false
-			}
+		if n != nil {
 			f.Kind, f.bits = fieldNumber, uint64(len(d.raw))
 			d.raw = append(d.raw, n)
 		}
+		d.hole(holeField, len(p.Fields), start)
 		p.Fields = append(p.Fields, f)
 		if s.consume('}') {
 			return true
@@ -425,6 +443,58 @@ func (d *Decoder) fields(p *Point) bool {
 			return false
 		}
 	}
+}
+
+// fieldValue reads a field's value into f; a number it returns untyped,
+// for the caller to type once it knows whether f is a counter.
+func (d *Decoder) fieldValue(f *Field) (num []byte, ok bool) {
+	s := &d.s
+	if s.i >= len(s.b) {
+		return nil, false
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		v, ok := s.str()
+		if !ok {
+			return nil, false
+		}
+		f.Kind, f.Str = FieldString, d.str(v)
+	case c == 't':
+		if !s.lit("true") {
+			return nil, false
+		}
+		f.Kind, f.bits = FieldBool, 1
+	case c == 'f':
+		if !s.lit("false") {
+			return nil, false
+		}
+		f.Kind = FieldBool
+	case c == 'n':
+		if !s.lit("null") {
+			return nil, false
+		}
+	default:
+		n, ok := s.num()
+		if !ok {
+			return nil, false
+		}
+		return n, true
+	}
+	return nil, true
+}
+
+// uptime reads the uptime number into p.
+func (d *Decoder) uptime(p *Point) bool {
+	n, ok := d.s.num()
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseUint(view(n), 10, 32)
+	if err != nil {
+		return false
+	}
+	p.Uptime = uint32(v)
+	return true
 }
 
 // fieldsSorted and tagsSorted: what weir writes comes sorted already.
