@@ -59,6 +59,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeShaped$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzFlatten$$' -fuzztime $(FUZZTIME) ./collectors/gnmi
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./collectors/trap
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/snmp/profile
