@@ -48,10 +48,16 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 func appendMetricTail(b []byte, counters, counters64 []string, at, receivedAt time.Time, uptime uint32, source string) ([]byte, error) {
 	b = appendStringList(b, `,"counters":[`, counters)
 	b = appendStringList(b, `,"counters64":[`, counters64)
+	return appendMetricTimes(b, nil, at, receivedAt, uptime, source)
+}
+
+// appendMetricTimes writes the members of a metric that follow its
+// counter lists, and closes it; c (if not nil) caches the time's text.
+func appendMetricTimes(b []byte, c *timeText, at, receivedAt time.Time, uptime uint32, source string) ([]byte, error) {
 	var err error
 	b = append(b, `,"time":`...)
 	timeAt := len(b)
-	if b, err = appendMarshalTime(b, at); err != nil {
+	if b, err = c.appendTime(b, at); err != nil {
 		return b, err
 	}
 	timeEnd := len(b)

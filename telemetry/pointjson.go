@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"strconv"
+	"time"
 )
 
 // AppendJSON appends p encoded as json.Marshal encodes p.Metric(): the
@@ -10,7 +11,110 @@ import (
 // with unique keys, as decoding leaves them; a Point whose Fields are
 // empty and that was not decoded with a fields object is written with
 // "fields":null, as a Metric with nil Fields is.
-func (p *Point) AppendJSON(b []byte) ([]byte, error) {
+func (p *Point) AppendJSON(b []byte) ([]byte, error) { return appendPoint(b, p, nil) }
+
+// PointEncoder encodes Points as Point.AppendJSON does, for one goroutine
+// writing many. It keeps what it wrote of the Point before, position by
+// position: its tag and field keys escaped, its counter lists and times.
+// The rows of one table share those, so an encoder per kind of row (a
+// worker's rows, its interface views) writes most of a value by copying.
+// The zero PointEncoder is ready to use.
+type PointEncoder struct {
+	tagKeys, fieldKeys   keyCache
+	counters, counters64 listCache
+	at                   timeText
+}
+
+// AppendJSON appends p encoded as p.AppendJSON encodes it.
+func (e *PointEncoder) AppendJSON(b []byte, p *Point) ([]byte, error) { return appendPoint(b, p, e) }
+
+// keyCache holds the keys of the Point before, escaped with their quotes
+// and colon.
+type keyCache struct {
+	keys []string
+	lits [][]byte
+}
+
+// maxCachedKeys bounds the keys a keyCache holds; keys past it are
+// escaped each time.
+const maxCachedKeys = 512
+
+// appendKey appends `"key":` for the i-th key.
+func (c *keyCache) appendKey(b []byte, i int, key string) []byte {
+	if c == nil || i >= maxCachedKeys {
+		return append(AppendMarshalString(b, key), ':')
+	}
+	if i < len(c.keys) {
+		if c.keys[i] == key { // the same string is one pointer comparison
+			return append(b, c.lits[i]...)
+		}
+	} else {
+		c.keys = append(c.keys, "")
+		c.lits = append(c.lits, nil)
+	}
+	c.keys[i] = key
+	c.lits[i] = append(AppendMarshalString(c.lits[i][:0], key), ':')
+	return append(b, c.lits[i]...)
+}
+
+// listCache holds a string list of the Point before, encoded.
+type listCache struct {
+	list []string
+	text []byte
+}
+
+// appendList appends key (`,"name":[`) and list as appendStringList does.
+func (c *listCache) appendList(b []byte, key string, list []string) []byte {
+	if c == nil || len(list) == 0 {
+		return appendStringList(b, key, list)
+	}
+	if len(list) != len(c.list) || !equalStrings(list, c.list) {
+		c.list = append(c.list[:0], list...)
+		c.text = appendStringList(c.text[:0], key, list)
+	}
+	return append(b, c.text...)
+}
+
+func equalStrings(a, b []string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// timeText holds the time of the Point before, encoded: the rows of a
+// poll share it.
+type timeText struct {
+	t    time.Time
+	text []byte
+	ok   bool
+}
+
+func (c *timeText) appendTime(b []byte, t time.Time) ([]byte, error) {
+	if c == nil {
+		return appendMarshalTime(b, t)
+	}
+	if !c.ok || c.t != t { // == (not Equal): the same location too, so the same text
+		text, err := appendMarshalTime(c.text[:0], t)
+		if err != nil {
+			c.ok = false
+			return b, err
+		}
+		c.t, c.text, c.ok = t, text, true
+	}
+	return append(b, c.text...), nil
+}
+
+// appendPoint writes p, with e's caches when e is not nil.
+func appendPoint(b []byte, p *Point, e *PointEncoder) ([]byte, error) {
+	var tagKeys, fieldKeys *keyCache
+	var counters, counters64 *listCache
+	var at *timeText
+	if e != nil {
+		tagKeys, fieldKeys, counters, counters64, at = &e.tagKeys, &e.fieldKeys, &e.counters, &e.counters64, &e.at
+	}
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(p.V), 10)
 	b = append(b, `,"measurement":`...)
@@ -23,8 +127,7 @@ func (p *Point) AppendJSON(b []byte) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendMarshalString(b, p.Tags[i].Key)
-			b = append(b, ':')
+			b = tagKeys.appendKey(b, i, p.Tags[i].Key)
 			b = AppendMarshalString(b, p.Tags[i].Value)
 		}
 		b = append(b, '}')
@@ -39,8 +142,7 @@ func (p *Point) AppendJSON(b []byte) ([]byte, error) {
 				b = append(b, ',')
 			}
 			f := &p.Fields[i]
-			b = AppendMarshalString(b, f.Key)
-			b = append(b, ':')
+			b = fieldKeys.appendKey(b, i, f.Key)
 			var err error
 			if b, err = f.appendJSON(b); err != nil {
 				return b, err
@@ -48,7 +150,9 @@ func (p *Point) AppendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
-	return appendMetricTail(b, p.Counters, p.Counters64, p.Time, p.ReceivedAt, p.Uptime, p.Source)
+	b = counters.appendList(b, `,"counters":[`, p.Counters)
+	b = counters64.appendList(b, `,"counters64":[`, p.Counters64)
+	return appendMetricTimes(b, at, p.Time, p.ReceivedAt, p.Uptime, p.Source)
 }
 
 // appendJSON writes the field's value as json.Marshal writes Value().

@@ -56,9 +56,52 @@ func FuzzPointAppendJSON(f *testing.F) {
 	}
 	var d Decoder
 	var p Point
+	var e PointEncoder // across inputs, so its caches are both hit and missed
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if d.DecodePoint(b, &p) == nil {
 			checkPointJSON(t, &p)
+			checkEncoder(t, &e, &p)
 		}
 	})
+}
+
+// checkEncoder: e writes p as p.AppendJSON does.
+func checkEncoder(t *testing.T, e *PointEncoder, p *Point) {
+	t.Helper()
+	want, werr := p.AppendJSON(nil)
+	got, gerr := e.AppendJSON(nil, p)
+	if (gerr == nil) != (werr == nil) || gerr == nil && !bytes.Equal(got, want) {
+		t.Fatalf("PointEncoder %s (%v)\nAppendJSON %s (%v)", got, gerr, want, werr)
+	}
+}
+
+// TestPointEncoderFollowsChanges: an encoder writes each Point as it is,
+// whatever it wrote before: keys, lists and times that change, grow or
+// shrink from one to the next.
+func TestPointEncoderFollowsChanges(t *testing.T) {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	base := func() *Point {
+		return &Point{V: 1, Measurement: "m", Device: "d", Time: at, ReceivedAt: at, Source: "s",
+			Tags:     []Tag{{"a", "1"}, {"b", "2"}},
+			Fields:   []Field{IntField("c", 1), FloatField("g", 0.5)},
+			Counters: []string{"c"}, Counters64: []string{"c"}}
+	}
+	var e PointEncoder
+	steps := []func(p *Point){
+		func(p *Point) {},
+		func(p *Point) { p.Tags[1].Key = "b<" },
+		func(p *Point) { p.Fields = append(p.Fields, StringField("z", "x")) },
+		func(p *Point) { p.Fields = p.Fields[:1]; p.Tags = nil },
+		func(p *Point) { p.Counters = []string{"c", "d"}; p.Counters64 = nil },
+		func(p *Point) { p.Counters = []string{"e"} },
+		func(p *Point) { p.Time = at.In(time.FixedZone("", 3600)) },
+		func(p *Point) { p.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
+		func(p *Point) { p.ReceivedAt = at.Add(time.Second) },
+		func(p *Point) {},
+	}
+	for _, step := range steps {
+		p := base()
+		step(p)
+		checkEncoder(t, &e, p)
+	}
 }
