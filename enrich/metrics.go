@@ -45,6 +45,10 @@ type MetricsWorker struct {
 	normBuf   []telemetry.Field
 	rateNames map[string]string // counter name -> its rate field's name
 	rowID     []byte            // the row's appendRowID, for its counters
+	// What the row before worked out, for rows of the same names.
+	ratesPlan, normPlan mergePlan
+	counterInfos        []counterInfo
+	spareInfo           counterInfo
 	// Encoders for rows and views apart: each keeps the keys of the
 	// record before.
 	rowEnc, viewEnc telemetry.PointEncoder
@@ -246,7 +250,6 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	object := firstTag(p, "ifName", "ifDescr", "ifIndex", "name")
 	var norm interfaceRates
-	normalise := interfaceCounterNames(p.Measurement)
 	rates := w.rateBuf[:0]
 	var row *rowCounters
 	counters := 0 // the counters so far: where this one sits in the row's samples
@@ -262,17 +265,18 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if row == nil {
 			row = w.rates.row(w.rowID)
 		}
+		info := w.counterInfo(counters, p.Measurement, f.Key)
 		rate, ok := row.observe(counters, f.Key, v, at, p.Uptime, f.Counter64)
 		counters++
-		if normalise != nil {
-			norm.present(normalise, f.Key)
+		if info.hasNorm {
+			norm.present(info.norm)
 		}
 		if !ok {
 			continue
 		}
-		rates = append(rates, telemetry.FloatField(w.rateName(f.Key), rate))
-		if normalise != nil {
-			norm.add(normalise, f.Key, rate)
+		rates = append(rates, telemetry.FloatField(info.rate, rate))
+		if info.hasNorm {
+			norm.add(info.norm, rate)
 		}
 	}
 	w.rateBuf = rates
@@ -327,8 +331,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.
-		merged := mergeFields(w.fieldBuf[:0], p.Fields, rates)
-		p.Fields, w.fieldBuf = mergeFields(p.Fields[:0], merged, normalised), merged
+		merged := w.ratesPlan.merge(w.fieldBuf[:0], p.Fields, rates)
+		p.Fields, w.fieldBuf = w.normPlan.merge(p.Fields[:0], merged, normalised), merged
 	}
 	p.Source = "enrich"
 	p.EnsureFields() // an enriched record always has a fields object
@@ -486,23 +490,16 @@ type interfaceRates struct {
 	best [normalisedRates]int8
 }
 
-// present notes that the row has counter, whether it gave a rate or not.
-func (n *interfaceRates) present(names map[string]counterRate, counter string) {
-	c, ok := names[counter]
-	if !ok {
-		return
-	}
+// present notes that the row has the counter c comes from, whether it
+// gave a rate or not.
+func (n *interfaceRates) present(c counterRate) {
 	if b := n.best[c.rate]; b == 0 || int(b) > c.rank+1 {
 		n.best[c.rate] = int8(c.rank + 1)
 	}
 }
 
-// add offers counter's rate to the normalised rate it gives, if any.
-func (n *interfaceRates) add(names map[string]counterRate, counter string, rate float64) {
-	c, ok := names[counter]
-	if !ok {
-		return
-	}
+// add offers the rate of the counter c comes from.
+func (n *interfaceRates) add(c counterRate, rate float64) {
 	if r := n.rank[c.rate]; r == 0 || int(r) > c.rank+1 {
 		n.rate[c.rate], n.rank[c.rate] = rate, int8(c.rank+1)
 	}
