@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -160,6 +161,21 @@ func TestPlainPrefixEveryByte(t *testing.T) {
 				if got, want := plainPrefix(string(b)), plainPrefixReference(string(b)); got != want {
 					t.Fatalf("plainPrefix(%q) = %d, want %d", b, got, want)
 				}
+			}
+		}
+	}
+}
+
+// TestAllDigitsEveryByte: allDigits agrees with a byte test for every
+// byte in every position, among digits.
+func TestAllDigitsEveryByte(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			b := []byte("01234567")
+			b[pos] = byte(c)
+			want := c >= '0' && c <= '9'
+			if got := allDigits(binary.LittleEndian.Uint64(b)); got != want {
+				t.Fatalf("byte %#x at %d: %v", c, pos, got)
 			}
 		}
 	}

@@ -71,7 +71,7 @@ func appendMetricTimes(b []byte, c *timeText, at, receivedAt time.Time, uptime u
 	}
 	if uptime != 0 {
 		b = append(b, `,"uptime":`...)
-		b = strconv.AppendUint(b, uint64(uptime), 10)
+		b = appendUint(b, uint64(uptime))
 	}
 	b = append(b, `,"source":`...)
 	b = AppendMarshalString(b, source)
@@ -121,9 +121,9 @@ func appendMarshalTime(b []byte, t time.Time) ([]byte, error) {
 func appendMarshalValue(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case int64:
-		return strconv.AppendInt(b, x, 10), nil
+		return appendInt(b, x), nil
 	case uint64:
-		return strconv.AppendUint(b, x, 10), nil
+		return appendUint(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case string:
@@ -151,7 +151,7 @@ func appendMarshalFloat(b []byte, f float64) ([]byte, error) {
 	if f == math.Trunc(f) && math.Abs(f) < 1<<53 && (f != 0 || !math.Signbit(f)) {
 		// An integer: its digits are the shortest form, and AppendInt is
 		// several times cheaper than the float algorithm.
-		return strconv.AppendInt(b, int64(f), 10), nil
+		return appendInt(b, int64(f)), nil
 	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {

@@ -1008,11 +1008,15 @@ func (s *scanner) num() ([]byte, bool) {
 }
 
 func (s *scanner) digits() int {
-	n := 0
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-		n++
+	b, i := s.b, s.i
+	for i+8 <= len(b) && allDigits(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8 // counters run to ten or twenty digits
 	}
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	n := i - s.i
+	s.i = i
 	return n
 }
 

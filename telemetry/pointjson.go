@@ -161,9 +161,9 @@ func (f *Field) appendJSON(b []byte) ([]byte, error) {
 	case FieldFloat:
 		return appendMarshalFloat(b, f.Float())
 	case FieldInt:
-		return strconv.AppendInt(b, f.Int(), 10), nil
+		return appendInt(b, f.Int()), nil
 	case FieldUint:
-		return strconv.AppendUint(b, f.bits, 10), nil
+		return appendUint(b, f.bits), nil
 	case FieldBool:
 		return strconv.AppendBool(b, f.Bool()), nil
 	case FieldString:

@@ -33,3 +33,12 @@ func unplainBytes(v uint64) uint64 {
 
 // htmlBytes flags the bytes encoding/json escapes when it escapes HTML.
 func htmlBytes(v uint64) uint64 { return byteIs(v, '<') | byteIs(v, '>') | byteIs(v, '&') }
+
+// allDigits reports whether v's eight bytes are all ASCII digits.
+func allDigits(v uint64) bool {
+	// A byte below '0' borrows into its high bit on subtracting '0'; one
+	// above '9' carries into it on adding 0x46 (0x3a + 0x46 = 0x80); a
+	// byte from 0x80 has it set already. No byte carries into the next:
+	// a digit minus '0' is at most 9, plus 0x46 at most 0xc5 for 0x7f.
+	return ((v-swarLo*'0')|(v+swarLo*0x46)|v)&swarHi == 0
+}
