@@ -49,10 +49,8 @@ type MetricsWorker struct {
 	ratesPlan, normPlan mergePlan
 	counterInfos        []counterInfo
 	spareInfo           counterInfo
-	// Encoders for rows and views apart: each keeps the keys of the
-	// record before.
-	rowEnc, viewEnc telemetry.PointEncoder
-	arena           arena // output keys and values
+	enc                 telemetry.PointEncoder
+	arena               arena // output keys and values
 
 	rates *rates
 	// The last ifOperStatus per device and interface, snmp_up per device,
@@ -142,9 +140,9 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 			continue
 		}
 		m0, e0 := len(metrics), len(events)
-		metrics = w.appendMetricRecord(metrics, &w.rowEnc, &w.row, r)
+		metrics = w.appendMetricRecord(metrics, &w.row, r)
 		if w.interfaceView(&w.row, &w.view) {
-			metrics = w.appendMetricRecord(metrics, &w.viewEnc, &w.view, r)
+			metrics = w.appendMetricRecord(metrics, &w.view, r)
 		}
 		if len(evs) > 0 {
 			// One redo decision for all of the record's events (a
@@ -177,8 +175,8 @@ var metricHeaders = []broker.Header{{Key: telemetry.HeaderSource, Value: sourceE
 // appendMetricRecord encodes p as a record for the metrics topic, taking
 // the source record r's time and position; a metric that cannot be encoded
 // (a NaN, a nested value) is skipped.
-func (w *MetricsWorker) appendMetricRecord(recs []outRecord, enc *telemetry.PointEncoder, p *telemetry.Point, r *broker.Record) []outRecord {
-	val, err := enc.AppendJSON(w.arena.start(), p)
+func (w *MetricsWorker) appendMetricRecord(recs []outRecord, p *telemetry.Point, r *broker.Record) []outRecord {
+	val, err := w.enc.AppendJSON(w.arena.start(), p)
 	if err != nil {
 		return recs
 	}

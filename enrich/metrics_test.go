@@ -144,11 +144,27 @@ func TestGNMIAndSNMPShareOneInterfaceView(t *testing.T) {
 	}
 }
 
+// benchCounter is counter k of interface i at poll p: growing by an
+// uneven amount each poll, so that rates are not whole numbers, as they
+// are not from real devices.
+func benchCounter(p, i, k int) uint64 {
+	return uint64(p*(60_000_000*(k+1)+12_347*i) + (p*p*37+k*i)%1000 + i*1000)
+}
+
+// pollTime is when poll p of device d began and when its row i was
+// published, a few milliseconds off the minute as a poller's are.
+func pollTime(t0 time.Time, p, d, i int) (at, received time.Time) {
+	at = t0.Add(time.Duration(p)*time.Minute + time.Duration((p*7919+d*104_729)%40_000_000))
+	return at, at.Add(3*time.Millisecond + time.Duration(i*20_011))
+}
+
 // BenchmarkEnrichMetrics: a worker's whole per-row path short of the
 // broker (decode, inventory, rates, utilisation, the interface view,
 // events, encoding) on rows as the SNMP poller publishes them, 20 devices
 // polled every minute for 10 minutes (every row after the first poll gives
-// rates; the worker starts afresh when the rows run out):
+// rates; the worker starts afresh when the rows run out). As from the
+// poller, a poll's rows share its start time, each has its own
+// received_at, and counters grow unevenly:
 //
 //   - ifmib27: full IF-MIB rows (ifTable joined with ifXTable, 27 columns,
 //     16 of them counters), 48 interfaces per device;
@@ -166,7 +182,7 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 		return func(p, d, i int) telemetry.Metric {
 			fields := maps.Clone(gauges)
 			for k, c := range counters {
-				fields[c] = uint64(p*60_000_000*(k+1) + i*1000)
+				fields[c] = benchCounter(p, i, k)
 			}
 			t := maps.Clone(tags)
 			t["ifIndex"], t["ifName"], t["agent"] = fmt.Sprint(i), fmt.Sprintf("Et%d", i), fmt.Sprintf("10.0.%d.1", d)
@@ -207,7 +223,8 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 					for i := 1; i <= bc.ifaces; i++ {
 						m := bc.row(p, d, i)
 						m.V, m.Device, m.Source = 1, fmt.Sprintf("leaf%02d", d), "snmp"
-						m.Time, m.ReceivedAt, m.Uptime = t0.Add(time.Duration(p)*time.Minute), t0.Add(time.Duration(p)*time.Minute), uint32(100000+p*6000)
+						m.Time, m.ReceivedAt = pollTime(t0, p, d, i)
+						m.Uptime = uint32(100000 + p*6000)
 						v, _, err := m.AppendJSON(nil, nil)
 						if err != nil {
 							b.Fatal(err)

@@ -48,12 +48,13 @@ func (m *Metric) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 func appendMetricTail(b []byte, counters, counters64 []string, at, receivedAt time.Time, uptime uint32, source string) ([]byte, error) {
 	b = appendStringList(b, `,"counters":[`, counters)
 	b = appendStringList(b, `,"counters64":[`, counters64)
-	return appendMetricTimes(b, nil, at, receivedAt, uptime, source)
+	return appendMetricTimes(b, nil, nil, at, receivedAt, uptime, source)
 }
 
 // appendMetricTimes writes the members of a metric that follow its
-// counter lists, and closes it; c (if not nil) caches the time's text.
-func appendMetricTimes(b []byte, c *timeText, at, receivedAt time.Time, uptime uint32, source string) ([]byte, error) {
+// counter lists, and closes it; c and rc (if not nil) cache the times'
+// text.
+func appendMetricTimes(b []byte, c, rc *timeText, at, receivedAt time.Time, uptime uint32, source string) ([]byte, error) {
 	var err error
 	b = append(b, `,"time":`...)
 	timeAt := len(b)
@@ -66,7 +67,7 @@ func appendMetricTimes(b []byte, c *timeText, at, receivedAt time.Time, uptime u
 		// Often the same (a poll's time), and == (not Equal) means the
 		// same location too, so the same text: copy it.
 		b = append(b, b[timeAt:timeEnd]...)
-	} else if b, err = appendMarshalTime(b, receivedAt); err != nil {
+	} else if b, err = rc.appendTime(b, receivedAt); err != nil {
 		return b, err
 	}
 	if uptime != 0 {

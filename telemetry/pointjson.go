@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"time"
 )
@@ -14,19 +15,47 @@ import (
 func (p *Point) AppendJSON(b []byte) ([]byte, error) { return appendPoint(b, p, nil) }
 
 // PointEncoder encodes Points as Point.AppendJSON does, for one goroutine
-// writing many. It keeps what it wrote of the Point before, position by
-// position: its tag and field keys escaped, its counter lists and times.
-// The rows of one table share those, so an encoder per kind of row (a
-// worker's rows, its interface views) writes most of a value by copying.
-// The zero PointEncoder is ready to use.
+// writing many. It keeps what it wrote of the Points before, by
+// measurement and position: tag and field keys escaped, counter lists,
+// times, and the text of recent float values. The rows of one table share
+// most of those, and an enriched row's interface view repeats its rates,
+// so most of a value is written by copying. The zero PointEncoder is
+// ready to use.
 type PointEncoder struct {
+	shapes    [encoderShapes]encoderShape
+	nextShape int
+	at        [2]timeText // time and received_at
+	floats    floatCache
+}
+
+// encoderShapes bounds the measurements a PointEncoder keeps keys for.
+const encoderShapes = 4
+
+// encoderShape is what a PointEncoder keeps of the last Point of one
+// measurement.
+type encoderShape struct {
+	measurement          string
+	used                 bool
 	tagKeys, fieldKeys   keyCache
 	counters, counters64 listCache
-	at                   timeText
 }
 
 // AppendJSON appends p encoded as p.AppendJSON encodes it.
 func (e *PointEncoder) AppendJSON(b []byte, p *Point) ([]byte, error) { return appendPoint(b, p, e) }
+
+// shape returns the keys kept for p's measurement, taking the oldest
+// slot for one not kept.
+func (e *PointEncoder) shape(measurement string) *encoderShape {
+	for i := range e.shapes {
+		if sh := &e.shapes[i]; sh.used && sh.measurement == measurement {
+			return sh
+		}
+	}
+	sh := &e.shapes[e.nextShape]
+	e.nextShape = (e.nextShape + 1) % encoderShapes
+	sh.measurement, sh.used = measurement, true
+	return sh
+}
 
 // keyCache holds the keys of the Point before, escaped with their quotes
 // and colon.
@@ -84,8 +113,8 @@ func equalStrings(a, b []string) bool {
 	return true
 }
 
-// timeText holds the time of the Point before, encoded: the rows of a
-// poll share it.
+// timeText holds a time of the Point before, encoded: the rows of a poll
+// share their time, and a row's interface view both its times.
 type timeText struct {
 	t    time.Time
 	text []byte
@@ -107,13 +136,46 @@ func (c *timeText) appendTime(b []byte, t time.Time) ([]byte, error) {
 	return append(b, c.text...), nil
 }
 
+// floatCache holds the text of recent float values, by their bits: an
+// interface row's normalised rates repeat its counters' rates, and its
+// view repeats them again, and shortest float formatting is the dearest
+// part of writing them.
+type floatCache [64]floatText
+
+type floatText struct {
+	bits uint64
+	n    uint8 // 0: empty
+	text [32]byte
+}
+
+// appendFloat appends f as appendMarshalFloat does.
+func (c *floatCache) appendFloat(b []byte, f float64) ([]byte, error) {
+	if c == nil || f == math.Trunc(f) {
+		return appendMarshalFloat(b, f) // whole numbers (and NaN, infinities) are cheap
+	}
+	bits := math.Float64bits(f)
+	e := &c[(bits*0x9e3779b97f4a7c15)>>58]
+	if e.n != 0 && e.bits == bits {
+		return append(b, e.text[:e.n]...), nil
+	}
+	start := len(b)
+	b, err := appendMarshalFloat(b, f)
+	if err == nil && len(b)-start <= len(e.text) {
+		e.bits, e.n = bits, uint8(copy(e.text[:], b[start:]))
+	}
+	return b, err
+}
+
 // appendPoint writes p, with e's caches when e is not nil.
 func appendPoint(b []byte, p *Point, e *PointEncoder) ([]byte, error) {
 	var tagKeys, fieldKeys *keyCache
 	var counters, counters64 *listCache
-	var at *timeText
+	var at, receivedAt *timeText
+	var floats *floatCache
 	if e != nil {
-		tagKeys, fieldKeys, counters, counters64, at = &e.tagKeys, &e.fieldKeys, &e.counters, &e.counters64, &e.at
+		sh := e.shape(p.Measurement)
+		tagKeys, fieldKeys, counters, counters64 = &sh.tagKeys, &sh.fieldKeys, &sh.counters, &sh.counters64
+		at, receivedAt, floats = &e.at[0], &e.at[1], &e.floats
 	}
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(p.V), 10)
@@ -144,7 +206,7 @@ func appendPoint(b []byte, p *Point, e *PointEncoder) ([]byte, error) {
 			f := &p.Fields[i]
 			b = fieldKeys.appendKey(b, i, f.Key)
 			var err error
-			if b, err = f.appendJSON(b); err != nil {
+			if b, err = f.appendJSON(b, floats); err != nil {
 				return b, err
 			}
 		}
@@ -152,14 +214,15 @@ func appendPoint(b []byte, p *Point, e *PointEncoder) ([]byte, error) {
 	}
 	b = counters.appendList(b, `,"counters":[`, p.Counters)
 	b = counters64.appendList(b, `,"counters64":[`, p.Counters64)
-	return appendMetricTimes(b, at, p.Time, p.ReceivedAt, p.Uptime, p.Source)
+	return appendMetricTimes(b, at, receivedAt, p.Time, p.ReceivedAt, p.Uptime, p.Source)
 }
 
-// appendJSON writes the field's value as json.Marshal writes Value().
-func (f *Field) appendJSON(b []byte) ([]byte, error) {
+// appendJSON writes the field's value as json.Marshal writes Value();
+// floats (if not nil) caches float texts.
+func (f *Field) appendJSON(b []byte, floats *floatCache) ([]byte, error) {
 	switch f.Kind {
 	case FieldFloat:
-		return appendMarshalFloat(b, f.Float())
+		return floats.appendFloat(b, f.Float())
 	case FieldInt:
 		return appendInt(b, f.Int()), nil
 	case FieldUint:

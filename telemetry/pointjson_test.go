@@ -3,7 +3,9 @@ package telemetry
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -102,6 +104,32 @@ func TestPointEncoderFollowsChanges(t *testing.T) {
 	for _, step := range steps {
 		p := base()
 		step(p)
+		checkEncoder(t, &e, p)
+	}
+	// Floats of every kind, many more than the float cache holds, some
+	// repeated, under measurements that take turns.
+	rng := rand.New(rand.NewPCG(5, 6))
+	var recent []float64
+	for n := range 5000 {
+		p := base()
+		p.Measurement = fmt.Sprint("m", n%6)
+		for k := range 8 {
+			var x float64
+			switch rng.IntN(4) {
+			case 0:
+				x = rng.Float64() * math.Pow(10, float64(rng.IntN(40)-15))
+			case 1:
+				x = float64(rng.Int64N(1e6)) / 60.013
+			case 2:
+				x = -rng.NormFloat64()
+			default:
+				if len(recent) > 0 {
+					x = recent[rng.IntN(len(recent))]
+				}
+			}
+			recent = append(recent[max(0, len(recent)-100):], x)
+			p.Fields = append(p.Fields, FloatField(fmt.Sprint("x", k), x))
+		}
 		checkEncoder(t, &e, p)
 	}
 }
