@@ -189,7 +189,8 @@ func ifMIB27(p, i int) telemetry.Metric {
 		"ifPhysAddress": "00:1c:73:aa:bb:cc", "ifAdminStatus": int64(1), "ifOperStatus": int64(1),
 		"ifLastChange": int64(123456), "ifHighSpeed": int64(10000)}
 	for k, c := range counters {
-		fields[c] = uint64(p*60_000_000*(k+1) + i*1000)
+		// Growing unevenly, so rates are fractions as from real devices.
+		fields[c] = uint64(p*(60_000_000*(k+1)+12_347*i) + (p*p*37+k*i)%1000 + i*1000)
 	}
 	// Sorted, with the HC ones as Counter64, as the poller writes them.
 	var wide []string
@@ -219,11 +220,15 @@ func metricRecords(t *testing.T, n int, shape rowShape) []broker.Record {
 	recs := make([]broker.Record, 0, n)
 	var keys []string
 	for p := 0; len(recs) < n; p++ {
-		at := t0.Add(time.Duration(p) * time.Minute)
 		for d := 0; d < devices && len(recs) < n; d++ {
+			// As from the poller: a poll's start, a few milliseconds off
+			// the minute, to the nanosecond, and each row's own
+			// received_at.
+			at := t0.Add(time.Duration(p)*time.Minute + time.Duration((p*7919+d*104_729)%40_000_000))
 			for i := 1; i <= rows && len(recs) < n; i++ {
 				m := shape(p, i)
-				m.V, m.Device, m.Source, m.Time, m.ReceivedAt, m.Uptime = telemetry.Version, fmt.Sprintf("dev%04d", d), "snmp", at, at, uint32(100000+p*6000)
+				m.V, m.Device, m.Source, m.Time, m.Uptime = telemetry.Version, fmt.Sprintf("dev%04d", d), "snmp", at, uint32(100000+p*6000)
+				m.ReceivedAt = at.Add(3*time.Millisecond + time.Duration(i*20_011))
 				m.Tags["agent"] = fmt.Sprintf("10.1.%d.%d", d/250, d%250)
 				var v []byte
 				var err error
