@@ -272,6 +272,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if !ok {
 			continue
 		}
+		rate = telemetry.RoundSignificant(rate, rateDigits)
 		rates = append(rates, telemetry.FloatField(info.rate, rate))
 		if info.hasNorm {
 			norm.add(info.norm, rate)
@@ -523,7 +524,8 @@ func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []tel
 			name string
 		}{{inOctets, "in_utilization_pct"}, {outOctets, "out_utilization_pct"}} {
 			if n.rank[dir.rate] != 0 {
-				fs = insertField(fs, telemetry.FloatField(dir.name, n.rate[dir.rate]*8/(speed*1e6)*100))
+				pct := telemetry.RoundSignificant(n.rate[dir.rate]*8/(speed*1e6)*100, rateDigits)
+				fs = insertField(fs, telemetry.FloatField(dir.name, pct))
 			}
 		}
 	}
@@ -545,6 +547,12 @@ func interfaceSpeed(p *telemetry.Point) float64 {
 	}
 	return 0
 }
+
+// rateDigits are the significant digits rates and utilisation keep: more
+// than two counter samples taken milliseconds off their schedule can
+// tell, and shorter to write (2057167.43, not 2057167.430390082; 0.56,
+// not 0.5599999999999999).
+const rateDigits = 9
 
 // rateName is a counter's rate field name (name + "_rate"), made once per
 // counter name.

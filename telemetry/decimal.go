@@ -1,6 +1,9 @@
 package telemetry
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // appendUint appends x in decimal, as strconv.AppendUint(b, x, 10) does,
 // writing the digits in place, two at a time: metric values are most of
@@ -51,3 +54,111 @@ var powersOf10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e1
 const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" +
 	"30313233343536373839" + "40414243444546474849" + "50515253545556575859" + "60616263646566676869" +
 	"70717273747576777879" + "80818283848586878889" + "90919293949596979899"
+
+// appendShortFloat appends f as appendMarshalFloat does when f is the
+// double nearest a decimal of at most nine significant digits, written
+// in 'f' form: a gauge like 12.5, or a rate enrichment rounded. Then the
+// shortest text that reads back as f is that decimal (decimals of fewer
+// than sixteen digits are too far apart to read back as one double), so
+// it is written with integer arithmetic, several times cheaper than the
+// shortest-float algorithm. ok is false for any other f.
+func appendShortFloat(b []byte, f float64) (_ []byte, ok bool) {
+	neg := f < 0
+	x := f
+	if neg {
+		x = -f
+	}
+	if !(x >= 1e-6 && x < 1e15) {
+		return b, false // 0, NaN, infinities, the 'e' form, or too wide for m below
+	}
+	e := decimalExponent(x)
+	// m: x's nine leading digits, as x = m * 10^(e-8).
+	k := 8 - e
+	var m float64
+	if k >= 0 {
+		m = math.Round(x * pow10f[k])
+		if m/pow10f[k] != x {
+			return b, false
+		}
+	} else {
+		m = math.Round(x / pow10f[-k])
+		if m*pow10f[-k] != x {
+			return b, false
+		}
+	}
+	if m < 1e8 || m >= 1e9 {
+		return b, false // e was off by one at a power of ten
+	}
+	digits := uint64(m)
+	if neg {
+		b = append(b, '-')
+	}
+	if k <= 0 {
+		// An integer (f is whole: appendMarshalFloat's integer path
+		// takes those first; here for completeness).
+		b = appendUint(b, digits)
+		for ; k < 0; k++ {
+			b = append(b, '0')
+		}
+		return b, true
+	}
+	// k of the nine digits are after the point; trailing zeros go.
+	for k > 0 && digits%10 == 0 {
+		digits /= 10
+		k--
+	}
+	if k == 0 {
+		return appendUint(b, digits), true
+	}
+	n := decimalLen(digits)
+	if k >= n {
+		// 0.000ddd
+		b = append(b, '0', '.')
+		for i := n; i < k; i++ {
+			b = append(b, '0')
+		}
+		return appendUint(b, digits), true
+	}
+	b = appendUint(b, digits)
+	// Make room for the point, k digits from the end.
+	b = append(b, 0)
+	at := len(b) - 1 - k
+	copy(b[at+1:], b[at:len(b)-1])
+	b[at] = '.'
+	return b, true
+}
+
+// decimalExponent is floor(log10(x)) for x in [1e-6, 1e15).
+func decimalExponent(x float64) int {
+	if x >= 1 {
+		return decimalLen(uint64(x)) - 1
+	}
+	e := -1
+	for x*pow10f[-e] < 1 {
+		e--
+	}
+	return e
+}
+
+var pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// RoundSignificant rounds x to digits (1 to 15) significant decimal
+// digits, for values computed to more precision than they carry, such as
+// a rate from two counter samples. Values of magnitude outside [1e-6,
+// 1e15), and NaN and infinities, are returned as they are. A value so
+// rounded is also cheaper to encode.
+func RoundSignificant(x float64, digits int) float64 {
+	a := math.Abs(x)
+	if !(a >= 1e-6 && a < 1e15) || digits < 1 || digits > 15 {
+		return x
+	}
+	k := digits - 1 - decimalExponent(a)
+	var r float64
+	if k >= 0 {
+		r = math.Round(a*pow10f[k]) / pow10f[k]
+	} else {
+		r = math.Round(a/pow10f[-k]) * pow10f[-k]
+	}
+	return math.Copysign(r, x)
+}

@@ -47,3 +47,84 @@ func BenchmarkAppendUint(b *testing.B) {
 		}
 	})
 }
+
+// strconvFloat is appendMarshalFloat without the short path.
+func strconvFloat(f float64) string {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	return strconv.FormatFloat(f, format, -1, 64)
+}
+
+// TestShortFloatMatchesStrconv: decimals of up to nine digits at every
+// scale the short path takes are written by it, as strconv writes them;
+// and whatever else it takes, it writes as strconv does.
+func TestShortFloatMatchesStrconv(t *testing.T) {
+	check := func(f float64) bool {
+		got, ok := appendShortFloat([]byte("x"), f)
+		if ok && string(got) != "x"+strconvFloat(f) {
+			t.Fatalf("appendShortFloat(%v) = %s, want x%s", f, got, strconvFloat(f))
+		}
+		return ok
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 200_000 {
+		digits := 1 + rng.IntN(9)
+		m := rng.Int64N(int64(math.Pow10(digits)))
+		k := rng.IntN(23)
+		f := float64(m) / math.Pow10(k)
+		if rng.IntN(2) == 0 {
+			f = -f
+		}
+		if a := math.Abs(f); !check(f) && a >= 1e-6 && a < 1e15 && a != math.Trunc(a) {
+			t.Fatalf("%v (%d / 10^%d) not taken", f, m, k)
+		}
+		check(rng.Float64() * math.Pow10(rng.IntN(30)-10))
+		check(math.Float64frombits(rng.Uint64()))
+	}
+	for _, f := range []float64{1e-6, 1.5e-6, 0.1, 0.2, 0.3, 1e15 - 0.5, 999999999.5, 0.0167, 2057167.43, 0.56, 100, 1e8, 123456789} {
+		check(f)
+		check(math.Nextafter(f, 0))
+		check(math.Nextafter(f, 2e15))
+	}
+}
+
+func BenchmarkShortFloat(b *testing.B) {
+	buf := make([]byte, 0, 64)
+	b.Run("short", func(b *testing.B) {
+		for b.Loop() {
+			buf, _ = appendShortFloat(buf[:0], 2057167.43)
+		}
+	})
+	b.Run("strconv", func(b *testing.B) {
+		for b.Loop() {
+			buf = strconv.AppendFloat(buf[:0], 2057167.43, 'f', -1, 64)
+		}
+	})
+}
+
+// TestRoundSignificant: nine digits kept, and the result takes the short
+// path.
+func TestRoundSignificant(t *testing.T) {
+	for _, c := range []struct{ x, want float64 }{
+		{123456789.0 / 60.013, 2057167.43}, {0.5599999999999999, 0.56}, {1000, 1000}, {-1.0 / 3, -0.333333333},
+		{1e-7, 1e-7}, {2e15 / 3, 666666667000000}, {2e16 / 3, 2e16 / 3}, {0, 0}, {0.016666666666666666, 0.0166666667}, {99999999999.99, 100000000000},
+	} {
+		got := RoundSignificant(c.x, 9)
+		if got != c.want {
+			t.Errorf("RoundSignificant(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 100_000 {
+		x := rng.Float64() * math.Pow10(rng.IntN(21)-6)
+		r := RoundSignificant(x, 9)
+		if math.Abs(r-x) > math.Abs(x)*5e-9 {
+			t.Fatalf("RoundSignificant(%v) = %v: off by more than half a ninth digit", x, r)
+		}
+		if _, ok := appendShortFloat(nil, r); !ok && r >= 1e-6 && r < 1e15 && r != math.Trunc(r) {
+			t.Fatalf("RoundSignificant(%v) = %v does not take the short path", x, r)
+		}
+	}
+}

@@ -154,6 +154,9 @@ func appendMarshalFloat(b []byte, f float64) ([]byte, error) {
 		// several times cheaper than the float algorithm.
 		return appendInt(b, int64(f)), nil
 	}
+	if b, ok := appendShortFloat(b, f); ok {
+		return b, nil
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
