@@ -145,9 +145,10 @@ var pow10f = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 
 
 // RoundSignificant rounds x to digits (1 to 15) significant decimal
 // digits, for values computed to more precision than they carry, such as
-// a rate from two counter samples. Values of magnitude outside [1e-6,
-// 1e15), and NaN and infinities, are returned as they are. A value so
-// rounded is also cheaper to encode.
+// a rate from two counter samples: to the nearest such decimal, or of two
+// equally near (x exactly halfway) to the one farther from zero. Values
+// of magnitude outside [1e-6, 1e15), and NaN and infinities, are returned
+// as they are. A value so rounded is also cheaper to encode.
 func RoundSignificant(x float64, digits int) float64 {
 	a := math.Abs(x)
 	if !(a >= 1e-6 && a < 1e15) || digits < 1 || digits > 15 {
@@ -156,9 +157,24 @@ func RoundSignificant(x float64, digits int) float64 {
 	k := digits - 1 - decimalExponent(a)
 	var r float64
 	if k >= 0 {
-		r = math.Round(a*pow10f[k]) / pow10f[k]
+		s := pow10f[k]
+		p := a * s
+		m := math.Round(p)
+		// p may be a tie only after its rounding: a*s exactly is then on
+		// one side of it, which the exact sign of a*s - p tells.
+		if m-p == 0.5 && math.FMA(a, s, -p) < 0 {
+			m--
+		}
+		r = m / s
 	} else {
-		r = math.Round(a/pow10f[-k]) * pow10f[-k]
+		s := pow10f[-k]
+		q := a / s
+		m := math.Round(q)
+		// Likewise: q*s > a when a/s exactly is below q.
+		if m-q == 0.5 && math.FMA(q, s, -a) > 0 {
+			m--
+		}
+		r = m * s
 	}
 	return math.Copysign(r, x)
 }

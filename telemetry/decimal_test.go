@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -125,6 +126,53 @@ func TestRoundSignificant(t *testing.T) {
 		}
 		if _, ok := appendShortFloat(nil, r); !ok && r >= 1e-6 && r < 1e15 && r != math.Trunc(r) {
 			t.Fatalf("RoundSignificant(%v) = %v does not take the short path", x, r)
+		}
+	}
+}
+
+// nearestSignificant is x rounded to digits significant digits from its
+// exact decimal expansion, halfway away from zero: what RoundSignificant
+// must give.
+func nearestSignificant(x float64, digits int) float64 {
+	s := strconv.FormatFloat(math.Abs(x), 'e', 800, 64) // exact for these magnitudes
+	mant, exp, _ := strings.Cut(s, "e")
+	mant = mant[:1] + mant[2:]
+	m, _ := strconv.ParseInt(mant[:digits], 10, 64)
+	if mant[digits] >= '5' {
+		m++
+	}
+	e, _ := strconv.Atoi(exp)
+	r, _ := strconv.ParseFloat(strconv.FormatInt(m, 10)+"e"+strconv.Itoa(e-digits+1), 64)
+	return math.Copysign(r, x)
+}
+
+// TestRoundSignificantNearest: a value just below a halfway point rounds
+// down, though its product with the power of ten rounds to the halfway
+// point (317.7072745 is 317.70727449999998...).
+func TestRoundSignificantNearest(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want float64
+	}{{317.7072745, 317.707274}, {94.91216555, 94.9121655}, {4211.758255, 4211.75825}, {8.785399655e-06, 8.78539965e-06}, {-317.7072745, -317.707274}} {
+		if got := RoundSignificant(c.x, 9); got != c.want {
+			t.Errorf("RoundSignificant(%v, 9) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(15, 16))
+	for n := range 200_000 {
+		var x float64
+		digits := 9
+		if n%2 == 0 { // next to a halfway point of nine digits
+			m := 100_000_000 + rng.Int64N(900_000_000)
+			x, _ = strconv.ParseFloat(strconv.FormatInt(m, 10)+"5e"+strconv.Itoa(rng.IntN(20)-15), 64)
+		} else {
+			x, digits = rng.Float64()*math.Pow10(rng.IntN(21)-6), 1+rng.IntN(15)
+		}
+		if a := math.Abs(x); !(a >= 1e-6 && a < 1e15) {
+			continue
+		}
+		if got, want := RoundSignificant(x, digits), nearestSignificant(x, digits); got != want {
+			t.Fatalf("RoundSignificant(%v, %d) = %v, want %v", x, digits, got, want)
 		}
 	}
 }
