@@ -1,11 +1,15 @@
 package enrich
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -81,5 +85,66 @@ func TestCounterInfoFollowsRows(t *testing.T) {
 	}
 	if !slices.ContainsFunc(w.counterInfos, func(c counterInfo) bool { return c.counter == "x" }) {
 		t.Error("nothing kept")
+	}
+}
+
+// TestWorkerCachesChangeNothing: a worker that keeps its decoder's
+// shapes, its encoder's texts, its merge plans and counter infos from row
+// to row writes what one that starts each row without them writes, on
+// rows whose measurements, devices, value kinds and times change.
+func TestWorkerCachesChangeNothing(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	newWorker := func() *MetricsWorker {
+		w := NewMetricsWorker(nil, inv)
+		w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+		w.out.useArenas(&w.arena, &w.evEnc.arena)
+		return w
+	}
+	kept, fresh := newWorker(), newWorker()
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	odd := []string{"2.5", `"x"`, "true", "null", "-1", "18446744073709551615", "1e3"}
+	for p := range 30 {
+		var recs []broker.Record
+		for d, dev := range []string{"edge1", "lab1", "x"} {
+			agent := []string{"192.0.2.1", "10.0.0.1", "198.51.100.1"}[d]
+			for i := 1; i <= 6; i++ {
+				meas := "snmp_interface"
+				if rng.IntN(4) == 0 {
+					meas = []string{"interfaces_interface_state_counters", "snmp_bgp_peer"}[rng.IntN(2)]
+				}
+				v := func() string {
+					if rng.IntN(5) == 0 {
+						return odd[rng.IntN(len(odd))]
+					}
+					return fmt.Sprint(uint64(p)*uint64(1e9+rng.IntN(1e6)) + uint64(i))
+				}
+				at := t0.Add(time.Duration(p)*time.Minute + time.Duration(rng.IntN(1e9)))
+				rec := fmt.Sprintf(`{"v":1,"measurement":%q,"device":%q,"tags":{"agent":%q,"ifName":"Et%d","name":"Et%d"},`+
+					`"fields":{"ifHCInOctets":%s,"ifHCOutOctets":%s,"ifHighSpeed":%s,"ifInErrors":%s,"ifInOctets":%s,"ifOperStatus":%s,"in-octets":%s,"out-octets":%s},`+
+					`"counters":["ifHCInOctets","ifHCOutOctets","ifInErrors","ifInOctets","in-octets","out-octets"],"counters64":["ifHCInOctets","ifHCOutOctets"],`+
+					`"time":%q,"received_at":%q,"uptime":%d,"source":"snmp"}`,
+					meas, dev, agent, i, i, v(), v(), []string{"1000", "0", `"x"`}[rng.IntN(3)], v(), v(), []string{"1", "2", `"up"`}[rng.IntN(3)], v(), v(),
+					at.Format(time.RFC3339Nano), at.Add(time.Millisecond).Format(time.RFC3339Nano), 1000+p*60)
+				recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Value: []byte(rec), Offset: int64(len(recs))})
+			}
+		}
+		got, _ := kept.enrichBatch(recs, nil, nil)
+		var want []outRecord
+		for i := range recs {
+			fresh.dec, fresh.enc = telemetry.Decoder{}, telemetry.PointEncoder{}
+			fresh.ratesPlan, fresh.normPlan, fresh.counterInfos = mergePlan{}, mergePlan{}, nil
+			want, _ = fresh.enrichBatch(recs[i:i+1], want, nil)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("poll %d: %d records, want %d", p, len(got), len(want))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i].rec.Value, want[i].rec.Value) {
+				t.Fatalf("poll %d record %d:\n%s\nwant\n%s", p, i, got[i].rec.Value, want[i].rec.Value)
+			}
+		}
+		kept.out.recycle(&kept.arena, &kept.evEnc.arena)
+		fresh.out.recycle(&fresh.arena, &fresh.evEnc.arena)
 	}
 }

@@ -155,3 +155,41 @@ func BenchmarkDecodeIFMIBRow(b *testing.B) {
 		})
 	}
 }
+
+// TestShapedAfterCallerChanges: a caller that changes a decoded Point in
+// place, swaps its slices with its own or appends to them (as the enrich
+// worker does) changes nothing in what the next values of the shape
+// decode to: the Point's slices are its own, not the shape's.
+func TestShapedAfterCallerChanges(t *testing.T) {
+	var d Decoder
+	var p Point
+	var tagBuf []Tag
+	for n := range 40 {
+		v := ifRow(n%3, n%5, n/5)
+		if !d.decodePoint(v, &p) {
+			t.Fatalf("refused %s", v)
+		}
+		var want Point
+		var fresh Decoder
+		if !fresh.decodeTokens(v, &want) || !reflect.DeepEqual(emptyAsNil(p), emptyAsNil(want)) {
+			t.Fatalf("%s after changes:\ngot  %#v\nwant %#v", v, &p, &want)
+		}
+		switch n % 4 {
+		case 0:
+			for i := range p.Tags {
+				p.Tags[i] = Tag{"zz", "zz"}
+			}
+			for i := range p.Fields {
+				p.Fields[i] = StringField("zz", "zz")
+			}
+			p.Counters[0], p.Counters64[0] = "zz", "zz"
+		case 1:
+			tagBuf = append(tagBuf[:0], p.Tags...)
+			tagBuf = append(tagBuf, Tag{"zz", "zz"})
+			p.Tags, tagBuf = tagBuf, p.Tags
+			p.Fields = append(p.Fields[:1], IntField("zz", 1))
+		case 2:
+			p.Tags, p.Fields, p.Counters = nil, nil, nil
+		}
+	}
+}
