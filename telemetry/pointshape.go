@@ -100,8 +100,9 @@ func (d *Decoder) decodeShaped(b []byte, p *Point) bool {
 // decodeShape decodes b into p if b is sh's shape: the bytes between its
 // values are sh's, and its values read as decodeTokens reads them.
 func (d *Decoder) decodeShape(b []byte, sh *pointShape, p *Point) bool {
-	// The first hole comes after the measurement: a value of another
-	// table fails here, before p is touched.
+	// In what weir writes the first hole (the device) comes after the
+	// measurement, so a value of another table fails here, before p is
+	// touched.
 	if len(sh.holes) == 0 || !bytes.HasPrefix(b, sh.lit[:sh.holes[0].start]) {
 		return false
 	}
