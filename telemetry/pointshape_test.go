@@ -125,7 +125,7 @@ func emptyAsNil(p Point) Point {
 
 // BenchmarkDecodeIFMIBRow: rows of 48 interfaces on 20 devices, as a sink
 // or enrichment reads them poll after poll; tokens is the token-by-token
-// path alone.
+// path alone, encoding-json the path for values neither takes.
 func BenchmarkDecodeIFMIBRow(b *testing.B) {
 	var rows [][]byte
 	size := 0
@@ -138,7 +138,13 @@ func BenchmarkDecodeIFMIBRow(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		decode func(*Decoder, []byte, *Point) bool
-	}{{"shaped", (*Decoder).decodePoint}, {"tokens", (*Decoder).decodeTokens}} {
+	}{{"shaped", (*Decoder).decodePoint}, {"tokens", (*Decoder).decodeTokens}, {"encoding-json", func(_ *Decoder, v []byte, p *Point) bool {
+		m, err := decodeMetricSlow(v)
+		if err == nil {
+			pointOf(m, p)
+		}
+		return err == nil
+	}}} {
 		b.Run(bc.name, func(b *testing.B) {
 			var d Decoder
 			var p Point
