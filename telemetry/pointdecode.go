@@ -45,6 +45,10 @@ type Decoder struct {
 	nextShape   int // the slot the next shape learnt takes
 	holes       []hole
 	inputSorted bool
+	// How shapes did lately: a stream of more shapes than the Decoder
+	// keeps (gNMI paths interleaved, say) would pay for trying and
+	// learning them on every value, so then shapes rest a while.
+	shapeTries, shapeHits, shapesOff int
 }
 
 // DecodePoint decodes a metric/1 value into p, reusing p's slices. Fields
@@ -200,9 +204,15 @@ func (d *Decoder) seen(seen *uint32, bit uint32) bool {
 // A value of the shape of one decoded lately takes the shaped path;
 // anything else is read token by token, and its shape learnt.
 func (d *Decoder) decodePoint(b []byte, p *Point) bool {
+	if d.shapesOff > 0 {
+		d.shapesOff--
+		return d.decodeTokens(b, p)
+	}
 	if d.decodeShaped(b, p) {
+		d.shapeTally(true)
 		return true
 	}
+	d.shapeTally(false)
 	if !d.decodeTokens(b, p) {
 		return false
 	}

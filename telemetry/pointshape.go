@@ -50,6 +50,29 @@ const (
 	holeUptime
 )
 
+// Shapes are judged every shapeJudge values: when fewer than one in four
+// had a known shape, the next shapeRest values are read token by token
+// without trying or learning any, which bounds what shapes cost a stream
+// they do not fit to a few percent.
+const (
+	shapeJudge = 64
+	shapeRest  = 1024
+)
+
+func (d *Decoder) shapeTally(hit bool) {
+	d.shapeTries++
+	if hit {
+		d.shapeHits++
+	}
+	if d.shapeTries < shapeJudge {
+		return
+	}
+	if d.shapeHits < shapeJudge/4 {
+		d.shapesOff = shapeRest
+	}
+	d.shapeTries, d.shapeHits = 0, 0
+}
+
 // hole notes a value read token by token, from start to where the scanner
 // is now.
 func (d *Decoder) hole(kind holeKind, idx, start int) {

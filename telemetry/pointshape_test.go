@@ -199,3 +199,56 @@ func TestShapedAfterCallerChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestShapesRestOnStreamsTheyDoNotFit: values cycling through more shapes
+// than a Decoder keeps stop being tried against shapes for a while, and
+// rows of one table take the shaped path again after that.
+func TestShapesRestOnStreamsTheyDoNotFit(t *testing.T) {
+	var d Decoder
+	var p Point
+	for n := range shapeJudge {
+		v := fmt.Sprintf(`{"v":1,"measurement":"m%d","device":"d","fields":{"f":1.5},"source":"gnmi"}`, n%(maxShapes+3))
+		if !d.decodePoint([]byte(v), &p) {
+			t.Fatalf("refused %s", v)
+		}
+	}
+	if d.shapesOff != shapeRest {
+		t.Fatalf("shapes not resting after %d values of %d shapes: off %d", shapeJudge, maxShapes+3, d.shapesOff)
+	}
+	for n := range shapeRest + shapeJudge {
+		if !d.decodePoint(ifRow(1, 1+n%48, n/48%10), &p) {
+			t.Fatal("refused")
+		}
+	}
+	if !d.decodeShaped(ifRow(1, 1, 9), &p) || d.shapesOff != 0 {
+		t.Errorf("rows of one table do not take the shaped path after the rest (off %d)", d.shapesOff)
+	}
+}
+
+// BenchmarkDecodeManyShapes: values cycling through more shapes than a
+// Decoder keeps, the worst case for shapes (gNMI paths interleaved):
+// shaped should stay within a few percent of tokens.
+func BenchmarkDecodeManyShapes(b *testing.B) {
+	var rows [][]byte
+	for s := range maxShapes + 4 {
+		rows = append(rows, fmt.Appendf(nil, `{"v":1,"measurement":"m%d","device":"d","tags":{"a":"1"},"fields":{"f%d":1.5,"g":2},"time":"2026-11-29T14:00:00Z","received_at":"2026-11-29T14:00:00Z","source":"gnmi"}`, s, s))
+	}
+	for _, bc := range []struct {
+		name   string
+		decode func(*Decoder, []byte, *Point) bool
+	}{{"shaped", (*Decoder).decodePoint}, {"tokens", (*Decoder).decodeTokens}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var d Decoder
+			var p Point
+			i := 0
+			for b.Loop() {
+				if !bc.decode(&d, rows[i], &p) {
+					b.Fatal("refused")
+				}
+				if i++; i == len(rows) {
+					i = 0
+				}
+			}
+		})
+	}
+}
