@@ -47,6 +47,7 @@ type MetricsWorker struct {
 	rowID     []byte            // the row's appendRowID, for its counters
 	// What the row before worked out, for rows of the same names.
 	ratesPlan, normPlan mergePlan
+	viewRecipe          viewRecipe
 	counterInfos        []counterInfo
 	spareInfo           counterInfo
 	enc                 telemetry.PointEncoder
@@ -589,35 +590,32 @@ func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 	default:
 		return false
 	}
+	rc := &w.viewRecipe
+	if !rc.sameFields(p.Fields) {
+		rc.planFields(p.Fields)
+	}
 	fields := v.Fields[:0]
-	for i, j := 0, 0; i < len(p.Fields) && j < len(normalisedFields); {
-		switch c := strings.Compare(p.Fields[i].Key, normalisedFields[j]); {
-		case c < 0:
-			i++
-		case c > 0:
-			j++
-		default:
-			fields = append(fields, p.Fields[i])
-			i, j = i+1, j+1
-		}
+	for _, i := range rc.fieldPicks {
+		fields = append(fields, p.Fields[i])
 	}
 	if object == "" || len(fields) == 0 {
 		v.Fields = fields
 		return false
 	}
-	tags := v.Tags[:0]
-	for _, t := range p.Tags {
-		if !viewDroppedTags[t.Key] {
-			tags = append(tags, t) // inventory and target tags
-		}
+	alias, _ := p.Tag("ifAlias")
+	if !rc.sameTags(p.Tags, alias != "") {
+		rc.planTags(p.Tags, alias != "")
 	}
-	// The row's own tag "interface" (say, from a target) wins over the
-	// object; the alias is the description.
-	w.viewTags = mergeTags(w.viewTags[:0], []telemetry.Tag{{Key: "interface", Value: object}}, tags)
-	tags = append(tags[:0], w.viewTags...)
-	if alias, _ := p.Tag("ifAlias"); alias != "" {
-		w.viewTags = mergeTags(w.viewTags[:0], tags, []telemetry.Tag{{Key: "description", Value: alias}})
-		tags = append(tags[:0], w.viewTags...)
+	tags := v.Tags[:0]
+	for _, step := range rc.tagSteps {
+		switch step {
+		case viewInterface:
+			tags = append(tags, telemetry.Tag{Key: "interface", Value: object})
+		case viewDescription:
+			tags = append(tags, telemetry.Tag{Key: "description", Value: alias})
+		default:
+			tags = append(tags, p.Tags[step])
+		}
 	}
 	*v = telemetry.Point{V: telemetry.Version, Measurement: "interface", Device: p.Device, Tags: tags, Fields: fields,
 		Counters: v.Counters[:0], Time: p.Time, ReceivedAt: p.ReceivedAt, Source: "enrich"}

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/weirnet/weir/telemetry"
@@ -130,4 +131,115 @@ const maxCounterInfos = 256
 func (w *MetricsWorker) fillCounterInfo(c *counterInfo, measurement, counter string) {
 	c.measurement, c.counter, c.rate = measurement, counter, w.rateName(counter)
 	c.norm, c.hasNorm = interfaceCounterNames(measurement)[counter]
+}
+
+// viewRecipe is how interfaceView made the view of the row before: which
+// of its fields it carried over, and its tags: which of the row's, and
+// where the interface and description go. It holds while the row's field
+// and tag keys are the same, and whether it has an alias.
+type viewRecipe struct {
+	fieldKeys  []string
+	fieldPicks []int
+	tagKeys    []string
+	withAlias  bool
+	tagSteps   []int // an index into the row's tags, or viewInterface, viewDescription
+}
+
+const (
+	viewInterface   = -1
+	viewDescription = -2
+)
+
+func (rc *viewRecipe) sameFields(fs []telemetry.Field) bool {
+	if len(fs) != len(rc.fieldKeys) || rc.fieldKeys == nil {
+		return false
+	}
+	for i := range fs {
+		if fs[i].Key != rc.fieldKeys[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// planFields picks the row's fields named in normalisedFields.
+func (rc *viewRecipe) planFields(fs []telemetry.Field) {
+	rc.fieldKeys, rc.fieldPicks = rc.fieldKeys[:0], rc.fieldPicks[:0]
+	for i := range fs {
+		rc.fieldKeys = append(rc.fieldKeys, fs[i].Key)
+	}
+	if rc.fieldKeys == nil {
+		rc.fieldKeys = []string{} // planned, for no fields
+	}
+	for i, j := 0, 0; i < len(fs) && j < len(normalisedFields); {
+		switch c := strings.Compare(fs[i].Key, normalisedFields[j]); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			rc.fieldPicks = append(rc.fieldPicks, i)
+			i, j = i+1, j+1
+		}
+	}
+}
+
+func (rc *viewRecipe) sameTags(tags []telemetry.Tag, withAlias bool) bool {
+	if len(tags) != len(rc.tagKeys) || rc.tagKeys == nil || withAlias != rc.withAlias {
+		return false
+	}
+	for i := range tags {
+		if tags[i].Key != rc.tagKeys[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// planTags: the row's tags but those viewDroppedTags names (inventory and
+// target tags), and the interface, sorted by key; the row's own tag
+// "interface" (say, from a target) wins over the object. With an alias,
+// the description too, over a row's own tag "description".
+func (rc *viewRecipe) planTags(tags []telemetry.Tag, withAlias bool) {
+	rc.tagKeys, rc.tagSteps, rc.withAlias = rc.tagKeys[:0], rc.tagSteps[:0], withAlias
+	for i := range tags {
+		rc.tagKeys = append(rc.tagKeys, tags[i].Key)
+	}
+	if rc.tagKeys == nil {
+		rc.tagKeys = []string{}
+	}
+	for i := range tags {
+		if !viewDroppedTags[tags[i].Key] {
+			rc.tagSteps = append(rc.tagSteps, i)
+		}
+	}
+	key := func(step int) string {
+		switch step {
+		case viewInterface:
+			return "interface"
+		case viewDescription:
+			return "description"
+		}
+		return tags[step].Key
+	}
+	insert := func(step int, wins bool) {
+		k := key(step)
+		for i, s := range rc.tagSteps {
+			switch c := strings.Compare(key(s), k); {
+			case c == 0:
+				if wins {
+					rc.tagSteps[i] = step
+				}
+				return
+			case c > 0:
+				rc.tagSteps = slices.Insert(rc.tagSteps, i, step)
+				return
+			}
+		}
+		rc.tagSteps = append(rc.tagSteps, step)
+	}
+	insert(viewInterface, false)
+	if withAlias {
+		insert(viewDescription, true)
+	}
 }

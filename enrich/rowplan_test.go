@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,7 +134,7 @@ func TestWorkerCachesChangeNothing(t *testing.T) {
 		var want []outRecord
 		for i := range recs {
 			fresh.dec, fresh.enc = telemetry.Decoder{}, telemetry.PointEncoder{}
-			fresh.ratesPlan, fresh.normPlan, fresh.counterInfos = mergePlan{}, mergePlan{}, nil
+			fresh.ratesPlan, fresh.normPlan, fresh.counterInfos, fresh.viewRecipe = mergePlan{}, mergePlan{}, nil, viewRecipe{}
 			want, _ = fresh.enrichBatch(recs[i:i+1], want, nil)
 		}
 		if len(got) != len(want) {
@@ -146,5 +147,101 @@ func TestWorkerCachesChangeNothing(t *testing.T) {
 		}
 		kept.out.recycle(&kept.arena, &kept.evEnc.arena)
 		fresh.out.recycle(&fresh.arena, &fresh.evEnc.arena)
+	}
+}
+
+// interfaceViewReference is interfaceView as it was before its recipe:
+// every row's view worked out afresh.
+func interfaceViewReference(p, v *telemetry.Point) bool {
+	var object string
+	switch p.Measurement {
+	case "snmp_interface":
+		object = firstTag(p, "ifName", "ifDescr", "ifIndex")
+	case "interfaces_interface_state_counters":
+		object, _ = p.Tag("name")
+	default:
+		return false
+	}
+	var fields []telemetry.Field
+	for i, j := 0, 0; i < len(p.Fields) && j < len(normalisedFields); {
+		switch c := strings.Compare(p.Fields[i].Key, normalisedFields[j]); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			fields = append(fields, p.Fields[i])
+			i, j = i+1, j+1
+		}
+	}
+	if object == "" || len(fields) == 0 {
+		return false
+	}
+	var tags []telemetry.Tag
+	for _, t := range p.Tags {
+		if !viewDroppedTags[t.Key] {
+			tags = append(tags, t)
+		}
+	}
+	tags = mergeTags(nil, []telemetry.Tag{{Key: "interface", Value: object}}, tags)
+	if alias, _ := p.Tag("ifAlias"); alias != "" {
+		tags = mergeTags(nil, tags, []telemetry.Tag{{Key: "description", Value: alias}})
+	}
+	*v = telemetry.Point{V: telemetry.Version, Measurement: "interface", Device: p.Device, Tags: tags, Fields: fields,
+		Time: p.Time, ReceivedAt: p.ReceivedAt, Source: "enrich"}
+	return true
+}
+
+// TestViewRecipeMatchesReference: a worker keeping its view recipe makes
+// the view interfaceViewReference makes, for rows whose tags and fields
+// come and go (an alias or not, a row's own interface or description
+// tag, tags the view drops, normalised fields or none), repeated so that
+// recipes are both kept and worked out again.
+func TestViewRecipeMatchesReference(t *testing.T) {
+	w := NewMetricsWorker(nil, nil)
+	rng := rand.New(rand.NewPCG(11, 12))
+	tagKeys := []string{"agent", "a", "description", "ifAlias", "ifDescr", "ifIndex", "ifName", "interface", "name", "role", "site", "z"}
+	fieldKeys := []string{"a", "ifHCInOctets", "in_octets_rate", "in_utilization_pct", "oper_up", "out_errors_rate", "speed_mbps", "zz"}
+	slices.Sort(tagKeys)
+	slices.Sort(fieldKeys)
+	subset := func(keys []string) []string {
+		var out []string
+		for _, k := range keys {
+			if rng.IntN(2) == 0 {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	var tk, fk []string
+	for n := range 5000 {
+		if n%4 == 0 {
+			tk, fk = subset(tagKeys), subset(fieldKeys)
+		}
+		p := &telemetry.Point{Measurement: []string{"snmp_interface", "interfaces_interface_state_counters", "cpu"}[rng.IntN(3)], Device: "d"}
+		for _, k := range tk {
+			v := fmt.Sprint(k, rng.IntN(3))
+			if rng.IntN(4) == 0 {
+				v = "" // an empty ifAlias or ifName
+			}
+			p.Tags = append(p.Tags, telemetry.Tag{Key: k, Value: v})
+		}
+		for _, k := range fk {
+			p.Fields = append(p.Fields, telemetry.FloatField(k, rng.Float64()))
+		}
+		var got, want telemetry.Point
+		okGot, okWant := w.interfaceView(p, &got), interfaceViewReference(p, &want)
+		if okGot != okWant {
+			t.Fatalf("%+v: view %v, want %v", p, okGot, okWant)
+		}
+		if !okGot {
+			continue
+		}
+		if len(got.Counters) == 0 {
+			got.Counters = nil
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%+v:\nview %+v\nwant %+v", p, got, want)
+		}
 	}
 }
