@@ -137,6 +137,13 @@ func (d *Decoder) time(slot int, lit []byte) (time.Time, bool) {
 	if c.lit != nil && bytes.Equal(c.lit, lit) {
 		return c.t, true
 	}
+	if c.lit != nil {
+		if t, ok := sameSecondTime(lit, c.lit, c.t); ok {
+			c.lit = append(c.lit[:0], lit...)
+			c.t = t
+			return t, true
+		}
+	}
 	var t time.Time
 	if err := t.UnmarshalJSON(lit); err != nil {
 		return time.Time{}, false

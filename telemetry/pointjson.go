@@ -126,6 +126,13 @@ func (c *timeText) appendTime(b []byte, t time.Time) ([]byte, error) {
 		return appendMarshalTime(b, t)
 	}
 	if !c.ok || c.t != t { // == (not Equal): the same location too, so the same text
+		if c.ok {
+			start := len(b)
+			if b, ok := appendSameSecond(b, c.text, c.t, t); ok {
+				c.t, c.text = t, append(c.text[:0], b[start:]...)
+				return b, nil
+			}
+		}
 		text, err := appendMarshalTime(c.text[:0], t)
 		if err != nil {
 			c.ok = false

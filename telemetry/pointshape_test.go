@@ -73,6 +73,7 @@ func TestShapedAllocatesNothing(t *testing.T) {
 func FuzzDecodeShaped(f *testing.F) {
 	row := ifRow(1, 2, 3)
 	f.Add(row, ifRow(2, 3, 4))
+	f.Add(row, ifRow(1, 3, 3)) // received_at in the same second
 	f.Add(row, []byte(strings.Replace(string(row), `"ifInErrors":0`, `"ifInErrors":"x"`, 1)))
 	f.Add(row, []byte(strings.Replace(string(row), `"Et2"`, `"Et\u0032"`, 1)))
 	f.Add(row, []byte(strings.Replace(string(row), `"uptime":118000`, `"uptime":-1`, 1)))
