@@ -549,10 +549,10 @@ func interfaceSpeed(p *telemetry.Point) float64 {
 	return 0
 }
 
-// rateDigits are the significant digits rates and utilisation keep: more
-// than two counter samples taken milliseconds off their schedule can
-// tell, and shorter to write (2057167.43, not 2057167.430390082; 0.56,
-// not 0.5599999999999999).
+// rateDigits are the significant digits rates and utilisation keep. Two
+// counter samples taken milliseconds off their schedule tell no more, and
+// shorter numbers are cheaper to write and store (2057167.43, not
+// 2057167.430390082; 0.56, not 0.5599999999999999).
 const rateDigits = 9
 
 // rateName is a counter's rate field name (name + "_rate"), made once per
