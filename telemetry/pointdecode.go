@@ -1026,6 +1026,27 @@ func (s *scanner) num() ([]byte, bool) {
 	return s.b[start:s.i], true
 }
 
+// plainUint reads a number of one to eighteen digits, no sign, fraction
+// or exponent (what counters and most gauges are), with its value; it
+// reads nothing and returns false for any other token, valid or not.
+func (s *scanner) plainUint() (u uint64, digits int, ok bool) {
+	b, i := s.b, s.i
+	if i >= len(b) || b[i]-'0' > 9 {
+		return 0, 0, false
+	}
+	start := i
+	for i < len(b) && b[i]-'0' <= 9 {
+		u = u*10 + uint64(b[i]-'0')
+		i++
+	}
+	digits = i - start
+	if digits > 18 || digits > 1 && b[start] == '0' || i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return 0, 0, false
+	}
+	s.i = i
+	return u, digits, true
+}
+
 func (s *scanner) digits() int {
 	b, i := s.b, s.i
 	for i+8 <= len(b) && allDigits(binary.LittleEndian.Uint64(b[i:])) {

@@ -1,6 +1,9 @@
 package telemetry
 
-import "bytes"
+import (
+	"bytes"
+	"math"
+)
 
 // A metric's shape is everything in its value but the values that change
 // from record to record: the keys, the punctuation, the measurement, the
@@ -165,6 +168,18 @@ func (d *Decoder) decodeShape(b []byte, sh *pointShape, p *Point) bool {
 		case holeField:
 			f := &p.Fields[h.idx]
 			f.Kind, f.bits, f.Str = FieldNull, 0, ""
+			if u, digits, ok := s.plainUint(); ok {
+				// What typeNumber makes of such a number, read once.
+				switch {
+				case f.Counter:
+					f.Kind, f.bits = FieldInt, u
+				case digits <= 15:
+					f.Kind, f.bits = FieldFloat, math.Float64bits(float64(u))
+				default:
+					typeNumber(f, s.b[s.i-digits:s.i], false)
+				}
+				continue
+			}
 			n, ok := d.fieldValue(f)
 			if !ok || n != nil && !typeNumber(f, n, f.Counter) {
 				return false
