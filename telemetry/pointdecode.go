@@ -24,7 +24,7 @@ import (
 //
 // Its fast paths take the common shape of the values weir writes, about
 // five times faster than encoding/json; metrics of a shape it read lately
-// (the rows of one table), about twenty times (pointshape.go;
+// (the rows of one table), over twenty-five times (pointshape.go;
 // BenchmarkDecodeIFMIBRow). Anything else (unknown or repeated
 // keys, nested values, invalid UTF-8, unpaired surrogates, nulls where a
 // value is expected) goes to encoding/json, so the result never differs
