@@ -173,8 +173,8 @@ func TestConnectionLimit(t *testing.T) {
 	}
 }
 
-// servedRaw reports whether a new connection to addr gets an answer to an
-// ApiVersions request.
+// servedRaw reports whether a new connection to addr gets a good answer
+// to an ApiVersions request: its correlation id, and no error.
 func servedRaw(addr string) bool {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -183,10 +183,17 @@ func servedRaw(addr string) bool {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
 	req := kmsg.NewPtrApiVersionsRequest()
-	if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 1)); err != nil {
+	if _, err := c.Write(kmsg.NewRequestFormatter().AppendRequest(nil, req, 7)); err != nil {
 		return false
 	}
 	var size [4]byte
-	_, err = io.ReadFull(c, size[:])
-	return err == nil
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		return false
+	}
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, body); err != nil || len(body) < 4 || int32(binary.BigEndian.Uint32(body)) != 7 {
+		return false
+	}
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	return resp.ReadFrom(body[4:]) == nil && resp.ErrorCode == 0 && len(resp.ApiKeys) > 0
 }
