@@ -581,13 +581,8 @@ var viewDroppedTags = map[string]bool{"ifName": true, "ifDescr": true, "ifIndex"
 // interfaceView makes v the source-independent "interface" record of an
 // enriched SNMP or gNMI interface row p; false for other rows.
 func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
-	var object string
-	switch p.Measurement {
-	case "snmp_interface":
-		object = firstTag(p, "ifName", "ifDescr", "ifIndex")
-	case "interfaces_interface_state_counters":
-		object, _ = p.Tag("name")
-	default:
+	object, ok := viewObject(p)
+	if !ok {
 		return false
 	}
 	rc := &w.viewRecipe
@@ -620,6 +615,19 @@ func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 	*v = telemetry.Point{V: telemetry.Version, Measurement: "interface", Device: p.Device, Tags: tags, Fields: fields,
 		Counters: v.Counters[:0], Time: p.Time, ReceivedAt: p.ReceivedAt, Source: "enrich"}
 	return true
+}
+
+// viewObject is the interface an interface row p is about (possibly
+// empty); false for rows that have no interface view.
+func viewObject(p *telemetry.Point) (string, bool) {
+	switch p.Measurement {
+	case "snmp_interface":
+		return firstTag(p, "ifName", "ifDescr", "ifIndex"), true
+	case "interfaces_interface_state_counters":
+		object, _ := p.Tag("name")
+		return object, true
+	}
+	return "", false
 }
 
 // unknownTags mark a device the inventory does not know.

@@ -49,13 +49,7 @@ func (pl *mergePlan) merge(dst, a, b []telemetry.Field) []telemetry.Field {
 		}
 		return dst
 	}
-	pl.a, pl.b, pl.steps = pl.a[:0], pl.b[:0], pl.steps[:0]
-	for k := range a {
-		pl.a = append(pl.a, a[k].Key)
-	}
-	for k := range b {
-		pl.b = append(pl.b, b[k].Key)
-	}
+	pl.a, pl.b, pl.steps = appendFieldKeys(pl.a[:0], a), appendFieldKeys(pl.b[:0], b), pl.steps[:0]
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		switch c := strings.Compare(a[i].Key, b[j].Key); {
@@ -80,20 +74,40 @@ func (pl *mergePlan) merge(dst, a, b []telemetry.Field) []telemetry.Field {
 }
 
 func (pl *mergePlan) same(a, b []telemetry.Field) bool {
-	if len(a) != len(pl.a) || len(b) != len(pl.b) {
+	return fieldKeysAre(a, pl.a) && fieldKeysAre(b, pl.b)
+}
+
+// fieldKeysAre and tagKeysAre: the keys, in order, are keys (compared
+// string by string, which is one pointer comparison for the same string).
+func fieldKeysAre(fs []telemetry.Field, keys []string) bool {
+	if len(fs) != len(keys) {
 		return false
 	}
-	for k := range a {
-		if a[k].Key != pl.a[k] {
-			return false
-		}
-	}
-	for k := range b {
-		if b[k].Key != pl.b[k] {
+	for i := range fs {
+		if fs[i].Key != keys[i] {
 			return false
 		}
 	}
 	return true
+}
+
+func tagKeysAre(tags []telemetry.Tag, keys []string) bool {
+	if len(tags) != len(keys) {
+		return false
+	}
+	for i := range tags {
+		if tags[i].Key != keys[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func appendFieldKeys(keys []string, fs []telemetry.Field) []string {
+	for i := range fs {
+		keys = append(keys, fs[i].Key)
+	}
+	return keys
 }
 
 // counterInfo is what the worker worked out for the k-th counter of a
@@ -138,11 +152,12 @@ func (w *MetricsWorker) fillCounterInfo(c *counterInfo, measurement, counter str
 // where the interface and description go. It holds while the row's field
 // and tag keys are the same, and whether it has an alias.
 type viewRecipe struct {
-	fieldKeys  []string
-	fieldPicks []int
-	tagKeys    []string
-	withAlias  bool
-	tagSteps   []int // an index into the row's tags, or viewInterface, viewDescription
+	fieldKeys   []string
+	fieldPicks  []int
+	tagKeys     []string
+	withAlias   bool
+	tagSteps    []int // an index into the row's tags, or viewInterface, viewDescription
+	tagsPlanned bool  // tagSteps are planned (a zero recipe has none, for a row of no tags)
 }
 
 const (
@@ -150,27 +165,13 @@ const (
 	viewDescription = -2
 )
 
-func (rc *viewRecipe) sameFields(fs []telemetry.Field) bool {
-	if len(fs) != len(rc.fieldKeys) || rc.fieldKeys == nil {
-		return false
-	}
-	for i := range fs {
-		if fs[i].Key != rc.fieldKeys[i] {
-			return false
-		}
-	}
-	return true
-}
+// sameFields: the recipe's fields hold for fs (a zero recipe picks none,
+// right for a row of no fields).
+func (rc *viewRecipe) sameFields(fs []telemetry.Field) bool { return fieldKeysAre(fs, rc.fieldKeys) }
 
 // planFields picks the row's fields named in normalisedFields.
 func (rc *viewRecipe) planFields(fs []telemetry.Field) {
-	rc.fieldKeys, rc.fieldPicks = rc.fieldKeys[:0], rc.fieldPicks[:0]
-	for i := range fs {
-		rc.fieldKeys = append(rc.fieldKeys, fs[i].Key)
-	}
-	if rc.fieldKeys == nil {
-		rc.fieldKeys = []string{} // planned, for no fields
-	}
+	rc.fieldKeys, rc.fieldPicks = appendFieldKeys(rc.fieldKeys[:0], fs), rc.fieldPicks[:0]
 	for i, j := 0, 0; i < len(fs) && j < len(normalisedFields); {
 		switch c := strings.Compare(fs[i].Key, normalisedFields[j]); {
 		case c < 0:
@@ -185,15 +186,7 @@ func (rc *viewRecipe) planFields(fs []telemetry.Field) {
 }
 
 func (rc *viewRecipe) sameTags(tags []telemetry.Tag, withAlias bool) bool {
-	if len(tags) != len(rc.tagKeys) || rc.tagKeys == nil || withAlias != rc.withAlias {
-		return false
-	}
-	for i := range tags {
-		if tags[i].Key != rc.tagKeys[i] {
-			return false
-		}
-	}
-	return true
+	return rc.tagsPlanned && withAlias == rc.withAlias && tagKeysAre(tags, rc.tagKeys)
 }
 
 // planTags: the row's tags but those viewDroppedTags names (inventory and
@@ -201,14 +194,9 @@ func (rc *viewRecipe) sameTags(tags []telemetry.Tag, withAlias bool) bool {
 // "interface" (say, from a target) wins over the object. With an alias,
 // the description too, over a row's own tag "description".
 func (rc *viewRecipe) planTags(tags []telemetry.Tag, withAlias bool) {
-	rc.tagKeys, rc.tagSteps, rc.withAlias = rc.tagKeys[:0], rc.tagSteps[:0], withAlias
+	rc.tagKeys, rc.tagSteps, rc.withAlias, rc.tagsPlanned = rc.tagKeys[:0], rc.tagSteps[:0], withAlias, true
 	for i := range tags {
 		rc.tagKeys = append(rc.tagKeys, tags[i].Key)
-	}
-	if rc.tagKeys == nil {
-		rc.tagKeys = []string{}
-	}
-	for i := range tags {
 		if !viewDroppedTags[tags[i].Key] {
 			rc.tagSteps = append(rc.tagSteps, i)
 		}

@@ -151,15 +151,11 @@ func TestWorkerCachesChangeNothing(t *testing.T) {
 }
 
 // interfaceViewReference is interfaceView as it was before its recipe:
-// every row's view worked out afresh.
+// every row's view worked out afresh (the object found as interfaceView
+// finds it).
 func interfaceViewReference(p, v *telemetry.Point) bool {
-	var object string
-	switch p.Measurement {
-	case "snmp_interface":
-		object = firstTag(p, "ifName", "ifDescr", "ifIndex")
-	case "interfaces_interface_state_counters":
-		object, _ = p.Tag("name")
-	default:
+	object, ok := viewObject(p)
+	if !ok {
 		return false
 	}
 	var fields []telemetry.Field

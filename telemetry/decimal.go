@@ -61,7 +61,8 @@ const digitPairs = "00010203040506070809" + "10111213141516171819" + "2021222324
 // shortest text that reads back as f is that decimal (decimals of fewer
 // than sixteen digits are too far apart to read back as one double), so
 // it is written with integer arithmetic, several times cheaper than the
-// shortest-float algorithm. ok is false for any other f.
+// shortest-float algorithm. ok is false for any other f, and for whole
+// numbers (appendMarshalFloat writes those as integers first).
 func appendShortFloat(b []byte, f float64) (_ []byte, ok bool) {
 	neg := f < 0
 	x := f
@@ -89,43 +90,24 @@ func appendShortFloat(b []byte, f float64) (_ []byte, ok bool) {
 	if m < 1e8 || m >= 1e9 {
 		return b, false // e was off by one at a power of ten
 	}
-	digits := uint64(m)
-	if neg {
-		b = append(b, '-')
-	}
-	if k <= 0 {
-		// An integer (f is whole: appendMarshalFloat's integer path
-		// takes those first; here for completeness).
-		b = appendUint(b, digits)
-		for ; k < 0; k++ {
-			b = append(b, '0')
-		}
-		return b, true
-	}
 	// k of the nine digits are after the point; trailing zeros go.
+	digits := uint64(m)
 	for k > 0 && digits%10 == 0 {
 		digits /= 10
 		k--
 	}
-	if k == 0 {
-		return appendUint(b, digits), true
+	if k <= 0 {
+		return b, false // whole: appendMarshalFloat writes those as integers
 	}
-	n := decimalLen(digits)
-	if k >= n {
-		// 0.000ddd
-		b = append(b, '0', '.')
-		for i := n; i < k; i++ {
-			b = append(b, '0')
-		}
-		return appendUint(b, digits), true
+	if neg {
+		b = append(b, '-')
 	}
-	b = appendUint(b, digits)
-	// Make room for the point, k digits from the end.
-	b = append(b, 0)
-	at := len(b) - 1 - k
-	copy(b[at+1:], b[at:len(b)-1])
-	b[at] = '.'
-	return b, true
+	whole, frac := digits/powersOf10[k], digits%powersOf10[k]
+	b = append(appendUint(b, whole), '.')
+	for n := decimalLen(frac); n < k; n++ {
+		b = append(b, '0')
+	}
+	return appendUint(b, frac), true
 }
 
 // decimalExponent is floor(log10(x)) for x in [1e-6, 1e15).

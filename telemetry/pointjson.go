@@ -3,6 +3,7 @@ package telemetry
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -97,20 +98,11 @@ func (c *listCache) appendList(b []byte, key string, list []string) []byte {
 	if c == nil || len(list) == 0 {
 		return appendStringList(b, key, list)
 	}
-	if len(list) != len(c.list) || !equalStrings(list, c.list) {
+	if !slices.Equal(list, c.list) {
 		c.list = append(c.list[:0], list...)
 		c.text = appendStringList(c.text[:0], key, list)
 	}
 	return append(b, c.text...)
-}
-
-func equalStrings(a, b []string) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // timeText holds a time of the Point before, encoded: the rows of a poll

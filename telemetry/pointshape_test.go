@@ -136,23 +136,36 @@ func BenchmarkDecodeIFMIBRow(b *testing.B) {
 			size += len(rows[len(rows)-1])
 		}
 	}
-	for _, bc := range []struct {
-		name   string
-		decode func(*Decoder, []byte, *Point) bool
-	}{{"shaped", (*Decoder).decodePoint}, {"tokens", (*Decoder).decodeTokens}, {"encoding-json", func(_ *Decoder, v []byte, p *Point) bool {
+	benchDecoders(b, rows, int64(size/len(rows)), decoderPath{"encoding-json", func(_ *Decoder, v []byte, p *Point) bool {
 		m, err := decodeMetricSlow(v)
 		if err == nil {
 			pointOf(m, p)
 		}
 		return err == nil
-	}}} {
-		b.Run(bc.name, func(b *testing.B) {
+	}})
+}
+
+// decoderPath is a way to decode a metric, for benchDecoders.
+type decoderPath struct {
+	name   string
+	decode func(*Decoder, []byte, *Point) bool
+}
+
+// benchDecoders decodes rows in turn with one Decoder and Point, by the
+// shaped path, the token path and then the others given, a sub-benchmark
+// each; bytes per row (0 for none) gives MB/s.
+func benchDecoders(b *testing.B, rows [][]byte, bytes int64, others ...decoderPath) {
+	paths := append([]decoderPath{{"shaped", (*Decoder).decodePoint}, {"tokens", (*Decoder).decodeTokens}}, others...)
+	for _, path := range paths {
+		b.Run(path.name, func(b *testing.B) {
 			var d Decoder
 			var p Point
-			b.SetBytes(int64(size / len(rows)))
+			if bytes > 0 {
+				b.SetBytes(bytes)
+			}
 			i := 0
 			for b.Loop() {
-				if !bc.decode(&d, rows[i], &p) {
+				if !path.decode(&d, rows[i], &p) {
 					b.Fatal("refused")
 				}
 				if i++; i == len(rows) {
@@ -234,22 +247,5 @@ func BenchmarkDecodeManyShapes(b *testing.B) {
 	for s := range maxShapes + 4 {
 		rows = append(rows, fmt.Appendf(nil, `{"v":1,"measurement":"m%d","device":"d","tags":{"a":"1"},"fields":{"f%d":1.5,"g":2},"time":"2026-11-29T14:00:00Z","received_at":"2026-11-29T14:00:00Z","source":"gnmi"}`, s, s))
 	}
-	for _, bc := range []struct {
-		name   string
-		decode func(*Decoder, []byte, *Point) bool
-	}{{"shaped", (*Decoder).decodePoint}, {"tokens", (*Decoder).decodeTokens}} {
-		b.Run(bc.name, func(b *testing.B) {
-			var d Decoder
-			var p Point
-			i := 0
-			for b.Loop() {
-				if !bc.decode(&d, rows[i], &p) {
-					b.Fatal("refused")
-				}
-				if i++; i == len(rows) {
-					i = 0
-				}
-			}
-		})
-	}
+	benchDecoders(b, rows, 0)
 }
