@@ -174,70 +174,11 @@ func pollTime(t0 time.Time, p, d, i int) (at, received time.Time) {
 //
 // MB/s is of the raw records read.
 func BenchmarkEnrichMetrics(b *testing.B) {
-	full := []string{"ifInOctets", "ifInUcastPkts", "ifInDiscards", "ifInErrors", "ifOutOctets", "ifOutUcastPkts",
-		"ifOutDiscards", "ifOutErrors", "ifHCInOctets", "ifHCInUcastPkts", "ifHCInMulticastPkts", "ifHCInBroadcastPkts",
-		"ifHCOutOctets", "ifHCOutUcastPkts", "ifHCOutMulticastPkts", "ifHCOutBroadcastPkts"}
-	short := []string{"ifHCInOctets", "ifHCOutOctets", "ifInErrors", "ifOutErrors", "ifInDiscards", "ifOutDiscards"}
-	ifRow := func(counters []string, gauges map[string]any, tags map[string]string) func(p, d, i int) telemetry.Metric {
-		return func(p, d, i int) telemetry.Metric {
-			fields := maps.Clone(gauges)
-			for k, c := range counters {
-				fields[c] = benchCounter(p, i, k)
-			}
-			t := maps.Clone(tags)
-			t["ifIndex"], t["ifName"], t["agent"] = fmt.Sprint(i), fmt.Sprintf("Et%d", i), fmt.Sprintf("10.0.%d.1", d)
-			// Sorted, with the HC ones as Counter64, as the poller
-			// writes them.
-			var wide []string
-			for _, c := range counters {
-				if strings.HasPrefix(c, "ifHC") {
-					wide = append(wide, c)
-				}
-			}
-			return telemetry.Metric{Measurement: "snmp_interface", Tags: t, Fields: fields,
-				Counters: slices.Sorted(slices.Values(counters)), Counters64: slices.Sorted(slices.Values(wide))}
-		}
-	}
-	for _, bc := range []struct {
-		name   string
-		ifaces int
-		row    func(p, d, i int) telemetry.Metric
-	}{
-		{"ifmib27", 48, ifRow(full, map[string]any{"ifType": int64(6), "ifMtu": int64(9216), "ifSpeed": int64(4294967295),
-			"ifPhysAddress": "00:1c:73:aa:bb:cc", "ifAdminStatus": int64(1), "ifOperStatus": int64(1),
-			"ifLastChange": int64(123456), "ifHighSpeed": int64(10000)}, map[string]string{"ifDescr": "Ethernet", "ifAlias": "uplink to spine"})},
-		{"ifmib8", 48, ifRow(short, map[string]any{"ifOperStatus": int64(1), "ifHighSpeed": int64(10000)}, map[string]string{})},
-		{"scalar4", 4, func(p, d, i int) telemetry.Metric {
-			return telemetry.Metric{Measurement: "cisco_cpu", Tags: map[string]string{"cpmCPUTotalIndex": fmt.Sprint(i), "agent": fmt.Sprintf("10.0.%d.1", d)},
-				Fields: map[string]any{"cpmCPUTotal5secRev": float64(p % 7), "cpmCPUTotal1minRev": float64(p % 5),
-					"cpmCPUMemoryUsed": float64(812345 + p), "cpmCPUMemoryFree": float64(1234567 - p)}}
-		}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			const devices, polls = 20, 10
-			t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-			var recs []broker.Record
-			size := 0
-			for p := 0; p < polls; p++ {
-				for d := 0; d < devices; d++ {
-					for i := 1; i <= bc.ifaces; i++ {
-						m := bc.row(p, d, i)
-						m.V, m.Device, m.Source = 1, fmt.Sprintf("leaf%02d", d), "snmp"
-						m.Time, m.ReceivedAt = pollTime(t0, p, d, i)
-						m.Uptime = uint32(100000 + p*6000)
-						v, _, err := m.AppendJSON(nil, nil)
-						if err != nil {
-							b.Fatal(err)
-						}
-						recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Value: v})
-						size += len(v)
-					}
-				}
-			}
-			inv, _ := ParseInventory([]byte(testInventory))
+	for _, shape := range benchRowShapes {
+		b.Run(shape.name, func(b *testing.B) {
+			recs, size := benchMetricRecords(b, shape)
 			newWorker := func() *MetricsWorker {
-				w := NewMetricsWorker(nil, inv)
-				w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false) // as Run makes it
+				w := benchMetricsWorker()
 				w.out.useArenas(&w.arena, &w.evEnc.arena)
 				return w
 			}
@@ -267,6 +208,147 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkMetricsCodec: the JSON part of BenchmarkEnrichMetrics/ifmib27
+// alone, on the same rows: decoding a raw row, and encoding what the worker
+// publishes for it (the enriched row and its interface view), each with
+// the worker's own reused Decoder and PointEncoder. Their sum is what a
+// row costs before any enrichment is done; it sets how far the whole path
+// can go while the values on both sides are JSON.
+func BenchmarkMetricsCodec(b *testing.B) {
+	recs, size := benchMetricRecords(b, benchRowShapes[0])
+	w := benchMetricsWorker()
+	// The Points the worker would encode, after its first poll (rates and
+	// all), copied out of its reused scratch.
+	clone := func(p telemetry.Point) telemetry.Point {
+		p.Tags, p.Fields = slices.Clone(p.Tags), slices.Clone(p.Fields)
+		p.Counters, p.Counters64 = slices.Clone(p.Counters), slices.Clone(p.Counters64)
+		return p
+	}
+	var rows, views []telemetry.Point
+	for i := range recs {
+		if _, ok := w.enrich(&recs[i]); !ok {
+			b.Fatal("a row was not enriched")
+		}
+		row := clone(w.row)
+		if !w.interfaceView(&w.row, &w.view) {
+			b.Fatal("a row had no interface view")
+		}
+		if i >= len(recs)/benchPolls {
+			rows, views = append(rows, row), append(views, clone(w.view))
+		}
+	}
+	encode := func(b *testing.B, points ...[]telemetry.Point) {
+		var e telemetry.PointEncoder
+		buf := make([]byte, 0, 8<<10)
+		n := 0
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			for _, ps := range points {
+				buf, _ = e.AppendJSON(buf[:0], &ps[i%len(ps)])
+				n += len(buf)
+			}
+		}
+		b.ReportMetric(float64(n)/float64(b.N), "B/row")
+	}
+	b.Run("decode", func(b *testing.B) {
+		var d telemetry.Decoder
+		var p telemetry.Point
+		b.SetBytes(int64(size / len(recs)))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := d.DecodePoint(recs[i%len(recs)].Value, &p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode-row", func(b *testing.B) { encode(b, rows) })
+	b.Run("encode-view", func(b *testing.B) { encode(b, views) })
+	b.Run("encode-both", func(b *testing.B) { encode(b, rows, views) })
+}
+
+// benchRowShape is a kind of row the metric benchmarks enrich: row(p, d, i)
+// is poll p's row i of device d.
+type benchRowShape struct {
+	name   string
+	ifaces int // rows per device and poll
+	row    func(p, d, i int) telemetry.Metric
+}
+
+// benchRowShapes are the rows of BenchmarkEnrichMetrics, widest first.
+var benchRowShapes = []benchRowShape{
+	{"ifmib27", 48, benchInterfaceRow([]string{"ifInOctets", "ifInUcastPkts", "ifInDiscards", "ifInErrors", "ifOutOctets", "ifOutUcastPkts",
+		"ifOutDiscards", "ifOutErrors", "ifHCInOctets", "ifHCInUcastPkts", "ifHCInMulticastPkts", "ifHCInBroadcastPkts",
+		"ifHCOutOctets", "ifHCOutUcastPkts", "ifHCOutMulticastPkts", "ifHCOutBroadcastPkts"},
+		map[string]any{"ifType": int64(6), "ifMtu": int64(9216), "ifSpeed": int64(4294967295),
+			"ifPhysAddress": "00:1c:73:aa:bb:cc", "ifAdminStatus": int64(1), "ifOperStatus": int64(1),
+			"ifLastChange": int64(123456), "ifHighSpeed": int64(10000)}, map[string]string{"ifDescr": "Ethernet", "ifAlias": "uplink to spine"})},
+	{"ifmib8", 48, benchInterfaceRow([]string{"ifHCInOctets", "ifHCOutOctets", "ifInErrors", "ifOutErrors", "ifInDiscards", "ifOutDiscards"},
+		map[string]any{"ifOperStatus": int64(1), "ifHighSpeed": int64(10000)}, map[string]string{})},
+	{"scalar4", 4, func(p, d, i int) telemetry.Metric {
+		return telemetry.Metric{Measurement: "cisco_cpu", Tags: map[string]string{"cpmCPUTotalIndex": fmt.Sprint(i), "agent": fmt.Sprintf("10.0.%d.1", d)},
+			Fields: map[string]any{"cpmCPUTotal5secRev": float64(p % 7), "cpmCPUTotal1minRev": float64(p % 5),
+				"cpmCPUMemoryUsed": float64(812345 + p), "cpmCPUMemoryFree": float64(1234567 - p)}}
+	}},
+}
+
+// benchInterfaceRow makes IF-MIB rows of the counters, gauges and tags
+// given, as the poller writes them: counters sorted, the HC ones listed as
+// Counter64.
+func benchInterfaceRow(counters []string, gauges map[string]any, tags map[string]string) func(p, d, i int) telemetry.Metric {
+	var wide []string
+	for _, c := range counters {
+		if strings.HasPrefix(c, "ifHC") {
+			wide = append(wide, c)
+		}
+	}
+	sorted, wide := slices.Sorted(slices.Values(counters)), slices.Sorted(slices.Values(wide))
+	return func(p, d, i int) telemetry.Metric {
+		fields := maps.Clone(gauges)
+		for k, c := range counters {
+			fields[c] = benchCounter(p, i, k)
+		}
+		t := maps.Clone(tags)
+		t["ifIndex"], t["ifName"], t["agent"] = fmt.Sprint(i), fmt.Sprintf("Et%d", i), fmt.Sprintf("10.0.%d.1", d)
+		return telemetry.Metric{Measurement: "snmp_interface", Tags: t, Fields: fields, Counters: sorted, Counters64: wide}
+	}
+}
+
+// The metric benchmarks' devices and polls, a minute apart.
+const benchDevices, benchPolls = 20, 10
+
+// benchMetricRecords are the raw records of benchDevices devices polled
+// benchPolls times, poll by poll, with their total size.
+func benchMetricRecords(b *testing.B, shape benchRowShape) (recs []broker.Record, size int) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for p := 0; p < benchPolls; p++ {
+		for d := 0; d < benchDevices; d++ {
+			for i := 1; i <= shape.ifaces; i++ {
+				m := shape.row(p, d, i)
+				m.V, m.Device, m.Source = 1, fmt.Sprintf("leaf%02d", d), "snmp"
+				m.Time, m.ReceivedAt = pollTime(t0, p, d, i)
+				m.Uptime = uint32(100000 + p*6000)
+				v, _, err := m.AppendJSON(nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Value: v})
+				size += len(v)
+			}
+		}
+	}
+	return recs, size
+}
+
+// benchMetricsWorker is a metrics worker over testInventory with the
+// outputs Run would make, short of a broker.
+func benchMetricsWorker() *MetricsWorker {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false) // as Run makes it
+	return w
 }
 
 // TestArenaValuesStayIntact: values handed out by the arena are not
