@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -52,7 +51,7 @@ type inventoryIndex struct {
 	byFold  map[string]*Device
 	byLabel map[string]*Device
 	byAddr  map[netip.Addr]*Device
-	ranges  []*Device // CIDR entries, longest prefix first
+	ranges  prefixTable // CIDR entries
 	modTime time.Time
 }
 
@@ -142,7 +141,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				return nil, fmt.Errorf("%s: device %d (%s): cidr %q: %w", name, i+1, d.Name, d.CIDR, err)
 			}
 			d.prefix = p.Masked()
-			idx.ranges = append(idx.ranges, d)
+			idx.ranges.add(d)
 		case d.Address != "":
 			a, err := netip.ParseAddr(d.Address)
 			if err != nil {
@@ -179,7 +178,6 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		}
 		idx.byLabel[label] = d
 	}
-	sort.SliceStable(idx.ranges, func(i, j int) bool { return idx.ranges[i].prefix.Bits() > idx.ranges[j].prefix.Bits() })
 	return idx, nil
 }
 
@@ -211,12 +209,7 @@ func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {
 	if d, ok := idx.byAddr[a]; ok {
 		return d
 	}
-	for _, d := range idx.ranges {
-		if d.prefix.Contains(a) {
-			return d
-		}
-	}
-	return nil
+	return idx.ranges.lookup(a)
 }
 
 // lookupFold finds name ignoring case; then an FQDN by its first label
