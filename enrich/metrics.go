@@ -639,11 +639,6 @@ func mergeTags(dst, a, b []telemetry.Tag) []telemetry.Tag {
 	return mergeSorted(dst, a, b, func(t telemetry.Tag) string { return t.Key })
 }
 
-// mergeFields is mergeTags for fields.
-func mergeFields(dst, a, b []telemetry.Field) []telemetry.Field {
-	return mergeSorted(dst, a, b, func(f telemetry.Field) string { return f.Key })
-}
-
 // mergeSorted appends to dst the elements of a and b, both sorted by key,
 // in key order; b's element wins where both have a key.
 func mergeSorted[T any](dst, a, b []T, key func(T) string) []T {

@@ -29,7 +29,7 @@ const (
 )
 
 // merge appends to dst the fields of a and b, both sorted by key, in key
-// order, b's field winning where both have a key: what mergeFields gives,
+// order, b's field winning where both have a key (as mergeSorted does),
 // by the plan when a and b have the keys of last time.
 func (pl *mergePlan) merge(dst, a, b []telemetry.Field) []telemetry.Field {
 	if pl.same(a, b) {

@@ -14,6 +14,11 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
+// mergeFields is mergeTags for fields: what a mergePlan must give.
+func mergeFields(dst, a, b []telemetry.Field) []telemetry.Field {
+	return mergeSorted(dst, a, b, func(f telemetry.Field) string { return f.Key })
+}
+
 // TestMergePlanMatchesMerge: a plan merges as mergeFields does, whether
 // the keys are those of last time (replayed) or not (worked out again),
 // with values that differ from one merge to the next.
