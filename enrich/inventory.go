@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,9 @@ type inventoryIndex struct {
 	byAddr  map[netip.Addr]*Device
 	ranges  prefixTable // CIDR entries
 	modTime time.Time
+	// warnings name the entries another one hides (the same name,
+	// address or CIDR twice), logged when the file is loaded.
+	warnings []string
 }
 
 // Inventory matches records to devices by hostname (or sysName), exact
@@ -105,8 +109,15 @@ func (inv *Inventory) Reload() error {
 	}
 	idx.modTime = st.ModTime()
 	inv.idx.Store(idx)
+	for _, w := range idx.warnings {
+		inv.logger.Warn("inventory: "+w, slog.String("file", inv.path))
+	}
 	return nil
 }
+
+// Warnings are what the inventory's file lists twice (a name, an address
+// or a CIDR), each saying which entry is used; weir check prints them.
+func (inv *Inventory) Warnings() []string { return inv.idx.Load().warnings }
 
 func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -117,6 +128,13 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
 		byAddr: map[netip.Addr]*Device{}}
+	// Where each name, address and CIDR was first listed, to warn of
+	// entries listed twice.
+	firstName, firstAddr, firstPrefix := map[string]int{}, map[netip.Addr]int{}, map[netip.Prefix]int{}
+	twice := func(i int, d *Device, what string, first, used int) {
+		idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): %s also at device %d; device %d is used",
+			i+1, entryName(d), what, first+1, used+1))
+	}
 	for i := range f.Devices {
 		d := &f.Devices[i]
 		d.tags = map[string]string{}
@@ -141,15 +159,30 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				return nil, fmt.Errorf("%s: device %d (%s): cidr %q: %w", name, i+1, d.Name, d.CIDR, err)
 			}
 			d.prefix = p.Masked()
+			if j, ok := firstPrefix[d.prefix]; ok {
+				twice(i, d, "cidr "+d.prefix.String(), j, j) // the first range is kept
+			} else {
+				firstPrefix[d.prefix] = i
+			}
 			idx.ranges.add(d)
 		case d.Address != "":
 			a, err := netip.ParseAddr(d.Address)
 			if err != nil {
 				return nil, fmt.Errorf("%s: device %d (%s): address %q: %w", name, i+1, d.Name, d.Address, err)
 			}
+			if j, ok := firstAddr[a]; ok {
+				twice(i, d, "address "+a.String(), j, i) // the last address is kept
+			} else {
+				firstAddr[a] = i
+			}
 			idx.byAddr[a] = d
 		}
 		if d.Name != "" && d.CIDR == "" {
+			if j, ok := firstName[d.Name]; ok {
+				twice(i, d, "name "+strconv.Quote(d.Name), j, i) // the last name is kept
+			} else {
+				firstName[d.Name] = i
+			}
 			idx.byName[d.Name] = d
 		}
 	}
@@ -331,4 +364,15 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			inv.logger.Info("inventory reloaded", slog.String("file", inv.path))
 		}
 	}
+}
+
+// entryName is how a warning names an inventory entry.
+func entryName(d *Device) string {
+	switch {
+	case d.Name != "":
+		return d.Name
+	case d.CIDR != "":
+		return d.CIDR
+	}
+	return d.Address
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -338,5 +339,57 @@ func TestInventoryTrailingDot(t *testing.T) {
 		if got := siteOf(inv, tc.name); got != tc.site {
 			t.Errorf("Lookup(%q): site %q, want %q", tc.name, got, tc.site)
 		}
+	}
+}
+
+// TestInventoryWarnsOfHiddenEntries: a name, address or CIDR listed twice
+// is named with the entry that is used, and the lookups use that entry.
+func TestInventoryWarnsOfHiddenEntries(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {name: edge1, address: 192.0.2.1, site: old}
+  - {name: edge2, address: 192.0.2.2}
+  - {name: edge1, address: 192.0.2.3, site: new}
+  - {name: edge3, address: 192.0.2.2}
+  - {cidr: 10.0.0.0/8, site: first}
+  - {name: lab, cidr: 10.1.2.3/8, site: second}
+  - {cidr: 10.1.0.0/16}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`device 3 (edge1): name "edge1" also at device 1; device 3 is used`,
+		"device 4 (edge3): address 192.0.2.2 also at device 2; device 4 is used",
+		"device 6 (lab): cidr 10.0.0.0/8 also at device 5; device 5 is used",
+	}
+	if got := inv.Warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, c := range []struct{ name, addr, want string }{
+		{"edge1", "", "new"},
+		{"", "192.0.2.2", "edge3"},
+		{"", "10.9.9.9", "first"},
+	} {
+		d := inv.Lookup(c.name, c.addr)
+		if d == nil || (d.Site != c.want && d.Name != c.want) {
+			t.Errorf("Lookup(%q, %q) = %+v, want %s", c.name, c.addr, d, c.want)
+		}
+	}
+	if inv, _ := ParseInventory([]byte(testInventory)); len(inv.Warnings()) != 0 {
+		t.Errorf("the test inventory has warnings: %v", inv.Warnings())
+	}
+}
+
+// TestInventoryLogsHiddenEntries: loading a file that lists an address
+// twice logs it, with the file.
+func TestInventoryLogsHiddenEntries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	os.WriteFile(path, []byte("devices:\n  - {name: a, address: 192.0.2.1}\n  - {name: b, address: 192.0.2.1}\n"), 0o644)
+	var logs syncBuffer
+	if _, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), `level=WARN msg="inventory: device 2 (b): address 192.0.2.1 also at device 1; device 2 is used" file=`+path) {
+		t.Fatalf("logs: %s", logs.String())
 	}
 }

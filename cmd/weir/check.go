@@ -30,8 +30,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	// The inventory is read as weir run reads it, so a broken one fails
 	// here and not at the next start or SIGHUP.
 	if inv := cfg.Enrich.Inventory; inv != "" && cfg.EnrichEnabled() && !*skipFiles {
-		if _, err := enrich.LoadInventory(inv, slog.New(slog.DiscardHandler)); err != nil {
+		loaded, err := enrich.LoadInventory(inv, slog.New(slog.DiscardHandler))
+		if err != nil {
 			return &exitError{1, fmt.Errorf("%s: enrich.inventory: %w", *file, err)}
+		}
+		for _, w := range loaded.Warnings() {
+			fmt.Fprintf(stderr, "%s: warning: %s\n", inv, w)
 		}
 	}
 	if !*skipFiles {

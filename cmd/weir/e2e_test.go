@@ -329,6 +329,12 @@ func TestCheckCommand(t *testing.T) {
 	if out, err = exec.Command(weirBin, "check", "--skip-files", "-c", withInv).CombinedOutput(); err != nil {
 		t.Fatalf("broken inventory, --skip-files: %v %s", err, out)
 	}
+	// An entry another one hides is a warning, not an error.
+	os.WriteFile(inv, []byte("devices:\n  - {name: a, address: 192.0.2.1}\n  - {name: b, address: 192.0.2.1}\n"), 0o644)
+	out, err = exec.Command(weirBin, "check", "-c", withInv).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), inv+": warning: device 2 (b): address 192.0.2.1 also at device 1; device 2 is used") {
+		t.Fatalf("inventory listing an address twice: %v %s", err, out)
+	}
 	// So are the TLS files: a good set passes, a missing key and a CA
 	// file without certificates are named.
 	ca := tlstest.NewCA(t, "weir test CA")
