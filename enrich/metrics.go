@@ -39,7 +39,6 @@ type MetricsWorker struct {
 	row, view telemetry.Point
 	tagBuf    []telemetry.Tag  // swapped with row.Tags
 	targetTag [1]telemetry.Tag // the target's own name, when the inventory renames it
-	viewTags  []telemetry.Tag  // the view's tags being merged
 	fieldBuf  []telemetry.Field
 	rateBuf   []telemetry.Field
 	normBuf   []telemetry.Field
