@@ -99,9 +99,27 @@ func syslogRules() []rule {
 			states: ifStates, examples: []example{
 				{"SNMP_TRAP_LINK_DOWN: ifIndex 545, ifAdminStatus up(1), ifOperStatus down(2), ifName ge-0/0/1", "interface_down", map[string]string{"interface": "ge-0/0/1"}},
 			}},
-		{name: "huawei_ifnet", needs: "IFNET/", patterns: []*regexp.Regexp{re(`(?i)IFNET/\d/(?:LINK_STATE|LINKUPDOWN|PHY_STATUS).*?(?:interface|Interface) (?P<interface>[\w/.:-]+) (?:has entered|turned into|changed to) (?:the )?(?P<state>UP|DOWN)`)},
+		// IF_STATE and UPDOWN lines: nocproject/noc
+		// collections/fm.eventclassificationrules/Huawei/VRP/Network/Link/
+		// Link_{Down,Up}_1_SYSLOG_.json, Link_Down_2_SYSLOG_.json.
+		{name: "huawei_ifnet", needs: "IFNET/", patterns: []*regexp.Regexp{re(`(?i)IFNET/\d/(?:LINK_STATE|LINKUPDOWN|PHY_STATUS|IF_STATE|UPDOWN).*?(?:interface|Interface) (?P<interface>[\w/.:-]+) (?:has entered|(?:has )?turned into|(?:was )?changed to) (?:the )?(?P<state>UP|DOWN)`)},
 			vendors: []string{"huawei_vrp", ""}, states: ifStates, examples: []example{
 				{"%%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/1"}},
+				{"%%01IFNET/4/IF_STATE(l)[1475]:Interface GigabitEthernet2/0/9 has turned into DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet2/0/9"}},
+				{"%%01IFNET/4/IF_STATE(l)[1479]:Interface GigabitEthernet2/0/9 has turned into UP state.", "interface_up", map[string]string{"interface": "GigabitEthernet2/0/9"}},
+				{"%%01IFNET/4/UPDOWN(l): The state of interface Ethernet0/0/16 was changed to DOWN.", "interface_down", map[string]string{"interface": "Ethernet0/0/16"}},
+			}},
+		// Huawei S-series port and PHY lines: nocproject/noc
+		// .../Huawei/VRP/Network/Link/Link_Down_3_SYSLOG_.json,
+		// Link_Down_SYSLOG_4.json, Link_Up_SYSLOG_4.json.
+		{name: "huawei_phy", needs: "PHY/", patterns: []*regexp.Regexp{re(`PHY/\d/PHY_STATUS_\w+.*?:Slot=\d+;(?P<interface>[\w/.:-]+) change status to (?P<state>up|down)\b`)},
+			states: ifStates, examples: []example{
+				{"%%01PHY/4/PHY_STATUS_UP2DOWN(l)[155]:Slot=1;GigabitEthernet1/1/8 change status to down.", "interface_down", map[string]string{"interface": "GigabitEthernet1/1/8"}},
+				{"%%01PHY/4/PHY_STATUS_UP(l)[157]:Slot=1;GigabitEthernet1/1/8 change status to up.", "interface_up", map[string]string{"interface": "GigabitEthernet1/1/8"}},
+			}},
+		{name: "huawei_drv_link", needs: "DRV/", patterns: []*regexp.Regexp{re(`DRV/\d/LINK(?P<state>DOWN|UP)\b.*?\b[Pp]ort (?P<interface>[\w/.:-]+) is (?:down|up)\b`)},
+			states: ifStates, examples: []example{
+				{"Aug 2 2012 09:32:31 kiev-okr4-sw8 %%01DRV/6/LINKDOWN(l): Port Ethernet0/0/3 is down because the link layer is down.", "interface_down", map[string]string{"interface": "Ethernet0/0/3"}},
 			}},
 		{name: "nokia_sros_port", needs: "SNMP #", patterns: []*regexp.Regexp{re(`(?i)SNMP #\d+ Base (?P<interface>\d+/\d+/\S+?):? ?(?:Interface|Port) (?:\S+ )?is (?P<state>not operational|operational)`)},
 			states: map[string]string{"operational": "interface_up", "not operational": "interface_down"}, examples: []example{
@@ -138,6 +156,15 @@ func syslogRules() []rule {
 		{name: "huawei_bgp", needs: "BGP/", patterns: []*regexp.Regexp{re(`BGP/\d/(?:STATE_CHG_UPDOWN|BGP_STATE_CHANGE).*?[Pp]eer (?P<neighbor>` + ipish + `).*?(?:CurrentState|current state)=(?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"BGP/2/STATE_CHG_UPDOWN:The status of the peer 10.1.1.1 changed from ESTABLISHED to IDLE. (InstanceName=Public, StateChangeReason=Hold Timer Expired, CurrentState=Idle)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1"}},
+			}},
+		// BGP/6/PEER_STATE_CHG: the message format of Huawei's NetEngine
+		// 8000 log reference (a10.tagan.ru/huawei/netengine8000f1a/log/8090/
+		// PEER_STATE_CHG_6.html); the values are ours.
+		{name: "huawei_bgp_peer_state", needs: "PEER_STATE_CHG", patterns: []*regexp.Regexp{re(`BGP/\d/PEER_STATE_CHG\b.*?\(PrevState=(?P<old>\w+), CurrState=(?P<new>\w+),.*?\bPeer=(?P<neighbor>` + ipish + `)(?:,.*?\bVpnInstance=(?P<vrf>[^,)\s]+))?`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{"BGP/6/PEER_STATE_CHG: The state of the peer changed after receiving an event. (PrevState=Established, CurrState=Idle, InputEvent=HOLD_TIMER, Peer=10.1.1.1, SourceInterface=GigabitEthernet0/0/1, VpnInstance=CUST-A)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1", "vrf": "CUST-A"}},
+				{"BGP/6/PEER_STATE_CHG: The state of the peer changed after receiving an event. (PrevState=OpenConfirm, CurrState=Established, InputEvent=RECV_KEEPALIVE, Peer=10.1.1.1, SourceInterface=GigabitEthernet0/0/1, VpnInstance=)", "bgp_peer_up", map[string]string{"neighbor": "10.1.1.1"}},
+				{"BGP/6/PEER_STATE_CHG: The state of the peer changed after receiving an event. (PrevState=Idle, CurrState=Connect, InputEvent=START, Peer=10.1.1.1, SourceInterface=GigabitEthernet0/0/1, VpnInstance=)", "", map[string]string{"neighbor": "10.1.1.1"}},
 			}},
 		{name: "paloalto_bgp", needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipaddr + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
@@ -176,10 +203,15 @@ func syslogRules() []rule {
 			states: map[string]string{"up": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
 				{"RPD_OSPF_NBRDOWN: OSPF neighbor 10.0.0.6 (realm ospf-v2 ge-0/0/2.0 area 0.0.0.0) state changed from Full to Down due to InActiveTimer (event reason: neighbor was inactive)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.6", "interface": "ge-0/0/2.0"}},
 			}},
-		{name: "huawei_ospf", needs: "OSPF/", patterns: []*regexp.Regexp{re(`OSPF/\d/NBR_CH\w*.*?NeighborAddress=(?P<neighbor>` + ipish + `).*?NeighborPreviousState=(?P<old>\w+), NeighborCurrentState=(?P<new>\w+)`)},
+		// The Nbr* keys: OSPF/6/NBR_CHANGE in Huawei's CloudEngine and
+		// NetEngine 8000 log references (support.huawei.com/enterprise/en/
+		// doc/EDOC1100039602/ed39abd0/ospf-6-nbr_change); the values are ours.
+		{name: "huawei_ospf", needs: "OSPF/", patterns: []*regexp.Regexp{re(`OSPF/\d/NBR_CH\w*.*?(?:NeighborAddress|NbrIpAddr)=(?P<neighbor>` + ipish + `).*?(?:Neighbor|Nbr)PreviousState=(?P<old>\w+), (?:Neighbor|Nbr)CurrentState=(?P<new>\w+)`)},
 			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
 				{"OSPF/3/NBR_CHG_DOWN(l)[4]:Neighbor event:neighbor state changed to Down. (ProcessId=256, NeighborAddress=10.1.1.2, NeighborEvent=KillNbr, NeighborPreviousState=Full, NeighborCurrentState=Down)", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
 				{"OSPF/6/NBR_CHANGE_E:Neighbor changes event: neighbor status changed. (ProcessId=256, NeighborAddress=10.1.1.2, NeighborEvent=LoadingDone, NeighborPreviousState=Loading, NeighborCurrentState=Full)", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
+				{"OSPF/6/NBR_CHANGE:Neighbor changes event: neighbor status changed. (ProcessId=1, NbrIpAddr=10.1.1.2, NbrEvent=InactivityTimer, NbrPreviousState=Full, NbrCurrentState=Down)", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
+				{"OSPF/6/NBR_CHANGE: Neighbor changes event: neighbor status changed. (ProcessId=1, NbrIpAddr=10.1.1.2, Interface=GigabitEthernet0/0/1, NbrEvent=LoadingDone, NbrPreviousState=Loading, NbrCurrentState=Full,CpuUsage=10, AreaId=0.0.0.0)", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
 			}},
 		// --- Configuration and logins ---
 		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?P<user>[^\s,]+)`)},
@@ -222,6 +254,19 @@ func syslogRules() []rule {
 		{name: "huawei_login", needs: "SSH_USER_LOGIN", patterns: []*regexp.Regexp{re(`SSH_USER_LOGIN(?:\(\w\))?(?:\[\d+\])?:.*?UserName=(?P<user>[^,)\s]+)(?:, IPAddress=(?P<source>` + ipish + `))?`)},
 			event: "login_succeeded", examples: []example{
 				{"SSH/5/SSH_USER_LOGIN(l)[3]:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.1.100"}},
+			}},
+		// SHELL/5/LOGIN and LINE/5/VTYUSERLOGIN: nocproject/noc
+		// .../Huawei/VRP/Security/Authentication/Login_{2,3}_SYSLOG_.json.
+		// "VTY login from A" (Login_1_SYSLOG_.json) names the line, not a
+		// user: the login, with no user.
+		{name: "huawei_shell_login", needs: " login from ", patterns: []*regexp.Regexp{re(`SHELL/\d/LOGIN(?:\(\w\))?(?:\[\d+\])?:\s*(?:(?:VTY|TTY|AUX|CON)\d*|(?P<user>[^\s(]+)) login from (?P<source>` + ipaddr + `)`)},
+			event: "login_succeeded", examples: []example{
+				{"Jul 20 2012 11:37:29 od-agg-1-dobrovolskogo126 %%01SHELL/5/LOGIN(l):  amt login from 212.40.34.7.", "login_succeeded", map[string]string{"user": "amt", "source": "212.40.34.7"}},
+				{"Feb  3 2012 05:46:46 switch-test %%01SHELL/5/LOGIN(l)[410]:VTY login from 192.168.220.252.", "login_succeeded", map[string]string{"user": "", "source": "192.168.220.252"}},
+			}},
+		{name: "huawei_vty_login", needs: "VTYUSERLOGIN", patterns: []*regexp.Regexp{re(`VTYUSERLOGIN:.*?A user login\. \(.*?UserName=(?P<user>[^,)\s]+)(?:, UserIP=(?P<source>` + ipish + `))?`)},
+			event: "login_succeeded", examples: []example{
+				{"LINE/5/VTYUSERLOGIN:OID 1.3.6.1.4.1.2011.5.25.207.2.2 A user login. (UserIndex=34, UserName=qqq, UserIP=172.25.127.37, UserChannel=VTY0)", "login_succeeded", map[string]string{"user": "qqq", "source": "172.25.127.37"}},
 			}},
 		{name: "nokia_login", needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]: User (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
 			event: "login_succeeded", examples: []example{
