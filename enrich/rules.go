@@ -125,10 +125,15 @@ func syslogRules() []rule {
 			states: map[string]string{"operational": "interface_up", "not operational": "interface_down"}, examples: []example{
 				{"PORT-MINOR-linkDown-2004 [Port 1/1/1]:  Interface 1/1/1 is not operational SNMP #2004 Base 1/1/1: Interface 1/1/1 is not operational", "interface_down", map[string]string{"interface": "1/1/1"}},
 			}},
-		{name: "mikrotik_link", needs: " link ", patterns: []*regexp.Regexp{re(`^(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*) link (?P<state>up|down)\b`)},
+		// RouterOS puts the topics in front when the syslog action asks
+		// for them: "interface,info ether3-TRANSIT link down" (nocproject/noc
+		// .../MikroTik/RouterOS/Network/Link/Link_{Down,Up}_SYSLOG_.json).
+		{name: "mikrotik_link", needs: " link ", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*) link (?P<state>up|down)\b`)},
 			states: ifStates, examples: []example{
 				{"ether1 link down", "interface_down", map[string]string{"interface": "ether1"}},
 				{"sfp-sfpplus1 link up (speed 10G, full duplex)", "interface_up", map[string]string{"interface": "sfp-sfpplus1"}},
+				{"interface,info ether3-TRANSIT link down", "interface_down", map[string]string{"interface": "ether3-TRANSIT"}},
+				{"interface,info ether3-TRANSIT link up (speed 100M, full duplex)", "interface_up", map[string]string{"interface": "ether3-TRANSIT"}},
 			}},
 		{name: "aruba_extreme_port", needs: "ort ", patterns: []*regexp.Regexp{re(`(?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )?(?P<state>on-line|off-line|up|down)\b`)},
 			states: map[string]string{"on-line": "interface_up", "off-line": "interface_down", "up": "interface_up", "down": "interface_down"}, examples: []example{
