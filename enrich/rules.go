@@ -175,13 +175,20 @@ func syslogRules() []rule {
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"routed: BGP peer 10.9.0.1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.9.0.1"}},
 			}},
-		{name: "nokia_bgp_down", needs: "bgpBackwardTransition-", patterns: []*regexp.Regexp{re(`BGP-\w+-bgpBackwardTransition-\d+ \[Peer \d+: (?P<neighbor>` + ipaddr + `)\].*?moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
+		// The event text, whatever the event's name and number
+		// (bgpBackwardTransition 2002, bgpBackwardTransNotification 2039)
+		// and the log's layout. The "BGP #2039"/"#2038" lines: an SR OS
+		// log, pastebin.com/4Ui8Tp2G, its two lines joined.
+		{name: "nokia_bgp_down", needs: "moved from higher state ", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state ESTABLISHED to lower state IDLE due to event TCP SOCKET ERROR"`, "bgp_peer_down", map[string]string{"neighbor": "10.158.60.200"}},
+				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state OPENSENT to lower state IDLE due to event TCP SOCKET ERROR"`, "", map[string]string{"neighbor": "10.158.60.200"}},
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state ESTABLISHED to lower state IDLE due to event HOLD TIME EXPIRED", "bgp_peer_down", map[string]string{"neighbor": "10.20.1.3"}},
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state OPENSENT to lower state ACTIVE due to event CONNECT RETRY", "", map[string]string{"neighbor": "10.20.1.3"}},
 			}},
-		{name: "nokia_bgp_up", needs: "bgpEstablished-", patterns: []*regexp.Regexp{re(`BGP-\w+-bgpEstablished-\d+ \[Peer \d+: (?P<neighbor>` + ipaddr + `)\]`)},
+		{name: "nokia_bgp_up", needs: "moved into established state", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved into established state`)},
 			event: "bgp_peer_up", examples: []example{
+				{`MINOR: BGP #2038 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state"`, "bgp_peer_up", map[string]string{"neighbor": "10.158.60.200"}},
 				{"BGP-MINOR-bgpEstablished-2001 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved into established state", "bgp_peer_up", map[string]string{"neighbor": "10.20.1.3"}},
 			}},
 		// --- OSPF ---
