@@ -225,6 +225,15 @@ func syslogRules() []rule {
 				{"OSPF/6/NBR_CHANGE:Neighbor changes event: neighbor status changed. (ProcessId=1, NbrIpAddr=10.1.1.2, NbrEvent=InactivityTimer, NbrPreviousState=Full, NbrCurrentState=Down)", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
 				{"OSPF/6/NBR_CHANGE: Neighbor changes event: neighbor status changed. (ProcessId=1, NbrIpAddr=10.1.1.2, Interface=GigabitEthernet0/0/1, NbrEvent=LoadingDone, NbrPreviousState=Loading, NbrCurrentState=Full,CpuUsage=10, AreaId=0.0.0.0)", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
 			}},
+		// ospf.neighbor.ChgState: the message text of the ExtremeXOS EMS
+		// catalogue (documentation.extremenetworks.com/ems_catalog_22.1/
+		// .../ospf/ospf_neighbor_ChgState.shtml); the values are ours.
+		{name: "extreme_ospf", needs: "Changing the state of neighbor rtid ", patterns: []*regexp.Regexp{re(`Changing the state of neighbor rtid \S+ ipa (?P<neighbor>` + ipaddr + `) to state = (?P<state>\w+)`)},
+			states: map[string]string{"full": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
+				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = DOWN", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
+				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
+				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = EX_START", "", nil},
+			}},
 		// --- Configuration and logins ---
 		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?P<user>[^\s,]+)`)},
 			event: "config_changed", examples: []example{
