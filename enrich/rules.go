@@ -298,6 +298,12 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"<Info:AAA.authPass> Login passed for user admin through ssh (10.0.0.5)", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.5"}},
 			}},
+		// AOS-CX: DanielleHuisman/observium-community-edition
+		// tests/IncludesSyslogTest.php (event 5209). The user is as logged.
+		{name: "aoscx_login", needs: " logged in from ", patterns: []*regexp.Regexp{re(`Event\|\d+\|LOG_\w+\|[^|]*\|[^|]*\|User (?P<user>\S+) logged in from (?P<source>` + ipaddr + `)`)},
+			event: "login_succeeded", examples: []example{
+				{"Event|5209|LOG_INFO|AMM|1/5|User !raabc logged in from 10.30.2.245 through SSH session.", "login_succeeded", map[string]string{"user": "!raabc", "source": "10.30.2.245"}},
+			}},
 		{name: "fortinet_admin_login", needs: "action=", vendors: []string{"fortinet"},
 			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user"},
 			event: "login_succeeded", examples: []example{
