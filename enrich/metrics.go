@@ -300,6 +300,17 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		normalised = norm.appendFields(normalised, 0)
 	case "snmp_interface":
 		normalised = norm.appendFields(normalised, interfaceSpeed(p))
+		if index, _ := p.Tag("ifIndex"); index != "" && object != "" && object != index {
+			// For traps that name the interface by ifIndex alone; told
+			// the shared table only when the name is new to this row.
+			if row == nil {
+				row = w.rates.row(w.rowID)
+			}
+			if row.named != object || row.namedDevice != p.Device {
+				w.det.names.set(p.Device, index, object)
+				row.named, row.namedDevice = object, p.Device
+			}
+		}
 		if st, ok := intField(p, "ifOperStatus"); ok {
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", st == 1))
 			if object != "" {

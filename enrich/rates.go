@@ -31,6 +31,9 @@ func appendRowID(b []byte, device, measurement string, tags []telemetry.Tag) []b
 type rowCounters struct {
 	counters []counterSample
 	seen     int64 // weir's clock (Unix seconds) when the row last arrived, for forget
+	// named and namedDevice are the interface name and device last put
+	// in the detector's interfaceNames for this row (an SNMP interface).
+	named, namedDevice string
 }
 
 // counterSample is the last value seen of one counter series.

@@ -115,14 +115,12 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Event, bool) {
 	ev := telemetry.Event{V: telemetry.Version, Device: tr.Device, Time: tr.ReceivedAt,
 		Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}}
+	var index string // the interface's ifIndex, when the trap names it by nothing else
 	switch tr.TrapName {
 	case "linkDown", "linkUp":
 		ev.Type = map[string]string{"linkDown": "interface_down", "linkUp": "interface_up"}[tr.TrapName]
-		ev.Object = varbindValue(tr, "ifName", "ifDescr")
-		if ev.Object == "" {
-			if idx := varbindValue(tr, "ifIndex"); idx != "" {
-				ev.Object = "ifIndex " + idx
-			}
+		if ev.Object = varbindValue(tr, "ifName", "ifDescr"); ev.Object == "" {
+			index = varbindValue(tr, "ifIndex")
 		}
 	case "coldStart", "warmStart":
 		ev.Type = "device_rebooted"
@@ -140,6 +138,15 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 		}
 	} else {
 		ev.Tags = map[string]string{"unknown": "true"}
+	}
+	if index != "" {
+		// Named as the device's SNMP rows name it, under the device's
+		// name in events, so syslog, polls and the trap agree.
+		if name, ok := w.det.names.name(ev.Device, index); ok {
+			ev.Object = name
+		} else {
+			ev.Object = "ifIndex " + index
+		}
 	}
 	ev.Message = tr.TrapName + " trap"
 	return ev, true

@@ -3,6 +3,9 @@ package enrich
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +144,76 @@ func TestTrapObjectFromCollectorVarbinds(t *testing.T) {
 		if !ok || ev.Object != c.want {
 			t.Errorf("object %q, want %q", ev.Object, c.want)
 		}
+	}
+}
+
+// TestTrapNamedByPolledIfIndex: a linkDown trap as RFC 2863 defines it
+// (ifIndex, ifAdminStatus and ifOperStatus, no name) about an interface
+// the device's SNMP polls name is that interface's event: the same link
+// down seen by a poll and by the trap is one event. A trap about an
+// interface no poll named keeps "ifIndex N".
+func TestTrapNamedByPolledIfIndex(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	t0 := time.Now().Add(-time.Minute)
+	var rows []broker.Record
+	for i, oper := range []int64{1, 2} { // up, then down
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1", Source: "snmp",
+			Tags:   map[string]string{"ifIndex": "3", "ifName": "Gi0/3", "ifDescr": "GigabitEthernet0/3", "agent": "192.0.2.1"},
+			Fields: map[string]any{"ifOperStatus": oper}, Time: t0.Add(time.Duration(i) * 30 * time.Second)}
+		v, _, err := m.AppendJSON(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, broker.Record{Key: []byte("edge1"), Value: v})
+	}
+	if err := b.Produce(ctx, telemetry.TopicRawSNMP, rows); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	rules := NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow) // shared, as weir run has it
+	run := func(w interface{ Run(context.Context) error }, events int) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEvents)) < events; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d events, want %d", len(readTopic(t, b, telemetry.TopicEvents)), events)
+			}
+		}
+	}
+	run(NewMetricsWorker(b, inv, WithSharedEventRules(rules)), 1)
+	var traps []broker.Record
+	for _, index := range []int{3, 9} { // polled, and not
+		in := fmt.Sprint(index)
+		tr := telemetry.Trap{V: 1, Device: "192.0.2.1", Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.3", TrapName: "linkDown",
+			SourceAddr: "192.0.2.1:50000", ReceivedAt: time.Now(), Varbinds: []telemetry.Varbind{
+				{OID: "1.3.6.1.2.1.2.2.1.1." + in, Name: "ifIndex." + in, Type: "integer", Value: index},
+				{OID: "1.3.6.1.2.1.2.2.1.7." + in, Name: "ifAdminStatus." + in, Type: "integer", Value: 1},
+				{OID: "1.3.6.1.2.1.2.2.1.8." + in, Name: "ifOperStatus." + in, Type: "integer", Value: 2}}}
+		v, _ := json.Marshal(&tr)
+		traps = append(traps, broker.Record{Key: []byte(tr.Device), Value: v})
+	}
+	if err := b.Produce(ctx, telemetry.TopicRawTraps, traps); err != nil {
+		t.Fatal(err)
+	}
+	// One partition holds both traps, in order: once the second's event
+	// is out, the first has been seen.
+	run(NewTrapWorker(b, inv, WithSharedEventRules(rules)), 2)
+	var got []string
+	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+		var ev telemetry.Event
+		json.Unmarshal(r.Value, &ev)
+		got = append(got, ev.Type+" "+ev.Device+" "+ev.Object+" from "+ev.Cause.Topic)
+	}
+	want := []string{"interface_down edge1 Gi0/3 from raw.snmp", "interface_down edge1 ifIndex 9 from raw.traps"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
