@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -488,12 +489,36 @@ func NewEventRules(dedup time.Duration, threshold int, window time.Duration) *Ev
 // counting: for an interface, its name in one spelling, since the paths
 // name it differently (IOS syslog and a linkDown's ifDescr say
 // GigabitEthernet0/1, the SNMP poller's ifName Gi0/1; NX-OS Ethernet1/1 and
-// Eth1/1); other objects as they are. Events keep their own spelling.
+// Eth1/1); for a BGP or OSPF neighbor, its address in one spelling (IOS
+// writes IPv6 in capitals, a trap's index and gNMI in RFC 5952's lower
+// case); other objects as they are. Events keep their own spelling.
 func objectID(ev telemetry.Event) string {
-	if !strings.HasPrefix(ev.Type, "interface_") {
-		return ev.Object
+	switch {
+	case strings.HasPrefix(ev.Type, "interface_"):
+		return canonicalInterface(ev.Object)
+	case strings.HasPrefix(ev.Type, "bgp_peer_"), strings.HasPrefix(ev.Type, "ospf_neighbor_"):
+		return canonicalIPv6(ev.Object)
 	}
-	return canonicalInterface(ev.Object)
+	return ev.Object
+}
+
+// canonicalIPv6 spells an IPv6 address as RFC 5952 does (lower case,
+// the longest run of zero groups compressed), without an allocation when
+// it is spelled so already; anything else is returned as it is (an IPv4
+// address has one spelling netip accepts).
+func canonicalIPv6(s string) string {
+	if strings.IndexByte(s, ':') < 0 {
+		return s
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return s
+	}
+	var buf [64]byte
+	if b := a.AppendTo(buf[:0]); string(b) != s {
+		return string(b)
+	}
+	return s
 }
 
 // interfaceAbbrevs maps the type part of interface names, lowered, to

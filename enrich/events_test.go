@@ -489,6 +489,37 @@ func TestInterfaceSpellingsAreOneObject(t *testing.T) {
 	}
 }
 
+// TestNeighborSpellingsAreOneObject: a BGP session lost as IOS logs it
+// (IPv6 in capitals) and as a trap's peer table index or gNMI gives it
+// (RFC 5952) is one event, and one object to count flaps by; each event
+// keeps its spelling.
+func TestNeighborSpellingsAreOneObject(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Now()
+	for i, tc := range []struct {
+		typ, obj string
+		pass     bool
+	}{
+		{"bgp_peer_down", "2001:DB8::1", true}, {"bgp_peer_down", "2001:db8::1", false}, {"bgp_peer_down", "2001:0db8:0:0:0:0:0:1", false},
+		{"bgp_peer_down", "2001:db8::2", true}, // another peer
+		{"bgp_peer_down", "192.0.2.1", true}, {"bgp_peer_down", "192.0.2.1", false},
+		{"ospf_neighbor_down", "FE80::1", true}, {"ospf_neighbor_down", "fe80::1", false},
+		{"bgp_peer_down", "not-an-address", true},
+	} {
+		ev := telemetry.Event{Type: tc.typ, Device: "edge1", Object: tc.obj, Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+		out := d.observe(ev, t0.Add(time.Duration(i)*time.Second))
+		if got := len(out) == 1; got != tc.pass || got && out[0].Object != tc.obj {
+			t.Errorf("%s %s: %v", tc.typ, tc.obj, out)
+		}
+	}
+	for addr, want := range map[string]string{"2001:DB8::1": "2001:db8::1", "2001:db8:0:0:1:0:0:1": "2001:db8::1:0:0:1",
+		"2001:db8::1": "2001:db8::1", "10.0.0.1": "10.0.0.1", "peer-x": "peer-x", "::FFFF:10.0.0.1": "::ffff:10.0.0.1"} {
+		if got := canonicalIPv6(addr); got != want {
+			t.Errorf("canonicalIPv6(%q) = %q, want %q", addr, got, want)
+		}
+	}
+}
+
 // TestRedoIsPerRecord: the events of one record (a reboot and a link
 // change from one SNMP row) are one redo decision: the second is not
 // taken for a redo of the first, so it is de-duplicated and counted as
