@@ -590,3 +590,37 @@ func runMetricsWorker(t *testing.T, b broker.Broker, done func() bool) {
 	cancel()
 	<-stopped
 }
+
+// TestDeviceRebootedFromSysUpTime: sysUpTime going back raises
+// device_rebooted, once; sysUpTime wrapping past 2^32 hundredths (after
+// 497 days up) does not, nor does a row without one.
+func TestDeviceRebootedFromSysUpTime(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		uptimes []uint32
+		want    []bool // device_rebooted at each poll
+	}{
+		{"steady", []uint32{1000, 7000, 13000}, []bool{false, false, false}},
+		{"rebooted", []uint32{900000, 906000, 500, 6500}, []bool{false, false, true, false}},
+		{"sysUpTime wraps", []uint32{4_294_961_000, 4_294_965_000, 3704}, []bool{false, false, false}},
+		{"no sysUpTime", []uint32{9000, 0, 15000}, []bool{false, false, false}},
+	} {
+		w := NewMetricsWorker(nil, inv)
+		w.rates.setNow(t0)
+		for i, up := range tc.uptimes {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_status", Device: "edge1", Tags: map[string]string{"agent": "192.0.2.1"},
+				Fields: map[string]any{"snmp_up": int64(1)}, Time: t0.Add(time.Duration(i) * time.Minute), Uptime: up, Source: "snmp"}
+			v, _ := json.Marshal(&m)
+			evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Value: v})
+			if !ok {
+				t.Fatalf("%s: poll %d not enriched", tc.name, i)
+			}
+			rebooted := len(evs) == 1 && evs[0].Type == "device_rebooted" && evs[0].Device == "edge1"
+			if rebooted != tc.want[i] || len(evs) > 1 || len(evs) == 1 && !rebooted {
+				t.Errorf("%s: poll %d (sysUpTime %d): events %+v, want rebooted %v", tc.name, i, up, evs, tc.want[i])
+			}
+		}
+	}
+}

@@ -27,6 +27,11 @@ func TestRates(t *testing.T) {
 		{"32-bit wrap", false, []sample{{math.MaxUint32 - 999, 0, 100, 0, false}, {5000, 60, 6100, 100, true}}},
 		{"64-bit wrap", false, []sample{{math.MaxUint64 - 59, 0, 100, 0, false}, {60, 60, 6100, 2, true}}},
 		{"reset after reboot (sysUpTime back)", false, []sample{{5_000_000, 0, 900000, 0, false}, {1200, 60, 3000, 0, false}, {7200, 120, 9000, 100, true}}},
+		// A 32-bit counter high before the reboot and low after it looks
+		// like a wrap (4.9 M/s here): sysUpTime going back says reset.
+		{"reboot that looks like a 32-bit wrap (sysUpTime back)", false, []sample{{4_000_000_000, 0, 900000, 0, false}, {1200, 60, 3000, 0, false}, {7200, 120, 9000, 100, true}}},
+		// sysUpTime (TimeTicks) wraps after 497 days: no restart.
+		{"sysUpTime wrapping is no restart", false, []sample{{1000, 0, 4_294_965_000, 0, false}, {7000, 60, 3704, 100, true}}},
 		{"reset without sysUpTime (64-bit drop)", false, []sample{{1 << 40, 0, 0, 0, false}, {100, 60, 0, 0, false}, {160, 120, 0, 1, true}}},
 		{"missed polls", false, []sample{{0, 0, 100, 0, false}, {36000, 360, 36100, 100, true}}},
 		{"out of order and replay ignored", false, []sample{{6000, 60, 6100, 0, false}, {1000, 0, 100, 0, false}, {6000, 60, 6100, 0, false}, {12000, 120, 12100, 100, true}}},
