@@ -17,43 +17,46 @@ import (
 )
 
 // TestFlapping: a synthetic up/down sequence raises one flapping event and,
-// once stable for the window, one cleared event; no storm.
+// once stable for the window, one cleared event; no storm. Interfaces and
+// BGP sessions alike.
 func TestFlapping(t *testing.T) {
-	d := newDetector(time.Second, 5, 10*time.Minute)
-	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	var got []telemetry.Event
-	for i := 0; i < 20; i++ {
-		typ := "interface_down"
-		if i%2 == 1 {
-			typ = "interface_up"
-		}
-		ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: t0.Add(time.Duration(i) * 10 * time.Second)}
-		got = append(got, d.observe(ev, ev.Time)...)
-	}
-	var flaps, changes int
-	for _, ev := range got {
-		switch ev.Type {
-		case "interface_flapping":
-			flaps++
-			if ev.Count != 6 {
-				t.Errorf("flapping count %d, want 6", ev.Count)
+	for _, fam := range []struct{ family, object string }{{"interface", "Gi0/1"}, {"bgp_peer", "10.0.0.2"}} {
+		d := newDetector(time.Second, 5, 10*time.Minute)
+		t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+		var got []telemetry.Event
+		for i := 0; i < 20; i++ {
+			typ := fam.family + "_down"
+			if i%2 == 1 {
+				typ = fam.family + "_up"
 			}
-		case "interface_down", "interface_up":
-			changes++
+			ev := telemetry.Event{Type: typ, Device: "edge1", Object: fam.object, Time: t0.Add(time.Duration(i) * 10 * time.Second)}
+			got = append(got, d.observe(ev, ev.Time)...)
 		}
-	}
-	if flaps != 1 || changes != 20 {
-		t.Fatalf("%d flapping events and %d changes; want 1 and 20", flaps, changes)
-	}
-	if c := d.settle(t0.Add(5 * time.Minute)); len(c) != 0 {
-		t.Fatalf("cleared while still flapping: %v", c)
-	}
-	cleared := d.settle(t0.Add(200*time.Second + 10*time.Minute + time.Second))
-	if len(cleared) != 1 || cleared[0].Type != "interface_flapping_cleared" || cleared[0].Object != "Gi0/1" {
-		t.Fatalf("cleared: %+v", cleared)
-	}
-	if again := d.settle(t0.Add(time.Hour)); len(again) != 0 {
-		t.Fatalf("cleared twice: %v", again)
+		var flaps, changes int
+		for _, ev := range got {
+			switch ev.Type {
+			case fam.family + "_flapping":
+				flaps++
+				if ev.Count != 6 || ev.Object != fam.object {
+					t.Errorf("%s: flapping count %d of %q, want 6 of %q", fam.family, ev.Count, ev.Object, fam.object)
+				}
+			case fam.family + "_down", fam.family + "_up":
+				changes++
+			}
+		}
+		if flaps != 1 || changes != 20 {
+			t.Fatalf("%s: %d flapping events and %d changes; want 1 and 20", fam.family, flaps, changes)
+		}
+		if c := d.settle(t0.Add(5 * time.Minute)); len(c) != 0 {
+			t.Fatalf("%s: cleared while still flapping: %v", fam.family, c)
+		}
+		cleared := d.settle(t0.Add(200*time.Second + 10*time.Minute + time.Second))
+		if len(cleared) != 1 || cleared[0].Type != fam.family+"_flapping_cleared" || cleared[0].Object != fam.object {
+			t.Fatalf("%s: cleared: %+v", fam.family, cleared)
+		}
+		if again := d.settle(t0.Add(time.Hour)); len(again) != 0 {
+			t.Fatalf("%s: cleared twice: %v", fam.family, again)
+		}
 	}
 }
 
