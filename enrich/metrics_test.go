@@ -18,8 +18,8 @@ import (
 )
 
 // TestMetricsWorker: SNMP interface rows become rates, utilisation and
-// normalised fields on enriched.metrics; ifOperStatus, snmp_up and a
-// sysUpTime going back raise events.
+// normalised fields on enriched.metrics; ifOperStatus, snmp_up (both
+// ways) and a sysUpTime going back raise events.
 func TestMetricsWorker(t *testing.T) {
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
@@ -45,6 +45,7 @@ func TestMetricsWorker(t *testing.T) {
 		row(120, 6_500_000_000+750_000_000, 2, 13000), // 100 Mbit/s, link down
 		status(120, 0),
 		row(180, 1000, 2, 500), // rebooted: no spike
+		status(180, 1),
 	}
 	var recs []broker.Record
 	for _, m := range ms {
@@ -80,6 +81,9 @@ func TestMetricsWorker(t *testing.T) {
 	if u := rows[2]["in_utilization_pct"].(float64); math.Abs(u-10) > 1e-6 {
 		t.Errorf("utilisation %v%%, want 10%%", u)
 	}
+	if u := rows[2]["out_utilization_pct"].(float64); math.Abs(u-5) > 1e-6 {
+		t.Errorf("out utilisation %v%%, want 5%%", u)
+	}
 	if _, ok := rows[3]["in_octets_rate"]; ok {
 		t.Errorf("rate across a reboot: %v", rows[3]["in_octets_rate"])
 	}
@@ -89,12 +93,12 @@ func TestMetricsWorker(t *testing.T) {
 		json.Unmarshal(r.Value, &ev)
 		got[ev.Type+" "+ev.Object] = true
 	}
-	for _, want := range []string{"interface_down Gi0/1", "device_unreachable ", "device_rebooted "} {
+	for _, want := range []string{"interface_down Gi0/1", "device_unreachable ", "device_rebooted ", "device_reachable "} {
 		if !got[want] {
 			t.Errorf("missing event %q; got %v", want, got)
 		}
 	}
-	if len(got) != 3 {
+	if len(got) != 4 {
 		t.Errorf("events %v", got)
 	}
 }
@@ -621,6 +625,51 @@ func TestDeviceRebootedFromSysUpTime(t *testing.T) {
 			if rebooted != tc.want[i] || len(evs) > 1 || len(evs) == 1 && !rebooted {
 				t.Errorf("%s: poll %d (sysUpTime %d): events %+v, want rebooted %v", tc.name, i, up, evs, tc.want[i])
 			}
+		}
+	}
+}
+
+// TestUtilisationSpeed: utilisation is of ifHighSpeed (Mbit/s), else of
+// ifSpeed (bit/s) when ifHighSpeed is missing or 0 (an agent without
+// ifXTable); a saturated ifSpeed (2^32-1: faster than 4 Gbit/s) without
+// ifHighSpeed is no speed, so no utilisation.
+func TestUtilisationSpeed(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		speed     map[string]any
+		mbps, pct float64 // 0: none
+	}{
+		{"ifHighSpeed", map[string]any{"ifHighSpeed": int64(10000), "ifSpeed": int64(4294967295)}, 10000, 0.1},
+		{"ifSpeed alone", map[string]any{"ifSpeed": int64(100_000_000)}, 100, 10},
+		{"ifHighSpeed 0", map[string]any{"ifHighSpeed": int64(0), "ifSpeed": int64(100_000_000)}, 100, 10},
+		{"ifSpeed saturated", map[string]any{"ifSpeed": int64(4294967295)}, 0, 0},
+		{"no speed", map[string]any{}, 0, 0},
+	} {
+		w := NewMetricsWorker(nil, inv)
+		w.rates.setNow(t0)
+		for i, in := range []uint64{1000, 1000 + 75_000_000} { // 10 Mbit/s
+			fields := map[string]any{"ifHCInOctets": in}
+			maps.Copy(fields, tc.speed)
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1", Tags: map[string]string{"ifName": "Gi0/1"},
+				Fields: fields, Counters: []string{"ifHCInOctets"}, Time: t0.Add(time.Duration(i) * time.Minute), Source: "snmp"}
+			v, _ := json.Marshal(&m)
+			if _, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Value: v}); !ok {
+				t.Fatalf("%s: not enriched", tc.name)
+			}
+		}
+		got := func(k string) float64 {
+			f, ok := w.row.Field(k)
+			if !ok {
+				return 0
+			}
+			x, _ := f.Number()
+			return x
+		}
+		if got("in_octets_rate") != 1_250_000 || got("speed_mbps") != tc.mbps || math.Abs(got("in_utilization_pct")-tc.pct) > 1e-9 {
+			t.Errorf("%s: in_octets_rate %v, speed_mbps %v, in_utilization_pct %v; want 1250000, %v, %v",
+				tc.name, got("in_octets_rate"), got("speed_mbps"), got("in_utilization_pct"), tc.mbps, tc.pct)
 		}
 	}
 }
