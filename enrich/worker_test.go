@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/collectors/syslog"
@@ -470,5 +472,67 @@ func TestWorkerPartialPublishNotDuplicated(t *testing.T) {
 	}
 	if !b.done.Load() {
 		t.Fatal("the partial failure was never met")
+	}
+}
+
+// TestInventoryMatchAndUnknown: each worker finds a record's device by its
+// hostname or sysName before its address, by its address before a CIDR,
+// and names it as the inventory does; a device the inventory does not
+// know is tagged unknown, and syslog and metric records of one are
+// counted (weir_enrich_unknown_devices_total).
+func TestInventoryMatchAndUnknown(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	for _, tc := range []struct {
+		name, addr string
+		device     string // as published
+		site       string // "" for unknown
+	}{
+		{"mx1", "10.1.2.3", "mx1", "fra1"},          // by name, though its address is in lab's CIDR
+		{"MX1", "198.51.100.7", "mx1", "fra1"},      // by name, case ignored
+		{"192.0.2.1", "192.0.2.1", "edge1", "ams1"}, // by address
+		{"host9", "10.9.9.9", "host9", "lab"},       // by CIDR: the name is kept
+		{"stranger", "198.51.100.7", "stranger", ""},
+	} {
+		unknown := tc.site == ""
+		check := func(path, device string, tags map[string]string, counted float64) {
+			t.Helper()
+			if device != tc.device || tags["site"] != tc.site || (tags["unknown"] == "true") != unknown {
+				t.Errorf("%s %s/%s: device %q, tags %v; want %q, site %q, unknown %v", path, tc.name, tc.addr, device, tags, tc.device, tc.site, unknown)
+			}
+			if want := map[bool]float64{true: 1}[unknown]; path != "trap" && counted != want {
+				t.Errorf("%s %s/%s: counted %v unknown, want %v", path, tc.name, tc.addr, counted, want)
+			}
+		}
+
+		m := NewWorkerMetrics(nil)
+		w := NewWorker(nil, inv, NewClassifier(), WithWorkerMetrics(m))
+		l := telemetry.Log{V: 1, Hostname: tc.name, Device: tc.name, SourceAddr: tc.addr + ":514", Message: "hello", ReceivedAt: time.Now(), Severity: 5, Facility: 1}
+		out, _, ok := w.enrichSyslog(&broker.Record{Topic: telemetry.TopicRawSyslog, Value: l.AppendJSON(nil)})
+		var e telemetry.EnrichedLog
+		if err := json.Unmarshal(out.Value, &e); !ok || err != nil {
+			t.Fatalf("syslog %s: %v %v", tc.name, ok, err)
+		}
+		if string(out.Key) != e.Device {
+			t.Errorf("syslog %s: key %q for device %q", tc.name, out.Key, e.Device)
+		}
+		check("syslog", e.Device, e.Tags, testutil.ToFloat64(m.m.unknown))
+
+		m = NewWorkerMetrics(nil)
+		mw := NewMetricsWorker(nil, inv, WithWorkerMetrics(m))
+		mt := telemetry.Metric{V: 1, Measurement: "snmp_status", Device: tc.name, Tags: map[string]string{"agent": tc.addr},
+			Fields: map[string]any{"snmp_up": int64(1)}, Time: time.Now(), Source: "snmp"}
+		v, _ := json.Marshal(&mt)
+		if _, ok := mw.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Value: v}); !ok {
+			t.Fatalf("metric %s: not enriched", tc.name)
+		}
+		check("metric", mw.row.Device, tagMap(mw.row.Tags), testutil.ToFloat64(m.m.unknown))
+
+		tw := NewTrapWorker(nil, inv)
+		tr := telemetry.Trap{V: 1, Device: tc.name, TrapName: "coldStart", SourceAddr: tc.addr + ":50000", ReceivedAt: time.Now()}
+		ev, ok := tw.eventOf(&tr, &broker.Record{Topic: telemetry.TopicRawTraps})
+		if !ok {
+			t.Fatalf("trap %s: no event", tc.name)
+		}
+		check("trap", ev.Device, ev.Tags, 0)
 	}
 }
