@@ -37,6 +37,7 @@ func TestGNMIOnChangeEvents(t *testing.T) {
 	const (
 		ifState = "/interfaces/interface[name=Ethernet1]/state"
 		nbr     = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.2]/state"
+		nbr3    = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.3]"
 	)
 	steps := []struct {
 		n    *gpb.Notification
@@ -54,6 +55,12 @@ func TestGNMIOnChangeEvents(t *testing.T) {
 		{leaf(nbr, "session-state", "ACTIVE"), ""},
 		{leaf(nbr, "session-state", "openconfig-bgp-types:ESTABLISHED"), "bgp_peer_up 10.0.0.2"},
 		{container(nbr, `{"session-state":"ACTIVE","peer-as":65002}`), "bgp_peer_down 10.0.0.2"},
+		{container("/interfaces/interface[name=Ethernet2]", `{"state":{"oper-status":"UP"}}`), "interface_up Ethernet2"},
+		{container("/interfaces/interface[name=Ethernet2]", `{"state":{"oper-status":"DORMANT"}}`), ""},
+		{container("/interfaces/interface[name=Ethernet2]", `{"state":{"oper-status":"NOT_PRESENT"}}`), "interface_down Ethernet2"},
+		// The neighbor container: the leaf arrives as state/session-state.
+		{container(nbr3, `{"state":{"session-state":"ESTABLISHED","peer-as":65003}}`), ""},
+		{container(nbr3, `{"state":{"session-state":"IDLE","peer-as":65003}}`), "bgp_peer_down 10.0.0.3"},
 	}
 	for i, st := range steps {
 		st.n.Timestamp = t0.Add(time.Duration(i) * time.Second).UnixNano()
