@@ -313,16 +313,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 		if st, ok := intField(p, "ifOperStatus"); ok {
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", st == 1))
-			if object != "" {
+			if oper, ok := operState(st); ok && object != "" {
 				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper"}
-				if prev, ok := w.state[key]; ok && prev.v != st && (st == 1 || st == 2) {
-					if st == 1 {
+				if prev, ok := w.state[key]; ok && prev.v != oper {
+					if oper == stateUp {
 						event("interface_up", object)
 					} else {
 						event("interface_down", object)
 					}
 				}
-				w.state[key] = seen[int64]{st, w.rates.now}
+				w.state[key] = seen[int64]{oper, w.rates.now}
 			}
 		}
 	}
@@ -375,6 +375,21 @@ const (
 	stateUp   = 1
 	stateDown = 2
 )
+
+// operState reads an IF-MIB ifOperStatus as openConfigState reads
+// oper-status (the same enumeration): up(1) is up; down(2), notPresent(6)
+// and lowerLayerDown(7) are down; testing(3), unknown(4) and dormant(5)
+// are neither (false), so they raise nothing and a change from up to
+// down across them is one interface_down.
+func operState(st int64) (int64, bool) {
+	switch st {
+	case 1:
+		return stateUp, true
+	case 2, 6, 7:
+		return stateDown, true
+	}
+	return 0, false
+}
 
 // stateChange is an OpenConfig state leaf read from a gNMI record.
 type stateChange struct {

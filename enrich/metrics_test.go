@@ -673,3 +673,49 @@ func TestUtilisationSpeed(t *testing.T) {
 		}
 	}
 }
+
+// TestIfOperStatusEvents: ifOperStatus reads as gNMI's oper-status does:
+// up(1) is up; down(2), notPresent(6) and lowerLayerDown(7) are down;
+// testing(3), unknown(4) and dormant(5) raise nothing, and a change from
+// up to down across them is one interface_down. The first status seen is
+// the baseline.
+func TestIfOperStatusEvents(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		statuses []int64
+		want     []string // the event of each poll, "" for none
+	}{
+		{[]int64{1, 2, 1}, []string{"", "interface_down", "interface_up"}},
+		{[]int64{1, 7, 1}, []string{"", "interface_down", "interface_up"}},
+		{[]int64{1, 6, 2, 1}, []string{"", "interface_down", "", "interface_up"}},
+		{[]int64{2, 7, 2}, []string{"", "", ""}},
+		{[]int64{1, 5, 1}, []string{"", "", ""}},
+		{[]int64{1, 3, 2, 4, 1}, []string{"", "", "interface_down", "", "interface_up"}},
+	} {
+		w := NewMetricsWorker(nil, inv)
+		w.rates.setNow(t0)
+		for i, st := range tc.statuses {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1", Tags: map[string]string{"ifName": "Gi0/1", "agent": "192.0.2.1"},
+				Fields: map[string]any{"ifOperStatus": st}, Time: t0.Add(time.Duration(i) * time.Minute), Source: "snmp"}
+			v, _ := json.Marshal(&m)
+			evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Value: v})
+			if !ok {
+				t.Fatalf("%v: poll %d not enriched", tc.statuses, i)
+			}
+			got := ""
+			for _, ev := range evs {
+				got += ev.Type
+				if ev.Object != "Gi0/1" {
+					t.Errorf("%v: poll %d: event %+v", tc.statuses, i, ev)
+				}
+			}
+			if got != tc.want[i] {
+				t.Errorf("%v: poll %d (ifOperStatus %d): event %q, want %q", tc.statuses, i, st, got, tc.want[i])
+			}
+			if f, ok := w.row.Field("oper_up"); !ok || f.Kind != telemetry.FieldBool || f.Bool() != (st == 1) {
+				t.Errorf("%v: poll %d: oper_up %+v", tc.statuses, i, f)
+			}
+		}
+	}
+}
