@@ -719,3 +719,48 @@ func TestIfOperStatusEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsEventsShareTheDetector: a metrics worker's state changes go
+// through the detector the other workers share: the link down an SNMP poll
+// shows seconds after the syslog line said it is not published again, and
+// SNMP changes count towards flapping with the syslog one.
+func TestMetricsEventsShareTheDetector(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	sys := telemetry.Event{Type: "interface_down", Device: "edge1", Object: "GigabitEthernet0/1", Time: t0,
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 0}}
+	if n := len(rules.d.observe(sys, t0)); n != 1 {
+		t.Fatalf("the syslog line's event: %d events", n)
+	}
+	w := NewMetricsWorker(nil, inv, WithSharedEventRules(rules))
+	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false) // as Run makes it
+	w.rates.setNow(t0)
+	var recs []broker.Record
+	for i, st := range []int64{1, 2, 1, 2, 1, 2, 1} {
+		at := t0.Add(-time.Minute + time.Duration(i)*time.Minute + 5*time.Second)
+		if i == 0 {
+			at = t0.Add(-time.Minute) // the baseline, before the link went down
+		}
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1", Tags: map[string]string{"ifName": "Gi0/1", "agent": "192.0.2.1"},
+			Fields: map[string]any{"ifOperStatus": st}, Time: at, Source: "snmp"}
+		v, _ := json.Marshal(&m)
+		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Timestamp: at, Value: v})
+	}
+	_, events := w.enrichBatch(recs, nil, nil)
+	var got []string
+	for _, out := range events {
+		var ev telemetry.Event
+		if err := json.Unmarshal(out.rec.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Type)
+		if ev.Type == "interface_flapping" && ev.Count != 6 {
+			t.Errorf("flapping count %d, want 6", ev.Count)
+		}
+	}
+	want := []string{"interface_up", "interface_down", "interface_up", "interface_down", "interface_up", "interface_flapping"}
+	if !slices.Equal(got, want) {
+		t.Errorf("published %v, want %v: the first down was the syslog line's", got, want)
+	}
+}
