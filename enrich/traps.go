@@ -33,6 +33,7 @@ type TrapWorker struct {
 	evEnc    eventRecords
 	out      *outputs
 	warmup   time.Duration
+	warming  bool // reading a trap again for the detector: nothing is counted
 }
 
 // NewTrapWorker builds a trap worker.
@@ -106,7 +107,10 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 	if err := json.Unmarshal(r.Value, &tr); err != nil {
 		return // counted when it was first read
 	}
-	if ev, ok := w.eventOf(&tr, r); ok {
+	w.warming = true
+	ev, ok := w.eventOf(&tr, r)
+	w.warming = false
+	if ok {
 		w.det.remember(r, []telemetry.Event{ev}, end.Add(-w.det.window))
 	}
 }
@@ -138,6 +142,9 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 		}
 	} else {
 		ev.Tags = map[string]string{"unknown": "true"}
+		if !w.warming {
+			w.m.unknown.Inc()
+		}
 	}
 	if index != "" {
 		// Named as the device's SNMP rows name it, under the device's

@@ -475,10 +475,18 @@ func TestWorkerPartialPublishNotDuplicated(t *testing.T) {
 	}
 }
 
+// must is v, for a call that cannot fail here.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 // TestInventoryMatchAndUnknown: each worker finds a record's device by its
 // hostname or sysName before its address, by its address before a CIDR,
 // and names it as the inventory does; a device the inventory does not
-// know is tagged unknown, and syslog and metric records of one are
+// know is tagged unknown, and syslog, metric and trap records of one are
 // counted (weir_enrich_unknown_devices_total).
 func TestInventoryMatchAndUnknown(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
@@ -499,7 +507,7 @@ func TestInventoryMatchAndUnknown(t *testing.T) {
 			if device != tc.device || tags["site"] != tc.site || (tags["unknown"] == "true") != unknown {
 				t.Errorf("%s %s/%s: device %q, tags %v; want %q, site %q, unknown %v", path, tc.name, tc.addr, device, tags, tc.device, tc.site, unknown)
 			}
-			if want := map[bool]float64{true: 1}[unknown]; path != "trap" && counted != want {
+			if want := map[bool]float64{true: 1}[unknown]; counted != want {
 				t.Errorf("%s %s/%s: counted %v unknown, want %v", path, tc.name, tc.addr, counted, want)
 			}
 		}
@@ -527,12 +535,17 @@ func TestInventoryMatchAndUnknown(t *testing.T) {
 		}
 		check("metric", mw.row.Device, tagMap(mw.row.Tags), testutil.ToFloat64(m.m.unknown))
 
-		tw := NewTrapWorker(nil, inv)
+		m = NewWorkerMetrics(nil)
+		tw := NewTrapWorker(nil, inv, WithWorkerMetrics(m))
 		tr := telemetry.Trap{V: 1, Device: tc.name, TrapName: "coldStart", SourceAddr: tc.addr + ":50000", ReceivedAt: time.Now()}
 		ev, ok := tw.eventOf(&tr, &broker.Record{Topic: telemetry.TopicRawTraps})
 		if !ok {
 			t.Fatalf("trap %s: no event", tc.name)
 		}
-		check("trap", ev.Device, ev.Tags, 0)
+		check("trap", ev.Device, ev.Tags, testutil.ToFloat64(m.m.unknown))
+		tw.warm(&broker.Record{Topic: telemetry.TopicRawTraps, Value: must(json.Marshal(&tr))}, time.Now())
+		if got, want := testutil.ToFloat64(m.m.unknown), map[bool]float64{true: 1}[tc.site == ""]; got != want {
+			t.Errorf("trap %s: counted %v unknown after a warm-up read it again, want %v", tc.name, got, want)
+		}
 	}
 }
