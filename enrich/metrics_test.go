@@ -55,7 +55,11 @@ func TestMetricsWorker(t *testing.T) {
 	if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
 		t.Fatal(err)
 	}
-	runMetricsWorker(t, b, func() bool { return len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) >= len(ms) })
+	// Each of the 4 interface rows gives its interface view too; the 4
+	// events may be published after the rows.
+	runMetricsWorker(t, b, func() bool {
+		return len(readTopic(t, b, telemetry.TopicEnrichedMetrics)) >= len(ms)+4 && len(readTopic(t, b, telemetry.TopicEvents)) >= 4
+	})
 	var rows []map[string]any
 	for _, r := range readTopic(t, b, telemetry.TopicEnrichedMetrics) {
 		var m telemetry.Metric
