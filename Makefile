@@ -56,6 +56,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLowerLookups$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzFastMatchAgreesWithPatterns$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzFinder$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzMetricsWorker$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzSyslogWorker$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./telemetry

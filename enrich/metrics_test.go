@@ -329,7 +329,7 @@ const benchDevices, benchPolls = 20, 10
 
 // benchMetricRecords are the raw records of benchDevices devices polled
 // benchPolls times, poll by poll, with their total size.
-func benchMetricRecords(b *testing.B, shape benchRowShape) (recs []broker.Record, size int) {
+func benchMetricRecords(b testing.TB, shape benchRowShape) (recs []broker.Record, size int) {
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	for p := 0; p < benchPolls; p++ {
 		for d := 0; d < benchDevices; d++ {

@@ -82,6 +82,8 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			var tr telemetry.Trap
 			if err := json.Unmarshal(r.Value, &tr); err != nil {
 				w.m.decodeErrors.Inc()
+				w.logger.Warn("enrich: skipping undecodable trap", slog.String("topic", r.Topic),
+					slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
 				continue
 			}
 			e0 := len(events)

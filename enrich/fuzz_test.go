@@ -1,0 +1,110 @@
+package enrich
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// The worker fuzz targets feed any bytes to a worker as the records of its
+// raw topic, two in a row so the second meets the state the first left
+// (rates, states, flap windows). Whatever the bytes, the worker must not
+// panic, and everything it publishes must be JSON that decodes as the
+// record type of its topic: a bad record is skipped and counted, never
+// passed on half written.
+
+// FuzzMetricsWorker: raw.snmp and raw.gnmi records.
+func FuzzMetricsWorker(f *testing.F) {
+	for _, shape := range benchRowShapes {
+		recs, _ := benchMetricRecords(f, shape)
+		per := len(recs) / benchPolls // a poll's records
+		f.Add(recs[0].Value, recs[per].Value)
+	}
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for _, ms := range [][2]telemetry.Metric{
+		{{V: 1, Measurement: "snmp_status", Device: "edge1", Fields: map[string]any{"snmp_up": int64(1)}, Time: t0},
+			{V: 1, Measurement: "snmp_status", Device: "edge1", Fields: map[string]any{"snmp_up": int64(0)}, Time: t0.Add(time.Minute)}},
+		{{V: 1, Measurement: "interfaces_interface_state", Device: "leaf1", Tags: map[string]string{"name": "Ethernet1"},
+			Fields: map[string]any{"oper-status": "UP"}, Time: t0, Source: "gnmi"},
+			{V: 1, Measurement: "interfaces_interface_state", Device: "leaf1", Tags: map[string]string{"name": "Ethernet1"},
+				Fields: map[string]any{"oper-status": "openconfig-interfaces:DOWN"}, Time: t0.Add(time.Second), Source: "gnmi"}},
+		{{V: 1, Measurement: "interfaces_interface_state_counters", Device: "leaf1", Tags: map[string]string{"name": "Ethernet1"},
+			Fields: map[string]any{"in-octets": uint64(1 << 40)}, Counters: []string{"in-octets"}, Time: t0, Source: "gnmi"},
+			{V: 1, Measurement: "interfaces_interface_state_counters", Device: "leaf1", Tags: map[string]string{"name": "Ethernet1"},
+				Fields: map[string]any{"in-octets": uint64(5)}, Counters: []string{"in-octets"}, Time: t0.Add(10 * time.Second), Source: "gnmi"}},
+	} {
+		a, _, _ := ms[0].AppendJSON(nil, nil)
+		b, _, _ := ms[1].AppendJSON(nil, nil)
+		f.Add(a, b)
+	}
+	f.Add([]byte(`{"v":1,"measurement":"snmp_interface","fields":{"ifInOctets":-1,"ifOperStatus":1e300},"counters":["ifInOctets"]}`), []byte(`{}`))
+	f.Add([]byte(`not json`), []byte(`{"v":1,"measurement":"x","fields":{"a":NaN}}`))
+	inv, _ := ParseInventory([]byte(testInventory))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		w := NewMetricsWorker(nil, inv)
+		w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+		recs := []broker.Record{{Topic: telemetry.TopicRawSNMP, Value: a, Timestamp: time.Now()},
+			{Topic: telemetry.TopicRawSNMP, Value: b, Offset: 1, Timestamp: time.Now()}}
+		metrics, events := w.enrichBatch(recs, nil, nil)
+		for _, o := range metrics {
+			var m telemetry.Metric
+			if err := json.Unmarshal(o.rec.Value, &m); err != nil {
+				t.Fatalf("enriched metric %q: %v", o.rec.Value, err)
+			}
+			if string(o.rec.Key) != m.Device {
+				t.Fatalf("key %q for device %q", o.rec.Key, m.Device)
+			}
+		}
+		checkEvents(t, events)
+	})
+}
+
+// FuzzSyslogWorker: raw.syslog records.
+func FuzzSyslogWorker(f *testing.F) {
+	var p syslog.Parser
+	lines := loadCorpus(f)
+	for i, c := range lines {
+		var l telemetry.Log
+		p.ParseCopy([]byte(c.Raw), &l)
+		l.SourceAddr = "192.0.2.1:514"
+		var next telemetry.Log
+		p.ParseCopy([]byte(lines[(i+1)%len(lines)].Raw), &next)
+		f.Add(l.AppendJSON(nil), next.AppendJSON(nil))
+	}
+	f.Add([]byte(`{"v":1,"message":`), []byte(`{"v":1,"hostname":"\u0000","message":"%LINEPROTO-5-UPDOWN: Line protocol on Interface \ud800, changed state to down"}`))
+	inv, _ := ParseInventory([]byte(testInventory))
+	cls := NewClassifier()
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		w := NewWorker(nil, inv, cls)
+		w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
+		recs := []broker.Record{{Topic: telemetry.TopicRawSyslog, Value: a, Timestamp: time.Now()},
+			{Topic: telemetry.TopicRawSyslog, Value: b, Offset: 1, Timestamp: time.Now()}}
+		enriched, events := w.enrichSyslogBatch(recs, nil, nil)
+		for _, o := range enriched {
+			var e telemetry.EnrichedLog
+			if err := json.Unmarshal(o.rec.Value, &e); err != nil {
+				t.Fatalf("enriched log %q: %v", o.rec.Value, err)
+			}
+		}
+		checkEvents(t, events)
+	})
+}
+
+// checkEvents fails t unless every event record decodes as an Event with
+// a type and a device.
+func checkEvents(t *testing.T, events []outRecord) {
+	t.Helper()
+	for _, o := range events {
+		var ev telemetry.Event
+		if err := json.Unmarshal(o.rec.Value, &ev); err != nil {
+			t.Fatalf("event %q: %v", o.rec.Value, err)
+		}
+		if ev.Type == "" {
+			t.Fatalf("event without a type: %q", o.rec.Value)
+		}
+	}
+}
