@@ -137,7 +137,17 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 	default:
 		return ev, false
 	}
-	if d := w.inv.Lookup(tr.Device, tr.SourceAddr); d != nil {
+	d := w.inv.Lookup(tr.Device, tr.SourceAddr)
+	if d == nil || d.Name == "" || d.CIDR != "" {
+		// The inventory does not name the device, but an SNMP target
+		// polls its address: its events take the target's name, as the
+		// device's polls and their events do.
+		if name, ok := w.det.names.device(senderAddr(tr.SourceAddr)); ok {
+			ev.Device = name
+			d = w.inv.Lookup(name, tr.SourceAddr)
+		}
+	}
+	if d != nil {
 		ev.Tags = d.TagsOf()
 		if d.Name != "" && d.CIDR == "" {
 			ev.Device = d.Name

@@ -153,67 +153,127 @@ func TestTrapObjectFromCollectorVarbinds(t *testing.T) {
 // down seen by a poll and by the trap is one event. A trap about an
 // interface no poll named keeps "ifIndex N".
 func TestTrapNamedByPolledIfIndex(t *testing.T) {
+	t0 := time.Now().Add(-time.Minute)
+	rows := interfaceDownRows("edge1", "192.0.2.1", t0)
+	traps := []telemetry.Trap{rfc2863LinkDown("192.0.2.1", 3), rfc2863LinkDown("192.0.2.1", 9)} // polled, and not
+	got := pollsThenTraps(t, rows, traps, 2)
+	want := []string{"interface_down edge1 Gi0/3 site=ams1 from raw.snmp", "interface_down edge1 ifIndex 9 site=ams1 from raw.traps"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTrapFromPolledAddress: a trap from an address the inventory does
+// not name (not listed, or only in a CIDR range) but an SNMP target polls
+// takes the target's name, as the device's polls do, so their events are
+// one; an address two targets poll (agents per port) names neither.
+func TestTrapFromPolledAddress(t *testing.T) {
+	t0 := time.Now().Add(-time.Minute)
+	rows := append(interfaceDownRows("core9", "192.0.2.9", t0), interfaceDownRows("sw1", "10.1.1.1", t0)...)
+	for _, sim := range []string{"simA", "simB"} {
+		rows = append(rows, telemetry.Metric{V: 1, Measurement: "snmp_status", Device: sim, Source: "snmp",
+			Tags: map[string]string{"agent": "127.0.0.1"}, Fields: map[string]any{"snmp_up": int64(1)}, Time: t0})
+	}
+	coldStart := func(from string) telemetry.Trap {
+		return telemetry.Trap{V: 1, Device: from, Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.1", TrapName: "coldStart",
+			SourceAddr: from + ":50000", ReceivedAt: time.Now()}
+	}
+	traps := []telemetry.Trap{rfc2863LinkDown("192.0.2.9", 3), rfc2863LinkDown("10.1.1.1", 3),
+		coldStart("192.0.2.9"), coldStart("10.1.1.1"), coldStart("127.0.0.1")}
+	got := pollsThenTraps(t, rows, traps, 5)
+	want := []string{ // sorted
+		"device_rebooted 127.0.0.1  site= from raw.traps",
+		"device_rebooted core9  site= from raw.traps",
+		"device_rebooted sw1  site=lab from raw.traps", // its address is in the lab range
+		"interface_down core9 Gi0/3 site= from raw.snmp",
+		"interface_down sw1 Gi0/3 site=lab from raw.snmp",
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// interfaceDownRows are a target's SNMP status row and two polls of its
+// interface 3 (Gi0/3), up then down.
+func interfaceDownRows(target, agent string, t0 time.Time) []telemetry.Metric {
+	rows := []telemetry.Metric{{V: 1, Measurement: "snmp_status", Device: target, Source: "snmp",
+		Tags: map[string]string{"agent": agent}, Fields: map[string]any{"snmp_up": int64(1)}, Time: t0}}
+	for i, oper := range []int64{1, 2} {
+		rows = append(rows, telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: target, Source: "snmp",
+			Tags:   map[string]string{"ifIndex": "3", "ifName": "Gi0/3", "ifDescr": "GigabitEthernet0/3", "agent": agent},
+			Fields: map[string]any{"ifOperStatus": oper}, Time: t0.Add(time.Duration(i) * 30 * time.Second)})
+	}
+	return rows
+}
+
+// rfc2863LinkDown is a linkDown trap from address as RFC 2863 defines
+// it: ifIndex, ifAdminStatus and ifOperStatus of the interface, no name.
+func rfc2863LinkDown(from string, index int) telemetry.Trap {
+	in := fmt.Sprint(index)
+	return telemetry.Trap{V: 1, Device: from, Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.3", TrapName: "linkDown",
+		SourceAddr: from + ":50000", ReceivedAt: time.Now(), Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.2.1.2.2.1.1." + in, Name: "ifIndex." + in, Type: "integer", Value: index},
+			{OID: "1.3.6.1.2.1.2.2.1.7." + in, Name: "ifAdminStatus." + in, Type: "integer", Value: 1},
+			{OID: "1.3.6.1.2.1.2.2.1.8." + in, Name: "ifOperStatus." + in, Type: "integer", Value: 2}}}
+}
+
+// pollsThenTraps runs a metrics worker over rows until it has committed
+// them all, then a trap worker sharing its event rules (as weir run
+// shares them) over traps likewise, and returns the events (want of
+// them) as "type device object site=S from topic".
+func pollsThenTraps(t *testing.T, rows []telemetry.Metric, traps []telemetry.Trap, want int) []string {
+	t.Helper()
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	ctx := context.Background()
-	t0 := time.Now().Add(-time.Minute)
-	var rows []broker.Record
-	for i, oper := range []int64{1, 2} { // up, then down
-		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1", Source: "snmp",
-			Tags:   map[string]string{"ifIndex": "3", "ifName": "Gi0/3", "ifDescr": "GigabitEthernet0/3", "agent": "192.0.2.1"},
-			Fields: map[string]any{"ifOperStatus": oper}, Time: t0.Add(time.Duration(i) * 30 * time.Second)}
+	var recs []broker.Record
+	for _, m := range rows {
 		v, _, err := m.AppendJSON(nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows = append(rows, broker.Record{Key: []byte("edge1"), Value: v})
+		recs = append(recs, broker.Record{Key: []byte(m.Device), Value: v})
 	}
-	if err := b.Produce(ctx, telemetry.TopicRawSNMP, rows); err != nil {
+	if err := b.Produce(ctx, telemetry.TopicRawSNMP, recs); err != nil {
 		t.Fatal(err)
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
-	rules := NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow) // shared, as weir run has it
-	run := func(w interface{ Run(context.Context) error }, events int) {
+	rules := NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow)
+	run := func(w interface{ Run(context.Context) error }, until func() bool) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { w.Run(ctx); close(done) }()
 		defer func() { cancel(); <-done }()
-		for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEvents)) < events; time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(10 * time.Second); !until(); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%d events, want %d", len(readTopic(t, b, telemetry.TopicEvents)), events)
+				t.Fatalf("timed out: %d events", len(readTopic(t, b, telemetry.TopicEvents)))
 			}
 		}
 	}
-	run(NewMetricsWorker(b, inv, WithSharedEventRules(rules)), 1)
-	var traps []broker.Record
-	for _, index := range []int{3, 9} { // polled, and not
-		in := fmt.Sprint(index)
-		tr := telemetry.Trap{V: 1, Device: "192.0.2.1", Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.3", TrapName: "linkDown",
-			SourceAddr: "192.0.2.1:50000", ReceivedAt: time.Now(), Varbinds: []telemetry.Varbind{
-				{OID: "1.3.6.1.2.1.2.2.1.1." + in, Name: "ifIndex." + in, Type: "integer", Value: index},
-				{OID: "1.3.6.1.2.1.2.2.1.7." + in, Name: "ifAdminStatus." + in, Type: "integer", Value: 1},
-				{OID: "1.3.6.1.2.1.2.2.1.8." + in, Name: "ifOperStatus." + in, Type: "integer", Value: 2}}}
+	// Until every input is committed: its outputs are in the log then.
+	run(NewMetricsWorker(b, inv, WithSharedEventRules(rules)), func() bool { return committedInput(b, telemetry.TopicRawSNMP) == len(rows) })
+	recs = recs[:0]
+	for _, tr := range traps {
 		v, _ := json.Marshal(&tr)
-		traps = append(traps, broker.Record{Key: []byte(tr.Device), Value: v})
+		recs = append(recs, broker.Record{Key: []byte(tr.Device), Value: v})
 	}
-	if err := b.Produce(ctx, telemetry.TopicRawTraps, traps); err != nil {
+	if err := b.Produce(ctx, telemetry.TopicRawTraps, recs); err != nil {
 		t.Fatal(err)
 	}
-	// One partition holds both traps, in order: once the second's event
-	// is out, the first has been seen.
-	run(NewTrapWorker(b, inv, WithSharedEventRules(rules)), 2)
+	run(NewTrapWorker(b, inv, WithSharedEventRules(rules)), func() bool { return committedInput(b, telemetry.TopicRawTraps) == len(traps) })
 	var got []string
 	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
 		var ev telemetry.Event
 		json.Unmarshal(r.Value, &ev)
-		got = append(got, ev.Type+" "+ev.Device+" "+ev.Object+" from "+ev.Cause.Topic)
+		got = append(got, ev.Type+" "+ev.Device+" "+ev.Object+" site="+ev.Tags["site"]+" from "+ev.Cause.Topic)
 	}
-	want := []string{"interface_down edge1 Gi0/3 from raw.snmp", "interface_down edge1 ifIndex 9 from raw.traps"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if len(got) != want {
+		t.Errorf("%d events, want %d", len(got), want)
 	}
+	return got
 }
