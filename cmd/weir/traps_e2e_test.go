@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+)
+
+// TestTrapAndPollAreOneDevice: weir polls Net-SNMP's snmpd and receives a
+// linkDown that Net-SNMP's snmptrap sends from the same address with only
+// ifIndex, ifAdminStatus and ifOperStatus, as RFC 2863 defines it. With no
+// inventory, the event names the device and the interface as the polls
+// do: the target's name, not the trap's source address, and the ifName
+// snmpd gives that ifIndex, not "ifIndex 1".
+func TestTrapAndPollAreOneDevice(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	agent := snmptest.StartSNMPD(t)
+	trapPort := snmptest.FreeUDPPort(t)
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`snmp:
+  defaults: {version: 2c, community: public, interval: 2s, timeout: 1s, retries: 0, profiles: [system, if-mib]}
+  targets:
+    - {name: lab-agent, address: "%s"}
+  traps:
+    listen: 127.0.0.1:%d
+`, agent.Addr, trapPort)), 0o644)
+	p := startWeir(t, t.TempDir(), "-c", cfg)
+
+	// The name the polls give ifIndex 1, once a poll has been enriched.
+	var ifName string
+	for deadline := time.Now().Add(20 * time.Second); ifName == ""; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no enriched row of ifIndex 1 from lab-agent:\n%s", p.logs())
+		}
+		out, _, _ := p.cli(t, "", "consume", "enriched.metrics", "--from-beginning")
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var r struct {
+				Value struct {
+					Measurement, Device string
+					Tags                map[string]string
+				}
+			}
+			if json.Unmarshal([]byte(line), &r) == nil && r.Value.Measurement == "snmp_interface" &&
+				r.Value.Device == "lab-agent" && r.Value.Tags["ifIndex"] == "1" {
+				ifName = r.Value.Tags["ifName"]
+			}
+		}
+	}
+	snmptest.Run(t, agent.Dir, "snmptrap", "-v2c", "-c", "public", fmt.Sprintf("127.0.0.1:%d", trapPort), "",
+		"1.3.6.1.6.3.1.1.5.3", // linkDown
+		"1.3.6.1.2.1.2.2.1.1.1", "i", "1", "1.3.6.1.2.1.2.2.1.7.1", "i", "1", "1.3.6.1.2.1.2.2.1.8.1", "i", "2")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _, _ := p.cli(t, "", "consume", "events", "--from-beginning")
+		if strings.Contains(out, `"type":"interface_down"`) {
+			var ev struct {
+				Value struct{ Type, Device, Object string }
+			}
+			if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &ev); err != nil {
+				t.Fatalf("events: %q: %v", out, err)
+			}
+			if ev.Value.Device != "lab-agent" || ev.Value.Object != ifName {
+				t.Fatalf("event %+v, want interface_down of lab-agent's %s", ev.Value, ifName)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no interface_down event: %s\n%s", out, p.logs())
+		}
+	}
+}
