@@ -3,6 +3,7 @@ package enrich
 import (
 	"net/netip"
 	"sync"
+	"sync/atomic"
 )
 
 // polledNames is what the SNMP rows the metrics workers enrich tell the
@@ -24,6 +25,10 @@ type polledNames struct {
 	// devices are the targets' names by the address they poll; "" for an
 	// address two targets poll (an agent per port, as in a simulator).
 	devices map[netip.Addr]string
+	// polling: devices has an entry, so a syslog line from an address the
+	// inventory does not name is worth a look; without SNMP targets it
+	// never has, and the syslog path takes no lock.
+	polling atomic.Bool
 }
 
 // interfaceIndex is an interface of a device (its name in events) by
@@ -83,11 +88,12 @@ func (t *polledNames) setDevice(agent, device string) {
 		device = "" // two targets poll it: a trap from it is neither's
 	}
 	t.devices[a] = device
+	t.polling.Store(true)
 }
 
 // device returns the target that polls address a, if exactly one does.
 func (t *polledNames) device(a netip.Addr) (string, bool) {
-	if !a.IsValid() {
+	if !a.IsValid() || !t.polling.Load() {
 		return "", false
 	}
 	t.mu.RLock()

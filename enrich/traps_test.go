@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -224,48 +225,70 @@ func rfc2863LinkDown(from string, index int) telemetry.Trap {
 // them) as "type device object site=S from topic".
 func pollsThenTraps(t *testing.T, rows []telemetry.Metric, traps []telemetry.Trap, want int) []string {
 	t.Helper()
+	var recs []broker.Record
+	for _, tr := range traps {
+		v, _ := json.Marshal(&tr)
+		recs = append(recs, broker.Record{Key: []byte(tr.Device), Value: v})
+	}
+	b, _ := pollsThen(t, rows, telemetry.TopicRawTraps, recs, func(b broker.Broker, inv *Inventory, rules *EventRules) runner {
+		return NewTrapWorker(b, inv, WithSharedEventRules(rules))
+	})
+	return eventLines(t, b, want)
+}
+
+type runner interface{ Run(context.Context) error }
+
+// pollsThen runs a metrics worker over rows until it has committed them
+// all, then the worker next makes, sharing its event rules (as weir run
+// shares them), over recs of topic likewise; it returns the broker, open
+// until the test ends, and the inventory.
+func pollsThen(t *testing.T, rows []telemetry.Metric, topic string, recs []broker.Record,
+	next func(broker.Broker, *Inventory, *EventRules) runner) (*embedded.Broker, *Inventory) {
+	t.Helper()
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	t.Cleanup(func() { b.Close() })
 	ctx := context.Background()
-	var recs []broker.Record
+	var snmp []broker.Record
 	for _, m := range rows {
 		v, _, err := m.AppendJSON(nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs = append(recs, broker.Record{Key: []byte(m.Device), Value: v})
+		snmp = append(snmp, broker.Record{Key: []byte(m.Device), Value: v})
 	}
-	if err := b.Produce(ctx, telemetry.TopicRawSNMP, recs); err != nil {
+	if err := b.Produce(ctx, telemetry.TopicRawSNMP, snmp); err != nil {
 		t.Fatal(err)
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
 	rules := NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow)
-	run := func(w interface{ Run(context.Context) error }, until func() bool) {
+	run := func(w runner, input string, n int) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { w.Run(ctx); close(done) }()
 		defer func() { cancel(); <-done }()
-		for deadline := time.Now().Add(10 * time.Second); !until(); time.Sleep(20 * time.Millisecond) {
+		// Until every input is committed: its outputs are in the log then.
+		for deadline := time.Now().Add(10 * time.Second); committedInput(b, input) != n; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("timed out: %d events", len(readTopic(t, b, telemetry.TopicEvents)))
+				t.Fatalf("%s: timed out: %d events", input, len(readTopic(t, b, telemetry.TopicEvents)))
 			}
 		}
 	}
-	// Until every input is committed: its outputs are in the log then.
-	run(NewMetricsWorker(b, inv, WithSharedEventRules(rules)), func() bool { return committedInput(b, telemetry.TopicRawSNMP) == len(rows) })
-	recs = recs[:0]
-	for _, tr := range traps {
-		v, _ := json.Marshal(&tr)
-		recs = append(recs, broker.Record{Key: []byte(tr.Device), Value: v})
-	}
-	if err := b.Produce(ctx, telemetry.TopicRawTraps, recs); err != nil {
+	run(NewMetricsWorker(b, inv, WithSharedEventRules(rules)), telemetry.TopicRawSNMP, len(rows))
+	if err := b.Produce(ctx, topic, recs); err != nil {
 		t.Fatal(err)
 	}
-	run(NewTrapWorker(b, inv, WithSharedEventRules(rules)), func() bool { return committedInput(b, telemetry.TopicRawTraps) == len(traps) })
+	run(next(b, inv, rules), topic, len(recs))
+	return b, inv
+}
+
+// eventLines are the events in b as "type device object site=S from
+// topic"; there should be want of them.
+func eventLines(t *testing.T, b *embedded.Broker, want int) []string {
+	t.Helper()
 	var got []string
 	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
 		var ev telemetry.Event
@@ -276,4 +299,47 @@ func pollsThenTraps(t *testing.T, rows []telemetry.Metric, traps []telemetry.Tra
 		t.Errorf("%d events, want %d", len(got), want)
 	}
 	return got
+}
+
+// TestSyslogFromPolledAddress: a syslog line without a hostname (as IOS
+// sends them unless told otherwise), or with an address for one, from an
+// address an SNMP target polls and the inventory does not name is that
+// target's: its link down is the one the polls saw, and its enriched
+// record carries the target's name. A line with a hostname keeps it.
+func TestSyslogFromPolledAddress(t *testing.T) {
+	t0 := time.Now().Add(-time.Minute)
+	line := func(host, msg string) broker.Record {
+		l := telemetry.Log{V: 1, Hostname: host, Device: cmp.Or(host, "192.0.2.9"), SourceAddr: "192.0.2.9:514",
+			Facility: 23, Severity: 3, Message: msg, ReceivedAt: time.Now()}
+		return broker.Record{Key: []byte(l.Device), Value: l.AppendJSON(nil)}
+	}
+	recs := []broker.Record{
+		line("", "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/3, changed state to down"), // the polls' change
+		line("192.0.2.9", "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/4, changed state to down"),
+		line("edge-x", "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/5, changed state to down"),
+	}
+	b, _ := pollsThen(t, interfaceDownRows("core9", "192.0.2.9", t0), telemetry.TopicRawSyslog, recs,
+		func(b broker.Broker, inv *Inventory, rules *EventRules) runner {
+			return NewWorker(b, inv, NewClassifier(), WithSharedEventRules(rules))
+		})
+	got := eventLines(t, b, 3)
+	slices.Sort(got)
+	want := []string{
+		"interface_down core9 Gi0/3 site= from raw.snmp",
+		"interface_down core9 GigabitEthernet0/4 site= from raw.syslog",
+		"interface_down edge-x GigabitEthernet0/5 site= from raw.syslog",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var devices []string
+	for _, r := range readTopic(t, b, telemetry.TopicEnrichedSyslog) {
+		var e telemetry.EnrichedLog
+		json.Unmarshal(r.Value, &e)
+		devices = append(devices, e.Device+" key "+string(r.Key))
+	}
+	slices.Sort(devices)
+	if want := []string{"core9 key core9", "core9 key core9", "edge-x key edge-x"}; !slices.Equal(devices, want) {
+		t.Fatalf("enriched.syslog devices %v, want %v", devices, want)
+	}
 }

@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -366,7 +367,18 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		e.FacilityName = FacilityNames[e.Facility]
 	}
 	d.tags, d.tagsJSON, d.eventTagsJSON = w.unknownTags, w.unknownTagsJSON, w.unknownEventTagsJSON
-	if dev := w.inv.Lookup(e.Hostname, e.SourceAddr); dev != nil {
+	dev := w.inv.Lookup(e.Hostname, e.SourceAddr)
+	if dev == nil || dev.Name == "" || dev.CIDR != "" {
+		// A line without a hostname (IOS sends none unless told to), or
+		// with an address for one, that the inventory does not name:
+		// from an address an SNMP target polls, it is that target's, as
+		// the device's polls and traps are.
+		if name, ok := w.polledDevice(e); ok {
+			e.Device = name
+			dev = w.inv.Lookup(name, e.SourceAddr)
+		}
+	}
+	if dev != nil {
 		d.tags, d.tagsJSON, d.eventTagsJSON = dev.tags, dev.tagsJSON, dev.eventTagsJSON
 		if dev.Name != "" && dev.CIDR == "" {
 			e.Device = dev.Name
@@ -378,6 +390,23 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		w.m.unknown.Inc()
 	}
 	return d, true
+}
+
+// polledDevice is the SNMP target that polls the address a line names its
+// device by: its hostname when that is an address, else, with no
+// hostname, the address it came from. A line with a hostname that is a
+// name is that name's.
+func (w *Worker) polledDevice(e *telemetry.EnrichedLog) (string, bool) {
+	if !w.det.names.polling.Load() {
+		return "", false // no SNMP targets: nothing to parse the address for
+	}
+	if e.Hostname == "" {
+		return w.det.names.device(senderAddr(e.SourceAddr))
+	}
+	if a, err := netip.ParseAddr(e.Hostname); err == nil {
+		return w.det.names.device(a)
+	}
+	return "", false
 }
 
 // syslogEvent is the event the record decodeSyslog decoded reports, with
