@@ -40,9 +40,9 @@ type detector struct {
 	// read even when it gave none): a partition warmed up again (taken
 	// back, or by another worker of the process) is not counted twice.
 	read map[broker.TopicPartition]readPos
-	// names are what SNMP polls name (devices by address, interfaces
-	// by ifIndex), for the traps of the same devices.
-	names *polledNames
+	// names are the interfaces SNMP polls name by ifIndex, for the
+	// traps of the same devices.
+	names *interfaceNames
 }
 
 type eventKey struct{ device, object, typ string }
@@ -124,7 +124,7 @@ func (st *flapState) has(typ string, t time.Time, d time.Duration) bool {
 func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
 	return &detector{dedup: dedup, threshold: threshold, window: window,
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
-		read: map[broker.TopicPartition]readPos{}, names: newPolledNames()}
+		read: map[broker.TopicPartition]readPos{}, names: newInterfaceNames()}
 }
 
 // detectAt is the time event detection uses for an event from input

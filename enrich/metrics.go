@@ -285,9 +285,6 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	normalised := w.normBuf[:0]
 	switch p.Measurement {
 	case "snmp_status":
-		if agent != "" {
-			w.det.names.setDevice(agent, p.Device) // once a poll
-		}
 		if up, ok := intField(p, "snmp_up"); ok {
 			key := stateKey{row: rowKey{device: target}, what: "up"}
 			if prev, ok := w.state[key]; ok && prev.v != up {

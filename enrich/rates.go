@@ -32,7 +32,7 @@ type rowCounters struct {
 	counters []counterSample
 	seen     int64 // weir's clock (Unix seconds) when the row last arrived, for forget
 	// named and namedDevice are the interface name and device last put
-	// in the detector's polledNames for this row (an SNMP interface).
+	// in the detector's interfaceNames for this row (an SNMP interface).
 	named, namedDevice string
 }
 

@@ -34,13 +34,14 @@ type TrapWorker struct {
 	out      *outputs
 	warmup   time.Duration
 	warming  bool // reading a trap again for the detector: nothing is counted
+	targets  *SNMPTargets
 }
 
 // NewTrapWorker builds a trap worker.
 func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
 	w := NewWorker(b, inv, nil, opts...)
 	return &TrapWorker{b: b, inv: inv, input: telemetry.TopicRawTraps, topics: w.topics,
-		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup}
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets}
 }
 
 // Run consumes until ctx ends.
@@ -142,7 +143,7 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 		// The inventory does not name the device, but an SNMP target
 		// polls its address: its events take the target's name, as the
 		// device's polls and their events do.
-		if name, ok := w.det.names.device(senderAddr(tr.SourceAddr)); ok {
+		if name, ok := w.targets.device(senderAddr(tr.SourceAddr)); ok {
 			ev.Device = name
 			d = w.inv.Lookup(name, tr.SourceAddr)
 		}

@@ -157,7 +157,7 @@ func TestTrapNamedByPolledIfIndex(t *testing.T) {
 	t0 := time.Now().Add(-time.Minute)
 	rows := interfaceDownRows("edge1", "192.0.2.1", t0)
 	traps := []telemetry.Trap{rfc2863LinkDown("192.0.2.1", 3), rfc2863LinkDown("192.0.2.1", 9)} // polled, and not
-	got := pollsThenTraps(t, rows, traps, 2)
+	got := pollsThenTraps(t, []SNMPTarget{{"edge1", "192.0.2.1"}}, rows, traps, 2)
 	want := []string{"interface_down edge1 Gi0/3 site=ams1 from raw.snmp", "interface_down edge1 ifIndex 9 site=ams1 from raw.traps"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -165,23 +165,21 @@ func TestTrapNamedByPolledIfIndex(t *testing.T) {
 }
 
 // TestTrapFromPolledAddress: a trap from an address the inventory does
-// not name (not listed, or only in a CIDR range) but an SNMP target polls
-// takes the target's name, as the device's polls do, so their events are
-// one; an address two targets poll (agents per port) names neither.
+// not name (not listed, or only in a CIDR range) but an SNMP target of the
+// config polls takes the target's name, as the device's polls do, so their
+// events are one; an address two targets poll (agents per port) names
+// neither, and a target polled by DNS name names no address.
 func TestTrapFromPolledAddress(t *testing.T) {
 	t0 := time.Now().Add(-time.Minute)
 	rows := append(interfaceDownRows("core9", "192.0.2.9", t0), interfaceDownRows("sw1", "10.1.1.1", t0)...)
-	for _, sim := range []string{"simA", "simB"} {
-		rows = append(rows, telemetry.Metric{V: 1, Measurement: "snmp_status", Device: sim, Source: "snmp",
-			Tags: map[string]string{"agent": "127.0.0.1"}, Fields: map[string]any{"snmp_up": int64(1)}, Time: t0})
-	}
 	coldStart := func(from string) telemetry.Trap {
 		return telemetry.Trap{V: 1, Device: from, Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.1", TrapName: "coldStart",
 			SourceAddr: from + ":50000", ReceivedAt: time.Now()}
 	}
 	traps := []telemetry.Trap{rfc2863LinkDown("192.0.2.9", 3), rfc2863LinkDown("10.1.1.1", 3),
 		coldStart("192.0.2.9"), coldStart("10.1.1.1"), coldStart("127.0.0.1")}
-	got := pollsThenTraps(t, rows, traps, 5)
+	targets := []SNMPTarget{{"core9", "192.0.2.9"}, {"sw1", "10.1.1.1"}, {"simA", "127.0.0.1"}, {"simB", "127.0.0.1"}, {"dns", "router.example.net"}}
+	got := pollsThenTraps(t, targets, rows, traps, 5)
 	want := []string{ // sorted
 		"device_rebooted 127.0.0.1  site= from raw.traps",
 		"device_rebooted core9  site= from raw.traps",
@@ -223,15 +221,15 @@ func rfc2863LinkDown(from string, index int) telemetry.Trap {
 // them all, then a trap worker sharing its event rules (as weir run
 // shares them) over traps likewise, and returns the events (want of
 // them) as "type device object site=S from topic".
-func pollsThenTraps(t *testing.T, rows []telemetry.Metric, traps []telemetry.Trap, want int) []string {
+func pollsThenTraps(t *testing.T, targets []SNMPTarget, rows []telemetry.Metric, traps []telemetry.Trap, want int) []string {
 	t.Helper()
 	var recs []broker.Record
 	for _, tr := range traps {
 		v, _ := json.Marshal(&tr)
 		recs = append(recs, broker.Record{Key: []byte(tr.Device), Value: v})
 	}
-	b, _ := pollsThen(t, rows, telemetry.TopicRawTraps, recs, func(b broker.Broker, inv *Inventory, rules *EventRules) runner {
-		return NewTrapWorker(b, inv, WithSharedEventRules(rules))
+	b := pollsThen(t, targets, rows, telemetry.TopicRawTraps, recs, func(b broker.Broker, inv *Inventory, opts ...WorkerOption) runner {
+		return NewTrapWorker(b, inv, opts...)
 	})
 	return eventLines(t, b, want)
 }
@@ -239,11 +237,11 @@ func pollsThenTraps(t *testing.T, rows []telemetry.Metric, traps []telemetry.Tra
 type runner interface{ Run(context.Context) error }
 
 // pollsThen runs a metrics worker over rows until it has committed them
-// all, then the worker next makes, sharing its event rules (as weir run
-// shares them), over recs of topic likewise; it returns the broker, open
-// until the test ends, and the inventory.
-func pollsThen(t *testing.T, rows []telemetry.Metric, topic string, recs []broker.Record,
-	next func(broker.Broker, *Inventory, *EventRules) runner) (*embedded.Broker, *Inventory) {
+// all, then the worker next makes over recs of topic likewise, both given
+// the SNMP targets and sharing event rules (as weir run has them); it
+// returns the broker, open until the test ends.
+func pollsThen(t *testing.T, targets []SNMPTarget, rows []telemetry.Metric, topic string, recs []broker.Record,
+	next func(broker.Broker, *Inventory, ...WorkerOption) runner) *embedded.Broker {
 	t.Helper()
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
@@ -263,7 +261,8 @@ func pollsThen(t *testing.T, rows []telemetry.Metric, topic string, recs []broke
 		t.Fatal(err)
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
-	rules := NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow)
+	opts := []WorkerOption{WithSharedEventRules(NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow)),
+		WithSNMPTargets(NewSNMPTargets(targets))}
 	run := func(w runner, input string, n int) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(ctx)
@@ -277,12 +276,12 @@ func pollsThen(t *testing.T, rows []telemetry.Metric, topic string, recs []broke
 			}
 		}
 	}
-	run(NewMetricsWorker(b, inv, WithSharedEventRules(rules)), telemetry.TopicRawSNMP, len(rows))
+	run(NewMetricsWorker(b, inv, opts...), telemetry.TopicRawSNMP, len(rows))
 	if err := b.Produce(ctx, topic, recs); err != nil {
 		t.Fatal(err)
 	}
-	run(next(b, inv, rules), topic, len(recs))
-	return b, inv
+	run(next(b, inv, opts...), topic, len(recs))
+	return b
 }
 
 // eventLines are the events in b as "type device object site=S from
@@ -318,9 +317,9 @@ func TestSyslogFromPolledAddress(t *testing.T) {
 		line("192.0.2.9", "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/4, changed state to down"),
 		line("edge-x", "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/5, changed state to down"),
 	}
-	b, _ := pollsThen(t, interfaceDownRows("core9", "192.0.2.9", t0), telemetry.TopicRawSyslog, recs,
-		func(b broker.Broker, inv *Inventory, rules *EventRules) runner {
-			return NewWorker(b, inv, NewClassifier(), WithSharedEventRules(rules))
+	b := pollsThen(t, []SNMPTarget{{"core9", "192.0.2.9"}}, interfaceDownRows("core9", "192.0.2.9", t0), telemetry.TopicRawSyslog, recs,
+		func(b broker.Broker, inv *Inventory, opts ...WorkerOption) runner {
+			return NewWorker(b, inv, NewClassifier(), opts...)
 		})
 	got := eventLines(t, b, 3)
 	slices.Sort(got)

@@ -50,7 +50,8 @@ type Worker struct {
 	memberID string
 	session  time.Duration
 	det      *detector
-	input    string // metrics workers: the raw topic they read
+	targets  *SNMPTargets // the config's SNMP targets, naming devices by address
+	input    string       // metrics workers: the raw topic they read
 	// How far back to read a partition the worker takes (see warmer);
 	// DefaultWarmup unless set.
 	warmup    time.Duration
@@ -99,6 +100,12 @@ func WithEventRules(dedup time.Duration, threshold int, window time.Duration) Wo
 func WithSharedEventRules(r *EventRules) WorkerOption {
 	return func(w *Worker) { w.det = r.d }
 }
+
+// WithSNMPTargets gives the SNMP targets of the config, shared by the
+// workers of a process: a trap, or a syslog line without a hostname, from
+// an address the inventory does not name but a target polls takes the
+// target's name (see SNMPTargets).
+func WithSNMPTargets(t *SNMPTargets) WorkerOption { return func(w *Worker) { w.targets = t } }
 
 // WithInputTopic sets the raw topic a metrics worker reads: raw.snmp (the
 // default) or raw.gnmi.
@@ -397,14 +404,14 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 // hostname, the address it came from. A line with a hostname that is a
 // name is that name's.
 func (w *Worker) polledDevice(e *telemetry.EnrichedLog) (string, bool) {
-	if !w.det.names.polling.Load() {
+	if !w.targets.any() {
 		return "", false // no SNMP targets: nothing to parse the address for
 	}
 	if e.Hostname == "" {
-		return w.det.names.device(senderAddr(e.SourceAddr))
+		return w.targets.device(senderAddr(e.SourceAddr))
 	}
 	if a, err := netip.ParseAddr(e.Hostname); err == nil {
-		return w.det.names.device(a)
+		return w.targets.device(a)
 	}
 	return "", false
 }

@@ -50,7 +50,16 @@ func enrichComponents(d deps) ([]component, error) {
 	if d.cfg.Enrich.Inventory != "" {
 		d.reload.add("inventory", func(*configs.Config) error { return inv.Reload() })
 	}
-	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules)}
+	// The config's SNMP targets name the devices traps and hostless syslog
+	// lines come from (the same in every process of a cluster); SIGHUP
+	// brings the targets of the file read again.
+	targets := enrich.NewSNMPTargets(snmpTargetNames(d.cfg.SNMP.Targets))
+	d.reload.add("enrich device names", func(cfg *configs.Config) error {
+		targets.Set(snmpTargetNames(cfg.SNMP.Targets))
+		return nil
+	})
+	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules),
+		enrich.WithSNMPTargets(targets)}
 	if wu := d.cfg.Enrich.Warmup; wu != nil {
 		common = append(common, enrich.WithWarmup(wu.Std()))
 	}
@@ -73,4 +82,13 @@ func enrichComponents(d deps) ([]component, error) {
 		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})
 	}
 	return comps, nil
+}
+
+// snmpTargetNames are the SNMP targets' names and hosts, for enrichment.
+func snmpTargetNames(targets []configs.SNMPTarget) []enrich.SNMPTarget {
+	out := make([]enrich.SNMPTarget, len(targets))
+	for i, t := range targets {
+		out[i] = enrich.SNMPTarget{Name: t.Name, Host: t.Host}
+	}
+	return out
 }

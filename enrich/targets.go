@@ -1,0 +1,74 @@
+package enrich
+
+import (
+	"net/netip"
+	"sync/atomic"
+)
+
+// SNMPTargets are the devices the config polls by SNMP, by the address
+// each is polled at. A trap, or a syslog line without a hostname, names
+// its device by the address it came from; when the inventory does not
+// name that address (not listed, or only inside a CIDR range), the
+// target polling it does, so the device's syslog, traps and polls carry
+// one name, and one change seen by several paths is one event, with no
+// inventory at all. It comes from the config, not from the rows a worker
+// happens to enrich, so every process of a cluster names alike whichever
+// partitions it holds. The workers of a process share one
+// (WithSNMPTargets); Set replaces its targets while they run (SIGHUP).
+type SNMPTargets struct {
+	byAddr atomic.Pointer[map[netip.Addr]string] // "" where several targets poll one address
+}
+
+// SNMPTarget is a polled device: its name and the host it is polled at
+// (an address; a DNS name is left out, since records come from addresses).
+type SNMPTarget struct{ Name, Host string }
+
+// NewSNMPTargets returns the targets given.
+func NewSNMPTargets(targets []SNMPTarget) *SNMPTargets {
+	t := &SNMPTargets{}
+	t.Set(targets)
+	return t
+}
+
+// Set replaces the targets. An address several targets poll (agents on
+// one host, by port) names none of them.
+func (t *SNMPTargets) Set(targets []SNMPTarget) {
+	byAddr := map[netip.Addr]string{}
+	for _, tg := range targets {
+		a, err := netip.ParseAddr(tg.Host)
+		if err != nil {
+			continue
+		}
+		a = a.Unmap()
+		if prev, ok := byAddr[a]; ok && prev != tg.Name {
+			byAddr[a] = ""
+			continue
+		}
+		byAddr[a] = tg.Name
+	}
+	t.byAddr.Store(&byAddr)
+}
+
+// device returns the target polled at a, if exactly one is; none for a
+// nil t (a worker given no targets).
+func (t *SNMPTargets) device(a netip.Addr) (string, bool) {
+	if t == nil || !a.IsValid() {
+		return "", false
+	}
+	byAddr := t.byAddr.Load()
+	if byAddr == nil || len(*byAddr) == 0 {
+		return "", false
+	}
+	d := (*byAddr)[a.Unmap()]
+	return d, d != ""
+}
+
+// any says whether any target has an address, so a record's address is
+// worth parsing.
+func (t *SNMPTargets) any() bool {
+	if t == nil {
+		return false
+	}
+	byAddr := t.byAddr.Load()
+	return byAddr != nil && len(*byAddr) > 0
+}

@@ -1,0 +1,40 @@
+package enrich
+
+import (
+	"net/netip"
+	"testing"
+)
+
+// TestSNMPTargets: a target names the address it is polled at; an address
+// two targets poll names neither, a DNS name no address, and Set replaces
+// what was there (SIGHUP). A nil SNMPTargets names nothing.
+func TestSNMPTargets(t *testing.T) {
+	tg := NewSNMPTargets([]SNMPTarget{{"core9", "192.0.2.9"}, {"simA", "127.0.0.1"}, {"simB", "127.0.0.1"},
+		{"dns", "router.example.net"}, {"v6", "2001:DB8::9"}})
+	for _, c := range []struct{ addr, want string }{
+		{"192.0.2.9", "core9"}, {"::ffff:192.0.2.9", "core9"}, {"2001:db8::9", "v6"},
+		{"127.0.0.1", ""}, {"192.0.2.10", ""},
+	} {
+		if got, _ := tg.device(netip.MustParseAddr(c.addr)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.addr, got, c.want)
+		}
+	}
+	if !tg.any() {
+		t.Error("any: false with targets")
+	}
+	tg.Set([]SNMPTarget{{"core10", "192.0.2.9"}})
+	if got, _ := tg.device(netip.MustParseAddr("192.0.2.9")); got != "core10" {
+		t.Errorf("after Set: %q, want core10", got)
+	}
+	if got, ok := tg.device(netip.MustParseAddr("2001:db8::9")); ok {
+		t.Errorf("after Set: a removed target still names its address: %q", got)
+	}
+	tg.Set(nil)
+	var none *SNMPTargets
+	if tg.any() || none.any() {
+		t.Error("any: true without targets")
+	}
+	if got, ok := none.device(netip.MustParseAddr("192.0.2.9")); ok {
+		t.Errorf("nil targets named %q", got)
+	}
+}
