@@ -1,6 +1,9 @@
 package enrich
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // interfaceNames remembers each device's interface names by ifIndex, as
 // the SNMP interface rows the metrics workers enrich give them, for the
@@ -11,38 +14,61 @@ import "sync"
 // a device whose rows this process does not enrich keeps "ifIndex N".
 type interfaceNames struct {
 	mu    sync.RWMutex
-	names map[interfaceIndex]string
+	names map[interfaceIndex]*interfaceName
 }
 
 // interfaceIndex is an interface of a device (its name in events) by
 // ifIndex.
 type interfaceIndex struct{ device, index string }
 
-// maxInterfaceNames bounds the table, whatever the network: when it is
-// full it starts again, and polls fill it within an interval.
-const maxInterfaceNames = 1 << 20
-
-func newInterfaceNames() *interfaceNames {
-	return &interfaceNames{names: map[interfaceIndex]string{}}
+// interfaceName is an entry of the table: the name, and which row set it
+// last, so that a row tells without a lock whether the entry still holds
+// its name (another row, of the same ifIndex, may have set it since, or
+// the table started again).
+type interfaceName struct {
+	name  string        // under interfaceNames.mu
+	owner atomic.Uint64 // the rowCounters.nameID of the row that set name; 0 once dropped
 }
 
-// set records that device's interface index is named name.
-func (t *interfaceNames) set(device, index, name string) {
+// rowNameIDs numbers the rows that set names (rowCounters.nameID).
+var rowNameIDs atomic.Uint64
+
+// maxInterfaceNames bounds the table, whatever the network: when it is
+// full it starts again, and polls fill it within an interval.
+var maxInterfaceNames = 1 << 20
+
+func newInterfaceNames() *interfaceNames {
+	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}}
+}
+
+// set records that device's interface index is named name, by the row
+// owner (a rowCounters.nameID), and returns the entry.
+func (t *interfaceNames) set(device, index, name string, owner uint64) *interfaceName {
 	k := interfaceIndex{device, index}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.names) >= maxInterfaceNames {
-		if _, ok := t.names[k]; !ok {
+	e := t.names[k]
+	if e == nil {
+		if len(t.names) >= maxInterfaceNames {
+			for _, old := range t.names {
+				old.owner.Store(0) // its row sets it again at its next poll
+			}
 			clear(t.names)
 		}
+		e = &interfaceName{}
+		t.names[k] = e
 	}
-	t.names[k] = name
+	e.name = name
+	e.owner.Store(owner)
+	return e
 }
 
 // name returns the name of device's interface index, if a poll gave it.
 func (t *interfaceNames) name(device, index string) (string, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	n, ok := t.names[interfaceIndex{device, index}]
-	return n, ok
+	if e := t.names[interfaceIndex{device, index}]; e != nil {
+		return e.name, true
+	}
+	return "", false
 }

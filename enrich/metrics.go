@@ -302,12 +302,17 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		normalised = norm.appendFields(normalised, interfaceSpeed(p))
 		if index, _ := p.Tag("ifIndex"); index != "" && object != "" && object != index {
 			// For traps that name the interface by ifIndex alone; told
-			// the shared table only when the name is new to this row.
+			// the shared table only when the name is new to this row, or
+			// the table no longer holds it from this row (another row of
+			// the ifIndex set it since, or the table started again).
 			if row == nil {
 				row = w.rates.row(w.rowID)
 			}
-			if row.named != object || row.namedDevice != p.Device {
-				w.det.names.set(p.Device, index, object)
+			if row.nameID == 0 {
+				row.nameID = rowNameIDs.Add(1)
+			}
+			if row.named != object || row.namedDevice != p.Device || row.nameEntry == nil || row.nameEntry.owner.Load() != row.nameID {
+				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID)
 				row.named, row.namedDevice = object, p.Device
 			}
 		}

@@ -32,8 +32,11 @@ type rowCounters struct {
 	counters []counterSample
 	seen     int64 // weir's clock (Unix seconds) when the row last arrived, for forget
 	// named and namedDevice are the interface name and device last put
-	// in the detector's interfaceNames for this row (an SNMP interface).
+	// in the detector's interfaceNames for this row (an SNMP interface),
+	// as its entry nameEntry, which holds them while its owner is nameID.
 	named, namedDevice string
+	nameEntry          *interfaceName
+	nameID             uint64
 }
 
 // counterSample is the last value seen of one counter series.
