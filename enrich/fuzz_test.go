@@ -70,7 +70,7 @@ func FuzzSyslogWorker(f *testing.F) {
 	for i, c := range lines {
 		var l telemetry.Log
 		p.ParseCopy([]byte(c.Raw), &l)
-		l.SourceAddr = "192.0.2.1:514"
+		l.SourceAddr = "192.0.2.9:514" // an SNMP target's, below
 		var next telemetry.Log
 		p.ParseCopy([]byte(lines[(i+1)%len(lines)].Raw), &next)
 		f.Add(l.AppendJSON(nil), next.AppendJSON(nil))
@@ -78,8 +78,9 @@ func FuzzSyslogWorker(f *testing.F) {
 	f.Add([]byte(`{"v":1,"message":`), []byte(`{"v":1,"hostname":"\u0000","message":"%LINEPROTO-5-UPDOWN: Line protocol on Interface \ud800, changed state to down"}`))
 	inv, _ := ParseInventory([]byte(testInventory))
 	cls := NewClassifier()
+	targets := NewSNMPTargets([]SNMPTarget{{Name: "core9", Host: "192.0.2.9"}}) // names hostless lines from it
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		w := NewWorker(nil, inv, cls)
+		w := NewWorker(nil, inv, cls, WithSNMPTargets(targets))
 		w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
 		recs := []broker.Record{{Topic: telemetry.TopicRawSyslog, Value: a, Timestamp: time.Now()},
 			{Topic: telemetry.TopicRawSyslog, Value: b, Offset: 1, Timestamp: time.Now()}}
@@ -95,7 +96,7 @@ func FuzzSyslogWorker(f *testing.F) {
 }
 
 // checkEvents fails t unless every event record decodes as an Event with
-// a type and a device.
+// a type.
 func checkEvents(t *testing.T, events []outRecord) {
 	t.Helper()
 	for _, o := range events {

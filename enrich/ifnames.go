@@ -15,6 +15,8 @@ import (
 type interfaceNames struct {
 	mu    sync.RWMutex
 	names map[interfaceIndex]*interfaceName
+	limit int           // entries at most: when full, the table starts again
+	ids   atomic.Uint64 // the last row id handed out (newRowID)
 }
 
 // interfaceIndex is an interface of a device (its name in events) by
@@ -30,16 +32,16 @@ type interfaceName struct {
 	owner atomic.Uint64 // the rowCounters.nameID of the row that set name; 0 once dropped
 }
 
-// rowNameIDs numbers the rows that set names (rowCounters.nameID).
-var rowNameIDs atomic.Uint64
-
 // maxInterfaceNames bounds the table, whatever the network: when it is
-// full it starts again, and polls fill it within an interval.
-var maxInterfaceNames = 1 << 20
+// full it starts again, and each row puts its name back at its next poll.
+const maxInterfaceNames = 1 << 20
 
 func newInterfaceNames() *interfaceNames {
-	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}}
+	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}, limit: maxInterfaceNames}
 }
+
+// newRowID numbers a row that sets names (rowCounters.nameID), never 0.
+func (t *interfaceNames) newRowID() uint64 { return t.ids.Add(1) }
 
 // set records that device's interface index is named name, by the row
 // owner (a rowCounters.nameID), and returns the entry.
@@ -49,7 +51,7 @@ func (t *interfaceNames) set(device, index, name string, owner uint64) *interfac
 	defer t.mu.Unlock()
 	e := t.names[k]
 	if e == nil {
-		if len(t.names) >= maxInterfaceNames {
+		if len(t.names) >= t.limit {
 			for _, old := range t.names {
 				old.owner.Store(0) // its row sets it again at its next poll
 			}

@@ -43,14 +43,13 @@ func TestInterfaceNamesFollowTheLatestRow(t *testing.T) {
 // TestInterfaceNamesRefilledWhenFull: once the table is full and starts
 // again, the next poll of a row it held puts its name back.
 func TestInterfaceNamesRefilledWhenFull(t *testing.T) {
-	defer func(n int) { maxInterfaceNames = n }(maxInterfaceNames)
-	maxInterfaceNames = 8
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewMetricsWorker(nil, inv)
+	w.det.names.limit = 8
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	w.rates.setNow(t0)
 	pollInterface(t, w, "3", "Gi0/3", t0)
-	for i := range maxInterfaceNames {
+	for i := range w.det.names.limit {
 		w.det.names.set("other", fmt.Sprint(i), "x", 0)
 	}
 	if _, ok := w.det.names.name("edge1", "3"); ok {

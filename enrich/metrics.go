@@ -309,7 +309,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				row = w.rates.row(w.rowID)
 			}
 			if row.nameID == 0 {
-				row.nameID = rowNameIDs.Add(1)
+				row.nameID = w.det.names.newRowID()
 			}
 			if row.named != object || row.namedDevice != p.Device || row.nameEntry == nil || row.nameEntry.owner.Load() != row.nameID {
 				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID)
