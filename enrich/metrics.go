@@ -54,11 +54,12 @@ type MetricsWorker struct {
 
 	rates *rates
 	// The last ifOperStatus per device and interface, snmp_up per device,
-	// gNMI states, and sysUpTime per device, each with when it was last
-	// seen (rates.now): forgotten after an hour unseen, as rates are, so
-	// memory follows the live network.
+	// gNMI states, and sysUpTime and sysName per device, each with when
+	// it was last seen (rates.now): forgotten after an hour unseen, as
+	// rates are, so memory follows the live network.
 	state    map[stateKey]seen[int64]
 	uptimes  map[string]seen[uint32]
+	sysNames map[string]seen[string]
 	out      *outputs
 	lastSeen time.Time
 
@@ -77,7 +78,8 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	return &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det,
-		rates: newRates(), state: map[stateKey]seen[int64]{}, uptimes: map[string]seen[uint32]{}, rateNames: map[string]string{},
+		rates: newRates(), state: map[stateKey]seen[int64]{}, uptimes: map[string]seen[uint32]{},
+		sysNames: map[string]seen[string]{}, rateNames: map[string]string{},
 	}
 }
 
@@ -221,7 +223,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	// target tag (unless it has one), so two targets polling one device
 	// stay two series.
 	target := p.Device
-	if d := w.inv.Lookup(p.Device, agent); d != nil {
+	d := w.inv.Lookup(p.Device, agent)
+	if d == nil || d.Name == "" || d.CIDR != "" {
+		// Neither the target's name nor its address is a named entry:
+		// the name the device gives itself (its sysName, as its syslog
+		// hostname usually is) may be.
+		if d2 := w.lookupSysName(p, target); d2 != nil {
+			d = d2
+		}
+	}
+	if d != nil {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, d.TagList()), p.Tags
 		if d.Name != "" && d.CIDR == "" && d.Name != target {
 			p.Device = d.Name
@@ -373,6 +384,37 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 			delete(w.uptimes, k)
 		}
 	}
+	for k, s := range w.sysNames {
+		if s.seen < c {
+			delete(w.sysNames, k)
+		}
+	}
+}
+
+// lookupSysName finds the named inventory entry of target's sysName, which
+// its system rows (the system profile's snmp_system) give; the target's
+// other rows follow them in each poll, in the same partition. nil when the
+// target has not given one or the inventory has no such name.
+func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device {
+	if p.Measurement == "snmp_system" {
+		if f, ok := p.Field("sysName"); ok && f.Kind == telemetry.FieldString && f.Str != "" {
+			name := f.Str
+			if prev, ok := w.sysNames[target]; ok && prev.v == name {
+				name = prev.v
+			} else {
+				name = strings.Clone(name) // kept past the record
+			}
+			w.sysNames[target] = seen[string]{name, w.rates.now}
+		}
+	}
+	sn, ok := w.sysNames[target]
+	if !ok {
+		return nil
+	}
+	if d := w.inv.Lookup(sn.v, ""); d != nil && d.Name != "" && d.CIDR == "" {
+		return d
+	}
+	return nil
 }
 
 // States openConfigState reports.

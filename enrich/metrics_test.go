@@ -768,3 +768,45 @@ func TestMetricsEventsShareTheDetector(t *testing.T) {
 		t.Errorf("published %v, want %v: the first down was the syslog line's", got, want)
 	}
 }
+
+// TestMetricsMatchInventoryBySysName: a target whose name and address the
+// inventory does not list, but whose sysName it does (in any case, with or
+// without the domain), takes that entry from its system row on: its rows
+// carry the inventory's name and tags, and keep the target's name in a
+// target tag.
+func TestMetricsMatchInventoryBySysName(t *testing.T) {
+	inv, err := ParseInventory([]byte("devices:\n  - {name: core1.fra.example.net, site: fra1, role: core}\n  - {name: lab, cidr: 10.0.0.0/8, site: lab}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ agent, sysName, device, site string }{
+		{"192.0.2.50", "core1.fra.example.net", "core1.fra.example.net", "fra1"},
+		{"192.0.2.50", "CORE1", "core1.fra.example.net", "fra1"},               // the first label, in capitals
+		{"10.1.2.3", "core1.fra.example.net", "core1.fra.example.net", "fra1"}, // a name beats a CIDR
+		{"10.1.2.3", "other", "fra-core1", "lab"},
+		{"192.0.2.50", "", "fra-core1", ""}, // no sysName: unknown
+	} {
+		w := NewMetricsWorker(nil, inv)
+		var got telemetry.Point
+		for _, m := range []telemetry.Metric{
+			{V: 1, Measurement: "snmp_system", Device: "fra-core1", Source: "snmp", Tags: map[string]string{"agent": c.agent},
+				Fields: map[string]any{"sysName": c.sysName, "sysUpTime": float64(1000)}, Time: t0},
+			{V: 1, Measurement: "snmp_interface", Device: "fra-core1", Source: "snmp", Tags: map[string]string{"agent": c.agent, "ifIndex": "1", "ifName": "Gi0/1"},
+				Fields: map[string]any{"ifOperStatus": int64(1)}, Time: t0},
+		} {
+			v, _ := json.Marshal(&m)
+			if _, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Value: v}); !ok {
+				t.Fatalf("%+v: not enriched", c)
+			}
+			got = w.row
+		}
+		tags := tagMap(got.Tags)
+		if got.Device != c.device || tags["site"] != c.site {
+			t.Errorf("sysName %q from %s: device %q site %q, want %q %q", c.sysName, c.agent, got.Device, tags["site"], c.device, c.site)
+		}
+		if got.Device != "fra-core1" && tags["target"] != "fra-core1" {
+			t.Errorf("sysName %q: renamed without a target tag: %v", c.sysName, tags)
+		}
+	}
+}
