@@ -136,28 +136,15 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 	case "bgpBackwardTransition", "bgpBackwardTransNotification":
 		ev.Type, ev.Object = "bgp_peer_down", bgpPeer(tr)
 	default:
+		w.device(tr) // counted if unknown, as every trap is
 		return ev, false
 	}
-	d := w.inv.Lookup(tr.Device, tr.SourceAddr)
-	if d == nil || d.Name == "" || d.CIDR != "" {
-		// The inventory does not name the device, but an SNMP target
-		// polls its address: its events take the target's name, as the
-		// device's polls and their events do.
-		if name, ok := w.targets.device(senderAddr(tr.SourceAddr)); ok {
-			ev.Device = name
-			d = w.inv.Lookup(name, tr.SourceAddr)
-		}
-	}
+	var d *Device
+	ev.Device, d = w.device(tr)
 	if d != nil {
 		ev.Tags = d.TagsOf()
-		if d.Name != "" && d.CIDR == "" {
-			ev.Device = d.Name
-		}
 	} else {
 		ev.Tags = map[string]string{"unknown": "true"}
-		if !w.warming {
-			w.m.unknown.Inc()
-		}
 	}
 	if index != "" {
 		// Named as the device's SNMP rows name it, under the device's
@@ -170,6 +157,31 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 	}
 	ev.Message = tr.TrapName + " trap"
 	return ev, true
+}
+
+// device names the device a trap came from, with its inventory entry (nil
+// for a device the inventory does not know, which is counted). A trap
+// names its device by its source address: the inventory's name for it,
+// else, for an address the inventory does not name (not listed, or only
+// inside a CIDR range), the SNMP target polled there, as the device's
+// polls and their events name it.
+func (w *TrapWorker) device(tr *telemetry.Trap) (string, *Device) {
+	name := tr.Device
+	d := w.inv.Lookup(tr.Device, tr.SourceAddr)
+	if d == nil || d.Name == "" || d.CIDR != "" {
+		if target, ok := w.targets.device(senderAddr(tr.SourceAddr)); ok {
+			name, d = target, w.inv.Lookup(target, tr.SourceAddr)
+		}
+	}
+	switch {
+	case d == nil:
+		if !w.warming {
+			w.m.unknown.Inc()
+		}
+	case d.Name != "" && d.CIDR == "":
+		name = d.Name
+	}
+	return name, d
 }
 
 // varbindValue returns the value of the first varbind with one of names,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
@@ -340,5 +341,28 @@ func TestSyslogFromPolledAddress(t *testing.T) {
 	slices.Sort(devices)
 	if want := []string{"core9 key core9", "core9 key core9", "edge-x key edge-x"}; !slices.Equal(devices, want) {
 		t.Fatalf("enriched.syslog devices %v, want %v", devices, want)
+	}
+}
+
+// TestTrapWorkerCountsEveryUnknownTrap: a trap from a device the inventory
+// does not know is counted whether or not it becomes an event (an
+// enterprise trap, authenticationFailure), once: not again when a warm-up
+// reads it back.
+func TestTrapWorkerCountsEveryUnknownTrap(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	m := NewWorkerMetrics(nil)
+	w := NewTrapWorker(nil, inv, WithWorkerMetrics(m))
+	for _, tr := range []telemetry.Trap{
+		{V: 1, Device: "198.51.100.1", TrapName: "authenticationFailure", SourceAddr: "198.51.100.1:50000", ReceivedAt: time.Now()},
+		{V: 1, Device: "198.51.100.1", TrapOID: "1.3.6.1.4.1.9.9.41.2.0.1", SourceAddr: "198.51.100.1:50000", ReceivedAt: time.Now()},
+		{V: 1, Device: "192.0.2.1", TrapName: "authenticationFailure", SourceAddr: "192.0.2.1:50000", ReceivedAt: time.Now()}, // edge1: known
+	} {
+		if _, ok := w.eventOf(&tr, &broker.Record{Topic: telemetry.TopicRawTraps}); ok {
+			t.Fatalf("%+v became an event", tr)
+		}
+		w.warm(&broker.Record{Topic: telemetry.TopicRawTraps, Value: must(json.Marshal(&tr))}, time.Now())
+	}
+	if got := testutil.ToFloat64(m.m.unknown); got != 2 {
+		t.Errorf("%v unknown counted, want 2", got)
 	}
 }
