@@ -47,9 +47,7 @@ func FuzzMetricsWorker(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		w := NewMetricsWorker(nil, inv)
 		w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
-		recs := []broker.Record{{Topic: telemetry.TopicRawSNMP, Value: a, Timestamp: time.Now()},
-			{Topic: telemetry.TopicRawSNMP, Value: b, Offset: 1, Timestamp: time.Now()}}
-		metrics, events := w.enrichBatch(recs, nil, nil)
+		metrics, events := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, a, b), nil, nil)
 		for _, o := range metrics {
 			var m telemetry.Metric
 			if err := json.Unmarshal(o.rec.Value, &m); err != nil {
@@ -82,9 +80,7 @@ func FuzzSyslogWorker(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		w := NewWorker(nil, inv, cls, WithSNMPTargets(targets))
 		w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
-		recs := []broker.Record{{Topic: telemetry.TopicRawSyslog, Value: a, Timestamp: time.Now()},
-			{Topic: telemetry.TopicRawSyslog, Value: b, Offset: 1, Timestamp: time.Now()}}
-		enriched, events := w.enrichSyslogBatch(recs, nil, nil)
+		enriched, events := w.enrichSyslogBatch(twoRecords(telemetry.TopicRawSyslog, a, b), nil, nil)
 		for _, o := range enriched {
 			var e telemetry.EnrichedLog
 			if err := json.Unmarshal(o.rec.Value, &e); err != nil {
@@ -93,6 +89,11 @@ func FuzzSyslogWorker(f *testing.F) {
 		}
 		checkEvents(t, events)
 	})
+}
+
+// twoRecords are a and b as the records at offsets 0 and 1 of topic.
+func twoRecords(topic string, a, b []byte) []broker.Record {
+	return []broker.Record{{Topic: topic, Value: a, Timestamp: time.Now()}, {Topic: topic, Value: b, Offset: 1, Timestamp: time.Now()}}
 }
 
 // checkEvents fails t unless every event record decodes as an Event with

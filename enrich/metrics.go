@@ -59,7 +59,7 @@ type MetricsWorker struct {
 	// rates are, so memory follows the live network.
 	state    map[stateKey]seen[int64]
 	uptimes  map[string]seen[uint32]
-	sysNames map[string]seen[string]
+	sysNames map[string]*sysName
 	out      *outputs
 	lastSeen time.Time
 
@@ -79,7 +79,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det,
 		rates: newRates(), state: map[stateKey]seen[int64]{}, uptimes: map[string]seen[uint32]{},
-		sysNames: map[string]seen[string]{}, rateNames: map[string]string{},
+		sysNames: map[string]*sysName{}, rateNames: map[string]string{},
 	}
 }
 
@@ -391,30 +391,46 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 	}
 }
 
+// sysName is a target's sysName, with the named inventory entry it finds
+// in the inventory it was last looked up in.
+type sysName struct {
+	name string
+	idx  *inventoryIndex // nil: not looked up yet
+	d    *Device
+	seen int64
+}
+
 // lookupSysName finds the named inventory entry of target's sysName, which
 // its system rows (the system profile's snmp_system) give; the target's
 // other rows follow them in each poll, in the same partition. nil when the
-// target has not given one or the inventory has no such name.
+// target has not given one or the inventory has no such name. The lookup
+// is made once per sysName and inventory (reloaded), not once per row.
 func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device {
+	sn := w.sysNames[target]
 	if p.Measurement == "snmp_system" {
 		if f, ok := p.Field("sysName"); ok && f.Kind == telemetry.FieldString && f.Str != "" {
-			name := f.Str
-			if prev, ok := w.sysNames[target]; ok && prev.v == name {
-				name = prev.v
-			} else {
-				name = strings.Clone(name) // kept past the record
+			if sn == nil {
+				sn = &sysName{}
+				w.sysNames[target] = sn
 			}
-			w.sysNames[target] = seen[string]{name, w.rates.now}
+			if sn.name != f.Str {
+				sn.name, sn.idx = strings.Clone(f.Str), nil // kept past the record
+			}
+			sn.seen = w.rates.now
 		}
 	}
-	sn, ok := w.sysNames[target]
-	if !ok {
+	if sn == nil {
 		return nil
 	}
-	if d := w.inv.Lookup(sn.v, ""); d != nil && d.Name != "" && d.CIDR == "" {
-		return d
+	if idx := w.inv.idx.Load(); sn.idx != idx {
+		// A reload between this load and the lookup is looked up again
+		// at the next row.
+		sn.idx, sn.d = idx, nil
+		if d := w.inv.Lookup(sn.name, ""); d != nil && d.Name != "" && d.CIDR == "" {
+			sn.d = d
+		}
 	}
-	return nil
+	return sn.d
 }
 
 // States openConfigState reports.

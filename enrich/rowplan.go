@@ -77,26 +77,15 @@ func (pl *mergePlan) same(a, b []telemetry.Field) bool {
 	return fieldKeysAre(a, pl.a) && fieldKeysAre(b, pl.b)
 }
 
-// fieldKeysAre and tagKeysAre: the keys, in order, are keys (compared
-// string by string, which is one pointer comparison for the same string).
+// fieldKeysAre: the fields' keys, in order, are keys (compared string by
+// string, which is one pointer comparison for the same string). A loop of
+// its own, not slices.EqualFunc: it runs twice a row over every field.
 func fieldKeysAre(fs []telemetry.Field, keys []string) bool {
 	if len(fs) != len(keys) {
 		return false
 	}
 	for i := range fs {
 		if fs[i].Key != keys[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func tagKeysAre(tags []telemetry.Tag, keys []string) bool {
-	if len(tags) != len(keys) {
-		return false
-	}
-	for i := range tags {
-		if tags[i].Key != keys[i] {
 			return false
 		}
 	}
@@ -186,7 +175,8 @@ func (rc *viewRecipe) planFields(fs []telemetry.Field) {
 }
 
 func (rc *viewRecipe) sameTags(tags []telemetry.Tag, withAlias bool) bool {
-	return rc.tagsPlanned && withAlias == rc.withAlias && tagKeysAre(tags, rc.tagKeys)
+	return rc.tagsPlanned && withAlias == rc.withAlias &&
+		slices.EqualFunc(tags, rc.tagKeys, func(t telemetry.Tag, k string) bool { return t.Key == k })
 }
 
 // planTags: the row's tags but those viewDroppedTags names (inventory and

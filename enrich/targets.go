@@ -63,6 +63,31 @@ func (t *SNMPTargets) device(a netip.Addr) (string, bool) {
 	return d, d != ""
 }
 
+// nameDevice names the device of a record that says it comes from
+// hostname (empty for none) at source ("ip:port"), known to the world as
+// device until found otherwise: the inventory's name for it, else, when
+// the inventory does not name it (not listed, or only inside a CIDR range)
+// and the record names its device by an address (hostname is one, or is
+// empty and source is used), the SNMP target polled at that address. It
+// returns the name and the inventory entry (nil: unknown). The syslog and
+// trap workers name devices so, as the device's polls and their events do.
+func nameDevice(inv *Inventory, targets *SNMPTargets, device, hostname, source string) (string, *Device) {
+	d := inv.Lookup(hostname, source)
+	if (d == nil || d.Name == "" || d.CIDR != "") && targets.any() {
+		at := senderAddr(source)
+		if hostname != "" {
+			at, _ = netip.ParseAddr(hostname) // the zero Addr for a name
+		}
+		if target, ok := targets.device(at); ok {
+			device, d = target, inv.Lookup(target, source)
+		}
+	}
+	if d != nil && d.Name != "" && d.CIDR == "" {
+		device = d.Name
+	}
+	return device, d
+}
+
 // any says whether any target has an address, so a record's address is
 // worth parsing.
 func (t *SNMPTargets) any() bool {

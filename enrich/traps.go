@@ -159,27 +159,13 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 	return ev, true
 }
 
-// device names the device a trap came from, with its inventory entry (nil
-// for a device the inventory does not know, which is counted). A trap
-// names its device by its source address: the inventory's name for it,
-// else, for an address the inventory does not name (not listed, or only
-// inside a CIDR range), the SNMP target polled there, as the device's
-// polls and their events name it.
+// device names the device a trap came from (see nameDevice: the trap
+// collector names it by its source address), with its inventory entry;
+// nil for a device the inventory does not know, which is counted.
 func (w *TrapWorker) device(tr *telemetry.Trap) (string, *Device) {
-	name := tr.Device
-	d := w.inv.Lookup(tr.Device, tr.SourceAddr)
-	if d == nil || d.Name == "" || d.CIDR != "" {
-		if target, ok := w.targets.device(senderAddr(tr.SourceAddr)); ok {
-			name, d = target, w.inv.Lookup(target, tr.SourceAddr)
-		}
-	}
-	switch {
-	case d == nil:
-		if !w.warming {
-			w.m.unknown.Inc()
-		}
-	case d.Name != "" && d.CIDR == "":
-		name = d.Name
+	name, d := nameDevice(w.inv, w.targets, tr.Device, tr.Device, tr.SourceAddr)
+	if d == nil && !w.warming {
+		w.m.unknown.Inc()
 	}
 	return name, d
 }

@@ -3,7 +3,6 @@ package enrich
 import (
 	"context"
 	"log/slog"
-	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -374,22 +373,11 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		e.FacilityName = FacilityNames[e.Facility]
 	}
 	d.tags, d.tagsJSON, d.eventTagsJSON = w.unknownTags, w.unknownTagsJSON, w.unknownEventTagsJSON
-	dev := w.inv.Lookup(e.Hostname, e.SourceAddr)
-	if dev == nil || dev.Name == "" || dev.CIDR != "" {
-		// A line without a hostname (IOS sends none unless told to), or
-		// with an address for one, that the inventory does not name:
-		// from an address an SNMP target polls, it is that target's, as
-		// the device's polls and traps are.
-		if name, ok := w.polledDevice(e); ok {
-			e.Device = name
-			dev = w.inv.Lookup(name, e.SourceAddr)
-		}
-	}
-	if dev != nil {
+	// A line without a hostname (IOS sends none unless told to) names
+	// its device by its address, and may be an SNMP target's.
+	var dev *Device
+	if e.Device, dev = nameDevice(w.inv, w.targets, e.Device, e.Hostname, e.SourceAddr); dev != nil {
 		d.tags, d.tagsJSON, d.eventTagsJSON = dev.tags, dev.tagsJSON, dev.eventTagsJSON
-		if dev.Name != "" && dev.CIDR == "" {
-			e.Device = dev.Name
-		}
 		if e.Vendor == VendorGeneric && dev.Vendor != "" {
 			e.Vendor = dev.Vendor
 		}
@@ -397,23 +385,6 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		w.m.unknown.Inc()
 	}
 	return d, true
-}
-
-// polledDevice is the SNMP target that polls the address a line names its
-// device by: its hostname when that is an address, else, with no
-// hostname, the address it came from. A line with a hostname that is a
-// name is that name's.
-func (w *Worker) polledDevice(e *telemetry.EnrichedLog) (string, bool) {
-	if !w.targets.any() {
-		return "", false // no SNMP targets: nothing to parse the address for
-	}
-	if e.Hostname == "" {
-		return w.targets.device(senderAddr(e.SourceAddr))
-	}
-	if a, err := netip.ParseAddr(e.Hostname); err == nil {
-		return w.targets.device(a)
-	}
-	return "", false
 }
 
 // syslogEvent is the event the record decodeSyslog decoded reports, with
