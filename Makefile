@@ -31,8 +31,8 @@ lint:
 # enrichment's end to end.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./broker/...
-	WEIR_BENCH=1 $(GO) test -run TestBrokerFigures -v -timeout 30m ./internal/brokerbench
-	WEIR_BENCH=1 $(GO) test -run TestEnrichFigures -v -timeout 30m ./internal/enrichbench
+	WEIR_BENCH=1 $(GO) test -count=1 -run TestBrokerFigures -v -timeout 30m ./internal/brokerbench
+	WEIR_BENCH=1 $(GO) test -count=1 -run TestEnrichFigures -v -timeout 30m ./internal/enrichbench
 
 # Short fuzzing of every parser; FUZZTIME=5m for a longer run.
 FUZZTIME ?= 30s
