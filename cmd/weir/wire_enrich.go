@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weirnet/weir/collectors/snmp"
+	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
 	"github.com/weirnet/weir/telemetry"
@@ -52,9 +54,18 @@ func enrichComponents(d deps) ([]component, error) {
 	}
 	// The config's SNMP targets name the devices traps and hostless syslog
 	// lines come from (the same in every process of a cluster); SIGHUP
-	// brings the targets of the file read again.
+	// brings the targets of the file read again, when the poller would
+	// take them too (its profiles are read at start, as here), so a
+	// device is never named after a target that is not polled.
+	profiles, err := profile.Load(configs.BuiltinSNMPProfiles(), d.cfg.SNMP.ProfilesDir)
+	if err != nil {
+		return nil, err
+	}
 	targets := enrich.NewSNMPTargets(snmpTargetNames(d.cfg.SNMP.Targets))
 	d.reload.add("enrich device names", func(cfg *configs.Config) error {
+		if err := snmp.CheckTargets(profiles, cfg.SNMP.Targets); err != nil {
+			return err
+		}
 		targets.Set(snmpTargetNames(cfg.SNMP.Targets))
 		return nil
 	})

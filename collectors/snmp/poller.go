@@ -111,23 +111,35 @@ func New(cfg Config) (*Poller, error) {
 	return p, nil
 }
 
-// build checks targets against the profiles and makes their pollers.
-func (p *Poller) build(cfgs []configs.SNMPTarget) ([]*target, error) {
-	var targets []*target
+// CheckTargets reports the targets a poller with these profiles would
+// refuse (New, Update), one line each: other parts that follow the SNMP
+// targets (enrichment's device names) take a target list only when the
+// poller would.
+func CheckTargets(profiles *profile.Set, cfgs []configs.SNMPTarget) error {
 	var errs []string
 	for _, tc := range cfgs {
-		if err := p.cfg.Profiles.Check(tc.Profiles.Names); err != nil {
+		if err := profiles.Check(tc.Profiles.Names); err != nil {
 			errs = append(errs, fmt.Sprintf("snmp target %s (line %d): %v", tc.Name, tc.Line, err))
-			continue
 		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n"))
+	}
+	return nil
+}
+
+// build checks targets against the profiles and makes their pollers.
+func (p *Poller) build(cfgs []configs.SNMPTarget) ([]*target, error) {
+	if err := CheckTargets(p.cfg.Profiles, cfgs); err != nil {
+		return nil, err
+	}
+	targets := make([]*target, 0, len(cfgs))
+	for _, tc := range cfgs {
 		t := &target{cfg: tc, p: p, log: p.cfg.Logger.With("target", tc.Name)}
 		if !tc.Profiles.Auto {
 			t.profiles, _ = p.cfg.Profiles.Resolve(tc.Profiles.Names, false, "")
 		}
 		targets = append(targets, t)
-	}
-	if len(errs) > 0 {
-		return nil, errors.New(strings.Join(errs, "\n"))
 	}
 	return targets, nil
 }
