@@ -256,6 +256,14 @@ func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.
 	}
 }
 
+// rememberLate is remember for one event of a record already marked read
+// (a warm-up held it back; see TrapWorker.unnamed), at detection time at.
+func (d *detector) rememberLate(ev telemetry.Event, at, since time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rememberOne(ev, at, since)
+}
+
 func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	id := objectID(ev)
 	k := eventKey{ev.Device, id, ev.Type}

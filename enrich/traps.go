@@ -35,13 +35,39 @@ type TrapWorker struct {
 	warmup   time.Duration
 	warming  bool // reading a trap again for the detector: nothing is counted
 	targets  *SNMPTargets
+	// unnamed are traps a warm-up read about an interface of a polled
+	// device by ifIndex alone, before any poll of this process named it:
+	// after a restart the trap warm-up ends long before the metrics
+	// workers' (at the next poll), and a flapping link remembered as
+	// "ifIndex 3" would never be cleared as the Gi0/3 it was raised as.
+	// They wait (nameWait at most) for the name, then go to the detector.
+	unnamed  []unnamedTrap
+	nameWait time.Duration
 }
+
+// unnamedTrap is a trap's event held back by the warm-up (see
+// TrapWorker.unnamed), with what detector.remember would have used.
+type unnamedTrap struct {
+	ev        telemetry.Event
+	index     string
+	at, since time.Time
+	until     time.Time // when it stops waiting for its name
+}
+
+// defaultNameWait is how long a warm-up waits for a poll to name an
+// interface a trap gives by ifIndex: a few poll intervals.
+const defaultNameWait = 3 * time.Minute
+
+// maxUnnamed bounds the traps held back; more go to the detector as
+// "ifIndex N".
+const maxUnnamed = 1 << 16
 
 // NewTrapWorker builds a trap worker.
 func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
 	w := NewWorker(b, inv, nil, opts...)
 	return &TrapWorker{b: b, inv: inv, input: telemetry.TopicRawTraps, topics: w.topics,
-		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets}
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets,
+		nameWait: defaultNameWait}
 }
 
 // Run consumes until ctx ends.
@@ -70,6 +96,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		warmer.retain(assigned)
 		warmer.before(ctx, recs, w.warm)
 		warmer.idle(ctx, m.c, assigned, w.warm)
+		w.rememberNamed(time.Now())
 		if len(recs) == 0 {
 			continue
 		}
@@ -111,16 +138,56 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 		return // counted when it was first read
 	}
 	w.warming = true
-	ev, ok := w.eventOf(&tr, r)
+	ev, index, ok := w.event(&tr, r)
 	w.warming = false
-	if ok {
-		w.det.remember(r, []telemetry.Event{ev}, end.Add(-w.det.window))
+	if !ok {
+		return
 	}
+	since := end.Add(-w.det.window)
+	if index != "" && len(w.unnamed) < maxUnnamed {
+		if _, polled := w.targets.device(senderAddr(tr.SourceAddr)); polled {
+			w.det.remember(r, nil, since) // read; its change waits for the name
+			w.unnamed = append(w.unnamed, unnamedTrap{ev: ev, index: index,
+				at: detectAt(r, ev.Time), since: since, until: time.Now().Add(w.nameWait)})
+			return
+		}
+	}
+	w.det.remember(r, []telemetry.Event{ev}, since)
+}
+
+// rememberNamed hands the detector the held-back warm-up traps (see
+// unnamed) whose interface a poll has named since, under that name, and
+// those that waited long enough, as "ifIndex N". A partition taken away
+// meanwhile changes nothing: the detector is the process's, and a worker
+// of it that takes the partition does not read those traps again.
+func (w *TrapWorker) rememberNamed(now time.Time) {
+	if len(w.unnamed) == 0 {
+		return
+	}
+	kept := w.unnamed[:0]
+	for _, u := range w.unnamed {
+		if name, ok := w.det.names.name(u.ev.Device, u.index); ok {
+			u.ev.Object = name
+		} else if now.Before(u.until) {
+			kept = append(kept, u)
+			continue
+		}
+		w.det.rememberLate(u.ev, u.at, u.since)
+	}
+	clear(w.unnamed[len(kept):])
+	w.unnamed = kept
 }
 
 // eventOf maps a notification to an event.
 func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Event, bool) {
-	ev := telemetry.Event{V: telemetry.Version, Device: tr.Device, Time: tr.ReceivedAt,
+	ev, _, ok := w.event(tr, r)
+	return ev, ok
+}
+
+// event is eventOf, also returning the ifIndex of an interface it could
+// name by nothing else ("ifIndex N"; no poll named it yet).
+func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.Event, unnamed string, ok bool) {
+	ev = telemetry.Event{V: telemetry.Version, Device: tr.Device, Time: tr.ReceivedAt,
 		Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}}
 	var index string // the interface's ifIndex, when the trap names it by nothing else
 	switch tr.TrapName {
@@ -137,7 +204,7 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 		ev.Type, ev.Object = "bgp_peer_down", bgpPeer(tr)
 	default:
 		w.device(tr) // counted if unknown, as every trap is
-		return ev, false
+		return ev, "", false
 	}
 	var d *Device
 	ev.Device, d = w.device(tr)
@@ -152,11 +219,11 @@ func (w *TrapWorker) eventOf(tr *telemetry.Trap, r *broker.Record) (telemetry.Ev
 		if name, ok := w.det.names.name(ev.Device, index); ok {
 			ev.Object = name
 		} else {
-			ev.Object = "ifIndex " + index
+			ev.Object, unnamed = "ifIndex "+index, index
 		}
 	}
 	ev.Message = tr.TrapName + " trap"
-	return ev, true
+	return ev, unnamed, true
 }
 
 // device names the device a trap came from (see nameDevice: the trap

@@ -366,3 +366,122 @@ func TestTrapWorkerCountsEveryUnknownTrap(t *testing.T) {
 		t.Errorf("%v unknown counted, want 2", got)
 	}
 }
+
+// TestTrapWarmupWaitsForInterfaceNames: after a restart the trap worker's
+// warm-up ends long before the metrics worker's (at the device's next
+// poll), so the RFC 2863 traps of a link flapping before the restart are
+// read again before any poll has named ifIndex 3. They wait for the name:
+// the flapping object is Gi0/3, as it was raised, and is cleared as such,
+// not as "ifIndex 3". Traps of a device no target polls, and those whose
+// name never comes, are remembered as "ifIndex N", as before.
+func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
+	row := func(at time.Time) broker.Record {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1", Source: "snmp",
+			Tags:   map[string]string{"ifIndex": "3", "ifName": "Gi0/3", "agent": "192.0.2.1"},
+			Fields: map[string]any{"ifOperStatus": int64(1)}, Time: at}
+		v, _, err := m.AppendJSON(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return broker.Record{Key: []byte("edge1"), Value: v}
+	}
+	flaps := func(from string) []broker.Record {
+		var recs []broker.Record
+		for i := range 4 {
+			tr := rfc2863LinkDown(from, 3)
+			if i%2 == 1 {
+				tr.TrapName, tr.TrapOID = "linkUp", "1.3.6.1.6.3.1.1.5.4"
+			}
+			v, _ := json.Marshal(&tr)
+			recs = append(recs, broker.Record{Key: []byte(tr.Device), Value: v})
+		}
+		return recs
+	}
+	for _, tc := range []struct {
+		name     string
+		from     string // the traps' source
+		poll     bool   // a poll after the restart names ifIndex 3
+		nameWait time.Duration
+		want     string // the flapping object after the restart
+	}{
+		{"named by the next poll", "192.0.2.1", true, time.Minute, "Gi0/3"},
+		{"no poll names it", "192.0.2.1", false, 500 * time.Millisecond, "ifIndex 3"},
+		{"not polled", "192.0.2.7", true, time.Minute, "ifIndex 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := embedded.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			ctx := context.Background()
+			inv, _ := ParseInventory([]byte(testInventory + "  - {name: edge7, address: 192.0.2.7}\n"))
+			targets := WithSNMPTargets(NewSNMPTargets([]SNMPTarget{{"edge1", "192.0.2.1"}}))
+			start := func(w runner) func() {
+				ctx, cancel := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() { w.Run(ctx); close(done) }()
+				return func() { cancel(); <-done }
+			}
+			waitFor := func(what string, cond func() bool) {
+				t.Helper()
+				for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("timed out waiting for %s", what)
+					}
+				}
+			}
+			flapping := func(r *EventRules) []string {
+				r.d.mu.Lock()
+				defer r.d.mu.Unlock()
+				var out []string
+				for k, st := range r.d.flapping {
+					out = append(out, k.device+" "+st.last.Object)
+				}
+				return out
+			}
+			if err := b.Produce(ctx, telemetry.TopicRawSNMP, []broker.Record{row(time.Now())}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Produce(ctx, telemetry.TopicRawTraps, flaps(tc.from)); err != nil {
+				t.Fatal(err)
+			}
+			// Before the restart: the poll names ifIndex 3, then the traps.
+			before := NewEventRules(0, 3, 10*time.Minute)
+			stop := start(NewMetricsWorker(b, inv, WithSharedEventRules(before), targets))
+			waitFor("the poll", func() bool { return committedInput(b, telemetry.TopicRawSNMP) == 1 })
+			stopTraps := start(NewTrapWorker(b, inv, WithSharedEventRules(before), targets))
+			waitFor("flapping", func() bool { return len(flapping(before)) == 1 })
+			stopTraps()
+			stop()
+			raised := flapping(before)[0]
+
+			// The restart: the trap worker warms up first.
+			after := NewEventRules(0, 3, 10*time.Minute)
+			tw := NewTrapWorker(b, inv, WithSharedEventRules(after), targets)
+			tw.nameWait = tc.nameWait
+			defer start(tw)()
+			waitFor("the trap warm-up", func() bool {
+				after.d.mu.Lock()
+				defer after.d.mu.Unlock()
+				for tp := range after.d.read {
+					if tp.Topic == telemetry.TopicRawTraps {
+						return true
+					}
+				}
+				return false
+			})
+			if tc.poll {
+				if err := b.Produce(ctx, telemetry.TopicRawSNMP, []broker.Record{row(time.Now())}); err != nil {
+					t.Fatal(err)
+				}
+				defer start(NewMetricsWorker(b, inv, WithSharedEventRules(after), targets))()
+			}
+			waitFor("flapping after the restart", func() bool { return len(flapping(after)) == 1 })
+			device := map[string]string{"192.0.2.1": "edge1", "192.0.2.7": "edge7"}[tc.from]
+			if got := flapping(after)[0]; got != device+" "+tc.want {
+				t.Errorf("flapping after the restart: %q, want %q (before it: %q)", got, device+" "+tc.want, raised)
+			}
+		})
+	}
+}
