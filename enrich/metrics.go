@@ -32,6 +32,7 @@ type MetricsWorker struct {
 	session  time.Duration
 	det      *detector
 	evEnc    eventRecords
+	targets  *SNMPTargets // told the targets' sysNames, for traps and syslog
 
 	// Per-row scratch, reused: the row decoded and enriched in place, its
 	// interface view, and the tags and fields being merged into them.
@@ -77,7 +78,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	}
 	return &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
-		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det,
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets,
 		rates: newRates(), state: map[stateKey]seen[int64]{}, uptimes: map[string]seen[uint32]{},
 		sysNames: map[string]*sysName{}, rateNames: map[string]string{},
 	}
@@ -415,6 +416,7 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 			}
 			if sn.name != f.Str {
 				sn.name, sn.idx = strings.Clone(f.Str), nil // kept past the record
+				w.targets.setSysName(target, sn.name)
 			}
 			sn.seen = w.rates.now
 		}

@@ -2,6 +2,8 @@ package enrich
 
 import (
 	"net/netip"
+	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -17,7 +19,17 @@ import (
 // (WithSNMPTargets); Set replaces its targets while they run (SIGHUP).
 type SNMPTargets struct {
 	byAddr atomic.Pointer[map[netip.Addr]string] // "" where several targets poll one address
+	// sysNames are the targets' sysNames, as the metrics workers of the
+	// process read them from the targets' system rows: the name the
+	// inventory may list the device by (see nameDevice).
+	mu       sync.RWMutex
+	sysNames map[string]string
 }
+
+// maxSysNames bounds SNMPTargets.sysNames, whatever the records say:
+// when full it starts again, and each target's next system row puts its
+// name back.
+const maxSysNames = 1 << 16
 
 // SNMPTarget is a polled device: its name and the host it is polled at
 // (an address; a DNS name is left out, since records come from addresses).
@@ -63,13 +75,37 @@ func (t *SNMPTargets) device(a netip.Addr) (string, bool) {
 	return d, d != ""
 }
 
+// setSysName records that target's agent calls itself sysName; nil t
+// records nothing.
+func (t *SNMPTargets) setSysName(target, sysName string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sysNames == nil || len(t.sysNames) >= maxSysNames {
+		t.sysNames = map[string]string{}
+	}
+	t.sysNames[strings.Clone(target)] = strings.Clone(sysName)
+}
+
+// sysName returns the sysName a poll of target gave, if any did.
+func (t *SNMPTargets) sysName(target string) (string, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n, ok := t.sysNames[target]
+	return n, ok
+}
+
 // nameDevice names the device of a record that says it comes from
 // hostname (empty for none) at source ("ip:port"), known to the world as
 // device until found otherwise: the inventory's name for it, else, when
 // the inventory does not name it (not listed, or only inside a CIDR range)
 // and the record names its device by an address (hostname is one, or is
 // empty and source is used), the SNMP target polled at that address. It
-// returns the name and the inventory entry (nil: unknown). The syslog and
+// returns the name and the inventory entry (nil: unknown); a target the
+// inventory does not name may be listed by its sysName, as its polls are
+// matched (MetricsWorker.lookupSysName). The syslog and
 // trap workers name devices so, as the device's polls and their events do.
 func nameDevice(inv *Inventory, targets *SNMPTargets, device, hostname, source string) (string, *Device) {
 	d := inv.Lookup(hostname, source)
@@ -80,6 +116,15 @@ func nameDevice(inv *Inventory, targets *SNMPTargets, device, hostname, source s
 		}
 		if target, ok := targets.device(at); ok {
 			device, d = target, inv.Lookup(target, source)
+			if d == nil || d.Name == "" || d.CIDR != "" {
+				// The inventory may list the device by the name it
+				// gives itself, as the target's polls are matched.
+				if sn, ok := targets.sysName(target); ok {
+					if d2 := inv.Lookup(sn, ""); d2 != nil && d2.Name != "" && d2.CIDR == "" {
+						d = d2
+					}
+				}
+			}
 		}
 	}
 	if d != nil && d.Name != "" && d.CIDR == "" {

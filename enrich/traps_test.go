@@ -485,3 +485,46 @@ func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
 		})
 	}
 }
+
+// TestTrapsAndSyslogMatchedBySysName: an inventory that lists a device by
+// the name it gives itself (its sysName), not by the target's name or
+// address, names its traps and hostless syslog lines as it names its
+// polls: from the sysName the polls read. One change seen by the poll, a
+// trap and a syslog line is one event, with the inventory's tags.
+func TestTrapsAndSyslogMatchedBySysName(t *testing.T) {
+	t0 := time.Now().Add(-time.Minute)
+	rows := append([]telemetry.Metric{{V: 1, Measurement: "snmp_system", Device: "fra-core1", Source: "snmp",
+		Tags: map[string]string{"agent": "192.0.2.50"}, Fields: map[string]any{"sysName": "core1.fra.example.net", "sysUpTime": float64(1000)}, Time: t0}},
+		interfaceDownRows("fra-core1", "192.0.2.50", t0)...)
+	targets := []SNMPTarget{{"fra-core1", "192.0.2.50"}}
+	t.Run("traps", func(t *testing.T) {
+		coldStart := telemetry.Trap{V: 1, Device: "192.0.2.50", Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.1", TrapName: "coldStart",
+			SourceAddr: "192.0.2.50:50000", ReceivedAt: time.Now()}
+		got := pollsThenTraps(t, targets, rows, []telemetry.Trap{rfc2863LinkDown("192.0.2.50", 3), coldStart}, 2)
+		slices.Sort(got)
+		want := []string{"device_rebooted core1.fra.example.net  site=fra2 from raw.traps", "interface_down core1.fra.example.net Gi0/3 site=fra2 from raw.snmp"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+	t.Run("syslog", func(t *testing.T) {
+		line := func(msg string) broker.Record {
+			l := telemetry.Log{V: 1, Device: "192.0.2.50", SourceAddr: "192.0.2.50:514", Facility: 23, Severity: 3, Message: msg, ReceivedAt: time.Now()}
+			return broker.Record{Key: []byte(l.Device), Value: l.AppendJSON(nil)}
+		}
+		recs := []broker.Record{
+			line("%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/3, changed state to down"), // the polls' change
+			line("%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/5, changed state to down"),
+		}
+		b := pollsThen(t, targets, rows, telemetry.TopicRawSyslog, recs, func(b broker.Broker, inv *Inventory, opts ...WorkerOption) runner {
+			return NewWorker(b, inv, NewClassifier(), opts...)
+		})
+		got := eventLines(t, b, 2)
+		slices.Sort(got)
+		want := []string{"interface_down core1.fra.example.net Gi0/3 site=fra2 from raw.snmp",
+			"interface_down core1.fra.example.net GigabitEthernet0/5 site=fra2 from raw.syslog"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}

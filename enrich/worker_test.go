@@ -24,6 +24,7 @@ devices:
   - {name: edge1, address: 192.0.2.1, site: ams1, region: eu, role: edge, vendor: cisco_ios}
   - {name: mx1, site: fra1, role: core, vendor: junos, tags: {tier: "1"}}
   - {name: lab, cidr: 10.0.0.0/8, site: lab, role: access}
+  - {name: core1.fra.example.net, site: fra2, role: core}
 `
 
 func readTopic(t *testing.T, b *embedded.Broker, topic string) []broker.Record {
