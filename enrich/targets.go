@@ -91,6 +91,9 @@ func (t *SNMPTargets) setSysName(target, sysName string) {
 
 // sysName returns the sysName a poll of target gave, if any did.
 func (t *SNMPTargets) sysName(target string) (string, bool) {
+	if t == nil {
+		return "", false
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	n, ok := t.sysNames[target]
