@@ -818,3 +818,51 @@ func TestOpenLogSaysHowTheLastRunEnded(t *testing.T) {
 		t.Errorf("after a crash: %s", logs.String())
 	}
 }
+
+// TestLagOfAGroupThatNeverCommitted: a group member that has not
+// committed (a sink stuck on its first batch) lags from the log start on
+// every partition of its topics, as `weir groups describe` counts it; once
+// it commits, from its commit.
+func TestLagOfAGroupThatNeverCommitted(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	if err := b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "t", 0, []broker.Record{{Value: []byte("a")}, {Value: []byte("b")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "t", 1, []broker.Record{{Value: []byte("c")}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "stuck", []string{"t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(b.Collector())
+	want := func(lag0, lag1 int) {
+		t.Helper()
+		exp := fmt.Sprintf(`# HELP weir_consumer_lag Records between a group's committed offset and the log end.
+# TYPE weir_consumer_lag gauge
+weir_consumer_lag{group="stuck",partition="0",topic="t"} %d
+weir_consumer_lag{group="stuck",partition="1",topic="t"} %d
+`, lag0, lag1)
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "weir_consumer_lag"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(2, 1)
+	recs, err := c.Poll(ctx)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("poll: %d records, %v", len(recs), err)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	left := map[int32]int{0: 2, 1: 1}
+	for _, r := range recs {
+		left[r.Partition]--
+	}
+	want(left[0], left[1])
+}

@@ -57,6 +57,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	b.mu.RUnlock()
 	hwm := map[[2]string]int64{}
+	logStart := map[[2]string]int64{}
 	for _, t := range topics {
 		ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(t.stats.recordsIn.Load()), t.name)
 		ch <- prometheus.MustNewConstMetric(descBytesIn, prometheus.CounterValue, float64(t.stats.bytesIn.Load()), t.name)
@@ -66,24 +67,53 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			info := p.info()
 			id := strconv.Itoa(int(p.id))
 			hwm[[2]string{t.name, id}] = info.HighWatermark
+			logStart[[2]string{t.name, id}] = info.LogStartOffset
 			ch <- prometheus.MustNewConstMetric(descEndOffset, prometheus.GaugeValue, float64(info.HighWatermark), t.name, id)
 			ch <- prometheus.MustNewConstMetric(descStartOffset, prometheus.GaugeValue, float64(info.LogStartOffset), t.name, id)
 			ch <- prometheus.MustNewConstMetric(descPartBytes, prometheus.GaugeValue, float64(info.Bytes), t.name, id)
 			ch <- prometheus.MustNewConstMetric(descSegments, prometheus.GaugeValue, float64(info.Segments), t.name, id)
 		}
 	}
+	committed := map[[3]string]bool{}
 	for _, o := range b.offsets.all() {
 		id := strconv.Itoa(int(o.Partition))
 		end, ok := hwm[[2]string{o.Topic, id}]
 		if !ok {
 			continue
 		}
+		committed[[3]string{o.Group, o.Topic, id}] = true
 		ch <- prometheus.MustNewConstMetric(descCommitted, prometheus.GaugeValue, float64(o.Offset), o.Group, o.Topic, id)
 		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(end-o.Offset, 0)), o.Group, o.Topic, id)
 	}
 	members := map[string]int{}
-	for _, g := range b.groups.describe() {
+	groups := b.groups.describe()
+	for _, g := range groups {
 		members[g.Name] += len(g.Members)
+	}
+	// A partition an in-process group consumes but has never committed
+	// lags from the log start, as `weir groups describe` counts it: a
+	// sink stuck on its first batch (a destination refusing it) is the
+	// lag most worth an alert, and has no commit at all.
+	for _, g := range groups {
+		subscribed := map[string]bool{}
+		for _, m := range g.Members {
+			for _, t := range m.Topics {
+				subscribed[t] = true
+			}
+		}
+		for _, t := range topics {
+			if !subscribed[t.name] {
+				continue
+			}
+			for _, p := range t.partitions {
+				id := strconv.Itoa(int(p.id))
+				if committed[[3]string{g.Name, t.name, id}] {
+					continue
+				}
+				k := [2]string{t.name, id}
+				ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(hwm[k]-logStart[k], 0)), g.Name, t.name, id)
+			}
+		}
 	}
 	if b.wire != nil {
 		for name, n := range b.wire.memberCounts() {
