@@ -108,7 +108,11 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 				continue
 			}
 			var tr telemetry.Trap
-			if err := json.Unmarshal(r.Value, &tr); err != nil {
+			err := json.Unmarshal(r.Value, &tr)
+			if err == nil {
+				err = checkVersion(tr.V)
+			}
+			if err != nil {
 				w.m.decodeErrors.Inc()
 				w.logger.Warn("enrich: skipping undecodable trap", slog.String("topic", r.Topic),
 					slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
@@ -134,7 +138,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 // (see detector.remember); nothing is published.
 func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 	var tr telemetry.Trap
-	if err := json.Unmarshal(r.Value, &tr); err != nil {
+	if err := json.Unmarshal(r.Value, &tr); err != nil || checkVersion(tr.V) != nil {
 		return // counted when it was first read
 	}
 	w.warming = true
@@ -194,7 +198,9 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 	case "linkDown", "linkUp":
 		ev.Type = map[string]string{"linkDown": "interface_down", "linkUp": "interface_up"}[tr.TrapName]
 		if ev.Object = varbindValue(tr, "ifName", "ifDescr"); ev.Object == "" {
-			index = varbindValue(tr, "ifIndex")
+			if index = varbindValue(tr, "ifIndex"); index == "" {
+				index = ifTableInstance(tr) // ifOperStatus.3 alone
+			}
 		}
 	case "coldStart", "warmStart":
 		ev.Type = "device_rebooted"
@@ -249,6 +255,28 @@ func varbindValue(tr *telemetry.Trap, names ...string) string {
 					return strconv.FormatFloat(x, 'f', -1, 64)
 				}
 				return fmt.Sprint(vb.Value)
+			}
+		}
+	}
+	return ""
+}
+
+// ifTableInstance returns the ifIndex a trap's ifTable or ifXTable
+// column varbinds are of (ifOperStatus.3: 3), for a linkDown or linkUp
+// that carries no ifIndex varbind (agents that send only the status
+// columns), or "".
+func ifTableInstance(tr *telemetry.Trap) string {
+	for _, vb := range tr.Varbinds {
+		oid := strings.TrimPrefix(vb.OID, ".")
+		for _, entry := range [...]string{"1.3.6.1.2.1.2.2.1.", "1.3.6.1.2.1.31.1.1.1."} {
+			rest, ok := strings.CutPrefix(oid, entry)
+			if !ok {
+				continue
+			}
+			if _, index, ok := strings.Cut(rest, "."); ok && index != "" && !strings.Contains(index, ".") {
+				if _, err := strconv.ParseUint(index, 10, 32); err == nil {
+					return index
+				}
 			}
 		}
 	}

@@ -134,6 +134,11 @@ func TestTrapObjectFromCollectorVarbinds(t *testing.T) {
 		{[]telemetry.Varbind{{OID: "1.3.6.1.2.1.2.2.1.1.3", Name: "ifIndex.3", Type: "integer", Value: 3},
 			{OID: "1.3.6.1.2.1.2.2.1.2.3", Name: "ifDescr.3", Type: "octet_string", Value: "Gi0/3"}}, "Gi0/3"},
 		{[]telemetry.Varbind{{OID: "1.3.6.1.2.1.2.2.1.1.436207616", Name: "ifIndex.436207616", Type: "integer", Value: 436207616}}, "ifIndex 436207616"},
+		// No ifIndex varbind, only the status columns: their instance.
+		{[]telemetry.Varbind{{OID: "1.3.6.1.2.1.2.2.1.8.3", Name: "ifOperStatus.3", Type: "integer", Value: 2}}, "ifIndex 3"},
+		{[]telemetry.Varbind{{OID: ".1.3.6.1.2.1.31.1.1.1.15.7", Name: "ifHighSpeed.7", Type: "gauge32", Value: 1000}}, "ifIndex 7"},
+		{[]telemetry.Varbind{{OID: "1.3.6.1.2.1.2.2.1.8", Name: "ifOperStatus", Type: "integer", Value: 2}}, ""},         // no instance
+		{[]telemetry.Varbind{{OID: "1.3.6.1.2.1.2.2.1.8.3.1", Name: "ifOperStatus.3.1", Type: "integer", Value: 2}}, ""}, // not an ifIndex
 	} {
 		tr := telemetry.Trap{V: 1, Device: "edge1", TrapOID: "1.3.6.1.6.3.1.1.5.3", TrapName: "linkDown",
 			SourceAddr: "192.0.2.1:50000", ReceivedAt: time.Now(), Varbinds: c.vbs}
