@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/telemetry"
@@ -56,6 +58,9 @@ func FuzzMetricsWorker(f *testing.F) {
 			if string(o.rec.Key) != m.Device {
 				t.Fatalf("key %q for device %q", o.rec.Key, m.Device)
 			}
+			if m.V != telemetry.Version {
+				t.Fatalf("enriched metric of version %d: %q", m.V, o.rec.Value)
+			}
 		}
 		checkEvents(t, events)
 	})
@@ -86,6 +91,9 @@ func FuzzSyslogWorker(f *testing.F) {
 			if err := json.Unmarshal(o.rec.Value, &e); err != nil {
 				t.Fatalf("enriched log %q: %v", o.rec.Value, err)
 			}
+			if e.V != telemetry.Version {
+				t.Fatalf("enriched log of version %d: %q", e.V, o.rec.Value)
+			}
 		}
 		checkEvents(t, events)
 	})
@@ -109,4 +117,31 @@ func checkEvents(t *testing.T, events []outRecord) {
 			t.Fatalf("event without a type: %q", o.rec.Value)
 		}
 	}
+}
+
+// TestWorkersSkipRecordsOfAnotherSchema: any Kafka client may write to a
+// raw topic. A JSON object that is not a weir record ({"hello":"world"})
+// or is of another schema version decodes to zero values; it is skipped
+// and counted as undecodable, not enriched as a log of severity
+// emergency from no device.
+func TestWorkersSkipRecordsOfAnotherSchema(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	bad := [][]byte{[]byte(`{"hello":"world"}`), []byte(`{"v":2,"device":"edge1","message":"%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"}`)}
+	t.Run("syslog", func(t *testing.T) {
+		w := NewWorker(nil, inv, NewClassifier())
+		w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
+		enriched, events := w.enrichSyslogBatch(twoRecords(telemetry.TopicRawSyslog, bad[0], bad[1]), nil, nil)
+		if len(enriched)+len(events) != 0 || testutil.ToFloat64(w.m.decodeErrors) != 2 {
+			t.Fatalf("%d enriched, %d events, %v undecodable; want none and 2", len(enriched), len(events), testutil.ToFloat64(w.m.decodeErrors))
+		}
+	})
+	t.Run("metrics", func(t *testing.T) {
+		w := NewMetricsWorker(nil, inv)
+		w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+		row := []byte(`{"v":2,"measurement":"snmp_status","device":"edge1","fields":{"snmp_up":1}}`)
+		metrics, events := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, bad[0], row), nil, nil)
+		if len(metrics)+len(events) != 0 || testutil.ToFloat64(w.m.decodeErrors) != 2 {
+			t.Fatalf("%d metrics, %d events, %v undecodable; want none and 2", len(metrics), len(events), testutil.ToFloat64(w.m.decodeErrors))
+		}
+	})
 }

@@ -203,7 +203,11 @@ type stateKey struct {
 // returning the events it shows.
 func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	p := &w.row
-	if err := w.dec.DecodePoint(r.Value, p); err != nil {
+	err := w.dec.DecodePoint(r.Value, p)
+	if err == nil {
+		err = checkVersion(p.V)
+	}
+	if err != nil {
 		if w.warming {
 			return nil, false // counted and logged when it was enriched
 		}

@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -150,6 +151,18 @@ func eventWarmup(warmup time.Duration, det *detector) time.Duration {
 		return 0
 	}
 	return max(det.window, det.dedup)
+}
+
+// checkVersion refuses a raw record whose schema version is not
+// telemetry.Version: any Kafka client may write to a raw topic, and a JSON
+// object that is not a weir record ({"hello":"world"}, or a newer
+// schema) decodes to zero values, which would be enriched as a log of
+// severity emergency from no device.
+func checkVersion(v int) error {
+	if v != telemetry.Version {
+		return fmt.Errorf("schema version %d (\"v\"), want %d: not a weir record of this version", v, telemetry.Version)
+	}
+	return nil
 }
 
 // WorkerMetrics are the enrichment self-metrics.
@@ -346,6 +359,9 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	// In place: nothing decoded outlives the record, but what the event
 	// detector keeps, which it copies.
 	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log)
+	if err == nil {
+		err = checkVersion(e.V) // JSON, but not a weir syslog record
+	}
 	if err != nil {
 		if !w.warming {
 			w.m.decodeErrors.Inc()
