@@ -16,6 +16,7 @@ run: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/weir ./cmd/weir
+	$(GO) build -o bin/weir-sim ./cmd/weir-sim
 
 test: lint
 	$(GO) test -race -count=1 -timeout 15m ./...

@@ -74,7 +74,7 @@ func gnmiCmd(ctx context.Context, args []string) error {
 	fmt.Fprintf(os.Stderr, "weir-sim: %d gNMI targets on %s:%d-%d (%d interfaces, %d neighbors each)\n",
 		*targets, *host, *basePort, *basePort+*targets-1, *interfaces, *neighbors)
 	if *configOut != "" {
-		if err := os.WriteFile(*configOut, []byte(gnmiConfig(*targets, *host, *basePort, *sample, *encoding, *user, *pass, tlsCfg != nil)), 0o644); err != nil {
+		if err := writeConfig(*configOut, gnmiConfig(*targets, *host, *basePort, *sample, *encoding, *user, *pass, tlsCfg != nil)); err != nil {
 			cancel()
 			wg.Wait()
 			return err

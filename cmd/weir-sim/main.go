@@ -58,3 +58,19 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// writeConfig writes a config snippet whole or not at all (a temporary
+// file renamed into place), written once the simulators listen: a script
+// that waits for the file (until [ -s FILE ]) never reads half of it, and
+// the targets it names answer.
+func writeConfig(path, text string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

@@ -129,7 +129,7 @@ func writeSNMPConfig(path, host string, basePort, agents int, community string, 
 	for i := 0; i < agents; i++ {
 		fmt.Fprintf(&b, "    - {name: sim%d, address: \"%s:%d\"}\n", i, host, basePort+i)
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return writeConfig(path, b.String())
 }
 
 // trapsCmd sends SNMPv2c traps (linkDown/linkUp with IF-MIB varbinds) at a
