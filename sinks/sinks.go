@@ -310,6 +310,12 @@ func (s *Sink) Run(ctx context.Context) error {
 func (s *Sink) Close() error { return s.dest.Close() }
 
 func (s *Sink) consume(ctx context.Context) error {
+	// The dead-letter topic exists from the start, as the first dead
+	// letter would make it, so that a consumer of it or an alert on it
+	// can be set up before anything goes wrong.
+	if err := s.b.CreateTopic(ctx, s.dlTopic, broker.TopicConfig{}); err != nil && !errors.Is(err, broker.ErrTopicExists) && ctx.Err() == nil {
+		s.logger.Warn("sink: dead-letter topic not made now; the first dead letter makes it", "sink", s.cfg.Name, "topic", s.dlTopic, "err", err)
+	}
 	var c broker.Consumer
 	for {
 		var err error

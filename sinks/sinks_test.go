@@ -137,6 +137,18 @@ func TestRejectedGoesToDeadLetter(t *testing.T) {
 	}
 }
 
+// TestDeadLetterTopicFromTheStart: a sink makes the dead-letter topic
+// when it starts, so `weir consume dead.letter` and alerts on it work
+// before the first dead letter.
+func TestDeadLetterTopicFromTheStart(t *testing.T) {
+	b := sinktest.Broker(t)
+	sinktest.Start(t, b, cfg("s-dl"), &fakeDest{})
+	sinktest.Eventually(t, "dead.letter made", func() bool {
+		infos, err := b.DescribeTopics(context.Background(), telemetry.TopicDeadLetter)
+		return err == nil && len(infos) == 1 && len(infos[0].Partitions) > 0
+	})
+}
+
 func TestFilterAndUndecodable(t *testing.T) {
 	b := sinktest.Broker(t)
 	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(20, func(int) string { return "ifTable" }))
