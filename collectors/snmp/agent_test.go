@@ -540,3 +540,31 @@ func TestLatePollPublishedToAHealthyBroker(t *testing.T) {
 		t.Errorf("polls counted publish_error: %v, want 0", n)
 	}
 }
+
+// TestSkippedCountedFromZero: a target's skipped-polls series exists at 0
+// from its start, so an alert on its increase sees the first skip.
+func TestSkippedCountedFromZero(t *testing.T) {
+	metrics, _ := NewMetrics(nil)
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("quiet", "127.0.0.1:1", func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			tc.Interval = time.Hour // no poll while the test runs
+		})},
+		Profiles: oneColumnProfile(t), Broker: snmptest.NewCapture(), Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(5 * time.Second); testutil.CollectAndCount(metrics.Skipped) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no weir_snmp_polls_skipped_total series for the target")
+		}
+	}
+	if n := testutil.ToFloat64(metrics.Skipped.WithLabelValues("quiet")); n != 0 {
+		t.Fatalf("skipped %v, want 0", n)
+	}
+}

@@ -242,6 +242,10 @@ func firstSlot(now time.Time, interval, offset time.Duration) time.Time {
 func (t *target) run(ctx context.Context) {
 	defer t.close()
 	m := t.p.cfg.Metrics
+	// At zero from the start, so an alert on its rate or increase sees
+	// the first skip (a series born at 1 shows no increase).
+	m.Skipped.WithLabelValues(t.cfg.Name)
+	m.Varbinds.WithLabelValues(t.cfg.Name)
 	interval := t.cfg.Interval
 	next := firstSlot(time.Now(), interval, Offset(t.cfg.Name, interval))
 	timer := time.NewTimer(time.Until(next))
