@@ -23,6 +23,7 @@ const usage = `weir: network telemetry pipeline
 
 Usage:
   weir run [-c FILE] [--data-dir DIR] [--kafka-listen ADDR] [--http-listen ADDR]
+           [--syslog-listen ADDR] [--log-level L] [--roles collect,enrich,sink]
   weir topics list|describe|create|delete [TOPIC] [flags]
   weir produce TOPIC [--key K] [--partition P] [--header k=v] [--timeout D]   (lines from stdin)
   weir consume TOPIC [--from-beginning] [--follow] [--max N] [--partition P --offset O] [--group G]
