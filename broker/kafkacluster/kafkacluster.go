@@ -48,6 +48,11 @@ type Broker struct {
 	leadersMu sync.Mutex
 	leaders   map[broker.TopicPartition]partitionLeader
 	dec       kgo.Decompressor
+
+	// The consumer groups members of this process joined, for their lag
+	// (Collector).
+	groupsMu sync.Mutex
+	groups   map[string]bool
 }
 
 var (
@@ -607,6 +612,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 			kgo.HeartbeatInterval(min(max(st/6, 100*time.Millisecond), 3*time.Second)),
 			kgo.RebalanceTimeout(min(st, 60*time.Second)))
 	}
+	b.joinGroup(group)
 	if cfg.Transactional {
 		return b.consumeTxn(group, cfg.MemberID, st, c, kopts)
 	}

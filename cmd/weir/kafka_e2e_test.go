@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +63,21 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 	}
 	if !strings.Contains(got["enriched.syslog"], `"vendor":"arista_eos"`) {
 		t.Fatalf("enriched.syslog on the cluster: %q", got["enriched.syslog"])
+	}
+	// The enrich group's lag, from the cluster, as on the embedded log.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		resp, err := http.Get("http://" + p.httpAddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), `weir_consumer_lag{group="enrich",partition="`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no weir_consumer_lag of group enrich on the cluster:\n%s", body)
+		}
 	}
 	// Enrichment writes in transactions: a topic ends with a commit
 	// marker, which weir consume reads past to its end (by partitions,

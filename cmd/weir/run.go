@@ -177,6 +177,7 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 			kb.Close()
 		}()
 		b = kb
+		reg.MustRegister(kb.Collector()) // weir_consumer_lag of this process's groups
 		logger.Info("using Kafka cluster", slog.Any("brokers", cfg.Broker.Kafka.Brokers))
 	} else {
 		log, err := embedded.Open(cfg.DataDir, brokerOptions(cfg, logger, fsync)...)

@@ -1,0 +1,113 @@
+package kafkacluster
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// The metrics the embedded log exports under the same names, so an alert
+// on a sink's lag works on both backends.
+var (
+	descLag = prometheus.NewDesc("weir_consumer_lag",
+		"Records between a group's committed offset and the log end.", []string{"group", "topic", "partition"}, nil)
+	descCommitted = prometheus.NewDesc("weir_consumer_committed_offset",
+		"A group's committed offset.", []string{"group", "topic", "partition"}, nil)
+)
+
+// lagEvery is how often a scrape asks the cluster for lag; scrapes in
+// between get the last answer, so a fast scraper does not load the
+// group coordinators.
+const lagEvery = 10 * time.Second
+
+// lagTimeout bounds asking the cluster, so a cluster that does not answer
+// delays a scrape this long at most (and then gives no lag series).
+const lagTimeout = 5 * time.Second
+
+// Collector exports the committed offset and lag of every partition of
+// the consumer groups this process has joined (its enrichment workers
+// and sinks), as Kafka computes them: a partition a member consumes but
+// its group never committed lags from the log start, as on the embedded
+// log. Every process of a cluster exports the groups it joined, so
+// several may give the same series under their own instance label.
+func (b *Broker) Collector() prometheus.Collector { return &lagCollector{b: b, every: lagEvery} }
+
+type lagCollector struct {
+	b     *Broker
+	every time.Duration
+	mu    sync.Mutex
+	at    time.Time
+	last  kadm.DescribedGroupLags
+}
+
+func (c *lagCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descLag
+	ch <- descCommitted
+}
+
+func (c *lagCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, g := range c.lags() {
+		if g.Error() != nil {
+			continue
+		}
+		for _, l := range g.Lag.Sorted() {
+			if l.Err != nil || l.Lag < 0 {
+				continue
+			}
+			p := strconv.Itoa(int(l.Partition))
+			if l.Commit.At >= 0 {
+				ch <- prometheus.MustNewConstMetric(descCommitted, prometheus.GaugeValue, float64(l.Commit.At), g.Group, l.Topic, p)
+			}
+			ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(l.Lag), g.Group, l.Topic, p)
+		}
+	}
+}
+
+// lags returns the groups' lag, asked of the cluster at most every
+// c.every; an answer that failed is asked again at the next scrape.
+func (c *lagCollector) lags() kadm.DescribedGroupLags {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last != nil && time.Since(c.at) < c.every {
+		return c.last
+	}
+	groups := c.b.joinedGroups()
+	if len(groups) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lagTimeout)
+	defer cancel()
+	lags, err := c.b.admin.Lag(ctx, groups...)
+	if err != nil {
+		return nil
+	}
+	c.at, c.last = time.Now(), lags
+	return lags
+}
+
+// joinGroup records that a member of this process joined group.
+func (b *Broker) joinGroup(group string) {
+	b.groupsMu.Lock()
+	defer b.groupsMu.Unlock()
+	if b.groups == nil {
+		b.groups = map[string]bool{}
+	}
+	b.groups[group] = true
+}
+
+// joinedGroups are the groups members of this process joined, sorted.
+func (b *Broker) joinedGroups() []string {
+	b.groupsMu.Lock()
+	defer b.groupsMu.Unlock()
+	out := make([]string, 0, len(b.groups))
+	for g := range b.groups {
+		out = append(out, g)
+	}
+	slices.Sort(out)
+	return out
+}
