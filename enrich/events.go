@@ -243,21 +243,23 @@ func (d *detector) flappingEvent(ev telemetry.Event, st *flapState, fam string) 
 // changed to within the de-duplication window. Other workers may be
 // warming up or passing on live events meanwhile, so change times are
 // kept in order and the last time of an event never goes back.
-func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.Time) {
+// It reports whether r was new to the detector (not read before).
+func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 	if d.readBefore(c, r.Timestamp) {
-		return
+		return false
 	}
 	d.noteRead(c, r.Timestamp)
 	for _, ev := range evs {
 		d.rememberOne(ev, detectAt(r, ev.Time), since)
 	}
+	return true
 }
 
 // rememberLate is remember for one event of a record already marked read
-// (a warm-up held it back; see TrapWorker.unnamed), at detection time at.
+// (a warm-up held it back; see TrapWorker.held), at detection time at.
 func (d *detector) rememberLate(ev telemetry.Event, at, since time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -420,9 +420,9 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 			}
 			if sn.name != f.Str {
 				sn.name, sn.idx = strings.Clone(f.Str), nil // kept past the record
-				w.targets.setSysName(target, sn.name)
 			}
 			sn.seen = w.rates.now
+			w.targets.setSysName(target, sn.name) // at every system row, once a poll
 		}
 	}
 	if sn == nil {

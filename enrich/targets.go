@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // SNMPTargets are the devices the config polls by SNMP, by the address
@@ -13,12 +14,16 @@ import (
 // name that address (not listed, or only inside a CIDR range), the
 // target polling it does, so the device's syslog, traps and polls carry
 // one name, and one change seen by several paths is one event, with no
-// inventory at all. It comes from the config, not from the rows a worker
-// happens to enrich, so every process of a cluster names alike whichever
-// partitions it holds. The workers of a process share one
-// (WithSNMPTargets); Set replaces its targets while they run (SIGHUP).
+// inventory at all. The targets come from the config, not from the rows a
+// worker happens to enrich, so every process of a cluster names alike
+// whichever partitions it holds; only the targets' sysNames (which the
+// inventory may list a device by) are learned from rows, by the process
+// whose metrics workers hold the target's raw.snmp partition. The workers
+// of a process share one (WithSNMPTargets); Set replaces its targets
+// while they run (SIGHUP).
 type SNMPTargets struct {
-	byAddr atomic.Pointer[map[netip.Addr]string] // "" where several targets poll one address
+	byAddr  atomic.Pointer[map[netip.Addr]string] // "" where several targets poll one address
+	longest atomic.Int64                          // the longest poll interval, in nanoseconds
 	// sysNames are the targets' sysNames, as the metrics workers of the
 	// process read them from the targets' system rows: the name the
 	// inventory may list the device by (see nameDevice).
@@ -31,9 +36,13 @@ type SNMPTargets struct {
 // name back.
 const maxSysNames = 1 << 16
 
-// SNMPTarget is a polled device: its name and the host it is polled at
-// (an address; a DNS name is left out, since records come from addresses).
-type SNMPTarget struct{ Name, Host string }
+// SNMPTarget is a polled device: its name, the host it is polled at (an
+// address; a DNS name is left out, since records come from addresses)
+// and how often.
+type SNMPTarget struct {
+	Name, Host string
+	Interval   time.Duration
+}
 
 // NewSNMPTargets returns the targets given.
 func NewSNMPTargets(targets []SNMPTarget) *SNMPTargets {
@@ -46,7 +55,9 @@ func NewSNMPTargets(targets []SNMPTarget) *SNMPTargets {
 // one host, by port) names none of them.
 func (t *SNMPTargets) Set(targets []SNMPTarget) {
 	byAddr := map[netip.Addr]string{}
+	var longest time.Duration
 	for _, tg := range targets {
+		longest = max(longest, tg.Interval)
 		a, err := netip.ParseAddr(tg.Host)
 		if err != nil {
 			continue
@@ -59,6 +70,16 @@ func (t *SNMPTargets) Set(targets []SNMPTarget) {
 		byAddr[a] = tg.Name
 	}
 	t.byAddr.Store(&byAddr)
+	t.longest.Store(int64(longest))
+}
+
+// maxInterval is the longest poll interval of the targets; 0 for none
+// (or a nil t).
+func (t *SNMPTargets) maxInterval() time.Duration {
+	if t == nil {
+		return 0
+	}
+	return time.Duration(t.longest.Load())
 }
 
 // device returns the target polled at a, if exactly one is; none for a
@@ -76,9 +97,16 @@ func (t *SNMPTargets) device(a netip.Addr) (string, bool) {
 }
 
 // setSysName records that target's agent calls itself sysName; nil t
-// records nothing.
+// records nothing. Told at every system row, it costs a read lock when
+// nothing changed, and puts a name back after the table started again.
 func (t *SNMPTargets) setSysName(target, sysName string) {
 	if t == nil {
+		return
+	}
+	t.mu.RLock()
+	known, ok := t.sysNames[target]
+	t.mu.RUnlock()
+	if ok && known == sysName {
 		return
 	}
 	t.mu.Lock()

@@ -9,8 +9,8 @@ import (
 // two targets poll names neither, a DNS name no address, and Set replaces
 // what was there (SIGHUP). A nil SNMPTargets names nothing.
 func TestSNMPTargets(t *testing.T) {
-	tg := NewSNMPTargets([]SNMPTarget{{"core9", "192.0.2.9"}, {"simA", "127.0.0.1"}, {"simB", "127.0.0.1"},
-		{"dns", "router.example.net"}, {"v6", "2001:DB8::9"}})
+	tg := NewSNMPTargets([]SNMPTarget{{Name: "core9", Host: "192.0.2.9"}, {Name: "simA", Host: "127.0.0.1"}, {Name: "simB", Host: "127.0.0.1"},
+		{Name: "dns", Host: "router.example.net"}, {Name: "v6", Host: "2001:DB8::9"}})
 	for _, c := range []struct{ addr, want string }{
 		{"192.0.2.9", "core9"}, {"::ffff:192.0.2.9", "core9"}, {"2001:db8::9", "v6"},
 		{"127.0.0.1", ""}, {"192.0.2.10", ""},
@@ -22,7 +22,7 @@ func TestSNMPTargets(t *testing.T) {
 	if !tg.any() {
 		t.Error("any: false with targets")
 	}
-	tg.Set([]SNMPTarget{{"core10", "192.0.2.9"}})
+	tg.Set([]SNMPTarget{{Name: "core10", Host: "192.0.2.9"}})
 	if got, _ := tg.device(netip.MustParseAddr("192.0.2.9")); got != "core10" {
 		t.Errorf("after Set: %q, want core10", got)
 	}

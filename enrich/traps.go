@@ -35,39 +35,42 @@ type TrapWorker struct {
 	warmup   time.Duration
 	warming  bool // reading a trap again for the detector: nothing is counted
 	targets  *SNMPTargets
-	// unnamed are traps a warm-up read about an interface of a polled
-	// device by ifIndex alone, before any poll of this process named it:
-	// after a restart the trap warm-up ends long before the metrics
-	// workers' (at the next poll), and a flapping link remembered as
-	// "ifIndex 3" would never be cleared as the Gi0/3 it was raised as.
-	// They wait (nameWait at most) for the name, then go to the detector.
-	unnamed  []unnamedTrap
-	nameWait time.Duration
+	// held are traps a warm-up read from a polled address whose names
+	// may still change: about an interface by ifIndex alone, before any
+	// poll of this process named it, or from a target whose sysName (the
+	// inventory may list the device by it) no poll has given yet. After a
+	// restart the trap warm-up ends long before the metrics workers' (at
+	// the next poll), and a flapping link remembered as "ifIndex 3" of
+	// the target would never be cleared as the Gi0/3 of the device it
+	// was raised as. They wait (holdFor at most) for the names, then go to
+	// the detector, named again.
+	held     []heldTrap
+	nameWait time.Duration // 0: holdFor's default
 }
 
-// unnamedTrap is a trap's event held back by the warm-up (see
-// TrapWorker.unnamed), with what detector.remember would have used.
-type unnamedTrap struct {
-	ev        telemetry.Event
-	index     string
-	at, since time.Time
-	until     time.Time // when it stops waiting for its name
+// heldTrap is a trap held back by the warm-up (see TrapWorker.held): the
+// trap, where it was read (its record without the value), and what
+// detector.remember would have used.
+type heldTrap struct {
+	tr           telemetry.Trap
+	rec          broker.Record
+	since, until time.Time // until: when it stops waiting for its names
 }
 
-// defaultNameWait is how long a warm-up waits for a poll to name an
-// interface a trap gives by ifIndex: a few poll intervals.
+// defaultNameWait is how long a warm-up waits at least for a poll to name
+// what a trap names by ifIndex or by its target: longer for targets
+// polled less often (holdFor).
 const defaultNameWait = 3 * time.Minute
 
-// maxUnnamed bounds the traps held back; more go to the detector as
-// "ifIndex N".
-const maxUnnamed = 1 << 16
+// maxHeld bounds the traps held back; more go to the detector as they
+// are named at once.
+const maxHeld = 1 << 16
 
 // NewTrapWorker builds a trap worker.
 func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
 	w := NewWorker(b, inv, nil, opts...)
 	return &TrapWorker{b: b, inv: inv, input: telemetry.TopicRawTraps, topics: w.topics,
-		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets,
-		nameWait: defaultNameWait}
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets}
 }
 
 // Run consumes until ctx ends.
@@ -96,7 +99,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		warmer.retain(assigned)
 		warmer.before(ctx, recs, w.warm)
 		warmer.idle(ctx, m.c, assigned, w.warm)
-		w.rememberNamed(time.Now())
+		w.release(time.Now())
 		if len(recs) == 0 {
 			continue
 		}
@@ -107,11 +110,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			if _, events, replayed = w.out.replay.get(r, nil, events); replayed {
 				continue
 			}
-			var tr telemetry.Trap
-			err := json.Unmarshal(r.Value, &tr)
-			if err == nil {
-				err = checkVersion(tr.V)
-			}
+			tr, err := decodeTrap(r.Value)
 			if err != nil {
 				w.m.decodeErrors.Inc()
 				w.logger.Warn("enrich: skipping undecodable trap", slog.String("topic", r.Topic),
@@ -134,11 +133,20 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	}
 }
 
+// decodeTrap reads a raw.traps record: a trap of this schema version.
+func decodeTrap(value []byte) (telemetry.Trap, error) {
+	var tr telemetry.Trap
+	if err := json.Unmarshal(value, &tr); err != nil {
+		return tr, err
+	}
+	return tr, checkVersion(tr.V)
+}
+
 // warm takes a trap a warm-up read again into the event detector's state
 // (see detector.remember); nothing is published.
 func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
-	var tr telemetry.Trap
-	if err := json.Unmarshal(r.Value, &tr); err != nil || checkVersion(tr.V) != nil {
+	tr, err := decodeTrap(r.Value)
+	if err != nil {
 		return // counted when it was first read
 	}
 	w.warming = true
@@ -148,38 +156,73 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 		return
 	}
 	since := end.Add(-w.det.window)
-	if index != "" && len(w.unnamed) < maxUnnamed {
-		if _, polled := w.targets.device(senderAddr(tr.SourceAddr)); polled {
-			w.det.remember(r, nil, since) // read; its change waits for the name
-			w.unnamed = append(w.unnamed, unnamedTrap{ev: ev, index: index,
-				at: detectAt(r, ev.Time), since: since, until: time.Now().Add(w.nameWait)})
-			return
+	if len(w.held) < maxHeld && w.provisional(&tr, index) {
+		// Read now (a partition warmed up again is not held twice); its
+		// change waits for its names.
+		if w.det.remember(r, nil, since) {
+			rec := *r
+			rec.Key, rec.Value, rec.Headers = nil, nil, nil
+			w.held = append(w.held, heldTrap{tr: tr, rec: rec, since: since, until: time.Now().Add(w.holdFor())})
 		}
+		return
 	}
 	w.det.remember(r, []telemetry.Event{ev}, since)
 }
 
-// rememberNamed hands the detector the held-back warm-up traps (see
-// unnamed) whose interface a poll has named since, under that name, and
-// those that waited long enough, as "ifIndex N". A partition taken away
-// meanwhile changes nothing: the detector is the process's, and a worker
-// of it that takes the partition does not read those traps again.
-func (w *TrapWorker) rememberNamed(now time.Time) {
-	if len(w.unnamed) == 0 {
+// provisional says whether the names of a trap's event may still change
+// in this process: it comes from an address an SNMP target polls, and
+// names an interface by an ifIndex no poll has named (index), or its
+// device by the target's name while the target's sysName, which the
+// inventory may list the device by, is not known yet.
+func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
+	target, polled := w.targets.device(senderAddr(tr.SourceAddr))
+	if !polled {
+		return false
+	}
+	if index != "" {
+		return true
+	}
+	if d := w.inv.Lookup(tr.Device, tr.SourceAddr); d != nil && d.Name != "" && d.CIDR == "" {
+		return false // the inventory names it by its address
+	}
+	_, known := w.targets.sysName(target)
+	return !known
+}
+
+// holdFor is how long a warm-up trap waits for its names: a few poll
+// intervals of the slowest target.
+func (w *TrapWorker) holdFor() time.Duration {
+	if w.nameWait > 0 {
+		return w.nameWait
+	}
+	return max(defaultNameWait, 3*w.targets.maxInterval())
+}
+
+// release hands the detector the held warm-up traps (see held) whose
+// names are known now, named again, and those that waited long enough,
+// as they are named then. A partition taken away meanwhile changes
+// nothing: the detector is the process's, and a worker of it that takes
+// the partition does not read those traps again.
+func (w *TrapWorker) release(now time.Time) {
+	if len(w.held) == 0 {
 		return
 	}
-	kept := w.unnamed[:0]
-	for _, u := range w.unnamed {
-		if name, ok := w.det.names.name(u.ev.Device, u.index); ok {
-			u.ev.Object = name
-		} else if now.Before(u.until) {
-			kept = append(kept, u)
+	kept := w.held[:0]
+	for _, h := range w.held {
+		w.warming = true
+		ev, index, ok := w.event(&h.tr, &h.rec)
+		w.warming = false
+		if !ok {
 			continue
 		}
-		w.det.rememberLate(u.ev, u.at, u.since)
+		if now.Before(h.until) && w.provisional(&h.tr, index) {
+			kept = append(kept, h)
+			continue
+		}
+		w.det.rememberLate(ev, detectAt(&h.rec, ev.Time), h.since)
 	}
-	clear(w.unnamed[len(kept):])
-	w.unnamed = kept
+	clear(w.held[len(kept):])
+	w.held = kept
 }
 
 // eventOf maps a notification to an event.

@@ -163,7 +163,7 @@ func TestTrapNamedByPolledIfIndex(t *testing.T) {
 	t0 := time.Now().Add(-time.Minute)
 	rows := interfaceDownRows("edge1", "192.0.2.1", t0)
 	traps := []telemetry.Trap{rfc2863LinkDown("192.0.2.1", 3), rfc2863LinkDown("192.0.2.1", 9)} // polled, and not
-	got := pollsThenTraps(t, []SNMPTarget{{"edge1", "192.0.2.1"}}, rows, traps, 2)
+	got := pollsThenTraps(t, []SNMPTarget{{Name: "edge1", Host: "192.0.2.1"}}, rows, traps, 2)
 	want := []string{"interface_down edge1 Gi0/3 site=ams1 from raw.snmp", "interface_down edge1 ifIndex 9 site=ams1 from raw.traps"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -184,7 +184,7 @@ func TestTrapFromPolledAddress(t *testing.T) {
 	}
 	traps := []telemetry.Trap{rfc2863LinkDown("192.0.2.9", 3), rfc2863LinkDown("10.1.1.1", 3),
 		coldStart("192.0.2.9"), coldStart("10.1.1.1"), coldStart("127.0.0.1")}
-	targets := []SNMPTarget{{"core9", "192.0.2.9"}, {"sw1", "10.1.1.1"}, {"simA", "127.0.0.1"}, {"simB", "127.0.0.1"}, {"dns", "router.example.net"}}
+	targets := []SNMPTarget{{Name: "core9", Host: "192.0.2.9"}, {Name: "sw1", Host: "10.1.1.1"}, {Name: "simA", Host: "127.0.0.1"}, {Name: "simB", Host: "127.0.0.1"}, {Name: "dns", Host: "router.example.net"}}
 	got := pollsThenTraps(t, targets, rows, traps, 5)
 	want := []string{ // sorted
 		"device_rebooted 127.0.0.1  site= from raw.traps",
@@ -323,7 +323,7 @@ func TestSyslogFromPolledAddress(t *testing.T) {
 		line("192.0.2.9", "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/4, changed state to down"),
 		line("edge-x", "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/5, changed state to down"),
 	}
-	b := pollsThen(t, []SNMPTarget{{"core9", "192.0.2.9"}}, interfaceDownRows("core9", "192.0.2.9", t0), telemetry.TopicRawSyslog, recs,
+	b := pollsThen(t, []SNMPTarget{{Name: "core9", Host: "192.0.2.9"}}, interfaceDownRows("core9", "192.0.2.9", t0), telemetry.TopicRawSyslog, recs,
 		func(b broker.Broker, inv *Inventory, opts ...WorkerOption) runner {
 			return NewWorker(b, inv, NewClassifier(), opts...)
 		})
@@ -375,20 +375,29 @@ func TestTrapWorkerCountsEveryUnknownTrap(t *testing.T) {
 // TestTrapWarmupWaitsForInterfaceNames: after a restart the trap worker's
 // warm-up ends long before the metrics worker's (at the device's next
 // poll), so the RFC 2863 traps of a link flapping before the restart are
-// read again before any poll has named ifIndex 3. They wait for the name:
-// the flapping object is Gi0/3, as it was raised, and is cleared as such,
-// not as "ifIndex 3". Traps of a device no target polls, and those whose
-// name never comes, are remembered as "ifIndex N", as before.
+// read again before any poll has named ifIndex 3, or given the sysName the
+// inventory lists the device by. They wait for the names: the flapping
+// object is the device's Gi0/3, as it was raised, and is cleared as such,
+// not as "ifIndex 3" of the target. Traps of a device no target polls, and
+// those whose names never come, are remembered as they are named then.
 func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
-	row := func(at time.Time) broker.Record {
-		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1", Source: "snmp",
-			Tags:   map[string]string{"ifIndex": "3", "ifName": "Gi0/3", "agent": "192.0.2.1"},
-			Fields: map[string]any{"ifOperStatus": int64(1)}, Time: at}
-		v, _, err := m.AppendJSON(nil, nil)
-		if err != nil {
-			t.Fatal(err)
+	rows := func(target, agent, sysName string, at time.Time) []broker.Record {
+		ms := []telemetry.Metric{{V: 1, Measurement: "snmp_interface", Device: target, Source: "snmp",
+			Tags:   map[string]string{"ifIndex": "3", "ifName": "Gi0/3", "agent": agent},
+			Fields: map[string]any{"ifOperStatus": int64(1)}, Time: at}}
+		if sysName != "" { // the system row comes first in a poll
+			ms = append([]telemetry.Metric{{V: 1, Measurement: "snmp_system", Device: target, Source: "snmp",
+				Tags: map[string]string{"agent": agent}, Fields: map[string]any{"sysName": sysName}, Time: at}}, ms...)
 		}
-		return broker.Record{Key: []byte("edge1"), Value: v}
+		var recs []broker.Record
+		for _, m := range ms {
+			v, _, err := m.AppendJSON(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, broker.Record{Key: []byte(target), Value: v})
+		}
+		return recs
 	}
 	flaps := func(from string) []broker.Record {
 		var recs []broker.Record
@@ -403,15 +412,17 @@ func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
 		return recs
 	}
 	for _, tc := range []struct {
-		name     string
-		from     string // the traps' source
-		poll     bool   // a poll after the restart names ifIndex 3
-		nameWait time.Duration
-		want     string // the flapping object after the restart
+		name                   string
+		target, agent, sysName string // the polled target
+		from                   string // the traps' source
+		poll                   bool   // a poll after the restart names ifIndex 3 (and gives the sysName)
+		nameWait               time.Duration
+		want                   string // the flapping device and object after the restart
 	}{
-		{"named by the next poll", "192.0.2.1", true, time.Minute, "Gi0/3"},
-		{"no poll names it", "192.0.2.1", false, 500 * time.Millisecond, "ifIndex 3"},
-		{"not polled", "192.0.2.7", true, time.Minute, "ifIndex 3"},
+		{"named by the next poll", "edge1", "192.0.2.1", "", "192.0.2.1", true, time.Minute, "edge1 Gi0/3"},
+		{"listed by its sysName", "fra-core1", "192.0.2.50", "core1.fra.example.net", "192.0.2.50", true, time.Minute, "core1.fra.example.net Gi0/3"},
+		{"no poll names it", "edge1", "192.0.2.1", "", "192.0.2.1", false, 500 * time.Millisecond, "edge1 ifIndex 3"},
+		{"not polled", "edge1", "192.0.2.1", "", "192.0.2.7", true, time.Minute, "edge7 ifIndex 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := embedded.Open(t.TempDir())
@@ -421,7 +432,10 @@ func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
 			defer b.Close()
 			ctx := context.Background()
 			inv, _ := ParseInventory([]byte(testInventory + "  - {name: edge7, address: 192.0.2.7}\n"))
-			targets := WithSNMPTargets(NewSNMPTargets([]SNMPTarget{{"edge1", "192.0.2.1"}}))
+			// A new SNMPTargets for each process, as each learns sysNames.
+			targets := func() WorkerOption {
+				return WithSNMPTargets(NewSNMPTargets([]SNMPTarget{{Name: tc.target, Host: tc.agent}}))
+			}
 			start := func(w runner) func() {
 				ctx, cancel := context.WithCancel(ctx)
 				done := make(chan struct{})
@@ -445,25 +459,26 @@ func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
 				}
 				return out
 			}
-			if err := b.Produce(ctx, telemetry.TopicRawSNMP, []broker.Record{row(time.Now())}); err != nil {
+			poll := rows(tc.target, tc.agent, tc.sysName, time.Now())
+			if err := b.Produce(ctx, telemetry.TopicRawSNMP, poll); err != nil {
 				t.Fatal(err)
 			}
 			if err := b.Produce(ctx, telemetry.TopicRawTraps, flaps(tc.from)); err != nil {
 				t.Fatal(err)
 			}
 			// Before the restart: the poll names ifIndex 3, then the traps.
-			before := NewEventRules(0, 3, 10*time.Minute)
-			stop := start(NewMetricsWorker(b, inv, WithSharedEventRules(before), targets))
-			waitFor("the poll", func() bool { return committedInput(b, telemetry.TopicRawSNMP) == 1 })
-			stopTraps := start(NewTrapWorker(b, inv, WithSharedEventRules(before), targets))
+			before, opt := NewEventRules(0, 3, 10*time.Minute), targets()
+			stop := start(NewMetricsWorker(b, inv, WithSharedEventRules(before), opt))
+			waitFor("the poll", func() bool { return committedInput(b, telemetry.TopicRawSNMP) == len(poll) })
+			stopTraps := start(NewTrapWorker(b, inv, WithSharedEventRules(before), opt))
 			waitFor("flapping", func() bool { return len(flapping(before)) == 1 })
 			stopTraps()
 			stop()
 			raised := flapping(before)[0]
 
 			// The restart: the trap worker warms up first.
-			after := NewEventRules(0, 3, 10*time.Minute)
-			tw := NewTrapWorker(b, inv, WithSharedEventRules(after), targets)
+			after, opt := NewEventRules(0, 3, 10*time.Minute), targets()
+			tw := NewTrapWorker(b, inv, WithSharedEventRules(after), opt)
 			tw.nameWait = tc.nameWait
 			defer start(tw)()
 			waitFor("the trap warm-up", func() bool {
@@ -477,15 +492,15 @@ func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
 				return false
 			})
 			if tc.poll {
-				if err := b.Produce(ctx, telemetry.TopicRawSNMP, []broker.Record{row(time.Now())}); err != nil {
+				next := rows(tc.target, tc.agent, tc.sysName, time.Now())
+				if err := b.Produce(ctx, telemetry.TopicRawSNMP, next); err != nil {
 					t.Fatal(err)
 				}
-				defer start(NewMetricsWorker(b, inv, WithSharedEventRules(after), targets))()
+				defer start(NewMetricsWorker(b, inv, WithSharedEventRules(after), opt))()
 			}
 			waitFor("flapping after the restart", func() bool { return len(flapping(after)) == 1 })
-			device := map[string]string{"192.0.2.1": "edge1", "192.0.2.7": "edge7"}[tc.from]
-			if got := flapping(after)[0]; got != device+" "+tc.want {
-				t.Errorf("flapping after the restart: %q, want %q (before it: %q)", got, device+" "+tc.want, raised)
+			if got := flapping(after)[0]; got != tc.want {
+				t.Errorf("flapping after the restart: %q, want %q (before it: %q)", got, tc.want, raised)
 			}
 		})
 	}
@@ -501,7 +516,7 @@ func TestTrapsAndSyslogMatchedBySysName(t *testing.T) {
 	rows := append([]telemetry.Metric{{V: 1, Measurement: "snmp_system", Device: "fra-core1", Source: "snmp",
 		Tags: map[string]string{"agent": "192.0.2.50"}, Fields: map[string]any{"sysName": "core1.fra.example.net", "sysUpTime": float64(1000)}, Time: t0}},
 		interfaceDownRows("fra-core1", "192.0.2.50", t0)...)
-	targets := []SNMPTarget{{"fra-core1", "192.0.2.50"}}
+	targets := []SNMPTarget{{Name: "fra-core1", Host: "192.0.2.50"}}
 	t.Run("traps", func(t *testing.T) {
 		coldStart := telemetry.Trap{V: 1, Device: "192.0.2.50", Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.1", TrapName: "coldStart",
 			SourceAddr: "192.0.2.50:50000", ReceivedAt: time.Now()}
@@ -532,4 +547,23 @@ func TestTrapsAndSyslogMatchedBySysName(t *testing.T) {
 			t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
+}
+
+// TestWarmupHoldsATrapOnce: a partition warmed up again in the process
+// (taken back, or by another of its workers) does not hold its traps a
+// second time, which would count their changes twice.
+func TestWarmupHoldsATrapOnce(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	rules := NewEventRules(0, 3, 10*time.Minute)
+	targets := WithSNMPTargets(NewSNMPTargets([]SNMPTarget{{Name: "edge1", Host: "192.0.2.1"}}))
+	tr := rfc2863LinkDown("192.0.2.1", 3)
+	v, _ := json.Marshal(&tr)
+	r := broker.Record{Topic: telemetry.TopicRawTraps, Partition: 2, Offset: 5, Value: v, Timestamp: time.Now()}
+	a, b := NewTrapWorker(nil, inv, WithSharedEventRules(rules), targets), NewTrapWorker(nil, inv, WithSharedEventRules(rules), targets)
+	a.warm(&r, time.Now())
+	b.warm(&r, time.Now())
+	a.warm(&r, time.Now())
+	if n := len(a.held) + len(b.held); n != 1 {
+		t.Fatalf("the trap is held %d times, want once", n)
+	}
 }

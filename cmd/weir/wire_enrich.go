@@ -54,9 +54,10 @@ func enrichComponents(d deps) ([]component, error) {
 	}
 	// The config's SNMP targets name the devices traps and hostless syslog
 	// lines come from (the same in every process of a cluster); SIGHUP
-	// brings the targets of the file read again, when the poller would
-	// take them too (its profiles are read at start, as here), so a
-	// device is never named after a target that is not polled.
+	// brings the targets of the file read again when they pass the
+	// poller's own check against the profiles read at start (as the
+	// poller's are), so a running poller and enrichment take or refuse a
+	// target list together.
 	profiles, err := profile.Load(configs.BuiltinSNMPProfiles(), d.cfg.SNMP.ProfilesDir)
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func enrichComponents(d deps) ([]component, error) {
 func snmpTargetNames(targets []configs.SNMPTarget) []enrich.SNMPTarget {
 	out := make([]enrich.SNMPTarget, len(targets))
 	for i, t := range targets {
-		out[i] = enrich.SNMPTarget{Name: t.Name, Host: t.Host}
+		out[i] = enrich.SNMPTarget{Name: t.Name, Host: t.Host, Interval: t.Interval}
 	}
 	return out
 }
