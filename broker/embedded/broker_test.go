@@ -843,7 +843,7 @@ func TestLagOfAGroupThatNeverCommitted(t *testing.T) {
 	reg.MustRegister(b.Collector())
 	want := func(lag0, lag1 int) {
 		t.Helper()
-		exp := fmt.Sprintf(`# HELP weir_consumer_lag Records between a group's committed offset and the log end.
+		exp := fmt.Sprintf(`# HELP weir_consumer_lag Records between a group's committed offset (or, for a partition it consumes without one, the log start) and the log end.
 # TYPE weir_consumer_lag gauge
 weir_consumer_lag{group="stuck",partition="0",topic="t"} %d
 weir_consumer_lag{group="stuck",partition="1",topic="t"} %d
@@ -853,6 +853,14 @@ weir_consumer_lag{group="stuck",partition="1",topic="t"} %d
 		}
 	}
 	want(2, 1)
+	// A member that starts at the end without a commit does not lag by
+	// the log's size.
+	late, err := b.Consume(ctx, "late", []string{"t"}, broker.WithResetToLatest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(2, 1)
+	late.Close()
 	recs, err := c.Poll(ctx)
 	if err != nil || len(recs) == 0 {
 		t.Fatalf("poll: %d records, %v", len(recs), err)

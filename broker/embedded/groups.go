@@ -45,6 +45,9 @@ type GroupMember struct {
 	ID       string
 	Topics   []string
 	Assigned []broker.TopicPartition
+	// AtEnd: without a commit the member starts at the log end
+	// (broker.WithResetToLatest), not the start.
+	AtEnd bool
 }
 
 // GroupInfo describes an in-process consumer group.
@@ -179,7 +182,7 @@ func (c *coordinator) describe() []GroupInfo {
 		gi := GroupInfo{Name: g.name, Generation: g.generation}
 		for _, m := range g.members {
 			m.mu.Lock()
-			gi.Members = append(gi.Members, GroupMember{ID: m.id, Topics: m.topics, Assigned: slices.Clone(m.pending)})
+			gi.Members = append(gi.Members, GroupMember{ID: m.id, Topics: m.topics, Assigned: slices.Clone(m.pending), AtEnd: m.cfg.ResetToLatest})
 			m.mu.Unlock()
 		}
 		out = append(out, gi)

@@ -29,7 +29,7 @@ var (
 	descSegments = prometheus.NewDesc("weir_broker_partition_segments",
 		"Segment files of the partition.", []string{"topic", "partition"}, nil)
 	descLag = prometheus.NewDesc("weir_consumer_lag",
-		"Records between a group's committed offset and the log end.", []string{"group", "topic", "partition"}, nil)
+		"Records between a group's committed offset (or, for a partition it consumes without one, the log start) and the log end.", []string{"group", "topic", "partition"}, nil)
 	descCommitted = prometheus.NewDesc("weir_consumer_committed_offset",
 		"A group's committed offset.", []string{"group", "topic", "partition"}, nil)
 	descMembers = prometheus.NewDesc("weir_consumer_group_members",
@@ -97,6 +97,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, g := range groups {
 		subscribed := map[string]bool{}
 		for _, m := range g.Members {
+			if m.AtEnd {
+				// Without a commit it starts at the end: its lag is not
+				// the log's size.
+				subscribed = nil
+				break
+			}
 			for _, t := range m.Topics {
 				subscribed[t] = true
 			}

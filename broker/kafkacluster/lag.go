@@ -15,7 +15,7 @@ import (
 // on a sink's lag works on both backends.
 var (
 	descLag = prometheus.NewDesc("weir_consumer_lag",
-		"Records between a group's committed offset and the log end.", []string{"group", "topic", "partition"}, nil)
+		"Records between a group's committed offset (or, for a partition it consumes without one, the log start) and the log end.", []string{"group", "topic", "partition"}, nil)
 	descCommitted = prometheus.NewDesc("weir_consumer_committed_offset",
 		"A group's committed offset.", []string{"group", "topic", "partition"}, nil)
 )

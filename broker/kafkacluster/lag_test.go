@@ -56,7 +56,7 @@ func TestLagOfJoinedGroups(t *testing.T) {
 		t.Fatalf("%s: %v", what, err)
 	}
 	lag := func(l0, l1 int) string {
-		return fmt.Sprintf(`# HELP weir_consumer_lag Records between a group's committed offset and the log end.
+		return fmt.Sprintf(`# HELP weir_consumer_lag Records between a group's committed offset (or, for a partition it consumes without one, the log start) and the log end.
 # TYPE weir_consumer_lag gauge
 weir_consumer_lag{group="stuck",partition="0",topic="lag"} %d
 weir_consumer_lag{group="stuck",partition="1",topic="lag"} %d

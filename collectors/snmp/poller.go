@@ -243,9 +243,15 @@ func (t *target) run(ctx context.Context) {
 	defer t.close()
 	m := t.p.cfg.Metrics
 	// At zero from the start, so an alert on its rate or increase sees
-	// the first skip (a series born at 1 shows no increase).
-	m.Skipped.WithLabelValues(t.cfg.Name)
-	m.Varbinds.WithLabelValues(t.cfg.Name)
+	// the first skip (a series born at 1 shows no increase); where
+	// processes share the targets, from the first slot this one owns.
+	zero := func() {
+		m.Skipped.WithLabelValues(t.cfg.Name)
+		m.Varbinds.WithLabelValues(t.cfg.Name)
+	}
+	if t.p.cfg.Owner == nil {
+		zero()
+	}
 	interval := t.cfg.Interval
 	next := firstSlot(time.Now(), interval, Offset(t.cfg.Name, interval))
 	timer := time.NewTimer(time.Until(next))
@@ -272,6 +278,7 @@ func (t *target) run(ctx context.Context) {
 		if !t.owned {
 			if t.p.cfg.Owner != nil {
 				t.log.Debug("snmp target taken over from another process")
+				zero()
 			}
 			t.owned = true
 		}
