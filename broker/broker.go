@@ -283,6 +283,14 @@ var (
 	ErrStorage = errors.New("storage error")
 )
 
+// SizeChecker is a Broker that tells before a record is produced whether
+// it would refuse it for its size (ErrRecordTooLarge), with the same
+// error. A producer whose input the log has already accepted (enrichment)
+// leaves such a record out and counts it, rather than stalling on it.
+type SizeChecker interface {
+	CheckSize(r *Record) error
+}
+
 // Refused reports whether Produce failed because the broker refuses the
 // records themselves (too large, a bad topic name, a corrupt batch), so
 // sending them again cannot succeed; other errors (a full disk, a cluster

@@ -38,6 +38,7 @@ import (
 // set, else by key), so topics have the same layout on either backend.
 type outputs struct {
 	b      broker.Broker
+	sizes  broker.SizeChecker // nil: the broker says only when producing
 	input  string
 	logger *slog.Logger
 	m      *workerMetrics
@@ -81,7 +82,27 @@ const (
 )
 
 func newOutputs(b broker.Broker, input string, logger *slog.Logger, m *workerMetrics, txn bool) *outputs {
-	return &outputs{b: b, input: input, logger: logger, m: m, txn: txn, replay: replay{on: txn}}
+	sizes, _ := b.(broker.SizeChecker)
+	return &outputs{b: b, sizes: sizes, input: input, logger: logger, m: m, txn: txn, replay: replay{on: txn}}
+}
+
+// fits says whether the broker takes rec (with its final headers) for its
+// size. One it refuses (a syslog line near the size limit grows past it
+// when enriched) is left out, counted and logged: its input is in the
+// log, so producing it again would stall the worker on every partition
+// it owns, for ever, also after a restart.
+func (o *outputs) fits(topic string, rec *broker.Record, part int32, src int64) bool {
+	if o.sizes == nil {
+		return true
+	}
+	err := o.sizes.CheckSize(rec)
+	if err == nil {
+		return true
+	}
+	o.m.dropped.WithLabelValues(topic, "too_large").Inc()
+	o.logger.Warn("enrich: output record left out: the broker refuses its size", slog.String("topic", topic),
+		slog.String("input", o.input), slog.Int("partition", int(part)), slog.Int64("offset", src), slog.Any("error", err))
+	return false
 }
 
 // srcOffset parses a src_offset header of this outputs' input.
@@ -232,9 +253,14 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 		}
 	}
 	if !o.aligned {
-		recs := make([]broker.Record, len(outs))
+		recs := make([]broker.Record, 0, len(outs))
 		for i := range outs {
-			recs[i] = outs[i].rec
+			if o.fits(topic, &outs[i].rec, outs[i].part, outs[i].src) {
+				recs = append(recs, outs[i].rec)
+			}
+		}
+		if len(recs) == 0 {
+			return nil
 		}
 		return o.produce(ctx, tx, topic, -1, recs)
 	}
@@ -271,6 +297,9 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			h := len(headers)
 			headers = append(append(headers, out.rec.Headers...), broker.Header{Key: headerSrcOffset, Value: srcVals[v:len(srcVals):len(srcVals)]})
 			out.rec.Headers = headers[h:len(headers):len(headers)]
+		}
+		if !o.fits(topic, &out.rec, out.part, out.src) {
+			continue
 		}
 		if _, ok := byPart[part]; !ok {
 			order = append(order, part)
@@ -324,6 +353,7 @@ func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part
 		if recs = left; len(recs) == 0 {
 			return nil
 		}
+		o.m.publishErrors.WithLabelValues(topic).Inc()
 		o.logger.Error("enrich: publishing failed, retrying", slog.String("topic", topic), slog.Any("error", err))
 		select {
 		case <-ctx.Done():
@@ -375,6 +405,7 @@ func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
 		if ctx.Err() != nil {
 			return false
 		}
+		o.m.publishErrors.WithLabelValues(b.topic).Inc()
 		o.logger.Error("enrich: publishing failed, retrying", slog.String("topic", b.topic), slog.Any("error", err))
 		select {
 		case <-ctx.Done():
@@ -454,6 +485,9 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 	case err == nil:
 		o.logger.Info("enrich: transaction aborted by a rebalance; its records will be enriched again")
 	case perr != nil:
+		for _, b := range all {
+			o.m.publishErrors.WithLabelValues(b.topic).Inc()
+		}
 		o.logger.Error("enrich: publishing failed; the batch will be enriched again", slog.Any("error", err))
 		select {
 		case <-ctx.Done():

@@ -169,11 +169,13 @@ func checkVersion(v int) error {
 type WorkerMetrics struct{ m *workerMetrics }
 
 type workerMetrics struct {
-	in, out      *prometheus.CounterVec
-	events       *prometheus.CounterVec
-	unknown      prometheus.Counter
-	decodeErrors prometheus.Counter
-	batchSeconds prometheus.Histogram
+	in, out       *prometheus.CounterVec
+	dropped       *prometheus.CounterVec // topic, reason
+	publishErrors *prometheus.CounterVec // topic
+	events        *prometheus.CounterVec
+	unknown       prometheus.Counter
+	decodeErrors  prometheus.Counter
+	batchSeconds  prometheus.Histogram
 }
 
 // NewWorkerMetrics registers the metrics on reg (nil: not registered).
@@ -183,6 +185,10 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Help: "Records enrichment consumed, per topic."}, []string{"topic"}),
 		out: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_records_out_total",
 			Help: "Records enrichment published, per topic."}, []string{"topic"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_dropped_total",
+			Help: "Output records left out, per topic and reason (too_large: the broker refuses its size)."}, []string{"topic", "reason"}),
+		publishErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_publish_errors_total",
+			Help: "Failed attempts to publish output records (retried: a full disk, a cluster away), per topic."}, []string{"topic"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_events_total",
 			Help: "Events raised, per type."}, []string{"type"}),
 		unknown: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_unknown_devices_total",
@@ -193,7 +199,7 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Help: "Time to enrich, publish and commit one batch.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.in, m.out, m.events, m.unknown, m.decodeErrors, m.batchSeconds)
+		reg.MustRegister(m.in, m.out, m.dropped, m.publishErrors, m.events, m.unknown, m.decodeErrors, m.batchSeconds)
 	}
 	return &WorkerMetrics{m: m}
 }

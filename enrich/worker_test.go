@@ -550,3 +550,50 @@ func TestInventoryMatchAndUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputTooLargeIsLeftOut: a raw record the log took whose enriched
+// form is over the broker's size limit (a syslog line near the limit
+// grows with its fields and tags) is left out and counted; the worker
+// goes on with the records after it, rather than retrying it for ever.
+func TestOutputTooLargeIsLeftOut(t *testing.T) {
+	const limit = 64 << 10
+	b, err := embedded.Open(t.TempDir(), embedded.WithMaxMessageBytes(limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	line := func(msg string) broker.Record {
+		l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
+			Message: msg, SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
+		return broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)}
+	}
+	big := line("%LINK-3-UPDOWN: Interface Gi0/1, changed state to down " + strings.Repeat("A", limit-600))
+	if err := b.CreateTopic(context.Background(), telemetry.TopicRawSyslog, broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{big, line("%LINK-3-UPDOWN: Interface Gi0/2, changed state to down")}); err != nil {
+		t.Fatalf("the raw record must fit: %v", err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	m := NewWorkerMetrics(nil)
+	w := NewWorker(b, inv, NewClassifier(), WithWorkerMetrics(m))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(10 * time.Second); committedInput(b, telemetry.TopicRawSyslog) != 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not get past the record: %d committed", committedInput(b, telemetry.TopicRawSyslog))
+		}
+	}
+	enriched := readTopic(t, b, telemetry.TopicEnrichedSyslog)
+	if len(enriched) != 1 || !strings.Contains(string(enriched[0].Value), "Gi0/2") {
+		t.Fatalf("%d enriched records, want the small one", len(enriched))
+	}
+	if n := testutil.ToFloat64(m.m.dropped.WithLabelValues(telemetry.TopicEnrichedSyslog, "too_large")); n != 1 {
+		t.Fatalf("dropped %v, want 1", n)
+	}
+	if n := len(readTopic(t, b, telemetry.TopicEvents)); n != 2 {
+		t.Errorf("%d events, want both links' (an event is small)", n)
+	}
+}

@@ -624,9 +624,16 @@ func (b *Broker) produceTo(p *partition, recs []broker.Record, idx []int32, sc *
 func (b *Broker) checkSize(r *broker.Record) (int, error) {
 	size := recordbatch.RecordSize(r.Key, r.Value, r.Headers)
 	if size+recordbatch.HeaderSize > b.opts.maxMessageBytes {
-		return 0, fmt.Errorf("%w: %d bytes exceeds %d", broker.ErrRecordTooLarge, size, b.opts.maxMessageBytes)
+		return 0, fmt.Errorf("%w: %d bytes in a batch of its own exceeds max_message_bytes %d",
+			broker.ErrRecordTooLarge, size+recordbatch.HeaderSize, b.opts.maxMessageBytes)
 	}
 	return size, nil
+}
+
+// CheckSize implements broker.SizeChecker.
+func (b *Broker) CheckSize(r *broker.Record) error {
+	_, err := b.checkSize(r)
+	return err
 }
 
 // AppendBatches appends producer batches received over the wire.

@@ -57,6 +57,7 @@ type Broker struct {
 
 var (
 	_ broker.Broker          = (*Broker)(nil)
+	_ broker.SizeChecker     = (*Broker)(nil)
 	_ broker.Positioner      = (*consumer)(nil)
 	_ broker.OffsetCommitter = (*consumer)(nil)
 )
@@ -135,6 +136,22 @@ func fromKgo(kr *kgo.Record) broker.Record {
 	return r
 }
 
+// checkSize refuses a record over cl's batch limit, which franz-go would
+// fail on its own.
+func checkSize(cl *kgo.Client, r *broker.Record) error {
+	if limit, ok := cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok {
+		if n := batchBytes(r); n > int(limit) {
+			return fmt.Errorf("%w: %d bytes in a batch, over the producer's limit of %d", broker.ErrRecordTooLarge, n, limit)
+		}
+	}
+	return nil
+}
+
+// CheckSize implements broker.SizeChecker, for the producer's limit; a
+// topic's max.message.bytes set lower on the cluster is found only when
+// producing.
+func (b *Broker) CheckSize(r *broker.Record) error { return checkSize(b.producer, r) }
+
 func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32) error {
 	// franz-go fails a record over its batch limit on its own and
 	// produces the call's others; refusing the whole call instead keeps
@@ -147,12 +164,9 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	if err := b.ensureTopic(ctx, topic); err != nil {
 		return err
 	}
-	if limit, ok := cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok {
-		for i := range recs {
-			if n := batchBytes(&recs[i]); n > int(limit) {
-				return fmt.Errorf("kafka: produce %s: %w: record %d of the call takes %d bytes in a batch, over the producer's limit of %d",
-					topic, broker.ErrRecordTooLarge, i, n, limit)
-			}
+	for i := range recs {
+		if err := checkSize(cl, &recs[i]); err != nil {
+			return fmt.Errorf("kafka: produce %s: record %d of the call: %w", topic, i, err)
 		}
 	}
 	krs := make([]*kgo.Record, len(recs))
