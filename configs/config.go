@@ -62,6 +62,11 @@ type Broker struct {
 	// MaxConnections bounds the Kafka listener's concurrent client
 	// connections; default 4096.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxBufferedBytes bounds the request bytes the Kafka listener's
+	// connections hold together while requests arrive (Kafka's
+	// queued.max.request.bytes); default 256MiB, at least
+	// max_message_bytes plus 1MiB.
+	MaxBufferedBytes ByteSize `yaml:"max_buffered_bytes"`
 	// OffsetsRetention is how long a consumer group with no member and
 	// no commit keeps its committed offsets (Kafka's
 	// offsets.retention.minutes); default 7d, -1 for ever.
@@ -304,6 +309,9 @@ func (c *Config) validate(root *yaml.Node) error {
 	}
 	if c.Broker.MaxMessageBytes < 1024 {
 		add("broker.max_message_bytes", "must be at least 1KiB")
+	}
+	if b := c.Broker.MaxBufferedBytes; b != 0 && b < c.Broker.MaxMessageBytes+1<<20 {
+		add("broker.max_buffered_bytes", "must be at least max_message_bytes plus 1MiB, so that one request of the largest size fits")
 	}
 	for name, t := range c.Broker.Topics {
 		if !validTopic(name) {

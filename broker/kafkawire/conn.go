@@ -33,9 +33,10 @@ type conn struct {
 	br     *bufio.Reader
 	bw     *bufio.Writer
 
-	req   []byte // body of the request being handled
-	out   []byte // encoded response
-	fetch []byte // record batches gathered by Fetch
+	req      []byte // body of the request being handled
+	reserved int    // cap(req) as counted in Server.buffered
+	out      []byte // encoded response
+	fetch    []byte // record batches gathered by Fetch
 
 	// wake and timer serve Fetch long-polls; see fetch.go.
 	wake  chan struct{}
@@ -100,6 +101,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 
 	err := c.run(ctx)
 	nc.Close()
+	c.unreserve()
 	if c.timer != nil {
 		c.timer.Stop()
 	}
@@ -196,9 +198,16 @@ func (c *conn) readFrame() ([]byte, error) {
 		}
 	}
 	c.br.Discard(4)
+	if d := c.s.cfg.frameTimeout; d > 0 && (d < c.s.cfg.idleTimeout || c.s.cfg.idleTimeout <= 0) {
+		c.nc.SetReadDeadline(time.Now().Add(d)) // the whole request, now it has begun
+	}
 	if err := c.readBody(int(size)); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, &protocolError{fmt.Sprintf("connection closed inside a %d byte frame", size)}
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, &protocolError{fmt.Sprintf("a %d byte request did not arrive in time", size)}
 		}
 		return nil, err
 	}
@@ -212,7 +221,12 @@ func (c *conn) readBody(size int) error {
 	buf := c.req[:0]
 	for len(buf) < size {
 		if len(buf) == cap(buf) {
-			grown := make([]byte, len(buf), min(size, max(2*cap(buf), ioBufferSize)))
+			n := min(size, max(2*cap(buf), ioBufferSize))
+			if err := c.reserve(n); err != nil {
+				c.req = buf[:0]
+				return err
+			}
+			grown := make([]byte, len(buf), n)
 			copy(grown, buf)
 			buf = grown
 		}
@@ -225,6 +239,29 @@ func (c *conn) readBody(size int) error {
 	}
 	c.req = buf
 	return nil
+}
+
+// reserve makes the connection's share of the server's request memory
+// (Server.buffered) n bytes, the capacity its request buffer is growing
+// to; past the server's bound it refuses, and the connection closes.
+func (c *conn) reserve(n int) error {
+	delta := int64(n - c.reserved)
+	if delta <= 0 {
+		return nil
+	}
+	if total := c.s.buffered.Add(delta); c.s.cfg.maxBuffered > 0 && total > c.s.cfg.maxBuffered {
+		c.s.buffered.Add(-delta)
+		return &protocolError{fmt.Sprintf("request of %d bytes: the server's request memory (%d bytes, broker.max_buffered_bytes) is held by other connections",
+			n, c.s.cfg.maxBuffered)}
+	}
+	c.reserved = n
+	return nil
+}
+
+// unreserve gives the connection's request memory back, its buffer gone.
+func (c *conn) unreserve() {
+	c.s.buffered.Add(-int64(c.reserved))
+	c.reserved = 0
 }
 
 // frameBuffered reports whether a whole request frame is already buffered,
@@ -362,6 +399,7 @@ func (c *conn) flush() error {
 func (c *conn) trimBuffers() {
 	if cap(c.req) > maxRetainedBuffer {
 		c.req = nil
+		c.unreserve()
 	}
 	if cap(c.out) > maxRetainedBuffer {
 		c.out = nil

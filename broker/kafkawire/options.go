@@ -12,6 +12,12 @@ const (
 	DefaultMaxRequestBytes = 100 << 20
 	// DefaultIdleTimeout is Kafka's connections.max.idle.ms.
 	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultMaxBufferedRequestBytes is what requests being read may hold
+	// across all connections.
+	DefaultMaxBufferedRequestBytes = 256 << 20
+	// DefaultFrameTimeout is how long a request may take to arrive once
+	// its length has: Kafka clients' request.timeout.ms.
+	DefaultFrameTimeout = 30 * time.Second
 	// DefaultClusterID is reported in Metadata when WithClusterID is not
 	// used.
 	DefaultClusterID = "weir"
@@ -50,6 +56,8 @@ type config struct {
 	groups          Groups
 	groupsSet       bool
 	maxConns        int
+	maxBuffered     int64
+	frameTimeout    time.Duration
 }
 
 // Option configures a Server.
@@ -97,6 +105,24 @@ func WithNodeID(id int32) Option {
 // Clients use it only to notice they were pointed at a different cluster.
 func WithClusterID(id string) Option {
 	return func(c *config) { c.clusterID = id }
+}
+
+// WithMaxBufferedRequestBytes bounds the request bytes all connections
+// together hold (default DefaultMaxBufferedRequestBytes), as Kafka's
+// queued.max.request.bytes does: without it every connection may hold a
+// request of the maximum size, gigabytes for the default connection limit.
+// A request that would go past it closes its connection (the client
+// reconnects and sends it again).
+func WithMaxBufferedRequestBytes(n int64) Option {
+	return func(c *config) { c.maxBuffered = n }
+}
+
+// WithFrameTimeout bounds the time a request may take to arrive once its
+// length has (default DefaultFrameTimeout; never more than the idle
+// timeout), so a client cannot hold a half-sent request, and the memory
+// it takes, until the idle timeout.
+func WithFrameTimeout(d time.Duration) Option {
+	return func(c *config) { c.frameTimeout = d }
 }
 
 // WithIdleTimeout closes connections that send no request for d (default 10

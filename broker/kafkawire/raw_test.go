@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
@@ -761,5 +762,64 @@ func TestMetricsHooks(t *testing.T) {
 		if counts[k] != v {
 			t.Errorf("%s: %d, want %d", k, counts[k], v)
 		}
+	}
+}
+
+// halfProduce starts a Produce request of size bytes on c and sends n of
+// them: a client holding a half-sent request.
+func halfProduce(t *testing.T, c net.Conn, size, n int) {
+	t.Helper()
+	hdr := binary.BigEndian.AppendUint32(nil, uint32(size))
+	hdr = binary.BigEndian.AppendUint16(hdr, uint16(kmsg.Produce.Int16()))
+	hdr = binary.BigEndian.AppendUint16(hdr, 7)
+	if _, err := c.Write(append(hdr, make([]byte, n)...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHalfSentRequestTimesOut: a request whose length has come must come
+// whole within the frame timeout, not the idle timeout, so a client
+// cannot hold a half-sent request and its memory for ten minutes.
+func TestHalfSentRequestTimesOut(t *testing.T) {
+	_, addr := startServer(t, newFakeLog(), WithFrameTimeout(200*time.Millisecond))
+	rc := dialRaw(t, addr)
+	halfProduce(t, rc.c, 4<<20, 1<<20)
+	start := time.Now()
+	expectClosed(t, rc.c)
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("closed after %v", el)
+	}
+}
+
+// TestRequestMemoryIsBounded: the request bytes all connections hold are
+// bounded; a request past the bound closes its connection, and the
+// memory is there again once the holder is gone.
+func TestRequestMemoryIsBounded(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	s, addr := startServer(t, fl, WithMaxBufferedRequestBytes(3<<20))
+	holder := dialRaw(t, addr)
+	halfProduce(t, holder.c, 8<<20, 2<<20+100) // its buffer grows to 4 MiB: over
+	expectClosed(t, holder.c)
+	small := dialRaw(t, addr)
+	halfProduce(t, small.c, 8<<20, 1<<20+100) // 2 MiB: within
+	for deadline := time.Now().Add(5 * time.Second); s.buffered.Load() < 2<<20; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("buffered %d", s.buffered.Load())
+		}
+	}
+	other := dialRaw(t, addr)
+	halfProduce(t, other.c, 8<<20, 1<<20+100) // 2 MiB more: over, while small holds its 2
+	expectClosed(t, other.c)
+	small.c.Close()
+	for deadline := time.Now().Add(5 * time.Second); s.buffered.Load() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("buffered %d after the holder left", s.buffered.Load())
+		}
+	}
+	// A whole request goes through again.
+	cl := newClient(t, addr)
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -42,6 +42,9 @@ type Server struct {
 
 	mu   sync.Mutex
 	addr net.Addr
+	// buffered is the request buffer capacity all connections hold now
+	// (see conn.reserve), bounded by cfg.maxBuffered.
+	buffered atomic.Int64
 }
 
 // New returns a server for log. It does not listen until Serve or
@@ -53,6 +56,8 @@ func New(log Log, opts ...Option) *Server {
 		idleTimeout:     DefaultIdleTimeout,
 		clusterID:       DefaultClusterID,
 		maxConns:        DefaultMaxConnections,
+		maxBuffered:     DefaultMaxBufferedRequestBytes,
+		frameTimeout:    DefaultFrameTimeout,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -272,6 +272,8 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes) + 1<<20),
 		kafkawire.WithMetrics(kafkaMetrics(reg)),
 		kafkawire.WithMaxConnections(cmp.Or(cfg.Broker.MaxConnections, kafkawire.DefaultMaxConnections)),
+		kafkawire.WithMaxBufferedRequestBytes(max(int64(cmp.Or(cfg.Broker.MaxBufferedBytes, kafkawire.DefaultMaxBufferedRequestBytes)),
+			int64(cfg.Broker.MaxMessageBytes)+1<<20)),
 	}
 	if cfg.Broker.Flush.Policy == "always" {
 		// Overlap the fsyncs of a request's partitions.
