@@ -390,22 +390,29 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 		}
 		part, err := openPartition(t, p, &b.opts, true)
 		if err != nil {
-			for _, q := range t.partitions {
-				q.closeFiles()
-			}
+			abandonPartitions(t, &b.opts)
 			return fmt.Errorf("create topic %s: %w", name, err)
 		}
 		t.partitions = append(t.partitions, part)
 	}
 	if err := writeTopicMeta(b.opts.dataDir, metaFromConfig(name, id, stored)); err != nil {
-		for _, q := range t.partitions {
-			q.closeFiles()
-		}
+		abandonPartitions(t, &b.opts)
 		return fmt.Errorf("create topic %s: %w", name, err)
 	}
 	b.topics[name] = t
 	b.opts.logger.Info("topic created", slog.String("topic", name), slog.Int("partitions", int(stored.Partitions)))
 	return nil
+}
+
+// abandonPartitions closes and removes the partitions of a topic whose
+// creation failed (a full disk), so that none is left behind.
+func abandonPartitions(t *topic, opts *options) {
+	for _, q := range t.partitions {
+		q.closeFiles()
+		os.RemoveAll(partitionDir(opts.dataDir, t.name, q.id))
+	}
+	// The one being opened when it failed, if it made its directory.
+	os.RemoveAll(partitionDir(opts.dataDir, t.name, int32(len(t.partitions))))
 }
 
 // DeleteTopic deletes a topic and its data.

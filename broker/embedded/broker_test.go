@@ -874,3 +874,29 @@ weir_consumer_lag{group="stuck",partition="1",topic="t"} %d
 	}
 	want(left[0], left[1])
 }
+
+// TestFailedCreateLeavesNothing: a topic whose metadata cannot be written
+// (a full disk) leaves neither partition directories nor a temporary
+// file, and can be created once the disk is back.
+func TestFailedCreateLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	b := openTest(t, dir)
+	blocker := filepath.Join(dir, "meta", "topics", "newtopic.json.tmp", "x") // a directory where the file goes
+	if err := os.MkdirAll(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(ctx, "newtopic", broker.TopicConfig{Partitions: 3}); !errors.Is(err, broker.ErrStorage) {
+		t.Fatalf("create: %v, want a storage error", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "newtopic-*")); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	os.RemoveAll(filepath.Dir(blocker)) // the disk is back
+	if err := b.CreateTopic(ctx, "newtopic", broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "newtopic-*"))
+	if tmp, _ := filepath.Glob(filepath.Join(dir, "meta", "topics", "*.tmp")); len(left) != 2 || len(tmp) != 0 {
+		t.Fatalf("partitions %v, temporary files %v", left, tmp)
+	}
+}

@@ -117,23 +117,30 @@ func writeFileAtomic(name string, b []byte) error {
 		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
 	tmp := name + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := writeSynced(tmp, b); err != nil {
+		os.Remove(tmp) // a full disk leaves no half-written file behind
 		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
 	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
 	return syncDir(filepath.Dir(name))
+}
+
+// writeSynced writes b to a new file name and syncs it.
+func writeSynced(name string, b []byte) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
