@@ -88,7 +88,7 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 				stuck := sent > answered && time.Since(progress) > *timeout
 				mu.Unlock()
 				if stuck {
-					stalled(fmt.Errorf("produce to %s: no answer from the broker for %s", topic, *timeout))
+					stalled(fmt.Errorf("produce to %s: no answer from the broker for %s (unreachable, or refusing with an error Kafka calls temporary, such as a full disk: see the broker's log)", topic, *timeout))
 					return
 				}
 			}
