@@ -55,6 +55,9 @@ func (t *tcpListener) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	backoff := 5 * time.Millisecond
+	// A flood of refusals or failures is logged once per 10 s, with how
+	// many there were since; each is counted.
+	var acceptLog, refuseLog throttle
 	for {
 		conn, err := t.ln.Accept()
 		if err != nil {
@@ -62,7 +65,10 @@ func (t *tcpListener) run(ctx context.Context) {
 				return
 			}
 			// Out of file descriptors and the like: wait, keep serving.
-			t.c.logger.Warn("syslog: accept failed", slog.String("listener", t.name), slog.Any("error", err))
+			t.stats.closed("accept_failed")
+			if n, ok := acceptLog.due(); ok {
+				t.c.logger.Warn("syslog: accept failed", slog.String("listener", t.name), slog.Any("error", err), slog.Int("times", n))
+			}
 			time.Sleep(backoff)
 			backoff = min(backoff*2, time.Second)
 			continue
@@ -72,9 +78,11 @@ func (t *tcpListener) run(ctx context.Context) {
 		case t.slots <- struct{}{}:
 		default:
 			t.stats.closed("too_many_connections")
-			t.c.logger.Warn("syslog: connection refused, at max_connections",
-				slog.String("listener", t.name), slog.String("remote", conn.RemoteAddr().String()),
-				slog.Int("max_connections", t.cfg.MaxConnections))
+			if n, ok := refuseLog.due(); ok {
+				t.c.logger.Warn("syslog: connection refused, at max_connections",
+					slog.String("listener", t.name), slog.String("remote", conn.RemoteAddr().String()),
+					slog.Int("max_connections", t.cfg.MaxConnections), slog.Int("times", n))
+			}
 			conn.Close()
 			continue
 		}
@@ -387,4 +395,24 @@ func emptyToNil(b []byte) []byte {
 		return nil
 	}
 	return b
+}
+
+// throttle lets a repeated log line through once per throttleEvery.
+type throttle struct {
+	last   time.Time
+	missed int
+}
+
+const throttleEvery = 10 * time.Second
+
+// due reports whether to log now, and how many times it happened since
+// the last line (this one included).
+func (t *throttle) due() (int, bool) {
+	t.missed++
+	if now := time.Now(); now.Sub(t.last) >= throttleEvery {
+		n := t.missed
+		t.last, t.missed = now, 0
+		return n, true
+	}
+	return 0, false
 }
