@@ -498,21 +498,3 @@ func TestUDPPortTakenIsAnError(t *testing.T) {
 		t.Fatalf("second collector on %s: %v", h.addrs["udp"], err)
 	}
 }
-
-// TestThrottle: a repeated line goes through at once, then once per
-// throttleEvery with the times it happened since.
-func TestThrottle(t *testing.T) {
-	var th throttle
-	if n, ok := th.due(); !ok || n != 1 {
-		t.Fatalf("first: %d %v", n, ok)
-	}
-	for range 3 {
-		if _, ok := th.due(); ok {
-			t.Fatal("logged again within the interval")
-		}
-	}
-	th.last = th.last.Add(-throttleEvery)
-	if n, ok := th.due(); !ok || n != 4 {
-		t.Fatalf("after the interval: %d %v, want 4 true", n, ok)
-	}
-}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // tcpListener serves syslog over TCP or TLS. Each connection has its own
@@ -57,7 +58,7 @@ func (t *tcpListener) run(ctx context.Context) {
 	backoff := 5 * time.Millisecond
 	// A flood of refusals or failures is logged once per 10 s, with how
 	// many there were since; each is counted.
-	var acceptLog, refuseLog throttle
+	var acceptLog, refuseLog throttle.Throttle
 	for {
 		conn, err := t.ln.Accept()
 		if err != nil {
@@ -66,7 +67,7 @@ func (t *tcpListener) run(ctx context.Context) {
 			}
 			// Out of file descriptors and the like: wait, keep serving.
 			t.stats.closed("accept_failed")
-			if n, ok := acceptLog.due(); ok {
+			if n, ok := acceptLog.Due(time.Now()); ok {
 				t.c.logger.Warn("syslog: accept failed", slog.String("listener", t.name), slog.Any("error", err), slog.Int("times", n))
 			}
 			time.Sleep(backoff)
@@ -78,7 +79,7 @@ func (t *tcpListener) run(ctx context.Context) {
 		case t.slots <- struct{}{}:
 		default:
 			t.stats.closed("too_many_connections")
-			if n, ok := refuseLog.due(); ok {
+			if n, ok := refuseLog.Due(time.Now()); ok {
 				t.c.logger.Warn("syslog: connection refused, at max_connections",
 					slog.String("listener", t.name), slog.String("remote", conn.RemoteAddr().String()),
 					slog.Int("max_connections", t.cfg.MaxConnections), slog.Int("times", n))
@@ -395,24 +396,4 @@ func emptyToNil(b []byte) []byte {
 		return nil
 	}
 	return b
-}
-
-// throttle lets a repeated log line through once per throttleEvery.
-type throttle struct {
-	last   time.Time
-	missed int
-}
-
-const throttleEvery = 10 * time.Second
-
-// due reports whether to log now, and how many times it happened since
-// the last line (this one included).
-func (t *throttle) due() (int, bool) {
-	t.missed++
-	if now := time.Now(); now.Sub(t.last) >= throttleEvery {
-		n := t.missed
-		t.last, t.missed = now, 0
-		return n, true
-	}
-	return 0, false
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/internal/publish"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -236,6 +237,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 
 	buf := make([]byte, 65535)
 	readBackoff := time.Duration(0)
+	drops := map[string]*throttle.Throttle{} // by outcome: who sends what is dropped
 	for {
 		n, from, err := conn.ReadFrom(buf)
 		if err != nil {
@@ -265,6 +267,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 		}
 		if outcome != "" {
 			r.cfg.Metrics.Received.WithLabelValues(version, outcome).Inc()
+			r.logDrop(drops, outcome, version, from)
 			continue
 		}
 		select {
@@ -366,6 +369,27 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 			r.cfg.Metrics.Acked.Inc()
 		}
 	}
+}
+
+// logDrop logs a dropped notification with its sender, so a device with a
+// wrong community or key can be found (the counter has no address); once
+// per throttle.Every per outcome, with how many there were.
+func (r *Receiver) logDrop(drops map[string]*throttle.Throttle, outcome, version string, from net.Addr) {
+	th := drops[outcome]
+	if th == nil {
+		th = &throttle.Throttle{}
+		drops[outcome] = th
+	}
+	n, ok := th.Due(time.Now())
+	if !ok {
+		return
+	}
+	level := slog.LevelWarn
+	if outcome == OutcomeNotNotification {
+		level = slog.LevelDebug // a Get sent to the trap port: not a device's trap gone missing
+	}
+	r.cfg.Logger.Log(context.Background(), level, "trap dropped", "outcome", outcome, "version", version,
+		"from", from.String(), "times", n)
 }
 
 // decode turns one datagram into a trap, or says why it was dropped. It

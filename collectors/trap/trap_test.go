@@ -1,13 +1,17 @@
 package trap
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"os/exec"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,7 +117,9 @@ func vbByName(tr telemetry.Trap) map[string]telemetry.Varbind {
 
 func TestNetSNMPTraps(t *testing.T) {
 	snmptest.Require(t, "snmptrap", "snmpinform")
-	h := start(t, Config{Communities: []string{"public"}, Users: []configs.SNMPv3{testUser}})
+	logs := &syncBuffer{}
+	h := start(t, Config{Communities: []string{"public"}, Users: []configs.SNMPv3{testUser},
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	run := func(args ...string) {
 		t.Helper()
 		snmptest.Run(t, h.dir, args[0], args[1:]...)
@@ -209,6 +215,12 @@ func TestNetSNMPTraps(t *testing.T) {
 		}
 		if got := testutil.ToFloat64(h.metrics.Received.WithLabelValues(c.version, c.outcome)); got != want {
 			t.Errorf("received{%s,%s} = %v, want %v", c.version, c.outcome, got, want)
+		}
+	}
+	// Each kind of drop is logged with its sender, to find the device.
+	for _, outcome := range []string{OutcomeUnknownCommunity, OutcomeUnknownUser, OutcomeAuthFailure} {
+		if !regexp.MustCompile(`msg="trap dropped" outcome=` + outcome + ` version=\S+ from=127\.0\.0\.1:\d+ times=1`).MatchString(logs.String()) {
+			t.Errorf("no log line of the %s drop with its sender:\n%s", outcome, logs.String())
 		}
 	}
 	if n := len(h.traps(t)); n != 6 {
@@ -411,4 +423,23 @@ func waitCount(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer a logger writes to from the receiver's
+// goroutines while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
