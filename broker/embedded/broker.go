@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // Broker is the embedded log. It implements broker.Broker and the Kafka
@@ -247,6 +248,19 @@ func (b *Broker) closeTopics() error {
 func (b *Broker) flushLoop(ctx context.Context) {
 	tick := time.NewTicker(b.opts.flushInterval)
 	defer tick.Stop()
+	// A failure that lasts (a full disk, no file descriptors) repeats at
+	// every tick: logged once per throttle.Every, per partition.
+	failing := map[string]*throttle.Throttle{}
+	logFailure := func(what string, err error) {
+		th := failing[what]
+		if th == nil {
+			th = &throttle.Throttle{}
+			failing[what] = th
+		}
+		if n, ok := th.Due(time.Now()); ok {
+			b.opts.logger.Error("flush failed", slog.String("partition", what), slog.Any("error", err), slog.Int("times", n))
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -255,11 +269,13 @@ func (b *Broker) flushLoop(ctx context.Context) {
 		}
 		b.forEachPartition(func(p *partition) {
 			if err := p.flush(); err != nil {
-				b.opts.logger.Error("flush", slog.String("partition", p.name()), slog.Any("error", err))
+				logFailure(p.name(), err)
+			} else if len(failing) > 0 {
+				delete(failing, p.name())
 			}
 		})
 		if err := b.offsets.flush(); err != nil {
-			b.opts.logger.Error("flush group offsets", slog.Any("error", err))
+			logFailure("group offsets", err)
 		}
 	}
 }

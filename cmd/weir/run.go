@@ -210,7 +210,8 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 		if err != nil {
 			return fmt.Errorf("http listener: %w", err)
 		}
-		hs := &http.Server{Handler: httpHandler(reg, &ready), ReadHeaderTimeout: 10 * time.Second}
+		hs := &http.Server{Handler: httpHandler(reg, &ready), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(logger.With(slog.String("component", "http")).Handler(), slog.LevelWarn)}
 		logger.Info("http listener started", slog.String("addr", ln.Addr().String()))
 		wg.Go(func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
