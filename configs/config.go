@@ -67,6 +67,9 @@ type Broker struct {
 	// queued.max.request.bytes); default 256MiB, at least
 	// max_message_bytes plus 1MiB.
 	MaxBufferedBytes ByteSize `yaml:"max_buffered_bytes"`
+	// RequestTimeout is how long a Kafka client's request may take to
+	// arrive once its length has; default 30s.
+	RequestTimeout Duration `yaml:"request_timeout"`
 	// OffsetsRetention is how long a consumer group with no member and
 	// no commit keeps its committed offsets (Kafka's
 	// offsets.retention.minutes); default 7d, -1 for ever.
@@ -309,6 +312,9 @@ func (c *Config) validate(root *yaml.Node) error {
 	}
 	if c.Broker.MaxMessageBytes < 1024 {
 		add("broker.max_message_bytes", "must be at least 1KiB")
+	}
+	if c.Broker.RequestTimeout < 0 {
+		add("broker.request_timeout", "must not be negative")
 	}
 	if b := c.Broker.MaxBufferedBytes; b != 0 && b < c.Broker.MaxMessageBytes+1<<20 {
 		add("broker.max_buffered_bytes", "must be at least max_message_bytes plus 1MiB, so that one request of the largest size fits")

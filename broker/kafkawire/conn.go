@@ -34,7 +34,7 @@ type conn struct {
 	bw     *bufio.Writer
 
 	req      []byte // body of the request being handled
-	reserved int    // cap(req) as counted in Server.buffered
+	reserved int    // what cap(req) takes beyond ioBufferSize, counted in Server.buffered
 	out      []byte // encoded response
 	fetch    []byte // record batches gathered by Fetch
 
@@ -201,7 +201,11 @@ func (c *conn) readFrame() ([]byte, error) {
 	if d := c.s.cfg.frameTimeout; d > 0 && (d < c.s.cfg.idleTimeout || c.s.cfg.idleTimeout <= 0) {
 		c.nc.SetReadDeadline(time.Now().Add(d)) // the whole request, now it has begun
 	}
-	if err := c.readBody(int(size)); err != nil {
+	err = c.readBody(int(size))
+	if c.s.cfg.idleTimeout <= 0 && c.s.cfg.frameTimeout > 0 {
+		c.nc.SetReadDeadline(time.Time{}) // no idle timeout: wait for the next request for ever
+	}
+	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, &protocolError{fmt.Sprintf("connection closed inside a %d byte frame", size)}
 		}
@@ -242,9 +246,13 @@ func (c *conn) readBody(size int) error {
 }
 
 // reserve makes the connection's share of the server's request memory
-// (Server.buffered) n bytes, the capacity its request buffer is growing
-// to; past the server's bound it refuses, and the connection closes.
+// (Server.buffered) what a request buffer of capacity n takes beyond
+// ioBufferSize, which every connection may keep (max_connections bounds
+// those); past the server's bound it refuses, and the connection closes.
+// A larger buffer is given back after its request (trimBuffers), so the
+// bound is on requests in flight, as Kafka's queued.max.request.bytes.
 func (c *conn) reserve(n int) error {
+	n = max(n-ioBufferSize, 0)
 	delta := int64(n - c.reserved)
 	if delta <= 0 {
 		return nil
@@ -395,9 +403,11 @@ func (c *conn) flush() error {
 }
 
 // trimBuffers drops buffers an unusually large request grew, so that a
-// connection does not hold on to them while idle.
+// connection does not hold on to them while idle: a request buffer past
+// ioBufferSize at once, since it counts against the server's request
+// memory, which idle connections must not hold.
 func (c *conn) trimBuffers() {
-	if cap(c.req) > maxRetainedBuffer {
+	if cap(c.req) > ioBufferSize {
 		c.req = nil
 		c.unreserve()
 	}

@@ -803,7 +803,7 @@ func TestRequestMemoryIsBounded(t *testing.T) {
 	expectClosed(t, holder.c)
 	small := dialRaw(t, addr)
 	halfProduce(t, small.c, 8<<20, 1<<20+100) // 2 MiB: within
-	for deadline := time.Now().Add(5 * time.Second); s.buffered.Load() < 2<<20; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); s.buffered.Load() < 1<<20; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("buffered %d", s.buffered.Load())
 		}
@@ -817,9 +817,28 @@ func TestRequestMemoryIsBounded(t *testing.T) {
 			t.Fatalf("buffered %d after the holder left", s.buffered.Load())
 		}
 	}
-	// A whole request goes through again.
+	// Whole requests go through again, and a connection that sent large
+	// ones holds none of the bound once they are answered: idle
+	// connections cannot keep new requests out.
 	cl := newClient(t, addr)
-	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err != nil {
-		t.Fatal(err)
+	for range 3 {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "t", Value: bytes.Repeat([]byte("x"), 900<<10)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.buffered.Load(); n != 0 {
+		t.Fatalf("%d bytes of the bound held after the requests were answered", n)
+	}
+}
+
+// TestNoIdleTimeoutKeepsConnections: without an idle timeout, the frame
+// timeout of one request does not close the connection while it waits
+// for the next.
+func TestNoIdleTimeoutKeepsConnections(t *testing.T) {
+	_, addr := startServer(t, newFakeLog(), WithIdleTimeout(0), WithFrameTimeout(100*time.Millisecond))
+	rc := dialRaw(t, addr)
+	for range 2 {
+		rc.do(&kmsg.ApiVersionsRequest{Version: 0})
+		time.Sleep(300 * time.Millisecond)
 	}
 }

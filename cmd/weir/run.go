@@ -275,6 +275,7 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		kafkawire.WithMaxConnections(cmp.Or(cfg.Broker.MaxConnections, kafkawire.DefaultMaxConnections)),
 		kafkawire.WithMaxBufferedRequestBytes(max(int64(cmp.Or(cfg.Broker.MaxBufferedBytes, kafkawire.DefaultMaxBufferedRequestBytes)),
 			int64(cfg.Broker.MaxMessageBytes)+1<<20)),
+		kafkawire.WithFrameTimeout(cmp.Or(cfg.Broker.RequestTimeout.Std(), kafkawire.DefaultFrameTimeout)),
 	}
 	if cfg.Broker.Flush.Policy == "always" {
 		// Overlap the fsyncs of a request's partitions.
