@@ -88,9 +88,10 @@ func newOutputs(b broker.Broker, input string, logger *slog.Logger, m *workerMet
 
 // fits says whether the broker takes rec (with its final headers) for its
 // size. One it refuses (a syslog line near the size limit grows past it
-// when enriched) is left out, counted and logged: its input is in the
-// log, so producing it again would stall the worker on every partition
-// it owns, for ever, also after a restart.
+// when enriched) is left out and logged, and counted by the caller once
+// its batch is published: its input is in the log, so producing it again
+// would stall the worker on every partition it owns, for ever, also after
+// a restart.
 func (o *outputs) fits(topic string, rec *broker.Record, part int32, src int64) bool {
 	if o.sizes == nil {
 		return true
@@ -99,7 +100,6 @@ func (o *outputs) fits(topic string, rec *broker.Record, part int32, src int64) 
 	if err == nil {
 		return true
 	}
-	o.m.dropped.WithLabelValues(topic, "too_large").Inc()
 	o.logger.Warn("enrich: output record left out: the broker refuses its size", slog.String("topic", topic),
 		slog.String("input", o.input), slog.Int("partition", int(part)), slog.Int64("offset", src), slog.Any("error", err))
 	return false
@@ -243,13 +243,14 @@ scan:
 // what that output partition already has (exactly once) and retries until
 // the broker takes the records (a full disk stalls enrichment rather than
 // losing records) or ctx ends; in one, a failure aborts the transaction.
-func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs []outRecord) error {
+// It returns how many records it left out (see fits).
+func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs []outRecord) (left int, err error) {
 	if len(outs) == 0 {
-		return nil
+		return 0, nil
 	}
 	if o.pending != nil {
 		if err := o.align(ctx, o.pending...); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if !o.aligned {
@@ -259,10 +260,10 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 				recs = append(recs, outs[i].rec)
 			}
 		}
-		if len(recs) == 0 {
-			return nil
+		if left = len(outs) - len(recs); len(recs) == 0 {
+			return left, nil
 		}
-		return o.produce(ctx, tx, topic, -1, recs)
+		return left, o.produce(ctx, tx, topic, -1, recs)
 	}
 	byPart := map[int32][]broker.Record{}
 	var order []int32
@@ -277,7 +278,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			if keyed == 0 {
 				n, err := o.partitions(ctx, topic, 0)
 				if err != nil {
-					return err
+					return 0, err
 				}
 				keyed = n
 			}
@@ -286,7 +287,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			if tx == nil {
 				t, err := o.tail(ctx, topic, part)
 				if err != nil {
-					return err
+					return 0, err
 				}
 				if out.src <= t {
 					continue // published before a crash or a hand-over
@@ -299,6 +300,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			out.rec.Headers = headers[h:len(headers):len(headers)]
 		}
 		if !o.fits(topic, &out.rec, out.part, out.src) {
+			left++
 			continue
 		}
 		if _, ok := byPart[part]; !ok {
@@ -308,18 +310,18 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 	}
 	for _, part := range order {
 		if err := o.produce(ctx, tx, topic, part, byPart[part]); err != nil {
-			return err
+			return left, err
 		}
 	}
 	if tx != nil {
-		return nil
+		return left, nil
 	}
 	for _, out := range outs {
 		if out.part >= 0 && out.src > o.tails[topic][out.part] {
 			o.tails[topic][out.part] = out.src
 		}
 	}
-	return nil
+	return left, nil
 }
 
 func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part int32, recs []broker.Record) error {
@@ -398,8 +400,9 @@ func (o *outputs) recycle(arenas ...*arena) {
 func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
 	backoff := 10 * time.Millisecond
 	for {
-		err := o.publish(ctx, nil, b.topic, b.outs)
+		left, err := o.publish(ctx, nil, b.topic, b.outs)
 		if err == nil {
+			o.countLeft(b.topic, left)
 			return true
 		}
 		if ctx.Err() != nil {
@@ -413,6 +416,13 @@ func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// countLeft counts the records a published batch of topic left out.
+func (o *outputs) countLeft(topic string, n int) {
+	if n > 0 {
+		o.m.dropped.WithLabelValues(topic, "too_large").Add(float64(n))
 	}
 }
 
@@ -442,19 +452,22 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 	}
 	all := append(o.carry, batches...)
 	var perr error
+	left := make([]int, len(all)) // by batch, of the last attempt
 	committed, err := m.txn.Transact(ctx, func(tx broker.Txn) error {
-		for _, b := range all {
-			if perr = o.publish(ctx, tx, b.topic, b.outs); perr != nil {
+		clear(left)
+		for i, b := range all {
+			if left[i], perr = o.publish(ctx, tx, b.topic, b.outs); perr != nil {
 				return perr
 			}
 		}
 		return nil
 	})
 	if committed {
-		for _, b := range all {
-			if len(b.outs) > 0 {
-				o.m.out.WithLabelValues(b.topic).Add(float64(len(b.outs)))
+		for i, b := range all {
+			if n := len(b.outs) - left[i]; n > 0 {
+				o.m.out.WithLabelValues(b.topic).Add(float64(n))
 			}
+			o.countLeft(b.topic, left[i])
 		}
 		o.carry = nil
 		o.replay.committed(m.c.Assigned())

@@ -38,14 +38,14 @@ func TestTailPastOtherInputs(t *testing.T) {
 	rec := func(src int64) outRecord {
 		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
 	}
-	if err := newOut("raw.snmp").publish(ctx, nil, "enriched.metrics", []outRecord{rec(41), rec(42)}); err != nil {
+	if _, err := newOut("raw.snmp").publish(ctx, nil, "enriched.metrics", []outRecord{rec(41), rec(42)}); err != nil {
 		t.Fatal(err)
 	}
 	var g []outRecord
 	for i := range 3 * tailWindow {
 		g = append(g, rec(int64(i)))
 	}
-	if err := newOut("raw.gnmi").publish(ctx, nil, "enriched.metrics", g); err != nil {
+	if _, err := newOut("raw.gnmi").publish(ctx, nil, "enriched.metrics", g); err != nil {
 		t.Fatal(err)
 	}
 	if tail, err := newOut("raw.snmp").tail(ctx, "enriched.metrics", 0); err != nil || tail != 42 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -409,6 +410,24 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	return d, true
 }
 
+// maxEventMessage bounds the syslog message an event carries: an event is
+// an alert, and one of a line near the broker's size limit would be left
+// out with it (outputs.fits); the enriched record keeps the line whole.
+const maxEventMessage = 4 << 10
+
+// eventMessage is msg, cut at a character boundary to maxEventMessage
+// bytes with "…" when longer.
+func eventMessage(msg string) string {
+	if len(msg) <= maxEventMessage {
+		return msg
+	}
+	cut := maxEventMessage - len("…")
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
+}
+
 // syslogEvent is the event the record decodeSyslog decoded reports, with
 // no Type when it reports none.
 func (w *Worker) syslogEvent(r *broker.Record, d *decodedSyslog) telemetry.Event {
@@ -418,7 +437,7 @@ func (w *Worker) syslogEvent(r *broker.Record, d *decodedSyslog) telemetry.Event
 	}
 	ev := telemetry.Event{
 		V: telemetry.Version, Type: e.Event, Device: e.Device, Object: ObjectOf(d.info),
-		Severity: e.SeverityName, Message: e.Message, Tags: d.tags, TagsJSON: d.eventTagsJSON, Time: e.ReceivedAt,
+		Severity: e.SeverityName, Message: eventMessage(e.Message), Tags: d.tags, TagsJSON: d.eventTagsJSON, Time: e.ReceivedAt,
 		Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset},
 	}
 	if e.Time != nil {

@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/broker/kafkacluster"
 	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -553,47 +556,88 @@ func TestInventoryMatchAndUnknown(t *testing.T) {
 
 // TestOutputTooLargeIsLeftOut: a raw record the log took whose enriched
 // form is over the broker's size limit (a syslog line near the limit
-// grows with its fields and tags) is left out and counted; the worker
-// goes on with the records after it, rather than retrying it for ever.
+// grows with its fields and tags) is left out and counted once; the
+// worker goes on with the records after it, rather than retrying it for
+// ever. Its event, whose message is cut, is published. On the embedded
+// log and on a Kafka cluster (kfake), where the worker writes in
+// transactions and the limit is the producer's.
 func TestOutputTooLargeIsLeftOut(t *testing.T) {
 	const limit = 64 << 10
-	b, err := embedded.Open(t.TempDir(), embedded.WithMaxMessageBytes(limit))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	line := func(msg string) broker.Record {
-		l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
-			Message: msg, SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
-		return broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)}
-	}
-	big := line("%LINK-3-UPDOWN: Interface Gi0/1, changed state to down " + strings.Repeat("A", limit-600))
-	if err := b.CreateTopic(context.Background(), telemetry.TopicRawSyslog, broker.TopicConfig{Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{big, line("%LINK-3-UPDOWN: Interface Gi0/2, changed state to down")}); err != nil {
-		t.Fatalf("the raw record must fit: %v", err)
-	}
-	inv, _ := ParseInventory([]byte(testInventory))
-	m := NewWorkerMetrics(nil)
-	w := NewWorker(b, inv, NewClassifier(), WithWorkerMetrics(m))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	for deadline := time.Now().Add(10 * time.Second); committedInput(b, telemetry.TopicRawSyslog) != 2; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the worker did not get past the record: %d committed", committedInput(b, telemetry.TopicRawSyslog))
-		}
-	}
-	enriched := readTopic(t, b, telemetry.TopicEnrichedSyslog)
-	if len(enriched) != 1 || !strings.Contains(string(enriched[0].Value), "Gi0/2") {
-		t.Fatalf("%d enriched records, want the small one", len(enriched))
-	}
-	if n := testutil.ToFloat64(m.m.dropped.WithLabelValues(telemetry.TopicEnrichedSyslog, "too_large")); n != 1 {
-		t.Fatalf("dropped %v, want 1", n)
-	}
-	if n := len(readTopic(t, b, telemetry.TopicEvents)); n != 2 {
-		t.Errorf("%d events, want both links' (an event is small)", n)
+	for _, backend := range []string{"embedded", "kafka"} {
+		t.Run(backend, func(t *testing.T) {
+			var b broker.Broker
+			if backend == "embedded" {
+				eb, err := embedded.Open(t.TempDir(), embedded.WithMaxMessageBytes(limit))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer eb.Close()
+				b = eb
+			} else {
+				cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cluster.Close()
+				kb, err := kafkacluster.New(cluster.ListenAddrs(), kafkacluster.WithClientOpts(kgo.ProducerBatchMaxBytes(limit)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer kb.Close()
+				b = kb
+			}
+			ctx := context.Background()
+			line := func(msg string) broker.Record {
+				l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
+					Message: msg, SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
+				return broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)}
+			}
+			big := line("%LINK-3-UPDOWN: Interface Gi0/1, changed state to down " + strings.Repeat("A", limit-600))
+			for _, topic := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog, telemetry.TopicEvents} {
+				if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := b.Produce(ctx, telemetry.TopicRawSyslog, []broker.Record{big, line("%LINK-3-UPDOWN: Interface Gi0/2, changed state to down")}); err != nil {
+				t.Fatalf("the raw record must fit: %v", err)
+			}
+			inv, _ := ParseInventory([]byte(testInventory))
+			m := NewWorkerMetrics(nil)
+			w := NewWorker(b, inv, NewClassifier(), WithWorkerMetrics(m))
+			ctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { w.Run(ctx); close(done) }()
+			defer func() { cancel(); <-done }()
+			out := func(topic string) float64 { return testutil.ToFloat64(m.m.out.WithLabelValues(topic)) }
+			for deadline := time.Now().Add(20 * time.Second); out(telemetry.TopicEvents) < 2; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the worker did not get past the record: %v events published", out(telemetry.TopicEvents))
+				}
+			}
+			time.Sleep(200 * time.Millisecond) // nothing more may come
+			if n, d := out(telemetry.TopicEnrichedSyslog), testutil.ToFloat64(m.m.dropped.WithLabelValues(telemetry.TopicEnrichedSyslog, "too_large")); n != 1 || d != 1 {
+				t.Fatalf("enriched.syslog: %v published, %v left out; want 1 and 1", n, d)
+			}
+			if n := out(telemetry.TopicEvents); n != 2 {
+				t.Errorf("%v events, want both links'", n)
+			}
+			var res broker.FetchResult
+			if err := b.Fetch(ctx, telemetry.TopicEnrichedSyslog, 0, 0, broker.FetchOptions{MaxBytes: 1 << 20}, &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Records) != 1 || !strings.Contains(string(res.Records[0].Value), "Gi0/2") {
+				t.Fatalf("enriched.syslog holds %d records, want the small one", len(res.Records))
+			}
+			if err := b.Fetch(ctx, telemetry.TopicEvents, 0, 0, broker.FetchOptions{MaxBytes: 1 << 20}, &res); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Records {
+				var ev telemetry.Event
+				json.Unmarshal(r.Value, &ev)
+				if len(ev.Message) > maxEventMessage {
+					t.Errorf("an event message of %d bytes", len(ev.Message))
+				}
+			}
+		})
 	}
 }
