@@ -13,10 +13,11 @@ import (
 // workers of one process share it (with their EventRules); a trap about
 // a device whose rows this process does not enrich keeps "ifIndex N".
 type interfaceNames struct {
-	mu    sync.RWMutex
-	names map[interfaceIndex]*interfaceName
-	limit int           // entries at most: when full, the table starts again
-	ids   atomic.Uint64 // the last row id handed out (newRowID)
+	mu      sync.RWMutex
+	names   map[interfaceIndex]*interfaceName
+	limit   int           // entries at most: when full, the table starts again
+	ids     atomic.Uint64 // the last row id handed out (newRowID)
+	version atomic.Uint64 // counts the names set, for who waits for one
 }
 
 // interfaceIndex is an interface of a device (its name in events) by
@@ -62,6 +63,7 @@ func (t *interfaceNames) set(device, index, name string, owner uint64) *interfac
 	}
 	e.name = name
 	e.owner.Store(owner)
+	t.version.Add(1)
 	return e
 }
 

@@ -27,8 +27,9 @@ type SNMPTargets struct {
 	// sysNames are the targets' sysNames, as the metrics workers of the
 	// process read them from the targets' system rows: the name the
 	// inventory may list the device by (see nameDevice).
-	mu       sync.RWMutex
-	sysNames map[string]string
+	mu          sync.RWMutex
+	sysNames    map[string]string
+	sysVersions atomic.Uint64 // counts the changes of sysNames
 }
 
 // maxSysNames bounds SNMPTargets.sysNames, whatever the records say:
@@ -115,6 +116,15 @@ func (t *SNMPTargets) setSysName(target, sysName string) {
 		t.sysNames = map[string]string{}
 	}
 	t.sysNames[strings.Clone(target)] = strings.Clone(sysName)
+	t.sysVersions.Add(1)
+}
+
+// sysNamesVersion changes whenever a sysName does (0 for a nil t).
+func (t *SNMPTargets) sysNamesVersion() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.sysVersions.Load()
 }
 
 // sysName returns the sysName a poll of target gave, if any did.

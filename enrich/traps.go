@@ -46,6 +46,18 @@ type TrapWorker struct {
 	// the detector, named again.
 	held     []heldTrap
 	nameWait time.Duration // 0: holdFor's default
+	// What the names were when held traps were last looked at, and when
+	// the first of them stops waiting: release looks again only when a
+	// name came, one is due, or a second has passed.
+	releaseSeen releaseState
+}
+
+// releaseState is what release last saw: the versions of the process's
+// interface names and sysNames, when it ran, and the first held trap's
+// deadline then.
+type releaseState struct {
+	names, sysNames uint64
+	at, due         time.Time
 }
 
 // heldTrap is a trap held back by the warm-up (see TrapWorker.held): the
@@ -182,8 +194,8 @@ func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
 	if index != "" {
 		return true
 	}
-	if d := w.inv.Lookup(tr.Device, tr.SourceAddr); d != nil && d.Name != "" && d.CIDR == "" {
-		return false // the inventory names it by its address
+	if d := w.inv.Lookup(target, tr.SourceAddr); d != nil && d.Name != "" && d.CIDR == "" {
+		return false // the inventory names it by its target's name or its address
 	}
 	_, known := w.targets.sysName(target)
 	return !known
@@ -207,6 +219,12 @@ func (w *TrapWorker) release(now time.Time) {
 	if len(w.held) == 0 {
 		return
 	}
+	seen := releaseState{names: w.det.names.version.Load(), sysNames: w.targets.sysNamesVersion(), at: now}
+	last := w.releaseSeen
+	if seen.names == last.names && seen.sysNames == last.sysNames && now.Before(last.due) && now.Sub(last.at) < time.Second {
+		return // nothing new: naming them again would give what it gave
+	}
+	seen.due = now.Add(24 * time.Hour)
 	kept := w.held[:0]
 	for _, h := range w.held {
 		w.warming = true
@@ -217,12 +235,16 @@ func (w *TrapWorker) release(now time.Time) {
 		}
 		if now.Before(h.until) && w.provisional(&h.tr, index) {
 			kept = append(kept, h)
+			if h.until.Before(seen.due) {
+				seen.due = h.until
+			}
 			continue
 		}
 		w.det.rememberLate(ev, detectAt(&h.rec, ev.Time), h.since)
 	}
 	clear(w.held[len(kept):])
 	w.held = kept
+	w.releaseSeen = seen
 }
 
 // eventOf maps a notification to an event.
