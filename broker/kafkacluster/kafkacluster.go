@@ -626,9 +626,12 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 			kgo.HeartbeatInterval(min(max(st/6, 100*time.Millisecond), 3*time.Second)),
 			kgo.RebalanceTimeout(min(st, 60*time.Second)))
 	}
-	b.joinGroup(group)
 	if cfg.Transactional {
-		return b.consumeTxn(group, cfg.MemberID, st, c, kopts)
+		tc, err := b.consumeTxn(group, cfg.MemberID, st, c, kopts)
+		if err == nil {
+			b.joinGroup(group, cfg.ResetToLatest)
+		}
+		return tc, err
 	}
 	// Partitions given away keep their committed offsets: what was polled
 	// and not committed may not be handled yet (a sink between batches),
@@ -642,6 +645,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 		return nil, fmt.Errorf("kafka: join %s: %w", group, err)
 	}
 	c.cl = cl
+	b.joinGroup(group, cfg.ResetToLatest)
 	return c, nil
 }
 

@@ -90,8 +90,14 @@ func (c *lagCollector) lags() kadm.DescribedGroupLags {
 	return lags
 }
 
-// joinGroup records that a member of this process joined group.
-func (b *Broker) joinGroup(group string) {
+// joinGroup records that a member of this process joined group. A
+// member that starts at the log end without a commit (the shard's) is
+// left out: Kafka would count its lag from the log start, which it never
+// reads.
+func (b *Broker) joinGroup(group string, atEnd bool) {
+	if atEnd {
+		return
+	}
 	b.groupsMu.Lock()
 	defer b.groupsMu.Unlock()
 	if b.groups == nil {
