@@ -276,6 +276,8 @@ func (b *Broker) flushLoop(ctx context.Context) {
 		})
 		if err := b.offsets.flush(); err != nil {
 			logFailure("group offsets", err)
+		} else if len(failing) > 0 {
+			delete(failing, "group offsets")
 		}
 	}
 }
@@ -402,6 +404,7 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 		// A leftover directory of a deleted topic must not come back.
 		dir := partitionDir(b.opts.dataDir, name, p)
 		if err := os.RemoveAll(dir); err != nil {
+			abandonPartitions(t, &b.opts)
 			return fmt.Errorf("%w: %w", broker.ErrStorage, err)
 		}
 		part, err := openPartition(t, p, &b.opts, true)
@@ -412,6 +415,9 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 		t.partitions = append(t.partitions, part)
 	}
 	if err := writeTopicMeta(b.opts.dataDir, metaFromConfig(name, id, stored)); err != nil {
+		// Renamed into place but not synced: without its partitions the
+		// topic must not come back at the next start.
+		os.Remove(filepath.Join(metaDir(b.opts.dataDir), name+".json"))
 		abandonPartitions(t, &b.opts)
 		return fmt.Errorf("create topic %s: %w", name, err)
 	}

@@ -274,6 +274,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 		case queue <- it:
 		default:
 			r.cfg.Metrics.Received.WithLabelValues(version, OutcomeQueueFull).Inc()
+			r.logDrop(drops, OutcomeQueueFull, version, from)
 		}
 	}
 	close(queue)
@@ -373,12 +374,21 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 
 // logDrop logs a dropped notification with its sender, so a device with a
 // wrong community or key can be found (the counter has no address); once
-// per throttle.Every per outcome, with how many there were.
+// per throttle.Every per outcome and sending host, with how many there
+// were, so a noisy device does not hide a quiet one.
 func (r *Receiver) logDrop(drops map[string]*throttle.Throttle, outcome, version string, from net.Addr) {
-	th := drops[outcome]
+	host := from.String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	key := outcome + " " + host
+	th := drops[key]
 	if th == nil {
+		if len(drops) >= maxDropLogKeys {
+			clear(drops) // many senders: start again rather than grow
+		}
 		th = &throttle.Throttle{}
-		drops[outcome] = th
+		drops[key] = th
 	}
 	n, ok := th.Due(time.Now())
 	if !ok {
@@ -391,6 +401,9 @@ func (r *Receiver) logDrop(drops map[string]*throttle.Throttle, outcome, version
 	r.cfg.Logger.Log(context.Background(), level, "trap dropped", "outcome", outcome, "version", version,
 		"from", from.String(), "times", n)
 }
+
+// maxDropLogKeys bounds the senders logDrop keeps a throttle for.
+const maxDropLogKeys = 4096
 
 // decode turns one datagram into a trap, or says why it was dropped. It
 // must survive any input (see FuzzDecode).
