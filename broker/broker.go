@@ -288,7 +288,9 @@ var (
 // error. A producer whose input the log has already accepted (enrichment)
 // leaves such a record out and counts it, rather than stalling on it.
 type SizeChecker interface {
-	CheckSize(r *Record) error
+	// CheckSize takes a record's parts, not the record: a pointer to a
+	// caller's loop variable would move it to the heap at every record.
+	CheckSize(key, value []byte, headers []Header) error
 }
 
 // Refused reports whether Produce failed because the broker refuses the

@@ -651,7 +651,11 @@ func (b *Broker) produceTo(p *partition, recs []broker.Record, idx []int32, sc *
 // checkSize returns the encoded size bound of a record, refusing one that
 // would not fit in a batch.
 func (b *Broker) checkSize(r *broker.Record) (int, error) {
-	size := recordbatch.RecordSize(r.Key, r.Value, r.Headers)
+	return b.checkSizeOf(r.Key, r.Value, r.Headers)
+}
+
+func (b *Broker) checkSizeOf(key, value []byte, headers []broker.Header) (int, error) {
+	size := recordbatch.RecordSize(key, value, headers)
 	if size+recordbatch.HeaderSize > b.opts.maxMessageBytes {
 		return 0, fmt.Errorf("%w: %d bytes in a batch of its own exceeds max_message_bytes %d",
 			broker.ErrRecordTooLarge, size+recordbatch.HeaderSize, b.opts.maxMessageBytes)
@@ -660,8 +664,8 @@ func (b *Broker) checkSize(r *broker.Record) (int, error) {
 }
 
 // CheckSize implements broker.SizeChecker.
-func (b *Broker) CheckSize(r *broker.Record) error {
-	_, err := b.checkSize(r)
+func (b *Broker) CheckSize(key, value []byte, headers []broker.Header) error {
+	_, err := b.checkSizeOf(key, value, headers)
 	return err
 }
 

@@ -150,7 +150,9 @@ func checkSize(cl *kgo.Client, r *broker.Record) error {
 // CheckSize implements broker.SizeChecker, for the producer's limit; a
 // topic's max.message.bytes set lower on the cluster is found only when
 // producing.
-func (b *Broker) CheckSize(r *broker.Record) error { return checkSize(b.producer, r) }
+func (b *Broker) CheckSize(key, value []byte, headers []broker.Header) error {
+	return checkSize(b.producer, &broker.Record{Key: key, Value: value, Headers: headers})
+}
 
 func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32) error {
 	// franz-go fails a record over its batch limit on its own and
