@@ -119,6 +119,11 @@ func (o *outputs) srcOffset(v []byte) (int64, bool) {
 // creating what is missing; with a mismatch, records go by key, and the
 // worker runs at least once unless it has transactions.
 func (o *outputs) align(ctx context.Context, topics ...string) error {
+	for _, t := range topics {
+		// At zero from the start, for alerts on their increase.
+		o.m.dropped.WithLabelValues(t, "too_large")
+		o.m.publishErrors.WithLabelValues(t)
+	}
 	o.tails, o.owned = map[string]map[int32]int64{}, map[int32]bool{}
 	o.pending = nil
 	infos, err := o.b.DescribeTopics(ctx, o.input)
