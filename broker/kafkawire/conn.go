@@ -252,17 +252,17 @@ func (c *conn) readBody(size int) error {
 // A larger buffer is given back after its request (trimBuffers), so the
 // bound is on requests in flight, as Kafka's queued.max.request.bytes.
 func (c *conn) reserve(n int) error {
-	n = max(n-ioBufferSize, 0)
-	delta := int64(n - c.reserved)
+	counted := max(n-ioBufferSize, 0)
+	delta := int64(counted - c.reserved)
 	if delta <= 0 {
 		return nil
 	}
 	if total := c.s.buffered.Add(delta); c.s.cfg.maxBuffered > 0 && total > c.s.cfg.maxBuffered {
 		c.s.buffered.Add(-delta)
-		return &protocolError{fmt.Sprintf("request of %d bytes: the server's request memory (%d bytes, broker.max_buffered_bytes) is held by other connections",
+		return &protocolError{fmt.Sprintf("a request buffer of %d bytes: the server's request memory (%d bytes, broker.max_buffered_bytes) is held by other requests",
 			n, c.s.cfg.maxBuffered)}
 	}
-	c.reserved = n
+	c.reserved = counted
 	return nil
 }
 
