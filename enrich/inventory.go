@@ -177,7 +177,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			}
 			idx.byAddr[a] = d
 		}
-		if d.Name != "" && d.CIDR == "" {
+		if d.named() {
 			if j, ok := firstName[d.Name]; ok {
 				twice(i, d, "name "+strconv.Quote(d.Name), j, i) // the last name is kept
 			} else {
@@ -192,7 +192,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	ambiguous := map[string]bool{}
 	for i := range f.Devices {
 		d := &f.Devices[i]
-		if d.Name == "" || d.CIDR != "" || idx.byName[d.Name] != d {
+		if !d.named() || idx.byName[d.Name] != d {
 			continue // no name, a range, or a name given twice
 		}
 		lower := foldName(d.Name)
@@ -212,6 +212,19 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		idx.byLabel[label] = d
 	}
 	return idx, nil
+}
+
+// named reports whether d is an entry of one device: it has a name and is
+// not a CIDR range (whose name labels the range); false for nil. Only a
+// named entry renames the records it matches.
+func (d *Device) named() bool { return d != nil && d.Name != "" && d.CIDR == "" }
+
+// lookupNamed finds the named entry (see named) listed as name, or nil.
+func (inv *Inventory) lookupNamed(name string) *Device {
+	if d := inv.Lookup(name, ""); d.named() {
+		return d
+	}
+	return nil
 }
 
 // Lookup finds the device a record comes from: by name (the hostname or

@@ -229,7 +229,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	// stay two series.
 	target := p.Device
 	d := w.inv.Lookup(p.Device, agent)
-	if d == nil || d.Name == "" || d.CIDR != "" {
+	if !d.named() {
 		// Neither the target's name nor its address is a named entry:
 		// the name the device gives itself (its sysName, as its syslog
 		// hostname usually is) may be.
@@ -239,7 +239,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	if d != nil {
 		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, d.TagList()), p.Tags
-		if d.Name != "" && d.CIDR == "" && d.Name != target {
+		if d.named() && d.Name != target {
 			p.Device = d.Name
 			w.targetTag[0] = telemetry.Tag{Key: "target", Value: target}
 			p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], w.targetTag[:], p.Tags), p.Tags
@@ -431,10 +431,7 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 	if idx := w.inv.idx.Load(); sn.idx != idx {
 		// A reload between this load and the lookup is looked up again
 		// at the next row.
-		sn.idx, sn.d = idx, nil
-		if d := w.inv.Lookup(sn.name, ""); d != nil && d.Name != "" && d.CIDR == "" {
-			sn.d = d
-		}
+		sn.idx, sn.d = idx, w.inv.lookupNamed(sn.name)
 	}
 	return sn.d
 }

@@ -150,25 +150,25 @@ func (t *SNMPTargets) sysName(target string) (string, bool) {
 // trap workers name devices so, as the device's polls and their events do.
 func nameDevice(inv *Inventory, targets *SNMPTargets, device, hostname, source string) (string, *Device) {
 	d := inv.Lookup(hostname, source)
-	if (d == nil || d.Name == "" || d.CIDR != "") && targets.any() {
+	if !d.named() && targets.any() {
 		at := senderAddr(source)
 		if hostname != "" {
 			at, _ = netip.ParseAddr(hostname) // the zero Addr for a name
 		}
 		if target, ok := targets.device(at); ok {
 			device, d = target, inv.Lookup(target, source)
-			if d == nil || d.Name == "" || d.CIDR != "" {
+			if !d.named() {
 				// The inventory may list the device by the name it
 				// gives itself, as the target's polls are matched.
 				if sn, ok := targets.sysName(target); ok {
-					if d2 := inv.Lookup(sn, ""); d2 != nil && d2.Name != "" && d2.CIDR == "" {
+					if d2 := inv.lookupNamed(sn); d2 != nil {
 						d = d2
 					}
 				}
 			}
 		}
 	}
-	if d != nil && d.Name != "" && d.CIDR == "" {
+	if d.named() {
 		device = d.Name
 	}
 	return device, d

@@ -194,7 +194,7 @@ func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
 	if index != "" {
 		return true
 	}
-	if d := w.inv.Lookup(target, tr.SourceAddr); d != nil && d.Name != "" && d.CIDR == "" {
+	if w.inv.Lookup(target, tr.SourceAddr).named() {
 		return false // the inventory names it by its target's name or its address
 	}
 	_, known := w.targets.sysName(target)
