@@ -250,14 +250,13 @@ func (b *Broker) flushLoop(ctx context.Context) {
 	defer tick.Stop()
 	// A failure that lasts (a full disk, no file descriptors) repeats at
 	// every tick: logged once per throttle.Every, per partition.
-	failing := map[string]*throttle.Throttle{}
-	logFailure := func(what string, err error) {
-		th := failing[what]
-		if th == nil {
-			th = &throttle.Throttle{}
-			failing[what] = th
+	var failing throttle.Set
+	flushed := func(what string, err error) {
+		if err == nil {
+			failing.Forget(what)
+			return
 		}
-		if n, ok := th.Due(time.Now()); ok {
+		if n, ok := failing.Due(what, time.Now()); ok {
 			b.opts.logger.Error("flush failed", slog.String("partition", what), slog.Any("error", err), slog.Int("times", n))
 		}
 	}
@@ -268,17 +267,11 @@ func (b *Broker) flushLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		b.forEachPartition(func(p *partition) {
-			if err := p.flush(); err != nil {
-				logFailure(p.name(), err)
-			} else if len(failing) > 0 {
-				delete(failing, p.name())
+			if err := p.flush(); err != nil || !failing.Empty() {
+				flushed(p.name(), err) // named only when there is something to log or forget
 			}
 		})
-		if err := b.offsets.flush(); err != nil {
-			logFailure("group offsets", err)
-		} else if len(failing) > 0 {
-			delete(failing, "group offsets")
-		}
+		flushed("group offsets", b.offsets.flush())
 	}
 }
 

@@ -237,7 +237,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 
 	buf := make([]byte, 65535)
 	readBackoff := time.Duration(0)
-	drops := map[string]*throttle.Throttle{} // by outcome: who sends what is dropped
+	drops := &throttle.Set{Max: 4096} // by outcome and sender: who sends what is dropped
 	for {
 		n, from, err := conn.ReadFrom(buf)
 		if err != nil {
@@ -376,21 +376,12 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 // wrong community or key can be found (the counter has no address); once
 // per throttle.Every per outcome and sending host, with how many there
 // were, so a noisy device does not hide a quiet one.
-func (r *Receiver) logDrop(drops map[string]*throttle.Throttle, outcome, version string, from net.Addr) {
+func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from net.Addr) {
 	host := from.String()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	key := outcome + " " + host
-	th := drops[key]
-	if th == nil {
-		if len(drops) >= maxDropLogKeys {
-			clear(drops) // many senders: start again rather than grow
-		}
-		th = &throttle.Throttle{}
-		drops[key] = th
-	}
-	n, ok := th.Due(time.Now())
+	n, ok := drops.Due(outcome+" "+host, time.Now())
 	if !ok {
 		return
 	}
@@ -401,9 +392,6 @@ func (r *Receiver) logDrop(drops map[string]*throttle.Throttle, outcome, version
 	r.cfg.Logger.Log(context.Background(), level, "trap dropped", "outcome", outcome, "version", version,
 		"from", from.String(), "times", n)
 }
-
-// maxDropLogKeys bounds the senders logDrop keeps a throttle for.
-const maxDropLogKeys = 4096
 
 // decode turns one datagram into a trap, or says why it was dropped. It
 // must survive any input (see FuzzDecode).

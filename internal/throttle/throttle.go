@@ -27,3 +27,32 @@ func (t *Throttle) Due(now time.Time) (int, bool) {
 	}
 	return 0, false
 }
+
+// Set is a Throttle per key (a partition, an outcome and sender), made
+// on first use; it holds max keys at most (0: no bound) and starts again
+// when full rather than grow with whatever the keys are. The zero value
+// is ready. Not safe for concurrent use.
+type Set struct {
+	Max int
+	m   map[string]*Throttle
+}
+
+// Due is Throttle.Due for key's line.
+func (s *Set) Due(key string, now time.Time) (int, bool) {
+	t := s.m[key]
+	if t == nil {
+		if s.m == nil || (s.Max > 0 && len(s.m) >= s.Max) {
+			s.m = map[string]*Throttle{}
+		}
+		t = &Throttle{}
+		s.m[key] = t
+	}
+	return t.Due(now)
+}
+
+// Empty reports whether no key has state, so Forget has nothing to do.
+func (s *Set) Empty() bool { return len(s.m) == 0 }
+
+// Forget drops key's state: the condition it logged has ended, so its
+// next occurrence is logged at once.
+func (s *Set) Forget(key string) { delete(s.m, key) }

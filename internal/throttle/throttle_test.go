@@ -22,3 +22,25 @@ func TestThrottle(t *testing.T) {
 		t.Fatalf("after the interval: %d %v, want 4 true", n, ok)
 	}
 }
+
+// TestSet: each key is throttled on its own, a forgotten key is logged at
+// once, and a full set starts again rather than grow.
+func TestSet(t *testing.T) {
+	s := Set{Max: 2}
+	t0 := time.Now()
+	for _, k := range []string{"a", "b"} {
+		if _, ok := s.Due(k, t0); !ok {
+			t.Fatalf("%s: first line held back", k)
+		}
+	}
+	if _, ok := s.Due("a", t0.Add(time.Second)); ok {
+		t.Fatal("a: let through within the interval")
+	}
+	s.Forget("a")
+	if n, ok := s.Due("a", t0.Add(2*time.Second)); !ok || n != 1 {
+		t.Fatalf("a after Forget: %d %v", n, ok)
+	}
+	if _, ok := s.Due("c", t0.Add(3*time.Second)); !ok || len(s.m) != 1 {
+		t.Fatalf("a third key: %d keys kept, want the set started again", len(s.m))
+	}
+}
