@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,9 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 func TestInventoryLookupOrder(t *testing.T) {
@@ -70,7 +70,7 @@ func TestInventoryWatch(t *testing.T) {
 		}
 	}
 	write("ams1", false)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -131,19 +131,6 @@ func TestInventoryWatch(t *testing.T) {
 		t.Fatalf("the file's return not reported:\n%s", logs.String())
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // Hostnames match ignoring case and with or without their domain; a short
 // name two entries share matches neither, and addresses are not names.
@@ -385,7 +372,7 @@ func TestInventoryWarnsOfHiddenEntries(t *testing.T) {
 func TestInventoryLogsHiddenEntries(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "inventory.yaml")
 	os.WriteFile(path, []byte("devices:\n  - {name: a, address: 192.0.2.1}\n  - {name: b, address: 192.0.2.1}\n"), 0o644)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	if _, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatal(err)
 	}

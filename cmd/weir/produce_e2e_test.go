@@ -8,9 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // closedPort returns a loopback address nothing listens on.
@@ -71,7 +72,7 @@ func TestProduceBrokerStops(t *testing.T) {
 			cmd := exec.Command(weirBin, "produce", "t", "--timeout", "2s")
 			cmd.Env = append(os.Environ(), "WEIR_BROKERS="+p.kafkaAddr)
 			cmd.Stdin = pr
-			var errb syncWriter
+			var errb syncbuf.Buffer
 			cmd.Stderr = &errb
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -137,7 +138,7 @@ func TestConsumeFollowReportsBrokerGone(t *testing.T) {
 		t.Fatalf("produce: %v %s", err, errOut)
 	}
 	cmd := exec.Command(weirBin, "consume", "follow.test", "--from-beginning", "--follow", "--brokers", addr)
-	var out, errb syncWriter
+	var out, errb syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -158,25 +159,7 @@ func TestConsumeFollowReportsBrokerGone(t *testing.T) {
 	}
 }
 
-// syncWriter is a buffer a command writes to while the test reads it.
-type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
-func waitText(t *testing.T, w *syncWriter, want string) {
+func waitText(t *testing.T, w *syncbuf.Buffer, want string) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(w.String(), want); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

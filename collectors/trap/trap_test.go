@@ -1,7 +1,6 @@
 package trap
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -117,7 +116,7 @@ func vbByName(tr telemetry.Trap) map[string]telemetry.Varbind {
 
 func TestNetSNMPTraps(t *testing.T) {
 	snmptest.Require(t, "snmptrap", "snmpinform")
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	h := start(t, Config{Communities: []string{"public"}, Users: []configs.SNMPv3{testUser},
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	run := func(args ...string) {
@@ -423,23 +422,4 @@ func waitCount(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer a logger writes to from the receiver's
-// goroutines while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
