@@ -2,6 +2,7 @@ package kafkacluster
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -110,10 +111,5 @@ func (b *Broker) joinGroup(group string, atEnd bool) {
 func (b *Broker) joinedGroups() []string {
 	b.groupsMu.Lock()
 	defer b.groupsMu.Unlock()
-	out := make([]string, 0, len(b.groups))
-	for g := range b.groups {
-		out = append(out, g)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(b.groups))
 }
