@@ -283,14 +283,15 @@ var (
 	ErrStorage = errors.New("storage error")
 )
 
-// SizeChecker is a Broker that tells before a record is produced whether
-// it would refuse it for its size (ErrRecordTooLarge), with the same
-// error. A producer whose input the log has already accepted (enrichment)
-// leaves such a record out and counts it, rather than stalling on it.
+// SizeChecker is a Broker that tells before a record is produced to topic
+// whether it would refuse it for its size (ErrRecordTooLarge), with the
+// same error. A producer whose input the log has already accepted
+// (enrichment) leaves such a record out and counts it, rather than
+// stalling on it.
 type SizeChecker interface {
 	// CheckSize takes a record's parts, not the record: a pointer to a
 	// caller's loop variable would move it to the heap at every record.
-	CheckSize(key, value []byte, headers []Header) error
+	CheckSize(topic string, key, value []byte, headers []Header) error
 }
 
 // Refused reports whether Produce failed because the broker refuses the

@@ -96,7 +96,7 @@ func (o *outputs) fits(topic string, rec *broker.Record, part int32, src int64) 
 	if o.sizes == nil {
 		return true
 	}
-	err := o.sizes.CheckSize(rec.Key, rec.Value, rec.Headers)
+	err := o.sizes.CheckSize(topic, rec.Key, rec.Value, rec.Headers)
 	if err == nil {
 		return true
 	}

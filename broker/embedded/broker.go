@@ -656,8 +656,9 @@ func (b *Broker) checkSizeOf(key, value []byte, headers []broker.Header) (int, e
 	return size, nil
 }
 
-// CheckSize implements broker.SizeChecker.
-func (b *Broker) CheckSize(key, value []byte, headers []broker.Header) error {
+// CheckSize implements broker.SizeChecker; max_message_bytes is the same
+// for every topic.
+func (b *Broker) CheckSize(_ string, key, value []byte, headers []broker.Header) error {
 	_, err := b.checkSizeOf(key, value, headers)
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -39,7 +40,12 @@ type Broker struct {
 	defaults broker.TopicConfig
 	// Topics this process has made sure exist (created with defaults
 	// and rf, or found there) before producing to them.
-	ensured  sync.Map
+	ensured sync.Map
+	// Each produced topic's max.message.bytes, learned with ensured, and
+	// the producers' own batch limit (kgo's default or WithClientOpts').
+	topicLimits sync.Map // string -> int32
+	batchMax    int32
+
 	rf       int16
 	instance string // names the process in transactional ids
 
@@ -100,24 +106,64 @@ func New(seeds []string, opts ...Option) (*Broker, error) {
 	}
 	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("weir")}, b.opts...)
 	var err error
+	if b.adminCl, err = kgo.NewClient(base...); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	b.admin = kadm.NewClient(b.adminCl)
+	b.batchMax, _ = b.adminCl.OptValue(kgo.ProducerBatchMaxBytes).(int32)
 	// The sticky key partitioner hashes keys with Kafka's murmur2 (the
 	// Java client's layout; franz-go's default partitioner is not) and
 	// sticks records without a key to a partition per batch.
 	if b.producer, err = kgo.NewClient(append(base, kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond),
-		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))...); err != nil {
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), kgo.ProducerBatchMaxBytesFn(b.batchLimit))...); err != nil {
+		b.adminCl.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	if b.manual, err = kgo.NewClient(append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation())...); err != nil {
+	if b.manual, err = kgo.NewClient(append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation(),
+		kgo.ProducerBatchMaxBytesFn(b.batchLimit))...); err != nil {
+		b.adminCl.Close()
 		b.producer.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	if b.adminCl, err = kgo.NewClient(base...); err != nil {
-		b.producer.Close()
-		b.manual.Close()
-		return nil, fmt.Errorf("kafka: %w", err)
-	}
-	b.admin = kadm.NewClient(b.adminCl)
 	return b, nil
+}
+
+// batchLimit is the producers' batch limit for topic: theirs, or the
+// topic's max.message.bytes if lower. With a limit above the topic's,
+// franz-go fills batches the cluster refuses whole (MESSAGE_TOO_LARGE),
+// small records and all, and a worker publishing them retries for ever.
+// franz-go asks when it first produces to a partition, which is after
+// ensureTopic has learned the topic's limit; a limit lowered later on the
+// cluster is seen once weir restarts.
+func (b *Broker) batchLimit(topic string) int32 {
+	limit := b.batchMax
+	if v, ok := b.topicLimits.Load(topic); ok {
+		limit = min(limit, v.(int32))
+	}
+	return max(limit, 512) // franz-go's least
+}
+
+// learnLimits records the topics' max.message.bytes, where the cluster
+// says it. Without it (a cluster that does not allow describing configs)
+// only the producers' own limit applies.
+func (b *Broker) learnLimits(ctx context.Context, topics ...string) {
+	rcs, err := b.admin.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		return
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil {
+			continue
+		}
+		for _, c := range rc.Configs {
+			if c.Key != "max.message.bytes" || c.Value == nil {
+				continue
+			}
+			if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
+				b.topicLimits.Store(rc.Name, int32(n))
+			}
+		}
+	}
 }
 
 func toKgo(topic string, r *broker.Record) *kgo.Record {
@@ -136,22 +182,20 @@ func fromKgo(kr *kgo.Record) broker.Record {
 	return r
 }
 
-// checkSize refuses a record over cl's batch limit, which franz-go would
-// fail on its own.
-func checkSize(cl *kgo.Client, r *broker.Record) error {
-	if limit, ok := cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok {
-		if n := batchBytes(r); n > int(limit) {
-			return fmt.Errorf("%w: %d bytes in a batch, over the producer's limit of %d", broker.ErrRecordTooLarge, n, limit)
-		}
+// checkSize refuses a record over topic's batch limit (batchLimit), which
+// franz-go would fail on its own, or the cluster.
+func (b *Broker) checkSize(topic string, r *broker.Record) error {
+	if n, limit := batchBytes(r), b.batchLimit(topic); n > int(limit) {
+		return fmt.Errorf("%w: %d bytes in a batch, over the limit of %d for %s", broker.ErrRecordTooLarge, n, limit, topic)
 	}
 	return nil
 }
 
-// CheckSize implements broker.SizeChecker, for the producer's limit; a
-// topic's max.message.bytes set lower on the cluster is found only when
-// producing.
-func (b *Broker) CheckSize(key, value []byte, headers []broker.Header) error {
-	return checkSize(b.producer, &broker.Record{Key: key, Value: value, Headers: headers})
+// CheckSize implements broker.SizeChecker: the producers' limit, or the
+// topic's max.message.bytes if lower (known once the topic has been
+// produced to: enrichment's outputs have, by align).
+func (b *Broker) CheckSize(topic string, key, value []byte, headers []broker.Header) error {
+	return b.checkSize(topic, &broker.Record{Key: key, Value: value, Headers: headers})
 }
 
 func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32) error {
@@ -167,7 +211,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 		return err
 	}
 	for i := range recs {
-		if err := checkSize(cl, &recs[i]); err != nil {
+		if err := b.checkSize(topic, &recs[i]); err != nil {
 			return fmt.Errorf("kafka: produce %s: record %d of the call: %w", topic, i, err)
 		}
 	}
@@ -498,7 +542,9 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 	return nil
 }
 
-// DescribeTopics describes the named topics, or all.
+// DescribeTopics describes the named topics, or all. It learns the named
+// ones' max.message.bytes too, for CheckSize: enrichment describes its
+// output topics before it checks a record's size for them.
 func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error) {
 	details, err := b.admin.ListTopics(ctx, names...)
 	if err != nil {
@@ -508,6 +554,9 @@ func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.
 		if d, ok := details[n]; !ok || d.Err != nil {
 			return nil, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, n)
 		}
+	}
+	if len(names) > 0 {
+		b.learnLimits(ctx, names...)
 	}
 	starts, err := b.admin.ListStartOffsets(ctx, details.Names()...)
 	if err != nil {
@@ -563,6 +612,7 @@ func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 	if err := b.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil && (ctx.Err() != nil || !refusedForGood(err)) {
 		return fmt.Errorf("kafka: produce %s: %w", topic, err)
 	}
+	b.learnLimits(ctx, topic)
 	b.ensured.Store(topic, true)
 	return nil
 }

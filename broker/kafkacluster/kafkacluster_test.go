@@ -470,6 +470,64 @@ func TestRefusedProduceAppendsNothing(t *testing.T) {
 	}
 }
 
+// TestTopicMaxMessageBytes: a topic whose max.message.bytes is below the
+// producers' batch limit. franz-go filled batches up to its own limit, which
+// the cluster refused whole (MESSAGE_TOO_LARGE), small records and all; the
+// batches now stay within the topic's limit, and CheckSize and Produce
+// refuse a record over it.
+func TestTopicMaxMessageBytes(t *testing.T) {
+	_, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const limit = 16 << 10
+	v := fmt.Sprint(limit)
+	// Made by someone else, as a user may make weir's topics.
+	resp, err := b.admin.CreateTopic(ctx, 1, 3, map[string]*string{"max.message.bytes": &v}, "small")
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	random := func(n int) []byte { p := make([]byte, n); rand.Read(p); return p } // snappy must not shrink the batches
+	recs := make([]broker.Record, 200)
+	for i := range recs {
+		recs[i] = broker.Record{Key: []byte("edge1"), Value: random(1 << 10)}
+	}
+	if err := b.Produce(ctx, "small", recs); err != nil {
+		t.Fatalf("200 records of 1 KiB to a topic of %d-byte batches: %v", limit, err)
+	}
+	big := random(limit)
+	if err := b.CheckSize("small", []byte("edge1"), big, nil); !errors.Is(err, broker.ErrRecordTooLarge) {
+		t.Fatalf("CheckSize of %d bytes for the topic: %v", len(big), err)
+	}
+	if err := b.CheckSize("other", []byte("edge1"), big, nil); err != nil {
+		t.Fatalf("CheckSize for a topic of the default limit: %v", err)
+	}
+	if err := b.Produce(ctx, "small", []broker.Record{{Key: []byte("edge1"), Value: big}}); !errors.Is(err, broker.ErrRecordTooLarge) {
+		t.Fatalf("produce over the topic's limit: %v", err)
+	}
+	// A transactional member's producer keeps to it too.
+	if err := b.CreateTopic(ctx, "in", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Produce(ctx, "in", values("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "g", []string{"in"}, broker.WithTransactions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := c.(broker.TxnConsumer).Transact(ctx, func(tx broker.Txn) error { return tx.Produce(ctx, "small", recs) })
+	if !ok || err != nil {
+		t.Fatalf("a transaction of 200 records of 1 KiB: %v %v", ok, err)
+	}
+}
+
 // TestProduceAtTheBatchLimit: the size check refuses what franz-go would
 // refuse, and at most 3 bytes more (franz-go counts an empty batch as 62
 // bytes once it knows the produce version, 65 before): a record of exactly
