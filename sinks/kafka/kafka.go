@@ -9,8 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -25,12 +29,21 @@ import (
 // instead of blocking silently inside the client.
 const DefaultTimeout = 30 * time.Second
 
+// maxBatchBytes is the sink's batch limit where a mirror topic allows
+// more: Kafka's default max.message.bytes is 12 bytes over it.
+const maxBatchBytes = 1 << 20
+
 // Sink produces to the external cluster.
 type Sink struct {
 	client  *kgo.Client
+	admin   *kadm.Client
 	prefix  string
 	timeout time.Duration
 	recs    []*kgo.Record
+	// Mirror topics' max.message.bytes (topicLimits, read by franz-go)
+	// and the topics asked for it (asked, Write's alone).
+	topicLimits sync.Map // string -> int32
+	asked       map[string]bool
 }
 
 // New builds the Kafka sink of cfg. The client connects lazily, so a
@@ -49,8 +62,9 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		// record older than the timeout (a backlog, an outage) would fail
 		// at once, every time. Write bounds each batch with a context.
 		kgo.ProducerLinger(0), // the sink batches already
-		kgo.ProducerBatchMaxBytes(1 << 20),
 	}
+	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, asked: map[string]bool{}}
+	opts = append(opts, kgo.ProducerBatchMaxBytesFn(s.batchLimit))
 	switch cfg.Compression {
 	case "none":
 		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
@@ -83,7 +97,56 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
 	}
-	return &Sink{client: cl, prefix: cfg.TopicPrefix, timeout: timeout}, nil
+	s.client, s.admin = cl, kadm.NewClient(cl)
+	return s, nil
+}
+
+// batchLimit is the batch limit for a mirror topic: the sink's, or the
+// topic's max.message.bytes if lower. With a limit above the topic's, the
+// cluster refuses batches whole (MESSAGE_TOO_LARGE), and the sink would
+// send every batch again record by record to find the one it refuses.
+// franz-go asks when it first produces to a partition: after Write has
+// learned the topic's limit.
+func (s *Sink) batchLimit(topic string) int32 {
+	limit := int32(maxBatchBytes)
+	if v, ok := s.topicLimits.Load(topic); ok {
+		limit = min(limit, v.(int32))
+	}
+	return max(limit, 512) // franz-go's least
+}
+
+// learnLimits asks the cluster for the max.message.bytes of the mirror
+// topics not asked before. A topic not there yet is asked again next time
+// (franz-go creates it on first produce, with the cluster's default); one
+// whose configs may not be described keeps the sink's limit.
+func (s *Sink) learnLimits(ctx context.Context) {
+	var topics []string
+	for _, r := range s.recs {
+		if !s.asked[r.Topic] && !slices.Contains(topics, r.Topic) {
+			topics = append(topics, r.Topic)
+		}
+	}
+	if len(topics) == 0 {
+		return
+	}
+	rcs, err := s.admin.DescribeTopicConfigs(ctx, topics...)
+	if err != nil {
+		return // asked again at the next batch
+	}
+	for _, rc := range rcs {
+		if errors.Is(rc.Err, kerr.UnknownTopicOrPartition) {
+			continue
+		}
+		s.asked[rc.Name] = true
+		for _, c := range rc.Configs {
+			if c.Key != "max.message.bytes" || c.Value == nil {
+				continue
+			}
+			if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
+				s.topicLimits.Store(rc.Name, int32(n))
+			}
+		}
+	}
 }
 
 // RawRecords: records are mirrored as they are, never decoded.
@@ -105,6 +168,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	// idempotent producer (not while a request for them is unanswered).
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	s.learnLimits(ctx)
 	results := s.client.ProduceSync(ctx, s.recs...)
 	for _, res := range results {
 		if res.Err == nil {

@@ -2,6 +2,8 @@ package kafka_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"testing"
 	"time"
@@ -146,5 +148,47 @@ func TestMirrorOldRecords(t *testing.T) {
 				t.Errorf("%s: timestamp %v, want the original %v", kr.Topic, kr.Timestamp, old)
 			}
 		})
+	}
+}
+
+// TestMirrorTopicOfSmallBatches: a mirror topic whose max.message.bytes is
+// below the sink's batch limit. The cluster refused the sink's batches
+// whole, and the sink sent each again record by record to find the one
+// refused, every batch; batches now keep to the topic's limit.
+func TestMirrorTopicOfSmallBatches(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	limit := "16384"
+	if _, err := kadm.NewClient(admCl).CreateTopic(context.Background(), 1, 1, map[string]*string{"max.message.bytes": &limit}, "weir.events"); err != nil {
+		t.Fatal(err)
+	}
+	b := sinktest.Broker(t)
+	noise := make([]byte, 1<<10)
+	evs := make([]telemetry.Event, 200)
+	for i := range evs {
+		rand.Read(noise) // the cluster counts compressed bytes
+		evs[i] = telemetry.Event{V: 1, Type: "interface_down", Device: "r1", Object: fmt.Sprintf("Ethernet%d", i), Message: hex.EncodeToString(noise)}
+	}
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "r1" }, evs)
+	c := configs.Sink{Type: "kafka", Name: "mirror", Topics: []string{"events"}, Brokers: kf.ListenAddrs(),
+		TopicPrefix: "weir.", FlushInterval: configs.Duration(20 * time.Millisecond), BatchSize: 200}
+	d, err := kafka.New(c, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sinktest.Start(t, b, c, d)
+	sinktest.Eventually(t, "200 records mirrored", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "mirror"}) == 200
+	})
+	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "mirror", "kind": "rejected"}); n != 0 {
+		t.Fatalf("%v batches rejected", n)
 	}
 }
