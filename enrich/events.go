@@ -31,8 +31,12 @@ type detector struct {
 	// from records decoded in place, whose bytes the broker reuses after
 	// the batch (telemetry.DecodeLogLayoutShared). Values are pointers so
 	// that a known key is not written again.
-	last     map[eventKey]*time.Time
-	changes  map[objectKey]*flapState
+	last    map[eventKey]*time.Time
+	changes map[objectKey]*flapState
+	// states is, per object and pair of opposite types (interface_down
+	// and interface_up are one pair), the state it was last reported in:
+	// see sameState.
+	states   map[objectKey]*objectState
 	flapping map[objectKey]*flapState // the flapping ones among changes
 	settled  time.Time                // when settle last ran
 	// read is, per input partition, the offset past the last record
@@ -48,6 +52,13 @@ type detector struct {
 type eventKey struct{ device, object, typ string }
 
 type objectKey struct{ device, object, family string }
+
+// objectState is the state an object was last reported in: typ, one of
+// its pair's two types, most recently at at.
+type objectState struct {
+	typ string
+	at  time.Time
+}
 
 type flapState struct {
 	key      objectKey   // its key in changes, with strings of its own
@@ -81,25 +92,35 @@ func (st *flapState) keep(ev telemetry.Event) {
 // before the window that ends at the newest, and all but the newest keep:
 // past the threshold an object is flapping, and what settle needs is the
 // newest change; so a storm of changes (or a device clock going back and
-// forth) costs neither memory nor time.
-func (st *flapState) add(t time.Time, typ string, window time.Duration, keep int) {
-	if n := len(st.times); n == keep && !t.Before(st.times[n-1]) && !st.times[1].Before(t.Add(-window)) {
+// forth) costs neither memory nor time. A change to the type of the one
+// before it in time is none (a down reported again, read by a warm-up
+// after later changes): add reports whether it recorded t.
+func (st *flapState) add(t time.Time, typ string, window time.Duration, keep int) bool {
+	n := len(st.times)
+	if n > 0 && !t.Before(st.times[n-1]) && st.types[n-1] == typ {
+		return false
+	}
+	if n == keep && !t.Before(st.times[n-1]) && !st.times[1].Before(t.Add(-window)) {
 		// Full, and t the newest, within the window of all but the
 		// oldest: shift in place rather than reslice and grow.
 		copy(st.times, st.times[1:])
 		copy(st.types, st.types[1:])
 		st.times[n-1], st.types[n-1] = t, typ
-		return
+		return true
 	}
-	i := len(st.times)
+	i := n
 	for i > 0 && st.times[i-1].After(t) {
 		i--
+	}
+	if i > 0 && st.types[i-1] == typ {
+		return false
 	}
 	st.times, st.types = slices.Insert(st.times, i, t), slices.Insert(st.types, i, typ)
 	st.prune(st.times[len(st.times)-1].Add(-window))
 	if n := len(st.times) - keep; n > 0 {
 		st.times, st.types = st.times[n:], st.types[n:]
 	}
+	return true
 }
 
 // prune forgets the changes before cutoff.
@@ -124,7 +145,8 @@ func (st *flapState) has(typ string, t time.Time, d time.Duration) bool {
 func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
 	return &detector{dedup: dedup, threshold: threshold, window: window,
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
-		read: map[broker.TopicPartition]readPos{}, names: newInterfaceNames()}
+		states: map[objectKey]*objectState{},
+		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames()}
 }
 
 // detectAt is the time event detection uses for an event from input
@@ -189,6 +211,9 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	id := objectID(ev)
 	k := eventKey{ev.Device, id, ev.Type}
 	t, ok := d.last[k]
+	if !redo && d.sameState(ev.Device, id, ev.Type, now) {
+		return out // no change: the state the object is in, reported again
+	}
 	if !redo && ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
 	}
@@ -273,6 +298,9 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {
 		return // the same change as one passed on (or remembered)
 	}
+	if d.sameState(ev.Device, id, ev.Type, at) {
+		return
+	}
 	if !at.Before(since) && (!known || at.After(*t)) {
 		d.setLast(k, t, at)
 		d.forgetOpposite(ev.Device, id, ev.Type, at)
@@ -294,8 +322,7 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 // count records a change of st's object to typ at at, and reports whether
 // the object starts flapping with it.
 func (d *detector) count(st *flapState, typ string, at time.Time) bool {
-	st.add(at, typ, d.window, d.threshold+1)
-	if st.flapping || len(st.times) <= d.threshold {
+	if !st.add(at, typ, d.window, d.threshold+1) || st.flapping || len(st.times) <= d.threshold {
 		return false
 	}
 	st.flapping = true
@@ -343,6 +370,43 @@ func opposite(typ string) string {
 		return "device_unreachable"
 	}
 	return ""
+}
+
+// stateHold is how long an object's reported state is kept after its
+// last report: the flap window, or the de-duplication window if longer.
+func (d *detector) stateHold() time.Duration { return max(d.window, d.dedup) }
+
+// sameState reports whether an event of type typ at at, for the object
+// (device, id as objectID gives it), reports the state the object was
+// last reported in within stateHold: a second interface_down with no
+// interface_up between, such as a poll that sees 45 s after the syslog
+// line the link down (past the de-duplication window), or a BGP peer that
+// stays down and sends bgpBackwardTransition at each attempt to connect.
+// That is no change: it is neither passed on nor counted towards
+// flapping, and it keeps the state held. Otherwise the event becomes the
+// object's state, if it is the latest report (a warm-up reads older
+// events after newer ones). Types without an opposite are no state.
+func (d *detector) sameState(device, id, typ string, at time.Time) bool {
+	opp := opposite(typ)
+	if opp == "" || d.dedup <= 0 {
+		return false
+	}
+	k := objectKey{device, id, min(typ, opp)}
+	st := d.states[k]
+	if st == nil {
+		k.device, k.object = strings.Clone(device), strings.Clone(id)
+		d.states[k] = &objectState{typ: typ, at: at}
+		return false
+	}
+	// An event more than the de-duplication window older than the
+	// state (a warm-up reading another partition's past) is judged by
+	// the flap history instead (flapState.add).
+	since := at.Sub(st.at)
+	same := st.typ == typ && since <= d.stateHold() && since >= -d.dedup
+	if at.After(st.at) {
+		st.typ, st.at = typ, at
+	}
+	return same
 }
 
 // setLast records at as the last time of k, whose entry is t (nil when k
@@ -462,6 +526,15 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 		}
 		if now.Sub(*t) > d.dedup {
 			delete(d.last, k)
+		}
+	}
+	budget = settleBudget(len(d.states))
+	for k, st := range d.states {
+		if budget--; budget < 0 {
+			break
+		}
+		if now.Sub(st.at) > d.stateHold() {
+			delete(d.states, k)
 		}
 	}
 	return out

@@ -270,7 +270,9 @@ func TestFlapStateBounded(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	flaps := 0
 	for i := range 100_000 {
-		ev := change(t0, "raw.syslog", i%2)
+		j := i ^ 1 // the changes of each pair come in reverse order
+		ev := change(t0, "raw.syslog", j%2)
+		ev.Time = t0.Add(time.Duration(j) * 10 * time.Millisecond)
 		ev.Cause.Offset = int64(i) // each its own record
 		for _, out := range d.observe(ev, ev.Time) {
 			if out.Type == "interface_flapping" {
@@ -326,8 +328,87 @@ func TestDedup(t *testing.T) {
 			t.Fatalf("duplicate %v after, within the window, published", after)
 		}
 	}
-	if n := len(d.observe(ev, t0.Add(40*time.Second))); n != 1 {
-		t.Fatalf("same event after the window suppressed")
+	// Past the window, the peer is still down: no change (see
+	// TestSameStateIsNoChange), until a minute (the flap window) passes
+	// without it reported.
+	if n := len(d.observe(ev, t0.Add(40*time.Second))); n != 0 {
+		t.Fatalf("the same state reported again after the window published")
+	}
+	if n := len(d.observe(ev, t0.Add(101*time.Second))); n != 1 {
+		t.Fatalf("the same state reported after the flap window suppressed")
+	}
+}
+
+// TestSameStateIsNoChange: an object reported again in the state it is in,
+// past the de-duplication window, is no change: not published, not
+// counted towards flapping.
+func TestSameStateIsNoChange(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	// Each change seen by syslog and, 45 s later, by a poll (past the
+	// 30 s window).
+	flow := func(cycles int) (published, flapping int) {
+		d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+		at, off := t0, int64(0)
+		for range cycles {
+			for _, typ := range []string{"interface_down", "interface_up"} {
+				for _, path := range []struct {
+					topic, object string
+					lag           time.Duration
+				}{{"raw.syslog", "GigabitEthernet0/1", 0}, {"raw.snmp", "Gi0/1", 45 * time.Second}} {
+					off++
+					ev := telemetry.Event{Type: typ, Device: "edge1", Object: path.object, Cause: telemetry.Cause{Topic: path.topic, Offset: off}}
+					for _, e := range d.observe(ev, at.Add(path.lag)) {
+						if e.Type == "interface_flapping" {
+							flapping++
+						} else {
+							published++
+						}
+					}
+				}
+				at = at.Add(90 * time.Second)
+			}
+		}
+		return published, flapping
+	}
+	if p, f := flow(2); p != 4 || f != 0 {
+		t.Errorf("2 down/up cycles, each change seen twice: %d events and %d flapping, want 4 and 0", p, f)
+	}
+	if p, f := flow(3); p != 6 || f != 1 {
+		t.Errorf("3 down/up cycles (6 changes, over the threshold of 5): %d events and %d flapping, want 6 and 1", p, f)
+	}
+
+	// A BGP peer that stays down sends bgpBackwardTransition at each
+	// attempt to connect: one bgp_peer_down, then nothing.
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	var out []string
+	for i := range 30 {
+		ev := telemetry.Event{Type: "bgp_peer_down", Device: "edge1", Object: "10.0.0.2", Cause: telemetry.Cause{Topic: "raw.traps", Offset: int64(i)}}
+		for _, e := range d.observe(ev, t0.Add(time.Duration(i)*time.Minute)) {
+			out = append(out, e.Type)
+		}
+		d.settle(t0.Add(time.Duration(i) * time.Minute))
+	}
+	if len(out) != 1 {
+		t.Errorf("a peer down for 30 minutes, reported every minute: events %v, want one bgp_peer_down", out)
+	}
+	// It comes up: a change.
+	ev := telemetry.Event{Type: "bgp_peer_up", Device: "edge1", Object: "10.0.0.2", Cause: telemetry.Cause{Topic: "raw.traps", Offset: 30}}
+	if got := d.observe(ev, t0.Add(30*time.Minute)); len(got) != 1 {
+		t.Errorf("up after 30 minutes down: %v", got)
+	}
+
+	// A warm-up reading a trap partition's past after the syslog
+	// partition's later changes: the trap's repeat of a down is not a
+	// change.
+	d = newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	for i, typ := range []string{"interface_down", "interface_up", "interface_down"} {
+		rememberAt(d, telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}},
+			t0.Add(time.Duration(i)*2*time.Minute), t0)
+	}
+	rememberAt(d, telemetry.Event{Type: "interface_down", Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: "raw.snmp", Offset: 0}},
+		t0.Add(time.Minute), t0) // the first down, seen by a poll a minute later
+	if n := len(d.changes[objectKey{"edge1", "gi0/1", "interface"}].times); n != 3 {
+		t.Errorf("%d changes remembered, want 3", n)
 	}
 }
 
