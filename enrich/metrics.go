@@ -59,7 +59,7 @@ type MetricsWorker struct {
 	// it was last seen (rates.now): forgotten after an hour unseen, as
 	// rates are, so memory follows the live network.
 	state    map[stateKey]seen[int64]
-	uptimes  map[string]seen[uint32]
+	uptimes  map[string]seen[uptimeSample]
 	sysNames map[string]*sysName
 	out      *outputs
 	lastSeen time.Time
@@ -79,7 +79,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	return &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets,
-		rates: newRates(), state: map[stateKey]seen[int64]{}, uptimes: map[string]seen[uint32]{},
+		rates: newRates(), state: map[stateKey]seen[int64]{}, uptimes: map[string]seen[uptimeSample]{},
 		sysNames: map[string]*sysName{}, rateNames: map[string]string{},
 	}
 }
@@ -255,12 +255,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
 			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
 	}
-	// A device whose sysUpTime went back restarted.
+	// A device whose sysUpTime went back, or moved on by less than the
+	// time since the last sample, restarted.
 	if p.Uptime != 0 {
-		if prev, ok := w.uptimes[target]; ok && p.Uptime < prev.v && prev.v-p.Uptime < 1<<31 {
+		prev, ok := w.uptimes[target]
+		if ok && restarted(prev.v.ticks, p.Uptime, at.Sub(prev.v.at)) {
 			event("device_rebooted", "")
 		}
-		w.uptimes[target] = seen[uint32]{p.Uptime, w.rates.now}
+		if !ok || at.After(prev.v.at) {
+			w.uptimes[target] = seen[uptimeSample]{uptimeSample{p.Uptime, at}, w.rates.now}
+		}
 	}
 	object := firstTag(p, "ifName", "ifDescr", "ifIndex", "name")
 	var norm interfaceRates
@@ -368,6 +372,13 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	p.Source = "enrich"
 	p.EnsureFields() // an enriched record always has a fields object
 	return events, true
+}
+
+// uptimeSample is a device's sysUpTime (hundredths of a second) at a
+// sample's time.
+type uptimeSample struct {
+	ticks uint32
+	at    time.Time
 }
 
 // seen is a value with when it was last seen (Unix seconds, weir's clock).

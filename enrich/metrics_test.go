@@ -599,27 +599,40 @@ func runMetricsWorker(t *testing.T, b broker.Broker, done func() bool) {
 	<-stopped
 }
 
-// TestDeviceRebootedFromSysUpTime: sysUpTime going back raises
-// device_rebooted, once; sysUpTime wrapping past 2^32 hundredths (after
-// 497 days up) does not, nor does a row without one.
+// TestDeviceRebootedFromSysUpTime: sysUpTime going back, or moving on by
+// less than the time between polls, raises device_rebooted, once;
+// sysUpTime wrapping past 2^32 hundredths (after 497 days up) does not,
+// nor does a row without one, nor an older poll read after a newer one.
 func TestDeviceRebootedFromSysUpTime(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	const day = 24 * 3600 * 100
 	for _, tc := range []struct {
 		name    string
 		uptimes []uint32
 		want    []bool // device_rebooted at each poll
+		minutes []int  // when each poll ran; nil: a minute apart
 	}{
-		{"steady", []uint32{1000, 7000, 13000}, []bool{false, false, false}},
-		{"rebooted", []uint32{900000, 906000, 500, 6500}, []bool{false, false, true, false}},
-		{"sysUpTime wraps", []uint32{4_294_961_000, 4_294_965_000, 3704}, []bool{false, false, false}},
-		{"no sysUpTime", []uint32{9000, 0, 15000}, []bool{false, false, false}},
+		{"steady", []uint32{1000, 7000, 13000}, []bool{false, false, false}, nil},
+		{"rebooted", []uint32{900000, 906000, 500, 6500}, []bool{false, false, true, false}, nil},
+		{"sysUpTime wraps", []uint32{4_294_961_000, 4_294_965_000, 3704}, []bool{false, false, false}, nil},
+		{"no sysUpTime", []uint32{9000, 0, 15000}, []bool{false, false, false}, nil},
+		// Back by more than 2^31 hundredths, as no wrap goes.
+		{"rebooted after 300 days up", []uint32{300 * day, 300*day + 6000, 500}, []bool{false, false, true}, nil},
+		// Half an hour without a poll, sysUpTime 9 minutes on.
+		{"rebooted between polls", []uint32{6000, 12000, 66000}, []bool{false, false, true}, []int{0, 1, 31}},
+		{"a slow poll", []uint32{6000, 12000, 24000}, []bool{false, false, false}, []int{0, 1, 3}},
+		{"an older poll read after", []uint32{12000, 6000, 18000}, []bool{false, false, false}, []int{1, 0, 2}},
 	} {
 		w := NewMetricsWorker(nil, inv)
 		w.rates.setNow(t0)
 		for i, up := range tc.uptimes {
+			at := t0.Add(time.Duration(i) * time.Minute)
+			if tc.minutes != nil {
+				at = t0.Add(time.Duration(tc.minutes[i]) * time.Minute)
+			}
 			m := telemetry.Metric{V: 1, Measurement: "snmp_status", Device: "edge1", Tags: map[string]string{"agent": "192.0.2.1"},
-				Fields: map[string]any{"snmp_up": int64(1)}, Time: t0.Add(time.Duration(i) * time.Minute), Uptime: up, Source: "snmp"}
+				Fields: map[string]any{"snmp_up": int64(1)}, Time: at, Uptime: up, Source: "snmp"}
 			v, _ := json.Marshal(&m)
 			evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Value: v})
 			if !ok {

@@ -114,8 +114,8 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	prev := *s
 	s.value, s.at, s.uptime = value, at, uptime
-	if uptime != 0 && prev.uptime != 0 && uptime < prev.uptime && prev.uptime-uptime < 1<<31 {
-		return 0, false // restarted: sysUpTime went back
+	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) {
+		return 0, false // the counters started again
 	}
 	var delta uint64
 	switch {
@@ -130,6 +130,26 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	secs := at.Sub(prev.at).Seconds()
 	return float64(delta) / secs, true
+}
+
+// restarted reports whether a device whose sysUpTime was prev and is cur,
+// elapsed later by the samples' times, restarted in between. sysUpTime
+// counts hundredths of a second in 32 bits and wraps after 497 days: it
+// goes back then too, but moves on (modulo 2^32) by about the time
+// elapsed. A restart moves it any other way: back (from 300 days up to
+// 5 s is no wrap, though it goes back by more than 2^31), or on by less
+// than the time elapsed (a restart in a gap between samples longer than
+// the uptime before it). The slack allows for polls that take a while.
+func restarted(prev, cur uint32, elapsed time.Duration) bool {
+	if elapsed <= 0 {
+		return false // an older sample (out of order) or the same one
+	}
+	moved := time.Duration(cur-prev) * 10 * time.Millisecond // modulo 2^32
+	slack := elapsed/10 + time.Minute
+	if cur < prev {
+		return moved < elapsed-slack || moved > elapsed+slack
+	}
+	return moved < elapsed-slack
 }
 
 // forget drops rows no record arrived for since cutoff (weir's clock), so
