@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -81,7 +82,7 @@ const maxHeld = 1 << 16
 // NewTrapWorker builds a trap worker.
 func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
 	w := NewWorker(b, inv, nil, opts...)
-	return &TrapWorker{b: b, inv: inv, input: telemetry.TopicRawTraps, topics: w.topics,
+	return &TrapWorker{b: b, inv: inv, input: cmp.Or(w.input, telemetry.TopicRawTraps), topics: w.topics,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets}
 }
 

@@ -108,8 +108,9 @@ func WithSharedEventRules(r *EventRules) WorkerOption {
 // target's name (see SNMPTargets).
 func WithSNMPTargets(t *SNMPTargets) WorkerOption { return func(w *Worker) { w.targets = t } }
 
-// WithInputTopic sets the raw topic a metrics worker reads: raw.snmp (the
-// default) or raw.gnmi.
+// WithInputTopic sets the raw topic a worker reads, where its collector
+// writes: for a syslog worker Topics.RawSyslog, for a trap worker
+// raw.traps, for a metrics worker raw.snmp (the defaults), or raw.gnmi.
 func WithInputTopic(topic string) WorkerOption { return func(w *Worker) { w.input = topic } }
 
 // WithMemberID names the worker in group descriptions (and, on a Kafka
@@ -129,6 +130,9 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 		det: newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)}
 	for _, o := range opts {
 		o(w)
+	}
+	if w.input != "" {
+		w.topics.RawSyslog = w.input // for a syslog worker; the others keep w.input
 	}
 	if w.m == nil {
 		w.m = NewWorkerMetrics(nil).m

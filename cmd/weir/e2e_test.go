@@ -673,6 +673,35 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 	}
 }
 
+// TestEnrichmentFollowsCollectorTopics: with syslog.topic renamed, the
+// line sent with logger is enriched from the topic the collector writes
+// (the workers read raw.syslog whatever the config said, so nothing was).
+func TestEnrichmentFollowsCollectorTopics(t *testing.T) {
+	if _, err := exec.LookPath("logger"); err != nil {
+		t.Skip("logger not installed")
+	}
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("syslog:\n  topic: site1.syslog\nenrich:\n  workers: 1\n"), 0o644)
+	p := startWeir(t, t.TempDir(), "-c", cfg)
+	_, tcp := p.syslogAddrs(t)
+	_, port, _ := strings.Cut(tcp, ":")
+	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra",
+		"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down").CombinedOutput(); err != nil {
+		t.Fatalf("logger: %v %s", err, out)
+	}
+	var out string
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out, "interface_down"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			raw, _, _ := p.cli(t, "", "consume", "site1.syslog", "--from-beginning")
+			t.Fatalf("no event from a line on site1.syslog (%q):\n%s", raw, p.logs())
+		}
+		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
+	}
+	if !strings.Contains(out, `"topic":"site1.syslog"`) {
+		t.Errorf("the event's cause is not the renamed topic: %s", out)
+	}
+}
+
 // TestRoles: --roles collect runs the collectors and no enrichment.
 func TestRoles(t *testing.T) {
 	p := startWeir(t, t.TempDir(), "--roles", "collect")

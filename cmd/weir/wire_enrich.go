@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -83,14 +84,17 @@ func enrichComponents(d deps) ([]component, error) {
 	opts := func(member string, more ...enrich.WorkerOption) []enrich.WorkerOption {
 		return append(append(slices.Clone(common), enrich.WithMemberID(member)), more...)
 	}
+	// Each worker reads the topic its collector writes (syslog.topic and
+	// the others), so renaming one does not cut it off from enrichment.
+	raw := func(topic, def string) enrich.WorkerOption { return enrich.WithInputTopic(cmp.Or(topic, def)) }
 	for i := range n {
-		w := enrich.NewWorker(d.broker, inv, cls, opts(fmt.Sprintf("enrich-%d", i))...)
+		w := enrich.NewWorker(d.broker, inv, cls, opts(fmt.Sprintf("enrich-%d", i), raw(d.cfg.Syslog.Topic, telemetry.TopicRawSyslog))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})
-		mw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-metrics-%d", i))...)
+		mw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-metrics-%d", i), raw(d.cfg.SNMP.Topic, telemetry.TopicRawSNMP))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-metrics-%d", i), run: mw.Run})
-		gw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-gnmi-%d", i), enrich.WithInputTopic(telemetry.TopicRawGNMI))...)
+		gw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-gnmi-%d", i), raw(d.cfg.GNMI.Topic, telemetry.TopicRawGNMI))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-gnmi-%d", i), run: gw.Run})
-		tw := enrich.NewTrapWorker(d.broker, inv, opts(fmt.Sprintf("enrich-traps-%d", i))...)
+		tw := enrich.NewTrapWorker(d.broker, inv, opts(fmt.Sprintf("enrich-traps-%d", i), raw(d.cfg.SNMP.Traps.Topic, telemetry.TopicRawTraps))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})
 	}
 	return comps, nil
