@@ -54,7 +54,7 @@ type Broker struct {
 	// KafkaListen is the Kafka wire-protocol listener; "off" disables it.
 	KafkaListen Address `yaml:"kafka_listen"`
 	// AdvertisedHost is the host name clients are told to connect to;
-	// defaults to the listen host.
+	// unset, each client is told the address its connection reached.
 	AdvertisedHost    string   `yaml:"advertised_host"`
 	DefaultPartitions int32    `yaml:"default_partitions"`
 	AutoCreateTopics  *bool    `yaml:"auto_create_topics"`

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -438,6 +439,31 @@ func TestKcat(t *testing.T) {
 	wout, _, err := p.cli(t, "", "consume", "kcat.test", "--from-beginning")
 	if err != nil || strings.Count(wout, "\n") != 10000 {
 		t.Fatalf("weir consume of kcat data: %v, %d lines", err, strings.Count(wout, "\n"))
+	}
+}
+
+// TestAdvertisedAddress: a Kafka listener on 0.0.0.0 tells each client the
+// address it reached (it told every client 127.0.0.1, which a remote
+// client would dial on itself); advertised_host overrides it. 127.0.0.2
+// stands in for a remote address: it is loopback too.
+func TestAdvertisedAddress(t *testing.T) {
+	if _, err := exec.LookPath("kcat"); err != nil {
+		t.Skip("kcat not installed (apt-get install kcat); .ci/run installs it")
+	}
+	brokerLine := regexp.MustCompile(`broker 0 at (\S+)`)
+	p := startWeir(t, t.TempDir(), "--kafka-listen", "0.0.0.0:0")
+	_, port, _ := net.SplitHostPort(p.kafkaAddr)
+	meta, err := exec.Command("kcat", "-b", "127.0.0.2:"+port, "-L").CombinedOutput()
+	if m := brokerLine.FindSubmatch(meta); err != nil || m == nil || string(m[1]) != "127.0.0.2:"+port {
+		t.Fatalf("kcat -L via 127.0.0.2: %v\n%s", err, meta)
+	}
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("broker:\n  advertised_host: weir.example.net\n"), 0o644)
+	p = startWeir(t, t.TempDir(), "-c", cfg)
+	meta, err = exec.Command("kcat", "-b", p.kafkaAddr, "-L").CombinedOutput()
+	_, port, _ = net.SplitHostPort(p.kafkaAddr)
+	if m := brokerLine.FindSubmatch(meta); err != nil || m == nil || string(m[1]) != "weir.example.net:"+port {
+		t.Fatalf("kcat -L with advertised_host: %v\n%s", err, meta)
 	}
 }
 

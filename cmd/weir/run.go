@@ -266,10 +266,8 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 	if err != nil {
 		return fmt.Errorf("kafka listener: %w", err)
 	}
-	host, port := advertised(ln.Addr(), cfg.Broker.AdvertisedHost)
 	wireOpts := []kafkawire.Option{
 		kafkawire.WithLogger(logger.With(slog.String("component", "kafka"))),
-		kafkawire.WithAdvertisedAddr(host, port),
 		kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes) + 1<<20),
 		kafkawire.WithMetrics(kafkaMetrics(reg)),
 		kafkawire.WithMaxConnections(cmp.Or(cfg.Broker.MaxConnections, kafkawire.DefaultMaxConnections)),
@@ -281,6 +279,12 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		// Overlap the fsyncs of a request's partitions.
 		wireOpts = append(wireOpts, kafkawire.WithParallelAppends(8))
 	}
+	if h := cfg.Broker.AdvertisedHost; h != "" {
+		// Else each client is told the address its connection reached:
+		// right for a loopback listener and for 0.0.0.0 alike (a
+		// remote client told 127.0.0.1 would dial itself).
+		wireOpts = append(wireOpts, kafkawire.WithAdvertisedAddr(h, listenPort(ln.Addr())))
+	}
 	srv := kafkawire.New(log, wireOpts...)
 	logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()))
 	wg.Go(func() {
@@ -291,17 +295,12 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 	return nil
 }
 
-// advertised is the host and port Kafka clients are told to dial.
-func advertised(addr net.Addr, host string) (string, int32) {
-	h, p, _ := net.SplitHostPort(addr.String())
+// listenPort is the port a listener took (the one asked, or the one
+// 127.0.0.1:0 picked).
+func listenPort(addr net.Addr) int32 {
+	_, p, _ := net.SplitHostPort(addr.String())
 	port, _ := strconv.Atoi(p)
-	if host == "" {
-		host = h
-		if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
-			host = "127.0.0.1"
-		}
-	}
-	return host, int32(port)
+	return int32(port)
 }
 
 func httpHandler(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
