@@ -513,6 +513,9 @@ func (b *Broker) CreateTopic(ctx context.Context, name string, cfg broker.TopicC
 			configs[k] = &s
 		}
 	}
+	if cfg.RetentionTime < 0 {
+		cfg.RetentionTime = -time.Millisecond // for ever: Kafka's -1
+	}
 	set("retention.ms", cfg.RetentionTime.Milliseconds())
 	set("retention.bytes", cfg.RetentionBytes)
 	set("segment.bytes", cfg.SegmentBytes)

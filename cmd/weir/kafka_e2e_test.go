@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -30,10 +31,31 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 	}
 	defer cluster.Close()
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
-	os.WriteFile(cfg, []byte("broker:\n  kafka:\n    brokers: ["+strings.Join(cluster.ListenAddrs(), ", ")+"]\n    replication_factor: 3\n"), 0o644)
+	os.WriteFile(cfg, []byte("broker:\n  kafka:\n    brokers: ["+strings.Join(cluster.ListenAddrs(), ", ")+"]\n    replication_factor: 3\n"+
+		"  topics:\n    events: {partitions: 3, retention: {time: 30d}}\n    archive: {retention: {time: -1, bytes: 10GiB}, segment: {bytes: 64MiB}}\n"), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
 	if !strings.Contains(p.logs(), "using Kafka cluster") {
 		t.Fatalf("not on the cluster:\n%s", p.logs())
+	}
+	// broker.topics' settings reach the topics weir creates (only their
+	// partition counts did).
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	rcs, err := kadm.NewClient(admCl).DescribeTopicConfigs(context.Background(), "events", "archive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]string{"events": {"retention.ms": "2592000000"},
+		"archive": {"retention.ms": "-1", "retention.bytes": "10737418240", "segment.bytes": "67108864"}}
+	for _, rc := range rcs {
+		for _, c := range rc.Configs {
+			if v, ok := want[rc.Name][c.Key]; ok && (c.Value == nil || *c.Value != v) {
+				t.Errorf("%s %s = %v, want %s", rc.Name, c.Key, c.MaybeValue(), v)
+			}
+		}
 	}
 	_, tcp := p.syslogAddrs(t)
 	_, port, _ := strings.Cut(tcp, ":")

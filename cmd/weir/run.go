@@ -130,15 +130,20 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 		opts = append(opts, embedded.WithFlushInterval(b.Flush.Interval.Std()))
 	}
 	for name, t := range b.Topics {
-		opts = append(opts, embedded.WithTopicConfig(name, broker.TopicConfig{
-			Partitions:     t.Partitions,
-			RetentionTime:  t.Retention.Time.Std(),
-			RetentionBytes: int64(t.Retention.Bytes),
-			SegmentBytes:   int64(t.Segment.Bytes),
-			SegmentAge:     t.Segment.Age.Std(),
-		}))
+		opts = append(opts, embedded.WithTopicConfig(name, topicConfig(t)))
 	}
 	return opts
+}
+
+// topicConfig is a broker.topics entry as the broker takes it.
+func topicConfig(t configs.Topic) broker.TopicConfig {
+	return broker.TopicConfig{
+		Partitions:     t.Partitions,
+		RetentionTime:  t.Retention.Time.Std(),
+		RetentionBytes: int64(t.Retention.Bytes),
+		SegmentBytes:   int64(t.Segment.Bytes),
+		SegmentAge:     t.Segment.Age.Std(),
+	}
 }
 
 // run runs weir with cfg; file is the config file SIGHUP reads again ("" for
@@ -198,9 +203,11 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 			return err
 		}
 	}
-	// Topics listed in the config exist from the start, with their config.
+	// Topics listed in the config exist from the start, with their config
+	// (on a Kafka cluster, when weir creates them: one there already keeps
+	// its own).
 	for name, t := range cfg.Broker.Topics {
-		if err := b.CreateTopic(ctx, name, broker.TopicConfig{Partitions: t.Partitions}); err != nil && !errors.Is(err, broker.ErrTopicExists) {
+		if err := b.CreateTopic(ctx, name, topicConfig(t)); err != nil && !errors.Is(err, broker.ErrTopicExists) {
 			return fmt.Errorf("create topic %s: %w", name, err)
 		}
 	}
