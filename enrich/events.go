@@ -580,9 +580,31 @@ func objectID(ev telemetry.Event) string {
 	case strings.HasPrefix(ev.Type, "interface_"):
 		return canonicalInterface(ev.Object)
 	case strings.HasPrefix(ev.Type, "bgp_peer_"), strings.HasPrefix(ev.Type, "ospf_neighbor_"):
+		if addr, vrf, ok := strings.Cut(ev.Object, vrfSep); ok {
+			if a := canonicalIPv6(addr); a != addr {
+				return a + vrfSep + vrf
+			}
+			return ev.Object
+		}
 		return canonicalIPv6(ev.Object)
 	}
 	return ev.Object
+}
+
+// vrfSep joins a BGP session's neighbor and its VRF in an event's object.
+const vrfSep = " vrf "
+
+// sessionObject names a BGP session: its neighbor's address, and the VRF
+// unless it is the default one (whose sessions every path reports without
+// one: traps of BGP4-MIB, most syslog lines). One PE's sessions to the
+// same address in two VRFs (customers whose addressing overlaps) are two
+// objects: "10.255.0.1 vrf CUST-A".
+func sessionObject(neighbor, vrf string) string {
+	switch strings.ToLower(vrf) {
+	case "", "default", "global", "master", "base", "default-vrf":
+		return neighbor
+	}
+	return neighbor + vrfSep + vrf
 }
 
 // canonicalIPv6 spells an IPv6 address as RFC 5952 does (lower case,
@@ -610,9 +632,15 @@ func canonicalIPv6(s string) string {
 var interfaceAbbrevs = map[string]string{
 	"gigabitethernet": "gi", "gi": "gi",
 	"tengigabitethernet": "te", "tengige": "te", "te": "te",
+	// Catalyst 9000 multigigabit and app-hosting ports.
+	"twogigabitethernet": "tw", "tw": "tw",
+	"fivegigabitethernet": "fi", "fi": "fi",
+	"appgigabitethernet": "ap", "ap": "ap",
 	"twentyfivegige": "twe", "twe": "twe",
 	"fortygigabitethernet": "fo", "fortygige": "fo", "fo": "fo",
 	"hundredgige": "hu", "hundredgigabitethernet": "hu", "hu": "hu",
+	"fourhundredgige": "fh", "fh": "fh",
+	"bundle-ether": "be", "be": "be",
 	"fastethernet": "fa", "fa": "fa",
 	"ethernet": "et", "eth": "et", "et": "et",
 	"port-channel": "po", "portchannel": "po", "po": "po",

@@ -664,3 +664,21 @@ func TestRecreatedTopicIsNoRedo(t *testing.T) {
 		t.Errorf("one interface going down published %d times on the topic made again", n)
 	}
 }
+
+// TestMoreInterfaceSpellingsAreOneObject: the long and short names of one port
+// (IOS logs TwoGigabitEthernet1/0/1, the poller's ifName is Tw1/0/1) are
+// one object, so one change seen both ways is one event.
+func TestMoreInterfaceSpellingsAreOneObject(t *testing.T) {
+	for long, short := range map[string]string{
+		"TwoGigabitEthernet1/0/1": "Tw1/0/1", "FiveGigabitEthernet1/0/1": "Fi1/0/1", "AppGigabitEthernet1/0/1": "Ap1/0/1",
+		"FourHundredGigE0/0/0/1": "FH0/0/0/1", "Bundle-Ether10": "BE10", "GigabitEthernet0/1": "Gi0/1",
+		"TwentyFiveGigE1/0/1": "Twe1/0/1",
+	} {
+		if a, b := canonicalInterface(long), canonicalInterface(short); a != b {
+			t.Errorf("%s is %q, %s is %q", long, a, short, b)
+		}
+	}
+	if a, b := canonicalInterface("Tw1/0/1"), canonicalInterface("Twe1/0/1"); a == b {
+		t.Errorf("2.5G and 25G ports are one object: %q", a)
+	}
+}

@@ -119,7 +119,7 @@ func fastJunosSNMPLink(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// BGP-\d-ADJCHANGE\s*:.*?neighbor (?P<neighbor>ipish)(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b
+// BGP-\d-ADJCHANGE\s*:.*?(?:\((?P<vrf>[\w.:-]+)\)\s+)?neighbor (?P<neighbor>ipish)(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b(?:.*?\(VRF: (?P<vrf>[^)\s]+)\)(?: \(AS: (?P<asn>\d+)\))?)?
 func fastCiscoBGP(msg string, _ int, f map[string]string) fastResult {
 	c := scanFrom(msg, "BGP-")
 	c.digit()
@@ -128,7 +128,11 @@ func fastCiscoBGP(msg string, _ int, f map[string]string) fastResult {
 	c.lit(":")
 	// .*? is lazy and stops at a newline: the first "neighbor ", and the
 	// patterns would try the next one if this one does not lead on.
+	head := c.s
 	c.first("neighbor ")
+	if c.ok {
+		head = head[:len(head)-len(c.s)-len("neighbor ")]
+	}
 	addr := c.ip()
 	var vrf string
 	if c.opt(" vpn vrf ") {
@@ -140,11 +144,58 @@ func fastCiscoBGP(msg string, _ int, f map[string]string) fastResult {
 	if !c.ok {
 		return fastUnsure
 	}
+	// The groups set later win, as in match: NX-OS's "(VRF) " before
+	// neighbor, IOS's "vpn vrf", then IOS-XR's "(VRF: X) (AS: N)".
+	if v := parenBefore(head); v != "" && vrf == "" {
+		vrf = v
+	}
+	var asn string
+	tail := c.s
+	if nl := strings.IndexByte(tail, '\n'); nl >= 0 {
+		tail = tail[:nl]
+	}
+	if i := strings.Index(tail, "(VRF: "); i >= 0 {
+		t := newScan(tail[i+len("(VRF: "):])
+		v := t.run(func(b byte) bool { return b != ')' && !isSpaceRE(b) })
+		t.lit(")")
+		if !t.ok {
+			return fastUnsure // the patterns would look at a later one
+		}
+		vrf = v
+		if t.opt(" (AS: ") {
+			if n := t.run(isDigit); t.ok && strings.HasPrefix(t.s, ")") {
+				asn = n
+			}
+		}
+	}
 	f["neighbor"], f["state"] = addr, state
 	if vrf != "" {
 		f["vrf"] = vrf
 	}
+	if asn != "" {
+		f["asn"] = asn
+	}
 	return fastMatched
+}
+
+// parenBefore is X of a head ending "(X)" and white space, X of
+// [\w.:-]+: the optional group before "neighbor ".
+func parenBefore(head string) string {
+	end := len(head)
+	for end > 0 && isSpaceRE(head[end-1]) {
+		end--
+	}
+	if end == len(head) || end < 3 || head[end-1] != ')' {
+		return ""
+	}
+	start := end - 1
+	for start > 0 && (isWordByte(head[start-1]) || head[start-1] == '.' || head[start-1] == ':' || head[start-1] == '-') {
+		start--
+	}
+	if start == 0 || start == end-1 || head[start-1] != '(' {
+		return ""
+	}
+	return head[start : end-1]
 }
 
 // BGP-\d-ADJCHANGE: peer (?P<neighbor>ipish) \(VRF (?P<vrf>\S+) AS (?P<asn>\d+)\) old state (?P<old>\w+) .*new state (?P<new>\w+)
@@ -234,7 +285,7 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// UI_COMMIT:? User '(?P<user>[^']+)' requested '(?:commit|commit synchronize)'
+// UI_COMMIT:? User '(?P<user>[^']+)' requested '(?:commit|commit synchronize|commit confirmed)'
 func fastJunosCommit(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("UI_COMMIT")
@@ -242,7 +293,7 @@ func fastJunosCommit(msg string, at int, f map[string]string) fastResult {
 	c.lit(" User '")
 	user := c.run(func(b byte) bool { return b != '\'' })
 	c.lit("' requested 'commit")
-	c.oneOf("'", " synchronize'")
+	c.oneOf("'", " synchronize'", " confirmed'")
 	if !c.ok {
 		return fastUnsure
 	}

@@ -38,6 +38,7 @@ func TestGNMIOnChangeEvents(t *testing.T) {
 		ifState = "/interfaces/interface[name=Ethernet1]/state"
 		nbr     = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.2]/state"
 		nbr3    = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.3]"
+		nbrVRF  = "/network-instances/network-instance[name=CUST-A]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.2]/state"
 	)
 	steps := []struct {
 		n    *gpb.Notification
@@ -61,6 +62,9 @@ func TestGNMIOnChangeEvents(t *testing.T) {
 		// The neighbor container: the leaf arrives as state/session-state.
 		{container(nbr3, `{"state":{"session-state":"ESTABLISHED","peer-as":65003}}`), ""},
 		{container(nbr3, `{"state":{"session-state":"IDLE","peer-as":65003}}`), "bgp_peer_down 10.0.0.3"},
+		// Another VRF's session to the same address, as syslog names it.
+		{leaf(nbrVRF, "session-state", "ESTABLISHED"), ""},
+		{leaf(nbrVRF, "session-state", "IDLE"), "bgp_peer_down 10.0.0.2 vrf CUST-A"},
 	}
 	for i, st := range steps {
 		st.n.Timestamp = t0.Add(time.Duration(i) * time.Second).UnixNano()

@@ -229,13 +229,26 @@ func (inv *Inventory) lookupNamed(name string) *Device {
 
 // Lookup finds the device a record comes from: by name (the hostname or
 // sysName the record carries), else by address, else by the longest CIDR
-// holding the address ("ip" or "ip:port"). nil when unknown.
+// holding the address ("ip" or "ip:port"). A name that is an IP address
+// (a device logging with "logging origin-id ip", or a relay filling in
+// the sender) is the device's address, looked up before addr, which may
+// be a relay's. nil when unknown.
 func (inv *Inventory) Lookup(name, addr string) *Device {
 	if d, ok := inv.idx.Load().byName[name]; ok && name != "" {
 		return d // found by name: the address need not be parsed
 	}
+	if name != "" && (isDigit(name[0]) || name[0] == ':' || isHexLetter(name[0])) {
+		if a, err := netip.ParseAddr(name); err == nil {
+			if d := inv.LookupAddr("", a); d != nil {
+				return d
+			}
+		}
+	}
 	return inv.LookupAddr(name, senderAddr(addr))
 }
+
+// isHexLetter: an IPv6 address may start with a-f.
+func isHexLetter(c byte) bool { return c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // LookupAddr is Lookup with the address parsed (the zero Addr for none).
 func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {

@@ -524,7 +524,8 @@ func openConfigState(p *telemetry.Point) (stateChange, bool) {
 			return stateChange{}, false
 		}
 		addr, _ := p.Tag("neighbor-address")
-		ch := stateChange{family: "bgp_peer", object: addr, state: stateDown}
+		instance, _ := p.Tag("name") // the network-instance's
+		ch := stateChange{family: "bgp_peer", object: sessionObject(addr, instance), state: stateDown}
 		if v == "ESTABLISHED" {
 			ch.state = stateUp
 		}

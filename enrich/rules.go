@@ -20,7 +20,6 @@ type rule struct {
 	// needs is a literal every matching message contains: a cheap test
 	// that spares the regular expressions most messages.
 	needs    string
-	vendors  []string // vendors it applies to; empty: any
 	patterns []*regexp.Regexp
 	// pairs, for key=value formats (Fortinet), instead of patterns: each
 	// key must be in the message with that value (quoted or not), and
@@ -58,6 +57,8 @@ type example struct {
 	event  string
 	fields map[string]string
 }
+
+var nokiaStates = map[string]string{"operational": "interface_up", "not operational": "interface_down"}
 
 var ifStates = map[string]string{
 	"up": "interface_up", "down": "interface_down", "administratively down": "interface_down",
@@ -103,11 +104,20 @@ func syslogRules() []rule {
 		// collections/fm.eventclassificationrules/Huawei/VRP/Network/Link/
 		// Link_{Down,Up}_1_SYSLOG_.json, Link_Down_2_SYSLOG_.json.
 		{name: "huawei_ifnet", needs: "IFNET/", patterns: []*regexp.Regexp{re(`(?i)IFNET/\d/(?:LINK_STATE|LINKUPDOWN|PHY_STATUS|IF_STATE|UPDOWN).*?(?:interface|Interface) (?P<interface>[\w/.:-]+) (?:has entered|(?:has )?turned into|(?:was )?changed to) (?:the )?(?P<state>UP|DOWN)`)},
-			vendors: []string{"huawei_vrp", ""}, states: ifStates, examples: []example{
+			states: ifStates, examples: []example{
 				{"%%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/1"}},
 				{"%%01IFNET/4/IF_STATE(l)[1475]:Interface GigabitEthernet2/0/9 has turned into DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet2/0/9"}},
 				{"%%01IFNET/4/IF_STATE(l)[1479]:Interface GigabitEthernet2/0/9 has turned into UP state.", "interface_up", map[string]string{"interface": "GigabitEthernet2/0/9"}},
 				{"%%01IFNET/4/UPDOWN(l): The state of interface Ethernet0/0/16 was changed to DOWN.", "interface_down", map[string]string{"interface": "Ethernet0/0/16"}},
+			}},
+		// VRP8 (NE, CE and newer S series) reports a link as an alarm:
+		// "IFNET/2/linkDown_active" when it goes down, "_clear" when it
+		// comes back, with the state in the parameters (Huawei's log
+		// reference, IFNET_1.3.6.1.6.3.1.1.5.3).
+		{name: "huawei_ifnet_alarm", needs: "The interface status changes.", patterns: []*regexp.Regexp{re(`IFNET/\d/link(?:Down|Up)_(?:active|clear)\b.*?The interface status changes\. ?\(ifName=(?P<interface>[^,\s)]+), AdminStatus=\w+, OperStatus=(?P<state>UP|DOWN)\b`)},
+			states: ifStates, examples: []example{
+				{"IFNET/2/linkDown_active(l):CID=0x80fe0201-alarmID=0x08520003;The interface status changes. (ifName=GigabitEthernet0/3/0, AdminStatus=UP, OperStatus=DOWN, Reason=The link protocol is down, mainIfname=GigabitEthernet0/3/0)", "interface_down", map[string]string{"interface": "GigabitEthernet0/3/0"}},
+				{"IFNET/2/linkDown_clear(l):CID=0x80fe0201-alarmID=0x08520003-clearType=service_cause;The interface status changes. (ifName=GE1/0/1, AdminStatus=UP, OperStatus=UP, Reason=The link protocol is up, mainIfname=GE1/0/1)", "interface_up", map[string]string{"interface": "GE1/0/1"}},
 			}},
 		// Huawei S-series port and PHY lines: nocproject/noc
 		// .../Huawei/VRP/Network/Link/Link_Down_3_SYSLOG_.json,
@@ -121,9 +131,22 @@ func syslogRules() []rule {
 			states: ifStates, examples: []example{
 				{"Aug 2 2012 09:32:31 kiev-okr4-sw8 %%01DRV/6/LINKDOWN(l): Port Ethernet0/0/3 is down because the link layer is down.", "interface_down", map[string]string{"interface": "Ethernet0/0/3"}},
 			}},
-		{name: "nokia_sros_port", needs: "SNMP #", patterns: []*regexp.Regexp{re(`(?i)SNMP #\d+ Base (?P<interface>\d+/\d+/\S+?):? ?(?:Interface|Port) (?:\S+ )?is (?P<state>not operational|operational)`)},
-			states: map[string]string{"operational": "interface_up", "not operational": "interface_down"}, examples: []example{
-				{"PORT-MINOR-linkDown-2004 [Port 1/1/1]:  Interface 1/1/1 is not operational SNMP #2004 Base 1/1/1: Interface 1/1/1 is not operational", "interface_down", map[string]string{"interface": "1/1/1"}},
+		// SR OS event log lines, classic: "<seq> <date> <time> <tz>
+		// WARNING: SNMP #2004 Base 1/1/3 "Interface 1/1/3 is not
+		// operational"" (7750 SR Log Events Guide).
+		{name: "nokia_sros_port", needs: "SNMP #", patterns: []*regexp.Regexp{re(`(?i)SNMP #\d+ Base (?P<interface>\d+/\d+/[^\s:"]+):? ?"?(?:Interface|Port) (?:\S+ )?is (?P<state>not operational|operational)`)},
+			states: nokiaStates, examples: []example{
+				{`2 2009/01/08 09:29:43.56 UTC WARNING: SNMP #2004 Base 1/1/3 "Interface 1/1/3 is not operational"`, "interface_down", map[string]string{"interface": "1/1/3"}},
+				{`3 2009/01/08 09:31:07.12 UTC WARNING: SNMP #2005 Base 1/1/3 "Interface 1/1/3 is operational"`, "interface_up", map[string]string{"interface": "1/1/3"}},
+			}},
+		// SR OS with MD-CLI: "<seq> Base SNMP-WARNING-linkDown-2004
+		// [1/1/c1/1]:  Interface 1/1/c1/1 is not operational", as the
+		// syslog message after the TMNX tag (seen on the wire).
+		{name: "nokia_sros_link", needs: "operational", patterns: []*regexp.Regexp{re(`(?i)\b(?:SNMP|PORT)-\w+-link(?:down|up)-\d+ \[(?:Port )?(?P<interface>[^\]\s]+)\]:\s+(?:Interface|Port) \S+ is (?P<state>not operational|operational)`)},
+			states: nokiaStates, examples: []example{
+				{"169 Base SNMP-WARNING-linkDown-2004 [1/1/c1/1]:  Interface 1/1/c1/1 is not operational", "interface_down", map[string]string{"interface": "1/1/c1/1"}},
+				{"170 Base SNMP-WARNING-linkup-2005 [1/1/c1/1]:  Interface 1/1/c1/1 is operational", "interface_up", map[string]string{"interface": "1/1/c1/1"}},
+				{"PORT-MINOR-linkDown-2004 [Port 1/1/1]:  Interface 1/1/1 is not operational", "interface_down", map[string]string{"interface": "1/1/1"}},
 			}},
 		// RouterOS puts the topics in front when the syslog action asks
 		// for them: "interface,info ether3-TRANSIT link down" (nocproject/noc
@@ -141,12 +164,26 @@ func syslogRules() []rule {
 				{"Port 1:24 link down", "interface_down", map[string]string{"interface": "1:24"}},
 			}},
 		// --- BGP ---
-		{name: "cisco_bgp_adjchange", needs: "ADJCHANGE", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE\s*:.*?neighbor (?P<neighbor>` + ipish + `)(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b`)},
+		// The VRF as IOS writes it ("vpn vrf X"), NX-OS ("(X) neighbor")
+		// and IOS-XR ("(VRF: X) (AS: N)", with the peer's AS).
+		{name: "cisco_bgp_adjchange", needs: "ADJCHANGE", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE\s*:.*?(?:\((?P<vrf>[\w.:-]+)\)\s+)?neighbor (?P<neighbor>` + ipish + `)(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b(?:.*?\(VRF: (?P<vrf>[^)\s]+)\)(?: \(AS: (?P<asn>\d+)\))?)?`)},
 			states: bgpStates, examples: []example{
 				{"%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", "bgp_peer_up", map[string]string{"neighbor": "10.0.0.2"}},
 				{"%BGP-5-ADJCHANGE: neighbor 10.0.0.2 vpn vrf CUST-A Down BGP Notification sent", "bgp_peer_down", map[string]string{"neighbor": "10.0.0.2", "vrf": "CUST-A"}},
-				{"%BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Down - sent:  holdtimer expired error", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.2"}},
-				{"%ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Up (VRF: default) (AS: 65002)", "bgp_peer_up", map[string]string{"neighbor": "192.0.2.1"}},
+				{"%BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Down - sent:  holdtimer expired error", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.2", "vrf": "default"}},
+				{"%BGP-5-ADJCHANGE:  bgp-65001 [12345]  (CUST-B) neighbor 10.1.1.2 Up", "bgp_peer_up", map[string]string{"neighbor": "10.1.1.2", "vrf": "CUST-B"}},
+				{"%ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Up (VRF: default) (AS: 65002)", "bgp_peer_up", map[string]string{"neighbor": "192.0.2.1", "vrf": "default", "asn": "65002"}},
+				{"%ROUTING-BGP-5-ADJCHANGE : neighbor 10.255.0.1 Down - Peer closing down the session (VRF: CUST-A) (AS: 65001)", "bgp_peer_down", map[string]string{"neighbor": "10.255.0.1", "vrf": "CUST-A", "asn": "65001"}},
+			}},
+		// BFD session state lines name the interface the session runs
+		// over: recognised, with no event (the interface is not down, and
+		// the generic rule below would take them for it).
+		{name: "cisco_bfd_session", needs: "BFD", patterns: []*regexp.Regexp{re(`BFD-\d-SESSION_STATE_(?:DOWN|UP)\s*:\s*BFD session (?:\d+ )?to neighbor (?P<neighbor>` + ipish + `) on interface (?P<interface>\S+?)[.,]? (?:has gone down|is up)`)},
+			examples: []example{
+				{"%BFD-5-SESSION_STATE_DOWN: BFD session 1090519041 to neighbor 169.254.32.2 on interface Vlan100 has gone down. Reason: 0x3.", "", map[string]string{"neighbor": "169.254.32.2", "interface": "Vlan100"}},
+				{"%BFD-5-SESSION_STATE_UP: BFD session 1090519041 to neighbor 169.254.32.2 on interface Vlan100 is up.", "", map[string]string{"interface": "Vlan100"}},
+				{"%L2-BFD-6-SESSION_STATE_DOWN : BFD session to neighbor fe80::2 on interface FourHundredGigE0/0/0/1 has gone down. Reason: Control timer expired", "", map[string]string{"neighbor": "fe80::2"}},
+				{"%L2-BFD-6-SESSION_STATE_UP : BFD session to neighbor 10.0.1.1 on interface GigabitEthernet0/0/0/0 is up", "", map[string]string{"interface": "GigabitEthernet0/0/0/0"}},
 			}},
 		{name: "arista_bgp", needs: "ADJCHANGE: peer", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE: peer (?P<neighbor>` + ipish + `) \(VRF (?P<vrf>\S+) AS (?P<asn>\d+)\) old state (?P<old>\w+) .*new state (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
@@ -239,9 +276,17 @@ func syslogRules() []rule {
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops"}},
 			}},
-		{name: "junos_commit", needs: "UI_COMMIT", patterns: []*regexp.Regexp{re(`UI_COMMIT:? User '(?P<user>[^']+)' requested '(?:commit|commit synchronize)'`)},
+		// "commit confirmed" applies the change at once (and rolls it back
+		// unless confirmed); "commit check" changes nothing.
+		// IOS-XE configured over NETCONF or RESTCONF: no user, the agent.
+		{name: "cisco_config_programmatic", needs: "Configured programmatically", patterns: []*regexp.Regexp{re(`Configured programmatically by process (?P<process>\S+) from (?P<source>\S+) as (?P<agent>\S+)`)},
+			event: "config_changed", examples: []example{
+				{"%SYS-5-CONFIG_P: Configured programmatically by process iosp_vty_100001_dmi_nesd from console as NETCONF on vty31266", "config_changed", map[string]string{"agent": "NETCONF", "source": "console"}},
+			}},
+		{name: "junos_commit", needs: "UI_COMMIT", patterns: []*regexp.Regexp{re(`UI_COMMIT:? User '(?P<user>[^']+)' requested '(?:commit|commit synchronize|commit confirmed)'`)},
 			event: "config_changed", examples: []example{
 				{"UI_COMMIT: User 'netops' requested 'commit' operation (comment: none)", "config_changed", map[string]string{"user": "netops"}},
+				{"UI_COMMIT: User 'netadmin' requested 'commit confirmed' operation (comment: none)", "config_changed", map[string]string{"user": "netadmin"}},
 			}},
 		{name: "iosxr_commit", needs: "DB_COMMIT", patterns: []*regexp.Regexp{re(`DB_COMMIT ?: Configuration committed by user '(?P<user>[^']+)'`)},
 			event: "config_changed", examples: []example{
@@ -304,7 +349,7 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"Event|5209|LOG_INFO|AMM|1/5|User !raabc logged in from 10.30.2.245 through SSH session.", "login_succeeded", map[string]string{"user": "!raabc", "source": "10.30.2.245"}},
 			}},
-		{name: "fortinet_admin_login", needs: "action=", vendors: []string{"fortinet"},
+		{name: "fortinet_admin_login", needs: "action=",
 			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user"},
 			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},

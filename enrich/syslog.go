@@ -384,13 +384,15 @@ var FacilityNames = [24]string{"kern", "user", "mail", "daemon", "auth", "syslog
 	"local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"}
 
 // ObjectOf names what an event is about: the interface of a link event, the
-// neighbor of a BGP or OSPF event, the user of a login or configuration
-// change.
+// neighbor of a BGP or OSPF event (a BGP session's with its VRF, see
+// sessionObject), the user of a login or configuration change.
 func ObjectOf(info SyslogInfo) string {
 	switch {
 	case strings.HasPrefix(info.Event, "interface_"):
 		return info.Fields["interface"]
-	case strings.HasPrefix(info.Event, "bgp_"), strings.HasPrefix(info.Event, "ospf_"):
+	case strings.HasPrefix(info.Event, "bgp_"):
+		return sessionObject(info.Fields["neighbor"], info.Fields["vrf"])
+	case strings.HasPrefix(info.Event, "ospf_"):
 		return info.Fields["neighbor"]
 	case info.Event == "login_succeeded", info.Event == "config_changed":
 		return info.Fields["user"]

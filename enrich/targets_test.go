@@ -38,3 +38,21 @@ func TestSNMPTargets(t *testing.T) {
 		t.Errorf("nil targets named %q", got)
 	}
 }
+
+// TestHostnameAddressNamesTheDevice: a line relayed by a syslog server
+// (its source: the relay) whose hostname is the device's address is the
+// device the inventory lists at that address, not the relay.
+func TestHostnameAddressNamesTheDevice(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	for _, tc := range []struct{ hostname, source, name, site string }{
+		{"192.0.2.1", "198.51.100.9:514", "edge1", "ams1"},
+		{"10.9.9.9", "198.51.100.9:514", "10.9.9.9", "lab"}, // in a CIDR entry, which names no device
+		{"198.51.100.7", "192.0.2.1:514", "edge1", "ams1"},  // not listed: the sender is
+		{"edge1", "198.51.100.9:514", "edge1", "ams1"},      // a name, as before
+	} {
+		name, d := nameDevice(inv, nil, tc.hostname, tc.hostname, tc.source)
+		if d == nil || name != tc.name || d.Site != tc.site {
+			t.Errorf("hostname %s via %s: device %q (entry %+v), want %s at %s", tc.hostname, tc.source, name, d, tc.name, tc.site)
+		}
+	}
+}

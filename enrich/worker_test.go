@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -687,3 +688,68 @@ func TestOutputTooLargeIsLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// syslogLineEvents runs syslog lines, as a device sends them, from
+// 192.0.2.1 through a syslog worker's whole per-record path, one record
+// every gap of weir's clock, and returns the events it publishes.
+func syslogLineEvents(t *testing.T, gap time.Duration, lines ...string) []telemetry.Event {
+	t.Helper()
+	var p syslog.Parser
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier())
+	w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
+	w.out.useArenas(&w.arena, &w.evEnc.arena)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var recs []broker.Record
+	for i, line := range lines {
+		var l telemetry.Log
+		p.ParseCopy([]byte(line), &l)
+		l.SourceAddr, l.ReceivedAt = "192.0.2.1:514", t0.Add(time.Duration(i)*gap)
+		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSyslog, Offset: int64(i),
+			Timestamp: t0.Add(time.Duration(i) * gap), Value: l.AppendJSON(nil)})
+	}
+	_, events := w.enrichSyslogBatch(recs, nil, nil)
+	var evs []telemetry.Event
+	for _, r := range events {
+		var ev telemetry.Event
+		if err := json.Unmarshal(r.rec.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// TestBGPSessionsInTwoVRFs: a PE's sessions to one address in two VRFs
+// (customers whose addressing overlaps) are two objects: both going down
+// is two events, named with their VRF; the default VRF's is named by the
+// address alone, as traps name it.
+func TestBGPSessionsInTwoVRFs(t *testing.T) {
+	for _, lines := range [][]string{
+		{ // IOS / IOS-XE
+			"<189>101: edge1: *Nov 29 14:00:00.000: %BGP-5-ADJCHANGE: neighbor 10.255.0.1 vpn vrf CUST-A Down BGP Notification sent",
+			"<189>102: edge1: *Nov 29 14:00:01.000: %BGP-5-ADJCHANGE: neighbor 10.255.0.1 vpn vrf CUST-B Down BGP Notification sent",
+			"<189>103: edge1: *Nov 29 14:00:02.000: %BGP-5-ADJCHANGE: neighbor 10.255.0.1 Down BGP Notification sent",
+		},
+		{ // IOS-XR
+			"<189>101: edge1 RP/0/RSP0/CPU0:Nov 29 14:00:00.000 : bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 10.255.0.1 Down - Peer closing down the session (VRF: CUST-A) (AS: 65001)",
+			"<189>102: edge1 RP/0/RSP0/CPU0:Nov 29 14:00:01.000 : bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 10.255.0.1 Down - Peer closing down the session (VRF: CUST-B) (AS: 65002)",
+			"<189>103: edge1 RP/0/RSP0/CPU0:Nov 29 14:00:02.000 : bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 10.255.0.1 Down - Peer closing down the session (VRF: default) (AS: 65003)",
+		},
+	} {
+		evs := syslogLineEvents(t, time.Second, lines...)
+		var got []string
+		for _, ev := range evs {
+			got = append(got, ev.Type+" "+ev.Object)
+		}
+		want := []string{"bgp_peer_down 10.255.0.1 vrf CUST-A", "bgp_peer_down 10.255.0.1 vrf CUST-B", "bgp_peer_down 10.255.0.1"}
+		if !slices.Equal(got, want) {
+			t.Errorf("events %q, want %q:\n%s", got, want, strings.Join(lines, "\n"))
+		}
+	}
+	// The same session, one way spelt in capitals: one object.
+	if a, b := objectID(telemetry.Event{Type: "bgp_peer_down", Object: "2001:DB8::1 vrf CUST-A"}), objectID(telemetry.Event{Type: "bgp_peer_up", Object: "2001:db8::1 vrf CUST-A"}); a != b {
+		t.Errorf("objects %q and %q", a, b)
+	}
+}
+
