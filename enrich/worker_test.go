@@ -752,4 +752,3 @@ func TestBGPSessionsInTwoVRFs(t *testing.T) {
 		t.Errorf("objects %q and %q", a, b)
 	}
 }
-
