@@ -87,6 +87,7 @@ func TestGNMIErrors(t *testing.T) {
 		{"unknown key", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", insecure: true, subscriptions: [x]}\n  sbscriptions: {}\n", "line 4: field sbscriptions: unknown key in gnmi"},
 		{"unknown key in target", "gnmi:\n  targets:\n    - name: a\n      adress: \"h:1\"\n", "line 4: field adress: unknown key"},
 		{"unknown key in inline", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions:\n        - {path: /a, sample_intrval: 1s}\n", "line 6: field sample_intrval: unknown key"},
+		{"unknown key in a named subscription", "gnmi:\n  subscriptions:\n    c: {path: /a, mode: poll, pol_interval: 30s}\n  targets:\n    - {name: a, address: \"h:1\", insecure: true, subscriptions: [c]}\n", "line 3: field pol_interval: unknown key in gnmi.subscriptions.c"},
 		{"unknown key in tls", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      tls: {ca: x}\n      subscriptions: [{path: /a}]\n", "line 5: field ca: unknown key"},
 		{"missing name", "gnmi:\n  targets:\n    - {address: \"h:1\", subscriptions: [{path: /a}]}\n", "line 3: gnmi.targets[0].name: must be set"},
 		{"duplicate", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", subscriptions: [{path: /a}]}\n    - {name: a, address: \"h:2\", subscriptions: [{path: /a}]}\n", "line 4: gnmi.targets[a].name: duplicate target name (also on line 3)"},

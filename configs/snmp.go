@@ -540,12 +540,21 @@ func splitSNMPAddress(addr string) (string, uint16, error) {
 }
 
 // checkKeys reports mapping keys that have no yaml field in t, recursing
-// into structs, pointers to structs and slices of structs.
+// into structs, pointers to structs, and slices and maps of them (the
+// named gnmi.subscriptions).
 func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 	if n == nil {
 		return
 	}
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		if t.Kind() == reflect.Map {
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					checkKeys(n.Content[i+1], t.Elem(), path+"."+n.Content[i].Value, errs)
+				}
+			}
+			return
+		}
 		if t.Kind() == reflect.Slice {
 			if n.Kind == yaml.SequenceNode {
 				for i, c := range n.Content {
