@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -345,12 +346,20 @@ func (c *Config) validate(root *yaml.Node) error {
 	c.Syslog.validate(add)
 	c.Enrich.validate(add)
 	c.validateCluster(add)
-	sinkNames := map[string]bool{}
-	for _, s := range c.Sinks {
+	sinkNames, filePaths := map[string]bool{}, map[string]string{}
+	for i, s := range c.Sinks {
+		at := fmt.Sprintf("sinks[%d]", i)
 		if s.Name != "" && sinkNames[s.Name] {
-			add("sinks", "two sinks are named %q; each needs its own name (it names the consumer group sink-<name>)", s.Name)
+			add(at, "two sinks are named %q; each needs its own name (it names the consumer group sink-<name>)", s.Name)
 		}
 		sinkNames[s.Name] = true
+		if s.Type == "file" && s.Path != "" {
+			p := filepath.Clean(s.Path)
+			if other, ok := filePaths[p]; ok {
+				add(at, "file sinks %q and %q both write %s; their rotations would clobber each other", other, s.Name, s.Path)
+			}
+			filePaths[p] = s.Name
+		}
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

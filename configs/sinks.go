@@ -3,7 +3,9 @@ package configs
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
+	"path"
 	"reflect"
 	"slices"
 	"strings"
@@ -140,6 +142,24 @@ type SinkFilter struct {
 	EventTypes []string `yaml:"event_types"`
 }
 
+// validate refuses a glob path.Match cannot read, which would never
+// match (the sink refuses it at start too).
+func (f *SinkFilter) validate(add func(key, format string, args ...any)) {
+	check := func(key string, patterns ...string) {
+		for _, p := range patterns {
+			if _, err := path.Match(p, ""); err != nil {
+				add("filter", "%s pattern %q: %v", key, p, err)
+			}
+		}
+	}
+	check("measurements", f.Measurements...)
+	check("severities", f.Severities...)
+	check("event_types", f.EventTypes...)
+	for _, k := range slices.Sorted(maps.Keys(f.Tags)) {
+		check("tags."+k, f.Tags[k])
+	}
+}
+
 // SinkRetry is the back-off on retryable failures (connection refused,
 // 5xx, 429): Initial doubling up to Max. MaxAttempts 0 retries until the
 // destination is back, which is what at-least-once delivery needs: the
@@ -234,6 +254,7 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 	if (s.TLS.CertFile == "") != (s.TLS.KeyFile == "") {
 		add("tls", "cert_file and key_file go together")
 	}
+	s.Filter.validate(add)
 	// Settings of another type are most likely a copy-paste slip.
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
