@@ -10,9 +10,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -304,6 +306,22 @@ func (c *Config) validate(root *yaml.Node) error {
 	}
 	if c.Broker.Segment.Bytes < 64<<10 || c.Broker.Segment.Bytes > 1<<31-1 {
 		add("broker.segment.bytes", "must be between 64KiB and 2GiB")
+	}
+	checkRetention := func(path string, r Retention, sg Segment) {
+		if r.Time < 0 && r.Time != -1 {
+			add(path+".retention.time", "must be positive, or -1 to keep records for ever (0: the default)")
+		}
+		if r.Bytes < 0 && r.Bytes != -1 {
+			add(path+".retention.bytes", "must be positive, or -1 for no size bound (0: the default)")
+		}
+		if sg.Age < 0 {
+			add(path+".segment.age", "must not be negative (0: the default)")
+		}
+	}
+	checkRetention("broker", c.Broker.Retention, c.Broker.Segment)
+	for _, name := range slices.Sorted(maps.Keys(c.Broker.Topics)) {
+		t := c.Broker.Topics[name]
+		checkRetention("broker.topics."+name, t.Retention, t.Segment)
 	}
 	if c.Broker.OffsetsRetention < 0 && c.Broker.OffsetsRetention != -1 {
 		add("broker.offsets_retention", "must be positive, or -1 to keep offsets for ever")

@@ -67,6 +67,8 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  default_partitions: 0\n", "cfg.yaml:2: broker.default_partitions: must be between 1 and 10000"},
 		{"broker:\n  max_connections: -1\n", "cfg.yaml:2: broker.max_connections: must not be negative"},
 		{"broker:\n  offsets_retention: -2h\n", "cfg.yaml:2: broker.offsets_retention: must be positive, or -1"},
+		{"broker:\n  retention: {time: -5s}\n", "cfg.yaml:2: broker.retention.time: must be positive, or -1"},
+		{"broker:\n  topics:\n    events: {segment: {age: -1h}}\n", "cfg.yaml:3: broker.topics.events.segment.age: must not be negative"},
 		{"broker:\n  kafka_listen: nowhere\n", `cfg.yaml:2: "nowhere" is not host:port`},
 		{"data_dir: ${WEIR_SURELY_UNSET_VAR}\n", "cfg.yaml:1: environment variable WEIR_SURELY_UNSET_VAR is not set"},
 		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: cannot unmarshal"},
