@@ -736,9 +736,15 @@ func TestRoles(t *testing.T) {
 	if !strings.Contains(logs, "component=syslog") || strings.Contains(logs, "component=enrich-0") {
 		t.Fatalf("roles collect:\n%s", logs)
 	}
-	out, err := exec.Command(weirBin, "run", "--roles", "collect,bogus").CombinedOutput()
-	if err == nil || !strings.Contains(string(out), `unknown role "bogus"`) {
-		t.Fatalf("bad role: %v %s", err, out)
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--roles", "collect,bogus", `unknown role "bogus"`},
+		{"--roles", "", "no role given"},
+		{"--log-level", "bogus", `--log-level: "bogus" is not debug, info, warn or error`},
+	} {
+		out, err := exec.Command(weirBin, "run", tc.flag, tc.value).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s %q: %v %s", tc.flag, tc.value, err, out)
+		}
 	}
 }
 

@@ -68,6 +68,11 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		cfg.HTTP.Listen = configs.Address(httpListen)
 	}
 	if logLevel != "" {
+		switch logLevel {
+		case "debug", "info", "warn", "error":
+		default:
+			return &exitError{2, fmt.Errorf("--log-level: %q is not debug, info, warn or error", logLevel)}
+		}
 		cfg.Log.Level = logLevel
 	}
 	switch syslogListen {
@@ -89,6 +94,9 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		default:
 			return &exitError{2, fmt.Errorf("--roles: unknown role %q (collect, enrich, sink)", r)}
 		}
+	}
+	if len(roleSet) == 0 {
+		return &exitError{2, fmt.Errorf("--roles: no role given (collect, enrich, sink)")}
 	}
 	return run(ctx, cfg, file, roleSet, logger)
 }
