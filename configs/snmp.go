@@ -233,11 +233,20 @@ func resolveSNMP(n *yaml.Node, raw snmpRaw) (SNMP, []string) {
 		add(keyLine(child(n, "traps"), "topic"), "snmp.traps.topic", "invalid topic name %q", out.Traps.Topic)
 	}
 	usersNode := child(child(n, "traps"), "users")
+	// One user name may have several entries, one per sender's engine ID
+	// (a trap's keys are localized to its sender); the same pair twice
+	// would leave one silently unused.
+	seenUsers := map[[2]string]bool{}
 	for i, u := range out.Traps.Users {
 		un := item(usersNode, i)
 		path := fmt.Sprintf("snmp.traps.users[%d]", i)
 		if u.User == "" {
 			add(nodeLine(un), path+".user", "must be set")
+		}
+		if k := [2]string{u.User, strings.ToLower(u.EngineID)}; u.User != "" && seenUsers[k] {
+			add(nodeLine(un), path, "user %q is listed twice for the same engine_id; one entry would never be used", u.User)
+		} else {
+			seenUsers[k] = true
 		}
 		lvl, err := validateV3(&u)
 		if err != nil {
