@@ -237,7 +237,9 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 	if d, ok := inv.idx.Load().byName[name]; ok && name != "" {
 		return d // found by name: the address need not be parsed
 	}
-	if name != "" && (isDigit(name[0]) || name[0] == ':' || isHexLetter(name[0])) {
+	// An IPv4 address starts with a digit, an IPv6 one has a colon: most
+	// names are no address, and are not parsed.
+	if name != "" && (isDigit(name[0]) || strings.IndexByte(name, ':') >= 0) {
 		if a, err := netip.ParseAddr(name); err == nil {
 			if d := inv.LookupAddr("", a); d != nil {
 				return d
@@ -246,9 +248,6 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 	}
 	return inv.LookupAddr(name, senderAddr(addr))
 }
-
-// isHexLetter: an IPv6 address may start with a-f.
-func isHexLetter(c byte) bool { return c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // LookupAddr is Lookup with the address parsed (the zero Addr for none).
 func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {
