@@ -1,17 +1,12 @@
 package syslog
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/udpdrops"
 )
 
 // udpBatch is how many datagrams one recvmmsg(2) call may return.
@@ -43,7 +39,6 @@ type udpListener struct {
 	conns  []*net.UDPConn
 	name   string
 	stats  *listenerStats
-	inodes []string
 }
 
 func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
@@ -77,7 +72,6 @@ func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 		}
 		u.setReadBuffer(conn, int(l.ReadBuffer))
 		u.conns = append(u.conns, conn)
-		u.inodes = append(u.inodes, socketInode(conn))
 	}
 	return u, nil
 }
@@ -189,67 +183,12 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 	}
 }
 
-// watchKernelDrops adds the socket's drop count from /proc/net/udp to the
-// drop counter with reason "kernel" (receive buffer overflow).
+// watchKernelDrops adds the sockets' kernel drop count (receive buffer
+// overflow) to the drop counter with reason "kernel".
 func (u *udpListener) watchKernelDrops(ctx context.Context) {
-	if len(u.inodes) == 0 {
-		return
-	}
-	tick := time.NewTicker(2 * time.Second)
-	defer tick.Stop()
-	var last uint64
-	for {
-		if drops, ok := kernelDrops(u.inodes); ok && drops > last {
-			u.stats.dropped("kernel").Add(float64(drops - last))
-			u.c.logger.Warn("syslog: kernel dropped UDP datagrams (receive buffer full)",
-				slog.String("listener", u.name), slog.Uint64("dropped", drops-last))
-			last = drops
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-func socketInode(c *net.UDPConn) string {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return ""
-	}
-	var inode string
-	raw.Control(func(fd uintptr) {
-		link, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(fd)))
-		if err == nil && strings.HasPrefix(link, "socket:[") {
-			inode = strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")
-		}
+	udpdrops.New(u.conns...).Run(ctx, 2*time.Second, func(n uint64) {
+		u.stats.dropped("kernel").Add(float64(n))
+		u.c.logger.Warn("syslog: kernel dropped UDP datagrams (receive buffer full)",
+			slog.String("listener", u.name), slog.Uint64("dropped", n))
 	})
-	return inode
-}
-
-// kernelDrops sums the drops column of the sockets' lines in /proc/net/udp
-// and /proc/net/udp6.
-func kernelDrops(inodes []string) (uint64, bool) {
-	var sum uint64
-	found := false
-	for _, file := range []string{"/proc/net/udp", "/proc/net/udp6"} {
-		f, err := os.Open(file)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			// sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
-			if len(fields) >= 13 && slices.Contains(inodes, fields[9]) {
-				if n, err := strconv.ParseUint(fields[12], 10, 64); err == nil {
-					sum += n
-					found = true
-				}
-			}
-		}
-		f.Close()
-	}
-	return sum, found
 }

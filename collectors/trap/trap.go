@@ -35,6 +35,7 @@ import (
 	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/throttle"
+	"github.com/weirnet/weir/internal/udpdrops"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -51,6 +52,9 @@ const (
 	OutcomeQueueFull        = "queue_full"
 	OutcomePublishError     = "publish_error"
 	OutcomeShutdown         = "shutdown"
+	// OutcomeKernelDropped: the kernel dropped the datagram, its receive
+	// buffer full (a flood); version unknown, as weir never read it.
+	OutcomeKernelDropped = "kernel_dropped"
 )
 
 // Config is what a Receiver needs.
@@ -83,7 +87,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_trap_received_total",
-			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, malformed, not_notification, queue_full, publish_error, shutdown).",
+			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, malformed, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
 		}, []string{"version", "outcome"}),
 		Acked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_trap_informs_acknowledged_total",
@@ -213,8 +217,18 @@ func (r *Receiver) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("trap: listen %s: %w", r.cfg.Listen, err)
 	}
+	var watchDone chan struct{}
 	if uc, ok := conn.(*net.UDPConn); ok {
 		setReadBuffer(uc, 8<<20)
+		watchDone = make(chan struct{})
+		go func() {
+			defer close(watchDone)
+			udpdrops.New(uc).Run(ctx, 2*time.Second, func(n uint64) {
+				r.cfg.Metrics.Received.WithLabelValues("unknown", OutcomeKernelDropped).Add(float64(n))
+				r.cfg.Logger.Warn("trap: kernel dropped UDP datagrams (receive buffer full)", "addr", uc.LocalAddr().String(), "dropped", n)
+			})
+		}()
+		defer func() { <-watchDone }()
 	}
 	r.mu.Lock()
 	r.addr = conn.LocalAddr()
