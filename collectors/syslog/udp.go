@@ -34,11 +34,11 @@ const udpLinger = 2 * time.Millisecond
 // UDP cannot push back: what overflows a socket buffer the kernel drops,
 // and weir counts it from /proc/net/udp.
 type udpListener struct {
-	c      *Collector
-	cfg    configs.SyslogListener
-	conns  []*net.UDPConn
-	name   string
-	stats  *listenerStats
+	c     *Collector
+	cfg   configs.SyslogListener
+	conns []*net.UDPConn
+	name  string
+	stats *listenerStats
 }
 
 func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
