@@ -47,6 +47,11 @@ const (
 	OutcomeAuthFailure      = "auth_failure"
 	OutcomeWrongEngine      = "wrong_engine"
 	OutcomeNotInTimeWindow  = "not_in_time_window"
+	// OutcomeLowSecurityLevel: a v3 notification below its user's
+	// security_level (an unencrypted trap of an authPriv user, or one
+	// neither signed nor encrypted, which anyone who knows the user name
+	// could send): RFC 3414's unsupportedSecLevels.
+	OutcomeLowSecurityLevel = "unsupported_security_level"
 	OutcomeMalformed        = "malformed"
 	OutcomeNotNotification  = "not_notification"
 	OutcomeQueueFull        = "queue_full"
@@ -87,7 +92,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_trap_received_total",
-			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, malformed, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
+			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, malformed, unsupported_security_level, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
 		}, []string{"version", "outcome"}),
 		Acked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_trap_informs_acknowledged_total",
@@ -108,7 +113,7 @@ type Receiver struct {
 	cfg         Config
 	dec         *gosnmp.GoSNMP
 	communities map[string]bool
-	engines     map[string]string // user -> required engine ID (hex), if set
+	users       map[string][]v3User // by user name: one entry per configured engine
 	ready       chan struct{}
 	addr        net.Addr
 	// engineID is this receiver's SNMP engine ID: v3 informs are sent
@@ -157,7 +162,7 @@ func New(cfg Config) (*Receiver, error) {
 	r := &Receiver{
 		cfg:         cfg,
 		communities: map[string]bool{},
-		engines:     map[string]string{},
+		users:       map[string][]v3User{},
 		ready:       make(chan struct{}),
 		engineID:    newEngineID(),
 		clocks:      map[string]engineClock{},
@@ -177,20 +182,25 @@ func New(cfg Config) (*Receiver, error) {
 			return nil, fmt.Errorf("trap: %w", err)
 		}
 		for _, u := range cfg.Users {
-			usm, _, err := snmpc.USM(u)
+			usm, level, err := snmpc.USM(u)
 			if err != nil {
 				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
 			}
 			if err := table.Add(u.User, usm); err != nil {
 				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
 			}
-			if u.EngineID != "" {
-				r.engines[u.User] = strings.ToLower(strings.TrimPrefix(u.EngineID, "0x"))
-			}
+			engine := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(u.EngineID, "0x"), "0X"))
+			r.users[u.User] = append(r.users[u.User], v3User{engine: engine, level: level})
 		}
 		r.dec.SetTrapSecurityParametersTable(table)
 	}
 	return r, nil
+}
+
+// v3User is one configured entry of a v3 user name.
+type v3User struct {
+	engine string                // the sender engine ID it is for (hex, lower case); "" any
+	level  gosnmp.SnmpV3MsgFlags // the least security level its messages need
 }
 
 // Addr returns the bound address once Run is listening (useful with port 0).
@@ -490,8 +500,21 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		if p.PDUType == gosnmp.InformRequest {
 			sender = p.ContextEngineID
 		}
-		if want, ok := r.engines[usm.UserName]; ok && hex.EncodeToString([]byte(sender)) != want {
+		// gosnmp takes a message at the level its flags claim, with any
+		// of the user's entries: the entries for the sender's engine
+		// say which it may come from, and the least level it needs.
+		least, matched := gosnmp.AuthPriv, false
+		senderHex := hex.EncodeToString([]byte(sender))
+		for _, u := range r.users[usm.UserName] {
+			if u.engine == "" || u.engine == senderHex {
+				matched, least = true, min(least, u.level)
+			}
+		}
+		if !matched {
 			return it, version, OutcomeWrongEngine
+		}
+		if p.MsgFlags&gosnmp.AuthPriv < least {
+			return it, version, OutcomeLowSecurityLevel
 		}
 		if p.PDUType == gosnmp.InformRequest && !r.informInTime(p, usm) {
 			// The sender's notion of this engine's clock is off (or

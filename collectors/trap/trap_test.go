@@ -323,6 +323,76 @@ func TestUserPinnedToEngine(t *testing.T) {
 	}
 }
 
+// TestSecurityLevel: a v3 trap below its user's security_level is dropped
+// and counted: gosnmp takes a message at the level its flags claim, so an
+// authPriv user's trap sent unencrypted, or neither signed nor encrypted
+// (which anyone who knows the user name can send), was published.
+func TestSecurityLevel(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{Users: []configs.SNMPv3{testUser}}) // authPriv
+	send := func(args ...string) {
+		args = append(append([]string{"-v3", "-u", snmptest.V3User, "-e", "0x80001f8880aabbccdd"}, args...), h.addr, "", "1.3.6.1.6.3.1.1.5.2")
+		snmptest.Run(t, h.dir, "snmptrap", args...)
+	}
+	count := func(outcome string, want float64) {
+		t.Helper()
+		c := h.metrics.Received.WithLabelValues("3", outcome)
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && testutil.ToFloat64(c) < want; {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := testutil.ToFloat64(c); n != want {
+			t.Errorf("%s counted %v, want %v", outcome, n, want)
+		}
+	}
+	send("-l", "authNoPriv", "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass)
+	count(OutcomeLowSecurityLevel, 1)
+	// Neither signed nor encrypted: gosnmp refuses it for the user's
+	// keys already.
+	send("-l", "noAuthNoPriv")
+	count(OutcomeAuthFailure, 1)
+	send("-l", "authPriv", "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass, "-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass)
+	h.waitTraps(t, 1)
+	if n := len(h.traps(t)); n != 1 {
+		t.Errorf("%d traps published, want the authPriv one", n)
+	}
+
+	// A user of authNoPriv takes authNoPriv traps.
+	authOnly := testUser
+	authOnly.SecurityLevel, authOnly.PrivProtocol, authOnly.PrivPassword = "authNoPriv", "", ""
+	h = start(t, Config{Users: []configs.SNMPv3{authOnly}})
+	send("-l", "authNoPriv", "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass)
+	h.waitTraps(t, 1)
+}
+
+// TestUserPerEngine: one user name with an entry per sender engine, each
+// with its own keys (as each sender localizes them): each sender's traps
+// are taken, a third engine's are not.
+func TestUserPerEngine(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	a, b := testUser, testUser
+	a.EngineID = "0x80001F8880AAAAAAAA"
+	b.EngineID, b.AuthPassword, b.PrivPassword = "0x80001F8880BBBBBBBB", "otherauthpass1", "otherprivpass1"
+	h := start(t, Config{Users: []configs.SNMPv3{a, b}})
+	send := func(engine, auth, priv string) {
+		snmptest.Run(t, h.dir, "snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", auth,
+			"-x", snmptest.V3PrivProto, "-X", priv, "-e", engine, h.addr, "", "1.3.6.1.6.3.1.1.5.2")
+	}
+	send("0x80001f8880aaaaaaaa", snmptest.V3AuthPass, snmptest.V3PrivPass)
+	send("0x80001f8880bbbbbbbb", "otherauthpass1", "otherprivpass1")
+	send("0x80001f8880cccccccc", snmptest.V3AuthPass, snmptest.V3PrivPass)
+	h.waitTraps(t, 2)
+	wrong := h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && testutil.ToFloat64(wrong) == 0; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := testutil.ToFloat64(wrong); n != 1 {
+		t.Errorf("wrong_engine counted %v, want 1", n)
+	}
+	if n := len(h.traps(t)); n != 2 {
+		t.Errorf("%d traps published, want one of each configured engine", n)
+	}
+}
+
 // TestUserPinnedToEngineInform acknowledges an inform from a pinned user
 // when its contextEngineID is the pinned engine (its authoritative engine
 // is weir's own), and refuses one naming another engine.
