@@ -47,7 +47,14 @@ func oldEncode(enc *lineprotocol.Encoder, m *telemetry.Metric) error {
 		if !ok {
 			v = m.Device
 		}
-		enc.AddTag(k, strings.ToValidUTF8(v, "\uFFFD"))
+		// Control characters in tag values become spaces (a tab in an
+		// interface description cost the whole point).
+		enc.AddTag(k, strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, strings.ToValidUTF8(v, "\uFFFD")))
 	}
 	keys = keys[:0]
 	for k := range m.Fields {
@@ -292,5 +299,21 @@ func TestEarlyAnswerBodyNotReused(t *testing.T) {
 	lr.done.Wait()
 	if n := lr.mismatch.Load(); n != 0 {
 		t.Fatalf("%d of 10 bodies changed while the transport was still reading them", n)
+	}
+}
+
+// TestControlCharacterInTagValue: a tab in an interface description (the
+// device's text, in a tag) is written as a space; the whole point went to
+// dead.letter, every poll. A control character in a key still refuses it.
+func TestControlCharacterInTagValue(t *testing.T) {
+	m := &telemetry.Metric{Measurement: "interface", Device: "edge1", Tags: map[string]string{"description": "uplink\tto\r\nspine"},
+		Fields: map[string]any{"in_octets_rate": 1.5}, Time: time.Unix(1, 0)}
+	got, err := appendLine(nil, telemetry.PointOf(m))
+	if err != nil || !strings.Contains(string(got), `description=uplink\ to\ \ spine,`) {
+		t.Fatalf("%q, %v", got, err)
+	}
+	m.Tags = map[string]string{"a\tb": "x"}
+	if _, err := appendLine(nil, telemetry.PointOf(m)); err == nil {
+		t.Fatal("a tag key with a tab was written")
 	}
 }

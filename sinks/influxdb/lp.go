@@ -68,6 +68,26 @@ func appendName(b []byte, s string, esc *[256]byte) ([]byte, bool) {
 	return append(b, s[start:]...), true
 }
 
+// printable is s with its control characters as spaces: a tag value is
+// the device's text (an interface description with a tab in it), which
+// should not cost the whole point; line protocol cannot carry them.
+func printable(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] != 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if b[i] < 0x20 || b[i] == 0x7f {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
 // appendLine appends p as one line (nothing for a metric without fields):
 // measurement, tags in key order with the device as tag "device" (unless
 // a tag of that name gives it), fields in key order, typed, and the
@@ -98,7 +118,7 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 			return fmt.Errorf("invalid tag key %q", k)
 		}
 		b = append(b, '=')
-		if b, ok = appendName(b, validUTF8(v), &keyEsc); !ok {
+		if b, ok = appendName(b, printable(validUTF8(v)), &keyEsc); !ok {
 			return fmt.Errorf("invalid tag value %s=%q", k, v)
 		}
 		return nil
