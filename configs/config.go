@@ -179,12 +179,31 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	if noSettings(data) {
+		// A file truncated as it was being written, read at a SIGHUP,
+		// would stop every target.
+		return nil, fmt.Errorf("config: %s has no settings (empty, or comments only); run without -c for the built-in defaults", path)
+	}
 	cfg, err := Parse(data)
 	if err != nil {
 		return nil, withFile(path, err)
 	}
 	cfg.File = path
 	return cfg, nil
+}
+
+// noSettings reports whether data is YAML with no document in it: nothing,
+// white space or comments. A document that does not parse has settings,
+// for Parse to refuse.
+func noSettings(data []byte) bool {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return true
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal(data, &n); err != nil {
+		return false
+	}
+	return n.Kind == 0 || n.Kind == yaml.DocumentNode && (len(n.Content) == 0 || n.Content[0].Tag == "!!null")
 }
 
 // Parse parses and validates config bytes.

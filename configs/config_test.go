@@ -105,3 +105,21 @@ func TestParseByteSize(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadRefusesAFileOfNoSettings: an empty file, or one of comments, is
+// refused (a SIGHUP reading one written half way stopped every target);
+// a file with any setting, even an empty section, loads.
+func TestLoadRefusesAFileOfNoSettings(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		data string
+		ok   bool
+	}{{"", false}, {"\n  \n", false}, {"# weir\n", false}, {"---\n", false}, {"snmp: {}\n", true}, {"data_dir: /var/lib/weir\n", true}} {
+		file := filepath.Join(dir, "weir.yaml")
+		os.WriteFile(file, []byte(tc.data), 0o644)
+		_, err := Load(file)
+		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "has no settings") {
+			t.Errorf("%q: %v", tc.data, err)
+		}
+	}
+}

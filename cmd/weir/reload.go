@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -58,7 +59,10 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, cu
 			}
 			cfg = next
 		}
-		r.apply(cfg, logger)
+		r.apply(cfg, logger.With(
+			slog.String("snmp_targets", fmt.Sprintf("%d -> %d", len(current.SNMP.Targets), len(cfg.SNMP.Targets))),
+			slog.String("gnmi_targets", fmt.Sprintf("%d -> %d", len(current.GNMI.Targets), len(cfg.GNMI.Targets)))))
+		current = cfg
 	}
 }
 

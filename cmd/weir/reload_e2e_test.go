@@ -75,6 +75,9 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 
 	writeConfig("beta") // alpha removed, beta added
 	sighup("SIGHUP: reloaded")
+	if !strings.Contains(p.logs(), `snmp_targets="1 -> 1"`) {
+		t.Errorf("the reload does not say what became of the targets:\n%s", p.logs())
+	}
 	waitPolls("beta", 2)
 	alpha := polls("alpha")
 	time.Sleep(2500 * time.Millisecond)
@@ -85,6 +88,12 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 	os.WriteFile(file, []byte("snmp:\n  targetz: []\n"), 0o644)
 	sighup("config not reloaded")
 	beta := polls("beta")
+	waitPolls("beta", beta+2)
+	// A file truncated as it is written: no settings, so no reload (it
+	// stopped every target).
+	os.WriteFile(file, []byte("# weir\n"), 0o644)
+	sighup("has no settings")
+	beta = polls("beta")
 	waitPolls("beta", beta+2)
 	if err := p.cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("weir stopped: %v", err)
