@@ -76,9 +76,9 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 	if s.keep <= 0 {
 		s.keep = DefaultKeep
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return nil, fmt.Errorf("file sink: %w", err)
-	}
+	// The directory is made at each open (output): one that cannot be
+	// made yet (a volume not mounted, a read-only file system) is an
+	// outage the sink retries, not a reason for weir not to start.
 	return s, nil
 }
 
@@ -218,6 +218,9 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 	}
 	if o != nil {
 		return o, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("file sink: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {

@@ -3,7 +3,9 @@ package file_test
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/file"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
@@ -181,5 +185,32 @@ func TestRotateByAgePerTopic(t *testing.T) {
 	}
 	if rotated != 1 {
 		t.Fatalf("files %v: want one uncompressed rotation of the events file", files)
+	}
+}
+
+// TestDirectoryNotThereYet: a sink whose directory cannot be made (here a
+// file is in its way; a volume not mounted, a read-only file system)
+// starts, fails its writes as retryable, and writes once it can; weir
+// would not start.
+func TestDirectoryNotThereYet(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "archive")
+	os.WriteFile(blocker, []byte("in the way"), 0o644)
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(blocker, "events.jsonl")}, time.Now)
+	if err != nil {
+		t.Fatalf("the sink did not start: %v", err)
+	}
+	defer s.Close()
+	items := []sinks.Item{{Record: broker.Record{Topic: "events", Key: []byte("r1"), Value: []byte(`{"v":1}`)}}}
+	var re *sinks.RetryableError
+	if err := s.Write(context.Background(), items); !errors.As(err, &re) {
+		t.Fatalf("a write with no directory: %v, want a retryable error", err)
+	}
+	os.Remove(blocker)
+	if err := s.Write(context.Background(), items); err != nil {
+		t.Fatalf("a write once the directory can be made: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(blocker, "events.jsonl")); !strings.Contains(string(b), `"key":"r1"`) {
+		t.Fatalf("file holds %q", b)
 	}
 }
