@@ -55,6 +55,7 @@ type output struct {
 	size   int64
 	synced int64 // bytes known on disk (the file's size after the last good sync)
 	opened time.Time
+	info   os.FileInfo // the open file's, to tell it is still at path
 }
 
 // New builds the file sink of cfg.
@@ -216,6 +217,14 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 		}
 		o = nil
 	}
+	if o != nil && !touched[o] && !o.atPath() {
+		// Deleted or moved by someone else (an operator, logrotate
+		// without copytruncate): what went on being written there
+		// reached no one. The open file goes; the path starts afresh.
+		delete(s.files, path)
+		o.f.Close()
+		o = nil
+	}
 	if o != nil {
 		return o, nil
 	}
@@ -245,9 +254,16 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 	// is not portably available, and rotating early would be worse than
 	// late.
 	opened := s.now()
-	o = &output{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), synced: st.Size(), opened: opened}
+	o = &output{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), synced: st.Size(), opened: opened, info: st}
 	s.files[path] = o
 	return o, nil
+}
+
+// atPath reports whether o's file is still the one at its path: checked
+// once a batch, a stat.
+func (o *output) atPath() bool {
+	st, err := os.Stat(o.path)
+	return err == nil && os.SameFile(st, o.info)
 }
 
 // rotate closes o, renames it with a UTC timestamp, gzips it and prunes old

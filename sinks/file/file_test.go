@@ -214,3 +214,28 @@ func TestDirectoryNotThereYet(t *testing.T) {
 		t.Fatalf("file holds %q", b)
 	}
 }
+
+// TestFileDeletedUnderTheSink: the file removed (or moved away) by someone
+// else while the sink has it open: the next batch goes to a new file at
+// the path, not into the deleted one, where it reached no one.
+func TestFileDeletedUnderTheSink(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: path}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := func(key string) {
+		t.Helper()
+		if err := s.Write(context.Background(), []sinks.Item{{Record: broker.Record{Topic: "events", Key: []byte(key), Value: []byte(`{"v":1}`)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("before")
+	os.Remove(path)
+	write("after")
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), `"key":"after"`) || strings.Contains(string(b), `"key":"before"`) {
+		t.Fatalf("the path holds %q (%v), want the record after the removal", b, err)
+	}
+}
