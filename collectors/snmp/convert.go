@@ -211,6 +211,11 @@ func decodeIndex(suffix string, idx []profile.Index) map[string]string {
 			pos = len(parts)
 		}
 	}
+	if pos < len(parts) {
+		// More than the index declares (ifDescr.2.5 of an ifIndex
+		// table): not row 2, whose values it would overwrite.
+		return map[string]string{"index": suffix}
+	}
 	return out
 }
 

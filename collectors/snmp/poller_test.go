@@ -400,6 +400,8 @@ func TestDecodeIndex(t *testing.T) {
 		{"97.98", []profile.Index{{Name: "s", Type: "implied_string"}}, "map[s:ab]"},
 		{"1.2", []profile.Index{{Name: "a", Type: "int"}, {Name: "b", Type: "ipv4"}}, "map[index:1.2]"},
 		{"1.2.3", nil, "map[index:1.2.3]"},
+		// More sub-identifiers than the index has: not row 2.
+		{"2.5", []profile.Index{{Name: "ifIndex", Type: "int"}}, "map[index:2.5]"},
 	} {
 		if got := fmt.Sprint(decodeIndex(tc.suffix, tc.idx)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.suffix, got, tc.want)
