@@ -535,7 +535,9 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		if p.Version != gosnmp.Version1 {
 			return it, version, OutcomeNotNotification
 		}
-		fromV1(&tr, p, r.cfg.Names)
+		if !fromV1(&tr, p, r.cfg.Names) {
+			return it, version, OutcomeMalformed
+		}
 	case gosnmp.SNMPv2Trap, gosnmp.InformRequest:
 		tr.Inform = p.PDUType == gosnmp.InformRequest
 		if !fromV2(&tr, p.Variables, r.cfg.Names) {
@@ -703,12 +705,15 @@ const (
 // enterprise.0.specific; the agent address, community and enterprise are
 // appended as snmpTrapAddress.0, snmpTrapCommunity.0 and
 // snmpTrapEnterprise.0.
-func fromV1(tr *telemetry.Trap, p *gosnmp.SnmpPacket, names *Names) {
+func fromV1(tr *telemetry.Trap, p *gosnmp.SnmpPacket, names *Names) bool {
 	enterprise := strings.TrimPrefix(p.Enterprise, ".")
-	if p.GenericTrap >= 0 && p.GenericTrap < 6 {
+	switch {
+	case p.GenericTrap >= 0 && p.GenericTrap < 6:
 		tr.TrapOID = fmt.Sprintf("%s.%d", oidSnmpTraps, p.GenericTrap+1)
-	} else {
+	case p.GenericTrap == 6: // enterpriseSpecific
 		tr.TrapOID = fmt.Sprintf("%s.0.%d", enterprise, p.SpecificTrap)
+	default:
+		return false // RFC 1157 defines 0 to 6
 	}
 	tr.TrapName = names.Notification(tr.TrapOID)
 	tr.Uptime = uint32(p.Timestamp)
@@ -720,6 +725,7 @@ func fromV1(tr *telemetry.Trap, p *gosnmp.SnmpPacket, names *Names) {
 		telemetry.Varbind{OID: oidSnmpTrapCommunity0, Name: "snmpTrapCommunity.0", Type: "octet_string", Value: p.Community},
 		telemetry.Varbind{OID: oidSnmpTrapEnterprise0, Name: "snmpTrapEnterprise.0", Type: "oid", Value: enterprise},
 	)
+	return true
 }
 
 // fromV2 takes sysUpTime.0 and snmpTrapOID.0, the first two varbinds of

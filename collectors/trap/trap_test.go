@@ -364,6 +364,26 @@ func TestSecurityLevel(t *testing.T) {
 	h.waitTraps(t, 1)
 }
 
+// TestV1GenericTrapOutOfRange: RFC 1157 defines generic-trap 0 to 6; a v1
+// trap with another is malformed, not published under a made-up OID.
+func TestV1GenericTrapOutOfRange(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{})
+	snmptest.Run(t, h.dir, "snmptrap", "-v1", "-c", "public", h.addr, "1.3.6.1.4.1.8072.2.3", "192.0.2.7", "9", "0", "")
+	snmptest.Run(t, h.dir, "snmptrap", "-v1", "-c", "public", h.addr, "1.3.6.1.4.1.8072.2.3", "192.0.2.7", "6", "17", "")
+	h.waitTraps(t, 1)
+	bad := h.metrics.Received.WithLabelValues("1", OutcomeMalformed)
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && testutil.ToFloat64(bad) == 0; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := testutil.ToFloat64(bad); n != 1 {
+		t.Errorf("malformed counted %v, want 1", n)
+	}
+	if trs := h.traps(t); len(trs) != 1 || trs[0].TrapOID != "1.3.6.1.4.1.8072.2.3.0.17" {
+		t.Errorf("published %+v, want the enterprise-specific trap 17 only", trs)
+	}
+}
+
 // TestUserPerEngine: one user name with an entry per sender engine, each
 // with its own keys (as each sender localizes them): each sender's traps
 // are taken, a third engine's are not.
