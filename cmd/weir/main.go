@@ -23,12 +23,12 @@ const usage = `weir: network telemetry pipeline
 
 Usage:
   weir run [-c FILE] [--data-dir DIR] [--kafka-listen ADDR] [--http-listen ADDR]
-           [--syslog-listen ADDR] [--log-level L] [--roles collect,enrich,sink]
+           [--syslog-listen ADDR] [--trap-listen ADDR] [--log-level L] [--roles collect,enrich,sink]
   weir topics list|describe|create|delete [TOPIC] [flags]
   weir produce TOPIC [--key K] [--partition P] [--header k=v] [--timeout D]   (lines from stdin)
   weir consume TOPIC [--from-beginning] [--follow] [--max N] [--partition P --offset O] [--group G]
   weir groups list|describe|delete [GROUP]
-  weir check -c FILE
+  weir check -c FILE [--skip-files]
   weir version
 
 Client commands take --brokers HOST:PORT[,...] (default 127.0.0.1:9092, or

@@ -35,13 +35,14 @@ import (
 func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weir run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var file, dataDir, kafkaListen, httpListen, syslogListen, logLevel, roles string
+	var file, dataDir, kafkaListen, httpListen, syslogListen, trapListen, logLevel, roles string
 	fs.StringVar(&file, "config", "", "config file (default: built-in defaults)")
 	fs.StringVar(&file, "c", "", "shorthand for --config")
 	fs.StringVar(&dataDir, "data-dir", "", "override data_dir")
 	fs.StringVar(&kafkaListen, "kafka-listen", "", "override broker.kafka_listen (\"off\" disables)")
 	fs.StringVar(&httpListen, "http-listen", "", "override http.listen (\"off\" disables)")
 	fs.StringVar(&syslogListen, "syslog-listen", "", "listen for syslog on this address, UDP and TCP, instead of the configured listeners (\"off\" disables)")
+	fs.StringVar(&trapListen, "trap-listen", "", "override snmp.traps.listen, starting the trap receiver if the config has none (\"off\" disables)")
 	fs.StringVar(&logLevel, "log-level", "", "override log.level")
 	fs.StringVar(&roles, "roles", "collect,enrich,sink", "which stages run here: collect, enrich, sink (comma separated)")
 	if _, err := parseInterspersed(fs, args); err != nil {
@@ -66,6 +67,9 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if httpListen != "" {
 		cfg.HTTP.Listen = configs.Address(httpListen)
+	}
+	if trapListen != "" {
+		cfg.SNMP.Traps.Listen = configs.Address(trapListen)
 	}
 	if logLevel != "" {
 		switch logLevel {

@@ -74,3 +74,34 @@ func TestTrapAndPollAreOneDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestTrapListenFlag: --trap-listen starts the trap receiver on its
+// address with no snmp section in the config, as --syslog-listen does for
+// syslog, so a second instance runs beside the first; "off" stops it.
+func TestTrapListenFlag(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	port := snmptest.FreeUDPPort(t)
+	p := startWeir(t, t.TempDir(), "--trap-listen", fmt.Sprintf("127.0.0.1:%d", port))
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logs(), "trap receiver listening"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no trap receiver:\n%s", p.logs())
+		}
+	}
+	snmptest.Run(t, t.TempDir(), "snmptrap", "-v2c", "-c", "public", fmt.Sprintf("127.0.0.1:%d", port), "", "1.3.6.1.6.3.1.1.5.1")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _, _ := p.cli(t, "", "consume", "raw.traps", "--from-beginning")
+		if strings.Contains(out, `"trap_name":"coldStart"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no coldStart on raw.traps: %q\n%s", out, p.logs())
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("snmp:\n  traps: {listen: \"127.0.0.1:1\"}\n"), 0o644)
+	q := startWeir(t, t.TempDir(), "-c", cfg, "--trap-listen", "off")
+	time.Sleep(300 * time.Millisecond)
+	if strings.Contains(q.logs(), "trap receiver listening") {
+		t.Fatalf("--trap-listen off started the receiver:\n%s", q.logs())
+	}
+}
