@@ -174,7 +174,7 @@ type SinkRetry struct {
 var perType = map[string][]string{
 	"url": {"influxdb", "prometheus_remote_write", "webhook"}, "timeout": {"influxdb", "kafka", "prometheus_remote_write", "webhook"},
 	"headers": {"influxdb", "prometheus_remote_write", "webhook"},
-	"gzip":    {"influxdb", "webhook"},
+	"gzip":    {"influxdb"},
 	"version": {"influxdb"}, "org": {"influxdb"}, "bucket": {"influxdb"}, "token": {"influxdb"},
 	"database": {"influxdb"}, "retention_policy": {"influxdb"}, "username": {"influxdb"}, "password": {"influxdb"},
 	"listen": {"prometheus"}, "metrics_path": {"prometheus"}, "staleness": {"prometheus"}, "namespace": {"prometheus", "prometheus_remote_write"},

@@ -55,6 +55,7 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: https://x\n    tls: {enabled: true}\n", "sink \"w\": tls: enabled applies to type kafka only"},
 		{"sinks:\n  - type: prometheus_remote_write\n    name: r\n    topics: [x]\n    url: https://x\n    tls: {cert_file: /c.pem}\n", "sink \"r\": tls: cert_file and key_file go together"},
 		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: a, path: /tmp/y, topics: [y]}\n", "line 3: sinks[1]: two sinks are named \"a\""},
+		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], gzip: true}\n", "sink \"w\": gzip: does not apply to type webhook (only influxdb)"},
 		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: b, path: /tmp/./x, topics: [y]}\n", "line 3: sinks[1]: file sinks \"a\" and \"b\" both write /tmp/./x"},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {event_types: [\"[abc\"]}\n", "sink \"a\": filter: event_types pattern \"[abc\": syntax error in pattern"},
 	} {
