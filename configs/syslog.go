@@ -66,5 +66,22 @@ func (s *Syslog) validate(add func(path, format string, args ...any)) {
 		if l.Readers < 0 || l.Readers > 64 {
 			add(path+".readers", "must be between 1 and 64")
 		}
+		if l.ReadBuffer < 0 {
+			add(path+".read_buffer", "must not be negative")
+		}
+		if l.IdleTimeout < 0 {
+			add(path+".idle_timeout", "must not be negative (0: the default, 10m)")
+		}
+		// Settings of another protocol would be ignored: most likely a
+		// copy-paste slip, or a listener meant to be tls.
+		if l.Protocol != "udp" && (l.Readers != 0 || l.ReadBuffer != 0) {
+			add(path, "readers and read_buffer apply to udp listeners only")
+		}
+		if l.Protocol == "udp" && (l.MaxConnections != 0 || l.IdleTimeout != 0) {
+			add(path, "max_connections and idle_timeout apply to tcp and tls listeners only")
+		}
+		if l.Protocol != "tls" && (l.CertFile != "" || l.KeyFile != "" || l.ClientCAFile != "") {
+			add(path, "cert_file, key_file and client_ca_file apply to tls listeners only")
+		}
 	}
 }
