@@ -317,6 +317,14 @@ func (c *Config) validate(root *yaml.Node) error {
 	if c.DataDir == "" {
 		add("data_dir", "must not be empty")
 	}
+	// Set to nothing (an environment variable that is empty, most
+	// likely): "off" is how to turn a listener off.
+	if c.HTTP.Listen == "" {
+		add("http.listen", `is empty; write "off" to turn the HTTP listener off`)
+	}
+	if c.Broker.KafkaListen == "" {
+		add("broker.kafka_listen", `is empty; write "off" to turn the Kafka listener off`)
+	}
 	if c.Broker.DefaultPartitions < 1 || c.Broker.DefaultPartitions > 10000 {
 		add("broker.default_partitions", "must be between 1 and 10000, not %d", c.Broker.DefaultPartitions)
 	}
