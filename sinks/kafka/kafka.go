@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -44,6 +45,32 @@ type Sink struct {
 	// and the topics asked for it (asked, Write's alone).
 	topicLimits sync.Map // string -> int32
 	asked       map[string]bool
+	dial        dialErrors
+}
+
+// dialErrors keeps the last failed connection of the client (a hook), so a
+// batch that times out says why: the cluster refusing connections, not
+// just "not acknowledged".
+type dialErrors struct {
+	mu   sync.Mutex
+	last error // nil once a connection succeeds
+}
+
+// OnBrokerConnect implements kgo.HookBrokerConnect.
+func (d *dialErrors) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err != nil {
+		d.last = fmt.Errorf("%s: %w", net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port))), err)
+	} else {
+		d.last = nil
+	}
+}
+
+func (d *dialErrors) err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.last
 }
 
 // New builds the Kafka sink of cfg. The client connects lazily, so a
@@ -64,7 +91,7 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		kgo.ProducerLinger(0), // the sink batches already
 	}
 	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, asked: map[string]bool{}}
-	opts = append(opts, kgo.ProducerBatchMaxBytesFn(s.batchLimit))
+	opts = append(opts, kgo.ProducerBatchMaxBytesFn(s.batchLimit), kgo.WithHooks(&s.dial))
 	switch cfg.Compression {
 	case "none":
 		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
@@ -178,6 +205,9 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			return &sinks.RejectedError{Reason: reason(res.Err), Err: fmt.Errorf("kafka sink: topic %s: %w", res.Record.Topic, res.Err)}
 		}
 		if errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil {
+			if dial := s.dial.err(); dial != nil {
+				return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: cannot connect to %w", s.timeout, dial)}
+			}
 			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: %w", s.timeout, res.Err)}
 		}
 		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: %w", res.Err)}

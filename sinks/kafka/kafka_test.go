@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,5 +193,28 @@ func TestMirrorTopicOfSmallBatches(t *testing.T) {
 	})
 	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "mirror", "kind": "rejected"}); n != 0 {
 		t.Fatalf("%v batches rejected", n)
+	}
+}
+
+// TestUnreachableClusterSaysWhy: a batch to a cluster that refuses
+// connections fails after the timeout as retryable, saying it cannot
+// connect and why, not only that nothing was acknowledged.
+func TestUnreachableClusterSaysWhy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c := configs.Sink{Type: "kafka", Name: "mirror", Topics: []string{"events"}, Brokers: []string{addr}, Timeout: configs.Duration(time.Second)}
+	d, err := kafka.New(c, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	err = d.Write(context.Background(), []sinks.Item{{Record: broker.Record{Topic: "events", Key: []byte("r1"), Value: []byte(`{"v":1}`)}}})
+	var re *sinks.RetryableError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "cannot connect to "+addr) || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("write to %s: %v", addr, err)
 	}
 }
