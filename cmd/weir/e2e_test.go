@@ -125,6 +125,17 @@ func (p *weirProc) syslogAddrs(t *testing.T) (udp, tcp string) {
 	return
 }
 
+// arista sends msg to p's syslog TCP listener with util-linux's logger,
+// as an Arista switch logs (RFC 3164, tag Ebra).
+func (p *weirProc) arista(t *testing.T, msg string) {
+	t.Helper()
+	_, tcp := p.syslogAddrs(t)
+	_, port, _ := strings.Cut(tcp, ":")
+	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra", msg).CombinedOutput(); err != nil {
+		t.Fatalf("logger: %v %s", err, out)
+	}
+}
+
 func (p *weirProc) logs() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -636,12 +647,7 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
 	os.WriteFile(cfg, []byte("enrich:\n  workers: 2\n  inventory: "+inv+"\n"), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
-	_, tcp := p.syslogAddrs(t)
-	_, port, _ := strings.Cut(tcp, ":")
-	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra",
-		"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down").CombinedOutput(); err != nil {
-		t.Fatalf("logger: %v %s", err, out)
-	}
+	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down")
 	var out string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
@@ -679,10 +685,7 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 			t.Fatalf("no reload after SIGHUP:\n%s", p.logs())
 		}
 	}
-	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra",
-		"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet8, changed state to down").CombinedOutput(); err != nil {
-		t.Fatalf("logger after SIGHUP: %v %s", err, out)
-	}
+	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet8, changed state to down")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
 		if strings.Contains(out, `"object":"Ethernet8"`) {
@@ -709,12 +712,7 @@ func TestEnrichmentFollowsCollectorTopics(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
 	os.WriteFile(cfg, []byte("syslog:\n  topic: site1.syslog\nenrich:\n  workers: 1\n"), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
-	_, tcp := p.syslogAddrs(t)
-	_, port, _ := strings.Cut(tcp, ":")
-	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra",
-		"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down").CombinedOutput(); err != nil {
-		t.Fatalf("logger: %v %s", err, out)
-	}
+	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down")
 	var out string
 	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out, "interface_down"); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {

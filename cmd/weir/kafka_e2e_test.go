@@ -57,12 +57,7 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 			}
 		}
 	}
-	_, tcp := p.syslogAddrs(t)
-	_, port, _ := strings.Cut(tcp, ":")
-	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra",
-		"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet9, changed state to down").CombinedOutput(); err != nil {
-		t.Fatalf("logger: %v %s", err, out)
-	}
+	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet9, changed state to down")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.ConsumeTopics("events", "enriched.syslog"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MetadataMinAge(100*time.Millisecond))
 	if err != nil {
