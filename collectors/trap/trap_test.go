@@ -106,6 +106,20 @@ func (h *harness) waitTraps(t *testing.T, n int) []telemetry.Trap {
 	return trs
 }
 
+// waitOutcome waits for weir_trap_received_total{version, outcome} to
+// reach want (drops are counted a moment after the sender returns), and
+// fails if it is not exactly want.
+func (h *harness) waitOutcome(t *testing.T, version, outcome string, want float64) {
+	t.Helper()
+	c := h.metrics.Received.WithLabelValues(version, outcome)
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && testutil.ToFloat64(c) < want; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := testutil.ToFloat64(c); n != want {
+		t.Errorf("received{%s,%s} = %v, want %v", version, outcome, n, want)
+	}
+}
+
 func vbByName(tr telemetry.Trap) map[string]telemetry.Varbind {
 	out := map[string]telemetry.Varbind{}
 	for _, v := range tr.Varbinds {
@@ -314,13 +328,7 @@ func TestUserPinnedToEngine(t *testing.T) {
 	send("0x80001f8880aabbccdd")
 	send("0x80001f8880eeeeeeee")
 	h.waitTraps(t, 1)
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) && testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)) == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)); n != 1 {
-		t.Errorf("wrong_engine counted %v", n)
-	}
+	h.waitOutcome(t, "3", OutcomeWrongEngine, 1)
 }
 
 // TestSecurityLevel: a v3 trap below its user's security_level is dropped
@@ -334,22 +342,12 @@ func TestSecurityLevel(t *testing.T) {
 		args = append(append([]string{"-v3", "-u", snmptest.V3User, "-e", "0x80001f8880aabbccdd"}, args...), h.addr, "", "1.3.6.1.6.3.1.1.5.2")
 		snmptest.Run(t, h.dir, "snmptrap", args...)
 	}
-	count := func(outcome string, want float64) {
-		t.Helper()
-		c := h.metrics.Received.WithLabelValues("3", outcome)
-		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && testutil.ToFloat64(c) < want; {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := testutil.ToFloat64(c); n != want {
-			t.Errorf("%s counted %v, want %v", outcome, n, want)
-		}
-	}
 	send("-l", "authNoPriv", "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass)
-	count(OutcomeLowSecurityLevel, 1)
+	h.waitOutcome(t, "3", OutcomeLowSecurityLevel, 1)
 	// Neither signed nor encrypted: gosnmp refuses it for the user's
 	// keys already.
 	send("-l", "noAuthNoPriv")
-	count(OutcomeAuthFailure, 1)
+	h.waitOutcome(t, "3", OutcomeAuthFailure, 1)
 	send("-l", "authPriv", "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass, "-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass)
 	h.waitTraps(t, 1)
 	if n := len(h.traps(t)); n != 1 {
@@ -372,13 +370,7 @@ func TestV1GenericTrapOutOfRange(t *testing.T) {
 	snmptest.Run(t, h.dir, "snmptrap", "-v1", "-c", "public", h.addr, "1.3.6.1.4.1.8072.2.3", "192.0.2.7", "9", "0", "")
 	snmptest.Run(t, h.dir, "snmptrap", "-v1", "-c", "public", h.addr, "1.3.6.1.4.1.8072.2.3", "192.0.2.7", "6", "17", "")
 	h.waitTraps(t, 1)
-	bad := h.metrics.Received.WithLabelValues("1", OutcomeMalformed)
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && testutil.ToFloat64(bad) == 0; {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := testutil.ToFloat64(bad); n != 1 {
-		t.Errorf("malformed counted %v, want 1", n)
-	}
+	h.waitOutcome(t, "1", OutcomeMalformed, 1)
 	if trs := h.traps(t); len(trs) != 1 || trs[0].TrapOID != "1.3.6.1.4.1.8072.2.3.0.17" {
 		t.Errorf("published %+v, want the enterprise-specific trap 17 only", trs)
 	}
@@ -401,13 +393,7 @@ func TestUserPerEngine(t *testing.T) {
 	send("0x80001f8880bbbbbbbb", "otherauthpass1", "otherprivpass1")
 	send("0x80001f8880cccccccc", snmptest.V3AuthPass, snmptest.V3PrivPass)
 	h.waitTraps(t, 2)
-	wrong := h.metrics.Received.WithLabelValues("3", OutcomeWrongEngine)
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && testutil.ToFloat64(wrong) == 0; {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := testutil.ToFloat64(wrong); n != 1 {
-		t.Errorf("wrong_engine counted %v, want 1", n)
-	}
+	h.waitOutcome(t, "3", OutcomeWrongEngine, 1)
 	if n := len(h.traps(t)); n != 2 {
 		t.Errorf("%d traps published, want one of each configured engine", n)
 	}
