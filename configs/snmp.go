@@ -74,6 +74,11 @@ type SNMPv3 struct {
 	// EngineID is only used for trap users: the authoritative engine ID
 	// (hex) of the sender. Empty accepts any engine.
 	EngineID string `yaml:"engine_id"`
+	// LevelGiven: security_level was written in the config, not taken
+	// from the passwords. A trap user's given level is the least its
+	// traps need; one taken from the passwords asks for authentication
+	// only, as Net-SNMP's snmptrapd does by default.
+	LevelGiven bool `yaml:"-"`
 }
 
 // SNMPProfiles is a list of profile names or "auto" (chosen by sysObjectID).
@@ -243,11 +248,12 @@ func resolveSNMP(n *yaml.Node, raw snmpRaw) (SNMP, []string) {
 		if u.User == "" {
 			add(nodeLine(un), path+".user", "must be set")
 		}
-		if k := [2]string{u.User, strings.ToLower(u.EngineID)}; u.User != "" && seenUsers[k] {
+		if k := [2]string{u.User, strings.TrimPrefix(strings.ToLower(u.EngineID), "0x")}; u.User != "" && seenUsers[k] {
 			add(nodeLine(un), path, "user %q is listed twice for the same engine_id; one entry would never be used", u.User)
 		} else {
 			seenUsers[k] = true
 		}
+		u.LevelGiven = u.SecurityLevel != ""
 		lvl, err := validateV3(&u)
 		if err != nil {
 			add(nodeLine(un), path, "%v", err)

@@ -136,6 +136,7 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		{"snmp:\n  traps:\n    users:\n      - {auth_password: 12345678}\n", "cfg.yaml:4: snmp.traps.users[0].user: must be set"},
 		{"snmp:\n  traps:\n    users:\n      - {user: u, engine_id: xyz}\n", "cfg.yaml:4: snmp.traps.users[0]: engine_id must be 5 to 32 bytes in hex"},
 		{"snmp:\n  traps:\n    users:\n      - {user: u, auth_protocol: SHA, auth_password: 12345678}\n      - {user: u, auth_protocol: SHA, auth_password: 87654321}\n", "cfg.yaml:5: snmp.traps.users[1]: user \"u\" is listed twice for the same engine_id"},
+		{"snmp:\n  traps:\n    users:\n      - {user: u, engine_id: 0x8000000903000102030405, auth_password: 12345678}\n      - {user: u, engine_id: 8000000903000102030405, auth_password: 87654321}\n", "cfg.yaml:5: snmp.traps.users[1]: user \"u\" is listed twice for the same engine_id"},
 		{"snmp:\n  targets:\n    - {name: a, address: x, community: \"${WEIR_NO_SUCH_VAR}\"}\n", "cfg.yaml:3: environment variable WEIR_NO_SUCH_VAR is not set"},
 	} {
 		dir := t.TempDir()
@@ -174,5 +175,8 @@ func TestTrapUserPerEngine(t *testing.T) {
 	}
 	if n := len(cfg.SNMP.Traps.Users); n != 2 {
 		t.Fatalf("%d users", n)
+	}
+	if u := cfg.SNMP.Traps.Users[0]; u.SecurityLevel != "authNoPriv" || u.LevelGiven {
+		t.Errorf("a level from the passwords: %+v", u)
 	}
 }

@@ -114,6 +114,11 @@ type Receiver struct {
 	dec         *gosnmp.GoSNMP
 	communities map[string]bool
 	users       map[string][]v3User // by user name: one entry per configured engine
+	// pinned holds, for a user with entries pinned to engines, a decoder
+	// per engine (and "" for the others) that knows only the keys of
+	// that engine's entries: gosnmp takes a message any of a user's
+	// entries authenticates, so one engine's keys could pass as another's.
+	pinned map[string]map[string]*gosnmp.GoSNMP
 	ready       chan struct{}
 	addr        net.Addr
 	// engineID is this receiver's SNMP engine ID: v3 informs are sent
@@ -189,12 +194,71 @@ func New(cfg Config) (*Receiver, error) {
 			if err := table.Add(u.User, usm); err != nil {
 				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
 			}
-			engine := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(u.EngineID, "0x"), "0X"))
-			r.users[u.User] = append(r.users[u.User], v3User{engine: engine, level: level})
+			if !u.LevelGiven {
+				level = min(level, gosnmp.AuthNoPriv) // see configs.SNMPv3.LevelGiven
+			}
+			r.users[u.User] = append(r.users[u.User], v3User{engine: hexEngine(u.EngineID), level: level})
 		}
 		r.dec.SetTrapSecurityParametersTable(table)
+		if err := r.pinDecoders(cfg.Users); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
+}
+
+// pinDecoders builds r.pinned: for each user with an entry pinned to an
+// engine, a decoder per pinned engine with the entries for it and those
+// for any engine, and one ("") with those for any engine alone, if any.
+func (r *Receiver) pinDecoders(users []configs.SNMPv3) error {
+	byUser := map[string][]configs.SNMPv3{}
+	for _, u := range users {
+		byUser[u.User] = append(byUser[u.User], u)
+	}
+	r.pinned = map[string]map[string]*gosnmp.GoSNMP{}
+	for name, entries := range byUser {
+		engines := map[string]bool{}
+		for _, u := range entries {
+			if e := hexEngine(u.EngineID); e != "" {
+				engines[e] = true
+			}
+		}
+		if len(engines) == 0 {
+			continue
+		}
+		engines[""] = true
+		r.pinned[name] = map[string]*gosnmp.GoSNMP{}
+		for engine := range engines {
+			table := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
+			n := 0
+			for _, u := range entries {
+				if e := hexEngine(u.EngineID); e != "" && e != engine {
+					continue
+				}
+				usm, _, err := snmpc.USM(u)
+				if err != nil {
+					return fmt.Errorf("trap: user %s: %w", u.User, err)
+				}
+				if err := table.Add(u.User, usm); err != nil {
+					return fmt.Errorf("trap: user %s: %w", u.User, err)
+				}
+				n++
+			}
+			if n > 0 {
+				d := &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}
+				d.SetTrapSecurityParametersTable(table)
+				r.pinned[name][engine] = d
+			}
+		}
+	}
+	return nil
+}
+
+// hexEngine is an engine_id as the receiver compares them: hex, lower
+// case, without 0x.
+func hexEngine(id string) string {
+	id = strings.ToLower(id)
+	return strings.TrimPrefix(id, "0x")
 }
 
 // v3User is one configured entry of a v3 user name.
@@ -512,6 +576,20 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		}
 		if !matched {
 			return it, version, OutcomeWrongEngine
+		}
+		if engines := r.pinned[usm.UserName]; engines != nil {
+			// Authenticated by some entry of the user: check it was one
+			// for the sender's engine.
+			d := engines[senderHex]
+			if d == nil {
+				d = engines[""]
+			}
+			if d == nil {
+				return it, version, OutcomeWrongEngine
+			}
+			if _, err := d.UnmarshalTrap(pkt, false); err != nil {
+				return it, version, classify(err)
+			}
 		}
 		if p.MsgFlags&gosnmp.AuthPriv < least {
 			return it, version, OutcomeLowSecurityLevel

@@ -337,7 +337,9 @@ func TestUserPinnedToEngine(t *testing.T) {
 // (which anyone who knows the user name can send), was published.
 func TestSecurityLevel(t *testing.T) {
 	snmptest.Require(t, "snmptrap")
-	h := start(t, Config{Users: []configs.SNMPv3{testUser}}) // authPriv
+	strict := testUser
+	strict.LevelGiven = true // security_level: authPriv in the config
+	h := start(t, Config{Users: []configs.SNMPv3{strict}})
 	send := func(args ...string) {
 		args = append(append([]string{"-v3", "-u", snmptest.V3User, "-e", "0x80001f8880aabbccdd"}, args...), h.addr, "", "1.3.6.1.6.3.1.1.5.2")
 		snmptest.Run(t, h.dir, "snmptrap", args...)
@@ -354,12 +356,16 @@ func TestSecurityLevel(t *testing.T) {
 		t.Errorf("%d traps published, want the authPriv one", n)
 	}
 
-	// A user of authNoPriv takes authNoPriv traps.
+	// A user of authNoPriv takes authNoPriv traps; so does one whose
+	// level came from its passwords (no security_level written), as
+	// snmptrapd does by default: it asks for authentication only.
 	authOnly := testUser
-	authOnly.SecurityLevel, authOnly.PrivProtocol, authOnly.PrivPassword = "authNoPriv", "", ""
-	h = start(t, Config{Users: []configs.SNMPv3{authOnly}})
-	send("-l", "authNoPriv", "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass)
-	h.waitTraps(t, 1)
+	authOnly.SecurityLevel, authOnly.PrivProtocol, authOnly.PrivPassword, authOnly.LevelGiven = "authNoPriv", "", "", true
+	for _, u := range []configs.SNMPv3{authOnly, testUser} {
+		h = start(t, Config{Users: []configs.SNMPv3{u}})
+		send("-l", "authNoPriv", "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass)
+		h.waitTraps(t, 1)
+	}
 }
 
 // TestV1GenericTrapOutOfRange: RFC 1157 defines generic-trap 0 to 6; a v1
@@ -392,8 +398,11 @@ func TestUserPerEngine(t *testing.T) {
 	send("0x80001f8880aaaaaaaa", snmptest.V3AuthPass, snmptest.V3PrivPass)
 	send("0x80001f8880bbbbbbbb", "otherauthpass1", "otherprivpass1")
 	send("0x80001f8880cccccccc", snmptest.V3AuthPass, snmptest.V3PrivPass)
+	// B's keys, claiming to be A: the keys of A's entry must sign it.
+	send("0x80001f8880aaaaaaaa", "otherauthpass1", "otherprivpass1")
 	h.waitTraps(t, 2)
 	h.waitOutcome(t, "3", OutcomeWrongEngine, 1)
+	h.waitOutcome(t, "3", OutcomeAuthFailure, 1)
 	if n := len(h.traps(t)); n != 2 {
 		t.Errorf("%d traps published, want one of each configured engine", n)
 	}
