@@ -119,8 +119,8 @@ type Receiver struct {
 	// that engine's entries: gosnmp takes a message any of a user's
 	// entries authenticates, so one engine's keys could pass as another's.
 	pinned map[string]map[string]*gosnmp.GoSNMP
-	ready       chan struct{}
-	addr        net.Addr
+	ready  chan struct{}
+	addr   net.Addr
 	// engineID is this receiver's SNMP engine ID: v3 informs are sent
 	// to it (the receiver of an inform is the authoritative engine), so
 	// senders discover it first (RFC 3414 section 4).
