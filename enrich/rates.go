@@ -136,20 +136,18 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 // elapsed later by the samples' times, restarted in between. sysUpTime
 // counts hundredths of a second in 32 bits and wraps after 497 days: it
 // goes back then too, but moves on (modulo 2^32) by about the time
-// elapsed. A restart moves it any other way: back (from 300 days up to
-// 5 s is no wrap, though it goes back by more than 2^31), or on by less
-// than the time elapsed (a restart in a gap between samples longer than
-// the uptime before it). The slack allows for polls that take a while.
+// elapsed. Going back any other way is a restart (from 300 days up to 5 s
+// is no wrap, though it goes back by more than 2^31). The slack allows for
+// polls that take a while. A sysUpTime that moves on too slowly, or not
+// at all, says nothing: some agents (recordings, caching proxies) keep it
+// still, and every poll of them would be a restart.
 func restarted(prev, cur uint32, elapsed time.Duration) bool {
-	if elapsed <= 0 {
-		return false // an older sample (out of order) or the same one
+	if elapsed <= 0 || cur >= prev {
+		return false // an older sample (out of order), the same one, or on
 	}
 	moved := time.Duration(cur-prev) * 10 * time.Millisecond // modulo 2^32
 	slack := elapsed/10 + time.Minute
-	if cur < prev {
-		return moved < elapsed-slack || moved > elapsed+slack
-	}
-	return moved < elapsed-slack
+	return moved < elapsed-slack || moved > elapsed+slack
 }
 
 // forget drops rows no record arrived for since cutoff (weir's clock), so
