@@ -231,19 +231,30 @@ func (inv *Inventory) lookupNamed(name string) *Device {
 // sysName the record carries), else by address, else by the longest CIDR
 // holding the address ("ip" or "ip:port"). A name that is an IP address
 // (a device logging with "logging origin-id ip", or a relay filling in
-// the sender) is the device's address, looked up before addr, which may
-// be a relay's. nil when unknown.
+// the sender) is the device's own address: its entry comes before the
+// sender's, which may be a relay's, and its range before the sender's
+// range. nil when unknown.
 func (inv *Inventory) Lookup(name, addr string) *Device {
-	if d, ok := inv.idx.Load().byName[name]; ok && name != "" {
+	idx := inv.idx.Load()
+	if d, ok := idx.byName[name]; ok && name != "" {
 		return d // found by name: the address need not be parsed
 	}
 	// An IPv4 address starts with a digit, an IPv6 one has a colon: most
 	// names are no address, and are not parsed.
 	if name != "" && (isDigit(name[0]) || strings.IndexByte(name, ':') >= 0) {
-		if a, err := netip.ParseAddr(name); err == nil {
-			if d := inv.LookupAddr("", a); d != nil {
+		if own, err := netip.ParseAddr(name); err == nil {
+			own = own.Unmap()
+			if d, ok := idx.byAddr[own]; ok {
 				return d
 			}
+			sender := senderAddr(addr)
+			if d := idx.exact(sender); d != nil {
+				return d
+			}
+			if d := idx.ranges.lookup(own); d != nil {
+				return d
+			}
+			return idx.inRange(sender)
 		}
 	}
 	return inv.LookupAddr(name, senderAddr(addr))
@@ -260,14 +271,26 @@ func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {
 			return d
 		}
 	}
+	if d := idx.exact(a); d != nil {
+		return d
+	}
+	return idx.inRange(a)
+}
+
+// exact is the entry listing address a, or nil (also for no address).
+func (idx *inventoryIndex) exact(a netip.Addr) *Device {
 	if !a.IsValid() {
 		return nil
 	}
-	a = a.Unmap()
-	if d, ok := idx.byAddr[a]; ok {
-		return d
+	return idx.byAddr[a.Unmap()]
+}
+
+// inRange is the entry of the longest CIDR holding a, or nil.
+func (idx *inventoryIndex) inRange(a netip.Addr) *Device {
+	if !a.IsValid() {
+		return nil
 	}
-	return idx.ranges.lookup(a)
+	return idx.ranges.lookup(a.Unmap())
 }
 
 // lookupFold finds name ignoring case; then an FQDN by its first label

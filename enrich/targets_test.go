@@ -49,6 +49,7 @@ func TestHostnameAddressNamesTheDevice(t *testing.T) {
 		{"10.9.9.9", "198.51.100.9:514", "10.9.9.9", "lab"}, // in a CIDR entry, which names no device
 		{"198.51.100.7", "192.0.2.1:514", "edge1", "ams1"},  // not listed: the sender is
 		{"edge1", "198.51.100.9:514", "edge1", "ams1"},      // a name, as before
+		{"10.9.9.9", "192.0.2.1:514", "edge1", "ams1"},      // the sender's own entry before the name's range
 	} {
 		name, d := nameDevice(inv, nil, tc.hostname, tc.hostname, tc.source)
 		if d == nil || name != tc.name || d.Site != tc.site {
