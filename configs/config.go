@@ -13,7 +13,6 @@ import (
 	"maps"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -334,10 +333,9 @@ func (c *Config) validate(root *yaml.Node) error {
 	if c.Broker.Segment.Bytes < 64<<10 || c.Broker.Segment.Bytes > 1<<31-1 {
 		add("broker.segment.bytes", "must be between 64KiB and 2GiB")
 	}
+	// A negative retention.time (-1, -1s) keeps records for ever; a
+	// negative retention.bytes other than -1 does not parse.
 	checkRetention := func(path string, r Retention, sg Segment) {
-		if r.Time < 0 && r.Time != -1 {
-			add(path+".retention.time", "must be positive, or -1 to keep records for ever (0: the default)")
-		}
 		if r.Bytes < 0 && r.Bytes != -1 {
 			add(path+".retention.bytes", "must be positive, or -1 for no size bound (0: the default)")
 		}
@@ -399,11 +397,12 @@ func (c *Config) validate(root *yaml.Node) error {
 		}
 		sinkNames[s.Name] = true
 		if s.Type == "file" && s.Path != "" {
-			p := filepath.Clean(s.Path)
-			if other, ok := filePaths[p]; ok {
-				add(at, "file sinks %q and %q both write %s; their rotations would clobber each other", other, s.Name, s.Path)
+			for _, p := range s.FilePaths() {
+				if other, ok := filePaths[p]; ok && other != s.Name {
+					add(at, "file sinks %q and %q both write %s; their rotations would clobber each other", other, s.Name, p)
+				}
+				filePaths[p] = s.Name
 			}
-			filePaths[p] = s.Name
 		}
 	}
 	switch c.Log.Level {

@@ -67,7 +67,6 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  default_partitions: 0\n", "cfg.yaml:2: broker.default_partitions: must be between 1 and 10000"},
 		{"broker:\n  max_connections: -1\n", "cfg.yaml:2: broker.max_connections: must not be negative"},
 		{"broker:\n  offsets_retention: -2h\n", "cfg.yaml:2: broker.offsets_retention: must be positive, or -1"},
-		{"broker:\n  retention: {time: -5s}\n", "cfg.yaml:2: broker.retention.time: must be positive, or -1"},
 		{"http:\n  listen: \"\"\n", `cfg.yaml:2: http.listen: is empty; write "off"`},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", read_buffer: 8MiB}\n", "syslog.listeners[0]: readers and read_buffer apply to udp listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", client_ca_file: ca.pem}\n", "syslog.listeners[0]: cert_file, key_file and client_ca_file apply to tls listeners only"},

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/url"
 	"path"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -126,6 +127,27 @@ type SinkSASL struct {
 	Mechanism string `yaml:"mechanism"` // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
 	Username  string `yaml:"username"`
 	Password  string `yaml:"password"`
+}
+
+// FilePaths are the files a file sink writes (cleaned): its path, or with
+// per_topic one per topic (PerTopicPath).
+func (s *Sink) FilePaths() []string {
+	if !s.PerTopic {
+		return []string{filepath.Clean(s.Path)}
+	}
+	var out []string
+	for _, t := range s.Topics {
+		out = append(out, filepath.Clean(PerTopicPath(s.Path, t)))
+	}
+	return out
+}
+
+// PerTopicPath is the file a per_topic file sink writes topic's records
+// to: the topic before path's extension ("events.jsonl" ->
+// "events.enriched.syslog.jsonl").
+func PerTopicPath(path, topic string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "." + topic + ext
 }
 
 // SinkFilter selects records. Each list holds path.Match globs; a list that

@@ -56,7 +56,8 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - type: prometheus_remote_write\n    name: r\n    topics: [x]\n    url: https://x\n    tls: {cert_file: /c.pem}\n", "sink \"r\": tls: cert_file and key_file go together"},
 		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: a, path: /tmp/y, topics: [y]}\n", "line 3: sinks[1]: two sinks are named \"a\""},
 		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], gzip: true}\n", "sink \"w\": gzip: does not apply to type webhook (only influxdb)"},
-		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: b, path: /tmp/./x, topics: [y]}\n", "line 3: sinks[1]: file sinks \"a\" and \"b\" both write /tmp/./x"},
+		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: b, path: /tmp/./x, topics: [y]}\n", "line 3: sinks[1]: file sinks \"a\" and \"b\" both write /tmp/x"},
+		{"sinks:\n  - {type: file, name: a, path: /tmp/all.jsonl, per_topic: true, topics: [events]}\n  - {type: file, name: b, path: /tmp/all.events.jsonl, topics: [y]}\n", "line 3: sinks[1]: file sinks \"a\" and \"b\" both write /tmp/all.events.jsonl"},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {event_types: [\"[abc\"]}\n", "sink \"a\": filter: event_types pattern \"[abc\": syntax error in pattern"},
 	} {
 		_, err := Parse([]byte(tc.yaml))
@@ -90,5 +91,14 @@ sinks:
 	if _, err := Parse([]byte("sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{nojson .}}'\n")); err == nil ||
 		!strings.Contains(err.Error(), `function "nojson" not defined`) {
 		t.Fatalf("unknown function: %v", err)
+	}
+}
+
+// TestPerTopicFileSinksOnOnePath: two per_topic file sinks of one path and
+// other topics write other files: no clash.
+func TestPerTopicFileSinksOnOnePath(t *testing.T) {
+	if _, err := Parse([]byte("sinks:\n  - {type: file, name: a, path: /tmp/all.jsonl, per_topic: true, topics: [events]}\n" +
+		"  - {type: file, name: b, path: /tmp/all.jsonl, per_topic: true, topics: [enriched.syslog]}\n")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -59,15 +59,18 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, cu
 			}
 			cfg = next
 		}
-		r.apply(cfg, logger.With(
+		applied := r.apply(cfg, logger.With(
 			slog.String("snmp_targets", fmt.Sprintf("%d -> %d", len(current.SNMP.Targets), len(cfg.SNMP.Targets))),
 			slog.String("gnmi_targets", fmt.Sprintf("%d -> %d", len(current.GNMI.Targets), len(cfg.GNMI.Targets)))))
-		current = cfg
+		if applied {
+			current = cfg // the counts before the next reload
+		}
 	}
 }
 
-// apply hands cfg to every part, and logs what each did.
-func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) {
+// apply hands cfg to every part, and logs what each did; it reports
+// whether every part took it.
+func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) bool {
 	r.mu.Lock()
 	parts := append([]reloadPart(nil), r.parts...)
 	r.mu.Unlock()
@@ -95,8 +98,9 @@ func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) {
 	}
 	if len(parts) == 0 {
 		logger.Info("SIGHUP: nothing in this process reloads")
-		return
+		return true
 	}
 	logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")),
 		slog.String("note", "other changes take effect at restart"))
+	return len(done) == len(parts)
 }

@@ -89,8 +89,7 @@ func (s *Sink) pathFor(topic string) string {
 	if !s.perTopic {
 		return s.path
 	}
-	ext := filepath.Ext(s.path)
-	return strings.TrimSuffix(s.path, ext) + "." + topic + ext
+	return configs.PerTopicPath(s.path, topic)
 }
 
 // RawRecords: lines are made from the record as it is.
