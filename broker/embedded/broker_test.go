@@ -900,3 +900,31 @@ func TestFailedCreateLeavesNothing(t *testing.T) {
 		t.Fatalf("partitions %v, temporary files %v", left, tmp)
 	}
 }
+
+// TestRetentionForeverSurvivesReopen: a topic kept for ever (retention -1,
+// a nanosecond as configs and Kafka's retention.ms -1 give it) is still
+// kept for ever once the log is opened again; its metadata held whole
+// milliseconds, 0, which read back as the 7-day default.
+func TestRetentionForeverSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := b.CreateTopic(ctx, "archive", broker.TopicConfig{Partitions: 1, RetentionTime: -1}); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if b, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	infos, err := b.DescribeTopics(ctx, "archive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt := infos[0].Config.RetentionTime; rt >= 0 {
+		t.Fatalf("retention after reopening: %v, want for ever (negative)", rt)
+	}
+}

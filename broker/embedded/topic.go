@@ -98,6 +98,12 @@ func (m topicMeta) config() broker.TopicConfig {
 }
 
 func metaFromConfig(name string, id [16]byte, cfg broker.TopicConfig) topicMeta {
+	if cfg.RetentionTime < 0 {
+		// For ever, as -1 (a nanosecond: configs' and Kafka's
+		// retention.ms -1 alike), which whole milliseconds would turn
+		// into 0, the default, at the next open.
+		cfg.RetentionTime = -time.Millisecond
+	}
 	return topicMeta{
 		Name:           name,
 		ID:             fmt.Sprintf("%x", id),
