@@ -114,11 +114,12 @@ type Receiver struct {
 	dec         *gosnmp.GoSNMP
 	communities map[string]bool
 	users       map[string][]v3User // by user name: one entry per configured engine
-	// pinned holds, for a user with entries pinned to engines, a decoder
-	// per engine (and "" for the others) that knows only the keys of
-	// that engine's entries: gosnmp takes a message any of a user's
-	// entries authenticates, so one engine's keys could pass as another's.
-	pinned map[string]map[string]*gosnmp.GoSNMP
+	// pinned holds, for a user with entries pinned to engines, each
+	// entry with a decoder that knows only its keys: gosnmp takes a
+	// message any of a user's entries authenticates, so one engine's keys
+	// could pass as another's, and the level to ask is the level of the
+	// entry whose keys signed it.
+	pinned map[string][]pinnedEntry
 	ready  chan struct{}
 	addr   net.Addr
 	// engineID is this receiver's SNMP engine ID: v3 informs are sent
@@ -187,17 +188,14 @@ func New(cfg Config) (*Receiver, error) {
 			return nil, fmt.Errorf("trap: %w", err)
 		}
 		for _, u := range cfg.Users {
-			usm, level, err := snmpc.USM(u)
+			usm, _, err := snmpc.USM(u)
 			if err != nil {
 				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
 			}
 			if err := table.Add(u.User, usm); err != nil {
 				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
 			}
-			if !u.LevelGiven {
-				level = min(level, gosnmp.AuthNoPriv) // see configs.SNMPv3.LevelGiven
-			}
-			r.users[u.User] = append(r.users[u.User], v3User{engine: hexEngine(u.EngineID), level: level})
+			r.users[u.User] = append(r.users[u.User], r.userEntry(u))
 		}
 		r.dec.SetTrapSecurityParametersTable(table)
 		if err := r.pinDecoders(cfg.Users); err != nil {
@@ -208,50 +206,38 @@ func New(cfg Config) (*Receiver, error) {
 }
 
 // pinDecoders builds r.pinned: for each user with an entry pinned to an
-// engine, a decoder per pinned engine with the entries for it and those
-// for any engine, and one ("") with those for any engine alone, if any.
+// engine, every entry of the user with a decoder of its own keys.
 func (r *Receiver) pinDecoders(users []configs.SNMPv3) error {
-	byUser := map[string][]configs.SNMPv3{}
+	pinned := map[string]bool{}
 	for _, u := range users {
-		byUser[u.User] = append(byUser[u.User], u)
-	}
-	r.pinned = map[string]map[string]*gosnmp.GoSNMP{}
-	for name, entries := range byUser {
-		engines := map[string]bool{}
-		for _, u := range entries {
-			if e := hexEngine(u.EngineID); e != "" {
-				engines[e] = true
-			}
+		if hexEngine(u.EngineID) != "" {
+			pinned[u.User] = true
 		}
-		if len(engines) == 0 {
+	}
+	r.pinned = map[string][]pinnedEntry{}
+	for _, u := range users {
+		if !pinned[u.User] {
 			continue
 		}
-		engines[""] = true
-		r.pinned[name] = map[string]*gosnmp.GoSNMP{}
-		for engine := range engines {
-			table := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
-			n := 0
-			for _, u := range entries {
-				if e := hexEngine(u.EngineID); e != "" && e != engine {
-					continue
-				}
-				usm, _, err := snmpc.USM(u)
-				if err != nil {
-					return fmt.Errorf("trap: user %s: %w", u.User, err)
-				}
-				if err := table.Add(u.User, usm); err != nil {
-					return fmt.Errorf("trap: user %s: %w", u.User, err)
-				}
-				n++
-			}
-			if n > 0 {
-				d := &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}
-				d.SetTrapSecurityParametersTable(table)
-				r.pinned[name][engine] = d
-			}
+		usm, _, err := snmpc.USM(u)
+		if err != nil {
+			return fmt.Errorf("trap: user %s: %w", u.User, err)
 		}
+		table := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
+		if err := table.Add(u.User, usm); err != nil {
+			return fmt.Errorf("trap: user %s: %w", u.User, err)
+		}
+		d := &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}
+		d.SetTrapSecurityParametersTable(table)
+		r.pinned[u.User] = append(r.pinned[u.User], pinnedEntry{v3User: r.userEntry(u), dec: d})
 	}
 	return nil
+}
+
+// pinnedEntry is one entry of a pinned user, with a decoder of its keys.
+type pinnedEntry struct {
+	v3User
+	dec *gosnmp.GoSNMP
 }
 
 // hexEngine is an engine_id as the receiver compares them: hex, lower
@@ -259,6 +245,17 @@ func (r *Receiver) pinDecoders(users []configs.SNMPv3) error {
 func hexEngine(id string) string {
 	id = strings.ToLower(id)
 	return strings.TrimPrefix(id, "0x")
+}
+
+// userEntry is u as decode checks it: its engine, and the least level of
+// its traps, the level written in the config, else authentication (with
+// passwords) as snmptrapd asks by default (see configs.SNMPv3.LevelGiven).
+func (r *Receiver) userEntry(u configs.SNMPv3) v3User {
+	_, level, _ := snmpc.USM(u) // checked by the caller
+	if !u.LevelGiven {
+		level = min(level, gosnmp.AuthNoPriv)
+	}
+	return v3User{engine: hexEngine(u.EngineID), level: level}
 }
 
 // v3User is one configured entry of a v3 user name.
@@ -577,17 +574,21 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		if !matched {
 			return it, version, OutcomeWrongEngine
 		}
-		if engines := r.pinned[usm.UserName]; engines != nil {
-			// Authenticated by some entry of the user: check it was one
-			// for the sender's engine.
-			d := engines[senderHex]
-			if d == nil {
-				d = engines[""]
+		if entries := r.pinned[usm.UserName]; entries != nil {
+			// Authenticated by some entry of the user: find the entry
+			// for the sender's engine whose keys did, and ask its level.
+			var err error
+			found := false
+			for _, e := range entries {
+				if e.engine != "" && e.engine != senderHex {
+					continue
+				}
+				if _, err = e.dec.UnmarshalTrap(pkt, false); err == nil {
+					found, least = true, e.level
+					break
+				}
 			}
-			if d == nil {
-				return it, version, OutcomeWrongEngine
-			}
-			if _, err := d.UnmarshalTrap(pkt, false); err != nil {
+			if !found {
 				return it, version, classify(err)
 			}
 		}

@@ -368,6 +368,27 @@ func TestSecurityLevel(t *testing.T) {
 	}
 }
 
+// TestLevelOfTheSigningEntry: the level a trap needs is the level of the
+// entry whose keys signed it: a user with an authPriv entry pinned to an
+// engine and an authNoPriv one for any engine took an unencrypted trap
+// signed with the authPriv entry's keys.
+func TestLevelOfTheSigningEntry(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	strict := testUser
+	strict.EngineID, strict.LevelGiven = "0x80001F8880AAAAAAAA", true
+	loose := testUser
+	loose.SecurityLevel, loose.AuthPassword, loose.PrivProtocol, loose.PrivPassword, loose.LevelGiven = "authNoPriv", "looseauthpass1", "", "", true
+	h := start(t, Config{Users: []configs.SNMPv3{strict, loose}})
+	send := func(auth string) {
+		snmptest.Run(t, h.dir, "snmptrap", "-v3", "-l", "authNoPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", auth,
+			"-e", "0x80001f8880aaaaaaaa", h.addr, "", "1.3.6.1.6.3.1.1.5.2")
+	}
+	send(snmptest.V3AuthPass) // the strict entry's keys, unencrypted
+	h.waitOutcome(t, "3", OutcomeLowSecurityLevel, 1)
+	send("looseauthpass1") // the loose entry's: taken
+	h.waitTraps(t, 1)
+}
+
 // TestV1GenericTrapOutOfRange: RFC 1157 defines generic-trap 0 to 6; a v1
 // trap with another is malformed, not published under a made-up OID.
 func TestV1GenericTrapOutOfRange(t *testing.T) {
