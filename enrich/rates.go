@@ -121,6 +121,11 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	switch {
 	case value >= prev.value:
 		delta = value - prev.value
+	case uptime != 0 && prev.uptime != 0 && lagging(prev.uptime, uptime, at.Sub(prev.at)):
+		// The counter went back, and sysUpTime moved on by less than
+		// the time since: a restart in a gap longer than the uptime
+		// before it, not a wrap (a spike of 2^32 over the gap).
+		return 0, false
 	case !wide && prev.value <= math.MaxUint32 && uint32(value-prev.value) < 1<<31 && value <= math.MaxUint32:
 		delta = uint64(uint32(value - prev.value)) // 32-bit wrap
 	case value-prev.value < 1<<63:
@@ -148,6 +153,14 @@ func restarted(prev, cur uint32, elapsed time.Duration) bool {
 	moved := time.Duration(cur-prev) * 10 * time.Millisecond // modulo 2^32
 	slack := elapsed/10 + time.Minute
 	return moved < elapsed-slack || moved > elapsed+slack
+}
+
+// lagging reports whether sysUpTime moved on from prev to cur by less than
+// elapsed (less the slack restarted allows): on its own no restart (some
+// agents keep sysUpTime still), but with a counter going back, one.
+func lagging(prev, cur uint32, elapsed time.Duration) bool {
+	moved := time.Duration(cur-prev) * 10 * time.Millisecond
+	return cur >= prev && moved < elapsed-elapsed/10-time.Minute
 }
 
 // forget drops rows no record arrived for since cutoff (weir's clock), so

@@ -33,6 +33,9 @@ func TestRates(t *testing.T) {
 		// Up 300 days: sysUpTime goes back by more than 2^31 at the
 		// reboot, which a wrap does not (it moves on by the minute).
 		{"reboot after 300 days up", false, []sample{{4_000_000_000, 0, 2_592_000_000, 0, false}, {1200, 60, 500, 0, false}, {7200, 120, 6500, 100, true}}},
+		// No poll for half an hour, sysUpTime 9 minutes on, and the
+		// counter lower: a restart in the gap, not a 32-bit wrap.
+		{"reboot in a gap longer than the uptime before", false, []sample{{4_000_000_000, 0, 6100, 0, false}, {1200, 1800, 60100, 0, false}, {7200, 1860, 66100, 100, true}}},
 		// An agent whose sysUpTime stands still (a recording, a caching
 		// proxy): no restart, rates as usual.
 		{"sysUpTime standing still", false, []sample{{1000, 0, 6100, 0, false}, {31000, 300, 6100, 100, true}, {61000, 600, 6100, 100, true}}},
