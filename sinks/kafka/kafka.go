@@ -144,8 +144,8 @@ func (s *Sink) batchLimit(topic string) int32 {
 
 // learnLimits asks the cluster for the max.message.bytes of the mirror
 // topics not asked before. A topic not there yet is asked again next time
-// (franz-go creates it on first produce, with the cluster's default); one
-// whose configs may not be described keeps the sink's limit.
+// (the sink does not create topics; someone will); one whose configs may
+// not be described keeps the sink's limit.
 func (s *Sink) learnLimits(ctx context.Context) {
 	var topics []string
 	for _, r := range s.recs {
