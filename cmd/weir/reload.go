@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,6 +23,12 @@ type reloads struct {
 	// no running collector takes are worth a warning.
 	collect bool
 }
+
+// The parts that reload targets, whose counts a reload logs.
+const (
+	partSNMPTargets = "snmp targets"
+	partGNMITargets = "gnmi targets"
+)
 
 type reloadPart struct {
 	name  string
@@ -44,6 +51,8 @@ func (r *reloads) add(name string, apply func(*configs.Config) error) {
 // without one, the built-in config is what there is, so only the parts
 // that read their own files (the inventory) change.
 func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, current *configs.Config, logger *slog.Logger) {
+	// The target counts running, for the log line of the next reload.
+	snmpTargets, gnmiTargets := len(current.SNMP.Targets), len(current.GNMI.Targets)
 	for {
 		select {
 		case <-ctx.Done():
@@ -59,18 +68,21 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, cu
 			}
 			cfg = next
 		}
-		applied := r.apply(cfg, logger.With(
-			slog.String("snmp_targets", fmt.Sprintf("%d -> %d", len(current.SNMP.Targets), len(cfg.SNMP.Targets))),
-			slog.String("gnmi_targets", fmt.Sprintf("%d -> %d", len(current.GNMI.Targets), len(cfg.GNMI.Targets)))))
-		if applied {
-			current = cfg // the counts before the next reload
+		done := r.apply(cfg, logger.With(
+			slog.String("snmp_targets", fmt.Sprintf("%d -> %d", snmpTargets, len(cfg.SNMP.Targets))),
+			slog.String("gnmi_targets", fmt.Sprintf("%d -> %d", gnmiTargets, len(cfg.GNMI.Targets)))))
+		if slices.Contains(done, partSNMPTargets) {
+			snmpTargets = len(cfg.SNMP.Targets)
+		}
+		if slices.Contains(done, partGNMITargets) {
+			gnmiTargets = len(cfg.GNMI.Targets)
 		}
 	}
 }
 
-// apply hands cfg to every part, and logs what each did; it reports
-// whether every part took it.
-func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) bool {
+// apply hands cfg to every part, and logs what each did; it returns the
+// names of the parts that took it.
+func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) []string {
 	r.mu.Lock()
 	parts := append([]reloadPart(nil), r.parts...)
 	r.mu.Unlock()
@@ -83,7 +95,7 @@ func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) bool {
 		for _, c := range []struct {
 			part    string
 			targets int
-		}{{"snmp targets", len(cfg.SNMP.Targets)}, {"gnmi targets", len(cfg.GNMI.Targets)}} {
+		}{{partSNMPTargets, len(cfg.SNMP.Targets)}, {partGNMITargets, len(cfg.GNMI.Targets)}} {
 			if c.targets > 0 && !has[c.part] {
 				logger.Warn("SIGHUP: these targets need a restart: their collector was not started", slog.String("part", c.part), slog.Int("targets", c.targets))
 			}
@@ -98,9 +110,9 @@ func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) bool {
 	}
 	if len(parts) == 0 {
 		logger.Info("SIGHUP: nothing in this process reloads")
-		return true
+		return nil
 	}
 	logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")),
 		slog.String("note", "other changes take effect at restart"))
-	return len(done) == len(parts)
+	return done
 }

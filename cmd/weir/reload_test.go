@@ -2,13 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // TestReloadWarnsOfTargetsNoCollectorTakes: a reload that brings SNMP
@@ -38,6 +45,57 @@ func TestReloadWarnsOfTargetsNoCollectorTakes(t *testing.T) {
 	if strings.Contains(logs.String(), "need a restart") {
 		t.Errorf("a process that does not collect warned:\n%s", logs.String())
 	}
+}
+
+// TestReloadCountsTargetsOfThePartsThatTookThem: the reload line's count
+// before is the count of the last list the part took: a part that refused
+// a list (or a config whose inventory fails) does not move it.
+func TestReloadCountsTargetsOfThePartsThatTookThem(t *testing.T) {
+	var logs syncbuf.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	file := filepath.Join(t.TempDir(), "weir.yaml")
+	write := func(n int) {
+		var b strings.Builder
+		b.WriteString("snmp:\n  traps: {listen: \"off\"}\n  targets:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "    - {name: t%d, address: \"127.0.0.1:%d\"}\n", i, 1000+i)
+		}
+		os.WriteFile(file, []byte(b.String()), 0o644)
+	}
+	refuse := false
+	r := &reloads{collect: true}
+	r.add(partSNMPTargets, func(*configs.Config) error {
+		if refuse {
+			return errTest
+		}
+		return nil
+	})
+	r.add("inventory", func(*configs.Config) error { return errTest })
+	hup := make(chan os.Signal)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.run(ctx, hup, file, configs.Defaults(), logger); close(done) }()
+	reload := func(n int, refused bool, want string) {
+		t.Helper()
+		write(n)
+		refuse = refused
+		before := strings.Count(logs.String(), "SIGHUP: reloaded")
+		hup <- syscall.SIGHUP
+		for deadline := time.Now().Add(5 * time.Second); strings.Count(logs.String(), "SIGHUP: reloaded") == before; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no reload:\n%s", logs.String())
+			}
+		}
+		lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+		if last := lines[len(lines)-1]; !strings.Contains(last, want) {
+			t.Errorf("reload of %d targets: %s, want %s", n, last, want)
+		}
+	}
+	reload(2, false, `snmp_targets="0 -> 2"`)
+	reload(5, true, `snmp_targets="2 -> 5"`) // refused: 2 stay
+	reload(3, false, `snmp_targets="2 -> 3"`)
+	cancel()
+	<-done
 }
 
 type testError string

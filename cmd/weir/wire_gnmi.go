@@ -26,6 +26,6 @@ func gnmiComponents(d deps) ([]component, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.reload.add("gnmi targets", func(cfg *configs.Config) error { return col.Update(cfg.GNMI.Targets) })
+	d.reload.add(partGNMITargets, func(cfg *configs.Config) error { return col.Update(cfg.GNMI.Targets) })
 	return []component{{name: "gnmi", run: col.Run}}, nil
 }

@@ -44,7 +44,7 @@ func snmpComponents(d deps) ([]component, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.reload.add("snmp targets", func(cfg *configs.Config) error { return p.Update(cfg.SNMP.Targets) })
+		d.reload.add(partSNMPTargets, func(cfg *configs.Config) error { return p.Update(cfg.SNMP.Targets) })
 		out = append(out, component{name: "snmp", run: p.Run})
 	}
 	if c.Traps.Listen.Enabled() {
