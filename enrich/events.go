@@ -162,6 +162,29 @@ func detectAt(r *broker.Record, eventTime time.Time) time.Time {
 	return r.Timestamp
 }
 
+// typeRebooted is the event of a device restart, from a coldStart or
+// warmStart trap and from a poll whose sysUpTime went back.
+const typeRebooted = "device_rebooted"
+
+// bootTime is when a device whose sysUpTime was uptime (hundredths) at at
+// started: the time of its device_rebooted events. The trap comes at the
+// restart, the poll up to an interval later (past the de-duplication
+// window with a 60 s interval); their boot times agree, so the detector
+// compares those (rebootAt) and the restart is one event.
+func bootTime(at time.Time, uptime uint32) time.Time {
+	return at.Add(-time.Duration(uptime) * 10 * time.Millisecond)
+}
+
+// rebootAt is the time the detector compares a device_rebooted event by:
+// its boot time, when it has one within the flap window (or the
+// de-duplication window, if longer) before now; else now.
+func (d *detector) rebootAt(ev *telemetry.Event, now time.Time) time.Time {
+	if ev.Type != typeRebooted || ev.Time.IsZero() || ev.Time.After(now) || now.Sub(ev.Time) > d.stateHold() {
+		return now
+	}
+	return ev.Time
+}
+
 // family is what flaps: interfaces and BGP sessions.
 func family(typ string) string {
 	switch {
@@ -213,6 +236,12 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	t, ok := d.last[k]
 	if !redo && d.sameState(ev.Device, id, ev.Type, now) {
 		return out // no change: the state the object is in, reported again
+	}
+	if ev.Type == typeRebooted {
+		now = d.rebootAt(&ev, now)
+		if !redo && ok && d.dedup > 0 && now.Sub(*t).Abs() <= d.dedup {
+			return out // the same restart, by its boot time, from another path
+		}
 	}
 	if !redo && ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
@@ -292,6 +321,7 @@ func (d *detector) rememberLate(ev telemetry.Event, at, since time.Time) {
 }
 
 func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
+	at = d.rebootAt(&ev, at)
 	id := objectID(ev)
 	k := eventKey{ev.Device, id, ev.Type}
 	t, known := d.last[k]
@@ -524,7 +554,9 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 		if budget--; budget < 0 {
 			break
 		}
-		if now.Sub(*t) > d.dedup {
+		// A restart's time is its boot time, which its poll may come
+		// up to an interval after: kept as long as states are.
+		if now.Sub(*t) > d.dedup && (k.typ != typeRebooted || now.Sub(*t) > d.stateHold()) {
 			delete(d.last, k)
 		}
 	}

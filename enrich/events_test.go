@@ -682,3 +682,28 @@ func TestMoreInterfaceSpellingsAreOneObject(t *testing.T) {
 		t.Errorf("2.5G and 25G ports are one object: %q", a)
 	}
 }
+
+// TestRebootByTrapAndPollIsOneEvent: a coldStart trap and the first poll
+// after the restart, a minute apart (past the 30 s window, as a 60 s poll
+// often is), are one device_rebooted: both give the same boot time. A
+// second restart three minutes later is a second event.
+func TestRebootByTrapAndPollIsOneEvent(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	n := 0
+	reboot := func(topic string, offset int64, at time.Time, uptime uint32) {
+		ev := telemetry.Event{Type: "device_rebooted", Device: "edge1", Time: bootTime(at, uptime), Cause: telemetry.Cause{Topic: topic, Offset: offset}}
+		n += len(d.observe(ev, at))
+		d.settle(at)
+	}
+	reboot("raw.traps", 1, t0, 500)                     // coldStart 5 s after the boot
+	reboot("raw.snmp", 1, t0.Add(55*time.Second), 6000) // the poll, 60 s up
+	if n != 1 {
+		t.Fatalf("%d events for one restart seen by a trap and a poll 55 s apart", n)
+	}
+	reboot("raw.traps", 2, t0.Add(3*time.Minute), 300) // restarted again
+	reboot("raw.snmp", 2, t0.Add(3*time.Minute+40*time.Second), 4300)
+	if n != 2 {
+		t.Fatalf("%d events for two restarts three minutes apart, want 2", n)
+	}
+}

@@ -255,12 +255,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
 			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
 	}
-	// A device whose sysUpTime went back, or moved on by less than the
-	// time since the last sample, restarted.
+	// A device whose sysUpTime went back restarted: at the poll's time
+	// less its uptime, which the coldStart trap of the same restart
+	// gives too (see bootTime).
 	if p.Uptime != 0 {
 		prev, ok := w.uptimes[target]
 		if ok && restarted(prev.v.ticks, p.Uptime, at.Sub(prev.v.at)) {
 			event("device_rebooted", "")
+			events[len(events)-1].Time = bootTime(at, p.Uptime)
 		}
 		if !ok || at.After(prev.v.at) {
 			w.uptimes[target] = seen[uptimeSample]{uptimeSample{p.Uptime, at}, w.rates.now}

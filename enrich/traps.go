@@ -270,6 +270,7 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		}
 	case "coldStart", "warmStart":
 		ev.Type = "device_rebooted"
+		ev.Time = bootTime(tr.ReceivedAt, tr.Uptime)
 	case "bgpEstablished", "bgpEstablishedNotification":
 		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
 	case "bgpBackwardTransition", "bgpBackwardTransNotification":
