@@ -232,11 +232,11 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	id := objectID(ev)
-	k := eventKey{ev.Device, id, ev.Type}
-	t, ok := d.last[k]
 	if !redo && d.sameState(ev.Device, id, ev.Type, now) {
 		return out // no change: the state the object is in, reported again
 	}
+	k := eventKey{ev.Device, id, ev.Type}
+	t, ok := d.last[k]
 	if ev.Type == typeRebooted {
 		now = d.rebootAt(&ev, now)
 		if !redo && ok && d.dedup > 0 && now.Sub(*t).Abs() <= d.dedup {
