@@ -354,8 +354,10 @@ func (c *Config) validate(root *yaml.Node) error {
 	if c.Broker.MaxConnections < 0 {
 		add("broker.max_connections", "must not be negative")
 	}
-	if c.Broker.MaxMessageBytes < 1024 {
-		add("broker.max_message_bytes", "must be at least 1KiB")
+	if c.Broker.MaxMessageBytes < 1024 || c.Broker.MaxMessageBytes > 1<<30 {
+		// A batch's length is 32 bits in Kafka's format, and Kafka
+		// clients (franz-go) cap batches at 1GiB.
+		add("broker.max_message_bytes", "must be between 1KiB and 1GiB")
 	}
 	if c.Broker.RequestTimeout < 0 {
 		add("broker.request_timeout", "must not be negative")

@@ -68,6 +68,7 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  max_connections: -1\n", "cfg.yaml:2: broker.max_connections: must not be negative"},
 		{"broker:\n  offsets_retention: -2h\n", "cfg.yaml:2: broker.offsets_retention: must be positive, or -1"},
 		{"http:\n  listen: \"\"\n", `cfg.yaml:2: http.listen: is empty; write "off"`},
+		{"broker:\n  max_message_bytes: 4GiB\n", "cfg.yaml:2: broker.max_message_bytes: must be between 1KiB and 1GiB"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", read_buffer: 8MiB}\n", "syslog.listeners[0]: readers and read_buffer apply to udp listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", client_ca_file: ca.pem}\n", "syslog.listeners[0]: cert_file, key_file and client_ca_file apply to tls listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:1\", max_connections: 10}\n", "syslog.listeners[0]: max_connections and idle_timeout apply to tcp and tls listeners only"},
