@@ -391,6 +391,7 @@ func (c *Config) validate(root *yaml.Node) error {
 	c.Syslog.validate(add)
 	c.Enrich.validate(add)
 	c.validateCluster(add)
+	c.validateListeners(add)
 	sinkNames, filePaths := map[string]bool{}, map[string]string{}
 	for i, s := range c.Sinks {
 		at := fmt.Sprintf("sinks[%d]", i)

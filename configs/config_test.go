@@ -69,6 +69,9 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  offsets_retention: -2h\n", "cfg.yaml:2: broker.offsets_retention: must be positive, or -1"},
 		{"http:\n  listen: \"\"\n", `cfg.yaml:2: http.listen: is empty; write "off"`},
 		{"broker:\n  max_message_bytes: 4GiB\n", "cfg.yaml:2: broker.max_message_bytes: must be between 1KiB and 1GiB"},
+		{"sinks:\n  - {type: prometheus, name: p, listen: \"0.0.0.0:8080\", topics: [x]}\n", "cfg.yaml:2: sinks[0].listen: http.listen and sinks[0].listen both listen on tcp port 8080"},
+		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:5514\"}\n    - {protocol: tls, address: \":5514\", cert_file: a, key_file: b}\n", "syslog.listeners[0] and syslog.listeners[1] both listen on tcp port 5514"},
+		{"snmp:\n  traps: {listen: \"127.0.0.1:5514\"}\nsyslog:\n  listeners:\n    - {protocol: udp, address: \"0.0.0.0:5514\"}\n", "syslog.listeners[0] and snmp.traps.listen both listen on udp port 5514"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", read_buffer: 8MiB}\n", "syslog.listeners[0]: readers and read_buffer apply to udp listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", client_ca_file: ca.pem}\n", "syslog.listeners[0]: cert_file, key_file and client_ca_file apply to tls listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:1\", max_connections: 10}\n", "syslog.listeners[0]: max_connections and idle_timeout apply to tcp and tls listeners only"},
@@ -124,6 +127,21 @@ func TestLoadRefusesAFileOfNoSettings(t *testing.T) {
 		_, err := Load(file)
 		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "has no settings") {
 			t.Errorf("%q: %v", tc.data, err)
+		}
+	}
+}
+
+// TestListenersThatDoNotClash: one port on udp and tcp, two hosts on one
+// port, and port 0 are no clash.
+func TestListenersThatDoNotClash(t *testing.T) {
+	for _, y := range []string{
+		"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:5514\"}\n    - {protocol: tcp, address: \"127.0.0.1:5514\"}\n",
+		"http:\n  listen: 127.0.0.1:9100\nsinks:\n  - {type: prometheus, name: p, listen: \"192.0.2.1:9100\", topics: [x]}\n",
+		"http:\n  listen: 127.0.0.1:0\nbroker:\n  kafka_listen: 127.0.0.1:0\n",
+		"broker:\n  kafka_listen: 127.0.0.1:8080\n  kafka: {brokers: [\"k:9092\"]}\n", // no listener on a cluster
+	} {
+		if _, err := Parse([]byte(y)); err != nil {
+			t.Errorf("%q: %v", y, err)
 		}
 	}
 }

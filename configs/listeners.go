@@ -1,0 +1,73 @@
+package configs
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+)
+
+// validateListeners refuses two listeners of one transport on one port
+// where their hosts overlap (the same address, or either a wildcard):
+// weir run would fail at start with "address already in use", after weir
+// check said ok. Port 0 (a free port, picked at start) never clashes.
+func (c *Config) validateListeners(add func(path, format string, args ...any)) {
+	type listener struct {
+		key  string
+		host netip.Addr // the zero Addr for a name, which is compared as text
+		name string
+		port string
+	}
+	byNet := map[string][]listener{}
+	take := func(network, key string, a Address) {
+		if !a.Enabled() {
+			return
+		}
+		host, port, err := net.SplitHostPort(string(a))
+		if err != nil || port == "0" {
+			return
+		}
+		l := listener{key: key, name: host, port: port}
+		if host == "" {
+			l.host = netip.IPv6Unspecified()
+		} else if ip, err := netip.ParseAddr(host); err == nil {
+			l.host = ip.Unmap()
+		}
+		for _, o := range byNet[network] {
+			if o.port == l.port && overlap(o.host, o.name, l.host, l.name) {
+				add(key, "%s and %s both listen on %s port %s", o.key, key, network, port)
+				return
+			}
+		}
+		byNet[network] = append(byNet[network], l)
+	}
+	take("tcp", "http.listen", c.HTTP.Listen)
+	if len(c.Broker.Kafka.Brokers) == 0 {
+		take("tcp", "broker.kafka_listen", c.Broker.KafkaListen)
+	}
+	if c.Syslog.Enabled == nil || *c.Syslog.Enabled {
+		for i, l := range c.Syslog.Listeners {
+			network := "tcp"
+			if l.Protocol == "udp" {
+				network = "udp"
+			}
+			take(network, fmt.Sprintf("syslog.listeners[%d]", i), l.Address)
+		}
+	}
+	take("udp", "snmp.traps.listen", c.SNMP.Traps.Listen)
+	for i, s := range c.Sinks {
+		if s.Type == "prometheus" {
+			take("tcp", fmt.Sprintf("sinks[%d].listen", i), s.Listen)
+		}
+	}
+}
+
+// overlap: two listen hosts that cannot both bind one port.
+func overlap(a netip.Addr, aName string, b netip.Addr, bName string) bool {
+	if a.IsValid() && b.IsValid() {
+		return a == b || a.IsUnspecified() || b.IsUnspecified()
+	}
+	if a.IsValid() && a.IsUnspecified() || b.IsValid() && b.IsUnspecified() {
+		return true
+	}
+	return aName == bName
+}
