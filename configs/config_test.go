@@ -72,6 +72,7 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"sinks:\n  - {type: prometheus, name: p, listen: \"0.0.0.0:8080\", topics: [x]}\n", "cfg.yaml:2: sinks[0].listen: http.listen and sinks[0].listen both listen on tcp port 8080"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:5514\"}\n    - {protocol: tls, address: \":5514\", cert_file: a, key_file: b}\n", "syslog.listeners[0] and syslog.listeners[1] both listen on tcp port 5514"},
 		{"snmp:\n  traps: {listen: \"127.0.0.1:5514\"}\nsyslog:\n  listeners:\n    - {protocol: udp, address: \"0.0.0.0:5514\"}\n", "syslog.listeners[0] and snmp.traps.listen both listen on udp port 5514"},
+		{"snmp:\n  traps: {listen: \"127.0.0.1:5514\"}\n", "syslog (default listener) and snmp.traps.listen both listen on udp port 5514"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", read_buffer: 8MiB}\n", "syslog.listeners[0]: readers and read_buffer apply to udp listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", client_ca_file: ca.pem}\n", "syslog.listeners[0]: cert_file, key_file and client_ca_file apply to tls listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:1\", max_connections: 10}\n", "syslog.listeners[0]: max_connections and idle_timeout apply to tcp and tls listeners only"},

@@ -52,6 +52,11 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 			}
 			take(network, fmt.Sprintf("syslog.listeners[%d]", i), l.Address)
 		}
+		if len(c.Syslog.Listeners) == 0 {
+			// The collector's own, with none configured.
+			take("udp", "syslog (default listener)", DefaultSyslogListen)
+			take("tcp", "syslog (default listener)", DefaultSyslogListen)
+		}
 	}
 	take("udp", "snmp.traps.listen", c.SNMP.Traps.Listen)
 	for i, s := range c.Sinks {

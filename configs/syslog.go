@@ -6,7 +6,7 @@ import "fmt"
 type Syslog struct {
 	// Enabled turns the collector off with false; on by default.
 	Enabled *bool `yaml:"enabled"`
-	// Listeners; with none configured, UDP and TCP on 127.0.0.1:5514.
+	// Listeners; with none configured, UDP and TCP on DefaultSyslogListen.
 	Listeners []SyslogListener `yaml:"listeners"`
 	// Topic receives the records; default raw.syslog.
 	Topic string `yaml:"topic"`
@@ -85,3 +85,7 @@ func (s *Syslog) validate(add func(path, format string, args ...any)) {
 		}
 	}
 }
+
+// DefaultSyslogListen is where the syslog collector listens, UDP and TCP,
+// with no listeners configured.
+const DefaultSyslogListen Address = "127.0.0.1:5514"

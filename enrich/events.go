@@ -172,6 +172,9 @@ const typeRebooted = "device_rebooted"
 // window with a 60 s interval); their boot times agree, so the detector
 // compares those (rebootAt) and the restart is one event.
 func bootTime(at time.Time, uptime uint32) time.Time {
+	if at.IsZero() {
+		return at // a record without its time (any Kafka client may write one): none
+	}
 	return at.Add(-time.Duration(uptime) * 10 * time.Millisecond)
 }
 

@@ -707,3 +707,16 @@ func TestRebootByTrapAndPollIsOneEvent(t *testing.T) {
 		t.Fatalf("%d events for two restarts three minutes apart, want 2", n)
 	}
 }
+
+// TestBootTimeOfARecordWithoutTime: a trap record with no received_at
+// (any Kafka client may write one) gives no boot time, not year 0 less
+// its uptime, which an event cannot be encoded with.
+func TestBootTimeOfARecordWithoutTime(t *testing.T) {
+	if b := bootTime(time.Time{}, 3_456_000_000); !b.IsZero() {
+		t.Fatalf("boot time %v of a record without a time", b)
+	}
+	ev := telemetry.Event{V: 1, Type: "device_rebooted", Device: "edge1", Time: bootTime(time.Time{}, 3_456_000_000)}
+	if _, _, err := ev.AppendJSON(nil, nil); err != nil {
+		t.Fatalf("the event does not encode: %v", err)
+	}
+}

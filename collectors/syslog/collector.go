@@ -26,7 +26,7 @@ import (
 
 // Defaults for listener settings left out of the config.
 const (
-	DefaultAddress        = "127.0.0.1:5514"
+	DefaultAddress        = configs.DefaultSyslogListen
 	DefaultMaxMessageSize = 64 << 10
 	DefaultMaxConnections = 4096
 	DefaultIdleTimeout    = 10 * time.Minute
