@@ -48,16 +48,18 @@ func TestCountsWhatTheKernelDropped(t *testing.T) {
 	go func() { w.Run(ctx, 20*time.Millisecond, func(n uint64) { reported.Add(n) }); close(done) }()
 	time.Sleep(100 * time.Millisecond) // Run took the count before as its start
 	send(2000)
-	after := before
-	for deadline := time.Now().Add(5 * time.Second); reported.Load() == 0 || reported.Load() < after-before; time.Sleep(20 * time.Millisecond) {
+	// The watcher catches up with the kernel's count within a few ticks
+	// (which may go on counting the burst a moment after send returns).
+	var after uint64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		after, _ = Dropped(w.inodes)
+		if after > before && reported.Load() == after-before {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("reported %d, the kernel counted %d more", reported.Load(), after-before)
+			t.Fatalf("reported %d, the kernel counted %d since the watcher started", reported.Load(), after-before)
 		}
 	}
 	cancel()
 	<-done
-	if got, want := reported.Load(), after-before; got != want {
-		t.Fatalf("reported %d drops, the kernel counted %d since the watcher started", got, want)
-	}
 }
