@@ -193,7 +193,8 @@ func (b *Broker) checkSize(topic string, r *broker.Record) error {
 
 // CheckSize implements broker.SizeChecker: the producers' limit, or the
 // topic's max.message.bytes if lower (known once the topic has been
-// produced to: enrichment's outputs have, by align).
+// described by name or produced to: enrichment's align describes its
+// outputs before it checks a record for them).
 func (b *Broker) CheckSize(topic string, key, value []byte, headers []broker.Header) error {
 	return b.checkSize(topic, &broker.Record{Key: key, Value: value, Headers: headers})
 }
