@@ -16,7 +16,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/kafkalimits"
 )
 
 // Broker is a Kafka cluster behind the broker.Broker interface.
@@ -41,10 +41,10 @@ type Broker struct {
 	// Topics this process has made sure exist (created with defaults
 	// and rf, or found there) before producing to them.
 	ensured sync.Map
-	// Each produced topic's max.message.bytes, learned with ensured, and
-	// the producers' own batch limit (kgo's default or WithClientOpts').
-	topicLimits sync.Map // string -> int32
-	batchMax    int32
+	// The producers' batch limits: theirs (kgo's default or
+	// WithClientOpts'), or a topic's max.message.bytes if lower, learned
+	// with ensured and when a topic is described by name.
+	limits *kafkalimits.Limits
 
 	rf       int16
 	instance string // names the process in transactional ids
@@ -110,60 +110,23 @@ func New(seeds []string, opts ...Option) (*Broker, error) {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	b.admin = kadm.NewClient(b.adminCl)
-	b.batchMax, _ = b.adminCl.OptValue(kgo.ProducerBatchMaxBytes).(int32)
+	batchMax, _ := b.adminCl.OptValue(kgo.ProducerBatchMaxBytes).(int32)
+	b.limits = kafkalimits.New(batchMax)
 	// The sticky key partitioner hashes keys with Kafka's murmur2 (the
 	// Java client's layout; franz-go's default partitioner is not) and
 	// sticks records without a key to a partition per batch.
 	if b.producer, err = kgo.NewClient(append(base, kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond),
-		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), kgo.ProducerBatchMaxBytesFn(b.batchLimit))...); err != nil {
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), kgo.ProducerBatchMaxBytesFn(b.limits.Batch))...); err != nil {
 		b.adminCl.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	if b.manual, err = kgo.NewClient(append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation(),
-		kgo.ProducerBatchMaxBytesFn(b.batchLimit))...); err != nil {
+		kgo.ProducerBatchMaxBytesFn(b.limits.Batch))...); err != nil {
 		b.adminCl.Close()
 		b.producer.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	return b, nil
-}
-
-// batchLimit is the producers' batch limit for topic: theirs, or the
-// topic's max.message.bytes if lower. With a limit above the topic's,
-// franz-go fills batches the cluster refuses whole (MESSAGE_TOO_LARGE),
-// small records and all, and a worker publishing them retries for ever.
-// franz-go asks when it first produces to a partition, which is after
-// ensureTopic has learned the topic's limit; a limit lowered later on the
-// cluster is seen once weir restarts.
-func (b *Broker) batchLimit(topic string) int32 {
-	limit := b.batchMax
-	if v, ok := b.topicLimits.Load(topic); ok {
-		limit = min(limit, v.(int32))
-	}
-	return max(limit, 512) // franz-go's least
-}
-
-// learnLimits records the topics' max.message.bytes, where the cluster
-// says it. Without it (a cluster that does not allow describing configs)
-// only the producers' own limit applies.
-func (b *Broker) learnLimits(ctx context.Context, topics ...string) {
-	rcs, err := b.admin.DescribeTopicConfigs(ctx, topics...)
-	if err != nil {
-		return
-	}
-	for _, rc := range rcs {
-		if rc.Err != nil {
-			continue
-		}
-		for _, c := range rc.Configs {
-			if c.Key != "max.message.bytes" || c.Value == nil {
-				continue
-			}
-			if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
-				b.topicLimits.Store(rc.Name, int32(n))
-			}
-		}
-	}
 }
 
 func toKgo(topic string, r *broker.Record) *kgo.Record {
@@ -182,10 +145,10 @@ func fromKgo(kr *kgo.Record) broker.Record {
 	return r
 }
 
-// checkSize refuses a record over topic's batch limit (batchLimit), which
+// checkSize refuses a record over topic's batch limit (b.limits), which
 // franz-go would fail on its own, or the cluster.
 func (b *Broker) checkSize(topic string, r *broker.Record) error {
-	if n, limit := batchBytes(r), b.batchLimit(topic); n > int(limit) {
+	if n, limit := batchBytes(r), b.limits.Batch(topic); n > int(limit) {
 		return fmt.Errorf("%w: %d bytes in a batch, over the limit of %d for %s", broker.ErrRecordTooLarge, n, limit, topic)
 	}
 	return nil
@@ -560,7 +523,7 @@ func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.
 		}
 	}
 	if len(names) > 0 {
-		b.learnLimits(ctx, names...)
+		b.limits.Learn(ctx, b.admin, names...)
 	}
 	starts, err := b.admin.ListStartOffsets(ctx, details.Names()...)
 	if err != nil {
@@ -616,7 +579,7 @@ func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 	if err := b.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil && (ctx.Err() != nil || !refusedForGood(err)) {
 		return fmt.Errorf("kafka: produce %s: %w", topic, err)
 	}
-	b.learnLimits(ctx, topic)
+	b.limits.Learn(ctx, b.admin, topic)
 	b.ensured.Store(topic, true)
 	return nil
 }

@@ -87,7 +87,7 @@ func (b *Broker) consumeTxn(group, member string, session time.Duration, c *cons
 		// cluster's defaults before anything is produced to them. What
 		// it produces goes through produce, which creates the topic with
 		// weir's (ensureTopic).
-		kgo.RecordPartitioner(txnPartitioner()), kgo.ProducerLinger(time.Millisecond), kgo.ProducerBatchMaxBytesFn(b.batchLimit))
+		kgo.RecordPartitioner(txnPartitioner()), kgo.ProducerLinger(time.Millisecond), kgo.ProducerBatchMaxBytesFn(b.limits.Batch))
 	s, err := kgo.NewGroupTransactSession(kopts...)
 	if err != nil {
 		releaseTxnID(id)

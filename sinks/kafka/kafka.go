@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/kafkalimits"
 	"github.com/weirnet/weir/sinks"
 )
 
@@ -41,11 +42,11 @@ type Sink struct {
 	prefix  string
 	timeout time.Duration
 	recs    []*kgo.Record
-	// Mirror topics' max.message.bytes (topicLimits, read by franz-go)
-	// and the topics asked for it (asked, Write's alone).
-	topicLimits sync.Map // string -> int32
-	asked       map[string]bool
-	dial        dialErrors
+	// The batch limits: the sink's, or a mirror topic's
+	// max.message.bytes if lower, learned at the topic's first batch.
+	limits *kafkalimits.Limits
+	topics []string // Write's scratch: the batch's topics not learned yet
+	dial   dialErrors
 }
 
 // dialErrors keeps the last failed connection of the client (a hook), so a
@@ -90,8 +91,8 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		// at once, every time. Write bounds each batch with a context.
 		kgo.ProducerLinger(0), // the sink batches already
 	}
-	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, asked: map[string]bool{}}
-	opts = append(opts, kgo.ProducerBatchMaxBytesFn(s.batchLimit), kgo.WithHooks(&s.dial))
+	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, limits: kafkalimits.New(maxBatchBytes)}
+	opts = append(opts, kgo.ProducerBatchMaxBytesFn(s.limits.Batch), kgo.WithHooks(&s.dial))
 	switch cfg.Compression {
 	case "none":
 		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
@@ -128,52 +129,18 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	return s, nil
 }
 
-// batchLimit is the batch limit for a mirror topic: the sink's, or the
-// topic's max.message.bytes if lower. With a limit above the topic's, the
-// cluster refuses batches whole (MESSAGE_TOO_LARGE), and the sink would
-// send every batch again record by record to find the one it refuses.
-// franz-go asks when it first produces to a partition: after Write has
-// learned the topic's limit.
-func (s *Sink) batchLimit(topic string) int32 {
-	limit := int32(maxBatchBytes)
-	if v, ok := s.topicLimits.Load(topic); ok {
-		limit = min(limit, v.(int32))
-	}
-	return max(limit, 512) // franz-go's least
-}
-
-// learnLimits asks the cluster for the max.message.bytes of the mirror
-// topics not asked before. A topic not there yet is asked again next time
-// (the sink does not create topics; someone will); one whose configs may
-// not be described keeps the sink's limit.
+// learnLimits learns the limits of the batch's topics not learned yet,
+// before franz-go first produces to them (see kafkalimits): without the
+// topic's lower limit the cluster refuses batches whole, and the sink
+// sends every batch again record by record to find the one it refuses.
 func (s *Sink) learnLimits(ctx context.Context) {
-	var topics []string
+	s.topics = s.topics[:0]
 	for _, r := range s.recs {
-		if !s.asked[r.Topic] && !slices.Contains(topics, r.Topic) {
-			topics = append(topics, r.Topic)
+		if !s.limits.Known(r.Topic) && !slices.Contains(s.topics, r.Topic) {
+			s.topics = append(s.topics, r.Topic)
 		}
 	}
-	if len(topics) == 0 {
-		return
-	}
-	rcs, err := s.admin.DescribeTopicConfigs(ctx, topics...)
-	if err != nil {
-		return // asked again at the next batch
-	}
-	for _, rc := range rcs {
-		if errors.Is(rc.Err, kerr.UnknownTopicOrPartition) {
-			continue
-		}
-		s.asked[rc.Name] = true
-		for _, c := range rc.Configs {
-			if c.Key != "max.message.bytes" || c.Value == nil {
-				continue
-			}
-			if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
-				s.topicLimits.Store(rc.Name, int32(n))
-			}
-		}
-	}
+	s.limits.Learn(ctx, s.admin, s.topics...)
 }
 
 // RawRecords: records are mirrored as they are, never decoded.

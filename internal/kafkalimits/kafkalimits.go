@@ -1,0 +1,83 @@
+// Package kafkalimits keeps, per topic, the batch limit a franz-go producer
+// may fill: its own, or the topic's max.message.bytes where the cluster
+// sets it lower. With a limit above the topic's, franz-go fills batches the
+// cluster refuses whole (MESSAGE_TOO_LARGE), small records and all, and a
+// producer that sends them again stalls on them.
+//
+// franz-go asks Batch when it first produces to a partition
+// (kgo.ProducerBatchMaxBytesFn), so a topic's limit is learned before that
+// and once: a limit lowered on the cluster later is seen after a restart.
+package kafkalimits
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Limits are the batch limits of one producer's topics.
+type Limits struct {
+	max    int32
+	topics sync.Map // topic -> int32 (0: answered without a limit)
+}
+
+// New is the limits of a producer whose own batch limit is max.
+func New(max int32) *Limits { return &Limits{max: max} }
+
+// Batch is the batch limit for topic: the producer's, or the topic's if
+// lower; for kgo.ProducerBatchMaxBytesFn.
+func (l *Limits) Batch(topic string) int32 {
+	limit := l.max
+	if v, ok := l.topics.Load(topic); ok && v.(int32) > 0 {
+		limit = min(limit, v.(int32))
+	}
+	return max(limit, 512) // franz-go's least
+}
+
+// Known reports whether the cluster has answered for topic (with its limit
+// or without one), so that asking again would be for nothing.
+func (l *Limits) Known(topic string) bool {
+	_, ok := l.topics.Load(topic)
+	return ok
+}
+
+// Learn asks the cluster for the max.message.bytes of the topics not known
+// yet. A topic not there yet is asked again next time (someone will make
+// it); one whose configs may not be described, or a request that failed,
+// keeps the producer's limit until then.
+func (l *Limits) Learn(ctx context.Context, admin *kadm.Client, topics ...string) {
+	var ask []string
+	for _, t := range topics {
+		if !l.Known(t) {
+			ask = append(ask, t)
+		}
+	}
+	if len(ask) == 0 {
+		return
+	}
+	rcs, err := admin.DescribeTopicConfigs(ctx, ask...)
+	if err != nil {
+		return
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil {
+			if !errors.Is(rc.Err, kerr.UnknownTopicOrPartition) {
+				l.topics.Store(rc.Name, int32(0)) // not allowed: the producer's limit
+			}
+			continue
+		}
+		limit := int32(0)
+		for _, c := range rc.Configs {
+			if c.Key == "max.message.bytes" && c.Value != nil {
+				if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
+					limit = int32(n)
+				}
+			}
+		}
+		l.topics.Store(rc.Name, limit)
+	}
+}
