@@ -81,6 +81,10 @@ type SNMPv3 struct {
 	LevelGiven bool `yaml:"-"`
 }
 
+// EngineIDHex is an engine_id as weir compares engine IDs: hex, lower
+// case, without 0x.
+func EngineIDHex(id string) string { return strings.TrimPrefix(strings.ToLower(id), "0x") }
+
 // SNMPProfiles is a list of profile names or "auto" (chosen by sysObjectID).
 type SNMPProfiles struct {
 	Auto  bool
@@ -248,7 +252,7 @@ func resolveSNMP(n *yaml.Node, raw snmpRaw) (SNMP, []string) {
 		if u.User == "" {
 			add(nodeLine(un), path+".user", "must be set")
 		}
-		if k := [2]string{u.User, strings.TrimPrefix(strings.ToLower(u.EngineID), "0x")}; u.User != "" && seenUsers[k] {
+		if k := [2]string{u.User, EngineIDHex(u.EngineID)}; u.User != "" && seenUsers[k] {
 			add(nodeLine(un), path, "user %q is listed twice for the same engine_id; one entry would never be used", u.User)
 		} else {
 			seenUsers[k] = true
@@ -497,7 +501,7 @@ func validateV3(v *SNMPv3) (string, error) {
 		}
 	}
 	if v.EngineID != "" {
-		id := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(v.EngineID, "0x"), "0X"))
+		id := EngineIDHex(v.EngineID)
 		if b, err := hex.DecodeString(id); err != nil || len(b) < 5 || len(b) > 32 {
 			// RFC 3411: an engine ID is 5 to 32 octets.
 			problems = append(problems, fmt.Sprintf("engine_id must be 5 to 32 bytes in hex (like 0x80001f8880aabbccdd), not %q", v.EngineID))

@@ -20,6 +20,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,14 +115,8 @@ type Receiver struct {
 	dec         *gosnmp.GoSNMP
 	communities map[string]bool
 	users       map[string][]v3User // by user name: one entry per configured engine
-	// pinned holds, for a user with entries pinned to engines, each
-	// entry with a decoder that knows only its keys: gosnmp takes a
-	// message any of a user's entries authenticates, so one engine's keys
-	// could pass as another's, and the level to ask is the level of the
-	// entry whose keys signed it.
-	pinned map[string][]pinnedEntry
-	ready  chan struct{}
-	addr   net.Addr
+	ready       chan struct{}
+	addr        net.Addr
 	// engineID is this receiver's SNMP engine ID: v3 informs are sent
 	// to it (the receiver of an inform is the authoritative engine), so
 	// senders discover it first (RFC 3414 section 4).
@@ -195,73 +190,61 @@ func New(cfg Config) (*Receiver, error) {
 			if err := table.Add(u.User, usm); err != nil {
 				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
 			}
-			r.users[u.User] = append(r.users[u.User], r.userEntry(u))
+			r.users[u.User] = append(r.users[u.User], newV3User(u))
 		}
 		r.dec.SetTrapSecurityParametersTable(table)
-		if err := r.pinDecoders(cfg.Users); err != nil {
+		if err := r.pinDecoders(); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
 }
 
-// pinDecoders builds r.pinned: for each user with an entry pinned to an
-// engine, every entry of the user with a decoder of its own keys.
-func (r *Receiver) pinDecoders(users []configs.SNMPv3) error {
-	pinned := map[string]bool{}
-	for _, u := range users {
-		if hexEngine(u.EngineID) != "" {
-			pinned[u.User] = true
-		}
-	}
-	r.pinned = map[string][]pinnedEntry{}
-	for _, u := range users {
-		if !pinned[u.User] {
+// pinDecoders gives every entry of a user with an entry pinned to an
+// engine a decoder that knows only its own keys: gosnmp takes a message
+// any of a user's entries authenticates, so one engine's keys could pass
+// as another's, and the level to ask is that of the entry whose keys
+// signed it (see decode).
+func (r *Receiver) pinDecoders() error {
+	for _, entries := range r.users {
+		if !slices.ContainsFunc(entries, func(u v3User) bool { return u.engine != "" }) {
 			continue
 		}
-		usm, _, err := snmpc.USM(u)
-		if err != nil {
-			return fmt.Errorf("trap: user %s: %w", u.User, err)
+		for i := range entries {
+			usm, _, err := snmpc.USM(entries[i].cfg)
+			if err != nil {
+				return fmt.Errorf("trap: user %s: %w", entries[i].cfg.User, err)
+			}
+			table := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
+			if err := table.Add(entries[i].cfg.User, usm); err != nil {
+				return fmt.Errorf("trap: user %s: %w", entries[i].cfg.User, err)
+			}
+			entries[i].dec = &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}
+			entries[i].dec.SetTrapSecurityParametersTable(table)
 		}
-		table := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
-		if err := table.Add(u.User, usm); err != nil {
-			return fmt.Errorf("trap: user %s: %w", u.User, err)
-		}
-		d := &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}
-		d.SetTrapSecurityParametersTable(table)
-		r.pinned[u.User] = append(r.pinned[u.User], pinnedEntry{v3User: r.userEntry(u), dec: d})
 	}
 	return nil
 }
 
-// pinnedEntry is one entry of a pinned user, with a decoder of its keys.
-type pinnedEntry struct {
-	v3User
-	dec *gosnmp.GoSNMP
-}
-
-// hexEngine is an engine_id as the receiver compares them: hex, lower
-// case, without 0x.
-func hexEngine(id string) string {
-	id = strings.ToLower(id)
-	return strings.TrimPrefix(id, "0x")
-}
-
-// userEntry is u as decode checks it: its engine, and the least level of
+// newV3User is u as decode checks it: its engine, and the least level of
 // its traps, the level written in the config, else authentication (with
 // passwords) as snmptrapd asks by default (see configs.SNMPv3.LevelGiven).
-func (r *Receiver) userEntry(u configs.SNMPv3) v3User {
+func newV3User(u configs.SNMPv3) v3User {
 	_, level, _ := snmpc.USM(u) // checked by the caller
 	if !u.LevelGiven {
 		level = min(level, gosnmp.AuthNoPriv)
 	}
-	return v3User{engine: hexEngine(u.EngineID), level: level}
+	return v3User{cfg: u, engine: configs.EngineIDHex(u.EngineID), level: level}
 }
 
 // v3User is one configured entry of a v3 user name.
 type v3User struct {
+	cfg    configs.SNMPv3
 	engine string                // the sender engine ID it is for (hex, lower case); "" any
 	level  gosnmp.SnmpV3MsgFlags // the least security level its messages need
+	// dec, for the entries of a user pinned to engines, decodes with this
+	// entry's keys alone (pinDecoders).
+	dec *gosnmp.GoSNMP
 }
 
 // Addr returns the bound address once Run is listening (useful with port 0).
@@ -563,34 +546,27 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		}
 		// gosnmp takes a message at the level its flags claim, with any
 		// of the user's entries: the entries for the sender's engine
-		// say which it may come from, and the least level it needs.
+		// say which it may come from, and the least level it needs. A
+		// pinned user's is the level of the entry whose keys signed it.
 		least, matched := gosnmp.AuthPriv, false
+		var signErr error
 		senderHex := hex.EncodeToString([]byte(sender))
 		for _, u := range r.users[usm.UserName] {
-			if u.engine == "" || u.engine == senderHex {
+			switch {
+			case u.engine != "" && u.engine != senderHex, matched && u.dec != nil:
+			case u.dec == nil:
 				matched, least = true, min(least, u.level)
+			default:
+				if _, signErr = u.dec.UnmarshalTrap(pkt, false); signErr == nil {
+					matched, least = true, u.level
+				}
 			}
+		}
+		if !matched && signErr != nil {
+			return it, version, classify(signErr) // an entry for the engine, none whose keys signed it
 		}
 		if !matched {
 			return it, version, OutcomeWrongEngine
-		}
-		if entries := r.pinned[usm.UserName]; entries != nil {
-			// Authenticated by some entry of the user: find the entry
-			// for the sender's engine whose keys did, and ask its level.
-			var err error
-			found := false
-			for _, e := range entries {
-				if e.engine != "" && e.engine != senderHex {
-					continue
-				}
-				if _, err = e.dec.UnmarshalTrap(pkt, false); err == nil {
-					found, least = true, e.level
-					break
-				}
-			}
-			if !found {
-				return it, version, classify(err)
-			}
 		}
 		if p.MsgFlags&gosnmp.AuthPriv < least {
 			return it, version, OutcomeLowSecurityLevel
