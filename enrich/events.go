@@ -175,7 +175,7 @@ func bootTime(at time.Time, uptime uint32) time.Time {
 	if at.IsZero() {
 		return at // a record without its time (any Kafka client may write one): none
 	}
-	return at.Add(-time.Duration(uptime) * 10 * time.Millisecond)
+	return at.Add(-ticks(uptime))
 }
 
 // rebootAt is the time the detector compares a device_rebooted event by:
@@ -635,12 +635,15 @@ const vrfSep = " vrf "
 // same address in two VRFs (customers whose addressing overlaps) are two
 // objects: "10.255.0.1 vrf CUST-A".
 func sessionObject(neighbor, vrf string) string {
-	switch strings.ToLower(vrf) {
-	case "", "default", "global", "master", "base", "default-vrf":
+	if vrf == "" || lookupLower(defaultVRFs, vrf) != "" {
 		return neighbor
 	}
 	return neighbor + vrfSep + vrf
 }
+
+// defaultVRFs are the names vendors give the default VRF, lower-cased
+// (looked up with lookupLower, which lowers a name without allocating).
+var defaultVRFs = map[string]string{"default": "y", "global": "y", "master": "y", "base": "y", "default-vrf": "y"}
 
 // canonicalIPv6 spells an IPv6 address as RFC 5952 does (lower case,
 // the longest run of zero groups compressed), without an allocation when

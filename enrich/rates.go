@@ -150,17 +150,27 @@ func restarted(prev, cur uint32, elapsed time.Duration) bool {
 	if elapsed <= 0 || cur >= prev {
 		return false // an older sample (out of order), the same one, or on
 	}
-	moved := time.Duration(cur-prev) * 10 * time.Millisecond // modulo 2^32
-	slack := elapsed/10 + time.Minute
+	moved, slack := uptimeMoved(prev, cur), uptimeSlack(elapsed)
 	return moved < elapsed-slack || moved > elapsed+slack
 }
+
+// uptimeMoved is how far sysUpTime moved from prev to cur, modulo 2^32
+// hundredths of a second.
+func uptimeMoved(prev, cur uint32) time.Duration { return ticks(cur - prev) }
+
+// ticks is a TimeTicks value (sysUpTime: hundredths of a second) as a
+// duration.
+func ticks(t uint32) time.Duration { return time.Duration(t) * 10 * time.Millisecond }
+
+// uptimeSlack is how far sysUpTime may lag or lead the time elapsed
+// between two polls and still be on time: polls take a while.
+func uptimeSlack(elapsed time.Duration) time.Duration { return elapsed/10 + time.Minute }
 
 // lagging reports whether sysUpTime moved on from prev to cur by less than
 // elapsed (less the slack restarted allows): on its own no restart (some
 // agents keep sysUpTime still), but with a counter going back, one.
 func lagging(prev, cur uint32, elapsed time.Duration) bool {
-	moved := time.Duration(cur-prev) * 10 * time.Millisecond
-	return cur >= prev && moved < elapsed-elapsed/10-time.Minute
+	return cur >= prev && uptimeMoved(prev, cur) < elapsed-uptimeSlack(elapsed)
 }
 
 // forget drops rows no record arrived for since cutoff (weir's clock), so
