@@ -122,13 +122,7 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 	b := cfg.Broker
 	opts := []embedded.Option{
 		embedded.WithLogger(logger),
-		embedded.WithTopicDefaults(broker.TopicConfig{
-			Partitions:     b.DefaultPartitions,
-			RetentionTime:  b.Retention.Time.Std(),
-			RetentionBytes: int64(b.Retention.Bytes),
-			SegmentBytes:   int64(b.Segment.Bytes),
-			SegmentAge:     b.Segment.Age.Std(),
-		}),
+		embedded.WithTopicDefaults(topicConfig(configs.Topic{Partitions: b.DefaultPartitions, Retention: b.Retention, Segment: b.Segment})),
 		embedded.WithMaxMessageBytes(int(b.MaxMessageBytes)),
 		embedded.WithOffsetsRetention(cmp.Or(b.OffsetsRetention.Std(), embedded.DefaultOffsetsRetention)),
 		embedded.WithFsyncObserver(func(d time.Duration) { fsync.Observe(d.Seconds()) }),
