@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
@@ -156,11 +157,7 @@ func TestExpositionAndStaleness(t *testing.T) {
 // TestRealPrometheus starts Debian's prometheus scraping the sink and
 // checks the exposition with promtool.
 func TestRealPrometheus(t *testing.T) {
-	promBin, err1 := exec.LookPath("prometheus")
-	promtool, err2 := exec.LookPath("promtool")
-	if err1 != nil || err2 != nil {
-		t.Skip("prometheus or promtool not installed (apt-get install prometheus)")
-	}
+	promtool := peers.Look(t, "prometheus", "promtool")
 	b := sinktest.Broker(t)
 	cfg := configs.Sink{Type: "prometheus", Name: "prom", Topics: []string{"enriched.metrics"}, Listen: "127.0.0.1:0",
 		FlushInterval: configs.Duration(10 * time.Millisecond)}
@@ -187,7 +184,7 @@ func TestRealPrometheus(t *testing.T) {
 	}
 
 	conf := fmt.Sprintf("global: {scrape_interval: 1s}\nscrape_configs:\n  - job_name: weir\n    static_configs: [{targets: [%q]}]\n", target)
-	promAddr := startPrometheus(t, promBin, conf)
+	promAddr := peers.Prometheus(t, conf)
 	q := "http://" + promAddr + "/api/v1/query?query=" + "interface_if_hc_in_octets_total%7Bdevice%3D%22r7%22%7D"
 	if value := waitQuery(t, http.DefaultClient, q); value != "1007" {
 		t.Fatalf("Prometheus value %q, want 1007", value)
@@ -221,27 +218,10 @@ func waitQuery(t *testing.T, client *http.Client, q string) string {
 	return value
 }
 
-// startPrometheus runs Debian's prometheus on a free loopback port with
-// conf, the remote-write receiver on and args; it returns its address.
-func startPrometheus(t *testing.T, bin, conf string, args ...string) string {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := sinktest.FreeAddr(t)
-	sinktest.Process(t, bin, append([]string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr, "--web.enable-remote-write-receiver"}, args...)...)
-	return addr
-}
-
 // TestRealPrometheusRemoteWrite pushes with the remote-write sink to
 // Debian's prometheus and queries the samples back.
 func TestRealPrometheusRemoteWrite(t *testing.T) {
-	promBin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skip("prometheus not installed (apt-get install prometheus)")
-	}
-	promAddr := startPrometheus(t, promBin, "global: {scrape_interval: 1m}\n")
+	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
 	b := sinktest.Broker(t)
 	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
 		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
@@ -276,10 +256,6 @@ func TestRealPrometheusRemoteWrite(t *testing.T) {
 // sink's tls settings (ca_file, cert_file, key_file) are used, and
 // without the client certificate nothing is written.
 func TestRealPrometheusRemoteWriteMutualTLS(t *testing.T) {
-	promBin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skip("prometheus not installed (apt-get install prometheus)")
-	}
 	ca := tlstest.NewCA(t, "weir test CA")
 	srvCert, srvKey := ca.LeafFiles(t, "prometheus")
 	cliCert, cliKey := ca.LeafFiles(t, "weir")
@@ -289,7 +265,7 @@ func TestRealPrometheusRemoteWriteMutualTLS(t *testing.T) {
 	if err := os.WriteFile(web, []byte(webConf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	promAddr := startPrometheus(t, promBin, "global: {scrape_interval: 1m}\n", "--web.config.file="+web)
+	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n", "--web.config.file="+web)
 	b := sinktest.Broker(t)
 	ms := []telemetry.Metric{metric("tls1", "Ethernet1", 4242, 1)}
 	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "tls1" }, ms)

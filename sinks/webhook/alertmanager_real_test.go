@@ -3,13 +3,11 @@ package webhook_test
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/sinks/webhook"
@@ -20,13 +18,7 @@ import (
 // label names as classic Prometheus names: a tag key such as "rack-id" must
 // not get the whole batch refused. The alerts are read back from its API.
 func TestRealAlertmanager(t *testing.T) {
-	bin, err := exec.LookPath("prometheus-alertmanager")
-	if err != nil {
-		if bin, err = exec.LookPath("alertmanager"); err != nil {
-			t.Skip("alertmanager not installed (apt-get install prometheus-alertmanager)")
-		}
-	}
-	amAddr := startAlertmanager(t, bin)
+	amAddr := peers.Alertmanager(t, "")
 	b := sinktest.Broker(t)
 	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: "http://" + amAddr + "/api/v2/alerts",
 		Format: "alertmanager", FlushInterval: configs.Duration(10 * time.Millisecond),
@@ -73,27 +65,4 @@ func TestRealAlertmanager(t *testing.T) {
 		defer resp.Body.Close()
 		return json.NewDecoder(resp.Body).Decode(&got) == nil && len(got) == 0
 	})
-}
-
-// startAlertmanager runs Alertmanager on a free loopback port with a
-// config that routes nowhere; it returns its address.
-func startAlertmanager(t *testing.T, bin string) string {
-	dir := t.TempDir()
-	conf := "route: {receiver: none}\nreceivers: [{name: none}]\n"
-	if err := os.WriteFile(filepath.Join(dir, "am.yml"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := sinktest.FreeAddr(t)
-	sinktest.Process(t, bin, "--config.file="+filepath.Join(dir, "am.yml"),
-		"--storage.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr,
-		"--cluster.listen-address=", "--log.level=warn")
-	sinktest.Eventually(t, "Alertmanager ready", func() bool {
-		resp, err := http.Get("http://" + addr + "/-/ready")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return addr
 }
