@@ -365,14 +365,15 @@ func (d *detector) count(st *flapState, typ string, at time.Time) bool {
 
 // forgetOpposite forgets when the opposite of typ (interface_up for
 // interface_down) for the object (device, id as objectID gives it),
-// passed on before at, was last passed on: a change back within the
-// de-duplication window is a new change, not a repeat (down, up, down
-// within 30 s must end down). One passed on after at (a warm-up reads
-// older events after live ones) stays.
+// passed on before at or at the same instant, was last passed on: a
+// change back within the de-duplication window is a new change, not a
+// repeat (down, up, down within 30 s must end down, and so must the same
+// three entering the log in one millisecond). One passed on after at (a
+// warm-up reads older events after live ones) stays.
 func (d *detector) forgetOpposite(device, id, typ string, at time.Time) {
 	if o := opposite(typ); o != "" {
 		k := eventKey{device, id, o}
-		if t, ok := d.last[k]; ok && t.Before(at) {
+		if t, ok := d.last[k]; ok && !t.After(at) {
 			delete(d.last, k)
 		}
 	}
@@ -418,7 +419,8 @@ func (d *detector) stateHold() time.Duration { return max(d.window, d.dedup) }
 // That is no change: it is neither passed on nor counted towards
 // flapping, and it keeps the state held. Otherwise the event becomes the
 // object's state, if it is the latest report (a warm-up reads older
-// events after newer ones). Types without an opposite are no state.
+// events after newer ones; of reports at the same instant, the one read
+// later is the latest). Types without an opposite are no state.
 func (d *detector) sameState(device, id, typ string, at time.Time) bool {
 	opp := opposite(typ)
 	if opp == "" || d.dedup <= 0 {
@@ -436,7 +438,7 @@ func (d *detector) sameState(device, id, typ string, at time.Time) bool {
 	// the flap history instead (flapState.add).
 	since := at.Sub(st.at)
 	same := st.typ == typ && since <= d.stateHold() && since >= -d.dedup
-	if at.After(st.at) {
+	if !at.Before(st.at) { // at the same instant, the later in the log is the newer
 		st.typ, st.at = typ, at
 	}
 	return same

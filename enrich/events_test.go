@@ -518,6 +518,30 @@ func TestChangeBackIsNotARepeat(t *testing.T) {
 	}
 }
 
+// TestChangesInOneInstant: changes that enter the log in the same
+// millisecond (a burst over TCP, a relay flushing its queue, a link
+// bouncing) are taken in log order: each change back is a change, the
+// repeats are not, and enough of them raise flapping.
+func TestChangesInOneInstant(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	now := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var published []string
+	types := []string{"interface_down", "interface_down", "interface_up", "interface_down", "interface_up",
+		"interface_up", "interface_down", "interface_up", "interface_down", "interface_up"}
+	for i, typ := range types {
+		ev := telemetry.Event{Type: typ, Device: "leaf1", Object: "Ethernet12", Time: now,
+			Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+		for _, out := range d.observe(ev, now) {
+			published = append(published, out.Type)
+		}
+	}
+	want := []string{"interface_down", "interface_up", "interface_down", "interface_up", "interface_down",
+		"interface_up", "interface_flapping", "interface_down", "interface_up"}
+	if !slices.Equal(published, want) {
+		t.Errorf("published %v,\nwant      %v", published, want)
+	}
+}
+
 // TestRedoPassesAgainCountsOnce: a record enriched again after its
 // transaction aborted (by another worker of the process, which shares the
 // detector) gives its events again, as they were never committed, but
