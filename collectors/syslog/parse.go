@@ -316,15 +316,19 @@ func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
 	colon := strings.IndexByte(s, ':')
 	l.Sequence = s[:colon]
 	s = strings.TrimPrefix(s[colon+1:], " ")
-	// Origin: "edge1: " (a host name) or "RP/0/RSP0/CPU0:" (an IOS-XR
-	// node, glued to the timestamp).
-	if i := strings.IndexByte(s, ':'); i > 0 && !strings.ContainsAny(s[:i], " ") {
+	// Origin: "edge1: " (a host name), "RP/0/RSP0/CPU0:" (an IOS-XR
+	// node, glued to the timestamp), or both as IOS-XR writes them with
+	// "logging hostnameprefix": "pe1 RP/0/RSP0/CPU0:".
+	if i := strings.IndexByte(s, ':'); i > 0 {
 		word := s[:i]
+		host, node, spaced := strings.Cut(word, " ")
 		switch {
-		case strings.Contains(word, "/"):
+		case !spaced && strings.Contains(word, "/"):
 			s = s[i+1:] // IOS-XR node id: not a host name
-		case i+1 < len(s) && s[i+1] == ' ' && !isDigits(word) && ciscoUptime(s) == 0:
+		case !spaced && i+1 < len(s) && s[i+1] == ' ' && !isDigits(word) && ciscoUptime(s) == 0:
 			l.Hostname, s = word, s[i+2:]
+		case spaced && host != "" && strings.Contains(node, "/") && !strings.ContainsAny(node, " "):
+			l.Hostname, s = host, s[i+1:]
 		}
 	}
 	// '*' means the clock is not authoritative, '.' that it lost sync.
@@ -338,7 +342,8 @@ func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
 	default:
 		return errNoTimestamp
 	}
-	s = strings.TrimPrefix(rest, ":")
+	// IOS-XR without a time zone leaves a space before the colon.
+	s = strings.TrimPrefix(strings.TrimPrefix(rest, " "), ":")
 	s = strings.TrimPrefix(s, " ")
 	if !strings.HasPrefix(s, "%") {
 		// IOS-XR: "process[pid]: %MSG".

@@ -73,6 +73,11 @@ func TestParseDetails(t *testing.T) {
 			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
 		{raw: "<187>1236: RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", app: "bgp", pid: "1052", seq: "1236",
 			m: "%ROUTING-BGP-5-ADJCHANGE : x", time: "2026-11-29T14:05:00.123Z"},
+		// IOS-XR with "logging hostnameprefix pe1", and a node clock without a zone ("14:16:14.834 : ").
+		{raw: "<187>2001: pe1 RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", host: "pe1", app: "bgp", pid: "1052", seq: "2001",
+			m: "%ROUTING-BGP-5-ADJCHANGE : x", time: "2026-11-29T14:05:00.123Z"},
+		{raw: "<187>94307: gw2.par1 LC/0/2/CPU0:Nov  7 20:16:14.834 : ifmgr[214]: %PKT_INFRA-LINK-3-UPDOWN : Interface TenGigE0/2/0/4, changed state to Down", format: "cisco", host: "gw2.par1", app: "ifmgr", pid: "214", seq: "94307",
+			m: "%PKT_INFRA-LINK-3-UPDOWN : Interface TenGigE0/2/0/4, changed state to Down", time: "2026-11-07T20:16:14.834Z"},
 		{raw: "<189>: 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", format: "cisco", m: "%ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", time: "2026-11-29T14:03:01Z"},
 		// IOS/IOS-XE "service timestamps log datetime msec show-timezone year", with and without a host name.
 		{raw: "<189>48: edge1: Nov 29 2026 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", format: "cisco", host: "edge1", seq: "48",
