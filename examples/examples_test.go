@@ -1,0 +1,122 @@
+// The examples' tests run each example as its README tells a user to:
+// the same config files, the same commands, with real Prometheus,
+// Alertmanager and InfluxDB where the example feeds them. Only addresses
+// and paths move (to free ports and the test's directories), and a
+// replacement that no longer finds its text fails the test, so an
+// example and its test cannot drift apart unnoticed.
+package examples_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weirnet/weir/internal/weirproc"
+)
+
+// weirBin and simBin are bin/weir and bin/weir-sim, built once.
+var weirBin, simBin string
+
+// root is the checkout's root, where the READMEs' commands run.
+var root string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "weir-examples")
+	if err != nil {
+		panic(err)
+	}
+	if root, err = filepath.Abs(".."); err == nil {
+		weirBin, simBin, err = weirproc.Build(root, dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// read returns an example's file (path relative to examples/).
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// moved returns text with each pair of old, new strings replaced, and
+// fails if an old one is not in it.
+func moved(t *testing.T, what, text string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if !strings.Contains(text, pairs[i]) {
+			t.Fatalf("%s no longer has %q: update the test with the example", what, pairs[i])
+		}
+		text = strings.ReplaceAll(text, pairs[i], pairs[i+1])
+	}
+	return text
+}
+
+// movedFile writes an example's file, moved as moved does, into a new
+// directory of the test's and returns its path.
+func movedFile(t *testing.T, path string, pairs ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(out, []byte(moved(t, path, read(t, path), pairs...)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// readmeLine returns the line of an example's README that contains
+// marker: the command the test runs as the user would.
+func readmeLine(t *testing.T, readme, marker string) string {
+	t.Helper()
+	for _, line := range strings.Split(read(t, readme), "\n") {
+		if strings.Contains(line, marker) {
+			return line
+		}
+	}
+	t.Fatalf("%s has no line with %q", readme, marker)
+	return ""
+}
+
+// shell runs a README's command line with bash in the checkout's root.
+func shell(t *testing.T, line string) string {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+// freePort returns a loopback port free for TCP and UDP alike a moment
+// ago, for a syslog listener of both.
+func freePort(t *testing.T) string {
+	t.Helper()
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		l.Close()
+		if err == nil {
+			u.Close()
+			return fmt.Sprint(port)
+		}
+	}
+	t.Fatal("no port free for TCP and UDP")
+	return ""
+}

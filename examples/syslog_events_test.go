@@ -1,0 +1,96 @@
+package examples_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weirnet/weir/internal/peers"
+	"github.com/weirnet/weir/internal/weirproc"
+)
+
+// TestSyslogEvents runs examples/syslog-events: devices' syslog lines,
+// replayed with the README's command, become events tagged with the
+// inventory's site and role; a real Alertmanager gets the link, BGP and
+// flapping ones as alerts, routed by role, each resolved by its up event;
+// the file gets every event.
+func TestSyslogEvents(t *testing.T) {
+	am := peers.Alertmanager(t, read(t, "syslog-events/alertmanager.yml"))
+	port, out := freePort(t), t.TempDir()
+	cfg := movedFile(t, "syslog-events/weir.yaml",
+		"127.0.0.1:5514", "127.0.0.1:"+port,
+		"http://127.0.0.1:9093", "http://"+am,
+		"/tmp/weir-examples/syslog-events", out)
+	p := weirproc.Start(t, weirBin, root, "-c", cfg, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	p.SyslogAddrs(t)
+
+	send := readmeLine(t, "syslog-events/README.md", "devices.log > /dev/tcp/")
+	shell(t, moved(t, "the README's command", send, "/dev/tcp/127.0.0.1/5514", "/dev/tcp/127.0.0.1/"+port))
+
+	// alert is what the test compares of an alert in Alertmanager.
+	type alert struct{ name, device, object, site, role, receiver string }
+	want := []alert{
+		{"bgp_peer_down", "core1", "203.0.113.9", "ams1", "core", "backbone-oncall"},
+		{"bgp_peer_down", "edge1", "198.51.100.1", "ams1", "edge", "backbone-oncall"},
+		{"bgp_peer_down", "pe1", "192.0.2.41 vrf CUST-A", "par1", "pe", "backbone-oncall"},
+		{"interface_down", "core1", "xe-0/0/3", "ams1", "core", "backbone-oncall"},
+		{"interface_down", "edge1", "TenGigabitEthernet0/1/0", "ams1", "edge", "backbone-oncall"},
+		{"interface_down", "lab-sw9", "Ethernet1", "", "", "noc"}, // not in the inventory
+		{"interface_flapping", "leaf1", "Ethernet12", "fra1", "leaf", "datacenter-oncall"},
+		// leaf2's BGP session and leaf1's Ethernet12 came back up:
+		// resolved, no longer listed.
+	}
+	var got []alert
+	peers.Eventually(t, "Alertmanager's alerts", func() bool {
+		resp, err := http.Get("http://" + am + "/api/v2/alerts?active=true")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var alerts []struct {
+			Labels    map[string]string `json:"labels"`
+			Receivers []struct {
+				Name string `json:"name"`
+			} `json:"receivers"`
+		}
+		if json.NewDecoder(resp.Body).Decode(&alerts) != nil {
+			return false
+		}
+		got = got[:0]
+		for _, a := range alerts {
+			l := a.Labels
+			r := ""
+			if len(a.Receivers) > 0 {
+				r = a.Receivers[0].Name
+			}
+			got = append(got, alert{l["alertname"], l["device"], l["object"], l["site"], l["role"], r})
+		}
+		slices.SortFunc(got, func(a, b alert) int { return strings.Compare(a.name+a.device+a.object, b.name+b.device+b.object) })
+		return slices.Equal(got, want)
+	})
+
+	// The file has every event, the config change among them, and
+	// nothing from the LLDP line.
+	var types []string
+	peers.Eventually(t, "the events in the file", func() bool {
+		b, _ := os.ReadFile(filepath.Join(out, "events.jsonl"))
+		types = types[:0]
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var rec struct {
+				Value struct{ Type, Device, Object string }
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil {
+				ev := rec.Value
+				types = append(types, ev.Type+" "+ev.Device+" "+ev.Object)
+			}
+		}
+		return len(types) >= 18
+	})
+	if !slices.Contains(types, "config_changed edge1 netops") || len(types) != 18 {
+		t.Fatalf("events in the file: %q", types)
+	}
+}
