@@ -7,6 +7,7 @@
 package examples_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/internal/weirproc"
 )
 
@@ -91,13 +93,20 @@ func readmeLine(t *testing.T, readme, marker string) string {
 // shell runs a README's command line with bash in the checkout's root.
 func shell(t *testing.T, line string) string {
 	t.Helper()
-	cmd := exec.Command("bash", "-c", line)
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
+	out, err := try(line)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
-	return string(out)
+	return out
+}
+
+// try is shell for a command that may fail for now (its file not written
+// yet): its output and its error.
+func try(line string) (string, error) {
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // freePort returns a loopback port free for TCP and UDP alike a moment
@@ -119,4 +128,53 @@ func freePort(t *testing.T) string {
 	}
 	t.Fatal("no port free for TCP and UDP")
 	return ""
+}
+
+// freeUDPPorts returns the first of n consecutive loopback UDP ports that
+// were free a moment ago, for weir-sim's agents (--base-port).
+func freeUDPPorts(t *testing.T, n int) int {
+	t.Helper()
+	for range 50 {
+		first, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := first.LocalAddr().(*net.UDPAddr).Port
+		held := []net.PacketConn{first}
+		for i := 1; i < n; i++ {
+			c, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				break
+			}
+			held = append(held, c)
+		}
+		for _, c := range held {
+			c.Close()
+		}
+		if len(held) == n {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive UDP ports free", n)
+	return 0
+}
+
+// sim runs bin/weir-sim with args until the test ends.
+func sim(t *testing.T, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, simBin, args...)
+	var out syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("weir-sim %s:\n%s", strings.Join(args, " "), out.String())
+		}
+	})
 }

@@ -13,12 +13,12 @@ import (
 	"github.com/weirnet/weir/internal/weirproc"
 )
 
-// TestSyslogEvents runs examples/syslog-events: devices' syslog lines,
+// TestExampleSyslogEvents runs examples/syslog-events: devices' syslog lines,
 // replayed with the README's command, become events tagged with the
 // inventory's site and role; a real Alertmanager gets the link, BGP and
 // flapping ones as alerts, routed by role, each resolved by its up event;
 // the file gets every event.
-func TestSyslogEvents(t *testing.T) {
+func TestExampleSyslogEvents(t *testing.T) {
 	am := peers.Alertmanager(t, read(t, "syslog-events/alertmanager.yml"))
 	port, out := freePort(t), t.TempDir()
 	cfg := movedFile(t, "syslog-events/weir.yaml",

@@ -24,12 +24,21 @@ const Timeout = 30 * time.Second
 // Eventually polls cond until it holds, failing the test after Timeout.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(Timeout)
+	Within(t, Timeout, what, cond)
+}
+
+// Within polls cond until it holds, failing the test after d: for what
+// waits on a device's poll interval or a scrape interval.
+func Within(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	wait := 10 * time.Millisecond
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(wait)
+		wait = min(2*wait, 500*time.Millisecond) // a cond may run commands: back off
 	}
 }
 
