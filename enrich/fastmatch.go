@@ -50,11 +50,28 @@ var fastMatches = map[string]fastMatch{
 	"generic_interface":   fastGenericInterface,
 }
 
-// ine protocol on Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>up|down))
+// ine protocol on Interface (?P<interface>[^\s,]+)(?: \([^)]*\))?, (?i:changed state to (?P<state>up|down))
 func fastLineproto(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("ine protocol on Interface ")
-	return interfaceChangedState(&c, f, "up", "down")
+	ifc := c.run(notSpaceOrComma)
+	// EOS's description: " (" up to the first ')' (the name ends at a
+	// space or a comma, so only the group can follow it with a space).
+	if c.opt(" (") {
+		end := strings.IndexByte(c.s, ')')
+		if end < 0 {
+			return fastUnsure
+		}
+		c.s = c.s[end+1:]
+	}
+	c.lit(", ")
+	c.litFold("changed state to ")
+	state := c.oneOfFold("up", "down")
+	if !c.ok {
+		return fastUnsure
+	}
+	f["interface"], f["state"] = ifc, state
+	return fastMatched
 }
 
 // Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>administratively down|up|down))
@@ -119,7 +136,7 @@ func fastJunosSNMPLink(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// BGP-\d-ADJCHANGE\s*:.*?(?:\((?P<vrf>[\w.:-]+)\)\s+)?neighbor (?P<neighbor>ipish)(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b(?:.*?\(VRF: (?P<vrf>[^)\s]+)\)(?: \(AS: (?P<asn>\d+)\))?)?
+// BGP-\d-ADJCHANGE\s*:.*?(?:\((?P<vrf>[\w.:-]+)\)\s+)?neighbor (?P<neighbor>ipish)(?: (?:active|passive))?(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b(?:.*?\(VRF: (?P<vrf>[^)\s]+)\)(?: \(AS: (?P<asn>\d+)\))?)?
 func fastCiscoBGP(msg string, _ int, f map[string]string) fastResult {
 	c := scanFrom(msg, "BGP-")
 	c.digit()
@@ -134,6 +151,11 @@ func fastCiscoBGP(msg string, _ int, f map[string]string) fastResult {
 		head = head[:len(head)-len(c.s)-len("neighbor ")]
 	}
 	addr := c.ip()
+	// IOS-XE's TCP role: taken if there, as the pattern tries it first;
+	// where what follows does not lead on, the patterns decide.
+	if !c.opt(" active") {
+		c.opt(" passive")
+	}
 	var vrf string
 	if c.opt(" vpn vrf ") {
 		vrf = c.run(notSpace)
@@ -198,15 +220,19 @@ func parenBefore(head string) string {
 	return head[start : end-1]
 }
 
-// BGP-\d-ADJCHANGE: peer (?P<neighbor>ipish) \(VRF (?P<vrf>\S+) AS (?P<asn>\d+)\) old state (?P<old>\w+) .*new state (?P<new>\w+)
+// BGP-\d-ADJCHANGE: peer (?P<neighbor>ipish) \((?:VRF (?P<vrf>\S+) )?AS (?P<asn>\d+)\) old state (?P<old>\w+) .*new state (?P<new>\w+)
 func fastAristaBGP(msg string, _ int, f map[string]string) fastResult {
 	c := scanFrom(msg, "BGP-")
 	c.digit()
 	c.lit("-ADJCHANGE: peer ")
 	addr := c.ip()
-	c.lit(" (VRF ")
-	vrf := c.run(notSpace)
-	c.lit(" AS ")
+	c.lit(" (")
+	var vrf string
+	if c.opt("VRF ") {
+		vrf = c.run(notSpace)
+		c.lit(" ")
+	}
+	c.lit("AS ")
 	asn := c.run(isDigit)
 	c.lit(") old state ")
 	old := c.run(isWordByte)
@@ -217,7 +243,10 @@ func fastAristaBGP(msg string, _ int, f map[string]string) fastResult {
 	if !c.ok {
 		return fastUnsure
 	}
-	f["neighbor"], f["vrf"], f["asn"], f["old"], f["new"] = addr, vrf, asn, old, now
+	f["neighbor"], f["asn"], f["old"], f["new"] = addr, asn, old, now
+	if vrf != "" {
+		f["vrf"] = vrf
+	}
 	return fastMatched
 }
 

@@ -81,8 +81,11 @@ func syslogRules() []rule {
 	re := regexp.MustCompile
 	return []rule{
 		// --- Interfaces ---
-		{name: "cisco_lineproto", needs: "ine protocol on Interface ", patterns: []*regexp.Regexp{re(`ine protocol on Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>up|down))`)},
+		// EOS 4.19.6M and later put the interface's description in
+		// parentheses after its name.
+		{name: "cisco_lineproto", needs: "ine protocol on Interface ", patterns: []*regexp.Regexp{re(`ine protocol on Interface (?P<interface>[^\s,]+)(?: \([^)]*\))?, (?i:changed state to (?P<state>up|down))`)},
 			states: ifStates, examples: []example{
+				{"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7 (uplink to spine2, port 3), changed state to up", "interface_up", map[string]string{"interface": "Ethernet7"}},
 				{"%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down", "interface_down", map[string]string{"interface": "GigabitEthernet0/1"}},
 				{"%PKT_INFRA-LINEPROTO-5-UPDOWN : Line protocol on Interface GigabitEthernet0/0/0/1, changed state to Down", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/0/1"}},
 			}},
@@ -165,11 +168,15 @@ func syslogRules() []rule {
 			}},
 		// --- BGP ---
 		// The VRF as IOS writes it ("vpn vrf X"), NX-OS ("(X) neighbor")
-		// and IOS-XR ("(VRF: X) (AS: N)", with the peer's AS).
-		{name: "cisco_bgp_adjchange", needs: "ADJCHANGE", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE\s*:.*?(?:\((?P<vrf>[\w.:-]+)\)\s+)?neighbor (?P<neighbor>` + ipish + `)(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b(?:.*?\(VRF: (?P<vrf>[^)\s]+)\)(?: \(AS: (?P<asn>\d+)\))?)?`)},
+		// and IOS-XR ("(VRF: X) (AS: N)", with the peer's AS). IOS-XE 16
+		// and later put "active" or "passive" after the address.
+		{name: "cisco_bgp_adjchange", needs: "ADJCHANGE", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE\s*:.*?(?:\((?P<vrf>[\w.:-]+)\)\s+)?neighbor (?P<neighbor>` + ipish + `)(?: (?:active|passive))?(?: vpn vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b(?:.*?\(VRF: (?P<vrf>[^)\s]+)\)(?: \(AS: (?P<asn>\d+)\))?)?`)},
 			states: bgpStates, examples: []example{
 				{"%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", "bgp_peer_up", map[string]string{"neighbor": "10.0.0.2"}},
 				{"%BGP-5-ADJCHANGE: neighbor 10.0.0.2 vpn vrf CUST-A Down BGP Notification sent", "bgp_peer_down", map[string]string{"neighbor": "10.0.0.2", "vrf": "CUST-A"}},
+				// IOS-XE 16 and later say which end opened the TCP session.
+				{"%BGP-5-ADJCHANGE: neighbor 172.20.4.9 active Down BGP Notification received", "bgp_peer_down", map[string]string{"neighbor": "172.20.4.9"}},
+				{"%BGP-5-ADJCHANGE: neighbor 172.20.4.9 passive vpn vrf RED Up", "bgp_peer_up", map[string]string{"neighbor": "172.20.4.9", "vrf": "RED"}},
 				{"%BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Down - sent:  holdtimer expired error", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.2", "vrf": "default"}},
 				{"%BGP-5-ADJCHANGE:  bgp-65001 [12345]  (CUST-B) neighbor 10.1.1.2 Up", "bgp_peer_up", map[string]string{"neighbor": "10.1.1.2", "vrf": "CUST-B"}},
 				{"%ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Up (VRF: default) (AS: 65002)", "bgp_peer_up", map[string]string{"neighbor": "192.0.2.1", "vrf": "default", "asn": "65002"}},
@@ -185,11 +192,13 @@ func syslogRules() []rule {
 				{"%L2-BFD-6-SESSION_STATE_DOWN : BFD session to neighbor fe80::2 on interface FourHundredGigE0/0/0/1 has gone down. Reason: Control timer expired", "", map[string]string{"neighbor": "fe80::2"}},
 				{"%L2-BFD-6-SESSION_STATE_UP : BFD session to neighbor 10.0.1.1 on interface GigabitEthernet0/0/0/0 is up", "", map[string]string{"interface": "GigabitEthernet0/0/0/0"}},
 			}},
-		{name: "arista_bgp", needs: "ADJCHANGE: peer", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE: peer (?P<neighbor>` + ipish + `) \(VRF (?P<vrf>\S+) AS (?P<asn>\d+)\) old state (?P<old>\w+) .*new state (?P<new>\w+)`)},
+		{name: "arista_bgp", needs: "ADJCHANGE: peer", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE: peer (?P<neighbor>` + ipish + `) \((?:VRF (?P<vrf>\S+) )?AS (?P<asn>\d+)\) old state (?P<old>\w+) .*new state (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"%BGP-5-ADJCHANGE: peer 10.3.3.3 (VRF default AS 65004) old state Established event HoldTimerExpired new state Idle", "bgp_peer_down", map[string]string{"neighbor": "10.3.3.3", "vrf": "default", "asn": "65004"}},
 				{"%BGP-5-ADJCHANGE: peer 10.3.3.3 (VRF default AS 65004) old state OpenConfirm event RecvKeepAlive new state Established", "bgp_peer_up", map[string]string{"neighbor": "10.3.3.3"}},
 				{"%BGP-5-ADJCHANGE: peer 10.3.3.3 (VRF default AS 65004) old state Idle event Start new state Connect", "", map[string]string{"neighbor": "10.3.3.3"}},
+				// EOS releases before multi-VRF BGP leave the VRF out.
+				{"%BGP-5-ADJCHANGE: peer 10.44.0.7 (AS 64620) old state Established event Stop new state Idle", "bgp_peer_down", map[string]string{"neighbor": "10.44.0.7", "asn": "64620"}},
 			}},
 		{name: "junos_bgp", needs: "BGP_PEER_STATE_CHANGE", patterns: []*regexp.Regexp{re(`BGP_PEER_STATE_CHANGE:? BGP peer (?P<neighbor>` + ipish + `)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
