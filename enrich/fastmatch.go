@@ -41,6 +41,7 @@ var fastMatches = map[string]fastMatch{
 	"cisco_bgp_adjchange": fastCiscoBGP,
 	"arista_bgp":          fastAristaBGP,
 	"junos_bgp":           fastJunosBGP,
+	"junos_rpd_bgp":       fastJunosRPDBGP,
 	"cisco_ospf":          fastCiscoOSPF,
 	"cisco_config":        fastCiscoConfig,
 	"junos_commit":        fastJunosCommit,
@@ -252,8 +253,18 @@ func fastAristaBGP(msg string, _ int, f map[string]string) fastResult {
 
 // BGP_PEER_STATE_CHANGE:? BGP peer (?P<neighbor>ipish)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)
 func fastJunosBGP(msg string, at int, f map[string]string) fastResult {
+	return junosBGPAt(msg, at, "BGP_PEER_STATE_CHANGE", f)
+}
+
+// The same after RPD_BGP_NEIGHBOR_STATE_CHANGED.
+func fastJunosRPDBGP(msg string, at int, f map[string]string) fastResult {
+	return junosBGPAt(msg, at, "RPD_BGP_NEIGHBOR_STATE_CHANGED", f)
+}
+
+// junosBGPAt reads a Junos BGP state change after its tag, at msg[at:].
+func junosBGPAt(msg string, at int, tag string, f map[string]string) fastResult {
 	c := newScan(msg[at:])
-	c.lit("BGP_PEER_STATE_CHANGE")
+	c.lit(tag)
 	c.opt(":")
 	c.lit(" BGP peer ")
 	addr := c.ip()

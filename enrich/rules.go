@@ -204,6 +204,13 @@ func syslogRules() []rule {
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"BGP_PEER_STATE_CHANGE: BGP peer 10.2.2.2 (External AS 65003) changed state from Established to Idle (event HoldTime) (instance master)", "bgp_peer_down", map[string]string{"neighbor": "10.2.2.2", "asn": "65003"}},
 			}},
+		// The tag Junos gives a BGP session's state change in its system log
+		// reference (and napalm-logs' and noc's fixtures from devices).
+		{name: "junos_rpd_bgp", needs: "RPD_BGP_NEIGHBOR_STATE_CHANGED", patterns: []*regexp.Regexp{re(`RPD_BGP_NEIGHBOR_STATE_CHANGED:? BGP peer (?P<neighbor>` + ipish + `)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{"RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 172.31.9.2 (Internal AS 64700) changed state from Established to Idle (event RecvNotify) (instance master)", "bgp_peer_down", map[string]string{"neighbor": "172.31.9.2", "asn": "64700"}},
+				{"RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 172.31.9.2+179 (External AS 64701) changed state from OpenConfirm to Established (event RecvKeepAlive) (instance master)", "bgp_peer_up", map[string]string{"neighbor": "172.31.9.2", "asn": "64701"}},
+			}},
 		{name: "huawei_bgp", needs: "BGP/", patterns: []*regexp.Regexp{re(`BGP/\d/(?:STATE_CHG_UPDOWN|BGP_STATE_CHANGE).*?[Pp]eer (?P<neighbor>` + ipish + `).*?(?:CurrentState|current state)=(?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"BGP/2/STATE_CHG_UPDOWN:The status of the peer 10.1.1.1 changed from ESTABLISHED to IDLE. (InstanceName=Public, StateChangeReason=Hold Timer Expired, CurrentState=Idle)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1"}},

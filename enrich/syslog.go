@@ -67,12 +67,29 @@ var junosDaemons = map[string]bool{
 }
 
 // text is what rules match: the message, with the RFC 5424 MSGID in front
-// when Junos puts its event tag there.
+// when Junos puts its event tag there. A link trap logged with
+// "structured-data brief" has no message, only the parameters: it reads
+// as the message would ("SNMP_TRAP_LINK_DOWN: ifName ge-0/0/1").
 func text(l *telemetry.Log) string {
 	if l.MsgID != "" && junosTag(l.MsgID) != "" {
+		if l.Message == "" && strings.HasPrefix(l.MsgID, "SNMP_TRAP_LINK_") {
+			if name := junosSDParam(l.StructuredData, "interface-name"); name != "" {
+				return l.MsgID + ": ifName " + name
+			}
+		}
 		return l.MsgID + ": " + l.Message
 	}
 	return l.Message
+}
+
+// junosSDParam is a parameter of the junos@2636 element, or "".
+func junosSDParam(sd map[string]map[string]string, name string) string {
+	for id, params := range sd {
+		if strings.HasPrefix(id, "junos@2636") {
+			return params[name]
+		}
+	}
+	return ""
 }
 
 // Classify recognises one log message.

@@ -196,3 +196,22 @@ func FuzzEachPair(f *testing.F) {
 		})
 	})
 }
+
+// TestJunosStructuredDataBrief: a link trap logged with "structured-data
+// brief" carries its interface in the parameters only.
+func TestJunosStructuredDataBrief(t *testing.T) {
+	c := NewClassifier()
+	var p syslog.Parser
+	for _, tc := range []struct{ raw, event, ifc string }{
+		{`<28>1 2026-02-11T09:14:03.210+01:00 edge-srx4 mib2d 4410 SNMP_TRAP_LINK_DOWN [junos@2636.1.1.1.2.133 snmp-interface-index="517" admin-status="up(1)" operational-status="down(2)" interface-name="ge-0/0/5.0"]`, "interface_down", "ge-0/0/5.0"},
+		{`<30>1 2026-02-11T09:14:40.002+01:00 edge-srx4 mib2d 4410 SNMP_TRAP_LINK_UP [junos@2636.1.1.1.2.133 snmp-interface-index="517" admin-status="up(1)" operational-status="up(1)" interface-name="ge-0/0/5.0"]`, "interface_up", "ge-0/0/5.0"},
+		{`<28>1 2026-02-11T09:14:03.210+01:00 edge-srx4 mib2d 4410 SNMP_TRAP_LINK_DOWN [junos@2636.1.1.1.2.133 snmp-interface-index="517"]`, "", ""},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		info := c.Classify(&l)
+		if info.Event != tc.event || info.Fields["interface"] != tc.ifc || info.Vendor != VendorJunos {
+			t.Errorf("%.60q: %s %q (%s), want %s %q", tc.raw, info.Event, info.Fields["interface"], info.Vendor, tc.event, tc.ifc)
+		}
+	}
+}
