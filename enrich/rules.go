@@ -322,12 +322,14 @@ func syslogRules() []rule {
 				{"UI_LOGIN_EVENT: User 'root' login, class 'super-user' [2211], ssh-connection '', client-mode 'cli'", "login_succeeded", map[string]string{"user": "root"}},
 			}},
 		// Linux-based network OSes (NX-OS, EOS, SONiC, Cumulus) log PAM's
-		// session line for SSH and console logins; cron's and sudo's are
-		// not logins.
-		{name: "pam_session", needs: "session opened for user ", patterns: []*regexp.Regexp{re(`pam_unix\((?:sshd|login|remote|sshd-\w+):session\): session opened for user (?P<user>[^\s(]+)`)},
+		// session line for SSH and console logins (NX-OS's sshd is
+		// dcos_sshd); cron's and sudo's are not logins.
+		{name: "pam_session", needs: "session opened for user ", patterns: []*regexp.Regexp{re(`pam_unix\((?:sshd|login|remote|sshd-\w+|dcos_sshd):session\): session opened for user (?P<user>[^\s(]+)`)},
 			event: "login_succeeded", examples: []example{
 				{"%AUTHPRIV-6-SYSTEM_MSG: pam_unix(sshd:session): session opened for user netops by (uid=0) - sshd[1234]", "login_succeeded", map[string]string{"user": "netops"}},
 				{"pam_unix(sshd:session): session opened for user admin(uid=1000) by admin(uid=0)", "login_succeeded", map[string]string{"user": "admin"}},
+				// NX-OS's sshd is dcos_sshd.
+				{"%AUTHPRIV-6-SYSTEM_MSG: pam_unix(dcos_sshd:session): session opened for user opsbot by (uid=0) - dcos_sshd[20311]", "login_succeeded", map[string]string{"user": "opsbot"}},
 			}},
 		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?P<source>` + ipish + `)`)},
 			event: "login_succeeded", examples: []example{
@@ -350,10 +352,12 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"LINE/5/VTYUSERLOGIN:OID 1.3.6.1.4.1.2011.5.25.207.2.2 A user login. (UserIndex=34, UserName=qqq, UserIP=172.25.127.37, UserChannel=VTY0)", "login_succeeded", map[string]string{"user": "qqq", "source": "172.25.127.37"}},
 			}},
-		{name: "nokia_login", needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]: User (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "nokia_login", needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]:\s+User (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
 			event: "login_succeeded", examples: []example{
 				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from 192.0.2.10 cli login", "login_succeeded", map[string]string{"user": "admin", "source": "192.0.2.10"}},
 				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from Console cli login", "login_succeeded", map[string]string{"user": "admin", "source": ""}},
+				// MD-CLI releases: two spaces after the subject, "logged in".
+				{"4410 management SECURITY-MINOR-ssh_user_login-2009 [noc-ro]:  User noc-ro from 10.66.1.4 logged in", "login_succeeded", map[string]string{"user": "noc-ro", "source": "10.66.1.4"}},
 			}},
 		{name: "extreme_login", needs: "Login passed for user ", patterns: []*regexp.Regexp{re(`Login passed for user (?P<user>\S+) through \w+ \((?P<source>` + ipish + `)\)`)},
 			event: "login_succeeded", examples: []example{
