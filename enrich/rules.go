@@ -224,6 +224,23 @@ func syslogRules() []rule {
 				{"BGP/6/PEER_STATE_CHG: The state of the peer changed after receiving an event. (PrevState=OpenConfirm, CurrState=Established, InputEvent=RECV_KEEPALIVE, Peer=10.1.1.1, SourceInterface=GigabitEthernet0/0/1, VpnInstance=)", "bgp_peer_up", map[string]string{"neighbor": "10.1.1.1"}},
 				{"BGP/6/PEER_STATE_CHG: The state of the peer changed after receiving an event. (PrevState=Idle, CurrState=Connect, InputEvent=START, Peer=10.1.1.1, SourceInterface=GigabitEthernet0/0/1, VpnInstance=)", "", map[string]string{"neighbor": "10.1.1.1"}},
 			}},
+		// VRP8's BGP alarms: bgpBackwardTransition (BGP4-MIB) and
+		// hwBgpBackwardTransition (HUAWEI-BGP-VPN-MIB) are raised when a
+		// session leaves Established and cleared when it is back, as the
+		// NetEngine 8000 log reference words them; the values are ours.
+		{name: "huawei_bgp_alarm", needs: "ackwardTransition_", patterns: []*regexp.Regexp{re(`BGP/\d/(?:hwB|b)gpBackwardTransition_(?P<state>active|clear)\b.*?\(BgpPeerRemoteAddr=(?P<neighbor>` + ipish + `)[,)]`)},
+			states: map[string]string{"active": "bgp_peer_down", "clear": "bgp_peer_up"}, examples: []example{
+				{"BGP/2/bgpBackwardTransition_active(l):CID=0x80e1041c-alarmID=0x0879000f;The BGP FSM moves from a higher numbered state to a lower numbered state. (BgpPeerRemoteAddr=10.40.8.2, BgpPeerLastError=64, BgpPeerState=Idle, LocalIfName=100GE1/0/3, Reason=Hold timer expire, Description=to-pe7)", "bgp_peer_down", map[string]string{"neighbor": "10.40.8.2"}},
+				{"BGP/2/hwBgpBackwardTransition_clear(l):CID=0x80e1041c-alarmID=0x00f1039c-clearType=service_resume;The BGP FSM enters the Established state. (BgpPeerRemoteAddr=2001:db8:40::2, InstanceId=0, BgpPeerLastError=0, BgpPeerState=Established, LocalIfName=100GE1/0/3, Reason=, Description=to-pe7)", "bgp_peer_up", map[string]string{"neighbor": "2001:db8:40::2"}},
+			}},
+		// PAN-OS system log (subtype routing, event routed-BGP-peer-enter-
+		// established / -left-established), the text of its system log
+		// reference; the values are ours.
+		{name: "paloalto_bgp_session", needs: "BGP peer session ", patterns: []*regexp.Regexp{re(`BGP peer session (?P<state>enters|left) established state\. peer name: [^,]*, peer IP: (?P<neighbor>` + ipaddr + `)`)},
+			states: map[string]string{"enters": "bgp_peer_up", "left": "bgp_peer_down"}, examples: []example{
+				{`1,2026/03/02 08:15:11,013201009876,SYSTEM,routing,0,2026/03/02 08:15:11,,routed-BGP-peer-enter-established,TRANSIT-B,0,0,general,informational,"BGP peer session enters established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7301,0x0,0,0,0,0,,edge-fw2`, "bgp_peer_up", map[string]string{"neighbor": "198.51.100.77"}},
+				{`1,2026/03/02 08:19:40,013201009876,SYSTEM,routing,0,2026/03/02 08:19:40,,routed-BGP-peer-left-established,TRANSIT-B,0,0,general,high,"BGP peer session left established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7302,0x0,0,0,0,0,,edge-fw2`, "bgp_peer_down", map[string]string{"neighbor": "198.51.100.77"}},
+			}},
 		{name: "paloalto_bgp", needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipaddr + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"routed: BGP peer 10.9.0.1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.9.0.1"}},
