@@ -154,12 +154,24 @@ func syslogRules() []rule {
 		// RouterOS puts the topics in front when the syslog action asks
 		// for them: "interface,info ether3-TRANSIT link down" (nocproject/noc
 		// .../MikroTik/RouterOS/Network/Link/Link_{Down,Up}_SYSLOG_.json).
-		{name: "mikrotik_link", needs: " link ", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*) link (?P<state>up|down)\b`)},
+		// After the "interface" topic any name is the interface's (RouterOS
+		// lets them be renamed: "WAN1", "uplink-isp"); without topics, only
+		// the default names.
+		{name: "mikrotik_link", needs: " link ", patterns: []*regexp.Regexp{re(`^(?:interface(?:,[a-z]+)+ (?P<interface>\S+)|(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*)) link (?P<state>up|down)\b`)},
 			states: ifStates, examples: []example{
+				{"interface,info WAN2-fiber link down", "interface_down", map[string]string{"interface": "WAN2-fiber"}},
+				{"interface,info combo1 link up (speed 1G, full duplex)", "interface_up", map[string]string{"interface": "combo1"}},
 				{"ether1 link down", "interface_down", map[string]string{"interface": "ether1"}},
 				{"sfp-sfpplus1 link up (speed 10G, full duplex)", "interface_up", map[string]string{"interface": "sfp-sfpplus1"}},
 				{"interface,info ether3-TRANSIT link down", "interface_down", map[string]string{"interface": "ether3-TRANSIT"}},
 				{"interface,info ether3-TRANSIT link up (speed 100M, full duplex)", "interface_up", map[string]string{"interface": "ether3-TRANSIT"}},
+			}},
+		// AOS-CX intfd events 403/404 (its event log reference); the values
+		// are ours.
+		{name: "aoscx_link", needs: "Link status for interface ", patterns: []*regexp.Regexp{re(`Event\|\d+\|LOG_\w+\|[^|]*\|[^|]*\|Link status for interface (?P<interface>\S+) is (?P<state>up|down)\b`)},
+			states: ifStates, examples: []example{
+				{"Event|403|LOG_INFO|AMM|1/1|Link status for interface 1/1/48 is down", "interface_down", map[string]string{"interface": "1/1/48"}},
+				{"Event|404|LOG_INFO|AMM|1/1|Link status for interface 1/1/48 is up", "interface_up", map[string]string{"interface": "1/1/48"}},
 			}},
 		{name: "aruba_extreme_port", needs: "ort ", patterns: []*regexp.Regexp{re(`(?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )?(?P<state>on-line|off-line|up|down)\b`)},
 			states: map[string]string{"on-line": "interface_up", "off-line": "interface_down", "up": "interface_up", "down": "interface_down"}, examples: []example{
@@ -385,6 +397,20 @@ func syslogRules() []rule {
 		{name: "aoscx_login", needs: " logged in from ", patterns: []*regexp.Regexp{re(`Event\|\d+\|LOG_\w+\|[^|]*\|[^|]*\|User (?P<user>\S+) logged in from (?P<source>` + ipaddr + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"Event|5209|LOG_INFO|AMM|1/5|User !raabc logged in from 10.30.2.245 through SSH session.", "login_succeeded", map[string]string{"user": "!raabc", "source": "10.30.2.245"}},
+			}},
+		// RouterOS logs each configuration change under "system,info":
+		// "<what> added by admin", and in RouterOS 7 with the tool and the
+		// address: "... changed by winbox-3.41/tcp-msg(winbox):admin@A".
+		{name: "mikrotik_config", needs: "system,info ", patterns: []*regexp.Regexp{re(`^system,info (?:[\w/ .-]+ )?(?:added|changed|removed|moved) by (?:[\w./-]+(?:\([\w-]+\))?:)?(?P<user>[^\s@:()]+)(?:@(?P<source>` + ipaddr + `))?`)},
+			event: "config_changed", examples: []example{
+				{"system,info filter rule added by netadmin", "config_changed", map[string]string{"user": "netadmin"}},
+				{"system,info address changed by winbox-3.41/tcp-msg(winbox):netadmin@10.20.0.9 (/ip address set *3 disabled=yes)", "config_changed", map[string]string{"user": "netadmin", "source": "10.20.0.9"}},
+			}},
+		// ArubaOS-Switch (ProCurve) names no user for an SSH or telnet
+		// session, only the address and the privilege level.
+		{name: "aruba_switch_mgr_login", needs: "SME ", patterns: []*regexp.Regexp{re(`\bmgr: +SME (?:SSH|TELNET) from (?P<source>` + ipaddr + `) - (?:MANAGER|OPERATOR) Mode`)},
+			event: "login_succeeded", examples: []example{
+				{"00179 mgr:  SME SSH from 10.31.4.22 - MANAGER Mode", "login_succeeded", map[string]string{"source": "10.31.4.22"}},
 			}},
 		{name: "fortinet_admin_login", needs: "action=",
 			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user"},

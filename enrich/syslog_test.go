@@ -58,6 +58,9 @@ func TestLooseRulesReadAddressesAndFailures(t *testing.T) {
 		{"pam_unix(cron:session): session opened for user root(uid=0) by root(uid=0)", "", nil},
 		{"pam_unix(sudo:session): session opened for user root by netops(uid=1000)", "", nil},
 		{"routed: BGP peer fe80::1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "fe80::1"}},
+		{"system,info router rebooted", "", nil},
+		{"system,info,account user netadmin logged in from 10.20.0.9 via winbox", "login_succeeded", map[string]string{"user": "netadmin"}},
+		{"00180 mgr:  SME CONSOLE Session - MANAGER Mode", "", nil},
 	} {
 		info := c.Classify(&telemetry.Log{Message: tc.msg})
 		if info.Event != tc.event {
