@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/internal/weirproc"
 )
@@ -88,6 +89,15 @@ func readmeLine(t *testing.T, readme, marker string) string {
 	}
 	t.Fatalf("%s has no line with %q", readme, marker)
 	return ""
+}
+
+// commands skips the test unless the tools its README's commands use
+// are installed.
+func commands(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		peers.Look(t, tool, tool)
+	}
 }
 
 // shell runs a README's command line with bash in the checkout's root.

@@ -19,6 +19,7 @@ import (
 // InfluxDB and the file the same times, counters and rates, Prometheus
 // the rate of one of them.
 func TestExampleOnePollThreeSystems(t *testing.T) {
+	commands(t, "curl", "jq")
 	const dir = "one-poll-three-systems/"
 	influx := peers.InfluxDB(t)
 	sinkAddr, httpAddr, out := peers.FreeAddr(t), peers.FreeAddr(t), t.TempDir()
