@@ -9,6 +9,7 @@ package examples_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -140,19 +141,34 @@ func freePort(t *testing.T) string {
 	return ""
 }
 
-// freeUDPPorts returns the first of n consecutive loopback UDP ports that
-// were free a moment ago, for weir-sim's agents (--base-port).
-func freeUDPPorts(t *testing.T, n int) int {
+// freePorts returns the first of n consecutive loopback ports of network
+// ("udp", "tcp") that were free a moment ago, for weir-sim's agents and
+// targets (--base-port).
+func freePorts(t *testing.T, network string, n int) int {
 	t.Helper()
+	listen := func(port int) (io.Closer, int, error) {
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		if network == "udp" {
+			c, err := net.ListenPacket("udp", addr)
+			if err != nil {
+				return nil, 0, err
+			}
+			return c, c.LocalAddr().(*net.UDPAddr).Port, nil
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, 0, err
+		}
+		return l, l.Addr().(*net.TCPAddr).Port, nil
+	}
 	for range 50 {
-		first, err := net.ListenPacket("udp", "127.0.0.1:0")
+		first, base, err := listen(0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := first.LocalAddr().(*net.UDPAddr).Port
-		held := []net.PacketConn{first}
+		held := []io.Closer{first}
 		for i := 1; i < n; i++ {
-			c, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			c, _, err := listen(base + i)
 			if err != nil {
 				break
 			}
@@ -165,11 +181,11 @@ func freeUDPPorts(t *testing.T, n int) int {
 			return base
 		}
 	}
-	t.Fatalf("no %d consecutive UDP ports free", n)
+	t.Fatalf("no %d consecutive %s ports free", n, network)
 	return 0
 }
 
-// sim runs bin/weir-sim with args until the test ends.
+// sim runs bin/weir-sim with args until the test ends, once it listens.
 func sim(t *testing.T, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -187,4 +203,6 @@ func sim(t *testing.T, args ...string) {
 			t.Logf("weir-sim %s:\n%s", strings.Join(args, " "), out.String())
 		}
 	})
+	// It says what it simulates once it listens.
+	peers.Eventually(t, "weir-sim to listen", func() bool { return strings.Contains(out.String(), "weir-sim: ") })
 }

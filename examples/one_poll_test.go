@@ -28,7 +28,7 @@ func TestExampleOnePollThreeSystems(t *testing.T) {
 	}
 	shell(t, where(readmeLine(t, dir+"README.md", "CREATE DATABASE net")))
 
-	base := freeUDPPorts(t, 3)
+	base := freePorts(t, "udp", 3)
 	sim(t, "snmp", "--agents", "3", "--interfaces", "8", "--base-port", fmt.Sprint(base))
 	cfg := movedFile(t, dir+"weir.yaml",
 		"127.0.0.1:16100", fmt.Sprintf("127.0.0.1:%d", base),
