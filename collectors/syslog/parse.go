@@ -261,6 +261,10 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 		return errNoTimestamp
 	}
 	l.Time = &t
+	// Junos and some relays put two spaces before the host name.
+	for len(rest) > 0 && rest[0] == ' ' {
+		rest = rest[1:]
+	}
 	s = asaColon(rest)
 	// HOSTNAME, unless the next word is already the tag ("tag: msg").
 	if word, after, found := nextField(s); found && !strings.HasSuffix(word, ":") && !strings.Contains(word, "[") {

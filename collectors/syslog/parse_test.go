@@ -89,6 +89,9 @@ func TestParseDetails(t *testing.T) {
 			m: "%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", time: "2026-11-29T14:03:01Z"},
 		{raw: "<164>Nov 29 2026 14:03:02 asa1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", format: "cisco", host: "asa1",
 			m: "%ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", time: "2026-11-29T14:03:02Z"},
+		// Junos (and some relays) put two spaces before the host name.
+		{raw: "<28>Nov  7 20:16:14  mx7 rpd[2211]: RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 192.0.2.9 (External AS 64512) changed state from Established to Idle", format: "rfc3164", host: "mx7", app: "rpd", pid: "2211",
+			m: "RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 192.0.2.9 (External AS 64512) changed state from Established to Idle", time: "2026-11-07T20:16:14Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
 		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
