@@ -75,6 +75,11 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 		err = p.parseCisco(rest, l)
 	default:
 		err = p.parse3164(rest, l)
+		if err == errNoTimestamp {
+			// No sequence field but a Cisco origin first: NX-OS with
+			// "logging origin-id hostname" ("host: 2026 Nov 29 ...: %MSG").
+			err = p.parseCiscoOrigin(rest, l, true)
+		}
 	}
 	if err != nil {
 		fac, sev := l.Facility, l.Severity
@@ -316,10 +321,16 @@ func splitTag(s string) (app, pid, msg string) {
 // timestamps log uptime", a device without a clock); the message then has
 // no device time.
 func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
-	l.Format = FormatCisco
 	colon := strings.IndexByte(s, ':')
 	l.Sequence = s[:colon]
-	s = strings.TrimPrefix(s[colon+1:], " ")
+	return p.parseCiscoOrigin(strings.TrimPrefix(s[colon+1:], " "), l, false)
+}
+
+// parseCiscoOrigin parses what follows the sequence field: [host: | node:]
+// TIMESTAMP: ...; needHost makes a header without a host name an error
+// (there is no sequence field either: it is not recognisably Cisco).
+func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, needHost bool) error {
+	l.Format = FormatCisco
 	// Origin: "edge1: " (a host name), "RP/0/RSP0/CPU0:" (an IOS-XR
 	// node, glued to the timestamp), or both as IOS-XR writes them with
 	// "logging hostnameprefix": "pe1 RP/0/RSP0/CPU0:".
@@ -334,6 +345,9 @@ func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
 		case spaced && host != "" && strings.Contains(node, "/") && !strings.ContainsAny(node, " "):
 			l.Hostname, s = host, s[i+1:]
 		}
+	}
+	if needHost && l.Hostname == "" {
+		return errNoTimestamp
 	}
 	// '*' means the clock is not authoritative, '.' that it lost sync.
 	s = strings.TrimLeft(s, "*.")

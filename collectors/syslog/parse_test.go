@@ -89,6 +89,10 @@ func TestParseDetails(t *testing.T) {
 			m: "%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", time: "2026-11-29T14:03:01Z"},
 		{raw: "<164>Nov 29 2026 14:03:02 asa1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", format: "cisco", host: "asa1",
 			m: "%ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", time: "2026-11-29T14:03:02Z"},
+		// NX-OS with "logging origin-id hostname": the host name, then the
+		// year-first timestamp, no sequence field.
+		{raw: "<190>core3.sea02: 2026 Nov 28 09:12:33 UTC: %AUTHPRIV-6-SYSTEM_MSG: pam_unix(dcos_sshd:session): session opened for user jdoe by (uid=0) - dcos_sshd[4411]", format: "cisco", host: "core3.sea02",
+			m: "%AUTHPRIV-6-SYSTEM_MSG: pam_unix(dcos_sshd:session): session opened for user jdoe by (uid=0) - dcos_sshd[4411]", time: "2026-11-28T09:12:33Z"},
 		// Junos (and some relays) put two spaces before the host name.
 		{raw: "<28>Nov  7 20:16:14  mx7 rpd[2211]: RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 192.0.2.9 (External AS 64512) changed state from Established to Idle", format: "rfc3164", host: "mx7", app: "rpd", pid: "2211",
 			m: "RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 192.0.2.9 (External AS 64512) changed state from Established to Idle", time: "2026-11-07T20:16:14Z"},
