@@ -436,7 +436,8 @@ func isDigits(s string) bool {
 var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
 
 // parseBSDTime parses "[YYYY ]Mmm dd [YYYY ]hh:mm:ss[.fff][ TZ]" at the
-// start of s (the year before the month is NX-OS's, after the day Cisco
+// start of s, the day padded with a space or not ("Nov  9", "Nov 9")
+// (the year before the month is NX-OS's, after the day Cisco
 // IOS/IOS-XE's "service timestamps ... year" and ASA's) and returns the rest
 // after it (and after one following space); zone allows a time zone name
 // (Cisco's "show-timezone"). Without a year, the year is the one that puts
@@ -449,7 +450,7 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 		year = atoi(s[:4])
 		s = s[5:]
 	}
-	if len(s) < 7 || s[3] != ' ' || s[6] != ' ' {
+	if len(s) < 7 || s[3] != ' ' {
 		return time.Time{}, s, false
 	}
 	mon := 0
@@ -459,11 +460,20 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 			break
 		}
 	}
-	dayStr := s[4:6]
-	if dayStr[0] == ' ' {
-		dayStr = dayStr[1:]
+	var dayStr string
+	switch {
+	case s[6] == ' ': // "Nov 29", "Nov  9"
+		dayStr = s[4:6]
+		if dayStr[0] == ' ' {
+			dayStr = dayStr[1:]
+		}
+		s = s[7:]
+	case s[5] == ' ' && s[4] != ' ': // "Nov 9", not padded (NX-OS, some relays)
+		dayStr = s[4:5]
+		s = s[6:]
+	default:
+		return time.Time{}, s, false
 	}
-	s = s[7:]
 	if year < 0 && len(s) > 5 && isDigits(s[:4]) && s[4] == ' ' {
 		year = atoi(s[:4])
 		s = s[5:]

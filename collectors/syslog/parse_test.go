@@ -96,6 +96,10 @@ func TestParseDetails(t *testing.T) {
 		// Junos (and some relays) put two spaces before the host name.
 		{raw: "<28>Nov  7 20:16:14  mx7 rpd[2211]: RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 192.0.2.9 (External AS 64512) changed state from Established to Idle", format: "rfc3164", host: "mx7", app: "rpd", pid: "2211",
 			m: "RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 192.0.2.9 (External AS 64512) changed state from Established to Idle", time: "2026-11-07T20:16:14Z"},
+		// A day not padded to two characters (NX-OS; relays that rewrite the header).
+		{raw: "<189>8812: core2: Mar 3 09:15:27.118 UTC: %LINK-3-UPDOWN: Interface Gi0/3, changed state to down", format: "cisco", host: "core2", seq: "8812",
+			m: "%LINK-3-UPDOWN: Interface Gi0/3, changed state to down", time: "2026-03-03T09:15:27.118Z"},
+		{raw: "<30>Mar 3 09:15:27 fw3 ntpd[811]: time reset +0.2 s", format: "rfc3164", host: "fw3", app: "ntpd", pid: "811", m: "time reset +0.2 s", time: "2026-03-03T09:15:27Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
 		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
