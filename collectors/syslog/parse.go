@@ -270,6 +270,12 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	for len(rest) > 0 && rest[0] == ' ' {
 		rest = rest[1:]
 	}
+	// IOS without the message counter and with "show-timezone":
+	// "Mmm dd hh:mm:ss.mmm TZ: %MSG" (upper case, so that an Arista agent
+	// such as "Ebra:" stays a tag).
+	if j := zoneColon(rest, false); j > 0 && strings.HasPrefix(rest[j:], ": %") {
+		rest = rest[j:]
+	}
 	s = asaColon(rest)
 	// HOSTNAME, unless the next word is already the tag ("tag: msg").
 	if word, after, found := nextField(s); found && !strings.HasSuffix(word, ":") && !strings.Contains(word, "[") {
@@ -506,12 +512,8 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 	// the colon that ends the header. BSD headers have none, and there an
 	// upper-case host name must not be taken for a zone.
 	if zone && len(s) > 1 && s[0] == ' ' {
-		j := 1
-		for j < len(s) && j <= 6 && s[j] >= 'A' && s[j] <= 'Z' {
-			j++
-		}
-		if j > 2 && j < len(s) && s[j] == ':' {
-			s = s[j:]
+		if j := zoneColon(s[1:], true); j > 0 {
+			s = s[1+j:]
 		}
 	}
 	if year >= 0 {
@@ -544,6 +546,38 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 		return time.Time{}, s, false // Feb 30
 	}
 	return t, strings.TrimPrefix(s, " "), true
+}
+
+// zoneColon is the index of the colon that ends a Cisco header after the
+// time zone name at the start of s, or 0 if s does not start with one. The
+// name is what "clock timezone" set: 2 to 7 letters ("UTC", "CEST"; lower
+// case only if lower), possibly with an offset ("UTC+1", "UTC+05:30");
+// NX-OS may put a space before the colon ("UTC :").
+func zoneColon(s string, lower bool) int {
+	j := 0
+	for j < len(s) && j < 7 && (s[j] >= 'A' && s[j] <= 'Z' || lower && s[j] >= 'a' && s[j] <= 'z') {
+		j++
+	}
+	if j < 2 || j == len(s) {
+		return 0
+	}
+	if s[j] == '+' || s[j] == '-' {
+		k := skipDigits(s, j+1)
+		if k == j+1 || k > j+3 {
+			return 0
+		}
+		if k+2 < len(s) && s[k] == ':' && skipDigits(s, k+1) == k+3 {
+			k += 3 // "+05:30"
+		}
+		j = k
+	}
+	if j < len(s) && s[j] == ' ' {
+		j++
+	}
+	if j < len(s) && s[j] == ':' {
+		return j
+	}
+	return 0
 }
 
 // maxAhead is how far past the receive time a timestamp without a year

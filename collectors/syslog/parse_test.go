@@ -100,6 +100,24 @@ func TestParseDetails(t *testing.T) {
 		{raw: "<189>8812: core2: Mar 3 09:15:27.118 UTC: %LINK-3-UPDOWN: Interface Gi0/3, changed state to down", format: "cisco", host: "core2", seq: "8812",
 			m: "%LINK-3-UPDOWN: Interface Gi0/3, changed state to down", time: "2026-03-03T09:15:27.118Z"},
 		{raw: "<30>Mar 3 09:15:27 fw3 ntpd[811]: time reset +0.2 s", format: "rfc3164", host: "fw3", app: "ntpd", pid: "811", m: "time reset +0.2 s", time: "2026-03-03T09:15:27Z"},
+		// Time zone names as "clock timezone" sets them: lower case, with an
+		// offset; NX-OS with a space before the colon.
+		{raw: "<189>5521: edge4: Aug 12 2026 12:14:24.412 mdt: %SYS-5-CONFIG_I: Configured from console by ops on vty0", format: "cisco", host: "edge4", seq: "5521",
+			m: "%SYS-5-CONFIG_I: Configured from console by ops on vty0", time: "2026-08-12T12:14:24.412Z"},
+		{raw: "<189>402: edge4: May 6 16:13:09.123 UTC+1: %DOT1X-5-FAIL: Authentication failed for client (0011.2233.4455) on Interface Gi1/0/7", format: "cisco", host: "edge4", seq: "402",
+			m: "%DOT1X-5-FAIL: Authentication failed for client (0011.2233.4455) on Interface Gi1/0/7", time: "2026-05-06T16:13:09.123Z"},
+		{raw: "<189>403: edge4: May 6 16:13:10.001 IST+05:30: %SYS-5-CONFIG_I: Configured from console by ops on vty0", format: "cisco", host: "edge4", seq: "403",
+			m: "%SYS-5-CONFIG_I: Configured from console by ops on vty0", time: "2026-05-06T16:13:10.001Z"},
+		{raw: "<187>: 2026 Sep 25 08:49:23 UTC : %LOG_LOCAL7-3-SYSTEM_MSG: [F0321] fault raised on node-104", format: "cisco",
+			m: "%LOG_LOCAL7-3-SYSTEM_MSG: [F0321] fault raised on node-104", time: "2026-09-25T08:49:23Z"},
+		// IOS without the message counter, and ASA, with the zone shown.
+		{raw: "<189>Nov 29 14:00:01.456 CDT: %SYS-5-CONFIG_I: Configured from console by ops on vty2 (192.0.2.55)", format: "cisco",
+			m: "%SYS-5-CONFIG_I: Configured from console by ops on vty2 (192.0.2.55)", time: "2026-11-29T14:00:01.456Z"},
+		{raw: "<166>Apr 15 2026 09:34:34 EDT: %ASA-5-106100: access-list acl_in permitted tcp inside/10.9.9.16(2241) -> outside/192.0.2.89(2000) hit-cnt 1 first hit [0x1a2b3c4d, 0x0]", format: "cisco",
+			m: "%ASA-5-106100: access-list acl_in permitted tcp inside/10.9.9.16(2241) -> outside/192.0.2.89(2000) hit-cnt 1 first hit [0x1a2b3c4d, 0x0]", time: "2026-04-15T09:34:34Z"},
+		// An Arista agent right after the time (no host name) stays a tag.
+		{raw: "<187>Nov 29 14:07:08 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down", format: "rfc3164", app: "Ebra",
+			m: "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down", time: "2026-11-29T14:07:08Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
 		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
