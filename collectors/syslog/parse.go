@@ -322,11 +322,15 @@ func splitTag(s string) (app, pid, msg string) {
 	return app, pid, strings.TrimPrefix(rest[1:], " ")
 }
 
-// parseCisco: SEQ: [host: | node:] [*|.]TIMESTAMP: [process[pid]: ] %MSG.
+// parseCisco: [SEQ: ][host: | node:] [SEQ: ][*|.]TIMESTAMP: [process[pid]: ] %MSG.
 // TIMESTAMP may be the device's uptime ("00:01:23", "1w2d": "service
 // timestamps log uptime", a device without a clock); the message then has
 // no device time.
 func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
+	if ciscoUptime(s) > 0 {
+		// No sequence field, the uptime first: "<PRI>00:01:23: %MSG".
+		return p.parseCiscoOrigin(s, l, false)
+	}
 	colon := strings.IndexByte(s, ':')
 	l.Sequence = s[:colon]
 	return p.parseCiscoOrigin(strings.TrimPrefix(s[colon+1:], " "), l, false)
@@ -352,8 +356,14 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, needHost bool) err
 			l.Hostname, s = host, s[i+1:]
 		}
 	}
-	if needHost && l.Hostname == "" {
+	if needHost && l.Hostname == "" && ciscoUptime(s) == 0 {
 		return errNoTimestamp
+	}
+	// With "service sequence-numbers" IOS numbers its messages after the
+	// origin, and the leading field is then the message counter:
+	// "<189>52: edge1: 000045: *Mar  1 ...". Sequence is that number.
+	if n := skipDigits(s, 0); n > 0 && n+1 < len(s) && s[n] == ':' && s[n+1] == ' ' {
+		l.Sequence, s = s[:n], s[n+2:]
 	}
 	// '*' means the clock is not authoritative, '.' that it lost sync.
 	s = strings.TrimLeft(s, "*.")

@@ -118,6 +118,14 @@ func TestParseDetails(t *testing.T) {
 		// An Arista agent right after the time (no host name) stays a tag.
 		{raw: "<187>Nov 29 14:07:08 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down", format: "rfc3164", app: "Ebra",
 			m: "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down", time: "2026-11-29T14:07:08Z"},
+		// "service sequence-numbers" and the message counter: two numbers;
+		// the sequence number is the second.
+		{raw: "<189>61: 000062: *Jan  2 00:00:55.733: %SYS-5-LOG_CONFIG_CHANGE: Buffer logging disabled", format: "cisco", seq: "000062",
+			m: "%SYS-5-LOG_CONFIG_CHANGE: Buffer logging disabled", time: "2026-01-02T00:00:55.733Z"},
+		{raw: "<190>7788: 7790: Aug 12 2026 12:15:33.963 mdt: %IOSXE-6-PLATFORM: R0/0: cpp_cp: QFP:0.0 Thread:002 TS:00000000012345678901 %FW-6-DROP_PKT: Dropping tcp pkt from Gi0/0/1 198.51.100.4:51515 => 203.0.113.8:443", format: "cisco", seq: "7790",
+			m: "%IOSXE-6-PLATFORM: R0/0: cpp_cp: QFP:0.0 Thread:002 TS:00000000012345678901 %FW-6-DROP_PKT: Dropping tcp pkt from Gi0/0/1 198.51.100.4:51515 => 203.0.113.8:443", time: "2026-08-12T12:15:33.963Z"},
+		{raw: "<182>: br-edge: 271828: Jan 23 14:54:28.511 CET: %FMANFP-6-IPACCESSLOGP: R0/0: fman_fp_image: list OUTSIDE-IN denied udp 198.51.100.23(5353) -> 203.0.113.9(5353), 1 packet", format: "cisco", host: "br-edge", seq: "271828",
+			m: "%FMANFP-6-IPACCESSLOGP: R0/0: fman_fp_image: list OUTSIDE-IN denied udp 198.51.100.23(5353) -> 203.0.113.9(5353), 1 packet", time: "2026-01-23T14:54:28.511Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
 		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
@@ -352,6 +360,11 @@ func TestCiscoUptimeAndUnsyncedClock(t *testing.T) {
 		{"<189>48: 00:01:23.456: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", ""},
 		{"<189>48: edge1: 2d03h: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", ""},
 		{"<189>48: edge1: 1y12w: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", ""},
+		// With the sequence number after the host, or no sequence field.
+		{"<189>48: edge1: 000051: 3y12w: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", ""},
+		{"<189>00:01:23: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", ""},
+		{"<189>1w2d: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", ""},
+		{"<189>edge1: 00:01:23: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", ""},
 		{"<189>*Nov 29 14:00:01.456: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", "2026-11-29T14:00:01.456Z"},
 		{"<189>.Nov 29 14:00:01: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", "2026-11-29T14:00:01Z"},
 		{"<189>*Nov 29 14:00:01.456 UTC: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "", "2026-11-29T14:00:01.456Z"},
