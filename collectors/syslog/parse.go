@@ -322,7 +322,7 @@ func splitTag(s string) (app, pid, msg string) {
 	return app, pid, strings.TrimPrefix(rest[1:], " ")
 }
 
-// parseCisco: [SEQ: ][host: | node:] [SEQ: ][*|.]TIMESTAMP: [process[pid]: ] %MSG.
+// parseCisco: [SEQ: ][host: | node:] [SEQ: ][*task: ][*|.]TIMESTAMP: [process[pid]: ] %MSG.
 // TIMESTAMP may be the device's uptime ("00:01:23", "1w2d": "service
 // timestamps log uptime", a device without a clock); the message then has
 // no device time.
@@ -365,6 +365,15 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, needHost bool) err
 	if n := skipDigits(s, 0); n > 0 && n+1 < len(s) && s[n] == ':' && s[n+1] == ' ' {
 		l.Sequence, s = s[:n], s[n+2:]
 	}
+	// A Cisco wireless controller (AireOS) names the task after the host:
+	// "wlc1: *spamApTask1: Mmm dd ...". A timestamp has a space before its
+	// first colon.
+	task := ""
+	if len(s) > 1 && s[0] == '*' {
+		if i := strings.IndexByte(s, ':'); i > 1 && i+1 < len(s) && s[i+1] == ' ' && strings.IndexByte(s[:i], ' ') < 0 {
+			task, s = s[1:i], s[i+2:]
+		}
+	}
 	// '*' means the clock is not authoritative, '.' that it lost sync.
 	s = strings.TrimLeft(s, "*.")
 	t, rest, ok := p.parseBSDTime(s, true)
@@ -379,7 +388,9 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, needHost bool) err
 	// IOS-XR without a time zone leaves a space before the colon.
 	s = strings.TrimPrefix(strings.TrimPrefix(rest, " "), ":")
 	s = strings.TrimPrefix(s, " ")
-	if !strings.HasPrefix(s, "%") {
+	if task != "" {
+		l.AppName = task
+	} else if !strings.HasPrefix(s, "%") {
 		// IOS-XR: "process[pid]: %MSG".
 		if app, pid, msg := splitTag(s); app != "" {
 			l.AppName, l.ProcID, s = app, pid, msg

@@ -126,6 +126,11 @@ func TestParseDetails(t *testing.T) {
 			m: "%IOSXE-6-PLATFORM: R0/0: cpp_cp: QFP:0.0 Thread:002 TS:00000000012345678901 %FW-6-DROP_PKT: Dropping tcp pkt from Gi0/0/1 198.51.100.4:51515 => 203.0.113.8:443", time: "2026-08-12T12:15:33.963Z"},
 		{raw: "<182>: br-edge: 271828: Jan 23 14:54:28.511 CET: %FMANFP-6-IPACCESSLOGP: R0/0: fman_fp_image: list OUTSIDE-IN denied udp 198.51.100.23(5353) -> 203.0.113.9(5353), 1 packet", format: "cisco", host: "br-edge", seq: "271828",
 			m: "%FMANFP-6-IPACCESSLOGP: R0/0: fman_fp_image: list OUTSIDE-IN denied udp 198.51.100.23(5353) -> 203.0.113.9(5353), 1 packet", time: "2026-01-23T14:54:28.511Z"},
+		// Cisco WLC (AireOS): the task name after the host.
+		{raw: "<132>wlc2: *spamApTask4: Nov 26 18:52:01.958: %CAPWAP-4-DISC_INTF_ERR2: [PA]capwap_ac_sm.c:2053 Ignoring discovery request received on a wrong VLAN (212) on interface (3) from AP 00:00:5e:00:53:10", format: "cisco", host: "wlc2", app: "spamApTask4",
+			m: "%CAPWAP-4-DISC_INTF_ERR2: [PA]capwap_ac_sm.c:2053 Ignoring discovery request received on a wrong VLAN (212) on interface (3) from AP 00:00:5e:00:53:10", time: "2026-11-26T18:52:01.958Z"},
+		{raw: "<179>wlc2: *Dot1x_NW_MsgTask_1: Nov 18 13:04:15.123: %DOT1X-3-INVALID_REPLAY_CTR: 1x_eapkey.c:458 Invalid replay counter from client 00:00:5e:00:53:22", format: "cisco", host: "wlc2", app: "Dot1x_NW_MsgTask_1",
+			m: "%DOT1X-3-INVALID_REPLAY_CTR: 1x_eapkey.c:458 Invalid replay counter from client 00:00:5e:00:53:22", time: "2026-11-18T13:04:15.123Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
 		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
