@@ -72,13 +72,13 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 	case len(rest) >= 2 && rest[0] == '1' && rest[1] == ' ':
 		err = p.parse5424(rest[2:], l)
 	case startsWithCiscoSeq(rest):
-		err = p.parseCisco(rest, l)
+		err = p.parseCisco(rest, l, 0)
 	default:
 		err = p.parse3164(rest, l)
 		if err == errNoTimestamp {
 			// No sequence field but a Cisco origin first: NX-OS with
 			// "logging origin-id hostname" ("host: 2026 Nov 29 ...: %MSG").
-			err = p.parseCiscoOrigin(rest, l, true)
+			err = p.parseCiscoOrigin(rest, l, ciscoNeedHost)
 		}
 	}
 	if err != nil {
@@ -286,8 +286,52 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 		l.Message = s
 		return nil
 	}
+	if l.Hostname != "" && p.relayedCisco(s, l) {
+		return nil
+	}
 	l.AppName, l.ProcID, l.Message = splitTag(s)
 	return nil
+}
+
+// relayedCisco parses s as a Cisco header that a relay (rsyslog,
+// syslog-ng) has put its own BSD header in front of, taking the Cisco
+// header for a tag and the rest for the message: "Mmm dd hh:mm:ss host
+// 585917: Mmm dd hh:mm:ss.mmm: %MSG", "... host : 2026 Nov 29 ...: %MSG",
+// "... host RP/0/RSP0/CPU0:Mmm dd ...: proc[pid]: %MSG". The device's
+// time and host name, when the Cisco header has them, replace the relay's.
+// It reports whether s was one, and leaves l as it was if not.
+func (p *Parser) relayedCisco(s string, l *telemetry.Log) bool {
+	// NX-OS's "<PRI>: 2026 ..." and ASA's "host : Mmm ..." leave ": ".
+	r := strings.TrimPrefix(s, ": ")
+	if len(r) < 2 {
+		return false
+	}
+	switch c := r[0]; {
+	case c >= '0' && c <= '9', c == '*', c == '.':
+	case c >= 'A' && c <= 'Z' && len(r) < len(s):
+		// A timestamp after " : ".
+	case c >= 'A' && c <= 'Z':
+		// An IOS-XR node glued to the time: "RP/0/RSP0/CPU0:Nov".
+		i := strings.IndexByte(r, ':')
+		if i < 0 || i+1 == len(r) || r[i+1] == ' ' || strings.IndexByte(r[:i], '/') < 0 || strings.IndexByte(r[:i], ' ') >= 0 {
+			return false
+		}
+	default:
+		return false
+	}
+	s = r
+	host, t := l.Hostname, l.Time
+	var err error
+	if startsWithCiscoSeq(s) {
+		err = p.parseCisco(s, l, ciscoNeedColon)
+	} else {
+		err = p.parseCiscoOrigin(s, l, ciscoNeedColon)
+	}
+	if err != nil {
+		l.Format, l.Hostname, l.Sequence, l.Time = FormatRFC3164, host, "", t
+		return false
+	}
+	return true
 }
 
 // asaColon drops the ": " that ends a Cisco ASA header before "%ASA-..."
@@ -326,20 +370,32 @@ func splitTag(s string) (app, pid, msg string) {
 // TIMESTAMP may be the device's uptime ("00:01:23", "1w2d": "service
 // timestamps log uptime", a device without a clock); the message then has
 // no device time.
-func (p *Parser) parseCisco(s string, l *telemetry.Log) error {
+func (p *Parser) parseCisco(s string, l *telemetry.Log, mode ciscoMode) error {
 	if ciscoUptime(s) > 0 {
 		// No sequence field, the uptime first: "<PRI>00:01:23: %MSG".
-		return p.parseCiscoOrigin(s, l, false)
+		return p.parseCiscoOrigin(s, l, mode)
 	}
 	colon := strings.IndexByte(s, ':')
 	l.Sequence = s[:colon]
-	return p.parseCiscoOrigin(strings.TrimPrefix(s[colon+1:], " "), l, false)
+	return p.parseCiscoOrigin(strings.TrimPrefix(s[colon+1:], " "), l, mode)
 }
 
+// ciscoMode makes a Cisco header parse stricter where the header is not
+// recognisably Cisco from its start.
+type ciscoMode uint8
+
+const (
+	// ciscoNeedHost: no host name (nor uptime) is an error; there is no
+	// sequence field either.
+	ciscoNeedHost ciscoMode = 1 << iota
+	// ciscoNeedColon: the timestamp must end with ':', as Cisco's does;
+	// the header follows a relay's BSD header.
+	ciscoNeedColon
+)
+
 // parseCiscoOrigin parses what follows the sequence field: [host: | node:]
-// TIMESTAMP: ...; needHost makes a header without a host name an error
-// (there is no sequence field either: it is not recognisably Cisco).
-func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, needHost bool) error {
+// TIMESTAMP: ...; mode makes it stricter.
+func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, mode ciscoMode) error {
 	l.Format = FormatCisco
 	// Origin: "edge1: " (a host name), "RP/0/RSP0/CPU0:" (an IOS-XR
 	// node, glued to the timestamp), or both as IOS-XR writes them with
@@ -356,7 +412,7 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, needHost bool) err
 			l.Hostname, s = host, s[i+1:]
 		}
 	}
-	if needHost && l.Hostname == "" && ciscoUptime(s) == 0 {
+	if mode&ciscoNeedHost != 0 && l.Hostname == "" && ciscoUptime(s) == 0 {
 		return errNoTimestamp
 	}
 	// With "service sequence-numbers" IOS numbers its messages after the
@@ -379,6 +435,9 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, needHost bool) err
 	t, rest, ok := p.parseBSDTime(s, true)
 	switch {
 	case ok:
+		if mode&ciscoNeedColon != 0 && !strings.HasPrefix(strings.TrimPrefix(rest, " "), ":") {
+			return errNoTimestamp
+		}
 		l.Time = &t
 	case ciscoUptime(s) > 0:
 		rest = s[ciscoUptime(s):]
