@@ -254,6 +254,7 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 		// UTC]: %MSG" ('*' an unsynced clock, '.' a lost sync).
 		s, cisco = s[1:], true
 	}
+	ts := s
 	t, rest, ok := p.parseBSDTime(s, cisco)
 	if !ok {
 		if i := strings.IndexByte(s, ' '); i > 0 {
@@ -277,20 +278,42 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 		rest = rest[j:]
 	}
 	s = asaColon(rest)
-	// HOSTNAME, unless the next word is already the tag ("tag: msg").
-	if word, after, found := nextField(s); found && !strings.HasSuffix(word, ":") && !strings.Contains(word, "[") {
+	// HOSTNAME, unless the next word is already the tag ("tag: msg") or
+	// the message ("%ASA-6-302016 ..." after ASA's " : ").
+	word, after, found := nextField(s)
+	switch {
+	case !found || word[0] == '%' || strings.Contains(word, "["):
+	case !strings.HasSuffix(word, ":"):
 		l.Hostname, s = word, asaColon(after)
+	case len(word) > 1 && strings.HasPrefix(after, "%") && bsdHasYear(ts):
+		// ASA's device id glued to the colon: "Mmm dd yyyy hh:mm:ss fw1: %ASA-...".
+		l.Hostname, s = word[:len(word)-1], after
 	}
 	if strings.HasPrefix(s, "%") {
 		l.Format = FormatCisco
 		l.Message = s
 		return nil
 	}
-	if l.Hostname != "" && p.relayedCisco(s, l) {
-		return nil
+	if l.Hostname != "" {
+		if p.relayedCisco(s, l) {
+			return nil
+		}
+		s = strings.TrimPrefix(s, ": ") // ASA: "host : text"
 	}
 	l.AppName, l.ProcID, l.Message = splitTag(s)
 	return nil
+}
+
+// bsdHasYear reports whether the BSD timestamp at the start of s has a
+// year: "2026 Nov 29 ...", "Nov 29 2026 ..." or "Nov 9 2026 ...".
+func bsdHasYear(s string) bool {
+	switch {
+	case len(s) > 4 && s[4] == ' ' && isDigits(s[:4]):
+		return true
+	case len(s) > 11 && s[6] == ' ' && s[11] == ' ' && isDigits(s[7:11]):
+		return true
+	}
+	return len(s) > 10 && s[5] == ' ' && s[10] == ' ' && isDigits(s[6:10])
 }
 
 // relayedCisco parses s as a Cisco header that a relay (rsyslog,

@@ -150,6 +150,14 @@ func TestParseDetails(t *testing.T) {
 		// Not a Cisco header after all: stays as it was.
 		{raw: "<13>Nov 29 14:00:00 host1 12345: not a cisco header", format: "rfc3164", host: "host1", app: "12345", m: "not a cisco header", time: "2026-11-29T14:00:00Z"},
 		{raw: "<13>Nov 29 14:00:00 host1 postfix/smtp[88]: 5C62E3: to=<a@example.net>, status=sent", format: "rfc3164", host: "host1", app: "postfix/smtp", pid: "88", m: "5C62E3: to=<a@example.net>, status=sent", time: "2026-11-29T14:00:00Z"},
+		// ASA: the device id glued to the colon; no device id but " : ";
+		// a message without a mnemonic after " : ".
+		{raw: "<166>Oct 10 2026 10:21:36 fw-lab: %ASA-6-302021: Teardown ICMP connection for faddr 198.51.100.5/10005 gaddr 10.0.55.66/0 laddr 10.0.55.66/0", format: "cisco", host: "fw-lab",
+			m: "%ASA-6-302021: Teardown ICMP connection for faddr 198.51.100.5/10005 gaddr 10.0.55.66/0 laddr 10.0.55.66/0", time: "2026-10-10T10:21:36Z"},
+		{raw: "<166>Aug 15 2026 23:30:09 : %ASA-6-302016 Teardown UDP connection 40 for outside:10.44.4.4/500 to inside:10.44.2.2/500 duration 0:02:02 bytes 1416", format: "cisco",
+			m: "%ASA-6-302016 Teardown UDP connection 40 for outside:10.44.4.4/500 to inside:10.44.2.2/500 duration 0:02:02 bytes 1416", time: "2026-08-15T23:30:09Z"},
+		{raw: "<166>Jul  1 09:27:13 198.51.100.56 : AAA user authentication Rejected : reason = AAA failure : server = 10.1.1.9 : user = ops", format: "rfc3164", host: "198.51.100.56",
+			m: "AAA user authentication Rejected : reason = AAA failure : server = 10.1.1.9 : user = ops", time: "2026-07-01T09:27:13Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
 		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
