@@ -285,6 +285,11 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	case !found || word[0] == '%' || strings.Contains(word, "["):
 	case !strings.HasSuffix(word, ":"):
 		l.Hostname, s = word, asaColon(after)
+		// A relay's host name in front of "TZ: %MSG" (IOS without the
+		// message counter, as a relay forwards it).
+		if j := zoneColon(s, false); j > 0 && strings.HasPrefix(s[j:], ": %") {
+			s = s[j+2:]
+		}
 	case len(word) > 1 && strings.HasPrefix(after, "%") && bsdHasYear(ts):
 		// ASA's device id glued to the colon: "Mmm dd yyyy hh:mm:ss fw1: %ASA-...".
 		l.Hostname, s = word[:len(word)-1], after

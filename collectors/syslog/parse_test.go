@@ -147,6 +147,8 @@ func TestParseDetails(t *testing.T) {
 			m: "%ACL-IPV4_ACL-6-IPACCESSLOGP : access-list EDGE-IN deny tcp 198.51.100.8(39527) -> 203.0.113.18(1830), 1 packet", time: "2026-10-07T07:19:43.63Z"},
 		{raw: "<190>May 14 15:10:46 fw2.example.net : May 14 15:10:46 WEST: %ASA-6-106015: Deny TCP (no connection) from 198.51.100.44/5044 to 10.20.0.1/49786 flags ACK on interface outside", format: "cisco", host: "fw2.example.net",
 			m: "%ASA-6-106015: Deny TCP (no connection) from 198.51.100.44/5044 to 10.20.0.1/49786 flags ACK on interface outside", time: "2026-05-14T15:10:46Z"},
+		{raw: "<187>Jun 14 11:34:35 c6k-sr4 AEST: %SFF8472-3-THRESHOLD_VIOLATION: Te2/0/9: Rx power high warning; Operating value: -0.7 dBm, Threshold value: -1.0 dBm.", format: "cisco", host: "c6k-sr4",
+			m: "%SFF8472-3-THRESHOLD_VIOLATION: Te2/0/9: Rx power high warning; Operating value: -0.7 dBm, Threshold value: -1.0 dBm.", time: "2026-06-14T11:34:35Z"},
 		// Not a Cisco header after all: stays as it was.
 		{raw: "<13>Nov 29 14:00:00 host1 12345: not a cisco header", format: "rfc3164", host: "host1", app: "12345", m: "not a cisco header", time: "2026-11-29T14:00:00Z"},
 		{raw: "<13>Nov 29 14:00:00 host1 postfix/smtp[88]: 5C62E3: to=<a@example.net>, status=sent", format: "rfc3164", host: "host1", app: "postfix/smtp", pid: "88", m: "5C62E3: to=<a@example.net>, status=sent", time: "2026-11-29T14:00:00Z"},
