@@ -248,6 +248,9 @@ func parseRFC3339(s string) (time.Time, error) {
 // Cisco format.
 func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	l.Format = FormatRFC3164
+	for len(s) > 0 && s[0] == ' ' { // "<PRI> Mmm dd ..." (NX-OS, some relays)
+		s = s[1:]
+	}
 	cisco := false
 	if len(s) > 1 && (s[0] == '*' || s[0] == '.') && s[1] >= 'A' && s[1] <= 'Z' {
 		// Cisco without "service sequence-numbers": "*Mar  1 00:01:23.456[

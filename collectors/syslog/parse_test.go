@@ -160,6 +160,8 @@ func TestParseDetails(t *testing.T) {
 			m: "%ASA-6-302016 Teardown UDP connection 40 for outside:10.44.4.4/500 to inside:10.44.2.2/500 duration 0:02:02 bytes 1416", time: "2026-08-15T23:30:09Z"},
 		{raw: "<166>Jul  1 09:27:13 198.51.100.56 : AAA user authentication Rejected : reason = AAA failure : server = 10.1.1.9 : user = ops", format: "rfc3164", host: "198.51.100.56",
 			m: "AAA user authentication Rejected : reason = AAA failure : server = 10.1.1.9 : user = ops", time: "2026-07-01T09:27:13Z"},
+		// A space after the PRI.
+		{raw: "<189> Nov 29 13:58:46 nx7 %MODULE-5-MOD_OK: Module 2 is online", format: "cisco", host: "nx7", m: "%MODULE-5-MOD_OK: Module 2 is online", time: "2026-11-29T13:58:46Z"},
 		{raw: "<28>Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545", format: "rfc3164", host: "mx1", app: "mib2d", pid: "1234",
 			m: "SNMP_TRAP_LINK_DOWN: ifIndex 545", time: "2026-11-29T14:06:07Z"},
 		{raw: "<13>Nov  9 01:02:03 h t: one-digit day", format: "rfc3164", host: "h", app: "t", m: "one-digit day", time: "2026-11-09T01:02:03Z"},
