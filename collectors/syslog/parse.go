@@ -20,7 +20,8 @@ const (
 // Parser turns one syslog message into a telemetry.Log. It detects the
 // format per message: RFC 5424, RFC 3164 (BSD) or Cisco's own header
 // (`<PRI>SEQ: [host:] [*|.]timestamp: %FAC-SEV-MNEMONIC: ...`, with or without
-// year, milliseconds and time zone, as IOS, IOS-XE, NX-OS and IOS-XR send it).
+// year, milliseconds and time zone, as IOS, IOS-XE, NX-OS, IOS-XR, ASA and
+// AireOS send it, also behind a relay's BSD header; see the README).
 // A message that fits none is still returned, with Format "malformed", the
 // raw text as Message and ParseError saying why.
 //
@@ -77,7 +78,9 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 		err = p.parse3164(rest, l)
 		if err == errNoTimestamp {
 			// No sequence field but a Cisco origin first: NX-OS with
-			// "logging origin-id hostname" ("host: 2026 Nov 29 ...: %MSG").
+			// "logging origin-id hostname" ("host: 2026 Nov 29 ...: %MSG"),
+			// IOS without the message counter ("host: *Mar  1 ...: %MSG"),
+			// or the uptime ("1w2d: %MSG").
 			err = p.parseCiscoOrigin(rest, l, ciscoNeedHost)
 		}
 	}
@@ -448,7 +451,7 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, mode ciscoMode) er
 	}
 	// With "service sequence-numbers" IOS numbers its messages after the
 	// origin, and the leading field is then the message counter:
-	// "<189>52: edge1: 000045: *Mar  1 ...". Sequence is that number.
+	// "<189>52: edge1: 000045: *Mar  1 ...". Sequence is the second number.
 	if n := skipDigits(s, 0); n > 0 && n+1 < len(s) && s[n] == ':' && s[n+1] == ' ' {
 		l.Sequence, s = s[:n], s[n+2:]
 	}
