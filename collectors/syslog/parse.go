@@ -76,11 +76,11 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 		err = p.parseCisco(rest, l, 0)
 	default:
 		err = p.parse3164(rest, l)
-		if err == errNoTimestamp {
+		if err == errNoTimestamp && strings.IndexByte(rest[:min(len(rest), 128)], ':') > 0 {
 			// No sequence field but a Cisco origin first: NX-OS with
 			// "logging origin-id hostname" ("host: 2026 Nov 29 ...: %MSG"),
 			// IOS without the message counter ("host: *Mar  1 ...: %MSG"),
-			// or the uptime ("1w2d: %MSG").
+			// or the uptime ("1w2d: %MSG"); the colon comes early.
 			err = p.parseCiscoOrigin(rest, l, ciscoNeedHost)
 		}
 	}
