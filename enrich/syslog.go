@@ -18,6 +18,8 @@ const (
 	VendorCiscoIOS   = "cisco_ios"
 	VendorCiscoNXOS  = "cisco_nxos"
 	VendorCiscoIOSXR = "cisco_iosxr"
+	VendorCiscoASA   = "cisco_asa" // and Firepower Threat Defense
+	VendorCiscoWLC   = "cisco_wlc" // AireOS wireless controllers
 	VendorJunos      = "junos"
 	VendorAristaEOS  = "arista_eos"
 	VendorFortinet   = "fortinet"
@@ -273,6 +275,8 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 		return VendorHuawei
 	case l.StructuredData != nil && hasJunosSD(l.StructuredData), junosDaemons[l.AppName]:
 		return VendorJunos
+	case strings.HasPrefix(msg, "%ASA-") || strings.HasPrefix(msg, "%FTD-"):
+		return VendorCiscoASA // "%ASA-6-302013": a numeric mnemonic
 	}
 	if !hasMnemonic {
 		if l.AppName != "" && hasJunosTag {
@@ -283,8 +287,10 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 	// The Cisco family and Arista share the %FAC-SEV-MNEMONIC body; the
 	// header tells them apart.
 	switch {
-	case l.Format == "cisco" && l.AppName != "":
+	case l.Format == "cisco" && l.AppName != "" && l.ProcID != "":
 		return VendorCiscoIOSXR // "node:timestamp: process[pid]: %..."
+	case l.Format == "cisco" && l.AppName != "":
+		return VendorCiscoWLC // "host: *task: timestamp: %..."
 	case l.Format == "cisco" && l.Sequence == "":
 		return VendorCiscoNXOS // "<PRI>: 2026 Nov 29 ..." or "<PRI>2026 Nov 29 ... host %..."
 	case l.Format == "cisco":

@@ -84,6 +84,30 @@ func loadCorpus(t testing.TB) []corpusLine {
 	return lines
 }
 
+// TestVendorOfCiscoHeaders: the Cisco family shares one body format; the
+// header, as the collector parses it, tells which OS sent it.
+func TestVendorOfCiscoHeaders(t *testing.T) {
+	c := NewClassifier()
+	var p syslog.Parser
+	for _, tc := range []struct{ raw, vendor string }{
+		{"<189>48: edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", VendorCiscoIOS},
+		{"<189>61: edge1: 000062: Nov 29 14:03:01.004 UTC: %SYS-5-CONFIG_I: Configured from console by netops on vty0", VendorCiscoIOS},
+		{"<189>Nov 29 14:03:02 relay1 585917: Nov 29 14:03:01.272: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", VendorCiscoIOS},
+		{"<189>: 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", VendorCiscoNXOS},
+		{"<189>nx1: 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", VendorCiscoNXOS},
+		{"<187>2001: pe1 RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Up", VendorCiscoIOSXR},
+		{"<166>Nov 29 2026 14:03:01: %ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", VendorCiscoASA},
+		{"<164>Nov 29 2026 14:03:02 asa1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", VendorCiscoASA},
+		{"<131>wlc1: *spamApTask1: Nov 29 14:03:01.553: %LWAPP-3-DISCOVERY_ERR: capwap_ac_sm.c:2144 Did not send discovery response", VendorCiscoWLC},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		if got := c.Classify(&l).Vendor; got != tc.vendor {
+			t.Errorf("%.70q: vendor %q, want %q (format %s, app %q, pid %q, sequence %q)", tc.raw, got, tc.vendor, l.Format, l.AppName, l.ProcID, l.Sequence)
+		}
+	}
+}
+
 // TestCorpusEvents: every corpus line with an event gives exactly that
 // event with that object; lines without one give none. Vendors are checked
 // where the message itself tells (a Junos box's sshd line looks like any
