@@ -20,6 +20,7 @@ import (
 // it. Each is valid PromQL, the traffic panels draw all four devices, SNMP
 // and gNMI alike, and the dashboard's variables list them.
 func TestExampleGNMIAndSNMP(t *testing.T) {
+	t.Parallel() // each waits on poll and scrape intervals, on ports of its own
 	commands(t, "curl", "jq")
 	const dir = "gnmi-and-snmp/"
 	snmpBase, gnmiBase := freePorts(t, "udp", 2), freePorts(t, "tcp", 2)
@@ -33,7 +34,8 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 		"127.0.0.1:50052", fmt.Sprintf("127.0.0.1:%d", gnmiBase+1),
 		"127.0.0.1:9273", sinkAddr,
 		"/tmp/weir-examples/gnmi-and-snmp", t.TempDir())
-	weirproc.Start(t, weirBin, root, "-c", cfg, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	// The config has no syslog section: its default port, moved too.
+	w := weirproc.Start(t, weirBin, root, "-c", cfg, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--syslog-listen", "127.0.0.1:0")
 	prom := peers.Prometheus(t, moved(t, "prometheus.yml", read(t, dir+"prometheus.yml"), "127.0.0.1:9273", sinkAddr))
 	peers.WaitHTTP(t, "Prometheus ready", "http://"+prom+"/-/ready", http.StatusOK)
 
@@ -99,9 +101,12 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			t.Logf("devices with traffic in Prometheus: %v", seen)
+			sink, _ := try("curl -s http://" + sinkAddr + "/metrics | grep -c ^interface_")
+			t.Logf("interface series on the sink: %s\nweir's log:\n%s", sink, w.Logs())
 		}
 	}()
 	peers.Within(t, 2*time.Minute, "traffic of the SNMP and gNMI devices in Prometheus", func() bool {
+		w.Running(t)
 		seen = devices(peers.Query(t, prom, traffic))
 		return slices.Equal(seen, want)
 	})

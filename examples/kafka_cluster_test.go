@@ -27,6 +27,7 @@ import (
 // file gets rates of every switch; and after a kill -9 of one, the other
 // takes all three targets.
 func TestExampleKafkaCluster(t *testing.T) {
+	t.Parallel() // each waits on poll and scrape intervals, on ports of its own
 	const dir = "kafka-cluster/"
 	commands(t, "curl", "jq", "logger")
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
@@ -60,6 +61,8 @@ func TestExampleKafkaCluster(t *testing.T) {
 		return int(m["weir_shard_partitions"]), int(m[`weir_shard_owned_targets{collector="snmp"}`])
 	}
 	peers.Within(t, time.Minute, "the two processes to share the partitions and the targets", func() bool {
+		a.Running(t)
+		b.Running(t)
 		pa, ta := share(a)
 		pb, tb := share(b)
 		return pa == 30 && pb == 30 && ta+tb == 3
@@ -125,6 +128,7 @@ func TestExampleKafkaCluster(t *testing.T) {
 	<-b.Exited
 	start := time.Now()
 	peers.Within(t, time.Minute, "the survivor to own all partitions and targets", func() bool {
+		a.Running(t)
 		pa, ta := share(a)
 		return pa == 60 && ta == 3
 	})

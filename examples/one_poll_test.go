@@ -19,6 +19,7 @@ import (
 // InfluxDB and the file the same times, counters and rates, Prometheus
 // the rate of one of them.
 func TestExampleOnePollThreeSystems(t *testing.T) {
+	t.Parallel() // each waits on poll and scrape intervals, on ports of its own
 	commands(t, "curl", "jq")
 	const dir = "one-poll-three-systems/"
 	influx := peers.InfluxDB(t)
@@ -37,7 +38,8 @@ func TestExampleOnePollThreeSystems(t *testing.T) {
 		"127.0.0.1:9273", sinkAddr,
 		"http://127.0.0.1:8086", "http://"+influx.Addr,
 		"/tmp/weir-examples/one-poll-three-systems", out)
-	weirproc.Start(t, weirBin, root, "-c", cfg, "--kafka-listen", "127.0.0.1:0", "--http-listen", httpAddr)
+	// The config has no syslog section: its default port, moved too.
+	w := weirproc.Start(t, weirBin, root, "-c", cfg, "--kafka-listen", "127.0.0.1:0", "--http-listen", httpAddr, "--syslog-listen", "127.0.0.1:0")
 	prom := peers.Prometheus(t, moved(t, "prometheus.yml", read(t, dir+"prometheus.yml"),
 		"127.0.0.1:9273", sinkAddr, "127.0.0.1:8080", httpAddr))
 	// query runs the README's query command with marker; "" while it
@@ -81,7 +83,13 @@ func TestExampleOnePollThreeSystems(t *testing.T) {
 		f, err := strconv.ParseFloat(rate, 64)
 		return err == nil && slices.ContainsFunc(inFile, func(p poll) bool { return p.rate != nil && *p.rate == f })
 	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("file: %+v\nInfluxDB: %+v\nPrometheus: %s", inFile, inInflux, inProm)
+		}
+	}()
 	peers.Within(t, 2*time.Minute, "three polls of sw1 in the file and in InfluxDB, and one of their rates in Prometheus", func() bool {
+		w.Running(t)
 		inProm = strings.TrimSpace(query("api/v1/query"))
 		inInflux = polls(query("FROM snmp_interface WHERE"))
 		inFile = polls(query("metrics.jsonl"))

@@ -19,6 +19,7 @@ import (
 // flapping ones as alerts, routed by role, each resolved by its up event;
 // the file gets every event.
 func TestExampleSyslogEvents(t *testing.T) {
+	t.Parallel() // each waits on poll and scrape intervals, on ports of its own
 	commands(t, "sed")
 	am := peers.Alertmanager(t, read(t, "syslog-events/alertmanager.yml"))
 	port, out := freePort(t), t.TempDir()

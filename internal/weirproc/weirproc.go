@@ -131,6 +131,17 @@ func (p *Proc) SyslogAddrs(t testing.TB) (udp, tcp string) {
 	return
 }
 
+// Running fails the test, with the log, if the process has exited: a
+// wait for its output would otherwise run to its timeout.
+func (p *Proc) Running(t testing.TB) {
+	t.Helper()
+	select {
+	case <-p.Exited:
+		t.Fatalf("weir exited:\n%s", p.Logs())
+	default:
+	}
+}
+
 // Logs is what it logged so far.
 func (p *Proc) Logs() string {
 	p.mu.Lock()
