@@ -13,6 +13,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,6 +225,7 @@ func Parse(data []byte) (*Config, error) {
 	if err := expandEnv(&root); err != nil {
 		return nil, err
 	}
+	emptySections(&root)
 	if err := root.Decode(cfg); err != nil {
 		return nil, cleanYAMLError(err)
 	}
@@ -232,6 +234,36 @@ func Parse(data []byte) (*Config, error) {
 	}
 	return cfg, nil
 }
+
+// emptySections makes a top-level section of no value ("snmp:" with its
+// keys commented out) an empty mapping, as "snmp: {}": YAML reads it as
+// null, which would leave the section unset rather than present with its
+// defaults (for snmp, the trap receiver).
+func emptySections(root *yaml.Node) {
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return
+	}
+	m := root.Content[0].Content
+	for i := 1; i < len(m); i += 2 {
+		if v := m[i]; v.Kind == yaml.ScalarNode && v.Tag == "!!null" && sectionKeys[m[i-1].Value] {
+			*v = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: v.Line, Column: v.Column}
+		}
+	}
+}
+
+// sectionKeys are the top-level keys whose values are sections (structs),
+// not scalars or lists.
+var sectionKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeOf(Config{})
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && f.Type.Kind() == reflect.Struct {
+			keys[name] = true
+		}
+	}
+	return keys
+}()
 
 func unknownKeys(data []byte) []string {
 	dec := yaml.NewDecoder(bytes.NewReader(data))

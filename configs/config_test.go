@@ -3,6 +3,7 @@ package configs
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,23 @@ func TestLoadRefusesAFileOfNoSettings(t *testing.T) {
 		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "has no settings") {
 			t.Errorf("%q: %v", tc.data, err)
 		}
+	}
+}
+
+// TestSectionOfCommentsIsEmptySection: a section whose keys are all
+// commented out is the section with its defaults, as "snmp: {}" is: the
+// trap receiver runs with an snmp section, whatever it lists.
+func TestSectionOfCommentsIsEmptySection(t *testing.T) {
+	empty, err := Parse([]byte("snmp: {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commented, err := Parse([]byte("snmp:\n  # targets:\n  #   - {name: edge1, address: 192.0.2.1}\nsyslog:\ndata_dir:\nsinks:\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commented.SNMP.Traps.Listen != DefaultTrapListen || !reflect.DeepEqual(commented.SNMP, empty.SNMP) {
+		t.Fatalf("snmp: with comments only gives %+v, want %+v", commented.SNMP, empty.SNMP)
 	}
 }
 
