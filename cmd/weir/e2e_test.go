@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
+	"github.com/weirnet/weir/internal/weirproc"
 )
 
 // weirBin is the weir binary built once for the end-to-end tests, which run
@@ -44,130 +43,32 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// weirProc is a running `weir run`.
-type weirProc struct {
-	cmd       *exec.Cmd
-	kafkaAddr string
-	httpAddr  string
-	syslogUDP string
-	syslogTCP string
-	dataDir   string
-	mu        sync.Mutex
-	log       bytes.Buffer
-	exited    chan struct{}
-}
-
-var (
-	addrRE   = regexp.MustCompile(`msg="(kafka|http) listener started".*addr=(\S+)`)
-	syslogRE = regexp.MustCompile(`msg="syslog listening".*protocol=(\w+) addr=(\S+)`)
-)
+// weirProc is a running `weir run` (internal/weirproc), with this
+// package's helpers.
+type weirProc struct{ *weirproc.Proc }
 
 // startWeir runs weir on free loopback ports and waits until it listens.
 func startWeir(t *testing.T, dataDir string, extra ...string) *weirProc {
 	t.Helper()
-	args := append([]string{"run", "--data-dir", dataDir, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--syslog-listen", "127.0.0.1:0"}, extra...)
-	p := &weirProc{cmd: exec.Command(weirBin, args...), dataDir: dataDir, exited: make(chan struct{})}
-	stderr, _ := p.cmd.StderrPipe()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.log.WriteString(line + "\n")
-			if m := addrRE.FindStringSubmatch(line); m != nil {
-				if m[1] == "kafka" {
-					p.kafkaAddr = m[2]
-				} else {
-					p.httpAddr = m[2]
-				}
-			}
-			if m := syslogRE.FindStringSubmatch(line); m != nil {
-				if m[1] == "udp" {
-					p.syslogUDP = m[2]
-				} else {
-					p.syslogTCP = m[2]
-				}
-			}
-			if strings.Contains(line, `msg="weir running"`) {
-				close(ready)
-			}
-			p.mu.Unlock()
-		}
-	}()
-	go func() { p.cmd.Wait(); close(p.exited) }()
-	select {
-	case <-ready:
-	case <-p.exited:
-		t.Fatalf("weir exited at start:\n%s", p.logs())
-	case <-time.After(20 * time.Second):
-		t.Fatalf("weir did not start:\n%s", p.logs())
-	}
-	t.Cleanup(func() { p.stop(t) })
-	return p
-}
-
-// syslogAddrs waits for the syslog listeners, which start after the log.
-func (p *weirProc) syslogAddrs(t *testing.T) (udp, tcp string) {
-	for i := 0; i < 200; i++ {
-		p.mu.Lock()
-		udp, tcp = p.syslogUDP, p.syslogTCP
-		p.mu.Unlock()
-		if udp != "" && tcp != "" {
-			return udp, tcp
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatalf("syslog listeners not started:\n%s", p.logs())
-	return
+	args := append([]string{"--data-dir", dataDir, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--syslog-listen", "127.0.0.1:0"}, extra...)
+	return &weirProc{weirproc.Start(t, weirBin, "", args...)}
 }
 
 // arista sends msg to p's syslog TCP listener with util-linux's logger,
 // as an Arista switch logs (RFC 3164, tag Ebra).
 func (p *weirProc) arista(t *testing.T, msg string) {
 	t.Helper()
-	_, tcp := p.syslogAddrs(t)
+	_, tcp := p.SyslogAddrs(t)
 	_, port, _ := strings.Cut(tcp, ":")
 	if out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, "-T", "--rfc3164", "-t", "Ebra", msg).CombinedOutput(); err != nil {
 		t.Fatalf("logger: %v %s", err, out)
 	}
 }
 
-func (p *weirProc) logs() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (p *weirProc) stop(t *testing.T) {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(15 * time.Second):
-		p.cmd.Process.Kill()
-		t.Errorf("weir did not stop on SIGTERM:\n%s", p.logs())
-	}
-}
-
 // cli runs a weir client command against p.
 func (p *weirProc) cli(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
-	cmd := exec.Command(weirBin, args...)
-	cmd.Env = append(os.Environ(), "WEIR_BROKERS="+p.kafkaAddr)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	return out.String(), errb.String(), err
+	return p.CLI(t, weirBin, stdin, args...)
 }
 
 func TestCLIWorkflow(t *testing.T) {
@@ -176,7 +77,7 @@ func TestCLIWorkflow(t *testing.T) {
 		t.Helper()
 		out, errs, err := p.cli(t, stdin, args...)
 		if err != nil {
-			t.Fatalf("weir %s: %v\n%s%s\nserver log:\n%s", strings.Join(args, " "), err, out, errs, p.logs())
+			t.Fatalf("weir %s: %v\n%s%s\nserver log:\n%s", strings.Join(args, " "), err, out, errs, p.Logs())
 		}
 		return out
 	}
@@ -240,7 +141,7 @@ func TestHTTPEndpoints(t *testing.T) {
 	p := startWeir(t, t.TempDir())
 	p.cli(t, "a\nb\n", "produce", "t")
 	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + p.httpAddr + path)
+		resp, err := http.Get("http://" + p.HTTPAddr + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,16 +181,16 @@ func TestGracefulRestartKeepsData(t *testing.T) {
 	if _, errs, err := p.cli(t, in.String(), "produce", "r"); err != nil {
 		t.Fatal(err, errs)
 	}
-	p.stop(t)
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit code %d after SIGTERM:\n%s", code, p.logs())
+	p.Stop(t)
+	if code := p.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM:\n%s", code, p.Logs())
 	}
-	if !strings.Contains(p.logs(), "log closed cleanly") {
-		t.Fatalf("no clean close:\n%s", p.logs())
+	if !strings.Contains(p.Logs(), "log closed cleanly") {
+		t.Fatalf("no clean close:\n%s", p.Logs())
 	}
 	p2 := startWeir(t, dir)
-	if !strings.Contains(p2.logs(), "clean=true") {
-		t.Fatalf("second start did not see a clean shutdown:\n%s", p2.logs())
+	if !strings.Contains(p2.Logs(), "clean=true") {
+		t.Fatalf("second start did not see a clean shutdown:\n%s", p2.Logs())
 	}
 	out, _, err := p2.cli(t, "", "consume", "r", "--from-beginning")
 	if err != nil {
@@ -388,7 +289,7 @@ func TestKcat(t *testing.T) {
 		t.Skip("kcat not installed (apt-get install kcat); .ci/run installs it")
 	}
 	p := startWeir(t, t.TempDir())
-	meta, err := exec.Command("kcat", "-b", p.kafkaAddr, "-L").CombinedOutput()
+	meta, err := exec.Command("kcat", "-b", p.KafkaAddr, "-L").CombinedOutput()
 	if err != nil || !strings.Contains(string(meta), "1 brokers:") {
 		t.Fatalf("kcat -L: %v\n%s", err, meta)
 	}
@@ -396,15 +297,15 @@ func TestKcat(t *testing.T) {
 	for i := 0; i < 10000; i++ {
 		fmt.Fprintf(&in, `{"seq":%d,"msg":"kcat message %d"}`+"\n", i, i)
 	}
-	prod := exec.Command("kcat", "-b", p.kafkaAddr, "-P", "-t", "kcat.test", "-X", "enable.idempotence=true")
+	prod := exec.Command("kcat", "-b", p.KafkaAddr, "-P", "-t", "kcat.test", "-X", "enable.idempotence=true")
 	prod.Stdin = strings.NewReader(in.String())
 	if out, err := prod.CombinedOutput(); err != nil {
-		t.Fatalf("kcat -P: %v\n%s\n%s", err, out, p.logs())
+		t.Fatalf("kcat -P: %v\n%s\n%s", err, out, p.Logs())
 	}
-	cons := exec.Command("kcat", "-b", p.kafkaAddr, "-C", "-t", "kcat.test", "-o", "beginning", "-e", "-q")
+	cons := exec.Command("kcat", "-b", p.KafkaAddr, "-C", "-t", "kcat.test", "-o", "beginning", "-e", "-q")
 	out, err := cons.Output()
 	if err != nil {
-		t.Fatalf("kcat -C: %v\n%s", err, p.logs())
+		t.Fatalf("kcat -C: %v\n%s", err, p.Logs())
 	}
 	// kcat -P without a key spreads records over partitions; compare as sets
 	// and check each partition kept the produced order.
@@ -424,7 +325,7 @@ func TestKcat(t *testing.T) {
 	// Keyed, into one partition: exact order.
 	// librdkafka's default partitioner is CRC32-based; murmur2_random is
 	// the Java client's (and franz-go's and weir's).
-	prod = exec.Command("kcat", "-b", p.kafkaAddr, "-P", "-t", "kcat.keyed", "-K", ":", "-X", "partitioner=murmur2_random")
+	prod = exec.Command("kcat", "-b", p.KafkaAddr, "-P", "-t", "kcat.keyed", "-K", ":", "-X", "partitioner=murmur2_random")
 	var keyed strings.Builder
 	for i := 0; i < 1000; i++ {
 		fmt.Fprintf(&keyed, "edge1:%d\n", i)
@@ -433,7 +334,7 @@ func TestKcat(t *testing.T) {
 	if out, err := prod.CombinedOutput(); err != nil {
 		t.Fatalf("kcat -P keyed: %v %s", err, out)
 	}
-	out, err = exec.Command("kcat", "-b", p.kafkaAddr, "-C", "-t", "kcat.keyed", "-o", "beginning", "-e", "-q", "-f", "%p %k %s\n").Output()
+	out, err = exec.Command("kcat", "-b", p.KafkaAddr, "-C", "-t", "kcat.keyed", "-o", "beginning", "-e", "-q", "-f", "%p %k %s\n").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +364,7 @@ func TestAdvertisedAddress(t *testing.T) {
 	}
 	brokerLine := regexp.MustCompile(`broker 0 at (\S+)`)
 	p := startWeir(t, t.TempDir(), "--kafka-listen", "0.0.0.0:0")
-	_, port, _ := net.SplitHostPort(p.kafkaAddr)
+	_, port, _ := net.SplitHostPort(p.KafkaAddr)
 	meta, err := exec.Command("kcat", "-b", "127.0.0.2:"+port, "-L").CombinedOutput()
 	if m := brokerLine.FindSubmatch(meta); err != nil || m == nil || string(m[1]) != "127.0.0.2:"+port {
 		t.Fatalf("kcat -L via 127.0.0.2: %v\n%s", err, meta)
@@ -471,8 +372,8 @@ func TestAdvertisedAddress(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
 	os.WriteFile(cfg, []byte("broker:\n  advertised_host: weir.example.net\n"), 0o644)
 	p = startWeir(t, t.TempDir(), "-c", cfg)
-	meta, err = exec.Command("kcat", "-b", p.kafkaAddr, "-L").CombinedOutput()
-	_, port, _ = net.SplitHostPort(p.kafkaAddr)
+	meta, err = exec.Command("kcat", "-b", p.KafkaAddr, "-L").CombinedOutput()
+	_, port, _ = net.SplitHostPort(p.KafkaAddr)
 	if m := brokerLine.FindSubmatch(meta); err != nil || m == nil || string(m[1]) != "weir.example.net:"+port {
 		t.Fatalf("kcat -L with advertised_host: %v\n%s", err, meta)
 	}
@@ -484,7 +385,7 @@ func TestFranzGoClient(t *testing.T) {
 	p := startWeir(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.kafkaAddr), kgo.DefaultProduceTopic("kgo.test"), kgo.AllowAutoTopicCreation())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr), kgo.DefaultProduceTopic("kgo.test"), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,9 +407,9 @@ func TestFranzGoClient(t *testing.T) {
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		t.Fatalf("%d produce errors, first: %v\n%s", len(errs), errs[0], p.logs())
+		t.Fatalf("%d produce errors, first: %v\n%s", len(errs), errs[0], p.Logs())
 	}
-	cons, err := kgo.NewClient(kgo.SeedBrokers(p.kafkaAddr), kgo.ConsumeTopics("kgo.test"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cons, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr), kgo.ConsumeTopics("kgo.test"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +447,7 @@ func TestFullDiskOverTheWire(t *testing.T) {
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	p := startWeir(t, dir)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.kafkaAddr), kgo.DefaultProduceTopic("full"),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr), kgo.DefaultProduceTopic("full"),
 		kgo.AllowAutoTopicCreation(), kgo.RecordRetries(0), kgo.RecordDeliveryTimeout(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -567,12 +468,12 @@ func TestFullDiskOverTheWire(t *testing.T) {
 		acked[v] = true
 	}
 	if lastErr == nil || !strings.Contains(lastErr.Error(), "KAFKA_STORAGE_ERROR") {
-		t.Fatalf("after %d records: %v\n%s", len(acked), lastErr, p.logs())
+		t.Fatalf("after %d records: %v\n%s", len(acked), lastErr, p.Logs())
 	}
 	// Still up: metadata and reads work, and the acknowledged data is whole.
 	out, _, err := p.cli(t, "", "consume", "full", "--from-beginning")
 	if err != nil {
-		t.Fatalf("consume after full disk: %v\n%s", err, p.logs())
+		t.Fatalf("consume after full disk: %v\n%s", err, p.Logs())
 	}
 	n := 0
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -593,7 +494,7 @@ func TestSyslogEndToEnd(t *testing.T) {
 		t.Skip("logger not installed")
 	}
 	p := startWeir(t, t.TempDir())
-	udp, tcp := p.syslogAddrs(t)
+	udp, tcp := p.SyslogAddrs(t)
 	for _, tc := range []struct{ addr, flag string }{{udp, "-d"}, {tcp, "-T"}} {
 		_, port, _ := strings.Cut(tc.addr, ":")
 		out, err := exec.Command("logger", "-n", "127.0.0.1", "-P", port, tc.flag, "--rfc5424", "-t", "e2e",
@@ -631,7 +532,7 @@ func TestSyslogEndToEnd(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("%q not on raw.syslog:\n%s\n%s", want, out, p.logs())
+			t.Errorf("%q not on raw.syslog:\n%s\n%s", want, out, p.Logs())
 		}
 	}
 }
@@ -662,7 +563,7 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &ev); err != nil {
-		t.Fatalf("events: %q: %v\n%s", out, err, p.logs())
+		t.Fatalf("events: %q: %v\n%s", out, err, p.Logs())
 	}
 	if ev.Value.Type != "interface_down" || ev.Value.Object != "Ethernet7" || ev.Value.Tags["site"] != "ams1" {
 		t.Fatalf("event %+v", ev.Value)
@@ -677,12 +578,12 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 	st, _ := os.Stat(inv)
 	os.WriteFile(inv, []byte("devices:\n  - {name: edge9, address: 127.0.0.1, site: lon1, role: edge}\n"), 0o644)
 	os.Chtimes(inv, st.ModTime(), st.ModTime())
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logs(), "SIGHUP: reloaded"); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "SIGHUP: reloaded"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no reload after SIGHUP:\n%s", p.logs())
+			t.Fatalf("no reload after SIGHUP:\n%s", p.Logs())
 		}
 	}
 	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet8, changed state to down")
@@ -692,7 +593,7 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no event after SIGHUP: %s\n%s", out, p.logs())
+			t.Fatalf("no event after SIGHUP: %s\n%s", out, p.Logs())
 		}
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -717,7 +618,7 @@ func TestEnrichmentFollowsCollectorTopics(t *testing.T) {
 	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out, "interface_down"); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			raw, _, _ := p.cli(t, "", "consume", "site1.syslog", "--from-beginning")
-			t.Fatalf("no event from a line on site1.syslog (%q):\n%s", raw, p.logs())
+			t.Fatalf("no event from a line on site1.syslog (%q):\n%s", raw, p.Logs())
 		}
 		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
 	}
@@ -730,7 +631,7 @@ func TestEnrichmentFollowsCollectorTopics(t *testing.T) {
 func TestRoles(t *testing.T) {
 	p := startWeir(t, t.TempDir(), "--roles", "collect")
 	time.Sleep(300 * time.Millisecond)
-	logs := p.logs()
+	logs := p.Logs()
 	if !strings.Contains(logs, "component=syslog") || strings.Contains(logs, "component=enrich-0") {
 		t.Fatalf("roles collect:\n%s", logs)
 	}

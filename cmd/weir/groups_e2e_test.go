@@ -92,11 +92,11 @@ func TestKcatBalancedConsumer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// -e does not work with -G in every kcat version: stop at a count.
-	cmd := exec.CommandContext(ctx, "kcat", "-b", p.kafkaAddr, "-G", "kgroup", "grp",
+	cmd := exec.CommandContext(ctx, "kcat", "-b", p.KafkaAddr, "-G", "kgroup", "grp",
 		"-X", "auto.offset.reset=earliest", "-c", fmt.Sprint(len(want)), "-q", "-f", "%s\n")
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("kcat -G: %v\n%s", err, p.logs())
+		t.Fatalf("kcat -G: %v\n%s", err, p.Logs())
 	}
 	got := strings.Fields(string(out))
 	slices.Sort(got)
@@ -121,7 +121,7 @@ func TestConsumeGroup(t *testing.T) {
 		t.Helper()
 		out, errs, err := p.cli(t, "", "consume", "cg.topic", "--group", "cg", "--from-beginning")
 		if err != nil {
-			t.Fatalf("consume --group: %v\n%s%s\n%s", err, out, errs, p.logs())
+			t.Fatalf("consume --group: %v\n%s%s\n%s", err, out, errs, p.Logs())
 		}
 		return valuesOf(out)
 	}

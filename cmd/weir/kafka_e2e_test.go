@@ -34,8 +34,8 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 	os.WriteFile(cfg, []byte("broker:\n  kafka:\n    brokers: ["+strings.Join(cluster.ListenAddrs(), ", ")+"]\n    replication_factor: 3\n"+
 		"  topics:\n    events: {partitions: 3, retention: {time: 30d}}\n    archive: {retention: {time: -1, bytes: 10GiB}, segment: {bytes: 64MiB}}\n"), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
-	if !strings.Contains(p.logs(), "using Kafka cluster") {
-		t.Fatalf("not on the cluster:\n%s", p.logs())
+	if !strings.Contains(p.Logs(), "using Kafka cluster") {
+		t.Fatalf("not on the cluster:\n%s", p.Logs())
 	}
 	// broker.topics' settings reach the topics weir creates (only their
 	// partition counts did).
@@ -76,14 +76,14 @@ func TestPipelineOnKafkaCluster(t *testing.T) {
 	}
 	var ev struct{ Type, Object string }
 	if err := json.Unmarshal([]byte(got["events"]), &ev); err != nil || ev.Type != "interface_down" || ev.Object != "Ethernet9" {
-		t.Fatalf("events on the cluster: %q (%v)\n%s", got["events"], err, p.logs())
+		t.Fatalf("events on the cluster: %q (%v)\n%s", got["events"], err, p.Logs())
 	}
 	if !strings.Contains(got["enriched.syslog"], `"vendor":"arista_eos"`) {
 		t.Fatalf("enriched.syslog on the cluster: %q", got["enriched.syslog"])
 	}
 	// The enrich group's lag, from the cluster, as on the embedded log.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-		resp, err := http.Get("http://" + p.httpAddr + "/metrics")
+		resp, err := http.Get("http://" + p.HTTPAddr + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,13 +130,13 @@ func TestSyslogIngestKafkaVsEmbedded(t *testing.T) {
 		cfg := filepath.Join(t.TempDir(), "weir.yaml")
 		os.WriteFile(cfg, []byte("enrich: {enabled: false}\n"+yaml), 0o644)
 		p := startWeir(t, t.TempDir(), "-c", cfg)
-		_, tcp := p.syslogAddrs(t)
+		_, tcp := p.SyslogAddrs(t)
 		out, err := exec.Command(sim, "syslog", "--target", tcp, "--protocol", "tcp", "--count", "500000",
 			"--verify-brokers", brokers(p)).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: weir-sim: %v %s", name, err, out)
 		}
-		p.stop(t)
+		p.Stop(t)
 		var rate float64
 		for _, l := range strings.Split(string(out), "\n") {
 			if i := strings.Index(l, "end to end "); i >= 0 {
@@ -149,7 +149,7 @@ func TestSyslogIngestKafkaVsEmbedded(t *testing.T) {
 		t.Logf("%s: %s", name, strings.TrimSpace(string(out)))
 		return rate
 	}
-	embedded := measure("embedded", "", func(p *weirProc) string { return p.kafkaAddr })
+	embedded := measure("embedded", "", func(p *weirProc) string { return p.KafkaAddr })
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)

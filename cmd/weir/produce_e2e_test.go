@@ -70,7 +70,7 @@ func TestProduceBrokerStops(t *testing.T) {
 			}
 			defer pw.Close()
 			cmd := exec.Command(weirBin, "produce", "t", "--timeout", "2s")
-			cmd.Env = append(os.Environ(), "WEIR_BROKERS="+p.kafkaAddr)
+			cmd.Env = append(os.Environ(), "WEIR_BROKERS="+p.KafkaAddr)
 			cmd.Stdin = pr
 			var errb syncbuf.Buffer
 			cmd.Stderr = &errb
@@ -89,11 +89,11 @@ func TestProduceBrokerStops(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("first record not produced: %s\n%s", errb.String(), p.logs())
+					t.Fatalf("first record not produced: %s\n%s", errb.String(), p.Logs())
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			p.stop(t)
+			p.Stop(t)
 			io.WriteString(pw, "two\n")
 			if !stdinOpen {
 				pw.Close()
@@ -133,7 +133,7 @@ func TestProduceShortTimeout(t *testing.T) {
 func TestConsumeFollowReportsBrokerGone(t *testing.T) {
 	dir := t.TempDir()
 	p := startWeir(t, dir)
-	addr := p.kafkaAddr
+	addr := p.KafkaAddr
 	if _, errOut, err := p.cli(t, "one\n", "produce", "follow.test"); err != nil {
 		t.Fatalf("produce: %v %s", err, errOut)
 	}
@@ -145,7 +145,7 @@ func TestConsumeFollowReportsBrokerGone(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	waitText(t, &out, `"value":"one"`)
-	p.stop(t)
+	p.Stop(t)
 	waitText(t, &errb, "cannot reach broker "+addr)
 	// Back on the same address: the consumer goes on where it was.
 	p2 := startWeir(t, dir, "--kafka-listen", addr)

@@ -52,19 +52,19 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 		t.Helper()
 		for deadline := time.Now().Add(15 * time.Second); polls(device) < n; time.Sleep(200 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s polled %d times, want %d\n%s", device, polls(device), n, p.logs())
+				t.Fatalf("%s polled %d times, want %d\n%s", device, polls(device), n, p.Logs())
 			}
 		}
 	}
 	sighup := func(wantLog string) {
 		t.Helper()
-		before := strings.Count(p.logs(), wantLog)
-		if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		before := strings.Count(p.Logs(), wantLog)
+		if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(10 * time.Second); strings.Count(p.logs(), wantLog) == before; time.Sleep(50 * time.Millisecond) {
+		for deadline := time.Now().Add(10 * time.Second); strings.Count(p.Logs(), wantLog) == before; time.Sleep(50 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("no %q after SIGHUP:\n%s", wantLog, p.logs())
+				t.Fatalf("no %q after SIGHUP:\n%s", wantLog, p.Logs())
 			}
 		}
 	}
@@ -75,8 +75,8 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 
 	writeConfig("beta") // alpha removed, beta added
 	sighup("SIGHUP: reloaded")
-	if !strings.Contains(p.logs(), `snmp_targets="1 -> 1"`) {
-		t.Errorf("the reload does not say what became of the targets:\n%s", p.logs())
+	if !strings.Contains(p.Logs(), `snmp_targets="1 -> 1"`) {
+		t.Errorf("the reload does not say what became of the targets:\n%s", p.Logs())
 	}
 	waitPolls("beta", 2)
 	alpha := polls("alpha")
@@ -95,7 +95,7 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 	sighup("has no settings")
 	beta = polls("beta")
 	waitPolls("beta", beta+2)
-	if err := p.cmd.Process.Signal(syscall.Signal(0)); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("weir stopped: %v", err)
 	}
 }

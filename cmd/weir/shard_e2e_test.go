@@ -92,7 +92,7 @@ func TestShardSNMPTargetsOnKafka(t *testing.T) {
 			break
 		}
 		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the collectors do not share the targets after 30s (%d owned in all)\n%s", total, collectors[0].logs())
+			t.Fatalf("the collectors do not share the targets after 30s (%d owned in all)\n%s", total, collectors[0].Logs())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -103,15 +103,15 @@ func TestShardSNMPTargetsOnKafka(t *testing.T) {
 	time.Sleep(interval*5/2 + time.Second)
 	victim := collectors[2]
 	victimTargets := ownedFromLog(t, victim, names)
-	victim.cmd.Process.Signal(syscall.SIGKILL)
-	<-victim.exited
+	victim.Cmd.Process.Signal(syscall.SIGKILL)
+	<-victim.Exited
 	killed := time.Now()
 	t.Logf("killed a collector owning %d targets", len(victimTargets))
 	takeover := killed.Add(session + margin)
 	// Every target's first slot after the takeover, and one more.
 	time.Sleep(time.Until(takeover.Add(2*interval + time.Second)))
-	collectors[0].stop(t)
-	collectors[1].stop(t)
+	collectors[0].Stop(t)
+	collectors[1].Stop(t)
 	stopped := time.Now()
 
 	raw := readMetrics(t, addrs, "raw.snmp")
@@ -195,7 +195,7 @@ func TestShardSNMPTargetsOnKafka(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	enricher.stop(t)
+	enricher.Stop(t)
 	got := map[key]int{}
 	for _, m := range enriched {
 		got[key{m.Device, m.Measurement, m.Time}]++
@@ -226,7 +226,7 @@ func TestShardSNMPTargetsOnKafka(t *testing.T) {
 // scrape reads p's /metrics into "name{labels}" -> value.
 func scrape(t *testing.T, p *weirProc) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + p.httpAddr + "/metrics")
+	resp, err := http.Get("http://" + p.HTTPAddr + "/metrics")
 	if err != nil {
 		t.Fatalf("scrape: %v", err)
 	}
@@ -249,9 +249,9 @@ var ownedRE = regexp.MustCompile(`msg="shard: assignment [^"]*".* partitions="\d
 // ownedFromLog returns the targets p owns by its last logged assignment.
 func ownedFromLog(t *testing.T, p *weirProc, names []string) []string {
 	t.Helper()
-	ms := ownedRE.FindAllStringSubmatch(p.logs(), -1)
+	ms := ownedRE.FindAllStringSubmatch(p.Logs(), -1)
 	if len(ms) == 0 {
-		t.Fatalf("no assignment logged:\n%s", p.logs())
+		t.Fatalf("no assignment logged:\n%s", p.Logs())
 	}
 	last := ms[len(ms)-1]
 	of, _ := strconv.Atoi(last[1])

@@ -29,7 +29,7 @@ func TestFileSinkSurvivesKill(t *testing.T) {
 
 	p := startWeir(t, dir, "-c", cfg)
 	const n = 200000
-	cl, err := kgo.NewClient(kgo.SeedBrokers(p.kafkaAddr), kgo.DefaultProduceTopic("t"), kgo.AllowAutoTopicCreation())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr), kgo.DefaultProduceTopic("t"), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestFileSinkSurvivesKill(t *testing.T) {
 	kills, midway := 0, 0
 	for i := 0; i < 10; i++ {
 		time.Sleep(time.Duration(20+rand.IntN(120)) * time.Millisecond)
-		p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.exited
+		p.Cmd.Process.Signal(syscall.SIGKILL)
+		<-p.Exited
 		kills++
 		if got, _ := readArchive(t, out); len(got) < n {
 			midway++ // killed while the sink was still writing

@@ -36,7 +36,7 @@ func TestTrapAndPollAreOneDevice(t *testing.T) {
 	var ifName string
 	for deadline := time.Now().Add(20 * time.Second); ifName == ""; time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no enriched row of ifIndex 1 from lab-agent:\n%s", p.logs())
+			t.Fatalf("no enriched row of ifIndex 1 from lab-agent:\n%s", p.Logs())
 		}
 		out, _, _ := p.cli(t, "", "consume", "enriched.metrics", "--from-beginning")
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -70,7 +70,7 @@ func TestTrapAndPollAreOneDevice(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no interface_down event: %s\n%s", out, p.logs())
+			t.Fatalf("no interface_down event: %s\n%s", out, p.Logs())
 		}
 	}
 }
@@ -82,9 +82,9 @@ func TestTrapListenFlag(t *testing.T) {
 	snmptest.Require(t, "snmptrap")
 	port := snmptest.FreeUDPPort(t)
 	p := startWeir(t, t.TempDir(), "--trap-listen", fmt.Sprintf("127.0.0.1:%d", port))
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.logs(), "trap receiver listening"); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "trap receiver listening"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no trap receiver:\n%s", p.logs())
+			t.Fatalf("no trap receiver:\n%s", p.Logs())
 		}
 	}
 	snmptest.Run(t, t.TempDir(), "snmptrap", "-v2c", "-c", "public", fmt.Sprintf("127.0.0.1:%d", port), "", "1.3.6.1.6.3.1.1.5.1")
@@ -94,14 +94,14 @@ func TestTrapListenFlag(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no coldStart on raw.traps: %q\n%s", out, p.logs())
+			t.Fatalf("no coldStart on raw.traps: %q\n%s", out, p.Logs())
 		}
 	}
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
 	os.WriteFile(cfg, []byte("snmp:\n  traps: {listen: \"127.0.0.1:1\"}\n"), 0o644)
 	q := startWeir(t, t.TempDir(), "-c", cfg, "--trap-listen", "off")
 	time.Sleep(300 * time.Millisecond)
-	if strings.Contains(q.logs(), "trap receiver listening") {
-		t.Fatalf("--trap-listen off started the receiver:\n%s", q.logs())
+	if strings.Contains(q.Logs(), "trap receiver listening") {
+		t.Fatalf("--trap-listen off started the receiver:\n%s", q.Logs())
 	}
 }

@@ -8,13 +8,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"net"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/internal/peers"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -105,13 +104,7 @@ func (r *Running) Stop() error {
 // Eventually polls cond until it holds or Timeout passes.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(Timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	peers.Within(t, Timeout, what, cond)
 }
 
 // Counter reads one metric of the registry by name and labels (0 if absent).
@@ -187,29 +180,4 @@ func Header(r broker.Record, key string) string {
 		}
 	}
 	return ""
-}
-
-// FreeAddr returns a loopback TCP address that was free a moment ago, for
-// a real peer (Prometheus, Alertmanager, InfluxDB) to listen on.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// Process runs a real peer until the test ends, its output discarded.
-func Process(t testing.TB, bin string, args ...string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
 }
