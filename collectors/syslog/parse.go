@@ -440,14 +440,12 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, mode ciscoMode) er
 		switch {
 		case !spaced && strings.Contains(word, "/"):
 			s = s[i+1:] // IOS-XR node id: not a host name
-		case !spaced && i+1 < len(s) && s[i+1] == ' ' && !isDigits(word) && ciscoUptime(s) == 0:
+		case !spaced && i+1 < len(s) && s[i+1] == ' ' && !isDigits(word) && word[0] != '*' && ciscoUptime(s) == 0:
+			// Not "*task:", an AireOS task name (below).
 			l.Hostname, s = word, s[i+2:]
 		case spaced && host != "" && strings.Contains(node, "/") && !strings.ContainsAny(node, " "):
 			l.Hostname, s = host, s[i+1:]
 		}
-	}
-	if mode&ciscoNeedHost != 0 && l.Hostname == "" && ciscoUptime(s) == 0 {
-		return errNoTimestamp
 	}
 	// With "service sequence-numbers" IOS numbers its messages after the
 	// origin, and the leading field is then the message counter:
@@ -463,6 +461,13 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, mode ciscoMode) er
 		if i := strings.IndexByte(s, ':'); i > 1 && i+1 < len(s) && s[i+1] == ' ' && strings.IndexByte(s[:i], ' ') < 0 {
 			task, s = s[1:i], s[i+2:]
 		}
+	}
+	if mode&ciscoNeedHost != 0 && l.Hostname == "" && ciscoUptime(s) == 0 {
+		if task == "" {
+			return errNoTimestamp
+		}
+		// A task name alone: Cisco if the time ends as Cisco's does.
+		mode |= ciscoNeedColon
 	}
 	// '*' means the clock is not authoritative, '.' that it lost sync.
 	s = strings.TrimLeft(s, "*.")

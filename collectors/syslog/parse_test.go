@@ -424,3 +424,27 @@ func TestCiscoUptimeAndUnsyncedClock(t *testing.T) {
 		}
 	}
 }
+
+// TestAireOSTaskIsNoHost: an AireOS task name ("*spamApTask4:") is the
+// application, never the host, also where no host name comes before it:
+// the controller sent none, or a relay put its own BSD header in front.
+func TestAireOSTaskIsNoHost(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct{ raw, host, app string }{
+		{"<132>Nov 26 18:52:01 wlc2 *spamApTask4: Nov 26 18:52:01.958: %CAPWAP-4-DISC_INTF_ERR2: [PA]capwap_ac_sm.c:2053 Ignoring discovery request", "wlc2", "spamApTask4"},
+		{"<132>*spamApTask4: Nov 26 18:52:01.958: %CAPWAP-4-DISC_INTF_ERR2: [PA]capwap_ac_sm.c:2053 Ignoring discovery request", "", "spamApTask4"},
+		{"<179>*Dot1x_NW_MsgTask_1: Nov 18 13:04:15.123: %DOT1X-3-INVALID_REPLAY_CTR: 1x_eapkey.c:458 Invalid replay counter", "", "Dot1x_NW_MsgTask_1"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		if l.Format != FormatCisco || l.Hostname != tc.host || l.AppName != tc.app || !strings.HasPrefix(l.Message, "%") || l.Time == nil || l.Time.Nanosecond() == 0 {
+			t.Errorf("%.60q: format %s host %q app %q time %v message %.30q, want cisco host %q app %q, the device's time", tc.raw, l.Format, l.Hostname, l.AppName, l.Time, l.Message, tc.host, tc.app)
+		}
+	}
+	// Still no Cisco header: a '*' word without a Cisco time after it.
+	var l telemetry.Log
+	p.ParseCopy([]byte("<13>*note: Nov 26 18:52:01 disk almost full"), &l)
+	if l.Format != FormatMalformed {
+		t.Errorf("%q: format %s, want malformed", l.Raw, l.Format)
+	}
+}
