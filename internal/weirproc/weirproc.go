@@ -52,6 +52,9 @@ var (
 	syslogRE = regexp.MustCompile(`msg="syslog listening".*protocol=(\w+) addr=(\S+)`)
 )
 
+// startTimeout bounds Start's wait for weir to say it runs.
+var startTimeout = 20 * time.Second
+
 // Start runs `weir run` with args in directory dir (the relative paths of
 // a config are taken from there; "" is the test's), and waits until it
 // logs that it runs. It is stopped when the test ends.
@@ -71,6 +74,8 @@ func Start(t testing.TB, bin, dir string, args ...string) *Proc {
 	if err := p.Cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Stopped when the test ends, also when it fails below.
+	t.Cleanup(func() { p.Stop(t) })
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -84,10 +89,9 @@ func Start(t testing.TB, bin, dir string, args ...string) *Proc {
 	case <-ready:
 	case <-p.Exited:
 		t.Fatalf("weir exited at start:\n%s", p.Logs())
-	case <-time.After(20 * time.Second):
+	case <-time.After(startTimeout):
 		t.Fatalf("weir did not start:\n%s", p.Logs())
 	}
-	t.Cleanup(func() { p.Stop(t) })
 	return p
 }
 
