@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,14 +78,19 @@ func Start(t testing.TB, bin, dir string, args ...string) *Proc {
 	// Stopped when the test ends, also when it fails below.
 	t.Cleanup(func() { p.Stop(t) })
 	ready := make(chan struct{})
+	// The log is read to its end before Wait, which closes the pipe (and
+	// would lose what is left in it: the error weir exited with), and
+	// before Exited, so that Logs then has all of it.
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			p.scan(sc.Text(), ready)
 		}
+		io.Copy(io.Discard, stderr) // past a line too long for the scanner
+		p.Cmd.Wait()
+		close(p.Exited)
 	}()
-	go func() { p.Cmd.Wait(); close(p.Exited) }()
 	select {
 	case <-ready:
 	case <-p.Exited:

@@ -75,3 +75,26 @@ func TestStartThatTimesOutStopsTheProcess(t *testing.T) {
 		t.Errorf("weir (pid %d) still running after the test that started it ended", pid)
 	}
 }
+
+// TestLogsOfAnExitedProcessAreWhole: what weir logged before it exited,
+// its last line (the error, mostly) included, is in Logs once Exited is
+// closed: Running and Start print it to say why.
+func TestLogsOfAnExitedProcessAreWhole(t *testing.T) {
+	bin := script(t, `echo 'level=INFO msg="weir running"' >&2
+sleep 0.2
+i=0; while [ $i -lt 2000 ]; do echo "level=INFO msg=\"filler line $i of the log before the error\"" >&2; i=$((i+1)); done
+echo 'level=ERROR msg="the reason weir exited"' >&2
+exit 1
+`)
+	lost := 0
+	for range 20 {
+		p := Start(t, bin, "")
+		<-p.Exited
+		if !strings.Contains(p.Logs(), "the reason weir exited") {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("the last line missing from Logs after the exit in %d of 20 runs", lost)
+	}
+}
