@@ -408,7 +408,8 @@ var FacilityNames = [24]string{"kern", "user", "mail", "daemon", "auth", "syslog
 
 // ObjectOf names what an event is about: the interface of a link event, the
 // neighbor of a BGP or OSPF event (a BGP session's with its VRF, see
-// sessionObject), the user of a login or configuration change.
+// sessionObject), the user of a login or configuration change (the
+// address it came from when it names none).
 func ObjectOf(info SyslogInfo) string {
 	switch {
 	case strings.HasPrefix(info.Event, "interface_"):
@@ -418,7 +419,12 @@ func ObjectOf(info SyslogInfo) string {
 	case strings.HasPrefix(info.Event, "ospf_"):
 		return info.Fields["neighbor"]
 	case info.Event == "login_succeeded", info.Event == "config_changed":
-		return info.Fields["user"]
+		if user := info.Fields["user"]; user != "" {
+			return user
+		}
+		// A login that names no user (ArubaOS-Switch's "SME SSH from
+		// A"): its address, so that two sessions are two logins.
+		return info.Fields["source"]
 	}
 	return ""
 }

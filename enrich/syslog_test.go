@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/internal/corpus"
@@ -240,5 +241,23 @@ func TestJunosStructuredDataBrief(t *testing.T) {
 		if info.Event != tc.event || info.Fields["interface"] != tc.ifc || info.Vendor != VendorJunos {
 			t.Errorf("%.60q: %s %q (%s), want %s %q", tc.raw, info.Event, info.Fields["interface"], info.Vendor, tc.event, tc.ifc)
 		}
+	}
+}
+
+// TestLoginsWithoutUserFromTwoAddresses: ArubaOS-Switch names no user,
+// only the address: two SSH sessions from two addresses within the
+// de-duplication window are two logins.
+func TestLoginsWithoutUserFromTwoAddresses(t *testing.T) {
+	c := NewClassifier()
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	n := 0
+	for i, msg := range []string{"00179 mgr:  SME SSH from 10.31.4.22 - MANAGER Mode", "00180 mgr:  SME SSH from 10.31.9.40 - MANAGER Mode"} {
+		info := c.Classify(&telemetry.Log{Message: msg})
+		ev := telemetry.Event{Type: info.Event, Device: "sw3", Object: ObjectOf(info), Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+		n += len(d.observe(ev, t0.Add(time.Duration(i)*5*time.Second)))
+	}
+	if n != 2 {
+		t.Errorf("%d login events, want 2", n)
 	}
 }
