@@ -54,10 +54,17 @@ type eventKey struct{ device, object, typ string }
 type objectKey struct{ device, object, family string }
 
 // objectState is the state an object was last reported in: typ, one of
-// its pair's two types, most recently at at.
+// its pair's two types, most recently at at, by the input partition from.
+// Reports of one instant (a millisecond of the log's clock) are ordered
+// by the log only within one partition; seen says which of the pair's
+// types were reported at at, by any partition (bit 0: the pair's first
+// type in objectKey order, bit 1: the other), so the same change from
+// another path in that instant is known for a repeat.
 type objectState struct {
-	typ string
-	at  time.Time
+	typ  string
+	at   time.Time
+	from broker.TopicPartition
+	seen uint8
 }
 
 type flapState struct {
@@ -235,7 +242,8 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	id := objectID(ev)
-	if !redo && d.sameState(ev.Device, id, ev.Type, now) {
+	same, newest := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
+	if !redo && same {
 		return out // no change: the state the object is in, reported again
 	}
 	k := eventKey{ev.Device, id, ev.Type}
@@ -251,7 +259,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	}
 	if !ok || now.After(*t) {
 		d.setLast(k, t, now)
-		d.forgetOpposite(ev.Device, id, ev.Type, now)
+		d.forgetOpposite(ev.Device, id, ev.Type, now, newest)
 	}
 	out = append(out, ev)
 	fam := family(ev.Type)
@@ -331,12 +339,13 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {
 		return // the same change as one passed on (or remembered)
 	}
-	if d.sameState(ev.Device, id, ev.Type, at) {
+	same, newest := d.sameState(ev.Device, id, ev.Type, at, causePartition(ev.Cause))
+	if same {
 		return
 	}
 	if !at.Before(since) && (!known || at.After(*t)) {
 		d.setLast(k, t, at)
-		d.forgetOpposite(ev.Device, id, ev.Type, at)
+		d.forgetOpposite(ev.Device, id, ev.Type, at, newest)
 	}
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 || at.Before(since) {
@@ -365,15 +374,16 @@ func (d *detector) count(st *flapState, typ string, at time.Time) bool {
 
 // forgetOpposite forgets when the opposite of typ (interface_up for
 // interface_down) for the object (device, id as objectID gives it),
-// passed on before at or at the same instant, was last passed on: a
-// change back within the de-duplication window is a new change, not a
-// repeat (down, up, down within 30 s must end down, and so must the same
-// three entering the log in one millisecond). One passed on after at (a
-// warm-up reads older events after live ones) stays.
-func (d *detector) forgetOpposite(device, id, typ string, at time.Time) {
+// passed on before at, was last passed on: a change back within the
+// de-duplication window is a new change, not a repeat (down, up, down
+// within 30 s must end down). So is one in the same instant when the log
+// orders it after the opposite (sameState's newest: the same three from
+// one partition in one millisecond). One passed on after at (a warm-up
+// reads older events after live ones) stays.
+func (d *detector) forgetOpposite(device, id, typ string, at time.Time, newest bool) {
 	if o := opposite(typ); o != "" {
 		k := eventKey{device, id, o}
-		if t, ok := d.last[k]; ok && !t.After(at) {
+		if t, ok := d.last[k]; ok && (t.Before(at) || newest && t.Equal(at)) {
 			delete(d.last, k)
 		}
 	}
@@ -410,38 +420,69 @@ func opposite(typ string) string {
 // last report: the flap window, or the de-duplication window if longer.
 func (d *detector) stateHold() time.Duration { return max(d.window, d.dedup) }
 
-// sameState reports whether an event of type typ at at, for the object
-// (device, id as objectID gives it), reports the state the object was
-// last reported in within stateHold: a second interface_down with no
-// interface_up between, such as a poll that sees 45 s after the syslog
-// line the link down (past the de-duplication window), or a BGP peer that
-// stays down and sends bgpBackwardTransition at each attempt to connect.
-// That is no change: it is neither passed on nor counted towards
-// flapping, and it keeps the state held. Otherwise the event becomes the
-// object's state, if it is the latest report (a warm-up reads older
-// events after newer ones; of reports at the same instant, the one read
-// later is the latest). Types without an opposite are no state.
-func (d *detector) sameState(device, id, typ string, at time.Time) bool {
+// sameState reports whether an event of type typ at at, read from input
+// partition from, for the object (device, id as objectID gives it),
+// reports the state the object was last reported in within stateHold: a
+// second interface_down with no interface_up between, such as a poll that
+// sees 45 s after the syslog line the link down (past the de-duplication
+// window), or a BGP peer that stays down and sends bgpBackwardTransition
+// at each attempt to connect. That is no change: it is neither passed on
+// nor counted towards flapping, and it keeps the state held. So is a
+// report, from another partition, of a type already reported in the same
+// instant: the same bounce seen by syslog and by a trap. Otherwise the
+// event becomes the object's state if it is the latest report (a warm-up
+// reads older events after newer ones): later, or in the same instant
+// from the same partition, whose log orders it. newest says whether it
+// did, and whether ties of its instant are behind it (see
+// forgetOpposite). Types without an opposite are no state.
+func (d *detector) sameState(device, id, typ string, at time.Time, from broker.TopicPartition) (same, newest bool) {
 	opp := opposite(typ)
 	if opp == "" || d.dedup <= 0 {
-		return false
+		return false, false
 	}
 	k := objectKey{device, id, min(typ, opp)}
+	bit := uint8(1)
+	if typ != k.family {
+		bit = 2
+	}
 	st := d.states[k]
 	if st == nil {
 		k.device, k.object = strings.Clone(device), strings.Clone(id)
-		d.states[k] = &objectState{typ: typ, at: at}
-		return false
+		d.states[k] = &objectState{typ: typ, at: at, from: keepPartition(from), seen: bit}
+		return false, true
 	}
 	// An event more than the de-duplication window older than the
 	// state (a warm-up reading another partition's past) is judged by
 	// the flap history instead (flapState.add).
 	since := at.Sub(st.at)
-	same := st.typ == typ && since <= d.stateHold() && since >= -d.dedup
-	if !at.Before(st.at) { // at the same instant, the later in the log is the newer
-		st.typ, st.at = typ, at
+	same = st.typ == typ && since <= d.stateHold() && since >= -d.dedup
+	switch {
+	case at.After(st.at):
+		st.typ, st.at, st.seen = typ, at, bit
+		if st.from != from {
+			st.from = keepPartition(from)
+		}
+		return same, true
+	case !at.Equal(st.at):
+		return same, false
+	case st.from == from: // the log orders this instant's reports
+		st.typ, st.seen = typ, st.seen|bit
+		return same, true
 	}
-	return same
+	same = same || st.seen&bit != 0 // in this instant, by another path
+	st.seen |= bit
+	return same, false
+}
+
+// causePartition is the input partition of the record at c.
+func causePartition(c telemetry.Cause) broker.TopicPartition {
+	return broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}
+}
+
+// keepPartition is p with a topic name of its own: p's may be a record's.
+func keepPartition(p broker.TopicPartition) broker.TopicPartition {
+	p.Topic = strings.Clone(p.Topic)
+	return p
 }
 
 // setLast records at as the last time of k, whose entry is t (nil when k
@@ -481,7 +522,7 @@ func (d *detector) noteRead(c telemetry.Cause, ts time.Time) {
 	if c.Topic == "" || c.Offset < 0 {
 		return
 	}
-	tp := broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}
+	tp := causePartition(c)
 	pos, ok := d.read[tp]
 	switch {
 	case !ok:
@@ -499,7 +540,7 @@ func (d *detector) noteRead(c telemetry.Cause, ts time.Time) {
 }
 
 func (d *detector) readBefore(c telemetry.Cause, ts time.Time) bool {
-	pos, ok := d.read[broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}]
+	pos, ok := d.read[causePartition(c)]
 	return c.Topic != "" && ok && c.Offset < pos.next && !ts.After(pos.at)
 }
 

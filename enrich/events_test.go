@@ -542,6 +542,52 @@ func TestChangesInOneInstant(t *testing.T) {
 	}
 }
 
+// TestOneBounceByTwoPathsInOneInstant: one bounce (down and up in one
+// millisecond, a burst) reported by syslog and by traps is one down and
+// one up, whichever worker runs ahead: across partitions there is no log
+// order to take.
+func TestOneBounceByTwoPathsInOneInstant(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	now := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var published []string
+	for i, e := range []struct{ topic, typ string }{
+		{"raw.syslog", "interface_down"}, {"raw.syslog", "interface_up"}, // the syslog worker
+		{"raw.traps", "interface_down"}, {"raw.traps", "interface_up"}, // the trap worker, behind it
+	} {
+		ev := telemetry.Event{Type: e.typ, Device: "edge1", Object: "Gi0/1", Time: now,
+			Cause: telemetry.Cause{Topic: e.topic, Offset: int64(i)}}
+		for _, out := range d.observe(ev, now) {
+			published = append(published, out.Type)
+		}
+	}
+	if want := []string{"interface_down", "interface_up"}; !slices.Equal(published, want) {
+		t.Errorf("published %v, want %v", published, want)
+	}
+	if n := len(d.changes[objectKey{"edge1", "gi0/1", "interface"}].times); n != 2 {
+		t.Errorf("%d changes counted towards flapping, want 2", n)
+	}
+}
+
+// TestWarmupInTheInstantOfALiveChange: a warm-up reads a trap partition's
+// past after the syslog worker passed on live changes; its linkDown was
+// appended in the millisecond of the live interface_up. It must not make
+// the object down again: a poll 45 s later that sees the link up (as it
+// has been since) is no change.
+func TestWarmupInTheInstantOfALiveChange(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	t1 := t0.Add(10 * time.Second)
+	ev := func(topic, typ string, off int64) telemetry.Event {
+		return telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: topic, Offset: off}}
+	}
+	d.observe(ev("raw.syslog", "interface_down", 1), t0)
+	d.observe(ev("raw.syslog", "interface_up", 2), t1)
+	rememberAt(d, ev("raw.traps", "interface_down", 7), t1, t0)
+	if got := d.observe(ev("raw.snmp", "interface_up", 3), t1.Add(45*time.Second)); len(got) != 0 {
+		t.Errorf("a poll that sees the link up, as it was: published %s", got[0].Type)
+	}
+}
+
 // TestRedoPassesAgainCountsOnce: a record enriched again after its
 // transaction aborted (by another worker of the process, which shares the
 // detector) gives its events again, as they were never committed, but

@@ -291,14 +291,33 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 		return VendorCiscoIOSXR // "node:timestamp: process[pid]: %..."
 	case l.Format == "cisco" && l.AppName != "":
 		return VendorCiscoWLC // "host: *task: timestamp: %..."
-	case l.Format == "cisco" && l.Sequence == "":
-		return VendorCiscoNXOS // "<PRI>: 2026 Nov 29 ..." or "<PRI>2026 Nov 29 ... host %..."
+	case l.Format == "cisco" && l.Sequence == "" && yearFirst(l.Raw):
+		return VendorCiscoNXOS // "<PRI>: 2026 Nov 29 ...", "<PRI>nx1: 2026 Nov 29 ..." or "<PRI>2026 Nov 29 ... host %..."
 	case l.Format == "cisco":
 		return VendorCiscoIOS
 	case l.AppName != "":
 		return VendorAristaEOS // "host Ebra: %LINEPROTO-5-UPDOWN: ..."
 	}
 	return VendorCiscoIOS
+}
+
+// yearFirst reports whether the header of raw (what comes before its
+// first '%') has a timestamp with the year first, "2026 Nov 29", as
+// NX-OS writes it; IOS without a sequence number puts none there, or a
+// year after the day.
+func yearFirst(raw string) bool {
+	end := strings.IndexByte(raw, '%')
+	if end < 0 {
+		end = len(raw)
+	}
+	h := raw[:min(end, 64)]
+	for i := 0; i+9 <= len(h); i++ {
+		if h[i] == '2' && h[i+1] == '0' && isDigit(h[i+2]) && isDigit(h[i+3]) && h[i+4] == ' ' &&
+			(i == 0 || h[i-1] == ' ' || h[i-1] == '>') && h[i+5] >= 'A' && h[i+5] <= 'Z' && h[i+8] == ' ' {
+			return true
+		}
+	}
+	return false
 }
 
 // mnemonic finds the first "%FACILITY-SEV-MNEMONIC" in msg (Cisco family

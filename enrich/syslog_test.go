@@ -100,6 +100,13 @@ func TestVendorOfCiscoHeaders(t *testing.T) {
 		{"<166>Nov 29 2026 14:03:01: %ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", VendorCiscoASA},
 		{"<164>Nov 29 2026 14:03:02 asa1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", VendorCiscoASA},
 		{"<131>wlc1: *spamApTask1: Nov 29 14:03:01.553: %LWAPP-3-DISCOVERY_ERR: capwap_ac_sm.c:2144 Did not send discovery response", VendorCiscoWLC},
+		// IOS without "service sequence-numbers": no counter, an unsynced
+		// clock, the uptime; NX-OS's header has the year first.
+		{"<189>Nov  8 04:00:48 10.20.30.40 *Nov  8 04:00:47.272: %SEC-6-IPACCESSLOGP: list 110 denied udp 198.51.100.195(55250) -> 198.51.100.255(15600), 1 packet", VendorCiscoIOS},
+		{"<189>edge1: *Mar  1 00:01:23.456: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", VendorCiscoIOS},
+		{"<189>1w2d: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", VendorCiscoIOS},
+		{"<189>Nov 29 14:00:01.456 CDT: %SYS-5-CONFIG_I: Configured from console by ops on vty2 (192.0.2.55)", VendorCiscoIOS},
+		{"<189>2026 Nov 29 14:03:05 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
 	} {
 		var l telemetry.Log
 		p.ParseCopy([]byte(tc.raw), &l)
