@@ -62,6 +62,9 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 	// imported alike), and the variables select everything at first.
 	all := strings.NewReplacer(`"$device"`, `".*"`, `"$site"`, `".*"`, `"$role"`, `".*"`)
 	var exprs []string
+	// Panels that draw every device, SNMP and gNMI alike (utilisation and
+	// interfaces down are SNMP's only; the busiest are whichever are).
+	var everyDevice []string
 	for _, p := range dash.Panels {
 		if p.Datasource.UID != "${datasource}" {
 			t.Errorf("panel %q: data source %q, want ${datasource}", p.Title, p.Datasource.UID)
@@ -71,6 +74,9 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 				t.Errorf("panel %q: a query's data source %q, want ${datasource}", p.Title, tg.Datasource.UID)
 			}
 			exprs = append(exprs, all.Replace(tg.Expr))
+			if strings.HasPrefix(p.Title, "Traffic") || strings.HasPrefix(p.Title, "Errors") {
+				everyDevice = append(everyDevice, all.Replace(tg.Expr))
+			}
 		}
 	}
 	if len(exprs) < 8 || !slices.ContainsFunc(dash.Templating.List, func(v struct {
@@ -120,6 +126,14 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 	for _, e := range exprs {
 		if len(peers.Query(t, prom, e)) == 0 { // a query Prometheus refuses fails in Query
 			t.Errorf("no series for %s", e)
+		}
+	}
+	if len(everyDevice) < 4 {
+		t.Fatalf("%d queries of traffic and errors panels: %q", len(everyDevice), everyDevice)
+	}
+	for _, e := range everyDevice {
+		if got := devices(peers.Query(t, prom, e)); !slices.Equal(got, want) {
+			t.Errorf("%s draws %v, want %v", e, got, want)
 		}
 	}
 	// The device variable's values (label_values, as Grafana asks them).

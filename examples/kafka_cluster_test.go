@@ -99,7 +99,7 @@ func TestExampleKafkaCluster(t *testing.T) {
 
 	// Every switch's rates reach the file, whichever process polled and
 	// enriched them (the README's jq line).
-	rates := strings.ReplaceAll(readmeLine(t, dir+"README.md", "select(.measurement == \"interface\")"),
+	rates := strings.ReplaceAll(readmeLine(t, dir+"README.md", "select(.measurement == \"interface\""),
 		"/tmp/weir-examples/one-poll-three-systems", out)
 	rates = strings.TrimSuffix(strings.TrimSpace(rates), "| tail -3")
 	ratesOf := func() map[string]bool {
@@ -120,6 +120,9 @@ func TestExampleKafkaCluster(t *testing.T) {
 		s := ratesOf()
 		return s["sw1"] && s["sw2"] && s["sw3"]
 	})
+	if o := shell(t, rates); strings.Contains(o, "error") { // jq's errors go to stderr, which shell keeps
+		t.Fatalf("the README's jq line: %s", o)
+	}
 
 	// kill -9 the second: the first takes everything over.
 	if err := b.Cmd.Process.Signal(syscall.SIGKILL); err != nil {

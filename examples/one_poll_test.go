@@ -27,7 +27,7 @@ func TestExampleOnePollThreeSystems(t *testing.T) {
 	where := func(text string) string {
 		return strings.NewReplacer("127.0.0.1:8086", influx.Addr, "/tmp/weir-examples/one-poll-three-systems", out).Replace(text)
 	}
-	shell(t, where(readmeLine(t, dir+"README.md", "CREATE DATABASE net")))
+	shell(t, where(readmeLine(t, dir+"README.md", "CREATE DATABASE weir_example")))
 
 	base := freePorts(t, "udp", 3)
 	sim(t, "snmp", "--agents", "3", "--interfaces", "8", "--base-port", fmt.Sprint(base))
