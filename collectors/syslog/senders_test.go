@@ -16,6 +16,7 @@ import (
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
+	"github.com/weirnet/weir/telemetry"
 )
 
 // TestLogger sends with util-linux logger, a sender none of us wrote, in
@@ -228,4 +229,78 @@ ruleset(name="forward") {
 		}
 	}
 	_ = configs.Syslog{}
+}
+
+// TestRsyslogRelaysCiscoLines runs Debian's rsyslogd as the relay many
+// networks put between their routers and a collector: Cisco lines (IOS
+// with an origin host name, IOS without a sequence number, NX-OS, IOS-XR)
+// arrive on its UDP input, and it forwards them over TCP in its default
+// forward format, its own BSD header in front. weir reads the Cisco
+// header behind rsyslog's: the device's host name and time, and the
+// message from its '%'.
+func TestRsyslogRelaysCiscoLines(t *testing.T) {
+	if _, err := exec.LookPath("rsyslogd"); err != nil {
+		t.Skip("rsyslogd not installed (apt-get install rsyslog); .ci/run installs it")
+	}
+	h := startCollector(t, listener("tcp"))
+	_, tcpPort, _ := net.SplitHostPort(h.addrs["tcp"])
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inPort := pc.LocalAddr().(*net.UDPAddr).Port
+	pc.Close()
+	work := t.TempDir()
+	conf := fmt.Sprintf(`
+global(workDirectory="%s")
+module(load="imudp")
+input(type="imudp" address="127.0.0.1" port="%d" ruleset="relay")
+ruleset(name="relay") {
+  action(type="omfwd" target="127.0.0.1" port="%s" protocol="tcp")
+}
+`, work, inPort, tcpPort)
+	confFile := filepath.Join(work, "rsyslog.conf")
+	os.WriteFile(confFile, []byte(conf), 0o644)
+	cmd := exec.Command("rsyslogd", "-n", "-f", confFile, "-i", filepath.Join(work, "rsyslog.pid"))
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	time.Sleep(500 * time.Millisecond) // rsyslogd binds its input
+
+	lines := []struct{ raw, host, time, msg string }{
+		{"<187>45: edge1: Nov 29 14:02:11.123 UTC: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", "2026-11-29T14:02:11.123Z", "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"},
+		{"<189>46: *Nov 29 14:02:12.456: %LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/2, changed state to up", "", "2026-11-29T14:02:12.456Z", "%LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/2, changed state to up"},
+		{"<189>: 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up in mode trunk", "", "2026-11-29T14:03:01Z", "%ETHPORT-5-IF_UP: Interface Ethernet1/1 is up in mode trunk"},
+		{"<187>2001: pe1 RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Down", "pe1", "2026-11-29T14:05:00.123Z", "%ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Down"},
+	}
+	conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", inPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		fmt.Fprint(conn, l.raw)
+		time.Sleep(time.Millisecond)
+	}
+	conn.Close()
+	got := map[string]telemetry.Log{}
+	for _, l := range h.waitLogs(len(lines)) {
+		got[l.Message] = l
+	}
+	for _, want := range lines {
+		l, ok := got[want.msg]
+		if !ok {
+			t.Errorf("%.60q: not received with its message whole; received %d: %+v\nrsyslogd: %s", want.raw, len(got), got, stderr.String())
+			continue
+		}
+		wt, _ := time.Parse(time.RFC3339Nano, want.time)
+		if l.Format != FormatCisco || want.host != "" && l.Hostname != want.host || l.Time == nil || !l.Time.Equal(wt) {
+			t.Errorf("relayed as %.120q: format %s, host %q, time %v; want cisco, %q, %s", l.Raw, l.Format, l.Hostname, l.Time, want.host, want.time)
+		}
+	}
 }
