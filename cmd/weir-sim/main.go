@@ -27,6 +27,10 @@ Usage:
   weir-sim gnmi   [--targets N] [--interfaces M] [--neighbors K] [--base-port P] [--toggle-every D]
                   [--username U --password S] [--tls-cert F --tls-key F [--tls-client-ca F]]
                   [--write-config FILE --sample-interval D --encoding E]
+  weir-sim lab    [--write-config FILE] [--data-dir D] [--syslog-target ADDR] [--syslog-every D]
+                  [--interval D] [--snmp-base-port P] [--gnmi-base-port P]
+                  (a lab in one command: SNMP agents leaf1-3, gNMI targets spine1-2 and their
+                  syslog, and the weir config that collects them)
 `
 
 func main() {
@@ -46,6 +50,8 @@ func main() {
 		err = trapsCmd(ctx, os.Args[2:])
 	case "gnmi":
 		err = gnmiCmd(ctx, os.Args[2:])
+	case "lab":
+		err = labCmd(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return

@@ -1,0 +1,79 @@
+package examples_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/internal/peers"
+	"github.com/weirnet/weir/internal/weirproc"
+)
+
+// TestLab runs the top README's lab: weir-sim lab writes its config, and
+// weir run on it gives syslog events tagged from the lab's inventory and
+// interface rates of all five switches, SNMP and gNMI alike, on the
+// prometheus sink. Ports move to free ones, by weir-sim lab's flags.
+func TestLab(t *testing.T) {
+	t.Parallel() // it waits on poll and sample intervals
+	const readme = "../README.md"
+	dir, syslogPort := t.TempDir(), freePort(t)
+	cfg := filepath.Join(dir, "weir-lab.yaml")
+	run := moved(t, "the README's weir-sim lab line", readmeLine(t, readme, "bin/weir-sim lab --write-config"),
+		"bin/weir-sim lab --write-config /tmp/weir-lab.yaml &", "lab --write-config "+cfg)
+	sim(t, append(strings.Fields(run), "--data-dir", filepath.Join(dir, "data"),
+		"--snmp-base-port", fmt.Sprint(freePorts(t, "udp", 3)), "--gnmi-base-port", fmt.Sprint(freePorts(t, "tcp", 2)),
+		"--syslog-target", "127.0.0.1:"+syslogPort)...)
+	peers.Eventually(t, "the lab's config", func() bool { fi, err := os.Stat(cfg); return err == nil && fi.Size() > 0 })
+	sinkAddr := peers.FreeAddr(t)
+	moveFile(t, cfg, "127.0.0.1:9273", sinkAddr)
+	w := weirproc.Start(t, weirBin, root, "-c", cfg, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
+		"--syslog-listen", "127.0.0.1:"+syslogPort)
+
+	devices := func() []string {
+		out, err := try("curl -s http://" + sinkAddr + "/metrics")
+		var ds []string
+		for _, line := range strings.Split(out, "\n") {
+			if err != nil || !strings.HasPrefix(line, "interface_in_octets_rate{") {
+				continue
+			}
+			if _, d, ok := strings.Cut(line, `device="`); ok {
+				d, _, _ = strings.Cut(d, `"`)
+				if !slices.Contains(ds, d) {
+					ds = append(ds, d)
+				}
+			}
+		}
+		slices.Sort(ds)
+		return ds
+	}
+	want := []string{"leaf1", "leaf2", "leaf3", "spine1", "spine2"}
+	var seen []string
+	peers.Within(t, 2*time.Minute, "interface rates of the five switches", func() bool {
+		w.Running(t)
+		seen = devices()
+		return slices.Equal(seen, want)
+	})
+
+	// The events file the lab's config names, in the data dir.
+	peers.Within(t, time.Minute, "leaf1's link event from syslog, with its role", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "data", "events.jsonl"))
+		for _, line := range strings.Split(string(b), "\n") {
+			var rec struct {
+				Value struct {
+					Type, Device, Object string
+					Tags                 map[string]string
+				}
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Value.Device == "leaf1" && rec.Value.Object == "Ethernet3" &&
+				strings.HasPrefix(rec.Value.Type, "interface_") && rec.Value.Tags["role"] == "leaf" && rec.Value.Tags["site"] == "lab" {
+				return true
+			}
+		}
+		return false
+	})
+}
