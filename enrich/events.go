@@ -47,6 +47,8 @@ type detector struct {
 	// names are the interfaces SNMP polls name by ifIndex, for the
 	// traps of the same devices.
 	names *interfaceNames
+	// topics are the input topics' names, kept once (keepPartition).
+	topics map[string]string
 }
 
 type eventKey struct{ device, object, typ string }
@@ -153,7 +155,7 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 	return &detector{dedup: dedup, threshold: threshold, window: window,
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
-		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames()}
+		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{}}
 }
 
 // detectAt is the time event detection uses for an event from input
@@ -448,7 +450,7 @@ func (d *detector) sameState(device, id, typ string, at time.Time, from broker.T
 	st := d.states[k]
 	if st == nil {
 		k.device, k.object = strings.Clone(device), strings.Clone(id)
-		d.states[k] = &objectState{typ: typ, at: at, from: keepPartition(from), seen: bit}
+		d.states[k] = &objectState{typ: typ, at: at, from: d.keepPartition(from), seen: bit}
 		return false, true
 	}
 	// An event more than the de-duplication window older than the
@@ -460,7 +462,7 @@ func (d *detector) sameState(device, id, typ string, at time.Time, from broker.T
 	case at.After(st.at):
 		st.typ, st.at, st.seen = typ, at, bit
 		if st.from != from {
-			st.from = keepPartition(from)
+			st.from = d.keepPartition(from)
 		}
 		return same, true
 	case !at.Equal(st.at):
@@ -479,9 +481,15 @@ func causePartition(c telemetry.Cause) broker.TopicPartition {
 	return broker.TopicPartition{Topic: c.Topic, Partition: c.Partition}
 }
 
-// keepPartition is p with a topic name of its own: p's may be a record's.
-func keepPartition(p broker.TopicPartition) broker.TopicPartition {
-	p.Topic = strings.Clone(p.Topic)
+// keepPartition is p with a topic name of the detector's own (p's may be
+// a record's), one copy per topic however many objects it names.
+func (d *detector) keepPartition(p broker.TopicPartition) broker.TopicPartition {
+	t, ok := d.topics[p.Topic]
+	if !ok {
+		t = strings.Clone(p.Topic)
+		d.topics[t] = t
+	}
+	p.Topic = t
 	return p
 }
 
