@@ -244,19 +244,33 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	id := objectID(ev)
+	if redo {
+		// Observed the first time: the detector's state has it, and
+		// taking it again would set an older time or state over newer
+		// ones (a down redone after its up would make a down 5 s later
+		// a repeat). It goes out again, with the flapping event it
+		// raised then; it is not counted twice.
+		out = append(out, ev)
+		if fam := family(ev.Type); fam != "" && d.threshold > 0 {
+			if st := d.changes[objectKey{ev.Device, id, fam}]; st != nil && st.flapping && st.flapCause == ev.Cause {
+				out = append(out, d.flappingEvent(ev, st, fam))
+			}
+		}
+		return out
+	}
 	same, newest := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
-	if !redo && same {
+	if same {
 		return out // no change: the state the object is in, reported again
 	}
 	k := eventKey{ev.Device, id, ev.Type}
 	t, ok := d.last[k]
 	if ev.Type == typeRebooted {
 		now = d.rebootAt(&ev, now)
-		if !redo && ok && d.dedup > 0 && now.Sub(*t).Abs() <= d.dedup {
+		if ok && d.dedup > 0 && now.Sub(*t).Abs() <= d.dedup {
 			return out // the same restart, by its boot time, from another path
 		}
 	}
-	if !redo && ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
+	if ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
 	}
 	if !ok || now.After(*t) {
@@ -269,14 +283,6 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 		return out
 	}
 	st := d.flapStateOf(ev.Device, id, fam)
-	if redo {
-		// Counted the first time; the flapping event it raised then
-		// goes out again with it.
-		if st.flapping && st.flapCause == ev.Cause {
-			out = append(out, d.flappingEvent(ev, st, fam))
-		}
-		return out
-	}
 	starts := d.count(st, ev.Type, now)
 	st.keep(ev)
 	if starts {
