@@ -141,11 +141,14 @@ func (st *flapState) prune(cutoff time.Time) {
 	st.times, st.types = st.times[i:], st.types[i:]
 }
 
-// has reports whether a change of type typ within d of t is recorded.
-func (st *flapState) has(typ string, t time.Time, d time.Duration) bool {
+// nextIs reports whether the change recorded next after t is of type typ,
+// within d of t: the same change as one at t, reported later by another
+// path. (The one before t is add's to judge.) Any change of typ within d
+// is not enough: down, up, down 10 s apart are three changes.
+func (st *flapState) nextIs(typ string, t time.Time, d time.Duration) bool {
 	for i, at := range st.times {
-		if st.types[i] == typ && at.Sub(t).Abs() <= d {
-			return true
+		if at.After(t) {
+			return st.types[i] == typ && at.Sub(t) <= d
 		}
 	}
 	return false
@@ -360,8 +363,8 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 		return
 	}
 	st := d.flapStateOf(ev.Device, id, fam)
-	if d.dedup > 0 && st.has(ev.Type, at, d.dedup) {
-		return
+	if d.dedup > 0 && st.nextIs(ev.Type, at, d.dedup) {
+		return // the same change, counted where another path reported it a little later
 	}
 	d.count(st, ev.Type, at)
 	if st.times[len(st.times)-1].Equal(at) {

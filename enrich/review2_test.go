@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -34,5 +35,29 @@ func TestRedoLeavesTheStateAsItWas(t *testing.T) {
 	want := []string{"interface_down", "interface_up", "interface_down", "interface_up", "interface_down"}
 	if !slices.Equal(got, want) {
 		t.Errorf("published %v,\nwant      %v", got, want)
+	}
+}
+
+// TestRememberRebuildsFlappingWithinDedup: a warm-up after a restart
+// rebuilds the flapping of a link that changed every 10 s, as observing it
+// did, with the default 30 s de-duplication window: a down 20 s after the
+// last down, an up between, is a change, not the same down again. Else
+// the restarted process never clears the flapping the old one raised.
+func TestRememberRebuildsFlappingWithinDedup(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	observed, remembered := newDetector(DefaultDedupWindow, 5, 10*time.Minute), newDetector(DefaultDedupWindow, 5, 10*time.Minute)
+	for i := range 8 {
+		ev := change(t0, "raw.syslog", i)
+		observed.observe(ev, ev.Time)
+		rememberAt(remembered, ev, ev.Time, t0)
+	}
+	key := objectKey{"edge1", "gi0/1", "interface"}
+	if o, r := len(observed.changes[key].times), len(remembered.changes[key].times); o != r {
+		t.Errorf("warm-up counted %d changes, observing them %d", r, o)
+	}
+	at := t0.Add(70*time.Second + 10*time.Minute + time.Second)
+	want, got := observed.settle(at), remembered.settle(at)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("settled after the warm-up: %v\nwant %v", got, want)
 	}
 }
