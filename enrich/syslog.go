@@ -304,21 +304,27 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 // yearFirst reports whether the header of raw (what comes before its
 // first '%') has a timestamp with the year first, "2026 Nov 29", as
 // NX-OS writes it; IOS without a sequence number puts none there, or a
-// year after the day.
+// year after the day. The device's timestamp ends the header, behind a
+// relay's header if there is one (whose host name may be long): only
+// the yearFirstReach bytes before the '%' are looked at.
 func yearFirst(raw string) bool {
 	end := strings.IndexByte(raw, '%')
 	if end < 0 {
 		end = len(raw)
 	}
-	h := raw[:min(end, 64)]
-	for i := 0; i+9 <= len(h); i++ {
-		if h[i] == '2' && h[i+1] == '0' && isDigit(h[i+2]) && isDigit(h[i+3]) && h[i+4] == ' ' &&
-			(i == 0 || h[i-1] == ' ' || h[i-1] == '>') && h[i+5] >= 'A' && h[i+5] <= 'Z' && h[i+8] == ' ' {
+	for i := max(0, end-yearFirstReach); i+9 <= end; i++ {
+		if raw[i] == '2' && raw[i+1] == '0' && isDigit(raw[i+2]) && isDigit(raw[i+3]) && raw[i+4] == ' ' &&
+			(i == 0 || raw[i-1] == ' ' || raw[i-1] == '>') && raw[i+5] >= 'A' && raw[i+5] <= 'Z' && raw[i+8] == ' ' {
 			return true
 		}
 	}
 	return false
 }
+
+// yearFirstReach covers NX-OS's time with a zone ("2026 Nov 29
+// 14:03:01.123 UTC+05:30 : ") and its BSD-like header's time and host
+// name ("2026 Nov 29 14:03:05 host %").
+const yearFirstReach = 128
 
 // mnemonic finds the first "%FACILITY-SEV-MNEMONIC" in msg (Cisco family
 // and Arista; facility segments joined by '-', as in

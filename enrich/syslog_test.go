@@ -107,6 +107,12 @@ func TestVendorOfCiscoHeaders(t *testing.T) {
 		{"<189>1w2d: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", VendorCiscoIOS},
 		{"<189>Nov 29 14:00:01.456 CDT: %SYS-5-CONFIG_I: Configured from console by ops on vty2 (192.0.2.55)", VendorCiscoIOS},
 		{"<189>2026 Nov 29 14:03:05 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
+		// NX-OS relayed by rsyslog (RSYSLOG_ForwardFormat and the
+		// traditional one) from a sender it names by address or FQDN: the
+		// device's year-first time is further in than a short relay
+		// header puts it.
+		{"<189>2026-12-02T06:10:54.309476+00:00 192.168.100.201 : 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", VendorCiscoNXOS},
+		{"<189>Dec  2 06:10:54 nx-leaf-101.pod3.dc1.example.com : 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", VendorCiscoNXOS},
 	} {
 		var l telemetry.Log
 		p.ParseCopy([]byte(tc.raw), &l)
