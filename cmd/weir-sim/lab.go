@@ -59,10 +59,12 @@ func labCmd(ctx context.Context, args []string) error {
 	if *every <= 0 || *interval <= 0 {
 		return fmt.Errorf("lab: --syslog-every and --interval must be positive")
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// Deferred in this order, cancel runs first: on an error the agents
+	// and targets already serving stop, and the error is returned.
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	const host = "127.0.0.1"
 	for i, name := range labLeaves {
 		opts := snmpsim.Options{Name: name, Seed: uint64(i), Interfaces: 8, Community: "public"}

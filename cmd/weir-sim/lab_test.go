@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLabFailsToStart: a lab whose gNMI port is taken says so and ends
+// (stopping the SNMP agents it started), rather than serving them for
+// ever while the README's "until [ -s config ]" waits for a config that
+// never comes.
+func TestLabFailsToStart(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	snmp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snmpPort := snmp.LocalAddr().(*net.UDPAddr).Port
+	snmp.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- labCmd(context.Background(), []string{
+			"--gnmi-base-port", strconv.Itoa(taken.Addr().(*net.TCPAddr).Port),
+			"--snmp-base-port", strconv.Itoa(snmpPort), "--syslog-target", "127.0.0.1:9"})
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "gNMI target") {
+			t.Errorf("lab ended with %v, want the gNMI target's error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("lab still running 5 s after its gNMI target could not listen")
+	}
+}
