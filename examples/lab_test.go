@@ -20,6 +20,7 @@ import (
 // prometheus sink. Ports move to free ones, by weir-sim lab's flags.
 func TestLab(t *testing.T) {
 	t.Parallel() // it waits on poll and sample intervals
+	commands(t, "curl")
 	const readme = "../README.md"
 	dir, syslogPort := t.TempDir(), freePort(t)
 	cfg := filepath.Join(dir, "weir-lab.yaml")
@@ -31,8 +32,11 @@ func TestLab(t *testing.T) {
 	peers.Eventually(t, "the lab's config", func() bool { fi, err := os.Stat(cfg); return err == nil && fi.Size() > 0 })
 	sinkAddr := peers.FreeAddr(t)
 	moveFile(t, cfg, "127.0.0.1:9273", sinkAddr)
+	// The lab's config has an snmp section, so a trap receiver on the
+	// default port: moved too, as a weir already running (make run) or
+	// another test holds it.
 	w := weirproc.Start(t, weirBin, root, "-c", cfg, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
-		"--syslog-listen", "127.0.0.1:"+syslogPort)
+		"--syslog-listen", "127.0.0.1:"+syslogPort, "--trap-listen", "127.0.0.1:0")
 
 	devices := func() []string {
 		out, err := try("curl -s http://" + sinkAddr + "/metrics")
