@@ -245,7 +245,9 @@ func emptySections(root *yaml.Node) {
 	}
 	m := root.Content[0].Content
 	for i := 1; i < len(m); i += 2 {
-		if v := m[i]; v.Kind == yaml.ScalarNode && v.Tag == "!!null" && sectionKeys[m[i-1].Value] {
+		// Only "snmp:" and nothing: "snmp: null" and "snmp: ~" say
+		// there is none (a template rendering a section left out).
+		if v := m[i]; v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "" && sectionKeys[m[i-1].Value] {
 			*v = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: v.Line, Column: v.Column}
 		}
 	}

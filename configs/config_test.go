@@ -164,3 +164,18 @@ func TestListenersThatDoNotClash(t *testing.T) {
 		}
 	}
 }
+
+// TestExplicitNullIsNoSection: "snmp: null" or "snmp: ~" (what a template
+// renders for a section left out) is no section, as before: only one whose
+// keys are all commented out, "snmp:" and nothing, is the empty section.
+func TestExplicitNullIsNoSection(t *testing.T) {
+	for _, text := range []string{"snmp: null\n", "snmp: ~\n"} {
+		cfg, err := Parse([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.SNMP.Traps.Listen != "" {
+			t.Errorf("%q starts a trap receiver on %s", text, cfg.SNMP.Traps.Listen)
+		}
+	}
+}
