@@ -56,17 +56,63 @@ type eventKey struct{ device, object, typ string }
 type objectKey struct{ device, object, family string }
 
 // objectState is the state an object was last reported in: typ, one of
-// its pair's two types, most recently at at, by the input partition from.
-// Reports of one instant (a millisecond of the log's clock) are ordered
-// by the log only within one partition; seen says which of the pair's
-// types were reported at at, by any partition (bit 0: the pair's first
-// type in objectKey order, bit 1: the other), so the same change from
-// another path in that instant is known for a repeat.
+// its pair's two types, most recently at at. Reports of one instant (a
+// millisecond of the log's clock) are ordered by the log only within one
+// input partition; across partitions they are the same changes seen by
+// several paths. So the instant's changes are kept as one sequence of n
+// alternating types ending in typ (the first, when the object was in a
+// state before the instant, is that state), and each partition that
+// reported in the instant has its position in it: a partition's next
+// report of the other type moves it one on, and is a change only past the
+// sequence's end (see sameState).
 type objectState struct {
 	typ  string
 	at   time.Time
+	n    int32
+	path instantPath   // the first partition that reported at at
+	more []instantPath // any others
+}
+
+// instantPath is an input partition that reported an object in its
+// state's instant, and where in the instant's changes its last report is.
+type instantPath struct {
 	from broker.TopicPartition
-	seen uint8
+	pos  int32
+}
+
+// typeAt is the type of the instant's change at position i.
+func (st *objectState) typeAt(i int32) string {
+	if (st.n-1-i)%2 == 0 {
+		return st.typ
+	}
+	return opposite(st.typ)
+}
+
+// pathOf is the position of partition from in the instant, or nil.
+func (st *objectState) pathOf(from broker.TopicPartition) *instantPath {
+	if st.path.from == from {
+		return &st.path
+	}
+	for i := range st.more {
+		if st.more[i].from == from {
+			return &st.more[i]
+		}
+	}
+	return nil
+}
+
+// begin starts st's instant at with report typ by from: the object's
+// changes in it are typ alone, or the state held before it and typ.
+func (d *detector) begin(st *objectState, typ string, at time.Time, from broker.TopicPartition, held bool) {
+	st.n = 1
+	if held && st.typ != typ {
+		st.n = 2
+	}
+	st.typ, st.at, st.more = typ, at, st.more[:0]
+	if st.path.from != from {
+		st.path.from = d.keepPartition(from)
+	}
+	st.path.pos = st.n - 1
 }
 
 type flapState struct {
@@ -438,28 +484,30 @@ func (d *detector) stateHold() time.Duration { return max(d.window, d.dedup) }
 // sees 45 s after the syslog line the link down (past the de-duplication
 // window), or a BGP peer that stays down and sends bgpBackwardTransition
 // at each attempt to connect. That is no change: it is neither passed on
-// nor counted towards flapping, and it keeps the state held. So is a
-// report, from another partition, of a type already reported in the same
-// instant: the same bounce seen by syslog and by a trap. Otherwise the
-// event becomes the object's state if it is the latest report (a warm-up
-// reads older events after newer ones): later, or in the same instant
-// from the same partition, whose log orders it. newest says whether it
-// did, and whether ties of its instant are behind it (see
-// forgetOpposite). Types without an opposite are no state.
+// nor counted towards flapping, and it keeps the state held. In the
+// instant of the state, a report is no change either when another path
+// reported that change already: from's reports follow one another in the
+// instant's changes (see objectState), and only one past their end is
+// new (down, up, down from one partition in one millisecond are three
+// changes, whatever another path reported in it; the same bounce by
+// syslog and by a trap is one; a warm-up's linkDown in the instant of a
+// live up is the down before it). Otherwise the event becomes the
+// object's state if it is the latest report (a warm-up reads older events
+// after newer ones). newest says whether it did, and whether ties of its
+// instant are behind it (see forgetOpposite). Types without an opposite
+// are no state.
 func (d *detector) sameState(device, id, typ string, at time.Time, from broker.TopicPartition) (same, newest bool) {
 	opp := opposite(typ)
 	if opp == "" || d.dedup <= 0 {
 		return false, false
 	}
 	k := objectKey{device, id, min(typ, opp)}
-	bit := uint8(1)
-	if typ != k.family {
-		bit = 2
-	}
 	st := d.states[k]
 	if st == nil {
 		k.device, k.object = strings.Clone(device), strings.Clone(id)
-		d.states[k] = &objectState{typ: typ, at: at, from: d.keepPartition(from), seen: bit}
+		st = &objectState{}
+		d.begin(st, typ, at, from, false)
+		d.states[k] = st
 		return false, true
 	}
 	// An event more than the de-duplication window older than the
@@ -469,20 +517,42 @@ func (d *detector) sameState(device, id, typ string, at time.Time, from broker.T
 	same = st.typ == typ && since <= d.stateHold() && since >= -d.dedup
 	switch {
 	case at.After(st.at):
-		st.typ, st.at, st.seen = typ, at, bit
-		if st.from != from {
-			st.from = d.keepPartition(from)
-		}
+		d.begin(st, typ, at, from, since <= d.stateHold())
 		return same, true
 	case !at.Equal(st.at):
 		return same, false
-	case st.from == from: // the log orders this instant's reports
-		st.typ, st.seen = typ, st.seen|bit
-		return same, true
 	}
-	same = same || st.seen&bit != 0 // in this instant, by another path
-	st.seen |= bit
-	return same, false
+	// In the instant of the state: the log orders from's reports, and
+	// other partitions' are the same changes seen by other paths.
+	p := st.pathOf(from)
+	if p == nil {
+		// from's first report in the instant: the first change of its
+		// type (or the state before the instant) that another path
+		// reported, if any.
+		var pos int32 = -1
+		switch {
+		case st.typeAt(0) == typ:
+			pos = 0
+		case st.n > 1:
+			pos = 1
+		}
+		if pos >= 0 {
+			st.more = append(st.more, instantPath{d.keepPartition(from), pos})
+			return true, false
+		}
+		st.more = append(st.more, instantPath{d.keepPartition(from), 0})
+		p = &st.more[len(st.more)-1]
+	}
+	switch {
+	case st.typeAt(p.pos) == typ:
+		return true, false // from reports it again
+	case p.pos+1 < st.n:
+		p.pos++ // another path reported this change first
+		return true, false
+	}
+	st.n++
+	st.typ, p.pos = typ, st.n-1
+	return false, true
 }
 
 // causePartition is the input partition of the record at c.

@@ -61,3 +61,35 @@ func TestRememberRebuildsFlappingWithinDedup(t *testing.T) {
 		t.Errorf("settled after the warm-up: %v\nwant %v", got, want)
 	}
 }
+
+// TestOneInstantByTwoPathsKeepsEachLogOrder: in one millisecond a trap
+// reports a link down, and the syslog partition down, up, down (a burst
+// through one partition): three changes, ending down, whichever path came
+// first. And a bounce seen whole by syslog and by traps, the two workers
+// interleaved any way, is as many changes as one path saw.
+func TestOneInstantByTwoPathsKeepsEachLogOrder(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	run := func(reports []string) []string {
+		d := newDetector(DefaultDedupWindow, 5, 10*time.Minute)
+		var got []string
+		for i, r := range reports { // "s" or "t" (syslog, traps), then "d" or "u"
+			topic := map[byte]string{'s': "raw.syslog", 't': "raw.traps"}[r[0]]
+			typ := map[byte]string{'d': "interface_down", 'u': "interface_up"}[r[1]]
+			ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: topic, Offset: int64(i)}}
+			for _, out := range d.observe(ev, t0) {
+				got = append(got, out.Type[len("interface_"):])
+			}
+		}
+		return got
+	}
+	for _, tc := range []struct{ reports, want []string }{
+		{[]string{"td", "sd", "su", "sd"}, []string{"down", "up", "down"}},
+		{[]string{"sd", "td", "tu", "su", "sd"}, []string{"down", "up", "down"}},
+		{[]string{"sd", "td", "su", "tu", "td", "sd", "tu", "su"}, []string{"down", "up", "down", "up"}},
+		{[]string{"td", "sd", "su", "tu", "sd", "td", "su", "tu"}, []string{"down", "up", "down", "up"}},
+	} {
+		if got := run(tc.reports); !slices.Equal(got, tc.want) {
+			t.Errorf("%v: published %v, want %v", tc.reports, got, tc.want)
+		}
+	}
+}
