@@ -311,6 +311,13 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	if same {
 		return out // no change: the state the object is in, reported again
 	}
+	if !newest && d.dedup > 0 && opposite(ev.Type) != "" {
+		// Older than the state held (a worker behind the others took a
+		// poll or trap of before the syslog line that changed it back):
+		// a report of the past, not a change. Published, it would be the
+		// object's last event, and say the opposite of its state.
+		return out
+	}
 	k := eventKey{ev.Device, id, ev.Type}
 	t, ok := d.last[k]
 	if ev.Type == typeRebooted {
