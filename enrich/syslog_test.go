@@ -107,6 +107,12 @@ func TestVendorOfCiscoHeaders(t *testing.T) {
 		{"<189>1w2d: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", VendorCiscoIOS},
 		{"<189>Nov 29 14:00:01.456 CDT: %SYS-5-CONFIG_I: Configured from console by ops on vty2 (192.0.2.55)", VendorCiscoIOS},
 		{"<189>2026 Nov 29 14:03:05 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
+		// ASA's default header (no time), and NX-OS and AireOS lines with
+		// their origin host name relayed by rsyslog (rsyslogd 8's output).
+		{"<166>%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", VendorCiscoASA},
+		{"<166>fw1 : %ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", VendorCiscoASA},
+		{"<189>2026-12-02T06:10:54.359866+00:00 localhost nx-leaf-101: 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up in mode trunk", VendorCiscoNXOS},
+		{"<131>Dec  2 06:10:54 localhost wlc1: *spamApTask1: Nov 29 14:03:01.553: %LWAPP-3-DISCOVERY_ERR: capwap_ac_sm.c:2144 Did not send", VendorCiscoWLC},
 		// NX-OS relayed by rsyslog (RSYSLOG_ForwardFormat and the
 		// traditional one) from a sender it names by address or FQDN: the
 		// device's year-first time is further in than a short relay

@@ -74,6 +74,13 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 		err = p.parse5424(rest[2:], l)
 	case startsWithCiscoSeq(rest):
 		err = p.parseCisco(rest, l, 0)
+	case strings.HasPrefix(rest, "%"):
+		// ASA without "logging timestamp", its default: no header at all.
+		l.Format, l.Message = FormatCisco, rest
+	case asaDeviceID(rest) > 0:
+		// The same with "logging device-id": "fw1 : %ASA-...".
+		i := asaDeviceID(rest)
+		l.Format, l.Hostname, l.Message = FormatCisco, rest[:i], rest[i+len(" : "):]
 	default:
 		err = p.parse3164(rest, l)
 		if err == errNoTimestamp && strings.IndexByte(rest[:min(len(rest), 128)], ':') > 0 {
@@ -344,13 +351,9 @@ func (p *Parser) relayedCisco(s string, l *telemetry.Log) bool {
 	case c >= '0' && c <= '9', c == '*', c == '.':
 	case c >= 'A' && c <= 'Z' && len(r) < len(s):
 		// A timestamp after " : ".
-	case c >= 'A' && c <= 'Z':
+	case c >= 'A' && c <= 'Z' && xrNode(r):
 		// An IOS-XR node glued to the time: "RP/0/RSP0/CPU0:Nov".
-		i := strings.IndexByte(r, ':')
-		if i < 0 || i+1 == len(r) || r[i+1] == ' ' || strings.IndexByte(r[:i], '/') < 0 || strings.IndexByte(r[:i], ' ') >= 0 {
-			return false
-		}
-	default:
+	case !originHost(r):
 		return false
 	}
 	s = r
@@ -366,6 +369,35 @@ func (p *Parser) relayedCisco(s string, l *telemetry.Log) bool {
 		return false
 	}
 	return true
+}
+
+// xrNode reports whether s starts with an IOS-XR node glued to the time
+// ("RP/0/RSP0/CPU0:Nov ...").
+func xrNode(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i > 0 && i+1 < len(s) && s[i+1] != ' ' && strings.IndexByte(s[:i], '/') >= 0 && strings.IndexByte(s[:i], ' ') < 0
+}
+
+// originHost reports whether s starts with a Cisco device's own host name
+// before a year-first time or a task: "nx1: 2026 Nov 29 ..." (NX-OS),
+// "wlc1: *spamApTask1: ..." (AireOS), as a relay forwards them.
+func originHost(s string) bool {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 || i+3 >= len(s) || s[i+1] != ' ' || strings.IndexByte(s[:i], ' ') >= 0 {
+		return false
+	}
+	c := s[i+2]
+	return c == '*' || c >= '0' && c <= '9'
+}
+
+// asaDeviceID is the length of the device id that starts s when s is an
+// ASA header of a device id and no time ("fw1 : %ASA-..."), else 0.
+func asaDeviceID(s string) int {
+	i := strings.IndexByte(s[:min(len(s), 72)], ' ')
+	if i <= 0 || !strings.HasPrefix(s[i:], " : %") || strings.ContainsAny(s[:i], ":<>[]") {
+		return 0
+	}
+	return i
 }
 
 // asaColon drops the ": " that ends a Cisco ASA header before "%ASA-..."

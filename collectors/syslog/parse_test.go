@@ -73,6 +73,19 @@ func TestParseDetails(t *testing.T) {
 			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
 		{raw: "<187>1236: RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", app: "bgp", pid: "1052", seq: "1236",
 			m: "%ROUTING-BGP-5-ADJCHANGE : x", time: "2026-11-29T14:05:00.123Z"},
+		// ASA without "logging timestamp" (its default): no time, with and without a device id.
+		{raw: "<166>%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", format: "cisco",
+			m: "%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443"},
+		{raw: "<166>fw1 : %ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", format: "cisco", host: "fw1",
+			m: "%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443"},
+		// NX-OS and AireOS with their origin host name, behind a relay's header.
+		{raw: "<189>2026-12-02T06:10:54.359866+00:00 relay1 nx-leaf-101: 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", format: "cisco", host: "nx-leaf-101",
+			m: "%ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", time: "2026-11-29T14:03:01Z"},
+		{raw: "<131>Nov 29 14:03:02 relay1 wlc1: *spamApTask1: Nov 29 14:03:01.553: %LWAPP-3-DISCOVERY_ERR: no response", format: "cisco", host: "wlc1", app: "spamApTask1",
+			m: "%LWAPP-3-DISCOVERY_ERR: no response", time: "2026-11-29T14:03:01.553Z"},
+		// An ordinary line whose message starts with a year stays as it is.
+		{raw: "<13>Nov 29 14:03:02 host1 backup: 2026 archive done", format: "rfc3164", host: "host1", app: "backup",
+			m: "2026 archive done", time: "2026-11-29T14:03:02Z"},
 		// IOS-XR with "logging hostnameprefix pe1", and a node clock without a zone ("14:16:14.834 : ").
 		{raw: "<187>2001: pe1 RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", host: "pe1", app: "bgp", pid: "1052", seq: "2001",
 			m: "%ROUTING-BGP-5-ADJCHANGE : x", time: "2026-11-29T14:05:00.123Z"},
