@@ -407,7 +407,11 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if same {
 		return
 	}
-	if !at.Before(since) && (!known || at.After(*t)) {
+	// A change older than the object's state (the warm-up reads the past
+	// after live changes) is no repeat to guard against: the change back
+	// came after it.
+	past := !newest && d.dedup > 0 && opposite(ev.Type) != ""
+	if !past && !at.Before(since) && (!known || at.After(*t)) {
 		d.setLast(k, t, at)
 		d.forgetOpposite(ev.Device, id, ev.Type, at, newest)
 	}

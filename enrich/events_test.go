@@ -724,6 +724,23 @@ func TestLateTrapOfABounceInOneInstant(t *testing.T) {
 	}
 }
 
+// TestWarmupOfAnOlderDownLeavesALiveDownNew: live, a link came up at
+// 10 s; a warm-up then reads a trap partition's down of 0 s (older). A
+// real down at 20 s is a change (up at 10 s came between), not a repeat
+// of the remembered one.
+func TestWarmupOfAnOlderDownLeavesALiveDownNew(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	ev := func(topic, typ string, off int64) telemetry.Event {
+		return telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: topic, Offset: off}}
+	}
+	d.observe(ev("raw.syslog", "interface_up", 1), t0.Add(10*time.Second))
+	rememberAt(d, ev("raw.traps", "interface_down", 7), t0, t0.Add(-time.Minute))
+	if got := d.observe(ev("raw.syslog", "interface_down", 2), t0.Add(20*time.Second)); len(got) != 1 || got[0].Type != "interface_down" {
+		t.Errorf("a live down after the up: published %v, want interface_down", got)
+	}
+}
+
 // TestRedoPassesAgainCountsOnce: a record enriched again after its
 // transaction aborted (by another worker of the process, which shares the
 // detector) gives its events again, as they were never committed, but
