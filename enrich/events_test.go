@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"testing"
@@ -738,6 +739,53 @@ func TestWarmupOfAnOlderDownLeavesALiveDownNew(t *testing.T) {
 	rememberAt(d, ev("raw.traps", "interface_down", 7), t0, t0.Add(-time.Minute))
 	if got := d.observe(ev("raw.syslog", "interface_down", 2), t0.Add(20*time.Second)); len(got) != 1 || got[0].Type != "interface_down" {
 		t.Errorf("a live down after the up: published %v, want interface_down", got)
+	}
+}
+
+// TestEveryInterleavingOfTwoPathsInOneInstant: a link's changes in one
+// millisecond (1 to 4, starting down or up), each reported whole by syslog
+// and by traps, the two workers' reports interleaved in every way (196
+// cases): what is published is the changes, once each, in their order.
+func TestEveryInterleavingOfTwoPathsInOneInstant(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	types := [2]string{"interface_down", "interface_up"}
+	cases := 0
+	for n := 1; n <= 4; n++ {
+		for first := range 2 {
+			var changes []string
+			for i := range n {
+				changes = append(changes, types[(first+i)%2])
+			}
+			// Each interleaving is a choice, per report, of the path
+			// whose next report comes: n from syslog, n from traps.
+			for mask := 0; mask < 1<<(2*n); mask++ {
+				if bits.OnesCount(uint(mask)) != n {
+					continue
+				}
+				cases++
+				d := newDetector(30*time.Second, 100, 10*time.Minute)
+				next := map[string]int{}
+				var got []string
+				for i := range 2 * n {
+					topic := "raw.syslog"
+					if mask&(1<<i) != 0 {
+						topic = "raw.traps"
+					}
+					ev := telemetry.Event{Type: changes[next[topic]], Device: "edge1", Object: "Gi0/1",
+						Cause: telemetry.Cause{Topic: topic, Offset: int64(next[topic])}}
+					next[topic]++
+					for _, out := range d.observe(ev, t0) {
+						got = append(got, out.Type)
+					}
+				}
+				if !slices.Equal(got, changes) {
+					t.Errorf("changes %v, interleaving %0*b (1: a trap): published %v", changes, 2*n, mask, got)
+				}
+			}
+		}
+	}
+	if cases != 196 {
+		t.Fatalf("%d cases, want 196", cases)
 	}
 }
 
