@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -183,22 +184,7 @@ ruleset(name="forward") {
          TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
 }
 `, work, pki.caFile, pki.clientCert, pki.clientKey, inPort, tcpPort, tlsPort)
-	confFile := filepath.Join(work, "rsyslog.conf")
-	os.WriteFile(confFile, []byte(conf), 0o644)
-	if out, err := exec.Command("rsyslogd", "-N1", "-f", confFile).CombinedOutput(); err != nil {
-		t.Fatalf("rsyslog config check: %v\n%s", err, out)
-	}
-	cmd := exec.Command("rsyslogd", "-n", "-f", confFile, "-i", filepath.Join(work, "rsyslog.pid"))
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	time.Sleep(500 * time.Millisecond) // rsyslogd binds its input
+	stderr := startRsyslog(t, work, conf)
 
 	const n = 200
 	conn, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", inPort))
@@ -259,19 +245,7 @@ ruleset(name="relay") {
   action(type="omfwd" target="127.0.0.1" port="%s" protocol="tcp")
 }
 `, work, inPort, tcpPort)
-	confFile := filepath.Join(work, "rsyslog.conf")
-	os.WriteFile(confFile, []byte(conf), 0o644)
-	cmd := exec.Command("rsyslogd", "-n", "-f", confFile, "-i", filepath.Join(work, "rsyslog.pid"))
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	time.Sleep(500 * time.Millisecond) // rsyslogd binds its input
+	stderr := startRsyslog(t, work, conf)
 
 	lines := []struct{ raw, host, time, msg string }{
 		{"<187>45: edge1: Nov 29 14:02:11.123 UTC: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", "edge1", "2026-11-29T14:02:11.123Z", "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"},
@@ -303,4 +277,29 @@ ruleset(name="relay") {
 			t.Errorf("relayed as %.120q: format %s, host %q, time %v; want cisco, %q, %s", l.Raw, l.Format, l.Hostname, l.Time, want.host, want.time)
 		}
 	}
+}
+
+// startRsyslog checks conf and runs Debian's rsyslogd on it in work until
+// the test ends; its output is returned for failure messages.
+func startRsyslog(t *testing.T, work, conf string) *syncbuf.Buffer {
+	t.Helper()
+	confFile := filepath.Join(work, "rsyslog.conf")
+	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("rsyslogd", "-N1", "-f", confFile).CombinedOutput(); err != nil {
+		t.Fatalf("rsyslog config check: %v\n%s", err, out)
+	}
+	cmd := exec.Command("rsyslogd", "-n", "-f", confFile, "-i", filepath.Join(work, "rsyslog.pid"))
+	var out syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	time.Sleep(500 * time.Millisecond) // rsyslogd binds its input
+	return &out
 }
