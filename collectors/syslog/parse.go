@@ -77,13 +77,15 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 	case strings.HasPrefix(rest, "%"):
 		// ASA without "logging timestamp", its default: no header at all.
 		l.Format, l.Message = FormatCisco, rest
-	case asaDeviceID(rest) > 0:
-		// The same with "logging device-id": "fw1 : %ASA-...".
-		i := asaDeviceID(rest)
-		l.Format, l.Hostname, l.Message = FormatCisco, rest[:i], rest[i+len(" : "):]
 	default:
 		err = p.parse3164(rest, l)
-		if err == errNoTimestamp && strings.IndexByte(rest[:min(len(rest), 128)], ':') > 0 {
+		if err != errNoTimestamp {
+			break
+		}
+		if i := asaDeviceID(rest); i > 0 {
+			// ASA with "logging device-id" and no time: "fw1 : %ASA-...".
+			l.Format, l.Hostname, l.Message, err = FormatCisco, rest[:i], rest[i+len(" : "):], nil
+		} else if strings.IndexByte(rest[:min(len(rest), 128)], ':') > 0 {
 			// No sequence field but a Cisco origin first: NX-OS with
 			// "logging origin-id hostname" ("host: 2026 Nov 29 ...: %MSG"),
 			// IOS without the message counter ("host: *Mar  1 ...: %MSG"),
