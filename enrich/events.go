@@ -311,7 +311,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	if same {
 		return out // no change: the state the object is in, reported again
 	}
-	if !newest && d.dedup > 0 && opposite(ev.Type) != "" {
+	if !newest {
 		// Older than the state held (a worker behind the others took a
 		// poll or trap of before the syslog line that changed it back):
 		// a report of the past, not a change. Published, it would be the
@@ -410,8 +410,7 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	// A change older than the object's state (the warm-up reads the past
 	// after live changes) is no repeat to guard against: the change back
 	// came after it.
-	past := !newest && d.dedup > 0 && opposite(ev.Type) != ""
-	if !past && !at.Before(since) && (!known || at.After(*t)) {
+	if newest && !at.Before(since) && (!known || at.After(*t)) {
 		d.setLast(k, t, at)
 		d.forgetOpposite(ev.Device, id, ev.Type, at, newest)
 	}
@@ -505,12 +504,13 @@ func (d *detector) stateHold() time.Duration { return max(d.window, d.dedup) }
 // live up is the down before it). Otherwise the event becomes the
 // object's state if it is the latest report (a warm-up reads older events
 // after newer ones). newest says whether it did, and whether ties of its
-// instant are behind it (see forgetOpposite). Types without an opposite
-// are no state.
+// instant are behind it (see forgetOpposite); a report that is not newest
+// is one of the past. Types without an opposite are no state: each report
+// is new (as is every report without de-duplication).
 func (d *detector) sameState(device, id, typ string, at time.Time, from broker.TopicPartition) (same, newest bool) {
 	opp := opposite(typ)
 	if opp == "" || d.dedup <= 0 {
-		return false, false
+		return false, true
 	}
 	k := objectKey{device, id, min(typ, opp)}
 	st := d.states[k]
