@@ -674,6 +674,26 @@ func TestOneInstantByTwoPathsKeepsEachLogOrder(t *testing.T) {
 	}
 }
 
+// report is a report of edge1's Gi0/1 a test gives the detector: of
+// type typ, from a record of topic, entering the log at t0 plus at.
+type report struct {
+	topic, typ string
+	at         time.Duration
+}
+
+// observeReports observes the reports in order, each from a record of its
+// own, and returns the types published.
+func observeReports(d *detector, t0 time.Time, reports []report) []string {
+	var got []string
+	for i, r := range reports {
+		ev := telemetry.Event{Type: r.typ, Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: r.topic, Offset: int64(i)}}
+		for _, out := range d.observe(ev, t0.Add(r.at)) {
+			got = append(got, out.Type)
+		}
+	}
+	return got
+}
+
 // TestLateReportOfAnEarlierChange: syslog logs a link down at 0 s and up
 // at 10 s; the metrics worker, behind, then takes a poll of 5 s that saw
 // it down, and the next poll (65 s) that sees it up. The link is up: the
@@ -681,19 +701,10 @@ func TestOneInstantByTwoPathsKeepsEachLogOrder(t *testing.T) {
 func TestLateReportOfAnEarlierChange(t *testing.T) {
 	d := newDetector(DefaultDedupWindow, 5, 10*time.Minute)
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	var got []string
-	for i, r := range []struct {
-		topic, typ string
-		at         time.Duration
-	}{
+	got := observeReports(d, t0, []report{
 		{"raw.syslog", "interface_down", 0}, {"raw.syslog", "interface_up", 10 * time.Second},
 		{"raw.snmp", "interface_down", 5 * time.Second}, {"raw.snmp", "interface_up", 65 * time.Second},
-	} {
-		ev := telemetry.Event{Type: r.typ, Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: r.topic, Offset: int64(i)}}
-		for _, out := range d.observe(ev, t0.Add(r.at)) {
-			got = append(got, out.Type)
-		}
-	}
+	})
 	if len(got) == 0 || got[len(got)-1] != "interface_up" {
 		t.Errorf("published %v: the last says the link is down", got)
 	}
@@ -706,20 +717,11 @@ func TestLateReportOfAnEarlierChange(t *testing.T) {
 func TestLateTrapOfABounceInOneInstant(t *testing.T) {
 	d := newDetector(DefaultDedupWindow, 5, 10*time.Minute)
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	var got []string
-	for i, r := range []struct {
-		topic, typ string
-		at         time.Duration
-	}{
+	got := observeReports(d, t0, []report{
 		{"raw.syslog", "interface_down", 0}, {"raw.syslog", "interface_up", 0},
 		{"raw.snmp", "interface_up", time.Second},
 		{"raw.traps", "interface_down", 0}, {"raw.traps", "interface_up", 0},
-	} {
-		ev := telemetry.Event{Type: r.typ, Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: r.topic, Offset: int64(i)}}
-		for _, out := range d.observe(ev, t0.Add(r.at)) {
-			got = append(got, out.Type)
-		}
-	}
+	})
 	if want := []string{"interface_down", "interface_up"}; !slices.Equal(got, want) {
 		t.Errorf("published %v, want %v", got, want)
 	}

@@ -79,6 +79,19 @@ func movedFile(t *testing.T, path string, pairs ...string) string {
 	return out
 }
 
+// moveFile moves a file written by a README's command, as movedFile moves
+// an example's.
+func moveFile(t *testing.T, path string, pairs ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(moved(t, path, string(b), pairs...)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readmeLine returns the line of an example's README that contains
 // marker: the command the test runs as the user would.
 func readmeLine(t *testing.T, readme, marker string) string {

@@ -3,12 +3,8 @@ package examples_test
 import (
 	"bufio"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,7 +53,7 @@ func TestExampleKafkaCluster(t *testing.T) {
 		"--roles", "collect,enrich", "--http-listen", "127.0.0.1:0", "--syslog-listen", "127.0.0.1:0")
 
 	share := func(p *weirproc.Proc) (partitions, targets int) {
-		m := scrapeWeir(t, p.HTTPAddr)
+		m := p.Metrics(t)
 		return int(m["weir_shard_partitions"]), int(m[`weir_shard_owned_targets{collector="snmp"}`])
 	}
 	peers.Within(t, time.Minute, "the two processes to share the partitions and the targets", func() bool {
@@ -136,36 +132,4 @@ func TestExampleKafkaCluster(t *testing.T) {
 		return pa == 60 && ta == 3
 	})
 	t.Logf("the survivor owned every target %v after the kill", time.Since(start).Round(time.Second))
-}
-
-// scrapeWeir reads weir's /metrics at addr: each sample by its name and
-// labels as written.
-func scrapeWeir(t *testing.T, addr string) map[string]float64 {
-	t.Helper()
-	m := map[string]float64{}
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return m
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if name, value, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") {
-			m[name], _ = strconv.ParseFloat(value, 64)
-		}
-	}
-	return m
-}
-
-// moveFile moves a file written by a README's command, as movedFile moves
-// an example's.
-func moveFile(t *testing.T, path string, pairs ...string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(moved(t, path, string(b), pairs...)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,7 +81,7 @@ func TestShardSNMPTargetsOnKafka(t *testing.T) {
 	for {
 		total, all := 0, true
 		for _, p := range collectors {
-			m := scrape(t, p)
+			m := p.Metrics(t)
 			n := int(m[`weir_shard_owned_targets{collector="snmp"}`])
 			total += n
 			all = all && n > 0 && m["weir_shard_member"] == 1
@@ -221,27 +219,6 @@ func TestShardSNMPTargetsOnKafka(t *testing.T) {
 	if lost > 0 || dup > 0 {
 		t.Errorf("enrichment lost %d and duplicated %d records", lost, dup)
 	}
-}
-
-// scrape reads p's /metrics into "name{labels}" -> value.
-func scrape(t *testing.T, p *weirProc) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + p.HTTPAddr + "/metrics")
-	if err != nil {
-		t.Fatalf("scrape: %v", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "weir_shard_") {
-			if i := strings.LastIndexByte(line, ' '); i > 0 {
-				v, _ := strconv.ParseFloat(line[i+1:], 64)
-				out[line[:i]] = v
-			}
-		}
-	}
-	return out
 }
 
 var ownedRE = regexp.MustCompile(`msg="shard: assignment [^"]*".* partitions="\d+ of (\d+)" owned=(\S*)`)

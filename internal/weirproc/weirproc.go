@@ -8,10 +8,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -150,6 +152,28 @@ func (p *Proc) Running(t testing.TB) {
 		t.Fatalf("weir exited:\n%s", p.Logs())
 	default:
 	}
+}
+
+// Metrics reads the process's /metrics: each sample by its name and
+// labels as written.
+func (p *Proc) Metrics(t testing.TB) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + p.HTTPAddr + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape weir: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("scrape weir: %v", err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if i := strings.LastIndexByte(line, ' '); i > 0 && !strings.HasPrefix(line, "#") {
+			out[line[:i]], _ = strconv.ParseFloat(line[i+1:], 64)
+		}
+	}
+	return out
 }
 
 // Logs is what it logged so far.
