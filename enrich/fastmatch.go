@@ -65,14 +65,7 @@ func fastLineproto(msg string, at int, f map[string]string) fastResult {
 		}
 		c.s = c.s[end+1:]
 	}
-	c.lit(", ")
-	c.litFold("changed state to ")
-	state := c.oneOfFold("up", "down")
-	if !c.ok {
-		return fastUnsure
-	}
-	f["interface"], f["state"] = ifc, state
-	return fastMatched
+	return changedState(&c, f, ifc, "up", "down")
 }
 
 // Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>administratively down|up|down))
@@ -88,7 +81,12 @@ func fastCiscoLink(msg string, _ int, f map[string]string) fastResult {
 // interfaceChangedState reads `(?P<interface>[^\s,]+), (?i:changed state
 // to (?P<state>states...))`.
 func interfaceChangedState(c *scan, f map[string]string, states ...string) fastResult {
-	ifc := c.run(notSpaceOrComma)
+	return changedState(c, f, c.run(notSpaceOrComma), states...)
+}
+
+// changedState reads `, (?i:changed state to (?P<state>states...))` after
+// the interface ifc.
+func changedState(c *scan, f map[string]string, ifc string, states ...string) fastResult {
 	c.lit(", ")
 	c.litFold("changed state to ")
 	state := c.oneOfFold(states...)
