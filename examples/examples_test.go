@@ -9,8 +9,6 @@ package examples_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,69 +131,18 @@ func try(line string) (string, error) {
 	return string(out), err
 }
 
-// freePort returns a loopback port free for TCP and UDP alike a moment
-// ago, for a syslog listener of both.
+// freePort returns a loopback port free for TCP and UDP alike, for a
+// syslog listener of both.
 func freePort(t *testing.T) string {
 	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return fmt.Sprint(port)
-		}
-	}
-	t.Fatal("no port free for TCP and UDP")
-	return ""
+	return fmt.Sprint(peers.FreePort(t, "tcp", "udp"))
 }
 
-// freePorts returns the first of n consecutive loopback ports of network
-// ("udp", "tcp") that were free a moment ago, for weir-sim's agents and
-// targets (--base-port).
+// freePorts returns the first of n consecutive free loopback ports of
+// network ("udp", "tcp"), for weir-sim's agents and targets (--base-port).
 func freePorts(t *testing.T, network string, n int) int {
 	t.Helper()
-	listen := func(port int) (io.Closer, int, error) {
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		if network == "udp" {
-			c, err := net.ListenPacket("udp", addr)
-			if err != nil {
-				return nil, 0, err
-			}
-			return c, c.LocalAddr().(*net.UDPAddr).Port, nil
-		}
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, 0, err
-		}
-		return l, l.Addr().(*net.TCPAddr).Port, nil
-	}
-	for range 50 {
-		first, base, err := listen(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held := []io.Closer{first}
-		for i := 1; i < n; i++ {
-			c, _, err := listen(base + i)
-			if err != nil {
-				break
-			}
-			held = append(held, c)
-		}
-		for _, c := range held {
-			c.Close()
-		}
-		if len(held) == n {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive %s ports free", n, network)
-	return 0
+	return peers.FreePorts(t, n, network)
 }
 
 // sim runs bin/weir-sim with args until the test ends, once it listens.

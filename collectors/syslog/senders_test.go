@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 	"github.com/weirnet/weir/telemetry"
@@ -160,7 +161,7 @@ func TestRsyslogForwarding(t *testing.T) {
 	_, tcpPort, _ := net.SplitHostPort(h.addrs["tcp"])
 	_, tlsPort, _ := net.SplitHostPort(h.addrs["tls"])
 
-	inPort := freeUDPPort(t) // rsyslog's own input
+	inPort := peers.FreePort(t, "udp") // rsyslog's own input
 
 	work := t.TempDir()
 	conf := fmt.Sprintf(`
@@ -224,7 +225,7 @@ func TestRsyslogRelaysCiscoLines(t *testing.T) {
 	}
 	h := startCollector(t, listener("tcp"))
 	_, tcpPort, _ := net.SplitHostPort(h.addrs["tcp"])
-	inPort := freeUDPPort(t) // rsyslog's own input
+	inPort := peers.FreePort(t, "udp") // rsyslog's own input
 	work := t.TempDir()
 	conf := fmt.Sprintf(`
 global(workDirectory="%s")
@@ -266,17 +267,6 @@ ruleset(name="relay") {
 			t.Errorf("relayed as %.120q: format %s, host %q, time %v; want cisco, %q, %s", l.Raw, l.Format, l.Hostname, l.Time, want.host, want.time)
 		}
 	}
-}
-
-// freeUDPPort is a loopback UDP port that was free a moment ago.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	return pc.LocalAddr().(*net.UDPAddr).Port
 }
 
 // startRsyslog checks conf and runs Debian's rsyslogd on it in work until

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -40,18 +39,6 @@ func Within(t testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(wait)
 		wait = min(2*wait, 500*time.Millisecond) // a cond may run commands: back off
 	}
-}
-
-// FreeAddr returns a loopback TCP address that was free a moment ago, for
-// a peer to listen on.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // Process runs bin until the test ends, its output discarded.

@@ -1,0 +1,41 @@
+package peers
+
+import (
+	"fmt"
+	"net"
+	"testing"
+)
+
+// TestFreePortsAreOutsideTheEphemeralRangeAndNeverTwice: no listen(":0")
+// or outgoing connection can take a port handed out, and no two tests of
+// a process are handed the same one.
+func TestFreePortsAreOutsideTheEphemeralRangeAndNeverTwice(t *testing.T) {
+	top := ephemeralStart()
+	seen := map[int]bool{}
+	for i := range 300 {
+		n := 1 + i%4
+		base := FreePorts(t, n, "tcp", "udp")
+		for p := base; p < base+n; p++ {
+			if p < lowestPort || p >= top {
+				t.Fatalf("port %d outside [%d, %d)", p, lowestPort, top)
+			}
+			if seen[p] {
+				t.Fatalf("port %d handed out twice", p)
+			}
+			seen[p] = true
+		}
+	}
+	// One taken by someone else is not handed out.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	if free(taken, 1, []string{"tcp"}) {
+		t.Fatalf("port %d is listened on, yet free says it is free", taken)
+	}
+	if addr := FreeAddr(t); addr == fmt.Sprintf("127.0.0.1:%d", taken) {
+		t.Fatalf("FreeAddr gave the taken port %s", addr)
+	}
+}
