@@ -3,7 +3,9 @@ package enrich
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -123,7 +125,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f inventoryFile
-	if err := dec.Decode(&f); err != nil && len(bytes.TrimSpace(data)) > 0 {
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) { // EOF: empty, or comments only
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
@@ -184,6 +186,13 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				firstName[d.Name] = i
 			}
 			idx.byName[d.Name] = d
+		}
+	}
+	// An entry whose name a later one has is replaced whole: its address
+	// no longer finds it, or one device would have two sets of tags.
+	for a, d := range idx.byAddr {
+		if d.named() && idx.byName[d.Name] != d {
+			delete(idx.byAddr, a)
 		}
 	}
 	// In file order, so of names that differ only in case the first is

@@ -356,11 +356,17 @@ func TestInventoryWarnsOfHiddenEntries(t *testing.T) {
 		{"edge1", "", "new"},
 		{"", "192.0.2.2", "edge3"},
 		{"", "10.9.9.9", "first"},
+		{"", "192.0.2.3", "new"},
 	} {
 		d := inv.Lookup(c.name, c.addr)
 		if d == nil || (d.Site != c.want && d.Name != c.want) {
 			t.Errorf("Lookup(%q, %q) = %+v, want %s", c.name, c.addr, d, c.want)
 		}
+	}
+	// The entry replaced by name is replaced whole: its address does not
+	// find it, or edge1 would be "old" by address and "new" by name.
+	if d := inv.Lookup("", "192.0.2.1"); d != nil {
+		t.Errorf("the replaced edge1's address found %+v", d)
 	}
 	if inv, _ := ParseInventory([]byte(testInventory)); len(inv.Warnings()) != 0 {
 		t.Errorf("the test inventory has warnings: %v", inv.Warnings())
@@ -378,5 +384,23 @@ func TestInventoryLogsHiddenEntries(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `level=WARN msg="inventory: device 2 (b): address 192.0.2.1 also at device 1; device 2 is used" file=`+path) {
 		t.Fatalf("logs: %s", logs.String())
+	}
+}
+
+// TestInventoryOfCommentsOnlyIsEmpty: a file whose entries are all
+// commented out is an empty inventory, as an empty file is; before, it was
+// refused with a bare "EOF" at start, in weir check and on every reload.
+func TestInventoryOfCommentsOnlyIsEmpty(t *testing.T) {
+	for _, data := range []string{"", "\n  \n", "# devices:\n#   - {name: edge1, address: 192.0.2.1}\n", "---\n# nothing yet\n"} {
+		path := filepath.Join(t.TempDir(), "inventory.yaml")
+		os.WriteFile(path, []byte(data), 0o644)
+		inv, err := LoadInventory(path, nil)
+		if err != nil {
+			t.Errorf("%q: %v", data, err)
+			continue
+		}
+		if d := inv.Lookup("edge1", "192.0.2.1"); d != nil {
+			t.Errorf("%q: found %+v", data, d)
+		}
 	}
 }
