@@ -84,6 +84,9 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  topics:\n    bad/name: {partitions: 1}\n", "cfg.yaml:3: broker.topics.bad/name: invalid topic name"},
 		{"broker: [\n", "cfg.yaml"},
 		{"enrich:\n  warmup: -5m\n", "cfg.yaml:2: enrich.warmup: must not be negative"},
+		{"enrich:\n  dedup_window: -5s\n", "cfg.yaml:2: enrich.dedup_window: must not be negative"},
+		{"enrich:\n  flap: {window: -1m}\n", "cfg.yaml:2: enrich.flap.window: must not be negative"},
+		{"enrich:\n  flap:\n    threshold: -7\n", "cfg.yaml:3: enrich.flap.threshold: must be at least 1, or -1"},
 		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:514\"}\n    - {protocol: sctp, address: \"127.0.0.1:514\"}\n", "cfg.yaml:4: syslog.listeners[1].protocol: must be udp, tcp or tls"},
 	} {
 		path := filepath.Join(t.TempDir(), "cfg.yaml")

@@ -35,6 +35,15 @@ func (e *Enrich) validate(add func(path, format string, args ...any)) {
 	if e.Workers < 0 || e.Workers > 64 {
 		add("enrich.workers", "must be between 1 and 64")
 	}
+	if e.DedupWindow < 0 {
+		add("enrich.dedup_window", "must not be negative (0s or no value: 30s)")
+	}
+	if e.Flap.Window < 0 {
+		add("enrich.flap.window", "must not be negative (0s or no value: 10m)")
+	}
+	if e.Flap.Threshold < -1 {
+		add("enrich.flap.threshold", "must be at least 1, or -1 to turn flap detection off (0 or no value: 5)")
+	}
 	if e.Warmup != nil && *e.Warmup < 0 {
 		add("enrich.warmup", "must not be negative (0s turns warm-up off)")
 	}
