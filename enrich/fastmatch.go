@@ -51,7 +51,7 @@ var fastMatches = map[string]fastMatch{
 	"generic_interface":   fastGenericInterface,
 }
 
-// ine protocol on Interface (?P<interface>[^\s,]+)(?: \([^)]*\))?, (?i:changed state to (?P<state>up|down))
+// ine protocol on Interface (?P<interface>[^\s,]+)(?: \([^)]*\))?, (?i:changed state to (?P<state>up|down|lowerlayerdown))
 func fastLineproto(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("ine protocol on Interface ")
@@ -65,7 +65,7 @@ func fastLineproto(msg string, at int, f map[string]string) fastResult {
 		}
 		c.s = c.s[end+1:]
 	}
-	return changedState(&c, f, ifc, "up", "down")
+	return changedState(&c, f, ifc, "up", "down", "lowerlayerdown")
 }
 
 // Interface (?P<interface>[^\s,]+), (?i:changed state to (?P<state>administratively down|up|down))

@@ -62,6 +62,7 @@ var nokiaStates = map[string]string{"operational": "interface_up", "not operatio
 
 var ifStates = map[string]string{
 	"up": "interface_up", "down": "interface_down", "administratively down": "interface_down",
+	"lowerlayerdown": "interface_down", // EOS: a port-channel's members, an SVI's VLAN
 	"enabled": "interface_up", "disabled": "interface_down",
 }
 
@@ -83,8 +84,9 @@ func syslogRules() []rule {
 		// --- Interfaces ---
 		// EOS 4.19.6M and later put the interface's description in
 		// parentheses after its name.
-		{name: "cisco_lineproto", needs: "ine protocol on Interface ", patterns: []*regexp.Regexp{re(`ine protocol on Interface (?P<interface>[^\s,]+)(?: \([^)]*\))?, (?i:changed state to (?P<state>up|down))`)},
+		{name: "cisco_lineproto", needs: "ine protocol on Interface ", patterns: []*regexp.Regexp{re(`ine protocol on Interface (?P<interface>[^\s,]+)(?: \([^)]*\))?, (?i:changed state to (?P<state>up|down|lowerlayerdown))`)},
 			states: ifStates, examples: []example{
+				{"%LINEPROTO-5-UPDOWN: Line protocol on Interface Port-Channel10, changed state to lowerlayerdown", "interface_down", map[string]string{"interface": "Port-Channel10"}},
 				{"%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7 (uplink to spine2, port 3), changed state to up", "interface_up", map[string]string{"interface": "Ethernet7"}},
 				{"%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down", "interface_down", map[string]string{"interface": "GigabitEthernet0/1"}},
 				{"%PKT_INFRA-LINEPROTO-5-UPDOWN : Line protocol on Interface GigabitEthernet0/0/0/1, changed state to Down", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/0/1"}},
@@ -434,6 +436,15 @@ func syslogRules() []rule {
 				{"user admin logged in from 192.168.88.10 via winbox", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.88.10"}},
 				{"User admin logged in via Web from 192.168.1.100 using https", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.1.100"}},
 				{"User 'netops' logged in from 10.0.0.5 through SSH session.", "login_succeeded", map[string]string{"user": "netops", "source": "10.0.0.5"}},
+			}},
+		// The status line of "show interfaces", which some devices also
+		// log: the line protocol's state is the interface's (as
+		// ifOperStatus has it), whatever the interface's own.
+		{name: "generic_line_protocol", needs: "line protocol is ", patterns: []*regexp.Regexp{re(`(?i)\binterface\s+(?P<interface>[A-Za-z][\w./:-]*\d(?:\.\d+)?)\s+is\s+(?:administratively\s+)?(?:up|down),\s+line protocol is\s+(?P<state>up|down)\b`)},
+			states: ifStates, examples: []example{
+				{"Interface GigabitEthernet1 is up, line protocol is down", "interface_down", map[string]string{"interface": "GigabitEthernet1"}},
+				{"interface Serial0/0/0 is administratively down, line protocol is down", "interface_down", map[string]string{"interface": "Serial0/0/0"}},
+				{"Interface GigabitEthernet0/2 is up, line protocol is up", "interface_up", map[string]string{"interface": "GigabitEthernet0/2"}},
 			}},
 		// --- Generic fallback for "interface X ... down/up" phrasings ---
 		{name: "generic_interface", needs: "nterface", patterns: []*regexp.Regexp{re(`(?i)\binterface\s+(?P<interface>[A-Za-z][\w./:-]*\d(?:\.\d+)?)\b[^.]*?\b(?:is|changed state to|went|state(?: changed)? to|has gone)\s+(?P<state>down|up)\b`)},
