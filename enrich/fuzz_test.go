@@ -2,6 +2,8 @@ package enrich
 
 import (
 	"encoding/json"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -142,6 +145,27 @@ func TestWorkersSkipRecordsOfAnotherSchema(t *testing.T) {
 		metrics, events := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, bad[0], row), nil, nil)
 		if len(metrics)+len(events) != 0 || testutil.ToFloat64(w.m.decodeErrors) != 2 {
 			t.Fatalf("%d metrics, %d events, %v undecodable; want none and 2", len(metrics), len(events), testutil.ToFloat64(w.m.decodeErrors))
+		}
+	})
+	t.Run("nested field", func(t *testing.T) {
+		// JSON allows an object or an array as a field's value, the
+		// metric schema does not: such a row could not be encoded, and
+		// it vanished without a count or a log line.
+		for _, v := range []string{`{"a":1}`, `[1,2]`} {
+			w := NewMetricsWorker(nil, inv)
+			var logs syncbuf.Buffer
+			w.logger = slog.New(slog.NewTextHandler(&logs, nil))
+			w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+			row := []byte(`{"v":1,"measurement":"interface","device":"r1","tags":{"ifName":"Gi1"},"fields":{"ifHCInOctets":` + v +
+				`,"ifOperStatus":1},"time":"2026-12-02T07:16:03Z","source":"snmp"}`)
+			good := []byte(`{"v":1,"measurement":"interface","device":"r1","tags":{"ifName":"Gi1"},"fields":{"ifOperStatus":1},"time":"2026-12-02T07:16:04Z","source":"snmp"}`)
+			metrics, _ := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, row, good), nil, nil)
+			if len(metrics) != 1 || testutil.ToFloat64(w.m.decodeErrors) != 1 {
+				t.Fatalf("field %s: %d metrics, %v undecodable; want the good row and 1", v, len(metrics), testutil.ToFloat64(w.m.decodeErrors))
+			}
+			if !strings.Contains(logs.String(), `field \"ifHCInOctets\": an`) || !strings.Contains(logs.String(), "is not a metric value") {
+				t.Errorf("field %s: the log does not say which field and why: %s", v, logs.String())
+			}
 		}
 	})
 	t.Run("traps", func(t *testing.T) {

@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"slices"
@@ -177,15 +178,30 @@ var metricHeaders = []broker.Header{{Key: telemetry.HeaderSource, Value: sourceE
 
 // appendMetricRecord encodes p as a record for the metrics topic, taking
 // the source record r's time and position; a metric that cannot be encoded
-// (a NaN, a nested value) is skipped.
+// (checkFields refuses what is known to fail) is dropped and counted.
 func (w *MetricsWorker) appendMetricRecord(recs []outRecord, p *telemetry.Point, r *broker.Record) []outRecord {
 	val, err := w.enc.AppendJSON(w.arena.start(), p)
 	if err != nil {
+		w.m.dropped.WithLabelValues(w.metrics, "unencodable").Inc()
+		w.logger.Warn("enrich: dropping a metric that cannot be encoded", slog.String("topic", r.Topic),
+			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
 		return recs
 	}
 	val = w.arena.keep(val)
 	key := w.arena.keep(append(w.arena.start(), p.Device...))
 	return append(recs, outRecord{broker.Record{Key: key, Value: val, Timestamp: r.Timestamp, Headers: metricHeaders}, r.Partition, r.Offset})
+}
+
+// checkFields refuses a metric with a field no topic can carry (an object
+// or an array, which JSON allows and the metric schema does not): its
+// enriched record could not be encoded, and it would vanish uncounted.
+func checkFields(p *telemetry.Point) error {
+	for i := range p.Fields {
+		if f := &p.Fields[i]; f.Kind == telemetry.FieldInvalid {
+			return fmt.Errorf("field %q: %s is not a metric value (a number, a boolean, a string or null)", f.Key, f.Str)
+		}
+	}
+	return nil
 }
 
 // rowKey names an object's row for its state: a device's measurement for
@@ -206,6 +222,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	err := w.dec.DecodePoint(r.Value, p)
 	if err == nil {
 		err = checkVersion(p.V)
+	}
+	if err == nil {
+		err = checkFields(p)
 	}
 	if err != nil {
 		if w.warming {

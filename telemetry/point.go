@@ -238,7 +238,7 @@ func pointOf(m *Metric, p *Point) {
 		case string:
 			f = StringField(k, v)
 		default:
-			f = Field{Kind: FieldInvalid, Str: fmt.Sprintf("%v (%T)", v, v)}
+			f = Field{Kind: FieldInvalid, Str: invalidValue(v)}
 		}
 		f.Key = k
 		f.Counter = slices.Contains(m.Counters, k)
@@ -248,4 +248,16 @@ func pointOf(m *Metric, p *Point) {
 	slices.SortFunc(p.Fields, func(a, b Field) int { return cmp.Compare(a.Key, b.Key) })
 	p.Counters = append(p.Counters, m.Counters...)
 	p.Counters64 = append(p.Counters64, m.Counters64...)
+}
+
+// invalidValue describes a field value no metric holds, for errors: what
+// JSON called it, where it came from JSON.
+func invalidValue(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprintf("a value of type %T", v)
 }
