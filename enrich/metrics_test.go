@@ -603,7 +603,7 @@ func runMetricsWorker(t *testing.T, b broker.Broker, done func() bool) {
 // device_rebooted, once, also from 300 days up; sysUpTime wrapping past
 // 2^32 hundredths (after 497 days up) does not, nor does a row without
 // one, nor an older poll read after a newer one, nor a sysUpTime standing
-// still.
+// still; a poll stamped ahead of weir's clock does not hide the next reboot.
 func TestDeviceRebootedFromSysUpTime(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
@@ -624,6 +624,9 @@ func TestDeviceRebootedFromSysUpTime(t *testing.T) {
 		{"sysUpTime standing still", []uint32{6000, 6000, 6000}, []bool{false, false, false}, []int{0, 5, 10}},
 		{"a slow poll", []uint32{6000, 12000, 24000}, []bool{false, false, false}, []int{0, 1, 3}},
 		{"an older poll read after", []uint32{12000, 6000, 18000}, []bool{false, false, false}, []int{1, 0, 2}},
+		// weir's clock jumped a year ahead for one poll, and back: the
+		// polls after it still tell a reboot.
+		{"a poll stamped a year ahead", []uint32{6000, 12000, 18000, 500}, []bool{false, false, false, true}, []int{0, 525_600, 2, 3}},
 	} {
 		w := NewMetricsWorker(nil, inv)
 		w.rates.setNow(t0)

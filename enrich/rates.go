@@ -53,7 +53,8 @@ type counterSample struct {
 //
 //   - The first sample of a series gives no rate.
 //   - A sample not newer than the last (a replay, or out of order) is
-//     ignored and gives no rate.
+//     ignored and gives no rate; unless the last is stamped ahead of
+//     weir's clock (stampedAhead), when it becomes the base instead.
 //   - sysUpTime going back means the device restarted: the counter started
 //     again, so no rate (not a huge spike) and the sample becomes the base.
 //   - A decrease without a restart is a wrap when it fits the counter's
@@ -110,6 +111,13 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	s := &rc.counters[i]
 	if !at.After(s.at) {
+		if stampedAhead(s.at, rc.seen) {
+			// The last sample's time is ahead of weir's clock (a device
+			// clock that jumped forward and was set back): this one is
+			// the base from now on, or no sample would give a rate
+			// until real time passed that stamp.
+			s.value, s.at, s.uptime = value, at, uptime
+		}
 		return 0, false
 	}
 	prev := *s
@@ -135,6 +143,16 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	secs := at.Sub(prev.at).Seconds()
 	return float64(delta) / secs, true
+}
+
+// aheadSlack is how far ahead of weir's clock a sample's time may be and
+// still be believed when a later sample is older: device clocks drift.
+const aheadSlack = time.Minute
+
+// stampedAhead reports whether a sample's time at is ahead of weir's clock
+// now (Unix seconds, as rates.now; 0 unknown) by more than aheadSlack.
+func stampedAhead(at time.Time, now int64) bool {
+	return now != 0 && at.Unix() > now+int64(aheadSlack/time.Second)
 }
 
 // restarted reports whether a device whose sysUpTime was prev and is cur,

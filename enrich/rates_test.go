@@ -80,3 +80,38 @@ func TestForgetByArrival(t *testing.T) {
 		t.Error("a row silent for two hours was kept")
 	}
 }
+
+// TestRatesResumeAfterASampleStampedAhead: one sample stamped ahead of
+// weir's clock (a gNMI target's clock that jumped a year forward and was
+// set back) no longer stops its series' rates until real time passes the
+// stamp: the next sample is the base, and the one after has a rate. A
+// sample out of order while the last is not ahead is still ignored.
+func TestRatesResumeAfterASampleStampedAhead(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	year := 365 * 24 * 3600
+	r := newRates()
+	id := appendRowID(nil, "leaf1", "interfaces_interface_state_counters", []telemetry.Tag{{Key: "name", Value: "Ethernet1"}})
+	for i, s := range []struct {
+		v       uint64
+		sec     int
+		now     int // weir's clock, seconds after t0
+		rate    float64
+		hasRate bool
+	}{
+		{1000, 0, 1, 0, false},
+		{2000, 10, 11, 100, true},
+		{1500, 5, 12, 0, false}, // out of order, the last not ahead: ignored
+		{3000, 20, 21, 100, true},
+		{4000, year, 31, 0, true}, // the clock jumped a year ahead
+		{5000, 40, 41, 0, false},  // and was set back: the new base
+		{6000, 50, 51, 100, true},
+		{7000, 60, 61, 100, true},
+	} {
+		r.setNow(at(s.now))
+		rate, ok := r.row(id).observe(0, "in-octets", s.v, at(s.sec), 0, true)
+		if ok != s.hasRate || (s.rate != 0 && math.Abs(rate-s.rate) > 1e-9) {
+			t.Errorf("sample %d (%d at %ds): rate %v %v, want %v %v", i, s.v, s.sec, rate, ok, s.rate, s.hasRate)
+		}
+	}
+}
