@@ -656,6 +656,10 @@ func (b *Broker) checkSizeOf(key, value []byte, headers []broker.Header) (int, e
 	return size, nil
 }
 
+// MaxMessageBytes is the largest record batch the broker takes
+// (max_message_bytes), for the wire listener to report.
+func (b *Broker) MaxMessageBytes() int { return b.opts.maxMessageBytes }
+
 // CheckSize implements broker.SizeChecker; max_message_bytes is the same
 // for every topic.
 func (b *Broker) CheckSize(_ string, key, value []byte, headers []broker.Header) error {

@@ -117,3 +117,60 @@ func TestAdminDescribeAPIs(t *testing.T) {
 		t.Fatalf("DescribeCluster for controllers: %+v", dr)
 	}
 }
+
+// limitedLog is a Log with a batch size limit (MessageLimiter).
+type limitedLog struct {
+	*fakeLog
+	max int
+}
+
+func (l limitedLog) MaxMessageBytes() int { return l.max }
+
+// TestDescribeConfigsReportsTheMessageLimit: a Log with a batch limit
+// reports it as every topic's max.message.bytes and the broker's
+// message.max.bytes, which clients (franz-go through kadm, librdkafka)
+// read to keep their batches within it; a Log without one reports none.
+func TestDescribeConfigsReportsTheMessageLimit(t *testing.T) {
+	for _, tc := range []struct {
+		limit int // 0: a Log without a limit
+		want  string
+	}{{3 << 20, "3145728"}, {0, ""}} {
+		fl := newFakeLog()
+		newTopic(t, fl, "metrics", 1)
+		var log Log = fl
+		if tc.limit > 0 {
+			log = limitedLog{fl, tc.limit}
+		}
+		_, addr := startServer(t, log)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		adm := kadm.NewClient(newClient(t, addr))
+		rcs, err := adm.DescribeTopicConfigs(ctx, "metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := rcs.On("metrics", nil)
+		if err != nil || rc.Err != nil {
+			t.Fatalf("metrics configs: %v %v", err, rc.Err)
+		}
+		got := ""
+		for _, c := range rc.Configs {
+			if c.Key == "max.message.bytes" {
+				got = c.MaybeValue()
+			}
+		}
+		bcs, err := adm.DescribeBrokerConfigs(ctx, 0)
+		if err != nil || len(bcs) != 1 {
+			t.Fatalf("broker configs: %+v %v", bcs, err)
+		}
+		gotBroker := ""
+		for _, c := range bcs[0].Configs {
+			if c.Key == "message.max.bytes" {
+				gotBroker = c.MaybeValue()
+			}
+		}
+		if got != tc.want || gotBroker != tc.want {
+			t.Errorf("max.message.bytes %q, message.max.bytes %q; want %q", got, gotBroker, tc.want)
+		}
+	}
+}

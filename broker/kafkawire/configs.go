@@ -93,7 +93,7 @@ func (c *conn) topicConfigs(ctx context.Context, name string) ([]configEntry, *k
 	}
 	cfg := infos[0].Config
 	topic := kmsg.ConfigSourceDynamicTopicConfig
-	return []configEntry{
+	return append([]configEntry{
 		{"cleanup.policy", "delete", kmsg.ConfigSourceDefaultConfig, kmsg.ConfigTypeList,
 			"Always delete: old segments are deleted by retention; compaction is not supported."},
 		{"retention.bytes", strconv.FormatInt(cfg.RetentionBytes, 10), topic, kmsg.ConfigTypeLong,
@@ -104,7 +104,19 @@ func (c *conn) topicConfigs(ctx context.Context, name string) ([]configEntry, *k
 			"Size at which the active segment is rolled."},
 		{"segment.ms", durationMillis(cfg.SegmentAge), topic, kmsg.ConfigTypeLong,
 			"Age of its first record at which the active segment is rolled."},
-	}, nil, nil
+	}, c.messageLimit("max.message.bytes")...), nil, nil
+}
+
+// messageLimit is the Log's batch size limit as the config name given
+// (a topic's max.message.bytes, the broker's message.max.bytes), or
+// nothing for a Log without one.
+func (c *conn) messageLimit(name string) []configEntry {
+	l, ok := c.s.log.(MessageLimiter)
+	if !ok {
+		return nil
+	}
+	return []configEntry{{name, strconv.Itoa(l.MaxMessageBytes()), kmsg.ConfigSourceStaticBrokerConfig, kmsg.ConfigTypeInt,
+		"The largest record batch the broker takes (weir's broker.max_message_bytes); larger ones are refused whole."}}
 }
 
 // durationMillis formats a config duration in milliseconds; negative means
@@ -129,10 +141,10 @@ func (c *conn) brokerConfigs(name string) ([]configEntry, *kerr.Error, error) {
 		return nil, kerr.InvalidRequest, errors.New("unexpected broker id, expected " + id + " or empty string, but received " + name)
 	}
 	static := kmsg.ConfigSourceStaticBrokerConfig
-	return []configEntry{
+	return append([]configEntry{
 		{"auto.create.topics.enable", strconv.FormatBool(c.s.log.AutoCreateTopics()), static, kmsg.ConfigTypeBoolean,
 			"Whether producing to or asking for metadata of a missing topic creates it."},
 		{"broker.id", id, static, kmsg.ConfigTypeInt, "This node's ID."},
 		{"node.id", id, static, kmsg.ConfigTypeInt, "This node's ID."},
-	}, nil, nil
+	}, c.messageLimit("message.max.bytes")...), nil, nil
 }

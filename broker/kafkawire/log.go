@@ -63,3 +63,11 @@ type Log interface {
 	// The id is never handed out again, also across restarts.
 	InitProducerID(ctx context.Context) (id int64, epoch int16, err error)
 }
+
+// MessageLimiter is a Log that refuses batches above a size, as Kafka's
+// message.max.bytes: DescribeConfigs reports it (max.message.bytes of
+// every topic, message.max.bytes of the broker), so that a client fills
+// its batches within it rather than have them refused whole.
+type MessageLimiter interface {
+	MaxMessageBytes() int
+}

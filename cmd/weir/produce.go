@@ -7,11 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/weirnet/weir/internal/kafkalimits"
 )
 
 // produceCmd sends each line of stdin as one record.
@@ -42,7 +45,11 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		hdrs = append(hdrs, kgo.RecordHeader{Key: k, Value: []byte(v)})
 	}
-	opts := []kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation()}
+	// franz-go's default until the broker has answered, before the first
+	// record (the client checks a limit when it is made).
+	batchLimit := func(string) int32 { return 1_000_012 }
+	opts := []kgo.Opt{kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation(),
+		kgo.ProducerBatchMaxBytesFn(func(t string) int32 { return batchLimit(t) })}
 	if *partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	}
@@ -59,6 +66,9 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return fmt.Errorf("produce to %s: %w", topic, err)
 	}
+	lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	batchLimit = produceBatchLimit(lctx, kadm.NewClient(cl), topic, *maxLine)
+	cancel()
 
 	var (
 		mu       sync.Mutex
@@ -173,4 +183,29 @@ read:
 	defer mu.Unlock()
 	fmt.Fprintf(stderr, "produced %d of %d records to %s\n", acked, sent, topic)
 	return firstErr
+}
+
+// produceBatchLimit is how large a batch the producer may fill, by topic.
+// franz-go's own default (1,000,012 bytes) refused every line longer than
+// that, whatever the broker takes: a batch may hold a line of maxLine
+// bytes with its key and headers, within what the broker
+// (message.max.bytes) and the topic (max.message.bytes) take where they
+// say, as weir's listener and Kafka do. A batch above them would be
+// refused whole, small records and all.
+func produceBatchLimit(ctx context.Context, adm *kadm.Client, topic string, maxLine int) func(string) int32 {
+	limit := int32(min(maxLine+64<<10, 96<<20)) // franz-go's writes stop at 100 MiB
+	if brokers, err := adm.ListBrokers(ctx); err == nil && len(brokers) > 0 {
+		if rcs, err := adm.DescribeBrokerConfigs(ctx, brokers[0].NodeID); err == nil {
+			for _, rc := range rcs {
+				for _, c := range rc.Configs {
+					if n, err := strconv.ParseInt(c.MaybeValue(), 10, 32); c.Key == "message.max.bytes" && err == nil && n > 0 {
+						limit = min(limit, int32(n))
+					}
+				}
+			}
+		}
+	}
+	limits := kafkalimits.New(limit)
+	limits.Learn(ctx, adm, topic)
+	return limits.Batch
 }

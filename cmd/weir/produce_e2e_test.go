@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/internal/syncbuf"
 )
 
@@ -165,5 +169,47 @@ func waitText(t *testing.T, w *syncbuf.Buffer, want string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waiting for %q, have:\n%s", want, w.String())
 		}
+	}
+}
+
+// TestProduceFillsBatchesToTheBrokersLimit: `weir produce` sends a line
+// as long as the broker takes (franz-go's own default refused any above
+// 1,000,012 bytes), keeps batches of many small lines within the broker's
+// limit (else they would be refused whole), and refuses a line above the
+// limit with the reason. kcat reads them back.
+func TestProduceFillsBatchesToTheBrokersLimit(t *testing.T) {
+	kcat := peers.Look(t, "kcat", "kcat")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "weir.yaml")
+	if err := os.WriteFile(cfg, []byte("broker:\n  max_message_bytes: 2MiB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startWeir(t, filepath.Join(dir, "data"), "-c", cfg)
+	// Random text, as franz-go compresses batches and the broker's limit
+	// is of what arrives.
+	random := func(n int) string {
+		b := make([]byte, n*3/4)
+		rand.Read(b)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	var in strings.Builder
+	in.WriteString(random(1_500_000) + "\n")
+	for range 6000 { // 6 MB: three times the limit
+		in.WriteString(random(1000) + "\n")
+	}
+	if _, stderr, err := p.cli(t, in.String(), "produce", "big", "--key", "k"); err != nil {
+		t.Fatalf("a 1.5 MB line and 6,000 small ones (limit 2 MiB): %v: %s\nserver log:\n%s", err, stderr, p.Logs())
+	}
+	out, err := exec.Command(kcat, "-b", p.KafkaAddr, "-C", "-t", "big", "-e", "-q", "-f", "%S\n").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kcat: %v: %s", err, out)
+	}
+	sizes := strings.Fields(string(out))
+	if len(sizes) != 6001 || sizes[0] != "1500000" || sizes[6000] != "1000" {
+		t.Fatalf("kcat read %d records (first %v), want 6,001: the 1.5 MB one first", len(sizes), sizes[:min(3, len(sizes))])
+	}
+	_, stderr, err := p.cli(t, random(2_500_000)+"\n", "produce", "big")
+	if err == nil || !strings.Contains(stderr, "MESSAGE_TOO_LARGE") {
+		t.Fatalf("a 2.5 MB line (limit 2 MiB): %v: %s", err, stderr)
 	}
 }
