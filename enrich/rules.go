@@ -62,8 +62,9 @@ var nokiaStates = map[string]string{"operational": "interface_up", "not operatio
 
 var ifStates = map[string]string{
 	"up": "interface_up", "down": "interface_down", "administratively down": "interface_down",
-	"lowerlayerdown": "interface_down", // EOS: a port-channel's members, an SVI's VLAN
 	"enabled": "interface_up", "disabled": "interface_down",
+	// EOS: a port-channel whose members, or an SVI whose VLAN, went down.
+	"lowerlayerdown": "interface_down",
 }
 
 var bgpStates = map[string]string{"up": "bgp_peer_up", "down": "bgp_peer_down"}
