@@ -32,6 +32,11 @@ func TestHelp(t *testing.T) {
 		!strings.Contains(stderr.String(), "weir topics list") {
 		t.Errorf("weir topics lisst: exit %d, stderr %q", code, stderr.String())
 	}
+	// A client flag before the command says where it goes.
+	err := dispatch(context.Background(), []string{"--brokers", "127.0.0.1:1", "consume", "events"}, strings.NewReader(""), &stdout, &stderr)
+	if code(err) != 2 || err == nil || !strings.Contains(err.Error(), "flags go after it") {
+		t.Errorf("weir --brokers H consume: exit %d, %v", code(err), err)
+	}
 }
 
 func code(err error) int {

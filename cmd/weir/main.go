@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 )
 
@@ -94,6 +95,9 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
+	if strings.HasPrefix(cmd, "-") {
+		return &exitError{2, fmt.Errorf("%s before the command: flags go after it (weir COMMAND %s ...)", cmd, cmd)}
+	}
 	return &exitError{2, fmt.Errorf("unknown command %q", cmd)}
 }
 
