@@ -128,8 +128,8 @@ func (l limitedLog) MaxMessageBytes() int { return l.max }
 
 // TestDescribeConfigsReportsTheMessageLimit: a Log with a batch limit
 // reports it as every topic's max.message.bytes and the broker's
-// message.max.bytes, which clients (franz-go through kadm, librdkafka)
-// read to keep their batches within it; a Log without one reports none.
+// message.max.bytes, which a client that asks (weir produce, through kadm)
+// keeps its batches within; a Log without one reports none.
 func TestDescribeConfigsReportsTheMessageLimit(t *testing.T) {
 	for _, tc := range []struct {
 		limit int // 0: a Log without a limit

@@ -79,7 +79,8 @@ func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConf
 // topicConfigs are a topic's configs in effect. The Log reports effective
 // values only (the topic's own over the broker's defaults), so they are all
 // reported as the topic's (DYNAMIC_TOPIC_CONFIG), except cleanup.policy,
-// which cannot be set.
+// which cannot be set, and max.message.bytes, which is the broker's for
+// every topic (DEFAULT_CONFIG: there is no topic override to copy).
 func (c *conn) topicConfigs(ctx context.Context, name string) ([]configEntry, *kerr.Error, error) {
 	if !broker.ValidTopicName(name) {
 		return nil, kerr.InvalidTopicException, fmt.Errorf("invalid topic name %q", name)
@@ -104,18 +105,18 @@ func (c *conn) topicConfigs(ctx context.Context, name string) ([]configEntry, *k
 			"Size at which the active segment is rolled."},
 		{"segment.ms", durationMillis(cfg.SegmentAge), topic, kmsg.ConfigTypeLong,
 			"Age of its first record at which the active segment is rolled."},
-	}, c.messageLimit("max.message.bytes")...), nil, nil
+	}, c.messageLimit("max.message.bytes", kmsg.ConfigSourceDefaultConfig)...), nil, nil
 }
 
 // messageLimit is the Log's batch size limit as the config name given
 // (a topic's max.message.bytes, the broker's message.max.bytes), or
 // nothing for a Log without one.
-func (c *conn) messageLimit(name string) []configEntry {
+func (c *conn) messageLimit(name string, source kmsg.ConfigSource) []configEntry {
 	l, ok := c.s.log.(MessageLimiter)
 	if !ok {
 		return nil
 	}
-	return []configEntry{{name, strconv.Itoa(l.MaxMessageBytes()), kmsg.ConfigSourceStaticBrokerConfig, kmsg.ConfigTypeInt,
+	return []configEntry{{name, strconv.Itoa(l.MaxMessageBytes()), source, kmsg.ConfigTypeInt,
 		"The largest record batch the broker takes (weir's broker.max_message_bytes); larger ones are refused whole."}}
 }
 
@@ -146,5 +147,5 @@ func (c *conn) brokerConfigs(name string) ([]configEntry, *kerr.Error, error) {
 			"Whether producing to or asking for metadata of a missing topic creates it."},
 		{"broker.id", id, static, kmsg.ConfigTypeInt, "This node's ID."},
 		{"node.id", id, static, kmsg.ConfigTypeInt, "This node's ID."},
-	}, c.messageLimit("message.max.bytes")...), nil, nil
+	}, c.messageLimit("message.max.bytes", kmsg.ConfigSourceStaticBrokerConfig)...), nil, nil
 }

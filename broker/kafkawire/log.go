@@ -66,8 +66,9 @@ type Log interface {
 
 // MessageLimiter is a Log that refuses batches above a size, as Kafka's
 // message.max.bytes: DescribeConfigs reports it (max.message.bytes of
-// every topic, message.max.bytes of the broker), so that a client fills
-// its batches within it rather than have them refused whole.
+// every topic, message.max.bytes of the broker), so that a client that
+// asks (weir produce) fills its batches within it rather than have them
+// refused whole.
 type MessageLimiter interface {
 	MaxMessageBytes() int
 }

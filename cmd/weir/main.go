@@ -87,7 +87,7 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return groupsCmd(ctx, rest, stdout, stderr)
 	case "check":
 		return checkCmd(rest, stdout, stderr)
-	case "version", "--version", "-v":
+	case "version", "--version", "-version", "-v":
 		fmt.Fprintf(stdout, "weir %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return nil
 	case "help", "-h", "--help", "-help":

@@ -186,20 +186,22 @@ read:
 }
 
 // produceBatchLimit is how large a batch the producer may fill, by topic.
-// franz-go's own default (1,000,012 bytes) refused every line longer than
-// that, whatever the broker takes: a batch may hold a line of maxLine
-// bytes with its key and headers, within what the broker
-// (message.max.bytes) and the topic (max.message.bytes) take where they
-// say, as weir's listener and Kafka do. A batch above them would be
-// refused whole, small records and all.
+// franz-go's own default (1,000,012 bytes, within Kafka's default
+// message.max.bytes) refused every line longer than that, whatever the
+// broker takes. Where the broker says what it takes (message.max.bytes:
+// weir's listener and Kafka do), a batch may hold a line of maxLine bytes
+// with its key and headers within that, and within the topic's
+// max.message.bytes if lower; a batch above them would be refused whole,
+// small records and all. Where it does not say (describing configs is
+// not allowed), franz-go's default stays.
 func produceBatchLimit(ctx context.Context, adm *kadm.Client, topic string, maxLine int) func(string) int32 {
-	limit := int32(min(maxLine+64<<10, 96<<20)) // franz-go's writes stop at 100 MiB
+	limit := int32(1_000_012)
 	if brokers, err := adm.ListBrokers(ctx); err == nil && len(brokers) > 0 {
 		if rcs, err := adm.DescribeBrokerConfigs(ctx, brokers[0].NodeID); err == nil {
 			for _, rc := range rcs {
 				for _, c := range rc.Configs {
 					if n, err := strconv.ParseInt(c.MaybeValue(), 10, 32); c.Key == "message.max.bytes" && err == nil && n > 0 {
-						limit = min(limit, int32(n))
+						limit = int32(min(int64(maxLine)+64<<10, n, 96<<20)) // franz-go's writes stop at 100 MiB
 					}
 				}
 			}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -186,18 +184,9 @@ func TestProduceFillsBatchesToTheBrokersLimit(t *testing.T) {
 	}
 	p := startWeir(t, filepath.Join(dir, "data"), "-c", cfg)
 	// Random text, as franz-go compresses batches and the broker's limit
-	// is of what arrives.
-	random := func(n int) string {
-		b := make([]byte, n*3/4)
-		rand.Read(b)
-		return base64.StdEncoding.EncodeToString(b)
-	}
-	var in strings.Builder
-	in.WriteString(random(1_500_000) + "\n")
-	for range 6000 { // 6 MB: three times the limit
-		in.WriteString(random(1000) + "\n")
-	}
-	if _, stderr, err := p.cli(t, in.String(), "produce", "big", "--key", "k"); err != nil {
+	// is of what arrives; 6 MB of small lines, three times the limit.
+	in := randomLines(1, 1_500_000) + randomLines(6000, 1000)
+	if _, stderr, err := p.cli(t, in, "produce", "big", "--key", "k"); err != nil {
 		t.Fatalf("a 1.5 MB line and 6,000 small ones (limit 2 MiB): %v: %s\nserver log:\n%s", err, stderr, p.Logs())
 	}
 	out, err := exec.Command(kcat, "-b", p.KafkaAddr, "-C", "-t", "big", "-e", "-q", "-f", "%S\n").CombinedOutput()
@@ -208,7 +197,7 @@ func TestProduceFillsBatchesToTheBrokersLimit(t *testing.T) {
 	if len(sizes) != 6001 || sizes[0] != "1500000" || sizes[6000] != "1000" {
 		t.Fatalf("kcat read %d records (first %v), want 6,001: the 1.5 MB one first", len(sizes), sizes[:min(3, len(sizes))])
 	}
-	_, stderr, err := p.cli(t, random(2_500_000)+"\n", "produce", "big")
+	_, stderr, err := p.cli(t, randomLines(1, 2_500_000), "produce", "big")
 	if err == nil || !strings.Contains(stderr, "MESSAGE_TOO_LARGE") {
 		t.Fatalf("a 2.5 MB line (limit 2 MiB): %v: %s", err, stderr)
 	}

@@ -279,13 +279,18 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 	if err != nil {
 		return fmt.Errorf("kafka listener: %w", err)
 	}
+	// One produce request holds batches of many partitions: Kafka takes
+	// up to 100 MiB (socket.request.max.bytes), and clients fill requests
+	// to that (franz-go, sarama). Within what all connections may buffer,
+	// and never below one batch of the largest size.
+	buffered := max(int64(cmp.Or(cfg.Broker.MaxBufferedBytes, kafkawire.DefaultMaxBufferedRequestBytes)), int64(cfg.Broker.MaxMessageBytes)+1<<20)
+	request := max(int64(cfg.Broker.MaxMessageBytes)+1<<20, min(kafkawire.DefaultMaxRequestBytes, buffered))
 	wireOpts := []kafkawire.Option{
 		kafkawire.WithLogger(logger.With(slog.String("component", "kafka"))),
-		kafkawire.WithMaxRequestBytes(int(cfg.Broker.MaxMessageBytes) + 1<<20),
+		kafkawire.WithMaxRequestBytes(int(request)),
 		kafkawire.WithMetrics(kafkaMetrics(reg)),
 		kafkawire.WithMaxConnections(cmp.Or(cfg.Broker.MaxConnections, kafkawire.DefaultMaxConnections)),
-		kafkawire.WithMaxBufferedRequestBytes(max(int64(cmp.Or(cfg.Broker.MaxBufferedBytes, kafkawire.DefaultMaxBufferedRequestBytes)),
-			int64(cfg.Broker.MaxMessageBytes)+1<<20)),
+		kafkawire.WithMaxBufferedRequestBytes(buffered),
 		kafkawire.WithFrameTimeout(cmp.Or(cfg.Broker.RequestTimeout.Std(), kafkawire.DefaultFrameTimeout)),
 	}
 	if cfg.Broker.Flush.Policy == "always" {
