@@ -283,7 +283,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			event("device_rebooted", "")
 			events[len(events)-1].Time = bootTime(at, p.Uptime)
 		}
-		if !ok || at.After(prev.v.at) || stampedAhead(prev.v.at, w.rates.now) {
+		if !ok || at.After(prev.v.at) || stampedAhead(prev.v.at, w.rates.now) && !stampedAhead(at, w.rates.now) {
 			w.uptimes[target] = seen[uptimeSample]{uptimeSample{p.Uptime, at}, w.rates.now}
 		}
 	}

@@ -624,17 +624,17 @@ func TestDeviceRebootedFromSysUpTime(t *testing.T) {
 		{"sysUpTime standing still", []uint32{6000, 6000, 6000}, []bool{false, false, false}, []int{0, 5, 10}},
 		{"a slow poll", []uint32{6000, 12000, 24000}, []bool{false, false, false}, []int{0, 1, 3}},
 		{"an older poll read after", []uint32{12000, 6000, 18000}, []bool{false, false, false}, []int{1, 0, 2}},
-		// weir's clock jumped a year ahead for one poll, and back: the
-		// polls after it still tell a reboot.
+		// weir's clock (the poller's) jumped a year ahead for one poll,
+		// and back: the polls after it still tell a reboot.
 		{"a poll stamped a year ahead", []uint32{6000, 12000, 18000, 500}, []bool{false, false, false, true}, []int{0, 525_600, 2, 3}},
 	} {
 		w := NewMetricsWorker(nil, inv)
-		w.rates.setNow(t0)
 		for i, up := range tc.uptimes {
 			at := t0.Add(time.Duration(i) * time.Minute)
 			if tc.minutes != nil {
 				at = t0.Add(time.Duration(tc.minutes[i]) * time.Minute)
 			}
+			w.rates.setNow(at.Add(time.Second)) // SNMP times are weir's clock
 			m := telemetry.Metric{V: 1, Measurement: "snmp_status", Device: "edge1", Tags: map[string]string{"agent": "192.0.2.1"},
 				Fields: map[string]any{"snmp_up": int64(1)}, Time: at, Uptime: up, Source: "snmp"}
 			v, _ := json.Marshal(&m)
@@ -824,6 +824,36 @@ func TestMetricsMatchInventoryBySysName(t *testing.T) {
 		}
 		if got.Device != "fra-core1" && tags["target"] != "fra-core1" {
 			t.Errorf("sysName %q: renamed without a target tag: %v", c.sysName, tags)
+		}
+	}
+}
+
+// TestOneRebootOneEventFromAClockAhead: polls stamped ten minutes or more
+// ahead of the enricher's clock (a collector's clock that stays ahead),
+// a reboot, then an older poll read late: the late poll is ignored, as
+// with clocks that agree, and the reboot is one event, not two.
+func TestOneRebootOneEventFromAClockAhead(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	uptimes := []uint32{900000, 906000, 500, 906000, 6500}
+	minutes := []int{10, 11, 12, 11, 13} // poll 3 is poll 1 read again, late
+	for _, skew := range []time.Duration{30 * time.Minute, 0} {
+		w := NewMetricsWorker(nil, inv)
+		w.rates.setNow(t0.Add(skew)) // skew 0: polls 10-13 minutes ahead
+		n := 0
+		for i, up := range uptimes {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_status", Device: "edge1", Tags: map[string]string{"agent": "192.0.2.1"},
+				Fields: map[string]any{"snmp_up": int64(1)}, Time: t0.Add(time.Duration(minutes[i]) * time.Minute), Uptime: up, Source: "snmp"}
+			v, _ := json.Marshal(&m)
+			evs, _ := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Value: v})
+			for _, e := range evs {
+				if e.Type == "device_rebooted" {
+					n++
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("weir's clock %v after t0: %d device_rebooted for one reboot, want 1", skew, n)
 		}
 	}
 }

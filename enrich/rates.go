@@ -54,7 +54,8 @@ type counterSample struct {
 //   - The first sample of a series gives no rate.
 //   - A sample not newer than the last (a replay, or out of order) is
 //     ignored and gives no rate; unless the last is stamped ahead of
-//     weir's clock (stampedAhead), when it becomes the base instead.
+//     weir's clock (stampedAhead) and it is not, when it becomes the
+//     base instead.
 //   - sysUpTime going back means the device restarted: the counter started
 //     again, so no rate (not a huge spike) and the sample becomes the base.
 //   - A decrease without a restart is a wrap when it fits the counter's
@@ -111,11 +112,13 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	s := &rc.counters[i]
 	if !at.After(s.at) {
-		if stampedAhead(s.at, rc.seen) {
-			// The last sample's time is ahead of weir's clock (a device
-			// clock that jumped forward and was set back): this one is
-			// the base from now on, or no sample would give a rate
-			// until real time passed that stamp.
+		if stampedAhead(s.at, rc.seen) && !stampedAhead(at, rc.seen) {
+			// The last sample's time is ahead of weir's clock and this
+			// one's is not (a device clock that jumped forward and was
+			// set back): this one is the base from now on, or no sample
+			// would give a rate until real time passed that stamp. From
+			// a clock that stays ahead, an older sample is one out of
+			// order, ignored as any is.
 			s.value, s.at, s.uptime = value, at, uptime
 		}
 		return 0, false

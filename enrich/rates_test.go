@@ -115,3 +115,29 @@ func TestRatesResumeAfterASampleStampedAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestRateAcrossAClearFromAClockAhead: a gNMI target whose clock stays
+// five minutes ahead, its counter cleared (no sysUpTime to tell), then a
+// sample older than the last read late: it is ignored, as with clocks
+// that agree, so the next rate is the counter's after the clear (590/s),
+// not one spanning the clear (80/s).
+func TestRateAcrossAClearFromAClockAhead(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	id := appendRowID(nil, "leaf1", "interfaces_interface_state_counters", []telemetry.Tag{{Key: "name", Value: "Ethernet1"}})
+	for _, ahead := range []int{300, 0} {
+		r := newRates()
+		r.setNow(t0.Add(time.Duration(-ahead) * time.Second).Add(200 * time.Second))
+		var got float64
+		for _, s := range []struct {
+			v   uint64
+			sec int
+		}{{5000, 100}, {100, 110}, {4000, 95}, {6000, 120}} {
+			if rate, ok := r.row(id).observe(0, "in-octets", s.v, t0.Add(time.Duration(s.sec)*time.Second), 0, true); ok {
+				got = rate
+			}
+		}
+		if math.Abs(got-590) > 1e-9 {
+			t.Errorf("samples %ds ahead: last rate %v, want 590 (5900 in 10s after the clear)", ahead, got)
+		}
+	}
+}
