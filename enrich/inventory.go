@@ -125,7 +125,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f inventoryFile
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) { // EOF: empty, or comments only
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
@@ -136,6 +136,15 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	twice := func(i int, d *Device, what string, first, used int) {
 		idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): %s also at device %d; device %d is used",
 			i+1, entryName(d), what, first+1, used+1))
+	}
+	// An entry whose name a later one has is replaced whole: its address
+	// finds nothing (or one device would have two sets of tags), and
+	// hides no other entry's.
+	lastNamed := map[string]int{}
+	for i := range f.Devices {
+		if d := &f.Devices[i]; d.named() {
+			lastNamed[d.Name] = i
+		}
 	}
 	for i := range f.Devices {
 		d := &f.Devices[i]
@@ -172,6 +181,9 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: device %d (%s): address %q: %w", name, i+1, d.Name, d.Address, err)
 			}
+			if d.named() && lastNamed[d.Name] != i {
+				break // replaced by name
+			}
 			if j, ok := firstAddr[a]; ok {
 				twice(i, d, "address "+a.String(), j, i) // the last address is kept
 			} else {
@@ -186,13 +198,6 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				firstName[d.Name] = i
 			}
 			idx.byName[d.Name] = d
-		}
-	}
-	// An entry whose name a later one has is replaced whole: its address
-	// no longer finds it, or one device would have two sets of tags.
-	for a, d := range idx.byAddr {
-		if d.named() && idx.byName[d.Name] != d {
-			delete(idx.byAddr, a)
 		}
 	}
 	// In file order, so of names that differ only in case the first is

@@ -391,7 +391,7 @@ func TestInventoryLogsHiddenEntries(t *testing.T) {
 // commented out is an empty inventory, as an empty file is; before, it was
 // refused with a bare "EOF" at start, in weir check and on every reload.
 func TestInventoryOfCommentsOnlyIsEmpty(t *testing.T) {
-	for _, data := range []string{"", "\n  \n", "# devices:\n#   - {name: edge1, address: 192.0.2.1}\n", "---\n# nothing yet\n"} {
+	for _, data := range []string{"", "\n  \n", "\t\n", "# devices:\n#   - {name: edge1, address: 192.0.2.1}\n", "---\n# nothing yet\n"} {
 		path := filepath.Join(t.TempDir(), "inventory.yaml")
 		os.WriteFile(path, []byte(data), 0o644)
 		inv, err := LoadInventory(path, nil)
@@ -402,5 +402,26 @@ func TestInventoryOfCommentsOnlyIsEmpty(t *testing.T) {
 		if d := inv.Lookup("edge1", "192.0.2.1"); d != nil {
 			t.Errorf("%q: found %+v", data, d)
 		}
+	}
+}
+
+// TestAddressOfAReplacedEntryHidesNoOther: an entry replaced by name
+// takes its address with it, and does not take that address from the
+// entry in use that lists it too; the warnings say what is used.
+func TestAddressOfAReplacedEntryHidesNoOther(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {name: edge1, address: 192.0.2.1, site: a}
+  - {name: edge2, address: 192.0.2.1, site: b}
+  - {name: edge2, address: 192.0.2.2, site: c}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := inv.Lookup("", "192.0.2.1"); d == nil || d.Name != "edge1" {
+		t.Errorf("Lookup by 192.0.2.1 = %+v, want edge1 (the one entry in use that lists it)", d)
+	}
+	want := []string{`device 3 (edge2): name "edge2" also at device 2; device 3 is used`}
+	if got := inv.Warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
 	}
 }
