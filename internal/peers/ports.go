@@ -11,11 +11,11 @@ import (
 )
 
 // Ports for a program a test starts on a port it chooses (a peer, weir
-// with a README's config) come from below the kernel's ephemeral range:
+// with a README's config) come from outside the kernel's ephemeral range:
 // a port taken from ":0" and closed again can be handed to any other
 // listen(":0") or outgoing connection (Prometheus scraping, an HTTP
 // client) before the program binds it, and with tests in parallel that
-// happened. Below the range only an explicit bind takes a port; the ones
+// happened. Outside the range only an explicit bind takes a port; the ones
 // this process handed out are never handed out again, and other test
 // processes pick at random among some ten thousand.
 var ports = struct {
@@ -27,17 +27,23 @@ var ports = struct {
 // ports most daemons on a test machine listen on.
 const lowestPort = 20000
 
-// ephemeralStart is the first port of the kernel's ephemeral range
-// (Linux's default when it cannot be read).
-func ephemeralStart() int {
-	start := 32768
+// portRange is where ports are handed out: from lowestPort to the kernel's
+// ephemeral range, or past its end if it starts too low to leave room
+// (Linux's default range when it cannot be read).
+func portRange() (lo, hi int) {
+	start, end := 32768, 60999
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		var lo, hi int
-		if n, _ := fmt.Sscan(string(b), &lo, &hi); n == 2 && lo > lowestPort+1000 {
-			start = lo
+		if n, _ := fmt.Sscan(string(b), &start, &end); n != 2 {
+			start, end = 32768, 60999
 		}
 	}
-	return start
+	switch {
+	case start >= lowestPort+1000:
+		return lowestPort, start
+	case end <= 64535:
+		return end + 1, 65536
+	}
+	return lowestPort, 65536 // no room outside it: ports may meet ephemeral ones
 }
 
 // FreePorts returns the first of n consecutive loopback ports, each free
@@ -50,9 +56,13 @@ func FreePorts(t testing.TB, n int, networks ...string) int {
 	}
 	ports.Lock()
 	defer ports.Unlock()
-	top := ephemeralStart() - n
+	lo, hi := portRange()
+	top := hi - n
+	if top <= lo {
+		t.Fatalf("no room for %d ports between %d and %d", n, lo, hi)
+	}
 	for range 200 {
-		base := lowestPort + rand.IntN(top-lowestPort)
+		base := lo + rand.IntN(top-lo)
 		if free(base, n, networks) {
 			for p := base; p < base+n; p++ {
 				ports.given[p] = true
@@ -60,7 +70,7 @@ func FreePorts(t testing.TB, n int, networks ...string) int {
 			return base
 		}
 	}
-	t.Fatalf("no %d consecutive loopback ports free for %v below %d", n, networks, top+n)
+	t.Fatalf("no %d consecutive loopback ports free for %v in %d-%d", n, networks, lo, hi-1)
 	return 0
 }
 

@@ -10,14 +10,14 @@ import (
 // or outgoing connection can take a port handed out, and no two tests of
 // a process are handed the same one.
 func TestFreePortsAreOutsideTheEphemeralRangeAndNeverTwice(t *testing.T) {
-	top := ephemeralStart()
+	lo, hi := portRange()
 	seen := map[int]bool{}
 	for i := range 300 {
 		n := 1 + i%4
 		base := FreePorts(t, n, "tcp", "udp")
 		for p := base; p < base+n; p++ {
-			if p < lowestPort || p >= top {
-				t.Fatalf("port %d outside [%d, %d)", p, lowestPort, top)
+			if p < lo || p >= hi {
+				t.Fatalf("port %d outside [%d, %d)", p, lo, hi)
 			}
 			if seen[p] {
 				t.Fatalf("port %d handed out twice", p)
