@@ -22,7 +22,10 @@ const (
 // records all land in one partition, which one worker owns, so one
 // worker's detector sees every change of the objects it reports on.
 type detector struct {
-	mu        sync.Mutex // workers of one process share a detector
+	mu sync.Mutex // workers of one process share a detector
+	// gate holds the sharing workers' live records until all are warm
+	// (nil: no waiting; see EventRules.HoldUntilWarm).
+	gate      *warmGate
 	dedup     time.Duration
 	threshold int
 	window    time.Duration
@@ -742,6 +745,16 @@ type EventRules struct{ d *detector }
 // NewEventRules builds shared event rules; see WithEventRules.
 func NewEventRules(dedup time.Duration, threshold int, window time.Duration) *EventRules {
 	return &EventRules{d: newDetector(dedup, threshold, window)}
+}
+
+// HoldUntilWarm makes the workers that share r, workers of them in all (as
+// many as will run), hold back their live records after a start until
+// every one has warmed up the partitions it was first given, so that what
+// one path reported before the start counts for the others (a syslog line
+// repeating a polled change, a poll repeating a trap's). Call it before
+// they run; a worker that stops before it is warm lets the others go on.
+func (r *EventRules) HoldUntilWarm(workers int) {
+	r.d.gate = newWarmGate(workers, defaultGateWait)
 }
 
 // objectID is what identifies ev's object for de-duplication and flap

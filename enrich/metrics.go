@@ -87,6 +87,8 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 
 // Run consumes until ctx ends.
 func (w *MetricsWorker) Run(ctx context.Context) error {
+	gate := w.det.gate.ticket(w.logger) // closed on any return: the others do not wait for this one
+	defer gate.close()
 	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session, metricsPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
@@ -101,7 +103,14 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	var metrics, events []outRecord
 	for {
-		recs, ok := poll(ctx, m.c, 0, w.logger)
+		// Until the gate lets it through, a second at a time: the
+		// partitions it holds are warmed up before their first poll
+		// (warmer.idle), as the other workers wait for.
+		var wait time.Duration
+		if !gate.through {
+			wait = time.Second
+		}
+		recs, ok := poll(ctx, m.c, wait, w.logger)
 		if !ok {
 			return nil
 		}
@@ -111,6 +120,18 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.rates.setNow(start)
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warm)
+		if !gate.through {
+			w.warmer.idle(ctx, m.c, assigned, w.warm)
+			if !gate.pass(ctx, len(assigned) > 0 || len(recs) > 0, nil) {
+				if ctx.Err() != nil {
+					return nil
+				}
+				continue
+			}
+		}
+		if len(recs) == 0 {
+			continue
+		}
 		metrics, events = metrics[:0], events[:0]
 		eachChunk(recs, func(chunk []broker.Record) {
 			metrics, events = w.enrichBatch(chunk, metrics, events)

@@ -47,6 +47,9 @@ type TrapWorker struct {
 	// the detector, named again.
 	held     []heldTrap
 	nameWait time.Duration // 0: holdFor's default
+	// warmedUp: every worker sharing the detector has warmed up (see
+	// releaseWarm), so no sysName is still to come from a warm-up.
+	warmedUp bool
 	// What the names were when held traps were last looked at, and when
 	// the first of them stops waiting: release looks again only when a
 	// name came, one is due, or a second has passed.
@@ -88,6 +91,8 @@ func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapW
 
 // Run consumes until ctx ends.
 func (w *TrapWorker) Run(ctx context.Context) error {
+	gate := w.det.gate.ticket(w.logger) // closed on any return: the others do not wait for this one
+	defer gate.close()
 	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session, eventPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
@@ -112,6 +117,15 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		warmer.retain(assigned)
 		warmer.before(ctx, recs, w.warm)
 		warmer.idle(ctx, m.c, assigned, w.warm)
+		// The traps the warm-up held for their names go to the detector
+		// once the metrics workers' warm-ups have named what they can,
+		// before any worker judges a live record.
+		if !gate.pass(ctx, len(assigned) > 0 || len(recs) > 0, w.releaseWarm) {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
+		}
 		w.release(time.Now())
 		if len(recs) == 0 {
 			continue
@@ -198,8 +212,23 @@ func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
 	if w.inv.Lookup(target, tr.SourceAddr).named() {
 		return false // the inventory names it by its target's name or its address
 	}
+	if w.warmedUp {
+		return false // every warm-up has read what named the target: no poll gave its sysName
+	}
 	_, known := w.targets.sysName(target)
 	return !known
+}
+
+// releaseWarm hands the detector the held traps once every worker of the
+// process has warmed up, before any judges a live record: the metrics
+// workers' warm-ups have named the interfaces and the targets' sysNames
+// they could. A trap that waited for its target's sysName goes as named
+// now (a poll of the target would have given it); one that names an
+// interface by an ifIndex no poll named goes on waiting (holdFor).
+func (w *TrapWorker) releaseWarm() {
+	w.warmedUp = true
+	w.releaseSeen = releaseState{} // look again, whatever changed
+	w.release(time.Now())
 }
 
 // holdFor is how long a warm-up trap waits for its names: a few poll

@@ -211,6 +211,8 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 
 // Run consumes until ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
+	gate := w.det.gate.ticket(w.logger) // closed on any return: the others do not wait for this one
+	defer gate.close()
 	m, err := join(ctx, w.b, []string{w.topics.RawSyslog}, consumerOptions(w.memberID, w.session, eventPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
@@ -238,6 +240,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warmSyslog)
 		w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)
+		if !gate.pass(ctx, len(assigned) > 0 || len(recs) > 0, nil) {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
+		}
 		enriched, events = enriched[:0], events[:0]
 		eachChunk(recs, func(chunk []broker.Record) {
 			enriched, events = w.enrichSyslogBatch(chunk, enriched, events)

@@ -87,6 +87,12 @@ func enrichComponents(d deps) ([]component, error) {
 	// Each worker reads the topic its collector writes (syslog.topic and
 	// the others), so renaming one does not cut it off from enrichment.
 	raw := func(topic, def string) enrich.WorkerOption { return enrich.WithInputTopic(cmp.Or(topic, def)) }
+	if wu := d.cfg.Enrich.Warmup; wu == nil || wu.Std() > 0 {
+		// After a start, no worker judges a live record before all four
+		// kinds have read back what they enriched before: a syslog line
+		// repeating a polled change is then a repeat.
+		rules.HoldUntilWarm(4 * n)
+	}
 	for i := range n {
 		w := enrich.NewWorker(d.broker, inv, cls, opts(fmt.Sprintf("enrich-%d", i), raw(d.cfg.Syslog.Topic, telemetry.TopicRawSyslog))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})

@@ -1,0 +1,141 @@
+package enrich
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// warmGate holds back the live records of the workers that share a
+// detector (one process's syslog, metrics, gNMI and trap workers) until
+// each has warmed up the partitions it was first given. Without it, after
+// a restart a worker whose warm-up is quick (the syslog one, over a small
+// topic) judged live records before a slower one (the metrics worker, which
+// warms up at its first poll) had told the detector the states and changes
+// it knew: a syslog line repeating a change a poll had reported was
+// published again, and a real change after it taken as a repeat.
+//
+// The trap workers pass in two steps: their warm-up holds back the traps
+// that name an interface by ifIndex alone until a poll names it, and the
+// metrics workers' warm-ups do; so they hand those traps to the detector
+// once every worker is warm, and only then are ready. Live records wait
+// for every worker to be ready.
+//
+// No worker waits more than maxWait at each step: one that cannot warm up
+// (a broker that does not answer) delays the others' start, not their work.
+type warmGate struct {
+	maxWait             time.Duration
+	mu                  sync.Mutex
+	warmLeft, readyLeft int
+	warm, ready         chan struct{} // closed when warmLeft, readyLeft reach 0
+}
+
+// defaultGateWait bounds each wait at a warmGate.
+const defaultGateWait = time.Minute
+
+// gateEmptyWait is how long a worker given no partition waits for some
+// before it counts as warm: on Kafka the first assignment comes after the
+// group's first rebalance (3 s later by default); on the embedded log a
+// worker has none only when the group has more members than partitions.
+const gateEmptyWait = 5 * time.Second
+
+func newWarmGate(workers int, maxWait time.Duration) *warmGate {
+	g := &warmGate{maxWait: maxWait, warmLeft: workers, readyLeft: workers,
+		warm: make(chan struct{}), ready: make(chan struct{})}
+	if workers <= 0 {
+		close(g.warm)
+		close(g.ready)
+	}
+	return g
+}
+
+// ticket is one worker's passage; a nil gate gives one that is through.
+func (g *warmGate) ticket(logger *slog.Logger) *gateTicket {
+	return &gateTicket{g: g, logger: logger, through: g == nil, joined: time.Now()}
+}
+
+// done counts one worker down on left, closing ch at zero.
+func (g *warmGate) done(left *int, ch chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if *left--; *left == 0 {
+		close(ch)
+	}
+}
+
+// gateTicket is one worker's passage through a warmGate.
+type gateTicket struct {
+	g               *warmGate
+	logger          *slog.Logger
+	joined          time.Time
+	warmed, readied bool
+	through         bool
+}
+
+// pass reports whether the worker may go on to the records it polled.
+// Before it is through, the worker calls it after each warm-up round,
+// saying whether it was given anything (partitions, or records): once it
+// was (or has waited gateEmptyWait for it), it counts as warm, waits for
+// every worker to be warm, runs beforeReady (nil for none), counts as
+// ready and waits for every worker to be ready. false: ctx ended, or the
+// worker was given nothing yet and should poll again (it polled nothing:
+// records are not kept across polls, whose buffers the broker reuses).
+func (t *gateTicket) pass(ctx context.Context, given bool, beforeReady func()) bool {
+	if t.through {
+		return true
+	}
+	if !given && time.Since(t.joined) < gateEmptyWait {
+		return false
+	}
+	t.signalWarm()
+	if !t.wait(ctx, t.g.warm, "warm") {
+		return false
+	}
+	if beforeReady != nil {
+		beforeReady()
+	}
+	t.signalReady()
+	if !t.wait(ctx, t.g.ready, "ready") {
+		return false
+	}
+	t.through = true
+	return true
+}
+
+// wait waits for ch to close, at most the gate's maxWait; false if ctx
+// ended first.
+func (t *gateTicket) wait(ctx context.Context, ch chan struct{}, what string) bool {
+	timer := time.NewTimer(t.g.maxWait)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		t.logger.Warn("enrich: going on before every worker of the process is "+what+" (warm-up)", slog.Duration("waited", t.g.maxWait))
+		return true
+	}
+}
+
+func (t *gateTicket) signalWarm() {
+	if !t.warmed && t.g != nil {
+		t.warmed = true
+		t.g.done(&t.g.warmLeft, t.g.warm)
+	}
+}
+
+func (t *gateTicket) signalReady() {
+	if !t.readied && t.g != nil {
+		t.readied = true
+		t.g.done(&t.g.readyLeft, t.g.ready)
+	}
+}
+
+// close lets the other workers through as if this one were ready: for a
+// worker that stops (or never gets going) before it passed.
+func (t *gateTicket) close() {
+	t.signalWarm()
+	t.signalReady()
+}

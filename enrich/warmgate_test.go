@@ -1,0 +1,75 @@
+package enrich
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestWarmGate: no worker passes before every one is warm and every
+// beforeReady has run; a worker that stops lets the others through; none
+// waits past maxWait; no gate, no waiting.
+func TestWarmGate(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx := context.Background()
+	if !(*warmGate)(nil).ticket(logger).pass(ctx, false, nil) {
+		t.Fatal("no gate: held")
+	}
+
+	g := newWarmGate(3, time.Minute)
+	var released atomic.Bool
+	passed := make(chan string, 3)
+	a, b, c := g.ticket(logger), g.ticket(logger), g.ticket(logger)
+	go func() {
+		if a.pass(ctx, true, nil) {
+			if !released.Load() {
+				passed <- "a passed before b's beforeReady ran"
+				return
+			}
+			passed <- "a"
+		}
+	}()
+	go func() {
+		b.pass(ctx, true, func() { time.Sleep(50 * time.Millisecond); released.Store(true) })
+		passed <- "b"
+	}()
+	select {
+	case p := <-passed:
+		t.Fatalf("%s passed while c had not come", p)
+	case <-time.After(200 * time.Millisecond):
+	}
+	c.close() // c stops before it is warm
+	for range 2 {
+		select {
+		case p := <-passed:
+			if p != "a" && p != "b" {
+				t.Fatal(p)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("held after every other worker stopped or passed")
+		}
+	}
+
+	// A worker given nothing yet polls again, until gateEmptyWait.
+	g = newWarmGate(1, time.Minute)
+	if g.ticket(logger).pass(ctx, false, nil) {
+		t.Error("a worker given nothing passed at once")
+	}
+
+	// One that never comes holds the others maxWait at most.
+	g = newWarmGate(2, 100*time.Millisecond)
+	start := time.Now()
+	if !g.ticket(logger).pass(ctx, true, nil) || time.Since(start) > 5*time.Second {
+		t.Errorf("passed: waited %v for a worker that never came", time.Since(start))
+	}
+	// An ended ctx ends the wait.
+	g = newWarmGate(2, time.Minute)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if g.ticket(logger).pass(cctx, true, nil) {
+		t.Error("passed with ctx ended")
+	}
+}
