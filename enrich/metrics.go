@@ -22,6 +22,7 @@ import (
 // published as one "interface" measurement (tags device and interface),
 // so one dashboard query shows SNMP and gNMI devices alike.
 type MetricsWorker struct {
+	gate     *gateTicket // its passage through the detector's warm gate, made at its first Run
 	b        broker.Broker
 	inv      *Inventory
 	input    string
@@ -87,13 +88,14 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 
 // Run consumes until ctx ends.
 func (w *MetricsWorker) Run(ctx context.Context) error {
-	gate := w.det.gate.ticket(w.logger) // closed on any return: the others do not wait for this one
+	gate := w.det.gate.ticket(&w.gate, w.logger) // closed on any return: the others do not wait for this one
 	defer gate.close()
 	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session, metricsPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
 	}
 	defer m.close()
+	gate.checkInput(ctx, w.b, w.input)
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)
 	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
@@ -103,14 +105,10 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	var metrics, events []outRecord
 	for {
-		// Until the gate lets it through, a second at a time: the
-		// partitions it holds are warmed up before their first poll
-		// (warmer.idle), as the other workers wait for.
-		var wait time.Duration
-		if !gate.through {
-			wait = time.Second
-		}
-		recs, ok := poll(ctx, m.c, wait, w.logger)
+		// Until the gate lets it through, briefly: the partitions it
+		// holds are warmed up before their first poll (warmer.idle), as
+		// the other workers wait for. Then until records come.
+		recs, ok := poll(ctx, m.c, gate.pollWait(0), w.logger)
 		if !ok {
 			return nil
 		}

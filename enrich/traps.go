@@ -22,6 +22,7 @@ import (
 // as a syslog line and as a trap is one event. Exactly once, like the
 // other workers.
 type TrapWorker struct {
+	gate     *gateTicket // its passage through the detector's warm gate, made at its first Run
 	b        broker.Broker
 	inv      *Inventory
 	input    string
@@ -47,8 +48,9 @@ type TrapWorker struct {
 	// the detector, named again.
 	held     []heldTrap
 	nameWait time.Duration // 0: holdFor's default
-	// warmedUp: every worker sharing the detector has warmed up (see
-	// releaseWarm), so no sysName is still to come from a warm-up.
+	// warmedUp: releaseWarm is handing over the held traps, once every
+	// worker sharing the detector has warmed up at start, so no sysName
+	// is still to come from a warm-up.
 	warmedUp bool
 	// What the names were when held traps were last looked at, and when
 	// the first of them stops waiting: release looks again only when a
@@ -91,13 +93,14 @@ func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapW
 
 // Run consumes until ctx ends.
 func (w *TrapWorker) Run(ctx context.Context) error {
-	gate := w.det.gate.ticket(w.logger) // closed on any return: the others do not wait for this one
+	gate := w.det.gate.ticket(&w.gate, w.logger) // closed on any return: the others do not wait for this one
 	defer gate.close()
 	m, err := join(ctx, w.b, []string{w.input}, consumerOptions(w.memberID, w.session, eventPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
 	}
 	defer m.close()
+	gate.checkInput(ctx, w.b, w.input)
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.evEnc.arena)
 	if err := w.out.align(ctx, w.topics.Events); err != nil {
@@ -108,7 +111,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	for {
 		// At most a second at a time, so partitions that stay quiet are
 		// warmed up too (warmer.idle).
-		recs, ok := poll(ctx, m.c, time.Second, w.logger)
+		recs, ok := poll(ctx, m.c, gate.pollWait(time.Second), w.logger)
 		if !ok {
 			return nil
 		}
@@ -213,7 +216,7 @@ func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
 		return false // the inventory names it by its target's name or its address
 	}
 	if w.warmedUp {
-		return false // every warm-up has read what named the target: no poll gave its sysName
+		return false // releaseWarm: every warm-up has read what could name the target
 	}
 	_, known := w.targets.sysName(target)
 	return !known
@@ -226,9 +229,10 @@ func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
 // now (a poll of the target would have given it); one that names an
 // interface by an ifIndex no poll named goes on waiting (holdFor).
 func (w *TrapWorker) releaseWarm() {
-	w.warmedUp = true
+	w.warmedUp = true              // for this pass only: a partition taken later is held as before
 	w.releaseSeen = releaseState{} // look again, whatever changed
 	w.release(time.Now())
+	w.warmedUp = false
 }
 
 // holdFor is how long a warm-up trap waits for its names: a few poll

@@ -2,9 +2,12 @@ package enrich
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/weirnet/weir/broker"
 )
 
 // warmGate holds back the live records of the workers that share a
@@ -37,7 +40,9 @@ const defaultGateWait = time.Minute
 // gateEmptyWait is how long a worker given no partition waits for some
 // before it counts as warm: on Kafka the first assignment comes after the
 // group's first rebalance (3 s later by default); on the embedded log a
-// worker has none only when the group has more members than partitions.
+// worker whose input topic exists has none only when the group has more
+// members than partitions. A worker whose input topic does not exist yet
+// (checkInput) has nothing to warm up and does not wait.
 const gateEmptyWait = 5 * time.Second
 
 func newWarmGate(workers int, maxWait time.Duration) *warmGate {
@@ -50,9 +55,14 @@ func newWarmGate(workers int, maxWait time.Duration) *warmGate {
 	return g
 }
 
-// ticket is one worker's passage; a nil gate gives one that is through.
-func (g *warmGate) ticket(logger *slog.Logger) *gateTicket {
-	return &gateTicket{g: g, logger: logger, through: g == nil, joined: time.Now()}
+// ticket is one worker's passage, made once in *t: a worker whose Run is
+// called again keeps its ticket, and is not counted twice. A nil gate
+// gives one that is through.
+func (g *warmGate) ticket(t **gateTicket, logger *slog.Logger) *gateTicket {
+	if *t == nil {
+		*t = &gateTicket{g: g, logger: logger, through: g == nil, joined: time.Now()}
+	}
+	return *t
 }
 
 // done counts one worker down on left, closing ch at zero.
@@ -69,8 +79,38 @@ type gateTicket struct {
 	g               *warmGate
 	logger          *slog.Logger
 	joined          time.Time
+	deadline        time.Time // of the waits, set at the first
 	warmed, readied bool
 	through         bool
+	noInput         bool // the input topic did not exist (checkInput)
+}
+
+// gatePollWait is how long a worker's poll waits before it is through
+// the gate: short, so that the gate opens soon after the last warm-up
+// when no records come (the first poll of a quiet partition would
+// otherwise hold every worker for the poll's usual wait).
+const gatePollWait = 100 * time.Millisecond
+
+// pollWait is how long the worker's next poll may wait: gatePollWait
+// until it is through, then usual (0: until records come).
+func (t *gateTicket) pollWait(usual time.Duration) time.Duration {
+	if t.through {
+		return usual
+	}
+	return gatePollWait
+}
+
+// checkInput notes whether the worker's input topic exists: one that does
+// not (no collector has written it yet: no SNMP target, no gNMI target,
+// no trap receiver) holds nothing to warm up, and the worker counts as
+// warm at once rather than after gateEmptyWait.
+func (t *gateTicket) checkInput(ctx context.Context, b broker.Broker, topic string) {
+	if t.through || t.warmed {
+		return
+	}
+	if _, err := b.DescribeTopics(ctx, topic); errors.Is(err, broker.ErrUnknownTopic) {
+		t.noInput = true
+	}
 }
 
 // pass reports whether the worker may go on to the records it polled.
@@ -85,7 +125,7 @@ func (t *gateTicket) pass(ctx context.Context, given bool, beforeReady func()) b
 	if t.through {
 		return true
 	}
-	if !given && time.Since(t.joined) < gateEmptyWait {
+	if !given && !t.noInput && time.Since(t.joined) < gateEmptyWait {
 		return false
 	}
 	t.signalWarm()
@@ -103,10 +143,13 @@ func (t *gateTicket) pass(ctx context.Context, given bool, beforeReady func()) b
 	return true
 }
 
-// wait waits for ch to close, at most the gate's maxWait; false if ctx
-// ended first.
+// wait waits for ch to close, at most until the gate's maxWait after the
+// first wait began; false if ctx ended first.
 func (t *gateTicket) wait(ctx context.Context, ch chan struct{}, what string) bool {
-	timer := time.NewTimer(t.g.maxWait)
+	if t.deadline.IsZero() {
+		t.deadline = time.Now().Add(t.g.maxWait)
+	}
+	timer := time.NewTimer(time.Until(t.deadline))
 	defer timer.Stop()
 	select {
 	case <-ch:

@@ -15,14 +15,14 @@ import (
 func TestWarmGate(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx := context.Background()
-	if !(*warmGate)(nil).ticket(logger).pass(ctx, false, nil) {
+	if !(*warmGate)(nil).ticket(new(*gateTicket), logger).pass(ctx, false, nil) {
 		t.Fatal("no gate: held")
 	}
 
 	g := newWarmGate(3, time.Minute)
 	var released atomic.Bool
 	passed := make(chan string, 3)
-	a, b, c := g.ticket(logger), g.ticket(logger), g.ticket(logger)
+	a, b, c := g.ticket(new(*gateTicket), logger), g.ticket(new(*gateTicket), logger), g.ticket(new(*gateTicket), logger)
 	go func() {
 		if a.pass(ctx, true, nil) {
 			if !released.Load() {
@@ -55,21 +55,21 @@ func TestWarmGate(t *testing.T) {
 
 	// A worker given nothing yet polls again, until gateEmptyWait.
 	g = newWarmGate(1, time.Minute)
-	if g.ticket(logger).pass(ctx, false, nil) {
+	if g.ticket(new(*gateTicket), logger).pass(ctx, false, nil) {
 		t.Error("a worker given nothing passed at once")
 	}
 
 	// One that never comes holds the others maxWait at most.
 	g = newWarmGate(2, 100*time.Millisecond)
 	start := time.Now()
-	if !g.ticket(logger).pass(ctx, true, nil) || time.Since(start) > 5*time.Second {
+	if !g.ticket(new(*gateTicket), logger).pass(ctx, true, nil) || time.Since(start) > 5*time.Second {
 		t.Errorf("passed: waited %v for a worker that never came", time.Since(start))
 	}
 	// An ended ctx ends the wait.
 	g = newWarmGate(2, time.Minute)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if g.ticket(logger).pass(cctx, true, nil) {
+	if g.ticket(new(*gateTicket), logger).pass(cctx, true, nil) {
 		t.Error("passed with ctx ended")
 	}
 }

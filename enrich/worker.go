@@ -42,6 +42,7 @@ func DefaultTopics() Topics {
 // topic exists with another partition count, the worker falls back to at
 // least once, keyed by device, and says so in the log.
 type Worker struct {
+	gate     *gateTicket // its passage through the detector's warm gate, made at its first Run
 	b        broker.Broker
 	inv      *Inventory
 	cls      *Classifier
@@ -211,13 +212,14 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 
 // Run consumes until ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
-	gate := w.det.gate.ticket(w.logger) // closed on any return: the others do not wait for this one
+	gate := w.det.gate.ticket(&w.gate, w.logger) // closed on any return: the others do not wait for this one
 	defer gate.close()
 	m, err := join(ctx, w.b, []string{w.topics.RawSyslog}, consumerOptions(w.memberID, w.session, eventPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
 	}
 	defer m.close()
+	gate.checkInput(ctx, w.b, w.topics.RawSyslog)
 	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)
 	if err := w.out.align(ctx, w.topics.EnrichedSyslog, w.topics.Events); err != nil {
@@ -230,7 +232,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	for {
 		// Poll at most a second at a time, so flapping objects that have
 		// settled are reported even when no records arrive.
-		recs, ok := poll(ctx, m.c, time.Second, w.logger)
+		recs, ok := poll(ctx, m.c, gate.pollWait(time.Second), w.logger)
 		if !ok {
 			return nil
 		}
