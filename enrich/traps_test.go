@@ -294,12 +294,9 @@ func pollsThen(t *testing.T, targets []SNMPTarget, rows []telemetry.Metric, topi
 // topic"; there should be want of them.
 func eventLines(t *testing.T, b *embedded.Broker, want int) []string {
 	t.Helper()
-	var got []string
-	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
-		var ev telemetry.Event
-		json.Unmarshal(r.Value, &ev)
-		got = append(got, ev.Type+" "+ev.Device+" "+ev.Object+" site="+ev.Tags["site"]+" from "+ev.Cause.Topic)
-	}
+	got := eventsAs(t, b, func(ev telemetry.Event) string {
+		return ev.Type + " " + ev.Device + " " + ev.Object + " site=" + ev.Tags["site"] + " from " + ev.Cause.Topic
+	})
 	if len(got) != want {
 		t.Errorf("%d events, want %d", len(got), want)
 	}
