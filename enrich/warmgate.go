@@ -15,8 +15,8 @@ import (
 // each has warmed up the partitions it was first given. Without it, after
 // a restart a worker whose warm-up is quick (the syslog one, over a small
 // topic) judged live records before a slower one (the metrics worker, which
-// warms up at its first poll) had told the detector the states and changes
-// it knew: a syslog line repeating a change a poll had reported was
+// warmed up only at its target's next poll) had told the detector the
+// states and changes it knew: a syslog line repeating a change a poll had reported was
 // published again, and a real change after it taken as a repeat.
 //
 // The trap workers pass in two steps: their warm-up holds back the traps
@@ -25,8 +25,8 @@ import (
 // once every worker is warm, and only then are ready. Live records wait
 // for every worker to be ready.
 //
-// No worker waits more than maxWait at each step: one that cannot warm up
-// (a broker that does not answer) delays the others' start, not their work.
+// No worker waits more than maxWait in all: one that cannot warm up (a
+// broker that does not answer) delays the others' start, not their work.
 type warmGate struct {
 	maxWait             time.Duration
 	mu                  sync.Mutex
@@ -34,7 +34,7 @@ type warmGate struct {
 	warm, ready         chan struct{} // closed when warmLeft, readyLeft reach 0
 }
 
-// defaultGateWait bounds each wait at a warmGate.
+// defaultGateWait bounds a worker's waits at a warmGate, in all.
 const defaultGateWait = time.Minute
 
 // gateEmptyWait is how long a worker given no partition waits for some
