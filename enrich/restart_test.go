@@ -17,38 +17,6 @@ import (
 // all are warm, as weir run starts them) before the next record of
 // another path about the same change.
 
-// startRunner runs w until the returned stop is called.
-func startRunner(w runner) func() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	return func() { cancel(); <-done }
-}
-
-func waitCommitted(t *testing.T, b *embedded.Broker, input string, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); committedInput(b, input) != n; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: timed out, %d committed, want %d", input, committedInput(b, input), n)
-		}
-	}
-}
-
-func produceMetrics(t *testing.T, b *embedded.Broker, ms []telemetry.Metric) {
-	t.Helper()
-	var recs []broker.Record
-	for _, m := range ms {
-		v, _, err := m.AppendJSON(nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, broker.Record{Key: []byte(m.Device), Value: v})
-	}
-	if err := b.Produce(context.Background(), telemetry.TopicRawSNMP, recs); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func interfaceDowns(t *testing.T, b *embedded.Broker) []string {
 	var got []string
 	for _, l := range eventsAs(t, b, func(ev telemetry.Event) string {
@@ -69,19 +37,6 @@ func restartRules(workers int, dedup time.Duration, threshold int, window time.D
 	return rules
 }
 
-// eventsAs are the events of b's events topic, each as line writes it.
-func eventsAs(t *testing.T, b *embedded.Broker, line func(telemetry.Event) string) []string {
-	var got []string
-	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
-		var ev telemetry.Event
-		if err := json.Unmarshal(r.Value, &ev); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, line(ev))
-	}
-	return got
-}
-
 // TestRestartThenSyslogRepeatOfPolledDown: an SNMP poll saw Gi0/3 go
 // down and raised interface_down. weir restarts. Before the target's next
 // poll, the device's syslog line for that same down arrives (IOS logs
@@ -91,12 +46,7 @@ func eventsAs(t *testing.T, b *embedded.Broker, line func(telemetry.Event) strin
 // syslog worker judged the line before the metrics worker warmed up, at
 // the target's next poll, and published it again.)
 func TestRestartThenSyslogRepeatOfPolledDown(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	inv, _ := ParseInventory([]byte(testInventory))
+	b, inv := openLog(t)
 	targets := []SNMPTarget{{Name: "core9", Host: "192.0.2.9"}}
 	t0 := time.Now().Add(-time.Minute)
 	rows := interfaceDownRows("core9", "192.0.2.9", t0)
@@ -118,11 +68,7 @@ func TestRestartThenSyslogRepeatOfPolledDown(t *testing.T) {
 	opts = []WorkerOption{WithSharedEventRules(rules), WithSNMPTargets(NewSNMPTargets(targets))}
 	defer startRunner(NewMetricsWorker(b, inv, opts...))()
 	defer startRunner(NewWorker(b, inv, NewClassifier(), opts...))()
-	l := telemetry.Log{V: 1, Device: "192.0.2.9", SourceAddr: "192.0.2.9:514", Facility: 23, Severity: 3,
-		Message: "%LINK-3-UPDOWN: Interface GigabitEthernet0/3, changed state to down", ReceivedAt: time.Now()}
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{{Key: []byte(l.Device), Value: l.AppendJSON(nil)}}); err != nil {
-		t.Fatal(err)
-	}
+	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/3, changed state to down")
 	waitCommitted(t, b, telemetry.TopicRawSyslog, 1)
 	time.Sleep(200 * time.Millisecond)
 	if got := interfaceDowns(t, b); len(got) != 1 {
@@ -152,12 +98,7 @@ func TestRestartThenPollOfTrapDown(t *testing.T) {
 }
 
 func restartThenPollOfTrapDown(t *testing.T, target, addr string, ifName bool) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	inv, _ := ParseInventory([]byte(testInventory))
+	b, inv := openLog(t)
 	targets := []SNMPTarget{{Name: target, Host: addr}}
 	row := func(oper int64, at time.Time) []telemetry.Metric {
 		return []telemetry.Metric{{V: 1, Measurement: "snmp_interface", Device: target, Source: "snmp",
@@ -214,12 +155,7 @@ func restartThenPollOfTrapDown(t *testing.T, target, addr string, ifName bool) {
 // window, which raises interface_flapping (count 4), as it would have
 // without the restart.
 func TestRestartFlapCountsPolledChanges(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	inv, _ := ParseInventory([]byte(testInventory))
+	b, inv := openLog(t)
 	targets := []SNMPTarget{{Name: "core9", Host: "192.0.2.9"}}
 	t0 := time.Now().Add(-time.Minute)
 	var rows []telemetry.Metric
@@ -239,11 +175,7 @@ func TestRestartFlapCountsPolledChanges(t *testing.T) {
 	opts = []WorkerOption{WithSharedEventRules(rules), WithSNMPTargets(NewSNMPTargets(targets))}
 	defer startRunner(NewMetricsWorker(b, inv, opts...))()
 	defer startRunner(NewWorker(b, inv, NewClassifier(), opts...))()
-	l := telemetry.Log{V: 1, Device: "192.0.2.9", SourceAddr: "192.0.2.9:514", Facility: 23, Severity: 3,
-		Message: "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/3, changed state to up", ReceivedAt: time.Now()}
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{{Key: []byte(l.Device), Value: l.AppendJSON(nil)}}); err != nil {
-		t.Fatal(err)
-	}
+	produceLine(t, b, "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/3, changed state to up")
 	waitCommitted(t, b, telemetry.TopicRawSyslog, 1)
 	time.Sleep(200 * time.Millisecond)
 	got := eventsAs(t, b, func(ev telemetry.Event) string { return ev.Type + " " + ev.Object + " from " + ev.Cause.Topic })
@@ -260,12 +192,7 @@ func TestRestartFlapCountsPolledChanges(t *testing.T) {
 func TestRestartThenPollOfColdStart(t *testing.T) {
 	for _, tc := range []struct{ target, addr string }{{"core9", "192.0.2.9"}, {"edge1", "192.0.2.1"}} {
 		t.Run(tc.target, func(t *testing.T) {
-			b, err := embedded.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
-			inv, _ := ParseInventory([]byte(testInventory))
+			b, inv := openLog(t)
 			targets := []SNMPTarget{{Name: tc.target, Host: tc.addr}}
 			sys := func(uptime uint32, at time.Time) []telemetry.Metric {
 				return []telemetry.Metric{{V: 1, Measurement: "snmp_system", Device: tc.target, Source: "snmp",
@@ -314,18 +241,9 @@ func TestRestartThenPollOfColdStart(t *testing.T) {
 // not yet the polled up, the new down was taken for a repeat and the
 // link, down, had interface_up for its last event.)
 func TestRestartKeepsAChangeAfterAPolledOne(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	inv, _ := ParseInventory([]byte(testInventory))
+	b, inv := openLog(t)
 	targets := []SNMPTarget{{Name: "core9", Host: "192.0.2.9"}}
-	line := func(state string) []broker.Record {
-		l := telemetry.Log{V: 1, Device: "192.0.2.9", SourceAddr: "192.0.2.9:514", Facility: 23, Severity: 3,
-			Message: "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/3, changed state to " + state, ReceivedAt: time.Now()}
-		return []broker.Record{{Key: []byte(l.Device), Value: l.AppendJSON(nil)}}
-	}
+	const line = "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/3, changed state to "
 	row := func(oper int64, at time.Time) telemetry.Metric {
 		return telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "core9", Source: "snmp",
 			Tags:   map[string]string{"ifIndex": "3", "ifName": "Gi0/3", "agent": "192.0.2.9"},
@@ -335,9 +253,7 @@ func TestRestartKeepsAChangeAfterAPolledOne(t *testing.T) {
 		WithSNMPTargets(NewSNMPTargets(targets))}
 	stopS := startRunner(NewWorker(b, inv, NewClassifier(), opts...))
 	stopM := startRunner(NewMetricsWorker(b, inv, opts...))
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, line("down")); err != nil {
-		t.Fatal(err)
-	}
+	produceLine(t, b, line+"down")
 	waitCommitted(t, b, telemetry.TopicRawSyslog, 1)
 	now := time.Now()
 	produceMetrics(t, b, []telemetry.Metric{row(2, now.Add(-5*time.Second)), row(1, now)})
@@ -349,9 +265,7 @@ func TestRestartKeepsAChangeAfterAPolledOne(t *testing.T) {
 	opts = []WorkerOption{WithSharedEventRules(rules), WithSNMPTargets(NewSNMPTargets(targets))}
 	defer startRunner(NewMetricsWorker(b, inv, opts...))()
 	defer startRunner(NewWorker(b, inv, NewClassifier(), opts...))()
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, line("down")); err != nil {
-		t.Fatal(err)
-	}
+	produceLine(t, b, line+"down")
 	waitCommitted(t, b, telemetry.TopicRawSyslog, 2)
 	produceMetrics(t, b, []telemetry.Metric{row(2, time.Now())}) // the next poll
 	waitCommitted(t, b, telemetry.TopicRawSNMP, 3)

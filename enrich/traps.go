@@ -48,10 +48,6 @@ type TrapWorker struct {
 	// the detector, named again.
 	held     []heldTrap
 	nameWait time.Duration // 0: holdFor's default
-	// warmedUp: releaseWarm is handing over the held traps, once every
-	// worker sharing the detector has warmed up at start, so no sysName
-	// is still to come from a warm-up.
-	warmedUp bool
 	// What the names were when held traps were last looked at, and when
 	// the first of them stops waiting: release looks again only when a
 	// name came, one is due, or a second has passed.
@@ -129,7 +125,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		w.release(time.Now())
+		w.release(time.Now(), false)
 		if len(recs) == 0 {
 			continue
 		}
@@ -186,7 +182,7 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 		return
 	}
 	since := end.Add(-w.det.window)
-	if len(w.held) < maxHeld && w.provisional(&tr, index) {
+	if len(w.held) < maxHeld && w.provisional(&tr, index, false) {
 		// Read now (a partition warmed up again is not held twice); its
 		// change waits for its names.
 		if w.det.remember(r, nil, since) {
@@ -203,8 +199,9 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 // in this process: it comes from an address an SNMP target polls, and
 // names an interface by an ifIndex no poll has named (index), or its
 // device by the target's name while the target's sysName, which the
-// inventory may list the device by, is not known yet.
-func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
+// inventory may list the device by, is not known yet and may still come
+// (sysNamesDone: every warm-up has read what could give it).
+func (w *TrapWorker) provisional(tr *telemetry.Trap, index string, sysNamesDone bool) bool {
 	target, polled := w.targets.device(senderAddr(tr.SourceAddr))
 	if !polled {
 		return false
@@ -215,11 +212,8 @@ func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
 	if w.inv.Lookup(target, tr.SourceAddr).named() {
 		return false // the inventory names it by its target's name or its address
 	}
-	if w.warmedUp {
-		return false // releaseWarm: every warm-up has read what could name the target
-	}
 	_, known := w.targets.sysName(target)
-	return !known
+	return !known && !sysNamesDone
 }
 
 // releaseWarm hands the detector the held traps once every worker of the
@@ -229,10 +223,8 @@ func (w *TrapWorker) provisional(tr *telemetry.Trap, index string) bool {
 // now (a poll of the target would have given it); one that names an
 // interface by an ifIndex no poll named goes on waiting (holdFor).
 func (w *TrapWorker) releaseWarm() {
-	w.warmedUp = true              // for this pass only: a partition taken later is held as before
 	w.releaseSeen = releaseState{} // look again, whatever changed
-	w.release(time.Now())
-	w.warmedUp = false
+	w.release(time.Now(), true)
 }
 
 // holdFor is how long a warm-up trap waits for its names: a few poll
@@ -248,8 +240,10 @@ func (w *TrapWorker) holdFor() time.Duration {
 // names are known now, named again, and those that waited long enough,
 // as they are named then. A partition taken away meanwhile changes
 // nothing: the detector is the process's, and a worker of it that takes
-// the partition does not read those traps again.
-func (w *TrapWorker) release(now time.Time) {
+// the partition does not read those traps again. sysNamesDone: as for
+// provisional (only at the warm gate; a partition taken later waits as
+// before).
+func (w *TrapWorker) release(now time.Time, sysNamesDone bool) {
 	if len(w.held) == 0 {
 		return
 	}
@@ -267,7 +261,7 @@ func (w *TrapWorker) release(now time.Time) {
 		if !ok {
 			continue
 		}
-		if now.Before(h.until) && w.provisional(&h.tr, index) {
+		if now.Before(h.until) && w.provisional(&h.tr, index, sysNamesDone) {
 			kept = append(kept, h)
 			if h.until.Before(seen.due) {
 				seen.due = h.until

@@ -92,30 +92,14 @@ func TestTrapWorkerWarmsUpIdlePartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
-	run := func(rules *EventRules, until func() bool) {
+	// A process's trap worker, until it holds the object as flapping.
+	run := func(rules *EventRules) {
 		t.Helper()
-		w := NewTrapWorker(b, inv, WithSharedEventRules(rules))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { w.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
-		for deadline := time.Now().Add(5 * time.Second); !until(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("timed out")
-			}
-		}
+		defer startRunner(NewTrapWorker(b, inv, WithSharedEventRules(rules)))()
+		waitUntil(t, "flapping", func() bool { return len(flappingObjects(rules)) == 1 })
 	}
-	flapping := func(r *EventRules) func() bool {
-		return func() bool {
-			r.d.mu.Lock()
-			defer r.d.mu.Unlock()
-			return len(r.d.flapping) == 1
-		}
-	}
-	before := NewEventRules(0, 3, time.Minute)
-	run(before, flapping(before))
-	after := NewEventRules(0, 3, time.Minute)
-	run(after, flapping(after))
+	run(NewEventRules(0, 3, time.Minute))
+	run(NewEventRules(0, 3, time.Minute))
 	if n := len(readTopic(t, b, telemetry.TopicEvents)); n != 5 {
 		t.Errorf("%d events, want the 4 changes and one interface_flapping, published once", n)
 	}
@@ -254,36 +238,17 @@ func pollsThen(t *testing.T, targets []SNMPTarget, rows []telemetry.Metric, topi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	ctx := context.Background()
-	var snmp []broker.Record
-	for _, m := range rows {
-		v, _, err := m.AppendJSON(nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snmp = append(snmp, broker.Record{Key: []byte(m.Device), Value: v})
-	}
-	if err := b.Produce(ctx, telemetry.TopicRawSNMP, snmp); err != nil {
-		t.Fatal(err)
-	}
+	produceMetrics(t, b, rows)
 	inv, _ := ParseInventory([]byte(testInventory))
 	opts := []WorkerOption{WithSharedEventRules(NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow)),
 		WithSNMPTargets(NewSNMPTargets(targets))}
 	run := func(w runner, input string, n int) {
 		t.Helper()
-		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { w.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
-		// Until every input is committed: its outputs are in the log then.
-		for deadline := time.Now().Add(10 * time.Second); committedInput(b, input) != n; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: timed out: %d events", input, len(readTopic(t, b, telemetry.TopicEvents)))
-			}
-		}
+		defer startRunner(w)()
+		waitCommitted(t, b, input, n)
 	}
 	run(NewMetricsWorker(b, inv, opts...), telemetry.TopicRawSNMP, len(rows))
-	if err := b.Produce(ctx, topic, recs); err != nil {
+	if err := b.Produce(context.Background(), topic, recs); err != nil {
 		t.Fatal(err)
 	}
 	run(next(b, inv, opts...), topic, len(recs))
@@ -433,29 +398,6 @@ func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
 			targets := func() WorkerOption {
 				return WithSNMPTargets(NewSNMPTargets([]SNMPTarget{{Name: tc.target, Host: tc.agent}}))
 			}
-			start := func(w runner) func() {
-				ctx, cancel := context.WithCancel(ctx)
-				done := make(chan struct{})
-				go func() { w.Run(ctx); close(done) }()
-				return func() { cancel(); <-done }
-			}
-			waitFor := func(what string, cond func() bool) {
-				t.Helper()
-				for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatalf("timed out waiting for %s", what)
-					}
-				}
-			}
-			flapping := func(r *EventRules) []string {
-				r.d.mu.Lock()
-				defer r.d.mu.Unlock()
-				var out []string
-				for k, st := range r.d.flapping {
-					out = append(out, k.device+" "+st.last.Object)
-				}
-				return out
-			}
 			poll := rows(tc.target, tc.agent, tc.sysName, time.Now())
 			if err := b.Produce(ctx, telemetry.TopicRawSNMP, poll); err != nil {
 				t.Fatal(err)
@@ -465,20 +407,20 @@ func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
 			}
 			// Before the restart: the poll names ifIndex 3, then the traps.
 			before, opt := NewEventRules(0, 3, 10*time.Minute), targets()
-			stop := start(NewMetricsWorker(b, inv, WithSharedEventRules(before), opt))
-			waitFor("the poll", func() bool { return committedInput(b, telemetry.TopicRawSNMP) == len(poll) })
-			stopTraps := start(NewTrapWorker(b, inv, WithSharedEventRules(before), opt))
-			waitFor("flapping", func() bool { return len(flapping(before)) == 1 })
+			stop := startRunner(NewMetricsWorker(b, inv, WithSharedEventRules(before), opt))
+			waitUntil(t, "the poll", func() bool { return committedInput(b, telemetry.TopicRawSNMP) == len(poll) })
+			stopTraps := startRunner(NewTrapWorker(b, inv, WithSharedEventRules(before), opt))
+			waitUntil(t, "flapping", func() bool { return len(flappingObjects(before)) == 1 })
 			stopTraps()
 			stop()
-			raised := flapping(before)[0]
+			raised := flappingObjects(before)[0]
 
 			// The restart: the trap worker warms up first.
 			after, opt := NewEventRules(0, 3, 10*time.Minute), targets()
 			tw := NewTrapWorker(b, inv, WithSharedEventRules(after), opt)
 			tw.nameWait = tc.nameWait
-			defer start(tw)()
-			waitFor("the trap warm-up", func() bool {
+			defer startRunner(tw)()
+			waitUntil(t, "the trap warm-up", func() bool {
 				after.d.mu.Lock()
 				defer after.d.mu.Unlock()
 				for tp := range after.d.read {
@@ -493,10 +435,10 @@ func TestTrapWarmupWaitsForInterfaceNames(t *testing.T) {
 				if err := b.Produce(ctx, telemetry.TopicRawSNMP, next); err != nil {
 					t.Fatal(err)
 				}
-				defer start(NewMetricsWorker(b, inv, WithSharedEventRules(after), opt))()
+				defer startRunner(NewMetricsWorker(b, inv, WithSharedEventRules(after), opt))()
 			}
-			waitFor("flapping after the restart", func() bool { return len(flapping(after)) == 1 })
-			if got := flapping(after)[0]; got != tc.want {
+			waitUntil(t, "flapping after the restart", func() bool { return len(flappingObjects(after)) == 1 })
+			if got := flappingObjects(after)[0]; got != tc.want {
 				t.Errorf("flapping after the restart: %q, want %q (before it: %q)", got, tc.want, raised)
 			}
 		})

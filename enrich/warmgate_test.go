@@ -73,3 +73,35 @@ func TestWarmGate(t *testing.T) {
 		t.Error("passed with ctx ended")
 	}
 }
+
+// TestGateWaitCap: one worker that never comes holds the others maxWait
+// in all, not once at the warm step and again at the ready step.
+func TestGateWaitCap(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	const maxWait = 300 * time.Millisecond
+	g := newWarmGate(2, maxWait)
+	start := time.Now()
+	if !g.ticket(new(*gateTicket), logger).pass(context.Background(), true, nil) {
+		t.Fatal("not passed")
+	}
+	if el := time.Since(start); el > maxWait+maxWait/2 {
+		t.Errorf("waited %v for a worker that never came; the cap is %v", el, maxWait)
+	}
+}
+
+// TestGateRunAgain: a worker whose Run returned early (closing its
+// ticket) and is run again keeps its ticket: it is not counted twice, and
+// the gate stays shut while another worker has not warmed up.
+func TestGateRunAgain(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	g := newWarmGate(2, time.Minute) // workers a and b
+	var a *gateTicket
+	g.ticket(&a, logger).close() // a's first Run returns early
+	done := make(chan bool, 1)
+	go func() { done <- g.ticket(&a, logger).pass(context.Background(), true, nil) }() // a's second Run
+	select {
+	case <-done:
+		t.Error("a passed while b has not warmed up")
+	case <-time.After(300 * time.Millisecond):
+	}
+}

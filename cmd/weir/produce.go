@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -197,16 +196,8 @@ read:
 // not allowed), franz-go's default stays.
 func produceBatchLimit(ctx context.Context, adm *kadm.Client, topic string, maxLine int) func(string) int32 {
 	limit := int32(1_000_012)
-	if brokers, err := adm.ListBrokers(ctx); err == nil && len(brokers) > 0 {
-		if rcs, err := adm.DescribeBrokerConfigs(ctx, brokers[0].NodeID); err == nil {
-			for _, rc := range rcs {
-				for _, c := range rc.Configs {
-					if n, err := strconv.ParseInt(c.MaybeValue(), 10, 32); c.Key == "message.max.bytes" && err == nil && n > 0 {
-						limit = int32(min(int64(maxLine)+64<<10, n, 96<<20)) // franz-go's writes stop at 100 MiB
-					}
-				}
-			}
-		}
+	if n, ok := kafkalimits.BrokerLimit(ctx, adm); ok {
+		limit = int32(min(int64(maxLine)+64<<10, int64(n), 96<<20)) // franz-go's writes stop at 100 MiB
 	}
 	limits := kafkalimits.New(limit)
 	limits.Learn(ctx, adm, topic)

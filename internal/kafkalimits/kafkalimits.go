@@ -70,14 +70,38 @@ func (l *Limits) Learn(ctx context.Context, admin *kadm.Client, topics ...string
 			}
 			continue
 		}
-		limit := int32(0)
-		for _, c := range rc.Configs {
-			if c.Key == "max.message.bytes" && c.Value != nil {
-				if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
-					limit = int32(n)
-				}
+		l.topics.Store(rc.Name, limitOf(rc.Configs, "max.message.bytes"))
+	}
+}
+
+// BrokerLimit asks the cluster for its brokers' message.max.bytes, the
+// batch limit of topics that set none: false when it cannot be described
+// (ACLs, a cluster that does not say).
+func BrokerLimit(ctx context.Context, admin *kadm.Client) (int32, bool) {
+	brokers, err := admin.ListBrokers(ctx)
+	if err != nil || len(brokers) == 0 {
+		return 0, false
+	}
+	rcs, err := admin.DescribeBrokerConfigs(ctx, brokers[0].NodeID)
+	if err != nil {
+		return 0, false
+	}
+	for _, rc := range rcs {
+		if n := limitOf(rc.Configs, "message.max.bytes"); rc.Err == nil && n > 0 {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// limitOf is the positive byte limit configs give key, or 0.
+func limitOf(configs []kadm.Config, key string) int32 {
+	for _, c := range configs {
+		if c.Key == key && c.Value != nil {
+			if n, err := strconv.ParseInt(*c.Value, 10, 32); err == nil && n > 0 {
+				return int32(n)
 			}
 		}
-		l.topics.Store(rc.Name, limit)
 	}
+	return 0
 }

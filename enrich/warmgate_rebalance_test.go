@@ -4,31 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/weirnet/weir/broker"
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
 )
-
-// TestGateWaitCap: one worker that never comes holds the others maxWait
-// in all, not once at the warm step and again at the ready step.
-func TestGateWaitCap(t *testing.T) {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	const maxWait = 300 * time.Millisecond
-	g := newWarmGate(2, maxWait)
-	start := time.Now()
-	if !g.ticket(new(*gateTicket), logger).pass(context.Background(), true, nil) {
-		t.Fatal("not passed")
-	}
-	if el := time.Since(start); el > maxWait+maxWait/2 {
-		t.Errorf("waited %v for a worker that never came; the cap is %v", el, maxWait)
-	}
-}
 
 // TestLaterRebalanceTrapHeldForSysName: two processes (A, then B)
 // share the enrich group. B's workers pass their start gate on the
@@ -45,13 +28,8 @@ func TestLaterRebalanceTrapHeldForSysName(t *testing.T) {
 }
 
 func laterRebalance(t *testing.T, gate bool) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, inv := openLog(t)
 	ctx := context.Background()
-	inv, _ := ParseInventory([]byte(testInventory))
 	const sysName = "core1.fra.example.net"
 	// A target and address whose partitions (of 6) are even: process A
 	// (joined first) keeps them when B joins.
@@ -83,23 +61,6 @@ func laterRebalance(t *testing.T, gate bool) {
 		traps = append(traps, broker.Record{Key: []byte(tr.Device), Value: v})
 	}
 	targets := func() WorkerOption { return WithSNMPTargets(NewSNMPTargets([]SNMPTarget{{Name: target, Host: addr}})) }
-	flapping := func(r *EventRules) []string {
-		r.d.mu.Lock()
-		defer r.d.mu.Unlock()
-		var out []string
-		for k, st := range r.d.flapping {
-			out = append(out, k.device+" "+st.last.Object)
-		}
-		return out
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
-	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	lg := WithWorkerLogger(logger)
 
@@ -112,10 +73,10 @@ func laterRebalance(t *testing.T, gate bool) {
 	stop := startRunner(NewMetricsWorker(b, inv, WithSharedEventRules(r0), o0, lg))
 	waitCommitted(t, b, telemetry.TopicRawSNMP, 2)
 	stopT := startRunner(NewTrapWorker(b, inv, WithSharedEventRules(r0), o0, lg))
-	waitFor("flapping", func() bool { return len(flapping(r0)) == 1 })
+	waitUntil(t, "flapping", func() bool { return len(flappingObjects(r0)) == 1 })
 	stopT()
 	stop()
-	t.Logf("raised: %q (target %s, addr %s)", flapping(r0), target, addr)
+	t.Logf("raised: %q (target %s, addr %s)", flappingObjects(r0), target, addr)
 
 	// Process A.
 	rA, oA := NewEventRules(0, 3, 10*time.Minute), targets()
@@ -137,7 +98,7 @@ func laterRebalance(t *testing.T, gate bool) {
 	// A stops: B takes everything.
 	stopTA()
 	stopMA()
-	waitFor("B's trap warm-up of the target's partition", func() bool {
+	waitUntil(t, "B's trap warm-up of the target's partition", func() bool {
 		rB.d.mu.Lock()
 		defer rB.d.mu.Unlock()
 		_, ok := rB.d.read[broker.TopicPartition{Topic: telemetry.TopicRawTraps, Partition: broker.PartitionForKey([]byte(addr), 6)}]
@@ -148,26 +109,9 @@ func laterRebalance(t *testing.T, gate bool) {
 	produceMetrics(t, b, rows(time.Now()))
 	waitCommitted(t, b, telemetry.TopicRawSNMP, 4)
 	time.Sleep(1500 * time.Millisecond)
-	got := flapping(rB)
+	got := flappingObjects(rB)
 	if len(got) != 1 || got[0] != sysName+" Gi0/3" {
 		t.Errorf("flapping in B after the rebalance: %q, want [%q]", got, sysName+" Gi0/3")
-	}
-}
-
-// TestGateRunAgain: a worker whose Run returned early (closing its
-// ticket) and is run again keeps its ticket: it is not counted twice, and
-// the gate stays shut while another worker has not warmed up.
-func TestGateRunAgain(t *testing.T) {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g := newWarmGate(2, time.Minute) // workers a and b
-	var a *gateTicket
-	g.ticket(&a, logger).close() // a's first Run returns early
-	done := make(chan bool, 1)
-	go func() { done <- g.ticket(&a, logger).pass(context.Background(), true, nil) }() // a's second Run
-	select {
-	case <-done:
-		t.Error("a passed while b has not warmed up")
-	case <-time.After(300 * time.Millisecond):
 	}
 }
 
@@ -177,20 +121,11 @@ func TestGateRunAgain(t *testing.T) {
 // the syslog worker does not wait gateEmptyWait (5 s) for it at every
 // start.
 func TestGateMissingInputTopic(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	inv, _ := ParseInventory([]byte(testInventory))
+	b, inv := openLog(t)
 	rules := NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow)
 	rules.HoldUntilWarm(2)
 	opts := []WorkerOption{WithSharedEventRules(rules)}
-	l := telemetry.Log{V: 1, Device: "192.0.2.9", SourceAddr: "192.0.2.9:514", Facility: 23, Severity: 3,
-		Message: "%LINK-3-UPDOWN: Interface GigabitEthernet0/3, changed state to down", ReceivedAt: time.Now()}
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{{Key: []byte(l.Device), Value: l.AppendJSON(nil)}}); err != nil {
-		t.Fatal(err)
-	}
+	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/3, changed state to down")
 	start := time.Now()
 	defer startRunner(NewMetricsWorker(b, inv, append(opts, WithInputTopic(telemetry.TopicRawGNMI))...))()
 	defer startRunner(NewWorker(b, inv, NewClassifier(), opts...))()
