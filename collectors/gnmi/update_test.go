@@ -240,7 +240,10 @@ func TestReaddedDuringDrainKeepsItsSeries(t *testing.T) {
 	if err := c.Update(nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "x's stream to stop", func() bool { return s.ended.Load() == 1 })
+	// 15 s: once, under make test's full load with -race, 5 s was not
+	// enough for the server to see the stream end (not seen in 50 runs
+	// alone).
+	waitFor(t, 15*time.Second, "x's stream to stop", func() bool { return s.ended.Load() == 1 })
 	// Reload with x again, while the drain goes on; then let the broker
 	// take everything.
 	if err := c.Update([]configs.GNMITarget{x}); err != nil {
