@@ -30,7 +30,7 @@ func waitCommitted(t *testing.T, b *embedded.Broker, input string, n int) {
 }
 
 // produceMetrics writes ms to raw.snmp, keyed by device.
-func produceMetrics(t *testing.T, b *embedded.Broker, ms []telemetry.Metric) {
+func produceMetrics(t *testing.T, b broker.Broker, ms []telemetry.Metric) {
 	t.Helper()
 	var recs []broker.Record
 	for _, m := range ms {
@@ -82,7 +82,7 @@ func flappingObjects(r *EventRules) []string {
 // produceLine writes a syslog line without a hostname from 192.0.2.9 (a
 // device that takes the name of the SNMP target polling that address) to
 // raw.syslog.
-func produceLine(t *testing.T, b *embedded.Broker, msg string) {
+func produceLine(t *testing.T, b broker.Broker, msg string) {
 	t.Helper()
 	l := telemetry.Log{V: 1, Device: "192.0.2.9", SourceAddr: "192.0.2.9:514", Facility: 23, Severity: 3, Message: msg, ReceivedAt: time.Now()}
 	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{{Key: []byte(l.Device), Value: l.AppendJSON(nil)}}); err != nil {
