@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/collectors/syslog"
@@ -991,5 +993,25 @@ func TestBootTimeOfARecordWithoutTime(t *testing.T) {
 	ev := telemetry.Event{V: 1, Type: "device_rebooted", Device: "edge1", Time: bootTime(time.Time{}, 3_456_000_000)}
 	if _, _, err := ev.AppendJSON(nil, nil); err != nil {
 		t.Fatalf("the event does not encode: %v", err)
+	}
+}
+
+// TestUnencodableEventIsCounted: an event whose time JSON cannot hold
+// (after year 9999: any Kafka client may write such a record) is left out
+// of the events topic and counted as a drop with its reason, and the
+// events after it are encoded as usual.
+func TestUnencodableEventIsCounted(t *testing.T) {
+	m := NewWorkerMetrics(nil).m
+	var e eventRecords
+	ev := telemetry.Event{V: 1, Type: "interface_down", Device: "core9", Object: "Gi0/3",
+		Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
+	recs := e.append(m, nil, telemetry.TopicEvents, ev, 0, 7)
+	ev.Time = time.Now()
+	recs = e.append(m, recs, telemetry.TopicEvents, ev, 0, 8)
+	if len(recs) != 1 || recs[0].src != 8 {
+		t.Fatalf("%d records (%+v), want the second event's alone", len(recs), recs)
+	}
+	if n := testutil.ToFloat64(m.dropped.WithLabelValues(telemetry.TopicEvents, "unencodable")); n != 1 {
+		t.Errorf("weir_enrich_dropped_total{topic=events,reason=unencodable} = %v, want 1", n)
 	}
 }

@@ -173,7 +173,7 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 			redo := w.det.beginRecord(evs[0].Cause, detectAt(r, evs[0].Time))
 			for _, ev := range evs {
 				for _, out := range w.det.observeInto(ev, detectAt(r, ev.Time), redo, nil) {
-					events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
+					events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 				}
 			}
 		}

@@ -146,7 +146,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			e0 := len(events)
 			if ev, ok := w.eventOf(&tr, r); ok {
 				for _, out := range w.det.observe(ev, detectAt(r, ev.Time)) {
-					events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
+					events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 				}
 			}
 			w.out.replay.put(r, nil, events[e0:])

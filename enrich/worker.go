@@ -255,7 +255,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
 			for _, out := range w.det.settle(now) {
-				events = w.evEnc.append(w.m, events, out, -1, -1)
+				events = w.evEnc.append(w.m, events, w.topics.Events, out, -1, -1)
 			}
 			lastSettle = now
 		}
@@ -290,7 +290,7 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 			at := detectAt(r, ev.Time)
 			w.scratch.events = w.det.observeInto(ev, at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
 			for _, out := range w.scratch.events {
-				events = w.evEnc.append(w.m, events, out, r.Partition, r.Offset)
+				events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 			}
 		}
 		w.out.replay.put(r, enriched[m0:], events[e0:])
@@ -305,12 +305,15 @@ type eventRecords struct {
 	arena arena // the records' keys and values
 }
 
-// append encodes ev onto recs; part and src locate the input record that
-// caused it (-1 for cleared events, which time causes).
-func (e *eventRecords) append(m *workerMetrics, recs []outRecord, ev telemetry.Event, part int32, src int64) []outRecord {
+// append encodes ev onto recs for topic; part and src locate the input
+// record that caused it (-1 for cleared events, which time causes). An
+// event that cannot be encoded (a time outside years 0 to 9999, which JSON
+// cannot hold) is left out and counted.
+func (e *eventRecords) append(m *workerMetrics, recs []outRecord, topic string, ev telemetry.Event, part int32, src int64) []outRecord {
 	val, keys, err := ev.AppendJSON(e.arena.start(), e.keys)
 	e.keys = keys
 	if err != nil {
+		m.dropped.WithLabelValues(topic, "unencodable").Inc()
 		return recs
 	}
 	val = e.arena.keep(val)
