@@ -50,6 +50,10 @@ type rule struct {
 	up, down string            // events for old/new transitions
 	upState  string            // the "established" state name, lower-case
 	examples []example
+	// vendor: the one vendor whose messages the rule matches, for a
+	// message whose header tells none (detectVendor's generic): Nokia,
+	// MikroTik, Aruba, Palo Alto and Extreme write no header of their own.
+	vendor string
 }
 
 type example struct {
@@ -109,7 +113,7 @@ func syslogRules() []rule {
 		// IF_STATE and UPDOWN lines: nocproject/noc
 		// collections/fm.eventclassificationrules/Huawei/VRP/Network/Link/
 		// Link_{Down,Up}_1_SYSLOG_.json, Link_Down_2_SYSLOG_.json.
-		{name: "huawei_ifnet", needs: "IFNET/", patterns: []*regexp.Regexp{re(`(?i)IFNET/\d/(?:LINK_STATE|LINKUPDOWN|PHY_STATUS|IF_STATE|UPDOWN).*?(?:interface|Interface) (?P<interface>[\w/.:-]+) (?:has entered|(?:has )?turned into|(?:was )?changed to) (?:the )?(?P<state>UP|DOWN)`)},
+		{name: "huawei_ifnet", vendor: VendorHuawei, needs: "IFNET/", patterns: []*regexp.Regexp{re(`(?i)IFNET/\d/(?:LINK_STATE|LINKUPDOWN|PHY_STATUS|IF_STATE|UPDOWN).*?(?:interface|Interface) (?P<interface>[\w/.:-]+) (?:has entered|(?:has )?turned into|(?:was )?changed to) (?:the )?(?P<state>UP|DOWN)`)},
 			states: ifStates, examples: []example{
 				{"%%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/1"}},
 				{"%%01IFNET/4/IF_STATE(l)[1475]:Interface GigabitEthernet2/0/9 has turned into DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet2/0/9"}},
@@ -120,7 +124,7 @@ func syslogRules() []rule {
 		// "IFNET/2/linkDown_active" when it goes down, "_clear" when it
 		// comes back, with the state in the parameters (Huawei's log
 		// reference, IFNET_1.3.6.1.6.3.1.1.5.3).
-		{name: "huawei_ifnet_alarm", needs: "The interface status changes.", patterns: []*regexp.Regexp{re(`IFNET/\d/link(?:Down|Up)_(?:active|clear)\b.*?The interface status changes\. ?\(ifName=(?P<interface>[^,\s)]+), AdminStatus=\w+, OperStatus=(?P<state>UP|DOWN)\b`)},
+		{name: "huawei_ifnet_alarm", vendor: VendorHuawei, needs: "The interface status changes.", patterns: []*regexp.Regexp{re(`IFNET/\d/link(?:Down|Up)_(?:active|clear)\b.*?The interface status changes\. ?\(ifName=(?P<interface>[^,\s)]+), AdminStatus=\w+, OperStatus=(?P<state>UP|DOWN)\b`)},
 			states: ifStates, examples: []example{
 				{"IFNET/2/linkDown_active(l):CID=0x80fe0201-alarmID=0x08520003;The interface status changes. (ifName=GigabitEthernet0/3/0, AdminStatus=UP, OperStatus=DOWN, Reason=The link protocol is down, mainIfname=GigabitEthernet0/3/0)", "interface_down", map[string]string{"interface": "GigabitEthernet0/3/0"}},
 				{"IFNET/2/linkDown_clear(l):CID=0x80fe0201-alarmID=0x08520003-clearType=service_cause;The interface status changes. (ifName=GE1/0/1, AdminStatus=UP, OperStatus=UP, Reason=The link protocol is up, mainIfname=GE1/0/1)", "interface_up", map[string]string{"interface": "GE1/0/1"}},
@@ -128,19 +132,19 @@ func syslogRules() []rule {
 		// Huawei S-series port and PHY lines: nocproject/noc
 		// .../Huawei/VRP/Network/Link/Link_Down_3_SYSLOG_.json,
 		// Link_Down_SYSLOG_4.json, Link_Up_SYSLOG_4.json.
-		{name: "huawei_phy", needs: "PHY/", patterns: []*regexp.Regexp{re(`PHY/\d/PHY_STATUS_\w+.*?:Slot=\d+;(?P<interface>[\w/.:-]+) change status to (?P<state>up|down)\b`)},
+		{name: "huawei_phy", vendor: VendorHuawei, needs: "PHY/", patterns: []*regexp.Regexp{re(`PHY/\d/PHY_STATUS_\w+.*?:Slot=\d+;(?P<interface>[\w/.:-]+) change status to (?P<state>up|down)\b`)},
 			states: ifStates, examples: []example{
 				{"%%01PHY/4/PHY_STATUS_UP2DOWN(l)[155]:Slot=1;GigabitEthernet1/1/8 change status to down.", "interface_down", map[string]string{"interface": "GigabitEthernet1/1/8"}},
 				{"%%01PHY/4/PHY_STATUS_UP(l)[157]:Slot=1;GigabitEthernet1/1/8 change status to up.", "interface_up", map[string]string{"interface": "GigabitEthernet1/1/8"}},
 			}},
-		{name: "huawei_drv_link", needs: "DRV/", patterns: []*regexp.Regexp{re(`DRV/\d/LINK(?P<state>DOWN|UP)\b.*?\b[Pp]ort (?P<interface>[\w/.:-]+) is (?:down|up)\b`)},
+		{name: "huawei_drv_link", vendor: VendorHuawei, needs: "DRV/", patterns: []*regexp.Regexp{re(`DRV/\d/LINK(?P<state>DOWN|UP)\b.*?\b[Pp]ort (?P<interface>[\w/.:-]+) is (?:down|up)\b`)},
 			states: ifStates, examples: []example{
 				{"Aug 2 2012 09:32:31 kiev-okr4-sw8 %%01DRV/6/LINKDOWN(l): Port Ethernet0/0/3 is down because the link layer is down.", "interface_down", map[string]string{"interface": "Ethernet0/0/3"}},
 			}},
 		// SR OS event log lines, classic: "<seq> <date> <time> <tz>
 		// WARNING: SNMP #2004 Base 1/1/3 "Interface 1/1/3 is not
 		// operational"" (7750 SR Log Events Guide).
-		{name: "nokia_sros_port", needs: "SNMP #", patterns: []*regexp.Regexp{re(`(?i)SNMP #\d+ Base (?P<interface>\d+/\d+/[^\s:"]+):? ?"?(?:Interface|Port) (?:\S+ )?is (?P<state>not operational|operational)`)},
+		{name: "nokia_sros_port", vendor: VendorNokia, needs: "SNMP #", patterns: []*regexp.Regexp{re(`(?i)SNMP #\d+ Base (?P<interface>\d+/\d+/[^\s:"]+):? ?"?(?:Interface|Port) (?:\S+ )?is (?P<state>not operational|operational)`)},
 			states: nokiaStates, examples: []example{
 				{`2 2009/01/08 09:29:43.56 UTC WARNING: SNMP #2004 Base 1/1/3 "Interface 1/1/3 is not operational"`, "interface_down", map[string]string{"interface": "1/1/3"}},
 				{`3 2009/01/08 09:31:07.12 UTC WARNING: SNMP #2005 Base 1/1/3 "Interface 1/1/3 is operational"`, "interface_up", map[string]string{"interface": "1/1/3"}},
@@ -148,7 +152,7 @@ func syslogRules() []rule {
 		// SR OS with MD-CLI: "<seq> Base SNMP-WARNING-linkDown-2004
 		// [1/1/c1/1]:  Interface 1/1/c1/1 is not operational", as the
 		// syslog message after the TMNX tag (seen on the wire).
-		{name: "nokia_sros_link", needs: "operational", patterns: []*regexp.Regexp{re(`(?i)\b(?:SNMP|PORT)-\w+-link(?:down|up)-\d+ \[(?:Port )?(?P<interface>[^\]\s]+)\]:\s+(?:Interface|Port) \S+ is (?P<state>not operational|operational)`)},
+		{name: "nokia_sros_link", vendor: VendorNokia, needs: "operational", patterns: []*regexp.Regexp{re(`(?i)\b(?:SNMP|PORT)-\w+-link(?:down|up)-\d+ \[(?:Port )?(?P<interface>[^\]\s]+)\]:\s+(?:Interface|Port) \S+ is (?P<state>not operational|operational)`)},
 			states: nokiaStates, examples: []example{
 				{"169 Base SNMP-WARNING-linkDown-2004 [1/1/c1/1]:  Interface 1/1/c1/1 is not operational", "interface_down", map[string]string{"interface": "1/1/c1/1"}},
 				{"170 Base SNMP-WARNING-linkup-2005 [1/1/c1/1]:  Interface 1/1/c1/1 is operational", "interface_up", map[string]string{"interface": "1/1/c1/1"}},
@@ -160,7 +164,7 @@ func syslogRules() []rule {
 		// After the "interface" topic any name is the interface's (RouterOS
 		// lets them be renamed: "WAN1", "uplink-isp"); without topics, only
 		// the default names.
-		{name: "mikrotik_link", needs: " link ", patterns: []*regexp.Regexp{re(`^(?:interface(?:,[a-z]+)+ (?P<interface>\S+)|(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*)) link (?P<state>up|down)\b`)},
+		{name: "mikrotik_link", vendor: VendorMikroTik, needs: " link ", patterns: []*regexp.Regexp{re(`^(?:interface(?:,[a-z]+)+ (?P<interface>\S+)|(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*)) link (?P<state>up|down)\b`)},
 			states: ifStates, examples: []example{
 				{"interface,info WAN2-fiber link down", "interface_down", map[string]string{"interface": "WAN2-fiber"}},
 				{"interface,info combo1 link up (speed 1G, full duplex)", "interface_up", map[string]string{"interface": "combo1"}},
@@ -171,7 +175,7 @@ func syslogRules() []rule {
 			}},
 		// AOS-CX intfd events 403/404 (its event log reference); the values
 		// are ours.
-		{name: "aoscx_link", needs: "Link status for interface ", patterns: []*regexp.Regexp{re(`Event\|\d+\|LOG_\w+\|[^|]*\|[^|]*\|Link status for interface (?P<interface>\S+) is (?P<state>up|down)\b`)},
+		{name: "aoscx_link", vendor: VendorArubaCX, needs: "Link status for interface ", patterns: []*regexp.Regexp{re(`Event\|\d+\|LOG_\w+\|[^|]*\|[^|]*\|Link status for interface (?P<interface>\S+) is (?P<state>up|down)\b`)},
 			states: ifStates, examples: []example{
 				{"Event|403|LOG_INFO|AMM|1/1|Link status for interface 1/1/48 is down", "interface_down", map[string]string{"interface": "1/1/48"}},
 				{"Event|404|LOG_INFO|AMM|1/1|Link status for interface 1/1/48 is up", "interface_up", map[string]string{"interface": "1/1/48"}},
@@ -226,14 +230,14 @@ func syslogRules() []rule {
 				{"RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 172.31.9.2 (Internal AS 64700) changed state from Established to Idle (event RecvNotify) (instance master)", "bgp_peer_down", map[string]string{"neighbor": "172.31.9.2", "asn": "64700"}},
 				{"RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 172.31.9.2+179 (External AS 64701) changed state from OpenConfirm to Established (event RecvKeepAlive) (instance master)", "bgp_peer_up", map[string]string{"neighbor": "172.31.9.2", "asn": "64701"}},
 			}},
-		{name: "huawei_bgp", needs: "BGP/", patterns: []*regexp.Regexp{re(`BGP/\d/(?:STATE_CHG_UPDOWN|BGP_STATE_CHANGE).*?[Pp]eer (?P<neighbor>` + ipish + `).*?(?:CurrentState|current state)=(?P<new>\w+)`)},
+		{name: "huawei_bgp", vendor: VendorHuawei, needs: "BGP/", patterns: []*regexp.Regexp{re(`BGP/\d/(?:STATE_CHG_UPDOWN|BGP_STATE_CHANGE).*?[Pp]eer (?P<neighbor>` + ipish + `).*?(?:CurrentState|current state)=(?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"BGP/2/STATE_CHG_UPDOWN:The status of the peer 10.1.1.1 changed from ESTABLISHED to IDLE. (InstanceName=Public, StateChangeReason=Hold Timer Expired, CurrentState=Idle)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1"}},
 			}},
 		// BGP/6/PEER_STATE_CHG: the message format of Huawei's NetEngine
 		// 8000 log reference (a10.tagan.ru/huawei/netengine8000f1a/log/8090/
 		// PEER_STATE_CHG_6.html); the values are ours.
-		{name: "huawei_bgp_peer_state", needs: "PEER_STATE_CHG", patterns: []*regexp.Regexp{re(`BGP/\d/PEER_STATE_CHG\b.*?\(PrevState=(?P<old>\w+), CurrState=(?P<new>\w+),.*?\bPeer=(?P<neighbor>` + ipish + `)(?:,.*?\bVpnInstance=(?P<vrf>[^,)\s]+))?`)},
+		{name: "huawei_bgp_peer_state", vendor: VendorHuawei, needs: "PEER_STATE_CHG", patterns: []*regexp.Regexp{re(`BGP/\d/PEER_STATE_CHG\b.*?\(PrevState=(?P<old>\w+), CurrState=(?P<new>\w+),.*?\bPeer=(?P<neighbor>` + ipish + `)(?:,.*?\bVpnInstance=(?P<vrf>[^,)\s]+))?`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"BGP/6/PEER_STATE_CHG: The state of the peer changed after receiving an event. (PrevState=Established, CurrState=Idle, InputEvent=HOLD_TIMER, Peer=10.1.1.1, SourceInterface=GigabitEthernet0/0/1, VpnInstance=CUST-A)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1", "vrf": "CUST-A"}},
 				{"BGP/6/PEER_STATE_CHG: The state of the peer changed after receiving an event. (PrevState=OpenConfirm, CurrState=Established, InputEvent=RECV_KEEPALIVE, Peer=10.1.1.1, SourceInterface=GigabitEthernet0/0/1, VpnInstance=)", "bgp_peer_up", map[string]string{"neighbor": "10.1.1.1"}},
@@ -243,7 +247,7 @@ func syslogRules() []rule {
 		// hwBgpBackwardTransition (HUAWEI-BGP-VPN-MIB) are raised when a
 		// session leaves Established and cleared when it is back, as the
 		// NetEngine 8000 log reference words them; the values are ours.
-		{name: "huawei_bgp_alarm", needs: "ackwardTransition_", patterns: []*regexp.Regexp{re(`BGP/\d/(?:hwB|b)gpBackwardTransition_(?P<state>active|clear)\b.*?\(BgpPeerRemoteAddr=(?P<neighbor>` + ipish + `)[,)]`)},
+		{name: "huawei_bgp_alarm", vendor: VendorHuawei, needs: "ackwardTransition_", patterns: []*regexp.Regexp{re(`BGP/\d/(?:hwB|b)gpBackwardTransition_(?P<state>active|clear)\b.*?\(BgpPeerRemoteAddr=(?P<neighbor>` + ipish + `)[,)]`)},
 			states: map[string]string{"active": "bgp_peer_down", "clear": "bgp_peer_up"}, examples: []example{
 				{"BGP/2/bgpBackwardTransition_active(l):CID=0x80e1041c-alarmID=0x0879000f;The BGP FSM moves from a higher numbered state to a lower numbered state. (BgpPeerRemoteAddr=10.40.8.2, BgpPeerLastError=64, BgpPeerState=Idle, LocalIfName=100GE1/0/3, Reason=Hold timer expire, Description=to-pe7)", "bgp_peer_down", map[string]string{"neighbor": "10.40.8.2"}},
 				{"BGP/2/hwBgpBackwardTransition_clear(l):CID=0x80e1041c-alarmID=0x00f1039c-clearType=service_resume;The BGP FSM enters the Established state. (BgpPeerRemoteAddr=2001:db8:40::2, InstanceId=0, BgpPeerLastError=0, BgpPeerState=Established, LocalIfName=100GE1/0/3, Reason=, Description=to-pe7)", "bgp_peer_up", map[string]string{"neighbor": "2001:db8:40::2"}},
@@ -251,12 +255,12 @@ func syslogRules() []rule {
 		// PAN-OS system log (subtype routing, event routed-BGP-peer-enter-
 		// established / -left-established), the text of its system log
 		// reference; the values are ours.
-		{name: "paloalto_bgp_session", needs: "BGP peer session ", patterns: []*regexp.Regexp{re(`BGP peer session (?P<state>enters|left) established state\. peer name: [^,]*, peer IP: (?P<neighbor>` + ipaddr + `)`)},
+		{name: "paloalto_bgp_session", vendor: VendorPaloAlto, needs: "BGP peer session ", patterns: []*regexp.Regexp{re(`BGP peer session (?P<state>enters|left) established state\. peer name: [^,]*, peer IP: (?P<neighbor>` + ipaddr + `)`)},
 			states: map[string]string{"enters": "bgp_peer_up", "left": "bgp_peer_down"}, examples: []example{
 				{`1,2026/03/02 08:15:11,013201009876,SYSTEM,routing,0,2026/03/02 08:15:11,,routed-BGP-peer-enter-established,TRANSIT-B,0,0,general,informational,"BGP peer session enters established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7301,0x0,0,0,0,0,,edge-fw2`, "bgp_peer_up", map[string]string{"neighbor": "198.51.100.77"}},
 				{`1,2026/03/02 08:19:40,013201009876,SYSTEM,routing,0,2026/03/02 08:19:40,,routed-BGP-peer-left-established,TRANSIT-B,0,0,general,high,"BGP peer session left established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7302,0x0,0,0,0,0,,edge-fw2`, "bgp_peer_down", map[string]string{"neighbor": "198.51.100.77"}},
 			}},
-		{name: "paloalto_bgp", needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipaddr + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
+		{name: "paloalto_bgp", vendor: VendorPaloAlto, needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipaddr + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"routed: BGP peer 10.9.0.1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.9.0.1"}},
 			}},
@@ -264,14 +268,14 @@ func syslogRules() []rule {
 		// (bgpBackwardTransition 2002, bgpBackwardTransNotification 2039)
 		// and the log's layout. The "BGP #2039"/"#2038" lines: an SR OS
 		// log, pastebin.com/4Ui8Tp2G, its two lines joined.
-		{name: "nokia_bgp_down", needs: "moved from higher state ", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
+		{name: "nokia_bgp_down", vendor: VendorNokia, needs: "moved from higher state ", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state ESTABLISHED to lower state IDLE due to event TCP SOCKET ERROR"`, "bgp_peer_down", map[string]string{"neighbor": "10.158.60.200"}},
 				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state OPENSENT to lower state IDLE due to event TCP SOCKET ERROR"`, "", map[string]string{"neighbor": "10.158.60.200"}},
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state ESTABLISHED to lower state IDLE due to event HOLD TIME EXPIRED", "bgp_peer_down", map[string]string{"neighbor": "10.20.1.3"}},
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state OPENSENT to lower state ACTIVE due to event CONNECT RETRY", "", map[string]string{"neighbor": "10.20.1.3"}},
 			}},
-		{name: "nokia_bgp_up", needs: "moved into established state", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved into established state`)},
+		{name: "nokia_bgp_up", vendor: VendorNokia, needs: "moved into established state", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved into established state`)},
 			event: "bgp_peer_up", examples: []example{
 				{`MINOR: BGP #2038 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state"`, "bgp_peer_up", map[string]string{"neighbor": "10.158.60.200"}},
 				{"BGP-MINOR-bgpEstablished-2001 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved into established state", "bgp_peer_up", map[string]string{"neighbor": "10.20.1.3"}},
@@ -303,7 +307,7 @@ func syslogRules() []rule {
 		// The Nbr* keys: OSPF/6/NBR_CHANGE in Huawei's CloudEngine and
 		// NetEngine 8000 log references (support.huawei.com/enterprise/en/
 		// doc/EDOC1100039602/ed39abd0/ospf-6-nbr_change); the values are ours.
-		{name: "huawei_ospf", needs: "OSPF/", patterns: []*regexp.Regexp{re(`OSPF/\d/NBR_CH\w*.*?(?:NeighborAddress|NbrIpAddr)=(?P<neighbor>` + ipish + `).*?(?:Neighbor|Nbr)PreviousState=(?P<old>\w+), (?:Neighbor|Nbr)CurrentState=(?P<new>\w+)`)},
+		{name: "huawei_ospf", vendor: VendorHuawei, needs: "OSPF/", patterns: []*regexp.Regexp{re(`OSPF/\d/NBR_CH\w*.*?(?:NeighborAddress|NbrIpAddr)=(?P<neighbor>` + ipish + `).*?(?:Neighbor|Nbr)PreviousState=(?P<old>\w+), (?:Neighbor|Nbr)CurrentState=(?P<new>\w+)`)},
 			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
 				{"OSPF/3/NBR_CHG_DOWN(l)[4]:Neighbor event:neighbor state changed to Down. (ProcessId=256, NeighborAddress=10.1.1.2, NeighborEvent=KillNbr, NeighborPreviousState=Full, NeighborCurrentState=Down)", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
 				{"OSPF/6/NBR_CHANGE_E:Neighbor changes event: neighbor status changed. (ProcessId=256, NeighborAddress=10.1.1.2, NeighborEvent=LoadingDone, NeighborPreviousState=Loading, NeighborCurrentState=Full)", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
@@ -313,7 +317,7 @@ func syslogRules() []rule {
 		// ospf.neighbor.ChgState: the message text of the ExtremeXOS EMS
 		// catalogue (documentation.extremenetworks.com/ems_catalog_22.1/
 		// .../ospf/ospf_neighbor_ChgState.shtml); the values are ours.
-		{name: "extreme_ospf", needs: "Changing the state of neighbor rtid ", patterns: []*regexp.Regexp{re(`Changing the state of neighbor rtid \S+ ipa (?P<neighbor>` + ipaddr + `) to state = (?P<state>\w+)`)},
+		{name: "extreme_ospf", vendor: VendorExtreme, needs: "Changing the state of neighbor rtid ", patterns: []*regexp.Regexp{re(`Changing the state of neighbor rtid \S+ ipa (?P<neighbor>` + ipaddr + `) to state = (?P<state>\w+)`)},
 			states: map[string]string{"full": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = DOWN", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
@@ -367,7 +371,7 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
-		{name: "huawei_login", needs: "SSH_USER_LOGIN", patterns: []*regexp.Regexp{re(`SSH_USER_LOGIN(?:\(\w\))?(?:\[\d+\])?:.*?UserName=(?P<user>[^,)\s]+)(?:, IPAddress=(?P<source>` + ipish + `))?`)},
+		{name: "huawei_login", vendor: VendorHuawei, needs: "SSH_USER_LOGIN", patterns: []*regexp.Regexp{re(`SSH_USER_LOGIN(?:\(\w\))?(?:\[\d+\])?:.*?UserName=(?P<user>[^,)\s]+)(?:, IPAddress=(?P<source>` + ipish + `))?`)},
 			event: "login_succeeded", examples: []example{
 				{"SSH/5/SSH_USER_LOGIN(l)[3]:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.1.100"}},
 			}},
@@ -375,43 +379,43 @@ func syslogRules() []rule {
 		// .../Huawei/VRP/Security/Authentication/Login_{2,3}_SYSLOG_.json.
 		// "VTY login from A" (Login_1_SYSLOG_.json) names the line, not a
 		// user: the login, with no user.
-		{name: "huawei_shell_login", needs: " login from ", patterns: []*regexp.Regexp{re(`SHELL/\d/LOGIN(?:\(\w\))?(?:\[\d+\])?:\s*(?:(?:VTY|TTY|AUX|CON)\d*|(?P<user>[^\s(]+)) login from (?P<source>` + ipaddr + `)`)},
+		{name: "huawei_shell_login", vendor: VendorHuawei, needs: " login from ", patterns: []*regexp.Regexp{re(`SHELL/\d/LOGIN(?:\(\w\))?(?:\[\d+\])?:\s*(?:(?:VTY|TTY|AUX|CON)\d*|(?P<user>[^\s(]+)) login from (?P<source>` + ipaddr + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"Jul 20 2012 11:37:29 od-agg-1-dobrovolskogo126 %%01SHELL/5/LOGIN(l):  amt login from 212.40.34.7.", "login_succeeded", map[string]string{"user": "amt", "source": "212.40.34.7"}},
 				{"Feb  3 2012 05:46:46 switch-test %%01SHELL/5/LOGIN(l)[410]:VTY login from 192.168.220.252.", "login_succeeded", map[string]string{"user": "", "source": "192.168.220.252"}},
 			}},
-		{name: "huawei_vty_login", needs: "VTYUSERLOGIN", patterns: []*regexp.Regexp{re(`VTYUSERLOGIN:.*?A user login\. \(.*?UserName=(?P<user>[^,)\s]+)(?:, UserIP=(?P<source>` + ipish + `))?`)},
+		{name: "huawei_vty_login", vendor: VendorHuawei, needs: "VTYUSERLOGIN", patterns: []*regexp.Regexp{re(`VTYUSERLOGIN:.*?A user login\. \(.*?UserName=(?P<user>[^,)\s]+)(?:, UserIP=(?P<source>` + ipish + `))?`)},
 			event: "login_succeeded", examples: []example{
 				{"LINE/5/VTYUSERLOGIN:OID 1.3.6.1.4.1.2011.5.25.207.2.2 A user login. (UserIndex=34, UserName=qqq, UserIP=172.25.127.37, UserChannel=VTY0)", "login_succeeded", map[string]string{"user": "qqq", "source": "172.25.127.37"}},
 			}},
-		{name: "nokia_login", needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]:\s+User (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "nokia_login", vendor: VendorNokia, needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]:\s+User (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
 			event: "login_succeeded", examples: []example{
 				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from 192.0.2.10 cli login", "login_succeeded", map[string]string{"user": "admin", "source": "192.0.2.10"}},
 				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from Console cli login", "login_succeeded", map[string]string{"user": "admin", "source": ""}},
 				// MD-CLI releases: two spaces after the subject, "logged in".
 				{"4410 management SECURITY-MINOR-ssh_user_login-2009 [noc-ro]:  User noc-ro from 10.66.1.4 logged in", "login_succeeded", map[string]string{"user": "noc-ro", "source": "10.66.1.4"}},
 			}},
-		{name: "extreme_login", needs: "Login passed for user ", patterns: []*regexp.Regexp{re(`Login passed for user (?P<user>\S+) through \w+ \((?P<source>` + ipish + `)\)`)},
+		{name: "extreme_login", vendor: VendorExtreme, needs: "Login passed for user ", patterns: []*regexp.Regexp{re(`Login passed for user (?P<user>\S+) through \w+ \((?P<source>` + ipish + `)\)`)},
 			event: "login_succeeded", examples: []example{
 				{"<Info:AAA.authPass> Login passed for user admin through ssh (10.0.0.5)", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.5"}},
 			}},
 		// AOS-CX: DanielleHuisman/observium-community-edition
 		// tests/IncludesSyslogTest.php (event 5209). The user is as logged.
-		{name: "aoscx_login", needs: " logged in from ", patterns: []*regexp.Regexp{re(`Event\|\d+\|LOG_\w+\|[^|]*\|[^|]*\|User (?P<user>\S+) logged in from (?P<source>` + ipaddr + `)`)},
+		{name: "aoscx_login", vendor: VendorArubaCX, needs: " logged in from ", patterns: []*regexp.Regexp{re(`Event\|\d+\|LOG_\w+\|[^|]*\|[^|]*\|User (?P<user>\S+) logged in from (?P<source>` + ipaddr + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"Event|5209|LOG_INFO|AMM|1/5|User !raabc logged in from 10.30.2.245 through SSH session.", "login_succeeded", map[string]string{"user": "!raabc", "source": "10.30.2.245"}},
 			}},
 		// RouterOS logs each configuration change under "system,info":
 		// "<what> added by admin", and in RouterOS 7 with the tool and the
 		// address: "... changed by winbox-3.41/tcp-msg(winbox):admin@A".
-		{name: "mikrotik_config", needs: "system,info ", patterns: []*regexp.Regexp{re(`^system,info (?:[\w/ .-]+ )?(?:added|changed|removed|moved) by (?:[\w./-]+(?:\([\w-]+\))?:)?(?P<user>[^\s@:()]+)(?:@(?P<source>` + ipaddr + `))?`)},
+		{name: "mikrotik_config", vendor: VendorMikroTik, needs: "system,info ", patterns: []*regexp.Regexp{re(`^system,info (?:[\w/ .-]+ )?(?:added|changed|removed|moved) by (?:[\w./-]+(?:\([\w-]+\))?:)?(?P<user>[^\s@:()]+)(?:@(?P<source>` + ipaddr + `))?`)},
 			event: "config_changed", examples: []example{
 				{"system,info filter rule added by netadmin", "config_changed", map[string]string{"user": "netadmin"}},
 				{"system,info address changed by winbox-3.41/tcp-msg(winbox):netadmin@10.20.0.9 (/ip address set *3 disabled=yes)", "config_changed", map[string]string{"user": "netadmin", "source": "10.20.0.9"}},
 			}},
 		// ArubaOS-Switch (ProCurve) names no user for an SSH or telnet
 		// session, only the address and the privilege level.
-		{name: "aruba_switch_mgr_login", needs: "SME ", patterns: []*regexp.Regexp{re(`\bmgr: +SME (?:SSH|TELNET) from (?P<source>` + ipaddr + `) - (?:MANAGER|OPERATOR) Mode`)},
+		{name: "aruba_switch_mgr_login", vendor: VendorArubaSwitch, needs: "SME ", patterns: []*regexp.Regexp{re(`\bmgr: +SME (?:SSH|TELNET) from (?P<source>` + ipaddr + `) - (?:MANAGER|OPERATOR) Mode`)},
 			event: "login_succeeded", examples: []example{
 				{"00179 mgr:  SME SSH from 10.31.4.22 - MANAGER Mode", "login_succeeded", map[string]string{"source": "10.31.4.22"}},
 			}},

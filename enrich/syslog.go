@@ -24,7 +24,14 @@ const (
 	VendorAristaEOS  = "arista_eos"
 	VendorFortinet   = "fortinet"
 	VendorHuawei     = "huawei_vrp"
-	VendorGeneric    = "generic"
+	// Told by the rule a message matched, not by its header (rule.vendor).
+	VendorNokia       = "nokia_sros"
+	VendorMikroTik    = "mikrotik_routeros"
+	VendorArubaCX     = "aruba_aoscx"
+	VendorArubaSwitch = "aruba_aos_switch" // ArubaOS-Switch, once ProCurve
+	VendorPaloAlto    = "paloalto_panos"
+	VendorExtreme     = "extreme_exos"
+	VendorGeneric     = "generic"
 )
 
 // SyslogInfo is what Classify learns from one message.
@@ -144,6 +151,9 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 			info.Fields = fields
 		}
 		info.Event, info.Rule = event, r.name
+		if info.Vendor == VendorGeneric && r.vendor != "" {
+			info.Vendor = r.vendor
+		}
 		break
 	}
 	return info

@@ -12,7 +12,8 @@ import (
 )
 
 // TestRuleExamples: every rule's example lines give its event and fields,
-// and no earlier rule steals them.
+// and no earlier rule steals them; a vendor's rule tells its vendor, as a
+// message with no header that tells one reads.
 func TestRuleExamples(t *testing.T) {
 	c := NewClassifier()
 	for _, r := range c.rules {
@@ -28,6 +29,9 @@ func TestRuleExamples(t *testing.T) {
 			}
 			if info.Event != ex.event {
 				t.Errorf("%s: %q gave event %q, want %q", r.name, ex.line, info.Event, ex.event)
+			}
+			if r.vendor != "" && info.Vendor != r.vendor {
+				t.Errorf("%s: %q gave vendor %q, want %q", r.name, ex.line, info.Vendor, r.vendor)
 			}
 			for k, v := range ex.fields {
 				if info.Fields[k] != v {
