@@ -130,3 +130,15 @@ func FuzzFraming(f *testing.F) {
 		frames(t, stream, 64)
 	})
 }
+
+// TestEmptyOctetCountedFrameIsSkipped: an empty octet-counted frame ("0 ",
+// or "1 \n" from a sender that counts the newline it appends) holds no
+// message, as an empty line does not in newline framing; it was published
+// as an empty (malformed) record once an earlier frame had used the
+// connection's buffer.
+func TestEmptyOctetCountedFrameIsSkipped(t *testing.T) {
+	got, _ := frames(t, []byte("5 hello1 \n0 5 world"), 1024)
+	if len(got) != 2 || got[0] != "hello" || got[1] != "world" {
+		t.Fatalf("got %q, want [hello world]", got)
+	}
+}

@@ -154,6 +154,10 @@ func TestRsyslogForwarding(t *testing.T) {
 	if _, err := exec.LookPath("rsyslogd"); err != nil {
 		t.Skip("rsyslogd not installed (apt-get install rsyslog rsyslog-gnutls); .ci/run installs it")
 	}
+	// Without its TLS driver rsyslogd starts, and sends only the TCP half.
+	if m, _ := filepath.Glob("/usr/lib/*/rsyslog/lmnsd_gtls.so"); len(m) == 0 {
+		t.Fatal("rsyslogd is installed without its TLS driver (apt-get install rsyslog-gnutls; .ci/run installs it)")
+	}
 	pki := newTestPKI(t)
 	tl := listener("tls")
 	tl.CertFile, tl.KeyFile, tl.ClientCAFile = pki.serverCert, pki.serverKey, pki.caFile

@@ -331,7 +331,8 @@ length:
 		r.br.Discard(len(b))
 	}
 	r.buf = msg
-	return trimNewline(msg), false, nil
+	// An empty frame holds no message, as an empty line does not.
+	return emptyToNil(trimNewline(msg)), false, nil
 }
 
 func (r *frameReader) nextLine() ([]byte, bool, error) {
