@@ -17,7 +17,7 @@ import (
 // per-string counting passes and the copy of every string value.
 
 // Characters escaped, by the escape's second byte, in each part of a line.
-var measurementEsc, keyEsc, stringEsc = escapes(" ,", " ,=", "\\\"\n\r\t")
+var measurementEsc, keyEsc, stringEsc = escapes(" ,", " ,=", "\\\"")
 
 func escapes(meas, key, str string) (m, k, s [256]byte) {
 	for _, c := range []byte(meas) {
@@ -26,8 +26,12 @@ func escapes(meas, key, str string) (m, k, s [256]byte) {
 	for _, c := range []byte(key) {
 		k[c] = c
 	}
-	for c, e := range map[byte]byte{'\\': '\\', '"': '"', '\n': 'n', '\r': 'r', '\t': 't'} {
-		s[c] = e
+	// InfluxDB (1.x and 2.x) unescapes only \\ and \" in a string field
+	// and takes newlines, returns and tabs in it as they are; line-protocol/v2
+	// writes them as \n, \r and \t, which InfluxDB would store as a
+	// backslash and a letter.
+	for _, c := range []byte(str) {
+		s[c] = c
 	}
 	return m, k, s
 }
