@@ -5,6 +5,7 @@ package httpx
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,6 +29,10 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 		return nil
 	}
 	msg := strings.TrimSpace(string(body))
+	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		// A redirect not followed (see NewClient): say where to.
+		msg = strings.TrimSpace("redirected to " + loc + " (set url to it) " + msg)
+	}
 	err := fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, msg)
 	switch resp.StatusCode {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
@@ -126,11 +131,26 @@ func (r *bodyReader) Close() error {
 	return nil
 }
 
+// keepMethod follows a redirect only when it keeps the POST and its body
+// (307, 308). A 301, 302 or 303 would have net/http re-send the request as
+// a GET without the records, and the GET's 200 would count them delivered:
+// such a redirect is returned as it is, a 3xx, which Classify retries as an
+// endpoint to fix.
+func keepMethod(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if req.Method != via[0].Method {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
 // NewClient is an HTTP client bounded by timeout, with the TLS settings t
 // gives (CA, client certificate, server name) for https:// URLs; with none
 // set it uses Go's default transport and the system's roots.
 func NewClient(timeout time.Duration, t tlsconf.Client) (*http.Client, error) {
-	c := &http.Client{Timeout: timeout}
+	c := &http.Client{Timeout: timeout, CheckRedirect: keepMethod}
 	if t.IsZero() {
 		return c, nil
 	}
