@@ -18,6 +18,7 @@ package embedded
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -162,9 +163,18 @@ func (b *Broker) load() error {
 }
 
 func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
+	// The ID must survive restarts: Kafka clients take a topic whose ID
+	// changed for one deleted and re-created (franz-go then fails it for
+	// good with UNKNOWN_TOPIC_ID).
 	var id [16]byte
-	if _, err := fmt.Sscanf(m.ID, "%x", &id); err != nil {
+	if raw, err := hex.DecodeString(m.ID); err == nil && len(raw) == len(id) {
+		copy(id[:], raw)
+	} else {
 		id = newTopicID()
+		m.ID = fmt.Sprintf("%x", id)
+		if err := writeTopicMeta(b.opts.dataDir, m); err != nil {
+			b.opts.logger.Warn("storing a new topic ID", slog.String("topic", m.Name), slog.Any("error", err))
+		}
 	}
 	t := &topic{name: m.Name, id: id, stats: new(topicStats)}
 	cfg := b.effectiveConfig(m.Name, m.config())
@@ -445,16 +455,27 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: delete topic %s: %w", broker.ErrStorage, name, err)
 	}
 	delete(b.topics, name)
-	b.mu.Unlock()
+	// Move the partition directories out of the way before b.mu is
+	// released: a topic of the same name created (or auto-created by a
+	// producer) right after must not have its fresh directories renamed
+	// and removed by this deletion. Closing without a flush is quick: the
+	// data is going.
+	tombs := make([]string, 0, len(t.partitions))
 	for _, p := range t.partitions {
 		p.wake() // long-polls on the topic return now, not at their deadline
-		p.close()
+		p.closeDeleted()
 		tomb := fmt.Sprintf("%s.%x.deleted", p.dir, t.id[:4])
 		if err := os.Rename(p.dir, tomb); err == nil {
-			os.RemoveAll(tomb)
+			tombs = append(tombs, tomb)
 		}
 	}
+	// Its groups' offsets go too, before a topic of the same name can
+	// take commits.
 	b.offsets.deleteTopic(name)
+	b.mu.Unlock()
+	for _, tomb := range tombs {
+		os.RemoveAll(tomb)
+	}
 	b.groups.topicsChanged()
 	b.opts.logger.Info("topic deleted", slog.String("topic", name))
 	return nil

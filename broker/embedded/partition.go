@@ -771,6 +771,17 @@ func (p *partition) close() error {
 	return first
 }
 
+// closeDeleted closes a partition whose topic is being deleted, without
+// flushing anything: appends in progress finish first (appendMu), later
+// ones fail as on an unknown topic.
+func (p *partition) closeDeleted() {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if !p.closed.Load() {
+		p.closeFiles()
+	}
+}
+
 func (p *partition) closeFiles() {
 	p.rw.Lock()
 	p.closed.Store(true)
