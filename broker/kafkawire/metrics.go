@@ -29,6 +29,9 @@ type Metrics struct {
 	// to, with the number of records and bytes of batches appended (from
 	// the batch headers; records are never decoded).
 	Produced func(topic string, partition int32, records, bytes int)
+	// ProduceFailed is called for each partition of a Produce request
+	// that was not appended, with the Kafka error code its client got.
+	ProduceFailed func(topic string, partition int32, code int16)
 	// Fetched is called for each partition a Fetch response carries data
 	// for, with the records and bytes of the whole batches sent (a first
 	// batch may hold records before the requested offset).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -81,6 +82,12 @@ func (c *conn) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) (kms
 		if j.code != 0 {
 			j.resp.BaseOffset = -1
 			j.resp.ErrorMessage = errorMessage(j.err)
+			if m != nil && m.ProduceFailed != nil {
+				m.ProduceFailed(j.topic, j.part.Partition, j.code)
+			}
+			if j.code == kerr.KafkaStorageError.Code || j.code == kerr.UnknownServerError.Code {
+				c.logProduceFailure(j)
+			}
 			if failed == nil {
 				failed = fmt.Errorf("%w: %s/%d: %s", errAcksZeroFailed, j.topic, j.part.Partition, kerr.ErrorForCode(j.code))
 			}
@@ -232,4 +239,19 @@ func (c *conn) handleInitProducerID(ctx context.Context, req *kmsg.InitProducerI
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, epoch
 	return resp
+}
+
+// logProduceFailure logs a produce the log could not write (a full disk,
+// an I/O error): the client only gets an error code, and the operator must
+// learn why from weir's log. Throttled per partition and error, since
+// clients retry.
+func (c *conn) logProduceFailure(j *appendJob) {
+	key := fmt.Sprintf("%s/%d/%d", j.topic, j.part.Partition, j.code)
+	c.s.failMu.Lock()
+	n, due := c.s.failing.Due(key, time.Now())
+	c.s.failMu.Unlock()
+	if due {
+		c.logger.Error("kafka client: produce failed", "topic", j.topic, "partition", j.part.Partition,
+			"error", kerr.ErrorForCode(j.code), "reason", j.err, "times", n)
+	}
 }

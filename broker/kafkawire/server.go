@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // Server is a Kafka protocol listener in front of a Log. Create it with New;
@@ -45,6 +47,11 @@ type Server struct {
 	// buffered is the request buffer capacity all connections hold now
 	// (see conn.reserve), bounded by cfg.maxBuffered.
 	buffered atomic.Int64
+
+	// failing throttles the log lines of produces the log could not
+	// write (a full disk repeats at every client retry).
+	failMu  sync.Mutex
+	failing throttle.Set
 }
 
 // New returns a server for log. It does not listen until Serve or

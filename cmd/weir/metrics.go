@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker/kafkawire"
@@ -29,7 +30,11 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 		Name: "weir_kafka_connections_refused_total",
 		Help: "Kafka client connections closed on arrival: the listener was at broker.max_connections.",
 	})
-	reg.MustRegister(conns, closed, reqs, refused)
+	produceErrs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "weir_kafka_produce_errors_total",
+		Help: "Partitions of Kafka clients' produce requests not appended, by the Kafka error the client got (KAFKA_STORAGE_ERROR: a full disk or I/O error, see the log).",
+	}, []string{"error"})
+	reg.MustRegister(conns, closed, reqs, refused, produceErrs)
 	closed.WithLabelValues("ok")
 	closed.WithLabelValues("error")
 	return &kafkawire.Metrics{
@@ -42,6 +47,15 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 			} else {
 				closed.WithLabelValues("ok").Inc()
 			}
+		},
+		ProduceFailed: func(_ string, _ int32, code int16) {
+			name := "UNKNOWN"
+			if err := kerr.ErrorForCode(code); err != nil {
+				if ke, ok := err.(*kerr.Error); ok {
+					name = ke.Message
+				}
+			}
+			produceErrs.WithLabelValues(name).Inc()
 		},
 		Request: func(key, _ int16, d time.Duration) {
 			reqs.WithLabelValues(kmsg.NameForKey(key)).Observe(d.Seconds())
