@@ -116,7 +116,9 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		sc.Buffer(make([]byte, 64<<10), *maxLine)
 		for sc.Scan() {
 			select {
-			case lines <- append([]byte(nil), sc.Bytes()...):
+			// []byte{}: an empty line is an empty value, not a null
+			// one (Kafka's tombstone), as kcat -P sends it.
+			case lines <- append([]byte{}, sc.Bytes()...):
 			case <-pctx.Done():
 				return
 			}
