@@ -145,7 +145,7 @@ func (b *Broker) load() error {
 		}
 	}
 	b.removeDeleted()
-	if b.offsets, err = openOffsetStore(b.opts.dataDir, b.opts.flushAlways, b.opts.nowFunc); err != nil {
+	if b.offsets, err = openOffsetStore(b.opts.dataDir, b.opts.flushAlways, b.opts.nowFunc, b.opts.logger); err != nil {
 		return err
 	}
 	if b.pids, err = openProducerIDs(b.opts.dataDir); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -30,8 +31,12 @@ type offsetStore struct {
 	buf    []byte
 	// now is the broker's clock; used says when each group last
 	// committed (since the open: the file keeps no times).
-	now  func() time.Time
-	used map[string]time.Time
+	now    func() time.Time
+	used   map[string]time.Time
+	logger *slog.Logger
+	// compactFailing: the last rewrite failed (logged once, until one
+	// succeeds).
+	compactFailing bool
 }
 
 type groupKey struct {
@@ -49,9 +54,9 @@ type GroupOffset struct {
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-func openOffsetStore(dataDir string, always bool, now func() time.Time) (*offsetStore, error) {
+func openOffsetStore(dataDir string, always bool, now func() time.Time, logger *slog.Logger) (*offsetStore, error) {
 	s := &offsetStore{path: filepath.Join(dataDir, "meta", "offsets.log"), m: make(map[groupKey]int64), always: always,
-		now: now, used: make(map[string]time.Time)}
+		now: now, used: make(map[string]time.Time), logger: logger}
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
@@ -78,9 +83,7 @@ func openOffsetStore(dataDir string, always bool, now func() time.Time) (*offset
 	if _, err := s.f.Seek(s.size, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
 	}
-	if err := s.maybeCompact(); err != nil {
-		return nil, err
-	}
+	s.maybeCompact()
 	return s, nil
 }
 
@@ -186,7 +189,8 @@ func (s *offsetStore) commit(offs []GroupOffset) error {
 			s.used[o.Group] = at
 		}
 	}
-	return s.maybeCompact()
+	s.maybeCompact()
+	return nil
 }
 
 // unusedSince returns the groups with offsets that have not committed
@@ -308,29 +312,54 @@ func (s *offsetStore) flush() error {
 
 // maybeCompact rewrites the file with only the live entries once it is
 // mostly superseded commits. Holds s.mu (or runs before the store is shared).
-func (s *offsetStore) maybeCompact() error {
+// A rewrite that fails (a full disk) fails no commit, each being in the
+// file already: the file stays as it was, and the next commit tries again.
+func (s *offsetStore) maybeCompact() {
 	live := int64(len(s.m)) * 64
 	if s.size < DefaultOffsetsCompactSize/16 || s.size < 4*live {
-		return nil
+		return
 	}
+	err := s.compact()
+	switch {
+	case err != nil && !s.compactFailing:
+		s.logger.Warn("group offsets: rewriting the file without superseded commits failed; it is kept as it is, and the rewrite tried at every commit", slog.Any("error", err))
+	case err == nil && s.compactFailing:
+		s.logger.Info("group offsets: file rewritten without superseded commits")
+	}
+	s.compactFailing = err != nil
+}
+
+// compact writes the live entries to a new file and puts it in the old
+// one's place. The new file is opened before it takes the name, so the
+// store never writes on to the replaced file, whose commits a restart
+// would not see.
+func (s *offsetStore) compact() error {
 	var b []byte
 	for k, v := range s.m {
 		b = appendOffsetEntry(b, k, v)
 	}
-	if err := writeFileAtomic(s.path, b); err != nil {
-		return err
+	tmp := s.path + ".tmp"
+	if err := writeSynced(tmp, b); err != nil {
+		os.Remove(tmp) // a full disk leaves no half-written file behind
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
-	f, err := os.OpenFile(s.path, os.O_RDWR, 0o644)
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0o644)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekEnd)
+		if err == nil {
+			err = os.Rename(tmp, s.path)
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
-	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
+		os.Remove(tmp)
+		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
 	s.f.Close()
 	s.f, s.size, s.dirty = f, int64(len(b)), false
-	return nil
+	return syncDir(filepath.Dir(s.path))
 }
 
 func (s *offsetStore) close() error {
