@@ -294,6 +294,9 @@ func (t *target) run(ctx context.Context) {
 			continue
 		}
 		_ = t.pollAndPublish(ctx, deadline, func() { <-t.p.sem })
+		if ctx.Err() != nil {
+			return // a poll cut short by the stop overran nothing
+		}
 		next = deadline
 		if now := time.Now(); !now.Before(next) {
 			// The poll ran into the following slot(s): skip them
@@ -693,6 +696,17 @@ func (t *target) poll(ctx context.Context) (res poll) {
 	// request's deadline by it.
 	s.Context = ctx
 	defer func() { s.Context = context.Background() }()
+	// gosnmp looks at the context only between retries: a request to a
+	// dead agent would hold up weir's stop (or a reload removing the
+	// target) for its whole timeout. Cancelled (not at its deadline,
+	// which gosnmp's request deadline already meets), the socket is
+	// closed, which ends the read at once; the target is stopping, and
+	// its session goes with it.
+	defer context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			_ = s.Conn.Close()
+		}
+	})()
 
 	if t.cfg.Profiles.Auto && t.autoFor == "" {
 		if err := t.resolveAuto(s, &res); err != nil {
