@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weirnet/weir/configs"
 )
 
@@ -22,6 +24,49 @@ type reloads struct {
 	// collect: this process collects (role), so targets in the file that
 	// no running collector takes are worth a warning.
 	collect bool
+	m       reloadMetrics
+}
+
+// reloadMetrics tell an operator (or the tool that pushed the file) that
+// a reload was refused, which otherwise only the log says; named as
+// Prometheus names its own.
+type reloadMetrics struct {
+	total       *prometheus.CounterVec // result: success, failure
+	lastSuccess prometheus.Gauge       // 1: the last reload took everywhere
+	lastTime    prometheus.Gauge       // of the last successful reload (or the start)
+}
+
+// newReloads is the reloads of a process, its metrics registered on reg.
+func newReloads(collect bool, reg prometheus.Registerer) *reloads {
+	m := reloadMetrics{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_config_reloads_total",
+			Help: "SIGHUP reloads, by result (failure: the file had errors, or a part refused it and goes on as it was)."}, []string{"result"}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Name: "weir_config_last_reload_successful",
+			Help: "1 when the last reload (or the start) took the config everywhere, 0 when it was refused in part or whole."}),
+		lastTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "weir_config_last_reload_success_timestamp_seconds",
+			Help: "When the config was last taken everywhere (the start, or a reload), in Unix seconds."}),
+	}
+	m.total.WithLabelValues("success")
+	m.total.WithLabelValues("failure")
+	m.lastSuccess.Set(1)
+	m.lastTime.SetToCurrentTime()
+	reg.MustRegister(m.total, m.lastSuccess, m.lastTime)
+	return &reloads{collect: collect, m: m}
+}
+
+// result counts one reload; ok: every part took it.
+func (r *reloads) result(ok bool) {
+	if r.m.total == nil {
+		return // made without metrics (tests)
+	}
+	if ok {
+		r.m.total.WithLabelValues("success").Inc()
+		r.m.lastSuccess.Set(1)
+		r.m.lastTime.SetToCurrentTime()
+		return
+	}
+	r.m.total.WithLabelValues("failure").Inc()
+	r.m.lastSuccess.Set(0)
 }
 
 // The parts that reload targets, whose counts a reload logs.
@@ -63,6 +108,7 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, cu
 		if file != "" {
 			next, err := configs.Load(file)
 			if err != nil {
+				r.result(false) // before the log line, which tests wait for
 				logger.Error("SIGHUP: config not reloaded; the running one stays", slog.Any("error", err))
 				continue
 			}
@@ -80,13 +126,12 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, cu
 	}
 }
 
-// apply hands cfg to every part, and logs what each did; it returns the
-// names of the parts that took it.
-func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) []string {
+// apply hands cfg to every part, logs what each did and counts the
+// reload; it returns the names of the parts that took it.
+func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) (done []string) {
 	r.mu.Lock()
 	parts := append([]reloadPart(nil), r.parts...)
 	r.mu.Unlock()
-	var done []string
 	has := map[string]bool{}
 	for _, p := range parts {
 		has[p.name] = true
@@ -109,9 +154,11 @@ func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) []string {
 		done = append(done, p.name)
 	}
 	if len(parts) == 0 {
+		r.result(true)
 		logger.Info("SIGHUP: nothing in this process reloads")
 		return nil
 	}
+	r.result(len(done) == len(parts))
 	logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")),
 		slog.String("note", "other changes take effect at restart"))
 	return done

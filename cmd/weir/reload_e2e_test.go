@@ -16,7 +16,7 @@ import (
 // TestSIGHUPReloadsTargets: editing the config and sending SIGHUP to a
 // running weir starts polling an added SNMP target and stops a removed
 // one, without a restart; a config with an error changes nothing and
-// weir goes on.
+// weir goes on, saying so in its log and its metrics.
 func TestSIGHUPReloadsTargets(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -78,6 +78,15 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 	if !strings.Contains(p.Logs(), `snmp_targets="1 -> 1"`) {
 		t.Errorf("the reload does not say what became of the targets:\n%s", p.Logs())
 	}
+	reloaded := func(success, failure, last float64) {
+		t.Helper()
+		m := p.Metrics(t)
+		if got := [3]float64{m[`weir_config_reloads_total{result="success"}`], m[`weir_config_reloads_total{result="failure"}`],
+			m["weir_config_last_reload_successful"]}; got != [3]float64{success, failure, last} {
+			t.Errorf("reloads (success, failure, last successful) = %v, want %v", got, [3]float64{success, failure, last})
+		}
+	}
+	reloaded(1, 0, 1)
 	waitPolls("beta", 2)
 	alpha := polls("alpha")
 	time.Sleep(2500 * time.Millisecond)
@@ -87,14 +96,19 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 
 	os.WriteFile(file, []byte("snmp:\n  targetz: []\n"), 0o644)
 	sighup("config not reloaded")
+	reloaded(1, 1, 0)
 	beta := polls("beta")
 	waitPolls("beta", beta+2)
 	// A file truncated as it is written: no settings, so no reload (it
 	// stopped every target).
 	os.WriteFile(file, []byte("# weir\n"), 0o644)
 	sighup("has no settings")
+	reloaded(1, 2, 0)
 	beta = polls("beta")
 	waitPolls("beta", beta+2)
+	writeConfig("beta")
+	sighup("SIGHUP: reloaded")
+	reloaded(2, 2, 1)
 	if err := p.Cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("weir stopped: %v", err)
 	}

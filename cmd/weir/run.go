@@ -243,7 +243,7 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Ignore(syscall.SIGHUP)
-	reload := &reloads{collect: roles == nil || roles[roleCollect]}
+	reload := newReloads(roles == nil || roles[roleCollect], reg)
 	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg, reload: reload})
 	if err != nil {
 		return err
