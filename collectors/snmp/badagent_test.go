@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,5 +98,56 @@ func TestReportPDUClassified(t *testing.T) {
 	}
 	if err := checkResponse(&gosnmp.SnmpPacket{PDUType: gosnmp.GetResponse}); err != nil {
 		t.Errorf("a response refused: %v", err)
+	}
+}
+
+// TestGetTooBigAsksForFewer: an agent whose answer to a GET of several
+// scalars would not fit its message size answers tooBig (RFC 3416 4.2.1);
+// the poller asks again for them in halves, down to one at a time, and
+// the poll succeeds with every scalar. (It failed every poll.)
+func TestGetTooBigAsksForFewer(t *testing.T) {
+	var mu sync.Mutex
+	largest := 0
+	addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		if req.PDUType != gosnmp.GetRequest {
+			return &gosnmp.SnmpPacket{Variables: req.Variables, Error: gosnmp.GenErr, ErrorIndex: 1}
+		}
+		if len(req.Variables) > 2 {
+			return &gosnmp.SnmpPacket{Variables: req.Variables, Error: gosnmp.TooBig}
+		}
+		mu.Lock()
+		largest = max(largest, len(req.Variables))
+		mu.Unlock()
+		resp := &gosnmp.SnmpPacket{}
+		for _, v := range req.Variables {
+			pdu := gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.OctetString, Value: []byte("x" + v.Name)}
+			if v.Name == ".1.3.6.1.2.1.1.3.0" {
+				pdu = gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.TimeTicks, Value: uint32(1234)}
+			}
+			resp.Variables = append(resp.Variables, pdu)
+		}
+		return resp
+	})
+	capture := snmptest.NewCapture()
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"system"}}
+		})},
+		Profiles: loadProfiles(t), Broker: capture,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), "a"); err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+	var system map[string]any
+	for _, m := range decode(t, capture.Records()) {
+		if m.Measurement == "snmp_system" {
+			system = m.Fields
+		}
+	}
+	if system["sysName"] != "x.1.3.6.1.2.1.1.5.0" || system["sysDescr"] != "x.1.3.6.1.2.1.1.1.0" || largest != 2 {
+		t.Fatalf("system fields %v (largest GET answered: %d varbinds)", system, largest)
 	}
 }

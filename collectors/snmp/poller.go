@@ -823,6 +823,15 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 			}
 			return t.getChunk(s, rest, out, res)
 		}
+		// The answer would not fit the agent's message size: ask for
+		// the objects in halves, down to one a request.
+		if pkt.Error == gosnmp.TooBig && len(chunk) > 1 {
+			half := len(chunk) / 2
+			if err := t.getChunk(s, chunk[:half], out, res); err != nil {
+				return err
+			}
+			return t.getChunk(s, chunk[half:], out, res)
+		}
 		return fmt.Errorf("snmp %s: get %s: agent error %v", t.cfg.Name, chunk[0], pkt.Error)
 	}
 	for _, v := range pkt.Variables {
