@@ -331,8 +331,13 @@ length:
 		r.br.Discard(len(b))
 	}
 	r.buf = msg
-	// An empty frame holds no message, as an empty line does not.
-	return emptyToNil(trimNewline(msg)), false, nil
+	// An empty frame is an empty message (published malformed, as an
+	// empty datagram is), on a connection's first frame as on later
+	// ones, whose buffer is not nil: nil would skip it.
+	if msg == nil {
+		msg = []byte{}
+	}
+	return trimNewline(msg), false, nil
 }
 
 func (r *frameReader) nextLine() ([]byte, bool, error) {
