@@ -37,6 +37,9 @@ const (
 // SyslogInfo is what Classify learns from one message.
 type SyslogInfo struct {
 	Vendor string
+	// VendorByRule: Vendor is the matching rule's (the header told
+	// none), a guess the inventory's vendor for the device overrides.
+	VendorByRule bool
 	// Mnemonic parts of a "%FAC-SEV-MNEMONIC" (Cisco family, Arista)
 	// or the Junos event tag ("BGP_PEER_STATE_CHANGE").
 	Facility, Mnemonic string
@@ -152,7 +155,7 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 		}
 		info.Event, info.Rule = event, r.name
 		if info.Vendor == VendorGeneric && r.vendor != "" {
-			info.Vendor = r.vendor
+			info.Vendor, info.VendorByRule = r.vendor, true
 		}
 		break
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/internal/corpus"
 	"github.com/weirnet/weir/telemetry"
@@ -282,5 +283,29 @@ func TestLoginsWithoutUserFromTwoAddresses(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d login events, want 2", n)
+	}
+}
+
+// TestInventoryVendorOverridesRuleVendor: a vendor told by the rule a
+// message matched (its header told none) is a guess: the inventory's
+// vendor for the device wins over it, as over generic; a device the
+// inventory gives no vendor keeps the rule's.
+func TestInventoryVendorOverridesRuleVendor(t *testing.T) {
+	inv, err := ParseInventory([]byte("devices:\n  - {name: fw1, address: 192.0.2.77, vendor: vyos}\n  - {name: fw2, address: 192.0.2.78}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := openLog(t)
+	w := NewWorker(b, inv, NewClassifier())
+	for _, tc := range []struct{ addr, vendor string }{{"192.0.2.77", "vyos"}, {"192.0.2.78", VendorPaloAlto}} {
+		l := telemetry.Log{V: 1, Device: tc.addr, SourceAddr: tc.addr + ":514", Facility: 23, Severity: 4,
+			Message: "BGP peer 10.0.0.1 state changed from Established to Idle", ReceivedAt: time.Now()}
+		r := broker.Record{Value: l.AppendJSON(nil)}
+		if _, ok := w.decodeSyslog(&r); !ok {
+			t.Fatal("not decoded")
+		}
+		if got := w.scratch.log; got.Vendor != tc.vendor || got.Event != "bgp_peer_down" {
+			t.Errorf("%s: vendor %q, event %q; want %q, bgp_peer_down", tc.addr, got.Vendor, got.Event, tc.vendor)
+		}
 	}
 }

@@ -418,7 +418,7 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	var dev *Device
 	if e.Device, dev = nameDevice(w.inv, w.targets, e.Device, e.Hostname, e.SourceAddr); dev != nil {
 		d.tags, d.tagsJSON, d.eventTagsJSON = dev.tags, dev.tagsJSON, dev.eventTagsJSON
-		if e.Vendor == VendorGeneric && dev.Vendor != "" {
+		if (e.Vendor == VendorGeneric || info.VendorByRule) && dev.Vendor != "" {
 			e.Vendor = dev.Vendor
 		}
 	} else if !w.warming {
