@@ -73,7 +73,8 @@ func New(log Log, opts ...Option) *Server {
 	if !cfg.groupsSet {
 		groups, _ = log.(Groups)
 	}
-	return &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil)}
+	return &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil),
+		failing: throttle.Set{Max: 1024}}
 }
 
 // Serve accepts Kafka clients on ln until ctx is done or ln fails. It closes
