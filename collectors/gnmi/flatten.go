@@ -114,7 +114,7 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 			}
 			container, leaf := split(full)
 			m := metricFor(container, org)
-			setField(m, leaf, jsonValue(doc), hasCounters(full))
+			setField(m, leaf, jsonLeafValue(doc, hasCounters(full)), hasCounters(full))
 			continue
 		}
 		container, leaf := split(full)
@@ -285,8 +285,8 @@ const errTrailing = jsonErr("trailing data after JSON value")
 
 // jsonValue converts a decoded JSON scalar or array: numbers become int64,
 // else uint64, else float64; strings stay strings (JSON_IETF's quoted
-// 64-bit integers stay strings: without the schema weir cannot tell them
-// from text); arrays become a JSON array string.
+// 64-bit integers stay strings outside counters, see jsonLeafValue);
+// arrays become a JSON array string.
 func jsonValue(v any) any {
 	switch x := v.(type) {
 	case json.Number:
@@ -365,8 +365,33 @@ func expand(m *telemetry.Metric, rel string, v any, counters bool) {
 		if rel == "" {
 			rel = "value"
 		}
-		setField(m, rel, jsonValue(x), counters)
+		setField(m, rel, jsonLeafValue(x, counters), counters)
 	}
+}
+
+// jsonLeafValue is jsonValue, but for a leaf under a counters container a
+// string of decimal digits is the number: JSON_IETF (RFC 7951) quotes every
+// 64-bit integer, and OpenConfig's counters are all counter64, so a target
+// that follows the RFC sends {"in-octets": "1234"}. Elsewhere weir cannot
+// tell such a string from text without the schema, and keeps it.
+func jsonLeafValue(v any, counters bool) any {
+	if s, ok := v.(string); ok && counters && len(s) > 0 && len(s) <= 20 && allDigits(s) {
+		if n := number(json.Number(s)); !isString(n) {
+			return n // as the number unquoted gives
+		}
+	}
+	return jsonValue(v)
+}
+
+func isString(v any) bool { _, ok := v.(string); return ok }
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func allObjects(xs []any) bool {

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,13 +124,13 @@ func TestFlattenJSON(t *testing.T) {
 	}
 	e2 := byPath["/interfaces/interface[name=Ethernet2]"]
 	want2 := map[string]any{
-		"state/counters/in-octets": "123", "state/counters/out-octets": int64(5), "state/oper-status": "UP",
+		"state/counters/in-octets": int64(123), "state/counters/out-octets": int64(5), "state/oper-status": "UP",
 		"subinterfaces/subinterface/0/index": int64(0), "subinterfaces/subinterface/0/state/enabled": true,
 	}
 	if e2.Measurement != "interfaces_interface" || e2.Tags["name"] != "Ethernet2" || !reflect.DeepEqual(e2.Fields, want2) {
 		t.Errorf("json_ietf: %s %v %#v", e2.Measurement, e2.Tags, e2.Fields)
 	}
-	if !reflect.DeepEqual(e2.Counters, []string{"state/counters/out-octets"}) {
+	if !reflect.DeepEqual(e2.Counters, []string{"state/counters/in-octets", "state/counters/out-octets"}) {
 		t.Errorf("json_ietf counters: %v", e2.Counters)
 	}
 	sys := byPath["/system/state"]
@@ -294,6 +296,43 @@ func BenchmarkFlattenEncode(b *testing.B) {
 	for b.Loop() {
 		for _, m := range Flatten("spine1", n, time.Now()) {
 			buf, keys, _ = appendMetric(buf[:0], &m, keys)
+		}
+	}
+}
+
+// TestJSONIETFQuotedCountersAreCounters: JSON_IETF (RFC 7951) quotes every
+// 64-bit integer, and OpenConfig's counters are all counter64, so a target
+// that follows the RFC sends {"in-octets": "1234"}. Under a counters
+// container such a string reads as the number unquoted would, a counter
+// (no rates came from such a target); a digit string elsewhere stays text.
+func TestJSONIETFQuotedCountersAreCounters(t *testing.T) {
+	flatten := func(path, blob string) telemetry.Metric {
+		t.Helper()
+		ms := Flatten("leaf1", &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{{Path: mustPath(t, path),
+			Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(blob)}}}}}, time.Unix(0, 1))
+		if len(ms) != 1 {
+			t.Fatalf("%d metrics", len(ms))
+		}
+		return ms[0]
+	}
+	for _, path := range []string{"/interfaces/interface[name=Ethernet1]/state/counters", "/interfaces/interface[name=Ethernet1]/state"} {
+		prefix := ""
+		if !strings.HasSuffix(path, "counters") {
+			prefix = "counters/"
+		}
+		wrap := func(counters string) string {
+			if prefix != "" {
+				return `{"openconfig-interfaces:counters": ` + counters + `, "description": "12345"}`
+			}
+			return counters
+		}
+		quoted := flatten(path, wrap(`{"openconfig-interfaces:in-octets": "1234567890123", "out-octets": "18446744073709551615"}`))
+		plain := flatten(path, wrap(`{"openconfig-interfaces:in-octets": 1234567890123, "out-octets": 18446744073709551615}`))
+		if !reflect.DeepEqual(quoted.Fields, plain.Fields) || !slices.Equal(quoted.Counters, plain.Counters) || len(quoted.Counters) != 2 {
+			t.Errorf("%s: quoted counters %v %#v, unquoted %v %#v", path, quoted.Counters, quoted.Fields, plain.Counters, plain.Fields)
+		}
+		if prefix != "" && quoted.Fields["description"] != "12345" {
+			t.Errorf("%s: a digit string outside counters became %#v", path, quoted.Fields["description"])
 		}
 	}
 }

@@ -564,7 +564,7 @@ func (w *writer) send(sb *sub, now time.Time, states []bool, onlyChanged bool) e
 				continue
 			}
 			n := &gpb.Notification{Timestamp: ts, Prefix: ifc.prefix, Update: make([]*gpb.Update, 0, len(sb.sel[i]))}
-			var obj map[string]uint64
+			var obj map[string]json.RawMessage
 			for _, j := range sb.sel[i] {
 				c := Counters[j]
 				v := w.counterValue(ifc, j, now)
@@ -580,9 +580,9 @@ func (w *writer) send(sb *sub, now time.Time, states []bool, onlyChanged bool) e
 					n.Update = append(n.Update, &gpb.Update{Path: counterPaths[j], Val: w.scalar(v)})
 				} else {
 					if obj == nil {
-						obj = make(map[string]uint64, len(sb.sel[i]))
+						obj = make(map[string]json.RawMessage, len(sb.sel[i]))
 					}
-					obj[c] = v
+					obj[c] = json.RawMessage(w.counter64(v))
 				}
 			}
 			if len(obj) > 0 {
@@ -636,7 +636,16 @@ func (w *writer) scalar(v uint64) *gpb.TypedValue {
 	if w.enc == gpb.Encoding_PROTO {
 		return &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: v}}
 	}
-	return w.blob([]byte(strconv.FormatUint(v, 10)))
+	return w.blob([]byte(w.counter64(v)))
+}
+
+// counter64 is v as JSON: JSON_IETF (RFC 7951 6.1) quotes 64-bit integers,
+// as real targets do.
+func (w *writer) counter64(v uint64) string {
+	if w.enc == gpb.Encoding_JSON_IETF {
+		return strconv.Quote(strconv.FormatUint(v, 10))
+	}
+	return strconv.FormatUint(v, 10)
 }
 
 func (w *writer) blob(b []byte) *gpb.TypedValue {
