@@ -39,8 +39,10 @@ import (
 
 // OIDs the poller reads on its own.
 const (
-	oidSysUpTime   = "1.3.6.1.2.1.1.3.0"
-	oidSysObjectID = "1.3.6.1.2.1.1.2.0"
+	oidSysUpTime = "1.3.6.1.2.1.1.3.0"
+	// hrSystemUptime.0 (HOST-RESOURCES-MIB): the host's uptime.
+	oidHrSystemUptime = "1.3.6.1.2.1.25.1.1.0"
+	oidSysObjectID    = "1.3.6.1.2.1.1.2.0"
 )
 
 // Config is what a Poller needs.
@@ -727,9 +729,16 @@ func (t *target) poll(ctx context.Context) (res poll) {
 		res.err = err
 		return res
 	}
-	if v, ok := values[oidSysUpTime]; ok {
-		if n, ok := counterValue(v); ok {
-			res.uptime = uint32(n)
+	// The host's uptime, where a profile polls it, dates restarts
+	// better: a Net-SNMP agent restarted on a host that was not starts
+	// its sysUpTime again (RFC 3418: the time since the management
+	// portion was re-initialised) while the host's counters go on.
+	for _, oid := range []string{oidHrSystemUptime, oidSysUpTime} {
+		if v, ok := values[oid]; ok {
+			if n, ok := counterValue(v); ok {
+				res.uptime = uint32(n)
+				break
+			}
 		}
 	}
 	if t.cfg.Profiles.Auto {

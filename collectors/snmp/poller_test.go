@@ -408,3 +408,54 @@ func TestDecodeIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestUptimeIsTheHostsWherePolled: a target whose profiles poll
+// hrSystemUptime (host-resources) dates its records by the host's uptime,
+// not the agent's sysUpTime: a Net-SNMP agent restarted on a host that was
+// not (a fresh snmpd here, the host up for longer) starts its sysUpTime
+// again while the host's counters go on, which read as a reboot. Without
+// that profile, sysUpTime as before.
+func TestUptimeIsTheHostsWherePolled(t *testing.T) {
+	agent := snmptest.StartSNMPD(t)
+	for _, tc := range []struct {
+		profiles []string
+		host     bool
+	}{{[]string{"system", "host-resources"}, true}, {[]string{"system"}, false}} {
+		capture := snmptest.NewCapture()
+		p, err := New(Config{
+			Targets: []configs.SNMPTarget{testTarget("lab1", agent.Addr, func(tc2 *configs.SNMPTarget) {
+				tc2.Profiles = configs.SNMPProfiles{Names: tc.profiles}
+			})},
+			Profiles: loadProfiles(t), Broker: capture,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.PollOnce(context.Background(), "lab1"); err != nil {
+			t.Fatal(err)
+		}
+		var sysUp, hostUp float64
+		var uptime uint32
+		for _, m := range decode(t, capture.Records()) {
+			if m.Measurement == "snmp_system" {
+				sysUp, _ = m.Fields["sysUpTime"].(float64)
+				uptime = m.Uptime
+			}
+			if v, ok := m.Fields["hrSystemUptime"].(float64); ok {
+				hostUp = v
+			}
+		}
+		want := sysUp
+		if tc.host {
+			want = hostUp
+			if hostUp <= sysUp+100 {
+				t.Skipf("the host has been up for no longer than the fresh snmpd (%v, %v ticks)", hostUp, sysUp)
+			}
+		}
+		// The scalars and sysUpTime come in one GET: the same ticks,
+		// give or take the GET's own time.
+		if d := float64(uptime) - want; d < -100 || d > 100 || uptime == 0 {
+			t.Errorf("profiles %v: uptime %d, want about %v (sysUpTime %v, hrSystemUptime %v)", tc.profiles, uptime, want, sysUp, hostUp)
+		}
+	}
+}
