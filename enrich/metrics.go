@@ -356,7 +356,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			}
 			w.state[key] = seen[int64]{up, w.rates.now}
 		}
-	case "interfaces_interface_state_counters": // OpenConfig over gNMI
+	case "interfaces_interface_state_counters", "interfaces_interface_state", "interfaces_interface": // OpenConfig over gNMI
 		normalised = norm.appendFields(normalised, 0)
 	case "snmp_interface":
 		normalised = norm.appendFields(normalised, interfaceSpeed(p))
@@ -608,7 +608,19 @@ var (
 		"in-errors": {inErrors, 0}, "out-errors": {outErrors, 0},
 		"in-discards": {inDiscards, 0}, "out-discards": {outDiscards, 0},
 	}
+	// The same, from a subscription to the state container or the
+	// interface, sent as one JSON object (collectors/gnmi expands it).
+	openConfigStateCounters     = prefixedCounters("counters/", openConfigCounters)
+	openConfigInterfaceCounters = prefixedCounters("state/counters/", openConfigCounters)
 )
+
+func prefixedCounters(prefix string, m map[string]counterRate) map[string]counterRate {
+	out := make(map[string]counterRate, len(m))
+	for k, v := range m {
+		out[prefix+k] = v
+	}
+	return out
+}
 
 // interfaceCounterNames returns the counters the normalised rates of a
 // measurement come from, or nil for a measurement that has none.
@@ -618,6 +630,10 @@ func interfaceCounterNames(measurement string) map[string]counterRate {
 		return snmpInterfaceCounters
 	case "interfaces_interface_state_counters":
 		return openConfigCounters
+	case "interfaces_interface_state":
+		return openConfigStateCounters
+	case "interfaces_interface":
+		return openConfigInterfaceCounters
 	}
 	return nil
 }
@@ -766,7 +782,7 @@ func viewObject(p *telemetry.Point) (string, bool) {
 	switch p.Measurement {
 	case "snmp_interface":
 		return firstTag(p, "ifName", "ifDescr", "ifIndex"), true
-	case "interfaces_interface_state_counters":
+	case "interfaces_interface_state_counters", "interfaces_interface_state", "interfaces_interface":
 		object, _ := p.Tag("name")
 		return object, true
 	}

@@ -20,6 +20,11 @@ func appendRowID(b []byte, device, measurement string, tags []telemetry.Tag) []b
 	str(device)
 	str(measurement)
 	for _, t := range tags {
+		if t.Key == "ifAlias" {
+			// An interface's description: editing it changes no counter,
+			// and must not start its rates again.
+			continue
+		}
 		str(t.Key)
 		str(t.Value)
 	}
@@ -125,8 +130,10 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	prev := *s
 	s.value, s.at, s.uptime = value, at, uptime
-	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) {
-		return 0, false // the counters started again
+	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) && value < prev.value {
+		// The counters started again. One that went on did not (an
+		// agent restarted alone): its delta is its traffic.
+		return 0, false
 	}
 	var delta uint64
 	switch {

@@ -1,0 +1,87 @@
+package enrich
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+var casesT0 = time.Date(2026, 12, 2, 10, 55, 11, 0, time.UTC)
+
+func loneMetricsWorker() *MetricsWorker {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+	return w
+}
+
+// enrichAt enriches m as a metrics worker would at m's time, returning
+// the enriched row's numeric fields and the events.
+func enrichAt(t *testing.T, w *MetricsWorker, m telemetry.Metric, off int64) (map[string]float64, []telemetry.Event) {
+	t.Helper()
+	w.rates.setNow(m.Time.Add(time.Second))
+	v, err := json.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: off, Value: v})
+	if !ok {
+		t.Fatal("not enriched")
+	}
+	out := map[string]float64{}
+	for _, f := range w.row.Fields {
+		if x, ok := f.Number(); ok {
+			out[f.Key] = x
+		}
+	}
+	return out, evs
+}
+
+// TestGNMIStateContainerHasInterfaceView: a gNMI target sending
+// /interfaces/interface[name=X]/state as one JSON object (a subscription to
+// the state container, whose oper-status raises interface events too) gets
+// the normalised rates and an "interface" record, as one subscribed to
+// state/counters does: it was missing from the one dashboard.
+func TestGNMIStateContainerHasInterfaceView(t *testing.T) {
+	w := loneMetricsWorker()
+	for i := 0; i < 2; i++ {
+		m := telemetry.Metric{V: 1, Measurement: "interfaces_interface_state", Device: "spine1",
+			Tags:     map[string]string{"name": "Ethernet1", "path": "/interfaces/interface[name=Ethernet1]/state"},
+			Fields:   map[string]any{"counters/in-octets": uint64(1000 + i*60000), "counters/out-octets": uint64(2000 + i*120000), "oper-status": "UP"},
+			Counters: []string{"counters/in-octets", "counters/out-octets"}, Counters64: []string{"counters/in-octets", "counters/out-octets"},
+			Time: casesT0.Add(time.Duration(i) * time.Minute), Source: "gnmi"}
+		f, _ := enrichAt(t, w, m, int64(i))
+		if i == 0 {
+			continue
+		}
+		if f["counters/in-octets_rate"] != 1000 {
+			t.Fatalf("raw rate %v", f)
+		}
+		if f["in_octets_rate"] != 1000 || f["out_octets_rate"] != 2000 {
+			t.Errorf("normalised rates missing: %v", f)
+		}
+		if !w.interfaceView(&w.row, &w.view) {
+			t.Errorf("no interface view for the gNMI state container row")
+		}
+	}
+}
+
+// TestDescriptionChangeKeepsRates: editing an interface's description
+// (ifAlias, a label and so a tag) touches no counter: the poll after the
+// edit has its rates (it had none, the row taken for a new series).
+func TestDescriptionChangeKeepsRates(t *testing.T) {
+	w := loneMetricsWorker()
+	for i, alias := range []string{"to core1", "to core1", "to core2", "to core2"} {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1", "ifAlias": alias, "agent": "192.0.2.1"},
+			Fields: map[string]any{"ifHCInOctets": uint64(1000 + i*6_000_000), "ifHighSpeed": int64(100)}, Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+			Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+		f, _ := enrichAt(t, w, m, int64(i))
+		if _, ok := f["in_octets_rate"]; i > 0 && (!ok || f["in_octets_rate"] != 100000) {
+			t.Errorf("poll %d (ifAlias %q): in_octets_rate %v, want 100000", i, alias, f["in_octets_rate"])
+		}
+	}
+}
