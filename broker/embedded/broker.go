@@ -33,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
+	"github.com/weirnet/weir/internal/dirlock"
 	"github.com/weirnet/weir/internal/throttle"
 )
 
@@ -40,7 +41,7 @@ import (
 // listener's kafkawire.Log.
 type Broker struct {
 	opts options
-	lock *dirLock
+	lock *dirlock.Lock
 
 	mu     sync.RWMutex
 	topics map[string]*topic
@@ -77,7 +78,7 @@ func Open(dir string, opts ...Option) (*Broker, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("data dir %s: %w", dir, err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := dirlock.Take(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func Open(dir string, opts ...Option) (*Broker, error) {
 	b.checkers.New = func() any { return new(recordbatch.Decoder) }
 	if err := b.load(); err != nil {
 		b.closeTopics()
-		lock.release()
+		lock.Release()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -237,7 +238,7 @@ func (b *Broker) Close() error {
 			first = err
 		}
 	}
-	b.lock.release()
+	b.lock.Release()
 	return first
 }
 

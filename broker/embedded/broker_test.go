@@ -205,7 +205,7 @@ func TestRecoveryTruncatesTornTail(t *testing.T) {
 	}
 	// Simulate a crash: no Close, so no clean-shutdown marker; then tear
 	// the last batch in half and add garbage.
-	b.lock.release()
+	b.lock.Release()
 	seg := segmentName(partitionDir(dir, "t", 0), 0, ".log")
 	st, _ := os.Stat(seg)
 	lastBatch := lastBatchStart(t, seg)
@@ -252,7 +252,7 @@ func TestRecoveryCorruptMiddleKeepsPrefix(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		b.Produce(ctx, "t", makeRecords(10, i*10))
 	}
-	b.lock.release()
+	b.lock.Release()
 	seg := segmentName(partitionDir(dir, "t", 0), 0, ".log")
 	data, _ := os.ReadFile(seg)
 	// Flip a byte inside the fourth batch: batches 0-2 survive.

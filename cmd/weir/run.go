@@ -28,6 +28,7 @@ import (
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/broker/kafkawire"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/dirlock"
 )
 
 // runCmd runs weir until SIGINT or SIGTERM, then shuts down cleanly: stop
@@ -179,6 +180,18 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 
 	var b broker.Broker
 	if len(cfg.Broker.Kafka.Brokers) > 0 {
+		// One process per data_dir, as the embedded log has it: the
+		// instance id kept there names the process's Kafka
+		// transactions, and two with one id fence each other's for as
+		// long as both run.
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return fmt.Errorf("data_dir: %w", err)
+		}
+		lock, err := dirlock.Take(cfg.DataDir)
+		if err != nil {
+			return fmt.Errorf("data_dir: %w; it holds the instance id that names this process's Kafka transactions: give each process its own (--data-dir)", err)
+		}
+		defer lock.Release()
 		kb, err := kafkaBackend(cfg.Broker, cfg.DataDir)
 		if err != nil {
 			return err
