@@ -576,12 +576,22 @@ func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 	if _, ok := b.ensured.Load(topic); ok {
 		return nil
 	}
-	if err := b.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil && (ctx.Err() != nil || !refusedForGood(err)) {
+	if err := b.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil && (ctx.Err() != nil || !refusedForGood(err) || badSettings(err)) {
 		return fmt.Errorf("kafka: produce %s: %w", topic, err)
 	}
 	b.limits.Learn(ctx, b.admin, topic)
 	b.ensured.Store(topic, true)
 	return nil
+}
+
+// badSettings reports whether the cluster refused weir's own topic
+// settings (broker.kafka.replication_factor above its brokers, a partition
+// count or config it does not take): weir's config to fix, not the
+// cluster managing topics, so the records must not go to a topic the
+// cluster would auto-create, for good, with its defaults.
+func badSettings(err error) bool {
+	return errors.Is(err, kerr.InvalidReplicationFactor) || errors.Is(err, kerr.InvalidPartitions) ||
+		errors.Is(err, kerr.InvalidConfig) || errors.Is(err, kerr.InvalidReplicaAssignment)
 }
 
 // refusedForGood reports whether err is the cluster's answer that will
