@@ -61,8 +61,10 @@ type counterSample struct {
 //     ignored and gives no rate; unless the last is stamped ahead of
 //     weir's clock (stampedAhead) and it is not, when it becomes the
 //     base instead.
-//   - sysUpTime going back means the device restarted: the counter started
-//     again, so no rate (not a huge spike) and the sample becomes the base.
+//   - sysUpTime going back means the device restarted: a counter that went
+//     back started again, so no rate (not a huge spike) and the sample
+//     becomes the base; one that did not (an agent restarted alone, its
+//     host's counters on) gives its delta, which is at most its value.
 //   - A decrease without a restart is a wrap when it fits the counter's
 //     width: a last value that fits in 32 bits and a 32-bit wrap that is
 //     less than half the range is a 32-bit counter wrapping; likewise for

@@ -39,10 +39,8 @@ import (
 
 // OIDs the poller reads on its own.
 const (
-	oidSysUpTime = "1.3.6.1.2.1.1.3.0"
-	// hrSystemUptime.0 (HOST-RESOURCES-MIB): the host's uptime.
-	oidHrSystemUptime = "1.3.6.1.2.1.25.1.1.0"
-	oidSysObjectID    = "1.3.6.1.2.1.1.2.0"
+	oidSysUpTime   = "1.3.6.1.2.1.1.3.0"
+	oidSysObjectID = "1.3.6.1.2.1.1.2.0"
 )
 
 // Config is what a Poller needs.
@@ -729,16 +727,16 @@ func (t *target) poll(ctx context.Context) (res poll) {
 		res.err = err
 		return res
 	}
-	// The host's uptime, where a profile polls it, dates restarts
-	// better: a Net-SNMP agent restarted on a host that was not starts
-	// its sysUpTime again (RFC 3418: the time since the management
-	// portion was re-initialised) while the host's counters go on.
-	for _, oid := range []string{oidHrSystemUptime, oidSysUpTime} {
-		if v, ok := values[oid]; ok {
-			if n, ok := counterValue(v); ok {
-				res.uptime = uint32(n)
-				break
-			}
+	// sysUpTime, also where a profile polls hrSystemUptime: it is the
+	// clock the agent's coldStart trap carries, so the poll and the trap
+	// of one restart give one boot time (enrich's bootTime), where the
+	// host's uptime would date it to the kernel's start, snmpd's start
+	// less however long the host took to start snmpd, and a reboot would
+	// be two device_rebooted. An agent restarted alone keeps its rates
+	// in enrichment: its counters went on (rates.observe).
+	if v, ok := values[oidSysUpTime]; ok {
+		if n, ok := counterValue(v); ok {
+			res.uptime = uint32(n)
 		}
 	}
 	if t.cfg.Profiles.Auto {

@@ -29,8 +29,11 @@ func Take(dir string) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", name, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(name)
 		f.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("lock %s: %w", name, err) // no flock here (some network file systems)
+		}
+		b, _ := os.ReadFile(name)
 		holder := strings.TrimSpace(string(b))
 		if holder != "" {
 			holder = " (pid " + holder + ")"
