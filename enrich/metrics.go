@@ -98,8 +98,8 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	gate.checkInput(ctx, w.b, w.input)
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)
-	if err := w.out.align(ctx, w.metrics, w.topics.Events); err != nil {
-		return err
+	if !w.out.alignRetrying(ctx, w.metrics, w.topics.Events) {
+		return nil // ctx ended
 	}
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)

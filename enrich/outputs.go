@@ -156,6 +156,30 @@ func (o *outputs) align(ctx context.Context, topics ...string) error {
 	return nil
 }
 
+// alignRetrying is align, tried again until it succeeds or ctx ends
+// (false): a cluster not reachable yet when weir starts is waited for and
+// logged, as the shard member and the sinks wait for it, rather than
+// stopping weir. Later failures to publish are retried the same way.
+func (o *outputs) alignRetrying(ctx context.Context, topics ...string) bool {
+	wait := time.Second
+	for {
+		err := o.align(ctx, topics...)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		o.logger.Error("enrich: cannot start; retrying", slog.Any("error", err), slog.Duration("in", wait))
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
 // partitions returns a topic's partition count, creating it with n
 // partitions (0: the broker's default) if it does not exist.
 func (o *outputs) partitions(ctx context.Context, topic string, n int32) (int32, error) {

@@ -99,8 +99,8 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	gate.checkInput(ctx, w.b, w.input)
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.evEnc.arena)
-	if err := w.out.align(ctx, w.topics.Events); err != nil {
-		return err
+	if !w.out.alignRetrying(ctx, w.topics.Events) {
+		return nil // ctx ended
 	}
 	warmer := newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var events []outRecord

@@ -222,8 +222,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	gate.checkInput(ctx, w.b, w.topics.RawSyslog)
 	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)
-	if err := w.out.align(ctx, w.topics.EnrichedSyslog, w.topics.Events); err != nil {
-		return err
+	if !w.out.alignRetrying(ctx, w.topics.EnrichedSyslog, w.topics.Events) {
+		return nil // ctx ended
 	}
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)

@@ -752,3 +752,48 @@ func TestBGPSessionsInTwoVRFs(t *testing.T) {
 		t.Errorf("objects %q and %q", a, b)
 	}
 }
+
+// unreachableAtFirst is a log whose DescribeTopics fails its first calls,
+// as a Kafka cluster not reachable yet when weir starts.
+type unreachableAtFirst struct {
+	*embedded.Broker
+	fails atomic.Int32
+}
+
+func (u *unreachableAtFirst) DescribeTopics(ctx context.Context, topics ...string) ([]broker.TopicInfo, error) {
+	if u.fails.Add(-1) >= 0 {
+		return nil, errors.New("dial tcp 127.0.0.1:9092: connect: connection refused")
+	}
+	return u.Broker.DescribeTopics(ctx, topics...)
+}
+
+// TestWorkerWaitsForAnUnreachableBroker: a worker that cannot describe its
+// input when it starts (a cluster not reachable yet) logs, waits and tries
+// again, then enriches, rather than returning an error, which stopped
+// weir within a tenth of a second of its start.
+func TestWorkerWaitsForAnUnreachableBroker(t *testing.T) {
+	b, inv := openLog(t)
+	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/3, changed state to down")
+	u := &unreachableAtFirst{Broker: b}
+	u.fails.Store(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- NewWorker(u, inv, NewClassifier()).Run(ctx) }()
+	for deadline := time.Now().Add(15 * time.Second); committedInput(b, telemetry.TopicRawSyslog) != 1; time.Sleep(20 * time.Millisecond) {
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("the worker stopped: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatal("the line was not enriched")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
