@@ -727,13 +727,10 @@ func (t *target) poll(ctx context.Context) (res poll) {
 		res.err = err
 		return res
 	}
-	// sysUpTime, also where a profile polls hrSystemUptime: it is the
-	// clock the agent's coldStart trap carries, so the poll and the trap
-	// of one restart give one boot time (enrich's bootTime), where the
-	// host's uptime would date it to the kernel's start, snmpd's start
-	// less however long the host took to start snmpd, and a reboot would
-	// be two device_rebooted. An agent restarted alone keeps its rates
-	// in enrichment: its counters went on (rates.observe).
+	// sysUpTime, also where a profile polls hrSystemUptime: the agent's
+	// coldStart trap carries it, so the poll and the trap of one restart
+	// give one boot time (enrich's bootTime); the host's uptime would
+	// date the reboot earlier, and make it two device_rebooted.
 	if v, ok := values[oidSysUpTime]; ok {
 		if n, ok := counterValue(v); ok {
 			res.uptime = uint32(n)
