@@ -414,13 +414,20 @@ func setField(m *telemetry.Metric, name string, v any, counter bool) {
 	if v == nil {
 		return
 	}
-	if _, dup := m.Fields[name]; !dup && counter {
+	if _, dup := m.Fields[name]; !dup && counter && !notCounter(name) {
 		switch v.(type) {
 		case int64, uint64:
 			m.Counters = append(m.Counters, name)
 		}
 	}
 	m.Fields[name] = v
+}
+
+// notCounter: a leaf under a counters container that is not a counter:
+// OpenConfig's last-clear, when the counters were last cleared (ns since
+// the epoch), whose rate would mean nothing.
+func notCounter(name string) bool {
+	return name == "last-clear" || strings.HasSuffix(name, "/last-clear")
 }
 
 func hasCounters(es []gpath.Elem) bool {

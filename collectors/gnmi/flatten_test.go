@@ -336,3 +336,26 @@ func TestJSONIETFQuotedCountersAreCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestLastClearIsNoCounter: OpenConfig's counters/last-clear is when the
+// counters were last cleared (ns since the epoch), under the counters
+// container but no counter: it is a field, not in Counters, so it gets no
+// rate; as a leaf or in a JSON object alike.
+func TestLastClearIsNoCounter(t *testing.T) {
+	ms := Flatten("leaf1", &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{
+		{Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 10}}},
+		{Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/last-clear"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1764670000000000000}}},
+		{Path: mustPath(t, "/interfaces/interface[name=Ethernet2]/state"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{
+			JsonIetfVal: []byte(`{"counters": {"in-octets": "10", "last-clear": "1764670000000000000"}}`)}}},
+	}}, time.Unix(0, 1))
+	for _, m := range ms {
+		for _, c := range m.Counters {
+			if strings.HasSuffix(c, "last-clear") {
+				t.Errorf("%s: last-clear taken for a counter: %v", m.Tags["name"], m.Counters)
+			}
+		}
+		if len(m.Counters) != 1 {
+			t.Errorf("%s: counters %v, want in-octets alone", m.Tags["name"], m.Counters)
+		}
+	}
+}
