@@ -71,17 +71,7 @@ func TestExactlyOnceUnderKillOnKafka(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test in -short mode")
 	}
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.GroupMinSessionTimeout(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	seeds := cluster.ListenAddrs()
-	b, err := kafkacluster.New(seeds, kafkacluster.WithReplicationFactor(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	seeds, b := kafkaCluster(t, 3, kafkacluster.WithReplicationFactor(3))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for topic, n := range map[string]int32{telemetry.TopicRawSyslog: 4, telemetry.TopicEnrichedSyslog: 3, telemetry.TopicEvents: 3} {
@@ -225,6 +215,24 @@ func TestExactlyOnceUnderKillOnKafka(t *testing.T) {
 	if len(causes) != wantEvents || dups != 0 {
 		t.Fatalf("%d inputs raised events, want %d; %d duplicate events", len(causes), wantEvents, dups)
 	}
+}
+
+// kafkaCluster is a kfake cluster of n brokers whose groups take the
+// workers' short sessions, and a weir broker on it with opts; both closed
+// when the test ends.
+func kafkaCluster(t *testing.T, n int, opts ...kafkacluster.Option) ([]string, *kafkacluster.Broker) {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(n), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	b, err := kafkacluster.New(cluster.ListenAddrs(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return cluster.ListenAddrs(), b
 }
 
 func mustClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {

@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/broker"
-	"github.com/weirnet/weir/broker/kafkacluster"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -27,17 +25,7 @@ func TestRestartOnKafka(t *testing.T) {
 	if testing.Short() {
 		t.Skip("group rebalances on kfake in -short mode")
 	}
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	seeds := cluster.ListenAddrs()
-	b, err := kafkacluster.New(seeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	seeds, b := kafkaCluster(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, topic := range []string{telemetry.TopicRawSNMP, telemetry.TopicRawSyslog} {

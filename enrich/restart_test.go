@@ -1,8 +1,6 @@
 package enrich
 
 import (
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -110,15 +108,12 @@ func restartThenPollOfTrapDown(t *testing.T, target, addr string, ifName bool) {
 	if ifName {
 		tr.Varbinds = append(tr.Varbinds, telemetry.Varbind{OID: "1.3.6.1.2.1.31.1.1.1.1.3", Name: "ifName.3", Type: "octet_string", Value: "Gi0/3"})
 	}
-	v, _ := json.Marshal(&tr)
 
 	opts := []WorkerOption{WithSharedEventRules(NewEventRules(time.Minute, DefaultFlapThreshold, DefaultFlapWindow)),
 		WithSNMPTargets(NewSNMPTargets(targets))}
 	stopM := startRunner(NewMetricsWorker(b, inv, opts...))
 	waitCommitted(t, b, telemetry.TopicRawSNMP, 1)
-	if err := b.Produce(context.Background(), telemetry.TopicRawTraps, []broker.Record{{Key: []byte(tr.Device), Value: v}}); err != nil {
-		t.Fatal(err)
-	}
+	produceTrap(t, b, tr)
 	stopT := startRunner(NewTrapWorker(b, inv, opts...))
 	waitCommitted(t, b, telemetry.TopicRawTraps, 1)
 	stopT()
@@ -206,10 +201,7 @@ func TestRestartThenPollOfColdStart(t *testing.T) {
 			waitCommitted(t, b, telemetry.TopicRawSNMP, 1)
 			tr := telemetry.Trap{V: 1, Device: tc.addr, Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.1", TrapName: "coldStart",
 				SourceAddr: tc.addr + ":50000", ReceivedAt: boot.Add(time.Second), Uptime: 100}
-			v, _ := json.Marshal(&tr)
-			if err := b.Produce(context.Background(), telemetry.TopicRawTraps, []broker.Record{{Key: []byte(tr.Device), Value: v}}); err != nil {
-				t.Fatal(err)
-			}
+			produceTrap(t, b, tr)
 			stopT := startRunner(NewTrapWorker(b, inv, opts...))
 			waitCommitted(t, b, telemetry.TopicRawTraps, 1)
 			stopT()

@@ -79,6 +79,18 @@ func flappingObjects(r *EventRules) []string {
 	return out
 }
 
+// produceTrap writes tr to raw.traps, keyed by its device.
+func produceTrap(t *testing.T, b broker.Broker, tr telemetry.Trap) {
+	t.Helper()
+	v, err := json.Marshal(&tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawTraps, []broker.Record{{Key: []byte(tr.Device), Value: v}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // produceLine writes a syslog line without a hostname from 192.0.2.9 (a
 // device that takes the name of the SNMP target polling that address) to
 // raw.syslog.

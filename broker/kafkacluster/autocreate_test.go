@@ -21,16 +21,7 @@ import (
 // default.replication.factor (1 and 1 on a stock Kafka); and describing a
 // topic does not create it.
 func TestTopicsWeirCreatesTakeItsDefaults(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	b, err := New(c.ListenAddrs(), WithReplicationFactor(3), WithTopicDefaults(broker.TopicConfig{Partitions: 4}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := weirOn(t, autoCreating(t, 3), 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -78,11 +69,7 @@ func TestTopicsWeirCreatesTakeItsDefaults(t *testing.T) {
 // go on and let the cluster auto-create the topic with its own defaults
 // for good: it fails, and the next one creates the topic with weir's.
 func TestTopicCreateRetriedAfterTransientFailure(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := autoCreating(t, 1)
 	// The first CreateTopics (one-shot control) times out.
 	c.ControlKey(int16(kmsg.CreateTopics), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		r := req.(*kmsg.CreateTopicsRequest)
@@ -95,11 +82,7 @@ func TestTopicCreateRetriedAfterTransientFailure(t *testing.T) {
 		}
 		return resp, nil, true
 	})
-	b, err := New(c.ListenAddrs(), WithReplicationFactor(1), WithTopicDefaults(broker.TopicConfig{Partitions: 4}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := weirOn(t, c, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var perr error
@@ -118,4 +101,52 @@ func TestTopicCreateRetriedAfterTransientFailure(t *testing.T) {
 	if n := len(infos[0].Partitions); n != 4 {
 		t.Errorf("topic whose first creation timed out: %d partitions, want weir's 4", n)
 	}
+}
+
+// TestReplicationFactorAboveBrokersFailsTheProduce: broker.kafka.replication_factor
+// larger than the cluster's brokers (a config meant for the 3-broker
+// production cluster pointed at a 1-broker test one). weir's creation of
+// a raw topic is refused (INVALID_REPLICATION_FACTOR), and ensureTopic
+// takes that as "the cluster manages topics" and produces anyway: the
+// cluster auto-creates the topic with its own partitions and replication
+// factor, for good, with nothing logged, while enrichment (which creates
+// its outputs itself) fails on every batch. The produce should fail with
+// the cluster's reason instead.
+func TestReplicationFactorAboveBrokersFailsTheProduce(t *testing.T) {
+	b := weirOn(t, autoCreating(t, 1), 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := b.Produce(ctx, "raw.syslog", []broker.Record{{Key: []byte("edge1"), Value: []byte("v")}})
+	infos, derr := b.DescribeTopics(ctx, "raw.syslog")
+	if err == nil && derr == nil {
+		t.Fatalf("produce with replication_factor 3 on 1 broker succeeded: raw.syslog auto-created by the cluster with %d partition(s), not weir's 4",
+			len(infos[0].Partitions))
+	}
+	if !errors.Is(err, kerr.InvalidReplicationFactor) {
+		t.Errorf("produce: %v, want the cluster's INVALID_REPLICATION_FACTOR", err)
+	}
+}
+
+// autoCreating is a kfake cluster of n brokers that creates topics on
+// first use with its own defaults (1 partition), closed when the test ends.
+func autoCreating(t *testing.T, n int) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(n), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// weirOn is weir's broker on c, making topics of 4 partitions replicated
+// rf times, closed when the test ends.
+func weirOn(t *testing.T, c *kfake.Cluster, rf int16) *Broker {
+	t.Helper()
+	b, err := New(c.ListenAddrs(), WithReplicationFactor(rf), WithTopicDefaults(broker.TopicConfig{Partitions: 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }

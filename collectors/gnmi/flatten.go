@@ -375,23 +375,12 @@ func expand(m *telemetry.Metric, rel string, v any, counters bool) {
 // that follows the RFC sends {"in-octets": "1234"}. Elsewhere weir cannot
 // tell such a string from text without the schema, and keeps it.
 func jsonLeafValue(v any, counters bool) any {
-	if s, ok := v.(string); ok && counters && len(s) > 0 && len(s) <= 20 && allDigits(s) {
-		if n := number(json.Number(s)); !isString(n) {
-			return n // as the number unquoted gives
-		}
+	// Up to 20 digits: as the number unquoted gives (int64, else uint64,
+	// else a float), never a string.
+	if s, ok := v.(string); ok && counters && len(s) > 0 && len(s) <= 20 && strings.Trim(s, "0123456789") == "" {
+		return number(json.Number(s))
 	}
 	return jsonValue(v)
-}
-
-func isString(v any) bool { _, ok := v.(string); return ok }
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func allObjects(xs []any) bool {

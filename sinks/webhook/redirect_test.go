@@ -22,47 +22,17 @@ import (
 // committed them, though no POST ever reached the receiver. The sinks
 // README says 3xx is retried, as a misconfigured endpoint.
 func TestMovedHookIsRetriedNotDelivered(t *testing.T) {
-	var mu sync.Mutex
-	posts, gets := 0, 0
-	mux := http.NewServeMux()
-	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/new", http.StatusMovedPermanently)
-	})
-	mux.HandleFunc("/new", func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		defer mu.Unlock()
-		if r.Method == http.MethodPost && len(b) > 0 {
-			posts++
-		} else {
-			gets++
-		}
-		w.WriteHeader(http.StatusOK) // a landing page for GET, an accepted POST
-	})
-	hs := httptest.NewServer(mux)
-	defer hs.Close()
-
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: hs.URL + "/old",
+	hook := movedHook(t, http.StatusMovedPermanently)
+	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: hook.url,
 		FlushInterval: configs.Duration(10 * time.Millisecond),
 		Retry:         configs.SinkRetry{Initial: configs.Duration(10 * time.Millisecond), Max: configs.Duration(50 * time.Millisecond)}}
-	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "edge1" }, []telemetry.Event{
-		ev("interface_down", "edge1", "Ethernet7", 0),
-		ev("interface_down", "edge1", "Ethernet8", 0),
-	})
-	r := sinktest.Start(t, b, cfg, s)
+	r := startHookSink(t, cfg, ev("interface_down", "edge1", "Ethernet7", 0), ev("interface_down", "edge1", "Ethernet8", 0))
 	sinktest.Eventually(t, "the redirected posts answered", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
+		posts, gets := hook.counts()
 		return gets+posts > 0 || r.Counter("weir_sink_retries_total", map[string]string{"sink": "chat"}) > 0
 	})
 	time.Sleep(300 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
+	posts, gets := hook.counts()
 	delivered := r.Counter("weir_sink_records_total", map[string]string{"sink": "chat"})
 	if delivered > float64(posts) {
 		t.Fatalf("%v records counted delivered (and committed), but the receiver got %d POSTs with a body and %d bodiless GETs: the 301 turned each POST into a GET",
@@ -76,35 +46,60 @@ func TestMovedHookIsRetriedNotDelivered(t *testing.T) {
 // TestTemporaryRedirectDelivers: a 307 or 308 keeps the POST and its body,
 // and is followed.
 func TestTemporaryRedirectDelivers(t *testing.T) {
-	var mu sync.Mutex
-	posts := 0
+	hook := movedHook(t, http.StatusTemporaryRedirect)
+	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: hook.url,
+		FlushInterval: configs.Duration(10 * time.Millisecond)}
+	r := startHookSink(t, cfg, ev("interface_down", "edge1", "Ethernet7", 0))
+	sinktest.Eventually(t, "1 record delivered through the 307", func() bool {
+		posts, _ := hook.counts()
+		return posts == 1 && r.Counter("weir_sink_records_total", map[string]string{"sink": "chat"}) == 1
+	})
+}
+
+// redirectedHook is a receiver whose old URL redirects to its new one
+// with a status of the test's.
+type redirectedHook struct {
+	url         string // the old one
+	mu          sync.Mutex
+	posts, gets int // at the new one: POSTs with a body, and the rest
+}
+
+func movedHook(t *testing.T, status int) *redirectedHook {
+	h := &redirectedHook{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
+		http.Redirect(w, r, "/new", status)
 	})
 	mux.HandleFunc("/new", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		defer mu.Unlock()
+		h.mu.Lock()
+		defer h.mu.Unlock()
 		if r.Method == http.MethodPost && len(b) > 0 {
-			posts++
+			h.posts++
+		} else {
+			h.gets++
 		}
+		w.WriteHeader(http.StatusOK) // a landing page for GET, an accepted POST
 	})
 	hs := httptest.NewServer(mux)
-	defer hs.Close()
+	t.Cleanup(hs.Close)
+	h.url = hs.URL + "/old"
+	return h
+}
+
+func (h *redirectedHook) counts() (posts, gets int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.posts, h.gets
+}
+
+// startHookSink runs a webhook sink of cfg over events in a test log.
+func startHookSink(t *testing.T, cfg configs.Sink, events ...telemetry.Event) *sinktest.Running {
 	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: hs.URL + "/old",
-		FlushInterval: configs.Duration(10 * time.Millisecond)}
 	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "edge1" }, []telemetry.Event{
-		ev("interface_down", "edge1", "Ethernet7", 0)})
-	r := sinktest.Start(t, b, cfg, s)
-	sinktest.Eventually(t, "1 record delivered through the 307", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return posts == 1 && r.Counter("weir_sink_records_total", map[string]string{"sink": "chat"}) == 1
-	})
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "edge1" }, events)
+	return sinktest.Start(t, b, cfg, s)
 }
