@@ -928,3 +928,49 @@ func TestRetentionForeverSurvivesReopen(t *testing.T) {
 		t.Fatalf("retention after reopening: %v, want for ever (negative)", rt)
 	}
 }
+
+// TestSkippedByRetentionCounted: records retention deletes before a group
+// reads them are a drop, counted per group and topic with the log's
+// warning, not only logged.
+func TestSkippedByRetentionCounted(t *testing.T) {
+	b := openTest(t, t.TempDir(),
+		WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8 << 10, RetentionBytes: 32 << 10, RetentionTime: time.Hour}))
+	if err := b.Produce(ctx, "t", makeRecords(10, 0)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "slow", []string{"t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if recs, err := c.Poll(ctx); err != nil || len(recs) != 10 {
+		t.Fatalf("first poll: %d records, %v", len(recs), err)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < 200; i++ {
+		if err := b.Produce(ctx, "t", makeRecords(10, i*10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.ApplyRetention()
+	info, _ := b.DescribeTopics(ctx, "t")
+	start := info[0].Partitions[0].LogStartOffset
+	if start <= 10 {
+		t.Fatalf("retention left the log start at %d", start)
+	}
+	recs, err := c.Poll(ctx)
+	if err != nil || len(recs) == 0 || recs[0].Offset != start {
+		t.Fatalf("poll after retention: %d records from %v, %v; log start %d", len(recs), recs, err, start)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(b.Collector())
+	exp := fmt.Sprintf(`# HELP weir_consumer_skipped_records_total Records an in-process group never read: retention deleted them before the group got to them, and it went on from the log start.
+# TYPE weir_consumer_skipped_records_total counter
+weir_consumer_skipped_records_total{group="slow",topic="t"} %d
+`, start-10)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "weir_consumer_skipped_records_total"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -23,6 +24,10 @@ type coordinator struct {
 	mu     sync.Mutex
 	groups map[string]*group
 	nextID atomic.Int64
+	// skipped counts, per group and topic, the records a group never
+	// read because retention deleted them first; kept when the group
+	// empties, as Prometheus counters are.
+	skipped map[[2]string]int64
 }
 
 type group struct {
@@ -37,7 +42,21 @@ type group struct {
 }
 
 func newCoordinator(b *Broker) *coordinator {
-	return &coordinator{b: b, groups: make(map[string]*group)}
+	return &coordinator{b: b, groups: make(map[string]*group), skipped: map[[2]string]int64{}}
+}
+
+// countSkipped adds n records of topic that group never read.
+func (c *coordinator) countSkipped(group, topic string, n int64) {
+	c.mu.Lock()
+	c.skipped[[2]string{group, topic}] += n
+	c.mu.Unlock()
+}
+
+// skippedRecords returns a copy of the skipped counts.
+func (c *coordinator) skippedRecords() map[[2]string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.skipped)
 }
 
 // GroupMember describes one member of a group.
@@ -384,6 +403,11 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				c.b.opts.logger.Warn("consumer offset out of range, resetting",
 					slog.String("group", c.group), slog.String("topic", op.tp.Topic),
 					slog.Int("partition", int(op.tp.Partition)), slog.Int64("from", op.pos), slog.Int64("to", reset))
+				if reset > op.pos {
+					// Records accepted and never delivered to this
+					// group: a drop, counted with its reason.
+					c.b.groups.countSkipped(c.group, op.tp.Topic, reset-op.pos)
+				}
 				op.pos = reset
 				continue
 			}

@@ -32,6 +32,8 @@ var (
 		"Records between a group's committed offset (or, for a partition it consumes without one, the log start) and the log end.", []string{"group", "topic", "partition"}, nil)
 	descCommitted = prometheus.NewDesc("weir_consumer_committed_offset",
 		"A group's committed offset.", []string{"group", "topic", "partition"}, nil)
+	descSkipped = prometheus.NewDesc("weir_consumer_skipped_records_total",
+		"Records an in-process group never read: retention deleted them before the group got to them, and it went on from the log start.", []string{"group", "topic"}, nil)
 	descMembers = prometheus.NewDesc("weir_consumer_group_members",
 		"Members of a consumer group, in-process and Kafka clients.", []string{"group"}, nil)
 )
@@ -40,7 +42,7 @@ type collector struct{ b *Broker }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descBytesIn, descRecordsOut, descBytesOut,
-		descEndOffset, descStartOffset, descPartBytes, descSegments, descLag, descCommitted, descMembers} {
+		descEndOffset, descStartOffset, descPartBytes, descSegments, descLag, descCommitted, descSkipped, descMembers} {
 		ch <- d
 	}
 }
@@ -120,6 +122,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(hwm[k]-logStart[k], 0)), g.Name, t.name, id)
 			}
 		}
+	}
+	for k, n := range b.groups.skippedRecords() {
+		ch <- prometheus.MustNewConstMetric(descSkipped, prometheus.CounterValue, float64(n), k[0], k[1])
 	}
 	if b.wire != nil {
 		for name, n := range b.wire.memberCounts() {
