@@ -797,7 +797,7 @@ func sessionObject(neighbor, vrf string) string {
 
 // defaultVRFs are the names vendors give the default VRF, lower-cased
 // (looked up with lookupLower, which lowers a name without allocating).
-var defaultVRFs = map[string]string{"default": "y", "global": "y", "master": "y", "base": "y", "default-vrf": "y"}
+var defaultVRFs = map[string]string{"default": "y", "global": "y", "master": "y", "base": "y", "default-vrf": "y", "public": "y", "_public_": "y"}
 
 // canonicalIPv6 spells an IPv6 address as RFC 5952 does (lower case,
 // the longest run of zero groups compressed), without an allocation when

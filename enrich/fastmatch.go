@@ -281,6 +281,24 @@ func junosBGPAt(msg string, at int, tag string, f map[string]string) fastResult 
 		return fastUnsure
 	}
 	f["neighbor"], f["asn"], f["old"], f["new"] = addr, asn, old, now
+	// The routing instance, "(instance X)", later in the line: the first
+	// one with a name, as the pattern's (?:.*?\(instance ([^)\s]+)\))?.
+	rest := c.s
+	for {
+		k := strings.Index(rest, "(instance ")
+		if k < 0 {
+			break
+		}
+		rest = rest[k+len("(instance "):]
+		n := 0
+		for n < len(rest) && rest[n] != ')' && !isSpaceRE(rest[n]) {
+			n++
+		}
+		if n > 0 && n < len(rest) && rest[n] == ')' {
+			f["vrf"] = rest[:n]
+			break
+		}
+	}
 	return fastMatched
 }
 
@@ -368,7 +386,7 @@ func fastSSHDAccepted(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// (?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )?(?P<state>on-line|off-line|up|down)\b
+// (?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )(?P<state>on-line|off-line|up|down)\b
 //
 // Its needs ("ort ") is in every line with a port number (sshd's "port
 // 51234", firewalls'), so this one mostly tells that the pattern does not
@@ -421,16 +439,13 @@ func portStateAt(s string, f map[string]string) fastResult {
 		}
 		return fastNoMatch
 	}
-	// The optional group first: it leads on only if a state follows it.
+	// "is now " or "link ", then the state.
 	for _, opt := range [...]string{"is now ", "link "} {
 		if rest, ok := cutFold(s, opt); ok {
-			if try(rest) == fastMatched {
-				return fastMatched
-			}
-			break // without it, a state cannot start with "is" or "link"
+			return try(rest)
 		}
 	}
-	return try(s)
+	return fastNoMatch
 }
 
 // (?i)\binterface\s+(?P<interface>...)\b[^.]*?\b(?:is|...)\s+(?P<state>down|up)\b

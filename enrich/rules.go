@@ -120,6 +120,11 @@ func syslogRules() []rule {
 				{"%%01IFNET/4/IF_STATE(l)[1479]:Interface GigabitEthernet2/0/9 has turned into UP state.", "interface_up", map[string]string{"interface": "GigabitEthernet2/0/9"}},
 				{"%%01IFNET/4/UPDOWN(l): The state of interface Ethernet0/0/16 was changed to DOWN.", "interface_down", map[string]string{"interface": "Ethernet0/0/16"}},
 			}},
+		// S-series and AR: the port's own state, IFPDT/4/IF_STATE.
+		{name: "huawei_ifpdt", vendor: VendorHuawei, needs: "IFPDT/", patterns: []*regexp.Regexp{re(`IFPDT/\d/IF_STATE\b.*?:\s*Interface (?P<interface>[\w/.:-]+) has turned into (?P<state>UP|DOWN) state`)},
+			states: ifStates, examples: []example{
+				{"%%01IFPDT/4/IF_STATE(l)[4]:Interface GigabitEthernet0/0/1 has turned into DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/1"}},
+			}},
 		// VRP8 (NE, CE and newer S series) reports a link as an alarm:
 		// "IFNET/2/linkDown_active" when it goes down, "_clear" when it
 		// comes back, with the state in the parameters (Huawei's log
@@ -180,10 +185,20 @@ func syslogRules() []rule {
 				{"Event|403|LOG_INFO|AMM|1/1|Link status for interface 1/1/48 is down", "interface_down", map[string]string{"interface": "1/1/48"}},
 				{"Event|404|LOG_INFO|AMM|1/1|Link status for interface 1/1/48 is up", "interface_up", map[string]string{"interface": "1/1/48"}},
 			}},
-		{name: "aruba_extreme_port", needs: "ort ", patterns: []*regexp.Regexp{re(`(?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )?(?P<state>on-line|off-line|up|down)\b`)},
+		// ProCurve's "port X is now on-line" and EXOS's "Port X link
+		// down": without "is now" or "link", any "port 8080 down" (a
+		// load balancer's health check) would be a link event.
+		{name: "aruba_extreme_port", needs: "ort ", patterns: []*regexp.Regexp{re(`(?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )(?P<state>on-line|off-line|up|down)\b`)},
 			states: map[string]string{"on-line": "interface_up", "off-line": "interface_down", "up": "interface_up", "down": "interface_down"}, examples: []example{
 				{"ports: port 1/1/12 is now on-line", "interface_up", map[string]string{"interface": "1/1/12"}},
 				{"Port 1:24 link down", "interface_down", map[string]string{"interface": "1:24"}},
+			}},
+		// PAN-OS system log, subtype port, event link-change: "Port
+		// ethernet1/3: Down 1Gb/s-full duplex".
+		{name: "paloalto_link", vendor: VendorPaloAlto, needs: "link-change", patterns: []*regexp.Regexp{re(`\blink-change,.*?\bPort (?P<interface>[\w/.:-]+): (?P<state>Up|Down)\b`)},
+			states: ifStates, examples: []example{
+				{`1,2026/11/29 14:02:11,012345678901,SYSTEM,port,0,2026/11/29 14:02:11,,link-change,ethernet1/3,0,0,general,informational,"Port ethernet1/3: Down 1Gb/s-full duplex",12345,0x0,0,0,0,0,,fw1`, "interface_down", map[string]string{"interface": "ethernet1/3"}},
+				{`1,2026/11/29 14:02:11,012345678901,SYSTEM,port,0,2026/11/29 14:02:11,,link-change,ethernet1/2,0,0,general,informational,"Port ethernet1/2: Up   10Gb/s-full duplex",12346,0x0,0,0,0,0,,fw1`, "interface_up", map[string]string{"interface": "ethernet1/2"}},
 			}},
 		// --- BGP ---
 		// The VRF as IOS writes it ("vpn vrf X"), NX-OS ("(X) neighbor")
@@ -219,20 +234,26 @@ func syslogRules() []rule {
 				// EOS releases before multi-VRF BGP leave the VRF out.
 				{"%BGP-5-ADJCHANGE: peer 10.44.0.7 (AS 64620) old state Established event Stop new state Idle", "bgp_peer_down", map[string]string{"neighbor": "10.44.0.7", "asn": "64620"}},
 			}},
-		{name: "junos_bgp", needs: "BGP_PEER_STATE_CHANGE", patterns: []*regexp.Regexp{re(`BGP_PEER_STATE_CHANGE:? BGP peer (?P<neighbor>` + ipish + `)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)`)},
+		{name: "junos_bgp", needs: "BGP_PEER_STATE_CHANGE", patterns: []*regexp.Regexp{re(`BGP_PEER_STATE_CHANGE:? BGP peer (?P<neighbor>` + ipish + `)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)(?:.*?\(instance (?P<vrf>[^)\s]+)\))?`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"BGP_PEER_STATE_CHANGE: BGP peer 10.2.2.2 (External AS 65003) changed state from Established to Idle (event HoldTime) (instance master)", "bgp_peer_down", map[string]string{"neighbor": "10.2.2.2", "asn": "65003"}},
 			}},
 		// The tag Junos gives a BGP session's state change in its system log
 		// reference (and napalm-logs' and noc's fixtures from devices).
-		{name: "junos_rpd_bgp", needs: "RPD_BGP_NEIGHBOR_STATE_CHANGED", patterns: []*regexp.Regexp{re(`RPD_BGP_NEIGHBOR_STATE_CHANGED:? BGP peer (?P<neighbor>` + ipish + `)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)`)},
+		{name: "junos_rpd_bgp", needs: "RPD_BGP_NEIGHBOR_STATE_CHANGED", patterns: []*regexp.Regexp{re(`RPD_BGP_NEIGHBOR_STATE_CHANGED:? BGP peer (?P<neighbor>` + ipish + `)(?:\+\d+)? \((?:External|Internal) AS (?P<asn>\d+)\) changed state from (?P<old>\w+) to (?P<new>\w+)(?:.*?\(instance (?P<vrf>[^)\s]+)\))?`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 172.31.9.2 (Internal AS 64700) changed state from Established to Idle (event RecvNotify) (instance master)", "bgp_peer_down", map[string]string{"neighbor": "172.31.9.2", "asn": "64700"}},
+				{"RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 10.0.0.1 (External AS 65001) changed state from Established to Idle (event RecvNotify) (instance CUST-A)", "bgp_peer_down", map[string]string{"neighbor": "10.0.0.1", "vrf": "CUST-A"}},
 				{"RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 172.31.9.2+179 (External AS 64701) changed state from OpenConfirm to Established (event RecvKeepAlive) (instance master)", "bgp_peer_up", map[string]string{"neighbor": "172.31.9.2", "asn": "64701"}},
 			}},
-		{name: "huawei_bgp", vendor: VendorHuawei, needs: "BGP/", patterns: []*regexp.Regexp{re(`BGP/\d/(?:STATE_CHG_UPDOWN|BGP_STATE_CHANGE).*?[Pp]eer (?P<neighbor>` + ipish + `).*?(?:CurrentState|current state)=(?P<new>\w+)`)},
+		// The states as the text gives them ("changed from A to B"), or
+		// as CurrentState= where it does not; InstanceName is the VPN
+		// instance (Public: the default).
+		{name: "huawei_bgp", vendor: VendorHuawei, needs: "BGP/", patterns: []*regexp.Regexp{re(`BGP/\d/(?:STATE_CHG_UPDOWN|BGP_STATE_CHANGE).*?[Pp]eer (?P<neighbor>` + ipish + `)(?: changed from (?P<old>\w+) to (?P<new>\w+)|.*?(?:CurrentState|current state)=(?P<new>\w+))(?:.*?\bInstanceName=(?P<vrf>[^,)\s]+))?`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
-				{"BGP/2/STATE_CHG_UPDOWN:The status of the peer 10.1.1.1 changed from ESTABLISHED to IDLE. (InstanceName=Public, StateChangeReason=Hold Timer Expired, CurrentState=Idle)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1"}},
+				{"BGP/2/STATE_CHG_UPDOWN:The status of the peer 10.1.1.1 changed from ESTABLISHED to IDLE. (InstanceName=Public, StateChangeReason=Hold Timer Expired, CurrentState=Idle)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.1", "vrf": "Public"}},
+				{"BGP/3/STATE_CHG_UPDOWN(l)[6]:The status of the peer 10.1.1.2 changed from ESTABLISHED to IDLE. (InstanceName=vpn1, StateChangeReason=Hold Timer Expired)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.2", "vrf": "vpn1"}},
+				{"BGP/3/STATE_CHG_UPDOWN(l)[7]:The status of the peer 10.1.1.2 changed from OPENCONFIRM to ESTABLISHED. (InstanceName=vpn1, StateChangeReason=Up)", "bgp_peer_up", map[string]string{"neighbor": "10.1.1.2", "vrf": "vpn1"}},
 			}},
 		// BGP/6/PEER_STATE_CHG: the message format of Huawei's NetEngine
 		// 8000 log reference (a10.tagan.ru/huawei/netengine8000f1a/log/8090/
@@ -288,17 +309,32 @@ func syslogRules() []rule {
 			}},
 		// IOS-XR (a space before the colon, the area named) and OSPFv3;
 		// cisco_ospf takes the IOS lines first, faster.
-		{name: "cisco_ospf_variants", needs: "-ADJCHG", patterns: []*regexp.Regexp{re(`OSPF(?:V3)?-\d-ADJCHG ?: Process \S+, Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) (?:in area \S+ )?from (?P<old>[\w-]+) to (?P<new>[\w-]+)`)},
+		{name: "cisco_ospf_variants", needs: "-ADJCHG", patterns: []*regexp.Regexp{re(`OSPF(?:[Vv]3)?-\d-ADJCHG ?: Process \S+,(?: IPv[46],)? Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) (?:in area \S+ )?from (?P<old>[\w-]+) to (?P<new>[\w-]+)`)},
 			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
 				{"%ROUTING-OSPF-5-ADJCHG : Process 1, Nbr 10.0.0.2 on GigabitEthernet0/0/0/0 in area 0 from FULL to DOWN, Neighbor Down: interface down or detached,vrf default vrfid 0x60000000", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2", "interface": "GigabitEthernet0/0/0/0"}},
 				{"%ROUTING-OSPF-5-ADJCHG : Process 1, Nbr 10.0.0.2 on GigabitEthernet0/0/0/0 in area 0 from LOADING to FULL, Loading Done, vrf default vrfid 0x60000000", "ospf_neighbor_up", map[string]string{"neighbor": "10.0.0.2"}},
 				{"%OSPFV3-5-ADJCHG: Process 1, Nbr 192.0.2.9 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Dead timer expired", "ospf_neighbor_down", map[string]string{"neighbor": "192.0.2.9", "interface": "GigabitEthernet0/1"}},
 			}},
-		{name: "nxos_ospf", needs: "-NBRSTATE: ", patterns: []*regexp.Regexp{re(`OSPF(?:V3)?-\d-NBRSTATE: \S+ \[\d+\] Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) went (?P<state>\w+)`)},
+		// NX-OS: "%OSPF-5-ADJCHANGE: ospf-2 [3860] Nbr A on IF went DOWN",
+		// and NBRSTATE in the same form or in IOS's "from A to B".
+		{name: "nxos_ospf", needs: "] Nbr ", patterns: []*regexp.Regexp{re(`OSPF(?:V3|v3)?-\d-(?:NBRSTATE|ADJCHANGE): \S+ \[\d+\] Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) went (?P<state>\w+)`)},
 			states: map[string]string{"full": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
 				{"%OSPF-5-NBRSTATE: ospf-1 [5267] Nbr 10.10.10.2 on Vlan10 went DOWN", "ospf_neighbor_down", map[string]string{"neighbor": "10.10.10.2", "interface": "Vlan10"}},
 				{"%OSPF-5-NBRSTATE: ospf-1 [5267] Nbr 10.10.10.2 on Ethernet1/1 went FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.10.10.2", "interface": "Ethernet1/1"}},
 				{"%OSPF-5-NBRSTATE: ospf-1 [5267] Nbr 10.10.10.2 on Ethernet1/1 went INIT", "", nil},
+				{"%OSPF-5-ADJCHANGE: ospf-2 [3860] Nbr 192.168.4.46 on port-channel10 went DOWN", "ospf_neighbor_down", map[string]string{"neighbor": "192.168.4.46", "interface": "port-channel10"}},
+				{"%OSPF-5-ADJCHANGE: ospf-100 [7243] Nbr 10.0.13.2 on Ethernet1/49 went FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.0.13.2", "interface": "Ethernet1/49"}},
+			}},
+		{name: "nxos_ospf_from_to", needs: "-NBRSTATE: Process ", patterns: []*regexp.Regexp{re(`OSPF(?:V3|v3)?-\d-NBRSTATE: Process \S+, Nbr (?P<neighbor>` + ipish + `) on (?P<interface>\S+) from (?P<old>[\w-]+) to (?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"%OSPF-5-NBRSTATE: Process 2, Nbr 192.168.4.46 on port-channel10 from FULL to DOWN, DEADTIME", "ospf_neighbor_down", map[string]string{"neighbor": "192.168.4.46", "interface": "port-channel10"}},
+			}},
+		// EOS: "%OSPF-4-OSPF_ADJACENCY_TEARDOWN: NGB A, interface B
+		// adjacency dropped" (B is the local address, not a name).
+		{name: "arista_ospf", needs: "_ADJACENCY_", patterns: []*regexp.Regexp{re(`OSPF3?_ADJACENCY_(?P<state>ESTABLISHED|TEARDOWN): NGB (?P<neighbor>` + ipish + `),`)},
+			states: map[string]string{"established": "ospf_neighbor_up", "teardown": "ospf_neighbor_down"}, examples: []example{
+				{"%OSPF-4-OSPF_ADJACENCY_TEARDOWN: NGB 10.0.0.2, interface 172.16.0.1 adjacency dropped: inactivity timer expired, state was: FULL", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2"}},
+				{"%OSPF-4-OSPF_ADJACENCY_ESTABLISHED: NGB 10.0.0.2, interface 172.16.0.1 adjacency established", "ospf_neighbor_up", map[string]string{"neighbor": "10.0.0.2"}},
 			}},
 		{name: "junos_ospf", needs: "RPD_OSPF_NBR", patterns: []*regexp.Regexp{re(`RPD_OSPF_NBR(?P<state>UP|DOWN):? OSPF neighbor (?P<neighbor>` + ipish + `) \(realm \S+ (?P<interface>\S+) area \S+\)`)},
 			states: map[string]string{"up": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
@@ -327,6 +363,12 @@ func syslogRules() []rule {
 		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?P<user>[^\s,]+)`)},
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops"}},
+			}},
+		// EOS: a configuration session committed (CloudVision, gNMI Set,
+		// "configure session"), which logs no CONFIG_I.
+		{name: "arista_config_session", needs: "CONFIG_SESSION_COMMIT_SUCCESS", patterns: []*regexp.Regexp{re(`CONFIG_SESSION_COMMIT_SUCCESS: User (?P<user>\S+) committed configuration session \S+ successfully(?: on (?P<source>\S+))?`)},
+			event: "config_changed", examples: []example{
+				{"%SYS-5-CONFIG_SESSION_COMMIT_SUCCESS: User cvpadmin committed configuration session CVP-configtask-ff4f8885 successfully on TerminAttr (localhost)", "config_changed", map[string]string{"user": "cvpadmin", "source": "TerminAttr"}},
 			}},
 		// "commit confirmed" applies the change at once (and rolls it back
 		// unless confirmed); "commit check" changes nothing.

@@ -341,10 +341,12 @@ const yearFirstReach = 128
 
 // mnemonic finds the first "%FACILITY-SEV-MNEMONIC" in msg (Cisco family
 // and Arista; facility segments joined by '-', as in
-// "%PKT_INFRA-LINEPROTO-5-UPDOWN"; Huawei's "%%01" prefix allowed). It is
-// the regular expression
+// "%PKT_INFRA-LINEPROTO-5-UPDOWN", and lower case after a segment's
+// first letter, as in "%OSPFv3-5-ADJCHG"), or Huawei's
+// "%%01MODULE/SEV/BRIEF" (the brief may be in mixed case:
+// "linkDown_active"). It is the regular expression
 //
-//	%(?:%\d+)?([A-Z][A-Z0-9_]*(?:-[A-Z][A-Z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)
+//	%(?:%\d+)?([A-Z][A-Za-z0-9_]*(?:-[A-Z][A-Za-z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)|%%\d+([A-Z][A-Z0-9_]*)/(\d)/([A-Za-z][A-Za-z0-9_]*)
 //
 // written out, as every message goes through it.
 func mnemonic(msg string) (facility string, severity int, mnem string, ok bool) {
@@ -357,6 +359,9 @@ func mnemonic(msg string) (facility string, severity int, mnem string, ok bool) 
 			}
 			if q > p+1 {
 				p = q
+				if facility, severity, mnem, ok = huaweiMnemonicAt(msg, p); ok {
+					return facility, severity, mnem, true
+				}
 			}
 		}
 		if facility, severity, mnem, ok = mnemonicAt(msg, p); ok {
@@ -378,7 +383,7 @@ func mnemonicAt(msg string, p int) (string, int, string, bool) {
 		if p >= len(msg) || !isUpper(msg[p]) {
 			return "", 0, "", false
 		}
-		p = skipWord(msg, p+1)
+		p = skipMixedWord(msg, p+1)
 		if p+1 >= len(msg) || msg[p] != '-' {
 			return "", 0, "", false
 		}
@@ -395,6 +400,28 @@ func mnemonicAt(msg string, p int) (string, int, string, bool) {
 	end := skipWord(msg, p+2)
 	return facility, sev, msg[p+1 : end], true
 }
+
+// huaweiMnemonicAt parses Huawei's "MODULE/SEV/BRIEF" at msg[p:].
+func huaweiMnemonicAt(msg string, p int) (string, int, string, bool) {
+	if p >= len(msg) || !isUpper(msg[p]) {
+		return "", 0, "", false
+	}
+	end := skipWord(msg, p+1)
+	if end+3 >= len(msg) || msg[end] != '/' || !isDigit(msg[end+1]) || msg[end+2] != '/' || !isLetter(msg[end+3]) {
+		return "", 0, "", false
+	}
+	return msg[p:end], int(msg[end+1] - '0'), msg[end+3 : skipMixedWord(msg, end+4)], true
+}
+
+// skipMixedWord skips [A-Za-z0-9_]*.
+func skipMixedWord(s string, i int) int {
+	for i < len(s) && (isLetter(s[i]) || isDigit(s[i]) || s[i] == '_') {
+		i++
+	}
+	return i
+}
+
+func isLetter(c byte) bool { return isUpper(c) || c >= 'a' && c <= 'z' }
 
 // skipWord skips [A-Z0-9_]*.
 func skipWord(s string, i int) int {

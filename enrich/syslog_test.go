@@ -176,7 +176,7 @@ func BenchmarkClassifyCorpus(b *testing.B) {
 
 // The regular expressions mnemonic and junosTag write out.
 var (
-	mnemonicRE = regexp.MustCompile(`%(?:%\d+)?([A-Z][A-Z0-9_]*(?:-[A-Z][A-Z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)`)
+	mnemonicRE = regexp.MustCompile(`%(?:%\d+)?([A-Z][A-Za-z0-9_]*(?:-[A-Z][A-Za-z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)|%%\d+([A-Z][A-Z0-9_]*)/(\d)/([A-Za-z][A-Za-z0-9_]*)`)
 	junosTagRE = regexp.MustCompile(`^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?::|$)`)
 )
 
@@ -184,6 +184,9 @@ func checkMnemonicMatchesRE(t *testing.T, msg string) {
 	t.Helper()
 	fac, sev, mnem, ok := mnemonic(msg)
 	m := mnemonicRE.FindStringSubmatch(msg)
+	if m != nil && m[1] == "" {
+		m = []string{m[0], m[4], m[5], m[6]} // the Huawei form
+	}
 	if ok != (m != nil) || ok && (fac != m[1] || sev != int(m[2][0]-'0') || mnem != m[3]) {
 		t.Errorf("mnemonic(%q) = %q %d %q %v, regexp %q", msg, fac, sev, mnem, ok, m)
 	}
@@ -212,6 +215,8 @@ func TestMnemonicMatchesRegexp(t *testing.T) {
 func FuzzMnemonic(f *testing.F) {
 	f.Add("%PKT_INFRA-LINEPROTO-5-UPDOWN : y")
 	f.Add("%%01BGP-5-X")
+	f.Add("%%01IFNET/4/LINK_STATE(l)[5]:x")
+	f.Add("%OSPFv3-5-ADJCHG: x")
 	f.Add("BGP_PEER_STATE_CHANGE: x")
 	f.Fuzz(checkMnemonicMatchesRE)
 }

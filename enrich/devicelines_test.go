@@ -1,0 +1,171 @@
+package enrich
+
+// Lines as devices (or their relays) put them on the wire, whole, headers
+// and all, parsed by the collector's parser and classified as the worker
+// does: beside the rules' examples (message text only), they check vendor
+// detection, the mnemonic and the event's object. Each of these was once
+// missed or misread.
+
+import (
+	"testing"
+
+	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/telemetry"
+)
+
+type deviceLine struct {
+	name   string
+	raw    string
+	vendor string            // "" = not checked
+	event  string            // "" = no event expected
+	object string            // ObjectOf, checked when event != ""
+	fields map[string]string // checked when non-nil
+	// mnemonic parts, checked when mnem != ""
+	fac, mnem string
+	sev       int
+}
+
+func checkDeviceLines(t *testing.T, cases []deviceLine) {
+	t.Helper()
+	c := NewClassifier()
+	var p syslog.Parser
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var l telemetry.Log
+			p.ParseCopy([]byte(tc.raw), &l)
+			info := c.Classify(&l)
+			if info.Event != tc.event {
+				t.Errorf("%q\n  event %q (rule %q), want %q", tc.raw, info.Event, info.Rule, tc.event)
+			}
+			if tc.event != "" && ObjectOf(info) != tc.object {
+				t.Errorf("%q\n  object %q, want %q", tc.raw, ObjectOf(info), tc.object)
+			}
+			if tc.vendor != "" && info.Vendor != tc.vendor {
+				t.Errorf("%q\n  vendor %q, want %q", tc.raw, info.Vendor, tc.vendor)
+			}
+			for k, v := range tc.fields {
+				if info.Fields[k] != v {
+					t.Errorf("%q\n  field %s = %q, want %q", tc.raw, k, info.Fields[k], v)
+				}
+			}
+			if tc.mnem != "" && (info.Facility != tc.fac || info.Mnemonic != tc.mnem || info.MnemonicSeverity != tc.sev) {
+				t.Errorf("%q\n  mnemonic %q/%d/%q, want %q/%d/%q", tc.raw, info.Facility, info.MnemonicSeverity, info.Mnemonic, tc.fac, tc.sev, tc.mnem)
+			}
+		})
+	}
+}
+
+// TestDeviceLinesOSPFv3Cisco: IOS and IOS-XE write the OSPFv3 facility with a
+// lower-case v ("%OSPFv3-5-ADJCHG"), and IOS 15+/IOS-XE with OSPFv3
+// address families add the family after the process ("Process 1, IPv6,
+// Nbr ..."); IOS-XR writes "%ROUTING-OSPFv3-5-ADJCHG". The mnemonic is
+// split for all of them, so the vendor is known.
+func TestDeviceLinesOSPFv3Cisco(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "ios_ospfv3_down", raw: "<189>162: Nov 29 14:02:11.123: %OSPFv3-5-ADJCHG: Process 1, Nbr 2.2.2.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Dead timer expired",
+			vendor: VendorCiscoIOS, event: "ospf_neighbor_down", object: "2.2.2.2", fields: map[string]string{"interface": "GigabitEthernet0/1"}, fac: "OSPFv3", sev: 5, mnem: "ADJCHG"},
+		{name: "ios_ospfv3_af_ipv6_up", raw: "<189>163: *Jul 30 19:50:16.136: %OSPFv3-5-ADJCHG: Process 1, IPv6, Nbr 2.2.2.2 on Ethernet1/0 from LOADING to FULL, Loading Done",
+			vendor: VendorCiscoIOS, event: "ospf_neighbor_up", object: "2.2.2.2", fields: map[string]string{"interface": "Ethernet1/0"}},
+		{name: "ios_ospfv3_af_ipv4_down", raw: "<189>164: Nov 29 14:02:11.123: %OSPFv3-5-ADJCHG: Process 10, IPv4, Nbr 2.2.2.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Interface down or detached",
+			vendor: VendorCiscoIOS, event: "ospf_neighbor_down", object: "2.2.2.2"},
+		{name: "iosxr_ospfv3_down", raw: "<189>1238: RP/0/RSP0/CPU0:Nov 29 14:06:00.456 UTC: ospfv3[1019]: %ROUTING-OSPFv3-5-ADJCHG : Process 1, Nbr 10.0.0.2 on Bundle-Ether10 from FULL to DOWN, Neighbor Down: dead timer expired, vrf default vrfid 0x60000000",
+			vendor: VendorCiscoIOSXR, event: "ospf_neighbor_down", object: "10.0.0.2"},
+	})
+}
+
+// TestDeviceLinesNXOSOSPFAdjchange: NX-OS reports an OSPF adjacency change as
+// "%OSPF-5-ADJCHANGE: ospf-<tag> [<pid>] Nbr A on IF went DOWN|FULL"
+// (with "%OSPF-5-NBRSTATE: Process N, Nbr A on IF from FULL to DOWN,
+// DEADTIME" beside it): one change, one event (de-duplicated).
+func TestDeviceLinesNXOSOSPFAdjchange(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "adjchange_down", raw: "<189>: 2026 Jun  5 22:15:47.561 UTC: %OSPF-5-ADJCHANGE: ospf-2 [3860] Nbr 192.168.4.46 on port-channel10 went DOWN",
+			vendor: VendorCiscoNXOS, event: "ospf_neighbor_down", object: "192.168.4.46", fields: map[string]string{"interface": "port-channel10"}},
+		{name: "adjchange_full", raw: "<189>2026 Sep 23 10:18:40 N9K-LEAF-02 %OSPF-5-ADJCHANGE: ospf-100 [7243] Nbr 10.0.13.2 on Ethernet1/49 went FULL",
+			vendor: VendorCiscoNXOS, event: "ospf_neighbor_up", object: "10.0.13.2", fields: map[string]string{"interface": "Ethernet1/49"}},
+		{name: "nbrstate_from_to", raw: "<189>: 2026 Jun  5 22:15:47.561 UTC: %OSPF-5-NBRSTATE: Process 2, Nbr 192.168.4.46 on port-channel10 from FULL to DOWN, DEADTIME",
+			vendor: VendorCiscoNXOS, event: "ospf_neighbor_down", object: "192.168.4.46"},
+	})
+}
+
+// TestDeviceLinesAristaOSPF: EOS logs OSPF adjacencies as
+// OSPF_ADJACENCY_ESTABLISHED / OSPF_ADJACENCY_TEARDOWN (agent Ospf or
+// Rib, "Instance N:" before the mnemonic).
+func TestDeviceLinesAristaOSPF(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "teardown", raw: "<188>Oct 22 11:49:57 s1 Ospf: Instance 1: %OSPF-4-OSPF_ADJACENCY_TEARDOWN: NGB 10.0.0.2, interface 172.16.0.1 adjacency dropped: inactivity timer expired, state was: FULL",
+			vendor: VendorAristaEOS, event: "ospf_neighbor_down", object: "10.0.0.2"},
+		{name: "established", raw: "<188>Oct 22 11:50:12 s1 Ospf: Instance 1: %OSPF-4-OSPF_ADJACENCY_ESTABLISHED: NGB 10.0.0.2, interface 172.16.0.1 adjacency established",
+			vendor: VendorAristaEOS, event: "ospf_neighbor_up", object: "10.0.0.2"},
+		{name: "teardown_rib_no_instance", raw: "<188>Jul 21 09:00:38 a2 Rib: %OSPF-4-OSPF_ADJACENCY_TEARDOWN: NGB 172.26.0.46, interface 172.17.254.154 adjacency dropped: inactivity timer expired, state was: FULL",
+			vendor: VendorAristaEOS, event: "ospf_neighbor_down", object: "172.26.0.46"},
+	})
+}
+
+// TestDeviceLinesAristaConfigSession: a change committed through a
+// configuration session (CloudVision, gNMI Set, "configure session")
+// logs CONFIG_SESSION_COMMIT_SUCCESS and no CONFIG_I.
+func TestDeviceLinesAristaConfigSession(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "cvp", raw: "<189>May  9 16:34:19 PE-1A ConfigAgent: %SYS-5-CONFIG_SESSION_COMMIT_SUCCESS: User cvpadmin committed configuration session CVP-configtask-ff4f8885-f1bc-436b-a0da-da0ec41241bf successfully on TerminAttr (localhost)",
+			vendor: VendorAristaEOS, event: "config_changed", object: "cvpadmin"},
+		{name: "gnmi", raw: "<189>Sep 19 19:20:13 spine1 ConfigAgent: %SYS-5-CONFIG_SESSION_COMMIT_SUCCESS: User arista committed configuration session session11521733719371 successfully on GNMI (192.168.0.1:57388)",
+			vendor: VendorAristaEOS, event: "config_changed", object: "arista"},
+	})
+}
+
+// TestDeviceLinesJunosBGPInstance: Junos names the routing instance (VRF) of a
+// BGP session at the end, "(instance CUST-A)": without it the sessions to
+// one address in two VRFs would be one object (and never the object
+// gNMI's network instance gives).
+func TestDeviceLinesJunosBGPInstance(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "rpd_vrf_a", raw: "<29>Nov 29 14:06:09 mx1 rpd[2345]: RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 10.0.0.1 (External AS 65001) changed state from Established to Idle (event RecvNotify) (instance CUST-A)",
+			vendor: VendorJunos, event: "bgp_peer_down", object: "10.0.0.1 vrf CUST-A", fields: map[string]string{"vrf": "CUST-A", "asn": "65001"}},
+		{name: "rpd_vrf_b", raw: "<29>Nov 29 14:06:09 mx1 rpd[2345]: RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 10.0.0.1+179 (External AS 65002) changed state from OpenConfirm to Established (event RecvKeepAlive) (instance CUST-B)",
+			vendor: VendorJunos, event: "bgp_peer_up", object: "10.0.0.1 vrf CUST-B", fields: map[string]string{"vrf": "CUST-B"}},
+		{name: "bgp_peer_state_change_vrf", raw: "<29>Nov 29 14:06:09 mx1 rpd[2345]: BGP_PEER_STATE_CHANGE: BGP peer 10.2.2.2 (External AS 65003) changed state from Established to Idle (event HoldTime) (instance CUST-A)",
+			vendor: VendorJunos, event: "bgp_peer_down", object: "10.2.2.2 vrf CUST-A", fields: map[string]string{"vrf": "CUST-A"}},
+		{name: "rfc5424_sd", raw: `<28>1 2026-11-29T14:06:07.123+01:00 mx2 rpd 2345 RPD_BGP_NEIGHBOR_STATE_CHANGED [junos@2636.1.1.1.2.29 peer-name="10.0.0.1" old-state="Established" new-state="Idle"] BGP peer 10.0.0.1 (External AS 65001) changed state from Established to Idle (event RecvNotify) (instance CUST-A)`,
+			vendor: VendorJunos, event: "bgp_peer_down", object: "10.0.0.1 vrf CUST-A"},
+	})
+}
+
+// TestDeviceLinesHuawei: S-series and AR routers report a port going down or
+// up as IFPDT/4/IF_STATE ("Interface X has turned into DOWN state."), as
+// well as IFNET/; Huawei's "%%01MODULE/SEV/BRIEF" is split as Cisco's
+// mnemonic is; a BGP session's InstanceName is its VRF.
+func TestDeviceLinesHuawei(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "ifpdt_down", raw: "<188>Sep 13 2021 00:19:26-08:00 R1 %%01IFPDT/4/IF_STATE(l)[4]:Interface GigabitEthernet0/0/1 has turned into DOWN state.",
+			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet0/0/1"},
+		{name: "ifpdt_up", raw: "<188>Apr 16 2024 03:33:48-08:00 Huawei %%01IFPDT/4/IF_STATE(l)[0]:Interface GigabitEthernet0/0/0 has turned into UP state.",
+			vendor: VendorHuawei, event: "interface_up", object: "GigabitEthernet0/0/0"},
+		{name: "ifnet_mnemonic", raw: "<188>Sep 13 2021 00:19:26 R1 %%01IFNET/4/LINK_STATE(l)[5]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.",
+			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet0/0/1", fac: "IFNET", sev: 4, mnem: "LINK_STATE"},
+		{name: "bgp_instance", raw: "<188>Sep 13 2021 00:19:26 R1 %%01BGP/3/STATE_CHG_UPDOWN(l)[6]:The status of the peer 10.1.1.2 changed from ESTABLISHED to IDLE. (InstanceName=vpn1, StateChangeReason=Hold Timer Expired)",
+			vendor: VendorHuawei, event: "bgp_peer_down", object: "10.1.1.2 vrf vpn1", fields: map[string]string{"vrf": "vpn1"}},
+	})
+}
+
+// TestDeviceLinesPANOSLinkChange: PAN-OS SYSTEM log "link-change": "Port
+// ethernet1/3: Down 1Gb/s-full duplex" / "Port ethernet1/2: Up
+// 10Gb/s-full duplex".
+func TestDeviceLinesPANOSLinkChange(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "down", raw: `<14>Nov 29 14:02:11 fw1 1,2026/11/29 14:02:11,012345678901,SYSTEM,port,0,2026/11/29 14:02:11,,link-change,ethernet1/3,0,0,general,informational,"Port ethernet1/3: Down 1Gb/s-full duplex",12345,0x0,0,0,0,0,,fw1`,
+			event: "interface_down", object: "ethernet1/3"},
+		{name: "up", raw: `<14>Nov 29 14:02:11 fw1 1,2026/11/29 14:02:11,012345678901,SYSTEM,port,0,2026/11/29 14:02:11,,link-change,ethernet1/2,0,0,general,informational,"Port ethernet1/2: Up   10Gb/s-full duplex",12346,0x0,0,0,0,0,,fw1`,
+			event: "interface_up", object: "ethernet1/2"},
+	})
+}
+
+// TestDeviceLinesPortRuleFalsePositive: the port rule (ProCurve's "port X
+// is now off-line", EXOS's "Port X link down") has no vendor, so a "port
+// <number> down" from any host must not be a link event about an
+// interface named "8080".
+func TestDeviceLinesPortRuleFalsePositive(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "tcp_health_check", raw: "<14>Nov 29 14:02:11 lb1 checkd[123]: health check: tcp port 8080 down"},
+	})
+}
