@@ -169,3 +169,12 @@ func TestDeviceLinesPortRuleFalsePositive(t *testing.T) {
 		{name: "tcp_health_check", raw: "<14>Nov 29 14:02:11 lb1 checkd[123]: health check: tcp port 8080 down"},
 	})
 }
+
+// TestDeviceLinesJunosLoginInformation: login(1) on Junos names the
+// address after "from host".
+func TestDeviceLinesJunosLoginInformation(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "telnet", raw: "<86>Nov 29 14:06:09 mx1 login[4312]: LOGIN_INFORMATION: User netops logged in from host 10.0.0.1 on device ttyp0",
+			vendor: VendorJunos, event: "login_succeeded", object: "netops", fields: map[string]string{"source": "10.0.0.1"}},
+	})
+}

@@ -399,6 +399,12 @@ func syslogRules() []rule {
 				{"UI_LOGIN_EVENT: User 'netops' login, class 'j-super-user' [13117], ssh-connection '10.34.195.36 51234 10.0.0.1 22', client-mode 'cli'", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"UI_LOGIN_EVENT: User 'root' login, class 'super-user' [2211], ssh-connection '', client-mode 'cli'", "login_succeeded", map[string]string{"user": "root"}},
 			}},
+		// Junos login(1): "LOGIN_INFORMATION: User X logged in from host A
+		// on device ttyp0" (the generic rule would miss the address).
+		{name: "junos_login_information", needs: "LOGIN_INFORMATION", patterns: []*regexp.Regexp{re(`LOGIN_INFORMATION:? User (?P<user>\S+) logged in from host (?P<source>` + ipish + `)`)},
+			event: "login_succeeded", examples: []example{
+				{"LOGIN_INFORMATION: User netops logged in from host 10.0.0.1 on device ttyp0", "login_succeeded", map[string]string{"user": "netops", "source": "10.0.0.1"}},
+			}},
 		// Linux-based network OSes (NX-OS, EOS, SONiC, Cumulus) log PAM's
 		// session line for SSH and console logins (NX-OS's sshd is
 		// dcos_sshd); cron's and sudo's are not logins.
