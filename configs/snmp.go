@@ -154,6 +154,9 @@ type SNMPTraps struct {
 	Users []SNMPv3 `yaml:"users"`
 	// Topic receives the traps; default raw.traps.
 	Topic string `yaml:"topic"`
+	// EngineID is the receiver's own SNMP engine ID, for v3 informs (hex);
+	// default one made at the first start and kept in data_dir.
+	EngineID string `yaml:"engine_id"`
 }
 
 // defaultSNMPTarget holds the built-in defaults under snmp.defaults; it is
@@ -240,6 +243,11 @@ func resolveSNMP(n *yaml.Node, raw snmpRaw) (SNMP, []string) {
 	}
 	if out.Traps.Topic != "" && !validTopic(out.Traps.Topic) {
 		add(keyLine(child(n, "traps"), "topic"), "snmp.traps.topic", "invalid topic name %q", out.Traps.Topic)
+	}
+	if out.Traps.EngineID != "" {
+		if b, err := hex.DecodeString(EngineIDHex(out.Traps.EngineID)); err != nil || len(b) < 5 || len(b) > 32 {
+			add(keyLine(child(n, "traps"), "engine_id"), "snmp.traps.engine_id", "must be 5 to 32 bytes in hex (like 0x80001f8880aabbccdd), not %q", out.Traps.EngineID)
+		}
 	}
 	usersNode := child(child(n, "traps"), "users")
 	// One user name may have several entries, one per sender's engine ID

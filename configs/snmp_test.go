@@ -135,6 +135,7 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		{"snmp:\n  traps: {topic: \"bad topic\"}\n", "cfg.yaml:2: snmp.traps.topic: invalid topic name"},
 		{"snmp:\n  traps:\n    users:\n      - {auth_password: 12345678}\n", "cfg.yaml:4: snmp.traps.users[0].user: must be set"},
 		{"snmp:\n  traps:\n    users:\n      - {user: u, engine_id: xyz}\n", "cfg.yaml:4: snmp.traps.users[0]: engine_id must be 5 to 32 bytes in hex"},
+		{"snmp:\n  traps:\n    engine_id: 0x8000\n", "cfg.yaml:3: snmp.traps.engine_id: must be 5 to 32 bytes in hex"},
 		{"snmp:\n  traps:\n    users:\n      - {user: u, auth_protocol: SHA, auth_password: 12345678}\n      - {user: u, auth_protocol: SHA, auth_password: 87654321}\n", "cfg.yaml:5: snmp.traps.users[1]: user \"u\" is listed twice for the same engine_id"},
 		{"snmp:\n  traps:\n    users:\n      - {user: u, engine_id: 0x8000000903000102030405, auth_password: 12345678}\n      - {user: u, engine_id: 8000000903000102030405, auth_password: 87654321}\n", "cfg.yaml:5: snmp.traps.users[1]: user \"u\" is listed twice for the same engine_id"},
 		{"snmp:\n  targets:\n    - {name: a, address: x, community: \"${WEIR_NO_SUCH_VAR}\"}\n", "cfg.yaml:3: environment variable WEIR_NO_SUCH_VAR is not set"},

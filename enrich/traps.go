@@ -348,7 +348,9 @@ func varbindValue(tr *telemetry.Trap, names ...string) string {
 					// A JSON number: 436207616, not 4.36207616e+08.
 					return strconv.FormatFloat(x, 'f', -1, 64)
 				}
-				return fmt.Sprint(vb.Value)
+				if s := fmt.Sprint(vb.Value); s != "" {
+					return s // an empty ifName: the ifDescr, or the ifIndex
+				}
 			}
 		}
 	}

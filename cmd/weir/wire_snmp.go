@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"path/filepath"
 
 	"github.com/weirnet/weir/collectors/snmp"
 	"github.com/weirnet/weir/collectors/snmp/profile"
@@ -57,6 +58,8 @@ func snmpComponents(d deps) ([]component, error) {
 			Communities: c.Traps.Communities,
 			Users:       c.Traps.Users,
 			Topic:       c.Traps.Topic,
+			EngineID:    c.Traps.EngineID,
+			StateFile:   filepath.Join(d.cfg.DataDir, "trap", "engine.json"),
 			Broker:      d.broker,
 			Names:       trap.NewNames(profiles),
 			Logger:      d.logger.With(slog.String("component", "trap")),

@@ -296,3 +296,24 @@ func TestInformAckedDuringDrain(t *testing.T) {
 		t.Errorf("acknowledged %v informs, want 1", n)
 	}
 }
+
+// TestQueueFullByBytes: while the broker fails, traps beyond QueueBytes
+// are dropped and counted as queue_full, and the ones queued are published
+// once it is back.
+func TestQueueFullByBytes(t *testing.T) {
+	fb := &failingBroker{Capture: snmptest.NewCapture()}
+	h := start(t, Config{Broker: fb, QueueBytes: 1000}) // room for three small traps (about 300 bytes each)
+	for range 10 {
+		sendV2c(t, h.addr)
+	}
+	full := func() float64 { return testutil.ToFloat64(h.metrics.Received.WithLabelValues("2c", OutcomeQueueFull)) }
+	for deadline := time.Now().Add(5 * time.Second); full() < 6; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v traps dropped as queue_full, want at least 6 of 10", full())
+		}
+	}
+	fb.ok.Store(true)
+	if !fb.WaitFor(10*time.Second, func(r []broker.Record) bool { return len(r)+int(full()) == 10 }) {
+		t.Fatalf("%d published and %v dropped of 10", len(fb.Records()), full())
+	}
+}

@@ -64,12 +64,12 @@ func (r *Receiver) inTime(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParameter
 }
 
 // informInTime is the same check for an authenticated inform, whose
-// authoritative engine is this receiver: boots must be this engine's (1)
+// authoritative engine is this receiver: boots must be this engine's
 // and time within timeWindow seconds of this engine's.
 func (r *Receiver) informInTime(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParameters) bool {
 	if p.MsgFlags&gosnmp.AuthNoPriv == 0 {
 		return true
 	}
 	d := int64(usm.AuthoritativeEngineTime) - int64(r.engineTime())
-	return usm.AuthoritativeEngineBoots == 1 && d >= -timeWindow && d <= timeWindow
+	return usm.AuthoritativeEngineBoots == r.boots && d >= -timeWindow && d <= timeWindow
 }

@@ -48,6 +48,13 @@ const (
 	OutcomeAuthFailure      = "auth_failure"
 	OutcomeWrongEngine      = "wrong_engine"
 	OutcomeNotInTimeWindow  = "not_in_time_window"
+	// OutcomeUnknownEngineID: a v3 inform localised for another engine
+	// ID than the receiver's; answered with a Report (RFC 3414 section
+	// 3.2, step 3) for the sender to discover it again.
+	OutcomeUnknownEngineID = "unknown_engine_id"
+	// OutcomeRetransmission: an inform sent again before its
+	// acknowledgement arrived: acknowledged with it, published once.
+	OutcomeRetransmission = "retransmission"
 	// OutcomeLowSecurityLevel: a v3 notification below its user's
 	// security_level (an unencrypted trap of an authPriv user, or one
 	// neither signed nor encrypted, which anyone who knows the user name
@@ -80,6 +87,19 @@ type Config struct {
 	// QueueSize bounds the traps waiting to be published; beyond it
 	// they are dropped and counted (UDP cannot push back). Default 65536.
 	QueueSize int
+	// QueueBytes bounds the memory they hold (as itemBytes estimates
+	// it): a trap can hold 3,800 varbinds, and 65,536 of those would
+	// hold tens of GiB while the broker stalls. Default 256 MiB.
+	QueueBytes int64
+	// EngineID is the receiver's SNMP engine ID for v3 informs, in hex
+	// ("" the one kept in StateFile, or a new one): senders that need
+	// it configured (Junos remote-engine, IOS "snmp-server engineID
+	// remote") can be given a fixed one.
+	EngineID string
+	// StateFile keeps the engine ID and its boots across restarts (weir
+	// uses data_dir/trap/engine.json); "" keeps nothing: a new engine at
+	// every start, whose informs a running sender loses.
+	StateFile string
 }
 
 // Metrics are the receiver's self-metrics.
@@ -93,7 +113,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_trap_received_total",
-			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, malformed, unsupported_security_level, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
+			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, unknown_engine_id, not_in_time_window, retransmission, malformed, unsupported_security_level, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
 		}, []string{"version", "outcome"}),
 		Acked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_trap_informs_acknowledged_total",
@@ -121,6 +141,7 @@ type Receiver struct {
 	// to it (the receiver of an inform is the authoritative engine), so
 	// senders discover it first (RFC 3414 section 4).
 	engineID string
+	boots    uint32 // snmpEngineBoots: the starts of engineID (engineState)
 	started  time.Time
 	reports  atomic.Uint32 // usmStatsUnknownEngineIDs
 	// notInTime is usmStatsNotInTimeWindows.
@@ -133,7 +154,12 @@ type Receiver struct {
 	decodePanics atomic.Int64
 	// pub publishes to the broker; each batch gives a copy its outcomes.
 	pub publish.Publisher
-	mu  sync.Mutex
+	// informs keeps a sender's retransmissions of an inform from being
+	// published again.
+	informs *informMemo
+	// queued is the itemBytes of the traps in the queue.
+	queued atomic.Int64
+	mu     sync.Mutex
 }
 
 // New checks the config and prepares the v3 users.
@@ -156,6 +182,9 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = 65536
 	}
+	if cfg.QueueBytes <= 0 {
+		cfg.QueueBytes = 256 << 20
+	}
 	if cfg.Metrics == nil {
 		m, _ := NewMetrics(nil)
 		cfg.Metrics = m
@@ -165,11 +194,19 @@ func New(cfg Config) (*Receiver, error) {
 		communities: map[string]bool{},
 		users:       map[string][]v3User{},
 		ready:       make(chan struct{}),
-		engineID:    newEngineID(),
 		clocks:      map[string]engineClock{},
 		started:     time.Now(),
 		pub:         publish.Publisher{Broker: cfg.Broker, Topic: cfg.Topic, Name: "trap", Logger: cfg.Logger},
+		informs:     newInformMemo(),
 	}
+	id, boots, note, err := startEngine(cfg.StateFile, cfg.EngineID)
+	if err != nil {
+		return nil, fmt.Errorf("trap: %w", err)
+	}
+	if note != "" {
+		cfg.Logger.Warn("trap: " + note)
+	}
+	r.engineID, r.boots = id, boots
 	for _, c := range cfg.Communities {
 		r.communities[c] = true
 	}
@@ -263,6 +300,25 @@ type item struct {
 	trap telemetry.Trap
 	ack  []byte // the encoded inform response, sent once published
 	to   net.Addr
+	// inform is the inform's key in Receiver.informs; nil for a trap.
+	inform *informKey
+	size   int64 // itemBytes, while queued
+}
+
+// itemBytes estimates the memory a decoded trap holds: its strings and
+// the Varbind structs and boxed values beside them (within a factor of 2
+// of the heap measured for a trap of 3,800 varbinds, see
+// TestQueueMemoryBounded).
+func itemBytes(it *item) int64 {
+	n := 256 + len(it.ack) + len(it.trap.TrapOID) + len(it.trap.TrapName) + len(it.trap.Device) + len(it.trap.SourceAddr)
+	for i := range it.trap.Varbinds {
+		vb := &it.trap.Varbinds[i]
+		n += 96 + len(vb.OID) + len(vb.Name)
+		if s, ok := vb.Value.(string); ok {
+			n += len(s)
+		}
+	}
+	return int64(n)
 }
 
 // Run listens until ctx is done.
@@ -288,7 +344,8 @@ func (r *Receiver) Run(ctx context.Context) error {
 	r.addr = conn.LocalAddr()
 	r.mu.Unlock()
 	close(r.ready)
-	r.cfg.Logger.Info("trap receiver listening", "addr", conn.LocalAddr().String())
+	r.cfg.Logger.Info("trap receiver listening", "addr", conn.LocalAddr().String(),
+		"engine_id", hex.EncodeToString([]byte(r.engineID)), "engine_boots", r.boots)
 
 	queue := make(chan item, r.cfg.QueueSize)
 	pubDone := make(chan struct{})
@@ -338,12 +395,30 @@ func (r *Receiver) Run(ctx context.Context) error {
 			r.logDrop(drops, outcome, version, from)
 			continue
 		}
-		select {
-		case queue <- it:
-		default:
-			r.cfg.Metrics.Received.WithLabelValues(version, OutcomeQueueFull).Inc()
-			r.logDrop(drops, OutcomeQueueFull, version, from)
+		if it.inform != nil {
+			if copied, ack := r.informs.receive(*it.inform, it.ack, it.to, time.Now()); copied {
+				r.cfg.Metrics.Received.WithLabelValues(version, OutcomeRetransmission).Inc()
+				if ack != nil {
+					r.acknowledge(conn, ack, it.to)
+				}
+				continue
+			}
 		}
+		it.size = itemBytes(&it)
+		full := r.queued.Add(it.size) > r.cfg.QueueBytes
+		if !full {
+			select {
+			case queue <- it:
+				continue
+			default:
+			}
+		}
+		r.queued.Add(-it.size)
+		if it.inform != nil {
+			r.informs.dropped(*it.inform)
+		}
+		r.cfg.Metrics.Received.WithLabelValues(version, OutcomeQueueFull).Inc()
+		r.logDrop(drops, OutcomeQueueFull, version, from)
 	}
 	close(queue)
 	<-pubDone
@@ -363,6 +438,7 @@ func (r *Receiver) publishLoop(ctx context.Context, conn net.PacketConn, queue <
 	batch := make([]item, 0, maxBatch)
 	for it := range queue {
 		batch = append(batch[:0], it)
+		size := it.size
 	more:
 		for len(batch) < maxBatch {
 			select {
@@ -371,11 +447,13 @@ func (r *Receiver) publishLoop(ctx context.Context, conn net.PacketConn, queue <
 					break more
 				}
 				batch = append(batch, it)
+				size += it.size
 			default:
 				break more
 			}
 		}
 		r.publish(dctx, conn, batch)
+		r.queued.Add(-size) // held until published: QueueBytes counts the batch too
 	}
 }
 
@@ -429,15 +507,33 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 	if res.Unsent > 0 {
 		r.cfg.Logger.Error("trap publish abandoned at shutdown; dropped, informs not acknowledged", "topic", r.cfg.Topic, "traps", res.Unsent, "err", err)
 	}
+	now := time.Now()
 	for i := range batch {
-		if batch[i].ack != nil && outcomes[i] == OutcomePublished {
-			if _, err := conn.WriteTo(batch[i].ack, batch[i].to); err != nil {
-				r.cfg.Logger.Warn("trap inform acknowledgement failed", "to", batch[i].to.String(), "err", err)
-				continue
+		it := &batch[i]
+		switch {
+		case it.ack == nil:
+		case outcomes[i] != OutcomePublished:
+			if it.inform != nil {
+				r.informs.dropped(*it.inform) // a copy of it is a new try
 			}
-			r.cfg.Metrics.Acked.Inc()
+		default:
+			r.acknowledge(conn, it.ack, it.to)
+			if it.inform != nil {
+				for _, w := range r.informs.published(*it.inform, now) {
+					r.acknowledge(conn, w.ack, w.to)
+				}
+			}
 		}
 	}
+}
+
+// acknowledge sends an inform's response.
+func (r *Receiver) acknowledge(conn net.PacketConn, ack []byte, to net.Addr) {
+	if _, err := conn.WriteTo(ack, to); err != nil {
+		r.cfg.Logger.Warn("trap inform acknowledgement failed", "to", to.String(), "err", err)
+		return
+	}
+	r.cfg.Metrics.Acked.Inc()
 }
 
 // logDrop logs a dropped notification with its sender, so a device with a
@@ -528,13 +624,15 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			return it, version, OutcomeUnknownUser
 		}
 		if p.PDUType == gosnmp.InformRequest && usm.AuthoritativeEngineID != r.engineID {
-			// An inform localised for another engine (weir restarted
-			// with a new engine ID): make the sender rediscover.
+			// An inform localised for another engine (weir's before
+			// its engine ID changed, or the sender's configured one):
+			// the Report lets a sender that can rediscover; Net-SNMP
+			// does not, so it is counted and logged.
 			rep, err := r.report(p)
 			if err != nil {
 				return it, version, OutcomeMalformed
 			}
-			return item{ack: rep, to: from}, version, outcomeDiscovery
+			return item{ack: rep, to: from}, version, OutcomeUnknownEngineID
 		}
 		tr.User = usm.UserName
 		// A trap's authoritative engine is its sender; an inform's is
@@ -608,6 +706,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			return item{}, version, OutcomeMalformed
 		}
 		it.ack, it.to = ack, from
+		it.inform = &informKey{from: from.String(), version: version, principal: tr.Community + tr.User, requestID: p.RequestID}
 	}
 	return it, version, ""
 }
@@ -659,7 +758,7 @@ func (r *Receiver) timeReport(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParam
 	if !ok {
 		return nil, errors.New("not USM")
 	}
-	sec.AuthoritativeEngineBoots, sec.AuthoritativeEngineTime = 1, r.engineTime()
+	sec.AuthoritativeEngineBoots, sec.AuthoritativeEngineTime = r.boots, r.engineTime()
 	sec.PrivacyParameters = nil
 	return r.reportPacket(p, gosnmp.AuthNoPriv, sec, oidUsmStatsNotInTimeWindows, r.notInTime.Add(1))
 }
@@ -670,7 +769,7 @@ func (r *Receiver) timeReport(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParam
 func (r *Receiver) report(p *gosnmp.SnmpPacket) ([]byte, error) {
 	sec := &gosnmp.UsmSecurityParameters{
 		AuthoritativeEngineID:    r.engineID,
-		AuthoritativeEngineBoots: 1,
+		AuthoritativeEngineBoots: r.boots,
 		AuthoritativeEngineTime:  r.engineTime(),
 		AuthenticationProtocol:   gosnmp.NoAuth,
 		PrivacyProtocol:          gosnmp.NoPriv,
@@ -697,17 +796,9 @@ func (r *Receiver) reportPacket(p *gosnmp.SnmpPacket, flags gosnmp.SnmpV3MsgFlag
 	return rep.MarshalMsg()
 }
 
-// engineTime is snmpEngineTime: seconds since the engine started; boots is
-// always 1 because the engine ID is new at every start.
+// engineTime is snmpEngineTime: seconds since the engine started (this
+// process, boots counting the starts).
 func (r *Receiver) engineTime() uint32 { return uint32(time.Since(r.started) / time.Second) }
-
-// newEngineID makes an RFC 3411 engine ID: the high bit set, enterprise 0
-// (none registered), format 5 (octets) and 8 random bytes.
-func newEngineID() string {
-	id := []byte{0x80, 0x00, 0x00, 0x00, 0x05, 0, 0, 0, 0, 0, 0, 0, 0}
-	_, _ = rand.Read(id[5:])
-	return string(id)
-}
 
 // peekVersion reads the version field without decoding the rest: the
 // datagram is a SEQUENCE whose first element is an INTEGER 0, 1 or 3.
@@ -846,7 +937,9 @@ func varbind(v gosnmp.SnmpPDU, names *Names) telemetry.Varbind {
 	}
 	switch x := v.Value.(type) {
 	case []byte:
-		if s := strings.TrimRight(string(x), "\x00"); utf8.ValidString(s) && printable(s) {
+		// Text: NUL padding trimmed, but something left to read; all
+		// zero bytes, or only line breaks and tabs, are binary.
+		if s := strings.TrimRight(string(x), "\x00"); len(x) == 0 || utf8.ValidString(s) && printable(s) && strings.TrimLeft(s, "\t\n\r") != "" {
 			vb.Value = s
 		} else {
 			vb.Value = hex.EncodeToString(x)

@@ -1,0 +1,122 @@
+package trap
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/weirnet/weir/configs"
+)
+
+// engineState is what the receiver keeps of its SNMP engine across
+// restarts (RFC 3414 section 2.2): its ID, and how many times it started.
+// v3 senders localise their informs to the engine ID they discovered, and
+// Net-SNMP does not discover again when an inform is answered "unknown
+// engine ID": with a new ID at every start, a running agent's informs
+// were lost after a weir restart until the agent restarted. With the ID
+// kept and boots raised, the sender's inform is answered with a signed
+// notInTimeWindow Report carrying the new boots, from which it resyncs.
+type engineState struct {
+	ID    string `json:"engine_id"` // hex
+	Boots uint32 `json:"boots"`
+}
+
+// startEngine returns the engine ID (binary) and boots for this start and
+// keeps them in file. configured is the ID the config gives (hex, 0x
+// allowed; "" for
+// the one kept in file, or a new one); file "" keeps nothing: a new ID at
+// each start, boots 1. A file that cannot be read as a state starts a new
+// engine and says so in note.
+func startEngine(file, configured string) (id string, boots uint32, note string, err error) {
+	var kept engineState
+	if file != "" {
+		switch b, err := os.ReadFile(file); {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return "", 0, "", fmt.Errorf("engine state %s: %w", file, err)
+		default:
+			if err := json.Unmarshal(b, &kept); err != nil {
+				kept, note = engineState{}, fmt.Sprintf("engine state %s unreadable (%v): a new engine", file, err)
+			}
+		}
+	}
+	bin, err := hex.DecodeString(configs.EngineIDHex(configured))
+	switch {
+	case err != nil:
+		return "", 0, "", fmt.Errorf("engine_id %q: %w", configured, err)
+	case configured != "" && !validEngineID(bin):
+		return "", 0, "", fmt.Errorf("engine_id %q: %d octets, not 5 to 32", configured, len(bin))
+	case configured != "":
+		id = string(bin)
+	case kept.ID != "":
+		if b, err := hex.DecodeString(kept.ID); err == nil && validEngineID(b) {
+			id = string(b)
+		}
+	}
+	if id == "" {
+		id = newEngineID()
+	}
+	boots = 1
+	if kept.ID == hex.EncodeToString([]byte(id)) && kept.Boots > 0 {
+		boots = min(kept.Boots+1, maxBoots)
+	}
+	if file == "" {
+		return id, boots, note, nil
+	}
+	if err := writeEngineState(file, engineState{ID: hex.EncodeToString([]byte(id)), Boots: boots}); err != nil {
+		return "", 0, "", fmt.Errorf("engine state %s: %w", file, err)
+	}
+	return id, boots, note, nil
+}
+
+// validEngineID: 5 to 32 octets (RFC 3411 SnmpEngineID).
+func validEngineID(b []byte) bool { return len(b) >= 5 && len(b) <= 32 }
+
+// writeEngineState replaces file with st, durably: boots must never go
+// back, or a captured inform would be in time again.
+func writeEngineState(file string, st engineState) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".engine-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a rename, nothing
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(file)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// newEngineID makes an RFC 3411 engine ID: the high bit set, enterprise 0
+// (none registered), format 5 (octets) and 8 random bytes.
+func newEngineID() string {
+	id := []byte{0x80, 0x00, 0x00, 0x00, 0x05, 0, 0, 0, 0, 0, 0, 0, 0}
+	_, _ = rand.Read(id[5:])
+	return string(id)
+}
