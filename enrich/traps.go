@@ -300,9 +300,33 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		ev.Time = bootTime(tr.ReceivedAt, tr.Uptime)
 	case "bgpEstablished", "bgpEstablishedNotification":
 		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
-	case "bgpBackwardTransition", "bgpBackwardTransNotification":
+	case "bgpBackwardTransition", "bgpBackwardTransNotification",
+		"cbgpBackwardTransition", "cbgpPeer2BackwardTransition", "cbgpPeer2BackwardTransNotification":
 		ev.Type, ev.Object = "bgp_peer_down", bgpPeer(tr)
-	default:
+	case "cbgpPeer2EstablishedNotification":
+		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
+	case "cbgpFsmStateChange", "cbgpPeer2FsmStateChange":
+		// Every state change: into established is up, out of it down.
+		switch {
+		case varbindValue(tr, "cbgpPeer2State", "bgpPeerState") == bgpEstablished:
+			ev.Type = "bgp_peer_up"
+		case varbindValue(tr, "cbgpPeer2PrevState", "cbgpPeerPrevState") == bgpEstablished:
+			ev.Type = "bgp_peer_down"
+		}
+		ev.Object = bgpPeer(tr)
+	case "ospfNbrStateChange":
+		// Sent when a neighbor goes back (to down, attempt or init: the
+		// adjacency is lost) or reaches full (or 2-way, which is no
+		// adjacency: no event), RFC 4750.
+		switch varbindValue(tr, "ospfNbrState") {
+		case "8":
+			ev.Type = "ospf_neighbor_up"
+		case "1", "2", "3":
+			ev.Type = "ospf_neighbor_down"
+		}
+		ev.Object = ospfNeighbor(tr)
+	}
+	if ev.Type == "" {
 		w.device(tr) // counted if unknown, as every trap is
 		return ev, "", false
 	}
@@ -379,12 +403,70 @@ func ifTableInstance(tr *telemetry.Trap) string {
 	return ""
 }
 
+// bgpEstablished is BGP4-MIB's (and CISCO-BGP4-MIB's) established(6).
+const bgpEstablished = "6"
+
+// ospfNeighbor finds an OSPF neighbor's address: ospfNbrIpAddr's value,
+// or the address that indexes ospfNbrTable (1.3.6.1.2.1.14.10.1.N.A.B.C.D.L,
+// L the address-less index).
+func ospfNeighbor(tr *telemetry.Trap) string {
+	if v := varbindValue(tr, "ospfNbrIpAddr"); v != "" {
+		return v
+	}
+	for _, vb := range tr.Varbinds {
+		if rest, ok := strings.CutPrefix(strings.TrimPrefix(vb.OID, "."), "1.3.6.1.2.1.14.10.1."); ok {
+			if parts := strings.Split(rest, "."); len(parts) == 6 {
+				if a, err := netip.ParseAddr(strings.Join(parts[1:5], ".")); err == nil {
+					return a.String()
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// cbgpPeer2Addr reads the peer address that indexes CISCO-BGP4-MIB's
+// cbgpPeer2Table (1.3.6.1.4.1.9.9.187.1.2.5.1.N.TYPE.LEN.OCTETS..., an
+// InetAddressType and InetAddress).
+func cbgpPeer2Addr(oid string) string {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(oid, "."), "1.3.6.1.4.1.9.9.187.1.2.5.1.")
+	if !ok {
+		return ""
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) < 3 {
+		return ""
+	}
+	octets := parts[3:]
+	if n, err := strconv.Atoi(parts[2]); err != nil || n != len(octets) {
+		octets = parts[2:] // some agents leave the length out
+	}
+	b := make([]byte, 0, 16)
+	for _, p := range octets {
+		v, err := strconv.ParseUint(p, 10, 8)
+		if err != nil {
+			return ""
+		}
+		b = append(b, byte(v))
+	}
+	if a, ok := netip.AddrFromSlice(b); ok {
+		return a.Unmap().String()
+	}
+	return ""
+}
+
 // bgpPeer finds the peer address: bgpPeerRemoteAddr's value, or the
 // address that indexes the BGP4-MIB peer table (the OID's last four
-// components, 1.3.6.1.2.1.15.3.1.N.A.B.C.D).
+// components, 1.3.6.1.2.1.15.3.1.N.A.B.C.D) or CISCO-BGP4-MIB's
+// cbgpPeer2Table.
 func bgpPeer(tr *telemetry.Trap) string {
 	if v := varbindValue(tr, "bgpPeerRemoteAddr"); v != "" {
 		return v
+	}
+	for _, vb := range tr.Varbinds {
+		if a := cbgpPeer2Addr(vb.OID); a != "" {
+			return a
+		}
 	}
 	for _, vb := range tr.Varbinds {
 		if rest, ok := strings.CutPrefix(strings.TrimPrefix(vb.OID, "."), "1.3.6.1.2.1.15.3.1."); ok {

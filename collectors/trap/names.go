@@ -41,6 +41,29 @@ var builtinNames = map[string]string{
 	"1.3.6.1.2.1.15.3.1.2":  "bgpPeerState",
 	"1.3.6.1.2.1.15.3.1.7":  "bgpPeerRemoteAddr",
 	"1.3.6.1.2.1.15.3.1.14": "bgpPeerLastError",
+	// OSPF-TRAP-MIB ospfNbrStateChange (RFC 4750) and the neighbor
+	// columns it carries (OSPF-MIB ospfNbrTable).
+	"1.3.6.1.2.1.14.16.2.2":  "ospfNbrStateChange",
+	"1.3.6.1.2.1.14.1.1":     "ospfRouterId",
+	"1.3.6.1.2.1.14.10.1.1":  "ospfNbrIpAddr",
+	"1.3.6.1.2.1.14.10.1.2":  "ospfNbrAddressLessIndex",
+	"1.3.6.1.2.1.14.10.1.3":  "ospfNbrRtrId",
+	"1.3.6.1.2.1.14.10.1.6":  "ospfNbrState",
+	"1.3.6.1.2.1.14.16.1.4":  "ospfConfigErrorType",
+	"1.3.6.1.2.1.14.16.2.1":  "ospfVirtIfStateChange",
+	"1.3.6.1.2.1.14.16.2.16": "ospfIfStateChange",
+	// CISCO-BGP4-MIB: IOS's BGP notifications, the cbgpPeer2 ones the
+	// only ones for an IPv6 peer (the peer in the index: type, length,
+	// address).
+	"1.3.6.1.4.1.9.9.187.0.1":        "cbgpFsmStateChange",
+	"1.3.6.1.4.1.9.9.187.0.2":        "cbgpBackwardTransition",
+	"1.3.6.1.4.1.9.9.187.0.5":        "cbgpPeer2EstablishedNotification",
+	"1.3.6.1.4.1.9.9.187.0.6":        "cbgpPeer2BackwardTransNotification",
+	"1.3.6.1.4.1.9.9.187.0.7":        "cbgpPeer2FsmStateChange",
+	"1.3.6.1.4.1.9.9.187.0.8":        "cbgpPeer2BackwardTransition",
+	"1.3.6.1.4.1.9.9.187.1.2.1.1.8":  "cbgpPeerPrevState",
+	"1.3.6.1.4.1.9.9.187.1.2.5.1.3":  "cbgpPeer2State",
+	"1.3.6.1.4.1.9.9.187.1.2.5.1.29": "cbgpPeer2PrevState",
 	// ENTITY-MIB entConfigChange.
 	"1.3.6.1.2.1.47.2.0.1": "entConfigChange",
 }

@@ -529,3 +529,27 @@ func waitCount(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestRoutingTrapsNamed: OSPF-TRAP-MIB's and CISCO-BGP4-MIB's neighbor
+// notifications, sent by Net-SNMP's snmptrap as routers send them, are
+// named with the columns enrichment reads their state and peer from.
+func TestRoutingTrapsNamed(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{})
+	snmptest.Run(t, h.dir, "snmptrap", "-v2c", "-c", "public", h.addr, "", "1.3.6.1.2.1.14.16.2.2",
+		"1.3.6.1.2.1.14.1.1.0", "a", "1.1.1.1", "1.3.6.1.2.1.14.10.1.1.10.8.8.8.0", "a", "10.8.8.8",
+		"1.3.6.1.2.1.14.10.1.6.10.8.8.8.0", "i", "1")
+	snmptest.Run(t, h.dir, "snmptrap", "-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.9.9.187.0.8",
+		"1.3.6.1.4.1.9.9.187.1.2.5.1.3.2.16.32.1.13.184.0.0.0.0.0.0.0.0.0.0.0.1", "i", "1",
+		"1.3.6.1.4.1.9.9.187.1.2.5.1.29.2.16.32.1.13.184.0.0.0.0.0.0.0.0.0.0.0.1", "i", "6")
+	trs := h.waitTraps(t, 2)
+	vb := vbByName(trs[0])
+	if trs[0].TrapName != "ospfNbrStateChange" || vb["ospfNbrState.10.8.8.8.0"].Value != float64(1) || vb["ospfNbrIpAddr.10.8.8.8.0"].Value != "10.8.8.8" {
+		t.Errorf("ospfNbrStateChange: %+v", trs[0])
+	}
+	vb = vbByName(trs[1])
+	const v6 = "2.16.32.1.13.184.0.0.0.0.0.0.0.0.0.0.0.1"
+	if trs[1].TrapName != "cbgpPeer2BackwardTransition" || vb["cbgpPeer2State."+v6].Value != float64(1) || vb["cbgpPeer2PrevState."+v6].Value != float64(6) {
+		t.Errorf("cbgpPeer2BackwardTransition: %+v", trs[1])
+	}
+}

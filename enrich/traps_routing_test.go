@@ -1,0 +1,97 @@
+package enrich
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// trapEvent is the event the worker makes of a trap as the trap collector
+// writes it (read back from JSON, as the worker reads it).
+func trapEvent(t *testing.T, w *TrapWorker, tr telemetry.Trap) (telemetry.Event, bool) {
+	t.Helper()
+	tr.V, tr.Version, tr.ReceivedAt = 1, "2c", time.Now()
+	if tr.SourceAddr == "" {
+		tr.SourceAddr = tr.Device + ":50000"
+	}
+	v, _ := json.Marshal(&tr)
+	var back telemetry.Trap
+	if err := json.Unmarshal(v, &back); err != nil {
+		t.Fatal(err)
+	}
+	return w.eventOf(&back, &broker.Record{Topic: telemetry.TopicRawTraps})
+}
+
+// TestTrapLinkDownEmptyIfName: an agent whose ifName is empty for an
+// interface (ifXTable rows left blank) sends linkDown with ifName.N "" and
+// ifDescr.N set; the event names the interface by its ifDescr, not
+// "ifIndex N".
+func TestTrapLinkDownEmptyIfName(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	ev, ok := trapEvent(t, w, telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.6.3.1.1.5.3", TrapName: "linkDown",
+		Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.2.1.2.2.1.1.3", Name: "ifIndex.3", Type: "integer", Value: 3},
+			{OID: "1.3.6.1.2.1.31.1.1.1.1.3", Name: "ifName.3", Type: "octet_string", Value: ""},
+			{OID: "1.3.6.1.2.1.2.2.1.2.3", Name: "ifDescr.3", Type: "octet_string", Value: "GigabitEthernet0/3"},
+		}})
+	if !ok || ev.Object != "GigabitEthernet0/3" {
+		t.Errorf("event %v %+v, want interface_down of GigabitEthernet0/3", ok, ev)
+	}
+}
+
+// TestTrapRoutingNeighborNotifications: the routing-protocol notifications
+// routers send besides BGP4-MIB's raise the events their syslog lines
+// raise: OSPF-TRAP-MIB ospfNbrStateChange (ospf_neighbor_down/up, as
+// %OSPF-5-ADJCHG does), and CISCO-BGP4-MIB's (cbgpPeer2* the only BGP
+// traps IOS sends for an IPv6 peer), named as the trap collector names
+// them.
+func TestTrapRoutingNeighborNotifications(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	const v6Index = "2.16.32.1.13.184.0.0.0.0.0.0.0.0.0.0.0.1" // ipv6(2), 16 octets: 2001:db8::1
+	ospf := func(state int) telemetry.Trap {
+		return telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.2.1.14.16.2.2", TrapName: "ospfNbrStateChange", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.2.1.14.1.1.0", Name: "ospfRouterId.0", Type: "ipaddress", Value: "1.1.1.1"},
+			{OID: "1.3.6.1.2.1.14.10.1.3.10.8.8.8.0", Name: "ospfNbrRtrId.10.8.8.8.0", Type: "ipaddress", Value: "8.8.8.8"},
+			{OID: "1.3.6.1.2.1.14.10.1.6.10.8.8.8.0", Name: "ospfNbrState.10.8.8.8.0", Type: "integer", Value: state},
+		}}
+	}
+	for _, c := range []struct {
+		what        string
+		tr          telemetry.Trap
+		typ, object string
+	}{
+		{"ospfNbrStateChange to down(1)", ospf(1), "ospf_neighbor_down", "10.8.8.8"},
+		{"ospfNbrStateChange to init(3)", ospf(3), "ospf_neighbor_down", "10.8.8.8"},
+		{"ospfNbrStateChange to full(8)", ospf(8), "ospf_neighbor_up", "10.8.8.8"},
+		{"ospfNbrStateChange to twoWay(4)", ospf(4), "", ""},
+		{"cbgpBackwardTransition", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.2", TrapName: "cbgpBackwardTransition", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.2.1.15.3.1.14.10.7.7.7", Name: "bgpPeerLastError.10.7.7.7", Type: "octet_string_hex", Value: "0604"},
+			{OID: "1.3.6.1.2.1.15.3.1.2.10.7.7.7", Name: "bgpPeerState.10.7.7.7", Type: "integer", Value: 1},
+		}}, "bgp_peer_down", "10.7.7.7"},
+		{"cbgpPeer2BackwardTransition (IPv6 peer)", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.8", TrapName: "cbgpPeer2BackwardTransition", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.3." + v6Index, Name: "cbgpPeer2State." + v6Index, Type: "integer", Value: 1},
+		}}, "bgp_peer_down", "2001:db8::1"},
+		{"cbgpPeer2FsmStateChange into established", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.7", TrapName: "cbgpPeer2FsmStateChange", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.3.1.4.10.9.9.9", Name: "cbgpPeer2State.1.4.10.9.9.9", Type: "integer", Value: 6},
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 5},
+		}}, "bgp_peer_up", "10.9.9.9"},
+		{"cbgpPeer2FsmStateChange out of established", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.7", TrapName: "cbgpPeer2FsmStateChange", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.3.1.4.10.9.9.9", Name: "cbgpPeer2State.1.4.10.9.9.9", Type: "integer", Value: 1},
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 6},
+		}}, "bgp_peer_down", "10.9.9.9"},
+		{"cbgpPeer2FsmStateChange idle to connect", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.7", TrapName: "cbgpPeer2FsmStateChange", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.3.1.4.10.9.9.9", Name: "cbgpPeer2State.1.4.10.9.9.9", Type: "integer", Value: 2},
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 1},
+		}}, "", ""},
+	} {
+		ev, ok := trapEvent(t, w, c.tr)
+		if ok != (c.typ != "") || ok && (ev.Type != c.typ || ev.Object != c.object) {
+			t.Errorf("%s: event %v %q %q, want %q %q", c.what, ok, ev.Type, ev.Object, c.typ, c.object)
+		}
+	}
+}
