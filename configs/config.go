@@ -620,6 +620,9 @@ type Address string
 
 // UnmarshalYAML checks the host:port form.
 func (a *Address) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want one host:port (or \"off\"), not a %s", n.Line, map[yaml.Kind]string{yaml.SequenceNode: "list", yaml.MappingNode: "map"}[n.Kind])
+	}
 	if n.Value == "off" || n.Value == "" {
 		*a = Address(n.Value)
 		return nil

@@ -372,6 +372,10 @@ func (c *consumer) applyAssignment() {
 }
 
 func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
+	if err := ctx.Err(); err != nil {
+		// Stopping: a backlog waits for the next start.
+		return nil, err
+	}
 	for {
 		if c.closed.Load() {
 			for _, op := range c.owned {

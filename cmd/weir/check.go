@@ -11,6 +11,7 @@ import (
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
 	"github.com/weirnet/weir/internal/tlsconf"
+	"github.com/weirnet/weir/sinks/file"
 )
 
 // checkCmd validates a config file without starting anything.
@@ -19,9 +20,11 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	file := fs.String("c", "configs/weir.yaml", "config file to check")
 	fs.StringVar(file, "config", "configs/weir.yaml", "config file to check")
-	skipFiles := fs.Bool("skip-files", false, "do not read the files the config names (the inventory, TLS certificates and keys): for a config meant for another machine or a container")
-	if _, err := parseInterspersed(fs, args); err != nil {
+	skipFiles := fs.Bool("skip-files", false, "do not read the files the config names (the inventory, TLS certificates and keys, file sinks' paths): for a config meant for another machine or a container")
+	if pos, err := parseInterspersed(fs, args); err != nil {
 		return err
+	} else if len(pos) > 0 {
+		return &exitError{2, fmt.Errorf("check: unexpected argument %q: a config file goes after -c (weir check -c %s)", pos[0], pos[0])}
 	}
 	cfg, err := configs.Load(*file)
 	if err != nil {
@@ -39,7 +42,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if !*skipFiles {
-		if err := checkTLSFiles(cfg); err != nil {
+		if err := checkFiles(cfg); err != nil {
 			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
 		}
 	}
@@ -52,9 +55,10 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// checkTLSFiles reads every certificate, key and CA file cfg names, as
-// the parts that use them do when weir run starts them.
-func checkTLSFiles(cfg *configs.Config) error {
+// checkFiles reads every certificate, key and CA file cfg names, as the
+// parts that use them do when weir run starts them, and looks at the
+// paths of file sinks.
+func checkFiles(cfg *configs.Config) error {
 	var errs []error
 	client := func(where string, c tlsconf.Client) {
 		if _, err := c.Config(); err != nil {
@@ -72,6 +76,16 @@ func checkTLSFiles(cfg *configs.Config) error {
 	for _, t := range cfg.GNMI.Targets {
 		if t.TLS != nil && !t.Insecure {
 			client(fmt.Sprintf("gnmi target %q", t.Name), t.TLS.Client())
+		}
+	}
+	for _, s := range cfg.Sinks {
+		if s.Type != "file" {
+			continue
+		}
+		for _, p := range s.FilePaths() {
+			if err := file.Unusable(p); err != nil {
+				errs = append(errs, fmt.Errorf("sink %q: %w", s.Name, err))
+			}
 		}
 	}
 	for i, l := range cfg.Syslog.Listeners {

@@ -8,11 +8,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -367,6 +370,16 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		})
 		w.Flush()
 		cl.AllowRebalance()
+		if fetchErr != nil && follow && passing(fetchErr) {
+			// The client reconnects and rejoins the group by itself
+			// (a broker restarting); connReporter says so on stderr.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
+		}
 		if fetchErr != nil {
 			return fetchErr
 		}
@@ -374,6 +387,18 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			return nil
 		}
 	}
+}
+
+// passing reports whether a group consumer's fetch error is one franz-go
+// gets over by itself: a broker out of reach, or a group session lost
+// (UNKNOWN_MEMBER_ID when the broker restarted) and joined again.
+func passing(err error) bool {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Retriable || ke == kerr.UnknownMemberID || ke == kerr.IllegalGeneration || ke == kerr.RebalanceInProgress
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)
 }
 
 // committedOnly are the options of a consuming client that prints what

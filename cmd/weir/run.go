@@ -46,8 +46,10 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&trapListen, "trap-listen", "", "override snmp.traps.listen, starting the trap receiver if the config has none (\"off\" disables)")
 	fs.StringVar(&logLevel, "log-level", "", "override log.level")
 	fs.StringVar(&roles, "roles", "collect,enrich,sink", "which stages run here: collect, enrich, sink (comma separated)")
-	if _, err := parseInterspersed(fs, args); err != nil {
+	if pos, err := parseInterspersed(fs, args); err != nil {
 		return err
+	} else if len(pos) > 0 {
+		return &exitError{2, fmt.Errorf("run: unexpected argument %q: a config file goes after -c (weir run -c %s)", pos[0], pos[0])}
 	}
 	// SIGHUP means reload, never stop: ignored until the reloader takes
 	// it (opening a large log may take a while), and again once it is
@@ -266,7 +268,10 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 		wg.Go(func() {
 			logger.Info("starting", slog.String("component", c.name))
 			if err := c.run(serveCtx); err != nil && serveCtx.Err() == nil {
-				errc <- fmt.Errorf("%s: %w", c.name, err)
+				if !strings.HasPrefix(err.Error(), c.name+": ") {
+					err = fmt.Errorf("%s: %w", c.name, err) // "trap: listen ...", not "trap: trap: listen ..."
+				}
+				errc <- err
 			}
 		})
 	}

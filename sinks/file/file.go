@@ -79,8 +79,27 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 	}
 	// The directory is made at each open (output): one that cannot be
 	// made yet (a volume not mounted, a read-only file system) is an
-	// outage the sink retries, not a reason for weir not to start.
+	// outage the sink retries, not a reason for weir not to start;
+	// `weir check` reports one that cannot be a file now (Unusable).
 	return s, nil
+}
+
+// Unusable reports a path no file can be written at as things are: a
+// directory, or under something that exists and is not a directory. What
+// does not exist yet is not unusable (a volume not mounted yet).
+func Unusable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("path %s is a directory; name a file in it", path)
+	}
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		if err == nil && !fi.IsDir() {
+			return fmt.Errorf("path %s: %s is not a directory", path, dir)
+		}
+		if err == nil || dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
 }
 
 // pathFor is the file a topic's records go to: path itself, or with the

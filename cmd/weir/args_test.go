@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckRefusesPositionalFile: `weir check bad.yaml` (the -c
+// forgotten) must not check configs/weir.yaml instead and say it is ok.
+// Every other command refuses an argument it does not take too.
+func TestCheckRefusesPositionalFile(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("broker:\n  flush:\n    polcy: always\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// From the checkout's root, as the README runs weir.
+	wd, _ := os.Getwd()
+	if err := os.Chdir(filepath.Join(wd, "..", "..")); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	var stdout, stderr bytes.Buffer
+	err := dispatch(context.Background(), []string{"check", bad}, strings.NewReader(""), &stdout, &stderr)
+	if err == nil {
+		t.Errorf("weir check %s: exit 0, stdout %q: the file named was not checked", bad, stdout.String())
+	}
+}
+
+// TestRunRefusesPositionalFile: `weir run my.yaml` (the -c forgotten)
+// must not run the built-in defaults, ignoring my.yaml.
+func TestRunRefusesPositionalFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "my.yaml")
+	os.WriteFile(cfg, []byte("http: {listen: off}\n"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // if it starts, it stops at once
+	var stdout, stderr bytes.Buffer
+	err := dispatch(ctx, []string{"run", cfg, "--data-dir", filepath.Join(dir, "data"), "--kafka-listen", "off", "--http-listen", "off", "--syslog-listen", "off"},
+		strings.NewReader(""), &stdout, &stderr)
+	if err == nil {
+		t.Errorf("weir run %s: started (and stopped) with the built-in defaults, the file named ignored", cfg)
+	}
+}
+
+// TestCheckFileSinkPathUnusable: a file sink whose path can never be
+// written (its parent is a regular file, or the path is a directory) fails
+// `weir check`; weir run starts and retries it as an outage (a volume
+// not mounted yet), logging "mkdir ...: not a directory".
+func TestCheckFileSinkPathUnusable(t *testing.T) {
+	dir := t.TempDir()
+	notDir := filepath.Join(dir, "plain")
+	os.WriteFile(notDir, []byte("x"), 0o644)
+	for _, path := range []string{filepath.Join(notDir, "events.jsonl"), dir} {
+		cfg := filepath.Join(dir, "weir.yaml")
+		os.WriteFile(cfg, []byte("sinks:\n  - {type: file, name: f, path: "+path+", topics: [events]}\n"), 0o644)
+		var stdout, stderr bytes.Buffer
+		if err := dispatch(context.Background(), []string{"check", "-c", cfg}, strings.NewReader(""), &stdout, &stderr); err == nil {
+			t.Errorf("file sink path %s: weir check says %q", path, strings.TrimSpace(stdout.String()))
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/internal/syncbuf"
+)
+
+// TestConsumeGroupFollowSurvivesBrokerRestart: as the README says of
+// `weir consume`, a broker that stops while it follows is reported, and it
+// goes on where it was, with --group too (it exited 1 with "unable to join
+// group session: UNKNOWN_MEMBER_ID").
+func TestConsumeGroupFollowSurvivesBrokerRestart(t *testing.T) {
+	dir := t.TempDir()
+	p := startWeir(t, dir)
+	addr := p.KafkaAddr
+	if _, errOut, err := p.cli(t, "one\n", "produce", "follow.group"); err != nil {
+		t.Fatalf("produce: %v %s", err, errOut)
+	}
+	cmd := exec.Command(weirBin, "consume", "follow.group", "--group", "g", "--from-beginning", "--follow", "--brokers", addr)
+	var out, errb syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { cmd.Process.Kill(); <-exited }()
+	waitText(t, &out, `"value":"one"`)
+	p.Stop(t)
+	time.Sleep(2 * time.Second)
+	p2 := startWeir(t, dir, "--kafka-listen", addr)
+	time.Sleep(3 * time.Second)
+	if _, errOut, err := p2.cli(t, "two\n", "produce", "follow.group"); err != nil {
+		t.Fatalf("produce: %v %s", err, errOut)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("consume --group --follow exited (%v) across a broker restart:\nstdout %s\nstderr %s", err, out.String(), errb.String())
+	case <-time.After(100 * time.Millisecond):
+	}
+	waitText(t, &out, `"value":"two"`)
+}
