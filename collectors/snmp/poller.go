@@ -216,7 +216,20 @@ type target struct {
 	// publishBytes is the size of the last poll's records, to size the
 	// next one's buffer at once.
 	publishBytes int
+	// failing counts the polls failed in a row (for the log: a dead
+	// target is logged when it fails, then every failLogEvery, and
+	// when it answers again); failingSince is when the first failed,
+	// failResult its last result, failLogged when it was last logged.
+	failing      int
+	failingSince time.Time
+	failResult   string
+	failLogged   time.Time
 }
+
+// failLogEvery is how often a target that goes on failing is logged
+// again: 1,000 dead targets logged at every poll would be a line a
+// second for each minute of interval.
+const failLogEvery = 10 * time.Minute
 
 // Offset returns where in its interval a target polls: a hash of the name,
 // so it is stable across restarts and spreads targets evenly.
@@ -505,7 +518,7 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	}
 	m.Polls.WithLabelValues(name, result).Inc()
 	if res.err != nil {
-		t.log.Warn("snmp poll failed", "result", result, "duration", dur, "err", res.err)
+		t.logFailure(result, dur, res.err, res.end)
 		// A fresh session next time: after a timeout or an auth
 		// failure the agent may have rebooted (new engine boots) or
 		// its address may resolve elsewhere.
@@ -517,7 +530,31 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		return err
 	}
 	m.LastSuccess.WithLabelValues(name).Set(float64(res.end.UnixNano()) / 1e9)
+	if t.failing > 0 {
+		t.log.Info("snmp poll succeeded again", "failed_polls", t.failing, "failing_for", res.end.Sub(t.failingSince).Round(time.Second))
+		t.failing = 0
+	}
 	return nil
+}
+
+// logFailure logs a failed poll: the first of a run of failures, one
+// with another result than the last, and then one every failLogEvery
+// with how many failed meanwhile (weir_snmp_polls_total counts each).
+func (t *target) logFailure(result string, dur time.Duration, err error, now time.Time) {
+	t.failing++
+	if t.failing == 1 {
+		t.failingSince = now
+	}
+	if t.failing > 1 && result == t.failResult && now.Sub(t.failLogged) < failLogEvery {
+		return
+	}
+	if t.failing == 1 || result != t.failResult {
+		t.log.Warn("snmp poll failed", "result", result, "duration", dur, "err", err)
+	} else {
+		t.log.Warn("snmp poll still failing", "result", result, "failed_polls", t.failing,
+			"failing_for", now.Sub(t.failingSince).Round(time.Second), "err", err)
+	}
+	t.failResult, t.failLogged = result, now
 }
 
 // publishGrace bounds a publish under way when weir stops, as the other
