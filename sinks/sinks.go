@@ -609,6 +609,7 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 	start := time.Now()
 	defer func() { s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds()) }()
 	backoff := s.retryInitial
+	var failingSince time.Time
 	for attempt := 1; ; attempt++ {
 		err := s.dest.Write(ctx, items)
 		var part *PartialError
@@ -625,10 +626,18 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 		}
 		if err == nil {
 			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(len(items)))
+			if attempt > 1 {
+				// The last line of an outage is not its error.
+				s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", len(items), "attempts", attempt,
+					"failing_for", time.Since(failingSince).Round(time.Millisecond))
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if attempt == 1 {
+			failingSince = time.Now()
 		}
 		var rej *RejectedError
 		if errors.As(err, &rej) {

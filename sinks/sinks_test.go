@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
@@ -82,8 +83,11 @@ func TestRetryThenDeliverAndCommit(t *testing.T) {
 	b := sinktest.Broker(t)
 	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(200, func(int) string { return "ifTable" }))
 	d := &fakeDest{failN: 3}
-	r := sinktest.Start(t, b, cfg("s1"), d)
+	var logs syncbuf.Buffer
+	r := sinktest.StartLogging(t, b, cfg("s1"), d, &logs)
 	sinktest.Eventually(t, "200 records delivered", func() bool { n, _ := d.seen(); return n == 200 })
+	// The outage's last line says it is over.
+	sinktest.Eventually(t, "recovery logged", func() bool { return strings.Contains(logs.String(), "sink delivering again") })
 	sinktest.Eventually(t, "records counted", func() bool {
 		return r.Counter("weir_sink_records_total", map[string]string{"sink": "s1"}) >= 200
 	})

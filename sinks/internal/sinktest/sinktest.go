@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"testing"
@@ -70,10 +71,16 @@ type Running struct {
 // test).
 func Start(t testing.TB, b broker.Broker, cfg configs.Sink, dest sinks.Destination) *Running {
 	t.Helper()
+	return StartLogging(t, b, cfg, dest, t.Output())
+}
+
+// StartLogging is Start with the sink's log written to w.
+func StartLogging(t testing.TB, b broker.Broker, cfg configs.Sink, dest sinks.Destination, w io.Writer) *Running {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := sinks.NewMetrics(reg)
 	s, err := sinks.New(b, cfg, dest, sinks.WithMetrics(m),
-		sinks.WithLogger(slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))))
+		sinks.WithLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 	if err != nil {
 		t.Fatal(err)
 	}
