@@ -12,8 +12,10 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/weirnet/weir/internal/tlsconf"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/weirnet/weir/internal/tlsconf"
+	"github.com/weirnet/weir/telemetry"
 )
 
 // SinkTypes are the sink types weir knows (sinks.Registry builds them). The
@@ -408,6 +410,34 @@ func unknownSinkKeys(n *yaml.Node, t reflect.Type, typeName string) []string {
 		}
 		if ft.Kind() == reflect.Struct && ft.PkgPath() == t.PkgPath() && ft.Name() != "" {
 			out = append(out, unknownSinkKeys(n.Content[i+1], ft, "configs."+ft.Name())...)
+		}
+	}
+	return out
+}
+
+// UnknownSinkTopics lists, per sink name, the topics it reads that no part
+// of weir writes: not a topic of weir's own, a collector's configured
+// topic or one under broker.topics. Most are typos ("evnets"), on which a
+// sink would wait for ever without a word; some are written by Kafka
+// clients, so they are warned about, not refused.
+func (c *Config) UnknownSinkTopics() map[string][]string {
+	known := map[string]bool{
+		telemetry.TopicRawSNMP: true, telemetry.TopicRawTraps: true, telemetry.TopicRawSyslog: true, telemetry.TopicRawGNMI: true,
+		telemetry.TopicEnrichedMetrics: true, telemetry.TopicEnrichedSyslog: true, telemetry.TopicEvents: true, telemetry.TopicDeadLetter: true,
+		c.SNMP.Topic: true, c.SNMP.Traps.Topic: true, c.Syslog.Topic: true, c.GNMI.Topic: true,
+	}
+	for name := range c.Broker.Topics {
+		known[name] = true
+	}
+	var out map[string][]string
+	for _, s := range c.Sinks {
+		for _, t := range s.Topics {
+			if !known[t] {
+				if out == nil {
+					out = map[string][]string{}
+				}
+				out[s.Name] = append(out[s.Name], t)
+			}
 		}
 	}
 	return out

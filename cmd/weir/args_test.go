@@ -63,3 +63,18 @@ func TestCheckFileSinkPathUnusable(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckWarnsOfUnknownSinkTopics: a sink reading a topic no part of
+// weir writes (a typo: "evnets") would wait for ever without a word; weir
+// check warns, and still passes (a Kafka client may write the topic).
+func TestCheckWarnsOfUnknownSinkTopics(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("snmp:\n  topic: raw.snmp.lab\nsinks:\n  - {type: file, name: f, path: /tmp/x.jsonl, topics: [evnets, events, raw.snmp.lab]}\n"), 0o644)
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(context.Background(), []string{"check", "-c", cfg, "--skip-files"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("check: %v %s", err, stderr.String())
+	}
+	if w := stderr.String(); !strings.Contains(w, `sink "f" reads topic "evnets"`) || strings.Count(w, "warning") != 1 {
+		t.Fatalf("warnings: %q", w)
+	}
+}

@@ -46,6 +46,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
 		}
 	}
+	for _, w := range unknownSinkTopics(cfg) {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", *file, w)
+	}
 	// On a Kafka cluster the embedded log and its listener do not run.
 	log := fmt.Sprintf("data_dir %s, kafka %s", cfg.DataDir, cfg.Broker.KafkaListen)
 	if k := cfg.Broker.Kafka; len(k.Brokers) > 0 {
@@ -96,4 +99,16 @@ func checkFiles(cfg *configs.Config) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unknownSinkTopics words configs.UnknownSinkTopics as warnings, in a
+// stable order.
+func unknownSinkTopics(cfg *configs.Config) []string {
+	var out []string
+	for _, s := range cfg.Sinks {
+		for _, t := range cfg.UnknownSinkTopics()[s.Name] {
+			out = append(out, fmt.Sprintf("sink %q reads topic %q, which no part of weir writes (a typo? a Kafka client's topic is fine)", s.Name, t))
+		}
+	}
+	return out
 }

@@ -277,6 +277,9 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 	}
 	ready.Store(true)
 	logger.Info("weir running", slog.String("version", version), slog.String("data_dir", cfg.DataDir))
+	for _, w := range unknownSinkTopics(cfg) {
+		logger.Warn(w)
+	}
 	select {
 	case <-ctx.Done():
 		logger.Info("shutting down")
