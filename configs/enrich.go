@@ -33,7 +33,7 @@ func (c *Config) EnrichEnabled() bool { return c.Enrich.Enabled == nil || *c.Enr
 
 func (e *Enrich) validate(add func(path, format string, args ...any)) {
 	if e.Workers < 0 || e.Workers > 64 {
-		add("enrich.workers", "must be between 1 and 64")
+		add("enrich.workers", "must be between 1 and 64 (0 or no value: 2), not %d", e.Workers)
 	}
 	if e.DedupWindow < 0 {
 		add("enrich.dedup_window", "must not be negative (0s or no value: 30s)")

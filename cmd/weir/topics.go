@@ -166,10 +166,13 @@ func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []stri
 	fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRECORDS\tSTART\tEND\tBYTES")
 	names = details.Names()
 	sort.Strings(names)
+	var errs []error
 	for _, name := range names {
 		t := details[name]
 		if t.Err != nil {
-			fmt.Fprintf(tw, "%s\terror: %v\t\t\t\t\n", name, t.Err)
+			// A topic asked for by name that is not there: said on
+			// stderr, and the exit status is 1.
+			errs = append(errs, fmt.Errorf("topic %s: %w", name, t.Err))
 			continue
 		}
 		var start, end, bytes int64
@@ -184,7 +187,10 @@ func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []stri
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", name, len(t.Partitions), end-start, start, end, humanBytes(bytes))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name string) error {
