@@ -282,8 +282,12 @@ func junosBGPAt(msg string, at int, tag string, f map[string]string) fastResult 
 	}
 	f["neighbor"], f["asn"], f["old"], f["new"] = addr, asn, old, now
 	// The routing instance, "(instance X)", later in the line: the first
-	// one with a name, as the pattern's (?:.*?\(instance ([^)\s]+)\))?.
+	// one with a name, as the pattern's (?:.*?\(instance ([^)\s]+)\))?,
+	// whose . stops at a newline.
 	rest := c.s
+	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+		rest = rest[:nl]
+	}
 	for {
 		k := strings.Index(rest, "(instance ")
 		if k < 0 {

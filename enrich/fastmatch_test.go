@@ -117,6 +117,9 @@ func TestFastMatchRulesOutStatelessInterfaces(t *testing.T) {
 // fastMatchSeeds are near misses: the places where a fast match must give
 // up or decide exactly as the patterns do.
 var fastMatchSeeds = []string{
+	// The instance on the next line: the pattern's .*? stops at it.
+	"BGP_PEER_STATE_CHANGE: BGP peer 10.2.2.2 (External AS 1) changed state from Established to Idle\n(instance CUST)",
+	"RPD_BGP_NEIGHBOR_STATE_CHANGED: BGP peer 10.2.2.2 (External AS 1) changed state from Established to Idle (event x)\n(instance CUST)",
 	"%LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1, changed ſtate to down",
 	"%LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1, CHANGED STATE TO DOWNSTREAM",
 	"%LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1,, changed state to up",

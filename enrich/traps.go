@@ -300,9 +300,15 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		ev.Time = bootTime(tr.ReceivedAt, tr.Uptime)
 	case "bgpEstablished", "bgpEstablishedNotification":
 		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
-	case "bgpBackwardTransition", "bgpBackwardTransNotification",
-		"cbgpBackwardTransition", "cbgpPeer2BackwardTransition", "cbgpPeer2BackwardTransNotification":
+	case "bgpBackwardTransition", "bgpBackwardTransNotification":
 		ev.Type, ev.Object = "bgp_peer_down", bgpPeer(tr)
+	case "cbgpBackwardTransition", "cbgpPeer2BackwardTransition", "cbgpPeer2BackwardTransNotification":
+		// Sent for any move to a lower state: a session that was not
+		// established (active to idle) did not go down.
+		if prev := varbindValue(tr, "cbgpPeer2PrevState", "cbgpPeerPrevState"); prev == "" || prev == bgpEstablished {
+			ev.Type = "bgp_peer_down"
+		}
+		ev.Object = bgpPeer(tr)
 	case "cbgpPeer2EstablishedNotification":
 		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
 	case "cbgpFsmStateChange", "cbgpPeer2FsmStateChange":
@@ -367,7 +373,8 @@ func (w *TrapWorker) device(tr *telemetry.Trap) (string, *Device) {
 func varbindValue(tr *telemetry.Trap, names ...string) string {
 	for _, n := range names {
 		for _, vb := range tr.Varbinds {
-			if vb.Value != nil && (vb.Name == n || strings.HasPrefix(vb.Name, n+".")) {
+			// A value in hex is binary (an ifName of NUL bytes): no name.
+			if vb.Value != nil && !strings.HasSuffix(vb.Type, "_hex") && (vb.Name == n || strings.HasPrefix(vb.Name, n+".")) {
 				if x, ok := vb.Value.(float64); ok {
 					// A JSON number: 436207616, not 4.36207616e+08.
 					return strconv.FormatFloat(x, 'f', -1, 64)
@@ -406,11 +413,13 @@ func ifTableInstance(tr *telemetry.Trap) string {
 // bgpEstablished is BGP4-MIB's (and CISCO-BGP4-MIB's) established(6).
 const bgpEstablished = "6"
 
-// ospfNeighbor finds an OSPF neighbor's address: ospfNbrIpAddr's value,
-// or the address that indexes ospfNbrTable (1.3.6.1.2.1.14.10.1.N.A.B.C.D.L,
-// L the address-less index).
+// ospfNeighbor names an OSPF neighbor: its router ID (ospfNbrRtrId) where
+// the trap has it, as the Cisco family's and Arista's syslog lines name
+// it, so the trap and the line are one event; else its address
+// (ospfNbrIpAddr, or the one that indexes ospfNbrTable,
+// 1.3.6.1.2.1.14.10.1.N.A.B.C.D.L, L the address-less index).
 func ospfNeighbor(tr *telemetry.Trap) string {
-	if v := varbindValue(tr, "ospfNbrIpAddr"); v != "" {
+	if v := varbindValue(tr, "ospfNbrRtrId", "ospfNbrIpAddr"); v != "" {
 		return v
 	}
 	for _, vb := range tr.Varbinds {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -65,9 +66,9 @@ func TestTrapRoutingNeighborNotifications(t *testing.T) {
 		tr          telemetry.Trap
 		typ, object string
 	}{
-		{"ospfNbrStateChange to down(1)", ospf(1), "ospf_neighbor_down", "10.8.8.8"},
-		{"ospfNbrStateChange to init(3)", ospf(3), "ospf_neighbor_down", "10.8.8.8"},
-		{"ospfNbrStateChange to full(8)", ospf(8), "ospf_neighbor_up", "10.8.8.8"},
+		{"ospfNbrStateChange to down(1)", ospf(1), "ospf_neighbor_down", "8.8.8.8"},
+		{"ospfNbrStateChange to init(3)", ospf(3), "ospf_neighbor_down", "8.8.8.8"},
+		{"ospfNbrStateChange to full(8)", ospf(8), "ospf_neighbor_up", "8.8.8.8"},
 		{"ospfNbrStateChange to twoWay(4)", ospf(4), "", ""},
 		{"cbgpBackwardTransition", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.2", TrapName: "cbgpBackwardTransition", Varbinds: []telemetry.Varbind{
 			{OID: "1.3.6.1.2.1.15.3.1.14.10.7.7.7", Name: "bgpPeerLastError.10.7.7.7", Type: "octet_string_hex", Value: "0604"},
@@ -93,5 +94,61 @@ func TestTrapRoutingNeighborNotifications(t *testing.T) {
 		if ok != (c.typ != "") || ok && (ev.Type != c.typ || ev.Object != c.object) {
 			t.Errorf("%s: event %v %q %q, want %q %q", c.what, ok, ev.Type, ev.Object, c.typ, c.object)
 		}
+	}
+}
+
+// TestOSPFTrapObjectMatchesSyslog: IOS's %OSPF-5-ADJCHG names the
+// neighbor by its router ID ("Nbr 8.8.8.8"); the ospfNbrStateChange IOS
+// sends for the same change carries ospfNbrRtrId 8.8.8.8 and is indexed by
+// the neighbor's interface address 10.8.8.8. The two are one object, so
+// one event.
+func TestOSPFTrapObjectMatchesSyslog(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	ev, ok := trapEvent(t, w, telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.2.1.14.16.2.2", TrapName: "ospfNbrStateChange", Varbinds: []telemetry.Varbind{
+		{OID: "1.3.6.1.2.1.14.1.1.0", Name: "ospfRouterId.0", Type: "ipaddress", Value: "1.1.1.1"},
+		{OID: "1.3.6.1.2.1.14.10.1.1.10.8.8.8.0", Name: "ospfNbrIpAddr.10.8.8.8.0", Type: "ipaddress", Value: "10.8.8.8"},
+		{OID: "1.3.6.1.2.1.14.10.1.2.10.8.8.8.0", Name: "ospfNbrAddressLessIndex.10.8.8.8.0", Type: "integer", Value: 0},
+		{OID: "1.3.6.1.2.1.14.10.1.3.10.8.8.8.0", Name: "ospfNbrRtrId.10.8.8.8.0", Type: "ipaddress", Value: "8.8.8.8"},
+		{OID: "1.3.6.1.2.1.14.10.1.6.10.8.8.8.0", Name: "ospfNbrState.10.8.8.8.0", Type: "integer", Value: 1},
+	}})
+	c := NewClassifier()
+	var p syslog.Parser
+	var l telemetry.Log
+	p.ParseCopy([]byte("<189>162: Nov 29 14:02:11.123: %OSPF-5-ADJCHG: Process 1, Nbr 8.8.8.8 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Dead timer expired"), &l)
+	info := c.Classify(&l)
+	if !ok || ev.Object != ObjectOf(info) {
+		t.Errorf("trap event %v object %q; the syslog line's event %q object %q", ok, ev.Object, info.Event, ObjectOf(info))
+	}
+}
+
+// TestCbgpBackwardFromActive: cbgpPeer2BackwardTransition is sent for any
+// move to a lower state (active -> idle of a peer never established); its
+// cbgpPeer2PrevState says whether the session was up.
+func TestCbgpBackwardFromActive(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	ev, ok := trapEvent(t, w, telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.8", TrapName: "cbgpPeer2BackwardTransition", Varbinds: []telemetry.Varbind{
+		{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.3.1.4.10.9.9.9", Name: "cbgpPeer2State.1.4.10.9.9.9", Type: "integer", Value: 1},
+		{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 3},
+	}})
+	if ok {
+		t.Errorf("active(3) -> idle(1) of a peer never established: event %q %q", ev.Type, ev.Object)
+	}
+}
+
+// TestNULIfNameEvent: an ifName of NUL bytes, as the trap collector writes
+// it (hex, octet_string_hex), is no name: the ifDescr is.
+func TestNULIfNameEvent(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	ev, ok := trapEvent(t, w, telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.6.3.1.1.5.3", TrapName: "linkDown",
+		Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.2.1.2.2.1.1.3", Name: "ifIndex.3", Type: "integer", Value: 3},
+			{OID: "1.3.6.1.2.1.31.1.1.1.1.3", Name: "ifName.3", Type: "octet_string_hex", Value: "00000000"},
+			{OID: "1.3.6.1.2.1.2.2.1.2.3", Name: "ifDescr.3", Type: "octet_string", Value: "GigabitEthernet0/3"},
+		}})
+	if !ok || ev.Object != "GigabitEthernet0/3" {
+		t.Errorf("event %v object %q, want GigabitEthernet0/3", ok, ev.Object)
 	}
 }

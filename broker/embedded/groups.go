@@ -26,8 +26,16 @@ type coordinator struct {
 	nextID atomic.Int64
 	// skipped counts, per group and topic, the records a group never
 	// read because retention deleted them first; kept when the group
-	// empties, as Prometheus counters are.
-	skipped map[[2]string]int64
+	// empties, as Prometheus counters are. skippedTo is, per group and
+	// partition, the offset they are counted up to: a second member
+	// resetting from the same commit counts nothing again.
+	skipped   map[[2]string]int64
+	skippedTo map[groupPartition]int64
+}
+
+type groupPartition struct {
+	group string
+	tp    broker.TopicPartition
 }
 
 type group struct {
@@ -42,14 +50,20 @@ type group struct {
 }
 
 func newCoordinator(b *Broker) *coordinator {
-	return &coordinator{b: b, groups: make(map[string]*group), skipped: map[[2]string]int64{}}
+	return &coordinator{b: b, groups: make(map[string]*group), skipped: map[[2]string]int64{}, skippedTo: map[groupPartition]int64{}}
 }
 
-// countSkipped adds n records of topic that group never read.
-func (c *coordinator) countSkipped(group, topic string, n int64) {
+// countSkipped counts the records of tp from from to to (exclusive) that
+// group never read, but those counted already.
+func (c *coordinator) countSkipped(group string, tp broker.TopicPartition, from, to int64) {
 	c.mu.Lock()
-	c.skipped[[2]string{group, topic}] += n
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	k := groupPartition{group, tp}
+	from = max(from, c.skippedTo[k])
+	if to > from {
+		c.skipped[[2]string{group, tp.Topic}] += to - from
+		c.skippedTo[k] = to
+	}
 }
 
 // skippedRecords returns a copy of the skipped counts.
@@ -410,7 +424,7 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				if reset > op.pos {
 					// Records accepted and never delivered to this
 					// group: a drop, counted with its reason.
-					c.b.groups.countSkipped(c.group, op.tp.Topic, reset-op.pos)
+					c.b.groups.countSkipped(c.group, op.tp, op.pos, reset)
 				}
 				op.pos = reset
 				continue

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -28,21 +29,34 @@ type engineState struct {
 
 // startEngine returns the engine ID (binary) and boots for this start and
 // keeps them in file. configured is the ID the config gives (hex, 0x
-// allowed; "" for
-// the one kept in file, or a new one); file "" keeps nothing: a new ID at
-// each start, boots 1. A file that cannot be read as a state starts a new
-// engine and says so in note.
-func startEngine(file, configured string) (id string, boots uint32, note string, err error) {
+// allowed; "" for the one kept in file, or a new one); file "" keeps
+// nothing: a new ID at each start, boots 1. A file that cannot be read as
+// a state is reported in note.
+//
+// Boots must never go back for an ID senders may know (RFC 3414 section
+// 2.2.2: a sender ignores a lower boots, and its informs are refused as out
+// of time for ever). The kept ID's boots go up by one; a configured ID
+// without its state (the file lost or broken) starts at bootsFloor, above
+// any boots one start a minute could have reached.
+func startEngine(file, configured string, now time.Time) (id string, boots uint32, note string, err error) {
 	var kept engineState
 	if file != "" {
 		switch b, err := os.ReadFile(file); {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return "", 0, "", fmt.Errorf("engine state %s: %w", file, err)
+			return "", 0, "", fmt.Errorf("engine state: %w", err)
 		default:
 			if err := json.Unmarshal(b, &kept); err != nil {
-				kept, note = engineState{}, fmt.Sprintf("engine state %s unreadable (%v): a new engine", file, err)
+				kept, note = engineState{}, fmt.Sprintf("engine state %s unreadable (%v)", file, err)
 			}
+		}
+	}
+	var keptID string
+	if kept.ID != "" {
+		if b, err := hex.DecodeString(kept.ID); err == nil && validEngineID(b) {
+			keptID = string(b)
+		} else {
+			note = fmt.Sprintf("engine state %s: engine_id %q is not 5 to 32 bytes in hex", file, kept.ID)
 		}
 	}
 	bin, err := hex.DecodeString(configs.EngineIDHex(configured))
@@ -53,17 +67,24 @@ func startEngine(file, configured string) (id string, boots uint32, note string,
 		return "", 0, "", fmt.Errorf("engine_id %q: %d octets, not 5 to 32", configured, len(bin))
 	case configured != "":
 		id = string(bin)
-	case kept.ID != "":
-		if b, err := hex.DecodeString(kept.ID); err == nil && validEngineID(b) {
-			id = string(b)
+	default:
+		id = keptID
+	}
+	switch {
+	case id == "":
+		id, boots = newEngineID(), 1
+		if note != "" {
+			note += ": a new engine"
 		}
-	}
-	if id == "" {
-		id = newEngineID()
-	}
-	boots = 1
-	if kept.ID == hex.EncodeToString([]byte(id)) && kept.Boots > 0 {
+	case id == keptID && kept.Boots > 0:
 		boots = min(kept.Boots+1, maxBoots)
+	case file != "" && configured != "":
+		boots = bootsFloor(now)
+		if note != "" {
+			note += fmt.Sprintf("; engine_id %x starts at boots %d, above what it may have had", id, boots)
+		}
+	default:
+		boots = 1
 	}
 	if file == "" {
 		return id, boots, note, nil
@@ -72,6 +93,12 @@ func startEngine(file, configured string) (id string, boots uint32, note string,
 		return "", 0, "", fmt.Errorf("engine state %s: %w", file, err)
 	}
 	return id, boots, note, nil
+}
+
+// bootsFloor is the boots of an engine ID whose count was lost: the
+// minutes since 2020, which passes 2^31 in the year 6103.
+func bootsFloor(now time.Time) uint32 {
+	return uint32(max(now.Unix()-time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 60) / 60)
 }
 
 // validEngineID: 5 to 32 octets (RFC 3411 SnmpEngineID).

@@ -1,9 +1,13 @@
 package trap
 
 import (
+	"fmt"
+	"hash/fnv"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/gosnmp/gosnmp"
 )
 
 // informMemo remembers the informs being published and those published
@@ -19,12 +23,15 @@ type informMemo struct {
 	swept   time.Time
 }
 
-// informKey tells one inform from another: a sender numbers its requests.
+// informKey tells one inform from another: a sender numbers its requests,
+// and a copy carries the same varbinds (a device that numbers from 1 again
+// after a reboot sends another inform under an old request ID).
 type informKey struct {
 	from      string // the sender's address and port
 	version   string
 	principal string // community or user
 	requestID uint32
+	varbinds  uint64 // varbindsDigest
 }
 
 type informEntry struct {
@@ -67,7 +74,11 @@ func (m *informMemo) receive(k informKey, ack []byte, to net.Addr, now time.Time
 	switch {
 	case e == nil || !e.published.IsZero() && now.Sub(e.published) > informMemoTTL:
 		if e == nil && len(m.entries) >= maxInformMemo {
-			m.sweep(now)
+			// Full: swept at most once a second, not at every inform
+			// (65,536 entries under the lock, in the read loop).
+			if now.Sub(m.swept) > time.Second {
+				m.sweep(now)
+			}
 			if len(m.entries) >= maxInformMemo {
 				return false, nil
 			}
@@ -118,4 +129,13 @@ func (m *informMemo) sweep(now time.Time) {
 		}
 	}
 	m.swept = now
+}
+
+// varbindsDigest hashes an inform's varbinds (names, types and values).
+func varbindsDigest(vars []gosnmp.SnmpPDU) uint64 {
+	h := fnv.New64a()
+	for _, v := range vars {
+		fmt.Fprintf(h, "%s\x00%d\x00%v\x00", v.Name, v.Type, v.Value)
+	}
+	return h.Sum64()
 }

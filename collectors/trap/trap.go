@@ -199,7 +199,7 @@ func New(cfg Config) (*Receiver, error) {
 		pub:         publish.Publisher{Broker: cfg.Broker, Topic: cfg.Topic, Name: "trap", Logger: cfg.Logger},
 		informs:     newInformMemo(),
 	}
-	id, boots, note, err := startEngine(cfg.StateFile, cfg.EngineID)
+	id, boots, note, err := startEngine(cfg.StateFile, cfg.EngineID, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("trap: %w", err)
 	}
@@ -706,7 +706,8 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			return item{}, version, OutcomeMalformed
 		}
 		it.ack, it.to = ack, from
-		it.inform = &informKey{from: from.String(), version: version, principal: tr.Community + tr.User, requestID: p.RequestID}
+		it.inform = &informKey{from: from.String(), version: version, principal: tr.Community + tr.User, requestID: p.RequestID,
+			varbinds: varbindsDigest(p.Variables)}
 	}
 	return it, version, ""
 }
