@@ -40,6 +40,9 @@ Run 'weir COMMAND -h' for a command's flags.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal stops weir cleanly; a second one, while it does,
+	// ends the process at once (the next start recovers the log).
+	go func() { <-ctx.Done(); stop() }()
 	if err := dispatch(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "weir:", err)

@@ -282,7 +282,7 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 	}
 	select {
 	case <-ctx.Done():
-		logger.Info("shutting down")
+		logger.Info("shutting down (a second signal stops at once)")
 	case err := <-errc:
 		ready.Store(false)
 		return err
