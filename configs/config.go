@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -220,14 +221,14 @@ func Parse(data []byte) (*Config, error) {
 	// Pass 2: the values, with ${ENV} expanded in scalars.
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, cleanYAMLError(err)
+		return nil, cleanYAMLError(err, data, nil)
 	}
 	if err := expandEnv(&root); err != nil {
 		return nil, err
 	}
 	emptySections(&root)
 	if err := root.Decode(cfg); err != nil {
-		return nil, cleanYAMLError(err)
+		return nil, cleanYAMLError(err, data, &root)
 	}
 	if err := cfg.validate(&root); err != nil {
 		return nil, err
@@ -298,12 +299,67 @@ func sectionName(goType string) string {
 	return strings.ToLower(goType)
 }
 
-func cleanYAMLError(err error) error {
+// cleanYAMLError words a YAML error for the file's reader: a type error
+// names the key ("line 5: snmp.targets[0].retries: cannot unmarshal !!str
+// `six` into int"; in a flow mapping the line alone does not say which),
+// and a syntax error on a line with a tab says YAML indents with spaces.
+func cleanYAMLError(err error, data []byte, root *yaml.Node) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		return errors.New(strings.Join(te.Errors, "\n"))
+		msgs := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			msgs[i] = withKeyPath(e, root)
+		}
+		return errors.New(strings.Join(msgs, "\n"))
 	}
-	return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil && line > 0 {
+		if lines := bytes.Split(data, []byte("\n")); line <= len(lines) && bytes.ContainsRune(lines[line-1], '\t') {
+			msg += " (a tab on that line: YAML indents with spaces only)"
+		}
+	}
+	return errors.New(msg)
+}
+
+// typeErrorRE is how yaml.v3 words a value of the wrong type.
+var typeErrorRE = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+)(?: ` + "`(.*)`" + `)? into `)
+
+// withKeyPath puts the key path of the value a yaml.v3 type error is about
+// after its line, where root has one value of that kind at that line.
+func withKeyPath(msg string, root *yaml.Node) string {
+	m := typeErrorRE.FindStringSubmatch(msg)
+	if m == nil || root == nil {
+		return msg
+	}
+	line, _ := strconv.Atoi(m[1])
+	var found []string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if n.Line == line && path != "" && "!!"+m[2] == n.Tag && (m[3] == "" || n.Value == m[3] || strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "..."))) {
+			found = append(found, path)
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 1; i < len(n.Content); i += 2 {
+				walk(n.Content[i], strings.TrimPrefix(path+"."+n.Content[i-1].Value, "."))
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(root, "")
+	if len(found) != 1 {
+		return msg
+	}
+	prefix := "line " + m[1] + ": "
+	return prefix + found[0] + ": " + strings.TrimPrefix(msg, prefix)
 }
 
 // expandEnv replaces ${NAME} and ${NAME:-default} in every scalar.
