@@ -423,9 +423,12 @@ func (c *Config) validate(root *yaml.Node) error {
 	if c.Broker.Segment.Bytes < 64<<10 || c.Broker.Segment.Bytes > 1<<31-1 {
 		add("broker.segment.bytes", "must be between 64KiB and 2GiB")
 	}
-	// A negative retention.time (-1, -1s) keeps records for ever; a
-	// negative retention.bytes other than -1 does not parse.
+	// retention.time -1 (or -1s) keeps records for ever; any other
+	// negative value is more likely a slip ("-5d") than that.
 	checkRetention := func(path string, r Retention, sg Segment) {
+		if r.Time < 0 && r.Time != -1 && r.Time != Duration(-time.Second) {
+			add(path+".retention.time", "must be positive, or -1 to keep records for ever (0: the default)")
+		}
 		if r.Bytes < 0 && r.Bytes != -1 {
 			add(path+".retention.bytes", "must be positive, or -1 for no size bound (0: the default)")
 		}
@@ -586,12 +589,26 @@ type Duration time.Duration
 
 // UnmarshalYAML parses a duration; a "d" suffix means days.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want one duration (like 30s, 12h, 7d), not a %s", n.Line, kindName(n.Kind))
+	}
 	v, err := ParseDuration(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// kindName names a YAML node kind for an error.
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "map"
+	}
+	return "value of that kind"
 }
 
 // ParseDuration parses "500ms", "30s", "12h", "7d" and "-1" (forever).
@@ -629,6 +646,9 @@ var sizeUnits = []struct {
 
 // UnmarshalYAML parses a size with an optional unit.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want one size (like 512KiB, 1GiB), not a %s", n.Line, kindName(n.Kind))
+	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
@@ -677,7 +697,7 @@ type Address string
 // UnmarshalYAML checks the host:port form.
 func (a *Address) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want one host:port (or \"off\"), not a %s", n.Line, map[yaml.Kind]string{yaml.SequenceNode: "list", yaml.MappingNode: "map"}[n.Kind])
+		return fmt.Errorf("line %d: want one host:port (or \"off\"), not a %s", n.Line, kindName(n.Kind))
 	}
 	if n.Value == "off" || n.Value == "" {
 		*a = Address(n.Value)
