@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -114,7 +115,7 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, cu
 			}
 			cfg = next
 		}
-		done := r.apply(cfg, logger.With(
+		done := r.apply(cfg, restartNeeded(current, cfg), logger.With(
 			slog.String("snmp_targets", fmt.Sprintf("%d -> %d", snmpTargets, len(cfg.SNMP.Targets))),
 			slog.String("gnmi_targets", fmt.Sprintf("%d -> %d", gnmiTargets, len(cfg.GNMI.Targets)))))
 		if slices.Contains(done, partSNMPTargets) {
@@ -128,7 +129,7 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, cu
 
 // apply hands cfg to every part, logs what each did and counts the
 // reload; it returns the names of the parts that took it.
-func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) (done []string) {
+func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logger) (done []string) {
 	r.mu.Lock()
 	parts := append([]reloadPart(nil), r.parts...)
 	r.mu.Unlock()
@@ -159,7 +160,34 @@ func (r *reloads) apply(cfg *configs.Config, logger *slog.Logger) (done []string
 		return nil
 	}
 	r.result(len(done) == len(parts))
-	logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")),
-		slog.String("note", "other changes take effect at restart"))
+	if len(restart) > 0 {
+		logger.Warn("SIGHUP: reloaded; these sections changed and take effect at restart", slog.String("parts", strings.Join(done, ", ")),
+			slog.String("restart_needed", strings.Join(restart, ", ")))
+	} else {
+		logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")))
+	}
 	return done
+}
+
+// restartNeeded lists the sections of the config file (by their YAML
+// keys) that differ between the config weir started with and next, apart
+// from what a reload applies (SNMP and gNMI targets; the inventory is its
+// own file): those take effect at the next start.
+func restartNeeded(started, next *configs.Config) []string {
+	a, b := *started, *next
+	a.SNMP.Targets, b.SNMP.Targets = nil, nil
+	a.GNMI.Targets, b.GNMI.Targets = nil, nil
+	a.File, b.File = "", ""
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	var out []string
+	for i := range va.NumField() {
+		name, _, _ := strings.Cut(va.Type().Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -30,7 +30,7 @@ func TestReloadWarnsOfTargetsNoCollectorTakes(t *testing.T) {
 	r.add("inventory", func(*configs.Config) error { return errTest })
 	cfg := configs.Defaults()
 	cfg.SNMP.Targets = []configs.SNMPTarget{{Name: "edge1"}}
-	r.apply(cfg, logger)
+	r.apply(cfg, nil, logger)
 	out := logs.String()
 	for _, want := range []string{"need a restart", `part="snmp targets"`, `part=inventory`, "SIGHUP: reloaded", `parts="gnmi targets"`} {
 		if !strings.Contains(out, want) {
@@ -41,7 +41,7 @@ func TestReloadWarnsOfTargetsNoCollectorTakes(t *testing.T) {
 		t.Errorf("gnmi part applied %d times", applied)
 	}
 	logs.Reset()
-	(&reloads{collect: false}).apply(cfg, logger)
+	(&reloads{collect: false}).apply(cfg, nil, logger)
 	if strings.Contains(logs.String(), "need a restart") {
 		t.Errorf("a process that does not collect warned:\n%s", logs.String())
 	}
@@ -119,7 +119,7 @@ func TestReloadNamesOnlyPolledTargets(t *testing.T) {
 	}
 	bad := configs.Defaults()
 	bad.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Line: 7, Profiles: configs.SNMPProfiles{Names: []string{"no-such-profile"}}}}
-	r.apply(bad, logger)
+	r.apply(bad, nil, logger)
 	if out := logs.String(); !strings.Contains(out, `part="enrich device names"`) || !strings.Contains(out, "no-such-profile") ||
 		!strings.Contains(out, "not reloaded") {
 		t.Errorf("a target list the poller refuses was not refused:\n%s", out)
@@ -127,8 +127,30 @@ func TestReloadNamesOnlyPolledTargets(t *testing.T) {
 	logs.Reset()
 	good := configs.Defaults()
 	good.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Profiles: configs.SNMPProfiles{Names: []string{"if-mib"}}}}
-	r.apply(good, logger)
+	r.apply(good, nil, logger)
 	if out := logs.String(); strings.Contains(out, "not reloaded") || !strings.Contains(out, `parts="enrich device names"`) {
 		t.Errorf("a good target list was not taken:\n%s", out)
+	}
+}
+
+// TestRestartNeeded: a reload names the sections that changed and wait
+// for a restart, not the targets it applies.
+func TestRestartNeeded(t *testing.T) {
+	parse := func(y string) *configs.Config {
+		t.Helper()
+		c, err := configs.Parse([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	started := parse("snmp:\n  targets:\n    - {name: a, address: 10.0.0.1}\nsinks:\n  - {type: file, name: f, path: /tmp/f.jsonl, topics: [events]}\n")
+	targets := parse("snmp:\n  targets:\n    - {name: a, address: 10.0.0.1}\n    - {name: b, address: 10.0.0.2}\nsinks:\n  - {type: file, name: f, path: /tmp/f.jsonl, topics: [events]}\n")
+	if got := restartNeeded(started, targets); len(got) != 0 {
+		t.Errorf("targets added: restart needed for %v", got)
+	}
+	other := parse("data_dir: /tmp/elsewhere\nsnmp:\n  targets:\n    - {name: a, address: 10.0.0.1}\nsinks:\n  - {type: file, name: f, path: /tmp/g.jsonl, topics: [events]}\n")
+	if got := strings.Join(restartNeeded(started, other), ","); got != "data_dir,sinks" {
+		t.Errorf("data_dir and a sink changed: restart needed for %q", got)
 	}
 }
