@@ -110,6 +110,19 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(assign) == 0 {
 		return fmt.Errorf("consume %s: no partition %d", topic, *partition)
 	}
+	if *offset >= 0 {
+		// Out of range, the client would start elsewhere (the log start)
+		// without a word, or print nothing.
+		p := int32(*partition)
+		if e, ok := ends.Lookup(topic, p); ok && *offset > e.Offset {
+			return &exitError{1, fmt.Errorf("consume %s/%d: offset %d is past the end (%d)", topic, p, *offset, e.Offset)}
+		}
+		if starts, err := adm.ListStartOffsets(mctx, topic); err == nil {
+			if st, ok := starts.Lookup(topic, p); ok && *offset < st.Offset {
+				return &exitError{1, fmt.Errorf("consume %s/%d: offset %d is before the log start (%d): retention deleted it", topic, p, *offset, st.Offset)}
+			}
+		}
+	}
 	cl, err := cf.client(append(committedOnly(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))...)
 	if err != nil {
 		return err

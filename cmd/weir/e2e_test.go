@@ -120,6 +120,10 @@ func TestCLIWorkflow(t *testing.T) {
 	if !strings.Contains(out, `"partition":4,"offset":0`) || !strings.Contains(out, `"value":"third"`) {
 		t.Fatalf("partition 4: %q", out)
 	}
+	// An offset past the end is an error, not silence.
+	if _, errs, err := p.cli(t, "", "consume", "raw.syslog", "--partition", "4", "--offset", "99"); err == nil || !strings.Contains(errs, "offset 99 is past the end (1)") {
+		t.Fatalf("offset past the end: %v %s", err, errs)
+	}
 	out = mustCLI("", "topics", "list")
 	if !regexp.MustCompile(`raw\.syslog\s+6\s+3\s+0\s+3\s+\S+B`).MatchString(out) {
 		t.Fatalf("topics list:\n%s", out)
