@@ -929,11 +929,12 @@ func TestRetentionForeverSurvivesReopen(t *testing.T) {
 	}
 }
 
-// TestSkippedByRetentionCounted: records retention deletes before a group
-// reads them are a drop, counted per group and topic with the log's
-// warning, not only logged.
-func TestSkippedByRetentionCounted(t *testing.T) {
-	b := openTest(t, t.TempDir(),
+// retainedPastCommit makes a broker whose one-partition topic "t" group
+// "slow" consumed and committed 10 records of, then retention deleted
+// offsets 10 to start, unread: c, the group's member, has not polled since.
+func retainedPastCommit(t *testing.T) (b *Broker, c broker.Consumer, start int64) {
+	t.Helper()
+	b = openTest(t, t.TempDir(),
 		WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8 << 10, RetentionBytes: 32 << 10, RetentionTime: time.Hour}))
 	if err := b.Produce(ctx, "t", makeRecords(10, 0)); err != nil {
 		t.Fatal(err)
@@ -942,7 +943,7 @@ func TestSkippedByRetentionCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	if recs, err := c.Poll(ctx); err != nil || len(recs) != 10 {
 		t.Fatalf("first poll: %d records, %v", len(recs), err)
 	}
@@ -956,13 +957,20 @@ func TestSkippedByRetentionCounted(t *testing.T) {
 	}
 	b.ApplyRetention()
 	info, _ := b.DescribeTopics(ctx, "t")
-	start := info[0].Partitions[0].LogStartOffset
-	if start <= 10 {
+	if start = info[0].Partitions[0].LogStartOffset; start <= 10 {
 		t.Fatalf("retention left the log start at %d", start)
 	}
+	return b, c, start
+}
+
+// TestSkippedByRetentionCounted: records retention deletes before a group
+// reads them are a drop, counted per group and topic with the log's
+// warning, not only logged.
+func TestSkippedByRetentionCounted(t *testing.T) {
+	b, c, start := retainedPastCommit(t)
 	recs, err := c.Poll(ctx)
 	if err != nil || len(recs) == 0 || recs[0].Offset != start {
-		t.Fatalf("poll after retention: %d records from %v, %v; log start %d", len(recs), recs, err, start)
+		t.Fatalf("poll after retention: %d records, %v; log start %d", len(recs), err, start)
 	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(b.Collector())
@@ -972,5 +980,27 @@ weir_consumer_skipped_records_total{group="slow",topic="t"} %d
 `, start-10)
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "weir_consumer_skipped_records_total"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSkippedCountedOnce: records retention deleted are counted once, not
+// each time a member of the group resets past them: a member that polled
+// (counted) and left before committing, then another member of the group.
+func TestSkippedCountedOnce(t *testing.T) {
+	b, c, start := retainedPastCommit(t)
+	if _, err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close() // e.g. a worker's transaction aborted, the partition handed over
+	c2, err := b.Consume(ctx, "slow", []string{"t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.groups.skippedRecords()[[2]string{"slow", "t"}]; got != start-10 {
+		t.Errorf("skipped %d, want %d (records deleted: offsets 10 to %d)", got, start-10, start)
 	}
 }
