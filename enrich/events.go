@@ -52,7 +52,23 @@ type detector struct {
 	names *interfaceNames
 	// topics are the input topics' names, kept once (keepPartition).
 	topics map[string]string
+	// clocks are, per worker, how far its reading of the log got (see
+	// reportClock): settle forgets and clears by the slowest one.
+	clocks map[any]workerClock
 }
+
+// workerClock is where a worker's reading of the log got to: the append
+// time of what it read last (log), noted at wall time reported.
+type workerClock struct{ log, reported time.Time }
+
+// clockStale is how long a worker's clock counts without a report: one
+// that stopped (its partitions gone to another) no longer holds settle
+// back. Workers report at every poll, at least once a second.
+const clockStale = 10 * time.Second
+
+// caughtUpLag is how far behind the wall clock a batch's records may be
+// appended and the worker still count as reading what comes in.
+const caughtUpLag = 5 * time.Second
 
 type eventKey struct{ device, object, typ string }
 
@@ -207,7 +223,52 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 	return &detector{dedup: dedup, threshold: threshold, window: window,
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
-		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{}}
+		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{},
+		clocks: map[any]workerClock{}}
+}
+
+// reportClock notes how far worker w's reading of the log got with the
+// batch recs it polled at wall time now: where it read all there was (no
+// records, or records appended within caughtUpLag), now; else the append
+// time its slowest partition in the batch got to. Event state is stamped
+// with append times (detectAt); settle must forget it on the same clock,
+// or a worker catching up an hour's backlog would find its flapping
+// windows and de-duplication forgotten as it reads them.
+func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
+	at := now
+	if len(recs) > 0 {
+		// The newest append time per partition: a batch holds several
+		// partitions' records, each in its partition's order.
+		var last []broker.Record
+		for i := range recs {
+			if i+1 == len(recs) || recs[i+1].Partition != recs[i].Partition || recs[i+1].Topic != recs[i].Topic {
+				last = append(last, recs[i])
+			}
+		}
+		for _, r := range last {
+			if ts := r.Timestamp; !ts.IsZero() && now.Sub(ts) > caughtUpLag && ts.Before(at) {
+				at = ts
+			}
+		}
+	}
+	d.mu.Lock()
+	d.clocks[w] = workerClock{log: at, reported: now}
+	d.mu.Unlock()
+}
+
+// logNow is the log time every worker has read up to, at wall time now:
+// now, held back by a worker reading behind. d.mu is held.
+func (d *detector) logNow(now time.Time) time.Time {
+	at := now
+	for w, c := range d.clocks {
+		switch {
+		case now.Sub(c.reported) > clockStale || c.reported.After(now.Add(clockStale)):
+			delete(d.clocks, w)
+		case c.log.Before(at):
+			at = c.log
+		}
+	}
+	return at
 }
 
 // detectAt is the time event detection uses for an event from input
@@ -662,6 +723,9 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 		return nil
 	}
 	d.settled = now
+	// Windows are measured on the log's clock (detectAt): with a worker
+	// reading behind, nothing newer than where it got to is forgotten.
+	now = d.logNow(now)
 	var out []telemetry.Event
 	for k, st := range d.flapping {
 		st.prune(now.Add(-d.window))

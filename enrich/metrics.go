@@ -113,6 +113,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			return nil
 		}
 		start := time.Now()
+		w.det.reportClock(w, recs, start)
 		assigned := m.c.Assigned()
 		w.out.track(assigned)
 		w.rates.setNow(start)

@@ -111,6 +111,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		if !ok {
 			return nil
 		}
+		w.det.reportClock(w, recs, time.Now())
 		assigned := m.c.Assigned()
 		w.out.track(assigned)
 		warmer.retain(assigned)

@@ -237,6 +237,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			return nil
 		}
 		start := time.Now()
+		w.det.reportClock(w, recs, start)
 		assigned := m.c.Assigned()
 		w.out.track(assigned)
 		w.warmer.retain(assigned)
