@@ -55,6 +55,9 @@ type detector struct {
 	// clocks are, per worker, how far its reading of the log got (see
 	// reportClock): settle forgets and clears by the slowest one.
 	clocks map[any]workerClock
+	// The peaks of last, changes and states, for settle to rebuild them
+	// once most is forgotten.
+	lastPeak, changesPeak, statesPeak shrinkable
 }
 
 // workerClock is where a worker's reading of the log got to: the append
@@ -726,6 +729,14 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 	// Windows are measured on the log's clock (detectAt): with a worker
 	// reading behind, nothing newer than where it got to is forgotten.
 	now = d.logNow(now)
+	d.lastPeak.note(len(d.last))
+	d.changesPeak.note(len(d.changes))
+	d.statesPeak.note(len(d.states))
+	defer func() {
+		d.last = shrunk(d.last, &d.lastPeak)
+		d.changes = shrunk(d.changes, &d.changesPeak)
+		d.states = shrunk(d.states, &d.statesPeak)
+	}()
 	var out []telemetry.Event
 	for k, st := range d.flapping {
 		st.prune(now.Add(-d.window))

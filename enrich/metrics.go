@@ -63,8 +63,10 @@ type MetricsWorker struct {
 	state    map[stateKey]seen[int64]
 	uptimes  map[string]seen[uptimeSample]
 	sysNames map[string]*sysName
-	out      *outputs
-	lastSeen time.Time
+	// Their peaks, for forgetStates to rebuild them once most is gone.
+	statePeak, uptimesPeak, sysNamesPeak shrinkable
+	out                                  *outputs
+	lastSeen                             time.Time
 
 	warmup  time.Duration
 	warmer  *warmer
@@ -431,6 +433,9 @@ type seen[T any] struct {
 // forgetStates drops the states and uptimes not seen since cutoff.
 func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 	c := cutoff.Unix()
+	w.statePeak.note(len(w.state))
+	w.uptimesPeak.note(len(w.uptimes))
+	w.sysNamesPeak.note(len(w.sysNames))
 	for k, s := range w.state {
 		if s.seen < c {
 			delete(w.state, k)
@@ -446,6 +451,9 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 			delete(w.sysNames, k)
 		}
 	}
+	w.state = shrunk(w.state, &w.statePeak)
+	w.uptimes = shrunk(w.uptimes, &w.uptimesPeak)
+	w.sysNames = shrunk(w.sysNames, &w.sysNamesPeak)
 }
 
 // sysName is a target's sysName, with the named inventory entry it finds

@@ -74,7 +74,8 @@ type counterSample struct {
 // Rows are kept by row (appendRowID), not by series, so a record of many
 // counters costs one map lookup.
 type rates struct {
-	rows map[string]*rowCounters
+	rows     map[string]*rowCounters
+	rowsPeak shrinkable
 	// now is weir's clock, set once per batch (setNow): rows are forgotten
 	// by when they arrived, not by their own time, which is the device's
 	// for gNMI and may be hours off.
@@ -207,9 +208,11 @@ func lagging(prev, cur uint32, elapsed time.Duration) bool {
 // memory follows the live devices.
 func (r *rates) forget(cutoff time.Time) {
 	c := cutoff.Unix()
+	r.rowsPeak.note(len(r.rows))
 	for k, rc := range r.rows {
 		if rc.seen < c {
 			delete(r.rows, k)
 		}
 	}
+	r.rows = shrunk(r.rows, &r.rowsPeak)
 }

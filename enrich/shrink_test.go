@@ -1,0 +1,66 @@
+package enrich
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestForgottenStateGivesMemoryBack: once settle has forgotten the state
+// of 200,000 objects, the detector's maps are rebuilt and the heap they
+// held is free again (Go maps keep their buckets when entries go).
+func TestForgottenStateGivesMemoryBack(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	t0 := time.Now()
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	const n = 200_000
+	for i := range n {
+		d.observe(telemetry.Event{Type: "interface_down", Device: fmt.Sprintf("edge%d", i), Object: "Gi0/1",
+			Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}, t0)
+	}
+	full := heap()
+	for s := 0; s < 120 && len(d.last)+len(d.states)+len(d.changes) > 0; s++ {
+		d.settle(t0.Add(11*time.Minute + time.Duration(s)*time.Second))
+	}
+	if left := len(d.last) + len(d.states) + len(d.changes); left > 0 {
+		t.Fatalf("%d entries left after two minutes of settling", left)
+	}
+	after := heap()
+	runtime.KeepAlive(d)
+	t.Logf("heap: %d MB before, %d MB with %d objects, %d MB after they were forgotten", before>>20, full>>20, n, after>>20)
+	if held := int64(after) - int64(before); held > int64(full-before)/4 {
+		t.Errorf("%d MB still held once every object was forgotten, of %d MB", held>>20, (full-before)>>20)
+	}
+}
+
+func TestShrunk(t *testing.T) {
+	var s shrinkable
+	m := map[int]int{}
+	for i := range 10_000 {
+		m[i] = i
+	}
+	if m2 := shrunk(m, &s); len(m2) != 10_000 || s.peak != 10_000 {
+		t.Fatalf("full map: %d entries, peak %d", len(m2), s.peak)
+	}
+	for i := range 8_000 {
+		delete(m, i)
+	}
+	m2 := shrunk(m, &s)
+	if len(m2) != 2_000 || s.peak != 2_000 || m2[9_999] != 9_999 {
+		t.Fatalf("a fifth left: %d entries, peak %d", len(m2), s.peak)
+	}
+	m2[1] = 1 // a new map: m is not changed
+	if _, ok := m[1]; ok {
+		t.Fatal("shrunk returned the same map")
+	}
+}
