@@ -18,6 +18,7 @@ type interfaceNames struct {
 	limit   int           // entries at most: when full, the table starts again
 	ids     atomic.Uint64 // the last row id handed out (newRowID)
 	version atomic.Uint64 // counts the names set, for who waits for one
+	peak    shrinkable    // of names, for drop to rebuild it
 }
 
 // interfaceIndex is an interface of a device (its name in events) by
@@ -65,6 +66,22 @@ func (t *interfaceNames) set(device, index, name string, owner uint64) *interfac
 	e.owner.Store(owner)
 	t.version.Add(1)
 	return e
+}
+
+// drop forgets device's interface index, if owner still holds it (no
+// other row set it since), rebuilding the table once most is gone.
+func (t *interfaceNames) drop(device, index string, owner uint64) {
+	k := interfaceIndex{device, index}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.names[k]; e != nil && e.owner.Load() == owner {
+		t.peak.note(len(t.names))
+		e.owner.Store(0)
+		delete(t.names, k)
+		if len(t.names) < t.peak.peak/4 {
+			t.names = shrunk(t.names, &t.peak)
+		}
+	}
 }
 
 // name returns the name of device's interface index, if a poll gave it.

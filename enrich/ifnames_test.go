@@ -60,3 +60,22 @@ func TestInterfaceNamesRefilledWhenFull(t *testing.T) {
 		t.Errorf("after the table started again, ifIndex 3 named %q, %v; want Gi0/3", got, ok)
 	}
 }
+
+// TestInterfaceNameDropped: a row forgotten (its device gone for an hour)
+// takes its interface name with it, unless another row set the name
+// since: the table does not keep the names of devices gone for good.
+func TestInterfaceNameDropped(t *testing.T) {
+	names := newInterfaceNames()
+	a, b := names.newRowID(), names.newRowID()
+	names.set("edge1", "3", "Gi0/3", a)
+	names.drop("edge1", "3", a)
+	if _, ok := names.name("edge1", "3"); ok {
+		t.Fatal("the name of a forgotten row is still there")
+	}
+	names.set("edge1", "4", "Gi0/4", a)
+	names.set("edge1", "4", "Gi0/4", b) // another row of the same ifIndex, later
+	names.drop("edge1", "4", a)
+	if n, ok := names.name("edge1", "4"); !ok || n != "Gi0/4" {
+		t.Fatal("a name another row set since went with the first row")
+	}
+}

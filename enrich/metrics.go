@@ -144,7 +144,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		}
 		w.out.recycle(&w.arena, &w.evEnc.arena)
 		if now := time.Now(); now.Sub(w.lastSeen) > time.Hour {
-			w.rates.forget(now.Add(-time.Hour)) // devices gone for an hour
+			w.rates.forget(now.Add(-time.Hour), w.forgetName) // devices gone for an hour
 			w.forgetStates(now.Add(-time.Hour))
 			w.lastSeen = now
 		}
@@ -376,13 +376,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			}
 			if row.named != object || row.namedDevice != p.Device || row.nameEntry == nil || row.nameEntry.owner.Load() != row.nameID {
 				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID)
-				row.named, row.namedDevice = object, p.Device
+				row.named, row.namedDevice, row.namedIndex = object, p.Device, index
 			}
 		}
 		if st, ok := intField(p, "ifOperStatus"); ok {
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", st == 1))
 			if oper, ok := operState(st); ok && object != "" {
-				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper"}
+				// Two ports may share an ifDescr (no ifName): the
+				// ifIndex tells them apart, with the name, so a port
+				// renumbered after a reboot is not another's change.
+				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper", object: firstTag(p, "ifIndex")}
 				if prev, ok := w.state[key]; ok && prev.v != oper {
 					if oper == stateUp {
 						event("interface_up", object)
@@ -428,6 +431,14 @@ type uptimeSample struct {
 type seen[T any] struct {
 	v    T
 	seen int64
+}
+
+// forgetName drops the interface name a forgotten row gave traps, unless
+// another row has set it since.
+func (w *MetricsWorker) forgetName(row *rowCounters) {
+	if row.nameEntry != nil {
+		w.det.names.drop(row.namedDevice, row.namedIndex, row.nameID)
+	}
 }
 
 // forgetStates drops the states and uptimes not seen since cutoff.

@@ -85,3 +85,33 @@ func TestDescriptionChangeKeepsRates(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateIfDescrIsTwoInterfaces: two ports that share an ifDescr (no
+// ifName), one up and one down, steady over three polls, raise no events:
+// their ifIndex tells their states apart.
+func TestDuplicateIfDescrIsTwoInterfaces(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var evs []string
+	for poll := range 3 {
+		at := t0.Add(time.Duration(poll) * time.Minute)
+		w.rates.setNow(at)
+		for _, port := range []struct {
+			idx  string
+			oper int64
+		}{{"1", 1}, {"2", 2}} {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "sw1",
+				Tags:   map[string]string{"ifIndex": port.idx, "ifDescr": "Ethernet Interface"},
+				Fields: map[string]any{"ifOperStatus": port.oper}, Time: at, Uptime: uint32(100 + poll*6000), Source: "snmp"}
+			v, _ := json.Marshal(&m)
+			got, _ := w.enrich(&broker.Record{Topic: "raw.snmp", Value: v, Timestamp: at})
+			for _, e := range got {
+				evs = append(evs, e.Type+" "+e.Object)
+			}
+		}
+	}
+	if len(evs) != 0 {
+		t.Errorf("two steady ports with one ifDescr raised %d events: %v", len(evs), evs)
+	}
+}

@@ -40,6 +40,7 @@ type rowCounters struct {
 	// in the detector's interfaceNames for this row (an SNMP interface),
 	// as its entry nameEntry, which holds them while its owner is nameID.
 	named, namedDevice string
+	namedIndex         string // the ifIndex it was put under
 	nameEntry          *interfaceName
 	nameID             uint64
 }
@@ -205,12 +206,15 @@ func lagging(prev, cur uint32, elapsed time.Duration) bool {
 }
 
 // forget drops rows no record arrived for since cutoff (weir's clock), so
-// memory follows the live devices.
-func (r *rates) forget(cutoff time.Time) {
+// memory follows the live devices; gone is told of each.
+func (r *rates) forget(cutoff time.Time, gone func(*rowCounters)) {
 	c := cutoff.Unix()
 	r.rowsPeak.note(len(r.rows))
 	for k, rc := range r.rows {
 		if rc.seen < c {
+			if gone != nil {
+				gone(rc)
+			}
 			delete(r.rows, k)
 		}
 	}

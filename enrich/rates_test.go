@@ -76,7 +76,7 @@ func TestForgetByArrival(t *testing.T) {
 	r.row(gone).observe(0, "in", 1, device, 0, false)
 	r.setNow(now)
 	r.row(live).observe(0, "in", 1, device, 0, false)
-	r.forget(now.Add(-time.Hour))
+	r.forget(now.Add(-time.Hour), nil)
 	if _, ok := r.rows[string(live)]; !ok {
 		t.Error("a row still arriving was forgotten for its device time")
 	}
