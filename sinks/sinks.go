@@ -94,6 +94,16 @@ type Runner interface {
 	Run(ctx context.Context) error
 }
 
+// PartitionReleaser is implemented by destinations that keep what they
+// were sent (the Prometheus exposition serves the last values): told of
+// the partitions this member of the sink's group no longer reads, they
+// drop what came from them, which the partitions' new owner (another weir
+// process) serves from now on. Kept, it would be served twice until it
+// went stale.
+type PartitionReleaser interface {
+	ReleasePartitions(tps []broker.TopicPartition)
+}
+
 // SchemaFilter is implemented by destinations that only take some schemas
 // (InfluxDB takes metrics); records of other schemas are skipped.
 type SchemaFilter interface {
@@ -343,6 +353,8 @@ func (s *Sink) consume(ctx context.Context) error {
 	filtered := s.m.filtered.With(sink)
 	var pending []Item
 	var dec []decoded
+	releaser, _ := s.dest.(PartitionReleaser)
+	var assigned []broker.TopicPartition // for releaser
 	// dirty: records were polled since the last commit, whether or not
 	// they are pending (filtered ones need committing too).
 	dirty := false
@@ -375,6 +387,9 @@ func (s *Sink) consume(ctx context.Context) error {
 			case <-time.After(time.Second):
 			}
 			continue
+		}
+		if releaser != nil {
+			assigned, pending = s.release(releaser, assigned, c.Assigned(), pending)
 		}
 		if len(pending) == 0 && !dirty && len(recs) > 0 {
 			deadline = time.Now().Add(s.flushInterval)
@@ -686,6 +701,26 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 		}
 		backoff = min(backoff*2, s.retryMax)
 	}
+}
+
+// release tells r of the partitions in was that are not in now, and takes
+// their records out of pending: not committed here, they are the new
+// owner's to deliver. It returns now (a copy) and pending.
+func (s *Sink) release(r PartitionReleaser, was, now []broker.TopicPartition, pending []Item) ([]broker.TopicPartition, []Item) {
+	var gone []broker.TopicPartition
+	for _, tp := range was {
+		if !slices.Contains(now, tp) {
+			gone = append(gone, tp)
+		}
+	}
+	if len(gone) > 0 {
+		pending = slices.DeleteFunc(pending, func(it Item) bool {
+			return slices.Contains(gone, broker.TopicPartition{Topic: it.Record.Topic, Partition: it.Record.Partition})
+		})
+		r.ReleasePartitions(gone)
+		s.logger.Info("sink released partitions another member reads now", "sink", s.cfg.Name, "partitions", len(gone))
+	}
+	return append(was[:0], now...), pending
 }
 
 // deadLetter writes items to the dead-letter topic with the reason and

@@ -25,6 +25,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/telemetry"
@@ -80,6 +81,10 @@ func (s *Sink) Write(_ context.Context, items []sinks.Item) error {
 	s.col.UpdateItems(items)
 	return nil
 }
+
+// ReleasePartitions drops what came from partitions another member of the
+// sink's group reads now (sinks.PartitionReleaser).
+func (s *Sink) ReleasePartitions(tps []broker.TopicPartition) { s.col.Release(tps) }
 
 // Run serves the endpoint until ctx is done.
 func (s *Sink) Run(ctx context.Context) error {
@@ -167,6 +172,7 @@ type seriesSet struct {
 	labels []label
 	text   string
 	series []*series
+	from   broker.TopicPartition // the partition its last update came from
 }
 
 type nameKey struct {
@@ -220,11 +226,34 @@ func (c *Collector) UpdateItems(items []sinks.Item) {
 		if p == nil {
 			continue
 		}
-		c.update(p, now)
+		c.update(p, now).from = broker.TopicPartition{Topic: items[i].Record.Topic, Partition: items[i].Record.Partition}
 	}
 }
 
-func (c *Collector) update(p *telemetry.Point, now time.Time) {
+// Release drops the series whose last update came from one of tps: this
+// process no longer reads those partitions, and another serves their
+// series now (see sinks.PartitionReleaser).
+func (c *Collector) Release(tps []broker.TopicPartition) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, set := range c.sets {
+		if !slices.Contains(tps, set.from) {
+			continue
+		}
+		for _, s := range set.series {
+			if !s.dropped {
+				c.dropSeries(s.fam, set.key, s)
+			}
+			if len(s.fam.series) == 0 && !s.fam.dropped {
+				c.dropFamily(s.fam)
+			}
+		}
+		delete(c.sets, k)
+	}
+}
+
+// update records p's fields and returns its series set.
+func (c *Collector) update(p *telemetry.Point, now time.Time) *seriesSet {
 	labels := c.labeler.labels(p)
 	c.key = appendSeriesKey(c.key[:0], labels)
 	set := c.sets[string(c.key)]
@@ -258,6 +287,7 @@ func (c *Collector) update(p *telemetry.Point, now time.Time) {
 		}
 		s.value, s.updated = x, now
 	}
+	return set
 }
 
 // familyAt is the family of the i-th field of an update, nk.
