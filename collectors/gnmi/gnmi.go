@@ -250,6 +250,10 @@ func (t *target) runWhileOwned(pubCtx, ctx context.Context) {
 	for {
 		changed := o.Changed()
 		if !o.Owns(t.cfg.Name) {
+			// Another process streams it and exports its state: a
+			// "disconnected" here would fire alerts on a healthy target.
+			t.c.m.Connected.DeleteLabelValues(t.cfg.Name)
+			t.c.m.LastUpdate.DeleteLabelValues(t.cfg.Name)
 			select {
 			case <-ctx.Done():
 				return
@@ -258,6 +262,9 @@ func (t *target) runWhileOwned(pubCtx, ctx context.Context) {
 			}
 		}
 		log.Debug("gnmi target taken over from another process")
+		// Its gauges again (deleted while another process had it).
+		t.connected, t.lastUpdate = t.c.m.Connected.WithLabelValues(t.cfg.Name), t.c.m.LastUpdate.WithLabelValues(t.cfg.Name)
+		t.connected.Set(0)
 		streamCtx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {

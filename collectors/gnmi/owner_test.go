@@ -1,10 +1,13 @@
 package gnmi
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/collectors/gnmi/sim"
@@ -108,4 +111,54 @@ func TestTakeDrainsAfterStop(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("take on an empty, stopped queue blocks")
 	}
+}
+
+// TestNotOwnedTargetHasNoStateSeries: with targets shared by several weir
+// processes, a process exports weir_gnmi_connected and
+// weir_gnmi_last_update_timestamp_seconds only for the targets it streams:
+// a 0 for each target another process owns looked exactly like a target
+// down, and an alert on weir_gnmi_connected == 0 fired on every other
+// process. A target handed over takes its series with it; taken back, it
+// has them again.
+func TestNotOwnedTargetHasNoStateSeries(t *testing.T) {
+	_, addrA, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 2})
+	_, addrB, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 2})
+	o := newFakeOwner("a")
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{
+		simTarget("a", addrA, sub(countersPath, "stream", "sample", 50*time.Millisecond)),
+		simTarget("b", addrB, sub(countersPath, "stream", "sample", 50*time.Millisecond)),
+	}}, WithOwner(o))
+	exported := func() string {
+		var names []string
+		for _, n := range []string{"a", "b"} {
+			if testutil.CollectAndCount(r.m.Connected) > 0 && strings.Contains(gatherText(t, r.m.Connected), `target="`+n+`"`) {
+				names = append(names, n)
+			}
+		}
+		return strings.Join(names, ",")
+	}
+	waitFor(t, 10*time.Second, "a streaming, and exported alone", func() bool { return exported() == "a" && testutil.CollectAndCount(r.m.LastUpdate) == 1 })
+	o.set("b")
+	waitFor(t, 10*time.Second, "b streaming, and exported alone", func() bool { return exported() == "b" })
+}
+
+// gatherText is c's exposition.
+func gatherText(t *testing.T, c prometheus.Collector) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			for _, l := range m.Label {
+				fmt.Fprintf(&b, "%s=%q ", l.GetName(), l.GetValue())
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }

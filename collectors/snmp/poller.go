@@ -282,6 +282,10 @@ func (t *target) run(ctx context.Context) {
 				t.log.Debug("snmp target handed over to another process")
 				t.owned = false
 				t.close()
+				// The process that polls it now says when it last
+				// answered: a frozen time here would read as a dead
+				// target.
+				m.LastSuccess.DeleteLabelValues(t.cfg.Name)
 			}
 			m.NotOwned.Inc()
 			next = next.Add(interval)

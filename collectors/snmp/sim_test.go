@@ -226,4 +226,12 @@ func TestOwnerSharesTargets(t *testing.T) {
 	if testutil.ToFloat64(metrics[0].NotOwned) == 0 || testutil.ToFloat64(metrics[1].NotOwned) == 0 {
 		t.Errorf("slots left to the other process: %v and %v", testutil.ToFloat64(metrics[0].NotOwned), testutil.ToFloat64(metrics[1].NotOwned))
 	}
+	// Process 1 handed its targets over: it no longer says when they last
+	// answered (a frozen time reads as a dead target), process 0 does.
+	if n := testutil.CollectAndCount(metrics[1].LastSuccess); n != 0 {
+		t.Errorf("process 1 exports the last success of %d targets it no longer polls", n)
+	}
+	if n := testutil.CollectAndCount(metrics[0].LastSuccess); n != len(targets) {
+		t.Errorf("process 0 exports the last success of %d targets, want %d", n, len(targets))
+	}
 }
