@@ -663,6 +663,12 @@ func TestDockerCompose(t *testing.T) {
 	if err != nil {
 		t.Fatalf("deploy/weir.yaml: %v %s", err, out)
 	}
+	// The inventory it mounts, as weir reads it.
+	withInv := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(withInv, []byte("enrich:\n  inventory: ../../deploy/inventory.yaml\n"), 0o644)
+	if out, err := exec.Command(weirBin, "check", "-c", withInv).CombinedOutput(); err != nil || strings.Contains(string(out), "warning") {
+		t.Fatalf("deploy/inventory.yaml: %v %s", err, out)
+	}
 	if _, err := exec.LookPath("docker-compose"); err != nil {
 		t.Skip("docker-compose not installed (apt-get install docker-compose); .ci/run installs it")
 	}
