@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -58,6 +60,39 @@ type detector struct {
 	// The peaks of last, changes and states, for settle to rebuild them
 	// once most is forgotten.
 	lastPeak, changesPeak, statesPeak shrinkable
+	// maxObjects bounds the objects the detector keeps state for; past
+	// it, events of objects it does not know are passed on as they come
+	// (not de-duplicated, no flapping) and counted in untracked. Syslog
+	// over UDP names its devices: a sender inventing host names would
+	// otherwise grow the state by a kilobyte a name for flap.window.
+	maxObjects int
+	untracked  prometheus.Counter // nil: not counted
+}
+
+// maxDetectorObjects is maxObjects: a million objects (a gigabyte) within
+// flap.window is past any network's changes.
+const maxDetectorObjects = 1 << 20
+
+// countUntracked sets the counter of events passed on untracked.
+func (d *detector) countUntracked(c prometheus.Counter) {
+	d.mu.Lock()
+	d.untracked = c
+	d.mu.Unlock()
+}
+
+// tracked reports whether the detector keeps state for an event of typ
+// about device's object id: any, below maxObjects; past it, only the
+// objects it knows already. d.mu is held.
+func (d *detector) tracked(device, id, typ string) bool {
+	if len(d.states) < d.maxObjects && len(d.last) < 2*d.maxObjects {
+		return true
+	}
+	if opp := opposite(typ); opp != "" {
+		_, ok := d.states[objectKey{device, id, min(typ, opp)}]
+		return ok
+	}
+	_, ok := d.last[eventKey{device, id, typ}]
+	return ok
 }
 
 // workerClock is where a worker's reading of the log got to: the append
@@ -227,7 +262,7 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
 		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{},
-		clocks: map[any]workerClock{}}
+		clocks: map[any]workerClock{}, maxObjects: maxDetectorObjects}
 }
 
 // reportClock notes how far worker w's reading of the log got with the
@@ -373,6 +408,12 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 			}
 		}
 		return out
+	}
+	if !d.tracked(ev.Device, id, ev.Type) {
+		if d.untracked != nil {
+			d.untracked.Inc()
+		}
+		return append(out, ev)
 	}
 	same, newest := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
 	if same {

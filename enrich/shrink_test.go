@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -62,5 +65,33 @@ func TestShrunk(t *testing.T) {
 	m2[1] = 1 // a new map: m is not changed
 	if _, ok := m[1]; ok {
 		t.Fatal("shrunk returned the same map")
+	}
+}
+
+// TestDetectorObjectsBounded: past maxObjects, the events of objects the
+// detector does not know are passed on as they come and counted, while
+// the objects it knows keep their de-duplication.
+func TestDetectorObjectsBounded(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.maxObjects = 100
+	untracked := prometheus.NewCounter(prometheus.CounterOpts{Name: "u"})
+	d.countUntracked(untracked)
+	t0 := time.Now()
+	down := func(i int) telemetry.Event {
+		return telemetry.Event{Type: "interface_down", Device: fmt.Sprintf("edge%d", i), Object: "Gi0/1",
+			Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+	}
+	for i := range 1000 {
+		if out := d.observe(down(i), t0); len(out) != 1 {
+			t.Fatalf("object %d: %d events out, want its one", i, len(out))
+		}
+	}
+	if len(d.states) != 100 || testutil.ToFloat64(untracked) != 900 {
+		t.Fatalf("%d states kept, %v events untracked; want 100 and 900", len(d.states), testutil.ToFloat64(untracked))
+	}
+	again := down(5)
+	again.Cause.Offset = 5000
+	if out := d.observe(again, t0.Add(time.Second)); len(out) != 0 {
+		t.Fatalf("a known object's repeat passed on: %v", out)
 	}
 }

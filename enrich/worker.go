@@ -138,6 +138,7 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	if w.m == nil {
 		w.m = NewWorkerMetrics(nil).m
 	}
+	w.det.countUntracked(w.m.untracked)
 	w.unknownTags = map[string]string{"unknown": "true"}
 	w.unknownTagsJSON = telemetry.AppendStringMapField(nil, "tags", w.unknownTags)
 	w.unknownEventTagsJSON = telemetry.AppendMarshalTagsField(nil, w.unknownTags)
@@ -180,6 +181,7 @@ type workerMetrics struct {
 	publishErrors *prometheus.CounterVec // topic
 	events        *prometheus.CounterVec
 	unknown       prometheus.Counter
+	untracked     prometheus.Counter
 	decodeErrors  prometheus.Counter
 	batchSeconds  prometheus.Histogram
 }
@@ -199,13 +201,15 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Help: "Events raised, per type."}, []string{"type"}),
 		unknown: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_unknown_devices_total",
 			Help: "Records from devices not in the inventory (tagged unknown)."}),
+		untracked: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_events_untracked_total",
+			Help: "Events passed on without de-duplication or flap detection: the detector kept state for a million objects already."}),
 		decodeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_decode_errors_total",
 			Help: "Input records that were not valid JSON of their schema (skipped, logged)."}),
 		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "weir_enrich_batch_seconds",
 			Help: "Time to enrich, publish and commit one batch.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.in, m.out, m.dropped, m.publishErrors, m.events, m.unknown, m.decodeErrors, m.batchSeconds)
+		reg.MustRegister(m.in, m.out, m.dropped, m.publishErrors, m.events, m.unknown, m.untracked, m.decodeErrors, m.batchSeconds)
 	}
 	return &WorkerMetrics{m: m}
 }
