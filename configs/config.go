@@ -589,8 +589,8 @@ type Duration time.Duration
 
 // UnmarshalYAML parses a duration; a "d" suffix means days.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want one duration (like 30s, 12h, 7d), not a %s", n.Line, kindName(n.Kind))
+	if err := oneValue(n, "duration (like 30s, 12h, 7d)"); err != nil {
+		return err
 	}
 	v, err := ParseDuration(n.Value)
 	if err != nil {
@@ -600,15 +600,18 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// kindName names a YAML node kind for an error.
-func kindName(k yaml.Kind) string {
-	switch k {
+// oneValue refuses a list or a map where one value (what) goes: read as
+// "", `listen: [a:1]` was the default address.
+func oneValue(n *yaml.Node, what string) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return nil
 	case yaml.SequenceNode:
-		return "list"
+		return fmt.Errorf("line %d: want one %s, not a list", n.Line, what)
 	case yaml.MappingNode:
-		return "map"
+		return fmt.Errorf("line %d: want one %s, not a map", n.Line, what)
 	}
-	return "value of that kind"
+	return fmt.Errorf("line %d: want one %s", n.Line, what)
 }
 
 // ParseDuration parses "500ms", "30s", "12h", "7d" and "-1" (forever).
@@ -646,8 +649,8 @@ var sizeUnits = []struct {
 
 // UnmarshalYAML parses a size with an optional unit.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want one size (like 512KiB, 1GiB), not a %s", n.Line, kindName(n.Kind))
+	if err := oneValue(n, "size (like 512KiB, 1GiB)"); err != nil {
+		return err
 	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
@@ -696,8 +699,8 @@ type Address string
 
 // UnmarshalYAML checks the host:port form.
 func (a *Address) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want one host:port (or \"off\"), not a %s", n.Line, kindName(n.Kind))
+	if err := oneValue(n, `host:port (or "off")`); err != nil {
+		return err
 	}
 	if n.Value == "off" || n.Value == "" {
 		*a = Address(n.Value)

@@ -274,19 +274,14 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 // windows and de-duplication forgotten as it reads them.
 func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
 	at := now
-	if len(recs) > 0 {
-		// The newest append time per partition: a batch holds several
-		// partitions' records, each in its partition's order.
-		var last []broker.Record
-		for i := range recs {
-			if i+1 == len(recs) || recs[i+1].Partition != recs[i].Partition || recs[i+1].Topic != recs[i].Topic {
-				last = append(last, recs[i])
-			}
+	for i := range recs {
+		// A partition's last record in the batch is how far it got: a
+		// batch holds several partitions' records, each in its order.
+		if i+1 < len(recs) && recs[i+1].Partition == recs[i].Partition && recs[i+1].Topic == recs[i].Topic {
+			continue
 		}
-		for _, r := range last {
-			if ts := r.Timestamp; !ts.IsZero() && now.Sub(ts) > caughtUpLag && ts.Before(at) {
-				at = ts
-			}
+		if ts := recs[i].Timestamp; !ts.IsZero() && now.Sub(ts) > caughtUpLag && ts.Before(at) {
+			at = ts
 		}
 	}
 	d.mu.Lock()

@@ -78,9 +78,7 @@ func (t *interfaceNames) drop(device, index string, owner uint64) {
 		t.peak.note(len(t.names))
 		e.owner.Store(0)
 		delete(t.names, k)
-		if len(t.names) < t.peak.peak/4 {
-			t.names = shrunk(t.names, &t.peak)
-		}
+		t.names = shrunk(t.names, &t.peak)
 	}
 }
 

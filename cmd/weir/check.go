@@ -105,8 +105,9 @@ func checkFiles(cfg *configs.Config) error {
 // stable order.
 func unknownSinkTopics(cfg *configs.Config) []string {
 	var out []string
+	unknown := cfg.UnknownSinkTopics()
 	for _, s := range cfg.Sinks {
-		for _, t := range cfg.UnknownSinkTopics()[s.Name] {
+		for _, t := range unknown[s.Name] {
 			out = append(out, fmt.Sprintf("sink %q reads topic %q, which no part of weir writes (a typo? a Kafka client's topic is fine)", s.Name, t))
 		}
 	}

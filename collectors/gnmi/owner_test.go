@@ -1,13 +1,11 @@
 package gnmi
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/collectors/gnmi/sim"
@@ -131,7 +129,7 @@ func TestNotOwnedTargetHasNoStateSeries(t *testing.T) {
 	exported := func() string {
 		var names []string
 		for _, n := range []string{"a", "b"} {
-			if testutil.CollectAndCount(r.m.Connected) > 0 && strings.Contains(gatherText(t, r.m.Connected), `target="`+n+`"`) {
+			if _, ok := gathered(t, r.reg, "weir_gnmi_connected", n); ok {
 				names = append(names, n)
 			}
 		}
@@ -140,25 +138,4 @@ func TestNotOwnedTargetHasNoStateSeries(t *testing.T) {
 	waitFor(t, 10*time.Second, "a streaming, and exported alone", func() bool { return exported() == "a" && testutil.CollectAndCount(r.m.LastUpdate) == 1 })
 	o.set("b")
 	waitFor(t, 10*time.Second, "b streaming, and exported alone", func() bool { return exported() == "b" })
-}
-
-// gatherText is c's exposition.
-func gatherText(t *testing.T, c prometheus.Collector) string {
-	t.Helper()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, mf := range mfs {
-		for _, m := range mf.Metric {
-			for _, l := range m.Label {
-				fmt.Fprintf(&b, "%s=%q ", l.GetName(), l.GetValue())
-			}
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
 }
