@@ -51,6 +51,10 @@ func TestFraming(t *testing.T) {
 		{"6 hello\n7 world!\n", []string{"hello", "world!"}},             // counted newline
 		{"5 hello\n6 world!", []string{"hello", "world!"}},               // newline between frames
 		{"<13>a\n<13>b\r\n\n<13>c", []string{"<13>a", "<13>b", "<13>c"}}, // newline framing, CRLF, empty line, no final newline
+		// Digits not followed by a space: lines, not a count.
+		{"2026-11-29T14:08:10Z dev1 app: up\n1 line\n", []string{"2026-11-29T14:08:10Z dev1 app: up", "1 line"}},
+		{"12\n34\n", []string{"12", "34"}},
+		{"123456789x\n", []string{"123456789x"}},
 	} {
 		got, _ := frames(t, []byte(tc.stream), 1024)
 		if len(got) != len(tc.want) {

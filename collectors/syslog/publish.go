@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -19,6 +20,15 @@ import (
 const (
 	batchRecords = 1024
 	batchBytes   = 1 << 20
+)
+
+// A publisher's arena starts at initialArena; a lean one's goes back to
+// it after a batch that grew it past maxKeptArena, and its batch slices
+// are let go past maxKeptSpans records.
+const (
+	initialArena = 4 << 10
+	maxKeptArena = 64 << 10
+	maxKeptSpans = 256
 )
 
 var (
@@ -50,6 +60,9 @@ type publisher struct {
 	// unsent marks the spans of the batch being published that were left
 	// unsent (OnDrop), which the counters leave out; empty while none are.
 	unsent []bool
+	// lean publishers (one per TCP connection, up to max_connections of
+	// them) give back what a large batch grew; a UDP reader's keeps it.
+	lean bool
 }
 
 // span is one message of the batch: its key and value in the arena, and
@@ -74,7 +87,9 @@ func (p *publisher) source(from netip.AddrPort) sourceNames {
 	if p.sources == nil || len(p.sources) >= maxCachedSources {
 		p.sources = make(map[netip.AddrPort]sourceNames)
 	}
-	n := sourceNames{addrPort: from.String(), ip: from.Addr().Unmap().String()}
+	// A dual-stack socket gives an IPv4 sender's address as IPv4-mapped
+	// IPv6: written as IPv4, as TCP's accept gives it.
+	n := sourceNames{addrPort: netip.AddrPortFrom(from.Addr().Unmap(), from.Port()).String(), ip: from.Addr().Unmap().String()}
 	p.sources[from] = n
 	return n
 }
@@ -85,8 +100,8 @@ func (c *Collector) newPublisher(listener string, stats *listenerStats) *publish
 		listener: listener,
 		stats:    stats,
 		parser:   Parser{Now: c.now},
-		// The arena grows with use: an idle connection costs nothing.
-		arena:   make([]byte, 0, 4<<10),
+		// The arena grows with use: an idle connection costs little.
+		arena:   make([]byte, 0, initialArena),
 		headers: []broker.Header{{Key: telemetry.HeaderSource, Value: headerSource}, {Key: telemetry.HeaderSchema, Value: headerSchema}},
 		pub: publish.Publisher{
 			Broker: c.broker,
@@ -138,6 +153,10 @@ func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, no
 	l.Device = l.Hostname
 	if l.Device == "" {
 		l.Device = src.ip
+	}
+	if !utf8.ValidString(l.Device) {
+		// The key is the device as the JSON value carries it.
+		l.Device = strings.ToValidUTF8(l.Device, "\uFFFD")
 	}
 	keyStart := len(p.arena)
 	p.arena = append(p.arena, l.Device...)
@@ -249,6 +268,22 @@ func (p *publisher) reset() {
 	p.arena = p.arena[:0]
 	p.spans = p.spans[:0]
 	clear(p.recs)
+	if !p.lean {
+		return
+	}
+	// A connection's batch of large messages (one 64 KiB line of
+	// control bytes is about 400 KiB of JSON), or of very many small
+	// ones, is not kept for what follows: a connection that sent one and
+	// then idles would hold it, and max_connections of them gigabytes.
+	// A TCP batch is what one read buffer holds, so a busy connection
+	// of ordinary messages stays under these bounds.
+	if cap(p.arena) > maxKeptArena {
+		p.arena = make([]byte, 0, initialArena)
+		p.log = telemetry.Log{} // it holds the last message's strings
+	}
+	if cap(p.spans) > maxKeptSpans {
+		p.spans, p.recs = nil, nil
+	}
 }
 
 // shutdownFlushTimeout bounds a publish after shutdown: a broker that

@@ -29,6 +29,11 @@ type tcpListener struct {
 	name  string
 	stats *listenerStats
 	slots chan struct{} // one per allowed connection
+	// What one connection does wrong is logged once per 10 s per kind,
+	// with how many times: a port scan, a TCP health check on the TLS
+	// port or a host sending junk in a loop must not flood weir's log.
+	// Each is counted in the metrics.
+	handshakeLog, frameLog, oversizeLog throttle.Shared
 }
 
 // handshakeTimeout bounds a TLS handshake, so a client that connects and
@@ -105,9 +110,14 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 		tc := tls.Server(nc, t.tls)
 		nc.SetDeadline(time.Now().Add(handshakeTimeout))
 		if err := tc.HandshakeContext(ctx); err != nil {
+			if ctx.Err() != nil {
+				return // weir stopping, not the client failing
+			}
 			t.stats.closed("tls_handshake")
-			t.c.logger.Warn("syslog: TLS handshake failed", slog.String("listener", t.name),
-				slog.String("remote", remote), slog.Any("error", err))
+			if n, ok := t.handshakeLog.Due(time.Now()); ok {
+				t.c.logger.Warn("syslog: TLS handshake failed", slog.String("listener", t.name),
+					slog.String("remote", remote), slog.Any("error", err), slog.Int("times", n))
+			}
 			return
 		}
 		nc.SetDeadline(time.Time{})
@@ -117,6 +127,7 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 	defer t.stats.connections.Dec()
 
 	pub := t.c.newPublisher(t.name, t.stats)
+	pub.lean = true
 	defer pub.finalFlush(ctx)
 	// Publish before each read from the socket, which may block: what is
 	// complete must not wait behind the partial next message (a frame
@@ -136,11 +147,12 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 		return nil
 	}
 	r := &frameReader{
-		conn:  conn,
-		br:    bufio.NewReaderSize(ic, 16<<10),
-		max:   int(t.cfg.MaxMessageSize),
-		stats: t.stats,
-		log:   t.c.logger.With(slog.String("listener", t.name), slog.String("remote", remote)),
+		conn:    conn,
+		br:      bufio.NewReaderSize(ic, readBufferSize),
+		max:     int(t.cfg.MaxMessageSize),
+		stats:   t.stats,
+		log:     t.c.logger.With(slog.String("listener", t.name), slog.String("remote", remote)),
+		logSkip: &t.oversizeLog,
 	}
 	for {
 		// A connection that ends mid-line (idle, reset) comes with
@@ -171,8 +183,10 @@ func (t *tcpListener) endConn(ctx context.Context, err error, remote string) {
 	case errors.As(err, &fe):
 		t.stats.closed(fe.reason)
 		t.stats.dropped(fe.reason).Inc()
-		t.c.logger.Warn("syslog: closing connection", slog.String("listener", t.name),
-			slog.String("remote", remote), slog.String("reason", fe.Error()))
+		if n, ok := t.frameLog.Due(time.Now()); ok {
+			t.c.logger.Warn("syslog: closing connection", slog.String("listener", t.name),
+				slog.String("remote", remote), slog.String("reason", fe.Error()), slog.Int("times", n))
+		}
 	case errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded):
 		t.stats.closed("idle")
 		t.c.logger.Info("syslog: closing idle connection", slog.String("listener", t.name), slog.String("remote", remote))
@@ -200,11 +214,21 @@ type frameReader struct {
 	br       *bufio.Reader
 	max      int
 	stats    *listenerStats
-	log      *slog.Logger // for frames skipped; nil logs nothing
+	log      *slog.Logger     // for frames skipped; nil logs nothing
+	logSkip  *throttle.Shared // how often log is used; nil: each time
 	detected bool
 	octets   bool
 	buf      []byte
 }
+
+// readBufferSize is a connection's read buffer. A message longer than it
+// is assembled in frameReader.buf, which is let go at the next message
+// when it grew past maxKeptBuffer: a connection that sent one large
+// message and then idles keeps only this.
+const (
+	readBufferSize = 16 << 10
+	maxKeptBuffer  = 64 << 10
+)
 
 // idleConn closes a connection that sends nothing for the idle timeout. It
 // sets the read deadline before each read from the socket, so a connection
@@ -246,18 +270,44 @@ func (c *idleConn) Read(b []byte) (int, error) {
 // inside an octet-counted frame, the frame is counted dropped
 // (truncated_frame), as at EOF.
 func (r *frameReader) next() ([]byte, bool, error) {
+	if cap(r.buf) > maxKeptBuffer {
+		r.buf = nil // the last message, published by now
+	}
 	if !r.detected {
 		b, err := r.br.Peek(1)
 		if err != nil {
 			return nil, false, err
 		}
-		r.octets = b[0] >= '1' && b[0] <= '9'
+		r.octets = b[0] >= '1' && b[0] <= '9' && r.countFollows()
 		r.detected = true
 	}
 	if r.octets {
 		return r.nextCounted()
 	}
 	return r.nextLine()
+}
+
+// countFollows reports whether the connection starts "DIGITS SP", an
+// octet count. A newline-framed sender whose lines start with a digit (no
+// <PRI>: a file-style template that starts with the time, a script) is
+// read as newline-framed rather than closed at its first line. It waits
+// for up to 10 bytes (a count has at most 9 digits) or the line's end.
+func (r *frameReader) countFollows() bool {
+	for n := 2; n <= 10; n++ {
+		b, _ := r.br.Peek(n)
+		if len(b) < n {
+			// The connection ended (or failed) within a few bytes:
+			// frame it as a count, which reports what is wrong.
+			return true
+		}
+		switch c := b[n-1]; {
+		case c == ' ':
+			return true
+		case c < '0' || c > '9':
+			return false
+		}
+	}
+	return true // ten digits: nextCounted refuses the count
 }
 
 func (r *frameReader) nextCounted() ([]byte, bool, error) {
@@ -299,8 +349,13 @@ length:
 		// frame and keep the ones pipelined behind it. A sender that
 		// stalls mid-frame is closed by the idle deadline.
 		r.stats.dropped("frame_too_large").Inc()
-		if r.log != nil {
-			r.log.Warn("syslog: frame over max_message_size dropped", slog.Int("bytes", n), slog.Int("max_message_size", r.max))
+		times, due := 1, true
+		if r.logSkip != nil {
+			times, due = r.logSkip.Due(time.Now())
+		}
+		if r.log != nil && due {
+			r.log.Warn("syslog: frame over max_message_size dropped", slog.Int("bytes", n),
+				slog.Int("max_message_size", r.max), slog.Int("times", times))
 		}
 		if _, err := r.br.Discard(n); err != nil {
 			return nil, false, err

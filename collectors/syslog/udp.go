@@ -22,6 +22,10 @@ import (
 // udpBatch is how many datagrams one recvmmsg(2) call may return.
 const udpBatch = 64
 
+// maxDatagram is the largest UDP payload (65,507 bytes over IPv4, 65,527
+// over IPv6, below the 16-bit length).
+const maxDatagram = 65535
+
 // udpLinger is how long a UDP batch may wait for more messages before it
 // is published.
 const udpLinger = 2 * time.Millisecond
@@ -129,7 +133,10 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 	size := int(u.cfg.MaxMessageSize)
 	msgs := make([]ipv4.Message, udpBatch)
 	for i := range msgs {
-		msgs[i].Buffers = [][]byte{make([]byte, size+1)} // +1 tells a cut datagram apart
+		// No datagram is longer than maxDatagram, whatever
+		// max_message_size allows; +2 keeps a message of max size and
+		// its "\r\n" whole, and tells a longer one apart.
+		msgs[i].Buffers = [][]byte{make([]byte, min(size, maxDatagram)+2)}
 	}
 	pub := u.c.newPublisher(u.name, u.stats)
 	var batchStart time.Time
@@ -168,8 +175,8 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 		}
 		for i := range n {
 			m := &msgs[i]
-			data := m.Buffers[0][:m.N]
-			truncated := m.N > size || m.Flags&syscall.MSG_TRUNC != 0
+			data := trimNewline(m.Buffers[0][:m.N])
+			truncated := len(data) > size || m.Flags&syscall.MSG_TRUNC != 0
 			if truncated {
 				data = data[:min(len(data), size)]
 				u.stats.truncated.Inc()
@@ -178,7 +185,7 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 			if a, ok := m.Addr.(*net.UDPAddr); ok {
 				from = a.AddrPort()
 			}
-			pub.add(ctx, trimNewline(data), from, now, truncated)
+			pub.add(ctx, data, from, now, truncated)
 		}
 	}
 }

@@ -4,7 +4,10 @@
 // its counter (a metric) counts each.
 package throttle
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Every is the interval a Throttle lets a line through once in.
 const Every = 10 * time.Second
@@ -56,3 +59,17 @@ func (s *Set) Empty() bool { return len(s.m) == 0 }
 // Forget drops key's state: the condition it logged has ended, so its
 // next occurrence is logged at once.
 func (s *Set) Forget(key string) { delete(s.m, key) }
+
+// Shared is a Throttle for lines logged from several goroutines (one per
+// connection). The zero value lets the first line through.
+type Shared struct {
+	mu sync.Mutex
+	t  Throttle
+}
+
+// Due is Throttle.Due, safe for concurrent use.
+func (s *Shared) Due(now time.Time) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.t.Due(now)
+}
