@@ -90,6 +90,13 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		// record older than the timeout (a backlog, an outage) would fail
 		// at once, every time. Write bounds each batch with a context.
 		kgo.ProducerLinger(0), // the sink batches already
+		// A cluster that takes a produce request and never answers (a
+		// broker stuck on its disk) must fail the batch at the timeout,
+		// and a stopping weir must not wait for it: by default the
+		// idempotent producer waits for the answer however long it
+		// takes. The sink is at least once: a batch failed this way is
+		// written again, and may land twice.
+		kgo.AllowIdempotentProduceCancellation(),
 	}
 	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, limits: kafkalimits.New(maxBatchBytes)}
 	opts = append(opts, kgo.ProducerBatchMaxBytesFn(s.limits.Batch), kgo.WithHooks(&s.dial))
@@ -158,8 +165,8 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		s.recs = append(s.recs, kr)
 	}
 	// The batch's time starts now, whatever its records' timestamps; the
-	// client fails records on the deadline where that is safe for the
-	// idempotent producer (not while a request for them is unanswered).
+	// client fails records on the deadline, also while a request for
+	// them is unanswered (AllowIdempotentProduceCancellation).
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	s.learnLimits(ctx)
