@@ -313,11 +313,38 @@ func (s *Sink) rotate(o *output) error {
 		return fmt.Errorf("file sink: rotate %s: %w", o.path, err)
 	}
 	if s.compress {
-		if err := gzipFile(rotated); err != nil {
+		if err := compressRotations(stem, ext); err != nil {
 			return err
 		}
 	}
 	return s.prune(stem, ext)
+}
+
+// compressRotations gzips the rotations of stem not compressed yet: the
+// one just made, and any an earlier rotation left (its gzip failed on a
+// full disk, or weir died in between), which would otherwise stay as they
+// are for good.
+func compressRotations(stem, ext string) error {
+	rotated, err := rotations(stem, ext)
+	if err != nil {
+		return err
+	}
+	for _, r := range rotated {
+		if strings.HasSuffix(r, ".gz") {
+			continue
+		}
+		if _, err := os.Stat(r + ".gz"); err == nil {
+			// Compressed, and weir died before removing the original.
+			if err := os.Remove(r); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("file sink: %w", err)
+			}
+			continue
+		}
+		if err := gzipFile(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func gzipFile(path string) error {
@@ -358,11 +385,11 @@ func gzipFile(path string) error {
 	return os.Remove(path)
 }
 
-// prune removes the oldest rotated files of stem beyond keep.
-func (s *Sink) prune(stem, ext string) error {
+// rotations lists the rotated files of stem, oldest first.
+func rotations(stem, ext string) ([]string, error) {
 	matches, err := filepath.Glob(globEscape(stem) + "-[0-9]*T*" + globEscape(ext) + "*")
 	if err != nil {
-		return fmt.Errorf("file sink: prune: %w", err)
+		return nil, fmt.Errorf("file sink: rotations of %s: %w", stem, err)
 	}
 	var rotated []string
 	for _, m := range matches {
@@ -376,6 +403,15 @@ func (s *Sink) prune(stem, ext string) error {
 		return cmp.Or(strings.Compare(a[prefix:prefix+len(rotationStamp)], b[prefix:prefix+len(rotationStamp)]),
 			cmp.Compare(rotationCounter(a[prefix+len(rotationStamp):]), rotationCounter(b[prefix+len(rotationStamp):])))
 	})
+	return rotated, nil
+}
+
+// prune removes the oldest rotated files of stem beyond keep.
+func (s *Sink) prune(stem, ext string) error {
+	rotated, err := rotations(stem, ext)
+	if err != nil {
+		return err
+	}
 	for len(rotated) > s.keep {
 		if err := os.Remove(rotated[0]); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("file sink: prune: %w", err)

@@ -1,0 +1,84 @@
+package file_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks/file"
+	"github.com/weirnet/weir/sinks/internal/sinktest"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestDiskFullThenSpace: the sink's directory is a 1 MiB tmpfs that
+// fills up; the sink retries, and once the volume has room again every
+// record is there, each line whole, and every rotation compressed (a gzip
+// that failed on the full disk is done at a later rotation).
+func TestDiskFullThenSpace(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	b := sinktest.Broker(t)
+	evs := make([]telemetry.Event, 3000)
+	noise := make([]byte, 400)
+	for i := range evs {
+		rand.Read(noise)
+		evs[i] = telemetry.Event{V: 1, Type: "interface_down", Device: fmt.Sprintf("r%d", i), Object: "Ethernet1",
+			Message: hex.EncodeToString(noise), Time: time.Unix(1700000000, 0).UTC()}
+	}
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(i int) string { return fmt.Sprintf("r%d", i) }, evs)
+	c := configs.Sink{Type: "file", Name: "archive", Topics: []string{"events"}, Path: dir + "/events.jsonl",
+		MaxSize: 256 << 10, Keep: 1000, BatchSize: 100, FlushInterval: configs.Duration(20 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(20 * time.Millisecond), Max: configs.Duration(100 * time.Millisecond)}}
+	s, err := file.NewSink(c, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	r := sinktest.StartLogging(t, b, c, s, &syncWriter{w: &log})
+	sinktest.Eventually(t, "retries on the full disk", func() bool {
+		return r.Counter("weir_sink_retries_total", map[string]string{"sink": "archive"}) >= 5
+	})
+	if out, err := exec.Command("mount", "-o", "remount,size=64m", dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	sinktest.Eventually(t, "3000 records written", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "archive"}) >= 3000
+	})
+	r.Stop()
+	lines, files := readLines(t, dir)
+	missing := 0
+	for i := range evs {
+		if lines[fmt.Sprintf("events/r%d", i)] == 0 {
+			missing++
+		}
+	}
+	t.Logf("files: %v", files)
+	if missing > 0 {
+		t.Fatalf("%d of 3000 records missing", missing)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".jsonl") && f != "events.jsonl" {
+			t.Errorf("rotated file %s left uncompressed", f)
+		}
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
