@@ -25,6 +25,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/publish"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -233,6 +234,12 @@ type Sink struct {
 	decoders []*decoder
 	pts      []*telemetry.Point
 	ptsUsed  int
+
+	// A destination refusing record after record (a chat hook that
+	// refuses the payload, InfluxDB refusing points past its retention)
+	// is logged once per 10 s with how many, not once per record; each
+	// is counted and dead-lettered with its reason.
+	rejectLog throttle.Throttle
 }
 
 // Option configures a Sink.
@@ -669,8 +676,10 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 				}
 				return nil
 			}
-			s.logger.Warn("sink destination rejected a record", "sink", s.cfg.Name, "topic", items[0].Record.Topic,
-				"partition", items[0].Record.Partition, "offset", items[0].Record.Offset, "err", err)
+			if n, ok := s.rejectLog.Due(time.Now()); ok {
+				s.logger.Warn("sink destination rejected a record", "sink", s.cfg.Name, "topic", items[0].Record.Topic,
+					"partition", items[0].Record.Partition, "offset", items[0].Record.Offset, "err", err, "times", n)
+			}
 			return s.deadLetter(ctx, items, rej.Reason, rej.Err)
 		}
 		s.m.errors.WithLabelValues(s.cfg.Name, "retryable").Inc()
