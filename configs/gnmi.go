@@ -59,6 +59,11 @@ type GNMITarget struct {
 	// Timeout bounds dialing, Capabilities and the first response to
 	// Subscribe, and is the least stall bound; default 10s.
 	Timeout Duration `yaml:"timeout"`
+	// PrefixTarget is the target field of the request's prefix: the
+	// device a server that fronts several (a gNMI gateway, openconfig's
+	// reference server, gnmic as a proxy) is to answer for. gnmic's
+	// --target.
+	PrefixTarget string `yaml:"prefix_target"`
 	// Subscriptions, resolved: inline objects and names of
 	// gnmi.subscriptions.
 	Subscriptions []GNMISubscription `yaml:"-"`
@@ -135,6 +140,7 @@ type gnmiTargetRaw struct {
 	Password      string       `yaml:"password"`
 	Encoding      string       `yaml:"encoding"`
 	Timeout       Duration     `yaml:"timeout"`
+	PrefixTarget  string       `yaml:"prefix_target"`
 	Subscriptions []gnmiSubRef `yaml:"subscriptions"`
 }
 
@@ -255,7 +261,7 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 		t := GNMITarget{
 			Name: rt.Name, Address: rt.Address, Insecure: rt.Insecure, TLS: rt.TLS,
 			Username: rt.Username, Password: rt.Password, Encoding: rt.Encoding,
-			Timeout: rt.Timeout, Line: nodeLine(tn),
+			Timeout: rt.Timeout, PrefixTarget: rt.PrefixTarget, Line: nodeLine(tn),
 		}
 		if t.Name == "" {
 			add(nodeLine(tn), path+".name", "must be set")

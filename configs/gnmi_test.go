@@ -27,6 +27,7 @@ gnmi:
         - {path: /system/state, mode: stream, stream_mode: on_change, updates_only: true}
     - name: poller
       address: "192.0.2.11:57400"
+      prefix_target: leaf7
       subscriptions: [{path: /interfaces, mode: poll, poll_interval: 30s}]
   subscriptions:
     counters: {path: /interfaces/interface/state/counters, mode: stream, stream_mode: sample, sample_interval: 10s}
@@ -50,6 +51,9 @@ gnmi:
 	}
 	if l := g.Targets[1]; !l.Insecure || len(l.Subscriptions) != 1 || l.Subscriptions[0].Path != "/interfaces/interface/state/counters" {
 		t.Errorf("lab: %+v", l)
+	}
+	if p := g.Targets[3]; p.PrefixTarget != "leaf7" || g.Targets[0].PrefixTarget != "" {
+		t.Errorf("prefix_target: %q and %q", p.PrefixTarget, g.Targets[0].PrefixTarget)
 	}
 	in := g.Targets[2]
 	if in.Encoding != "proto" || !in.TLS.SkipVerify || in.TLS.CertFile != "c.pem" || len(in.Subscriptions) != 2 {

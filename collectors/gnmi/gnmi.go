@@ -520,6 +520,12 @@ func subscribeRequest(tc configs.GNMITarget) (*gpb.SubscribeRequest, error) {
 		}
 		list.Prefix = p
 	}
+	if tc.PrefixTarget != "" {
+		if list.Prefix == nil {
+			list.Prefix = &gpb.Path{}
+		}
+		list.Prefix.Target = tc.PrefixTarget
+	}
 	for _, s := range tc.Subscriptions {
 		p, err := ParsePath(s.Path, s.Origin)
 		if err != nil {
@@ -730,6 +736,14 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	for {
 		resp, err := stream.Recv()
 		if err == io.EOF {
+			if once && data {
+				// The snapshot came and the target ended the RPC
+				// cleanly, without the sync_response the
+				// specification asks for: that is done, not a failure
+				// to retry (a fresh snapshot every backoff).
+				log.Debug("gnmi once subscription ended without a sync_response")
+				return 0, errOnceDone
+			}
 			return 0, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
 		}
 		if err != nil {
@@ -889,6 +903,12 @@ func (t *target) rpcError(call string, err error) error {
 			who = fmt.Sprintf("for user %q", t.cfg.Username)
 		}
 		return fmt.Errorf("gnmi %s: %s: %s refused the credentials %s: %w", t.cfg.Name, call, t.cfg.Address, who, err)
+	case codes.InvalidArgument:
+		if msg := status.Convert(err).Message(); t.cfg.PrefixTarget == "" && (strings.Contains(msg, "prefix") || strings.Contains(msg, "target")) {
+			// A gateway or reference server that fronts several devices.
+			return fmt.Errorf("gnmi %s: %s: %w (if %s serves several devices, set prefix_target to the one wanted)",
+				t.cfg.Name, call, err, t.cfg.Address)
+		}
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
 }

@@ -1,0 +1,77 @@
+package gnmi
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openconfig/gnmi/cache"
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/openconfig/gnmi/subscribe"
+	"google.golang.org/grpc"
+
+	"github.com/weirnet/weir/configs"
+)
+
+// refServer serves openconfig's reference gNMI server (subscribe.Server
+// over a cache, what gNMI gateways and gnmi_collector serve), holding one
+// counter of device dev1; it answers only requests whose prefix names the
+// device (prefix.target).
+func refServer(t *testing.T) string {
+	t.Helper()
+	c := cache.New([]string{"dev1"})
+	if err := c.GnmiUpdate(&gpb.Notification{
+		Timestamp: time.Now().UnixNano(),
+		Prefix:    &gpb.Path{Target: "dev1", Elem: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters").Elem},
+		Update:    []*gpb.Update{{Path: mustPath(t, "in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 42}}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.Sync("dev1")
+	s, err := subscribe.NewServer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetClient(s.Update)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer()
+	gpb.RegisterGNMIServer(g, s)
+	go g.Serve(lis)
+	t.Cleanup(g.Stop)
+	return lis.Addr().String()
+}
+
+// TestPrefixTargetToReferenceServer: a server that fronts several devices
+// is told which one by prefix_target; without it the server refuses, and
+// the target's status says why.
+func TestPrefixTargetToReferenceServer(t *testing.T) {
+	addr := refServer(t)
+	// The reference cache takes no omitted key for a wildcard.
+	subs := []configs.GNMISubscription{sub("/interfaces/interface[name=*]/state/counters", "stream", "on_change", 0)}
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{
+		{Name: "with", Address: addr, Insecure: true, Encoding: "proto", PrefixTarget: "dev1", Subscriptions: subs},
+		{Name: "without", Address: addr, Insecure: true, Encoding: "proto", Subscriptions: subs},
+	}})
+	waitFor(t, 10*time.Second, "a counter through prefix_target, and the refusal without it", func() bool {
+		got := false
+		for _, m := range r.b.metrics(t) {
+			if m.Device == "with" && m.Fields["in-octets"] != nil {
+				got = true
+			}
+			if m.Device == "without" {
+				t.Fatalf("records for the target without prefix_target: %+v", m)
+			}
+		}
+		refused := false
+		for _, st := range r.c.Status() {
+			if st.Name == "without" && st.LastError != nil && strings.Contains(st.LastError.Error(), "InvalidArgument") && strings.Contains(st.LastError.Error(), "set prefix_target") {
+				refused = true
+			}
+		}
+		return got && refused
+	})
+}
