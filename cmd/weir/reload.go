@@ -93,10 +93,10 @@ func (r *reloads) add(name string, apply func(*configs.Config) error) {
 }
 
 // run reloads on every signal from hup until ctx ends. With a config file
-// it is read and checked again (a file with errors changes nothing);
-// without one, the built-in config is what there is, so only the parts
-// that read their own files (the inventory) change.
-func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, current *configs.Config, logger *slog.Logger) {
+// it is read (reread) and checked again (a file with errors changes
+// nothing); without one (reread nil), the built-in config is what there
+// is, so only the parts that read their own files (the inventory) change.
+func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func() (*configs.Config, error), current *configs.Config, logger *slog.Logger) {
 	// The target counts running, for the log line of the next reload.
 	snmpTargets, gnmiTargets := len(current.SNMP.Targets), len(current.GNMI.Targets)
 	for {
@@ -106,8 +106,8 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, file string, cu
 		case <-hup:
 		}
 		cfg := current
-		if file != "" {
-			next, err := configs.Load(file)
+		if reread != nil {
+			next, err := reread()
 			if err != nil {
 				r.result(false) // before the log line, which tests wait for
 				logger.Error("SIGHUP: config not reloaded; the running one stays", slog.Any("error", err))
@@ -175,8 +175,12 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 // own file): those take effect at the next start.
 func restartNeeded(started, next *configs.Config) []string {
 	a, b := *started, *next
+	// Targets are applied, resolved against snmp.defaults and
+	// gnmi.subscriptions: those are applied with them.
 	a.SNMP.Targets, b.SNMP.Targets = nil, nil
+	a.SNMP.Defaults, b.SNMP.Defaults = configs.SNMPTargetSpec{}, configs.SNMPTargetSpec{}
 	a.GNMI.Targets, b.GNMI.Targets = nil, nil
+	a.GNMI.Subscriptions, b.GNMI.Subscriptions = nil, nil
 	a.File, b.File = "", ""
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	var out []string

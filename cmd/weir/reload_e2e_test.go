@@ -78,6 +78,11 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 	if !strings.Contains(p.Logs(), `snmp_targets="1 -> 1"`) {
 		t.Errorf("the reload does not say what became of the targets:\n%s", p.Logs())
 	}
+	// The listener flags (--kafka-listen, ...) hold at a reload as at the
+	// start: nothing outside the targets changed.
+	if strings.Contains(p.Logs(), "restart_needed") {
+		t.Errorf("a reload that changed only targets says sections need a restart:\n%s", p.Logs())
+	}
 	reloaded := func(success, failure, last float64) {
 		t.Helper()
 		m := p.Metrics(t)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,7 +76,10 @@ func TestReloadCountsTargetsOfThePartsThatTookThem(t *testing.T) {
 	hup := make(chan os.Signal)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { r.run(ctx, hup, file, configs.Defaults(), logger); close(done) }()
+	go func() {
+		r.run(ctx, hup, func() (*configs.Config, error) { return configs.Load(file) }, configs.Defaults(), logger)
+		close(done)
+	}()
 	reload := func(n int, refused bool, want string) {
 		t.Helper()
 		write(n)
@@ -152,5 +157,42 @@ func TestRestartNeeded(t *testing.T) {
 	other := parse("data_dir: /tmp/elsewhere\nsnmp:\n  targets:\n    - {name: a, address: 10.0.0.1}\nsinks:\n  - {type: file, name: f, path: /tmp/g.jsonl, topics: [events]}\n")
 	if got := strings.Join(restartNeeded(started, other), ","); got != "data_dir,sinks" {
 		t.Errorf("data_dir and a sink changed: restart needed for %q", got)
+	}
+}
+
+// TestRestartNeededLeavesWhatTargetsCarry: gnmi.subscriptions and
+// snmp.defaults are resolved into the targets, which a reload applies (a
+// named subscription's new sample_interval resubscribes its targets):
+// editing them needs no restart.
+func TestRestartNeededLeavesWhatTargetsCarry(t *testing.T) {
+	parse := func(y string) *configs.Config {
+		t.Helper()
+		c, err := configs.Parse([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, tc := range []struct{ started, next string }{
+		{
+			"gnmi:\n  targets:\n    - {name: s1, address: 127.0.0.1:57400, insecure: true, subscriptions: [counters]}\n  subscriptions:\n    counters: {path: /interfaces/interface/state/counters, stream_mode: sample, sample_interval: 10s}\n",
+			"gnmi:\n  targets:\n    - {name: s1, address: 127.0.0.1:57400, insecure: true, subscriptions: [counters]}\n  subscriptions:\n    counters: {path: /interfaces/interface/state/counters, stream_mode: sample, sample_interval: 5s}\n",
+		},
+		{
+			"snmp:\n  defaults: {community: public, interval: 60s}\n  targets:\n    - {name: r1, address: 127.0.0.1:161}\n",
+			"snmp:\n  defaults: {community: public, interval: 30s}\n  targets:\n    - {name: r1, address: 127.0.0.1:161}\n",
+		},
+	} {
+		started, next := parse(tc.started), parse(tc.next)
+		if reflect.DeepEqual(started.GNMI.Targets, next.GNMI.Targets) && reflect.DeepEqual(started.SNMP.Targets, next.SNMP.Targets) {
+			t.Fatalf("%q: the targets did not change", tc.next)
+		}
+		if got := restartNeeded(started, next); len(got) != 0 {
+			t.Errorf("%q: restart_needed=%v, though the reload applies it through the targets", tc.next, got)
+		}
+	}
+	// What is not carried by a target still needs one.
+	if got := restartNeeded(parse("gnmi:\n  queue_size: 100\n"), parse("gnmi:\n  queue_size: 200\n")); !slices.Equal(got, []string{"gnmi"}) {
+		t.Errorf("gnmi.queue_size changed: restart_needed=%v, want [gnmi]", got)
 	}
 }

@@ -55,42 +55,57 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	// it (opening a large log may take a while), and again once it is
 	// gone, through the shutdown.
 	signal.Ignore(syscall.SIGHUP)
-	cfg := configs.Defaults()
-	if file != "" {
-		var err error
-		if cfg, err = configs.Load(file); err != nil {
-			return err
-		}
-	}
-	if dataDir != "" {
-		cfg.DataDir = dataDir
-	}
-	if kafkaListen != "" {
-		cfg.Broker.KafkaListen = configs.Address(kafkaListen)
-	}
-	if httpListen != "" {
-		cfg.HTTP.Listen = configs.Address(httpListen)
-	}
-	if trapListen != "" {
-		cfg.SNMP.Traps.Listen = configs.Address(trapListen)
-	}
 	if logLevel != "" {
 		switch logLevel {
 		case "debug", "info", "warn", "error":
 		default:
 			return &exitError{2, fmt.Errorf("--log-level: %q is not debug, info, warn or error", logLevel)}
 		}
-		cfg.Log.Level = logLevel
 	}
-	switch syslogListen {
-	case "":
-	case "off":
-		off := false
-		cfg.Syslog.Enabled = &off
-	default:
-		addr := configs.Address(syslogListen)
-		cfg.Syslog.Listeners = []configs.SyslogListener{{Protocol: "udp", Address: addr}, {Protocol: "tcp", Address: addr}}
+	// The flags override the file at the start and at every reload, so a
+	// reload of an unchanged file changes nothing.
+	override := func(cfg *configs.Config) {
+		if dataDir != "" {
+			cfg.DataDir = dataDir
+		}
+		if kafkaListen != "" {
+			cfg.Broker.KafkaListen = configs.Address(kafkaListen)
+		}
+		if httpListen != "" {
+			cfg.HTTP.Listen = configs.Address(httpListen)
+		}
+		if trapListen != "" {
+			cfg.SNMP.Traps.Listen = configs.Address(trapListen)
+		}
+		if logLevel != "" {
+			cfg.Log.Level = logLevel
+		}
+		switch syslogListen {
+		case "":
+		case "off":
+			off := false
+			cfg.Syslog.Enabled = &off
+		default:
+			addr := configs.Address(syslogListen)
+			cfg.Syslog.Listeners = []configs.SyslogListener{{Protocol: "udp", Address: addr}, {Protocol: "tcp", Address: addr}}
+		}
 	}
+	cfg := configs.Defaults()
+	var reread func() (*configs.Config, error)
+	if file != "" {
+		var err error
+		if cfg, err = configs.Load(file); err != nil {
+			return err
+		}
+		reread = func() (*configs.Config, error) {
+			next, err := configs.Load(file)
+			if err == nil {
+				override(next)
+			}
+			return next, err
+		}
+	}
+	override(cfg)
 	logger := newLogger(cfg.Log, stderr)
 	roleSet := map[string]bool{}
 	for _, r := range strings.Split(roles, ",") {
@@ -105,7 +120,7 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if len(roleSet) == 0 {
 		return &exitError{2, fmt.Errorf("--roles: no role given (collect, enrich, sink)")}
 	}
-	return run(ctx, cfg, file, roleSet, logger)
+	return run(ctx, cfg, reread, roleSet, logger)
 }
 
 func newLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
@@ -155,9 +170,9 @@ func topicConfig(t configs.Topic) broker.TopicConfig {
 	}
 }
 
-// run runs weir with cfg; file is the config file SIGHUP reads again ("" for
-// none: the built-in config).
-func run(ctx context.Context, cfg *configs.Config, file string, roles map[string]bool, logger *slog.Logger) error {
+// run runs weir with cfg; reread reads the config file again at SIGHUP
+// (nil for none: the built-in config).
+func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Config, error), roles map[string]bool, logger *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -263,7 +278,7 @@ func run(ctx context.Context, cfg *configs.Config, file string, roles map[string
 	if err != nil {
 		return err
 	}
-	wg.Go(func() { reload.run(serveCtx, hup, file, cfg, logger) })
+	wg.Go(func() { reload.run(serveCtx, hup, reread, cfg, logger) })
 	for _, c := range comps {
 		wg.Go(func() {
 			logger.Info("starting", slog.String("component", c.name))
