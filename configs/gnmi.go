@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -345,6 +346,15 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 	var errs []keyErr
 	add := func(key, format string, args ...any) {
 		errs = append(errs, keyErr{key, fmt.Sprintf(format, args...)})
+	}
+	// gnmic and most gNMI documents write the origin into the path,
+	// "openconfig:/interfaces/...": split it off, rather than send an
+	// element named "openconfig:" that matches nothing.
+	if o, rest, ok := strings.Cut(s.Path, ":/"); ok && o != "" && !strings.ContainsAny(o, "/[]=* ") {
+		if s.Origin != "" && s.Origin != o {
+			add("path", "origin %q in the path differs from origin %q", o, s.Origin)
+		}
+		s.Origin, s.Path = o, "/"+rest
 	}
 	if s.Path == "" {
 		add("path", "must be set")

@@ -123,3 +123,28 @@ func TestGNMIErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestGNMIPathWithOrigin: "origin:/path", as gnmic writes it, is the path
+// with its origin, not an element named "origin:".
+func TestGNMIPathWithOrigin(t *testing.T) {
+	const head = "gnmi:\n  targets:\n    - name: s1\n      address: 127.0.0.1:57400\n      insecure: true\n      subscriptions:\n"
+	c, err := Parse([]byte(head + "        - {path: \"openconfig:/interfaces/interface[name=Ethernet1:/x]/state/counters\", sample_interval: 10s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.GNMI.Targets[0].Subscriptions[0]; s.Origin != "openconfig" || s.Path != "/interfaces/interface[name=Ethernet1:/x]/state/counters" {
+		t.Errorf("origin %q, path %q", s.Origin, s.Path)
+	}
+	// A key value with ":/" in it is not an origin.
+	c, err = Parse([]byte(head + "        - {path: \"/interfaces/interface[name=a:/b]/state\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.GNMI.Targets[0].Subscriptions[0]; s.Origin != "" || s.Path != "/interfaces/interface[name=a:/b]/state" {
+		t.Errorf("origin %q, path %q", s.Origin, s.Path)
+	}
+	_, err = Parse([]byte(head + "        - {path: \"openconfig:/interfaces\", origin: rfc7951}\n"))
+	if err == nil || !strings.Contains(err.Error(), "differs from origin") {
+		t.Errorf("two origins: %v", err)
+	}
+}
