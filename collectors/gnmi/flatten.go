@@ -109,7 +109,7 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 			}
 			if obj, isObj := doc.(map[string]any); isObj {
 				m := metricFor(full, org)
-				expand(m, "", obj, hasCounters(full))
+				expand(m, "", obj, hasCounters(full), false)
 				continue
 			}
 			container, leaf := split(full)
@@ -335,8 +335,10 @@ func number(n json.Number) any {
 }
 
 // expand adds the leaves of a JSON object to m, named by their path
-// relative to the update.
-func expand(m *telemetry.Metric, rel string, v any, counters bool) {
+// relative to the update. counters: v is under a counters container;
+// positional: under a list entry named by its position, whose leaves are
+// never marked counters.
+func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(x))
@@ -346,26 +348,39 @@ func expand(m *telemetry.Metric, rel string, v any, counters bool) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			name := stripModule(k)
-			expand(m, joinRel(rel, name), x[k], counters || name == "counters")
+			expand(m, joinRel(rel, name), x[k], counters || name == "counters", positional)
 		}
 	case []any:
 		if len(x) > 0 && allObjects(x) {
+			// A YANG list: each entry named by its key, as a path names
+			// it (subinterface[index=100]), so one field is one entry
+			// from sample to sample. Without a key weir can tell (no
+			// schema), by position; a position may be another entry in
+			// the next sample (one added in front), so its counters are
+			// not marked for rates: a rate between two entries' counters
+			// would be false.
+			key := listKey(x)
 			for i, e := range x {
-				expand(m, joinRel(rel, strconv.Itoa(i)), e, counters)
+				if key != "" {
+					v, _ := findMember(e.(map[string]any), key)
+					expand(m, rel+"["+key+"="+keyEscaper.Replace(keyValue(v))+"]", e, counters, positional)
+				} else {
+					expand(m, joinRel(rel, strconv.Itoa(i)), e, counters, true)
+				}
 			}
 			return
 		}
 		if rel == "" {
 			rel = "value"
 		}
-		setField(m, rel, jsonValue(x), counters)
+		setField(m, rel, jsonValue(x), counters && !positional)
 	case nil:
 		// JSON null carries nothing.
 	default:
 		if rel == "" {
 			rel = "value"
 		}
-		setField(m, rel, jsonLeafValue(x, counters), counters)
+		setField(m, rel, jsonLeafValue(x, counters), counters && !positional)
 	}
 }
 
@@ -382,6 +397,76 @@ func jsonLeafValue(v any, counters bool) any {
 	}
 	return jsonValue(v)
 }
+
+// listKeys are the leaves that key the lists of OpenConfig and the
+// common vendor models, most likely first.
+var listKeys = []string{"name", "index", "id", "identifier", "neighbor-address", "address", "peer-address", "prefix", "port-id", "interface-id"}
+
+// listKey is the member that keys the list entries es: the first of
+// listKeys that every entry has as a scalar, with no two the same; "" if
+// none does.
+func listKey(es []any) string {
+	for _, k := range listKeys {
+		seen := make(map[string]bool, len(es))
+		ok := true
+		for _, e := range es {
+			v, has := findMember(e.(map[string]any), k)
+			if !has {
+				ok = false
+				break
+			}
+			s := keyValue(v)
+			if s == "" || seen[s] {
+				ok = false
+				break
+			}
+			seen[s] = true
+		}
+		if ok {
+			return k
+		}
+	}
+	return ""
+}
+
+// findMember is m's member named k, with or without a module prefix
+// (JSON_IETF's "openconfig-interfaces:name"), if it is a scalar.
+func findMember(m map[string]any, k string) (any, bool) {
+	for mk, v := range m {
+		if stripModule(mk) != k {
+			continue
+		}
+		switch v.(type) {
+		case map[string]any, []any, nil:
+			return nil, false
+		}
+		return v, true
+	}
+	return nil, false
+}
+
+// keyValue is a list key's value as a path writes it, unescaped.
+func keyValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case json.Number:
+		return string(x)
+	}
+	return ""
+}
+
+// keyEscaper escapes a key value in a path element, as gNMI's path
+// strings do.
+var keyEscaper = strings.NewReplacer(`\`, `\\`, `]`, `\]`)
 
 func allObjects(xs []any) bool {
 	for _, x := range xs {

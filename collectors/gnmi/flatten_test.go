@@ -125,7 +125,7 @@ func TestFlattenJSON(t *testing.T) {
 	e2 := byPath["/interfaces/interface[name=Ethernet2]"]
 	want2 := map[string]any{
 		"state/counters/in-octets": int64(123), "state/counters/out-octets": int64(5), "state/oper-status": "UP",
-		"subinterfaces/subinterface/0/index": int64(0), "subinterfaces/subinterface/0/state/enabled": true,
+		"subinterfaces/subinterface[index=0]/index": int64(0), "subinterfaces/subinterface[index=0]/state/enabled": true,
 	}
 	if e2.Measurement != "interfaces_interface" || e2.Tags["name"] != "Ethernet2" || !reflect.DeepEqual(e2.Fields, want2) {
 		t.Errorf("json_ietf: %s %v %#v", e2.Measurement, e2.Tags, e2.Fields)
@@ -357,5 +357,43 @@ func TestLastClearIsNoCounter(t *testing.T) {
 		if len(m.Counters) != 1 {
 			t.Errorf("%s: counters %v, want in-octets alone", m.Tags["name"], m.Counters)
 		}
+	}
+}
+
+// TestFlattenJSONListByKey: a JSON list of entries (a YANG list: the
+// subinterfaces under an interface) is named by each entry's key, so a
+// counter is one entry's from sample to sample however the target orders
+// them; a list weir finds no key in is named by position, and its
+// counters are not marked for rates: the position may be another entry
+// in the next sample.
+func TestFlattenJSONListByKey(t *testing.T) {
+	note := func(js string) telemetry.Metric {
+		t.Helper()
+		n := &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{{Path: mustPath(t, "/interfaces/interface[name=Ethernet1]"),
+			Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}
+		ms := Flatten("d", n, time.Now())
+		if len(ms) != 1 {
+			t.Fatalf("%+v", ms)
+		}
+		return ms[0]
+	}
+	a := note(`{"subinterfaces":{"subinterface":[{"index":100,"state":{"counters":{"in-octets":"9000000"}}},{"index":200,"state":{"counters":{"in-octets":"5"}}}]}}`)
+	b := note(`{"subinterfaces":{"subinterface":[{"openconfig-interfaces:index":10,"state":{"counters":{"in-octets":"7"}}},{"index":100,"state":{"counters":{"in-octets":"9000100"}}},{"index":200,"state":{"counters":{"in-octets":"6"}}}]}}`)
+	const f100, f200 = "subinterfaces/subinterface[index=100]/state/counters/in-octets", "subinterfaces/subinterface[index=200]/state/counters/in-octets"
+	if a.Fields[f100] != int64(9000000) || b.Fields[f100] != int64(9000100) || a.Fields[f200] != int64(5) || b.Fields[f200] != int64(6) {
+		t.Errorf("entries not named by key:\n%v\n%v", a.Fields, b.Fields)
+	}
+	if !slices.Contains(b.Counters, f100) || !slices.Contains(b.Counters, "subinterfaces/subinterface[index=10]/state/counters/in-octets") {
+		t.Errorf("keyed entries' counters not marked: %v", b.Counters)
+	}
+	// No key weir knows (two entries share "kind"): by position, no rates.
+	c := note(`{"things":{"thing":[{"kind":"x","counters":{"hits":"1"}},{"kind":"x","counters":{"hits":"2"}}]}}`)
+	if c.Fields["things/thing/1/counters/hits"] != int64(2) || len(c.Counters) != 0 {
+		t.Errorf("keyless list: fields %v, counters %v", c.Fields, c.Counters)
+	}
+	// A key value with "]" is escaped as a path escapes it.
+	d := note(`{"x":{"y":[{"name":"a]b","v":1}]}}`)
+	if d.Fields[`x/y[name=a\]b]/v`] != int64(1) {
+		t.Errorf("escaping: %v", d.Fields)
 	}
 }
