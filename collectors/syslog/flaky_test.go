@@ -3,9 +3,12 @@ package syslog
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
@@ -59,4 +62,36 @@ func runRefusing(t *testing.T, l configs.SyslogListener) *refusingRun {
 	}
 	_, r.addr, _ = strings.Cut(addrs[0], "://")
 	return r
+}
+
+// TestShutdownDrainsWhatTheKernelHolds: messages the sender wrote while
+// the reader was held up (the broker refusing writes) sit in the socket's
+// kernel buffer, acknowledged to a TCP sender, which counts them sent.
+// When weir stops, the reader goes on reading for shutdownDrain, so they
+// are published, not lost with the socket.
+func TestShutdownDrainsWhatTheKernelHolds(t *testing.T) {
+	for _, proto := range []string{"tcp", "udp"} {
+		t.Run(proto, func(t *testing.T) {
+			r := runRefusing(t, listener(proto))
+			conn, err := net.Dial(proto, r.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: first\n")
+			time.Sleep(200 * time.Millisecond) // read, and held up in the flush
+			const n = 200
+			for i := range n {
+				fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: buffered %d\n", i)
+			}
+			time.Sleep(100 * time.Millisecond)
+			r.cancel()
+			r.fb.fail.Store(false) // the broker takes the held-up batch
+			<-r.done
+			h := &harness{t: t, b: r.b}
+			if got := len(h.readLogs()); got != n+1 {
+				t.Errorf("%d of %d messages published after the stop", got, n+1)
+			}
+		})
+	}
 }

@@ -290,6 +290,15 @@ func (p *publisher) reset() {
 // refuses writes must not hold up weir's shutdown forever.
 const shutdownFlushTimeout = 5 * time.Second
 
+// shutdownDrain is how long a reader goes on reading once weir stops: what
+// the kernel holds for a TCP connection (acknowledged to the sender, which
+// counts it sent) or a UDP socket would be lost with the socket. Readers
+// are closed shutdownDrain+drainGrace after the stop whatever they do.
+const (
+	shutdownDrain = 500 * time.Millisecond
+	drainGrace    = 250 * time.Millisecond
+)
+
 // finalFlush publishes what is left when a reader stops, even though its
 // context is done, within shutdownFlushTimeout of its end, and releases
 // the grace context.

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirnet/weir/configs"
@@ -100,7 +101,16 @@ func (t *tcpListener) run(ctx context.Context) {
 }
 
 func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
-	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	// Once weir stops, the connection is read for shutdownDrain more
+	// (what its kernel buffer holds was acknowledged to the sender, which
+	// counts it sent), then closed.
+	var drainBy atomic.Int64 // Unix ns; 0 while weir runs
+	stop := context.AfterFunc(ctx, func() {
+		by := time.Now().Add(shutdownDrain)
+		drainBy.Store(by.UnixNano())
+		nc.SetReadDeadline(by)
+		time.AfterFunc(shutdownDrain+drainGrace, func() { nc.Close() })
+	})
 	defer stop()
 	defer nc.Close()
 	remote := nc.RemoteAddr().String()
@@ -134,7 +144,7 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 	// followed by part of the next one) until more bytes or the idle
 	// timeout come. The flush blocks while the broker is slow, so the
 	// socket is not read then and TCP pushes back on the sender.
-	ic := &idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std(), progress: time.Now()}
+	ic := &idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std(), progress: time.Now(), drainBy: &drainBy}
 	ic.beforeRead = func() error {
 		if len(pub.spans) == 0 {
 			return nil
@@ -244,6 +254,9 @@ type idleConn struct {
 	progress   time.Time
 	deadline   time.Time    // the read deadline set last
 	beforeRead func() error // if set, runs before each read; an error ends the read
+	// drainBy, once set (Unix ns), is the read deadline: weir is
+	// stopping. nil: never.
+	drainBy *atomic.Int64
 }
 
 func (c *idleConn) Read(b []byte) (int, error) {
@@ -252,7 +265,12 @@ func (c *idleConn) Read(b []byte) (int, error) {
 			return 0, err
 		}
 	}
-	if c.idle > 0 {
+	if c.drainBy != nil && c.drainBy.Load() != 0 {
+		if by := time.Unix(0, c.drainBy.Load()); !c.deadline.Equal(by) {
+			c.Conn.SetReadDeadline(by)
+			c.deadline = by
+		}
+	} else if c.idle > 0 {
 		// Moved when it gained an eighth of the timeout: not at every
 		// read of a busy connection.
 		if d := c.progress.Add(c.idle); d.Sub(c.deadline) > c.idle/8 {

@@ -108,8 +108,18 @@ func (u *udpListener) close() {
 }
 
 func (u *udpListener) run(ctx context.Context) {
-	stop := context.AfterFunc(ctx, u.close)
+	// Once weir stops, the readers empty the sockets' buffers for up to
+	// shutdownDrain (read deadlines; a reader between reads sets its own
+	// from ctx); the sockets are closed after it in any case.
+	stop := context.AfterFunc(ctx, func() {
+		by := time.Now().Add(shutdownDrain)
+		for _, c := range u.conns {
+			c.SetReadDeadline(by)
+		}
+		time.AfterFunc(shutdownDrain+drainGrace, u.close)
+	})
 	defer stop()
+	defer u.close()
 	var wg sync.WaitGroup
 	for _, conn := range u.conns {
 		wg.Go(func() { u.read(ctx, conn) })
@@ -139,25 +149,34 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 		msgs[i].Buffers = [][]byte{make([]byte, min(size, maxDatagram)+2)}
 	}
 	pub := u.c.newPublisher(u.name, u.stats)
-	var batchStart time.Time
+	var batchStart, drainBy time.Time
 	for {
-		// Batch across reads: publish when the batch is full (add does
-		// that) or udpLinger after its first message, found by a read
-		// deadline, so a busy socket gives large batches and a quiet
-		// one's messages wait at most udpLinger.
-		if len(pub.spans) > 0 {
+		if ctx.Err() != nil {
+			if drainBy.IsZero() {
+				drainBy = time.Now().Add(shutdownDrain)
+			}
+			conn.SetReadDeadline(drainBy)
+		} else if len(pub.spans) > 0 {
+			// Batch across reads: publish when the batch is full (add
+			// does that) or udpLinger after its first message, found by
+			// a read deadline, so a busy socket gives large batches and
+			// a quiet one's messages wait at most udpLinger.
 			if time.Since(batchStart) >= udpLinger {
 				pub.flush(ctx)
 			} else {
 				conn.SetReadDeadline(batchStart.Add(udpLinger))
 			}
 		}
-		if len(pub.spans) == 0 {
+		if len(pub.spans) == 0 && ctx.Err() == nil {
 			conn.SetReadDeadline(time.Time{})
 		}
 		n, err := br.ReadBatch(msgs, 0)
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				if ctx.Err() != nil && !drainBy.IsZero() && !time.Now().Before(drainBy) {
+					pub.finalFlush(ctx) // drained
+					return
+				}
 				pub.flush(ctx)
 				continue
 			}
