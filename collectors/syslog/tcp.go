@@ -76,7 +76,11 @@ func (t *tcpListener) run(ctx context.Context) {
 			if n, ok := acceptLog.Due(time.Now()); ok {
 				t.c.logger.Warn("syslog: accept failed", slog.String("listener", t.name), slog.Any("error", err), slog.Int("times", n))
 			}
-			time.Sleep(backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
 			backoff = min(backoff*2, time.Second)
 			continue
 		}
