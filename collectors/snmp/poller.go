@@ -224,6 +224,8 @@ type target struct {
 	failingSince time.Time
 	failResult   string
 	failLogged   time.Time
+	// privProbed is when diagnosePriv last asked the agent (probePriv).
+	privProbed time.Time
 }
 
 // failLogEvery is how often a target that goes on failing is logged
@@ -306,6 +308,18 @@ func (t *target) run(ctx context.Context) {
 			// No slot all interval: this poll is skipped, and the
 			// next one is due now.
 			m.Skipped.WithLabelValues(t.cfg.Name).Inc()
+			next = deadline
+			timer.Reset(time.Until(next))
+			continue
+		}
+		// A slot taken too late for the agent's timeout and retries
+		// before the next slot: the poll would be cut off by weir's own
+		// deadline and read as the agent timing out (a device down that
+		// is not). Skip it; the next one is due at that slot.
+		if need := min(t.cfg.Timeout*time.Duration(t.cfg.Retries+1), interval/2); time.Until(deadline) < need {
+			<-t.p.sem
+			m.Skipped.WithLabelValues(t.cfg.Name).Inc()
+			t.log.Debug("snmp poll skipped: its concurrency slot came too late", "left", time.Until(deadline).Round(time.Millisecond))
 			next = deadline
 			timer.Reset(time.Until(next))
 			continue
@@ -478,20 +492,39 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	m := t.p.cfg.Metrics
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	reused := t.sess != nil // the last poll went well on this session
 	res := t.poll(pctx)
+	if res.err != nil && reused && t.cfg.Version == "3" && pctx.Err() == nil && strings.Contains(res.err.Error(), "not authentic") {
+		// The agent restarted (its engine boots, time or ID moved): it
+		// answers with an unauthenticated report, which gosnmp discards
+		// as not authentic instead of learning the engine's new state.
+		// A fresh session discovers it; only if that fails too is the
+		// user's auth wrong.
+		t.log.Debug("snmp v3 session refused after working; discovering the engine again", "err", res.err)
+		t.close()
+		start := res.start
+		res = t.poll(pctx)
+		res.start = start
+	}
 	if ctx.Err() != nil && res.err != nil {
 		return ctx.Err() // shutting down: not the agent's fault
 	}
+	// The agent is done with: the slot goes to another target before any
+	// diagnosis below, which asks the agent again.
+	release()
 	if res.err != nil && t.cfg.Version == "3" {
 		switch {
 		case strings.Contains(res.err.Error(), "not authentic"):
 			res.err = t.diagnoseV3(pctx, res.err)
-		case t.cfg.V3.SecurityLevel == "authPriv" && classify(res.err) == ResultTimeout:
+		case t.cfg.V3.SecurityLevel == "authPriv" && classify(res.err) == ResultTimeout && res.varbinds == 0 && t.probePriv(res.end):
+			// Nothing of the poll was answered: a wrong priv password
+			// (which Net-SNMP answers with silence) or a dead agent.
+			// One request lost mid-walk is neither.
 			res.err = t.diagnosePriv(pctx, res.err)
 		}
+		res.end = time.Now() // the probe is part of the poll
 	}
 	res.records = append(res.records, t.status(res))
-	release()
 	// Until shortly before the next slot (a tenth of the interval, at most
 	// a second): a broker that is down or stuck costs this poll, not the
 	// next one too, which starts on time. A poll done later than that has
@@ -585,6 +618,19 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) error {
 		return fmt.Errorf("snmp %s: %w: check auth_password and auth_protocol of user %q (the agent's reply failed authentication)", t.cfg.Name, gosnmp.ErrWrongDigest, user)
 	}
 	return cause
+}
+
+// probePriv reports whether a v3 authPriv timeout is worth a probe (a
+// request more, of up to a timeout, to a maybe dead agent): at the first
+// failure of a run, while the last one was found to be the priv settings,
+// and every failLogEvery of a run of timeouts (an agent back with other
+// priv settings).
+func (t *target) probePriv(now time.Time) bool {
+	if t.failing == 0 || t.failResult == ResultAuth || now.Sub(t.privProbed) >= failLogEvery {
+		t.privProbed = now
+		return true
+	}
+	return false
 }
 
 // diagnosePriv explains a v3 authPriv timeout. Net-SNMP drops a request
