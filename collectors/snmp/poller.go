@@ -251,7 +251,10 @@ func firstSlot(now time.Time, interval, offset time.Duration) time.Time {
 	for base.Before(now) {
 		base = base.Add(interval)
 	}
-	return base
+	// Truncate drops now's monotonic clock reading, and every later slot
+	// would follow the wall clock: an NTP step back of an hour would stop
+	// polling for an hour. As an offset from now, the slot keeps it.
+	return now.Add(base.Sub(now))
 }
 
 func (t *target) run(ctx context.Context) {

@@ -378,6 +378,11 @@ func TestOffsetsSpreadAndAreStable(t *testing.T) {
 	if s := firstSlot(now, interval, 5*time.Second); !s.Equal(time.Unix(1025, 0)) {
 		t.Errorf("first slot %v", s.Unix())
 	}
+	// The slot keeps the monotonic clock (String shows it as "m=..."):
+	// the schedule does not follow steps of the wall clock.
+	if s := firstSlot(time.Now(), interval, 5*time.Second); !strings.Contains(s.String(), " m=") {
+		t.Errorf("first slot %v has no monotonic clock reading", s)
+	}
 }
 
 func TestUnknownProfileIsAConfigError(t *testing.T) {
