@@ -1095,6 +1095,7 @@ func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpP
 		return telemetry.Metric{}, false
 	}
 	tags := t.baseTags()
+	base := len(tags) // the target's tags and agent (which a tag of that name shares)
 	fields := map[string]any{}
 	var counters counterNames
 	for i := range p.Scalars {
@@ -1107,7 +1108,7 @@ func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpP
 			t.wrongType(sc, v)
 		}
 	}
-	if len(fields) == 0 && len(tags) == len(t.cfg.Tags)+1 {
+	if len(fields) == 0 && len(tags) == base {
 		return telemetry.Metric{}, false // the agent has none of them
 	}
 	return t.metric(p.Measurement, tags, fields, counters, res), true
