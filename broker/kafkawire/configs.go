@@ -50,7 +50,7 @@ func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConf
 			continue
 		}
 		for _, e := range entries {
-			if r.ConfigNames != nil && !slices.Contains(r.ConfigNames, e.name) {
+			if len(r.ConfigNames) > 0 && !slices.Contains(r.ConfigNames, e.name) { // empty, as null: all (as Kafka)
 				continue
 			}
 			rc := kmsg.NewDescribeConfigsResponseResourceConfig()
