@@ -290,14 +290,25 @@ func (p *publisher) reset() {
 // refuses writes must not hold up weir's shutdown forever.
 const shutdownFlushTimeout = 5 * time.Second
 
-// shutdownDrain is how long a reader goes on reading once weir stops: what
-// the kernel holds for a TCP connection (acknowledged to the sender, which
-// counts it sent) or a UDP socket would be lost with the socket. Readers
-// are closed shutdownDrain+drainGrace after the stop whatever they do.
+// Once weir stops, a reader goes on reading what the kernel holds for it
+// (for a TCP connection acknowledged to the sender, which counts it sent),
+// which would be lost with the socket: until a read finds nothing for
+// drainQuiet, at most shutdownDrain. Readers are closed
+// shutdownDrain+drainGrace after the stop whatever they do.
 const (
+	drainQuiet    = 50 * time.Millisecond
 	shutdownDrain = 500 * time.Millisecond
 	drainGrace    = 250 * time.Millisecond
 )
+
+// drainDeadline is a draining reader's next read deadline: drainQuiet from
+// now, but not past by.
+func drainDeadline(by time.Time) time.Time {
+	if d := time.Now().Add(drainQuiet); d.Before(by) {
+		return d
+	}
+	return by
+}
 
 // finalFlush publishes what is left when a reader stops, even though its
 // context is done, within shutdownFlushTimeout of its end, and releases

@@ -105,14 +105,14 @@ func (t *tcpListener) run(ctx context.Context) {
 }
 
 func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
-	// Once weir stops, the connection is read for shutdownDrain more
-	// (what its kernel buffer holds was acknowledged to the sender, which
-	// counts it sent), then closed.
+	// Once weir stops, what the connection's kernel buffer holds (what
+	// was acknowledged to the sender, which counts it sent) is read (see
+	// drainQuiet), then it is closed.
 	var drainBy atomic.Int64 // Unix ns; 0 while weir runs
 	stop := context.AfterFunc(ctx, func() {
 		by := time.Now().Add(shutdownDrain)
 		drainBy.Store(by.UnixNano())
-		nc.SetReadDeadline(by)
+		nc.SetReadDeadline(drainDeadline(by))
 		time.AfterFunc(shutdownDrain+drainGrace, func() { nc.Close() })
 	})
 	defer stop()
@@ -258,8 +258,8 @@ type idleConn struct {
 	progress   time.Time
 	deadline   time.Time    // the read deadline set last
 	beforeRead func() error // if set, runs before each read; an error ends the read
-	// drainBy, once set (Unix ns), is the read deadline: weir is
-	// stopping. nil: never.
+	// drainBy, once set (Unix ns), bounds the read deadline, which is
+	// drainQuiet from each read: weir is stopping. nil: never.
 	drainBy *atomic.Int64
 }
 
@@ -270,10 +270,8 @@ func (c *idleConn) Read(b []byte) (int, error) {
 		}
 	}
 	if c.drainBy != nil && c.drainBy.Load() != 0 {
-		if by := time.Unix(0, c.drainBy.Load()); !c.deadline.Equal(by) {
-			c.Conn.SetReadDeadline(by)
-			c.deadline = by
-		}
+		c.deadline = drainDeadline(time.Unix(0, c.drainBy.Load()))
+		c.Conn.SetReadDeadline(c.deadline)
 	} else if c.idle > 0 {
 		// Moved when it gained an eighth of the timeout: not at every
 		// read of a busy connection.

@@ -108,11 +108,11 @@ func (u *udpListener) close() {
 }
 
 func (u *udpListener) run(ctx context.Context) {
-	// Once weir stops, the readers empty the sockets' buffers for up to
-	// shutdownDrain (read deadlines; a reader between reads sets its own
-	// from ctx); the sockets are closed after it in any case.
+	// Once weir stops, the readers empty the sockets' buffers (read
+	// deadlines, see drainQuiet; a reader between reads sets its own from
+	// ctx); the sockets are closed after it in any case.
 	stop := context.AfterFunc(ctx, func() {
-		by := time.Now().Add(shutdownDrain)
+		by := drainDeadline(time.Now().Add(shutdownDrain))
 		for _, c := range u.conns {
 			c.SetReadDeadline(by)
 		}
@@ -155,7 +155,7 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 			if drainBy.IsZero() {
 				drainBy = time.Now().Add(shutdownDrain)
 			}
-			conn.SetReadDeadline(drainBy)
+			conn.SetReadDeadline(drainDeadline(drainBy))
 		} else if len(pub.spans) > 0 {
 			// Batch across reads: publish when the batch is full (add
 			// does that) or udpLinger after its first message, found by
@@ -173,8 +173,8 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 		n, err := br.ReadBatch(msgs, 0)
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				if ctx.Err() != nil && !drainBy.IsZero() && !time.Now().Before(drainBy) {
-					pub.finalFlush(ctx) // drained
+				if ctx.Err() != nil && !drainBy.IsZero() {
+					pub.finalFlush(ctx) // drained: nothing for drainQuiet, or drainBy passed
 					return
 				}
 				pub.flush(ctx)
