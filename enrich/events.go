@@ -196,7 +196,7 @@ func (st *flapState) keep(ev telemetry.Event) {
 			object = strings.Clone(ev.Object)
 		}
 	}
-	ev.Device, ev.Object, ev.Message = st.key.device, object, ""
+	ev.Device, ev.Object, ev.ObjectID, ev.Message = st.key.device, object, st.key.object, ""
 	st.last = ev
 }
 
@@ -390,6 +390,9 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	id := objectID(ev)
+	if ev.Object != "" {
+		ev.ObjectID = id // every path's events of the object share it
+	}
 	if redo {
 		// Observed the first time: the detector's state has it, and
 		// taking it again would set an older time or state over newer
@@ -874,7 +877,8 @@ func (r *EventRules) HoldUntilWarm(workers int) {
 // GigabitEthernet0/1, the SNMP poller's ifName Gi0/1; NX-OS Ethernet1/1 and
 // Eth1/1); for a BGP or OSPF neighbor, its address in one spelling (IOS
 // writes IPv6 in capitals, a trap's index and gNMI in RFC 5952's lower
-// case); other objects as they are. Events keep their own spelling.
+// case); other objects as they are. Events keep their own spelling in
+// Object, and carry this one as ObjectID.
 func objectID(ev telemetry.Event) string {
 	switch {
 	case strings.HasPrefix(ev.Type, "interface_"):

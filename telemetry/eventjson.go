@@ -17,6 +17,10 @@ func (ev *Event) AppendJSON(b []byte, keys []string) ([]byte, []string, error) {
 		b = append(b, `,"object":`...)
 		b = AppendMarshalString(b, ev.Object)
 	}
+	if ev.ObjectID != "" {
+		b = append(b, `,"object_id":`...)
+		b = AppendMarshalString(b, ev.ObjectID)
+	}
 	if ev.Severity != "" {
 		b = append(b, `,"severity":`...)
 		b = AppendMarshalString(b, ev.Severity)

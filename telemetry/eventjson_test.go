@@ -27,7 +27,7 @@ func TestEventAppendJSONMatchesEncodingJSON(t *testing.T) {
 	now := time.Date(2026, 11, 29, 14, 2, 11, 123456789, time.FixedZone("x", -5*3600))
 	for _, ev := range []Event{
 		{},
-		{V: 1, Type: "interface_down", Device: "edge1", Object: "Gi0/1", Severity: "error",
+		{V: 1, Type: "interface_down", Device: "edge1", Object: "GigabitEthernet0/1", ObjectID: "Gi0/1", Severity: "error",
 			Message: "<html> & \"quotes\" é \u2028", Tags: map[string]string{"site": "lon1", "role": "edge", "a&b": "<x>"},
 			Count: 6, Time: now, Cause: Cause{Topic: TopicRawSyslog, Partition: 3, Offset: 1 << 40}},
 		{V: 1, Type: "bgp_peer_flapping_cleared", Device: "d", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
@@ -39,7 +39,7 @@ func TestEventAppendJSONMatchesEncodingJSON(t *testing.T) {
 func FuzzEventAppendJSON(f *testing.F) {
 	f.Add("interface_down", "edge1", "Gi0/1", "msg <b>", "site", "lon1", 3, int64(42), int64(1764424931))
 	f.Fuzz(func(t *testing.T, typ, dev, obj, msg, tk, tv string, count int, off, sec int64) {
-		checkEventJSON(t, Event{V: 1, Type: typ, Device: dev, Object: obj, Message: msg,
+		checkEventJSON(t, Event{V: 1, Type: typ, Device: dev, Object: obj, ObjectID: tv + obj, Message: msg,
 			Tags: map[string]string{tk: tv}, Count: count, Time: time.Unix(sec, 0).UTC(),
 			Cause: Cause{Topic: typ, Partition: int32(count), Offset: off}})
 	})

@@ -196,6 +196,7 @@ const (
 	kTopic
 	kPartition
 	kOffset
+	kObjectID
 )
 
 func (d *Decoder) seen(seen *uint32, bit uint32) bool {
@@ -683,6 +684,11 @@ func (d *Decoder) decodeEvent(b []byte, e *Event) bool {
 				return false
 			}
 			dst = &e.Object
+		case "object_id":
+			if d.seen(&seen, kObjectID) {
+				return false
+			}
+			dst = &e.ObjectID
 		case "severity":
 			if d.seen(&seen, kSeverity) {
 				return false

@@ -106,7 +106,7 @@ func TestFastPathsTakeWeirValues(t *testing.T) {
 		t.Errorf("tag alias = %q", v)
 	}
 
-	e := Event{V: 1, Type: "interface_down", Device: "r1", Object: "Gi0/1", Severity: "error",
+	e := Event{V: 1, Type: "interface_down", Device: "r1", Object: "Gi0/1", ObjectID: "Gi0/1", Severity: "error",
 		Message: `Interface "Gi0/1" <down> & out`, Tags: map[string]string{"site": "ams1"}, Count: 3, Time: time.Now(),
 		Cause: Cause{Topic: "enriched.syslog", Partition: 2, Offset: 1 << 40}}
 	b, _ = json.Marshal(e)

@@ -166,8 +166,14 @@ type Event struct {
 	Type   string `json:"type"`
 	Device string `json:"device"`
 	// Object is what the event is about: an interface name, a neighbor
-	// address, a user.
-	Object   string            `json:"object,omitempty"`
+	// address, a user, as the path that reported it spells it.
+	Object string `json:"object,omitempty"`
+	// ObjectID is Object in the one spelling every path's events of that
+	// object share (an interface's name abbreviated, its type in lower
+	// case: gi0/1 for GigabitEthernet0/1 and Gi0/1; an IPv6 neighbor in
+	// RFC 5952's lower case), set by enrichment: key alerts and join a
+	// down to its up on it.
+	ObjectID string            `json:"object_id,omitempty"`
 	Severity string            `json:"severity,omitempty"`
 	Message  string            `json:"message,omitempty"`
 	Tags     map[string]string `json:"tags,omitempty"`

@@ -45,6 +45,7 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 		return l
 	}
 	alerts := make([]Alert, 0, len(items))
+	fired := map[string]Alert{} // in this batch, the first since its last resolve
 	for i := range items {
 		e := items[i].Event
 		at := e.Time
@@ -55,13 +56,18 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 			l := labels(name, e)
 			a := Alert{Labels: l, StartsAt: at, EndsAt: &at,
 				Annotations: map[string]string{"summary": e.Message, "resolved_by": e.Type}}
-			if prev, ok := o.active[alertKey(l)]; ok {
+			prev, ok := o.active[alertKey(l)]
+			if !ok {
+				prev, ok = fired[alertKey(l)]
+			}
+			if ok {
 				a.StartsAt = prev.StartsAt
 				a.Labels = prev.Labels
 				if at.Before(prev.StartsAt) {
 					a.EndsAt = &prev.StartsAt // Alertmanager refuses an end before the start
 				}
 			}
+			delete(fired, alertKey(l))
 			alerts = append(alerts, a)
 			continue
 		}
@@ -74,7 +80,11 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 			ann["count"] = fmt.Sprint(e.Count)
 		}
 		ann["cause"] = fmt.Sprintf("%s/%d@%d", e.Cause.Topic, e.Cause.Partition, e.Cause.Offset)
-		alerts = append(alerts, Alert{Labels: l, Annotations: ann, StartsAt: at})
+		a := Alert{Labels: l, Annotations: ann, StartsAt: at}
+		if _, ok := fired[alertKey(l)]; !ok && resolvable(e.Type) {
+			fired[alertKey(l)] = a
+		}
+		alerts = append(alerts, a)
 	}
 	for _, a := range alerts {
 		if a.EndsAt != nil {

@@ -233,13 +233,39 @@ func labelByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
-// appendKey appends what alertKey gives for these labels.
+// firingInBatch is the index in s.batch of the alert fired with key
+// earlier in the batch and not resolved since (the first, as s.active
+// keeps the first), or -1.
+func (s *Sink) firingInBatch(key []byte) int {
+	first := -1
+	for j := range len(s.batch) - 1 { // the last is the one asking
+		r := &s.batch[j]
+		if string(s.keys[r.keyFrom:r.keyTo]) != string(key) {
+			continue
+		}
+		switch {
+		case r.resolved:
+			first = -1
+		case first < 0 && resolvable(r.event.Type):
+			first = j
+		}
+	}
+	return first
+}
+
+// appendKey appends the key of e's alert: what alertKey gives for its
+// labels, but with the object in the spelling all paths share (ObjectID),
+// so a link reported down by syslog (GigabitEthernet0/1) is resolved by
+// the poll that finds it up (Gi0/1).
 func appendKey(dst []byte, alertname string, e *telemetry.Event) []byte {
 	dst = append(dst, alertname...)
 	dst = append(dst, 0)
 	dst = append(dst, e.Device...)
 	dst = append(dst, 0)
-	if e.Object != "" {
+	switch {
+	case e.ObjectID != "":
+		return append(dst, e.ObjectID...)
+	case e.Object != "":
 		return append(dst, e.Object...)
 	}
 	return append(dst, e.Tags["object"]...)
@@ -276,9 +302,15 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 		s.batch = append(s.batch, ref)
 		startsAt := at
 		b = append(b, `{"labels":`...)
-		if prev, ok := s.active[string(s.keys[ref.keyFrom:ref.keyTo])]; resolved && ok {
+		key := s.keys[ref.keyFrom:ref.keyTo]
+		if prev, ok := s.active[string(key)]; resolved && ok {
 			startsAt = prev.StartsAt
 			b = appendMap(b, prev.Labels)
+		} else if j := s.firingInBatch(key); resolved && j >= 0 {
+			// Fired earlier in this batch: ended with its labels,
+			// which may spell the object another way.
+			startsAt = s.batch[j].at
+			b = appendKVs(b, s.lbls[s.batch[j].lblFrom:s.batch[j].lblTo])
 		} else {
 			b = appendKVs(b, s.lbls[ref.lblFrom:ref.lblTo])
 		}
