@@ -115,12 +115,21 @@ func New(seeds []string, opts ...Option) (*Broker, error) {
 	// The sticky key partitioner hashes keys with Kafka's murmur2 (the
 	// Java client's layout; franz-go's default partitioner is not) and
 	// sticks records without a key to a partition per batch.
+	//
+	// A produce ends with its context, also while a request for its
+	// records is unanswered (a broker stuck on its disk): by default the
+	// idempotent producer waits for the answer however long it takes,
+	// which would hold a collector's publish and weir's stop past every
+	// deadline. What is failed so may have been written: Produce's
+	// callers retry what is unsent, at least once.
 	if b.producer, err = kgo.NewClient(append(base, kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond),
+		kgo.AllowIdempotentProduceCancellation(),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), kgo.ProducerBatchMaxBytesFn(b.limits.Batch))...); err != nil {
 		b.adminCl.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	if b.manual, err = kgo.NewClient(append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation(),
+		kgo.AllowIdempotentProduceCancellation(),
 		kgo.ProducerBatchMaxBytesFn(b.limits.Batch))...); err != nil {
 		b.adminCl.Close()
 		b.producer.Close()
