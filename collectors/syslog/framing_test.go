@@ -55,6 +55,7 @@ func TestFraming(t *testing.T) {
 		{"2026-11-29T14:08:10Z dev1 app: up\n1 line\n", []string{"2026-11-29T14:08:10Z dev1 app: up", "1 line"}},
 		{"12\n34\n", []string{"12", "34"}},
 		{"123456789x\n", []string{"123456789x"}},
+		{"1733150000 dev1 app: up\n", []string{"1733150000 dev1 app: up"}}, // a Unix time
 	} {
 		got, _ := frames(t, []byte(tc.stream), 1024)
 		if len(got) != len(tc.want) {

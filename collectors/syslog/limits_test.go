@@ -252,7 +252,7 @@ func TestPerConnectionWarningsAreThrottled(t *testing.T) {
 		}
 		// Junk on the TCP port.
 		if j, err := net.Dial("tcp", addr["tcp"]); err == nil {
-			j.Write([]byte("9999999999 x")) // a count of ten digits
+			j.Write([]byte("1 <x")) // a frame, then no count
 			j.Close()
 		}
 	}

@@ -307,11 +307,13 @@ func (r *frameReader) next() ([]byte, bool, error) {
 	return r.nextLine()
 }
 
-// countFollows reports whether the connection starts "DIGITS SP", an
-// octet count. A newline-framed sender whose lines start with a digit (no
-// <PRI>: a file-style template that starts with the time, a script) is
-// read as newline-framed rather than closed at its first line. It waits
-// for up to 10 bytes (a count has at most 9 digits) or the line's end.
+// countFollows reports whether the connection starts "DIGITS SP" with at
+// most 9 digits, an octet count (or more digits, a space and a PRI: a
+// broken one). A newline-framed sender whose lines
+// start with a digit (no <PRI>: a file-style template that starts with
+// the time or a Unix time, a script) is read as newline-framed rather
+// than closed at its first line. It waits for up to 10 bytes or the
+// line's end.
 func (r *frameReader) countFollows() bool {
 	for n := 2; n <= 10; n++ {
 		b, _ := r.br.Peek(n)
@@ -327,7 +329,22 @@ func (r *frameReader) countFollows() bool {
 			return false
 		}
 	}
-	return true // ten digits: nextCounted refuses the count
+	// Ten digits and more: too many for a count (1 MiB has 7), so a line
+	// that starts with a Unix time, unless a PRI follows the space: then
+	// a broken count, which nextCounted refuses.
+	for n := 11; n <= 22; n++ {
+		b, _ := r.br.Peek(n + 1)
+		if len(b) < n+1 {
+			return false
+		}
+		switch c := b[n-1]; {
+		case c == ' ':
+			return b[n] == '<'
+		case c < '0' || c > '9':
+			return false
+		}
+	}
+	return false
 }
 
 func (r *frameReader) nextCounted() ([]byte, bool, error) {
