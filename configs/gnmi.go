@@ -97,6 +97,9 @@ type GNMISubscription struct {
 	// with the same prefix share it).
 	Origin string `yaml:"origin"`
 	Prefix string `yaml:"prefix"`
+	// PrefixOrigin is the origin written into the prefix
+	// ("openconfig:/interfaces"), split off it.
+	PrefixOrigin string `yaml:"-"`
 	// Mode is stream (default), once or poll.
 	Mode string `yaml:"mode"`
 	// StreamMode is sample, on_change or target_defined (default) for
@@ -326,7 +329,7 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 			} else if s.Mode != mode {
 				add(ref.line, spath, "mode %s differs from the target's other subscriptions (%s): a target has one stream, with one mode", s.Mode, mode)
 			}
-			if len(t.Subscriptions) > 0 && s.Prefix != t.Subscriptions[0].Prefix {
+			if len(t.Subscriptions) > 0 && (s.Prefix != t.Subscriptions[0].Prefix || s.PrefixOrigin != t.Subscriptions[0].PrefixOrigin) {
 				add(ref.line, spath, "prefix %q differs from the target's first subscription (%q): one stream has one prefix", s.Prefix, t.Subscriptions[0].Prefix)
 			}
 			if len(t.Subscriptions) > 0 && s.Mode == "poll" && s.PollInterval != t.Subscriptions[0].PollInterval {
@@ -341,6 +344,16 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 
 type keyErr struct{ key, msg string }
 
+// splitOrigin splits "origin:/path" into its origin and "/path"; ok is
+// false for a path without one (a key value containing ":/" is not).
+func splitOrigin(path string) (origin, rest string, ok bool) {
+	o, r, found := strings.Cut(path, ":/")
+	if !found || o == "" || strings.ContainsAny(o, "/[]=* ") {
+		return "", path, false
+	}
+	return o, "/" + r, true
+}
+
 // checkGNMISubscription defaults and validates one subscription.
 func checkGNMISubscription(s *GNMISubscription) []keyErr {
 	var errs []keyErr
@@ -350,11 +363,14 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 	// gnmic and most gNMI documents write the origin into the path,
 	// "openconfig:/interfaces/...": split it off, rather than send an
 	// element named "openconfig:" that matches nothing.
-	if o, rest, ok := strings.Cut(s.Path, ":/"); ok && o != "" && !strings.ContainsAny(o, "/[]=* ") {
+	if o, rest, ok := splitOrigin(s.Path); ok {
 		if s.Origin != "" && s.Origin != o {
 			add("path", "origin %q in the path differs from origin %q", o, s.Origin)
 		}
-		s.Origin, s.Path = o, "/"+rest
+		s.Origin, s.Path = o, rest
+	}
+	if o, rest, ok := splitOrigin(s.Prefix); ok {
+		s.PrefixOrigin, s.Prefix = o, rest
 	}
 	if s.Path == "" {
 		add("path", "must be set")

@@ -514,7 +514,7 @@ func subscribeRequest(tc configs.GNMITarget) (*gpb.SubscribeRequest, error) {
 		return nil, fmt.Errorf("unknown mode %q", first.Mode)
 	}
 	if first.Prefix != "" {
-		p, err := ParsePath(first.Prefix, "")
+		p, err := ParsePath(first.Prefix, first.PrefixOrigin)
 		if err != nil {
 			return nil, err
 		}

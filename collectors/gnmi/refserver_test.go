@@ -75,3 +75,23 @@ func TestPrefixTargetToReferenceServer(t *testing.T) {
 		return got && refused
 	})
 }
+
+// TestPrefixWithOrigin: "openconfig:/interfaces" as a prefix is the prefix
+// /interfaces with origin openconfig, as in a path, not an element named
+// "openconfig:".
+func TestPrefixWithOrigin(t *testing.T) {
+	const y = "gnmi:\n  targets:\n    - name: s1\n      address: 127.0.0.1:57400\n      insecure: true\n      subscriptions:\n" +
+		"        - {prefix: \"openconfig:/interfaces\", path: \"/interface[name=Ethernet1]/state/counters\", sample_interval: 10s}\n"
+	c, err := configs.Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := subscribeRequest(c.GNMI.Targets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := req.GetSubscribe().GetPrefix()
+	if p.GetOrigin() != "openconfig" || len(p.GetElem()) != 1 || p.GetElem()[0].GetName() != "interfaces" {
+		t.Errorf("prefix %v", p)
+	}
+}
