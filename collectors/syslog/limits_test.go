@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -63,7 +64,7 @@ func TestIdleConnectionKeepsNoLargeBuffers(t *testing.T) {
 	if got := h.waitFor(conns, 30*time.Second); got < conns {
 		t.Fatalf("%d of %d published", got, conns)
 	}
-	time.Sleep(200 * time.Millisecond) // the readers are back in Read
+	time.Sleep(trimAfter + 300*time.Millisecond) // quiet: the readers let their buffers go
 	withOpen := heapInuse()
 	// The same, with the connections closed: what remains is the broker's
 	// and the test's, not the connections'.
@@ -326,4 +327,41 @@ ruleset(name="fwd") {
 		t.Errorf("%d of %d newline-framed lines published; connections closed for bad_frame: %v\nrsyslogd: %.400s",
 			got, n, badFrame, stderr.String())
 	}
+}
+
+// TestBusyConnectionKeepsItsBuffers: a connection's grown buffers are let
+// go once it is quiet for trimAfter, not while it is busy (a batch of
+// ordinary messages from one 16 KiB read is more JSON than a quiet
+// connection keeps: trimming at every batch would regrow them each time).
+func TestBusyConnectionKeepsItsBuffers(t *testing.T) {
+	server, client := net.Pipe()
+	defer server.Close()
+	defer client.Close()
+	var trims atomic.Int32
+	ic := &idleConn{Conn: server, idle: time.Minute, progress: time.Now(),
+		bloated: func() bool { return true }, trim: func() { trims.Add(1) }}
+	go func() {
+		for range 30 { // busy for 1.5 s: longer than trimAfter, never silent that long
+			client.Write([]byte("<13>Nov 29 14:08:10 h app: busy\n"))
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	buf := make([]byte, 1024)
+	for i := range 30 {
+		if _, err := ic.Read(buf); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	if n := trims.Load(); n != 0 {
+		t.Errorf("a busy connection's buffers trimmed %d times", n)
+	}
+	// Quiet now: the next read trims, then goes on waiting.
+	done := make(chan struct{})
+	go func() { ic.Read(buf); close(done) }()
+	time.Sleep(trimAfter + 300*time.Millisecond)
+	if n := trims.Load(); n != 1 {
+		t.Errorf("a quiet connection's buffers trimmed %d times, want 1", n)
+	}
+	client.Write([]byte("x\n"))
+	<-done
 }

@@ -22,9 +22,10 @@ const (
 	batchBytes   = 1 << 20
 )
 
-// A publisher's arena starts at initialArena; a lean one's goes back to
-// it after a batch that grew it past maxKeptArena, and its batch slices
-// are let go past maxKeptSpans records.
+// A publisher's arena starts at initialArena; a TCP connection's goes back
+// to it once the connection is quiet after a batch grew it past
+// maxKeptArena, and its batch slices are let go past maxKeptSpans records
+// (see publisher.trim).
 const (
 	initialArena = 4 << 10
 	maxKeptArena = 64 << 10
@@ -60,9 +61,6 @@ type publisher struct {
 	// unsent marks the spans of the batch being published that were left
 	// unsent (OnDrop), which the counters leave out; empty while none are.
 	unsent []bool
-	// lean publishers (one per TCP connection, up to max_connections of
-	// them) give back what a large batch grew; a UDP reader's keeps it.
-	lean bool
 }
 
 // span is one message of the batch: its key and value in the arena, and
@@ -268,22 +266,24 @@ func (p *publisher) reset() {
 	p.arena = p.arena[:0]
 	p.spans = p.spans[:0]
 	clear(p.recs)
-	if !p.lean {
+}
+
+// bloated reports whether the publisher, its batch published, holds more
+// than a quiet connection keeps: what a batch of large messages (one
+// 64 KiB line of control bytes is about 400 KiB of JSON), or of very many
+// small ones, grew.
+func (p *publisher) bloated() bool {
+	return len(p.spans) == 0 && (cap(p.arena) > maxKeptArena || cap(p.spans) > maxKeptSpans)
+}
+
+// trim lets go of what bloated reports.
+func (p *publisher) trim() {
+	if !p.bloated() {
 		return
 	}
-	// A connection's batch of large messages (one 64 KiB line of
-	// control bytes is about 400 KiB of JSON), or of very many small
-	// ones, is not kept for what follows: a connection that sent one and
-	// then idles would hold it, and max_connections of them gigabytes.
-	// A TCP batch is what one read buffer holds, so a busy connection
-	// of ordinary messages stays under these bounds.
-	if cap(p.arena) > maxKeptArena {
-		p.arena = make([]byte, 0, initialArena)
-		p.log = telemetry.Log{} // it holds the last message's strings
-	}
-	if cap(p.spans) > maxKeptSpans {
-		p.spans, p.recs = nil, nil
-	}
+	p.arena = make([]byte, 0, initialArena)
+	p.spans, p.recs, p.unsent = nil, nil, nil
+	p.log = telemetry.Log{} // it holds the last message's strings
 }
 
 // shutdownFlushTimeout bounds a publish after shutdown: a broker that

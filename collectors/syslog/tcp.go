@@ -141,14 +141,16 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 	defer t.stats.connections.Dec()
 
 	pub := t.c.newPublisher(t.name, t.stats)
-	pub.lean = true
 	defer pub.finalFlush(ctx)
 	// Publish before each read from the socket, which may block: what is
 	// complete must not wait behind the partial next message (a frame
 	// followed by part of the next one) until more bytes or the idle
 	// timeout come. The flush blocks while the broker is slow, so the
 	// socket is not read then and TCP pushes back on the sender.
-	ic := &idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std(), progress: time.Now(), drainBy: &drainBy}
+	// A connection that sent large messages and then idles does not
+	// keep what they grew: max_connections of them would hold gigabytes.
+	ic := &idleConn{Conn: conn, idle: t.cfg.IdleTimeout.Std(), progress: time.Now(), drainBy: &drainBy,
+		bloated: pub.bloated, trim: pub.trim}
 	ic.beforeRead = func() error {
 		if len(pub.spans) == 0 {
 			return nil
@@ -261,7 +263,15 @@ type idleConn struct {
 	// drainBy, once set (Unix ns), bounds the read deadline, which is
 	// drainQuiet from each read: weir is stopping. nil: never.
 	drainBy *atomic.Int64
+	// bloated reports whether the connection's buffers grew past what a
+	// connection keeps between messages; trim lets them go. nil: never.
+	bloated func() bool
+	trim    func()
 }
+
+// trimAfter is how long a connection whose buffers grew (a batch of large
+// messages) is silent before they are let go.
+const trimAfter = time.Second
 
 func (c *idleConn) Read(b []byte) (int, error) {
 	if c.beforeRead != nil {
@@ -269,18 +279,52 @@ func (c *idleConn) Read(b []byte) (int, error) {
 			return 0, err
 		}
 	}
-	if c.drainBy != nil && c.drainBy.Load() != 0 {
-		c.deadline = drainDeadline(time.Unix(0, c.drainBy.Load()))
-		c.Conn.SetReadDeadline(c.deadline)
-	} else if c.idle > 0 {
-		// Moved when it gained an eighth of the timeout: not at every
-		// read of a busy connection.
-		if d := c.progress.Add(c.idle); d.Sub(c.deadline) > c.idle/8 {
-			c.Conn.SetReadDeadline(d)
-			c.deadline = d
+	if c.bloated != nil && c.bloated() && !c.draining() {
+		// The buffers a batch of large messages grew go once the sender
+		// pauses for trimAfter, not at every batch of a busy connection.
+		if quiet := time.Now().Add(trimAfter); c.idle <= 0 || quiet.Before(c.progress.Add(c.idle)) {
+			c.Conn.SetReadDeadline(quiet)
+			c.deadline = quiet
+			n, err := c.Conn.Read(b)
+			if n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+				return n, err
+			}
+			c.trim()
 		}
 	}
+	c.arm()
 	return c.Conn.Read(b)
+}
+
+// draining reports whether weir is stopping.
+func (c *idleConn) draining() bool { return c.drainBy != nil && c.drainBy.Load() != 0 }
+
+// arm sets the read deadline for the next read: drainQuiet ahead once weir
+// is stopping, else the idle timeout after the last progress.
+func (c *idleConn) arm() {
+	if c.draining() {
+		c.deadline = drainDeadline(time.Unix(0, c.drainBy.Load()))
+		c.Conn.SetReadDeadline(c.deadline)
+		return
+	}
+	if c.idle <= 0 {
+		if !c.deadline.IsZero() {
+			c.Conn.SetReadDeadline(time.Time{})
+			c.deadline = time.Time{}
+		}
+		return
+	}
+	// Moved when it gained an eighth of the timeout: not at every read of
+	// a busy connection; or when it is earlier (a trim's wait).
+	if d := c.progress.Add(c.idle); d.Sub(c.deadline) > c.idle/8 || d.Before(c.deadline) {
+		c.Conn.SetReadDeadline(d)
+		c.deadline = d
+		if c.draining() {
+			// The stop came in between and set its deadline, which
+			// this one just replaced.
+			c.arm()
+		}
+	}
 }
 
 // next returns the next message (nil for an empty line or a skipped
