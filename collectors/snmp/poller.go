@@ -245,7 +245,8 @@ func Offset(name string, interval time.Duration) time.Duration {
 }
 
 // firstSlot is the first instant at or after now that is offset past a
-// multiple of interval since the Unix epoch.
+// multiple of interval (since Go's zero time: for an interval that divides
+// a day, since midnight UTC).
 func firstSlot(now time.Time, interval, offset time.Duration) time.Time {
 	base := now.Truncate(interval).Add(offset)
 	for base.Before(now) {
@@ -255,6 +256,13 @@ func firstSlot(now time.Time, interval, offset time.Duration) time.Time {
 	// would follow the wall clock: an NTP step back of an hour would stop
 	// polling for an hour. As an offset from now, the slot keeps it.
 	return now.Add(base.Sub(now))
+}
+
+// wallSkew is how far the wall clock moved against the monotonic clock
+// between then and now (both read with time.Now, or derived from such a
+// reading): 0 while neither was stepped or suspended.
+func wallSkew(now, then time.Time) time.Duration {
+	return now.Round(0).Sub(then.Round(0)) - now.Sub(then)
 }
 
 func (t *target) run(ctx context.Context) {
@@ -279,6 +287,16 @@ func (t *target) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		}
+		if skew := wallSkew(time.Now(), next); skew > time.Second || skew < -time.Second {
+			// The wall clock stepped (NTP correcting a clock that was
+			// off at boot) or the host was suspended since next was
+			// set: the slots are the wall clock's, which every process
+			// sharing the targets follows. This one is skipped.
+			t.log.Info("snmp: the wall clock moved; polling at its slots again", "by", skew.Round(time.Millisecond))
+			next = firstSlot(time.Now(), interval, Offset(t.cfg.Name, interval))
+			timer.Reset(time.Until(next))
+			continue
 		}
 		deadline := next.Add(interval)
 		if owns := t.p.cfg.Owner; owns != nil && !owns(t.cfg.Name) {
