@@ -169,6 +169,9 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 		}
 		if len(pub.spans) == 0 && ctx.Err() == nil {
 			conn.SetReadDeadline(time.Time{})
+			if ctx.Err() != nil {
+				continue // the stop came in between and set its deadline, replaced just now
+			}
 		}
 		n, err := br.ReadBatch(msgs, 0)
 		if err != nil {
