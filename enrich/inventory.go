@@ -121,6 +121,12 @@ func (inv *Inventory) Reload() error {
 // or a CIDR), each saying which entry is used; weir check prints them.
 func (inv *Inventory) Warnings() []string { return inv.idx.Load().warnings }
 
+// reservedTags are tag keys weir's records carry of their own, which an
+// inventory tag may not take: the sinks take a device tag for the device
+// (two devices tagged device: switch would be one series), and the
+// interface view, targets and unknown devices are named by the others.
+var reservedTags = map[string]bool{"device": true, "interface": true, "target": true, "unknown": true}
+
 func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -150,6 +156,10 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		d := &f.Devices[i]
 		d.tags = map[string]string{}
 		for k, v := range d.Tags {
+			if reservedTags[k] {
+				return nil, fmt.Errorf("%s: device %d (%s): tag %q is weir's own (records name the device, the interface and the polled target with it); give the label another name",
+					name, i+1, entryName(d), k)
+			}
 			d.tags[k] = v
 		}
 		for k, v := range map[string]string{"site": d.Site, "region": d.Region, "role": d.Role, "vendor": d.Vendor, "platform": d.Platform} {

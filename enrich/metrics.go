@@ -279,7 +279,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	}
 	if d != nil {
-		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], p.Tags, d.TagList()), p.Tags
+		// The row's own tags win: an inventory label that a collector
+		// also uses (gNMI's interface key name) must not make every
+		// interface one series.
+		p.Tags, w.tagBuf = mergeTags(w.tagBuf[:0], d.TagList(), p.Tags), p.Tags
 		if d.named() && d.Name != target {
 			p.Device = d.Name
 			w.targetTag[0] = telemetry.Tag{Key: "target", Value: target}

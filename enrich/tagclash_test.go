@@ -1,0 +1,73 @@
+package enrich
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestInventoryTagDoesNotOverrideRowTags: an inventory free tag whose key
+// a collector uses for the row's identity (gNMI's interface key "name", a
+// plausible inventory label: "name: Spine 1 Amsterdam") does not replace
+// the row's own tag. If it did, every interface of the device would be one
+// series in enriched.metrics, the interface view and the events would name
+// the label instead of the interface, and the first sample of a second
+// interface would be taken for a change of the first: a bogus
+// interface_down.
+func TestInventoryTagDoesNotOverrideRowTags(t *testing.T) {
+	inv, err := ParseInventory([]byte(`
+devices:
+  - {name: spine1, site: ams1, tags: {name: "Spine 1 Amsterdam"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewMetricsWorker(nil, inv)
+	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var events []string
+	for i, c := range []struct{ ifn, st string }{{"Ethernet1", "UP"}, {"Ethernet2", "DOWN"}, {"Ethernet1", "UP"}, {"Ethernet2", "DOWN"}} {
+		at := t0.Add(time.Duration(i/2) * time.Minute)
+		m := telemetry.Metric{V: 1, Measurement: "interfaces_interface_state", Device: "spine1",
+			Tags:     map[string]string{"name": c.ifn},
+			Fields:   map[string]any{"counters/in-octets": uint64(1000 + i*60000), "oper-status": c.st},
+			Counters: []string{"counters/in-octets"}, Counters64: []string{"counters/in-octets"}, Time: at, Source: "gnmi"}
+		w.rates.setNow(at)
+		v, _ := json.Marshal(&m)
+		evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Offset: int64(i), Value: v})
+		if !ok {
+			t.Fatal("not enriched")
+		}
+		for _, e := range evs {
+			events = append(events, e.Type+" "+e.Object)
+		}
+		if got, _ := w.row.Tag("name"); got != c.ifn {
+			t.Errorf("enriched row of %s has tag name=%q: the inventory's label replaced the interface key", c.ifn, got)
+		}
+		if w.interfaceView(&w.row, &w.view) {
+			if got, _ := w.view.Tag("interface"); got != c.ifn {
+				t.Errorf("interface view of %s has interface=%q", c.ifn, got)
+			}
+		}
+	}
+	if len(events) != 0 {
+		t.Errorf("two steady interfaces raised events %q", events)
+	}
+}
+
+// TestInventoryRefusesWeirsOwnTags: an inventory tag named device (a
+// natural label for the kind of box), interface, target or unknown is
+// refused: the sinks take a device tag for the device, so two switches
+// tagged device: switch would be one series.
+func TestInventoryRefusesWeirsOwnTags(t *testing.T) {
+	for _, k := range []string{"device", "interface", "target", "unknown"} {
+		_, err := ParseInventory([]byte("devices:\n  - {name: edge1, tags: {" + k + ": switch}}\n"))
+		if err == nil || !strings.Contains(err.Error(), `tag "`+k+`" is weir's own`) {
+			t.Errorf("inventory tag %s: %v", k, err)
+		}
+	}
+}
