@@ -313,6 +313,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	}
 	object := firstTag(p, "ifName", "ifDescr", "ifIndex", "name")
+	speed := -1.0 // the row's interface speed, looked up once needed
 	var norm interfaceRates
 	rates := w.rateBuf[:0]
 	var row *rowCounters
@@ -330,10 +331,20 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			row = w.rates.row(w.rowID)
 		}
 		info := w.counterInfo(counters, p.Measurement, f.Key)
-		rate, ok := row.observe(counters, f.Key, v, at, p.Uptime, f.Counter64)
+		rate, ok, wrapped := row.observe(counters, f.Key, v, at, p.Uptime, f.Counter64)
 		counters++
 		if info.hasNorm {
 			norm.present(info.norm)
+		}
+		if ok && wrapped && info.hasNorm && (info.norm.rate == inOctets || info.norm.rate == outOctets) {
+			if speed < 0 {
+				speed = interfaceSpeed(p)
+			}
+			// A 32-bit octet counter that went back: a wrap, or its
+			// reset (clear counters) with sysUpTime moving on. A wrap
+			// carries no more than the link can; more is a reset,
+			// whose rate would be a spike over 100% utilisation.
+			ok = speed <= 0 || rate*8 <= speed*1e6*maxUtilisation
 		}
 		if !ok {
 			continue
@@ -714,6 +725,11 @@ func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []tel
 	}
 	return fs
 }
+
+// maxUtilisation is the most of its speed an interface's octet rate is
+// believed across a 32-bit wrap: above it (a fifth over, for samples a few
+// seconds off their schedule), the counter was reset, not wrapped.
+const maxUtilisation = 1.2
 
 // interfaceSpeed is an IF-MIB row's speed in Mbit/s: ifHighSpeed, else
 // ifSpeed when it is not saturated; 0 when unknown.

@@ -104,8 +104,9 @@ func (r *rates) row(id []byte) *rowCounters {
 // since the previous one. i is where the field was last time (its place
 // among the row's counters), tried first. wide: the counter is known to be
 // 64 bits wide (telemetry.Metric.Counters64), so going back below 2^32 is
-// a reset, not a 32-bit wrap.
-func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool) (float64, bool) {
+// a reset, not a 32-bit wrap. wrapped: the rate is across a 32-bit wrap,
+// which may be a reset instead (see plausibleWrap).
+func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool) (rate float64, ok, wrapped bool) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
 		i = -1
 		for j := range rc.counters {
@@ -116,7 +117,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		}
 		if i < 0 {
 			rc.counters = append(rc.counters, counterSample{field: field, value: value, at: at, uptime: uptime})
-			return 0, false
+			return 0, false, false
 		}
 	}
 	s := &rc.counters[i]
@@ -130,14 +131,14 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 			// order, ignored as any is.
 			s.value, s.at, s.uptime = value, at, uptime
 		}
-		return 0, false
+		return 0, false, false
 	}
 	prev := *s
 	s.value, s.at, s.uptime = value, at, uptime
 	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) && value < prev.value {
 		// The counters started again. One that went on did not (an
 		// agent restarted alone): its delta is its traffic.
-		return 0, false
+		return 0, false, false
 	}
 	var delta uint64
 	switch {
@@ -147,16 +148,17 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// The counter went back, and sysUpTime moved on by less than
 		// the time since: a restart in a gap longer than the uptime
 		// before it, not a wrap (a spike of 2^32 over the gap).
-		return 0, false
+		return 0, false, false
 	case !wide && prev.value <= math.MaxUint32 && uint32(value-prev.value) < 1<<31 && value <= math.MaxUint32:
 		delta = uint64(uint32(value - prev.value)) // 32-bit wrap
+		wrapped = true
 	case value-prev.value < 1<<63:
 		delta = value - prev.value // 64-bit wrap
 	default:
-		return 0, false // a reset without a sysUpTime to show it
+		return 0, false, false // a reset without a sysUpTime to show it
 	}
 	secs := at.Sub(prev.at).Seconds()
-	return float64(delta) / secs, true
+	return float64(delta) / secs, true, wrapped
 }
 
 // aheadSlack is how far ahead of weir's clock a sample's time may be and
