@@ -44,30 +44,66 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 		}
 		return l
 	}
+	// key is the alert's key: the object as every path spells it
+	// (object_id) where the event has one; spelt keys the object as an
+	// earlier build did.
+	key := func(name string, e *telemetry.Event, spelt bool) string {
+		obj := e.ObjectID
+		if obj == "" || spelt {
+			obj = e.Object
+		}
+		if obj == "" {
+			obj = e.Tags["object"]
+		}
+		return name + "\x00" + e.Device + "\x00" + obj
+	}
+	// What the batch did so far with a key: the alert firing (the first
+	// event since the last resolution, or the remembered one it fired
+	// again), nil when resolved or never fired.
+	inBatch := map[string]*Alert{}
+	type op struct {
+		resolved bool
+		key      string
+		fresh    Alert
+		event    string
+	}
+	var ops []op
 	alerts := make([]Alert, 0, len(items))
-	fired := map[string]Alert{} // in this batch, the first since its last resolve
 	for i := range items {
 		e := items[i].Event
 		at := e.Time
 		if at.IsZero() {
 			at = now
 		}
-		if name, ok := resolves(e.Type); ok {
+		name, resolved := resolves(e.Type)
+		if !resolved {
+			name = e.Type
+		}
+		k := key(name, e, false)
+		var prior *Alert
+		matched := k
+		if a, seen := inBatch[k]; seen {
+			prior = a
+		} else if a, ok := o.active[k]; ok {
+			prior = &a
+		} else if k2 := key(name, e, true); resolved && e.ObjectID != "" && e.ObjectID != e.Object {
+			if a, ok := o.active[k2]; ok {
+				prior, matched = &a, k2
+			}
+		}
+		if resolved {
 			l := labels(name, e)
 			a := Alert{Labels: l, StartsAt: at, EndsAt: &at,
 				Annotations: map[string]string{"summary": e.Message, "resolved_by": e.Type}}
-			prev, ok := o.active[alertKey(l)]
-			if !ok {
-				prev, ok = fired[alertKey(l)]
-			}
-			if ok {
-				a.StartsAt = prev.StartsAt
-				a.Labels = prev.Labels
-				if at.Before(prev.StartsAt) {
-					a.EndsAt = &prev.StartsAt // Alertmanager refuses an end before the start
+			if prior != nil {
+				a.StartsAt = prior.StartsAt
+				a.Labels = prior.Labels
+				if at.Before(prior.StartsAt) {
+					a.EndsAt = &prior.StartsAt // Alertmanager refuses an end before the start
 				}
 			}
-			delete(fired, alertKey(l))
+			inBatch[k] = nil
+			ops = append(ops, op{resolved: true, key: matched})
 			alerts = append(alerts, a)
 			continue
 		}
@@ -80,17 +116,33 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 			ann["count"] = fmt.Sprint(e.Count)
 		}
 		ann["cause"] = fmt.Sprintf("%s/%d@%d", e.Cause.Topic, e.Cause.Partition, e.Cause.Offset)
-		a := Alert{Labels: l, Annotations: ann, StartsAt: at}
-		if _, ok := fired[alertKey(l)]; !ok && resolvable(e.Type) {
-			fired[alertKey(l)] = a
+		fresh := Alert{Labels: l, Annotations: ann, StartsAt: at}
+		a := fresh
+		if prior != nil && resolvable(e.Type) {
+			a.Labels, a.StartsAt = prior.Labels, prior.StartsAt
 		}
+		if _, seen := inBatch[k]; !seen || inBatch[k] == nil {
+			if !resolvable(e.Type) {
+				if !seen {
+					inBatch[k] = nil
+				}
+			} else if prior != nil {
+				inBatch[k] = prior
+			} else {
+				f := fresh
+				inBatch[k] = &f
+			}
+		}
+		ops = append(ops, op{key: k, fresh: fresh, event: e.Type})
 		alerts = append(alerts, a)
 	}
-	for _, a := range alerts {
-		if a.EndsAt != nil {
-			delete(o.active, alertKey(a.Labels))
-		} else if _, ok := o.active[alertKey(a.Labels)]; !ok && resolvable(a.Labels["alertname"]) {
-			o.active[alertKey(a.Labels)] = a
+	for _, x := range ops {
+		_, active := o.active[x.key]
+		switch {
+		case x.resolved:
+			delete(o.active, x.key)
+		case !active && resolvable(x.event):
+			o.active[x.key] = x.fresh
 		}
 	}
 	return alerts
@@ -120,11 +172,17 @@ func TestAlertEncodingMatchesJSONMarshal(t *testing.T) {
 			e := &telemetry.Event{V: 1,
 				Type:     pick("interface_down", "interface_up", "bgp_peer_flapping", "bgp_peer_flapping_cleared", "config_changed", "device_unreachable", "device_reachable"),
 				Device:   pick("r1", "r2", "", odd[rng.IntN(len(odd))]),
-				Object:   pick("", "Ethernet1", "Ethernet2", odd[rng.IntN(len(odd))]),
+				Object:   pick("", "Ethernet1", "Ethernet2", "Et1", odd[rng.IntN(len(odd))]),
 				Severity: pick("", "error", "info"),
 				Message:  pick("down", "", odd[rng.IntN(len(odd))]),
 				Count:    rng.IntN(3) - 1,
 				Cause:    telemetry.Cause{Topic: pick("enriched.syslog", odd[rng.IntN(len(odd))]), Partition: rng.Int32N(4), Offset: rng.Int64()},
+			}
+			if e.Object != "" && rng.IntN(3) > 0 { // as enrichment sets it; else an earlier build's event
+				e.ObjectID = map[string]string{"Ethernet1": "et1", "Et1": "et1", "Ethernet2": "et2"}[e.Object]
+				if e.ObjectID == "" {
+					e.ObjectID = e.Object
+				}
 			}
 			if rng.IntN(4) > 0 {
 				e.Time = now.Add(time.Duration(rng.Int64N(1e12))).In(time.FixedZone("x", 3600*(rng.IntN(5)-2)))

@@ -72,6 +72,13 @@ type alertRef struct {
 	event          *telemetry.Event
 	resolved       bool
 	at             time.Time
+	// The alert already firing that this event resolves or fires again:
+	// one remembered (saved, under the key in keys[savedFrom:savedTo],
+	// which may be the key of an earlier build's spelling) or one fired
+	// earlier in the batch (the index of its first event), else neither.
+	saved              *Alert
+	savedFrom, savedTo int
+	firedAt            int // -1: none
 }
 
 // Alert is an Alertmanager v2 postable alert.
@@ -233,24 +240,49 @@ func labelByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
-// firingInBatch is the index in s.batch of the alert fired with key
-// earlier in the batch and not resolved since (the first, as s.active
-// keeps the first), or -1.
-func (s *Sink) firingInBatch(key []byte) int {
-	first := -1
-	for j := range len(s.batch) - 1 { // the last is the one asking
+// prior finds the alert already firing that ref resolves or fires again.
+// What the batch did with its key so far comes first (an alert it
+// resolved is no longer firing, though s.active, updated after the post,
+// still has it): the first event that fired it since, if any. Else the
+// remembered alert: by the key, or, for a resolution, by the key an
+// earlier build gave (the object as the event spells it, before
+// object_id), whose saved alerts would otherwise never be resolved.
+func (s *Sink) prior(ref *alertRef, alertname string) {
+	key := s.keys[ref.keyFrom:ref.keyTo]
+	seen := false
+	for j := range s.batch {
 		r := &s.batch[j]
 		if string(s.keys[r.keyFrom:r.keyTo]) != string(key) {
 			continue
 		}
+		seen = true
 		switch {
 		case r.resolved:
-			first = -1
-		case first < 0 && resolvable(r.event.Type):
-			first = j
+			ref.firedAt, ref.saved = -1, nil
+		case ref.firedAt < 0 && ref.saved == nil && resolvable(r.event.Type):
+			if r.saved != nil {
+				ref.saved, ref.savedFrom, ref.savedTo = r.saved, r.savedFrom, r.savedTo
+			} else {
+				ref.firedAt = j
+			}
 		}
 	}
-	return first
+	if seen {
+		return
+	}
+	if a, ok := s.active[string(key)]; ok {
+		ref.saved, ref.savedFrom, ref.savedTo = &a, ref.keyFrom, ref.keyTo
+		return
+	}
+	if e := ref.event; ref.resolved && e.ObjectID != "" && e.ObjectID != e.Object {
+		from := len(s.keys)
+		old := *e
+		old.ObjectID = ""
+		s.keys = appendKey(s.keys, alertname, &old)
+		if a, ok := s.active[string(s.keys[from:])]; ok {
+			ref.saved, ref.savedFrom, ref.savedTo = &a, from, len(s.keys)
+		}
+	}
 }
 
 // appendKey appends the key of e's alert: what alertKey gives for its
@@ -269,10 +301,6 @@ func appendKey(dst []byte, alertname string, e *telemetry.Event) []byte {
 		return append(dst, e.Object...)
 	}
 	return append(dst, e.Tags["object"]...)
-}
-
-func alertKey(l map[string]string) string {
-	return l["alertname"] + "\x00" + l["device"] + "\x00" + l["object"]
 }
 
 // writeAlerts posts the batch's events as alerts, encoded straight into a
@@ -295,23 +323,31 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 		if !resolved {
 			name = e.Type
 		}
-		ref := alertRef{event: e, resolved: resolved, at: at, keyFrom: len(s.keys), lblFrom: len(s.lbls)}
+		ref := alertRef{event: e, resolved: resolved, at: at, keyFrom: len(s.keys), lblFrom: len(s.lbls), firedAt: -1}
 		s.keys = appendKey(s.keys, name, e)
 		s.lbls = appendLabels(s.lbls, name, e)
 		ref.keyTo, ref.lblTo = len(s.keys), len(s.lbls)
+		s.prior(&ref, name)
 		s.batch = append(s.batch, ref)
+		// The alert already firing is the one this event resolves, or
+		// fires again: with its labels (Alertmanager matches alerts by
+		// them, and the object may be spelt another way) and its start.
 		startsAt := at
 		b = append(b, `{"labels":`...)
-		key := s.keys[ref.keyFrom:ref.keyTo]
-		if prev, ok := s.active[string(key)]; resolved && ok {
-			startsAt = prev.StartsAt
-			b = appendMap(b, prev.Labels)
-		} else if j := s.firingInBatch(key); resolved && j >= 0 {
-			// Fired earlier in this batch: ended with its labels,
-			// which may spell the object another way.
-			startsAt = s.batch[j].at
-			b = appendKVs(b, s.lbls[s.batch[j].lblFrom:s.batch[j].lblTo])
-		} else {
+		switch {
+		case ref.saved != nil:
+			startsAt = ref.saved.StartsAt
+			b = appendMap(b, ref.saved.Labels)
+		case ref.firedAt >= 0:
+			first := &s.batch[ref.firedAt]
+			if first.saved != nil {
+				startsAt = first.saved.StartsAt
+				b = appendMap(b, first.saved.Labels)
+			} else {
+				startsAt = first.at
+				b = appendKVs(b, s.lbls[first.lblFrom:first.lblTo])
+			}
+		default:
 			b = appendKVs(b, s.lbls[ref.lblFrom:ref.lblTo])
 		}
 		b = append(b, `,"annotations":{`...)
@@ -376,6 +412,9 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	for i := range s.batch {
 		ref := &s.batch[i]
 		key := s.keys[ref.keyFrom:ref.keyTo]
+		if ref.saved != nil {
+			key = s.keys[ref.savedFrom:ref.savedTo] // perhaps an earlier build's
+		}
 		_, active := s.active[string(key)]
 		switch {
 		case ref.resolved:

@@ -1,0 +1,112 @@
+package webhook_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/sinks/webhook"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestAlertFromPreviousBuildResolvedAfterUpgrade: a link down when weir is
+// upgraded. The previous build keyed its firing alert (kept in
+// <name>.alerts.json) by the event's object, "Ethernet7"; after the
+// upgrade enrichment's interface_up carries object_id "et7". The saved
+// alert is still resolved (by the object's spelling, tried when object_id
+// finds nothing), not re-posted as firing every minute for ever.
+func TestAlertFromPreviousBuildResolvedAfterUpgrade(t *testing.T) {
+	rec := &recorder{}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	dir := t.TempDir()
+	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL, Format: "alertmanager",
+		Headers: map[string]string{"X-Test": "yes"}}
+	// The previous build: an event without object_id, keyed by object
+	// (the key this build gives an event without object_id is the one
+	// the previous build gave every event).
+	old, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := ev("interface_down", "edge1", "Ethernet7", 0)
+	if err := old.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &down}}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	// The upgraded build: the up, as enrichment now publishes it.
+	upgraded, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := ev("interface_up", "edge1", "Ethernet7", time.Minute)
+	up.ObjectID = "et7"
+	if err := upgraded.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &up}}); err != nil {
+		t.Fatal(err)
+	}
+	upgraded.Close()
+
+	// Whatever runs next re-sends what it still takes for firing.
+	next, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.alerts(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	next.Run(ctx)
+	for _, a := range rec.alerts(t)[before:] {
+		if a.EndsAt == nil {
+			t.Fatalf("resolved alert %v re-posted as firing after the up (saved by the previous build under object, looked up under object_id)", a.Labels)
+		}
+	}
+}
+
+// TestStaleSavedAlertAfterInBatchResolution: an alert fired in an earlier
+// batch (from syslog, object GigabitEthernet0/1) is resolved, fired again
+// by the poll (Gi0/1) and resolved again within one batch (a flapping
+// link, or a backlog after the sink was down). What the batch did comes
+// before the remembered alert (updated only after the post): the second
+// resolution ends the alert the poll fired, which would otherwise linger
+// in Alertmanager until resolve_timeout, firing for a link that is up.
+func TestStaleSavedAlertAfterInBatchResolution(t *testing.T) {
+	rec := &recorder{}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL, Format: "alertmanager",
+		Headers: map[string]string{"X-Test": "yes"}}
+	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(typ, obj string, at time.Duration) *telemetry.Event {
+		e := ev(typ, "edge1", obj, at)
+		e.ObjectID = "gi0/1"
+		return &e
+	}
+	item := func(e *telemetry.Event) sinks.Item { return sinks.Item{Schema: telemetry.SchemaEvent, Event: e} }
+	if err := s.Write(context.Background(), []sinks.Item{item(mk("interface_down", "GigabitEthernet0/1", 0))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(context.Background(), []sinks.Item{
+		item(mk("interface_up", "GigabitEthernet0/1", time.Minute)),
+		item(mk("interface_down", "Gi0/1", 2*time.Minute)),
+		item(mk("interface_up", "GigabitEthernet0/1", 3*time.Minute)),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The last state Alertmanager was told of each alert (by its labels).
+	last := map[string]bool{} // object label -> firing
+	for _, a := range rec.alerts(t) {
+		last[a.Labels["alertname"]+" "+a.Labels["object"]] = a.EndsAt == nil
+	}
+	for k, firing := range last {
+		if firing {
+			t.Errorf("alert %s left firing in Alertmanager after the link's last event, an up", k)
+		}
+	}
+}
