@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -60,6 +61,11 @@ type Sink struct {
 	keys  []byte
 	lbls  []kv
 	batch []alertRef
+	// latest is, by the hash of a key, the last alert of the batch with
+	// that key (its index in batch), so finding what the batch did with a
+	// key costs no scan of it; a collision falls back to one.
+	latest map[uint64]int
+	seed   maphash.Seed
 }
 
 type kv struct{ k, v string }
@@ -76,7 +82,8 @@ type alertRef struct {
 	// one remembered (saved, under the key in keys[savedFrom:savedTo],
 	// which may be the key of an earlier build's spelling) or one fired
 	// earlier in the batch (the index of its first event), else neither.
-	saved              *Alert
+	saved              Alert
+	hasSaved           bool
 	savedFrom, savedTo int
 	firedAt            int // -1: none
 }
@@ -249,29 +256,24 @@ func labelByte(c byte) bool {
 // object_id), whose saved alerts would otherwise never be resolved.
 func (s *Sink) prior(ref *alertRef, alertname string) {
 	key := s.keys[ref.keyFrom:ref.keyTo]
-	seen := false
-	for j := range s.batch {
+	if j, seen := s.lastWithKey(key); seen {
+		if j < 0 {
+			return
+		}
 		r := &s.batch[j]
-		if string(s.keys[r.keyFrom:r.keyTo]) != string(key) {
-			continue
-		}
-		seen = true
 		switch {
-		case r.resolved:
-			ref.firedAt, ref.saved = -1, nil
-		case ref.firedAt < 0 && ref.saved == nil && resolvable(r.event.Type):
-			if r.saved != nil {
-				ref.saved, ref.savedFrom, ref.savedTo = r.saved, r.savedFrom, r.savedTo
-			} else {
-				ref.firedAt = j
-			}
+		case r.resolved || !resolvable(r.event.Type):
+		case r.hasSaved:
+			ref.saved, ref.hasSaved, ref.savedFrom, ref.savedTo = r.saved, true, r.savedFrom, r.savedTo
+		case r.firedAt >= 0:
+			ref.firedAt = r.firedAt
+		default:
+			ref.firedAt = j // the first to fire it
 		}
-	}
-	if seen {
 		return
 	}
 	if a, ok := s.active[string(key)]; ok {
-		ref.saved, ref.savedFrom, ref.savedTo = &a, ref.keyFrom, ref.keyTo
+		ref.saved, ref.hasSaved, ref.savedFrom, ref.savedTo = a, true, ref.keyFrom, ref.keyTo
 		return
 	}
 	if e := ref.event; ref.resolved && e.ObjectID != "" && e.ObjectID != e.Object {
@@ -280,9 +282,46 @@ func (s *Sink) prior(ref *alertRef, alertname string) {
 		old.ObjectID = ""
 		s.keys = appendKey(s.keys, alertname, &old)
 		if a, ok := s.active[string(s.keys[from:])]; ok {
-			ref.saved, ref.savedFrom, ref.savedTo = &a, from, len(s.keys)
+			ref.saved, ref.hasSaved, ref.savedFrom, ref.savedTo = a, true, from, len(s.keys)
 		}
 	}
+}
+
+// appendLabelsOf appends labels, the remembered alert's, as JSON: as own
+// are appended (sorted, no map to sort) when they are the same, as they
+// mostly are (the same path reporting the same object again).
+func appendLabelsOf(b []byte, labels map[string]string, own []kv) []byte {
+	if len(own) == len(labels) {
+		same := true
+		for _, x := range own {
+			if v, ok := labels[x.k]; !ok || v != x.v {
+				same = false
+				break
+			}
+		}
+		if same {
+			return appendKVs(b, own)
+		}
+	}
+	return appendMap(b, labels)
+}
+
+// lastWithKey is the index of the batch's last alert with key; seen is
+// false when there is none (j is then -1 too).
+func (s *Sink) lastWithKey(key []byte) (j int, seen bool) {
+	j, ok := s.latest[maphash.Bytes(s.seed, key)]
+	if !ok {
+		return -1, false
+	}
+	if r := &s.batch[j]; string(s.keys[r.keyFrom:r.keyTo]) == string(key) {
+		return j, true
+	}
+	for j := len(s.batch) - 1; j >= 0; j-- { // another key of that hash
+		if r := &s.batch[j]; string(s.keys[r.keyFrom:r.keyTo]) == string(key) {
+			return j, true
+		}
+	}
+	return -1, false
 }
 
 // appendKey appends the key of e's alert: what alertKey gives for its
@@ -309,6 +348,10 @@ func appendKey(dst []byte, alertname string, e *telemetry.Event) []byte {
 func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	b := append(s.body[:0], '[')
 	s.keys, s.lbls, s.batch = s.keys[:0], s.lbls[:0], s.batch[:0]
+	if s.latest == nil {
+		s.latest, s.seed = map[uint64]int{}, maphash.MakeSeed()
+	}
+	clear(s.latest)
 	var err error
 	for i := range items {
 		e := items[i].Event
@@ -328,6 +371,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 		s.lbls = appendLabels(s.lbls, name, e)
 		ref.keyTo, ref.lblTo = len(s.keys), len(s.lbls)
 		s.prior(&ref, name)
+		s.latest[maphash.Bytes(s.seed, s.keys[ref.keyFrom:ref.keyTo])] = len(s.batch)
 		s.batch = append(s.batch, ref)
 		// The alert already firing is the one this event resolves, or
 		// fires again: with its labels (Alertmanager matches alerts by
@@ -335,14 +379,14 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 		startsAt := at
 		b = append(b, `{"labels":`...)
 		switch {
-		case ref.saved != nil:
+		case ref.hasSaved:
 			startsAt = ref.saved.StartsAt
-			b = appendMap(b, ref.saved.Labels)
+			b = appendLabelsOf(b, ref.saved.Labels, s.lbls[ref.lblFrom:ref.lblTo])
 		case ref.firedAt >= 0:
 			first := &s.batch[ref.firedAt]
-			if first.saved != nil {
+			if first.hasSaved {
 				startsAt = first.saved.StartsAt
-				b = appendMap(b, first.saved.Labels)
+				b = appendLabelsOf(b, first.saved.Labels, s.lbls[ref.lblFrom:ref.lblTo])
 			} else {
 				startsAt = first.at
 				b = appendKVs(b, s.lbls[first.lblFrom:first.lblTo])
@@ -412,7 +456,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	for i := range s.batch {
 		ref := &s.batch[i]
 		key := s.keys[ref.keyFrom:ref.keyTo]
-		if ref.saved != nil {
+		if ref.hasSaved {
 			key = s.keys[ref.savedFrom:ref.savedTo] // perhaps an earlier build's
 		}
 		_, active := s.active[string(key)]
