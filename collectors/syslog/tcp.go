@@ -285,6 +285,11 @@ func (c *idleConn) Read(b []byte) (int, error) {
 		if quiet := time.Now().Add(trimAfter); c.idle <= 0 || quiet.Before(c.progress.Add(c.idle)) {
 			c.Conn.SetReadDeadline(quiet)
 			c.deadline = quiet
+			if c.draining() {
+				// The stop came in between and set its deadline, which
+				// this one just replaced.
+				c.arm()
+			}
 			n, err := c.Conn.Read(b)
 			if n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
 				return n, err
@@ -356,8 +361,9 @@ func (r *frameReader) next() ([]byte, bool, error) {
 // broken one). A newline-framed sender whose lines
 // start with a digit (no <PRI>: a file-style template that starts with
 // the time or a Unix time, a script) is read as newline-framed rather
-// than closed at its first line. It waits for up to 10 bytes or the
-// line's end.
+// than closed at its first line. It waits for the digits and the byte
+// after them, and after a space, one more (at most 24 bytes), never for a
+// byte past the line's end.
 func (r *frameReader) countFollows() bool {
 	for n := 2; n <= 10; n++ {
 		b, _ := r.br.Peek(n)
@@ -377,13 +383,16 @@ func (r *frameReader) countFollows() bool {
 	// that starts with a Unix time, unless a PRI follows the space: then
 	// a broken count, which nextCounted refuses.
 	for n := 11; n <= 22; n++ {
-		b, _ := r.br.Peek(n + 1)
-		if len(b) < n+1 {
+		b, _ := r.br.Peek(n)
+		if len(b) < n {
 			return false
 		}
 		switch c := b[n-1]; {
 		case c == ' ':
-			return b[n] == '<'
+			// Only now a byte past it: a line that ends after the
+			// digits is not held for the next line's first byte.
+			b, _ = r.br.Peek(n + 1)
+			return len(b) > n && b[n] == '<'
 		case c < '0' || c > '9':
 			return false
 		}
