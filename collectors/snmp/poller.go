@@ -294,6 +294,7 @@ func (t *target) run(ctx context.Context) {
 			// set: the slots are the wall clock's, which every process
 			// sharing the targets follows. This one is skipped.
 			t.log.Info("snmp: the wall clock moved; polling at its slots again", "by", skew.Round(time.Millisecond))
+			m.Skipped.WithLabelValues(t.cfg.Name).Inc()
 			next = firstSlot(time.Now(), interval, Offset(t.cfg.Name, interval))
 			timer.Reset(time.Until(next))
 			continue
