@@ -1,13 +1,11 @@
 package gnmi
 
 import (
-	"net"
 	"sync"
 	"testing"
 	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -73,16 +71,8 @@ func (s *flakyServer) times() (subs, ends []time.Time) {
 
 func startFlaky(t *testing.T, serve func(n int) time.Duration) (*flakyServer, string) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &flakyServer{serve: serve}
-	srv := grpc.NewServer()
-	gpb.RegisterGNMIServer(srv, s)
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-	return s, lis.Addr().String()
+	return s, serveGNMI(t, s)
 }
 
 func flakyTarget(addr string) configs.GNMITarget {

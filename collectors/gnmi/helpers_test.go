@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/gnmi/sim"
@@ -176,4 +178,19 @@ func sub(path, mode, streamMode string, interval time.Duration) configs.GNMISubs
 		s.SampleInterval = configs.Duration(interval)
 	}
 	return s
+}
+
+// serveGNMI serves s as a gNMI target on a port of 127.0.0.1 until the
+// test ends, and returns its address.
+func serveGNMI(t testing.TB, s gpb.GNMIServer) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	gpb.RegisterGNMIServer(srv, s)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String()
 }

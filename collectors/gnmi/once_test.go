@@ -1,13 +1,11 @@
 package gnmi
 
 import (
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
-	"google.golang.org/grpc"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -31,15 +29,7 @@ func (s *scriptServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 func startScript(t *testing.T, script func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error) (*scriptServer, string) {
 	t.Helper()
 	s := &scriptServer{script: script}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	gpb.RegisterGNMIServer(srv, s)
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-	return s, lis.Addr().String()
+	return s, serveGNMI(t, s)
 }
 
 func sendUpd(stream gpb.GNMI_SubscribeServer, n *gpb.Notification) error {

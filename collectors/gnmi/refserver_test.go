@@ -1,7 +1,6 @@
 package gnmi
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/openconfig/gnmi/cache"
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/openconfig/gnmi/subscribe"
-	"google.golang.org/grpc"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -34,15 +32,7 @@ func refServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	c.SetClient(s.Update)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := grpc.NewServer()
-	gpb.RegisterGNMIServer(g, s)
-	go g.Serve(lis)
-	t.Cleanup(g.Stop)
-	return lis.Addr().String()
+	return serveGNMI(t, s)
 }
 
 // TestPrefixTargetToReferenceServer: a server that fronts several devices

@@ -3,7 +3,6 @@ package gnmi
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/grpc"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
@@ -49,16 +47,8 @@ func (s *burstServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 
 func startBurst(t *testing.T, n int) (*burstServer, string) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &burstServer{n: n}
-	srv := grpc.NewServer()
-	gpb.RegisterGNMIServer(srv, s)
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-	return s, lis.Addr().String()
+	return s, serveGNMI(t, s)
 }
 
 func burstTarget(name, addr string) configs.GNMITarget {

@@ -1,7 +1,6 @@
 package gnmi
 
 import (
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/grpc"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -56,15 +54,7 @@ func startSilent(t *testing.T, mute bool) (*silentServer, string) {
 
 func startSilentServer(t *testing.T, s *silentServer) (*silentServer, string) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	gpb.RegisterGNMIServer(srv, s)
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
-	return s, lis.Addr().String()
+	return s, serveGNMI(t, s)
 }
 
 // TestStalledStreamReconnects: a target that answers, then keeps the
