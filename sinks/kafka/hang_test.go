@@ -39,20 +39,7 @@ func writeWithin(d sinks.Destination, ctx context.Context, items []sinks.Item, l
 // cluster does not answer: the idempotent producer refuses to fail
 // in-flight records.
 func TestHungClusterWriteBoundedByTimeout(t *testing.T) {
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "weir.events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kf.Close()
-	var hang atomic.Bool
-	hang.Store(true)
-	kf.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
-		kf.KeepControl()
-		if !hang.Load() {
-			return nil, nil, false // answer normally
-		}
-		return nil, nil, true // swallow: never answer
-	})
+	kf := hungCluster(t)
 	c := configs.Sink{Type: "kafka", Name: "mirror", Topics: []string{"events"}, Brokers: kf.ListenAddrs(),
 		TopicPrefix: "weir.", Timeout: configs.Duration(time.Second)}
 	d, err := kafka.New(c, sinks.Env{})
@@ -60,7 +47,6 @@ func TestHungClusterWriteBoundedByTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	defer hang.Store(false)
 	items := []sinks.Item{{Record: broker.Record{Topic: "events", Key: []byte("r1"), Value: []byte(`{"v":1}`), Timestamp: time.Now()}}}
 
 	start := time.Now()
@@ -87,21 +73,7 @@ func TestHungClusterWriteBoundedByTimeout(t *testing.T) {
 // with a cluster that swallows produce requests: the sink counts its
 // retries, and cancelling its context stops it.
 func TestHungClusterRetriedAndStopped(t *testing.T) {
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "weir.events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kf.Close()
-	var hang atomic.Bool
-	hang.Store(true)
-	kf.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
-		kf.KeepControl()
-		if !hang.Load() {
-			return nil, nil, false
-		}
-		return nil, nil, true
-	})
-	defer hang.Store(false)
+	kf := hungCluster(t)
 	b := sinktest.Broker(t)
 	if err := b.Produce(context.Background(), "events", []broker.Record{{Key: []byte("r1"), Value: []byte(`{"v":1}`)}}); err != nil {
 		t.Fatal(err)
@@ -132,4 +104,25 @@ func TestHungClusterRetriedAndStopped(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Errorf("sink with timeout 1s not stopped 10s after its context was cancelled")
 	}
+}
+
+// hungCluster is a kfake cluster with topic weir.events that takes produce
+// requests and never answers them, until the test ends.
+func hungCluster(t *testing.T) *kfake.Cluster {
+	t.Helper()
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "weir.events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hang atomic.Bool
+	hang.Store(true)
+	kf.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		kf.KeepControl()
+		if !hang.Load() {
+			return nil, nil, false // answer normally: the test is over
+		}
+		return nil, nil, true // swallow: never answer
+	})
+	t.Cleanup(func() { hang.Store(false); kf.Close() })
+	return kf
 }
