@@ -5,29 +5,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/sinks/webhook"
 	"github.com/weirnet/weir/telemetry"
 )
 
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // TestRejectingReceiverLogsThrottled: a chat hook that refuses every post
 // (400: a payload shape it does not take). Each record is dead-lettered,
@@ -53,7 +42,7 @@ func TestRejectingReceiverLogsThrottled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var log lockedLog
+	var log syncbuf.Buffer
 	r := sinktest.StartLogging(t, b, cfg, s, &log)
 	sinktest.Eventually(t, "500 dead letters", func() bool {
 		return r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "chat", "reason": "http_400"}) == n
