@@ -17,7 +17,6 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-
 // TestRejectingReceiverLogsThrottled: a chat hook that refuses every post
 // (400: a payload shape it does not take). Each record is dead-lettered,
 // as documented, and the log says so once per 10 s with a count, not once
