@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -872,31 +871,12 @@ func (r *EventRules) HoldUntilWarm(workers int) {
 }
 
 // objectID is what identifies ev's object for de-duplication and flap
-// counting: for an interface, its name in one spelling, since the paths
-// name it differently (IOS syslog and a linkDown's ifDescr say
-// GigabitEthernet0/1, the SNMP poller's ifName Gi0/1; NX-OS Ethernet1/1 and
-// Eth1/1); for a BGP or OSPF neighbor, its address in one spelling (IOS
-// writes IPv6 in capitals, a trap's index and gNMI in RFC 5952's lower
-// case); other objects as they are. Events keep their own spelling in
+// counting (telemetry.ObjectID): events keep their own spelling in
 // Object, and carry this one as ObjectID.
-func objectID(ev telemetry.Event) string {
-	switch {
-	case strings.HasPrefix(ev.Type, "interface_"):
-		return canonicalInterface(ev.Object)
-	case strings.HasPrefix(ev.Type, "bgp_peer_"), strings.HasPrefix(ev.Type, "ospf_neighbor_"):
-		if addr, vrf, ok := strings.Cut(ev.Object, vrfSep); ok {
-			if a := canonicalIPv6(addr); a != addr {
-				return a + vrfSep + vrf
-			}
-			return ev.Object
-		}
-		return canonicalIPv6(ev.Object)
-	}
-	return ev.Object
-}
+func objectID(ev telemetry.Event) string { return telemetry.ObjectID(ev.Type, ev.Object) }
 
 // vrfSep joins a BGP session's neighbor and its VRF in an event's object.
-const vrfSep = " vrf "
+const vrfSep = telemetry.VRFSep
 
 // sessionObject names a BGP session: its neighbor's address, and the VRF
 // unless it is the default one (whose sessions every path reports without
@@ -913,71 +893,3 @@ func sessionObject(neighbor, vrf string) string {
 // defaultVRFs are the names vendors give the default VRF, lower-cased
 // (looked up with lookupLower, which lowers a name without allocating).
 var defaultVRFs = map[string]string{"default": "y", "global": "y", "master": "y", "base": "y", "default-vrf": "y", "public": "y", "_public_": "y"}
-
-// canonicalIPv6 spells an IPv6 address as RFC 5952 does (lower case,
-// the longest run of zero groups compressed), without an allocation when
-// it is spelled so already; anything else is returned as it is (an IPv4
-// address has one spelling netip accepts).
-func canonicalIPv6(s string) string {
-	if strings.IndexByte(s, ':') < 0 {
-		return s
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return s
-	}
-	var buf [64]byte
-	if b := a.AppendTo(buf[:0]); string(b) != s {
-		return string(b)
-	}
-	return s
-}
-
-// interfaceAbbrevs maps the type part of interface names, lowered, to
-// one short spelling: Cisco's abbreviations, which IOS, NX-OS and EOS
-// accept for the long names.
-var interfaceAbbrevs = map[string]string{
-	"gigabitethernet": "gi", "gi": "gi",
-	"tengigabitethernet": "te", "tengige": "te", "te": "te",
-	// Catalyst 9000 multigigabit and app-hosting ports.
-	"twogigabitethernet": "tw", "tw": "tw",
-	"fivegigabitethernet": "fi", "fi": "fi",
-	"appgigabitethernet": "ap", "ap": "ap",
-	"twentyfivegige": "twe", "twe": "twe",
-	"fortygigabitethernet": "fo", "fortygige": "fo", "fo": "fo",
-	"hundredgige": "hu", "hundredgigabitethernet": "hu", "hu": "hu",
-	"fourhundredgige": "fh", "fh": "fh",
-	"bundle-ether": "be", "be": "be",
-	"fastethernet": "fa", "fa": "fa",
-	"ethernet": "et", "eth": "et", "et": "et",
-	"port-channel": "po", "portchannel": "po", "po": "po",
-	"loopback": "lo", "lo": "lo",
-	"vlan": "vl", "vl": "vl",
-	"tunnel": "tu", "tu": "tu",
-	"serial": "se", "se": "se",
-	"management": "ma", "mgmt": "ma", "ma": "ma",
-}
-
-// canonicalInterface spells an interface name one way: its type part (the
-// letters before the first digit) abbreviated, lowered. Names of other
-// forms ("ge-0/0/0", Junos) keep their spelling, and name without an
-// allocation when nothing changes.
-func canonicalInterface(name string) string {
-	i := 0
-	for i < len(name) && (name[i] < '0' || name[i] > '9') {
-		i++
-	}
-	if i == 0 || i == len(name) || i > 24 {
-		return name
-	}
-	var buf [24]byte
-	typ := buf[:i]
-	for j := range i {
-		typ[j] = toLowerASCII(name[j])
-	}
-	short, ok := interfaceAbbrevs[string(typ)]
-	if !ok || name[:i] == short {
-		return name
-	}
-	return short + name[i:]
-}

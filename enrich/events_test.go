@@ -844,8 +844,8 @@ func TestInterfaceSpellingsAreOneObject(t *testing.T) {
 		"GigabitEthernet0/1": "gi0/1", "TenGigabitEthernet1/0/1": "te1/0/1", "Port-channel10": "po10",
 		"Vlan100": "vl100", "Et1": "et1", "ge-0/0/0": "ge-0/0/0", "Ethernet 1/1/1": "Ethernet 1/1/1", "Gi0/1": "gi0/1", "gi0/1": "gi0/1",
 	} {
-		if got := canonicalInterface(name); got != want {
-			t.Errorf("canonicalInterface(%q) = %q, want %q", name, got, want)
+		if got := telemetry.ObjectID("interface_down", name); got != want {
+			t.Errorf("ObjectID(interface_down, %q) = %q, want %q", name, got, want)
 		}
 	}
 }
@@ -875,8 +875,8 @@ func TestNeighborSpellingsAreOneObject(t *testing.T) {
 	}
 	for addr, want := range map[string]string{"2001:DB8::1": "2001:db8::1", "2001:db8:0:0:1:0:0:1": "2001:db8::1:0:0:1",
 		"2001:db8::1": "2001:db8::1", "10.0.0.1": "10.0.0.1", "peer-x": "peer-x", "::FFFF:10.0.0.1": "::ffff:10.0.0.1"} {
-		if got := canonicalIPv6(addr); got != want {
-			t.Errorf("canonicalIPv6(%q) = %q, want %q", addr, got, want)
+		if got := telemetry.ObjectID("bgp_peer_down", addr); got != want {
+			t.Errorf("ObjectID(bgp_peer_down, %q) = %q, want %q", addr, got, want)
 		}
 	}
 }
@@ -949,11 +949,11 @@ func TestMoreInterfaceSpellingsAreOneObject(t *testing.T) {
 		"FourHundredGigE0/0/0/1": "FH0/0/0/1", "Bundle-Ether10": "BE10", "GigabitEthernet0/1": "Gi0/1",
 		"TwentyFiveGigE1/0/1": "Twe1/0/1",
 	} {
-		if a, b := canonicalInterface(long), canonicalInterface(short); a != b {
+		if a, b := telemetry.ObjectID("interface_down", long), telemetry.ObjectID("interface_down", short); a != b {
 			t.Errorf("%s is %q, %s is %q", long, a, short, b)
 		}
 	}
-	if a, b := canonicalInterface("Tw1/0/1"), canonicalInterface("Twe1/0/1"); a == b {
+	if a, b := telemetry.ObjectID("interface_down", "Tw1/0/1"), telemetry.ObjectID("interface_down", "Twe1/0/1"); a == b {
 		t.Errorf("2.5G and 25G ports are one object: %q", a)
 	}
 }

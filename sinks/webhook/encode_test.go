@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,18 +45,22 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 		}
 		return l
 	}
-	// key is the alert's key: the object as every path spells it
-	// (object_id) where the event has one; spelt keys the object as an
-	// earlier build did.
-	key := func(name string, e *telemetry.Event, spelt bool) string {
-		obj := e.ObjectID
-		if obj == "" || spelt {
-			obj = e.Object
+	// key is the alert's key: the object as every path spells it, each
+	// byte that is not UTF-8 as U+FFFD (as the state file's JSON writes
+	// it).
+	valid := func(s string) string {
+		var b strings.Builder
+		for _, r := range s { // a byte that is not UTF-8 ranges as U+FFFD
+			b.WriteRune(r)
 		}
+		return b.String()
+	}
+	key := func(name string, e *telemetry.Event) string {
+		obj := e.Object
 		if obj == "" {
 			obj = e.Tags["object"]
 		}
-		return name + "\x00" + e.Device + "\x00" + obj
+		return valid(name) + "\x00" + valid(e.Device) + "\x00" + valid(telemetry.ObjectID(name, obj))
 	}
 	// What the batch did so far with a key: the alert firing (the first
 	// event since the last resolution, or the remembered one it fired
@@ -79,17 +84,12 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 		if !resolved {
 			name = e.Type
 		}
-		k := key(name, e, false)
+		k := key(name, e)
 		var prior *Alert
-		matched := k
 		if a, seen := inBatch[k]; seen {
 			prior = a
 		} else if a, ok := o.active[k]; ok {
 			prior = &a
-		} else if k2 := key(name, e, true); resolved && e.ObjectID != "" && e.ObjectID != e.Object {
-			if a, ok := o.active[k2]; ok {
-				prior, matched = &a, k2
-			}
 		}
 		if resolved {
 			l := labels(name, e)
@@ -103,7 +103,7 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 				}
 			}
 			inBatch[k] = nil
-			ops = append(ops, op{resolved: true, key: matched})
+			ops = append(ops, op{resolved: true, key: k})
 			alerts = append(alerts, a)
 			continue
 		}

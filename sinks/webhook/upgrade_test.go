@@ -2,7 +2,10 @@ package webhook_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,10 +17,10 @@ import (
 
 // TestAlertFromPreviousBuildResolvedAfterUpgrade: a link down when weir is
 // upgraded. The previous build keyed its firing alert (kept in
-// <name>.alerts.json) by the event's object, "Ethernet7"; after the
-// upgrade enrichment's interface_up carries object_id "et7". The saved
-// alert is still resolved (by the object's spelling, tried when object_id
-// finds nothing), not re-posted as firing every minute for ever.
+// <name>.alerts.json) by the event's object, "Ethernet7"; this one keys
+// alerts by the object in the spelling all paths share ("et7"). The saved
+// alert is keyed again from its labels when the file is read, so the up
+// resolves it, and it is not re-posted as firing every minute for ever.
 func TestAlertFromPreviousBuildResolvedAfterUpgrade(t *testing.T) {
 	rec := &recorder{}
 	hs := httptest.NewServer(rec)
@@ -25,18 +28,15 @@ func TestAlertFromPreviousBuildResolvedAfterUpgrade(t *testing.T) {
 	dir := t.TempDir()
 	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL, Format: "alertmanager",
 		Headers: map[string]string{"X-Test": "yes"}}
-	// The previous build: an event without object_id, keyed by object
-	// (the key this build gives an event without object_id is the one
-	// the previous build gave every event).
-	old, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, time.Hour)
-	if err != nil {
+	// What the previous build saved: the alert keyed by the object as
+	// the event spelt it.
+	saved := map[string]webhook.Alert{"interface_down\x00edge1\x00Ethernet7": {
+		Labels:   map[string]string{"alertname": "interface_down", "device": "edge1", "object": "Ethernet7", "site": "ams1"},
+		StartsAt: t0}}
+	data, _ := json.Marshal(saved)
+	if err := os.WriteFile(filepath.Join(dir, "alerts.alerts.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	down := ev("interface_down", "edge1", "Ethernet7", 0)
-	if err := old.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &down}}); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
 
 	// The upgraded build: the up, as enrichment now publishes it.
 	upgraded, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, time.Hour)

@@ -79,13 +79,11 @@ type alertRef struct {
 	resolved       bool
 	at             time.Time
 	// The alert already firing that this event resolves or fires again:
-	// one remembered (saved, under the key in keys[savedFrom:savedTo],
-	// which may be the key of an earlier build's spelling) or one fired
-	// earlier in the batch (the index of its first event), else neither.
-	saved              Alert
-	hasSaved           bool
-	savedFrom, savedTo int
-	firedAt            int // -1: none
+	// one remembered (saved) or one fired earlier in the batch (the index
+	// of its first event), else neither.
+	saved    Alert
+	hasSaved bool
+	firedAt  int // -1: none
 }
 
 // Alert is an Alertmanager v2 postable alert.
@@ -251,20 +249,15 @@ func labelByte(c byte) bool {
 // What the batch did with its key so far comes first (an alert it
 // resolved is no longer firing, though s.active, updated after the post,
 // still has it): the first event that fired it since, if any. Else the
-// remembered alert: by the key, or, for a resolution, by the key an
-// earlier build gave (the object as the event spells it, before
-// object_id), whose saved alerts would otherwise never be resolved.
-func (s *Sink) prior(ref *alertRef, alertname string) {
+// remembered alert.
+func (s *Sink) prior(ref *alertRef) {
 	key := s.keys[ref.keyFrom:ref.keyTo]
 	if j, seen := s.lastWithKey(key); seen {
-		if j < 0 {
-			return
-		}
 		r := &s.batch[j]
 		switch {
 		case r.resolved || !resolvable(r.event.Type):
 		case r.hasSaved:
-			ref.saved, ref.hasSaved, ref.savedFrom, ref.savedTo = r.saved, true, r.savedFrom, r.savedTo
+			ref.saved, ref.hasSaved = r.saved, true
 		case r.firedAt >= 0:
 			ref.firedAt = r.firedAt
 		default:
@@ -273,17 +266,7 @@ func (s *Sink) prior(ref *alertRef, alertname string) {
 		return
 	}
 	if a, ok := s.active[string(key)]; ok {
-		ref.saved, ref.hasSaved, ref.savedFrom, ref.savedTo = a, true, ref.keyFrom, ref.keyTo
-		return
-	}
-	if e := ref.event; ref.resolved && e.ObjectID != "" && e.ObjectID != e.Object {
-		from := len(s.keys)
-		old := *e
-		old.ObjectID = ""
-		s.keys = appendKey(s.keys, alertname, &old)
-		if a, ok := s.active[string(s.keys[from:])]; ok {
-			ref.saved, ref.hasSaved, ref.savedFrom, ref.savedTo = a, true, from, len(s.keys)
-		}
+		ref.saved, ref.hasSaved = a, true
 	}
 }
 
@@ -324,22 +307,52 @@ func (s *Sink) lastWithKey(key []byte) (j int, seen bool) {
 	return -1, false
 }
 
-// appendKey appends the key of e's alert: what alertKey gives for its
-// labels, but with the object in the spelling all paths share (ObjectID),
-// so a link reported down by syslog (GigabitEthernet0/1) is resolved by
-// the poll that finds it up (Gi0/1).
+// appendKey appends the key of e's alert: its name, its device and its
+// object in the spelling all paths share (telemetry.ObjectID, computed
+// here from the event's object, so events that carry no object_id, from
+// an earlier build, key as the others do), so a link reported down by
+// syslog (GigabitEthernet0/1) is resolved by the poll that finds it up
+// (Gi0/1). Bytes that are not UTF-8 are written as U+FFFD, as the state
+// file's JSON writes them.
 func appendKey(dst []byte, alertname string, e *telemetry.Event) []byte {
-	dst = append(dst, alertname...)
-	dst = append(dst, 0)
-	dst = append(dst, e.Device...)
-	dst = append(dst, 0)
-	switch {
-	case e.ObjectID != "":
-		return append(dst, e.ObjectID...)
-	case e.Object != "":
-		return append(dst, e.Object...)
+	obj := e.Object
+	if obj == "" {
+		obj = e.Tags["object"]
 	}
-	return append(dst, e.Tags["object"]...)
+	return appendKeyOf(dst, alertname, e.Device, obj)
+}
+
+// appendKeyOf appends the key of an alert of device and object.
+func appendKeyOf(dst []byte, alertname, device, object string) []byte {
+	dst = appendValidUTF8(dst, alertname)
+	dst = append(dst, 0)
+	dst = appendValidUTF8(dst, device)
+	dst = append(dst, 0)
+	from := len(dst)
+	dst = telemetry.AppendObjectID(dst, alertname, object)
+	if !utf8.Valid(dst[from:]) {
+		id := string(dst[from:])
+		dst = appendValidUTF8(dst[:from], id)
+	}
+	return dst
+}
+
+// appendValidUTF8 appends s with each byte that is not UTF-8 as U+FFFD,
+// as encoding/json writes it.
+func appendValidUTF8(dst []byte, s string) []byte {
+	if utf8.ValidString(s) {
+		return append(dst, s...)
+	}
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && n == 1 {
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+		} else {
+			dst = append(dst, s[:n]...)
+		}
+		s = s[n:]
+	}
+	return dst
 }
 
 // writeAlerts posts the batch's events as alerts, encoded straight into a
@@ -370,7 +383,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 		s.keys = appendKey(s.keys, name, e)
 		s.lbls = appendLabels(s.lbls, name, e)
 		ref.keyTo, ref.lblTo = len(s.keys), len(s.lbls)
-		s.prior(&ref, name)
+		s.prior(&ref)
 		s.latest[maphash.Bytes(s.seed, s.keys[ref.keyFrom:ref.keyTo])] = len(s.batch)
 		s.batch = append(s.batch, ref)
 		// The alert already firing is the one this event resolves, or
@@ -456,9 +469,6 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	for i := range s.batch {
 		ref := &s.batch[i]
 		key := s.keys[ref.keyFrom:ref.keyTo]
-		if ref.hasSaved {
-			key = s.keys[ref.savedFrom:ref.savedTo] // perhaps an earlier build's
-		}
 		_, active := s.active[string(key)]
 		switch {
 		case ref.resolved:
@@ -491,10 +501,18 @@ func (s *Sink) loadActive() error {
 	if err != nil {
 		return fmt.Errorf("firing alerts: %w", err)
 	}
-	if err := json.Unmarshal(data, &s.active); err != nil {
+	var saved map[string]Alert
+	if err := json.Unmarshal(data, &saved); err != nil {
 		// A damaged file costs re-sends, not the sink.
 		s.logger.Warn("webhook sink: ignoring unreadable firing alerts file", "file", s.statePath, "err", err)
-		s.active = map[string]Alert{}
+		return nil
+	}
+	// Keyed again from their labels, as the events that end them are:
+	// an earlier build keyed them by the object as the event spelt it.
+	for _, a := range saved {
+		l := a.Labels
+		key := appendKeyOf(nil, l["alertname"], l["device"], l["object"])
+		s.active[string(key)] = a
 	}
 	return nil
 }

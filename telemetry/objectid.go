@@ -1,0 +1,144 @@
+package telemetry
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// ObjectID is an event's object in the one spelling every path's events
+// of that object share, by the event's type: for an interface, its name
+// with the type part abbreviated and lower-cased (IOS syslog and a
+// linkDown's ifDescr say GigabitEthernet0/1, the SNMP poller's ifName
+// Gi0/1: both gi0/1; NX-OS Ethernet1/1 and Eth1/1: et1/1); for a BGP or
+// OSPF neighbor, its address as RFC 5952 writes it (IOS writes IPv6 in
+// capitals, a trap's index and gNMI in lower case), a VRF kept as it is;
+// other objects as they are. Enrichment de-duplicates on it and sets
+// Event.ObjectID to it; a sink that pairs a down with its up keys on it.
+func ObjectID(eventType, object string) string {
+	switch {
+	case strings.HasPrefix(eventType, "interface_"):
+		return canonicalInterface(object)
+	case strings.HasPrefix(eventType, "bgp_peer_"), strings.HasPrefix(eventType, "ospf_neighbor_"):
+		if addr, vrf, ok := strings.Cut(object, VRFSep); ok {
+			if a := canonicalIPv6(addr); a != addr {
+				return a + VRFSep + vrf
+			}
+			return object
+		}
+		return canonicalIPv6(object)
+	}
+	return object
+}
+
+// AppendObjectID appends ObjectID(eventType, object) to dst, allocating
+// nothing more.
+func AppendObjectID(dst []byte, eventType, object string) []byte {
+	switch {
+	case strings.HasPrefix(eventType, "interface_"):
+		if short, i, ok := interfaceAbbrev(object); ok {
+			return append(append(dst, short...), object[i:]...)
+		}
+	case strings.HasPrefix(eventType, "bgp_peer_"), strings.HasPrefix(eventType, "ospf_neighbor_"):
+		addr, vrf, hasVRF := strings.Cut(object, VRFSep)
+		if strings.IndexByte(addr, ':') < 0 {
+			break
+		}
+		a, err := netip.ParseAddr(addr)
+		if err != nil {
+			break
+		}
+		dst = a.AppendTo(dst)
+		if hasVRF {
+			dst = append(append(dst, VRFSep...), vrf...)
+		}
+		return dst
+	}
+	return append(dst, object...)
+}
+
+// VRFSep joins a BGP session's neighbor and its VRF in an event's object:
+// "10.255.0.1 vrf CUST-A".
+const VRFSep = " vrf "
+
+// canonicalIPv6 spells an IPv6 address as RFC 5952 does (lower case,
+// the longest run of zero groups compressed), without an allocation when
+// it is spelled so already; anything else is returned as it is (an IPv4
+// address has one spelling netip accepts).
+func canonicalIPv6(s string) string {
+	if strings.IndexByte(s, ':') < 0 {
+		return s
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return s
+	}
+	var buf [64]byte
+	if b := a.AppendTo(buf[:0]); string(b) != s {
+		return string(b)
+	}
+	return s
+}
+
+// interfaceAbbrevs maps the type part of interface names, lowered, to
+// one short spelling: Cisco's abbreviations, which IOS, NX-OS and EOS
+// accept for the long names.
+var interfaceAbbrevs = map[string]string{
+	"gigabitethernet": "gi", "gi": "gi",
+	"tengigabitethernet": "te", "tengige": "te", "te": "te",
+	// Catalyst 9000 multigigabit and app-hosting ports.
+	"twogigabitethernet": "tw", "tw": "tw",
+	"fivegigabitethernet": "fi", "fi": "fi",
+	"appgigabitethernet": "ap", "ap": "ap",
+	"twentyfivegige": "twe", "twe": "twe",
+	"fortygigabitethernet": "fo", "fortygige": "fo", "fo": "fo",
+	"hundredgige": "hu", "hundredgigabitethernet": "hu", "hu": "hu",
+	"fourhundredgige": "fh", "fh": "fh",
+	"bundle-ether": "be", "be": "be",
+	"fastethernet": "fa", "fa": "fa",
+	"ethernet": "et", "eth": "et", "et": "et",
+	"port-channel": "po", "portchannel": "po", "po": "po",
+	"loopback": "lo", "lo": "lo",
+	"vlan": "vl", "vl": "vl",
+	"tunnel": "tu", "tu": "tu",
+	"serial": "se", "se": "se",
+	"management": "ma", "mgmt": "ma", "ma": "ma",
+}
+
+// canonicalInterface spells an interface name one way: its type part (the
+// letters before the first digit) abbreviated, lowered. Names of other
+// forms ("ge-0/0/0", Junos) keep their spelling, and name without an
+// allocation when nothing changes.
+func canonicalInterface(name string) string {
+	if short, i, ok := interfaceAbbrev(name); ok {
+		return short + name[i:]
+	}
+	return name
+}
+
+// interfaceAbbrev is the short spelling of name's type part, name[:i],
+// and ok when it differs from it.
+func interfaceAbbrev(name string) (short string, i int, ok bool) {
+	for i < len(name) && (name[i] < '0' || name[i] > '9') {
+		i++
+	}
+	if i == 0 || i == len(name) || i > 24 {
+		return "", 0, false
+	}
+	var buf [24]byte
+	typ := buf[:i]
+	for j := range i {
+		typ[j] = toLowerASCII(name[j])
+	}
+	short, found := interfaceAbbrevs[string(typ)]
+	if !found || name[:i] == short {
+		return "", 0, false
+	}
+	return short, i, true
+}
+
+func toLowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
