@@ -86,7 +86,7 @@ func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r 
 			continue
 		}
 		wm.warm[tp] = true
-		if wm.window <= 0 || r.Offset == 0 {
+		if wm.window <= 0 || r.Offset == 0 || ctx.Err() != nil {
 			continue
 		}
 		wm.warmPartition(ctx, r.Topic, r.Partition, r.Offset, r.Timestamp, feed)
@@ -107,6 +107,9 @@ func (wm *warmer) warmPartition(ctx context.Context, topic string, partition int
 		end = last
 	}
 	n, err := wm.read(ctx, topic, partition, upTo, end.Add(-wm.window), func(r *broker.Record) { feed(r, end) })
+	if ctx.Err() != nil {
+		return // stopping, not a failure
+	}
 	if err != nil {
 		// Enrichment goes on; rates and states start afresh, as without
 		// warm-up.
@@ -174,6 +177,12 @@ func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo 
 	}
 	n, restarts := 0, 0
 	for from < upTo {
+		if err := ctx.Err(); err != nil {
+			// Stopping: a fetch of what is in the log does not look at
+			// ctx, and a window of millions of records would hold the
+			// stop for as long as it takes to read.
+			return n, err
+		}
 		err := wm.b.Fetch(ctx, topic, partition, from, broker.FetchOptions{MaxBytes: warmupFetchBytes}, &wm.res)
 		if errors.Is(err, broker.ErrOffsetOutOfRange) && restarts < 3 {
 			// Retention moved the log start past from meanwhile: go on

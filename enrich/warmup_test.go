@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -150,6 +151,39 @@ func TestWarmerReadsTheWindow(t *testing.T) {
 		if int64(got) != tc.count || int64(len(fed)) != tc.count || tc.count > 0 && (fed[0] != tc.first || fed[len(fed)-1] != tc.upTo-1) {
 			t.Errorf("upTo %d cutoff %d: fed %d records (%d returned), want %d from %d", tc.upTo, tc.cutoffSec, len(fed), got, tc.count, tc.first)
 		}
+	}
+}
+
+// TestWarmerStopsWithItsContext: a stop in the middle of a warm-up ends it
+// at the next fetch: a window of millions of records would otherwise hold
+// weir's stop for as long as they take to read (the log's fetch of what is
+// there does not look at ctx).
+func TestWarmerStopsWithItsContext(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const n = 20_000 // of 2 KiB: 40 MiB, several fetches
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var recs []broker.Record
+	value := make([]byte, 2048)
+	for i := range n {
+		recs = append(recs, broker.Record{Value: value, Timestamp: t0.Add(time.Duration(i) * time.Millisecond)})
+	}
+	if err := b.ProducePartition(context.Background(), "w", 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
+	fed := 0
+	got, err := wm.read(ctx, "w", 0, n, t0.Add(-time.Hour), func(*broker.Record) {
+		if fed++; fed == 10 {
+			cancel() // weir stops while the first fetch's records are fed
+		}
+	})
+	if !errors.Is(err, context.Canceled) || got >= n {
+		t.Errorf("warm-up after the stop: %d of %d records fed, err %v", got, n, err)
 	}
 }
 
