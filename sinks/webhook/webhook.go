@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/httpx"
 	"github.com/weirnet/weir/telemetry"
@@ -66,6 +67,13 @@ type Sink struct {
 	// key costs no scan of it; a collision falls back to one.
 	latest map[uint64]int
 	seed   maphash.Seed
+	// dirty: active changed since it was last saved (at savedAt); it is
+	// saved at most every saveEvery, by Run and at the stop, not after
+	// every batch: its cost is that of every firing alert.
+	dirty   bool
+	savedAt time.Time
+	// fullLog throttles the warning that maxActiveAlerts are remembered.
+	fullLog throttle.Throttle
 }
 
 type kv struct{ k, v string }
@@ -476,6 +484,13 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 				delete(s.active, string(key))
 				changed = true
 			}
+		case !active && resolvable(ref.event.Type) && len(s.active) >= maxActiveAlerts:
+			// Sent once, not re-sent: Alertmanager ends it after its
+			// resolve_timeout unless an event fires it again.
+			if n, ok := s.fullLog.Due(time.Now()); ok {
+				s.logger.Warn("webhook sink: as many firing alerts remembered as it keeps; new ones are sent but not re-sent",
+					"max", maxActiveAlerts, "times", n)
+			}
 		case !active && resolvable(ref.event.Type):
 			e := ref.event
 			l := make(map[string]string, ref.lblTo-ref.lblFrom)
@@ -486,11 +501,28 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 			changed = true
 		}
 	}
-	if changed && s.statePath != "" {
-		s.saveActive()
+	if changed {
+		s.dirty = true
+		if time.Since(s.savedAt) >= saveEvery {
+			s.saveActive()
+		}
 	}
 	return nil
 }
+
+// maxActiveAlerts bounds the firing alerts remembered (re-sent every
+// minute and kept for a restart): a network has far fewer things down at
+// once, and a sender inventing objects must not grow it without bound.
+const maxActiveAlerts = 50_000
+
+// saveEvery is how often changes to the firing alerts are saved: a crash
+// loses what changed since (alerts re-sent that had ended, or not re-sent
+// that had begun, until their next event).
+const saveEvery = 5 * time.Second
+
+// resendChunk is how many firing alerts one re-send posts: one post of
+// all of them could take longer than the timeout.
+const resendChunk = 1000
 
 // loadActive reads the firing alerts a previous run kept.
 func (s *Sink) loadActive() error {
@@ -522,6 +554,11 @@ func (s *Sink) loadActive() error {
 // the re-sends after a restart, so it is logged, not returned: the batch
 // was delivered.
 func (s *Sink) saveActive() {
+	if s.statePath == "" {
+		s.dirty = false
+		return
+	}
+	s.dirty, s.savedAt = false, time.Now()
 	data, err := json.Marshal(s.active)
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(s.statePath), 0o755)
@@ -577,29 +614,50 @@ func (s *Sink) Run(ctx context.Context) error {
 	}
 	t := time.NewTicker(s.resend)
 	defer t.Stop()
+	save := time.NewTicker(saveEvery)
+	defer save.Stop()
+	defer s.saveIfDirty()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-save.C:
+			s.saveIfDirty()
+			continue
 		case <-t.C:
 		}
+		// Under the lock: an alert a batch ends meanwhile must not be
+		// posted firing after its end.
 		s.mu.Lock()
 		alerts := make([]Alert, 0, len(s.active))
 		for _, a := range s.active {
 			alerts = append(alerts, a)
 		}
-		if len(alerts) > 0 {
-			body, _ := json.Marshal(alerts)
+		for from := 0; from < len(alerts) && ctx.Err() == nil; from += resendChunk {
+			chunk := alerts[from:min(from+resendChunk, len(alerts))]
+			body, _ := json.Marshal(chunk)
 			if _, err := s.post(ctx, body); err != nil && ctx.Err() == nil {
 				s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", len(alerts), "err", err)
+				break // the next round tries again
 			}
 		}
 		s.mu.Unlock()
 	}
 }
 
-// Close releases idle connections.
+// saveIfDirty saves the firing alerts if they changed since last saved.
+func (s *Sink) saveIfDirty() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dirty {
+		s.saveActive()
+	}
+}
+
+// Close saves the firing alerts if they changed and releases idle
+// connections.
 func (s *Sink) Close() error {
+	s.saveIfDirty()
 	s.client.CloseIdleConnections()
 	return nil
 }

@@ -1,0 +1,112 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
+)
+
+// downs is n interface_down events of distinct interfaces of edge1, from
+// the first'th.
+func downs(first, n int) []sinks.Item {
+	items := make([]sinks.Item, n)
+	for i := range items {
+		items[i] = amEv("interface_down", fmt.Sprintf("Ethernet%d", first+i), "", 0)
+	}
+	return items
+}
+
+// TestFiringAlertsAreBounded: past maxActiveAlerts, new firing alerts are
+// posted but not remembered (re-sent, saved): a sender inventing objects
+// cannot grow what every re-send and save costs without bound.
+func TestFiringAlertsAreBounded(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer hs.Close()
+	s := amSink(t, hs.URL, "")
+	for first := 0; first < maxActiveAlerts+5000; first += 5000 {
+		amWrite(t, s, downs(first, 5000)...)
+	}
+	if len(s.active) != maxActiveAlerts {
+		t.Errorf("%d firing alerts remembered, want the bound %d", len(s.active), maxActiveAlerts)
+	}
+	// An end still ends one remembered.
+	amWrite(t, s, amEv("interface_up", "Ethernet0", "", time.Minute))
+	if len(s.active) != maxActiveAlerts-1 {
+		t.Errorf("%d firing alerts remembered after one ended", len(s.active))
+	}
+}
+
+// TestStateSavedAtMostEverySaveEvery: the firing alerts are saved after a
+// batch at most every saveEvery (their cost is that of all of them), and
+// what changed since is saved when the sink closes.
+func TestStateSavedAtMostEverySaveEvery(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer hs.Close()
+	dir := t.TempDir()
+	s := amSink(t, hs.URL, dir)
+	saved := func() int {
+		data, err := os.ReadFile(filepath.Join(dir, "am.alerts.json"))
+		if err != nil {
+			return -1
+		}
+		var m map[string]Alert
+		json.Unmarshal(data, &m)
+		return len(m)
+	}
+	amWrite(t, s, downs(0, 3)...)
+	if n := saved(); n != 3 {
+		t.Fatalf("after the first batch %d alerts saved, want 3", n)
+	}
+	amWrite(t, s, downs(3, 2)...)
+	if n := saved(); n != 3 {
+		t.Errorf("a second batch at once: %d alerts saved, want the first's 3 (saved at most every %v)", n, saveEvery)
+	}
+	s.Close()
+	if n := saved(); n != 5 {
+		t.Errorf("after Close %d alerts saved, want 5", n)
+	}
+}
+
+// TestResendInChunks: the minute's re-send of the firing alerts posts at
+// most resendChunk of them at a time (one post of all could take longer
+// than the timeout, and Alertmanager would then expire them all).
+func TestResendInChunks(t *testing.T) {
+	var mu sync.Mutex
+	var sizes []int
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var as []Alert
+		json.NewDecoder(r.Body).Decode(&as)
+		mu.Lock()
+		sizes = append(sizes, len(as))
+		mu.Unlock()
+	}))
+	defer hs.Close()
+	s, err := NewSink(configs.Sink{Name: "am", URL: hs.URL, Format: "alertmanager"}, sinks.Env{}, time.Now, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	amWrite(t, s, downs(0, 2*resendChunk+500)...)
+	mu.Lock()
+	sizes = nil
+	mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	s.Run(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	// Each round: three posts, of at most resendChunk, of every alert.
+	if len(sizes) < 3 || max(sizes[0], sizes[1], sizes[2]) > resendChunk || sizes[0]+sizes[1]+sizes[2] != 2*resendChunk+500 {
+		t.Errorf("re-send posts of %v alerts, want rounds of three of at most %d", sizes, resendChunk)
+	}
+}
