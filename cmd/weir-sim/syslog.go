@@ -52,10 +52,14 @@ func syslogCmd(ctx context.Context, args []string) error {
 	}
 	run := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	var startEnd int64
+	var endsBefore map[int32]int64 // each partition's end before the run
 	if *verify != "" {
 		var err error
-		if startEnd, err = endOffsetSum(ctx, *verify, *topic); err != nil {
+		if _, endsBefore, err = partitionOffsets(ctx, *verify, *topic); err != nil {
 			return err
+		}
+		for _, e := range endsBefore {
+			startEnd += e
 		}
 	}
 
@@ -109,9 +113,24 @@ func syslogCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	lost := sent.Load() - int64(got)
-	fmt.Printf("in the log: %d of %d (lost %d, %.3f%%), end to end %.0f msg/s (%v until the last was in the log)\n",
-		got, sent.Load(), lost, 100*float64(lost)/float64(sent.Load()), float64(got)/inLog.Seconds(), inLog.Round(time.Millisecond))
+	// Records of this run that retention deleted before they were read
+	// back (a partition's log start moved past where it ended before the
+	// run) were in the log: not lost.
+	starts, _, err := partitionOffsets(ctx, *verify, *topic)
+	if err != nil {
+		return err
+	}
+	var deleted int64
+	for p, s := range starts {
+		deleted += max(0, s-endsBefore[p])
+	}
+	lost := max(0, sent.Load()-int64(got)-deleted)
+	retention := ""
+	if deleted > 0 {
+		retention = fmt.Sprintf("; %d more deleted by retention before they were read back", deleted)
+	}
+	fmt.Printf("in the log: %d of %d (lost %d, %.3f%%%s), end to end %.0f msg/s (%v until the last was in the log)\n",
+		got, sent.Load(), lost, 100*float64(lost)/float64(sent.Load()), retention, float64(got+int(deleted))/inLog.Seconds(), inLog.Round(time.Millisecond))
 	if *latency {
 		return reportEventLatency(ctx, *verify, *topic, run)
 	}
@@ -280,6 +299,36 @@ func endOffsetSum(ctx context.Context, brokers, topic string) (int64, error) {
 		}
 	})
 	return sum, nil
+}
+
+// partitionOffsets returns each partition's log start and end offsets.
+func partitionOffsets(ctx context.Context, brokers, topic string) (starts, ends map[int32]int64, err error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	starts, ends = map[int32]int64{}, map[int32]int64{}
+	so, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return nil, nil, err
+	}
+	so.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			starts[o.Partition] = o.Offset
+		}
+	})
+	eo, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, nil, err
+	}
+	eo.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			ends[o.Partition] = o.Offset
+		}
+	})
+	return starts, ends, nil
 }
 
 var seqRE = regexp.MustCompile(`seq=([0-9a-z]+)-(\d+)`)
