@@ -174,6 +174,13 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		}
 		slices.SortFunc(d.tagList, func(a, b telemetry.Tag) int { return strings.Compare(a.Key, b.Key) })
 		switch {
+		case d.CIDR != "" && d.Address != "":
+			// One would be ignored: a range is matched by the addresses
+			// in it, a device by its own.
+			return nil, fmt.Errorf("%s: device %d (%s): address and cidr exclude each other (a device has an address, a range of devices a cidr)",
+				name, i+1, entryName(d))
+		case d.CIDR == "" && d.Address == "" && !d.named():
+			return nil, fmt.Errorf("%s: device %d: name, address or cidr must be set (the entry matches nothing)", name, i+1)
 		case d.CIDR != "":
 			p, err := netip.ParsePrefix(d.CIDR)
 			if err != nil {

@@ -71,3 +71,22 @@ func TestInventoryRefusesWeirsOwnTags(t *testing.T) {
 		}
 	}
 }
+
+// TestInventoryEntriesThatMatchNothingAreRefused: an entry with both an
+// address and a cidr (one of them would be ignored) or with none of name,
+// address and cidr (it matches nothing) is an error, not silence.
+func TestInventoryEntriesThatMatchNothingAreRefused(t *testing.T) {
+	for _, tc := range []struct{ entry, want string }{
+		{"{name: edge1, address: 192.0.2.1, cidr: 192.0.2.0/24, site: ams1}", "address and cidr exclude each other"},
+		{"{site: ams1, role: edge}", "name, address or cidr must be set"},
+	} {
+		_, err := ParseInventory([]byte("devices:\n  - " + tc.entry + "\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.entry, err)
+		}
+	}
+	// Still fine: a name alone, an address alone, a cidr alone.
+	if _, err := ParseInventory([]byte("devices:\n  - {name: a}\n  - {address: 192.0.2.9}\n  - {cidr: 10.0.0.0/8}\n")); err != nil {
+		t.Error(err)
+	}
+}
