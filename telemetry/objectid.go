@@ -15,22 +15,14 @@ import (
 // other objects as they are. Enrichment de-duplicates on it and sets
 // Event.ObjectID to it; a sink that pairs a down with its up keys on it.
 func ObjectID(eventType, object string) string {
-	switch {
-	case strings.HasPrefix(eventType, "interface_"):
-		return canonicalInterface(object)
-	case strings.HasPrefix(eventType, "bgp_peer_"), strings.HasPrefix(eventType, "ospf_neighbor_"):
-		if addr, vrf, ok := strings.Cut(object, VRFSep); ok {
-			if a := canonicalIPv6(addr); a != addr {
-				return a + VRFSep + vrf
-			}
-			return object
-		}
-		return canonicalIPv6(object)
+	var buf [64]byte
+	if b := AppendObjectID(buf[:0], eventType, object); string(b) != object {
+		return string(b)
 	}
-	return object
+	return object // no allocation when it is spelt so already
 }
 
-// AppendObjectID appends ObjectID(eventType, object) to dst, allocating
+// AppendObjectID appends the object's ObjectID to dst (what ObjectID returns), allocating
 // nothing more.
 func AppendObjectID(dst []byte, eventType, object string) []byte {
 	switch {
@@ -60,25 +52,6 @@ func AppendObjectID(dst []byte, eventType, object string) []byte {
 // "10.255.0.1 vrf CUST-A".
 const VRFSep = " vrf "
 
-// canonicalIPv6 spells an IPv6 address as RFC 5952 does (lower case,
-// the longest run of zero groups compressed), without an allocation when
-// it is spelled so already; anything else is returned as it is (an IPv4
-// address has one spelling netip accepts).
-func canonicalIPv6(s string) string {
-	if strings.IndexByte(s, ':') < 0 {
-		return s
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return s
-	}
-	var buf [64]byte
-	if b := a.AppendTo(buf[:0]); string(b) != s {
-		return string(b)
-	}
-	return s
-}
-
 // interfaceAbbrevs maps the type part of interface names, lowered, to
 // one short spelling: Cisco's abbreviations, which IOS, NX-OS and EOS
 // accept for the long names.
@@ -102,17 +75,6 @@ var interfaceAbbrevs = map[string]string{
 	"tunnel": "tu", "tu": "tu",
 	"serial": "se", "se": "se",
 	"management": "ma", "mgmt": "ma", "ma": "ma",
-}
-
-// canonicalInterface spells an interface name one way: its type part (the
-// letters before the first digit) abbreviated, lowered. Names of other
-// forms ("ge-0/0/0", Junos) keep their spelling, and name without an
-// allocation when nothing changes.
-func canonicalInterface(name string) string {
-	if short, i, ok := interfaceAbbrev(name); ok {
-		return short + name[i:]
-	}
-	return name
 }
 
 // interfaceAbbrev is the short spelling of name's type part, name[:i],
