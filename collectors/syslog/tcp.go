@@ -365,32 +365,23 @@ func (r *frameReader) next() ([]byte, bool, error) {
 // after them, and after a space, one more (at most 24 bytes), never for a
 // byte past the line's end.
 func (r *frameReader) countFollows() bool {
-	for n := 2; n <= 10; n++ {
+	for n := 2; n <= 22; n++ {
 		b, _ := r.br.Peek(n)
 		if len(b) < n {
-			// The connection ended (or failed) within a few bytes:
-			// frame it as a count, which reports what is wrong.
-			return true
+			// The connection ended (or failed) within a few bytes: frame
+			// it as a count, which reports what is wrong; after ten
+			// digits, a line.
+			return n <= 10
 		}
 		switch c := b[n-1]; {
-		case c == ' ':
+		case c == ' ' && n <= 10:
 			return true
-		case c < '0' || c > '9':
-			return false
-		}
-	}
-	// Ten digits and more: too many for a count (1 MiB has 7), so a line
-	// that starts with a Unix time, unless a PRI follows the space: then
-	// a broken count, which nextCounted refuses.
-	for n := 11; n <= 22; n++ {
-		b, _ := r.br.Peek(n)
-		if len(b) < n {
-			return false
-		}
-		switch c := b[n-1]; {
 		case c == ' ':
-			// Only now a byte past it: a line that ends after the
-			// digits is not held for the next line's first byte.
+			// Ten digits and more: too many for a count (1 MiB has 7),
+			// so a line that starts with a Unix time, unless a PRI
+			// follows the space: a broken count, which nextCounted
+			// refuses. Only now a byte past the space: a line that ends
+			// after the digits is not held for the next line's first.
 			b, _ = r.br.Peek(n + 1)
 			return len(b) > n && b[n] == '<'
 		case c < '0' || c > '9':
