@@ -55,7 +55,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	var endsBefore map[int32]int64 // each partition's end before the run
 	if *verify != "" {
 		var err error
-		if _, endsBefore, err = partitionOffsets(ctx, *verify, *topic); err != nil {
+		if endsBefore, err = listOffsets(ctx, *verify, *topic, false); err != nil {
 			return err
 		}
 		for _, e := range endsBefore {
@@ -116,7 +116,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	// Records of this run that retention deleted before they were read
 	// back (a partition's log start moved past where it ended before the
 	// run) were in the log: not lost.
-	starts, _, err := partitionOffsets(ctx, *verify, *topic)
+	starts, err := listOffsets(ctx, *verify, *topic, true)
 	if err != nil {
 		return err
 	}
@@ -282,53 +282,39 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 	return nil
 }
 
+// endOffsetSum is the sum of topic's partitions' end offsets.
 func endOffsetSum(ctx context.Context, brokers, topic string) (int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
-	if err != nil {
-		return 0, err
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		return 0, err
-	}
+	ends, err := listOffsets(ctx, brokers, topic, false)
 	var sum int64
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			sum += o.Offset
-		}
-	})
-	return sum, nil
+	for _, o := range ends {
+		sum += o
+	}
+	return sum, err
 }
 
-// partitionOffsets returns each partition's log start and end offsets.
-func partitionOffsets(ctx context.Context, brokers, topic string) (starts, ends map[int32]int64, err error) {
+// listOffsets returns each partition's log start offset (start) or end
+// offset.
+func listOffsets(ctx context.Context, brokers, topic string, start bool) (map[int32]int64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	starts, ends = map[int32]int64{}, map[int32]int64{}
-	so, err := adm.ListStartOffsets(ctx, topic)
-	if err != nil {
-		return nil, nil, err
+	list := kadm.NewClient(cl).ListEndOffsets
+	if start {
+		list = kadm.NewClient(cl).ListStartOffsets
 	}
-	so.Each(func(o kadm.ListedOffset) {
+	listed, err := list(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]int64{}
+	listed.Each(func(o kadm.ListedOffset) {
 		if o.Err == nil {
-			starts[o.Partition] = o.Offset
+			out[o.Partition] = o.Offset
 		}
 	})
-	eo, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		return nil, nil, err
-	}
-	eo.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			ends[o.Partition] = o.Offset
-		}
-	})
-	return starts, ends, nil
+	return out, nil
 }
 
 var seqRE = regexp.MustCompile(`seq=([0-9a-z]+)-(\d+)`)

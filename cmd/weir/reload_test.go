@@ -141,14 +141,7 @@ func TestReloadNamesOnlyPolledTargets(t *testing.T) {
 // TestRestartNeeded: a reload names the sections that changed and wait
 // for a restart, not the targets it applies.
 func TestRestartNeeded(t *testing.T) {
-	parse := func(y string) *configs.Config {
-		t.Helper()
-		c, err := configs.Parse([]byte(y))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	parse := func(y string) *configs.Config { return mustParse(t, y) }
 	started := parse("snmp:\n  targets:\n    - {name: a, address: 10.0.0.1}\nsinks:\n  - {type: file, name: f, path: /tmp/f.jsonl, topics: [events]}\n")
 	targets := parse("snmp:\n  targets:\n    - {name: a, address: 10.0.0.1}\n    - {name: b, address: 10.0.0.2}\nsinks:\n  - {type: file, name: f, path: /tmp/f.jsonl, topics: [events]}\n")
 	if got := restartNeeded(started, targets); len(got) != 0 {
@@ -165,14 +158,7 @@ func TestRestartNeeded(t *testing.T) {
 // named subscription's new sample_interval resubscribes its targets):
 // editing them needs no restart.
 func TestRestartNeededLeavesWhatTargetsCarry(t *testing.T) {
-	parse := func(y string) *configs.Config {
-		t.Helper()
-		c, err := configs.Parse([]byte(y))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	parse := func(y string) *configs.Config { return mustParse(t, y) }
 	for _, tc := range []struct{ started, next string }{
 		{
 			"gnmi:\n  targets:\n    - {name: s1, address: 127.0.0.1:57400, insecure: true, subscriptions: [counters]}\n  subscriptions:\n    counters: {path: /interfaces/interface/state/counters, stream_mode: sample, sample_interval: 10s}\n",
@@ -195,4 +181,14 @@ func TestRestartNeededLeavesWhatTargetsCarry(t *testing.T) {
 	if got := restartNeeded(parse("gnmi:\n  queue_size: 100\n"), parse("gnmi:\n  queue_size: 200\n")); !slices.Equal(got, []string{"gnmi"}) {
 		t.Errorf("gnmi.queue_size changed: restart_needed=%v, want [gnmi]", got)
 	}
+}
+
+// mustParse parses config y, failing the test on an error.
+func mustParse(t *testing.T, y string) *configs.Config {
+	t.Helper()
+	c, err := configs.Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
