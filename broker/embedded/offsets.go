@@ -64,11 +64,26 @@ func openOffsetStore(dataDir string, always bool, now func() time.Time, logger *
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
 	}
-	good := replayOffsets(b, s.m)
+	good, skipped := replayOffsets(b, s.m)
 	if f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
 	} else {
 		s.f = f
+	}
+	for _, d := range skipped {
+		logger.Warn("group offsets: skipped a damaged entry; the commits before and after it are kept",
+			slog.String("file", s.path), slog.Int("at_byte", d.at), slog.Int("bytes", d.n))
+	}
+	if good < len(b) {
+		logger.Warn("group offsets: cut the file's torn or damaged tail",
+			slog.String("file", s.path), slog.Int("at_byte", good), slog.Int("bytes", len(b)-good))
+	}
+	if len(skipped) > 0 {
+		// What was skipped stays readable beside it; the file itself is
+		// rewritten below with the entries that were read.
+		if err := writeSynced(s.path+".damaged", b); err != nil {
+			logger.Warn("group offsets: keeping a copy of the damaged file", slog.Any("error", err))
+		}
 	}
 	if good < len(b) {
 		if err := s.f.Truncate(int64(good)); err != nil {
@@ -83,36 +98,84 @@ func openOffsetStore(dataDir string, always bool, now func() time.Time, logger *
 	if _, err := s.f.Seek(s.size, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
 	}
-	s.maybeCompact()
+	if len(skipped) > 0 {
+		if err := s.compact(); err != nil {
+			logger.Warn("group offsets: rewriting the file without its damaged entries; it is kept as it is", slog.Any("error", err))
+		}
+	} else {
+		s.maybeCompact()
+	}
 	return s, nil
 }
 
-// replayOffsets applies the entries of b to m and returns the length of the
-// valid prefix.
-func replayOffsets(b []byte, m map[groupKey]int64) int {
-	pos := 0
+// damagedSpan is a run of bytes replayOffsets skipped: an entry whose CRC
+// or contents are wrong, with valid entries after it.
+type damagedSpan struct{ at, n int }
+
+// replayOffsets applies the entries of b to m. It returns the end of the
+// last valid entry (what follows is a torn tail) and the damaged spans it
+// skipped before it: each entry has its own length and CRC, so one bad
+// entry does not take the commits written after it along.
+func replayOffsets(b []byte, m map[groupKey]int64) (int, []damagedSpan) {
+	var skipped []damagedSpan
+	pos, end := 0, 0
 	for pos+8 <= len(b) {
-		n := int(binary.BigEndian.Uint32(b[pos:]))
-		crc := binary.BigEndian.Uint32(b[pos+4:])
-		if n < 14 || pos+8+n > len(b) {
+		n, ok := applyOffsetEntry(b[pos:], m)
+		if ok {
+			pos += n
+			end = pos
+			continue
+		}
+		// Resynchronise on the next valid entry, if any; a chance match
+		// of a CRC-32C over a well-formed entry is one in 2^32.
+		next := -1
+		for q := pos + 1; q+8 <= len(b); q++ {
+			if validOffsetEntry(b[q:]) {
+				next = q
+				break
+			}
+		}
+		if next < 0 {
 			break
 		}
-		e := b[pos+8 : pos+8+n]
-		if crc32.Checksum(e, crcTable) != crc {
-			break
-		}
-		k, off, ok := decodeOffsetEntry(e)
-		if !ok {
-			break
-		}
-		if off < 0 {
-			delete(m, k)
-		} else {
-			m[k] = off
-		}
-		pos += 8 + n
+		skipped = append(skipped, damagedSpan{pos, next - pos})
+		pos = next
 	}
-	return pos
+	return end, skipped
+}
+
+// applyOffsetEntry applies the entry at the start of b to m and returns its
+// length, or false if it is not a whole, valid entry.
+func applyOffsetEntry(b []byte, m map[groupKey]int64) (int, bool) {
+	if !validOffsetEntry(b) {
+		return 0, false
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	k, off, _ := decodeOffsetEntry(b[8 : 8+n])
+	if off < 0 {
+		delete(m, k)
+	} else {
+		m[k] = off
+	}
+	return 8 + n, true
+}
+
+// validOffsetEntry reports whether b starts with a whole entry whose CRC
+// matches and whose contents decode.
+func validOffsetEntry(b []byte) bool {
+	if len(b) < 8 {
+		return false
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	if n < 14 || 8+n > len(b) {
+		return false
+	}
+	e := b[8 : 8+n]
+	if crc32.Checksum(e, crcTable) != binary.BigEndian.Uint32(b[4:]) {
+		return false
+	}
+	_, _, ok := decodeOffsetEntry(e)
+	return ok
 }
 
 func decodeOffsetEntry(e []byte) (groupKey, int64, bool) {

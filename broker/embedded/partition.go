@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -118,11 +119,10 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 		}
 		p.segments = append(p.segments, s)
 		if i < len(bases)-1 {
-			if err := s.loadSealed(); err != nil {
+			if err := p.openSealed(s, bases[i+1]); err != nil {
 				p.closeFiles()
 				return nil, err
 			}
-			s.next.Store(bases[i+1])
 		}
 	}
 	covered := p.loadProducerSnapshot()
@@ -159,6 +159,32 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 	return p, nil
 }
 
+// openSealed opens sealed segment s, followed by the segment at nextBase,
+// and says what it found wrong.
+func (p *partition) openSealed(s *segment, nextBase int64) error {
+	res, err := s.openSealed(p.opts.indexInterval)
+	if err != nil {
+		return fmt.Errorf("open %s segment %d: %w", p.name(), s.base, err)
+	}
+	if res.truncated > 0 {
+		p.opts.logger.Warn("cut the damaged tail of a sealed segment", slog.String("partition", p.name()),
+			slog.Int64("base", s.base), slog.Int64("bytes", res.truncated), slog.Any("reason", res.reason))
+	}
+	if res.rebuilt != "" {
+		p.opts.logger.Warn("rewrote the index files of a segment", slog.String("partition", p.name()),
+			slog.Int64("base", s.base), slog.String("reason", res.rebuilt))
+	}
+	switch end := s.next.Load(); {
+	case end < nextBase:
+		p.opts.logger.Warn("offsets missing from the log: a segment ends before the next begins; readers skip them",
+			slog.String("partition", p.name()), slog.Int64("from", end), slog.Int64("to", nextBase-1))
+	case end > nextBase:
+		p.opts.logger.Warn("a segment holds offsets past the next segment's base; reads of them take either copy",
+			slog.String("partition", p.name()), slog.Int64("base", s.base), slog.Int64("end", end), slog.Int64("next_base", nextBase))
+	}
+	return nil
+}
+
 // recoverActive recovers the active segment and brings the producer state,
 // which covers the batches below covered, up to its end.
 func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
@@ -167,6 +193,9 @@ func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 		// Trust the index written at shutdown: resume the scan from its
 		// last entry, so a clean open reads a few KiB, not the segment.
 		idx, tidx := readIndexFiles(p.dir, s.base)
+		if len(idx) > 0 && !p.indexFits(s, idx, tidx) {
+			idx = nil // scan the segment; its index files are written anew
+		}
 		if len(idx) > 0 {
 			last := idx[len(idx)-1]
 			from, next = int64(last.pos), s.base+int64(last.rel)
@@ -210,6 +239,31 @@ func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 		}
 	}
 	return nil
+}
+
+// indexFits checks the index files of the active segment s before a clean
+// open trusts them: entries in order, within the log, the last one at a
+// batch of its offset. It logs why not.
+func (p *partition) indexFits(s *segment, idx []indexEntry, tidx []timeEntry) bool {
+	st, err := s.log.Stat()
+	if err != nil {
+		return false
+	}
+	why := ""
+	last := idx[len(idx)-1]
+	switch {
+	case len(tidx) != len(idx) || tidx[len(tidx)-1].rel != last.rel:
+		why = "the time index does not match the offset index"
+	case !slices.IsSortedFunc(idx, func(a, b indexEntry) int { return cmp.Or(cmp.Compare(a.rel, b.rel), cmp.Compare(a.pos, b.pos)) }):
+		why = "its entries are out of order"
+	case !s.batchAt(int64(last.pos), s.base+int64(last.rel), st.Size()):
+		why = fmt.Sprintf("its last entry (offset %d at byte %d) points at no batch of that offset", s.base+int64(last.rel), last.pos)
+	default:
+		return true
+	}
+	p.opts.logger.Warn("offset index of a segment does not match its log; scanning the segment",
+		slog.String("partition", p.name()), slog.Int64("base", s.base), slog.String("reason", why))
+	return false
 }
 
 // readIndexFiles loads a segment's index files, ignoring a torn last entry.
@@ -518,16 +572,49 @@ func (p *partition) read(dst []byte, offset int64, maxBytes int) ([]byte, int64,
 	}
 	s := p.segments[i]
 	s.acquire()
-	size := s.size.Load()
+	size, sealed := s.size.Load(), s.sealed
+	// An offset below the segment's base lies in a gap a damaged log
+	// left (see openSealed): the read starts at the next record.
 	pos := s.lookup(offset)
 	p.rw.RUnlock()
 	defer s.release()
 	out, err := readFrom(dst, s, pos, size, offset, maxBytes)
+	if pos > 0 && (errors.Is(err, broker.ErrCorruptBatch) || err == nil && startsPast(out[len(dst):], offset)) {
+		p.indexMiss(s, sealed, size, pos, offset)
+		out, err = readFrom(dst, s, 0, size, offset, maxBytes)
+	}
 	if err != nil {
 		return dst, hwm, start, fmt.Errorf("%s: %w", p.name(), err)
 	}
 	p.stats.bytesOut.Add(int64(len(out) - len(dst)))
 	return out, hwm, start, nil
+}
+
+// startsPast reports whether batches, read from where the offset index
+// said offset is, begin after it: the index entry was wrong.
+func startsPast(batches []byte, offset int64) bool {
+	h, err := recordbatch.ParseHeader(batches)
+	return err == nil && h.BaseOffset > offset
+}
+
+// indexMiss handles an offset index entry that pointed at no batch, or past
+// the one holding offset: reads of s scan from its start, and a sealed
+// segment's index files are written again.
+func (p *partition) indexMiss(s *segment, sealed bool, size, pos, offset int64) {
+	if !s.badIndex.CompareAndSwap(false, true) {
+		return
+	}
+	p.opts.logger.Warn("offset index of a segment points at no batch of the offset read; reading the segment from its start",
+		slog.String("partition", p.name()), slog.Int64("base", s.base), slog.Int64("offset", offset), slog.Int64("at_byte", pos))
+	if !sealed {
+		return // the next open scans it (close leaves no index behind)
+	}
+	if err := s.rebuildIndexFiles(size, p.opts.indexInterval); err != nil {
+		p.opts.logger.Warn("rewriting the index files of a segment", slog.String("partition", p.name()),
+			slog.Int64("base", s.base), slog.Any("error", err))
+		return
+	}
+	s.badIndex.Store(false)
 }
 
 // readFrom reads batches of s from byte pos (a batch boundary at or before
@@ -637,9 +724,15 @@ func (p *partition) listOffset(ts int64) (int64, int64, error) {
 func scanForTimestamp(d *recordbatch.Decoder, p *partition, s *segment, pos, ts int64, exact bool) (int64, int64, error) {
 	size := s.size.Load()
 	var buf []byte
+	fromIndex := pos > 0
 	for pos < size {
 		var err error
 		buf, err = readFrom(buf[:0], s, pos, size, 0, 1<<20)
+		if fromIndex && errors.Is(err, broker.ErrCorruptBatch) {
+			pos, fromIndex = 0, false // the time index pointed at no batch: scan
+			continue
+		}
+		fromIndex = false
 		if err != nil {
 			return -1, -1, err
 		}
@@ -754,7 +847,15 @@ func (p *partition) close() error {
 	var first error
 	if len(p.segments) > 0 {
 		s := p.segments[len(p.segments)-1]
-		if err := s.flushIndexes(true); err != nil {
+		if s.badIndex.Load() {
+			// A read found it wrong: the next open scans the segment
+			// and writes it anew.
+			for _, ext := range []string{".index", ".timeindex"} {
+				if err := os.Remove(segmentName(s.dir, s.base, ext)); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
+					first = fmt.Errorf("%w: %w", broker.ErrStorage, err)
+				}
+			}
+		} else if err := s.flushIndexes(true); err != nil {
 			first = err
 		}
 		if err := s.log.Sync(); err != nil && first == nil {

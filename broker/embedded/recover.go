@@ -31,7 +31,9 @@ func (s *segment) recoverSegment(from int64, expectNext int64, indexInterval int
 	fileSize := st.Size()
 	pos := from
 	s.next.Store(expectNext)
-	buf := make([]byte, 1<<20)
+	// Up to 1 MiB at a time, less for a short tail (an open reads the
+	// tail of every sealed segment).
+	buf := make([]byte, max(min(1<<20, fileSize-from), recordbatch.HeaderSize))
 	bufStart, bufLen := int64(0), 0 // buf holds file[bufStart : bufStart+bufLen]
 	for pos < fileSize {
 		// Make sure the header is in the buffer.

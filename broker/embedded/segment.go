@@ -55,6 +55,9 @@ type segment struct {
 	// file is closed when it drops to zero after removal.
 	refs    atomic.Int32
 	deleted atomic.Bool
+	// badIndex: a read found the offset index pointing at no batch, so
+	// lookups scan from the segment's start until the index is mended.
+	badIndex atomic.Bool
 }
 
 type indexEntry struct {
@@ -216,21 +219,123 @@ func (s *segment) syncAll() error {
 	return nil
 }
 
-// loadSealed reads what a sealed segment needs in memory: its size from the
-// file, the max timestamp from the time index's last entry. next is set by
-// the partition from the following segment's base.
-func (s *segment) loadSealed() error {
+// sealedOpen says what openSealed found.
+type sealedOpen struct {
+	rebuilt   string // why both index files were written again ("": they were not)
+	truncated int64  // bytes cut from a damaged tail
+	reason    error  // why they were cut
+}
+
+// openSealed reads what a sealed segment needs in memory: its size, its max
+// timestamp and its end. The end comes from a scan of the batches after the
+// last offset index entry (a few KiB), so a segment cut short shows as a
+// gap before the next segment, which readers then skip, rather than as
+// offsets no read gets past. An index entry that points at no batch, or a
+// missing index file, costs a scan of the whole segment, and both index
+// files are written again.
+func (s *segment) openSealed(indexInterval int) (sealedOpen, error) {
+	var res sealedOpen
 	st, err := s.log.Stat()
 	if err != nil {
-		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		return res, fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
-	s.size.Store(st.Size())
+	size := st.Size()
 	s.lastAppend.Store(st.ModTime().UnixMilli())
-	s.sealed = true
-	if ts, ok := s.lastTimeEntry(); ok {
+	from, next := int64(0), s.base
+	last, haveIdx, idxErr := s.lastIndexEntry()
+	ts, haveTS := s.lastTimeEntry()
+	switch {
+	case size == 0:
+	case !haveTS:
+		res.rebuilt = "no time index"
+	case idxErr != nil:
+		res.rebuilt = "no offset index"
+	case haveIdx && !s.batchAt(int64(last.pos), s.base+int64(last.rel), size):
+		res.rebuilt = fmt.Sprintf("its last offset index entry (offset %d at byte %d) points at no batch of that offset", s.base+int64(last.rel), last.pos)
+	case haveIdx:
+		from, next = int64(last.pos), s.base+int64(last.rel)
 		s.maxTS.Store(ts)
+	default:
+		s.maxTS.Store(ts) // a segment smaller than the index interval
 	}
-	return nil
+	scan, err := s.recoverSegment(from, next, indexInterval, nil)
+	if err != nil {
+		return res, err
+	}
+	res.truncated, res.reason = scan.truncated, scan.reason
+	if res.rebuilt == "" && (scan.truncated > 0 || len(s.index) > 0) {
+		// The index files may name what was cut, or lack entries: write
+		// them again from a scan of what is left.
+		res.rebuilt = "its batches did not end where the index says"
+		s.index, s.timeIndex, s.bytesSinceIndex = nil, nil, 0
+		s.maxTS.Store(-1)
+		if _, err := s.recoverSegment(0, s.base, indexInterval, nil); err != nil {
+			return res, err
+		}
+	}
+	if res.rebuilt != "" {
+		s.addFinalTimeEntry()
+		err = s.rewriteIndexes()
+	}
+	s.index, s.timeIndex, s.sealed = nil, nil, true
+	return res, err
+}
+
+// rebuildIndexFiles writes the index files of a sealed segment again from
+// its batch headers, below size. Readers meanwhile see a prefix of the new
+// entries, or none: positions at or before the one they look up, still right.
+func (s *segment) rebuildIndexFiles(size int64, indexInterval int) error {
+	t := &segment{base: s.base, dir: s.dir, log: s.log}
+	t.next.Store(s.base)
+	t.maxTS.Store(-1)
+	var hdr [recordbatch.HeaderSize]byte
+	for pos := int64(0); pos < size; {
+		if _, err := s.log.ReadAt(hdr[:], pos); err != nil {
+			return fmt.Errorf("%w: read: %w", broker.ErrStorage, err)
+		}
+		h, err := recordbatch.ParseHeader(hdr[:])
+		if err != nil {
+			return fmt.Errorf("%w: at byte %d of segment %d: %w", broker.ErrCorruptBatch, pos, s.base, err)
+		}
+		t.noteBatch(&h, pos, h.Size(), indexInterval)
+		pos += int64(h.Size())
+	}
+	t.addFinalTimeEntry()
+	return t.rewriteIndexes()
+}
+
+// batchAt reports whether a batch of offset off, whole within size, starts
+// at byte pos of the log: an index entry read from disk is checked so
+// before it is trusted.
+func (s *segment) batchAt(pos, off, size int64) bool {
+	if pos < 0 || pos+recordbatch.HeaderSize > size {
+		return false
+	}
+	var hdr [recordbatch.HeaderSize]byte
+	if _, err := s.log.ReadAt(hdr[:], pos); err != nil {
+		return false
+	}
+	h, err := recordbatch.ParseHeader(hdr[:])
+	return err == nil && h.BaseOffset == off && pos+int64(h.Size()) <= size
+}
+
+// lastIndexEntry reads the last entry of the offset index file: false if it
+// has none, an error if there is no file.
+func (s *segment) lastIndexEntry() (indexEntry, bool, error) {
+	f, err := os.Open(segmentName(s.dir, s.base, ".index"))
+	if err != nil {
+		return indexEntry{}, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() < indexEntrySize {
+		return indexEntry{}, false, err
+	}
+	var b [indexEntrySize]byte
+	if _, err := f.ReadAt(b[:], st.Size()/indexEntrySize*indexEntrySize-indexEntrySize); err != nil {
+		return indexEntry{}, false, err
+	}
+	return indexEntry{rel: binary.BigEndian.Uint32(b[:]), pos: binary.BigEndian.Uint32(b[4:])}, true, nil
 }
 
 func (s *segment) lastTimeEntry() (int64, bool) {
@@ -252,6 +357,9 @@ func (s *segment) lastTimeEntry() (int64, bool) {
 
 // lookup returns a byte position at or before the batch holding offset.
 func (s *segment) lookup(offset int64) int64 {
+	if s.badIndex.Load() || offset <= s.base {
+		return 0
+	}
 	rel := uint32(offset - s.base)
 	if !s.sealed {
 		i := sort.Search(len(s.index), func(i int) bool { return s.index[i].rel > rel })
