@@ -501,6 +501,7 @@ func (c *Config) validate(root *yaml.Node) error {
 			}
 		}
 	}
+	c.defaultStaleness(add)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -441,4 +442,53 @@ func (c *Config) UnknownSinkTopics() map[string][]string {
 		}
 	}
 	return out
+}
+
+// DefaultPrometheusStaleness is a prometheus sink's staleness when the
+// config gives none and no collector updates less often.
+const DefaultPrometheusStaleness = 5 * time.Minute
+
+// defaultStaleness gives each prometheus sink without a staleness the
+// longer of DefaultPrometheusStaleness and twice the longest interval the
+// collectors update a series at, and refuses a staleness that is not
+// longer than that interval: its series would vanish between updates.
+func (c *Config) defaultStaleness(add func(path, format string, args ...any)) {
+	longest, what := c.longestUpdateInterval()
+	for i := range c.Sinks {
+		s := &c.Sinks[i]
+		switch {
+		case s.Type != "prometheus":
+		case s.Staleness == 0:
+			s.Staleness = Duration(max(DefaultPrometheusStaleness, 2*longest))
+		case s.Staleness > 0 && s.Staleness.Std() <= longest:
+			add(fmt.Sprintf("sinks[%d].staleness", i), "%v is not longer than %s (%v): each series would vanish between its updates; leave it out for twice that",
+				s.Staleness.Std(), what, longest)
+		}
+	}
+}
+
+// longestUpdateInterval is the longest interval at which the collectors
+// update a series on a schedule, and what sets it: SNMP poll intervals,
+// gNMI sample, heartbeat and poll intervals. (on_change without a
+// heartbeat has no schedule: its series stay until staleness passes.)
+func (c *Config) longestUpdateInterval() (time.Duration, string) {
+	var longest time.Duration
+	var what string
+	for _, t := range c.SNMP.Targets {
+		if t.Interval > longest {
+			longest, what = t.Interval, fmt.Sprintf("the SNMP interval of target %s", t.Name)
+		}
+	}
+	for _, t := range c.GNMI.Targets {
+		for _, s := range t.Subscriptions {
+			d := max(s.SampleInterval, s.HeartbeatInterval).Std()
+			if s.Mode == "poll" {
+				d = s.PollInterval.Std()
+			}
+			if d > longest {
+				longest, what = d, fmt.Sprintf("a gNMI interval of target %s", t.Name)
+			}
+		}
+	}
+	return longest, what
 }

@@ -9,6 +9,8 @@
 package prometheus
 
 import (
+	"cmp"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +29,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -43,7 +46,25 @@ type Sink struct {
 
 // New builds the Prometheus sink of cfg and binds its listener, so a port
 // in use fails at start, not later.
-func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) { return NewSink(cfg, time.Now) }
+func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
+	s, err := NewSink(cfg, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	if env.Registerer != nil {
+		var rerr error
+		old := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_prometheus_sink_old_points_total",
+			Help: "Metrics not served because they were older than the sink's staleness when it read them (a new sink reading the log from its start, a sink catching up after an outage).",
+		}, []string{"sink"}), &rerr)
+		if rerr != nil {
+			s.Close()
+			return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, rerr)
+		}
+		s.col.old = old.WithLabelValues(cfg.Name)
+	}
+	return s, nil
+}
 
 // NewSink is New with a clock for staleness.
 func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
@@ -88,14 +109,28 @@ func (s *Sink) ReleasePartitions(tps []broker.TopicPartition) { s.col.Release(tp
 
 // Run serves the endpoint until ctx is done.
 func (s *Sink) Run(ctx context.Context) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc(s.path, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		if err := s.col.WriteText(w); err != nil {
-			return // the scraper went away
+	// The path is compared, not made a ServeMux pattern: any path the
+	// config takes works, "{" and spaces included.
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != s.path {
+			http.NotFound(w, r)
+			return
 		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Header().Set("Vary", "Accept-Encoding")
+		if !acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			s.col.WriteText(w) // an error: the scraper went away
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(w)
+		if s.col.WriteText(zw) == nil {
+			zw.Close()
+		}
+		gzipWriters.Put(zw)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
 	// served ends the sweeper when Serve fails on its own (its listener
 	// broke), so the failure is reported now and not at shutdown.
 	served := make(chan struct{})
@@ -127,6 +162,33 @@ func (s *Sink) Run(ctx context.Context) error {
 	return fmt.Errorf("prometheus sink: %w", err)
 }
 
+// gzipWriters are reused across scrapes: a gzip.Writer is some 800 KB of
+// state. BestSpeed: an exposition compresses some tenfold at it, and the
+// scrape of a large one costs less CPU than at the default level.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return zw
+}}
+
+// acceptsGzip reports whether an Accept-Encoding header takes gzip (as
+// Prometheus' scrapes always do), not refused with q=0.
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.TrimSpace(params)
+		if v, ok := strings.CutPrefix(q, "q="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil && f == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // Close closes the listener (if Run never ran).
 func (s *Sink) Close() error {
 	if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
@@ -142,6 +204,8 @@ type Collector struct {
 	namespace string
 	staleness time.Duration
 	now       func() time.Time
+	// old counts points older than staleness when read (nil: uncounted).
+	old prometheus.Counter
 
 	mu       sync.Mutex
 	lastSize int // bytes of the last exposition, to size the next
@@ -226,7 +290,9 @@ func (c *Collector) UpdateItems(items []sinks.Item) {
 		if p == nil {
 			continue
 		}
-		c.update(p, now).from = broker.TopicPartition{Topic: items[i].Record.Topic, Partition: items[i].Record.Partition}
+		if set := c.update(p, now); set != nil {
+			set.from = broker.TopicPartition{Topic: items[i].Record.Topic, Partition: items[i].Record.Partition}
+		}
 	}
 }
 
@@ -252,8 +318,27 @@ func (c *Collector) Release(tps []broker.TopicPartition) {
 	}
 }
 
-// update records p's fields and returns its series set.
+// update records p's fields and returns its series set; nil for a point
+// that is no current value (too old, a gNMI delete).
 func (c *Collector) update(p *telemetry.Point, now time.Time) *seriesSet {
+	// A series is as fresh as the point weir received, not as its
+	// reading here: records a new sink reads from the log's start, days
+	// back, must not be served as now. Weir's clock, not the device's
+	// (a gNMI target's may be off by hours).
+	at := cmp.Or(p.ReceivedAt, p.Time)
+	if at.IsZero() || at.After(now) {
+		at = now
+	}
+	if now.Sub(at) >= c.staleness {
+		if c.old != nil {
+			c.old.Inc()
+		}
+		return nil
+	}
+	if path, ok := deletedPath(p); ok {
+		c.deletePath(p, path)
+		return nil
+	}
 	labels := c.labeler.labels(p)
 	c.key = appendSeriesKey(c.key[:0], labels)
 	set := c.sets[string(c.key)]
@@ -285,9 +370,59 @@ func (c *Collector) update(p *telemetry.Point, now time.Time) *seriesSet {
 			s.dropped = false
 			f.series[set.key] = s
 		}
-		s.value, s.updated = x, now
+		s.value, s.updated = x, at
 	}
 	return set
+}
+
+// deletedPath is the path of a gNMI delete: a point with the single field
+// deleted=true and a path tag (collectors/gnmi).
+func deletedPath(p *telemetry.Point) (string, bool) {
+	if len(p.Fields) != 1 || p.Fields[0].Key != "deleted" {
+		return "", false
+	}
+	if f := &p.Fields[0]; f.Kind != telemetry.FieldBool || !f.Bool() {
+		return "", false
+	}
+	return p.Tag("path")
+}
+
+// deletePath drops the series of p's device at path and below it: the
+// target removed them (an interface, a BGP neighbor), so they are gone
+// now, not once stale.
+func (c *Collector) deletePath(p *telemetry.Point, path string) {
+	device := validUTF8(p.Device)
+	path = validUTF8(path)
+	for k, set := range c.sets {
+		var dev, at string
+		for _, l := range set.labels {
+			switch l.name {
+			case "device":
+				dev = l.value
+			case "path":
+				at = l.value
+			}
+		}
+		if dev != device || !underPath(at, path) {
+			continue
+		}
+		for _, s := range set.series {
+			if !s.dropped {
+				c.dropSeries(s.fam, set.key, s)
+			}
+			if len(s.fam.series) == 0 && !s.fam.dropped {
+				c.dropFamily(s.fam)
+			}
+		}
+		delete(c.sets, k)
+	}
+}
+
+// underPath reports whether gNMI path p is path or below it: a child
+// element ("/a/b" under "/a") or a list entry ("/a/b[k=v]" under "/a/b").
+func underPath(p, path string) bool {
+	rest, ok := strings.CutPrefix(p, path)
+	return ok && (rest == "" || rest[0] == '/' || rest[0] == '[' || strings.HasSuffix(path, "/"))
 }
 
 // familyAt is the family of the i-th field of an update, nk.

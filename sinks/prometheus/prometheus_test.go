@@ -139,7 +139,9 @@ func TestExpositionAndStaleness(t *testing.T) {
 
 	// Later: r0 updated, r1 not; past the staleness period r1 is gone.
 	clk.add(4 * time.Minute)
-	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, key, []telemetry.Metric{metric("r0", "Ethernet1", 2000, 50)})
+	later := metric("r0", "Ethernet1", 2000, 50)
+	later.Time = clk.now() // received now, by the sink's clock
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, key, []telemetry.Metric{later})
 	sinktest.Eventually(t, "3 metrics", func() bool {
 		return r.Counter("weir_sink_records_total", map[string]string{"sink": "prom"}) == 3
 	})

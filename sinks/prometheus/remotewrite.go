@@ -129,6 +129,9 @@ func (w *rwWorker) run(items []sinks.Item) {
 		if p == nil {
 			continue
 		}
+		if _, ok := deletedPath(p); ok {
+			continue // a gNMI delete has no sample: its series end
+		}
 		w.appendPoint(p)
 	}
 	if n := s2.MaxEncodedLen(len(w.body)); cap(w.z) < n {
