@@ -357,15 +357,44 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 	return ev, unnamed, true
 }
 
-// device names the device a trap came from (see nameDevice: the trap
-// collector names it by its source address), with its inventory entry;
-// nil for a device the inventory does not know, which is counted.
+// device names the device a trap came from (see nameDevice), with its
+// inventory entry; nil for a device the inventory does not know, which is
+// counted. The trap collector names it by its source address; a trap
+// that names its agent in snmpTrapAddress.0 (a v1 trap's agent-addr, a
+// trap a relay or proxy forwarded) is the agent's, looked up as a
+// syslog line relayed with the device's address as hostname is: the
+// agent's entry, then the sender's, then their ranges.
 func (w *TrapWorker) device(tr *telemetry.Trap) (string, *Device) {
-	name, d := nameDevice(w.inv, w.targets, tr.Device, tr.Device, tr.SourceAddr)
+	host := tr.Device
+	if agent, ok := trapAgentAddress(tr); ok {
+		host = agent
+	}
+	name, d := nameDevice(w.inv, w.targets, host, host, tr.SourceAddr)
 	if d == nil && !w.warming {
 		w.m.unknown.Inc()
 	}
 	return name, d
+}
+
+// oidSnmpTrapAddress0 is SNMP-COMMUNITY-MIB's snmpTrapAddress.0.
+const oidSnmpTrapAddress0 = "1.3.6.1.6.3.18.1.3.0"
+
+// trapAgentAddress is the agent address a trap names in snmpTrapAddress.0,
+// if it is one (0.0.0.0, sent by agents that leave it to the receiver, is
+// none).
+func trapAgentAddress(tr *telemetry.Trap) (string, bool) {
+	for _, vb := range tr.Varbinds {
+		if strings.TrimPrefix(vb.OID, ".") != oidSnmpTrapAddress0 {
+			continue
+		}
+		s, _ := vb.Value.(string)
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.IsUnspecified() {
+			return "", false
+		}
+		return a.Unmap().String(), true
+	}
+	return "", false
 }
 
 // varbindValue returns the value of the first varbind with one of names,
