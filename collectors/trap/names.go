@@ -72,6 +72,10 @@ var builtinNames = map[string]string{
 // column of the profiles. It is read-only once built.
 type Names struct {
 	byOID map[string]string
+	// depth is the most sub-identifiers a known OID has: Object looks
+	// up no longer prefix, so a varbind named by a very long OID costs
+	// a few lookups, not one per sub-identifier.
+	depth int
 }
 
 // NewNames builds the table; profiles may be nil.
@@ -100,6 +104,9 @@ func NewNames(profiles *profile.Set) *Names {
 	for oid, name := range builtinNames {
 		n.byOID[oid] = name
 	}
+	for oid := range n.byOID {
+		n.depth = max(n.depth, strings.Count(oid, ".")+1)
+	}
 	return n
 }
 
@@ -113,6 +120,15 @@ func (n *Names) Object(oid string) string {
 		return name
 	}
 	prefix := oid
+	// Past depth sub-identifiers no prefix is known.
+	for i, dots := 0, 0; i < len(prefix); i++ {
+		if prefix[i] == '.' {
+			if dots++; dots == n.depth {
+				prefix = prefix[:i+1] // the loop below cuts the '.'
+				break
+			}
+		}
+	}
 	for {
 		i := strings.LastIndexByte(prefix, '.')
 		if i <= 0 {

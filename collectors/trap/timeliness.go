@@ -28,11 +28,15 @@ type engineClock struct {
 
 // inTime applies RFC 3414's timeliness check (section 3.2, step 7) to an
 // authenticated message whose authoritative engine is the sender (a v3
-// trap): it is refused if the engine has rebooted since a message seen
-// here (fewer boots), or if its time is more than timeWindow seconds
-// behind the engine's clock as the latest message set it and the time
-// here has advanced it. A message that moves the clock forward updates it.
-// Unauthenticated messages carry no trustworthy time and pass.
+// trap), as Net-SNMP's snmptrapd does (usm_check_and_update_timeliness):
+// it is refused if the engine has rebooted since a message seen here
+// (fewer boots), or if its time is behind the latest one received and
+// more than timeWindow seconds behind the engine's clock as that message
+// set it and the time here has advanced it. A time at or past the latest
+// is fresh: senders whose clock does not move (gosnmp's SendTrap sends
+// boots and time 0 unless told) are not refused from 150 s on. A message
+// that moves the clock forward updates it. Unauthenticated messages carry
+// no trustworthy time and pass.
 func (r *Receiver) inTime(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParameters, now time.Time) bool {
 	if p.MsgFlags&gosnmp.AuthNoPriv == 0 {
 		return true
@@ -47,7 +51,8 @@ func (r *Receiver) inTime(p *gosnmp.SnmpPacket, usm *gosnmp.UsmSecurityParameter
 		switch {
 		case usm.AuthoritativeEngineBoots < c.boots:
 			return false
-		case usm.AuthoritativeEngineBoots == c.boots && int64(usm.AuthoritativeEngineTime) < int64(c.time)+int64(elapsed)-timeWindow:
+		case usm.AuthoritativeEngineBoots == c.boots && usm.AuthoritativeEngineTime < c.time &&
+			int64(usm.AuthoritativeEngineTime) < int64(c.time)+int64(elapsed)-timeWindow:
 			return false
 		}
 		if usm.AuthoritativeEngineBoots == c.boots && usm.AuthoritativeEngineTime <= c.time {

@@ -144,8 +144,11 @@ type Receiver struct {
 	boots    uint32 // snmpEngineBoots: the starts of engineID (engineState)
 	started  time.Time
 	reports  atomic.Uint32 // usmStatsUnknownEngineIDs
-	// notInTime is usmStatsNotInTimeWindows.
-	notInTime atomic.Uint32
+	// notInTime is usmStatsNotInTimeWindows; unknownUsers,
+	// wrongDigests and lowLevels the usmStats counters of refusal
+	// Reports (see refusalReport).
+	notInTime                             atomic.Uint32
+	unknownUsers, wrongDigests, lowLevels atomic.Uint32
 	// clocks are the v3 trap senders' engine clocks (see inTime); the
 	// read loop alone uses them.
 	clocks map[string]engineClock
@@ -363,6 +366,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 	buf := make([]byte, 65535)
 	readBackoff := time.Duration(0)
 	drops := &throttle.Set{Max: 4096} // by outcome and sender: who sends what is dropped
+	var refusals refusalReports
 	for {
 		n, from, err := conn.ReadFrom(buf)
 		if err != nil {
@@ -379,7 +383,13 @@ func (r *Receiver) Run(ctx context.Context) error {
 			continue
 		}
 		readBackoff = 0
-		it, version, outcome := r.decode(buf[:n], from, time.Now())
+		now := time.Now()
+		it, version, outcome := r.decode(buf[:n], from, now)
+		if version == "3" && it.ack == nil && outcome != "" {
+			if rep := r.refusalReport(buf[:n], outcome); rep != nil && refusals.allow(now) {
+				it.ack, it.to = rep, from
+			}
+		}
 		if outcome != "" && it.ack != nil {
 			// A Report: to an engine discovery probe, or to an inform
 			// outside the time window.
@@ -580,6 +590,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	if p == nil {
 		return it, version, OutcomeMalformed
 	}
+	keepUnknownValues(pkt, p)
 	switch p.Version {
 	case gosnmp.Version1:
 		version = "1"
@@ -904,6 +915,7 @@ func fromV2(tr *telemetry.Trap, vars []gosnmp.SnmpPDU, names *Names) bool {
 func varbind(v gosnmp.SnmpPDU, names *Names) telemetry.Varbind {
 	oid := strings.TrimPrefix(v.Name, ".")
 	vb := telemetry.Varbind{OID: oid, Name: names.Object(oid)}
+	known := true
 	switch v.Type {
 	case gosnmp.Integer:
 		vb.Type = "integer"
@@ -934,13 +946,15 @@ func varbind(v gosnmp.SnmpPDU, names *Names) telemetry.Varbind {
 	case gosnmp.EndOfMibView:
 		vb.Type = "end_of_mib_view"
 	default:
+		// Not a type of SNMP's (see keepUnknownValues): its bytes in hex.
 		vb.Type = fmt.Sprintf("0x%02x", byte(v.Type))
+		known = false
 	}
 	switch x := v.Value.(type) {
 	case []byte:
 		// Text: NUL padding trimmed, but something left to read; all
 		// zero bytes, or only line breaks and tabs, are binary.
-		if s := strings.TrimRight(string(x), "\x00"); len(x) == 0 || utf8.ValidString(s) && printable(s) && strings.TrimLeft(s, "\t\n\r") != "" {
+		if s := strings.TrimRight(string(x), "\x00"); known && (len(x) == 0 || utf8.ValidString(s) && printable(s) && strings.TrimLeft(s, "\t\n\r") != "") {
 			vb.Value = s
 		} else {
 			vb.Value = hex.EncodeToString(x)

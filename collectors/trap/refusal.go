@@ -1,0 +1,164 @@
+package trap
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"time"
+
+	"github.com/gosnmp/gosnmp"
+)
+
+// usmStats counters a refusal Report names (RFC 3414 section 5).
+const (
+	oidUsmStatsUnsupportedSecLevels = ".1.3.6.1.6.3.15.1.1.1.0"
+	oidUsmStatsUnknownUserNames     = ".1.3.6.1.6.3.15.1.1.3.0"
+	oidUsmStatsWrongDigests         = ".1.3.6.1.6.3.15.1.1.5.0"
+)
+
+// maxRefusalReports bounds the refusal Reports sent a second, all senders
+// together: the datagram they answer may come from a forged address, and
+// the receiver must not be a reflector. One a second per sender is plenty
+// for the engineer at a device (snmpinform stops at the first).
+const maxRefusalReports = 50
+
+// refusalReports limits the refusal Reports sent; the read loop alone
+// uses it.
+type refusalReports struct {
+	second int64
+	sent   int
+}
+
+func (l *refusalReports) allow(now time.Time) bool {
+	if s := now.Unix(); s != l.second {
+		l.second, l.sent = s, 0
+	}
+	l.sent++
+	return l.sent <= maxRefusalReports
+}
+
+// refusalReport answers a reportable v3 message refused for its user, its
+// keys or its security level with the Report RFC 3414 section 3.2 (steps
+// 4, 5 and 6) gives it, unauthenticated: the sender then says "Unknown
+// user name" or "Authentication failure" rather than a timeout, which
+// looks like a firewall. nil for any other outcome, a message that is not
+// reportable (a trap), or one whose header does not parse.
+func (r *Receiver) refusalReport(pkt []byte, outcome string) []byte {
+	var oid string
+	var stat *atomic.Uint32
+	switch outcome {
+	case OutcomeUnknownUser:
+		oid, stat = oidUsmStatsUnknownUserNames, &r.unknownUsers
+	case OutcomeAuthFailure:
+		oid, stat = oidUsmStatsWrongDigests, &r.wrongDigests
+	case OutcomeLowSecurityLevel:
+		oid, stat = oidUsmStatsUnsupportedSecLevels, &r.lowLevels
+	default:
+		return nil
+	}
+	h, ok := parseV3Header(pkt)
+	if !ok || h.flags&reportableFlag == 0 || h.user == "" {
+		return nil
+	}
+	sec := &gosnmp.UsmSecurityParameters{
+		AuthoritativeEngineID:    r.engineID,
+		AuthoritativeEngineBoots: r.boots,
+		AuthoritativeEngineTime:  r.engineTime(),
+		UserName:                 h.user,
+		AuthenticationProtocol:   gosnmp.NoAuth,
+		PrivacyProtocol:          gosnmp.NoPriv,
+	}
+	// The request ID may be encrypted: senders match a Report by msgID.
+	rep, err := r.reportPacket(&gosnmp.SnmpPacket{MsgID: h.msgID}, gosnmp.NoAuthNoPriv, sec, oid, stat.Add(1))
+	if err != nil {
+		return nil
+	}
+	return rep
+}
+
+// reportableFlag is msgFlags' reportableFlag (RFC 3412 section 6.4):
+// set on informs, clear on traps.
+const reportableFlag = 0x04
+
+// v3Header is what a refusal Report needs of an SNMPv3 message whose
+// security parameters did not check out.
+type v3Header struct {
+	msgID uint32
+	flags byte
+	user  string
+}
+
+// parseV3Header reads the header of an SNMPv3 message (RFC 3412 section
+// 6, RFC 3414 section 2.4): version, msgGlobalData and the USM security
+// parameters, leniently (long-form lengths where short ones do).
+func parseV3Header(pkt []byte) (v3Header, bool) {
+	var h v3Header
+	msg, _, ok := berTLV(pkt, 0x30)
+	if !ok {
+		return h, false
+	}
+	version, rest, ok := berTLV(msg, 0x02)
+	if !ok || len(version) != 1 || version[0] != 3 {
+		return h, false
+	}
+	global, rest, ok := berTLV(rest, 0x30)
+	if !ok {
+		return h, false
+	}
+	id, g, ok := berTLV(global, 0x02)
+	if !ok || len(id) == 0 || len(id) > 5 || id[0]&0x80 != 0 {
+		return h, false // msgID is 0..2^31-1
+	}
+	for _, b := range id {
+		h.msgID = h.msgID<<8 | uint32(b)
+	}
+	if _, g, ok = berTLV(g, 0x02); !ok { // msgMaxSize
+		return h, false
+	}
+	flags, _, ok := berTLV(g, 0x04)
+	if !ok || len(flags) != 1 {
+		return h, false
+	}
+	h.flags = flags[0]
+	secParams, _, ok := berTLV(rest, 0x04)
+	if !ok {
+		return h, false
+	}
+	usm, _, ok := berTLV(secParams, 0x30)
+	if !ok {
+		return h, false
+	}
+	// engine ID, boots, time, then the user name.
+	for _, tag := range []byte{0x04, 0x02, 0x02} {
+		if _, usm, ok = berTLV(usm, tag); !ok {
+			return h, false
+		}
+	}
+	user, _, ok := berTLV(usm, 0x04)
+	if !ok {
+		return h, false
+	}
+	h.user = string(user)
+	return h, true
+}
+
+// berTLV splits b into the contents of its first element, which must have
+// tag, and what follows it.
+func berTLV(b []byte, tag byte) (contents, rest []byte, ok bool) {
+	if len(b) < 2 || b[0] != tag {
+		return nil, nil, false
+	}
+	n, i := int(b[1]), 2
+	if n&0x80 != 0 {
+		k := n & 0x7f
+		if k == 0 || k > 4 || len(b) < 2+k {
+			return nil, nil, false
+		}
+		var l [4]byte
+		copy(l[4-k:], b[2:2+k])
+		n, i = int(binary.BigEndian.Uint32(l[:])), 2+k
+	}
+	if n < 0 || n > len(b)-i {
+		return nil, nil, false
+	}
+	return b[i : i+n], b[i+n:], true
+}
