@@ -820,7 +820,13 @@ func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 func viewObject(p *telemetry.Point) (string, bool) {
 	switch p.Measurement {
 	case "snmp_interface":
-		return firstTag(p, "ifName", "ifDescr", "ifIndex"), true
+		name := firstTag(p, "ifName", "ifDescr", "ifIndex")
+		if descr, ok := p.Tag("ifDescr"); ok && abbreviates(name, descr) {
+			// Cisco IOS's ifName is Gi0/1, its ifDescr and gNMI's name
+			// GigabitEthernet0/1: one port, one view, whichever polls it.
+			return descr, true
+		}
+		return name, true
 	case "interfaces_interface_state_counters", "interfaces_interface_state", "interfaces_interface":
 		object, _ := p.Tag("name")
 		return object, true
@@ -878,6 +884,16 @@ func tagMap(tags []telemetry.Tag) map[string]string {
 		m[t.Key] = t.Value
 	}
 	return m
+}
+
+// abbreviates reports whether interface name short is long abbreviated
+// as IOS abbreviates it (Gi0/1, GigabitEthernet0/1; Po1, Port-channel1):
+// the letters before the first digit a prefix of long's, ignoring case,
+// and the rest the same.
+func abbreviates(short, long string) bool {
+	i := strings.IndexAny(short, "0123456789")
+	j := strings.IndexAny(long, "0123456789")
+	return i > 0 && j > i && short[i:] == long[j:] && strings.EqualFold(short[:i], long[:i])
 }
 
 // firstTag returns the first of the keys p has a non-empty tag for.

@@ -115,3 +115,33 @@ func TestDuplicateIfDescrIsTwoInterfaces(t *testing.T) {
 		t.Errorf("two steady ports with one ifDescr raised %d events: %v", len(evs), evs)
 	}
 }
+
+// TestIOSAbbreviatedIfNameOneView: Cisco IOS's ifName is abbreviated
+// (Gi0/1), its ifDescr and gNMI's name are not (GigabitEthernet0/1): the
+// interface view names the port as gNMI does, so one device polled by
+// both shows one series per port. Names that are no abbreviation of the
+// ifDescr (eth0 beside a hardware description) stay as they are.
+func TestIOSAbbreviatedIfNameOneView(t *testing.T) {
+	w := loneMetricsWorker()
+	for i, tc := range []struct{ ifName, ifDescr, want string }{
+		{"Gi0/1", "GigabitEthernet0/1", "GigabitEthernet0/1"},
+		{"Po12", "Port-channel12", "Port-channel12"},
+		{"Te1/0/1", "TenGigabitEthernet1/0/1", "TenGigabitEthernet1/0/1"},
+		{"Ethernet1", "Ethernet1", "Ethernet1"},
+		{"eth0", "Intel Corporation 82540EM Gigabit Ethernet Controller", "eth0"},
+		{"Gi0/1", "GigabitEthernet0/10", "Gi0/1"},
+		{"ge-0/0/1", "ge-0/0/1", "ge-0/0/1"},
+	} {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags:   map[string]string{"ifName": tc.ifName, "ifDescr": tc.ifDescr, "ifIndex": "1"},
+			Fields: map[string]any{"ifHCInOctets": uint64(1000), "ifOperStatus": int64(1)}, Counters: []string{"ifHCInOctets"},
+			Time: casesT0.Add(time.Duration(i) * time.Minute), Source: "snmp"}
+		enrichAt(t, w, m, int64(i))
+		if !w.interfaceView(&w.row, &w.view) {
+			t.Fatalf("%s: no interface view", tc.ifName)
+		}
+		if got, _ := w.view.Tag("interface"); got != tc.want {
+			t.Errorf("ifName %q, ifDescr %q: interface %q, want %q", tc.ifName, tc.ifDescr, got, tc.want)
+		}
+	}
+}
