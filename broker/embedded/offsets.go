@@ -126,16 +126,29 @@ func replayOffsets(b []byte, m map[groupKey]int64) (int, []damagedSpan) {
 			end = pos
 			continue
 		}
-		// Resynchronise on the next valid entry, if any; a chance match
-		// of a CRC-32C over a well-formed entry is one in 2^32.
+		// Resynchronise past the damaged entry. Its length, when it
+		// fits, says where it ends: nothing inside it is read (a group
+		// ID may hold bytes that look like a whole entry). An entry
+		// running past the file's end is its torn tail.
+		n = int(binary.BigEndian.Uint32(b[pos:]))
+		if n >= 14 && pos+8+n > len(b) {
+			break
+		}
 		next := -1
-		for q := pos + 1; q+8 <= len(b); q++ {
-			if validOffsetEntry(b[q:]) {
-				next = q
-				break
+		if n >= 14 {
+			next = pos + 8 + n
+		} else {
+			// The length itself is damaged: the next valid entry, if
+			// any (a chance match of a CRC-32C over a well-formed
+			// entry is one in 2^32).
+			for q := pos + 1; q+8 <= len(b); q++ {
+				if validOffsetEntry(b[q:]) {
+					next = q
+					break
+				}
 			}
 		}
-		if next < 0 {
+		if next < 0 || next >= len(b) {
 			break
 		}
 		skipped = append(skipped, damagedSpan{pos, next - pos})

@@ -166,9 +166,14 @@ func (p *partition) openSealed(s *segment, nextBase int64) error {
 	if err != nil {
 		return fmt.Errorf("open %s segment %d: %w", p.name(), s.base, err)
 	}
-	if res.truncated > 0 {
-		p.opts.logger.Warn("cut the damaged tail of a sealed segment", slog.String("partition", p.name()),
-			slog.Int64("base", s.base), slog.Int64("bytes", res.truncated), slog.Any("reason", res.reason))
+	if res.unreadable > 0 {
+		p.opts.logger.Warn("the end of a sealed segment cannot be read; its bytes are left on disk, unread",
+			slog.String("partition", p.name()), slog.Int64("base", s.base), slog.Int64("at_byte", s.size.Load()),
+			slog.Int64("bytes", res.unreadable), slog.Any("reason", res.reason))
+	}
+	if res.damaged > 0 {
+		p.opts.logger.Warn("batches of a sealed segment fail their CRC; reads of them fail, the batches around them are read",
+			slog.String("partition", p.name()), slog.Int64("base", s.base), slog.Int("batches", res.damaged), slog.Any("first", res.damage))
 	}
 	if res.rebuilt != "" {
 		p.opts.logger.Warn("rewrote the index files of a segment", slog.String("partition", p.name()),
@@ -608,6 +613,13 @@ func (p *partition) indexMiss(s *segment, sealed bool, size, pos, offset int64) 
 		slog.String("partition", p.name()), slog.Int64("base", s.base), slog.Int64("offset", offset), slog.Int64("at_byte", pos))
 	if !sealed {
 		return // the next open scans it (close leaves no index behind)
+	}
+	// Under appendMu, which retention and topic deletion hold to remove
+	// segments: files written for a segment gone would stay for ever.
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if s.deleted.Load() || p.closed.Load() {
+		return
 	}
 	if err := s.rebuildIndexFiles(size, p.opts.indexInterval); err != nil {
 		p.opts.logger.Warn("rewriting the index files of a segment", slog.String("partition", p.name()),

@@ -221,9 +221,13 @@ func (s *segment) syncAll() error {
 
 // sealedOpen says what openSealed found.
 type sealedOpen struct {
-	rebuilt   string // why both index files were written again ("": they were not)
-	truncated int64  // bytes cut from a damaged tail
-	reason    error  // why they were cut
+	rebuilt string // why both index files were written again ("": they were not)
+	// unreadable are the bytes past the last batch that parses: left
+	// on disk, not read; reason says why the scan stopped there.
+	unreadable int64
+	reason     error
+	damaged    int   // batches kept whose CRC fails: a read of one fails
+	damage     error // the first of them
 }
 
 // openSealed reads what a sealed segment needs in memory: its size, its max
@@ -232,7 +236,8 @@ type sealedOpen struct {
 // gap before the next segment, which readers then skip, rather than as
 // offsets no read gets past. An index entry that points at no batch, or a
 // missing index file, costs a scan of the whole segment, and both index
-// files are written again.
+// files are written again. Damage is reported, never cut: the bytes past
+// a batch that does not parse are left on disk, unread.
 func (s *segment) openSealed(indexInterval int) (sealedOpen, error) {
 	var res sealedOpen
 	st, err := s.log.Stat()
@@ -258,21 +263,26 @@ func (s *segment) openSealed(indexInterval int) (sealedOpen, error) {
 	default:
 		s.maxTS.Store(ts) // a segment smaller than the index interval
 	}
-	scan, err := s.recoverSegment(from, next, indexInterval, nil)
+	// Never truncated: a sealed segment is not torn by a crash, and what
+	// follows a damaged batch may be intact.
+	scan, fileSize, err := s.scanBatches(from, next, indexInterval, nil, true)
 	if err != nil {
 		return res, err
 	}
-	res.truncated, res.reason = scan.truncated, scan.reason
-	if res.rebuilt == "" && (scan.truncated > 0 || len(s.index) > 0) {
-		// The index files may name what was cut, or lack entries: write
-		// them again from a scan of what is left.
+	if res.rebuilt == "" && (fileSize > s.size.Load() || len(s.index) > 0) {
+		// The index may name what cannot be read, or lack entries:
+		// write it again from a scan of the whole segment.
 		res.rebuilt = "its batches did not end where the index says"
 		s.index, s.timeIndex, s.bytesSinceIndex = nil, nil, 0
 		s.maxTS.Store(-1)
-		if _, err := s.recoverSegment(0, s.base, indexInterval, nil); err != nil {
+		if scan, fileSize, err = s.scanBatches(0, s.base, indexInterval, nil, true); err != nil {
 			return res, err
 		}
 	}
+	if fileSize > s.size.Load() {
+		res.unreadable, res.reason = fileSize-s.size.Load(), scan.reason
+	}
+	res.damaged, res.damage = scan.damaged, scan.damage
 	if res.rebuilt != "" {
 		s.addFinalTimeEntry()
 		err = s.rewriteIndexes()
