@@ -64,6 +64,6 @@ func FuzzDecode(f *testing.F) {
 		}
 		// The read loop answers a refused reportable v3 message from
 		// its header alone: that parse too takes anything.
-		r.refusalReport(pkt, OutcomeUnknownUser)
+		r.refusalReport(pkt, OutcomeUnknownUser, &refusalReports{}, now)
 	})
 }

@@ -44,48 +44,8 @@ func keepUnknownValues(pkt []byte, p *gosnmp.SnmpPacket) {
 // rawVarbindList finds the contents of the variable-bindings list of an
 // SNMP message whose PDU is in the clear.
 func rawVarbindList(pkt []byte) ([]byte, bool) {
-	msg, _, ok := berTLV(pkt, 0x30)
+	tag, body, ok := rawPDU(pkt)
 	if !ok {
-		return nil, false
-	}
-	version, rest, ok := berTLV(msg, 0x02)
-	if !ok || len(version) != 1 {
-		return nil, false
-	}
-	var pdu []byte
-	switch version[0] {
-	case 0, 1: // community
-		if _, pdu, ok = berTLV(rest, 0x04); !ok {
-			return nil, false
-		}
-	case 3:
-		h, ok := parseV3Header(pkt)
-		if !ok || h.flags&0x02 != 0 { // privFlag: the scoped PDU is encrypted
-			return nil, false
-		}
-		// msgGlobalData, msgSecurityParameters, then the scoped PDU:
-		// contextEngineID, contextName and the PDU.
-		if _, rest, ok = berTLV(rest, 0x30); !ok {
-			return nil, false
-		}
-		if _, rest, ok = berTLV(rest, 0x04); !ok {
-			return nil, false
-		}
-		scoped, _, ok := berTLV(rest, 0x30)
-		if !ok {
-			return nil, false
-		}
-		for range 2 {
-			if _, scoped, ok = berTLV(scoped, 0x04); !ok {
-				return nil, false
-			}
-		}
-		pdu = scoped
-	default:
-		return nil, false
-	}
-	tag, body, _, ok := berAny(pdu)
-	if !ok || tag&0xe0 != 0xa0 { // a context-specific constructed PDU
 		return nil, false
 	}
 	// The fields before the list: request-id, error-status and
@@ -102,6 +62,56 @@ func rawVarbindList(pkt []byte) ([]byte, bool) {
 	}
 	list, _, ok := berTLV(body, 0x30)
 	return list, ok
+}
+
+// rawPDU finds the PDU of an SNMP message, if it is in the clear: its tag
+// (0xa0 GetRequest ... 0xa7 SNMPv2-Trap, 0xa8 Report) and contents.
+func rawPDU(pkt []byte) (tag byte, body []byte, ok bool) {
+	msg, _, ok := berTLV(pkt, 0x30)
+	if !ok {
+		return 0, nil, false
+	}
+	version, rest, ok := berTLV(msg, 0x02)
+	if !ok || len(version) != 1 {
+		return 0, nil, false
+	}
+	var pdu []byte
+	switch version[0] {
+	case 0, 1: // community
+		if _, pdu, ok = berTLV(rest, 0x04); !ok {
+			return 0, nil, false
+		}
+	case 3:
+		h, ok := parseV3Header(pkt)
+		if !ok || h.flags&0x02 != 0 { // privFlag: the scoped PDU is encrypted
+			return 0, nil, false
+		}
+		// msgGlobalData, msgSecurityParameters, then the scoped PDU:
+		// contextEngineID, contextName and the PDU.
+		if _, rest, ok = berTLV(rest, 0x30); !ok {
+			return 0, nil, false
+		}
+		if _, rest, ok = berTLV(rest, 0x04); !ok {
+			return 0, nil, false
+		}
+		scoped, _, ok := berTLV(rest, 0x30)
+		if !ok {
+			return 0, nil, false
+		}
+		for range 2 {
+			if _, scoped, ok = berTLV(scoped, 0x04); !ok {
+				return 0, nil, false
+			}
+		}
+		pdu = scoped
+	default:
+		return 0, nil, false
+	}
+	tag, body, _, ok = berAny(pdu)
+	if !ok || tag&0xe0 != 0xa0 { // a context-specific constructed PDU
+		return 0, nil, false
+	}
+	return tag, body, true
 }
 
 // berAny splits b into its first element's tag and contents and what

@@ -41,8 +41,9 @@ func (l *refusalReports) allow(now time.Time) bool {
 // 4, 5 and 6) gives it, unauthenticated: the sender then says "Unknown
 // user name" or "Authentication failure" rather than a timeout, which
 // looks like a firewall. nil for any other outcome, a message that is not
-// reportable (a trap), or one whose header does not parse.
-func (r *Receiver) refusalReport(pkt []byte, outcome string) []byte {
+// reportable (a trap), or one whose header does not parse, and past the
+// rate limit's Reports a second.
+func (r *Receiver) refusalReport(pkt []byte, outcome string, limit *refusalReports, now time.Time) []byte {
 	var oid string
 	var stat *atomic.Uint32
 	switch outcome {
@@ -59,6 +60,15 @@ func (r *Receiver) refusalReport(pkt []byte, outcome string) []byte {
 	if !ok || h.flags&reportableFlag == 0 || h.user == "" {
 		return nil
 	}
+	// The flag decides only for a PDU that cannot be read (RFC 3412
+	// section 6.4): one in the clear is answered only if it is of the
+	// confirmed class.
+	if tag, _, ok := rawPDU(pkt); ok && !confirmedPDU(tag) {
+		return nil
+	}
+	if !limit.allow(now) {
+		return nil
+	}
 	sec := &gosnmp.UsmSecurityParameters{
 		AuthoritativeEngineID:    r.engineID,
 		AuthoritativeEngineBoots: r.boots,
@@ -73,6 +83,17 @@ func (r *Receiver) refusalReport(pkt []byte, outcome string) []byte {
 		return nil
 	}
 	return rep
+}
+
+// confirmedPDU reports whether a PDU tag is of the confirmed class (RFC
+// 3411 section 2.8): Get, GetNext, Set, GetBulk, Inform. Traps,
+// Responses and Reports are never answered.
+func confirmedPDU(tag byte) bool {
+	switch tag {
+	case 0xa0, 0xa1, 0xa3, 0xa5, 0xa6:
+		return true
+	}
+	return false
 }
 
 // reportableFlag is msgFlags' reportableFlag (RFC 3412 section 6.4):

@@ -386,7 +386,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 		now := time.Now()
 		it, version, outcome := r.decode(buf[:n], from, now)
 		if version == "3" && it.ack == nil && outcome != "" {
-			if rep := r.refusalReport(buf[:n], outcome); rep != nil && refusals.allow(now) {
+			if rep := r.refusalReport(buf[:n], outcome, &refusals, now); rep != nil {
 				it.ack, it.to = rep, from
 			}
 		}
