@@ -82,8 +82,13 @@ type Sink struct {
 	// prometheus_remote_write.
 	Listen      Address  `yaml:"listen"`
 	MetricsPath string   `yaml:"metrics_path"` // default /metrics
-	Staleness   Duration `yaml:"staleness"`    // default 5m
-	Namespace   string   `yaml:"namespace"`    // prefix of every name, optional
+	Staleness   Duration `yaml:"staleness"`    // default: DefaultStaleness
+	// DefaultStaleness is the staleness of a prometheus sink that gives
+	// none: the longer of DefaultPrometheusStaleness and twice the
+	// longest interval the config's collectors update a series at (set
+	// by Parse; a reload that changes the intervals changes it).
+	DefaultStaleness Duration `yaml:"-"`
+	Namespace        string   `yaml:"namespace"` // prefix of every name, optional
 
 	// file: JSON lines.
 	Path     string   `yaml:"path"`
@@ -448,8 +453,8 @@ func (c *Config) UnknownSinkTopics() map[string][]string {
 // config gives none and no collector updates less often.
 const DefaultPrometheusStaleness = 5 * time.Minute
 
-// defaultStaleness gives each prometheus sink without a staleness the
-// longer of DefaultPrometheusStaleness and twice the longest interval the
+// defaultStaleness gives each prometheus sink without a staleness (as its
+// DefaultStaleness) the longer of DefaultPrometheusStaleness and twice the longest interval the
 // collectors update a series at, and refuses a staleness that is not
 // longer than that interval: its series would vanish between updates.
 func (c *Config) defaultStaleness(add func(path, format string, args ...any)) {
@@ -459,7 +464,7 @@ func (c *Config) defaultStaleness(add func(path, format string, args ...any)) {
 		switch {
 		case s.Type != "prometheus":
 		case s.Staleness == 0:
-			s.Staleness = Duration(max(DefaultPrometheusStaleness, 2*longest))
+			s.DefaultStaleness = Duration(max(DefaultPrometheusStaleness, 2*longest))
 		case s.Staleness > 0 && s.Staleness.Std() <= longest:
 			add(fmt.Sprintf("sinks[%d].staleness", i), "%v is not longer than %s (%v): each series would vanish between its updates; leave it out for twice that",
 				s.Staleness.Std(), what, longest)

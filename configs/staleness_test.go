@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ gnmi:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := c.Sinks[0].Staleness.Std(); got != tc.want {
+			if got := cmp.Or(c.Sinks[0].Staleness, c.Sinks[0].DefaultStaleness).Std(); got != tc.want {
 				t.Fatalf("staleness %v, want %v", got, tc.want)
 			}
 		})

@@ -172,6 +172,14 @@ type Env struct {
 	StateDir string
 }
 
+// Reloader is a destination that takes part of a reloaded config while it
+// runs (the prometheus sink its staleness, whose default follows the
+// collectors' intervals); the rest of a sink's config takes effect at the
+// next start.
+type Reloader interface {
+	Reload(cfg configs.Sink)
+}
+
 // Constructor builds the destination of one configured sink.
 type Constructor func(cfg configs.Sink, env Env) (Destination, error)
 
@@ -297,6 +305,14 @@ func New(b broker.Broker, cfg configs.Sink, dest Destination, opts ...Option) (*
 // Run consumes and delivers until ctx is done; it returns nil on a clean
 // stop. What was delivered but not yet committed when it stops is delivered
 // again on the next start (at least once; at most one batch per sink).
+// Reload hands cfg, this sink's entry of a reloaded config, to its
+// destination if it is a Reloader.
+func (s *Sink) Reload(cfg configs.Sink) {
+	if r, ok := s.dest.(Reloader); ok {
+		r.Reload(cfg)
+	}
+}
+
 func (s *Sink) Run(ctx context.Context) error {
 	defer s.dest.Close()
 	ctx, cancel := context.WithCancel(ctx)

@@ -182,6 +182,8 @@ func restartNeeded(started, next *configs.Config) []string {
 	a.GNMI.Targets, b.GNMI.Targets = nil, nil
 	a.GNMI.Subscriptions, b.GNMI.Subscriptions = nil, nil
 	a.File, b.File = "", ""
+	// Defaults that follow the targets' intervals are applied with them.
+	a.Sinks, b.Sinks = withoutDerived(a.Sinks), withoutDerived(b.Sinks)
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	var out []string
 	for i := range va.NumField() {
@@ -192,6 +194,16 @@ func restartNeeded(started, next *configs.Config) []string {
 		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
 			out = append(out, name)
 		}
+	}
+	return out
+}
+
+// withoutDerived is sinks without what Parse derives from other sections
+// (a prometheus sink's default staleness), for comparison.
+func withoutDerived(sinks []configs.Sink) []configs.Sink {
+	out := slices.Clone(sinks)
+	for i := range out {
+		out[i].DefaultStaleness = 0
 	}
 	return out
 }

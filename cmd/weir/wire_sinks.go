@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/weirnet/weir/configs"
 	"log/slog"
 	"path/filepath"
 
@@ -24,5 +25,17 @@ func sinkComponents(d deps) ([]component, error) {
 	for i, s := range ss {
 		comps[i] = component{name: "sink-" + d.cfg.Sinks[i].Name, run: s.Run}
 	}
+	// What of a sink a reload changes: the defaults that follow the
+	// collectors' intervals (restartNeeded leaves them out).
+	d.reload.add("sinks", func(cfg *configs.Config) error {
+		for i, s := range ss {
+			for _, c := range cfg.Sinks {
+				if c.Name == d.cfg.Sinks[i].Name && c.Type == d.cfg.Sinks[i].Type {
+					s.Reload(c)
+				}
+			}
+		}
+		return nil
+	})
 	return comps, nil
 }

@@ -73,6 +73,32 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 		index[p] = len(out) - 1
 		return &out[len(out)-1]
 	}
+	// Deletes first, as gNMI applies a notification's (section 2.1): an
+	// entry replaced in one notification is deleted, then given its new
+	// values, not the other way round.
+	for _, d := range n.GetDelete() {
+		full := join(prefix, elems(d))
+		p := gpath.String(full)
+		org := origin
+		if org == "" {
+			org = d.GetOrigin()
+		}
+		if org != "" {
+			p = org + ":" + p
+		}
+		tags := keyTags(full)
+		tags["path"] = p
+		out = append(out, telemetry.Metric{
+			V:           telemetry.Version,
+			Measurement: measurement(full),
+			Device:      device,
+			Tags:        tags,
+			Fields:      map[string]any{"deleted": true},
+			Time:        ts,
+			ReceivedAt:  receivedAt,
+			Source:      Source,
+		})
+	}
 	prefixMetric := -1 // the metric of leaves right under the prefix
 	for _, u := range n.GetUpdate() {
 		// The common case, a leaf right under the prefix: no path work.
@@ -122,29 +148,6 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 		if fv, ok := Value(v); ok {
 			setField(m, leaf, fv, hasCounters(full))
 		}
-	}
-	for _, d := range n.GetDelete() {
-		full := join(prefix, elems(d))
-		p := gpath.String(full)
-		org := origin
-		if org == "" {
-			org = d.GetOrigin()
-		}
-		if org != "" {
-			p = org + ":" + p
-		}
-		tags := keyTags(full)
-		tags["path"] = p
-		out = append(out, telemetry.Metric{
-			V:           telemetry.Version,
-			Measurement: measurement(full),
-			Device:      device,
-			Tags:        tags,
-			Fields:      map[string]any{"deleted": true},
-			Time:        ts,
-			ReceivedAt:  receivedAt,
-			Source:      Source,
-		})
 	}
 	// A container whose every update had no usable value has no fields.
 	kept := out[:0]

@@ -152,7 +152,7 @@ func TestFlattenDeletesAndTags(t *testing.T) {
 	if len(ms) != 2 {
 		t.Fatalf("%+v", ms)
 	}
-	u, d := ms[0], ms[1]
+	d, u := ms[0], ms[1] // deletes first, as gNMI applies them
 	wantTags := map[string]string{"name": "default", "identifier": "BGP", "protocol_name": "BGP", "neighbor-address": "10.0.0.1",
 		"path": "openconfig:/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.1]/state"}
 	if u.Measurement != "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor_state" || !reflect.DeepEqual(u.Tags, wantTags) ||

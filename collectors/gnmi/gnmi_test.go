@@ -76,10 +76,12 @@ func TestFakeAgent(t *testing.T) {
 		c.Fields["in-octets"] != json.Number("42") || c.Fields["in-errors"] != json.Number("3") || c.Time.UnixNano() != ts {
 		t.Errorf("counters: %+v", c)
 	}
-	if b := ms[1]; b.Tags["neighbor-address"] != "192.0.2.1" || b.Fields["session-state"] != "ESTABLISHED" || b.Tags["protocol_name"] != "BGP" {
+	// The BGP notification's delete comes before its update, as gNMI
+	// applies them.
+	if b := ms[2]; b.Tags["neighbor-address"] != "192.0.2.1" || b.Fields["session-state"] != "ESTABLISHED" || b.Tags["protocol_name"] != "BGP" {
 		t.Errorf("bgp: %+v", b)
 	}
-	if d := ms[2]; d.Tags["neighbor-address"] != "192.0.2.2" || d.Fields["deleted"] != true {
+	if d := ms[1]; d.Tags["neighbor-address"] != "192.0.2.2" || d.Fields["deleted"] != true {
 		t.Errorf("delete: %+v", d)
 	}
 	if got := testutil.ToFloat64(r.m.Updates.WithLabelValues("fake1")); got != 4 {

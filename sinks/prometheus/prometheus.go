@@ -68,10 +68,7 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 
 // NewSink is New with a clock for staleness.
 func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
-	staleness := cfg.Staleness.Std()
-	if staleness <= 0 {
-		staleness = DefaultStaleness
-	}
+	staleness := stalenessOf(cfg)
 	col := NewCollector(cfg.Namespace, staleness, now)
 	ln, err := net.Listen("tcp", string(cfg.Listen))
 	if err != nil {
@@ -82,6 +79,23 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 		path = "/metrics"
 	}
 	return &Sink{path: path, ln: ln, col: col}, nil
+}
+
+// stalenessOf is the staleness cfg gives, else its default.
+func stalenessOf(cfg configs.Sink) time.Duration {
+	if d := cmp.Or(cfg.Staleness, cfg.DefaultStaleness).Std(); d > 0 {
+		return d
+	}
+	return DefaultStaleness
+}
+
+// Reload takes the staleness of a reloaded config: its default follows
+// the collectors' intervals, which a reload changes.
+func (s *Sink) Reload(cfg configs.Sink) {
+	d := stalenessOf(cfg)
+	s.col.mu.Lock()
+	s.col.staleness = d
+	s.col.mu.Unlock()
 }
 
 // Addr is the address the endpoint listens on.
@@ -393,6 +407,23 @@ func deletedPath(p *telemetry.Point) (string, bool) {
 func (c *Collector) deletePath(p *telemetry.Point, path string) {
 	device := validUTF8(p.Device)
 	path = validUTF8(path)
+	// A leaf's delete (…/counters/in-octets) names a field of the series
+	// set at its container's path: those fields' series go.
+	var parent string
+	var leafFams []*family
+	if i := strings.LastIndexByte(path, '/'); i > 0 && !strings.ContainsAny(path[i:], "[]") {
+		leaf := path[i+1:]
+		if j := strings.LastIndexByte(leaf, ':'); j >= 0 {
+			leaf = leaf[j+1:] // a module prefix, as the gNMI collector strips it
+		}
+		parent = path[:i]
+		measurement := strings.TrimSuffix(p.Measurement, "_"+strings.ReplaceAll(leaf, "-", "_"))
+		for _, counter := range []bool{false, true} {
+			if f := c.byName[nameKey{measurement, leaf, counter}]; f != nil {
+				leafFams = append(leafFams, f)
+			}
+		}
+	}
 	for k, set := range c.sets {
 		var dev, at string
 		for _, l := range set.labels {
@@ -403,7 +434,13 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 				at = l.value
 			}
 		}
-		if dev != device || !underPath(at, path) {
+		if dev != device {
+			continue
+		}
+		if !underPath(at, path) {
+			if at == parent && len(leafFams) > 0 {
+				c.dropFields(set, leafFams)
+			}
 			continue
 		}
 		for _, s := range set.series {
@@ -415,6 +452,19 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 			}
 		}
 		delete(c.sets, k)
+	}
+}
+
+// dropFields drops the series of set in the families fams.
+func (c *Collector) dropFields(set *seriesSet, fams []*family) {
+	for _, s := range set.series {
+		if s.dropped || !slices.Contains(fams, s.fam) {
+			continue
+		}
+		c.dropSeries(s.fam, set.key, s)
+		if len(s.fam.series) == 0 && !s.fam.dropped {
+			c.dropFamily(s.fam)
+		}
 	}
 }
 
