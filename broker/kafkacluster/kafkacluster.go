@@ -220,6 +220,10 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	return nil
 }
 
+// ProduceMayWait: Produce waits for a cluster that is away, as long as its
+// ctx lasts (publish.Waiter), rather than fail.
+func (b *Broker) ProduceMayWait() bool { return true }
+
 // Produce appends records partitioned by key (murmur2).
 func (b *Broker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
 	if len(recs) == 0 {

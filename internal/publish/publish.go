@@ -19,6 +19,7 @@ package publish
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -31,7 +32,26 @@ const (
 	// DefaultMaxBackoff keeps a broker back from an outage written to
 	// within seconds.
 	DefaultMaxBackoff = 5 * time.Second
+	// DefaultStallAfter is how long an attempt waits on a broker that
+	// waits (a Kafka cluster away) before the wait is reported.
+	DefaultStallAfter = 15 * time.Second
 )
+
+// Waiter is a broker whose Produce may wait for the cluster to come back
+// rather than fail (the Kafka backend): a Publisher reports such a wait
+// while it lasts. Its Produce must end when its ctx does.
+type Waiter interface {
+	ProduceMayWait() bool
+}
+
+// StalledError is what OnRetry and the log are given for an attempt that
+// has waited Waited on the broker without an answer and goes on waiting.
+// The records are not sent again: that might write them twice.
+type StalledError struct{ Waited time.Duration }
+
+func (e *StalledError) Error() string {
+	return fmt.Sprintf("the broker has not answered for %v; still waiting", e.Waited.Round(time.Second))
+}
 
 // Reason says why records were dropped.
 type Reason uint8
@@ -74,6 +94,12 @@ type Publisher struct {
 	// OnRetry, if set, is called for each failed attempt that will be
 	// retried after wait (not for one the end of the context cut short).
 	OnRetry func(err error, wait time.Duration)
+	// StallAfter: an attempt that has waited this long on a Waiter broker
+	// is reported, and again each StallAfter it goes on waiting: logged
+	// (warn) and passed to OnRetry as a *StalledError with wait 0, from
+	// another goroutine while Publish waits. Zero takes
+	// DefaultStallAfter; negative reports nothing.
+	StallAfter time.Duration
 	// OnDrop, if set, is called for records dropped: recs[i:i+n] of the
 	// batch given to Publish. For Refused, one record (n is 1) and the
 	// broker's error; for Unsent, the records left when the context
@@ -221,7 +247,7 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) (left pen
 		for i := range send {
 			send[i].Offset = -1 // a broker that does not say stays safe
 		}
-		err := p.Broker.Produce(ctx, p.Topic, send)
+		err := p.attempt(ctx, send)
 		if err == nil {
 			left.taken(recs, send)
 			return nil, nil
@@ -255,6 +281,45 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) (left pen
 		}
 		backoff = min(backoff*2, maxBackoff)
 	}
+}
+
+// attempt is one Produce; on a broker that may wait, a wait past
+// StallAfter is reported while it lasts (see StallAfter).
+func (p *Publisher) attempt(ctx context.Context, send []broker.Record) error {
+	w, ok := p.Broker.(Waiter)
+	after := p.StallAfter
+	if after == 0 {
+		after = DefaultStallAfter
+	}
+	if !ok || !w.ProduceMayWait() || after < 0 {
+		return p.Broker.Produce(ctx, p.Topic, send)
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTimer(after)
+		defer t.Stop()
+		for waited := after; ; waited += after {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			err := &StalledError{Waited: waited}
+			if p.OnRetry != nil {
+				p.OnRetry(err, 0)
+			}
+			if p.Logger != nil {
+				p.Logger.LogAttrs(ctx, slog.LevelWarn, p.message("publish waiting for the broker"), slog.String("topic", p.Topic),
+					slog.Int("records", len(send)), slog.Any("err", err))
+			}
+			t.Reset(after)
+		}
+	}()
+	err := p.Broker.Produce(ctx, p.Topic, send)
+	close(done)
+	<-exited // the hooks are done with before Publish goes on
+	return err
 }
 
 // refused drops recs[i], which the broker refused with err.

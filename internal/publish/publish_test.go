@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 const topic = "t"
@@ -394,5 +396,62 @@ func TestPartialFailureUnsentRuns(t *testing.T) {
 	}
 	if got := values(t, b); !slices.Equal(got, []string{"0", "3", "4"}) {
 		t.Fatalf("the log holds %q", got)
+	}
+}
+
+// waiting is a broker whose Produce waits until release is closed (a
+// Kafka cluster away), then takes the records.
+type waiting struct {
+	broker.Broker
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (w *waiting) ProduceMayWait() bool { return true }
+
+func (w *waiting) Produce(ctx context.Context, _ string, recs []broker.Record) error {
+	w.calls.Add(1)
+	select {
+	case <-w.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for i := range recs {
+		recs[i].Offset = int64(i)
+	}
+	return nil
+}
+
+// TestStalledAttemptReported: an attempt waiting on a broker that waits
+// rather than fails is reported each StallAfter (OnRetry with a
+// *StalledError, a warning) while it waits, and not sent again: the
+// records are taken once, when the broker answers.
+func TestStalledAttemptReported(t *testing.T) {
+	b := &waiting{release: make(chan struct{})}
+	var stalls atomic.Int32
+	var logs syncbuf.Buffer
+	p := Publisher{Broker: b, Topic: "t", Name: "test", StallAfter: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		OnRetry: func(err error, wait time.Duration) {
+			var se *StalledError
+			if errors.As(err, &se) && wait == 0 {
+				stalls.Add(1)
+			}
+		}}
+	go func() {
+		for stalls.Load() < 3 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		close(b.release)
+	}()
+	res, err := p.Publish(context.Background(), make([]broker.Record, 4))
+	if err != nil || res.Published != 4 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if b.calls.Load() != 1 {
+		t.Fatalf("%d attempts: a stalled attempt was sent again", b.calls.Load())
+	}
+	if !strings.Contains(logs.String(), "test publish waiting for the broker") {
+		t.Fatalf("no warning: %s", logs.String())
 	}
 }
