@@ -150,3 +150,33 @@ func weirOn(t *testing.T, c *kfake.Cluster, rf int16) *Broker {
 	t.Cleanup(func() { b.Close() })
 	return b
 }
+
+// TestConfiguredTopicCreatedOnFirstUse: a topic of broker.topics that
+// could not be created at start (the cluster not reachable yet) is
+// created with its own config when first produced to, not weir's
+// defaults nor the cluster's.
+func TestConfiguredTopicCreatedOnFirstUse(t *testing.T) {
+	c := autoCreating(t, 1)
+	b, err := New(c.ListenAddrs(), WithTopicDefaults(broker.TopicConfig{Partitions: 4}),
+		WithTopics(map[string]broker.TopicConfig{"events": {Partitions: 3}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, topic := range []string{"events", "other"} {
+		if err := b.Produce(ctx, topic, []broker.Record{{Key: []byte("edge1"), Value: []byte("v")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for topic, want := range map[string]int{"events": 3, "other": 4} {
+		infos, err := b.DescribeTopics(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(infos[0].Partitions); n != want {
+			t.Errorf("%s: %d partitions, want %d", topic, n, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -38,6 +39,7 @@ type Broker struct {
 	adminCl  *kgo.Client // without topic auto-creation: describing a topic never creates it
 	admin    *kadm.Client
 	defaults broker.TopicConfig
+	topics   map[string]broker.TopicConfig // WithTopics; read only
 	// Topics this process has made sure exist (created with defaults
 	// and rf, or found there) before producing to them.
 	ensured sync.Map
@@ -73,6 +75,14 @@ type Option func(*Broker)
 
 // WithTopicDefaults sets partitions (and retention) for topics weir creates.
 func WithTopicDefaults(cfg broker.TopicConfig) Option { return func(b *Broker) { b.defaults = cfg } }
+
+// WithTopics gives topics their own config (the config file's
+// broker.topics): a topic of these that does not exist yet is created
+// with its config when first produced to, also when it could not be
+// created at start (the cluster not reachable then).
+func WithTopics(topics map[string]broker.TopicConfig) Option {
+	return func(b *Broker) { b.topics = maps.Clone(topics) }
+}
 
 // WithReplicationFactor sets the replication factor of topics weir creates
 // (-1: the cluster's default).
@@ -589,13 +599,18 @@ func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 	if _, ok := b.ensured.Load(topic); ok {
 		return nil
 	}
-	if err := b.CreateTopic(ctx, topic, broker.TopicConfig{}); err != nil && (ctx.Err() != nil || !refusedForGood(err) || badSettings(err)) {
+	if err := b.CreateTopic(ctx, topic, b.topics[topic]); err != nil && (ctx.Err() != nil || !refusedForGood(err) || badSettings(err)) {
 		return fmt.Errorf("kafka: produce %s: %w", topic, err)
 	}
 	b.limits.Learn(ctx, b.admin, topic)
 	b.ensured.Store(topic, true)
 	return nil
 }
+
+// Unreachable reports whether err (of CreateTopic) is one that passes: the
+// cluster not reachable, a timeout, a controller moving. The topic's
+// creation can wait for its first use (see WithTopics).
+func Unreachable(err error) bool { return !refusedForGood(err) }
 
 // badSettings reports whether the cluster refused weir's own topic
 // settings (broker.kafka.replication_factor above its brokers, a partition

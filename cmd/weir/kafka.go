@@ -63,7 +63,8 @@ func kafkaBackend(c configs.Broker, dataDir string) (*kafkacluster.Broker, error
 		kafkacluster.WithInstance(instance),
 		kafkacluster.WithClientOpts(opts...),
 		kafkacluster.WithReplicationFactor(rf),
-		kafkacluster.WithTopicDefaults(broker.TopicConfig{Partitions: c.DefaultPartitions}))
+		kafkacluster.WithTopicDefaults(broker.TopicConfig{Partitions: c.DefaultPartitions}),
+		kafkacluster.WithTopics(topicConfigs(c)))
 }
 
 // instanceID names this weir process in its Kafka transactional ids: the

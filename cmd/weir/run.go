@@ -26,6 +26,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/broker/kafkacluster"
 	"github.com/weirnet/weir/broker/kafkawire"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/dirlock"
@@ -170,6 +171,15 @@ func topicConfig(t configs.Topic) broker.TopicConfig {
 	}
 }
 
+// topicConfigs is broker.topics as the broker takes them.
+func topicConfigs(c configs.Broker) map[string]broker.TopicConfig {
+	out := make(map[string]broker.TopicConfig, len(c.Topics))
+	for name, t := range c.Topics {
+		out[name] = topicConfig(t)
+	}
+	return out
+}
+
 // run runs weir with cfg; reread reads the config file again at SIGHUP
 // (nil for none: the built-in config).
 func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Config, error), roles map[string]bool, logger *slog.Logger) error {
@@ -243,7 +253,16 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 	// (on a Kafka cluster, when weir creates them: one there already keeps
 	// its own).
 	for name, t := range cfg.Broker.Topics {
-		if err := b.CreateTopic(ctx, name, topicConfig(t)); err != nil && !errors.Is(err, broker.ErrTopicExists) {
+		err := b.CreateTopic(ctx, name, topicConfig(t))
+		switch {
+		case err == nil, errors.Is(err, broker.ErrTopicExists):
+		case len(cfg.Broker.Kafka.Brokers) > 0 && kafkacluster.Unreachable(err):
+			// Created with its config when first produced to
+			// (kafkacluster.WithTopics): a cluster still starting
+			// stops nothing.
+			logger.Warn("cannot create a configured topic now; it is created with its config once the cluster answers",
+				slog.String("topic", name), slog.Any("error", err))
+		default:
 			return fmt.Errorf("create topic %s: %w", name, err)
 		}
 	}
