@@ -19,12 +19,7 @@ import (
 // the same base, e.g. a recreated topic, would append to).
 func TestIndexRebuildAfterRetentionLeavesNoFiles(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8192}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceBatches(t, b, 50)
-	b.Close()
+	writtenLog(t, dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8192}))
 	pdir := partitionDir(dir, "t", 0)
 	idx := segmentName(pdir, 0, ".index")
 	data, err := os.ReadFile(idx)

@@ -11,17 +11,12 @@ import (
 // TestSealedRebuildDoesNotCutIntactRecords: segment 0 lost its
 // .timeindex (documented to cost a scan) and one byte of one record in its
 // second batch rotted. The open rebuilds the index files with a full scan
-// (recoverSegment), which truncates the sealed segment at the first batch
-// failing its CRC: every intact batch after it is cut from the file, and
-// reads of those offsets jump to the next segment.
+// without truncating a sealed segment at a batch failing its CRC (the
+// active segment's recovery would): the intact batches after it are
+// still read.
 func TestSealedRebuildDoesNotCutIntactRecords(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8192}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceBatches(t, b, 50)
-	b.Close()
+	writtenLog(t, dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8192}))
 	pdir := partitionDir(dir, "t", 0)
 	bases := segmentBases(t, pdir)
 	if len(bases) < 3 || bases[1] < 40 {

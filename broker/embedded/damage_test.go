@@ -31,6 +31,20 @@ func produceBatches(t *testing.T, b *Broker, n int) {
 	}
 }
 
+// writtenLog writes 50 batches of 10 records to partition 0 of "t" in a
+// log at dir opened with opts, and closes it cleanly.
+func writtenLog(t *testing.T, dir string, opts ...Option) {
+	t.Helper()
+	b, err := Open(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	produceBatches(t, b, 50)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func segmentBases(t *testing.T, dir string) []int64 {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -53,14 +67,7 @@ func segmentBases(t *testing.T, dir string) []int64 {
 // every record stays readable and the next produce gets the next offset.
 func TestCleanOpenCorruptIndexKeepsLog(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceBatches(t, b, 50)
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writtenLog(t, dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
 	idx := segmentName(partitionDir(dir, "t", 0), 0, ".index")
 	data, err := os.ReadFile(idx)
 	if err != nil || len(data) < 2*indexEntrySize {
@@ -90,12 +97,7 @@ func TestCleanOpenCorruptIndexKeepsLog(t *testing.T) {
 // must not set the partition's size and high watermark from the index.
 func TestCleanOpenIndexPastEndOfLog(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceBatches(t, b, 50)
-	b.Close()
+	writtenLog(t, dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
 	idx := segmentName(partitionDir(dir, "t", 0), 0, ".index")
 	f, err := os.OpenFile(idx, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -120,12 +122,7 @@ func TestCleanOpenIndexPastEndOfLog(t *testing.T) {
 // as if it were the record that was produced.
 func TestSealedSegmentFlippedByte(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 4096}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceBatches(t, b, 50)
-	b.Close()
+	writtenLog(t, dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 4096}))
 	pdir := partitionDir(dir, "t", 0)
 	if bases := segmentBases(t, pdir); len(bases) < 3 {
 		t.Fatalf("want several segments, have %v", bases)
@@ -141,7 +138,7 @@ func TestSealedSegmentFlippedByte(t *testing.T) {
 	os.Remove(filepath.Join(dir, ".clean_shutdown")) // even after a crash
 	b2 := openTest(t, dir)
 	var res broker.FetchResult
-	err = b2.Fetch(ctx, "t", 0, 0, broker.FetchOptions{MaxBytes: 64 << 10}, &res)
+	err := b2.Fetch(ctx, "t", 0, 0, broker.FetchOptions{MaxBytes: 64 << 10}, &res)
 	if err != nil {
 		t.Logf("detected: %v", err)
 		return
@@ -160,12 +157,7 @@ func TestSealedSegmentFlippedByte(t *testing.T) {
 // error), not wait at the gap for ever with the later segments unread.
 func TestTruncatedSealedSegmentDoesNotStallConsumers(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 4096}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceBatches(t, b, 50)
-	b.Close()
+	writtenLog(t, dir, WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 4096}))
 	pdir := partitionDir(dir, "t", 0)
 	bases := segmentBases(t, pdir)
 	if len(bases) < 3 {
@@ -199,12 +191,7 @@ func TestTruncatedSealedSegmentDoesNotStallConsumers(t *testing.T) {
 // records it points at unreadable.
 func TestSealedIndexDamagedStillReads(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Open(dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8192}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	produceBatches(t, b, 50)
-	b.Close()
+	writtenLog(t, dir, WithIndexInterval(256), WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8192}))
 	idx := segmentName(partitionDir(dir, "t", 0), 0, ".index")
 	data, err := os.ReadFile(idx)
 	if err != nil || len(data) < indexEntrySize {

@@ -160,35 +160,41 @@ func replayOffsets(b []byte, m map[groupKey]int64) (int, []damagedSpan) {
 // applyOffsetEntry applies the entry at the start of b to m and returns its
 // length, or false if it is not a whole, valid entry.
 func applyOffsetEntry(b []byte, m map[groupKey]int64) (int, bool) {
-	if !validOffsetEntry(b) {
+	k, off, n, ok := parseOffsetEntry(b)
+	if !ok {
 		return 0, false
 	}
-	n := int(binary.BigEndian.Uint32(b))
-	k, off, _ := decodeOffsetEntry(b[8 : 8+n])
 	if off < 0 {
 		delete(m, k)
 	} else {
 		m[k] = off
 	}
-	return 8 + n, true
+	return n, true
 }
 
 // validOffsetEntry reports whether b starts with a whole entry whose CRC
 // matches and whose contents decode.
 func validOffsetEntry(b []byte) bool {
+	_, _, _, ok := parseOffsetEntry(b)
+	return ok
+}
+
+// parseOffsetEntry decodes the entry at the start of b, checking its
+// length and CRC, and returns its length.
+func parseOffsetEntry(b []byte) (k groupKey, off int64, n int, ok bool) {
 	if len(b) < 8 {
-		return false
+		return k, 0, 0, false
 	}
-	n := int(binary.BigEndian.Uint32(b))
+	n = int(binary.BigEndian.Uint32(b))
 	if n < 14 || 8+n > len(b) {
-		return false
+		return k, 0, 0, false
 	}
 	e := b[8 : 8+n]
 	if crc32.Checksum(e, crcTable) != binary.BigEndian.Uint32(b[4:]) {
-		return false
+		return k, 0, 0, false
 	}
-	_, _, ok := decodeOffsetEntry(e)
-	return ok
+	k, off, ok = decodeOffsetEntry(e)
+	return k, off, 8 + n, ok
 }
 
 func decodeOffsetEntry(e []byte) (groupKey, int64, bool) {

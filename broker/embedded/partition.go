@@ -862,11 +862,7 @@ func (p *partition) close() error {
 		if s.badIndex.Load() {
 			// A read found it wrong: the next open scans the segment
 			// and writes it anew.
-			for _, ext := range []string{".index", ".timeindex"} {
-				if err := os.Remove(segmentName(s.dir, s.base, ext)); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
-					first = fmt.Errorf("%w: %w", broker.ErrStorage, err)
-				}
-			}
+			first = s.removeIndexFiles()
 		} else if err := s.flushIndexes(true); err != nil {
 			first = err
 		}

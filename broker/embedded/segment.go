@@ -186,13 +186,22 @@ func appendEntries(name string, n int, sync bool, fill func([]byte) []byte) erro
 // rewriteIndexes replaces the index files with the in-memory entries, after
 // recovery rebuilt them.
 func (s *segment) rewriteIndexes() error {
-	for _, ext := range []string{".index", ".timeindex"} {
-		if err := os.Remove(segmentName(s.dir, s.base, ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%w: %w", broker.ErrStorage, err)
-		}
+	if err := s.removeIndexFiles(); err != nil {
+		return err
 	}
 	s.flushedIndex, s.flushedTime = 0, 0
 	return s.flushIndexes(true)
+}
+
+// removeIndexFiles removes both index files, if there; the first error.
+func (s *segment) removeIndexFiles() error {
+	var first error
+	for _, ext := range []string{".index", ".timeindex"} {
+		if err := os.Remove(segmentName(s.dir, s.base, ext)); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
+			first = fmt.Errorf("%w: %w", broker.ErrStorage, err)
+		}
+	}
+	return first
 }
 
 // addFinalTimeEntry records the segment's max timestamp as a last time index

@@ -34,8 +34,9 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// DefaultStaleness drops series not updated for this long.
-const DefaultStaleness = 5 * time.Minute
+// DefaultStaleness drops series not updated for this long, when the
+// config gives no staleness and no default.
+const DefaultStaleness = configs.DefaultPrometheusStaleness
 
 // Sink holds the series and serves them.
 type Sink struct {
@@ -320,15 +321,7 @@ func (c *Collector) Release(tps []broker.TopicPartition) {
 		if !slices.Contains(tps, set.from) {
 			continue
 		}
-		for _, s := range set.series {
-			if !s.dropped {
-				c.dropSeries(s.fam, set.key, s)
-			}
-			if len(s.fam.series) == 0 && !s.fam.dropped {
-				c.dropFamily(s.fam)
-			}
-		}
-		delete(c.sets, k)
+		c.dropSet(k, set)
 	}
 }
 
@@ -443,25 +436,26 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 			}
 			continue
 		}
-		for _, s := range set.series {
-			if !s.dropped {
-				c.dropSeries(s.fam, set.key, s)
-			}
-			if len(s.fam.series) == 0 && !s.fam.dropped {
-				c.dropFamily(s.fam)
-			}
-		}
-		delete(c.sets, k)
+		c.dropSet(k, set)
 	}
 }
 
-// dropFields drops the series of set in the families fams.
+// dropSet drops every series of set, stored under key, and the set.
+func (c *Collector) dropSet(key string, set *seriesSet) {
+	c.dropFields(set, nil)
+	delete(c.sets, key)
+}
+
+// dropFields drops the series of set in the families fams (nil: all),
+// and the families left without series.
 func (c *Collector) dropFields(set *seriesSet, fams []*family) {
 	for _, s := range set.series {
-		if s.dropped || !slices.Contains(fams, s.fam) {
+		if fams != nil && !slices.Contains(fams, s.fam) {
 			continue
 		}
-		c.dropSeries(s.fam, set.key, s)
+		if !s.dropped {
+			c.dropSeries(s.fam, set.key, s)
+		}
 		if len(s.fam.series) == 0 && !s.fam.dropped {
 			c.dropFamily(s.fam)
 		}
