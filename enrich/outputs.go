@@ -523,13 +523,15 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		}
 	}
 	o.carry = carry
-	switch {
-	case err == nil:
-		o.logger.Info("enrich: transaction aborted by a rebalance; its records will be enriched again")
-	case perr != nil:
+	if perr != nil {
 		for _, b := range all {
 			o.m.publishErrors.WithLabelValues(b.topic).Inc()
 		}
+	}
+	switch {
+	case err == nil:
+		o.logger.Info("enrich: transaction aborted by a rebalance; its records will be enriched again")
+	case perr != nil && !errors.Is(perr, broker.ErrRecordTooLarge):
 		o.logger.Error("enrich: publishing failed; the batch will be enriched again", slog.Any("error", err))
 		select {
 		case <-ctx.Done():
@@ -537,6 +539,12 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		case <-time.After(time.Second):
 		}
 	default:
+		// Joined again, the member has a new client. That is the cure
+		// for records refused for their size although each passed
+		// CheckSize: a Kafka producer keeps the batch limit it took
+		// when it first produced to a topic, which the topic's
+		// max.message.bytes lowered since is under.
+		//
 		// Back off when it keeps failing (a missing TransactionalId
 		// ACL, say): each rejoin rebalances the whole group.
 		m.failures++

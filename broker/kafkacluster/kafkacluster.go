@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"os"
@@ -34,8 +35,8 @@ import (
 type Broker struct {
 	seeds    []string
 	opts     []kgo.Opt
-	producer *kgo.Client // idempotent, acks=all, murmur2 keys
-	manual   *kgo.Client // for explicit partitions, and Fetch's requests
+	producer *renewable  // idempotent, acks=all, murmur2 keys
+	manual   *renewable  // for explicit partitions, and Fetch's requests
 	adminCl  *kgo.Client // without topic auto-creation: describing a topic never creates it
 	admin    *kadm.Client
 	defaults broker.TopicConfig
@@ -50,6 +51,7 @@ type Broker struct {
 
 	rf       int16
 	instance string // names the process in transactional ids
+	logger   *slog.Logger
 
 	// Fetch's: where partitions are led, from metadata (asked again
 	// when a fetch finds it out of date), and its decompressor.
@@ -103,10 +105,15 @@ func WithClientOpts(opts ...kgo.Opt) Option {
 // transaction timeout.
 func WithInstance(name string) Option { return func(b *Broker) { b.instance = name } }
 
+// WithLogger is where the backend reports what it works around (a topic's
+// size limit lowered under its batches); none by default.
+func WithLogger(l *slog.Logger) Option { return func(b *Broker) { b.logger = l } }
+
 // New connects to the cluster at seeds.
 func New(seeds []string, opts ...Option) (*Broker, error) {
 	b := &Broker{seeds: seeds, rf: -1, defaults: broker.TopicConfig{Partitions: 6},
-		dec: kgo.DefaultDecompressor(), leaders: map[broker.TopicPartition]partitionLeader{}}
+		dec: kgo.DefaultDecompressor(), leaders: map[broker.TopicPartition]partitionLeader{},
+		logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(b)
 	}
@@ -132,17 +139,16 @@ func New(seeds []string, opts ...Option) (*Broker, error) {
 	// which would hold a collector's publish and weir's stop past every
 	// deadline. What is failed so may have been written: Produce's
 	// callers retry what is unsent, at least once.
-	if b.producer, err = kgo.NewClient(append(base, kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond),
+	if b.producer, err = newRenewable(b.limits, append(base, kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond),
 		kgo.AllowIdempotentProduceCancellation(),
-		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)), kgo.ProducerBatchMaxBytesFn(b.limits.Batch))...); err != nil {
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))); err != nil {
 		b.adminCl.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	if b.manual, err = kgo.NewClient(append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation(),
-		kgo.AllowIdempotentProduceCancellation(),
-		kgo.ProducerBatchMaxBytesFn(b.limits.Batch))...); err != nil {
+	if b.manual, err = newRenewable(b.limits, append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation(),
+		kgo.AllowIdempotentProduceCancellation())); err != nil {
 		b.adminCl.Close()
-		b.producer.Close()
+		b.producer.close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	return b, nil
@@ -220,6 +226,11 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 				recs[i].Partition, recs[i].Offset = kr.Partition, kr.Offset
 			}
 		}
+		if tooLarge(err) {
+			// The records passed checkSize: the topic's limit may
+			// have gone down since it was learned.
+			b.limits.Relearn(ctx, b.admin, topic)
+		}
 		return fmt.Errorf("kafka: produce %s: %w", topic, mapErr(err))
 	}
 	// Results come in completion order; the records themselves, which
@@ -228,6 +239,34 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 		recs[i].Partition, recs[i].Offset = kr.Partition, kr.Offset
 	}
 	return nil
+}
+
+// produceRenewing produces with r's client. Batches the cluster refuses
+// for their size, of records that each fit, mean the topic's
+// max.message.bytes went down under the batch limit the client took
+// (limitedClient): the client is replaced, and the records the cluster
+// did not take are sent again with the new one.
+func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string, recs []broker.Record, partition int32) error {
+	lc := r.client()
+	err := b.produce(ctx, lc.Client, topic, recs, partition)
+	for try := 0; err != nil && tooLarge(err) && try < 3; try++ {
+		var ok bool
+		if lc, ok = r.renew(lc, topic, b.logger); !ok {
+			break
+		}
+		var left []broker.Record
+		var at []int
+		for i := range recs {
+			if recs[i].Offset < 0 {
+				left, at = append(left, recs[i]), append(at, i)
+			}
+		}
+		err = b.produce(ctx, lc.Client, topic, left, partition)
+		for j, i := range at {
+			recs[i].Partition, recs[i].Offset = left[j].Partition, left[j].Offset
+		}
+	}
+	return err
 }
 
 // ProduceMayWait: Produce waits for a cluster that is away, as long as its
@@ -239,7 +278,7 @@ func (b *Broker) Produce(ctx context.Context, topic string, recs []broker.Record
 	if len(recs) == 0 {
 		return nil
 	}
-	return b.produce(ctx, b.producer, topic, recs, -1)
+	return b.produceRenewing(ctx, b.producer, topic, recs, -1)
 }
 
 // ProducePartition appends records to one partition.
@@ -247,7 +286,7 @@ func (b *Broker) ProducePartition(ctx context.Context, topic string, partition i
 	if len(recs) == 0 {
 		return nil
 	}
-	return b.produce(ctx, b.manual, topic, recs, partition)
+	return b.produceRenewing(ctx, b.manual, topic, recs, partition)
 }
 
 // Fetch reads committed records of one partition from offset (records of
@@ -360,7 +399,7 @@ func (b *Broker) fetch(ctx context.Context, topic string, partition int32, offse
 			kreq = fetchByName{req} // no topic ID: v12 at most, as kgo's own fetches (#295)
 		}
 		var kresp kmsg.Response
-		if kresp, err = b.manual.Broker(int(l.id)).Request(ctx, kreq); err != nil {
+		if kresp, err = b.manual.client().Broker(int(l.id)).Request(ctx, kreq); err != nil {
 			if ctx.Err() != nil {
 				return kgo.FetchPartition{}, 0, err
 			}
@@ -441,7 +480,7 @@ func (b *Broker) leader(ctx context.Context, topic string, partition int32, refr
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, b.manual)
+	resp, err := req.RequestWith(ctx, b.manual.client())
 	if err != nil {
 		return partitionLeader{}, err
 	}
@@ -578,8 +617,8 @@ func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.
 
 // Close closes the clients.
 func (b *Broker) Close() error {
-	b.producer.Close()
-	b.manual.Close()
+	b.producer.close()
+	b.manual.close()
 	b.adminCl.Close()
 	return nil
 }

@@ -539,7 +539,7 @@ func TestProduceAtTheBatchLimit(t *testing.T) {
 	if err := b.CreateTopic(ctx, "edge", broker.TopicConfig{Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
-	limit := int(b.producer.OptValue(kgo.ProducerBatchMaxBytes).(int32))
+	limit := int(b.producer.client().OptValue(kgo.ProducerBatchMaxBytes).(int32))
 	sized := func(extra int) broker.Record {
 		rec := broker.Record{Key: []byte("k"), Headers: []broker.Header{{Key: "source", Value: []byte("syslog")}, {Key: "schema", Value: []byte("log/1")}}}
 		rec.Value = make([]byte, limit-batchBytes(&rec))
@@ -555,7 +555,7 @@ func TestProduceAtTheBatchLimit(t *testing.T) {
 		t.Fatalf("a record of exactly the limit: %v", err)
 	}
 	over := sized(4)
-	if err := b.producer.ProduceSync(ctx, toKgo("edge", &over)).FirstErr(); err == nil {
+	if err := b.producer.client().ProduceSync(ctx, toKgo("edge", &over)).FirstErr(); err == nil {
 		t.Fatal("franz-go took a record 4 bytes over the limit by batchBytes: it counts more than 3 bytes too many")
 	}
 	if err := b.Produce(ctx, "edge", []broker.Record{over}); !broker.Refused(err) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 
 // kafkaBackend connects to the Kafka cluster of broker.kafka. dataDir
 // holds the process's instance id (see instanceID).
-func kafkaBackend(c configs.Broker, dataDir string) (*kafkacluster.Broker, error) {
+func kafkaBackend(c configs.Broker, dataDir string, logger *slog.Logger) (*kafkacluster.Broker, error) {
 	k := c.Kafka
 	instance, err := instanceID(dataDir)
 	if err != nil {
@@ -61,6 +62,7 @@ func kafkaBackend(c configs.Broker, dataDir string) (*kafkacluster.Broker, error
 	}
 	return kafkacluster.New(k.Brokers,
 		kafkacluster.WithInstance(instance),
+		kafkacluster.WithLogger(logger),
 		kafkacluster.WithClientOpts(opts...),
 		kafkacluster.WithReplicationFactor(rf),
 		kafkacluster.WithTopicDefaults(broker.TopicConfig{Partitions: c.DefaultPartitions}),

@@ -219,7 +219,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 			return fmt.Errorf("data_dir: %w; it holds the instance id that names this process's Kafka transactions: give each process its own (--data-dir)", err)
 		}
 		defer lock.Release()
-		kb, err := kafkaBackend(cfg.Broker, cfg.DataDir)
+		kb, err := kafkaBackend(cfg.Broker, cfg.DataDir, logger)
 		if err != nil {
 			return err
 		}

@@ -5,8 +5,9 @@
 // producer that sends them again stalls on them.
 //
 // franz-go asks Batch when it first produces to a partition
-// (kgo.ProducerBatchMaxBytesFn), so a topic's limit is learned before that
-// and once: a limit lowered on the cluster later is seen after a restart.
+// (kgo.ProducerBatchMaxBytesFn), so a topic's limit is learned before that.
+// A limit lowered on the cluster later shows as batches refused for their
+// size: Relearn asks again, and only a new client takes the new limit.
 package kafkalimits
 
 import (
@@ -56,16 +57,27 @@ func (l *Limits) Learn(ctx context.Context, admin *kadm.Client, topics ...string
 			ask = append(ask, t)
 		}
 	}
-	if len(ask) == 0 {
+	l.ask(ctx, admin, ask)
+}
+
+// Relearn asks the cluster for topic's max.message.bytes again, known or
+// not: after the cluster refused a batch for its size, the limit may have
+// gone down since it was learned. A failed request keeps what was known.
+func (l *Limits) Relearn(ctx context.Context, admin *kadm.Client, topic string) {
+	l.ask(ctx, admin, []string{topic})
+}
+
+func (l *Limits) ask(ctx context.Context, admin *kadm.Client, topics []string) {
+	if len(topics) == 0 {
 		return
 	}
-	rcs, err := admin.DescribeTopicConfigs(ctx, ask...)
+	rcs, err := admin.DescribeTopicConfigs(ctx, topics...)
 	if err != nil {
 		return
 	}
 	for _, rc := range rcs {
 		if rc.Err != nil {
-			if !errors.Is(rc.Err, kerr.UnknownTopicOrPartition) {
+			if !errors.Is(rc.Err, kerr.UnknownTopicOrPartition) && !l.Known(rc.Name) {
 				l.topics.Store(rc.Name, int32(0)) // not allowed: the producer's limit
 			}
 			continue

@@ -1,0 +1,104 @@
+package kafkacluster
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// TestTopicLimitLoweredAtRuntime: an operator lowers a topic's
+// max.message.bytes while weir produces to it. franz-go keeps the batch
+// limit it took when it first produced to a partition, so its batches of
+// small records went on being refused whole (MESSAGE_TOO_LARGE) until
+// weir restarted: the collectors dropped them as too large, enrichment
+// retried its transaction for ever. Now the plain producers are replaced
+// by ones that take the new limit and the refused records sent again; a
+// transaction fails with ErrRecordTooLarge once, and its member's next
+// client (the one enrichment makes when it joins again) keeps to the limit.
+func TestTopicLimitLoweredAtRuntime(t *testing.T) {
+	_, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	random := func(n int) []byte { p := make([]byte, n); rand.Read(p); return p } // snappy must not shrink the batches
+	small := func(n int) []broker.Record {
+		recs := make([]broker.Record, n)
+		for i := range recs {
+			recs[i] = broker.Record{Key: []byte("edge1"), Value: random(1 << 10)}
+		}
+		return recs
+	}
+	for _, topic := range []string{"shrinks", "in"} {
+		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Produce(ctx, "shrinks", small(200)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "shrinks", 0, small(200)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Produce(ctx, "in", values("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "g", []string{"in"}, broker.WithTransactions(), broker.WithMemberID("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Close() }()
+	if _, err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	transact := func(c broker.Consumer) error {
+		ok, err := c.(broker.TxnConsumer).Transact(ctx, func(tx broker.Txn) error { return tx.Produce(ctx, "shrinks", small(200)) })
+		if err == nil && !ok {
+			err = errors.New("not committed")
+		}
+		return err
+	}
+	if err := transact(c); err != nil {
+		t.Fatal(err)
+	}
+
+	const limit = 16 << 10
+	v := fmt.Sprint(limit)
+	res, err := b.admin.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "max.message.bytes", Value: &v}}, "shrinks")
+	if err == nil {
+		_, err = res.On("shrinks", nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Produce(ctx, "shrinks", small(200)); err != nil {
+		t.Fatalf("Produce, 200 records of 1 KiB after the topic's limit went down to %d: %v", limit, err)
+	}
+	if err := b.ProducePartition(ctx, "shrinks", 0, small(200)); err != nil {
+		t.Fatalf("ProducePartition, after the limit went down: %v", err)
+	}
+	if err := b.CheckSize("shrinks", nil, random(limit), nil); !errors.Is(err, broker.ErrRecordTooLarge) {
+		t.Fatalf("CheckSize of a record over the new limit: %v", err)
+	}
+	if err := transact(c); !errors.Is(err, broker.ErrRecordTooLarge) {
+		t.Fatalf("a transaction on the member's old client: %v, want ErrRecordTooLarge", err)
+	}
+	c.Close()
+	if err := b.Produce(ctx, "in", values("y", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = b.Consume(ctx, "g", []string{"in"}, broker.WithTransactions(), broker.WithMemberID("m")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := transact(c); err != nil {
+		t.Fatalf("a transaction of the member joined again: %v", err)
+	}
+}
