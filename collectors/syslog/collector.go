@@ -168,7 +168,13 @@ func (c *Collector) listen(l configs.SyslogListener) (func(context.Context), fun
 		var tlsCfg *tls.Config
 		if l.Protocol == "tls" {
 			var err error
-			if tlsCfg, err = tlsconf.Server(l.CertFile, l.KeyFile, l.ClientCAFile); err != nil {
+			// Read again when they change: a renewed certificate is
+			// served without a restart.
+			reloadFailed := func(err error) {
+				c.logger.Error("syslog tls: certificate files changed but do not load; serving the previous ones",
+					slog.String("addr", string(l.Address)), slog.Any("error", err))
+			}
+			if tlsCfg, err = tlsconf.ServerReloading(l.CertFile, l.KeyFile, l.ClientCAFile, reloadFailed); err != nil {
 				return nil, nil, "", fmt.Errorf("syslog tls %s: %w", l.Address, err)
 			}
 		}

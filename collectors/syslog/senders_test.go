@@ -297,3 +297,55 @@ func startRsyslog(t *testing.T, work, conf string) *syncbuf.Buffer {
 	time.Sleep(500 * time.Millisecond) // rsyslogd binds its input
 	return &out
 }
+
+// TestTLSCertificateRenewed: a server certificate renewed on disk (new
+// files renamed over the old) is served to the next connection without a
+// restart, and the connection open before keeps flowing.
+func TestTLSCertificateRenewed(t *testing.T) {
+	ca := tlstest.NewCA(t, "weir test CA")
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key")
+	install := func(name string) {
+		t.Helper()
+		cert, key := ca.Leaf(t, name)
+		for path, data := range map[string][]byte{certFile: cert, keyFile: key} {
+			if err := os.WriteFile(path+".new", data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path+".new", path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	install("before renewal")
+	l := listener("tls")
+	l.CertFile, l.KeyFile = certFile, keyFile
+	h := startCollector(t, l)
+	send := func(msg string) string {
+		t.Helper()
+		c, err := tls.Dial("tcp", h.addrs["tls"], &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "%d %s", len(msg), msg)
+		return c.ConnectionState().PeerCertificates[0].Subject.CommonName
+	}
+	old, err := tls.Dial("tcp", h.addrs["tls"], &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if cn := send("<14>1 2026-12-02T10:00:00Z r1 app - - - first"); cn != "before renewal" {
+		t.Fatalf("served %q", cn)
+	}
+	install("after renewal")
+	if cn := send("<14>1 2026-12-02T10:00:01Z r1 app - - - second"); cn != "after renewal" {
+		t.Fatalf("served %q after the renewal, want the renewed certificate", cn)
+	}
+	msg := "<14>1 2026-12-02T10:00:02Z r1 app - - - on the connection from before"
+	fmt.Fprintf(old, "%d %s", len(msg), msg)
+	if logs := h.waitLogs(3); len(logs) != 3 {
+		t.Fatalf("%d messages, want 3", len(logs))
+	}
+}

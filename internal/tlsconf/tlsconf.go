@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
+	"time"
 )
 
 // Client is a TLS client's settings, as a config gives them.
@@ -68,6 +70,79 @@ func Server(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 		tc.ClientCAs, tc.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
 	return tc, nil
+}
+
+// ServerReloading is Server for a listener that runs for months: its
+// files are read again when they change (a renewed certificate, a CA
+// added), so a handshake after the change gets the new ones without a
+// restart. Each handshake compares the files' sizes and modification
+// times with the last read's (three stats: small beside the handshake). A
+// set that does not load (a key written before its certificate, a file
+// half written) leaves the last good one in use and is passed to onError
+// (once per change of the files), if it is not nil.
+func ServerReloading(certFile, keyFile, clientCAFile string, onError func(error)) (*tls.Config, error) {
+	r := &reloader{files: [3]string{certFile, keyFile, clientCAFile}, onError: onError}
+	r.stamps = r.stat()
+	cfg, err := Server(certFile, keyFile, clientCAFile)
+	if err != nil {
+		return nil, err
+	}
+	r.cfg = cfg
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: r.config}, nil
+}
+
+// reloader holds a server's configuration and the stamps of the files it
+// was read from.
+type reloader struct {
+	files   [3]string // cert, key, client CA ("" for none)
+	onError func(error)
+
+	mu     sync.Mutex
+	cfg    *tls.Config
+	stamps [3]fileStamp // of cfg's files
+	failed [3]fileStamp // of the files that last failed to load
+}
+
+type fileStamp struct {
+	size    int64
+	modTime time.Time
+	missing bool
+}
+
+func (r *reloader) stat() [3]fileStamp {
+	var st [3]fileStamp
+	for i, f := range r.files {
+		if f == "" {
+			continue
+		}
+		if fi, err := os.Stat(f); err != nil {
+			st[i].missing = true
+		} else {
+			st[i] = fileStamp{size: fi.Size(), modTime: fi.ModTime()}
+		}
+	}
+	return st
+}
+
+// config is the configuration for a handshake: read again if the files
+// changed since.
+func (r *reloader) config(*tls.ClientHelloInfo) (*tls.Config, error) {
+	st := r.stat()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st == r.stamps || st == r.failed {
+		return r.cfg, nil
+	}
+	cfg, err := Server(r.files[0], r.files[1], r.files[2])
+	if err != nil {
+		r.failed = st
+		if r.onError != nil {
+			r.onError(err)
+		}
+		return r.cfg, nil
+	}
+	r.cfg, r.stamps, r.failed = cfg, st, [3]fileStamp{}
+	return cfg, nil
 }
 
 func keyPair(certFile, keyFile string) (tls.Certificate, error) {
