@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -638,12 +639,35 @@ func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 	if _, ok := b.ensured.Load(topic); ok {
 		return nil
 	}
-	if err := b.CreateTopic(ctx, topic, b.topics[topic]); err != nil && (ctx.Err() != nil || !refusedForGood(err) || badSettings(err)) {
+	err := b.CreateTopic(ctx, topic, b.topics[topic])
+	if err != nil && (ctx.Err() != nil || !refusedForGood(err) || badSettings(err)) {
 		return fmt.Errorf("kafka: produce %s: %w", topic, err)
+	}
+	if errors.Is(err, broker.ErrTopicExists) {
+		b.warnCompacted(ctx, topic)
 	}
 	b.limits.Learn(ctx, b.admin, topic)
 	b.ensured.Store(topic, true)
 	return nil
+}
+
+// warnCompacted logs topic, one weir writes that someone else made, if
+// it is compacted (cleanup.policy compact): the cluster would keep only the
+// last record of each key, a device's, and drop the rest before a reader
+// that lags behind has read them.
+func (b *Broker) warnCompacted(ctx context.Context, topic string) {
+	rcs, err := b.admin.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		return
+	}
+	for _, rc := range rcs {
+		for _, c := range rc.Configs {
+			if c.Key == "cleanup.policy" && c.Value != nil && strings.Contains(*c.Value, "compact") {
+				b.logger.Warn("kafka: a topic weir writes is compacted: the cluster keeps only the last record of each device and drops the others; set its cleanup.policy to delete",
+					slog.String("topic", topic), slog.String("cleanup.policy", *c.Value))
+			}
+		}
+	}
 }
 
 // Unreachable reports whether err (of CreateTopic) is one that passes: the

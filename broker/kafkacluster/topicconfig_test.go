@@ -5,12 +5,15 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // TestTopicLimitLoweredAtRuntime: an operator lowers a topic's
@@ -100,5 +103,34 @@ func TestTopicLimitLoweredAtRuntime(t *testing.T) {
 	}
 	if err := transact(c); err != nil {
 		t.Fatalf("a transaction of the member joined again: %v", err)
+	}
+}
+
+// TestCompactedTopicWarned: a topic weir writes that exists already as a
+// compacted topic (someone made it so) would keep only each device's last
+// record: weir says so at its first produce, once; a topic of its own
+// making, or one made with the delete policy, is not warned of.
+func TestCompactedTopicWarned(t *testing.T) {
+	var logs syncbuf.Buffer
+	_, b := newKfake(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for policy, topic := range map[string]string{"compact": "raw.syslog", "delete": "raw.snmp"} {
+		resp, err := b.admin.CreateTopic(ctx, 1, 3, map[string]*string{"cleanup.policy": &policy}, topic)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, topic := range []string{"raw.syslog", "raw.syslog", "raw.snmp", "events"} {
+		if err := b.Produce(ctx, topic, []broker.Record{{Key: []byte("edge1"), Value: []byte("x")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := logs.String()
+	if n := strings.Count(out, "is compacted"); n != 1 || !strings.Contains(out, "topic=raw.syslog") {
+		t.Fatalf("%d warnings, want one for raw.syslog:\n%s", n, out)
 	}
 }
