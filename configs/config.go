@@ -380,8 +380,14 @@ func expandEnv(n *yaml.Node) error {
 		if len(missing) > 0 {
 			return fmt.Errorf("line %d: environment variable %s is not set", n.Line, strings.Join(missing, ", "))
 		}
-		// An expanded value is data, not YAML: keep it a plain string
-		// unless the target type parses it.
+		// An expanded value is data, not YAML: it stays one scalar, and
+		// a string unless it reads as a number or a boolean, so that
+		// `workers: ${WORKERS}` fills an integer (yaml.v3 refuses a
+		// !!str there); a string field takes the text as it is either
+		// way. An explicit tag (!!str ${X}) is kept.
+		if n.Style&yaml.TaggedStyle == 0 && (n.Tag == "" || n.Tag == "!!str") {
+			n.Tag = expandedTag(n.Value)
+		}
 	}
 	for _, c := range n.Content {
 		if err := expandEnv(c); err != nil {
@@ -389,6 +395,23 @@ func expandEnv(n *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// expandedTag is the tag YAML gives v written as a plain scalar, if that
+// is a number or a boolean; else !!str (a null, "" or "~", stays a string,
+// as does anything that is not one plain scalar).
+func expandedTag(v string) string {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(v), &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return "!!str"
+	}
+	if s := doc.Content[0]; s.Kind == yaml.ScalarNode && s.Style == 0 && s.Value == v {
+		switch s.Tag {
+		case "!!int", "!!float", "!!bool":
+			return s.Tag
+		}
+	}
+	return "!!str"
 }
 
 // validate checks what single fields cannot check alone.

@@ -116,6 +116,44 @@ func TestEnvDefault(t *testing.T) {
 	}
 }
 
+// TestEnvInAnyValue: ${ENV} works in any value, as the README and
+// configs/weir.yaml say: in integers and booleans too (written plain, or
+// quoted, as a flow mapping needs), not only in strings, durations and
+// sizes; and a string that looks like a number or a boolean stays the
+// string it was.
+func TestEnvInAnyValue(t *testing.T) {
+	t.Setenv("WEIR_T_WORKERS", "3")
+	t.Setenv("WEIR_T_AUTO", "false")
+	t.Setenv("WEIR_T_RETRIES", "2")
+	t.Setenv("WEIR_T_PASS", "12345678")
+	t.Setenv("WEIR_T_COMMUNITY", "true")
+	for _, data := range []string{
+		"enrich:\n  workers: ${WEIR_T_WORKERS}\nbroker:\n  auto_create_topics: ${WEIR_T_AUTO}\n" +
+			"snmp:\n  defaults:\n    retries: ${WEIR_T_RETRIES}\n    community: ${WEIR_T_COMMUNITY}\n" +
+			"  targets:\n    - name: a\n      address: 192.0.2.1\n      version: 3\n" +
+			"      v3: {user: u, auth_password: \"${WEIR_T_PASS}\"}\n      tags:\n        rack: ${WEIR_T_WORKERS:-9}\n",
+		"enrich: {workers: \"${WEIR_T_WORKERS}\"}\nbroker: {auto_create_topics: \"${WEIR_T_AUTO}\"}\n" +
+			"snmp:\n  defaults: {retries: \"${WEIR_T_RETRIES}\", community: \"${WEIR_T_COMMUNITY}\"}\n" +
+			"  targets: [{name: a, address: 192.0.2.1, version: 3, v3: {user: u, auth_password: \"${WEIR_T_PASS}\"}, tags: {rack: \"${WEIR_T_WORKERS:-9}\"}}]\n",
+	} {
+		cfg, err := Parse([]byte(data))
+		if err != nil {
+			t.Errorf("%s: %v", data, err)
+			continue
+		}
+		if cfg.Enrich.Workers != 3 || cfg.Broker.AutoCreateTopics == nil || *cfg.Broker.AutoCreateTopics {
+			t.Errorf("%s: workers %d, auto_create_topics %v", data, cfg.Enrich.Workers, cfg.Broker.AutoCreateTopics)
+		}
+		if len(cfg.SNMP.Targets) != 1 {
+			t.Fatalf("%s: targets %+v", data, cfg.SNMP.Targets)
+		}
+		tg := cfg.SNMP.Targets[0]
+		if tg.Retries != 2 || tg.Community != "true" || tg.V3.AuthPassword != "12345678" || tg.Tags["rack"] != "3" {
+			t.Errorf("%s: target %+v", data, tg)
+		}
+	}
+}
+
 func TestParseByteSize(t *testing.T) {
 	for in, want := range map[string]int64{"4096": 4096, "1KiB": 1024, "256MiB": 256 << 20, "1GiB": 1 << 30, "1GB": 1e9, "-1": -1, "1.5MiB": 3 << 19} {
 		if got, err := ParseByteSize(in); err != nil || got != want {
