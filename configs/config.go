@@ -314,12 +314,54 @@ func cleanYAMLError(err error, data []byte, root *yaml.Node) error {
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
-	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil && line > 0 {
-		if lines := bytes.Split(data, []byte("\n")); line <= len(lines) && bytes.ContainsRune(lines[line-1], '\t') {
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr != nil {
+		line = 0
+	}
+	problem := msg
+	if line > 0 {
+		problem = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
+	}
+	if parserProblems[problem] {
+		// yaml.v3 numbers a parser error's line from 0 (the line where
+		// the mapping or list it was in starts, else where it found
+		// the problem), and leaves out line 0: read with a line
+		// before it, the file gives that line counted from 1.
+		line = 0
+		var n yaml.Node
+		if err2 := yaml.Unmarshal(append([]byte("\n"), data...), &n); err2 != nil {
+			fmt.Sscanf(strings.TrimPrefix(err2.Error(), "yaml: "), "line %d:", &line)
+		}
+		msg = problem
+		if line > 0 {
+			msg = fmt.Sprintf("line %d: %s", line, problem)
+		}
+	}
+	if lines := bytes.Split(data, []byte("\n")); line > 0 && line <= len(lines) {
+		switch {
+		case bytes.ContainsRune(lines[line-1], '\t'):
 			msg += " (a tab on that line: YAML indents with spaces only)"
+		case strings.HasPrefix(problem, "did not find expected ',' or") && bytes.Contains(lines[line-1], []byte("${")):
+			// The braces of a plain ${...} end the flow mapping.
+			msg += ` (quote a ${...} inside {...} or [...]: "${NAME}")`
 		}
 	}
 	return errors.New(msg)
+}
+
+// parserProblems are the syntax errors yaml.v3's parser (not its
+// scanner) reports, whose line it numbers from 0.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
 }
 
 // typeErrorRE is how yaml.v3 words a value of the wrong type.

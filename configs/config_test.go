@@ -89,6 +89,15 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n\tflush: always\n", "cfg.yaml:2: found character that cannot start any token (a tab on that line: YAML indents with spaces only)"},
 		{"broker:\n  topics:\n    bad/name: {partitions: 1}\n", "cfg.yaml:3: broker.topics.bad/name: invalid topic name"},
 		{"broker: [\n", "cfg.yaml"},
+		// yaml.v3 numbers a parser error's line from 0: the flow
+		// mapping on line 4 was reported on line 3, a blank one, and
+		// one on line 1 with no line at all.
+		{"data_dir: x\n\n\nbroker: {flush: {policy: always}\n", "cfg.yaml:4: did not find expected ',' or '}'"},
+		{"broker: {flush: {policy: always}\n", "cfg.yaml:1: did not find expected ',' or '}'"},
+		{"a: 1\nb: [1, 2\nc: 3\n", "cfg.yaml:2: did not find expected ',' or ']'"},
+		// A ${...} in a flow mapping must be quoted: its braces end the
+		// mapping.
+		{"snmp:\n  targets: [{name: a, address: ${WEIR_SURELY_UNSET_VAR}}]\n", "cfg.yaml:2: did not find expected ',' or '}' (quote a ${...} inside {...} or [...]"},
 		{"enrich:\n  warmup: -5m\n", "cfg.yaml:2: enrich.warmup: must not be negative"},
 		{"enrich:\n  dedup_window: -5s\n", "cfg.yaml:2: enrich.dedup_window: must not be negative"},
 		{"enrich:\n  flap: {window: -1m}\n", "cfg.yaml:2: enrich.flap.window: must not be negative"},
