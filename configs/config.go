@@ -314,12 +314,54 @@ func cleanYAMLError(err error, data []byte, root *yaml.Node) error {
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
-	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil && line > 0 {
-		if lines := bytes.Split(data, []byte("\n")); line <= len(lines) && bytes.ContainsRune(lines[line-1], '\t') {
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr != nil {
+		line = 0
+	}
+	problem := msg
+	if line > 0 {
+		problem = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
+	}
+	if parserProblems[problem] {
+		// yaml.v3 numbers a parser error's line from 0 (the line where
+		// the mapping or list it was in starts, else where it found
+		// the problem), and leaves out line 0: read with a line
+		// before it, the file gives that line counted from 1.
+		line = 0
+		var n yaml.Node
+		if err2 := yaml.Unmarshal(append([]byte("\n"), data...), &n); err2 != nil {
+			fmt.Sscanf(strings.TrimPrefix(err2.Error(), "yaml: "), "line %d:", &line)
+		}
+		msg = problem
+		if line > 0 {
+			msg = fmt.Sprintf("line %d: %s", line, problem)
+		}
+	}
+	if lines := bytes.Split(data, []byte("\n")); line > 0 && line <= len(lines) {
+		switch {
+		case bytes.ContainsRune(lines[line-1], '\t'):
 			msg += " (a tab on that line: YAML indents with spaces only)"
+		case strings.HasPrefix(problem, "did not find expected ',' or") && bytes.Contains(lines[line-1], []byte("${")):
+			// The braces of a plain ${...} end the flow mapping.
+			msg += ` (quote a ${...} inside {...} or [...]: "${NAME}")`
 		}
 	}
 	return errors.New(msg)
+}
+
+// parserProblems are the syntax errors yaml.v3's parser (not its
+// scanner) reports, whose line it numbers from 0.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
 }
 
 // typeErrorRE is how yaml.v3 words a value of the wrong type.
@@ -380,8 +422,14 @@ func expandEnv(n *yaml.Node) error {
 		if len(missing) > 0 {
 			return fmt.Errorf("line %d: environment variable %s is not set", n.Line, strings.Join(missing, ", "))
 		}
-		// An expanded value is data, not YAML: keep it a plain string
-		// unless the target type parses it.
+		// An expanded value is data, not YAML: it stays one scalar, and
+		// a string unless it reads as a number or a boolean, so that
+		// `workers: ${WORKERS}` fills an integer (yaml.v3 refuses a
+		// !!str there); a string field takes the text as it is either
+		// way. An explicit tag (!!str ${X}) is kept.
+		if n.Style&yaml.TaggedStyle == 0 && (n.Tag == "" || n.Tag == "!!str") {
+			n.Tag = expandedTag(n.Value)
+		}
 	}
 	for _, c := range n.Content {
 		if err := expandEnv(c); err != nil {
@@ -389,6 +437,23 @@ func expandEnv(n *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// expandedTag is the tag YAML gives v written as a plain scalar, if that
+// is a number or a boolean; else !!str (a null, "" or "~", stays a string,
+// as does anything that is not one plain scalar).
+func expandedTag(v string) string {
+	var doc yaml.Node
+	if yaml.Unmarshal([]byte(v), &doc) != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return "!!str"
+	}
+	if s := doc.Content[0]; s.Kind == yaml.ScalarNode && s.Style == 0 && s.Value == v {
+		switch s.Tag {
+		case "!!int", "!!float", "!!bool":
+			return s.Tag
+		}
+	}
+	return "!!str"
 }
 
 // validate checks what single fields cannot check alone.

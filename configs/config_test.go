@@ -89,6 +89,15 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n\tflush: always\n", "cfg.yaml:2: found character that cannot start any token (a tab on that line: YAML indents with spaces only)"},
 		{"broker:\n  topics:\n    bad/name: {partitions: 1}\n", "cfg.yaml:3: broker.topics.bad/name: invalid topic name"},
 		{"broker: [\n", "cfg.yaml"},
+		// yaml.v3 numbers a parser error's line from 0: the flow
+		// mapping on line 4 was reported on line 3, a blank one, and
+		// one on line 1 with no line at all.
+		{"data_dir: x\n\n\nbroker: {flush: {policy: always}\n", "cfg.yaml:4: did not find expected ',' or '}'"},
+		{"broker: {flush: {policy: always}\n", "cfg.yaml:1: did not find expected ',' or '}'"},
+		{"a: 1\nb: [1, 2\nc: 3\n", "cfg.yaml:2: did not find expected ',' or ']'"},
+		// A ${...} in a flow mapping must be quoted: its braces end the
+		// mapping.
+		{"snmp:\n  targets: [{name: a, address: ${WEIR_SURELY_UNSET_VAR}}]\n", "cfg.yaml:2: did not find expected ',' or '}' (quote a ${...} inside {...} or [...]"},
 		{"enrich:\n  warmup: -5m\n", "cfg.yaml:2: enrich.warmup: must not be negative"},
 		{"enrich:\n  dedup_window: -5s\n", "cfg.yaml:2: enrich.dedup_window: must not be negative"},
 		{"enrich:\n  flap: {window: -1m}\n", "cfg.yaml:2: enrich.flap.window: must not be negative"},
@@ -113,6 +122,44 @@ func TestEnvDefault(t *testing.T) {
 	cfg, err := Parse([]byte("data_dir: ${WEIR_SURELY_UNSET_VAR:-/tmp/w}\n"))
 	if err != nil || cfg.DataDir != "/tmp/w" {
 		t.Fatalf("%v %q", err, cfg.DataDir)
+	}
+}
+
+// TestEnvInAnyValue: ${ENV} works in any value, as the README and
+// configs/weir.yaml say: in integers and booleans too (written plain, or
+// quoted, as a flow mapping needs), not only in strings, durations and
+// sizes; and a string that looks like a number or a boolean stays the
+// string it was.
+func TestEnvInAnyValue(t *testing.T) {
+	t.Setenv("WEIR_T_WORKERS", "3")
+	t.Setenv("WEIR_T_AUTO", "false")
+	t.Setenv("WEIR_T_RETRIES", "2")
+	t.Setenv("WEIR_T_PASS", "12345678")
+	t.Setenv("WEIR_T_COMMUNITY", "true")
+	for _, data := range []string{
+		"enrich:\n  workers: ${WEIR_T_WORKERS}\nbroker:\n  auto_create_topics: ${WEIR_T_AUTO}\n" +
+			"snmp:\n  defaults:\n    retries: ${WEIR_T_RETRIES}\n    community: ${WEIR_T_COMMUNITY}\n" +
+			"  targets:\n    - name: a\n      address: 192.0.2.1\n      version: 3\n" +
+			"      v3: {user: u, auth_password: \"${WEIR_T_PASS}\"}\n      tags:\n        rack: ${WEIR_T_WORKERS:-9}\n",
+		"enrich: {workers: \"${WEIR_T_WORKERS}\"}\nbroker: {auto_create_topics: \"${WEIR_T_AUTO}\"}\n" +
+			"snmp:\n  defaults: {retries: \"${WEIR_T_RETRIES}\", community: \"${WEIR_T_COMMUNITY}\"}\n" +
+			"  targets: [{name: a, address: 192.0.2.1, version: 3, v3: {user: u, auth_password: \"${WEIR_T_PASS}\"}, tags: {rack: \"${WEIR_T_WORKERS:-9}\"}}]\n",
+	} {
+		cfg, err := Parse([]byte(data))
+		if err != nil {
+			t.Errorf("%s: %v", data, err)
+			continue
+		}
+		if cfg.Enrich.Workers != 3 || cfg.Broker.AutoCreateTopics == nil || *cfg.Broker.AutoCreateTopics {
+			t.Errorf("%s: workers %d, auto_create_topics %v", data, cfg.Enrich.Workers, cfg.Broker.AutoCreateTopics)
+		}
+		if len(cfg.SNMP.Targets) != 1 {
+			t.Fatalf("%s: targets %+v", data, cfg.SNMP.Targets)
+		}
+		tg := cfg.SNMP.Targets[0]
+		if tg.Retries != 2 || tg.Community != "true" || tg.V3.AuthPassword != "12345678" || tg.Tags["rack"] != "3" {
+			t.Errorf("%s: target %+v", data, tg)
+		}
 	}
 }
 

@@ -92,11 +92,14 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			topicConfigs[k] = &v
 		}
 		resp, err := adm.CreateTopic(ctx, int32(*partitions), -1, topicConfigs, pos[0])
-		if err != nil {
-			return fmt.Errorf("create %s: %w", pos[0], err)
-		}
+		// kadm returns the topic's error as err too: look at the
+		// response first, for the broker's reason (which config, which
+		// value), which Kafka's text for the code does not give.
 		if resp.Err != nil {
 			return fmt.Errorf("create %s: %w%s", pos[0], resp.Err, detail(resp.ErrMessage))
+		}
+		if err != nil {
+			return fmt.Errorf("create %s: %w", pos[0], err)
 		}
 		fmt.Fprintf(stdout, "created %s with %d partitions\n", resp.Topic, resp.NumPartitions)
 		return nil

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTopicsCreateSaysWhy: a topic the broker refuses to create is
+// reported with the broker's reason (which config, which value), not only
+// Kafka's generic text for the code ("INVALID_CONFIG: Configuration is
+// invalid."), which leaves the user guessing which --config was wrong.
+func TestTopicsCreateSaysWhy(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", "cleanup.policy=compact"}, `unsupported topic config "cleanup.policy"`},
+		{[]string{"--config", "retention.ms=abc"}, `invalid value "abc" for retention.ms`},
+		{[]string{"--partitions", "0"}, "the number of partitions must be positive"},
+	} {
+		args := append([]string{"topics", "create", "t"}, c.args...)
+		_, errs, err := p.cli(t, "", args...)
+		if err == nil {
+			t.Fatalf("weir %s succeeded", strings.Join(args, " "))
+		}
+		if !strings.Contains(errs, c.want) {
+			t.Errorf("weir %s: stderr %q does not say %q", strings.Join(args, " "), errs, c.want)
+		}
+	}
+}
