@@ -38,11 +38,16 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var cf clientFlags
 	cf.register(fs)
-	partitions := fs.Int("partitions", -1, "partitions (create; default: the broker's default)")
-	retention := fs.String("retention", "", "retention time, e.g. 7d or 12h (create)")
-	retentionBytes := fs.String("retention-bytes", "", "retention bytes per partition, e.g. 1GiB (create)")
+	// Only create takes these: list --partitions 3 is refused, not
+	// ignored, and list -h shows the flags list takes.
+	partitions, retention, retentionBytes := new(int), new(string), new(string)
 	var kvs multiFlag
-	fs.Var(&kvs, "config", "topic config key=value, repeatable (create)")
+	if sub == "create" {
+		fs.IntVar(partitions, "partitions", -1, "partitions (-1: the broker's default)")
+		fs.StringVar(retention, "retention", "", "retention time, e.g. 7d or 12h")
+		fs.StringVar(retentionBytes, "retention-bytes", "", "retention bytes per partition, e.g. 1GiB")
+		fs.Var(&kvs, "config", "topic config key=value, repeatable")
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err

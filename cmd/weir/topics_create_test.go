@@ -29,3 +29,16 @@ func TestTopicsCreateSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicsCreateFlagsOnlyForCreate: create's flags given to another
+// subcommand are refused, not ignored (`topics list --partitions 3` listed
+// as if nothing was asked), and are not in that subcommand's help.
+func TestTopicsCreateFlagsOnlyForCreate(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	if _, errs, err := p.cli(t, "", "topics", "list", "--partitions", "3"); err == nil || !strings.Contains(errs, "-partitions") {
+		t.Fatalf("topics list --partitions 3: %v, stderr %q", err, errs)
+	}
+	if out, errs, _ := p.cli(t, "", "topics", "list", "-h"); strings.Contains(out+errs, "retention") {
+		t.Fatalf("topics list -h shows create's flags:\n%s%s", out, errs)
+	}
+}
