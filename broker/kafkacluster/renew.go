@@ -21,32 +21,18 @@ import (
 // client has to be replaced by one that asks again.
 type limitedClient struct {
 	*kgo.Client
-	took sync.Map // topic -> int32, the highest limit franz-go took
+	taken kafkalimits.Taken
 }
 
 // newLimitedClient makes a client with opts whose batch limits are limits'.
 func newLimitedClient(limits *kafkalimits.Limits, opts []kgo.Opt) (*limitedClient, error) {
 	lc := new(limitedClient)
-	batch := func(topic string) int32 {
-		n := limits.Batch(topic)
-		if v, ok := lc.took.Load(topic); !ok || v.(int32) < n {
-			lc.took.Store(topic, n)
-		}
-		return n
-	}
-	cl, err := kgo.NewClient(append(opts, kgo.ProducerBatchMaxBytesFn(batch))...)
+	cl, err := kgo.NewClient(append(opts, kgo.ProducerBatchMaxBytesFn(limits.BatchFn(&lc.taken)))...)
 	if err != nil {
 		return nil, err
 	}
 	lc.Client = cl
 	return lc, nil
-}
-
-// overLimit reports whether the client may fill batches for topic over
-// limit.
-func (lc *limitedClient) overLimit(topic string, limit int32) bool {
-	v, ok := lc.took.Load(topic)
-	return ok && v.(int32) > limit
 }
 
 // renewable is a limitedClient that is replaced when a topic's limit goes
@@ -90,8 +76,7 @@ func (r *renewable) renew(old *limitedClient, topic string, logger *slog.Logger)
 	if r.cur != old {
 		return r.cur, true // another call renewed it
 	}
-	limit := r.limits.Batch(topic)
-	if !old.overLimit(topic, limit) {
+	if !r.limits.Stale(&old.taken, topic) {
 		return old, false
 	}
 	lc, err := newLimitedClient(r.limits, r.opts)
@@ -99,7 +84,7 @@ func (r *renewable) renew(old *limitedClient, topic string, logger *slog.Logger)
 		return old, false
 	}
 	logger.Warn("kafka: a topic's max.message.bytes went down under the producer's batches; producing with a new client",
-		slog.String("topic", topic), slog.Int("batch_limit", int(limit)))
+		slog.String("topic", topic), slog.Int("batch_limit", int(r.limits.Batch(topic))))
 	r.cur = lc
 	r.retired.Add(1)
 	go func() {

@@ -39,6 +39,30 @@ func (l *Limits) Batch(topic string) int32 {
 	return max(limit, 512) // franz-go's least
 }
 
+// Taken is what one franz-go client took from Limits: per topic, the
+// highest batch limit it was given (see BatchFn).
+type Taken struct{ topics sync.Map } // topic -> int32
+
+// BatchFn is Batch for one client's kgo.ProducerBatchMaxBytesFn, noting in
+// taken what the client took.
+func (l *Limits) BatchFn(taken *Taken) func(string) int32 {
+	return func(topic string) int32 {
+		n := l.Batch(topic)
+		if v, ok := taken.topics.Load(topic); !ok || v.(int32) < n {
+			taken.topics.Store(topic, n)
+		}
+		return n
+	}
+}
+
+// Stale reports whether the client of taken fills batches for topic over
+// the topic's limit now (one lowered since the client first produced to
+// it, learned with Relearn). Only a new client takes the new limit.
+func (l *Limits) Stale(taken *Taken, topic string) bool {
+	v, ok := taken.topics.Load(topic)
+	return ok && v.(int32) > l.Batch(topic)
+}
+
 // Known reports whether the cluster has answered for topic (with its limit
 // or without one), so that asking again would be for nothing.
 func (l *Limits) Known(topic string) bool {

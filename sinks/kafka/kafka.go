@@ -39,6 +39,8 @@ const maxBatchBytes = 1 << 20
 type Sink struct {
 	client  *kgo.Client
 	admin   *kadm.Client
+	opts    []kgo.Opt // the client's, for its replacement (renew)
+	taken   kafkalimits.Taken
 	prefix  string
 	timeout time.Duration
 	recs    []*kgo.Record
@@ -99,7 +101,7 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		kgo.AllowIdempotentProduceCancellation(),
 	}
 	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, limits: kafkalimits.New(maxBatchBytes)}
-	opts = append(opts, kgo.ProducerBatchMaxBytesFn(s.limits.Batch), kgo.WithHooks(&s.dial))
+	opts = append(opts, kgo.WithHooks(&s.dial))
 	switch cfg.Compression {
 	case "none":
 		opts = append(opts, kgo.ProducerBatchCompression(kgo.NoCompression()))
@@ -128,12 +130,60 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	case "SCRAM-SHA-512":
 		opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASL.Username, Pass: cfg.SASL.Password}.AsSha512Mechanism()))
 	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
+	s.opts = opts
+	if err := s.newClient(); err != nil {
 		return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
 	}
-	s.client, s.admin = cl, kadm.NewClient(cl)
 	return s, nil
+}
+
+// newClient makes the sink's client, whose batch limits are s.limits'.
+func (s *Sink) newClient() error {
+	s.taken = kafkalimits.Taken{}
+	cl, err := kgo.NewClient(append(s.opts, kgo.ProducerBatchMaxBytesFn(s.limits.BatchFn(&s.taken)))...)
+	if err != nil {
+		return err
+	}
+	s.client, s.admin = cl, kadm.NewClient(cl)
+	return nil
+}
+
+// renew replaces the client when batches were refused for their size
+// because a mirror topic's max.message.bytes went down under the limit
+// the client took (see kafkalimits): the failed records are sent again
+// with the new client. Write has every record answered, so the old client
+// holds none.
+func (s *Sink) renew(ctx context.Context, results kgo.ProduceResults) ([]*kgo.Record, bool) {
+	stale := false
+	s.topics = s.topics[:0]
+	for _, res := range results {
+		if res.Err == nil || !tooLarge(res.Err) || slices.Contains(s.topics, res.Record.Topic) {
+			continue
+		}
+		s.topics = append(s.topics, res.Record.Topic)
+		s.limits.Relearn(ctx, s.admin, res.Record.Topic)
+		stale = stale || s.limits.Stale(&s.taken, res.Record.Topic)
+	}
+	if !stale {
+		return nil, false
+	}
+	old := s.client
+	if err := s.newClient(); err != nil {
+		return nil, false
+	}
+	old.Close()
+	var failed []*kgo.Record
+	for _, res := range results {
+		if res.Err != nil {
+			r := res.Record
+			failed = append(failed, &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: r.Headers})
+		}
+	}
+	return failed, true
+}
+
+func tooLarge(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }
 
 // learnLimits learns the limits of the batch's topics not learned yet,
@@ -171,6 +221,9 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	defer cancel()
 	s.learnLimits(ctx)
 	results := s.client.ProduceSync(ctx, s.recs...)
+	if failed, ok := s.renew(ctx, results); ok {
+		results = s.client.ProduceSync(ctx, failed...)
+	}
 	for _, res := range results {
 		if res.Err == nil {
 			continue
@@ -191,8 +244,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 
 // permanent errors: the cluster will refuse the same record again.
 func permanent(err error) bool {
-	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) ||
-		errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
+	return tooLarge(err) || errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
 		errors.Is(err, kerr.InvalidTopicException)
 }
 

@@ -218,3 +218,61 @@ func TestUnreachableClusterSaysWhy(t *testing.T) {
 		t.Fatalf("write to %s: %v", addr, err)
 	}
 }
+
+// TestMirrorTopicLimitLoweredAtRuntime: a mirror topic's max.message.bytes
+// lowered while the sink runs. The client kept the limit it took at its
+// first batch, so every batch was refused whole and sent again record by
+// record (one round trip a record: a busy sink fell behind for good); the
+// sink now replaces its client, which keeps to the new limit, and sends
+// the refused records again with it, batches rejected none.
+func TestMirrorTopicLimitLoweredAtRuntime(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "weir.events"); err != nil {
+		t.Fatal(err)
+	}
+	b := sinktest.Broker(t)
+	noise := make([]byte, 1<<10)
+	produce := func(from int) {
+		evs := make([]telemetry.Event, 200)
+		for i := range evs {
+			rand.Read(noise) // the cluster counts compressed bytes
+			evs[i] = telemetry.Event{V: 1, Type: "interface_down", Device: "r1", Object: fmt.Sprintf("Ethernet%d", from+i), Message: hex.EncodeToString(noise)}
+		}
+		sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "r1" }, evs)
+	}
+	c := configs.Sink{Type: "kafka", Name: "mirror", Topics: []string{"events"}, Brokers: kf.ListenAddrs(),
+		TopicPrefix: "weir.", FlushInterval: configs.Duration(20 * time.Millisecond), BatchSize: 200}
+	d, err := kafka.New(c, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sinktest.Start(t, b, c, d)
+	mirrored := func(n float64) func() bool {
+		return func() bool { return r.Counter("weir_sink_records_total", map[string]string{"sink": "mirror"}) == n }
+	}
+	produce(0)
+	sinktest.Eventually(t, "200 records mirrored", mirrored(200))
+	limit := "16384"
+	res, err := adm.AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Name: "max.message.bytes", Value: &limit}}, "weir.events")
+	if err == nil {
+		_, err = res.On("weir.events", nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	produce(200)
+	sinktest.Eventually(t, "400 records mirrored", mirrored(400))
+	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "mirror", "kind": "rejected"}); n != 0 {
+		t.Fatalf("%v batches rejected", n)
+	}
+}
