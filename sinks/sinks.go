@@ -11,13 +11,16 @@ package sinks
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -129,14 +132,46 @@ type PointDestination interface {
 
 // RetryableError is a failure worth trying again (connection refused,
 // timeout, 5xx, 429). After, when set, is the least wait the destination
-// asked for (Retry-After).
+// asked for (Retry-After). Reason is a short, bounded label for
+// weir_sink_retries_total (e.g. "http_429"); empty, the sink works one out
+// from Err (RetryReason).
 type RetryableError struct {
-	Err   error
-	After time.Duration
+	Err    error
+	After  time.Duration
+	Reason string
 }
 
 func (e *RetryableError) Error() string { return e.Err.Error() }
 func (e *RetryableError) Unwrap() error { return e.Err }
+
+// RetryReason is the reason label of a retried failure: the
+// RetryableError's own, else what the error is at bottom (a connection
+// refused, a timeout, a TLS handshake, a name not resolved, a full disk),
+// else "error".
+func RetryReason(err error) string {
+	var re *RetryableError
+	if errors.As(err, &re) && re.Reason != "" {
+		return re.Reason
+	}
+	var dnsErr *net.DNSError
+	var tlsErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	var alert tls.AlertError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case errors.As(err, &tlsErr), errors.As(err, &recErr), errors.As(err, &alert):
+		return "tls"
+	case errors.As(err, &dnsErr):
+		return "dns"
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "no_space"
+	}
+	return "error"
+}
 
 // RejectedError is a refusal for good (a 4xx): sending the same bytes again
 // will fail again. Reason is a short, bounded label (e.g. "http_400") for
@@ -202,7 +237,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_errors_total",
 			Help: "Failed deliveries and bad records, by kind (retryable, rejected, decode, dead_letter, dead_letter_dropped, poll)."}, []string{"sink", "kind"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_retries_total",
-			Help: "Batches sent again after a retryable failure."}, []string{"sink"}),
+			Help: "Batches sent again after a retryable failure, by its reason (http_<status>, refused, timeout, tls, dns, no_space, error)."}, []string{"sink", "reason"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_dead_letters_total",
 			Help: "Records written to the dead-letter topic, by reason."}, []string{"sink", "reason"}),
 		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_filtered_total",
@@ -748,7 +783,7 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 		}
 		s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
 			"wait", wait, "err", err)
-		s.m.retries.WithLabelValues(s.cfg.Name).Inc()
+		s.m.retries.WithLabelValues(s.cfg.Name, RetryReason(err)).Inc()
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
