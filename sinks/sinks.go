@@ -11,13 +11,16 @@ package sinks
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -129,14 +132,46 @@ type PointDestination interface {
 
 // RetryableError is a failure worth trying again (connection refused,
 // timeout, 5xx, 429). After, when set, is the least wait the destination
-// asked for (Retry-After).
+// asked for (Retry-After). Reason is a short, bounded label for
+// weir_sink_retries_total (e.g. "http_429"); empty, the sink works one out
+// from Err (RetryReason).
 type RetryableError struct {
-	Err   error
-	After time.Duration
+	Err    error
+	After  time.Duration
+	Reason string
 }
 
 func (e *RetryableError) Error() string { return e.Err.Error() }
 func (e *RetryableError) Unwrap() error { return e.Err }
+
+// RetryReason is the reason label of a retried failure: the
+// RetryableError's own, else what the error is at bottom (a connection
+// refused, a timeout, a TLS handshake, a name not resolved, a full disk),
+// else "error".
+func RetryReason(err error) string {
+	var re *RetryableError
+	if errors.As(err, &re) && re.Reason != "" {
+		return re.Reason
+	}
+	var dnsErr *net.DNSError
+	var tlsErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	var alert tls.AlertError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case errors.As(err, &tlsErr), errors.As(err, &recErr), errors.As(err, &alert):
+		return "tls"
+	case errors.As(err, &dnsErr):
+		return "dns"
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "no_space"
+	}
+	return "error"
+}
 
 // RejectedError is a refusal for good (a 4xx): sending the same bytes again
 // will fail again. Reason is a short, bounded label (e.g. "http_400") for
@@ -202,7 +237,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_errors_total",
 			Help: "Failed deliveries and bad records, by kind (retryable, rejected, decode, dead_letter, dead_letter_dropped, poll)."}, []string{"sink", "kind"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_retries_total",
-			Help: "Batches sent again after a retryable failure."}, []string{"sink"}),
+			Help: "Batches sent again after a retryable failure, by its reason (http_<status>, refused, timeout, tls, dns, no_space, error)."}, []string{"sink", "reason"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_dead_letters_total",
 			Help: "Records written to the dead-letter topic, by reason."}, []string{"sink", "reason"}),
 		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_filtered_total",
@@ -302,9 +337,6 @@ func New(b broker.Broker, cfg configs.Sink, dest Destination, opts ...Option) (*
 	return s, nil
 }
 
-// Run consumes and delivers until ctx is done; it returns nil on a clean
-// stop. What was delivered but not yet committed when it stops is delivered
-// again on the next start (at least once; at most one batch per sink).
 // Reload hands cfg, this sink's entry of a reloaded config, to its
 // destination if it is a Reloader.
 func (s *Sink) Reload(cfg configs.Sink) {
@@ -313,6 +345,11 @@ func (s *Sink) Reload(cfg configs.Sink) {
 	}
 }
 
+// Run consumes and delivers until ctx is done; it returns nil on a clean
+// stop, committing what the destination took of the batch it was retrying
+// (a webhook posting record by record). What was delivered but not
+// committed (a crash, a failed commit) is delivered again on the next
+// start (at least once; at most one batch per sink).
 func (s *Sink) Run(ctx context.Context) error {
 	defer s.dest.Close()
 	ctx, cancel := context.WithCancel(ctx)
@@ -440,8 +477,13 @@ func (s *Sink) consume(ctx context.Context) error {
 		for rest := pending; len(rest) > 0; {
 			n := min(len(rest), s.batchSize)
 			batch := rest[:n]
-			if err := s.deliver(ctx, batch); err != nil {
-				return nil // ctx done while retrying: not committed, so delivered again later
+			if done, err := s.deliver(ctx, batch); err != nil {
+				// ctx done while retrying: what the destination took
+				// of the batch (a webhook posting record by record) is
+				// committed, the rest is delivered again at the next
+				// start.
+				s.commitDone(c, batch[:done])
+				return nil
 			}
 			rest = rest[n:]
 			if oc, ok := c.(broker.OffsetCommitter); ok && len(rest) > 0 {
@@ -466,6 +508,23 @@ func (s *Sink) consume(ctx context.Context) error {
 		}
 		dirty = false
 		deadline = time.Now().Add(s.flushInterval)
+	}
+}
+
+// commitDone commits the first records of a batch the sink stops in,
+// those delivered (or dead-lettered) before it stopped, so a restart does
+// not deliver them again. ctx is done: the commit gets a few seconds of
+// its own.
+func (s *Sink) commitDone(c broker.Consumer, done []Item) {
+	oc, ok := c.(broker.OffsetCommitter)
+	if !ok || len(done) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := oc.CommitOffsets(ctx, batchEnd(done)); err != nil {
+		s.logger.Warn("sink commit at the stop failed; what was delivered of the last batch comes again", "sink", s.cfg.Name,
+			"records", len(done), "err", err)
 	}
 }
 
@@ -642,8 +701,9 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *telemetry.Point) (bool, error) 
 }
 
 // deliver writes one batch, retrying until it is accepted or rejected; it
-// only fails when ctx is done.
-func (s *Sink) deliver(ctx context.Context, items []Item) error {
+// only fails when ctx is done, and then done is how many of the first
+// items were delivered or dead-lettered all the same.
+func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) {
 	start := time.Now()
 	defer func() { s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds()) }()
 	backoff := s.retryInitial
@@ -657,9 +717,10 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 			// records, if slowly).
 			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(part.Done))
 			items, err = items[part.Done:], part.Err
+			done += part.Done
 			attempt, backoff = 1, s.retryInitial
 			if len(items) == 0 {
-				return nil
+				return done, nil
 			}
 		}
 		if err == nil {
@@ -669,10 +730,10 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 				s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", len(items), "attempts", attempt,
 					"failing_for", time.Since(failingSince).Round(time.Millisecond))
 			}
-			return nil
+			return done + len(items), nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return done, ctx.Err()
 		}
 		if attempt == 1 {
 			failingSince = time.Now()
@@ -686,22 +747,28 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 				// still arrive (some perhaps twice, if it kept part of
 				// the batch: at least once).
 				for i := range items {
-					if err := s.deliver(ctx, items[i:i+1]); err != nil {
-						return err
+					if _, err := s.deliver(ctx, items[i:i+1]); err != nil {
+						return done + i, err
 					}
 				}
-				return nil
+				return done + len(items), nil
 			}
 			if n, ok := s.rejectLog.Due(time.Now()); ok {
 				s.logger.Warn("sink destination rejected a record", "sink", s.cfg.Name, "topic", items[0].Record.Topic,
 					"partition", items[0].Record.Partition, "offset", items[0].Record.Offset, "err", err, "times", n)
 			}
-			return s.deadLetter(ctx, items, rej.Reason, rej.Err)
+			if err := s.deadLetter(ctx, items, rej.Reason, rej.Err); err != nil {
+				return done, err
+			}
+			return done + len(items), nil
 		}
 		s.m.errors.WithLabelValues(s.cfg.Name, "retryable").Inc()
 		if max := s.cfg.Retry.MaxAttempts; max > 0 && attempt >= max {
 			s.logger.Warn("sink gave up on a batch", "sink", s.cfg.Name, "records", len(items), "attempts", attempt, "err", err)
-			return s.deadLetter(ctx, items, "retries_exhausted", err)
+			if err := s.deadLetter(ctx, items, "retries_exhausted", err); err != nil {
+				return done, err
+			}
+			return done + len(items), nil
 		}
 		wait := backoff
 		var re *RetryableError
@@ -716,12 +783,12 @@ func (s *Sink) deliver(ctx context.Context, items []Item) error {
 		}
 		s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
 			"wait", wait, "err", err)
-		s.m.retries.WithLabelValues(s.cfg.Name).Inc()
+		s.m.retries.WithLabelValues(s.cfg.Name, RetryReason(err)).Inc()
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return done, ctx.Err()
 		case <-t.C:
 		}
 		backoff = min(backoff*2, s.retryMax)

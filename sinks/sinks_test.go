@@ -355,3 +355,51 @@ func TestCommitsEachBatch(t *testing.T) {
 		t.Fatalf("%d records committed, want the 3 batches of 50 delivered", n)
 	}
 }
+
+// partialDest delivers item by item, as the webhook's JSON form does: it
+// takes n items in all, then fails every later one retryably (a
+// rate-limited or hung receiver), saying how far each write got.
+type partialDest struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (d *partialDest) Write(_ context.Context, items []sinks.Item) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	done := min(d.n, len(items))
+	d.n -= done
+	if done == len(items) {
+		return nil
+	}
+	err := &sinks.RetryableError{Err: errors.New("HTTP 429")}
+	if done > 0 {
+		return &sinks.PartialError{Done: done, Err: err}
+	}
+	return err
+}
+
+func (d *partialDest) Close() error { return nil }
+
+// TestStopCommitsWhatWasDelivered: a sink stopped (weir restarted) while
+// it retries the rest of a batch whose first records the destination took
+// commits those, so the next start does not post them again (a chat hook
+// would show each of them twice).
+func TestStopCommitsWhatWasDelivered(t *testing.T) {
+	b := sinktest.Broker(t)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(40, func(int) string { return "ifTable" }))
+	d := &partialDest{n: 25}
+	r := sinktest.Start(t, b, cfg("s6"), d)
+	sinktest.Eventually(t, "25 records delivered", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "s6"}) == 25
+	})
+	r.Stop()
+	var committed int64
+	for p := int32(0); p < 3; p++ {
+		off, _ := b.Committed(sinks.Group("s6"), "enriched.metrics", p)
+		committed += off
+	}
+	if committed != 25 {
+		t.Fatalf("%d records committed at the stop, want the 25 delivered", committed)
+	}
+}

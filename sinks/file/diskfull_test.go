@@ -45,7 +45,7 @@ func TestDiskFullThenSpace(t *testing.T) {
 	var log strings.Builder
 	r := sinktest.StartLogging(t, b, c, s, &syncWriter{w: &log})
 	sinktest.Eventually(t, "retries on the full disk", func() bool {
-		return r.Counter("weir_sink_retries_total", map[string]string{"sink": "archive"}) >= 5
+		return r.Counter("weir_sink_retries_total", map[string]string{"sink": "archive", "reason": "no_space"}) >= 5
 	})
 	if out, err := exec.Command("mount", "-o", "remount,size=64m", dir).CombinedOutput(); err != nil {
 		t.Fatalf("remount: %v %s", err, out)

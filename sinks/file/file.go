@@ -223,6 +223,24 @@ func (o *output) sync() error {
 // bytes would pass the size limit or it is older than the age limit.
 func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, error) {
 	o := s.files[path]
+	if o != nil && !touched[o] {
+		// Checked once a batch, before the size is used: the file may
+		// have been deleted or moved by someone else (an operator,
+		// logrotate without copytruncate), and then what went on being
+		// written there reached no one: the open file goes and the path
+		// starts afresh. Or truncated in place (logrotate's
+		// copytruncate): its size starts again from what is there, else
+		// the next batches would rotate a nearly empty file as if full.
+		st, err := os.Stat(o.path)
+		switch {
+		case err != nil || !os.SameFile(st, o.info):
+			delete(s.files, path)
+			o.f.Close()
+			o = nil
+		case st.Size() < o.synced:
+			o.size, o.synced, o.opened = st.Size(), st.Size(), s.now()
+		}
+	}
 	if o != nil && o.size > 0 && (o.size+n > s.maxSize || s.now().Sub(o.opened) >= s.maxAge) {
 		// rotate syncs and closes it: no second sync at the batch end.
 		delete(touched, o)
@@ -233,14 +251,6 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 			o.f.Close() // rotate may fail before closing it
 			return nil, err
 		}
-		o = nil
-	}
-	if o != nil && !touched[o] && !o.atPath() {
-		// Deleted or moved by someone else (an operator, logrotate
-		// without copytruncate): what went on being written there
-		// reached no one. The open file goes; the path starts afresh.
-		delete(s.files, path)
-		o.f.Close()
 		o = nil
 	}
 	if o != nil {
@@ -275,13 +285,6 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 	o = &output{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), synced: st.Size(), opened: opened, info: st}
 	s.files[path] = o
 	return o, nil
-}
-
-// atPath reports whether o's file is still the one at its path: checked
-// once a batch, a stat.
-func (o *output) atPath() bool {
-	st, err := os.Stat(o.path)
-	return err == nil && os.SameFile(st, o.info)
 }
 
 // rotate closes o, renames it with a UTC timestamp, gzips it and prunes old

@@ -239,3 +239,49 @@ func TestFileDeletedUnderTheSink(t *testing.T) {
 		t.Fatalf("the path holds %q (%v), want the record after the removal", b, err)
 	}
 }
+
+// TestCopytruncateUnderTheSink: logrotate with copytruncate copies the
+// file away and truncates it in place (same inode). The sink must count
+// the file's size from there: it went on from the size before, so the next
+// batches rotated a nearly empty file as if full, each such rotation
+// pushing a real one out of keep.
+func TestCopytruncateUnderTheSink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	line := len(`{"topic":"events","partition":0,"offset":0,"timestamp":"0001-01-01T00:00:00Z","key":"r00","value":{"v":1}}` + "\n")
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: path, MaxSize: configs.ByteSize(10 * line), Keep: 5}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := func(from, n int) {
+		t.Helper()
+		items := make([]sinks.Item, n)
+		for i := range items {
+			items[i] = sinks.Item{Record: broker.Record{Topic: "events", Key: fmt.Appendf(nil, "r%02d", from+i), Value: []byte(`{"v":1}`)}}
+		}
+		if err := s.Write(context.Background(), items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, 8)
+	// logrotate copytruncate: copy, then truncate the file in place.
+	old, _ := os.ReadFile(path)
+	os.WriteFile(path+".1", old, 0o644)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	write(10, 4) // 4 lines in an empty file of room for 10: no rotation
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 {
+		t.Fatalf("files %v: the truncated file was rotated as if it were full", names)
+	}
+	b, _ := os.ReadFile(path)
+	if n := strings.Count(string(b), "\n"); n != 4 || strings.ContainsRune(string(b), 0) {
+		t.Fatalf("the file holds %d lines, want 4: %q", n, b)
+	}
+}

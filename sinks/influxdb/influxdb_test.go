@@ -205,6 +205,11 @@ func TestV2RetriesOn503NothingLost(t *testing.T) {
 	if got := r.Counter("weir_sink_retries_total", map[string]string{"sink": "influx"}); got != 3 {
 		t.Errorf("retries %v, want 3", got)
 	}
+	for reason, want := range map[string]float64{"http_503": 2, "http_502": 1} {
+		if got := r.Counter("weir_sink_retries_total", map[string]string{"sink": "influx", "reason": reason}); got != want {
+			t.Errorf("retries for %s: %v, want %v", reason, got, want)
+		}
+	}
 	if got := r.Counter("weir_sink_errors_total", map[string]string{"sink": "influx", "kind": "retryable"}); got != 3 {
 		t.Errorf("errors %v, want 3", got)
 	}

@@ -44,7 +44,8 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 	// yet), 3xx and 408. Retrying stalls the sink, which lag and
 	// weir_sink_retries_total show, instead of dead-lettering the whole
 	// backlog while the destination is misconfigured.
-	return &sinks.RetryableError{Err: err, After: RetryAfter(resp.Header.Get("Retry-After"), now)}
+	return &sinks.RetryableError{Err: err, After: RetryAfter(resp.Header.Get("Retry-After"), now),
+		Reason: "http_" + strconv.Itoa(resp.StatusCode)}
 }
 
 // RetryAfter parses a Retry-After header: seconds or an HTTP date. Capped

@@ -114,12 +114,15 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 	peers.Within(t, Timeout, what, cond)
 }
 
-// Counter reads one metric of the registry by name and labels (0 if absent).
+// Counter reads a counter of the registry by name and labels: the sum of
+// the series that have those labels (0 if none), so a label left out
+// (weir_sink_retries_total's reason) counts every value of it.
 func (r *Running) Counter(name string, labels map[string]string) float64 {
 	mfs, err := r.Reg.Gather()
 	if err != nil {
 		return -1
 	}
+	sum := 0.0
 	for _, mf := range mfs {
 		if mf.GetName() != name {
 			continue
@@ -136,11 +139,11 @@ func (r *Running) Counter(name string, labels map[string]string) float64 {
 				}
 			}
 			if c := m.GetCounter(); c != nil {
-				return c.GetValue()
+				sum += c.GetValue()
 			}
 		}
 	}
-	return 0
+	return sum
 }
 
 // ReadAll reads every record of topic from the start (copied).
