@@ -120,7 +120,10 @@ type ConsumerConfig struct {
 
 // WithResetToLatest makes a consumer start partitions that have no committed
 // offset at the log end instead of the log start (the default, so that a new
-// group sees everything retained).
+// group sees everything retained). That start is committed when the
+// partition is assigned, so the group starts at the end once: a restart
+// before anything came to a partition goes on from there, not from a later
+// end, skipping what came meanwhile.
 func WithResetToLatest() ConsumerOption {
 	return func(c *ConsumerConfig) { c.ResetToLatest = true }
 }

@@ -58,6 +58,12 @@ type Sink struct {
 	FlushInterval Duration `yaml:"flush_interval"`
 	// Retry is the back-off for retryable failures.
 	Retry SinkRetry `yaml:"retry"`
+	// Start is where a sink with no committed offset yet (new, or
+	// renamed) begins: earliest (the default: everything its topics
+	// hold, a backfill) or latest (what comes from now on, for a
+	// receiver such as a chat or Alertmanager that wants news, not days
+	// of history).
+	Start string `yaml:"start"`
 
 	// HTTP destinations (influxdb, prometheus_remote_write, webhook).
 	URL     string            `yaml:"url"`
@@ -275,6 +281,11 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 	if s.FlushInterval < 0 {
 		add("flush_interval", "must not be negative")
 	}
+	switch s.Start {
+	case "", "earliest", "latest":
+	default:
+		add("start", "must be earliest or latest, not %q", s.Start)
+	}
 	if s.Retry.Initial < 0 || s.Retry.Max < 0 || s.Retry.MaxAttempts < 0 {
 		add("retry", "initial, max and max_attempts must not be negative")
 	}
@@ -360,6 +371,10 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		}
 	}
 }
+
+// StartsAtEnd reports whether the sink, without a committed offset,
+// begins at the log end (start: latest) rather than the log start.
+func (s *Sink) StartsAtEnd() bool { return s.Start == "latest" }
 
 func (s *Sink) validateURL(add func(key, format string, args ...any)) {
 	u, err := url.Parse(s.URL)

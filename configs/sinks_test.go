@@ -22,7 +22,7 @@ sinks:
     retry: {initial: 50ms, max: 10s}
     filter: {measurements: [if*], tags: {site: ams1}}
   - {type: file, name: archive, path: /tmp/events.jsonl, topics: [events, enriched.syslog], max_size: 10MiB, keep: 3}
-  - {type: webhook, name: alerts, url: "http://127.0.0.1:9093/api/v2/alerts", format: alertmanager, topics: [events]}
+  - {type: webhook, name: alerts, url: "http://127.0.0.1:9093/api/v2/alerts", format: alertmanager, topics: [events], start: latest}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +35,11 @@ sinks:
 		in.Retry.Max.Std() != 10*time.Second || in.Filter.Tags["site"] != "ams1" || in.Filter.Measurements[0] != "if*" {
 		t.Fatalf("influx: %+v", in)
 	}
-	if cfg.Sinks[2].MaxSize != 10<<20 || cfg.Sinks[2].Keep != 3 {
+	if cfg.Sinks[2].MaxSize != 10<<20 || cfg.Sinks[2].Keep != 3 || cfg.Sinks[2].StartsAtEnd() {
 		t.Fatalf("file: %+v", cfg.Sinks[2])
+	}
+	if !cfg.Sinks[3].StartsAtEnd() {
+		t.Fatalf("webhook with start: latest: %+v", cfg.Sinks[3])
 	}
 }
 
@@ -58,6 +61,7 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], gzip: true}\n", "sink \"w\": gzip: does not apply to type webhook (only influxdb)"},
 		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: b, path: /tmp/./x, topics: [y]}\n", "line 3: sinks[1]: file sinks \"a\" and \"b\" both write /tmp/x"},
 		{"sinks:\n  - {type: file, name: a, path: /tmp/all.jsonl, per_topic: true, topics: [events]}\n  - {type: file, name: b, path: /tmp/all.events.jsonl, topics: [y]}\n", "line 3: sinks[1]: file sinks \"a\" and \"b\" both write /tmp/all.events.jsonl"},
+		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], start: newest}\n", "sink \"w\": start: must be earliest or latest, not \"newest\""},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {event_types: [\"[abc\"]}\n", "sink \"a\": filter: event_types pattern \"[abc\": syntax error in pattern"},
 	} {
 		_, err := Parse([]byte(tc.yaml))

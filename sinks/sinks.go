@@ -389,7 +389,11 @@ func (s *Sink) consume(ctx context.Context) error {
 	var c broker.Consumer
 	for {
 		var err error
-		c, err = s.b.Consume(ctx, Group(s.cfg.Name), s.cfg.Topics, broker.WithMemberID(Group(s.cfg.Name)))
+		opts := []broker.ConsumerOption{broker.WithMemberID(Group(s.cfg.Name))}
+		if s.cfg.StartsAtEnd() {
+			opts = append(opts, broker.WithResetToLatest())
+		}
+		c, err = s.b.Consume(ctx, Group(s.cfg.Name), s.cfg.Topics, opts...)
 		if err == nil {
 			break
 		}

@@ -379,6 +379,14 @@ func (c *consumer) applyAssignment() {
 			pos = p.logStart.Load()
 			if c.cfg.ResetToLatest {
 				pos = p.hwm.Load()
+				// Committed at once (see broker.WithResetToLatest): the
+				// group starts at this end once, not at a later end
+				// after a restart before anything came.
+				off := GroupOffset{Group: c.group, Topic: tp.Topic, Partition: tp.Partition, Offset: pos}
+				if err := c.b.offsets.commit([]GroupOffset{off}); err != nil {
+					c.b.opts.logger.Warn("group: the start at the log end not committed; the next start of the group begins at the end then",
+						slog.String("group", c.group), slog.String("topic", tp.Topic), slog.Int("partition", int(tp.Partition)), slog.Any("error", err))
+				}
 			}
 		}
 		c.owned = append(c.owned, &ownedPartition{tp: tp, p: p, pos: pos, committed: pos, unsub: c.subscribe(p)})
