@@ -416,6 +416,12 @@ func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, is
 		}
 		t.Tags = tags
 	}
+	if isTarget && spec.V3 != nil && t.Version != "3" {
+		// The target's own v3 block, on a target polled with a
+		// community: the credentials would go unused, and the agent
+		// asked with the community time out.
+		add("v3", "set, but the version is %s: add version: 3 (or remove v3)", t.Version)
+	}
 	if isTarget && t.Version == "3" {
 		lvl, err := validateV3(&t.V3)
 		if err != nil {

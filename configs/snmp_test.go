@@ -127,6 +127,10 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		{"snmp:\n  targets:\n    - name: a\n      address: x\n      version: 3\n      v3: {user: u, priv_protocol: RC4, priv_password: 12345678, auth_password: 12345678}\n",
 			"priv_protocol must be one of DES, AES, AES192, AES256, AES192C, AES256C, not \"RC4\""},
 		{"snmp:\n  targets:\n    - {name: a, address: x, version: 3}\n", "cfg.yaml:3: snmp.targets[a].v3: user must be set for version 3"},
+		// v3 credentials on a target left at version 2c polled it with
+		// the community "public", and weir check said ok.
+		{"snmp:\n  targets:\n    - name: a\n      address: x\n      v3: {user: u, auth_password: 12345678}\n",
+			"cfg.yaml:5: snmp.targets[a].v3: set, but the version is 2c: add version: 3 (or remove v3)"},
 		{"snmp:\n  targets:\n    - {name: a, address: x, profiles: {x: 1}}\n", "cfg.yaml:3: profiles: must be a list of profile names or auto"},
 		{"snmp:\n  targets:\n    - name: a\n      address: x\n      profiles: [system, if-mibb]\n", "cfg.yaml:5: snmp.targets[a].profiles: unknown profile if-mibb (known: arista-cpu-memory,"},
 		{"snmp:\n  defaults:\n    profiles: [nope]\n", "cfg.yaml:3: snmp.defaults.profiles: unknown profile nope"},

@@ -494,6 +494,8 @@ func USM(v configs.SNMPv3) (*gosnmp.UsmSecurityParameters, gosnmp.SnmpV3MsgFlags
 // poll is one poll's outcome.
 type poll struct {
 	start, end time.Time
+	// lastAnswer is when the agent last answered a request of the poll.
+	lastAnswer time.Time
 	uptime     uint32
 	varbinds   int
 	records    []telemetry.Metric
@@ -530,6 +532,15 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	}
 	if ctx.Err() != nil && res.err != nil {
 		return ctx.Err() // shutting down: not the agent's fault
+	}
+	// (gosnmp gives the deadline's error when the socket's read deadline,
+	// set to it, fires: maybe before pctx's own timer has.)
+	if errors.Is(res.err, context.DeadlineExceeded) && !res.lastAnswer.IsZero() &&
+		res.end.Sub(res.lastAnswer) < t.cfg.Timeout {
+		// Cut off at the next slot while the agent was answering (a
+		// large table, a slow agent): the interval is too short for
+		// the poll, which a timeout would blame on the agent.
+		res.err = t.cutOff(res)
 	}
 	// The agent is done with: the slot goes to another target before any
 	// diagnosis below, which asks the agent again.
@@ -594,6 +605,16 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		t.failing = 0
 	}
 	return nil
+}
+
+// cutOff is the error of a poll weir cut off at the end of its interval
+// while the agent was still answering. It does not wrap the deadline:
+// such a poll counts as an error, not as a timeout.
+func (t *target) cutOff(res poll) error {
+	at := strings.TrimPrefix(res.err.Error(), "snmp "+t.cfg.Name+": ")
+	at = strings.TrimSuffix(at, ": "+context.DeadlineExceeded.Error())
+	return fmt.Errorf("snmp %s: poll cut off at the end of its interval (%v) after %d varbinds, the agent answering all along: "+
+		"it needs a longer interval or a larger max_repetitions (at %s)", t.cfg.Name, t.cfg.Interval, res.varbinds, at)
 }
 
 // logFailure logs a failed poll: the first of a run of failures, one
@@ -926,6 +947,7 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 	if err != nil {
 		return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, chunk[0], err)
 	}
+	res.lastAnswer = time.Now()
 	if pkt.Error != gosnmp.NoError {
 		// SNMPv1 fails a whole GET for one missing object
 		// (noSuchName at error-index): drop that object and ask again.
@@ -987,6 +1009,7 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 		if err != nil {
 			return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, oid, err)
 		}
+		res.lastAnswer = time.Now()
 		switch {
 		case pkt.Error == gosnmp.NoError:
 		case pkt.Error == gosnmp.NoSuchName && s.Version == gosnmp.Version1:
@@ -1036,6 +1059,7 @@ func (t *target) walkLeaf(s *gosnmp.GoSNMP, root string, res *poll) ([]gosnmp.Sn
 	if err != nil {
 		return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, root, err)
 	}
+	res.lastAnswer = time.Now()
 	var out []gosnmp.SnmpPDU
 	if pkt.Error == gosnmp.NoError {
 		for _, pdu := range pkt.Variables {
