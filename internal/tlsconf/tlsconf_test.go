@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
@@ -16,33 +15,7 @@ import (
 // it returns the client's handshake error.
 func handshake(t *testing.T, srv, cli *tls.Config) error {
 	t.Helper()
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		b := make([]byte, 1)
-		if _, err := c.Read(b); err == nil {
-			_, _ = c.Write(b) // echoed: the client knows it was served
-		}
-	}()
-	c, err := tls.Dial("tcp", ln.Addr().String(), cli)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	// With TLS 1.3 a refused client certificate shows on the first read.
-	if _, err := c.Write([]byte("x")); err != nil {
-		return err
-	}
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, err = c.Read(make([]byte, 1))
+	_, err := servedBy(t, srv, cli)
 	return err
 }
 

@@ -159,18 +159,9 @@ func TestMirrorOldRecords(t *testing.T) {
 // whole, and the sink sent each again record by record to find the one
 // refused, every batch; batches now keep to the topic's limit.
 func TestMirrorTopicOfSmallBatches(t *testing.T) {
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kf.Close()
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admCl.Close()
+	kf, adm := clusterWithAdmin(t)
 	limit := "16384"
-	if _, err := kadm.NewClient(admCl).CreateTopic(context.Background(), 1, 1, map[string]*string{"max.message.bytes": &limit}, "weir.events"); err != nil {
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, map[string]*string{"max.message.bytes": &limit}, "weir.events"); err != nil {
 		t.Fatal(err)
 	}
 	b := sinktest.Broker(t)
@@ -226,17 +217,7 @@ func TestUnreachableClusterSaysWhy(t *testing.T) {
 // sink now replaces its client, which keeps to the new limit, and sends
 // the refused records again with it, batches rejected none.
 func TestMirrorTopicLimitLoweredAtRuntime(t *testing.T) {
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kf.Close()
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
+	kf, adm := clusterWithAdmin(t)
 	if _, err := adm.CreateTopic(context.Background(), 1, 1, nil, "weir.events"); err != nil {
 		t.Fatal(err)
 	}
@@ -275,4 +256,21 @@ func TestMirrorTopicLimitLoweredAtRuntime(t *testing.T) {
 	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "mirror", "kind": "rejected"}); n != 0 {
 		t.Fatalf("%v batches rejected", n)
 	}
+}
+
+// clusterWithAdmin is a one-broker kfake cluster and an admin client of
+// it, both closed when the test ends.
+func clusterWithAdmin(t *testing.T) (*kfake.Cluster, *kadm.Client) {
+	t.Helper()
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kf.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return kf, kadm.NewClient(cl)
 }
