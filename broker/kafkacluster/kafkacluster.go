@@ -730,7 +730,12 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 		// With the cooperative balancer (franz-go's default) a rebalance
 		// hands out only what changes: the callbacks carry the partitions
 		// added or revoked, not the whole assignment.
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.updateAssigned(m, true) }),
+		kgo.OnPartitionsAssigned(func(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
+			if cfg.ResetToLatest {
+				b.pinEnds(ctx, cl, group, m)
+			}
+			c.updateAssigned(m, true)
+		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, _ map[string][]int32) { c.clearAssigned() }),
 	)
 	if cfg.MemberID != "" {
@@ -767,6 +772,61 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	c.cl = cl
 	b.joinGroup(group, cfg.ResetToLatest)
 	return c, nil
+}
+
+// pinEnds commits the log end of the partitions in m that group has no
+// offset for (broker.WithResetToLatest: the group starts at the end once).
+// franz-go calls OnPartitionsAssigned before it fetches the group's offsets,
+// so the member starts at what was committed here. A failure leaves the
+// partitions to franz-go's reset to the end, as before.
+func (b *Broker) pinEnds(ctx context.Context, cl *kgo.Client, group string, m map[string][]int32) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	committed, err := b.admin.FetchOffsets(ctx, group)
+	if err != nil {
+		return
+	}
+	ends, err := b.admin.ListEndOffsets(ctx, slices.Collect(maps.Keys(m))...)
+	if err != nil {
+		return
+	}
+	pins := map[string]map[int32]kgo.EpochOffset{}
+	for t, ps := range m {
+		for _, p := range ps {
+			if o, ok := committed.Lookup(t, p); ok && o.Err == nil && o.At >= 0 {
+				continue
+			}
+			if e, ok := ends.Lookup(t, p); ok && e.Err == nil {
+				if pins[t] == nil {
+					pins[t] = map[int32]kgo.EpochOffset{}
+				}
+				pins[t][p] = kgo.EpochOffset{Epoch: -1, Offset: e.Offset}
+			}
+		}
+	}
+	if len(pins) == 0 {
+		return
+	}
+	cl.CommitOffsetsSync(ctx, pins, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err == nil {
+			err = firstCommitError(resp)
+		}
+		if err != nil {
+			b.logger.Warn("kafka: the start at the log end not committed; the next member starts those partitions at the end then",
+				slog.String("group", group), slog.Any("error", err))
+		}
+	})
+}
+
+func firstCommitError(resp *kmsg.OffsetCommitResponse) error {
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("%s[%d]: %w", t.Topic, p.Partition, err)
+			}
+		}
+	}
+	return nil
 }
 
 type consumer struct {

@@ -134,3 +134,72 @@ func TestCompactedTopicWarned(t *testing.T) {
 		t.Fatalf("%d warnings, want one for raw.syslog:\n%s", n, out)
 	}
 }
+
+// TestResetToLatestStartsAtTheEndOnce: a group of WithResetToLatest
+// members starts partitions without a commit at the log end, and that
+// start holds: a member that leaves before anything came to a partition,
+// and one that joins later, goes on from there rather than from the end
+// of then, which skipped what came meanwhile (a sink with start: latest
+// restarted).
+func TestResetToLatestStartsAtTheEndOnce(t *testing.T) {
+	var logs syncbuf.Buffer
+	_, b := newKfake(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	defer func() {
+		if strings.Contains(logs.String(), "not committed") {
+			t.Errorf("the start was not committed:\n%s", logs.String())
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "news", broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "news", 0, values("old", 5)); err != nil {
+		t.Fatal(err)
+	}
+	join := func() broker.Consumer {
+		c, err := b.Consume(ctx, "g", []string{"news"}, broker.WithResetToLatest())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := join()
+	// Partition 1 gets a record once the member has it; partition 0's
+	// old records are not polled.
+	for deadline := time.Now().Add(20 * time.Second); len(c.Assigned()) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("partitions not assigned")
+		}
+	}
+	if err := b.ProducePartition(ctx, "news", 1, values("new", 1)); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := c.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || string(recs[0].Value) != "new0" {
+		t.Fatalf("polled %d records (%v), want the one produced after the member joined", len(recs), recs)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	// Meanwhile partition 0, which nothing came to while the member was
+	// there, gets a record.
+	if err := b.ProducePartition(ctx, "news", 0, values("meanwhile", 1)); err != nil {
+		t.Fatal(err)
+	}
+	c = join()
+	defer c.Close()
+	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer pcancel()
+	recs, err = c.Poll(pctx)
+	if err != nil {
+		t.Fatalf("the record that came while no member was there: %v", err)
+	}
+	if len(recs) != 1 || string(recs[0].Value) != "meanwhile0" {
+		t.Fatalf("polled %v, want meanwhile0 only", recs)
+	}
+}
