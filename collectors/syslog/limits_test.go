@@ -365,3 +365,52 @@ func TestBusyConnectionKeepsItsBuffers(t *testing.T) {
 	client.Write([]byte("x\n"))
 	<-done
 }
+
+// TestResetConnectionsAreThrottled: a sender that resets its connections
+// (a load balancer's TCP health check, which closes with a RST: HAProxy's
+// does; a port scan) is logged once per 10 s with a count, as the other
+// per-connection reasons are, not one INFO line per connection: at weir's
+// default log level that was one line for every check, for ever. Each
+// is still counted (weir_syslog_connections_closed_total{reason="error"}).
+func TestResetConnectionsAreThrottled(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var logBuf syncbuf.Buffer
+	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, b, WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	addrs, _ := c.Addrs(ctx)
+	_, addr, _ := strings.Cut(addrs[0], "://")
+	const n = 200
+	for range n {
+		hc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc.(*net.TCPConn).SetLinger(0) // close with a RST
+		hc.Close()
+	}
+	var ended int
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ended = int(testutil.ToFloat64(c.metrics.connsRejected.WithLabelValues("tcp://"+addr, "error"))); ended >= n {
+			break
+		}
+	}
+	if ended < n/2 {
+		t.Fatalf("%d of %d reset connections counted closed (error)", ended, n)
+	}
+	lines := strings.Count(logBuf.String(), "connection ended")
+	t.Logf("%d log lines for %d reset connections, e.g.\n%.300s", lines, n, logBuf.String())
+	if lines > 10 {
+		t.Errorf("%d log lines for %d reset connections: not throttled as the other per-connection reasons are", lines, n)
+	}
+}

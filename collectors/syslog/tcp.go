@@ -33,8 +33,9 @@ type tcpListener struct {
 	// What one connection does wrong is logged once per 10 s per kind,
 	// with how many times: a port scan, a TCP health check on the TLS
 	// port or a host sending junk in a loop must not flood weir's log.
-	// Each is counted in the metrics.
-	handshakeLog, frameLog, oversizeLog throttle.Shared
+	// Each is counted in the metrics. So is a connection that ends
+	// idle or with an error (a health check closing with a RST).
+	handshakeLog, frameLog, oversizeLog, idleLog, endLog throttle.Shared
 }
 
 // handshakeTimeout bounds a TLS handshake, so a client that connects and
@@ -205,11 +206,15 @@ func (t *tcpListener) endConn(ctx context.Context, err error, remote string) {
 		}
 	case errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded):
 		t.stats.closed("idle")
-		t.c.logger.Info("syslog: closing idle connection", slog.String("listener", t.name), slog.String("remote", remote))
+		if n, ok := t.idleLog.Due(time.Now()); ok {
+			t.c.logger.Info("syslog: closing idle connection", slog.String("listener", t.name), slog.String("remote", remote), slog.Int("times", n))
+		}
 	default:
 		t.stats.closed("error")
-		t.c.logger.Info("syslog: connection ended", slog.String("listener", t.name),
-			slog.String("remote", remote), slog.Any("error", err))
+		if n, ok := t.endLog.Due(time.Now()); ok {
+			t.c.logger.Info("syslog: connection ended", slog.String("listener", t.name),
+				slog.String("remote", remote), slog.Any("error", err), slog.Int("times", n))
+		}
 	}
 }
 
