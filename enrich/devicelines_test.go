@@ -221,3 +221,19 @@ func TestDeviceLinesHuaweiTrapLogs(t *testing.T) {
 			vendor: VendorHuawei},
 	})
 }
+
+// TestDeviceLinesMikroTikWithoutTopics: RouterOS 7 with bsd-syslog=yes
+// sends the message without its topics ("system,info"): a change made
+// from Winbox reads "device changed by winbox-3.42/tcp-msg(winbox):
+// admin@A (/interface set ...)" (akpw/mktxp-stack#33, from a router).
+// The tool and "user@address" name it a RouterOS change; a bare "X
+// changed by Y" from any host is not one.
+func TestDeviceLinesMikroTikWithoutTopics(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "winbox", raw: "<30>Sep 19 00:07:13 rt01 device changed by winbox-3.42/tcp-msg(winbox):admin@192.168.100.50 (/interface set ether3 disabled=no l2mtu=1598 mtu=1500 name=ether3)",
+			vendor: VendorMikroTik, event: "config_changed", object: "admin", fields: map[string]string{"source": "192.168.100.50"}},
+		{name: "with_topics", raw: "<30>Sep 19 00:07:13 rt01 system,info device changed by winbox-3.42/tcp-msg(winbox):admin@192.168.100.50 (/interface set ether3 disabled=no)",
+			vendor: VendorMikroTik, event: "config_changed", object: "admin"},
+		{name: "plain_english", raw: "<30>Sep 19 00:07:13 app1 billing: invoice 42 changed by admin"},
+	})
+}

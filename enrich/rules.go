@@ -505,6 +505,14 @@ func syslogRules() []rule {
 				{"system,info filter rule added by netadmin", "config_changed", map[string]string{"user": "netadmin"}},
 				{"system,info address changed by winbox-3.41/tcp-msg(winbox):netadmin@10.20.0.9 (/ip address set *3 disabled=yes)", "config_changed", map[string]string{"user": "netadmin", "source": "10.20.0.9"}},
 			}},
+		// RouterOS 7 with bsd-syslog sends no topics: "device changed by
+		// winbox-3.42/tcp-msg(winbox):admin@A (/interface set ...)"
+		// (akpw/mktxp-stack#33, from a router). The tool and "user@address"
+		// tell a RouterOS change from any "X changed by Y".
+		{name: "mikrotik_config_tool", vendor: VendorMikroTik, needs: "ed by ", patterns: []*regexp.Regexp{re(`^(?:[\w/ .-]+ )?(?:added|changed|removed|moved) by [\w.-]+(?:/[\w.-]+)*(?:\([\w-]+\))?:(?P<user>[^\s@:()]+)@(?P<source>` + ipaddr + `)`)},
+			event: "config_changed", examples: []example{
+				{"device changed by winbox-3.42/tcp-msg(winbox):admin@192.168.100.50 (/interface set ether3 disabled=no l2mtu=1598 mtu=1500 name=ether3)", "config_changed", map[string]string{"user": "admin", "source": "192.168.100.50"}},
+			}},
 		// ArubaOS-Switch (ProCurve) names no user for an SSH or telnet
 		// session, only the address and the privilege level.
 		{name: "aruba_switch_mgr_login", vendor: VendorArubaSwitch, needs: "SME ", patterns: []*regexp.Regexp{re(`\bmgr: +SME (?:SSH|TELNET) from (?P<source>` + ipaddr + `) - (?:MANAGER|OPERATOR) Mode`)},
