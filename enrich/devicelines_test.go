@@ -178,3 +178,62 @@ func TestDeviceLinesJunosLoginInformation(t *testing.T) {
 			vendor: VendorJunos, event: "login_succeeded", object: "netops", fields: map[string]string{"source": "10.0.0.1"}},
 	})
 }
+
+// TestDeviceLinesHuaweiTrapLogs: VRP sends its traps to the log host too,
+// as "%%01MODULE/SEV/BRIEF(l)[n]:OID <oid> <text>. (params)" lines: the
+// S-series and AR link traps IFNET/1/IF_LINKDOWN and IF_LINKUP (and
+// IF_PVCDOWN, with spaces for '='), AR's PPP line protocol
+// IFNET/4/LINKNO_STATE, the BGP4-MIB traps BGP/2/ESTABLISHED and
+// BGP/2/BACKWARD, OSPF's NBRCHG and VRP8's ospfNbrStateChange alarm (the
+// state as OSPF-MIB numbers it, or by name), and HWCM's configuration
+// change trap. Formats: Huawei's S-series and AR alarm and log
+// references, nocproject/noc's Huawei/VRP classification rules.
+func TestDeviceLinesHuaweiTrapLogs(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "if_linkdown", raw: "<185>Sep 13 2021 00:19:26 R1 %%01IFNET/1/IF_LINKDOWN(l)[7]:OID 1.3.6.1.6.3.1.1.5.3 Interface 8 turned into DOWN state.(AdminStatus=1,OperStatus=2,InterfaceName=GigabitEthernet0/0/2)",
+			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet0/0/2"},
+		{name: "if_linkup", raw: "<185>Sep 13 2021 00:19:29 R1 %%01IFNET/1/IF_LINKUP(l)[8]:OID 1.3.6.1.6.3.1.1.5.4 Interface 8 turned into UP state.(AdminStatus=1,OperStatus=1,InterfaceName=GigabitEthernet0/0/2)",
+			vendor: VendorHuawei, event: "interface_up", object: "GigabitEthernet0/0/2"},
+		{name: "if_pvcdown", raw: "<185>Sep 13 2021 00:19:26 R1 %%01IFNET/1/IF_PVCDOWN(l)[9]:OID 1.3.6.1.6.3.1.1.5.3 Interface 56 turned into DOWN state.(AdminStatus 1,OperStatus 2,InterfaceName GigabitEthernet1/1/8)",
+			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet1/1/8"},
+		{name: "linkno_state", raw: "<188>Sep 13 2021 00:19:26 R1 %%01IFNET/4/LINKNO_STATE(l)[6]:The line protocol on the interface Serial1/0/0 has entered the DOWN state.",
+			vendor: VendorHuawei, event: "interface_down", object: "Serial1/0/0"},
+		{name: "bgp_established", raw: "<185>Sep 13 2021 00:19:26 R1 %%01BGP/2/ESTABLISHED(l)[9]:OID 1.3.6.1.2.1.15.7.1 The BGP FSM enters the Established state. (BgpPeerRemoteAddr=10.1.1.2, BgpPeerLastError=0, BgpPeerState=6)",
+			vendor: VendorHuawei, event: "bgp_peer_up", object: "10.1.1.2"},
+		{name: "bgp_backward", raw: "<185>Sep 13 2021 00:19:26 R1 %%01BGP/2/BACKWARD(l)[10]:OID 1.3.6.1.2.1.15.7.2 The BGP FSM moves from a higher numbered state to a lower numbered state. (BgpPeerRemoteAddr=10.1.1.2, InstanceId=0, Afi=1, Safi=1, PeerType=1, PeerRemoteAddr=10.1.1.2, InterfaceIndex=6, BgpPeerLastError=4/0, BgpPeerState=1, BgpPeerUnavaiReason=2, InterfaceName=GigabitEthernet0/0/1)",
+			vendor: VendorHuawei, event: "bgp_peer_down", object: "10.1.1.2"},
+		{name: "ospf_nbrchg_down", raw: "<185>Sep 13 2021 00:19:26 R1 %%01OSPF/2/NBRCHG(l)[2]:OID 1.3.6.1.2.1.14.16.2.2: The status of the non-virtual neighbor changes. (NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, ProcessId=1, RouterId=1.1.1.1, NbrRtrId=2.2.2.2, NbrState=1, IfName=GigabitEthernet0/0/1, InstanceName=, NbrChgReason=1)",
+			vendor: VendorHuawei, event: "ospf_neighbor_down", object: "10.1.1.2"},
+		{name: "ospf_nbrchg_full", raw: "<185>Sep 13 2021 00:19:40 R1 %%01OSPF/2/NBRCHG(l)[3]:OID 1.3.6.1.2.1.14.16.2.2: The status of the non-virtual neighbor changes. (NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, ProcessId=1, RouterId=1.1.1.1, NbrRtrId=2.2.2.2, NbrState=8, IfName=GigabitEthernet0/0/1, InstanceName=, NbrChgReason=102)",
+			vendor: VendorHuawei, event: "ospf_neighbor_up", object: "10.1.1.2"},
+		{name: "ospf_nbrchg_exchange", raw: "<185>Sep 13 2021 00:19:38 R1 %%01OSPF/2/NBRCHG(l)[3]:OID 1.3.6.1.2.1.14.16.2.2: The status of the non-virtual neighbor changes. (NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, ProcessId=1, RouterId=1.1.1.1, NbrRtrId=2.2.2.2, NbrState=6, IfName=GigabitEthernet0/0/1, InstanceName=, NbrChgReason=3)",
+			vendor: VendorHuawei},
+		{name: "ospf_alarm_active", raw: "<185>Sep 13 2021 00:19:26 NE1 %%01OSPF/2/ospfNbrStateChange_active(l):CID=0x80fe0201;The status of the non-virtual neighbor has changed. (RouterId=1.1.1.1, NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, NbrRtrId=2.2.2.2, NbrState=Down, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, IfName=GigabitEthernet0/3/0, VpnName=_public_, Reason=Adjacency HoldTimer expired, SubReason=0)",
+			vendor: VendorHuawei, event: "ospf_neighbor_down", object: "10.1.1.2"},
+		{name: "ospf_alarm_clear", raw: "<185>Sep 13 2021 00:19:40 NE1 %%01OSPF/2/ospfNbrStateChange_clear(l):CID=0x80fe0201-clearType=service_resume;The status of the non-virtual neighbor has changed. (RouterId=1.1.1.1, NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, NbrRtrId=2.2.2.2, NbrState=Full, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, IfName=GigabitEthernet0/3/0, VpnName=_public_, Reason=Alarm clear, SubReason=0)",
+			vendor: VendorHuawei, event: "ospf_neighbor_up", object: "10.1.1.2"},
+		{name: "hwcm_config", raw: "<189>Sep 13 2021 00:19:26 R1 %%01HWCM/5/TRAPLOG(l)[500]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=16, CommandSource=1, ConfigSource=2, ConfigDestination=4)",
+			vendor: VendorHuawei, event: "config_changed", object: ""},
+		// Not changes: a failed login, a save prompt.
+		{name: "ssh_login_fail", raw: "<190>Sep 13 2021 00:19:26 R1 %%01SSH/5/SSH_USER_LOGIN_FAIL(l)[4]:The SSH user failed to login. (ServiceType=stelnet, FailedReason=Password authentication failed, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)",
+			vendor: VendorHuawei},
+		{name: "savecfg", raw: "<189>Sep 13 2021 00:19:26 R1 %%01CFM/5/SAVECFG_YES(s)[3]:When being asked whether to save current configuration, the user chose Y.",
+			vendor: VendorHuawei},
+	})
+}
+
+// TestDeviceLinesMikroTikWithoutTopics: RouterOS 7 with bsd-syslog=yes
+// sends the message without its topics ("system,info"): a change made
+// from Winbox reads "device changed by winbox-3.42/tcp-msg(winbox):
+// admin@A (/interface set ...)" (akpw/mktxp-stack#33, from a router).
+// The tool and "user@address" name it a RouterOS change; a bare "X
+// changed by Y" from any host is not one.
+func TestDeviceLinesMikroTikWithoutTopics(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "winbox", raw: "<30>Sep 19 00:07:13 rt01 device changed by winbox-3.42/tcp-msg(winbox):admin@192.168.100.50 (/interface set ether3 disabled=no l2mtu=1598 mtu=1500 name=ether3)",
+			vendor: VendorMikroTik, event: "config_changed", object: "admin", fields: map[string]string{"source": "192.168.100.50"}},
+		{name: "with_topics", raw: "<30>Sep 19 00:07:13 rt01 system,info device changed by winbox-3.42/tcp-msg(winbox):admin@192.168.100.50 (/interface set ether3 disabled=no)",
+			vendor: VendorMikroTik, event: "config_changed", object: "admin"},
+		{name: "plain_english", raw: "<30>Sep 19 00:07:13 app1 billing: invoice 42 changed by admin"},
+	})
+}

@@ -113,12 +113,25 @@ func syslogRules() []rule {
 		// IF_STATE and UPDOWN lines: nocproject/noc
 		// collections/fm.eventclassificationrules/Huawei/VRP/Network/Link/
 		// Link_{Down,Up}_1_SYSLOG_.json, Link_Down_2_SYSLOG_.json.
-		{name: "huawei_ifnet", vendor: VendorHuawei, needs: "IFNET/", patterns: []*regexp.Regexp{re(`(?i)IFNET/\d/(?:LINK_STATE|LINKUPDOWN|PHY_STATUS|IF_STATE|UPDOWN).*?(?:interface|Interface) (?P<interface>[\w/.:-]+) (?:has entered|(?:has )?turned into|(?:was )?changed to) (?:the )?(?P<state>UP|DOWN)`)},
+		{name: "huawei_ifnet", vendor: VendorHuawei, needs: "IFNET/", patterns: []*regexp.Regexp{re(`(?i)IFNET/\d/(?:LINK_STATE|LINKNO_STATE|LINKUPDOWN|PHY_STATUS|IF_STATE|UPDOWN).*?(?:interface|Interface) (?P<interface>[\w/.:-]+) (?:has entered|(?:has )?turned into|(?:was )?changed to) (?:the )?(?P<state>UP|DOWN)`)},
 			states: ifStates, examples: []example{
 				{"%%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/1"}},
 				{"%%01IFNET/4/IF_STATE(l)[1475]:Interface GigabitEthernet2/0/9 has turned into DOWN state.", "interface_down", map[string]string{"interface": "GigabitEthernet2/0/9"}},
 				{"%%01IFNET/4/IF_STATE(l)[1479]:Interface GigabitEthernet2/0/9 has turned into UP state.", "interface_up", map[string]string{"interface": "GigabitEthernet2/0/9"}},
 				{"%%01IFNET/4/UPDOWN(l): The state of interface Ethernet0/0/16 was changed to DOWN.", "interface_down", map[string]string{"interface": "Ethernet0/0/16"}},
+				// AR routers: a PPP link's line protocol (the AR log reference).
+				{"%%01IFNET/4/LINKNO_STATE(l)[6]:The line protocol on the interface Serial1/0/0 has entered the UP state.", "interface_up", map[string]string{"interface": "Serial1/0/0"}},
+			}},
+		// The IF-MIB linkDown/linkUp traps as VRP logs them too: "OID ...
+		// Interface <ifIndex> turned into DOWN state.(AdminStatus=1,
+		// OperStatus=2,InterfaceName=X)" (S-series and AR alarm references;
+		// IF_PVCDOWN with spaces for '=': nocproject/noc .../Huawei/VRP/
+		// Network/Link/Link_Down_SYSLOG_5.json).
+		{name: "huawei_ifnet_trap", vendor: VendorHuawei, needs: "IFNET/", patterns: []*regexp.Regexp{re(`IFNET/\d/IF_(?:LINK|PVC)(?P<state>DOWN|UP)\b.*? turned into (?:DOWN|UP) state\.\s*\(AdminStatus[= ]\d+,\s*OperStatus[= ]\d+,\s*InterfaceName[= ](?P<interface>[^,)\s]+)`)},
+			states: ifStates, examples: []example{
+				{"%%01IFNET/1/IF_LINKDOWN(l)[7]:OID 1.3.6.1.6.3.1.1.5.3 Interface 8 turned into DOWN state.(AdminStatus=1,OperStatus=2,InterfaceName=GigabitEthernet0/0/2)", "interface_down", map[string]string{"interface": "GigabitEthernet0/0/2"}},
+				{"%%01IFNET/1/IF_LINKUP(l)[8]:OID 1.3.6.1.6.3.1.1.5.4 Interface 8 turned into UP state.(AdminStatus=1,OperStatus=1,InterfaceName=GigabitEthernet0/0/2)", "interface_up", map[string]string{"interface": "GigabitEthernet0/0/2"}},
+				{"IFNET/1/IF_PVCDOWN:OID 1.3.6.1.6.3.1.1.5.3 Interface 56 turned into DOWN state.(AdminStatus 1,OperStatus 2,InterfaceName GigabitEthernet1/1/8)", "interface_down", map[string]string{"interface": "GigabitEthernet1/1/8"}},
 			}},
 		// S-series and AR: the port's own state, IFPDT/4/IF_STATE.
 		{name: "huawei_ifpdt", vendor: VendorHuawei, needs: "IFPDT/", patterns: []*regexp.Regexp{re(`IFPDT/\d/IF_STATE\b.*?:\s*Interface (?P<interface>[\w/.:-]+) has turned into (?P<state>UP|DOWN) state`)},
@@ -273,6 +286,16 @@ func syslogRules() []rule {
 				{"BGP/2/bgpBackwardTransition_active(l):CID=0x80e1041c-alarmID=0x0879000f;The BGP FSM moves from a higher numbered state to a lower numbered state. (BgpPeerRemoteAddr=10.40.8.2, BgpPeerLastError=64, BgpPeerState=Idle, LocalIfName=100GE1/0/3, Reason=Hold timer expire, Description=to-pe7)", "bgp_peer_down", map[string]string{"neighbor": "10.40.8.2"}},
 				{"BGP/2/hwBgpBackwardTransition_clear(l):CID=0x80e1041c-alarmID=0x00f1039c-clearType=service_resume;The BGP FSM enters the Established state. (BgpPeerRemoteAddr=2001:db8:40::2, InstanceId=0, BgpPeerLastError=0, BgpPeerState=Established, LocalIfName=100GE1/0/3, Reason=, Description=to-pe7)", "bgp_peer_up", map[string]string{"neighbor": "2001:db8:40::2"}},
 			}},
+		// The BGP4-MIB traps as VRP5 logs them: "BGP/2/ESTABLISHED:OID
+		// 1.3.6.1.2.1.15.7.1 The BGP FSM enters the Established state.
+		// (BgpPeerRemoteAddr=A, ...)" and BGP/2/BACKWARD with "moves from a
+		// higher numbered state to a lower numbered state" (S-series and AR
+		// alarm references, BGP_1.3.6.1.2.1.15.7.1/2); the values are ours.
+		{name: "huawei_bgp_trap", vendor: VendorHuawei, needs: "The BGP FSM ", patterns: []*regexp.Regexp{re(`BGP/\d/(?:ESTABLISHED|BACKWARD)\b.*?The BGP FSM (?P<state>enters the Established|moves from a higher numbered state to a lower numbered) state\..*?\(BgpPeerRemoteAddr=(?P<neighbor>` + ipish + `)[,)]`)},
+			states: map[string]string{"enters the established": "bgp_peer_up", "moves from a higher numbered state to a lower numbered": "bgp_peer_down"}, examples: []example{
+				{"%%01BGP/2/ESTABLISHED(l)[9]:OID 1.3.6.1.2.1.15.7.1 The BGP FSM enters the Established state. (BgpPeerRemoteAddr=10.1.1.2, BgpPeerLastError=0, BgpPeerState=6)", "bgp_peer_up", map[string]string{"neighbor": "10.1.1.2"}},
+				{"%%01BGP/2/BACKWARD(l)[10]:OID 1.3.6.1.2.1.15.7.2 The BGP FSM moves from a higher numbered state to a lower numbered state. (BgpPeerRemoteAddr=10.1.1.2, InstanceId=0, Afi=1, Safi=1, PeerType=1, PeerRemoteAddr=10.1.1.2, InterfaceIndex=6, BgpPeerLastError=4/0, BgpPeerState=1, BgpPeerUnavaiReason=2, InterfaceName=GigabitEthernet0/0/1)", "bgp_peer_down", map[string]string{"neighbor": "10.1.1.2"}},
+			}},
 		// PAN-OS system log (subtype routing, event routed-BGP-peer-enter-
 		// established / -left-established), the text of its system log
 		// reference; the values are ours.
@@ -350,6 +373,20 @@ func syslogRules() []rule {
 				{"OSPF/6/NBR_CHANGE:Neighbor changes event: neighbor status changed. (ProcessId=1, NbrIpAddr=10.1.1.2, NbrEvent=InactivityTimer, NbrPreviousState=Full, NbrCurrentState=Down)", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
 				{"OSPF/6/NBR_CHANGE: Neighbor changes event: neighbor status changed. (ProcessId=1, NbrIpAddr=10.1.1.2, Interface=GigabitEthernet0/0/1, NbrEvent=LoadingDone, NbrPreviousState=Loading, NbrCurrentState=Full,CpuUsage=10, AreaId=0.0.0.0)", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
 			}},
+		// OSPF-MIB's ospfNbrStateChange as VRP logs it: VRP5's
+		// "OSPF/2/NBRCHG:OID ... (NbrIpAddress=A, ..., NbrState=N, ...)" and
+		// VRP8's "OSPF/2/ospfNbrStateChange_active"/"_clear" alarm (Huawei's
+		// S-series alarm reference, OSPF_1.3.6.1.2.1.14.16.2.2, and the
+		// NetEngine 8000 log reference); the values are ours. The state is
+		// OSPF-MIB's number (1 down ... 8 full) or its name: full is up;
+		// down, attempt and init are down, as from the trap itself.
+		{name: "huawei_ospf_trap", vendor: VendorHuawei, needs: "OSPF/", patterns: []*regexp.Regexp{re(`OSPF/\d/(?:NBRCHG|ospfNbrStateChange_(?:active|clear))\b.*?\bNbrIpAddress=(?P<neighbor>` + ipish + `),.*?\bNbrState=(?P<state>\w+)`)},
+			states: map[string]string{"1": "ospf_neighbor_down", "2": "ospf_neighbor_down", "3": "ospf_neighbor_down", "8": "ospf_neighbor_up",
+				"down": "ospf_neighbor_down", "attempt": "ospf_neighbor_down", "init": "ospf_neighbor_down", "full": "ospf_neighbor_up"}, examples: []example{
+				{"%%01OSPF/2/NBRCHG(l)[2]:OID 1.3.6.1.2.1.14.16.2.2: The status of the non-virtual neighbor changes. (NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, ProcessId=1, RouterId=1.1.1.1, NbrRtrId=2.2.2.2, NbrState=1, IfName=GigabitEthernet0/0/1, InstanceName=, NbrChgReason=1)", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
+				{"%%01OSPF/2/NBRCHG(l)[3]:OID 1.3.6.1.2.1.14.16.2.2: The status of the non-virtual neighbor changes. (NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, ProcessId=1, RouterId=1.1.1.1, NbrRtrId=2.2.2.2, NbrState=6, IfName=GigabitEthernet0/0/1, InstanceName=, NbrChgReason=3)", "", map[string]string{"neighbor": "10.1.1.2"}},
+				{"OSPF/2/ospfNbrStateChange_clear(l):CID=0x80fe0201-clearType=service_resume;The status of the non-virtual neighbor has changed. (RouterId=1.1.1.1, NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, NbrRtrId=2.2.2.2, NbrState=Full, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, IfName=GigabitEthernet0/3/0, VpnName=_public_, Reason=Alarm clear, SubReason=0)", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
+			}},
 		// ospf.neighbor.ChgState: the message text of the ExtremeXOS EMS
 		// catalogue (documentation.extremenetworks.com/ems_catalog_22.1/
 		// .../ospf/ospf_neighbor_ChgState.shtml); the values are ours.
@@ -419,6 +456,13 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
+		// VRP5's configuration change trap, HWCM/5/TRAPLOG (HUAWEI-CONFIG-
+		// MAN-MIB's hwCfgManEventlog), names no user: nocproject/noc
+		// .../Huawei/VRP/Config/Config_Changed_SYSLOG_.json, from a device.
+		{name: "huawei_config_trap", vendor: VendorHuawei, needs: "configure changed", patterns: []*regexp.Regexp{re(`HWCM/\d/TRAPLOG\b.*?\bconfigure changed\.`)},
+			event: "config_changed", examples: []example{
+				{"%%01HWCM/5/TRAPLOG(l)[500]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=16, CommandSource=1, ConfigSource=2, ConfigDestination=4)", "config_changed", nil},
+			}},
 		{name: "huawei_login", vendor: VendorHuawei, needs: "SSH_USER_LOGIN", patterns: []*regexp.Regexp{re(`SSH_USER_LOGIN(?:\(\w\))?(?:\[\d+\])?:.*?UserName=(?P<user>[^,)\s]+)(?:, IPAddress=(?P<source>` + ipish + `))?`)},
 			event: "login_succeeded", examples: []example{
 				{"SSH/5/SSH_USER_LOGIN(l)[3]:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.1.100"}},
@@ -460,6 +504,14 @@ func syslogRules() []rule {
 			event: "config_changed", examples: []example{
 				{"system,info filter rule added by netadmin", "config_changed", map[string]string{"user": "netadmin"}},
 				{"system,info address changed by winbox-3.41/tcp-msg(winbox):netadmin@10.20.0.9 (/ip address set *3 disabled=yes)", "config_changed", map[string]string{"user": "netadmin", "source": "10.20.0.9"}},
+			}},
+		// RouterOS 7 with bsd-syslog sends no topics: "device changed by
+		// winbox-3.42/tcp-msg(winbox):admin@A (/interface set ...)"
+		// (akpw/mktxp-stack#33, from a router). The tool and "user@address"
+		// tell a RouterOS change from any "X changed by Y".
+		{name: "mikrotik_config_tool", vendor: VendorMikroTik, needs: "ed by ", patterns: []*regexp.Regexp{re(`^(?:[\w/ .-]+ )?(?:added|changed|removed|moved) by [\w.-]+(?:/[\w.-]+)*(?:\([\w-]+\))?:(?P<user>[^\s@:()]+)@(?P<source>` + ipaddr + `)`)},
+			event: "config_changed", examples: []example{
+				{"device changed by winbox-3.42/tcp-msg(winbox):admin@192.168.100.50 (/interface set ether3 disabled=no l2mtu=1598 mtu=1500 name=ether3)", "config_changed", map[string]string{"user": "admin", "source": "192.168.100.50"}},
 			}},
 		// ArubaOS-Switch (ProCurve) names no user for an SSH or telnet
 		// session, only the address and the privilege level.
