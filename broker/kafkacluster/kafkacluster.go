@@ -794,7 +794,11 @@ func (b *Broker) pinEnds(ctx context.Context, cl *kgo.Client, group string, m ma
 	if err != nil {
 		return
 	}
-	ends, err := b.admin.ListEndOffsets(ctx, slices.Collect(maps.Keys(m))...)
+	// The end a read-committed member resets to: the last stable
+	// offset, before the records of transactions still open (an
+	// enrichment worker's), which are polled once committed. The high
+	// watermark would be past them, and they would never be.
+	ends, err := b.admin.ListCommittedOffsets(ctx, slices.Collect(maps.Keys(m))...)
 	if err != nil {
 		return
 	}

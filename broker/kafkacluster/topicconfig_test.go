@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
@@ -250,5 +251,49 @@ func TestProduceBegunBeforeTheClientIsReplaced(t *testing.T) {
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatalf("a Produce begun before the client was replaced: %v", err)
+	}
+}
+
+// TestResetToLatestKeepsAnOpenTransaction: the start a WithResetToLatest
+// member commits is where a read-committed member starts, the last
+// stable offset. It was the high watermark, past the records of a
+// transaction still open (an enrichment worker's, into the topic a sink
+// with start: latest reads): once committed, they were never polled.
+func TestResetToLatestKeepsAnOpenTransaction(t *testing.T) {
+	kf, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "enriched", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	txn, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.TransactionalID("enricher"), kgo.DefaultProduceTopic("enriched"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("open")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "sink", []string{"enriched"}, broker.WithResetToLatest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for deadline := time.Now().Add(20 * time.Second); len(c.Assigned()) < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("partition not assigned")
+		}
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer pcancel()
+	recs, err := c.Poll(pctx)
+	if err != nil || len(recs) != 1 || string(recs[0].Value) != "open" {
+		t.Fatalf("polled %v (%v), want the record of the transaction open when the member joined", recs, err)
 	}
 }
