@@ -246,13 +246,21 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 // for their size, of records that each fit, mean the topic's
 // max.message.bytes went down under the batch limit the client took
 // (limitedClient): the client is replaced, and the records the cluster
-// did not take are sent again with the new one.
+// did not take are sent again with the new one. So are those of a call
+// that took the client just before another call replaced it, and found
+// it closed.
 func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string, recs []broker.Record, partition int32) error {
 	lc := r.client()
 	err := b.produce(ctx, lc.Client, topic, recs, partition)
-	for try := 0; err != nil && tooLarge(err) && try < 3; try++ {
+	for try := 0; err != nil && try < 3; try++ {
 		var ok bool
-		if lc, ok = r.renew(lc, topic, b.logger); !ok {
+		switch {
+		case tooLarge(err):
+			lc, ok = r.renew(lc, topic, b.logger)
+		case errors.Is(err, kgo.ErrClientClosed):
+			lc, ok = r.replaced(lc)
+		}
+		if !ok {
 			break
 		}
 		var left []broker.Record
@@ -786,7 +794,11 @@ func (b *Broker) pinEnds(ctx context.Context, cl *kgo.Client, group string, m ma
 	if err != nil {
 		return
 	}
-	ends, err := b.admin.ListEndOffsets(ctx, slices.Collect(maps.Keys(m))...)
+	// The end a read-committed member resets to: the last stable
+	// offset, before the records of transactions still open (an
+	// enrichment worker's), which are polled once committed. The high
+	// watermark would be past them, and they would never be.
+	ends, err := b.admin.ListCommittedOffsets(ctx, slices.Collect(maps.Keys(m))...)
 	if err != nil {
 		return
 	}

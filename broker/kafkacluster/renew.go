@@ -104,6 +104,20 @@ func (r *renewable) renew(old *limitedClient, topic string, logger *slog.Logger)
 	return lc, true
 }
 
+// replaced returns the client that replaced old, if one did and r is not
+// closed: a call that took old just before the replacement finds it
+// closed, and goes on with the new one.
+func (r *renewable) replaced(old *limitedClient) (*limitedClient, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.closing:
+		return old, false
+	default:
+	}
+	return r.cur, r.cur != old
+}
+
 // close closes the current client and, at once, the replaced ones.
 func (r *renewable) close() {
 	r.mu.Lock()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/syncbuf"
@@ -201,5 +203,97 @@ func TestResetToLatestStartsAtTheEndOnce(t *testing.T) {
 	}
 	if len(recs) != 1 || string(recs[0].Value) != "meanwhile0" {
 		t.Fatalf("polled %v, want meanwhile0 only", recs)
+	}
+}
+
+// TestProduceBegunBeforeTheClientIsReplaced: a call that took the
+// producer just before another call replaced it (the topic's limit
+// lowered) found it closed, and failed with "client closed": a collector
+// logged a failed publish and retried, other callers failed. It now goes
+// on with the new client.
+func TestProduceBegunBeforeTheClientIsReplaced(t *testing.T) {
+	kf, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	random := func(n int) []byte { p := make([]byte, n); rand.Read(p); return p }
+	small := func(n int) []broker.Record {
+		recs := make([]broker.Record, n)
+		for i := range recs {
+			recs[i] = broker.Record{Key: []byte("edge1"), Value: random(1 << 10)}
+		}
+		return recs
+	}
+	if err := b.CreateTopic(ctx, "shrinks", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Produce(ctx, "shrinks", small(200)); err != nil {
+		t.Fatal(err)
+	}
+	// A collector's first publish to a topic of its own: the backend
+	// makes the topic first, which takes a round trip.
+	creating, release := make(chan struct{}), make(chan struct{})
+	kf.ControlKey(int16(kmsg.CreateTopics), func(kmsg.Request) (kmsg.Response, error, bool) {
+		close(creating)
+		kf.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	done := make(chan error, 1)
+	go func() { done <- b.Produce(ctx, "fresh", small(1)) }()
+	<-creating
+	v := "16384"
+	if _, err := b.admin.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "max.message.bytes", Value: &v}}, "shrinks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Produce(ctx, "shrinks", small(200)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the replaced client closed
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("a Produce begun before the client was replaced: %v", err)
+	}
+}
+
+// TestResetToLatestKeepsAnOpenTransaction: the start a WithResetToLatest
+// member commits is where a read-committed member starts, the last
+// stable offset. It was the high watermark, past the records of a
+// transaction still open (an enrichment worker's, into the topic a sink
+// with start: latest reads): once committed, they were never polled.
+func TestResetToLatestKeepsAnOpenTransaction(t *testing.T) {
+	kf, b := newKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.CreateTopic(ctx, "enriched", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	txn, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.TransactionalID("enricher"), kgo.DefaultProduceTopic("enriched"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("open")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "sink", []string{"enriched"}, broker.WithResetToLatest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for deadline := time.Now().Add(20 * time.Second); len(c.Assigned()) < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("partition not assigned")
+		}
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer pcancel()
+	recs, err := c.Poll(pctx)
+	if err != nil || len(recs) != 1 || string(recs[0].Value) != "open" {
+		t.Fatalf("polled %v (%v), want the record of the transaction open when the member joined", recs, err)
 	}
 }

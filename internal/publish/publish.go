@@ -151,8 +151,8 @@ func (p *Publisher) Publish(ctx context.Context, recs []broker.Record) (Result, 
 	switch {
 	case !broker.Refused(err):
 		return p.unsent(res, left, err), err
-	case len(recs) == 1:
-		p.refused(&res, recs, 0, err)
+	case len(left) == 1:
+		p.refused(&res, recs, left[0], err)
 		return res, nil
 	}
 	// The broker refuses the batch for one record or a few: find them,
@@ -252,11 +252,15 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) (left pen
 			left.taken(recs, send)
 			return nil, nil
 		}
-		if broker.Refused(err) {
-			return left, err
-		}
+		// What the failed attempt appended all the same is not sent
+		// again, nor looked at for the refused records: a Kafka cluster
+		// refuses one partition's batch for its size and takes the
+		// others'.
 		if left, send = left.update(recs, send); len(send) == 0 {
 			return nil, nil // all taken after all
+		}
+		if broker.Refused(err) {
+			return left, err
 		}
 		if ctx.Err() != nil {
 			return left, err

@@ -336,6 +336,7 @@ type partial struct {
 	takes    func(v string) bool
 	failures int
 	calls    int
+	err      error // errDiskFull if nil
 }
 
 func (p *partial) Produce(ctx context.Context, topic string, recs []broker.Record) error {
@@ -350,6 +351,9 @@ func (p *partial) Produce(ctx context.Context, topic string, recs []broker.Recor
 				return err
 			}
 		}
+	}
+	if p.err != nil {
+		return p.err
 	}
 	return errDiskFull
 }
@@ -368,6 +372,34 @@ func TestPartialFailureNotSentTwice(t *testing.T) {
 	got := values(t, b)
 	slices.Sort(got)
 	if want := []string{"0", "1", "2", "3", "4", "5", "6", "7"}; !slices.Equal(got, want) {
+		t.Fatalf("the log holds %q, want each record once: %q", got, want)
+	}
+	for i, r := range recs {
+		if r.Offset < 0 {
+			t.Errorf("record %d: offset %d", i, r.Offset)
+		}
+	}
+}
+
+// A refused call may have appended some records too: a Kafka cluster
+// refuses one partition's batch for its size (MESSAGE_TOO_LARGE, the
+// topic's limit lowered or not learned, its configs not to be described)
+// and takes the others'. Publish sent the whole call again record by
+// record to find the refused ones, so the records the cluster had taken
+// were written twice.
+func TestRefusedAfterPartialNotSentTwice(t *testing.T) {
+	b := openLog(t)
+	f := &partial{Broker: b, takes: func(v string) bool { return v == "1" || v == "3" }, failures: 1,
+		err: fmt.Errorf("kafka: produce t: %w: MESSAGE_TOO_LARGE", broker.ErrRecordTooLarge)}
+	p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Millisecond}
+	recs := batch("0", "1", "2", "3", "4")
+	res, err := p.Publish(context.Background(), recs)
+	if err != nil || res != (Result{Published: 5}) {
+		t.Fatalf("Publish: %+v, %v", res, err)
+	}
+	got := values(t, b)
+	slices.Sort(got)
+	if want := []string{"0", "1", "2", "3", "4"}; !slices.Equal(got, want) {
 		t.Fatalf("the log holds %q, want each record once: %q", got, want)
 	}
 	for i, r := range recs {

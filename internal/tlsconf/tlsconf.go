@@ -75,12 +75,21 @@ func Server(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 // ServerReloading is Server for a listener that runs for months: its
 // files are read again when they change (a renewed certificate, a CA
 // added), so a handshake after the change gets the new ones without a
-// restart. Each handshake compares the files' sizes and modification
-// times with the last read's (three stats: small beside the handshake). A
-// set that does not load (a key written before its certificate, a file
-// half written) leaves the last good one in use and is passed to onError
+// restart. Each handshake compares the files' stamps (size, modification
+// time, mode, inode, change time: fileStamp) with the last read's (three
+// stats: small beside the handshake). A set that does not load (a key
+// written before its certificate, a file half written, one weir may not
+// read until its mode or owner is fixed) leaves the last good one in use and is passed to onError
 // (once per change of the files), if it is not nil.
 func ServerReloading(certFile, keyFile, clientCAFile string, onError func(error)) (*tls.Config, error) {
+	r, err := newReloader(certFile, keyFile, clientCAFile, onError)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: r.config}, nil
+}
+
+func newReloader(certFile, keyFile, clientCAFile string, onError func(error)) (*reloader, error) {
 	r := &reloader{files: [3]string{certFile, keyFile, clientCAFile}, onError: onError}
 	r.stamps = r.stat()
 	cfg, err := Server(certFile, keyFile, clientCAFile)
@@ -88,7 +97,7 @@ func ServerReloading(certFile, keyFile, clientCAFile string, onError func(error)
 		return nil, err
 	}
 	r.cfg = cfg
-	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: r.config}, nil
+	return r, nil
 }
 
 // reloader holds a server's configuration and the stamps of the files it
@@ -103,9 +112,16 @@ type reloader struct {
 	failed [3]fileStamp // of the files that last failed to load
 }
 
+// fileStamp is what stat tells of a file. Size and modification time
+// alone miss a file made readable after it failed to load (a chmod or
+// chown changes neither): the mode, and where the system gives them the
+// inode and the change time, which a chown, an ACL or a rename over the
+// file moves, tell it.
 type fileStamp struct {
 	size    int64
 	modTime time.Time
+	mode    os.FileMode
+	sys     sysStamp
 	missing bool
 }
 
@@ -118,7 +134,7 @@ func (r *reloader) stat() [3]fileStamp {
 		if fi, err := os.Stat(f); err != nil {
 			st[i].missing = true
 		} else {
-			st[i] = fileStamp{size: fi.Size(), modTime: fi.ModTime()}
+			st[i] = fileStamp{size: fi.Size(), modTime: fi.ModTime(), mode: fi.Mode(), sys: sysStampOf(fi)}
 		}
 	}
 	return st
