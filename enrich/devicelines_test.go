@@ -148,6 +148,22 @@ func TestDeviceLinesHuawei(t *testing.T) {
 	})
 }
 
+// TestDeviceLinesComware: HPE Comware and H3C write the year after the
+// time ("Aug 27 12:21:31 2018 sw1 %%10IFNET/..."), which the header took
+// for the host name, leaving the message to the Cisco and generic rules.
+// Their "%%10MODULE/SEV/BRIEF" is Huawei's layout (the two share a
+// lineage), so they are read as Huawei's are.
+func TestDeviceLinesComware(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "link_up", raw: "<189>Aug 27 12:21:31 2018 bd %%10IFNET/5/LINK_UPDOWN: Line protocol on the interface Ten-GigabitEthernet1/0/38 is up.",
+			vendor: VendorHuawei, event: "interface_up", object: "Ten-GigabitEthernet1/0/38", fac: "IFNET", sev: 5, mnem: "LINK_UPDOWN"},
+		// The H3C format's example in H3C's MSR 50 user manual (System
+		// information formats).
+		{name: "manual_link_down", raw: "<187>Oct 13 16:48:08 2009 Sysname %%10IFNET/3/LINK_UPDOWN(l): GigabitEthernet3/1/6 link status is DOWN.",
+			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet3/1/6", fac: "IFNET", sev: 3, mnem: "LINK_UPDOWN"},
+	})
+}
+
 // TestDeviceLinesPANOSLinkChange: PAN-OS SYSTEM log "link-change": "Port
 // ethernet1/3: Down 1Gb/s-full duplex" / "Port ethernet1/2: Up
 // 10Gb/s-full duplex".

@@ -122,6 +122,25 @@ func syslogRules() []rule {
 				// AR routers: a PPP link's line protocol (the AR log reference).
 				{"%%01IFNET/4/LINKNO_STATE(l)[6]:The line protocol on the interface Serial1/0/0 has entered the UP state.", "interface_up", map[string]string{"interface": "Serial1/0/0"}},
 			}},
+		// HPE Comware and H3C (the same "%%10MODULE/SEV/BRIEF" layout,
+		// read as Huawei's): Comware 5's "X link status is DOWN." and
+		// "Line protocol on the interface X is DOWN.", Comware 7's
+		// "Physical state on the interface X changed to down." and "Line
+		// protocol state on the interface X changed to up." (H3C MSR 50
+		// and SR8800 user manuals, System information formats; H3C
+		// Comware 7 system log message references, IFNET).
+		{name: "comware_ifnet", vendor: VendorHuawei, needs: "IFNET/", patterns: []*regexp.Regexp{
+			re(`(?i)IFNET/\d/(?:LINK|PHY)_UPDOWN\b[^:]*:\s*(?P<interface>[\w/.:-]+) link status is (?P<state>UP|DOWN)\b`)},
+			states: ifStates, examples: []example{
+				{"%%10IFNET/3/LINK_UPDOWN(l): GigabitEthernet3/1/6 link status is DOWN.", "interface_down", map[string]string{"interface": "GigabitEthernet3/1/6"}},
+			}},
+		{name: "comware_ifnet_state", vendor: VendorHuawei, needs: "IFNET/", patterns: []*regexp.Regexp{
+			re(`(?i)IFNET/\d/(?:LINK|PHY)_UPDOWN\b.*?(?:Line protocol|Physical state)(?: state)? on the interface (?P<interface>[\w/.:-]+?)\.? (?:is|changed to) (?P<state>UP|DOWN)\b`)},
+			states: ifStates, examples: []example{
+				{"%%10IFNET/5/LINK_UPDOWN: Line protocol on the interface Ten-GigabitEthernet1/0/38 is up.", "interface_up", map[string]string{"interface": "Ten-GigabitEthernet1/0/38"}},
+				{"%%10IFNET/3/PHY_UPDOWN: Physical state on the interface GigabitEthernet1/0/1 changed to down.", "interface_down", map[string]string{"interface": "GigabitEthernet1/0/1"}},
+				{"%%10IFNET/5/LINK_UPDOWN: Line protocol state on the interface GigabitEthernet1/0/1 changed to up.", "interface_up", map[string]string{"interface": "GigabitEthernet1/0/1"}},
+			}},
 		// The IF-MIB linkDown/linkUp traps as VRP logs them too: "OID ...
 		// Interface <ifIndex> turned into DOWN state.(AdminStatus=1,
 		// OperStatus=2,InterfaceName=X)" (S-series and AR alarm references;

@@ -562,3 +562,12 @@ func TestProduceAtTheBatchLimit(t *testing.T) {
 		t.Fatalf("over the limit: %v", err)
 	}
 }
+
+// TestCloseTwice: a second Close is harmless (it panicked closing a
+// channel twice); newKfake's cleanup closes b again.
+func TestCloseTwice(t *testing.T) {
+	_, b := newKfake(t)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -121,7 +121,11 @@ func (r *renewable) replaced(old *limitedClient) (*limitedClient, bool) {
 // close closes the current client and, at once, the replaced ones.
 func (r *renewable) close() {
 	r.mu.Lock()
-	close(r.closing)
+	select {
+	case <-r.closing: // closed before: Close called twice
+	default:
+		close(r.closing)
+	}
 	cur := r.cur
 	r.mu.Unlock()
 	r.retired.Wait()

@@ -594,10 +594,11 @@ func isDigits(s string) bool {
 
 var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
 
-// parseBSDTime parses "[YYYY ]Mmm dd [YYYY ]hh:mm:ss[.fff][ TZ]" at the
-// start of s, the day padded with a space or not ("Nov  9", "Nov 9")
+// parseBSDTime parses "[YYYY ]Mmm dd [YYYY ]hh:mm:ss[.fff][ YYYY][ TZ]" at
+// the start of s, the day padded with a space or not ("Nov  9", "Nov 9")
 // (the year before the month is NX-OS's, after the day Cisco
-// IOS/IOS-XE's "service timestamps ... year" and ASA's) and returns the rest
+// IOS/IOS-XE's "service timestamps ... year" and ASA's, after the time
+// HPE Comware's and H3C's) and returns the rest
 // after it (and after one following space); zone allows a time zone name
 // (Cisco's "show-timezone"). Without a year, the year is the one that puts
 // the time closest to now, and not more than a month ahead (a message
@@ -660,6 +661,15 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 			nsec *= 10
 		}
 		s = s[i:]
+	}
+	// A year after the time: HPE Comware and H3C ("Aug 27 12:21:31 2018
+	// sw1 %%10IFNET/..."). A host named like a year of these is rarer
+	// than such a header.
+	if year < 0 && len(s) >= 6 && s[0] == ' ' && isDigits(s[1:5]) && s[5] == ' ' {
+		if y := atoi(s[1:5]); y >= 1990 && y <= 2100 {
+			year = y
+			s = s[5:]
+		}
 	}
 	// Optional zone name in Cisco headers: " UTC", " CET"..., followed by
 	// the colon that ends the header. BSD headers have none, and there an

@@ -98,6 +98,9 @@ func TestParseDetails(t *testing.T) {
 		{raw: "<187>47: *Nov 29 2025 14:02:11.101: %LINK-3-UPDOWN: Interface Gi1/0/24, changed state to down", format: "cisco", seq: "47",
 			m: "%LINK-3-UPDOWN: Interface Gi1/0/24, changed state to down", time: "2025-11-29T14:02:11.101Z"},
 		// ASA "logging timestamp", without and with "logging device-id hostname".
+		// HPE Comware and H3C put the year after the time.
+		{raw: "<189>Aug 27 12:21:31 2018 bd %%10IFNET/5/LINK_UPDOWN: Line protocol on the interface Ten-GigabitEthernet1/0/38 is up.", format: "cisco", host: "bd",
+			m: "%%10IFNET/5/LINK_UPDOWN: Line protocol on the interface Ten-GigabitEthernet1/0/38 is up.", time: "2018-08-27T12:21:31Z"},
 		{raw: "<166>Nov 29 2026 14:03:01: %ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", format: "cisco",
 			m: "%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", time: "2026-11-29T14:03:01Z"},
 		{raw: "<164>Nov 29 2026 14:03:02 asa1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", format: "cisco", host: "asa1",
