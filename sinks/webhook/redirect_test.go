@@ -4,11 +4,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/sinks/webhook"
@@ -102,4 +104,40 @@ func startHookSink(t *testing.T, cfg configs.Sink, events ...telemetry.Event) *s
 	}
 	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "edge1" }, events)
 	return sinktest.Start(t, b, cfg, s)
+}
+
+// TestRedirectToAnotherHostSaysTheTokenWasDropped: a 307 to another host
+// is followed, but Go's client does not send the Authorization header
+// there, so the receiver answers 401: the error said only "HTTP 401", as
+// for a wrong token; it now says where the redirect went and that the
+// header was not sent.
+func TestRedirectToAnotherHostSaysTheTokenWasDropped(t *testing.T) {
+	moved := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(moved.Close)
+	elsewhere := strings.Replace(moved.URL, "127.0.0.1", "localhost", 1) + "/hook"
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(old.Close)
+	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: old.URL + "/hook",
+		Headers:       map[string]string{"Authorization": "Bearer s3cret"},
+		FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry:         configs.SinkRetry{Initial: configs.Duration(10 * time.Millisecond), Max: configs.Duration(50 * time.Millisecond)}}
+	b := sinktest.Broker(t)
+	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "edge1" }, []telemetry.Event{ev("interface_down", "edge1", "Ethernet7", 0)})
+	var logs syncbuf.Buffer
+	sinktest.StartLogging(t, b, cfg, s, &logs)
+	sinktest.Eventually(t, "the redirect named in the error", func() bool {
+		return strings.Contains(logs.String(), "after a redirect to "+elsewhere+", where the Authorization header is not sent")
+	})
 }

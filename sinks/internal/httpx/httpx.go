@@ -33,6 +33,12 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 		// A redirect not followed (see NewClient): say where to.
 		msg = strings.TrimSpace("redirected to " + loc + " (set url to it) " + msg)
 	}
+	if req := resp.Request; (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) &&
+		req != nil && req.Response != nil && req.Header.Get("Authorization") == "" && req.Response.Request.Header.Get("Authorization") != "" {
+		// A 307/308 followed to another host, which Go's client sends
+		// no Authorization header: a right token reads as a wrong one.
+		msg = strings.TrimSpace(fmt.Sprintf("after a redirect to %s, where the Authorization header is not sent (set url to it) %s", req.URL, msg))
+	}
 	err := fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, msg)
 	switch resp.StatusCode {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
