@@ -695,9 +695,14 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		return 0, err
 	}
 
-	// Until the first response the target has timeout to answer; then
-	// t.idle between messages.
-	idle := newWatchdog(t.cfg.Timeout.Std(), cancel)
+	// Until the first response the target has timeout to answer (a POLL
+	// target, which may send nothing before it is polled, the first
+	// poll's interval too); then t.idle between messages.
+	firstBound := t.cfg.Timeout.Std()
+	if t.poll > 0 {
+		firstBound = t.idle
+	}
+	idle := newWatchdog(firstBound, cancel)
 	defer idle.stop()
 	stream, err := client.Subscribe(ctx)
 	if err != nil {
@@ -713,7 +718,13 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	var pollers sync.WaitGroup
 	defer pollers.Wait()
 	defer cancel(nil)
-	polling := false
+	if t.poll > 0 {
+		// Polled from the start, not from the first sync_response: the
+		// specification has a POLL target answer Poll requests, and many
+		// send nothing before the first (NX-OS); one that sends the
+		// current values at once is polled poll_interval after them.
+		pollers.Go(func() { t.pollLoop(ctx, stream, log) })
+	}
 	once := t.req.GetSubscribe().GetMode() == gpb.SubscriptionList_ONCE
 	// up, whichever way the session ends, from the target's first and
 	// last messages.
@@ -788,10 +799,6 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 			if once {
 				// Let the publisher see what came before the sync.
 				return 0, errOnceDone
-			}
-			if t.poll > 0 && !polling {
-				polling = true
-				pollers.Go(func() { t.pollLoop(ctx, stream, log) })
 			}
 		case *gpb.SubscribeResponse_Error:
 			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.Int("code", int(r.Error.GetCode())))

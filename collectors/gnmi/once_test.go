@@ -6,6 +6,8 @@ import (
 	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -52,5 +54,38 @@ func TestOnceClosedWithoutSync(t *testing.T) {
 	t.Logf("subscribes %d records %d status %+v", s.subscribes.Load(), len(r.b.metrics(t)), r.c.Status())
 	if s.subscribes.Load() > 1 {
 		t.Errorf("once target subscribed %d times", s.subscribes.Load())
+	}
+}
+
+// TestPollTargetAnswersOnlyPolls: a POLL target that sends nothing until it
+// is polled (the specification's "on reception of a Poll message, the
+// target MUST generate updates"; NX-OS documents it so) is polled, not
+// taken for stalled and resubscribed for ever with no data.
+func TestPollTargetAnswersOnlyPolls(t *testing.T) {
+	s, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		for v := uint64(1); ; v++ {
+			r, err := stream.Recv()
+			if err != nil {
+				return nil
+			}
+			if r.GetPoll() == nil {
+				return status.Error(codes.InvalidArgument, "a POLL subscription takes only Poll requests")
+			}
+			if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+				Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+				Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: v}}}}}); err != nil {
+				return err
+			}
+			if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+				return err
+			}
+		}
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "p1", Address: addr, Insecure: true, Encoding: "proto",
+		Timeout:       configs.Duration(500 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "poll", "", 200*time.Millisecond)}}}})
+	waitFor(t, 5*time.Second, "3 polls answered", func() bool { return len(r.b.metrics(t)) >= 3 })
+	if n := s.subscribes.Load(); n != 1 {
+		t.Errorf("subscribed %d times, want once: %+v", n, r.c.Status())
 	}
 }
