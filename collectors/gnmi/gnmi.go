@@ -758,7 +758,15 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 			return 0, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
 		}
 		if err != nil {
-			return 0, t.streamError(ctx, err)
+			err = t.streamError(ctx, err)
+			if once && data && errors.As(err, new(*stalledError)) {
+				// The snapshot came, and then neither a sync_response nor
+				// the end of the RPC: it is done all the same, not a
+				// failure to retry (the same snapshot at every backoff).
+				log.Warn("gnmi once subscription: the target sent no sync_response and kept the stream open; taken as complete", slog.Duration("silent", t.idle))
+				return 0, errOnceDone
+			}
+			return 0, err
 		}
 		if _, update := resp.GetResponse().(*gpb.SubscribeResponse_Update); update {
 			data = true // a sync_response or an (old-style) error message is not data

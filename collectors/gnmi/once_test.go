@@ -89,3 +89,27 @@ func TestPollTargetAnswersOnlyPolls(t *testing.T) {
 		t.Errorf("subscribed %d times, want once: %+v", n, r.c.Status())
 	}
 }
+
+// TestOnceOpenWithoutSync: a ONCE target that sends its snapshot and then
+// neither a sync_response nor the end of the RPC has sent its snapshot
+// all the same: weir does not take it for stalled and fetch the snapshot
+// again at every backoff (duplicates for ever, each counted as an error).
+func TestOnceOpenWithoutSync(t *testing.T) {
+	s, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}}}}}); err != nil {
+			return err
+		}
+		<-stream.Context().Done()
+		return nil
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "o1", Address: addr, Insecure: true, Encoding: "proto",
+		Timeout:       configs.Duration(200 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "once", "", 0)}}}})
+	waitFor(t, 5*time.Second, "the snapshot", func() bool { return len(r.b.metrics(t)) > 0 })
+	time.Sleep(1500 * time.Millisecond) // several timeouts and test backoffs
+	if n := s.subscribes.Load(); n > 1 {
+		t.Errorf("once target subscribed %d times, %d records: %+v", n, len(r.b.metrics(t)), r.c.Status())
+	}
+}
