@@ -733,6 +733,9 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	// its sync_response and then, rightly, nothing: it is watched for
 	// stalls only once it has sent data.
 	data := false
+	// inband is the target's last Error message (gNMI before 0.7), when
+	// no update followed it: the reason if the target then ends the RPC.
+	var inband *status.Status
 	defer func() {
 		if first.IsZero() {
 			return
@@ -754,6 +757,9 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 				// to retry (a fresh snapshot every backoff).
 				log.Debug("gnmi once subscription ended without a sync_response")
 				return 0, errOnceDone
+			}
+			if inband != nil {
+				return 0, fmt.Errorf("gnmi %s: subscribe: stream closed by the target after its error: %w", name, inband.Err())
 			}
 			return 0, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
 		}
@@ -784,6 +790,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		}
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
+			inband = nil
 			now := last
 			n := r.Update
 			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
@@ -809,7 +816,12 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 				return 0, errOnceDone
 			}
 		case *gpb.SubscribeResponse_Error:
-			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.Int("code", int(r.Error.GetCode())))
+			code := codes.Code(r.Error.GetCode())
+			if code == codes.OK {
+				code = codes.Unknown // an error all the same
+			}
+			inband = status.New(code, r.Error.GetMessage())
+			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package gnmi
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -111,5 +113,24 @@ func TestOnceOpenWithoutSync(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // several timeouts and test backoffs
 	if n := s.subscribes.Load(); n > 1 {
 		t.Errorf("once target subscribed %d times, %d records: %+v", n, len(r.b.metrics(t)), r.c.Status())
+	}
+}
+
+// TestErrorMessageCounted: a target that answers with an in-band Error
+// message (gNMI before 0.7, still sent by some) and then closes the RPC is
+// counted under the Error's code, and its message is the target's last
+// error, not only "stream closed by the target" (Unavailable).
+func TestErrorMessageCounted(t *testing.T) {
+	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		return stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Error{Error: &gpb.Error{Code: uint32(codes.NotFound), Message: "path not found"}}})
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "e1", Address: addr, Insecure: true, Encoding: "proto",
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "stream", "sample", time.Second)}}}})
+	waitFor(t, 5*time.Second, "an error counted under NotFound", func() bool {
+		return testutil.ToFloat64(r.m.Errors.WithLabelValues("e1", "NotFound")) > 0
+	})
+	st := r.c.Status()[0]
+	if st.LastError == nil || !strings.Contains(st.LastError.Error(), "path not found") {
+		t.Errorf("last error %v, want the target's message", st.LastError)
 	}
 }
