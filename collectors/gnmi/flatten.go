@@ -40,14 +40,14 @@ import (
 //
 // Integer fields under a "counters" element are listed in Counters, and in
 // Counters64 too (gNMI counters are 64 bits wide). Time is the
-// notification's timestamp, else receivedAt.
+// notification's timestamp (see notificationTime), else receivedAt.
 func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemetry.Metric {
 	if n == nil {
 		return nil
 	}
 	ts := receivedAt
 	if n.GetTimestamp() > 0 {
-		ts = time.Unix(0, n.GetTimestamp()).UTC()
+		ts = notificationTime(n.GetTimestamp())
 	}
 	prefix := elems(n.GetPrefix())
 	origin := n.GetPrefix().GetOrigin()
@@ -162,6 +162,26 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 		}
 	}
 	return kept
+}
+
+// notificationTime reads a notification's timestamp. gNMI's are
+// nanoseconds since the epoch, but some targets send seconds,
+// milliseconds or microseconds (gnmic#169); read as nanoseconds those
+// are instants of January 1970, which the sinks refuse and from which
+// rates come out 10^3 to 10^9 times too high. No nanosecond stamp of a
+// live device is below 1e17 (March 1973), so a smaller one is read in
+// the unit its magnitude says: below 1e11 seconds, below 1e14
+// milliseconds, else microseconds (each good until the year 5138).
+func notificationTime(ts int64) time.Time {
+	switch {
+	case ts < 1e11:
+		return time.Unix(ts, 0).UTC()
+	case ts < 1e14:
+		return time.UnixMilli(ts).UTC()
+	case ts < 1e17:
+		return time.UnixMicro(ts).UTC()
+	}
+	return time.Unix(0, ts).UTC()
 }
 
 func pathKey(es []gpath.Elem, origin string) string {

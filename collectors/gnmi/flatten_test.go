@@ -140,8 +140,9 @@ func TestFlattenJSON(t *testing.T) {
 }
 
 func TestFlattenDeletesAndTags(t *testing.T) {
+	const ts = 1767323040000000001
 	n := &gpb.Notification{
-		Timestamp: 1,
+		Timestamp: ts,
 		Prefix:    &gpb.Path{Origin: "openconfig", Elem: mustPath(t, "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors").Elem},
 		Update: []*gpb.Update{
 			upd(t, "neighbor[neighbor-address=10.0.0.1]/state/session-state", &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "ESTABLISHED"}}),
@@ -160,7 +161,7 @@ func TestFlattenDeletesAndTags(t *testing.T) {
 		t.Errorf("update: %s %v %v", u.Measurement, u.Tags, u.Fields)
 	}
 	if d.Measurement != "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor" || d.Tags["neighbor-address"] != "10.0.0.2" ||
-		!reflect.DeepEqual(d.Fields, map[string]any{"deleted": true}) || d.Time != time.Unix(0, 1).UTC() {
+		!reflect.DeepEqual(d.Fields, map[string]any{"deleted": true}) || d.Time != time.Unix(0, ts).UTC() {
 		t.Errorf("delete: %+v", d)
 	}
 }
@@ -395,5 +396,34 @@ func TestFlattenJSONListByKey(t *testing.T) {
 	d := note(`{"x":{"y":[{"name":"a]b","v":1}]}}`)
 	if d.Fields[`x/y[name=a\]b]/v`] != int64(1) {
 		t.Errorf("escaping: %v", d.Fields)
+	}
+}
+
+// TestFlattenTimestampUnits: gNMI timestamps are nanoseconds, but some
+// targets send seconds, milliseconds or microseconds (gnmic#169). Read as
+// nanoseconds, those are instants of January 1970: Influx and Prometheus
+// refuse them, and the enrichment's rates, divided by a few nanoseconds
+// where seconds passed, come out 10^3 to 10^9 times too high. No real
+// nanosecond stamp is that small, so the unit is told by the magnitude.
+func TestFlattenTimestampUnits(t *testing.T) {
+	recv := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	for _, c := range []struct {
+		unit string
+		ts   int64
+	}{
+		{"ns", at.UnixNano()},
+		{"µs", at.UnixMicro()},
+		{"ms", at.UnixMilli()},
+		{"s", at.Unix()},
+	} {
+		n := &gpb.Notification{Timestamp: c.ts, Prefix: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters"),
+			Update: []*gpb.Update{upd(t, "in-octets", &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}})},
+			Delete: []*gpb.Path{mustPath(t, "in-errors")}}
+		for _, m := range Flatten("spine1", n, recv) {
+			if !m.Time.Equal(at) {
+				t.Errorf("timestamp %d (%s): %s time %v, want %v", c.ts, c.unit, m.Measurement, m.Time, at)
+			}
+		}
 	}
 }

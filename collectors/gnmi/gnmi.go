@@ -339,9 +339,12 @@ type target struct {
 	poll  time.Duration
 	// idle is how long the stream may be silent once the target has
 	// answered (0: no bound; see idleBound).
-	idle  time.Duration
-	queue *queue
-	key   []byte
+	idle time.Duration
+	// periodic are the paths (with the request's prefix) of the STREAM
+	// subscriptions sure to send periodically, which idle is for.
+	periodic [][]gpath.Elem
+	queue    *queue
+	key      []byte
 	// tlsFiles are the TLS files' versions as they were read, so a reload
 	// after a certificate is renewed resubscribes with the new one.
 	tlsFiles []fileStamp
@@ -423,6 +426,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		}
 	}
 	t.idle = idleBound(tc, t.poll)
+	t.periodic = periodicPaths(tc)
 	return t, nil
 }
 
@@ -469,6 +473,74 @@ func sendsEvery(s configs.GNMISubscription) time.Duration {
 		return s.HeartbeatInterval.Std()
 	}
 	return 0 // target_defined: the target picks per leaf
+}
+
+// periodicPaths are the paths, with the request's prefix, of tc's STREAM
+// subscriptions sure to send periodically (see sendsEvery).
+func periodicPaths(tc configs.GNMITarget) [][]gpath.Elem {
+	var out [][]gpath.Elem
+	for _, s := range tc.Subscriptions {
+		if (s.Mode != "stream" && s.Mode != "") || sendsEvery(s) == 0 {
+			continue
+		}
+		p, err := gpath.Parse(s.Path)
+		if err != nil {
+			continue // subscribeRequest refused it
+		}
+		if s.Prefix != "" {
+			pre, err := gpath.Parse(s.Prefix)
+			if err != nil {
+				continue
+			}
+			p = append(pre, p...)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// coversPeriodic reports whether n carries data of a periodic
+// subscription: an update whose path lies under one of t.periodic, or
+// above it (a JSON value holding it).
+func (t *target) coversPeriodic(n *gpb.Notification) bool {
+	if len(t.periodic) == 0 {
+		return false
+	}
+	prefix := elems(n.GetPrefix())
+	for _, u := range n.GetUpdate() {
+		p := join(prefix, elems(u.GetPath()))
+		for _, sp := range t.periodic {
+			if overlaps(sp, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// overlaps reports whether the data path p and the subscription path sp
+// name the same data over their common length: names equal (YANG
+// module prefixes aside) or "*" in sp, "..." in sp matching the rest, and
+// each key sp gives, but "*", equal in p when p has it.
+func overlaps(sp, p []gpath.Elem) bool {
+	for i := 0; i < len(sp) && i < len(p); i++ {
+		name := stripModule(sp[i].Name)
+		if name == "..." {
+			return true
+		}
+		if name != "*" && name != stripModule(p[i].Name) {
+			return false
+		}
+		for k, v := range sp[i].Keys {
+			if v == "*" {
+				continue
+			}
+			if pv, ok := p[i].Keys[k]; ok && pv != v {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func transportCreds(tc configs.GNMITarget) (credentials.TransportCredentials, error) {
@@ -695,9 +767,14 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		return 0, err
 	}
 
-	// Until the first response the target has timeout to answer; then
-	// t.idle between messages.
-	idle := newWatchdog(t.cfg.Timeout.Std(), cancel)
+	// Until the first response the target has timeout to answer (a POLL
+	// target, which may send nothing before it is polled, the first
+	// poll's interval too); then t.idle between messages.
+	firstBound := t.cfg.Timeout.Std()
+	if t.poll > 0 {
+		firstBound = t.idle
+	}
+	idle := newWatchdog(firstBound, cancel)
 	defer idle.stop()
 	stream, err := client.Subscribe(ctx)
 	if err != nil {
@@ -713,15 +790,27 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	var pollers sync.WaitGroup
 	defer pollers.Wait()
 	defer cancel(nil)
-	polling := false
+	if t.poll > 0 {
+		// Polled from the start, not from the first sync_response: the
+		// specification has a POLL target answer Poll requests, and many
+		// send nothing before the first (NX-OS); one that sends the
+		// current values at once is polled poll_interval after them.
+		pollers.Go(func() { t.pollLoop(ctx, stream, log) })
+	}
 	once := t.req.GetSubscribe().GetMode() == gpb.SubscriptionList_ONCE
 	// up, whichever way the session ends, from the target's first and
 	// last messages.
 	var first, last time.Time
-	// data: an update has come. A STREAM whose paths match nothing sends
-	// its sync_response and then, rightly, nothing: it is watched for
-	// stalls only once it has sent data.
-	data := false
+	// data: an update has come. watched: data has come that the stall
+	// bound is for (a ONCE snapshot's; for STREAM, of a subscription sure
+	// to send periodically). A STREAM whose periodic paths match nothing
+	// (an interface not configured yet) sends its sync_response and then,
+	// for them, rightly nothing, whatever its ON_CHANGE paths sent: it is
+	// watched for stalls only once their data comes.
+	data, watched := false, false
+	// inband is the target's last Error message (gNMI before 0.7), when
+	// no update followed it: the reason if the target then ends the RPC.
+	var inband *status.Status
 	defer func() {
 		if first.IsZero() {
 			return
@@ -744,15 +833,27 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 				log.Debug("gnmi once subscription ended without a sync_response")
 				return 0, errOnceDone
 			}
+			if inband != nil {
+				return 0, fmt.Errorf("gnmi %s: subscribe: stream closed by the target after its error: %w", name, inband.Err())
+			}
 			return 0, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
 		}
 		if err != nil {
-			return 0, t.streamError(ctx, err)
+			err = t.streamError(ctx, err)
+			if once && data && errors.As(err, new(*stalledError)) {
+				// The snapshot came, and then neither a sync_response nor
+				// the end of the RPC: it is done all the same, not a
+				// failure to retry (the same snapshot at every backoff).
+				log.Warn("gnmi once subscription: the target sent no sync_response and kept the stream open; taken as complete", slog.Duration("silent", t.idle))
+				return 0, errOnceDone
+			}
+			return 0, err
 		}
-		if _, update := resp.GetResponse().(*gpb.SubscribeResponse_Update); update {
+		if u, update := resp.GetResponse().(*gpb.SubscribeResponse_Update); update {
 			data = true // a sync_response or an (old-style) error message is not data
+			watched = watched || once || t.coversPeriodic(u.Update)
 		}
-		if data || t.poll > 0 {
+		if watched || t.poll > 0 {
 			idle.arm(t.idle)
 		} else {
 			idle.arm(0)
@@ -765,6 +866,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		}
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
+			inband = nil
 			now := last
 			n := r.Update
 			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
@@ -781,20 +883,21 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 			t.mu.Unlock()
 			if first {
 				log.Debug("gnmi sync_response: initial state received")
-				if !data && !once && t.poll == 0 && t.idle > 0 {
-					log.Warn("gnmi sync_response with no data: the subscribed paths match nothing on the target (yet); the stream is not taken for stalled until data comes")
+				if !watched && !once && t.poll == 0 && t.idle > 0 {
+					log.Warn("gnmi sync_response with no data for the sampled subscriptions: their paths match nothing on the target (yet); the stream is not taken for stalled until their data comes")
 				}
 			}
 			if once {
 				// Let the publisher see what came before the sync.
 				return 0, errOnceDone
 			}
-			if t.poll > 0 && !polling {
-				polling = true
-				pollers.Go(func() { t.pollLoop(ctx, stream, log) })
-			}
 		case *gpb.SubscribeResponse_Error:
-			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.Int("code", int(r.Error.GetCode())))
+			code := codes.Code(r.Error.GetCode())
+			if code == codes.OK {
+				code = codes.Unknown // an error all the same
+			}
+			inband = status.New(code, r.Error.GetMessage())
+			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
 		}
 	}
 }

@@ -1,11 +1,15 @@
 package gnmi
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -52,5 +56,81 @@ func TestOnceClosedWithoutSync(t *testing.T) {
 	t.Logf("subscribes %d records %d status %+v", s.subscribes.Load(), len(r.b.metrics(t)), r.c.Status())
 	if s.subscribes.Load() > 1 {
 		t.Errorf("once target subscribed %d times", s.subscribes.Load())
+	}
+}
+
+// TestPollTargetAnswersOnlyPolls: a POLL target that sends nothing until it
+// is polled (the specification's "on reception of a Poll message, the
+// target MUST generate updates"; NX-OS documents it so) is polled, not
+// taken for stalled and resubscribed for ever with no data.
+func TestPollTargetAnswersOnlyPolls(t *testing.T) {
+	s, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		for v := uint64(1); ; v++ {
+			r, err := stream.Recv()
+			if err != nil {
+				return nil
+			}
+			if r.GetPoll() == nil {
+				return status.Error(codes.InvalidArgument, "a POLL subscription takes only Poll requests")
+			}
+			if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+				Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+				Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: v}}}}}); err != nil {
+				return err
+			}
+			if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+				return err
+			}
+		}
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "p1", Address: addr, Insecure: true, Encoding: "proto",
+		Timeout:       configs.Duration(500 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "poll", "", 200*time.Millisecond)}}}})
+	waitFor(t, 5*time.Second, "3 polls answered", func() bool { return len(r.b.metrics(t)) >= 3 })
+	if n := s.subscribes.Load(); n != 1 {
+		t.Errorf("subscribed %d times, want once: %+v", n, r.c.Status())
+	}
+}
+
+// TestOnceOpenWithoutSync: a ONCE target that sends its snapshot and then
+// neither a sync_response nor the end of the RPC has sent its snapshot
+// all the same: weir does not take it for stalled and fetch the snapshot
+// again at every backoff (duplicates for ever, each counted as an error).
+func TestOnceOpenWithoutSync(t *testing.T) {
+	s, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}}}}}); err != nil {
+			return err
+		}
+		<-stream.Context().Done()
+		return nil
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "o1", Address: addr, Insecure: true, Encoding: "proto",
+		Timeout:       configs.Duration(200 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "once", "", 0)}}}})
+	waitFor(t, 5*time.Second, "the snapshot", func() bool { return len(r.b.metrics(t)) > 0 })
+	time.Sleep(1500 * time.Millisecond) // several timeouts and test backoffs
+	if n := s.subscribes.Load(); n > 1 {
+		t.Errorf("once target subscribed %d times, %d records: %+v", n, len(r.b.metrics(t)), r.c.Status())
+	}
+}
+
+// TestErrorMessageCounted: a target that answers with an in-band Error
+// message (gNMI before 0.7, still sent by some) and then closes the RPC is
+// counted under the Error's code, and its message is the target's last
+// error, not only "stream closed by the target" (Unavailable).
+func TestErrorMessageCounted(t *testing.T) {
+	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		return stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Error{Error: &gpb.Error{Code: uint32(codes.NotFound), Message: "path not found"}}})
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "e1", Address: addr, Insecure: true, Encoding: "proto",
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "stream", "sample", time.Second)}}}})
+	waitFor(t, 5*time.Second, "an error counted under NotFound", func() bool {
+		return testutil.ToFloat64(r.m.Errors.WithLabelValues("e1", "NotFound")) > 0
+	})
+	st := r.c.Status()[0]
+	if st.LastError == nil || !strings.Contains(st.LastError.Error(), "path not found") {
+		t.Errorf("last error %v, want the target's message", st.LastError)
 	}
 }

@@ -138,6 +138,29 @@ func TestEmptySampleIsNotAStall(t *testing.T) {
 	}
 }
 
+// TestQuietOnChangeBesideEmptySampleIsNotAStall: counters SAMPLE on an
+// interface not configured yet, beside BGP ON_CHANGE that has data: the
+// ON_CHANGE data says nothing of the SAMPLE, and its silence after is
+// no stall (it was taken for one, and the target resubscribed, with a
+// full resync, every 3 sample intervals for ever).
+func TestQuietOnChangeBesideEmptySampleIsNotAStall(t *testing.T) {
+	s, addr := startSilent(t, false) // sends /a/b once, then nothing
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "mixed", Address: addr, Insecure: true,
+		Timeout: configs.Duration(200 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{
+			sub("/interfaces/interface[name=Ethernet49]/state/counters", "stream", "sample", 50*time.Millisecond),
+			sub("/a", "stream", "on_change", 0),
+		},
+	}}})
+	waitFor(t, 5*time.Second, "subscribed", func() bool { return r.c.Status()[0].Synced })
+	time.Sleep(time.Second) // 5 x the stall bound of 200ms
+	st := r.c.Status()[0]
+	if !st.Connected || st.Sessions != 1 || st.LastError != nil || s.subscribes.Load() != 1 {
+		t.Errorf("quiet ON_CHANGE beside empty SAMPLE: connected=%v sessions=%d subscribes=%d err=%v", st.Connected, st.Sessions, s.subscribes.Load(), st.LastError)
+	}
+}
+
 func TestIdleBound(t *testing.T) {
 	const timeout = 10 * time.Second
 	stream := func(streamMode string, sample, heartbeat time.Duration, suppress bool) configs.GNMISubscription {
