@@ -731,20 +731,30 @@ func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []tel
 // seconds off their schedule), the counter was reset, not wrapped.
 const maxUtilisation = 1.2
 
-// interfaceSpeed is an IF-MIB row's speed in Mbit/s: ifHighSpeed, else
-// ifSpeed when it is not saturated; 0 when unknown.
+// interfaceSpeed is an IF-MIB row's speed in Mbit/s: ifSpeed where it is
+// exact (below 2^32-1 bit/s) and agrees with ifHighSpeed, which is it
+// rounded to the nearest Mbit/s (RFC 2863: a T1's 1.544 is 2, a 512 kbit/s
+// line's 1), else ifHighSpeed, else ifSpeed when it is not saturated; 0
+// when unknown. An ifSpeed that does not agree (an agent that wraps a 10G
+// port's modulo 2^32) is not taken over ifHighSpeed.
 func interfaceSpeed(p *telemetry.Point) float64 {
+	var high, bps float64
 	if f, ok := p.Field("ifHighSpeed"); ok {
-		if speed, ok := f.Number(); ok && speed != 0 {
-			return speed
+		if speed, ok := f.Number(); ok && speed > 0 {
+			high = speed
 		}
 	}
 	if f, ok := p.Field("ifSpeed"); ok {
-		if bps, ok := f.Number(); ok && bps > 0 && bps < 4294967295 {
-			return bps / 1e6
+		if speed, ok := f.Number(); ok && speed > 0 && speed < 4294967295 {
+			bps = speed
 		}
 	}
-	return 0
+	if high == 0 || bps > 0 && math.Abs(bps-high*1e6) < 1e6 {
+		// Within a Mbit/s: ifHighSpeed rounded, or truncated as some
+		// agents do.
+		return bps / 1e6
+	}
+	return high
 }
 
 // rateDigits are the significant digits rates and utilisation keep. Two

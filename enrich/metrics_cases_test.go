@@ -145,3 +145,40 @@ func TestIOSAbbreviatedIfNameOneView(t *testing.T) {
 		}
 	}
 }
+
+// TestUtilisationOfExactSpeed: ifHighSpeed is ifSpeed rounded to the
+// nearest Mbit/s (RFC 2863), so below 4.3 Gbit/s, where ifSpeed is exact,
+// a T1 (1.544 Mbit/s) is "2" and a 512 kbit/s line "1": utilisation of
+// ifHighSpeed showed a T1 at line rate as 77% and an E1 (2.048) as 102%.
+// ifSpeed is taken where it agrees with ifHighSpeed; where it does not (an
+// agent that wraps ifSpeed of a 10G port modulo 2^32), ifHighSpeed is.
+func TestUtilisationOfExactSpeed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		high, bps  int64
+		mbps, rate float64 // rate in octets/s, at line rate
+	}{
+		{"T1", 2, 1_544_000, 1.544, 193_000},
+		{"E1", 2, 2_048_000, 2.048, 256_000},
+		{"512k", 1, 512_000, 0.512, 64_000},
+		{"E3", 34, 34_368_000, 34.368, 4_296_000},
+		{"1G", 1000, 1_000_000_000, 1000, 125_000_000},
+		{"10G, ifSpeed saturated", 10000, 4_294_967_295, 10000, 1_250_000_000},
+		{"10G, ifSpeed wrapped by the agent", 10000, 1_410_065_408, 10000, 1_250_000_000},
+	} {
+		w := loneMetricsWorker()
+		var f map[string]float64
+		for i := range 2 {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags:     map[string]string{"ifName": "Se0/0", "ifIndex": "1"},
+				Fields:   map[string]any{"ifHCInOctets": uint64(1000 + float64(i)*60*tc.rate), "ifHighSpeed": tc.high, "ifSpeed": tc.bps},
+				Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+			f, _ = enrichAt(t, w, m, int64(i))
+		}
+		if f["speed_mbps"] != tc.mbps || f["in_utilization_pct"] != 100 {
+			t.Errorf("%s (ifHighSpeed %d, ifSpeed %d) at line rate: speed_mbps %v, in_utilization_pct %v; want %v, 100",
+				tc.name, tc.high, tc.bps, f["speed_mbps"], f["in_utilization_pct"], tc.mbps)
+		}
+	}
+}
