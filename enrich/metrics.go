@@ -806,8 +806,9 @@ func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 		return false
 	}
 	alias, _ := p.Tag("ifAlias")
-	if !rc.sameTags(p.Tags, alias != "") {
-		rc.planTags(p.Tags, alias != "")
+	withIndex := viewKeepsIndex(p)
+	if !rc.sameTags(p.Tags, alias != "", withIndex) {
+		rc.planTags(p.Tags, alias != "", withIndex)
 	}
 	tags := v.Tags[:0]
 	for _, step := range rc.tagSteps {
@@ -842,6 +843,21 @@ func viewObject(p *telemetry.Point) (string, bool) {
 		return object, true
 	}
 	return "", false
+}
+
+// viewKeepsIndex reports whether the interface view of row p keeps its
+// ifIndex tag: an IF-MIB row without an ifName is named by its ifDescr,
+// which two ports of a device may share (an agent without ifXTable, whose
+// ports are all "Ethernet Interface"); without its ifIndex, their views
+// would be one series, each poll's second value overwriting the first.
+func viewKeepsIndex(p *telemetry.Point) bool {
+	if p.Measurement != "snmp_interface" {
+		return false
+	}
+	name, _ := p.Tag("ifName")
+	descr, _ := p.Tag("ifDescr")
+	index, _ := p.Tag("ifIndex")
+	return name == "" && descr != "" && index != ""
 }
 
 // unknownTags mark a device the inventory does not know.

@@ -2,6 +2,8 @@ package enrich
 
 import (
 	"encoding/json"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,5 +182,47 @@ func TestUtilisationOfExactSpeed(t *testing.T) {
 			t.Errorf("%s (ifHighSpeed %d, ifSpeed %d) at line rate: speed_mbps %v, in_utilization_pct %v; want %v, 100",
 				tc.name, tc.high, tc.bps, f["speed_mbps"], f["in_utilization_pct"], tc.mbps)
 		}
+	}
+}
+
+// TestDuplicateIfDescrTwoViews: two ports of an agent without ifXTable (no
+// ifName) that share an ifDescr have two interface views, told apart by
+// their ifIndex: they were one series, named by the ifDescr alone, each
+// poll's second port overwriting the first in Prometheus and InfluxDB. A
+// port with an ifName keeps the view it had, without the ifIndex.
+func TestDuplicateIfDescrTwoViews(t *testing.T) {
+	w := loneMetricsWorker()
+	views := map[string]float64{}
+	for i := range 2 {
+		for _, port := range []struct {
+			index, name string
+			rate        uint64
+		}{{"1", "", 1000}, {"2", "", 2000}, {"3", "Gi0/3", 3000}} {
+			tags := map[string]string{"ifDescr": "Ethernet Interface", "ifIndex": port.index}
+			if port.name != "" {
+				tags["ifName"] = port.name
+			}
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "printer1", Tags: tags,
+				Fields: map[string]any{"ifInOctets": 1000 + uint64(i*60)*port.rate}, Counters: []string{"ifInOctets"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+			enrichAt(t, w, m, int64(i))
+			if i == 0 || !w.interfaceView(&w.row, &w.view) {
+				continue
+			}
+			var key []string
+			for _, tag := range w.view.Tags {
+				key = append(key, tag.Key+"="+tag.Value)
+			}
+			f, _ := w.view.Field("in_octets_rate")
+			views[strings.Join(key, ",")], _ = f.Number()
+		}
+	}
+	want := map[string]float64{
+		"ifIndex=1,interface=Ethernet Interface,unknown=true": 1000,
+		"ifIndex=2,interface=Ethernet Interface,unknown=true": 2000,
+		"interface=Gi0/3,unknown=true":                        3000,
+	}
+	if !maps.Equal(views, want) {
+		t.Errorf("interface views %v, want %v", views, want)
 	}
 }
