@@ -3,6 +3,7 @@ package enrich
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,60 @@ func TestDuplicateIfDescrTwoViews(t *testing.T) {
 	}
 	if !maps.Equal(views, want) {
 		t.Errorf("interface views %v, want %v", views, want)
+	}
+}
+
+// TestGNMIUnchangedCounterRateZero: a gNMI notification's timestamp is
+// when its values last changed (the gNMI specification; Arista EOS's
+// default), so a sampled counter that stands still comes again and again
+// with the time it last moved. Those samples were ignored as replays: an
+// interface gone idle kept its last traffic rate in Prometheus until it
+// went stale, and a port without errors had no in_errors_rate at all. The
+// same value at the same time, sampled again, is a rate of 0.
+func TestGNMIUnchangedCounterRateZero(t *testing.T) {
+	w := loneMetricsWorker()
+	type sample struct {
+		sec, ts     int // sent at, stamped with (seconds)
+		in, errs    uint64
+		inRate, err float64 // -1: none
+	}
+	for i, s := range []sample{
+		{0, 0, 1000, 5, -1, -1},
+		{10, 10, 11000, 5, 1000, -1}, // in-errors unchanged since 0: sent apart, below
+		{20, 20, 21000, 5, 1000, 0},
+		{30, 20, 21000, 5, 0, 0}, // idle since 20
+		{40, 20, 21000, 5, 0, 0},
+		{50, 50, 51000, 6, 1000, 1.0 / 30},
+	} {
+		m := telemetry.Metric{V: 1, Measurement: "interfaces_interface_state_counters", Device: "spine1",
+			Tags:     map[string]string{"name": "Ethernet1", "path": "/interfaces/interface[name=Ethernet1]/state/counters"},
+			Fields:   map[string]any{"in-octets": s.in, "in-errors": s.errs},
+			Counters: []string{"in-errors", "in-octets"}, Counters64: []string{"in-errors", "in-octets"},
+			Time: casesT0.Add(time.Duration(s.ts) * time.Second), ReceivedAt: casesT0.Add(time.Duration(s.sec) * time.Second), Source: "gnmi"}
+		if s.sec == 10 {
+			// The error counter did not change: it comes in a
+			// notification of its own, stamped when it last did.
+			delete(m.Fields, "in-errors")
+			m.Counters, m.Counters64 = []string{"in-octets"}, []string{"in-octets"}
+			enrichAt(t, w, m, int64(2*i))
+			m.Fields, m.Counters, m.Counters64 = map[string]any{"in-errors": s.errs}, []string{"in-errors"}, []string{"in-errors"}
+			m.Time = casesT0
+			f, _ := enrichAt(t, w, m, int64(2*i+1))
+			if got, ok := f["in_errors_rate"]; !ok || got != 0 {
+				t.Errorf("sample %d: unchanged in-errors: in_errors_rate %v %v, want 0", i, got, ok)
+			}
+			continue
+		}
+		w.rates.setNow(m.ReceivedAt)
+		f, _ := enrichAt(t, w, m, int64(2*i))
+		for _, c := range []struct {
+			name string
+			want float64
+		}{{"in_octets_rate", s.inRate}, {"in_errors_rate", s.err}} {
+			got, ok := f[c.name]
+			if c.want < 0 && ok || c.want >= 0 && (!ok || math.Abs(got-c.want) > 1e-9) {
+				t.Errorf("sample %d (sent at %ds, stamped %ds): %s %v %v, want %v", i, s.sec, s.ts, c.name, got, ok, c.want)
+			}
+		}
 	}
 }
