@@ -336,15 +336,21 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
-		if ok && wrapped && info.hasNorm && (info.norm.rate == inOctets || info.norm.rate == outOctets) {
+		if ok && wrapped && info.hasNorm {
 			if speed < 0 {
 				speed = interfaceSpeed(p)
 			}
-			// A 32-bit octet counter that went back: a wrap, or its
-			// reset (clear counters) with sysUpTime moving on. A wrap
+			// A 32-bit counter that went back: a wrap, or its reset
+			// (clear counters) with sysUpTime moving on. A wrap
 			// carries no more than the link can; more is a reset,
-			// whose rate would be a spike over 100% utilisation.
-			ok = speed <= 0 || rate*8 <= speed*1e6*maxUtilisation
+			// whose rate would be a spike over 100% utilisation, or
+			// more packets than the link can carry (errors and
+			// discards, which IF-MIB has in 32 bits only).
+			bits := 8.0 // an octet
+			if info.norm.rate != inOctets && info.norm.rate != outOctets {
+				bits = minFrameBits // a packet
+			}
+			ok = speed <= 0 || rate*bits <= speed*1e6*maxUtilisation
 		}
 		if !ok {
 			continue
@@ -730,6 +736,11 @@ func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []tel
 // believed across a 32-bit wrap: above it (a fifth over, for samples a few
 // seconds off their schedule), the counter was reset, not wrapped.
 const maxUtilisation = 1.2
+
+// minFrameBits is the least a packet takes of a link: a minimum Ethernet
+// frame of 64 octets (runts, counted as errors, are shorter, but not by
+// the preamble and gap of 20 octets more that every frame takes too).
+const minFrameBits = 64 * 8
 
 // interfaceSpeed is an IF-MIB row's speed in Mbit/s: ifSpeed where it is
 // exact (below 2^32-1 bit/s) and agrees with ifHighSpeed, which is it

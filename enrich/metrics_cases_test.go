@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -279,6 +280,43 @@ func TestGNMIUnchangedCounterRateZero(t *testing.T) {
 			if c.want < 0 && ok || c.want >= 0 && (!ok || math.Abs(got-c.want) > 1e-9) {
 				t.Errorf("sample %d (sent at %ds, stamped %ds): %s %v %v, want %v", i, s.sec, s.ts, c.name, got, ok, c.want)
 			}
+		}
+	}
+}
+
+// TestClearCounters32NoPhantomPacketRates: IF-MIB's error and discard
+// counters are 32 bits wide only. A port that discarded 2.5 billion
+// packets, then `clear counters` (sysUpTime moving on): ifInDiscards goes
+// 2,500,000,000 -> 1,000, which as a 32-bit wrap is 1.8 billion in a
+// minute, in_discards_rate 29.9 million/s on a 1 Gbit/s port that can
+// carry 1.5 million packets a second at most. As for octets, a wrap the
+// port could not carry is a reset: no rate. A real wrap is kept.
+func TestClearCounters32NoPhantomPacketRates(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		discards []uint64
+		want     []bool
+	}{
+		{"clear counters", []uint64{2_499_000_000, 2_500_000_000, 1_000, 61_000}, []bool{false, true, false, true}},
+		{"a wrap", []uint64{4_294_000_000, 4_294_900_000, 600_000}, []bool{false, true, true}},
+	} {
+		w := loneMetricsWorker()
+		var got []bool
+		for i, d := range tc.discards {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+				Fields: map[string]any{"ifInDiscards": d, "ifInErrors": d, "ifHighSpeed": int64(1000)}, Counters: []string{"ifInDiscards", "ifInErrors"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+			f, _ := enrichAt(t, w, m, int64(i))
+			_, ok := f["in_discards_rate"]
+			_, eok := f["in_errors_rate"]
+			if ok != eok {
+				t.Errorf("%s poll %d: in_discards_rate %v, in_errors_rate %v", tc.name, i, ok, eok)
+			}
+			got = append(got, ok)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: in_discards_rate at polls %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
