@@ -336,15 +336,21 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
-		if ok && wrapped && info.hasNorm && (info.norm.rate == inOctets || info.norm.rate == outOctets) {
+		if ok && wrapped && info.hasNorm {
 			if speed < 0 {
 				speed = interfaceSpeed(p)
 			}
-			// A 32-bit octet counter that went back: a wrap, or its
-			// reset (clear counters) with sysUpTime moving on. A wrap
+			// A 32-bit counter that went back: a wrap, or its reset
+			// (clear counters) with sysUpTime moving on. A wrap
 			// carries no more than the link can; more is a reset,
-			// whose rate would be a spike over 100% utilisation.
-			ok = speed <= 0 || rate*8 <= speed*1e6*maxUtilisation
+			// whose rate would be a spike over 100% utilisation, or
+			// more packets than the link can carry (errors and
+			// discards, which IF-MIB has in 32 bits only).
+			bits := 8.0 // an octet
+			if info.norm.rate != inOctets && info.norm.rate != outOctets {
+				bits = minFrameBits // a packet
+			}
+			ok = speed <= 0 || rate*bits <= speed*1e6*maxUtilisation
 		}
 		if !ok {
 			continue
@@ -731,20 +737,35 @@ func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []tel
 // seconds off their schedule), the counter was reset, not wrapped.
 const maxUtilisation = 1.2
 
-// interfaceSpeed is an IF-MIB row's speed in Mbit/s: ifHighSpeed, else
-// ifSpeed when it is not saturated; 0 when unknown.
+// minFrameBits is the least a packet takes of a link: a minimum Ethernet
+// frame of 64 octets (runts, counted as errors, are shorter, but not by
+// the preamble and gap of 20 octets more that every frame takes too).
+const minFrameBits = 64 * 8
+
+// interfaceSpeed is an IF-MIB row's speed in Mbit/s: ifSpeed where it is
+// exact (below 2^32-1 bit/s) and agrees with ifHighSpeed, which is it
+// rounded to the nearest Mbit/s (RFC 2863: a T1's 1.544 is 2, a 512 kbit/s
+// line's 1), else ifHighSpeed, else ifSpeed when it is not saturated; 0
+// when unknown. An ifSpeed that does not agree (an agent that wraps a 10G
+// port's modulo 2^32) is not taken over ifHighSpeed.
 func interfaceSpeed(p *telemetry.Point) float64 {
+	var high, bps float64
 	if f, ok := p.Field("ifHighSpeed"); ok {
-		if speed, ok := f.Number(); ok && speed != 0 {
-			return speed
+		if speed, ok := f.Number(); ok && speed > 0 {
+			high = speed
 		}
 	}
 	if f, ok := p.Field("ifSpeed"); ok {
-		if bps, ok := f.Number(); ok && bps > 0 && bps < 4294967295 {
-			return bps / 1e6
+		if speed, ok := f.Number(); ok && speed > 0 && speed < 4294967295 {
+			bps = speed
 		}
 	}
-	return 0
+	if high == 0 || bps > 0 && math.Abs(bps-high*1e6) < 1e6 {
+		// Within a Mbit/s: ifHighSpeed rounded, or truncated as some
+		// agents do.
+		return bps / 1e6
+	}
+	return high
 }
 
 // rateDigits are the significant digits rates and utilisation keep. Two
@@ -796,8 +817,9 @@ func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 		return false
 	}
 	alias, _ := p.Tag("ifAlias")
-	if !rc.sameTags(p.Tags, alias != "") {
-		rc.planTags(p.Tags, alias != "")
+	withIndex := viewKeepsIndex(p)
+	if !rc.sameTags(p.Tags, alias != "", withIndex) {
+		rc.planTags(p.Tags, alias != "", withIndex)
 	}
 	tags := v.Tags[:0]
 	for _, step := range rc.tagSteps {
@@ -832,6 +854,21 @@ func viewObject(p *telemetry.Point) (string, bool) {
 		return object, true
 	}
 	return "", false
+}
+
+// viewKeepsIndex reports whether the interface view of row p keeps its
+// ifIndex tag: an IF-MIB row without an ifName is named by its ifDescr,
+// which two ports of a device may share (an agent without ifXTable, whose
+// ports are all "Ethernet Interface"); without its ifIndex, their views
+// would be one series, each poll's second value overwriting the first.
+func viewKeepsIndex(p *telemetry.Point) bool {
+	if p.Measurement != "snmp_interface" {
+		return false
+	}
+	name, _ := p.Tag("ifName")
+	descr, _ := p.Tag("ifDescr")
+	index, _ := p.Tag("ifIndex")
+	return name == "" && descr != "" && index != ""
 }
 
 // unknownTags mark a device the inventory does not know.

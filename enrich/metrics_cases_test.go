@@ -2,6 +2,10 @@ package enrich
 
 import (
 	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +146,177 @@ func TestIOSAbbreviatedIfNameOneView(t *testing.T) {
 		}
 		if got, _ := w.view.Tag("interface"); got != tc.want {
 			t.Errorf("ifName %q, ifDescr %q: interface %q, want %q", tc.ifName, tc.ifDescr, got, tc.want)
+		}
+	}
+}
+
+// TestUtilisationOfExactSpeed: ifHighSpeed is ifSpeed rounded to the
+// nearest Mbit/s (RFC 2863), so below 4.3 Gbit/s, where ifSpeed is exact,
+// a T1 (1.544 Mbit/s) is "2" and a 512 kbit/s line "1": utilisation of
+// ifHighSpeed showed a T1 at line rate as 77% and an E1 (2.048) as 102%.
+// ifSpeed is taken where it agrees with ifHighSpeed; where it does not (an
+// agent that wraps ifSpeed of a 10G port modulo 2^32), ifHighSpeed is.
+func TestUtilisationOfExactSpeed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		high, bps  int64
+		mbps, rate float64 // rate in octets/s, at line rate
+	}{
+		{"T1", 2, 1_544_000, 1.544, 193_000},
+		{"E1", 2, 2_048_000, 2.048, 256_000},
+		{"512k", 1, 512_000, 0.512, 64_000},
+		{"E3", 34, 34_368_000, 34.368, 4_296_000},
+		{"1G", 1000, 1_000_000_000, 1000, 125_000_000},
+		{"10G, ifSpeed saturated", 10000, 4_294_967_295, 10000, 1_250_000_000},
+		{"10G, ifSpeed wrapped by the agent", 10000, 1_410_065_408, 10000, 1_250_000_000},
+	} {
+		w := loneMetricsWorker()
+		var f map[string]float64
+		for i := range 2 {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags:     map[string]string{"ifName": "Se0/0", "ifIndex": "1"},
+				Fields:   map[string]any{"ifHCInOctets": uint64(1000 + float64(i)*60*tc.rate), "ifHighSpeed": tc.high, "ifSpeed": tc.bps},
+				Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+			f, _ = enrichAt(t, w, m, int64(i))
+		}
+		if f["speed_mbps"] != tc.mbps || f["in_utilization_pct"] != 100 {
+			t.Errorf("%s (ifHighSpeed %d, ifSpeed %d) at line rate: speed_mbps %v, in_utilization_pct %v; want %v, 100",
+				tc.name, tc.high, tc.bps, f["speed_mbps"], f["in_utilization_pct"], tc.mbps)
+		}
+	}
+}
+
+// TestDuplicateIfDescrTwoViews: two ports of an agent without ifXTable (no
+// ifName) that share an ifDescr have two interface views, told apart by
+// their ifIndex: they were one series, named by the ifDescr alone, each
+// poll's second port overwriting the first in Prometheus and InfluxDB. A
+// port with an ifName keeps the view it had, without the ifIndex.
+func TestDuplicateIfDescrTwoViews(t *testing.T) {
+	w := loneMetricsWorker()
+	views := map[string]float64{}
+	for i := range 2 {
+		for _, port := range []struct {
+			index, name string
+			rate        uint64
+		}{{"1", "", 1000}, {"2", "", 2000}, {"3", "Gi0/3", 3000}} {
+			tags := map[string]string{"ifDescr": "Ethernet Interface", "ifIndex": port.index}
+			if port.name != "" {
+				tags["ifName"] = port.name
+			}
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "printer1", Tags: tags,
+				Fields: map[string]any{"ifInOctets": 1000 + uint64(i*60)*port.rate}, Counters: []string{"ifInOctets"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+			enrichAt(t, w, m, int64(i))
+			if i == 0 || !w.interfaceView(&w.row, &w.view) {
+				continue
+			}
+			var key []string
+			for _, tag := range w.view.Tags {
+				key = append(key, tag.Key+"="+tag.Value)
+			}
+			f, _ := w.view.Field("in_octets_rate")
+			views[strings.Join(key, ",")], _ = f.Number()
+		}
+	}
+	want := map[string]float64{
+		"ifIndex=1,interface=Ethernet Interface,unknown=true": 1000,
+		"ifIndex=2,interface=Ethernet Interface,unknown=true": 2000,
+		"interface=Gi0/3,unknown=true":                        3000,
+	}
+	if !maps.Equal(views, want) {
+		t.Errorf("interface views %v, want %v", views, want)
+	}
+}
+
+// TestGNMIUnchangedCounterRateZero: a gNMI notification's timestamp is
+// when its values last changed (the gNMI specification; Arista EOS's
+// default), so a sampled counter that stands still comes again and again
+// with the time it last moved. Those samples were ignored as replays: an
+// interface gone idle kept its last traffic rate in Prometheus until it
+// went stale, and a port without errors had no in_errors_rate at all. The
+// same value at the same time, sampled again, is a rate of 0.
+func TestGNMIUnchangedCounterRateZero(t *testing.T) {
+	w := loneMetricsWorker()
+	type sample struct {
+		sec, ts     int // sent at, stamped with (seconds)
+		in, errs    uint64
+		inRate, err float64 // -1: none
+	}
+	for i, s := range []sample{
+		{0, 0, 1000, 5, -1, -1},
+		{10, 10, 11000, 5, 1000, -1}, // in-errors unchanged since 0: sent apart, below
+		{20, 20, 21000, 5, 1000, 0},
+		{30, 20, 21000, 5, 0, 0}, // idle since 20
+		{40, 20, 21000, 5, 0, 0},
+		{50, 50, 51000, 6, 1000, 1.0 / 30},
+	} {
+		m := telemetry.Metric{V: 1, Measurement: "interfaces_interface_state_counters", Device: "spine1",
+			Tags:     map[string]string{"name": "Ethernet1", "path": "/interfaces/interface[name=Ethernet1]/state/counters"},
+			Fields:   map[string]any{"in-octets": s.in, "in-errors": s.errs},
+			Counters: []string{"in-errors", "in-octets"}, Counters64: []string{"in-errors", "in-octets"},
+			Time: casesT0.Add(time.Duration(s.ts) * time.Second), ReceivedAt: casesT0.Add(time.Duration(s.sec) * time.Second), Source: "gnmi"}
+		if s.sec == 10 {
+			// The error counter did not change: it comes in a
+			// notification of its own, stamped when it last did.
+			delete(m.Fields, "in-errors")
+			m.Counters, m.Counters64 = []string{"in-octets"}, []string{"in-octets"}
+			enrichAt(t, w, m, int64(2*i))
+			m.Fields, m.Counters, m.Counters64 = map[string]any{"in-errors": s.errs}, []string{"in-errors"}, []string{"in-errors"}
+			m.Time = casesT0
+			f, _ := enrichAt(t, w, m, int64(2*i+1))
+			if got, ok := f["in_errors_rate"]; !ok || got != 0 {
+				t.Errorf("sample %d: unchanged in-errors: in_errors_rate %v %v, want 0", i, got, ok)
+			}
+			continue
+		}
+		w.rates.setNow(m.ReceivedAt)
+		f, _ := enrichAt(t, w, m, int64(2*i))
+		for _, c := range []struct {
+			name string
+			want float64
+		}{{"in_octets_rate", s.inRate}, {"in_errors_rate", s.err}} {
+			got, ok := f[c.name]
+			if c.want < 0 && ok || c.want >= 0 && (!ok || math.Abs(got-c.want) > 1e-9) {
+				t.Errorf("sample %d (sent at %ds, stamped %ds): %s %v %v, want %v", i, s.sec, s.ts, c.name, got, ok, c.want)
+			}
+		}
+	}
+}
+
+// TestClearCounters32NoPhantomPacketRates: IF-MIB's error and discard
+// counters are 32 bits wide only. A port that discarded 2.5 billion
+// packets, then `clear counters` (sysUpTime moving on): ifInDiscards goes
+// 2,500,000,000 -> 1,000, which as a 32-bit wrap is 1.8 billion in a
+// minute, in_discards_rate 29.9 million/s on a 1 Gbit/s port that can
+// carry 1.5 million packets a second at most. As for octets, a wrap the
+// port could not carry is a reset: no rate. A real wrap is kept.
+func TestClearCounters32NoPhantomPacketRates(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		discards []uint64
+		want     []bool
+	}{
+		{"clear counters", []uint64{2_499_000_000, 2_500_000_000, 1_000, 61_000}, []bool{false, true, false, true}},
+		{"a wrap", []uint64{4_294_000_000, 4_294_900_000, 600_000}, []bool{false, true, true}},
+	} {
+		w := loneMetricsWorker()
+		var got []bool
+		for i, d := range tc.discards {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+				Fields: map[string]any{"ifInDiscards": d, "ifInErrors": d, "ifHighSpeed": int64(1000)}, Counters: []string{"ifInDiscards", "ifInErrors"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+			f, _ := enrichAt(t, w, m, int64(i))
+			_, ok := f["in_discards_rate"]
+			_, eok := f["in_errors_rate"]
+			if ok != eok {
+				t.Errorf("%s poll %d: in_discards_rate %v, in_errors_rate %v", tc.name, i, ok, eok)
+			}
+			got = append(got, ok)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: in_discards_rate at polls %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -61,7 +61,9 @@ type counterSample struct {
 //   - A sample not newer than the last (a replay, or out of order) is
 //     ignored and gives no rate; unless the last is stamped ahead of
 //     weir's clock (stampedAhead) and it is not, when it becomes the
-//     base instead.
+//     base instead. One without sysUpTime (gNMI) of the same time and
+//     value is the counter standing still, sampled again with the time
+//     it last changed: a rate of 0.
 //   - sysUpTime going back means the device restarted: a counter that went
 //     back started again, so no rate (not a huge spike) and the sample
 //     becomes the base; one that did not (an agent restarted alone, its
@@ -121,6 +123,13 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		}
 	}
 	s := &rc.counters[i]
+	if at.Equal(s.at) && value == s.value && uptime == 0 && s.uptime == 0 {
+		// Sampled again, stamped when it last changed (a gNMI
+		// notification's time is when its values changed, not when it
+		// was sent): the counter stands still. A poll (with sysUpTime)
+		// stamped the same is a replay, ignored below.
+		return 0, true, false
+	}
 	if !at.After(s.at) {
 		if stampedAhead(s.at, rc.seen) && !stampedAhead(at, rc.seen) {
 			// The last sample's time is ahead of weir's clock and this

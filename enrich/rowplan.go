@@ -145,6 +145,7 @@ type viewRecipe struct {
 	fieldPicks  []int
 	tagKeys     []string
 	withAlias   bool
+	withIndex   bool  // the row's ifIndex is carried (viewKeepsIndex)
 	tagSteps    []int // an index into the row's tags, or viewInterface, viewDescription
 	tagsPlanned bool  // tagSteps are planned (a zero recipe has none, for a row of no tags)
 }
@@ -174,20 +175,21 @@ func (rc *viewRecipe) planFields(fs []telemetry.Field) {
 	}
 }
 
-func (rc *viewRecipe) sameTags(tags []telemetry.Tag, withAlias bool) bool {
-	return rc.tagsPlanned && withAlias == rc.withAlias &&
+func (rc *viewRecipe) sameTags(tags []telemetry.Tag, withAlias, withIndex bool) bool {
+	return rc.tagsPlanned && withAlias == rc.withAlias && withIndex == rc.withIndex &&
 		slices.EqualFunc(tags, rc.tagKeys, func(t telemetry.Tag, k string) bool { return t.Key == k })
 }
 
 // planTags: the row's tags but those viewDroppedTags names (inventory and
 // target tags), and the interface, sorted by key; the row's own tag
 // "interface" (say, from a target) wins over the object. With an alias,
-// the description too, over a row's own tag "description".
-func (rc *viewRecipe) planTags(tags []telemetry.Tag, withAlias bool) {
-	rc.tagKeys, rc.tagSteps, rc.withAlias, rc.tagsPlanned = rc.tagKeys[:0], rc.tagSteps[:0], withAlias, true
+// the description too, over a row's own tag "description". withIndex: the
+// row's ifIndex is kept (viewKeepsIndex).
+func (rc *viewRecipe) planTags(tags []telemetry.Tag, withAlias, withIndex bool) {
+	rc.tagKeys, rc.tagSteps, rc.withAlias, rc.withIndex, rc.tagsPlanned = rc.tagKeys[:0], rc.tagSteps[:0], withAlias, withIndex, true
 	for i := range tags {
 		rc.tagKeys = append(rc.tagKeys, tags[i].Key)
-		if !viewDroppedTags[tags[i].Key] {
+		if !viewDroppedTags[tags[i].Key] || withIndex && tags[i].Key == "ifIndex" {
 			rc.tagSteps = append(rc.tagSteps, i)
 		}
 	}

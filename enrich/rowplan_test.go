@@ -180,7 +180,7 @@ func interfaceViewReference(p, v *telemetry.Point) bool {
 	}
 	var tags []telemetry.Tag
 	for _, t := range p.Tags {
-		if !viewDroppedTags[t.Key] {
+		if !viewDroppedTags[t.Key] || t.Key == "ifIndex" && viewKeepsIndex(p) {
 			tags = append(tags, t)
 		}
 	}
