@@ -227,7 +227,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 				recs[i].Partition, recs[i].Offset = kr.Partition, kr.Offset
 			}
 		}
-		if tooLarge(err) {
+		if kafkalimits.TooLarge(err) {
 			// The records passed checkSize: the topic's limit may
 			// have gone down since it was learned.
 			b.limits.Relearn(ctx, b.admin, topic)
@@ -255,7 +255,7 @@ func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string
 	for try := 0; err != nil && try < 3; try++ {
 		var ok bool
 		switch {
-		case tooLarge(err):
+		case kafkalimits.TooLarge(err):
 			lc, ok = r.renew(lc, topic, b.logger)
 		case errors.Is(err, kgo.ErrClientClosed):
 			lc, ok = r.replaced(lc)
@@ -652,7 +652,12 @@ func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 		return fmt.Errorf("kafka: produce %s: %w", topic, err)
 	}
 	if errors.Is(err, broker.ErrTopicExists) {
-		b.warnCompacted(ctx, topic)
+		// Someone else's topic: its configs, asked once, give its size
+		// limit and whether it is compacted.
+		if rcs, err := b.admin.DescribeTopicConfigs(ctx, topic); err == nil {
+			b.limits.Note(rcs)
+			b.warnCompacted(topic, rcs)
+		}
 	}
 	b.limits.Learn(ctx, b.admin, topic)
 	b.ensured.Store(topic, true)
@@ -660,14 +665,10 @@ func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 }
 
 // warnCompacted logs topic, one weir writes that someone else made, if
-// it is compacted (cleanup.policy compact): the cluster would keep only the
-// last record of each key, a device's, and drop the rest before a reader
-// that lags behind has read them.
-func (b *Broker) warnCompacted(ctx context.Context, topic string) {
-	rcs, err := b.admin.DescribeTopicConfigs(ctx, topic)
-	if err != nil {
-		return
-	}
+// its configs rcs say it is compacted (cleanup.policy compact): the cluster
+// would keep only the last record of each key, a device's, and drop the
+// rest before a reader that lags behind has read them.
+func (b *Broker) warnCompacted(topic string, rcs kadm.ResourceConfigs) {
 	for _, rc := range rcs {
 		for _, c := range rc.Configs {
 			if c.Key == "cleanup.policy" && c.Value != nil && strings.Contains(*c.Value, "compact") {
@@ -1034,7 +1035,7 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", broker.ErrTopicExists, err)
 	case errors.Is(err, kerr.InvalidTopicException):
 		return fmt.Errorf("%w: %w", broker.ErrInvalidTopic, err)
-	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
+	case kafkalimits.TooLarge(err):
 		return fmt.Errorf("%w: %w", broker.ErrRecordTooLarge, err)
 	case errors.Is(err, kerr.OffsetOutOfRange):
 		return fmt.Errorf("%w: %w", broker.ErrOffsetOutOfRange, err)

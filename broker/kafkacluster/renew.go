@@ -2,12 +2,10 @@ package kafkacluster
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/internal/kafkalimits"
@@ -130,10 +128,4 @@ func (r *renewable) close() {
 	r.mu.Unlock()
 	r.retired.Wait()
 	cur.Close()
-}
-
-// tooLarge reports whether err is the cluster refusing a batch for its
-// size.
-func tooLarge(err error) bool {
-	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }

@@ -99,6 +99,12 @@ func (l *Limits) ask(ctx context.Context, admin *kadm.Client, topics []string) {
 	if err != nil {
 		return
 	}
+	l.Note(rcs)
+}
+
+// Note learns the limits in the answer to a DescribeTopicConfigs made for
+// another purpose too, so the topics are not asked twice.
+func (l *Limits) Note(rcs kadm.ResourceConfigs) {
 	for _, rc := range rcs {
 		if rc.Err != nil {
 			if !errors.Is(rc.Err, kerr.UnknownTopicOrPartition) && !l.Known(rc.Name) {
@@ -108,6 +114,12 @@ func (l *Limits) ask(ctx context.Context, admin *kadm.Client, topics []string) {
 		}
 		l.topics.Store(rc.Name, limitOf(rc.Configs, "max.message.bytes"))
 	}
+}
+
+// TooLarge reports whether err is the cluster refusing a batch for its
+// size (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE).
+func TooLarge(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }
 
 // BrokerLimit asks the cluster for its brokers' message.max.bytes, the

@@ -157,7 +157,7 @@ func (s *Sink) renew(ctx context.Context, results kgo.ProduceResults) ([]*kgo.Re
 	stale := false
 	s.topics = s.topics[:0]
 	for _, res := range results {
-		if res.Err == nil || !tooLarge(res.Err) || slices.Contains(s.topics, res.Record.Topic) {
+		if res.Err == nil || !kafkalimits.TooLarge(res.Err) || slices.Contains(s.topics, res.Record.Topic) {
 			continue
 		}
 		s.topics = append(s.topics, res.Record.Topic)
@@ -180,10 +180,6 @@ func (s *Sink) renew(ctx context.Context, results kgo.ProduceResults) ([]*kgo.Re
 		}
 	}
 	return failed, true
-}
-
-func tooLarge(err error) bool {
-	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge)
 }
 
 // learnLimits learns the limits of the batch's topics not learned yet,
@@ -244,7 +240,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 
 // permanent errors: the cluster will refuse the same record again.
 func permanent(err error) bool {
-	return tooLarge(err) || errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
+	return kafkalimits.TooLarge(err) || errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
 		errors.Is(err, kerr.InvalidTopicException)
 }
 
