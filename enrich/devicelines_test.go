@@ -152,15 +152,49 @@ func TestDeviceLinesHuawei(t *testing.T) {
 // time ("Aug 27 12:21:31 2018 sw1 %%10IFNET/..."), which the header took
 // for the host name, leaving the message to the Cisco and generic rules.
 // Their "%%10MODULE/SEV/BRIEF" is Huawei's layout (the two share a
-// lineage), so they are read as Huawei's are.
+// lineage) but "%%" is H3C's vendor mark and 10 its log version, where
+// VRP writes 01 (H3C's information center guides, "Log field
+// description"): they are hpe_comware, not huawei_vrp. Routing, login and
+// configuration lines are those of H3C's Comware 7 system log message
+// references as devices send them (some with the optional "-DevIP=A;"
+// location before the text); Comware 5 logs BGP under RM/3/RMLOG.
 func TestDeviceLinesComware(t *testing.T) {
 	checkDeviceLines(t, []deviceLine{
 		{name: "link_up", raw: "<189>Aug 27 12:21:31 2018 bd %%10IFNET/5/LINK_UPDOWN: Line protocol on the interface Ten-GigabitEthernet1/0/38 is up.",
-			vendor: VendorHuawei, event: "interface_up", object: "Ten-GigabitEthernet1/0/38", fac: "IFNET", sev: 5, mnem: "LINK_UPDOWN"},
+			vendor: VendorComware, event: "interface_up", object: "Ten-GigabitEthernet1/0/38", fac: "IFNET", sev: 5, mnem: "LINK_UPDOWN"},
 		// The H3C format's example in H3C's MSR 50 user manual (System
 		// information formats).
 		{name: "manual_link_down", raw: "<187>Oct 13 16:48:08 2009 Sysname %%10IFNET/3/LINK_UPDOWN(l): GigabitEthernet3/1/6 link status is DOWN.",
-			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet3/1/6", fac: "IFNET", sev: 3, mnem: "LINK_UPDOWN"},
+			vendor: VendorComware, event: "interface_down", object: "GigabitEthernet3/1/6", fac: "IFNET", sev: 3, mnem: "LINK_UPDOWN"},
+		{name: "bgp_public_up", raw: "<4>Jun 17 11:34:49 2020 7506X-G %%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from OPENCONFIRM to ESTABLISHED.",
+			vendor: VendorComware, event: "bgp_peer_up", object: "3.3.3.2", fac: "BGP", sev: 5, mnem: "BGP_STATE_CHANGED"},
+		{name: "bgp_vrf_down", raw: "<189>Apr 13 20:41:09 2026 core1 %%10BGP/5/BGP_STATE_CHANGED: BGP.extranet: 10.251.9.153  state has changed from ESTABLISHED to IDLE for hold timer expiration caused by peer device.",
+			vendor: VendorComware, event: "bgp_peer_down", object: "10.251.9.153 vrf extranet", fields: map[string]string{"neighbor": "10.251.9.153", "vrf": "extranet"}},
+		{name: "bgp_v6_down", raw: "<189>Apr 13 20:41:09 2026 core1 %%10BGP/5/BGP_STATE_CHANGED: -DevIP=10.0.0.1; BGP.vpn1: 2001:db8::2 state has changed from ESTABLISHED to ACTIVE.",
+			vendor: VendorComware, event: "bgp_peer_down", object: "2001:db8::2 vrf vpn1"},
+		{name: "bgp_no_event", raw: "<189>Apr 13 20:41:09 2026 core1 %%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from IDLE to CONNECT.",
+			vendor: VendorComware},
+		{name: "comware5_bgp", raw: "<187>Aug 24 14:12:13 2006 Sysname %%10RM/3/RMLOG(l): BGP.: 10.1.1.2 State is changed from OPENCONFIRM to ESTABLISHED.",
+			vendor: VendorComware, event: "bgp_peer_up", object: "10.1.1.2"},
+		{name: "ospf_down", raw: "<189>Apr 15 02:26:05 2026 core2 %%10OSPF/5/OSPF_NBR_CHG: -DevIP=10.251.0.43; OSPF 10 Neighbor 10.244.255.225(Vlan-interface408) changed from FULL to INIT.",
+			vendor: VendorComware, event: "ospf_neighbor_down", object: "10.244.255.225", fields: map[string]string{"interface": "Vlan-interface408"}},
+		{name: "ospf_up", raw: "<189>Nov  7 03:07:52 2025 SW1 %%10OSPF/5/OSPF_NBR_CHG: OSPF 1 Neighbor 192.168.1.253(Twenty-FiveGigE1/0/2) changed from LOADING to FULL.",
+			vendor: VendorComware, event: "ospf_neighbor_up", object: "192.168.1.253", fields: map[string]string{"interface": "Twenty-FiveGigE1/0/2"}},
+		{name: "login_user", raw: "<189>Jan  7 09:40:33 2019 DianXin-route %%10SHELL/5/SHELL_LOGIN: -DevIP=10.10.2.104; yicheng logged in from 10.10.10.10.",
+			vendor: VendorComware, event: "login_succeeded", object: "yicheng", fields: map[string]string{"source": "10.10.10.10"}},
+		{name: "login_domain_line", raw: "<189>Dec  4 17:43:06 2019 H3C %%10SHELL/5/SHELL_LOGIN: admgbzwy@system(@context10) logged in from vty1.",
+			vendor: VendorComware, event: "login_succeeded", object: "admgbzwy@system"},
+		// Comware 5 and the guides' example name the line, not a user: the
+		// object is the source, as for VRP's "VTY login from A".
+		{name: "login_line_only", raw: "<189>Nov 24 16:22:21 2016 Sysname %%10SHELL/5/SHELL_LOGIN: -DevIP=1.1.1.1; -SN=210235A2QYB20C000001; VTY logged in from 192.168.1.26.",
+			vendor: VendorComware, event: "login_succeeded", object: "192.168.1.26", fields: map[string]string{"user": "", "source": "192.168.1.26"}},
+		{name: "login_failed", raw: "<189>Jan 10 17:35:49 2020 sw2 %%10SHELL/5/SHELL_LOGINFAIL(l): SSH user xjdl failed to log in from 192.168.10.20 on VTY0..",
+			vendor: VendorComware},
+		{name: "config", raw: "<189>Jan  1 07:30:19 2000 Sysname %%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=12-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration is changed.",
+			vendor: VendorComware, event: "config_changed", fac: "CFGMAN", sev: 5, mnem: "CFGMAN_CFGCHANGED"},
+		// VRP stays VRP.
+		{name: "huawei", raw: "<188>Nov 29 14:02:11 2026 ar1 %%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.",
+			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet0/0/1"},
 	})
 }
 

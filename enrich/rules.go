@@ -122,19 +122,19 @@ func syslogRules() []rule {
 				// AR routers: a PPP link's line protocol (the AR log reference).
 				{"%%01IFNET/4/LINKNO_STATE(l)[6]:The line protocol on the interface Serial1/0/0 has entered the UP state.", "interface_up", map[string]string{"interface": "Serial1/0/0"}},
 			}},
-		// HPE Comware and H3C (the same "%%10MODULE/SEV/BRIEF" layout,
-		// read as Huawei's): Comware 5's "X link status is DOWN." and
+		// HPE Comware and H3C (Huawei's "%%MODULE/SEV/BRIEF" layout with
+		// their version, "%%10"): Comware 5's "X link status is DOWN." and
 		// "Line protocol on the interface X is DOWN.", Comware 7's
 		// "Physical state on the interface X changed to down." and "Line
 		// protocol state on the interface X changed to up." (H3C MSR 50
 		// and SR8800 user manuals, System information formats; H3C
 		// Comware 7 system log message references, IFNET).
-		{name: "comware_ifnet", vendor: VendorHuawei, needs: "IFNET/", patterns: []*regexp.Regexp{
+		{name: "comware_ifnet", vendor: VendorComware, needs: "IFNET/", patterns: []*regexp.Regexp{
 			re(`(?i)IFNET/\d/(?:LINK|PHY)_UPDOWN\b[^:]*:\s*(?P<interface>[\w/.:-]+) link status is (?P<state>UP|DOWN)\b`)},
 			states: ifStates, examples: []example{
 				{"%%10IFNET/3/LINK_UPDOWN(l): GigabitEthernet3/1/6 link status is DOWN.", "interface_down", map[string]string{"interface": "GigabitEthernet3/1/6"}},
 			}},
-		{name: "comware_ifnet_state", vendor: VendorHuawei, needs: "IFNET/", patterns: []*regexp.Regexp{
+		{name: "comware_ifnet_state", vendor: VendorComware, needs: "IFNET/", patterns: []*regexp.Regexp{
 			re(`(?i)IFNET/\d/(?:LINK|PHY)_UPDOWN\b.*?(?:Line protocol|Physical state)(?: state)? on the interface (?P<interface>[\w/.:-]+?)\.? (?:is|changed to) (?P<state>UP|DOWN)\b`)},
 			states: ifStates, examples: []example{
 				{"%%10IFNET/5/LINK_UPDOWN: Line protocol on the interface Ten-GigabitEthernet1/0/38 is up.", "interface_up", map[string]string{"interface": "Ten-GigabitEthernet1/0/38"}},
@@ -542,6 +542,37 @@ func syslogRules() []rule {
 			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user"},
 			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
+			}},
+		// --- HPE Comware and H3C: the Comware 7 system log message
+		// references' BGP_STATE_CHANGED, OSPF_NBR_CHG, SHELL_LOGIN and
+		// CFGMAN_CFGCHANGED; Comware 5's BGP under RM/3/RMLOG (HP Comware
+		// 5 debug manual). A "-Key=value;" location may come first. ---
+		// "BGP.<VPN instance>: peer state has changed from A to B", the
+		// instance empty for the public network.
+		{name: "comware_bgp", vendor: VendorComware, needs: "BGP.", patterns: []*regexp.Regexp{re(`(?:BGP/\d/BGP_STATE_CHANGED|RM/\d/RMLOG)\b[^:]*:.*?\bBGP\.(?P<vrf>[^:\s]*):\s*(?P<neighbor>` + ipish + `)\s+(?:state has|State is) changed from (?P<old>\w+) to (?P<new>\w+)`)},
+			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
+				{"%%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from OPENCONFIRM to ESTABLISHED.", "bgp_peer_up", map[string]string{"neighbor": "3.3.3.2", "vrf": ""}},
+				{"%%10BGP/5/BGP_STATE_CHANGED: BGP.vpn1: 192.99.0.2 state has changed from ESTABLISHED to IDLE.", "bgp_peer_down", map[string]string{"neighbor": "192.99.0.2", "vrf": "vpn1"}},
+				{"%%10RM/3/RMLOG(l): BGP.: 10.1.1.2 State is changed from OPENCONFIRM to ESTABLISHED.", "bgp_peer_up", map[string]string{"neighbor": "10.1.1.2"}},
+			}},
+		// "OSPF <process> Neighbor <router ID>(<interface>) changed from A
+		// to B"; OSPF_NBR_CHG_REASON, logged beside it, is left alone.
+		{name: "comware_ospf", vendor: VendorComware, needs: "OSPF_NBR_CHG", patterns: []*regexp.Regexp{re(`OSPF/\d/OSPF_NBR_CHG\b[^:]*:.*?\bNeighbor (?P<neighbor>` + ipish + `)\((?P<interface>[^)\s]+)\) changed from (?P<old>\w+) to (?P<new>\w+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"%%10OSPF/5/OSPF_NBR_CHG: OSPF 1 Neighbor 2.2.2.2(Vlan-interface100) changed from LOADING to FULL.", "ospf_neighbor_up", map[string]string{"neighbor": "2.2.2.2", "interface": "Vlan-interface100"}},
+				{"%%10OSPF/5/OSPF_NBR_CHG: -DevIP=10.251.0.43; OSPF 10 Neighbor 10.244.255.225(Vlan-interface408) changed from FULL to INIT.", "ospf_neighbor_down", map[string]string{"neighbor": "10.244.255.225", "interface": "Vlan-interface408"}},
+			}},
+		// "<user> logged in from <address or line>."; a line type (VTY,
+		// Console...) where a user name would be is no user.
+		{name: "comware_login", vendor: VendorComware, needs: " logged in from ", patterns: []*regexp.Regexp{re(`SHELL/\d/SHELL_LOGIN\b[^:]*:\s*(?:-[^;]*;\s*)*(?:(?:VTY|TTY|AUX|Console|CON)\d*|(?P<user>[^\s;(]+)(?:\([^)]*\))?) logged in from (?:(?P<source>` + ipaddr + `)|\S)`)},
+			event: "login_succeeded", examples: []example{
+				{"%%10SHELL/5/SHELL_LOGIN: admin logged in from 10.0.0.5.", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.5"}},
+				{"%%10SHELL/5/SHELL_LOGIN: -DevIP=1.1.1.1; -SN=210235A2QYB20C000001; VTY logged in from 192.168.1.26.", "login_succeeded", map[string]string{"user": "", "source": "192.168.1.26"}},
+				{"%%10SHELL/5/SHELL_LOGIN: ops@system(@context10) logged in from vty1.", "login_succeeded", map[string]string{"user": "ops@system", "source": ""}},
+			}},
+		{name: "comware_config", vendor: VendorComware, needs: "CFGMAN_CFGCHANGED", patterns: []*regexp.Regexp{re(`CFGMAN/\d/CFGMAN_CFGCHANGED\b`)},
+			event: "config_changed", examples: []example{
+				{"%%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=12-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration is changed.", "config_changed", nil},
 			}},
 		// --- Generic fallbacks for BGP, OSPF and login phrasings (Aruba,
 		// Extreme, MikroTik, Palo Alto and others) ---

@@ -24,6 +24,7 @@ const (
 	VendorAristaEOS  = "arista_eos"
 	VendorFortinet   = "fortinet"
 	VendorHuawei     = "huawei_vrp"
+	VendorComware    = "hpe_comware" // and H3C
 	// Told by the rule a message matched, not by its header (rule.vendor).
 	VendorNokia       = "nokia_sros"
 	VendorMikroTik    = "mikrotik_routeros"
@@ -284,6 +285,8 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 	switch {
 	case strings.Contains(msg, "devname=") && strings.Contains(msg, "logid="):
 		return VendorFortinet
+	case comwareMark(msg):
+		return VendorComware
 	case strings.HasPrefix(msg, "%%") || strings.Contains(msg, "%%01"):
 		return VendorHuawei
 	case l.StructuredData != nil && hasJunosSD(l.StructuredData), junosDaemons[l.AppName]:
@@ -312,6 +315,15 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 		return VendorAristaEOS // "host Ebra: %LINEPROTO-5-UPDOWN: ..."
 	}
 	return VendorCiscoIOS
+}
+
+// comwareMark reports whether msg holds "%%10" before a module name:
+// H3C's vendor mark and log version, which HPE Comware and H3C devices
+// put before "MODULE/SEV/BRIEF" in what they send a log host. Huawei VRP
+// writes its own version there, 01.
+func comwareMark(msg string) bool {
+	i := strings.Index(msg, "%%10")
+	return i >= 0 && i+4 < len(msg) && isUpper(msg[i+4])
 }
 
 // yearFirst reports whether the header of raw (what comes before its
