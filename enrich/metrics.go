@@ -66,7 +66,7 @@ type MetricsWorker struct {
 	// Their peaks, for forgetStates to rebuild them once most is gone.
 	statePeak, uptimesPeak, sysNamesPeak shrinkable
 	out                                  *outputs
-	lastSeen                             time.Time
+	lastSweep                            time.Time
 
 	warmup  time.Duration
 	warmer  *warmer
@@ -143,13 +143,29 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			return nil
 		}
 		w.out.recycle(&w.arena, &w.evEnc.arena)
-		if now := time.Now(); now.Sub(w.lastSeen) > time.Hour {
-			w.rates.forget(now.Add(-time.Hour), w.forgetName) // devices gone for an hour
-			w.forgetStates(now.Add(-time.Hour))
-			w.lastSeen = now
-		}
+		w.sweepForgotten(time.Now())
 		w.m.batchSeconds.Observe(time.Since(start).Seconds())
 	}
+}
+
+// forgetAfter is how long a row (or a device's states) goes unseen before
+// it is forgotten; forgetEvery, how often that is looked for, so a row is
+// forgotten between forgetAfter and forgetAfter+forgetEvery after its last
+// record.
+const (
+	forgetAfter = time.Hour
+	forgetEvery = 10 * time.Minute
+)
+
+// sweepForgotten forgets the rows and states unseen for forgetAfter, at
+// most once every forgetEvery.
+func (w *MetricsWorker) sweepForgotten(now time.Time) {
+	if now.Sub(w.lastSweep) < forgetEvery {
+		return
+	}
+	w.rates.forget(now.Add(-forgetAfter), w.forgetName)
+	w.forgetStates(now.Add(-forgetAfter))
+	w.lastSweep = now
 }
 
 // enrichBatch enriches a batch of raw metric records, appending the

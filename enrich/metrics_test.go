@@ -496,6 +496,38 @@ func TestStatesForgotten(t *testing.T) {
 	}
 }
 
+// TestForgottenWithinTheHourAndTenMinutes: rows and states unseen for an
+// hour are forgotten at the next sweep, which comes every ten minutes, not
+// every hour (when a row could live on for nearly two).
+func TestForgottenWithinTheHourAndTenMinutes(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "gone",
+		Tags:   map[string]string{"ifName": "Gi0/1"},
+		Fields: map[string]any{"ifOperStatus": int64(1), "ifHCInOctets": uint64(1)}, Counters: []string{"ifHCInOctets"},
+		Time: t0, Uptime: 100, Source: "snmp"}
+	v, _ := json.Marshal(&m)
+	w.sweepForgotten(t0) // the first sweep
+	w.rates.setNow(t0.Add(time.Minute))
+	w.enrich(&broker.Record{Topic: "raw.snmp", Value: v})
+	for now := t0.Add(2 * time.Minute); now.Before(t0.Add(time.Minute + time.Hour)); now = now.Add(time.Minute) {
+		w.sweepForgotten(now)
+		if len(w.rates.rows) != 1 || len(w.state) != 1 {
+			t.Fatalf("at %v, %v after the row's record: %d rows and %d states kept, want 1 and 1",
+				now, now.Sub(t0.Add(time.Minute)), len(w.rates.rows), len(w.state))
+		}
+	}
+	// The README's promise: gone by an hour and ten minutes.
+	for now := t0.Add(time.Minute + time.Hour); !now.After(t0.Add(time.Minute + 70*time.Minute)); now = now.Add(time.Minute) {
+		w.sweepForgotten(now)
+	}
+	if len(w.rates.rows) != 0 || len(w.state) != 0 || len(w.uptimes) != 0 {
+		t.Fatalf("70m after the row's record: %d rows, %d states and %d uptimes kept, want none",
+			len(w.rates.rows), len(w.state), len(w.uptimes))
+	}
+}
+
 // A target polled under its own name but found in the inventory (here by
 // its agent's address) gives records and events under the inventory name,
 // as syslog and traps do, so the same link down from both is one event;
