@@ -1006,6 +1006,12 @@ func (t *target) rpcError(call string, err error) error {
 			who = fmt.Sprintf("for user %q", t.cfg.Username)
 		}
 		return fmt.Errorf("gnmi %s: %s: %s refused the credentials %s: %w", t.cfg.Name, call, t.cfg.Address, who, err)
+	case codes.Unavailable:
+		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") {
+			// A TLS server closes on the plaintext HTTP/2 preface.
+			return fmt.Errorf("gnmi %s: %s: %w (insecure: true speaks plaintext: does %s serve TLS?)",
+				t.cfg.Name, call, err, t.cfg.Address)
+		}
 	case codes.InvalidArgument:
 		if msg := status.Convert(err).Message(); t.cfg.PrefixTarget == "" && (strings.Contains(msg, "prefix") || strings.Contains(msg, "target")) {
 			// A gateway or reference server that fronts several devices.

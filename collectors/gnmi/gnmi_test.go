@@ -281,3 +281,21 @@ func TestTLS(t *testing.T) {
 		return len(r2.b.where(t, func(m metric) bool { return m.Device == "rotated" })) > 0
 	})
 }
+
+// TestInsecureAgainstTLS: `insecure: true` (plaintext) against a target
+// that serves TLS failed with gRPC's "error reading server preface: EOF"
+// alone; the error now says what to look at.
+func TestInsecureAgainstTLS(t *testing.T) {
+	ca := tlstest.NewCA(t, "weir test CA")
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{TLS: &tls.Config{
+		Certificates: []tls.Certificate{ca.TLSCert(t, "sim.lab")}, MinVersion: tls.VersionTLS12,
+	}})
+	plain := simTarget("plain", addr, sub(countersPath, "stream", "sample", time.Second))
+	plain.Insecure = true
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{plain}})
+	waitFor(t, 10*time.Second, "the plaintext target to fail", func() bool { return r.c.Status()[0].LastError != nil })
+	err := r.c.Status()[0].LastError
+	if !strings.Contains(err.Error(), "insecure: true") || !strings.Contains(err.Error(), "TLS") {
+		t.Errorf("error %q does not point at insecure: true against a TLS target", err)
+	}
+}
