@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -58,6 +60,26 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		topics = append(topics, t)
 	}
 	b.mu.RUnlock()
+	// A Kafka client names its group with any bytes; a label value that
+	// is not UTF-8 fails the whole scrape. Such a name is exported with
+	// U+FFFD for the bad bytes, and a second group that would give the
+	// same label (a real U+FFFD in its name) is left out.
+	labels := map[string]string{} // label -> the group it stands for
+	groupLabel := func(group string) (string, bool) {
+		if utf8.ValidString(group) {
+			if g, ok := labels[group]; ok && g != group {
+				return "", false
+			}
+			labels[group] = group
+			return group, true
+		}
+		l := strings.ToValidUTF8(group, "\uFFFD")
+		if g, ok := labels[l]; ok && g != group {
+			return "", false
+		}
+		labels[l] = group
+		return l, true
+	}
 	hwm := map[[2]string]int64{}
 	logStart := map[[2]string]int64{}
 	for _, t := range topics {
@@ -84,8 +106,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		committed[[3]string{o.Group, o.Topic, id}] = true
-		ch <- prometheus.MustNewConstMetric(descCommitted, prometheus.GaugeValue, float64(o.Offset), o.Group, o.Topic, id)
-		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(end-o.Offset, 0)), o.Group, o.Topic, id)
+		group, ok := groupLabel(o.Group)
+		if !ok {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descCommitted, prometheus.GaugeValue, float64(o.Offset), group, o.Topic, id)
+		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(end-o.Offset, 0)), group, o.Topic, id)
 	}
 	members := map[string]int{}
 	groups := b.groups.describe()
@@ -97,6 +123,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	// sink stuck on its first batch (a destination refusing it) is the
 	// lag most worth an alert, and has no commit at all.
 	for _, g := range groups {
+		group, ok := groupLabel(g.Name)
+		if !ok {
+			continue
+		}
 		subscribed := map[string]bool{}
 		for _, m := range g.Members {
 			if m.AtEnd {
@@ -119,12 +149,16 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 					continue
 				}
 				k := [2]string{t.name, id}
-				ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(hwm[k]-logStart[k], 0)), g.Name, t.name, id)
+				ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(hwm[k]-logStart[k], 0)), group, t.name, id)
 			}
 		}
 	}
 	for k, n := range b.groups.skippedRecords() {
-		ch <- prometheus.MustNewConstMetric(descSkipped, prometheus.CounterValue, float64(n), k[0], k[1])
+		group, ok := groupLabel(k[0])
+		if !ok {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descSkipped, prometheus.CounterValue, float64(n), group, k[1])
 	}
 	if b.wire != nil {
 		for name, n := range b.wire.memberCounts() {
@@ -132,6 +166,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for name, n := range members {
-		ch <- prometheus.MustNewConstMetric(descMembers, prometheus.GaugeValue, float64(n), name)
+		group, ok := groupLabel(name)
+		if !ok {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descMembers, prometheus.GaugeValue, float64(n), group)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -542,4 +544,39 @@ func TestWireGroupInstanceIDReplaces(t *testing.T) {
 		t.Fatalf("member list %+v", second.Members)
 	}
 	wantCode(t, "heartbeat of the replaced member", heartbeat(b, g, first.MemberID, first.Generation), kerr.UnknownMemberID)
+}
+
+// TestCollectorGroupNotUTF8: Kafka lets a client name its group with any
+// bytes (`kcat -G $'bad\xffgroup'`), and the broker keeps its committed
+// offsets. A label value that is not UTF-8 makes client_golang refuse the
+// metric: weir's whole /metrics answered HTTP 500 (Prometheus showing weir
+// down) for as long as the group's offsets were kept, restarts included.
+// The group's series are exported with the bad bytes as U+FFFD instead.
+func TestCollectorGroupNotUTF8(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	if err := b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "t", 0, []broker.Record{{Value: []byte("a")}, {Value: []byte("b")}}); err != nil {
+		t.Fatal(err)
+	}
+	const g = "bad\xffgroup"
+	a := memberID(t, b, g)
+	ra := recv(t, goJoin(b, joinReq(g, a, 10*time.Second, time.Minute)), "join")
+	wantCode(t, "join", ra.ErrorCode, nil)
+	recv(t, goSync(b, syncReq(g, a, ra.Generation, map[string]string{a: "A"})), "sync")
+	wantCode(t, "commit", commitCode(t, b.OffsetCommit(commitReq(g, a, ra.Generation, "t", map[int32]int64{0: 1}))), nil)
+
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(b.Collector())
+	exp := `# HELP weir_consumer_lag Records between a group's committed offset (or, for a partition it consumes without one, the log start) and the log end.
+# TYPE weir_consumer_lag gauge
+weir_consumer_lag{group="bad` + "\uFFFD" + `group",partition="0",topic="t"} 1
+# HELP weir_consumer_group_members Members of a consumer group, in-process and Kafka clients.
+# TYPE weir_consumer_group_members gauge
+weir_consumer_group_members{group="bad` + "\uFFFD" + `group"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "weir_consumer_lag", "weir_consumer_group_members"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -66,3 +66,58 @@ func TestRealAlertmanager(t *testing.T) {
 		return json.NewDecoder(resp.Body).Decode(&got) == nil && len(got) == 0
 	})
 }
+
+// TestRealAlertmanagerDeviceClockAhead: a device whose clock is ahead of
+// weir's, such as one stamping its syslog in local time east of UTC
+// (`clock timezone CET 1`, read as UTC), gives events timed in the future.
+// Posted with that time as startsAt and no endsAt, Alertmanager refuses the
+// alert ("start time must be before end time": it ends it after
+// resolve_timeout, 5m, which is before it starts), so the link down was
+// dead-lettered and never alerted; and the up's endsAt two hours ahead
+// would keep it firing for two hours after the link came back. An alert
+// starts, and ends, no later than weir posts it.
+func TestRealAlertmanagerDeviceClockAhead(t *testing.T) {
+	amAddr := peers.Alertmanager(t, "")
+	b := sinktest.Broker(t)
+	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: "http://" + amAddr + "/api/v2/alerts",
+		Format: "alertmanager", FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(10 * time.Millisecond)}}
+	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := time.Now().UTC().Add(2 * time.Hour)
+	down := telemetry.Event{V: 1, Type: "interface_down", Device: "cet1", Object: "GigabitEthernet0/9", Severity: "error",
+		Message: "Gi0/9 down", Time: ahead}
+	dev := func(int) string { return "cet1" }
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, dev, []telemetry.Event{down})
+	r := sinktest.Start(t, b, cfg, s)
+	active := func() (n int) {
+		resp, err := http.Get("http://" + amAddr + "/api/v2/alerts?active=true")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		var got []json.RawMessage
+		if json.NewDecoder(resp.Body).Decode(&got) != nil {
+			return -1
+		}
+		return len(got)
+	}
+	sinktest.Eventually(t, "the alert posted", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "alerts"})+
+			r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "alerts", "reason": "http_400"}) == 1
+	})
+	if n := r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "alerts", "reason": "http_400"}); n != 0 {
+		t.Fatalf("the link down from a device two hours ahead was dead-lettered (%v), not alerted", n)
+	}
+	sinktest.Eventually(t, "Alertmanager lists the alert", func() bool { return active() == 1 })
+
+	up := down
+	up.Type, up.Severity, up.Time = "interface_up", "info", ahead.Add(time.Second)
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, dev, []telemetry.Event{up})
+	sinktest.Eventually(t, "the up posted", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "alerts"}) == 2
+	})
+	sinktest.Eventually(t, "the alert resolved now, not in two hours", func() bool { return active() == 0 })
+}

@@ -374,11 +374,18 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	}
 	clear(s.latest)
 	var err error
+	now := s.now()
 	for i := range items {
 		e := items[i].Event
+		// Not after now: a device clock ahead of weir's (local time
+		// east of UTC, read as UTC) times its events in the future.
+		// Alertmanager refuses a firing alert that starts after the
+		// resolve_timeout it ends it at (400: the event would be
+		// dead-lettered), and keeps one resolved in the future firing
+		// until then.
 		at := e.Time
-		if at.IsZero() {
-			at = s.now()
+		if at.IsZero() || at.After(now) {
+			at = now
 		}
 		if i > 0 {
 			b = append(b, ',')
