@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/sinks"
@@ -14,12 +15,11 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// TestRealAlertmanager posts events to Debian's Alertmanager, which checks
-// label names as classic Prometheus names: a tag key such as "rack-id" must
-// not get the whole batch refused. The alerts are read back from its API.
-func TestRealAlertmanager(t *testing.T) {
+// alertSink is an Alertmanager sink of the events topic of a test broker
+// to Debian's Alertmanager, and that Alertmanager's address.
+func alertSink(t *testing.T) (string, *embedded.Broker, configs.Sink, *webhook.Sink) {
+	t.Helper()
 	amAddr := peers.Alertmanager(t, "")
-	b := sinktest.Broker(t)
 	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: "http://" + amAddr + "/api/v2/alerts",
 		Format: "alertmanager", FlushInterval: configs.Duration(10 * time.Millisecond),
 		Retry: configs.SinkRetry{Initial: configs.Duration(10 * time.Millisecond)}}
@@ -27,6 +27,14 @@ func TestRealAlertmanager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return amAddr, sinktest.Broker(t), cfg, s
+}
+
+// TestRealAlertmanager posts events to Debian's Alertmanager, which checks
+// label names as classic Prometheus names: a tag key such as "rack-id" must
+// not get the whole batch refused. The alerts are read back from its API.
+func TestRealAlertmanager(t *testing.T) {
+	amAddr, b, cfg, s := alertSink(t)
 	now := time.Now().UTC()
 	down := telemetry.Event{V: 1, Type: "interface_down", Device: "edge1", Object: "Ethernet7", Severity: "error",
 		Message: "Ethernet7 down", Time: now,
@@ -77,15 +85,7 @@ func TestRealAlertmanager(t *testing.T) {
 // would keep it firing for two hours after the link came back. An alert
 // starts, and ends, no later than weir posts it.
 func TestRealAlertmanagerDeviceClockAhead(t *testing.T) {
-	amAddr := peers.Alertmanager(t, "")
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: "http://" + amAddr + "/api/v2/alerts",
-		Format: "alertmanager", FlushInterval: configs.Duration(10 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(10 * time.Millisecond)}}
-	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	amAddr, b, cfg, s := alertSink(t)
 	ahead := time.Now().UTC().Add(2 * time.Hour)
 	down := telemetry.Event{V: 1, Type: "interface_down", Device: "cet1", Object: "GigabitEthernet0/9", Severity: "error",
 		Message: "Gi0/9 down", Time: ahead}
