@@ -186,6 +186,11 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: device %d (%s): cidr %q: %w", name, i+1, d.Name, d.CIDR, err)
 			}
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				// An IPv4 range in its mapped form: senders are looked
+				// up unmapped, so it is the IPv4 range.
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
 			d.prefix = p.Masked()
 			if j, ok := firstPrefix[d.prefix]; ok {
 				twice(i, d, "cidr "+d.prefix.String(), j, j) // the first range is kept
@@ -198,6 +203,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: device %d (%s): address %q: %w", name, i+1, d.Name, d.Address, err)
 			}
+			a = a.Unmap() // senders are looked up unmapped
 			if d.named() && lastNamed[d.Name] != i {
 				break // replaced by name
 			}
