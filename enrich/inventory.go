@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weirnet/weir/internal/yamlerr"
 	"github.com/weirnet/weir/telemetry"
 	"go.yaml.in/yaml/v3"
 )
@@ -132,7 +133,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec.KnownFields(true)
 	var f inventoryFile
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, yamlerr.Clean(err, data, nil))
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
 		byAddr: map[netip.Addr]*Device{}}

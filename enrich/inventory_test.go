@@ -460,3 +460,19 @@ func TestInventoryMappedAddresses(t *testing.T) {
 		}
 	}
 }
+
+// TestInventorySyntaxErrorLine: a syntax error names the line it is on,
+// as the config's do. yaml.v3 numbers a parser error's line from 0: an
+// entry whose } is missing, on line 4, was reported at line 3, the entry
+// before it, which is fine, and one on line 2 at line 1.
+func TestInventorySyntaxErrorLine(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"devices:\n  - {name: a, site: b}\n  - {name: c, site: d}\n  - {name: e, site: f\n  - {name: g, site: h}\n", "line 4: "},
+		{"devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1\n", "line 2: "},
+	} {
+		_, err := ParseInventory([]byte(tc.file))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.file, err, tc.want)
+		}
+	}
+}
