@@ -14,13 +14,13 @@ import (
 	"net"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/weirnet/weir/internal/tlsconf"
+	"github.com/weirnet/weir/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -221,14 +221,14 @@ func Parse(data []byte) (*Config, error) {
 	// Pass 2: the values, with ${ENV} expanded in scalars.
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, cleanYAMLError(err, data, nil)
+		return nil, yamlerr.Clean(err, data, nil)
 	}
 	if err := expandEnv(&root); err != nil {
 		return nil, err
 	}
 	emptySections(&root)
 	if err := root.Decode(cfg); err != nil {
-		return nil, cleanYAMLError(err, data, &root)
+		return nil, yamlerr.Clean(err, data, &root)
 	}
 	if err := cfg.validate(&root); err != nil {
 		return nil, err
@@ -297,111 +297,6 @@ func sectionName(goType string) string {
 		return "the top level"
 	}
 	return strings.ToLower(goType)
-}
-
-// cleanYAMLError words a YAML error for the file's reader: a type error
-// names the key ("line 5: snmp.targets[0].retries: cannot unmarshal !!str
-// `six` into int"; in a flow mapping the line alone does not say which),
-// and a syntax error on a line with a tab says YAML indents with spaces.
-func cleanYAMLError(err error, data []byte, root *yaml.Node) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs := make([]string, len(te.Errors))
-		for i, e := range te.Errors {
-			msgs[i] = withKeyPath(e, root)
-		}
-		return errors.New(strings.Join(msgs, "\n"))
-	}
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	var line int
-	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr != nil {
-		line = 0
-	}
-	problem := msg
-	if line > 0 {
-		problem = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
-	}
-	if parserProblems[problem] {
-		// yaml.v3 numbers a parser error's line from 0 (the line where
-		// the mapping or list it was in starts, else where it found
-		// the problem), and leaves out line 0: read with a line
-		// before it, the file gives that line counted from 1.
-		line = 0
-		var n yaml.Node
-		if err2 := yaml.Unmarshal(append([]byte("\n"), data...), &n); err2 != nil {
-			fmt.Sscanf(strings.TrimPrefix(err2.Error(), "yaml: "), "line %d:", &line)
-		}
-		msg = problem
-		if line > 0 {
-			msg = fmt.Sprintf("line %d: %s", line, problem)
-		}
-	}
-	if lines := bytes.Split(data, []byte("\n")); line > 0 && line <= len(lines) {
-		switch {
-		case bytes.ContainsRune(lines[line-1], '\t'):
-			msg += " (a tab on that line: YAML indents with spaces only)"
-		case strings.HasPrefix(problem, "did not find expected ',' or") && bytes.Contains(lines[line-1], []byte("${")):
-			// The braces of a plain ${...} end the flow mapping.
-			msg += ` (quote a ${...} inside {...} or [...]: "${NAME}")`
-		}
-	}
-	return errors.New(msg)
-}
-
-// parserProblems are the syntax errors yaml.v3's parser (not its
-// scanner) reports, whose line it numbers from 0.
-var parserProblems = map[string]bool{
-	"did not find expected <stream-start>":   true,
-	"did not find expected <document start>": true,
-	"found undefined tag handle":             true,
-	"did not find expected node content":     true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected key":              true,
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"found duplicate %TAG directive":         true,
-}
-
-// typeErrorRE is how yaml.v3 words a value of the wrong type.
-var typeErrorRE = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+)(?: ` + "`(.*)`" + `)? into `)
-
-// withKeyPath puts the key path of the value a yaml.v3 type error is about
-// after its line, where root has one value of that kind at that line.
-func withKeyPath(msg string, root *yaml.Node) string {
-	m := typeErrorRE.FindStringSubmatch(msg)
-	if m == nil || root == nil {
-		return msg
-	}
-	line, _ := strconv.Atoi(m[1])
-	var found []string
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		if n.Line == line && path != "" && "!!"+m[2] == n.Tag && (m[3] == "" || n.Value == m[3] || strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "..."))) {
-			found = append(found, path)
-		}
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 1; i < len(n.Content); i += 2 {
-				walk(n.Content[i], strings.TrimPrefix(path+"."+n.Content[i-1].Value, "."))
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", path, i))
-			}
-		}
-	}
-	walk(root, "")
-	if len(found) != 1 {
-		return msg
-	}
-	prefix := "line " + m[1] + ": "
-	return prefix + found[0] + ": " + strings.TrimPrefix(msg, prefix)
 }
 
 // expandEnv replaces ${NAME} and ${NAME:-default} in every scalar.

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weirnet/weir/internal/yamlerr"
 	"github.com/weirnet/weir/telemetry"
 	"go.yaml.in/yaml/v3"
 )
@@ -132,7 +133,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec.KnownFields(true)
 	var f inventoryFile
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, yamlerr.Clean(err, data, nil))
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
 		byAddr: map[netip.Addr]*Device{}}
@@ -186,6 +187,11 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: device %d (%s): cidr %q: %w", name, i+1, d.Name, d.CIDR, err)
 			}
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				// An IPv4 range in its mapped form: senders are looked
+				// up unmapped, so it is the IPv4 range.
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
 			d.prefix = p.Masked()
 			if j, ok := firstPrefix[d.prefix]; ok {
 				twice(i, d, "cidr "+d.prefix.String(), j, j) // the first range is kept
@@ -198,6 +204,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: device %d (%s): address %q: %w", name, i+1, d.Name, d.Address, err)
 			}
+			a = a.Unmap() // senders are looked up unmapped
 			if d.named() && lastNamed[d.Name] != i {
 				break // replaced by name
 			}

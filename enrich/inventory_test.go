@@ -425,3 +425,54 @@ func TestAddressOfAReplacedEntryHidesNoOther(t *testing.T) {
 		t.Errorf("warnings %q, want %q", got, want)
 	}
 }
+
+// TestInventoryMappedAddresses: an address or a CIDR written in its
+// IPv4-mapped IPv6 form (::ffff:192.0.2.7, as a dual-stack listener, ss
+// or rsyslog's fromhost-ip print an IPv4 sender) is the IPv4 address or
+// range: senders are looked up unmapped, so the mapped entry matched
+// nothing and its devices were unknown.
+func TestInventoryMappedAddresses(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {name: edge7, address: "::ffff:192.0.2.7", site: ams7}
+  - {cidr: "::ffff:10.20.0.0/112", site: mapped-range}
+  - {cidr: "::ffff:0:0/96", site: all-v4}
+  - {cidr: "2001:db8::/32", site: v6}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, addr, site string }{
+		{"", "192.0.2.7:514", "ams7"},
+		{"", "[::ffff:192.0.2.7]:514", "ams7"},
+		{"192.0.2.7", "198.51.100.1:514", "ams7"}, // a hostname that is the address
+		{"", "10.20.3.4:514", "mapped-range"},
+		{"", "[::ffff:10.20.3.4]:514", "mapped-range"},
+		{"", "172.16.0.1:514", "all-v4"},
+		{"", "[2001:db8::5]:514", "v6"},
+	} {
+		d := inv.Lookup(tc.name, tc.addr)
+		got := ""
+		if d != nil {
+			got = d.TagsOf()["site"]
+		}
+		if got != tc.site {
+			t.Errorf("Lookup(%q, %q): site %q, want %q", tc.name, tc.addr, got, tc.site)
+		}
+	}
+}
+
+// TestInventorySyntaxErrorLine: a syntax error names the line it is on,
+// as the config's do. yaml.v3 numbers a parser error's line from 0: an
+// entry whose } is missing, on line 4, was reported at line 3, the entry
+// before it, which is fine, and one on line 2 at line 1.
+func TestInventorySyntaxErrorLine(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"devices:\n  - {name: a, site: b}\n  - {name: c, site: d}\n  - {name: e, site: f\n  - {name: g, site: h}\n", "line 4: "},
+		{"devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1\n", "line 2: "},
+	} {
+		_, err := ParseInventory([]byte(tc.file))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.file, err, tc.want)
+		}
+	}
+}

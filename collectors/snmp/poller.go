@@ -887,10 +887,16 @@ func (t *target) poll(ctx context.Context) (res poll) {
 		walked[col] = pdus
 		return pdus, nil
 	}
+	// The scalar rows first: the system row's sysName names the device
+	// for enrichment (an inventory may list it by that name alone), for
+	// the rows after it in the poll; profiles go in name order, and
+	// if-mib's rows would come before it.
 	for _, p := range t.profiles {
 		if r, ok := t.scalarRecord(p, values, res); ok {
 			res.records = append(res.records, r)
 		}
+	}
+	for _, p := range t.profiles {
 		for ti := range p.Tables {
 			rows, err := t.tableRecords(&p.Tables[ti], walk, res)
 			if err != nil {

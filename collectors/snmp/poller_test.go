@@ -451,3 +451,33 @@ func TestUptimeIsSysUpTimeWithHostResources(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemRowComesFirst: a poll writes its snmp_system row (sysName)
+// before the rows of the tables. Enrichment finds a target the inventory
+// lists only by its sysName from that row, for the rows that follow it in
+// the poll; the profiles go in name order (if-mib before system), and a
+// new target's first poll had every interface row tagged unknown and
+// named after the target, a stray series in every sink.
+func TestSystemRowComesFirst(t *testing.T) {
+	agent := snmptest.StartSNMPD(t)
+	capture := snmptest.NewCapture()
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("lab1", agent.Addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"system", "if-mib"}}
+		})},
+		Profiles: loadProfiles(t), Broker: capture,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), "lab1"); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, m := range decode(t, capture.Records()) {
+		order = append(order, m.Measurement)
+	}
+	if len(order) < 2 || order[0] != "snmp_system" {
+		t.Fatalf("measurements in the order written: %v; want snmp_system first", order)
+	}
+}

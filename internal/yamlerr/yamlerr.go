@@ -1,0 +1,121 @@
+// Package yamlerr words yaml.v3's errors for the reader of the file: the
+// line a syntax error is on (yaml.v3 numbers a parser error's from 0), the
+// key a type error is about, and hints for tabs and ${...} in braces. The
+// config and the inventory loaders share it.
+package yamlerr
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Clean words a YAML error for the file's reader: a type error
+// names the key ("line 5: snmp.targets[0].retries: cannot unmarshal !!str
+// `six` into int"; in a flow mapping the line alone does not say which),
+// and a syntax error on a line with a tab says YAML indents with spaces.
+func Clean(err error, data []byte, root *yaml.Node) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			msgs[i] = withKeyPath(e, root)
+		}
+		return errors.New(strings.Join(msgs, "\n"))
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr != nil {
+		line = 0
+	}
+	problem := msg
+	if line > 0 {
+		problem = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", line))
+	}
+	if parserProblems[problem] {
+		// yaml.v3 numbers a parser error's line from 0 (the line where
+		// the mapping or list it was in starts, else where it found
+		// the problem), and leaves out line 0: read with a line
+		// before it, the file gives that line counted from 1.
+		line = 0
+		var n yaml.Node
+		if err2 := yaml.Unmarshal(append([]byte("\n"), data...), &n); err2 != nil {
+			fmt.Sscanf(strings.TrimPrefix(err2.Error(), "yaml: "), "line %d:", &line)
+		}
+		msg = problem
+		if line > 0 {
+			msg = fmt.Sprintf("line %d: %s", line, problem)
+		}
+	}
+	if lines := bytes.Split(data, []byte("\n")); line > 0 && line <= len(lines) {
+		switch {
+		case bytes.ContainsRune(lines[line-1], '\t'):
+			msg += " (a tab on that line: YAML indents with spaces only)"
+		case strings.HasPrefix(problem, "did not find expected ',' or") && bytes.Contains(lines[line-1], []byte("${")):
+			// The braces of a plain ${...} end the flow mapping.
+			msg += ` (quote a ${...} inside {...} or [...]: "${NAME}")`
+		}
+	}
+	return errors.New(msg)
+}
+
+// parserProblems are the syntax errors yaml.v3's parser (not its
+// scanner) reports, whose line it numbers from 0.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+}
+
+// typeErrorRE is how yaml.v3 words a value of the wrong type.
+var typeErrorRE = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+)(?: ` + "`(.*)`" + `)? into `)
+
+// withKeyPath puts the key path of the value a yaml.v3 type error is about
+// after its line, where root has one value of that kind at that line.
+func withKeyPath(msg string, root *yaml.Node) string {
+	m := typeErrorRE.FindStringSubmatch(msg)
+	if m == nil || root == nil {
+		return msg
+	}
+	line, _ := strconv.Atoi(m[1])
+	var found []string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if n.Line == line && path != "" && "!!"+m[2] == n.Tag && (m[3] == "" || n.Value == m[3] || strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "..."))) {
+			found = append(found, path)
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 1; i < len(n.Content); i += 2 {
+				walk(n.Content[i], strings.TrimPrefix(path+"."+n.Content[i-1].Value, "."))
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(root, "")
+	if len(found) != 1 {
+		return msg
+	}
+	prefix := "line " + m[1] + ": "
+	return prefix + found[0] + ": " + strings.TrimPrefix(msg, prefix)
+}
