@@ -22,13 +22,16 @@ import (
 // consumedRecord is what consume prints, one JSON object per line, so the
 // output pipes into jq.
 type consumedRecord struct {
-	Topic     string            `json:"topic"`
-	Partition int32             `json:"partition"`
-	Offset    int64             `json:"offset"`
-	Timestamp time.Time         `json:"timestamp"`
-	Key       *string           `json:"key"`
-	Value     json.RawMessage   `json:"value"`
-	Headers   map[string]string `json:"headers,omitempty"`
+	Topic     string          `json:"topic"`
+	Partition int32           `json:"partition"`
+	Offset    int64           `json:"offset"`
+	Timestamp time.Time       `json:"timestamp"`
+	Key       *string         `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	// Headers by key: a string, null for a null value, and an array of
+	// those, in order, for a key the record repeats (Kafka headers are a
+	// list, and kcat -H or --header may give a key twice).
+	Headers map[string]any `json:"headers,omitempty"`
 }
 
 // consumeCmd prints records of a topic. With --from-beginning (or --offset)
@@ -431,12 +434,28 @@ func toConsumed(r *kgo.Record) consumedRecord {
 	}
 	c.Value = jsonValue(r.Value)
 	if len(r.Headers) > 0 {
-		c.Headers = make(map[string]string, len(r.Headers))
+		c.Headers = make(map[string]any, len(r.Headers))
 		for _, h := range r.Headers {
-			c.Headers[h.Key] = string(h.Value)
+			var v any // a null value stays null
+			if h.Value != nil {
+				v = string(h.Value)
+			}
+			switch prev, seen := c.Headers[h.Key]; {
+			case !seen:
+				c.Headers[h.Key] = v
+			case isRepeated(prev):
+				c.Headers[h.Key] = append(prev.([]any), v)
+			default:
+				c.Headers[h.Key] = []any{prev, v}
+			}
 		}
 	}
 	return c
+}
+
+func isRepeated(v any) bool {
+	_, ok := v.([]any)
+	return ok
 }
 
 // jsonValue inlines a JSON value as is, so jq can reach into it; anything
