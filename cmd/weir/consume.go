@@ -163,7 +163,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		var fetchErr error
 		fetches.EachError(func(t string, p int32, err error) {
 			if fetchErr == nil {
-				fetchErr = fmt.Errorf("consume %s/%d: %w", t, p, err)
+				fetchErr = fetchError(topic, t, p, err)
 			}
 		})
 		if fetchErr != nil {
@@ -360,7 +360,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		var fetchErr error
 		fetches.EachError(func(t string, p int32, err error) {
 			if fetchErr == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				fetchErr = fmt.Errorf("consume %s/%d: %w", t, p, err)
+				fetchErr = fetchError(topic, t, p, err)
 			}
 		})
 		stop := false
@@ -403,6 +403,16 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			return nil
 		}
 	}
+}
+
+// fetchError names the partition of a fetch error, or only the topic for
+// the errors the client reports with no partition (joining the group, for
+// one), which come with an empty topic.
+func fetchError(topic, t string, p int32, err error) error {
+	if t == "" {
+		return fmt.Errorf("consume %s: %w", topic, err)
+	}
+	return fmt.Errorf("consume %s/%d: %w", t, p, err)
 }
 
 // passing reports whether a group consumer's fetch error is one franz-go
