@@ -325,9 +325,16 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			pos, ok := next[p]
 			if !ok {
 				pos = end.Offset
+				s, hasStart := starts.Lookup(topic, p)
 				if c, ok := committed.Lookup(topic, p); ok && c.Err == nil && c.At >= 0 {
 					pos = c.At
-				} else if s, ok := starts.Lookup(topic, p); ok && fromBeginning {
+					// A commit retention has passed since: the
+					// client starts over at the log start, and
+					// nothing may be left there to print.
+					if hasStart && fromBeginning && pos < s.Offset {
+						pos = s.Offset
+					}
+				} else if hasStart && fromBeginning {
 					pos = s.Offset
 				}
 			}
