@@ -101,7 +101,7 @@ type wireGroup struct {
 
 type wireMember struct {
 	id         string
-	instanceID *string // accepted and reported; no static-membership semantics
+	instanceID *string // reported; replaces (and fences) a member with the same one
 	clientID   string
 	clientHost string
 	seq        int64 // join order: the oldest member becomes leader
@@ -202,6 +202,22 @@ func (m *wireMember) metadata(protocol string) []byte {
 
 // waiting reports whether the member waits in JoinGroup or SyncGroup.
 func (m *wireMember) waiting() bool { return m.joinCh != nil || m.syncCh != nil }
+
+// fenced reports whether instanceID is now held by another member than
+// memberID: a member replaced by a new one joining with its
+// group.instance.id is told FENCED_INSTANCE_ID, as Kafka does, so that it
+// stops instead of joining again and taking the instance ID back.
+func (g *wireGroup) fenced(memberID string, instanceID *string) bool {
+	if g == nil || instanceID == nil {
+		return false
+	}
+	for _, m := range g.members {
+		if m.instanceID != nil && *m.instanceID == *instanceID {
+			return m.id != memberID
+		}
+	}
+	return false
+}
 
 func (g *wireGroup) sortedMembers() []*wireMember {
 	ms := make([]*wireMember, 0, len(g.members))

@@ -580,3 +580,57 @@ weir_consumer_group_members{group="bad` + "\uFFFD" + `group"} 1
 		t.Fatal(err)
 	}
 }
+
+// TestWireGroupReplacedStaticMemberIsFenced: the member a group.instance.id
+// was taken from is told FENCED_INSTANCE_ID when it comes back with that
+// instance ID, as Kafka does, and not UNKNOWN_MEMBER_ID: on that answer
+// librdkafka and franz-go join again with the instance ID, which replaced
+// the other holder, which joined again in turn, for ever. Two consumers
+// started with the same group.instance.id by mistake took the group from
+// each other every few seconds, each re-reading from the last commit,
+// instead of the older one stopping with an error.
+func TestWireGroupReplacedStaticMemberIsFenced(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	const g = "static"
+	id := "host-1"
+	join := func(member string) *kmsg.JoinGroupResponse {
+		req := joinReq(g, member, 30*time.Second, time.Minute)
+		req.InstanceID = &id
+		return recv(t, goJoin(b, req), "static join")
+	}
+	first := join("")
+	wantCode(t, "first static join", first.ErrorCode, nil)
+	recv(t, goSync(b, syncReq(g, first.MemberID, first.Generation, nil)), "sync")
+	second := join("")
+	wantCode(t, "replacing join", second.ErrorCode, nil)
+	recv(t, goSync(b, syncReq(g, second.MemberID, second.Generation, nil)), "sync of the new member")
+
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version = 4
+	hb.Group, hb.MemberID, hb.Generation, hb.InstanceID = g, first.MemberID, first.Generation, &id
+	wantCode(t, "heartbeat of the replaced member", b.Heartbeat(hb).ErrorCode, kerr.FencedInstanceID)
+
+	sr := syncReq(g, first.MemberID, first.Generation, nil)
+	sr.InstanceID = &id
+	wantCode(t, "sync of the replaced member", recv(t, goSync(b, sr), "sync").ErrorCode, kerr.FencedInstanceID)
+
+	cr := commitReq(g, first.MemberID, first.Generation, "t", map[int32]int64{0: 1})
+	cr.InstanceID = &id
+	if code := commitCode(t, b.OffsetCommit(cr)); code != kerr.FencedInstanceID.Code {
+		t.Fatalf("commit of the replaced member: %v, want FENCED_INSTANCE_ID", kerr.ErrorForCode(code))
+	}
+
+	wantCode(t, "rejoin of the replaced member with its ID", join(first.MemberID).ErrorCode, kerr.FencedInstanceID)
+
+	lr := kmsg.NewPtrLeaveGroupRequest()
+	lr.Version = 5
+	lr.Group = g
+	lr.Members = []kmsg.LeaveGroupRequestMember{{MemberID: first.MemberID, InstanceID: &id}}
+	if resp := b.LeaveGroup(lr); len(resp.Members) != 1 || resp.Members[0].ErrorCode != kerr.FencedInstanceID.Code {
+		t.Fatalf("leave of the replaced member: %+v, want FENCED_INSTANCE_ID", resp.Members)
+	}
+
+	// The member holding the instance ID is not disturbed.
+	hb.MemberID, hb.Generation = second.MemberID, second.Generation
+	wantCode(t, "heartbeat of the current member", b.Heartbeat(hb).ErrorCode, nil)
+}

@@ -142,6 +142,8 @@ func (c *wireCoordinator) joinLocked(clientID, clientHost string, req *kmsg.Join
 		}
 		g.members[id] = m
 		c.b.opts.logger.Debug("kafka group member joined", slog.String("group", g.name), slog.String("member", id))
+	case m == nil && g.fenced(req.MemberID, req.InstanceID):
+		return fail(kerr.FencedInstanceID)
 	case m == nil:
 		return fail(kerr.UnknownMemberID)
 	case (g.state == wireCompleting || g.state == wireStable && m.id != g.leader) && m.sameProtocols(req):
@@ -221,6 +223,8 @@ func (c *wireCoordinator) syncLocked(req *kmsg.SyncGroupRequest) (*kmsg.SyncGrou
 		m = g.members[req.MemberID]
 	}
 	switch {
+	case g.fenced(req.MemberID, req.InstanceID):
+		return fail(kerr.FencedInstanceID)
 	case m == nil:
 		return fail(kerr.UnknownMemberID)
 	case req.Generation != g.generation:
@@ -259,14 +263,14 @@ func (c *wireCoordinator) syncLocked(req *kmsg.SyncGroupRequest) (*kmsg.SyncGrou
 
 func (c *wireCoordinator) heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	resp.ErrorCode = c.touch(req.Group, req.MemberID, req.Generation)
+	resp.ErrorCode = c.touch(req.Group, req.MemberID, req.InstanceID, req.Generation)
 	return resp
 }
 
 // touch validates a member's heartbeat and extends its session. A
 // heartbeat during a join phase answers REBALANCE_IN_PROGRESS, which is how
 // members that are not joining learn they must.
-func (c *wireCoordinator) touch(group, memberID string, generation int32) int16 {
+func (c *wireCoordinator) touch(group, memberID string, instanceID *string, generation int32) int16 {
 	if group == "" {
 		return kerr.InvalidGroupID.Code
 	}
@@ -276,6 +280,9 @@ func (c *wireCoordinator) touch(group, memberID string, generation int32) int16 
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	g := c.groups[group]
+	if g.fenced(memberID, instanceID) {
+		return kerr.FencedInstanceID.Code
+	}
 	if g == nil || g.members[memberID] == nil || g.state == wireEmpty {
 		return kerr.UnknownMemberID.Code
 	}
@@ -345,6 +352,8 @@ func (c *wireCoordinator) leaveOne(g *wireGroup, lm kmsg.LeaveGroupRequestMember
 	}
 	m := g.members[id]
 	switch {
+	case g.fenced(id, lm.InstanceID):
+		return kerr.FencedInstanceID.Code
 	case m == nil:
 		return kerr.UnknownMemberID.Code
 	case lm.InstanceID != nil && m.instanceID != nil && *lm.InstanceID != *m.instanceID:

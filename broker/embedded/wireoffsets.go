@@ -93,6 +93,8 @@ func (c *wireCoordinator) checkCommit(req *kmsg.OffsetCommitRequest) int16 {
 	}
 	m := g.members[req.MemberID]
 	switch {
+	case g.fenced(req.MemberID, req.InstanceID):
+		return kerr.FencedInstanceID.Code
 	case m == nil:
 		return kerr.UnknownMemberID.Code
 	case req.Generation != g.generation:

@@ -22,13 +22,16 @@ import (
 // consumedRecord is what consume prints, one JSON object per line, so the
 // output pipes into jq.
 type consumedRecord struct {
-	Topic     string            `json:"topic"`
-	Partition int32             `json:"partition"`
-	Offset    int64             `json:"offset"`
-	Timestamp time.Time         `json:"timestamp"`
-	Key       *string           `json:"key"`
-	Value     json.RawMessage   `json:"value"`
-	Headers   map[string]string `json:"headers,omitempty"`
+	Topic     string          `json:"topic"`
+	Partition int32           `json:"partition"`
+	Offset    int64           `json:"offset"`
+	Timestamp time.Time       `json:"timestamp"`
+	Key       *string         `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	// Headers by key: a string, null for a null value, and an array of
+	// those, in order, for a key the record repeats (Kafka headers are a
+	// list, and kcat -H or --header may give a key twice).
+	Headers map[string]any `json:"headers,omitempty"`
 }
 
 // consumeCmd prints records of a topic. With --from-beginning (or --offset)
@@ -160,7 +163,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		var fetchErr error
 		fetches.EachError(func(t string, p int32, err error) {
 			if fetchErr == nil {
-				fetchErr = fmt.Errorf("consume %s/%d: %w", t, p, err)
+				fetchErr = fetchError(topic, t, p, err)
 			}
 		})
 		if fetchErr != nil {
@@ -322,9 +325,16 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			pos, ok := next[p]
 			if !ok {
 				pos = end.Offset
+				s, hasStart := starts.Lookup(topic, p)
 				if c, ok := committed.Lookup(topic, p); ok && c.Err == nil && c.At >= 0 {
 					pos = c.At
-				} else if s, ok := starts.Lookup(topic, p); ok && fromBeginning {
+					// A commit retention has passed since: the
+					// client starts over at the log start, and
+					// nothing may be left there to print.
+					if hasStart && fromBeginning && pos < s.Offset {
+						pos = s.Offset
+					}
+				} else if hasStart && fromBeginning {
 					pos = s.Offset
 				}
 			}
@@ -357,7 +367,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		var fetchErr error
 		fetches.EachError(func(t string, p int32, err error) {
 			if fetchErr == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				fetchErr = fmt.Errorf("consume %s/%d: %w", t, p, err)
+				fetchErr = fetchError(topic, t, p, err)
 			}
 		})
 		stop := false
@@ -402,6 +412,16 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	}
 }
 
+// fetchError names the partition of a fetch error, or only the topic for
+// the errors the client reports with no partition (joining the group, for
+// one), which come with an empty topic.
+func fetchError(topic, t string, p int32, err error) error {
+	if t == "" {
+		return fmt.Errorf("consume %s: %w", topic, err)
+	}
+	return fmt.Errorf("consume %s/%d: %w", t, p, err)
+}
+
 // passing reports whether a group consumer's fetch error is one franz-go
 // gets over by itself: a broker out of reach, or a group session lost
 // (UNKNOWN_MEMBER_ID when the broker restarted) and joined again.
@@ -431,12 +451,28 @@ func toConsumed(r *kgo.Record) consumedRecord {
 	}
 	c.Value = jsonValue(r.Value)
 	if len(r.Headers) > 0 {
-		c.Headers = make(map[string]string, len(r.Headers))
+		c.Headers = make(map[string]any, len(r.Headers))
 		for _, h := range r.Headers {
-			c.Headers[h.Key] = string(h.Value)
+			var v any // a null value stays null
+			if h.Value != nil {
+				v = string(h.Value)
+			}
+			switch prev, seen := c.Headers[h.Key]; {
+			case !seen:
+				c.Headers[h.Key] = v
+			case isRepeated(prev):
+				c.Headers[h.Key] = append(prev.([]any), v)
+			default:
+				c.Headers[h.Key] = []any{prev, v}
+			}
 		}
 	}
 	return c
+}
+
+func isRepeated(v any) bool {
+	_, ok := v.([]any)
+	return ok
 }
 
 // jsonValue inlines a JSON value as is, so jq can reach into it; anything

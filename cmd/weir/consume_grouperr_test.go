@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestConsumeGroupErrorNamesTheTopic: a group error (here a member of
+// another client's group whose assignors have none in common with weir's)
+// is reported with the topic, not as "consume /0:", an empty topic and a
+// partition the error has nothing to do with.
+func TestConsumeGroupErrorNamesTheTopic(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	other, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"),
+		kgo.Balancers(kgo.RangeBalancer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for ctx.Err() == nil {
+		if err := other.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		n := len(other.PollFetches(pctx).Records())
+		pcancel()
+		if n > 0 {
+			break
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	err = dispatch(ctx, []string{"consume", "--brokers", c.ListenAddrs()[0], "t", "--group", "g", "--from-beginning"},
+		strings.NewReader(""), &stdout, &stderr)
+	if err == nil {
+		t.Fatalf("joining a group of another protocol succeeded: %s", stdout.String())
+	}
+	if strings.Contains(err.Error(), " /0") || !strings.Contains(err.Error(), "consume t:") {
+		t.Fatalf("error %q does not name the topic alone", err)
+	}
+}
