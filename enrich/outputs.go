@@ -3,6 +3,7 @@ package enrich
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +52,15 @@ type outputs struct {
 
 	aligned bool
 	pending []string // output topics to align once the input exists
+	// inputID tells this input topic from an earlier one of its name (a
+	// topic deleted and made again starts its offsets over): the first
+	// bytes of its topic ID, in hex, after the input's name in src_offset
+	// ("raw.syslog#1a2b3c4d:1234"); "" when the broker gives no ID.
+	inputID string
+	// next is, per input partition, the offset after the last record
+	// polled: one polled below it again means the partition went back
+	// (see track).
+	next map[int32]int64
 	// tails holds, per output topic and partition, the last input offset
 	// already published there (-1 none; missing: not read yet).
 	tails map[string]map[int32]int64
@@ -105,10 +115,18 @@ func (o *outputs) fits(topic string, rec *broker.Record, part int32, src int64) 
 	return false
 }
 
-// srcOffset parses a src_offset header of this outputs' input.
+// srcOffset parses a src_offset header of this outputs' input: of this
+// input topic, or written before headers named one (no "#ID").
 func (o *outputs) srcOffset(v []byte) (int64, bool) {
 	i := bytes.LastIndexByte(v, ':')
-	if i < 0 || string(v[:i]) != o.input {
+	if i < 0 {
+		return 0, false
+	}
+	name := v[:i]
+	if j := bytes.LastIndexByte(name, '#'); j >= 0 && string(name[j+1:]) == o.inputID {
+		name = name[:j]
+	}
+	if string(name) != o.input {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(v[i+1:]), 10, 64)
@@ -138,6 +156,7 @@ func (o *outputs) align(ctx context.Context, topics ...string) error {
 		return fmt.Errorf("enrich: describe %s: %w", o.input, err)
 	}
 	n := int32(len(infos[0].Partitions))
+	o.inputID = topicIDHex(infos[0].ID)
 	o.aligned = true
 	for _, t := range topics {
 		m, err := o.partitions(ctx, t, n)
@@ -198,19 +217,49 @@ func (o *outputs) partitions(ctx context.Context, topic string, n int32) (int32,
 	return 0, fmt.Errorf("enrich: topic %s vanished", topic)
 }
 
-// trackOwnership forgets the output tails of input partitions this worker
-// did not own at its last poll: another worker may have written since.
-func (o *outputs) track(assigned []broker.TopicPartition) {
+// topicIDHex is the first four bytes of a topic ID in hex, "" for none.
+func topicIDHex(id [16]byte) string {
+	if id == [16]byte{} {
+		return ""
+	}
+	return hex.EncodeToString(id[:4])
+}
+
+// track forgets the output tails of input partitions this worker did not
+// own at its last poll (another worker may have written since), and of
+// those whose polled records go back to offsets polled before: a
+// rebalance handed them back from the last commit, or the input topic was
+// deleted and made again, its offsets starting over, between two polls.
+// The next publish reads their tails again, and the input's topic ID.
+func (o *outputs) track(assigned []broker.TopicPartition, recs []broker.Record) {
 	now := make(map[int32]bool, len(assigned))
 	for _, tp := range assigned {
 		now[tp.Partition] = true
 		if !o.owned[tp.Partition] {
-			for _, t := range o.tails {
-				delete(t, tp.Partition)
-			}
+			o.forgetTails(tp.Partition)
 		}
 	}
 	o.owned = now
+	if o.next == nil {
+		o.next = map[int32]int64{}
+	}
+	for i := 0; i < len(recs); { // a partition's records come in a run
+		p, j := recs[i].Partition, i+1
+		for j < len(recs) && recs[j].Partition == p {
+			j++
+		}
+		if n, ok := o.next[p]; ok && recs[i].Offset < n {
+			o.forgetTails(p)
+		}
+		o.next[p] = recs[j-1].Offset + 1
+		i = j
+	}
+}
+
+func (o *outputs) forgetTails(part int32) {
+	for _, t := range o.tails {
+		delete(t, part)
+	}
 }
 
 // tail returns the last input offset published to output partition part
@@ -218,6 +267,12 @@ func (o *outputs) track(assigned []broker.TopicPartition) {
 func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, error) {
 	if t, ok := o.tails[topic][part]; ok {
 		return t, nil
+	}
+	if in, err := o.b.DescribeTopics(ctx, o.input); err == nil {
+		// Made again since align, maybe: the headers of this input
+		// topic are those to look for, and to write. (Gone again, it
+		// gives no more records; those polled keep the ID they had.)
+		o.inputID = topicIDHex(in[0].ID)
 	}
 	infos, err := o.b.DescribeTopics(ctx, topic)
 	if err != nil {
@@ -299,7 +354,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 	var keyed int32 // the topic's partition count, for records no input caused: looked up once
 	// The src_offset headers of the batch, and the records' header lists
 	// with them, in two allocations rather than two per record.
-	srcVals := make([]byte, 0, len(outs)*(len(o.input)+21))
+	srcVals := make([]byte, 0, len(outs)*(len(o.input)+len(o.inputID)+22))
 	headers := make([]broker.Header, 0, len(outs)*3)
 	for _, out := range outs {
 		part := out.part
@@ -323,7 +378,11 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 				}
 			}
 			v := len(srcVals)
-			srcVals = strconv.AppendInt(append(append(srcVals, o.input...), ':'), out.src, 10)
+			srcVals = append(srcVals, o.input...)
+			if o.inputID != "" {
+				srcVals = append(append(srcVals, '#'), o.inputID...)
+			}
+			srcVals = strconv.AppendInt(append(srcVals, ':'), out.src, 10)
 			h := len(headers)
 			headers = append(append(headers, out.rec.Headers...), broker.Header{Key: headerSrcOffset, Value: srcVals[v:len(srcVals):len(srcVals)]})
 			out.rec.Headers = headers[h:len(headers):len(headers)]

@@ -797,3 +797,64 @@ func TestWorkerWaitsForAnUnreachableBroker(t *testing.T) {
 		t.Errorf("Run: %v", err)
 	}
 }
+
+// TestWorkerInputTopicRecreated: raw.syslog deleted (weir topics delete)
+// and made again while weir runs. The new topic's offsets start at 0 again,
+// and the worker, taking its partitions over, read the output partitions'
+// last src_offset, that of the old topic's records, and skipped as already
+// published as many of the new topic's records as the old one had.
+func TestWorkerInputTopicRecreated(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	produce := func(from, n int) {
+		t.Helper()
+		var recs []broker.Record
+		for i := from; i < from+n; i++ {
+			l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Format: "rfc3164", Facility: 23, Severity: 6,
+				Message: fmt.Sprintf("message %d", i), SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
+			recs = append(recs, broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)})
+		}
+		if err := b.Produce(ctx, telemetry.TopicRawSyslog, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitEnriched := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEnrichedSyslog)) < n && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // a duplicate would follow
+		if got := len(readTopic(t, b, telemetry.TopicEnrichedSyslog)); got != n {
+			t.Fatalf("%d records enriched, want %d", got, n)
+		}
+	}
+	produce(0, 10)
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(b, inv, NewClassifier())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	waitEnriched(10)
+
+	if err := b.DeleteTopic(ctx, telemetry.TopicRawSyslog); err != nil {
+		t.Fatal(err)
+	}
+	produce(10, 5) // made again by the producer, offsets from 0
+	waitEnriched(15)
+	cancel()
+	<-done
+
+	// A restart reads the tails again: nothing of the new topic twice.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	w = NewWorker(b, inv, NewClassifier())
+	go func() { done <- w.Run(ctx) }()
+	produce(15, 2)
+	waitEnriched(17)
+	cancel()
+	<-done
+}
