@@ -132,6 +132,10 @@ func TestCLIWorkflow(t *testing.T) {
 	if !strings.Contains(out, "partitions 6") || strings.Count(out, "\n") != 8 {
 		t.Fatalf("describe:\n%s", out)
 	}
+	// The topic ID as Kafka's tools write a Uuid: URL-safe base64, no padding.
+	if !regexp.MustCompile(`id [A-Za-z0-9_-]{22}  `).MatchString(out) {
+		t.Fatalf("describe: the topic ID not as Kafka writes it:\n%s", out)
+	}
 	mustCLI("", "topics", "delete", "raw.syslog")
 	if _, errs, err := p.cli(t, "", "topics", "describe", "raw.syslog"); err == nil {
 		t.Fatalf("describe after delete succeeded: %s", errs)

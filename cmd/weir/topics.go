@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -216,7 +217,9 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 	starts, _ := adm.ListStartOffsets(ctx, name)
 	ends, _ := adm.ListEndOffsets(ctx, name)
 	sizes := partitionSizes(ctx, adm)
-	fmt.Fprintf(w, "topic %s  id %s  partitions %d\n", name, t.ID, len(t.Partitions))
+	// As Kafka's tools write a Uuid (kadm's String is padded standard base64).
+	id := base64.RawURLEncoding.EncodeToString(t.ID[:])
+	fmt.Fprintf(w, "topic %s  id %s  partitions %d\n", name, id, len(t.Partitions))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tLEADER\tSTART\tEND\tRECORDS\tBYTES")
 	for _, p := range t.Partitions.Sorted() {
