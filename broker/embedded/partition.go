@@ -231,6 +231,7 @@ func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 	if st, err := s.log.Stat(); err == nil {
 		s.lastAppend.Store(st.ModTime().UnixMilli())
 	}
+	s.firstAppend.Store(s.firstWritten())
 	if res.truncated > 0 {
 		p.opts.logger.Warn("truncated torn tail of segment",
 			slog.String("partition", p.name()), slog.Int64("base", s.base),
