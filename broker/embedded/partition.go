@@ -798,10 +798,12 @@ func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
 	expired := func(s *segment) bool {
 		return cfg.RetentionTime >= 0 && s.size.Load() > 0 && s.lastAppend.Load() < now.Add(-cfg.RetentionTime).UnixMilli()
 	}
+	// A roll that fails (a full disk) keeps the active segment; the
+	// sealed ones that expired go all the same, which is what frees the
+	// disk.
+	var rollErr error
 	if active := p.segments[len(p.segments)-1]; expired(active) {
-		if err := p.roll(); err != nil {
-			return 0, err
-		}
+		rollErr = p.roll()
 	}
 	var total int64
 	for _, s := range p.segments {
@@ -818,7 +820,7 @@ func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
 		drop = append(drop, s)
 	}
 	if len(drop) == 0 {
-		return 0, nil
+		return 0, rollErr
 	}
 	p.rw.Lock()
 	p.segments = slices.Delete(p.segments, 0, len(drop))
@@ -829,7 +831,7 @@ func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
 			p.opts.logger.Warn("removing expired segment", slog.String("partition", p.name()), slog.Any("error", err))
 		}
 	}
-	return len(drop), nil
+	return len(drop), rollErr
 }
 
 // info describes the partition.
