@@ -26,6 +26,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,6 +148,7 @@ func (b *Broker) load() error {
 		}
 	}
 	b.removeDeleted()
+	b.warnOrphans()
 	if b.offsets, err = openOffsetStore(b.opts.dataDir, b.opts.flushAlways, b.opts.nowFunc, b.opts.logger); err != nil {
 		return err
 	}
@@ -181,6 +184,10 @@ func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
 	cfg := b.effectiveConfig(m.Name, m.config())
 	t.cfg.Store(&cfg)
 	for p := int32(0); p < m.Partitions; p++ {
+		if dir := partitionDir(b.opts.dataDir, m.Name, p); !exists(dir) {
+			b.opts.logger.Warn("a partition's directory is missing: the partition starts again empty, at offset 0; its records are gone",
+				slog.String("partition", fmt.Sprintf("%s-%d", m.Name, p)), slog.String("dir", dir))
+		}
 		part, err := openPartition(t, p, &b.opts, clean)
 		if err != nil {
 			for _, q := range t.partitions {
@@ -215,6 +222,35 @@ func (b *Broker) removeDeleted() {
 			os.RemoveAll(filepath.Join(b.opts.dataDir, e.Name()))
 		}
 	}
+}
+
+// warnOrphans logs the directories of the data directory that look like
+// partitions of no topic: their topic's meta/topics file is gone (or a
+// crash came in the middle of a deletion). Nothing reads them, and
+// creating a topic of that name removes them.
+func (b *Broker) warnOrphans() {
+	entries, _ := os.ReadDir(b.opts.dataDir)
+	for _, e := range entries {
+		name := e.Name()
+		i := strings.LastIndexByte(name, '-')
+		if !e.IsDir() || i <= 0 || filepath.Ext(name) == ".deleted" {
+			continue
+		}
+		p, err := strconv.ParseInt(name[i+1:], 10, 32)
+		if err != nil || p < 0 {
+			continue
+		}
+		if t := b.topics[name[:i]]; t != nil && int(p) < len(t.partitions) {
+			continue
+		}
+		b.opts.logger.Warn("a directory of the data directory is a partition of no topic (no meta/topics file names it): not read, and removed if a topic of that name is created",
+			slog.String("dir", filepath.Join(b.opts.dataDir, name)), slog.String("topic", name[:i]))
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // Close flushes every partition, writes the clean-shutdown marker and
@@ -407,6 +443,9 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 	for p := int32(0); p < stored.Partitions; p++ {
 		// A leftover directory of a deleted topic must not come back.
 		dir := partitionDir(b.opts.dataDir, name, p)
+		if exists(dir) {
+			b.opts.logger.Warn("removing the directory of a partition of no topic, left from before", slog.String("dir", dir))
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			abandonPartitions(t, &b.opts)
 			return fmt.Errorf("%w: %w", broker.ErrStorage, err)

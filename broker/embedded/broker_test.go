@@ -974,9 +974,9 @@ func TestSkippedByRetentionCounted(t *testing.T) {
 	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(b.Collector())
-	exp := fmt.Sprintf(`# HELP weir_consumer_skipped_records_total Records an in-process group never read: retention deleted them before the group got to them, and it went on from the log start.
+	exp := fmt.Sprintf(`# HELP weir_consumer_skipped_records_total Records an in-process group never read, by reason: retention (deleted before the group got to them; it went on from the log start), corrupt (their batch fails its CRC; it went on after it).
 # TYPE weir_consumer_skipped_records_total counter
-weir_consumer_skipped_records_total{group="slow",topic="t"} %d
+weir_consumer_skipped_records_total{group="slow",reason="retention",topic="t"} %d
 `, start-10)
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "weir_consumer_skipped_records_total"); err != nil {
 		t.Fatal(err)
@@ -1000,7 +1000,7 @@ func TestSkippedCountedOnce(t *testing.T) {
 	if _, err := c2.Poll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.groups.skippedRecords()[[2]string{"slow", "t"}]; got != start-10 {
+	if got := b.groups.skippedRecords()[[3]string{"slow", "t", "retention"}]; got != start-10 {
 		t.Errorf("skipped %d, want %d (records deleted: offsets 10 to %d)", got, start-10, start)
 	}
 }

@@ -24,12 +24,13 @@ type coordinator struct {
 	mu     sync.Mutex
 	groups map[string]*group
 	nextID atomic.Int64
-	// skipped counts, per group and topic, the records a group never
-	// read because retention deleted them first; kept when the group
-	// empties, as Prometheus counters are. skippedTo is, per group and
-	// partition, the offset they are counted up to: a second member
-	// resetting from the same commit counts nothing again.
-	skipped   map[[2]string]int64
+	// skipped counts, per group, topic and reason, the records a group
+	// never read: retention deleted them first ("retention"), or their
+	// batch fails its CRC ("corrupt"); kept when the group empties, as
+	// Prometheus counters are. skippedTo is, per group and partition,
+	// the offset they are counted up to: a second member resetting from
+	// the same commit counts nothing again.
+	skipped   map[[3]string]int64
 	skippedTo map[groupPartition]int64
 }
 
@@ -50,24 +51,24 @@ type group struct {
 }
 
 func newCoordinator(b *Broker) *coordinator {
-	return &coordinator{b: b, groups: make(map[string]*group), skipped: map[[2]string]int64{}, skippedTo: map[groupPartition]int64{}}
+	return &coordinator{b: b, groups: make(map[string]*group), skipped: map[[3]string]int64{}, skippedTo: map[groupPartition]int64{}}
 }
 
 // countSkipped counts the records of tp from from to to (exclusive) that
-// group never read, but those counted already.
-func (c *coordinator) countSkipped(group string, tp broker.TopicPartition, from, to int64) {
+// group never read, for reason, but those counted already.
+func (c *coordinator) countSkipped(group string, tp broker.TopicPartition, from, to int64, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := groupPartition{group, tp}
 	from = max(from, c.skippedTo[k])
 	if to > from {
-		c.skipped[[2]string{group, tp.Topic}] += to - from
+		c.skipped[[3]string{group, tp.Topic, reason}] += to - from
 		c.skippedTo[k] = to
 	}
 }
 
 // skippedRecords returns a copy of the skipped counts.
-func (c *coordinator) skippedRecords() map[[2]string]int64 {
+func (c *coordinator) skippedRecords() map[[3]string]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return maps.Clone(c.skipped)
@@ -412,6 +413,10 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 		c.dec.Reset()
 		c.buf = c.buf[:0]
 		read := false
+		// A partition that cannot be read is read again at the next
+		// call; the others go on. Its error is returned when no other
+		// partition gave a record.
+		var failed error
 		n := len(c.owned)
 		for i := 0; i < n && len(c.buf) < c.cfg.MaxPollBytes; i++ {
 			op := c.owned[(c.next+i)%n]
@@ -432,7 +437,7 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				if reset > op.pos {
 					// Records accepted and never delivered to this
 					// group: a drop, counted with its reason.
-					c.b.groups.countSkipped(c.group, op.tp, op.pos, reset)
+					c.b.groups.countSkipped(c.group, op.tp, op.pos, reset, "retention")
 				}
 				op.pos = reset
 				continue
@@ -442,26 +447,39 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("poll %s/%d: %w", op.tp.Topic, op.tp.Partition, err)
+				c.buf = c.buf[:before]
+				if failed == nil {
+					failed = fmt.Errorf("poll %s/%d: %w", op.tp.Topic, op.tp.Partition, err)
+				}
+				continue
 			}
 			if len(c.buf) == before {
 				continue
 			}
-			read = true
 			got := len(c.dec.Records())
 			next, err := decodeBatches(&c.dec, op.tp.Topic, op.tp.Partition, c.buf[before:], op.pos)
-			if err != nil {
-				return nil, err
-			}
 			op.p.stats.recordsOut.Add(int64(len(c.dec.Records()) - got))
+			if next > op.pos {
+				read = true
+			}
 			op.pos = next
+			if err != nil {
+				if c.skipDamaged(op, c.buf[before:], hwm, err) {
+					read = true
+				} else if failed == nil {
+					failed = err
+				}
+			}
 		}
 		c.next++
 		if recs := c.dec.Records(); len(recs) > 0 {
 			return recs, nil
 		}
 		if read {
-			continue // only transaction markers were read
+			continue // only transaction markers, or a damaged batch, were read
+		}
+		if failed != nil {
+			return nil, failed
 		}
 		select {
 		case <-c.wake:
@@ -469,6 +487,49 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// skipDamaged moves op past the batch at op.pos in buf (read from op.pos)
+// that failed to decode (err): its CRC fails, bit rot on disk. Stopping
+// there would stop the group's reading of the partition for good, and no
+// one could move it on; the batch's records are counted skipped, as
+// retention's are, and logged. It reports false, leaving op where it is,
+// when the batch's offsets cannot be trusted (they are not those that
+// follow op.pos, or the batch after it does not start after them).
+func (c *consumer) skipDamaged(op *ownedPartition, buf []byte, hwm int64, err error) bool {
+	var bad recordbatch.Header
+	found := false
+	for pos := 0; pos+recordbatch.HeaderSize <= len(buf); {
+		h, perr := recordbatch.ParseHeader(buf[pos:])
+		if perr != nil || h.Size() <= 0 {
+			break
+		}
+		if found {
+			// The next batch's offset confirms where the damaged one ends.
+			if h.BaseOffset <= bad.BaseOffset {
+				return false
+			}
+			bad.LastOffsetDelta = int32(h.BaseOffset - 1 - bad.BaseOffset)
+			break
+		}
+		if h.LastOffset() >= op.pos {
+			if h.BaseOffset > op.pos {
+				return false
+			}
+			bad, found = h, true
+		}
+		pos += h.Size()
+	}
+	to := bad.LastOffset() + 1
+	if !found || to <= op.pos || to > hwm {
+		return false
+	}
+	c.b.opts.logger.Error("a batch of the log cannot be read (bit rot?): skipped, the records after it are read",
+		slog.String("group", c.group), slog.String("topic", op.tp.Topic), slog.Int("partition", int(op.tp.Partition)),
+		slog.Int64("from", op.pos), slog.Int64("to", to-1), slog.Any("error", err))
+	c.b.groups.countSkipped(c.group, op.tp, op.pos, to, "corrupt")
+	op.pos = to
+	return true
 }
 
 func (c *consumer) Commit(ctx context.Context) error {

@@ -35,7 +35,7 @@ var (
 	descCommitted = prometheus.NewDesc("weir_consumer_committed_offset",
 		"A group's committed offset.", []string{"group", "topic", "partition"}, nil)
 	descSkipped = prometheus.NewDesc("weir_consumer_skipped_records_total",
-		"Records an in-process group never read: retention deleted them before the group got to them, and it went on from the log start.", []string{"group", "topic"}, nil)
+		"Records an in-process group never read, by reason: retention (deleted before the group got to them; it went on from the log start), corrupt (their batch fails its CRC; it went on after it).", []string{"group", "topic", "reason"}, nil)
 	descMembers = prometheus.NewDesc("weir_consumer_group_members",
 		"Members of a consumer group, in-process and Kafka clients.", []string{"group"}, nil)
 )
@@ -158,7 +158,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if !ok {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(descSkipped, prometheus.CounterValue, float64(n), group, k[1])
+		ch <- prometheus.MustNewConstMetric(descSkipped, prometheus.CounterValue, float64(n), group, k[1], k[2])
 	}
 	if b.wire != nil {
 		for name, n := range b.wire.memberCounts() {

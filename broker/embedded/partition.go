@@ -231,6 +231,7 @@ func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 	if st, err := s.log.Stat(); err == nil {
 		s.lastAppend.Store(st.ModTime().UnixMilli())
 	}
+	s.firstAppend.Store(s.firstWritten())
 	if res.truncated > 0 {
 		p.opts.logger.Warn("truncated torn tail of segment",
 			slog.String("partition", p.name()), slog.Int64("base", s.base),
@@ -797,10 +798,12 @@ func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
 	expired := func(s *segment) bool {
 		return cfg.RetentionTime >= 0 && s.size.Load() > 0 && s.lastAppend.Load() < now.Add(-cfg.RetentionTime).UnixMilli()
 	}
+	// A roll that fails (a full disk) keeps the active segment; the
+	// sealed ones that expired go all the same, which is what frees the
+	// disk.
+	var rollErr error
 	if active := p.segments[len(p.segments)-1]; expired(active) {
-		if err := p.roll(); err != nil {
-			return 0, err
-		}
+		rollErr = p.roll()
 	}
 	var total int64
 	for _, s := range p.segments {
@@ -817,7 +820,7 @@ func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
 		drop = append(drop, s)
 	}
 	if len(drop) == 0 {
-		return 0, nil
+		return 0, rollErr
 	}
 	p.rw.Lock()
 	p.segments = slices.Delete(p.segments, 0, len(drop))
@@ -828,7 +831,7 @@ func (p *partition) applyRetention(now time.Time) (deleted int, err error) {
 			p.opts.logger.Warn("removing expired segment", slog.String("partition", p.name()), slog.Any("error", err))
 		}
 	}
-	return len(drop), nil
+	return len(drop), rollErr
 }
 
 // info describes the partition.

@@ -115,9 +115,6 @@ func (s *segment) scanBatches(from, expectNext int64, indexInterval int, onBatch
 		if onBatch != nil {
 			onBatch(&h)
 		}
-		if s.firstAppend.Load() == 0 {
-			s.firstAppend.Store(max(h.FirstTimestamp, 1))
-		}
 		res.batches++
 		pos += size
 	}

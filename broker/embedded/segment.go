@@ -34,7 +34,7 @@ type segment struct {
 	// maxTS is the largest batch max timestamp in the segment (ms).
 	maxTS atomic.Int64
 	// firstAppend is when the first batch was appended (ms), for roll by
-	// age; 0 while empty.
+	// age; 0 while empty. After a restart it is estimated (firstWritten).
 	firstAppend atomic.Int64
 	// lastAppend is when the segment was last written (ms; the file's
 	// modification time after a restart). Retention by time counts from
@@ -215,6 +215,28 @@ func (s *segment) addFinalTimeEntry() {
 	if n := len(s.timeIndex); n == 0 || s.timeIndex[n-1].ts != s.maxTS.Load() {
 		s.timeIndex = append(s.timeIndex, timeEntry{ts: s.maxTS.Load(), rel: last})
 	}
+}
+
+// firstWritten estimates, at open, when the segment's first batch was
+// appended, for roll by age; 0 while empty. That is its first record's
+// timestamp, but no later than the file's last write (lastAppend): a
+// producer whose clock is ahead must not keep the segment from ever
+// rolling. One whose clock is behind rolls it at the next append, which
+// costs a segment, not data.
+func (s *segment) firstWritten() int64 {
+	if s.size.Load() < recordbatch.HeaderSize {
+		return 0
+	}
+	var hdr [recordbatch.HeaderSize]byte
+	last := max(s.lastAppend.Load(), 1)
+	if _, err := s.log.ReadAt(hdr[:], 0); err != nil {
+		return last
+	}
+	h, err := recordbatch.ParseHeader(hdr[:])
+	if err != nil || h.FirstTimestamp <= 0 {
+		return last
+	}
+	return min(h.FirstTimestamp, last)
 }
 
 // syncAll writes the pending index entries and fsyncs the segment.

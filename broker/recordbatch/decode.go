@@ -87,6 +87,9 @@ func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte,
 		return nil
 	}
 	body := batch[HeaderSize:h.Size()]
+	// A batch decodes whole or not at all: on an error, none of its
+	// records stay.
+	n0 := len(d.records)
 	if codec := h.Codec(); codec != CodecNone {
 		start := len(d.plain)
 		var err error
@@ -102,6 +105,7 @@ func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte,
 		var err error
 		body, err = d.decodeRecord(body, h, &r)
 		if err != nil {
+			d.records = d.records[:n0]
 			return fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
 		}
 		if r.Offset < minOffset {

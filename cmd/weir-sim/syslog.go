@@ -242,6 +242,16 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 		return err
 	}
 	defer conn.Close()
+	// A target that stops reading (weir while its broker refuses writes)
+	// blocks the write: the end of ctx (Ctrl-C) must end it, after a
+	// second for the last flush.
+	defer context.AfterFunc(ctx, func() { conn.SetWriteDeadline(time.Now().Add(time.Second)) })()
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped with %s not reading: %w", target, err)
+		}
+		return err
+	}
 	var w io.Writer = conn
 	var bw *bufio.Writer
 	if proto == "tcp" {
@@ -264,7 +274,7 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 			frame = append(append(frame[:0], msg...), '\n')
 		}
 		if _, err := w.Write(frame); err != nil {
-			return err
+			return stopped(err)
 		}
 		sent.Add(1)
 		if rate > 0 && i%100 == 99 {
@@ -277,7 +287,9 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 		}
 	}
 	if bw != nil {
-		return bw.Flush()
+		if err := bw.Flush(); err != nil {
+			return stopped(err)
+		}
 	}
 	return nil
 }

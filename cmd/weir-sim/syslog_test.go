@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestSendSyslogStopsWhenTheTargetStopsReading: weir stops reading a TCP
+// sender while its broker refuses writes (a full disk). The simulator's
+// write then blocked for good, and Ctrl-C or SIGTERM, which cancel its
+// context, did not stop it: only SIGKILL did.
+func TestSendSyslogStopsWhenTheTargetStopsReading(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		time.Sleep(10 * time.Second) // accepts, never reads
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	var sent atomic.Int64
+	go func() {
+		done <- sendSyslog(ctx, "tcp", "octet", ln.Addr().String(), "r", 0, 10_000_000, 10, 0, &sent)
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("returned no error after its context ended with messages unsent")
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatalf("still writing 2.7 s after its context ended (%d sent)", sent.Load())
+	}
+}
