@@ -68,7 +68,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *partition >= 0 {
 			return &exitError{2, errors.New("consume: --group lets the group assign partitions; it does not go with --partition or --offset")}
 		}
-		return consumeGroup(ctx, &cf, topic, *group, *fromBeginning, *follow, *maxRecs, stdout)
+		return consumeGroup(ctx, &cf, topic, *group, *fromBeginning, *follow, *maxRecs, stdout, stderr)
 	}
 
 	adm, admCl, err := cf.admin()
@@ -162,7 +162,9 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		var fetchErr error
 		fetches.EachError(func(t string, p int32, err error) {
-			if fetchErr == nil {
+			if *follow && dataLoss(err) {
+				fmt.Fprintf(stderr, "weir: %v (reading on)\n", fetchError(topic, t, p, err))
+			} else if fetchErr == nil {
 				fetchErr = fetchError(topic, t, p, err)
 			}
 		})
@@ -204,7 +206,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // when partitions move to another member and on exit (also on Ctrl-C), so
 // the next run of the group starts after it. Without --follow it exits once
 // every partition it owns is read up to the end offsets of when it started.
-func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fromBeginning, follow bool, maxRecs int, stdout io.Writer) (err error) {
+func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fromBeginning, follow bool, maxRecs int, stdout, stderr io.Writer) (err error) {
 	adm, admCl, err := cf.admin()
 	if err != nil {
 		return err
@@ -366,7 +368,9 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		}
 		var fetchErr error
 		fetches.EachError(func(t string, p int32, err error) {
-			if fetchErr == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			if follow && dataLoss(err) {
+				fmt.Fprintf(stderr, "weir: %v (reading on)\n", fetchError(topic, t, p, err))
+			} else if fetchErr == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 				fetchErr = fetchError(topic, t, p, err)
 			}
 		})
@@ -420,6 +424,16 @@ func fetchError(topic, t string, p int32, err error) error {
 		return fmt.Errorf("consume %s: %w", topic, err)
 	}
 	return fmt.Errorf("consume %s/%d: %w", t, p, err)
+}
+
+// dataLoss reports whether err is franz-go's notice that a partition's
+// records it was to read next are gone (a topic deleted and made again,
+// retention passing a slow reader): it has reset the partition already and
+// reads on from there, and so does --follow, having said so. Reading to the
+// end, the end known at the start may be gone: the command stops.
+func dataLoss(err error) bool {
+	var dl *kgo.ErrDataLoss
+	return errors.As(err, &dl)
 }
 
 // passing reports whether a group consumer's fetch error is one franz-go
