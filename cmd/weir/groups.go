@@ -128,9 +128,15 @@ func groupsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, group st
 	if len(l.Members) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "MEMBER\tCLIENT ID\tHOST\tASSIGNMENT")
+		// INSTANCE ID: a static member's group.instance.id, the name its
+		// operator gave it.
+		fmt.Fprintln(tw, "MEMBER\tINSTANCE ID\tCLIENT ID\tHOST\tASSIGNMENT")
 		for _, m := range l.Members {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.MemberID, orDash(m.ClientID), orDash(strings.TrimPrefix(m.ClientHost, "/")), assignment(m))
+			instance := ""
+			if m.InstanceID != nil {
+				instance = *m.InstanceID
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.MemberID, orDash(instance), orDash(m.ClientID), orDash(strings.TrimPrefix(m.ClientHost, "/")), assignment(m))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

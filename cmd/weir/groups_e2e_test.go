@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -148,5 +149,36 @@ func TestConsumeGroup(t *testing.T) {
 	}
 	if _, errs, err := p.cli(t, "", "groups", "describe", "cg"); err == nil || !strings.Contains(errs, "no such group") {
 		t.Fatalf("describe after delete: %v %s", err, errs)
+	}
+}
+
+// TestGroupsDescribeStaticMember: `weir groups describe` shows a static
+// member's group.instance.id (as kafka-consumer-groups.sh does), the name
+// an operator gave it, beside the member ID the broker made up.
+func TestGroupsDescribeStaticMember(t *testing.T) {
+	if _, err := exec.LookPath("kcat"); err != nil {
+		t.Skip("kcat not installed (apt-get install kcat); .ci/run installs it")
+	}
+	p := startWeir(t, t.TempDir())
+	if _, errs, err := p.cli(t, "", "topics", "create", "static.t", "--partitions", "2"); err != nil {
+		t.Fatal(err, errs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "kcat", "-b", p.KafkaAddr, "-G", "sgroup", "static.t",
+		"-X", "group.instance.id=collector-7", "-q")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); cmd.Wait() }()
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		out, _, _ = p.cli(t, "", "groups", "describe", "sgroup")
+		if strings.Contains(out, "members 1") {
+			break
+		}
+	}
+	if !regexp.MustCompile(`INSTANCE ID`).MatchString(out) || !regexp.MustCompile(`\scollector-7\s`).MatchString(out) {
+		t.Fatalf("groups describe does not show the static member's instance ID:\n%s", out)
 	}
 }
