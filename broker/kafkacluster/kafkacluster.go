@@ -685,6 +685,14 @@ func (b *Broker) warnCompacted(topic string, rcs kadm.ResourceConfigs) {
 // creation can wait for its first use (see WithTopics).
 func Unreachable(err error) bool { return !refusedForGood(err) }
 
+// NotPermitted reports whether err (of CreateTopic) is the cluster's ACLs
+// refusing weir's user the creation (no CREATE on the topic or the
+// cluster): its admins create the topics, which ensureTopic leaves to
+// them.
+func NotPermitted(err error) bool {
+	return errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.ClusterAuthorizationFailed)
+}
+
 // badSettings reports whether the cluster refused weir's own topic
 // settings (broker.kafka.replication_factor above its brokers, a partition
 // count or config it does not take): weir's config to fix, not the
