@@ -429,13 +429,26 @@ func (c *Config) validate(root *yaml.Node) error {
 			add("broker.topics."+name+".segment.bytes", "must be between 64KiB and 2GiB")
 		}
 	}
-	if k := c.Broker.Kafka; len(k.Brokers) > 0 {
+	if k := c.Broker.Kafka; len(k.Brokers) == 0 {
+		// Without brokers weir runs on its embedded log: a tls or sasl
+		// block left without them would be ignored, and weir would not
+		// be where (or as secured as) its operator thinks.
+		if k.TLS != nil || k.SASL != nil {
+			add("broker.kafka.brokers", "is required with broker.kafka.tls and sasl; without it weir runs on its embedded log and ignores them")
+		}
+	} else {
 		if k.SASL != nil {
 			switch k.SASL.Mechanism {
 			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 			default:
 				add("broker.kafka.sasl.mechanism", "must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", k.SASL.Mechanism)
 			}
+			if k.SASL.Username == "" {
+				add("broker.kafka.sasl.username", "is required with sasl")
+			}
+		}
+		if k.TLS != nil && (k.TLS.CertFile == "") != (k.TLS.KeyFile == "") {
+			add("broker.kafka.tls", "cert_file and key_file go together")
 		}
 		if k.ReplicationFactor < -1 {
 			add("broker.kafka.replication_factor", "must be positive or -1 (the cluster's default)")

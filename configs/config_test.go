@@ -78,6 +78,11 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", client_ca_file: ca.pem}\n", "syslog.listeners[0]: cert_file, key_file and client_ca_file apply to tls listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:1\", max_connections: 10}\n", "syslog.listeners[0]: max_connections and idle_timeout apply to tcp and tls listeners only"},
 		{"broker:\n  topics:\n    events: {segment: {age: -1h}}\n", "cfg.yaml:3: broker.topics.events.segment.age: must not be negative"},
+		// broker.kafka settings that cannot work, or that would be
+		// ignored.
+		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    sasl: {mechanism: SCRAM-SHA-512, password: x}\n", "cfg.yaml:4: broker.kafka.sasl.username: is required"},
+		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    tls: {cert_file: c.pem}\n", "cfg.yaml:4: broker.kafka.tls: cert_file and key_file go together"},
+		{"broker:\n  kafka:\n    tls: {ca_file: ca.pem}\n    sasl: {mechanism: PLAIN, username: u, password: p}\n", "cfg.yaml:2: broker.kafka.brokers: is required with broker.kafka.tls and sasl"},
 		{"broker:\n  kafka_listen: nowhere\n", `cfg.yaml:2: "nowhere" is not host:port`},
 		{"data_dir: ${WEIR_SURELY_UNSET_VAR}\n", "cfg.yaml:1: environment variable WEIR_SURELY_UNSET_VAR is not set"},
 		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: broker.default_partitions: cannot unmarshal !!str `many`"},

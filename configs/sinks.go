@@ -217,7 +217,8 @@ var perType = map[string][]string{
 	"path": {"file"}, "per_topic": {"file"}, "max_size": {"file"}, "max_age": {"file"}, "keep": {"file"},
 	"compress": {"file"},
 	"format":   {"webhook"}, "template": {"webhook"},
-	"tls": {"influxdb", "kafka", "prometheus_remote_write", "webhook"},
+	"tls":     {"influxdb", "kafka", "prometheus_remote_write", "webhook"},
+	"brokers": {"kafka"}, "topic_prefix": {"kafka"}, "compression": {"kafka"}, "sasl": {"kafka"},
 }
 
 // UnmarshalYAML decodes and validates one sink where its node is, so every
@@ -353,7 +354,16 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 			add("compression", "must be none, gzip, snappy, lz4 or zstd, not %q", s.Compression)
 		}
 		switch s.SASL.Mechanism {
-		case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		case "":
+			// Credentials without a mechanism would be dropped: the
+			// sink would connect without SASL.
+			if s.SASL != (SinkSASL{}) {
+				add("sasl", "mechanism is required (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512): without it the sink would not authenticate")
+			}
+		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+			if s.SASL.Username == "" {
+				add("sasl", "username is required with mechanism %s", s.SASL.Mechanism)
+			}
 		default:
 			add("sasl", "mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", s.SASL.Mechanism)
 		}

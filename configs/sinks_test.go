@@ -61,6 +61,12 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], gzip: true}\n", "sink \"w\": gzip: does not apply to type webhook (only influxdb)"},
 		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [x]}\n  - {type: file, name: b, path: /tmp/./x, topics: [y]}\n", "line 3: sinks[1]: file sinks \"a\" and \"b\" both write /tmp/x"},
 		{"sinks:\n  - {type: file, name: a, path: /tmp/all.jsonl, per_topic: true, topics: [events]}\n  - {type: file, name: b, path: /tmp/all.events.jsonl, topics: [y]}\n", "line 3: sinks[1]: file sinks \"a\" and \"b\" both write /tmp/all.events.jsonl"},
+		// Credentials the kafka sink would not use: it would connect
+		// without SASL.
+		{"sinks:\n  - type: kafka\n    name: k\n    brokers: [k:9093]\n    topics: [events]\n    sasl: {username: weir, password: x}\n", "line 6: sink \"k\": sasl: mechanism is required"},
+		{"sinks:\n  - type: kafka\n    name: k\n    brokers: [k:9093]\n    topics: [events]\n    sasl: {mechanism: SCRAM-SHA-512}\n", "line 6: sink \"k\": sasl: username is required with mechanism SCRAM-SHA-512"},
+		{"sinks:\n  - type: webhook\n    name: w\n    url: http://x\n    topics: [events]\n    sasl: {mechanism: PLAIN, username: a, password: b}\n", "line 6: sink \"w\": sasl: does not apply to type webhook (only kafka)"},
+		{"sinks:\n  - {type: file, name: f, path: /tmp/x, topics: [events], brokers: [\"k:9092\"]}\n", "sink \"f\": brokers: does not apply to type file (only kafka)"},
 		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], start: newest}\n", "sink \"w\": start: must be earliest or latest, not \"newest\""},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {event_types: [\"[abc\"]}\n", "sink \"a\": filter: event_types pattern \"[abc\": syntax error in pattern"},
 	} {

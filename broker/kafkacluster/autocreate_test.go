@@ -3,12 +3,15 @@ package kafkacluster
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/weirnet/weir/broker"
 )
@@ -177,6 +180,85 @@ func TestConfiguredTopicCreatedOnFirstUse(t *testing.T) {
 		}
 		if n := len(infos[0].Partitions); n != want {
 			t.Errorf("%s: %d partitions, want %d", topic, n, want)
+		}
+	}
+}
+
+// TestSASLRefusalIsNotACreationRefusal: a cluster that refuses weir's
+// SASL credentials (SASL_AUTHENTICATION_FAILED: a wrong password, or a
+// SCRAM user the cluster's admins have not created yet) refuses the
+// connection, not the topic. Taken as "the cluster manages topics", it
+// made weir run exit at start when broker.topics listed a topic (while it
+// waits for the cluster without one), and had ensureTopic give the topic
+// up to the cluster: once the credentials worked, the first produce had
+// the cluster auto-create it with its own defaults, for good, not
+// broker.topics' config nor weir's partitions.
+func TestSASLRefusalIsNotACreationRefusal(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1),
+		kfake.EnableSASL(), kfake.Superuser("PLAIN", "weir", "pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var refuse atomic.Bool
+	refuse.Store(true)
+	c.ControlKey(int16(kmsg.SASLAuthenticate), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if !refuse.Load() {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		msg := "Authentication failed: Invalid username or password"
+		resp.ErrorMessage = &msg
+		return resp, nil, true
+	})
+	b, err := New(c.ListenAddrs(), WithTopicDefaults(broker.TopicConfig{Partitions: 4}),
+		WithTopics(map[string]broker.TopicConfig{"events": {Partitions: 3}}),
+		WithClientOpts(kgo.SASL(plain.Auth{User: "weir", Pass: "pw"}.AsMechanism())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	err = b.CreateTopic(ctx, "events", broker.TopicConfig{Partitions: 3})
+	if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("create while the credentials are refused: %v, want SASL_AUTHENTICATION_FAILED", err)
+	}
+	if !Unreachable(err) {
+		t.Errorf("Unreachable(%v) = false: weir run would exit at start instead of waiting for the cluster", err)
+	}
+	for _, topic := range []string{"events", "other"} {
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second) // a produce waits for the cluster while its ctx lasts
+		err := b.Produce(pctx, topic, []broker.Record{{Key: []byte("edge1"), Value: []byte("v")}})
+		pcancel()
+		if err == nil {
+			t.Fatalf("produce to %s succeeded while the credentials are refused", topic)
+		}
+	}
+
+	refuse.Store(false) // the user created, the password fixed
+	for _, topic := range []string{"events", "other"} {
+		var perr error
+		for range 5 { // callers retry a failed produce
+			if perr = b.Produce(ctx, topic, []broker.Record{{Key: []byte("edge1"), Value: []byte("v")}}); perr == nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if perr != nil {
+			t.Fatalf("produce to %s once the credentials work: %v", topic, perr)
+		}
+	}
+	for topic, want := range map[string]int{"events": 3, "other": 4} {
+		infos, err := b.DescribeTopics(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(infos[0].Partitions); n != want {
+			t.Errorf("%s: %d partitions (the cluster's auto-creation), want weir's %d", topic, n, want)
 		}
 	}
 }

@@ -680,9 +680,18 @@ func (b *Broker) warnCompacted(topic string, rcs kadm.ResourceConfigs) {
 }
 
 // Unreachable reports whether err (of CreateTopic) is one that passes: the
-// cluster not reachable, a timeout, a controller moving. The topic's
+// cluster not reachable, refusing weir's SASL credentials, a timeout, a
+// controller moving. The topic's
 // creation can wait for its first use (see WithTopics).
 func Unreachable(err error) bool { return !refusedForGood(err) }
+
+// NotPermitted reports whether err (of CreateTopic) is the cluster's ACLs
+// refusing weir's user the creation (no CREATE on the topic or the
+// cluster): its admins create the topics, which ensureTopic leaves to
+// them.
+func NotPermitted(err error) bool {
+	return errors.Is(err, kerr.TopicAuthorizationFailed) || errors.Is(err, kerr.ClusterAuthorizationFailed)
+}
 
 // badSettings reports whether the cluster refused weir's own topic
 // settings (broker.kafka.replication_factor above its brokers, a partition
@@ -696,9 +705,15 @@ func badSettings(err error) bool {
 
 // refusedForGood reports whether err is the cluster's answer that will
 // not change on a retry (a Kafka error that is not retriable): not a
-// connection failure or a timeout.
+// connection failure or a timeout. SASL's errors are not retriable in
+// Kafka's terms, but they refuse the connection, not the request: the
+// cluster's admins create the user or fix its password without weir
+// restarting, and the next connection authenticates.
 func refusedForGood(err error) bool {
 	var ke *kerr.Error
+	if errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.IllegalSaslState) {
+		return false
+	}
 	return errors.As(err, &ke) && !ke.Retriable
 }
 

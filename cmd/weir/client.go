@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,11 +14,20 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/tlsconf"
 )
 
 // clientFlags are the flags every Kafka client command shares.
 type clientFlags struct {
 	brokers string
+	// TLS and SASL, as broker.kafka's tls and sasl (see security).
+	tls                                   bool
+	tlsCA, tlsCert, tlsKey, tlsServerName string
+	tlsInsecure                           bool
+	saslMechanism, saslUsername           string
+	saslPassword                          string
 	// reportTo, when set, is told when a broker cannot be reached and
 	// when it can again (see connReporter).
 	reportTo io.Writer
@@ -30,13 +40,57 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	}
 	fs.StringVar(&c.brokers, "brokers", def, "Kafka bootstrap servers, comma separated ($WEIR_BROKERS)")
 	fs.StringVar(&c.brokers, "b", def, "shorthand for --brokers")
+	fs.BoolVar(&c.tls, "tls", false, "connect with TLS (the system's roots unless --tls-ca); any --tls-* flag turns TLS on")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA certificates that verify the brokers (broker.kafka.tls.ca_file)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM client certificate, for mutual TLS (with --tls-key)")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM key of --tls-cert")
+	fs.StringVar(&c.tlsServerName, "tls-server-name", "", "name the brokers' certificates are checked against (default: the host dialled)")
+	fs.BoolVar(&c.tlsInsecure, "tls-insecure-skip-verify", false, "accept any broker certificate")
+	fs.StringVar(&c.saslMechanism, "sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	fs.StringVar(&c.saslUsername, "sasl-username", "", "SASL user name")
+	fs.StringVar(&c.saslPassword, "sasl-password", "", "SASL password (default $WEIR_SASL_PASSWORD, which keeps it out of the process list)")
+}
+
+// security is the TLS and SASL options the flags ask for.
+func (c *clientFlags) security() ([]kgo.Opt, error) {
+	var tc *tlsconf.Client
+	t := tlsconf.Client{CAFile: c.tlsCA, CertFile: c.tlsCert, KeyFile: c.tlsKey, ServerName: c.tlsServerName, InsecureSkipVerify: c.tlsInsecure}
+	if c.tls || !t.IsZero() {
+		if (t.CertFile == "") != (t.KeyFile == "") {
+			return nil, &exitError{2, errors.New("--tls-cert and --tls-key go together")}
+		}
+		tc = &t
+	}
+	var sc *configs.SASL
+	pass := c.saslPassword
+	if pass == "" {
+		pass = os.Getenv("WEIR_SASL_PASSWORD")
+	}
+	switch {
+	case c.saslMechanism != "":
+		if c.saslUsername == "" {
+			return nil, &exitError{2, errors.New("--sasl-mechanism needs --sasl-username")}
+		}
+		sc = &configs.SASL{Mechanism: strings.ToUpper(c.saslMechanism), Username: c.saslUsername, Password: pass}
+	case c.saslUsername != "" || c.saslPassword != "":
+		return nil, &exitError{2, errors.New("--sasl-username and --sasl-password need --sasl-mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)")}
+	}
+	opts, err := kafkaSecurity(tc, sc)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	return opts, nil
 }
 
 func (c *clientFlags) client(opts ...kgo.Opt) (*kgo.Client, error) {
-	opts = append([]kgo.Opt{
+	sec, err := c.security()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(append([]kgo.Opt{
 		kgo.SeedBrokers(strings.Split(c.brokers, ",")...),
 		kgo.ClientID("weir-cli"),
-	}, opts...)
+	}, sec...), opts...)
 	if c.reportTo != nil {
 		opts = append(opts, kgo.WithHooks(&connReporter{w: c.reportTo, down: map[string]bool{}}))
 	}

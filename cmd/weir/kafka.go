@@ -22,6 +22,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/kafkacluster"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/tlsconf"
 )
 
 // kafkaBackend connects to the Kafka cluster of broker.kafka. dataDir
@@ -36,26 +37,16 @@ func kafkaBackend(c configs.Broker, dataDir string, logger *slog.Logger) (*kafka
 	if k.ClientID != "" {
 		opts = append(opts, kgo.ClientID(k.ClientID))
 	}
+	var tc *tlsconf.Client
 	if k.TLS != nil {
-		tc, err := k.TLS.Client().Config()
-		if err != nil {
-			return nil, fmt.Errorf("broker.kafka.tls: %w", err)
-		}
-		opts = append(opts, kgo.Dialer((&tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second}, Config: tc}).DialContext))
+		c := k.TLS.Client()
+		tc = &c
 	}
-	if k.SASL != nil {
-		var m sasl.Mechanism
-		auth := scram.Auth{User: k.SASL.Username, Pass: k.SASL.Password}
-		switch k.SASL.Mechanism {
-		case "PLAIN":
-			m = plain.Auth{User: k.SASL.Username, Pass: k.SASL.Password}.AsMechanism()
-		case "SCRAM-SHA-256":
-			m = auth.AsSha256Mechanism()
-		case "SCRAM-SHA-512":
-			m = auth.AsSha512Mechanism()
-		}
-		opts = append(opts, kgo.SASL(m))
+	sec, err := kafkaSecurity(tc, k.SASL)
+	if err != nil {
+		return nil, fmt.Errorf("broker.kafka: %w", err)
 	}
+	opts = append(opts, sec...)
 	rf := k.ReplicationFactor
 	if rf == 0 {
 		rf = -1
@@ -67,6 +58,38 @@ func kafkaBackend(c configs.Broker, dataDir string, logger *slog.Logger) (*kafka
 		kafkacluster.WithReplicationFactor(rf),
 		kafkacluster.WithTopicDefaults(broker.TopicConfig{Partitions: c.DefaultPartitions}),
 		kafkacluster.WithTopics(topicConfigs(c)))
+}
+
+// kafkaSecurity is the franz-go options of a Kafka client with TLS (tc
+// not nil, its files read now) and SASL (sc not nil, its mechanism one
+// of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, as the config check
+// makes it), for the Kafka backend and the client commands alike. Its
+// errors name the setting ("tls ca_file ...", "sasl: ...").
+func kafkaSecurity(tc *tlsconf.Client, sc *configs.SASL) ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	if tc != nil {
+		c, err := tc.Config()
+		if err != nil {
+			return nil, err // "tls ca_file ...", "tls cert_file ..."
+		}
+		opts = append(opts, kgo.Dialer((&tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second}, Config: c}).DialContext))
+	}
+	if sc != nil {
+		var m sasl.Mechanism
+		auth := scram.Auth{User: sc.Username, Pass: sc.Password}
+		switch sc.Mechanism {
+		case "PLAIN":
+			m = plain.Auth{User: sc.Username, Pass: sc.Password}.AsMechanism()
+		case "SCRAM-SHA-256":
+			m = auth.AsSha256Mechanism()
+		case "SCRAM-SHA-512":
+			m = auth.AsSha512Mechanism()
+		default:
+			return nil, fmt.Errorf("sasl: mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", sc.Mechanism)
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts, nil
 }
 
 // instanceID names this weir process in its Kafka transactional ids: the

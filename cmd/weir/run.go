@@ -262,6 +262,11 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 			// stops nothing.
 			logger.Warn("cannot create a configured topic now; it is created with its config once the cluster answers",
 				slog.String("topic", name), slog.Any("error", err))
+		case len(cfg.Broker.Kafka.Brokers) > 0 && kafkacluster.NotPermitted(err):
+			// The cluster's admins create topics (as ensureTopic
+			// leaves them to when producing): its config is theirs.
+			logger.Warn("not permitted to create a configured topic; its config in broker.topics does not apply, the cluster's admins create it",
+				slog.String("topic", name), slog.Any("error", err))
 		default:
 			return fmt.Errorf("create topic %s: %w", name, err)
 		}
