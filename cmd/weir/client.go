@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/kafkasec"
 	"github.com/weirnet/weir/internal/tlsconf"
 )
 
@@ -75,7 +76,7 @@ func (c *clientFlags) security() ([]kgo.Opt, error) {
 	case c.saslUsername != "" || c.saslPassword != "":
 		return nil, &exitError{2, errors.New("--sasl-username and --sasl-password need --sasl-mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)")}
 	}
-	opts, err := kafkaSecurity(tc, sc)
+	opts, err := kafkasec.Options(tc, sc)
 	if err != nil {
 		return nil, &exitError{2, err}
 	}

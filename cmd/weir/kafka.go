@@ -2,26 +2,21 @@ package main
 
 import (
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/kafkacluster"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/kafkasec"
 	"github.com/weirnet/weir/internal/tlsconf"
 )
 
@@ -42,7 +37,7 @@ func kafkaBackend(c configs.Broker, dataDir string, logger *slog.Logger) (*kafka
 		c := k.TLS.Client()
 		tc = &c
 	}
-	sec, err := kafkaSecurity(tc, k.SASL)
+	sec, err := kafkasec.Options(tc, k.SASL)
 	if err != nil {
 		return nil, fmt.Errorf("broker.kafka: %w", err)
 	}
@@ -58,38 +53,6 @@ func kafkaBackend(c configs.Broker, dataDir string, logger *slog.Logger) (*kafka
 		kafkacluster.WithReplicationFactor(rf),
 		kafkacluster.WithTopicDefaults(broker.TopicConfig{Partitions: c.DefaultPartitions}),
 		kafkacluster.WithTopics(topicConfigs(c)))
-}
-
-// kafkaSecurity is the franz-go options of a Kafka client with TLS (tc
-// not nil, its files read now) and SASL (sc not nil, its mechanism one
-// of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, as the config check
-// makes it), for the Kafka backend and the client commands alike. Its
-// errors name the setting ("tls ca_file ...", "sasl: ...").
-func kafkaSecurity(tc *tlsconf.Client, sc *configs.SASL) ([]kgo.Opt, error) {
-	var opts []kgo.Opt
-	if tc != nil {
-		c, err := tc.Config()
-		if err != nil {
-			return nil, err // "tls ca_file ...", "tls cert_file ..."
-		}
-		opts = append(opts, kgo.Dialer((&tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second}, Config: c}).DialContext))
-	}
-	if sc != nil {
-		var m sasl.Mechanism
-		auth := scram.Auth{User: sc.Username, Pass: sc.Password}
-		switch sc.Mechanism {
-		case "PLAIN":
-			m = plain.Auth{User: sc.Username, Pass: sc.Password}.AsMechanism()
-		case "SCRAM-SHA-256":
-			m = auth.AsSha256Mechanism()
-		case "SCRAM-SHA-512":
-			m = auth.AsSha512Mechanism()
-		default:
-			return nil, fmt.Errorf("sasl: mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", sc.Mechanism)
-		}
-		opts = append(opts, kgo.SASL(m))
-	}
-	return opts, nil
 }
 
 // instanceID names this weir process in its Kafka transactional ids: the

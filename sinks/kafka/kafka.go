@@ -18,11 +18,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/kafkalimits"
+	"github.com/weirnet/weir/internal/kafkasec"
+	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/sinks"
 )
 
@@ -115,21 +115,21 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	// Any tls setting turns TLS on, as for broker.kafka: a server_name
 	// or insecure_skip_verify alone must not leave the connection (and
 	// SASL credentials) in plaintext.
+	var tc *tlsconf.Client
 	if cfg.TLS.Enabled || !cfg.TLS.Client().IsZero() {
-		tc, err := cfg.TLS.Client().Config()
-		if err != nil {
-			return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
-		}
-		opts = append(opts, kgo.DialTLSConfig(tc))
+		c := cfg.TLS.Client()
+		tc = &c
 	}
-	switch cfg.SASL.Mechanism {
-	case "PLAIN":
-		opts = append(opts, kgo.SASL(plain.Auth{User: cfg.SASL.Username, Pass: cfg.SASL.Password}.AsMechanism()))
-	case "SCRAM-SHA-256":
-		opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASL.Username, Pass: cfg.SASL.Password}.AsSha256Mechanism()))
-	case "SCRAM-SHA-512":
-		opts = append(opts, kgo.SASL(scram.Auth{User: cfg.SASL.Username, Pass: cfg.SASL.Password}.AsSha512Mechanism()))
+	var sc *configs.SASL
+	if cfg.SASL.Mechanism != "" {
+		c := configs.SASL(cfg.SASL)
+		sc = &c
 	}
+	sec, err := kafkasec.Options(tc, sc)
+	if err != nil {
+		return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
+	}
+	opts = append(opts, sec...)
 	s.opts = opts
 	if err := s.newClient(); err != nil {
 		return nil, fmt.Errorf("kafka sink %s: %w", cfg.Name, err)
