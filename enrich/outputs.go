@@ -285,7 +285,7 @@ func (o *outputs) track(ctx context.Context, assigned []broker.TopicPartition, r
 		o.next[p] = recs[j-1].Offset + 1
 		i = j
 	}
-	if refresh && o.aligned {
+	if refresh && o.aligned && !o.txn { // with transactions no tail is read
 		if in, err := o.b.DescribeTopics(ctx, o.input); err == nil {
 			// (Gone again, it gives no more records; those polled
 			// keep the ID they had.)
