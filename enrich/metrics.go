@@ -117,7 +117,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		start := time.Now()
 		w.det.reportClock(w, recs, start)
 		assigned := m.c.Assigned()
-		w.out.track(assigned, recs)
+		w.out.track(ctx, assigned, recs)
 		w.rates.setNow(start)
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warm)

@@ -115,22 +115,45 @@ func (o *outputs) fits(topic string, rec *broker.Record, part int32, src int64) 
 	return false
 }
 
-// srcOffset parses a src_offset header of this outputs' input: of this
-// input topic, or written before headers named one (no "#ID").
-func (o *outputs) srcOffset(v []byte) (int64, bool) {
+// srcKind is whose a src_offset header is, as srcHeader reads it.
+type srcKind uint8
+
+const (
+	srcElse    srcKind = iota // another input's, or not one
+	srcThis                   // this input topic's
+	srcUnnamed                // this input's name, written before headers named the topic (no "#ID")
+	srcOther                  // this input's name, of another topic of that name (deleted since)
+)
+
+// srcHeader parses a src_offset header and says whose it is.
+func (o *outputs) srcHeader(v []byte) (int64, srcKind) {
 	i := bytes.LastIndexByte(v, ':')
 	if i < 0 {
-		return 0, false
+		return 0, srcElse
 	}
-	name := v[:i]
-	if j := bytes.LastIndexByte(name, '#'); j >= 0 && string(name[j+1:]) == o.inputID {
+	name, kind := v[:i], srcUnnamed
+	if j := bytes.LastIndexByte(name, '#'); j >= 0 {
+		kind = srcOther
+		if string(name[j+1:]) == o.inputID {
+			kind = srcThis
+		}
 		name = name[:j]
 	}
 	if string(name) != o.input {
-		return 0, false
+		return 0, srcElse
 	}
 	n, err := strconv.ParseInt(string(v[i+1:]), 10, 64)
-	return n, err == nil
+	if err != nil {
+		return 0, srcElse
+	}
+	return n, kind
+}
+
+// srcOffset parses a src_offset header of this outputs' input: of this
+// input topic, or written before headers named one (no "#ID").
+func (o *outputs) srcOffset(v []byte) (int64, bool) {
+	n, kind := o.srcHeader(v)
+	return n, kind == srcThis || kind == srcUnnamed
 }
 
 // align makes the output topics mirror the input topic's partition count,
@@ -230,13 +253,20 @@ func topicIDHex(id [16]byte) string {
 // those whose polled records go back to offsets polled before: a
 // rebalance handed them back from the last commit, or the input topic was
 // deleted and made again, its offsets starting over, between two polls.
-// The next publish reads their tails again, and the input's topic ID.
-func (o *outputs) track(assigned []broker.TopicPartition, recs []broker.Record) {
+// The next publish reads their tails again. Then, and at a partition's
+// first records, it reads the input's topic ID again: the records of this
+// poll are of the topic there is now, and their headers name it. (Read
+// later, when a tail is, the ID of a topic made again since the poll
+// would be written on the records of the one before, and the new topic's
+// records below their offsets would be skipped as published.)
+func (o *outputs) track(ctx context.Context, assigned []broker.TopicPartition, recs []broker.Record) {
 	now := make(map[int32]bool, len(assigned))
+	refresh := false
 	for _, tp := range assigned {
 		now[tp.Partition] = true
 		if !o.owned[tp.Partition] {
 			o.forgetTails(tp.Partition)
+			refresh = true
 		}
 	}
 	o.owned = now
@@ -248,11 +278,19 @@ func (o *outputs) track(assigned []broker.TopicPartition, recs []broker.Record) 
 		for j < len(recs) && recs[j].Partition == p {
 			j++
 		}
-		if n, ok := o.next[p]; ok && recs[i].Offset < n {
+		if n, ok := o.next[p]; !ok || recs[i].Offset < n {
 			o.forgetTails(p)
+			refresh = true
 		}
 		o.next[p] = recs[j-1].Offset + 1
 		i = j
+	}
+	if refresh && o.aligned && !o.txn { // with transactions no tail is read
+		if in, err := o.b.DescribeTopics(ctx, o.input); err == nil {
+			// (Gone again, it gives no more records; those polled
+			// keep the ID they had.)
+			o.inputID = topicIDHex(in[0].ID)
+		}
 	}
 }
 
@@ -268,12 +306,6 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	if t, ok := o.tails[topic][part]; ok {
 		return t, nil
 	}
-	if in, err := o.b.DescribeTopics(ctx, o.input); err == nil {
-		// Made again since align, maybe: the headers of this input
-		// topic are those to look for, and to write. (Gone again, it
-		// gives no more records; those polled keep the ID they had.)
-		o.inputID = topicIDHex(in[0].ID)
-	}
 	infos, err := o.b.DescribeTopics(ctx, topic)
 	if err != nil {
 		return 0, err
@@ -284,11 +316,25 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	// the answer. Other inputs' records and cleared events (no input) may
 	// trail it: read back a window at a time until one of this input's
 	// is found, the log starts, or tailMax records were read (then none
-	// is taken to be there).
+	// is taken to be there). Headers without the topic's ID were written
+	// before any with one: once the scan has passed one of another topic
+	// of the input's name (deleted since), those behind it are of an
+	// older topic still, not of this one.
 	var res broker.FetchResult
+	other := false
+	this, unnamed := int64(-1), int64(-1)
+	settle := func() {
+		switch {
+		case this >= 0:
+			last = this
+		case !other:
+			last = unnamed
+		}
+	}
 scan:
 	for end := pi.HighWatermark; last < 0 && end > pi.LogStartOffset && pi.HighWatermark-end < tailMax; {
 		from := max(end-tailWindow, pi.LogStartOffset)
+		this, unnamed = -1, -1
 		for off := from; off < end; {
 			if err := o.b.Fetch(ctx, topic, part, off, broker.FetchOptions{}, &res); err != nil {
 				if errors.Is(err, broker.ErrOffsetOutOfRange) {
@@ -305,8 +351,13 @@ scan:
 				}
 				for _, h := range r.Headers {
 					if h.Key == headerSrcOffset {
-						if v, ok := o.srcOffset(h.Value); ok && v > last {
-							last = v
+						switch v, kind := o.srcHeader(h.Value); kind {
+						case srcThis:
+							this = max(this, v)
+						case srcUnnamed:
+							unnamed = max(unnamed, v)
+						case srcOther:
+							other = true
 						}
 					}
 				}
@@ -316,7 +367,11 @@ scan:
 				break
 			}
 		}
+		settle()
 		end = from
+	}
+	if last < 0 {
+		settle() // what a window cut short by retention found
 	}
 	o.tails[topic][part] = last
 	return last, nil

@@ -33,7 +33,7 @@ func TestPublisherKeepsOrderAcrossChunks(t *testing.T) {
 	if err := o.align(ctx, "out", "ev"); err != nil {
 		t.Fatal(err)
 	}
-	o.track([]broker.TopicPartition{{Topic: "in", Partition: 0}, {Topic: "in", Partition: 1}}, nil)
+	o.track(context.Background(), []broker.TopicPartition{{Topic: "in", Partition: 0}, {Topic: "in", Partition: 1}}, nil)
 	stop := o.startPublisher(ctx)
 	defer stop()
 	var main, events []outRecord
@@ -123,7 +123,7 @@ func TestPublisherStopsWithCtx(t *testing.T) {
 	if err := o.align(ctx, "out"); err != nil {
 		t.Fatal(err)
 	}
-	o.track([]broker.TopicPartition{{Topic: "in", Partition: 0}}, nil)
+	o.track(context.Background(), []broker.TopicPartition{{Topic: "in", Partition: 0}}, nil)
 	stop := o.startPublisher(ctx)
 	outs := []outRecord{{broker.Record{Value: []byte("x")}, 0, 0}}
 	o.flush(outBatch{"out", outs})

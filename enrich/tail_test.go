@@ -32,7 +32,7 @@ func TestTailPastOtherInputs(t *testing.T) {
 		if err := o.align(ctx, "enriched.metrics"); err != nil {
 			t.Fatal(err)
 		}
-		o.track([]broker.TopicPartition{{Topic: input, Partition: 0}}, nil)
+		o.track(ctx, []broker.TopicPartition{{Topic: input, Partition: 0}}, nil)
 		return o
 	}
 	rec := func(src int64) outRecord {
@@ -90,7 +90,7 @@ func TestTailOfARecreatedInput(t *testing.T) {
 	rec := func(src int64) outRecord {
 		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
 	}
-	o.track(assigned, polled(0, 1, 2, 3))
+	o.track(ctx, assigned, polled(0, 1, 2, 3))
 	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2), rec(3)}); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestTailOfARecreatedInput(t *testing.T) {
 	if err := b.CreateTopic(ctx, "raw.syslog", broker.TopicConfig{Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
-	o.track(assigned, polled(0, 1))
+	o.track(ctx, assigned, polled(0, 1))
 	left, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1)})
 	if err != nil || left != 0 {
 		t.Fatal(left, err)
@@ -122,5 +122,140 @@ func TestTailOfARecreatedInput(t *testing.T) {
 	}
 	if _, ok := o2.srcOffset([]byte("raw.syslog#00000000:7")); ok {
 		t.Error("a header of another raw.syslog taken for this one's")
+	}
+}
+
+// TestTailOfARecreatedInputAfterAnUpgrade: outputs written before
+// src_offset named the input topic ("raw.syslog:N"), then some with its ID,
+// then the input deleted and made again. Reading back for the new topic's
+// tail, the scan passed the old topic's headers with its ID and took the
+// older headers without one for this topic's: the new topic's first N+1
+// records were skipped as published, never enriched (weir upgraded, then
+// weir topics delete raw.syslog).
+func TestTailOfARecreatedInputAfterAnUpgrade(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	for _, topic := range []string{"raw.syslog", "enriched.syslog"} {
+		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As the version before wrote them.
+	var before []broker.Record
+	for i := range 100 {
+		before = append(before, broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(i)),
+			Headers: []broker.Header{{Key: headerSrcOffset, Value: fmt.Appendf(nil, "raw.syslog:%d", i)}}})
+	}
+	if err := b.ProducePartition(ctx, "enriched.syslog", 0, before); err != nil {
+		t.Fatal(err)
+	}
+	m, logger := NewWorkerMetrics(nil).m, slog.New(slog.DiscardHandler)
+	o := newOutputs(b, "raw.syslog", logger, m, false)
+	if err := o.align(ctx, "enriched.syslog"); err != nil {
+		t.Fatal(err)
+	}
+	assigned := []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}
+	rec := func(src int64) outRecord {
+		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
+	}
+	o.track(ctx, assigned, []broker.Record{{Partition: 0, Offset: 100}, {Partition: 0, Offset: 101}})
+	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(100), rec(101)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteTopic(ctx, "raw.syslog"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(ctx, "raw.syslog", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	o.track(ctx, assigned, []broker.Record{{Partition: 0, Offset: 0}, {Partition: 0, Offset: 1}})
+	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readTopic(t, b, "enriched.syslog")); n != 104 {
+		t.Fatalf("%d outputs, want 104: the new topic's records were taken for published by headers older than the old topic's", n)
+	}
+	// A header without the ID still counts where no other topic's came
+	// after it: weir upgraded, its input not made again.
+	o2 := newOutputs(b, "raw.syslog", logger, m, false)
+	if err := o2.align(ctx, "enriched.syslog"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(ctx, "enriched.other", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "enriched.other", 0, before); err != nil {
+		t.Fatal(err)
+	}
+	o2.tails["enriched.other"] = map[int32]int64{}
+	if tail, err := o2.tail(ctx, "enriched.other", 0); err != nil || tail != 99 {
+		t.Errorf("headers without an ID only: tail %d (%v), want 99", tail, err)
+	}
+}
+
+// TestRecordsPolledBeforeTheInputWasMadeAgain: records polled from the
+// input topic, which is then deleted and made again before they are
+// published. The first output to a partition whose tail was not read yet
+// (an events partition that had no event) made tail() take the new topic's
+// ID, and the old topic's records published after it carried it: the new
+// topic's first records, below their offsets, were then skipped as
+// published.
+func TestRecordsPolledBeforeTheInputWasMadeAgain(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	for _, topic := range []string{"raw.syslog", "enriched.syslog", "events"} {
+		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, logger := NewWorkerMetrics(nil).m, slog.New(slog.DiscardHandler)
+	o := newOutputs(b, "raw.syslog", logger, m, false)
+	if err := o.align(ctx, "enriched.syslog", "events"); err != nil {
+		t.Fatal(err)
+	}
+	assigned := []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}
+	polled := func(offsets ...int64) []broker.Record {
+		var recs []broker.Record
+		for _, off := range offsets {
+			recs = append(recs, broker.Record{Partition: 0, Offset: off})
+		}
+		return recs
+	}
+	rec := func(src int64) outRecord {
+		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
+	}
+	o.track(ctx, assigned, polled(0, 1, 2, 3))
+	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2), rec(3)}); err != nil {
+		t.Fatal(err)
+	}
+	// 4 to 9 polled; the topic made again before they are published.
+	o.track(ctx, assigned, polled(4, 5, 6, 7, 8, 9))
+	if err := b.DeleteTopic(ctx, "raw.syslog"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(ctx, "raw.syslog", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.publish(ctx, nil, "events", []outRecord{rec(4)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(4), rec(5), rec(6), rec(7), rec(8), rec(9)}); err != nil {
+		t.Fatal(err)
+	}
+	// The new topic's first records.
+	o.track(ctx, assigned, polled(0, 1, 2))
+	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readTopic(t, b, "enriched.syslog")); n != 13 {
+		t.Fatalf("%d outputs, want 13: the new topic's first records were taken for published", n)
 	}
 }

@@ -113,7 +113,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		}
 		w.det.reportClock(w, recs, time.Now())
 		assigned := m.c.Assigned()
-		w.out.track(assigned, recs)
+		w.out.track(ctx, assigned, recs)
 		warmer.retain(assigned)
 		warmer.before(ctx, recs, w.warm)
 		warmer.idle(ctx, m.c, assigned, w.warm)

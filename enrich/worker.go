@@ -243,7 +243,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		start := time.Now()
 		w.det.reportClock(w, recs, start)
 		assigned := m.c.Assigned()
-		w.out.track(assigned, recs)
+		w.out.track(ctx, assigned, recs)
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warmSyslog)
 		w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)

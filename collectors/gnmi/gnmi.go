@@ -13,11 +13,13 @@ package gnmi
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -1007,9 +1009,11 @@ func (t *target) rpcError(call string, err error) error {
 		}
 		return fmt.Errorf("gnmi %s: %s: %s refused the credentials %s: %w", t.cfg.Name, call, t.cfg.Address, who, err)
 	case codes.Unavailable:
-		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") {
-			// A TLS server closes on the plaintext HTTP/2 preface.
-			return fmt.Errorf("gnmi %s: %s: %w (insecure: true speaks plaintext: does %s serve TLS?)",
+		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") && servesTLS(t.cfg.Address) {
+			// A TLS server closes on the plaintext HTTP/2 preface; so
+			// do a proxy whose backend is down and a target over its
+			// session limit, which a TLS handshake tells apart.
+			return fmt.Errorf("gnmi %s: %s: %w (insecure: true speaks plaintext, but %s serves TLS: remove insecure, and set tls.ca_file or tls.skip_verify if its certificate needs them)",
 				t.cfg.Name, call, err, t.cfg.Address)
 		}
 	case codes.InvalidArgument:
@@ -1021,6 +1025,25 @@ func (t *target) rpcError(call string, err error) error {
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
 }
+
+// servesTLS reports whether addr answers a TLS handshake: with a
+// certificate (not verified: only whether TLS is spoken), or with a TLS
+// alert (a client certificate required, say). It waits at most
+// tlsProbeTimeout.
+func servesTLS(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, tlsProbeTimeout)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(tlsProbeTimeout))
+	host, _, _ := net.SplitHostPort(addr)
+	c := tls.Client(conn, &tls.Config{InsecureSkipVerify: true, ServerName: host, NextProtos: []string{"h2"}}) //nolint:gosec // a probe: nothing is sent over it
+	err = c.Handshake()
+	return err == nil || strings.Contains(err.Error(), "remote error: tls:")
+}
+
+const tlsProbeTimeout = 3 * time.Second
 
 var headers = []broker.Header{
 	{Key: telemetry.HeaderSource, Value: []byte(Source)},

@@ -299,3 +299,54 @@ func TestInsecureAgainstTLS(t *testing.T) {
 		t.Errorf("error %q does not point at insecure: true against a TLS target", err)
 	}
 }
+
+// TestInsecureAgainstAClosingPlaintextTarget: the same "error reading
+// server preface" comes from a plaintext address that reads the preface
+// and closes (a TCP proxy whose backend is down, a target over its
+// session limit) or answers in HTTP/1.1 (a web port): the hint that it
+// serves TLS, shown for any of them, sent the operator to the wrong
+// setting. It is given only when the address answers a TLS handshake.
+func TestInsecureAgainstAClosingPlaintextTarget(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		reply []byte
+	}{
+		{"closes", nil},
+		{"http1", []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() {
+						defer c.Close()
+						c.SetDeadline(time.Now().Add(5 * time.Second))
+						buf := make([]byte, 512)
+						if _, err := c.Read(buf); err != nil {
+							return
+						}
+						c.Write(tc.reply)
+						time.Sleep(20 * time.Millisecond)
+					}()
+				}
+			}()
+			plain := simTarget("plain", ln.Addr().String(), sub(countersPath, "stream", "sample", time.Second))
+			r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{plain}})
+			waitFor(t, 10*time.Second, "the target to fail", func() bool {
+				err := r.c.Status()[0].LastError
+				return err != nil && strings.Contains(err.Error(), "server preface")
+			})
+			if err := r.c.Status()[0].LastError; strings.Contains(err.Error(), "serve TLS") {
+				t.Errorf("error %q asks whether a plaintext address serves TLS", err)
+			}
+		})
+	}
+}
