@@ -192,6 +192,9 @@ func TestDeviceLinesComware(t *testing.T) {
 			vendor: VendorComware},
 		{name: "config", raw: "<189>Jan  1 07:30:19 2000 Sysname %%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=12-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration is changed.",
 			vendor: VendorComware, event: "config_changed", fac: "CFGMAN", sev: 5, mnem: "CFGMAN_CFGCHANGED"},
+		// Relayed by rsyslog, which took the year for the host name.
+		{name: "relayed", raw: "<189>1 2026-04-13T20:41:09+00:00 2026 core1 - - - %%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from OPENCONFIRM to ESTABLISHED.",
+			vendor: VendorComware, event: "bgp_peer_up", object: "3.3.3.2", fac: "BGP", sev: 5, mnem: "BGP_STATE_CHANGED"},
 		// VRP stays VRP.
 		{name: "huawei", raw: "<188>Nov 29 14:02:11 2026 ar1 %%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.",
 			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet0/0/1"},

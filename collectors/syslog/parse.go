@@ -97,7 +97,34 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 		fac, sev := l.Facility, l.Severity
 		malformed(l, s, err)
 		l.Facility, l.Severity = fac, sev
+		return
 	}
+	if isYear(l.Hostname) {
+		yearForHost(l)
+	}
+}
+
+// yearForHost mends a line HPE Comware, H3C or Huawei sent with the year
+// after the time ("Apr 13 20:41:09 2026 core1 %%10BGP/..."), as a relay
+// that does not know that layout (rsyslog) forwards it: the year as the
+// host name, and the host name as the tag (RFC 5424's APP-NAME) or the
+// message's first word. The "%" of the device's MODULE/SEV/BRIEF after it
+// tells it from a host named like a year.
+func yearForHost(l *telemetry.Log) {
+	switch {
+	case l.Format == FormatRFC5424 && l.AppName != "" && l.ProcID == "" && l.MsgID == "" && strings.HasPrefix(l.Message, "%"):
+		l.Hostname, l.AppName = l.AppName, ""
+	case l.Format == FormatRFC3164 && l.AppName == "":
+		if host, rest, ok := nextField(l.Message); ok && strings.HasPrefix(rest, "%") {
+			l.Format, l.Hostname, l.Message = FormatCisco, host, rest
+		}
+	}
+}
+
+// isYear reports whether s is a year of the device clocks weir meets
+// (1970 to 2099) written as a host name would be.
+func isYear(s string) bool {
+	return len(s) == 4 && isDigits(s) && (s[:2] == "19" && s[2] >= '7' || s[:2] == "20")
 }
 
 func malformed(l *telemetry.Log, s string, err error) {

@@ -101,6 +101,13 @@ func TestParseDetails(t *testing.T) {
 		// HPE Comware and H3C put the year after the time.
 		{raw: "<189>Aug 27 12:21:31 2018 bd %%10IFNET/5/LINK_UPDOWN: Line protocol on the interface Ten-GigabitEthernet1/0/38 is up.", format: "cisco", host: "bd",
 			m: "%%10IFNET/5/LINK_UPDOWN: Line protocol on the interface Ten-GigabitEthernet1/0/38 is up.", time: "2018-08-27T12:21:31Z"},
+		// The same relayed by rsyslog, which took the year for the host
+		// name and the host name for the tag: its forwarding format
+		// (RFC 3339 time) and its RFC 5424 one.
+		{raw: "<189>2026-04-13T20:41:09+00:00 2026 core1 %%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from OPENCONFIRM to ESTABLISHED.", format: "cisco", host: "core1",
+			m: "%%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from OPENCONFIRM to ESTABLISHED.", time: "2026-04-13T20:41:09Z"},
+		{raw: "<189>1 2026-04-13T20:41:09+00:00 2026 core1 - - - %%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from OPENCONFIRM to ESTABLISHED.", format: "rfc5424", host: "core1",
+			m: "%%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from OPENCONFIRM to ESTABLISHED.", time: "2026-04-13T20:41:09Z"},
 		{raw: "<166>Nov 29 2026 14:03:01: %ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", format: "cisco",
 			m: "%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", time: "2026-11-29T14:03:01Z"},
 		{raw: "<164>Nov 29 2026 14:03:02 asa1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", format: "cisco", host: "asa1",
