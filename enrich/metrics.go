@@ -130,6 +130,10 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 				continue
 			}
 		}
+		// Before the batch: a row back after more than an hour of
+		// nothing at all (no batch swept since) starts again, rather
+		// than rating the whole gap.
+		w.sweepForgotten(start)
 		if len(recs) == 0 {
 			continue
 		}
@@ -143,7 +147,6 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			return nil
 		}
 		w.out.recycle(&w.arena, &w.evEnc.arena)
-		w.sweepForgotten(time.Now())
 		w.m.batchSeconds.Observe(time.Since(start).Seconds())
 	}
 }
