@@ -494,26 +494,46 @@ func (s *Sink) consume(ctx context.Context) error {
 				// More batches to go: commit this one, so a crash
 				// delivers one batch again, not the whole poll (a
 				// partition not in it was committed with an earlier one).
-				if err := oc.CommitOffsets(ctx, batchEnd(batch)); err != nil && ctx.Err() == nil {
+				cctx, cancel := commitContext(ctx)
+				if err := oc.CommitOffsets(cctx, batchEnd(batch)); err != nil {
 					s.logger.Warn("sink commit failed", "sink", s.cfg.Name, "err", err)
 				}
+				cancel()
 			}
 		}
 		// Delivered: the items' storage and Points serve the next batch.
 		clear(pending)
 		pending = pending[:0]
 		s.ptsUsed = 0
-		if err := c.Commit(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		cctx, cancel := commitContext(ctx)
+		cerr := c.Commit(cctx)
+		cancel()
+		if cerr != nil {
 			// A failed commit only means some records come again.
-			s.logger.Warn("sink commit failed", "sink", s.cfg.Name, "err", err)
+			s.logger.Warn("sink commit failed", "sink", s.cfg.Name, "err", cerr)
+		}
+		if ctx.Err() != nil {
+			return nil
 		}
 		dirty = false
 		deadline = time.Now().Add(s.flushInterval)
 	}
 }
+
+// commitContext is the context to commit a batch the destination took
+// with: ctx, or once ctx is done (weir stopping while the batch was
+// delivered) a few seconds of its own, as a Kafka cluster refuses a
+// commit with a done context and the batch would come again at the next
+// start.
+func commitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), stopCommitTimeout)
+}
+
+// stopCommitTimeout bounds a commit made once the sink is stopping.
+const stopCommitTimeout = 5 * time.Second
 
 // commitDone commits the first records of a batch the sink stops in,
 // those delivered (or dead-lettered) before it stopped, so a restart does
@@ -524,7 +544,7 @@ func (s *Sink) commitDone(c broker.Consumer, done []Item) {
 	if !ok || len(done) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), stopCommitTimeout)
 	defer cancel()
 	if err := oc.CommitOffsets(ctx, batchEnd(done)); err != nil {
 		s.logger.Warn("sink commit at the stop failed; what was delivered of the last batch comes again", "sink", s.cfg.Name,

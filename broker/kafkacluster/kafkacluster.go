@@ -725,7 +725,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &consumer{maxPollBytes: cfg.MaxPollBytes}
+	c := &consumer{maxPollBytes: cfg.MaxPollBytes, group: group, logger: b.logger}
 	reset := kgo.NewOffset().AtStart()
 	if cfg.ResetToLatest {
 		reset = kgo.NewOffset().AtEnd()
@@ -859,6 +859,8 @@ func firstCommitError(resp *kmsg.OffsetCommitResponse) error {
 
 type consumer struct {
 	cl           *kgo.Client
+	group        string
+	logger       *slog.Logger
 	maxPollBytes int // 0: no bound
 	recs         []broker.Record
 	mu           sync.Mutex
@@ -1036,8 +1038,27 @@ func (c *consumer) Assigned() []broker.TopicPartition {
 }
 
 func (c *consumer) Close() error {
-	c.cl.Close() // leaves the group
+	c.leave()
+	c.cl.Close()
 	return nil
+}
+
+// leaveTimeout bounds the LeaveGroup of a closing consumer.
+const leaveTimeout = 5 * time.Second
+
+// leave leaves the group, for leaveTimeout at most: a cluster that takes
+// the request and never answers (a stopped broker) would hold the close
+// that leaves otherwise, and weir's stop, for franz-go's request and
+// retry timeouts. The cluster drops a member that did not leave after its
+// session timeout, as one that died.
+func (c *consumer) leave() {
+	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+	err := c.cl.LeaveGroupContext(ctx)
+	cancel()
+	if err != nil {
+		c.logger.Warn("kafka: leaving the consumer group failed; the cluster drops the member after its session timeout",
+			slog.String("group", c.group), slog.Any("error", err))
+	}
 }
 
 // mapErr maps Kafka errors to the broker package's, so callers handle both

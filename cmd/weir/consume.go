@@ -374,7 +374,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 				fetchErr = fetchError(topic, t, p, err)
 			}
 		})
-		stop := false
+		stop, marked := false, false
 		fetches.EachRecord(func(r *kgo.Record) {
 			if stop {
 				return
@@ -382,6 +382,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			if r.Attrs.IsControl() {
 				cl.MarkCommitRecords(r)
 				next[r.Partition] = r.Offset + 1
+				marked = true
 				return
 			}
 			if err := enc.Encode(toConsumed(r)); err != nil {
@@ -390,12 +391,23 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			}
 			cl.MarkCommitRecords(r)
 			next[r.Partition] = r.Offset + 1
+			marked = true
 			count++
 			if maxRecs > 0 && count >= maxRecs {
 				stop = true
 			}
 		})
 		w.Flush()
+		if marked && follow && !stop {
+			// Commit what was printed now, not at franz-go's next
+			// autocommit (5 s on): a broker that restarts forgets the
+			// group's members, and the member that joins again starts
+			// at the group's commit. A failed commit (the broker
+			// gone) is made good by the next one, or the one at exit.
+			cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+			cl.CommitMarkedOffsets(cctx)
+			ccancel()
+		}
 		cl.AllowRebalance()
 		if fetchErr != nil && follow && passing(fetchErr) {
 			// The client reconnects and rejoins the group by itself

@@ -213,6 +213,32 @@ func TestGracefulRestartKeepsData(t *testing.T) {
 	}
 }
 
+// TestFailedCloseExitsNonZero: a stop whose log close fails (a full disk,
+// files gone) leaves no clean-shutdown marker, so the next start recovers
+// the log; weir exited 0 all the same, and systemd or a script saw a
+// clean stop. It exits 1, saying why.
+func TestFailedCloseExitsNonZero(t *testing.T) {
+	dir := t.TempDir()
+	p := startWeir(t, dir)
+	if _, errs, err := p.cli(t, "a\nb\n", "produce", "r"); err != nil {
+		t.Fatal(err, errs)
+	}
+	parts, _ := filepath.Glob(filepath.Join(dir, "r-*"))
+	if len(parts) == 0 {
+		t.Fatal("no partition directories of r")
+	}
+	for _, d := range parts {
+		os.RemoveAll(d)
+	}
+	p.Stop(t)
+	if code := p.Cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("exit code %d after a stop whose log close failed:\n%s", code, p.Logs())
+	}
+	if !strings.Contains(p.Logs(), "closing log") || strings.Contains(p.Logs(), "log closed cleanly") {
+		t.Fatalf("the failed close is not said:\n%s", p.Logs())
+	}
+}
+
 func TestSecondProcessOnSameDataDirFails(t *testing.T) {
 	dir := t.TempDir()
 	startWeir(t, dir)

@@ -182,7 +182,7 @@ func topicConfigs(c configs.Broker) map[string]broker.TopicConfig {
 
 // run runs weir with cfg; reread reads the config file again at SIGHUP
 // (nil for none: the built-in config).
-func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Config, error), roles map[string]bool, logger *slog.Logger) error {
+func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Config, error), roles map[string]bool, logger *slog.Logger) (rerr error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -239,6 +239,11 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 			stop() // components and the listener first, then the log
 			if err := log.Close(); err != nil {
 				logger.Error("closing log", slog.Any("error", err))
+				// Not a clean stop (the next start recovers the
+				// log): systemd and scripts see it in the exit code.
+				if rerr == nil {
+					rerr = fmt.Errorf("closing log (the next start recovers it): %w", err)
+				}
 			} else {
 				logger.Info("log closed cleanly")
 			}

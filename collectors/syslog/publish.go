@@ -225,9 +225,16 @@ func (p *publisher) flush(ctx context.Context) bool {
 	}
 	start := time.Now()
 	p.unsent = p.unsent[:0]
-	_, err := p.pub.Publish(p.grace, p.recs)
+	res, err := p.pub.Publish(p.grace, p.recs)
 	if err == nil {
 		p.stats.publishSeconds.Observe(time.Since(start).Seconds())
+	}
+	if res.Unsent > 0 {
+		// Read, so acknowledged to a TCP sender, and lost: the
+		// counter is gone with the process, the log is not.
+		p.c.logger.Error("syslog: publishing stopped before the batch was published; dropped",
+			slog.String("listener", p.listener), slog.String("topic", p.c.topic),
+			slog.Int("records", res.Unsent), slog.Any("err", err))
 	}
 	// Received and published: all but what was left unsent (those refused
 	// count as received, and as dropped).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/broker/kafkacluster"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -246,5 +248,39 @@ func TestShutdownAfterPartialCountsWhatWasTaken(t *testing.T) {
 	if received(FormatRFC5424) != 2 || received(FormatRFC3164) != 0 || shutdown != 2 {
 		t.Errorf("received rfc5424 %v, rfc3164 %v, shutdown %v; want 2, 0 and 2",
 			received(FormatRFC5424), received(FormatRFC3164), shutdown)
+	}
+}
+
+// TestShutdownDropIsLogged: messages a reader had read (acknowledged to a
+// TCP sender) and could not publish before the shutdown grace ran out (a
+// full disk) are not only counted, in a metric nobody scrapes once weir
+// has exited, but logged, as the trap and gNMI collectors log theirs:
+// weir's log is all an operator has of a stop.
+func TestShutdownDropIsLogged(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	grace, deadline := context.WithCancel(context.Background())
+	defer deadline()
+	var logBuf syncbuf.Buffer
+	logger := slog.New(slog.NewTextHandler(&logBuf, nil))
+	c, err := New(configs.Syslog{}, &halfTaker{Broker: b, take: "taken", at: deadline}, WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.newPublisher("tcp://127.0.0.1:514", c.metrics.forListener("tcp://127.0.0.1:514"))
+	p.grace, p.endGrace = grace, deadline
+	from := netip.MustParseAddrPort("192.0.2.1:514")
+	for _, m := range []string{"left", "taken", "left", "left"} {
+		p.add(context.Background(), []byte("<13>Nov 29 14:08:10 h app: "+m), from, time.Now(), false)
+	}
+	if p.flush(context.Background()) {
+		t.Fatal("flush reported the batch published")
+	}
+	out := logBuf.String()
+	if !strings.Contains(out, "dropped") || !strings.Contains(out, "records=3") || !strings.Contains(out, "listener=tcp://127.0.0.1:514") {
+		t.Fatalf("3 messages dropped at the stop, logged as:\n%s", out)
 	}
 }
