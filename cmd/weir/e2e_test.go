@@ -685,6 +685,51 @@ func TestRoles(t *testing.T) {
 	}
 }
 
+// TestSystemdUnit: deploy/weir.service passes systemd-analyze verify (with
+// the weir built here at its path), and the config the README's install
+// steps put in /etc/weir passes weir check, as the unit's ExecStartPre runs
+// it.
+func TestSystemdUnit(t *testing.T) {
+	dir := t.TempDir()
+	// The README's steps: configs/weir.yaml and its inventory in one
+	// directory, the inventory's path made absolute.
+	for _, f := range []string{"weir.yaml", "inventory.yaml"} {
+		b, err := os.ReadFile(filepath.Join("../../configs", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "weir.yaml" {
+			was := b
+			b = []byte(strings.Replace(string(b), "inventory: configs/inventory.yaml", "inventory: "+filepath.Join(dir, "inventory.yaml"), 1))
+			if string(b) == string(was) {
+				t.Fatal("configs/weir.yaml has no \"inventory: configs/inventory.yaml\" for the README's sed to change")
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command(weirBin, "check", "-c", filepath.Join(dir, "weir.yaml")).CombinedOutput(); err != nil || strings.Contains(string(out), "warning") {
+		t.Fatalf("weir check of the installed config: %v %s", err, out)
+	}
+	unit, err := os.ReadFile("../../deploy/weir.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(unit), "ExecStart=/usr/local/bin/weir run -c /etc/weir/weir.yaml") {
+		t.Fatalf("the unit does not run /usr/local/bin/weir with /etc/weir/weir.yaml, as the README installs them:\n%s", unit)
+	}
+	if _, err := exec.LookPath("systemd-analyze"); err != nil {
+		t.Skip("systemd-analyze not installed (part of systemd)")
+	}
+	bin, _ := filepath.Abs(weirBin)
+	path := filepath.Join(dir, "weir.service")
+	os.WriteFile(path, []byte(strings.ReplaceAll(string(unit), "/usr/local/bin/weir", bin)), 0o644)
+	if out, err := exec.Command("systemd-analyze", "verify", path).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Fatalf("systemd-analyze verify deploy/weir.service: %v\n%s", err, out)
+	}
+}
+
 // TestDockerCompose: the compose file is valid for docker-compose (no
 // engine is needed to check) and weir accepts the config it mounts.
 func TestDockerCompose(t *testing.T) {
