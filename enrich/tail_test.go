@@ -15,29 +15,14 @@ import (
 // hide it from a restarted SNMP worker, which would publish its
 // uncommitted batch a second time.
 func TestTailPastOtherInputs(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := tailLog(t, "raw.snmp", "raw.gnmi", "raw.traps", "enriched.metrics")
 	ctx := context.Background()
-	for _, topic := range []string{"raw.snmp", "raw.gnmi", "raw.traps", "enriched.metrics"} {
-		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, logger := NewWorkerMetrics(nil).m, slog.New(slog.DiscardHandler)
 	newOut := func(input string) *outputs {
-		o := newOutputs(b, input, logger, m, false)
-		if err := o.align(ctx, "enriched.metrics"); err != nil {
-			t.Fatal(err)
-		}
+		o := alignedOutputs(t, b, input, "enriched.metrics")
 		o.track(ctx, []broker.TopicPartition{{Topic: input, Partition: 0}}, nil)
 		return o
 	}
-	rec := func(src int64) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
-	}
+	rec := outFrom
 	if _, err := newOut("raw.snmp").publish(ctx, nil, "enriched.metrics", []outRecord{rec(41), rec(42)}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,43 +48,16 @@ func TestTailPastOtherInputs(t *testing.T) {
 // topic's: none of its records is skipped. Headers written before they
 // named the topic (no "#ID") still count.
 func TestTailOfARecreatedInput(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := tailLog(t, "raw.syslog", "enriched.syslog")
 	ctx := context.Background()
-	for _, topic := range []string{"raw.syslog", "enriched.syslog"} {
-		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, logger := NewWorkerMetrics(nil).m, slog.New(slog.DiscardHandler)
-	o := newOutputs(b, "raw.syslog", logger, m, false)
-	if err := o.align(ctx, "enriched.syslog"); err != nil {
-		t.Fatal(err)
-	}
+	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
 	assigned := []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}
-	polled := func(offsets ...int64) []broker.Record {
-		var recs []broker.Record
-		for _, off := range offsets {
-			recs = append(recs, broker.Record{Partition: 0, Offset: off})
-		}
-		return recs
-	}
-	rec := func(src int64) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
-	}
+	polled, rec := polledAt, outFrom
 	o.track(ctx, assigned, polled(0, 1, 2, 3))
 	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2), rec(3)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.DeleteTopic(ctx, "raw.syslog"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateTopic(ctx, "raw.syslog", broker.TopicConfig{Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
+	recreate(t, b, "raw.syslog")
 	o.track(ctx, assigned, polled(0, 1))
 	left, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1)})
 	if err != nil || left != 0 {
@@ -109,10 +67,7 @@ func TestTailOfARecreatedInput(t *testing.T) {
 		t.Fatalf("%d outputs, want 6: the new topic's first records were taken for published", n)
 	}
 	// A worker taking over reads the new topic's last, 1.
-	o2 := newOutputs(b, "raw.syslog", logger, m, false)
-	if err := o2.align(ctx, "enriched.syslog"); err != nil {
-		t.Fatal(err)
-	}
+	o2 := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
 	if tail, err := o2.tail(ctx, "enriched.syslog", 0); err != nil || tail != 1 {
 		t.Errorf("tail %d (%v), want 1", tail, err)
 	}
@@ -133,17 +88,8 @@ func TestTailOfARecreatedInput(t *testing.T) {
 // records were skipped as published, never enriched (weir upgraded, then
 // weir topics delete raw.syslog).
 func TestTailOfARecreatedInputAfterAnUpgrade(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := tailLog(t, "raw.syslog", "enriched.syslog")
 	ctx := context.Background()
-	for _, topic := range []string{"raw.syslog", "enriched.syslog"} {
-		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// As the version before wrote them.
 	var before []broker.Record
 	for i := range 100 {
@@ -153,26 +99,15 @@ func TestTailOfARecreatedInputAfterAnUpgrade(t *testing.T) {
 	if err := b.ProducePartition(ctx, "enriched.syslog", 0, before); err != nil {
 		t.Fatal(err)
 	}
-	m, logger := NewWorkerMetrics(nil).m, slog.New(slog.DiscardHandler)
-	o := newOutputs(b, "raw.syslog", logger, m, false)
-	if err := o.align(ctx, "enriched.syslog"); err != nil {
-		t.Fatal(err)
-	}
+	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
 	assigned := []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}
-	rec := func(src int64) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
-	}
-	o.track(ctx, assigned, []broker.Record{{Partition: 0, Offset: 100}, {Partition: 0, Offset: 101}})
+	rec := outFrom
+	o.track(ctx, assigned, polledAt(100, 101))
 	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(100), rec(101)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.DeleteTopic(ctx, "raw.syslog"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateTopic(ctx, "raw.syslog", broker.TopicConfig{Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
-	o.track(ctx, assigned, []broker.Record{{Partition: 0, Offset: 0}, {Partition: 0, Offset: 1}})
+	recreate(t, b, "raw.syslog")
+	o.track(ctx, assigned, polledAt(0, 1))
 	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,10 +116,7 @@ func TestTailOfARecreatedInputAfterAnUpgrade(t *testing.T) {
 	}
 	// A header without the ID still counts where no other topic's came
 	// after it: weir upgraded, its input not made again.
-	o2 := newOutputs(b, "raw.syslog", logger, m, false)
-	if err := o2.align(ctx, "enriched.syslog"); err != nil {
-		t.Fatal(err)
-	}
+	o2 := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
 	if err := b.CreateTopic(ctx, "enriched.other", broker.TopicConfig{Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -205,45 +137,18 @@ func TestTailOfARecreatedInputAfterAnUpgrade(t *testing.T) {
 // topic's first records, below their offsets, were then skipped as
 // published.
 func TestRecordsPolledBeforeTheInputWasMadeAgain(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := tailLog(t, "raw.syslog", "enriched.syslog", "events")
 	ctx := context.Background()
-	for _, topic := range []string{"raw.syslog", "enriched.syslog", "events"} {
-		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, logger := NewWorkerMetrics(nil).m, slog.New(slog.DiscardHandler)
-	o := newOutputs(b, "raw.syslog", logger, m, false)
-	if err := o.align(ctx, "enriched.syslog", "events"); err != nil {
-		t.Fatal(err)
-	}
+	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog", "events")
 	assigned := []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}
-	polled := func(offsets ...int64) []broker.Record {
-		var recs []broker.Record
-		for _, off := range offsets {
-			recs = append(recs, broker.Record{Partition: 0, Offset: off})
-		}
-		return recs
-	}
-	rec := func(src int64) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
-	}
+	polled, rec := polledAt, outFrom
 	o.track(ctx, assigned, polled(0, 1, 2, 3))
 	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2), rec(3)}); err != nil {
 		t.Fatal(err)
 	}
 	// 4 to 9 polled; the topic made again before they are published.
 	o.track(ctx, assigned, polled(4, 5, 6, 7, 8, 9))
-	if err := b.DeleteTopic(ctx, "raw.syslog"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateTopic(ctx, "raw.syslog", broker.TopicConfig{Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
+	recreate(t, b, "raw.syslog")
 	if _, err := o.publish(ctx, nil, "events", []outRecord{rec(4)}); err != nil {
 		t.Fatal(err)
 	}
@@ -257,5 +162,59 @@ func TestRecordsPolledBeforeTheInputWasMadeAgain(t *testing.T) {
 	}
 	if n := len(readTopic(t, b, "enriched.syslog")); n != 13 {
 		t.Fatalf("%d outputs, want 13: the new topic's first records were taken for published", n)
+	}
+}
+
+// tailLog is an embedded log with topics of one partition each, for the
+// tail tests.
+func tailLog(t *testing.T, topics ...string) *embedded.Broker {
+	t.Helper()
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	for _, topic := range topics {
+		if err := b.CreateTopic(context.Background(), topic, broker.TopicConfig{Partitions: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// alignedOutputs is a worker's outputs of input to the topics given, on
+// the embedded log (no transactions).
+func alignedOutputs(t *testing.T, b broker.Broker, input string, topics ...string) *outputs {
+	t.Helper()
+	m, logger := NewWorkerMetrics(nil).m, slog.New(slog.DiscardHandler)
+	o := newOutputs(b, input, logger, m, false)
+	if err := o.align(context.Background(), topics...); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// polledAt is a poll's records of partition 0 at offsets.
+func polledAt(offsets ...int64) []broker.Record {
+	var recs []broker.Record
+	for _, off := range offsets {
+		recs = append(recs, broker.Record{Partition: 0, Offset: off})
+	}
+	return recs
+}
+
+// outFrom is an output of input partition 0's record at offset src.
+func outFrom(src int64) outRecord {
+	return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
+}
+
+// recreate deletes topic and makes it again.
+func recreate(t *testing.T, b *embedded.Broker, topic string) {
+	t.Helper()
+	if err := b.DeleteTopic(context.Background(), topic); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(context.Background(), topic, broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
 	}
 }
