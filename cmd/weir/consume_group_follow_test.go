@@ -20,16 +20,8 @@ func TestConsumeGroupFollowSurvivesBrokerRestart(t *testing.T) {
 	if _, errOut, err := p.cli(t, "one\n", "produce", "follow.group"); err != nil {
 		t.Fatalf("produce: %v %s", err, errOut)
 	}
-	cmd := exec.Command(weirBin, "consume", "follow.group", "--group", "g", "--from-beginning", "--follow", "--brokers", addr)
-	var out, errb syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() { cmd.Process.Kill(); <-exited }()
-	waitText(t, &out, `"value":"one"`)
+	out, errb, exited := startCLI(t, "consume", "follow.group", "--group", "g", "--from-beginning", "--follow", "--brokers", addr)
+	waitText(t, out, `"value":"one"`)
 	p.Stop(t)
 	time.Sleep(2 * time.Second)
 	p2 := startWeir(t, dir, "--kafka-listen", addr)
@@ -43,7 +35,7 @@ func TestConsumeGroupFollowSurvivesBrokerRestart(t *testing.T) {
 		t.Fatalf("consume --group --follow exited (%v) across a broker restart:\nstdout %s\nstderr %s", err, out.String(), errb.String())
 	case <-time.After(100 * time.Millisecond):
 	}
-	waitText(t, &out, `"value":"two"`)
+	waitText(t, out, `"value":"two"`)
 }
 
 // TestConsumeGroupFollowGoesOnWhereItWasAfterRestart: what a group member
@@ -60,25 +52,35 @@ func TestConsumeGroupFollowGoesOnWhereItWasAfterRestart(t *testing.T) {
 	if _, errOut, err := p.cli(t, "one\n", "produce", "follow.again"); err != nil {
 		t.Fatalf("produce: %v %s", err, errOut)
 	}
-	cmd := exec.Command(weirBin, "consume", "follow.again", "--group", "g", "--from-beginning", "--follow", "--brokers", addr)
-	var out, errb syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() { cmd.Process.Kill(); <-exited }()
-	waitText(t, &out, `"value":"one"`)
+	out, errb, _ := startCLI(t, "consume", "follow.again", "--group", "g", "--from-beginning", "--follow", "--brokers", addr)
+	waitText(t, out, `"value":"one"`)
 	p.Stop(t)
 	p2 := startWeir(t, dir, "--kafka-listen", addr)
 	time.Sleep(3 * time.Second)
 	if _, errOut, err := p2.cli(t, "two\n", "produce", "follow.again"); err != nil {
 		t.Fatalf("produce: %v %s", err, errOut)
 	}
-	waitText(t, &out, `"value":"two"`)
+	waitText(t, out, `"value":"two"`)
 	time.Sleep(500 * time.Millisecond)
 	if n := strings.Count(out.String(), `"value":"one"`); n != 1 {
 		t.Fatalf("\"one\" printed %d times across the restart:\n%s\nstderr %s", n, out.String(), errb.String())
 	}
+}
+
+// startCLI runs weir with args in the background, as a user leaves
+// `weir consume --follow` running: its stdout, its stderr, and its exit
+// (receive from it, then send it back: the cleanup kills the process and
+// waits for that).
+func startCLI(t *testing.T, args ...string) (out, errb *syncbuf.Buffer, exited chan error) {
+	t.Helper()
+	cmd := exec.Command(weirBin, args...)
+	out, errb = &syncbuf.Buffer{}, &syncbuf.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	return out, errb, exited
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // TestConsumeFollowAcrossARecreatedTopic: `weir consume --follow` on a topic
@@ -23,16 +20,8 @@ func TestConsumeFollowAcrossARecreatedTopic(t *testing.T) {
 	if _, errOut, err := p.cli(t, "one\ntwo\nthree\nfour\nfive\n", "produce", "rt"); err != nil {
 		t.Fatalf("produce: %v %s", err, errOut)
 	}
-	cmd := exec.Command(weirBin, "consume", "rt", "--from-beginning", "--follow", "--brokers", p.KafkaAddr)
-	var out, errb syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() { cmd.Process.Kill(); <-exited }()
-	waitText(t, &out, `"value":"five"`)
+	out, errb, exited := startCLI(t, "consume", "rt", "--from-beginning", "--follow", "--brokers", p.KafkaAddr)
+	waitText(t, out, `"value":"five"`)
 	for _, args := range [][]string{{"topics", "delete", "rt"}, {"topics", "create", "rt", "--partitions", "1"}} {
 		if _, errOut, err := p.cli(t, "", args...); err != nil {
 			t.Fatalf("%v: %v %s", args, err, errOut)
