@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
@@ -218,5 +219,51 @@ func TestStopCommitsTheBatchDelivered(t *testing.T) {
 	}
 	if committed != 40 {
 		t.Fatalf("%d records committed at the stop, want the 40 the destination took", committed)
+	}
+}
+
+// hangingCommits' consumers commit nothing until their context ends, as
+// the Kafka backend's do against a cluster that hangs.
+type hangingCommits struct{ broker.Broker }
+
+type hangingCommitsConsumer struct{ broker.Consumer }
+
+func (b *hangingCommits) Consume(ctx context.Context, g string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
+	c, err := b.Broker.Consume(ctx, g, topics, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &hangingCommitsConsumer{c}, nil
+}
+
+func (c *hangingCommitsConsumer) Commit(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (c *hangingCommitsConsumer) CommitOffsets(ctx context.Context, _ map[broker.TopicPartition]int64) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestStopWithHangingCommitsIsBounded: a stop while a poll's batches are
+// being delivered, against a cluster whose commits hang, ends within the
+// one commit's few seconds a stop gives, not a few seconds per batch the
+// poll still held. Each batch delivered after the stop (a file sink's
+// write does not end with the context) was committed with 5 s of its
+// own: 10 batches of a poll took 45 s to stop, past systemd's
+// TimeoutStopSec.
+func TestStopWithHangingCommitsIsBounded(t *testing.T) {
+	eb := sinktest.Broker(t)
+	sinktest.Produce(t, eb, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(100, func(int) string { return "ifTable" }))
+	d := &finishingDest{}
+	c := cfg("hanging")
+	c.BatchSize = 10
+	r := sinktest.Start(t, &hangingCommits{Broker: eb}, c, d)
+	sinktest.Eventually(t, "a write in flight", func() bool { return d.writes.Load() > 0 })
+	start := time.Now()
+	r.Stop()
+	if took := time.Since(start); took > 8*time.Second {
+		t.Fatalf("the stop took %v with %d batches written, want one commit's 5 s at most", took.Round(time.Second), d.writes.Load())
 	}
 }

@@ -490,6 +490,16 @@ func (s *Sink) consume(ctx context.Context) error {
 				return nil
 			}
 			rest = rest[n:]
+			if len(rest) > 0 && ctx.Err() != nil {
+				// Stopping: what was delivered is committed once, with
+				// the few seconds a stop gives a commit, and the rest of
+				// the poll comes again at the next start. Delivering it
+				// now, each batch's commit with seconds of its own, made
+				// a stop against a cluster that hangs last as many times
+				// as the poll had batches.
+				s.commitDone(c, pending[:len(pending)-len(rest)])
+				return nil
+			}
 			if oc, ok := c.(broker.OffsetCommitter); ok && len(rest) > 0 {
 				// More batches to go: commit this one, so a crash
 				// delivers one batch again, not the whole poll (a
