@@ -38,7 +38,8 @@ bench:
 # Short fuzzing of every parser; FUZZTIME=5m for a longer run.
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./broker/recordbatch
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./broker/recordbatch
+	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./broker/recordbatch
 	$(GO) test -run '^$$' -fuzz FuzzRecoverSegment -fuzztime $(FUZZTIME) ./broker/embedded
 	$(GO) test -run '^$$' -fuzz FuzzDecodeProducerSnapshot -fuzztime $(FUZZTIME) ./broker/embedded
 	$(GO) test -run '^$$' -fuzz FuzzRequest -fuzztime $(FUZZTIME) ./broker/kafkawire
@@ -59,6 +60,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzFinder$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricsWorker$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzSyslogWorker$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzInventoryNames$$' -fuzztime $(FUZZTIME) ./enrich
 	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./telemetry
@@ -68,6 +70,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/snmp/profile
 	$(GO) test -run '^$$' -fuzz FuzzHandle -fuzztime $(FUZZTIME) ./collectors/snmp/sim
 	$(GO) test -run '^$$' -fuzz FuzzSNMPSection -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzSizeAndDuration$$' -fuzztime $(FUZZTIME) ./configs
 
 clean:
 	rm -rf bin weir-data

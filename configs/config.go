@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"reflect"
@@ -596,7 +597,13 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		if v, err := strconv.ParseFloat(days, 64); err == nil {
-			return time.Duration(v * float64(24*time.Hour)), nil
+			// Past about 292 years (and NaN, Inf) a conversion to
+			// int64 wraps to its most negative value.
+			ns := v * float64(24*time.Hour)
+			if math.IsNaN(ns) || ns >= math.MaxInt64 || ns <= math.MinInt64 {
+				return 0, fmt.Errorf("%q is out of range (at most 106751d)", s)
+			}
+			return time.Duration(ns), nil
 		}
 	}
 	v, err := time.ParseDuration(s)
@@ -651,6 +658,10 @@ func ParseByteSize(s string) (int64, error) {
 	}
 	if f == -1 {
 		return -1, nil
+	}
+	// NaN, Inf and sizes past 2^63 would wrap to a negative int64.
+	if n := f * float64(mult); math.IsNaN(n) || n >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is out of range (at most 8EiB)", s)
 	}
 	return int64(f * float64(mult)), nil
 }

@@ -176,6 +176,59 @@ func TestParseByteSize(t *testing.T) {
 	}
 }
 
+// TestSizeAndDurationOutOfRange: a size or a number of days too large for
+// 64 bits, or NaN/Inf, is an error saying so; it used to wrap to the most
+// negative int64, which the checks then reported as "must be positive" for
+// a positive value ("retention: {time: 200000d}"), or, where no check looks,
+// became a negative bound.
+func TestSizeAndDurationOutOfRange(t *testing.T) {
+	for _, in := range []string{"1e19", "NaN", "Inf", "+Inf", "-Inf", "nanGiB", "1e30GiB", "0x1p70", "9000PB"} {
+		if v, err := ParseByteSize(in); err == nil {
+			t.Errorf("size %q: %d, want an error", in, v)
+		}
+	}
+	for _, in := range []string{"200000d", "1e300d", "NaNd", "infd", "-Infd", "-200000d"} {
+		if v, err := ParseDuration(in); err == nil {
+			t.Errorf("duration %q: %v, want an error", in, v)
+		}
+	}
+	// The largest that fit still parse.
+	if v, err := ParseDuration("106751d"); err != nil || v <= 0 {
+		t.Errorf("106751d: %v %v", v, err)
+	}
+	if v, err := ParseByteSize("8EB"); err == nil {
+		t.Errorf("8EB: %v, want an error", v)
+	}
+	if _, err := Parse([]byte("broker:\n  retention:\n    time: 200000d\n")); err == nil || !strings.Contains(err.Error(), "200000d") {
+		t.Errorf("retention 200000d: %v, want an error naming the value", err)
+	}
+}
+
+// FuzzSizeAndDuration: what ParseByteSize and ParseDuration accept keeps
+// the sign it was written with (no wrap past 64 bits), and a duration
+// without a "d" is what time.ParseDuration makes of it.
+func FuzzSizeAndDuration(f *testing.F) {
+	for _, s := range []string{"4096", "1.5MiB", "-1", "7d", "0.5d", "-1d", "30s", "1e19", "NaN", "200000d", " 12 GiB "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		neg := strings.HasPrefix(strings.TrimSpace(s), "-")
+		if v, err := ParseByteSize(s); err == nil && (v < -1 || v < 0 && !neg) {
+			t.Fatalf("size %q = %d", s, v)
+		}
+		v, err := ParseDuration(s)
+		if err != nil {
+			return
+		}
+		if v < 0 && !neg || v > 0 && neg {
+			t.Fatalf("duration %q = %v", s, v)
+		}
+		if std, err := time.ParseDuration(strings.TrimSpace(s)); err == nil && std != v && strings.TrimSpace(s) != "-1" {
+			t.Fatalf("duration %q = %v, time.ParseDuration %v", s, v, std)
+		}
+	})
+}
+
 // TestLoadRefusesAFileOfNoSettings: an empty file, or one of comments, is
 // refused (a SIGHUP reading one written half way stopped every target);
 // a file with any setting, even an empty section, loads.

@@ -164,6 +164,14 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 func FuzzSNMPSection(f *testing.F) {
 	f.Add("snmp:\n  targets:\n    - {name: a, address: x, profiles: auto}\n")
 	f.Add("snmp:\n  defaults: {version: 3, v3: {user: u}}\n  targets: [{name: a, address: \"[::1]:1\"}]\n")
+	// The example config, every section of it, so mutations reach the
+	// other sections' parsing and checks too.
+	if b, err := os.ReadFile("weir.yaml"); err == nil {
+		f.Add(string(b))
+	}
+	f.Add("broker:\n  retention: {time: 7d, bytes: 1GiB}\n  topics:\n    raw.syslog: {partitions: 3, retention: {time: -1}}\n")
+	f.Add("gnmi:\n  targets: [{name: a, address: \"x:6030\", subscriptions: [{path: /interfaces, mode: sample, sample_interval: 10s}]}]\n")
+	f.Add("sinks:\n  - {type: file, path: /tmp/x, max_size: 100MiB}\n  - {type: webhook, url: \"http://x\", template: \"{{.Type}}\"}\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		_, _ = Parse([]byte(s)) // must not panic
 	})

@@ -3,6 +3,7 @@ package recordbatch
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -196,6 +197,144 @@ func FuzzDecode(f *testing.F) {
 		// record parser.
 		if h, err := ParseHeader(b); err == nil && h.Size() <= len(b) {
 			d.Decode("t", 0, &h, b, 0)
+			checkAgreesWithKmsg(t, &h, b[:h.Size()])
+		}
+	})
+}
+
+// checkAgreesWithKmsg: an uncompressed batch that Check accepts decodes
+// to the records franz-go's kmsg reads from it, as far as kmsg reads them.
+func checkAgreesWithKmsg(t *testing.T, h *Header, b []byte) {
+	var d Decoder
+	if h.Codec() != CodecNone || h.IsControl() || d.Check(h, b) != nil {
+		return
+	}
+	// All of them: a batch's offsets may be negative.
+	if err := d.Decode("t", 0, h, b, math.MinInt64); err != nil {
+		t.Fatalf("Check accepts, Decode refuses: %v", err)
+	}
+	got := d.Records()
+	if len(got) != int(h.NumRecords) {
+		t.Fatalf("Check accepts %d records, Decode gives %d", h.NumRecords, len(got))
+	}
+	var kb kmsg.RecordBatch
+	if err := kb.ReadFrom(b); err != nil {
+		t.Fatalf("Check accepts, kmsg refuses: %v", err)
+	}
+	recs := kb.Records
+	for i, r := range got {
+		var kr kmsg.Record
+		if err := kr.ReadFrom(recs); err != nil {
+			// kmsg takes only -1 for a null key or value; Kafka
+			// (DefaultRecord.readFrom), and so this decoder, any
+			// negative length.
+			return
+		}
+		recs = recs[kr.Length+int32(varintLen(int64(kr.Length))):]
+		ts := kb.FirstTimestamp + kr.TimestampDelta64
+		if h.Attributes&TimestampLogAppend != 0 {
+			ts = kb.MaxTimestamp // the broker's time for every record
+		}
+		if r.Offset != h.BaseOffset+int64(kr.OffsetDelta) || r.Timestamp.UnixMilli() != ts ||
+			!bytes.Equal(r.Key, kr.Key) || (r.Key == nil) != (kr.Key == nil) ||
+			!bytes.Equal(r.Value, kr.Value) || (r.Value == nil) != (kr.Value == nil) || len(r.Headers) != len(kr.Headers) {
+			t.Fatalf("record %d: %+v, kmsg %+v", i, r, kr)
+		}
+		for j, hd := range r.Headers {
+			if hd.Key != kr.Headers[j].Key || !bytes.Equal(hd.Value, kr.Headers[j].Value) || (hd.Value == nil) != (kr.Headers[j].Value == nil) {
+				t.Fatalf("record %d header %d: %+v, kmsg %+v", i, j, hd, kr.Headers[j])
+			}
+		}
+	}
+}
+
+// FuzzRoundTrip: records the Encoder writes, compressed with any codec or
+// not, pass Validate and Check and decode to what was appended; and
+// franz-go's kmsg, the code Kafka clients use, reads the same records.
+func FuzzRoundTrip(f *testing.F) {
+	f.Add([]byte("dev-1"), []byte(`{"n":1}`), "source", []byte("syslog"), int64(1_700_000_000_000), int64(10), uint8(3), uint8(0), uint8(7))
+	f.Add([]byte{}, []byte{}, "", []byte(nil), int64(-1), int64(-1<<62), uint8(0), uint8(4), uint8(0))
+	f.Fuzz(func(t *testing.T, key, value []byte, hkey string, hval []byte, ts, dts int64, n, codec, flags uint8) {
+		type rec struct {
+			key, value []byte
+			headers    []broker.Header
+			ts         int64
+		}
+		var want []rec
+		for i := range int(n%8) + 1 {
+			r := rec{key: key, value: value, ts: ts + int64(i)*dts}
+			if flags&1 != 0 && i%2 == 1 {
+				r.key = nil
+			}
+			if flags&2 != 0 && i%2 == 0 {
+				r.value = nil
+			}
+			if flags&4 != 0 {
+				r.headers = []broker.Header{{Key: hkey, Value: hval}, {Key: "schema", Value: nil}}
+			}
+			want = append(want, r)
+		}
+		var e Encoder
+		e.Reset(-1, -1, -1)
+		for _, r := range want {
+			e.Append(r.key, r.value, r.headers, r.ts)
+		}
+		b := append([]byte(nil), e.Finish(ts)...)
+		if c := int(codec % 5); c != CodecNone {
+			var err error
+			if b, err = Compress(b, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h, err := Validate(b)
+		if err != nil {
+			t.Fatalf("validate: %v", err)
+		}
+		if h.Size() != len(b) || h.NumRecords != int32(len(want)) || h.LastOffsetDelta != int32(len(want)-1) {
+			t.Fatalf("header %+v for %d records in %d bytes", h, len(want), len(b))
+		}
+		var d Decoder
+		if err := d.Check(&h, b); err != nil {
+			t.Fatalf("check: %v", err)
+		}
+		if err := d.Decode("t", 1, &h, b, ts); err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		got := d.Records()
+		if len(got) != len(want) {
+			t.Fatalf("%d records, want %d", len(got), len(want))
+		}
+		sameBytes := func(a, b []byte) bool { return bytes.Equal(a, b) && (a == nil) == (b == nil) }
+		for i, r := range got {
+			w := want[i]
+			if r.Offset != ts+int64(i) || r.Topic != "t" || r.Partition != 1 || r.Timestamp.UnixMilli() != w.ts ||
+				!sameBytes(r.Key, w.key) || !sameBytes(r.Value, w.value) || len(r.Headers) != len(w.headers) {
+				t.Fatalf("record %d: %+v, want %+v", i, r, w)
+			}
+			for j, hd := range r.Headers {
+				if hd.Key != w.headers[j].Key || !sameBytes(hd.Value, w.headers[j].Value) {
+					t.Fatalf("record %d header %d: %+v, want %+v", i, j, hd, w.headers[j])
+				}
+			}
+		}
+		if codec%5 != CodecNone {
+			return
+		}
+		var kb kmsg.RecordBatch
+		if err := kb.ReadFrom(b); err != nil {
+			t.Fatalf("kmsg: %v", err)
+		}
+		recs := kb.Records
+		for i, w := range want {
+			var kr kmsg.Record
+			if err := kr.ReadFrom(recs); err != nil {
+				t.Fatalf("kmsg record %d: %v", i, err)
+			}
+			recs = recs[kr.Length+int32(varintLen(int64(kr.Length))):]
+			if kr.OffsetDelta != int32(i) || kb.FirstTimestamp+kr.TimestampDelta64 != w.ts ||
+				!sameBytes(kr.Key, w.key) || !sameBytes(kr.Value, w.value) || len(kr.Headers) != len(w.headers) {
+				t.Fatalf("kmsg record %d: %+v, want %+v", i, kr, w)
+			}
 		}
 	})
 }

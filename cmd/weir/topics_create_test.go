@@ -42,3 +42,18 @@ func TestTopicsCreateFlagsOnlyForCreate(t *testing.T) {
 		t.Fatalf("topics list -h shows create's flags:\n%s%s", out, errs)
 	}
 }
+
+// TestTopicsCreateRetentionForever: --retention -1 keeps records for ever,
+// as -1 does in the config file. It parsed as -1ns, sent as retention.ms
+// 0: the embedded broker refused "0" (a value the user never wrote), and
+// a Kafka cluster takes 0 and deletes the topic's records at once. A
+// retention under a millisecond, which would also become 0, is refused.
+func TestTopicsCreateRetentionForever(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	if out, errs, err := p.cli(t, "", "topics", "create", "forever", "--retention", "-1", "--retention-bytes", "-1"); err != nil || !strings.Contains(out, "created forever") {
+		t.Fatalf("topics create --retention -1: %v %s%s", err, out, errs)
+	}
+	if _, errs, err := p.cli(t, "", "topics", "create", "tiny", "--retention", "500us"); err == nil || !strings.Contains(errs, "500us") {
+		t.Errorf("--retention 500us: %v, stderr %q; want an error naming it", err, errs)
+	}
+}

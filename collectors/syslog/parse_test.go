@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	gosyslog "github.com/leodido/go-syslog/v4"
 	"github.com/leodido/go-syslog/v4/rfc5424"
@@ -399,9 +400,38 @@ func FuzzParse(f *testing.F) {
 		if l.Severity < -1 || l.Severity > 7 || l.Facility < -1 || l.Facility > 23 {
 			t.Fatalf("pri %d/%d", l.Facility, l.Severity)
 		}
+		if !utf8.Valid(raw) {
+			l.RawBytes = raw // as the publisher does
+		}
 		var back telemetry.Log
 		if err := json.Unmarshal(l.AppendJSON(nil), &back); err != nil {
 			t.Fatalf("JSON does not decode: %v", err)
+		}
+		// The record carries what was parsed: every field decodes back
+		// as it was (text not UTF-8 as JSON carries it, U+FFFD for the
+		// bad bytes; raw_bytes has them exactly).
+		valid := func(s string) string { return string([]rune(s)) } // U+FFFD for each bad byte, as JSON has it
+		if back.Raw != valid(l.Raw) || string(back.RawBytes) != string(l.RawBytes) || back.Message != valid(l.Message) ||
+			back.Hostname != valid(l.Hostname) || back.AppName != valid(l.AppName) || back.ProcID != valid(l.ProcID) ||
+			back.MsgID != valid(l.MsgID) || back.Sequence != valid(l.Sequence) || back.Format != l.Format ||
+			back.Facility != l.Facility || back.Severity != l.Severity || back.ParseError != l.ParseError {
+			t.Fatalf("%q: JSON round trip\n got %+v\nwant %+v", raw, back, l)
+		}
+		if (back.Time == nil) != (l.Time == nil) || l.Time != nil && !back.Time.Equal(*l.Time) {
+			t.Fatalf("%q: time %v, decoded %v", raw, l.Time, back.Time)
+		}
+		if !utf8.Valid(raw) {
+			return // two SD names may differ only in bad bytes; raw_bytes has them
+		}
+		if len(back.StructuredData) != len(l.StructuredData) {
+			t.Fatalf("%q: structured data %v, decoded %v", raw, l.StructuredData, back.StructuredData)
+		}
+		for id, params := range l.StructuredData {
+			for k, v := range params {
+				if got, ok := back.StructuredData[id][k]; !ok || got != v {
+					t.Fatalf("%q: SD %s %s = %q, decoded %q", raw, id, k, v, got)
+				}
+			}
 		}
 	})
 }

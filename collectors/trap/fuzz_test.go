@@ -1,6 +1,7 @@
 package trap
 
 import (
+	"encoding/json"
 	"net"
 	"testing"
 	"time"
@@ -58,12 +59,41 @@ func FuzzDecode(f *testing.F) {
 	now := time.Unix(0, 0)
 	f.Fuzz(func(t *testing.T, pkt []byte) {
 		before := r.decodePanics.Load()
-		_, _, outcome := r.decode(pkt, from, now)
+		it, _, outcome := r.decode(pkt, from, now)
 		if r.decodePanics.Load() != before && outcome != OutcomeMalformed {
 			t.Fatalf("recovered panic on % x reported as %q", pkt, outcome)
+		}
+		// A trap taken is published: it must encode (publish drops one
+		// that does not, as "cannot happen").
+		if outcome == "" {
+			if _, err := json.Marshal(&it.trap); err != nil {
+				t.Fatalf("trap from % x does not encode: %v", pkt, err)
+			}
+		}
+		// decode recovers from panics, which would hide one in weir's
+		// own BER walking: run it where a panic fails the test, on
+		// what gosnmp decodes without panicking.
+		rawVarbindList(pkt)
+		if p := unmarshalNoPanic(pkt); p != nil {
+			keepUnknownValues(pkt, p)
 		}
 		// The read loop answers a refused reportable v3 message from
 		// its header alone: that parse too takes anything.
 		r.refusalReport(pkt, OutcomeUnknownUser, &refusalReports{}, now)
 	})
+}
+
+// unmarshalNoPanic is gosnmp's decoding of pkt, nil if it fails or panics.
+func unmarshalNoPanic(pkt []byte) (p *gosnmp.SnmpPacket) {
+	defer func() {
+		if recover() != nil {
+			p = nil
+		}
+	}()
+	g := &gosnmp.GoSNMP{Version: gosnmp.Version2c}
+	p, err := g.SnmpDecodePacket(pkt)
+	if err != nil {
+		return nil
+	}
+	return p
 }
