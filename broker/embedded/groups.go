@@ -498,7 +498,7 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 // follow op.pos, or the batch after it does not start after them).
 func (c *consumer) skipDamaged(op *ownedPartition, buf []byte, hwm int64, err error) bool {
 	var bad recordbatch.Header
-	found := false
+	found, confirmed := false, false
 	for pos := 0; pos+recordbatch.HeaderSize <= len(buf); {
 		h, perr := recordbatch.ParseHeader(buf[pos:])
 		if perr != nil || h.Size() <= 0 {
@@ -510,6 +510,7 @@ func (c *consumer) skipDamaged(op *ownedPartition, buf []byte, hwm int64, err er
 				return false
 			}
 			bad.LastOffsetDelta = int32(h.BaseOffset - 1 - bad.BaseOffset)
+			confirmed = true
 			break
 		}
 		if h.LastOffset() >= op.pos {
@@ -520,8 +521,17 @@ func (c *consumer) skipDamaged(op *ownedPartition, buf []byte, hwm int64, err er
 		}
 		pos += h.Size()
 	}
+	if !found {
+		return false
+	}
 	to := bad.LastOffset() + 1
-	if !found || to <= op.pos || to > hwm {
+	if !confirmed {
+		// No batch after it in the read (it ends a segment): its own
+		// header, which the failing CRC covers, may say it ends past
+		// its segment, and a batch ends in its segment.
+		to = min(to, op.p.segmentEnd(bad.BaseOffset))
+	}
+	if to <= op.pos || to > hwm {
 		return false
 	}
 	c.b.opts.logger.Error("a batch of the log cannot be read (bit rot?): skipped, the records after it are read",

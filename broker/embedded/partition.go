@@ -184,8 +184,13 @@ func (p *partition) openSealed(s *segment, nextBase int64) error {
 		p.opts.logger.Warn("offsets missing from the log: a segment ends before the next begins; readers skip them",
 			slog.String("partition", p.name()), slog.Int64("from", end), slog.Int64("to", nextBase-1))
 	case end > nextBase:
-		p.opts.logger.Warn("a segment holds offsets past the next segment's base; reads of them take either copy",
+		// The next segment's base is its file's name; this segment's
+		// end is its last batch's header, which bit rot may have
+		// changed (a CRC-failing last batch). Segments do not overlap:
+		// offsets from nextBase on are the next segment's.
+		p.opts.logger.Warn("a segment's last batch says it ends past the next segment's base; offsets from that base are read from the next segment",
 			slog.String("partition", p.name()), slog.Int64("base", s.base), slog.Int64("end", end), slog.Int64("next_base", nextBase))
+		s.next.Store(nextBase)
 	}
 	return nil
 }
@@ -594,6 +599,19 @@ func (p *partition) read(dst []byte, offset int64, maxBytes int) ([]byte, int64,
 	}
 	p.stats.bytesOut.Add(int64(len(out) - len(dst)))
 	return out, hwm, start, nil
+}
+
+// segmentEnd is where the segment holding offset off ends: the next
+// segment's base, or the log's end for the last segment.
+func (p *partition) segmentEnd(off int64) int64 {
+	p.rw.RLock()
+	defer p.rw.RUnlock()
+	for _, s := range p.segments {
+		if s.base > off {
+			return s.base
+		}
+	}
+	return p.hwm.Load()
 }
 
 // startsPast reports whether batches, read from where the offset index
