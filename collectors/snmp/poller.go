@@ -887,13 +887,18 @@ func (t *target) poll(ctx context.Context) (res poll) {
 		walked[col] = pdus
 		return pdus, nil
 	}
-	// The scalar rows first: the system row's sysName names the device
-	// for enrichment (an inventory may list it by that name alone), for
-	// the rows after it in the poll; profiles go in name order, and
-	// if-mib's rows would come before it.
+	// The scalar rows first, the system row first of all: its sysName
+	// names the device for enrichment (an inventory may list it by that
+	// name alone), for the rows after it in the poll; profiles go in
+	// name order, and if-mib's rows, or the scalar rows of bgp4-mib,
+	// host-resources, icmp and ip, would come before it.
 	for _, p := range t.profiles {
 		if r, ok := t.scalarRecord(p, values, res); ok {
-			res.records = append(res.records, r)
+			if r.Measurement == "snmp_system" {
+				res.records = slices.Insert(res.records, 0, r)
+			} else {
+				res.records = append(res.records, r)
+			}
 		}
 	}
 	for _, p := range t.profiles {

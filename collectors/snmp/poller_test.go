@@ -481,3 +481,33 @@ func TestSystemRowComesFirst(t *testing.T) {
 		t.Fatalf("measurements in the order written: %v; want snmp_system first", order)
 	}
 }
+
+// TestSystemRowComesBeforeOtherScalars: the snmp_system row comes first
+// of a poll also when the target has other profiles with scalars, whose
+// names sort before "system" (bgp4-mib, host-resources, icmp, ip; the
+// example config's [system, if-mib, bgp4-mib, ...], and profiles: auto on
+// a Net-SNMP agent): their rows, written before the sysName, were tagged
+// unknown on a new target's first poll and named after the target.
+func TestSystemRowComesBeforeOtherScalars(t *testing.T) {
+	agent := snmptest.StartSNMPD(t)
+	capture := snmptest.NewCapture()
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("lab1", agent.Addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"system", "if-mib", "host-resources", "icmp"}}
+		})},
+		Profiles: loadProfiles(t), Broker: capture,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), "lab1"); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, m := range decode(t, capture.Records()) {
+		order = append(order, m.Measurement)
+	}
+	if len(order) < 3 || order[0] != "snmp_system" {
+		t.Fatalf("measurements in the order written: %v; want snmp_system first", order)
+	}
+}
