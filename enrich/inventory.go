@@ -187,10 +187,16 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: device %d (%s): cidr %q: %w", name, i+1, d.Name, d.CIDR, err)
 			}
-			if p.Addr().Is4In6() && p.Bits() >= 96 {
+			switch {
+			case p.Addr().Is4In6() && p.Bits() >= 96:
 				// An IPv4 range in its mapped form: senders are looked
 				// up unmapped, so it is the IPv4 range.
 				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			case p.Addr().Is4In6():
+				// Wider than all of IPv4 mapped: an IPv6 range, which
+				// no (unmapped) IPv4 sender is in.
+				idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): cidr %q is written IPv4-mapped but is wider than ::ffff:0:0/96, all of IPv4: it is an IPv6 range, and matches no IPv4 sender (write an IPv4 range, or ::ffff:0:0/96 for all of IPv4)",
+					i+1, entryName(d), d.CIDR))
 			}
 			d.prefix = p.Masked()
 			if j, ok := firstPrefix[d.prefix]; ok {

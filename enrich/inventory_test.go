@@ -476,3 +476,23 @@ func TestInventorySyntaxErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// TestInventoryMappedRangeWiderThanIPv4: a cidr written IPv4-mapped with
+// fewer than 96 bits (::ffff:0:0/95) is an IPv6 range holding every
+// IPv4-mapped address, but senders are looked up unmapped: it matched no
+// IPv4 sender, and nothing said so, while the README says a range written
+// mapped is the IPv4 one. weir check warns of it.
+func TestInventoryMappedRangeWiderThanIPv4(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {cidr: "::ffff:0:0/95", site: all-v4}
+  - {cidr: "::ffff:10.0.0.0/104", site: ten}
+  - {cidr: "::/0", site: v6}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`device 1 (::ffff:0:0/95): cidr "::ffff:0:0/95" is written IPv4-mapped but is wider than ::ffff:0:0/96, all of IPv4: it is an IPv6 range, and matches no IPv4 sender (write an IPv4 range, or ::ffff:0:0/96 for all of IPv4)`}
+	if got := inv.Warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
