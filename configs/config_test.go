@@ -92,6 +92,9 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  retention: {time: [7d]}\n", "cfg.yaml:2: want one duration (like 30s, 12h, 7d), not a list"},
 		{"broker:\n  retention: {bytes: {a: 1}}\n", "cfg.yaml:2: want one size (like 512KiB, 1GiB), not a map"},
 		{"broker:\n\tflush: always\n", "cfg.yaml:2: found character that cannot start any token (a tab on that line: YAML indents with spaces only)"},
+		// yaml.v3 numbers this one at the line where the value before
+		// the tab starts, which has no tab.
+		{"log:\n  level: info\n\tformat: text\n", "cfg.yaml:3: found a tab character that violates indentation (a tab on that line: YAML indents with spaces only)"},
 		{"broker:\n  topics:\n    bad/name: {partitions: 1}\n", "cfg.yaml:3: broker.topics.bad/name: invalid topic name"},
 		{"broker: [\n", "cfg.yaml"},
 		// yaml.v3 numbers a parser error's line from 0: the flow

@@ -52,7 +52,21 @@ func Clean(err error, data []byte, root *yaml.Node) error {
 			msg = fmt.Sprintf("line %d: %s", line, problem)
 		}
 	}
-	if lines := bytes.Split(data, []byte("\n")); line > 0 && line <= len(lines) {
+	lines := bytes.Split(data, []byte("\n"))
+	if problem == tabProblem && line > 0 && line <= len(lines) && !bytes.ContainsRune(lines[line-1], '\t') {
+		// yaml.v3 numbers it at the line where the plain scalar
+		// before the tab starts: the tab is in the indentation of a
+		// line after it.
+		for l := line + 1; l <= len(lines); l++ {
+			indent := lines[l-1][:len(lines[l-1])-len(bytes.TrimLeft(lines[l-1], " \t"))]
+			if bytes.ContainsRune(indent, '\t') {
+				line = l
+				msg = fmt.Sprintf("line %d: %s", line, problem)
+				break
+			}
+		}
+	}
+	if line > 0 && line <= len(lines) {
 		switch {
 		case bytes.ContainsRune(lines[line-1], '\t'):
 			msg += " (a tab on that line: YAML indents with spaces only)"
@@ -63,6 +77,10 @@ func Clean(err error, data []byte, root *yaml.Node) error {
 	}
 	return errors.New(msg)
 }
+
+// tabProblem is the scanner error for a tab in the indentation of a plain
+// scalar's next line.
+const tabProblem = "found a tab character that violates indentation"
 
 // parserProblems are the syntax errors yaml.v3's parser (not its
 // scanner) reports, whose line it numbers from 0.

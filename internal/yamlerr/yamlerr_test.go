@@ -1,0 +1,29 @@
+package yamlerr
+
+import (
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TestTabViolatingIndentation: yaml.v3 numbers "found a tab character
+// that violates indentation" at the line where the plain scalar before the
+// tab starts, a line without a tab: weir check pointed at it, and the hint
+// about tabs, which looks at the line named, was not given.
+func TestTabViolatingIndentation(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"log:\n  level: info\n\tformat: text\n", "line 3: found a tab character that violates indentation (a tab on that line: YAML indents with spaces only)"},
+		{"devices:\n  - name: a\n    site: b\n  - name: c\n\t  site: d\n", "line 5: found a tab character that violates indentation (a tab on that line"},
+		{"a: one\n  two\n\t  three\n", "line 3: found a tab character that violates indentation (a tab on that line"},
+	} {
+		var n yaml.Node
+		err := yaml.Unmarshal([]byte(tc.file), &n)
+		if err == nil {
+			t.Fatalf("%q: no error", tc.file)
+		}
+		if got := Clean(err, []byte(tc.file), nil).Error(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q: %q, want %q", tc.file, got, tc.want)
+		}
+	}
+}
