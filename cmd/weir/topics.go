@@ -45,8 +45,8 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var kvs multiFlag
 	if sub == "create" {
 		fs.IntVar(partitions, "partitions", -1, "partitions (-1: the broker's default)")
-		fs.StringVar(retention, "retention", "", "retention time, e.g. 7d or 12h")
-		fs.StringVar(retentionBytes, "retention-bytes", "", "retention bytes per partition, e.g. 1GiB")
+		fs.StringVar(retention, "retention", "", "retention time, e.g. 7d or 12h; -1 keeps records for ever")
+		fs.StringVar(retentionBytes, "retention-bytes", "", "retention bytes per partition, e.g. 1GiB; -1 for no size bound")
 		fs.Var(&kvs, "config", "topic config key=value, repeatable")
 	}
 	pos, err := parseInterspersed(fs, args)
