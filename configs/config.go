@@ -112,7 +112,16 @@ func (t TLS) Client() tlsconf.Client {
 	return tlsconf.Client{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 }
 
-// SASL credentials: mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+// saslMechanisms are the SASL mechanisms weir speaks, as errors name them.
+const saslMechanisms = "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"
+
+// RetainForever reports whether a retention time d, as written in the
+// config or given to weir topics create, means keep records for ever: -1
+// (which parses as -1ns) or -1s.
+func RetainForever(d time.Duration) bool { return d == -1 || d == -time.Second }
+
+// SASL credentials to a Kafka cluster (broker.kafka.sasl, a Kafka sink's
+// sasl): mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
 type SASL struct {
 	Mechanism string `yaml:"mechanism"`
 	Username  string `yaml:"username"`
@@ -384,10 +393,10 @@ func (c *Config) validate(root *yaml.Node) error {
 	if c.Broker.Segment.Bytes < 64<<10 || c.Broker.Segment.Bytes > 1<<31-1 {
 		add("broker.segment.bytes", "must be between 64KiB and 2GiB")
 	}
-	// retention.time -1 (or -1s) keeps records for ever; any other
-	// negative value is more likely a slip ("-5d") than that.
+	// Any negative retention.time but -1 is more likely a slip ("-5d")
+	// than keep for ever.
 	checkRetention := func(path string, r Retention, sg Segment) {
-		if r.Time < 0 && r.Time != -1 && r.Time != Duration(-time.Second) {
+		if r.Time < 0 && !RetainForever(r.Time.Std()) {
 			add(path+".retention.time", "must be positive, or -1 to keep records for ever (0: the default)")
 		}
 		if r.Bytes < 0 && r.Bytes != -1 {
@@ -442,7 +451,7 @@ func (c *Config) validate(root *yaml.Node) error {
 			switch k.SASL.Mechanism {
 			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 			default:
-				add("broker.kafka.sasl.mechanism", "must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", k.SASL.Mechanism)
+				add("broker.kafka.sasl.mechanism", "must be %s, not %q", saslMechanisms, k.SASL.Mechanism)
 			}
 			if k.SASL.Username == "" {
 				add("broker.kafka.sasl.username", "is required with sasl")

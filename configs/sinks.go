@@ -112,7 +112,7 @@ type Sink struct {
 	Brokers     []string `yaml:"brokers"`
 	TopicPrefix string   `yaml:"topic_prefix"` // mirrored name = prefix + topic
 	Compression string   `yaml:"compression"`  // none, gzip, snappy (default), lz4, zstd
-	SASL        SinkSASL `yaml:"sasl"`
+	SASL        SASL     `yaml:"sasl"`
 
 	// kafka, influxdb, prometheus_remote_write, webhook: a private CA,
 	// a client certificate (mutual TLS), the name to check.
@@ -134,13 +134,6 @@ type SinkTLS struct {
 // Client is t as tlsconf reads it (Enabled aside).
 func (t SinkTLS) Client() tlsconf.Client {
 	return tlsconf.Client{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
-}
-
-// SinkSASL configures SASL authentication to a Kafka cluster.
-type SinkSASL struct {
-	Mechanism string `yaml:"mechanism"` // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
-	Username  string `yaml:"username"`
-	Password  string `yaml:"password"`
 }
 
 // FilePaths are the files a file sink writes (cleaned): its path, or with
@@ -357,15 +350,15 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		case "":
 			// Credentials without a mechanism would be dropped: the
 			// sink would connect without SASL.
-			if s.SASL != (SinkSASL{}) {
-				add("sasl", "mechanism is required (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512): without it the sink would not authenticate")
+			if s.SASL != (SASL{}) {
+				add("sasl", "mechanism is required (%s): without it the sink would not authenticate", saslMechanisms)
 			}
 		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 			if s.SASL.Username == "" {
 				add("sasl", "username is required with mechanism %s", s.SASL.Mechanism)
 			}
 		default:
-			add("sasl", "mechanism must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, not %q", s.SASL.Mechanism)
+			add("sasl", "mechanism must be %s, not %q", saslMechanisms, s.SASL.Mechanism)
 		}
 		for _, t := range s.Topics {
 			if !validTopic(s.TopicPrefix + t) {

@@ -160,15 +160,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if ctx.Err() != nil {
 			return nil
 		}
-		var fetchErr error
-		fetches.EachError(func(t string, p int32, err error) {
-			if *follow && dataLoss(err) {
-				fmt.Fprintf(stderr, "weir: %v (reading on)\n", fetchError(topic, t, p, err))
-			} else if fetchErr == nil {
-				fetchErr = fetchError(topic, t, p, err)
-			}
-		})
-		if fetchErr != nil {
+		if fetchErr := firstFetchError(fetches, topic, *follow, stderr, nil); fetchErr != nil {
 			return fetchErr
 		}
 		stop := false
@@ -366,13 +358,8 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		if ctx.Err() != nil {
 			return nil
 		}
-		var fetchErr error
-		fetches.EachError(func(t string, p int32, err error) {
-			if follow && dataLoss(err) {
-				fmt.Fprintf(stderr, "weir: %v (reading on)\n", fetchError(topic, t, p, err))
-			} else if fetchErr == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				fetchErr = fetchError(topic, t, p, err)
-			}
+		fetchErr := firstFetchError(fetches, topic, follow, stderr, func(err error) bool {
+			return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 		})
 		stop, marked := false, false
 		fetches.EachRecord(func(r *kgo.Record) {
@@ -426,6 +413,23 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			return nil
 		}
 	}
+}
+
+// firstFetchError is the first error of fetches that the command reports
+// (not one ignored says it waits through), named by fetchError. With
+// follow, franz-go's data-loss notices (dataLoss) are printed on stderr
+// instead.
+func firstFetchError(fetches kgo.Fetches, topic string, follow bool, stderr io.Writer, ignored func(error) bool) error {
+	var first error
+	fetches.EachError(func(t string, p int32, err error) {
+		switch {
+		case follow && dataLoss(err):
+			fmt.Fprintf(stderr, "weir: %v (reading on)\n", fetchError(topic, t, p, err))
+		case first == nil && (ignored == nil || !ignored(err)):
+			first = fetchError(topic, t, p, err)
+		}
+	})
+	return first
 }
 
 // fetchError names the partition of a fetch error, or only the topic for
@@ -483,22 +487,17 @@ func toConsumed(r *kgo.Record) consumedRecord {
 			if h.Value != nil {
 				v = string(h.Value)
 			}
-			switch prev, seen := c.Headers[h.Key]; {
-			case !seen:
+			prev, seen := c.Headers[h.Key]
+			if !seen {
 				c.Headers[h.Key] = v
-			case isRepeated(prev):
-				c.Headers[h.Key] = append(prev.([]any), v)
-			default:
+			} else if vs, repeated := prev.([]any); repeated {
+				c.Headers[h.Key] = append(vs, v)
+			} else {
 				c.Headers[h.Key] = []any{prev, v}
 			}
 		}
 	}
 	return c
-}
-
-func isRepeated(v any) bool {
-	_, ok := v.([]any)
-	return ok
 }
 
 // jsonValue inlines a JSON value as is, so jq can reach into it; anything

@@ -81,9 +81,8 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			ms := strconv.FormatInt(d.Milliseconds(), 10)
 			switch {
-			case d == -1 || d == -time.Second:
-				// Keep for ever, as in the config file; -1 parses
-				// as -1ns, which is 0 ms: delete at once.
+			case configs.RetainForever(d):
+				// As in the config file; -1ns is 0 ms: delete at once.
 				ms = "-1"
 			case d < time.Millisecond:
 				return &exitError{2, fmt.Errorf("--retention %q: want a positive duration of at least 1ms, or -1 to keep records for ever", *retention)}

@@ -459,11 +459,21 @@ func TestUptimeIsSysUpTimeWithHostResources(t *testing.T) {
 // new target's first poll had every interface row tagged unknown and
 // named after the target, a stray series in every sink.
 func TestSystemRowComesFirst(t *testing.T) {
+	order := pollOrder(t, "system", "if-mib")
+	if len(order) < 2 || order[0] != "snmp_system" {
+		t.Fatalf("measurements in the order written: %v; want snmp_system first", order)
+	}
+}
+
+// pollOrder polls a real snmpd once with profiles and returns the
+// measurements of the records in the order written.
+func pollOrder(t *testing.T, profiles ...string) []string {
+	t.Helper()
 	agent := snmptest.StartSNMPD(t)
 	capture := snmptest.NewCapture()
 	p, err := New(Config{
 		Targets: []configs.SNMPTarget{testTarget("lab1", agent.Addr, func(tc *configs.SNMPTarget) {
-			tc.Profiles = configs.SNMPProfiles{Names: []string{"system", "if-mib"}}
+			tc.Profiles = configs.SNMPProfiles{Names: profiles}
 		})},
 		Profiles: loadProfiles(t), Broker: capture,
 	})
@@ -477,9 +487,7 @@ func TestSystemRowComesFirst(t *testing.T) {
 	for _, m := range decode(t, capture.Records()) {
 		order = append(order, m.Measurement)
 	}
-	if len(order) < 2 || order[0] != "snmp_system" {
-		t.Fatalf("measurements in the order written: %v; want snmp_system first", order)
-	}
+	return order
 }
 
 // TestSystemRowComesBeforeOtherScalars: the snmp_system row comes first
@@ -489,24 +497,7 @@ func TestSystemRowComesFirst(t *testing.T) {
 // a Net-SNMP agent): their rows, written before the sysName, were tagged
 // unknown on a new target's first poll and named after the target.
 func TestSystemRowComesBeforeOtherScalars(t *testing.T) {
-	agent := snmptest.StartSNMPD(t)
-	capture := snmptest.NewCapture()
-	p, err := New(Config{
-		Targets: []configs.SNMPTarget{testTarget("lab1", agent.Addr, func(tc *configs.SNMPTarget) {
-			tc.Profiles = configs.SNMPProfiles{Names: []string{"system", "if-mib", "host-resources", "icmp"}}
-		})},
-		Profiles: loadProfiles(t), Broker: capture,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.PollOnce(context.Background(), "lab1"); err != nil {
-		t.Fatal(err)
-	}
-	var order []string
-	for _, m := range decode(t, capture.Records()) {
-		order = append(order, m.Measurement)
-	}
+	order := pollOrder(t, "system", "if-mib", "host-resources", "icmp")
 	if len(order) < 3 || order[0] != "snmp_system" {
 		t.Fatalf("measurements in the order written: %v; want snmp_system first", order)
 	}

@@ -122,8 +122,7 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	}
 	var sc *configs.SASL
 	if cfg.SASL.Mechanism != "" {
-		c := configs.SASL(cfg.SASL)
-		sc = &c
+		sc = &cfg.SASL
 	}
 	sec, err := kafkasec.Options(tc, sc)
 	if err != nil {
