@@ -654,15 +654,16 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 func ParseByteSize(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	mult := int64(1)
-	num := s
+	num, unit := s, false
 	for _, u := range sizeUnits {
 		if v, ok := strings.CutSuffix(s, u.suffix); ok {
-			num, mult = strings.TrimSpace(v), u.mult
+			num, mult, unit = strings.TrimSpace(v), u.mult, true
 			break
 		}
 	}
 	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || (f < 0 && f != -1) {
+	// Only a bare -1 means unbounded: "-1GiB" is a typo, not "for ever".
+	if err != nil || (f < 0 && (f != -1 || unit)) {
 		return 0, fmt.Errorf("%q is not a size (like 4096, 512KiB, 256MiB, 1GiB, or -1)", s)
 	}
 	if f == -1 {

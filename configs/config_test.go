@@ -199,6 +199,13 @@ func TestSizeAndDurationOutOfRange(t *testing.T) {
 	if v, err := ParseDuration("106751d"); err != nil || v <= 0 {
 		t.Errorf("106751d: %v %v", v, err)
 	}
+	// -1 means unbounded only when written bare; "-1GiB" used to read as
+	// -1 too, turning a typo into keep-for-ever.
+	for _, in := range []string{"-1GiB", "-1B", "-1 KiB", "-1.0MB"} {
+		if v, err := ParseByteSize(in); err == nil {
+			t.Errorf("size %q: %d, want an error", in, v)
+		}
+	}
 	if v, err := ParseByteSize("8EB"); err == nil {
 		t.Errorf("8EB: %v, want an error", v)
 	}
@@ -216,7 +223,7 @@ func FuzzSizeAndDuration(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		neg := strings.HasPrefix(strings.TrimSpace(s), "-")
-		if v, err := ParseByteSize(s); err == nil && (v < -1 || v < 0 && !neg) {
+		if v, err := ParseByteSize(s); err == nil && (v < -1 || v < 0 && !neg || v == -1 && strings.ContainsAny(s, "KMGTB")) {
 			t.Fatalf("size %q = %d", s, v)
 		}
 		v, err := ParseDuration(s)
