@@ -248,7 +248,10 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 		// the next write reopens the path.
 		delete(s.files, path)
 		if err := s.rotate(o); err != nil {
-			o.f.Close() // rotate may fail before closing it
+			// rotate may fail before closing it, in the flush of this
+			// batch's first lines (a full disk): cut them back, as a
+			// failed write is, since the retry writes them again.
+			s.discard(o)
 			return nil, err
 		}
 		o = nil
