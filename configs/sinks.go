@@ -165,8 +165,9 @@ type SinkFilter struct {
 	Measurements []string `yaml:"measurements"`
 	// Tags must all match (device matches the tag "device").
 	Tags map[string]string `yaml:"tags"`
-	// Severities are syslog severity names (emerg ... debug) or event
-	// severities.
+	// Severities are syslog severity names in either spelling (err or
+	// error, crit or critical, ...; emerg ... debug) or numbers, for logs
+	// and events, or an event's other severities as written.
 	Severities []string `yaml:"severities"`
 	EventTypes []string `yaml:"event_types"`
 }

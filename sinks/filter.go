@@ -4,13 +4,53 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/telemetry"
 )
 
-// syslogSeverities names syslog severities by number (RFC 5424).
-var syslogSeverities = [...]string{"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"}
+// severityNames are the names of each syslog severity, by number: the
+// keywords of syslog.conf and RFC 5424's (emerg ... debug), the long forms
+// enrichment writes in a log's severity_name and an event's severity
+// ("emergency", "error", "informational"), and "warn". A filter names a
+// severity in any of them, or by number, and selects the same records.
+var severityNames = [8][]string{
+	{"emerg", "emergency", "panic"}, {"alert"}, {"crit", "critical"}, {"err", "error"},
+	{"warning", "warn"}, {"notice"}, {"info", "informational"}, {"debug"}}
+
+// severityNumber is the number of a severity name, -1 if it names none.
+func severityNumber(name string) int {
+	for i, names := range severityNames {
+		for _, n := range names {
+			if strings.EqualFold(n, name) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// severityMatch reports whether a record of severity name (or, when name
+// is empty or names no syslog severity, of number sev) matches patterns:
+// its name as written, any other name of its severity, or its number.
+func severityMatch(patterns []string, name string, sev int) bool {
+	if name != "" && anyMatch(patterns, name) {
+		return true
+	}
+	if n := severityNumber(name); n >= 0 {
+		sev = n
+	}
+	if sev < 0 || sev >= len(severityNames) {
+		return false
+	}
+	for _, n := range severityNames[sev] {
+		if anyMatch(patterns, n) {
+			return true
+		}
+	}
+	return anyMatch(patterns, strconv.Itoa(sev))
+}
 
 type filter struct {
 	measurements, severities, eventTypes []string
@@ -76,18 +116,12 @@ func (f *filter) match(it *Item) bool {
 		}
 		tags, device = it.Metric.Tags, it.Metric.Device
 	case it.Log != nil:
-		if len(f.severities) > 0 {
-			name := it.Log.SeverityName
-			if name == "" && it.Log.Severity >= 0 && it.Log.Severity < len(syslogSeverities) {
-				name = syslogSeverities[it.Log.Severity]
-			}
-			if !anyMatch(f.severities, name) && !anyMatch(f.severities, strconv.Itoa(it.Log.Severity)) {
-				return false
-			}
+		if len(f.severities) > 0 && !severityMatch(f.severities, it.Log.SeverityName, it.Log.Severity) {
+			return false
 		}
 		tags, device = it.Log.Tags, it.Log.Device
 	case it.Event != nil:
-		if len(f.severities) > 0 && !anyMatch(f.severities, it.Event.Severity) {
+		if len(f.severities) > 0 && !severityMatch(f.severities, it.Event.Severity, -1) {
 			return false
 		}
 		if len(f.eventTypes) > 0 && !anyMatch(f.eventTypes, it.Event.Type) {

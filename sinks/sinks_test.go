@@ -458,3 +458,58 @@ func TestStartLatest(t *testing.T) {
 		return n == 5
 	})
 }
+
+// TestFilterSeverityNames: `severities` takes the syslog names the docs
+// give (emerg ... debug) and numbers, and matches them on logs and events
+// as enrichment writes them, whose severity_name (and an event's
+// severity) is the long form ("error", "critical", "emergency",
+// "informational"). Either spelling in the filter selects the same records.
+func TestFilterSeverityNames(t *testing.T) {
+	b := sinktest.Broker(t)
+	long := []string{"emergency", "alert", "critical", "error", "warning", "notice", "informational", "debug"}
+	logs := make([]telemetry.EnrichedLog, 8)
+	evs := make([]telemetry.Event, 8)
+	for i := range 8 {
+		logs[i].Log = telemetry.Log{V: 1, Device: fmt.Sprintf("log%d", i), Facility: 23, Severity: i, Message: "m"}
+		logs[i].SeverityName = long[i]
+		evs[i] = telemetry.Event{V: 1, Type: "interface_down", Device: fmt.Sprintf("ev%d", i), Severity: long[i]}
+	}
+	sinktest.Produce(t, b, "enriched.syslog", telemetry.SchemaLog, func(i int) string { return fmt.Sprintf("log%d", i) }, logs)
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(i int) string { return fmt.Sprintf("ev%d", i) }, evs)
+	for _, tc := range []struct {
+		name       string
+		severities []string
+	}{
+		{"short", []string{"emerg", "alert", "crit", "err"}},
+		{"long", []string{"emergency", "alert", "critical", "error"}},
+		{"numbers", []string{"[0-3]"}},
+		{"warn", []string{"warn", "info"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg("sev-" + tc.name)
+			c.Topics = []string{"enriched.syslog", "events"}
+			c.Filter = configs.SinkFilter{Severities: tc.severities}
+			d := &fakeDest{}
+			r := sinktest.Start(t, b, c, d)
+			sinktest.Eventually(t, "16 records delivered or filtered", func() bool {
+				n, _ := d.seen()
+				return n+int(r.Counter("weir_sink_filtered_total", map[string]string{"sink": c.Name})) == 16
+			})
+			r.Stop()
+			want := []string{"log0", "log1", "log2", "log3", "ev0", "ev1", "ev2", "ev3"}
+			if tc.name == "warn" {
+				want = []string{"log4", "log6", "ev4", "ev6"}
+			}
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			for _, k := range want {
+				if d.got[k] != 1 {
+					t.Errorf("%s: delivered %d times, want once (got %v)", k, d.got[k], d.got)
+				}
+			}
+			if len(d.got) != len(want) {
+				t.Errorf("delivered %v, want %v", d.got, want)
+			}
+		})
+	}
+}

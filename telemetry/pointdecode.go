@@ -5,7 +5,9 @@ import (
 	"cmp"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -1093,6 +1095,11 @@ func decodeMetricSlow(v []byte) (*Metric, error) {
 	d.UseNumber()
 	if err := d.Decode(m); err != nil {
 		return nil, err
+	}
+	// One value, as json.Unmarshal takes: a Decoder reads the first of a
+	// stream and would leave the rest (a second metric) unseen.
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("data after the metric: one record holds one metric")
 	}
 	for k, f := range m.Fields {
 		n, ok := f.(json.Number)

@@ -197,3 +197,27 @@ func BenchmarkPointAppendJSON(b *testing.B) {
 		buf, _ = p.AppendJSON(buf[:0])
 	}
 }
+
+// TestDecodePointRefusesTrailingData: a value with more after the metric
+// (two metrics in one record, as a Kafka client batching JSON lines
+// writes) is refused, as json.Unmarshal refuses it, so a sink
+// dead-letters the record rather than delivering its first metric and
+// dropping the rest unseen.
+func TestDecodePointRefusesTrailingData(t *testing.T) {
+	one := `{"v":1,"measurement":"m","device":"d","tags":{"t":"a b"},"fields":{"x":1},"time":"2026-11-29T12:00:00Z","source":"snmp"}`
+	for _, v := range []string{one + "\n" + one, one + " x", one + "{}", `{"fields":{"a":1}} {"fields":{"b":2}}`} {
+		var d Decoder
+		var p Point
+		if err := d.DecodePoint([]byte(v), &p); err == nil {
+			t.Errorf("%q: decoded as %+v, want an error", v, p)
+		}
+		if _, err := decodeMetricSlow([]byte(v)); err == nil {
+			t.Errorf("%q: decodeMetricSlow took it", v)
+		}
+	}
+	var d Decoder
+	var p Point
+	if err := d.DecodePoint([]byte(" "+one+" \n"), &p); err != nil {
+		t.Errorf("white space around a metric: %v", err)
+	}
+}

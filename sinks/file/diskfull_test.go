@@ -1,16 +1,22 @@
 package file_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/file"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
@@ -81,4 +87,62 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.w.Write(p)
+}
+
+// TestRotationFailingOnFullDiskLeavesNoDuplicates: a batch that rotates
+// the file part way (its first lines fill the file) on a full disk fails
+// in the rotation's flush, after some of those first lines reached the
+// file. The batch is retried whole: what the failed attempt left must be
+// cut back, as a failed write or sync is, or the retry writes those lines
+// a second time.
+func TestRotationFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "events.jsonl"),
+		MaxSize: 256 << 10, Keep: 10}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	batch := func(from, n int) []sinks.Item {
+		items := make([]sinks.Item, n)
+		for i := range items {
+			key := fmt.Sprintf("r%d", from+i)
+			value := fmt.Appendf(nil, `{"v":1,"type":"t","device":%q,"message":"%s"}`, key, strings.Repeat("x", 1000))
+			items[i] = sinks.Item{Record: broker.Record{Topic: "events", Offset: int64(from + i), Key: []byte(key), Value: value,
+				Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}}
+		}
+		return items
+	}
+	if err := s.Write(context.Background(), batch(0, 10)); err != nil {
+		t.Fatal(err)
+	}
+	// Leave about 64 KiB free: the ~240 KiB of lines before the rotation
+	// do not fit.
+	filler := filepath.Join(dir, "filler")
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-64<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := batch(10, 300) // ~230 lines reach max_size, then a rotation
+	if err := s.Write(context.Background(), second); err == nil {
+		t.Fatal("the batch was written on a full disk")
+	}
+	os.Remove(filler)
+	if err := s.Write(context.Background(), second); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	lines, files := readLines(t, dir)
+	for i := range 310 {
+		if n := lines[fmt.Sprintf("events/r%d", i)]; n != 1 {
+			t.Errorf("r%d written %d times, want once (files %v)", i, n, files)
+		}
+	}
 }

@@ -45,6 +45,10 @@ type Sink struct {
 	now      func() time.Time
 
 	files map[string]*output // by file path
+	// modes are the permissions of the files the sink opened, by path: a
+	// file it starts after a rotation (or a removal) gets its
+	// predecessor's, so one an operator made private stays so.
+	modes map[string]os.FileMode
 	buf   []byte
 }
 
@@ -67,7 +71,8 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 		return nil, errors.New("file sink: path is required")
 	}
 	s := &Sink{path: cfg.Path, perTopic: cfg.PerTopic, maxSize: int64(cfg.MaxSize), maxAge: cfg.MaxAge.Std(),
-		keep: cfg.Keep, compress: cfg.Compress == nil || *cfg.Compress, now: now, files: map[string]*output{}}
+		keep: cfg.Keep, compress: cfg.Compress == nil || *cfg.Compress, now: now, files: map[string]*output{},
+		modes: map[string]os.FileMode{}}
 	if s.maxSize <= 0 {
 		s.maxSize = DefaultMaxSize
 	}
@@ -248,7 +253,10 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 		// the next write reopens the path.
 		delete(s.files, path)
 		if err := s.rotate(o); err != nil {
-			o.f.Close() // rotate may fail before closing it
+			// rotate may fail before closing it, in the flush of this
+			// batch's first lines (a full disk): cut them back, as a
+			// failed write is, since the retry writes them again.
+			s.discard(o)
 			return nil, err
 		}
 		o = nil
@@ -259,15 +267,31 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("file sink: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	mode, known := s.modes[path]
+	if !known {
+		mode = 0o644
+	}
+	created := true
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, mode)
+	if errors.Is(err, os.ErrExist) {
+		// There already: an earlier run's, or one logrotate's create
+		// made, whose mode is the operator's word.
+		created = false
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("file sink: %w", err)
+	}
+	if created && known {
+		// The umask was taken off: make it as the one before was.
+		f.Chmod(mode)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("file sink: %w", err)
 	}
+	s.modes[path] = st.Mode().Perm() // for the file after this one
 	// A crash may have left half a line at the end (written, never
 	// synced, so never committed: it will be written again). Cut it, so
 	// the next line does not glue onto it.
@@ -293,6 +317,11 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 func (s *Sink) rotate(o *output) error {
 	if err := o.sync(); err != nil {
 		return err
+	}
+	if st, err := o.f.Stat(); err == nil {
+		// As it is now (an operator may have changed it since it was
+		// opened): the next file and the gzip of this one get it.
+		s.modes[o.path] = st.Mode().Perm()
 	}
 	if err := o.f.Close(); err != nil {
 		return fmt.Errorf("file sink: close %s: %w", o.path, err)
@@ -356,11 +385,16 @@ func gzipFile(path string) error {
 		return fmt.Errorf("file sink: gzip: %w", err)
 	}
 	defer in.Close()
+	mode := os.FileMode(0o644)
+	if st, err := in.Stat(); err == nil {
+		mode = st.Mode().Perm() // a private file stays private gzipped
+	}
 	tmp := path + ".gz.tmp"
-	out, err := os.Create(tmp)
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
 		return fmt.Errorf("file sink: gzip: %w", err)
 	}
+	out.Chmod(mode) // the umask taken off, and a .tmp left by a crash
 	// klauspost/compress's gzip at its default level: on event lines
 	// 3.7x faster than compress/gzip's, output 13% larger (5.3% of the
 	// input instead of 4.7%). Compressing the rotated file was 40% of

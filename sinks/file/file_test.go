@@ -285,3 +285,47 @@ func TestCopytruncateUnderTheSink(t *testing.T) {
 		t.Fatalf("the file holds %d lines, want 4: %q", n, b)
 	}
 }
+
+// TestRotationKeepsPermissions: an operator who made the file private
+// (chmod 600: it holds logins and configuration changes) keeps it so
+// across rotations: the rotated file, its gzip and the new file at the
+// path get its mode, not the default 0644.
+func TestRotationKeepsPermissions(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	line := len(`{"topic":"events","partition":0,"offset":0,"timestamp":"0001-01-01T00:00:00Z","key":"r00","value":{"v":1}}` + "\n")
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: path, MaxSize: configs.ByteSize(3 * line), Keep: 5}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	write := func(from, n int) {
+		t.Helper()
+		items := make([]sinks.Item, n)
+		for i := range items {
+			items[i] = sinks.Item{Record: broker.Record{Topic: "events", Key: fmt.Appendf(nil, "r%02d", from+i), Value: []byte(`{"v":1}`)}}
+		}
+		if err := s.Write(context.Background(), items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0, 2)
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(10, 2) // rotates: 4 lines do not fit 3
+	write(20, 3) // and again
+	ents, _ := os.ReadDir(dir)
+	if len(ents) < 3 {
+		t.Fatalf("files %v: want rotations", ents)
+	}
+	for _, e := range ents {
+		st, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := st.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s has mode %o, want 600 as the file was made", e.Name(), m)
+		}
+	}
+}

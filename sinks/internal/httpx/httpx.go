@@ -30,7 +30,13 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 	}
 	msg := strings.TrimSpace(string(body))
 	if loc := resp.Header.Get("Location"); loc != "" && resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		// A redirect not followed (see NewClient): say where to.
+		// A redirect not followed (see NewClient): say where to, in
+		// full (a Location is often a path alone, no URL to set).
+		if req := resp.Request; req != nil && req.URL != nil {
+			if u, err := req.URL.Parse(loc); err == nil {
+				loc = u.String()
+			}
+		}
 		msg = strings.TrimSpace("redirected to " + loc + " (set url to it) " + msg)
 	}
 	if req := resp.Request; (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) &&

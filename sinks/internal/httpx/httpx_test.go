@@ -3,6 +3,8 @@ package httpx
 import (
 	"context"
 	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,5 +34,18 @@ func TestBodyReleased(t *testing.T) {
 	go func() { time.Sleep(5 * time.Millisecond); again.Close() }()
 	if !body.Released(5 * time.Second) {
 		t.Fatal("not released after both readers closed")
+	}
+}
+
+// TestRedirectErrorNamesAbsoluteURL: a 301 not followed says where to set
+// url; a relative Location (what http.Redirect and most servers write) is
+// named in full, since "set url to /new" is no URL a sink can take.
+func TestRedirectErrorNamesAbsoluteURL(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodPost, "http://hooks.example:8080/old/path?x=1", nil)
+	resp := &http.Response{StatusCode: http.StatusMovedPermanently, Request: req,
+		Header: http.Header{"Location": []string{"/new"}}, Body: io.NopCloser(strings.NewReader(""))}
+	err := Classify("webhook sink", resp, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "redirected to http://hooks.example:8080/new ") {
+		t.Fatalf("error %v, want it to name http://hooks.example:8080/new", err)
 	}
 }
