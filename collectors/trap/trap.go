@@ -507,7 +507,19 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 			outcomes[j] = outcome
 		}
 	}
-	res, err := pub.Publish(ctx, recs)
+	var res publish.Result
+	var err error
+	if err = ctx.Err(); err != nil {
+		// The drain's time is over: the batches still queued are
+		// dropped without a try. A broker may not return at once for a
+		// context already done (the Kafka backend, the cluster down,
+		// takes about 7 s), and one try per batch would hold weir's
+		// stop that long for each.
+		res.Unsent = len(recs)
+		pub.OnDrop(publish.Unsent, 0, len(recs), err)
+	} else {
+		res, err = pub.Publish(ctx, recs)
+	}
 	for i := range batch {
 		if outcomes[i] == "" {
 			outcomes[i] = OutcomePublished
