@@ -167,11 +167,43 @@ func (hangingBroker) Produce(ctx context.Context, _ string, _ []broker.Record) e
 // unreachable, Run returns about 5 s after its context ends, not 5 s per
 // batch, and the traps left are counted as shutdown.
 func TestShutdownDrainBounded(t *testing.T) {
+	testDrainBounded(t, hangingBroker{snmptest.NewCapture()}, 2*time.Second)
+}
+
+// slowFailingBroker takes a while to fail each produce, whatever its
+// context says: the Kafka backend with the cluster down (connection
+// refused), where franz-go notices a produce's context only when its
+// next metadata load fails, about 7 s later, even for a context done
+// before the call.
+type slowFailingBroker struct {
+	*snmptest.Capture
+	took time.Duration
+}
+
+func (b slowFailingBroker) Produce(context.Context, string, []broker.Record) error {
+	time.Sleep(b.took)
+	return errors.New("kafka: produce raw.traps: unable to dial: connect: connection refused")
+}
+
+// TestShutdownDrainBoundedSlowBroker: with a broker whose produce outlasts
+// its context, the batches still queued once the drain's 5 s are over
+// are dropped as shutdown at once, not each sent to the broker: weir with
+// a Kafka cluster down took 5 s plus 7 s for every queued batch to stop
+// (20 s for two traps), past systemd's 30 s with a few more.
+func TestShutdownDrainBoundedSlowBroker(t *testing.T) {
+	took := 1500 * time.Millisecond
+	testDrainBounded(t, slowFailingBroker{snmptest.NewCapture(), took}, took+2*time.Second)
+}
+
+// testDrainBounded queues four batches of traps while b fails them, stops
+// the receiver, and checks it returns within the drain timeout and slack,
+// every trap counted as shutdown.
+func testDrainBounded(t *testing.T, b broker.Broker, slack time.Duration) {
 	m, err := NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Config{Listen: "127.0.0.1:0", Broker: hangingBroker{snmptest.NewCapture()}, Metrics: m})
+	r, err := New(Config{Listen: "127.0.0.1:0", Broker: b, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +224,7 @@ func TestShutdownDrainBounded(t *testing.T) {
 		{Name: ".1.3.6.1.2.1.1.3.0", Type: gosnmp.TimeTicks, Value: uint32(42)},
 		{Name: ".1.3.6.1.6.3.1.1.4.1.0", Type: gosnmp.ObjectIdentifier, Value: ".1.3.6.1.6.3.1.1.5.3"},
 	}}
-	b, err := pkt.MarshalMsg()
+	msg, err := pkt.MarshalMsg()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +235,7 @@ func TestShutdownDrainBounded(t *testing.T) {
 	defer c.Close()
 	// Four batches of up to 1024, paced so the kernel keeps them all.
 	for i := 0; i < 3100; i++ {
-		if _, err := c.Write(b); err != nil {
+		if _, err := c.Write(msg); err != nil {
 			t.Fatal(err)
 		}
 		if i%100 == 0 {
@@ -218,7 +250,7 @@ func TestShutdownDrainBounded(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("Run did not return within 60 s")
 	}
-	if d := time.Since(stopped); d > shutdownDrainTimeout+2*time.Second {
+	if d := time.Since(stopped); d > shutdownDrainTimeout+slack {
 		t.Errorf("shutdown took %v with the broker unreachable", d)
 	}
 	shutdown := testutil.ToFloat64(m.Received.WithLabelValues("2c", OutcomeShutdown))

@@ -103,9 +103,13 @@ const reportableFlag = 0x04
 // v3Header is what a refusal Report needs of an SNMPv3 message whose
 // security parameters did not check out.
 type v3Header struct {
-	msgID uint32
-	flags byte
-	user  string
+	msgID    uint32
+	flags    byte
+	engineID string
+	user     string
+	// authParams is msgAuthenticationParameters, a slice of the message
+	// (see authenticates).
+	authParams []byte
 }
 
 // parseV3Header reads the header of an SNMPv3 message (RFC 3412 section
@@ -148,17 +152,25 @@ func parseV3Header(pkt []byte) (v3Header, bool) {
 	if !ok {
 		return h, false
 	}
-	// engine ID, boots, time, then the user name.
-	for _, tag := range []byte{0x04, 0x02, 0x02} {
+	// engine ID, boots, time, the user name, then the digest.
+	engineID, usm, ok := berTLV(usm, 0x04)
+	if !ok {
+		return h, false
+	}
+	h.engineID = string(engineID)
+	for _, tag := range []byte{0x02, 0x02} {
 		if _, usm, ok = berTLV(usm, tag); !ok {
 			return h, false
 		}
 	}
-	user, _, ok := berTLV(usm, 0x04)
+	user, usm, ok := berTLV(usm, 0x04)
 	if !ok {
 		return h, false
 	}
 	h.user = string(user)
+	if h.authParams, _, ok = berTLV(usm, 0x04); !ok {
+		h.authParams = nil
+	}
 	return h, true
 }
 

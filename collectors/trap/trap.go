@@ -270,11 +270,15 @@ func (r *Receiver) pinDecoders() error {
 // its traps, the level written in the config, else authentication (with
 // passwords) as snmptrapd asks by default (see configs.SNMPv3.LevelGiven).
 func newV3User(u configs.SNMPv3) v3User {
-	_, level, _ := snmpc.USM(u) // checked by the caller
+	usm, level, _ := snmpc.USM(u) // checked by the caller
 	if !u.LevelGiven {
 		level = min(level, gosnmp.AuthNoPriv)
 	}
-	return v3User{cfg: u, engine: configs.EngineIDHex(u.EngineID), level: level}
+	v := v3User{cfg: u, engine: configs.EngineIDHex(u.EngineID), level: level}
+	if usm != nil {
+		v.auth, v.keyed = newAuthKey(usm)
+	}
+	return v
 }
 
 // v3User is one configured entry of a v3 user name.
@@ -285,6 +289,10 @@ type v3User struct {
 	// dec, for the entries of a user pinned to engines, decodes with this
 	// entry's keys alone (pinDecoders).
 	dec *gosnmp.GoSNMP
+	// auth is its authentication key, keyed false for an entry without
+	// one (see preAuthenticate).
+	auth  authKey
+	keyed bool
 }
 
 // Addr returns the bound address once Run is listening (useful with port 0).
@@ -507,7 +515,19 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 			outcomes[j] = outcome
 		}
 	}
-	res, err := pub.Publish(ctx, recs)
+	var res publish.Result
+	var err error
+	if err = ctx.Err(); err != nil {
+		// The drain's time is over: the batches still queued are
+		// dropped without a try. A broker may not return at once for a
+		// context already done (the Kafka backend, the cluster down,
+		// takes about 7 s), and one try per batch would hold weir's
+		// stop that long for each.
+		res.Unsent = len(recs)
+		pub.OnDrop(publish.Unsent, 0, len(recs), err)
+	} else {
+		res, err = pub.Publish(ctx, recs)
+	}
 	for i := range batch {
 		if outcomes[i] == "" {
 			outcomes[i] = OutcomePublished
@@ -582,6 +602,11 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	version = peekVersion(pkt)
 	if version == "3" && len(r.cfg.Users) == 0 {
 		return it, version, OutcomeUnknownUser
+	}
+	if version == "3" {
+		if outcome := r.preAuthenticate(pkt); outcome != "" {
+			return it, version, outcome
+		}
 	}
 	p, err := r.dec.UnmarshalTrap(pkt, false)
 	if err != nil {
