@@ -163,11 +163,8 @@ func (r *gnmiSubRef) UnmarshalYAML(n *yaml.Node) error {
 		r.name = n.Value
 		return nil
 	case yaml.MappingNode:
-		var errs []string
-		checkKeys(n, reflect.TypeOf(GNMISubscription{}), "gnmisubscription", &errs)
-		if len(errs) > 0 {
-			return &yaml.TypeError{Errors: errs}
-		}
+		// Its keys were checked with the section's (GNMI.UnmarshalYAML),
+		// where its place is known.
 		var s GNMISubscription
 		if err := n.Decode(&s); err != nil {
 			return err
@@ -184,6 +181,17 @@ func (r *gnmiSubRef) UnmarshalYAML(n *yaml.Node) error {
 func (g *GNMI) UnmarshalYAML(n *yaml.Node) error {
 	var errs []string
 	checkKeys(n, reflect.TypeOf(gnmiRaw{}), "gnmi", &errs)
+	// checkKeys stops at a custom unmarshaler: the inline subscriptions'
+	// keys are checked here, each named by its place.
+	if targets := child(n, "targets"); targets != nil && targets.Kind == yaml.SequenceNode {
+		for i, tn := range targets.Content {
+			if subs := child(tn, "subscriptions"); subs != nil && subs.Kind == yaml.SequenceNode {
+				for j, sn := range subs.Content {
+					checkKeys(sn, reflect.TypeOf(GNMISubscription{}), fmt.Sprintf("gnmi.targets[%d].subscriptions[%d]", i, j), &errs)
+				}
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return &yaml.TypeError{Errors: errs}
 	}

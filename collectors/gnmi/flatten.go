@@ -213,7 +213,7 @@ func Value(v *gpb.TypedValue) (any, bool) {
 	case *gpb.TypedValue_UintVal:
 		return x.UintVal, true
 	case *gpb.TypedValue_FloatVal:
-		return finite(float64(x.FloatVal)), true
+		return finite(float32Value(x.FloatVal)), true
 	case *gpb.TypedValue_DoubleVal:
 		return finite(x.DoubleVal), true
 	case *gpb.TypedValue_DecimalVal:
@@ -258,6 +258,14 @@ func Value(v *gpb.TypedValue) (any, bool) {
 		return string(b), true
 	}
 	return nil, false
+}
+
+// float32Value is f as the shortest decimal that reads back as it, the
+// number the target meant (36.6), not its binary expansion widened to 64
+// bits (36.599998474121094).
+func float32Value(f float32) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(f), 'g', -1, 32), 64) // NaN and ±Inf too
+	return v
 }
 
 // finite keeps NaN and infinities out of the JSON record (encoding/json

@@ -427,3 +427,28 @@ func TestFlattenTimestampUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestFlattenFloat32: a float_val (32 bits) is the number the target
+// meant, 36.6, not its float32's binary expansion widened to 64 bits
+// (36.599998474121094), in a field and in a leaf-list alike.
+func TestFlattenFloat32(t *testing.T) {
+	n := &gpb.Notification{
+		Timestamp: 1,
+		Prefix:    mustPath(t, "/components/component[name=CPU0]/state/temperature"),
+		Update: []*gpb.Update{
+			upd(t, "instant", &gpb.TypedValue{Value: &gpb.TypedValue_FloatVal{FloatVal: 36.6}}),
+			upd(t, "small", &gpb.TypedValue{Value: &gpb.TypedValue_FloatVal{FloatVal: 0.1}}),
+			upd(t, "list", &gpb.TypedValue{Value: &gpb.TypedValue_LeaflistVal{LeaflistVal: &gpb.ScalarArray{Element: []*gpb.TypedValue{
+				{Value: &gpb.TypedValue_FloatVal{FloatVal: 0.3}}, {Value: &gpb.TypedValue_FloatVal{FloatVal: 1e-3}}}}}}),
+			upd(t, "inf", &gpb.TypedValue{Value: &gpb.TypedValue_FloatVal{FloatVal: float32(math.Inf(-1))}}),
+		},
+	}
+	ms := Flatten("d", n, time.Now())
+	if len(ms) != 1 {
+		t.Fatalf("want 1 metric, got %+v", ms)
+	}
+	want := map[string]any{"instant": 36.6, "small": 0.1, "list": "[0.3,0.001]", "inf": "-Inf"}
+	if !reflect.DeepEqual(ms[0].Fields, want) {
+		t.Errorf("fields:\n got %#v\nwant %#v", ms[0].Fields, want)
+	}
+}

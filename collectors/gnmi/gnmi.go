@@ -749,7 +749,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	defer cancel(nil)
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(t.creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(newLenientCodec())),
 		grpc.WithStatsHandler(payloadSizes{&t.lastSize}),
 		// Pings find a half-open connection (a target rebooted, state a
 		// firewall or NAT dropped) under a stream allowed to be silent.

@@ -460,10 +460,14 @@ var counterPaths = func() []*gpb.Path {
 
 // matches reports which parts of the tree a path selects.
 func (s *Server) matches(p []*gpb.PathElem) (counters, bgp, single bool) {
-	ifLeaf := append(append([]*gpb.PathElem(nil), s.ifaces[0].prefix.GetElem()...), &gpb.PathElem{Name: Counters[0]})
-	if prefixOf(p, ifLeaf, true) {
-		counters = true
-		single = len(p) == len(ifLeaf)
+	// Any interface's, any counter: a path naming one (Ethernet2, or
+	// in-errors) selects it.
+	for _, sel := range s.selectCounters(p) {
+		if len(sel) > 0 {
+			counters = true
+			single = len(p) == len(s.ifaces[0].prefix.GetElem())+1
+			break
+		}
 	}
 	bgpLeaf := append(append(append([]*gpb.PathElem(nil), bgpBase...), &gpb.PathElem{Name: "neighbor", Key: map[string]string{"neighbor-address": "*"}}), &gpb.PathElem{Name: "state"}, &gpb.PathElem{Name: "session-state"})
 	if prefixOf(p, bgpLeaf, true) {
