@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
 )
@@ -37,6 +39,9 @@ type txnConsumer struct {
 	s  *kgo.GroupTransactSession
 	b  *Broker
 	id string
+	// coordinator: the cluster has named the transaction coordinator of
+	// id once (see findCoordinator).
+	coordinator bool
 }
 
 var _ broker.TxnConsumer = (*txnConsumer)(nil)
@@ -117,6 +122,9 @@ func txnPartitioner() kgo.Partitioner {
 
 // Transact runs fn in a transaction (see broker.TxnConsumer).
 func (c *txnConsumer) Transact(ctx context.Context, fn func(tx broker.Txn) error) (bool, error) {
+	if err := c.findCoordinator(ctx); err != nil {
+		return false, err
+	}
 	if err := c.s.Begin(); err != nil {
 		return false, fmt.Errorf("kafka: begin transaction: %w", mapErr(err))
 	}
@@ -158,6 +166,47 @@ func (c *txnConsumer) Transact(ctx context.Context, fn func(tx broker.Txn) error
 		return false, fmt.Errorf("kafka: end transaction: %w", mapErr(err))
 	}
 	return committed, nil
+}
+
+// findCoordinator asks the cluster for the transaction coordinator of the
+// member's transactional id, once, before its first transaction. franz-go
+// retries a cluster that has none to give (COORDINATOR_NOT_AVAILABLE, a
+// retriable error) for ever, 30 s at a time in Begin and in End, with no
+// context to stop it, and a produce in the transaction never returns:
+// enrichment pointed at weir's own embedded listener (which has no
+// transactions), or at a single Kafka broker left with the default
+// transaction.state.log.replication.factor of 3, consumed its input and
+// published nothing, with nothing logged. Asked once, the cluster's
+// answer is an error the caller logs, and the member tries again when it
+// has joined the group again.
+func (c *txnConsumer) findCoordinator(ctx context.Context) error {
+	if c.coordinator {
+		return nil
+	}
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType = 1 // transaction
+	req.CoordinatorKey = c.id
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(rctx, c.cl)
+	if err != nil {
+		return fmt.Errorf("kafka: find the transaction coordinator of %s: %w", c.id, err)
+	}
+	code, msg := resp.ErrorCode, resp.ErrorMessage
+	if len(resp.Coordinators) > 0 {
+		code, msg = resp.Coordinators[0].ErrorCode, resp.Coordinators[0].ErrorMessage
+	}
+	if err := kerr.ErrorForCode(code); err != nil {
+		detail := ""
+		if msg != nil && *msg != "" {
+			detail = " (" + *msg + ")"
+		}
+		return fmt.Errorf("kafka: the cluster gives no transaction coordinator for %s: %w%s; enrichment needs Kafka transactions: "+
+			"weir's embedded broker has none to offer a second process, and a single Kafka broker needs "+
+			"transaction.state.log.replication.factor=1 and transaction.state.log.min.isr=1", c.id, err, detail)
+	}
+	c.coordinator = true
+	return nil
 }
 
 // endGrace is how long ending a transaction may take once the caller's
