@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/weirnet/weir/configs"
@@ -105,7 +106,10 @@ func bootsFloor(now time.Time) uint32 {
 func validEngineID(b []byte) bool { return len(b) >= 5 && len(b) <= 32 }
 
 // writeEngineState replaces file with st, durably: boots must never go
-// back, or a captured inform would be in time again.
+// back, or a captured inform would be in time again. On a full disk it
+// overwrites the file in place (overwriteInPlace): weir restarted to
+// mend a full disk must start, and a new file needs space the old one
+// does not.
 func writeEngineState(file string, st engineState) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
@@ -114,12 +118,67 @@ func writeEngineState(file string, st engineState) error {
 	if err != nil {
 		return err
 	}
+	// Padded to stateWidth, so the longest state (a 32-byte ID, boots
+	// of ten digits) fits over the file in place.
+	full := make([]byte, max(len(b)+1, stateWidth))
+	copy(full, b)
+	for i := len(b); i < len(full)-1; i++ {
+		full[i] = ' '
+	}
+	full[len(full)-1] = '\n'
+	err = replaceFile(file, full)
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		if inPlace := overwriteInPlace(file, b); inPlace == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// stateWidth is the size of engine.json as written: the longest state
+// (104 bytes) and room.
+const stateWidth = 128
+
+// overwriteInPlace writes b over file's own blocks, padded with white
+// space (which JSON allows) to the file's size, and syncs it: no new
+// block is needed on a file system that overwrites in place. It refuses
+// a b longer than the file. Not atomic as a rename is: a power cut mid-
+// write leaves a file startEngine reports unreadable, and a configured
+// engine ID then starts at bootsFloor.
+func overwriteInPlace(file string, b []byte) error {
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if int64(len(b)+1) > fi.Size() {
+		return fmt.Errorf("%d bytes do not fit over %d", len(b)+1, fi.Size())
+	}
+	padded := make([]byte, fi.Size())
+	copy(padded, b)
+	for i := len(b); i < len(padded); i++ {
+		padded[i] = ' '
+	}
+	padded[len(padded)-1] = '\n'
+	if _, err := f.WriteAt(padded, 0); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// replaceFile replaces file with b by a synced temporary file renamed
+// over it, then syncs the directory.
+func replaceFile(file string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(file), ".engine-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // after a rename, nothing
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return err
 	}

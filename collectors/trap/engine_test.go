@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -68,5 +69,60 @@ func TestStartEngine(t *testing.T) {
 	b, boots, _, _ := startEngine("", "", now)
 	if a == b || boots != 1 {
 		t.Fatalf("no state file: the same engine twice, or boots %d", boots)
+	}
+}
+
+// TestStartEngineOnAFullDisk: weir restarted on a full disk (to let its
+// sinks drain and retention free space) starts its trap receiver: the
+// engine state, which cannot be replaced by a new file, is written over
+// the old one's blocks with boots raised. It used to fail the start
+// ("engine state ...: no space left on device"), and weir with it.
+func TestStartEngineOnAFullDisk(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	file := filepath.Join(dir, "trap", "engine.json")
+	id, boots, _, err := startEngine(file, "", time.Now())
+	if err != nil || boots != 1 {
+		t.Fatalf("first start: boots %d, %v", boots, err)
+	}
+	// Fill the disk.
+	fill, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for {
+		if _, err := fill.Write(buf); err != nil {
+			break
+		}
+	}
+	fill.Close()
+	if f, err := os.CreateTemp(filepath.Join(dir, "trap"), "probe"); err == nil {
+		if _, err := f.Write(buf); err == nil {
+			t.Skip("the tmpfs is not full")
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	for want := uint32(2); want <= 3; want++ {
+		id2, boots, note, err := startEngine(file, "", time.Now())
+		if err != nil || id2 != id || boots != want || note != "" {
+			t.Fatalf("start on a full disk: id %x (want %x), boots %d (want %d), note %q, %v", id2, id, boots, want, note, err)
+		}
+	}
+	// A configured ID of the longest kind fits over it too.
+	long := strings.Repeat("ab", 32)
+	now := time.Now()
+	if _, boots, _, err := startEngine(file, long, now); err != nil || boots != bootsFloor(now) {
+		t.Fatalf("32-byte engine ID on a full disk: boots %d, %v", boots, err)
+	}
+	if id3, boots, _, err := startEngine(file, "", time.Now()); err != nil || hex.EncodeToString([]byte(id3)) != long || boots < 2 {
+		t.Fatalf("after it: id %x, boots %d, %v", id3, boots, err)
 	}
 }
