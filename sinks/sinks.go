@@ -655,14 +655,20 @@ func copyRecords(recs []broker.Record, out []decoded) {
 		}
 		start = len(buf)
 		buf = append(buf, r.Value...)
-		c.Value = buf[start:len(buf):len(buf)]
+		if r.Value != nil { // a tombstone stays one
+			c.Value = buf[start:len(buf):len(buf)]
+		}
 		schema := ""
 		if len(r.Headers) > 0 {
 			first := len(hs)
 			for _, h := range r.Headers {
 				start := len(buf)
 				buf = append(buf, h.Value...)
-				hs = append(hs, broker.Header{Key: h.Key, Value: buf[start:len(buf):len(buf)]})
+				hc := broker.Header{Key: h.Key}
+				if h.Value != nil {
+					hc.Value = buf[start:len(buf):len(buf)]
+				}
+				hs = append(hs, hc)
 				if h.Key == telemetry.HeaderSchema {
 					schema = schemaName(h.Value)
 				}

@@ -181,7 +181,9 @@ func appendLine(b []byte, r *broker.Record) []byte {
 		b = telemetry.AppendString(b, string(r.Key))
 	}
 	b = append(b, `,"value":`...)
-	if json.Valid(r.Value) {
+	if r.Value == nil {
+		b = append(b, "null"...) // a tombstone
+	} else if json.Valid(r.Value) {
 		b = appendCompact(b, r.Value)
 	} else {
 		// Not JSON: a string, so the line stays JSON.
@@ -195,7 +197,11 @@ func appendLine(b []byte, r *broker.Record) []byte {
 			}
 			b = telemetry.AppendString(b, h.Key)
 			b = append(b, ':')
-			b = telemetry.AppendString(b, string(h.Value))
+			if h.Value == nil {
+				b = append(b, "null"...)
+			} else {
+				b = telemetry.AppendString(b, string(h.Value))
+			}
 		}
 		b = append(b, '}')
 	}
