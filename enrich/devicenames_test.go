@@ -147,3 +147,24 @@ func TestDeviceNamerAllocatesNothingForTheCommonLine(t *testing.T) {
 		t.Errorf("without an inventory: %v allocations, want 0", a)
 	}
 }
+
+// BenchmarkDeviceNamerName is the syslog collector's cost per line of
+// keying by the inventory's names: a line from a listed device by its
+// name, one by its FQDN in capitals (renamed), one the inventory does not
+// list, one without hostname.
+func BenchmarkDeviceNamerName(b *testing.B) {
+	inv, err := ParseInventory([]byte(testInventory))
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := NewDeviceNamer(inv, NewSNMPTargets([]SNMPTarget{{Name: "pe9", Host: "198.51.100.9"}}))
+	lines := []struct{ hostname, source string }{
+		{"edge1", "192.0.2.1:514"}, {"EDGE1.ams.example.net", "192.0.2.1:514"},
+		{"Unlisted-Router", "203.0.113.1:514"}, {"", "203.0.113.1:514"},
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		l := &lines[i%len(lines)]
+		n.Name(l.hostname, l.source)
+	}
+}
