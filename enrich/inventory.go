@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/weirnet/weir/internal/yamlerr"
 	"github.com/weirnet/weir/telemetry"
@@ -285,7 +286,7 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 	}
 	// An IPv4 address starts with a digit, an IPv6 one has a colon: most
 	// names are no address, and are not parsed.
-	if name != "" && (isDigit(name[0]) || strings.IndexByte(name, ':') >= 0) {
+	if maybeAddr(name) {
 		if own, err := netip.ParseAddr(name); err == nil {
 			own = own.Unmap()
 			if d, ok := idx.byAddr[own]; ok {
@@ -302,6 +303,13 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 		}
 	}
 	return inv.LookupAddr(name, senderAddr(addr))
+}
+
+// maybeAddr says whether name may be an IP address, worth parsing: an IPv4
+// address starts with a digit, an IPv6 one has a colon. Most host names
+// are neither, and parsing one allocates its error.
+func maybeAddr(name string) bool {
+	return name != "" && (isDigit(name[0]) || strings.IndexByte(name, ':') >= 0)
 }
 
 // LookupAddr is Lookup with the address parsed (the zero Addr for none).
@@ -345,20 +353,69 @@ func (idx *inventoryIndex) lookupFold(name string) *Device {
 	if len(idx.byFold) == 0 {
 		return nil
 	}
-	lower := foldName(name)
-	if d, ok := idx.byFold[lower]; ok {
+	// Folded on the stack: a hostname the inventory does not list (or
+	// lists as sent) costs no allocation, per syslog line in the
+	// collector and the worker alike.
+	var buf [128]byte
+	lower := appendFold(buf[:0], name)
+	if d, ok := idx.byFold[string(lower)]; ok {
 		return d
 	}
-	if label, ok := shortName(lower); ok {
-		if d, ok := idx.byFold[label]; ok && !strings.Contains(foldName(d.Name), ".") {
+	if label, ok := shortNameBytes(lower); ok {
+		if d, ok := idx.byFold[string(label)]; ok && !dotted(d.Name) {
 			return d
 		}
 		return nil
 	}
-	if strings.IndexByte(lower, '.') < 0 {
-		return idx.byLabel[lower]
+	if bytes.IndexByte(lower, '.') < 0 {
+		return idx.byLabel[string(lower)]
 	}
 	return nil
+}
+
+// appendFold appends foldName(name) to dst, without a string of its own
+// when name is ASCII.
+func appendFold(dst []byte, name string) []byte {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return append(dst, foldName(name)...)
+		}
+	}
+	start := len(dst)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	if len(dst)-start > 1 && dst[len(dst)-1] == '.' {
+		dst = dst[:len(dst)-1]
+	}
+	return dst
+}
+
+// dotted says whether foldName(name) has a dot: name has a domain.
+func dotted(name string) bool {
+	if len(name) > 1 {
+		name = strings.TrimSuffix(name, ".")
+	}
+	return strings.IndexByte(name, '.') >= 0
+}
+
+// shortNameBytes is shortName of a folded name in bytes.
+func shortNameBytes(name []byte) ([]byte, bool) {
+	dot := bytes.IndexByte(name, '.')
+	if dot <= 0 || bytes.IndexByte(name, ':') >= 0 {
+		return nil, false
+	}
+	short := name[:dot]
+	for _, c := range short {
+		if c < '0' || c > '9' {
+			return short, true
+		}
+	}
+	return nil, false // all digits: an IPv4 address, not a host
 }
 
 // foldName is a host name as the folded index keys it: in lower case (no

@@ -153,7 +153,10 @@ func nameDevice(inv *Inventory, targets *SNMPTargets, device, hostname, source s
 	if !d.named() && targets.any() {
 		at := senderAddr(source)
 		if hostname != "" {
-			at, _ = netip.ParseAddr(hostname) // the zero Addr for a name
+			at = netip.Addr{} // the zero Addr for a name
+			if maybeAddr(hostname) {
+				at, _ = netip.ParseAddr(hostname)
+			}
 		}
 		if target, ok := targets.device(at); ok {
 			device, d = target, inv.Lookup(target, source)

@@ -365,15 +365,21 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 // syslog line relayed with the device's address as hostname is: the
 // agent's entry, then the sender's, then their ranges.
 func (w *TrapWorker) device(tr *telemetry.Trap) (string, *Device) {
-	host := tr.Device
-	if agent, ok := trapAgentAddress(tr); ok {
-		host = agent
-	}
-	name, d := nameDevice(w.inv, w.targets, host, host, tr.SourceAddr)
+	name, d := trapDevice(w.inv, w.targets, tr)
 	if d == nil && !w.warming {
 		w.m.unknown.Inc()
 	}
 	return name, d
+}
+
+// trapDevice names the device of tr as TrapWorker.device does, and as the
+// trap collector keys it (DeviceNamer.TrapDevice).
+func trapDevice(inv *Inventory, targets *SNMPTargets, tr *telemetry.Trap) (string, *Device) {
+	host := tr.Device
+	if agent, ok := trapAgentAddress(tr); ok {
+		host = agent
+	}
+	return nameDevice(inv, targets, host, host, tr.SourceAddr)
 }
 
 // oidSnmpTrapAddress0 is SNMP-COMMUNITY-MIB's snmpTrapAddress.0.

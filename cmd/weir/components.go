@@ -39,6 +39,9 @@ type deps struct {
 	shard *shard.Member
 	// reload is where parts that SIGHUP reloads register.
 	reload *reloads
+	// names are what devices are named by, for enrichment and the
+	// collectors' keys; nil: enrichment is off in the config.
+	names *deviceNames
 }
 
 // buildComponents wires every configured part; each source has its own
@@ -54,6 +57,14 @@ func buildComponents(d deps) ([]component, error) {
 			d.shard = m
 			all = append(all, component{name: "shard", run: m.Run})
 		}
+	}
+	if wantDeviceNames(d) {
+		names, comps, err := newDeviceNames(d)
+		if err != nil {
+			return nil, err
+		}
+		d.names = names
+		all = append(all, comps...)
 	}
 	for _, b := range []struct {
 		role  string

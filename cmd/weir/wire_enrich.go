@@ -2,31 +2,31 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 
-	"github.com/weirnet/weir/collectors/snmp"
-	"github.com/weirnet/weir/collectors/snmp/profile"
-	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
 	"github.com/weirnet/weir/telemetry"
 )
 
 // enrichComponents builds the enrichment workers: members of the "enrich"
 // group over raw.syslog, raw.snmp, raw.gnmi and raw.traps, sharing one inventory (watched for
-// changes) and one rule table.
+// changes, and shared with the collectors: see deviceNames) and one rule table.
 func enrichComponents(d deps) ([]component, error) {
 	if !d.cfg.EnrichEnabled() {
 		return nil, nil
 	}
 	logger := d.logger.With(slog.String("component", "enrich"))
-	inv, err := enrich.LoadInventory(d.cfg.Enrich.Inventory, logger)
-	if err != nil {
-		return nil, err
+	var comps []component
+	names := d.names
+	if names == nil { // wired alone (tests)
+		var err error
+		if names, comps, err = newDeviceNames(d); err != nil {
+			return nil, err
+		}
 	}
+	inv, targets := names.inv, names.targets
 	n := d.cfg.Enrich.Workers
 	if n == 0 {
 		n = 2
@@ -46,31 +46,6 @@ func enrichComponents(d deps) ([]component, error) {
 	// One detector for all workers: a link-down seen in syslog, a trap
 	// and an SNMP poll is one event.
 	rules := enrich.NewEventRules(dedup, max(threshold, 0), window)
-	comps := []component{{name: "inventory", run: func(ctx context.Context) error {
-		inv.Watch(ctx, 5*time.Second)
-		return nil
-	}}}
-	if d.cfg.Enrich.Inventory != "" {
-		d.reload.add("inventory", func(*configs.Config) error { return inv.Reload() })
-	}
-	// The config's SNMP targets name the devices traps and hostless syslog
-	// lines come from (the same in every process of a cluster); SIGHUP
-	// brings the targets of the file read again when they pass the
-	// poller's own check against the profiles read at start (as the
-	// poller's are), so a running poller and enrichment take or refuse a
-	// target list together.
-	profiles, err := profile.Load(configs.BuiltinSNMPProfiles(), d.cfg.SNMP.ProfilesDir)
-	if err != nil {
-		return nil, err
-	}
-	targets := enrich.NewSNMPTargets(snmpTargetNames(d.cfg.SNMP.Targets))
-	d.reload.add("enrich device names", func(cfg *configs.Config) error {
-		if err := snmp.CheckTargets(profiles, cfg.SNMP.Targets); err != nil {
-			return err
-		}
-		targets.Set(snmpTargetNames(cfg.SNMP.Targets))
-		return nil
-	})
 	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules),
 		enrich.WithSNMPTargets(targets)}
 	if wu := d.cfg.Enrich.Warmup; wu != nil {
@@ -104,13 +79,4 @@ func enrichComponents(d deps) ([]component, error) {
 		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})
 	}
 	return comps, nil
-}
-
-// snmpTargetNames are the SNMP targets' names and hosts, for enrichment.
-func snmpTargetNames(targets []configs.SNMPTarget) []enrich.SNMPTarget {
-	out := make([]enrich.SNMPTarget, len(targets))
-	for i, t := range targets {
-		out[i] = enrich.SNMPTarget{Name: t.Name, Host: t.Host, Interval: t.Interval}
-	}
-	return out
 }

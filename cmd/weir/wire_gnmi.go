@@ -22,6 +22,10 @@ func gnmiComponents(d deps) ([]component, error) {
 	if d.shard != nil {
 		opts = append(opts, gnmi.WithOwner(d.shard))
 	}
+	if d.names != nil {
+		// Keyed by the device's name as enrichment gives it.
+		opts = append(opts, gnmi.WithDeviceName(d.names.namer.GNMITarget))
+	}
 	col, err := gnmi.New(c, d.broker, opts...)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/collectors/trap"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
 )
 
 // snmpComponents builds the SNMP poller and trap receiver from the config.
@@ -32,6 +33,11 @@ func snmpComponents(d deps) ([]component, error) {
 		if d.shard != nil {
 			owner = d.shard.Owns
 		}
+		var deviceName func(target, host string) string
+		if d.names != nil {
+			// Keyed by the device's name as enrichment gives it.
+			deviceName = d.names.namer.SNMPTarget
+		}
 		p, err := snmp.New(snmp.Config{
 			Targets:        c.Targets,
 			Profiles:       profiles,
@@ -41,6 +47,7 @@ func snmpComponents(d deps) ([]component, error) {
 			Logger:         d.logger.With(slog.String("component", "snmp")),
 			Metrics:        m,
 			Owner:          owner,
+			DeviceName:     deviceName,
 		})
 		if err != nil {
 			return nil, err
@@ -53,6 +60,10 @@ func snmpComponents(d deps) ([]component, error) {
 		if err != nil {
 			return nil, err
 		}
+		var deviceName func(*telemetry.Trap) string
+		if d.names != nil {
+			deviceName = d.names.namer.TrapDevice
+		}
 		r, err := trap.New(trap.Config{
 			Listen:      string(c.Traps.Listen),
 			Communities: c.Traps.Communities,
@@ -64,6 +75,7 @@ func snmpComponents(d deps) ([]component, error) {
 			Names:       trap.NewNames(profiles),
 			Logger:      d.logger.With(slog.String("component", "trap")),
 			Metrics:     m,
+			DeviceName:  deviceName,
 		})
 		if err != nil {
 			return nil, err

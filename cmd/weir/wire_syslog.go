@@ -12,9 +12,13 @@ func syslogComponents(d deps) ([]component, error) {
 	if !d.cfg.SyslogEnabled() {
 		return nil, nil
 	}
-	c, err := syslog.New(d.cfg.Syslog, d.broker,
-		syslog.WithLogger(d.logger.With(slog.String("component", "syslog"))),
-		syslog.WithRegisterer(d.reg))
+	opts := []syslog.Option{syslog.WithLogger(d.logger.With(slog.String("component", "syslog"))),
+		syslog.WithRegisterer(d.reg)}
+	if d.names != nil {
+		// Keyed by the device's name as enrichment gives it.
+		opts = append(opts, syslog.WithDeviceName(d.names.namer.Name))
+	}
+	c, err := syslog.New(d.cfg.Syslog, d.broker, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,17 @@ type Owner interface {
 // then is still published). Without an owner every target is subscribed.
 func WithOwner(o Owner) Option { return func(c *Collector) { c.owner = o } }
 
+// WithDeviceName keys a target's records by name(target), asked at each
+// batch with the target's name: weir passes enrichment's naming
+// (enrich.DeviceNamer.GNMITarget: the inventory's name for the target),
+// so the device's records and the records and events enriched from them
+// share one key and partition. Without it, or where it gives "", they
+// are keyed by the target's name. Only the key changes; the records name
+// the target. name is called from every target's goroutine.
+func WithDeviceName(name func(target string) string) Option {
+	return func(c *Collector) { c.deviceName = name }
+}
+
 // WithDialOptions adds gRPC dial options to every target's connection.
 func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(c *Collector) { c.dialOpts = append(c.dialOpts, opts...) }
@@ -91,6 +102,8 @@ type Collector struct {
 	dialOpts []grpc.DialOption
 	owner    Owner
 	set      runset.Set // the targets' goroutines
+	// deviceName names a target's device for its key (WithDeviceName).
+	deviceName func(target string) string
 
 	// grace bounds the whole drain at shutdown (default
 	// shutdownDrainTimeout; tests shorten it).
@@ -347,6 +360,8 @@ type target struct {
 	periodic [][]gpath.Elem
 	queue    *queue
 	key      []byte
+	// named is the key WithDeviceName last gave (publishLoop's only).
+	named []byte
 	// tlsFiles are the TLS files' versions as they were read, so a reload
 	// after a certificate is renewed resubscribes with the new one.
 	tlsFiles []fileStamp
@@ -1146,6 +1161,23 @@ func (q *queue) discard() int {
 	return n
 }
 
+// recordKey is the key of the target's records: its device's name
+// (WithDeviceName), else the target's name. The bytes of the last name
+// given are kept, so a batch costs no allocation while it stays.
+func (t *target) recordKey() []byte {
+	if t.c.deviceName == nil {
+		return t.key
+	}
+	name := t.c.deviceName(t.cfg.Name)
+	if name == "" {
+		return t.key
+	}
+	if string(t.named) != name {
+		t.named = []byte(name)
+	}
+	return t.named
+}
+
 // publishLoop drains the queue into the broker, in batches, until ctx
 // ends, or streamDone is closed and the queue is empty. It returns the
 // records of the last batch the broker did not take before ctx ended,
@@ -1170,6 +1202,7 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 			held += it.size
 		}
 		recs = recs[:0]
+		key := t.recordKey()
 		for _, it := range batch {
 			for _, m := range Flatten(t.cfg.Name, it.n, it.at) {
 				start := len(buf)
@@ -1181,7 +1214,7 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 					t.c.log.Warn("gnmi encode failed", slog.String("target", t.cfg.Name), slog.String("measurement", m.Measurement), slog.Any("err", err))
 					continue
 				}
-				recs = append(recs, broker.Record{Timestamp: m.ReceivedAt, Key: t.key, Value: buf[start:len(buf):len(buf)], Headers: headers})
+				recs = append(recs, broker.Record{Timestamp: m.ReceivedAt, Key: key, Value: buf[start:len(buf):len(buf)], Headers: headers})
 			}
 		}
 		clear(batch) // do not pin notifications until the next batch

@@ -63,6 +63,14 @@ type Config struct {
 	// MaxWalkVarbinds bounds one column's walk (see target.walk);
 	// default 1,000,000, ten times a 100,000-interface table.
 	MaxWalkVarbinds int
+	// DeviceName names a target's device for the key of its records,
+	// asked with the target's name and host at each poll: weir passes
+	// enrichment's naming (enrich.DeviceNamer.SNMPTarget: the
+	// inventory's name for the target), so the device's polls and the
+	// records and events enriched from them share one key and
+	// partition. nil, or "", keys them by the target's name. Only the
+	// key changes; the records name the target.
+	DeviceName func(target, host string) string
 }
 
 // Poller polls every target on its schedule.
@@ -768,6 +776,11 @@ func (t *target) baseTags() map[string]string {
 func (t *target) publish(ctx context.Context, ms []telemetry.Metric) error {
 	recs := make([]broker.Record, 0, len(ms))
 	key := []byte(t.cfg.Name)
+	if t.p.cfg.DeviceName != nil {
+		if name := t.p.cfg.DeviceName(t.cfg.Name, t.cfg.Host); name != "" {
+			key = []byte(name)
+		}
+	}
 	headers := []broker.Header{
 		{Key: telemetry.HeaderSource, Value: []byte("snmp")},
 		{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)},

@@ -43,6 +43,8 @@ type Collector struct {
 	metrics   *metrics
 	now       func() time.Time
 	ready     chan struct{}
+	// deviceName names a line's device for its key (WithDeviceName).
+	deviceName func(hostname, source string) string
 
 	mu    sync.Mutex
 	addrs []string // bound addresses, once listening
@@ -57,6 +59,19 @@ func WithLogger(l *slog.Logger) Option { return func(c *Collector) { c.logger = 
 // WithRegisterer registers the collector's metrics.
 func WithRegisterer(r prometheus.Registerer) Option {
 	return func(c *Collector) { c.metrics = newMetrics(r) }
+}
+
+// WithDeviceName keys each record by name(hostname, source): the name
+// enrichment gives the device of a line carrying hostname ("" for none)
+// from source ("ip:port"), or "" to key it by its hostname, else the
+// sender's address, as without the option. weir passes the inventory's
+// naming (enrich.DeviceNamer.Name), so a device's raw records and the
+// records and events enriched from them share one key and partition.
+// Only the key changes: the record carries the line as received. name is
+// called for every line, from every reader at once: it must be safe for
+// concurrent use, and should not allocate.
+func WithDeviceName(name func(hostname, source string) string) Option {
+	return func(c *Collector) { c.deviceName = name }
 }
 
 // New builds a collector from its config section; listeners without

@@ -156,8 +156,17 @@ func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, no
 		// The key is the device as the JSON value carries it.
 		l.Device = strings.ToValidUTF8(l.Device, "\uFFFD")
 	}
+	// The key is the device's name as enrichment gives it (WithDeviceName),
+	// so the records and events enriched from the line are in the
+	// partition their key gives; the record itself stays as received.
+	key := l.Device
+	if p.c.deviceName != nil {
+		if name := p.c.deviceName(l.Hostname, src.addrPort); name != "" {
+			key = name
+		}
+	}
 	keyStart := len(p.arena)
-	p.arena = append(p.arena, l.Device...)
+	p.arena = append(p.arena, key...)
 	valStart := len(p.arena)
 	p.arena = l.AppendJSON(p.arena)
 	p.spans = append(p.spans, span{key: [2]int{keyStart, valStart}, val: [2]int{valStart, len(p.arena)},

@@ -100,6 +100,14 @@ type Config struct {
 	// uses data_dir/trap/engine.json); "" keeps nothing: a new engine at
 	// every start, whose informs a running sender loses.
 	StateFile string
+	// DeviceName names the device a trap came from, for its key: weir
+	// passes enrichment's naming (enrich.DeviceNamer.TrapDevice: the
+	// inventory's name for the agent in snmpTrapAddress.0, else for the
+	// sender), so a device's traps and the events enriched from them
+	// share one key and partition. nil, or "", keys a trap by its
+	// sender's address. Only the key changes; it is called from one
+	// goroutine.
+	DeviceName func(*telemetry.Trap) string
 }
 
 // Metrics are the receiver's self-metrics.
@@ -475,6 +483,17 @@ func (r *Receiver) publishLoop(ctx context.Context, conn net.PacketConn, queue <
 	}
 }
 
+// key is a trap's record key: its device's name (Config.DeviceName), else
+// the sender's address.
+func (r *Receiver) key(tr *telemetry.Trap) []byte {
+	if r.cfg.DeviceName != nil {
+		if name := r.cfg.DeviceName(tr); name != "" {
+			return []byte(name)
+		}
+	}
+	return []byte(tr.Device)
+}
+
 // shutdownDrainTimeout bounds publishing what is queued when weir stops.
 const shutdownDrainTimeout = 5 * time.Second
 
@@ -497,7 +516,7 @@ func (r *Receiver) publish(ctx context.Context, conn net.PacketConn, batch []ite
 		}
 		batch[n] = batch[i]
 		n++
-		recs = append(recs, broker.Record{Timestamp: batch[i].trap.ReceivedAt, Key: []byte(batch[i].trap.Device), Value: v, Headers: headers})
+		recs = append(recs, broker.Record{Timestamp: batch[i].trap.ReceivedAt, Key: r.key(&batch[i].trap), Value: v, Headers: headers})
 	}
 	batch = batch[:n]
 	// A broker error (a full disk) is retried, with back-off up to 5 s,

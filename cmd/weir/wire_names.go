@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/weirnet/weir/collectors/snmp"
+	"github.com/weirnet/weir/collectors/snmp/profile"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/enrich"
+)
+
+// deviceNames are what enrichment names devices by (the inventory, the
+// SNMP targets), shared by the process's enrichment workers and its
+// collectors, which key raw records by the same names (enrich.DeviceNamer):
+// a raw record's key is then the key of what is enriched from it, and
+// the records and events of one device are in one partition. Reloads (the
+// inventory's file changing, SIGHUP) apply to both at once.
+type deviceNames struct {
+	inv     *enrich.Inventory
+	targets *enrich.SNMPTargets
+	namer   *enrich.DeviceNamer
+}
+
+// wantDeviceNames says whether the process names devices: enrichment is
+// on in the config, and the process collects or enriches.
+func wantDeviceNames(d deps) bool {
+	return d.cfg.EnrichEnabled() && (d.roles == nil || d.roles[roleCollect] || d.roles[roleEnrich])
+}
+
+// newDeviceNames loads the inventory and registers what reloads it and
+// the SNMP targets' names; the component watches the inventory's file.
+func newDeviceNames(d deps) (*deviceNames, []component, error) {
+	logger := d.logger.With(slog.String("component", "enrich"))
+	inv, err := enrich.LoadInventory(d.cfg.Enrich.Inventory, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	comps := []component{{name: "inventory", run: func(ctx context.Context) error {
+		inv.Watch(ctx, 5*time.Second)
+		return nil
+	}}}
+	if d.cfg.Enrich.Inventory != "" {
+		d.reload.add("inventory", func(*configs.Config) error { return inv.Reload() })
+	}
+	// The config's SNMP targets name the devices traps and hostless syslog
+	// lines come from (the same in every process of a cluster); SIGHUP
+	// brings the targets of the file read again when they pass the
+	// poller's own check against the profiles read at start (as the
+	// poller's are), so a running poller and enrichment take or refuse a
+	// target list together.
+	profiles, err := profile.Load(configs.BuiltinSNMPProfiles(), d.cfg.SNMP.ProfilesDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	targets := enrich.NewSNMPTargets(snmpTargetNames(d.cfg.SNMP.Targets))
+	d.reload.add("enrich device names", func(cfg *configs.Config) error {
+		if err := snmp.CheckTargets(profiles, cfg.SNMP.Targets); err != nil {
+			return err
+		}
+		targets.Set(snmpTargetNames(cfg.SNMP.Targets))
+		return nil
+	})
+	return &deviceNames{inv: inv, targets: targets, namer: enrich.NewDeviceNamer(inv, targets)}, comps, nil
+}
+
+// snmpTargetNames are the SNMP targets' names and hosts, for enrichment.
+func snmpTargetNames(targets []configs.SNMPTarget) []enrich.SNMPTarget {
+	out := make([]enrich.SNMPTarget, len(targets))
+	for i, t := range targets {
+		out[i] = enrich.SNMPTarget{Name: t.Name, Host: t.Host, Interval: t.Interval}
+	}
+	return out
+}
