@@ -658,6 +658,16 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) error {
 		return fmt.Errorf("snmp %s: %w: the agent has no user %q", t.cfg.Name, gosnmp.ErrUnknownUsername, user)
 	case errors.Is(err, gosnmp.ErrUnknownSecurityLevel), err == nil,
 		err != nil && !strings.Contains(err.Error(), "timeout"):
+		// A known user. At authPriv, one the agent has no privacy for
+		// (created with an auth password only) is refused with an
+		// unauthenticated report too (usmStatsUnsupportedSecLevels):
+		// answered at authNoPriv, its auth settings are right.
+		if t.cfg.V3.SecurityLevel == "authPriv" {
+			if sent, err := t.probeUptime(ctx, "authNoPriv"); sent && err == nil {
+				return fmt.Errorf("snmp %s: %w: the agent answers user %q at authNoPriv but not at authPriv: the user has no privacy there; "+
+					"set security_level: authNoPriv, or give the user a priv password on the agent", t.cfg.Name, gosnmp.ErrUnknownSecurityLevel, user)
+			}
+		}
 		return fmt.Errorf("snmp %s: %w: check auth_password and auth_protocol of user %q (the agent's reply failed authentication)", t.cfg.Name, gosnmp.ErrWrongDigest, user)
 	}
 	return cause
