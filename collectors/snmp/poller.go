@@ -732,7 +732,7 @@ func classify(err error) string {
 	case errors.Is(err, gosnmp.ErrUnknownUsername), errors.Is(err, gosnmp.ErrWrongDigest),
 		errors.Is(err, gosnmp.ErrDecryption), errors.Is(err, gosnmp.ErrUnknownSecurityLevel),
 		errors.Is(err, gosnmp.ErrUnknownEngineID), errors.Is(err, gosnmp.ErrNotInTimeWindow),
-		strings.Contains(err.Error(), "not authentic"):
+		errors.Is(err, errAccessRefused), strings.Contains(err.Error(), "not authentic"):
 		return ResultAuth
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, gosnmp.ErrMaxRetriesExceeded),
 		strings.Contains(err.Error(), "timeout"):
@@ -988,6 +988,9 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 			}
 			return t.getChunk(s, chunk[half:], out, res)
 		}
+		if pkt.Error == gosnmp.AuthorizationError {
+			return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, chunk[0], t.accessRefused())
+		}
 		return fmt.Errorf("snmp %s: get %s: agent error %v", t.cfg.Name, chunk[0], pkt.Error)
 	}
 	for _, v := range pkt.Variables {
@@ -1038,6 +1041,8 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 		case pkt.Error == gosnmp.TooBig && reps > 1:
 			reps /= 2 // the answer did not fit a datagram: ask for fewer
 			continue
+		case pkt.Error == gosnmp.AuthorizationError:
+			return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, oid, t.accessRefused())
 		default:
 			return fail("agent error %v after %d varbinds", pkt.Error, seen)
 		}
@@ -1091,6 +1096,21 @@ func (t *target) walkLeaf(s *gosnmp.GoSNMP, root string, res *poll) ([]gosnmp.Sn
 		}
 	}
 	return out, nil
+}
+
+// errAccessRefused is an agent's error-status authorizationError: its
+// access control (VACM) refuses the credentials weir polls with.
+var errAccessRefused = errors.New("agent error AuthorizationError")
+
+// accessRefused is errAccessRefused with what to check: for SNMPv3, the
+// security level (an agent that lets a user read at authPriv only refuses
+// it at authNoPriv), else the community's access.
+func (t *target) accessRefused() error {
+	if t.cfg.Version == "3" {
+		return fmt.Errorf("%w: the agent refuses user %q at %s: check security_level against the user's access on the agent (its rouser or group level, and view)",
+			errAccessRefused, t.cfg.V3.User, t.cfg.V3.SecurityLevel)
+	}
+	return fmt.Errorf("%w: the agent refuses the community: check its access on the agent (rocommunity, view)", errAccessRefused)
 }
 
 // checkResponse fails an answer that is not a Response PDU. gosnmp matches

@@ -54,3 +54,33 @@ func TestV3UserWithoutPrivacyNotAWrongDigest(t *testing.T) {
 		t.Errorf("wrong auth password of a user without privacy: %v", err)
 	}
 }
+
+// TestV3LevelBelowTheAgentsAccessIsAnAuthError: a user the agent lets
+// read at authPriv only (`rouser weir authpriv`), polled at authNoPriv,
+// is answered with error-status authorizationError. That is the agent's
+// access control refusing weir's credentials: counted auth_error, as
+// the other credential mistakes are, with what to check.
+func TestV3LevelBelowTheAgentsAccessIsAnAuthError(t *testing.T) {
+	agent := snmptest.StartSNMPD(t)
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("lowlevel", agent.Addr, func(c *configs.SNMPTarget) {
+			v3(snmptest.V3User, snmptest.V3AuthPass, "")(c)
+			c.V3.SecurityLevel, c.V3.PrivProtocol = "authNoPriv", ""
+			c.Profiles.Names = []string{"system"}
+		})},
+		Profiles: loadProfiles(t), Broker: snmptest.NewCapture(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.PollOnce(context.Background(), "lowlevel")
+	if err == nil {
+		t.Fatal("an authNoPriv poll of an authpriv-only user worked")
+	}
+	if got := classify(err); got != ResultAuth {
+		t.Errorf("counted as %s, want %s: %v", got, ResultAuth, err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "security_level") {
+		t.Errorf("error %q: want it to name the security level to check", msg)
+	}
+}
