@@ -549,11 +549,13 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		switch {
 		case strings.Contains(res.err.Error(), "not authentic"):
 			res.err = t.diagnoseV3(pctx, res.err)
-		case t.cfg.V3.SecurityLevel == "authPriv" && classify(res.err) == ResultTimeout && res.varbinds == 0 && t.probePriv(res.end):
-			// Nothing of the poll was answered: a wrong priv password
-			// (which Net-SNMP answers with silence) or a dead agent.
-			// One request lost mid-walk is neither.
-			res.err = t.diagnosePriv(pctx, res.err)
+		case (t.cfg.V3.SecurityLevel == "authPriv" || t.cfg.V3.ContextName != "") && classify(res.err) == ResultTimeout &&
+			res.varbinds == 0 && t.probePriv(res.end):
+			// Nothing of the poll was answered: a context the agent
+			// does not have or a wrong priv password (both of which
+			// Net-SNMP answers with silence), or a dead agent. One
+			// request lost mid-walk is neither.
+			res.err = t.diagnoseSilence(pctx, res.err)
 		}
 		res.end = time.Now() // the probe is part of the poll
 	}
@@ -648,7 +650,7 @@ const publishGrace = 5 * time.Second
 // reports usmStatsUnknownUserNames for an unknown user; a known user
 // means the digest, i.e. the auth password or protocol, was wrong.
 func (t *target) diagnoseV3(ctx context.Context, cause error) error {
-	sent, err := t.probeUptime(ctx, "noAuthNoPriv")
+	sent, err := t.probeUptime(ctx, "noAuthNoPriv", t.cfg.V3.ContextName)
 	if !sent {
 		return cause
 	}
@@ -663,7 +665,7 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) error {
 		// unauthenticated report too (usmStatsUnsupportedSecLevels):
 		// answered at authNoPriv, its auth settings are right.
 		if t.cfg.V3.SecurityLevel == "authPriv" {
-			if sent, err := t.probeUptime(ctx, "authNoPriv"); sent && err == nil {
+			if sent, err := t.probeUptime(ctx, "authNoPriv", t.cfg.V3.ContextName); sent && err == nil {
 				return fmt.Errorf("snmp %s: %w: the agent answers user %q at authNoPriv but not at authPriv: the user has no privacy there; "+
 					"set security_level: authNoPriv, or give the user a priv password on the agent", t.cfg.Name, gosnmp.ErrUnknownSecurityLevel, user)
 			}
@@ -673,11 +675,11 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) error {
 	return cause
 }
 
-// probePriv reports whether a v3 authPriv timeout is worth a probe (a
-// request more, of up to a timeout, to a maybe dead agent): at the first
-// failure of a run, while the last one was found to be the priv settings,
-// and every failLogEvery of a run of timeouts (an agent back with other
-// priv settings).
+// probePriv reports whether a v3 timeout is worth diagnoseSilence's
+// probes (a request more each, of up to a timeout, to a maybe dead
+// agent): at the first failure of a run, while the last one was found to
+// be the priv settings or the context, and every failLogEvery of a run of
+// timeouts (an agent back with other priv settings).
 func (t *target) probePriv(now time.Time) bool {
 	if t.failing == 0 || t.failResult == ResultAuth || now.Sub(t.privProbed) >= failLogEvery {
 		t.privProbed = now
@@ -686,12 +688,32 @@ func (t *target) probePriv(now time.Time) bool {
 	return false
 }
 
+// diagnoseSilence explains a v3 poll the agent answered nothing of, when
+// the settings Net-SNMP drops requests for without a word are set: a
+// context_name, then the priv settings.
+func (t *target) diagnoseSilence(ctx context.Context, cause error) error {
+	if t.cfg.V3.ContextName != "" {
+		sent, err := t.probeUptime(ctx, t.cfg.V3.SecurityLevel, "")
+		if sent && (err == nil || classify(err) != ResultTimeout) {
+			return fmt.Errorf("snmp %s: %w: the agent answers user %q without a context but not in context %q: check context_name (%v)",
+				t.cfg.Name, errUnknownContext, t.cfg.V3.User, t.cfg.V3.ContextName, cause)
+		}
+	}
+	if t.cfg.V3.SecurityLevel == "authPriv" {
+		return t.diagnosePriv(ctx, cause)
+	}
+	return cause
+}
+
+// errUnknownContext is a v3 context_name the agent does not have.
+var errUnknownContext = errors.New("unknown context")
+
 // diagnosePriv explains a v3 authPriv timeout. Net-SNMP drops a request
 // it cannot decrypt without a word, so a wrong priv password looks like a
 // dead agent. If the same user is answered without privacy, the agent is
 // alive and the priv settings are what is wrong.
 func (t *target) diagnosePriv(ctx context.Context, cause error) error {
-	sent, err := t.probeUptime(ctx, "authNoPriv")
+	sent, err := t.probeUptime(ctx, "authNoPriv", t.cfg.V3.ContextName)
 	if !sent || err != nil && classify(err) == ResultTimeout {
 		return cause // the agent does not answer at all
 	}
@@ -700,9 +722,9 @@ func (t *target) diagnosePriv(ctx context.Context, cause error) error {
 }
 
 // probeUptime asks the agent once for sysUpTime as the target's v3 user at
-// securityLevel and returns the answer's error. sent is false when no
-// request went out (or gosnmp panicked; see poll).
-func (t *target) probeUptime(ctx context.Context, securityLevel string) (sent bool, err error) {
+// securityLevel in contextName and returns the answer's error. sent is
+// false when no request went out (or gosnmp panicked; see poll).
+func (t *target) probeUptime(ctx context.Context, securityLevel, contextName string) (sent bool, err error) {
 	defer func() {
 		if recover() != nil {
 			sent, err = false, nil
@@ -710,6 +732,7 @@ func (t *target) probeUptime(ctx context.Context, securityLevel string) (sent bo
 	}()
 	probe := t.cfg
 	probe.V3.SecurityLevel = securityLevel
+	probe.V3.ContextName = contextName
 	probe.Retries = 0
 	s, err := newSession(probe)
 	if err != nil {
@@ -732,7 +755,7 @@ func classify(err error) string {
 	case errors.Is(err, gosnmp.ErrUnknownUsername), errors.Is(err, gosnmp.ErrWrongDigest),
 		errors.Is(err, gosnmp.ErrDecryption), errors.Is(err, gosnmp.ErrUnknownSecurityLevel),
 		errors.Is(err, gosnmp.ErrUnknownEngineID), errors.Is(err, gosnmp.ErrNotInTimeWindow),
-		errors.Is(err, errAccessRefused), strings.Contains(err.Error(), "not authentic"):
+		errors.Is(err, errAccessRefused), errors.Is(err, errUnknownContext), strings.Contains(err.Error(), "not authentic"):
 		return ResultAuth
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, gosnmp.ErrMaxRetriesExceeded),
 		strings.Contains(err.Error(), "timeout"):

@@ -84,3 +84,34 @@ func TestV3LevelBelowTheAgentsAccessIsAnAuthError(t *testing.T) {
 		t.Errorf("error %q: want it to name the security level to check", msg)
 	}
 }
+
+// TestV3UnknownContextDiagnosed: Net-SNMP drops a request for a context
+// it does not have without a word, so a context_name the agent does not
+// know (a VRF misspelt, or one on another device) looked like a dead
+// agent. The same user answered without the context says what is wrong.
+func TestV3UnknownContextDiagnosed(t *testing.T) {
+	agent := snmptest.StartSNMPD(t)
+	for _, level := range []string{"authPriv", "authNoPriv"} {
+		t.Run(level, func(t *testing.T) {
+			p, err := New(Config{
+				Targets: []configs.SNMPTarget{testTarget("ctx", agent.Addr, func(c *configs.SNMPTarget) {
+					v3(snmptest.V3User, snmptest.V3AuthPass, snmptest.V3PrivPass)(c)
+					c.V3.SecurityLevel, c.V3.ContextName = level, "vrf-nosuch"
+					c.Profiles.Names = []string{"system"}
+					c.Timeout = 500 * time.Millisecond
+				})},
+				Profiles: loadProfiles(t), Broker: snmptest.NewCapture(),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.PollOnce(context.Background(), "ctx")
+			if err == nil {
+				t.Fatal("a poll in a context the agent does not have worked")
+			}
+			if msg := err.Error(); !strings.Contains(msg, `context_name`) || strings.Contains(msg, "priv_password") {
+				t.Errorf("error %q: want it to name the context, not the priv password", msg)
+			}
+		})
+	}
+}
