@@ -192,3 +192,32 @@ func mustParse(t *testing.T, y string) *configs.Config {
 	}
 	return c
 }
+
+// TestReloadSaysProfilesAreReadAtStart: a profile added to profiles_dir
+// after the start, and a target naming it, pass the reread file's check
+// but not the poller, which kept the profiles it started with. The
+// refusal says so, instead of calling a profile that is in the directory
+// unknown.
+func TestReloadSaysProfilesAreReadAtStart(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	dir := t.TempDir()
+	cfg := configs.Defaults()
+	cfg.SNMP.ProfilesDir = dir
+	cfg.SNMP.Targets = []configs.SNMPTarget{{Name: "core9", Host: "192.0.2.9", Profiles: configs.SNMPProfiles{Names: []string{"system"}}}}
+	r := &reloads{}
+	if _, err := enrichComponents(deps{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), reload: r}); err != nil {
+		t.Fatal(err)
+	}
+	prof := "name: late\ntables:\n  - measurement: t\n    columns:\n      - {name: c, oid: 1.3.6.1.4.1.9999.1.1, type: counter}\n"
+	if err := os.WriteFile(filepath.Join(dir, "late.yaml"), []byte(prof), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next := configs.Defaults()
+	next.SNMP.ProfilesDir = dir
+	next.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Line: 7, Profiles: configs.SNMPProfiles{Names: []string{"late"}}}}
+	r.apply(next, nil, logger)
+	if out := logs.String(); !strings.Contains(out, "not reloaded") || !strings.Contains(out, "read at start: restart weir") {
+		t.Errorf("a profile added since the start: the refusal does not say profiles are read at start:\n%s", out)
+	}
+}

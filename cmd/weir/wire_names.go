@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/weirnet/weir/collectors/snmp"
 	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
@@ -56,7 +55,7 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 	}
 	targets := enrich.NewSNMPTargets(snmpTargetNames(d.cfg.SNMP.Targets))
 	d.reload.add("enrich device names", func(cfg *configs.Config) error {
-		if err := snmp.CheckTargets(profiles, cfg.SNMP.Targets); err != nil {
+		if err := checkReloadedTargets(profiles, cfg); err != nil {
 			return err
 		}
 		targets.Set(snmpTargetNames(cfg.SNMP.Targets))

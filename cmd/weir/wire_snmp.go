@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"path/filepath"
 
@@ -52,7 +53,12 @@ func snmpComponents(d deps) ([]component, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.reload.add(partSNMPTargets, func(cfg *configs.Config) error { return p.Update(cfg.SNMP.Targets) })
+		d.reload.add(partSNMPTargets, func(cfg *configs.Config) error {
+			if err := checkReloadedTargets(profiles, cfg); err != nil {
+				return err
+			}
+			return p.Update(cfg.SNMP.Targets)
+		})
 		out = append(out, component{name: "snmp", run: p.Run})
 	}
 	if c.Traps.Listen.Enabled() {
@@ -83,4 +89,19 @@ func snmpComponents(d deps) ([]component, error) {
 		out = append(out, component{name: "trap", run: r.Run})
 	}
 	return out, nil
+}
+
+// checkReloadedTargets checks a reloaded config's SNMP targets against the
+// profiles read at start, which the poller keeps. The file was checked
+// against the profiles_dir as it is now: a profile added there since the
+// start passes that check and is unknown to the poller, which says so.
+func checkReloadedTargets(atStart *profile.Set, cfg *configs.Config) error {
+	err := snmp.CheckTargets(atStart, cfg.SNMP.Targets)
+	if err == nil {
+		return nil
+	}
+	if now, lerr := profile.Load(configs.BuiltinSNMPProfiles(), cfg.SNMP.ProfilesDir); lerr == nil && snmp.CheckTargets(now, cfg.SNMP.Targets) == nil {
+		return fmt.Errorf("%w\n(profiles_dir has it now, but SNMP profiles are read at start: restart weir to poll with it)", err)
+	}
+	return err
 }

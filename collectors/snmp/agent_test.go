@@ -2,8 +2,10 @@ package snmp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -566,5 +568,59 @@ func TestSkippedCountedFromZero(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(metrics.Skipped.WithLabelValues("quiet")); n != 0 {
 		t.Fatalf("skipped %v, want 0", n)
+	}
+}
+
+// TestCounterFromTextIsExact: a counter column some agents answer with its
+// digits in an OCTET STRING (a 64-bit counter offered to SNMPv1 managers)
+// is taken exactly as written, not through a float64 that rounds it past
+// 2^53 and turns one past 2^63 into 2^63; text that is no whole number
+// that fits 64 bits is of the wrong type, as "n/a" is.
+func TestCounterFromTextIsExact(t *testing.T) {
+	values := []string{"9007199254740993", "18446744073709551615", "18446744073709551616", "12.5", " 42 "}
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		if from > 0 {
+			return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+		}
+		var vbs []gosnmp.SnmpPDU
+		for i, v := range values {
+			vbs = append(vbs, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", testColumn, i+1), Type: gosnmp.OctetString, Value: []byte(v)})
+		}
+		return &gosnmp.SnmpPacket{Variables: vbs}
+	})
+	metrics, _ := NewMetrics(nil)
+	capture := snmptest.NewCapture()
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+		})},
+		Profiles: oneColumnProfile(t), Broker: capture, Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range capture.Records() {
+		var m struct {
+			Measurement string            `json:"measurement"`
+			Tags        map[string]string `json:"tags"`
+			Fields      map[string]json.RawMessage
+		}
+		if err := json.Unmarshal(r.Value, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Measurement == "tbl" && m.Fields["c"] != nil {
+			got[m.Tags["idx"]] = string(m.Fields["c"])
+		}
+	}
+	want := map[string]string{"1": "9007199254740993", "2": "18446744073709551615", "5": "42"}
+	if !maps.Equal(got, want) {
+		t.Errorf("counters published %v, want %v", got, want)
+	}
+	if n := testutil.ToFloat64(metrics.WrongType.WithLabelValues("a", "c")); n != 2 {
+		t.Errorf("%v values of the wrong type counted, want 2 (2^64 and 12.5)", n)
 	}
 }

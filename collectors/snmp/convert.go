@@ -67,7 +67,18 @@ func numeric(pdu gosnmp.SnmpPDU) (any, bool) {
 }
 
 // counterValue returns a counter as uint64; counters are never negative.
+// One in text (an agent offering a 64-bit counter to SNMPv1 managers as
+// an OCTET STRING) must be a whole number that fits, taken exactly: not
+// through numeric's float64, which rounds past 2^53.
 func counterValue(pdu gosnmp.SnmpPDU) (uint64, bool) {
+	switch v := pdu.Value.(type) {
+	case []byte:
+		n, err := strconv.ParseUint(strings.TrimSpace(string(v)), 10, 64)
+		return n, err == nil
+	case string:
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		return n, err == nil
+	}
 	v, ok := numeric(pdu)
 	if !ok {
 		return 0, false
@@ -80,7 +91,9 @@ func counterValue(pdu gosnmp.SnmpPDU) (uint64, bool) {
 			return uint64(n), true
 		}
 	case float64:
-		if n >= 0 {
+		// An Opaque float: a whole number within 64 bits (uint64 of
+		// one past them is undefined), not a fraction cut off.
+		if n >= 0 && n < 1<<64 && n == math.Trunc(n) {
 			return uint64(n), true
 		}
 	}

@@ -557,11 +557,13 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		switch {
 		case strings.Contains(res.err.Error(), "not authentic"):
 			res.err = t.diagnoseV3(pctx, res.err)
-		case t.cfg.V3.SecurityLevel == "authPriv" && classify(res.err) == ResultTimeout && res.varbinds == 0 && t.probePriv(res.end):
-			// Nothing of the poll was answered: a wrong priv password
-			// (which Net-SNMP answers with silence) or a dead agent.
-			// One request lost mid-walk is neither.
-			res.err = t.diagnosePriv(pctx, res.err)
+		case (t.cfg.V3.SecurityLevel == "authPriv" || t.cfg.V3.ContextName != "") && classify(res.err) == ResultTimeout &&
+			res.varbinds == 0 && t.probePriv(res.end):
+			// Nothing of the poll was answered: a context the agent
+			// does not have or a wrong priv password (both of which
+			// Net-SNMP answers with silence), or a dead agent. One
+			// request lost mid-walk is neither.
+			res.err = t.diagnoseSilence(pctx, res.err)
 		}
 		res.end = time.Now() // the probe is part of the poll
 	}
@@ -656,7 +658,7 @@ const publishGrace = 5 * time.Second
 // reports usmStatsUnknownUserNames for an unknown user; a known user
 // means the digest, i.e. the auth password or protocol, was wrong.
 func (t *target) diagnoseV3(ctx context.Context, cause error) error {
-	sent, err := t.probeUptime(ctx, "noAuthNoPriv")
+	sent, err := t.probeUptime(ctx, "noAuthNoPriv", t.cfg.V3.ContextName)
 	if !sent {
 		return cause
 	}
@@ -666,16 +668,26 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) error {
 		return fmt.Errorf("snmp %s: %w: the agent has no user %q", t.cfg.Name, gosnmp.ErrUnknownUsername, user)
 	case errors.Is(err, gosnmp.ErrUnknownSecurityLevel), err == nil,
 		err != nil && !strings.Contains(err.Error(), "timeout"):
+		// A known user. At authPriv, one the agent has no privacy for
+		// (created with an auth password only) is refused with an
+		// unauthenticated report too (usmStatsUnsupportedSecLevels):
+		// answered at authNoPriv, its auth settings are right.
+		if t.cfg.V3.SecurityLevel == "authPriv" {
+			if sent, err := t.probeUptime(ctx, "authNoPriv", t.cfg.V3.ContextName); sent && err == nil {
+				return fmt.Errorf("snmp %s: %w: the agent answers user %q at authNoPriv but not at authPriv: the user has no privacy there; "+
+					"set security_level: authNoPriv, or give the user a priv password on the agent", t.cfg.Name, gosnmp.ErrUnknownSecurityLevel, user)
+			}
+		}
 		return fmt.Errorf("snmp %s: %w: check auth_password and auth_protocol of user %q (the agent's reply failed authentication)", t.cfg.Name, gosnmp.ErrWrongDigest, user)
 	}
 	return cause
 }
 
-// probePriv reports whether a v3 authPriv timeout is worth a probe (a
-// request more, of up to a timeout, to a maybe dead agent): at the first
-// failure of a run, while the last one was found to be the priv settings,
-// and every failLogEvery of a run of timeouts (an agent back with other
-// priv settings).
+// probePriv reports whether a v3 timeout is worth diagnoseSilence's
+// probes (a request more each, of up to a timeout, to a maybe dead
+// agent): at the first failure of a run, while the last one was found to
+// be the priv settings or the context, and every failLogEvery of a run of
+// timeouts (an agent back with other priv settings).
 func (t *target) probePriv(now time.Time) bool {
 	if t.failing == 0 || t.failResult == ResultAuth || now.Sub(t.privProbed) >= failLogEvery {
 		t.privProbed = now
@@ -684,12 +696,32 @@ func (t *target) probePriv(now time.Time) bool {
 	return false
 }
 
+// diagnoseSilence explains a v3 poll the agent answered nothing of, when
+// the settings Net-SNMP drops requests for without a word are set: a
+// context_name, then the priv settings.
+func (t *target) diagnoseSilence(ctx context.Context, cause error) error {
+	if t.cfg.V3.ContextName != "" {
+		sent, err := t.probeUptime(ctx, t.cfg.V3.SecurityLevel, "")
+		if sent && (err == nil || classify(err) != ResultTimeout) {
+			return fmt.Errorf("snmp %s: %w: the agent answers user %q without a context but not in context %q: check context_name (%v)",
+				t.cfg.Name, errUnknownContext, t.cfg.V3.User, t.cfg.V3.ContextName, cause)
+		}
+	}
+	if t.cfg.V3.SecurityLevel == "authPriv" {
+		return t.diagnosePriv(ctx, cause)
+	}
+	return cause
+}
+
+// errUnknownContext is a v3 context_name the agent does not have.
+var errUnknownContext = errors.New("unknown context")
+
 // diagnosePriv explains a v3 authPriv timeout. Net-SNMP drops a request
 // it cannot decrypt without a word, so a wrong priv password looks like a
 // dead agent. If the same user is answered without privacy, the agent is
 // alive and the priv settings are what is wrong.
 func (t *target) diagnosePriv(ctx context.Context, cause error) error {
-	sent, err := t.probeUptime(ctx, "authNoPriv")
+	sent, err := t.probeUptime(ctx, "authNoPriv", t.cfg.V3.ContextName)
 	if !sent || err != nil && classify(err) == ResultTimeout {
 		return cause // the agent does not answer at all
 	}
@@ -698,9 +730,9 @@ func (t *target) diagnosePriv(ctx context.Context, cause error) error {
 }
 
 // probeUptime asks the agent once for sysUpTime as the target's v3 user at
-// securityLevel and returns the answer's error. sent is false when no
-// request went out (or gosnmp panicked; see poll).
-func (t *target) probeUptime(ctx context.Context, securityLevel string) (sent bool, err error) {
+// securityLevel in contextName and returns the answer's error. sent is
+// false when no request went out (or gosnmp panicked; see poll).
+func (t *target) probeUptime(ctx context.Context, securityLevel, contextName string) (sent bool, err error) {
 	defer func() {
 		if recover() != nil {
 			sent, err = false, nil
@@ -708,6 +740,7 @@ func (t *target) probeUptime(ctx context.Context, securityLevel string) (sent bo
 	}()
 	probe := t.cfg
 	probe.V3.SecurityLevel = securityLevel
+	probe.V3.ContextName = contextName
 	probe.Retries = 0
 	s, err := newSession(probe)
 	if err != nil {
@@ -730,7 +763,7 @@ func classify(err error) string {
 	case errors.Is(err, gosnmp.ErrUnknownUsername), errors.Is(err, gosnmp.ErrWrongDigest),
 		errors.Is(err, gosnmp.ErrDecryption), errors.Is(err, gosnmp.ErrUnknownSecurityLevel),
 		errors.Is(err, gosnmp.ErrUnknownEngineID), errors.Is(err, gosnmp.ErrNotInTimeWindow),
-		strings.Contains(err.Error(), "not authentic"):
+		errors.Is(err, errAccessRefused), errors.Is(err, errUnknownContext), strings.Contains(err.Error(), "not authentic"):
 		return ResultAuth
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, gosnmp.ErrMaxRetriesExceeded),
 		strings.Contains(err.Error(), "timeout"):
@@ -991,6 +1024,9 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 			}
 			return t.getChunk(s, chunk[half:], out, res)
 		}
+		if pkt.Error == gosnmp.AuthorizationError {
+			return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, chunk[0], t.accessRefused())
+		}
 		return fmt.Errorf("snmp %s: get %s: agent error %v", t.cfg.Name, chunk[0], pkt.Error)
 	}
 	for _, v := range pkt.Variables {
@@ -1041,6 +1077,8 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 		case pkt.Error == gosnmp.TooBig && reps > 1:
 			reps /= 2 // the answer did not fit a datagram: ask for fewer
 			continue
+		case pkt.Error == gosnmp.AuthorizationError:
+			return nil, fmt.Errorf("snmp %s: walk %s: %w", t.cfg.Name, oid, t.accessRefused())
 		default:
 			return fail("agent error %v after %d varbinds", pkt.Error, seen)
 		}
@@ -1094,6 +1132,21 @@ func (t *target) walkLeaf(s *gosnmp.GoSNMP, root string, res *poll) ([]gosnmp.Sn
 		}
 	}
 	return out, nil
+}
+
+// errAccessRefused is an agent's error-status authorizationError: its
+// access control (VACM) refuses the credentials weir polls with.
+var errAccessRefused = errors.New("agent error AuthorizationError")
+
+// accessRefused is errAccessRefused with what to check: for SNMPv3, the
+// security level (an agent that lets a user read at authPriv only refuses
+// it at authNoPriv), else the community's access.
+func (t *target) accessRefused() error {
+	if t.cfg.Version == "3" {
+		return fmt.Errorf("%w: the agent refuses user %q at %s: check security_level against the user's access on the agent (its rouser or group level, and view)",
+			errAccessRefused, t.cfg.V3.User, t.cfg.V3.SecurityLevel)
+	}
+	return fmt.Errorf("%w: the agent refuses the community: check its access on the agent (rocommunity, view)", errAccessRefused)
 }
 
 // checkResponse fails an answer that is not a Response PDU. gosnmp matches
