@@ -160,6 +160,11 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 		return nil
 	}
 	r.result(len(done) == len(parts))
+	if len(done) == 0 {
+		logger.Warn("SIGHUP: reloaded nothing; every part goes on as it was (see the errors above)",
+			slog.String("restart_needed", strings.Join(restart, ", ")))
+		return nil
+	}
 	if len(restart) > 0 {
 		logger.Warn("SIGHUP: reloaded; these sections changed and take effect at restart", slog.String("parts", strings.Join(done, ", ")),
 			slog.String("restart_needed", strings.Join(restart, ", ")))

@@ -49,6 +49,23 @@ func TestReloadWarnsOfTargetsNoCollectorTakes(t *testing.T) {
 	}
 }
 
+// TestReloadRefusedByEveryPart: a reload every part refuses says so, as a
+// warning; it was logged "SIGHUP: reloaded" with an empty parts="".
+func TestReloadRefusedByEveryPart(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	r := &reloads{}
+	r.add("snmp targets", func(*configs.Config) error { return errTest })
+	r.add("inventory", func(*configs.Config) error { return errTest })
+	if done := r.apply(configs.Defaults(), nil, logger); len(done) != 0 {
+		t.Errorf("done %v", done)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "level=WARN msg=\"SIGHUP: reloaded nothing") || strings.Contains(out, `parts=""`) {
+		t.Errorf("log:\n%s", out)
+	}
+}
+
 // TestReloadCountsTargetsOfThePartsThatTookThem: the reload line's count
 // before is the count of the last list the part took: a part that refused
 // a list (or a config whose inventory fails) does not move it.
