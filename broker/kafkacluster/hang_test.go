@@ -255,3 +255,41 @@ func TestProduceGivenUpKeepsCallerMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestDownClusterCloseBounded: weir's stop closes the backend last. A
+// franz-go client that has talked to a cluster taking client metrics
+// (KIP-714; kfake does) gives its final push up to 1 s when it closes,
+// which a cluster that is down never takes: the backend's clients closed
+// one after the other held weir's stop 2 to 3 s past the collectors' 5 s.
+func TestDownClusterCloseBounded(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "weir.logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(kf.ListenAddrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Each client talks to the cluster: the producer, the one for
+	// explicit partitions, the admin client.
+	if err := b.Produce(ctx, "weir.logs", []broker.Record{{Key: []byte("k"), Value: []byte("v0")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "weir.logs", 0, []broker.Record{{Value: []byte("p0")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.DescribeTopics(ctx, "weir.logs"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // their metrics subscriptions come in
+	kf.Close()
+	start := time.Now()
+	b.Close()
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Errorf("Close took %v with the cluster down", took.Round(time.Millisecond))
+	} else {
+		t.Logf("Close took %v", took.Round(time.Millisecond))
+	}
+}

@@ -730,11 +730,15 @@ func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.
 	return out, nil
 }
 
-// Close closes the clients.
+// Close closes the clients, together: each may give its last push of
+// client metrics (KIP-714) up to 1 s, which a cluster that is down never
+// takes, and weir's stop waits for Close.
 func (b *Broker) Close() error {
-	b.producer.close()
-	b.manual.close()
-	b.adminCl.Close()
+	var wg sync.WaitGroup
+	wg.Go(b.producer.close)
+	wg.Go(b.manual.close)
+	wg.Go(b.adminCl.Close)
+	wg.Wait()
 	return nil
 }
 
