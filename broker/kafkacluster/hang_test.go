@@ -3,6 +3,7 @@ package kafkacluster
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -291,5 +292,44 @@ func TestDownClusterCloseBounded(t *testing.T) {
 		t.Errorf("Close took %v with the cluster down", took.Round(time.Millisecond))
 	} else {
 		t.Logf("Close took %v", took.Round(time.Millisecond))
+	}
+}
+
+// TestDownClusterPollErrorNamesNoPartition: a member that cannot join its
+// group (every broker down) gets franz-go's group session error, which
+// names no partition. Poll reported it as "kafka: fetch /0: unable to join
+// group session: ...", enrichment's log every few seconds while the
+// cluster was away: a fetch of a topic without a name, partition 0.
+func TestDownClusterPollErrorNamesNoPartition(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "weir.logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(kf.ListenAddrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.Produce(ctx, "weir.logs", []broker.Record{{Key: []byte("k"), Value: []byte("v0")}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "sink-x", []string{"weir.logs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got, err := c.Poll(ctx); err != nil || len(got) != 1 {
+		t.Fatalf("poll: %d records, %v", len(got), err)
+	}
+	kf.Close()
+	_, err = c.Poll(ctx)
+	t.Logf("Poll: %v", err)
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("Poll with the cluster down: %v, want the group session's error", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "fetch /") || !strings.Contains(msg, "connection refused") {
+		t.Errorf("Poll's error %q: want the reason, and no partition it is not about", msg)
 	}
 }

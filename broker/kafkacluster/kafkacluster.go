@@ -1021,7 +1021,13 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 		}
 		var ferr error
 		f.EachError(func(t string, p int32, err error) {
-			if ferr == nil && !errors.Is(err, context.Canceled) {
+			switch {
+			case ferr != nil || errors.Is(err, context.Canceled):
+			case t == "":
+				// Not a partition's: the client's (the group
+				// session's, with the cluster away).
+				ferr = fmt.Errorf("kafka: poll: %w", mapErr(err))
+			default:
 				ferr = fmt.Errorf("kafka: fetch %s/%d: %w", t, p, mapErr(err))
 			}
 		})
