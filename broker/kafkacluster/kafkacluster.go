@@ -163,6 +163,74 @@ func toKgo(topic string, r *broker.Record) *kgo.Record {
 	return kr
 }
 
+// copyBufs holds the buffers of ownedRecords' copies (*[]byte) that
+// franz-go is done with, for the next calls: a call whose records the
+// cluster took or refused gives its buffer back, one that ended with its
+// ctx first leaves it to franz-go (and the garbage collector).
+var copyBufs sync.Pool
+
+// maxPooledCopy is the largest copy buffer kept for reuse.
+const maxPooledCopy = 1 << 20
+
+// ownedRecords is toKgo for records franz-go may keep after Produce
+// returns: their keys, values and headers' values are copied, so the
+// caller may reuse its memory (the syslog collector reads the next
+// datagrams into it). The copies share one buffer, from copyBufs, which
+// the caller gives back with releaseCopy once franz-go has called back
+// for every record; the kgo.Records share one array. A nil key or value
+// stays nil (Kafka's null), an empty one empty.
+func ownedRecords(topic string, recs []broker.Record) ([]*kgo.Record, *[]byte) {
+	size, nh := 0, 0
+	for i := range recs {
+		size += len(recs[i].Key) + len(recs[i].Value)
+		for _, h := range recs[i].Headers {
+			size += len(h.Value)
+		}
+		nh += len(recs[i].Headers)
+	}
+	pooled, _ := copyBufs.Get().(*[]byte)
+	if pooled == nil || cap(*pooled) < size {
+		b := make([]byte, 0, max(size, 4<<10))
+		pooled = &b
+	}
+	buf := (*pooled)[:size]
+	clone := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		n := copy(buf, b)
+		c := buf[:n:n]
+		buf = buf[n:]
+		return c
+	}
+	krs := make([]*kgo.Record, len(recs))
+	all := make([]kgo.Record, len(recs))
+	var hs []kgo.RecordHeader
+	if nh > 0 {
+		hs = make([]kgo.RecordHeader, nh)
+	}
+	for i := range recs {
+		r, kr := &recs[i], &all[i]
+		kr.Topic, kr.Timestamp, kr.Partition = topic, r.Timestamp, r.Partition
+		kr.Key, kr.Value = clone(r.Key), clone(r.Value)
+		if n := len(r.Headers); n > 0 {
+			kr.Headers, hs = hs[:n:n], hs[n:]
+			for j, h := range r.Headers {
+				kr.Headers[j] = kgo.RecordHeader{Key: h.Key, Value: clone(h.Value)}
+			}
+		}
+		krs[i] = kr
+	}
+	return krs, pooled
+}
+
+// releaseCopy gives back the buffer of ownedRecords' copies.
+func releaseCopy(buf *[]byte) {
+	if buf != nil && cap(*buf) <= maxPooledCopy {
+		copyBufs.Put(buf)
+	}
+}
+
 func fromKgo(kr *kgo.Record) broker.Record {
 	r := broker.Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp, Key: kr.Key, Value: kr.Value}
 	for _, h := range kr.Headers {
@@ -188,7 +256,10 @@ func (b *Broker) CheckSize(topic string, key, value []byte, headers []broker.Hea
 	return b.checkSize(topic, &broker.Record{Key: key, Value: value, Headers: headers})
 }
 
-func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32) error {
+// produce produces recs with cl. With own, it returns when ctx ends, also
+// while the records wait in cl (see ownedRecords); without, it waits for
+// cl to take or fail them, which a transaction needs before it ends.
+func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32, own bool) error {
 	// franz-go fails a record over its batch limit on its own and
 	// produces the call's others; refusing the whole call instead keeps
 	// broker.Produce's promise (a refused call appends nothing), so a
@@ -205,14 +276,49 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 			return fmt.Errorf("kafka: produce %s: record %d of the call: %w", topic, i, err)
 		}
 	}
-	krs := make([]*kgo.Record, len(recs))
-	for i := range recs {
-		krs[i] = toKgo(topic, &recs[i])
+	// A ctx that never ends is waited out as before: nothing to copy.
+	own = own && ctx.Done() != nil
+	var krs []*kgo.Record
+	var copies *[]byte // franz-go's until it has called back for every record
+	if own {
+		krs, copies = ownedRecords(topic, recs)
+	} else {
+		krs = make([]*kgo.Record, len(recs))
+		for i := range recs {
+			krs[i] = toKgo(topic, &recs[i])
+		}
+	}
+	for _, kr := range krs {
 		// -1: by key (the partitioners of the producer and of
 		// transactions read it so).
-		krs[i].Partition = partition
+		kr.Partition = partition
 	}
-	res := cl.ProduceSync(ctx, krs...)
+	var res kgo.ProduceResults
+	if !own {
+		res = cl.ProduceSync(ctx, krs...)
+	} else {
+		// franz-go looks at a buffered record's context only when
+		// something happens to its partition: with the cluster's
+		// brokers down, when a metadata update fails, at most every
+		// MetadataMinAge (5 s) and after the update's own retries,
+		// and never while the record sits behind one of another call
+		// whose context lives on. So the call ends with ctx itself;
+		// the records, copies, stay with franz-go, which sends them
+		// or fails them later (a batch led by a record whose context
+		// ended is failed before it is sent).
+		done := make(chan kgo.ProduceResults, 1)
+		go func() { done <- cl.ProduceSync(ctx, krs...) }()
+		select {
+		case res = <-done:
+		case <-ctx.Done():
+			select {
+			case res = <-done:
+			default:
+				return fmt.Errorf("kafka: produce %s: %w before the cluster took the records (they may still be written)", topic, context.Cause(ctx))
+			}
+		}
+		releaseCopy(copies)
+	}
 	if err := res.FirstErr(); err != nil {
 		// Tell the records the cluster took from the others (see
 		// broker.Broker.Produce), so a retry sends only those.
@@ -251,7 +357,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 // it closed.
 func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string, recs []broker.Record, partition int32) error {
 	lc := r.client()
-	err := b.produce(ctx, lc.Client, topic, recs, partition)
+	err := b.produce(ctx, lc.Client, topic, recs, partition, true)
 	for try := 0; err != nil && try < 3; try++ {
 		var ok bool
 		switch {
@@ -270,7 +376,7 @@ func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string
 				left, at = append(left, recs[i]), append(at, i)
 			}
 		}
-		err = b.produce(ctx, lc.Client, topic, left, partition)
+		err = b.produce(ctx, lc.Client, topic, left, partition, true)
 		for j, i := range at {
 			recs[i].Partition, recs[i].Offset = left[j].Partition, left[j].Offset
 		}
@@ -624,11 +730,15 @@ func (b *Broker) DescribeTopics(ctx context.Context, names ...string) ([]broker.
 	return out, nil
 }
 
-// Close closes the clients.
+// Close closes the clients, together: each may give its last push of
+// client metrics (KIP-714) up to 1 s, which a cluster that is down never
+// takes, and weir's stop waits for Close.
 func (b *Broker) Close() error {
-	b.producer.close()
-	b.manual.close()
-	b.adminCl.Close()
+	var wg sync.WaitGroup
+	wg.Go(b.producer.close)
+	wg.Go(b.manual.close)
+	wg.Go(b.adminCl.Close)
+	wg.Wait()
 	return nil
 }
 
@@ -911,7 +1021,13 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 		}
 		var ferr error
 		f.EachError(func(t string, p int32, err error) {
-			if ferr == nil && !errors.Is(err, context.Canceled) {
+			switch {
+			case ferr != nil || errors.Is(err, context.Canceled):
+			case t == "":
+				// Not a partition's: the client's (the group
+				// session's, with the cluster away).
+				ferr = fmt.Errorf("kafka: poll: %w", mapErr(err))
+			default:
 				ferr = fmt.Errorf("kafka: fetch %s/%d: %w", t, p, mapErr(err))
 			}
 		})

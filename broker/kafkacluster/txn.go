@@ -248,12 +248,12 @@ func (t txn) Produce(ctx context.Context, topic string, recs []broker.Record) er
 	if len(recs) == 0 {
 		return nil
 	}
-	return t.c.b.produce(ctx, t.c.cl, topic, recs, -1)
+	return t.c.b.produce(ctx, t.c.cl, topic, recs, -1, false)
 }
 
 func (t txn) ProducePartition(ctx context.Context, topic string, partition int32, recs []broker.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return t.c.b.produce(ctx, t.c.cl, topic, recs, partition)
+	return t.c.b.produce(ctx, t.c.cl, topic, recs, partition, false)
 }
