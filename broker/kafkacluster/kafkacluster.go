@@ -45,6 +45,12 @@ type Broker struct {
 	// Topics this process has made sure exist (created with defaults
 	// and rf, or found there) before producing to them.
 	ensured sync.Map
+	// copyBufs holds the buffers of ownedRecords' copies (*[]byte) that
+	// franz-go is done with, for the next calls: a call whose records
+	// the cluster took or refused gives its buffer back, one that ended
+	// with its ctx first leaves it to franz-go (and the garbage
+	// collector).
+	copyBufs sync.Pool
 	// The producers' batch limits: theirs (kgo's default or
 	// WithClientOpts'), or a topic's max.message.bytes if lower, learned
 	// with ensured and when a topic is described by name.
@@ -163,12 +169,6 @@ func toKgo(topic string, r *broker.Record) *kgo.Record {
 	return kr
 }
 
-// copyBufs holds the buffers of ownedRecords' copies (*[]byte) that
-// franz-go is done with, for the next calls: a call whose records the
-// cluster took or refused gives its buffer back, one that ended with its
-// ctx first leaves it to franz-go (and the garbage collector).
-var copyBufs sync.Pool
-
 // maxPooledCopy is the largest copy buffer kept for reuse.
 const maxPooledCopy = 1 << 20
 
@@ -179,7 +179,7 @@ const maxPooledCopy = 1 << 20
 // the caller gives back with releaseCopy once franz-go has called back
 // for every record; the kgo.Records share one array. A nil key or value
 // stays nil (Kafka's null), an empty one empty.
-func ownedRecords(topic string, recs []broker.Record) ([]*kgo.Record, *[]byte) {
+func (b *Broker) ownedRecords(topic string, recs []broker.Record) ([]*kgo.Record, *[]byte) {
 	size, nh := 0, 0
 	for i := range recs {
 		size += len(recs[i].Key) + len(recs[i].Value)
@@ -188,10 +188,10 @@ func ownedRecords(topic string, recs []broker.Record) ([]*kgo.Record, *[]byte) {
 		}
 		nh += len(recs[i].Headers)
 	}
-	pooled, _ := copyBufs.Get().(*[]byte)
+	pooled, _ := b.copyBufs.Get().(*[]byte)
 	if pooled == nil || cap(*pooled) < size {
-		b := make([]byte, 0, max(size, 4<<10))
-		pooled = &b
+		buf := make([]byte, 0, max(size, 4<<10))
+		pooled = &buf
 	}
 	buf := (*pooled)[:size]
 	clone := func(b []byte) []byte {
@@ -225,9 +225,9 @@ func ownedRecords(topic string, recs []broker.Record) ([]*kgo.Record, *[]byte) {
 }
 
 // releaseCopy gives back the buffer of ownedRecords' copies.
-func releaseCopy(buf *[]byte) {
+func (b *Broker) releaseCopy(buf *[]byte) {
 	if buf != nil && cap(*buf) <= maxPooledCopy {
-		copyBufs.Put(buf)
+		b.copyBufs.Put(buf)
 	}
 }
 
@@ -281,7 +281,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 	var krs []*kgo.Record
 	var copies *[]byte // franz-go's until it has called back for every record
 	if own {
-		krs, copies = ownedRecords(topic, recs)
+		krs, copies = b.ownedRecords(topic, recs)
 	} else {
 		krs = make([]*kgo.Record, len(recs))
 		for i := range recs {
@@ -317,7 +317,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 				return fmt.Errorf("kafka: produce %s: %w before the cluster took the records (they may still be written)", topic, context.Cause(ctx))
 			}
 		}
-		releaseCopy(copies)
+		b.releaseCopy(copies)
 	}
 	if err := res.FirstErr(); err != nil {
 		// Tell the records the cluster took from the others (see
