@@ -124,7 +124,12 @@ func (r *connReporter) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration,
 }
 
 func (c *clientFlags) admin() (*kadm.Client, *kgo.Client, error) {
-	cl, err := c.client()
+	// Without connReporter: an admin request fails at once for a broker
+	// it cannot reach (the command then exits, saying why), so
+	// "(retrying)" would be untrue.
+	quiet := *c
+	quiet.reportTo = nil
+	cl, err := quiet.client()
 	if err != nil {
 		return nil, nil, err
 	}
