@@ -169,44 +169,79 @@ func (c *txnConsumer) Transact(ctx context.Context, fn func(tx broker.Txn) error
 }
 
 // findCoordinator asks the cluster for the transaction coordinator of the
-// member's transactional id, once, before its first transaction. franz-go
+// member's transactional id before its first transaction. franz-go
 // retries a cluster that has none to give (COORDINATOR_NOT_AVAILABLE, a
 // retriable error) for ever, 30 s at a time in Begin and in End, with no
 // context to stop it, and a produce in the transaction never returns:
 // enrichment pointed at weir's own embedded listener (which has no
 // transactions), or at a single Kafka broker left with the default
 // transaction.state.log.replication.factor of 3, consumed its input and
-// published nothing, with nothing logged. Asked once, the cluster's
-// answer is an error the caller logs, and the member tries again when it
-// has joined the group again.
+// published nothing, with nothing logged. Here a retriable answer is
+// asked again for coordinatorWait (a cluster's first transactional id
+// creates __transaction_state, whose partitions take seconds to have
+// leaders; a coordinator's broker may be failing over), then is an error
+// the caller logs, and the member tries again when it has joined the
+// group again.
 func (c *txnConsumer) findCoordinator(ctx context.Context) error {
 	if c.coordinator {
 		return nil
 	}
+	deadline := time.Now().Add(coordinatorWait)
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		err := c.askCoordinator(ctx, time.Until(deadline))
+		if err == nil {
+			c.coordinator = true
+			return nil
+		}
+		if !kerr.IsRetriable(err) || time.Until(deadline) < backoff {
+			return c.noCoordinator(err)
+		}
+		select {
+		case <-ctx.Done():
+			return c.noCoordinator(err)
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// coordinatorWait bounds findCoordinator's asking again.
+var coordinatorWait = 15 * time.Second
+
+// askCoordinator asks FindCoordinator once, within wait (at most 10 s):
+// nil when the cluster names a coordinator, else the request's error or
+// the answer's (a *kerr.Error, with the cluster's message).
+func (c *txnConsumer) askCoordinator(ctx context.Context, wait time.Duration) error {
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.CoordinatorType = 1 // transaction
 	req.CoordinatorKey = c.id
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, min(max(wait, time.Second), 10*time.Second))
 	defer cancel()
 	resp, err := req.RequestWith(rctx, c.cl)
 	if err != nil {
-		return fmt.Errorf("kafka: find the transaction coordinator of %s: %w", c.id, err)
+		return err
 	}
 	code, msg := resp.ErrorCode, resp.ErrorMessage
 	if len(resp.Coordinators) > 0 {
 		code, msg = resp.Coordinators[0].ErrorCode, resp.Coordinators[0].ErrorMessage
 	}
 	if err := kerr.ErrorForCode(code); err != nil {
-		detail := ""
 		if msg != nil && *msg != "" {
-			detail = " (" + *msg + ")"
+			return fmt.Errorf("%w (%s)", err, *msg)
 		}
-		return fmt.Errorf("kafka: the cluster gives no transaction coordinator for %s: %w%s; enrichment needs Kafka transactions: "+
-			"weir's embedded broker has none to offer a second process, and a single Kafka broker needs "+
-			"transaction.state.log.replication.factor=1 and transaction.state.log.min.isr=1", c.id, err, detail)
+		return err
 	}
-	c.coordinator = true
 	return nil
+}
+
+// noCoordinator is the error of a cluster that gave no coordinator.
+func (c *txnConsumer) noCoordinator(err error) error {
+	var kafkaErr *kerr.Error
+	if !errors.As(err, &kafkaErr) {
+		return fmt.Errorf("kafka: find the transaction coordinator of %s: %w", c.id, err)
+	}
+	return fmt.Errorf("kafka: the cluster gives no transaction coordinator for %s: %w; enrichment needs Kafka transactions: "+
+		"weir's embedded broker has none to offer a second process, and a single Kafka broker needs "+
+		"transaction.state.log.replication.factor=1 and transaction.state.log.min.isr=1", c.id, err)
 }
 
 // endGrace is how long ending a transaction may take once the caller's

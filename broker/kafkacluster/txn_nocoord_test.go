@@ -66,3 +66,42 @@ func TestTransactWithoutCoordinatorFails(t *testing.T) {
 		t.Fatalf("a produce in a transaction still waited after %v for a cluster with no transaction coordinator; nothing said why", time.Since(start).Round(time.Second))
 	}
 }
+
+// TestTransactWaitsOutACoordinatorComingUp: a cluster answers
+// COORDINATOR_NOT_AVAILABLE for a while when it has a transaction
+// coordinator to give but not yet: a Kafka cluster's first transactional
+// FindCoordinator creates __transaction_state, and the answer is that
+// error until its partitions have leaders (seconds); a coordinator's
+// broker failing over is the same. The first transaction then commits,
+// as it did before the coordinator was asked for; it failed at once, and
+// every enrichment worker of a new cluster logged that the cluster had no
+// transaction coordinator (weir's embedded broker, or a replication
+// factor to set) and joined its group again, rebalancing it.
+func TestTransactWaitsOutACoordinatorComingUp(t *testing.T) {
+	kf, b := newKfake(t)
+	up := time.Now().Add(2 * time.Second)
+	kf.ControlKey(int16(kmsg.FindCoordinator), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		kf.KeepControl()
+		req := r.(*kmsg.FindCoordinatorRequest)
+		if req.CoordinatorType != 1 || time.Now().After(up) {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		for _, k := range append(req.CoordinatorKeys, req.CoordinatorKey) {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.ErrorCode, c.NodeID = k, kerr.CoordinatorNotAvailable.Code, -1
+			resp.Coordinators = append(resp.Coordinators, c)
+		}
+		return resp, nil, true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const n = 10
+	c := txnSetup(t, ctx, b, n)
+	in := pollAll(t, ctx, c, n)
+	committed, err := c.Transact(ctx, func(tx broker.Txn) error { return tx.Produce(ctx, "out", outputs(in)) })
+	if !committed || err != nil {
+		t.Fatalf("the first transaction, the coordinator up 2 s later: committed %v, %v", committed, err)
+	}
+}

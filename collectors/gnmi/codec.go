@@ -30,18 +30,21 @@ func (lenientCodec) Name() string { return "" }
 
 func (c lenientCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	err := c.CodecV2.Unmarshal(data, v)
-	if err == nil {
-		return nil
+	if err == nil || !strings.Contains(err.Error(), "invalid UTF-8") {
+		return err
 	}
 	m, ok := v.(proto.Message)
 	if !ok {
 		return err
 	}
 	b := data.Materialize()
-	fixed, changed, ok := validUTF8(b, m.ProtoReflect().Descriptor())
+	md := m.ProtoReflect().Descriptor()
+	var mend utf8Mender
+	size, changed, ok := mend.size(b, md, 0)
 	if !ok || !changed {
 		return err // not a matter of UTF-8
 	}
+	fixed := mend.write(make([]byte, 0, size), b, md)
 	proto.Reset(m)
 	if proto.Unmarshal(fixed, m) != nil {
 		return err
@@ -49,46 +52,92 @@ func (c lenientCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// validUTF8 rewrites the wire-format message b of type md with every
-// string field, at any depth (map keys and values too), made valid UTF-8.
-// changed says whether one was not; ok is false for data that is not a
-// well-formed message.
-func validUTF8(b []byte, md protoreflect.MessageDescriptor) (out []byte, changed, ok bool) {
-	out = make([]byte, 0, len(b))
+// utf8Mender rewrites a wire-format message with every string field, at
+// any depth (map keys and values too), made valid UTF-8, into one buffer:
+// size measures what each nested message becomes, write writes them.
+// Neither keeps a copy per level, so the cost is the message's size
+// however deeply it nests (gNMI's leaf-lists hold values that hold
+// leaf-lists), and neither goes deeper than protobuf does.
+type utf8Mender struct {
+	sizes []int // each nested message's size once mended, in the order met
+	next  int   // write's place in sizes
+}
+
+// size returns the size of the wire-format message b of type md once
+// mended; changed says whether a string was not UTF-8; ok is false for
+// data that is not a well-formed message, or nests deeper than protobuf
+// reads.
+func (u *utf8Mender) size(b []byte, md protoreflect.MessageDescriptor, depth int) (n int, changed, ok bool) {
+	if depth > protowire.DefaultRecursionLimit {
+		return 0, false, false
+	}
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, false, false
+		num, typ, t := protowire.ConsumeTag(b)
+		if t < 0 {
+			return 0, false, false
 		}
-		tag := b[:n]
-		b = b[n:]
-		fd := md.Fields().ByNumber(num)
-		if typ == protowire.BytesType && fd != nil && (fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.MessageKind) {
+		b = b[t:]
+		if fd := md.Fields().ByNumber(num); typ == protowire.BytesType && fd != nil &&
+			(fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.MessageKind) {
 			v, m := protowire.ConsumeBytes(b)
 			if m < 0 {
-				return nil, false, false
+				return 0, false, false
 			}
 			b = b[m:]
+			l := len(v)
 			if fd.Kind() == protoreflect.StringKind {
 				if !utf8.Valid(v) {
-					v, changed = []byte(strings.ToValidUTF8(string(v), "\uFFFD")), true
+					l, changed = len(strings.ToValidUTF8(string(v), "\uFFFD")), true
 				}
 			} else {
-				sub, ch, ok := validUTF8(v, fd.Message())
+				i := len(u.sizes)
+				u.sizes = append(u.sizes, 0)
+				sub, ch, ok := u.size(v, fd.Message(), depth+1)
 				if !ok {
-					return nil, false, false
+					return 0, false, false
 				}
-				v, changed = sub, changed || ch
+				u.sizes[i], l, changed = sub, sub, changed || ch
 			}
-			out = protowire.AppendBytes(append(out, tag...), v)
+			n += t + protowire.SizeBytes(l)
 			continue
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b)
 		if m < 0 {
-			return nil, false, false
+			return 0, false, false
 		}
-		out = append(append(out, tag...), b[:m]...)
+		n += t + m
 		b = b[m:]
 	}
-	return out, changed, true
+	return n, changed, true
+}
+
+// write appends the wire-format message b of type md, mended, to out; b
+// must be what size measured, in the same order.
+func (u *utf8Mender) write(out, b []byte, md protoreflect.MessageDescriptor) []byte {
+	for len(b) > 0 {
+		num, typ, t := protowire.ConsumeTag(b)
+		out = append(out, b[:t]...)
+		b = b[t:]
+		if fd := md.Fields().ByNumber(num); typ == protowire.BytesType && fd != nil &&
+			(fd.Kind() == protoreflect.StringKind || fd.Kind() == protoreflect.MessageKind) {
+			v, m := protowire.ConsumeBytes(b)
+			b = b[m:]
+			if fd.Kind() == protoreflect.StringKind {
+				if !utf8.Valid(v) {
+					v = []byte(strings.ToValidUTF8(string(v), "\uFFFD"))
+				}
+				out = protowire.AppendBytes(out, v)
+			} else {
+				sub := u.sizes[u.next]
+				u.next++
+				out = protowire.AppendVarint(out, uint64(sub))
+				out = u.write(out, v, fd.Message())
+			}
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		out = append(out, b[:m]...)
+		b = b[m:]
+	}
+	return out
 }

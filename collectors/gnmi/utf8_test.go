@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/weirnet/weir/configs"
 )
@@ -121,5 +123,74 @@ func TestInvalidUTF8FromTarget(t *testing.T) {
 		default:
 			t.Errorf("unexpected %s", m.Measurement)
 		}
+	}
+}
+
+// nestedTypedValue is a TypedValue of depth leaf-lists nested in one
+// another around inner, a TypedValue.
+func nestedTypedValue(depth int, inner []byte) []byte {
+	// The headers (tag and length) from the inside out, each level a
+	// ScalarArray.element in a TypedValue.leaflist_val; then written
+	// from the outside in.
+	var heads [][]byte
+	n := len(inner)
+	for range depth {
+		for _, field := range []protowire.Number{1, 8} {
+			h := protowire.AppendVarint(protowire.AppendTag(nil, field, protowire.BytesType), uint64(n))
+			heads = append(heads, h)
+			n += len(h)
+		}
+	}
+	out := make([]byte, 0, n)
+	for i := len(heads) - 1; i >= 0; i-- {
+		out = append(out, heads[i]...)
+	}
+	return append(out, inner...)
+}
+
+// badString is a TypedValue's string_val of n bytes, the first not UTF-8.
+func badString(n int) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), append([]byte{0xe9}, bytes.Repeat([]byte("a"), n-1)...))
+}
+
+// TestInvalidUTF8DeeplyNestedCostsItsSize: mending a message's strings
+// costs memory in proportion to the message, however deeply its fields
+// nest. Each nested message was rewritten into a buffer of its own, all
+// alive until the outermost was written: a message of a few megabytes
+// nested some thousand deep (gNMI's leaf-lists hold values that hold
+// leaf-lists), well within protobuf's limit, took gigabytes, and the
+// target (or anyone on the path to one without TLS) could take weir down
+// with one message; nested deeper than protobuf's limit after a bad
+// string, only the goroutine stack's limit stopped the rewriting.
+func TestInvalidUTF8DeeplyNestedCostsItsSize(t *testing.T) {
+	tv := nestedTypedValue(2000, badString(64<<10))
+	u := protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), tv)       // Update.val
+	notif := protowire.AppendBytes(protowire.AppendTag(nil, 4, protowire.BytesType), u)    // Notification.update
+	data := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), notif) // SubscribeResponse.update
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var resp gpb.SubscribeResponse
+	err := newLenientCodec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(data)}, &resp)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64*uint64(len(data)) {
+		t.Errorf("mending a %d kB message allocated %d MB", len(data)>>10, got>>20)
+	}
+	v := resp.GetUpdate().GetUpdate()[0].GetVal()
+	for range 2000 {
+		v = v.GetLeaflistVal().GetElement()[0]
+	}
+	if s := v.GetStringVal(); !strings.HasPrefix(s, "\uFFFDaaa") || len(s) != 64<<10+2 {
+		t.Errorf("the innermost string: %d bytes, %q...", len(s), s[:min(len(s), 8)])
+	}
+
+	// A bad string, then values nested past protobuf's limit: refused,
+	// as protobuf refuses them, not followed down.
+	deep := append(badString(1), nestedTypedValue(20000, nil)...)
+	if err := newLenientCodec().Unmarshal(mem.BufferSlice{mem.SliceBuffer(deep)}, &gpb.TypedValue{}); err == nil {
+		t.Error("values nested 20,000 deep were taken")
 	}
 }

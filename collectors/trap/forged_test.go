@@ -73,3 +73,119 @@ func TestForgedV3TrapsCheap(t *testing.T) {
 		})
 	}
 }
+
+// berElems splits b into its TLV elements, whole (tag, length and
+// contents), for the tests to rebuild a message from.
+func berElems(t *testing.T, b []byte) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for len(b) > 0 {
+		_, _, rest, ok := berAny(b)
+		if !ok {
+			t.Fatalf("not BER: %x", b)
+		}
+		out = append(out, b[:len(b)-len(rest)])
+		b = rest
+	}
+	return out
+}
+
+// berContents is the contents of the one element e.
+func berContents(t *testing.T, e []byte) []byte {
+	t.Helper()
+	_, c, _, ok := berAny(e)
+	if !ok {
+		t.Fatalf("not BER: %x", e)
+	}
+	return c
+}
+
+// berWrap is an element of tag holding parts, its length in lenOctets
+// octets of long form (0: the shortest form).
+func berWrap(tag byte, lenOctets int, parts ...[]byte) []byte {
+	var c []byte
+	for _, p := range parts {
+		c = append(c, p...)
+	}
+	out := []byte{tag}
+	switch {
+	case lenOctets > 0:
+		out = append(out, 0x80|byte(lenOctets))
+		l := make([]byte, lenOctets)
+		for i, n := lenOctets-1, len(c); i >= 0; i, n = i-1, n>>8 {
+			l[i] = byte(n)
+		}
+		out = append(out, l...)
+	case len(c) < 0x80:
+		out = append(out, byte(len(c)))
+	case len(c) < 0x100:
+		out = append(out, 0x81, byte(len(c)))
+	default:
+		out = append(out, 0x82, byte(len(c)>>8), byte(len(c)))
+	}
+	return append(out, c...)
+}
+
+// TestForgedV3TrapsCheapWhateverTheirEncoding: a forged v3 trap whose
+// header weir's own reading does not take, but gosnmp's lenient one does,
+// is refused as cheaply as a well-formed one. The pre-check found the
+// user by a strict reading of the header and left any message it could
+// not read to gosnmp: a msgID with its top bit set, a version or a
+// message length in a longer form than needed, or msgGlobalData declared
+// long enough to hide the real security parameters behind a decoy with an
+// unknown user name all got a forged trap the megabyte hash of a new
+// engine ID again, milliseconds of the read loop each.
+func TestForgedV3TrapsCheapWhateverTheirEncoding(t *testing.T) {
+	u := testUser
+	r, err := New(Config{Broker: snmptest.NewCapture(), Users: []configs.SNMPv3{u}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
+	base := uint64(time.Now().UnixNano())
+	var next uint64
+	mutations := []struct {
+		name   string
+		mutate func(version, global, secParams, data []byte) []byte
+	}{
+		{"msgID with its top bit set", func(version, global, secParams, data []byte) []byte {
+			g := berElems(t, berContents(t, global))
+			id := append([]byte(nil), g[0]...)
+			id[2] |= 0x80
+			return berWrap(0x30, 0, version, berWrap(0x30, 0, id, g[1], g[2], g[3]), secParams, data)
+		}},
+		{"version in two octets", func(_, global, secParams, data []byte) []byte {
+			return berWrap(0x30, 0, []byte{0x02, 0x02, 0x00, 0x03}, global, secParams, data)
+		}},
+		{"message length in five octets", func(version, global, secParams, data []byte) []byte {
+			return berWrap(0x30, 5, version, global, secParams, data)
+		}},
+		{"security parameters hidden in msgGlobalData", func(version, global, secParams, data []byte) []byte {
+			g := berElems(t, berContents(t, global))
+			usm := berElems(t, berContents(t, berContents(t, secParams)))
+			usm[3] = berWrap(0x04, 0, []byte("nobody"))
+			decoy := berWrap(0x04, 0, berWrap(0x30, 0, usm...))
+			return berWrap(0x30, 0, version, berWrap(0x30, 0, g[0], g[1], g[2], g[3], secParams), decoy, data)
+		}},
+	}
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			const n = 20
+			pkts := make([][]byte, n)
+			for i := range pkts {
+				next++
+				e := berElems(t, berContents(t, forgedV3Trap(t, u.User, base+next)))
+				pkts[i] = m.mutate(e[0], e[1], e[2], e[3])
+			}
+			start := time.Now()
+			for _, p := range pkts {
+				if _, _, outcome := r.decode(p, from, time.Now()); outcome == OutcomePublished || outcome == "" {
+					t.Fatalf("forged trap: outcome %q", outcome)
+				}
+			}
+			if d := time.Since(start); d > 40*time.Millisecond {
+				t.Errorf("%d forged traps, each from a new engine ID, took %v (%v each)", n, d.Round(time.Millisecond), (d / n).Round(time.Microsecond))
+			}
+		})
+	}
+}

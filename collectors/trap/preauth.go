@@ -90,12 +90,18 @@ func (k authKey) authenticates(pkt []byte, h v3Header) bool {
 // hashes a megabyte and stays in a process-wide cache. A forged datagram
 // naming a new engine ID each time, from anyone who saw a user name on
 // the wire, cost milliseconds of the one read loop and memory for ever.
-// "" lets gosnmp decide (a message whose header does not parse, an
-// unknown user, a user with an entry without keys).
+// A message that is not of SNMPv1 or v2c and whose v3 header does not
+// parse is malformed: gosnmp may read it as a v3 message for a user all
+// the same (it takes fields of any type, and reads past the lengths of
+// the sequences they are in). "" lets gosnmp decide (a v1 or v2c message,
+// an unknown user, a user with an entry without keys).
 func (r *Receiver) preAuthenticate(pkt []byte) string {
+	if communityMessage(pkt) {
+		return ""
+	}
 	h, ok := parseV3Header(pkt)
 	if !ok {
-		return ""
+		return OutcomeMalformed
 	}
 	entries := r.users[h.user]
 	if len(entries) == 0 {
@@ -117,4 +123,15 @@ func (r *Receiver) preAuthenticate(pkt []byte) string {
 		}
 	}
 	return OutcomeAuthFailure
+}
+
+// communityMessage reports whether pkt is an SNMPv1 or v2c message as
+// gosnmp reads its version: 0 or 1, in however many octets.
+func communityMessage(pkt []byte) bool {
+	msg, _, ok := berTLV(pkt, 0x30)
+	if !ok {
+		return false
+	}
+	version, _, ok := berTLV(msg, 0x02)
+	return ok && (berIntIs(version, 0) || berIntIs(version, 1))
 }

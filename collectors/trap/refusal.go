@@ -1,7 +1,6 @@
 package trap
 
 import (
-	"encoding/binary"
 	"sync/atomic"
 	"time"
 
@@ -57,7 +56,7 @@ func (r *Receiver) refusalReport(pkt []byte, outcome string, limit *refusalRepor
 		return nil
 	}
 	h, ok := parseV3Header(pkt)
-	if !ok || h.flags&reportableFlag == 0 || h.user == "" {
+	if !ok || !h.msgIDOK || h.flags&reportableFlag == 0 || h.user == "" {
 		return nil
 	}
 	// The flag decides only for a PDU that cannot be read (RFC 3412
@@ -100,10 +99,13 @@ func confirmedPDU(tag byte) bool {
 // set on informs, clear on traps.
 const reportableFlag = 0x04
 
-// v3Header is what a refusal Report needs of an SNMPv3 message whose
-// security parameters did not check out.
+// v3Header is what a refusal Report and the pre-check of a message's
+// digest (preAuthenticate) need of an SNMPv3 message.
 type v3Header struct {
-	msgID    uint32
+	msgID uint32
+	// msgIDOK: msgID is in 0..2^31-1, as RFC 3412 has it; a Report
+	// answers no other.
+	msgIDOK  bool
 	flags    byte
 	engineID string
 	user     string
@@ -114,7 +116,12 @@ type v3Header struct {
 
 // parseV3Header reads the header of an SNMPv3 message (RFC 3412 section
 // 6, RFC 3414 section 2.4): version, msgGlobalData and the USM security
-// parameters, leniently (long-form lengths where short ones do).
+// parameters. Lengths may be in a longer form than needed, as gosnmp
+// takes them, but each of msgGlobalData, msgSecurityParameters and the
+// USM parameters must hold its fields and nothing else: gosnmp reads the
+// fields one after the other whatever the lengths around them say, and
+// what is read here is what gosnmp reads (the user whose keys it derives,
+// the digest it checks).
 func parseV3Header(pkt []byte) (v3Header, bool) {
 	var h v3Header
 	msg, _, ok := berTLV(pkt, 0x30)
@@ -122,7 +129,7 @@ func parseV3Header(pkt []byte) (v3Header, bool) {
 		return h, false
 	}
 	version, rest, ok := berTLV(msg, 0x02)
-	if !ok || len(version) != 1 || version[0] != 3 {
+	if !ok || !berIntIs(version, 3) {
 		return h, false
 	}
 	global, rest, ok := berTLV(rest, 0x30)
@@ -130,29 +137,33 @@ func parseV3Header(pkt []byte) (v3Header, bool) {
 		return h, false
 	}
 	id, g, ok := berTLV(global, 0x02)
-	if !ok || len(id) == 0 || len(id) > 5 || id[0]&0x80 != 0 {
-		return h, false // msgID is 0..2^31-1
+	if !ok {
+		return h, false
 	}
+	h.msgIDOK = len(id) > 0 && len(id) <= 5 && id[0]&0x80 == 0
 	for _, b := range id {
 		h.msgID = h.msgID<<8 | uint32(b)
 	}
 	if _, g, ok = berTLV(g, 0x02); !ok { // msgMaxSize
 		return h, false
 	}
-	flags, _, ok := berTLV(g, 0x04)
+	flags, g, ok := berTLV(g, 0x04)
 	if !ok || len(flags) != 1 {
 		return h, false
 	}
 	h.flags = flags[0]
+	if _, g, ok = berTLV(g, 0x02); !ok || len(g) != 0 { // msgSecurityModel, last
+		return h, false
+	}
 	secParams, _, ok := berTLV(rest, 0x04)
 	if !ok {
 		return h, false
 	}
-	usm, _, ok := berTLV(secParams, 0x30)
-	if !ok {
+	usm, after, ok := berTLV(secParams, 0x30)
+	if !ok || len(after) != 0 {
 		return h, false
 	}
-	// engine ID, boots, time, the user name, then the digest.
+	// engine ID, boots, time, the user name, the digest, the salt.
 	engineID, usm, ok := berTLV(usm, 0x04)
 	if !ok {
 		return h, false
@@ -168,10 +179,27 @@ func parseV3Header(pkt []byte) (v3Header, bool) {
 		return h, false
 	}
 	h.user = string(user)
-	if h.authParams, _, ok = berTLV(usm, 0x04); !ok {
-		h.authParams = nil
+	if h.authParams, usm, ok = berTLV(usm, 0x04); !ok {
+		return h, false
+	}
+	if _, usm, ok = berTLV(usm, 0x04); !ok || len(usm) != 0 { // msgPrivacyParameters, last
+		return h, false
 	}
 	return h, true
+}
+
+// berIntIs reports whether the contents of a non-negative INTEGER are n,
+// in however many octets (gosnmp reads 00 03 as 3).
+func berIntIs(contents []byte, n byte) bool {
+	if len(contents) == 0 {
+		return false
+	}
+	for _, b := range contents[:len(contents)-1] {
+		if b != 0 {
+			return false
+		}
+	}
+	return contents[len(contents)-1] == n
 }
 
 // berTLV splits b into the contents of its first element, which must have
@@ -182,13 +210,18 @@ func berTLV(b []byte, tag byte) (contents, rest []byte, ok bool) {
 	}
 	n, i := int(b[1]), 2
 	if n&0x80 != 0 {
+		// The long form, in as many octets as it takes (gosnmp takes
+		// leading zeros).
 		k := n & 0x7f
-		if k == 0 || k > 4 || len(b) < 2+k {
+		if k == 0 || len(b) < 2+k {
 			return nil, nil, false
 		}
-		var l [4]byte
-		copy(l[4-k:], b[2:2+k])
-		n, i = int(binary.BigEndian.Uint32(l[:])), 2+k
+		n, i = 0, 2+k
+		for _, c := range b[2 : 2+k] {
+			if n = n<<8 | int(c); n > len(b) {
+				return nil, nil, false
+			}
+		}
 	}
 	if n < 0 || n > len(b)-i {
 		return nil, nil, false

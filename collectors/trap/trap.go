@@ -622,7 +622,9 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	if version == "3" && len(r.cfg.Users) == 0 {
 		return it, version, OutcomeUnknownUser
 	}
-	if version == "3" {
+	if len(r.cfg.Users) > 0 {
+		// Any message gosnmp may read as v3, not only those whose
+		// version is in the shortest form.
 		if outcome := r.preAuthenticate(pkt); outcome != "" {
 			return it, version, outcome
 		}
