@@ -202,3 +202,25 @@ func TestProduceFillsBatchesToTheBrokersLimit(t *testing.T) {
 		t.Fatalf("a 2.5 MB line (limit 2 MiB): %v: %s", err, stderr)
 	}
 }
+
+// TestProduceLineOverMaxLineBytes: a line longer than --max-line-bytes
+// fails the command naming the line and the flag to raise (bufio's own
+// "token too long" named neither), after saying how many of the lines
+// before it were produced, as the other failures do.
+func TestProduceLineOverMaxLineBytes(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	in := "one\ntwo\n" + strings.Repeat("x", 2000) + "\nfour\n"
+	_, stderr, err := p.cli(t, in, "produce", "long", "--max-line-bytes", "1000")
+	if err == nil {
+		t.Fatalf("a 2,000-byte line with --max-line-bytes 1000 exited 0: %s", stderr)
+	}
+	for _, want := range []string{"line 3 is longer than --max-line-bytes (1000)", "produced 2 of 2 records to long"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr has no %q:\n%s", want, stderr)
+		}
+	}
+	out, _, err := p.cli(t, "", "consume", "long", "--from-beginning")
+	if err != nil || strings.Count(out, `"topic":"long"`) != 2 {
+		t.Fatalf("consume: %v, want the two lines before the long one:\n%s", err, out)
+	}
+}
