@@ -123,8 +123,13 @@ func (r *connReporter) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration,
 	}
 }
 
+// admin is a client for the requests a command starts with, which fail
+// it at once when no broker answers: it does not report connections, as a
+// "(retrying)" just before the command gives up would mislead.
 func (c *clientFlags) admin() (*kadm.Client, *kgo.Client, error) {
-	cl, err := c.client()
+	quiet := *c
+	quiet.reportTo = nil
+	cl, err := quiet.client()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -224,3 +224,23 @@ func TestProduceLineOverMaxLineBytes(t *testing.T) {
 		t.Fatalf("consume: %v, want the two lines before the long one:\n%s", err, out)
 	}
 }
+
+// TestConsumeNoBroker: `weir consume` against a broker that is not there
+// fails at once with the reason, with and without --group, and does not
+// first say it is retrying (it is not: "(retrying)" is for a broker that
+// goes away while it follows).
+func TestConsumeNoBroker(t *testing.T) {
+	addr := closedPort(t)
+	for _, args := range [][]string{{"consume", "t", "--brokers", addr}, {"consume", "t", "--brokers", addr, "--group", "g"}} {
+		cmd := exec.Command(weirBin, args...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		if err == nil || !strings.Contains(errb.String(), "connection refused") {
+			t.Errorf("weir %s: %v, stderr %q: want a failure with the reason", strings.Join(args, " "), err, errb.String())
+		}
+		if strings.Contains(errb.String(), "retrying") {
+			t.Errorf("weir %s says it retries, then exits:\n%s", strings.Join(args, " "), errb.String())
+		}
+	}
+}
