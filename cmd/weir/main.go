@@ -125,7 +125,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			// A usage error, as an unknown command or a missing topic
+			// is: exit 2, as the flag package's own ExitOnError.
+			return nil, &exitError{2, err}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
