@@ -770,3 +770,30 @@ func TestDockerCompose(t *testing.T) {
 		t.Fatalf("docker-compose config: %v %s", err, out)
 	}
 }
+
+// TestAutoCreateTopicsOffIsForKafkaClients: broker.auto_create_topics:
+// false, as Kafka's auto.create.topics.enable, keeps Kafka clients from
+// making topics by asking for them (a typo in a consumer's topic); weir's
+// own parts still make the topics they write. With it off, the syslog
+// collector retried "unknown topic: raw.syslog" for ever and nothing was
+// collected, while weir check said ok.
+func TestAutoCreateTopicsOffIsForKafkaClients(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("broker: {auto_create_topics: false}\n"), 0o644)
+	p := startWeir(t, t.TempDir(), "-c", cfg)
+	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down")
+	var out string
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(out, "interface_down"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no event from a syslog line with auto_create_topics off: %s\n%s", out, p.Logs())
+		}
+		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
+	}
+	// A Kafka client does not make a topic by producing to it.
+	if _, stderr, err := p.cli(t, "x\n", "produce", "typo.topic", "--timeout", "5s"); err == nil {
+		t.Fatalf("a Kafka client made a topic with auto_create_topics off: %s", stderr)
+	}
+	if out, _, _ := p.cli(t, "", "topics", "list"); strings.Contains(out, "typo.topic") {
+		t.Fatalf("typo.topic exists:\n%s", out)
+	}
+}
