@@ -44,7 +44,7 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, "=")
 		if !ok {
-			return fmt.Errorf("--header %q: want key=value", h)
+			return &exitError{2, fmt.Errorf("--header %q: want key=value", h)}
 		}
 		hdrs = append(hdrs, kgo.RecordHeader{Key: k, Value: []byte(v)})
 	}

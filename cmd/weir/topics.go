@@ -100,7 +100,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		for _, kv := range kvs {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
-				return fmt.Errorf("--config %q: want key=value", kv)
+				return &exitError{2, fmt.Errorf("--config %q: want key=value", kv)}
 			}
 			topicConfigs[k] = &v
 		}
