@@ -35,7 +35,8 @@ func TestHelp(t *testing.T) {
 	// An unknown flag is a usage error (2) for every command, as an
 	// unknown command is; it exited 1, as a failure does.
 	for _, args := range [][]string{{"run", "--bogus"}, {"consume", "t", "--bogus"}, {"topics", "list", "--bogus"}, {"check", "--bogus"}, {"produce", "t", "--max", "1"},
-		{"produce", "t", "--header", "novalue"}, {"topics", "create", "t", "--config", "novalue"}} {
+		{"produce", "t", "--header", "novalue"}, {"topics", "create", "t", "--config", "novalue"},
+		{"topics", "create", "t", "--retention", "5x"}, {"topics", "create", "t", "--retention-bytes", "lots"}} {
 		if c := code(dispatch(context.Background(), args, strings.NewReader(""), &stdout, &stderr)); c != 2 {
 			t.Errorf("weir %s: exit %d, want 2", strings.Join(args, " "), c)
 		}

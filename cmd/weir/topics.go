@@ -77,7 +77,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *retention != "" {
 			d, err := configs.ParseDuration(*retention)
 			if err != nil {
-				return err
+				return &exitError{2, fmt.Errorf("--retention: %w", err)}
 			}
 			ms := strconv.FormatInt(d.Milliseconds(), 10)
 			switch {
@@ -92,7 +92,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *retentionBytes != "" {
 			n, err := configs.ParseByteSize(*retentionBytes)
 			if err != nil {
-				return err
+				return &exitError{2, fmt.Errorf("--retention-bytes: %w", err)}
 			}
 			s := strconv.FormatInt(n, 10)
 			topicConfigs["retention.bytes"] = &s
