@@ -431,6 +431,11 @@ func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, is
 		if t.V3.User == "" {
 			add("v3", "user must be set for version 3")
 		}
+		if t.V3.EngineID != "" {
+			// Accepted and ignored, it let one think the poller used
+			// it: a polled agent's engine ID is discovered.
+			add("v3", "engine_id is for trap users (snmp.traps.users); a polled agent's engine ID is discovered, remove it")
+		}
 	}
 	return errs
 }

@@ -131,6 +131,9 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		// the community "public", and weir check said ok.
 		{"snmp:\n  targets:\n    - name: a\n      address: x\n      v3: {user: u, auth_password: 12345678}\n",
 			"cfg.yaml:5: snmp.targets[a].v3: set, but the version is 2c: add version: 3 (or remove v3)"},
+		// engine_id in a polled target's v3 was accepted and ignored.
+		{"snmp:\n  targets:\n    - name: a\n      address: x\n      version: 3\n      v3: {user: u, auth_password: 12345678, engine_id: 80001f888056ee4b7d36b4d567}\n",
+			"cfg.yaml:6: snmp.targets[a].v3: engine_id is for trap users (snmp.traps.users)"},
 		{"snmp:\n  targets:\n    - {name: a, address: x, profiles: {x: 1}}\n", "cfg.yaml:3: profiles: must be a list of profile names or auto"},
 		{"snmp:\n  targets:\n    - name: a\n      address: x\n      profiles: [system, if-mibb]\n", "cfg.yaml:5: snmp.targets[a].profiles: unknown profile if-mibb (known: arista-cpu-memory,"},
 		{"snmp:\n  defaults:\n    profiles: [nope]\n", "cfg.yaml:3: snmp.defaults.profiles: unknown profile nope"},

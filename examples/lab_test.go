@@ -3,8 +3,10 @@ package examples_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -80,4 +82,31 @@ func TestLab(t *testing.T) {
 		}
 		return false
 	})
+
+	// Every metric of weir's own that the lab's weir exports (SNMP,
+	// gNMI, syslog, traps' receiver, enrichment, sinks, the broker) is in
+	// the README or a part's README, which say what /metrics holds.
+	var docs strings.Builder
+	for _, pattern := range []string{"../README.md", "../*/README.md", "../*/*/README.md"} {
+		files, _ := filepath.Glob(pattern)
+		for _, f := range files {
+			docs.WriteString(read(t, f))
+		}
+	}
+	names := map[string]bool{}
+	for sample := range w.Metrics(t) {
+		name, _, _ := strings.Cut(sample, "{")
+		if !strings.HasPrefix(name, "weir_") {
+			continue
+		}
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			name = strings.TrimSuffix(name, suffix)
+		}
+		names[name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		if !regexp.MustCompile(`\b` + name + `\b`).MatchString(docs.String()) {
+			t.Errorf("weir exports %s, which no README lists", name)
+		}
+	}
 }

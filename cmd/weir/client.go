@@ -123,10 +123,10 @@ func (r *connReporter) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration,
 	}
 }
 
+// admin is a client for the requests a command starts with, which fail
+// it at once when no broker answers: it does not report connections, as a
+// "(retrying)" just before the command gives up would mislead.
 func (c *clientFlags) admin() (*kadm.Client, *kgo.Client, error) {
-	// Without connReporter: an admin request fails at once for a broker
-	// it cannot reach (the command then exits, saying why), so
-	// "(retrying)" would be untrue.
 	quiet := *c
 	quiet.reportTo = nil
 	cl, err := quiet.client()

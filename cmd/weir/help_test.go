@@ -32,6 +32,15 @@ func TestHelp(t *testing.T) {
 		!strings.Contains(stderr.String(), "weir topics list") {
 		t.Errorf("weir topics lisst: exit %d, stderr %q", code, stderr.String())
 	}
+	// An unknown flag is a usage error (2) for every command, as an
+	// unknown command is; it exited 1, as a failure does.
+	for _, args := range [][]string{{"run", "--bogus"}, {"consume", "t", "--bogus"}, {"topics", "list", "--bogus"}, {"check", "--bogus"}, {"produce", "t", "--max", "1"},
+		{"produce", "t", "--header", "novalue"}, {"topics", "create", "t", "--config", "novalue"},
+		{"topics", "create", "t", "--retention", "5x"}, {"topics", "create", "t", "--retention-bytes", "lots"}} {
+		if c := code(dispatch(context.Background(), args, strings.NewReader(""), &stdout, &stderr)); c != 2 {
+			t.Errorf("weir %s: exit %d, want 2", strings.Join(args, " "), c)
+		}
+	}
 	// A client flag before the command says where it goes.
 	err := dispatch(context.Background(), []string{"--brokers", "127.0.0.1:1", "consume", "events"}, strings.NewReader(""), &stdout, &stderr)
 	if code(err) != 2 || err == nil || !strings.Contains(err.Error(), "flags go after it") {

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -49,22 +47,3 @@ func TestStartsWithClusterDownAndTopicsListed(t *testing.T) {
 	}
 }
 
-// TestConsumeFromABrokerDownSaysNoRetrying: `weir consume` of a broker
-// nothing answers on exits 1 with the dial error; it used to print
-// "cannot reach broker ... (retrying)" first, and then not retry.
-func TestConsumeFromABrokerDownSaysNoRetrying(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	var stdout, stderr bytes.Buffer
-	err = consumeCmd(context.Background(), []string{"--brokers", addr, "raw.syslog", "--from-beginning"}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "connection refused") {
-		t.Fatalf("consume: %v, want the dial error", err)
-	}
-	if strings.Contains(stderr.String(), "retrying") {
-		t.Fatalf("stderr says it retries, and it exits:\n%s", stderr.String())
-	}
-}

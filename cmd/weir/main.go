@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -45,8 +46,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The first signal stops weir cleanly; a second one, while it does,
-	// ends the process at once (the next start recovers the log).
-	go func() { <-ctx.Done(); stop() }()
+	// ends the process at once (the next start recovers the log). One
+	// within repeatWindow of the first is the same stop, sent twice:
+	// timeout(1) signals the process and then its process group, and a
+	// stop it asked for ended half the time in a recovery.
+	go func() { <-ctx.Done(); time.Sleep(repeatWindow); stop() }()
 	if err := dispatch(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "weir:", err)
@@ -54,6 +58,10 @@ func main() {
 		os.Exit(exitCode(err))
 	}
 }
+
+// repeatWindow is how long after the first stop signal another one is
+// taken for the same, not a second.
+const repeatWindow = 250 * time.Millisecond
 
 // exitError carries an exit code other than 1.
 type exitError struct {
@@ -125,7 +133,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			// A usage error, as an unknown command or a missing topic
+			// is: exit 2, as the flag package's own ExitOnError.
+			return nil, &exitError{2, err}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

@@ -37,11 +37,14 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return &exitError{2, errors.New("produce: give one topic")}
 	}
 	topic := pos[0]
+	if *maxLine < 1 {
+		return &exitError{2, errors.New("produce: --max-line-bytes must be positive")}
+	}
 	var hdrs []kgo.RecordHeader
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, "=")
 		if !ok {
-			return fmt.Errorf("--header %q: want key=value", h)
+			return &exitError{2, fmt.Errorf("--header %q: want key=value", h)}
 		}
 		hdrs = append(hdrs, kgo.RecordHeader{Key: k, Value: []byte(v)})
 	}
@@ -113,8 +116,11 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 64<<10), *maxLine)
+		// The bound is the larger of the buffer's size and max.
+		sc.Buffer(make([]byte, min(64<<10, *maxLine)), *maxLine)
+		n := 0
 		for sc.Scan() {
+			n++
 			select {
 			// []byte{}: an empty line is an empty value, not a null
 			// one (Kafka's tombstone), as kcat -P sends it.
@@ -124,6 +130,11 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			}
 		}
 		scanErr = sc.Err()
+		if errors.Is(scanErr, bufio.ErrTooLong) {
+			// bufio's "token too long" names neither the line nor the
+			// flag that bounds it.
+			scanErr = fmt.Errorf("line %d is longer than --max-line-bytes (%d); the lines before it were sent", n+1, *maxLine)
+		}
 	}()
 	stdinDone := false
 read:
@@ -178,12 +189,12 @@ read:
 	if !stdinDone {
 		return pctx.Err() // interrupted
 	}
-	if scanErr != nil {
-		return fmt.Errorf("reading stdin: %w", scanErr)
-	}
 	mu.Lock()
 	defer mu.Unlock()
 	fmt.Fprintf(stderr, "produced %d of %d records to %s\n", acked, sent, topic)
+	if scanErr != nil {
+		return fmt.Errorf("reading stdin: %w", scanErr)
+	}
 	return firstErr
 }
 

@@ -202,3 +202,45 @@ func TestProduceFillsBatchesToTheBrokersLimit(t *testing.T) {
 		t.Fatalf("a 2.5 MB line (limit 2 MiB): %v: %s", err, stderr)
 	}
 }
+
+// TestProduceLineOverMaxLineBytes: a line longer than --max-line-bytes
+// fails the command naming the line and the flag to raise (bufio's own
+// "token too long" named neither), after saying how many of the lines
+// before it were produced, as the other failures do.
+func TestProduceLineOverMaxLineBytes(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	in := "one\ntwo\n" + strings.Repeat("x", 2000) + "\nfour\n"
+	_, stderr, err := p.cli(t, in, "produce", "long", "--max-line-bytes", "1000")
+	if err == nil {
+		t.Fatalf("a 2,000-byte line with --max-line-bytes 1000 exited 0: %s", stderr)
+	}
+	for _, want := range []string{"line 3 is longer than --max-line-bytes (1000)", "produced 2 of 2 records to long"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr has no %q:\n%s", want, stderr)
+		}
+	}
+	out, _, err := p.cli(t, "", "consume", "long", "--from-beginning")
+	if err != nil || strings.Count(out, `"topic":"long"`) != 2 {
+		t.Fatalf("consume: %v, want the two lines before the long one:\n%s", err, out)
+	}
+}
+
+// TestConsumeNoBroker: `weir consume` against a broker that is not there
+// fails at once with the reason, with and without --group, and does not
+// first say it is retrying (it is not: "(retrying)" is for a broker that
+// goes away while it follows).
+func TestConsumeNoBroker(t *testing.T) {
+	addr := closedPort(t)
+	for _, args := range [][]string{{"consume", "t", "--brokers", addr}, {"consume", "t", "--brokers", addr, "--group", "g"}} {
+		cmd := exec.Command(weirBin, args...)
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		if err == nil || !strings.Contains(errb.String(), "connection refused") {
+			t.Errorf("weir %s: %v, stderr %q: want a failure with the reason", strings.Join(args, " "), err, errb.String())
+		}
+		if strings.Contains(errb.String(), "retrying") {
+			t.Errorf("weir %s says it retries, then exits:\n%s", strings.Join(args, " "), errb.String())
+		}
+	}
+}

@@ -146,9 +146,8 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 		embedded.WithOffsetsRetention(cmp.Or(b.OffsetsRetention.Std(), embedded.DefaultOffsetsRetention)),
 		embedded.WithFsyncObserver(func(d time.Duration) { fsync.Observe(d.Seconds()) }),
 	}
-	if b.AutoCreateTopics != nil {
-		opts = append(opts, embedded.WithAutoCreateTopics(*b.AutoCreateTopics))
-	}
+	// broker.auto_create_topics is for Kafka clients (clientLog): weir's
+	// own parts make the topics they write, as on a Kafka cluster.
 	if b.Flush.Policy == "always" {
 		opts = append(opts, embedded.WithFlushAlways())
 	} else {
@@ -368,7 +367,7 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		// remote client told 127.0.0.1 would dial itself).
 		wireOpts = append(wireOpts, kafkawire.WithAdvertisedAddr(h, listenPort(ln.Addr())))
 	}
-	srv := kafkawire.New(log, wireOpts...)
+	srv := kafkawire.New(clientLog{log, cfg.Broker.AutoCreateTopics == nil || *cfg.Broker.AutoCreateTopics}, wireOpts...)
 	logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()))
 	wg.Go(func() {
 		if err := srv.Serve(ctx, ln); err != nil && ctx.Err() == nil {
@@ -377,6 +376,17 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 	})
 	return nil
 }
+
+// clientLog is the embedded log as the Kafka listener serves it: Kafka
+// clients make a topic by asking for it only with
+// broker.auto_create_topics on (Kafka's auto.create.topics.enable).
+type clientLog struct {
+	*embedded.Broker
+	autoCreate bool
+}
+
+// AutoCreateTopics implements kafkawire.Log.
+func (l clientLog) AutoCreateTopics() bool { return l.autoCreate }
 
 // listenPort is the port a listener took (the one asked, or the one
 // 127.0.0.1:0 picked).

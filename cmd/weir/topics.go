@@ -77,7 +77,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *retention != "" {
 			d, err := configs.ParseDuration(*retention)
 			if err != nil {
-				return err
+				return &exitError{2, fmt.Errorf("--retention: %w", err)}
 			}
 			ms := strconv.FormatInt(d.Milliseconds(), 10)
 			switch {
@@ -92,7 +92,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if *retentionBytes != "" {
 			n, err := configs.ParseByteSize(*retentionBytes)
 			if err != nil {
-				return err
+				return &exitError{2, fmt.Errorf("--retention-bytes: %w", err)}
 			}
 			s := strconv.FormatInt(n, 10)
 			topicConfigs["retention.bytes"] = &s
@@ -100,7 +100,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		for _, kv := range kvs {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
-				return fmt.Errorf("--config %q: want key=value", kv)
+				return &exitError{2, fmt.Errorf("--config %q: want key=value", kv)}
 			}
 			topicConfigs[k] = &v
 		}
