@@ -46,4 +46,3 @@ func TestStartsWithClusterDownAndTopicsListed(t *testing.T) {
 		<-exited
 	}
 }
-
