@@ -21,8 +21,14 @@ func advertisedKeys(withGroups bool) []kmsg.ApiVersionsResponseApiKey {
 	}
 	ranges := []keyRange{
 		// v3 is the first Produce carrying RecordBatch v2, the only
-		// format the log stores; v10+ adds leader-change tags.
-		{kmsg.Produce, 3, 9},
+		// format the log stores; v10+ adds leader-change tags. v0-v2
+		// are advertised all the same, as Kafka 4 does (KAFKA-18659):
+		// librdkafka before 2.8 compresses with gzip, snappy and lz4
+		// only when the broker's Produce range includes v0, and
+		// otherwise sends every batch uncompressed. Clients use the
+		// highest version both sides know; a v0-v2 request is decoded
+		// and each partition refused (handleProduce).
+		{kmsg.Produce, 0, 9},
 		// v13+ identifies topics by ID only, which needs fetch
 		// sessions and ID lookups clients do not need from us.
 		{kmsg.Fetch, 4, 12},

@@ -79,10 +79,12 @@ func TestUnsupportedRequests(t *testing.T) {
 	if r := rc.do(fc).(*kmsg.FindCoordinatorResponse); r.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("FindCoordinator: error %d", r.ErrorCode)
 	}
-	// Produce v2 predates RecordBatch v2; its response has no top-level
-	// error code, so it comes back empty.
+	// Produce v2 predates RecordBatch v2. It is advertised (for
+	// librdkafka's compression, as Kafka 4 does) but every partition is
+	// refused with UNSUPPORTED_VERSION.
 	p := produceReq(2, 1, "t", 0, batch("x"))
-	if r := rc.do(p).(*kmsg.ProduceResponse); len(r.Topics) != 0 {
+	if r := rc.do(p).(*kmsg.ProduceResponse); len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 ||
+		r.Topics[0].Partitions[0].ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("Produce v2: %+v", r)
 	}
 	// A flexible unsupported request (OffsetCommit v9) answered with
