@@ -892,6 +892,15 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 
 var errBudget = errors.New("decode budget reached")
 
+// LogDir returns the absolute path of the data directory (what
+// DescribeLogDirs reports to Kafka clients).
+func (b *Broker) LogDir() string {
+	if abs, err := filepath.Abs(b.opts.dataDir); err == nil {
+		return abs
+	}
+	return b.opts.dataDir
+}
+
 // Topics lists the topic names, sorted.
 func (b *Broker) Topics() []string {
 	b.mu.RLock()

@@ -2,6 +2,7 @@ package kafkawire
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -171,6 +172,26 @@ func TestDescribeConfigsReportsTheMessageLimit(t *testing.T) {
 		}
 		if got != tc.want || gotBroker != tc.want {
 			t.Errorf("max.message.bytes %q, message.max.bytes %q; want %q", got, gotBroker, tc.want)
+		}
+	}
+}
+
+// TestCreateTopicCleanupPolicyDelete: a topic created with the cleanup
+// policy the log has (and DescribeConfigs reports), as provisioning tools
+// and copies of another topic's configs send it, is created; compaction,
+// which the log cannot do, is still refused.
+func TestCreateTopicCleanupPolicyDelete(t *testing.T) {
+	fl := newFakeLog()
+	_, addr := startServer(t, fl)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, addr))
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("delete")}, "explicit"); err != nil {
+		t.Fatalf("cleanup.policy=delete: %v", err)
+	}
+	for _, v := range []string{"compact", "compact,delete", "delete,compact", ""} {
+		if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr(v)}, "c"); !errors.Is(err, kerr.InvalidConfig) {
+			t.Errorf("cleanup.policy=%q: %v, want INVALID_CONFIG", v, err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -21,8 +22,14 @@ func advertisedKeys(withGroups bool) []kmsg.ApiVersionsResponseApiKey {
 	}
 	ranges := []keyRange{
 		// v3 is the first Produce carrying RecordBatch v2, the only
-		// format the log stores; v10+ adds leader-change tags.
-		{kmsg.Produce, 3, 9},
+		// format the log stores; v10+ adds leader-change tags. v0-v2
+		// are advertised all the same, as Kafka 4 does (KAFKA-18659):
+		// librdkafka before 2.8 compresses with gzip, snappy and lz4
+		// only when the broker's Produce range includes v0, and
+		// otherwise sends every batch uncompressed. Clients use the
+		// highest version both sides know; a v0-v2 request is decoded
+		// and each partition refused (handleProduce).
+		{kmsg.Produce, 0, 9},
 		// v13+ identifies topics by ID only, which needs fetch
 		// sessions and ID lookups clients do not need from us.
 		{kmsg.Fetch, 4, 12},
@@ -117,14 +124,99 @@ func (s *Server) apiVersionsUnsupported() kmsg.Response {
 // does not implement: the response kind kmsg knows for the key, at the
 // requested version, with UNSUPPORTED_VERSION in its top-level error code
 // when it has one. Responses without one (per-topic errors only) go back
-// empty, which clients treat as a failed request too; well-behaved clients
-// never get here because ApiVersions told them what to use.
+// empty, except for the admin requests unsupportedAnswer fills in;
+// well-behaved clients never get here because ApiVersions told them what
+// to use.
 func unsupportedResponse(req kmsg.Request, version int16) kmsg.Response {
 	req.SetVersion(version)
 	resp := req.ResponseKind()
 	resp.SetVersion(version)
 	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() && f.CanSet() && f.Kind() == reflect.Int16 {
 		f.SetInt(int64(kerr.UnsupportedVersion.Code))
+	}
+	return resp
+}
+
+// unsupportedAnswer is unsupportedResponse with the per-item errors filled
+// in where the response has no top-level error code: the requested
+// resources, topics or partitions each answered UNSUPPORTED_VERSION. An
+// empty answer to, say, AlterConfigs looks like success to clients that
+// send it without consulting ApiVersions (sarama's ClusterAdmin does, and
+// returns nil). body is the request after its header's client ID; a
+// request that does not decode at this version gets the empty answer.
+func unsupportedAnswer(req kmsg.Request, version int16, body []byte) kmsg.Response {
+	resp := unsupportedResponse(req, version)
+	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() {
+		return resp
+	}
+	if version > req.MaxVersion() {
+		return resp // kmsg cannot decode it
+	}
+	req.SetVersion(version)
+	r := kbin.Reader{Src: body}
+	if req.IsFlexible() {
+		kmsg.SkipTags(&r)
+	}
+	if !r.Ok() || req.ReadFrom(r.Src) != nil {
+		return resp
+	}
+	code := kerr.UnsupportedVersion.Code
+	msg := kerr.UnsupportedVersion.Message
+	switch q := req.(type) {
+	case *kmsg.AlterConfigsRequest:
+		rs := resp.(*kmsg.AlterConfigsResponse)
+		for _, res := range q.Resources {
+			rr := kmsg.NewAlterConfigsResponseResource()
+			rr.ErrorCode, rr.ErrorMessage = code, &msg
+			rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+			rs.Resources = append(rs.Resources, rr)
+		}
+	case *kmsg.IncrementalAlterConfigsRequest:
+		rs := resp.(*kmsg.IncrementalAlterConfigsResponse)
+		for _, res := range q.Resources {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ErrorCode, rr.ErrorMessage = code, &msg
+			rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+			rs.Resources = append(rs.Resources, rr)
+		}
+	case *kmsg.CreatePartitionsRequest:
+		rs := resp.(*kmsg.CreatePartitionsResponse)
+		for _, t := range q.Topics {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, &msg
+			rs.Topics = append(rs.Topics, rt)
+		}
+	case *kmsg.DeleteRecordsRequest:
+		rs := resp.(*kmsg.DeleteRecordsResponse)
+		for _, t := range q.Topics {
+			rt := kmsg.NewDeleteRecordsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewDeleteRecordsResponseTopicPartition()
+				rp.Partition, rp.LowWatermark, rp.ErrorCode = p.Partition, -1, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rs.Topics = append(rs.Topics, rt)
+		}
+	case *kmsg.OffsetForLeaderEpochRequest:
+		rs := resp.(*kmsg.OffsetForLeaderEpochResponse)
+		for _, t := range q.Topics {
+			rt := kmsg.NewOffsetForLeaderEpochResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rs.Topics = append(rs.Topics, rt)
+		}
+	case *kmsg.CreateACLsRequest:
+		rs := resp.(*kmsg.CreateACLsResponse)
+		for range q.Creations {
+			rr := kmsg.NewCreateACLsResponseResult()
+			rr.ErrorCode, rr.ErrorMessage = code, &msg
+			rs.Results = append(rs.Results, rr)
+		}
 	}
 	return resp
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/broker/recordbatch"
 )
 
 // apiRecorder is a Metrics that records which API keys clients used.
@@ -342,5 +344,45 @@ func TestKcat(t *testing.T) {
 	}
 	if sparseOut.String() != "only one\n" || strings.Contains(sparseErr.String(), "PROTOERR") {
 		t.Fatalf("kcat -C sparse: stdout %q, stderr:\n%s", sparseOut.String(), sparseErr.String())
+	}
+}
+
+// TestKcatCompresses produces with each of librdkafka's codecs to the
+// embedded broker. librdkafka before 2.8 compresses with gzip, snappy or lz4
+// only when the broker's Produce versions include v0 (librdkafka issue
+// 4956; lz4 also needs FindCoordinator), and otherwise sends the batch
+// uncompressed without a word; Kafka 4 advertises Produce from v0 for that
+// reason (KAFKA-18659) while refusing v0-v2 requests.
+func TestKcatCompresses(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat not installed")
+	}
+	b, addr := startEmbedded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	for codec, want := range map[string]int{
+		"gzip": recordbatch.CodecGzip, "snappy": recordbatch.CodecSnappy,
+		"lz4": recordbatch.CodecLZ4, "zstd": recordbatch.CodecZstd,
+	} {
+		cmd := exec.CommandContext(ctx, kcat, "-b", addr, "-P", "-t", codec, "-p", "0", "-z", codec)
+		// One record, so that no batch is too small to gain from
+		// compression (librdkafka then sends it plain).
+		cmd.Stdin = strings.NewReader(strings.Repeat("compress me, ", 1000) + "\n")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kcat -z %s: %v\n%s", codec, err, out)
+		}
+		raw, _, _, err := b.ReadBatches(nil, codec, 0, 0, 1<<20)
+		if err != nil || len(raw) == 0 {
+			t.Fatalf("%s: read %d bytes: %v", codec, len(raw), err)
+		}
+		if _, err := recordbatch.Split(raw, func(h *recordbatch.Header, _ []byte) error {
+			if h.Codec() != want {
+				t.Errorf("kcat -z %s: batch stored with codec %d, want %d", codec, h.Codec(), want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -316,7 +316,7 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 			return h, c.s.apiVersionsUnsupported(), nil
 		}
 		c.logger.Debug("kafka client: unsupported request", "api", kmsg.NameForKey(h.key), "version", h.version)
-		return h, unsupportedResponse(kreq, h.version), nil
+		return h, unsupportedAnswer(kreq, h.version, r.Src), nil
 	}
 	kreq.SetVersion(h.version)
 	if kreq.IsFlexible() {

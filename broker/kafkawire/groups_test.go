@@ -429,3 +429,27 @@ func TestKgoGroupMemberDies(t *testing.T) {
 	produceN(t, ctx, b, "events", 0, 60)
 	consumeN(t, ctx, m1, 60)
 }
+
+// TestEmbeddedLogDir: DescribeLogDirs names the embedded broker's data
+// directory, as an operator looking for the bytes expects, not a
+// placeholder.
+func TestEmbeddedLogDir(t *testing.T) {
+	dir := t.TempDir()
+	b, err := embedded.Open(dir, embedded.WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := startServer(t, b)
+	t.Cleanup(func() { b.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dirs, err := kadm.NewClient(newClient(t, addr)).DescribeAllLogDirs(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	dirs.Each(func(d kadm.DescribedLogDir) { got = append(got, d.Dir) })
+	if len(got) != 1 || got[0] != dir {
+		t.Fatalf("log dirs %q, want [%q]", got, dir)
+	}
+}

@@ -19,8 +19,14 @@ import (
 // that something is wrong (it then refreshes metadata and reconnects).
 var errAcksZeroFailed = errors.New("produce with acks=0 failed")
 
+// minProduceVersion is the first Produce version carrying RecordBatch v2,
+// the only format the log stores. Older ones are advertised (see
+// advertisedKeys) but refused.
+const minProduceVersion = 3
+
 // Errors for batches the server refuses before they reach the log.
 var (
+	errOldProduce    = errors.New("produce versions before 3 (message format v0 and v1) are not supported")
 	errNoBatches     = errors.New("produce request carries no record batch")
 	errTransactional = errors.New("transactions are not supported")
 	errControlBatch  = errors.New("clients may not produce control batches")
@@ -36,6 +42,8 @@ func (c *conn) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) (kms
 	var reject *kerr.Error // applies to every partition
 	var rejectErr error
 	switch {
+	case req.Version < minProduceVersion:
+		reject, rejectErr = kerr.UnsupportedVersion, errOldProduce
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 		reject = kerr.InvalidRequiredAcks
 	case req.TransactionID != nil:

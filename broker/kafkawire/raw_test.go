@@ -61,6 +61,67 @@ func TestApiVersions(t *testing.T) {
 	}
 }
 
+// TestUnsupportedAdminRequests: admin requests the listener does not serve,
+// from a client that sends them without looking at ApiVersions (sarama's
+// ClusterAdmin), get UNSUPPORTED_VERSION on every resource, topic or
+// partition they name. Their responses have no top-level error code, and an
+// empty one reads as success: sarama's AlterConfig returns nil.
+func TestUnsupportedAdminRequests(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 2)
+	_, addr := startServer(t, fl)
+	rc := dialRaw(t, addr)
+	unsupported := kerr.UnsupportedVersion.Code
+
+	ac := kmsg.NewPtrAlterConfigsRequest()
+	ac.Version = 1
+	acr := kmsg.NewAlterConfigsRequestResource()
+	acr.ResourceType, acr.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
+	acr.Configs = []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1000")}}
+	ac.Resources = append(ac.Resources, acr)
+	if r := rc.do(ac).(*kmsg.AlterConfigsResponse); len(r.Resources) != 1 || r.Resources[0].ErrorCode != unsupported || r.Resources[0].ResourceName != "t" {
+		t.Errorf("AlterConfigs: %+v", r)
+	}
+
+	iac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	iac.Version = 1
+	iacr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	iacr.ResourceType, iacr.ResourceName = kmsg.ConfigResourceTypeTopic, "t"
+	iacr.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1000")}}
+	iac.Resources = append(iac.Resources, iacr)
+	if r := rc.do(iac).(*kmsg.IncrementalAlterConfigsResponse); len(r.Resources) != 1 || r.Resources[0].ErrorCode != unsupported {
+		t.Errorf("IncrementalAlterConfigs: %+v", r)
+	}
+
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.Version = 1
+	cpt := kmsg.NewCreatePartitionsRequestTopic()
+	cpt.Topic, cpt.Count = "t", 4
+	cp.Topics = append(cp.Topics, cpt)
+	if r := rc.do(cp).(*kmsg.CreatePartitionsResponse); len(r.Topics) != 1 || r.Topics[0].ErrorCode != unsupported || r.Topics[0].Topic != "t" {
+		t.Errorf("CreatePartitions: %+v", r)
+	}
+
+	dr := kmsg.NewPtrDeleteRecordsRequest()
+	dr.Version = 1
+	drt := kmsg.NewDeleteRecordsRequestTopic()
+	drt.Topic = "t"
+	drt.Partitions = []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 1}, {Partition: 1, Offset: 1}}
+	dr.Topics = append(dr.Topics, drt)
+	r := rc.do(dr).(*kmsg.DeleteRecordsResponse)
+	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 2 {
+		t.Fatalf("DeleteRecords: %+v", r)
+	}
+	for _, p := range r.Topics[0].Partitions {
+		if p.ErrorCode != unsupported {
+			t.Errorf("DeleteRecords partition %d: error %d", p.Partition, p.ErrorCode)
+		}
+	}
+	if len(fl.topics["t"].parts) != 2 {
+		t.Error("partitions changed")
+	}
+}
+
 func TestUnsupportedRequests(t *testing.T) {
 	fl := newFakeLog()
 	newTopic(t, fl, "t", 1)
@@ -79,10 +140,12 @@ func TestUnsupportedRequests(t *testing.T) {
 	if r := rc.do(fc).(*kmsg.FindCoordinatorResponse); r.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("FindCoordinator: error %d", r.ErrorCode)
 	}
-	// Produce v2 predates RecordBatch v2; its response has no top-level
-	// error code, so it comes back empty.
+	// Produce v2 predates RecordBatch v2. It is advertised (for
+	// librdkafka's compression, as Kafka 4 does) but every partition is
+	// refused with UNSUPPORTED_VERSION.
 	p := produceReq(2, 1, "t", 0, batch("x"))
-	if r := rc.do(p).(*kmsg.ProduceResponse); len(r.Topics) != 0 {
+	if r := rc.do(p).(*kmsg.ProduceResponse); len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 ||
+		r.Topics[0].Partitions[0].ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("Produce v2: %+v", r)
 	}
 	// A flexible unsupported request (OffsetCommit v9) answered with

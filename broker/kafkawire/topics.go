@@ -140,12 +140,19 @@ func (c *conn) createConfig(t *kmsg.CreateTopicsRequestTopic) (broker.TopicConfi
 
 // setTopicConfig applies one Kafka topic config to cfg. Only the configs the
 // log implements are accepted: silently ignoring, say, cleanup.policy=compact
-// would leave the user believing their topic is compacted.
+// would leave the user believing their topic is compacted. cleanup.policy=delete
+// is what every topic has (DescribeConfigs says so), and provisioning tools
+// send it explicitly: it is accepted and changes nothing.
 func setTopicConfig(cfg *broker.TopicConfig, name, value string) error {
 	switch name {
 	case "retention.ms", "retention.bytes", "segment.bytes", "segment.ms":
+	case "cleanup.policy":
+		if value == "delete" {
+			return nil
+		}
+		return &configError{kerr.InvalidConfig, fmt.Sprintf("invalid value %q for cleanup.policy: only delete is supported (no compaction)", value)}
 	default:
-		return &configError{kerr.InvalidConfig, fmt.Sprintf("unsupported topic config %q (supported: retention.ms, retention.bytes, segment.bytes, segment.ms)", name)}
+		return &configError{kerr.InvalidConfig, fmt.Sprintf("unsupported topic config %q (supported: retention.ms, retention.bytes, segment.bytes, segment.ms, cleanup.policy=delete)", name)}
 	}
 	v, err := strconv.ParseInt(value, 10, 64)
 	bad := func(want string) error {
