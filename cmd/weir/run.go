@@ -257,7 +257,14 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 	// (on a Kafka cluster, when weir creates them: one there already keeps
 	// its own).
 	for name, t := range cfg.Broker.Topics {
-		err := b.CreateTopic(ctx, name, topicConfig(t))
+		tc := topicConfig(t)
+		if len(cfg.Broker.Kafka.Brokers) == 0 {
+			// The embedded log lays broker.topics over a topic's
+			// stored config at every open (brokerOptions): stored
+			// too, they would outlive their removal from the file.
+			tc = broker.TopicConfig{Partitions: tc.Partitions}
+		}
+		err := b.CreateTopic(ctx, name, tc)
 		switch {
 		case err == nil, errors.Is(err, broker.ErrTopicExists):
 		case len(cfg.Broker.Kafka.Brokers) > 0 && kafkacluster.Unreachable(err):

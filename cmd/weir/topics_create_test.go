@@ -15,7 +15,7 @@ func TestTopicsCreateSaysWhy(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--config", "cleanup.policy=compact"}, `unsupported topic config "cleanup.policy"`},
+		{[]string{"--config", "cleanup.policy=compact"}, `invalid value "compact" for cleanup.policy: only delete is supported`},
 		{[]string{"--config", "retention.ms=abc"}, `invalid value "abc" for retention.ms`},
 		{[]string{"--partitions", "0"}, "the number of partitions must be positive"},
 	} {
