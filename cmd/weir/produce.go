@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -116,10 +117,17 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	go func() {
 		defer close(lines)
 		sc := bufio.NewScanner(stdin)
-		// The bound is the larger of the buffer's size and max.
-		sc.Buffer(make([]byte, min(64<<10, *maxLine)), *maxLine)
+		// The scanner's bound (the larger of the buffer's size and
+		// max) counts the line's end too: room for "\r\n" past
+		// maxLine, and the line itself is held to maxLine below.
+		bound := min(*maxLine, math.MaxInt-2) + 2
+		sc.Buffer(make([]byte, min(64<<10, bound)), bound)
 		n := 0
 		for sc.Scan() {
+			if len(sc.Bytes()) > *maxLine {
+				scanErr = bufio.ErrTooLong
+				break
+			}
 			n++
 			select {
 			// []byte{}: an empty line is an empty value, not a null
@@ -129,7 +137,9 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 				return
 			}
 		}
-		scanErr = sc.Err()
+		if scanErr == nil {
+			scanErr = sc.Err()
+		}
 		if errors.Is(scanErr, bufio.ErrTooLong) {
 			// bufio's "token too long" names neither the line nor the
 			// flag that bounds it.

@@ -225,6 +225,28 @@ func TestProduceLineOverMaxLineBytes(t *testing.T) {
 	}
 }
 
+// TestProduceLineOfMaxLineBytes: --max-line-bytes is the longest line
+// taken ("longest accepted line"), so a line of exactly that many bytes,
+// ended by "\n" or "\r\n", is produced; bufio counted the line's end
+// against the bound and refused it.
+func TestProduceLineOfMaxLineBytes(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	line := strings.Repeat("x", 1000)
+	in := line + "\n" + line + "\r\n" + line
+	_, stderr, err := p.cli(t, in, "produce", "exact", "--max-line-bytes", "1000")
+	if err != nil || !strings.Contains(stderr, "produced 3 of 3 records to exact") {
+		t.Fatalf("three 1,000-byte lines with --max-line-bytes 1000: %v: %s", err, stderr)
+	}
+	_, stderr, err = p.cli(t, line+"x\n", "produce", "exact", "--max-line-bytes", "1000")
+	if err == nil || !strings.Contains(stderr, "line 1 is longer than --max-line-bytes (1000)") {
+		t.Fatalf("a 1,001-byte line with --max-line-bytes 1000: %v: %s", err, stderr)
+	}
+	_, stderr, err = p.cli(t, line+"x", "produce", "exact", "--max-line-bytes", "1000")
+	if err == nil || !strings.Contains(stderr, "line 1 is longer than --max-line-bytes (1000)") {
+		t.Fatalf("a last 1,001-byte line without its newline, with --max-line-bytes 1000: %v: %s", err, stderr)
+	}
+}
+
 // TestConsumeNoBroker: `weir consume` against a broker that is not there
 // fails at once with the reason, with and without --group, and does not
 // first say it is retrying (it is not: "(retrying)" is for a broker that
