@@ -210,6 +210,28 @@ func unsupportedAnswer(req kmsg.Request, version int16, body []byte) kmsg.Respon
 			}
 			rs.Topics = append(rs.Topics, rt)
 		}
+	case *kmsg.AlterClientQuotasRequest:
+		rs := resp.(*kmsg.AlterClientQuotasResponse)
+		for _, e := range q.Entries {
+			re := kmsg.NewAlterClientQuotasResponseEntry()
+			re.ErrorCode, re.ErrorMessage = code, &msg
+			for _, en := range e.Entity {
+				re.Entity = append(re.Entity, kmsg.AlterClientQuotasResponseEntryEntity{Type: en.Type, Name: en.Name})
+			}
+			rs.Entries = append(rs.Entries, re)
+		}
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		rs := resp.(*kmsg.AlterUserSCRAMCredentialsResponse)
+		for _, d := range q.Deletions {
+			rr := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			rr.User, rr.ErrorCode, rr.ErrorMessage = d.Name, code, &msg
+			rs.Results = append(rs.Results, rr)
+		}
+		for _, u := range q.Upsertions {
+			rr := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+			rr.User, rr.ErrorCode, rr.ErrorMessage = u.Name, code, &msg
+			rs.Results = append(rs.Results, rr)
+		}
 	case *kmsg.CreateACLsRequest:
 		rs := resp.(*kmsg.CreateACLsResponse)
 		for range q.Creations {

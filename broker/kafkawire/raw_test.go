@@ -122,6 +122,42 @@ func TestUnsupportedAdminRequests(t *testing.T) {
 	}
 }
 
+// TestUnsupportedQuotaAndSCRAMRequests: AlterClientQuotas and
+// AlterUserSCRAMCredentials answer per entry or user, with no top-level
+// error code, like the admin requests above: an empty answer reads as
+// success (sarama's AlterClientQuotas returns nil, and its
+// UpsertUserScramCredentials gives no result to look at).
+func TestUnsupportedQuotaAndSCRAMRequests(t *testing.T) {
+	fl := newFakeLog()
+	_, addr := startServer(t, fl)
+	rc := dialRaw(t, addr)
+	unsupported := kerr.UnsupportedVersion.Code
+
+	aq := kmsg.NewPtrAlterClientQuotasRequest()
+	aq.Version = 1
+	aqe := kmsg.NewAlterClientQuotasRequestEntry()
+	aqe.Entity = []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id", Name: kmsg.StringPtr("weir")}}
+	aqe.Ops = []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1024}}
+	aq.Entries = append(aq.Entries, aqe)
+	if r := rc.do(aq).(*kmsg.AlterClientQuotasResponse); len(r.Entries) != 1 || r.Entries[0].ErrorCode != unsupported ||
+		len(r.Entries[0].Entity) != 1 || r.Entries[0].Entity[0].Type != "client-id" {
+		t.Errorf("AlterClientQuotas: %+v", r)
+	}
+
+	as := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	as.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "old", Mechanism: 1}}
+	as.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: "new", Mechanism: 2, Iterations: 4096, Salt: []byte("s"), SaltedPassword: []byte("p")}}
+	r := rc.do(as).(*kmsg.AlterUserSCRAMCredentialsResponse)
+	if len(r.Results) != 2 {
+		t.Fatalf("AlterUserSCRAMCredentials: %+v", r)
+	}
+	for _, res := range r.Results {
+		if res.ErrorCode != unsupported || (res.User != "old" && res.User != "new") {
+			t.Errorf("AlterUserSCRAMCredentials result: %+v", res)
+		}
+	}
+}
+
 func TestUnsupportedRequests(t *testing.T) {
 	fl := newFakeLog()
 	newTopic(t, fl, "t", 1)
