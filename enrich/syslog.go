@@ -92,7 +92,24 @@ func text(l *telemetry.Log) string {
 		}
 		return l.MsgID + ": " + l.Message
 	}
+	if relayedMnemonic(l) {
+		// "%BGP-5-ADJCHANGE" + ":" + " neighbor 10.0.0.2 Down": as sent.
+		return l.AppName + ":" + l.Message
+	}
 	return l.Message
+}
+
+// relayedMnemonic reports whether the record's APP-NAME is a Cisco-style
+// mnemonic ("%BGP-5-ADJCHANGE") its message lacks: a relay that parsed
+// the device's BSD line took it for the tag, as rsyslog does and writes it
+// as the APP-NAME of RFC 5424 (RSYSLOG_SyslogProtocol23Format), the rest of
+// the line as the message.
+func relayedMnemonic(l *telemetry.Log) bool {
+	if len(l.AppName) < 2 || l.AppName[0] != '%' || strings.HasPrefix(strings.TrimLeft(l.Message, " "), "%") {
+		return false
+	}
+	_, _, mnem, ok := mnemonicAt(l.AppName, 1)
+	return ok && strings.HasSuffix(l.AppName, mnem)
 }
 
 // junosSDParam is a parameter of the junos@2636 element, or "".
@@ -311,7 +328,7 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 		return VendorCiscoNXOS // "<PRI>: 2026 Nov 29 ...", "<PRI>nx1: 2026 Nov 29 ..." or "<PRI>2026 Nov 29 ... host %..."
 	case l.Format == "cisco":
 		return VendorCiscoIOS
-	case l.AppName != "":
+	case l.AppName != "" && l.AppName[0] != '%': // not a relayed mnemonic (relayedMnemonic)
 		return VendorAristaEOS // "host Ebra: %LINEPROTO-5-UPDOWN: ..."
 	}
 	return VendorCiscoIOS

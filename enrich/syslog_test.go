@@ -314,3 +314,32 @@ func TestInventoryVendorOverridesRuleVendor(t *testing.T) {
 		}
 	}
 }
+
+// TestCiscoLinesRelayedAsRFC5424: rsyslog relaying a Cisco line in RFC 5424
+// (RSYSLOG_SyslogProtocol23Format, its usual template over octet-counted
+// TCP) takes the mnemonic for the BSD tag and writes it as the APP-NAME,
+// the message behind it: the line is classified as the device sent it.
+func TestCiscoLinesRelayedAsRFC5424(t *testing.T) {
+	c := NewClassifier()
+	var p syslog.Parser
+	for _, tc := range []struct{ raw, event, mnemonic string }{
+		// rsyslogd 8.2302's output for what edge1 sent.
+		{"<189>1 2026-11-29T14:11:01+00:00 edge1 %SYS-5-CONFIG_I - - -  Configured from console by admin on vty0 (10.0.0.9)", "config_changed", "CONFIG_I"},
+		{"<189>1 2026-11-29T14:11:02+00:00 edge1 %BGP-5-ADJCHANGE - - -  neighbor 10.0.0.2 Down BGP Notification sent", "bgp_peer_down", "ADJCHANGE"},
+		{"<189>1 2026-11-29T14:11:03+00:00 edge1 %OSPF-5-ADJCHG - - -  Process 1, Nbr 10.0.0.3 on Gi0/1 from FULL to DOWN, Neighbor Down: Dead timer expired", "ospf_neighbor_down", "ADJCHG"},
+		{"<189>1 2026-11-29T14:11:04+00:00 edge1 %LINK-3-UPDOWN - - -  Interface Gi0/3, changed state to down", "interface_down", "UPDOWN"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		info := c.Classify(&l)
+		if info.Event != tc.event || info.Mnemonic != tc.mnemonic || info.Vendor != VendorCiscoIOS {
+			t.Errorf("%.70q: event %q mnemonic %q vendor %q, want %q %q %q", tc.raw, info.Event, info.Mnemonic, info.Vendor, tc.event, tc.mnemonic, VendorCiscoIOS)
+		}
+	}
+	// An Arista line relayed so keeps its process as the APP-NAME.
+	var l telemetry.Log
+	p.ParseCopy([]byte("<189>1 2026-11-29T14:11:05+00:00 leaf1 Ebra - - -  %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down"), &l)
+	if info := c.Classify(&l); info.Event != "interface_down" || info.Vendor != VendorAristaEOS {
+		t.Errorf("Arista relayed: %q %q", info.Event, info.Vendor)
+	}
+}

@@ -149,3 +149,27 @@ func TestEmptyOctetCountedFrameIsAMessage(t *testing.T) {
 		t.Fatalf("got %q (%v), want %q", got, err, want)
 	}
 }
+
+// TestUnframeDatagram: a datagram with an octet count (logger -d
+// --octet-count) loses it; one whose count does not match its length, or
+// that does not start with a count and a PRI, is kept as sent.
+func TestUnframeDatagram(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"10 <13>hello", "10 <13>hello"}, // 9 bytes follow, not 10
+		{"9 <13>hello", "<13>hello"},
+		{"10 <13>hello\n", "<13>hello\n"}, // the count includes a newline
+		{"9 <13>hello\n", "9 <13>hello\n"},
+		{"5 hello", "5 hello"}, // no PRI behind it
+		{"09 <13>hello", "09 <13>hello"},
+		{"1234567 <13>x", "1234567 <13>x"},
+		{"42 packets dropped", "42 packets dropped"},
+		{"<13>Nov 29 14:03:01 h a: 1 <2", "<13>Nov 29 14:03:01 h a: 1 <2"},
+		{"1 <", "<"},
+		{"1 ", "1 "},
+		{"", ""},
+	} {
+		if got := string(unframeDatagram([]byte(tc.in))); got != tc.want {
+			t.Errorf("unframeDatagram(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

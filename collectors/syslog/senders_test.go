@@ -22,7 +22,8 @@ import (
 )
 
 // TestLogger sends with util-linux logger, a sender none of us wrote, in
-// both formats over UDP, TCP and TCP with octet counting.
+// both formats over UDP, TCP and TCP with octet counting, and over UDP with
+// octet counting, which logger puts in the datagram too.
 func TestLogger(t *testing.T) {
 	if _, err := exec.LookPath("logger"); err != nil {
 		t.Skip("logger (util-linux) not installed")
@@ -34,7 +35,7 @@ func TestLogger(t *testing.T) {
 	}
 	var sends []send
 	for _, f := range []string{"rfc3164", "rfc5424"} {
-		sends = append(sends, send{"udp", f, false}, send{"tcp", f, false}, send{"tcp", f, true})
+		sends = append(sends, send{"udp", f, false}, send{"udp", f, true}, send{"tcp", f, false}, send{"tcp", f, true})
 	}
 	for i, s := range sends {
 		_, port, _ := net.SplitHostPort(h.addrs[s.proto])

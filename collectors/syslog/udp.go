@@ -197,7 +197,11 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 		}
 		for i := range n {
 			m := &msgs[i]
-			data := trimNewline(m.Buffers[0][:m.N])
+			data := m.Buffers[0][:m.N]
+			if m.Flags&syscall.MSG_TRUNC == 0 {
+				data = unframeDatagram(data)
+			}
+			data = trimNewline(data)
 			truncated := len(data) > size || m.Flags&syscall.MSG_TRUNC != 0
 			if truncated {
 				data = data[:min(len(data), size)]
@@ -210,6 +214,26 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 			pub.add(ctx, data, from, now, truncated)
 		}
 	}
+}
+
+// unframeDatagram strips the RFC 6587 octet count from a datagram that
+// carries one, "LEN SP <PRI>..." with LEN the length of the rest: UDP
+// needs no framing (RFC 5426), but util-linux logger --octet-count puts the
+// count in datagrams too, and behind it the message would not parse (no
+// hostname, so keyed by the sender's address). The count is not part of
+// the message, as it is not on TCP. Any other datagram is returned as is.
+func unframeDatagram(b []byte) []byte {
+	n, i := 0, 0
+	for ; i < len(b) && i < 6 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int(b[i]-'0')
+	}
+	if i == 0 || b[0] == '0' || i+1 >= len(b) || b[i] != ' ' {
+		return b
+	}
+	if rest := b[i+1:]; n == len(rest) && rest[0] == '<' {
+		return rest
+	}
+	return b
 }
 
 // watchKernelDrops adds the sockets' kernel drop count (receive buffer
