@@ -492,9 +492,6 @@ func hasJunosSD(sd map[string]map[string]string) bool {
 	return false
 }
 
-// SeverityNames are syslog severities 0-7.
-var SeverityNames = [8]string{"emergency", "alert", "critical", "error", "warning", "notice", "informational", "debug"}
-
 // FacilityNames are syslog facilities 0-23.
 var FacilityNames = [24]string{"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
 	"authpriv", "ftp", "ntp", "security", "console", "solaris-cron",

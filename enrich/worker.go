@@ -411,8 +411,8 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		w.scratch.sev = info.MnemonicSeverity
 		e.MnemonicSeverity = &w.scratch.sev
 	}
-	if e.Severity >= 0 && e.Severity < len(SeverityNames) {
-		e.SeverityName = SeverityNames[e.Severity]
+	if e.Severity >= 0 && e.Severity < len(telemetry.SeverityNames) {
+		e.SeverityName = telemetry.SeverityNames[e.Severity]
 	}
 	if e.Facility >= 0 && e.Facility < len(FacilityNames) {
 		e.FacilityName = FacilityNames[e.Facility]

@@ -11,13 +11,19 @@ import (
 )
 
 // severityNames are the names of each syslog severity, by number: the
-// keywords of syslog.conf and RFC 5424's (emerg ... debug), the long forms
-// enrichment writes in a log's severity_name and an event's severity
-// ("emergency", "error", "informational"), and "warn". A filter names a
-// severity in any of them, or by number, and selects the same records.
-var severityNames = [8][]string{
-	{"emerg", "emergency", "panic"}, {"alert"}, {"crit", "critical"}, {"err", "error"},
-	{"warning", "warn"}, {"notice"}, {"info", "informational"}, {"debug"}}
+// long forms enrichment writes in a log's severity_name and an event's
+// severity (telemetry.SeverityNames: "emergency", "error",
+// "informational"), the keywords of syslog.conf and RFC 5424's (emerg ...
+// debug), and "panic" and "warn". A filter names a severity in any of
+// them, or by number, and selects the same records.
+var severityNames = func() [8][]string {
+	aliases := [8][]string{{"emerg", "panic"}, nil, {"crit"}, {"err"}, {"warn"}, nil, {"info"}, nil}
+	var names [8][]string
+	for i, long := range telemetry.SeverityNames {
+		names[i] = append([]string{long}, aliases[i]...)
+	}
+	return names
+}()
 
 // severityNumber is the number of a severity name, -1 if it names none.
 func severityNumber(name string) int {

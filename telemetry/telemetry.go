@@ -193,3 +193,7 @@ type Cause struct {
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
 }
+
+// SeverityNames name syslog severities 0-7 as enrichment writes them in a
+// log's severity_name and an event's severity.
+var SeverityNames = [8]string{"emergency", "alert", "critical", "error", "warning", "notice", "informational", "debug"}
