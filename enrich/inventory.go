@@ -361,7 +361,7 @@ func (idx *inventoryIndex) lookupFold(name string) *Device {
 	if d, ok := idx.byFold[string(lower)]; ok {
 		return d
 	}
-	if label, ok := shortNameBytes(lower); ok {
+	if label, ok := shortName(lower); ok {
 		if d, ok := idx.byFold[string(label)]; ok && !dotted(d.Name) {
 			return d
 		}
@@ -403,21 +403,6 @@ func dotted(name string) bool {
 	return strings.IndexByte(name, '.') >= 0
 }
 
-// shortNameBytes is shortName of a folded name in bytes.
-func shortNameBytes(name []byte) ([]byte, bool) {
-	dot := bytes.IndexByte(name, '.')
-	if dot <= 0 || bytes.IndexByte(name, ':') >= 0 {
-		return nil, false
-	}
-	short := name[:dot]
-	for _, c := range short {
-		if c < '0' || c > '9' {
-			return short, true
-		}
-	}
-	return nil, false // all digits: an IPv4 address, not a host
-}
-
 // foldName is a host name as the folded index keys it: in lower case (no
 // copy when it is already), without the root dot of an absolute name
 // (edge1.example.net. is edge1.example.net).
@@ -430,11 +415,23 @@ func foldName(name string) string {
 }
 
 // shortName is the first label of a dotted host name; not for addresses
-// (10.0.0.1 has no short name).
-func shortName(name string) (string, bool) {
-	dot := strings.IndexByte(name, '.')
-	if dot <= 0 || strings.IndexByte(name, ':') >= 0 {
-		return "", false
+// (10.0.0.1 has no short name). Bytes for the folded name a lookup builds
+// on the stack, a string for the index's.
+func shortName[T string | []byte](name T) (T, bool) {
+	var none T
+	dot := -1
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case ':':
+			return none, false
+		case '.':
+			if dot < 0 {
+				dot = i
+			}
+		}
+	}
+	if dot <= 0 {
+		return none, false
 	}
 	short := name[:dot]
 	for i := 0; i < len(short); i++ {
@@ -442,7 +439,7 @@ func shortName(name string) (string, bool) {
 			return short, true
 		}
 	}
-	return "", false // all digits: an IPv4 address, not a host
+	return none, false // all digits: an IPv4 address, not a host
 }
 
 // senderAddr returns the address of a record's source_addr, "ip:port" or
