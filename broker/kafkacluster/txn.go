@@ -205,7 +205,7 @@ func (c *txnConsumer) findCoordinator(ctx context.Context) error {
 }
 
 // coordinatorWait bounds findCoordinator's asking again.
-var coordinatorWait = 15 * time.Second
+const coordinatorWait = 15 * time.Second
 
 // askCoordinator asks FindCoordinator once, within wait (at most 10 s):
 // nil when the cluster names a coordinator, else the request's error or

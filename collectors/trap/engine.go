@@ -120,19 +120,23 @@ func writeEngineState(file string, st engineState) error {
 	}
 	// Padded to stateWidth, so the longest state (a 32-byte ID, boots
 	// of ten digits) fits over the file in place.
-	full := make([]byte, max(len(b)+1, stateWidth))
-	copy(full, b)
-	for i := len(b); i < len(full)-1; i++ {
-		full[i] = ' '
-	}
-	full[len(full)-1] = '\n'
-	err = replaceFile(file, full)
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		if inPlace := overwriteInPlace(file, b); inPlace == nil {
-			return nil
-		}
+	err = replaceFile(file, padLine(b, stateWidth))
+	if (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) && overwriteInPlace(file, b) == nil {
+		return nil
 	}
 	return err
+}
+
+// padLine is b padded with spaces (white space JSON allows after a value)
+// and a newline to size bytes, or b and a newline when longer.
+func padLine(b []byte, size int) []byte {
+	line := make([]byte, max(len(b)+1, size))
+	copy(line, b)
+	for i := len(b); i < len(line)-1; i++ {
+		line[i] = ' '
+	}
+	line[len(line)-1] = '\n'
+	return line
 }
 
 // stateWidth is the size of engine.json as written: the longest state
@@ -158,13 +162,7 @@ func overwriteInPlace(file string, b []byte) error {
 	if int64(len(b)+1) > fi.Size() {
 		return fmt.Errorf("%d bytes do not fit over %d", len(b)+1, fi.Size())
 	}
-	padded := make([]byte, fi.Size())
-	copy(padded, b)
-	for i := len(b); i < len(padded); i++ {
-		padded[i] = ' '
-	}
-	padded[len(padded)-1] = '\n'
-	if _, err := f.WriteAt(padded, 0); err != nil {
+	if _, err := f.WriteAt(padLine(b, int(fi.Size())), 0); err != nil {
 		return err
 	}
 	return f.Sync()
