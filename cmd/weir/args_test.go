@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,28 @@ func TestCheckWarnsOfUnknownSinkTopics(t *testing.T) {
 	}
 	if w := stderr.String(); !strings.Contains(w, `sink "f" reads topic "evnets"`) || strings.Count(w, "warning") != 1 {
 		t.Fatalf("warnings: %q", w)
+	}
+}
+
+// TestFlagErrorPrintedOnce: the flag package prints an unknown flag's
+// error above the usage; weir printed it a second time below.
+func TestFlagErrorPrintedOnce(t *testing.T) {
+	for _, args := range [][]string{{"run", "--bogus"}, {"consume", "events", "--nope"}, {"topics", "list", "--nope"}} {
+		var stdout, stderr bytes.Buffer
+		err := dispatch(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+		if err == nil {
+			t.Fatalf("weir %v: no error", args)
+		}
+		code := report(err, &stderr)
+		if code != 2 {
+			t.Errorf("weir %v: exit %d, want 2", args, code)
+		}
+		if n := strings.Count(stderr.String(), "flag provided but not defined"); n != 1 {
+			t.Errorf("weir %v: the error printed %d times:\n%s", args, n, stderr.String())
+		}
+	}
+	var stderr bytes.Buffer
+	if code := report(&exitError{2, errors.New("consume: give one topic")}, &stderr); code != 2 || !strings.Contains(stderr.String(), "weir: consume: give one topic") {
+		t.Errorf("a usage error weir found itself: exit %d, printed %q", code, stderr.String())
 	}
 }

@@ -52,11 +52,18 @@ func main() {
 	// stop it asked for ended half the time in a recovery.
 	go func() { <-ctx.Done(); time.Sleep(repeatWindow); stop() }()
 	if err := dispatch(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "weir:", err)
-		}
-		os.Exit(exitCode(err))
+		os.Exit(report(err, os.Stderr))
 	}
+}
+
+// report prints err, unless the flag package has already printed it with
+// the command's usage, and returns the exit code for it.
+func report(err error, stderr io.Writer) int {
+	var done reportedError
+	if !errors.Is(err, flag.ErrHelp) && !errors.As(err, &done) {
+		fmt.Fprintln(stderr, "weir:", err)
+	}
+	return exitCode(err)
 }
 
 // repeatWindow is how long after the first stop signal another one is
@@ -68,6 +75,12 @@ type exitError struct {
 	code int
 	err  error
 }
+
+// reportedError is an error already printed where it happened: the flag
+// package prints its own, above the command's usage.
+type reportedError struct{ error }
+
+func (e reportedError) Unwrap() error { return e.error }
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
@@ -138,7 +151,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 			// A usage error, as an unknown command or a missing topic
 			// is: exit 2, as the flag package's own ExitOnError.
-			return nil, &exitError{2, err}
+			return nil, &exitError{2, reportedError{err}}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
