@@ -41,7 +41,7 @@ func TestClusterShardTargets(t *testing.T) {
 func TestClusterErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"cluster:\n  shard_targets: true\n", "line 2: cluster.shard_targets: needs broker.kafka"},
-		{"cluster:\n  shard_targets: maybe\n", `line 2: "maybe" must be auto, true or false`},
+		{"cluster:\n  shard_targets: maybe\n", `line 2: cluster.shard_targets: "maybe" must be auto, true or false`},
 		{"cluster:\n  session_timeout: 100ms\n", "line 2: cluster.session_timeout: must be between 1s and 1h"},
 		{"cluster:\n  partitions: 0\n", "line 2: cluster.partitions: must be between 1 and 10000"},
 		{"cluster:\n  topic: \"a b\"\n", "line 2: cluster.topic: invalid topic name"},

@@ -686,7 +686,7 @@ func (p *FlushPolicy) UnmarshalYAML(n *yaml.Node) error {
 		*p = FlushPolicy(n.Value)
 		return nil
 	}
-	return fmt.Errorf("line %d: flush policy must be interval or always, not %q", n.Line, n.Value)
+	return fmt.Errorf("line %d: must be interval or always, not %q", n.Line, n.Value)
 }
 
 // Address is a host:port, or "off".

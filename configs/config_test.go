@@ -62,9 +62,9 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"data_dir: x\nbrokr: {}\n", "cfg.yaml:2: field brokr: unknown key in the top level"},
 		{"broker:\n  flush:\n    polcy: always\n", "cfg.yaml:3: field polcy: unknown key in flush"},
-		{"broker:\n  flush: {policy: sometimes}\n", "cfg.yaml:2: flush policy must be interval or always"},
-		{"broker:\n  retention:\n    bytes: lots\n", `cfg.yaml:3: "lots" is not a size`},
-		{"broker:\n  retention:\n    time: soon\n", `cfg.yaml:3: "soon" is not a duration`},
+		{"broker:\n  flush: {policy: sometimes}\n", "cfg.yaml:2: broker.flush.policy: must be interval or always, not \"sometimes\""},
+		{"broker:\n  retention:\n    bytes: lots\n", `cfg.yaml:3: broker.retention.bytes: "lots" is not a size`},
+		{"broker:\n  retention:\n    time: soon\n", `cfg.yaml:3: broker.retention.time: "soon" is not a duration`},
 		{"broker:\n  default_partitions: 0\n", "cfg.yaml:2: broker.default_partitions: must be between 1 and 10000"},
 		{"broker:\n  max_connections: -1\n", "cfg.yaml:2: broker.max_connections: must not be negative"},
 		{"broker:\n  offsets_retention: -2h\n", "cfg.yaml:2: broker.offsets_retention: must be positive, or -1"},
@@ -83,14 +83,14 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    sasl: {mechanism: SCRAM-SHA-512, password: x}\n", "cfg.yaml:4: broker.kafka.sasl.username: is required"},
 		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    tls: {cert_file: c.pem}\n", "cfg.yaml:4: broker.kafka.tls: cert_file and key_file go together"},
 		{"broker:\n  kafka:\n    tls: {ca_file: ca.pem}\n    sasl: {mechanism: PLAIN, username: u, password: p}\n", "cfg.yaml:2: broker.kafka.brokers: is required with broker.kafka.tls and sasl"},
-		{"broker:\n  kafka_listen: nowhere\n", `cfg.yaml:2: "nowhere" is not host:port`},
+		{"broker:\n  kafka_listen: nowhere\n", `cfg.yaml:2: broker.kafka_listen: "nowhere" is not host:port`},
 		{"data_dir: ${WEIR_SURELY_UNSET_VAR}\n", "cfg.yaml:1: environment variable WEIR_SURELY_UNSET_VAR is not set"},
 		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: broker.default_partitions: cannot unmarshal !!str `many`"},
 		{"snmp:\n  targets:\n    - {name: a, address: 10.0.0.1, retries: six}\n", "cfg.yaml:3: snmp.targets[0].retries: cannot unmarshal !!str `six`"},
 		{"sinks:\n  - {type: file, name: f, path: /tmp/x, topics: events}\n", "cfg.yaml:2: sinks[0].topics: cannot unmarshal !!str `events` into []string"},
 		{"broker:\n  retention: {time: -5d}\n", "cfg.yaml:2: broker.retention.time: must be positive, or -1"},
-		{"broker:\n  retention: {time: [7d]}\n", "cfg.yaml:2: want one duration (like 30s, 12h, 7d), not a list"},
-		{"broker:\n  retention: {bytes: {a: 1}}\n", "cfg.yaml:2: want one size (like 512KiB, 1GiB), not a map"},
+		{"broker:\n  retention: {time: [7d]}\n", "cfg.yaml:2: broker.retention.time: want one duration (like 30s, 12h, 7d), not a list"},
+		{"broker:\n  retention: {bytes: {a: 1}}\n", "cfg.yaml:2: broker.retention.bytes: want one size (like 512KiB, 1GiB), not a map"},
 		{"broker:\n\tflush: always\n", "cfg.yaml:2: found character that cannot start any token (a tab on that line: YAML indents with spaces only)"},
 		// yaml.v3 numbers this one at the line where the value before
 		// the tab starts, which has no tab.
@@ -110,6 +110,10 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"enrich:\n  dedup_window: -5s\n", "cfg.yaml:2: enrich.dedup_window: must not be negative"},
 		{"enrich:\n  flap: {window: -1m}\n", "cfg.yaml:2: enrich.flap.window: must not be negative"},
 		{"enrich:\n  flap:\n    threshold: -7\n", "cfg.yaml:3: enrich.flap.threshold: must be at least 1, or -1"},
+		// A type's own UnmarshalYAML does not know its key: the
+		// loader finds it by the value quoted.
+		{"sinks:\n  - {type: prometheus, name: prom, listen: \"127.0.0.1:99999\", topics: [enriched.metrics]}\n", `cfg.yaml:2: sinks[0].listen: "127.0.0.1:99999" has an invalid port`},
+		{"http: {listen: [a]}\n", `cfg.yaml:1: http.listen: want one host:port (or "off"), not a list`},
 		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:514\"}\n    - {protocol: sctp, address: \"127.0.0.1:514\"}\n", "cfg.yaml:4: syslog.listeners[1].protocol: must be udp, tcp or tls"},
 	} {
 		path := filepath.Join(t.TempDir(), "cfg.yaml")

@@ -112,7 +112,7 @@ func TestGNMIErrors(t *testing.T) {
 		{"cert without key", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      tls: {cert_file: x}\n      subscriptions: [{path: /a}]\n", "line 5: gnmi.targets[a].tls: cert_file and key_file go together"},
 		{"mixed modes", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions:\n        - {path: /a}\n        - {path: /b, mode: once}\n", "line 7: gnmi.targets[a].subscriptions[1]: mode once differs"},
 		{"poll interval on stream", "gnmi:\n  subscriptions:\n    c: {path: /a, poll_interval: 1s}\n", "poll_interval: only applies to mode poll"},
-		{"bad duration", "gnmi:\n  subscriptions:\n    c: {path: /a, sample_interval: often}\n", "line 3: \"often\" is not a duration"},
+		{"bad duration", "gnmi:\n  subscriptions:\n    c: {path: /a, sample_interval: often}\n", "line 3: gnmi.subscriptions.c.sample_interval: \"often\" is not a duration"},
 		{"bad queue", "gnmi:\n  queue_size: -1\n", "line 2: gnmi.queue_size: must be between 1"},
 		{"bad topic", "gnmi:\n  topic: \"a b\"\n", "line 2: gnmi.topic: invalid topic name"},
 		{"missing env", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", username: u, password: \"${GNMI_TEST_UNSET_PW}\", subscriptions: [{path: /a}]}\n", "line 3: environment variable GNMI_TEST_UNSET_PW is not set"},

@@ -116,7 +116,7 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		{"snmp:\n  targets:\n    - {name: a, address: x}\n    - {name: a, address: y}\n", "cfg.yaml:4: snmp.targets[a].name: duplicate target name (also on line 3)"},
 		{"snmp:\n  defaults:\n    interval: 10s\n    timeout: 6s\n  targets:\n    - {name: a, address: x}\n", "cfg.yaml:6: snmp.targets[a]: timeout 6s x (retries 1 + 1) exceeds the interval 10s"},
 		{"snmp:\n  defaults:\n    retries: 20\n", "cfg.yaml:3: snmp.defaults.retries: must be between 0 and 10"},
-		{"snmp:\n  defaults:\n    interval: soon\n", "cfg.yaml:3: \"soon\" is not a duration"},
+		{"snmp:\n  defaults:\n    interval: soon\n", "cfg.yaml:3: snmp.defaults.interval: \"soon\" is not a duration"},
 		{"snmp:\n  defaults:\n    max_repetitions: 0\n", "cfg.yaml:3: snmp.defaults.max_repetitions: must be between 1 and 1000"},
 		{"snmp:\n  targets:\n    - name: a\n      address: x\n      version: 3\n      v3: {user: u, auth_protocol: SHA999, auth_password: 12345678}\n",
 			"cfg.yaml:6: snmp.targets[a].v3: auth_protocol must be one of MD5, SHA, SHA224, SHA256, SHA384, SHA512, not \"SHA999\""},

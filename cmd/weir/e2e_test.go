@@ -334,7 +334,7 @@ sinks:
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("broker:\n  flush:\n    policy: sometimes\n"), 0o644)
 	out, err = exec.Command(weirBin, "check", "-c", bad).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), bad+":3: flush policy must be interval or always") {
+	if err == nil || !strings.Contains(string(out), bad+":3: broker.flush.policy: must be interval or always") {
 		t.Fatalf("bad config: %v %s", err, out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,13 @@ func Clean(err error, data []byte, root *yaml.Node) error {
 		return errors.New(strings.Join(msgs, "\n"))
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if root != nil {
+		// The error of a type's own UnmarshalYAML, which does not
+		// know the key it is under.
+		if wk := withValuePath(msg, root); wk != msg {
+			return errors.New(wk)
+		}
+	}
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr != nil {
 		line = 0
@@ -109,10 +117,59 @@ func withKeyPath(msg string, root *yaml.Node) string {
 		return msg
 	}
 	line, _ := strconv.Atoi(m[1])
+	return insertPath(msg, "line "+m[1]+": ", pathsAt(root, line, func(n *yaml.Node) bool {
+		return "!!"+m[2] == n.Tag && (m[3] == "" || n.Value == m[3] || strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "...")))
+	}))
+}
+
+// lineRE is the line number a message about a value starts with.
+var lineRE = regexp.MustCompile(`^line (\d+): `)
+
+// withValuePath puts the key path after the line of an error from a type's
+// own UnmarshalYAML, which does not know the key it is under: the path of
+// the scalar whose value the message quotes, or of the list or map where
+// it wanted one value, where root has one such at that line.
+func withValuePath(msg string, root *yaml.Node) string {
+	m := lineRE.FindStringSubmatch(msg)
+	if m == nil || root == nil {
+		return msg
+	}
+	line, _ := strconv.Atoi(m[1])
+	rest := strings.TrimPrefix(msg, m[0])
+	wantOne := strings.HasPrefix(rest, "want one ")
+	return insertPath(msg, m[0], pathsAt(root, line, func(n *yaml.Node) bool {
+		switch n.Kind {
+		case yaml.ScalarNode:
+			return n.Value != "" && strings.Contains(rest, strconv.Quote(n.Value))
+		case yaml.SequenceNode:
+			return wantOne && strings.HasSuffix(rest, ", not a list")
+		case yaml.MappingNode:
+			return wantOne && strings.HasSuffix(rest, ", not a map")
+		}
+		return false
+	}))
+}
+
+// insertPath puts the one path found after the message's line prefix. Of
+// nested values on one line ({bytes: {a: 1}}) the innermost is meant.
+func insertPath(msg, prefix string, found []string) string {
+	found = slices.DeleteFunc(slices.Clone(found), func(p string) bool {
+		return slices.ContainsFunc(found, func(q string) bool {
+			return strings.HasPrefix(q, p+".") || strings.HasPrefix(q, p+"[")
+		})
+	})
+	if len(found) != 1 {
+		return msg
+	}
+	return prefix + found[0] + ": " + strings.TrimPrefix(msg, prefix)
+}
+
+// pathsAt returns the key paths of the values at line that match.
+func pathsAt(root *yaml.Node, line int, match func(*yaml.Node) bool) []string {
 	var found []string
 	var walk func(n *yaml.Node, path string)
 	walk = func(n *yaml.Node, path string) {
-		if n.Line == line && path != "" && "!!"+m[2] == n.Tag && (m[3] == "" || n.Value == m[3] || strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "..."))) {
+		if n.Line == line && path != "" && match(n) {
 			found = append(found, path)
 		}
 		switch n.Kind {
@@ -131,9 +188,5 @@ func withKeyPath(msg string, root *yaml.Node) string {
 		}
 	}
 	walk(root, "")
-	if len(found) != 1 {
-		return msg
-	}
-	prefix := "line " + m[1] + ": "
-	return prefix + found[0] + ": " + strings.TrimPrefix(msg, prefix)
+	return found
 }
