@@ -70,6 +70,8 @@ type Broker struct {
 	// (Collector).
 	groupsMu sync.Mutex
 	groups   map[string]bool
+
+	dials dialWatch // why a produce waits (WaitCause)
 }
 
 var (
@@ -128,7 +130,7 @@ func New(seeds []string, opts ...Option) (*Broker, error) {
 		host, _ := os.Hostname()
 		b.instance = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("weir")}, b.opts...)
+	base := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("weir"), kgo.WithHooks(&b.dials)}, b.opts...)
 	var err error
 	if b.adminCl, err = kgo.NewClient(base...); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
@@ -387,6 +389,11 @@ func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string
 // ProduceMayWait: Produce waits for a cluster that is away, as long as its
 // ctx lasts (publish.Waiter), rather than fail.
 func (b *Broker) ProduceMayWait() bool { return true }
+
+// WaitCause is why a produce may be waiting: the last failure to connect
+// to one of the cluster's brokers that no connection to it has followed
+// (the dial's or TLS handshake's error, or SASL's), or nil.
+func (b *Broker) WaitCause() error { return b.dials.lastFailure() }
 
 // Produce appends records partitioned by key (murmur2).
 func (b *Broker) Produce(ctx context.Context, topic string, recs []broker.Record) error {

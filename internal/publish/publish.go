@@ -44,14 +44,29 @@ type Waiter interface {
 	ProduceMayWait() bool
 }
 
+// WaitCauser is a Waiter that may know why it waits (the last failed
+// connection to a Kafka cluster), for StalledError's Cause.
+type WaitCauser interface {
+	WaitCause() error
+}
+
 // StalledError is what OnRetry and the log are given for an attempt that
 // has waited Waited on the broker without an answer and goes on waiting.
 // The records are not sent again: that might write them twice.
-type StalledError struct{ Waited time.Duration }
+type StalledError struct {
+	Waited time.Duration
+	Cause  error // why, where the broker knows (WaitCauser); may be nil
+}
 
 func (e *StalledError) Error() string {
-	return fmt.Sprintf("the broker has not answered for %v; still waiting", e.Waited.Round(time.Second))
+	msg := fmt.Sprintf("the broker has not answered for %v; still waiting", e.Waited.Round(time.Second))
+	if e.Cause != nil {
+		msg += " (last connection attempt: " + e.Cause.Error() + ")"
+	}
+	return msg
 }
+
+func (e *StalledError) Unwrap() error { return e.Cause }
 
 // Reason says why records were dropped.
 type Reason uint8
@@ -310,6 +325,9 @@ func (p *Publisher) attempt(ctx context.Context, send []broker.Record) error {
 			case <-t.C:
 			}
 			err := &StalledError{Waited: waited}
+			if c, ok := p.Broker.(WaitCauser); ok {
+				err.Cause = c.WaitCause()
+			}
 			if p.OnRetry != nil {
 				p.OnRetry(err, 0)
 			}

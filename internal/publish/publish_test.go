@@ -487,3 +487,36 @@ func TestStalledAttemptReported(t *testing.T) {
 		t.Fatalf("no warning: %s", logs.String())
 	}
 }
+
+type waitingWithCause struct {
+	*waiting
+	cause error
+}
+
+func (w waitingWithCause) WaitCause() error { return w.cause }
+
+// TestStalledAttemptSaysWhy: the warning for an attempt that waits names
+// the broker's reason where it knows one (the Kafka backend's last failed
+// connection): "still waiting" alone left the operator guessing.
+func TestStalledAttemptSaysWhy(t *testing.T) {
+	b := waitingWithCause{&waiting{release: make(chan struct{})}, errors.New("dial tcp 127.0.0.1:9092: connect: connection refused")}
+	var logs syncbuf.Buffer
+	var stalled atomic.Pointer[StalledError]
+	p := Publisher{Broker: b, Topic: "t", Name: "test", StallAfter: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		OnRetry: func(err error, _ time.Duration) {
+			var se *StalledError
+			if errors.As(err, &se) && stalled.CompareAndSwap(nil, se) {
+				close(b.release)
+			}
+		}}
+	if _, err := p.Publish(context.Background(), make([]broker.Record, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if se := stalled.Load(); se == nil || !errors.Is(se, b.cause) {
+		t.Errorf("StalledError %v does not carry the cause", se)
+	}
+	if !strings.Contains(logs.String(), "connection refused") {
+		t.Errorf("the warning does not say why: %s", logs.String())
+	}
+}
