@@ -184,9 +184,11 @@ type RejectedError struct {
 func (e *RejectedError) Error() string { return e.Reason + ": " + e.Err.Error() }
 func (e *RejectedError) Unwrap() error { return e.Err }
 
-// PartialError is a Write that delivered the first Done items and then
-// failed with Err (a *RetryableError or a *RejectedError, as Write would
-// return): the sink goes on from item Done. A webhook posting one record
+// PartialError is a Write that delivered the first Done items (perhaps
+// none) and then failed with Err (a *RetryableError or a *RejectedError,
+// as Write would return) on item Done: the sink goes on from item Done,
+// and a rejection is of that item alone, which is dead-lettered without
+// the others being sent again one by one to find it. A webhook posting one record
 // at a time under a rate limit would otherwise post the first ones again
 // on every retry, and never get past the limit.
 type PartialError struct {
@@ -751,12 +753,16 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 	for attempt := 1; ; attempt++ {
 		err := s.dest.Write(ctx, items)
 		var part *PartialError
-		if errors.As(err, &part) && part.Done > 0 && part.Done <= len(items) {
+		itemwise := errors.As(err, &part) && part.Done >= 0 && part.Done <= len(items)
+		if itemwise {
+			err = part.Err
+		}
+		if itemwise && part.Done > 0 {
 			// Delivered so far: the rest is a batch of its own, with
 			// its attempts counted afresh (the destination is taking
 			// records, if slowly).
 			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(part.Done))
-			items, err = items[part.Done:], part.Err
+			items = items[part.Done:]
 			done += part.Done
 			attempt, backoff = 1, s.retryInitial
 			if len(items) == 0 {
@@ -781,6 +787,17 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 		var rej *RejectedError
 		if errors.As(err, &rej) {
 			s.m.errors.WithLabelValues(s.cfg.Name, "rejected").Inc()
+			if itemwise && len(items) > 1 {
+				// The destination said which record it refused: the
+				// first of those left. It alone is dead-lettered; the
+				// rest go on as a batch, not posted again one by one.
+				if err := s.rejected(ctx, items[:1], rej); err != nil {
+					return done, err
+				}
+				items, done = items[1:], done+1
+				attempt, backoff = 0, s.retryInitial
+				continue
+			}
 			if len(items) > 1 {
 				// The destination refused the batch; find the records it
 				// refuses by sending them one by one, so the good ones
@@ -793,11 +810,7 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 				}
 				return done + len(items), nil
 			}
-			if n, ok := s.rejectLog.Due(time.Now()); ok {
-				s.logger.Warn("sink destination rejected a record", "sink", s.cfg.Name, "topic", items[0].Record.Topic,
-					"partition", items[0].Record.Partition, "offset", items[0].Record.Offset, "err", err, "times", n)
-			}
-			if err := s.deadLetter(ctx, items, rej.Reason, rej.Err); err != nil {
+			if err := s.rejected(ctx, items, rej); err != nil {
 				return done, err
 			}
 			return done + len(items), nil
@@ -833,6 +846,16 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 		}
 		backoff = min(backoff*2, s.retryMax)
 	}
+}
+
+// rejected logs (throttled) and dead-letters the one record the
+// destination refused for good with rej.
+func (s *Sink) rejected(ctx context.Context, items []Item, rej *RejectedError) error {
+	if n, ok := s.rejectLog.Due(time.Now()); ok {
+		s.logger.Warn("sink destination rejected a record", "sink", s.cfg.Name, "topic", items[0].Record.Topic,
+			"partition", items[0].Record.Partition, "offset", items[0].Record.Offset, "err", rej, "times", n)
+	}
+	return s.deadLetter(ctx, items, rej.Reason, rej.Err)
 }
 
 // release tells r of the partitions in was that are not in now, and takes

@@ -166,10 +166,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			}
 		}
 		if err != nil {
-			if i > 0 {
-				return &sinks.PartialError{Done: i, Err: err} // the first i are posted
-			}
-			return err
+			return &sinks.PartialError{Done: i, Err: err} // the first i are posted; item i failed
 		}
 	}
 	return nil
