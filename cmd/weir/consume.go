@@ -132,6 +132,13 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer cl.Close()
 
+	if *follow && *partition < 0 {
+		// A Kafka cluster's topic can gain partitions (kafka-topics
+		// --alter); keyed records move to them, and a consumer of
+		// the partitions of its start would miss those keys' records.
+		go watchNewPartitions(ctx, adm, cl, topic, assign, newPartitionsEvery, stderr)
+	}
+
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	enc := json.NewEncoder(w)
@@ -189,6 +196,48 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	return nil
+}
+
+// newPartitionsEvery is how often a following consume looks for partitions
+// added to its topic.
+const newPartitionsEvery = 10 * time.Second
+
+// watchNewPartitions adds partitions of topic created after the command
+// started, read from their start, to cl, until ctx ends. Every partition
+// reads as new after the topic is deleted and made again with more; the
+// client resets those it reads already (and says so, with --follow).
+func watchNewPartitions(ctx context.Context, adm *kadm.Client, cl *kgo.Client, topic string, assigned map[int32]kgo.Offset, every time.Duration, stderr io.Writer) {
+	known := map[int32]bool{}
+	for p := range assigned {
+		known[p] = true
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lctx, cancel := context.WithTimeout(ctx, every)
+		details, err := adm.ListTopics(lctx, topic)
+		cancel()
+		td, ok := details[topic]
+		if err != nil || !ok || td.Err != nil {
+			continue // the fetches say what is wrong with the broker or topic
+		}
+		add := map[int32]kgo.Offset{}
+		for p := range td.Partitions {
+			if !known[p] {
+				known[p] = true
+				add[p] = kgo.NewOffset().AtStart()
+			}
+		}
+		if len(add) > 0 {
+			fmt.Fprintf(stderr, "weir: consume %s: %d partition(s) added to the topic; reading them from their start\n", topic, len(add))
+			cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: add})
+		}
+	}
 }
 
 // consumeGroup prints records of topic as a member of consumer group: the
