@@ -38,6 +38,19 @@ type SNMP struct {
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// Topic receives the poll records; default raw.snmp.
 	Topic string `yaml:"topic"`
+	// Profiles are the built-in profiles and profiles_dir's as they were
+	// when the file was read (nil if it has no snmp section: see
+	// LoadSNMPProfiles), so a reload reads them again with the file.
+	Profiles *profile.Set `yaml:"-"`
+}
+
+// LoadSNMPProfiles returns the profiles read with the file, or reads them
+// (the built-in ones and profiles_dir's) for a config that has none.
+func (s *SNMP) LoadSNMPProfiles() (*profile.Set, error) {
+	if s.Profiles != nil {
+		return s.Profiles, nil
+	}
+	return profile.Load(BuiltinSNMPProfiles(), s.ProfilesDir)
 }
 
 // SNMPTargetSpec is one target (or snmp.defaults) as written; nil and zero
@@ -323,6 +336,7 @@ func resolveSNMP(n *yaml.Node, raw snmpRaw) (SNMP, []string) {
 		}
 		return out, errs
 	}
+	out.Profiles = set
 	if err := set.Check(out.Defaults.profileNames()); err != nil {
 		add(keyLine(defNode, "profiles"), "snmp.defaults.profiles", "%v", err)
 	}

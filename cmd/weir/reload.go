@@ -184,6 +184,9 @@ func restartNeeded(started, next *configs.Config) []string {
 	// gnmi.subscriptions: those are applied with them.
 	a.SNMP.Targets, b.SNMP.Targets = nil, nil
 	a.SNMP.Defaults, b.SNMP.Defaults = configs.SNMPTargetSpec{}, configs.SNMPTargetSpec{}
+	// The profiles are read again with the file and applied with the
+	// targets (and the trap receiver's varbind names).
+	a.SNMP.Profiles, b.SNMP.Profiles = nil, nil
 	a.GNMI.Targets, b.GNMI.Targets = nil, nil
 	a.GNMI.Subscriptions, b.GNMI.Subscriptions = nil, nil
 	a.File, b.File = "", ""

@@ -210,12 +210,12 @@ func mustParse(t *testing.T, y string) *configs.Config {
 	return c
 }
 
-// TestReloadSaysProfilesAreReadAtStart: a profile added to profiles_dir
-// after the start, and a target naming it, pass the reread file's check
-// but not the poller, which kept the profiles it started with. The
-// refusal says so, instead of calling a profile that is in the directory
-// unknown.
-func TestReloadSaysProfilesAreReadAtStart(t *testing.T) {
+// TestReloadReadsProfilesAgain: a profile added to profiles_dir after the
+// start, and a target naming it, pass the reread file's check; the parts
+// that follow the SNMP targets (here enrichment's device names) take them,
+// reading the profiles again. They kept the profiles of the start and
+// refused the target.
+func TestReloadReadsProfilesAgain(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	dir := t.TempDir()
@@ -233,8 +233,7 @@ func TestReloadSaysProfilesAreReadAtStart(t *testing.T) {
 	next := configs.Defaults()
 	next.SNMP.ProfilesDir = dir
 	next.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Line: 7, Profiles: configs.SNMPProfiles{Names: []string{"late"}}}}
-	r.apply(next, nil, logger)
-	if out := logs.String(); !strings.Contains(out, "not reloaded") || !strings.Contains(out, "read at start: restart weir") {
-		t.Errorf("a profile added since the start: the refusal does not say profiles are read at start:\n%s", out)
+	if done := r.apply(next, nil, logger); len(done) == 0 || strings.Contains(logs.String(), "not reloaded") {
+		t.Errorf("a target naming a profile added since the start was refused:\n%s", logs.String())
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/weirnet/weir/collectors/snmp/profile"
+	"github.com/weirnet/weir/collectors/snmp"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
 )
@@ -46,16 +46,19 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 	// The config's SNMP targets name the devices traps and hostless syslog
 	// lines come from (the same in every process of a cluster); SIGHUP
 	// brings the targets of the file read again when they pass the
-	// poller's own check against the profiles read at start (as the
+	// poller's own check against the profiles read with it (as the
 	// poller's are), so a running poller and enrichment take or refuse a
 	// target list together.
-	profiles, err := profile.Load(configs.BuiltinSNMPProfiles(), d.cfg.SNMP.ProfilesDir)
-	if err != nil {
+	if _, err := d.cfg.SNMP.LoadSNMPProfiles(); err != nil {
 		return nil, nil, err
 	}
 	targets := enrich.NewSNMPTargets(snmpTargetNames(d.cfg.SNMP.Targets))
 	d.reload.add("enrich device names", func(cfg *configs.Config) error {
-		if err := checkReloadedTargets(profiles, cfg); err != nil {
+		profiles, err := cfg.SNMP.LoadSNMPProfiles()
+		if err != nil {
+			return err
+		}
+		if err := snmp.CheckTargets(profiles, cfg.SNMP.Targets); err != nil {
 			return err
 		}
 		targets.Set(snmpTargetNames(cfg.SNMP.Targets))

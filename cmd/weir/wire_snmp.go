@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"path/filepath"
 
 	"github.com/weirnet/weir/collectors/snmp"
-	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/collectors/trap"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/telemetry"
@@ -20,7 +18,7 @@ func snmpComponents(d deps) ([]component, error) {
 	if len(c.Targets) == 0 && !c.Traps.Listen.Enabled() {
 		return nil, nil
 	}
-	profiles, err := profile.Load(configs.BuiltinSNMPProfiles(), c.ProfilesDir)
+	profiles, err := c.LoadSNMPProfiles()
 	if err != nil {
 		return nil, err
 	}
@@ -53,11 +51,14 @@ func snmpComponents(d deps) ([]component, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The profiles are read again with the file: a target whose
+		// profiles were edited restarts with them.
 		d.reload.add(partSNMPTargets, func(cfg *configs.Config) error {
-			if err := checkReloadedTargets(profiles, cfg); err != nil {
+			profiles, err := cfg.SNMP.LoadSNMPProfiles()
+			if err != nil {
 				return err
 			}
-			return p.Update(cfg.SNMP.Targets)
+			return p.Reload(profiles, cfg.SNMP.Targets)
 		})
 		out = append(out, component{name: "snmp", run: p.Run})
 	}
@@ -86,22 +87,15 @@ func snmpComponents(d deps) ([]component, error) {
 		if err != nil {
 			return nil, err
 		}
+		d.reload.add("snmp trap names", func(cfg *configs.Config) error {
+			profiles, err := cfg.SNMP.LoadSNMPProfiles()
+			if err != nil {
+				return err
+			}
+			r.SetNames(trap.NewNames(profiles))
+			return nil
+		})
 		out = append(out, component{name: "trap", run: r.Run})
 	}
 	return out, nil
-}
-
-// checkReloadedTargets checks a reloaded config's SNMP targets against the
-// profiles read at start, which the poller keeps. The file was checked
-// against the profiles_dir as it is now: a profile added there since the
-// start passes that check and is unknown to the poller, which says so.
-func checkReloadedTargets(atStart *profile.Set, cfg *configs.Config) error {
-	err := snmp.CheckTargets(atStart, cfg.SNMP.Targets)
-	if err == nil {
-		return nil
-	}
-	if now, lerr := profile.Load(configs.BuiltinSNMPProfiles(), cfg.SNMP.ProfilesDir); lerr == nil && snmp.CheckTargets(now, cfg.SNMP.Targets) == nil {
-		return fmt.Errorf("%w\n(profiles_dir has it now, but SNMP profiles are read at start: restart weir to poll with it)", err)
-	}
-	return err
 }

@@ -79,8 +79,9 @@ type Poller struct {
 	sem chan struct{}
 	set runset.Set // the targets' goroutines
 
-	mu      sync.Mutex
-	targets []*target // the latest list (Update changes it)
+	mu       sync.Mutex
+	targets  []*target    // the latest list (Update changes it)
+	profiles *profile.Set // the latest profiles (Reload changes them)
 }
 
 // New checks the targets against the profiles.
@@ -110,8 +111,8 @@ func New(cfg Config) (*Poller, error) {
 		}
 		cfg.Metrics = m
 	}
-	p := &Poller{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrency)}
-	targets, err := p.build(cfg.Targets)
+	p := &Poller{cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrency), profiles: cfg.Profiles}
+	targets, err := p.build(cfg.Profiles, cfg.Targets)
 	if err != nil {
 		return nil, err
 	}
@@ -137,15 +138,15 @@ func CheckTargets(profiles *profile.Set, cfgs []configs.SNMPTarget) error {
 }
 
 // build checks targets against the profiles and makes their pollers.
-func (p *Poller) build(cfgs []configs.SNMPTarget) ([]*target, error) {
-	if err := CheckTargets(p.cfg.Profiles, cfgs); err != nil {
+func (p *Poller) build(profiles *profile.Set, cfgs []configs.SNMPTarget) ([]*target, error) {
+	if err := CheckTargets(profiles, cfgs); err != nil {
 		return nil, err
 	}
 	targets := make([]*target, 0, len(cfgs))
 	for _, tc := range cfgs {
-		t := &target{cfg: tc, p: p, log: p.cfg.Logger.With("target", tc.Name)}
+		t := &target{cfg: tc, p: p, set: profiles, log: p.cfg.Logger.With("target", tc.Name)}
 		if !tc.Profiles.Auto {
-			t.profiles, _ = p.cfg.Profiles.Resolve(tc.Profiles.Names, false, "")
+			t.profiles, _ = profiles.Resolve(tc.Profiles.Names, false, "")
 		}
 		targets = append(targets, t)
 	}
@@ -167,12 +168,25 @@ func (p *Poller) Run(ctx context.Context) error {
 // sessions and schedules. A target that does not check out against the
 // profiles fails the whole update, and the running targets stay.
 func (p *Poller) Update(cfgs []configs.SNMPTarget) error {
-	targets, err := p.build(cfgs)
+	return p.Reload(nil, cfgs)
+}
+
+// Reload is Update with profiles read again (a SIGHUP after a profile
+// file was edited); nil keeps the profiles the poller has. A target whose
+// profiles changed restarts with them, as a changed target does; with
+// `profiles: auto`, any change to the set restarts it, to choose again.
+func (p *Poller) Reload(profiles *profile.Set, cfgs []configs.SNMPTarget) error {
+	p.mu.Lock()
+	if profiles == nil {
+		profiles = p.profiles
+	}
+	p.mu.Unlock()
+	targets, err := p.build(profiles, cfgs)
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.targets = targets
+	p.targets, p.profiles = targets, profiles
 	p.mu.Unlock()
 	// The set keeps an unchanged target's goroutine (and the target it
 	// runs, with its session); the one built for it here is dropped.
@@ -180,12 +194,12 @@ func (p *Poller) Update(cfgs []configs.SNMPTarget) error {
 	return nil
 }
 
-// members are the targets' goroutines, keyed by name and config (the line
-// a target is written on does not count).
+// members are the targets' goroutines, keyed by name, config (the line a
+// target is written on does not count) and profiles.
 func (p *Poller) members(targets []*target) []runset.Member {
 	out := make([]runset.Member, len(targets))
 	for i, t := range targets {
-		out[i] = runset.Member{Name: t.cfg.Name, Config: configKey(t.cfg), Value: t, Run: t.run,
+		out[i] = runset.Member{Name: t.cfg.Name, Config: memberConfig{configKey(t.cfg), t.profilesKey()}, Value: t, Run: t.run,
 			Gone: func() { p.cfg.Metrics.forget(t.cfg.Name) }}
 	}
 	return out
@@ -213,6 +227,7 @@ type target struct {
 	p        *Poller
 	log      *slog.Logger
 	sess     *gosnmp.GoSNMP
+	set      *profile.Set // the profiles the target was built with
 	profiles []*profile.Profile
 	// sysObjectID the auto profiles were resolved for.
 	autoFor string
@@ -970,7 +985,7 @@ func (t *target) resolveAuto(s *gosnmp.GoSNMP, res *poll) error {
 		return fmt.Errorf("snmp %s: profiles auto: the agent has no sysObjectID", t.cfg.Name)
 	}
 	oid := strings.TrimPrefix(fmt.Sprint(v.Value), ".")
-	ps, err := t.p.cfg.Profiles.Resolve(t.cfg.Profiles.Names, true, oid)
+	ps, err := t.set.Resolve(t.cfg.Profiles.Names, true, oid)
 	if err != nil {
 		return fmt.Errorf("snmp %s: %w", t.cfg.Name, err)
 	}
@@ -1413,4 +1428,20 @@ func dedupe(oids []string) []string {
 func configKey(c configs.SNMPTarget) configs.SNMPTarget {
 	c.Line = 0
 	return c
+}
+
+// memberConfig is what a running target is compared by at a reload
+// (reflect.DeepEqual, which follows the profiles' pointers).
+type memberConfig struct {
+	target   configs.SNMPTarget
+	profiles any
+}
+
+// profilesKey is what of the profiles a target polls with: the ones it
+// names, or the whole set it chooses from by sysObjectID.
+func (t *target) profilesKey() any {
+	if t.cfg.Profiles.Auto {
+		return t.set
+	}
+	return t.profiles
 }

@@ -2,11 +2,14 @@ package snmp
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/snmp/profile"
 	"github.com/weirnet/weir/collectors/snmp/sim"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
@@ -83,5 +86,71 @@ func TestUpdateTargets(t *testing.T) {
 	st := statuses(t, capture.Records(), "a")
 	if gap := st[len(st)-1].Time.Sub(st[len(st)-2].Time); gap < 2*interval-100*time.Millisecond {
 		t.Errorf("polls %v apart after the interval changed to %v", gap, 2*interval)
+	}
+}
+
+// TestReloadEditedProfile: a profile file edited (a scalar added) and
+// read again at a reload restarts the targets that poll with it, which
+// poll the new scalar; a reload whose profiles read the same keeps the
+// target's session. The poller kept the profiles of its start for ever.
+func TestReloadEditedProfile(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	write := func(scalars string) *profile.Set {
+		t.Helper()
+		prof := "name: mine\nmeasurement: snmp_mine\nscalars:\n" + scalars
+		if err := os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(prof), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		set, err := profile.Load(configs.BuiltinSNMPProfiles(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	set := write("  - {name: sysName, oid: 1.3.6.1.2.1.1.5.0, type: string}\n")
+	addr, agent := startSim(t, ctx, sim.Options{Name: "a", Interfaces: 1})
+	tc := testTarget("a", addr, func(tc *configs.SNMPTarget) {
+		tc.Interval, tc.Timeout = 300*time.Millisecond, 250*time.Millisecond
+		tc.Profiles.Names = []string{"mine"}
+	})
+	capture := snmptest.NewCapture()
+	p, err := New(Config{Targets: []configs.SNMPTarget{tc}, Profiles: set, Broker: capture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	hasField := func(field string) bool {
+		for _, m := range decode(t, capture.Records()) {
+			if _, ok := m.Fields[field]; ok && m.Measurement == "snmp_mine" {
+				return true
+			}
+		}
+		return false
+	}
+	if !capture.WaitFor(10*time.Second, func([]broker.Record) bool { return hasField("sysName") }) {
+		t.Fatal("no sysName polled")
+	}
+	// Read again, the same: the target keeps its session.
+	if err := p.Reload(write("  - {name: sysName, oid: 1.3.6.1.2.1.1.5.0, type: string}\n"), []configs.SNMPTarget{tc}); err != nil {
+		t.Fatal(err)
+	}
+	at := countStatus(capture.Records(), "a")
+	if !capture.WaitFor(10*time.Second, func(recs []broker.Record) bool { return countStatus(recs, "a") >= at+2 }) {
+		t.Fatal("not polled after a reload")
+	}
+	if n := agent.Sources(); n != 1 {
+		t.Errorf("profiles read the same: the target's requests came from %d sockets, want 1 (its session kept)", n)
+	}
+	// Edited: sysLocation added.
+	if err := p.Reload(write("  - {name: sysName, oid: 1.3.6.1.2.1.1.5.0, type: string}\n  - {name: sysLocation, oid: 1.3.6.1.2.1.1.6.0, type: string}\n"),
+		[]configs.SNMPTarget{tc}); err != nil {
+		t.Fatal(err)
+	}
+	if !capture.WaitFor(10*time.Second, func([]broker.Record) bool { return hasField("sysLocation") }) {
+		t.Fatal("the scalar added to the profile is not polled after the reload")
 	}
 }

@@ -140,6 +140,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // Receiver listens for notifications.
 type Receiver struct {
 	cfg         Config
+	names       atomic.Pointer[Names] // cfg.Names, then SetNames'
 	dec         *gosnmp.GoSNMP
 	communities map[string]bool
 	users       map[string][]v3User // by user name: one entry per configured engine
@@ -218,6 +219,7 @@ func New(cfg Config) (*Receiver, error) {
 		cfg.Logger.Warn("trap: " + note)
 	}
 	r.engineID, r.boots = id, boots
+	r.names.Store(cfg.Names)
 	for _, c := range cfg.Communities {
 		r.communities[c] = true
 	}
@@ -338,6 +340,14 @@ func itemBytes(it *item) int64 {
 		}
 	}
 	return int64(n)
+}
+
+// SetNames replaces the table varbinds are named by (the SNMP profiles
+// read again at a reload); traps decoded from then on use it.
+func (r *Receiver) SetNames(n *Names) {
+	if n != nil {
+		r.names.Store(n)
+	}
 }
 
 // Run listens until ctx is done.
@@ -745,12 +755,12 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		if p.Version != gosnmp.Version1 {
 			return it, version, OutcomeNotNotification
 		}
-		if !fromV1(&tr, p, r.cfg.Names) {
+		if !fromV1(&tr, p, r.names.Load()) {
 			return it, version, OutcomeMalformed
 		}
 	case gosnmp.SNMPv2Trap, gosnmp.InformRequest:
 		tr.Inform = p.PDUType == gosnmp.InformRequest
-		if !fromV2(&tr, p.Variables, r.cfg.Names) {
+		if !fromV2(&tr, p.Variables, r.names.Load()) {
 			return it, version, OutcomeMalformed
 		}
 	default:
