@@ -421,6 +421,10 @@ func (s *Sink) consume(ctx context.Context) error {
 	var dec []decoded
 	releaser, _ := s.dest.(PartitionReleaser)
 	var assigned []broker.TopicPartition // for releaser
+	var warm *warmup
+	if w, ok := s.dest.(Warmer); ok {
+		warm = newWarmup(s, w)
+	}
 	// dirty: records were polled since the last commit, whether or not
 	// they are pending (filtered ones need committing too).
 	dirty := false
@@ -456,6 +460,11 @@ func (s *Sink) consume(ctx context.Context) error {
 		}
 		if releaser != nil {
 			assigned, pending = s.release(releaser, assigned, c.Assigned(), pending)
+		}
+		if warm != nil {
+			// Before the partitions' new records: the state they
+			// update is that of the window before them.
+			warm.run(ctx, c, recs)
 		}
 		if len(pending) == 0 && !dirty && len(recs) > 0 {
 			deadline = time.Now().Add(s.flushInterval)

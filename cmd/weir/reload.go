@@ -206,12 +206,13 @@ func restartNeeded(started, next *configs.Config) []string {
 	return out
 }
 
-// withoutDerived is sinks without what Parse derives from other sections
-// (a prometheus sink's default staleness), for comparison.
+// withoutDerived is sinks without what a reload applies to the running
+// sinks (a prometheus sink's staleness, set or the default Parse derives
+// from the collectors' intervals), for comparison.
 func withoutDerived(sinks []configs.Sink) []configs.Sink {
 	out := slices.Clone(sinks)
 	for i := range out {
-		out[i].DefaultStaleness = 0
+		out[i].Staleness, out[i].DefaultStaleness = 0, 0
 	}
 	return out
 }

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 // TestReloadIntervalLeavesDefaultStaleness: only the SNMP interval
 // changes (applied by the reload through the targets), the prometheus sink
@@ -16,5 +20,25 @@ func TestReloadIntervalLeavesDefaultStaleness(t *testing.T) {
 	if got := restartNeeded(started, next); len(got) != 0 {
 		t.Errorf("only snmp.defaults.interval changed: restart_needed=%v; the running sink keeps staleness %v while targets now poll every 10m (next config says %v)",
 			got, started.Sinks[0].Staleness.Std(), next.Sinks[0].Staleness.Std())
+	}
+}
+
+// TestReloadExplicitStalenessApplied: a prometheus sink's staleness set in
+// the file and changed before a SIGHUP is applied by the reload (the sinks'
+// part hands it to the running sink, as the derived default), so the log
+// must not say that the sinks section needs a restart: it said so, while
+// the new staleness already held.
+func TestReloadExplicitStalenessApplied(t *testing.T) {
+	sink := func(staleness string) string {
+		return "sinks:\n  - {type: prometheus, name: prom, listen: \"127.0.0.1:9273\", topics: [enriched.metrics], staleness: " + staleness + "}\n"
+	}
+	started, next := mustParse(t, sink("10m")), mustParse(t, sink("6m"))
+	if got := restartNeeded(started, next); len(got) != 0 {
+		t.Errorf("only the sink's staleness changed, which the reload applies: restart_needed=%v", got)
+	}
+	// Anything else of a sink still needs a restart.
+	other := mustParse(t, strings.Replace(sink("6m"), "9273", "9274", 1))
+	if got := restartNeeded(started, other); !slices.Equal(got, []string{"sinks"}) {
+		t.Errorf("a sink's listen changed: restart_needed=%v, want [sinks]", got)
 	}
 }

@@ -25,8 +25,9 @@ func sinkComponents(d deps) ([]component, error) {
 	for i, s := range ss {
 		comps[i] = component{name: "sink-" + d.cfg.Sinks[i].Name, run: s.Run}
 	}
-	// What of a sink a reload changes: the defaults that follow the
-	// collectors' intervals (restartNeeded leaves them out).
+	// What of a sink a reload changes: a prometheus sink's staleness,
+	// set or the default that follows the collectors' intervals
+	// (restartNeeded leaves it out).
 	d.reload.add("sinks", func(cfg *configs.Config) error {
 		for i, s := range ss {
 			for _, c := range cfg.Sinks {

@@ -118,6 +118,19 @@ func (s *Sink) Write(_ context.Context, items []sinks.Item) error {
 	return nil
 }
 
+// WarmWindow is the staleness: a restarted sink, or one given partitions
+// in a rebalance, serves the series of that window before its position at
+// once, not from their next update (sinks.Warmer).
+func (s *Sink) WarmWindow() time.Duration {
+	s.col.mu.Lock()
+	defer s.col.mu.Unlock()
+	return s.col.staleness
+}
+
+// Warm takes the records of the window read back; those past staleness
+// are left out without being counted as old points.
+func (s *Sink) Warm(items []sinks.Item) { s.col.updateItems(items, false) }
+
 // ReleasePartitions drops what came from partitions another member of the
 // sink's group reads now (sinks.PartitionReleaser).
 func (s *Sink) ReleasePartitions(tps []broker.TopicPartition) { s.col.Release(tps) }
@@ -291,12 +304,16 @@ func (c *Collector) UpdatePoint(p *telemetry.Point) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.update(p, now)
+	c.update(p, now, true)
 }
 
 // UpdateItems updates the metrics of a batch under one lock and one clock
 // reading.
-func (c *Collector) UpdateItems(items []sinks.Item) {
+func (c *Collector) UpdateItems(items []sinks.Item) { c.updateItems(items, true) }
+
+// updateItems is UpdateItems; countOld: count the points past staleness
+// in old (not those a warm-up reads back).
+func (c *Collector) updateItems(items []sinks.Item, countOld bool) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -305,7 +322,7 @@ func (c *Collector) UpdateItems(items []sinks.Item) {
 		if p == nil {
 			continue
 		}
-		if set := c.update(p, now); set != nil {
+		if set := c.update(p, now, countOld); set != nil {
 			set.from = broker.TopicPartition{Topic: items[i].Record.Topic, Partition: items[i].Record.Partition}
 		}
 	}
@@ -327,7 +344,7 @@ func (c *Collector) Release(tps []broker.TopicPartition) {
 
 // update records p's fields and returns its series set; nil for a point
 // that is no current value (too old, a gNMI delete).
-func (c *Collector) update(p *telemetry.Point, now time.Time) *seriesSet {
+func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *seriesSet {
 	// A series is as fresh as the point weir received, not as its
 	// reading here: records a new sink reads from the log's start, days
 	// back, must not be served as now. Weir's clock, not the device's
@@ -337,7 +354,7 @@ func (c *Collector) update(p *telemetry.Point, now time.Time) *seriesSet {
 		at = now
 	}
 	if now.Sub(at) >= c.staleness {
-		if c.old != nil {
+		if c.old != nil && countOld {
 			c.old.Inc()
 		}
 		return nil

@@ -146,14 +146,7 @@ func (w *rwWorker) run(items []sinks.Item) {
 // timestamp 2 ms). The labels other than __name__ are encoded once per
 // metric, and every message is written in place, its size computed first.
 func (w *rwWorker) appendPoint(p *telemetry.Point) {
-	t := p.Time
-	if t.IsZero() {
-		t = p.ReceivedAt
-	}
-	if t.IsZero() {
-		t = time.Now()
-	}
-	ms := uint64(t.UnixMilli())
+	ms := uint64(sampleTime(p).UnixMilli())
 	// Labels sorted by name, __name__ included: a sanitised label such
 	// as "_1x" sorts before it, and receivers (Mimir, Cortex) refuse
 	// out-of-order label names.
@@ -200,6 +193,29 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 		b = protowire.AppendVarint(b, ms)
 		w.body = b
 	}
+}
+
+// maxClockSkew is how far a metric's own time (a gNMI target's clock) may
+// be from when weir received it and still stamp its samples.
+const maxClockSkew = time.Minute
+
+// sampleTime is the time p's samples are stamped with: its own (the
+// device's sampling time, which rate() wants), unless it is more than
+// maxClockSkew off when weir received it; then weir's. Prometheus takes
+// one sample hours ahead (a target's clock off), which moves its head on:
+// it then refuses every other series' samples as out of bounds for hours.
+// And it refuses samples more than an hour behind its head (a clock hours
+// behind, a target stamping its initial sync with the time each value
+// last changed).
+func sampleTime(p *telemetry.Point) time.Time {
+	t := p.Time
+	if r := p.ReceivedAt; !r.IsZero() && (t.IsZero() || t.Sub(r).Abs() > maxClockSkew) {
+		t = r
+	}
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t
 }
 
 // labelSize is the size of a Label message with its tag and length, as

@@ -1,0 +1,79 @@
+package prometheus_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
+	"github.com/weirnet/weir/sinks"
+	"github.com/weirnet/weir/sinks/internal/sinktest"
+	promsink "github.com/weirnet/weir/sinks/prometheus"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestRemoteWriteDeviceClockOff: a gNMI metric carries the target's
+// timestamp. One target whose clock ran 3 hours ahead had its sample taken
+// by Prometheus, which moved the head's time 3 hours on: from then on every
+// other device's samples were "out of bounds" (more than an hour behind
+// the head), refused with 400 and dead-lettered, each batch sent again
+// record by record, for hours. A target 3 days behind (or one that stamps
+// its initial sync with the time of each value's last change) had all its
+// samples refused. A sample is stamped with the time weir received it when
+// the device's time is more than a minute off it, as the exposition and
+// enrichment's clock checks already do.
+func TestRemoteWriteDeviceClockOff(t *testing.T) {
+	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
+	b := sinktest.Broker(t)
+	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
+		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	d, err := promsink.NewRemoteWrite(cfg, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := time.Now().Add(-10 * time.Second).Truncate(time.Millisecond)
+	at := func(dev string, in uint64, deviceTime time.Time) telemetry.Metric {
+		m := metric(dev, "Ethernet1", in, 1)
+		m.Time, m.ReceivedAt = deviceTime, received
+		return m
+	}
+	ms := []telemetry.Metric{
+		at("ahead", 1, received.Add(3*time.Hour)),
+		at("behind", 2, received.Add(-72*time.Hour)),
+		at("fine", 3, received.Add(-2*time.Second)),
+	}
+	// The clock that is ahead first, then the others.
+	r := sinktest.Start(t, b, cfg, d)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "ahead" }, ms[:1])
+	sinktest.Eventually(t, "the first metric accepted or dead-lettered", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "rw"})+
+			r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}) == 1
+	})
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(i int) string { return ms[1+i].Device }, ms[1:])
+	sinktest.Eventually(t, "3 metrics accepted or dead-lettered", func() bool {
+		return r.Counter("weir_sink_records_total", map[string]string{"sink": "rw"})+
+			r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}) == 3
+	})
+	if n := r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}); n != 0 {
+		for _, rec := range sinktest.ReadAll(t, b, "dead.letter") {
+			t.Logf("dead letter: %s", sinktest.Header(rec, "dead_letter_reason"))
+		}
+		t.Fatalf("%v of 3 samples refused by Prometheus", n)
+	}
+	for _, tc := range []struct {
+		dev  string
+		want time.Time
+	}{{"ahead", received}, {"behind", received}, {"fine", received.Add(-2 * time.Second)}} {
+		got := peers.Query(t, promAddr, fmt.Sprintf(`timestamp(interface_if_hc_in_octets_total{device=%q})`, tc.dev))
+		if len(got) != 1 {
+			t.Errorf("%s: %d series, want 1", tc.dev, len(got))
+			continue
+		}
+		if ms := got[0].Float() * 1000; math.Abs(ms-float64(tc.want.UnixMilli())) > 1 {
+			t.Errorf("%s: sample at %v, want %v", tc.dev, time.UnixMilli(int64(ms)), tc.want)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package sinks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// Warmer is a destination that holds the latest state of what it
+// consumed instead of passing records on (the prometheus sink's series).
+// The records before the group's committed position were delivered to it
+// by an earlier run, or by another member of the group, and are not
+// delivered again: without them such a destination starts empty after a
+// restart or a rebalance, until every series is updated again. When the
+// sink takes a partition it reads back the records of the partition from
+// WarmWindow before now up to that position and hands them to Warm, oldest
+// first, before any new record of the partition; they are neither counted
+// nor committed.
+type Warmer interface {
+	// WarmWindow is how far back to read, by record time (zero or less:
+	// not at all).
+	WarmWindow() time.Duration
+	// Warm takes decoded items of the window (those the filter keeps).
+	// The items and their Points are valid only during the call.
+	Warm(items []Item)
+}
+
+// warmupFetchBytes is how much one warm-up fetch reads.
+const warmupFetchBytes = 8 << 20
+
+// warmupMaxRecords bounds how far back from the position a window starts.
+const warmupMaxRecords = 4 << 20
+
+// warmup reads back the window of each partition the sink takes, once.
+type warmup struct {
+	s    *Sink
+	dest Warmer
+	warm map[broker.TopicPartition]bool
+	res  broker.FetchResult
+	dec  decoder
+	pts  []*telemetry.Point
+	its  []Item
+}
+
+func newWarmup(s *Sink, dest Warmer) *warmup {
+	return &warmup{s: s, dest: dest, warm: map[broker.TopicPartition]bool{}}
+}
+
+// run warms each partition c owns that is not warm yet: from the first of
+// recs (what this poll gives of it), or from c's position of one that gave
+// nothing yet. A partition c no longer owns is forgotten, so one taken back
+// later (its state dropped meanwhile, see PartitionReleaser) is read back
+// again.
+func (w *warmup) run(ctx context.Context, c broker.Consumer, recs []broker.Record) {
+	window := w.dest.WarmWindow()
+	if window <= 0 {
+		return
+	}
+	assigned := c.Assigned()
+	for tp := range w.warm {
+		if !slices.Contains(assigned, tp) {
+			delete(w.warm, tp)
+		}
+	}
+	cutoff := time.Now().Add(-window)
+	for i := range recs {
+		r := &recs[i]
+		tp := broker.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if w.warm[tp] {
+			continue
+		}
+		w.warm[tp] = true
+		if r.Offset > 0 && ctx.Err() == nil {
+			w.partition(ctx, tp, r.Offset, cutoff)
+		}
+	}
+	pc, ok := c.(broker.Positioner)
+	if !ok {
+		return
+	}
+	for _, tp := range assigned {
+		if w.warm[tp] || ctx.Err() != nil {
+			continue
+		}
+		pos, ok := pc.Position(tp)
+		if !ok {
+			continue // not known yet: the next poll, or its first record
+		}
+		w.warm[tp] = true
+		if pos > 0 {
+			w.partition(ctx, tp, pos, cutoff)
+		}
+	}
+}
+
+// partition reads tp's records below upTo whose time is not before cutoff
+// into the destination, and logs how it went.
+func (w *warmup) partition(ctx context.Context, tp broker.TopicPartition, upTo int64, cutoff time.Time) {
+	start := time.Now()
+	n, err := w.read(ctx, tp, upTo, cutoff)
+	if ctx.Err() != nil {
+		return // stopping, not a failure
+	}
+	if err != nil {
+		w.s.logger.Warn("sink warm-up failed; its series come back with their next update", "sink", w.s.cfg.Name,
+			"topic", tp.Topic, "partition", tp.Partition, "records", n, "err", err)
+		return
+	}
+	if n > 0 {
+		w.s.logger.Info("sink warmed up", "sink", w.s.cfg.Name, "topic", tp.Topic, "partition", tp.Partition,
+			"records", n, "took", time.Since(start).Round(time.Millisecond))
+	}
+}
+
+func (w *warmup) read(ctx context.Context, tp broker.TopicPartition, upTo int64, cutoff time.Time) (int, error) {
+	pi, err := w.describe(ctx, tp)
+	if err != nil {
+		return 0, err
+	}
+	if upTo > pi.HighWatermark {
+		// A commit from an earlier topic of that name (deleted and
+		// made again): nothing below it came from this log.
+		return 0, nil
+	}
+	from, err := w.windowStart(ctx, tp, pi.LogStartOffset, upTo, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	n, restarts := 0, 0
+	for from < upTo {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		err := w.s.b.Fetch(ctx, tp.Topic, tp.Partition, from, broker.FetchOptions{MaxBytes: warmupFetchBytes}, &w.res)
+		if errors.Is(err, broker.ErrOffsetOutOfRange) && restarts < 3 {
+			// Retention moved the log start past from meanwhile.
+			restarts++
+			pi, err := w.describe(ctx, tp)
+			if err != nil {
+				return n, err
+			}
+			from = max(from, pi.LogStartOffset)
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("fetch %s/%d@%d: %w", tp.Topic, tp.Partition, from, err)
+		}
+		before := from
+		w.its = w.its[:0]
+		for i := range w.res.Records {
+			r := &w.res.Records[i]
+			if r.Offset < from {
+				continue // a batch is read whole
+			}
+			if r.Offset >= upTo {
+				break
+			}
+			from = r.Offset + 1
+			if r.Timestamp.Before(cutoff) {
+				continue
+			}
+			if w.item(r) {
+				n++
+			}
+		}
+		if len(w.its) > 0 {
+			w.dest.Warm(w.its)
+			clear(w.its)
+		}
+		if from == before {
+			return n, nil // nothing more (markers, or the log was truncated)
+		}
+	}
+	return n, nil
+}
+
+// item decodes r into the next item of w.its; false for a record the sink
+// would not deliver (another schema, filtered out, undecodable).
+func (w *warmup) item(r *broker.Record) bool {
+	it := Item{Record: *r}
+	for _, h := range r.Headers {
+		if h.Key == telemetry.HeaderSchema {
+			it.Schema = schemaName(h.Value)
+		}
+	}
+	var pt *telemetry.Point
+	if w.s.points {
+		if len(w.its) == len(w.pts) {
+			w.pts = append(w.pts, new(telemetry.Point))
+		}
+		pt = w.pts[len(w.its)]
+	}
+	ok, err := w.s.decode(&w.dec, &it, pt)
+	if err != nil || !ok {
+		return false
+	}
+	w.its = append(w.its, it)
+	return true
+}
+
+// windowStart finds an offset at or before the first record of tp below
+// upTo whose time is not before cutoff: it steps back from upTo, four
+// times further each time, until it reaches a record older than cutoff,
+// the log start or warmupMaxRecords.
+func (w *warmup) windowStart(ctx context.Context, tp broker.TopicPartition, logStart, upTo int64, cutoff time.Time) (int64, error) {
+	for back := int64(1024); ; back *= 4 {
+		from := max(logStart, upTo-min(back, warmupMaxRecords))
+		if from == logStart || back >= warmupMaxRecords {
+			return from, nil
+		}
+		err := w.s.b.Fetch(ctx, tp.Topic, tp.Partition, from, broker.FetchOptions{MaxBytes: 1}, &w.res)
+		if errors.Is(err, broker.ErrOffsetOutOfRange) {
+			pi, err := w.describe(ctx, tp) // retention moved the start meanwhile
+			return pi.LogStartOffset, err
+		}
+		if err != nil {
+			return 0, fmt.Errorf("fetch %s/%d@%d: %w", tp.Topic, tp.Partition, from, err)
+		}
+		if len(w.res.Records) == 0 || w.res.Records[0].Timestamp.Before(cutoff) {
+			return from, nil
+		}
+	}
+}
+
+func (w *warmup) describe(ctx context.Context, tp broker.TopicPartition) (broker.PartitionInfo, error) {
+	infos, err := w.s.b.DescribeTopics(ctx, tp.Topic)
+	if err != nil {
+		return broker.PartitionInfo{}, fmt.Errorf("describe %s: %w", tp.Topic, err)
+	}
+	for _, t := range infos {
+		for _, p := range t.Partitions {
+			if t.Name == tp.Topic && p.Partition == tp.Partition {
+				return p, nil
+			}
+		}
+	}
+	return broker.PartitionInfo{}, fmt.Errorf("describe %s: partition %d not found", tp.Topic, tp.Partition)
+}
