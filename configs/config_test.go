@@ -71,6 +71,9 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"http:\n  listen: \"\"\n", `cfg.yaml:2: http.listen: is empty; write "off"`},
 		{"broker:\n  max_message_bytes: 4GiB\n", "cfg.yaml:2: broker.max_message_bytes: must be between 1KiB and 1GiB"},
 		{"sinks:\n  - {type: prometheus, name: p, listen: \"0.0.0.0:8080\", topics: [x]}\n", "cfg.yaml:2: sinks[0].listen: http.listen and sinks[0].listen both listen on tcp port 8080"},
+		// Go listens on localhost's 127.0.0.1: the run failed with
+		// "address already in use" after the check passed.
+		{"http: {listen: \"127.0.0.1:9273\"}\nsinks:\n  - {type: prometheus, name: p, listen: \"localhost:9273\", topics: [x]}\n", "cfg.yaml:3: sinks[0].listen: http.listen and sinks[0].listen both listen on tcp port 9273"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:5514\"}\n    - {protocol: tls, address: \":5514\", cert_file: a, key_file: b}\n", "syslog.listeners[0] and syslog.listeners[1] both listen on tcp port 5514"},
 		{"snmp:\n  traps: {listen: \"127.0.0.1:5514\"}\nsyslog:\n  listeners:\n    - {protocol: udp, address: \"0.0.0.0:5514\"}\n", "syslog.listeners[0] and snmp.traps.listen both listen on udp port 5514"},
 		{"snmp:\n  traps: {listen: \"127.0.0.1:5514\"}\n", "syslog (default listener) and snmp.traps.listen both listen on udp port 5514"},

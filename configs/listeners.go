@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 )
 
 // validateListeners refuses two listeners of one transport on one port
@@ -31,6 +32,10 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 			l.host = netip.IPv6Unspecified()
 		} else if ip, err := netip.ParseAddr(host); err == nil {
 			l.host = ip.Unmap()
+		} else if strings.EqualFold(host, "localhost") {
+			// Go listens on localhost's first address, 127.0.0.1:
+			// "localhost:9273" and "127.0.0.1:9273" are one port.
+			l.host = netip.AddrFrom4([4]byte{127, 0, 0, 1})
 		}
 		for _, o := range byNet[network] {
 			if o.port == l.port && overlap(o.host, o.name, l.host, l.name) {
