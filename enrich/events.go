@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,6 +67,10 @@ type detector struct {
 	// otherwise grow the state by a kilobyte a name for flap.window.
 	maxObjects int
 	untracked  prometheus.Counter // nil: not counted
+	// targets are the config's SNMP targets (nil: none known), whose
+	// longest poll interval stateHold keeps states for: a poll reports
+	// a change up to an interval after the other paths.
+	targets atomic.Pointer[SNMPTargets]
 }
 
 // maxDetectorObjects is maxObjects: a million objects (a gigabyte) within
@@ -589,8 +594,16 @@ func opposite(typ string) string {
 }
 
 // stateHold is how long an object's reported state is kept after its
-// last report: the flap window, or the de-duplication window if longer.
-func (d *detector) stateHold() time.Duration { return max(d.window, d.dedup) }
+// last report: the flap window, or the de-duplication window if longer,
+// or twice the longest SNMP poll interval if longer still. The first poll
+// after a change (a link down, a restart's sysUpTime going back) may come
+// up to an interval after the syslog line, trap or gNMI update that
+// reported it, and later when a poll is missed: with polls every 5
+// minutes and a flap window of 2, its report is the same change still,
+// not a second one.
+func (d *detector) stateHold() time.Duration {
+	return max(d.window, d.dedup, 2*d.targets.Load().maxInterval())
+}
 
 // sameState reports whether an event of type typ at at, read from input
 // partition from, for the object (device, id as objectID gives it),

@@ -1015,3 +1015,36 @@ func TestUnencodableEventIsCounted(t *testing.T) {
 		t.Errorf("weir_enrich_dropped_total{topic=events,reason=unencodable} = %v, want 1", n)
 	}
 }
+
+// TestPollsSlowerThanTheFlapWindow: with SNMP polled less often than the
+// flap window (flap.window 1m, polls every 90 s), the first poll after a
+// change may come more than the window after the syslog line, gNMI update
+// or trap that reported it. The poll's report of the same change, and its
+// sysUpTime that went back with the coldStart trap's restart, are the same
+// change still: one interface_down, one device_rebooted.
+func TestPollsSlowerThanTheFlapWindow(t *testing.T) {
+	rules := NewEventRules(10*time.Second, 3, time.Minute)
+	targets := NewSNMPTargets([]SNMPTarget{{Name: "edge1", Host: "192.0.2.1", Interval: 90 * time.Second}})
+	NewMetricsWorker(nil, nil, WithSharedEventRules(rules), WithSNMPTargets(targets))
+	d := rules.d
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var got []string
+	observe := func(ev telemetry.Event, at time.Time) {
+		for now := at.Add(-20 * time.Second); now.Before(at); now = now.Add(time.Second) {
+			d.settle(now)
+		}
+		for _, e := range d.observe(ev, at) {
+			got = append(got, e.Type+" "+e.Cause.Topic)
+		}
+	}
+	// The coldStart trap 5 s after the boot, with the gNMI update of a
+	// link down; the poll 85 s later (the restart came just after one).
+	observe(telemetry.Event{Type: "device_rebooted", Device: "edge1", Time: bootTime(t0, 500), Cause: telemetry.Cause{Topic: "raw.traps", Offset: 1}}, t0)
+	observe(telemetry.Event{Type: "interface_down", Device: "edge1", Object: "Ethernet1", Cause: telemetry.Cause{Topic: "raw.gnmi", Offset: 1}}, t0.Add(time.Second))
+	poll := t0.Add(85 * time.Second)
+	observe(telemetry.Event{Type: "device_rebooted", Device: "edge1", Time: bootTime(poll, 9000), Cause: telemetry.Cause{Topic: "raw.snmp", Offset: 1}}, poll)
+	observe(telemetry.Event{Type: "interface_down", Device: "edge1", Object: "Et1", Cause: telemetry.Cause{Topic: "raw.snmp", Offset: 2}}, poll)
+	if want := []string{"device_rebooted raw.traps", "interface_down raw.gnmi"}; !slices.Equal(got, want) {
+		t.Errorf("a restart and a link down, then the poll 85 s later seeing both: events %q, want %q", got, want)
+	}
+}

@@ -139,6 +139,9 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 		w.m = NewWorkerMetrics(nil).m
 	}
 	w.det.countUntracked(w.m.untracked)
+	if w.targets != nil {
+		w.det.targets.Store(w.targets) // the workers sharing the detector share the targets
+	}
 	w.unknownTags = map[string]string{"unknown": "true"}
 	w.unknownTagsJSON = telemetry.AppendStringMapField(nil, "tags", w.unknownTags)
 	w.unknownEventTagsJSON = telemetry.AppendMarshalTagsField(nil, w.unknownTags)
@@ -149,15 +152,16 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 }
 
 // eventWarmup is how far back the syslog and trap workers, whose records
-// matter to the event detector only, read a partition they take: the flap
-// window (or the de-duplication window, if longer), so that an object
+// matter to the event detector only, read a partition they take: as long
+// as the detector holds states (the flap window, or the de-duplication
+// window or twice the longest poll interval, if longer), so that an object
 // flapping before a restart is still known to flap and its cleared event
 // follows. Zero when warm-up is off.
 func eventWarmup(warmup time.Duration, det *detector) time.Duration {
 	if warmup <= 0 {
 		return 0
 	}
-	return max(det.window, det.dedup)
+	return det.stateHold()
 }
 
 // checkVersion refuses a raw record whose schema version is not
