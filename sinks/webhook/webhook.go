@@ -69,9 +69,14 @@ type Sink struct {
 	seed   maphash.Seed
 	// dirty: active changed since it was last saved (at savedAt); it is
 	// saved at most every saveEvery, by Run and at the stop, not after
-	// every batch: its cost is that of every firing alert.
+	// every batch: its cost is that of every firing alert. What changed
+	// in between is appended to the journal (statePath + ".journal")
+	// before the batch is done, so a process killed before the next save
+	// does not re-send as firing an alert it had ended; each save
+	// empties it.
 	dirty   bool
 	savedAt time.Time
+	journal []byte // the batch's changes, scratch
 	// fullLog throttles the warning that maxActiveAlerts are remembered.
 	fullLog throttle.Throttle
 }
@@ -478,6 +483,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	}
 	// Only once Alertmanager has them: a retry must send the same.
 	changed := false
+	s.journal = s.journal[:0]
 	for i := range s.batch {
 		ref := &s.batch[i]
 		key := s.keys[ref.keyFrom:ref.keyTo]
@@ -487,6 +493,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 			if active {
 				delete(s.active, string(key))
 				changed = true
+				s.journal = appendJournal(s.journal, string(key), nil)
 			}
 		case !active && resolvable(ref.event.Type) && len(s.active) >= maxActiveAlerts:
 			// Sent once, not re-sent: Alertmanager ends it after its
@@ -501,18 +508,53 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 			for _, x := range s.lbls[ref.lblFrom:ref.lblTo] {
 				l[x.k] = x.v
 			}
-			s.active[string(key)] = Alert{Labels: l, Annotations: annotations(e), StartsAt: ref.at}
+			a := Alert{Labels: l, Annotations: annotations(e), StartsAt: ref.at}
+			s.active[string(key)] = a
 			changed = true
+			s.journal = appendJournal(s.journal, string(key), &a)
 		}
 	}
 	if changed {
 		s.dirty = true
-		if time.Since(s.savedAt) >= saveEvery {
-			s.saveActive()
+		if time.Since(s.savedAt) < saveEvery || !s.saveActive() {
+			s.appendToJournal()
 		}
 	}
 	return nil
 }
+
+// journalEntry is one change to the firing alerts: Alert set, it began;
+// nil, the alert of Key ended.
+type journalEntry struct {
+	Key   string `json:"key"`
+	Alert *Alert `json:"alert,omitempty"`
+}
+
+func appendJournal(dst []byte, key string, a *Alert) []byte {
+	line, _ := json.Marshal(journalEntry{Key: key, Alert: a})
+	return append(append(dst, line...), '\n')
+}
+
+// appendToJournal writes the batch's changes after the last save's
+// (without a sync: a killed process's writes are the kernel's). A failure
+// costs what it would have saved, so it is logged.
+func (s *Sink) appendToJournal() {
+	if s.statePath == "" || len(s.journal) == 0 {
+		return
+	}
+	f, err := os.OpenFile(s.journalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = f.Write(s.journal)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		s.logger.Warn("webhook sink: could not keep the firing alerts' changes for a restart", "file", s.journalPath(), "err", err)
+	}
+}
+
+func (s *Sink) journalPath() string { return s.statePath + ".journal" }
 
 // maxActiveAlerts bounds the firing alerts remembered (re-sent every
 // minute and kept for a restart): a network has far fewer things down at
@@ -550,17 +592,45 @@ func (s *Sink) loadActive() error {
 		key := appendKeyOf(nil, l["alertname"], l["device"], l["object"])
 		s.active[string(key)] = a
 	}
+	s.replayJournal()
 	return nil
+}
+
+// replayJournal applies the changes made after the last save, in order (a
+// change the save had already is made again, to the same end). A line cut
+// short by a crash ends the replay.
+func (s *Sink) replayJournal() {
+	data, err := os.ReadFile(s.journalPath())
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.logger.Warn("webhook sink: ignoring unreadable firing alerts journal", "file", s.journalPath(), "err", err)
+		}
+		return
+	}
+	for line := range bytes.Lines(data) {
+		var e journalEntry
+		if json.Unmarshal(line, &e) != nil {
+			return
+		}
+		if e.Alert == nil {
+			delete(s.active, e.Key)
+		} else if _, ok := s.active[e.Key]; ok || len(s.active) < maxActiveAlerts {
+			s.active[e.Key] = *e.Alert
+		}
+	}
+	if len(data) > 0 {
+		s.dirty = true // saved, and the journal emptied, at the first save
+	}
 }
 
 // saveActive writes the firing alerts (to a temporary file renamed over
 // the old, so a crash leaves one or the other whole). Failing costs only
 // the re-sends after a restart, so it is logged, not returned: the batch
 // was delivered.
-func (s *Sink) saveActive() {
+func (s *Sink) saveActive() bool {
 	if s.statePath == "" {
 		s.dirty = false
-		return
+		return true
 	}
 	s.dirty, s.savedAt = false, time.Now()
 	data, err := json.Marshal(s.active)
@@ -573,9 +643,16 @@ func (s *Sink) saveActive() {
 			err = os.Rename(tmp, s.statePath)
 		}
 	}
+	if err == nil {
+		// The save has what the journal had.
+		if rerr := os.Remove(s.journalPath()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = rerr
+		}
+	}
 	if err != nil {
 		s.logger.Warn("webhook sink: could not keep the firing alerts for a restart", "file", s.statePath, "err", err)
 	}
+	return err == nil
 }
 
 // annotations of a firing alert.
