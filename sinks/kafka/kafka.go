@@ -61,6 +61,9 @@ type dialErrors struct {
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
 func (d *dialErrors) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled) {
+		return // a dial ended by a client's Close (one replaced), not by the cluster
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil {
