@@ -475,6 +475,9 @@ func (c *Config) validate(root *yaml.Node) error {
 			add(at, "two sinks are named %q; each needs its own name (it names the consumer group sink-<name>)", s.Name)
 		}
 		sinkNames[s.Name] = true
+		if loop := c.kafkaSinkLoop(s); loop != "" {
+			add(at, "%s", loop)
+		}
 		if s.Type == "file" && s.Path != "" {
 			for _, p := range s.FilePaths() {
 				if other, ok := filePaths[p]; ok && other != s.Name {
@@ -708,6 +711,75 @@ func (a *Address) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*a = Address(n.Value)
 	return nil
+}
+
+// KafkaSinkLoops describes the kafka sinks that would mirror topics into
+// themselves on weir's own broker (see kafkaSinkLoop); the config check
+// refuses them, and `weir run` checks again once its flags (--kafka-listen)
+// have changed the broker.
+func (c *Config) KafkaSinkLoops() []string {
+	var out []string
+	for _, s := range c.Sinks {
+		if loop := c.kafkaSinkLoop(s); loop != "" {
+			out = append(out, loop)
+		}
+	}
+	return out
+}
+
+// kafkaSinkLoop is why s, a kafka sink without topic_prefix writing to
+// weir's own broker, would read every record it writes and mirror it again
+// for ever; "" for any other sink.
+func (c *Config) kafkaSinkLoop(s Sink) string {
+	if s.Type != "kafka" || s.TopicPrefix != "" || len(s.Topics) == 0 {
+		return ""
+	}
+	addr, ok := c.ownBroker(s.Brokers)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("sink %q writes topic %s back to weir's own broker (%s), where it reads it: every record would be mirrored again, for ever; set topic_prefix, or point brokers at another cluster",
+		s.Name, s.Topics[0], addr)
+}
+
+// ownBroker reports whether one of brokers (a kafka sink's) is weir's own
+// broker: one of broker.kafka's, or else the embedded log's Kafka
+// listener (a loopback name or address for a listener on the unspecified
+// or a loopback address, at its port).
+func (c *Config) ownBroker(brokers []string) (string, bool) {
+	norm := func(hp string) (string, string) {
+		h, p, err := net.SplitHostPort(strings.TrimSpace(hp))
+		if err != nil {
+			return strings.ToLower(strings.TrimSpace(hp)), ""
+		}
+		return strings.ToLower(strings.TrimSuffix(h, ".")), p
+	}
+	local := func(h string) bool {
+		if h == "localhost" {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+	}
+	for _, b := range brokers {
+		bh, bp := norm(b)
+		if len(c.Broker.Kafka.Brokers) > 0 {
+			for _, o := range c.Broker.Kafka.Brokers {
+				if oh, op := norm(o); oh == bh && op == bp {
+					return b, true
+				}
+			}
+			continue
+		}
+		if !c.Broker.KafkaListen.Enabled() {
+			continue
+		}
+		lh, lp := norm(string(c.Broker.KafkaListen))
+		if lp == bp && (lh == bh || (lh == "" || local(lh)) && local(bh)) {
+			return b, true
+		}
+	}
+	return "", false
 }
 
 // Enabled reports whether the address is set and not "off".

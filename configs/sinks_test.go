@@ -112,3 +112,34 @@ func TestPerTopicFileSinksOnOnePath(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestKafkaSinkIntoItsOwnTopics: a kafka sink without topic_prefix whose
+// brokers are weir's own (the embedded log's listener, or broker.kafka's
+// cluster) writes each record back into the topic it reads it from, then
+// reads it again: a loop that mirrors every record for ever (one event
+// became 10 within 12 s on `weir run`, every other sink of the topic
+// getting each copy). The config check refuses it; a prefix, or another
+// cluster, is fine.
+func TestKafkaSinkIntoItsOwnTopics(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n", `line 2: sinks[0]: sink "k" writes topic events back to weir's own broker`},
+		{"broker: {kafka_listen: \"0.0.0.0:19092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"localhost:19092\"], topics: [events]}\n", `sink "k" writes topic events back to weir's own broker`},
+		{"broker: {kafka: {brokers: [\"kafka1:9092\", \"kafka2:9092\"]}}\nsinks:\n  - {type: kafka, name: k, brokers: [\"KAFKA2:9092\"], topics: [events]}\n", `sink "k" writes topic events back to weir's own broker`},
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events], topic_prefix: \"\"}\n", `sink "k" writes topic events back`},
+	} {
+		if _, err := Parse([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+	for _, ok := range []string{
+		"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events], topic_prefix: \"m.\"}\n",
+		"sinks:\n  - {type: kafka, name: k, brokers: [\"kafka1:9092\"], topics: [events]}\n",
+		"broker: {kafka_listen: \"127.0.0.1:19092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n",
+		"broker: {kafka_listen: \"off\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n",
+		"broker: {kafka: {brokers: [\"kafka1:9092\"]}}\nsinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n",
+	} {
+		if _, err := Parse([]byte(ok)); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}

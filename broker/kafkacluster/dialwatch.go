@@ -1,6 +1,8 @@
 package kafkacluster
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -27,6 +29,9 @@ var _ kgo.HookBrokerConnect = (*dialWatch)(nil)
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
 func (w *dialWatch) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled) {
+		return // a dial ended by the client's own Close (one renewed), not by the cluster
+	}
 	addr := net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port))
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCheckRefusesPositionalFile: `weir check bad.yaml` (the -c
@@ -100,5 +102,32 @@ func TestFlagErrorPrintedOnce(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := report(&exitError{2, errors.New("consume: give one topic")}, &stderr); code != 2 || !strings.Contains(stderr.String(), "weir: consume: give one topic") {
 		t.Errorf("a usage error weir found itself: exit %d, printed %q", code, stderr.String())
+	}
+}
+
+// TestRunRefusesKafkaSinkLoopByFlag: a kafka sink without topic_prefix
+// whose brokers become weir's own through --kafka-listen (the file, checked
+// alone, points at another port) would mirror every record into the topic
+// it reads, for ever; `weir run` refuses to start, as `weir check` refuses
+// the file that says so itself.
+func TestRunRefusesKafkaSinkLoopByFlag(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "weir.yaml")
+	if err := os.WriteFile(file, []byte("sinks:\n  - {type: kafka, name: loop, brokers: [\"127.0.0.1:29493\"], topics: [events]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(weirBin, "run", "-c", file, "--data-dir", filepath.Join(dir, "data"), "--kafka-listen", "127.0.0.1:29493",
+		"--http-listen", "127.0.0.1:0", "--syslog-listen", "off")
+	done := make(chan struct{})
+	timer := time.AfterFunc(15*time.Second, func() { cmd.Process.Kill(); close(done) })
+	out, err := cmd.CombinedOutput()
+	timer.Stop()
+	select {
+	case <-done:
+		t.Fatalf("weir run with a kafka sink into its own listener started (killed after 15s):\n%s", out)
+	default:
+	}
+	if err == nil || !strings.Contains(string(out), `sink "loop" writes topic events back to weir's own broker`) {
+		t.Fatalf("weir run: %v\n%s", err, out)
 	}
 }

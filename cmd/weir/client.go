@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -110,6 +111,9 @@ type connReporter struct {
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
 func (r *connReporter) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if closingDial(err) {
+		return // the command is done with the client, not the broker with it
+	}
 	addr := net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port)))
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -121,6 +125,13 @@ func (r *connReporter) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration,
 		delete(r.down, addr)
 		fmt.Fprintf(r.w, "weir: broker %s reachable again\n", addr)
 	}
+}
+
+// closingDial reports whether a failed dial was ended by the client's own
+// Close (the command is done: a consume read to the end), which franz-go
+// passes to the connection hook too, rather than by the broker.
+func closingDial(err error) bool {
+	return errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled)
 }
 
 // admin is a client for the requests a command starts with, which fail

@@ -107,6 +107,11 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	override(cfg)
+	if loops := cfg.KafkaSinkLoops(); len(loops) > 0 {
+		// The file passed the check; --kafka-listen made the sink's
+		// brokers weir's own.
+		return fmt.Errorf("--kafka-listen %s: %s", cfg.Broker.KafkaListen, strings.Join(loops, "; "))
+	}
 	logger := newLogger(cfg.Log, stderr)
 	roleSet := map[string]bool{}
 	for _, r := range strings.Split(roles, ",") {

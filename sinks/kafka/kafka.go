@@ -61,6 +61,9 @@ type dialErrors struct {
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
 func (d *dialErrors) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled) {
+		return // a dial ended by a client's Close (one replaced), not by the cluster
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil {
@@ -215,9 +218,14 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	s.learnLimits(ctx)
-	results := s.client.ProduceSync(ctx, s.recs...)
-	if failed, ok := s.renew(ctx, results); ok {
-		results = s.client.ProduceSync(ctx, failed...)
+	results, answered := s.produceSync(ctx, s.recs)
+	if answered {
+		if failed, ok := s.renew(ctx, results); ok {
+			results, answered = s.produceSync(ctx, failed)
+		}
+	}
+	if !answered {
+		return s.unanswered(ctx)
 	}
 	for _, res := range results {
 		if res.Err == nil {
@@ -235,6 +243,53 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: %w", res.Err)}
 	}
 	return nil
+}
+
+// produceSync is ProduceSync ending with ctx: franz-go looks at a buffered
+// record's context only when something happens to its partition (with the
+// cluster's brokers refusing connections, a failed metadata update, at
+// most every 5 s and after that update's own retries), so ProduceSync
+// alone returned seconds past the batch's timeout and past a stop.
+// answered is false when ctx ended first: the records are still in the
+// client (see unanswered).
+func (s *Sink) produceSync(ctx context.Context, recs []*kgo.Record) (results kgo.ProduceResults, answered bool) {
+	cl := s.client
+	done := make(chan kgo.ProduceResults, 1)
+	go func() { done <- cl.ProduceSync(ctx, recs...) }()
+	select {
+	case results = <-done:
+		return results, true
+	case <-ctx.Done():
+		select {
+		case results = <-done:
+			return results, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// unanswered ends a Write whose context ended before franz-go answered for
+// its records: the client, which still holds them, is replaced and closed
+// (failing them), so the batch sent again is not queued behind them, and
+// failed with them, and no record of it is sent after the retry. The
+// records' memory is the sink's copy, not reused (sinks copy each poll),
+// and s.recs is left to the closing client.
+func (s *Sink) unanswered(ctx context.Context) error {
+	old := s.client
+	s.recs = nil
+	if err := s.newClient(); err != nil {
+		s.client = old // keeps the records; franz-go fails them in time
+	} else {
+		go old.Close()
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if dial := s.dial.err(); dial != nil {
+			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: cannot connect to %w", s.timeout, dial)}
+		}
+		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s", s.timeout)}
+	}
+	return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged: %w", context.Cause(ctx))}
 }
 
 // permanent errors: the cluster will refuse the same record again.
