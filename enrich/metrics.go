@@ -805,12 +805,12 @@ const minFrameBits = 64 * 8
 // port's modulo 2^32) is not taken over ifHighSpeed.
 func interfaceSpeed(p *telemetry.Point) float64 {
 	var high, bps float64
-	if f, ok := p.Field("ifHighSpeed"); ok {
+	if f, ok := p.Field("ifHighSpeed"); ok && f.Kind != telemetry.FieldBool { // Number takes true for 1
 		if speed, ok := f.Number(); ok && speed > 0 {
 			high = speed
 		}
 	}
-	if f, ok := p.Field("ifSpeed"); ok {
+	if f, ok := p.Field("ifSpeed"); ok && f.Kind != telemetry.FieldBool {
 		if speed, ok := f.Number(); ok && speed > 0 && speed < 4294967295 {
 			bps = speed
 		}

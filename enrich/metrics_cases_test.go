@@ -360,3 +360,27 @@ func TestInvalidCounterIsCountedAndUnlisted(t *testing.T) {
 		}
 	}
 }
+
+// TestBooleanSpeedIsNoSpeed: a raw row whose ifSpeed or ifHighSpeed is a
+// boolean (a producer other than weir's collectors) has no speed: true
+// was taken for 1 (bit/s, or Mbit/s), and the row got speed_mbps 1e-06 and
+// a utilisation of millions of percent.
+func TestBooleanSpeedIsNoSpeed(t *testing.T) {
+	for _, field := range []string{"ifSpeed", "ifHighSpeed"} {
+		w := loneMetricsWorker()
+		for poll := range 2 {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags:     map[string]string{"ifName": "Gi0/1", "ifIndex": "1", "agent": "192.0.2.1"},
+				Fields:   map[string]any{"ifHCInOctets": uint64(1000 + poll*60_000), field: true},
+				Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+				Time: casesT0.Add(time.Duration(poll) * time.Minute), Uptime: uint32(100000 + poll*6000), Source: "snmp"}
+			f, _ := enrichAt(t, w, m, int64(poll))
+			if _, ok := f["speed_mbps"]; ok {
+				t.Errorf("%s true: speed_mbps %v, want none", field, f["speed_mbps"])
+			}
+			if _, ok := f["in_utilization_pct"]; ok {
+				t.Errorf("%s true: in_utilization_pct %v, want none", field, f["in_utilization_pct"])
+			}
+		}
+	}
+}
