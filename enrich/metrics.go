@@ -337,6 +337,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	rates := w.rateBuf[:0]
 	var row *rowCounters
 	counters := 0 // the counters so far: where this one sits in the row's samples
+	invalid := "" // the first field listed as a counter whose value is none
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		if !f.Counter {
@@ -344,6 +345,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 		v, ok := counterValue(f)
 		if !ok {
+			if invalid == "" {
+				invalid = f.Key
+			}
 			continue
 		}
 		if row == nil {
@@ -381,6 +385,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	}
 	w.rateBuf = rates
+	if invalid != "" {
+		w.unlistInvalidCounters(p, r, invalid)
+	}
 	if !slices.IsSortedFunc(rates, compareFields) {
 		slices.SortFunc(rates, compareFields) // a counter name that is a prefix of another
 	}
@@ -457,6 +464,35 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	p.Source = "enrich"
 	p.EnsureFields() // an enriched record always has a fields object
 	return events, true
+}
+
+// unlistInvalidCounters takes out of p's counters the fields it lists
+// whose value is no counter value (a string, a negative number, a
+// fraction, a boolean, null: from a producer other than weir's
+// collectors), which give no rate: listed, a sink would write them as
+// counters (Prometheus a `_total` of -5). Their values stay, as what they
+// are. The record is counted in weir_enrich_dropped_total{reason=
+// "invalid_counter"} and logged with first, the first such field.
+func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Record, first string) {
+	invalid := func(name string) bool {
+		f, ok := p.Field(name)
+		if !ok {
+			return false
+		}
+		_, ok = counterValue(f)
+		return !ok
+	}
+	p.Counters = slices.DeleteFunc(p.Counters, invalid)
+	p.Counters64 = slices.DeleteFunc(p.Counters64, invalid)
+	if w.warming {
+		return // counted and logged when it was enriched
+	}
+	w.m.dropped.WithLabelValues(r.Topic, "invalid_counter").Inc()
+	f, _ := p.Field(first)
+	w.logger.Warn("enrich: a field listed as a counter holds no counter value (a non-negative integer); no rate, not listed as a counter",
+		slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
+		slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.String("field", first),
+		slog.Any("value", f.Value()))
 }
 
 // uptimeSample is a device's sysUpTime (hundredths of a second) at a
@@ -769,12 +805,12 @@ const minFrameBits = 64 * 8
 // port's modulo 2^32) is not taken over ifHighSpeed.
 func interfaceSpeed(p *telemetry.Point) float64 {
 	var high, bps float64
-	if f, ok := p.Field("ifHighSpeed"); ok {
+	if f, ok := p.Field("ifHighSpeed"); ok && f.Kind != telemetry.FieldBool { // Number takes true for 1
 		if speed, ok := f.Number(); ok && speed > 0 {
 			high = speed
 		}
 	}
-	if f, ok := p.Field("ifSpeed"); ok {
+	if f, ok := p.Field("ifSpeed"); ok && f.Kind != telemetry.FieldBool {
 		if speed, ok := f.Number(); ok && speed > 0 && speed < 4294967295 {
 			bps = speed
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -317,6 +318,69 @@ func TestClearCounters32NoPhantomPacketRates(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: in_discards_rate at polls %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestInvalidCounterIsCountedAndUnlisted: a raw record (from a producer
+// other than weir's collectors) that lists as a counter a field whose
+// value is no counter value (a string, a negative number, a fraction, a
+// boolean, null) gives no rate for it, and was passed on silently: still
+// listed in counters, so the Prometheus sink wrote -5 as a counter
+// (`..._total -5`), nothing counted or logged why its rate never came. It
+// is now left out of the record's counters (the value stays, as what it
+// is) and counted in weir_enrich_dropped_total{reason="invalid_counter"};
+// the record's valid counters keep their rates.
+func TestInvalidCounterIsCountedAndUnlisted(t *testing.T) {
+	w := loneMetricsWorker()
+	dropped := func() float64 {
+		return testutil.ToFloat64(w.m.dropped.WithLabelValues(telemetry.TopicRawSNMP, "invalid_counter"))
+	}
+	for i, bad := range []any{"12345", int64(-5), 1.5, true, nil} {
+		before := dropped()
+		for poll := range 2 {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags:     map[string]string{"ifName": "Gi0/1", "ifIndex": "1", "agent": "192.0.2.1"},
+				Fields:   map[string]any{"ifHCInOctets": uint64(1000 + poll*60_000), "ifHCOutOctets": bad},
+				Counters: []string{"ifHCInOctets", "ifHCOutOctets"}, Counters64: []string{"ifHCInOctets", "ifHCOutOctets"},
+				Time: casesT0.Add(time.Duration(i*2+poll) * time.Minute), Uptime: uint32(100000 + (i*2+poll)*6000), Source: "snmp"}
+			f, _ := enrichAt(t, w, m, int64(i*2+poll))
+			if poll == 1 && f["ifHCInOctets_rate"] != 1000 {
+				t.Errorf("%#v: the valid counter's rate is %v, want 1000", bad, f["ifHCInOctets_rate"])
+			}
+			if slices.Contains(w.row.Counters, "ifHCOutOctets") || slices.Contains(w.row.Counters64, "ifHCOutOctets") {
+				t.Errorf("%#v: still listed as a counter: counters %v, counters64 %v", bad, w.row.Counters, w.row.Counters64)
+			}
+			if !slices.Contains(w.row.Counters, "ifHCInOctets") || !slices.Contains(w.row.Counters64, "ifHCInOctets") {
+				t.Errorf("%#v: the valid counter is no longer listed: counters %v, counters64 %v", bad, w.row.Counters, w.row.Counters64)
+			}
+		}
+		if n := dropped() - before; n != 2 {
+			t.Errorf("%#v: weir_enrich_dropped_total{reason=invalid_counter} went up by %v for two records, want 2", bad, n)
+		}
+	}
+}
+
+// TestBooleanSpeedIsNoSpeed: a raw row whose ifSpeed or ifHighSpeed is a
+// boolean (a producer other than weir's collectors) has no speed: true
+// was taken for 1 (bit/s, or Mbit/s), and the row got speed_mbps 1e-06 and
+// a utilisation of millions of percent.
+func TestBooleanSpeedIsNoSpeed(t *testing.T) {
+	for _, field := range []string{"ifSpeed", "ifHighSpeed"} {
+		w := loneMetricsWorker()
+		for poll := range 2 {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags:     map[string]string{"ifName": "Gi0/1", "ifIndex": "1", "agent": "192.0.2.1"},
+				Fields:   map[string]any{"ifHCInOctets": uint64(1000 + poll*60_000), field: true},
+				Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+				Time: casesT0.Add(time.Duration(poll) * time.Minute), Uptime: uint32(100000 + poll*6000), Source: "snmp"}
+			f, _ := enrichAt(t, w, m, int64(poll))
+			if _, ok := f["speed_mbps"]; ok {
+				t.Errorf("%s true: speed_mbps %v, want none", field, f["speed_mbps"])
+			}
+			if _, ok := f["in_utilization_pct"]; ok {
+				t.Errorf("%s true: in_utilization_pct %v, want none", field, f["in_utilization_pct"])
+			}
 		}
 	}
 }
