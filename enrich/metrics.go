@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -71,6 +72,9 @@ type MetricsWorker struct {
 	warmup  time.Duration
 	warmer  *warmer
 	warming bool // enriching a warm-up record: nothing is counted or logged
+	// invalidLog throttles the warning for fields listed as counters
+	// that hold none (one per record would flood the log).
+	invalidLog throttle.Throttle
 }
 
 // NewMetricsWorker builds a metrics worker over raw.snmp.
@@ -488,11 +492,15 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 		return // counted and logged when it was enriched
 	}
 	w.m.dropped.WithLabelValues(r.Topic, "invalid_counter").Inc()
+	n, due := w.invalidLog.Due(time.Now())
+	if !due {
+		return
+	}
 	f, _ := p.Field(first)
 	w.logger.Warn("enrich: a field listed as a counter holds no counter value (a non-negative integer); no rate, not listed as a counter",
 		slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
 		slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.String("field", first),
-		slog.Any("value", f.Value()))
+		slog.Any("value", f.Value()), slog.Int("times", n))
 }
 
 // uptimeSample is a device's sysUpTime (hundredths of a second) at a
