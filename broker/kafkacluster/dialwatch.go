@@ -18,6 +18,20 @@ import (
 type dialWatch struct {
 	mu     sync.Mutex
 	failed map[string]dialFailure
+	now    func() time.Time // time.Now if nil (tests set it)
+}
+
+// dialFailureFresh is how long a failure to connect is taken as why a
+// produce waits: franz-go dials a broker it needs again within seconds,
+// so a failure older than this, with no attempt since, is of a broker
+// no longer dialled (a seed since decommissioned), not of the wait.
+const dialFailureFresh = time.Minute
+
+func (w *dialWatch) clock() time.Time {
+	if w.now != nil {
+		return w.now()
+	}
+	return time.Now()
 }
 
 type dialFailure struct {
@@ -42,16 +56,21 @@ func (w *dialWatch) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ 
 	if w.failed == nil {
 		w.failed = map[string]dialFailure{}
 	}
-	w.failed[addr] = dialFailure{err: err, at: time.Now()}
+	w.failed[addr] = dialFailure{err: err, at: w.clock()}
 }
 
 // lastFailure is the latest of the failures to connect not followed by a
-// connection to the same broker, or nil.
+// connection to the same broker, if it is recent (dialFailureFresh), or
+// nil.
 func (w *dialWatch) lastFailure() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var last dialFailure
-	for _, f := range w.failed {
+	for addr, f := range w.failed {
+		if w.clock().Sub(f.at) > dialFailureFresh {
+			delete(w.failed, addr) // dialled no more
+			continue
+		}
 		if f.at.After(last.at) {
 			last = f
 		}

@@ -136,7 +136,15 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// A Kafka cluster's topic can gain partitions (kafka-topics
 		// --alter); keyed records move to them, and a consumer of
 		// the partitions of its start would miss those keys' records.
-		go watchNewPartitions(ctx, adm, cl, topic, assign, newPartitionsEvery, stderr)
+		// It ends with the command (--max, an error), before the
+		// clients it uses are closed.
+		wctx, stopWatch := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			watchNewPartitions(wctx, adm, cl, topic, assign, newPartitionsEvery, stderr)
+		}()
+		defer func() { stopWatch(); <-watched }()
 	}
 
 	w := bufio.NewWriter(stdout)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +66,48 @@ func TestConsumeFollowReadsAddedPartitions(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "2 partition(s) added") {
 		t.Errorf("stderr does not say partitions were added: %s", stderr.String())
+	}
+}
+
+// TestConsumeFollowMaxStopsWatching: `weir consume T --follow --max N`
+// returned after N records and left the goroutine that looks for added
+// partitions running on the closed clients until the context ended.
+func TestConsumeFollowMaxStopsWatching(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var stdout, stderr syncbuf.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, []string{"consume", "--brokers", c.ListenAddrs()[0], "t", "--follow", "--max", "1"}, strings.NewReader(""), &stdout, &stderr)
+	}()
+	for returned := false; !returned; {
+		cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte(`"x"`)})
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			returned = true
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		buf := make([]byte, 1<<20)
+		if !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "watchNewPartitions") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the partition watcher still runs after the command returned")
+		}
 	}
 }

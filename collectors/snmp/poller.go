@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/profile"
@@ -143,10 +144,22 @@ func (p *Poller) build(profiles *profile.Set, cfgs []configs.SNMPTarget) ([]*tar
 		return nil, err
 	}
 	targets := make([]*target, 0, len(cfgs))
+	setKey := "" // of the whole set, for the auto targets: once
 	for _, tc := range cfgs {
 		t := &target{cfg: tc, p: p, set: profiles, log: p.cfg.Logger.With("target", tc.Name)}
-		if !tc.Profiles.Auto {
+		if tc.Profiles.Auto {
+			if setKey == "" {
+				var all []*profile.Profile
+				for _, name := range profiles.Names() {
+					pr, _ := profiles.Get(name)
+					all = append(all, pr)
+				}
+				setKey = profilesText(all)
+			}
+			t.profKey = setKey
+		} else {
 			t.profiles, _ = profiles.Resolve(tc.Profiles.Names, false, "")
+			t.profKey = profilesText(t.profiles)
 		}
 		targets = append(targets, t)
 	}
@@ -228,6 +241,7 @@ type target struct {
 	log      *slog.Logger
 	sess     *gosnmp.GoSNMP
 	set      *profile.Set // the profiles the target was built with
+	profKey  string       // what of them a reload compares (profilesKey)
 	profiles []*profile.Profile
 	// sysObjectID the auto profiles were resolved for.
 	autoFor string
@@ -1431,17 +1445,23 @@ func configKey(c configs.SNMPTarget) configs.SNMPTarget {
 }
 
 // memberConfig is what a running target is compared by at a reload
-// (reflect.DeepEqual, which follows the profiles' pointers).
+// (reflect.DeepEqual).
 type memberConfig struct {
 	target   configs.SNMPTarget
-	profiles any
+	profiles string
 }
 
 // profilesKey is what of the profiles a target polls with: the ones it
 // names, or the whole set it chooses from by sysObjectID.
-func (t *target) profilesKey() any {
-	if t.cfg.Profiles.Auto {
-		return t.set
+func (t *target) profilesKey() string { return t.profKey }
+
+// profilesText is profiles as a reload compares them: their YAML, without
+// the file and lines they were read from (yaml:"-"), so that a comment or
+// a blank line added to a file restarts no target.
+func profilesText(ps []*profile.Profile) string {
+	b, err := yaml.Marshal(ps)
+	if err != nil {
+		return fmt.Sprintf("%p", ps) // not expected; compared as changed
 	}
-	return t.profiles
+	return string(b)
 }

@@ -154,3 +154,51 @@ func TestReloadEditedProfile(t *testing.T) {
 		t.Fatal("the scalar added to the profile is not polled after the reload")
 	}
 }
+
+// TestReloadProfileCommentKeepsSession: a comment added at the top of a
+// profile file moves the lines its scalars are written on and nothing
+// else; the targets polling with it restarted at the reload (a new
+// session, an SNMPv3 discovery each), as if the profile had changed.
+func TestReloadProfileCommentKeepsSession(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	write := func(prof string) *profile.Set {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "mine.yaml"), []byte(prof), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		set, err := profile.Load(configs.BuiltinSNMPProfiles(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	const prof = "name: mine\nmeasurement: snmp_mine\nscalars:\n  - {name: sysName, oid: 1.3.6.1.2.1.1.5.0, type: string}\n"
+	addr, agent := startSim(t, ctx, sim.Options{Name: "a", Interfaces: 1})
+	named := testTarget("a", addr, func(tc *configs.SNMPTarget) {
+		tc.Interval, tc.Timeout = 300*time.Millisecond, 250*time.Millisecond
+		tc.Profiles.Names = []string{"mine"}
+	})
+	capture := snmptest.NewCapture()
+	p, err := New(Config{Targets: []configs.SNMPTarget{named}, Profiles: write(prof), Broker: capture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if !capture.WaitFor(10*time.Second, func(recs []broker.Record) bool { return countStatus(recs, "a") >= 2 }) {
+		t.Fatal("not polled")
+	}
+	if err := p.Reload(write("# owned by the NOC\n\n"+prof), []configs.SNMPTarget{named}); err != nil {
+		t.Fatal(err)
+	}
+	at := countStatus(capture.Records(), "a")
+	if !capture.WaitFor(10*time.Second, func(recs []broker.Record) bool { return countStatus(recs, "a") >= at+2 }) {
+		t.Fatal("not polled after a reload")
+	}
+	if n := agent.Sources(); n != 1 {
+		t.Errorf("a comment added to the profile: the target's requests came from %d sockets, want 1 (its session kept)", n)
+	}
+}

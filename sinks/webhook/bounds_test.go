@@ -147,3 +147,38 @@ func TestKilledBetweenSavesKeepsChanges(t *testing.T) {
 		t.Errorf("%d alerts after a save and a restart, want 3", len(s3.active))
 	}
 }
+
+// TestJournalTornLineKeepsLaterChanges: a journal line cut short (a process
+// killed in its write, a full disk writing part of it) was followed by the
+// next changes on the same line, when the save that would have emptied the
+// journal failed too: at the next start the replay stopped at that line,
+// and every change after it was lost (an ended alert re-posted as firing
+// for ever, a begun one not re-posted).
+func TestJournalTornLineKeepsLaterChanges(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer hs.Close()
+	dir := t.TempDir()
+	s := amSink(t, hs.URL, dir)
+	amWrite(t, s, downs(0, 2)...) // saved: Ethernet0-1 firing
+	journal := filepath.Join(dir, "am.alerts.json.journal")
+	// Killed while appending a change.
+	if err := os.WriteFile(journal, []byte(`{"key":"edge1\u0000Ethernet9","alert":{"labels":{"alertn`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The state file cannot be replaced for now.
+	if err := os.Mkdir(filepath.Join(dir, "am.alerts.json.tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s2 := amSink(t, hs.URL, dir)
+	amWrite(t, s2, amEv("interface_up", "Ethernet0", "", time.Minute), amEv("interface_down", "Ethernet5", "", time.Minute))
+	// Killed again: the next run has the save and the journal.
+	s3 := amSink(t, hs.URL, dir)
+	var got []string
+	for _, a := range s3.active {
+		got = append(got, a.Labels["object"])
+	}
+	slices.Sort(got)
+	if want := []string{"Ethernet1", "Ethernet5"}; !slices.Equal(got, want) {
+		t.Errorf("after a torn journal line the firing alerts are %v, want %v", got, want)
+	}
+}

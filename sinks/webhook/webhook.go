@@ -542,9 +542,9 @@ func (s *Sink) appendToJournal() {
 	if s.statePath == "" || len(s.journal) == 0 {
 		return
 	}
-	f, err := os.OpenFile(s.journalPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(s.journalPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err == nil {
-		_, err = f.Write(s.journal)
+		err = appendLines(f, s.journal)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -555,6 +555,33 @@ func (s *Sink) appendToJournal() {
 }
 
 func (s *Sink) journalPath() string { return s.statePath + ".journal" }
+
+// appendLines appends lines to f (opened to append) on a line of their
+// own: after a line cut short (a process killed in its write), it starts
+// a new one, rather than end that one and be lost with it at the replay.
+// A write that fails part way (a full disk) is taken back, so that it
+// leaves no such line.
+func appendLines(f *os.File, lines []byte) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	if size > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, size-1); err != nil {
+			return err
+		}
+		if last[0] != '\n' {
+			lines = append([]byte{'\n'}, lines...)
+		}
+	}
+	if _, err := f.Write(lines); err != nil {
+		f.Truncate(size)
+		return err
+	}
+	return nil
+}
 
 // maxActiveAlerts bounds the firing alerts remembered (re-sent every
 // minute and kept for a restart): a network has far fewer things down at
@@ -598,7 +625,8 @@ func (s *Sink) loadActive() error {
 
 // replayJournal applies the changes made after the last save, in order (a
 // change the save had already is made again, to the same end). A line cut
-// short by a crash ends the replay.
+// short by a crash is skipped: each line is a change of its own, and those
+// after it were made later.
 func (s *Sink) replayJournal() {
 	data, err := os.ReadFile(s.journalPath())
 	if err != nil {
@@ -607,10 +635,17 @@ func (s *Sink) replayJournal() {
 		}
 		return
 	}
+	torn := 0
+	defer func() {
+		if torn > 0 {
+			s.logger.Warn("webhook sink: skipped firing alerts journal lines cut short", "file", s.journalPath(), "lines", torn)
+		}
+	}()
 	for line := range bytes.Lines(data) {
 		var e journalEntry
-		if json.Unmarshal(line, &e) != nil {
-			return
+		if json.Unmarshal(line, &e) != nil || e.Key == "" {
+			torn++
+			continue
 		}
 		if e.Alert == nil {
 			delete(s.active, e.Key)
