@@ -1,10 +1,11 @@
 package configs
 
 import (
-	"fmt"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/weirnet/weir/internal/yamlerr"
 )
 
 // Cluster configures how the weir processes of one deployment, on one
@@ -60,7 +61,7 @@ func (s *Switch) UnmarshalYAML(n *yaml.Node) error {
 	case "false", "no", "off":
 		*s = SwitchFalse
 	default:
-		return fmt.Errorf("line %d: %q must be auto, true or false", n.Line, n.Value)
+		return yamlerr.NewValueError(n, "%q must be auto, true or false", n.Value)
 	}
 	return nil
 }

@@ -581,7 +581,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return yamlerr.NewValueError(n, "%v", err)
 	}
 	*d = Duration(v)
 	return nil
@@ -594,11 +594,11 @@ func oneValue(n *yaml.Node, what string) error {
 	case yaml.ScalarNode:
 		return nil
 	case yaml.SequenceNode:
-		return fmt.Errorf("line %d: want one %s, not a list", n.Line, what)
+		return yamlerr.NewValueError(n, "want one %s, not a list", what)
 	case yaml.MappingNode:
-		return fmt.Errorf("line %d: want one %s, not a map", n.Line, what)
+		return yamlerr.NewValueError(n, "want one %s, not a map", what)
 	}
-	return fmt.Errorf("line %d: want one %s", n.Line, what)
+	return yamlerr.NewValueError(n, "want one %s", what)
 }
 
 // ParseDuration parses "500ms", "30s", "12h", "7d" and "-1" (forever).
@@ -647,7 +647,7 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return yamlerr.NewValueError(n, "%v", err)
 	}
 	*b = ByteSize(v)
 	return nil
@@ -689,7 +689,7 @@ func (p *FlushPolicy) UnmarshalYAML(n *yaml.Node) error {
 		*p = FlushPolicy(n.Value)
 		return nil
 	}
-	return fmt.Errorf("line %d: must be interval or always, not %q", n.Line, n.Value)
+	return yamlerr.NewValueError(n, "must be interval or always, not %q", n.Value)
 }
 
 // Address is a host:port, or "off".
@@ -705,9 +705,9 @@ func (a *Address) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	if _, port, err := net.SplitHostPort(n.Value); err != nil {
-		return fmt.Errorf("line %d: %q is not host:port: %v", n.Line, n.Value, err)
+		return yamlerr.NewValueError(n, "%q is not host:port: %v", n.Value, err)
 	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return fmt.Errorf("line %d: %q has an invalid port", n.Line, n.Value)
+		return yamlerr.NewValueError(n, "%q has an invalid port", n.Value)
 	}
 	*a = Address(n.Value)
 	return nil

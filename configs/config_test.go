@@ -117,6 +117,11 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		// loader finds it by the value quoted.
 		{"sinks:\n  - {type: prometheus, name: prom, listen: \"127.0.0.1:99999\", topics: [enriched.metrics]}\n", `cfg.yaml:2: sinks[0].listen: "127.0.0.1:99999" has an invalid port`},
 		{"http: {listen: [a]}\n", `cfg.yaml:1: http.listen: want one host:port (or "off"), not a list`},
+		// Found by the value's position, not its text: a map inside
+		// the map where one value goes, and a value equal to another
+		// once trimmed.
+		{"broker:\n  retention: {bytes: {a: {b: 1}}}\n", "cfg.yaml:2: broker.retention.bytes: want one size (like 512KiB, 1GiB), not a map"},
+		{"broker:\n  retention: {time: \" 7x\", bytes: 7x}\n", `cfg.yaml:2: broker.retention.time: "7x" is not a duration`},
 		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:514\"}\n    - {protocol: sctp, address: \"127.0.0.1:514\"}\n", "cfg.yaml:4: syslog.listeners[1].protocol: must be udp, tcp or tls"},
 	} {
 		path := filepath.Join(t.TempDir(), "cfg.yaml")

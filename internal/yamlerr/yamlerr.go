@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -29,14 +28,14 @@ func Clean(err error, data []byte, root *yaml.Node) error {
 		}
 		return errors.New(strings.Join(msgs, "\n"))
 	}
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if root != nil {
-		// The error of a type's own UnmarshalYAML, which does not
-		// know the key it is under.
-		if wk := withValuePath(msg, root); wk != msg {
-			return errors.New(wk)
+	var ve *ValueError
+	if errors.As(err, &ve) {
+		if root == nil {
+			return errors.New(ve.Error())
 		}
+		return errors.New(withValuePath(ve, root))
 	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr != nil {
 		line = 0
@@ -122,42 +121,32 @@ func withKeyPath(msg string, root *yaml.Node) string {
 	}))
 }
 
-// lineRE is the line number a message about a value starts with.
-var lineRE = regexp.MustCompile(`^line (\d+): `)
+// ValueError is the error of a type's own UnmarshalYAML about its node,
+// which does not know the key it is under: Clean finds the key by the
+// node's position. Its text is "line N: Msg".
+type ValueError struct {
+	Line, Column int
+	Msg          string
+}
 
-// withValuePath puts the key path after the line of an error from a type's
-// own UnmarshalYAML, which does not know the key it is under: the path of
-// the scalar whose value the message quotes, or of the list or map where
-// it wanted one value, where root has one such at that line.
-func withValuePath(msg string, root *yaml.Node) string {
-	m := lineRE.FindStringSubmatch(msg)
-	if m == nil || root == nil {
-		return msg
-	}
-	line, _ := strconv.Atoi(m[1])
-	rest := strings.TrimPrefix(msg, m[0])
-	wantOne := strings.HasPrefix(rest, "want one ")
-	return insertPath(msg, m[0], pathsAt(root, line, func(n *yaml.Node) bool {
-		switch n.Kind {
-		case yaml.ScalarNode:
-			return n.Value != "" && strings.Contains(rest, strconv.Quote(n.Value))
-		case yaml.SequenceNode:
-			return wantOne && strings.HasSuffix(rest, ", not a list")
-		case yaml.MappingNode:
-			return wantOne && strings.HasSuffix(rest, ", not a map")
-		}
-		return false
+// NewValueError words an error about n.
+func NewValueError(n *yaml.Node, format string, args ...any) *ValueError {
+	return &ValueError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *ValueError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// withValuePath puts the key path of the value at ve's position after its
+// line.
+func withValuePath(ve *ValueError, root *yaml.Node) string {
+	msg := ve.Error()
+	return insertPath(msg, fmt.Sprintf("line %d: ", ve.Line), pathsAt(root, ve.Line, func(n *yaml.Node) bool {
+		return n.Column == ve.Column
 	}))
 }
 
-// insertPath puts the one path found after the message's line prefix. Of
-// nested values on one line ({bytes: {a: 1}}) the innermost is meant.
+// insertPath puts the one path found after the message's line prefix.
 func insertPath(msg, prefix string, found []string) string {
-	found = slices.DeleteFunc(slices.Clone(found), func(p string) bool {
-		return slices.ContainsFunc(found, func(q string) bool {
-			return strings.HasPrefix(q, p+".") || strings.HasPrefix(q, p+"[")
-		})
-	})
 	if len(found) != 1 {
 		return msg
 	}
