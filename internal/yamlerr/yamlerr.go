@@ -1,8 +1,7 @@
 // Package yamlerr words yaml.v3's errors for the reader of the file: the
 // line a syntax error is on (yaml.v3 numbers a parser error's from 0), the
 // key a type error or a ValueError is about, and hints for tabs and ${...}
-// in braces. The
-// config and the inventory loaders share it.
+// in braces. The config and the inventory loaders share it.
 package yamlerr
 
 import (
