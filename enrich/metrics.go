@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -72,9 +73,10 @@ type MetricsWorker struct {
 	warmup  time.Duration
 	warmer  *warmer
 	warming bool // enriching a warm-up record: nothing is counted or logged
-	// invalidLog throttles the warning for fields listed as counters
-	// that hold none (one per record would flood the log).
-	invalidLog throttle.Throttle
+	// invalidLog and decodeLog throttle the warnings for fields listed
+	// as counters that hold none and for undecodable records: one per
+	// record from a wrong producer would flood the log.
+	invalidLog, decodeLog throttle.Throttle
 }
 
 // NewMetricsWorker builds a metrics worker over raw.snmp.
@@ -241,6 +243,14 @@ func (w *MetricsWorker) appendMetricRecord(recs []outRecord, p *telemetry.Point,
 // or an array, which JSON allows and the metric schema does not): its
 // enriched record could not be encoded, and it would vanish uncounted.
 func checkFields(p *telemetry.Point) error {
+	// A sink would name a series without its measurement's prefix, or
+	// with no device, and enrichment could key no state by it.
+	if p.Measurement == "" {
+		return errors.New("no measurement")
+	}
+	if p.Device == "" {
+		return errors.New("no device")
+	}
 	for i := range p.Fields {
 		if f := &p.Fields[i]; f.Kind == telemetry.FieldInvalid {
 			return fmt.Errorf("field %q: %s is not a metric value (a number, a boolean, a string or null)", f.Key, f.Str)
@@ -276,8 +286,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			return nil, false // counted and logged when it was enriched
 		}
 		w.m.decodeErrors.Inc()
-		w.logger.Warn("enrich: skipping undecodable metric", slog.String("topic", r.Topic),
-			slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
+		if n, due := w.decodeLog.Due(time.Now()); due {
+			w.logger.Warn("enrich: skipping undecodable metric", slog.String("topic", r.Topic),
+				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
+		}
 		return nil, false
 	}
 	at := p.Time

@@ -1,7 +1,9 @@
 package enrich
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"math"
 	"slices"
@@ -382,5 +384,33 @@ func TestBooleanSpeedIsNoSpeed(t *testing.T) {
 				t.Errorf("%s true: in_utilization_pct %v, want none", field, f["in_utilization_pct"])
 			}
 		}
+	}
+}
+
+// TestRecordWithoutMeasurementOrDevice: a raw record with no measurement
+// or no device (a producer other than weir's collectors) was enriched and
+// published, and the Prometheus sink served it unprefixed
+// (`if_hc_in_octets{device="x"}`), or with no device. It is counted as
+// undecodable, and the warning for such records is throttled.
+func TestRecordWithoutMeasurementOrDevice(t *testing.T) {
+	w := loneMetricsWorker()
+	var logs bytes.Buffer
+	w.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	before := testutil.ToFloat64(w.m.decodeErrors)
+	for i, m := range []telemetry.Metric{
+		{V: 1, Device: "edge1", Fields: map[string]any{"x": 1}, Time: casesT0},
+		{V: 1, Measurement: "snmp_interface", Fields: map[string]any{"x": 1}, Time: casesT0},
+		{V: 1, Measurement: "snmp_interface", Fields: map[string]any{"x": 1}, Time: casesT0},
+	} {
+		v, _ := json.Marshal(&m)
+		if _, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Value: v}); ok {
+			t.Errorf("%s: enriched", v)
+		}
+	}
+	if n := testutil.ToFloat64(w.m.decodeErrors) - before; n != 3 {
+		t.Errorf("decode errors went up by %v, want 3", n)
+	}
+	if n := strings.Count(logs.String(), "skipping undecodable metric"); n != 1 {
+		t.Errorf("%d warnings for 3 records at once, want 1 (throttled):\n%s", n, logs.String())
 	}
 }
