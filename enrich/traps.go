@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -52,6 +53,9 @@ type TrapWorker struct {
 	// the first of them stops waiting: release looks again only when a
 	// name came, one is due, or a second has passed.
 	releaseSeen releaseState
+	// decodeLog throttles the warning for undecodable records: one per
+	// record from a wrong producer would flood the log.
+	decodeLog throttle.Throttle
 }
 
 // releaseState is what release last saw: the versions of the process's
@@ -140,8 +144,10 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			tr, err := decodeTrap(r.Value)
 			if err != nil {
 				w.m.decodeErrors.Inc()
-				w.logger.Warn("enrich: skipping undecodable trap", slog.String("topic", r.Topic),
-					slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
+				if n, due := w.decodeLog.Due(time.Now()); due {
+					w.logger.Warn("enrich: skipping undecodable trap", slog.String("topic", r.Topic),
+						slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
+				}
 				continue
 			}
 			e0 := len(events)

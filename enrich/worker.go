@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -74,6 +75,9 @@ type Worker struct {
 	unknownEventTagsJSON []byte
 
 	out *outputs
+	// decodeLog throttles the warning for undecodable records: one per
+	// record from a wrong producer would flood the log.
+	decodeLog throttle.Throttle
 }
 
 // WorkerOption configures a Worker.
@@ -398,8 +402,10 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	if err != nil {
 		if !w.warming {
 			w.m.decodeErrors.Inc()
-			w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
-				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err))
+			if n, due := w.decodeLog.Due(time.Now()); due {
+				w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
+					slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
+			}
 		}
 		return d, false
 	}
