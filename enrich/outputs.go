@@ -52,6 +52,7 @@ type outputs struct {
 
 	aligned bool
 	pending []string // output topics to align once the input exists
+	topics  []string // the output topics, to align again (see publishRetrying)
 	// inputID tells this input topic from an earlier one of its name (a
 	// topic deleted and made again starts its offsets over): the first
 	// bytes of its topic ID, in hex, after the input's name in src_offset
@@ -167,6 +168,7 @@ func (o *outputs) align(ctx context.Context, topics ...string) error {
 	}
 	o.tails, o.owned = map[string]map[int32]int64{}, map[int32]bool{}
 	o.pending = nil
+	o.topics = topics
 	infos, err := o.b.DescribeTopics(ctx, o.input)
 	if errors.Is(err, broker.ErrUnknownTopic) {
 		// No input yet: align once it exists (its first records), so
@@ -309,6 +311,10 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	infos, err := o.b.DescribeTopics(ctx, topic)
 	if err != nil {
 		return 0, err
+	}
+	if int(part) >= len(infos[0].Partitions) {
+		// Made again with fewer partitions (see publishRetrying).
+		return 0, fmt.Errorf("%w: %s/%d", broker.ErrUnknownPartition, topic, part)
 	}
 	pi := infos[0].Partitions[part]
 	last := int64(-1)
@@ -455,13 +461,15 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 		if err := o.produce(ctx, tx, topic, part, byPart[part]); err != nil {
 			return left, err
 		}
-	}
-	if tx != nil {
-		return left, nil
-	}
-	for _, out := range outs {
-		if out.part >= 0 && out.src > o.tails[topic][out.part] {
-			o.tails[topic][out.part] = out.src
+		if tx != nil {
+			continue
+		}
+		// Partition by partition: a retry after a later one failed
+		// skips what this one has (see publishRetrying).
+		for _, out := range outs {
+			if out.part == part && out.src > o.tails[topic][out.part] {
+				o.tails[topic][out.part] = out.src
+			}
 		}
 	}
 	return left, nil
@@ -485,6 +493,10 @@ func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part
 		if err == nil {
 			o.m.out.WithLabelValues(topic).Add(float64(len(recs)))
 			return nil
+		}
+		if part >= 0 && errors.Is(err, broker.ErrUnknownPartition) {
+			// Not there again by waiting: publishRetrying aligns anew.
+			return err
 		}
 		// What the failed call appended all the same (a full disk after
 		// the first batches, see broker.Broker.Produce) is not sent again.
@@ -553,6 +565,25 @@ func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
 		}
 		o.m.publishErrors.WithLabelValues(b.topic).Inc()
 		o.logger.Error("enrich: publishing failed, retrying", slog.String("topic", b.topic), slog.Any("error", err))
+		if o.aligned && (errors.Is(err, broker.ErrUnknownPartition) || errors.Is(err, broker.ErrUnknownTopic)) {
+			// The output topic was deleted (weir topics delete), and
+			// perhaps made again by a producer with the broker's
+			// default partition count: input partition P has no output
+			// partition P any more. Align again: a missing topic is
+			// made with the input's count, one of another count is
+			// written by key (at least once, logged).
+			done := o.tails[b.topic]
+			if aerr := o.align(ctx, o.topics...); aerr != nil {
+				o.logger.Error("enrich: aligning the output topics again failed", slog.Any("error", aerr))
+			} else if !o.aligned {
+				// By key from now on, which skips nothing: leave out
+				// what the failed attempt's first partitions took.
+				b.outs = slices.DeleteFunc(slices.Clone(b.outs), func(out outRecord) bool {
+					t, ok := done[out.part]
+					return out.part >= 0 && ok && out.src <= t
+				})
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return false

@@ -858,3 +858,58 @@ func TestWorkerInputTopicRecreated(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestWorkerOutputTopicRecreated: enriched.syslog deleted (weir topics
+// delete) while weir runs, its input raw.syslog having more partitions
+// than the broker's default. The worker's next record made the topic
+// again with the default count, and the worker, still routing input
+// partition P to output partition P, retried "unknown partition" for ever:
+// what came on the input's last partitions was never enriched, until a
+// restart.
+func TestWorkerOutputTopicRecreated(t *testing.T) {
+	b, err := embedded.Open(t.TempDir(), embedded.WithTopicDefaults(broker.TopicConfig{Partitions: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := b.CreateTopic(ctx, telemetry.TopicRawSyslog, broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(from, n int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Format: "rfc3164", Facility: 23, Severity: 6,
+				Message: fmt.Sprintf("message %d", i), SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
+			rec := broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)}
+			if err := b.ProducePartition(ctx, telemetry.TopicRawSyslog, int32(i%2), []broker.Record{rec}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitEnriched := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); len(readTopic(t, b, telemetry.TopicEnrichedSyslog)) < n && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // a duplicate would follow
+		if got := len(readTopic(t, b, telemetry.TopicEnrichedSyslog)); got != n {
+			t.Fatalf("%d records enriched, want %d", got, n)
+		}
+	}
+	produce(0, 10)
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(b, inv, NewClassifier())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	waitEnriched(10)
+
+	if err := b.DeleteTopic(ctx, telemetry.TopicEnrichedSyslog); err != nil {
+		t.Fatal(err)
+	}
+	produce(10, 6) // both input partitions
+	waitEnriched(6)
+	cancel()
+	<-done
+}

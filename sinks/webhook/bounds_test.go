@@ -182,3 +182,59 @@ func TestJournalTornLineKeepsLaterChanges(t *testing.T) {
 		t.Errorf("after a torn journal line the firing alerts are %v, want %v", got, want)
 	}
 }
+
+// TestJournalOlderThanSaveIgnored: a weir killed between saves leaves a
+// journal; an earlier weir (a downgrade) knows no journal, ends an alert,
+// and saves without removing it; this build again replayed the old
+// journal over that newer save and re-posted as firing, every minute for
+// ever, the alert the save had ended. The journal names the save it
+// follows.
+func TestJournalOlderThanSaveIgnored(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer hs.Close()
+	dir := t.TempDir()
+	s := amSink(t, hs.URL, dir)
+	amWrite(t, s, downs(0, 2)...)                                       // saved: Ethernet0-1 firing
+	amWrite(t, s, amEv("interface_down", "Ethernet7", "", time.Minute)) // journaled
+	// Killed; the earlier weir starts from the save alone, Ethernet7
+	// ends meanwhile (it never knew it), and it saves what it has, the
+	// journal left as it was.
+	state := filepath.Join(dir, "am.alerts.json")
+	saved, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old map[string]Alert
+	if err := json.Unmarshal(saved, &old); err != nil {
+		t.Fatal(err)
+	}
+	for k, a := range old {
+		if a.Labels["object"] == "Ethernet0" {
+			delete(old, k) // ended under the earlier weir
+		}
+	}
+	data, _ := json.Marshal(old)
+	if err := os.WriteFile(state, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2 := amSink(t, hs.URL, dir)
+	var got []string
+	for _, a := range s2.active {
+		got = append(got, a.Labels["object"])
+	}
+	if want := []string{"Ethernet1"}; !slices.Equal(got, want) {
+		t.Errorf("after a save by an earlier weir the firing alerts are %v, want the save's %v", got, want)
+	}
+	// A journal of this save is still replayed.
+	amWrite(t, s2, amEv("interface_down", "Ethernet8", "", time.Minute), amEv("interface_up", "Ethernet1", "", time.Minute))
+	amWrite(t, s2, amEv("interface_down", "Ethernet9", "", time.Minute))
+	s3 := amSink(t, hs.URL, dir)
+	got = got[:0]
+	for _, a := range s3.active {
+		got = append(got, a.Labels["object"])
+	}
+	slices.Sort(got)
+	if want := []string{"Ethernet8", "Ethernet9"}; !slices.Equal(got, want) {
+		t.Errorf("after a kill between saves the firing alerts are %v, want %v", got, want)
+	}
+}

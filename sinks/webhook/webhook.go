@@ -7,6 +7,8 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +78,14 @@ type Sink struct {
 	// empties it.
 	dirty   bool
 	savedAt time.Time
-	journal []byte // the batch's changes, scratch
+	// savedSum is the SHA-256 of the save the journal follows (the one
+	// loaded or last written), in hex; the journal's first line names it
+	// (journaled: that line is written), so that a journal left beside a
+	// save an earlier weir wrote since (which knows no journal) is not
+	// replayed over it.
+	savedSum  string
+	journaled bool
+	journal   []byte // the batch's changes, scratch
 	// fullLog throttles the warning that maxActiveAlerts are remembered.
 	fullLog throttle.Throttle
 }
@@ -524,9 +533,11 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 }
 
 // journalEntry is one change to the firing alerts: Alert set, it began;
-// nil, the alert of Key ended.
+// nil, the alert of Key ended. The journal's first line has only Save:
+// the SHA-256 of the save it follows.
 type journalEntry struct {
-	Key   string `json:"key"`
+	Save  string `json:"save,omitempty"`
+	Key   string `json:"key,omitempty"`
 	Alert *Alert `json:"alert,omitempty"`
 }
 
@@ -544,7 +555,14 @@ func (s *Sink) appendToJournal() {
 	}
 	f, err := os.OpenFile(s.journalPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err == nil {
-		err = appendLines(f, s.journal)
+		data := s.journal
+		if !s.journaled {
+			head, _ := json.Marshal(journalEntry{Save: s.savedSum})
+			data = append(append(head, '\n'), data...)
+		}
+		if err = appendLines(f, data); err == nil {
+			s.journaled = true
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -606,6 +624,7 @@ func (s *Sink) loadActive() error {
 	if err != nil {
 		return fmt.Errorf("firing alerts: %w", err)
 	}
+	s.savedSum = sum(data)
 	var saved map[string]Alert
 	if err := json.Unmarshal(data, &saved); err != nil {
 		// A damaged file costs re-sends, not the sink.
@@ -641,11 +660,26 @@ func (s *Sink) replayJournal() {
 			s.logger.Warn("webhook sink: skipped firing alerts journal lines cut short", "file", s.journalPath(), "lines", torn)
 		}
 	}()
+	s.journaled = true // appended to until the next save
+	first := true
 	for line := range bytes.Lines(data) {
 		var e journalEntry
-		if json.Unmarshal(line, &e) != nil || e.Key == "" {
+		if json.Unmarshal(line, &e) != nil || e.Key == "" && e.Save == "" {
 			torn++
 			continue
+		}
+		if first && e.Save != "" && e.Save != s.savedSum {
+			// A save written since by a weir that knows no journal
+			// (a downgrade, then this build again): the journal's
+			// changes are older than the save.
+			s.logger.Warn("webhook sink: ignoring a firing alerts journal older than the save", "file", s.journalPath())
+			os.Remove(s.journalPath())
+			s.journaled = false
+			return
+		}
+		first = false
+		if e.Key == "" {
+			continue // the first line
 		}
 		if e.Alert == nil {
 			delete(s.active, e.Key)
@@ -680,6 +714,7 @@ func (s *Sink) saveActive() bool {
 	}
 	if err == nil {
 		// The save has what the journal had.
+		s.savedSum, s.journaled = sum(data), false
 		if rerr := os.Remove(s.journalPath()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = rerr
 		}
@@ -688,6 +723,12 @@ func (s *Sink) saveActive() bool {
 		s.logger.Warn("webhook sink: could not keep the firing alerts for a restart", "file", s.statePath, "err", err)
 	}
 	return err == nil
+}
+
+// sum is the hex SHA-256 of a save.
+func sum(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
 }
 
 // annotations of a firing alert.
