@@ -103,8 +103,21 @@ func TestResendInChunks(t *testing.T) {
 	mu.Lock()
 	sizes = nil
 	mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// Until a round is posted (a loaded machine under -race took more
+	// than a fixed half second).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			mu.Lock()
+			n := len(sizes)
+			mu.Unlock()
+			if n >= 3 {
+				cancel()
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	s.Run(ctx)
 	mu.Lock()
 	defer mu.Unlock()
