@@ -31,3 +31,25 @@ func TestDeadTargetLoggedSparingly(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
 	}
 }
+
+// TestOverrunLoggedSparingly: a target whose polls keep running into the
+// next slot is logged when it starts, then every failLogEvery with the
+// count, then when a poll fits its interval again; the next overrun after
+// that is logged at once.
+func TestOverrunLoggedSparingly(t *testing.T) {
+	var buf syncbuf.Buffer
+	tg := &target{log: slog.New(slog.NewTextHandler(&buf, nil))}
+	t0 := time.Now()
+	for i := range 30 { // every other slot of 10 s: 10 minutes less 20 s
+		tg.logOverrun(10*time.Second, 1, t0.Add(time.Duration(i)*20*time.Second))
+	}
+	tg.logOverrun(10*time.Second, 1, t0.Add(failLogEvery))
+	tg.logInTime(t0.Add(failLogEvery + 20*time.Second))
+	tg.logOverrun(10*time.Second, 2, t0.Add(failLogEvery+40*time.Second))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "snmp poll overran its interval") ||
+		!strings.Contains(lines[1], "still overrunning") || !strings.Contains(lines[1], "overran_polls=31") || !strings.Contains(lines[1], "skipped=31") ||
+		!strings.Contains(lines[2], "fit its interval again") || !strings.Contains(lines[3], "overran its interval") || !strings.Contains(lines[3], "skipped=2") {
+		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
+	}
+}

@@ -261,6 +261,14 @@ type target struct {
 	failingSince time.Time
 	failResult   string
 	failLogged   time.Time
+	// overrunning counts the polls in a row that ran into the next slot
+	// (logged as failing ones are: when it starts, then every
+	// failLogEvery); overrunSince is when the first did, overrunSkipped
+	// the slots they skipped, overrunLogged when it was last logged.
+	overrunning    int
+	overrunSkipped int
+	overrunSince   time.Time
+	overrunLogged  time.Time
 	// privProbed is when diagnosePriv last asked the agent (probePriv).
 	privProbed time.Time
 }
@@ -393,8 +401,10 @@ func (t *target) run(ctx context.Context) {
 			// rather than start late polls back to back.
 			missed := now.Sub(next)/interval + 1
 			m.Skipped.WithLabelValues(t.cfg.Name).Add(float64(missed))
-			t.log.Warn("snmp poll overran its interval", "interval", interval, "skipped", int(missed))
+			t.logOverrun(interval, int(missed), now)
 			next = next.Add(missed * interval)
+		} else if t.overrunning > 0 {
+			t.logInTime(now)
 		}
 		timer.Reset(time.Until(next))
 	}
@@ -674,6 +684,38 @@ func (t *target) logFailure(result string, dur time.Duration, err error, now tim
 			"failing_for", now.Sub(t.failingSince).Round(time.Second), "err", err)
 	}
 	t.failResult, t.failLogged = result, now
+}
+
+// logOverrun logs a poll that ran into the next slot(s), skipping missed
+// of them: the first of a run of such polls, then one every failLogEvery
+// with how many overran meanwhile (weir_snmp_polls_skipped_total counts
+// each skipped slot). A slow agent cut off at the end of every interval
+// would otherwise be a line at every other slot.
+func (t *target) logOverrun(interval time.Duration, missed int, now time.Time) {
+	t.overrunning++
+	t.overrunSkipped += missed
+	if t.overrunning == 1 {
+		t.overrunSince = now
+		t.log.Warn("snmp poll overran its interval", "interval", interval, "skipped", missed)
+		t.overrunLogged = now
+		return
+	}
+	if now.Sub(t.overrunLogged) < failLogEvery {
+		return
+	}
+	t.log.Warn("snmp polls still overrunning their interval", "interval", interval, "overran_polls", t.overrunning,
+		"skipped", t.overrunSkipped, "overrunning_for", now.Sub(t.overrunSince).Round(time.Second))
+	t.overrunLogged = now
+}
+
+// logInTime ends a run of overrunning polls with one that fit its
+// interval.
+func (t *target) logInTime(now time.Time) {
+	if t.overrunning > 1 {
+		t.log.Info("snmp poll fit its interval again", "overran_polls", t.overrunning, "skipped", t.overrunSkipped,
+			"overrunning_for", now.Sub(t.overrunSince).Round(time.Second))
+	}
+	t.overrunning, t.overrunSkipped = 0, 0
 }
 
 // publishGrace bounds a publish under way when weir stops, as the other
