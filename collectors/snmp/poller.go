@@ -261,13 +261,15 @@ type target struct {
 	failingSince time.Time
 	failResult   string
 	failLogged   time.Time
-	// overrunning counts the polls in a row that ran into the next slot
-	// (logged as failing ones are: when it starts, then every
-	// failLogEvery); overrunSince is when the first did, overrunSkipped
-	// the slots they skipped, overrunLogged when it was last logged.
+	// failSeen are the results of the run's failures so far: a target
+	// failing by turns in two ways (a slow agent timing out, then cut
+	// off at its interval) is logged for each way once, not at each turn.
+	failSeen []string
+	// overrunning counts the polls that ran into the next slot since
+	// overrunLogged, when one was last logged (at most every
+	// failLogEvery), and overrunSkipped the slots they skipped.
 	overrunning    int
 	overrunSkipped int
-	overrunSince   time.Time
 	overrunLogged  time.Time
 	// privProbed is when diagnosePriv last asked the agent (probePriv).
 	privProbed time.Time
@@ -403,8 +405,6 @@ func (t *target) run(ctx context.Context) {
 			m.Skipped.WithLabelValues(t.cfg.Name).Add(float64(missed))
 			t.logOverrun(interval, int(missed), now)
 			next = next.Add(missed * interval)
-		} else if t.overrunning > 0 {
-			t.logInTime(now)
 		}
 		timer.Reset(time.Until(next))
 	}
@@ -666,18 +666,25 @@ func (t *target) cutOff(res poll) error {
 		"it needs a longer interval or a larger max_repetitions (at %s)", t.cfg.Name, t.cfg.Interval, res.varbinds, at)
 }
 
-// logFailure logs a failed poll: the first of a run of failures, one
-// with another result than the last, and then one every failLogEvery
+// logFailure logs a failed poll: the first of a run of failures, the
+// first of each other result in the run, and then one every failLogEvery
 // with how many failed meanwhile (weir_snmp_polls_total counts each).
 func (t *target) logFailure(result string, dur time.Duration, err error, now time.Time) {
 	t.failing++
 	if t.failing == 1 {
 		t.failingSince = now
 	}
-	if t.failing > 1 && result == t.failResult && now.Sub(t.failLogged) < failLogEvery {
+	if t.failing == 1 {
+		t.failSeen = t.failSeen[:0]
+	}
+	seen := slices.Contains(t.failSeen, result)
+	if !seen {
+		t.failSeen = append(t.failSeen, result)
+	}
+	if t.failing > 1 && seen && now.Sub(t.failLogged) < failLogEvery {
 		return
 	}
-	if t.failing == 1 || result != t.failResult {
+	if t.failing == 1 || !seen {
 		t.log.Warn("snmp poll failed", "result", result, "duration", dur, "err", err)
 	} else {
 		t.log.Warn("snmp poll still failing", "result", result, "failed_polls", t.failing,
@@ -687,35 +694,24 @@ func (t *target) logFailure(result string, dur time.Duration, err error, now tim
 }
 
 // logOverrun logs a poll that ran into the next slot(s), skipping missed
-// of them: the first of a run of such polls, then one every failLogEvery
-// with how many overran meanwhile (weir_snmp_polls_skipped_total counts
-// each skipped slot). A slow agent cut off at the end of every interval
-// would otherwise be a line at every other slot.
+// of them: at most once every failLogEvery, the later lines with how many
+// polls overran and how many slots they skipped since the last line
+// (weir_snmp_polls_skipped_total counts each skipped slot). A slow agent
+// cut off at the end of every interval, or every other one, would
+// otherwise be a line at every other slot.
 func (t *target) logOverrun(interval time.Duration, missed int, now time.Time) {
 	t.overrunning++
 	t.overrunSkipped += missed
+	if !t.overrunLogged.IsZero() && now.Sub(t.overrunLogged) < failLogEvery {
+		return
+	}
 	if t.overrunning == 1 {
-		t.overrunSince = now
 		t.log.Warn("snmp poll overran its interval", "interval", interval, "skipped", missed)
-		t.overrunLogged = now
-		return
+	} else {
+		t.log.Warn("snmp polls still overrunning their interval", "interval", interval, "overran_polls", t.overrunning,
+			"skipped", t.overrunSkipped, "since", now.Sub(t.overrunLogged).Round(time.Second))
 	}
-	if now.Sub(t.overrunLogged) < failLogEvery {
-		return
-	}
-	t.log.Warn("snmp polls still overrunning their interval", "interval", interval, "overran_polls", t.overrunning,
-		"skipped", t.overrunSkipped, "overrunning_for", now.Sub(t.overrunSince).Round(time.Second))
-	t.overrunLogged = now
-}
-
-// logInTime ends a run of overrunning polls with one that fit its
-// interval.
-func (t *target) logInTime(now time.Time) {
-	if t.overrunning > 1 {
-		t.log.Info("snmp poll fit its interval again", "overran_polls", t.overrunning, "skipped", t.overrunSkipped,
-			"overrunning_for", now.Sub(t.overrunSince).Round(time.Second))
-	}
-	t.overrunning, t.overrunSkipped = 0, 0
+	t.overrunning, t.overrunSkipped, t.overrunLogged = 0, 0, now
 }
 
 // publishGrace bounds a publish under way when weir stops, as the other
