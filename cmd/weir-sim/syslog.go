@@ -207,12 +207,19 @@ func reportEventLatency(ctx context.Context, brokers, rawTopic, run string) erro
 	return nil
 }
 
-// readTopic reads every partition of topic from its start to its current
-// end.
+// readTopic reads every partition of topic from its start to the end it
+// had when the read began (records retention deleted before it are not
+// waited for), or until nothing comes for 5 s, or ctx ends.
 func readTopic(ctx context.Context, brokers, topic string, each func(*kgo.Record)) error {
-	end, err := endOffsetSum(ctx, brokers, topic)
+	ends, err := listOffsets(ctx, brokers, topic, false)
 	if err != nil {
 		return err
+	}
+	left := map[int32]int64{} // partitions not read to their end yet
+	for p, e := range ends {
+		if e > 0 {
+			left[p] = e
+		}
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -220,17 +227,25 @@ func readTopic(ctx context.Context, brokers, topic string, each func(*kgo.Record
 		return err
 	}
 	defer cl.Close()
-	var read int64
-	for read < end {
+	for len(left) > 0 && ctx.Err() == nil {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		f := cl.PollFetches(pctx)
 		cancel()
-		if errors.Is(pctx.Err(), context.DeadlineExceeded) && f.NumRecords() == 0 {
-			break
+		if f.NumRecords() == 0 && pctx.Err() != nil {
+			break // nothing for 5 s, or ctx ended
+		}
+		if f.NumRecords() == 0 {
+			time.Sleep(100 * time.Millisecond) // an error (the broker gone): not a busy loop
 		}
 		f.EachRecord(func(r *kgo.Record) {
-			read++
+			end, ok := left[r.Partition]
+			if !ok || r.Offset >= end {
+				return // past the end the read began at
+			}
 			each(r)
+			if r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
 		})
 	}
 	return ctx.Err()

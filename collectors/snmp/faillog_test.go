@@ -31,3 +31,43 @@ func TestDeadTargetLoggedSparingly(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
 	}
 }
+
+// TestOverrunLoggedSparingly: a target whose polls keep running into the
+// next slot, every other poll or every one, is logged when it starts and
+// then at most every failLogEvery with the count since the last line.
+func TestOverrunLoggedSparingly(t *testing.T) {
+	var buf syncbuf.Buffer
+	tg := &target{log: slog.New(slog.NewTextHandler(&buf, nil))}
+	t0 := time.Now()
+	for i := range 30 { // every other poll of 10 s overruns: 10 minutes less 40 s
+		tg.logOverrun(10*time.Second, 1, t0.Add(time.Duration(i)*20*time.Second))
+	}
+	tg.logOverrun(10*time.Second, 2, t0.Add(failLogEvery))
+	tg.logOverrun(10*time.Second, 1, t0.Add(failLogEvery+30*time.Second))
+	tg.logOverrun(10*time.Second, 1, t0.Add(3*failLogEvery)) // a while later: the one since
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "snmp poll overran its interval") ||
+		!strings.Contains(lines[1], "still overrunning") || !strings.Contains(lines[1], "overran_polls=30") || !strings.Contains(lines[1], "skipped=31") ||
+		!strings.Contains(lines[2], "still overrunning") || !strings.Contains(lines[2], "overran_polls=2") {
+		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
+	}
+}
+
+// TestAlternatingFailureLoggedOnce: a slow agent that fails by turns in two
+// ways (a timeout, then a poll cut off at its interval) is logged once for
+// each way, not at every turn.
+func TestAlternatingFailureLoggedOnce(t *testing.T) {
+	var buf syncbuf.Buffer
+	tg := &target{log: slog.New(slog.NewTextHandler(&buf, nil))}
+	t0 := time.Now()
+	for i := range 20 {
+		result, err := ResultTimeout, errors.New("request timeout")
+		if i%2 == 1 {
+			result, err = ResultError, errors.New("poll cut off at the end of its interval")
+		}
+		tg.logFailure(result, time.Second, err, t0.Add(time.Duration(i)*20*time.Second))
+	}
+	if n := strings.Count(buf.String(), "snmp poll failed"); n != 2 {
+		t.Fatalf("%d lines logged, want 2:\n%s", n, buf.String())
+	}
+}

@@ -261,6 +261,16 @@ type target struct {
 	failingSince time.Time
 	failResult   string
 	failLogged   time.Time
+	// failSeen are the results of the run's failures so far: a target
+	// failing by turns in two ways (a slow agent timing out, then cut
+	// off at its interval) is logged for each way once, not at each turn.
+	failSeen []string
+	// overrunning counts the polls that ran into the next slot since
+	// overrunLogged, when one was last logged (at most every
+	// failLogEvery), and overrunSkipped the slots they skipped.
+	overrunning    int
+	overrunSkipped int
+	overrunLogged  time.Time
 	// privProbed is when diagnosePriv last asked the agent (probePriv).
 	privProbed time.Time
 }
@@ -393,7 +403,7 @@ func (t *target) run(ctx context.Context) {
 			// rather than start late polls back to back.
 			missed := now.Sub(next)/interval + 1
 			m.Skipped.WithLabelValues(t.cfg.Name).Add(float64(missed))
-			t.log.Warn("snmp poll overran its interval", "interval", interval, "skipped", int(missed))
+			t.logOverrun(interval, int(missed), now)
 			next = next.Add(missed * interval)
 		}
 		timer.Reset(time.Until(next))
@@ -656,24 +666,52 @@ func (t *target) cutOff(res poll) error {
 		"it needs a longer interval or a larger max_repetitions (at %s)", t.cfg.Name, t.cfg.Interval, res.varbinds, at)
 }
 
-// logFailure logs a failed poll: the first of a run of failures, one
-// with another result than the last, and then one every failLogEvery
+// logFailure logs a failed poll: the first of a run of failures, the
+// first of each other result in the run, and then one every failLogEvery
 // with how many failed meanwhile (weir_snmp_polls_total counts each).
 func (t *target) logFailure(result string, dur time.Duration, err error, now time.Time) {
 	t.failing++
 	if t.failing == 1 {
 		t.failingSince = now
 	}
-	if t.failing > 1 && result == t.failResult && now.Sub(t.failLogged) < failLogEvery {
+	if t.failing == 1 {
+		t.failSeen = t.failSeen[:0]
+	}
+	seen := slices.Contains(t.failSeen, result)
+	if !seen {
+		t.failSeen = append(t.failSeen, result)
+	}
+	if t.failing > 1 && seen && now.Sub(t.failLogged) < failLogEvery {
 		return
 	}
-	if t.failing == 1 || result != t.failResult {
+	if t.failing == 1 || !seen {
 		t.log.Warn("snmp poll failed", "result", result, "duration", dur, "err", err)
 	} else {
 		t.log.Warn("snmp poll still failing", "result", result, "failed_polls", t.failing,
 			"failing_for", now.Sub(t.failingSince).Round(time.Second), "err", err)
 	}
 	t.failResult, t.failLogged = result, now
+}
+
+// logOverrun logs a poll that ran into the next slot(s), skipping missed
+// of them: at most once every failLogEvery, the later lines with how many
+// polls overran and how many slots they skipped since the last line
+// (weir_snmp_polls_skipped_total counts each skipped slot). A slow agent
+// cut off at the end of every interval, or every other one, would
+// otherwise be a line at every other slot.
+func (t *target) logOverrun(interval time.Duration, missed int, now time.Time) {
+	t.overrunning++
+	t.overrunSkipped += missed
+	if !t.overrunLogged.IsZero() && now.Sub(t.overrunLogged) < failLogEvery {
+		return
+	}
+	if t.overrunning == 1 {
+		t.log.Warn("snmp poll overran its interval", "interval", interval, "skipped", missed)
+	} else {
+		t.log.Warn("snmp polls still overrunning their interval", "interval", interval, "overran_polls", t.overrunning,
+			"skipped", t.overrunSkipped, "since", now.Sub(t.overrunLogged).Round(time.Second))
+	}
+	t.overrunning, t.overrunSkipped, t.overrunLogged = 0, 0, now
 }
 
 // publishGrace bounds a publish under way when weir stops, as the other

@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/weirnet/weir/collectors/snmp/sim"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 func startSim(t *testing.T, ctx context.Context, opts sim.Options) (string, *sim.Agent) {
@@ -233,5 +235,35 @@ func TestOwnerSharesTargets(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(metrics[0].LastSuccess); n != len(targets) {
 		t.Errorf("process 0 exports the last success of %d targets, want %d", n, len(targets))
+	}
+}
+
+// TestSlowAgentOverrunLoggedOnce: a slow agent cut off at the end of every
+// interval skips the next slot each time (counted in
+// weir_snmp_polls_skipped_total), but the log says it overran once, when it
+// starts, not at every other slot: 1,000 slow devices at a 60 s interval
+// logged eight lines a second.
+func TestSlowAgentOverrunLoggedOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, _ := startSim(t, ctx, sim.Options{Name: "slow", Community: "public", Interfaces: 48, Delay: 100 * time.Millisecond})
+	metrics, _ := NewMetrics(nil)
+	var logs syncbuf.Buffer
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("slow", addr, func(tc *configs.SNMPTarget) {
+			tc.Interval, tc.Timeout = 400*time.Millisecond, 300*time.Millisecond
+		})},
+		Profiles: loadProfiles(t), Broker: snmptest.NewCapture(), Metrics: metrics,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithTimeout(ctx, 3500*time.Millisecond)
+	defer stop()
+	p.Run(runCtx)
+	skipped := testutil.ToFloat64(metrics.Skipped.WithLabelValues("slow"))
+	if n := strings.Count(logs.String(), "overran its interval"); skipped < 3 || n != 1 {
+		t.Errorf("%v polls skipped, %d logged as overrunning; want 3 or more and 1:\n%s", skipped, n, logs.String())
 	}
 }
