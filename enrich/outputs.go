@@ -676,13 +676,24 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 	switch {
 	case err == nil:
 		o.logger.Info("enrich: transaction aborted by a rebalance; its records will be enriched again")
-	case perr != nil && !errors.Is(perr, broker.ErrRecordTooLarge):
+	case perr != nil && !errors.Is(perr, broker.ErrRecordTooLarge) && !outputGone(perr):
 		o.logger.Error("enrich: publishing failed; the batch will be enriched again", slog.Any("error", err))
 		select {
 		case <-ctx.Done():
 			return false
 		case <-time.After(time.Second):
 		}
+	case outputGone(perr):
+		// An output topic deleted, perhaps made again with fewer
+		// partitions (see publishRetrying): the member's client knew
+		// the old topic's ID, and the replayed outputs went to the
+		// same partitions, aborting for ever. Align again (by key,
+		// the replay memo's outputs are as good), then join again
+		// with a new client.
+		if aerr := o.align(ctx, o.topics...); aerr != nil {
+			o.logger.Error("enrich: aligning the output topics again failed", slog.Any("error", aerr))
+		}
+		fallthrough
 	default:
 		// Joined again, the member has a new client. That is the cure
 		// for records refused for their size although each passed
@@ -704,6 +715,12 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		return m.rejoin(ctx)
 	}
 	return true
+}
+
+// outputGone says whether err is of an output topic or partition not
+// there (any more).
+func outputGone(err error) bool {
+	return errors.Is(err, broker.ErrUnknownPartition) || errors.Is(err, broker.ErrUnknownTopic)
 }
 
 // replay remembers the outputs of input records whose transaction has not

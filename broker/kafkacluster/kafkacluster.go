@@ -1188,7 +1188,9 @@ func (c *consumer) leave() {
 // backends alike.
 func mapErr(err error) error {
 	switch {
-	case errors.Is(err, kerr.UnknownTopicOrPartition):
+	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.UnknownTopicID):
+		// UnknownTopicID: a topic deleted (and perhaps made again)
+		// since the client learned its ID.
 		return fmt.Errorf("%w: %w", broker.ErrUnknownTopic, err)
 	case errors.Is(err, kerr.TopicAlreadyExists):
 		return fmt.Errorf("%w: %w", broker.ErrTopicExists, err)

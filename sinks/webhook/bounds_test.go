@@ -251,3 +251,36 @@ func TestJournalOlderThanSaveIgnored(t *testing.T) {
 		t.Errorf("after a kill between saves the firing alerts are %v, want %v", got, want)
 	}
 }
+
+// TestJournalWithoutSaveReplayed: the first save failing (the state
+// directory not writable yet, a full disk) while the journal is written,
+// then a kill: the next start found no save and did not read the journal,
+// so the alerts that had begun were never re-posted (Alertmanager resolved
+// them while they still fired). And the journal's first line, naming no
+// save ({}), was taken for a line cut short, so a journal left beside a
+// save an earlier weir wrote since was replayed over it.
+func TestJournalWithoutSaveReplayed(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer hs.Close()
+	dir := t.TempDir()
+	// The state file cannot be written for now.
+	if err := os.Mkdir(filepath.Join(dir, "am.alerts.json.tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := amSink(t, hs.URL, dir)
+	amWrite(t, s, downs(0, 2)...) // journaled only
+	// Killed: the next run has the journal alone.
+	s2 := amSink(t, hs.URL, dir)
+	if len(s2.active) != 2 {
+		t.Errorf("%d firing alerts after a kill before the first save, want 2", len(s2.active))
+	}
+	// An earlier weir (a downgrade) starts with neither, saves what it
+	// has since; this build again must not replay the journal over it.
+	if err := os.WriteFile(filepath.Join(dir, "am.alerts.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s3 := amSink(t, hs.URL, dir)
+	if len(s3.active) != 0 {
+		t.Errorf("%d firing alerts replayed over a save written since, want 0", len(s3.active))
+	}
+}

@@ -619,6 +619,12 @@ const resendChunk = 1000
 func (s *Sink) loadActive() error {
 	data, err := os.ReadFile(s.statePath)
 	if errors.Is(err, fs.ErrNotExist) {
+		// None yet (the first save failed): the journal follows
+		// this "save" of nothing, named by the sum of no bytes, so
+		// that a save written since by an earlier weir is told
+		// from it.
+		s.savedSum = sum(nil)
+		s.replayJournal()
 		return nil
 	}
 	if err != nil {
