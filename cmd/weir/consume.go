@@ -267,7 +267,8 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", topic, err)
 	}
-	if td, ok := details[topic]; !ok || td.Err != nil {
+	td, ok := details[topic]
+	if !ok || td.Err != nil {
 		return fmt.Errorf("consume %s: no such topic", topic)
 	}
 	// Where "the end" is, for stopping without --follow.
@@ -308,7 +309,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	if fromBeginning {
 		reset = kgo.NewOffset().AtStart()
 	}
-	cl, err := cf.client(append(committedOnly(),
+	opts := append(committedOnly(),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(reset),
@@ -326,7 +327,35 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		// (the client has one fetch in flight per broker); keep that
 		// wait short.
 		kgo.FetchMaxWait(500*time.Millisecond),
-	)...)
+	)
+	if follow {
+		// A Kafka cluster's topic can gain partitions (kafka-topics
+		// --alter), to which keys move: look for them as often as
+		// the plain consume does (the client's default is 5 minutes),
+		// and read one the group has not committed from its start, not
+		// from the end (which would skip what was written to it before
+		// the group took it), as the plain consume does.
+		initial := map[int32]bool{}
+		for p := range td.Partitions {
+			initial[p] = true
+		}
+		opts = append(opts,
+			kgo.MetadataMaxAge(newPartitionsEvery),
+			kgo.AdjustFetchOffsetsFn(func(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+				added := 0
+				for p, o := range offsets[topic] {
+					if !initial[p] && o.EpochOffset().Offset < 0 {
+						offsets[topic][p] = kgo.NewOffset().AtStart()
+						added++
+					}
+				}
+				if added > 0 {
+					fmt.Fprintf(stderr, "weir: consume %s: %d partition(s) added to the topic; reading them from their start\n", topic, added)
+				}
+				return offsets, nil
+			}))
+	}
+	cl, err := cf.client(opts...)
 	if err != nil {
 		return err
 	}
