@@ -305,14 +305,42 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			changed = true
 		}
 	}
-	reset := kgo.NewOffset().AtEnd()
-	if fromBeginning {
-		reset = kgo.NewOffset().AtStart()
+	// The partitions of the start: one of them the group has not
+	// committed starts at the end without --from-beginning; one added
+	// since (a Kafka cluster's topic given more partitions) at its start,
+	// so what keys moved to it before the group took it is read.
+	initial := map[int32]bool{}
+	for p := range td.Partitions {
+		initial[p] = true
+	}
+	adjust := func(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+		added := 0
+		for p, o := range offsets[topic] {
+			if o.EpochOffset().Offset >= 0 {
+				continue // committed
+			}
+			switch {
+			case !initial[p]:
+				offsets[topic][p] = kgo.NewOffset().AtStart()
+				added++
+			case !fromBeginning:
+				offsets[topic][p] = kgo.NewOffset().AtEnd()
+			}
+		}
+		if added > 0 && follow {
+			fmt.Fprintf(stderr, "weir: consume %s: %d partition(s) added to the topic; reading them from their start\n", topic, added)
+		}
+		return offsets, nil
 	}
 	opts := append(committedOnly(),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(reset),
+		// Where a partition the group has not committed starts is
+		// adjust's; this is where one whose records were deleted before
+		// they were read (retention passing it, the topic made again)
+		// reads on: from the log start, not skipping what it holds.
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AdjustFetchOffsetsFn(adjust),
 		// Commit what was printed, not what was fetched.
 		kgo.AutoCommitMarks(),
 		// Partitions move only between polls, after the records of a
@@ -330,30 +358,9 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	)
 	if follow {
 		// A Kafka cluster's topic can gain partitions (kafka-topics
-		// --alter), to which keys move: look for them as often as
-		// the plain consume does (the client's default is 5 minutes),
-		// and read one the group has not committed from its start, not
-		// from the end (which would skip what was written to it before
-		// the group took it), as the plain consume does.
-		initial := map[int32]bool{}
-		for p := range td.Partitions {
-			initial[p] = true
-		}
-		opts = append(opts,
-			kgo.MetadataMaxAge(newPartitionsEvery),
-			kgo.AdjustFetchOffsetsFn(func(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
-				added := 0
-				for p, o := range offsets[topic] {
-					if !initial[p] && o.EpochOffset().Offset < 0 {
-						offsets[topic][p] = kgo.NewOffset().AtStart()
-						added++
-					}
-				}
-				if added > 0 {
-					fmt.Fprintf(stderr, "weir: consume %s: %d partition(s) added to the topic; reading them from their start\n", topic, added)
-				}
-				return offsets, nil
-			}))
+		// --alter), to which keys move: look for them as often as the
+		// plain consume does (the client's default is 5 minutes).
+		opts = append(opts, kgo.MetadataMaxAge(newPartitionsEvery))
 	}
 	cl, err := cf.client(opts...)
 	if err != nil {
