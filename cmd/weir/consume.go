@@ -267,7 +267,8 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", topic, err)
 	}
-	if td, ok := details[topic]; !ok || td.Err != nil {
+	td, ok := details[topic]
+	if !ok || td.Err != nil {
 		return fmt.Errorf("consume %s: no such topic", topic)
 	}
 	// Where "the end" is, for stopping without --follow.
@@ -304,14 +305,42 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			changed = true
 		}
 	}
-	reset := kgo.NewOffset().AtEnd()
-	if fromBeginning {
-		reset = kgo.NewOffset().AtStart()
+	// The partitions of the start: one of them the group has not
+	// committed starts at the end without --from-beginning; one added
+	// since (a Kafka cluster's topic given more partitions) at its start,
+	// so what keys moved to it before the group took it is read.
+	initial := map[int32]bool{}
+	for p := range td.Partitions {
+		initial[p] = true
 	}
-	cl, err := cf.client(append(committedOnly(),
+	adjust := func(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+		added := 0
+		for p, o := range offsets[topic] {
+			if o.EpochOffset().Offset >= 0 {
+				continue // committed
+			}
+			switch {
+			case !initial[p]:
+				offsets[topic][p] = kgo.NewOffset().AtStart()
+				added++
+			case !fromBeginning:
+				offsets[topic][p] = kgo.NewOffset().AtEnd()
+			}
+		}
+		if added > 0 && follow {
+			fmt.Fprintf(stderr, "weir: consume %s: %d partition(s) added to the topic; reading them from their start\n", topic, added)
+		}
+		return offsets, nil
+	}
+	opts := append(committedOnly(),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(reset),
+		// Where a partition the group has not committed starts is
+		// adjust's; this is where one whose records were deleted before
+		// they were read (retention passing it, the topic made again)
+		// reads on: from the log start, not skipping what it holds.
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.AdjustFetchOffsetsFn(adjust),
 		// Commit what was printed, not what was fetched.
 		kgo.AutoCommitMarks(),
 		// Partitions move only between polls, after the records of a
@@ -326,7 +355,14 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		// (the client has one fetch in flight per broker); keep that
 		// wait short.
 		kgo.FetchMaxWait(500*time.Millisecond),
-	)...)
+	)
+	if follow {
+		// A Kafka cluster's topic can gain partitions (kafka-topics
+		// --alter), to which keys move: look for them as often as the
+		// plain consume does (the client's default is 5 minutes).
+		opts = append(opts, kgo.MetadataMaxAge(newPartitionsEvery))
+	}
+	cl, err := cf.client(opts...)
 	if err != nil {
 		return err
 	}

@@ -185,8 +185,10 @@ func restartNeeded(started, next *configs.Config) []string {
 	a.SNMP.Targets, b.SNMP.Targets = nil, nil
 	a.SNMP.Defaults, b.SNMP.Defaults = configs.SNMPTargetSpec{}, configs.SNMPTargetSpec{}
 	// The profiles are read again with the file and applied with the
-	// targets (and the trap receiver's varbind names).
+	// targets (and the trap receiver's varbind names), profiles_dir's from
+	// the directory the new file names.
 	a.SNMP.Profiles, b.SNMP.Profiles = nil, nil
+	a.SNMP.ProfilesDir, b.SNMP.ProfilesDir = "", ""
 	a.GNMI.Targets, b.GNMI.Targets = nil, nil
 	a.GNMI.Subscriptions, b.GNMI.Subscriptions = nil, nil
 	a.File, b.File = "", ""

@@ -194,6 +194,17 @@ func TestRestartNeededLeavesWhatTargetsCarry(t *testing.T) {
 			t.Errorf("%q: restart_needed=%v, though the reload applies it through the targets", tc.next, got)
 		}
 	}
+	// snmp.profiles_dir is read again with the file, and its profiles are
+	// applied with the targets: a reload that sets it needs no restart.
+	dir := t.TempDir()
+	prof := "name: mysys\nsys_object_ids: [\"1.3.6.1\"]\nmeasurement: snmp_mysys\nscalars:\n  - {name: sysName, oid: 1.3.6.1.2.1.1.5.0, type: string}\n"
+	if err := os.WriteFile(filepath.Join(dir, "mysys.yaml"), []byte(prof), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withDir := parse("snmp:\n  profiles_dir: " + dir + "\n  targets:\n    - {name: r1, address: 127.0.0.1:161, profiles: [mysys]}\n")
+	if got := restartNeeded(parse("snmp:\n  targets:\n    - {name: r1, address: 127.0.0.1:161}\n"), withDir); len(got) != 0 {
+		t.Errorf("snmp.profiles_dir set: restart_needed=%v, though the reload reads its profiles", got)
+	}
 	// What is not carried by a target still needs one.
 	if got := restartNeeded(parse("gnmi:\n  queue_size: 100\n"), parse("gnmi:\n  queue_size: 200\n")); !slices.Equal(got, []string{"gnmi"}) {
 		t.Errorf("gnmi.queue_size changed: restart_needed=%v, want [gnmi]", got)
