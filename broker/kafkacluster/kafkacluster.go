@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/kafkadial"
 	"github.com/weirnet/weir/internal/kafkalimits"
 )
 
@@ -71,7 +72,7 @@ type Broker struct {
 	groupsMu sync.Mutex
 	groups   map[string]bool
 
-	dials dialWatch // why a produce waits (WaitCause)
+	dials kafkadial.Watch // why a produce waits (WaitCause)
 }
 
 var (
@@ -393,7 +394,7 @@ func (b *Broker) ProduceMayWait() bool { return true }
 // WaitCause is why a produce may be waiting: the last failure to connect
 // to one of the cluster's brokers that no connection to it has followed
 // (the dial's or TLS handshake's error, or SASL's), or nil.
-func (b *Broker) WaitCause() error { return b.dials.lastFailure() }
+func (b *Broker) WaitCause() error { return b.dials.Err() }
 
 // Produce appends records partitioned by key (murmur2).
 func (b *Broker) Produce(ctx context.Context, topic string, recs []broker.Record) error {

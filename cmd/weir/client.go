@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/kafkadial"
 	"github.com/weirnet/weir/internal/kafkasec"
 	"github.com/weirnet/weir/internal/tlsconf"
 )
@@ -111,7 +111,7 @@ type connReporter struct {
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
 func (r *connReporter) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
-	if closingDial(err) {
+	if kafkadial.Closing(err) {
 		return // the command is done with the client, not the broker with it
 	}
 	addr := net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port)))
@@ -125,13 +125,6 @@ func (r *connReporter) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration,
 		delete(r.down, addr)
 		fmt.Fprintf(r.w, "weir: broker %s reachable again\n", addr)
 	}
-}
-
-// closingDial reports whether a failed dial was ended by the client's own
-// Close (the command is done: a consume read to the end), which franz-go
-// passes to the connection hook too, rather than by the broker.
-func closingDial(err error) bool {
-	return errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled)
 }
 
 // admin is a client for the requests a command starts with, which fail

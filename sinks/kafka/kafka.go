@@ -9,10 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -20,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/kafkadial"
 	"github.com/weirnet/weir/internal/kafkalimits"
 	"github.com/weirnet/weir/internal/kafkasec"
 	"github.com/weirnet/weir/internal/tlsconf"
@@ -47,36 +45,8 @@ type Sink struct {
 	// The batch limits: the sink's, or a mirror topic's
 	// max.message.bytes if lower, learned at the topic's first batch.
 	limits *kafkalimits.Limits
-	topics []string // Write's scratch: the batch's topics not learned yet
-	dial   dialErrors
-}
-
-// dialErrors keeps the last failed connection of the client (a hook), so a
-// batch that times out says why: the cluster refusing connections, not
-// just "not acknowledged".
-type dialErrors struct {
-	mu   sync.Mutex
-	last error // nil once a connection succeeds
-}
-
-// OnBrokerConnect implements kgo.HookBrokerConnect.
-func (d *dialErrors) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
-	if errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled) {
-		return // a dial ended by a client's Close (one replaced), not by the cluster
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err != nil {
-		d.last = fmt.Errorf("%s: %w", net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port))), err)
-	} else {
-		d.last = nil
-	}
-}
-
-func (d *dialErrors) err() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.last
+	topics []string        // Write's scratch: the batch's topics not learned yet
+	dial   kafkadial.Watch // why a batch that times out waits
 }
 
 // New builds the Kafka sink of cfg. The client connects lazily, so a
@@ -235,7 +205,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			return &sinks.RejectedError{Reason: reason(res.Err), Err: fmt.Errorf("kafka sink: topic %s: %w", res.Record.Topic, res.Err)}
 		}
 		if errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil {
-			if dial := s.dial.err(); dial != nil {
+			if dial := s.dial.Err(); dial != nil {
 				return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: cannot connect to %w", s.timeout, dial)}
 			}
 			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: %w", s.timeout, res.Err)}
@@ -284,7 +254,7 @@ func (s *Sink) unanswered(ctx context.Context) error {
 		go old.Close()
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		if dial := s.dial.err(); dial != nil {
+		if dial := s.dial.Err(); dial != nil {
 			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: cannot connect to %w", s.timeout, dial)}
 		}
 		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s", s.timeout)}
