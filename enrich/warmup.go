@@ -2,26 +2,17 @@ package enrich
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/logwindow"
 )
 
 // DefaultWarmup is how far back a metrics worker reads a partition it
 // takes, to remember counters and states from before: longer than the
 // usual poll intervals.
 const DefaultWarmup = 10 * time.Minute
-
-// warmupMaxRecords bounds the records one partition's warm-up reads.
-const warmupMaxRecords = 4 << 20
-
-// warmupFetchBytes is how much one warm-up fetch reads: large, so that a
-// window is read back in few fetches (on Kafka, a request to the
-// partition's leader each).
-const warmupFetchBytes = 8 << 20
 
 // WithWarmup sets how far back (by record time) a metrics worker reads a
 // partition it takes before enriching it; zero or less turns warm-up off,
@@ -46,11 +37,12 @@ type warmer struct {
 	window time.Duration
 	logger *slog.Logger
 	warm   map[broker.TopicPartition]bool
-	res    broker.FetchResult
+	log    logwindow.Reader
+	res    broker.FetchResult // timeOf's
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
-	return &warmer{b: b, window: window, logger: logger, warm: map[broker.TopicPartition]bool{}}
+	return &warmer{b: b, window: window, logger: logger, warm: map[broker.TopicPartition]bool{}, log: logwindow.Reader{B: b}}
 }
 
 // retain forgets the partitions the worker no longer owns: if it gets one
@@ -141,7 +133,7 @@ func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker
 		if !ok {
 			continue // not known yet: the next round, or the first record
 		}
-		pi, err := wm.partition(ctx, tp.Topic, tp.Partition)
+		pi, err := logwindow.Partition(ctx, wm.b, tp.Topic, tp.Partition)
 		if err != nil {
 			continue // the next round
 		}
@@ -169,101 +161,7 @@ func (wm *warmer) timeOf(ctx context.Context, topic string, partition int32, off
 }
 
 // read feeds the records of topic/partition below upTo whose time is not
-// before cutoff, and returns how many it fed.
+// before cutoff, and returns how many it fed (logwindow.Reader.Read).
 func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time, feed func(*broker.Record)) (int, error) {
-	from, err := wm.windowStart(ctx, topic, partition, upTo, cutoff)
-	if err != nil {
-		return 0, err
-	}
-	n, restarts := 0, 0
-	for from < upTo {
-		if err := ctx.Err(); err != nil {
-			// Stopping: a fetch of what is in the log does not look at
-			// ctx, and a window of millions of records would hold the
-			// stop for as long as it takes to read.
-			return n, err
-		}
-		err := wm.b.Fetch(ctx, topic, partition, from, broker.FetchOptions{MaxBytes: warmupFetchBytes}, &wm.res)
-		if errors.Is(err, broker.ErrOffsetOutOfRange) && restarts < 3 {
-			// Retention moved the log start past from meanwhile: go on
-			// from the new start.
-			restarts++
-			start, err := wm.logStart(ctx, topic, partition)
-			if err != nil {
-				return n, err
-			}
-			from = max(from, start)
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("fetch %s/%d@%d: %w", topic, partition, from, err)
-		}
-		before := from
-		for i := range wm.res.Records {
-			r := &wm.res.Records[i]
-			if r.Offset < from {
-				continue // a batch is read whole
-			}
-			if r.Offset >= upTo {
-				return n, nil
-			}
-			if !r.Timestamp.Before(cutoff) {
-				feed(r)
-				n++
-			}
-			from = r.Offset + 1
-		}
-		if from == before {
-			return n, nil // nothing more (markers, or the log was truncated)
-		}
-	}
-	return n, nil
-}
-
-// windowStart finds an offset at or before the first record of
-// topic/partition below upTo whose time is not before cutoff: it steps
-// back from upTo, four times further each time, until it reaches a record
-// older than cutoff, the log start or warmupMaxRecords.
-func (wm *warmer) windowStart(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time) (int64, error) {
-	logStart, err := wm.logStart(ctx, topic, partition)
-	if err != nil {
-		return 0, err
-	}
-	for back := int64(1024); ; back *= 4 {
-		from := max(logStart, upTo-min(back, warmupMaxRecords))
-		if from == logStart || back >= warmupMaxRecords {
-			return from, nil
-		}
-		err := wm.b.Fetch(ctx, topic, partition, from, broker.FetchOptions{MaxBytes: 1}, &wm.res)
-		if errors.Is(err, broker.ErrOffsetOutOfRange) {
-			return wm.logStart(ctx, topic, partition) // retention moved the start meanwhile
-		}
-		if err != nil {
-			return 0, fmt.Errorf("fetch %s/%d@%d: %w", topic, partition, from, err)
-		}
-		if len(wm.res.Records) == 0 || wm.res.Records[0].Timestamp.Before(cutoff) {
-			return from, nil
-		}
-	}
-}
-
-func (wm *warmer) logStart(ctx context.Context, topic string, partition int32) (int64, error) {
-	pi, err := wm.partition(ctx, topic, partition)
-	return pi.LogStartOffset, err
-}
-
-// partition describes topic/partition.
-func (wm *warmer) partition(ctx context.Context, topic string, partition int32) (broker.PartitionInfo, error) {
-	infos, err := wm.b.DescribeTopics(ctx, topic)
-	if err != nil {
-		return broker.PartitionInfo{}, fmt.Errorf("describe %s: %w", topic, err)
-	}
-	for _, t := range infos {
-		for _, p := range t.Partitions {
-			if t.Name == topic && p.Partition == partition {
-				return p, nil
-			}
-		}
-	}
-	return broker.PartitionInfo{}, fmt.Errorf("describe %s: partition %d not found", topic, partition)
+	return wm.log.Read(ctx, topic, partition, upTo, cutoff, feed, nil)
 }

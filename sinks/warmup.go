@@ -2,12 +2,11 @@ package sinks
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/logwindow"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -30,25 +29,19 @@ type Warmer interface {
 	Warm(items []Item)
 }
 
-// warmupFetchBytes is how much one warm-up fetch reads.
-const warmupFetchBytes = 8 << 20
-
-// warmupMaxRecords bounds how far back from the position a window starts.
-const warmupMaxRecords = 4 << 20
-
 // warmup reads back the window of each partition the sink takes, once.
 type warmup struct {
 	s    *Sink
 	dest Warmer
 	warm map[broker.TopicPartition]bool
-	res  broker.FetchResult
+	log  logwindow.Reader
 	dec  decoder
 	pts  []*telemetry.Point
 	its  []Item
 }
 
 func newWarmup(s *Sink, dest Warmer) *warmup {
-	return &warmup{s: s, dest: dest, warm: map[broker.TopicPartition]bool{}}
+	return &warmup{s: s, dest: dest, warm: map[broker.TopicPartition]bool{}, log: logwindow.Reader{B: s.b}}
 }
 
 // run warms each partition c owns that is not warm yet: from the first of
@@ -118,7 +111,7 @@ func (w *warmup) partition(ctx context.Context, tp broker.TopicPartition, upTo i
 }
 
 func (w *warmup) read(ctx context.Context, tp broker.TopicPartition, upTo int64, cutoff time.Time) (int, error) {
-	pi, err := w.describe(ctx, tp)
+	pi, err := logwindow.Partition(ctx, w.s.b, tp.Topic, tp.Partition)
 	if err != nil {
 		return 0, err
 	}
@@ -127,56 +120,21 @@ func (w *warmup) read(ctx context.Context, tp broker.TopicPartition, upTo int64,
 		// made again): nothing below it came from this log.
 		return 0, nil
 	}
-	from, err := w.windowStart(ctx, tp, pi.LogStartOffset, upTo, cutoff)
-	if err != nil {
-		return 0, err
-	}
-	n, restarts := 0, 0
-	for from < upTo {
-		if err := ctx.Err(); err != nil {
-			return n, err
+	n := 0
+	w.its = w.its[:0]
+	_, err = w.log.Read(ctx, tp.Topic, tp.Partition, upTo, cutoff, func(r *broker.Record) {
+		if w.item(r) {
+			n++
 		}
-		err := w.s.b.Fetch(ctx, tp.Topic, tp.Partition, from, broker.FetchOptions{MaxBytes: warmupFetchBytes}, &w.res)
-		if errors.Is(err, broker.ErrOffsetOutOfRange) && restarts < 3 {
-			// Retention moved the log start past from meanwhile.
-			restarts++
-			pi, err := w.describe(ctx, tp)
-			if err != nil {
-				return n, err
-			}
-			from = max(from, pi.LogStartOffset)
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("fetch %s/%d@%d: %w", tp.Topic, tp.Partition, from, err)
-		}
-		before := from
-		w.its = w.its[:0]
-		for i := range w.res.Records {
-			r := &w.res.Records[i]
-			if r.Offset < from {
-				continue // a batch is read whole
-			}
-			if r.Offset >= upTo {
-				break
-			}
-			from = r.Offset + 1
-			if r.Timestamp.Before(cutoff) {
-				continue
-			}
-			if w.item(r) {
-				n++
-			}
-		}
+	}, func() {
+		// Before the next fetch reuses the records' memory.
 		if len(w.its) > 0 {
 			w.dest.Warm(w.its)
 			clear(w.its)
+			w.its = w.its[:0]
 		}
-		if from == before {
-			return n, nil // nothing more (markers, or the log was truncated)
-		}
-	}
-	return n, nil
+	})
+	return n, err
 }
 
 // item decodes r into the next item of w.its; false for a record the sink
@@ -201,43 +159,4 @@ func (w *warmup) item(r *broker.Record) bool {
 	}
 	w.its = append(w.its, it)
 	return true
-}
-
-// windowStart finds an offset at or before the first record of tp below
-// upTo whose time is not before cutoff: it steps back from upTo, four
-// times further each time, until it reaches a record older than cutoff,
-// the log start or warmupMaxRecords.
-func (w *warmup) windowStart(ctx context.Context, tp broker.TopicPartition, logStart, upTo int64, cutoff time.Time) (int64, error) {
-	for back := int64(1024); ; back *= 4 {
-		from := max(logStart, upTo-min(back, warmupMaxRecords))
-		if from == logStart || back >= warmupMaxRecords {
-			return from, nil
-		}
-		err := w.s.b.Fetch(ctx, tp.Topic, tp.Partition, from, broker.FetchOptions{MaxBytes: 1}, &w.res)
-		if errors.Is(err, broker.ErrOffsetOutOfRange) {
-			pi, err := w.describe(ctx, tp) // retention moved the start meanwhile
-			return pi.LogStartOffset, err
-		}
-		if err != nil {
-			return 0, fmt.Errorf("fetch %s/%d@%d: %w", tp.Topic, tp.Partition, from, err)
-		}
-		if len(w.res.Records) == 0 || w.res.Records[0].Timestamp.Before(cutoff) {
-			return from, nil
-		}
-	}
-}
-
-func (w *warmup) describe(ctx context.Context, tp broker.TopicPartition) (broker.PartitionInfo, error) {
-	infos, err := w.s.b.DescribeTopics(ctx, tp.Topic)
-	if err != nil {
-		return broker.PartitionInfo{}, fmt.Errorf("describe %s: %w", tp.Topic, err)
-	}
-	for _, t := range infos {
-		for _, p := range t.Partitions {
-			if t.Name == tp.Topic && p.Partition == tp.Partition {
-				return p, nil
-			}
-		}
-	}
-	return broker.PartitionInfo{}, fmt.Errorf("describe %s: partition %d not found", tp.Topic, tp.Partition)
 }
