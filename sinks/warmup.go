@@ -61,9 +61,14 @@ func (w *warmup) run(ctx context.Context, c broker.Consumer, recs []broker.Recor
 		}
 	}
 	cutoff := time.Now().Add(-window)
+	var last broker.TopicPartition
 	for i := range recs {
 		r := &recs[i]
 		tp := broker.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if i > 0 && tp == last {
+			continue // a poll comes partition by partition: looked up already
+		}
+		last = tp
 		if w.warm[tp] {
 			continue
 		}
