@@ -744,28 +744,16 @@ func (c *Config) kafkaSinkLoop(s Sink) string {
 
 // ownBroker reports whether one of brokers (a kafka sink's) is weir's own
 // broker: one of broker.kafka's, or else the embedded log's Kafka
-// listener (a loopback name or address for a listener on the unspecified
-// or a loopback address, at its port).
+// listener. Ports compare as numbers ("09092" is 9092). A listener on a
+// specific address is reached by that address, or by localhost when it is
+// a loopback one; a listener on the unspecified address also by any
+// loopback address and by this host's interface addresses.
 func (c *Config) ownBroker(brokers []string) (string, bool) {
-	norm := func(hp string) (string, string) {
-		h, p, err := net.SplitHostPort(strings.TrimSpace(hp))
-		if err != nil {
-			return strings.ToLower(strings.TrimSpace(hp)), ""
-		}
-		return strings.ToLower(strings.TrimSuffix(h, ".")), p
-	}
-	local := func(h string) bool {
-		if h == "localhost" {
-			return true
-		}
-		ip := net.ParseIP(h)
-		return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
-	}
 	for _, b := range brokers {
-		bh, bp := norm(b)
+		bh, bp := splitBroker(b)
 		if len(c.Broker.Kafka.Brokers) > 0 {
 			for _, o := range c.Broker.Kafka.Brokers {
-				if oh, op := norm(o); oh == bh && op == bp {
+				if oh, op := splitBroker(o); oh == bh && op == bp {
 					return b, true
 				}
 			}
@@ -774,12 +762,65 @@ func (c *Config) ownBroker(brokers []string) (string, bool) {
 		if !c.Broker.KafkaListen.Enabled() {
 			continue
 		}
-		lh, lp := norm(string(c.Broker.KafkaListen))
-		if lp == bp && (lh == bh || (lh == "" || local(lh)) && local(bh)) {
+		lh, lp := splitBroker(string(c.Broker.KafkaListen))
+		if lp == bp && listenerReachedAs(lh, bh) {
 			return b, true
 		}
 	}
 	return "", false
+}
+
+// splitBroker is a broker address's host, lower case without a trailing
+// dot, and its port as a number ("" when it has none).
+func splitBroker(hp string) (string, string) {
+	h, p, err := net.SplitHostPort(strings.TrimSpace(hp))
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(hp)), ""
+	}
+	if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+		p = strconv.FormatUint(n, 10)
+	}
+	return strings.ToLower(strings.TrimSuffix(h, ".")), p
+}
+
+// listenerReachedAs reports whether a client dialling host reaches a
+// listener bound to listen (both as splitBroker gives them).
+func listenerReachedAs(listen, host string) bool {
+	if listen == host {
+		return true
+	}
+	lip, hip := net.ParseIP(listen), net.ParseIP(host)
+	if lip != nil && hip != nil && lip.Equal(hip) {
+		return true
+	}
+	if listen == "" || lip != nil && lip.IsUnspecified() {
+		if host == "localhost" || hip != nil && (hip.IsLoopback() || hip.IsUnspecified()) {
+			return true
+		}
+		return hip != nil && isInterfaceAddress(hip)
+	}
+	// localhost is 127.0.0.1 or ::1, whichever the client's resolver picks.
+	if host == "localhost" {
+		return lip != nil && (lip.Equal(net.IPv4(127, 0, 0, 1)) || lip.Equal(net.IPv6loopback))
+	}
+	if listen == "localhost" {
+		return hip != nil && (hip.Equal(net.IPv4(127, 0, 0, 1)) || hip.Equal(net.IPv6loopback))
+	}
+	return false
+}
+
+// isInterfaceAddress reports whether ip is one of this host's addresses.
+func isInterfaceAddress(ip net.IP) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Enabled reports whether the address is set and not "off".

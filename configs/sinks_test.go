@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,10 @@ func TestKafkaSinkIntoItsOwnTopics(t *testing.T) {
 		{"broker: {kafka_listen: \"0.0.0.0:19092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"localhost:19092\"], topics: [events]}\n", `sink "k" writes topic events back to weir's own broker`},
 		{"broker: {kafka: {brokers: [\"kafka1:9092\", \"kafka2:9092\"]}}\nsinks:\n  - {type: kafka, name: k, brokers: [\"KAFKA2:9092\"], topics: [events]}\n", `sink "k" writes topic events back to weir's own broker`},
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events], topic_prefix: \"\"}\n", `sink "k" writes topic events back`},
+		// The port as a client parses it, and localhost for a loopback listener.
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:09092\"], topics: [events]}\n", `sink "k" writes topic events back`},
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"localhost:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
+		{"broker: {kafka_listen: \"[::1]:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"[0:0:0:0:0:0:0:1]:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
 	} {
 		if _, err := Parse([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
@@ -137,9 +142,36 @@ func TestKafkaSinkIntoItsOwnTopics(t *testing.T) {
 		"broker: {kafka_listen: \"127.0.0.1:19092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n",
 		"broker: {kafka_listen: \"off\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n",
 		"broker: {kafka: {brokers: [\"kafka1:9092\"]}}\nsinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n",
+		// Another loopback address does not reach a listener on 127.0.0.1
+		// (a second weir, or a Kafka, can listen there).
+		"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.2:9092\"], topics: [events]}\n",
+		"broker: {kafka_listen: \"127.0.0.2:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"localhost:9092\"], topics: [events]}\n",
 	} {
 		if _, err := Parse([]byte(ok)); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
+	}
+}
+
+// TestKafkaSinkIntoListenerOnAllAddresses: a listener on 0.0.0.0 is weir's
+// own broker by any of this host's addresses, not only by loopback ones.
+func TestKafkaSinkIntoListenerOnAllAddresses(t *testing.T) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	var own string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			own = n.IP.String()
+			break
+		}
+	}
+	if own == "" {
+		t.Skip("no non-loopback IPv4 address on this host")
+	}
+	yml := "broker: {kafka_listen: \"0.0.0.0:19092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"" + own + ":19092\"], topics: [events]}\n"
+	if _, err := Parse([]byte(yml)); err == nil || !strings.Contains(err.Error(), `sink "k" writes topic events back`) {
+		t.Errorf("%s: got %v", own, err)
 	}
 }
