@@ -284,3 +284,40 @@ func TestJournalWithoutSaveReplayed(t *testing.T) {
 		t.Errorf("%d firing alerts replayed over a save written since, want 0", len(s3.active))
 	}
 }
+
+// TestJournalAfterSaveWhoseRemoveFailed: a save that is renamed in place
+// but whose journal cannot be removed leaves the old journal, and the next
+// change appends a second head naming the new save. The replay took the
+// first head's older save for a downgrade's and dropped the whole journal,
+// the changes after the new save with it (a begun alert never re-posted).
+// Changes after the last head naming the save are replayed; those before
+// it are in the save already.
+func TestJournalAfterSaveWhoseRemoveFailed(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer hs.Close()
+	dir := t.TempDir()
+	s := amSink(t, hs.URL, dir)
+	amWrite(t, s, downs(0, 2)...)                                     // saved: Ethernet0-1 firing
+	amWrite(t, s, amEv("interface_up", "Ethernet0", "", time.Minute)) // journaled
+	// A save of that, renamed into place, whose journal removal failed:
+	// what saveActive leaves when os.Remove does.
+	data, err := json.Marshal(s.active)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "am.alerts.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.savedSum, s.journaled = sum(data), false
+	// Ethernet0 fires again, and Ethernet5 begins; then a kill.
+	amWrite(t, s, amEv("interface_down", "Ethernet0", "", 2*time.Minute), amEv("interface_down", "Ethernet5", "", 2*time.Minute))
+	s2 := amSink(t, hs.URL, dir)
+	var got []string
+	for _, a := range s2.active {
+		got = append(got, a.Labels["object"])
+	}
+	slices.Sort(got)
+	if want := []string{"Ethernet0", "Ethernet1", "Ethernet5"}; !slices.Equal(got, want) {
+		t.Errorf("firing alerts %v, want %v", got, want)
+	}
+}

@@ -651,7 +651,12 @@ func (s *Sink) loadActive() error {
 // replayJournal applies the changes made after the last save, in order (a
 // change the save had already is made again, to the same end). A line cut
 // short by a crash is skipped: each line is a change of its own, and those
-// after it were made later.
+// after it were made later. A head line names the save the changes after
+// it follow: those after the last head naming this save are replayed (a
+// save whose journal could not be removed leaves older changes and heads
+// before it); with no head naming it, the save was written since by a weir
+// that knows no journal (a downgrade, then this build again) and the
+// journal is older than the save.
 func (s *Sink) replayJournal() {
 	data, err := os.ReadFile(s.journalPath())
 	if err != nil {
@@ -661,32 +666,33 @@ func (s *Sink) replayJournal() {
 		return
 	}
 	torn := 0
-	defer func() {
-		if torn > 0 {
-			s.logger.Warn("webhook sink: skipped firing alerts journal lines cut short", "file", s.journalPath(), "lines", torn)
-		}
-	}()
-	s.journaled = true // appended to until the next save
-	first := true
+	var changes []journalEntry
+	heads, follows := 0, false
 	for line := range bytes.Lines(data) {
 		var e journalEntry
 		if json.Unmarshal(line, &e) != nil || e.Key == "" && e.Save == "" {
 			torn++
 			continue
 		}
-		if first && e.Save != "" && e.Save != s.savedSum {
-			// A save written since by a weir that knows no journal
-			// (a downgrade, then this build again): the journal's
-			// changes are older than the save.
-			s.logger.Warn("webhook sink: ignoring a firing alerts journal older than the save", "file", s.journalPath())
-			os.Remove(s.journalPath())
-			s.journaled = false
-			return
+		if e.Save != "" {
+			heads++
+			if e.Save == s.savedSum {
+				changes, follows = changes[:0], true
+			}
+			continue
 		}
-		first = false
-		if e.Key == "" {
-			continue // the first line
-		}
+		changes = append(changes, e)
+	}
+	if torn > 0 {
+		s.logger.Warn("webhook sink: skipped firing alerts journal lines cut short", "file", s.journalPath(), "lines", torn)
+	}
+	if heads > 0 && !follows {
+		s.logger.Warn("webhook sink: ignoring a firing alerts journal older than the save", "file", s.journalPath())
+		os.Remove(s.journalPath())
+		return
+	}
+	s.journaled = true // appended to until the next save
+	for _, e := range changes {
 		if e.Alert == nil {
 			delete(s.active, e.Key)
 		} else if _, ok := s.active[e.Key]; ok || len(s.active) < maxActiveAlerts {
