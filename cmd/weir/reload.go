@@ -22,10 +22,7 @@ import (
 type reloads struct {
 	mu    sync.Mutex
 	parts []reloadPart
-	// collect: this process collects (role), so targets in the file that
-	// no running collector takes are worth a warning.
-	collect bool
-	m       reloadMetrics
+	m     reloadMetrics
 }
 
 // reloadMetrics tell an operator (or the tool that pushed the file) that
@@ -38,7 +35,7 @@ type reloadMetrics struct {
 }
 
 // newReloads is the reloads of a process, its metrics registered on reg.
-func newReloads(collect bool, reg prometheus.Registerer) *reloads {
+func newReloads(reg prometheus.Registerer) *reloads {
 	m := reloadMetrics{
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_config_reloads_total",
 			Help: "SIGHUP reloads, by result (failure: the file had errors, or a part refused it and goes on as it was)."}, []string{"result"}),
@@ -52,7 +49,7 @@ func newReloads(collect bool, reg prometheus.Registerer) *reloads {
 	m.lastSuccess.Set(1)
 	m.lastTime.SetToCurrentTime()
 	reg.MustRegister(m.total, m.lastSuccess, m.lastTime)
-	return &reloads{collect: collect, m: m}
+	return &reloads{m: m}
 }
 
 // result counts one reload; ok: every part took it.
@@ -133,20 +130,6 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 	r.mu.Lock()
 	parts := append([]reloadPart(nil), r.parts...)
 	r.mu.Unlock()
-	has := map[string]bool{}
-	for _, p := range parts {
-		has[p.name] = true
-	}
-	if r.collect {
-		for _, c := range []struct {
-			part    string
-			targets int
-		}{{partSNMPTargets, len(cfg.SNMP.Targets)}, {partGNMITargets, len(cfg.GNMI.Targets)}} {
-			if c.targets > 0 && !has[c.part] {
-				logger.Warn("SIGHUP: these targets need a restart: their collector was not started", slog.String("part", c.part), slog.Int("targets", c.targets))
-			}
-		}
-	}
 	for _, p := range parts {
 		if err := p.apply(cfg); err != nil {
 			logger.Error("SIGHUP: not reloaded; it goes on as it was", slog.String("part", p.name), slog.Any("error", err))

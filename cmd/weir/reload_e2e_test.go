@@ -14,7 +14,8 @@ import (
 )
 
 // TestSIGHUPReloadsTargets: editing the config and sending SIGHUP to a
-// running weir starts polling an added SNMP target and stops a removed
+// running weir starts polling an added SNMP target (the first one too:
+// weir started with none used to want a restart) and stops a removed
 // one, without a restart; a config with an error changes nothing and
 // weir goes on, saying so in its log and its metrics.
 func TestSIGHUPReloadsTargets(t *testing.T) {
@@ -42,7 +43,7 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeConfig("alpha")
+	writeConfig()
 	p := startWeir(t, t.TempDir(), "-c", file)
 	polls := func(device string) int {
 		out, _, _ := p.cli(t, "", "consume", "raw.snmp", "--from-beginning")
@@ -68,6 +69,20 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 			}
 		}
 	}
+	reloaded := func(success, failure, last float64) {
+		t.Helper()
+		m := p.Metrics(t)
+		if got := [3]float64{m[`weir_config_reloads_total{result="success"}`], m[`weir_config_reloads_total{result="failure"}`],
+			m["weir_config_last_reload_successful"]}; got != [3]float64{success, failure, last} {
+			t.Errorf("reloads (success, failure, last successful) = %v, want %v", got, [3]float64{success, failure, last})
+		}
+	}
+	writeConfig("alpha")
+	sighup("SIGHUP: reloaded")
+	if logs := p.Logs(); !strings.Contains(logs, `snmp_targets="0 -> 1"`) || strings.Contains(logs, "restart") {
+		t.Errorf("the first target is not taken as it is:\n%s", logs)
+	}
+	reloaded(1, 0, 1)
 	waitPolls("alpha", 2)
 	if polls("beta") != 0 {
 		t.Fatal("beta polled before it was configured")
@@ -83,15 +98,7 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 	if strings.Contains(p.Logs(), "restart_needed") {
 		t.Errorf("a reload that changed only targets says sections need a restart:\n%s", p.Logs())
 	}
-	reloaded := func(success, failure, last float64) {
-		t.Helper()
-		m := p.Metrics(t)
-		if got := [3]float64{m[`weir_config_reloads_total{result="success"}`], m[`weir_config_reloads_total{result="failure"}`],
-			m["weir_config_last_reload_successful"]}; got != [3]float64{success, failure, last} {
-			t.Errorf("reloads (success, failure, last successful) = %v, want %v", got, [3]float64{success, failure, last})
-		}
-	}
-	reloaded(1, 0, 1)
+	reloaded(2, 0, 1)
 	waitPolls("beta", 2)
 	alpha := polls("alpha")
 	time.Sleep(2500 * time.Millisecond)
@@ -101,19 +108,19 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 
 	os.WriteFile(file, []byte("snmp:\n  targetz: []\n"), 0o644)
 	sighup("config not reloaded")
-	reloaded(1, 1, 0)
+	reloaded(2, 1, 0)
 	beta := polls("beta")
 	waitPolls("beta", beta+2)
 	// A file truncated as it is written: no settings, so no reload (it
 	// stopped every target).
 	os.WriteFile(file, []byte("# weir\n"), 0o644)
 	sighup("has no settings")
-	reloaded(1, 2, 0)
+	reloaded(2, 2, 0)
 	beta = polls("beta")
 	waitPolls("beta", beta+2)
 	writeConfig("beta")
 	sighup("SIGHUP: reloaded")
-	reloaded(2, 2, 1)
+	reloaded(3, 2, 1)
 	if err := p.Cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("weir stopped: %v", err)
 	}

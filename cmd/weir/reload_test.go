@@ -15,26 +15,25 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/syncbuf"
 )
 
-// TestReloadWarnsOfTargetsNoCollectorTakes: a reload that brings SNMP
-// targets to a process whose poller was not started says they wait for a
-// restart; parts that fail are named, the others applied.
-func TestReloadWarnsOfTargetsNoCollectorTakes(t *testing.T) {
+// TestReloadAppliesWhatPartsTake: parts that fail are named, the others
+// applied, and the reload counted as refused in part.
+func TestReloadAppliesWhatPartsTake(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	r := &reloads{collect: true}
+	r := newReloads(prometheus.NewRegistry())
 	applied := 0
-	r.add("gnmi targets", func(*configs.Config) error { applied++; return nil })
+	r.add(partGNMITargets, func(*configs.Config) error { applied++; return nil })
 	r.add("inventory", func(*configs.Config) error { return errTest })
-	cfg := configs.Defaults()
-	cfg.SNMP.Targets = []configs.SNMPTarget{{Name: "edge1"}}
-	r.apply(cfg, nil, logger)
+	r.apply(configs.Defaults(), nil, logger)
 	out := logs.String()
-	for _, want := range []string{"need a restart", `part="snmp targets"`, `part=inventory`, "SIGHUP: reloaded", `parts="gnmi targets"`} {
+	for _, want := range []string{`part=inventory`, "SIGHUP: reloaded", `parts="gnmi targets"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
@@ -42,10 +41,37 @@ func TestReloadWarnsOfTargetsNoCollectorTakes(t *testing.T) {
 	if applied != 1 {
 		t.Errorf("gnmi part applied %d times", applied)
 	}
-	logs.Reset()
-	(&reloads{collect: false}).apply(cfg, nil, logger)
-	if strings.Contains(logs.String(), "need a restart") {
-		t.Errorf("a process that does not collect warned:\n%s", logs.String())
+	if got := testutil.ToFloat64(r.m.lastSuccess); got != 0 {
+		t.Errorf("weir_config_last_reload_successful = %v after a part refused", got)
+	}
+}
+
+// TestCollectorsWaitForTargets: a collecting process with no SNMP or gNMI
+// targets still runs both collectors, so the SIGHUP that adds the first
+// targets starts them (it wanted a restart, and said so only in a
+// warning beside "snmp_targets=0 -> 1").
+func TestCollectorsWaitForTargets(t *testing.T) {
+	cfg := configs.Defaults()
+	cfg.SNMP.Traps.Listen = "off"
+	r := newReloads(prometheus.NewRegistry())
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	d := deps{cfg: cfg, broker: b, logger: slog.New(slog.DiscardHandler), reg: prometheus.NewRegistry(), reload: r}
+	for _, build := range []func(deps) ([]component, error){snmpComponents, gnmiComponents} {
+		comps, err := build(d)
+		if err != nil || len(comps) != 1 {
+			t.Fatalf("components %v, %v", comps, err)
+		}
+	}
+	var parts []string
+	for _, p := range r.parts {
+		parts = append(parts, p.name)
+	}
+	if !slices.Equal(parts, []string{partSNMPTargets, partGNMITargets}) {
+		t.Errorf("reloaded parts %v", parts)
 	}
 }
 
@@ -82,7 +108,7 @@ func TestReloadCountsTargetsOfThePartsThatTookThem(t *testing.T) {
 		os.WriteFile(file, []byte(b.String()), 0o644)
 	}
 	refuse := false
-	r := &reloads{collect: true}
+	r := &reloads{}
 	r.add(partSNMPTargets, func(*configs.Config) error {
 		if refuse {
 			return errTest

@@ -313,7 +313,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Ignore(syscall.SIGHUP)
-	reload := newReloads(roles == nil || roles[roleCollect], reg)
+	reload := newReloads(reg)
 	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg, reload: reload})
 	if err != nil {
 		return err

@@ -7,13 +7,10 @@ import (
 	"github.com/weirnet/weir/configs"
 )
 
-// gnmiComponents builds the gNMI collector from the config; it runs when
-// gnmi.targets lists any.
+// gnmiComponents builds the gNMI collector from the config; with no
+// targets it waits for a SIGHUP that adds some.
 func gnmiComponents(d deps) ([]component, error) {
 	c := d.cfg.GNMI
-	if len(c.Targets) == 0 {
-		return nil, nil
-	}
 	m, err := gnmi.NewMetrics(d.reg)
 	if err != nil {
 		return nil, err

@@ -10,58 +10,53 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// snmpComponents builds the SNMP poller and trap receiver from the config.
-// Without an snmp section neither runs; with one, the poller runs when
-// there are targets and the trap receiver unless traps.listen is "off".
+// snmpComponents builds the SNMP poller and trap receiver from the config:
+// the poller always (with no targets it waits for a SIGHUP that adds
+// some), the trap receiver unless traps.listen is "off".
 func snmpComponents(d deps) ([]component, error) {
 	c := d.cfg.SNMP
-	if len(c.Targets) == 0 && !c.Traps.Listen.Enabled() {
-		return nil, nil
-	}
 	profiles, err := c.LoadSNMPProfiles()
 	if err != nil {
 		return nil, err
 	}
 	var out []component
-	if len(c.Targets) > 0 {
-		m, err := snmp.NewMetrics(d.reg)
-		if err != nil {
-			return nil, err
-		}
-		var owner func(string) bool
-		if d.shard != nil {
-			owner = d.shard.Owns
-		}
-		var deviceName func(target, host string) string
-		if d.names != nil {
-			// Keyed by the device's name as enrichment gives it.
-			deviceName = d.names.namer.SNMPTarget
-		}
-		p, err := snmp.New(snmp.Config{
-			Targets:        c.Targets,
-			Profiles:       profiles,
-			MaxConcurrency: c.MaxConcurrency,
-			Topic:          c.Topic,
-			Broker:         d.broker,
-			Logger:         d.logger.With(slog.String("component", "snmp")),
-			Metrics:        m,
-			Owner:          owner,
-			DeviceName:     deviceName,
-		})
-		if err != nil {
-			return nil, err
-		}
-		// The profiles are read again with the file: a target whose
-		// profiles were edited restarts with them.
-		d.reload.add(partSNMPTargets, func(cfg *configs.Config) error {
-			profiles, err := cfg.SNMP.LoadSNMPProfiles()
-			if err != nil {
-				return err
-			}
-			return p.Reload(profiles, cfg.SNMP.Targets)
-		})
-		out = append(out, component{name: "snmp", run: p.Run})
+	m, err := snmp.NewMetrics(d.reg)
+	if err != nil {
+		return nil, err
 	}
+	var owner func(string) bool
+	if d.shard != nil {
+		owner = d.shard.Owns
+	}
+	var deviceName func(target, host string) string
+	if d.names != nil {
+		// Keyed by the device's name as enrichment gives it.
+		deviceName = d.names.namer.SNMPTarget
+	}
+	p, err := snmp.New(snmp.Config{
+		Targets:        c.Targets,
+		Profiles:       profiles,
+		MaxConcurrency: c.MaxConcurrency,
+		Topic:          c.Topic,
+		Broker:         d.broker,
+		Logger:         d.logger.With(slog.String("component", "snmp")),
+		Metrics:        m,
+		Owner:          owner,
+		DeviceName:     deviceName,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The profiles are read again with the file: a target whose
+	// profiles were edited restarts with them.
+	d.reload.add(partSNMPTargets, func(cfg *configs.Config) error {
+		profiles, err := cfg.SNMP.LoadSNMPProfiles()
+		if err != nil {
+			return err
+		}
+		return p.Reload(profiles, cfg.SNMP.Targets)
+	})
+	out = append(out, component{name: "snmp", run: p.Run})
 	if c.Traps.Listen.Enabled() {
 		m, err := trap.NewMetrics(d.reg)
 		if err != nil {
