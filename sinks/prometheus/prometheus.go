@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -63,6 +64,18 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 			return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, rerr)
 		}
 		s.col.old = old.WithLabelValues(cfg.Name)
+		limited := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_prometheus_sink_series_limited_total",
+			Help: "Values not served because they would have made a new series while the sink held max_series (until stale series go).",
+		}, []string{"sink"}), &rerr)
+		if rerr != nil {
+			s.Close()
+			return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, rerr)
+		}
+		s.col.limited = limited.WithLabelValues(cfg.Name)
+	}
+	if env.Logger != nil {
+		s.col.logger = env.Logger.With(slog.String("sink", cfg.Name))
 	}
 	return s, nil
 }
@@ -71,6 +84,9 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 	staleness := stalenessOf(cfg)
 	col := NewCollector(cfg.Namespace, staleness, now)
+	if cfg.MaxSeries > 0 {
+		col.maxSeries = cfg.MaxSeries
+	}
 	ln, err := net.Listen("tcp", string(cfg.Listen))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, err)
@@ -234,6 +250,16 @@ type Collector struct {
 	now       func() time.Time
 	// old counts points older than staleness when read (nil: uncounted).
 	old prometheus.Counter
+	// maxSeries bounds the series held: a sender inventing label values
+	// (a gNMI path with a counter in it, an ifAlias with a timestamp)
+	// must not grow memory and the scrape without bound. Values that
+	// would make a series past it are counted in limited (nil:
+	// uncounted) and logged once a minute.
+	maxSeries   int
+	limited     prometheus.Counter
+	logger      *slog.Logger
+	limitLogged time.Time
+	live        int // series held (not dropped)
 
 	mu       sync.Mutex
 	lastSize int // bytes of the last exposition, to size the next
@@ -292,7 +318,7 @@ type series struct {
 // NewCollector makes an empty collector.
 func NewCollector(namespace string, staleness time.Duration, now func() time.Time) *Collector {
 	return &Collector{namespace: namespace, staleness: staleness, now: now, families: map[string]*family{},
-		byName: map[nameKey]*family{}, sets: map[string]*seriesSet{}}
+		byName: map[nameKey]*family{}, sets: map[string]*seriesSet{}, maxSeries: configs.DefaultPrometheusMaxSeries}
 }
 
 // Update records the numeric fields of m; strings have no Prometheus value
@@ -385,18 +411,39 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 				break
 			}
 		}
-		switch {
-		case s == nil:
-			s = &series{fam: f, labels: set.labels, text: set.text}
-			set.series = append(set.series, s)
-			f.series[set.key] = s
-		case s.dropped:
+		if s == nil || s.dropped {
+			if c.live >= c.maxSeries {
+				c.refuse(p, now)
+				continue
+			}
+			c.live++
+			if s == nil {
+				s = &series{fam: f, labels: set.labels, text: set.text}
+				set.series = append(set.series, s)
+			}
 			s.dropped = false
 			f.series[set.key] = s
 		}
 		s.value, s.updated = x, at
 	}
+	if len(set.series) == 0 {
+		delete(c.sets, set.key) // every value refused
+		return nil
+	}
 	return set
+}
+
+// refuse counts a value of p that would have made a series past
+// maxSeries, and says so once a minute.
+func (c *Collector) refuse(p *telemetry.Point, now time.Time) {
+	if c.limited != nil {
+		c.limited.Inc()
+	}
+	if c.logger != nil && now.Sub(c.limitLogged) >= time.Minute {
+		c.limitLogged = now
+		c.logger.Warn("prometheus sink: at max_series, new series not served until stale ones go; raise max_series, or find the label that grows",
+			slog.Int("max_series", c.maxSeries), slog.String("measurement", p.Measurement), slog.String("device", p.Device))
+	}
 }
 
 // deletedPath is the path of a gNMI delete: a point with the single field
@@ -509,6 +556,7 @@ func (c *Collector) familyAt(i int, nk nameKey) *family {
 func (c *Collector) dropSeries(f *family, key string, s *series) {
 	delete(f.series, key)
 	s.dropped = true
+	c.live--
 }
 
 // family finds or makes the family of nk and remembers it.
