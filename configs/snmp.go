@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/netip"
 	"reflect"
 	"strconv"
 	"strings"
@@ -569,10 +570,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// splitSNMPAddress parses host, host:port, [v6]:port or a bare IPv6 address.
+// splitSNMPAddress parses host, host:port, [v6]:port or a bare IPv6
+// address, a link-local one with its zone (fe80::1%eth0) too.
 func splitSNMPAddress(addr string) (string, uint16, error) {
-	if ip := net.ParseIP(strings.Trim(addr, "[]")); ip != nil {
-		return ip.String(), 161, nil
+	bare := addr
+	if inner, ok := strings.CutPrefix(addr, "["); ok && strings.HasSuffix(inner, "]") {
+		bare = strings.TrimSuffix(inner, "]")
+	}
+	if ip, err := netip.ParseAddr(bare); err == nil {
+		if ip.Zone() != "" {
+			return ip.String(), 161, nil
+		}
+		return net.IP(ip.AsSlice()).String(), 161, nil
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -52,7 +52,8 @@ snmp:
 }
 
 func TestSNMPBuiltInDefaults(t *testing.T) {
-	cfg, err := Parse([]byte("snmp:\n  targets:\n    - {name: a, address: \"[2001:db8::1]:16100\"}\n    - {name: b, address: \"2001:db8::2\"}\n"))
+	cfg, err := Parse([]byte("snmp:\n  targets:\n    - {name: a, address: \"[2001:db8::1]:16100\"}\n    - {name: b, address: \"2001:db8::2\"}\n" +
+		"    - {name: c, address: \"fe80::1%eth0\"}\n    - {name: d, address: \"[fe80::2%eth1]:16101\"}\n    - {name: e, address: \"[fe80::3%eth2]\"}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +66,16 @@ func TestSNMPBuiltInDefaults(t *testing.T) {
 	}
 	if b := s.Targets[1]; b.Host != "2001:db8::2" || b.Port != 161 {
 		t.Errorf("b: %+v", b)
+	}
+	// Link-local addresses with their zone, as ip(8) prints them.
+	if c := s.Targets[2]; c.Host != "fe80::1%eth0" || c.Port != 161 {
+		t.Errorf("c: %+v", c)
+	}
+	if d := s.Targets[3]; d.Host != "fe80::2%eth1" || d.Port != 16101 {
+		t.Errorf("d: %+v", d)
+	}
+	if e := s.Targets[4]; e.Host != "fe80::3%eth2" || e.Port != 161 {
+		t.Errorf("e: %+v", e)
 	}
 	// No snmp section: nothing polls and no trap listener starts.
 	cfg, err = Parse([]byte("data_dir: x\n"))
