@@ -93,3 +93,64 @@ func TestGNMIOnChangeEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestGNMIStateAcrossContainers: a target's initial sync sends the
+// interface (or neighbor) container as one JSON object and its changes as
+// single leaves, so one interface's oper-status comes under two
+// measurements (interfaces_interface, then interfaces_interface_state).
+// The first change after the sync is an event all the same, not a second
+// baseline.
+func TestGNMIStateAcrossContainers(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	path := func(s string) *gpb.Path {
+		p, err := gnmi.ParsePath(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	leaf := func(prefix, leaf, v string) *gpb.Notification {
+		return &gpb.Notification{Prefix: path(prefix), Update: []*gpb.Update{{Path: path(leaf),
+			Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: v}}}}}
+	}
+	container := func(p, json string) *gpb.Notification {
+		return &gpb.Notification{Update: []*gpb.Update{{Path: path(p),
+			Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(json)}}}}}
+	}
+	const nbr = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.2]"
+	steps := []struct {
+		n    *gpb.Notification
+		want string
+	}{
+		{container("/interfaces/interface[name=Ethernet1]", `{"name":"Ethernet1","state":{"oper-status":"UP"}}`), ""},
+		{leaf("/interfaces/interface[name=Ethernet1]/state", "oper-status", "DOWN"), "interface_down Ethernet1"},
+		{container("/interfaces/interface[name=Ethernet1]", `{"state":{"oper-status":"UP"}}`), "interface_up Ethernet1"},
+		{container(nbr, `{"state":{"session-state":"ESTABLISHED"}}`), ""},
+		{leaf(nbr+"/state", "session-state", "IDLE"), "bgp_peer_down 10.0.0.2"},
+	}
+	for i, st := range steps {
+		st.n.Timestamp = t0.Add(time.Duration(i) * time.Second).UnixNano()
+		var got []string
+		for _, m := range gnmi.Flatten("spine1", st.n, t0) {
+			v, _, err := m.AppendJSON(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Value: v})
+			if !ok {
+				t.Fatalf("step %d: record not enriched: %s", i, v)
+			}
+			for _, ev := range evs {
+				got = append(got, ev.Type+" "+ev.Object)
+			}
+		}
+		switch {
+		case st.want == "" && len(got) > 0:
+			t.Errorf("step %d: events %q, want none", i, got)
+		case st.want != "" && (len(got) != 1 || got[0] != st.want):
+			t.Errorf("step %d: events %q, want %q", i, got, st.want)
+		}
+	}
+}

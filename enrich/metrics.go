@@ -462,7 +462,11 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	w.normBuf = normalised
 	if ch, ok := openConfigState(p); ok && ch.object != "" {
 		// gNMI on_change: interface oper-status and BGP session state.
-		key := stateKey{row: rowKey{target, p.Measurement, object}, what: ch.family, object: ch.object}
+		// Keyed by the family, not the measurement: a target may send its
+		// initial sync as the interface container (interfaces_interface)
+		// and its changes as leaves (interfaces_interface_state), one
+		// state all the same.
+		key := stateKey{row: rowKey{target, "", object}, what: ch.family, object: ch.object}
 		if prev, ok := w.state[key]; ok && prev.v != ch.state {
 			if ch.state == stateUp {
 				event(ch.family+"_up", ch.object)

@@ -40,6 +40,14 @@ func gnmiCmd(ctx context.Context, args []string) error {
 	if *targets < 1 || *basePort < 1 || *basePort+*targets > 65536 {
 		return fmt.Errorf("targets and base-port must give ports within 1..65535")
 	}
+	// The simulator takes 0 for its defaults: refused here, or the banner
+	// would say 0 while 8 interfaces and 4 neighbors are served.
+	if *interfaces < 1 {
+		return fmt.Errorf("interfaces must be at least 1, not %d", *interfaces)
+	}
+	if *neighbors < 1 {
+		return fmt.Errorf("neighbors must be at least 1, not %d", *neighbors)
+	}
 	var tlsCfg *tls.Config
 	if *certFile != "" {
 		var err error

@@ -1018,11 +1018,10 @@ func (t *target) streamError(ctx context.Context, err error) error {
 func (t *target) rpcError(call string, err error) error {
 	switch status.Code(err) {
 	case codes.Unauthenticated, codes.PermissionDenied:
-		who := "without credentials"
-		if t.cfg.Username != "" {
-			who = fmt.Sprintf("for user %q", t.cfg.Username)
+		if t.cfg.Username == "" {
+			return fmt.Errorf("gnmi %s: %s: %s refused the call without credentials (set username and password): %w", t.cfg.Name, call, t.cfg.Address, err)
 		}
-		return fmt.Errorf("gnmi %s: %s: %s refused the credentials %s: %w", t.cfg.Name, call, t.cfg.Address, who, err)
+		return fmt.Errorf("gnmi %s: %s: %s refused the credentials for user %q: %w", t.cfg.Name, call, t.cfg.Address, t.cfg.Username, err)
 	case codes.Unavailable:
 		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") && servesTLS(t.cfg.Address) {
 			// A TLS server closes on the plaintext HTTP/2 preface; so

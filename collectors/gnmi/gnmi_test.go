@@ -205,6 +205,18 @@ func TestWrongCredentials(t *testing.T) {
 	}
 }
 
+// TestNoCredentials: a target that wants credentials, given none, is
+// said to want them, not to have refused credentials never sent.
+func TestNoCredentials(t *testing.T) {
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Username: "weir", Password: "right"})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{simTarget("anon", addr, sub(countersPath, "stream", "sample", time.Second))}})
+	waitFor(t, 10*time.Second, "the refusal", func() bool { return r.c.Status()[0].LastError != nil })
+	err := r.c.Status()[0].LastError
+	if want := `gnmi anon: capabilities: ` + addr + ` refused the call without credentials (set username and password)`; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "Unauthenticated") {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}
+
 func TestReconnect(t *testing.T) {
 	_, addr, stop := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 1})
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{simTarget("sim1", addr, sub(countersPath, "stream", "sample", 50*time.Millisecond))}})
