@@ -105,6 +105,16 @@ func TestFlagErrorPrintedOnce(t *testing.T) {
 	}
 }
 
+// TestReportPrefixesEveryLine: a config's errors, one a line, each start
+// with "weir: " (only the first did).
+func TestReportPrefixesEveryLine(t *testing.T) {
+	var stderr bytes.Buffer
+	report(errors.New("w.yaml:1: field udp: unknown key in syslog\nw.yaml:1: field tcp: unknown key in syslog"), &stderr)
+	if want := "weir: w.yaml:1: field udp: unknown key in syslog\nweir: w.yaml:1: field tcp: unknown key in syslog\n"; stderr.String() != want {
+		t.Errorf("printed %q, want %q", stderr.String(), want)
+	}
+}
+
 // TestRunRefusesKafkaSinkLoopByFlag: a kafka sink without topic_prefix
 // whose brokers become weir's own through --kafka-listen (the file, checked
 // alone, points at another port) would mirror every record into the topic

@@ -57,11 +57,15 @@ func main() {
 }
 
 // report prints err, unless the flag package has already printed it with
-// the command's usage, and returns the exit code for it.
+// the command's usage, and returns the exit code for it. Each line of an
+// error of several (a config's) is prefixed alike.
 func report(err error, stderr io.Writer) int {
 	var done reportedError
 	if !errors.Is(err, flag.ErrHelp) && !errors.As(err, &done) {
-		fmt.Fprintln(stderr, "weir:", err)
+		for line := range strings.Lines(strings.TrimRight(err.Error(), "\n")) {
+			fmt.Fprint(stderr, "weir: ", line)
+		}
+		fmt.Fprintln(stderr)
 	}
 	return exitCode(err)
 }
