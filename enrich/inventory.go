@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,6 +103,10 @@ func ParseInventory(data []byte) (*Inventory, error) {
 func (inv *Inventory) Reload() error {
 	st, err := os.Stat(inv.path)
 	if err != nil {
+		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(inv.path) && wdErr == nil {
+			// Not the config file's directory, which a user may expect.
+			return fmt.Errorf("inventory: %w (relative to the directory weir runs in, %s)", err, wd)
+		}
 		return fmt.Errorf("inventory: %w", err)
 	}
 	data, err := os.ReadFile(inv.path)

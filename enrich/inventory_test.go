@@ -517,3 +517,24 @@ func TestInventoryErrorsNameKeysNotGoTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestInventoryRelativePathNotFound: a relative inventory path is taken
+// from the directory weir runs in, not the config file's (README); an
+// example's config run from its own folder said only "stat
+// examples/syslog-events/inventory.yaml: no such file or directory". The
+// error says where the path was looked for.
+func TestInventoryRelativePathNotFound(t *testing.T) {
+	t.Chdir(t.TempDir())
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadInventory("examples/x/inventory.yaml", slog.New(slog.DiscardHandler))
+	want := "relative to the directory weir runs in, " + wd
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want it to say %q", err, want)
+	}
+	if _, err := LoadInventory(filepath.Join(wd, "inventory.yaml"), slog.New(slog.DiscardHandler)); err == nil || strings.Contains(err.Error(), "relative") {
+		t.Errorf("absolute path: error %v, want one that says nothing of relative paths", err)
+	}
+}
