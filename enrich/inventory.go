@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,6 +103,10 @@ func ParseInventory(data []byte) (*Inventory, error) {
 func (inv *Inventory) Reload() error {
 	st, err := os.Stat(inv.path)
 	if err != nil {
+		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(inv.path) && wdErr == nil {
+			// Not the config file's directory, which a user may expect.
+			return fmt.Errorf("inventory: %w (relative to the directory weir runs in, %s)", err, wd)
+		}
 		return fmt.Errorf("inventory: %w", err)
 	}
 	data, err := os.ReadFile(inv.path)
@@ -134,7 +140,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec.KnownFields(true)
 	var f inventoryFile
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
-		return nil, fmt.Errorf("%s: %w", name, yamlerr.Clean(err, data, nil))
+		return nil, fmt.Errorf("%s: %w", name, inventoryYAMLError(err, data))
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
 		byAddr: map[netip.Addr]*Device{}}
@@ -257,6 +263,42 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		idx.byLabel[label] = d
 	}
 	return idx, nil
+}
+
+// inventoryTypes word yaml.v3's Go type names for the file's writer.
+var inventoryTypes = strings.NewReplacer(
+	" into []enrich.Device", " into a list of devices",
+	" into enrich.Device", " into a device (a mapping: {name: ..., site: ...})",
+	" into enrich.inventoryFile", " into the file's mapping (devices: and a list)",
+	" into map[string]string", " into a mapping of tags (key: value)",
+)
+
+// inventoryYAMLError words a YAML error of the inventory as the config's
+// are: an unknown key as such, with what the file takes, and a value of
+// the wrong kind with its key path, never Go's type names.
+func inventoryYAMLError(err error, data []byte) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return yamlerr.Clean(err, data, nil)
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, e := range te.Errors {
+		// "line 2: field sit not found in type enrich.Device"
+		if field, typ, ok := strings.Cut(e, " not found in type "); ok {
+			switch typ {
+			case "enrich.Device":
+				e = field + ": unknown key in a device (name, address, cidr, site, region, role, vendor, platform, tags)"
+			case "enrich.inventoryFile":
+				e = field + ": unknown key at the top level (an inventory has devices: and a list)"
+			}
+		}
+		msgs[i] = e
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return errors.New(inventoryTypes.Replace(strings.Join(msgs, "\n")))
+	}
+	return errors.New(inventoryTypes.Replace(yamlerr.Clean(&yaml.TypeError{Errors: msgs}, data, &root).Error()))
 }
 
 // named reports whether d is an entry of one device: it has a name and is

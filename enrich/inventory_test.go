@@ -496,3 +496,45 @@ func TestInventoryMappedRangeWiderThanIPv4(t *testing.T) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestInventoryErrorsNameKeysNotGoTypes: a typo in the inventory said
+// "field device not found in type enrich.inventoryFile", and a value of
+// the wrong kind "cannot unmarshal !!map into []enrich.Device": Go's type
+// names, which the file's writer has never seen. They are worded as the
+// config's are: the key, where it is, and what the file takes.
+func TestInventoryErrorsNameKeysNotGoTypes(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"device:\n  - {name: x}\n", "line 1: field device: unknown key at the top level (an inventory has devices: and a list)"},
+		{"devices:\n  - {name: x, sit: a}\n", "line 2: field sit: unknown key in a device (name, address, cidr, site, region, role, vendor, platform, tags)"},
+		{"devices:\n  - {name: x, tags: [a]}\n", "line 2: cannot unmarshal !!seq into a mapping of tags (key: value)"},
+		{"devices:\n  - name: x\n    tags: {a: [1]}\n", "line 3: devices[0].tags.a: cannot unmarshal !!seq into string"},
+		{"devices:\n  name: x\n", "line 2: devices: cannot unmarshal !!map into a list of devices"},
+		{"- {name: x}\n", "line 1: cannot unmarshal !!seq into the file's mapping (devices: and a list)"},
+	} {
+		_, err := ParseInventory([]byte(tc.file))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "enrich.") {
+			t.Errorf("%q:\n error %v\n want %q", tc.file, err, tc.want)
+		}
+	}
+}
+
+// TestInventoryRelativePathNotFound: a relative inventory path is taken
+// from the directory weir runs in, not the config file's (README); an
+// example's config run from its own folder said only "stat
+// examples/syslog-events/inventory.yaml: no such file or directory". The
+// error says where the path was looked for.
+func TestInventoryRelativePathNotFound(t *testing.T) {
+	t.Chdir(t.TempDir())
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadInventory("examples/x/inventory.yaml", slog.New(slog.DiscardHandler))
+	want := "relative to the directory weir runs in, " + wd
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want it to say %q", err, want)
+	}
+	if _, err := LoadInventory(filepath.Join(wd, "inventory.yaml"), slog.New(slog.DiscardHandler)); err == nil || strings.Contains(err.Error(), "relative") {
+		t.Errorf("absolute path: error %v, want one that says nothing of relative paths", err)
+	}
+}

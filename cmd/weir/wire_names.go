@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -34,7 +35,7 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 	logger := d.logger.With(slog.String("component", "enrich"))
 	inv, err := enrich.LoadInventory(d.cfg.Enrich.Inventory, logger)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("enrich.inventory: %w", err)
 	}
 	comps := []component{{name: "inventory", run: func(ctx context.Context) error {
 		inv.Watch(ctx, 5*time.Second)
