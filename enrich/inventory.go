@@ -49,6 +49,11 @@ type inventoryFile struct {
 	Devices []Device `yaml:"devices"`
 }
 
+// empty reports whether the index has no entry.
+func (idx *inventoryIndex) empty() bool {
+	return len(idx.byName) == 0 && len(idx.byAddr) == 0 && len(idx.ranges.v4) == 0 && len(idx.ranges.v6) == 0
+}
+
 type inventoryIndex struct {
 	byName map[string]*Device
 	// byFold holds the names in lower case (hostnames are
@@ -112,6 +117,11 @@ func (inv *Inventory) Reload() error {
 	data, err := os.ReadFile(inv.path)
 	if err != nil {
 		return fmt.Errorf("inventory: %w", err)
+	}
+	if prev := inv.idx.Load(); len(bytes.TrimSpace(data)) == 0 && prev != nil && !prev.empty() {
+		// Most likely caught mid-save (an editor truncates, then
+		// writes): every device would be unknown until the next check.
+		return fmt.Errorf("inventory: %s is empty (being written?); to empty the inventory, write a comment or \"devices: []\"", inv.path)
 	}
 	idx, err := parseInventory(data, inv.path)
 	if err != nil {

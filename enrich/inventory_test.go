@@ -538,3 +538,36 @@ func TestInventoryRelativePathNotFound(t *testing.T) {
 		t.Errorf("absolute path: error %v, want one that says nothing of relative paths", err)
 	}
 }
+
+// TestInventoryReloadRefusesEmptyFile: a SIGHUP that reads the file while
+// an editor has it truncated (before writing it again) loaded an empty
+// inventory: every device unknown, its records untagged, until the watch
+// saw the save. An empty file keeps the inventory loaded; a comment (or
+// devices: []) empties it on purpose.
+func TestInventoryReloadRefusesEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644)
+	inv, err := LoadInventory(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, nil, 0o644)
+	if err := inv.Reload(); err == nil || !strings.Contains(err.Error(), "is empty") {
+		t.Errorf("reload of an empty file: %v", err)
+	}
+	if got := siteOf(inv, "edge1"); got != "ams1" {
+		t.Errorf("after an empty file: site %q, want the previous ams1", got)
+	}
+	os.WriteFile(path, []byte("# no devices for now\n"), 0o644)
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := siteOf(inv, "edge1"); got != "" {
+		t.Errorf("after a file of comments: site %q, want none", got)
+	}
+	// Empty before, empty now: nothing to keep.
+	os.WriteFile(path, nil, 0o644)
+	if err := inv.Reload(); err != nil {
+		t.Errorf("an empty file after an empty inventory: %v", err)
+	}
+}
