@@ -553,3 +553,22 @@ func TestRoutingTrapsNamed(t *testing.T) {
 		t.Errorf("cbgpPeer2BackwardTransition: %+v", trs[1])
 	}
 }
+
+// TestV1OSPFTrapsNamed: a router sending v1 traps sends OSPF-TRAP-MIB's
+// notifications with enterprise ospfTraps, which RFC 3584 converts to
+// ospfTraps.0.N; they are named as their v2 forms, or enrichment raises
+// no ospf_neighbor event from them.
+func TestV1OSPFTrapsNamed(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{})
+	for _, specific := range []string{"2", "1", "16"} {
+		snmptest.Run(t, h.dir, "snmptrap", "-v1", "-c", "public", h.addr, "1.3.6.1.2.1.14.16.2", "192.0.2.7", "6", specific, "",
+			"1.3.6.1.2.1.14.10.1.6.10.8.8.8.0", "i", "1")
+	}
+	trs := h.waitTraps(t, 3)
+	for i, want := range []string{"ospfNbrStateChange", "ospfVirtIfStateChange", "ospfIfStateChange"} {
+		if trs[i].TrapName != want {
+			t.Errorf("v1 trap %s: named %q, want %q", trs[i].TrapOID, trs[i].TrapName, want)
+		}
+	}
+}
