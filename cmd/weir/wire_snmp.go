@@ -95,6 +95,9 @@ func snmpComponents(d deps) ([]component, error) {
 			r.SetNames(trap.NewNames(profiles))
 			return nil
 		})
+		d.reload.add("snmp trap access", func(cfg *configs.Config) error {
+			return r.SetAccess(cfg.SNMP.Traps.Communities, cfg.SNMP.Traps.Users)
+		})
 		out = append(out, component{name: "trap", run: r.Run})
 	}
 	return out, nil

@@ -572,3 +572,39 @@ func TestV1OSPFTrapsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestSetAccess: the communities and users a reloaded config gives apply
+// to the datagrams read from then on, without a restart (which loses the
+// traps sent meanwhile); a user list that does not build changes nothing.
+func TestSetAccess(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{Communities: []string{"old"}})
+	v2c := func(community string) {
+		snmptest.Run(t, h.dir, "snmptrap", "-v2c", "-c", community, h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	}
+	v3 := func() {
+		snmptest.Run(t, h.dir, "snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+			"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.2")
+	}
+	v2c("new")
+	v3()
+	h.waitOutcome(t, "2c", OutcomeUnknownCommunity, 1)
+	h.waitOutcome(t, "3", OutcomeUnknownUser, 1)
+
+	if err := h.r.SetAccess([]string{"new"}, []configs.SNMPv3{testUser}); err != nil {
+		t.Fatal(err)
+	}
+	v2c("new")
+	v3()
+	v2c("old")
+	h.waitTraps(t, 2)
+	h.waitOutcome(t, "2c", OutcomeUnknownCommunity, 2)
+
+	bad := testUser
+	bad.AuthProtocol = "SHA9"
+	if err := h.r.SetAccess(nil, []configs.SNMPv3{bad}); err == nil {
+		t.Fatal("a user with an unknown auth protocol was taken")
+	}
+	v2c("old")
+	h.waitOutcome(t, "2c", OutcomeUnknownCommunity, 3)
+}
