@@ -420,7 +420,9 @@ func (r *Receiver) Run(ctx context.Context) error {
 	buf := make([]byte, 65535)
 	readBackoff := time.Duration(0)
 	drops := &throttle.Set{Max: 4096} // by outcome and sender: who sends what is dropped
-	var refusals refusalReports
+	// Refusals and engine discovery have a budget each: a flood of one
+	// does not silence the other.
+	var refusals, discoveries refusalReports
 	for {
 		n, from, err := conn.ReadFrom(buf)
 		if err != nil {
@@ -443,6 +445,11 @@ func (r *Receiver) Run(ctx context.Context) error {
 			if rep := r.refusalReport(buf[:n], outcome, &refusals, now); rep != nil {
 				it.ack, it.to = rep, from
 			}
+		}
+		if (outcome == outcomeDiscovery || outcome == OutcomeUnknownEngineID) && !discoveries.allow(now) {
+			// Unauthenticated, and about twice the probe's size: from
+			// a forged address, weir would reflect them at any rate.
+			it.ack = nil
 		}
 		if outcome != "" && it.ack != nil {
 			// A Report: to an engine discovery probe, or to an inform
