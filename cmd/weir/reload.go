@@ -172,6 +172,9 @@ func restartNeeded(started, next *configs.Config) []string {
 	// the directory the new file names.
 	a.SNMP.Profiles, b.SNMP.Profiles = nil, nil
 	a.SNMP.ProfilesDir, b.SNMP.ProfilesDir = "", ""
+	// The trap receiver's communities and users are applied.
+	a.SNMP.Traps.Communities, b.SNMP.Traps.Communities = nil, nil
+	a.SNMP.Traps.Users, b.SNMP.Traps.Users = nil, nil
 	a.GNMI.Targets, b.GNMI.Targets = nil, nil
 	a.GNMI.Subscriptions, b.GNMI.Subscriptions = nil, nil
 	a.File, b.File = "", ""

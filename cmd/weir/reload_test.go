@@ -231,6 +231,14 @@ func TestRestartNeededLeavesWhatTargetsCarry(t *testing.T) {
 	if got := restartNeeded(parse("snmp:\n  targets:\n    - {name: r1, address: 127.0.0.1:161}\n"), withDir); len(got) != 0 {
 		t.Errorf("snmp.profiles_dir set: restart_needed=%v, though the reload reads its profiles", got)
 	}
+	// The trap receiver's communities and users are applied to it.
+	if got := restartNeeded(parse("snmp:\n  traps: {communities: [old]}\n"),
+		parse("snmp:\n  traps:\n    communities: [new]\n    users: [{user: u, auth_protocol: SHA, auth_password: authpass1}]\n")); len(got) != 0 {
+		t.Errorf("snmp.traps communities and users changed: restart_needed=%v, though the reload applies them", got)
+	}
+	if got := restartNeeded(parse("snmp:\n  traps: {listen: 127.0.0.1:5162}\n"), parse("snmp:\n  traps: {listen: 127.0.0.1:5163}\n")); !slices.Equal(got, []string{"snmp"}) {
+		t.Errorf("snmp.traps.listen changed: restart_needed=%v, want [snmp]", got)
+	}
 	// What is not carried by a target still needs one.
 	if got := restartNeeded(parse("gnmi:\n  queue_size: 100\n"), parse("gnmi:\n  queue_size: 200\n")); !slices.Equal(got, []string{"gnmi"}) {
 		t.Errorf("gnmi.queue_size changed: restart_needed=%v, want [gnmi]", got)

@@ -90,7 +90,21 @@ func snmpComponents(d deps) ([]component, error) {
 			r.SetNames(trap.NewNames(profiles))
 			return nil
 		})
+		d.reload.add("snmp trap access", trapAccessReload(r))
 		out = append(out, component{name: "trap", run: r.Run})
 	}
 	return out, nil
+}
+
+// trapAccessReload applies a reloaded file's trap communities and users
+// to the running receiver. A file that turns the receiver off (no snmp
+// section, listen off) changes nothing: the receiver runs until the next
+// start, and empty lists would have it take any community meanwhile.
+func trapAccessReload(r *trap.Receiver) func(*configs.Config) error {
+	return func(cfg *configs.Config) error {
+		if !cfg.SNMP.Traps.Listen.Enabled() {
+			return nil
+		}
+		return r.SetAccess(cfg.SNMP.Traps.Communities, cfg.SNMP.Traps.Users)
+	}
 }

@@ -42,16 +42,21 @@ var builtinNames = map[string]string{
 	"1.3.6.1.2.1.15.3.1.7":  "bgpPeerRemoteAddr",
 	"1.3.6.1.2.1.15.3.1.14": "bgpPeerLastError",
 	// OSPF-TRAP-MIB ospfNbrStateChange (RFC 4750) and the neighbor
-	// columns it carries (OSPF-MIB ospfNbrTable).
-	"1.3.6.1.2.1.14.16.2.2":  "ospfNbrStateChange",
-	"1.3.6.1.2.1.14.1.1":     "ospfRouterId",
-	"1.3.6.1.2.1.14.10.1.1":  "ospfNbrIpAddr",
-	"1.3.6.1.2.1.14.10.1.2":  "ospfNbrAddressLessIndex",
-	"1.3.6.1.2.1.14.10.1.3":  "ospfNbrRtrId",
-	"1.3.6.1.2.1.14.10.1.6":  "ospfNbrState",
-	"1.3.6.1.2.1.14.16.1.4":  "ospfConfigErrorType",
-	"1.3.6.1.2.1.14.16.2.1":  "ospfVirtIfStateChange",
-	"1.3.6.1.2.1.14.16.2.16": "ospfIfStateChange",
+	// columns it carries (OSPF-MIB ospfNbrTable). ospfTraps.0.N is how a
+	// v1 trap with enterprise ospfTraps converts (RFC 3584), as routers
+	// configured for v1 traps send them.
+	"1.3.6.1.2.1.14.16.2.2":    "ospfNbrStateChange",
+	"1.3.6.1.2.1.14.16.2.0.2":  "ospfNbrStateChange",
+	"1.3.6.1.2.1.14.16.2.0.1":  "ospfVirtIfStateChange",
+	"1.3.6.1.2.1.14.16.2.0.16": "ospfIfStateChange",
+	"1.3.6.1.2.1.14.1.1":       "ospfRouterId",
+	"1.3.6.1.2.1.14.10.1.1":    "ospfNbrIpAddr",
+	"1.3.6.1.2.1.14.10.1.2":    "ospfNbrAddressLessIndex",
+	"1.3.6.1.2.1.14.10.1.3":    "ospfNbrRtrId",
+	"1.3.6.1.2.1.14.10.1.6":    "ospfNbrState",
+	"1.3.6.1.2.1.14.16.1.4":    "ospfConfigErrorType",
+	"1.3.6.1.2.1.14.16.2.1":    "ospfVirtIfStateChange",
+	"1.3.6.1.2.1.14.16.2.16":   "ospfIfStateChange",
 	// CISCO-BGP4-MIB: IOS's BGP notifications, the cbgpPeer2 ones the
 	// only ones for an IPv6 peer (the peer in the index: type, length,
 	// address).

@@ -95,7 +95,7 @@ func (k authKey) authenticates(pkt []byte, h v3Header) bool {
 // the same (it takes fields of any type, and reads past the lengths of
 // the sequences they are in). "" lets gosnmp decide (a v1 or v2c message,
 // an unknown user, a user with an entry without keys).
-func (r *Receiver) preAuthenticate(pkt []byte) string {
+func (a *access) preAuthenticate(pkt []byte) string {
 	if communityMessage(pkt) {
 		return ""
 	}
@@ -103,7 +103,7 @@ func (r *Receiver) preAuthenticate(pkt []byte) string {
 	if !ok {
 		return OutcomeMalformed
 	}
-	entries := r.users[h.user]
+	entries := a.users[h.user]
 	if len(entries) == 0 {
 		return ""
 	}

@@ -20,8 +20,8 @@ const (
 // for the engineer at a device (snmpinform stops at the first).
 const maxRefusalReports = 50
 
-// refusalReports limits the refusal Reports sent; the read loop alone
-// uses it.
+// refusalReports limits the Reports sent, maxRefusalReports a second;
+// the read loop alone uses it.
 type refusalReports struct {
 	second int64
 	sent   int

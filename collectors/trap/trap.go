@@ -139,13 +139,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 
 // Receiver listens for notifications.
 type Receiver struct {
-	cfg         Config
-	names       atomic.Pointer[Names] // cfg.Names, then SetNames'
-	dec         *gosnmp.GoSNMP
-	communities map[string]bool
-	users       map[string][]v3User // by user name: one entry per configured engine
-	ready       chan struct{}
-	addr        net.Addr
+	cfg   Config
+	names atomic.Pointer[Names] // cfg.Names, then SetNames'
+	// access is who may send: cfg's communities and users, then
+	// SetAccess's.
+	access atomic.Pointer[access]
+	ready  chan struct{}
+	addr   net.Addr
 	// engineID is this receiver's SNMP engine ID: v3 informs are sent
 	// to it (the receiver of an inform is the authoritative engine), so
 	// senders discover it first (RFC 3414 section 4).
@@ -202,14 +202,12 @@ func New(cfg Config) (*Receiver, error) {
 		cfg.Metrics = m
 	}
 	r := &Receiver{
-		cfg:         cfg,
-		communities: map[string]bool{},
-		users:       map[string][]v3User{},
-		ready:       make(chan struct{}),
-		clocks:      map[string]engineClock{},
-		started:     time.Now(),
-		pub:         publish.Publisher{Broker: cfg.Broker, Topic: cfg.Topic, Name: "trap", Logger: cfg.Logger},
-		informs:     newInformMemo(),
+		cfg:     cfg,
+		ready:   make(chan struct{}),
+		clocks:  map[string]engineClock{},
+		started: time.Now(),
+		pub:     publish.Publisher{Broker: cfg.Broker, Topic: cfg.Topic, Name: "trap", Logger: cfg.Logger},
+		informs: newInformMemo(),
 	}
 	id, boots, note, err := startEngine(cfg.StateFile, cfg.EngineID, time.Now())
 	if err != nil {
@@ -220,34 +218,64 @@ func New(cfg Config) (*Receiver, error) {
 	}
 	r.engineID, r.boots = id, boots
 	r.names.Store(cfg.Names)
-	for _, c := range cfg.Communities {
-		r.communities[c] = true
-	}
-	// One decoder, used only by the read loop.
-	r.dec = &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}
-	if len(cfg.Users) > 0 {
-		table := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
-		// The empty user decodes engine discovery probes, which carry
-		// no user; anything else from it is dropped in decode.
-		if err := table.Add("", &gosnmp.UsmSecurityParameters{AuthenticationProtocol: gosnmp.NoAuth, PrivacyProtocol: gosnmp.NoPriv}); err != nil {
-			return nil, fmt.Errorf("trap: %w", err)
-		}
-		for _, u := range cfg.Users {
-			usm, _, err := snmpc.USM(u)
-			if err != nil {
-				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
-			}
-			if err := table.Add(u.User, usm); err != nil {
-				return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
-			}
-			r.users[u.User] = append(r.users[u.User], newV3User(u))
-		}
-		r.dec.SetTrapSecurityParametersTable(table)
-		if err := r.pinDecoders(); err != nil {
-			return nil, err
-		}
+	if err := r.SetAccess(cfg.Communities, cfg.Users); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// access is who may send notifications: the v1/v2c communities and the
+// v3 users, with the decoder that knows the users' keys. It is read-only
+// once built; SetAccess replaces it whole.
+type access struct {
+	communities map[string]bool     // empty accepts any
+	users       map[string][]v3User // by user name: one entry per configured engine
+	// dec decodes every datagram; the read loop alone uses it.
+	dec *gosnmp.GoSNMP
+}
+
+// SetAccess replaces the communities and v3 users accepted (a config
+// reloaded); datagrams read from then on are checked against them. On an
+// error nothing changes.
+func (r *Receiver) SetAccess(communities []string, users []configs.SNMPv3) error {
+	a, err := newAccess(communities, users)
+	if err != nil {
+		return err
+	}
+	r.access.Store(a)
+	return nil
+}
+
+func newAccess(communities []string, users []configs.SNMPv3) (*access, error) {
+	a := &access{communities: map[string]bool{}, users: map[string][]v3User{},
+		dec: &gosnmp.GoSNMP{Version: gosnmp.Version3, SecurityModel: gosnmp.UserSecurityModel}}
+	for _, c := range communities {
+		a.communities[c] = true
+	}
+	if len(users) == 0 {
+		return a, nil
+	}
+	table := gosnmp.NewSnmpV3SecurityParametersTable(gosnmp.Logger{})
+	// The empty user decodes engine discovery probes, which carry
+	// no user; anything else from it is dropped in decode.
+	if err := table.Add("", &gosnmp.UsmSecurityParameters{AuthenticationProtocol: gosnmp.NoAuth, PrivacyProtocol: gosnmp.NoPriv}); err != nil {
+		return nil, fmt.Errorf("trap: %w", err)
+	}
+	for _, u := range users {
+		usm, _, err := snmpc.USM(u)
+		if err != nil {
+			return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
+		}
+		if err := table.Add(u.User, usm); err != nil {
+			return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
+		}
+		a.users[u.User] = append(a.users[u.User], newV3User(u))
+	}
+	a.dec.SetTrapSecurityParametersTable(table)
+	if err := a.pinDecoders(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // pinDecoders gives every entry of a user with an entry pinned to an
@@ -255,8 +283,8 @@ func New(cfg Config) (*Receiver, error) {
 // any of a user's entries authenticates, so one engine's keys could pass
 // as another's, and the level to ask is that of the entry whose keys
 // signed it (see decode).
-func (r *Receiver) pinDecoders() error {
-	for _, entries := range r.users {
+func (a *access) pinDecoders() error {
+	for _, entries := range a.users {
 		if !slices.ContainsFunc(entries, func(u v3User) bool { return u.engine != "" }) {
 			continue
 		}
@@ -392,7 +420,9 @@ func (r *Receiver) Run(ctx context.Context) error {
 	buf := make([]byte, 65535)
 	readBackoff := time.Duration(0)
 	drops := &throttle.Set{Max: 4096} // by outcome and sender: who sends what is dropped
-	var refusals refusalReports
+	// Refusals and engine discovery have a budget each: a flood of one
+	// does not silence the other.
+	var refusals, discoveries refusalReports
 	for {
 		n, from, err := conn.ReadFrom(buf)
 		if err != nil {
@@ -415,6 +445,11 @@ func (r *Receiver) Run(ctx context.Context) error {
 			if rep := r.refusalReport(buf[:n], outcome, &refusals, now); rep != nil {
 				it.ack, it.to = rep, from
 			}
+		}
+		if (outcome == outcomeDiscovery || outcome == OutcomeUnknownEngineID) && !discoveries.allow(now) {
+			// Unauthenticated, and about twice the probe's size: from
+			// a forged address, weir would reflect them at any rate.
+			it.ack = nil
 		}
 		if outcome != "" && it.ack != nil {
 			// A Report: to an engine discovery probe, or to an inform
@@ -629,17 +664,18 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		}
 	}()
 	version = peekVersion(pkt)
-	if version == "3" && len(r.cfg.Users) == 0 {
+	acc := r.access.Load()
+	if version == "3" && len(acc.users) == 0 {
 		return it, version, OutcomeUnknownUser
 	}
-	if len(r.cfg.Users) > 0 {
+	if len(acc.users) > 0 {
 		// Any message gosnmp may read as v3, not only those whose
 		// version is in the shortest form.
-		if outcome := r.preAuthenticate(pkt); outcome != "" {
+		if outcome := acc.preAuthenticate(pkt); outcome != "" {
 			return it, version, outcome
 		}
 	}
-	p, err := r.dec.UnmarshalTrap(pkt, false)
+	p, err := acc.dec.UnmarshalTrap(pkt, false)
 	if err != nil {
 		return it, version, classify(err)
 	}
@@ -669,7 +705,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	}
 	switch version {
 	case "1", "2c":
-		if len(r.communities) > 0 && !r.communities[p.Community] {
+		if len(acc.communities) > 0 && !acc.communities[p.Community] {
 			return it, version, OutcomeUnknownCommunity
 		}
 		tr.Community = p.Community
@@ -716,7 +752,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		least, matched := gosnmp.AuthPriv, false
 		var signErr error
 		senderHex := hex.EncodeToString([]byte(sender))
-		for _, u := range r.users[usm.UserName] {
+		for _, u := range acc.users[usm.UserName] {
 			switch {
 			case u.engine != "" && u.engine != senderHex, matched && u.dec != nil:
 			case u.dec == nil:

@@ -553,3 +553,58 @@ func TestRoutingTrapsNamed(t *testing.T) {
 		t.Errorf("cbgpPeer2BackwardTransition: %+v", trs[1])
 	}
 }
+
+// TestV1OSPFTrapsNamed: a router sending v1 traps sends OSPF-TRAP-MIB's
+// notifications with enterprise ospfTraps, which RFC 3584 converts to
+// ospfTraps.0.N; they are named as their v2 forms, or enrichment raises
+// no ospf_neighbor event from them.
+func TestV1OSPFTrapsNamed(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{})
+	for _, specific := range []string{"2", "1", "16"} {
+		snmptest.Run(t, h.dir, "snmptrap", "-v1", "-c", "public", h.addr, "1.3.6.1.2.1.14.16.2", "192.0.2.7", "6", specific, "",
+			"1.3.6.1.2.1.14.10.1.6.10.8.8.8.0", "i", "1")
+	}
+	trs := h.waitTraps(t, 3)
+	for i, want := range []string{"ospfNbrStateChange", "ospfVirtIfStateChange", "ospfIfStateChange"} {
+		if trs[i].TrapName != want {
+			t.Errorf("v1 trap %s: named %q, want %q", trs[i].TrapOID, trs[i].TrapName, want)
+		}
+	}
+}
+
+// TestSetAccess: the communities and users a reloaded config gives apply
+// to the datagrams read from then on, without a restart (which loses the
+// traps sent meanwhile); a user list that does not build changes nothing.
+func TestSetAccess(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	h := start(t, Config{Communities: []string{"old"}})
+	v2c := func(community string) {
+		snmptest.Run(t, h.dir, "snmptrap", "-v2c", "-c", community, h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	}
+	v3 := func() {
+		snmptest.Run(t, h.dir, "snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
+			"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.2")
+	}
+	v2c("new")
+	v3()
+	h.waitOutcome(t, "2c", OutcomeUnknownCommunity, 1)
+	h.waitOutcome(t, "3", OutcomeUnknownUser, 1)
+
+	if err := h.r.SetAccess([]string{"new"}, []configs.SNMPv3{testUser}); err != nil {
+		t.Fatal(err)
+	}
+	v2c("new")
+	v3()
+	v2c("old")
+	h.waitTraps(t, 2)
+	h.waitOutcome(t, "2c", OutcomeUnknownCommunity, 2)
+
+	bad := testUser
+	bad.AuthProtocol = "SHA9"
+	if err := h.r.SetAccess(nil, []configs.SNMPv3{bad}); err == nil {
+		t.Fatal("a user with an unknown auth protocol was taken")
+	}
+	v2c("old")
+	h.waitOutcome(t, "2c", OutcomeUnknownCommunity, 3)
+}
