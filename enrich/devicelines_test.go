@@ -290,3 +290,21 @@ func TestDeviceLinesMikroTikWithoutTopics(t *testing.T) {
 		{name: "plain_english", raw: "<30>Sep 19 00:07:13 app1 billing: invoice 42 changed by admin"},
 	})
 }
+
+// TestDeviceLinesJunosOSPFSteps: rpd logs RPD_OSPF_NBRUP at each step
+// of an adjacency coming up (Init to 2Way, Init to ExStart, ...) and
+// RPD_OSPF_NBRDOWN going down, with the states in the text (napalm-logs'
+// junos OSPF_NEIGHBOR_UP/DOWN fixtures): only reaching Full is up and
+// only leaving it is down, as for IOS.
+func TestDeviceLinesJunosOSPFSteps(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "init_to_2way", raw: "<29>Jun 21 14:03:12  vmx01 rpd[2902]: RPD_OSPF_NBRUP: OSPF neighbor 1.1.1.1 (realm ospf-v2 ge-0/0/0.0 area 0.0.0.0) state changed from Init to 2Way due to 2WayRcvd (event reason: ExStart)",
+			vendor: VendorJunos},
+		{name: "init_to_exstart", raw: "<29>Jun 21 14:03:12  vmx01 rpd[2902]: RPD_OSPF_NBRUP: OSPF neighbor 1.1.1.1 (realm ospf-v2 ge-0/0/0.0 area 0.0.0.0) state changed from Init to ExStart due to 2WayRcvd (event reason: ExStart)",
+			vendor: VendorJunos},
+		{name: "exchange_to_full", raw: "<29>Jun 21 14:03:12  vmx01 rpd[2902]: RPD_OSPF_NBRUP: OSPF neighbor 1.1.1.1 (realm ospf-v2 ge-0/0/0.0 area 0.0.0.0) state changed from Exchange to Full due to ExchangeDone (event reason: ExStart)",
+			vendor: VendorJunos, event: "ospf_neighbor_up", object: "1.1.1.1", fields: map[string]string{"interface": "ge-0/0/0.0"}},
+		{name: "full_to_down", raw: "<29>Jun 21 14:03:12  vmx01 rpd[2902]: RPD_OSPF_NBRDOWN: OSPF neighbor 1.1.1.1 (realm ospf-v2 ge-0/0/0.0 area 0.0.0.0) state changed from Full to Down due to KillNbr (event reason: neighbor down)",
+			vendor: VendorJunos, event: "ospf_neighbor_down", object: "1.1.1.1"},
+	})
+}

@@ -378,9 +378,16 @@ func syslogRules() []rule {
 				{"%OSPF-4-OSPF_ADJACENCY_TEARDOWN: NGB 10.0.0.2, interface 172.16.0.1 adjacency dropped: inactivity timer expired, state was: FULL", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2"}},
 				{"%OSPF-4-OSPF_ADJACENCY_ESTABLISHED: NGB 10.0.0.2, interface 172.16.0.1 adjacency established", "ospf_neighbor_up", map[string]string{"neighbor": "10.0.0.2"}},
 			}},
-		{name: "junos_ospf", needs: "RPD_OSPF_NBR", patterns: []*regexp.Regexp{re(`RPD_OSPF_NBR(?P<state>UP|DOWN):? OSPF neighbor (?P<neighbor>` + ipish + `) \(realm \S+ (?P<interface>\S+) area \S+\)`)},
-			states: map[string]string{"up": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
+		// The states, not the tag, decide: rpd logs RPD_OSPF_NBRUP at every
+		// step up (Init to 2Way, Init to ExStart, ...), not only at Full.
+		{name: "junos_ospf", needs: "RPD_OSPF_NBR", patterns: []*regexp.Regexp{re(`RPD_OSPF_NBR(?:UP|DOWN):? OSPF neighbor (?P<neighbor>` + ipish + `) \(realm \S+ (?P<interface>\S+) area \S+\) state changed from (?P<old>[\w-]+) to (?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
 				{"RPD_OSPF_NBRDOWN: OSPF neighbor 10.0.0.6 (realm ospf-v2 ge-0/0/2.0 area 0.0.0.0) state changed from Full to Down due to InActiveTimer (event reason: neighbor was inactive)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.6", "interface": "ge-0/0/2.0"}},
+				// RPD_OSPF_NBRUP is logged at every step up, not only at Full
+				// (napalm-logs' junos OSPF_NEIGHBOR_UP fixtures).
+				{"RPD_OSPF_NBRUP: OSPF neighbor 1.1.1.1 (realm ospf-v2 ge-0/0/0.0 area 0.0.0.0) state changed from Init to ExStart due to 2WayRcvd (event reason: ExStart)", "", map[string]string{"neighbor": "1.1.1.1"}},
+				{"RPD_OSPF_NBRUP: OSPF neighbor 1.1.1.1 (realm ospf-v2 ge-0/0/0.0 area 0.0.0.0) state changed from Init to 2Way due to 2WayRcvd (event reason: ExStart)", "", map[string]string{"neighbor": "1.1.1.1"}},
+				{"RPD_OSPF_NBRUP: OSPF neighbor 1.1.1.1 (realm ospf-v2 ge-0/0/0.0 area 0.0.0.0) state changed from Loading to Full due to LoadDone (event reason: ExStart)", "ospf_neighbor_up", map[string]string{"neighbor": "1.1.1.1", "interface": "ge-0/0/0.0"}},
 			}},
 		// The Nbr* keys: OSPF/6/NBR_CHANGE in Huawei's CloudEngine and
 		// NetEngine 8000 log references (support.huawei.com/enterprise/en/
