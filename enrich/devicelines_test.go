@@ -308,3 +308,17 @@ func TestDeviceLinesJunosOSPFSteps(t *testing.T) {
 			vendor: VendorJunos, event: "ospf_neighbor_down", object: "1.1.1.1"},
 	})
 }
+
+// TestDeviceLinesFortinet: FortiOS logs a configuration change with a
+// config transaction id (cfgtid=) and the administrator as user=
+// (LOGID_EVENT_CONFIG_OBJATTR, 44547: a device's line from a public
+// script); its router log carries the BGP daemon's own ADJCHANGE line in
+// msg= (Fortinet community article 357232).
+func TestDeviceLinesFortinet(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "config_objattr", raw: `<189>timestamp=1746785319 devname="1001-3260-25" devid="FGT40FTK23095012" vd="root" date=2025-05-09 time=10:08:39 eventtime=1746796118774022660 tz="-0300" logid="0100044547" type="event" subtype="system" level="information" logdesc="Object attribute configured" user="ADM-Adriano" ui="fgfm_tunnel" action="Delete" cfgtid=1037172738 cfgpath="user.radius" cfgobj="RADIUS-SICOOB" msg="Delete user.radius RADIUS-SICOOB"`,
+			vendor: VendorFortinet, event: "config_changed", object: "ADM-Adriano"},
+		{name: "bgp_adjchange", raw: `<188>date=2024-11-01 time=10:00:00 devname="fw1" devid="FGT40FTK23095012" logid="0103020300" type="event" subtype="router" level="warning" vd="root" id=20300 msg="BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 10.191.19.33 Down Hold Timer Expired"`,
+			vendor: VendorFortinet, event: "bgp_peer_down", object: "10.191.19.33"},
+	})
+}

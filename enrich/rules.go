@@ -550,6 +550,16 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
 			}},
+		// FortiOS logs each configuration change (LOGID_EVENT_CONFIG_PATH,
+		// _OBJ, _ATTR, _OBJATTR and their by-maintainer forms, log IDs
+		// 44544-44550) with a config transaction id, cfgtid, that no other
+		// log has; the user is the administrator. The examples: a device's
+		// line (a public script's) and CVE-2024-55591's published IOC.
+		{name: "fortinet_config", vendor: VendorFortinet, needs: "cfgtid=", patterns: []*regexp.Regexp{re(`(?:\buser="(?P<user>[^"]*)".*?)?\bcfgtid=\d+`)},
+			event: "config_changed", examples: []example{
+				{`date=2025-05-09 time=10:08:39 eventtime=1746796118774022660 tz="-0300" logid="0100044547" type="event" subtype="system" level="information" logdesc="Object attribute configured" user="ADM-Adriano" ui="fgfm_tunnel" action="Delete" cfgtid=1037172738 cfgpath="user.radius" cfgobj="RADIUS-SICOOB" msg="Delete user.radius RADIUS-SICOOB"`, "config_changed", map[string]string{"user": "ADM-Adriano"}},
+				{`type="event" subtype="system" level="information" vd="root" logdesc="Object attribute configured" user="admin" ui="jsconsole(127.0.0.1)" action="Add" cfgtid=1411317760 cfgpath="system.admin" cfgobj="vOcep" cfgattr="password[*]accprofile[super_admin]vdom[root]" msg="Add system.admin vOcep"`, "config_changed", map[string]string{"user": "admin"}},
+			}},
 		// --- HPE Comware and H3C: the Comware 7 system log message
 		// references' BGP_STATE_CHANGED, OSPF_NBR_CHG, SHELL_LOGIN and
 		// CFGMAN_CFGCHANGED; Comware 5's BGP under RM/3/RMLOG (HP Comware
