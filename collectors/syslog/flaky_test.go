@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // flakyBroker refuses produces while fail is set, like a full disk.
@@ -39,7 +41,7 @@ type refusingRun struct {
 }
 
 // runRefusing starts a refusingRun; the test's cleanup stops it.
-func runRefusing(t *testing.T, l configs.SyslogListener) *refusingRun {
+func runRefusing(t *testing.T, l configs.SyslogListener, opts ...Option) *refusingRun {
 	t.Helper()
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
@@ -48,7 +50,7 @@ func runRefusing(t *testing.T, l configs.SyslogListener) *refusingRun {
 	t.Cleanup(func() { b.Close() })
 	r := &refusingRun{fb: &flakyBroker{Broker: b}, b: b, done: make(chan struct{})}
 	r.fb.fail.Store(true)
-	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{l}}, r.fb)
+	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{l}}, r.fb, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,4 +96,35 @@ func TestShutdownDrainsWhatTheKernelHolds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShutdownLogsBytesLeftUnread: what a TCP sender wrote is acknowledged
+// by the kernel before weir reads it. When weir stops with such bytes still
+// in a socket (the broker refusing writes, or a sender that never pauses
+// through the drain), they are lost with it: weir logs how many, rather
+// than lose them without a word.
+func TestShutdownLogsBytesLeftUnread(t *testing.T) {
+	var logBuf syncbuf.Buffer
+	r := runRefusing(t, listener("tcp"), WithLogger(slog.New(slog.NewTextHandler(&logBuf, nil))))
+	conn, err := net.Dial("tcp", r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "<13>Nov 29 14:08:10 h app: first\n")
+	time.Sleep(200 * time.Millisecond) // read, and held up in the flush
+	line := []byte("<13>Nov 29 14:08:10 h app: left in the socket\n")
+	conn.SetWriteDeadline(time.Now().Add(time.Second))
+	for i := 0; i < 2000; i++ {
+		if _, err := conn.Write(line); err != nil {
+			break // the buffers are full
+		}
+	}
+	r.cancel()
+	<-r.done
+	out := logBuf.String()
+	if !strings.Contains(out, "left unread") {
+		t.Fatalf("no word of the bytes left in the socket at the stop; log:\n%s", out)
+	}
+	t.Logf("%s", out)
 }

@@ -350,3 +350,45 @@ func TestTLSCertificateRenewed(t *testing.T) {
 		t.Fatalf("%d messages, want 3", len(logs))
 	}
 }
+
+// TestTLSSendAndCloseIsNotLost: a TLS 1.3 sender that writes its line and
+// closes at once, reading nothing (a one-shot script, a forwarder
+// stopping), loses none. Session tickets sent after the handshake would
+// sit unread at the client, whose close then resets the connection and
+// drops the line its kernel still held (Nagle's algorithm).
+func TestTLSSendAndCloseIsNotLost(t *testing.T) {
+	pki := newTestPKI(t)
+	l := listener("tls")
+	l.CertFile, l.KeyFile = pki.serverCert, pki.serverKey
+	h := startCollector(t, l)
+	const n = 20
+	for i := range n {
+		raw, err := net.Dial("tcp", h.addrs["tls"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Nagle's algorithm on, as in most senders not written in Go: a
+		// write that follows another not yet acknowledged waits.
+		raw.(*net.TCPConn).SetNoDelay(false)
+		// A session cache makes the client ask for tickets, and reading
+		// records byte by byte leaves what follows the handshake in the
+		// socket, as OpenSSL's and GnuTLS's clients do.
+		c := tls.Client(byteReader{raw}, &tls.Config{RootCAs: pki.caPool, ServerName: "127.0.0.1",
+			MinVersion: tls.VersionTLS13, ClientSessionCache: tls.NewLRUClientSessionCache(1)})
+		if err := c.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "<13>Dec  3 12:00:00 host1 app: send and close %d\n", i)
+		raw.Close() // no close_notify, as Python's ssl and many scripts
+	}
+	logs := h.waitLogs(n)
+	if len(logs) != n {
+		t.Fatalf("%d of %d messages arrived; closed with error: %v", len(logs), n,
+			testutil.ToFloat64(h.c.metrics.connsRejected.WithLabelValues("tls://"+h.addrs["tls"], "error")))
+	}
+}
+
+// byteReader reads its connection a byte at a time.
+type byteReader struct{ net.Conn }
+
+func (b byteReader) Read(p []byte) (int, error) { return b.Conn.Read(p[:min(len(p), 1)]) }

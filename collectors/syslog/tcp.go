@@ -13,7 +13,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/throttle"
@@ -36,6 +39,10 @@ type tcpListener struct {
 	// Each is counted in the metrics. So is a connection that ends
 	// idle or with an error (a health check closing with a RST).
 	handshakeLog, frameLog, oversizeLog, idleLog, endLog throttle.Shared
+	// Bytes the kernel had acknowledged to senders and weir had not read
+	// when it stopped, lost with the sockets, and in how many of them:
+	// logged once all connections are closed (see unreadAtClose).
+	unreadBytes, unreadConns atomic.Int64
 }
 
 // handshakeTimeout bounds a TLS handshake, so a client that connects and
@@ -61,6 +68,7 @@ func (t *tcpListener) run(ctx context.Context) {
 	stop := context.AfterFunc(ctx, func() { t.ln.Close() })
 	defer stop()
 	var wg sync.WaitGroup
+	defer t.logUnread()
 	defer wg.Wait()
 	backoff := 5 * time.Millisecond
 	// A flood of refusals or failures is logged once per 10 s, with how
@@ -110,14 +118,22 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 	// was acknowledged to the sender, which counts it sent) is read (see
 	// drainQuiet), then it is closed.
 	var drainBy atomic.Int64 // Unix ns; 0 while weir runs
+	// Closed by the reader or, if it is held up, by the stop's timer;
+	// once weir is stopping, what the socket still holds is noted first.
+	closeConn := sync.OnceFunc(func() {
+		if ctx.Err() != nil {
+			t.unreadAtClose(nc)
+		}
+		nc.Close()
+	})
 	stop := context.AfterFunc(ctx, func() {
 		by := time.Now().Add(shutdownDrain)
 		drainBy.Store(by.UnixNano())
 		nc.SetReadDeadline(drainDeadline(by))
-		time.AfterFunc(shutdownDrain+drainGrace, func() { nc.Close() })
+		time.AfterFunc(shutdownDrain+drainGrace, closeConn)
 	})
 	defer stop()
-	defer nc.Close()
+	defer closeConn()
 	remote := nc.RemoteAddr().String()
 	from, _ := netip.ParseAddrPort(remote)
 	conn := nc
@@ -188,6 +204,34 @@ func (t *tcpListener) serve(ctx context.Context, nc net.Conn) {
 			t.endConn(ctx, err, remote)
 			return
 		}
+	}
+}
+
+// unreadAtClose adds what nc's socket holds unread (SIOCINQ: acknowledged
+// to the sender, which counts it sent) to what logUnread reports.
+func (t *tcpListener) unreadAtClose(nc net.Conn) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	n := 0
+	raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+	if n > 0 {
+		t.unreadBytes.Add(int64(n))
+		t.unreadConns.Add(1)
+	}
+}
+
+// logUnread logs what the connections' sockets held unread when weir
+// stopped: lost with them, which the senders cannot know.
+func (t *tcpListener) logUnread() {
+	if n := t.unreadBytes.Load(); n > 0 {
+		t.c.logger.Warn("syslog: stopped with bytes left unread in connections; lost, though acknowledged to the senders",
+			slog.String("listener", t.name), slog.Int64("bytes", n), slog.Int64("connections", t.unreadConns.Load()))
 	}
 }
 

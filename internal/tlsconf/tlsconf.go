@@ -81,23 +81,41 @@ func Server(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 // written before its certificate, a file half written, one weir may not
 // read until its mode or owner is fixed) leaves the last good one in use and is passed to onError
 // (once per change of the files), if it is not nil.
+//
+// It sends no session tickets. A TLS 1.3 server sends them after the
+// handshake, and a client that only writes (a syslog sender) leaves them
+// unread; closing a socket with unread data resets the connection at once,
+// and the kernel throws away what the client had not sent yet (a last
+// write held back by Nagle's algorithm): a script that sends one line and
+// closes lost it every time.
 func ServerReloading(certFile, keyFile, clientCAFile string, onError func(error)) (*tls.Config, error) {
 	r, err := newReloader(certFile, keyFile, clientCAFile, onError)
 	if err != nil {
 		return nil, err
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: r.config}, nil
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetConfigForClient: r.config, SessionTicketsDisabled: true}, nil
 }
 
 func newReloader(certFile, keyFile, clientCAFile string, onError func(error)) (*reloader, error) {
 	r := &reloader{files: [3]string{certFile, keyFile, clientCAFile}, onError: onError}
 	r.stamps = r.stat()
-	cfg, err := Server(certFile, keyFile, clientCAFile)
+	cfg, err := r.load()
 	if err != nil {
 		return nil, err
 	}
 	r.cfg = cfg
 	return r, nil
+}
+
+// load reads the files into the configuration a handshake gets: without
+// session tickets (see ServerReloading).
+func (r *reloader) load() (*tls.Config, error) {
+	cfg, err := Server(r.files[0], r.files[1], r.files[2])
+	if err != nil {
+		return nil, err
+	}
+	cfg.SessionTicketsDisabled = true
+	return cfg, nil
 }
 
 // reloader holds a server's configuration and the stamps of the files it
@@ -149,7 +167,7 @@ func (r *reloader) config(*tls.ClientHelloInfo) (*tls.Config, error) {
 	if st == r.stamps || st == r.failed {
 		return r.cfg, nil
 	}
-	cfg, err := Server(r.files[0], r.files[1], r.files[2])
+	cfg, err := r.load()
 	if err != nil {
 		r.failed = st
 		if r.onError != nil {
