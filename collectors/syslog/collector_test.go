@@ -509,3 +509,41 @@ func TestUDPPortTakenIsAnError(t *testing.T) {
 		t.Fatalf("second collector on %s: %v", h.addrs["udp"], err)
 	}
 }
+
+// TestDropCountersExportedFromTheStart: weir_syslog_dropped_total and
+// weir_syslog_connections_closed_total had no series until the first drop,
+// so an alert on their rate (or increase) saw nothing to rise from; each
+// listener's reasons are exported at 0 from the start.
+func TestDropCountersExportedFromTheStart(t *testing.T) {
+	pki := newTestPKI(t)
+	tl := listener("tls")
+	tl.CertFile, tl.KeyFile = pki.serverCert, pki.serverKey
+	h := startCollector(t, listener("udp"), listener("tcp"), tl)
+	mfs, err := h.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			proto, _, _ := strings.Cut(l["listener"], "://")
+			have[mf.GetName()+"/"+proto+"/"+l["reason"]] = true
+		}
+	}
+	for _, want := range []string{
+		"weir_syslog_dropped_total/udp/kernel", "weir_syslog_dropped_total/udp/rejected",
+		"weir_syslog_dropped_total/tcp/frame_too_large", "weir_syslog_dropped_total/tls/truncated_frame",
+		"weir_syslog_connections_closed_total/tcp/too_many_connections", "weir_syslog_connections_closed_total/tls/tls_handshake",
+	} {
+		if !have[want] {
+			t.Errorf("no series %s at the start", want)
+		}
+	}
+	if have["weir_syslog_connections_closed_total/tcp/tls_handshake"] || have["weir_syslog_dropped_total/udp/frame_too_large"] {
+		t.Errorf("a reason exported for a listener that cannot count it")
+	}
+}

@@ -1,6 +1,7 @@
 package syslog
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -89,6 +90,25 @@ func (m *metrics) forListener(name string) *listenerStats {
 		s.bytes[i] = m.bytes.WithLabelValues(name, f)
 	}
 	return s
+}
+
+// Reasons a listener counts, exported at 0 from the start (expose), so
+// that a rate or an alert on them has a series before the first drop.
+var (
+	udpDropReasons  = []string{"kernel", "rejected", "shutdown"}
+	tcpDropReasons  = []string{"frame_too_large", "bad_frame", "truncated_frame", "rejected", "shutdown"}
+	tcpCloseReasons = []string{"too_many_connections", "accept_failed", "idle", "frame_too_large", "bad_frame", "truncated_frame", "error"}
+	tlsCloseReasons = append(slices.Clone(tcpCloseReasons), "tls_handshake")
+)
+
+// expose makes the listener's counters of these reasons, at 0.
+func (s *listenerStats) expose(drops, closes []string) {
+	for _, r := range drops {
+		s.dropped(r)
+	}
+	for _, r := range closes {
+		s.m.connsRejected.WithLabelValues(s.listener, r)
+	}
 }
 
 func (s *listenerStats) dropped(reason string) prometheus.Counter {

@@ -55,9 +55,14 @@ func (c *Collector) newTCP(l configs.SyslogListener, tlsCfg *tls.Config) (*tcpLi
 		return nil, fmt.Errorf("syslog %s %s: %w", l.Protocol, l.Address, err)
 	}
 	name := l.Protocol + "://" + ln.Addr().String()
+	stats := c.metrics.forListener(name)
+	if tlsCfg != nil {
+		stats.expose(tcpDropReasons, tlsCloseReasons)
+	} else {
+		stats.expose(tcpDropReasons, tcpCloseReasons)
+	}
 	return &tcpListener{
-		c: c, cfg: l, ln: ln, tls: tlsCfg, name: name,
-		stats: c.metrics.forListener(name),
+		c: c, cfg: l, ln: ln, tls: tlsCfg, name: name, stats: stats,
 		slots: make(chan struct{}, l.MaxConnections),
 	}, nil
 }

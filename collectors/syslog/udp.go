@@ -73,6 +73,7 @@ func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 		if i == 0 {
 			u.name = "udp://" + addr
 			u.stats = c.metrics.forListener(u.name)
+			u.stats.expose(udpDropReasons, nil)
 		}
 		u.setReadBuffer(conn, int(l.ReadBuffer))
 		u.conns = append(u.conns, conn)
