@@ -150,7 +150,10 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec.KnownFields(true)
 	var f inventoryFile
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
-		return nil, fmt.Errorf("%s: %w", name, inventoryYAMLError(err, data))
+		// One error a line, each naming the file: the config's errors
+		// may print beside them.
+		msg := inventoryYAMLError(err, data).Error()
+		return nil, errors.New(name + ": " + strings.ReplaceAll(msg, "\n", "\n"+name+": "))
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
 		byAddr: map[netip.Addr]*Device{}}

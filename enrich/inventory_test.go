@@ -571,3 +571,22 @@ func TestInventoryReloadRefusesEmptyFile(t *testing.T) {
 		t.Errorf("an empty file after an empty inventory: %v", err)
 	}
 }
+
+// TestInventoryErrorsOneALineEachNamesTheFile: a file with several
+// errors gives one a line, and only the first said which file ("line 4:
+// devices[1].tags: ..." under the config's own errors could be either).
+func TestInventoryErrorsOneALineEachNamesTheFile(t *testing.T) {
+	_, err := parseInventory([]byte("devices:\n  - {name: a, sit: x}\n  - name: b\n    tags: [1]\n"), "/etc/weir/inventory.yaml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), err)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "/etc/weir/inventory.yaml: line ") {
+			t.Errorf("line %q does not name the file", l)
+		}
+	}
+}

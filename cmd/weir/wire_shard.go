@@ -9,8 +9,9 @@ import (
 
 // shardMember makes this process a member of the group of collecting
 // processes that share the SNMP and gNMI targets (cluster: in the config),
-// or returns nil when it collects every target: on the embedded log, with
-// cluster.shard_targets false, or without targets.
+// or returns nil when it collects every target: on the embedded log, or
+// with cluster.shard_targets false. A process started without targets
+// joins too: its collectors run, and take the targets a SIGHUP adds.
 func shardMember(d deps) (*shard.Member, error) {
 	cfg := d.cfg
 	if !cfg.ShardTargets() {
@@ -25,9 +26,6 @@ func shardMember(d deps) (*shard.Member, error) {
 		gnmiNames = append(gnmiNames, t.Name)
 		all = append(all, "gnmi/"+t.Name)
 	}
-	if len(all) == 0 {
-		return nil, nil
-	}
 	c := cfg.Cluster
 	m, err := shard.New(shard.Config{
 		Broker:         d.broker,
@@ -41,21 +39,14 @@ func shardMember(d deps) (*shard.Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(snmpNames) > 0 {
-		m.Track("snmp", snmpNames)
-	}
-	if len(gnmiNames) > 0 {
-		m.Track("gnmi", gnmiNames)
-	}
+	// Both collectors run in a collecting process, with targets or not.
+	m.Track("snmp", snmpNames)
+	m.Track("gnmi", gnmiNames)
 	// A reload keeps the group (named after the list at start) but counts
 	// the targets the processes now have.
 	d.reload.add("shard target counts", func(cfg *configs.Config) error {
-		if len(snmpNames) > 0 {
-			m.Track("snmp", targetNames(cfg.SNMP.Targets, func(t configs.SNMPTarget) string { return t.Name }))
-		}
-		if len(gnmiNames) > 0 {
-			m.Track("gnmi", targetNames(cfg.GNMI.Targets, func(t configs.GNMITarget) string { return t.Name }))
-		}
+		m.Track("snmp", targetNames(cfg.SNMP.Targets, func(t configs.SNMPTarget) string { return t.Name }))
+		m.Track("gnmi", targetNames(cfg.GNMI.Targets, func(t configs.GNMITarget) string { return t.Name }))
 		return nil
 	})
 	return m, nil
