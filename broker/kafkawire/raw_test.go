@@ -170,6 +170,17 @@ func TestUnsupportedRequests(t *testing.T) {
 	if r := rc.do(f).(*kmsg.FetchResponse); r.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("Fetch v13: error %d", r.ErrorCode)
 	}
+	// Fetch v0-v3 predates RecordBatch v2 and has no top-level error
+	// code: every partition is refused, not answered empty, which old
+	// clients (librdkafka with api.version.request=false) would take as
+	// "no data" and fetch again at once, for ever.
+	for v := int16(0); v < 4; v++ {
+		r := rc.do(fetchReq(v, 0, 0, "t", 0, 0)).(*kmsg.FetchResponse)
+		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 ||
+			r.Topics[0].Partitions[0].ErrorCode != kerr.UnsupportedVersion.Code {
+			t.Fatalf("Fetch v%d: %+v", v, r)
+		}
+	}
 	// An API that is not implemented at all.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.Version = 2
