@@ -176,6 +176,9 @@ func (c *conn) run(ctx context.Context) (err error) {
 func (c *conn) watchHangup(ctx context.Context) (_ context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
+	// The frame timeout's deadline would end the watch long before a
+	// poll of minutes does.
+	c.nc.SetReadDeadline(time.Time{})
 	go func() {
 		defer close(done)
 		if _, err := c.br.Peek(1); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {

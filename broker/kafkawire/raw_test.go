@@ -962,12 +962,14 @@ func TestFetchClientGoneWhilePolling(t *testing.T) {
 	fl := newFakeLog()
 	newTopic(t, fl, "t", 1)
 	closed := make(chan struct{}, 4)
-	_, addr := startServer(t, fl, WithMaxConnections(1),
+	// The frame timeout (the read deadline while a request is handled)
+	// passes while it polls: the client's leaving is still noticed.
+	_, addr := startServer(t, fl, WithMaxConnections(1), WithFrameTimeout(50*time.Millisecond),
 		WithMetrics(&Metrics{ConnClosed: func(net.Addr, error) { closed <- struct{}{} }}))
 
 	rc := dialRaw(t, addr)
 	rc.send(fetchReq(12, math.MaxInt32, 1, "t", 0, 0))
-	time.Sleep(100 * time.Millisecond) // let it start polling
+	time.Sleep(300 * time.Millisecond) // polling, past the frame timeout
 	rc.c.Close()
 	select {
 	case <-closed:
