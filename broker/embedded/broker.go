@@ -402,13 +402,17 @@ func (b *Broker) partition(ctx context.Context, topicName string, id int32, crea
 	return t.partitions[id], nil
 }
 
+// maxTopicPartitions bounds a topic's partitions: each has its own
+// directory and open files, and a typo should not make a million of them.
+const maxTopicPartitions = 10000
+
 // CreateTopic creates a topic; zero config fields take the defaults.
 func (b *Broker) CreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
 	if !broker.ValidTopicName(name) {
 		return fmt.Errorf("%w: %q", broker.ErrInvalidTopic, name)
 	}
-	if cfg.Partitions < 0 || cfg.Partitions > 10000 {
-		return fmt.Errorf("%w: %d", broker.ErrInvalidPartitions, cfg.Partitions)
+	if cfg.Partitions < 0 || cfg.Partitions > maxTopicPartitions {
+		return fmt.Errorf("%w: %d (1 to %d)", broker.ErrInvalidPartitions, cfg.Partitions, maxTopicPartitions)
 	}
 	if err := b.createTopic(name, cfg); err != nil {
 		return err

@@ -3,6 +3,7 @@ package embedded
 import (
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,5 +101,16 @@ func TestTopicIDSurvivesRestart(t *testing.T) {
 	after, _ := b.DescribeTopics(ctx, "ids")
 	if before[0].ID != after[0].ID {
 		t.Fatalf("topic ID changed across a restart: %x, then %x", before[0].ID, after[0].ID)
+	}
+}
+
+// TestCreateTopicTooManyPartitions: the refusal says what the bound is, as
+// Kafka clients show only the message (their text for INVALID_PARTITIONS
+// is "Number of partitions is below 1").
+func TestCreateTopicTooManyPartitions(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	err := b.CreateTopic(ctx, "wide", broker.TopicConfig{Partitions: 20000})
+	if !errors.Is(err, broker.ErrInvalidPartitions) || !strings.Contains(err.Error(), "10000") {
+		t.Fatalf("20000 partitions: %v; want ErrInvalidPartitions naming the bound", err)
 	}
 }

@@ -1,6 +1,7 @@
 package kafkawire
 
 import (
+	"bytes"
 	"reflect"
 	"slices"
 
@@ -146,7 +147,7 @@ func unsupportedResponse(req kmsg.Request, version int16) kmsg.Response {
 // request that does not decode at this version gets the empty answer.
 func unsupportedAnswer(req kmsg.Request, version int16, body []byte) kmsg.Response {
 	resp := unsupportedResponse(req, version)
-	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() {
+	if topLevelErrorEncoded(resp) {
 		return resp
 	}
 	if version > req.MaxVersion() {
@@ -178,6 +179,20 @@ func unsupportedAnswer(req kmsg.Request, version int16, body []byte) kmsg.Respon
 			rr.ErrorCode, rr.ErrorMessage = code, &msg
 			rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
 			rs.Resources = append(rs.Resources, rr)
+		}
+	case *kmsg.FetchRequest:
+		rs := resp.(*kmsg.FetchResponse)
+		for _, t := range q.Topics {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewFetchResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+				rp.RecordBatches = []byte{}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rs.Topics = append(rs.Topics, rt)
 		}
 	case *kmsg.CreatePartitionsRequest:
 		rs := resp.(*kmsg.CreatePartitionsResponse)
@@ -241,6 +256,23 @@ func unsupportedAnswer(req kmsg.Request, version int16, body []byte) kmsg.Respon
 		}
 	}
 	return resp
+}
+
+// topLevelErrorEncoded reports whether resp, at its version, carries the
+// top-level error code unsupportedResponse set. Some responses have the
+// field only from some version on (Fetch from v7): kmsg keeps it in the
+// struct for every version and leaves it out of the encoding.
+func topLevelErrorEncoded(resp kmsg.Response) bool {
+	f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode")
+	if !f.IsValid() || !f.CanSet() || f.Kind() != reflect.Int16 {
+		return false
+	}
+	with := resp.AppendTo(nil)
+	code := f.Int()
+	f.SetInt(0)
+	without := resp.AppendTo(nil)
+	f.SetInt(code)
+	return !bytes.Equal(with, without)
 }
 
 // validSoftware matches Kafka's pattern for client software names and

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -164,6 +165,31 @@ func (c *conn) run(ctx context.Context) (err error) {
 			m.Request(h.key, h.version, time.Since(start))
 		}
 		c.trimBuffers()
+	}
+}
+
+// watchHangup returns ctx cancelled, with the read error as its cause, when
+// the client hangs up while a request waits (a Fetch long-poll): otherwise
+// the connection and its slot would be held until MaxWaitMillis, which may
+// be days. It only peeks, so a request pipelined meanwhile stays buffered
+// for readFrame. stop must be called before the connection is read again.
+func (c *conn) watchHangup(ctx context.Context) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	// The frame timeout's deadline would end the watch long before a
+	// poll of minutes does.
+	c.nc.SetReadDeadline(time.Time{})
+	go func() {
+		defer close(done)
+		if _, err := c.br.Peek(1); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			cancel(err)
+		}
+	}()
+	return ctx, func() {
+		c.nc.SetReadDeadline(time.Now()) // ends the Peek
+		<-done
+		c.nc.SetReadDeadline(time.Time{}) // readFrame sets the idle deadline
+		cancel(nil)
 	}
 }
 

@@ -36,6 +36,12 @@ func (c *conn) handleFetch(ctx context.Context, req *kmsg.FetchRequest) (kmsg.Re
 			u()
 		}
 	}()
+	var stopWatch func()
+	defer func() {
+		if stopWatch != nil {
+			stopWatch()
+		}
+	}()
 	subscribed := false
 poll:
 	for {
@@ -72,6 +78,9 @@ poll:
 		if err := c.flush(); err != nil {
 			return nil, err
 		}
+		if stopWatch == nil {
+			ctx, stopWatch = c.watchHangup(ctx)
+		}
 		if c.timer == nil {
 			c.timer = time.NewTimer(remaining)
 		} else {
@@ -86,7 +95,7 @@ poll:
 			break poll
 		case <-ctx.Done():
 			c.timer.Stop()
-			return nil, ctx.Err()
+			return nil, context.Cause(ctx)
 		}
 	}
 	c.reportFetched(resp)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -168,6 +169,17 @@ func TestUnsupportedRequests(t *testing.T) {
 	f := fetchReq(13, 0, 0, "t", 0, 0)
 	if r := rc.do(f).(*kmsg.FetchResponse); r.ErrorCode != kerr.UnsupportedVersion.Code {
 		t.Fatalf("Fetch v13: error %d", r.ErrorCode)
+	}
+	// Fetch v0-v3 predates RecordBatch v2 and has no top-level error
+	// code: every partition is refused, not answered empty, which old
+	// clients (librdkafka with api.version.request=false) would take as
+	// "no data" and fetch again at once, for ever.
+	for v := int16(0); v < 4; v++ {
+		r := rc.do(fetchReq(v, 0, 0, "t", 0, 0)).(*kmsg.FetchResponse)
+		if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 ||
+			r.Topics[0].Partitions[0].ErrorCode != kerr.UnsupportedVersion.Code {
+			t.Fatalf("Fetch v%d: %+v", v, r)
+		}
 	}
 	// An API that is not implemented at all.
 	fc := kmsg.NewPtrFindCoordinatorRequest()
@@ -939,5 +951,56 @@ func TestNoIdleTimeoutKeepsConnections(t *testing.T) {
 	for range 2 {
 		rc.do(&kmsg.ApiVersionsRequest{Version: 0})
 		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// TestFetchClientGoneWhilePolling: a client that hangs up while its Fetch
+// long-polls gives its connection back at once, not when MaxWaitMillis (up
+// to 24 days) has passed: otherwise clients that give up on a fetch would
+// hold connection slots until the listener refuses everyone.
+func TestFetchClientGoneWhilePolling(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	closed := make(chan struct{}, 4)
+	// The frame timeout (the read deadline while a request is handled)
+	// passes while it polls: the client's leaving is still noticed.
+	_, addr := startServer(t, fl, WithMaxConnections(1), WithFrameTimeout(50*time.Millisecond),
+		WithMetrics(&Metrics{ConnClosed: func(net.Addr, error) { closed <- struct{}{} }}))
+
+	rc := dialRaw(t, addr)
+	rc.send(fetchReq(12, math.MaxInt32, 1, "t", 0, 0))
+	time.Sleep(300 * time.Millisecond) // polling, past the frame timeout
+	rc.c.Close()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("connection still open 5s after its client left a polling fetch")
+	}
+	// Its slot is free: a new client is served.
+	if !servedRaw(addr) {
+		t.Fatal("a new client is not served after the polling one left")
+	}
+}
+
+// TestFetchPollPipelined: a request sent behind a polling Fetch does not end
+// the poll and is answered after it, on a connection that goes on serving.
+func TestFetchPollPipelined(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	_, addr := startServer(t, fl, WithIdleTimeout(0))
+	rc := dialRaw(t, addr)
+	start := time.Now()
+	fc := rc.send(fetchReq(12, 300, 1, "t", 0, 0))
+	time.Sleep(50 * time.Millisecond)
+	ac := rc.send(kmsg.NewPtrApiVersionsRequest())
+	rc.recv(fc, &kmsg.FetchResponse{Version: 12})
+	if el := time.Since(start); el < 290*time.Millisecond {
+		t.Fatalf("fetch answered after %v, before its MaxWait", el)
+	}
+	rc.recv(ac, &kmsg.ApiVersionsResponse{})
+	// The connection still reads: no deadline is left behind.
+	time.Sleep(50 * time.Millisecond)
+	if r := rc.do(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse); r.ErrorCode != 0 {
+		t.Fatalf("ApiVersions after the poll: error %d", r.ErrorCode)
 	}
 }
