@@ -196,11 +196,11 @@ func restartNeeded(started, next *configs.Config) []string {
 
 // withoutDerived is sinks without what a reload applies to the running
 // sinks (a prometheus sink's staleness, set or the default Parse derives
-// from the collectors' intervals), for comparison.
+// from the collectors' intervals, and its max_series), for comparison.
 func withoutDerived(sinks []configs.Sink) []configs.Sink {
 	out := slices.Clone(sinks)
 	for i := range out {
-		out[i].Staleness, out[i].DefaultStaleness = 0, 0
+		out[i].Staleness, out[i].DefaultStaleness, out[i].MaxSeries = 0, 0, 0
 	}
 	return out
 }

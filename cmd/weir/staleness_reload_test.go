@@ -42,3 +42,14 @@ func TestReloadExplicitStalenessApplied(t *testing.T) {
 		t.Errorf("a sink's listen changed: restart_needed=%v, want [sinks]", got)
 	}
 }
+
+// TestReloadMaxSeriesApplied: a prometheus sink's max_series changed
+// before a SIGHUP is applied to the running sink, so it needs no restart.
+func TestReloadMaxSeriesApplied(t *testing.T) {
+	sink := func(max string) string {
+		return "sinks:\n  - {type: prometheus, name: prom, listen: \"127.0.0.1:9273\", topics: [enriched.metrics], max_series: " + max + "}\n"
+	}
+	if got := restartNeeded(mustParse(t, sink("1000")), mustParse(t, sink("50000"))); len(got) != 0 {
+		t.Errorf("only the sink's max_series changed, which the reload applies: restart_needed=%v", got)
+	}
+}

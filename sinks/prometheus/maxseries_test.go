@@ -82,3 +82,31 @@ func TestMaxSeriesConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxSeriesReloaded: a reload's max_series applies to the running
+// sink; 0 is the default again.
+func TestMaxSeriesReloaded(t *testing.T) {
+	s, err := NewSink(configs.Sink{Type: "prometheus", Name: "p", Listen: "127.0.0.1:0", MaxSeries: 1}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := func(device string) *telemetry.Metric {
+		return &telemetry.Metric{Measurement: "m", Device: device, Fields: map[string]any{"a": 1.0}}
+	}
+	s.col.Update(m("d1"))
+	s.col.Update(m("d2"))
+	if s.col.live != 1 {
+		t.Fatalf("%d series at max_series 1", s.col.live)
+	}
+	s.Reload(configs.Sink{Type: "prometheus", Name: "p", MaxSeries: 2})
+	s.col.Update(m("d2"))
+	s.col.Update(m("d3"))
+	if s.col.live != 2 {
+		t.Errorf("%d series after a reload to max_series 2", s.col.live)
+	}
+	s.Reload(configs.Sink{Type: "prometheus", Name: "p"})
+	if s.col.maxSeries != configs.DefaultPrometheusMaxSeries {
+		t.Errorf("max_series %d after a reload without it", s.col.maxSeries)
+	}
+}

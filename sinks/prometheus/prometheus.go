@@ -84,9 +84,7 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 	staleness := stalenessOf(cfg)
 	col := NewCollector(cfg.Namespace, staleness, now)
-	if cfg.MaxSeries > 0 {
-		col.maxSeries = cfg.MaxSeries
-	}
+	col.maxSeries = cmp.Or(cfg.MaxSeries, configs.DefaultPrometheusMaxSeries)
 	ln, err := net.Listen("tcp", string(cfg.Listen))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, err)
@@ -106,12 +104,15 @@ func stalenessOf(cfg configs.Sink) time.Duration {
 	return DefaultStaleness
 }
 
-// Reload takes the staleness of a reloaded config: its default follows
-// the collectors' intervals, which a reload changes.
+// Reload takes the staleness of a reloaded config (its default follows
+// the collectors' intervals, which a reload changes) and its max_series:
+// series held past a lowered max_series stay until they go stale, and no
+// new one is taken until then.
 func (s *Sink) Reload(cfg configs.Sink) {
 	d := stalenessOf(cfg)
 	s.col.mu.Lock()
 	s.col.staleness = d
+	s.col.maxSeries = cmp.Or(cfg.MaxSeries, configs.DefaultPrometheusMaxSeries)
 	s.col.mu.Unlock()
 }
 
