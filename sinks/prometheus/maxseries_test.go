@@ -110,3 +110,18 @@ func TestMaxSeriesReloaded(t *testing.T) {
 		t.Errorf("max_series %d after a reload without it", s.col.maxSeries)
 	}
 }
+
+// TestMaxSeriesRefusesBeforeFamilies: a value refused at max_series made
+// its family (and label set) all the same, held until the next sweep: a
+// flood of new names grew them between sweeps.
+func TestMaxSeriesRefusesBeforeFamilies(t *testing.T) {
+	c := NewCollector("", time.Hour, time.Now)
+	c.maxSeries = 1
+	c.Update(&telemetry.Metric{Measurement: "m", Device: "d1", Fields: map[string]any{"a": 1.0}})
+	for i := range 100 {
+		c.Update(&telemetry.Metric{Measurement: "m", Device: "d2", Fields: map[string]any{"f" + string(rune('a'+i%26)) + strings.Repeat("x", i): 1.0}})
+	}
+	if len(c.families) != 1 || len(c.sets) != 1 {
+		t.Errorf("%d families and %d label sets held at max_series 1, want 1 and 1", len(c.families), len(c.sets))
+	}
+}

@@ -393,6 +393,16 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 	labels := c.labeler.labels(p)
 	c.key = appendSeriesKey(c.key[:0], labels)
 	set := c.sets[string(c.key)]
+	if set == nil && c.live >= c.maxSeries {
+		// At the bound: refused before it makes a set or a family (a
+		// flood of new names would hold them until the next sweep).
+		for i := range p.Fields {
+			if _, ok := p.Fields[i].Number(); ok {
+				c.refuse(p, now)
+			}
+		}
+		return nil
+	}
 	if set == nil {
 		kept := slices.Clone(labels)
 		set = &seriesSet{key: string(c.key), labels: kept, text: labelText(kept)}
