@@ -794,6 +794,9 @@ func listenerReachedAs(listen, host string) bool {
 		return true
 	}
 	if listen == "" || lip != nil && lip.IsUnspecified() {
+		if hip != nil && lip != nil && lip.To4() != nil && hip.To4() == nil {
+			return false // 0.0.0.0 listens on IPv4 only; "::" and "" on both
+		}
 		if host == "localhost" || hip != nil && (hip.IsLoopback() || hip.IsUnspecified()) {
 			return true
 		}

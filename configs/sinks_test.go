@@ -130,6 +130,8 @@ func TestKafkaSinkIntoItsOwnTopics(t *testing.T) {
 		// The port as a client parses it, and localhost for a loopback listener.
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:09092\"], topics: [events]}\n", `sink "k" writes topic events back`},
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"localhost:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
+		{"broker: {kafka_listen: \"[::]:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"[::1]:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
+		{"broker: {kafka_listen: \":9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
 		{"broker: {kafka_listen: \"[::1]:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"[0:0:0:0:0:0:0:1]:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
 	} {
 		if _, err := Parse([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -146,6 +148,8 @@ func TestKafkaSinkIntoItsOwnTopics(t *testing.T) {
 		// (a second weir, or a Kafka, can listen there).
 		"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.2:9092\"], topics: [events]}\n",
 		"broker: {kafka_listen: \"127.0.0.2:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"localhost:9092\"], topics: [events]}\n",
+		// 0.0.0.0 is IPv4's alone.
+		"broker: {kafka_listen: \"0.0.0.0:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"[::1]:9092\"], topics: [events]}\n",
 	} {
 		if _, err := Parse([]byte(ok)); err != nil {
 			t.Errorf("%q: %v", ok, err)
