@@ -54,16 +54,11 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 		return nil, err
 	}
 	if env.Registerer != nil {
-		var rerr error
+		var rerr error // the first failure of either
 		old := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_prometheus_sink_old_points_total",
 			Help: "Metrics not served because they were older than the sink's staleness when it read them (a new sink reading the log from its start, a sink catching up after an outage).",
 		}, []string{"sink"}), &rerr)
-		if rerr != nil {
-			s.Close()
-			return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, rerr)
-		}
-		s.col.old = old.WithLabelValues(cfg.Name)
 		limited := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_prometheus_sink_series_limited_total",
 			Help: "Values not served because they would have made a new series while the sink held max_series (until stale series go).",
@@ -72,7 +67,7 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 			s.Close()
 			return nil, fmt.Errorf("prometheus sink %s: %w", cfg.Name, rerr)
 		}
-		s.col.limited = limited.WithLabelValues(cfg.Name)
+		s.col.old, s.col.limited = old.WithLabelValues(cfg.Name), limited.WithLabelValues(cfg.Name)
 	}
 	if env.Logger != nil {
 		s.col.logger = env.Logger.With(slog.String("sink", cfg.Name))
