@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -166,6 +167,9 @@ func FuzzSealedIndexes(f *testing.F) {
 				t.Fatalf("fetch at %d starts at %d", off, first)
 			}
 		}
+		if off, ts, err := b.ListOffset("t", 0, -3); err != nil || off != int64(len(recs)-1) || ts != ts0+int64(len(recs)-1)*1000 {
+			t.Fatalf("largest timestamp: offset %d at %d (%v), want %d", off, ts, err, len(recs)-1)
+		}
 		for i := int64(0); i < segEnd+2; i += 5 {
 			ts := ts0 + i*1000 - 500
 			off, _, err := b.ListOffset("t", 0, ts)
@@ -255,5 +259,34 @@ func TestTopicMetaWithoutPartitionsRefused(t *testing.T) {
 		if !errors.Is(err, broker.ErrStorage) || !strings.Contains(err.Error(), "t.json") {
 			t.Fatalf("%s: %v, want a storage error naming the file", meta, err)
 		}
+	}
+}
+
+// TestTimeLookupPastDamagedMaxTimestamp: the last time index entry of a
+// sealed segment rotted to a far future timestamp (its offset intact).
+// A look-up of a time in the next segment chose the damaged one, found no
+// record at or after the time in it and answered -1 (none: a consumer
+// reset by time went to the end, skipping the records). It goes on to
+// the next segment.
+func TestTimeLookupPastDamagedMaxTimestamp(t *testing.T) {
+	dir := t.TempDir()
+	recs := sealedTemplate(t, dir)
+	p := partitionDir(dir, "t", 0)
+	bases := segmentBases(t, p)
+	name := segmentName(p, 0, ".timeindex")
+	tidx, err := os.ReadFile(name)
+	if err != nil || len(tidx) < timeEntrySize {
+		t.Fatalf("time index: %d bytes, %v", len(tidx), err)
+	}
+	last := len(tidx)/timeEntrySize*timeEntrySize - timeEntrySize
+	binary.BigEndian.PutUint64(tidx[last:], uint64(ts0)*1000)
+	if err := os.WriteFile(name, tidx, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := openTest(t, dir, WithLogger(slog.New(slog.DiscardHandler)))
+	want := bases[1] + 3
+	off, _, err := b.ListOffset("t", 0, recs[want].Timestamp.UnixMilli())
+	if err != nil || off != want {
+		t.Fatalf("first record at or after record %d's time: %d (%v)", want, off, err)
 	}
 }

@@ -713,33 +713,20 @@ func (p *partition) listOffset(ts int64) (int64, int64, error) {
 		return p.logStart.Load(), -1, nil
 	}
 	var d recordbatch.Decoder
+	if ts != -3 {
+		return p.offsetForTime(&d, ts)
+	}
 	p.rw.RLock()
 	if p.closed.Load() {
 		p.rw.RUnlock()
 		return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
 	}
-	var (
-		seg   *segment
-		pos   int64
-		exact bool
-	)
-	if ts == -3 {
-		// The record with the largest timestamp: the segment with the
-		// largest max timestamp holds it.
-		for _, s := range p.segments {
-			if s.size.Load() > 0 && (seg == nil || s.maxTS.Load() > seg.maxTS.Load()) {
-				seg = s
-			}
-		}
-		if seg != nil {
-			ts, exact = seg.maxTS.Load(), true
-		}
-	} else {
-		for _, s := range p.segments {
-			if s.size.Load() > 0 && s.maxTS.Load() >= ts {
-				seg, pos = s, s.timeLookup(ts)
-				break
-			}
+	// The record with the largest timestamp: the segment with the
+	// largest max timestamp holds it.
+	var seg *segment
+	for _, s := range p.segments {
+		if s.size.Load() > 0 && (seg == nil || s.maxTS.Load() > seg.maxTS.Load()) {
+			seg = s
 		}
 	}
 	if seg == nil {
@@ -749,7 +736,41 @@ func (p *partition) listOffset(ts int64) (int64, int64, error) {
 	seg.acquire()
 	p.rw.RUnlock()
 	defer seg.release()
-	return scanForTimestamp(&d, p, seg, pos, ts, exact)
+	return scanForTimestamp(&d, p, seg, 0, seg.maxTS.Load(), true)
+}
+
+// offsetForTime finds the first record at or after ts: in the first
+// segment whose max timestamp reaches ts, or, if that holds none (its max
+// timestamp came from a damaged time index), in the next such segment.
+func (p *partition) offsetForTime(d *recordbatch.Decoder, ts int64) (int64, int64, error) {
+	after := int64(-1) // the base of the segment last searched
+	for {
+		p.rw.RLock()
+		if p.closed.Load() {
+			p.rw.RUnlock()
+			return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+		}
+		var seg *segment
+		var pos int64
+		for _, s := range p.segments {
+			if s.base > after && s.size.Load() > 0 && s.maxTS.Load() >= ts {
+				seg, pos = s, s.timeLookup(ts)
+				break
+			}
+		}
+		if seg == nil {
+			p.rw.RUnlock()
+			return -1, -1, nil
+		}
+		seg.acquire()
+		p.rw.RUnlock()
+		off, found, err := scanForTimestamp(d, p, seg, pos, ts, false)
+		seg.release()
+		if err != nil || off >= 0 {
+			return off, found, err
+		}
+		after = seg.base
+	}
 }
 
 func scanForTimestamp(d *recordbatch.Decoder, p *partition, s *segment, pos, ts int64, exact bool) (int64, int64, error) {
