@@ -716,27 +716,41 @@ func (p *partition) listOffset(ts int64) (int64, int64, error) {
 	if ts != -3 {
 		return p.offsetForTime(&d, ts)
 	}
-	p.rw.RLock()
-	if p.closed.Load() {
-		p.rw.RUnlock()
-		return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
-	}
 	// The record with the largest timestamp: the segment with the
-	// largest max timestamp holds it.
-	var seg *segment
-	for _, s := range p.segments {
-		if s.size.Load() > 0 && (seg == nil || s.maxTS.Load() > seg.maxTS.Load()) {
-			seg = s
+	// largest max timestamp holds it, unless that came from a damaged
+	// time index; the segment's own is then put in its place, and the
+	// search made again.
+	for {
+		p.rw.RLock()
+		if p.closed.Load() {
+			p.rw.RUnlock()
+			return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
 		}
-	}
-	if seg == nil {
+		var seg *segment
+		for _, s := range p.segments {
+			if s.size.Load() > 0 && (seg == nil || s.maxTS.Load() > seg.maxTS.Load()) {
+				seg = s
+			}
+		}
+		if seg == nil {
+			p.rw.RUnlock()
+			return -1, -1, nil
+		}
+		sealed, maxTS := seg.sealed, seg.maxTS.Load()
+		seg.acquire()
 		p.rw.RUnlock()
-		return -1, -1, nil
+		off, found, err := scanForTimestamp(&d, p, seg, 0, maxTS, true)
+		if err == nil && off < 0 && sealed {
+			var actual int64
+			if actual, err = seg.scanMaxTimestamp(); err == nil && actual != maxTS {
+				seg.maxTS.CompareAndSwap(maxTS, actual)
+				seg.release()
+				continue
+			}
+		}
+		seg.release()
+		return off, found, err
 	}
-	seg.acquire()
-	p.rw.RUnlock()
-	defer seg.release()
-	return scanForTimestamp(&d, p, seg, 0, seg.maxTS.Load(), true)
 }
 
 // offsetForTime finds the first record at or after ts: in the first

@@ -347,6 +347,26 @@ func (s *segment) rebuildIndexFiles(size int64, indexInterval int) error {
 	return t.rewriteIndexes()
 }
 
+// scanMaxTimestamp reads a sealed segment's largest timestamp from its
+// batch headers, up to the first that does not parse.
+func (s *segment) scanMaxTimestamp() (int64, error) {
+	maxTS := int64(-1)
+	var hdr [recordbatch.HeaderSize]byte
+	size := s.size.Load()
+	for pos := int64(0); pos+recordbatch.HeaderSize <= size; {
+		if _, err := s.log.ReadAt(hdr[:], pos); err != nil {
+			return -1, fmt.Errorf("%w: read: %w", broker.ErrStorage, err)
+		}
+		h, err := recordbatch.ParseHeader(hdr[:])
+		if err != nil {
+			break
+		}
+		maxTS = max(maxTS, h.MaxTimestamp)
+		pos += int64(h.Size())
+	}
+	return maxTS, nil
+}
+
 // batchAt reports whether a batch of offset off, whole within size, starts
 // at byte pos of the log: an index entry read from disk is checked so
 // before it is trusted.
