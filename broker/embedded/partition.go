@@ -713,43 +713,78 @@ func (p *partition) listOffset(ts int64) (int64, int64, error) {
 		return p.logStart.Load(), -1, nil
 	}
 	var d recordbatch.Decoder
-	p.rw.RLock()
-	if p.closed.Load() {
-		p.rw.RUnlock()
-		return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+	if ts != -3 {
+		return p.offsetForTime(&d, ts)
 	}
-	var (
-		seg   *segment
-		pos   int64
-		exact bool
-	)
-	if ts == -3 {
-		// The record with the largest timestamp: the segment with the
-		// largest max timestamp holds it.
+	// The record with the largest timestamp: the segment with the
+	// largest max timestamp holds it, unless that came from a damaged
+	// time index; the segment's own is then put in its place, and the
+	// search made again.
+	for {
+		p.rw.RLock()
+		if p.closed.Load() {
+			p.rw.RUnlock()
+			return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+		}
+		var seg *segment
 		for _, s := range p.segments {
 			if s.size.Load() > 0 && (seg == nil || s.maxTS.Load() > seg.maxTS.Load()) {
 				seg = s
 			}
 		}
-		if seg != nil {
-			ts, exact = seg.maxTS.Load(), true
+		if seg == nil {
+			p.rw.RUnlock()
+			return -1, -1, nil
 		}
-	} else {
+		sealed, maxTS := seg.sealed, seg.maxTS.Load()
+		seg.acquire()
+		p.rw.RUnlock()
+		off, found, err := scanForTimestamp(&d, p, seg, 0, maxTS, true)
+		if err == nil && off < 0 && sealed {
+			var actual int64
+			if actual, err = seg.scanMaxTimestamp(); err == nil && actual != maxTS {
+				seg.maxTS.CompareAndSwap(maxTS, actual)
+				seg.release()
+				continue
+			}
+		}
+		seg.release()
+		return off, found, err
+	}
+}
+
+// offsetForTime finds the first record at or after ts: in the first
+// segment whose max timestamp reaches ts, or, if that holds none (its max
+// timestamp came from a damaged time index), in the next such segment.
+func (p *partition) offsetForTime(d *recordbatch.Decoder, ts int64) (int64, int64, error) {
+	after := int64(-1) // the base of the segment last searched
+	for {
+		p.rw.RLock()
+		if p.closed.Load() {
+			p.rw.RUnlock()
+			return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+		}
+		var seg *segment
+		var pos int64
 		for _, s := range p.segments {
-			if s.size.Load() > 0 && s.maxTS.Load() >= ts {
+			if s.base > after && s.size.Load() > 0 && s.maxTS.Load() >= ts {
 				seg, pos = s, s.timeLookup(ts)
 				break
 			}
 		}
-	}
-	if seg == nil {
+		if seg == nil {
+			p.rw.RUnlock()
+			return -1, -1, nil
+		}
+		seg.acquire()
 		p.rw.RUnlock()
-		return -1, -1, nil
+		off, found, err := scanForTimestamp(d, p, seg, pos, ts, false)
+		seg.release()
+		if err != nil || off >= 0 {
+			return off, found, err
+		}
+		after = seg.base
 	}
-	seg.acquire()
-	p.rw.RUnlock()
-	defer seg.release()
-	return scanForTimestamp(&d, p, seg, pos, ts, exact)
 }
 
 func scanForTimestamp(d *recordbatch.Decoder, p *partition, s *segment, pos, ts int64, exact bool) (int64, int64, error) {

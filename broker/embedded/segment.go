@@ -279,7 +279,7 @@ func (s *segment) openSealed(indexInterval int) (sealedOpen, error) {
 	s.lastAppend.Store(st.ModTime().UnixMilli())
 	from, next := int64(0), s.base
 	last, haveIdx, idxErr := s.lastIndexEntry()
-	ts, haveTS := s.lastTimeEntry()
+	ts, tsRel, haveTS := s.lastTimeEntry()
 	switch {
 	case size == 0:
 	case !haveTS:
@@ -300,9 +300,11 @@ func (s *segment) openSealed(indexInterval int) (sealedOpen, error) {
 	if err != nil {
 		return res, err
 	}
-	if res.rebuilt == "" && (fileSize > s.size.Load() || len(s.index) > 0) {
-		// The index may name what cannot be read, or lack entries:
-		// write it again from a scan of the whole segment.
+	if res.rebuilt == "" && (fileSize > s.size.Load() || len(s.index) > 0 || haveTS && s.base+int64(tsRel) >= s.next.Load()) {
+		// The index may name what cannot be read, or lack entries,
+		// or the time index offsets past the end (its max timestamp
+		// is not the segment's): write them again from a scan of the
+		// whole segment.
 		res.rebuilt = "its batches did not end where the index says"
 		s.index, s.timeIndex, s.bytesSinceIndex = nil, nil, 0
 		s.maxTS.Store(-1)
@@ -345,6 +347,26 @@ func (s *segment) rebuildIndexFiles(size int64, indexInterval int) error {
 	return t.rewriteIndexes()
 }
 
+// scanMaxTimestamp reads a sealed segment's largest timestamp from its
+// batch headers, up to the first that does not parse.
+func (s *segment) scanMaxTimestamp() (int64, error) {
+	maxTS := int64(-1)
+	var hdr [recordbatch.HeaderSize]byte
+	size := s.size.Load()
+	for pos := int64(0); pos+recordbatch.HeaderSize <= size; {
+		if _, err := s.log.ReadAt(hdr[:], pos); err != nil {
+			return -1, fmt.Errorf("%w: read: %w", broker.ErrStorage, err)
+		}
+		h, err := recordbatch.ParseHeader(hdr[:])
+		if err != nil {
+			break
+		}
+		maxTS = max(maxTS, h.MaxTimestamp)
+		pos += int64(h.Size())
+	}
+	return maxTS, nil
+}
+
 // batchAt reports whether a batch of offset off, whole within size, starts
 // at byte pos of the log: an index entry read from disk is checked so
 // before it is trusted.
@@ -379,21 +401,23 @@ func (s *segment) lastIndexEntry() (indexEntry, bool, error) {
 	return indexEntry{rel: binary.BigEndian.Uint32(b[:]), pos: binary.BigEndian.Uint32(b[4:])}, true, nil
 }
 
-func (s *segment) lastTimeEntry() (int64, bool) {
+// lastTimeEntry reads the last entry of the time index file: its max
+// timestamp and the offset (relative) it was written at.
+func (s *segment) lastTimeEntry() (int64, uint32, bool) {
 	f, err := os.Open(segmentName(s.dir, s.base, ".timeindex"))
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || st.Size() < timeEntrySize {
-		return 0, false
+		return 0, 0, false
 	}
 	var b [timeEntrySize]byte
 	if _, err := f.ReadAt(b[:], st.Size()/timeEntrySize*timeEntrySize-timeEntrySize); err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	return int64(binary.BigEndian.Uint64(b[:])), true
+	return int64(binary.BigEndian.Uint64(b[:])), binary.BigEndian.Uint32(b[8:]), true
 }
 
 // lookup returns a byte position at or before the batch holding offset.

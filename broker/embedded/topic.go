@@ -82,6 +82,15 @@ func readTopicMetas(dataDir string) ([]topicMeta, error) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			return nil, fmt.Errorf("topic metadata %s: %w", e.Name(), err)
 		}
+		// The name becomes directory names and the count a divisor:
+		// a damaged file must stop the open, not escape the data
+		// directory or panic the first produce.
+		if !broker.ValidTopicName(m.Name) || m.Name+".json" != e.Name() {
+			return nil, fmt.Errorf("%w: topic metadata %s: names topic %q", broker.ErrStorage, e.Name(), m.Name)
+		}
+		if m.Partitions < 1 {
+			return nil, fmt.Errorf("%w: topic metadata %s: %d partitions", broker.ErrStorage, e.Name(), m.Partitions)
+		}
 		metas = append(metas, m)
 	}
 	return metas, nil

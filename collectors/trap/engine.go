@@ -78,7 +78,11 @@ func startEngine(file, configured string, now time.Time) (id string, boots uint3
 			note += ": a new engine"
 		}
 	case id == keptID && kept.Boots > 0:
-		boots = min(kept.Boots+1, maxBoots)
+		// Compared before adding: a damaged file's 2^32-1 plus one is 0.
+		boots = maxBoots
+		if kept.Boots < maxBoots {
+			boots = kept.Boots + 1
+		}
 	case file != "" && configured != "":
 		boots = bootsFloor(now)
 		if note != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Elem is one path element: a name and its keys.
@@ -117,6 +118,11 @@ func String(elems []Elem) string {
 			b.WriteString(v)
 			b.WriteByte(']')
 		}
+	}
+	if last := elems[len(elems)-1]; len(last.Keys) == 0 && strings.TrimRightFunc(last.Name, unicode.IsSpace) != last.Name {
+		// Parse trims the path's white space: a trailing slash keeps
+		// the last name's.
+		b.WriteByte('/')
 	}
 	return b.String()
 }

@@ -37,3 +37,29 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: any string parses or is refused without a panic, and what
+// parses is written back as a path that parses to the same elements.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"/", "", "/a/b/", "interfaces/interface[name=Ethernet1/1]/state", "/p[b=2][a=x\\]y]",
+		"/oc-if:interfaces/*", "/a//b", "/a[k]", "/a[k=v", "/a[k=v]x", `/a[k=\\]`, `/a[k=\]`, "/a[k=[]]", "/a[k=/]/b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := Parse(s)
+		if err != nil {
+			if got != nil {
+				t.Fatalf("Parse(%q) refused (%v) with elements %v", s, err, got)
+			}
+			return
+		}
+		out := String(got)
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("Parse(%q) = %v, written %q, which does not parse: %v", s, got, out, err)
+		}
+		if len(got) > 0 && !reflect.DeepEqual(again, got) {
+			t.Fatalf("Parse(%q) = %#v, written %q, read back %#v", s, got, out, again)
+		}
+	})
+}
