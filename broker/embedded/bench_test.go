@@ -3,6 +3,7 @@ package embedded
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -127,4 +128,32 @@ func BenchmarkConsumeGroup(b *testing.B) {
 		b.Fatal(err)
 	}
 	_ = sum
+}
+
+// BenchmarkCloseManyPartitions: a clean stop of a log of 1,000 partitions,
+// each with a record (its last segment's indexes, log and producer state
+// are synced): a stop that takes long runs into systemd's stop timeout.
+func BenchmarkCloseManyPartitions(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	recs := benchRecords(1)
+	for b.Loop() {
+		b.StopTimer()
+		br, err := Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := br.CreateTopic(ctx, "many", broker.TopicConfig{Partitions: 1000}); err != nil && !errors.Is(err, broker.ErrTopicExists) {
+			b.Fatal(err)
+		}
+		for p := range int32(1000) {
+			if err := br.ProducePartition(ctx, "many", p, recs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if err := br.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -17,6 +17,7 @@
 package embedded
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -281,16 +282,33 @@ func (b *Broker) Close() error {
 func (b *Broker) closeTopics() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var first error
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		slots = make(chan struct{}, closeParallelism)
+	)
 	for _, t := range b.topics {
 		for _, p := range t.partitions {
-			if err := p.close(); err != nil && first == nil {
-				first = err
-			}
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				if err := p.close(); err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+				}
+			})
 		}
 	}
+	wg.Wait()
 	return first
 }
+
+// closeParallelism is how many partitions a stop closes at once: each
+// syncs its files, and the file system commits syncs made together in
+// one go (1,000 partitions took 5 s one by one).
+const closeParallelism = 16
 
 func (b *Broker) flushLoop(ctx context.Context) {
 	tick := time.NewTicker(b.opts.flushInterval)
