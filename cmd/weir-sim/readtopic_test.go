@@ -66,3 +66,63 @@ func TestReadTopicEndsAtTheEndAfterRetention(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyCountsRecordsOtherWritersOvertake: with another sender writing
+// to raw.syslog too (a UDP and a TCP run side by side, or devices), the log
+// passed the end the run expected before the run's last records were in
+// it, and those were reported lost (200 of 480,000 over TCP, none lost).
+func TestVerifyCountsRecordsOtherWritersOvertake(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "raw.syslog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := c.ListenAddrs()[0]
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("raw.syslog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	line := func(run string, n int) *kgo.Record {
+		return &kgo.Record{Key: []byte(strconv.Itoa(n)), Value: []byte(`{"raw":"hello seq=` + run + "-" + strconv.Itoa(n) + `"}`)}
+	}
+	var old []*kgo.Record // an earlier run's, before the ends the run starts at
+	for i := range 100 {
+		old = append(old, line("r0", i))
+	}
+	if err := cl.ProduceSync(ctx, old...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	endsBefore, err := listOffsets(ctx, addr, "raw.syslog", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var startEnd int64
+	for _, e := range endsBefore {
+		startEnd += e
+	}
+	const sent = 100
+	var recs []*kgo.Record
+	for i := range sent - 10 {
+		recs = append(recs, line("r1", i))
+	}
+	for i := range 50 { // the other sender's
+		recs = append(recs, line("other", i))
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // this run's last records, still on their way
+		time.Sleep(time.Second)
+		var tail []*kgo.Record
+		for i := sent - 10; i < sent; i++ {
+			tail = append(tail, line("r1", i))
+		}
+		cl.ProduceSync(ctx, tail...)
+	}()
+	got, _, err := verifyCount(ctx, addr, "raw.syslog", "r1", endsBefore, startEnd, sent)
+	if err != nil || got != sent {
+		t.Fatalf("counted %d of %d, err %v", got, sent, err)
+	}
+}

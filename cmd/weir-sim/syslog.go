@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -91,28 +92,11 @@ func syslogCmd(ctx context.Context, args []string) error {
 	if *verify == "" {
 		return nil
 	}
-	// Wait until the log stops growing, then count what arrived.
-	want := startEnd + sent.Load()
-	var end int64
-	var lastChange = time.Now()
-	for {
-		e, err := endOffsetSum(ctx, *verify, *topic)
-		if err != nil {
-			return err
-		}
-		if e != end {
-			end, lastChange = e, time.Now()
-		}
-		if end >= want || time.Since(lastChange) > 3*time.Second {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	inLog := lastChange.Sub(start) // when the log last grew
-	got, err := countSequences(ctx, *verify, *topic, run)
+	got, lastChange, err := verifyCount(ctx, *verify, *topic, run, endsBefore, startEnd, sent.Load())
 	if err != nil {
 		return err
 	}
+	inLog := lastChange.Sub(start) // when the log last grew
 	// Records of this run that retention deleted before they were read
 	// back (a partition's log start moved past where it ended before the
 	// run) were in the log: not lost.
@@ -135,6 +119,34 @@ func syslogCmd(ctx context.Context, args []string) error {
 		return reportEventLatency(ctx, *verify, *topic, run)
 	}
 	return nil
+}
+
+// verifyCount waits until the log has grown by sent records past startEnd
+// (the sum of endsBefore) or stops growing, then counts the distinct
+// sequence numbers of run past endsBefore. It returns when the log last
+// grew.
+func verifyCount(ctx context.Context, brokers, topic, run string, endsBefore map[int32]int64, startEnd, sent int64) (int, time.Time, error) {
+	want := startEnd + sent
+	var end int64
+	lastChange := time.Now()
+	for {
+		e, err := endOffsetSum(ctx, brokers, topic)
+		if err != nil {
+			return 0, lastChange, err
+		}
+		if e != end {
+			end, lastChange = e, time.Now()
+		}
+		if end >= want || time.Since(lastChange) > 3*time.Second {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Other writers (another sender, devices) fill the log too, so its
+	// end can pass want before this run's last records are in it: count
+	// until all are there or the count stops rising.
+	got, err := countRun(ctx, brokers, topic, run, endsBefore, int(sent), 3*time.Second)
+	return got, lastChange, err
 }
 
 // reportEventLatency waits for the events topic to stop growing, then
@@ -211,18 +223,34 @@ func reportEventLatency(ctx context.Context, brokers, rawTopic, run string) erro
 // had when the read began (records retention deleted before it are not
 // waited for), or until nothing comes for 5 s, or ctx ends.
 func readTopic(ctx context.Context, brokers, topic string, each func(*kgo.Record)) error {
+	return readTopicFrom(ctx, brokers, topic, nil, each)
+}
+
+// readTopicFrom is readTopic from the offsets in from (the start for a
+// partition not in it): a run's records are past the ends the topic had
+// before the run, and reading a busy log from its start each time costs
+// more with every run.
+func readTopicFrom(ctx context.Context, brokers, topic string, from map[int32]int64, each func(*kgo.Record)) error {
 	ends, err := listOffsets(ctx, brokers, topic, false)
 	if err != nil {
 		return err
 	}
 	left := map[int32]int64{} // partitions not read to their end yet
+	assign := map[int32]kgo.Offset{}
 	for p, e := range ends {
-		if e > 0 {
+		if e > from[p] {
 			left[p] = e
+			assign[p] = kgo.NewOffset().AtStart()
+			if o, ok := from[p]; ok {
+				assign[p] = kgo.NewOffset().At(o)
+			}
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if len(left) == 0 {
+		return nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
 	if err != nil {
 		return err
 	}
@@ -346,19 +374,42 @@ func listOffsets(ctx context.Context, brokers, topic string, start bool) (map[in
 
 var seqRE = regexp.MustCompile(`seq=([0-9a-z]+)-(\d+)`)
 
-// countSequences reads the topic and counts distinct sequence numbers of
-// this run.
-func countSequences(ctx context.Context, brokers, topic, run string) (int, error) {
+// countRun counts the distinct sequence numbers of run in topic past the
+// offsets from, reading again until it has want of them or a read finds
+// none new for settle.
+func countRun(ctx context.Context, brokers, topic, run string, from map[int32]int64, want int, settle time.Duration) (int, error) {
 	seen := map[int]bool{}
-	err := readTopic(ctx, brokers, topic, func(r *kgo.Record) {
-		var l struct{ Raw string }
-		if json.Unmarshal(r.Value, &l) != nil {
-			return
+	at := maps.Clone(from)
+	if at == nil {
+		at = map[int32]int64{}
+	}
+	lastNew := time.Now()
+	for {
+		before := len(seen)
+		err := readTopicFrom(ctx, brokers, topic, at, func(r *kgo.Record) {
+			at[r.Partition] = r.Offset + 1
+			var l struct{ Raw string }
+			if json.Unmarshal(r.Value, &l) != nil {
+				return
+			}
+			if m := seqRE.FindStringSubmatch(l.Raw); m != nil && m[1] == run {
+				n, _ := strconv.Atoi(m[2])
+				seen[n] = true
+			}
+		})
+		if err != nil {
+			return len(seen), err
 		}
-		if m := seqRE.FindStringSubmatch(l.Raw); m != nil && m[1] == run {
-			n, _ := strconv.Atoi(m[2])
-			seen[n] = true
+		if len(seen) > before {
+			lastNew = time.Now()
 		}
-	})
-	return len(seen), err
+		if len(seen) >= want || time.Since(lastNew) >= settle {
+			return len(seen), nil
+		}
+		select {
+		case <-ctx.Done():
+			return len(seen), ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
