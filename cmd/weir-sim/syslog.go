@@ -303,7 +303,8 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 	}
 	var msg, frame []byte
 	start := time.Now()
-	for i := 0; i < n && ctx.Err() == nil; i++ {
+	i := 0
+	for ; i < n && ctx.Err() == nil; i++ {
 		seq := first + i
 		msg = fmt.Appendf(msg[:0], mix[seq%len(mix)], seq, seq%devices)
 		msg = fmt.Appendf(msg, " seq=%s-%d", run, seq)
@@ -333,6 +334,10 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 		if err := bw.Flush(); err != nil {
 			return stopped(err)
 		}
+	}
+	if i < n {
+		// Stopped before the end, what was written flushed.
+		return fmt.Errorf("stopped after %d of %d messages: %w", i, n, context.Cause(ctx))
 	}
 	return nil
 }
