@@ -88,8 +88,13 @@ func TestRejectedRecordPostedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := sinktest.Start(t, b, cfg, s)
-	sinktest.Eventually(t, "2 dead letters", func() bool {
-		return r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "chat", "reason": "http_400"}) == 2
+	// The records after the second refused one are posted after its dead
+	// letter is counted: wait for them too.
+	sinktest.Eventually(t, "2 dead letters and every record posted", func() bool {
+		mu.Lock()
+		posted := len(posts)
+		mu.Unlock()
+		return posted == n && r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "chat", "reason": "http_400"}) == 2
 	})
 	r.Stop()
 	mu.Lock()
