@@ -721,24 +721,23 @@ func (p *partition) listOffset(ts int64) (int64, int64, error) {
 	// time index; the segment's own is then put in its place, and the
 	// search made again.
 	for {
-		p.rw.RLock()
-		if p.closed.Load() {
-			p.rw.RUnlock()
-			return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
-		}
-		var seg *segment
-		for _, s := range p.segments {
-			if s.size.Load() > 0 && (seg == nil || s.maxTS.Load() > seg.maxTS.Load()) {
-				seg = s
+		var sealed bool
+		seg, maxTS, err := p.holdSegment(func(segs []*segment) (*segment, int64) {
+			var seg *segment
+			for _, s := range segs {
+				if s.size.Load() > 0 && (seg == nil || s.maxTS.Load() > seg.maxTS.Load()) {
+					seg = s
+				}
 			}
+			if seg == nil {
+				return nil, 0
+			}
+			sealed = seg.sealed
+			return seg, seg.maxTS.Load()
+		})
+		if err != nil || seg == nil {
+			return -1, -1, err
 		}
-		if seg == nil {
-			p.rw.RUnlock()
-			return -1, -1, nil
-		}
-		sealed, maxTS := seg.sealed, seg.maxTS.Load()
-		seg.acquire()
-		p.rw.RUnlock()
 		off, found, err := scanForTimestamp(&d, p, seg, 0, maxTS, true)
 		if err == nil && off < 0 && sealed {
 			var actual int64
@@ -759,25 +758,17 @@ func (p *partition) listOffset(ts int64) (int64, int64, error) {
 func (p *partition) offsetForTime(d *recordbatch.Decoder, ts int64) (int64, int64, error) {
 	after := int64(-1) // the base of the segment last searched
 	for {
-		p.rw.RLock()
-		if p.closed.Load() {
-			p.rw.RUnlock()
-			return -1, -1, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
-		}
-		var seg *segment
-		var pos int64
-		for _, s := range p.segments {
-			if s.base > after && s.size.Load() > 0 && s.maxTS.Load() >= ts {
-				seg, pos = s, s.timeLookup(ts)
-				break
+		seg, pos, err := p.holdSegment(func(segs []*segment) (*segment, int64) {
+			for _, s := range segs {
+				if s.base > after && s.size.Load() > 0 && s.maxTS.Load() >= ts {
+					return s, s.timeLookup(ts)
+				}
 			}
+			return nil, 0
+		})
+		if err != nil || seg == nil {
+			return -1, -1, err
 		}
-		if seg == nil {
-			p.rw.RUnlock()
-			return -1, -1, nil
-		}
-		seg.acquire()
-		p.rw.RUnlock()
 		off, found, err := scanForTimestamp(d, p, seg, pos, ts, false)
 		seg.release()
 		if err != nil || off >= 0 {
@@ -785,6 +776,22 @@ func (p *partition) offsetForTime(d *recordbatch.Decoder, ts int64) (int64, int6
 		}
 		after = seg.base
 	}
+}
+
+// holdSegment acquires the segment pick chooses among the partition's
+// (under its read lock), with the position pick gives with it; nil when
+// pick chooses none. The caller releases it.
+func (p *partition) holdSegment(pick func([]*segment) (*segment, int64)) (*segment, int64, error) {
+	p.rw.RLock()
+	defer p.rw.RUnlock()
+	if p.closed.Load() {
+		return nil, 0, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, p.name())
+	}
+	seg, pos := pick(p.segments)
+	if seg != nil {
+		seg.acquire()
+	}
+	return seg, pos, nil
 }
 
 func scanForTimestamp(d *recordbatch.Decoder, p *partition, s *segment, pos, ts int64, exact bool) (int64, int64, error) {
