@@ -19,17 +19,7 @@ import (
 // under load read for 17 minutes); a SIGTERM then made it spin, as it did
 // not look at its context.
 func TestReadTopicEndsAtTheEndAfterRetention(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "raw.syslog"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("raw.syslog"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	addr, cl := syslogCluster(t, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	recs := make([]*kgo.Record, 10050)
@@ -72,17 +62,7 @@ func TestReadTopicEndsAtTheEndAfterRetention(t *testing.T) {
 // passed the end the run expected before the run's last records were in
 // it, and those were reported lost (200 of 480,000 over TCP, none lost).
 func TestVerifyCountsRecordsOtherWritersOvertake(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "raw.syslog"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("raw.syslog"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	addr, cl := syslogCluster(t, 2)
 	ctx := context.Background()
 	line := func(run string, n int) *kgo.Record {
 		return &kgo.Record{Key: []byte(strconv.Itoa(n)), Value: []byte(`{"raw":"hello seq=` + run + "-" + strconv.Itoa(n) + `"}`)}
@@ -125,4 +105,22 @@ func TestVerifyCountsRecordsOtherWritersOvertake(t *testing.T) {
 	if err != nil || got != sent {
 		t.Fatalf("counted %d of %d, err %v", got, sent, err)
 	}
+}
+
+// syslogCluster is a kfake cluster with a raw.syslog of partitions
+// partitions, and a client producing to it; both closed with the test.
+func syslogCluster(t *testing.T, partitions int32) (string, *kgo.Client) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "raw.syslog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("raw.syslog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return addr, cl
 }
