@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 
@@ -55,4 +56,33 @@ func BenchmarkScrape100kText(b *testing.B) {
 	for b.Loop() {
 		col.WriteText(io.Discard)
 	}
+}
+
+// BenchmarkSeriesMemory: the heap one series takes, for IF-MIB-like rows
+// (25 fields, 8 tags, 4,000 interfaces: 100,000 series), which
+// max_series's default is sized by (reported as bytes/series).
+func BenchmarkSeriesMemory(b *testing.B) {
+	fields := map[string]any{}
+	for k := range 25 {
+		fields[fmt.Sprintf("ifField%d", k)] = float64(k)
+	}
+	var perSeries float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		col := promsink.NewCollector("", time.Hour, time.Now)
+		for d := range 100 {
+			for i := range 40 {
+				col.Update(&telemetry.Metric{Measurement: "snmp_interface", Device: fmt.Sprintf("edge%03d.ams1", d), Fields: fields,
+					Tags: map[string]string{"ifName": fmt.Sprintf("Ethernet1/%d", i), "ifDescr": fmt.Sprintf("Ethernet1/%d", i),
+						"ifAlias": "uplink to core router", "ifIndex": fmt.Sprint(i), "site": "ams1", "region": "eu", "role": "edge", "vendor": "arista"}})
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		perSeries = float64(after.HeapAlloc-before.HeapAlloc) / 100_000
+		runtime.KeepAlive(col)
+	}
+	b.ReportMetric(perSeries, "bytes/series")
 }
