@@ -423,6 +423,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	case "interfaces_interface_state_counters", "interfaces_interface_state", "interfaces_interface": // OpenConfig over gNMI
 		normalised = norm.appendFields(normalised, 0)
+		if v, ok := openConfigLeaf(p, "oper-status", "state/oper-status"); ok {
+			// As ifOperStatus's: up only when UP (TESTING, DORMANT are not).
+			normalised = insertField(normalised, telemetry.BoolField("oper_up", v == "UP"))
+		}
 	case "snmp_interface":
 		normalised = norm.appendFields(normalised, interfaceSpeed(p))
 		if index, _ := p.Tag("ifIndex"); index != "" && object != "" && object != index {
@@ -648,21 +652,9 @@ type stateChange struct {
 // Module prefixes on values ("openconfig-bgp-types:ESTABLISHED") are
 // dropped.
 func openConfigState(p *telemetry.Point) (stateChange, bool) {
-	leaf := func(names ...string) (string, bool) {
-		for _, n := range names {
-			if f, ok := p.Field(n); ok && f.Kind == telemetry.FieldString {
-				v := f.Str
-				if i := strings.LastIndexByte(v, ':'); i >= 0 {
-					v = v[i+1:]
-				}
-				return strings.ToUpper(v), true
-			}
-		}
-		return "", false
-	}
 	switch {
 	case p.Measurement == "interfaces_interface_state" || p.Measurement == "interfaces_interface":
-		v, ok := leaf("oper-status", "state/oper-status")
+		v, ok := openConfigLeaf(p, "oper-status", "state/oper-status")
 		if !ok {
 			return stateChange{}, false
 		}
@@ -678,7 +670,7 @@ func openConfigState(p *telemetry.Point) (stateChange, bool) {
 		}
 		return ch, true
 	case strings.HasSuffix(p.Measurement, "bgp_neighbors_neighbor_state") || strings.HasSuffix(p.Measurement, "bgp_neighbors_neighbor"):
-		v, ok := leaf("session-state", "state/session-state")
+		v, ok := openConfigLeaf(p, "session-state", "state/session-state")
 		if !ok {
 			return stateChange{}, false
 		}
@@ -691,6 +683,22 @@ func openConfigState(p *telemetry.Point) (stateChange, bool) {
 		return ch, true
 	}
 	return stateChange{}, false
+}
+
+// openConfigLeaf is the first of the string fields names that p has, in
+// upper case and without a module prefix ("openconfig-bgp-types:ESTABLISHED"
+// is ESTABLISHED); false when p has none.
+func openConfigLeaf(p *telemetry.Point, names ...string) (string, bool) {
+	for _, n := range names {
+		if f, ok := p.Field(n); ok && f.Kind == telemetry.FieldString {
+			v := f.Str
+			if i := strings.LastIndexByte(v, ':'); i >= 0 {
+				v = v[i+1:]
+			}
+			return strings.ToUpper(v), true
+		}
+	}
+	return "", false
 }
 
 // The normalised interface rates, one naming for interface counters

@@ -414,3 +414,40 @@ func TestRecordWithoutMeasurementOrDevice(t *testing.T) {
 		t.Errorf("%d warnings for 3 records at once, want 1 (throttled):\n%s", n, logs.String())
 	}
 }
+
+// TestGNMIOperStatusIsOperUp: gNMI interface rows carry oper_up, as SNMP
+// rows do from ifOperStatus, whether the target sends the leaf on change,
+// the state container or the interface container, so the one dashboard's
+// interface_oper_up shows both sources; only UP is up.
+func TestGNMIOperStatusIsOperUp(t *testing.T) {
+	for _, tc := range []struct {
+		measurement, field, value string
+		up                        bool
+	}{
+		{"interfaces_interface_state", "oper-status", "UP", true},
+		{"interfaces_interface_state", "oper-status", "DOWN", false},
+		{"interfaces_interface_state", "oper-status", "LOWER_LAYER_DOWN", false},
+		{"interfaces_interface_state", "oper-status", "TESTING", false},
+		{"interfaces_interface_state", "oper-status", "openconfig-interfaces:UP", true},
+		{"interfaces_interface", "state/oper-status", "UP", true},
+		{"interfaces_interface", "state/oper-status", "DORMANT", false},
+	} {
+		w := loneMetricsWorker()
+		m := telemetry.Metric{V: 1, Measurement: tc.measurement, Device: "spine1",
+			Tags:   map[string]string{"name": "Ethernet1"},
+			Fields: map[string]any{tc.field: tc.value}, Time: casesT0, Source: "gnmi"}
+		enrichAt(t, w, m, 0)
+		f, ok := w.row.Field("oper_up")
+		if !ok || f.Kind != telemetry.FieldBool || f.Bool() != tc.up {
+			t.Errorf("%s %s=%s: oper_up %+v (present %v), want %v", tc.measurement, tc.field, tc.value, f, ok, tc.up)
+			continue
+		}
+		if !w.interfaceView(&w.row, &w.view) {
+			t.Errorf("%s %s=%s: no interface view", tc.measurement, tc.field, tc.value)
+			continue
+		}
+		if f, ok := w.view.Field("oper_up"); !ok || f.Bool() != tc.up {
+			t.Errorf("%s %s=%s: the interface view's oper_up %+v (present %v)", tc.measurement, tc.field, tc.value, f, ok)
+		}
+	}
+}
