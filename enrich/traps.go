@@ -316,8 +316,12 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 			ev.Type = "bgp_peer_down"
 		}
 		ev.Object = bgpPeer(tr)
-	case "cbgpPeer2EstablishedNotification":
+	case "cbgpPeer2EstablishedNotification", "jnxBgpM2Established", "aristaBgp4V2EstablishedNotification":
 		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
+	case "jnxBgpM2BackwardTransition", "aristaBgp4V2BackwardTransitionNotification":
+		// As BGP4-MIB's: sent for any move to a lower state, with no
+		// state before it to tell more.
+		ev.Type, ev.Object = "bgp_peer_down", bgpPeer(tr)
 	case "cbgpFsmStateChange", "cbgpPeer2FsmStateChange":
 		// Every state change: into established is up, out of it down.
 		switch {
@@ -506,16 +510,77 @@ func cbgpPeer2Addr(oid string) string {
 	return ""
 }
 
+// vendorBGPPeerAddr reads the peer address that indexes Junos's
+// jnxBgpM2PeerTable (1.3.6.1.4.1.2636.5.1.1.2.1.1.1.N.INSTANCE.LTYPE.LOCAL.
+// RTYPE.REMOTE, the addresses without a length) or EOS's
+// aristaBgp4V2PeerTable and the tables indexed alike
+// (1.3.6.1.4.1.30065.4.1.1.T.1.N.INSTANCE.TYPE.LEN.OCTETS...).
+func vendorBGPPeerAddr(oid string) string {
+	oid = strings.TrimPrefix(oid, ".")
+	if rest, ok := strings.CutPrefix(oid, "1.3.6.1.4.1.2636.5.1.1.2.1.1.1."); ok {
+		parts := strings.Split(rest, ".")[1:] // after the column
+		if len(parts) < 2 {
+			return ""
+		}
+		local := inetAddrLen(parts[1])
+		if local == 0 || len(parts) < 3+local {
+			return ""
+		}
+		return inetAddr(parts[2+local], parts[3+local:])
+	}
+	if rest, ok := strings.CutPrefix(oid, "1.3.6.1.4.1.30065.4.1.1."); ok {
+		parts := strings.Split(rest, ".") // table, entry, column, index
+		if len(parts) < 6 || parts[1] != "1" || parts[5] != strconv.Itoa(len(parts)-6) {
+			return ""
+		}
+		return inetAddr(parts[4], parts[6:])
+	}
+	return ""
+}
+
+// inetAddrLen is the length of an InetAddress of InetAddressType typ:
+// ipv4(1) or ipv6(2), 0 for the others.
+func inetAddrLen(typ string) int {
+	switch typ {
+	case "1":
+		return 4
+	case "2":
+		return 16
+	}
+	return 0
+}
+
+// inetAddr reads an InetAddress of InetAddressType typ from the
+// sub-identifiers of an index; "" unless they are the type's length.
+func inetAddr(typ string, octets []string) string {
+	if n := inetAddrLen(typ); n == 0 || len(octets) != n {
+		return ""
+	}
+	b := make([]byte, 0, 16)
+	for _, p := range octets {
+		v, err := strconv.ParseUint(p, 10, 8)
+		if err != nil {
+			return ""
+		}
+		b = append(b, byte(v))
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a.Unmap().String()
+}
+
 // bgpPeer finds the peer address: bgpPeerRemoteAddr's value, or the
 // address that indexes the BGP4-MIB peer table (the OID's last four
-// components, 1.3.6.1.2.1.15.3.1.N.A.B.C.D) or CISCO-BGP4-MIB's
-// cbgpPeer2Table.
+// components, 1.3.6.1.2.1.15.3.1.N.A.B.C.D), CISCO-BGP4-MIB's
+// cbgpPeer2Table, or Junos's and EOS's BGP4-V2 peer tables.
 func bgpPeer(tr *telemetry.Trap) string {
 	if v := varbindValue(tr, "bgpPeerRemoteAddr"); v != "" {
 		return v
 	}
 	for _, vb := range tr.Varbinds {
 		if a := cbgpPeer2Addr(vb.OID); a != "" {
+			return a
+		}
+		if a := vendorBGPPeerAddr(vb.OID); a != "" {
 			return a
 		}
 	}

@@ -54,6 +54,9 @@ func TestTrapRoutingNeighborNotifications(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewTrapWorker(nil, inv)
 	const v6Index = "2.16.32.1.13.184.0.0.0.0.0.0.0.0.0.0.0.1" // ipv6(2), 16 octets: 2001:db8::1
+	const v6Index1 = "1." + v6Index                            // instance 1, then the address
+	// instance 0; local ipv6(2) 2001:d88:1::1; remote ipv6(2) 2001:d88:1::2
+	const jnxV6Index = "0.2.32.1.13.136.0.1.0.0.0.0.0.0.0.0.0.1.2.32.1.13.136.0.1.0.0.0.0.0.0.0.0.0.2"
 	ospf := func(state int) telemetry.Trap {
 		return telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.2.1.14.16.2.2", TrapName: "ospfNbrStateChange", Varbinds: []telemetry.Varbind{
 			{OID: "1.3.6.1.2.1.14.1.1.0", Name: "ospfRouterId.0", Type: "ipaddress", Value: "1.1.1.1"},
@@ -85,6 +88,25 @@ func TestTrapRoutingNeighborNotifications(t *testing.T) {
 			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.3.1.4.10.9.9.9", Name: "cbgpPeer2State.1.4.10.9.9.9", Type: "integer", Value: 1},
 			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 6},
 		}}, "bgp_peer_down", "10.9.9.9"},
+		// Junos: jnxBgpM2PeerTable indexed by instance, local and remote
+		// address, each a type and its octets (no length).
+		{"jnxBgpM2BackwardTransition (IPv6 peer)", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.2636.5.1.1.1.0.2", TrapName: "jnxBgpM2BackwardTransition", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.2636.5.1.1.2.1.1.1.11." + jnxV6Index, Name: "jnxBgpM2PeerRemoteAddr." + jnxV6Index, Type: "octet_string_hex", Value: "20010d88000100000000000000000002"},
+			{OID: "1.3.6.1.4.1.2636.5.1.1.2.1.1.1.2." + jnxV6Index, Name: "jnxBgpM2PeerState." + jnxV6Index, Type: "integer", Value: 1},
+		}}, "bgp_peer_down", "2001:d88:1::2"},
+		{"jnxBgpM2Established (IPv4 peer)", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.2636.5.1.1.1.0.1", TrapName: "jnxBgpM2Established", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.2636.5.1.1.2.1.1.1.2.0.1.10.0.0.1.1.10.0.0.4", Name: "jnxBgpM2PeerState.0.1.10.0.0.1.1.10.0.0.4", Type: "integer", Value: 6},
+		}}, "bgp_peer_up", "10.0.0.4"},
+		// EOS: aristaBgp4V2PeerTable indexed by instance and the remote
+		// address, its type, length and octets.
+		{"aristaBgp4V2BackwardTransitionNotification (IPv6 peer)", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.30065.4.1.0.2", TrapName: "aristaBgp4V2BackwardTransitionNotification", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.30065.4.1.1.2.1.13." + v6Index1, Name: "aristaBgp4V2PeerState." + v6Index1, Type: "integer", Value: 1},
+			{OID: "1.3.6.1.4.1.30065.4.1.1.2.1.6." + v6Index1, Type: "gauge32", Value: 179},
+			{OID: "1.3.6.1.4.1.30065.4.1.1.3.1.1." + v6Index1, Type: "octet_string_hex", Value: "06"},
+		}}, "bgp_peer_down", "2001:db8::1"},
+		{"aristaBgp4V2EstablishedNotification (IPv4 peer)", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.30065.4.1.0.1", TrapName: "aristaBgp4V2EstablishedNotification", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.30065.4.1.1.2.1.13.1.1.4.10.9.9.9", Name: "aristaBgp4V2PeerState.1.1.4.10.9.9.9", Type: "integer", Value: 6},
+		}}, "bgp_peer_up", "10.9.9.9"},
 		{"cbgpPeer2FsmStateChange idle to connect", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.7", TrapName: "cbgpPeer2FsmStateChange", Varbinds: []telemetry.Varbind{
 			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.3.1.4.10.9.9.9", Name: "cbgpPeer2State.1.4.10.9.9.9", Type: "integer", Value: 2},
 			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 1},

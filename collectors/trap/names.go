@@ -69,6 +69,16 @@ var builtinNames = map[string]string{
 	"1.3.6.1.4.1.9.9.187.1.2.1.1.8":  "cbgpPeerPrevState",
 	"1.3.6.1.4.1.9.9.187.1.2.5.1.3":  "cbgpPeer2State",
 	"1.3.6.1.4.1.9.9.187.1.2.5.1.29": "cbgpPeer2PrevState",
+	// BGP4-V2-MIB-JUNIPER and ARISTA-BGP4V2-MIB: the BGP notifications
+	// Junos and EOS send for IPv6 peers too (the peer in the index).
+	"1.3.6.1.4.1.2636.5.1.1.1.0.1":      "jnxBgpM2Established",
+	"1.3.6.1.4.1.2636.5.1.1.1.0.2":      "jnxBgpM2BackwardTransition",
+	"1.3.6.1.4.1.2636.5.1.1.2.1.1.1.2":  "jnxBgpM2PeerState",
+	"1.3.6.1.4.1.2636.5.1.1.2.1.1.1.10": "jnxBgpM2PeerRemoteAddrType",
+	"1.3.6.1.4.1.2636.5.1.1.2.1.1.1.11": "jnxBgpM2PeerRemoteAddr",
+	"1.3.6.1.4.1.30065.4.1.0.1":         "aristaBgp4V2EstablishedNotification",
+	"1.3.6.1.4.1.30065.4.1.0.2":         "aristaBgp4V2BackwardTransitionNotification",
+	"1.3.6.1.4.1.30065.4.1.1.2.1.13":    "aristaBgp4V2PeerState",
 	// ENTITY-MIB entConfigChange.
 	"1.3.6.1.2.1.47.2.0.1": "entConfigChange",
 }

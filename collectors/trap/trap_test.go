@@ -530,7 +530,8 @@ func waitCount(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestRoutingTrapsNamed: OSPF-TRAP-MIB's and CISCO-BGP4-MIB's neighbor
+// TestRoutingTrapsNamed: OSPF-TRAP-MIB's, CISCO-BGP4-MIB's, Junos's
+// BGP4-V2-MIB-JUNIPER's and EOS's ARISTA-BGP4V2-MIB's neighbor
 // notifications, sent by Net-SNMP's snmptrap as routers send them, are
 // named with the columns enrichment reads their state and peer from.
 func TestRoutingTrapsNamed(t *testing.T) {
@@ -542,7 +543,20 @@ func TestRoutingTrapsNamed(t *testing.T) {
 	snmptest.Run(t, h.dir, "snmptrap", "-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.9.9.187.0.8",
 		"1.3.6.1.4.1.9.9.187.1.2.5.1.3.2.16.32.1.13.184.0.0.0.0.0.0.0.0.0.0.0.1", "i", "1",
 		"1.3.6.1.4.1.9.9.187.1.2.5.1.29.2.16.32.1.13.184.0.0.0.0.0.0.0.0.0.0.0.1", "i", "6")
-	trs := h.waitTraps(t, 2)
+	const jnx = "0.2.32.1.13.136.0.1.0.0.0.0.0.0.0.0.0.1.2.32.1.13.136.0.1.0.0.0.0.0.0.0.0.0.2"
+	snmptest.Run(t, h.dir, "snmptrap", "-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.2636.5.1.1.1.0.2",
+		"1.3.6.1.4.1.2636.5.1.1.2.1.1.1.11."+jnx, "x", "20010D88000100000000000000000002",
+		"1.3.6.1.4.1.2636.5.1.1.2.1.1.1.2."+jnx, "i", "1")
+	snmptest.Run(t, h.dir, "snmptrap", "-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.30065.4.1.0.1",
+		"1.3.6.1.4.1.30065.4.1.1.2.1.13.1.1.4.10.9.9.9", "i", "6")
+	trs := h.waitTraps(t, 4)
+	if vb := vbByName(trs[2]); trs[2].TrapName != "jnxBgpM2BackwardTransition" || vb["jnxBgpM2PeerState."+jnx].Value != float64(1) ||
+		vb["jnxBgpM2PeerRemoteAddr."+jnx].Value != "20010d88000100000000000000000002" {
+		t.Errorf("jnxBgpM2BackwardTransition: %+v", trs[2])
+	}
+	if vb := vbByName(trs[3]); trs[3].TrapName != "aristaBgp4V2EstablishedNotification" || vb["aristaBgp4V2PeerState.1.1.4.10.9.9.9"].Value != float64(6) {
+		t.Errorf("aristaBgp4V2EstablishedNotification: %+v", trs[3])
+	}
 	vb := vbByName(trs[0])
 	if trs[0].TrapName != "ospfNbrStateChange" || vb["ospfNbrState.10.8.8.8.0"].Value != float64(1) || vb["ospfNbrIpAddr.10.8.8.8.0"].Value != "10.8.8.8" {
 		t.Errorf("ospfNbrStateChange: %+v", trs[0])
