@@ -25,7 +25,7 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 	const dir = "gnmi-and-snmp/"
 	snmpBase, gnmiBase := freePorts(t, "udp", 2), freePorts(t, "tcp", 2)
 	sim(t, "snmp", "--agents", "2", "--interfaces", "4", "--base-port", fmt.Sprint(snmpBase))
-	sim(t, "gnmi", "--targets", "2", "--interfaces", "4", "--base-port", fmt.Sprint(gnmiBase))
+	sim(t, "gnmi", "--targets", "2", "--interfaces", "4", "--flap-every", "1m", "--base-port", fmt.Sprint(gnmiBase))
 	sinkAddr := peers.FreeAddr(t)
 	cfg := movedFile(t, dir+"weir.yaml",
 		"127.0.0.1:16100", fmt.Sprintf("127.0.0.1:%d", snmpBase),
@@ -62,8 +62,8 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 	// imported alike), and the variables select everything at first.
 	all := strings.NewReplacer(`"$device"`, `".*"`, `"$site"`, `".*"`, `"$role"`, `".*"`)
 	var exprs []string
-	// Panels that draw every device, SNMP and gNMI alike (utilisation and
-	// interfaces down are SNMP's only; the busiest are whichever are).
+	// Panels that draw every device, SNMP and gNMI alike (utilisation is
+	// SNMP's only; the busiest are whichever are).
 	var everyDevice []string
 	for _, p := range dash.Panels {
 		if p.Datasource.UID != "${datasource}" {
@@ -135,6 +135,11 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 		if got := devices(peers.Query(t, prom, e)); !slices.Equal(got, want) {
 			t.Errorf("%s draws %v, want %v", e, got, want)
 		}
+	}
+	// Interface status, SNMP's ifOperStatus and gNMI's oper-status alike,
+	// for the interfaces down panel.
+	if got := devices(peers.Query(t, prom, "interface_oper_up")); !slices.Equal(got, want) {
+		t.Errorf("interface_oper_up of %v, want %v", got, want)
 	}
 	// The device variable's values (label_values, as Grafana asks them).
 	resp, err := http.Get("http://" + prom + "/api/v1/label/device/values?match[]=" + url.QueryEscape("interface_in_octets_rate"))

@@ -26,6 +26,7 @@ func gnmiCmd(ctx context.Context, args []string) error {
 	host := fs.String("host", "127.0.0.1", "address to bind")
 	basePort := fs.Int("base-port", 50051, "TCP port of the first target; target i listens on base-port+i")
 	toggle := fs.Duration("toggle-every", 30*time.Second, "flip a BGP neighbor's session state this often (0: never)")
+	flap := fs.Duration("flap-every", 0, "flip an interface's oper-status this often, in turn (0: never; all stay UP)")
 	user := fs.String("username", "", "require this username (gRPC metadata)")
 	pass := fs.String("password", "", "require this password")
 	certFile := fs.String("tls-cert", "", "serve TLS with this certificate (PEM)")
@@ -71,7 +72,7 @@ func gnmiCmd(ctx context.Context, args []string) error {
 			wg.Wait()
 			return fmt.Errorf("gnmi: target %d: %w", i, err)
 		}
-		s := sim.New(sim.Config{Interfaces: *interfaces, Neighbors: *neighbors, ToggleEvery: tog, Username: *user, Password: *pass, TLS: tlsCfg})
+		s := sim.New(sim.Config{Interfaces: *interfaces, Neighbors: *neighbors, ToggleEvery: tog, FlapEvery: *flap, Username: *user, Password: *pass, TLS: tlsCfg})
 		wg.Go(func() {
 			if err := s.Serve(ctx, lis); err != nil {
 				errs <- fmt.Errorf("gnmi: target %s: %w", addr, err)
@@ -99,11 +100,16 @@ func gnmiCmd(ctx context.Context, args []string) error {
 	}
 }
 
+// onChangeSubscriptions are the subscriptions to the simulator's state
+// leaves, which weir turns into interface and BGP events.
+const onChangeSubscriptions = "    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change}\n" +
+	"    bgp: {path: /network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state, mode: stream, stream_mode: on_change}\n"
+
 func gnmiConfig(n int, host string, basePort int, sample time.Duration, encoding, user, pass string, withTLS bool) string {
 	var b strings.Builder
 	b.WriteString("gnmi:\n  subscriptions:\n")
 	fmt.Fprintf(&b, "    counters: {path: /interfaces/interface/state/counters, mode: stream, stream_mode: sample, sample_interval: %s}\n", sample)
-	b.WriteString("    bgp: {path: /network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state, mode: stream, stream_mode: on_change}\n")
+	b.WriteString(onChangeSubscriptions)
 	b.WriteString("  targets:\n")
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "    - {name: sim-gnmi%d, address: %q, encoding: %s", i, net.JoinHostPort(host, strconv.Itoa(basePort+i)), encoding)
@@ -115,7 +121,7 @@ func gnmiConfig(n int, host string, basePort int, sample time.Duration, encoding
 		if user != "" {
 			fmt.Fprintf(&b, ", username: %q, password: %q", user, pass)
 		}
-		b.WriteString(", subscriptions: [counters, bgp]}\n")
+		b.WriteString(", subscriptions: [counters, oper, bgp]}\n")
 	}
 	return b.String()
 }

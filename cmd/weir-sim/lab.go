@@ -83,7 +83,7 @@ func labCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("lab: gNMI target %s: %w", addr, err)
 		}
-		s := gnmisim.New(gnmisim.Config{Interfaces: 8, Neighbors: 4, ToggleEvery: 45 * time.Second})
+		s := gnmisim.New(gnmisim.Config{Interfaces: 8, Neighbors: 4, ToggleEvery: 45 * time.Second, FlapEvery: 100 * time.Second})
 		wg.Go(func() { _ = s.Serve(ctx, lis) })
 	}
 	fmt.Fprintf(os.Stderr, "weir-sim: lab: SNMP agents %s on udp %s:%d-%d, gNMI targets %s on tcp %s:%d-%d, their syslog to udp %s every %s\n",
@@ -151,10 +151,10 @@ func labConfig(dataDir, inventory, host string, snmpBase, gnmiBase int, interval
 	}
 	b.WriteString("gnmi:\n  subscriptions:\n")
 	fmt.Fprintf(&b, "    counters: {path: /interfaces/interface/state/counters, mode: stream, stream_mode: sample, sample_interval: %s}\n", interval)
-	b.WriteString("    bgp: {path: /network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state, mode: stream, stream_mode: on_change}\n")
+	b.WriteString(onChangeSubscriptions)
 	b.WriteString("  targets:\n")
 	for i, n := range labSpines {
-		fmt.Fprintf(&b, "    - {name: %s, address: %q, encoding: proto, insecure: true, subscriptions: [counters, bgp]}\n", n, net.JoinHostPort(host, strconv.Itoa(gnmiBase+i)))
+		fmt.Fprintf(&b, "    - {name: %s, address: %q, encoding: proto, insecure: true, subscriptions: [counters, oper, bgp]}\n", n, net.JoinHostPort(host, strconv.Itoa(gnmiBase+i)))
 	}
 	fmt.Fprintf(&b, "enrich:\n  inventory: %q\n", inventory)
 	b.WriteString("sinks:\n")

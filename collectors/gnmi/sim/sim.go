@@ -1,6 +1,6 @@
 // Package sim is a simulated gNMI target for labs and tests: OpenConfig
-// interface counters that grow with time and BGP neighbor session states
-// that toggle now and then. It implements Capabilities and Subscribe
+// interface counters that grow with time, interface oper-status and BGP
+// neighbor session states that toggle now and then. It implements Capabilities and Subscribe
 // (STREAM with SAMPLE, ON_CHANGE and TARGET_DEFINED, ONCE, POLL; updates
 // only; suppress redundant with heartbeats), with optional TLS and
 // username/password checking. Get and Set are not implemented.
@@ -8,6 +8,7 @@
 // Served paths:
 //
 //	/interfaces/interface[name=EthernetN]/state/counters/{in-octets,...}   uint64, 10 per interface
+//	/interfaces/interface[name=EthernetN]/state/oper-status   UP or DOWN
 //	/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.N]/state/session-state   ESTABLISHED or IDLE
 //
 // With PROTO encoding leaves are sent typed (uint_val, string_val); with
@@ -50,6 +51,10 @@ type Config struct {
 	// ToggleEvery flips one neighbor's session state this often; 0 uses
 	// 30s, negative never toggles.
 	ToggleEvery time.Duration
+	// FlapEvery takes an interface's oper-status DOWN this often and
+	// back UP one period later, each interface in turn; 0 or negative
+	// never (every interface stays UP).
+	FlapEvery time.Duration
 	// DefaultSample is the sample interval for SAMPLE subscriptions that
 	// give none, and for TARGET_DEFINED counters; default 10s.
 	DefaultSample time.Duration
@@ -68,12 +73,35 @@ type Server struct {
 	cfg    Config
 	start  time.Time
 	ifaces []iface
-	nbrs   []*gpb.PathElem
+	// leaves are the ON_CHANGE leaves: each neighbor's session-state,
+	// then each interface's oper-status.
+	leaves []stateLeaf
 
 	mu      sync.Mutex
-	states  []bool // per neighbor: established
+	states  []bool // per leaf: established, or up
 	changed chan struct{}
 	version int
+}
+
+// stateLeaf is one leaf with two values: a BGP neighbor's session-state or
+// an interface's oper-status.
+type stateLeaf struct {
+	container []*gpb.PathElem // the leaf's state container
+	name      string          // session-state, oper-status
+	key       string          // the leaf in sub.last
+	up, down  string
+}
+
+// path is the leaf's full path.
+func (l *stateLeaf) path() []*gpb.PathElem {
+	return append(append([]*gpb.PathElem(nil), l.container...), &gpb.PathElem{Name: l.name})
+}
+
+func (l *stateLeaf) value(up bool) string {
+	if up {
+		return l.up
+	}
+	return l.down
 }
 
 type iface struct {
@@ -119,10 +147,27 @@ func New(cfg Config) *Server {
 		})
 	}
 	for i := 1; i <= cfg.Neighbors; i++ {
-		s.nbrs = append(s.nbrs, &gpb.PathElem{Name: "neighbor", Key: map[string]string{"neighbor-address": "10.0.0." + strconv.Itoa(i)}})
-		s.states = append(s.states, true)
+		addr := "10.0.0." + strconv.Itoa(i)
+		nb := &gpb.PathElem{Name: "neighbor", Key: map[string]string{"neighbor-address": addr}}
+		s.leaves = append(s.leaves, stateLeaf{container: append(append([]*gpb.PathElem(nil), bgpBase...), nb, &gpb.PathElem{Name: "state"}),
+			name: "session-state", key: addr, up: "ESTABLISHED", down: "IDLE"})
+	}
+	for _, ifc := range s.ifaces {
+		s.leaves = append(s.leaves, stateLeaf{container: ifc.prefix.GetElem()[:3:3], name: "oper-status", key: ifc.name + "/oper-status", up: "UP", down: "DOWN"})
+	}
+	s.states = make([]bool, len(s.leaves))
+	for i := range s.states {
+		s.states[i] = true
 	}
 	return s
+}
+
+// statePatterns are the leaves' paths with any key, for a subscription
+// naming a neighbor or interface this target lacks.
+var statePatterns = [][]*gpb.PathElem{
+	append(append([]*gpb.PathElem(nil), bgpBase...), &gpb.PathElem{Name: "neighbor", Key: map[string]string{"neighbor-address": "*"}},
+		&gpb.PathElem{Name: "state"}, &gpb.PathElem{Name: "session-state"}),
+	{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": "*"}}, {Name: "state"}, {Name: "oper-status"}},
 }
 
 // Serve serves gNMI on lis until ctx is done, then stops every stream and
@@ -154,8 +199,11 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 		<-ctx.Done()
 		srv.Stop()
 	})
-	if s.cfg.ToggleEvery > 0 {
-		wg.Go(func() { s.toggle(ctx) })
+	if s.cfg.ToggleEvery > 0 && s.cfg.Neighbors > 0 {
+		wg.Go(func() { s.toggle(ctx, s.cfg.ToggleEvery, 1, 0, s.cfg.Neighbors) })
+	}
+	if s.cfg.FlapEvery > 0 {
+		wg.Go(func() { s.toggle(ctx, s.cfg.FlapEvery, 2, s.cfg.Neighbors, len(s.ifaces)) })
 	}
 	err := srv.Serve(lis)
 	cancel()
@@ -181,23 +229,30 @@ func (s *Server) auth(ctx context.Context) error {
 	return nil
 }
 
-// toggle flips neighbors' session state in turn.
-func (s *Server) toggle(ctx context.Context) {
-	t := time.NewTicker(s.cfg.ToggleEvery)
+// toggle flips leaves first..first+n-1 in turn, one every period, each
+// times times in a row (2: down, then back up).
+func (s *Server) toggle(ctx context.Context, period time.Duration, times, first, n int) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for i := 0; ; i++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.Toggle(i % len(s.states))
+			s.flip(first + i/times%n)
 		}
 	}
 }
 
 // Toggle flips neighbor i's session state (0-based) and wakes ON_CHANGE
 // subscribers.
-func (s *Server) Toggle(i int) {
+func (s *Server) Toggle(i int) { s.flip(i) }
+
+// Flap flips interface i's oper-status (0-based) and wakes ON_CHANGE
+// subscribers.
+func (s *Server) Flap(i int) { s.flip(s.cfg.Neighbors + i) }
+
+func (s *Server) flip(i int) {
 	s.mu.Lock()
 	s.states[i] = !s.states[i]
 	s.version++
@@ -232,7 +287,7 @@ type sub struct {
 	heartbeat  time.Duration
 	suppress   bool
 	counters   bool // matches some counters
-	bgp        bool // matches some session states
+	states     bool // matches some session-state or oper-status leaves
 	next       time.Time
 	nextBeat   time.Time
 	last       map[string]string // suppress_redundant / on_change: last value sent per leaf
@@ -258,11 +313,11 @@ func (s *Server) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	for _, x := range list.GetSubscription() {
 		p := append(append([]*gpb.PathElem(nil), list.GetPrefix().GetElem()...), x.GetPath().GetElem()...)
 		sb := &sub{path: p, mode: x.GetMode(), interval: time.Duration(x.GetSampleInterval()), heartbeat: time.Duration(x.GetHeartbeatInterval()), suppress: x.GetSuppressRedundant()}
-		sb.counters, sb.bgp, sb.singleLeaf = s.matches(p)
+		sb.counters, sb.states, sb.singleLeaf = s.matches(p)
 		if sb.counters {
 			sb.sel = s.selectCounters(p)
 		}
-		if !sb.counters && !sb.bgp {
+		if !sb.counters && !sb.states {
 			return status.Errorf(codes.NotFound, "path %s matches nothing this target serves", pathString(p))
 		}
 		if sb.interval == 0 {
@@ -425,10 +480,10 @@ func (s *Server) sampled(sb *sub) bool {
 func (s *Server) onChange(w *writer, subs []*sub, states []bool) error {
 	now := time.Now()
 	for _, sb := range subs {
-		if sb.mode == gpb.SubscriptionMode_SAMPLE || !sb.bgp {
+		if sb.mode == gpb.SubscriptionMode_SAMPLE || !sb.states {
 			continue
 		}
-		if err := w.sendBGP(sb, now, states, true); err != nil {
+		if err := w.sendStates(sb, now, states, true); err != nil {
 			return err
 		}
 	}
@@ -459,7 +514,7 @@ var counterPaths = func() []*gpb.Path {
 }()
 
 // matches reports which parts of the tree a path selects.
-func (s *Server) matches(p []*gpb.PathElem) (counters, bgp, single bool) {
+func (s *Server) matches(p []*gpb.PathElem) (counters, states, single bool) {
 	// Any interface's, any counter: a path naming one (Ethernet2, or
 	// in-errors) selects it.
 	for _, sel := range s.selectCounters(p) {
@@ -469,12 +524,13 @@ func (s *Server) matches(p []*gpb.PathElem) (counters, bgp, single bool) {
 			break
 		}
 	}
-	bgpLeaf := append(append(append([]*gpb.PathElem(nil), bgpBase...), &gpb.PathElem{Name: "neighbor", Key: map[string]string{"neighbor-address": "*"}}), &gpb.PathElem{Name: "state"}, &gpb.PathElem{Name: "session-state"})
-	if prefixOf(p, bgpLeaf, true) {
-		bgp = true
-		single = single || len(p) == len(bgpLeaf)
+	for _, leaf := range statePatterns {
+		if prefixOf(p, leaf, true) {
+			states = true
+			single = single || len(p) == len(leaf)
+		}
 	}
-	return counters, bgp, single
+	return counters, states, single
 }
 
 // prefixOf reports whether sub selects leaf: every element of sub matches
@@ -532,26 +588,14 @@ func (w *writer) values(sb *sub, now time.Time, states []bool) map[string]string
 			}
 		}
 	}
-	if sb.bgp {
-		for i, n := range w.s.nbrs {
-			if w.bgpSelected(sb, n) {
-				out[n.GetKey()["neighbor-address"]] = stateName(states[i])
+	if sb.states {
+		for i := range w.s.leaves {
+			if l := &w.s.leaves[i]; prefixOf(sb.path, l.path(), false) {
+				out[l.key] = l.value(states[i])
 			}
 		}
 	}
 	return out
-}
-
-func (w *writer) bgpSelected(sb *sub, n *gpb.PathElem) bool {
-	leaf := append(append(append([]*gpb.PathElem(nil), bgpBase...), n), &gpb.PathElem{Name: "state"}, &gpb.PathElem{Name: "session-state"})
-	return prefixOf(sb.path, leaf, false)
-}
-
-func stateName(up bool) string {
-	if up {
-		return "ESTABLISHED"
-	}
-	return "IDLE"
 }
 
 // send sends what sb selects; with onlyChanged, only leaves whose value
@@ -601,34 +645,36 @@ func (w *writer) send(sb *sub, now time.Time, states []bool, onlyChanged bool) e
 			}
 		}
 	}
-	if sb.bgp {
-		return w.sendBGP(sb, now, states, onlyChanged)
+	if sb.states {
+		return w.sendStates(sb, now, states, onlyChanged)
 	}
 	return nil
 }
 
-func (w *writer) sendBGP(sb *sub, now time.Time, states []bool, onlyChanged bool) error {
+// sendStates sends the session-state and oper-status leaves sb selects,
+// each in its own notification.
+func (w *writer) sendStates(sb *sub, now time.Time, states []bool, onlyChanged bool) error {
 	if sb.last == nil {
 		sb.last = map[string]string{}
 	}
-	for i, nb := range w.s.nbrs {
-		if !w.bgpSelected(sb, nb) {
+	for i := range w.s.leaves {
+		l := &w.s.leaves[i]
+		if !prefixOf(sb.path, l.path(), false) {
 			continue
 		}
-		addr := nb.GetKey()["neighbor-address"]
-		v := stateName(states[i])
-		if onlyChanged && sb.last[addr] == v {
+		v := l.value(states[i])
+		if onlyChanged && sb.last[l.key] == v {
 			continue
 		}
-		sb.last[addr] = v
-		prefix := &gpb.Path{Elem: append(append(append([]*gpb.PathElem(nil), bgpBase...), nb), &gpb.PathElem{Name: "state"})}
+		sb.last[l.key] = v
+		prefix := &gpb.Path{Elem: l.container}
 		var val *gpb.TypedValue
 		if w.enc == gpb.Encoding_PROTO {
 			val = &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: v}}
 		} else {
 			val = w.blob([]byte(strconv.Quote(v)))
 		}
-		n := &gpb.Notification{Timestamp: now.UnixNano(), Prefix: prefix, Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "session-state"}}}, Val: val}}}
+		n := &gpb.Notification{Timestamp: now.UnixNano(), Prefix: prefix, Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: l.name}}}, Val: val}}}
 		if err := w.stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: n}}); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -108,6 +109,96 @@ func TestSubscribeAnyServedPath(t *testing.T) {
 	for _, p := range [][]*gpb.PathElem{counters("Ethernet9", ""), counters("Ethernet1", "no-such-counter")} {
 		if _, err := once(t, p, gpb.Encoding_PROTO); err == nil {
 			t.Errorf("%v: served, want NotFound", p)
+		}
+	}
+}
+
+// operStream subscribes ON_CHANGE to every interface's oper-status on a
+// fresh simulator and returns it and a function reading the next change
+// (interface, value).
+func operStream(t *testing.T, cfg Config) (*Server, func() (string, string)) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	s := New(cfg)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, lis) }()
+	t.Cleanup(func() { cancel(); <-served })
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	stream, err := gpb.NewGNMIClient(conn).Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface"}, {Name: "state"}, {Name: "oper-status"}}
+	if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Subscribe{Subscribe: &gpb.SubscriptionList{
+		Mode: gpb.SubscriptionList_STREAM, Encoding: gpb.Encoding_PROTO,
+		Subscription: []*gpb.Subscription{{Path: &gpb.Path{Elem: path}, Mode: gpb.SubscriptionMode_ON_CHANGE}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	return s, func() (string, string) {
+		t.Helper()
+		for {
+			resp, err := stream.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.GetSyncResponse() {
+				continue
+			}
+			n := resp.GetUpdate()
+			u := n.GetUpdate()[0]
+			if got := u.GetPath().GetElem()[0].GetName(); got != "oper-status" {
+				t.Fatalf("leaf %q", got)
+			}
+			return n.GetPrefix().GetElem()[1].GetKey()["name"], u.GetVal().GetStringVal()
+		}
+	}
+}
+
+// TestOperStatusOnChange: every interface's oper-status is served, UP at
+// first, and a flap is sent to ON_CHANGE subscribers as it happens, only
+// for the interface that changed.
+func TestOperStatusOnChange(t *testing.T) {
+	s, recv := operStream(t, Config{Interfaces: 3, ToggleEvery: -1})
+	for _, want := range []string{"Ethernet1", "Ethernet2", "Ethernet3"} {
+		if ifc, v := recv(); ifc != want || v != "UP" {
+			t.Fatalf("initial state: %s %s, want %s UP", ifc, v, want)
+		}
+	}
+	s.Flap(1)
+	if ifc, v := recv(); ifc != "Ethernet2" || v != "DOWN" {
+		t.Errorf("after Flap(1): %s %s, want Ethernet2 DOWN", ifc, v)
+	}
+	s.Flap(1)
+	if ifc, v := recv(); ifc != "Ethernet2" || v != "UP" {
+		t.Errorf("after the second Flap(1): %s %s, want Ethernet2 UP", ifc, v)
+	}
+}
+
+// TestFlapEvery: FlapEvery takes each interface down and back up in turn,
+// one down at a time.
+func TestFlapEvery(t *testing.T) {
+	_, recv := operStream(t, Config{Interfaces: 2, ToggleEvery: -1, FlapEvery: 20 * time.Millisecond})
+	recv()
+	recv() // the states when subscribed (a flap may come first)
+	cycle := [][2]string{{"Ethernet1", "DOWN"}, {"Ethernet1", "UP"}, {"Ethernet2", "DOWN"}, {"Ethernet2", "UP"}}
+	ifc, v := recv()
+	at := slices.Index(cycle, [2]string{ifc, v})
+	if at < 0 {
+		t.Fatalf("first change %s %s", ifc, v)
+	}
+	for i := 1; i <= 5; i++ {
+		want := cycle[(at+i)%len(cycle)]
+		if ifc, v := recv(); ifc != want[0] || v != want[1] {
+			t.Fatalf("change %d: %s %s, want %s %s", i, ifc, v, want[0], want[1])
 		}
 	}
 }
