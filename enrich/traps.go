@@ -496,18 +496,7 @@ func cbgpPeer2Addr(oid string) string {
 	if n, err := strconv.Atoi(parts[2]); err != nil || n != len(octets) {
 		octets = parts[2:] // some agents leave the length out
 	}
-	b := make([]byte, 0, 16)
-	for _, p := range octets {
-		v, err := strconv.ParseUint(p, 10, 8)
-		if err != nil {
-			return ""
-		}
-		b = append(b, byte(v))
-	}
-	if a, ok := netip.AddrFromSlice(b); ok {
-		return a.Unmap().String()
-	}
-	return ""
+	return octetsAddr(octets)
 }
 
 // vendorBGPPeerAddr reads the peer address that indexes Junos's
@@ -556,6 +545,12 @@ func inetAddr(typ string, octets []string) string {
 	if n := inetAddrLen(typ); n == 0 || len(octets) != n {
 		return ""
 	}
+	return octetsAddr(octets)
+}
+
+// octetsAddr is the IPv4 or IPv6 address of 4 or 16 sub-identifiers, one
+// octet each; "" for others.
+func octetsAddr(octets []string) string {
 	b := make([]byte, 0, 16)
 	for _, p := range octets {
 		v, err := strconv.ParseUint(p, 10, 8)
@@ -564,8 +559,10 @@ func inetAddr(typ string, octets []string) string {
 		}
 		b = append(b, byte(v))
 	}
-	a, _ := netip.AddrFromSlice(b)
-	return a.Unmap().String()
+	if a, ok := netip.AddrFromSlice(b); ok {
+		return a.Unmap().String()
+	}
+	return ""
 }
 
 // bgpPeer finds the peer address: bgpPeerRemoteAddr's value, or the
