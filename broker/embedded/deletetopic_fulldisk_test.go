@@ -75,3 +75,35 @@ func TestDeleteTopicOnFullDiskForgetsOffsets(t *testing.T) {
 		t.Errorf("after a restart: group g7 has the deleted topic's offset %d", off)
 	}
 }
+
+// TestNewTopicHasNoOldOffsets: a deletion stopped between the topic's
+// metadata and its groups' offsets (a crash; a full disk until the stop)
+// left the offsets in meta/offsets.log, and the topic made again under
+// the name after the restart was read from them.
+func TestNewTopicHasNoOldOffsets(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(ctx, "a", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CommitOffsets([]GroupOffset{{Group: "g", Topic: "a", Partition: 0, Offset: 500}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What the deletion had done when it stopped.
+	if err := os.Remove(filepath.Join(dir, "meta", "topics", "a.json")); err != nil {
+		t.Fatal(err)
+	}
+	b = openTest(t, dir)
+	if err := b.CreateTopic(ctx, "a", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if off, ok := b.Committed("g", "a", 0); ok {
+		t.Errorf("a new topic a: group g has the old one's offset %d", off)
+	}
+}
