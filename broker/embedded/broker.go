@@ -486,6 +486,10 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 		abandonPartitions(t, &b.opts)
 		return fmt.Errorf("create topic %s: %w", name, err)
 	}
+	// A new topic has no commits. Any under its name are a deleted
+	// topic's that its deletion could not write off (a crash, a full
+	// disk until the stop); kept, a group would read from them.
+	b.offsets.deleteTopic(name)
 	b.topics[name] = t
 	b.opts.logger.Info("topic created", slog.String("topic", name), slog.Int("partitions", int(stored.Partitions)))
 	return nil

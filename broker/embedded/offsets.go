@@ -37,6 +37,9 @@ type offsetStore struct {
 	// compactFailing: the last rewrite failed (logged once, until one
 	// succeeds).
 	compactFailing bool
+	// stale: the file holds offsets the store has dropped (a deleted
+	// topic's, whose deletion could not be written); flush rewrites it.
+	stale bool
 }
 
 type groupKey struct {
@@ -376,12 +379,31 @@ func (s *offsetStore) deleteTopic(topic string) {
 		}
 	}
 	s.mu.Unlock()
-	s.commit(dels)
+	if err := s.commit(dels); err != nil {
+		// A full disk, most likely: freeing one is why topics get
+		// deleted. The offsets go all the same, or a topic made again
+		// under the name would be read from them; the file, which
+		// still holds them, is rewritten at the next flush.
+		s.mu.Lock()
+		for _, o := range dels {
+			delete(s.m, groupKey{o.Group, o.Topic, o.Partition})
+		}
+		s.stale = true
+		s.mu.Unlock()
+		s.logger.Warn("group offsets: the deleted topic's offsets could not be written off; the file is rewritten without them once it can be",
+			slog.String("topic", topic), slog.Any("error", err))
+	}
 }
 
 func (s *offsetStore) flush() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stale {
+		if err := s.compact(); err != nil {
+			return fmt.Errorf("rewriting without a deleted topic's offsets: %w", err)
+		}
+		s.logger.Info("group offsets: file rewritten without the deleted topic's offsets")
+	}
 	if !s.dirty {
 		return nil
 	}
@@ -440,7 +462,7 @@ func (s *offsetStore) compact() error {
 		return fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
 	s.f.Close()
-	s.f, s.size, s.dirty = f, int64(len(b)), false
+	s.f, s.size, s.dirty, s.stale = f, int64(len(b)), false, false
 	return syncDir(filepath.Dir(s.path))
 }
 
