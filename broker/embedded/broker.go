@@ -313,18 +313,7 @@ const closeParallelism = 16
 func (b *Broker) flushLoop(ctx context.Context) {
 	tick := time.NewTicker(b.opts.flushInterval)
 	defer tick.Stop()
-	// A failure that lasts (a full disk, no file descriptors) repeats at
-	// every tick: logged once per throttle.Every, per partition.
-	var failing throttle.Set
-	flushed := func(what string, err error) {
-		if err == nil {
-			failing.Forget(what)
-			return
-		}
-		if n, ok := failing.Due(what, time.Now()); ok {
-			b.opts.logger.Error("flush failed", slog.String("partition", what), slog.Any("error", err), slog.Int("times", n))
-		}
-	}
+	failures := flushFailures{logger: b.opts.logger}
 	for {
 		select {
 		case <-ctx.Done():
@@ -332,11 +321,32 @@ func (b *Broker) flushLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		b.forEachPartition(func(p *partition) {
-			if err := p.flush(); err != nil || !failing.Empty() {
-				flushed(p.name(), err) // named only when there is something to log or forget
+			if err := p.flush(); err != nil || !failures.failing.Empty() {
+				failures.report(p.name(), err) // named only when there is something to log or forget
 			}
 		})
-		flushed("group offsets", b.offsets.flush())
+		failures.report("group offsets", b.offsets.flush())
+	}
+}
+
+// flushFailures logs flushes that fail, and when they work again.
+type flushFailures struct {
+	logger *slog.Logger
+	// A failure that lasts (a full disk, no file descriptors) repeats at
+	// every tick: logged once per throttle.Every, per partition.
+	failing throttle.Set
+}
+
+// report logs what's flush error, or that it flushed again after failing.
+func (f *flushFailures) report(what string, err error) {
+	if err == nil {
+		if f.failing.Forget(what) {
+			f.logger.Info("flush works again", slog.String("partition", what))
+		}
+		return
+	}
+	if n, ok := f.failing.Due(what, time.Now()); ok {
+		f.logger.Error("flush failed", slog.String("partition", what), slog.Any("error", err), slog.Int("times", n))
 	}
 }
 

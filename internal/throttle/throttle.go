@@ -57,8 +57,13 @@ func (s *Set) Due(key string, now time.Time) (int, bool) {
 func (s *Set) Empty() bool { return len(s.m) == 0 }
 
 // Forget drops key's state: the condition it logged has ended, so its
-// next occurrence is logged at once.
-func (s *Set) Forget(key string) { delete(s.m, key) }
+// next occurrence is logged at once. It reports whether key had state (so
+// the end can be logged once).
+func (s *Set) Forget(key string) bool {
+	_, ok := s.m[key]
+	delete(s.m, key)
+	return ok
+}
 
 // Shared is a Throttle for lines logged from several goroutines (one per
 // connection). The zero value lets the first line through.

@@ -36,7 +36,9 @@ func TestSet(t *testing.T) {
 	if _, ok := s.Due("a", t0.Add(time.Second)); ok {
 		t.Fatal("a: let through within the interval")
 	}
-	s.Forget("a")
+	if !s.Forget("a") || s.Forget("a") {
+		t.Fatal("Forget: a had state, then none")
+	}
 	if n, ok := s.Due("a", t0.Add(2*time.Second)); !ok || n != 1 {
 		t.Fatalf("a after Forget: %d %v", n, ok)
 	}
