@@ -1,11 +1,13 @@
 package embedded
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
 )
 
 // Collector exports the log's state as Prometheus metrics. Counters are read
@@ -38,13 +40,18 @@ var (
 		"Records an in-process group never read, by reason: retention (deleted before the group got to them; it went on from the log start), corrupt (their batch fails its CRC; it went on after it).", []string{"group", "topic", "reason"}, nil)
 	descMembers = prometheus.NewDesc("weir_consumer_group_members",
 		"Members of a consumer group, in-process and Kafka clients.", []string{"group"}, nil)
+	descDiskFree = prometheus.NewDesc("weir_broker_disk_free_bytes",
+		"Bytes free for weir on the file system of data_dir: the log refuses writes when it reaches 0.", nil, nil)
+	descDiskSize = prometheus.NewDesc("weir_broker_disk_size_bytes",
+		"Size of the file system of data_dir.", nil, nil)
 )
 
 type collector struct{ b *Broker }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descBytesIn, descRecordsOut, descBytesOut,
-		descEndOffset, descStartOffset, descPartBytes, descSegments, descLag, descCommitted, descSkipped, descMembers} {
+		descEndOffset, descStartOffset, descPartBytes, descSegments, descLag, descCommitted, descSkipped, descMembers,
+		descDiskFree, descDiskSize} {
 		ch <- d
 	}
 }
@@ -53,6 +60,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	b := c.b
 	if b.closed.Load() {
 		return
+	}
+	// What an alert needs before the disk fills: the space this process
+	// may still use (root may use the blocks reserved for it too).
+	var st unix.Statfs_t
+	if err := unix.Statfs(b.opts.dataDir, &st); err == nil {
+		free := uint64(st.Bavail)
+		if os.Geteuid() == 0 {
+			free = uint64(st.Bfree)
+		}
+		ch <- prometheus.MustNewConstMetric(descDiskFree, prometheus.GaugeValue, float64(free*uint64(st.Bsize)))
+		ch <- prometheus.MustNewConstMetric(descDiskSize, prometheus.GaugeValue, float64(uint64(st.Blocks)*uint64(st.Bsize)))
 	}
 	b.mu.RLock()
 	topics := make([]*topic, 0, len(b.topics))
