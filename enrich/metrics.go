@@ -354,6 +354,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	var row *rowCounters
 	counters := 0 // the counters so far: where this one sits in the row's samples
 	invalid := "" // the first field listed as a counter whose value is none
+	var hcUnused [normalisedRates]bool
+	if p.Measurement == "snmp_interface" {
+		hcUnused = hcReadingZero(p)
+	}
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		if !f.Counter {
@@ -372,7 +376,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		info := w.counterInfo(counters, p.Measurement, f.Key)
 		rate, ok, wrapped := row.observe(counters, f.Key, v, at, p.Uptime, f.Counter64)
 		counters++
-		if info.hasNorm {
+		normed := info.hasNorm && !(info.norm.rank == 0 && hcUnused[info.norm.rate])
+		if normed {
 			norm.present(info.norm)
 		}
 		if ok && wrapped && info.hasNorm {
@@ -396,7 +401,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 		rate = telemetry.RoundSignificant(rate, rateDigits)
 		rates = append(rates, telemetry.FloatField(info.rate, rate))
-		if info.hasNorm {
+		if normed {
 			norm.add(info.norm, rate)
 		}
 	}
@@ -763,6 +768,31 @@ func interfaceCounterNames(measurement string) map[string]counterRate {
 		return openConfigInterfaceCounters
 	}
 	return nil
+}
+
+// hcReadingZero reports, for in and out octets, whether an IF-MIB row's
+// 64-bit counter reads 0 while its 32-bit one, its low 32 bits (RFC
+// 2863), does not: an agent that lists ifXTable's counters and leaves them
+// at 0 on some ports. The 32-bit one gives that rate then; else the
+// normalised rate would be 0 for ever on a busy port.
+func hcReadingZero(p *telemetry.Point) (unused [normalisedRates]bool) {
+	for _, c := range [...]struct {
+		rate     int
+		hc, bits string
+	}{{inOctets, "ifHCInOctets", "ifInOctets"}, {outOctets, "ifHCOutOctets", "ifOutOctets"}} {
+		hc, ok := p.Field(c.hc)
+		if !ok || !hc.Counter {
+			continue
+		}
+		low, ok := p.Field(c.bits)
+		if !ok || !low.Counter {
+			continue
+		}
+		h, hok := counterValue(hc)
+		l, lok := counterValue(low)
+		unused[c.rate] = hok && lok && h == 0 && l != 0
+	}
+	return unused
 }
 
 // interfaceRates collects a row's normalised rates.

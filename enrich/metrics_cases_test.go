@@ -451,3 +451,33 @@ func TestGNMIOperStatusIsOperUp(t *testing.T) {
 		}
 	}
 }
+
+// TestHCCountersReadingZeroFallBack: some agents list ifXTable's 64-bit
+// counters and leave them at 0 on some ports (subinterfaces, VLANs, older
+// firmware) while the 32-bit ones count. The normalised rates came from
+// the 64-bit counter alone: in_octets_rate 0 for ever on a busy port. A
+// 64-bit counter at 0 while its 32-bit one (its low 32 bits, RFC 2863)
+// is not cannot be the port's: the 32-bit one gives the rate. Both at 0
+// (a clear, an idle port) keep the 64-bit one first.
+func TestHCCountersReadingZeroFallBack(t *testing.T) {
+	w := loneMetricsWorker()
+	for i := range 3 {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags: map[string]string{"ifName": "Vl10", "ifIndex": "10"},
+			Fields: map[string]any{"ifHCInOctets": uint64(0), "ifInOctets": uint64(1000 + i*60_000),
+				"ifHCOutOctets": uint64(0), "ifOutOctets": uint64(0), "ifHighSpeed": int64(1)},
+			Counters:   []string{"ifHCInOctets", "ifHCOutOctets", "ifInOctets", "ifOutOctets"},
+			Counters64: []string{"ifHCInOctets", "ifHCOutOctets"},
+			Time:       casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+		f, _ := enrichAt(t, w, m, int64(i))
+		if i == 0 {
+			continue
+		}
+		if f["in_octets_rate"] != 1000 || f["in_utilization_pct"] != 0.8 {
+			t.Errorf("poll %d: in_octets_rate %v, in_utilization_pct %v; want 1000 from ifInOctets, 0.8", i, f["in_octets_rate"], f["in_utilization_pct"])
+		}
+		if r, ok := f["out_octets_rate"]; !ok || r != 0 {
+			t.Errorf("poll %d: out_octets_rate %v (present %v), want 0", i, r, ok)
+		}
+	}
+}
