@@ -62,7 +62,7 @@ type MetricsWorker struct {
 	// gNMI states, and sysUpTime and sysName per device, each with when
 	// it was last seen (rates.now): forgotten after an hour unseen, as
 	// rates are, so memory follows the live network.
-	state    map[stateKey]seen[int64]
+	state    map[stateKey]seen[stateSample]
 	uptimes  map[string]seen[uptimeSample]
 	sysNames map[string]*sysName
 	// Their peaks, for forgetStates to rebuild them once most is gone.
@@ -89,7 +89,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	return &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets,
-		rates: newRates(), state: map[stateKey]seen[int64]{}, uptimes: map[string]seen[uptimeSample]{},
+		rates: newRates(), state: map[stateKey]seen[stateSample]{}, uptimes: map[string]seen[uptimeSample]{},
 		sysNames: map[string]*sysName{}, rateNames: map[string]string{},
 	}
 }
@@ -417,14 +417,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	case "snmp_status":
 		if up, ok := intField(p, "snmp_up"); ok {
 			key := stateKey{row: rowKey{device: target}, what: "up"}
-			if prev, ok := w.state[key]; ok && prev.v != up {
-				if up == 1 {
-					event("device_reachable", "")
-				} else {
-					event("device_unreachable", "")
+			if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
+				if ok && prev.v.v != up {
+					if up == 1 {
+						event("device_reachable", "")
+					} else {
+						event("device_unreachable", "")
+					}
 				}
+				w.state[key] = seen[stateSample]{stateSample{up, at}, w.rates.now}
 			}
-			w.state[key] = seen[int64]{up, w.rates.now}
 		}
 	case "interfaces_interface_state_counters", "interfaces_interface_state", "interfaces_interface": // OpenConfig over gNMI
 		normalised = norm.appendFields(normalised, 0)
@@ -457,14 +459,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				// ifIndex tells them apart, with the name, so a port
 				// renumbered after a reboot is not another's change.
 				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper", object: firstTag(p, "ifIndex")}
-				if prev, ok := w.state[key]; ok && prev.v != oper {
-					if oper == stateUp {
-						event("interface_up", object)
-					} else {
-						event("interface_down", object)
+				if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
+					if ok && prev.v.v != oper {
+						if oper == stateUp {
+							event("interface_up", object)
+						} else {
+							event("interface_down", object)
+						}
 					}
+					w.state[key] = seen[stateSample]{stateSample{oper, at}, w.rates.now}
 				}
-				w.state[key] = seen[int64]{oper, w.rates.now}
 			}
 		}
 	}
@@ -476,14 +480,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		// and its changes as leaves (interfaces_interface_state), one
 		// state all the same.
 		key := stateKey{row: rowKey{target, "", object}, what: ch.family, object: ch.object}
-		if prev, ok := w.state[key]; ok && prev.v != ch.state {
-			if ch.state == stateUp {
-				event(ch.family+"_up", ch.object)
-			} else if prev.v == stateUp {
-				event(ch.family+"_down", ch.object)
+		if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
+			if ok && prev.v.v != ch.state {
+				if ch.state == stateUp {
+					event(ch.family+"_up", ch.object)
+				} else if prev.v.v == stateUp {
+					event(ch.family+"_down", ch.object)
+				}
 			}
+			w.state[key] = seen[stateSample]{stateSample{ch.state, at}, w.rates.now}
 		}
-		w.state[key] = seen[int64]{ch.state, w.rates.now}
 	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.
@@ -526,6 +532,23 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 		slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
 		slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.String("field", first),
 		slog.Any("value", f.Value()), slog.Int("times", n))
+}
+
+// stateSample is a status (snmp_up, an interface's or a BGP session's
+// state) at a sample's time.
+type stateSample struct {
+	v  int64
+	at time.Time
+}
+
+// newer reports whether a sample of time at is to be taken over the last
+// one of a state, of time last: not older (an older one is a poll
+// produced again, or another poller's crossing at a handover: its status
+// is of the past, and flipping the state back would raise a change and
+// its reverse). Nor an older one after a last stamped ahead of weir's
+// clock, which a device clock set back left (see stampedAhead).
+func (w *MetricsWorker) newer(at, last time.Time) bool {
+	return !at.Before(last) || stampedAhead(last, w.rates.now) && !stampedAhead(at, w.rates.now)
 }
 
 // uptimeSample is a device's sysUpTime (hundredths of a second) at a

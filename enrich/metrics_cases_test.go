@@ -481,3 +481,35 @@ func TestHCCountersReadingZeroFallBack(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusOutOfOrderNoEvents: a poll older than the last one seen (a
+// duplicate produced again, or two pollers' records crossing at a
+// handover) is ignored for rates, and was taken for statuses: up at t0,
+// down at t1, t0's up again flipped the state back (interface_up, whose
+// record's log time is the newest, so published) and the poll at t2 down
+// once more (interface_down): two false events of a link that went down
+// once. The same for snmp_up.
+func TestStatusOutOfOrderNoEvents(t *testing.T) {
+	w := loneMetricsWorker()
+	var got []string
+	for i, p := range []struct {
+		dt         time.Duration
+		oper, up   int64
+		uptimeSecs int
+	}{{0, 1, 1, 1000}, {time.Minute, 2, 0, 1060}, {0, 1, 1, 1000}, {2 * time.Minute, 2, 0, 1120}} {
+		at := casesT0.Add(p.dt)
+		for j, m := range []telemetry.Metric{
+			{V: 1, Measurement: "snmp_interface", Device: "edge1", Tags: map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+				Fields: map[string]any{"ifOperStatus": p.oper}, Time: at, Uptime: uint32(p.uptimeSecs * 100), Source: "snmp"},
+			{V: 1, Measurement: "snmp_status", Device: "edge1", Fields: map[string]any{"snmp_up": p.up}, Time: at, Source: "snmp"},
+		} {
+			_, evs := enrichAt(t, w, m, int64(2*i+j))
+			for _, ev := range evs {
+				got = append(got, ev.Type)
+			}
+		}
+	}
+	if want := []string{"interface_down", "device_unreachable"}; !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+}
