@@ -354,10 +354,6 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	var row *rowCounters
 	counters := 0 // the counters so far: where this one sits in the row's samples
 	invalid := "" // the first field listed as a counter whose value is none
-	var hcUnused [normalisedRates]bool
-	if p.Measurement == "snmp_interface" {
-		hcUnused = hcReadingZero(p)
-	}
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		if !f.Counter {
@@ -376,7 +372,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		info := w.counterInfo(counters, p.Measurement, f.Key)
 		rate, ok, wrapped := row.observe(counters, f.Key, v, at, p.Uptime, f.Counter64)
 		counters++
-		normed := info.hasNorm && !(info.norm.rank == 0 && hcUnused[info.norm.rate])
+		// A 64-bit octet counter at 0 beside a 32-bit one counting is
+		// one the agent leaves unset on this port (looked up only then:
+		// the hot path pays nothing for it).
+		normed := info.hasNorm && !(v == 0 && info.norm.rank == 0 && lowBitsCounting(p, info.norm.rate))
 		if normed {
 			norm.present(info.norm)
 		}
@@ -793,29 +792,31 @@ func interfaceCounterNames(measurement string) map[string]counterRate {
 	return nil
 }
 
-// hcReadingZero reports, for in and out octets, whether an IF-MIB row's
-// 64-bit counter reads 0 while its 32-bit one, its low 32 bits (RFC
-// 2863), does not: an agent that lists ifXTable's counters and leaves them
-// at 0 on some ports. The 32-bit one gives that rate then; else the
-// normalised rate would be 0 for ever on a busy port.
-func hcReadingZero(p *telemetry.Point) (unused [normalisedRates]bool) {
-	for _, c := range [...]struct {
-		rate     int
-		hc, bits string
-	}{{inOctets, "ifHCInOctets", "ifInOctets"}, {outOctets, "ifHCOutOctets", "ifOutOctets"}} {
-		hc, ok := p.Field(c.hc)
-		if !ok || !hc.Counter {
-			continue
-		}
-		low, ok := p.Field(c.bits)
-		if !ok || !low.Counter {
-			continue
-		}
-		h, hok := counterValue(hc)
-		l, lok := counterValue(low)
-		unused[c.rate] = hok && lok && h == 0 && l != 0
+// lowBitsCounting reports whether an IF-MIB row's 32-bit octet counter of
+// normalised rate rate (in or out octets) is not 0. Its 64-bit one reading
+// 0 then cannot be the port's (the 32-bit one is its low 32 bits, RFC
+// 2863): an agent that lists ifXTable's counters and leaves them at 0 on
+// some ports. The 32-bit one gives that rate; else the normalised rate
+// would be 0 for ever on a busy port.
+func lowBitsCounting(p *telemetry.Point, rate int) bool {
+	if p.Measurement != "snmp_interface" {
+		return false
 	}
-	return unused
+	name := ""
+	switch rate {
+	case inOctets:
+		name = "ifInOctets"
+	case outOctets:
+		name = "ifOutOctets"
+	default:
+		return false
+	}
+	f, ok := p.Field(name)
+	if !ok || !f.Counter {
+		return false
+	}
+	v, ok := counterValue(f)
+	return ok && v != 0
 }
 
 // interfaceRates collects a row's normalised rates.
