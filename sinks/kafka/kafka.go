@@ -210,7 +210,9 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			}
 			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: %w", s.timeout, res.Err)}
 		}
-		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: %w", res.Err)}
+		// Named: UNKNOWN_TOPIC_OR_PARTITION alone does not say which
+		// topic (prefix included) the operator has to create.
+		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: topic %s: %w", res.Record.Topic, res.Err)}
 	}
 	return nil
 }
