@@ -381,7 +381,16 @@ func (s *Sink) Run(ctx context.Context) error {
 // it itself).
 func (s *Sink) Close() error { return s.dest.Close() }
 
+// errorKinds are the kinds of weir_sink_errors_total, exported at 0 from
+// the start: an alert on a counter's increase sees nothing in a series
+// that first appears at 1.
+var errorKinds = [...]string{"retryable", "rejected", "decode", "dead_letter", "dead_letter_dropped", "poll"}
+
 func (s *Sink) consume(ctx context.Context) error {
+	s.m.records.WithLabelValues(s.cfg.Name)
+	for _, k := range errorKinds {
+		s.m.errors.WithLabelValues(s.cfg.Name, k)
+	}
 	// The dead-letter topic exists from the start, as the first dead
 	// letter would make it, so that a consumer of it or an alert on it
 	// can be set up before anything goes wrong.
