@@ -268,10 +268,13 @@ func (s *Sink) unanswered(ctx context.Context) error {
 	return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged: %w", context.Cause(ctx))}
 }
 
-// permanent errors: the cluster will refuse the same record again.
+// permanent errors: the cluster will refuse the same record again. A
+// record's time out of the range the cluster takes
+// (message.timestamp.difference.max.ms, or before/after.max.ms) stays
+// out of it: it is mirrored with its own time, which only gets older.
 func permanent(err error) bool {
 	return kafkalimits.TooLarge(err) || errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
-		errors.Is(err, kerr.InvalidTopicException)
+		errors.Is(err, kerr.InvalidTopicException) || errors.Is(err, kerr.InvalidTimestamp)
 }
 
 func reason(err error) string {
