@@ -146,8 +146,8 @@ func (e *RetryableError) Unwrap() error { return e.Err }
 
 // RetryReason is the reason label of a retried failure: the
 // RetryableError's own, else what the error is at bottom (a connection
-// refused, a timeout, a TLS handshake, a name not resolved, a full disk),
-// else "error".
+// refused, a timeout, a TLS handshake, a name not resolved, a full disk,
+// a read-only file system, a permission refused), else "error".
 func RetryReason(err error) string {
 	var re *RetryableError
 	if errors.As(err, &re) && re.Reason != "" {
@@ -169,6 +169,10 @@ func RetryReason(err error) string {
 		return "dns"
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "no_space"
+	case errors.Is(err, syscall.EROFS):
+		return "read_only" // a volume remounted read-only after errors
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "permission"
 	}
 	return "error"
 }
@@ -239,7 +243,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_errors_total",
 			Help: "Failed deliveries and bad records, by kind (retryable, rejected, decode, dead_letter, dead_letter_dropped, poll)."}, []string{"sink", "kind"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_retries_total",
-			Help: "Batches sent again after a retryable failure, by its reason (http_<status>, refused, timeout, tls, dns, no_space, error)."}, []string{"sink", "reason"}),
+			Help: "Batches sent again after a retryable failure, by its reason (http_<status>, refused, timeout, tls, dns, no_space, read_only, permission, error)."}, []string{"sink", "reason"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_dead_letters_total",
 			Help: "Records written to the dead-letter topic, by reason."}, []string{"sink", "reason"}),
 		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_filtered_total",
