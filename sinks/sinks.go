@@ -146,8 +146,8 @@ func (e *RetryableError) Unwrap() error { return e.Err }
 
 // RetryReason is the reason label of a retried failure: the
 // RetryableError's own, else what the error is at bottom (a connection
-// refused, a timeout, a TLS handshake, a name not resolved, a full disk),
-// else "error".
+// refused, a timeout, a TLS handshake, a name not resolved, a full disk,
+// a read-only file system, a permission refused), else "error".
 func RetryReason(err error) string {
 	var re *RetryableError
 	if errors.As(err, &re) && re.Reason != "" {
@@ -169,6 +169,10 @@ func RetryReason(err error) string {
 		return "dns"
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "no_space"
+	case errors.Is(err, syscall.EROFS):
+		return "read_only" // a volume remounted read-only after errors
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return "permission"
 	}
 	return "error"
 }
@@ -239,7 +243,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_errors_total",
 			Help: "Failed deliveries and bad records, by kind (retryable, rejected, decode, dead_letter, dead_letter_dropped, poll)."}, []string{"sink", "kind"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_retries_total",
-			Help: "Batches sent again after a retryable failure, by its reason (http_<status>, refused, timeout, tls, dns, no_space, error)."}, []string{"sink", "reason"}),
+			Help: "Batches sent again after a retryable failure, by its reason (http_<status>, refused, timeout, tls, dns, no_space, read_only, permission, error)."}, []string{"sink", "reason"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_dead_letters_total",
 			Help: "Records written to the dead-letter topic, by reason."}, []string{"sink", "reason"}),
 		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_filtered_total",
@@ -381,7 +385,16 @@ func (s *Sink) Run(ctx context.Context) error {
 // it itself).
 func (s *Sink) Close() error { return s.dest.Close() }
 
+// errorKinds are the kinds of weir_sink_errors_total, exported at 0 from
+// the start: an alert on a counter's increase sees nothing in a series
+// that first appears at 1.
+var errorKinds = [...]string{"retryable", "rejected", "decode", "dead_letter", "dead_letter_dropped", "poll"}
+
 func (s *Sink) consume(ctx context.Context) error {
+	s.m.records.WithLabelValues(s.cfg.Name)
+	for _, k := range errorKinds {
+		s.m.errors.WithLabelValues(s.cfg.Name, k)
+	}
 	// The dead-letter topic exists from the start, as the first dead
 	// letter would make it, so that a consumer of it or an alert on it
 	// can be set up before anything goes wrong.

@@ -2,6 +2,7 @@ package kafka_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -54,6 +55,10 @@ func TestHungClusterWriteBoundedByTimeout(t *testing.T) {
 		t.Errorf("Write with timeout 1s still blocked after %v", time.Since(start).Round(time.Second))
 	} else if _, retry := err.(*sinks.RetryableError); !retry {
 		t.Errorf("Write with timeout 1s: %v (%T) after %v, want a retryable error", err, err, time.Since(start))
+	} else if addr := kf.ListenAddrs()[0]; !strings.Contains(err.Error(), addr) {
+		// A cluster that connects and never answers: the log must say
+		// which one, as it does for one that refuses connections.
+		t.Errorf("Write with timeout 1s: %q does not name the cluster %s", err, addr)
 	} else {
 		t.Logf("Write with timeout 1s: %v after %v", err, time.Since(start))
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -41,6 +42,7 @@ type Sink struct {
 	taken   kafkalimits.Taken
 	prefix  string
 	timeout time.Duration
+	brokers string // the seed brokers, to name the cluster in errors
 	recs    []*kgo.Record
 	// The batch limits: the sink's, or a mirror topic's
 	// max.message.bytes if lower, learned at the topic's first batch.
@@ -73,7 +75,7 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		// written again, and may land twice.
 		kgo.AllowIdempotentProduceCancellation(),
 	}
-	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, limits: kafkalimits.New(maxBatchBytes)}
+	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, brokers: strings.Join(cfg.Brokers, ","), limits: kafkalimits.New(maxBatchBytes)}
 	opts = append(opts, kgo.WithHooks(&s.dial))
 	switch cfg.Compression {
 	case "none":
@@ -208,9 +210,11 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			if dial := s.dial.Err(); dial != nil {
 				return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: cannot connect to %w", s.timeout, dial)}
 			}
-			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: %w", s.timeout, res.Err)}
+			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged by %s within %s: %w", s.brokers, s.timeout, res.Err)}
 		}
-		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: %w", res.Err)}
+		// Named: UNKNOWN_TOPIC_OR_PARTITION alone does not say which
+		// topic (prefix included) the operator has to create.
+		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: topic %s: %w", res.Record.Topic, res.Err)}
 	}
 	return nil
 }
@@ -257,15 +261,20 @@ func (s *Sink) unanswered(ctx context.Context) error {
 		if dial := s.dial.Err(); dial != nil {
 			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: cannot connect to %w", s.timeout, dial)}
 		}
-		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s", s.timeout)}
+		// Connected, never answered (a broker stuck on its disk):
+		// which cluster is all the log can say.
+		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged by %s within %s", s.brokers, s.timeout)}
 	}
 	return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged: %w", context.Cause(ctx))}
 }
 
-// permanent errors: the cluster will refuse the same record again.
+// permanent errors: the cluster will refuse the same record again. A
+// record's time out of the range the cluster takes
+// (message.timestamp.difference.max.ms, or before/after.max.ms) stays
+// out of it: it is mirrored with its own time, which only gets older.
 func permanent(err error) bool {
 	return kafkalimits.TooLarge(err) || errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
-		errors.Is(err, kerr.InvalidTopicException)
+		errors.Is(err, kerr.InvalidTopicException) || errors.Is(err, kerr.InvalidTimestamp)
 }
 
 func reason(err error) string {

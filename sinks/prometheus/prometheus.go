@@ -44,7 +44,18 @@ type Sink struct {
 	path string
 	ln   net.Listener
 	col  *Collector
+	// idleTimeout closes a keep-alive connection no request came on for
+	// that long (the const; tests shorten it).
+	idleTimeout time.Duration
 }
+
+// idleTimeout is how long a scraper's connection may wait for its next
+// request: Prometheus' own client keeps an idle connection as long, so a
+// scrape every minute or five reuses its connection; a client that
+// scraped once and holds the connection (a crashed scraper behind a NAT,
+// or many on purpose) has it closed, not kept with its file descriptor
+// for as long as weir runs. net/http has no idle limit by default.
+const idleTimeout = 5 * time.Minute
 
 // New builds the Prometheus sink of cfg and binds its listener, so a port
 // in use fails at start, not later.
@@ -88,7 +99,7 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 	if path == "" {
 		path = "/metrics"
 	}
-	return &Sink{path: path, ln: ln, col: col}, nil
+	return &Sink{path: path, ln: ln, col: col, idleTimeout: idleTimeout}, nil
 }
 
 // stalenessOf is the staleness cfg gives, else its default.
@@ -170,7 +181,7 @@ func (s *Sink) Run(ctx context.Context) error {
 		}
 		gzipWriters.Put(zw)
 	})
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute, IdleTimeout: s.idleTimeout}
 	// served ends the sweeper when Serve fails on its own (its listener
 	// broke), so the failure is reported now and not at shutdown.
 	served := make(chan struct{})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -45,7 +46,11 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 		// no Authorization header: a right token reads as a wrong one.
 		msg = strings.TrimSpace(fmt.Sprintf("after a redirect to %s, where the Authorization header is not sent (set url to it) %s", req.URL, msg))
 	}
-	err := fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, msg)
+	peer := "unknown peer"
+	if req := resp.Request; req != nil && req.URL != nil {
+		peer = Peer(req.URL.String()) // the one that answered, after redirects
+	}
+	err := fmt.Errorf("%s: %s: HTTP %d: %s", what, peer, resp.StatusCode, msg)
 	switch resp.StatusCode {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
 		// The records themselves are refused: dead-letter them.
@@ -77,9 +82,25 @@ func RetryAfter(v string, now time.Time) time.Duration {
 }
 
 // Transport wraps a transport failure (refused, reset, timeout) as
-// retryable: the destination may be back soon.
+// retryable: the destination may be back soon. The URL net/http names is
+// cut to its peer (see Peer).
 func Transport(what string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = &url.Error{Op: ue.Op, URL: Peer(ue.URL), Err: ue.Err}
+	}
 	return &sinks.RetryableError{Err: fmt.Errorf("%s: %w", what, err)}
+}
+
+// Peer is the scheme and host of a URL, what an error names it by: a chat
+// hook's path holds its secret (https://hooks.slack.com/services/T/B/<token>),
+// which a log line must not show, nor a query (?api_key=) or user info.
+func Peer(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(URL not shown)"
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // Body is a request body over a buffer its sink reuses for the next
