@@ -1091,10 +1091,15 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 			}
 			return t.getChunk(s, chunk[half:], out, res)
 		}
-		if pkt.Error == gosnmp.AuthorizationError {
-			return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, chunk[0], t.accessRefused())
+		// The object at fault, where the agent says which (error-index).
+		at := chunk[0]
+		if i := int(pkt.ErrorIndex); i > 0 && i <= len(chunk) {
+			at = chunk[i-1]
 		}
-		return fmt.Errorf("snmp %s: get %s: agent error %v", t.cfg.Name, chunk[0], pkt.Error)
+		if pkt.Error == gosnmp.AuthorizationError {
+			return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, at, t.accessRefused())
+		}
+		return fmt.Errorf("snmp %s: get %s: agent error %v", t.cfg.Name, at, pkt.Error)
 	}
 	for _, v := range pkt.Variables {
 		res.varbinds++
