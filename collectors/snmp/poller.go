@@ -596,12 +596,13 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		switch {
 		case strings.Contains(res.err.Error(), "not authentic"):
 			res.err = t.diagnoseV3(pctx, res.err)
-		case (t.cfg.V3.SecurityLevel == "authPriv" || t.cfg.V3.ContextName != "") && classify(res.err) == ResultTimeout &&
+		case (t.cfg.V3.SecurityLevel != "noAuthNoPriv" || t.cfg.V3.ContextName != "") && classify(res.err) == ResultTimeout &&
 			res.varbinds == 0 && t.probePriv(res.end):
 			// Nothing of the poll was answered: a context the agent
 			// does not have or a wrong priv password (both of which
-			// Net-SNMP answers with silence), or a dead agent. One
-			// request lost mid-walk is neither.
+			// Net-SNMP answers with silence), a user it does not have
+			// (which pysnmp answers with silence), or a dead agent. One
+			// request lost mid-walk is none of them.
 			res.err = t.diagnoseSilence(pctx, res.err)
 		}
 		res.end = time.Now() // the probe is part of the poll
@@ -732,7 +733,7 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) error {
 	user := t.cfg.V3.User
 	switch {
 	case errors.Is(err, gosnmp.ErrUnknownUsername):
-		return fmt.Errorf("snmp %s: %w: the agent has no user %q", t.cfg.Name, gosnmp.ErrUnknownUsername, user)
+		return t.unknownUser()
 	case errors.Is(err, gosnmp.ErrUnknownSecurityLevel), err == nil,
 		err != nil && !strings.Contains(err.Error(), "timeout"):
 		// A known user. At authPriv, one the agent has no privacy for
@@ -763,9 +764,11 @@ func (t *target) probePriv(now time.Time) bool {
 	return false
 }
 
-// diagnoseSilence explains a v3 poll the agent answered nothing of, when
-// the settings Net-SNMP drops requests for without a word are set: a
-// context_name, then the priv settings.
+// diagnoseSilence explains a v3 poll the agent answered nothing of: a
+// context_name, then the priv settings (which Net-SNMP drops requests for
+// without a word), then the user (which pysnmp, snmpsim's agent, drops
+// requests of without a word, but reports when asked without
+// authentication).
 func (t *target) diagnoseSilence(ctx context.Context, cause error) error {
 	if t.cfg.V3.ContextName != "" {
 		sent, err := t.probeUptime(ctx, t.cfg.V3.SecurityLevel, "")
@@ -775,9 +778,19 @@ func (t *target) diagnoseSilence(ctx context.Context, cause error) error {
 		}
 	}
 	if t.cfg.V3.SecurityLevel == "authPriv" {
-		return t.diagnosePriv(ctx, cause)
+		if err := t.diagnosePriv(ctx, cause); err != cause {
+			return err
+		}
+	}
+	if sent, err := t.probeUptime(ctx, "noAuthNoPriv", t.cfg.V3.ContextName); sent && errors.Is(err, gosnmp.ErrUnknownUsername) {
+		return t.unknownUser()
 	}
 	return cause
+}
+
+// unknownUser is the error of a v3 user the agent reports it does not have.
+func (t *target) unknownUser() error {
+	return fmt.Errorf("snmp %s: %w: the agent has no user %q", t.cfg.Name, gosnmp.ErrUnknownUsername, t.cfg.V3.User)
 }
 
 // errUnknownContext is a v3 context_name the agent does not have.
@@ -789,8 +802,17 @@ var errUnknownContext = errors.New("unknown context")
 // alive and the priv settings are what is wrong.
 func (t *target) diagnosePriv(ctx context.Context, cause error) error {
 	sent, err := t.probeUptime(ctx, "authNoPriv", t.cfg.V3.ContextName)
-	if !sent || err != nil && classify(err) == ResultTimeout {
+	switch {
+	case !sent || err != nil && classify(err) == ResultTimeout:
 		return cause // the agent does not answer at all
+	case errors.Is(err, gosnmp.ErrUnknownUsername):
+		return t.unknownUser()
+	case t.cfg.V3.ContextName != "":
+		// diagnoseSilence found no answer in the default context to
+		// tell a context the agent does not have from the priv
+		// settings by (pysnmp has none but the ones configured).
+		return fmt.Errorf("snmp %s: %w (or %w): the agent answers user %q without privacy but not with it in context %q: check priv_password and priv_protocol, and context_name (%v)",
+			t.cfg.Name, gosnmp.ErrDecryption, errUnknownContext, t.cfg.V3.User, t.cfg.V3.ContextName, cause)
 	}
 	return fmt.Errorf("snmp %s: %w: the agent answers user %q without privacy but not with it: check priv_password and priv_protocol (%v)",
 		t.cfg.Name, gosnmp.ErrDecryption, t.cfg.V3.User, cause)
