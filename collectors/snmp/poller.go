@@ -273,6 +273,8 @@ type target struct {
 	overrunLogged  time.Time
 	// privProbed is when diagnosePriv last asked the agent (probePriv).
 	privProbed time.Time
+	// lastResult is the last poll's result (weir_snmp_polls_total).
+	lastResult string
 }
 
 // failLogEvery is how often a target that goes on failing is logged
@@ -398,7 +400,7 @@ func (t *target) run(ctx context.Context) {
 			return // a poll cut short by the stop overran nothing
 		}
 		next = deadline
-		if now := time.Now(); !now.Before(next) {
+		if now := time.Now(); !now.Before(next) && !t.silentToTheSlot(now, next) {
 			// The poll ran into the following slot(s): skip them
 			// rather than start late polls back to back.
 			missed := now.Sub(next)/interval + 1
@@ -408,6 +410,18 @@ func (t *target) run(ctx context.Context) {
 		}
 		timer.Reset(time.Until(next))
 	}
+}
+
+// silentToTheSlot reports whether the last poll, which ended at now past
+// the slot, was one of an agent that answered nothing, cut off at the
+// slot a moment after its timeouts would have ended it: a poll starts a
+// moment past its slot, so one whose timeout x (retries+1) fills the
+// interval (as the config allows) ends a moment past the next. That slot
+// is polled, late by the moment: skipped, a dead agent would be polled
+// every other interval and logged as overrunning its interval, and
+// asking a silent agent again costs it nothing.
+func (t *target) silentToTheSlot(now, slot time.Time) bool {
+	return t.lastResult == ResultTimeout && now.Sub(slot) < min(t.cfg.Interval/10, time.Second)
 }
 
 // acquire takes a concurrency slot, giving up at deadline.
@@ -637,6 +651,7 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		result = ResultPublishError
 	}
 	m.Polls.WithLabelValues(name, result).Inc()
+	t.lastResult = result
 	if res.err != nil {
 		t.logFailure(result, dur, res.err, res.end)
 		// A fresh session next time: after a timeout or an auth
