@@ -190,3 +190,34 @@ func TestGetAgentErrorNamesTheObject(t *testing.T) {
 		t.Fatalf("poll error %v; want it to name the object at error-index, %s", err, sysName[1:])
 	}
 }
+
+// TestResultNotTakenFromTheTargetName: a poll's result was read from its
+// error's text, which starts with the target's name: every failure of a
+// target named like "fw-timeout-lab" counted as a timeout (and set off
+// the v3 probes for silence), an agent's genErr included.
+func TestResultNotTakenFromTheTargetName(t *testing.T) {
+	addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: req.Variables, Error: gosnmp.GenErr, ErrorIndex: 1}
+	})
+	metrics, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "fw-timeout-lab"
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"system"}}
+		})},
+		Profiles: loadProfiles(t), Broker: snmptest.NewCapture(), Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), name); err == nil {
+		t.Fatal("a poll answered genErr worked")
+	}
+	if n := testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultError)); n != 1 {
+		t.Errorf("the genErr poll counted error %v times, timeout %v times; want error once", n,
+			testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultTimeout)))
+	}
+}

@@ -750,7 +750,7 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) error {
 	case errors.Is(err, gosnmp.ErrUnknownUsername):
 		return t.unknownUser()
 	case errors.Is(err, gosnmp.ErrUnknownSecurityLevel), err == nil,
-		err != nil && !strings.Contains(err.Error(), "timeout"):
+		err != nil && !timedOut(err):
 		// A known user. At authPriv, one the agent has no privacy for
 		// (created with an auth password only) is refused with an
 		// unauthenticated report too (usmStatsUnsupportedSecLevels):
@@ -869,11 +869,20 @@ func classify(err error) string {
 		errors.Is(err, gosnmp.ErrUnknownEngineID), errors.Is(err, gosnmp.ErrNotInTimeWindow),
 		errors.Is(err, errAccessRefused), errors.Is(err, errUnknownContext), strings.Contains(err.Error(), "not authentic"):
 		return ResultAuth
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, gosnmp.ErrMaxRetriesExceeded),
-		strings.Contains(err.Error(), "timeout"):
+	case timedOut(err):
 		return ResultTimeout
 	}
 	return ResultError
+}
+
+// timedOut reports an agent that did not answer in time: gosnmp's retries
+// spent on timeouts, the poll's deadline, or a socket's. Not by the
+// error's text, which names the target (a target "fw-timeout-lab" failed
+// every way as a timeout).
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, gosnmp.ErrMaxRetriesExceeded) ||
+		errors.As(err, &ne) && ne.Timeout()
 }
 
 func (t *target) status(res poll) telemetry.Metric {
