@@ -661,7 +661,9 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		return res.err
 	}
 	if err != nil {
-		t.log.Warn("snmp publish failed", "err", err)
+		// Logged as a failed poll is, sparingly: a broker that cannot
+		// take records fails every target's every publish at once.
+		t.logFailure(result, dur, err, res.end)
 		return err
 	}
 	m.LastSuccess.WithLabelValues(name).Set(float64(res.end.UnixNano()) / 1e9)
