@@ -602,6 +602,13 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		// large table, a slow agent): the interval is too short for
 		// the poll, which a timeout would blame on the agent.
 		res.err = t.cutOff(res)
+	} else if errors.Is(res.err, context.DeadlineExceeded) {
+		// Waiting for an agent that does not answer, at the next slot:
+		// "context deadline exceeded" alone reads as weir's fault.
+		at := strings.TrimPrefix(res.err.Error(), "snmp "+t.cfg.Name+": ")
+		at = strings.TrimSuffix(at, ": "+context.DeadlineExceeded.Error())
+		res.err = fmt.Errorf("snmp %s: %s: no answer by the next slot (timeout %v x (retries %d + 1), interval %v): %w",
+			t.cfg.Name, at, t.cfg.Timeout, t.cfg.Retries, t.cfg.Interval, context.DeadlineExceeded)
 	}
 	// The agent is done with: the slot goes to another target before any
 	// diagnosis below, which asks the agent again.
