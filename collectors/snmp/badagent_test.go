@@ -154,3 +154,70 @@ func TestGetTooBigAsksForFewer(t *testing.T) {
 		t.Fatalf("system fields %v (largest GET answered: %d varbinds)", system, most)
 	}
 }
+
+// TestGetAgentErrorNamesTheObject: an agent that fails a GET of scalars
+// with an error-status names the object at fault in error-index (a
+// subagent that does not answer, behind one of the profile's scalars).
+// The poll's error names that object, not the first of the request
+// (sysUpTime, which the agent has), which sent one looking in the wrong
+// place.
+func TestGetAgentErrorNamesTheObject(t *testing.T) {
+	const sysName = ".1.3.6.1.2.1.1.5.0"
+	addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		for i, v := range req.Variables {
+			if v.Name == sysName {
+				return &gosnmp.SnmpPacket{Variables: req.Variables, Error: gosnmp.GenErr, ErrorIndex: uint8(i + 1)}
+			}
+		}
+		resp := &gosnmp.SnmpPacket{}
+		for _, v := range req.Variables {
+			resp.Variables = append(resp.Variables, gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.TimeTicks, Value: uint32(1)})
+		}
+		return resp
+	})
+	capture := snmptest.NewCapture()
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"system"}}
+		})},
+		Profiles: loadProfiles(t), Broker: capture,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.PollOnce(context.Background(), "a")
+	if err == nil || !strings.Contains(err.Error(), "get 1.3.6.1.2.1.1.5.0: agent error GenErr") {
+		t.Fatalf("poll error %v; want it to name the object at error-index, %s", err, sysName[1:])
+	}
+}
+
+// TestResultNotTakenFromTheTargetName: a poll's result was read from its
+// error's text, which starts with the target's name: every failure of a
+// target named like "fw-timeout-lab" counted as a timeout (and set off
+// the v3 probes for silence), an agent's genErr included.
+func TestResultNotTakenFromTheTargetName(t *testing.T) {
+	addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: req.Variables, Error: gosnmp.GenErr, ErrorIndex: 1}
+	})
+	metrics, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "fw-timeout-lab"
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"system"}}
+		})},
+		Profiles: loadProfiles(t), Broker: snmptest.NewCapture(), Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), name); err == nil {
+		t.Fatal("a poll answered genErr worked")
+	}
+	if n := testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultError)); n != 1 {
+		t.Errorf("the genErr poll counted error %v times, timeout %v times; want error once", n,
+			testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultTimeout)))
+	}
+}

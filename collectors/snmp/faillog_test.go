@@ -1,12 +1,19 @@
 package snmp
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gosnmp/gosnmp"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/syncbuf"
 )
 
@@ -69,5 +76,56 @@ func TestAlternatingFailureLoggedOnce(t *testing.T) {
 	}
 	if n := strings.Count(buf.String(), "snmp poll failed"); n != 2 {
 		t.Fatalf("%d lines logged, want 2:\n%s", n, buf.String())
+	}
+}
+
+// downBroker fails every produce while down is set (a full disk, a
+// cluster away), as it does for every target at once.
+type downBroker struct {
+	*snmptest.Capture
+	down atomic.Bool
+}
+
+func (b *downBroker) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if b.down.Load() {
+		return errors.New("injected: no space left on device")
+	}
+	return b.Capture.Produce(ctx, topic, recs)
+}
+
+// TestBrokerOutageLoggedSparingly: a broker that cannot take the records
+// fails every target's every publish; each was logged, a line per target
+// and poll (1,000 targets at 60 s: 17 lines a second for the outage),
+// where a dead agent is logged when it starts failing, then every
+// failLogEvery, and when it is back.
+func TestBrokerOutageLoggedSparingly(t *testing.T) {
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+	})
+	b := &downBroker{Capture: snmptest.NewCapture()}
+	b.down.Store(true)
+	var logs syncbuf.Buffer
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("t", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			tc.Interval, tc.Timeout = 300*time.Millisecond, 100*time.Millisecond
+		})},
+		Profiles: oneColumnProfile(t), Broker: b, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	time.Sleep(1600 * time.Millisecond) // five polls or so, all refused
+	b.down.Store(false)
+	ok := b.WaitFor(5*time.Second, func(recs []broker.Record) bool { return countStatus(recs, "t") >= 1 })
+	time.Sleep(100 * time.Millisecond) // the log line after the publish
+	cancel()
+	<-done
+	out := logs.String()
+	if failed := strings.Count(out, "failed\""); !ok || failed != 1 || !strings.Contains(out, "succeeded again") {
+		t.Errorf("broker down for 1.6 s at a 300ms interval, then back (published: %v): %d lines say failed, want 1, and one that it succeeded again:\n%s", ok, failed, out)
 	}
 }

@@ -273,6 +273,8 @@ type target struct {
 	overrunLogged  time.Time
 	// privProbed is when diagnosePriv last asked the agent (probePriv).
 	privProbed time.Time
+	// lastResult is the last poll's result (weir_snmp_polls_total).
+	lastResult string
 }
 
 // failLogEvery is how often a target that goes on failing is logged
@@ -398,7 +400,7 @@ func (t *target) run(ctx context.Context) {
 			return // a poll cut short by the stop overran nothing
 		}
 		next = deadline
-		if now := time.Now(); !now.Before(next) {
+		if now := time.Now(); !now.Before(next) && !t.silentToTheSlot(now, next) {
 			// The poll ran into the following slot(s): skip them
 			// rather than start late polls back to back.
 			missed := now.Sub(next)/interval + 1
@@ -408,6 +410,18 @@ func (t *target) run(ctx context.Context) {
 		}
 		timer.Reset(time.Until(next))
 	}
+}
+
+// silentToTheSlot reports whether the last poll, which ended at now past
+// the slot, was one of an agent that answered nothing, cut off at the
+// slot a moment after its timeouts would have ended it: a poll starts a
+// moment past its slot, so one whose timeout x (retries+1) fills the
+// interval (as the config allows) ends a moment past the next. That slot
+// is polled, late by the moment: skipped, a dead agent would be polled
+// every other interval and logged as overrunning its interval, and
+// asking a silent agent again costs it nothing.
+func (t *target) silentToTheSlot(now, slot time.Time) bool {
+	return t.lastResult == ResultTimeout && now.Sub(slot) < min(t.cfg.Interval/10, time.Second)
 }
 
 // acquire takes a concurrency slot, giving up at deadline.
@@ -588,6 +602,13 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		// large table, a slow agent): the interval is too short for
 		// the poll, which a timeout would blame on the agent.
 		res.err = t.cutOff(res)
+	} else if errors.Is(res.err, context.DeadlineExceeded) {
+		// Waiting for an agent that does not answer, at the next slot:
+		// "context deadline exceeded" alone reads as weir's fault.
+		at := strings.TrimPrefix(res.err.Error(), "snmp "+t.cfg.Name+": ")
+		at = strings.TrimSuffix(at, ": "+context.DeadlineExceeded.Error())
+		res.err = fmt.Errorf("snmp %s: %s: no answer by the next slot (timeout %v x (retries %d + 1), interval %v): %w",
+			t.cfg.Name, at, t.cfg.Timeout, t.cfg.Retries, t.cfg.Interval, context.DeadlineExceeded)
 	}
 	// The agent is done with: the slot goes to another target before any
 	// diagnosis below, which asks the agent again.
@@ -596,12 +617,13 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		switch {
 		case strings.Contains(res.err.Error(), "not authentic"):
 			res.err = t.diagnoseV3(pctx, res.err)
-		case (t.cfg.V3.SecurityLevel == "authPriv" || t.cfg.V3.ContextName != "") && classify(res.err) == ResultTimeout &&
+		case (t.cfg.V3.SecurityLevel != "noAuthNoPriv" || t.cfg.V3.ContextName != "") && classify(res.err) == ResultTimeout &&
 			res.varbinds == 0 && t.probePriv(res.end):
 			// Nothing of the poll was answered: a context the agent
 			// does not have or a wrong priv password (both of which
-			// Net-SNMP answers with silence), or a dead agent. One
-			// request lost mid-walk is neither.
+			// Net-SNMP answers with silence), a user it does not have
+			// (which pysnmp answers with silence), or a dead agent. One
+			// request lost mid-walk is none of them.
 			res.err = t.diagnoseSilence(pctx, res.err)
 		}
 		res.end = time.Now() // the probe is part of the poll
@@ -636,6 +658,7 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		result = ResultPublishError
 	}
 	m.Polls.WithLabelValues(name, result).Inc()
+	t.lastResult = result
 	if res.err != nil {
 		t.logFailure(result, dur, res.err, res.end)
 		// A fresh session next time: after a timeout or an auth
@@ -645,7 +668,9 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		return res.err
 	}
 	if err != nil {
-		t.log.Warn("snmp publish failed", "err", err)
+		// Logged as a failed poll is, sparingly: a broker that cannot
+		// take records fails every target's every publish at once.
+		t.logFailure(result, dur, err, res.end)
 		return err
 	}
 	m.LastSuccess.WithLabelValues(name).Set(float64(res.end.UnixNano()) / 1e9)
@@ -732,9 +757,9 @@ func (t *target) diagnoseV3(ctx context.Context, cause error) error {
 	user := t.cfg.V3.User
 	switch {
 	case errors.Is(err, gosnmp.ErrUnknownUsername):
-		return fmt.Errorf("snmp %s: %w: the agent has no user %q", t.cfg.Name, gosnmp.ErrUnknownUsername, user)
+		return t.unknownUser()
 	case errors.Is(err, gosnmp.ErrUnknownSecurityLevel), err == nil,
-		err != nil && !strings.Contains(err.Error(), "timeout"):
+		err != nil && !timedOut(err):
 		// A known user. At authPriv, one the agent has no privacy for
 		// (created with an auth password only) is refused with an
 		// unauthenticated report too (usmStatsUnsupportedSecLevels):
@@ -763,9 +788,11 @@ func (t *target) probePriv(now time.Time) bool {
 	return false
 }
 
-// diagnoseSilence explains a v3 poll the agent answered nothing of, when
-// the settings Net-SNMP drops requests for without a word are set: a
-// context_name, then the priv settings.
+// diagnoseSilence explains a v3 poll the agent answered nothing of: a
+// context_name, then the priv settings (which Net-SNMP drops requests for
+// without a word), then the user (which pysnmp, snmpsim's agent, drops
+// requests of without a word, but reports when asked without
+// authentication).
 func (t *target) diagnoseSilence(ctx context.Context, cause error) error {
 	if t.cfg.V3.ContextName != "" {
 		sent, err := t.probeUptime(ctx, t.cfg.V3.SecurityLevel, "")
@@ -775,9 +802,19 @@ func (t *target) diagnoseSilence(ctx context.Context, cause error) error {
 		}
 	}
 	if t.cfg.V3.SecurityLevel == "authPriv" {
-		return t.diagnosePriv(ctx, cause)
+		if err := t.diagnosePriv(ctx, cause); err != cause {
+			return err
+		}
+	}
+	if sent, err := t.probeUptime(ctx, "noAuthNoPriv", t.cfg.V3.ContextName); sent && errors.Is(err, gosnmp.ErrUnknownUsername) {
+		return t.unknownUser()
 	}
 	return cause
+}
+
+// unknownUser is the error of a v3 user the agent reports it does not have.
+func (t *target) unknownUser() error {
+	return fmt.Errorf("snmp %s: %w: the agent has no user %q", t.cfg.Name, gosnmp.ErrUnknownUsername, t.cfg.V3.User)
 }
 
 // errUnknownContext is a v3 context_name the agent does not have.
@@ -789,8 +826,17 @@ var errUnknownContext = errors.New("unknown context")
 // alive and the priv settings are what is wrong.
 func (t *target) diagnosePriv(ctx context.Context, cause error) error {
 	sent, err := t.probeUptime(ctx, "authNoPriv", t.cfg.V3.ContextName)
-	if !sent || err != nil && classify(err) == ResultTimeout {
+	switch {
+	case !sent || err != nil && classify(err) == ResultTimeout:
 		return cause // the agent does not answer at all
+	case errors.Is(err, gosnmp.ErrUnknownUsername):
+		return t.unknownUser()
+	case t.cfg.V3.ContextName != "":
+		// diagnoseSilence found no answer in the default context to
+		// tell a context the agent does not have from the priv
+		// settings by (pysnmp has none but the ones configured).
+		return fmt.Errorf("snmp %s: %w (or %w): the agent answers user %q without privacy but not with it in context %q: check priv_password and priv_protocol, and context_name (%v)",
+			t.cfg.Name, gosnmp.ErrDecryption, errUnknownContext, t.cfg.V3.User, t.cfg.V3.ContextName, cause)
 	}
 	return fmt.Errorf("snmp %s: %w: the agent answers user %q without privacy but not with it: check priv_password and priv_protocol (%v)",
 		t.cfg.Name, gosnmp.ErrDecryption, t.cfg.V3.User, cause)
@@ -832,11 +878,20 @@ func classify(err error) string {
 		errors.Is(err, gosnmp.ErrUnknownEngineID), errors.Is(err, gosnmp.ErrNotInTimeWindow),
 		errors.Is(err, errAccessRefused), errors.Is(err, errUnknownContext), strings.Contains(err.Error(), "not authentic"):
 		return ResultAuth
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, gosnmp.ErrMaxRetriesExceeded),
-		strings.Contains(err.Error(), "timeout"):
+	case timedOut(err):
 		return ResultTimeout
 	}
 	return ResultError
+}
+
+// timedOut reports an agent that did not answer in time: gosnmp's retries
+// spent on timeouts, the poll's deadline, or a socket's. Not by the
+// error's text, which names the target (a target "fw-timeout-lab" failed
+// every way as a timeout).
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, gosnmp.ErrMaxRetriesExceeded) ||
+		errors.As(err, &ne) && ne.Timeout()
 }
 
 func (t *target) status(res poll) telemetry.Metric {
@@ -1091,10 +1146,15 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 			}
 			return t.getChunk(s, chunk[half:], out, res)
 		}
-		if pkt.Error == gosnmp.AuthorizationError {
-			return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, chunk[0], t.accessRefused())
+		// The object at fault, where the agent says which (error-index).
+		at := chunk[0]
+		if i := int(pkt.ErrorIndex); i > 0 && i <= len(chunk) {
+			at = chunk[i-1]
 		}
-		return fmt.Errorf("snmp %s: get %s: agent error %v", t.cfg.Name, chunk[0], pkt.Error)
+		if pkt.Error == gosnmp.AuthorizationError {
+			return fmt.Errorf("snmp %s: get %s: %w", t.cfg.Name, at, t.accessRefused())
+		}
+		return fmt.Errorf("snmp %s: get %s: agent error %v", t.cfg.Name, at, pkt.Error)
 	}
 	for _, v := range pkt.Variables {
 		res.varbinds++
