@@ -293,8 +293,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 		if err != nil {
 			return fmt.Errorf("http listener: %w", err)
 		}
-		hs := &http.Server{Handler: httpHandler(reg, &ready), ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(logger.With(slog.String("component", "http")).Handler(), slog.LevelWarn)}
+		hs := observationServer(httpHandler(reg, &ready), logger, observationIdleTimeout)
 		logger.Info("http listener started", slog.String("addr", ln.Addr().String()))
 		wg.Go(func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -406,6 +405,18 @@ func listenPort(addr net.Addr) int32 {
 	_, p, _ := net.SplitHostPort(addr.String())
 	port, _ := strconv.Atoi(p)
 	return int32(port)
+}
+
+// observationIdleTimeout closes a keep-alive connection to http.listen
+// no request came on for that long, as the prometheus sink does: net/http
+// keeps one for ever by default, with its file descriptor, when a scraper
+// holds it and goes away (behind a NAT).
+const observationIdleTimeout = 5 * time.Minute
+
+// observationServer serves the self-observation endpoints.
+func observationServer(h http.Handler, logger *slog.Logger, idle time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle,
+		ErrorLog: slog.NewLogLogger(logger.With(slog.String("component", "http")).Handler(), slog.LevelWarn)}
 }
 
 func httpHandler(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
