@@ -6,6 +6,7 @@ package all
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
@@ -64,7 +65,10 @@ func Build(b broker.Broker, cfgs []configs.Sink, env sinks.Env) ([]*sinks.Sink, 
 		l := logger.With(slog.String("sink", c.Name), slog.String("type", c.Type))
 		d, err := ctor(c, sinks.Env{Logger: l, Registerer: reg, StateDir: env.StateDir})
 		if err != nil {
-			return fail(fmt.Errorf("sink %s: %w", c.Name, err))
+			if !strings.HasPrefix(err.Error(), c.Type+" sink "+c.Name+":") {
+				err = fmt.Errorf("sink %s: %w", c.Name, err) // else named twice
+			}
+			return fail(err)
 		}
 		dests = append(dests, d)
 		// The sink's own lines name it already (sink=NAME).

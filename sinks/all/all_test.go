@@ -2,7 +2,9 @@ package all_test
 
 import (
 	"log/slog"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,5 +56,24 @@ sinks:
 	cfg.Sinks = append(cfg.Sinks, cfg.Sinks[1])
 	if _, err := all.Build(b, cfg.Sinks, sinks.Env{Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()}); err == nil {
 		t.Fatal("duplicate name accepted")
+	}
+}
+
+// TestBuildErrorNamesTheSinkOnce: a sink that cannot start (its port
+// taken) is named once in the error, by its type and name ("sink p:
+// prometheus sink p: listen ..." before).
+func TestBuildErrorNamesTheSinkOnce(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cfg, err := configs.Parse([]byte("sinks:\n  - {type: prometheus, name: p, listen: \"" + taken.Addr().String() + "\", topics: [enriched.metrics]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = all.Build(sinktest.Broker(t), cfg.Sinks, sinks.Env{Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
+	if err == nil || !strings.HasPrefix(err.Error(), "prometheus sink p: ") || strings.Count(err.Error(), "sink p") != 1 {
+		t.Fatalf("error %v, want it to name prometheus sink p once", err)
 	}
 }
