@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -284,6 +285,8 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 		}
 		if t.Address == "" {
 			add(nodeLine(tn), path+".address", "must be set (host:port)")
+		} else if strings.ContainsFunc(t.Address, unicode.IsSpace) {
+			add(keyLine(tn, "address"), path+".address", "%q has white space", t.Address)
 		} else if _, port, err := net.SplitHostPort(t.Address); err != nil {
 			add(keyLine(tn, "address"), path+".address", "%q is not host:port", t.Address)
 		} else if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {

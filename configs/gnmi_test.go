@@ -99,6 +99,7 @@ func TestGNMIErrors(t *testing.T) {
 		{"missing name", "gnmi:\n  targets:\n    - {address: \"h:1\", subscriptions: [{path: /a}]}\n", "line 3: gnmi.targets[0].name: must be set"},
 		{"duplicate", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", subscriptions: [{path: /a}]}\n    - {name: a, address: \"h:2\", subscriptions: [{path: /a}]}\n", "line 4: gnmi.targets[a].name: duplicate target name (also on line 3)"},
 		{"bad address", "gnmi:\n  targets:\n    - name: a\n      address: nohostport\n      subscriptions: [{path: /a}]\n", "line 4: gnmi.targets[a].address: \"nohostport\" is not host:port"},
+		{"address with a space", "gnmi:\n  targets:\n    - name: a\n      address: \"spine1 :57400\"\n      subscriptions: [{path: /a}]\n", "line 4: gnmi.targets[a].address: \"spine1 :57400\" has white space"},
 		{"missing address", "gnmi:\n  targets:\n    - {name: a, subscriptions: [{path: /a}]}\n", "line 3: gnmi.targets[a].address: must be set"},
 		{"unknown name", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions:\n        - countrs\n", "line 6: gnmi.targets[a].subscriptions[0]: no subscription \"countrs\" in gnmi.subscriptions"},
 		{"no subscriptions", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\"}\n", "line 3: gnmi.targets[a].subscriptions: at least one subscription is needed"},

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -573,6 +574,11 @@ func contains(list []string, s string) bool {
 // splitSNMPAddress parses host, host:port, [v6]:port or a bare IPv6
 // address, a link-local one with its zone (fe80::1%eth0) too.
 func splitSNMPAddress(addr string) (string, uint16, error) {
+	if strings.ContainsFunc(addr, unicode.IsSpace) {
+		// Passed as a host name, it failed only at the first poll's
+		// DNS look-up ("no such host"), long after weir check said ok.
+		return "", 0, fmt.Errorf("%q has white space", addr)
+	}
 	bare := addr
 	if inner, ok := strings.CutPrefix(addr, "["); ok && strings.HasSuffix(inner, "]") {
 		bare = strings.TrimSuffix(inner, "]")

@@ -123,6 +123,8 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		{"snmp:\n  targets:\n    - {name: a, address: x, version: 4}\n", "cfg.yaml:3: snmp.targets[a].version: must be 1, 2c or 3"},
 		{"snmp:\n  targets:\n    - {name: a, address: \"x:99999\"}\n", "cfg.yaml:3: snmp.targets[a].address: \"x:99999\" has an invalid port"},
 		{"snmp:\n  targets:\n    - {address: x}\n", "cfg.yaml:3: snmp.targets[0].name: must be set"},
+		{"snmp:\n  targets:\n    - {name: a, address: \" 10.0.0.1\"}\n", "cfg.yaml:3: snmp.targets[a].address: \" 10.0.0.1\" has white space"},
+		{"snmp:\n  targets:\n    - {name: a, address: \"10.0.0.1 :161\"}\n", "cfg.yaml:3: snmp.targets[a].address: \"10.0.0.1 :161\" has white space"},
 		{"snmp:\n  targets:\n    - {name: a}\n", "cfg.yaml:3: snmp.targets[a].address: must be set"},
 		{"snmp:\n  targets:\n    - {name: a, address: x}\n    - {name: a, address: y}\n", "cfg.yaml:4: snmp.targets[a].name: duplicate target name (also on line 3)"},
 		{"snmp:\n  defaults:\n    interval: 10s\n    timeout: 6s\n  targets:\n    - {name: a, address: x}\n", "cfg.yaml:6: snmp.targets[a]: timeout 6s x (retries 1 + 1) exceeds the interval 10s"},
