@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,8 +15,7 @@ import (
 
 // checkCmd validates a config file without starting anything.
 func checkCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weir check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("weir check [-c FILE] [--skip-files]", stderr)
 	file := fs.String("c", "configs/weir.yaml", "config file to check")
 	fs.StringVar(file, "config", "configs/weir.yaml", "config file to check")
 	skipFiles := fs.Bool("skip-files", false, "do not read the files the config names (the inventory, TLS certificates and keys, file sinks' paths): for a config meant for another machine or a container")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -39,8 +38,7 @@ type consumedRecord struct {
 // at the end and follows, like tail -f. With --group it reads as a member
 // of a consumer group (see consumeGroup).
 func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weir consume", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("weir consume [flags] TOPIC", stderr)
 	cf := clientFlags{reportTo: stderr}
 	cf.register(fs)
 	fromBeginning := fs.Bool("from-beginning", false, "start at the oldest retained record")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -34,8 +33,7 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprint(stdout, groupsUsage)
 		return nil
 	}
-	fs := flag.NewFlagSet("weir groups "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(subcommandSynopsis(groupsUsage, "weir groups "+sub), stderr)
 	var cf clientFlags
 	cf.register(fs)
 	pos, err := parseInterspersed(fs, args)

@@ -27,6 +27,25 @@ func TestHelp(t *testing.T) {
 			t.Errorf("weir %s: exit %d, stdout %q, stderr %q", strings.Join(tc.args, " "), code, stdout.String(), stderr.String())
 		}
 	}
+	// A command's -h shows how it is called, its arguments too, not
+	// only the flag package's "Usage of weir consume:".
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"consume", "-h"}, "Usage: weir consume [flags] TOPIC\n"},
+		{[]string{"produce", "-h"}, "Usage: weir produce [flags] TOPIC"},
+		{[]string{"topics", "describe", "-h"}, "Usage: weir topics describe [flags] TOPIC\n"},
+		{[]string{"topics", "create", "-h"}, "Usage: weir topics create TOPIC [--partitions N]"},
+		{[]string{"groups", "delete", "-h"}, "Usage: weir groups delete [flags] GROUP\n"},
+		{[]string{"groups", "list", "-h"}, "Usage: weir groups list [flags]\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		dispatch(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
+		if out := stdout.String() + stderr.String(); !strings.HasPrefix(out, tc.want) || !strings.Contains(out, "-brokers") {
+			t.Errorf("weir %s: %q, want it to start %q and list the flags", strings.Join(tc.args, " "), out, tc.want)
+		}
+	}
 	var stdout, stderr bytes.Buffer
 	if code := code(dispatch(context.Background(), []string{"topics", "lisst"}, strings.NewReader(""), &stdout, &stderr)); code != 2 ||
 		!strings.Contains(stderr.String(), "weir topics list") {

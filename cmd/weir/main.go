@@ -135,6 +135,36 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 // isHelp tells a request for a command's usage (`weir topics -h`) from a
 // subcommand.
+// newFlagSet is a command's flag set whose -h shows how the command is
+// called (its positional arguments, which the flag package's "Usage of
+// weir consume:" left out), then its flags.
+func newFlagSet(synopsis string, stderr io.Writer) *flag.FlagSet {
+	name, _, _ := strings.Cut(synopsis, " [")
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// subcommandSynopsis is the line of usage that shows how command is
+// called ("weir topics create TOPIC [--partitions N] ..."), with [flags]
+// after the command; command itself for one usage does not list.
+func subcommandSynopsis(usage, command string) string {
+	for line := range strings.Lines(usage) {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, command); ok && (rest == "" || rest[0] == ' ') {
+			if strings.Contains(rest, "[-") {
+				return line // it shows its flags
+			}
+			return command + " [flags]" + rest
+		}
+	}
+	return command + " [flags]"
+}
+
 func isHelp(arg string) bool {
 	switch arg {
 	case "help", "-h", "--help", "-help":

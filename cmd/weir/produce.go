@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -20,8 +19,7 @@ import (
 
 // produceCmd sends each line of stdin as one record.
 func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weir produce", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("weir produce [flags] TOPIC < records, one a line", stderr)
 	var cf clientFlags
 	cf.register(fs)
 	key := fs.String("key", "", "record key (the device name, by weir's convention)")

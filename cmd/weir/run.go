@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,8 +34,7 @@ import (
 // runCmd runs weir until SIGINT or SIGTERM, then shuts down cleanly: stop
 // accepting, finish in-flight requests, flush and close the log.
 func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("weir run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("weir run [-c FILE] [flags]", stderr)
 	var file, dataDir, kafkaListen, httpListen, syslogListen, trapListen, logLevel, roles string
 	fs.StringVar(&file, "config", "", "config file (default: built-in defaults)")
 	fs.StringVar(&file, "c", "", "shorthand for --config")

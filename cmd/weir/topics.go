@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -35,8 +34,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprint(stdout, topicsUsage)
 		return nil
 	}
-	fs := flag.NewFlagSet("weir topics "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(subcommandSynopsis(topicsUsage, "weir topics "+sub), stderr)
 	var cf clientFlags
 	cf.register(fs)
 	// Only create takes these: list --partitions 3 is refused, not
