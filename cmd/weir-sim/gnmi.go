@@ -102,8 +102,8 @@ func gnmiCmd(ctx context.Context, args []string) error {
 
 // onChangeSubscriptions are the subscriptions to the simulator's state
 // leaves, which weir turns into interface and BGP events.
-const onChangeSubscriptions = "    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change}\n" +
-	"    bgp: {path: /network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state, mode: stream, stream_mode: on_change}\n"
+const onChangeSubscriptions = "    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n" +
+	"    bgp: {path: /network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n"
 
 func gnmiConfig(n int, host string, basePort int, sample time.Duration, encoding, user, pass string, withTLS bool) string {
 	var b strings.Builder

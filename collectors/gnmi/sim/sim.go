@@ -391,11 +391,11 @@ func (s *Server) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		// The next sample due.
+		// The next sample or heartbeat due.
 		var due time.Time
 		for _, sb := range subs {
-			if s.sampled(sb) && (due.IsZero() || sb.next.Before(due)) {
-				due = sb.next
+			if at, ok := s.nextSend(sb); ok && (due.IsZero() || at.Before(due)) {
+				due = at
 			}
 		}
 		var timerC <-chan time.Time
@@ -445,7 +445,18 @@ func (s *Server) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 		}
 		now := time.Now()
 		for _, sb := range subs {
-			if !s.sampled(sb) || now.Before(sb.next) {
+			if !s.sampled(sb) {
+				// ON_CHANGE with a heartbeat: every value again, changed
+				// or not (gNMI 3.5.1.5.2).
+				if sb.heartbeat > 0 && !now.Before(sb.nextBeat) {
+					if err := w.send(sb, now, states, false); err != nil {
+						return err
+					}
+					sb.nextBeat = now.Add(sb.heartbeat)
+				}
+				continue
+			}
+			if now.Before(sb.next) {
 				continue
 			}
 			beat := sb.heartbeat > 0 && !now.Before(sb.nextBeat)
@@ -475,6 +486,15 @@ func (s *Server) sampled(sb *sub) bool {
 	default:
 		return sb.counters
 	}
+}
+
+// nextSend is when sb sends next on a timer: its next sample, or its
+// next heartbeat for an ON_CHANGE one that has heartbeats; false for none.
+func (s *Server) nextSend(sb *sub) (time.Time, bool) {
+	if s.sampled(sb) {
+		return sb.next, true
+	}
+	return sb.nextBeat, sb.heartbeat > 0
 }
 
 func (s *Server) onChange(w *writer, subs []*sub, states []bool) error {

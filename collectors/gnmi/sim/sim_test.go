@@ -113,10 +113,10 @@ func TestSubscribeAnyServedPath(t *testing.T) {
 	}
 }
 
-// operStream subscribes ON_CHANGE to every interface's oper-status on a
-// fresh simulator and returns it and a function reading the next change
-// (interface, value).
-func operStream(t *testing.T, cfg Config) (*Server, func() (string, string)) {
+// operStream subscribes ON_CHANGE (with heartbeats every heartbeat, if
+// not 0) to every interface's oper-status on a fresh simulator and returns
+// it and a function reading the next update (interface, value).
+func operStream(t *testing.T, cfg Config, heartbeat time.Duration) (*Server, func() (string, string)) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -139,7 +139,7 @@ func operStream(t *testing.T, cfg Config) (*Server, func() (string, string)) {
 	path := []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface"}, {Name: "state"}, {Name: "oper-status"}}
 	if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Subscribe{Subscribe: &gpb.SubscriptionList{
 		Mode: gpb.SubscriptionList_STREAM, Encoding: gpb.Encoding_PROTO,
-		Subscription: []*gpb.Subscription{{Path: &gpb.Path{Elem: path}, Mode: gpb.SubscriptionMode_ON_CHANGE}},
+		Subscription: []*gpb.Subscription{{Path: &gpb.Path{Elem: path}, Mode: gpb.SubscriptionMode_ON_CHANGE, HeartbeatInterval: uint64(heartbeat)}},
 	}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func operStream(t *testing.T, cfg Config) (*Server, func() (string, string)) {
 // first, and a flap is sent to ON_CHANGE subscribers as it happens, only
 // for the interface that changed.
 func TestOperStatusOnChange(t *testing.T) {
-	s, recv := operStream(t, Config{Interfaces: 3, ToggleEvery: -1})
+	s, recv := operStream(t, Config{Interfaces: 3, ToggleEvery: -1}, 0)
 	for _, want := range []string{"Ethernet1", "Ethernet2", "Ethernet3"} {
 		if ifc, v := recv(); ifc != want || v != "UP" {
 			t.Fatalf("initial state: %s %s, want %s UP", ifc, v, want)
@@ -186,7 +186,7 @@ func TestOperStatusOnChange(t *testing.T) {
 // TestFlapEvery: FlapEvery takes each interface down and back up in turn,
 // one down at a time.
 func TestFlapEvery(t *testing.T) {
-	_, recv := operStream(t, Config{Interfaces: 2, ToggleEvery: -1, FlapEvery: 20 * time.Millisecond})
+	_, recv := operStream(t, Config{Interfaces: 2, ToggleEvery: -1, FlapEvery: 20 * time.Millisecond}, 0)
 	recv()
 	recv() // the states when subscribed (a flap may come first)
 	cycle := [][2]string{{"Ethernet1", "DOWN"}, {"Ethernet1", "UP"}, {"Ethernet2", "DOWN"}, {"Ethernet2", "UP"}}
@@ -199,6 +199,20 @@ func TestFlapEvery(t *testing.T) {
 		want := cycle[(at+i)%len(cycle)]
 		if ifc, v := recv(); ifc != want[0] || v != want[1] {
 			t.Fatalf("change %d: %s %s, want %s %s", i, ifc, v, want[0], want[1])
+		}
+	}
+}
+
+// TestOnChangeHeartbeat: an ON_CHANGE subscription with a heartbeat gets
+// every value again each heartbeat, unchanged ones too, so a consumer
+// that drops what it has not heard of lately (Prometheus' staleness)
+// keeps them.
+func TestOnChangeHeartbeat(t *testing.T) {
+	_, recv := operStream(t, Config{Interfaces: 2, ToggleEvery: -1}, 30*time.Millisecond)
+	for i := 0; i < 6; i++ { // the initial states, then two heartbeats and more
+		want := []string{"Ethernet1", "Ethernet2"}[i%2]
+		if ifc, v := recv(); ifc != want || v != "UP" {
+			t.Fatalf("update %d: %s %s, want %s UP", i, ifc, v, want)
 		}
 	}
 }
