@@ -1,9 +1,10 @@
 // Package sim is a simulated gNMI target for labs and tests: OpenConfig
 // interface counters that grow with time, interface oper-status and BGP
-// neighbor session states that toggle now and then. It implements Capabilities and Subscribe
-// (STREAM with SAMPLE, ON_CHANGE and TARGET_DEFINED, ONCE, POLL; updates
-// only; suppress redundant with heartbeats), with optional TLS and
-// username/password checking. Get and Set are not implemented.
+// neighbor session states that toggle now and then. It implements
+// Capabilities and Subscribe (STREAM with SAMPLE, ON_CHANGE and
+// TARGET_DEFINED, ONCE, POLL; updates only; suppress redundant and
+// ON_CHANGE with heartbeats), with optional TLS and username/password
+// checking. Get and Set are not implemented.
 //
 // Served paths:
 //
