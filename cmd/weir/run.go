@@ -41,7 +41,7 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&dataDir, "data-dir", "", "override data_dir")
 	fs.StringVar(&kafkaListen, "kafka-listen", "", "override broker.kafka_listen (\"off\" disables)")
 	fs.StringVar(&httpListen, "http-listen", "", "override http.listen (\"off\" disables)")
-	fs.StringVar(&syslogListen, "syslog-listen", "", "listen for syslog on this address, UDP and TCP, instead of the configured listeners (\"off\" disables)")
+	fs.StringVar(&syslogListen, "syslog-listen", "", "listen for syslog on this address, UDP and TCP, instead of the configured listeners (\"off\" disables; port 0 gives each a free port of its own, both logged)")
 	fs.StringVar(&trapListen, "trap-listen", "", "override snmp.traps.listen, starting the trap receiver if the config has none (\"off\" disables)")
 	fs.StringVar(&logLevel, "log-level", "", "override log.level")
 	fs.StringVar(&roles, "roles", "collect,enrich,sink", "which stages run here: collect, enrich, sink (comma separated)")
