@@ -138,6 +138,7 @@ func TestRedirectToAnotherHostSaysTheTokenWasDropped(t *testing.T) {
 	var logs syncbuf.Buffer
 	sinktest.StartLogging(t, b, cfg, s, &logs)
 	sinktest.Eventually(t, "the redirect named in the error", func() bool {
-		return strings.Contains(logs.String(), "after a redirect to "+elsewhere+", where the Authorization header is not sent")
+		// The same path as the sink's url: said, not shown (it may hold a token).
+		return strings.Contains(logs.String(), "after a redirect to "+strings.TrimSuffix(elsewhere, "/hook")+"/<the same path>, where the Authorization header is not sent")
 	})
 }

@@ -35,8 +35,12 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 		// full (a Location is often a path alone, no URL to set).
 		if req := resp.Request; req != nil && req.URL != nil {
 			if u, err := req.URL.Parse(loc); err == nil {
-				loc = u.String()
+				loc = Where(u, req.URL)
+			} else {
+				loc = "a Location that does not parse"
 			}
+		} else {
+			loc = Peer(loc)
 		}
 		msg = strings.TrimSpace("redirected to " + loc + " (set url to it) " + msg)
 	}
@@ -44,7 +48,8 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 		req != nil && req.Response != nil && req.Header.Get("Authorization") == "" && req.Response.Request.Header.Get("Authorization") != "" {
 		// A 307/308 followed to another host, which Go's client sends
 		// no Authorization header: a right token reads as a wrong one.
-		msg = strings.TrimSpace(fmt.Sprintf("after a redirect to %s, where the Authorization header is not sent (set url to it) %s", req.URL, msg))
+		msg = strings.TrimSpace(fmt.Sprintf("after a redirect to %s, where the Authorization header is not sent (set url to it) %s",
+			Where(req.URL, req.Response.Request.URL), msg))
 	}
 	peer := "unknown peer"
 	if req := resp.Request; req != nil && req.URL != nil {
@@ -101,6 +106,42 @@ func Peer(raw string) string {
 		return "(URL not shown)"
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// Where names the target of a redirect of a request to from, as an error
+// may: Peer's scheme and host, then the path, and the query's keys. Parts
+// that are from's are said to be the same, not shown, and query values
+// never are: they hold a URL's secrets (a chat hook's token path,
+// ?api_key=), and a redirect (http:// to https://) usually keeps them.
+// User info is left out, as in Peer.
+func Where(to, from *url.URL) string {
+	var b strings.Builder
+	b.WriteString(Peer(to.String()))
+	switch p := to.EscapedPath(); {
+	case p == from.EscapedPath() && strings.Trim(p, "/") != "":
+		b.WriteString("/<the same path>")
+	default:
+		b.WriteString(p)
+	}
+	switch {
+	case to.RawQuery == "":
+	case to.RawQuery == from.RawQuery:
+		b.WriteString("?<the same query>")
+	default:
+		for i, kv := range strings.Split(to.RawQuery, "&") {
+			if i == 0 {
+				b.WriteByte('?')
+			} else {
+				b.WriteByte('&')
+			}
+			if k, _, ok := strings.Cut(kv, "="); ok {
+				b.WriteString(k + "=…")
+			} else {
+				b.WriteString("…") // ?<token> alone
+			}
+		}
+	}
+	return b.String()
 }
 
 // Body is a request body over a buffer its sink reuses for the next

@@ -49,3 +49,44 @@ func TestRedirectErrorNamesAbsoluteURL(t *testing.T) {
 		t.Fatalf("error %v, want it to name http://hooks.example:8080/new", err)
 	}
 }
+
+// TestRedirectErrorHidesSecrets: a redirect's error names where it went
+// without the user info, query values or the request's own path, which
+// hold a URL's secrets (https://u:pass@host, ?api_key=, a chat hook's
+// token path): the 301 of an http:// hook to its https:// self logged the
+// token on every retry.
+func TestRedirectErrorHidesSecrets(t *testing.T) {
+	for _, c := range []struct {
+		url, loc string
+		status   int
+		want     string
+	}{
+		{"http://u:s3cretpw@hooks.example/services/T/s3cretpath?api_key=s3cretq", "https://hooks.example/services/T/s3cretpath?api_key=s3cretq", 301,
+			"redirected to https://hooks.example/<the same path>?<the same query> "},
+		{"http://u:s3cretpw@hooks.example/hook?api_key=s3cretq", "/moved", 301,
+			"redirected to http://hooks.example/moved "},
+		{"http://hooks.example/hook", "/v2/hook?token=s3cretnew&x=1", 308,
+			"redirected to http://hooks.example/v2/hook?token=…&x=… "},
+		{"http://hooks.example/hook", "/v2/hook?s3cretbare", 308,
+			"redirected to http://hooks.example/v2/hook?… "},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, c.url, nil)
+		resp := &http.Response{StatusCode: c.status, Request: req,
+			Header: http.Header{"Location": []string{c.loc}}, Body: io.NopCloser(strings.NewReader(""))}
+		err := Classify("webhook sink", resp, time.Now())
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s -> %s: error %v, want it to say %q and no secret", c.url, c.loc, err, c.want)
+		}
+	}
+	// Followed to another host that answers 401.
+	first, _ := http.NewRequest(http.MethodPost, "http://hooks.example/hook?api_key=s3cretq", nil)
+	first.Header.Set("Authorization", "Bearer s3crethdr")
+	moved, _ := http.NewRequest(http.MethodPost, "http://other.example/hook?api_key=s3cretq", nil)
+	moved.Response = &http.Response{StatusCode: 308, Request: first}
+	resp := &http.Response{StatusCode: 401, Request: moved, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("no"))}
+	err := Classify("webhook sink", resp, time.Now())
+	want := "after a redirect to http://other.example/<the same path>?<the same query>, where the Authorization header is not sent"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error %v, want it to say %q and no secret", err, want)
+	}
+}
