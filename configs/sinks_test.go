@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -177,5 +178,29 @@ func TestKafkaSinkIntoListenerOnAllAddresses(t *testing.T) {
 	yml := "broker: {kafka_listen: \"0.0.0.0:19092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"" + own + ":19092\"], topics: [events]}\n"
 	if _, err := Parse([]byte(yml)); err == nil || !strings.Contains(err.Error(), `sink "k" writes topic events back`) {
 		t.Errorf("%s: got %v", own, err)
+	}
+}
+
+// TestSinkURLErrorsHideSecrets: a url the check refuses is not echoed
+// whole: its user info, path and query hold the secrets (a chat hook's
+// token path, ?api_key=), and the error goes to weir check's output and,
+// after a SIGHUP, to the log. It still says what is wrong.
+func TestSinkURLErrorsHideSecrets(t *testing.T) {
+	for _, tc := range []struct{ url, tls, want string }{
+		{"hooks.slack.com/services/T/B/s3cret", "", `url: must be an http:// or https:// URL, not one without a scheme`},
+		{"ftp://u:s3cret@h/s3cret?k=s3cret", "", `url: must be an http:// or https:// URL, not ftp://`},
+		{"http://u:s3cret@h:port/s3cret?k=s3cret", "", `url: does not parse: invalid port`},
+		{"http:///s3cret?k=s3cret", "", `url: has no host`},
+		{"http://u:s3/cret@h/x", "", `url: does not parse: invalid port`}, // an unencoded / in the password
+		{"http://u:s3cret@h/s3cret?k=s3cret", "{ca_file: /ca.pem}", `tls: applies to https:// URLs only, not http://`},
+	} {
+		y := fmt.Sprintf("sinks:\n  - {type: webhook, name: w, url: %q, topics: [events]", tc.url)
+		if tc.tls != "" {
+			y += ", tls: " + tc.tls
+		}
+		_, err := Parse([]byte(y + "}\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: got %v, want %q and no secret", tc.url, err, tc.want)
+		}
 	}
 }

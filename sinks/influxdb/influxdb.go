@@ -58,7 +58,8 @@ const minChunk = 512
 func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("influxdb sink: url %q: %v", cfg.URL, err)
+		// Not the URL itself: its user info or query may hold a password.
+		return nil, fmt.Errorf("influxdb sink %s: url is no http:// or https:// URL with a host", cfg.Name)
 	}
 	q := url.Values{}
 	switch cfg.InfluxVersion() {
