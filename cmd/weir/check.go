@@ -44,7 +44,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
 		}
 	}
-	for _, w := range unknownSinkTopics(cfg) {
+	for _, w := range append(unknownSinkTopics(cfg), cfg.SecurityWarnings()...) {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", *file, w)
 	}
 	// On a Kafka cluster the embedded log and its listener do not run.

@@ -329,7 +329,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 	}
 	ready.Store(true)
 	logger.Info("weir running", slog.String("version", version), slog.String("data_dir", cfg.DataDir))
-	for _, w := range unknownSinkTopics(cfg) {
+	for _, w := range append(unknownSinkTopics(cfg), cfg.SecurityWarnings()...) {
 		logger.Warn(w)
 	}
 	select {

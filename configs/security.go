@@ -1,0 +1,54 @@
+package configs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SecurityWarnings names the settings that weaken a connection's security
+// on purpose or by omission: certificate checks turned off, a password
+// sent in the clear. They are valid (a lab, a test) but must not pass
+// unseen: weir check prints them and weir run logs them at start.
+func (c *Config) SecurityWarnings() []string {
+	var out []string
+	if k := c.Broker.Kafka; len(k.Brokers) > 0 {
+		out = append(out, kafkaWarnings("broker.kafka", k.TLS != nil, k.TLS != nil && k.TLS.InsecureSkipVerify, k.SASL)...)
+	}
+	for _, s := range c.Sinks {
+		where := fmt.Sprintf("sink %q", s.Name)
+		switch s.Type {
+		case "kafka":
+			var sc *SASL
+			if s.SASL.Mechanism != "" {
+				sc = &s.SASL
+			}
+			on := s.TLS.Enabled || !s.TLS.Client().IsZero()
+			out = append(out, kafkaWarnings(where, on, s.TLS.InsecureSkipVerify, sc)...)
+		case "influxdb", "prometheus_remote_write", "webhook":
+			if s.TLS.InsecureSkipVerify && strings.HasPrefix(s.URL, "https:") {
+				out = append(out, where+": tls.insecure_skip_verify: the server's certificate is not checked, so anyone on the way can read the records and credentials sent, and change them")
+			}
+		}
+	}
+	for _, t := range c.GNMI.Targets {
+		where := fmt.Sprintf("gnmi target %q", t.Name)
+		switch {
+		case t.Insecure && t.Password != "":
+			out = append(out, where+": insecure: true sends the password in the clear with every call")
+		case !t.Insecure && t.TLS != nil && t.TLS.SkipVerify:
+			out = append(out, where+": tls.skip_verify: the target's certificate is not checked, so anyone on the way can read the data and the password, and change them")
+		}
+	}
+	return out
+}
+
+func kafkaWarnings(where string, tlsOn, skipVerify bool, sc *SASL) []string {
+	var out []string
+	if skipVerify {
+		out = append(out, where+": tls.insecure_skip_verify: the brokers' certificates are not checked, so anyone on the way can read the records and SASL credentials, and change them")
+	}
+	if sc != nil && sc.Mechanism == "PLAIN" && !tlsOn {
+		out = append(out, where+": sasl mechanism PLAIN without tls sends the password in the clear")
+	}
+	return out
+}
