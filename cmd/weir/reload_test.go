@@ -120,7 +120,7 @@ func TestReloadCountsTargetsOfThePartsThatTookThem(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		r.run(ctx, hup, func() (*configs.Config, error) { return configs.Load(file) }, configs.Defaults(), logger)
+		r.run(ctx, hup, func(context.Context) (*configs.Config, error) { return configs.Load(file) }, configs.Defaults(), logger)
 		close(done)
 	}()
 	reload := func(n int, refused bool, want string) {
@@ -280,5 +280,60 @@ func TestReloadReadsProfilesAgain(t *testing.T) {
 	next.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Line: 7, Profiles: configs.SNMPProfiles{Names: []string{"late"}}}}
 	if done := r.apply(next, nil, logger); len(done) == 0 || strings.Contains(logs.String(), "not reloaded") {
 		t.Errorf("a target naming a profile added since the start was refused:\n%s", logs.String())
+	}
+}
+
+// TestReloadWaitsForAFileBeingWritten: a SIGHUP that comes while the
+// config file is being written (its first targets written, the rest
+// not yet) reloads the whole file once written, not the part that
+// parses, which would stop the targets not yet written.
+func TestReloadWaitsForAFileBeingWritten(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "weir.yaml")
+	head := "snmp:\n  traps: {listen: \"off\"}\n  targets:\n    - {name: t0, address: \"127.0.0.1:1000\"}\n"
+	if err := os.WriteFile(file, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.WriteString("    - {name: t1, address: \"127.0.0.1:1001\"}\n    - {name: t2, address: \"127.0.0.1:1002\"}\n")
+	}()
+	cfg, err := loadSettled(context.Background(), file, 400*time.Millisecond, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cfg.SNMP.Targets); n != 3 {
+		t.Errorf("reloaded %d targets of a file being written, want its 3", n)
+	}
+}
+
+// TestReloadWaitStopsWithWeir: a reload waiting for a file (modified in
+// the future, by a clock set back) ends as weir stops.
+func TestReloadWaitStopsWithWeir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "weir.yaml")
+	if err := os.WriteFile(file, []byte("log: {level: info}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(time.Hour)
+	if err := os.Chtimes(file, future, future); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := loadSettled(ctx, file, time.Second, time.Minute); err == nil {
+		t.Error("no error from a reload stopped while it waited")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopping took %v", d)
+	}
+	// Without a stop, a file stamped in the future is read after maxWait.
+	cfg, err := loadSettled(context.Background(), file, time.Second, 200*time.Millisecond)
+	if err != nil || cfg.Log.Level != "info" {
+		t.Errorf("loadSettled after maxWait = %v, %v", cfg, err)
 	}
 }

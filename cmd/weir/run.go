@@ -90,14 +90,14 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	cfg := configs.Defaults()
-	var reread func() (*configs.Config, error)
+	var reread func(context.Context) (*configs.Config, error)
 	if file != "" {
 		var err error
 		if cfg, err = configs.Load(file); err != nil {
 			return err
 		}
-		reread = func() (*configs.Config, error) {
-			next, err := configs.Load(file)
+		reread = func(ctx context.Context) (*configs.Config, error) {
+			next, err := loadSettled(ctx, file, configSettle, configSettleMax)
 			if err == nil {
 				override(next)
 			}
@@ -184,7 +184,7 @@ func topicConfigs(c configs.Broker) map[string]broker.TopicConfig {
 
 // run runs weir with cfg; reread reads the config file again at SIGHUP
 // (nil for none: the built-in config).
-func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Config, error), roles map[string]bool, logger *slog.Logger) (rerr error) {
+func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) (*configs.Config, error), roles map[string]bool, logger *slog.Logger) (rerr error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
