@@ -337,3 +337,39 @@ func TestReloadWaitStopsWithWeir(t *testing.T) {
 		t.Errorf("loadSettled after maxWait = %v, %v", cfg, err)
 	}
 }
+
+// TestSIGHUPWhileStartingReloads: a SIGHUP that comes while weir starts
+// (opening its log, before the reloader runs) reloads once it runs: the
+// file may have changed since it was read at the start, and was ignored
+// until the next SIGHUP.
+func TestSIGHUPWhileStartingReloads(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "weir.yaml")
+	conf := fmt.Sprintf("data_dir: %s\nhttp: {listen: \"off\"}\nbroker: {kafka_listen: \"off\"}\nsyslog: {enabled: false}\nenrich: {enabled: false}\n", filepath.Join(dir, "data"))
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configs.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hup := make(chan os.Signal, 1)
+	hup <- syscall.SIGHUP // before run: as weir starts
+	var logs syncbuf.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, cfg, func(context.Context) (*configs.Config, error) { return configs.Load(file) }, hup,
+			map[string]bool{roleCollect: true}, slog.New(slog.NewTextHandler(&logs, nil)))
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "SIGHUP: reloaded"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("a SIGHUP sent while weir started was not taken:\n%s", logs.String())
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
