@@ -134,9 +134,11 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 	r.mu.Lock()
 	parts := append([]reloadPart(nil), r.parts...)
 	r.mu.Unlock()
+	var refused []string
 	for _, p := range parts {
 		if err := p.apply(cfg); err != nil {
 			logger.Error("SIGHUP: not reloaded; it goes on as it was", slog.String("part", p.name), slog.Any("error", err))
+			refused = append(refused, p.name)
 			continue
 		}
 		done = append(done, p.name)
@@ -152,10 +154,18 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 			slog.String("restart_needed", strings.Join(restart, ", ")))
 		return nil
 	}
-	if len(restart) > 0 {
+	switch {
+	case len(refused) > 0:
+		// Not the line of a reload that took: the metric says it failed.
+		attrs := []any{slog.String("parts", strings.Join(done, ", ")), slog.String("refused", strings.Join(refused, ", "))}
+		if len(restart) > 0 {
+			attrs = append(attrs, slog.String("restart_needed", strings.Join(restart, ", ")))
+		}
+		logger.Warn("SIGHUP: reloaded in part; the parts that refused go on as they were (see the errors above)", attrs...)
+	case len(restart) > 0:
 		logger.Warn("SIGHUP: reloaded; these sections changed and take effect at restart", slog.String("parts", strings.Join(done, ", ")),
 			slog.String("restart_needed", strings.Join(restart, ", ")))
-	} else {
+	default:
 		logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")))
 	}
 	return done

@@ -23,7 +23,9 @@ import (
 )
 
 // TestReloadAppliesWhatPartsTake: parts that fail are named, the others
-// applied, and the reload counted as refused in part.
+// applied, and the reload counted as refused in part; its summary line is
+// a warning naming the parts that refused (it was "SIGHUP: reloaded" at
+// info, as a reload that took everywhere).
 func TestReloadAppliesWhatPartsTake(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
@@ -33,7 +35,7 @@ func TestReloadAppliesWhatPartsTake(t *testing.T) {
 	r.add("inventory", func(*configs.Config) error { return errTest })
 	r.apply(configs.Defaults(), nil, logger)
 	out := logs.String()
-	for _, want := range []string{`part=inventory`, "SIGHUP: reloaded", `parts="gnmi targets"`} {
+	for _, want := range []string{`part=inventory`, `level=WARN msg="SIGHUP: reloaded in part`, `parts="gnmi targets"`, `refused=inventory`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
