@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -93,7 +94,7 @@ func (r *reloads) add(name string, apply func(*configs.Config) error) {
 // it is read (reread) and checked again (a file with errors changes
 // nothing); without one (reread nil), the built-in config is what there
 // is, so only the parts that read their own files (the inventory) change.
-func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func() (*configs.Config, error), current *configs.Config, logger *slog.Logger) {
+func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func(context.Context) (*configs.Config, error), current *configs.Config, logger *slog.Logger) {
 	// The target counts running, for the log line of the next reload.
 	snmpTargets, gnmiTargets := len(current.SNMP.Targets), len(current.GNMI.Targets)
 	for {
@@ -104,7 +105,10 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func() (
 		}
 		cfg := current
 		if reread != nil {
-			next, err := reread()
+			next, err := reread(ctx)
+			if ctx.Err() != nil {
+				return // stopping: the file was not waited for
+			}
 			if err != nil {
 				r.result(false) // before the log line, which tests wait for
 				logger.Error("SIGHUP: config not reloaded; the running one stays", slog.Any("error", err))
@@ -130,9 +134,11 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 	r.mu.Lock()
 	parts := append([]reloadPart(nil), r.parts...)
 	r.mu.Unlock()
+	var refused []string
 	for _, p := range parts {
 		if err := p.apply(cfg); err != nil {
 			logger.Error("SIGHUP: not reloaded; it goes on as it was", slog.String("part", p.name), slog.Any("error", err))
+			refused = append(refused, p.name)
 			continue
 		}
 		done = append(done, p.name)
@@ -148,13 +154,61 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 			slog.String("restart_needed", strings.Join(restart, ", ")))
 		return nil
 	}
-	if len(restart) > 0 {
+	switch {
+	case len(refused) > 0:
+		// Not the line of a reload that took: the metric says it failed.
+		attrs := []any{slog.String("parts", strings.Join(done, ", ")), slog.String("refused", strings.Join(refused, ", "))}
+		if len(restart) > 0 {
+			attrs = append(attrs, slog.String("restart_needed", strings.Join(restart, ", ")))
+		}
+		logger.Warn("SIGHUP: reloaded in part; the parts that refused go on as they were (see the errors above)", attrs...)
+	case len(restart) > 0:
 		logger.Warn("SIGHUP: reloaded; these sections changed and take effect at restart", slog.String("parts", strings.Join(done, ", ")),
 			slog.String("restart_needed", strings.Join(restart, ", ")))
-	} else {
+	default:
 		logger.Info("SIGHUP: reloaded", slog.String("parts", strings.Join(done, ", ")))
 	}
 	return done
+}
+
+// A config file modified less than configSettle ago may still be being
+// written (an editor, a script, a deploy tool writing in chunks), and
+// a file cut short can parse, with the first targets only: a reload
+// waits until it has not changed for that long, at most configSettleMax
+// (a modification time in the future).
+const (
+	configSettle    = 500 * time.Millisecond
+	configSettleMax = 10 * time.Second
+)
+
+// loadSettled loads the config file once it has not been modified for
+// settle (or maxWait has passed), and again if it changed while it was
+// read; ctx ending stops the wait.
+func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration) (*configs.Config, error) {
+	deadline := time.Now().Add(maxWait)
+	for {
+		st, err := os.Stat(file)
+		if err != nil {
+			return configs.Load(file) // its error names the file
+		}
+		wait := settle - time.Since(st.ModTime())
+		if wait > 0 && time.Now().Before(deadline) {
+			t := time.NewTimer(min(wait, time.Until(deadline)))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+			}
+			continue
+		}
+		cfg, err := configs.Load(file)
+		if after, serr := os.Stat(file); serr == nil && time.Now().Before(deadline) &&
+			(!after.ModTime().Equal(st.ModTime()) || after.Size() != st.Size()) {
+			continue // written as it was read
+		}
+		return cfg, err
+	}
 }
 
 // restartNeeded lists the sections of the config file (by their YAML

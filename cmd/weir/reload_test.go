@@ -23,7 +23,9 @@ import (
 )
 
 // TestReloadAppliesWhatPartsTake: parts that fail are named, the others
-// applied, and the reload counted as refused in part.
+// applied, and the reload counted as refused in part; its summary line is
+// a warning naming the parts that refused (it was "SIGHUP: reloaded" at
+// info, as a reload that took everywhere).
 func TestReloadAppliesWhatPartsTake(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
@@ -33,7 +35,7 @@ func TestReloadAppliesWhatPartsTake(t *testing.T) {
 	r.add("inventory", func(*configs.Config) error { return errTest })
 	r.apply(configs.Defaults(), nil, logger)
 	out := logs.String()
-	for _, want := range []string{`part=inventory`, "SIGHUP: reloaded", `parts="gnmi targets"`} {
+	for _, want := range []string{`part=inventory`, `level=WARN msg="SIGHUP: reloaded in part`, `parts="gnmi targets"`, `refused=inventory`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
@@ -120,7 +122,7 @@ func TestReloadCountsTargetsOfThePartsThatTookThem(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		r.run(ctx, hup, func() (*configs.Config, error) { return configs.Load(file) }, configs.Defaults(), logger)
+		r.run(ctx, hup, func(context.Context) (*configs.Config, error) { return configs.Load(file) }, configs.Defaults(), logger)
 		close(done)
 	}()
 	reload := func(n int, refused bool, want string) {
@@ -280,5 +282,96 @@ func TestReloadReadsProfilesAgain(t *testing.T) {
 	next.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Line: 7, Profiles: configs.SNMPProfiles{Names: []string{"late"}}}}
 	if done := r.apply(next, nil, logger); len(done) == 0 || strings.Contains(logs.String(), "not reloaded") {
 		t.Errorf("a target naming a profile added since the start was refused:\n%s", logs.String())
+	}
+}
+
+// TestReloadWaitsForAFileBeingWritten: a SIGHUP that comes while the
+// config file is being written (its first targets written, the rest
+// not yet) reloads the whole file once written, not the part that
+// parses, which would stop the targets not yet written.
+func TestReloadWaitsForAFileBeingWritten(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "weir.yaml")
+	head := "snmp:\n  traps: {listen: \"off\"}\n  targets:\n    - {name: t0, address: \"127.0.0.1:1000\"}\n"
+	if err := os.WriteFile(file, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.WriteString("    - {name: t1, address: \"127.0.0.1:1001\"}\n    - {name: t2, address: \"127.0.0.1:1002\"}\n")
+	}()
+	cfg, err := loadSettled(context.Background(), file, 400*time.Millisecond, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cfg.SNMP.Targets); n != 3 {
+		t.Errorf("reloaded %d targets of a file being written, want its 3", n)
+	}
+}
+
+// TestReloadWaitStopsWithWeir: a reload waiting for a file (modified in
+// the future, by a clock set back) ends as weir stops.
+func TestReloadWaitStopsWithWeir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "weir.yaml")
+	if err := os.WriteFile(file, []byte("log: {level: info}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(time.Hour)
+	if err := os.Chtimes(file, future, future); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := loadSettled(ctx, file, time.Second, time.Minute); err == nil {
+		t.Error("no error from a reload stopped while it waited")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopping took %v", d)
+	}
+	// Without a stop, a file stamped in the future is read after maxWait.
+	cfg, err := loadSettled(context.Background(), file, time.Second, 200*time.Millisecond)
+	if err != nil || cfg.Log.Level != "info" {
+		t.Errorf("loadSettled after maxWait = %v, %v", cfg, err)
+	}
+}
+
+// TestSIGHUPWhileStartingReloads: a SIGHUP that comes while weir starts
+// (opening its log, before the reloader runs) reloads once it runs: the
+// file may have changed since it was read at the start, and was ignored
+// until the next SIGHUP.
+func TestSIGHUPWhileStartingReloads(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "weir.yaml")
+	conf := fmt.Sprintf("data_dir: %s\nhttp: {listen: \"off\"}\nbroker: {kafka_listen: \"off\"}\nsyslog: {enabled: false}\nenrich: {enabled: false}\n", filepath.Join(dir, "data"))
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configs.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hup := make(chan os.Signal, 1)
+	hup <- syscall.SIGHUP // before run: as weir starts
+	var logs syncbuf.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, cfg, func(context.Context) (*configs.Config, error) { return configs.Load(file) }, hup,
+			map[string]bool{roleCollect: true}, slog.New(slog.NewTextHandler(&logs, nil)))
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "SIGHUP: reloaded"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("a SIGHUP sent while weir started was not taken:\n%s", logs.String())
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -50,10 +50,13 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	} else if len(pos) > 0 {
 		return &exitError{2, fmt.Errorf("run: unexpected argument %q: a config file goes after -c (weir run -c %s)", pos[0], pos[0])}
 	}
-	// SIGHUP means reload, never stop: ignored until the reloader takes
-	// it (opening a large log may take a while), and again once it is
-	// gone, through the shutdown.
-	signal.Ignore(syscall.SIGHUP)
+	// SIGHUP means reload, never stop. One that comes while weir starts
+	// (opening a large log may take a while) waits for the reloader, as
+	// the file may have changed since it was read. Through the shutdown,
+	// once the reloader is gone, one is dropped.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Ignore(syscall.SIGHUP)
 	if logLevel != "" {
 		switch logLevel {
 		case "debug", "info", "warn", "error":
@@ -90,14 +93,14 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	cfg := configs.Defaults()
-	var reread func() (*configs.Config, error)
+	var reread func(context.Context) (*configs.Config, error)
 	if file != "" {
 		var err error
 		if cfg, err = configs.Load(file); err != nil {
 			return err
 		}
-		reread = func() (*configs.Config, error) {
-			next, err := configs.Load(file)
+		reread = func(ctx context.Context) (*configs.Config, error) {
+			next, err := loadSettled(ctx, file, configSettle, configSettleMax)
 			if err == nil {
 				override(next)
 			}
@@ -124,7 +127,7 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if len(roleSet) == 0 {
 		return &exitError{2, fmt.Errorf("--roles: no role given (collect, enrich, sink)")}
 	}
-	return run(ctx, cfg, reread, roleSet, logger)
+	return run(ctx, cfg, reread, hup, roleSet, logger)
 }
 
 func newLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
@@ -182,9 +185,9 @@ func topicConfigs(c configs.Broker) map[string]broker.TopicConfig {
 	return out
 }
 
-// run runs weir with cfg; reread reads the config file again at SIGHUP
-// (nil for none: the built-in config).
-func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Config, error), roles map[string]bool, logger *slog.Logger) (rerr error) {
+// run runs weir with cfg; reread reads the config file again at each
+// signal from hup (nil for none: the built-in config).
+func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) (*configs.Config, error), hup <-chan os.Signal, roles map[string]bool, logger *slog.Logger) (rerr error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -307,9 +310,6 @@ func run(ctx context.Context, cfg *configs.Config, reread func() (*configs.Confi
 	}
 	// SIGHUP reloads what can be reloaded (targets, inventory) and never
 	// stops weir, whatever runs.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Ignore(syscall.SIGHUP)
 	reload := newReloads(reg)
 	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg, reload: reload})
 	if err != nil {
