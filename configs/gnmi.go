@@ -79,13 +79,19 @@ type GNMITLS struct {
 	CertFile   string `yaml:"cert_file"`
 	KeyFile    string `yaml:"key_file"`
 	ServerName string `yaml:"server_name"`
-	SkipVerify bool   `yaml:"skip_verify"`
+	// InsecureSkipVerify, as every other tls section names it; SkipVerify
+	// is its first name here, still read.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+	SkipVerify         bool `yaml:"skip_verify"`
 }
 
 // Client is t as tlsconf reads it.
 func (t GNMITLS) Client() tlsconf.Client {
-	return tlsconf.Client{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, InsecureSkipVerify: t.SkipVerify}
+	return tlsconf.Client{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, InsecureSkipVerify: t.Unverified()}
 }
+
+// Unverified reports whether the target's certificate is not checked.
+func (t GNMITLS) Unverified() bool { return t.InsecureSkipVerify || t.SkipVerify }
 
 // GNMISubscription is one path subscribed to.
 type GNMISubscription struct {

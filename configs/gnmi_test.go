@@ -56,7 +56,7 @@ gnmi:
 		t.Errorf("prefix_target: %q and %q", p.PrefixTarget, g.Targets[0].PrefixTarget)
 	}
 	in := g.Targets[2]
-	if in.Encoding != "proto" || !in.TLS.SkipVerify || in.TLS.CertFile != "c.pem" || len(in.Subscriptions) != 2 {
+	if in.Encoding != "proto" || !in.TLS.Client().InsecureSkipVerify || in.TLS.CertFile != "c.pem" || len(in.Subscriptions) != 2 {
 		t.Fatalf("inline: %+v", in)
 	}
 	if a := in.Subscriptions[0]; a.Mode != "stream" || a.StreamMode != "sample" || a.Origin != "openconfig" || !a.SuppressRedundant ||
@@ -150,5 +150,18 @@ func TestGNMIPathWithOrigin(t *testing.T) {
 	_, err = Parse([]byte(head + "        - {path: \"openconfig:/interfaces\", origin: rfc7951}\n"))
 	if err == nil || !strings.Contains(err.Error(), "differs from origin") {
 		t.Errorf("two origins: %v", err)
+	}
+}
+
+// TestGNMIInsecureSkipVerify: a gNMI target's tls takes
+// insecure_skip_verify, as every other tls section names it (it took only
+// skip_verify, and refused the other as an unknown key).
+func TestGNMIInsecureSkipVerify(t *testing.T) {
+	cfg, err := Parse([]byte("gnmi:\n  targets:\n    - {name: a, address: \"h:1\", tls: {insecure_skip_verify: true}, subscriptions: [{path: /a}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.GNMI.Targets[0].TLS.Client().InsecureSkipVerify {
+		t.Error("insecure_skip_verify not applied")
 	}
 }

@@ -35,8 +35,8 @@ func (c *Config) SecurityWarnings() []string {
 		switch {
 		case t.Insecure && t.Password != "":
 			out = append(out, where+": insecure: true sends the password in the clear with every call")
-		case !t.Insecure && t.TLS != nil && t.TLS.SkipVerify:
-			out = append(out, where+": tls.skip_verify: the target's certificate is not checked, so anyone on the way can read the data and the password, and change them")
+		case !t.Insecure && t.TLS != nil && t.TLS.Unverified():
+			out = append(out, where+": tls.insecure_skip_verify: the target's certificate is not checked, so anyone on the way can read the data and the password, and change them")
 		}
 	}
 	return out

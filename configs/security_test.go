@@ -26,6 +26,7 @@ gnmi:
     - {name: g2, address: "h:1", tls: {skip_verify: true}, username: u, password: p, subscriptions: [{path: /a}]}
     - {name: g3, address: "h:1", username: u, password: p, subscriptions: [{path: /a}]}
     - {name: g4, address: "h:1", insecure: true, subscriptions: [{path: /a}]}
+    - {name: g5, address: "h:1", tls: {insecure_skip_verify: true}, subscriptions: [{path: /a}]}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -36,13 +37,14 @@ gnmi:
 		`sink "k1": sasl mechanism PLAIN without tls sends the password in the clear`,
 		`sink "w1": tls.insecure_skip_verify: the server's certificate is not checked`,
 		`gnmi target "g1": insecure: true sends the password in the clear`,
-		`gnmi target "g2": tls.skip_verify: the target's certificate is not checked`,
+		`gnmi target "g2": tls.insecure_skip_verify: the target's certificate is not checked`,
+		`gnmi target "g5": tls.insecure_skip_verify: the target's certificate is not checked`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("warnings lack %q:\n%s", want, got)
 		}
 	}
-	if n := len(cfg.SecurityWarnings()); n != 5 {
-		t.Errorf("%d warnings, want 5:\n%s", n, got)
+	if n := len(cfg.SecurityWarnings()); n != 6 {
+		t.Errorf("%d warnings, want 6:\n%s", n, got)
 	}
 }

@@ -114,7 +114,7 @@ func gnmiConfig(n int, host string, basePort int, sample time.Duration, encoding
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "    - {name: sim-gnmi%d, address: %q, encoding: %s", i, net.JoinHostPort(host, strconv.Itoa(basePort+i)), encoding)
 		if withTLS {
-			b.WriteString(", tls: {skip_verify: true}")
+			b.WriteString(", tls: {insecure_skip_verify: true}")
 		} else {
 			b.WriteString(", insecure: true")
 		}
