@@ -504,9 +504,9 @@ func TestDeleteAndRecreateTopic(t *testing.T) {
 	}
 }
 
-// fullDiskBroker opens a log on a 1 MiB tmpfs, its topics of partitions
-// partitions by default (root only: skipped otherwise).
-func fullDiskBroker(t *testing.T, partitions int32) (string, *Broker) {
+// tmpfsDir is a directory on a 1 MiB tmpfs of its own, unmounted at the
+// test's end (root only: skipped otherwise).
+func tmpfsDir(t *testing.T) string {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to mount a tmpfs")
@@ -516,6 +516,14 @@ func fullDiskBroker(t *testing.T, partitions int32) (string, *Broker) {
 		t.Skipf("cannot mount tmpfs: %v", err)
 	}
 	t.Cleanup(func() { unmount(dir) })
+	return dir
+}
+
+// fullDiskBroker opens a log on a 1 MiB tmpfs, its topics of partitions
+// partitions by default (root only: skipped otherwise).
+func fullDiskBroker(t *testing.T, partitions int32) (string, *Broker) {
+	t.Helper()
+	dir := tmpfsDir(t)
 	b, err := Open(dir, WithTopicDefaults(broker.TopicConfig{Partitions: partitions}))
 	if err != nil {
 		t.Fatal(err)

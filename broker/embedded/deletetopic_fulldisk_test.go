@@ -16,14 +16,7 @@ import (
 // again (a collector producing to it) was read from the old topic's
 // offsets, past the new records.
 func TestDeleteTopicOnFullDiskForgetsOffsets(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	dir := t.TempDir()
-	if err := mount(dir, 1<<20); err != nil {
-		t.Skipf("cannot mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() { unmount(dir) })
+	dir := tmpfsDir(t)
 	b, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -18,14 +18,7 @@ import (
 // that had expired, so the disk stayed full although retention should
 // have emptied it.
 func TestRetentionFreesAFullDisk(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
-	dir := t.TempDir()
-	if err := mount(dir, 1<<20); err != nil {
-		t.Skipf("cannot mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() { unmount(dir) })
+	dir := tmpfsDir(t)
 	now := time.Now()
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&now)
