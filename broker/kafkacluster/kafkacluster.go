@@ -341,6 +341,16 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 			// have gone down since it was learned.
 			b.limits.Relearn(ctx, b.admin, topic)
 		}
+		if errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID) {
+			// Deleted since it was ensured (an admin's `weir topics
+			// delete`): the next produce makes it again, as the
+			// embedded log does, rather than fail for as long as
+			// weir runs on a cluster that does not auto-create; the
+			// client forgets the old topic's ID, which the new one
+			// does not have.
+			b.ensured.Delete(topic)
+			cl.PurgeTopicsFromClient(topic)
+		}
 		return fmt.Errorf("kafka: produce %s: %w", topic, mapErr(err))
 	}
 	// Results come in completion order; the records themselves, which
