@@ -2,8 +2,15 @@ package kafkacluster
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/weirnet/weir/broker"
 )
@@ -44,5 +51,42 @@ func TestTopicDeletedWhileRunningIsMadeAgain(t *testing.T) {
 	}
 	if n := len(infos[0].Partitions); n != 6 {
 		t.Errorf("made again with %d partitions, want weir's 6", n)
+	}
+}
+
+// TestMissingTopicNotPermittedSaysWhy: a topic weir writes that does not
+// exist, on a cluster that does not create topics on first use and whose
+// ACLs do not let weir's user create them, fails the produce naming the
+// topic and why weir did not make it (its admins must), not only
+// UNKNOWN_TOPIC_OR_PARTITION, which the collectors log again and again.
+func TestMissingTopicNotPermittedSaysWhy(t *testing.T) {
+	allow := func(r kmsg.ACLResourceType) kfake.ACL {
+		return kfake.ACL{Resource: r, Name: "*", Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationAll, Allow: true}
+	}
+	deny := func(r kmsg.ACLResourceType, name string) kfake.ACL {
+		return kfake.ACL{Resource: r, Name: name, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationCreate}
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "admin"), kfake.EnableACLs(),
+		kfake.User("PLAIN", "weir", "pw", allow(kmsg.ACLResourceTypeTopic), allow(kmsg.ACLResourceTypeCluster),
+			deny(kmsg.ACLResourceTypeTopic, "*"), deny(kmsg.ACLResourceTypeCluster, "kafka-cluster")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b, err := New(c.ListenAddrs(), WithClientOpts(kgo.SASL(plain.Auth{User: "weir", Pass: "pw"}.AsMechanism())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = b.Produce(ctx, "raw.syslog", []broker.Record{{Key: []byte("edge1"), Value: []byte("v")}})
+	if !errors.Is(err, broker.ErrUnknownTopic) {
+		t.Fatalf("produce to a missing topic: %v, want an unknown topic", err)
+	}
+	for _, want := range []string{"raw.syslog", "not permitted to create", "TOPIC_AUTHORIZATION_FAILED"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("produce to a missing topic weir may not create: %q, want it to say %q", err, want)
+		}
 	}
 }
