@@ -201,6 +201,10 @@ func countRecords(ctx context.Context, adm *kadm.Client, cl *kgo.Client, lags ka
 	if len(topics) == 0 {
 		return
 	}
+	// A leader that does not answer leaves Kafka's lags, not the
+	// command waiting for it.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	md, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
 		return
