@@ -44,7 +44,8 @@ type Broker struct {
 	defaults broker.TopicConfig
 	topics   map[string]broker.TopicConfig // WithTopics; read only
 	// Topics this process has made sure exist (created with defaults
-	// and rf, or found there) before producing to them.
+	// and rf, or found there) before producing to them: true, or the
+	// error of a creation the cluster's ACLs refused.
 	ensured sync.Map
 	// copyBufs holds the buffers of ownedRecords' copies (*[]byte) that
 	// franz-go is done with, for the next calls: a call whose records
@@ -340,6 +341,19 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 			// The records passed checkSize: the topic's limit may
 			// have gone down since it was learned.
 			b.limits.Relearn(ctx, b.admin, topic)
+		}
+		if errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID) {
+			// Deleted since it was ensured (an admin's `weir topics
+			// delete`): the next produce makes it again, as the
+			// embedded log does, rather than fail for as long as
+			// weir runs on a cluster that does not auto-create; the
+			// client forgets the old topic's ID, which the new one
+			// does not have.
+			why, _ := b.ensured.LoadAndDelete(topic)
+			cl.PurgeTopicsFromClient(topic)
+			if cerr, ok := why.(error); ok {
+				return fmt.Errorf("kafka: produce %s: the topic does not exist and weir is not permitted to create it, the cluster's admins do (%w): %w", topic, cerr, mapErr(err))
+			}
 		}
 		return fmt.Errorf("kafka: produce %s: %w", topic, mapErr(err))
 	}
@@ -778,7 +792,11 @@ func (b *Broker) ensureTopic(ctx context.Context, topic string) error {
 		}
 	}
 	b.limits.Learn(ctx, b.admin, topic)
-	b.ensured.Store(topic, true)
+	var why any = true
+	if NotPermitted(err) {
+		why = err // why a produce may find it missing
+	}
+	b.ensured.Store(topic, why)
 	return nil
 }
 

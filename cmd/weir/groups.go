@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const groupsUsage = `Usage:
@@ -56,13 +59,13 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	switch sub {
 	case "list", "ls":
-		return groupsList(ctx, adm, stdout)
+		return groupsList(ctx, adm, cl, stdout)
 	case "describe":
 		g, err := oneGroup()
 		if err != nil {
 			return err
 		}
-		return groupsDescribe(ctx, adm, stdout, g)
+		return groupsDescribe(ctx, adm, cl, stdout, g)
 	case "delete", "rm":
 		g, err := oneGroup()
 		if err != nil {
@@ -80,7 +83,7 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // groupsList prints every group with its state, member count and total lag
 // (records between the committed offsets and the log end).
-func groupsList(ctx context.Context, adm *kadm.Client, w io.Writer) error {
+func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writer) error {
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("list groups: %w", err)
@@ -93,6 +96,7 @@ func groupsList(ctx context.Context, adm *kadm.Client, w io.Writer) error {
 		if lags, err = adm.Lag(ctx, names...); err != nil {
 			return fmt.Errorf("group lag: %w", err)
 		}
+		countRecords(ctx, adm, cl, lags)
 	}
 	for _, name := range names {
 		l, ok := lags[name]
@@ -107,11 +111,12 @@ func groupsList(ctx context.Context, adm *kadm.Client, w io.Writer) error {
 
 // groupsDescribe prints a group's members with their assignments, then per
 // partition the committed offset, the log end offset and the lag.
-func groupsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, group string) error {
+func groupsDescribe(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writer, group string) error {
 	lags, err := adm.Lag(ctx, group)
 	if err != nil {
 		return fmt.Errorf("describe group %s: %w", group, err)
 	}
+	countRecords(ctx, adm, cl, lags)
 	l, ok := lags[group]
 	switch {
 	case !ok:
@@ -167,6 +172,108 @@ func groupsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, group st
 	}
 	return tw.Flush()
 }
+
+// markerLag is the most lag countRecords looks into: a transaction leaves
+// one commit marker after its records, an aborted one its records too.
+const markerLag = 8
+
+// countRecords sets the small lags to the records a read-committed member
+// would still read: on a Kafka cluster a group that read and committed
+// everything of a topic written in transactions (enrichment's events and
+// enriched.*, which weir's sinks read) commits the offset of the commit
+// marker after the last record, and Kafka's lag, offsets to the log end,
+// would show it 1 behind per partition for good (weir_consumer_lag counts
+// it 0 too). A lag that cannot be read so stays Kafka's.
+func countRecords(ctx context.Context, adm *kadm.Client, cl *kgo.Client, lags kadm.DescribedGroupLags) {
+	small := func(l kadm.GroupMemberLag) bool {
+		return l.Err == nil && l.Lag > 0 && l.Lag <= markerLag && l.Commit.At >= 0
+	}
+	var topics []string
+	for _, g := range lags {
+		for t, ps := range g.Lag {
+			for _, l := range ps {
+				if g.Error() == nil && small(l) && !slices.Contains(topics, t) {
+					topics = append(topics, t)
+				}
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return
+	}
+	// A leader that does not answer leaves Kafka's lags, not the
+	// command waiting for it.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	md, err := adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return
+	}
+	dec := kgo.DefaultDecompressor()
+	for _, g := range lags {
+		if g.Error() != nil {
+			continue
+		}
+		for t, ps := range g.Lag {
+			for p, l := range ps {
+				if !small(l) {
+					continue
+				}
+				pd, ok := md[t].Partitions[p]
+				if !ok || pd.Err != nil {
+					continue
+				}
+				if n, ok := committedRecords(ctx, cl, dec, pd.Leader, t, p, l.Commit.At, l.End.Offset); ok {
+					l.Lag = n
+					ps[p] = l
+				}
+			}
+		}
+	}
+}
+
+// committedRecords counts the records a read-committed fetch finds in
+// [from, end) of a partition, led by leader; ok is false if one fetch does
+// not reach end.
+func committedRecords(ctx context.Context, cl *kgo.Client, dec kgo.Decompressor, leader int32, topic string, partition int32, from, end int64) (int64, bool) {
+	req := kmsg.NewPtrFetchRequest()
+	req.IsolationLevel = 1 // read committed
+	req.MinBytes = 1
+	req.MaxBytes = 1 << 20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = partition, from, 1<<20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := cl.Broker(int(leader)).Request(ctx, fetchByName{req})
+	if err != nil {
+		return 0, false
+	}
+	fr := resp.(*kmsg.FetchResponse)
+	if kerr.ErrorForCode(fr.ErrorCode) != nil || len(fr.Topics) != 1 || len(fr.Topics[0].Partitions) != 1 {
+		return 0, false
+	}
+	fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+		Offset: from, IsolationLevel: kgo.ReadCommitted(), Topic: topic, Partition: partition,
+	}, &fr.Topics[0].Partitions[0], dec, nil)
+	if fp.Err != nil || next < end {
+		return 0, false
+	}
+	var n int64
+	for _, r := range fp.Records {
+		if r.Offset < end {
+			n++
+		}
+	}
+	return n, true
+}
+
+// fetchByName is a fetch request sent at v12 at most, which names its
+// topic (v13 on name it by ID), with no wait.
+type fetchByName struct{ *kmsg.FetchRequest }
+
+func (fetchByName) MaxVersion() int16 { return 12 }
 
 // assignment formats a consumer's assignment as topic[p,p,...] per topic.
 func assignment(m kadm.DescribedGroupMember) string {

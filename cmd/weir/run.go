@@ -190,13 +190,6 @@ func topicConfigs(c configs.Broker) map[string]broker.TopicConfig {
 func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) (*configs.Config, error), hup <-chan os.Signal, roles map[string]bool, logger *slog.Logger) (rerr error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "weir_broker_fsync_duration_seconds",
-		Help:    "Time taken by fsync of segment files.",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
-	})
-	reg.MustRegister(fsync)
-
 	var ready atomic.Bool
 	var wg sync.WaitGroup
 	serveCtx, cancel := context.WithCancel(context.Background())
@@ -236,6 +229,14 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 		reg.MustRegister(kb.Collector()) // weir_consumer_lag of this process's groups
 		logger.Info("using Kafka cluster", slog.Any("brokers", cfg.Broker.Kafka.Brokers))
 	} else {
+		// The embedded log's own: on a cluster it would be an
+		// all-zero histogram of fsyncs that never happen here.
+		fsync := prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "weir_broker_fsync_duration_seconds",
+			Help:    "Time taken by fsync of segment files.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		})
+		reg.MustRegister(fsync)
 		log, err := embedded.Open(cfg.DataDir, brokerOptions(cfg, logger, fsync)...)
 		if err != nil {
 			return fmt.Errorf("open log: %w", err)

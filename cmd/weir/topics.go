@@ -142,7 +142,9 @@ func detail(msg string) string {
 }
 
 // partitionSizes asks the broker for bytes per partition (DescribeLogDirs);
-// brokers that do not answer just leave the column empty.
+// a partition whose broker does not answer, or does not let the user ask
+// (DESCRIBE on the cluster), is not in it, and its size is shown unknown
+// (sizeText).
 func partitionSizes(ctx context.Context, adm *kadm.Client) map[string]map[int32]int64 {
 	out := map[string]map[int32]int64{}
 	// A nil set asks for every partition; Kafka answers a topic listed
@@ -190,6 +192,7 @@ func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []stri
 			continue
 		}
 		var start, end, bytes int64
+		known := true
 		for p := range t.Partitions {
 			if o, ok := starts.Lookup(name, p); ok {
 				start += o.Offset
@@ -197,9 +200,10 @@ func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []stri
 			if o, ok := ends.Lookup(name, p); ok {
 				end += o.Offset
 			}
-			bytes += sizes[name][p]
+			n, ok := sizes[name][p]
+			bytes, known = bytes+n, known && ok
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", name, len(t.Partitions), end-start, start, end, humanBytes(bytes))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", name, len(t.Partitions), end-start, start, end, sizeText(bytes, known))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -230,9 +234,18 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 	for _, p := range t.Partitions.Sorted() {
 		s, _ := starts.Lookup(name, p.Partition)
 		e, _ := ends.Lookup(name, p.Partition)
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\n", p.Partition, p.Leader, s.Offset, e.Offset, e.Offset-s.Offset, humanBytes(sizes[name][p.Partition]))
+		n, known := sizes[name][p.Partition]
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\n", p.Partition, p.Leader, s.Offset, e.Offset, e.Offset-s.Offset, sizeText(n, known))
 	}
 	return tw.Flush()
+}
+
+// sizeText is n bytes, or "-" if not known: "0B" would read as empty.
+func sizeText(n int64, known bool) string {
+	if !known {
+		return "-"
+	}
+	return humanBytes(n)
 }
 
 func humanBytes(n int64) string {
