@@ -955,11 +955,18 @@ func joinGroup(ctx context.Context, b broker.Broker, topics []string, opts []bro
 	}
 }
 
+// pollFailLogEvery is how many failed polls in a row make one log line:
+// a minute's, at one a second.
+const pollFailLogEvery = 60
+
 // poll returns the next records, or none once wait has passed (0: wait
-// for records). A failing poll is logged and retried after a second: a
-// broken batch or a storage error must not stop enrichment for good. ok is
-// false once ctx ends or the consumer is closed.
+// for records). A failing poll is retried every second: a broken batch or
+// a storage error must not stop enrichment for good. It is logged at the
+// first failure and once every pollFailLogEvery failures after it (a
+// cluster away for an hour would log every worker's every second), and
+// its end once. ok is false once ctx ends or the consumer is closed.
 func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *slog.Logger) ([]broker.Record, bool) {
+	failed := 0
 	for {
 		pctx, cancel := ctx, context.CancelFunc(func() {})
 		if wait > 0 {
@@ -969,13 +976,20 @@ func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *sl
 		cancel()
 		switch {
 		case err == nil:
-			return recs, true
 		case ctx.Err() != nil || errors.Is(err, broker.ErrClosed):
 			return nil, false
 		case wait > 0 && errors.Is(err, context.DeadlineExceeded):
-			return nil, true
+			recs, err = nil, nil // nothing within wait
 		}
-		logger.Error("enrich: poll failed, retrying", slog.Any("error", err))
+		if err == nil {
+			if failed > 0 {
+				logger.Info("enrich: poll works again", slog.Int("failures", failed))
+			}
+			return recs, true
+		}
+		if failed++; failed%pollFailLogEvery == 1 {
+			logger.Error("enrich: poll failed, retrying every second", slog.Any("error", err), slog.Int("failures", failed))
+		}
 		select {
 		case <-ctx.Done():
 			return nil, false
