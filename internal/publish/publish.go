@@ -59,7 +59,7 @@ type StalledError struct {
 }
 
 func (e *StalledError) Error() string {
-	msg := fmt.Sprintf("the broker has not answered for %v; still waiting", e.Waited.Round(time.Second))
+	msg := fmt.Sprintf("the broker has not taken the records for %v (no answer, or only errors that are retried, such as an unknown topic); still waiting", e.Waited.Round(time.Second))
 	if e.Cause != nil {
 		msg += " (last connection attempt: " + e.Cause.Error() + ")"
 	}
