@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/weirnet/weir/broker"
@@ -41,6 +42,24 @@ func TestWaitCauseNamesTheDialError(t *testing.T) {
 	if c := b.WaitCause(); c == nil || !strings.Contains(c.Error(), "connection refused") {
 		t.Fatalf("WaitCause with the cluster away: %v, want the dial's connection refused", c)
 	}
+	unreachable := func() float64 {
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(b.Collector())
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "weir_kafka_cluster_brokers_unreachable" {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatal("no weir_kafka_cluster_brokers_unreachable")
+		return 0
+	}
+	if n := unreachable(); n != 1 {
+		t.Errorf("weir_kafka_cluster_brokers_unreachable with the cluster away: %v, want 1", n)
+	}
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(addr.Port), kfake.SeedTopics(1, "weir.logs"))
 	if err != nil {
 		t.Fatal(err)
@@ -53,5 +72,8 @@ func TestWaitCauseNamesTheDialError(t *testing.T) {
 	}
 	if c := b.WaitCause(); c != nil {
 		t.Errorf("WaitCause with the cluster back: %v", c)
+	}
+	if n := unreachable(); n != 0 {
+		t.Errorf("weir_kafka_cluster_brokers_unreachable with the cluster back: %v, want 0", n)
 	}
 }

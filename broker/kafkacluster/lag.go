@@ -21,6 +21,8 @@ var (
 		"Records between a group's committed offset (or, for a partition it consumes without one, the log start) and the log end.", []string{"group", "topic", "partition"}, nil)
 	descCommitted = prometheus.NewDesc("weir_consumer_committed_offset",
 		"A group's committed offset.", []string{"group", "topic", "partition"}, nil)
+	descUnreachable = prometheus.NewDesc("weir_kafka_cluster_brokers_unreachable",
+		"Brokers of the Kafka cluster whose last connection attempt, within the last minute, failed: above 0, weir cannot reach part or all of the cluster.", nil, nil)
 )
 
 // lagEvery is how often a scrape asks the cluster for lag; scrapes in
@@ -51,9 +53,11 @@ type lagCollector struct {
 func (c *lagCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descLag
 	ch <- descCommitted
+	ch <- descUnreachable
 }
 
 func (c *lagCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(descUnreachable, prometheus.GaugeValue, float64(c.b.dials.Failing()))
 	for _, g := range c.lags() {
 		if g.Error() != nil {
 			continue

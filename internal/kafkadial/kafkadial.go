@@ -82,6 +82,20 @@ func (w *Watch) Err() error {
 	return last.err
 }
 
+// Failing is how many brokers the last connection attempt to failed,
+// within Fresh.
+func (w *Watch) Failing() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, f := range w.failed {
+		if w.clock().Sub(f.at) <= Fresh {
+			n++
+		}
+	}
+	return n
+}
+
 func (w *Watch) clock() time.Time {
 	if w.now != nil {
 		return w.now()
