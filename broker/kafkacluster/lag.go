@@ -98,9 +98,10 @@ func (c *lagCollector) lags() kadm.DescribedGroupLags {
 	return lags
 }
 
-// markerLag is the most lag skipMarkers looks into: a transaction leaves
-// one commit marker after its records, an aborted one its records too.
-const markerLag = 8
+// MarkerLag is the most lag that is looked into for transaction markers
+// (skipMarkers, and weir groups): a transaction leaves one commit marker
+// after its records, an aborted one its records too.
+const MarkerLag = 8
 
 // skipMarkers sets to 0 the small lags that are only transaction markers
 // or aborted records: a group that read and committed everything of a
@@ -117,7 +118,7 @@ func (b *Broker) skipMarkers(ctx context.Context, lags kadm.DescribedGroupLags) 
 		}
 		for topic, parts := range g.Lag {
 			for partition, l := range parts {
-				if l.Err != nil || l.Lag <= 0 || l.Lag > markerLag || l.Commit.At < 0 {
+				if l.Err != nil || l.Lag <= 0 || l.Lag > MarkerLag || l.Commit.At < 0 {
 					continue
 				}
 				if err := b.Fetch(ctx, topic, partition, l.Commit.At, broker.FetchOptions{MaxBytes: 64 << 10}, &res); err == nil && len(res.Records) == 0 {

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirnet/weir/broker/kafkacluster"
 )
 
 const groupsUsage = `Usage:
@@ -173,10 +175,6 @@ func groupsDescribe(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.
 	return tw.Flush()
 }
 
-// markerLag is the most lag countRecords looks into: a transaction leaves
-// one commit marker after its records, an aborted one its records too.
-const markerLag = 8
-
 // countRecords sets the small lags to the records a read-committed member
 // would still read: on a Kafka cluster a group that read and committed
 // everything of a topic written in transactions (enrichment's events and
@@ -186,7 +184,7 @@ const markerLag = 8
 // it 0 too). A lag that cannot be read so stays Kafka's.
 func countRecords(ctx context.Context, adm *kadm.Client, cl *kgo.Client, lags kadm.DescribedGroupLags) {
 	small := func(l kadm.GroupMemberLag) bool {
-		return l.Err == nil && l.Lag > 0 && l.Lag <= markerLag && l.Commit.At >= 0
+		return l.Err == nil && l.Lag > 0 && l.Lag <= kafkacluster.MarkerLag && l.Commit.At >= 0
 	}
 	var topics []string
 	for _, g := range lags {
