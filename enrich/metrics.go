@@ -370,13 +370,17 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			row = w.rates.row(w.rowID)
 		}
 		info := w.counterInfo(counters, p.Measurement, f.Key)
-		rate, ok, wrapped := row.observe(counters, f.Key, v, at, p.Uptime, f.Counter64)
 		counters++
 		// A 64-bit octet counter at 0 beside a 32-bit one counting is
 		// one the agent leaves unset on this port (looked up only then:
-		// the hot path pays nothing for it).
-		normed := info.hasNorm && !(v == 0 && info.norm.rank == 0 && lowBitsCounting(p, info.norm.rate))
-		if normed {
+		// the hot path pays nothing for it): the 32-bit one gives the
+		// rate. Nor is the 0 its last sample, or its next real value
+		// would be a rate of its whole count over one interval.
+		if v == 0 && info.hasNorm && info.norm.rank == 0 && lowBitsCounting(p, info.norm.rate) {
+			continue
+		}
+		rate, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64)
+		if info.hasNorm {
 			norm.present(info.norm)
 		}
 		if ok && wrapped && info.hasNorm {
@@ -400,7 +404,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 		rate = telemetry.RoundSignificant(rate, rateDigits)
 		rates = append(rates, telemetry.FloatField(info.rate, rate))
-		if normed {
+		if info.hasNorm {
 			norm.add(info.norm, rate)
 		}
 	}

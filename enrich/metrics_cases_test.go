@@ -513,3 +513,38 @@ func TestStatusOutOfOrderNoEvents(t *testing.T) {
 		t.Errorf("events %v, want %v", got, want)
 	}
 }
+
+// TestHCCounterReadingZeroOnceNoSpike: an agent whose 64-bit octet
+// counter reads 0 at one poll while its 32-bit one (its low 32 bits)
+// counts on. That 0 is not the port's (see lowBitsCounting), yet it was
+// kept as the counter's last sample: the next poll's rate was the whole
+// counter over one interval (8e10 B/s, a utilisation of 66,666%), in
+// in_octets_rate and ifHCInOctets_rate. The next real value's rate is
+// over the time since the last real one.
+func TestHCCounterReadingZeroOnceNoSpike(t *testing.T) {
+	w := loneMetricsWorker()
+	const base = uint64(5_000_000_000_000)
+	for i := range 5 {
+		hc := base + uint64(i*60_000)
+		in32 := hc & 0xffffffff
+		if i == 2 {
+			hc = 0 // unset at this poll only
+		}
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags:       map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+			Fields:     map[string]any{"ifHCInOctets": hc, "ifInOctets": in32, "ifHighSpeed": int64(1000)},
+			Counters:   []string{"ifHCInOctets", "ifInOctets"},
+			Counters64: []string{"ifHCInOctets"},
+			Time:       casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}
+		f, _ := enrichAt(t, w, m, int64(i))
+		if i == 0 {
+			continue
+		}
+		if f["in_octets_rate"] != 1000 {
+			t.Errorf("poll %d: in_octets_rate %v, want 1000", i, f["in_octets_rate"])
+		}
+		if r, ok := f["ifHCInOctets_rate"]; ok && r != 1000 {
+			t.Errorf("poll %d: ifHCInOctets_rate %v, want 1000 or none", i, r)
+		}
+	}
+}

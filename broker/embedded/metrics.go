@@ -65,12 +65,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	// may still use (root may use the blocks reserved for it too).
 	var st unix.Statfs_t
 	if err := unix.Statfs(b.opts.dataDir, &st); err == nil {
-		free := uint64(st.Bavail)
-		if os.Geteuid() == 0 {
-			free = uint64(st.Bfree)
-		}
-		ch <- prometheus.MustNewConstMetric(descDiskFree, prometheus.GaugeValue, float64(free*uint64(st.Bsize)))
-		ch <- prometheus.MustNewConstMetric(descDiskSize, prometheus.GaugeValue, float64(uint64(st.Blocks)*uint64(st.Bsize)))
+		free, size := diskBytes(&st, os.Geteuid() == 0)
+		ch <- prometheus.MustNewConstMetric(descDiskFree, prometheus.GaugeValue, float64(free))
+		ch <- prometheus.MustNewConstMetric(descDiskSize, prometheus.GaugeValue, float64(size))
 	}
 	b.mu.RLock()
 	topics := make([]*topic, 0, len(b.topics))

@@ -133,8 +133,6 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return &exitError{2, fmt.Errorf("unknown command %q", cmd)}
 }
 
-// isHelp tells a request for a command's usage (`weir topics -h`) from a
-// subcommand.
 // newFlagSet is a command's flag set whose -h shows how the command is
 // called (its positional arguments, which the flag package's "Usage of
 // weir consume:" left out), then its flags.
@@ -165,6 +163,8 @@ func subcommandSynopsis(usage, command string) string {
 	return command + " [flags]"
 }
 
+// isHelp tells a request for a command's usage (`weir topics -h`) from a
+// subcommand.
 func isHelp(arg string) bool {
 	switch arg {
 	case "help", "-h", "--help", "-help":

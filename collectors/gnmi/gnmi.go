@@ -1027,7 +1027,7 @@ func (t *target) rpcError(call string, err error) error {
 			// A TLS server closes on the plaintext HTTP/2 preface; so
 			// do a proxy whose backend is down and a target over its
 			// session limit, which a TLS handshake tells apart.
-			return fmt.Errorf("gnmi %s: %s: %w (insecure: true speaks plaintext, but %s serves TLS: remove insecure, and set tls.ca_file or tls.skip_verify if its certificate needs them)",
+			return fmt.Errorf("gnmi %s: %s: %w (insecure: true speaks plaintext, but %s serves TLS: remove insecure, and set tls.ca_file or tls.insecure_skip_verify if its certificate needs them)",
 				t.cfg.Name, call, err, t.cfg.Address)
 		}
 	case codes.InvalidArgument:

@@ -65,8 +65,10 @@ func Build(b broker.Broker, cfgs []configs.Sink, env sinks.Env) ([]*sinks.Sink, 
 		l := logger.With(slog.String("sink", c.Name), slog.String("type", c.Type))
 		d, err := ctor(c, sinks.Env{Logger: l, Registerer: reg, StateDir: env.StateDir})
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), c.Type+" sink "+c.Name+":") {
-				err = fmt.Errorf("sink %s: %w", c.Name, err) // else named twice
+			// Else named twice: a sink's errors name it by its kind
+			// ("prometheus sink p:", "remote write sink rw:").
+			if head, _, _ := strings.Cut(err.Error(), ": "); !strings.HasSuffix(head, " sink "+c.Name) {
+				err = fmt.Errorf("sink %s: %w", c.Name, err)
 			}
 			return fail(err)
 		}

@@ -77,3 +77,18 @@ func TestBuildErrorNamesTheSinkOnce(t *testing.T) {
 		t.Fatalf("error %v, want it to name prometheus sink p once", err)
 	}
 }
+
+// TestBuildErrorNamesRemoteWriteSinkOnce: a prometheus_remote_write sink
+// names itself "remote write sink NAME", not by its type: it was named
+// twice ("sink rw: remote write sink rw: ...").
+func TestBuildErrorNamesRemoteWriteSinkOnce(t *testing.T) {
+	cfg, err := configs.Parse([]byte("sinks:\n  - {type: prometheus_remote_write, name: rw, url: \"https://127.0.0.1:1/api/v1/write\", tls: {ca_file: " +
+		t.TempDir() + "/no-such-ca.pem}, topics: [enriched.metrics]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = all.Build(sinktest.Broker(t), cfg.Sinks, sinks.Env{Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
+	if err == nil || strings.Count(err.Error(), "sink rw") != 1 {
+		t.Fatalf("error %v, want it to name sink rw once", err)
+	}
+}
