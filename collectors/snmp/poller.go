@@ -275,6 +275,9 @@ type target struct {
 	privProbed time.Time
 	// lastResult is the last poll's result (weir_snmp_polls_total).
 	lastResult string
+	// diagnosed: the last poll's failure was diagnosed (the agent asked
+	// again), which may run past the next slot.
+	diagnosed bool
 }
 
 // failLogEvery is how often a target that goes on failing is logged
@@ -405,7 +408,13 @@ func (t *target) run(ctx context.Context) {
 			// rather than start late polls back to back.
 			missed := now.Sub(next)/interval + 1
 			m.Skipped.WithLabelValues(t.cfg.Name).Add(float64(missed))
-			t.logOverrun(interval, int(missed), now)
+			if t.diagnosed {
+				// Its probes ran past the slot, not the poll: no
+				// overrun of the interval to warn of.
+				t.log.Debug("snmp poll slot skipped: the failure's diagnosis ran into it", "skipped", int(missed))
+			} else {
+				t.logOverrun(interval, int(missed), now)
+			}
 			next = next.Add(missed * interval)
 		}
 		timer.Reset(time.Until(next))
@@ -613,10 +622,23 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	// The agent is done with: the slot goes to another target before any
 	// diagnosis below, which asks the agent again.
 	release()
+	t.diagnosed = false
 	if res.err != nil && t.cfg.Version == "3" {
+		// A poll of an agent that answered nothing ran to its deadline
+		// when its timeouts fill the interval: the probes get time of
+		// their own (only when probePriv lets them run), else each
+		// would fail at once on the expired deadline and read as a
+		// dead agent, a wrong priv password reported as a timeout.
+		dctx := pctx
+		if time.Until(deadline) < t.cfg.Timeout {
+			var cancel context.CancelFunc
+			dctx, cancel = context.WithTimeout(ctx, 3*t.cfg.Timeout)
+			defer cancel()
+		}
 		switch {
 		case strings.Contains(res.err.Error(), "not authentic"):
-			res.err = t.diagnoseV3(pctx, res.err)
+			res.err = t.diagnoseV3(dctx, res.err)
+			t.diagnosed = true
 		case (t.cfg.V3.SecurityLevel != "noAuthNoPriv" || t.cfg.V3.ContextName != "") && classify(res.err) == ResultTimeout &&
 			res.varbinds == 0 && t.probePriv(res.end):
 			// Nothing of the poll was answered: a context the agent
@@ -624,7 +646,8 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 			// Net-SNMP answers with silence), a user it does not have
 			// (which pysnmp answers with silence), or a dead agent. One
 			// request lost mid-walk is none of them.
-			res.err = t.diagnoseSilence(pctx, res.err)
+			res.err = t.diagnoseSilence(dctx, res.err)
+			t.diagnosed = true
 		}
 		res.end = time.Now() // the probe is part of the poll
 	}
