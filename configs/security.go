@@ -28,6 +28,9 @@ func (c *Config) SecurityWarnings() []string {
 			if s.TLS.InsecureSkipVerify && strings.HasPrefix(s.URL, "https:") {
 				out = append(out, where+": tls.insecure_skip_verify: the server's certificate is not checked, so anyone on the way can read the records and credentials sent, and change them")
 			}
+			if what := httpCredentials(s); what != "" && strings.HasPrefix(strings.ToLower(s.URL), "http:") {
+				out = append(out, where+": an http:// url sends the "+what+" in the clear with every request: use https://")
+			}
 		}
 	}
 	for _, t := range c.GNMI.Targets {
@@ -40,6 +43,24 @@ func (c *Config) SecurityWarnings() []string {
 		}
 	}
 	return out
+}
+
+// httpCredentials names the credentials an HTTP sink sends, "" for none.
+func httpCredentials(s Sink) string {
+	switch {
+	case s.Token != "":
+		return "token"
+	case s.Password != "":
+		return "password"
+	case strings.Contains(s.URL, "@"):
+		return "user and password of the url"
+	}
+	for k := range s.Headers {
+		if strings.EqualFold(k, "Authorization") || strings.Contains(strings.ToLower(k), "token") || strings.Contains(strings.ToLower(k), "key") {
+			return k + " header"
+		}
+	}
+	return ""
 }
 
 func kafkaWarnings(where string, tlsOn, skipVerify bool, sc *SASL) []string {
