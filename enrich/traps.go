@@ -528,22 +528,32 @@ func vendorBGPPeerAddr(oid string) string {
 }
 
 // inetAddrLen is the length of an InetAddress of InetAddressType typ:
-// ipv4(1) or ipv6(2), 0 for the others.
+// ipv4(1), ipv6(2), and ipv4z(3) and ipv6z(4), an address and a 4-octet
+// zone index (a link-local peer); 0 for the others.
 func inetAddrLen(typ string) int {
 	switch typ {
 	case "1":
 		return 4
 	case "2":
 		return 16
+	case "3":
+		return 8
+	case "4":
+		return 20
 	}
 	return 0
 }
 
 // inetAddr reads an InetAddress of InetAddressType typ from the
-// sub-identifiers of an index; "" unless they are the type's length.
+// sub-identifiers of an index; "" unless they are the type's length. A
+// zone index is left out: the number is the agent's own.
 func inetAddr(typ string, octets []string) string {
-	if n := inetAddrLen(typ); n == 0 || len(octets) != n {
+	n := inetAddrLen(typ)
+	if n == 0 || len(octets) != n {
 		return ""
+	}
+	if n == 8 || n == 20 {
+		octets = octets[:n-4]
 	}
 	return octetsAddr(octets)
 }

@@ -104,6 +104,9 @@ func TestTrapRoutingNeighborNotifications(t *testing.T) {
 			{OID: "1.3.6.1.4.1.30065.4.1.1.2.1.6." + v6Index1, Type: "gauge32", Value: 179},
 			{OID: "1.3.6.1.4.1.30065.4.1.1.3.1.1." + v6Index1, Type: "octet_string_hex", Value: "06"},
 		}}, "bgp_peer_down", "2001:db8::1"},
+		{"aristaBgp4V2BackwardTransitionNotification (link-local peer, ipv6z)", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.30065.4.1.0.2", TrapName: "aristaBgp4V2BackwardTransitionNotification", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.30065.4.1.1.2.1.13.1.4.20.254.128.0.0.0.0.0.0.0.0.0.0.0.0.0.1.0.0.0.7", Type: "integer", Value: 1},
+		}}, "bgp_peer_down", "fe80::1"},
 		{"aristaBgp4V2EstablishedNotification (IPv4 peer)", telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.30065.4.1.0.1", TrapName: "aristaBgp4V2EstablishedNotification", Varbinds: []telemetry.Varbind{
 			{OID: "1.3.6.1.4.1.30065.4.1.1.2.1.13.1.1.4.10.9.9.9", Name: "aristaBgp4V2PeerState.1.1.4.10.9.9.9", Type: "integer", Value: 6},
 		}}, "bgp_peer_up", "10.9.9.9"},
