@@ -101,6 +101,7 @@ func (w *warmup) run(ctx context.Context, c broker.Consumer, recs []broker.Recor
 func (w *warmup) partition(ctx context.Context, tp broker.TopicPartition, upTo int64, cutoff time.Time) {
 	start := time.Now()
 	n, err := w.read(ctx, tp, upTo, cutoff)
+	w.release()
 	if ctx.Err() != nil {
 		return // stopping, not a failure
 	}
@@ -113,6 +114,16 @@ func (w *warmup) partition(ctx context.Context, tp broker.TopicPartition, upTo i
 		w.s.logger.Info("sink warmed up", "sink", w.s.cfg.Name, "topic", tp.Topic, "partition", tp.Partition,
 			"records", n, "took", time.Since(start).Round(time.Millisecond))
 	}
+}
+
+// release drops what a read decoded into and fetched with (a fetch's
+// Points, the fetch buffer, the decoder's caches: tens of MB), so a sink
+// does not hold them for the rest of its life; a partition is warmed once
+// each time the sink takes it, so the next one allocates again.
+func (w *warmup) release() {
+	w.pts, w.its = nil, nil
+	w.dec = decoder{}
+	w.log = logwindow.Reader{B: w.s.b}
 }
 
 func (w *warmup) read(ctx context.Context, tp broker.TopicPartition, upTo int64, cutoff time.Time) (int, error) {
