@@ -232,6 +232,17 @@ func syslogRules() []rule {
 				{`1,2026/11/29 14:02:11,012345678901,SYSTEM,port,0,2026/11/29 14:02:11,,link-change,ethernet1/3,0,0,general,informational,"Port ethernet1/3: Down 1Gb/s-full duplex",12345,0x0,0,0,0,0,,fw1`, "interface_down", map[string]string{"interface": "ethernet1/3"}},
 				{`1,2026/11/29 14:02:11,012345678901,SYSTEM,port,0,2026/11/29 14:02:11,,link-change,ethernet1/2,0,0,general,informational,"Port ethernet1/2: Up   10Gb/s-full duplex",12346,0x0,0,0,0,0,,fw1`, "interface_up", map[string]string{"interface": "ethernet1/2"}},
 			}},
+		// FortiOS event/system log "Interface status changed": the state is
+		// the status key, the port an interface key or named in msg. The
+		// examples: public parsers' fixtures, which differ in logid.
+		{name: "fortinet_link", vendor: VendorFortinet, needs: "Interface status changed", patterns: []*regexp.Regexp{
+			re(`\blogdesc="Interface status changed"`),
+			re(`\bstatus="?(?P<state>UP|DOWN|up|down)\b`),
+			re(`\b(?:interface="(?P<interface>[^"\s]+)"|msg="Interface (?P<interface>[\w./:-]+) )`)},
+			states: ifStates, examples: []example{
+				{`logid="0100020022" type="event" subtype="system" level="warning" vd="root" logdesc="Interface status changed" action="interface-stat-change" status="DOWN" msg="Interface port3 changed status to DOWN."`, "interface_down", map[string]string{"interface": "port3"}},
+				{`logid="0100020007" type="event" subtype="system" level="warning" logdesc="Interface status changed" status="UP" interface="port2"`, "interface_up", map[string]string{"interface": "port2"}},
+			}},
 		// --- BGP ---
 		// The VRF as IOS writes it ("vpn vrf X"), NX-OS ("(X) neighbor")
 		// and IOS-XR ("(VRF: X) (AS: N)", with the peer's AS). IOS-XE 16
@@ -591,6 +602,22 @@ func syslogRules() []rule {
 			event: "config_changed", examples: []example{
 				{"%%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=12-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration is changed.", "config_changed", nil},
 			}},
+		// RouterOS: "system,info,account user X logged in from A via ssh"
+		// (nocproject/noc .../MikroTik/RouterOS/Security/Authentication/
+		// Login_SYSLOG_.json), the topics left out under bsd-syslog. The
+		// services after "via" are RouterOS's; another system's line stays
+		// generic.
+		{name: "mikrotik_login", vendor: VendorMikroTik, needs: " logged in from ", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)+ )?user (?P<user>\S+) logged in from (?P<source>` + ipaddr + `) via (?:ssh|telnet|winbox|ftp|api|api-ssl|web|www|www-ssl|dude|romon)$`)},
+			event: "login_succeeded", examples: []example{
+				{"system,info,account user mitya logged in from 193.34.20.2 via ssh", "login_succeeded", map[string]string{"user": "mitya", "source": "193.34.20.2"}},
+				{"user admin logged in from 10.0.0.9 via winbox", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.9"}},
+			}},
+		// PAN-OS: an administrator's login, a SYSTEM log of subtype general
+		// (apache/metron's BasicPaloAltoFirewallParserTest, a firewall's).
+		{name: "paloalto_login", vendor: VendorPaloAlto, needs: " logged in via ", patterns: []*regexp.Regexp{re(`,SYSTEM,general,.*?,"?User (?P<user>[^\s",]+) logged in via \w+ from (?P<source>` + ipaddr + `)`)},
+			event: "login_succeeded", examples: []example{
+				{"1,2016/03/25 00:00:56,003002112674,SYSTEM,general,0,2016/03/25 00:00:56,,general,,0,0,general,informational,User HarryPotter logged in via Web from 10.255.255.255 using http,156324,0x0,0,0,0,0,,SUNKUPAN1", "login_succeeded", map[string]string{"user": "HarryPotter", "source": "10.255.255.255"}},
+			}},
 		// --- Generic fallbacks for BGP, OSPF and login phrasings (Aruba,
 		// Extreme, MikroTik, Palo Alto and others) ---
 		{name: "generic_bgp", needs: "BGP", patterns: []*regexp.Regexp{re(`BGP\b.*?\b(?:[Nn]eighbou?r|[Pp]eer) (?P<neighbor>` + ipaddr + `).*?\bfrom (?:state )?(?P<old>\w+) to (?:state )?(?P<new>\w+)`)},
@@ -605,7 +632,7 @@ func syslogRules() []rule {
 			}},
 		{name: "generic_login", needs: "logged in", patterns: []*regexp.Regexp{re(`(?i)\buser:? '?(?P<user>[\w.@-]+)'? (?:has )?logged in(?: successfully)?(?: (?:(?:via|through|on|at|to)\b[^.]*? )?from (?P<source>` + ipaddr + `)| (?:from|via|through|on|at|to)\b|[.,;]|$)`)},
 			event: "login_succeeded", examples: []example{
-				{"user admin logged in from 192.168.88.10 via winbox", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.88.10"}},
+				{"user admin logged in from 192.168.88.10", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.88.10"}},
 				{"User admin logged in via Web from 192.168.1.100 using https", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.1.100"}},
 				{"User 'netops' logged in from 10.0.0.5 through SSH session.", "login_succeeded", map[string]string{"user": "netops", "source": "10.0.0.5"}},
 			}},
