@@ -317,9 +317,9 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 			ev.Type = "bgp_peer_down"
 		}
 		ev.Object = bgpPeer(tr)
-	case "cbgpPeer2EstablishedNotification", "jnxBgpM2Established", "aristaBgp4V2EstablishedNotification":
+	case "cbgpPeer2EstablishedNotification", "jnxBgpM2Established", "aristaBgp4V2EstablishedNotification", "bgp4V2EstablishedNotification":
 		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
-	case "jnxBgpM2BackwardTransition", "aristaBgp4V2BackwardTransitionNotification":
+	case "jnxBgpM2BackwardTransition", "aristaBgp4V2BackwardTransitionNotification", "bgp4V2BackwardTransitionNotification":
 		// As BGP4-MIB's: sent for any move to a lower state, with no
 		// state before it to tell more.
 		ev.Type, ev.Object = "bgp_peer_down", bgpPeer(tr)
@@ -564,9 +564,10 @@ func cbgpPeer2Addr(oid string) string {
 
 // vendorBGPPeerAddr reads the peer address that indexes Junos's
 // jnxBgpM2PeerTable (1.3.6.1.4.1.2636.5.1.1.2.1.1.1.N.INSTANCE.LTYPE.LOCAL.
-// RTYPE.REMOTE, the addresses without a length) or EOS's
+// RTYPE.REMOTE, the addresses without a length), EOS's
 // aristaBgp4V2PeerTable and the tables indexed alike
-// (1.3.6.1.4.1.30065.4.1.1.T.1.N.INSTANCE.TYPE.LEN.OCTETS...).
+// (1.3.6.1.4.1.30065.4.1.1.T.1.N.INSTANCE.TYPE.LEN.OCTETS...), or FRR's
+// (1.3.6.1.4.1.7336.4.2.1.1.T.1.N.INSTANCE.TYPE.OCTETS...).
 func vendorBGPPeerAddr(oid string) string {
 	oid = strings.TrimPrefix(oid, ".")
 	if rest, ok := strings.CutPrefix(oid, "1.3.6.1.4.1.2636.5.1.1.2.1.1.1."); ok {
@@ -586,6 +587,15 @@ func vendorBGPPeerAddr(oid string) string {
 			return ""
 		}
 		return inetAddr(parts[4], parts[6:])
+	}
+	if rest, ok := strings.CutPrefix(oid, "1.3.6.1.4.1.7336.4.2.1.1."); ok {
+		// FRR's: table, entry, column, instance, type, the address
+		// without its length (bgpd/bgp_snmp_bgp4v2.c).
+		parts := strings.Split(rest, ".")
+		if len(parts) < 5 || parts[1] != "1" {
+			return ""
+		}
+		return inetAddr(parts[4], parts[5:])
 	}
 	return ""
 }

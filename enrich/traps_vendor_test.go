@@ -104,6 +104,14 @@ func TestTrapVendorNotifications(t *testing.T) {
 		// (1.3.6.1.4.1.2636.5.4.1.1.9.1.8), indexed alike.
 		{"jnxOspfv3NbrStateChange", vendorTrap(names, "edge1", "1.3.6.1.4.1.2636.5.4.1.0.2",
 			i("1.3.6.1.4.1.2636.5.4.1.1.9.1.8"+v3Nbr, 1)), "ospf_neighbor_down", "10.0.0.9", true},
+		// FRR's BGP4V2-MIB (bgpd/bgp_snmp_bgp4v2.h: the draft's MIB under
+		// 1.3.6.1.4.1.7336.4.2.1), as SONiC, Cumulus and VyOS send it:
+		// bgp4V2PeerState (1.2.1.13) indexed by instance 1, the address
+		// type and the address, with no length.
+		{"FRR bgp4V2EstablishedNotification", vendorTrap(names, "edge1", "1.3.6.1.4.1.7336.4.2.1.0.1",
+			i("1.3.6.1.4.1.7336.4.2.1.1.2.1.13.1.1.10.0.0.9", 6)), "bgp_peer_up", "10.0.0.9", true},
+		{"FRR bgp4V2BackwardTransitionNotification IPv6", vendorTrap(names, "edge1", "1.3.6.1.4.1.7336.4.2.1.0.2",
+			i("1.3.6.1.4.1.7336.4.2.1.1.2.1.13.1.2.32.1.13.184.0.0.0.0.0.0.0.0.0.0.0.1", 1)), "bgp_peer_down", "2001:db8::1", true},
 		// JUNIPER-MIB jnxPowerSupplyFailure (1.3.6.1.4.1.2636.4.1.1): no
 		// event type in the design for hardware.
 		{"jnxPowerSupplyFailure", vendorTrap(names, "edge1", "1.3.6.1.4.1.2636.4.1.1"), "", "", false},

@@ -79,6 +79,11 @@ var builtinNames = map[string]string{
 	"1.3.6.1.4.1.30065.4.1.0.1":         "aristaBgp4V2EstablishedNotification",
 	"1.3.6.1.4.1.30065.4.1.0.2":         "aristaBgp4V2BackwardTransitionNotification",
 	"1.3.6.1.4.1.30065.4.1.1.2.1.13":    "aristaBgp4V2PeerState",
+	// FRR's BGP4V2-MIB (the IETF draft's, under FRR's enterprise), which
+	// SONiC, Cumulus and VyOS send; the peer in the index.
+	"1.3.6.1.4.1.7336.4.2.1.0.1":      "bgp4V2EstablishedNotification",
+	"1.3.6.1.4.1.7336.4.2.1.0.2":      "bgp4V2BackwardTransitionNotification",
+	"1.3.6.1.4.1.7336.4.2.1.1.2.1.13": "bgp4V2PeerState",
 	// ENTITY-MIB entConfigChange.
 	"1.3.6.1.2.1.47.2.0.1": "entConfigChange",
 	// OSPFV3-MIB (RFC 5643) ospfv3NbrStateChange and Junos's

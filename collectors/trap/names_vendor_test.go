@@ -56,6 +56,10 @@ func TestVendorNotificationsNamed(t *testing.T) {
 			"1.3.6.1.4.1.2636.3.1.8.1.6.2.1.0.0", "s", "PEM 1"},
 			"jnxPowerSupplyFailure", []string{"jnxContentsDescr.2.1.0.0"}},
 		{[]string{"-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.8072.4.0.2"}, "nsNotifyShutdown", nil},
+		// FRR's BGP4V2-MIB (bgpd/bgp_snmp_bgp4v2.h).
+		{[]string{"-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.7336.4.2.1.0.2",
+			"1.3.6.1.4.1.7336.4.2.1.1.2.1.13.1.1.10.0.0.9", "i", "1"},
+			"bgp4V2BackwardTransitionNotification", []string{"bgp4V2PeerState.1.1.10.0.0.9"}},
 	}
 	for _, s := range sends {
 		snmptest.Run(t, h.dir, "snmptrap", s.args...)
