@@ -19,7 +19,8 @@ import (
 // TrapWorker is a member of the "enrich" group over raw.traps: it raises
 // events from the standard notifications (linkDown/linkUp, coldStart and
 // warmStart, bgpEstablished and bgpBackwardTransition in both BGP4-MIB
-// forms), through the same de-duplication as syslog, so a link-down seen
+// forms, OSPF and OSPFv3 neighbor changes) and the vendors' for the same
+// changes and for configuration changes, through the same de-duplication as syslog, so a link-down seen
 // as a syslog line and as a trap is one event. Exactly once, like the
 // other workers.
 type TrapWorker struct {
@@ -295,13 +296,13 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}}
 	var index string // the interface's ifIndex, when the trap names it by nothing else
 	switch tr.TrapName {
-	case "linkDown", "linkUp":
-		ev.Type = map[string]string{"linkDown": "interface_down", "linkUp": "interface_up"}[tr.TrapName]
-		if ev.Object = varbindValue(tr, "ifName", "ifDescr"); ev.Object == "" {
-			if index = varbindValue(tr, "ifIndex"); index == "" {
-				index = ifTableInstance(tr) // ifOperStatus.3 alone
-			}
-		}
+	case "linkDown", "cieLinkDown":
+		// cieLinkDown/Up: NX-OS's, with the varbinds of IF-MIB's.
+		ev.Type = "interface_down"
+		ev.Object, index = linkObject(tr)
+	case "linkUp", "cieLinkUp":
+		ev.Type = "interface_up"
+		ev.Object, index = linkObject(tr)
 	case "coldStart", "warmStart":
 		ev.Type = "device_rebooted"
 		ev.Time = bootTime(tr.ReceivedAt, tr.Uptime)
@@ -316,9 +317,9 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 			ev.Type = "bgp_peer_down"
 		}
 		ev.Object = bgpPeer(tr)
-	case "cbgpPeer2EstablishedNotification", "jnxBgpM2Established", "aristaBgp4V2EstablishedNotification":
+	case "cbgpPeer2EstablishedNotification", "jnxBgpM2Established", "aristaBgp4V2EstablishedNotification", "bgp4V2EstablishedNotification":
 		ev.Type, ev.Object = "bgp_peer_up", bgpPeer(tr)
-	case "jnxBgpM2BackwardTransition", "aristaBgp4V2BackwardTransitionNotification":
+	case "jnxBgpM2BackwardTransition", "aristaBgp4V2BackwardTransitionNotification", "bgp4V2BackwardTransitionNotification":
 		// As BGP4-MIB's: sent for any move to a lower state, with no
 		// state before it to tell more.
 		ev.Type, ev.Object = "bgp_peer_down", bgpPeer(tr)
@@ -332,16 +333,23 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		}
 		ev.Object = bgpPeer(tr)
 	case "ospfNbrStateChange":
-		// Sent when a neighbor goes back (to down, attempt or init: the
-		// adjacency is lost) or reaches full (or 2-way, which is no
-		// adjacency: no event), RFC 4750.
-		switch varbindValue(tr, "ospfNbrState") {
-		case "8":
-			ev.Type = "ospf_neighbor_up"
-		case "1", "2", "3":
-			ev.Type = "ospf_neighbor_down"
+		ev.Type, ev.Object = ospfNbrEvent(varbindValue(tr, "ospfNbrState")), ospfNeighbor(tr)
+	case "ospfv3NbrStateChange", "jnxOspfv3NbrStateChange":
+		// OSPFV3-MIB's (RFC 5643) states are OSPF-MIB's.
+		ev.Type, ev.Object = ospfNbrEvent(varbindValue(tr, "ospfv3NbrState", "jnxOspfv3NbrState")), ospfv3Neighbor(tr)
+	case "ciscoConfigManEvent":
+		// Also sent for a save (running to startup), a copy elsewhere and
+		// "show running-config" (running to commandSource): only a
+		// running configuration written to is changed, as %SYS-5-CONFIG_I
+		// reports. The user is there when the device adds it.
+		if varbindValue(tr, "ccmHistoryEventConfigDestination") == ccmRunning {
+			ev.Type, ev.Object = "config_changed", varbindValue(tr, "ccmHistoryEventTerminalUser")
 		}
-		ev.Object = ospfNeighbor(tr)
+	case "ccmCLIRunningConfigChanged":
+		ev.Type, ev.Object = "config_changed", varbindValue(tr, "ccmHistoryEventTerminalUser")
+	case "jnxCmCfgChange":
+		// A commit, by the user UI_COMMIT names: the same event.
+		ev.Type, ev.Object = "config_changed", varbindValue(tr, "jnxCmCfgChgEventUser")
 	}
 	if ev.Type == "" {
 		w.device(tr) // counted if unknown, as every trap is
@@ -456,6 +464,61 @@ func ifTableInstance(tr *telemetry.Trap) string {
 	return ""
 }
 
+// linkObject names the interface of a linkDown or linkUp: its ifName or
+// ifDescr, else (no name) its ifIndex, to be named as the polls name it.
+func linkObject(tr *telemetry.Trap) (name, index string) {
+	if name = varbindValue(tr, "ifName", "ifDescr"); name != "" {
+		return name, ""
+	}
+	if index = varbindValue(tr, "ifIndex"); index == "" {
+		index = ifTableInstance(tr) // ifOperStatus.3 alone
+	}
+	return "", index
+}
+
+// ospfNbrEvent is the event of an OSPF neighbor state change notification
+// in state (OSPF-MIB's and OSPFV3-MIB's numbering): sent when a neighbor
+// goes back (to down, attempt or init: the adjacency is lost) or reaches
+// full (or 2-way, which is no adjacency: no event), RFC 4750 and 5643.
+func ospfNbrEvent(state string) string {
+	switch state {
+	case "8":
+		return "ospf_neighbor_up"
+	case "1", "2", "3":
+		return "ospf_neighbor_down"
+	}
+	return ""
+}
+
+// ccmRunning is CISCO-CONFIG-MAN-MIB's HistoryEventMedium running(3).
+const ccmRunning = "3"
+
+// ospfv3Neighbor names an OSPFv3 neighbor by its router ID, as
+// %OSPFV3-5-ADJCHG names it: the last index of OSPFV3-MIB's ospfv3NbrTable
+// (1.3.6.1.2.1.191.1.9.1.N.IFINDEX.INSTANCE.ROUTERID) or Junos's copy of
+// it, an Unsigned32 written as a dotted quad.
+func ospfv3Neighbor(tr *telemetry.Trap) string {
+	for _, vb := range tr.Varbinds {
+		oid := strings.TrimPrefix(vb.OID, ".")
+		for _, entry := range [...]string{"1.3.6.1.2.1.191.1.9.1.", "1.3.6.1.4.1.2636.5.4.1.1.9.1."} {
+			rest, ok := strings.CutPrefix(oid, entry)
+			if !ok {
+				continue
+			}
+			parts := strings.Split(rest, ".") // column, ifIndex, instance, router ID
+			if len(parts) != 4 {
+				continue
+			}
+			id, err := strconv.ParseUint(parts[3], 10, 32)
+			if err != nil {
+				continue
+			}
+			return netip.AddrFrom4([4]byte{byte(id >> 24), byte(id >> 16), byte(id >> 8), byte(id)}).String()
+		}
+	}
+	return ""
+}
+
 // bgpEstablished is BGP4-MIB's (and CISCO-BGP4-MIB's) established(6).
 const bgpEstablished = "6"
 
@@ -501,9 +564,10 @@ func cbgpPeer2Addr(oid string) string {
 
 // vendorBGPPeerAddr reads the peer address that indexes Junos's
 // jnxBgpM2PeerTable (1.3.6.1.4.1.2636.5.1.1.2.1.1.1.N.INSTANCE.LTYPE.LOCAL.
-// RTYPE.REMOTE, the addresses without a length) or EOS's
+// RTYPE.REMOTE, the addresses without a length), EOS's
 // aristaBgp4V2PeerTable and the tables indexed alike
-// (1.3.6.1.4.1.30065.4.1.1.T.1.N.INSTANCE.TYPE.LEN.OCTETS...).
+// (1.3.6.1.4.1.30065.4.1.1.T.1.N.INSTANCE.TYPE.LEN.OCTETS...), or FRR's
+// (1.3.6.1.4.1.7336.4.2.1.1.T.1.N.INSTANCE.TYPE.OCTETS...).
 func vendorBGPPeerAddr(oid string) string {
 	oid = strings.TrimPrefix(oid, ".")
 	if rest, ok := strings.CutPrefix(oid, "1.3.6.1.4.1.2636.5.1.1.2.1.1.1."); ok {
@@ -523,6 +587,15 @@ func vendorBGPPeerAddr(oid string) string {
 			return ""
 		}
 		return inetAddr(parts[4], parts[6:])
+	}
+	if rest, ok := strings.CutPrefix(oid, "1.3.6.1.4.1.7336.4.2.1.1."); ok {
+		// FRR's: table, entry, column, instance, type, the address
+		// without its length (bgpd/bgp_snmp_bgp4v2.c).
+		parts := strings.Split(rest, ".")
+		if len(parts) < 5 || parts[1] != "1" {
+			return ""
+		}
+		return inetAddr(parts[4], parts[5:])
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +104,55 @@ func TestTrapListenFlag(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if strings.Contains(q.Logs(), "trap receiver listening") {
 		t.Fatalf("--trap-listen off started the receiver:\n%s", q.Logs())
+	}
+}
+
+// TestVendorTrapsRaiseEvents: the vendor notifications for changes the
+// events name, sent by Net-SNMP's snmptrap to a running weir, raise those
+// events: a Junos commit (jnxCmCfgChange, with its user), an NX-OS
+// cieLinkDown, an OSPFv3 neighbor lost (ospfv3NbrStateChange as a v1 trap,
+// enterprise ospfv3Notifications' parent); a Cisco "show running-config"
+// (ciscoConfigManEvent, running to commandSource) and a Junos power supply
+// alarm raise none.
+func TestVendorTrapsRaiseEvents(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	port := snmptest.FreeUDPPort(t)
+	p := startWeir(t, t.TempDir(), "--trap-listen", fmt.Sprintf("127.0.0.1:%d", port))
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "trap receiver listening"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no trap receiver:\n%s", p.Logs())
+		}
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	const ccm, jnxCm = "1.3.6.1.4.1.9.9.43.1.1.6.1.", "1.3.6.1.4.1.2636.3.18.1.7.1."
+	for _, args := range [][]string{
+		{"-v2c", "-c", "public", addr, "", "1.3.6.1.4.1.9.9.43.2.0.1", ccm + "3.9", "i", "1", ccm + "4.9", "i", "3", ccm + "5.9", "i", "2"},
+		{"-v1", "-c", "public", addr, "1.3.6.1.4.1.2636", "127.0.0.1", "6", "1", "", "1.3.6.1.4.1.2636.3.1.8.1.6.2.1.0.0", "s", "PEM 1"},
+		{"-v2c", "-c", "public", addr, "", "1.3.6.1.4.1.2636.4.5.0.1", jnxCm + "4.7", "i", "1", jnxCm + "5.7", "s", "netops"},
+		{"-v2c", "-c", "public", addr, "", "1.3.6.1.4.1.9.9.276.0.1", "1.3.6.1.2.1.2.2.1.1.436207616", "i", "436207616",
+			"1.3.6.1.2.1.2.2.1.8.436207616", "i", "2", "1.3.6.1.2.1.31.1.1.1.1.436207616", "s", "Ethernet1/1"},
+		{"-v1", "-c", "public", addr, "1.3.6.1.2.1.191", "127.0.0.1", "6", "2", "", "1.3.6.1.2.1.191.1.9.1.8.5.0.167772169", "i", "1"},
+	} {
+		snmptest.Run(t, t.TempDir(), "snmptrap", args...)
+	}
+	want := []string{"config_changed netops", "interface_down Ethernet1/1", "ospf_neighbor_down 10.0.0.9"}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _, _ := p.cli(t, "", "consume", "events", "--from-beginning")
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				Value struct{ Type, Object string }
+			}
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Value.Type != "" {
+				got = append(got, ev.Value.Type+" "+ev.Value.Object)
+			}
+		}
+		slices.Sort(got)
+		if slices.Equal(got, want) {
+			return
+		}
+		if len(got) > len(want) || time.Now().After(deadline) {
+			t.Fatalf("events %q, want %q\n%s", got, want, p.Logs())
+		}
 	}
 }

@@ -79,8 +79,66 @@ var builtinNames = map[string]string{
 	"1.3.6.1.4.1.30065.4.1.0.1":         "aristaBgp4V2EstablishedNotification",
 	"1.3.6.1.4.1.30065.4.1.0.2":         "aristaBgp4V2BackwardTransitionNotification",
 	"1.3.6.1.4.1.30065.4.1.1.2.1.13":    "aristaBgp4V2PeerState",
+	// FRR's BGP4V2-MIB (the IETF draft's, under FRR's enterprise), which
+	// SONiC, Cumulus and VyOS send; the peer in the index.
+	"1.3.6.1.4.1.7336.4.2.1.0.1":      "bgp4V2EstablishedNotification",
+	"1.3.6.1.4.1.7336.4.2.1.0.2":      "bgp4V2BackwardTransitionNotification",
+	"1.3.6.1.4.1.7336.4.2.1.1.2.1.13": "bgp4V2PeerState",
 	// ENTITY-MIB entConfigChange.
 	"1.3.6.1.2.1.47.2.0.1": "entConfigChange",
+	// OSPFV3-MIB (RFC 5643) ospfv3NbrStateChange and Junos's
+	// OSPFV3-MIB-JUNIPER copy of it: the neighbor's router ID is the last
+	// index of ospfv3NbrState (IFINDEX.INSTANCE.ROUTERID, an Unsigned32).
+	"1.3.6.1.2.1.191.0.2":            "ospfv3NbrStateChange",
+	"1.3.6.1.2.1.191.1.1.1":          "ospfv3RouterId",
+	"1.3.6.1.2.1.191.1.9.1.8":        "ospfv3NbrState",
+	"1.3.6.1.4.1.2636.5.4.1.0.2":     "jnxOspfv3NbrStateChange",
+	"1.3.6.1.4.1.2636.5.4.1.1.9.1.8": "jnxOspfv3NbrState",
+	// CISCO-IF-EXTENSION-MIB cieLinkDown/cieLinkUp, which NX-OS sends
+	// (with ifIndex, ifAdminStatus, ifOperStatus, ifName, ifType), and
+	// OLD-CISCO-INTERFACES-MIB locIfReason, which IOS adds to linkDown.
+	"1.3.6.1.4.1.9.9.276.0.1":  "cieLinkDown",
+	"1.3.6.1.4.1.9.9.276.0.2":  "cieLinkUp",
+	"1.3.6.1.4.1.9.2.2.1.1.20": "locIfReason",
+	// CISCO-CONFIG-MAN-MIB: a configuration event (a change, a save, a
+	// copy, or a "show running-config") with the ccmHistoryEventTable
+	// columns it carries, and IOS-XE's and NX-OS's running-config change.
+	"1.3.6.1.4.1.9.9.43.2.0.1":      "ciscoConfigManEvent",
+	"1.3.6.1.4.1.9.9.43.2.0.2":      "ccmCLIRunningConfigChanged",
+	"1.3.6.1.4.1.9.9.43.1.1.1":      "ccmHistoryRunningLastChanged",
+	"1.3.6.1.4.1.9.9.43.1.1.6.1.3":  "ccmHistoryEventCommandSource",
+	"1.3.6.1.4.1.9.9.43.1.1.6.1.4":  "ccmHistoryEventConfigSource",
+	"1.3.6.1.4.1.9.9.43.1.1.6.1.5":  "ccmHistoryEventConfigDestination",
+	"1.3.6.1.4.1.9.9.43.1.1.6.1.6":  "ccmHistoryEventTerminalType",
+	"1.3.6.1.4.1.9.9.43.1.1.6.1.8":  "ccmHistoryEventTerminalUser",
+	"1.3.6.1.4.1.9.9.43.1.1.6.1.9":  "ccmHistoryEventTerminalLocation",
+	"1.3.6.1.4.1.9.9.43.1.1.6.1.17": "ccmHistoryEventCommandSourceAddrRev1",
+	// JUNIPER-CFGMGMT-MIB: a commit (jnxCmCfgChange, with its user) and
+	// the rescue configuration saved or deleted.
+	"1.3.6.1.4.1.2636.4.5.0.1":      "jnxCmCfgChange",
+	"1.3.6.1.4.1.2636.4.5.0.2":      "jnxCmRescueChange",
+	"1.3.6.1.4.1.2636.3.18.1.7.1.2": "jnxCmCfgChgEventTime",
+	"1.3.6.1.4.1.2636.3.18.1.7.1.3": "jnxCmCfgChgEventDate",
+	"1.3.6.1.4.1.2636.3.18.1.7.1.4": "jnxCmCfgChgEventSource",
+	"1.3.6.1.4.1.2636.3.18.1.7.1.5": "jnxCmCfgChgEventUser",
+	"1.3.6.1.4.1.2636.3.18.1.7.1.6": "jnxCmCfgChgEventLog",
+	// JUNIPER-MIB chassis alarms and the objects naming the part; sent as
+	// v1 traps their enterprise is juniperMIB (JUNIPER-V1-TRAPS-CHAS:
+	// 2636.0.N). Named only: the design has no hardware event.
+	"1.3.6.1.4.1.2636.4.1.1":      "jnxPowerSupplyFailure",
+	"1.3.6.1.4.1.2636.4.1.2":      "jnxFanFailure",
+	"1.3.6.1.4.1.2636.4.1.3":      "jnxOverTemperature",
+	"1.3.6.1.4.1.2636.0.1":        "jnxPowerSupplyFailure",
+	"1.3.6.1.4.1.2636.0.2":        "jnxFanFailure",
+	"1.3.6.1.4.1.2636.0.3":        "jnxOverTemperature",
+	"1.3.6.1.4.1.2636.3.1.8.1.6":  "jnxContentsDescr",
+	"1.3.6.1.4.1.2636.3.1.13.1.6": "jnxOperatingState",
+	// NET-SNMP-AGENT-MIB: snmpd (Linux hosts, appliances built on it)
+	// started, stopping, reloaded. Named only: a start comes with
+	// coldStart, which raises device_rebooted.
+	"1.3.6.1.4.1.8072.4.0.1": "nsNotifyStart",
+	"1.3.6.1.4.1.8072.4.0.2": "nsNotifyShutdown",
+	"1.3.6.1.4.1.8072.4.0.3": "nsNotifyRestart",
 }
 
 // Names maps OIDs to names: the built-in table plus every scalar and
