@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // outputs publishes a worker's derived records exactly once, by one of two
@@ -955,18 +956,15 @@ func joinGroup(ctx context.Context, b broker.Broker, topics []string, opts []bro
 	}
 }
 
-// pollFailLogEvery is how many failed polls in a row make one log line:
-// a minute's, at one a second.
-const pollFailLogEvery = 60
-
 // poll returns the next records, or none once wait has passed (0: wait
 // for records). A failing poll is retried every second: a broken batch or
-// a storage error must not stop enrichment for good. It is logged at the
-// first failure and once every pollFailLogEvery failures after it (a
-// cluster away for an hour would log every worker's every second), and
-// its end once. ok is false once ctx ends or the consumer is closed.
+// a storage error must not stop enrichment for good. It is logged through
+// a throttle (a cluster away for an hour would log every worker's every
+// second), and its end once. ok is false once ctx ends or the consumer is
+// closed.
 func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *slog.Logger) ([]broker.Record, bool) {
 	failed := 0
+	var failLog throttle.Throttle
 	for {
 		pctx, cancel := ctx, context.CancelFunc(func() {})
 		if wait > 0 {
@@ -987,8 +985,9 @@ func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *sl
 			}
 			return recs, true
 		}
-		if failed++; failed%pollFailLogEvery == 1 {
-			logger.Error("enrich: poll failed, retrying every second", slog.Any("error", err), slog.Int("failures", failed))
+		failed++
+		if n, ok := failLog.Due(time.Now()); ok {
+			logger.Error("enrich: poll failed, retrying every second", slog.Any("error", err), slog.Int("times", n))
 		}
 		select {
 		case <-ctx.Done():
