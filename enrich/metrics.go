@@ -431,7 +431,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				w.state[key] = seen[stateSample]{stateSample{up, at}, w.rates.now}
 			}
 		}
-	case "interfaces_interface_state_counters", "interfaces_interface_state", "interfaces_interface": // OpenConfig over gNMI
+	case "interfaces_interface_state_counters": // OpenConfig over gNMI: the counters alone, most rows
+		normalised = norm.appendFields(normalised, 0)
+	case "interfaces_interface_state", "interfaces_interface":
 		normalised = norm.appendFields(normalised, 0)
 		if v, ok := openConfigLeaf(p, "oper-status", "state/oper-status"); ok {
 			// As ifOperStatus's: up only when UP (TESTING, DORMANT are not).
