@@ -325,6 +325,40 @@ func detectAt(r *broker.Record, eventTime time.Time) time.Time {
 // warmStart trap and from a poll whose sysUpTime went back.
 const typeRebooted = "device_rebooted"
 
+// typeConfigChanged is the event of a configuration change. Some paths
+// name no user (ciscoConfigManEvent does not, %SYS-5-CONFIG_I of the same
+// change does): see unnamedRepeat.
+const typeConfigChanged = "config_changed"
+
+// anyObject stands for the object in the key under which last keeps the
+// time of a device's latest configuration change naming its user.
+const anyObject = "\x00any"
+
+// unnamedRepeat reports whether ev is a configuration change naming no
+// user within the de-duplication window of one of the device's naming
+// one: the same change by a path that does not say who made it. One
+// naming its user is never left out for one naming none, as two users'
+// changes within the window are two changes. d.mu is held.
+func (d *detector) unnamedRepeat(ev telemetry.Event, at time.Time) bool {
+	if ev.Type != typeConfigChanged || ev.Object != "" || d.dedup <= 0 {
+		return false
+	}
+	t, ok := d.last[eventKey{ev.Device, anyObject, ev.Type}]
+	return ok && at.Sub(*t).Abs() <= d.dedup
+}
+
+// noteNamed keeps the time of ev, when it is a configuration change naming
+// its user, for unnamedRepeat. d.mu is held.
+func (d *detector) noteNamed(ev telemetry.Event, at time.Time) {
+	if ev.Type != typeConfigChanged || ev.Object == "" {
+		return
+	}
+	k := eventKey{ev.Device, anyObject, ev.Type}
+	if t := d.last[k]; t == nil || at.After(*t) {
+		d.setLast(k, t, at)
+	}
+}
+
 // bootTime is when a device whose sysUpTime was uptime (hundredths) at at
 // started: the time of its device_rebooted events. The trap comes at the
 // restart, the poll up to an interval later (past the de-duplication
@@ -439,10 +473,14 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	if ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
 	}
+	if d.unnamedRepeat(ev, now) {
+		return out
+	}
 	if !ok || now.After(*t) {
 		d.setLast(k, t, now)
 		d.forgetOpposite(ev.Device, id, ev.Type, now, newest)
 	}
+	d.noteNamed(ev, now)
 	out = append(out, ev)
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 {
@@ -513,6 +551,9 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {
 		return // the same change as one passed on (or remembered)
 	}
+	if d.unnamedRepeat(ev, at) {
+		return
+	}
 	same, newest := d.sameState(ev.Device, id, ev.Type, at, causePartition(ev.Cause))
 	if same {
 		return
@@ -524,6 +565,7 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 		d.setLast(k, t, at)
 		d.forgetOpposite(ev.Device, id, ev.Type, at, newest)
 	}
+	d.noteNamed(ev, at)
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 || at.Before(since) {
 		return

@@ -1048,3 +1048,52 @@ func TestPollsSlowerThanTheFlapWindow(t *testing.T) {
 		t.Errorf("a restart and a link down, then the poll 85 s later seeing both: events %q, want %q", got, want)
 	}
 }
+
+// TestConfigChangeWithoutUserIsTheNamedOne: IOS reports a change both by
+// ciscoConfigManEvent, which names no user, and by %SYS-5-CONFIG_I, which
+// does. A change without a user within the window of one of the device's
+// is that one again; one naming a user is never left out for one that
+// names none (two users' changes in a minute are two changes).
+func TestConfigChangeWithoutUserIsTheNamedOne(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	syslog := telemetry.Event{Type: "config_changed", Device: "edge1", Object: "netops", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: 1}}
+	trap := telemetry.Event{Type: "config_changed", Device: "edge1", Cause: telemetry.Cause{Topic: "raw.traps", Offset: 1}}
+	publish := func(d *detector, evs []telemetry.Event, gaps ...time.Duration) (objects []string) {
+		at := t0
+		for i, ev := range evs {
+			at = at.Add(gaps[i])
+			for _, e := range d.observe(ev, at) {
+				objects = append(objects, e.Object)
+			}
+		}
+		return objects
+	}
+	newD := func() *detector { return newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow) }
+	if got := publish(newD(), []telemetry.Event{syslog, trap}, 0, time.Second); !slices.Equal(got, []string{"netops"}) {
+		t.Errorf("syslog, then the trap a second later: published %q, want the syslog's alone", got)
+	}
+	if got := publish(newD(), []telemetry.Event{trap, syslog}, 0, time.Second); !slices.Equal(got, []string{"", "netops"}) {
+		t.Errorf("the trap, then syslog a second later: published %q, want both (the user is news)", got)
+	}
+	other := syslog
+	other.Object, other.Cause.Offset = "alice", 2
+	trap2 := trap
+	trap2.Cause.Offset = 2
+	if got := publish(newD(), []telemetry.Event{trap, syslog, trap2, other}, 0, time.Second, 10*time.Second, time.Second); !slices.Equal(got, []string{"", "netops", "alice"}) {
+		t.Errorf("two users' changes 10 s apart, each by trap and syslog: published %q, want the first trap and both users", got)
+	}
+	if got := publish(newD(), []telemetry.Event{syslog, trap}, 0, time.Minute); !slices.Equal(got, []string{"netops", ""}) {
+		t.Errorf("the trap a minute after: published %q, want both (two changes)", got)
+	}
+	elsewhere := trap
+	elsewhere.Device = "edge2"
+	if got := publish(newD(), []telemetry.Event{syslog, elsewhere}, 0, time.Second); !slices.Equal(got, []string{"netops", ""}) {
+		t.Errorf("another device's trap: published %q, want both", got)
+	}
+	// After a restart, the warm-up remembers the syslog line's event.
+	d := newD()
+	rememberAt(d, syslog, t0, t0.Add(-time.Hour))
+	if got := d.observe(trap, t0.Add(2*time.Second)); len(got) != 0 {
+		t.Errorf("the trap after the syslog line was remembered: published %v", got)
+	}
+}
