@@ -183,31 +183,51 @@ const (
 
 // loadSettled loads the config file once it has not been modified for
 // settle (or maxWait has passed), and again if it changed while it was
-// read; ctx ending stops the wait.
+// read; then it waits for the inventory file it names in the same way,
+// as SIGHUP reads that too (a script writing both, or a file copied in and
+// signalled at once); ctx ending stops the wait.
 func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration) (*configs.Config, error) {
 	deadline := time.Now().Add(maxWait)
 	for {
-		st, err := os.Stat(file)
+		st, err := waitSettled(ctx, file, settle, deadline)
 		if err != nil {
-			return configs.Load(file) // its error names the file
+			return nil, err
 		}
-		wait := settle - time.Since(st.ModTime())
-		if wait > 0 && time.Now().Before(deadline) {
-			t := time.NewTimer(min(wait, time.Until(deadline)))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, ctx.Err()
-			case <-t.C:
-			}
-			continue
-		}
-		cfg, err := configs.Load(file)
-		if after, serr := os.Stat(file); serr == nil && time.Now().Before(deadline) &&
+		cfg, err := configs.Load(file) // its error names the file
+		if after, serr := os.Stat(file); st != nil && serr == nil && time.Now().Before(deadline) &&
 			(!after.ModTime().Equal(st.ModTime()) || after.Size() != st.Size()) {
 			continue // written as it was read
 		}
+		if err == nil && cfg.Enrich.Inventory != "" {
+			if _, err := waitSettled(ctx, cfg.Enrich.Inventory, settle, deadline); err != nil {
+				return nil, err
+			}
+		}
 		return cfg, err
+	}
+}
+
+// waitSettled returns the file's state once it has not been modified for
+// settle, or at the deadline (a modification time in the future); nil
+// when it cannot be read, for its reader to report. Only ctx ending is an
+// error.
+func waitSettled(ctx context.Context, file string, settle time.Duration, deadline time.Time) (os.FileInfo, error) {
+	for {
+		st, err := os.Stat(file)
+		if err != nil {
+			return nil, nil
+		}
+		wait := settle - time.Since(st.ModTime())
+		if wait <= 0 || !time.Now().Before(deadline) {
+			return st, nil
+		}
+		t := time.NewTimer(min(wait, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
 	}
 }
 

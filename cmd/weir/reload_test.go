@@ -375,3 +375,42 @@ func TestSIGHUPWhileStartingReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReloadWaitsForAnInventoryBeingWritten: SIGHUP reads the inventory
+// too; one being written as the signal comes (a deploy copying the file
+// in and signalling at once) is read once written, not cut short with
+// its last devices unknown.
+func TestReloadWaitsForAnInventoryBeingWritten(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inventory.yaml")
+	file := filepath.Join(dir, "weir.yaml")
+	if err := os.WriteFile(file, []byte("enrich:\n  inventory: "+inv+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(file, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inv, []byte("devices:\n  - {name: edge1, address: 192.0.2.1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f, err := os.OpenFile(inv, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		f.WriteString("  - {name: edge2, address: 192.0.2.2}\n")
+	}()
+	if _, err := loadSettled(context.Background(), file, 400*time.Millisecond, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "edge2") {
+		t.Errorf("the reload went on with the inventory half written:\n%s", data)
+	}
+}
