@@ -43,6 +43,7 @@ import (
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -376,8 +377,10 @@ type target struct {
 	reconnects, updates   prometheus.Counter
 	syncs, published      prometheus.Counter
 	dropQueue, dropPub    prometheus.Counter
-	dropEncode            prometheus.Counter
+	dropEncode, dropValue prometheus.Counter
 	dropShutdown          prometheus.Counter
+	// noValueLog throttles the no_value log line (publishLoop's only).
+	noValueLog throttle.Throttle
 	// lost: its publishing stopped with records unpublished (counted in
 	// dropShutdown), so that series outlives the target's removal.
 	lost atomic.Bool
@@ -424,6 +427,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		dropQueue:    c.m.Dropped.WithLabelValues(tc.Name, DropQueueFull),
 		dropPub:      c.m.Dropped.WithLabelValues(tc.Name, DropPublishError),
 		dropEncode:   c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
+		dropValue:    c.m.Dropped.WithLabelValues(tc.Name, DropNoValue),
 		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
@@ -1203,7 +1207,11 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 		recs = recs[:0]
 		key := t.recordKey()
 		for _, it := range batch {
-			for _, m := range Flatten(t.cfg.Name, it.n, it.at) {
+			ms, skipped := flatten(t.cfg.Name, it.n, it.at)
+			if skipped.n > 0 {
+				t.noValue(skipped, it.n)
+			}
+			for _, m := range ms {
 				start := len(buf)
 				var err error
 				buf, keys, err = appendMetric(buf, &m, keys)
@@ -1232,6 +1240,27 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 			return res.Unsent, err
 		}
 	}
+}
+
+// noValue counts the updates of n that gave nothing and logs them, once
+// per throttle.Every: a target sending a value kind weir does not know
+// (newer gNMI) would otherwise lose them without a trace.
+func (t *target) noValue(skipped noValue, n *gpb.Notification) {
+	t.dropValue.Add(float64(skipped.n))
+	missed, due := t.noValueLog.Due(time.Now())
+	if !due {
+		return
+	}
+	p := pathKey(join(elems(n.GetPrefix()), elems(skipped.first.GetPath())), n.GetPrefix().GetOrigin())
+	why := "no value"
+	if v := skipped.first.GetVal(); v != nil {
+		why = "a value of a kind weir does not know (a newer gNMI?)"
+		if v.GetValue() != nil {
+			why = fmt.Sprintf("a value weir cannot read (%T)", v.GetValue())
+		}
+	}
+	t.c.log.Warn("gnmi updates with no value weir can read; dropped", slog.String("target", t.cfg.Name),
+		slog.String("path", p), slog.String("value", why), slog.Int("notifications", missed))
 }
 
 // configKey is what tells whether a target changed: its config, less the
