@@ -949,7 +949,7 @@ func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *s
 		return nil
 	}
 	if err != nil {
-		return t.rpcError("capabilities", err)
+		return t.rpcError(ctx, "capabilities", err)
 	}
 	encs := make([]string, 0, len(caps.GetSupportedEncodings()))
 	supported := false
@@ -1014,12 +1014,12 @@ func (t *target) streamError(ctx context.Context, err error) error {
 	if errors.As(context.Cause(ctx), &stalled) {
 		return fmt.Errorf("gnmi %s: subscribe: %w", t.cfg.Name, stalled)
 	}
-	return t.rpcError("subscribe", err)
+	return t.rpcError(ctx, "subscribe", err)
 }
 
 // rpcError wraps a gRPC error with the target and the call, and says
 // plainly when credentials were refused.
-func (t *target) rpcError(call string, err error) error {
+func (t *target) rpcError(ctx context.Context, call string, err error) error {
 	switch status.Code(err) {
 	case codes.Unauthenticated, codes.PermissionDenied:
 		if t.cfg.Username == "" {
@@ -1027,6 +1027,13 @@ func (t *target) rpcError(call string, err error) error {
 		}
 		return fmt.Errorf("gnmi %s: %s: %s refused the credentials for user %q: %w", t.cfg.Name, call, t.cfg.Address, t.cfg.Username, err)
 	case codes.Unavailable:
+		if strings.Contains(status.Convert(err).Message(), "produced zero addresses") {
+			// gRPC's DNS resolver hides a name that does not exist
+			// (NXDOMAIN) behind this, naming neither the host nor DNS.
+			if lerr := lookupFails(ctx, t.cfg.Address); lerr != nil {
+				return fmt.Errorf("gnmi %s: %s: %w (%s does not resolve: %v)", t.cfg.Name, call, err, hostOf(t.cfg.Address), lerr)
+			}
+		}
 		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") && servesTLS(t.cfg.Address) {
 			// A TLS server closes on the plaintext HTTP/2 preface; so
 			// do a proxy whose backend is down and a target over its
@@ -1042,6 +1049,22 @@ func (t *target) rpcError(call string, err error) error {
 		}
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
+}
+
+// lookupFails is the error of looking addr's host up, if it fails; it
+// waits at most tlsProbeTimeout.
+func lookupFails(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, tlsProbeTimeout)
+	defer cancel()
+	_, err := net.DefaultResolver.LookupHost(ctx, hostOf(addr))
+	return err
+}
+
+func hostOf(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // servesTLS reports whether addr answers a TLS handshake: with a
