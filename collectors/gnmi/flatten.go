@@ -42,8 +42,30 @@ import (
 // Counters64 too (gNMI counters are 64 bits wide). Time is the
 // notification's timestamp (see notificationTime), else receivedAt.
 func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemetry.Metric {
+	out, _ := flatten(device, n, receivedAt)
+	return out
+}
+
+// noValue is what flatten skipped: updates with no value it can read (none
+// at all, or a TypedValue kind newer than weir's gNMI), and the first
+// one's path, for the log.
+type noValue struct {
+	n     int
+	first *gpb.Update
+}
+
+func (nv *noValue) add(u *gpb.Update) {
+	if nv.n == 0 {
+		nv.first = u
+	}
+	nv.n++
+}
+
+// flatten is Flatten, saying which updates gave nothing.
+func flatten(device string, n *gpb.Notification, receivedAt time.Time) ([]telemetry.Metric, noValue) {
+	var skipped noValue
 	if n == nil {
-		return nil
+		return nil, skipped
 	}
 	ts := receivedAt
 	if n.GetTimestamp() > 0 {
@@ -143,11 +165,13 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 			setField(m, leaf, jsonLeafValue(doc, hasCounters(full)), hasCounters(full))
 			continue
 		}
-		container, leaf := split(full)
-		m := metricFor(container, org)
-		if fv, ok := Value(v); ok {
-			setField(m, leaf, fv, hasCounters(full))
+		fv, ok := Value(v)
+		if !ok {
+			skipped.add(u)
+			continue
 		}
+		container, leaf := split(full)
+		setField(metricFor(container, org), leaf, fv, hasCounters(full))
 	}
 	// A container whose every update had no usable value has no fields.
 	kept := out[:0]
@@ -161,7 +185,7 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 			kept = append(kept, m)
 		}
 	}
-	return kept
+	return kept, skipped
 }
 
 // notificationTime reads a notification's timestamp. gNMI's are

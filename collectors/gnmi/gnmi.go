@@ -43,6 +43,7 @@ import (
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -376,8 +377,10 @@ type target struct {
 	reconnects, updates   prometheus.Counter
 	syncs, published      prometheus.Counter
 	dropQueue, dropPub    prometheus.Counter
-	dropEncode            prometheus.Counter
+	dropEncode, dropValue prometheus.Counter
 	dropShutdown          prometheus.Counter
+	// noValueLog throttles the no_value log line (publishLoop's only).
+	noValueLog throttle.Throttle
 	// lost: its publishing stopped with records unpublished (counted in
 	// dropShutdown), so that series outlives the target's removal.
 	lost atomic.Bool
@@ -424,6 +427,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		dropQueue:    c.m.Dropped.WithLabelValues(tc.Name, DropQueueFull),
 		dropPub:      c.m.Dropped.WithLabelValues(tc.Name, DropPublishError),
 		dropEncode:   c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
+		dropValue:    c.m.Dropped.WithLabelValues(tc.Name, DropNoValue),
 		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
@@ -945,7 +949,7 @@ func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *s
 		return nil
 	}
 	if err != nil {
-		return t.rpcError("capabilities", err)
+		return t.rpcError(ctx, "capabilities", err)
 	}
 	encs := make([]string, 0, len(caps.GetSupportedEncodings()))
 	supported := false
@@ -1010,12 +1014,12 @@ func (t *target) streamError(ctx context.Context, err error) error {
 	if errors.As(context.Cause(ctx), &stalled) {
 		return fmt.Errorf("gnmi %s: subscribe: %w", t.cfg.Name, stalled)
 	}
-	return t.rpcError("subscribe", err)
+	return t.rpcError(ctx, "subscribe", err)
 }
 
 // rpcError wraps a gRPC error with the target and the call, and says
 // plainly when credentials were refused.
-func (t *target) rpcError(call string, err error) error {
+func (t *target) rpcError(ctx context.Context, call string, err error) error {
 	switch status.Code(err) {
 	case codes.Unauthenticated, codes.PermissionDenied:
 		if t.cfg.Username == "" {
@@ -1023,6 +1027,13 @@ func (t *target) rpcError(call string, err error) error {
 		}
 		return fmt.Errorf("gnmi %s: %s: %s refused the credentials for user %q: %w", t.cfg.Name, call, t.cfg.Address, t.cfg.Username, err)
 	case codes.Unavailable:
+		if strings.Contains(status.Convert(err).Message(), "produced zero addresses") {
+			// gRPC's DNS resolver hides a name that does not exist
+			// (NXDOMAIN) behind this, naming neither the host nor DNS.
+			if lerr := lookupFails(ctx, t.cfg.Address); lerr != nil {
+				return fmt.Errorf("gnmi %s: %s: %w (%s does not resolve: %v)", t.cfg.Name, call, err, hostOf(t.cfg.Address), lerr)
+			}
+		}
 		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") && servesTLS(t.cfg.Address) {
 			// A TLS server closes on the plaintext HTTP/2 preface; so
 			// do a proxy whose backend is down and a target over its
@@ -1038,6 +1049,22 @@ func (t *target) rpcError(call string, err error) error {
 		}
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
+}
+
+// lookupFails is the error of looking addr's host up, if it fails; it
+// waits at most tlsProbeTimeout.
+func lookupFails(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, tlsProbeTimeout)
+	defer cancel()
+	_, err := net.DefaultResolver.LookupHost(ctx, hostOf(addr))
+	return err
+}
+
+func hostOf(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // servesTLS reports whether addr answers a TLS handshake: with a
@@ -1203,7 +1230,11 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 		recs = recs[:0]
 		key := t.recordKey()
 		for _, it := range batch {
-			for _, m := range Flatten(t.cfg.Name, it.n, it.at) {
+			ms, skipped := flatten(t.cfg.Name, it.n, it.at)
+			if skipped.n > 0 {
+				t.noValue(skipped, it.n)
+			}
+			for _, m := range ms {
 				start := len(buf)
 				var err error
 				buf, keys, err = appendMetric(buf, &m, keys)
@@ -1232,6 +1263,27 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 			return res.Unsent, err
 		}
 	}
+}
+
+// noValue counts the updates of n that gave nothing and logs them, once
+// per throttle.Every: a target sending a value kind weir does not know
+// (newer gNMI) would otherwise lose them without a trace.
+func (t *target) noValue(skipped noValue, n *gpb.Notification) {
+	t.dropValue.Add(float64(skipped.n))
+	missed, due := t.noValueLog.Due(time.Now())
+	if !due {
+		return
+	}
+	p := pathKey(join(elems(n.GetPrefix()), elems(skipped.first.GetPath())), n.GetPrefix().GetOrigin())
+	why := "no value"
+	if v := skipped.first.GetVal(); v != nil {
+		why = "a value of a kind weir does not know (a newer gNMI?)"
+		if v.GetValue() != nil {
+			why = fmt.Sprintf("a value weir cannot read (%T)", v.GetValue())
+		}
+	}
+	t.c.log.Warn("gnmi updates with no value weir can read; dropped", slog.String("target", t.cfg.Name),
+		slog.String("path", p), slog.String("value", why), slog.Int("notifications", missed))
 }
 
 // configKey is what tells whether a target changed: its config, less the

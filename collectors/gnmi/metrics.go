@@ -23,6 +23,9 @@ const (
 	DropQueueFull    = "queue_full"    // the target's queue was full
 	DropPublishError = "publish_error" // the broker refused the record
 	DropEncode       = "encode"        // a record could not be encoded
+	// DropNoValue: updates with no value weir can read (none at all, or
+	// a kind newer than weir's gNMI): they give no field.
+	DropNoValue = "no_value"
 	// DropShutdown: left when the publisher's time ran out (weir's
 	// shutdown grace, or a removed target's drain): the records of the
 	// batch in flight and the notifications still queued.
@@ -55,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"target", "code"}),
 		Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_gnmi_dropped_total",
-			Help: "Notifications (queue_full) or records (publish_error, encode) dropped; shutdown: records in flight and notifications queued when publishing stopped.",
+			Help: "Notifications (queue_full), records (publish_error, encode) or updates (no_value: no value weir can read) dropped; shutdown: records in flight and notifications queued when publishing stopped.",
 		}, []string{"target", "reason"}),
 		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_gnmi_sync_responses_total",
@@ -95,7 +98,7 @@ func (m *Metrics) forget(target string, keepShutdown bool) {
 		m.Dropped.DeletePartialMatch(l)
 		return
 	}
-	for _, reason := range []string{DropQueueFull, DropPublishError, DropEncode} {
+	for _, reason := range []string{DropQueueFull, DropPublishError, DropEncode, DropNoValue} {
 		m.Dropped.DeleteLabelValues(target, reason)
 	}
 }
