@@ -3,6 +3,7 @@ package syslog
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -226,5 +227,21 @@ func TestTrimTrailer(t *testing.T) {
 		if got := string(trimNewline([]byte(in))); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestFramingTLSOnPlainPort: a sender set up for TLS (rsyslog's gtls,
+// syslog-ng's tls()) pointed at a plain TCP listener sends a ClientHello.
+// It was published as a few malformed records of binary junk and the
+// sender left waiting for the idle timeout, with nothing in the log.
+func TestFramingTLSOnPlainPort(t *testing.T) {
+	hello := []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, '\n', 0x00, '<', '1', '3', '>'}
+	msgs, err := frames(t, hello, 1024)
+	var fe *frameError
+	if !errors.As(err, &fe) || fe.reason != "bad_frame" || !strings.Contains(fe.detail, "TLS") {
+		t.Fatalf("err %v, want a bad_frame naming TLS", err)
+	}
+	if len(msgs) != 0 {
+		t.Errorf("published %q", msgs)
 	}
 }

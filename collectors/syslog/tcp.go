@@ -403,6 +403,13 @@ func (r *frameReader) next() ([]byte, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
+		if b[0] == tlsHandshake {
+			// A sender set up for TLS on a plain port: its ClientHello
+			// is no syslog, and it would wait for a reply until idle.
+			if b, _ := r.br.Peek(3); len(b) == 3 && b[1] == 3 && b[2] <= 4 {
+				return nil, false, &frameError{"bad_frame", "a TLS handshake on a plain TCP listener: point the sender at a tls listener, or turn its TLS off"}
+			}
+		}
 		r.octets = b[0] >= '1' && b[0] <= '9' && r.countFollows()
 		r.detected = true
 	}
@@ -411,6 +418,10 @@ func (r *frameReader) next() ([]byte, bool, error) {
 	}
 	return r.nextLine()
 }
+
+// tlsHandshake is the first byte of a TLS record carrying a handshake
+// (a ClientHello), followed by the version's major 3 and minor 0 to 4.
+const tlsHandshake = 0x16
 
 // countFollows reports whether the connection starts "DIGITS SP" with at
 // most 9 digits, an octet count (or more digits, a space and a PRI: a
