@@ -3,6 +3,8 @@ package syslog
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -171,5 +173,75 @@ func TestUnframeDatagram(t *testing.T) {
 		if got := string(unframeDatagram([]byte(tc.in))); got != tc.want {
 			t.Errorf("unframeDatagram(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestFramingNULTrailer: RFC 6587 (3.4.2) names NUL as a trailer senders use
+// instead of LF (Juniper NetScreen; rsyslog's imtcp has
+// AddtlFrameDelimiter for it). Such a stream has no LF at all: read as
+// LF-framed it was one line, cut at max_message_size, and every message
+// after the first few lost.
+func TestFramingNULTrailer(t *testing.T) {
+	var stream bytes.Buffer
+	var want []string
+	for i := range 5000 {
+		msg := fmt.Sprintf("<134>ns5gt: NetScreen device_id=ns5gt [Root]system-notification-00257(traffic): start_time=\"2026-12-03 10:00:00\" seq=%d", i)
+		want = append(want, msg)
+		stream.WriteString(msg)
+		stream.WriteByte(0)
+	}
+	conn := &streamConn{r: bytes.NewReader(stream.Bytes())}
+	m := newMetrics(nil)
+	r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, readBufferSize), max: 64 << 10, stats: m.forListener("nul")}
+	var got []string
+	for {
+		msg, truncated, err := r.next()
+		if truncated {
+			t.Fatalf("message %d truncated (%d bytes)", len(got), len(msg))
+		}
+		if msg != nil {
+			got = append(got, string(msg))
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %d messages, want %d; first: %.200q", len(got), len(want), got[0])
+	}
+
+	// NUL, LF and CR LF mixed, a NUL before a LF: each ends one message,
+	// empty ones skipped.
+	msgs, _ := frames(t, []byte("<13>a\x00<13>b\x00\n<13>c\r\n<13>d\x00"), 1024)
+	if w := []string{"<13>a", "<13>b", "<13>c", "<13>d"}; !slices.Equal(msgs, w) {
+		t.Errorf("mixed trailers: %q, want %q", msgs, w)
+	}
+}
+
+// TestTrimTrailer: a datagram may end in a NUL too (rsyslog drops it: "a
+// frequent problem with a number of senders"), before or after its LF.
+func TestTrimTrailer(t *testing.T) {
+	for in, want := range map[string]string{
+		"<13>x\x00": "<13>x", "<13>x\n\x00": "<13>x", "<13>x\r\n": "<13>x", "<13>x\x00\x00": "<13>x\x00", "<13>\x00x": "<13>\x00x",
+	} {
+		if got := string(trimNewline([]byte(in))); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestFramingTLSOnPlainPort: a sender set up for TLS (rsyslog's gtls,
+// syslog-ng's tls()) pointed at a plain TCP listener sends a ClientHello.
+// It was published as a few malformed records of binary junk and the
+// sender left waiting for the idle timeout, with nothing in the log.
+func TestFramingTLSOnPlainPort(t *testing.T) {
+	hello := []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03, '\n', 0x00, '<', '1', '3', '>'}
+	msgs, err := frames(t, hello, 1024)
+	var fe *frameError
+	if !errors.As(err, &fe) || fe.reason != "bad_frame" || !strings.Contains(fe.detail, "TLS") {
+		t.Fatalf("err %v, want a bad_frame naming TLS", err)
+	}
+	if len(msgs) != 0 {
+		t.Errorf("published %q", msgs)
 	}
 }

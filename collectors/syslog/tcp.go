@@ -2,6 +2,7 @@ package syslog
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -289,6 +290,7 @@ type frameReader struct {
 	detected bool
 	octets   bool
 	buf      []byte
+	err      error // a read's error, held by readSlice until the lines before it are returned
 }
 
 // readBufferSize is a connection's read buffer. A message longer than it
@@ -401,6 +403,13 @@ func (r *frameReader) next() ([]byte, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
+		if b[0] == tlsHandshake {
+			// A sender set up for TLS on a plain port: its ClientHello
+			// is no syslog, and it would wait for a reply until idle.
+			if b, _ := r.br.Peek(3); len(b) == 3 && b[1] == 3 && b[2] <= 4 {
+				return nil, false, &frameError{"bad_frame", "a TLS handshake on a plain TCP listener: point the sender at a tls listener, or turn its TLS off"}
+			}
+		}
 		r.octets = b[0] >= '1' && b[0] <= '9' && r.countFollows()
 		r.detected = true
 	}
@@ -409,6 +418,10 @@ func (r *frameReader) next() ([]byte, bool, error) {
 	}
 	return r.nextLine()
 }
+
+// tlsHandshake is the first byte of a TLS record carrying a handshake
+// (a ClientHello), followed by the version's major 3 and minor 0 to 4.
+const tlsHandshake = 0x16
 
 // countFollows reports whether the connection starts "DIGITS SP" with at
 // most 9 digits, an octet count (or more digits, a space and a PRI: a
@@ -531,7 +544,7 @@ length:
 }
 
 func (r *frameReader) nextLine() ([]byte, bool, error) {
-	line, err := r.br.ReadSlice('\n')
+	line, err := r.readSlice()
 	if err == nil || (err != bufio.ErrBufferFull && len(line) > 0) {
 		// A last line without a newline is still a message: at EOF,
 		// and when the connection ends otherwise (idle, reset, weir
@@ -560,7 +573,7 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 	keep := r.max + 2
 	r.buf = append(r.buf[:0], line[:min(keep, len(line))]...)
 	for err == bufio.ErrBufferFull {
-		line, err = r.br.ReadSlice('\n')
+		line, err = r.readSlice()
 		if room := keep - len(r.buf); room > 0 {
 			r.buf = append(r.buf, line[:min(room, len(line))]...)
 		}
@@ -577,7 +590,53 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 	return msg, truncated, err
 }
 
+// readSlice is bufio.Reader.ReadSlice for a line that ends at LF or NUL:
+// RFC 6587 (3.4.2) names NUL as a trailer some senders use instead of LF
+// (Juniper NetScreen), whose streams have no LF at all. NUL is searched for
+// only up to the next LF, so a stream without NULs costs one more scan of
+// each line, not of the whole buffer.
+func (r *frameReader) readSlice() ([]byte, error) {
+	scanned := 0 // bytes searched already, in a line that needs more
+	for {
+		buf, _ := r.br.Peek(r.br.Buffered())
+		rest := buf[scanned:]
+		end := bytes.IndexByte(rest, '\n')
+		if end < 0 {
+			end = len(rest)
+		}
+		if nul := bytes.IndexByte(rest[:end], 0); nul >= 0 {
+			end = nul
+		}
+		if end < len(rest) {
+			line := buf[:scanned+end+1]
+			r.br.Discard(len(line))
+			return line, nil
+		}
+		if err := r.err; err != nil {
+			// The lines read with the error are returned first.
+			r.err = nil
+			r.br.Discard(len(buf))
+			return buf, err
+		}
+		if len(buf) == r.br.Size() {
+			r.br.Discard(len(buf))
+			return buf, bufio.ErrBufferFull
+		}
+		scanned = len(buf)
+		// Wait for more: at least a byte, or the error that ends it.
+		if _, err := r.br.Peek(len(buf) + 1); err != nil {
+			r.err = err
+		}
+	}
+}
+
+// trimNewline cuts the trailer a message may end with: LF, CR LF, NUL (a
+// NUL-framed TCP sender; a datagram ending in one, which rsyslog also
+// drops: "a frequent problem with a number of senders").
 func trimNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == 0 {
+		b = b[:n-1]
+	}
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 	}
