@@ -288,10 +288,17 @@ func unknownKeys(data []byte) []string {
 		return nil
 	}
 	var out []string
+	// A key misspelt in an anchored mapping is met again at each merge
+	// (<<: *anchor) of it; one line and key is one mistake.
+	seen := map[string]bool{}
 	for _, e := range te.Errors {
 		if strings.Contains(e, "not found in type") {
 			// "line 3: field foo not found in type configs.Broker"
 			if i := strings.Index(e, " not found in type "); i >= 0 {
+				if seen[e[:i]] {
+					continue
+				}
+				seen[e[:i]] = true
 				e = e[:i] + ": unknown key" + " in " + sectionName(e[i+len(" not found in type "):])
 			}
 			out = append(out, e)
