@@ -319,21 +319,11 @@ func sectionName(goType string) string {
 // expandEnv replaces ${NAME} and ${NAME:-default} in every scalar.
 func expandEnv(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-		var missing []string
-		n.Value = os.Expand(n.Value, func(ref string) string {
-			name, def, hasDef := strings.Cut(ref, ":-")
-			if v, ok := os.LookupEnv(name); ok {
-				return v
-			}
-			if hasDef {
-				return def
-			}
-			missing = append(missing, name)
-			return ""
-		})
-		if len(missing) > 0 {
-			return fmt.Errorf("line %d: environment variable %s is not set", n.Line, strings.Join(missing, ", "))
+		v, err := expandRefs(n.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
 		}
+		n.Value = v
 		// An expanded value is data, not YAML: it stays one scalar, and
 		// a string unless it reads as a number or a boolean, so that
 		// `workers: ${WORKERS}` fills an integer (yaml.v3 refuses a
@@ -349,6 +339,44 @@ func expandEnv(n *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// expandRefs replaces each ${NAME} and ${NAME:-default} in v. Only those
+// forms: os.Expand also took $NAME and $1 (mangling a password with a $ in
+// it) and silently dropped a "${" without its "}", leaving the variable's
+// name as the value.
+func expandRefs(v string) (string, error) {
+	var b strings.Builder
+	var missing []string
+	for {
+		i := strings.Index(v, "${")
+		if i < 0 {
+			b.WriteString(v)
+			break
+		}
+		b.WriteString(v[:i])
+		end := strings.IndexByte(v[i:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("%q: ${ without its closing }", v[i:])
+		}
+		ref := v[i+2 : i+end]
+		v = v[i+end+1:]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if name == "" {
+			return "", fmt.Errorf("${%s} names no environment variable", ref)
+		}
+		if val, ok := os.LookupEnv(name); ok {
+			b.WriteString(val)
+		} else if hasDef {
+			b.WriteString(def)
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return b.String(), nil
 }
 
 // expandedTag is the tag YAML gives v written as a plain scalar, if that

@@ -315,3 +315,28 @@ func TestExplicitNullIsNoSection(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvReferenceMalformed: a reference without its closing brace is a
+// mistake to report, not text to drop: os.Expand ate the "${" and left
+// the variable's name as the value (a password "KAFKA_PASSWORD"), and
+// expanded a bare $1 or $name beside a ${...} that it does not document.
+func TestEnvReferenceMalformed(t *testing.T) {
+	t.Setenv("WEIR_T_USER", "weir")
+	for _, tc := range []struct{ yaml, want string }{
+		{"data_dir: /tmp/x\nbroker:\n  kafka:\n    brokers: [k:9092]\n    sasl: {mechanism: PLAIN, username: u, password: \"${WEIR_T_PASSWORD\"}\n", "line 5: \"${WEIR_T_PASSWORD\": ${ without its closing }"},
+		{"data_dir: \"${}\"\n", "line 1: ${} names no environment variable"},
+	} {
+		_, err := Parse([]byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+	// A $ that starts no ${...} is the value's own.
+	cfg, err := Parse([]byte("snmp:\n  defaults: {community: \"${WEIR_T_USER}$1x$\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.SNMP.Defaults.Community; got != "weir$1x$" {
+		t.Errorf("community %q, want %q", got, "weir$1x$")
+	}
+}
