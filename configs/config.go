@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"net"
@@ -223,6 +224,9 @@ func Parse(data []byte) (*Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
+	if err := extraDocument(data); err != nil {
+		return nil, err
+	}
 	// Pass 1: unknown keys, with their lines, before env expansion could
 	// turn a typo into a type error.
 	if errs := unknownKeys(data); len(errs) > 0 {
@@ -244,6 +248,31 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// extraDocument refuses a document after the first (two files joined,
+// each starting with ---): the decoder reads the first alone, and the
+// second's targets and sinks would be dropped without a word. A --- or
+// ... that ends the file with nothing after it is no document.
+func extraDocument(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first yaml.Node
+	if dec.Decode(&first) != nil {
+		return nil // the parse proper reports it
+	}
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s (in a second YAML document, after ---; weir reads one document a file)", strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		if len(n.Content) > 0 && n.Content[0].Tag != "!!null" {
+			return fmt.Errorf("line %d: a second YAML document starts here (---); weir reads one document a file: join them, or remove the ---", n.Line)
+		}
+	}
 }
 
 // emptySections makes a top-level section of no value ("snmp:" with its

@@ -340,3 +340,19 @@ func TestEnvReferenceMalformed(t *testing.T) {
 		t.Errorf("community %q, want %q", got, "weir$1x$")
 	}
 }
+
+// TestSecondDocumentRefused: a file of two YAML documents (two files
+// concatenated, each starting with ---) had the second one ignored
+// without a word, its targets and sinks never run. A leading --- and a
+// trailing one are a single document.
+func TestSecondDocumentRefused(t *testing.T) {
+	_, err := Parse([]byte("data_dir: /tmp/a\n---\nsnmp:\n  targets:\n    - {name: a, address: 192.0.2.1}\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2: ") || !strings.Contains(err.Error(), "second YAML document") {
+		t.Errorf("two documents: got %v, want the line of the second --- and why", err)
+	}
+	for _, data := range []string{"---\ndata_dir: /tmp/a\n", "data_dir: /tmp/a\n---\n", "data_dir: /tmp/a\n...\n", "---\ndata_dir: /tmp/a\n---\n# nothing\n"} {
+		if cfg, err := Parse([]byte(data)); err != nil || cfg.DataDir != "/tmp/a" {
+			t.Errorf("%q: %v", data, err)
+		}
+	}
+}
