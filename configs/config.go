@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"net"
@@ -223,6 +224,9 @@ func Parse(data []byte) (*Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
+	if err := extraDocument(data); err != nil {
+		return nil, err
+	}
 	// Pass 1: unknown keys, with their lines, before env expansion could
 	// turn a typo into a type error.
 	if errs := unknownKeys(data); len(errs) > 0 {
@@ -244,6 +248,31 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// extraDocument refuses a document after the first (two files joined,
+// each starting with ---): the decoder reads the first alone, and the
+// second's targets and sinks would be dropped without a word. A --- or
+// ... that ends the file with nothing after it is no document.
+func extraDocument(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first yaml.Node
+	if dec.Decode(&first) != nil {
+		return nil // the parse proper reports it
+	}
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s (in a second YAML document, after ---; weir reads one document a file)", strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		if len(n.Content) > 0 && n.Content[0].Tag != "!!null" {
+			return fmt.Errorf("line %d: a second YAML document starts here (---); weir reads one document a file: join them, or remove the ---", n.Line)
+		}
+	}
 }
 
 // emptySections makes a top-level section of no value ("snmp:" with its
@@ -288,10 +317,17 @@ func unknownKeys(data []byte) []string {
 		return nil
 	}
 	var out []string
+	// A key misspelt in an anchored mapping is met again at each merge
+	// (<<: *anchor) of it; one line and key is one mistake.
+	seen := map[string]bool{}
 	for _, e := range te.Errors {
 		if strings.Contains(e, "not found in type") {
 			// "line 3: field foo not found in type configs.Broker"
 			if i := strings.Index(e, " not found in type "); i >= 0 {
+				if seen[e[:i]] {
+					continue
+				}
+				seen[e[:i]] = true
 				e = e[:i] + ": unknown key" + " in " + sectionName(e[i+len(" not found in type "):])
 			}
 			out = append(out, e)
@@ -312,21 +348,11 @@ func sectionName(goType string) string {
 // expandEnv replaces ${NAME} and ${NAME:-default} in every scalar.
 func expandEnv(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
-		var missing []string
-		n.Value = os.Expand(n.Value, func(ref string) string {
-			name, def, hasDef := strings.Cut(ref, ":-")
-			if v, ok := os.LookupEnv(name); ok {
-				return v
-			}
-			if hasDef {
-				return def
-			}
-			missing = append(missing, name)
-			return ""
-		})
-		if len(missing) > 0 {
-			return fmt.Errorf("line %d: environment variable %s is not set", n.Line, strings.Join(missing, ", "))
+		v, err := expandRefs(n.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
 		}
+		n.Value = v
 		// An expanded value is data, not YAML: it stays one scalar, and
 		// a string unless it reads as a number or a boolean, so that
 		// `workers: ${WORKERS}` fills an integer (yaml.v3 refuses a
@@ -342,6 +368,44 @@ func expandEnv(n *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// expandRefs replaces each ${NAME} and ${NAME:-default} in v. Only those
+// forms: os.Expand also took $NAME and $1 (mangling a password with a $ in
+// it) and silently dropped a "${" without its "}", leaving the variable's
+// name as the value.
+func expandRefs(v string) (string, error) {
+	var b strings.Builder
+	var missing []string
+	for {
+		i := strings.Index(v, "${")
+		if i < 0 {
+			b.WriteString(v)
+			break
+		}
+		b.WriteString(v[:i])
+		end := strings.IndexByte(v[i:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("%q: ${ without its closing }", v[i:])
+		}
+		ref := v[i+2 : i+end]
+		v = v[i+end+1:]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if name == "" {
+			return "", fmt.Errorf("${%s} names no environment variable", ref)
+		}
+		if val, ok := os.LookupEnv(name); ok {
+			b.WriteString(val)
+		} else if hasDef {
+			b.WriteString(def)
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return b.String(), nil
 }
 
 // expandedTag is the tag YAML gives v written as a plain scalar, if that

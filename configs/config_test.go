@@ -315,3 +315,44 @@ func TestExplicitNullIsNoSection(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvReferenceMalformed: a reference without its closing brace is a
+// mistake to report, not text to drop: os.Expand ate the "${" and left
+// the variable's name as the value (a password "KAFKA_PASSWORD"), and
+// expanded a bare $1 or $name beside a ${...} that it does not document.
+func TestEnvReferenceMalformed(t *testing.T) {
+	t.Setenv("WEIR_T_USER", "weir")
+	for _, tc := range []struct{ yaml, want string }{
+		{"data_dir: /tmp/x\nbroker:\n  kafka:\n    brokers: [k:9092]\n    sasl: {mechanism: PLAIN, username: u, password: \"${WEIR_T_PASSWORD\"}\n", "line 5: \"${WEIR_T_PASSWORD\": ${ without its closing }"},
+		{"data_dir: \"${}\"\n", "line 1: ${} names no environment variable"},
+	} {
+		_, err := Parse([]byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+	// A $ that starts no ${...} is the value's own.
+	cfg, err := Parse([]byte("snmp:\n  defaults: {community: \"${WEIR_T_USER}$1x$\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.SNMP.Defaults.Community; got != "weir$1x$" {
+		t.Errorf("community %q, want %q", got, "weir$1x$")
+	}
+}
+
+// TestSecondDocumentRefused: a file of two YAML documents (two files
+// concatenated, each starting with ---) had the second one ignored
+// without a word, its targets and sinks never run. A leading --- and a
+// trailing one are a single document.
+func TestSecondDocumentRefused(t *testing.T) {
+	_, err := Parse([]byte("data_dir: /tmp/a\n---\nsnmp:\n  targets:\n    - {name: a, address: 192.0.2.1}\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2: ") || !strings.Contains(err.Error(), "second YAML document") {
+		t.Errorf("two documents: got %v, want the line of the second --- and why", err)
+	}
+	for _, data := range []string{"---\ndata_dir: /tmp/a\n", "data_dir: /tmp/a\n---\n", "data_dir: /tmp/a\n...\n", "---\ndata_dir: /tmp/a\n---\n# nothing\n"} {
+		if cfg, err := Parse([]byte(data)); err != nil || cfg.DataDir != "/tmp/a" {
+			t.Errorf("%q: %v", data, err)
+		}
+	}
+}

@@ -449,6 +449,9 @@ func keyNode(n *yaml.Node, key string) *yaml.Node {
 // unknownSinkKeys reports keys of mapping n that t has no yaml tag for,
 // descending into struct-typed fields, in the strict decoder's wording.
 func unknownSinkKeys(n *yaml.Node, t reflect.Type, typeName string) []string {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -460,6 +463,12 @@ func unknownSinkKeys(n *yaml.Node, t reflect.Type, typeName string) []string {
 	var out []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
+		if isMergeKey(k) {
+			for _, m := range mergedMappings(n.Content[i+1]) {
+				out = append(out, unknownSinkKeys(m, t, typeName)...)
+			}
+			continue
+		}
 		ft, ok := fields[k.Value]
 		if !ok {
 			out = append(out, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, typeName))

@@ -613,6 +613,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 	if n == nil {
 		return
 	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
 		if t.Kind() == reflect.Map {
 			if n.Kind == yaml.MappingNode {
@@ -652,6 +655,12 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
+		if isMergeKey(k) {
+			for _, m := range mergedMappings(n.Content[i+1]) {
+				checkKeys(m, t, path, errs)
+			}
+			continue
+		}
 		ft, ok := fields[k.Value]
 		if !ok {
 			// This wording is what config.go's unknownKeys rewrites.
@@ -660,6 +669,31 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 		}
 		checkKeys(n.Content[i+1], ft, path+"."+k.Value, errs)
 	}
+}
+
+// isMergeKey reports whether k is YAML's merge key (<<: *anchor), which the
+// decoder resolves into the mapping it is in rather than taking as a field.
+func isMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
+}
+
+// mergedMappings returns the mappings a merge key's value brings in: one
+// mapping or alias of one, or a sequence of them.
+func mergedMappings(v *yaml.Node) []*yaml.Node {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return []*yaml.Node{v}
+	case yaml.SequenceNode:
+		var out []*yaml.Node
+		for _, c := range v.Content {
+			out = append(out, mergedMappings(c)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // child returns the value node of key in mapping n, or nil.

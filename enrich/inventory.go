@@ -149,11 +149,27 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f inventoryFile
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
+	firstErr := dec.Decode(&f)
+	if err := firstErr; err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
 		// One error a line, each naming the file: the config's errors
 		// may print beside them.
 		msg := inventoryYAMLError(err, data).Error()
 		return nil, errors.New(name + ": " + strings.ReplaceAll(msg, "\n", "\n"+name+": "))
+	}
+	// The decoder reads the first document alone: the devices of a
+	// second (two files joined, each starting with ---) would be lost.
+	for firstErr == nil {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %s (in a second YAML document, after ---; an inventory is one document)", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		if err != nil {
+			break
+		}
+		if len(n.Content) > 0 && n.Content[0].Tag != "!!null" {
+			return nil, fmt.Errorf("%s: line %d: a second YAML document starts here (---); an inventory is one document: join them, or remove the ---", name, n.Line)
+		}
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
 		byAddr: map[netip.Addr]*Device{}}

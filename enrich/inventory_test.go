@@ -590,3 +590,16 @@ func TestInventoryErrorsOneALineEachNamesTheFile(t *testing.T) {
 		}
 	}
 }
+
+// TestInventorySecondDocumentRefused: an inventory of two YAML documents
+// (two files joined, each starting with ---) had the devices of the
+// second ignored without a word.
+func TestInventorySecondDocumentRefused(t *testing.T) {
+	_, err := parseInventory([]byte("devices:\n  - {name: a, address: 192.0.2.1}\n---\ndevices:\n  - {name: b, address: 192.0.2.2}\n"), "inv.yaml")
+	if err == nil || !strings.Contains(err.Error(), "inv.yaml: line 3: ") || !strings.Contains(err.Error(), "second YAML document") {
+		t.Errorf("got %v, want the file, the line of the second --- and why", err)
+	}
+	if _, err := parseInventory([]byte("---\ndevices:\n  - {name: a, address: 192.0.2.1}\n---\n"), "inv.yaml"); err != nil {
+		t.Errorf("a leading and a trailing ---: %v", err)
+	}
+}

@@ -74,7 +74,7 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		if _, err := adm.DeleteGroup(ctx, g); err != nil {
-			return fmt.Errorf("delete group %s: %w", g, err)
+			return fmt.Errorf("delete group %s: %w", g, shardErr(err))
 		}
 		fmt.Fprintf(stdout, "deleted group %s and its committed offsets\n", g)
 		return nil
@@ -88,7 +88,7 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writer) error {
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
-		return fmt.Errorf("list groups: %w", err)
+		return fmt.Errorf("list groups: %w", shardErr(err))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tSTATE\tMEMBERS\tLAG")
@@ -96,7 +96,7 @@ func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writ
 	var lags kadm.DescribedGroupLags
 	if len(names) > 0 {
 		if lags, err = adm.Lag(ctx, names...); err != nil {
-			return fmt.Errorf("group lag: %w", err)
+			return fmt.Errorf("group lag: %w", shardErr(err))
 		}
 		countRecords(ctx, adm, cl, lags)
 	}
@@ -116,7 +116,7 @@ func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writ
 func groupsDescribe(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writer, group string) error {
 	lags, err := adm.Lag(ctx, group)
 	if err != nil {
-		return fmt.Errorf("describe group %s: %w", group, err)
+		return fmt.Errorf("describe group %s: %w", group, shardErr(err))
 	}
 	countRecords(ctx, adm, cl, lags)
 	l, ok := lags[group]
@@ -290,6 +290,23 @@ func assignment(m kadm.DescribedGroupMember) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, " ")
+}
+
+// shardErr is the one reason of a request that failed on every broker it
+// went to for the same reason (none could be reached, most often), without
+// kadm's "request X has N separate shard errors, first:" in front.
+func shardErr(err error) error {
+	var se *kadm.ShardErrors
+	if !errors.As(err, &se) || !se.AllFailed || len(se.Errs) == 0 {
+		return err
+	}
+	first := se.Errs[0].Err
+	for _, e := range se.Errs[1:] {
+		if e.Err.Error() != first.Error() {
+			return err
+		}
+	}
+	return first
 }
 
 func orDash(s string) string {

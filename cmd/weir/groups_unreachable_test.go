@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+)
+
+// TestGroupsUnreachableBroker: the groups commands against a broker that
+// is not there say why, as the other commands do, without franz-go's
+// "request ListGroups has 1 separate shard errors, first:" in front.
+func TestGroupsUnreachableBroker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	for _, args := range [][]string{
+		{"groups", "list", "--brokers", addr},
+		{"groups", "describe", "g", "--brokers", addr},
+		{"groups", "delete", "g", "--brokers", addr},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := dispatch(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+		if err == nil || exitCode(err) != 1 {
+			t.Fatalf("%v: %v (exit %d), want exit 1", args, err, exitCode(err))
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "shard errors") || !strings.Contains(msg, "connection refused") || !strings.Contains(msg, addr) {
+			t.Errorf("%v: %q: want the dial error alone", args, msg)
+		}
+	}
+}
