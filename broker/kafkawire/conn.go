@@ -18,9 +18,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ioBufferSize is the size of each connection's buffered reader and writer:
-// large enough that a typical request or response needs one system call.
+// ioBufferSize is the request buffer every connection may keep without
+// counting it against the server's request memory (reserve), and how much
+// answered output waits for more before it is written (run).
 const ioBufferSize = 64 << 10
+
+// readBufferSize is the size of each connection's buffered reader, which an
+// idle connection holds for as long as it is open: small, so that thousands
+// of them take little memory. It holds the small requests whole; larger
+// request bodies are read past it, straight into the request buffer.
+const readBufferSize = 4 << 10
 
 // conn is one client connection. A single goroutine reads a request, handles
 // it and writes its response before reading the next, which gives Kafka's
@@ -32,11 +39,10 @@ type conn struct {
 	nc     net.Conn
 	logger *slog.Logger
 	br     *bufio.Reader
-	bw     *bufio.Writer
 
 	req      []byte // body of the request being handled
 	reserved int    // what cap(req) takes beyond ioBufferSize, counted in Server.buffered
-	out      []byte // encoded response
+	out      []byte // encoded responses not yet written
 	fetch    []byte // record batches gathered by Fetch
 
 	// wake and timer serve Fetch long-polls; see fetch.go.
@@ -53,8 +59,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		s:      s,
 		nc:     nc,
 		logger: s.cfg.logger.With("remote", nc.RemoteAddr().String()),
-		br:     bufio.NewReaderSize(nc, ioBufferSize),
-		bw:     bufio.NewWriterSize(nc, ioBufferSize),
+		br:     bufio.NewReaderSize(nc, readBufferSize),
 		wake:   make(chan struct{}, 1),
 	}
 	c.advHost, c.advPort = s.advertisedAddr(nc)
@@ -156,7 +161,7 @@ func (c *conn) run(ctx context.Context) (err error) {
 		}
 		// Responses to pipelined requests go out in one write: flush
 		// only when the next request is not already waiting.
-		if !c.frameBuffered() {
+		if !c.frameBuffered() || len(c.out) >= ioBufferSize {
 			if err := c.flush(); err != nil {
 				return err
 			}
@@ -398,10 +403,11 @@ func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.
 	return unsupportedResponse(kreq, kreq.GetVersion()), nil
 }
 
-// writeResponse encodes resp behind its response header into the buffered
-// writer.
+// writeResponse encodes resp behind its response header after the responses
+// waiting in c.out; flush writes them.
 func (c *conn) writeResponse(corr int32, resp kmsg.Response) error {
-	b := append(c.out[:0], 0, 0, 0, 0) // size, filled below
+	start := len(c.out)
+	b := append(c.out, 0, 0, 0, 0) // size, filled below
 	b = binary.BigEndian.AppendUint32(b, uint32(corr))
 	// Flexible responses use response header v1 (an empty tag section),
 	// except ApiVersions: a client must be able to read its answer before
@@ -410,22 +416,23 @@ func (c *conn) writeResponse(corr int32, resp kmsg.Response) error {
 		b = append(b, 0)
 	}
 	b = resp.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	c.out = b
-	if d := c.s.cfg.idleTimeout; d > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(d))
-	}
-	_, err := c.bw.Write(b)
-	return err
+	return nil
 }
 
 // flush sends buffered responses. Fetch calls it before long-polling so that
 // earlier pipelined responses do not wait for the poll.
 func (c *conn) flush() error {
-	if c.bw.Buffered() == 0 {
+	if len(c.out) == 0 {
 		return nil
 	}
-	return c.bw.Flush()
+	if d := c.s.cfg.idleTimeout; d > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(d))
+	}
+	_, err := c.nc.Write(c.out)
+	c.out = c.out[:0]
+	return err
 }
 
 // trimBuffers drops buffers an unusually large request grew, so that a
@@ -437,7 +444,7 @@ func (c *conn) trimBuffers() {
 		c.req = nil
 		c.unreserve()
 	}
-	if cap(c.out) > maxRetainedBuffer {
+	if len(c.out) == 0 && cap(c.out) > maxRetainedBuffer { // written
 		c.out = nil
 	}
 	if cap(c.fetch) > maxRetainedBuffer {
