@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -115,7 +116,10 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	var pe *protocolError
 	var ne net.Error
 	switch {
-	case ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+	case ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		// A client that closes with an answer unread resets the
+		// connection: it hung up all the same.
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		err = nil
 		c.logger.Debug("kafka client disconnected")
 	case errors.As(err, &pe):
