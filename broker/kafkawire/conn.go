@@ -218,9 +218,9 @@ func (c *conn) readFrame() ([]byte, error) {
 	size := int64(int32(binary.BigEndian.Uint32(b)))
 	switch {
 	case size < 0:
-		return nil, &protocolError{fmt.Sprintf("negative frame length %d", size)}
+		return nil, &protocolError{fmt.Sprintf("negative frame length %d%s", size, otherProtocol(b))}
 	case size > int64(c.s.cfg.maxRequestBytes):
-		return nil, &protocolError{fmt.Sprintf("frame length %d exceeds the maximum request size %d", size, c.s.cfg.maxRequestBytes)}
+		return nil, &protocolError{fmt.Sprintf("frame length %d exceeds the maximum request size %d%s", size, c.s.cfg.maxRequestBytes, otherProtocol(b))}
 	case size < 8: // api key, version and correlation id at least
 		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}
@@ -251,6 +251,24 @@ func (c *conn) readFrame() ([]byte, error) {
 		return nil, err
 	}
 	return c.req, nil
+}
+
+// otherProtocol names the protocol a client that is not speaking Kafka
+// seems to speak, from the four bytes read as a frame length, for the log:
+// a client configured for TLS (security.protocol=SSL) sends a ClientHello,
+// whose length reads as some 369 MB.
+func otherProtocol(b []byte) string {
+	switch {
+	case len(b) < 4:
+		return ""
+	case b[0] == 0x16 && b[1] == 0x03: // TLS handshake record, version 3.x
+		return " (a TLS handshake: the Kafka listener is plaintext)"
+	}
+	switch string(b[:4]) {
+	case "GET ", "POST", "PUT ", "HEAD", "DELE", "OPTI", "PATC", "PRI ":
+		return " (an HTTP request: this is the Kafka listener)"
+	}
+	return ""
 }
 
 // readBody reads size bytes into c.req. The buffer grows with the bytes that
