@@ -12,15 +12,23 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ioBufferSize is the size of each connection's buffered reader and writer:
-// large enough that a typical request or response needs one system call.
+// ioBufferSize is the request buffer every connection may keep without
+// counting it against the server's request memory (reserve), and how much
+// answered output waits for more before it is written (run).
 const ioBufferSize = 64 << 10
+
+// readBufferSize is the size of each connection's buffered reader, which an
+// idle connection holds for as long as it is open: small, so that thousands
+// of them take little memory. It holds the small requests whole; larger
+// request bodies are read past it, straight into the request buffer.
+const readBufferSize = 4 << 10
 
 // conn is one client connection. A single goroutine reads a request, handles
 // it and writes its response before reading the next, which gives Kafka's
@@ -32,11 +40,10 @@ type conn struct {
 	nc     net.Conn
 	logger *slog.Logger
 	br     *bufio.Reader
-	bw     *bufio.Writer
 
 	req      []byte // body of the request being handled
 	reserved int    // what cap(req) takes beyond ioBufferSize, counted in Server.buffered
-	out      []byte // encoded response
+	out      []byte // encoded responses not yet written
 	fetch    []byte // record batches gathered by Fetch
 
 	// wake and timer serve Fetch long-polls; see fetch.go.
@@ -53,8 +60,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		s:      s,
 		nc:     nc,
 		logger: s.cfg.logger.With("remote", nc.RemoteAddr().String()),
-		br:     bufio.NewReaderSize(nc, ioBufferSize),
-		bw:     bufio.NewWriterSize(nc, ioBufferSize),
+		br:     bufio.NewReaderSize(nc, readBufferSize),
 		wake:   make(chan struct{}, 1),
 	}
 	c.advHost, c.advPort = s.advertisedAddr(nc)
@@ -110,7 +116,10 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	var pe *protocolError
 	var ne net.Error
 	switch {
-	case ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+	case ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		// A client that closes with an answer unread resets the
+		// connection: it hung up all the same.
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		err = nil
 		c.logger.Debug("kafka client disconnected")
 	case errors.As(err, &pe):
@@ -156,7 +165,7 @@ func (c *conn) run(ctx context.Context) (err error) {
 		}
 		// Responses to pipelined requests go out in one write: flush
 		// only when the next request is not already waiting.
-		if !c.frameBuffered() {
+		if !c.frameBuffered() || len(c.out) >= ioBufferSize {
 			if err := c.flush(); err != nil {
 				return err
 			}
@@ -209,9 +218,9 @@ func (c *conn) readFrame() ([]byte, error) {
 	size := int64(int32(binary.BigEndian.Uint32(b)))
 	switch {
 	case size < 0:
-		return nil, &protocolError{fmt.Sprintf("negative frame length %d", size)}
+		return nil, &protocolError{fmt.Sprintf("negative frame length %d%s", size, otherProtocol(b))}
 	case size > int64(c.s.cfg.maxRequestBytes):
-		return nil, &protocolError{fmt.Sprintf("frame length %d exceeds the maximum request size %d", size, c.s.cfg.maxRequestBytes)}
+		return nil, &protocolError{fmt.Sprintf("frame length %d exceeds the maximum request size %d%s", size, c.s.cfg.maxRequestBytes, otherProtocol(b))}
 	case size < 8: // api key, version and correlation id at least
 		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}
@@ -242,6 +251,24 @@ func (c *conn) readFrame() ([]byte, error) {
 		return nil, err
 	}
 	return c.req, nil
+}
+
+// otherProtocol names the protocol a client that is not speaking Kafka
+// seems to speak, from the four bytes read as a frame length, for the log:
+// a client configured for TLS (security.protocol=SSL) sends a ClientHello,
+// whose length reads as some 369 MB.
+func otherProtocol(b []byte) string {
+	switch {
+	case len(b) < 4:
+		return ""
+	case b[0] == 0x16 && b[1] == 0x03: // TLS handshake record, version 3.x
+		return " (a TLS handshake: the Kafka listener is plaintext)"
+	}
+	switch string(b[:4]) {
+	case "GET ", "POST", "PUT ", "HEAD", "DELE", "OPTI", "PATC", "PRI ":
+		return " (an HTTP request: this is the Kafka listener)"
+	}
+	return ""
 }
 
 // readBody reads size bytes into c.req. The buffer grows with the bytes that
@@ -398,10 +425,11 @@ func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.
 	return unsupportedResponse(kreq, kreq.GetVersion()), nil
 }
 
-// writeResponse encodes resp behind its response header into the buffered
-// writer.
+// writeResponse encodes resp behind its response header after the responses
+// waiting in c.out; flush writes them.
 func (c *conn) writeResponse(corr int32, resp kmsg.Response) error {
-	b := append(c.out[:0], 0, 0, 0, 0) // size, filled below
+	start := len(c.out)
+	b := append(c.out, 0, 0, 0, 0) // size, filled below
 	b = binary.BigEndian.AppendUint32(b, uint32(corr))
 	// Flexible responses use response header v1 (an empty tag section),
 	// except ApiVersions: a client must be able to read its answer before
@@ -410,22 +438,23 @@ func (c *conn) writeResponse(corr int32, resp kmsg.Response) error {
 		b = append(b, 0)
 	}
 	b = resp.AppendTo(b)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	c.out = b
-	if d := c.s.cfg.idleTimeout; d > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(d))
-	}
-	_, err := c.bw.Write(b)
-	return err
+	return nil
 }
 
 // flush sends buffered responses. Fetch calls it before long-polling so that
 // earlier pipelined responses do not wait for the poll.
 func (c *conn) flush() error {
-	if c.bw.Buffered() == 0 {
+	if len(c.out) == 0 {
 		return nil
 	}
-	return c.bw.Flush()
+	if d := c.s.cfg.idleTimeout; d > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(d))
+	}
+	_, err := c.nc.Write(c.out)
+	c.out = c.out[:0]
+	return err
 }
 
 // trimBuffers drops buffers an unusually large request grew, so that a
@@ -437,7 +466,7 @@ func (c *conn) trimBuffers() {
 		c.req = nil
 		c.unreserve()
 	}
-	if cap(c.out) > maxRetainedBuffer {
+	if len(c.out) == 0 && cap(c.out) > maxRetainedBuffer { // written
 		c.out = nil
 	}
 	if cap(c.fetch) > maxRetainedBuffer {

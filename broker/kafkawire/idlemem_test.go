@@ -1,0 +1,39 @@
+package kafkawire
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestIdleConnectionMemory: an idle connection holds little memory, so
+// that broker.max_connections (4096) of them do not take half a GiB. Each
+// once held a 64 KiB read buffer and a 64 KiB write buffer for as long as it
+// stayed open.
+func TestIdleConnectionMemory(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	_, addr := startServer(t, fl)
+	const conns = 200
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	// Every connection served once (its buffers made), then idle.
+	before := heap()
+	clients := make([]*rawClient, conns)
+	for i := range clients {
+		clients[i] = dialRaw(t, addr)
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 9
+		clients[i].do(md)
+	}
+	per := int64(heap()-before) / conns
+	t.Logf("%d bytes of heap per idle connection", per)
+	if per > 32<<10 {
+		t.Errorf("an idle connection holds %d bytes of heap, want at most %d", per, 32<<10)
+	}
+}
