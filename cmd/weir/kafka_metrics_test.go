@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"io"
+	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -9,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -33,5 +37,34 @@ func TestClusterMetricsLeaveOutEmbeddedLog(t *testing.T) {
 	resp.Body.Close()
 	if m := regexp.MustCompile(`(?m)^weir_broker_\w+`).FindAllString(string(body), -1); len(m) > 0 {
 		t.Errorf("the embedded log's metrics on a Kafka cluster: %v", m)
+	}
+}
+
+// TestKafkaIdleCloseHasItsReason: weir closing a client's idle connection
+// is counted as a timeout, not as the error the help says to look for in the
+// log, where an idle close is a debug line only.
+func TestKafkaIdleCloseHasItsReason(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := kafkaMetrics(reg)
+	remote := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+	for _, err := range []error{nil, os.ErrDeadlineExceeded, errors.New("frame length 369295616 exceeds the maximum request size")} {
+		m.ConnOpened(remote)
+		m.ConnClosed(remote, err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "weir_kafka_connections_closed_total" {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			got[mt.GetLabel()[0].GetValue()] = mt.GetCounter().GetValue()
+		}
+	}
+	if want := map[string]float64{"ok": 1, "timeout": 1, "error": 1}; !maps.Equal(got, want) {
+		t.Errorf("closed by reason %v, want %v", got, want)
 	}
 }

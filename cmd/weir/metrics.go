@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net"
 	"time"
 
@@ -19,7 +20,7 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 	})
 	closed := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_kafka_connections_closed_total",
-		Help: "Kafka client connections closed, by reason (ok: the client hung up or weir stopped; error: weir closed it, see the log).",
+		Help: "Kafka client connections closed, by reason (ok: the client hung up or weir stopped; timeout: weir closed it, idle for 10 minutes (as Kafka's connections.max.idle.ms) or stalled in a request or a response; error: weir closed it, see the log).",
 	}, []string{"reason"})
 	reqs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "weir_kafka_request_duration_seconds",
@@ -36,16 +37,21 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 	}, []string{"error"})
 	reg.MustRegister(conns, closed, reqs, refused, produceErrs)
 	closed.WithLabelValues("ok")
+	closed.WithLabelValues("timeout")
 	closed.WithLabelValues("error")
 	return &kafkawire.Metrics{
 		ConnOpened:  func(net.Addr) { conns.Inc() },
 		ConnRefused: func(net.Addr) { refused.Inc() },
 		ConnClosed: func(_ net.Addr, err error) {
 			conns.Dec()
-			if err != nil {
-				closed.WithLabelValues("error").Inc()
-			} else {
+			var ne net.Error
+			switch {
+			case err == nil:
 				closed.WithLabelValues("ok").Inc()
+			case errors.As(err, &ne) && ne.Timeout():
+				closed.WithLabelValues("timeout").Inc()
+			default:
+				closed.WithLabelValues("error").Inc()
 			}
 		},
 		ProduceFailed: func(_ string, _ int32, code int16) {
