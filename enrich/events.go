@@ -185,6 +185,11 @@ type flapState struct {
 	// redo raises the flapping event again (see observeInto).
 	flapCause telemetry.Cause
 	last      telemetry.Event // the latest change, for the cleared event (see keep)
+	// since is when the object started flapping; rebuilt, that it did so
+	// in a warm-up's reading of the past, its flapping event published
+	// before this process: its cleared event may be too (see settleClears).
+	since   time.Time
+	rebuilt bool
 }
 
 // keep makes ev the latest change, with the object's own strings and no
@@ -574,7 +579,9 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if d.dedup > 0 && st.nextIs(ev.Type, at, d.dedup) {
 		return // the same change, counted where another path reported it a little later
 	}
-	d.count(st, ev.Type, at)
+	if d.count(st, ev.Type, at) {
+		st.rebuilt = true
+	}
 	if st.times[len(st.times)-1].Equal(at) {
 		st.keep(ev)
 	}
@@ -586,7 +593,7 @@ func (d *detector) count(st *flapState, typ string, at time.Time) bool {
 	if !st.add(at, typ, d.window, d.threshold+1) || st.flapping || len(st.times) <= d.threshold {
 		return false
 	}
-	st.flapping = true
+	st.flapping, st.since, st.rebuilt = true, at, false
 	d.flapping[st.key] = st
 	return true
 }
@@ -802,21 +809,26 @@ func (d *detector) readBefore(c telemetry.Cause, ts time.Time) bool {
 	return c.Topic != "" && ok && c.Offset < pos.next && !ts.After(pos.at)
 }
 
-// settle returns a <family>_flapping_cleared event for each flapping object
-// that has settled: it changed at most half the threshold times within
-// the last window (none, mostly). Half, not the threshold: an object
-// that keeps changing a little slower than it did is cleared once, not
-// cleared and raised again at each change around the threshold; one that
-// keeps changing a few times a window is cleared rather than flapping
-// for ever. settle also forgets quiet objects. The workers sharing the detector each call it about once a
-// second; it does its work at most once a second, and visits a bounded
-// share of the quiet objects each time (map iteration starts at random,
-// so every entry comes up), so that many objects never stall the workers.
-func (d *detector) settle(now time.Time) []telemetry.Event {
+// settleClears returns a <family>_flapping_cleared event for each
+// flapping object that has settled: it changed at most half the threshold
+// times within the last window (none, mostly). Half, not the threshold: an
+// object that keeps changing a little slower than it did is cleared once,
+// not cleared and raised again at each change around the threshold; one
+// that keeps changing a few times a window is cleared rather than flapping
+// for ever. The events of objects whose flapping a warm-up rebuilt come
+// apart, in rebuilt: their cleared event may have been published before
+// (see Worker.unpublishedClears).
+//
+// settleClears also forgets quiet objects. The workers sharing the
+// detector each call it about once a second; it does its work at most
+// once a second, and visits a bounded share of the quiet objects each time
+// (map iteration starts at random, so every entry comes up), so that many
+// objects never stall the workers.
+func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt []rebuiltClear) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if now.Sub(d.settled) < time.Second && !now.Before(d.settled) {
-		return nil
+		return nil, nil
 	}
 	d.settled = now
 	// Windows are measured on the log's clock (detectAt): with a worker
@@ -830,7 +842,6 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 		d.changes = shrunk(d.changes, &d.changesPeak)
 		d.states = shrunk(d.states, &d.statesPeak)
 	}()
-	var out []telemetry.Event
 	for k, st := range d.flapping {
 		st.prune(now.Add(-d.window))
 		n := len(st.times)
@@ -844,7 +855,11 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 			c.Message = "changed " + itoa(n) + " times within " + d.window.String() + ", at most half the flapping threshold"
 		}
 		c.Cause = telemetry.Cause{}
-		out = append(out, c)
+		if st.rebuilt {
+			rebuilt = append(rebuilt, rebuiltClear{c, st.since})
+		} else {
+			out = append(out, c)
+		}
 		delete(d.flapping, k)
 		if n == 0 {
 			delete(d.changes, k)
@@ -884,7 +899,14 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 			delete(d.states, k)
 		}
 	}
-	return out
+	return out, rebuilt
+}
+
+// rebuiltClear is the cleared event of an object whose flapping since
+// since a warm-up rebuilt.
+type rebuiltClear struct {
+	ev    telemetry.Event
+	since time.Time
 }
 
 // settleBudget is how many of n entries one settle visits: all of a small

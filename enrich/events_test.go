@@ -1097,3 +1097,13 @@ func TestConfigChangeWithoutUserIsTheNamedOne(t *testing.T) {
 		t.Errorf("the trap after the syslog line was remembered: published %v", got)
 	}
 }
+
+// settle is settleClears with the cleared events of flapping a warm-up
+// rebuilt taken as unpublished.
+func (d *detector) settle(now time.Time) []telemetry.Event {
+	out, rebuilt := d.settleClears(now)
+	for _, r := range rebuilt {
+		out = append(out, r.ev)
+	}
+	return out
+}

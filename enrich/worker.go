@@ -267,7 +267,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.out.flush(outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events})
 		})
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
-			for _, out := range w.det.settle(now) {
+			cleared, rebuilt := w.det.settleClears(now)
+			if len(rebuilt) > 0 {
+				cleared = append(cleared, w.unpublishedClears(ctx, rebuilt)...)
+			}
+			for _, out := range cleared {
 				events = w.evEnc.append(w.m, events, w.topics.Events, out, -1, -1)
 			}
 			lastSettle = now
