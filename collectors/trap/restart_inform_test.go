@@ -3,9 +3,11 @@ package trap
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // TestV3InformsAfterReceiverRestart: a long-running agent (Net-SNMP's
@@ -37,10 +40,12 @@ func testV3InformsAfterRestart(t *testing.T, stateFile string) {
 	user := configs.SNMPv3{User: snmptest.V3User, SecurityLevel: "authPriv", AuthProtocol: "SHA256",
 		AuthPassword: snmptest.V3AuthPass, PrivProtocol: "AES", PrivPassword: snmptest.V3PrivPass}
 	// run starts a receiver on listen (a weir process) until stop is called.
+	var logs syncbuf.Buffer
 	run := func() (capture *snmptest.Capture, m *Metrics, stop func()) {
 		capture = snmptest.NewCapture()
 		m, _ = NewMetrics(prometheus.NewRegistry())
-		r, err := New(Config{Listen: listen, Users: []configs.SNMPv3{user}, Broker: capture, Metrics: m, StateFile: stateFile})
+		r, err := New(Config{Listen: listen, Users: []configs.SNMPv3{user}, Broker: capture, Metrics: m, StateFile: stateFile,
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,5 +109,13 @@ func testV3InformsAfterRestart(t *testing.T, stateFile string) {
 		t.Errorf("v3 inform from a running snmpd lost after weir restarted: unknown_engine_id %v, not_in_time_window %v",
 			testutil.ToFloat64(m.Received.WithLabelValues("3", OutcomeUnknownEngineID)),
 			testutil.ToFloat64(m.Received.WithLabelValues("3", OutcomeNotInTimeWindow)))
+	}
+	// The Report that resynchronised it is the protocol at work, not a
+	// trap lost: counted, and no warning.
+	if testutil.ToFloat64(m.Received.WithLabelValues("3", OutcomeNotInTimeWindow)) == 0 {
+		t.Error("the inform answered with weir's clock was not counted")
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("warnings for an inform the sender resent in time:\n%s", logs.String())
 	}
 }

@@ -463,7 +463,11 @@ func (r *Receiver) Run(ctx context.Context) error {
 		}
 		if outcome != "" {
 			r.cfg.Metrics.Received.WithLabelValues(version, outcome).Inc()
-			r.logDrop(drops, outcome, version, from)
+			// An inform answered with weir's clock is a sender being
+			// resynchronised (after every weir restart), which sends it
+			// again: counted, logged at debug.
+			resync := outcome == OutcomeNotInTimeWindow && it.ack != nil
+			r.logDrop(drops, outcome, version, from, resync)
 			continue
 		}
 		if it.inform != nil {
@@ -489,7 +493,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 			r.informs.dropped(*it.inform)
 		}
 		r.cfg.Metrics.Received.WithLabelValues(version, OutcomeQueueFull).Inc()
-		r.logDrop(drops, OutcomeQueueFull, version, from)
+		r.logDrop(drops, OutcomeQueueFull, version, from, false)
 	}
 	close(queue)
 	<-pubDone
@@ -634,7 +638,7 @@ func (r *Receiver) acknowledge(conn net.PacketConn, ack []byte, to net.Addr) {
 // wrong community or key can be found (the counter has no address); once
 // per throttle.Every per outcome and sending host, with how many there
 // were, so a noisy device does not hide a quiet one.
-func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from net.Addr) {
+func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from net.Addr, quiet bool) {
 	host := from.String()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -644,8 +648,8 @@ func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from ne
 		return
 	}
 	level := slog.LevelWarn
-	if outcome == OutcomeNotNotification {
-		level = slog.LevelDebug // a Get sent to the trap port: not a device's trap gone missing
+	if outcome == OutcomeNotNotification || quiet {
+		level = slog.LevelDebug // a Get sent to the trap port, say: not a device's trap gone missing
 	}
 	r.cfg.Logger.Log(context.Background(), level, "trap dropped", "outcome", outcome, "version", version,
 		"from", from.String(), "times", n)
