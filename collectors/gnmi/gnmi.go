@@ -381,6 +381,8 @@ type target struct {
 	dropShutdown          prometheus.Counter
 	// noValueLog throttles the no_value log line (publishLoop's only).
 	noValueLog throttle.Throttle
+	// refusedLog throttles the refused records' log line.
+	refusedLog throttle.Shared
 	// lost: its publishing stopped with records unpublished (counted in
 	// dropShutdown), so that series outlives the target's removal.
 	lost atomic.Bool
@@ -431,6 +433,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
+		RefusedLog: &t.refusedLog,
 		OnDrop: func(reason publish.Reason, _, n int, _ error) {
 			if reason == publish.Refused {
 				t.dropPub.Add(float64(n))
