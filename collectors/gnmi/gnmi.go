@@ -585,7 +585,7 @@ func transportCreds(tc configs.GNMITarget) (credentials.TransportCredentials, er
 // subscribeRequest builds the target's one SubscribeRequest.
 func subscribeRequest(tc configs.GNMITarget) (*gpb.SubscribeRequest, error) {
 	list := &gpb.SubscriptionList{}
-	switch tc.Encoding {
+	switch strings.ToLower(tc.Encoding) { // JSON_IETF, as gnmic writes it
 	case "", "json":
 		list.Encoding = gpb.Encoding_JSON
 	case "json_ietf":
