@@ -356,3 +356,20 @@ func TestSecondDocumentRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLine: the lines of the keys weir run and weir check report after
+// Parse; a default (not written) has none.
+func TestLine(t *testing.T) {
+	c, err := Parse([]byte("data_dir: /x\nhttp:\n  listen: 127.0.0.1:29090\nsinks:\n  - {type: prometheus, name: p, topics: [metrics], listen: 127.0.0.1:29091}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{"data_dir": 1, "http.listen": 3, "sinks[0].listen": 5, "broker.kafka_listen": 0, "sinks[1].listen": 0} {
+		if got := c.Line(key); got != want {
+			t.Errorf("Line(%q) = %d, want %d", key, got, want)
+		}
+	}
+	if Defaults().Line("data_dir") != 0 {
+		t.Error("a default has a line")
+	}
+}
