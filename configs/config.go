@@ -47,7 +47,7 @@ type Config struct {
 }
 
 // Line is the line key ("data_dir", "http.listen", "sinks[2].listen":
-// the keys that name a directory or a listen address) is written on, 0
+// data_dir and the keys of Listeners) is written on, 0
 // if it is not written (a default) or not one of those: for errors found
 // after Parse, when weir run uses the value.
 func (c *Config) Line(key string) int { return c.lines[key] }
@@ -56,7 +56,7 @@ func (c *Config) Line(key string) int { return c.lines[key] }
 func (c *Config) keepLines(root *yaml.Node) {
 	keys := []string{"data_dir", "http.listen", "broker.kafka_listen", "snmp.traps.listen"}
 	for i := range c.Syslog.Listeners {
-		keys = append(keys, fmt.Sprintf("syslog.listeners[%d].address", i))
+		keys = append(keys, fmt.Sprintf("syslog.listeners[%d]", i))
 	}
 	for i := range c.Sinks {
 		keys = append(keys, fmt.Sprintf("sinks[%d].listen", i))
