@@ -268,6 +268,15 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	emptySections(&root)
+	// A list written as a mapping, with its key: yaml.v3 says only the
+	// line, which may start two mappings ("snmp:" and "targets: {...}").
+	var shapes []string
+	if len(root.Content) > 0 {
+		checkKeys(root.Content[0], reflect.TypeOf(Config{}), "", &shapes)
+	}
+	if shapes = shapeErrors(shapes); len(shapes) > 0 {
+		return nil, errors.New(strings.Join(shapes, "\n"))
+	}
 	if err := root.Decode(cfg); err != nil {
 		return nil, yamlerr.Clean(err, data, &root)
 	}

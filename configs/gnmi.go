@@ -195,6 +195,9 @@ func (g *GNMI) UnmarshalYAML(n *yaml.Node) error {
 		for i, tn := range targets.Content {
 			if subs := child(tn, "subscriptions"); subs != nil && subs.Kind == yaml.SequenceNode {
 				for j, sn := range subs.Content {
+					if sn.Kind == yaml.SequenceNode {
+						continue // gnmiSubRef's error says what goes there
+					}
 					checkKeys(sn, reflect.TypeOf(GNMISubscription{}), fmt.Sprintf("gnmi.targets[%d].subscriptions[%d]", i, j), &errs)
 				}
 			}
