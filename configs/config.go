@@ -254,6 +254,13 @@ func Parse(data []byte) (*Config, error) {
 	if err := extraDocument(data); err != nil {
 		return nil, err
 	}
+	var probe yaml.Node
+	if yaml.Unmarshal(data, &probe) == nil {
+		// The key checks below follow aliases into merged mappings.
+		if err := yamlerr.AliasCycle(&probe); err != nil {
+			return nil, err
+		}
+	}
 	// Pass 1: unknown keys, with their lines, before env expansion could
 	// turn a typo into a type error.
 	if errs := unknownKeys(data); len(errs) > 0 {
