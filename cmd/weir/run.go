@@ -195,9 +195,20 @@ func newLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if c.Format == "json" {
+		opts.ReplaceAttr = jsonDuration
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// jsonDuration writes a duration in JSON logs as seconds (0.0015), where
+// slog writes nanoseconds (1500000), which no reader takes for a unit; text
+// logs have its String form (1.5ms).
+func jsonDuration(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.Float64Value(a.Value.Duration().Seconds())
+	}
+	return a
 }
 
 // brokerOptions maps the config to the embedded broker's options.
