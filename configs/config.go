@@ -42,6 +42,33 @@ type Config struct {
 
 	// File is where the config was read from ("" for built-in defaults).
 	File string `yaml:"-"`
+	// lines are the lines of the keys Line reports.
+	lines map[string]int
+}
+
+// Line is the line key ("data_dir", "http.listen", "sinks[2].listen":
+// data_dir and the keys of Listeners) is written on, 0
+// if it is not written (a default) or not one of those: for errors found
+// after Parse, when weir run uses the value.
+func (c *Config) Line(key string) int { return c.lines[key] }
+
+// keepLines notes the lines Line reports.
+func (c *Config) keepLines(root *yaml.Node) {
+	keys := []string{"data_dir", "http.listen", "broker.kafka_listen", "snmp.traps.listen"}
+	for i := range c.Syslog.Listeners {
+		keys = append(keys, fmt.Sprintf("syslog.listeners[%d]", i))
+	}
+	for i := range c.Sinks {
+		keys = append(keys, fmt.Sprintf("sinks[%d].listen", i))
+	}
+	for _, k := range keys {
+		if line, ok := findLine(root, k); ok {
+			if c.lines == nil {
+				c.lines = map[string]int{}
+			}
+			c.lines[k] = line
+		}
+	}
 }
 
 // HTTPConfig is the self-observation endpoint (/metrics, /healthz, /readyz).
@@ -227,6 +254,13 @@ func Parse(data []byte) (*Config, error) {
 	if err := extraDocument(data); err != nil {
 		return nil, err
 	}
+	var probe yaml.Node
+	if yaml.Unmarshal(data, &probe) == nil {
+		// The key checks below follow aliases into merged mappings.
+		if err := yamlerr.AliasCycle(&probe); err != nil {
+			return nil, err
+		}
+	}
 	// Pass 1: unknown keys, with their lines, before env expansion could
 	// turn a typo into a type error.
 	if errs := unknownKeys(data); len(errs) > 0 {
@@ -241,12 +275,22 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	emptySections(&root)
+	// A list written as a mapping, with its key: yaml.v3 says only the
+	// line, which may start two mappings ("snmp:" and "targets: {...}").
+	var shapes []string
+	if len(root.Content) > 0 {
+		checkKeys(root.Content[0], reflect.TypeOf(Config{}), "", &shapes)
+	}
+	if shapes = shapeErrors(shapes); len(shapes) > 0 {
+		return nil, errors.New(strings.Join(shapes, "\n"))
+	}
 	if err := root.Decode(cfg); err != nil {
 		return nil, yamlerr.Clean(err, data, &root)
 	}
 	if err := cfg.validate(&root); err != nil {
 		return nil, err
 	}
+	cfg.keepLines(&root)
 	return cfg, nil
 }
 
@@ -580,8 +624,15 @@ func validTopic(name string) bool {
 	return true
 }
 
-// lineOf finds the line of a dotted key path in the document, 0 if absent.
+// lineOf finds the line of a dotted key path in the document, 0 if absent;
+// that of the nearest key written if only some of the path is.
 func lineOf(root *yaml.Node, path string) int {
+	line, _ := findLine(root, path)
+	return line
+}
+
+// findLine is lineOf, and whether the whole path is written.
+func findLine(root *yaml.Node, path string) (int, bool) {
 	n := root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
@@ -596,7 +647,7 @@ func lineOf(root *yaml.Node, path string) int {
 			}
 		}
 		if n.Kind != yaml.MappingNode {
-			return line
+			return line, false
 		}
 		found := false
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -608,17 +659,17 @@ func lineOf(root *yaml.Node, path string) int {
 			}
 		}
 		if !found {
-			return line
+			return line, false
 		}
 		if idx >= 0 {
 			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
-				return line
+				return line, false
 			}
 			n = n.Content[idx]
 			line = n.Line
 		}
 	}
-	return line
+	return line, true
 }
 
 // splitPath splits "broker.topics.raw.syslog.partitions" knowing that topic

@@ -356,3 +356,43 @@ func TestSecondDocumentRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLine: the lines of the keys weir run and weir check report after
+// Parse; a default (not written) has none.
+func TestLine(t *testing.T) {
+	c, err := Parse([]byte("data_dir: /x\nhttp:\n  listen: 127.0.0.1:29090\nsinks:\n  - {type: prometheus, name: p, topics: [metrics], listen: 127.0.0.1:29091}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{"data_dir": 1, "http.listen": 3, "sinks[0].listen": 5, "broker.kafka_listen": 0, "sinks[1].listen": 0} {
+		if got := c.Line(key); got != want {
+			t.Errorf("Line(%q) = %d, want %d", key, got, want)
+		}
+	}
+	if Defaults().Line("data_dir") != 0 {
+		t.Error("a default has a line")
+	}
+}
+
+// TestListWrittenAsMapping: a list written as a mapping (one target, its
+// dash forgotten) is refused naming the key, wherever it is: flow style on
+// a section's first line left yaml.v3's type error without a key.
+func TestListWrittenAsMapping(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"snmp:\n  targets: {name: a}\n", "line 2: snmp.targets: a list is expected, not a mapping"},
+		{"snmp:\n  targets:\n    name: a\n", "line 3: snmp.targets: a list is expected, not a mapping"},
+		{"sinks: {type: file}\n", "line 1: sinks: a list is expected, not a mapping"},
+		{"gnmi:\n  targets:\n    - name: a\n      subscriptions: {path: /a}\n", "line 4: gnmi.targets[0].subscriptions: a list is expected, not a mapping"},
+		{"syslog:\n  listeners: {protocol: udp, address: \"127.0.0.1:0\"}\n", "line 2: syslog.listeners: a list is expected, not a mapping"},
+		{"http: [a]\n", "line 1: http: a mapping is expected, not a list"},
+	} {
+		_, err := Parse([]byte(c.yaml))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: got %v\nwant %s", c.yaml, err, c.want)
+		}
+	}
+	// A list that may be one name stays so.
+	if _, err := Parse([]byte("snmp:\n  targets:\n    - {name: a, address: \"127.0.0.1:161\", community: public, profiles: if-mib}\n")); err != nil {
+		t.Error(err)
+	}
+}

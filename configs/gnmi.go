@@ -56,7 +56,8 @@ type GNMITarget struct {
 	// Username and Password go as gRPC metadata on every RPC.
 	Username string `yaml:"username"`
 	Password string `yaml:"password"`
-	// Encoding is json, json_ietf or proto; default json.
+	// Encoding is json, json_ietf or proto (in any case: JSON_IETF is
+	// read as json_ietf); default json.
 	Encoding string `yaml:"encoding"`
 	// Timeout bounds dialing, Capabilities and the first response to
 	// Subscribe, and is the least stall bound; default 10s.
@@ -194,6 +195,9 @@ func (g *GNMI) UnmarshalYAML(n *yaml.Node) error {
 		for i, tn := range targets.Content {
 			if subs := child(tn, "subscriptions"); subs != nil && subs.Kind == yaml.SequenceNode {
 				for j, sn := range subs.Content {
+					if sn.Kind == yaml.SequenceNode {
+						continue // gnmiSubRef's error says what goes there
+					}
 					checkKeys(sn, reflect.TypeOf(GNMISubscription{}), fmt.Sprintf("gnmi.targets[%d].subscriptions[%d]", i, j), &errs)
 				}
 			}
@@ -307,10 +311,12 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 		if t.Password != "" && t.Username == "" {
 			add(keyLine(tn, "password"), path+".password", "needs a username")
 		}
-		switch t.Encoding {
+		// In any case: gnmic and vendor docs write JSON_IETF.
+		switch enc := strings.ToLower(t.Encoding); enc {
 		case "":
 			t.Encoding = DefaultGNMIEncoding
 		case "json", "json_ietf", "proto":
+			t.Encoding = enc
 		default:
 			add(keyLine(tn, "encoding"), path+".encoding", "must be json, json_ietf or proto, not %q", t.Encoding)
 		}

@@ -165,3 +165,22 @@ func TestGNMIInsecureSkipVerify(t *testing.T) {
 		t.Error("insecure_skip_verify not applied")
 	}
 }
+
+// TestGNMIEncodingCase: encoding in upper case, as gnmic and vendor docs
+// write it (JSON_IETF), is the same encoding; an unknown one is refused.
+func TestGNMIEncodingCase(t *testing.T) {
+	const head = "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions: [{path: /a}]\n      encoding: "
+	for in, want := range map[string]string{"JSON_IETF": "json_ietf", "PROTO": "proto", "JSON": "json", "Json_Ietf": "json_ietf"} {
+		c, err := Parse([]byte(head + in + "\n"))
+		if err != nil {
+			t.Errorf("encoding %s: %v", in, err)
+			continue
+		}
+		if got := c.GNMI.Targets[0].Encoding; got != want {
+			t.Errorf("encoding %s read as %q, want %q", in, got, want)
+		}
+	}
+	if _, err := Parse([]byte(head + "XML\n")); err == nil || !strings.Contains(err.Error(), `line 6: gnmi.targets[a].encoding: must be json, json_ietf or proto, not "XML"`) {
+		t.Errorf("XML: %v", err)
+	}
+}

@@ -20,9 +20,6 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 	}
 	byNet := map[string][]listener{}
 	take := func(network, key string, a Address) {
-		if !a.Enabled() {
-			return
-		}
 		host, port, err := net.SplitHostPort(string(a))
 		if err != nil || port == "0" {
 			return
@@ -44,6 +41,30 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 			}
 		}
 		byNet[network] = append(byNet[network], l)
+	}
+	for _, l := range c.Listeners() {
+		take(l.Network, l.Key, l.Address)
+	}
+}
+
+// Listener is a listen address the config sets.
+type Listener struct {
+	// Key is where: "http.listen", "syslog.listeners[2]",
+	// "syslog (default listener)"; Line reports its line.
+	Key     string
+	Network string // tcp or udp
+	Address Address
+}
+
+// Listeners lists the addresses weir run listens on, those not "off":
+// for check to compare, and for run to name the setting of one it cannot
+// listen on.
+func (c *Config) Listeners() []Listener {
+	var out []Listener
+	take := func(network, key string, a Address) {
+		if a.Enabled() {
+			out = append(out, Listener{Key: key, Network: network, Address: a})
+		}
 	}
 	take("tcp", "http.listen", c.HTTP.Listen)
 	if len(c.Broker.Kafka.Brokers) == 0 {
@@ -69,6 +90,7 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 			take("tcp", fmt.Sprintf("sinks[%d].listen", i), s.Listen)
 		}
 	}
+	return out
 }
 
 // overlap: two listen hosts that cannot both bind one port.

@@ -78,3 +78,17 @@ func TestMergeKeysStillCheckKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeCycleRefused: a merge of a mapping that holds the merge (or of
+// the list it is in) made weir check overflow its stack; it is refused.
+func TestMergeCycleRefused(t *testing.T) {
+	for _, y := range []string{
+		"snmp:\n  targets: &s\n    - {<<: *s, name: a}\n",
+		"snmp:\n  targets:\n    - &a {<<: *a, name: a}\n",
+		"sinks: &s\n  - {<<: *s, type: file}\n",
+	} {
+		if _, err := Parse([]byte(y)); err == nil || !strings.Contains(err.Error(), "refers to a node that holds it") {
+			t.Errorf("%q: %v", y, err)
+		}
+	}
+}

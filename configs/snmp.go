@@ -608,7 +608,9 @@ func splitSNMPAddress(addr string) (string, uint16, error) {
 
 // checkKeys reports mapping keys that have no yaml field in t, recursing
 // into structs, pointers to structs, and slices and maps of them (the
-// named gnmi.subscriptions).
+// named gnmi.subscriptions). It also reports a mapping where t is a list
+// and a list where t is a mapping (shapeErrors), with the key: yaml.v3's
+// type error has only the line, which may hold two mappings.
 func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 	if n == nil {
 		return
@@ -617,10 +619,21 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 		n = n.Alias
 	}
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		if unmarshals(t) {
+			return // it takes what it takes (a name for a list of one)
+		}
+		switch {
+		case t.Kind() == reflect.Slice && n.Kind == yaml.MappingNode:
+			*errs = append(*errs, fmt.Sprintf("line %d: %s: a list is expected, not a mapping", n.Line, path))
+			return
+		case t.Kind() == reflect.Map && n.Kind == yaml.SequenceNode:
+			*errs = append(*errs, fmt.Sprintf("line %d: %s: a mapping is expected, not a list", n.Line, path))
+			return
+		}
 		if t.Kind() == reflect.Map {
 			if n.Kind == yaml.MappingNode {
 				for i := 0; i+1 < len(n.Content); i += 2 {
-					checkKeys(n.Content[i+1], t.Elem(), path+"."+n.Content[i].Value, errs)
+					checkKeys(n.Content[i+1], t.Elem(), joinKey(path, n.Content[i].Value), errs)
 				}
 			}
 			return
@@ -635,10 +648,14 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 		}
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
+	if t.Kind() != reflect.Struct || unmarshals(t) {
 		return
 	}
-	if reflect.PointerTo(t).Implements(reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()) {
+	if n.Kind == yaml.SequenceNode {
+		*errs = append(*errs, fmt.Sprintf("line %d: %s: a mapping is expected, not a list", n.Line, path))
+		return
+	}
+	if n.Kind != yaml.MappingNode {
 		return
 	}
 	fields := map[string]reflect.Type{}
@@ -667,8 +684,33 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 			*errs = append(*errs, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, path))
 			continue
 		}
-		checkKeys(n.Content[i+1], ft, path+"."+k.Value, errs)
+		checkKeys(n.Content[i+1], ft, joinKey(path, k.Value), errs)
 	}
+}
+
+// shapeErrors are checkKeys' errs of a list written as a mapping or a
+// mapping as a list, not its unknown keys.
+func shapeErrors(errs []string) []string {
+	var out []string
+	for _, e := range errs {
+		if strings.HasSuffix(e, ": a list is expected, not a mapping") || strings.HasSuffix(e, ": a mapping is expected, not a list") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// unmarshals reports whether t decodes itself (yaml.Unmarshaler).
+func unmarshals(t reflect.Type) bool {
+	u := reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+	return t.Implements(u) || reflect.PointerTo(t).Implements(u)
+}
+
+func joinKey(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 // isMergeKey reports whether k is YAML's merge key (<<: *anchor), which the

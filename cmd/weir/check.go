@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
@@ -40,6 +43,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if !*skipFiles {
+		if err := checkDataDir(cfg); err != nil {
+			return &exitError{1, err}
+		}
 		if err := checkFiles(cfg); err != nil {
 			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
 		}
@@ -54,6 +60,26 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: ok (%s, http %s, %d topic overrides)\n", *file, log, cfg.HTTP.Listen, len(cfg.Broker.Topics))
 	return nil
+}
+
+// checkDataDir refuses a data_dir that weir run cannot make or use as a
+// directory: a file, or a path through one. One missing is fine (weir run
+// makes it), and so is one that is not readable here: check may run as
+// another user than weir.
+func checkDataDir(cfg *configs.Config) error {
+	fi, err := os.Stat(cfg.DataDir)
+	switch {
+	case err == nil && !fi.IsDir():
+		err = fmt.Errorf("%s is not a directory", cfg.DataDir)
+	case errors.Is(err, syscall.ENOTDIR):
+	default:
+		return nil
+	}
+	where := cfg.File + ":"
+	if line := cfg.Line("data_dir"); line > 0 {
+		where += strconv.Itoa(line) + ":"
+	}
+	return fmt.Errorf("%s data_dir: %w", where, err)
 }
 
 // checkFiles reads every certificate, key and CA file cfg names, as the

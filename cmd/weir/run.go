@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
@@ -127,7 +128,64 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if len(roleSet) == 0 {
 		return &exitError{2, fmt.Errorf("--roles: no role given (collect, enrich, sink)")}
 	}
-	return run(ctx, cfg, reread, hup, roleSet, logger)
+	// The settings the flags override, for errors.
+	flags := map[string]string{}
+	for key, f := range map[string]struct{ name, value string }{
+		"http.listen":         {"--http-listen", httpListen},
+		"broker.kafka_listen": {"--kafka-listen", kafkaListen},
+		"snmp.traps.listen":   {"--trap-listen", trapListen},
+		"syslog.listeners[0]": {"--syslog-listen", syslogListen},
+		"syslog.listeners[1]": {"--syslog-listen", syslogListen},
+	} {
+		if f.value != "" {
+			flags[key] = f.name
+		}
+	}
+	return listenSetting(cfg, flags, run(ctx, cfg, reread, hup, roleSet, logger))
+}
+
+// listenSetting adds to an error listening on an address the setting the
+// address comes from ("http.listen at weir.yaml:12", "--http-listen"), as
+// weir check names its errors' keys and lines. Listeners are not
+// reloaded: the config weir started with is the one to look in.
+func listenSetting(cfg *configs.Config, flags map[string]string, err error) error {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "listen" || op.Addr == nil {
+		return err
+	}
+	host, port, perr := net.SplitHostPort(op.Addr.String())
+	if perr != nil {
+		return err
+	}
+	network := strings.TrimRight(op.Net, "46") // tcp4 is tcp
+	ip, _ := netip.ParseAddr(host)
+	// check refuses two listeners of a network on one port unless their
+	// hosts differ: the port finds the listener, the host if need be.
+	var found []configs.Listener
+	for _, l := range cfg.Listeners() {
+		h, p, perr := net.SplitHostPort(string(l.Address))
+		if perr != nil || p != port || l.Network != network {
+			continue
+		}
+		if a, aerr := netip.ParseAddr(h); aerr == nil && ip.IsValid() && a.Unmap() != ip.Unmap() {
+			continue
+		}
+		found = append(found, l)
+	}
+	if len(found) != 1 {
+		return err
+	}
+	key := found[0].Key
+	if f, ok := flags[key]; ok {
+		return fmt.Errorf("%w (%s)", err, f)
+	}
+	switch line := cfg.Line(key); {
+	case line > 0:
+		return fmt.Errorf("%w (%s at %s:%d)", err, key, cfg.File, line)
+	case strings.HasPrefix(key, "syslog ("):
+		return fmt.Errorf("%w (syslog's default listener: syslog.listeners is not set)", err)
+	}
+	return fmt.Errorf("%w (%s, not set: the default)", err, key)
 }
 
 func newLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
@@ -137,9 +195,20 @@ func newLogger(c configs.LogConfig, w io.Writer) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if c.Format == "json" {
+		opts.ReplaceAttr = jsonDuration
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// jsonDuration writes a duration in JSON logs as seconds (0.0015), where
+// slog writes nanoseconds (1500000), which no reader takes for a unit; text
+// logs have its String form (1.5ms).
+func jsonDuration(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.Float64Value(a.Value.Duration().Seconds())
+	}
+	return a
 }
 
 // brokerOptions maps the config to the embedded broker's options.

@@ -381,6 +381,8 @@ type target struct {
 	dropShutdown          prometheus.Counter
 	// noValueLog throttles the no_value log line (publishLoop's only).
 	noValueLog throttle.Throttle
+	// refusedLog throttles the refused records' log line.
+	refusedLog throttle.Shared
 	// lost: its publishing stopped with records unpublished (counted in
 	// dropShutdown), so that series outlives the target's removal.
 	lost atomic.Bool
@@ -431,6 +433,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
+		RefusedLog: &t.refusedLog,
 		OnDrop: func(reason publish.Reason, _, n int, _ error) {
 			if reason == publish.Refused {
 				t.dropPub.Add(float64(n))
@@ -582,7 +585,7 @@ func transportCreds(tc configs.GNMITarget) (credentials.TransportCredentials, er
 // subscribeRequest builds the target's one SubscribeRequest.
 func subscribeRequest(tc configs.GNMITarget) (*gpb.SubscribeRequest, error) {
 	list := &gpb.SubscriptionList{}
-	switch tc.Encoding {
+	switch strings.ToLower(tc.Encoding) { // JSON_IETF, as gnmic writes it
 	case "", "json":
 		list.Encoding = gpb.Encoding_JSON
 	case "json_ietf":
@@ -1034,7 +1037,7 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 				return fmt.Errorf("gnmi %s: %s: %w (%s does not resolve: %v)", t.cfg.Name, call, err, hostOf(t.cfg.Address), lerr)
 			}
 		}
-		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") && servesTLS(t.cfg.Address) {
+		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") && servesTLS(ctx, t.cfg.Address) {
 			// A TLS server closes on the plaintext HTTP/2 preface; so
 			// do a proxy whose backend is down and a target over its
 			// session limit, which a TLS handshake tells apart.
@@ -1070,17 +1073,19 @@ func hostOf(addr string) string {
 // servesTLS reports whether addr answers a TLS handshake: with a
 // certificate (not verified: only whether TLS is spoken), or with a TLS
 // alert (a client certificate required, say). It waits at most
-// tlsProbeTimeout.
-func servesTLS(addr string) bool {
-	conn, err := net.DialTimeout("tcp", addr, tlsProbeTimeout)
+// tlsProbeTimeout, and not past ctx: weir stopping ends the probe.
+func servesTLS(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, tlsProbeTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return false
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(tlsProbeTimeout))
 	host, _, _ := net.SplitHostPort(addr)
 	c := tls.Client(conn, &tls.Config{InsecureSkipVerify: true, ServerName: host, NextProtos: []string{"h2"}}) //nolint:gosec // a probe: nothing is sent over it
-	err = c.Handshake()
+	err = c.HandshakeContext(ctx)
 	return err == nil || strings.Contains(err.Error(), "remote error: tls:")
 }
 

@@ -3,6 +3,7 @@ package gnmi
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // refusingBroker refuses a produce holding a record whose value contains
@@ -68,5 +70,35 @@ func TestRefusedRecordDroppedAlone(t *testing.T) {
 	if int(published) != len(ms) || published < 2*refused()-2 {
 		t.Errorf("published %v (%d in the broker), refused %v: want the two other interfaces' records published",
 			published, len(ms), refused())
+	}
+}
+
+// TestRefusedRecordsLogThrottled: a target whose every sample holds a
+// record the broker refuses logs the drop once per throttle.Every, not
+// once per record, while the counter counts each.
+func TestRefusedRecordsLogThrottled(t *testing.T) {
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 3, ToggleEvery: -1})
+	m, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	b := &refusingBroker{refuse: `"Ethernet2"`}
+	c, err := New(configs.GNMI{RetryMin: configs.Duration(50 * time.Millisecond),
+		Targets: []configs.GNMITarget{simTarget("a", addr, sub(countersPath, "stream", "sample", 20*time.Millisecond))}},
+		b, WithMetrics(m), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	refused := func() float64 { return testutil.ToFloat64(m.Dropped.WithLabelValues("a", DropPublishError)) }
+	waitFor(t, 10*time.Second, "refused records", func() bool { return refused() >= 5 })
+	cancel()
+	<-done
+	if n := strings.Count(logs.String(), "record refused by the broker"); n != 1 {
+		t.Errorf("%v records refused, logged %d times, want once:\n%s", refused(), n, logs.String())
 	}
 }

@@ -85,3 +85,21 @@ func TestPrefixWithOrigin(t *testing.T) {
 		t.Errorf("prefix %v", p)
 	}
 }
+
+// TestEncodingCase: the collector takes a target's encoding in any case
+// (JSON_IETF, as gnmic writes it), as configs does, and refuses an
+// unknown one.
+func TestEncodingCase(t *testing.T) {
+	tc := configs.GNMITarget{Name: "a", Subscriptions: []configs.GNMISubscription{{Path: "/a"}}}
+	for in, want := range map[string]gpb.Encoding{"JSON_IETF": gpb.Encoding_JSON_IETF, "PROTO": gpb.Encoding_PROTO, "JSON": gpb.Encoding_JSON, "json": gpb.Encoding_JSON} {
+		tc.Encoding = in
+		req, err := subscribeRequest(tc)
+		if err != nil || req.GetSubscribe().GetEncoding() != want {
+			t.Errorf("encoding %s: %v, %v; want %v", in, req.GetSubscribe().GetEncoding(), err, want)
+		}
+	}
+	tc.Encoding = "XML"
+	if _, err := subscribeRequest(tc); err == nil {
+		t.Error("encoding XML taken")
+	}
+}

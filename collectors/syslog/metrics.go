@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // metrics are the collector's self-metrics, resolved per listener once so
@@ -69,6 +71,9 @@ type listenerStats struct {
 	connections    prometheus.Gauge
 	publishErrors  prometheus.Counter
 	publishSeconds prometheus.Observer
+	// refusedLog throttles the refused records' log line: the listener's
+	// connections share it.
+	refusedLog throttle.Shared
 
 	mu    sync.Mutex
 	drops map[string]prometheus.Counter

@@ -102,10 +102,11 @@ func (c *Collector) newPublisher(listener string, stats *listenerStats) *publish
 		arena:   make([]byte, 0, initialArena),
 		headers: []broker.Header{{Key: telemetry.HeaderSource, Value: headerSource}, {Key: telemetry.HeaderSchema, Value: headerSchema}},
 		pub: publish.Publisher{
-			Broker: c.broker,
-			Topic:  c.topic,
-			Name:   "syslog",
-			Logger: c.logger.With(slog.String("listener", listener)),
+			Broker:     c.broker,
+			Topic:      c.topic,
+			Name:       "syslog",
+			Logger:     c.logger.With(slog.String("listener", listener)),
+			RefusedLog: &stats.refusedLog,
 			// A reader stalled on the broker stops reading: retry soon.
 			MinBackoff: 10 * time.Millisecond,
 			OnRetry:    func(error, time.Duration) { stats.publishErrors.Inc() },

@@ -166,6 +166,8 @@ type Receiver struct {
 	decodePanics atomic.Int64
 	// pub publishes to the broker; each batch gives a copy its outcomes.
 	pub publish.Publisher
+	// refusedLog throttles pub's refused records' log line.
+	refusedLog throttle.Shared
 	// informs keeps a sender's retransmissions of an inform from being
 	// published again.
 	informs *informMemo
@@ -209,6 +211,7 @@ func New(cfg Config) (*Receiver, error) {
 		pub:     publish.Publisher{Broker: cfg.Broker, Topic: cfg.Topic, Name: "trap", Logger: cfg.Logger},
 		informs: newInformMemo(),
 	}
+	r.pub.RefusedLog = &r.refusedLog
 	id, boots, note, err := startEngine(cfg.StateFile, cfg.EngineID, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("trap: %w", err)

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // Default back-off bounds.
@@ -103,6 +104,12 @@ type Publisher struct {
 	// nothing. Give it the caller's attributes (the listener, the
 	// target): Publisher adds the topic, the error and the numbers.
 	Logger *slog.Logger
+	// RefusedLog, if set, lets the refused records' line through once per
+	// throttle.Every, with how many were refused since ("times"): a
+	// source that sends an oversized value every interval would otherwise
+	// log a line per interval. Share it among the copies of a Publisher
+	// that log to the same place; nil logs each.
+	RefusedLog *throttle.Shared
 	// MinBackoff is the wait after a first failed attempt; each further
 	// failure doubles it, up to MaxBackoff. Zero takes the defaults.
 	MinBackoff, MaxBackoff time.Duration
@@ -348,8 +355,14 @@ func (p *Publisher) attempt(ctx context.Context, send []broker.Record) error {
 func (p *Publisher) refused(res *Result, recs []broker.Record, i int, err error) {
 	res.Refused++
 	if p.Logger != nil {
-		p.Logger.LogAttrs(context.Background(), slog.LevelError, p.message("record refused by the broker; dropped"),
-			slog.String("topic", p.Topic), slog.Int("bytes", len(recs[i].Value)), slog.Any("err", err))
+		times, due := 1, true
+		if p.RefusedLog != nil {
+			times, due = p.RefusedLog.Due(time.Now())
+		}
+		if due {
+			p.Logger.LogAttrs(context.Background(), slog.LevelError, p.message("record refused by the broker; dropped"),
+				slog.String("topic", p.Topic), slog.Int("bytes", len(recs[i].Value)), slog.Any("err", err), slog.Int("times", times))
+		}
 	}
 	if p.OnDrop != nil {
 		p.OnDrop(Refused, i, 1, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/internal/syncbuf"
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 const topic = "t"
@@ -518,5 +519,32 @@ func TestStalledAttemptSaysWhy(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "connection refused") {
 		t.Errorf("the warning does not say why: %s", logs.String())
+	}
+}
+
+// TestRefusedLogThrottled: with RefusedLog, records refused batch after
+// batch log one line per throttle.Every, while OnDrop and the Result
+// count each.
+func TestRefusedLogThrottled(t *testing.T) {
+	b := openLog(t, embedded.WithMaxMessageBytes(1024))
+	big := strings.Repeat("x", 4096)
+	var d drops
+	var logs bytes.Buffer
+	var every throttle.Shared
+	p := Publisher{Broker: b, Topic: topic, OnDrop: d.hook, Logger: slog.New(slog.NewTextHandler(&logs, nil)), RefusedLog: &every}
+	refused := 0
+	for range 5 {
+		q := p // a copy per batch, as the collectors make, shares the throttle
+		res, err := q.Publish(context.Background(), batch("a", big, big))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused += res.Refused
+	}
+	if refused != 10 || len(d.got) != 10 {
+		t.Errorf("refused %d, %d drops reported; want 10", refused, len(d.got))
+	}
+	if n := strings.Count(logs.String(), "record refused by the broker"); n != 1 || !strings.Contains(logs.String(), "times=1") {
+		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
 	}
 }

@@ -179,3 +179,28 @@ func pathsAt(root *yaml.Node, line int, match func(*yaml.Node) bool) []string {
 	walk(root, "")
 	return found
 }
+
+// AliasCycle refuses an alias to a node that holds it (`&a {<<: *a}`, or
+// a merge of the list the mapping is in): walking the tree through
+// aliases, as key checks do to reach merged mappings, would not end.
+func AliasCycle(root *yaml.Node) error {
+	open := map[*yaml.Node]bool{}
+	var walk func(n *yaml.Node) error
+	walk = func(n *yaml.Node) error {
+		if n.Kind == yaml.AliasNode {
+			if open[n.Alias] {
+				return fmt.Errorf("line %d: alias *%s refers to a node that holds it", n.Line, n.Value)
+			}
+			return nil // its target is walked where it is written
+		}
+		open[n] = true
+		defer delete(open, n)
+		for _, c := range n.Content {
+			if err := walk(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(root)
+}

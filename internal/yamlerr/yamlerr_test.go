@@ -1,6 +1,7 @@
 package yamlerr
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,6 +25,24 @@ func TestTabViolatingIndentation(t *testing.T) {
 		}
 		if got := Clean(err, []byte(tc.file), nil).Error(); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%q: %q, want %q", tc.file, got, tc.want)
+		}
+	}
+}
+
+func TestAliasCycle(t *testing.T) {
+	for in, want := range map[string]string{
+		"a: &a {<<: *a}\n":            "line 1: alias *a refers to a node that holds it",
+		"l: &s\n  - {<<: *s, x: 1}\n": "line 2: alias *s refers to a node that holds it",
+		"a: &a {x: 1}\nb: {<<: *a}\n": "",
+		"a: &a [1]\nb: [*a, *a]\n":    "",
+	} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(in), &n); err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		err := AliasCycle(&n)
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
 		}
 	}
 }

@@ -17,11 +17,14 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/weirnet/weir/internal/yamlerr"
 )
 
 // Metric types.
@@ -215,6 +218,9 @@ func Parse(file string, data []byte) (*Profile, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if err := yamlerr.AliasCycle(&root); err != nil {
+		return nil, fmt.Errorf("%s:%s", file, strings.TrimPrefix(err.Error(), "line "))
 	}
 	var errs []string
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
@@ -429,8 +435,12 @@ func (s *Set) Resolve(names []string, auto bool, sysObjectID string) ([]*Profile
 	return out, nil
 }
 
-// checkKeys reports mapping keys that have no yaml field in t.
+// checkKeys reports mapping keys that have no yaml field in t; those of a
+// mapping merged in (<<: *anchor) count as the mapping's own.
 func checkKeys(n *yaml.Node, t reflect.Type, where string, errs *[]string) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -456,11 +466,46 @@ func checkKeys(n *yaml.Node, t reflect.Type, where string, errs *[]string) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
+		if isMergeKey(k) {
+			for _, m := range mergedMappings(n.Content[i+1]) {
+				checkKeys(m, t, where, errs)
+			}
+			continue
+		}
 		ft, ok := fields[k.Value]
 		if !ok {
-			*errs = append(*errs, fmt.Sprintf("line %d: unknown key %q in %s", k.Line, k.Value, strings.ToLower(t.Name())))
+			// Once, though an anchored mapping is met at each merge.
+			if e := fmt.Sprintf("line %d: unknown key %q in %s", k.Line, k.Value, strings.ToLower(t.Name())); !slices.Contains(*errs, e) {
+				*errs = append(*errs, e)
+			}
 			continue
 		}
 		checkKeys(n.Content[i+1], ft, k.Value, errs)
 	}
+}
+
+// isMergeKey reports whether k is YAML's merge key (<<: *anchor), which the
+// decoder resolves into the mapping it is in rather than taking as a field.
+// (configs has the same for the config's targets and sinks.)
+func isMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
+}
+
+// mergedMappings returns the mappings a merge key's value brings in: one
+// mapping or alias of one, or a sequence of them.
+func mergedMappings(v *yaml.Node) []*yaml.Node {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return []*yaml.Node{v}
+	case yaml.SequenceNode:
+		var out []*yaml.Node
+		for _, c := range v.Content {
+			out = append(out, mergedMappings(c)...)
+		}
+		return out
+	}
+	return nil
 }

@@ -135,3 +135,30 @@ func FuzzParse(f *testing.F) {
 		_, _ = Parse("fuzz.yaml", data) // must not panic
 	})
 }
+
+// TestMergeKeys: YAML merge keys (<<: *anchor) share settings between
+// metrics, as in the config's targets; their keys are checked as the
+// mapping's own.
+func TestMergeKeys(t *testing.T) {
+	body := "scalars:\n" +
+		"  - &counter {name: a, oid: 1.3.6.1.1.0, type: counter, format: hex}\n" +
+		"  - {<<: *counter, name: b, oid: 1.3.6.1.2.0}\n" +
+		"  - <<: [*counter]\n    name: c\n    oid: 1.3.6.1.3.0\n"
+	p, err := Parse("merge.yaml", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Scalars) != 3 || p.Scalars[1].Type != "counter" || p.Scalars[2].Format != "hex" || p.Scalars[2].Name != "c" {
+		t.Errorf("scalars %+v", p.Scalars)
+	}
+	// A merge of the list the mapping is in would be walked for ever.
+	_, err = Parse("merge.yaml", []byte("scalars: &s\n  - {<<: *s, name: a, oid: 1.3.6.1.1.0, type: gauge}\n"))
+	if err == nil || err.Error() != "merge.yaml:2: alias *s refers to a node that holds it" {
+		t.Errorf("merge cycle: %v", err)
+	}
+	// A misspelt key in the merged mapping is still found.
+	_, err = Parse("merge.yaml", []byte("scalars:\n  - &m {name: a, oid: 1.3.6.1.1.0, typ: counter}\n  - {<<: *m, name: b}\n"))
+	if err == nil || err.Error() != `merge.yaml:2: unknown key "typ" in metric` {
+		t.Errorf("misspelt merged key: %v", err)
+	}
+}
