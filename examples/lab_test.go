@@ -17,9 +17,10 @@ import (
 )
 
 // TestLab runs the top README's lab: weir-sim lab writes its config, and
-// weir run on it gives syslog events tagged from the lab's inventory and
-// interface rates of all five switches, SNMP and gNMI alike, on the
-// prometheus sink. Ports move to free ones, by weir-sim lab's flags.
+// weir run on it gives interface rates of all five switches, SNMP and
+// gNMI alike, on the prometheus sink, and events from syslog and gNMI
+// tagged from the lab's inventory, flapping among them. Ports move to
+// free ones, by weir-sim lab's flags.
 func TestLab(t *testing.T) {
 	t.Parallel() // it waits on poll and sample intervals
 	commands(t, "curl")
@@ -65,22 +66,30 @@ func TestLab(t *testing.T) {
 		return slices.Equal(seen, want)
 	})
 
-	// The events file the lab's config names, in the data dir.
-	peers.Within(t, time.Minute, "leaf1's link event from syslog, with its role", func() bool {
+	// The events file the lab's config names, in the data dir: events
+	// from syslog and gNMI, tagged from the inventory, and flapping
+	// raised (the README's "after a minute").
+	var syslogLink, gnmiSpine, flapping bool
+	peers.Within(t, 90*time.Second, "leaf1's link event from syslog with its role, a spine's from gNMI, and a flapping one", func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "data", "events.jsonl"))
 		for _, line := range strings.Split(string(b), "\n") {
 			var rec struct {
 				Value struct {
 					Type, Device, Object string
 					Tags                 map[string]string
+					Cause                struct{ Topic string }
 				}
 			}
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Value.Device == "leaf1" && rec.Value.Object == "Ethernet3" &&
-				strings.HasPrefix(rec.Value.Type, "interface_") && rec.Value.Tags["role"] == "leaf" && rec.Value.Tags["site"] == "lab" {
-				return true
+			if json.Unmarshal([]byte(line), &rec) != nil {
+				continue
 			}
+			ev := rec.Value
+			syslogLink = syslogLink || ev.Device == "leaf1" && ev.Object == "Ethernet3" &&
+				strings.HasPrefix(ev.Type, "interface_") && ev.Tags["role"] == "leaf" && ev.Tags["site"] == "lab"
+			gnmiSpine = gnmiSpine || ev.Cause.Topic == "raw.gnmi" && strings.HasPrefix(ev.Device, "spine") && ev.Tags["role"] == "spine"
+			flapping = flapping || strings.HasSuffix(ev.Type, "_flapping")
 		}
-		return false
+		return syslogLink && gnmiSpine && flapping
 	})
 
 	// Every metric of weir's own that the lab's weir exports (SNMP,

@@ -95,6 +95,14 @@ func TestExampleOnePollThreeSystems(t *testing.T) {
 		inFile = polls(query("metrics.jsonl"))
 		return len(inFile) >= 3 && len(inInflux) >= 3 && inRates(inProm)
 	})
+	// Every system also gets the interface measurement, and Prometheus
+	// the unknown="true" of a device no inventory lists.
+	peers.Within(t, time.Minute, "the interface measurement in all three systems", func() bool {
+		inProm = shell(t, `curl -s -G `+prom+`/api/v1/query --data-urlencode 'query=interface_in_octets_rate{device="sw1",interface="Ethernet1",unknown="true"}' | jq -r '.data.result | length'`)
+		measurements := shell(t, `curl -s -G `+influx.Addr+`/query --data-urlencode db=weir_example --data-urlencode 'q=SHOW MEASUREMENTS' | jq -c '[.results[0].series[0].values[][0]]'`)
+		file, _ := try(`jq -c 'select(.value.measurement == "interface" and .value.device == "sw1" and .value.tags.interface == "Ethernet1")' ` + out + `/metrics.jsonl | head -1`)
+		return strings.TrimSpace(inProm) == "1" && strings.Contains(measurements, `"interface"`) && strings.Contains(file, `"interface":"Ethernet1"`)
+	})
 	if inFile[0].rate != nil {
 		t.Errorf("the first poll has a rate: %v", *inFile[0].rate)
 	}

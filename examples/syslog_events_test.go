@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -47,23 +48,25 @@ func TestExampleSyslogEvents(t *testing.T) {
 		// resolved, no longer listed.
 	}
 	var got []alert
-	peers.Eventually(t, "Alertmanager's alerts", func() bool {
+	// alerts reads Alertmanager's active alerts into got, sorted, and
+	// reports whether they are want.
+	alerts := func(want []alert) bool {
 		resp, err := http.Get("http://" + am + "/api/v2/alerts?active=true")
 		if err != nil {
 			return false
 		}
 		defer resp.Body.Close()
-		var alerts []struct {
+		var active []struct {
 			Labels    map[string]string `json:"labels"`
 			Receivers []struct {
 				Name string `json:"name"`
 			} `json:"receivers"`
 		}
-		if json.NewDecoder(resp.Body).Decode(&alerts) != nil {
+		if json.NewDecoder(resp.Body).Decode(&active) != nil {
 			return false
 		}
 		got = got[:0]
-		for _, a := range alerts {
+		for _, a := range active {
 			l := a.Labels
 			r := ""
 			if len(a.Receivers) > 0 {
@@ -73,7 +76,14 @@ func TestExampleSyslogEvents(t *testing.T) {
 		}
 		slices.SortFunc(got, func(a, b alert) int { return strings.Compare(a.name+a.device+a.object, b.name+b.device+b.object) })
 		return slices.Equal(got, want)
-	})
+	}
+	peers.Eventually(t, "Alertmanager's alerts", func() bool { return alerts(want) })
+
+	// The README's up line resolves edge1's BGP alert; the others stay.
+	up := readmeLine(t, "syslog-events/README.md", "neighbor 198.51.100.1 Up")
+	shell(t, moved(t, "the README's up line", up, "/dev/tcp/127.0.0.1/5514", "/dev/tcp/127.0.0.1/"+port))
+	resolved := slices.DeleteFunc(slices.Clone(want), func(a alert) bool { return a.name == "bgp_peer_down" && a.device == "edge1" })
+	peers.Eventually(t, "edge1's BGP alert resolved by the up line", func() bool { return alerts(resolved) })
 
 	// The file has every event, the config change among them, and
 	// nothing from the LLDP line.
@@ -83,16 +93,24 @@ func TestExampleSyslogEvents(t *testing.T) {
 		types = types[:0]
 		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			var rec struct {
-				Value struct{ Type, Device, Object string }
+				Value struct {
+					Type, Device, Object string
+					Count                int
+				}
 			}
 			if json.Unmarshal([]byte(line), &rec) == nil {
 				ev := rec.Value
-				types = append(types, ev.Type+" "+ev.Device+" "+ev.Object)
+				e := ev.Type + " " + ev.Device + " " + ev.Object
+				if ev.Count != 0 {
+					e += fmt.Sprintf(" count %d", ev.Count)
+				}
+				types = append(types, e)
 			}
 		}
-		return len(types) >= 18
+		return len(types) >= 19
 	})
-	if !slices.Contains(types, "config_changed edge1 netops") || len(types) != 18 {
+	if !slices.Contains(types, "config_changed edge1 netops") || !slices.Contains(types, "bgp_peer_up edge1 198.51.100.1") ||
+		!slices.Contains(types, "interface_flapping leaf1 Ethernet12 count 6") || len(types) != 19 {
 		t.Fatalf("events in the file: %q", types)
 	}
 }

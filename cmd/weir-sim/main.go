@@ -24,7 +24,7 @@ Usage:
                   [--v3-user U --v3-auth-protocol P --v3-auth-password S --v3-priv-protocol P --v3-priv-password S]
                   [--write-config FILE --interval D]
   weir-sim traps  [--target ADDR] [--rate N] [--count N] [--senders N] [--inform]
-  weir-sim gnmi   [--targets N] [--interfaces M] [--neighbors K] [--base-port P] [--toggle-every D]
+  weir-sim gnmi   [--targets N] [--interfaces M] [--neighbors K] [--base-port P] [--toggle-every D] [--flap-every D]
                   [--username U --password S] [--tls-cert F --tls-key F [--tls-client-ca F]]
                   [--write-config FILE --sample-interval D --encoding E]
   weir-sim lab    [--write-config FILE] [--data-dir D] [--syslog-target ADDR] [--syslog-every D]
