@@ -405,12 +405,15 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 			add("prefix", "%v", err)
 		}
 	}
+	// In any case, as encoding: gnmic and vendor docs write ON_CHANGE.
+	mode, streamMode := s.Mode, s.StreamMode // as written, for errors
+	s.Mode, s.StreamMode = strings.ToLower(s.Mode), strings.ToLower(s.StreamMode)
 	switch s.Mode {
 	case "":
 		s.Mode = "stream"
 	case "stream", "once", "poll":
 	default:
-		add("mode", "must be stream, once or poll, not %q", s.Mode)
+		add("mode", "must be stream, once or poll, not %q", mode)
 	}
 	switch s.StreamMode {
 	case "":
@@ -425,7 +428,7 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 			add("stream_mode", "only applies to mode stream (mode is %s)", s.Mode)
 		}
 	default:
-		add("stream_mode", "must be sample, on_change or target_defined, not %q", s.StreamMode)
+		add("stream_mode", "must be sample, on_change or target_defined, not %q", streamMode)
 	}
 	if s.SampleInterval < 0 {
 		add("sample_interval", "must be positive")

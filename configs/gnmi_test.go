@@ -184,3 +184,18 @@ func TestGNMIEncodingCase(t *testing.T) {
 		t.Errorf("XML: %v", err)
 	}
 }
+
+// TestGNMIModeCase: mode and stream_mode in upper case (STREAM, ON_CHANGE,
+// as gnmic and vendor docs write them) are the same modes.
+func TestGNMIModeCase(t *testing.T) {
+	c, err := Parse([]byte("gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions: [{path: /a, mode: STREAM, stream_mode: ON_CHANGE}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.GNMI.Targets[0].Subscriptions[0]; s.Mode != "stream" || s.StreamMode != "on_change" {
+		t.Errorf("mode %q, stream_mode %q; want stream, on_change", s.Mode, s.StreamMode)
+	}
+	if _, err := Parse([]byte("gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions: [{path: /a, mode: Sometimes}]\n")); err == nil || !strings.Contains(err.Error(), `not "Sometimes"`) {
+		t.Errorf("an unknown mode: %v", err)
+	}
+}
