@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/weirnet/weir/internal/tlsconf"
+	"github.com/weirnet/weir/internal/yamlerr"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -463,8 +464,8 @@ func unknownSinkKeys(n *yaml.Node, t reflect.Type, typeName string) []string {
 	var out []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		if isMergeKey(k) {
-			for _, m := range mergedMappings(n.Content[i+1]) {
+		if yamlerr.IsMergeKey(k) {
+			for _, m := range yamlerr.MergedMappings(n.Content[i+1]) {
 				out = append(out, unknownSinkKeys(m, t, typeName)...)
 			}
 			continue

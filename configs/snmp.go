@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/weirnet/weir/collectors/snmp/profile"
+	"github.com/weirnet/weir/internal/yamlerr"
 )
 
 // SNMP configures the SNMP poller and trap receiver (collectors/snmp,
@@ -672,8 +673,8 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		if isMergeKey(k) {
-			for _, m := range mergedMappings(n.Content[i+1]) {
+		if yamlerr.IsMergeKey(k) {
+			for _, m := range yamlerr.MergedMappings(n.Content[i+1]) {
 				checkKeys(m, t, path, errs)
 			}
 			continue
@@ -711,31 +712,6 @@ func joinKey(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-// isMergeKey reports whether k is YAML's merge key (<<: *anchor), which the
-// decoder resolves into the mapping it is in rather than taking as a field.
-func isMergeKey(k *yaml.Node) bool {
-	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
-}
-
-// mergedMappings returns the mappings a merge key's value brings in: one
-// mapping or alias of one, or a sequence of them.
-func mergedMappings(v *yaml.Node) []*yaml.Node {
-	if v.Kind == yaml.AliasNode && v.Alias != nil {
-		v = v.Alias
-	}
-	switch v.Kind {
-	case yaml.MappingNode:
-		return []*yaml.Node{v}
-	case yaml.SequenceNode:
-		var out []*yaml.Node
-		for _, c := range v.Content {
-			out = append(out, mergedMappings(c)...)
-		}
-		return out
-	}
-	return nil
 }
 
 // child returns the value node of key in mapping n, or nil.

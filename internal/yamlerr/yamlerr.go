@@ -1,7 +1,8 @@
 // Package yamlerr words yaml.v3's errors for the reader of the file: the
 // line a syntax error is on (yaml.v3 numbers a parser error's from 0), the
 // key a type error or a ValueError is about, and hints for tabs and ${...}
-// in braces. The config and the inventory loaders share it.
+// in braces; and the merge-key helpers of the loaders' own key checks. The
+// config, inventory and SNMP profile loaders share it.
 package yamlerr
 
 import (
@@ -203,4 +204,30 @@ func AliasCycle(root *yaml.Node) error {
 		return nil
 	}
 	return walk(root)
+}
+
+// IsMergeKey reports whether k is YAML's merge key (<<: *anchor), which the
+// decoder resolves into the mapping it is in: key checks that walk the
+// nodes take the merged mappings' keys as the mapping's own.
+func IsMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
+}
+
+// MergedMappings returns the mappings a merge key's value brings in: one
+// mapping or alias of one, or a sequence of them.
+func MergedMappings(v *yaml.Node) []*yaml.Node {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return []*yaml.Node{v}
+	case yaml.SequenceNode:
+		var out []*yaml.Node
+		for _, c := range v.Content {
+			out = append(out, MergedMappings(c)...)
+		}
+		return out
+	}
+	return nil
 }

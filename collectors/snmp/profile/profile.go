@@ -466,8 +466,8 @@ func checkKeys(n *yaml.Node, t reflect.Type, where string, errs *[]string) {
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
-		if isMergeKey(k) {
-			for _, m := range mergedMappings(n.Content[i+1]) {
+		if yamlerr.IsMergeKey(k) {
+			for _, m := range yamlerr.MergedMappings(n.Content[i+1]) {
 				checkKeys(m, t, where, errs)
 			}
 			continue
@@ -482,30 +482,4 @@ func checkKeys(n *yaml.Node, t reflect.Type, where string, errs *[]string) {
 		}
 		checkKeys(n.Content[i+1], ft, k.Value, errs)
 	}
-}
-
-// isMergeKey reports whether k is YAML's merge key (<<: *anchor), which the
-// decoder resolves into the mapping it is in rather than taking as a field.
-// (configs has the same for the config's targets and sinks.)
-func isMergeKey(k *yaml.Node) bool {
-	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
-}
-
-// mergedMappings returns the mappings a merge key's value brings in: one
-// mapping or alias of one, or a sequence of them.
-func mergedMappings(v *yaml.Node) []*yaml.Node {
-	if v.Kind == yaml.AliasNode && v.Alias != nil {
-		v = v.Alias
-	}
-	switch v.Kind {
-	case yaml.MappingNode:
-		return []*yaml.Node{v}
-	case yaml.SequenceNode:
-		var out []*yaml.Node
-		for _, c := range v.Content {
-			out = append(out, mergedMappings(c)...)
-		}
-		return out
-	}
-	return nil
 }
