@@ -1,31 +1,14 @@
 package kafkawire
 
 import (
-	"bytes"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/internal/syncbuf"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestWrongProtocolHint: a TLS or HTTP client at the Kafka port is told
 // apart in the log, not only as an absurd frame length (a ClientHello reads
@@ -41,7 +24,7 @@ func TestWrongProtocolHint(t *testing.T) {
 		{"http", []byte("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"), "HTTP"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs syncbuf.Buffer
 			_, addr := startServer(t, newFakeLog(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 			c, err := net.Dial("tcp", addr)
 			if err != nil {

@@ -1,10 +1,8 @@
 package gnmi
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // unreadableServer sends, after one readable update, notifications whose
@@ -41,29 +40,12 @@ func (unreadableServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	return nil
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestUnreadableValuesCountedAndLogged: updates whose value weir cannot
 // read give no field; they are counted as dropped (no_value) and logged,
 // not lost without a trace while updates_total goes up.
 func TestUnreadableValuesCountedAndLogged(t *testing.T) {
 	addr := serveGNMI(t, unreadableServer{})
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{simTarget("odd", addr, sub(countersPath, "stream", "sample", time.Second))}},
 		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	waitFor(t, 10*time.Second, "the readable update", func() bool { return len(r.b.metrics(t)) == 1 })
