@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net"
@@ -304,19 +303,7 @@ func extraDocument(data []byte) error {
 	if dec.Decode(&first) != nil {
 		return nil // the parse proper reports it
 	}
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s (in a second YAML document, after ---; weir reads one document a file)", strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		if len(n.Content) > 0 && n.Content[0].Tag != "!!null" {
-			return fmt.Errorf("line %d: a second YAML document starts here (---); weir reads one document a file: join them, or remove the ---", n.Line)
-		}
-	}
+	return yamlerr.NextDocument(dec, "weir reads one document a file")
 }
 
 // emptySections makes a top-level section of no value ("snmp:" with its

@@ -158,17 +158,9 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	}
 	// The decoder reads the first document alone: the devices of a
 	// second (two files joined, each starting with ---) would be lost.
-	for firstErr == nil {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: %s (in a second YAML document, after ---; an inventory is one document)", name, strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		if err != nil {
-			break
-		}
-		if len(n.Content) > 0 && n.Content[0].Tag != "!!null" {
-			return nil, fmt.Errorf("%s: line %d: a second YAML document starts here (---); an inventory is one document: join them, or remove the ---", name, n.Line)
+	if firstErr == nil {
+		if err := yamlerr.NextDocument(dec, "an inventory is one document"); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -230,4 +231,25 @@ func MergedMappings(v *yaml.Node) []*yaml.Node {
 		return out
 	}
 	return nil
+}
+
+// NextDocument refuses a document after the one dec has read (two files
+// joined, each starting with ---): a decoder reads one document a call,
+// and the second's settings would be dropped without a word. A --- or ...
+// that ends the file with nothing after it is no document. what names the
+// file's kind in the error ("weir reads one document a file").
+func NextDocument(dec *yaml.Decoder, what string) error {
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s (in a second YAML document, after ---; %s)", strings.TrimPrefix(err.Error(), "yaml: "), what)
+		}
+		if len(n.Content) > 0 && n.Content[0].Tag != "!!null" {
+			return fmt.Errorf("line %d: a second YAML document starts here (---); %s: join them, or remove the ---", n.Line, what)
+		}
+	}
 }
