@@ -24,10 +24,12 @@ import (
 // answered output waits for more before it is written (run).
 const ioBufferSize = 64 << 10
 
-// readBufferSize is the size of each connection's buffered reader, which an
-// idle connection holds for as long as it is open: small, so that thousands
-// of them take little memory. It holds the small requests whole; larger
-// request bodies are read past it, straight into the request buffer.
+// readBufferSize is the size of each connection's own buffered reader,
+// which an idle connection holds for as long as it is open: small, so that
+// thousands of them take little memory. It holds the small requests whole;
+// larger request bodies are read past it, straight into the request buffer.
+// Pipelined requests are read through an ioBufferSize reader on top of it
+// (see sizeReader).
 const readBufferSize = 4 << 10
 
 // conn is one client connection. A single goroutine reads a request, handles
@@ -39,7 +41,8 @@ type conn struct {
 	s      *Server
 	nc     net.Conn
 	logger *slog.Logger
-	br     *bufio.Reader
+	br     *bufio.Reader // small, or a pooled large reader on it while requests are pipelined
+	small  *bufio.Reader
 
 	req      []byte // body of the request being handled
 	reserved int    // what cap(req) takes beyond ioBufferSize, counted in Server.buffered
@@ -60,9 +63,10 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		s:      s,
 		nc:     nc,
 		logger: s.cfg.logger.With("remote", nc.RemoteAddr().String()),
-		br:     bufio.NewReaderSize(nc, readBufferSize),
+		small:  bufio.NewReaderSize(nc, readBufferSize),
 		wake:   make(chan struct{}, 1),
 	}
+	c.br = c.small
 	c.advHost, c.advPort = s.advertisedAddr(nc)
 	return c
 }
@@ -109,6 +113,10 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	err := c.run(ctx)
 	nc.Close()
 	c.unreserve()
+	if c.br != c.small {
+		c.br.Reset(nil)
+		s.readers.Put(c.br)
+	}
 	if c.timer != nil {
 		c.timer.Stop()
 	}
@@ -174,7 +182,36 @@ func (c *conn) run(ctx context.Context) (err error) {
 			m.Request(h.key, h.version, time.Since(start))
 		}
 		c.trimBuffers()
+		c.sizeReader()
 	}
+}
+
+// sizeReader reads pipelined requests through a large buffer, taken from
+// the server's pool while they last (see also readFrame): with only the
+// small one, requests of a few KiB take a read each and, the next one never
+// wholly buffered, a write each for their answers, which halves a
+// pipelining producer's throughput. It is called between requests, when
+// nothing else reads c.br.
+func (c *conn) sizeReader() {
+	switch {
+	case c.br == c.small && c.small.Buffered() > 0:
+		// The next request came with this one.
+		c.readLarge()
+	case c.br != c.small && c.br.Buffered() == 0 && c.small.Buffered() == 0:
+		// Caught up: an idle connection keeps only the small one.
+		c.br.Reset(nil)
+		c.s.readers.Put(c.br)
+		c.br = c.small
+	}
+}
+
+// readLarge reads on through a large reader on the small one: what the
+// small one holds first, then (being empty, and asked for more than it
+// holds) straight from the connection.
+func (c *conn) readLarge() {
+	big := c.s.readers.Get().(*bufio.Reader)
+	big.Reset(c.small)
+	c.br = big
 }
 
 // watchHangup returns ctx cancelled, with the read error as its cause, when
@@ -231,6 +268,11 @@ func (c *conn) readFrame() ([]byte, error) {
 				return nil, &protocolError{fmt.Sprintf("frame length %d exceeds %d for API key %d", size, maxControlRequestBytes, key)}
 			}
 		}
+	}
+	if c.br == c.small && size > int64(c.small.Buffered()-4) {
+		// A request larger than the small buffer holds: what comes
+		// behind it (pipelined) is read with its end.
+		c.readLarge()
 	}
 	c.br.Discard(4)
 	if d := c.s.cfg.frameTimeout; d > 0 && (d < c.s.cfg.idleTimeout || c.s.cfg.idleTimeout <= 0) {

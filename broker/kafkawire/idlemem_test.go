@@ -37,3 +37,43 @@ func TestIdleConnectionMemory(t *testing.T) {
 		t.Errorf("an idle connection holds %d bytes of heap, want at most %d", per, 32<<10)
 	}
 }
+
+// TestIdleAfterPipelining: a connection that pipelined requests, and read
+// them through a large buffer, gives it back when it has caught up.
+func TestIdleAfterPipelining(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	_, addr := startServer(t, fl)
+	const conns = 200
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC() // and the pool's victims
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	before := heap()
+	clients := make([]*rawClient, conns)
+	for i := range clients {
+		clients[i] = dialRaw(t, addr)
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 9
+		// Two requests in one write: the second is buffered when the
+		// first is answered.
+		frame := kmsg.NewRequestFormatter().AppendRequest(nil, md, 1)
+		frame = append(frame, kmsg.NewRequestFormatter().AppendRequest(nil, md, 2)...)
+		if _, err := clients[i].c.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := clients[i].readFrame(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	per := int64(heap()-before) / conns
+	t.Logf("%d bytes of heap per idle connection", per)
+	if per > 32<<10 {
+		t.Errorf("an idle connection holds %d bytes of heap, want at most %d", per, 32<<10)
+	}
+}

@@ -17,6 +17,7 @@
 package kafkawire
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -47,6 +48,9 @@ type Server struct {
 	// buffered is the request buffer capacity all connections hold now
 	// (see conn.reserve), bounded by cfg.maxBuffered.
 	buffered atomic.Int64
+	// readers holds the ioBufferSize readers connections read pipelined
+	// requests through (conn.sizeReader).
+	readers sync.Pool
 
 	// failing throttles the log lines of produces the log could not
 	// write (a full disk repeats at every client retry).
@@ -73,8 +77,10 @@ func New(log Log, opts ...Option) *Server {
 	if !cfg.groupsSet {
 		groups, _ = log.(Groups)
 	}
-	return &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil),
+	s := &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil),
 		failing: throttle.Set{Max: 1024}}
+	s.readers.New = func() any { return bufio.NewReaderSize(nil, ioBufferSize) }
+	return s
 }
 
 // Serve accepts Kafka clients on ln until ctx is done or ln fails. It closes

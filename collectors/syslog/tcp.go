@@ -291,6 +291,7 @@ type frameReader struct {
 	octets   bool
 	buf      []byte
 	err      error // a read's error, held by readSlice until the lines before it are returned
+	noLF     int   // buffered bytes known to hold no LF, from the first (readSlice)
 }
 
 // readBufferSize is a connection's read buffer. A message longer than it
@@ -594,32 +595,38 @@ func (r *frameReader) nextLine() ([]byte, bool, error) {
 // RFC 6587 (3.4.2) names NUL as a trailer some senders use instead of LF
 // (Juniper NetScreen), whose streams have no LF at all. NUL is searched for
 // only up to the next LF, so a stream without NULs costs one more scan of
-// each line, not of the whole buffer.
+// each line, not of the whole buffer; and the bytes an LF search found
+// none in are not searched again (r.noLF), so a stream without LFs does not
+// cost a scan of the whole buffer a line.
 func (r *frameReader) readSlice() ([]byte, error) {
 	scanned := 0 // bytes searched already, in a line that needs more
 	for {
 		buf, _ := r.br.Peek(r.br.Buffered())
-		rest := buf[scanned:]
-		end := bytes.IndexByte(rest, '\n')
-		if end < 0 {
-			end = len(rest)
+		lf := len(buf)
+		if i := bytes.IndexByte(buf[min(r.noLF, len(buf)):], '\n'); i >= 0 {
+			lf = min(r.noLF, len(buf)) + i
 		}
-		if nul := bytes.IndexByte(rest[:end], 0); nul >= 0 {
-			end = nul
+		r.noLF = lf
+		end := lf
+		if nul := bytes.IndexByte(buf[scanned:lf], 0); nul >= 0 {
+			end = scanned + nul
 		}
-		if end < len(rest) {
-			line := buf[:scanned+end+1]
+		if end < len(buf) {
+			line := buf[:end+1]
 			r.br.Discard(len(line))
+			r.noLF = max(r.noLF-len(line), 0)
 			return line, nil
 		}
 		if err := r.err; err != nil {
 			// The lines read with the error are returned first.
 			r.err = nil
 			r.br.Discard(len(buf))
+			r.noLF = 0
 			return buf, err
 		}
 		if len(buf) == r.br.Size() {
 			r.br.Discard(len(buf))
+			r.noLF = 0
 			return buf, bufio.ErrBufferFull
 		}
 		scanned = len(buf)
