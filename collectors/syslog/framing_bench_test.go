@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"testing"
-	"time"
 )
 
 // BenchmarkFraming reads a stream of typical lines, LF- or NUL-terminated
@@ -58,31 +57,5 @@ func frameStream(t testing.TB, in []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// TestNULFramingCostsAsLF: a NUL-terminated stream (no LF at all) frames
-// about as fast as an LF one. The LF search ran over the whole read buffer
-// for each of its lines: six times slower.
-func TestNULFramingCostsAsLF(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
-	}
-	best := func(mode string) time.Duration {
-		in := framingStream(mode)
-		var d time.Duration
-		for range 10 {
-			start := time.Now()
-			frameStream(t, in)
-			if e := time.Since(start); d == 0 || e < d {
-				d = e
-			}
-		}
-		return d
-	}
-	lf, nul := best("lf"), best("nul")
-	t.Logf("a MiB framed in %v (LF), %v (NUL)", lf, nul)
-	if nul > 5*lf/2 {
-		t.Errorf("NUL framing takes %.1f times as long as LF", float64(nul)/float64(lf))
 	}
 }
