@@ -58,8 +58,11 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 					return
 				}
 			}
-			if l := want[objectKey{ev.Device, ev.ObjectID, fam}]; l != nil && !ev.Time.Before(l.at) {
-				l.at, l.cleared = ev.Time, cleared
+			// By when the record was written, not the event's time: a
+			// flapping event has the device's clock, which may be hours
+			// off, its cleared event weir's.
+			if l := want[objectKey{ev.Device, ev.ObjectID, fam}]; l != nil && !r.Timestamp.Before(l.at) {
+				l.at, l.cleared = r.Timestamp, cleared
 			}
 		}, nil)
 	}

@@ -445,3 +445,60 @@ func TestClearedNotRepeatedAtRestart(t *testing.T) {
 		t.Errorf("flapping again, then a restart: %d cleared events, want 2", n)
 	}
 }
+
+// TestClearedNotRepeatedWithDeviceClockAhead: the flapping event carries
+// the device's time, its cleared event weir's; a device clock hours ahead
+// made the flapping event look later than its cleared one, and every
+// restart cleared the object again.
+func TestClearedNotRepeatedWithDeviceClockAhead(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ahead := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	var flaps []broker.Record
+	for i := range 4 {
+		l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
+			Message:    "%LINK-3-UPDOWN: Interface Gi0/1, changed state to " + [...]string{"down", "up"}[i%2],
+			SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now(), Time: &ahead}
+		flaps = append(flaps, broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)})
+	}
+	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, flaps); err != nil {
+		t.Fatal(err)
+	}
+	count := func(typ string) int {
+		n := 0
+		for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+			var ev telemetry.Event
+			json.Unmarshal(r.Value, &ev)
+			if ev.Type == typ {
+				n++
+			}
+		}
+		return n
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	const window = time.Second
+	run := func(until func() bool, wait time.Duration) {
+		t.Helper()
+		w := NewWorker(b, inv, NewClassifier(), WithEventRules(0, 3, window), WithWarmup(DefaultWarmup))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+		for deadline := time.Now().Add(wait); !until(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				return
+			}
+		}
+	}
+	run(func() bool { return count("interface_flapping_cleared") > 0 }, 10*time.Second)
+	if n := count("interface_flapping_cleared"); n != 1 {
+		t.Fatalf("before the restart: %d cleared events, want 1", n)
+	}
+	run(func() bool { return count("interface_flapping_cleared") > 1 }, 4*window)
+	if n := count("interface_flapping_cleared"); n != 1 {
+		t.Errorf("after a restart: %d cleared events, want the 1 of before", n)
+	}
+}

@@ -276,7 +276,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			lastSettle = now
 		}
-		if len(recs) == 0 && len(events) == 0 {
+		// A carry (cleared events of an aborted transaction) goes out
+		// without waiting for a record: a quiet partition may get none.
+		if len(recs) == 0 && len(events) == 0 && len(w.out.carry) == 0 {
 			continue
 		}
 		w.m.in.WithLabelValues(w.topics.RawSyslog).Add(float64(len(recs)))
