@@ -37,12 +37,11 @@ type warmer struct {
 	window time.Duration
 	logger *slog.Logger
 	warm   map[broker.TopicPartition]bool
-	log    logwindow.Reader
-	res    broker.FetchResult // timeOf's
+	res    broker.FetchResult // timeOf's, of one record
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
-	return &warmer{b: b, window: window, logger: logger, warm: map[broker.TopicPartition]bool{}, log: logwindow.Reader{B: b}}
+	return &warmer{b: b, window: window, logger: logger, warm: map[broker.TopicPartition]bool{}}
 }
 
 // retain forgets the partitions the worker no longer owns: if it gets one
@@ -161,7 +160,10 @@ func (wm *warmer) timeOf(ctx context.Context, topic string, partition int32, off
 }
 
 // read feeds the records of topic/partition below upTo whose time is not
-// before cutoff, and returns how many it fed (logwindow.Reader.Read).
+// before cutoff, and returns how many it fed (logwindow.Reader.Read). Its
+// reader is its own: the fetch buffer of a large window (8 MiB) goes with
+// it, not kept by every worker for as long as it runs after a warm-up.
 func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time, feed func(*broker.Record)) (int, error) {
-	return wm.log.Read(ctx, topic, partition, upTo, cutoff, feed, nil)
+	r := logwindow.Reader{B: wm.b}
+	return r.Read(ctx, topic, partition, upTo, cutoff, feed, nil)
 }

@@ -1,11 +1,13 @@
 package enrich
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -501,4 +503,42 @@ func TestClearedNotRepeatedWithDeviceClockAhead(t *testing.T) {
 	if n := count("interface_flapping_cleared"); n != 1 {
 		t.Errorf("after a restart: %d cleared events, want the 1 of before", n)
 	}
+}
+
+// TestWarmerKeepsNoWindowBuffer: a warm-up's fetch buffer (up to
+// logwindow.FetchBytes, 8 MiB) is not kept by the worker for as long as it
+// runs: each worker kept one, some 50 MB of heap after a restart.
+func TestWarmerKeepsNoWindowBuffer(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	t0 := time.Now().Add(-time.Minute)
+	value := bytes.Repeat([]byte("x"), 1024)
+	for batch := range 16 {
+		recs := make([]broker.Record, 1024)
+		for i := range recs {
+			recs[i] = broker.Record{Value: value, Timestamp: t0.Add(time.Duration(batch*1024+i) * time.Millisecond)}
+		}
+		if err := b.ProducePartition(context.Background(), "w", 0, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ms runtime.MemStats
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
+	before := heap()
+	n, err := wm.read(context.Background(), "w", 0, 16*1024, t0.Add(-time.Second), func(*broker.Record) {})
+	if err != nil || n != 16*1024 {
+		t.Fatalf("read %d records, %v", n, err)
+	}
+	if kept := int64(heap()) - int64(before); kept > 2<<20 {
+		t.Errorf("the warmer keeps %d KiB after reading a 16 MiB window", kept>>10)
+	}
+	runtime.KeepAlive(wm)
 }
