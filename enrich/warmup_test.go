@@ -379,53 +379,14 @@ func TestIdleWarmupStaysInTheLog(t *testing.T) {
 // flapping still; the cleared event, caused by no record, is in the
 // events topic only.
 func TestClearedNotRepeatedAtRestart(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var flaps []broker.Record
-	for i := range 4 {
-		l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
-			Message:    "%LINK-3-UPDOWN: Interface Gi0/1, changed state to " + [...]string{"down", "up"}[i%2],
-			SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
-		flaps = append(flaps, broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)})
-	}
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, flaps); err != nil {
-		t.Fatal(err)
-	}
-	count := func(typ string) int {
-		n := 0
-		for _, r := range readTopic(t, b, telemetry.TopicEvents) {
-			var ev telemetry.Event
-			json.Unmarshal(r.Value, &ev)
-			if ev.Type == typ {
-				n++
-			}
-		}
-		return n
-	}
-	inv, _ := ParseInventory([]byte(testInventory))
-	const window = time.Second
-	run := func(until func() bool, wait time.Duration) {
-		t.Helper()
-		w := NewWorker(b, inv, NewClassifier(), WithEventRules(0, 3, window), WithWarmup(DefaultWarmup))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { w.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
-		for deadline := time.Now().Add(wait); !until(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				return
-			}
-		}
-	}
+	rig := newFlapRig(t, nil)
+	count, run := rig.count, rig.run
 	run(func() bool { return count("interface_flapping_cleared") > 0 }, 10*time.Second)
 	if n := count("interface_flapping_cleared"); n != 1 {
 		t.Fatalf("before the restarts: %d cleared events, want 1", n)
 	}
 	for restart := range 2 {
-		run(func() bool { return count("interface_flapping_cleared") > 1 }, 4*window)
+		run(func() bool { return count("interface_flapping_cleared") > 1 }, 4*flapRigWindow)
 		if n := count("interface_flapping_cleared"); n != 1 {
 			t.Errorf("after restart %d: %d cleared events, want the 1 of before", restart+1, n)
 		}
@@ -435,9 +396,7 @@ func TestClearedNotRepeatedAtRestart(t *testing.T) {
 	}
 	// Flapping again, and stopped before it settles: the cleared event
 	// of before is not this flapping's.
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, flaps); err != nil {
-		t.Fatal(err)
-	}
+	rig.flap()
 	run(func() bool { return count("interface_flapping") > 1 }, 10*time.Second)
 	if n := count("interface_flapping_cleared"); n != 1 {
 		t.Fatalf("flapping again: %d cleared events before it settled, want the 1 of before", n)
@@ -453,55 +412,84 @@ func TestClearedNotRepeatedAtRestart(t *testing.T) {
 // made the flapping event look later than its cleared one, and every
 // restart cleared the object again.
 func TestClearedNotRepeatedWithDeviceClockAhead(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
 	ahead := time.Now().Add(3 * time.Hour).Truncate(time.Second)
-	var flaps []broker.Record
-	for i := range 4 {
-		l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
-			Message:    "%LINK-3-UPDOWN: Interface Gi0/1, changed state to " + [...]string{"down", "up"}[i%2],
-			SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now(), Time: &ahead}
-		flaps = append(flaps, broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)})
-	}
-	if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, flaps); err != nil {
-		t.Fatal(err)
-	}
-	count := func(typ string) int {
-		n := 0
-		for _, r := range readTopic(t, b, telemetry.TopicEvents) {
-			var ev telemetry.Event
-			json.Unmarshal(r.Value, &ev)
-			if ev.Type == typ {
-				n++
-			}
-		}
-		return n
-	}
-	inv, _ := ParseInventory([]byte(testInventory))
-	const window = time.Second
-	run := func(until func() bool, wait time.Duration) {
-		t.Helper()
-		w := NewWorker(b, inv, NewClassifier(), WithEventRules(0, 3, window), WithWarmup(DefaultWarmup))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { w.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
-		for deadline := time.Now().Add(wait); !until(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				return
-			}
-		}
-	}
+	rig := newFlapRig(t, &ahead)
+	count, run := rig.count, rig.run
 	run(func() bool { return count("interface_flapping_cleared") > 0 }, 10*time.Second)
 	if n := count("interface_flapping_cleared"); n != 1 {
 		t.Fatalf("before the restart: %d cleared events, want 1", n)
 	}
-	run(func() bool { return count("interface_flapping_cleared") > 1 }, 4*window)
+	run(func() bool { return count("interface_flapping_cleared") > 1 }, 4*flapRigWindow)
 	if n := count("interface_flapping_cleared"); n != 1 {
 		t.Errorf("after a restart: %d cleared events, want the 1 of before", n)
+	}
+}
+
+// flapRigWindow is flapRig's flap window (threshold 3).
+const flapRigWindow = time.Second
+
+// flapRig is a log in which edge1's Gi0/1 flaps (four changes in
+// raw.syslog, with the device time at when it is not nil), for the tests
+// of cleared events across restarts.
+type flapRig struct {
+	t          *testing.T
+	b          *embedded.Broker
+	inv        *Inventory
+	deviceTime *time.Time
+}
+
+func newFlapRig(t *testing.T, at *time.Time) *flapRig {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	inv, _ := ParseInventory([]byte(testInventory))
+	rig := &flapRig{t: t, b: b, inv: inv, deviceTime: at}
+	rig.flap()
+	return rig
+}
+
+// flap appends the four changes.
+func (rig *flapRig) flap() {
+	var flaps []broker.Record
+	for i := range 4 {
+		l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
+			Message:    "%LINK-3-UPDOWN: Interface Gi0/1, changed state to " + [...]string{"down", "up"}[i%2],
+			SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now(), Time: rig.deviceTime}
+		flaps = append(flaps, broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)})
+	}
+	if err := rig.b.Produce(context.Background(), telemetry.TopicRawSyslog, flaps); err != nil {
+		rig.t.Fatal(err)
+	}
+}
+
+// count counts the events of typ in the events topic.
+func (rig *flapRig) count(typ string) int {
+	n := 0
+	for _, r := range readTopic(rig.t, rig.b, telemetry.TopicEvents) {
+		var ev telemetry.Event
+		json.Unmarshal(r.Value, &ev)
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// run runs a syslog worker (a weir process) until until holds or wait
+// passes, and stops it.
+func (rig *flapRig) run(until func() bool, wait time.Duration) {
+	rig.t.Helper()
+	w := NewWorker(rig.b, rig.inv, NewClassifier(), WithEventRules(0, 3, flapRigWindow), WithWarmup(DefaultWarmup))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(wait); !until(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return
+		}
 	}
 }
 
