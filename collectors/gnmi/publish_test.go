@@ -36,26 +36,7 @@ func (b *refusingBroker) Produce(ctx context.Context, topic string, recs []broke
 // and counted as publish_error, one per record; the others of its batch
 // are published and counted as such, and the target keeps publishing.
 func TestRefusedRecordDroppedAlone(t *testing.T) {
-	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 3, ToggleEvery: -1})
-	m, err := NewMetrics(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &refusingBroker{refuse: `"Ethernet2"`}
-	c, err := New(configs.GNMI{RetryMin: configs.Duration(50 * time.Millisecond),
-		Targets: []configs.GNMITarget{simTarget("a", addr, sub(countersPath, "stream", "sample", 20*time.Millisecond))}},
-		b, WithMetrics(m), WithLogger(testLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	refused := func() float64 { return testutil.ToFloat64(m.Dropped.WithLabelValues("a", DropPublishError)) }
-	waitFor(t, 10*time.Second, "refused records", func() bool { return refused() >= 3 })
-	cancel()
-	<-done
+	b, m, refused := refuseEthernet2(t, testLogger(t), 3)
 	published := testutil.ToFloat64(m.Published.WithLabelValues("a"))
 	ms := b.metrics(t)
 	byName := map[string]int{}
@@ -67,9 +48,9 @@ func TestRefusedRecordDroppedAlone(t *testing.T) {
 	}
 	// Each sample is one record per interface: twice as many published
 	// as refused, give or take the batch a stop cut short.
-	if int(published) != len(ms) || published < 2*refused()-2 {
+	if int(published) != len(ms) || published < 2*refused-2 {
 		t.Errorf("published %v (%d in the broker), refused %v: want the two other interfaces' records published",
-			published, len(ms), refused())
+			published, len(ms), refused)
 	}
 }
 
@@ -77,16 +58,27 @@ func TestRefusedRecordDroppedAlone(t *testing.T) {
 // record the broker refuses logs the drop once per throttle.Every, not
 // once per record, while the counter counts each.
 func TestRefusedRecordsLogThrottled(t *testing.T) {
+	var logs syncbuf.Buffer
+	_, _, refused := refuseEthernet2(t, slog.New(slog.NewTextHandler(&logs, nil)), 5)
+	if n := strings.Count(logs.String(), "record refused by the broker"); n != 1 {
+		t.Errorf("%v records refused, logged %d times, want once:\n%s", refused, n, logs.String())
+	}
+}
+
+// refuseEthernet2 runs target a on a simulator of three interfaces, over
+// a broker that refuses Ethernet2's records, until at least n were
+// refused; it returns the broker, the metrics and the refused count.
+func refuseEthernet2(t *testing.T, logger *slog.Logger, n float64) (*refusingBroker, *Metrics, float64) {
+	t.Helper()
 	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 3, ToggleEvery: -1})
 	m, err := NewMetrics(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncbuf.Buffer
 	b := &refusingBroker{refuse: `"Ethernet2"`}
 	c, err := New(configs.GNMI{RetryMin: configs.Duration(50 * time.Millisecond),
 		Targets: []configs.GNMITarget{simTarget("a", addr, sub(countersPath, "stream", "sample", 20*time.Millisecond))}},
-		b, WithMetrics(m), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		b, WithMetrics(m), WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +87,8 @@ func TestRefusedRecordsLogThrottled(t *testing.T) {
 	go func() { c.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	refused := func() float64 { return testutil.ToFloat64(m.Dropped.WithLabelValues("a", DropPublishError)) }
-	waitFor(t, 10*time.Second, "refused records", func() bool { return refused() >= 5 })
+	waitFor(t, 10*time.Second, "refused records", func() bool { return refused() >= n })
 	cancel()
 	<-done
-	if n := strings.Count(logs.String(), "record refused by the broker"); n != 1 {
-		t.Errorf("%v records refused, logged %d times, want once:\n%s", refused(), n, logs.String())
-	}
+	return b, m, refused()
 }
