@@ -129,15 +129,7 @@ func TestGetTooBigAsksForFewer(t *testing.T) {
 		return resp
 	})
 	capture := snmptest.NewCapture()
-	p, err := New(Config{
-		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
-			tc.Profiles = configs.SNMPProfiles{Names: []string{"system"}}
-		})},
-		Profiles: loadProfiles(t), Broker: capture,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := systemPoller(t, "a", addr, capture, nil)
 	if err := p.PollOnce(context.Background(), "a"); err != nil {
 		t.Fatalf("poll: %v", err)
 	}
@@ -176,16 +168,8 @@ func TestGetAgentErrorNamesTheObject(t *testing.T) {
 		return resp
 	})
 	capture := snmptest.NewCapture()
-	p, err := New(Config{
-		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
-			tc.Profiles = configs.SNMPProfiles{Names: []string{"system"}}
-		})},
-		Profiles: loadProfiles(t), Broker: capture,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = p.PollOnce(context.Background(), "a")
+	p := systemPoller(t, "a", addr, capture, nil)
+	err := p.PollOnce(context.Background(), "a")
 	if err == nil || !strings.Contains(err.Error(), "get 1.3.6.1.2.1.1.5.0: agent error GenErr") {
 		t.Fatalf("poll error %v; want it to name the object at error-index, %s", err, sysName[1:])
 	}
@@ -204,15 +188,7 @@ func TestResultNotTakenFromTheTargetName(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := "fw-timeout-lab"
-	p, err := New(Config{
-		Targets: []configs.SNMPTarget{testTarget(name, addr, func(tc *configs.SNMPTarget) {
-			tc.Profiles = configs.SNMPProfiles{Names: []string{"system"}}
-		})},
-		Profiles: loadProfiles(t), Broker: snmptest.NewCapture(), Metrics: metrics,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := systemPoller(t, name, addr, snmptest.NewCapture(), metrics)
 	if err := p.PollOnce(context.Background(), name); err == nil {
 		t.Fatal("a poll answered genErr worked")
 	}
@@ -220,4 +196,20 @@ func TestResultNotTakenFromTheTargetName(t *testing.T) {
 		t.Errorf("the genErr poll counted error %v times, timeout %v times; want error once", n,
 			testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultTimeout)))
 	}
+}
+
+// systemPoller is a poller of one target, name at addr, polling the
+// system profile into capture.
+func systemPoller(t *testing.T, name, addr string, capture *snmptest.Capture, metrics *Metrics) *Poller {
+	t.Helper()
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"system"}}
+		})},
+		Profiles: loadProfiles(t), Broker: capture, Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
