@@ -66,6 +66,16 @@ func (p *weirProc) arista(t *testing.T, msg string) {
 	}
 }
 
+// waitLog waits up to 10 s for text in p's log; what names what is missing.
+func (p *weirProc) waitLog(t *testing.T, text, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), text); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s:\n%s", what, p.Logs())
+		}
+	}
+}
+
 // cli runs a weir client command against p.
 func (p *weirProc) cli(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
@@ -638,11 +648,7 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "SIGHUP: reloaded"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload after SIGHUP:\n%s", p.Logs())
-		}
-	}
+	p.waitLog(t, "SIGHUP: reloaded", "no reload after SIGHUP")
 	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet8, changed state to down")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")

@@ -169,11 +169,7 @@ func TestCollectRoleKeysByTheInventory(t *testing.T) {
 	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "SIGHUP: reloaded"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload after SIGHUP:\n%s", p.Logs())
-		}
-	}
+	p.waitLog(t, "SIGHUP: reloaded", "no reload after SIGHUP")
 	conn.Write([]byte("<189>Dec  3 07:00:02 EDGE1.ams.example.net %LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet9/7, changed state to up"))
 	raw = consumeAll(t, p, "raw.syslog", func(r []consumedKeyed) bool { return len(r) >= 2 })
 	keys := map[string]bool{}

@@ -83,11 +83,7 @@ func TestTrapListenFlag(t *testing.T) {
 	snmptest.Require(t, "snmptrap")
 	port := snmptest.FreeUDPPort(t)
 	p := startWeir(t, t.TempDir(), "--trap-listen", fmt.Sprintf("127.0.0.1:%d", port))
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "trap receiver listening"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no trap receiver:\n%s", p.Logs())
-		}
-	}
+	p.waitLog(t, "trap receiver listening", "no trap receiver")
 	snmptest.Run(t, t.TempDir(), "snmptrap", "-v2c", "-c", "public", fmt.Sprintf("127.0.0.1:%d", port), "", "1.3.6.1.6.3.1.1.5.1")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		out, _, _ := p.cli(t, "", "consume", "raw.traps", "--from-beginning")
@@ -118,11 +114,7 @@ func TestVendorTrapsRaiseEvents(t *testing.T) {
 	snmptest.Require(t, "snmptrap")
 	port := snmptest.FreeUDPPort(t)
 	p := startWeir(t, t.TempDir(), "--trap-listen", fmt.Sprintf("127.0.0.1:%d", port))
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "trap receiver listening"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no trap receiver:\n%s", p.Logs())
-		}
-	}
+	p.waitLog(t, "trap receiver listening", "no trap receiver")
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	const ccm, jnxCm = "1.3.6.1.4.1.9.9.43.1.1.6.1.", "1.3.6.1.4.1.2636.3.18.1.7.1."
 	for _, args := range [][]string{
