@@ -250,13 +250,13 @@ func Parse(data []byte) (*Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	if err := extraDocument(data); err != nil {
+	first, err := firstDocument(data)
+	if err != nil {
 		return nil, err
 	}
-	var probe yaml.Node
-	if yaml.Unmarshal(data, &probe) == nil {
+	if first != nil {
 		// The key checks below follow aliases into merged mappings.
-		if err := yamlerr.AliasCycle(&probe); err != nil {
+		if err := yamlerr.AliasCycle(first); err != nil {
 			return nil, err
 		}
 	}
@@ -293,17 +293,18 @@ func Parse(data []byte) (*Config, error) {
 	return cfg, nil
 }
 
-// extraDocument refuses a document after the first (two files joined,
-// each starting with ---): the decoder reads the first alone, and the
-// second's targets and sinks would be dropped without a word. A --- or
-// ... that ends the file with nothing after it is no document.
-func extraDocument(data []byte) error {
+// firstDocument returns the file's first YAML document (nil if it does
+// not parse: the parse proper reports it), and refuses a document after
+// it (two files joined, each starting with ---): the decoder reads the
+// first alone, and the second's targets and sinks would be dropped
+// without a word.
+func firstDocument(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var first yaml.Node
 	if dec.Decode(&first) != nil {
-		return nil // the parse proper reports it
+		return nil, nil
 	}
-	return yamlerr.NextDocument(dec, "weir reads one document a file")
+	return &first, yamlerr.NextDocument(dec, "weir reads one document a file")
 }
 
 // emptySections makes a top-level section of no value ("snmp:" with its
