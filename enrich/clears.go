@@ -40,8 +40,7 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 		err = fmt.Errorf("%d topics described", len(infos))
 	}
 	var ev telemetry.Event
-	var reader logwindow.Reader
-	reader.B = w.b
+	reader := logwindow.Reader{B: w.b}
 	for i := 0; err == nil && i < len(infos[0].Partitions); i++ {
 		p := infos[0].Partitions[i]
 		_, err = reader.Read(ctx, w.topics.Events, p.Partition, p.HighWatermark, cutoff, func(r *broker.Record) {
