@@ -442,7 +442,9 @@ func TestFetchLongPoll(t *testing.T) {
 	consumer := dialRaw(t, addr)
 	producer := dialRaw(t, addr)
 
-	corr := consumer.send(fetchReq(12, 10000, 1, "t", 0, 0, 1, 2))
+	// MaxWait a minute: an answer before it is the wake-up (how soon is a
+	// figure: internal/brokerbench's latency over the listener).
+	corr := consumer.send(fetchReq(12, 60000, 1, "t", 0, 0, 1, 2))
 	produced := make(chan struct{})
 	go func() {
 		defer close(produced)
@@ -459,8 +461,8 @@ func TestFetchLongPoll(t *testing.T) {
 	consumer.recv(corr, resp)
 	done := time.Now()
 	at := <-appended
-	if lag := done.Sub(at); lag > 250*time.Millisecond || done.Sub(start) > 5*time.Second {
-		t.Fatalf("fetch answered %v after the append (%v after it was sent)", lag, done.Sub(start))
+	if done.Sub(start) > 30*time.Second {
+		t.Fatalf("fetch answered %v after the append (%v after it was sent): not woken", done.Sub(at), done.Sub(start))
 	}
 	t.Logf("long poll answered %v after the append", done.Sub(at))
 	p := resp.Topics[0].Partitions[2]

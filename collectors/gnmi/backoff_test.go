@@ -99,23 +99,26 @@ func TestBackoffGrowsWhenEverySessionFails(t *testing.T) {
 // TestBackoffResetsAfterAStableSession: once a session served its stream
 // for retry_max, the next failure is retried after retry_min again.
 func TestBackoffResetsAfterAStableSession(t *testing.T) {
-	const stable = 5 // the subscription that serves for a while
+	const stable = 6 // the subscription that serves for a while
 	s, addr := startFlaky(t, func(n int) time.Duration {
 		if n == stable {
-			return 600 * time.Millisecond
+			return 1500 * time.Millisecond
 		}
 		return 0
 	})
-	startCollector(t, configs.GNMI{RetryMin: configs.Duration(50 * time.Millisecond), RetryMax: configs.Duration(400 * time.Millisecond),
+	// retry_max well above retry_min, so that a loaded machine's delays
+	// cannot make one backoff look like the other.
+	startCollector(t, configs.GNMI{RetryMin: configs.Duration(50 * time.Millisecond), RetryMax: configs.Duration(1200 * time.Millisecond),
 		Targets: []configs.GNMITarget{flakyTarget(addr)}})
-	waitFor(t, 10*time.Second, "the subscription after the stable one", func() bool { subs, _ := s.times(); return len(subs) > stable })
+	waitFor(t, 20*time.Second, "the subscription after the stable one", func() bool { subs, _ := s.times(); return len(subs) > stable })
 	subs, ends := s.times()
-	// Before it, the backoff grew to retry_max (at least 300ms jittered).
-	if gap := subs[stable-1].Sub(ends[stable-2]); gap < 250*time.Millisecond {
+	// Before it, the backoff grew: 50, 100, 200, 400, 800 ms (±25%).
+	if gap := subs[stable-1].Sub(ends[stable-2]); gap < 500*time.Millisecond {
 		t.Errorf("retried %v after failure %d, want the grown backoff", gap, stable-1)
 	}
-	// After it, retry_min (at most 62ms jittered, and the dial).
-	if gap := subs[stable].Sub(ends[stable-1]); gap > 250*time.Millisecond {
+	// After it, retry_min (at most 62ms jittered, and the dial), not the
+	// 1.2 s the grown backoff would be.
+	if gap := subs[stable].Sub(ends[stable-1]); gap > 600*time.Millisecond {
 		t.Errorf("retried %v after the stable session failed, want about retry_min", gap)
 	}
 }
