@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"path"
@@ -36,6 +37,43 @@ func WebhookTemplateFuncs() template.FuncMap {
 		b, err := json.Marshal(v)
 		return string(b), err
 	}}
+}
+
+// WebhookTemplateData is what a webhook sink's template is executed on:
+// the record's decoded value by schema, and the record with its key, value
+// and header values as text.
+type WebhookTemplateData struct {
+	Record WebhookTemplateRecord
+	Schema string
+	Metric *telemetry.Metric
+	Log    *telemetry.EnrichedLog
+	Event  *telemetry.Event
+}
+
+// WebhookTemplateRecord is a record as a template sees it.
+type WebhookTemplateRecord struct {
+	Topic      string
+	Partition  int32
+	Offset     int64
+	Timestamp  time.Time
+	Key, Value string
+	Headers    []WebhookTemplateHeader
+}
+
+// WebhookTemplateHeader is one record header as text.
+type WebhookTemplateHeader struct{ Key, Value string }
+
+// tryWebhookTemplate runs t on zero values of every schema at once: a
+// field the data does not have (`.Event.Typ`) fails on every record, so
+// every record would be dead-lettered. Other failures (an index past a
+// list's end) may be the zero values', not the template's: not reported.
+func tryWebhookTemplate(t *template.Template) error {
+	d := WebhookTemplateData{Metric: &telemetry.Metric{}, Log: &telemetry.EnrichedLog{}, Event: &telemetry.Event{}}
+	err := t.Execute(io.Discard, &d)
+	if err != nil && strings.Contains(err.Error(), "can't evaluate field") { // text/template's words; it has no error type for it
+		return err
+	}
+	return nil
 }
 
 // Sink configures one sink (sinks/<type>); see the sinks package. Common
@@ -322,7 +360,9 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		switch s.Format {
 		case "", "json":
 			if s.Template != "" {
-				if _, err := template.New("body").Funcs(WebhookTemplateFuncs()).Parse(s.Template); err != nil {
+				if t, err := template.New("body").Funcs(WebhookTemplateFuncs()).Parse(s.Template); err != nil {
+					add("template", "%v", err)
+				} else if err := tryWebhookTemplate(t); err != nil {
 					add("template", "%v", err)
 				}
 			}

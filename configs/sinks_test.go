@@ -55,6 +55,9 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - type: influxdb\n    name: a\n    url: ftp://x\n    database: d\n    topics: [x]\n", "line 4: sink \"a\": url: must be an http"},
 		{"sinks:\n  - type: prometheus\n    name: p\n    topics: []\n    listen: 127.0.0.1:1\n", "line 4: sink \"p\": topics: at least one"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{.Foo'\n", "line 6: sink \"w\": template:"},
+		// A field the data does not have fails on every record: every event would be dead-lettered.
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{json .Event.Typ}}'\n", "line 6: sink \"w\": template: template: body:1:13: executing \"body\" at <.Event.Typ>: can't evaluate field Typ"},
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event}}{{.Record.Keys}}{{end}}'\n", "can't evaluate field Keys"},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    tls: {ca_file: /ca.pem}\n", "line 6: sink \"a\": tls: does not apply to type file"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    tls: {ca_file: /ca.pem}\n", "sink \"w\": tls: applies to https:// URLs only"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: https://x\n    tls: {enabled: true}\n", "sink \"w\": tls: enabled applies to type kafka only"},
@@ -75,6 +78,22 @@ func TestSinksErrors(t *testing.T) {
 		_, err := Parse([]byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// TestWebhookTemplateFields: templates on the fields the sink gives pass,
+// whichever record they are written for.
+func TestWebhookTemplateFields(t *testing.T) {
+	for _, tmpl := range []string{
+		`{{json .Event.Type}} {{.Event.Tags.site}} {{index .Event.Tags "site"}}`,
+		`{{.Log.Message}} {{.Metric.Measurement}} {{.Schema}}`,
+		`{{.Record.Topic}} {{.Record.Key}} {{json .Record.Value}} {{range .Record.Headers}}{{.Key}}={{.Value}}{{end}}`,
+		`{{index .Record.Headers 0}}`, // fails on a record without headers, not on every record
+	} {
+		y := "sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '" + tmpl + "'\n"
+		if _, err := Parse([]byte(y)); err != nil {
+			t.Errorf("%s: %v", tmpl, err)
 		}
 	}
 }

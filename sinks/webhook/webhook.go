@@ -59,7 +59,7 @@ type Sink struct {
 	// re-sent (and not left to expire in Alertmanager) after one; "" none.
 	statePath string
 	buf       bytes.Buffer
-	view      templateData // what a template is executed on, reused
+	view      configs.WebhookTemplateData // what a template is executed on, reused
 	// Scratch of writeAlerts, reused from batch to batch.
 	body  []byte
 	keys  []byte
@@ -168,7 +168,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		s.buf.Reset()
 		var err error
 		if s.tmpl != nil {
-			if terr := s.tmpl.Execute(&s.buf, s.view.of(&items[i])); terr != nil {
+			if terr := s.tmpl.Execute(&s.buf, templateOf(&s.view, &items[i])); terr != nil {
 				err = &sinks.RejectedError{Reason: "template", Err: terr}
 			}
 		} else {
@@ -187,37 +187,17 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	return nil
 }
 
-// templateData is what a template sees: the item, with the record's key,
-// value and header values as text. As broker.Record's []byte, json quoted
-// them as base64 and printing wrote "[101 100 ...]".
-type templateData struct {
-	Record templateRecord
-	Schema string
-	Metric *telemetry.Metric
-	Log    *telemetry.EnrichedLog
-	Event  *telemetry.Event
-}
-
-type templateRecord struct {
-	Topic      string
-	Partition  int32
-	Offset     int64
-	Timestamp  time.Time
-	Key, Value string
-	Headers    []templateHeader
-}
-
-type templateHeader struct{ Key, Value string }
-
-// of fills d from it, reusing the header slice.
-func (d *templateData) of(it *sinks.Item) *templateData {
+// templateOf fills d from it, reusing the header slice. A template runs on
+// text, not broker.Record's []byte: json quoted those as base64 and
+// printing wrote "[101 100 ...]".
+func templateOf(d *configs.WebhookTemplateData, it *sinks.Item) *configs.WebhookTemplateData {
 	r := &it.Record
 	hs := d.Record.Headers[:0]
 	for _, h := range r.Headers {
-		hs = append(hs, templateHeader{Key: h.Key, Value: string(h.Value)})
+		hs = append(hs, configs.WebhookTemplateHeader{Key: h.Key, Value: string(h.Value)})
 	}
-	*d = templateData{Schema: it.Schema, Metric: it.Metric, Log: it.Log, Event: it.Event,
-		Record: templateRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
+	*d = configs.WebhookTemplateData{Schema: it.Schema, Metric: it.Metric, Log: it.Log, Event: it.Event,
+		Record: configs.WebhookTemplateRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
 			Key: string(r.Key), Value: string(r.Value), Headers: hs}}
 	return d
 }
