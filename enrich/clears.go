@@ -24,49 +24,16 @@ import (
 // flapping began, is a cleared one is left out. When the topic cannot be
 // read, all go out: a repeat rather than a cleared event lost.
 func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) []telemetry.Event {
-	type last struct {
-		at      time.Time
-		cleared bool
-	}
-	want := make(map[objectKey]*last, len(rebuilt))
 	cutoff := rebuilt[0].since
 	for _, r := range rebuilt {
-		fam, _ := strings.CutSuffix(r.ev.Type, "_flapping_cleared")
-		want[objectKey{r.ev.Device, r.ev.ObjectID, fam}] = &last{}
 		cutoff = minTime(cutoff, r.since)
 	}
-	infos, err := w.b.DescribeTopics(ctx, w.topics.Events)
-	if err == nil && len(infos) != 1 {
-		err = fmt.Errorf("%d topics described", len(infos))
-	}
-	var ev telemetry.Event
-	reader := logwindow.Reader{B: w.b}
-	for i := 0; err == nil && i < len(infos[0].Partitions); i++ {
-		p := infos[0].Partitions[i]
-		_, err = reader.Read(ctx, w.topics.Events, p.Partition, p.HighWatermark, cutoff, func(r *broker.Record) {
-			if !bytes.Contains(r.Value, flappingMark) {
-				return
-			}
-			ev = telemetry.Event{}
-			if json.Unmarshal(r.Value, &ev) != nil {
-				return
-			}
-			fam, cleared := strings.CutSuffix(ev.Type, "_flapping_cleared")
-			if !cleared {
-				if fam, _ = strings.CutSuffix(ev.Type, "_flapping"); fam == ev.Type {
-					return
-				}
-			}
-			// By when the record was written, not the event's time: a
-			// flapping event has the device's clock, which may be hours
-			// off, its cleared event weir's.
-			if l := want[objectKey{ev.Device, ev.ObjectID, fam}]; l != nil && !r.Timestamp.Before(l.at) {
-				l.at, l.cleared = r.Timestamp, cleared
-			}
-		}, nil)
+	if w.clears == nil || cutoff.Before(w.clears.from) {
+		w.clears = newClearsScan(w.b, cutoff)
 	}
 	out := make([]telemetry.Event, 0, len(rebuilt))
-	if err != nil {
+	if err := w.clears.update(ctx, w.topics.Events); err != nil {
+		w.clears = nil
 		if ctx.Err() == nil {
 			w.logger.Warn("enrich: cannot read the events topic for cleared events published before; sending them (they may repeat)",
 				slog.String("topic", w.topics.Events), slog.Any("error", err))
@@ -78,12 +45,87 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 	}
 	for _, r := range rebuilt {
 		fam, _ := strings.CutSuffix(r.ev.Type, "_flapping_cleared")
-		if l := want[objectKey{r.ev.Device, r.ev.ObjectID, fam}]; l.cleared && !l.at.Before(r.since) {
+		if l, ok := w.clears.last[objectKey{r.ev.Device, r.ev.ObjectID, fam}]; ok && l.cleared && !l.at.Before(r.since) {
 			continue // cleared already, and not flapping again since
 		}
 		out = append(out, r.ev)
 	}
 	return out
+}
+
+// clearsScan is what the events topic says of flapping objects: each
+// one's last flapping or cleared event. It is read once, and then only
+// from where it got to: a restart's rebuilt flapping objects settle over
+// many seconds, and reading the topic again at each from when the first
+// began flapping took a second a settle per two million events.
+type clearsScan struct {
+	from   time.Time // records before it are not read
+	reader logwindow.Reader
+	next   map[int32]int64 // each partition's offset read up to
+	last   map[objectKey]flapMark
+	read   int // records read, for the tests
+}
+
+// flapMark is an object's last flapping or cleared event: when its record
+// was written, and which of the two it is.
+type flapMark struct {
+	at      time.Time
+	cleared bool
+}
+
+func newClearsScan(b broker.Broker, from time.Time) *clearsScan {
+	return &clearsScan{from: from, reader: logwindow.Reader{B: b}, next: map[int32]int64{}, last: map[objectKey]flapMark{}}
+}
+
+// update reads what topic has that s has not read yet.
+func (s *clearsScan) update(ctx context.Context, topic string) error {
+	infos, err := s.reader.B.DescribeTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("describe %s: %w", topic, err)
+	}
+	if len(infos) != 1 {
+		return fmt.Errorf("describe %s: %d topics described", topic, len(infos))
+	}
+	var ev telemetry.Event
+	feed := func(r *broker.Record) {
+		s.read++
+		if !bytes.Contains(r.Value, flappingMark) {
+			return
+		}
+		ev = telemetry.Event{}
+		if json.Unmarshal(r.Value, &ev) != nil {
+			return
+		}
+		fam, cleared := strings.CutSuffix(ev.Type, "_flapping_cleared")
+		if !cleared {
+			if fam, _ = strings.CutSuffix(ev.Type, "_flapping"); fam == ev.Type {
+				return
+			}
+		}
+		// By when the record was written, not the event's time: a
+		// flapping event has the device's clock, which may be hours
+		// off, its cleared event weir's.
+		k := objectKey{ev.Device, ev.ObjectID, fam}
+		if l, ok := s.last[k]; !ok || !r.Timestamp.Before(l.at) {
+			s.last[k] = flapMark{r.Timestamp, cleared}
+		}
+	}
+	for _, p := range infos[0].Partitions {
+		from, ok := s.next[p.Partition]
+		if !ok || from > p.HighWatermark {
+			// First read of the partition (or its log is shorter than
+			// where the last read got: the topic was made again).
+			if from, err = s.reader.WindowStart(ctx, topic, p.Partition, p.HighWatermark, s.from); err != nil {
+				return err
+			}
+		}
+		next, _, err := s.reader.ReadFrom(ctx, topic, p.Partition, from, p.HighWatermark, s.from, feed, nil)
+		if err != nil {
+			return err
+		}
+		s.next[p.Partition] = next
+	}
+	return nil
 }
 
 // flappingMark is in every flapping and cleared event's JSON: other events

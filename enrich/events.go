@@ -904,6 +904,19 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 
 // rebuiltClear is the cleared event of an object whose flapping since
 // since a warm-up rebuilt.
+// rebuiltFlapping reports whether a flapping object that a warm-up rebuilt
+// has not settled yet.
+func (d *detector) rebuiltFlapping() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, st := range d.flapping {
+		if st.rebuilt {
+			return true
+		}
+	}
+	return false
+}
+
 type rebuiltClear struct {
 	ev    telemetry.Event
 	since time.Time

@@ -61,6 +61,10 @@ type Worker struct {
 	warmupSet bool
 	warmer    *warmer
 	warming   bool // decoding a warm-up record: nothing is counted or logged
+	// clears is what the events topic says of flapping objects while
+	// some of the warm-up's rebuilt ones have not settled (see
+	// unpublishedClears); nil otherwise.
+	clears *clearsScan
 
 	evEnc eventRecords
 
@@ -270,6 +274,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			cleared, rebuilt := w.det.settleClears(now)
 			if len(rebuilt) > 0 {
 				cleared = append(cleared, w.unpublishedClears(ctx, rebuilt)...)
+			} else if w.clears != nil && !w.det.rebuiltFlapping() {
+				w.clears = nil // every rebuilt one settled
 			}
 			for _, out := range cleared {
 				events = w.evEnc.append(w.m, events, w.topics.Events, out, -1, -1)

@@ -34,14 +34,23 @@ type Reader struct {
 // ctx, so Read checks it between fetches: a window of millions of records
 // would otherwise hold a stop for as long as it takes to read.
 func (r *Reader) Read(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time, feed func(*broker.Record), fetched func()) (int, error) {
-	from, err := r.windowStart(ctx, topic, partition, upTo, cutoff)
+	from, err := r.WindowStart(ctx, topic, partition, upTo, cutoff)
 	if err != nil {
 		return 0, err
 	}
-	n, restarts := 0, 0
+	_, n, err := r.ReadFrom(ctx, topic, partition, from, upTo, cutoff, feed, fetched)
+	return n, err
+}
+
+// ReadFrom is Read from offset from on, not from where cutoff's window
+// starts; it also returns the offset it read up to, where a later read of
+// what came since goes on from (below upTo when the rest were not
+// readable yet: transaction markers, an open transaction).
+func (r *Reader) ReadFrom(ctx context.Context, topic string, partition int32, from, upTo int64, cutoff time.Time, feed func(*broker.Record), fetched func()) (next int64, n int, err error) {
+	restarts := 0
 	for from < upTo {
 		if err := ctx.Err(); err != nil {
-			return n, err
+			return from, n, err
 		}
 		err := r.B.Fetch(ctx, topic, partition, from, broker.FetchOptions{MaxBytes: FetchBytes}, &r.res)
 		if errors.Is(err, broker.ErrOffsetOutOfRange) && restarts < 3 {
@@ -50,13 +59,13 @@ func (r *Reader) Read(ctx context.Context, topic string, partition int32, upTo i
 			restarts++
 			start, err := r.logStart(ctx, topic, partition)
 			if err != nil {
-				return n, err
+				return from, n, err
 			}
 			from = max(from, start)
 			continue
 		}
 		if err != nil {
-			return n, fmt.Errorf("fetch %s/%d@%d: %w", topic, partition, from, err)
+			return from, n, fmt.Errorf("fetch %s/%d@%d: %w", topic, partition, from, err)
 		}
 		before, done := from, false
 		for i := range r.res.Records {
@@ -78,17 +87,17 @@ func (r *Reader) Read(ctx context.Context, topic string, partition int32, upTo i
 			fetched()
 		}
 		if done || from == before {
-			return n, nil // the end, or nothing more (markers, or the log was truncated)
+			return from, n, nil // the end, or nothing more (markers, or the log was truncated)
 		}
 	}
-	return n, nil
+	return from, n, nil
 }
 
-// windowStart finds an offset at or before the first record of
+// WindowStart finds an offset at or before the first record of
 // topic/partition below upTo whose time is not before cutoff: it steps
 // back from upTo, four times further each time, until it reaches a record
 // older than cutoff, the log start or MaxRecords.
-func (r *Reader) windowStart(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time) (int64, error) {
+func (r *Reader) WindowStart(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time) (int64, error) {
 	logStart, err := r.logStart(ctx, topic, partition)
 	if err != nil {
 		return 0, err

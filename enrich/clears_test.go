@@ -1,0 +1,127 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestClearsScanReadsOnlyWhatCame: the cleared events of a restart's
+// rebuilt flapping objects, settling over many seconds, are checked
+// against the events topic each time; the topic is read once, and then
+// only from where it got to. Each check read it again from when the first
+// began flapping: a second a settle per two million events.
+func TestClearsScanReadsOnlyWhatCame(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(b, inv, NewClassifier())
+	began := time.Now().Add(-time.Minute)
+	produce := func(fillers int, evs ...telemetry.Event) {
+		t.Helper()
+		var recs []broker.Record
+		for i := range fillers {
+			ev := telemetry.Event{V: 1, Type: "interface_down", Device: "edge9", ObjectID: "gi0/" + itoa(i), Time: time.Now()}
+			recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(t, ev)})
+		}
+		for _, ev := range evs {
+			ev.V, ev.Time = 1, time.Now()
+			recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(t, ev)})
+		}
+		if err := b.Produce(ctx, telemetry.TopicEvents, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := func(typ, device string) telemetry.Event {
+		return telemetry.Event{Type: typ, Device: device, ObjectID: "gi0/1"}
+	}
+	rebuilt := func(device string, since time.Time) []rebuiltClear {
+		return []rebuiltClear{{ev("interface_flapping_cleared", device), since}}
+	}
+
+	produce(1000, ev("interface_flapping", "edge1"), ev("interface_flapping_cleared", "edge1"), ev("interface_flapping", "edge2"))
+	if got := w.unpublishedClears(ctx, rebuilt("edge1", began)); len(got) != 0 {
+		t.Errorf("edge1, cleared in the topic: %d cleared events to send, want 0", len(got))
+	}
+	if w.clears.read != 1003 {
+		t.Fatalf("first check read %d records, want 1003", w.clears.read)
+	}
+	scan := w.clears
+
+	produce(10, ev("interface_flapping_cleared", "edge2"), ev("interface_flapping", "edge3"))
+	if got := w.unpublishedClears(ctx, rebuilt("edge2", began)); len(got) != 0 {
+		t.Errorf("edge2, cleared in the topic since: %d cleared events to send, want 0", len(got))
+	}
+	if got := w.unpublishedClears(ctx, rebuilt("edge3", began)); len(got) != 1 {
+		t.Errorf("edge3, flapping in the topic: %d cleared events to send, want 1", len(got))
+	}
+	if w.clears != scan || w.clears.read != 1015 {
+		t.Errorf("later checks read the topic again (%v), %d records, want 1003 and the 12 that came", w.clears != scan, w.clears.read)
+	}
+
+	// A flapping that began before what was read: read again from it.
+	if got := w.unpublishedClears(ctx, rebuilt("edge1", began.Add(-time.Hour))); len(got) != 0 {
+		t.Errorf("edge1, checked again: %d cleared events to send, want 0", len(got))
+	}
+	if w.clears == scan || w.clears.read != 1015 {
+		t.Errorf("a check from an earlier time: read again %v, %d records, want the topic's 1015 again", w.clears != scan, w.clears.read)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// BenchmarkClearsCheck is a rebuilt flapping's cleared-event check
+// against an events topic of 200,000 records: the first, which reads the
+// topic from when the flapping began, and a later one, which reads only
+// what came since (nothing here).
+func BenchmarkClearsCheck(b *testing.B) {
+	br, err := embedded.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer br.Close()
+	ctx := context.Background()
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(br, inv, NewClassifier())
+	for range 200 {
+		recs := make([]broker.Record, 1000)
+		for i := range recs {
+			ev := telemetry.Event{V: 1, Type: "interface_down", Device: "edge9", ObjectID: "gi0/" + itoa(i), Time: time.Now()}
+			v, _ := json.Marshal(ev)
+			recs[i] = broker.Record{Key: []byte(ev.Device), Value: v}
+		}
+		if err := br.Produce(ctx, telemetry.TopicEvents, recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rebuilt := []rebuiltClear{{telemetry.Event{Type: "interface_flapping_cleared", Device: "edge1", ObjectID: "gi0/1"}, time.Now().Add(-time.Hour)}}
+	for _, first := range []bool{true, false} {
+		name := map[bool]string{true: "first", false: "later"}[first]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if first {
+					w.clears = nil
+				}
+				if got := w.unpublishedClears(ctx, rebuilt); len(got) != 1 {
+					b.Fatalf("%d cleared events", len(got))
+				}
+			}
+		})
+	}
+}
