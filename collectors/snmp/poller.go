@@ -1222,8 +1222,11 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 		res.lastAnswer = time.Now()
 		switch {
 		case pkt.Error == gosnmp.NoError:
-		case pkt.Error == gosnmp.NoSuchName && s.Version == gosnmp.Version1:
-			return out, nil // SNMPv1's end of the MIB view
+		case pkt.Error == gosnmp.NoSuchName:
+			// SNMPv1's end of the MIB view; some v2c agents end a
+			// GETBULK past their last object so too, as snmpbulkwalk
+			// and gosnmp's walk take it.
+			return out, nil
 		case pkt.Error == gosnmp.TooBig && reps > 1:
 			reps /= 2 // the answer did not fit a datagram: ask for fewer
 			continue
