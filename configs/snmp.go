@@ -423,6 +423,11 @@ func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, is
 	if spec.Profiles != nil {
 		t.Profiles = SNMPProfiles{Auto: spec.Profiles.Auto, Names: append([]string(nil), spec.Profiles.Names...)}
 	}
+	if _, ok := spec.Tags["agent"]; ok {
+		// The poller's own tag (collectors/snmp/profile.TagAgent) would
+		// replace it without a word.
+		add("tags.agent", "weir sets agent to the host polled, which enrichment finds the device by: name the tag otherwise")
+	}
 	if len(spec.Tags) > 0 || t.Tags != nil {
 		tags := make(map[string]string, len(t.Tags)+len(spec.Tags))
 		for k, v := range t.Tags {

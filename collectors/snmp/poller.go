@@ -947,7 +947,7 @@ func (t *target) baseTags() map[string]string {
 	for k, v := range t.cfg.Tags {
 		tags[k] = v
 	}
-	tags["agent"] = t.cfg.Host
+	tags[profile.TagAgent] = t.cfg.Host
 	return tags
 }
 

@@ -72,6 +72,10 @@ type Profile struct {
 	File string `yaml:"-"`
 }
 
+// TagAgent is the tag the poller gives every record of a target: the host
+// polled. A label or index of that name would take its place.
+const TagAgent = "agent"
+
 // Metric is one scalar or table column.
 type Metric struct {
 	Name string `yaml:"name"`
@@ -291,6 +295,9 @@ func (p *Profile) validate() []string {
 		default:
 			add(m.Line, "%s %s: unknown type %q (counter, gauge, label or string)", where, m.Name, m.Type)
 		}
+		if m.Type == TypeLabel && m.Name == TagAgent {
+			add(m.Line, "%s %s: the tag %s is the host polled, which enrichment finds the device by: name the label otherwise", where, m.Name, TagAgent)
+		}
 		switch m.Format {
 		case "", "mac", "hex", "text":
 		default:
@@ -322,6 +329,9 @@ func (p *Profile) validate() []string {
 			}
 			if ix.Name == "" {
 				add(t.Line, "table %s: index name must be set", t.Measurement)
+			}
+			if ix.Name == TagAgent {
+				add(t.Line, "table %s: index %s: the tag %s is the host polled, which enrichment finds the device by: name the index otherwise", t.Measurement, ix.Name, TagAgent)
 			}
 		}
 		names := map[string]bool{}

@@ -112,6 +112,8 @@ func TestProfileMistakesNameFileAndLine(t *testing.T) {
 		{"tables:\n  - measurement: t\n    columns: [{name: a, oid: 1.3.6.1.1, type: gauge}]\n    joins:\n      - on: b\n        columns: [{name: c, oid: 1.3.6.1.2, type: label}]\n", `bad.yaml:5: table t: join on b: no such column`},
 		{"tables:\n  - measurement: t\n    columns:\n      - {name: a, oid: 1.3.6.1.1, type: gauge}\n      - {name: a, oid: 1.3.6.1.2, type: gauge}\n", `bad.yaml:5: table t: duplicate column a`},
 		{"name: x\n", `bad.yaml:1: profile has neither scalars nor tables`},
+		{"scalars:\n  - {name: agent, oid: 1.3.6.1.0, type: label}\n", `bad.yaml:2: scalar agent: the tag agent is the host polled`},
+		{"tables:\n  - measurement: t\n    index: [{name: agent, type: ipv4}]\n    columns: [{name: a, oid: 1.3.6.1.1, type: gauge}]\n", `bad.yaml:2: table t: index agent: the tag agent is the host polled`},
 		{"scalars: [\n", `bad.yaml: `},
 		{"sys_object_ids: [cisco]\nscalars:\n  - {name: a, oid: 1.3.6.1, type: gauge}\n", `sys_object_ids[0]: "cisco" is not a numeric OID`},
 	} {
