@@ -48,6 +48,11 @@ type conn struct {
 	reserved int    // what cap(req) takes beyond ioBufferSize, counted in Server.buffered
 	out      []byte // encoded responses not yet written
 	fetch    []byte // record batches gathered by Fetch
+	// used is the most of out or fetch the request being handled took;
+	// grownUsed, when a request last took a good share of them grown
+	// (see trimBuffers).
+	used      int
+	grownUsed time.Time
 
 	// wake and timer serve Fetch long-polls; see fetch.go.
 	wake  chan struct{}
@@ -181,7 +186,7 @@ func (c *conn) run(ctx context.Context) (err error) {
 		if m != nil && m.Request != nil {
 			m.Request(h.key, h.version, time.Since(start))
 		}
-		c.trimBuffers()
+		c.trimBuffers(start)
 		c.sizeReader()
 	}
 }
@@ -482,6 +487,7 @@ func (c *conn) writeResponse(corr int32, resp kmsg.Response) error {
 	b = resp.AppendTo(b)
 	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	c.out = b
+	c.used = max(c.used, len(b))
 	return nil
 }
 
@@ -502,12 +508,27 @@ func (c *conn) flush() error {
 // trimBuffers drops buffers an unusually large request grew, so that a
 // connection does not hold on to them while idle: a request buffer past
 // ioBufferSize at once, since it counts against the server's request
-// memory, which idle connections must not hold.
-func (c *conn) trimBuffers() {
+// memory, which idle connections must not hold. Response buffers grown
+// past ioBufferSize go once no request took a quarter of them for
+// grownBufferIdle: a consumer that read a backlog and caught up fetches a
+// few records at a time, and kept megabytes for as long as it stayed
+// connected. now is about the time.
+func (c *conn) trimBuffers(now time.Time) {
 	if cap(c.req) > ioBufferSize {
 		c.req = nil
 		c.unreserve()
 	}
+	if grown := max(cap(c.out), cap(c.fetch)); grown > ioBufferSize {
+		if c.used > grown/4 {
+			c.grownUsed = now
+		} else if now.Sub(c.grownUsed) >= c.s.cfg.grownIdle {
+			c.fetch = nil
+			if len(c.out) == 0 { // written
+				c.out = nil
+			}
+		}
+	}
+	c.used = 0
 	if len(c.out) == 0 && cap(c.out) > maxRetainedBuffer { // written
 		c.out = nil
 	}

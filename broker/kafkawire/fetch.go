@@ -164,6 +164,7 @@ func (c *conn) fillFetch(req *kmsg.FetchRequest, resp *kmsg.FetchResponse) (tota
 		resp.Topics = append(resp.Topics, st)
 	}
 	c.fetch = buf
+	c.used = max(c.used, len(buf))
 	return total, done
 }
 

@@ -39,6 +39,10 @@ const (
 	// requests; bigger ones, grown for an unusual request, are dropped so
 	// an idle connection does not pin them.
 	maxRetainedBuffer = 8 << 20
+	// grownBufferIdle is how long a connection keeps response buffers
+	// grown past ioBufferSize that its requests no longer need (see
+	// conn.trimBuffers).
+	grownBufferIdle = 30 * time.Second
 )
 
 // config is what Options set; New fills in the defaults.
@@ -58,6 +62,7 @@ type config struct {
 	maxConns        int
 	maxBuffered     int64
 	frameTimeout    time.Duration
+	grownIdle       time.Duration // grownBufferIdle; shorter in tests
 }
 
 // Option configures a Server.

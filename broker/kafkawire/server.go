@@ -69,6 +69,7 @@ func New(log Log, opts ...Option) *Server {
 		maxConns:        DefaultMaxConnections,
 		maxBuffered:     DefaultMaxBufferedRequestBytes,
 		frameTimeout:    DefaultFrameTimeout,
+		grownIdle:       grownBufferIdle,
 	}
 	for _, o := range opts {
 		o(&cfg)
