@@ -248,7 +248,8 @@ type target struct {
 	// owned: this process polled the target at its last slot.
 	owned bool
 	// wrongLogged names the columns a value of the wrong type was logged
-	// for (once each; they are counted every time).
+	// for (once each; they are counted every time), and the scalars the
+	// agent has no instance at (logNoInstance).
 	wrongLogged map[string]bool
 	// publishBytes is the size of the last poll's records, to size the
 	// next one's buffer at once.
@@ -1183,9 +1184,27 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 		res.varbinds++
 		if present(v) {
 			out[strings.TrimPrefix(v.Name, ".")] = v
+		} else if v.Type == gosnmp.NoSuchInstance && !strings.HasSuffix(v.Name, ".0") {
+			t.logNoInstance(v.Name)
 		}
 	}
 	return nil
+}
+
+// logNoInstance logs, once per OID, a scalar the agent has no instance at
+// whose OID does not end in .0: most often a profile that names the object
+// (sysLocation, 1.3.6.1.2.1.1.6) rather than its instance (….6.0), which
+// would never give a value without a word. A table cell that is gone
+// (….2.2.1.10.7) is logged once too.
+func (t *target) logNoInstance(oid string) {
+	if t.wrongLogged == nil {
+		t.wrongLogged = map[string]bool{}
+	}
+	if key := "noSuchInstance " + oid; !t.wrongLogged[key] {
+		t.wrongLogged[key] = true
+		t.log.Warn("snmp agent has no instance at a scalar's OID; a scalar's OID ends in .0 (the instance), a table cell's in its index",
+			"oid", strings.TrimPrefix(oid, "."))
+	}
 }
 
 // walk reads a column with GETBULK (GETNEXT for v1). The agent's answers
