@@ -175,7 +175,9 @@ func TestDownClusterProduceBoundedByContext(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s: no error from a cluster that is down", tc.name)
 		}
-		if took > tc.timeout+500*time.Millisecond {
+		// The bug returned 5.6 s or more after the context ended: a 2 s
+		// line leaves both that and a loaded machine seconds.
+		if took > tc.timeout+2*time.Second {
 			t.Errorf("%s: returned %v after its context ended", tc.name, (took - tc.timeout).Round(time.Millisecond))
 		}
 	}

@@ -766,8 +766,11 @@ func TestShutdownWithLongPoll(t *testing.T) {
 
 func TestIdleTimeout(t *testing.T) {
 	_, addr := startServer(t, newFakeLog(), WithIdleTimeout(100*time.Millisecond))
-	rc := dialRaw(t, addr)
+	// Taken before the dial: the server's idle deadline runs from its
+	// accept, which can come before a loaded test goroutine reads the
+	// clock after the dial.
 	start := time.Now()
+	rc := dialRaw(t, addr)
 	expectClosed(t, rc.c)
 	if el := time.Since(start); el < 80*time.Millisecond {
 		t.Fatalf("closed after %v", el)

@@ -38,7 +38,11 @@ func startSim(t *testing.T, ctx context.Context, opts sim.Options) (string, *sim
 func TestSlowAndDeadSimulatedAgents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	interval := time.Second
+	// Interval 3 s and timeout 1 s: a healthy poll of 48 interfaces,
+	// eight side by side, took over 1 s under -race on a loaded machine
+	// and was cut off at the slot, and one request took over 300 ms;
+	// the slow agent (100 ms an answer) still needs about 10 s a poll.
+	interval := 3 * time.Second
 	var targets []configs.SNMPTarget
 	agents := map[string]*sim.Agent{}
 	add := func(name string, opts sim.Options) {
@@ -46,7 +50,7 @@ func TestSlowAndDeadSimulatedAgents(t *testing.T) {
 		addr, a := startSim(t, ctx, opts)
 		agents[name] = a
 		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
-			tc.Interval, tc.Timeout = interval, 300*time.Millisecond
+			tc.Interval, tc.Timeout = interval, time.Second
 		}))
 	}
 	for i := 0; i < 8; i++ {
@@ -65,7 +69,7 @@ func TestSlowAndDeadSimulatedAgents(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { p.Run(runCtx); close(done) }()
-	capture.WaitFor(8*time.Second, func(recs []broker.Record) bool {
+	capture.WaitFor(30*time.Second, func(recs []broker.Record) bool {
 		for i := 0; i < 8; i++ {
 			if countStatus(recs, fmt.Sprintf("healthy%d", i)) < 3 {
 				return false

@@ -54,7 +54,9 @@ func TestClusterDownWriteBoundedByTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(3*time.Second, cancel)
 	start := time.Now()
-	if _, ok := writeWithin(long, ctx, items, 20*time.Second); !ok || time.Since(start) > 4*time.Second {
+	// The lines below are 2 s past the stop and the timeout: the bug's
+	// 5-8 s and 5-10 s past them stay well beyond.
+	if _, ok := writeWithin(long, ctx, items, 20*time.Second); !ok || time.Since(start) > 5*time.Second {
 		t.Errorf("Write cancelled after 3s (a stop) with the cluster down: returned after %v", time.Since(start).Round(100*time.Millisecond))
 	}
 
@@ -62,7 +64,7 @@ func TestClusterDownWriteBoundedByTimeout(t *testing.T) {
 		start := time.Now()
 		err, ok := writeWithin(short, context.Background(), items, 20*time.Second)
 		took := time.Since(start)
-		if !ok || took > 2500*time.Millisecond {
+		if !ok || took > 3*time.Second {
 			t.Errorf("Write %d with timeout 1s to a cluster that is down: returned after %v (%v)", i, took.Round(100*time.Millisecond), err)
 		} else if _, retry := err.(*sinks.RetryableError); !retry {
 			t.Errorf("Write %d to a cluster that is down: %v (%T), want a retryable error", i, err, err)
