@@ -1,8 +1,10 @@
 package enrich
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/weirnet/weir/broker"
@@ -162,8 +164,31 @@ func (wm *warmer) timeOf(ctx context.Context, topic string, partition int32, off
 // read feeds the records of topic/partition below upTo whose time is not
 // before cutoff, and returns how many it fed (logwindow.Reader.Read). Its
 // reader is its own: the fetch buffer of a large window (8 MiB) goes with
-// it, not kept by every worker for as long as it runs after a warm-up.
+// it, not kept by every worker for as long as it runs after a warm-up. The
+// last record of the window is fed as a copy: a worker's scratch keeps
+// the last record it decoded, whose strings share the record's bytes, and
+// they would keep the whole buffer until the next record came (for good on
+// a quiet partition).
 func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time, feed func(*broker.Record)) (int, error) {
 	r := logwindow.Reader{B: wm.b}
-	return r.Read(ctx, topic, partition, upTo, cutoff, feed, nil)
+	return r.Read(ctx, topic, partition, upTo, cutoff, func(rec *broker.Record) {
+		if rec.Offset == upTo-1 {
+			last := copyRecord(rec)
+			rec = &last
+		}
+		feed(rec)
+	}, nil)
+}
+
+// copyRecord is r with bytes of its own.
+func copyRecord(r *broker.Record) broker.Record {
+	c := *r
+	c.Key, c.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+	if r.Headers != nil {
+		c.Headers = make([]broker.Header, len(r.Headers))
+		for i, h := range r.Headers {
+			c.Headers[i] = broker.Header{Key: strings.Clone(h.Key), Value: bytes.Clone(h.Value)}
+		}
+	}
+	return c
 }

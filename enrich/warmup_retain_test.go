@@ -1,0 +1,60 @@
+package enrich
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestWarmupKeepsNoFetchBuffer: after a warm-up, a worker whose partition
+// stays quiet holds nothing of the warm-up's fetch buffer (8 MiB). Its
+// scratch keeps the last record decoded, whose strings share the record's
+// bytes: the last record of the window held the whole buffer until the
+// next record came, for good on a quiet partition (a soak found 16 MB in
+// the heap of an idle weir after a restart, two workers' worth).
+func TestWarmupKeepsNoFetchBuffer(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	filler := strings.Repeat("x", 900)
+	now := time.Now()
+	for range 30 { // 30,000 lines of 1 KB: a few 8 MiB fetches
+		recs := make([]broker.Record, 1000)
+		for i := range recs {
+			l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 6, Format: "rfc3164",
+				Message: "%SYS-6-LOGGINGHOST_STARTSTOP: " + filler, SourceAddr: "192.0.2.1:514", ReceivedAt: now}
+			recs[i] = broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil), Timestamp: now}
+		}
+		if err := b.ProducePartition(ctx, telemetry.TopicRawSyslog, 0, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(b, inv, NewClassifier())
+	heap := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	before := heap()
+	wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
+	wm.warmPartition(ctx, telemetry.TopicRawSyslog, 0, 30_000, time.Now(), w.warmSyslog)
+	held := heap() - before
+	t.Logf("%d bytes held after the warm-up", held)
+	if held > 4<<20 {
+		t.Errorf("the worker holds %d bytes after a warm-up of a quiet partition, want less than 4 MiB", held)
+	}
+	runtime.KeepAlive(w)
+}
