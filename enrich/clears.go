@@ -59,11 +59,11 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 // many seconds, and reading the topic again at each from when the first
 // began flapping took a second a settle per two million events.
 type clearsScan struct {
-	from   time.Time // records before it are not read
-	reader logwindow.Reader
-	next   map[int32]int64 // each partition's offset read up to
-	last   map[objectKey]flapMark
-	read   int // records read, for the tests
+	b    broker.Broker
+	from time.Time       // records before it are not read
+	next map[int32]int64 // each partition's offset read up to
+	last map[objectKey]flapMark
+	read int // records read, for the tests
 }
 
 // flapMark is an object's last flapping or cleared event: when its record
@@ -74,12 +74,15 @@ type flapMark struct {
 }
 
 func newClearsScan(b broker.Broker, from time.Time) *clearsScan {
-	return &clearsScan{from: from, reader: logwindow.Reader{B: b}, next: map[int32]int64{}, last: map[objectKey]flapMark{}}
+	return &clearsScan{b: b, from: from, next: map[int32]int64{}, last: map[objectKey]flapMark{}}
 }
 
-// update reads what topic has that s has not read yet.
+// update reads what topic has that s has not read yet. Its reader is its
+// own: the first read's fetch buffer (8 MiB) is not kept for the later
+// ones, which read little.
 func (s *clearsScan) update(ctx context.Context, topic string) error {
-	infos, err := s.reader.B.DescribeTopics(ctx, topic)
+	reader := logwindow.Reader{B: s.b}
+	infos, err := s.b.DescribeTopics(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("describe %s: %w", topic, err)
 	}
@@ -115,11 +118,11 @@ func (s *clearsScan) update(ctx context.Context, topic string) error {
 		if !ok || from > p.HighWatermark {
 			// First read of the partition (or its log is shorter than
 			// where the last read got: the topic was made again).
-			if from, err = s.reader.WindowStart(ctx, topic, p.Partition, p.HighWatermark, s.from); err != nil {
+			if from, err = reader.WindowStart(ctx, topic, p.Partition, p.HighWatermark, s.from); err != nil {
 				return err
 			}
 		}
-		next, _, err := s.reader.ReadFrom(ctx, topic, p.Partition, from, p.HighWatermark, s.from, feed, nil)
+		next, _, err := reader.ReadFrom(ctx, topic, p.Partition, from, p.HighWatermark, s.from, feed, nil)
 		if err != nil {
 			return err
 		}
