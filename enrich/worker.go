@@ -502,5 +502,8 @@ func (w *Worker) warmSyslog(r *broker.Record, end time.Time) {
 	if ev := w.syslogEvent(r, &d); ev.Type != "" {
 		w.scratch.events = append(w.scratch.events[:0], ev)
 		w.det.remember(r, w.scratch.events, end.Add(-w.det.window))
+		// Its strings share the record's bytes: kept, they would keep
+		// the warm-up's fetch buffer (see warmer.read).
+		clear(w.scratch.events)
 	}
 }
