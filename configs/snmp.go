@@ -362,7 +362,17 @@ func (s SNMPTargetSpec) profileNames() []string {
 func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, isTarget bool) []string {
 	var errs []string
 	add := func(key, format string, args ...any) {
-		line := keyLine(n, key)
+		// A dotted key (tags.agent) is looked up a level at a time.
+		at, k := n, key
+		for {
+			parent, rest, ok := strings.Cut(k, ".")
+			c := child(at, parent)
+			if !ok || c == nil {
+				break
+			}
+			at, k = c, rest
+		}
+		line := keyLine(at, k)
 		if line == 0 {
 			line = nodeLine(n)
 		}

@@ -132,6 +132,8 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		{"snmp:\n  defaults:\n    interval: soon\n", "cfg.yaml:3: snmp.defaults.interval: \"soon\" is not a duration"},
 		{"snmp:\n  defaults:\n    max_repetitions: 0\n", "cfg.yaml:3: snmp.defaults.max_repetitions: must be between 1 and 1000"},
 		{"snmp:\n  targets:\n    - {name: a, address: x, tags: {agent: core}}\n", "cfg.yaml:3: snmp.targets[a].tags.agent: weir sets agent to the host polled"},
+		{"snmp:\n  targets:\n    - name: a\n      address: x\n      tags:\n        site: ams\n        agent: core\n", "cfg.yaml:7: snmp.targets[a].tags.agent: weir sets agent"},
+		{"snmp:\n  defaults:\n    tags:\n      agent: core\n", "cfg.yaml:4: snmp.defaults.tags.agent: weir sets agent"},
 		{"snmp:\n  targets:\n    - name: a\n      address: x\n      version: 3\n      v3: {user: u, auth_protocol: SHA999, auth_password: 12345678}\n",
 			"cfg.yaml:6: snmp.targets[a].v3: auth_protocol must be one of MD5, SHA, SHA224, SHA256, SHA384, SHA512, not \"SHA999\""},
 		{"snmp:\n  targets:\n    - name: a\n      address: x\n      version: 3\n      v3: {user: u, security_level: authPriv, auth_password: 12345678}\n",

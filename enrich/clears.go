@@ -61,6 +61,7 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 type clearsScan struct {
 	b    broker.Broker
 	from time.Time       // records before it are not read
+	id   [16]byte        // the topic's, at the last read
 	next map[int32]int64 // each partition's offset read up to
 	last map[objectKey]flapMark
 	read int // records read, for the tests
@@ -88,6 +89,12 @@ func (s *clearsScan) update(ctx context.Context, topic string) error {
 	}
 	if len(infos) != 1 {
 		return fmt.Errorf("describe %s: %d topics described", topic, len(infos))
+	}
+	if infos[0].ID != s.id {
+		// The topic was made again (or this is the first read): its
+		// offsets below where the old one was read are new records.
+		clear(s.next)
+		s.id = infos[0].ID
 	}
 	var ev telemetry.Event
 	feed := func(r *broker.Record) {
@@ -117,7 +124,7 @@ func (s *clearsScan) update(ctx context.Context, topic string) error {
 		from, ok := s.next[p.Partition]
 		if !ok || from > p.HighWatermark {
 			// First read of the partition (or its log is shorter than
-			// where the last read got: the topic was made again).
+			// where the last read got: truncated).
 			if from, err = reader.WindowStart(ctx, topic, p.Partition, p.HighWatermark, s.from); err != nil {
 				return err
 			}

@@ -125,3 +125,52 @@ func BenchmarkClearsCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestClearsScanTopicRecreated: an events topic deleted and made again
+// while rebuilt flapping objects settle is read from its window again,
+// even when it has grown past where the old one was read: its records
+// below that offset (edge1's cleared event here) are new ones.
+func TestClearsScanTopicRecreated(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(b, inv, NewClassifier())
+	began := time.Now().Add(-time.Minute)
+	produce := func(evs []telemetry.Event, fillers int) {
+		t.Helper()
+		var recs []broker.Record
+		for _, ev := range evs {
+			ev.V, ev.Time = 1, time.Now()
+			recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(t, ev)})
+		}
+		for i := range fillers {
+			ev := telemetry.Event{V: 1, Type: "interface_down", Device: "edge9", ObjectID: "gi0/" + itoa(i), Time: time.Now()}
+			recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(t, ev)})
+		}
+		if err := b.Produce(ctx, telemetry.TopicEvents, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edge := func(typ, device string) telemetry.Event {
+		return telemetry.Event{Type: typ, Device: device, ObjectID: "gi0/1"}
+	}
+	rebuilt := func(device string) []rebuiltClear {
+		return []rebuiltClear{{edge("interface_flapping_cleared", device), began}}
+	}
+
+	produce([]telemetry.Event{edge("interface_flapping", "edge1")}, 100)
+	if got := w.unpublishedClears(ctx, rebuilt("edge2")); len(got) != 1 {
+		t.Fatalf("edge2, not in the topic: %d cleared events to send, want 1", len(got))
+	}
+	if err := b.DeleteTopic(ctx, telemetry.TopicEvents); err != nil {
+		t.Fatal(err)
+	}
+	produce([]telemetry.Event{edge("interface_flapping_cleared", "edge1")}, 200)
+	if got := w.unpublishedClears(ctx, rebuilt("edge1")); len(got) != 0 {
+		t.Errorf("edge1, cleared in the topic made again: %d cleared events to send, want 0", len(got))
+	}
+}

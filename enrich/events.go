@@ -902,8 +902,6 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 	return out, rebuilt
 }
 
-// rebuiltClear is the cleared event of an object whose flapping since
-// since a warm-up rebuilt.
 // rebuiltFlapping reports whether a flapping object that a warm-up rebuilt
 // has not settled yet.
 func (d *detector) rebuiltFlapping() bool {
@@ -917,6 +915,8 @@ func (d *detector) rebuiltFlapping() bool {
 	return false
 }
 
+// rebuiltClear is the cleared event of an object whose flapping since
+// since a warm-up rebuilt.
 type rebuiltClear struct {
 	ev    telemetry.Event
 	since time.Time

@@ -29,10 +29,20 @@ func TestScalarWithoutInstanceLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// v1 agents answer noSuchName for the whole GET rather than a
+	// noSuchInstance varbind: the object is dropped and asked again.
+	for _, version := range []string{"2c", "1"} {
+		t.Run("v"+version, func(t *testing.T) { checkNoInstanceLogged(t, agent.Addr, set, version) })
+	}
+}
+
+func checkNoInstanceLogged(t *testing.T, addr string, set *profile.Set, version string) {
 	var logs syncbuf.Buffer
 	capture := snmptest.NewCapture()
 	p, err := New(Config{
-		Targets:  []configs.SNMPTarget{testTarget("lab1", agent.Addr, func(tc *configs.SNMPTarget) { tc.Profiles.Names = []string{"loc"} })},
+		Targets: []configs.SNMPTarget{testTarget("lab1", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles.Names, tc.Version = []string{"loc"}, version
+		})},
 		Profiles: set, Broker: capture, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	if err != nil {

@@ -1155,6 +1155,9 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 		// SNMPv1 fails a whole GET for one missing object
 		// (noSuchName at error-index): drop that object and ask again.
 		if pkt.Error == gosnmp.NoSuchName && pkt.ErrorIndex > 0 && int(pkt.ErrorIndex) <= len(chunk) {
+			if at := chunk[pkt.ErrorIndex-1]; !strings.HasSuffix(at, ".0") {
+				t.logNoInstance(at) // v1's noSuchInstance
+			}
 			rest := append(append([]string(nil), chunk[:pkt.ErrorIndex-1]...), chunk[pkt.ErrorIndex:]...)
 			if len(rest) == 0 {
 				return nil

@@ -53,6 +53,7 @@ func TestForgedV3TrapsCheap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			withoutDecoder(r)
 			from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
 			const n = 100
 			pkts := make([][]byte, n)
@@ -67,8 +68,8 @@ func TestForgedV3TrapsCheap(t *testing.T) {
 				if outcome := r.access.Load().preAuthenticate(p); outcome != OutcomeAuthFailure {
 					t.Fatalf("forged trap: pre-check outcome %q, want %s: left to gosnmp's key derivation", outcome, OutcomeAuthFailure)
 				}
-				if _, _, outcome := r.decode(p, from, time.Now()); outcome != OutcomeAuthFailure {
-					t.Fatalf("forged trap: outcome %q, want %s", outcome, OutcomeAuthFailure)
+				if _, _, outcome := r.decode(p, from, time.Now()); outcome != OutcomeAuthFailure || r.decodePanics.Load() > 0 {
+					t.Fatalf("forged trap: outcome %q, want %s, and gosnmp's decoder reached %d times", outcome, OutcomeAuthFailure, r.decodePanics.Load())
 				}
 			}
 		})
@@ -142,6 +143,7 @@ func TestForgedV3TrapsCheapWhateverTheirEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	withoutDecoder(r)
 	from := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}
 	base := uint64(time.Now().UnixNano())
 	var next uint64
@@ -182,12 +184,20 @@ func TestForgedV3TrapsCheapWhateverTheirEncoding(t *testing.T) {
 				if outcome := r.access.Load().preAuthenticate(p); outcome == "" {
 					t.Fatal("forged trap left to gosnmp's key derivation for its new engine ID")
 				}
-				if _, _, outcome := r.decode(p, from, time.Now()); outcome == OutcomePublished || outcome == "" {
-					t.Fatalf("forged trap: outcome %q", outcome)
+				if _, _, outcome := r.decode(p, from, time.Now()); outcome == OutcomePublished || outcome == "" || r.decodePanics.Load() > 0 {
+					t.Fatalf("forged trap: outcome %q, and gosnmp's decoder reached %d times", outcome, r.decodePanics.Load())
 				}
 			}
 		})
 	}
+}
+
+// withoutDecoder takes r's gosnmp decoder away, so that decode of a
+// datagram that reaches it panics, which r.decodePanics counts: the
+// forged-trap tests check that decode refuses them before, not only that
+// preAuthenticate would (decode without it took seconds, and passed).
+func withoutDecoder(r *Receiver) {
+	r.access.Load().dec = nil
 }
 
 // BenchmarkForgedV3Trap is what refusing a forged v3 trap from an engine
