@@ -58,6 +58,9 @@ func TestSinksErrors(t *testing.T) {
 		// A field the data does not have fails on every record: every event would be dead-lettered.
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{json .Event.Typ}}'\n", "line 6: sink \"w\": template: template: body:1:13: executing \"body\" at <.Event.Typ>: can't evaluate field Typ"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event}}{{.Record.Keys}}{{end}}'\n", "can't evaluate field Keys"},
+		// Zero values skip these branches; a record that takes them fails.
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event.Type}}{{.Event.Typ}}{{end}}'\n", "line 6: sink \"w\": template: template: body:1:26: executing \"body\" at <.Event.Typ>: can't evaluate field Typ in type telemetry.Event"},
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{range $i, $h := .Record.Headers}}{{$h.Kye}}{{end}}'\n", "can't evaluate field Kye in type configs.WebhookTemplateHeader"},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    tls: {ca_file: /ca.pem}\n", "line 6: sink \"a\": tls: does not apply to type file"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    tls: {ca_file: /ca.pem}\n", "sink \"w\": tls: applies to https:// URLs only"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: https://x\n    tls: {enabled: true}\n", "sink \"w\": tls: enabled applies to type kafka only"},
