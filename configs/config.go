@@ -874,14 +874,20 @@ func (c *Config) ownBroker(brokers []string) (string, bool) {
 }
 
 // splitBroker is a broker address's host, lower case without a trailing
-// dot, and its port as a number ("" when it has none).
+// dot, and its port as a number, both as the kafka sink's client
+// (franz-go) dials them: without a port, or as a bare IPv6 literal, it is
+// Kafka's 9092; "+9092" and "09092" are 9092.
 func splitBroker(hp string) (string, string) {
-	h, p, err := net.SplitHostPort(strings.TrimSpace(hp))
+	hp = strings.TrimSpace(hp)
+	h, p, err := net.SplitHostPort(hp)
 	if err != nil {
-		return strings.ToLower(strings.TrimSpace(hp)), ""
+		h, p = hp, "9092"
+		if inner, ok := strings.CutPrefix(hp, "["); ok && strings.HasSuffix(inner, "]") {
+			h = strings.TrimSuffix(inner, "]")
+		}
 	}
-	if n, err := strconv.ParseUint(p, 10, 16); err == nil {
-		p = strconv.FormatUint(n, 10)
+	if n, err := strconv.ParseInt(p, 10, 32); err == nil {
+		p = strconv.FormatInt(n, 10)
 	}
 	return strings.ToLower(strings.TrimSuffix(h, ".")), p
 }
@@ -896,10 +902,8 @@ func listenerReachedAs(listen, host string) bool {
 	if lip != nil && hip != nil && lip.Equal(hip) {
 		return true
 	}
+	// Go listens on 0.0.0.0 as on "::" and "": both families.
 	if listen == "" || lip != nil && lip.IsUnspecified() {
-		if hip != nil && lip != nil && lip.To4() != nil && hip.To4() == nil {
-			return false // 0.0.0.0 listens on IPv4 only; "::" and "" on both
-		}
 		if host == "localhost" || hip != nil && (hip.IsLoopback() || hip.IsUnspecified()) {
 			return true
 		}
