@@ -402,7 +402,8 @@ func expandEnv(n *yaml.Node) error {
 	return nil
 }
 
-// expandRefs replaces each ${NAME} and ${NAME:-default} in v. Only those
+// expandRefs replaces each ${NAME} and ${NAME:-default} in v, the default
+// holding references of its own if need be. Only those
 // forms: os.Expand also took $NAME and $1 (mangling a password with a $ in
 // it) and silently dropped a "${" without its "}", leaving the variable's
 // name as the value.
@@ -416,20 +417,26 @@ func expandRefs(v string) (string, error) {
 			break
 		}
 		b.WriteString(v[:i])
-		end := strings.IndexByte(v[i:], '}')
+		end := closingBrace(v[i+2:])
 		if end < 0 {
 			return "", fmt.Errorf("%q: ${ without its closing }", v[i:])
 		}
-		ref := v[i+2 : i+end]
-		v = v[i+end+1:]
+		ref := v[i+2 : i+2+end]
+		v = v[i+2+end+1:]
 		name, def, hasDef := strings.Cut(ref, ":-")
-		if name == "" {
+		if name == "" || strings.Contains(name, "${") {
 			return "", fmt.Errorf("${%s} names no environment variable", ref)
 		}
 		if val, ok := os.LookupEnv(name); ok {
 			b.WriteString(val)
 		} else if hasDef {
-			b.WriteString(def)
+			// A default is a value of its own: ${A:-${B}} is B's
+			// value, as in a shell, not the text "${B}".
+			d, err := expandRefs(def)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(d)
 		} else {
 			missing = append(missing, name)
 		}
@@ -438,6 +445,25 @@ func expandRefs(v string) (string, error) {
 		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
 	}
 	return b.String(), nil
+}
+
+// closingBrace is the index in s of the } that closes a reference
+// whose ${ is just before s, past those of references nested in it; -1
+// if there is none.
+func closingBrace(s string) int {
+	depth := 1
+	for j := 0; j < len(s); j++ {
+		switch {
+		case strings.HasPrefix(s[j:], "${"):
+			depth++
+			j++
+		case s[j] == '}':
+			if depth--; depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // expandedTag is the tag YAML gives v written as a plain scalar, if that
