@@ -242,6 +242,11 @@ func Parse(file string, data []byte) (*Profile, error) {
 				p.Name = strings.TrimSuffix(strings.TrimSuffix(path.Base(file), ".yaml"), ".yml")
 			}
 			errs = append(errs, p.validate()...)
+			// The decoder read the first document alone: the metrics
+			// of a second (two files joined) would be lost.
+			if err := yamlerr.NextDocument(dec, "a profile is one document"); err != nil {
+				errs = append(errs, err.Error())
+			}
 			if len(errs) == 0 {
 				return &p, nil
 			}
