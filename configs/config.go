@@ -13,12 +13,14 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/internal/yamlerr"
@@ -569,6 +571,11 @@ func (c *Config) validate(root *yaml.Node) error {
 			add("broker.kafka.brokers", "is required with broker.kafka.tls and sasl; without it weir runs on its embedded log and ignores them")
 		}
 	} else {
+		for _, b := range k.Brokers {
+			if msg := brokerError(b); msg != "" {
+				add("broker.kafka.brokers", "%s", msg)
+			}
+		}
 		if k.SASL != nil {
 			switch k.SASL.Mechanism {
 			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
@@ -916,6 +923,38 @@ func splitBroker(hp string) (string, string) {
 		p = strconv.FormatInt(n, 10)
 	}
 	return strings.ToLower(strings.TrimSuffix(h, ".")), p
+}
+
+// brokerError says what is wrong with a broker address that the Kafka
+// client (franz-go) refuses, or would dial where nothing can answer: weir
+// run failed at start, or never connected, after weir check said ok. ""
+// if nothing. As franz-go, a host without a port, a bracketed IPv6
+// address and a bare IPv6 literal are at Kafka's 9092.
+func brokerError(b string) string {
+	if strings.ContainsFunc(b, unicode.IsSpace) {
+		return fmt.Sprintf("%q has white space", b)
+	}
+	h, p, err := net.SplitHostPort(b)
+	if err != nil {
+		inner, bracketed := strings.CutPrefix(b, "[")
+		inner, closed := strings.CutSuffix(inner, "]")
+		switch {
+		case bracketed && closed && inner != "", !bracketed && b != "" && !strings.Contains(b, ":"):
+			return ""
+		case !bracketed:
+			if _, err := netip.ParseAddr(b); err == nil {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%q is not host:port", b)
+	}
+	if h == "" {
+		return fmt.Sprintf("%q names no host", b)
+	}
+	if n, err := strconv.ParseInt(p, 10, 32); err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("%q has an invalid port", b)
+	}
+	return ""
 }
 
 // listenerReachedAs reports whether a client dialling host reaches a
