@@ -1,6 +1,7 @@
 package syslog
 
 import (
+	"bytes"
 	"strconv"
 	"testing"
 )
@@ -33,6 +34,42 @@ func FuzzOctetCountedRoundTrip(f *testing.F) {
 				stream = append(stream, '\n')
 			}
 			want = append(want, string(trimNewline(msg)))
+		}
+		got, _ := frames(t, stream, max)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d messages %q, want %d %q", stream, len(got), got, len(want), want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%q: message %d is %q, want %q", stream, i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// FuzzLineFramedRoundTrip: lines of any other bytes sent newline-framed
+// (LF, CRLF or NUL after each, RFC 6587 3.4.2) come back as sent.
+func FuzzLineFramedRoundTrip(f *testing.F) {
+	f.Add([]byte("<13>hello<14>world"), []byte{9, 10}, byte(0))
+	f.Add([]byte("<13>a\tb<1>c d"), []byte{6, 5}, byte(1))
+	f.Add([]byte("<13>x<13>y"), []byte{5, 5}, byte(2))
+	f.Fuzz(func(t *testing.T, data, lens []byte, trailer byte) {
+		const max = 64
+		end := [][]byte{{'\n'}, {'\r', '\n'}, {0}}[int(trailer)%3]
+		var stream []byte
+		var want []string
+		for _, l := range lens {
+			n := min(int(l)%max, len(data))
+			line := data[:n]
+			data = data[n:]
+			if n == 0 || bytes.ContainsAny(line, "\n\x00") || line[n-1] == '\r' {
+				return // not one line, or one a trailer would cut
+			}
+			stream = append(append(stream, line...), end...)
+			want = append(want, string(line))
+		}
+		if len(want) == 0 || want[0][0] != '<' {
+			return // a first line that is not syslog may be taken for a count or TLS
 		}
 		got, _ := frames(t, stream, max)
 		if len(got) != len(want) {
