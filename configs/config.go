@@ -939,7 +939,8 @@ func brokerError(b string) string {
 		inner, bracketed := strings.CutPrefix(b, "[")
 		inner, closed := strings.CutSuffix(inner, "]")
 		switch {
-		case bracketed && closed && inner != "", !bracketed && b != "" && !strings.Contains(b, ":"):
+		case bracketed && closed && inner != "" && !strings.ContainsAny(inner, "[]"),
+			!bracketed && b != "" && !strings.ContainsAny(b, ":[]"):
 			return ""
 		case !bracketed:
 			if _, err := netip.ParseAddr(b); err == nil {
