@@ -965,12 +965,19 @@ func listenerReachedAs(listen, host string) bool {
 		return true
 	}
 	lip, hip := net.ParseIP(listen), net.ParseIP(host)
+	// A dial to the unspecified address is one to loopback, of its family.
+	if hip != nil && hip.IsUnspecified() {
+		if hip = net.IPv6loopback; net.ParseIP(host).To4() != nil {
+			hip = net.IPv4(127, 0, 0, 1)
+		}
+		host = hip.String()
+	}
 	if lip != nil && hip != nil && lip.Equal(hip) {
 		return true
 	}
 	// Go listens on 0.0.0.0 as on "::" and "": both families.
 	if listen == "" || lip != nil && lip.IsUnspecified() {
-		if host == "localhost" || hip != nil && (hip.IsLoopback() || hip.IsUnspecified()) {
+		if host == "localhost" || hip != nil && hip.IsLoopback() {
 			return true
 		}
 		return hip != nil && isInterfaceAddress(hip)
