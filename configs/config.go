@@ -13,12 +13,14 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/internal/yamlerr"
@@ -402,7 +404,8 @@ func expandEnv(n *yaml.Node) error {
 	return nil
 }
 
-// expandRefs replaces each ${NAME} and ${NAME:-default} in v. Only those
+// expandRefs replaces each ${NAME} and ${NAME:-default} in v, the default
+// holding references of its own if need be. Only those
 // forms: os.Expand also took $NAME and $1 (mangling a password with a $ in
 // it) and silently dropped a "${" without its "}", leaving the variable's
 // name as the value.
@@ -416,20 +419,26 @@ func expandRefs(v string) (string, error) {
 			break
 		}
 		b.WriteString(v[:i])
-		end := strings.IndexByte(v[i:], '}')
+		end := closingBrace(v[i+2:])
 		if end < 0 {
 			return "", fmt.Errorf("%q: ${ without its closing }", v[i:])
 		}
-		ref := v[i+2 : i+end]
-		v = v[i+end+1:]
+		ref := v[i+2 : i+2+end]
+		v = v[i+2+end+1:]
 		name, def, hasDef := strings.Cut(ref, ":-")
-		if name == "" {
+		if name == "" || strings.Contains(name, "${") {
 			return "", fmt.Errorf("${%s} names no environment variable", ref)
 		}
 		if val, ok := os.LookupEnv(name); ok {
 			b.WriteString(val)
 		} else if hasDef {
-			b.WriteString(def)
+			// A default is a value of its own: ${A:-${B}} is B's
+			// value, as in a shell, not the text "${B}".
+			d, err := expandRefs(def)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(d)
 		} else {
 			missing = append(missing, name)
 		}
@@ -438,6 +447,25 @@ func expandRefs(v string) (string, error) {
 		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
 	}
 	return b.String(), nil
+}
+
+// closingBrace is the index in s of the } that closes a reference
+// whose ${ is just before s, past those of references nested in it; -1
+// if there is none.
+func closingBrace(s string) int {
+	depth := 1
+	for j := 0; j < len(s); j++ {
+		switch {
+		case strings.HasPrefix(s[j:], "${"):
+			depth++
+			j++
+		case s[j] == '}':
+			if depth--; depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // expandedTag is the tag YAML gives v written as a plain scalar, if that
@@ -543,6 +571,11 @@ func (c *Config) validate(root *yaml.Node) error {
 			add("broker.kafka.brokers", "is required with broker.kafka.tls and sasl; without it weir runs on its embedded log and ignores them")
 		}
 	} else {
+		for _, b := range k.Brokers {
+			if msg := brokerError(b); msg != "" {
+				add("broker.kafka.brokers", "%s", msg)
+			}
+		}
 		if k.SASL != nil {
 			switch k.SASL.Mechanism {
 			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
@@ -874,16 +907,55 @@ func (c *Config) ownBroker(brokers []string) (string, bool) {
 }
 
 // splitBroker is a broker address's host, lower case without a trailing
-// dot, and its port as a number ("" when it has none).
+// dot, and its port as a number, both as the kafka sink's client
+// (franz-go) dials them: without a port, or as a bare IPv6 literal, it is
+// Kafka's 9092; "+9092" and "09092" are 9092.
 func splitBroker(hp string) (string, string) {
-	h, p, err := net.SplitHostPort(strings.TrimSpace(hp))
+	hp = strings.TrimSpace(hp)
+	h, p, err := net.SplitHostPort(hp)
 	if err != nil {
-		return strings.ToLower(strings.TrimSpace(hp)), ""
+		h, p = hp, "9092"
+		if inner, ok := strings.CutPrefix(hp, "["); ok && strings.HasSuffix(inner, "]") {
+			h = strings.TrimSuffix(inner, "]")
+		}
 	}
-	if n, err := strconv.ParseUint(p, 10, 16); err == nil {
-		p = strconv.FormatUint(n, 10)
+	if n, err := strconv.ParseInt(p, 10, 32); err == nil {
+		p = strconv.FormatInt(n, 10)
 	}
 	return strings.ToLower(strings.TrimSuffix(h, ".")), p
+}
+
+// brokerError says what is wrong with a broker address that the Kafka
+// client (franz-go) refuses, or would dial where nothing can answer: weir
+// run failed at start, or never connected, after weir check said ok. ""
+// if nothing. As franz-go, a host without a port, a bracketed IPv6
+// address and a bare IPv6 literal are at Kafka's 9092.
+func brokerError(b string) string {
+	if strings.ContainsFunc(b, unicode.IsSpace) {
+		return fmt.Sprintf("%q has white space", b)
+	}
+	h, p, err := net.SplitHostPort(b)
+	if err != nil {
+		inner, bracketed := strings.CutPrefix(b, "[")
+		inner, closed := strings.CutSuffix(inner, "]")
+		switch {
+		case bracketed && closed && inner != "" && !strings.ContainsAny(inner, "[]"),
+			!bracketed && b != "" && !strings.ContainsAny(b, ":[]"):
+			return ""
+		case !bracketed:
+			if _, err := netip.ParseAddr(b); err == nil {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%q is not host:port", b)
+	}
+	if h == "" {
+		return fmt.Sprintf("%q names no host", b)
+	}
+	if n, err := strconv.ParseInt(p, 10, 32); err != nil || n < 1 || n > 65535 {
+		return fmt.Sprintf("%q has an invalid port", b)
+	}
+	return ""
 }
 
 // listenerReachedAs reports whether a client dialling host reaches a
@@ -893,14 +965,19 @@ func listenerReachedAs(listen, host string) bool {
 		return true
 	}
 	lip, hip := net.ParseIP(listen), net.ParseIP(host)
+	// A dial to the unspecified address is one to loopback, of its family.
+	if hip != nil && hip.IsUnspecified() {
+		if hip = net.IPv6loopback; net.ParseIP(host).To4() != nil {
+			hip = net.IPv4(127, 0, 0, 1)
+		}
+		host = hip.String()
+	}
 	if lip != nil && hip != nil && lip.Equal(hip) {
 		return true
 	}
+	// Go listens on 0.0.0.0 as on "::" and "": both families.
 	if listen == "" || lip != nil && lip.IsUnspecified() {
-		if hip != nil && lip != nil && lip.To4() != nil && hip.To4() == nil {
-			return false // 0.0.0.0 listens on IPv4 only; "::" and "" on both
-		}
-		if host == "localhost" || hip != nil && (hip.IsLoopback() || hip.IsUnspecified()) {
+		if host == "localhost" || hip != nil && hip.IsLoopback() {
 			return true
 		}
 		return hip != nil && isInterfaceAddress(hip)

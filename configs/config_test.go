@@ -293,6 +293,7 @@ func TestListenersThatDoNotClash(t *testing.T) {
 		"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:5514\"}\n    - {protocol: tcp, address: \"127.0.0.1:5514\"}\n",
 		"http:\n  listen: 127.0.0.1:9100\nsinks:\n  - {type: prometheus, name: p, listen: \"192.0.2.1:9100\", topics: [x]}\n",
 		"http:\n  listen: 127.0.0.1:0\nbroker:\n  kafka_listen: 127.0.0.1:0\n",
+		"http:\n  listen: 127.0.0.1:00\nbroker:\n  kafka_listen: 127.0.0.1:00\n",      // port 0 however written
 		"broker:\n  kafka_listen: 127.0.0.1:8080\n  kafka: {brokers: [\"k:9092\"]}\n", // no listener on a cluster
 	} {
 		if _, err := Parse([]byte(y)); err != nil {

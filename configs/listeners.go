@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -16,12 +17,15 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 		key  string
 		host netip.Addr // the zero Addr for a name, which is compared as text
 		name string
-		port string
+		port int
 	}
 	byNet := map[string][]listener{}
 	take := func(network, key string, a Address) {
-		host, port, err := net.SplitHostPort(string(a))
-		if err != nil || port == "0" {
+		host, p, err := net.SplitHostPort(string(a))
+		// The port as Go listens on it: "+9273" and "09273" are 9273,
+		// "00" is a free port.
+		port, perr := strconv.Atoi(p)
+		if err != nil || perr != nil || port == 0 {
 			return
 		}
 		l := listener{key: key, name: host, port: port}
@@ -36,7 +40,7 @@ func (c *Config) validateListeners(add func(path, format string, args ...any)) {
 		}
 		for _, o := range byNet[network] {
 			if o.port == l.port && overlap(o.host, o.name, l.host, l.name) {
-				add(key, "%s and %s both listen on %s port %s", o.key, key, network, port)
+				add(key, "%s and %s both listen on %s port %d", o.key, key, network, port)
 				return
 			}
 		}

@@ -63,17 +63,18 @@ type WebhookTemplateRecord struct {
 // WebhookTemplateHeader is one record header as text.
 type WebhookTemplateHeader struct{ Key, Value string }
 
-// tryWebhookTemplate runs t on zero values of every schema at once: a
-// field the data does not have (`.Event.Typ`) fails on every record, so
-// every record would be dead-lettered. Other failures (an index past a
-// list's end) may be the zero values', not the template's: not reported.
+// tryWebhookTemplate runs t on zero values of every schema at once, then
+// looks for such a field in what that run skipped: a field the data does
+// not have (`.Event.Typ`) fails on every record, so every record would be
+// dead-lettered. Other failures (an index past a list's end) may be the
+// zero values', not the template's: not reported.
 func tryWebhookTemplate(t *template.Template) error {
 	d := WebhookTemplateData{Metric: &telemetry.Metric{}, Log: &telemetry.EnrichedLog{}, Event: &telemetry.Event{}}
 	err := t.Execute(io.Discard, &d)
 	if err != nil && strings.Contains(err.Error(), "can't evaluate field") { // text/template's words; it has no error type for it
 		return err
 	}
-	return nil
+	return templateFields(t, reflect.TypeOf(&d))
 }
 
 // Sink configures one sink (sinks/<type>); see the sinks package. Common
@@ -389,6 +390,11 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 	case "kafka":
 		if len(s.Brokers) == 0 {
 			add("brokers", "at least one host:port is required")
+		}
+		for _, b := range s.Brokers {
+			if msg := brokerError(b); msg != "" {
+				add("brokers", "%s", msg)
+			}
 		}
 		switch s.Compression {
 		case "", "none", "gzip", "snappy", "lz4", "zstd":

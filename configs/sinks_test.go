@@ -58,6 +58,12 @@ func TestSinksErrors(t *testing.T) {
 		// A field the data does not have fails on every record: every event would be dead-lettered.
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{json .Event.Typ}}'\n", "line 6: sink \"w\": template: template: body:1:13: executing \"body\" at <.Event.Typ>: can't evaluate field Typ"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event}}{{.Record.Keys}}{{end}}'\n", "can't evaluate field Keys"},
+		// Zero values skip these branches; a record that takes them fails.
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event.Type}}{{.Event.Typ}}{{end}}'\n", "line 6: sink \"w\": template: template: body:1:26: executing \"body\" at <.Event.Typ>: can't evaluate field Typ in type telemetry.Event"},
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{range $i, $h := .Record.Headers}}{{$h.Kye}}{{end}}'\n", "can't evaluate field Kye in type configs.WebhookTemplateHeader"},
+		// The client refuses these, and weir run could not start.
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k1:9092\", \"k2:abc\"], topics: [events]}\n", `line 2: sink "k": brokers: "k2:abc" has an invalid port`},
+		{"broker:\n  kafka: {brokers: [\"k1:\"]}\n", `broker.kafka.brokers: "k1:" has an invalid port`},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    tls: {ca_file: /ca.pem}\n", "line 6: sink \"a\": tls: does not apply to type file"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    tls: {ca_file: /ca.pem}\n", "sink \"w\": tls: applies to https:// URLs only"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: https://x\n    tls: {enabled: true}\n", "sink \"w\": tls: enabled applies to type kafka only"},
@@ -149,6 +155,7 @@ func TestKafkaSinkIntoItsOwnTopics(t *testing.T) {
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events], topic_prefix: \"\"}\n", `sink "k" writes topic events back`},
 		// The port as a client parses it, and localhost for a loopback listener.
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:09092\"], topics: [events]}\n", `sink "k" writes topic events back`},
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:+9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"localhost:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
 		{"broker: {kafka_listen: \"[::]:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"[::1]:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
 		{"broker: {kafka_listen: \":9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.1:9092\"], topics: [events]}\n", `sink "k" writes topic events back`},
@@ -168,8 +175,6 @@ func TestKafkaSinkIntoItsOwnTopics(t *testing.T) {
 		// (a second weir, or a Kafka, can listen there).
 		"sinks:\n  - {type: kafka, name: k, brokers: [\"127.0.0.2:9092\"], topics: [events]}\n",
 		"broker: {kafka_listen: \"127.0.0.2:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"localhost:9092\"], topics: [events]}\n",
-		// 0.0.0.0 is IPv4's alone.
-		"broker: {kafka_listen: \"0.0.0.0:9092\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"[::1]:9092\"], topics: [events]}\n",
 	} {
 		if _, err := Parse([]byte(ok)); err != nil {
 			t.Errorf("%q: %v", ok, err)
@@ -221,5 +226,26 @@ func TestSinkURLErrorsHideSecrets(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: got %v, want %q and no secret", tc.url, err, tc.want)
 		}
+	}
+}
+
+// TestKafkaListenOnIPv4WildcardIsReachedByIPv6: Go listens on 0.0.0.0 as
+// on "::", both families (the listener run makes takes a dial to [::1]):
+// a kafka sink at [::1] on that port writes into weir's own broker.
+func TestKafkaListenOnIPv4WildcardIsReachedByIPv6(t *testing.T) {
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	c, err := net.Dial("tcp", net.JoinHostPort("::1", port))
+	if err != nil {
+		t.Skipf("a listener on 0.0.0.0 is not reached at [::1] here: %v", err)
+	}
+	c.Close()
+	y := "broker: {kafka_listen: \"0.0.0.0:" + port + "\"}\nsinks:\n  - {type: kafka, name: k, brokers: [\"[::1]:" + port + "\"], topics: [events]}\n"
+	if _, err := Parse([]byte(y)); err == nil || !strings.Contains(err.Error(), `sink "k" writes topic events back`) {
+		t.Fatalf("%q: %v, want the loop refused", y, err)
 	}
 }

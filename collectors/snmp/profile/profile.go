@@ -246,6 +246,11 @@ func Parse(file string, data []byte) (*Profile, error) {
 				p.Name = strings.TrimSuffix(strings.TrimSuffix(path.Base(file), ".yaml"), ".yml")
 			}
 			errs = append(errs, p.validate()...)
+			// The decoder read the first document alone: the metrics
+			// of a second (two files joined) would be lost.
+			if err := yamlerr.NextDocument(dec, "a profile is one document"); err != nil {
+				errs = append(errs, err.Error())
+			}
 			if len(errs) == 0 {
 				return &p, nil
 			}
@@ -367,7 +372,11 @@ func (p *Profile) validate() []string {
 	return errs
 }
 
-// NormalizeOID checks a numeric OID and returns it without a leading dot.
+// NormalizeOID checks a numeric OID and returns it as agents name it in
+// their answers, which the poller matches as text: no leading dot, no
+// leading zeros in an arc ("1.3.06" is 1.3.6). The first two arcs are
+// what BER can encode (X.690: 0-2, then below 40 under 0 and 1); gosnmp
+// refuses others at every poll.
 func NormalizeOID(oid string) (string, error) {
 	s := strings.TrimPrefix(strings.TrimSpace(oid), ".")
 	if s == "" {
@@ -377,12 +386,25 @@ func NormalizeOID(oid string) (string, error) {
 	if len(parts) < 2 {
 		return s, fmt.Errorf("%q is not a numeric OID (like 1.3.6.1.2.1.1.3.0)", oid)
 	}
-	for _, part := range parts {
-		if _, err := strconv.ParseUint(part, 10, 32); err != nil {
+	b := make([]byte, 0, len(s))
+	var first uint64
+	for i, part := range parts {
+		n, err := strconv.ParseUint(part, 10, 32)
+		if err != nil {
 			return s, fmt.Errorf("%q is not a numeric OID (like 1.3.6.1.2.1.1.3.0); use numbers, MIB names are not resolved", oid)
 		}
+		if i == 0 {
+			first = n
+		}
+		if i == 0 && n > 2 || i == 1 && first < 2 && n >= 40 {
+			return s, fmt.Errorf("%q is not an OID: it starts 0, 1 or 2, and under 0 or 1 the second number is below 40", oid)
+		}
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = strconv.AppendUint(b, n, 10)
 	}
-	return s, nil
+	return string(b), nil
 }
 
 // Get returns the profile of that name.

@@ -164,3 +164,17 @@ func TestMergeKeys(t *testing.T) {
 		t.Errorf("misspelt merged key: %v", err)
 	}
 }
+
+// TestSecondDocumentRefused: a profile of two YAML documents (two files
+// joined, each starting with ---) is refused, as the config and the
+// inventory are: the decoder reads the first, and the second's metrics
+// were never polled.
+func TestSecondDocumentRefused(t *testing.T) {
+	body := "scalars:\n  - {name: a, oid: 1.3.6.1.1.0, type: gauge}\n---\nscalars:\n  - {name: b, oid: 1.3.6.1.2.0, type: gauge}\n"
+	if _, err := Parse("two.yaml", []byte(body)); err == nil || !strings.Contains(err.Error(), "two.yaml:3: a second YAML document starts here") {
+		t.Fatalf("two documents: %v", err)
+	}
+	if _, err := Parse("one.yaml", []byte("scalars:\n  - {name: a, oid: 1.3.6.1.1.0, type: gauge}\n---\n")); err != nil {
+		t.Fatalf("a --- that ends the file: %v", err)
+	}
+}
