@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/internal/yamlerr"
@@ -543,6 +544,11 @@ func (c *Config) validate(root *yaml.Node) error {
 			add("broker.kafka.brokers", "is required with broker.kafka.tls and sasl; without it weir runs on its embedded log and ignores them")
 		}
 	} else {
+		for i, b := range k.Brokers {
+			if why := brokerAddrProblem(b); why != "" {
+				add(fmt.Sprintf("broker.kafka.brokers[%d]", i), "%s", why)
+			}
+		}
 		if k.SASL != nil {
 			switch k.SASL.Mechanism {
 			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
@@ -793,6 +799,34 @@ func (p *FlushPolicy) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	return yamlerr.NewValueError(n, "must be interval or always, not %q", n.Value)
+}
+
+// brokerAddrProblem is why addr, a Kafka seed broker, can never be
+// dialled ("" if it can): the client would retry it for as long as weir
+// runs. A host without a port takes Kafka's 9092, as franz-go gives it.
+func brokerAddrProblem(addr string) string {
+	switch {
+	case addr == "":
+		return "is empty"
+	case strings.Contains(addr, ","):
+		// As WEIR_BROKERS and --brokers write several, e.g. from
+		// "${KAFKA_BROKERS}": the client would look the whole up as
+		// one host name.
+		return fmt.Sprintf("%q is one broker per item: list each as its own item", addr)
+	case strings.ContainsFunc(addr, unicode.IsSpace):
+		return fmt.Sprintf("%q has white space", addr)
+	case !strings.Contains(addr, ":"), strings.HasPrefix(addr, "[") && strings.HasSuffix(addr, "]"),
+		!strings.HasPrefix(addr, "[") && strings.Count(addr, ":") > 1:
+		return "" // a host or an IPv6 address, without a port
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Sprintf("%q is not host:port: %v", addr, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Sprintf("%q has an invalid port", addr)
+	}
+	return ""
 }
 
 // Address is a host:port, or "off".

@@ -390,6 +390,11 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		if len(s.Brokers) == 0 {
 			add("brokers", "at least one host:port is required")
 		}
+		for _, b := range s.Brokers {
+			if why := brokerAddrProblem(b); why != "" {
+				add("brokers", "%s", why)
+			}
+		}
 		switch s.Compression {
 		case "", "none", "gzip", "snappy", "lz4", "zstd":
 		default:
