@@ -558,6 +558,11 @@ func (c *Config) validate(root *yaml.Node) error {
 			if k.SASL.Username == "" {
 				add("broker.kafka.sasl.username", "is required with sasl")
 			}
+			// franz-go refuses to authenticate without one: every
+			// connection would fail, retried for as long as weir runs.
+			if k.SASL.Password == "" {
+				add("broker.kafka.sasl.password", "is required with sasl")
+			}
 		}
 		if k.TLS != nil && (k.TLS.CertFile == "") != (k.TLS.KeyFile == "") {
 			add("broker.kafka.tls", "cert_file and key_file go together")

@@ -84,6 +84,10 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		// broker.kafka settings that cannot work, or that would be
 		// ignored.
 		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    sasl: {mechanism: SCRAM-SHA-512, password: x}\n", "cfg.yaml:4: broker.kafka.sasl.username: is required"},
+		// franz-go refuses to authenticate with an empty password:
+		// weir run retried the connection for ever.
+		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    sasl: {mechanism: SCRAM-SHA-512, username: weir}\n", "cfg.yaml:4: broker.kafka.sasl.password: is required"},
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k:9093\"], topics: [events], sasl: {mechanism: PLAIN, username: weir}}\n", `cfg.yaml:2: sink "k": sasl: password is required with mechanism PLAIN`},
 		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    tls: {cert_file: c.pem}\n", "cfg.yaml:4: broker.kafka.tls: cert_file and key_file go together"},
 		{"broker:\n  kafka:\n    tls: {ca_file: ca.pem}\n    sasl: {mechanism: PLAIN, username: u, password: p}\n", "cfg.yaml:2: broker.kafka.brokers: is required with broker.kafka.tls and sasl"},
 		{"broker:\n  kafka_listen: nowhere\n", `cfg.yaml:2: broker.kafka_listen: "nowhere" is not host:port`},

@@ -411,6 +411,9 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 			if s.SASL.Username == "" {
 				add("sasl", "username is required with mechanism %s", s.SASL.Mechanism)
 			}
+			if s.SASL.Password == "" {
+				add("sasl", "password is required with mechanism %s", s.SASL.Mechanism)
+			}
 		default:
 			add("sasl", "mechanism must be %s, not %q", saslMechanisms, s.SASL.Mechanism)
 		}
