@@ -90,3 +90,69 @@ func TestMissingTopicNotPermittedSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumerReadsTopicMadeAgain: a group member (a sink, or an
+// enrichment worker, transactional) whose topic is deleted and made again
+// while it runs (an admin's delete, a cluster rebuilt) reads the new
+// topic. franz-go keeps the first topic's ID and fails every fetch of the
+// new one with UNKNOWN_TOPIC_ID until the topic is purged from the client
+// and added again: enrichment logged "poll failed" every second and
+// enriched nothing for as long as weir ran.
+func TestConsumerReadsTopicMadeAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []broker.ConsumerOption
+	}{
+		{"plain", nil},
+		{"transactional", []broker.ConsumerOption{broker.WithTransactions()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCluster(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			const topic = "raw.syslog"
+			produce := func(v string) {
+				t.Helper()
+				var err error
+				for try := 0; try < 5; try++ { // a collector's retries: the first after the delete fails
+					if err = b.Produce(ctx, topic, []broker.Record{{Key: []byte("edge1"), Value: []byte(v)}}); err == nil {
+						return
+					}
+				}
+				t.Fatal(err)
+			}
+			produce("old")
+			c, err := b.Consume(ctx, "g-"+tc.name, []string{topic}, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			recs, err := c.Poll(ctx)
+			if err != nil || len(recs) != 1 || string(recs[0].Value) != "old" {
+				t.Fatalf("first poll: %v %v", recs, err)
+			}
+			if err := b.DeleteTopic(ctx, topic); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 6}); err != nil {
+				t.Fatal(err)
+			}
+			produce("new")
+			var errs int
+			for ctx.Err() == nil {
+				recs, err := c.Poll(ctx)
+				if err != nil {
+					if errs++; errs == 20 {
+						t.Fatalf("the topic made again is not read: %v", err)
+					}
+					continue
+				}
+				if len(recs) != 1 || string(recs[0].Value) != "new" {
+					t.Fatalf("after the topic was made again: %+v, want the new topic's one record", recs)
+				}
+				return
+			}
+			t.Fatal(ctx.Err())
+		})
+	}
+}

@@ -1046,9 +1046,15 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 			return nil, ctx.Err()
 		}
 		var ferr error
+		var gone []string
 		f.EachError(func(t string, p int32, err error) {
+			if t != "" && errors.Is(err, kerr.UnknownTopicID) && !slices.Contains(gone, t) {
+				gone = append(gone, t)
+			}
 			switch {
 			case ferr != nil || errors.Is(err, context.Canceled):
+			case t != "" && errors.Is(err, kerr.UnknownTopicID):
+				ferr = fmt.Errorf("kafka: fetch %s/%d: the topic was deleted; reading it again once it exists: %w", t, p, mapErr(err))
 			case t == "":
 				// Not a partition's: the client's (the group
 				// session's, with the cluster away).
@@ -1057,6 +1063,16 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				ferr = fmt.Errorf("kafka: fetch %s/%d: %w", t, p, mapErr(err))
 			}
 		})
+		if len(gone) > 0 {
+			// Deleted, and perhaps made again: franz-go keeps the
+			// first topic's ID and fails every fetch of a new one
+			// until the topic is purged and added again (its README,
+			// "Topic recreation"). The group rebalances, and the
+			// member reads the new topic from the group's commit (else
+			// the reset offset).
+			c.cl.PurgeTopicsFromClient(gone...)
+			c.cl.AddConsumeTopics(gone...)
+		}
 		if ferr != nil {
 			return nil, ferr
 		}
