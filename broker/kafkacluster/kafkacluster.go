@@ -150,13 +150,18 @@ func New(seeds []string, opts ...Option) (*Broker, error) {
 	// which would hold a collector's publish and weir's stop past every
 	// deadline. What is failed so may have been written: Produce's
 	// callers retry what is unsent, at least once.
-	if b.producer, err = newRenewable(b.limits, append(base, kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond),
+	//
+	// Neither producer lets the cluster auto-create topics: ensureTopic
+	// creates them with weir's settings. With auto-creation on, the
+	// producer's metadata request after a topic weir writes was deleted
+	// made it again with the cluster's defaults before weir could.
+	if b.producer, err = newRenewable(b.limits, append(base, kgo.ProducerLinger(time.Millisecond),
 		kgo.AllowIdempotentProduceCancellation(),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))); err != nil {
 		b.adminCl.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	if b.manual, err = newRenewable(b.limits, append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation(),
+	if b.manual, err = newRenewable(b.limits, append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.AllowIdempotentProduceCancellation())); err != nil {
 		b.adminCl.Close()
 		b.producer.close()
@@ -770,7 +775,7 @@ func (b *Broker) Close() error {
 // it with its own num.partitions and default.replication.factor (1 and 1
 // on a stock Kafka), and one that does not would refuse the records. A
 // creation the cluster refuses for good (no CREATE permission, a policy,
-// topics managed elsewhere) leaves it to the cluster, as before. One that
+// topics managed elsewhere) leaves it to the cluster's admins. One that
 // fails for a reason that passes (the cluster not reachable yet, a
 // timeout, a controller moving) fails the produce, which its caller
 // retries: producing anyway would have the cluster auto-create the topic
