@@ -1039,6 +1039,7 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 		if f.IsClientClosed() {
 			return nil, broker.ErrClosed
 		}
+		c.readdGone(f)
 		// Records first: the client counts them as polled (a commit
 		// goes past them) even when ctx ended as they came, so dropping
 		// them here would lose them.
@@ -1051,11 +1052,7 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 			return nil, ctx.Err()
 		}
 		var ferr error
-		var gone []string
 		f.EachError(func(t string, p int32, err error) {
-			if t != "" && errors.Is(err, kerr.UnknownTopicID) && !slices.Contains(gone, t) {
-				gone = append(gone, t)
-			}
 			switch {
 			case ferr != nil || errors.Is(err, context.Canceled):
 			case t != "" && errors.Is(err, kerr.UnknownTopicID):
@@ -1068,20 +1065,35 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 				ferr = fmt.Errorf("kafka: fetch %s/%d: %w", t, p, mapErr(err))
 			}
 		})
-		if len(gone) > 0 {
-			// Deleted, and perhaps made again: franz-go keeps the
-			// first topic's ID and fails every fetch of a new one
-			// until the topic is purged and added again (its README,
-			// "Topic recreation"). The group rebalances, and the
-			// member reads the new topic from the group's commit (else
-			// the reset offset).
-			c.cl.PurgeTopicsFromClient(gone...)
-			c.cl.AddConsumeTopics(gone...)
-		}
 		if ferr != nil {
 			return nil, ferr
 		}
 	}
+}
+
+// readdGone purges and adds back the topics whose fetches in f failed
+// with UNKNOWN_TOPIC_ID: deleted, and perhaps made again. franz-go keeps a
+// topic's first ID and fails every fetch of a new one until the topic is
+// purged and added again (its README, "Topic recreation"); it returns
+// the error only once it persists, not in the moment after a creation
+// when a leader does not know the topic yet. The group rebalances, and
+// the member reads the new topic from the group's commit (else the reset
+// offset). Done whether or not f has records: those of other topics
+// would otherwise hide the error for ever.
+func (c *consumer) readdGone(f kgo.Fetches) {
+	var gone []string
+	f.EachError(func(t string, _ int32, err error) {
+		if t != "" && errors.Is(err, kerr.UnknownTopicID) && !slices.Contains(gone, t) {
+			gone = append(gone, t)
+		}
+	})
+	if len(gone) == 0 {
+		return
+	}
+	c.logger.Warn("kafka: a topic this group reads was deleted; reading it again once it exists",
+		slog.String("group", c.group), slog.Any("topics", gone))
+	c.cl.PurgeTopicsFromClient(gone...)
+	c.cl.AddConsumeTopics(gone...)
 }
 
 // poll returns about maxPollBytes of the records the client fetched. The
