@@ -571,9 +571,9 @@ func (c *Config) validate(root *yaml.Node) error {
 			add("broker.kafka.brokers", "is required with broker.kafka.tls and sasl; without it weir runs on its embedded log and ignores them")
 		}
 	} else {
-		for _, b := range k.Brokers {
-			if msg := brokerError(b); msg != "" {
-				add("broker.kafka.brokers", "%s", msg)
+		for i, b := range k.Brokers {
+			if why := brokerError(b); why != "" {
+				add(fmt.Sprintf("broker.kafka.brokers[%d]", i), "%s", why)
 			}
 		}
 		if k.SASL != nil {
@@ -584,6 +584,11 @@ func (c *Config) validate(root *yaml.Node) error {
 			}
 			if k.SASL.Username == "" {
 				add("broker.kafka.sasl.username", "is required with sasl")
+			}
+			// franz-go refuses to authenticate without one: every
+			// connection would fail, retried for as long as weir runs.
+			if k.SASL.Password == "" {
+				add("broker.kafka.sasl.password", "is required with sasl")
 			}
 		}
 		if k.TLS != nil && (k.TLS.CertFile == "") != (k.TLS.KeyFile == "") {
@@ -931,6 +936,15 @@ func splitBroker(hp string) (string, string) {
 // if nothing. As franz-go, a host without a port, a bracketed IPv6
 // address and a bare IPv6 literal are at Kafka's 9092.
 func brokerError(b string) string {
+	switch {
+	case b == "":
+		return "is empty"
+	case strings.Contains(b, ","):
+		// As WEIR_BROKERS and --brokers write several, e.g. from
+		// "${KAFKA_BROKERS}": the client would look the whole up as
+		// one host name.
+		return fmt.Sprintf("%q is one broker per item: list each as its own item", b)
+	}
 	if strings.ContainsFunc(b, unicode.IsSpace) {
 		return fmt.Sprintf("%q has white space", b)
 	}

@@ -84,9 +84,22 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		// broker.kafka settings that cannot work, or that would be
 		// ignored.
 		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    sasl: {mechanism: SCRAM-SHA-512, password: x}\n", "cfg.yaml:4: broker.kafka.sasl.username: is required"},
+		// franz-go refuses to authenticate with an empty password:
+		// weir run retried the connection for ever.
+		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    sasl: {mechanism: SCRAM-SHA-512, username: weir}\n", "cfg.yaml:4: broker.kafka.sasl.password: is required"},
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k:9093\"], topics: [events], sasl: {mechanism: PLAIN, username: weir}}\n", `cfg.yaml:2: sink "k": sasl: password is required with mechanism PLAIN`},
 		{"broker:\n  kafka:\n    brokers: [\"k:9093\"]\n    tls: {cert_file: c.pem}\n", "cfg.yaml:4: broker.kafka.tls: cert_file and key_file go together"},
 		{"broker:\n  kafka:\n    tls: {ca_file: ca.pem}\n    sasl: {mechanism: PLAIN, username: u, password: p}\n", "cfg.yaml:2: broker.kafka.brokers: is required with broker.kafka.tls and sasl"},
 		{"broker:\n  kafka_listen: nowhere\n", `cfg.yaml:2: broker.kafka_listen: "nowhere" is not host:port`},
+		// Addresses the client can never dial: weir run retried them
+		// for ever. One item of several joined by commas is how
+		// WEIR_BROKERS and --brokers write them, not the file.
+		{"broker:\n  kafka:\n    brokers: [\"k1:9092,k2:9092\"]\n", `cfg.yaml:3: broker.kafka.brokers[0]: "k1:9092,k2:9092" is one broker per item: list each as its own item`},
+		{"broker:\n  kafka:\n    brokers: [\"k1:9092\", \"127.0.0.1:99999\"]\n", `cfg.yaml:3: broker.kafka.brokers[1]: "127.0.0.1:99999" has an invalid port`},
+		{"broker:\n  kafka:\n    brokers: [\"k1:kafka\"]\n", `cfg.yaml:3: broker.kafka.brokers[0]: "k1:kafka" has an invalid port`},
+		{"broker:\n  kafka:\n    brokers: [\"k1 :9092\"]\n", `cfg.yaml:3: broker.kafka.brokers[0]: "k1 :9092" has white space`},
+		{"broker:\n  kafka:\n    brokers: [\"\"]\n", `cfg.yaml:3: broker.kafka.brokers[0]: is empty`},
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k1:9092,k2:9092\"], topics: [events]}\n", `cfg.yaml:2: sink "k": brokers: "k1:9092,k2:9092" is one broker per item`},
 		{"data_dir: ${WEIR_SURELY_UNSET_VAR}\n", "cfg.yaml:1: environment variable WEIR_SURELY_UNSET_VAR is not set"},
 		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: broker.default_partitions: cannot unmarshal !!str `many`"},
 		{"snmp:\n  targets:\n    - {name: a, address: 10.0.0.1, retries: six}\n", "cfg.yaml:3: snmp.targets[0].retries: cannot unmarshal !!str `six`"},

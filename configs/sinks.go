@@ -392,8 +392,8 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 			add("brokers", "at least one host:port is required")
 		}
 		for _, b := range s.Brokers {
-			if msg := brokerError(b); msg != "" {
-				add("brokers", "%s", msg)
+			if why := brokerError(b); why != "" {
+				add("brokers", "%s", why)
 			}
 		}
 		switch s.Compression {
@@ -411,6 +411,9 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 			if s.SASL.Username == "" {
 				add("sasl", "username is required with mechanism %s", s.SASL.Mechanism)
+			}
+			if s.SASL.Password == "" {
+				add("sasl", "password is required with mechanism %s", s.SASL.Mechanism)
 			}
 		default:
 			add("sasl", "mechanism must be %s, not %q", saslMechanisms, s.SASL.Mechanism)

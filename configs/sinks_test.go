@@ -63,7 +63,7 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{range $i, $h := .Record.Headers}}{{$h.Kye}}{{end}}'\n", "can't evaluate field Kye in type configs.WebhookTemplateHeader"},
 		// The client refuses these, and weir run could not start.
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k1:9092\", \"k2:abc\"], topics: [events]}\n", `line 2: sink "k": brokers: "k2:abc" has an invalid port`},
-		{"broker:\n  kafka: {brokers: [\"k1:\"]}\n", `broker.kafka.brokers: "k1:" has an invalid port`},
+		{"broker:\n  kafka: {brokers: [\"k1:\"]}\n", `broker.kafka.brokers[0]: "k1:" has an invalid port`},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    tls: {ca_file: /ca.pem}\n", "line 6: sink \"a\": tls: does not apply to type file"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    tls: {ca_file: /ca.pem}\n", "sink \"w\": tls: applies to https:// URLs only"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: https://x\n    tls: {enabled: true}\n", "sink \"w\": tls: enabled applies to type kafka only"},

@@ -211,6 +211,11 @@ type Env struct {
 	// StateDir is a directory a destination may keep state in across
 	// restarts (data_dir/sinks under weir run); empty: keep none.
 	StateDir string
+	// SessionTimeout is how long a sink's group waits for a member that
+	// went silent (a killed process) before another takes its
+	// partitions; zero keeps the backend's (franz-go's 45 s on a Kafka
+	// cluster). Build gives it to every sink it makes.
+	SessionTimeout time.Duration
 }
 
 // Reloader is a destination that takes part of a reloaded config while it
@@ -267,6 +272,7 @@ type Sink struct {
 	logger  *slog.Logger
 	m       *Metrics
 	dlTopic string
+	session time.Duration // of the group member; 0: the backend's
 
 	batchSize     int
 	flushInterval time.Duration
@@ -302,6 +308,10 @@ func WithMetrics(m *Metrics) Option { return func(s *Sink) { s.m = m } }
 
 // WithDeadLetterTopic overrides telemetry.TopicDeadLetter.
 func WithDeadLetterTopic(t string) Option { return func(s *Sink) { s.dlTopic = t } }
+
+// WithSessionTimeout sets the session timeout of the sink's group member
+// (see Env.SessionTimeout).
+func WithSessionTimeout(d time.Duration) Option { return func(s *Sink) { s.session = d } }
 
 // Group is the consumer group of the sink named name.
 func Group(name string) string { return "sink-" + name }
@@ -407,6 +417,9 @@ func (s *Sink) consume(ctx context.Context) error {
 		opts := []broker.ConsumerOption{broker.WithMemberID(Group(s.cfg.Name))}
 		if s.cfg.StartsAtEnd() {
 			opts = append(opts, broker.WithResetToLatest())
+		}
+		if s.session > 0 {
+			opts = append(opts, broker.WithSessionTimeout(s.session))
 		}
 		c, err = s.b.Consume(ctx, Group(s.cfg.Name), s.cfg.Topics, opts...)
 		if err == nil {

@@ -150,13 +150,18 @@ func New(seeds []string, opts ...Option) (*Broker, error) {
 	// which would hold a collector's publish and weir's stop past every
 	// deadline. What is failed so may have been written: Produce's
 	// callers retry what is unsent, at least once.
-	if b.producer, err = newRenewable(b.limits, append(base, kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(time.Millisecond),
+	//
+	// Neither producer lets the cluster auto-create topics: ensureTopic
+	// creates them with weir's settings. With auto-creation on, the
+	// producer's metadata request after a topic weir writes was deleted
+	// made it again with the cluster's defaults before weir could.
+	if b.producer, err = newRenewable(b.limits, append(base, kgo.ProducerLinger(time.Millisecond),
 		kgo.AllowIdempotentProduceCancellation(),
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))); err != nil {
 		b.adminCl.Close()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	if b.manual, err = newRenewable(b.limits, append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.AllowAutoTopicCreation(),
+	if b.manual, err = newRenewable(b.limits, append(base, kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.AllowIdempotentProduceCancellation())); err != nil {
 		b.adminCl.Close()
 		b.producer.close()
@@ -770,7 +775,7 @@ func (b *Broker) Close() error {
 // it with its own num.partitions and default.replication.factor (1 and 1
 // on a stock Kafka), and one that does not would refuse the records. A
 // creation the cluster refuses for good (no CREATE permission, a policy,
-// topics managed elsewhere) leaves it to the cluster, as before. One that
+// topics managed elsewhere) leaves it to the cluster's admins. One that
 // fails for a reason that passes (the cluster not reachable yet, a
 // timeout, a controller moving) fails the produce, which its caller
 // retries: producing anyway would have the cluster auto-create the topic
@@ -1034,6 +1039,7 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 		if f.IsClientClosed() {
 			return nil, broker.ErrClosed
 		}
+		c.readdGone(f)
 		// Records first: the client counts them as polled (a commit
 		// goes past them) even when ctx ended as they came, so dropping
 		// them here would lose them.
@@ -1049,6 +1055,8 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 		f.EachError(func(t string, p int32, err error) {
 			switch {
 			case ferr != nil || errors.Is(err, context.Canceled):
+			case t != "" && errors.Is(err, kerr.UnknownTopicID):
+				ferr = fmt.Errorf("kafka: fetch %s/%d: the topic was deleted; reading it again once it exists: %w", t, p, mapErr(err))
 			case t == "":
 				// Not a partition's: the client's (the group
 				// session's, with the cluster away).
@@ -1061,6 +1069,31 @@ func (c *consumer) Poll(ctx context.Context) ([]broker.Record, error) {
 			return nil, ferr
 		}
 	}
+}
+
+// readdGone purges and adds back the topics whose fetches in f failed
+// with UNKNOWN_TOPIC_ID: deleted, and perhaps made again. franz-go keeps a
+// topic's first ID and fails every fetch of a new one until the topic is
+// purged and added again (its README, "Topic recreation"); it returns
+// the error only once it persists, not in the moment after a creation
+// when a leader does not know the topic yet. The group rebalances, and
+// the member reads the new topic from the group's commit (else the reset
+// offset). Done whether or not f has records: those of other topics
+// would otherwise hide the error for ever.
+func (c *consumer) readdGone(f kgo.Fetches) {
+	var gone []string
+	f.EachError(func(t string, _ int32, err error) {
+		if t != "" && errors.Is(err, kerr.UnknownTopicID) && !slices.Contains(gone, t) {
+			gone = append(gone, t)
+		}
+	})
+	if len(gone) == 0 {
+		return
+	}
+	c.logger.Warn("kafka: a topic this group reads was deleted; reading it again once it exists",
+		slog.String("group", c.group), slog.Any("topics", gone))
+	c.cl.PurgeTopicsFromClient(gone...)
+	c.cl.AddConsumeTopics(gone...)
 }
 
 // poll returns about maxPollBytes of the records the client fetched. The

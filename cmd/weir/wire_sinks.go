@@ -16,8 +16,14 @@ func sinkComponents(d deps) ([]component, error) {
 	if len(d.cfg.Sinks) == 0 {
 		return nil, nil
 	}
-	ss, err := all.Build(d.broker, d.cfg.Sinks, sinks.Env{Logger: d.logger.With(slog.String("component", "sinks")),
-		Registerer: d.reg, StateDir: filepath.Join(d.cfg.DataDir, "sinks")})
+	env := sinks.Env{Logger: d.logger.With(slog.String("component", "sinks")),
+		Registerer: d.reg, StateDir: filepath.Join(d.cfg.DataDir, "sinks")}
+	if len(d.cfg.Broker.Kafka.Brokers) > 0 {
+		// A killed process's sink partitions wait this long for
+		// another process, as its enrichment and targets do.
+		env.SessionTimeout = d.cfg.Cluster.SessionTimeout.Std()
+	}
+	ss, err := all.Build(d.broker, d.cfg.Sinks, env)
 	if err != nil {
 		return nil, err
 	}

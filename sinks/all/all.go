@@ -74,7 +74,8 @@ func Build(b broker.Broker, cfgs []configs.Sink, env sinks.Env) ([]*sinks.Sink, 
 		}
 		dests = append(dests, d)
 		// The sink's own lines name it already (sink=NAME).
-		s, err := sinks.New(b, c, d, sinks.WithLogger(logger.With(slog.String("type", c.Type))), sinks.WithMetrics(m))
+		s, err := sinks.New(b, c, d, sinks.WithLogger(logger.With(slog.String("type", c.Type))), sinks.WithMetrics(m),
+			sinks.WithSessionTimeout(env.SessionTimeout))
 		if err != nil {
 			return fail(err)
 		}
