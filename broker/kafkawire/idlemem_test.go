@@ -50,20 +50,13 @@ func checkIdleHeap(t *testing.T, serve func(*rawClient)) {
 	newTopic(t, fl, "t", 1)
 	_, addr := startServer(t, fl)
 	const conns = 200
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC() // and the pool's victims
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapInuse
-	}
-	before := heap()
+	before := heapInuse()
 	clients := make([]*rawClient, conns)
 	for i := range clients {
 		clients[i] = dialRaw(t, addr)
 		serve(clients[i])
 	}
-	per := int64(heap()-before) / conns
+	per := int64(heapInuse()-before) / conns
 	t.Logf("%d bytes of heap per idle connection", per)
 	if per > 32<<10 {
 		t.Errorf("an idle connection holds %d bytes of heap, want at most %d", per, 32<<10)
@@ -87,14 +80,7 @@ func TestCaughtUpConsumerMemory(t *testing.T) {
 		p.do(produceReq(9, 1, "t", 0, batch(values...))) // 1 MB each
 	}
 	const conns = 20
-	heap := func() uint64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapInuse
-	}
-	before := heap()
+	before := heapInuse()
 	clients := make([]*rawClient, conns)
 	for i := range clients {
 		clients[i] = dialRaw(t, addr)
@@ -104,15 +90,25 @@ func TestCaughtUpConsumerMemory(t *testing.T) {
 			t.Fatalf("backlog fetch: %d bytes", n)
 		}
 	}
-	held := int64(heap()-before) / conns
+	held := int64(heapInuse()-before) / conns
 	time.Sleep(100 * time.Millisecond)
 	for _, c := range clients {
 		// Caught up: a fetch at the end that finds nothing.
 		c.do(fetchReq(11, 0, 0, "t", 2000, 0))
 	}
-	per := int64(heap()-before) / conns
+	per := int64(heapInuse()-before) / conns
 	t.Logf("%d bytes of heap per connection after the backlog, %d once caught up", held, per)
 	if per > 64<<10 {
 		t.Errorf("a caught-up consumer's connection holds %d bytes of heap, want at most %d", per, 64<<10)
 	}
+}
+
+// heapInuse is the heap in use after the collections that free what a
+// test let go (and the pools' victims).
+func heapInuse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
 }
