@@ -452,3 +452,37 @@ func TestFlattenFloat32(t *testing.T) {
 		t.Errorf("fields:\n got %#v\nwant %#v", ms[0].Fields, want)
 	}
 }
+
+// TestFlattenJSONTopLevelList: a JSON value at a list's path without keys
+// (/interfaces/interface) is the list itself, an array of entries (RFC
+// 7951): each entry is a record of its own, its key in the path and
+// tags as when the target names the entry in the update's path, its
+// counters marked; not one string field holding the whole subtree.
+func TestFlattenJSONTopLevelList(t *testing.T) {
+	n := &gpb.Notification{Timestamp: 1, Prefix: mustPath(t, "/interfaces"), Update: []*gpb.Update{{Path: mustPath(t, "interface"),
+		Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(
+			`[{"name":"Ethernet1","state":{"counters":{"in-octets":"5"}}},{"openconfig-interfaces:name":"Ethernet2","state":{"counters":{"in-octets":"7"}}}]`)}}}}}
+	ms := Flatten("d", n, time.Now())
+	byPath := map[string]telemetry.Metric{}
+	for _, m := range ms {
+		byPath[m.Tags["path"]] = m
+	}
+	if len(ms) != 2 {
+		t.Fatalf("want a record per entry, got %d: %+v", len(ms), ms)
+	}
+	for name, want := range map[string]int64{"Ethernet1": 5, "Ethernet2": 7} {
+		m := byPath["/interfaces/interface[name="+name+"]"]
+		if m.Measurement != "interfaces_interface" || m.Tags["name"] != name || m.Fields["state/counters/in-octets"] != want ||
+			!slices.Equal(m.Counters, []string{"state/counters/in-octets"}) {
+			t.Errorf("%s: %s %v %v counters %v", name, m.Measurement, m.Tags, m.Fields, m.Counters)
+		}
+	}
+	// Without a key weir knows: the entries by position under the list's
+	// name, as inside an object, with no rates.
+	n = &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{{Path: mustPath(t, "/things/thing"),
+		Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: []byte(`[{"kind":"x","counters":{"hits":1}},{"kind":"x","counters":{"hits":2}}]`)}}}}}
+	ms = Flatten("d", n, time.Now())
+	if len(ms) != 1 || ms[0].Tags["path"] != "/things" || ms[0].Fields["thing/1/counters/hits"] != int64(2) || len(ms[0].Counters) != 0 {
+		t.Errorf("keyless list: %+v", ms)
+	}
+}
