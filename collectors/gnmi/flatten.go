@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -572,11 +573,24 @@ func setField(m *telemetry.Metric, name string, v any, counter bool) {
 	if v == nil {
 		return
 	}
-	if _, dup := m.Fields[name]; !dup && counter && !notCounter(name) {
+	isCounter := false
+	if counter && !notCounter(name) {
 		switch v.(type) {
 		case int64, uint64:
-			m.Counters = append(m.Counters, name)
+			isCounter = true
 		}
+	}
+	if _, dup := m.Fields[name]; dup {
+		// Sent again in one notification: the last value wins, and is
+		// a counter or not as it is (rare: a search is fine).
+		i := slices.Index(m.Counters, name)
+		if i >= 0 && !isCounter {
+			m.Counters = slices.Delete(m.Counters, i, i+1)
+		}
+		isCounter = isCounter && i < 0
+	}
+	if isCounter {
+		m.Counters = append(m.Counters, name)
 	}
 	m.Fields[name] = v
 }

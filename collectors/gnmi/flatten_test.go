@@ -486,3 +486,27 @@ func TestFlattenJSONTopLevelList(t *testing.T) {
 		t.Errorf("keyless list: %+v", ms)
 	}
 }
+
+// TestFlattenRepeatedLeafCounterFollowsLastValue: a leaf sent twice in one
+// notification keeps its last value, and is listed as a counter as that
+// value is: a counter listed with a string value is no counter to
+// enrichment (dropped invalid_counter), and an integer sent after a
+// string is one.
+func TestFlattenRepeatedLeafCounterFollowsLastValue(t *testing.T) {
+	u := func(leaf string, v *gpb.TypedValue) *gpb.Update { return upd(t, leaf, v) }
+	n := &gpb.Notification{Timestamp: 1, Prefix: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters"), Update: []*gpb.Update{
+		u("in-octets", &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 5}}),
+		u("in-octets", &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "n/a"}}),
+		u("out-octets", &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "n/a"}}),
+		u("out-octets", &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 9}}),
+	}}
+	ms := Flatten("d", n, time.Now())
+	if len(ms) != 1 {
+		t.Fatalf("%+v", ms)
+	}
+	m := ms[0]
+	if m.Fields["in-octets"] != "n/a" || m.Fields["out-octets"] != uint64(9) || !slices.Equal(m.Counters, []string{"out-octets"}) ||
+		!slices.Equal(m.Counters64, []string{"out-octets"}) {
+		t.Errorf("fields %v, counters %v, counters64 %v; want counters [out-octets]", m.Fields, m.Counters, m.Counters64)
+	}
+}
