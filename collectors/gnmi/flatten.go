@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,8 +32,10 @@ import (
 //   - Fields: leaf names as the target sent them, with gNMI types kept (see
 //     Value). JSON and JSON_IETF values are expanded into leaves, named by
 //     their path relative to the update's path joined with "/"
-//     (state/counters/in-octets); a list inside JSON is expanded with the
-//     entry's index as an element (neighbor/0/peer-as).
+//     (state/counters/in-octets); a list inside JSON is expanded with each
+//     entry named by its key (neighbor[neighbor-address=10.0.0.1]/peer-as),
+//     else its position; a list at its own path (/interfaces/interface)
+//     gives each keyed entry its own record, its key in the path.
 //   - Deletes: one metric per deleted path, measurement from the whole
 //     path, its keys as tags, and the single field deleted=true.
 //   - A path whose elements name nothing (the root "/", empty elements)
@@ -158,6 +161,10 @@ func flatten(device string, n *gpb.Notification, receivedAt time.Time) ([]teleme
 			if obj, isObj := doc.(map[string]any); isObj {
 				m := metricFor(full, org)
 				expand(m, "", obj, hasCounters(full), false)
+				continue
+			}
+			if list, isList := doc.([]any); isList && len(list) > 0 && allObjects(list) && len(full) > 0 && len(full[len(full)-1].Keys) == 0 {
+				expandList(full, org, list, metricFor)
 				continue
 			}
 			container, leaf := split(full)
@@ -439,6 +446,29 @@ func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
 	}
 }
 
+// expandList adds a JSON list found at the list's own path (/interfaces/
+// interface, no keys): RFC 7951 encodes it as an array of its entries.
+// Each keyed entry gets the record its path with the key names
+// (/interfaces/interface[name=Ethernet1]), as if the target had sent it
+// there; without a key weir can tell, the entries go by position under
+// the list's name, as inside an object.
+func expandList(full []gpath.Elem, org string, list []any, metricFor func([]gpath.Elem, string) *telemetry.Metric) {
+	key := listKey(list)
+	if key == "" {
+		container, leaf := split(full)
+		expand(metricFor(container, org), leaf, list, hasCounters(full), false)
+		return
+	}
+	last := full[len(full)-1]
+	entry := append(full[:len(full)-1:len(full)-1], gpath.Elem{Name: last.Name})
+	counters := hasCounters(full)
+	for _, e := range list {
+		v, _ := findMember(e.(map[string]any), key)
+		entry[len(entry)-1].Keys = map[string]string{key: keyValue(v)}
+		expand(metricFor(entry, org), "", e, counters, false)
+	}
+}
+
 // jsonLeafValue is jsonValue, but for a leaf under a counters container a
 // string of decimal digits is the number: JSON_IETF (RFC 7951) quotes every
 // 64-bit integer, and OpenConfig's counters are all counter64, so a target
@@ -543,11 +573,24 @@ func setField(m *telemetry.Metric, name string, v any, counter bool) {
 	if v == nil {
 		return
 	}
-	if _, dup := m.Fields[name]; !dup && counter && !notCounter(name) {
+	isCounter := false
+	if counter && !notCounter(name) {
 		switch v.(type) {
 		case int64, uint64:
-			m.Counters = append(m.Counters, name)
+			isCounter = true
 		}
+	}
+	if _, dup := m.Fields[name]; dup {
+		// Sent again in one notification: the last value wins, and is
+		// a counter or not as it is (rare: a search is fine).
+		i := slices.Index(m.Counters, name)
+		if i >= 0 && !isCounter {
+			m.Counters = slices.Delete(m.Counters, i, i+1)
+		}
+		isCounter = isCounter && i < 0
+	}
+	if isCounter {
+		m.Counters = append(m.Counters, name)
 	}
 	m.Fields[name] = v
 }

@@ -452,3 +452,61 @@ func TestFlattenFloat32(t *testing.T) {
 		t.Errorf("fields:\n got %#v\nwant %#v", ms[0].Fields, want)
 	}
 }
+
+// TestFlattenJSONTopLevelList: a JSON value at a list's path without keys
+// (/interfaces/interface) is the list itself, an array of entries (RFC
+// 7951): each entry is a record of its own, its key in the path and
+// tags as when the target names the entry in the update's path, its
+// counters marked; not one string field holding the whole subtree.
+func TestFlattenJSONTopLevelList(t *testing.T) {
+	n := &gpb.Notification{Timestamp: 1, Prefix: mustPath(t, "/interfaces"), Update: []*gpb.Update{{Path: mustPath(t, "interface"),
+		Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(
+			`[{"name":"Ethernet1","state":{"counters":{"in-octets":"5"}}},{"openconfig-interfaces:name":"Ethernet2","state":{"counters":{"in-octets":"7"}}}]`)}}}}}
+	ms := Flatten("d", n, time.Now())
+	byPath := map[string]telemetry.Metric{}
+	for _, m := range ms {
+		byPath[m.Tags["path"]] = m
+	}
+	if len(ms) != 2 {
+		t.Fatalf("want a record per entry, got %d: %+v", len(ms), ms)
+	}
+	for name, want := range map[string]int64{"Ethernet1": 5, "Ethernet2": 7} {
+		m := byPath["/interfaces/interface[name="+name+"]"]
+		if m.Measurement != "interfaces_interface" || m.Tags["name"] != name || m.Fields["state/counters/in-octets"] != want ||
+			!slices.Equal(m.Counters, []string{"state/counters/in-octets"}) {
+			t.Errorf("%s: %s %v %v counters %v", name, m.Measurement, m.Tags, m.Fields, m.Counters)
+		}
+	}
+	// Without a key weir knows: the entries by position under the list's
+	// name, as inside an object, with no rates.
+	n = &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{{Path: mustPath(t, "/things/thing"),
+		Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: []byte(`[{"kind":"x","counters":{"hits":1}},{"kind":"x","counters":{"hits":2}}]`)}}}}}
+	ms = Flatten("d", n, time.Now())
+	if len(ms) != 1 || ms[0].Tags["path"] != "/things" || ms[0].Fields["thing/1/counters/hits"] != int64(2) || len(ms[0].Counters) != 0 {
+		t.Errorf("keyless list: %+v", ms)
+	}
+}
+
+// TestFlattenRepeatedLeafCounterFollowsLastValue: a leaf sent twice in one
+// notification keeps its last value, and is listed as a counter as that
+// value is: a counter listed with a string value is no counter to
+// enrichment (dropped invalid_counter), and an integer sent after a
+// string is one.
+func TestFlattenRepeatedLeafCounterFollowsLastValue(t *testing.T) {
+	u := func(leaf string, v *gpb.TypedValue) *gpb.Update { return upd(t, leaf, v) }
+	n := &gpb.Notification{Timestamp: 1, Prefix: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters"), Update: []*gpb.Update{
+		u("in-octets", &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 5}}),
+		u("in-octets", &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "n/a"}}),
+		u("out-octets", &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "n/a"}}),
+		u("out-octets", &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 9}}),
+	}}
+	ms := Flatten("d", n, time.Now())
+	if len(ms) != 1 {
+		t.Fatalf("%+v", ms)
+	}
+	m := ms[0]
+	if m.Fields["in-octets"] != "n/a" || m.Fields["out-octets"] != uint64(9) || !slices.Equal(m.Counters, []string{"out-octets"}) ||
+		!slices.Equal(m.Counters64, []string{"out-octets"}) {
+		t.Errorf("fields %v, counters %v, counters64 %v; want counters [out-octets]", m.Fields, m.Counters, m.Counters64)
+	}
+}
