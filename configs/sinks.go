@@ -320,6 +320,10 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 	if s.FlushInterval < 0 {
 		add("flush_interval", "must not be negative")
 	}
+	if s.Timeout < 0 {
+		// Taken as unset, the default, without a word.
+		add("timeout", "must not be negative (unset or 0: the sink's default)")
+	}
 	switch s.Start {
 	case "", "earliest", "latest":
 	default:

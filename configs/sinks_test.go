@@ -61,6 +61,7 @@ func TestSinksErrors(t *testing.T) {
 		// Zero values skip these branches; a record that takes them fails.
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event.Type}}{{.Event.Typ}}{{end}}'\n", "line 6: sink \"w\": template: template: body:1:26: executing \"body\" at <.Event.Typ>: can't evaluate field Typ in type telemetry.Event"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{range $i, $h := .Record.Headers}}{{$h.Kye}}{{end}}'\n", "can't evaluate field Kye in type configs.WebhookTemplateHeader"},
+		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], timeout: -5s}\n", `line 2: sink "w": timeout: must not be negative`},
 		// The client refuses these, and weir run could not start.
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k1:9092\", \"k2:abc\"], topics: [events]}\n", `line 2: sink "k": brokers: "k2:abc" has an invalid port`},
 		{"broker:\n  kafka: {brokers: [\"k1:\"]}\n", `broker.kafka.brokers[0]: "k1:" has an invalid port`},
