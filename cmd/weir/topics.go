@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 )
 
@@ -70,6 +71,11 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case "create":
 		if len(pos) != 1 {
 			return &exitError{2, errors.New("topics create: give one topic")}
+		}
+		if !broker.ValidTopicName(pos[0]) {
+			// Checked here too: a Kafka cluster may take a name that
+			// Kafka's own tools and weir's config refuse (kfake does).
+			return &exitError{2, fmt.Errorf("topics create: invalid topic name %q: use 1 to 249 of [a-zA-Z0-9._-], not . or ..", pos[0])}
 		}
 		topicConfigs := map[string]*string{}
 		if *retention != "" {

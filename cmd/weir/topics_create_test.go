@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // TestTopicsCreateSaysWhy: a topic the broker refuses to create is
@@ -55,5 +60,25 @@ func TestTopicsCreateRetentionForever(t *testing.T) {
 	}
 	if _, errs, err := p.cli(t, "", "topics", "create", "tiny", "--retention", "500us"); err == nil || !strings.Contains(errs, "500us") {
 		t.Errorf("--retention 500us: %v, stderr %q; want an error naming it", err, errs)
+	}
+}
+
+// TestTopicsCreateNameChecked: a name Kafka refuses is refused before it
+// is sent: a cluster that takes it anyway (kfake did, `bad/name`) leaves
+// a topic no Kafka tool nor weir's config can name.
+func TestTopicsCreateNameChecked(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range []string{"bad/name", "..", "a b"} {
+		var stdout, stderr bytes.Buffer
+		err := dispatch(ctx, []string{"topics", "create", "--brokers", c.ListenAddrs()[0], name}, strings.NewReader(""), &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error()+stderr.String(), "invalid topic name") {
+			t.Errorf("topics create %q: %v (%s%s), want an invalid topic name", name, err, stdout.String(), stderr.String())
+		}
 	}
 }
