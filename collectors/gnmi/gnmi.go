@@ -813,13 +813,16 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	}
 	var pollers sync.WaitGroup
 	defer pollers.Wait()
+	// answered: a sync_response came, the poll is answered; updated: an
+	// update came (see pollLoop).
+	answered, updated := make(chan struct{}, 1), make(chan struct{}, 1)
 	defer cancel(nil)
 	if t.poll > 0 {
 		// Polled from the start, not from the first sync_response: the
 		// specification has a POLL target answer Poll requests, and many
 		// send nothing before the first (NX-OS); one that sends the
 		// current values at once is polled poll_interval after them.
-		pollers.Go(func() { t.pollLoop(ctx, stream, log) })
+		pollers.Go(func() { t.pollLoop(ctx, stream, answered, updated, log) })
 	}
 	once := t.req.GetSubscribe().GetMode() == gpb.SubscriptionList_ONCE
 	// up, whichever way the session ends, from the target's first and
@@ -891,6 +894,12 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
 			inband = nil
+			if t.poll > 0 {
+				select {
+				case updated <- struct{}{}:
+				default:
+				}
+			}
 			now := last
 			n := r.Update
 			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
@@ -900,6 +909,10 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 			}
 		case *gpb.SubscribeResponse_SyncResponse:
 			t.syncs.Inc()
+			select {
+			case answered <- struct{}{}:
+			default:
+			}
 			t.mu.Lock()
 			first := !t.st.Synced
 			t.st.Synced = true
@@ -927,21 +940,47 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 }
 
 // pollLoop asks a POLL subscription for data every interval.
-func (t *target) pollLoop(ctx context.Context, stream gpb.GNMI_SubscribeClient, log *slog.Logger) {
+// pollLoop sends a Poll every poll interval, but not while the last one
+// is unanswered (no sync_response since): a target slower to answer than
+// the interval would have the requests pile up, each a full snapshot to
+// send. A target that answers polls with updates and never a
+// sync_response is polled again once its updates have come and the poll
+// has waited pollPatience intervals. The first skip of a session is
+// logged.
+func (t *target) pollLoop(ctx context.Context, stream gpb.GNMI_SubscribeClient, answered, updated <-chan struct{}, log *slog.Logger) {
 	tick := time.NewTicker(t.poll)
 	defer tick.Stop()
+	pending, data, waited, skipped := false, false, 0, false
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-answered:
+			pending = false
+		case <-updated:
+			data = true
 		case <-tick.C:
+			if pending && !(data && waited >= pollPatience) {
+				waited++
+				if !skipped {
+					skipped = true
+					log.Info("gnmi poll skipped: the last one is not answered yet (the target takes longer than poll_interval)",
+						slog.Duration("poll_interval", t.poll))
+				}
+				continue
+			}
 			if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Poll{Poll: &gpb.Poll{}}}); err != nil {
 				log.Debug("gnmi poll send failed", slog.Any("err", err))
 				return
 			}
+			pending, data, waited = true, false, 0
 		}
 	}
 }
+
+// pollPatience is how many intervals a poll answered with updates but no
+// sync_response waits before the next is sent.
+const pollPatience = 3
 
 func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *slog.Logger) error {
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout.Std())

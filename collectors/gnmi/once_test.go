@@ -134,3 +134,70 @@ func TestErrorMessageCounted(t *testing.T) {
 		t.Errorf("last error %v, want the target's message", st.LastError)
 	}
 }
+
+// TestSlowPollNotPiledUp: a POLL target slower to answer than
+// poll_interval is not sent a Poll at every interval meanwhile: each is a
+// full snapshot to send, and they piled up (twenty while one answer took
+// a second at a 50 ms interval).
+func TestSlowPollNotPiledUp(t *testing.T) {
+	var during atomic.Int64 // polls that came while the first was unanswered
+	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		if _, err := stream.Recv(); err != nil { // the first poll
+			return nil
+		}
+		answering := make(chan struct{})
+		go func() {
+			for {
+				if _, err := stream.Recv(); err != nil {
+					return
+				}
+				select {
+				case <-answering:
+				default:
+					during.Add(1)
+				}
+			}
+		}()
+		time.Sleep(time.Second) // twenty intervals
+		close(answering)
+		if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}}}}}); err != nil {
+			return err
+		}
+		if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+			return err
+		}
+		<-stream.Context().Done()
+		return nil
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "p1", Address: addr, Insecure: true, Encoding: "proto",
+		Timeout:       configs.Duration(10 * time.Second),
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "poll", "", 50*time.Millisecond)}}}})
+	waitFor(t, 10*time.Second, "the slow answer", func() bool { return len(r.b.metrics(t)) >= 1 })
+	if n := during.Load(); n > 0 {
+		t.Errorf("%d more polls sent while the first was unanswered, want none", n)
+	}
+}
+
+// TestPollAnsweredWithoutSync: a POLL target that answers each Poll with
+// its updates and no sync_response is polled again (after a few
+// intervals), not left waiting for a sync_response that never comes.
+func TestPollAnsweredWithoutSync(t *testing.T) {
+	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		for v := uint64(1); ; v++ {
+			if _, err := stream.Recv(); err != nil {
+				return nil
+			}
+			if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+				Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+				Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: v}}}}}); err != nil {
+				return err
+			}
+		}
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "p1", Address: addr, Insecure: true, Encoding: "proto",
+		Timeout:       configs.Duration(10 * time.Second),
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "poll", "", 50*time.Millisecond)}}}})
+	waitFor(t, 20*time.Second, "3 polls answered", func() bool { return len(r.b.metrics(t)) >= 3 })
+}
