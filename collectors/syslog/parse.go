@@ -71,7 +71,9 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 	l.Facility, l.Severity = pri>>3, pri&7
 	switch {
 	case len(rest) >= 2 && rest[0] == '1' && rest[1] == ' ':
-		err = p.parse5424(rest[2:], l)
+		if err = p.parse5424(rest[2:], l); err == nil {
+			p.relayed5424Cisco(l)
+		}
 	case startsWithCiscoSeq(rest):
 		err = p.parseCisco(rest, l, 0)
 	case strings.HasPrefix(rest, "%"):
@@ -398,6 +400,24 @@ func (p *Parser) relayedCisco(s string, l *telemetry.Log) bool {
 		return false
 	}
 	return true
+}
+
+// relayed5424Cisco reads a Cisco header that rsyslog forwarded as RFC 5424
+// (RSYSLOG_SyslogProtocol23Format): it took the sequence field for the
+// tag, so the counter is the APP-NAME (nil for NX-OS's empty one) and the
+// rest of the Cisco header, after a space, the message. The device's time
+// and host name, when the header has them, replace the relay's; l is left
+// as it was when the message is no Cisco header.
+func (p *Parser) relayed5424Cisco(l *telemetry.Log) {
+	if l.ProcID != "" || l.MsgID != "" || l.StructuredData != nil || l.AppName != "" && !isDigits(l.AppName) ||
+		len(l.Message) < 2 || l.Message[0] != ' ' {
+		return
+	}
+	keep := *l
+	l.AppName, l.Sequence = "", keep.AppName
+	if err := p.parseCiscoOrigin(l.Message[1:], l, ciscoNeedColon); err != nil {
+		*l = keep
+	}
 }
 
 // xrNode reports whether s starts with an IOS-XR node glued to the time

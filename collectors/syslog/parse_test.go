@@ -501,3 +501,45 @@ func TestAireOSTaskIsNoHost(t *testing.T) {
 		t.Errorf("%q: format %s, want malformed", l.Raw, l.Format)
 	}
 }
+
+// TestRelayedAsRFC5424Cisco: rsyslog's RSYSLOG_SyslogProtocol23Format (its
+// usual template for TCP and TLS) takes a Cisco line's sequence field for
+// the tag, so the counter becomes the APP-NAME (nil for NX-OS's empty
+// one) and the rest of the Cisco header the message, after a space. The
+// device's host, time and sequence are read from it, as behind a BSD
+// header; a plain RFC 5424 line with a numeric APP-NAME stays as it is.
+func TestRelayedAsRFC5424Cisco(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct {
+		raw                                   string
+		format, host, app, pid, msgid, seq, m string
+		time                                  string
+	}{
+		{raw: "<189>1 2026-12-03T22:33:22.764898+00:00 relay1 48 - - -  edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", format: "cisco", host: "edge1", seq: "48",
+			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
+		{raw: "<187>1 2026-12-03T22:33:22.764898+00:00 relay1 47 - - -  *Nov 29 14:02:11.101: %LINK-3-UPDOWN: Interface Te1/0/24, changed state to down", format: "cisco", host: "relay1", seq: "47",
+			m: "%LINK-3-UPDOWN: Interface Te1/0/24, changed state to down", time: "2026-11-29T14:02:11.101Z"},
+		{raw: "<189>1 2026-12-03T22:33:22.764898+00:00 relay1 - - - -  2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/1 is down (Link failure)", format: "cisco", host: "relay1",
+			m: "%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/1 is down (Link failure)", time: "2026-11-29T14:03:01Z"},
+		{raw: "<189>1 2026-12-03T22:33:22.764898+00:00 relay1 1234 - - -  RP/0/RP0/CPU0:2026 Nov 29 14:05:01.234 UTC: ifmgr[261]: %PKT_INFRA-LINK-3-UPDOWN : Interface Gi0/0/0/1, changed state to Down", format: "cisco", host: "relay1", app: "ifmgr", pid: "261", seq: "1234",
+			m: "%PKT_INFRA-LINK-3-UPDOWN : Interface Gi0/0/0/1, changed state to Down", time: "2026-11-29T14:05:01.234Z"},
+		// Not Cisco: kept as sent.
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 1234 - - - Nov 29 was a good day", format: "rfc5424", host: "host3", app: "1234",
+			m: "Nov 29 was a good day", time: "2026-11-29T14:08:11Z"},
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 1234 77 - - edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: x", format: "rfc5424", host: "host3", app: "1234", pid: "77",
+			m: "edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: x", time: "2026-11-29T14:08:11Z"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.MsgID, l.Sequence, l.Message}
+		want := [...]string{tc.format, tc.host, tc.app, tc.pid, tc.msgid, tc.seq, tc.m}
+		if got != want {
+			t.Errorf("%q:\n got %q\nwant %q (%s)", tc.raw, got, want, l.ParseError)
+		}
+		wt, _ := time.Parse(time.RFC3339Nano, tc.time)
+		if l.Time == nil || !l.Time.Equal(wt) {
+			t.Errorf("%q: time %v, want %v", tc.raw, l.Time, wt)
+		}
+	}
+}
+
