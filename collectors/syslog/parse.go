@@ -474,6 +474,11 @@ func splitTag(s string) (app, pid, msg string) {
 		}
 		pid = rest[1:close]
 		rest = rest[close+1:]
+		// "tag[pid] msg": rsyslog's forwarding formats write an RFC 5424
+		// line's APP-NAME and PROCID so, without the colon.
+		if pid != "" && strings.HasPrefix(rest, " ") && strings.IndexByte(pid, ' ') < 0 {
+			return app, pid, rest[1:]
+		}
 	}
 	if !strings.HasPrefix(rest, ":") {
 		return "", "", s

@@ -543,3 +543,26 @@ func TestRelayedAsRFC5424Cisco(t *testing.T) {
 	}
 }
 
+// TestRelayedTagWithoutColon: rsyslog's forwarding formats
+// (RSYSLOG_ForwardFormat, RSYSLOG_TraditionalForwardFormat) write an RFC
+// 5424 line's APP-NAME and PROCID as "app[pid]" with no colon after it.
+// The tag is still the app and pid, not part of the message.
+func TestRelayedTagWithoutColon(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct{ raw, host, app, pid, m string }{
+		{"<165>2026-11-29T14:06:07.123+00:00 mx2 mib2d[1234] ifIndex 545, ifOperStatus down(2), ifName xe-1/0/0", "mx2", "mib2d", "1234", "ifIndex 545, ifOperStatus down(2), ifName xe-1/0/0"},
+		{"<189>Nov 29 14:10:00 leaf2 Ebra[2010] %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet49/1, changed state to down", "leaf2", "Ebra", "2010", "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet49/1, changed state to down"},
+		{"<13>Nov 29 14:10:00 h1 app[7]: with colon", "h1", "app", "7", "with colon"},
+		// Brackets that are no pid stay in the message.
+		{"<13>Nov 29 14:10:00 h1 disk[sda full", "h1", "", "", "disk[sda full"},
+		{"<13>Nov 29 14:10:00 h1 [warn] disk full", "h1", "", "", "[warn] disk full"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.Message}
+		want := [...]string{"rfc3164", tc.host, tc.app, tc.pid, tc.m}
+		if got != want {
+			t.Errorf("%q:\n got %q\nwant %q (%s)", tc.raw, got, want, l.ParseError)
+		}
+	}
+}
