@@ -92,11 +92,34 @@ func text(l *telemetry.Log) string {
 		}
 		return l.MsgID + ": " + l.Message
 	}
+	if tag := relayedLinkTrap(l); tag != "" {
+		return tag + l.Message
+	}
 	if relayedMnemonic(l) {
 		// "%BGP-5-ADJCHANGE" + ":" + " neighbor 10.0.0.2 Down": as sent.
 		return l.AppName + ":" + l.Message
 	}
 	return l.Message
+}
+
+// relayedLinkTrap is the event tag, with its ": ", of mib2d's link trap
+// whose MSGID a relay dropped (rsyslog's forwarding formats write RFC 5424
+// as BSD without it): "ifIndex 545, ifAdminStatus up(1), ifOperStatus
+// down(2), ifName xe-1/0/0" from mib2d. Else "".
+func relayedLinkTrap(l *telemetry.Log) string {
+	if l.AppName != "mib2d" || l.MsgID != "" || !strings.HasPrefix(l.Message, "ifIndex ") {
+		return ""
+	}
+	_, st, ok := strings.Cut(l.Message, ", ifOperStatus ")
+	switch {
+	case !ok || !strings.Contains(st, ", ifName "):
+		return ""
+	case strings.HasPrefix(st, "down("):
+		return "SNMP_TRAP_LINK_DOWN: "
+	case strings.HasPrefix(st, "up("):
+		return "SNMP_TRAP_LINK_UP: "
+	}
+	return ""
 }
 
 // relayedMnemonic reports whether the record's APP-NAME is a Cisco-style

@@ -343,3 +343,27 @@ func TestCiscoLinesRelayedAsRFC5424(t *testing.T) {
 		t.Errorf("Arista relayed: %q %q", info.Event, info.Vendor)
 	}
 }
+
+// TestJunosLinkTrapRelayedAsBSD: rsyslog's forwarding formats
+// (RSYSLOG_ForwardFormat, RSYSLOG_TraditionalForwardFormat) drop the RFC
+// 5424 MSGID where Junos puts its event tag, so mib2d's link trap arrives
+// as "mib2d[pid] ifIndex ..., ifOperStatus down(2), ifName ...": still an
+// interface event, as the line Junos sent.
+func TestJunosLinkTrapRelayedAsBSD(t *testing.T) {
+	c := NewClassifier()
+	var p syslog.Parser
+	for _, tc := range []struct{ raw, event, ifc string }{
+		// rsyslogd 8.2302's output for what mx2 sent.
+		{"<165>2026-11-29T14:06:07.123+00:00 mx2 mib2d[1234] ifIndex 545, ifAdminStatus up(1), ifOperStatus down(2), ifName xe-1/0/0", "interface_down", "xe-1/0/0"},
+		{"<165>Nov 29 14:06:37 mx2 mib2d[1234] ifIndex 545, ifAdminStatus up(1), ifOperStatus up(1), ifName xe-1/0/0", "interface_up", "xe-1/0/0"},
+		// Not the link trap: no event.
+		{"<165>Nov 29 14:06:37 mx2 mib2d[1234] ifIndex 545 counters cleared", "", ""},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		info := c.Classify(&l)
+		if info.Event != tc.event || info.Fields["interface"] != tc.ifc {
+			t.Errorf("%.70q: event %q interface %q, want %q %q", tc.raw, info.Event, info.Fields["interface"], tc.event, tc.ifc)
+		}
+	}
+}
