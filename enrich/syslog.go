@@ -349,12 +349,31 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 		return VendorCiscoWLC // "host: *task: timestamp: %..."
 	case l.Format == "cisco" && l.Sequence == "" && yearFirst(l.Raw):
 		return VendorCiscoNXOS // "<PRI>: 2026 Nov 29 ...", "<PRI>nx1: 2026 Nov 29 ..." or "<PRI>2026 Nov 29 ... host %..."
-	case l.Format == "cisco":
-		return VendorCiscoIOS
-	case l.AppName != "" && l.AppName[0] != '%': // not a relayed mnemonic (relayedMnemonic)
+	case l.AppName != "" && l.AppName[0] != '%' && l.Format != "cisco": // not a relayed mnemonic (relayedMnemonic)
 		return VendorAristaEOS // "host Ebra: %LINEPROTO-5-UPDOWN: ..."
+	case l.Sequence == "" && nxosBGP(msg):
+		// A relay rewrote NX-OS's year-first header.
+		return VendorCiscoNXOS
 	}
 	return VendorCiscoIOS
+}
+
+// nxosBGP reports whether msg has NX-OS's "bgp-ASN [pid]" right after
+// its mnemonic's colon ("%BGP-5-ADJCHANGE:  bgp-65001 [12345]  ...").
+func nxosBGP(msg string) bool {
+	i := strings.Index(msg, "-ADJCHANGE:")
+	if i < 0 {
+		return false
+	}
+	s := strings.TrimLeft(msg[i+len("-ADJCHANGE:"):], " ")
+	if !strings.HasPrefix(s, "bgp-") {
+		return false
+	}
+	n := 4
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	return n > 4 && strings.HasPrefix(s[n:], " [")
 }
 
 // comwareMark reports whether msg holds "%%10" before a module name:

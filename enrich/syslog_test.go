@@ -124,6 +124,13 @@ func TestVendorOfCiscoHeaders(t *testing.T) {
 		// header puts it.
 		{"<189>2026-12-02T06:10:54.309476+00:00 192.168.100.201 : 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", VendorCiscoNXOS},
 		{"<189>Dec  2 06:10:54 nx-leaf-101.pod3.dc1.example.com : 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", VendorCiscoNXOS},
+		// NX-OS's year-first BSD-like header ("2026 Nov 29 14:03:05 nx1
+		// %BGP-..."), which rsyslog reads and rewrites in each of its
+		// formats: only the body tells, "bgp-ASN [pid]" after the mnemonic.
+		{"<189>2026-11-29T14:03:05+00:00 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
+		{"<189>Nov 29 14:03:05 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
+		{"<189>1 2026-11-29T14:03:05+00:00 nx1 %BGP-5-ADJCHANGE - - -   bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
+		{"<189>Nov 29 14:03:05 edge1 %BGP-5-ADJCHANGE: neighbor 10.1.1.2 Up", VendorCiscoIOS},
 	} {
 		var l telemetry.Log
 		p.ParseCopy([]byte(tc.raw), &l)
