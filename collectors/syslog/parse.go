@@ -403,19 +403,35 @@ func (p *Parser) relayedCisco(s string, l *telemetry.Log) bool {
 }
 
 // relayed5424Cisco reads a Cisco header that rsyslog forwarded as RFC 5424
-// (RSYSLOG_SyslogProtocol23Format): it took the sequence field for the
-// tag, so the counter is the APP-NAME (nil for NX-OS's empty one) and the
-// rest of the Cisco header, after a space, the message. The device's time
+// (RSYSLOG_SyslogProtocol23Format): it took the header's first field for
+// the tag, so the APP-NAME is the sequence number (nil for NX-OS's empty
+// one) or the origin host ("nx1: 2026 ...", "wlc1: *task: ...") and the
+// rest of the Cisco header, after a space, the message; ASA's "asa1 :
+// %ASA-..." leaves a nil APP-NAME before the mnemonic. The device's time
 // and host name, when the header has them, replace the relay's; l is left
 // as it was when the message is no Cisco header.
 func (p *Parser) relayed5424Cisco(l *telemetry.Log) {
-	if l.ProcID != "" || l.MsgID != "" || l.StructuredData != nil || l.AppName != "" && !isDigits(l.AppName) ||
-		len(l.Message) < 2 || l.Message[0] != ' ' {
+	if l.ProcID != "" || l.MsgID != "" || l.StructuredData != nil || len(l.Message) < 2 || l.Message[0] != ' ' {
+		return
+	}
+	msg := l.Message[1:]
+	switch c := msg[0]; {
+	case c == '%' && l.AppName == "":
+		l.Format, l.Message = FormatCisco, msg
+		return
+	case l.AppName != "" && !isDigits(l.AppName) && c != '*' && c != '.' && (c < '0' || c > '9') && (c < 'A' || c > 'Z'):
+		// A tag, not an origin host: no time nor task follows (the usual
+		// relayed line).
 		return
 	}
 	keep := *l
-	l.AppName, l.Sequence = "", keep.AppName
-	if err := p.parseCiscoOrigin(l.Message[1:], l, ciscoNeedColon); err != nil {
+	if isDigits(l.AppName) {
+		l.Sequence = l.AppName
+	} else if l.AppName != "" {
+		l.Hostname = l.AppName
+	}
+	l.AppName = ""
+	if err := p.parseCiscoOrigin(msg, l, ciscoNeedColon); err != nil {
 		*l = keep
 	}
 }

@@ -523,7 +523,20 @@ func TestRelayedAsRFC5424Cisco(t *testing.T) {
 			m: "%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/1 is down (Link failure)", time: "2026-11-29T14:03:01Z"},
 		{raw: "<189>1 2026-12-03T22:33:22.764898+00:00 relay1 1234 - - -  RP/0/RP0/CPU0:2026 Nov 29 14:05:01.234 UTC: ifmgr[261]: %PKT_INFRA-LINK-3-UPDOWN : Interface Gi0/0/0/1, changed state to Down", format: "cisco", host: "relay1", app: "ifmgr", pid: "261", seq: "1234",
 			m: "%PKT_INFRA-LINK-3-UPDOWN : Interface Gi0/0/0/1, changed state to Down", time: "2026-11-29T14:05:01.234Z"},
+		// An origin host ("nx1: 2026 ...", "wlc1: *task: ...", "edge8:
+		// *Nov ..."): rsyslog takes it for the tag, so it is the APP-NAME.
+		{raw: "<189>1 2026-12-03T22:47:08.185268+00:00 relay1 nx-leaf-101 - - -  2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/7 is down (Link failure)", format: "cisco", host: "nx-leaf-101",
+			m: "%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/7 is down (Link failure)", time: "2026-11-29T14:03:01Z"},
+		{raw: "<131>1 2026-12-03T22:47:08.185268+00:00 relay1 wlc1 - - -  *spamApTask1: Nov 29 14:03:01.553: %LWAPP-3-DISCOVERY_ERR: no response", format: "cisco", host: "wlc1", app: "spamApTask1",
+			m: "%LWAPP-3-DISCOVERY_ERR: no response", time: "2026-11-29T14:03:01.553Z"},
+		{raw: "<189>1 2026-12-03T22:47:08.185268+00:00 relay1 edge8 - - -  *Nov 29 14:03:09.000: %LINK-3-UPDOWN: Interface Gi0/8, changed state to down", format: "cisco", host: "edge8",
+			m: "%LINK-3-UPDOWN: Interface Gi0/8, changed state to down", time: "2026-11-29T14:03:09Z"},
+		// ASA's "asa1 : %ASA-...": rsyslog takes the ":" for an empty tag.
+		{raw: "<166>1 2026-11-29T14:03:02+00:00 asa1 - - - -  %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", format: "cisco", host: "asa1",
+			m: "%ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", time: "2026-11-29T14:03:02Z"},
 		// Not Cisco: kept as sent.
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - -  Nov 29 was a good day", format: "rfc5424", host: "host3", app: "app",
+			m: " Nov 29 was a good day", time: "2026-11-29T14:08:11Z"},
 		{raw: "<14>1 2026-11-29T14:08:11Z host3 1234 - - - Nov 29 was a good day", format: "rfc5424", host: "host3", app: "1234",
 			m: "Nov 29 was a good day", time: "2026-11-29T14:08:11Z"},
 		{raw: "<14>1 2026-11-29T14:08:11Z host3 1234 77 - - edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: x", format: "rfc5424", host: "host3", app: "1234", pid: "77",
