@@ -92,11 +92,34 @@ func text(l *telemetry.Log) string {
 		}
 		return l.MsgID + ": " + l.Message
 	}
+	if tag := relayedLinkTrap(l); tag != "" {
+		return tag + l.Message
+	}
 	if relayedMnemonic(l) {
 		// "%BGP-5-ADJCHANGE" + ":" + " neighbor 10.0.0.2 Down": as sent.
 		return l.AppName + ":" + l.Message
 	}
 	return l.Message
+}
+
+// relayedLinkTrap is the event tag, with its ": ", of mib2d's link trap
+// whose MSGID a relay dropped (rsyslog's forwarding formats write RFC 5424
+// as BSD without it): "ifIndex 545, ifAdminStatus up(1), ifOperStatus
+// down(2), ifName xe-1/0/0" from mib2d. Else "".
+func relayedLinkTrap(l *telemetry.Log) string {
+	if l.AppName != "mib2d" || l.MsgID != "" || !strings.HasPrefix(l.Message, "ifIndex ") {
+		return ""
+	}
+	_, st, ok := strings.Cut(l.Message, ", ifOperStatus ")
+	switch {
+	case !ok || !strings.Contains(st, ", ifName "):
+		return ""
+	case strings.HasPrefix(st, "down("):
+		return "SNMP_TRAP_LINK_DOWN: "
+	case strings.HasPrefix(st, "up("):
+		return "SNMP_TRAP_LINK_UP: "
+	}
+	return ""
 }
 
 // relayedMnemonic reports whether the record's APP-NAME is a Cisco-style
@@ -326,12 +349,31 @@ func detectVendor(l *telemetry.Log, msg string, hasMnemonic, hasJunosTag bool) s
 		return VendorCiscoWLC // "host: *task: timestamp: %..."
 	case l.Format == "cisco" && l.Sequence == "" && yearFirst(l.Raw):
 		return VendorCiscoNXOS // "<PRI>: 2026 Nov 29 ...", "<PRI>nx1: 2026 Nov 29 ..." or "<PRI>2026 Nov 29 ... host %..."
-	case l.Format == "cisco":
-		return VendorCiscoIOS
-	case l.AppName != "" && l.AppName[0] != '%': // not a relayed mnemonic (relayedMnemonic)
+	case l.AppName != "" && l.AppName[0] != '%' && l.Format != "cisco": // not a relayed mnemonic (relayedMnemonic)
 		return VendorAristaEOS // "host Ebra: %LINEPROTO-5-UPDOWN: ..."
+	case l.Sequence == "" && nxosBGP(msg):
+		// A relay rewrote NX-OS's year-first header.
+		return VendorCiscoNXOS
 	}
 	return VendorCiscoIOS
+}
+
+// nxosBGP reports whether msg has NX-OS's "bgp-ASN [pid]" right after
+// its mnemonic's colon ("%BGP-5-ADJCHANGE:  bgp-65001 [12345]  ...").
+func nxosBGP(msg string) bool {
+	i := strings.Index(msg, "-ADJCHANGE:")
+	if i < 0 {
+		return false
+	}
+	s := strings.TrimLeft(msg[i+len("-ADJCHANGE:"):], " ")
+	if !strings.HasPrefix(s, "bgp-") {
+		return false
+	}
+	n := 4
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	return n > 4 && strings.HasPrefix(s[n:], " [")
 }
 
 // comwareMark reports whether msg holds "%%10" before a module name:

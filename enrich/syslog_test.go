@@ -124,6 +124,13 @@ func TestVendorOfCiscoHeaders(t *testing.T) {
 		// header puts it.
 		{"<189>2026-12-02T06:10:54.309476+00:00 192.168.100.201 : 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", VendorCiscoNXOS},
 		{"<189>Dec  2 06:10:54 nx-leaf-101.pod3.dc1.example.com : 2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_UP: Interface Ethernet1/1 is up", VendorCiscoNXOS},
+		// NX-OS's year-first BSD-like header ("2026 Nov 29 14:03:05 nx1
+		// %BGP-..."), which rsyslog reads and rewrites in each of its
+		// formats: only the body tells, "bgp-ASN [pid]" after the mnemonic.
+		{"<189>2026-11-29T14:03:05+00:00 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
+		{"<189>Nov 29 14:03:05 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
+		{"<189>1 2026-11-29T14:03:05+00:00 nx1 %BGP-5-ADJCHANGE - - -   bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up", VendorCiscoNXOS},
+		{"<189>Nov 29 14:03:05 edge1 %BGP-5-ADJCHANGE: neighbor 10.1.1.2 Up", VendorCiscoIOS},
 	} {
 		var l telemetry.Log
 		p.ParseCopy([]byte(tc.raw), &l)
@@ -341,5 +348,29 @@ func TestCiscoLinesRelayedAsRFC5424(t *testing.T) {
 	p.ParseCopy([]byte("<189>1 2026-11-29T14:11:05+00:00 leaf1 Ebra - - -  %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet7, changed state to down"), &l)
 	if info := c.Classify(&l); info.Event != "interface_down" || info.Vendor != VendorAristaEOS {
 		t.Errorf("Arista relayed: %q %q", info.Event, info.Vendor)
+	}
+}
+
+// TestJunosLinkTrapRelayedAsBSD: rsyslog's forwarding formats
+// (RSYSLOG_ForwardFormat, RSYSLOG_TraditionalForwardFormat) drop the RFC
+// 5424 MSGID where Junos puts its event tag, so mib2d's link trap arrives
+// as "mib2d[pid] ifIndex ..., ifOperStatus down(2), ifName ...": still an
+// interface event, as the line Junos sent.
+func TestJunosLinkTrapRelayedAsBSD(t *testing.T) {
+	c := NewClassifier()
+	var p syslog.Parser
+	for _, tc := range []struct{ raw, event, ifc string }{
+		// rsyslogd 8.2302's output for what mx2 sent.
+		{"<165>2026-11-29T14:06:07.123+00:00 mx2 mib2d[1234] ifIndex 545, ifAdminStatus up(1), ifOperStatus down(2), ifName xe-1/0/0", "interface_down", "xe-1/0/0"},
+		{"<165>Nov 29 14:06:37 mx2 mib2d[1234] ifIndex 545, ifAdminStatus up(1), ifOperStatus up(1), ifName xe-1/0/0", "interface_up", "xe-1/0/0"},
+		// Not the link trap: no event.
+		{"<165>Nov 29 14:06:37 mx2 mib2d[1234] ifIndex 545 counters cleared", "", ""},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		info := c.Classify(&l)
+		if info.Event != tc.event || info.Fields["interface"] != tc.ifc {
+			t.Errorf("%.70q: event %q interface %q, want %q %q", tc.raw, info.Event, info.Fields["interface"], tc.event, tc.ifc)
+		}
 	}
 }

@@ -71,7 +71,9 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 	l.Facility, l.Severity = pri>>3, pri&7
 	switch {
 	case len(rest) >= 2 && rest[0] == '1' && rest[1] == ' ':
-		err = p.parse5424(rest[2:], l)
+		if err = p.parse5424(rest[2:], l); err == nil {
+			p.relayed5424Cisco(l)
+		}
 	case startsWithCiscoSeq(rest):
 		err = p.parseCisco(rest, l, 0)
 	case strings.HasPrefix(rest, "%"):
@@ -400,6 +402,40 @@ func (p *Parser) relayedCisco(s string, l *telemetry.Log) bool {
 	return true
 }
 
+// relayed5424Cisco reads a Cisco header that rsyslog forwarded as RFC 5424
+// (RSYSLOG_SyslogProtocol23Format): it took the header's first field for
+// the tag, so the APP-NAME is the sequence number (nil for NX-OS's empty
+// one) or the origin host ("nx1: 2026 ...", "wlc1: *task: ...") and the
+// rest of the Cisco header, after a space, the message; ASA's "asa1 :
+// %ASA-..." leaves a nil APP-NAME before the mnemonic. The device's time
+// and host name, when the header has them, replace the relay's; l is left
+// as it was when the message is no Cisco header.
+func (p *Parser) relayed5424Cisco(l *telemetry.Log) {
+	if l.ProcID != "" || l.MsgID != "" || l.StructuredData != nil || len(l.Message) < 2 || l.Message[0] != ' ' {
+		return
+	}
+	msg := l.Message[1:]
+	switch c := msg[0]; {
+	case c == '%' && l.AppName == "":
+		l.Format, l.Message = FormatCisco, msg
+		return
+	case l.AppName != "" && !isDigits(l.AppName) && c != '*' && c != '.' && (c < '0' || c > '9') && (c < 'A' || c > 'Z'):
+		// A tag, not an origin host: no time nor task follows (the usual
+		// relayed line).
+		return
+	}
+	keep := *l
+	if isDigits(l.AppName) {
+		l.Sequence = l.AppName
+	} else if l.AppName != "" {
+		l.Hostname = l.AppName
+	}
+	l.AppName = ""
+	if err := p.parseCiscoOrigin(msg, l, ciscoNeedColon); err != nil {
+		*l = keep
+	}
+}
+
 // xrNode reports whether s starts with an IOS-XR node glued to the time
 // ("RP/0/RSP0/CPU0:Nov ...").
 func xrNode(s string) bool {
@@ -454,6 +490,11 @@ func splitTag(s string) (app, pid, msg string) {
 		}
 		pid = rest[1:close]
 		rest = rest[close+1:]
+		// "tag[pid] msg": rsyslog's forwarding formats write an RFC 5424
+		// line's APP-NAME and PROCID so, without the colon.
+		if pid != "" && strings.HasPrefix(rest, " ") && strings.IndexByte(pid, ' ') < 0 {
+			return app, pid, rest[1:]
+		}
 	}
 	if !strings.HasPrefix(rest, ":") {
 		return "", "", s

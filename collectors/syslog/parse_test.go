@@ -501,3 +501,81 @@ func TestAireOSTaskIsNoHost(t *testing.T) {
 		t.Errorf("%q: format %s, want malformed", l.Raw, l.Format)
 	}
 }
+
+// TestRelayedAsRFC5424Cisco: rsyslog's RSYSLOG_SyslogProtocol23Format (its
+// usual template for TCP and TLS) takes a Cisco line's sequence field for
+// the tag, so the counter becomes the APP-NAME (nil for NX-OS's empty
+// one) and the rest of the Cisco header the message, after a space. The
+// device's host, time and sequence are read from it, as behind a BSD
+// header; a plain RFC 5424 line with a numeric APP-NAME stays as it is.
+func TestRelayedAsRFC5424Cisco(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct {
+		raw                                   string
+		format, host, app, pid, msgid, seq, m string
+		time                                  string
+	}{
+		{raw: "<189>1 2026-12-03T22:33:22.764898+00:00 relay1 48 - - -  edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", format: "cisco", host: "edge1", seq: "48",
+			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
+		{raw: "<187>1 2026-12-03T22:33:22.764898+00:00 relay1 47 - - -  *Nov 29 14:02:11.101: %LINK-3-UPDOWN: Interface Te1/0/24, changed state to down", format: "cisco", host: "relay1", seq: "47",
+			m: "%LINK-3-UPDOWN: Interface Te1/0/24, changed state to down", time: "2026-11-29T14:02:11.101Z"},
+		{raw: "<189>1 2026-12-03T22:33:22.764898+00:00 relay1 - - - -  2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/1 is down (Link failure)", format: "cisco", host: "relay1",
+			m: "%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/1 is down (Link failure)", time: "2026-11-29T14:03:01Z"},
+		{raw: "<189>1 2026-12-03T22:33:22.764898+00:00 relay1 1234 - - -  RP/0/RP0/CPU0:2026 Nov 29 14:05:01.234 UTC: ifmgr[261]: %PKT_INFRA-LINK-3-UPDOWN : Interface Gi0/0/0/1, changed state to Down", format: "cisco", host: "relay1", app: "ifmgr", pid: "261", seq: "1234",
+			m: "%PKT_INFRA-LINK-3-UPDOWN : Interface Gi0/0/0/1, changed state to Down", time: "2026-11-29T14:05:01.234Z"},
+		// An origin host ("nx1: 2026 ...", "wlc1: *task: ...", "edge8:
+		// *Nov ..."): rsyslog takes it for the tag, so it is the APP-NAME.
+		{raw: "<189>1 2026-12-03T22:47:08.185268+00:00 relay1 nx-leaf-101 - - -  2026 Nov 29 14:03:01 UTC: %ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/7 is down (Link failure)", format: "cisco", host: "nx-leaf-101",
+			m: "%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/7 is down (Link failure)", time: "2026-11-29T14:03:01Z"},
+		{raw: "<131>1 2026-12-03T22:47:08.185268+00:00 relay1 wlc1 - - -  *spamApTask1: Nov 29 14:03:01.553: %LWAPP-3-DISCOVERY_ERR: no response", format: "cisco", host: "wlc1", app: "spamApTask1",
+			m: "%LWAPP-3-DISCOVERY_ERR: no response", time: "2026-11-29T14:03:01.553Z"},
+		{raw: "<189>1 2026-12-03T22:47:08.185268+00:00 relay1 edge8 - - -  *Nov 29 14:03:09.000: %LINK-3-UPDOWN: Interface Gi0/8, changed state to down", format: "cisco", host: "edge8",
+			m: "%LINK-3-UPDOWN: Interface Gi0/8, changed state to down", time: "2026-11-29T14:03:09Z"},
+		// ASA's "asa1 : %ASA-...": rsyslog takes the ":" for an empty tag.
+		{raw: "<166>1 2026-11-29T14:03:02+00:00 asa1 - - - -  %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", format: "cisco", host: "asa1",
+			m: "%ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22", time: "2026-11-29T14:03:02Z"},
+		// Not Cisco: kept as sent.
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - -  Nov 29 was a good day", format: "rfc5424", host: "host3", app: "app",
+			m: " Nov 29 was a good day", time: "2026-11-29T14:08:11Z"},
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 1234 - - - Nov 29 was a good day", format: "rfc5424", host: "host3", app: "1234",
+			m: "Nov 29 was a good day", time: "2026-11-29T14:08:11Z"},
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 1234 77 - - edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: x", format: "rfc5424", host: "host3", app: "1234", pid: "77",
+			m: "edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: x", time: "2026-11-29T14:08:11Z"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.MsgID, l.Sequence, l.Message}
+		want := [...]string{tc.format, tc.host, tc.app, tc.pid, tc.msgid, tc.seq, tc.m}
+		if got != want {
+			t.Errorf("%q:\n got %q\nwant %q (%s)", tc.raw, got, want, l.ParseError)
+		}
+		wt, _ := time.Parse(time.RFC3339Nano, tc.time)
+		if l.Time == nil || !l.Time.Equal(wt) {
+			t.Errorf("%q: time %v, want %v", tc.raw, l.Time, wt)
+		}
+	}
+}
+
+// TestRelayedTagWithoutColon: rsyslog's forwarding formats
+// (RSYSLOG_ForwardFormat, RSYSLOG_TraditionalForwardFormat) write an RFC
+// 5424 line's APP-NAME and PROCID as "app[pid]" with no colon after it.
+// The tag is still the app and pid, not part of the message.
+func TestRelayedTagWithoutColon(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct{ raw, host, app, pid, m string }{
+		{"<165>2026-11-29T14:06:07.123+00:00 mx2 mib2d[1234] ifIndex 545, ifOperStatus down(2), ifName xe-1/0/0", "mx2", "mib2d", "1234", "ifIndex 545, ifOperStatus down(2), ifName xe-1/0/0"},
+		{"<189>Nov 29 14:10:00 leaf2 Ebra[2010] %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet49/1, changed state to down", "leaf2", "Ebra", "2010", "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet49/1, changed state to down"},
+		{"<13>Nov 29 14:10:00 h1 app[7]: with colon", "h1", "app", "7", "with colon"},
+		// Brackets that are no pid stay in the message.
+		{"<13>Nov 29 14:10:00 h1 disk[sda full", "h1", "", "", "disk[sda full"},
+		{"<13>Nov 29 14:10:00 h1 [warn] disk full", "h1", "", "", "[warn] disk full"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.Message}
+		want := [...]string{"rfc3164", tc.host, tc.app, tc.pid, tc.m}
+		if got != want {
+			t.Errorf("%q:\n got %q\nwant %q (%s)", tc.raw, got, want, l.ParseError)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -237,7 +238,9 @@ global(workDirectory="%s")
 module(load="imudp")
 input(type="imudp" address="127.0.0.1" port="%d" ruleset="relay")
 ruleset(name="relay") {
-  action(type="omfwd" target="127.0.0.1" port="%s" protocol="tcp")
+  action(type="omfwd" target="127.0.0.1" port="%[3]s" protocol="tcp")
+  action(type="omfwd" target="127.0.0.1" port="%[3]s" protocol="tcp"
+         TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
 }
 `, work, inPort, tcpPort)
 	stderr := startRsyslog(t, work, conf)
@@ -257,12 +260,15 @@ ruleset(name="relay") {
 		time.Sleep(time.Millisecond)
 	}
 	conn.Close()
+	// Each line twice: in the forward format and as RFC 5424 ("1 " after
+	// the PRI), where rsyslog makes the sequence field the APP-NAME.
 	got := map[string]telemetry.Log{}
-	for _, l := range h.waitLogs(len(lines)) {
-		got[l.Message] = l
+	for _, l := range h.waitLogs(2 * len(lines)) {
+		_, r, _ := strings.Cut(l.Raw, ">")
+		got[strconv.FormatBool(strings.HasPrefix(r, "1 "))+l.Message] = l
 	}
-	for _, want := range lines {
-		l, ok := got[want.msg]
+	for i, want := range append(lines, lines...) {
+		l, ok := got[strconv.FormatBool(i >= len(lines))+want.msg]
 		if !ok {
 			t.Errorf("%.60q: not received with its message whole; received %d: %+v\nrsyslogd: %s", want.raw, len(got), got, stderr.String())
 			continue
