@@ -75,7 +75,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if !broker.ValidTopicName(pos[0]) {
 			// Checked here too: a Kafka cluster may take a name that
 			// Kafka's own tools and weir's config refuse (kfake does).
-			return &exitError{2, fmt.Errorf("topics create: invalid topic name %q: use 1 to 249 of [a-zA-Z0-9._-], not . or ..", pos[0])}
+			return &exitError{2, fmt.Errorf("topics create: invalid topic name %q: use 1 to 249 of [a-zA-Z0-9._-], other than \".\" and \"..\"", pos[0])}
 		}
 		topicConfigs := map[string]*string{}
 		if *retention != "" {
