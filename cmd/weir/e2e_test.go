@@ -155,7 +155,7 @@ func TestCLIWorkflow(t *testing.T) {
 	if out, errs, err := p.cli(t, "", "topics", "list", "raw.syslog"); err == nil || !strings.Contains(errs, "topic raw.syslog") {
 		t.Fatalf("list of a deleted topic: %v\n%s%s", err, out, errs)
 	}
-	if _, errs, err := p.cli(t, "", "topics", "create", "bad/name"); err == nil || !strings.Contains(errs, "INVALID_TOPIC") {
+	if _, errs, err := p.cli(t, "", "topics", "create", "bad/name"); err == nil || !strings.Contains(errs, "invalid topic name") {
 		t.Fatalf("bad topic name: %v %s", err, errs)
 	}
 }
