@@ -64,12 +64,7 @@ func TestParseCorpus(t *testing.T) {
 }
 
 func TestParseDetails(t *testing.T) {
-	p := Parser{Now: fixedNow}
-	for _, tc := range []struct {
-		raw                                   string
-		format, host, app, pid, msgid, seq, m string
-		time                                  string
-	}{
+	checkParseCases(t, []parseCase{
 		{raw: "<189>48: edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", format: "cisco", host: "edge1", seq: "48",
 			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
 		{raw: "<187>1236: RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", app: "bgp", pid: "1052", seq: "1236",
@@ -192,7 +187,22 @@ func TestParseDetails(t *testing.T) {
 		{raw: "<13>2026-11-29T14:08:10.5+01:00 h app[7]: rsyslog style", format: "rfc3164", host: "h", app: "app", pid: "7", m: "rsyslog style", time: "2026-11-29T14:08:10.5+01:00"},
 		{raw: "<14>1 2026-11-29T14:08:11.5-05:00 host3 app - ID47 - \ufeffBOM message", format: "rfc5424", host: "host3", app: "app", msgid: "ID47", m: "BOM message", time: "2026-11-29T14:08:11.5-05:00"},
 		{raw: "<14>1 - - - - - -", format: "rfc5424"},
-	} {
+	})
+}
+
+// parseCase is what parsing raw gives: the fields compared, and the
+// device time (RFC 3339; "" for none checked).
+type parseCase struct {
+	raw                                   string
+	format, host, app, pid, msgid, seq, m string
+	time                                  string
+}
+
+// checkParseCases parses each case's raw line and compares.
+func checkParseCases(t *testing.T, cases []parseCase) {
+	t.Helper()
+	p := Parser{Now: fixedNow}
+	for _, tc := range cases {
 		var l telemetry.Log
 		p.ParseCopy([]byte(tc.raw), &l)
 		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.MsgID, l.Sequence, l.Message}
@@ -509,12 +519,7 @@ func TestAireOSTaskIsNoHost(t *testing.T) {
 // device's host, time and sequence are read from it, as behind a BSD
 // header; a plain RFC 5424 line with a numeric APP-NAME stays as it is.
 func TestRelayedAsRFC5424Cisco(t *testing.T) {
-	p := Parser{Now: fixedNow}
-	for _, tc := range []struct {
-		raw                                   string
-		format, host, app, pid, msgid, seq, m string
-		time                                  string
-	}{
+	checkParseCases(t, []parseCase{
 		{raw: "<189>1 2026-12-03T22:33:22.764898+00:00 relay1 48 - - -  edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", format: "cisco", host: "edge1", seq: "48",
 			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
 		{raw: "<187>1 2026-12-03T22:33:22.764898+00:00 relay1 47 - - -  *Nov 29 14:02:11.101: %LINK-3-UPDOWN: Interface Te1/0/24, changed state to down", format: "cisco", host: "relay1", seq: "47",
@@ -541,19 +546,7 @@ func TestRelayedAsRFC5424Cisco(t *testing.T) {
 			m: "Nov 29 was a good day", time: "2026-11-29T14:08:11Z"},
 		{raw: "<14>1 2026-11-29T14:08:11Z host3 1234 77 - - edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: x", format: "rfc5424", host: "host3", app: "1234", pid: "77",
 			m: "edge1: Nov 29 14:03:01.004 UTC: %BGP-5-ADJCHANGE: x", time: "2026-11-29T14:08:11Z"},
-	} {
-		var l telemetry.Log
-		p.ParseCopy([]byte(tc.raw), &l)
-		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.MsgID, l.Sequence, l.Message}
-		want := [...]string{tc.format, tc.host, tc.app, tc.pid, tc.msgid, tc.seq, tc.m}
-		if got != want {
-			t.Errorf("%q:\n got %q\nwant %q (%s)", tc.raw, got, want, l.ParseError)
-		}
-		wt, _ := time.Parse(time.RFC3339Nano, tc.time)
-		if l.Time == nil || !l.Time.Equal(wt) {
-			t.Errorf("%q: time %v, want %v", tc.raw, l.Time, wt)
-		}
-	}
+	})
 }
 
 // TestRelayedTagWithoutColon: rsyslog's forwarding formats
