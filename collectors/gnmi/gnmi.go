@@ -909,9 +909,11 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 			}
 		case *gpb.SubscribeResponse_SyncResponse:
 			t.syncs.Inc()
-			select {
-			case answered <- struct{}{}:
-			default:
+			if t.poll > 0 {
+				select {
+				case answered <- struct{}{}:
+				default:
+				}
 			}
 			t.mu.Lock()
 			first := !t.st.Synced
@@ -939,7 +941,6 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	}
 }
 
-// pollLoop asks a POLL subscription for data every interval.
 // pollLoop sends a Poll every poll interval, but not while the last one
 // is unanswered (no sync_response since): a target slower to answer than
 // the interval would have the requests pile up, each a full snapshot to

@@ -1155,9 +1155,7 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 		// SNMPv1 fails a whole GET for one missing object
 		// (noSuchName at error-index): drop that object and ask again.
 		if pkt.Error == gosnmp.NoSuchName && pkt.ErrorIndex > 0 && int(pkt.ErrorIndex) <= len(chunk) {
-			if at := chunk[pkt.ErrorIndex-1]; !strings.HasSuffix(at, ".0") {
-				t.logNoInstance(at) // v1's noSuchInstance
-			}
+			t.logNoInstance(chunk[pkt.ErrorIndex-1]) // v1's noSuchInstance
 			rest := append(append([]string(nil), chunk[:pkt.ErrorIndex-1]...), chunk[pkt.ErrorIndex:]...)
 			if len(rest) == 0 {
 				return nil
@@ -1187,7 +1185,7 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 		res.varbinds++
 		if present(v) {
 			out[strings.TrimPrefix(v.Name, ".")] = v
-		} else if v.Type == gosnmp.NoSuchInstance && !strings.HasSuffix(v.Name, ".0") {
+		} else if v.Type == gosnmp.NoSuchInstance {
 			t.logNoInstance(v.Name)
 		}
 	}
@@ -1195,11 +1193,14 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 }
 
 // logNoInstance logs, once per OID, a scalar the agent has no instance at
-// whose OID does not end in .0: most often a profile that names the object
+// if its OID does not end in .0: most often a profile that names the object
 // (sysLocation, 1.3.6.1.2.1.1.6) rather than its instance (….6.0), which
 // would never give a value without a word. A table cell that is gone
 // (….2.2.1.10.7) is logged once too.
 func (t *target) logNoInstance(oid string) {
+	if strings.HasSuffix(oid, ".0") {
+		return // an instance the agent lacks: the object is missing
+	}
 	if t.wrongLogged == nil {
 		t.wrongLogged = map[string]bool{}
 	}
