@@ -17,29 +17,12 @@ import (
 // only from where it got to. Each check read it again from when the first
 // began flapping: a second a settle per two million events.
 func TestClearsScanReadsOnlyWhatCame(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, w := newClearsRig(t)
 	ctx := context.Background()
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewWorker(b, inv, NewClassifier())
 	began := time.Now().Add(-time.Minute)
 	produce := func(fillers int, evs ...telemetry.Event) {
 		t.Helper()
-		var recs []broker.Record
-		for i := range fillers {
-			ev := telemetry.Event{V: 1, Type: "interface_down", Device: "edge9", ObjectID: "gi0/" + itoa(i), Time: time.Now()}
-			recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(t, ev)})
-		}
-		for _, ev := range evs {
-			ev.V, ev.Time = 1, time.Now()
-			recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(t, ev)})
-		}
-		if err := b.Produce(ctx, telemetry.TopicEvents, recs); err != nil {
-			t.Fatal(err)
-		}
+		produceEvents(t, b, append(fillerEvents(t, fillers), eventsAsRecords(t, evs...)...))
 	}
 	ev := func(typ, device string) telemetry.Event {
 		return telemetry.Event{Type: typ, Device: device, ObjectID: "gi0/1"}
@@ -77,7 +60,7 @@ func TestClearsScanReadsOnlyWhatCame(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -86,29 +69,54 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
+// newClearsRig is a syslog worker on an embedded log of its own.
+func newClearsRig(tb testing.TB) (*embedded.Broker, *Worker) {
+	tb.Helper()
+	b, err := embedded.Open(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { b.Close() })
+	inv, _ := ParseInventory([]byte(testInventory))
+	return b, NewWorker(b, inv, NewClassifier())
+}
+
+// fillerEvents are n interface_down events of edge9, no flapping.
+func fillerEvents(tb testing.TB, n int) []broker.Record {
+	recs := make([]broker.Record, 0, n)
+	for i := range n {
+		ev := telemetry.Event{V: 1, Type: "interface_down", Device: "edge9", ObjectID: "gi0/" + itoa(i), Time: time.Now()}
+		recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(tb, ev)})
+	}
+	return recs
+}
+
+// eventsAsRecords are evs as the events topic has them, timed now.
+func eventsAsRecords(tb testing.TB, evs ...telemetry.Event) []broker.Record {
+	recs := make([]broker.Record, 0, len(evs))
+	for _, ev := range evs {
+		ev.V, ev.Time = 1, time.Now()
+		recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(tb, ev)})
+	}
+	return recs
+}
+
+func produceEvents(tb testing.TB, b *embedded.Broker, recs []broker.Record) {
+	tb.Helper()
+	if err := b.Produce(context.Background(), telemetry.TopicEvents, recs); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // BenchmarkClearsCheck is a rebuilt flapping's cleared-event check
 // against an events topic of 200,000 records: the first, which reads the
 // topic from when the flapping began, and a later one, which reads only
 // what came since (nothing here).
 func BenchmarkClearsCheck(b *testing.B) {
-	br, err := embedded.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer br.Close()
+	br, w := newClearsRig(b)
 	ctx := context.Background()
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewWorker(br, inv, NewClassifier())
 	for range 200 {
-		recs := make([]broker.Record, 1000)
-		for i := range recs {
-			ev := telemetry.Event{V: 1, Type: "interface_down", Device: "edge9", ObjectID: "gi0/" + itoa(i), Time: time.Now()}
-			v, _ := json.Marshal(ev)
-			recs[i] = broker.Record{Key: []byte(ev.Device), Value: v}
-		}
-		if err := br.Produce(ctx, telemetry.TopicEvents, recs); err != nil {
-			b.Fatal(err)
-		}
+		produceEvents(b, br, fillerEvents(b, 1000))
 	}
 	rebuilt := []rebuiltClear{{telemetry.Event{Type: "interface_flapping_cleared", Device: "edge1", ObjectID: "gi0/1"}, time.Now().Add(-time.Hour)}}
 	for _, first := range []bool{true, false} {
@@ -131,29 +139,12 @@ func BenchmarkClearsCheck(b *testing.B) {
 // even when it has grown past where the old one was read: its records
 // below that offset (edge1's cleared event here) are new ones.
 func TestClearsScanTopicRecreated(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, w := newClearsRig(t)
 	ctx := context.Background()
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewWorker(b, inv, NewClassifier())
 	began := time.Now().Add(-time.Minute)
 	produce := func(evs []telemetry.Event, fillers int) {
 		t.Helper()
-		var recs []broker.Record
-		for _, ev := range evs {
-			ev.V, ev.Time = 1, time.Now()
-			recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(t, ev)})
-		}
-		for i := range fillers {
-			ev := telemetry.Event{V: 1, Type: "interface_down", Device: "edge9", ObjectID: "gi0/" + itoa(i), Time: time.Now()}
-			recs = append(recs, broker.Record{Key: []byte(ev.Device), Value: mustJSON(t, ev)})
-		}
-		if err := b.Produce(ctx, telemetry.TopicEvents, recs); err != nil {
-			t.Fatal(err)
-		}
+		produceEvents(t, b, append(eventsAsRecords(t, evs...), fillerEvents(t, fillers)...))
 	}
 	edge := func(typ, device string) telemetry.Event {
 		return telemetry.Event{Type: typ, Device: device, ObjectID: "gi0/1"}
