@@ -93,8 +93,10 @@ func (k authKey) authenticates(pkt []byte, h v3Header) bool {
 // A message that is not of SNMPv1 or v2c and whose v3 header does not
 // parse is malformed: gosnmp may read it as a v3 message for a user all
 // the same (it takes fields of any type, and reads past the lengths of
-// the sequences they are in). "" lets gosnmp decide (a v1 or v2c message,
-// an unknown user, a user with an entry without keys).
+// the sequences they are in). A signed message for a user none of whose
+// entries has keys is unsupported_security_level. "" lets gosnmp decide
+// (a v1 or v2c message, an unknown user, a user with an entry without
+// keys).
 func (a *access) preAuthenticate(pkt []byte) string {
 	if communityMessage(pkt) {
 		return ""
@@ -107,10 +109,20 @@ func (a *access) preAuthenticate(pkt []byte) string {
 	if len(entries) == 0 {
 		return ""
 	}
+	keyed := 0
 	for _, u := range entries {
-		if !u.keyed {
-			return "" // a user without keys: nothing costly to derive
+		if u.keyed {
+			keyed++
 		}
+	}
+	if keyed == 0 && h.flags&byte(gosnmp.AuthNoPriv) != 0 {
+		// Signed for a user weir has no keys for: a level the user
+		// does not support (RFC 3414 section 3.2 step 5), not a wrong
+		// password.
+		return OutcomeLowSecurityLevel
+	}
+	if keyed < len(entries) {
+		return "" // an entry without keys: nothing costly to derive
 	}
 	if h.flags&byte(gosnmp.AuthNoPriv) == 0 {
 		// Neither signed nor encrypted, for a user whose every entry

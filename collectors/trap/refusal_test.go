@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
 	"github.com/weirnet/weir/configs"
 )
@@ -36,5 +38,36 @@ func TestV3InformRefusalReported(t *testing.T) {
 		if !strings.Contains(string(out), c.want) {
 			t.Errorf("user %s: snmpinform says %q, want %q", c.user, strings.TrimSpace(string(out)), c.want)
 		}
+	}
+}
+
+// TestSignedForUserWithoutKeys: a user listed without passwords
+// (noAuthNoPriv) whose sender signs its notifications is a security level
+// the user does not support, as RFC 3414 section 3.2 step 5 has it
+// (usmStatsUnsupportedSecLevels): counted as unsupported_security_level,
+// and an inform is told so ("Unsupported security level"), not told its
+// password is wrong when weir has none for it.
+func TestSignedForUserWithoutKeys(t *testing.T) {
+	snmptest.Require(t, "snmptrap", "snmpinform")
+	h := start(t, Config{Users: []configs.SNMPv3{{User: "open", SecurityLevel: "noAuthNoPriv", LevelGiven: true}}})
+	trap := exec.Command("snmptrap", "-v3", "-l", "authNoPriv", "-u", "open", "-a", "SHA", "-A", "whatever123",
+		"-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	trap.Env = snmptest.Env(h.dir)
+	if out, err := trap.CombinedOutput(); err != nil {
+		t.Fatalf("snmptrap: %v: %s", err, out)
+	}
+	h.waitOutcome(t, "3", OutcomeLowSecurityLevel, 1)
+	inform := exec.Command("snmpinform", "-v3", "-l", "authNoPriv", "-u", "open", "-a", "SHA", "-A", "whatever123",
+		"-t", "1", "-r", "0", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+	inform.Env = snmptest.Env(h.dir)
+	out, err := inform.CombinedOutput()
+	if err == nil {
+		t.Fatal("inform acknowledged")
+	}
+	if !strings.Contains(string(out), "Unsupported security level") {
+		t.Errorf("snmpinform says %q, want %q", strings.TrimSpace(string(out)), "Unsupported security level")
+	}
+	if n := testutil.ToFloat64(h.metrics.Received.WithLabelValues("3", OutcomeAuthFailure)); n != 0 {
+		t.Errorf("%v counted as auth_failure", n)
 	}
 }
