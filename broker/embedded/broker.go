@@ -182,6 +182,12 @@ func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
 		}
 	}
 	t := &topic{name: m.Name, id: id, stats: new(topicStats)}
+	if over, ok := b.opts.topics[m.Name]; ok && over.Partitions > 0 && over.Partitions != m.Partitions {
+		// The count is fixed at creation; said, so that a count raised
+		// in the config is not believed applied.
+		b.opts.logger.Warn("the config's partition count for an existing topic is not applied: a topic keeps the count it was created with; delete and re-create it to change it",
+			slog.String("topic", m.Name), slog.Int("configured", int(over.Partitions)), slog.Int("partitions", int(m.Partitions)))
+	}
 	cfg := b.effectiveConfig(m.Name, m.config())
 	t.cfg.Store(&cfg)
 	for p := int32(0); p < m.Partitions; p++ {
