@@ -153,7 +153,7 @@ func (b *Broker) load() error {
 	if b.offsets, err = openOffsetStore(b.opts.dataDir, b.opts.flushAlways, b.opts.nowFunc, b.opts.logger); err != nil {
 		return err
 	}
-	if b.pids, err = openProducerIDs(b.opts.dataDir); err != nil {
+	if b.pids, err = openProducerIDs(b.opts.dataDir, b.highestProducerID(), b.opts.logger); err != nil {
 		return err
 	}
 	b.kinds = newGroupKinds()
@@ -165,6 +165,20 @@ func (b *Broker) load() error {
 	}
 	b.opts.logger.Info("log opened", append(attrs, slog.Int("topics", len(b.topics)), slog.Duration("took", time.Since(start)))...)
 	return nil
+}
+
+// highestProducerID is the highest idempotent producer id any partition's
+// state remembers (0: none); used at open, before the broker is shared.
+func (b *Broker) highestProducerID() int64 {
+	var highest int64
+	for _, t := range b.topics {
+		for _, p := range t.partitions {
+			for id := range p.producers {
+				highest = max(highest, id)
+			}
+		}
+	}
+	return highest
 }
 
 func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
