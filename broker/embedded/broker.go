@@ -153,7 +153,7 @@ func (b *Broker) load() error {
 	if b.offsets, err = openOffsetStore(b.opts.dataDir, b.opts.flushAlways, b.opts.nowFunc, b.opts.logger); err != nil {
 		return err
 	}
-	if b.pids, err = openProducerIDs(b.opts.dataDir); err != nil {
+	if b.pids, err = openProducerIDs(b.opts.dataDir, b.highestProducerID(), b.opts.logger); err != nil {
 		return err
 	}
 	b.kinds = newGroupKinds()
@@ -165,6 +165,20 @@ func (b *Broker) load() error {
 	}
 	b.opts.logger.Info("log opened", append(attrs, slog.Int("topics", len(b.topics)), slog.Duration("took", time.Since(start)))...)
 	return nil
+}
+
+// highestProducerID is the highest idempotent producer id any partition's
+// state remembers (0: none); used at open, before the broker is shared.
+func (b *Broker) highestProducerID() int64 {
+	var highest int64
+	for _, t := range b.topics {
+		for _, p := range t.partitions {
+			for id := range p.producers {
+				highest = max(highest, id)
+			}
+		}
+	}
+	return highest
 }
 
 func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
@@ -182,6 +196,12 @@ func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
 		}
 	}
 	t := &topic{name: m.Name, id: id, stats: new(topicStats)}
+	if over, ok := b.opts.topics[m.Name]; ok && over.Partitions > 0 && over.Partitions != m.Partitions {
+		// The count is fixed at creation; said, so that a count raised
+		// in the config is not believed applied.
+		b.opts.logger.Warn("the config's partition count for an existing topic is not applied: a topic keeps the count it was created with; delete and re-create it to change it",
+			slog.String("topic", m.Name), slog.Int("configured", int(over.Partitions)), slog.Int("partitions", int(m.Partitions)))
+	}
 	cfg := b.effectiveConfig(m.Name, m.config())
 	t.cfg.Store(&cfg)
 	for p := int32(0); p < m.Partitions; p++ {

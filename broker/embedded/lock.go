@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,7 +26,11 @@ type producerIDs struct {
 
 const producerIDBlock = 1000
 
-func openProducerIDs(dataDir string) (*producerIDs, error) {
+// openProducerIDs reads the reserved end. known is the highest id the
+// partitions' producer states remember: without a sound file, ids start
+// past it, since a new producer given a remembered id would be refused as
+// out of sequence.
+func openProducerIDs(dataDir string, known int64, logger *slog.Logger) (*producerIDs, error) {
 	p := &producerIDs{file: filepath.Join(dataDir, "meta", "producer-ids")}
 	b, err := os.ReadFile(p.file)
 	switch {
@@ -33,9 +38,14 @@ func openProducerIDs(dataDir string) (*producerIDs, error) {
 		p.next = int64(binary.BigEndian.Uint64(b))
 	case err == nil || errors.Is(err, os.ErrNotExist):
 		p.next = 1
+		if err == nil || known > 0 {
+			logger.Warn("idempotent producer ids: the file of reserved ids is missing or damaged; ids start past the highest the log remembers",
+				slog.String("file", p.file), slog.Int("bytes", len(b)), slog.Int64("highest_known", known))
+		}
 	default:
 		return nil, fmt.Errorf("%w: %w", broker.ErrStorage, err)
 	}
+	p.next = max(p.next, known+1)
 	p.end = p.next
 	return p, nil
 }

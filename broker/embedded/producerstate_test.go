@@ -360,3 +360,38 @@ func TestProducerSnapshotAheadIsReplaced(t *testing.T) {
 	a.expectDuplicate(t, crashed, a2)
 	a.expectSequencing(t, crashed)
 }
+
+// TestDamagedProducerIDsFileDoesNotReuseIDs: with meta/producer-ids gone
+// or damaged, ids started again at 1, so a new idempotent producer got the
+// id of one the partitions still remembered and its first batch was
+// refused as out of sequence (fatal for librdkafka's producer).
+func TestDamagedProducerIDsFileDoesNotReuseIDs(t *testing.T) {
+	for name, damage := range map[string]func(string) error{
+		"removed":   os.Remove,
+		"truncated": func(f string) error { return os.Truncate(f, 3) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			b := openTest(t, dir)
+			if err := b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1}); err != nil {
+				t.Fatal(err)
+			}
+			old := newIdemProducer(t, b)
+			for range 3 {
+				old.send(t, b, 5, 10)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := damage(filepath.Join(dir, "meta", "producer-ids")); err != nil {
+				t.Fatal(err)
+			}
+			b = openTest(t, dir)
+			fresh := newIdemProducer(t, b)
+			if fresh.id <= old.id {
+				t.Errorf("new producer id %d, not past %d, which the log remembers", fresh.id, old.id)
+			}
+			fresh.send(t, b, 2, 10)
+		})
+	}
+}
