@@ -69,6 +69,8 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  max_connections: -1\n", "cfg.yaml:2: broker.max_connections: must not be negative"},
 		{"broker:\n  offsets_retention: -2h\n", "cfg.yaml:2: broker.offsets_retention: must be positive, or -1"},
 		{"http:\n  listen: \"\"\n", `cfg.yaml:2: http.listen: is empty; write "off"`},
+		// An empty list ran the default listeners: what was meant is none.
+		{"syslog:\n  listeners: []\n", "cfg.yaml:2: syslog.listeners: is empty; list listeners, or write syslog.enabled: false to run none"},
 		{"broker:\n  max_message_bytes: 4GiB\n", "cfg.yaml:2: broker.max_message_bytes: must be between 1KiB and 1GiB"},
 		{"sinks:\n  - {type: prometheus, name: p, listen: \"0.0.0.0:8080\", topics: [x]}\n", "cfg.yaml:2: sinks[0].listen: http.listen and sinks[0].listen both listen on tcp port 8080"},
 		// Go listens on localhost's 127.0.0.1: the run failed with
