@@ -196,6 +196,29 @@ func TestEnvInAnyValue(t *testing.T) {
 	}
 }
 
+// TestUnknownKeyBesideEnvValue: a ${ENV} value where a duration, size,
+// address or flush policy goes does not parse before it is expanded, and
+// the first pass's strict decode stopped there: every unknown key of the
+// file was then taken without a word (broker.flush.polcy: always left
+// the interval policy on). So is one beside a value that is wrong: the
+// unknown key is reported as well.
+func TestUnknownKeyBesideEnvValue(t *testing.T) {
+	t.Setenv("WEIR_T_HTTP", "127.0.0.1:8080")
+	for _, tc := range []struct{ yaml, want string }{
+		{"http:\n  listen: \"${WEIR_T_HTTP}\"\nbroker:\n  flush:\n    polcy: always\n", "line 5: field polcy: unknown key in broker.flush"},
+		{"broker:\n  retention: {time: \"${WEIR_T_RET:-7d}\"}\n  flush: {polcy: always}\n", "line 3: field polcy: unknown key in broker.flush"},
+		{"log: {levl: debug}\nbroker: {kafka_listen: \"${WEIR_T_KAFKA:-127.0.0.1:9092}\"}\n", "line 1: field levl: unknown key in log"},
+		{"brokr: {}\nhttp: {listen: \"${WEIR_T_HTTP}\"}\n", "line 1: field brokr: unknown key in the top level"},
+		{"http: {listen: \"${WEIR_T_HTTP}\"}\nsinks:\n  - {type: file, name: a, path: /tmp/x, topics: [events], pth: x}\n", "line 3: field pth: unknown key in sink"},
+		{"http: {listen: \"1\"}\nlog: {levl: debug}\n", "line 2: field levl: unknown key in log"},
+	} {
+		_, err := Parse([]byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
 func TestParseByteSize(t *testing.T) {
 	for in, want := range map[string]int64{"4096": 4096, "1KiB": 1024, "256MiB": 256 << 20, "1GiB": 1 << 30, "1GB": 1e9, "-1": -1, "1.5MiB": 3 << 19} {
 		if got, err := ParseByteSize(in); err != nil || got != want {
