@@ -392,11 +392,27 @@ func unknownKeyErrors(errs []string) []string {
 
 func sectionName(goType string) string {
 	goType = strings.TrimPrefix(goType, "configs.")
-	switch goType {
-	case "Config", "":
-		return "the top level"
+	if name, ok := sectionNames[goType]; ok {
+		return name
 	}
 	return strings.ToLower(goType)
+}
+
+// sectionNames name the sections whose Go type is not their key (a path
+// from checkKeys, or a type such as Flush, lower-cased, is).
+var sectionNames = map[string]string{
+	"Config":         "the top level",
+	"":               "the top level",
+	"HTTPConfig":     "http",
+	"LogConfig":      "log",
+	"Kafka":          "broker.kafka",
+	"Flush":          "broker.flush",
+	"Flap":           "enrich.flap",
+	"Topic":          "a topic of broker.topics",
+	"SyslogListener": "a syslog listener",
+	"SinkFilter":     "a sink's filter",
+	"SinkRetry":      "a sink's retry",
+	"SinkTLS":        "a sink's tls",
 }
 
 // expandEnv replaces ${NAME} and ${NAME:-default} in every scalar.

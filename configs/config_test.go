@@ -61,7 +61,7 @@ enrich: {warmup: 0s}
 func TestErrorsNameFileLineAndReason(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"data_dir: x\nbrokr: {}\n", "cfg.yaml:2: field brokr: unknown key in the top level"},
-		{"broker:\n  flush:\n    polcy: always\n", "cfg.yaml:3: field polcy: unknown key in flush"},
+		{"broker:\n  flush:\n    polcy: always\n", "cfg.yaml:3: field polcy: unknown key in broker.flush"},
 		{"broker:\n  flush: {policy: sometimes}\n", "cfg.yaml:2: broker.flush.policy: must be interval or always, not \"sometimes\""},
 		{"broker:\n  retention:\n    bytes: lots\n", `cfg.yaml:3: broker.retention.bytes: "lots" is not a size`},
 		{"broker:\n  retention:\n    time: soon\n", `cfg.yaml:3: broker.retention.time: "soon" is not a duration`},
@@ -214,6 +214,23 @@ func TestUnknownKeyBesideEnvValue(t *testing.T) {
 	} {
 		_, err := Parse([]byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// TestUnknownKeyNamesItsSection: the section of an unknown key is named
+// by its keys, not by the Go type that holds it ("httpconfig").
+func TestUnknownKeyNamesItsSection(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"http: {lsten: x}\n", "line 1: field lsten: unknown key in http"},
+		{"log: {levl: x}\n", "line 1: field levl: unknown key in log"},
+		{"enrich:\n  flap: {treshold: 3}\n", "line 2: field treshold: unknown key in enrich.flap"},
+		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [events], retry: {intial: 1s}}\n", "line 2: field intial: unknown key in a sink's retry"},
+		{"syslog:\n  listeners:\n    - {protocol: udp, adress: x}\n", "line 3: field adress: unknown key in a syslog listener"},
+	} {
+		_, err := Parse([]byte(tc.yaml))
+		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
 		}
 	}
