@@ -282,10 +282,24 @@ func Parse(data []byte) (*Config, error) {
 	if len(root.Content) > 0 {
 		checkKeys(root.Content[0], reflect.TypeOf(Config{}), "", &shapes)
 	}
+	// Pass 1 stops at the first value it cannot take (a ${ENV} not yet
+	// expanded where a duration or an address goes), leaving the keys
+	// after it unchecked: checked here again, on the expanded file.
+	if unknown := unknownKeyErrors(shapes); len(unknown) > 0 {
+		return nil, errors.New(strings.Join(unknown, "\n"))
+	}
 	if shapes = shapeErrors(shapes); len(shapes) > 0 {
 		return nil, errors.New(strings.Join(shapes, "\n"))
 	}
 	if err := root.Decode(cfg); err != nil {
+		// The sections that check their own keys (sinks, snmp, gnmi)
+		// report them here when pass 1 stopped early.
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			if unknown := unknownKeyErrors(te.Errors); len(unknown) > 0 {
+				return nil, errors.New(strings.Join(unknown, "\n"))
+			}
+		}
 		return nil, yamlerr.Clean(err, data, &root)
 	}
 	if err := cfg.validate(&root); err != nil {
@@ -350,33 +364,55 @@ func unknownKeys(data []byte) []string {
 	if !errors.As(err, &te) {
 		return nil
 	}
+	return unknownKeyErrors(te.Errors)
+}
+
+// unknownKeyErrors words the "field foo not found in type T" errors among
+// errs (yaml.v3's, and checkKeys' with a key path for T) as unknown keys,
+// and leaves out the others.
+func unknownKeyErrors(errs []string) []string {
 	var out []string
 	// A key misspelt in an anchored mapping is met again at each merge
 	// (<<: *anchor) of it; one line and key is one mistake.
 	seen := map[string]bool{}
-	for _, e := range te.Errors {
-		if strings.Contains(e, "not found in type") {
-			// "line 3: field foo not found in type configs.Broker"
-			if i := strings.Index(e, " not found in type "); i >= 0 {
-				if seen[e[:i]] {
-					continue
-				}
-				seen[e[:i]] = true
-				e = e[:i] + ": unknown key" + " in " + sectionName(e[i+len(" not found in type "):])
-			}
-			out = append(out, e)
+	for _, e := range errs {
+		// "line 3: field foo not found in type configs.Broker"
+		i := strings.Index(e, " not found in type ")
+		if i < 0 {
+			continue
 		}
+		if seen[e[:i]] {
+			continue
+		}
+		seen[e[:i]] = true
+		out = append(out, e[:i]+": unknown key in "+sectionName(e[i+len(" not found in type "):]))
 	}
 	return out
 }
 
 func sectionName(goType string) string {
 	goType = strings.TrimPrefix(goType, "configs.")
-	switch goType {
-	case "Config":
-		return "the top level"
+	if name, ok := sectionNames[goType]; ok {
+		return name
 	}
 	return strings.ToLower(goType)
+}
+
+// sectionNames name the sections whose Go type is not their key (a path
+// from checkKeys, or a type such as Flush, lower-cased, is).
+var sectionNames = map[string]string{
+	"Config":         "the top level",
+	"":               "the top level",
+	"HTTPConfig":     "http",
+	"LogConfig":      "log",
+	"Kafka":          "broker.kafka",
+	"Flush":          "broker.flush",
+	"Flap":           "enrich.flap",
+	"Topic":          "a topic of broker.topics",
+	"SyslogListener": "a syslog listener",
+	"SinkFilter":     "a sink's filter",
+	"SinkRetry":      "a sink's retry",
+	"SinkTLS":        "a sink's tls",
 }
 
 // expandEnv replaces ${NAME} and ${NAME:-default} in every scalar.

@@ -61,7 +61,7 @@ enrich: {warmup: 0s}
 func TestErrorsNameFileLineAndReason(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"data_dir: x\nbrokr: {}\n", "cfg.yaml:2: field brokr: unknown key in the top level"},
-		{"broker:\n  flush:\n    polcy: always\n", "cfg.yaml:3: field polcy: unknown key in flush"},
+		{"broker:\n  flush:\n    polcy: always\n", "cfg.yaml:3: field polcy: unknown key in broker.flush"},
 		{"broker:\n  flush: {policy: sometimes}\n", "cfg.yaml:2: broker.flush.policy: must be interval or always, not \"sometimes\""},
 		{"broker:\n  retention:\n    bytes: lots\n", `cfg.yaml:3: broker.retention.bytes: "lots" is not a size`},
 		{"broker:\n  retention:\n    time: soon\n", `cfg.yaml:3: broker.retention.time: "soon" is not a duration`},
@@ -194,6 +194,46 @@ func TestEnvInAnyValue(t *testing.T) {
 		tg := cfg.SNMP.Targets[0]
 		if tg.Retries != 2 || tg.Community != "true" || tg.V3.AuthPassword != "12345678" || tg.Tags["rack"] != "3" {
 			t.Errorf("%s: target %+v", data, tg)
+		}
+	}
+}
+
+// TestUnknownKeyBesideEnvValue: a ${ENV} value where a duration, size,
+// address or flush policy goes does not parse before it is expanded, and
+// the first pass's strict decode stopped there: every unknown key of the
+// file was then taken without a word (broker.flush.polcy: always left
+// the interval policy on). So is one beside a value that is wrong: the
+// unknown key is reported as well.
+func TestUnknownKeyBesideEnvValue(t *testing.T) {
+	t.Setenv("WEIR_T_HTTP", "127.0.0.1:8080")
+	for _, tc := range []struct{ yaml, want string }{
+		{"http:\n  listen: \"${WEIR_T_HTTP}\"\nbroker:\n  flush:\n    polcy: always\n", "line 5: field polcy: unknown key in broker.flush"},
+		{"broker:\n  retention: {time: \"${WEIR_T_RET:-7d}\"}\n  flush: {polcy: always}\n", "line 3: field polcy: unknown key in broker.flush"},
+		{"log: {levl: debug}\nbroker: {kafka_listen: \"${WEIR_T_KAFKA:-127.0.0.1:9092}\"}\n", "line 1: field levl: unknown key in log"},
+		{"brokr: {}\nhttp: {listen: \"${WEIR_T_HTTP}\"}\n", "line 1: field brokr: unknown key in the top level"},
+		{"http: {listen: \"${WEIR_T_HTTP}\"}\nsinks:\n  - {type: file, name: a, path: /tmp/x, topics: [events], pth: x}\n", "line 3: field pth: unknown key in sink"},
+		{"http: {listen: \"1\"}\nlog: {levl: debug}\n", "line 2: field levl: unknown key in log"},
+	} {
+		_, err := Parse([]byte(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// TestUnknownKeyNamesItsSection: the section of an unknown key is named
+// by its keys, not by the Go type that holds it ("httpconfig").
+func TestUnknownKeyNamesItsSection(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"http: {lsten: x}\n", "line 1: field lsten: unknown key in http"},
+		{"log: {levl: x}\n", "line 1: field levl: unknown key in log"},
+		{"enrich:\n  flap: {treshold: 3}\n", "line 2: field treshold: unknown key in enrich.flap"},
+		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [events], retry: {intial: 1s}}\n", "line 2: field intial: unknown key in a sink's retry"},
+		{"syslog:\n  listeners:\n    - {protocol: udp, adress: x}\n", "line 3: field adress: unknown key in a syslog listener"},
+	} {
+		_, err := Parse([]byte(tc.yaml))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - {type: nope, name: a, topics: [x]}\n", "line 2: sink \"a\": type: must be one of"},
 		{"sinks:\n  - type: file\n    name: a\n    topics: [x]\n", "line 2: sink \"a\": path: is required"},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    urll: http://x\n", "line 6: field urll: unknown key in sink"},
-		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {tagz: {}}\n", "line 6: field tagz: unknown key in sinkfilter"},
+		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {tagz: {}}\n", "line 6: field tagz: unknown key in a sink's filter"},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    url: http://x\n", "line 6: sink \"a\": url: does not apply to type file"},
 		{"sinks:\n  - type: influxdb\n    name: a\n    url: ftp://x\n    database: d\n    topics: [x]\n", "line 4: sink \"a\": url: must be an http"},
 		{"sinks:\n  - type: prometheus\n    name: p\n    topics: []\n    listen: 127.0.0.1:1\n", "line 4: sink \"p\": topics: at least one"},

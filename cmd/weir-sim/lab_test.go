@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/configs"
 )
 
 // TestLabFailsToStart: a lab whose gNMI port is taken says so and ends
@@ -38,5 +40,24 @@ func TestLabFailsToStart(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("lab still running 5 s after its gNMI target could not listen")
+	}
+}
+
+// TestLabConfigListensWhereTheStoryGoes: the written config is the one
+// that collects the lab, its syslog too: with --syslog-target moved off
+// the default (5514 taken by make run), weir run -c listened on 5514 and
+// never saw a line.
+func TestLabConfigListensWhereTheStoryGoes(t *testing.T) {
+	const target = "127.0.0.1:35514"
+	cfg, err := configs.Parse([]byte(labConfig(t.TempDir(), "inventory.yaml", "127.0.0.1", target, 16100, 50051, 10*time.Second)))
+	if err != nil {
+		t.Fatalf("weir refuses the lab's config: %v", err)
+	}
+	var udp bool
+	for _, l := range cfg.Syslog.Listeners {
+		udp = udp || l.Protocol == "udp" && string(l.Address) == target
+	}
+	if !udp {
+		t.Errorf("syslog listeners %+v: none on udp %s, where the lab sends", cfg.Syslog.Listeners, target)
 	}
 }

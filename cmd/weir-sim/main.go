@@ -18,13 +18,14 @@ const usage = `weir-sim: simulated network devices for weir
 
 Usage:
   weir-sim syslog [--target ADDR] [--protocol udp|tcp] [--framing octet|newline]
-                  [--rate N] [--count N] [--connections N] [--verify-brokers ADDR]
-  weir-sim snmp   [--agents N] [--interfaces M] [--base-port P] [--community C]
+                  [--rate N] [--count N] [--connections N] [--devices N]
+                  [--verify-brokers ADDR [--topic T] [--latency]]
+  weir-sim snmp   [--agents N] [--interfaces M] [--host H] [--base-port P] [--community C]
                   [--slow K --slow-delay D] [--dead K] [--reboot K --reboot-every D]
                   [--v3-user U --v3-auth-protocol P --v3-auth-password S --v3-priv-protocol P --v3-priv-password S]
                   [--write-config FILE --interval D]
-  weir-sim traps  [--target ADDR] [--rate N] [--count N] [--senders N] [--inform]
-  weir-sim gnmi   [--targets N] [--interfaces M] [--neighbors K] [--base-port P] [--toggle-every D] [--flap-every D]
+  weir-sim traps  [--target ADDR] [--community C] [--rate N] [--count N] [--senders N] [--inform]
+  weir-sim gnmi   [--targets N] [--interfaces M] [--neighbors K] [--host H] [--base-port P] [--toggle-every D] [--flap-every D]
                   [--username U --password S] [--tls-cert F --tls-key F [--tls-client-ca F]]
                   [--write-config FILE --sample-interval D --encoding E]
   weir-sim lab    [--write-config FILE] [--data-dir D] [--syslog-target ADDR] [--syslog-every D]
