@@ -141,3 +141,18 @@ func TestRunRefusesKafkaSinkLoopByFlag(t *testing.T) {
 		t.Fatalf("weir run: %v\n%s", err, out)
 	}
 }
+
+// TestVersionRefusesArguments: `weir version extra` is a usage error (exit
+// 2), as every command's argument it does not take is.
+func TestVersionRefusesArguments(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := dispatch(context.Background(), []string{"version", "extra"}, strings.NewReader(""), &stdout, &stderr)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Errorf("weir version extra: %v, stdout %q; want exit 2", err, stdout.String())
+	}
+	stdout.Reset()
+	if err := dispatch(context.Background(), []string{"version"}, strings.NewReader(""), &stdout, &stderr); err != nil || !strings.HasPrefix(stdout.String(), "weir ") {
+		t.Errorf("weir version: %v, %q", err, stdout.String())
+	}
+}

@@ -120,6 +120,9 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "check":
 		return checkCmd(rest, stdout, stderr)
 	case "version", "--version", "-version", "-v":
+		if len(rest) > 0 {
+			return &exitError{2, fmt.Errorf("%s takes no arguments, not %q", cmd, rest[0])}
+		}
 		fmt.Fprintf(stdout, "weir %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return nil
 	case "help", "-h", "--help", "-help":
