@@ -146,3 +146,64 @@ func TestRotationFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// TestPerTopicSyncFailureLeavesNoDuplicates: with per_topic, one batch
+// writes two files. When the disk fills, the small file's sync may succeed
+// before the large one's fails; the batch is retried whole, so the small
+// file must be cut back too, or its lines are there twice. Which file is
+// synced first is not fixed, so the round is repeated: with the lines
+// kept, some round duplicates them.
+func TestPerTopicSyncFailureLeavesNoDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "out.jsonl"), PerTopic: true,
+		Keep: 10}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	item := func(topic, key string, size int) sinks.Item {
+		value := fmt.Appendf(nil, `{"v":1,"type":"t","device":%q,"message":"%s"}`, key, strings.Repeat("x", size))
+		return sinks.Item{Record: broker.Record{Topic: topic, Key: []byte(key), Value: value,
+			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}}
+	}
+	filler := filepath.Join(dir, "filler")
+	const rounds = 16
+	for round := range rounds {
+		// One small line for "small", ~128 KiB for "big": under the
+		// writer's buffer, so both fail (or not) at the batch's sync.
+		batch := []sinks.Item{item("small", fmt.Sprintf("s%d", round), 100)}
+		for i := range 128 {
+			batch = append(batch, item("big", fmt.Sprintf("b%d-%d", round, i), 1000))
+		}
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			t.Fatal(err)
+		}
+		// Room for the small line, not for the big ones.
+		if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-32<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(context.Background(), batch); err == nil {
+			t.Fatalf("round %d: the batch was written on a full disk", round)
+		}
+		os.Remove(filler)
+		if err := s.Write(context.Background(), batch); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		// Keep the big file small, so every round finds room for it.
+		if err := os.Truncate(filepath.Join(dir, "out.big.jsonl"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	lines, files := readLines(t, dir)
+	for round := range rounds {
+		if n := lines[fmt.Sprintf("small/s%d", round)]; n != 1 {
+			t.Errorf("s%d written %d times, want once (files %v)", round, n, files)
+		}
+	}
+}

@@ -145,10 +145,16 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		}
 		o.size += int64(len(s.buf))
 	}
+	// All files or none count as synced: the retry writes the whole
+	// batch again, so a file synced before another one failed is cut
+	// back too, or its lines would be there twice.
 	for o := range touched {
-		if err := o.sync(); err != nil {
+		if err := o.flushSync(); err != nil {
 			return fail(err)
 		}
+	}
+	for o := range touched {
+		o.synced = o.size
 	}
 	return nil
 }
@@ -220,13 +226,22 @@ func appendCompact(b, v []byte) []byte {
 }
 
 func (o *output) sync() error {
+	if err := o.flushSync(); err != nil {
+		return err
+	}
+	o.synced = o.size
+	return nil
+}
+
+// flushSync puts what is buffered on disk, leaving synced (where a failed
+// batch is cut back to) to the caller.
+func (o *output) flushSync() error {
 	if err := o.w.Flush(); err != nil {
 		return fmt.Errorf("file sink: %w", err)
 	}
 	if err := o.f.Sync(); err != nil {
 		return fmt.Errorf("file sink: %w", err)
 	}
-	o.synced = o.size
 	return nil
 }
 
