@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,7 @@ type Sink struct {
 	keep     int
 	compress bool
 	now      func() time.Time
+	logger   *slog.Logger
 
 	files map[string]*output // by file path
 	// modes are the permissions of the files the sink opened, by path: a
@@ -63,7 +65,16 @@ type output struct {
 }
 
 // New builds the file sink of cfg.
-func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) { return NewSink(cfg, time.Now) }
+func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
+	s, err := NewSink(cfg, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	if env.Logger != nil {
+		s.logger = env.Logger
+	}
+	return s, nil
+}
 
 // NewSink is New with a clock, so tests can age files.
 func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
@@ -71,7 +82,7 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 		return nil, errors.New("file sink: path is required")
 	}
 	s := &Sink{path: cfg.Path, perTopic: cfg.PerTopic, maxSize: int64(cfg.MaxSize), maxAge: cfg.MaxAge.Std(),
-		keep: cfg.Keep, compress: cfg.Compress == nil || *cfg.Compress, now: now, files: map[string]*output{},
+		keep: cfg.Keep, compress: cfg.Compress == nil || *cfg.Compress, now: now, logger: slog.New(slog.DiscardHandler), files: map[string]*output{},
 		modes: map[string]os.FileMode{}}
 	if s.maxSize <= 0 {
 		s.maxSize = DefaultMaxSize
@@ -365,12 +376,20 @@ func (s *Sink) rotate(o *output) error {
 	if err := os.Rename(o.path, rotated); err != nil {
 		return fmt.Errorf("file sink: rotate %s: %w", o.path, err)
 	}
+	// The rotation is done: a gzip or a prune that fails (a full disk) is
+	// done again at the next rotation. Failing the batch would have it
+	// written again whole, and its lines before the rotation, now in the
+	// rotated file, would be there twice.
 	if s.compress {
 		if err := compressRotations(stem, ext); err != nil {
-			return err
+			s.logger.Warn("file sink: compressing rotated files failed; the next rotation tries again", "path", o.path, "err", err)
+			return nil
 		}
 	}
-	return s.prune(stem, ext)
+	if err := s.prune(stem, ext); err != nil {
+		s.logger.Warn("file sink: removing old rotated files failed; the next rotation tries again", "path", o.path, "err", err)
+	}
+	return nil
 }
 
 // compressRotations gzips the rotations of stem not compressed yet: the
