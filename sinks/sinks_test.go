@@ -513,3 +513,44 @@ func TestFilterSeverityNames(t *testing.T) {
 		})
 	}
 }
+
+// TestRejectedBatchFindsTheCulpritInFewWrites: one record a destination
+// refuses (a field type conflict in InfluxDB) in a batch of 1000 is found
+// by halving the batch, not by sending the 1000 records one at a time: a
+// remote InfluxDB at 20 ms a request would take 20 s a batch, and a sink
+// with a conflict in every batch would never catch up.
+func TestRejectedBatchFindsTheCulpritInFewWrites(t *testing.T) {
+	b := sinktest.Broker(t)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(1000, func(i int) string {
+		if i == 637 {
+			return "bad"
+		}
+		return "ifTable"
+	}))
+	d := &fakeDest{}
+	c := cfg("bisect")
+	c.BatchSize = 1000
+	c.FlushInterval = configs.Duration(2 * time.Second) // the 1000 records in one batch
+	r := sinktest.Start(t, b, c, d)
+	sinktest.Eventually(t, "999 good records", func() bool { n, _ := d.seen(); return n == 999 })
+	sinktest.Eventually(t, "dead letter counted", func() bool {
+		return r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "bisect", "reason": "bad_measurement"}) == 1
+	})
+	if got := r.Counter("weir_sink_records_total", map[string]string{"sink": "bisect"}); got != 999 {
+		t.Errorf("records counted = %v, want 999", got)
+	}
+	if _, total := d.seen(); total != 999 {
+		t.Errorf("%d records delivered, want each of the 999 once", total)
+	}
+	d.mu.Lock()
+	writes := d.writes
+	d.mu.Unlock()
+	// Halving: about 2 writes per level of a 1000-record batch (10 levels).
+	if writes > 40 {
+		t.Errorf("%d writes to find one refused record among 1000, want at most 40", writes)
+	}
+	dl := sinktest.ReadAll(t, b, telemetry.TopicDeadLetter)
+	if len(dl) != 1 || string(dl[0].Key) != "dev637" {
+		t.Fatalf("dead letters: %+v", dl)
+	}
+}
