@@ -83,23 +83,39 @@ func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 
 // setReadBuffer sets SO_RCVBUF; as root SO_RCVBUFFORCE goes past
 // net.core.rmem_max, which on most systems is far below what a burst of
-// syslog needs.
+// syslog needs. A buffer smaller than n is logged.
 func (u *udpListener) setReadBuffer(conn *net.UDPConn, n int) {
 	raw, err := conn.SyscallConn()
-	if err == nil {
-		raw.Control(func(fd uintptr) {
-			if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n) != nil {
-				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
-			}
-		})
+	if err != nil {
+		return
 	}
 	raw.Control(func(fd uintptr) {
-		got, _ := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
-		if got < n { // Linux reports twice what was set
-			u.c.logger.Warn("syslog: UDP receive buffer smaller than configured; raise net.core.rmem_max",
-				slog.String("listener", u.name), slog.Int("wanted", n), slog.Int("got", got/2))
+		if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n) != nil {
+			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
 		}
 	})
+	if got, ok := readBuffer(conn); ok && got < n {
+		u.c.logger.Warn("syslog: UDP receive buffer smaller than configured; raise net.core.rmem_max",
+			slog.String("listener", u.name), slog.Int("wanted", n), slog.Int("got", got))
+	}
+}
+
+// readBuffer is the size of conn's receive buffer as it was set: Linux
+// reports twice that (the other half is for its bookkeeping), and caps it
+// at net.core.rmem_max.
+func readBuffer(conn *net.UDPConn) (int, bool) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var got int
+	var gerr error
+	if err := raw.Control(func(fd uintptr) {
+		got, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+	}); err != nil || gerr != nil {
+		return 0, false
+	}
+	return got / 2, true
 }
 
 func (u *udpListener) close() {
