@@ -1282,7 +1282,7 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 			for _, m := range ms {
 				start := len(buf)
 				var err error
-				buf, keys, err = appendMetric(buf, &m, keys)
+				buf, keys, err = m.AppendJSON(buf, keys)
 				if err != nil {
 					buf = buf[:start]
 					t.dropEncode.Inc()
