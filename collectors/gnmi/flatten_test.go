@@ -221,9 +221,9 @@ func FuzzFlatten(f *testing.F) {
 			if err != nil {
 				t.Fatalf("encode: %v (%+v)", err, m)
 			}
-			got, _, err := appendMetric(nil, &m, nil)
+			got, _, err := m.AppendJSON(nil, nil)
 			if err != nil || string(got) != string(want) {
-				t.Fatalf("appendMetric differs from json.Marshal:\n got %s (%v)\nwant %s", got, err, want)
+				t.Fatalf("Metric.AppendJSON differs from json.Marshal:\n got %s (%v)\nwant %s", got, err, want)
 			}
 		}
 	})
@@ -296,7 +296,7 @@ func BenchmarkFlattenEncode(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, m := range Flatten("spine1", n, time.Now()) {
-			buf, keys, _ = appendMetric(buf[:0], &m, keys)
+			buf, keys, _ = m.AppendJSON(buf[:0], keys)
 		}
 	}
 }

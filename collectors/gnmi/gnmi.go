@@ -816,7 +816,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	// answered: a sync_response came, the poll is answered; updated: an
 	// update came (see pollLoop).
 	answered, updated := make(chan struct{}, 1), make(chan struct{}, 1)
-	defer cancel(nil)
+	defer cancel(nil) // again, before pollers.Wait: the cancel is what stops pollLoop
 	if t.poll > 0 {
 		// Polled from the start, not from the first sync_response: the
 		// specification has a POLL target answer Poll requests, and many
@@ -1282,7 +1282,7 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 			for _, m := range ms {
 				start := len(buf)
 				var err error
-				buf, keys, err = appendMetric(buf, &m, keys)
+				buf, keys, err = m.AppendJSON(buf, keys)
 				if err != nil {
 					buf = buf[:start]
 					t.dropEncode.Inc()

@@ -722,8 +722,6 @@ func (t *target) logFailure(result string, dur time.Duration, err error, now tim
 	t.failing++
 	if t.failing == 1 {
 		t.failingSince = now
-	}
-	if t.failing == 1 {
 		t.failSeen = t.failSeen[:0]
 	}
 	seen := slices.Contains(t.failSeen, result)

@@ -41,6 +41,7 @@ type Collector struct {
 	broker    broker.Broker
 	logger    *slog.Logger
 	metrics   *metrics
+	reg       prometheus.Registerer // where metrics are registered (WithRegisterer); nil: nowhere
 	now       func() time.Time
 	ready     chan struct{}
 	// deviceName names a line's device for its key (WithDeviceName).
@@ -56,9 +57,11 @@ type Option func(*Collector)
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(c *Collector) { c.logger = l } }
 
-// WithRegisterer registers the collector's metrics.
+// WithRegisterer registers the collector's metrics on r. A collector built
+// again on the same r (in-process, as at a reload) shares the first one's
+// series; one that conflicts with them fails New.
 func WithRegisterer(r prometheus.Registerer) Option {
-	return func(c *Collector) { c.metrics = newMetrics(r) }
+	return func(c *Collector) { c.reg = r }
 }
 
 // WithDeviceName keys each record by name(hostname, source): the name
@@ -88,8 +91,11 @@ func New(cfg configs.Syslog, b broker.Broker, opts ...Option) (*Collector, error
 	for _, o := range opts {
 		o(c)
 	}
-	if c.metrics == nil {
-		c.metrics = newMetrics(nil)
+	c.metrics = newMetrics()
+	if c.reg != nil {
+		if err := c.metrics.register(c.reg); err != nil {
+			return nil, fmt.Errorf("syslog: metrics: %w", err)
+		}
 	}
 	if c.topic == "" {
 		c.topic = telemetry.TopicRawSyslog

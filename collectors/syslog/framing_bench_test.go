@@ -47,7 +47,7 @@ func framingStream(mode string) []byte {
 
 func frameStream(t testing.TB, in []byte) {
 	conn := &streamConn{r: bytes.NewReader(in)}
-	m := newMetrics(nil)
+	m := newMetrics()
 	r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, readBufferSize), max: 8 << 10, stats: m.forListener("bench")}
 	for {
 		_, _, err := r.next()

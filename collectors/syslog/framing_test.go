@@ -26,7 +26,7 @@ func (s *streamConn) SetReadDeadline(time.Time) error { return nil }
 
 func frames(t testing.TB, stream []byte, max int) (msgs []string, err error) {
 	conn := &streamConn{r: bytes.NewReader(stream)}
-	m := newMetrics(nil)
+	m := newMetrics()
 	r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), max: max, stats: m.forListener("fuzz")}
 	for i := 0; i < len(stream)+2; i++ {
 		msg, _, err := r.next()
@@ -86,7 +86,7 @@ func TestFraming(t *testing.T) {
 // connections sending only "65536 " held 64 MiB.
 func TestFrameBufferGrowsWithData(t *testing.T) {
 	conn := &streamConn{r: bytes.NewReader([]byte("65536 <13>Nov 29 14:08:12 host2 app: and no more"))}
-	m := newMetrics(nil)
+	m := newMetrics()
 	r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, 16<<10), max: 64 << 10, stats: m.forListener("test")}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -118,7 +118,7 @@ func TestLineOfExactlyMaxSize(t *testing.T) {
 		{"far over", line + strings.Repeat("z", 100) + "\n", line, true},
 	} {
 		conn := &streamConn{r: bytes.NewReader([]byte(tc.stream))}
-		m := newMetrics(nil)
+		m := newMetrics()
 		// The smallest read buffer, shorter than the line.
 		r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, 16), max: max, stats: m.forListener("test")}
 		msg, truncated, err := r.next()
@@ -191,7 +191,7 @@ func TestFramingNULTrailer(t *testing.T) {
 		stream.WriteByte(0)
 	}
 	conn := &streamConn{r: bytes.NewReader(stream.Bytes())}
-	m := newMetrics(nil)
+	m := newMetrics()
 	r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, readBufferSize), max: 64 << 10, stats: m.forListener("nul")}
 	var got []string
 	for {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/internal/throttle"
 )
 
@@ -23,7 +24,8 @@ type metrics struct {
 	publishSeconds *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics makes the metrics, registered nowhere (see register).
+func newMetrics() *metrics {
 	m := &metrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_syslog_messages_total", Help: "Syslog messages received and published, by listener and detected format.",
@@ -54,10 +56,23 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.00002, 4, 10),
 		}, []string{"listener"}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.messages, m.bytes, m.parseFailures, m.truncated, m.dropped, m.connections, m.connsRejected, m.publishErrors, m.publishSeconds)
-	}
 	return m
+}
+
+// register registers m on reg; where reg has them already (a collector
+// built again on it), m takes those.
+func (m *metrics) register(reg prometheus.Registerer) error {
+	var err error
+	m.messages = promreg.Register(reg, m.messages, &err)
+	m.bytes = promreg.Register(reg, m.bytes, &err)
+	m.parseFailures = promreg.Register(reg, m.parseFailures, &err)
+	m.truncated = promreg.Register(reg, m.truncated, &err)
+	m.dropped = promreg.Register(reg, m.dropped, &err)
+	m.connections = promreg.Register(reg, m.connections, &err)
+	m.connsRejected = promreg.Register(reg, m.connsRejected, &err)
+	m.publishErrors = promreg.Register(reg, m.publishErrors, &err)
+	m.publishSeconds = promreg.Register(reg, m.publishSeconds, &err)
+	return err
 }
 
 // listenerStats are one listener's resolved metric children.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -137,7 +138,7 @@ func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, no
 	l := &p.log
 	p.parser.Parse(raw, l)
 	if truncated {
-		l.ParseError = "message truncated at " + itoa(len(raw)) + " bytes"
+		l.ParseError = "message truncated at " + strconv.Itoa(len(raw)) + " bytes"
 		if l.Format != FormatMalformed {
 			l.ParseError += " (header parsed)"
 		}
@@ -179,20 +180,6 @@ func (p *publisher) add(ctx context.Context, raw []byte, from netip.AddrPort, no
 		return true
 	}
 	return false
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	return string(b[i:])
 }
 
 func formatIndex(f string) int {

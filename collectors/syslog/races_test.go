@@ -18,7 +18,7 @@ func TestUnixTimeLineNotHeldForTheNextByte(t *testing.T) {
 	defer server.Close()
 	defer client.Close()
 	go client.Write([]byte("1733150000\n"))
-	m := newMetrics(nil)
+	m := newMetrics()
 	r := &frameReader{conn: server, br: bufio.NewReaderSize(server, readBufferSize), max: 1024, stats: m.forListener("t")}
 	done := make(chan string, 1)
 	go func() {

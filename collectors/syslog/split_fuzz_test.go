@@ -45,7 +45,7 @@ func (c *cutConn) Read(p []byte) (int, error) { return c.cr.Read(p) }
 // and the error that ended it.
 func frameAll(t testing.TB, stream []byte, cuts []int, bufSize, max int) []string {
 	conn := &cutConn{cr: &cutReader{b: stream, cuts: cuts}}
-	m := newMetrics(nil)
+	m := newMetrics()
 	r := &frameReader{conn: conn, br: bufio.NewReaderSize(conn, bufSize), max: max, stats: m.forListener("split")}
 	var out []string
 	for range len(stream) + 2 {

@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/throttle"
 )
@@ -225,7 +223,7 @@ func (t *tcpListener) unreadAtClose(nc net.Conn) {
 		return
 	}
 	n := 0
-	raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+	raw.Control(func(fd uintptr) { n = unreadBytes(fd) })
 	if n > 0 {
 		t.unreadBytes.Add(int64(n))
 		t.unreadConns.Add(1)

@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
-	"golang.org/x/sys/unix"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/udpdrops"
@@ -48,9 +47,9 @@ type udpListener struct {
 func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
-		rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-		})
+		if err := rc.Control(func(fd uintptr) { serr = reusePort(fd) }); err != nil {
+			return err
+		}
 		return serr
 	}}
 	// A plain bind first: with SO_REUSEPORT on every socket, a second weir
@@ -63,7 +62,7 @@ func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 	addr := probe.LocalAddr().String() // the port, when the config says 0
 	probe.Close()
 	u := &udpListener{c: c, cfg: l}
-	for i := 0; i < max(l.Readers, 1); i++ {
+	for i := range udpReaders(l.Readers) {
 		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
 		if err != nil {
 			u.close()
@@ -81,25 +80,13 @@ func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 	return u, nil
 }
 
-// setReadBuffer sets SO_RCVBUF; as root SO_RCVBUFFORCE goes past
-// net.core.rmem_max, which on most systems is far below what a burst of
-// syslog needs.
+// setReadBuffer sizes conn's receive buffer, and logs one smaller than n.
 func (u *udpListener) setReadBuffer(conn *net.UDPConn, n int) {
-	raw, err := conn.SyscallConn()
-	if err == nil {
-		raw.Control(func(fd uintptr) {
-			if syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n) != nil {
-				syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
-			}
-		})
+	setReadBuffer(conn, n)
+	if got, ok := readBuffer(conn); ok && got < n {
+		u.c.logger.Warn("syslog: UDP receive buffer smaller than configured; raise net.core.rmem_max",
+			slog.String("listener", u.name), slog.Int("wanted", n), slog.Int("got", got))
 	}
-	raw.Control(func(fd uintptr) {
-		got, _ := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
-		if got < n { // Linux reports twice what was set
-			u.c.logger.Warn("syslog: UDP receive buffer smaller than configured; raise net.core.rmem_max",
-				slog.String("listener", u.name), slog.Int("wanted", n), slog.Int("got", got/2))
-		}
-	})
 }
 
 func (u *udpListener) close() {
@@ -199,11 +186,11 @@ func (u *udpListener) read(ctx context.Context, conn *net.UDPConn) {
 		for i := range n {
 			m := &msgs[i]
 			data := m.Buffers[0][:m.N]
-			if m.Flags&syscall.MSG_TRUNC == 0 {
+			if m.Flags&msgTrunc == 0 {
 				data = unframeDatagram(data)
 			}
 			data = trimNewline(data)
-			truncated := len(data) > size || m.Flags&syscall.MSG_TRUNC != 0
+			truncated := len(data) > size || m.Flags&msgTrunc != 0
 			if truncated {
 				data = data[:min(len(data), size)]
 				u.stats.truncated.Inc()
