@@ -222,19 +222,18 @@ func keepMethod(req *http.Request, via []*http.Request) error {
 }
 
 // NewClient is an HTTP client bounded by timeout, with the TLS settings t
-// gives (CA, client certificate, server name) for https:// URLs; with none
-// set it uses Go's default transport and the system's roots.
+// gives (CA, client certificate, server name) for https:// URLs, else the
+// system's roots. Each client has a transport of its own: a sink's Close
+// closes its idle connections, and with Go's shared default transport it
+// closed every other sink's too.
 func NewClient(timeout time.Duration, t tlsconf.Client) (*http.Client, error) {
-	c := &http.Client{Timeout: timeout, CheckRedirect: keepMethod}
-	if t.IsZero() {
-		return c, nil
-	}
-	tc, err := t.Config()
-	if err != nil {
-		return nil, err
-	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tc
-	c.Transport = tr
-	return c, nil
+	if !t.IsZero() {
+		tc, err := t.Config()
+		if err != nil {
+			return nil, err
+		}
+		tr.TLSClientConfig = tc
+	}
+	return &http.Client{Timeout: timeout, CheckRedirect: keepMethod, Transport: tr}, nil
 }
