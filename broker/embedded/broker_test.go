@@ -1013,3 +1013,24 @@ func TestSkippedCountedOnce(t *testing.T) {
 		t.Errorf("skipped %d, want %d (records deleted: offsets 10 to %d)", got, start-10, start)
 	}
 }
+
+// TestRetentionLogsOneLinePerPass: a pass that deletes segments of many
+// partitions says so once, with the totals; one line a partition made
+// most of the log when segments are small.
+func TestRetentionLogsOneLinePerPass(t *testing.T) {
+	var logs bytes.Buffer
+	b := openTest(t, t.TempDir(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithTopicDefaults(broker.TopicConfig{Partitions: 1, SegmentBytes: 8 << 10, RetentionBytes: 16 << 10, RetentionTime: time.Hour}))
+	for _, topic := range []string{"a", "b", "c"} {
+		for i := range 200 {
+			if err := b.Produce(ctx, topic, makeRecords(10, i*10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b.ApplyRetention()
+	lines := strings.Count(logs.String(), "retention deleted segments")
+	if lines != 1 || !strings.Contains(logs.String(), "partitions=3 topics=a,b,c") {
+		t.Errorf("%d lines of retention deleting segments, want 1 for the pass:\n%s", lines, logs.String())
+	}
+}
