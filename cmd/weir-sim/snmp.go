@@ -13,9 +13,9 @@ import (
 
 	"github.com/gosnmp/gosnmp"
 
-	"github.com/weirnet/weir/collectors/snmp"
 	"github.com/weirnet/weir/collectors/snmp/sim"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/snmpv3"
 )
 
 // snmpCmd runs N simulated SNMP agents on consecutive loopback ports until
@@ -54,7 +54,7 @@ func snmpCmd(ctx context.Context, args []string) error {
 			v3.SecurityLevel = "noAuthNoPriv"
 		}
 		var err error
-		if usm, _, err = snmp.USM(v3); err != nil {
+		if usm, _, err = snmpv3.USM(v3); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
+	"github.com/weirnet/weir/internal/snmpv3"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -497,7 +498,7 @@ func newSession(c configs.SNMPTarget) (*gosnmp.GoSNMP, error) {
 		s.Version = gosnmp.Version2c
 	case "3":
 		s.Version = gosnmp.Version3
-		usm, flags, err := USM(c.V3)
+		usm, flags, err := snmpv3.USM(c.V3)
 		if err != nil {
 			return nil, err
 		}
@@ -509,57 +510,6 @@ func newSession(c configs.SNMPTarget) (*gosnmp.GoSNMP, error) {
 		return nil, fmt.Errorf("unknown SNMP version %q", c.Version)
 	}
 	return s, nil
-}
-
-// USM maps a configured v3 user to gosnmp's security parameters.
-func USM(v configs.SNMPv3) (*gosnmp.UsmSecurityParameters, gosnmp.SnmpV3MsgFlags, error) {
-	usm := &gosnmp.UsmSecurityParameters{
-		UserName:               v.User,
-		AuthenticationProtocol: gosnmp.NoAuth,
-		PrivacyProtocol:        gosnmp.NoPriv,
-	}
-	flags := gosnmp.NoAuthNoPriv
-	if v.SecurityLevel == "authNoPriv" || v.SecurityLevel == "authPriv" {
-		flags = gosnmp.AuthNoPriv
-		usm.AuthenticationPassphrase = v.AuthPassword
-		switch strings.ToUpper(v.AuthProtocol) {
-		case "MD5":
-			usm.AuthenticationProtocol = gosnmp.MD5
-		case "SHA", "":
-			usm.AuthenticationProtocol = gosnmp.SHA
-		case "SHA224":
-			usm.AuthenticationProtocol = gosnmp.SHA224
-		case "SHA256":
-			usm.AuthenticationProtocol = gosnmp.SHA256
-		case "SHA384":
-			usm.AuthenticationProtocol = gosnmp.SHA384
-		case "SHA512":
-			usm.AuthenticationProtocol = gosnmp.SHA512
-		default:
-			return nil, 0, fmt.Errorf("unknown auth protocol %q", v.AuthProtocol)
-		}
-	}
-	if v.SecurityLevel == "authPriv" {
-		flags = gosnmp.AuthPriv
-		usm.PrivacyPassphrase = v.PrivPassword
-		switch strings.ToUpper(v.PrivProtocol) {
-		case "DES":
-			usm.PrivacyProtocol = gosnmp.DES
-		case "AES", "":
-			usm.PrivacyProtocol = gosnmp.AES
-		case "AES192":
-			usm.PrivacyProtocol = gosnmp.AES192
-		case "AES256":
-			usm.PrivacyProtocol = gosnmp.AES256
-		case "AES192C":
-			usm.PrivacyProtocol = gosnmp.AES192C
-		case "AES256C":
-			usm.PrivacyProtocol = gosnmp.AES256C
-		default:
-			return nil, 0, fmt.Errorf("unknown priv protocol %q", v.PrivProtocol)
-		}
-	}
-	return usm, flags, nil
 }
 
 // poll is one poll's outcome.

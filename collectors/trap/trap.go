@@ -31,10 +31,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weirnet/weir/broker"
-	snmpc "github.com/weirnet/weir/collectors/snmp"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/internal/publish"
+	"github.com/weirnet/weir/internal/snmpv3"
 	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/internal/udpdrops"
 	"github.com/weirnet/weir/telemetry"
@@ -265,7 +265,7 @@ func newAccess(communities []string, users []configs.SNMPv3) (*access, error) {
 		return nil, fmt.Errorf("trap: %w", err)
 	}
 	for _, u := range users {
-		usm, _, err := snmpc.USM(u)
+		usm, _, err := snmpv3.USM(u)
 		if err != nil {
 			return nil, fmt.Errorf("trap: user %s: %w", u.User, err)
 		}
@@ -292,7 +292,7 @@ func (a *access) pinDecoders() error {
 			continue
 		}
 		for i := range entries {
-			usm, _, err := snmpc.USM(entries[i].cfg)
+			usm, _, err := snmpv3.USM(entries[i].cfg)
 			if err != nil {
 				return fmt.Errorf("trap: user %s: %w", entries[i].cfg.User, err)
 			}
@@ -311,7 +311,7 @@ func (a *access) pinDecoders() error {
 // its traps, the level written in the config, else authentication (with
 // passwords) as snmptrapd asks by default (see configs.SNMPv3.LevelGiven).
 func newV3User(u configs.SNMPv3) v3User {
-	usm, level, _ := snmpc.USM(u) // checked by the caller
+	usm, level, _ := snmpv3.USM(u) // checked by the caller
 	if !u.LevelGiven {
 		level = min(level, gosnmp.AuthNoPriv)
 	}
