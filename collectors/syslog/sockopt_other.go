@@ -2,8 +2,6 @@
 
 package syslog
 
-import "net"
-
 // udpReaders is one reader whatever the config asks: outside Linux,
 // sockets sharing a port (SO_REUSEPORT) do not share its datagrams.
 func udpReaders(int) int { return 1 }
@@ -14,12 +12,6 @@ func reusePort(uintptr) error { return nil }
 // msgTrunc is not looked for here: ReadBatch reads one datagram a call,
 // and one longer than its buffer is marked truncated by its length.
 const msgTrunc = 0
-
-// setReadBuffer sets SO_RCVBUF, as far as the OS allows.
-func setReadBuffer(conn *net.UDPConn, n int) { conn.SetReadBuffer(n) }
-
-// readBuffer is not known here: nothing is compared or logged.
-func readBuffer(*net.UDPConn) (int, bool) { return 0, false }
 
 // unreadBytes is not known here: nothing is logged at stop.
 func unreadBytes(uintptr) int { return 0 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/udpdrops"
+	"github.com/weirnet/weir/internal/udpsock"
 )
 
 // udpBatch is how many datagrams one recvmmsg(2) call may return.
@@ -82,8 +83,7 @@ func (c *Collector) newUDP(l configs.SyslogListener) (*udpListener, error) {
 
 // setReadBuffer sizes conn's receive buffer, and logs one smaller than n.
 func (u *udpListener) setReadBuffer(conn *net.UDPConn, n int) {
-	setReadBuffer(conn, n)
-	if got, ok := readBuffer(conn); ok && got < n {
+	if got, ok := udpsock.SetReadBuffer(conn, n); ok && got < n {
 		u.c.logger.Warn("syslog: UDP receive buffer smaller than configured; raise net.core.rmem_max",
 			slog.String("listener", u.name), slog.Int("wanted", n), slog.Int("got", got))
 	}

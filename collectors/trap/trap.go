@@ -37,6 +37,7 @@ import (
 	"github.com/weirnet/weir/internal/snmpv3"
 	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/internal/udpdrops"
+	"github.com/weirnet/weir/internal/udpsock"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -389,7 +390,12 @@ func (r *Receiver) Run(ctx context.Context) error {
 	}
 	var watchDone chan struct{}
 	if uc, ok := conn.(*net.UDPConn); ok {
-		setReadBuffer(uc, 8<<20)
+		// A burst (a chassis losing power sends hundreds at once) must
+		// wait in the kernel, not be dropped there.
+		if got, ok := udpsock.SetReadBuffer(uc, readBufferSize); ok && got < readBufferSize {
+			r.cfg.Logger.Warn("trap: UDP receive buffer smaller than wanted; raise net.core.rmem_max or run as root",
+				"addr", uc.LocalAddr().String(), "wanted", readBufferSize, "got", got)
+		}
 		watchDone = make(chan struct{})
 		go func() {
 			defer close(watchDone)
@@ -548,6 +554,9 @@ func (r *Receiver) key(tr *telemetry.Trap) []byte {
 
 // shutdownDrainTimeout bounds publishing what is queued when weir stops.
 const shutdownDrainTimeout = 5 * time.Second
+
+// readBufferSize is the UDP receive buffer the listener asks for.
+const readBufferSize = 8 << 20
 
 // publish produces a batch until the broker takes it or ctx (the drain
 // deadline) ends; what is left then is dropped and counted as shutdown.

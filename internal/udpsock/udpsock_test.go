@@ -1,4 +1,4 @@
-package syslog
+package udpsock
 
 import (
 	"net"
