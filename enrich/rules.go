@@ -434,9 +434,13 @@ func syslogRules() []rule {
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = EX_START", "", nil},
 			}},
 		// --- Configuration and logins ---
-		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?P<user>[^\s,]+)`)},
+		// Without a logged-in user (no AAA) IOS names the line instead,
+		// "by vty2 (A)" or "by console": no user, the address the source.
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+))`)},
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops"}},
+				{"%SYS-5-CONFIG_I: Configured from console by vty2 (10.34.195.36)", "config_changed", map[string]string{"user": "", "source": "10.34.195.36"}},
+				{"%SYS-5-CONFIG_I: Configured from console by console", "config_changed", map[string]string{"user": "", "source": "console"}},
 			}},
 		// EOS: a configuration session committed (CloudVision, gNMI Set,
 		// "configure session"), which logs no CONFIG_I.
