@@ -622,6 +622,27 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"1,2016/03/25 00:00:56,003002112674,SYSTEM,general,0,2016/03/25 00:00:56,,general,,0,0,general,informational,User HarryPotter logged in via Web from 10.255.255.255 using http,156324,0x0,0,0,0,0,,SUNKUPAN1", "login_succeeded", map[string]string{"user": "HarryPotter", "source": "10.255.255.255"}},
 			}},
+		// FRRouting's bgpd and ospfd (SONiC, Cumulus Linux, VyOS, any Linux
+		// router), no vendor of their own: "%ADJCHANGE: neighbor A(host) in
+		// vrf V Up|Down <reason>" (bgpd/bgp_fsm.c; before FRR 3, without
+		// "in vrf"); the neighbor may be an interface (unnumbered BGP).
+		{name: "frr_bgp", needs: "%ADJCHANGE: neighbor ", patterns: []*regexp.Regexp{re(`%ADJCHANGE: neighbor (?P<neighbor>[^\s(]+)(?:\([^)]*\))?(?: in vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b`)},
+			states: bgpStates, examples: []example{
+				{"%ADJCHANGE: neighbor 100.67.0.142(sp01.02.lab) in vrf Default Down Interface down", "bgp_peer_down", map[string]string{"neighbor": "100.67.0.142", "vrf": "Default"}},
+				{"[M59KS-A3ZXZ] %ADJCHANGE: neighbor swp51(spine01) in vrf default Up", "bgp_peer_up", map[string]string{"neighbor": "swp51"}},
+				{"%ADJCHANGE: neighbor 10.0.0.1 Down Peer closed the session", "bgp_peer_down", map[string]string{"neighbor": "10.0.0.1"}},
+			}},
+		// "AdjChg: Nbr <router ID>, NbrIP A (vrf) on IF:local: Full ->
+		// Deleted (KillNbr)" (ospfd; FRRouting/frr issues, from routers),
+		// ospf6d's "AdjChg: Nbr <router ID>%IF: ...": the address where
+		// the line has one, else the router ID.
+		{name: "frr_ospf", needs: "AdjChg: Nbr ", patterns: []*regexp.Regexp{re(`AdjChg: Nbr (?P<neighbor>` + ipish + `)(?:, NbrIP (?P<neighbor>` + ipish + `))?(?: ?\([^)]*\))?(?:%(?P<interface>[^\s:]+)| on (?:[^\s%:]*%)?(?P<interface>[^\s:]+)(?::\S*)?)?: (?P<old>[\w-]+) -> (?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"[Y05P2-YJVXY] AdjChg: Nbr 10.255.0.3, NbrIP 10.0.23.2 (default) on eth2:10.0.23.1: Full -> Deleted (KillNbr)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.23.2", "interface": "eth2"}},
+				{"[Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Loading -> Full (LoadingDone)", "ospf_neighbor_up", map[string]string{"neighbor": "10.44.0.1", "interface": "enp0s1.440"}},
+				{"[Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Exchange -> Loading (ExchangeDone)", "", map[string]string{"neighbor": "10.44.0.1"}},
+				{"AdjChg: Nbr 10.0.0.2%enp7s0: Full -> Down (KillNbr)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2", "interface": "enp7s0"}},
+			}},
 		// --- Generic fallbacks for BGP, OSPF and login phrasings (Aruba,
 		// Extreme, MikroTik, Palo Alto and others) ---
 		{name: "generic_bgp", needs: "BGP", patterns: []*regexp.Regexp{re(`BGP\b.*?\b(?:[Nn]eighbou?r|[Pp]eer) (?P<neighbor>` + ipaddr + `).*?\bfrom (?:state )?(?P<old>\w+) to (?:state )?(?P<new>\w+)`)},

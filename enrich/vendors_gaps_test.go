@@ -20,3 +20,25 @@ func TestDeviceLinesCiscoConfigByLine(t *testing.T) {
 			vendor: VendorCiscoIOS, event: "config_changed", object: "vtyadmin"},
 	})
 }
+
+// TestDeviceLinesFRR: FRRouting (SONiC, Cumulus Linux, VyOS, and any Linux
+// router) logs BGP session changes as "%ADJCHANGE: neighbor A(host) in vrf
+// V Up|Down <reason>" (bgpd/bgp_fsm.c, napalm-logs' sonic fixture) and
+// OSPF ones as "AdjChg: Nbr <router-id>, NbrIP A (vrf) on IF:local: Full ->
+// Deleted (KillNbr)" (FRRouting/frr issues, from routers), FRR 8 and later
+// with a message id in brackets first.
+func TestDeviceLinesFRR(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "bgp_down_hostname", raw: "<166>1 2019-02-20T15:10:35.073589+00:00 ss12.00.lab bgpd 83 - -  %ADJCHANGE: neighbor 100.67.0.142(sp01.02.lab) in vrf Default Down Interface down",
+			event: "bgp_peer_down", object: "100.67.0.142"},
+		{name: "bgp_up_vrf", raw: "<30>Jun 23 09:25:12 leaf1 bgpd[1345]: [M59KS-A3ZXZ] %ADJCHANGE: neighbor 10.0.0.1(Unknown) in vrf CUST-A Up",
+			event: "bgp_peer_up", object: "10.0.0.1 vrf CUST-A", fields: map[string]string{"vrf": "CUST-A"}},
+		{name: "bgp_down_plain", raw: "<30>Jun 23 09:25:12 vyos1 bgpd[1345]: %ADJCHANGE: neighbor 2001:db8::1 in vrf default Down Peer closed the session",
+			event: "bgp_peer_down", object: "2001:db8::1"},
+		{name: "ospf_down", raw: "<29>Jun 23 09:25:12 frr-r1 ospfd[1362]: [Y05P2-YJVXY] AdjChg: Nbr 10.255.0.3, NbrIP 10.0.23.2 (default) on eth2:10.0.23.1: Full -> Deleted (KillNbr)",
+			event: "ospf_neighbor_down", object: "10.0.23.2", fields: map[string]string{"interface": "eth2"}},
+		{name: "ospf_full", raw: "<29>May 30 18:12:35 R2 ospfd[1022]: [Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Loading -> Full (LoadingDone)",
+			event: "ospf_neighbor_up", object: "10.44.0.1", fields: map[string]string{"interface": "enp0s1.440"}},
+		{name: "ospf_step", raw: "<29>May 30 18:12:35 R2 ospfd[1022]: [Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Exchange -> Loading (ExchangeDone)"},
+	})
+}
