@@ -433,6 +433,16 @@ func syslogRules() []rule {
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = EX_START", "", nil},
 			}},
+		// RouterOS 7: "route,ospf,info <instance> { ... } <area> { ... }
+		// interface { broadcast A%IF } neighbor { router-id: R state: Loading
+		// } state change to Full" (a CRS326's log in a public write-up),
+		// the topics left out under bsd-syslog.
+		{name: "mikrotik_ospf", vendor: VendorMikroTik, needs: "} state change to ", patterns: []*regexp.Regexp{re(`(?:interface \{ [^}%]*%(?P<interface>[^\s}]+) \} )?neighbor \{ router-id: (?P<neighbor>` + ipaddr + `) state: (?P<old>[\w-]+) \} state change to (?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"route,ospf,info backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 state: Loading } state change to Full", "ospf_neighbor_up", map[string]string{"neighbor": "172.16.0.2", "interface": "inter-router-link0"}},
+				{"backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 state: Full } state change to Down", "ospf_neighbor_down", map[string]string{"neighbor": "172.16.0.2"}},
+				{"route,ospf,info backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 state: Init } state change to TwoWay", "", nil},
+			}},
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.

@@ -42,3 +42,19 @@ func TestDeviceLinesFRR(t *testing.T) {
 		{name: "ospf_step", raw: "<29>May 30 18:12:35 R2 ospfd[1022]: [Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Exchange -> Loading (ExchangeDone)"},
 	})
 }
+
+// TestDeviceLinesMikroTikOSPF: RouterOS 7 logs each OSPF neighbor state
+// change under "route,ospf,info" with the instance, area, interface and
+// neighbor in braces: "... neighbor { router-id: B state: Loading } state
+// change to Full" (a router's log in a public write-up of a CRS326 lab).
+func TestDeviceLinesMikroTikOSPF(t *testing.T) {
+	const head = "<30>Aug 15 00:48:09 crs1 route,ospf,info backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 "
+	checkDeviceLines(t, []deviceLine{
+		{name: "full", raw: head + "state: Loading } state change to Full",
+			vendor: VendorMikroTik, event: "ospf_neighbor_up", object: "172.16.0.2", fields: map[string]string{"interface": "inter-router-link0"}},
+		{name: "down", raw: head + "state: Full } state change to Down",
+			vendor: VendorMikroTik, event: "ospf_neighbor_down", object: "172.16.0.2"},
+		{name: "step", raw: head + "state: Init } state change to TwoWay", vendor: VendorMikroTik},
+		{name: "not_a_change", raw: head + "state: Exchange } exchange done"},
+	})
+}
