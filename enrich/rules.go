@@ -653,6 +653,14 @@ func syslogRules() []rule {
 				{"[Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Exchange -> Loading (ExchangeDone)", "", map[string]string{"neighbor": "10.44.0.1"}},
 				{"AdjChg: Nbr 10.0.0.2%enp7s0: Full -> Down (KillNbr)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2", "interface": "enp7s0"}},
 			}},
+		// PAN-OS: a commit, a CONFIG log with command "commit" (Splunk
+		// Connect for Syslog's test line): host, vsys, command, admin,
+		// client, result. Edits of the candidate configuration, the other
+		// CONFIG logs, change nothing running until then.
+		{name: "paloalto_config", vendor: VendorPaloAlto, needs: ",CONFIG,", patterns: []*regexp.Regexp{re(`,CONFIG,\d*,\d*,[^,]*,(?:(?P<source>` + ipaddr + `)|[^,]*),[^,]*,commit,(?P<user>[^,]+),\w+,(?:Submitted|Succeeded),`)},
+			event: "config_changed", examples: []example{
+				{"1,2021/07/20 23:59:02,1234567890,CONFIG,0,0,2021/07/20 00:53:40,192.168.0.1,,commit,admin,Web,Submitted,,0,0x0", "config_changed", map[string]string{"user": "admin", "source": "192.168.0.1"}},
+			}},
 		// --- Generic fallbacks for BGP, OSPF and login phrasings (Aruba,
 		// Extreme, MikroTik, Palo Alto and others) ---
 		{name: "generic_bgp", needs: "BGP", patterns: []*regexp.Regexp{re(`BGP\b.*?\b(?:[Nn]eighbou?r|[Pp]eer) (?P<neighbor>` + ipaddr + `).*?\bfrom (?:state )?(?P<old>\w+) to (?:state )?(?P<new>\w+)`)},

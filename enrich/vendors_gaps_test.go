@@ -58,3 +58,15 @@ func TestDeviceLinesMikroTikOSPF(t *testing.T) {
 		{name: "not_a_change", raw: head + "state: Exchange } exchange done"},
 	})
 }
+
+// TestDeviceLinesPaloAltoCommit: PAN-OS logs a commit in its CONFIG log
+// (command "commit", the administrator, the client, the result: a Splunk
+// Connect for Syslog test's line); edits to the candidate configuration
+// ("clone", "set", ...: a Sumo Logic sample) change nothing running yet.
+func TestDeviceLinesPaloAltoCommit(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "commit", raw: "<14>Jul 20 23:59:02 pa1 1,2021/07/20 23:59:02,1234567890,CONFIG,0,0,2021/07/20 00:53:40,192.168.0.1,,commit,admin,Web,Submitted,,0,0x0",
+			vendor: VendorPaloAlto, event: "config_changed", object: "admin", fields: map[string]string{"source": "192.168.0.1"}},
+		{name: "candidate_edit", raw: "<14>Oct 14 11:37:34 pa1 1,2019/10/14 11:37:34,001234567890001,CONFIG,0,0,2019/10/14 11:37:34,195.186.216.125,,clone,dduc,Web,Succeeded, config shared reports,,,0123456789,0x8000000000000000,0,0,0,0,,SumoRedfw01a"},
+	})
+}
