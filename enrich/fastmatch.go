@@ -331,18 +331,63 @@ func fastCiscoOSPF(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// Configured from (?P<source>\S+) by (?P<user>[^\s,]+)
+// Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+))
 func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("Configured from ")
 	src := c.run(notSpace)
 	c.lit(" by ")
+	if !c.ok {
+		return fastUnsure
+	}
+	if lineNamePrefix(c.s) {
+		// A line, no user; its address, an IPv4 one, is the source.
+		c.oneOf("vty", "tty", "aux", "console")
+		c.span(isDigit)
+		if c.opt(" (") {
+			src = c.run(func(b byte) bool { return isDigit(b) || b == '.' })
+			c.lit(")")
+			if !c.ok || !isIPv4(src) {
+				return fastUnsure
+			}
+		}
+		if c.s != "" && c.s[0] != ',' && c.s[0] != '.' && !isSpaceRE(c.s[0]) {
+			return fastUnsure // "vtyadmin": the user branch, or a backtrack
+		}
+		f["source"] = src
+		return fastMatched
+	}
 	user := c.run(notSpaceOrComma)
 	if !c.ok {
 		return fastUnsure
 	}
 	f["source"], f["user"] = src, user
 	return fastMatched
+}
+
+// isIPv4 reports whether s is four dot-separated runs of one to three
+// digits, as ipaddr's IPv4 branch reads them.
+func isIPv4(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) < 1 || len(p) > 3 {
+			return false
+		}
+	}
+	return true
+}
+
+// lineNamePrefix reports whether s starts as an IOS line name does.
+func lineNamePrefix(s string) bool {
+	for _, p := range []string{"vty", "tty", "aux", "console"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // UI_COMMIT:? User '(?P<user>[^']+)' requested '(?:commit|commit synchronize|commit confirmed)'

@@ -433,10 +433,24 @@ func syslogRules() []rule {
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = EX_START", "", nil},
 			}},
+		// RouterOS 7: "route,ospf,info <instance> { ... } <area> { ... }
+		// interface { broadcast A%IF } neighbor { router-id: R state: Loading
+		// } state change to Full" (a CRS326's log in a public write-up),
+		// the topics left out under bsd-syslog.
+		{name: "mikrotik_ospf", vendor: VendorMikroTik, needs: "} state change to ", patterns: []*regexp.Regexp{re(`(?:interface \{ [^}%]*%(?P<interface>[^\s}]+) \} )?neighbor \{ router-id: (?P<neighbor>` + ipaddr + `) state: (?P<old>[\w-]+) \} state change to (?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"route,ospf,info backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 state: Loading } state change to Full", "ospf_neighbor_up", map[string]string{"neighbor": "172.16.0.2", "interface": "inter-router-link0"}},
+				{"backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 state: Full } state change to Down", "ospf_neighbor_down", map[string]string{"neighbor": "172.16.0.2"}},
+				{"route,ospf,info backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 state: Init } state change to TwoWay", "", nil},
+			}},
 		// --- Configuration and logins ---
-		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?P<user>[^\s,]+)`)},
+		// Without a logged-in user (no AAA) IOS names the line instead,
+		// "by vty2 (A)" or "by console": no user, the address the source.
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+))`)},
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops"}},
+				{"%SYS-5-CONFIG_I: Configured from console by vty2 (10.34.195.36)", "config_changed", map[string]string{"user": "", "source": "10.34.195.36"}},
+				{"%SYS-5-CONFIG_I: Configured from console by console", "config_changed", map[string]string{"user": "", "source": "console"}},
 			}},
 		// EOS: a configuration session committed (CloudVision, gNMI Set,
 		// "configure session"), which logs no CONFIG_I.
@@ -617,6 +631,35 @@ func syslogRules() []rule {
 		{name: "paloalto_login", vendor: VendorPaloAlto, needs: " logged in via ", patterns: []*regexp.Regexp{re(`,SYSTEM,general,.*?,"?User (?P<user>[^\s",]+) logged in via \w+ from (?P<source>` + ipaddr + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"1,2016/03/25 00:00:56,003002112674,SYSTEM,general,0,2016/03/25 00:00:56,,general,,0,0,general,informational,User HarryPotter logged in via Web from 10.255.255.255 using http,156324,0x0,0,0,0,0,,SUNKUPAN1", "login_succeeded", map[string]string{"user": "HarryPotter", "source": "10.255.255.255"}},
+			}},
+		// FRRouting's bgpd and ospfd (SONiC, Cumulus Linux, VyOS, any Linux
+		// router), no vendor of their own: "%ADJCHANGE: neighbor A(host) in
+		// vrf V Up|Down <reason>" (bgpd/bgp_fsm.c; before FRR 3, without
+		// "in vrf"); the neighbor may be an interface (unnumbered BGP).
+		{name: "frr_bgp", needs: "%ADJCHANGE: neighbor ", patterns: []*regexp.Regexp{re(`%ADJCHANGE: neighbor (?P<neighbor>[^\s(]+)(?:\([^)]*\))?(?: in vrf (?P<vrf>\S+))? (?P<state>Up|Down)\b`)},
+			states: bgpStates, examples: []example{
+				{"%ADJCHANGE: neighbor 100.67.0.142(sp01.02.lab) in vrf Default Down Interface down", "bgp_peer_down", map[string]string{"neighbor": "100.67.0.142", "vrf": "Default"}},
+				{"[M59KS-A3ZXZ] %ADJCHANGE: neighbor swp51(spine01) in vrf default Up", "bgp_peer_up", map[string]string{"neighbor": "swp51"}},
+				{"%ADJCHANGE: neighbor 10.0.0.1 Down Peer closed the session", "bgp_peer_down", map[string]string{"neighbor": "10.0.0.1"}},
+			}},
+		// "AdjChg: Nbr <router ID>, NbrIP A (vrf) on IF:local: Full ->
+		// Deleted (KillNbr)" (ospfd; FRRouting/frr issues, from routers),
+		// ospf6d's "AdjChg: Nbr <router ID>%IF: ...": the address where
+		// the line has one, else the router ID.
+		{name: "frr_ospf", needs: "AdjChg: Nbr ", patterns: []*regexp.Regexp{re(`AdjChg: Nbr (?P<neighbor>` + ipish + `)(?:, NbrIP (?P<neighbor>` + ipish + `))?(?: ?\([^)]*\))?(?:%(?P<interface>[^\s:]+)| on (?:[^\s%:]*%)?(?P<interface>[^\s:]+)(?::\S*)?)?: (?P<old>[\w-]+) -> (?P<new>[\w-]+)`)},
+			up: "ospf_neighbor_up", down: "ospf_neighbor_down", upState: "full", examples: []example{
+				{"[Y05P2-YJVXY] AdjChg: Nbr 10.255.0.3, NbrIP 10.0.23.2 (default) on eth2:10.0.23.1: Full -> Deleted (KillNbr)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.23.2", "interface": "eth2"}},
+				{"[Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Loading -> Full (LoadingDone)", "ospf_neighbor_up", map[string]string{"neighbor": "10.44.0.1", "interface": "enp0s1.440"}},
+				{"[Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Exchange -> Loading (ExchangeDone)", "", map[string]string{"neighbor": "10.44.0.1"}},
+				{"AdjChg: Nbr 10.0.0.2%enp7s0: Full -> Down (KillNbr)", "ospf_neighbor_down", map[string]string{"neighbor": "10.0.0.2", "interface": "enp7s0"}},
+			}},
+		// PAN-OS: a commit, a CONFIG log with command "commit" (Splunk
+		// Connect for Syslog's test line): host, vsys, command, admin,
+		// client, result. Edits of the candidate configuration, the other
+		// CONFIG logs, change nothing running until then.
+		{name: "paloalto_config", vendor: VendorPaloAlto, needs: ",CONFIG,", patterns: []*regexp.Regexp{re(`,CONFIG,\d*,\d*,[^,]*,(?:(?P<source>` + ipaddr + `)|[^,]*),[^,]*,commit,(?P<user>[^,]+),\w+,(?:Submitted|Succeeded),`)},
+			event: "config_changed", examples: []example{
+				{"1,2021/07/20 23:59:02,1234567890,CONFIG,0,0,2021/07/20 00:53:40,192.168.0.1,,commit,admin,Web,Submitted,,0,0x0", "config_changed", map[string]string{"user": "admin", "source": "192.168.0.1"}},
 			}},
 		// --- Generic fallbacks for BGP, OSPF and login phrasings (Aruba,
 		// Extreme, MikroTik, Palo Alto and others) ---

@@ -1,0 +1,72 @@
+package enrich
+
+import "testing"
+
+// TestDeviceLinesCiscoConfigByLine: IOS without a logged-in user (no AAA,
+// a line password) names the line that configured it, "Configured from
+// console by vty2 (10.34.195.36)" or "by console" (the example in Cisco's
+// configuration guides, "Configuring System Message Logging"). The line is
+// no user: the change is the address's, or the line's where none is given.
+func TestDeviceLinesCiscoConfigByLine(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "vty", raw: "<189>123: r1: Nov 29 14:02:11.123 UTC: %SYS-5-CONFIG_I: Configured from console by vty2 (10.34.195.36)",
+			vendor: VendorCiscoIOS, event: "config_changed", object: "10.34.195.36", fields: map[string]string{"user": ""}},
+		{name: "console", raw: "<189>124: r1: Nov 29 14:02:11.123 UTC: %SYS-5-CONFIG_I: Configured from console by console",
+			vendor: VendorCiscoIOS, event: "config_changed", object: "console", fields: map[string]string{"user": ""}},
+		{name: "memory", raw: "<189>125: Nov 29 14:02:11: %SYS-5-CONFIG_I: Configured from memory by console",
+			vendor: VendorCiscoIOS, event: "config_changed", object: "memory", fields: map[string]string{"user": ""}},
+		// A user whose name starts like a line's is still the user.
+		{name: "user_vty_like", raw: "<189>126: Nov 29 14:02:11: %SYS-5-CONFIG_I: Configured from console by vtyadmin on vty0 (10.0.0.5)",
+			vendor: VendorCiscoIOS, event: "config_changed", object: "vtyadmin"},
+	})
+}
+
+// TestDeviceLinesFRR: FRRouting (SONiC, Cumulus Linux, VyOS, and any Linux
+// router) logs BGP session changes as "%ADJCHANGE: neighbor A(host) in vrf
+// V Up|Down <reason>" (bgpd/bgp_fsm.c, napalm-logs' sonic fixture) and
+// OSPF ones as "AdjChg: Nbr <router-id>, NbrIP A (vrf) on IF:local: Full ->
+// Deleted (KillNbr)" (FRRouting/frr issues, from routers), FRR 8 and later
+// with a message id in brackets first.
+func TestDeviceLinesFRR(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "bgp_down_hostname", raw: "<166>1 2019-02-20T15:10:35.073589+00:00 ss12.00.lab bgpd 83 - -  %ADJCHANGE: neighbor 100.67.0.142(sp01.02.lab) in vrf Default Down Interface down",
+			event: "bgp_peer_down", object: "100.67.0.142"},
+		{name: "bgp_up_vrf", raw: "<30>Jun 23 09:25:12 leaf1 bgpd[1345]: [M59KS-A3ZXZ] %ADJCHANGE: neighbor 10.0.0.1(Unknown) in vrf CUST-A Up",
+			event: "bgp_peer_up", object: "10.0.0.1 vrf CUST-A", fields: map[string]string{"vrf": "CUST-A"}},
+		{name: "bgp_down_plain", raw: "<30>Jun 23 09:25:12 vyos1 bgpd[1345]: %ADJCHANGE: neighbor 2001:db8::1 in vrf default Down Peer closed the session",
+			event: "bgp_peer_down", object: "2001:db8::1"},
+		{name: "ospf_down", raw: "<29>Jun 23 09:25:12 frr-r1 ospfd[1362]: [Y05P2-YJVXY] AdjChg: Nbr 10.255.0.3, NbrIP 10.0.23.2 (default) on eth2:10.0.23.1: Full -> Deleted (KillNbr)",
+			event: "ospf_neighbor_down", object: "10.0.23.2", fields: map[string]string{"interface": "eth2"}},
+		{name: "ospf_full", raw: "<29>May 30 18:12:35 R2 ospfd[1022]: [Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Loading -> Full (LoadingDone)",
+			event: "ospf_neighbor_up", object: "10.44.0.1", fields: map[string]string{"interface": "enp0s1.440"}},
+		{name: "ospf_step", raw: "<29>May 30 18:12:35 R2 ospfd[1022]: [Y05P2-YJVXY] AdjChg: Nbr 1.0.0.4, NbrIP 10.44.0.1 (default) on enp0s1.440:10.44.0.2: Exchange -> Loading (ExchangeDone)"},
+	})
+}
+
+// TestDeviceLinesMikroTikOSPF: RouterOS 7 logs each OSPF neighbor state
+// change under "route,ospf,info" with the instance, area, interface and
+// neighbor in braces: "... neighbor { router-id: B state: Loading } state
+// change to Full" (a router's log in a public write-up of a CRS326 lab).
+func TestDeviceLinesMikroTikOSPF(t *testing.T) {
+	const head = "<30>Aug 15 00:48:09 crs1 route,ospf,info backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 "
+	checkDeviceLines(t, []deviceLine{
+		{name: "full", raw: head + "state: Loading } state change to Full",
+			vendor: VendorMikroTik, event: "ospf_neighbor_up", object: "172.16.0.2", fields: map[string]string{"interface": "inter-router-link0"}},
+		{name: "down", raw: head + "state: Full } state change to Down",
+			vendor: VendorMikroTik, event: "ospf_neighbor_down", object: "172.16.0.2"},
+		{name: "step", raw: head + "state: Init } state change to TwoWay", vendor: VendorMikroTik},
+		{name: "not_a_change", raw: head + "state: Exchange } exchange done"},
+	})
+}
+
+// TestDeviceLinesPaloAltoCommit: PAN-OS logs a commit in its CONFIG log
+// (command "commit", the administrator, the client, the result: a Splunk
+// Connect for Syslog test's line); edits to the candidate configuration
+// ("clone", "set", ...: a Sumo Logic sample) change nothing running yet.
+func TestDeviceLinesPaloAltoCommit(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "commit", raw: "<14>Jul 20 23:59:02 pa1 1,2021/07/20 23:59:02,1234567890,CONFIG,0,0,2021/07/20 00:53:40,192.168.0.1,,commit,admin,Web,Submitted,,0,0x0",
+			vendor: VendorPaloAlto, event: "config_changed", object: "admin", fields: map[string]string{"source": "192.168.0.1"}},
+		{name: "candidate_edit", raw: "<14>Oct 14 11:37:34 pa1 1,2019/10/14 11:37:34,001234567890001,CONFIG,0,0,2019/10/14 11:37:34,195.186.216.125,,clone,dduc,Web,Succeeded, config shared reports,,,0123456789,0x8000000000000000,0,0,0,0,,SumoRedfw01a"},
+	})
+}
