@@ -53,3 +53,16 @@ func TestDeviceLinesFortiOSLink(t *testing.T) {
 			vendor: VendorFortinet, event: ""},
 	})
 }
+
+// TestDeviceLinesIOSXRWithoutSequence: IOS-XR without "service
+// sequence-numbers" starts its header with the node ("<187>RP/0/RSP0/CPU0:
+// Nov 29 ..."); the parser took the line for malformed, so its events were
+// lost and the vendor was read from the whole raw line.
+func TestDeviceLinesIOSXRWithoutSequence(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "bgp", raw: "<187>RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Down - BGP Notification sent, hold time expired (VRF: default) (AS: 65002)",
+			vendor: VendorCiscoIOSXR, event: "bgp_peer_down", object: "192.0.2.1"},
+		{name: "link", raw: "<189>RP/0/RP0/CPU0:2026 Nov 29 14:05:01.234 UTC: ifmgr[261]: %PKT_INFRA-LINK-3-UPDOWN : Interface GigabitEthernet0/0/0/1, changed state to Down",
+			vendor: VendorCiscoIOSXR, event: "interface_down", object: "GigabitEthernet0/0/0/1"},
+	})
+}

@@ -536,12 +536,14 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, mode ciscoMode) er
 	// Origin: "edge1: " (a host name), "RP/0/RSP0/CPU0:" (an IOS-XR
 	// node, glued to the timestamp), or both as IOS-XR writes them with
 	// "logging hostnameprefix": "pe1 RP/0/RSP0/CPU0:".
+	xrNodeFirst := false
 	if i := strings.IndexByte(s, ':'); i > 0 {
 		word := s[:i]
 		host, node, spaced := strings.Cut(word, " ")
 		switch {
 		case !spaced && strings.Contains(word, "/"):
 			s = s[i+1:] // IOS-XR node id: not a host name
+			xrNodeFirst = true
 		case !spaced && i+1 < len(s) && s[i+1] == ' ' && !isDigits(word) && word[0] != '*' && ciscoUptime(s) == 0:
 			// Not "*task:", an AireOS task name (below).
 			l.Hostname, s = word, s[i+2:]
@@ -565,10 +567,11 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, mode ciscoMode) er
 		}
 	}
 	if mode&ciscoNeedHost != 0 && l.Hostname == "" && ciscoUptime(s) == 0 {
-		if task == "" {
+		if task == "" && !xrNodeFirst {
 			return errNoTimestamp
 		}
-		// A task name alone: Cisco if the time ends as Cisco's does.
+		// A task name or an IOS-XR node alone (IOS-XR without "service
+		// sequence-numbers"): Cisco if the time ends as Cisco's does.
 		mode |= ciscoNeedColon
 	}
 	// '*' means the clock is not authoritative, '.' that it lost sync.

@@ -69,6 +69,9 @@ func TestParseDetails(t *testing.T) {
 			m: "%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up", time: "2026-11-29T14:03:01.004Z"},
 		{raw: "<187>1236: RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", app: "bgp", pid: "1052", seq: "1236",
 			m: "%ROUTING-BGP-5-ADJCHANGE : x", time: "2026-11-29T14:05:00.123Z"},
+		// IOS-XR without "service sequence-numbers": the node first.
+		{raw: "<187>RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : x", format: "cisco", app: "bgp", pid: "1052",
+			m: "%ROUTING-BGP-5-ADJCHANGE : x", time: "2026-11-29T14:05:00.123Z"},
 		// ASA without "logging timestamp" (its default): no time, with and without a device id.
 		{raw: "<166>%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443", format: "cisco",
 			m: "%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443"},
