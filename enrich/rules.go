@@ -217,8 +217,15 @@ func syslogRules() []rule {
 				{"Event|403|LOG_INFO|AMM|1/1|Link status for interface 1/1/48 is down", "interface_down", map[string]string{"interface": "1/1/48"}},
 				{"Event|404|LOG_INFO|AMM|1/1|Link status for interface 1/1/48 is up", "interface_up", map[string]string{"interface": "1/1/48"}},
 			}},
+		// EXOS names the event before the text: "<Info:vlan.msgs.
+		// portLinkStateUp> Port 1:1 link UP at speed 1 Gbps ...".
+		{name: "extreme_link", vendor: VendorExtreme, needs: "vlan.msgs.portLinkState", patterns: []*regexp.Regexp{re(`(?i)<\w+:vlan\.msgs\.portLinkState\w*> Port (?P<interface>[\w/:.-]*\d) link (?P<state>up|down)\b`)},
+			states: ifStates, examples: []example{
+				{"<Info:vlan.msgs.portLinkStateUp> Port 1:1 link UP at speed 1 Gbps and full-duplex", "interface_up", map[string]string{"interface": "1:1"}},
+				{"<Info:vlan.msgs.portLinkStateDown> Port 2 link down", "interface_down", map[string]string{"interface": "2"}},
+			}},
 		// ProCurve's "port X is now on-line" and EXOS's "Port X link
-		// down": without "is now" or "link", any "port 8080 down" (a
+		// down" without its event name: without "is now" or "link", any "port 8080 down" (a
 		// load balancer's health check) would be a link event.
 		{name: "aruba_extreme_port", needs: "ort ", patterns: []*regexp.Regexp{re(`(?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )(?P<state>on-line|off-line|up|down)\b`)},
 			states: map[string]string{"on-line": "interface_up", "off-line": "interface_down", "up": "interface_up", "down": "interface_down"}, examples: []example{

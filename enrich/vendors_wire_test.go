@@ -66,3 +66,16 @@ func TestDeviceLinesIOSXRWithoutSequence(t *testing.T) {
 			vendor: VendorCiscoIOSXR, event: "interface_down", object: "GigabitEthernet0/0/0/1"},
 	})
 }
+
+// TestDeviceLinesExtremeEXOSLink: EXOS begins a message with its severity
+// and event name, "<Info:vlan.msgs.portLinkStateUp> Port 1:1 link UP ...";
+// the parser took "<Info" for a tag, and the shared port rule left the
+// line vendor-less.
+func TestDeviceLinesExtremeEXOSLink(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "up", raw: "<134>Nov 29 10:00:00 x460 <Info:vlan.msgs.portLinkStateUp> Port 1:1 link UP at speed 1 Gbps and full-duplex",
+			vendor: VendorExtreme, event: "interface_up", object: "1:1"},
+		{name: "down", raw: "<134>Nov 29 10:00:05 x460 <Info:vlan.msgs.portLinkStateDown> Port 1:1 link down",
+			vendor: VendorExtreme, event: "interface_down", object: "1:1"},
+	})
+}

@@ -478,7 +478,9 @@ func asaColon(s string) string {
 // message.
 func splitTag(s string) (app, pid, msg string) {
 	end := strings.IndexAny(s, ":[ ")
-	if end <= 0 || end > 48 {
+	if end <= 0 || end > 48 || s[0] == '<' {
+		// "<Info:vlan.msgs...> ...": Extreme EXOS's severity and event
+		// name begin the message; no tag starts with '<'.
 		return "", "", s
 	}
 	app = s[:end]

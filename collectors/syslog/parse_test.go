@@ -122,6 +122,10 @@ func TestParseDetails(t *testing.T) {
 		{raw: "<189>8812: core2: Mar 3 09:15:27.118 UTC: %LINK-3-UPDOWN: Interface Gi0/3, changed state to down", format: "cisco", host: "core2", seq: "8812",
 			m: "%LINK-3-UPDOWN: Interface Gi0/3, changed state to down", time: "2026-03-03T09:15:27.118Z"},
 		{raw: "<30>Mar 3 09:15:27 fw3 ntpd[811]: time reset +0.2 s", format: "rfc3164", host: "fw3", app: "ntpd", pid: "811", m: "time reset +0.2 s", time: "2026-03-03T09:15:27Z"},
+		// Extreme EXOS: the message starts with its severity and event
+		// name in angle brackets, no tag; "<Info" is not one.
+		{raw: "<134>Nov 29 10:00:00 sw1 <Info:vlan.msgs.portLinkStateUp> Port 1:1 link UP at speed 1 Gbps and full-duplex", format: "rfc3164", host: "sw1",
+			m: "<Info:vlan.msgs.portLinkStateUp> Port 1:1 link UP at speed 1 Gbps and full-duplex", time: "2026-11-29T10:00:00Z"},
 		// Time zone names as "clock timezone" sets them: lower case, with an
 		// offset; NX-OS with a space before the colon.
 		{raw: "<189>5521: edge4: Aug 12 2026 12:14:24.412 mdt: %SYS-5-CONFIG_I: Configured from console by ops on vty0", format: "cisco", host: "edge4", seq: "5521",
