@@ -64,7 +64,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"target", "column"}),
 		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_snmp_retries_total",
-			Help: "SNMP requests sent again after no answer within the target's timeout (lost requests or answers).",
+			Help: "SNMP requests sent again after no valid answer within the target's timeout: lost, or (SNMPv3) not authentic.",
 		}, []string{"target"}),
 		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_snmp_polls_not_owned_total",
