@@ -18,6 +18,9 @@ type Metrics struct {
 	// counter answered with an OCTET STRING or a negative number): left
 	// out of the record.
 	WrongType *prometheus.CounterVec
+	// Retries counts requests sent again after no answer within the
+	// timeout: a lossy path, which a poll that succeeds hides.
+	Retries *prometheus.CounterVec
 }
 
 // Poll results, the "result" label of weir_snmp_polls_total.
@@ -59,6 +62,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_snmp_values_wrong_type_total",
 			Help: "Values left out of records because the agent answered a type the profile's column cannot take (a counter or gauge that is not a number, a negative counter).",
 		}, []string{"target", "column"}),
+		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_retries_total",
+			Help: "SNMP requests sent again after no valid answer within the target's timeout: lost, or (SNMPv3) not authentic.",
+		}, []string{"target"}),
 		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_snmp_polls_not_owned_total",
 			Help: "Scheduled polls left to the weir process that owns the target when several share the targets (cluster.shard_targets).",
@@ -75,6 +82,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.Skipped = promreg.Register(reg, m.Skipped, &err)
 	m.NotOwned = promreg.Register(reg, m.NotOwned, &err)
 	m.WrongType = promreg.Register(reg, m.WrongType, &err)
+	m.Retries = promreg.Register(reg, m.Retries, &err)
 	return m, err
 }
 
@@ -83,7 +91,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) forget(target string) {
 	l := prometheus.Labels{"target": target}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType,
+		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType, m.Retries,
 	} {
 		v.DeletePartialMatch(l)
 	}

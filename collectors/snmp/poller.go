@@ -328,6 +328,7 @@ func (t *target) run(ctx context.Context) {
 	zero := func() {
 		m.Skipped.WithLabelValues(t.cfg.Name)
 		m.Varbinds.WithLabelValues(t.cfg.Name)
+		m.Retries.WithLabelValues(t.cfg.Name)
 	}
 	if t.p.cfg.Owner == nil {
 		zero()
@@ -519,8 +520,10 @@ type poll struct {
 	lastAnswer time.Time
 	uptime     uint32
 	varbinds   int
-	records    []telemetry.Metric
-	err        error
+	// retries counts requests sent again after no answer in time.
+	retries int
+	records []telemetry.Metric
+	err     error
 }
 
 // pollAndPublish polls, publishes the records and the status record, and
@@ -627,6 +630,7 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	dur := res.end.Sub(res.start)
 	m.Duration.WithLabelValues(name).Observe(dur.Seconds())
 	m.Varbinds.WithLabelValues(name).Add(float64(res.varbinds))
+	m.Retries.WithLabelValues(name).Add(float64(res.retries))
 	result := classify(res.err)
 	if err != nil && result == ResultOK {
 		result = ResultPublishError
@@ -661,6 +665,13 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 func (t *target) cutOff(res poll) error {
 	at := strings.TrimPrefix(res.err.Error(), "snmp "+t.cfg.Name+": ")
 	at = strings.TrimSuffix(at, ": "+context.DeadlineExceeded.Error())
+	if res.retries > 0 {
+		// The time went waiting for answers that never came, not on a
+		// table too large: a longer interval would not help.
+		return fmt.Errorf("snmp %s: poll cut off at the end of its interval (%v) after %d varbinds and %d requests sent again "+
+			"after no answer within the timeout (%v): requests or answers are being lost (at %s)",
+			t.cfg.Name, t.cfg.Interval, res.varbinds, res.retries, t.cfg.Timeout, at)
+	}
 	return fmt.Errorf("snmp %s: poll cut off at the end of its interval (%v) after %d varbinds, the agent answering all along: "+
 		"it needs a longer interval or a larger max_repetitions (at %s)", t.cfg.Name, t.cfg.Interval, res.varbinds, at)
 }
@@ -966,6 +977,18 @@ func (t *target) poll(ctx context.Context) (res poll) {
 	// request's deadline by it.
 	s.Context = ctx
 	defer func() { s.Context = context.Background() }()
+	// gosnmp calls OnRetry before each try after a request's first (and
+	// once more before it gives up), OnSent after each send: a send after
+	// OnRetry is a retry. A lossy path shows only in these.
+	retrying := false
+	s.OnRetry = func(*gosnmp.GoSNMP) { retrying = true }
+	s.OnSent = func(*gosnmp.GoSNMP) {
+		if retrying {
+			res.retries++
+			retrying = false
+		}
+	}
+	defer func() { s.OnRetry, s.OnSent = nil, nil }()
 	// gosnmp looks at the context only between retries: a request to a
 	// dead agent would hold up weir's stop (or a reload removing the
 	// target) for its whole timeout. Cancelled (not at its deadline,
