@@ -27,11 +27,7 @@ import (
 // record is there, each line whole, and every rotation compressed (a gzip
 // that failed on the full disk is done at a later rotation).
 func TestDiskFullThenSpace(t *testing.T) {
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := smallDisk(t)
 	b := sinktest.Broker(t)
 	evs := make([]telemetry.Event, 3000)
 	noise := make([]byte, 400)
@@ -96,11 +92,7 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 // cut back, as a failed write or sync is, or the retry writes those lines
 // a second time.
 func TestRotationFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := smallDisk(t)
 	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "events.jsonl"),
 		MaxSize: 256 << 10, Keep: 10}, time.Now)
 	if err != nil {
@@ -154,11 +146,7 @@ func TestRotationFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 // synced first is not fixed, so the round is repeated: with the lines
 // kept, some round duplicates them.
 func TestPerTopicSyncFailureLeavesNoDuplicates(t *testing.T) {
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := smallDisk(t)
 	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "out.jsonl"), PerTopic: true,
 		Keep: 10}, time.Now)
 	if err != nil {
@@ -214,11 +202,7 @@ func TestPerTopicSyncFailureLeavesNoDuplicates(t *testing.T) {
 // uncompressed): failing the batch would have it retried whole, and the
 // lines it had before the rotation, now in the rotated file, written twice.
 func TestGzipFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := smallDisk(t)
 	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "events.jsonl"),
 		MaxSize: 256 << 10, Keep: 10}, time.Now)
 	if err != nil {
@@ -266,4 +250,16 @@ func TestGzipFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 			t.Errorf("r%d written %d times, want once (files %v)", i, n, files)
 		}
 	}
+}
+
+// smallDisk is a directory on a 1 MiB tmpfs of its own (needs root; the
+// test is skipped without it), unmounted at the test's end.
+func smallDisk(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	return dir
 }
