@@ -1,6 +1,6 @@
 # weir: two commands to know.
 #   make run    start weir on the embedded broker (data in ./weir-data)
-#   make test   everything CI checks: formatting, vet, all tests with -race, every benchmark once
+#   make test   everything CI checks: formatting, vet, a macOS build, all tests with -race, every benchmark once
 
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
