@@ -70,6 +70,10 @@ type SNMPTargetSpec struct {
 	MaxRepetitions *int              `yaml:"max_repetitions"`
 	Profiles       *SNMPProfiles     `yaml:"profiles"`
 	Tags           map[string]string `yaml:"tags"`
+	// UnconnectedUDP takes answers from any address, matched by request
+	// ID: multi-homed agents answer from another address than the one
+	// polled. The name is snmp_exporter's.
+	UnconnectedUDP *bool `yaml:"use_unconnected_udp_socket"`
 }
 
 // SNMPv3 is a USM user, for polling and for receiving v3 traps.
@@ -155,6 +159,9 @@ type SNMPTarget struct {
 	MaxRepetitions int
 	Profiles       SNMPProfiles
 	Tags           map[string]string
+	// UnconnectedUDP: answers are taken from any address (snmp_exporter's
+	// use_unconnected_udp_socket), not only from Host:Port.
+	UnconnectedUDP bool
 	// Line is where the target is defined, for errors found later (an
 	// unknown profile name).
 	Line int
@@ -432,6 +439,9 @@ func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, is
 	}
 	if spec.Profiles != nil {
 		t.Profiles = SNMPProfiles{Auto: spec.Profiles.Auto, Names: append([]string(nil), spec.Profiles.Names...)}
+	}
+	if spec.UnconnectedUDP != nil {
+		t.UnconnectedUDP = *spec.UnconnectedUDP
 	}
 	if _, ok := spec.Tags["agent"]; ok {
 		// The poller's own tag (collectors/snmp/profile.TagAgent) would

@@ -115,6 +115,28 @@ snmp:
 	}
 }
 
+// TestSNMPUnconnectedUDP: use_unconnected_udp_socket (snmp_exporter's
+// name) is off by default, inherited from snmp.defaults, and a target may
+// turn it off again.
+func TestSNMPUnconnectedUDP(t *testing.T) {
+	cfg, err := Parse([]byte(`
+snmp:
+  defaults: {use_unconnected_udp_socket: true}
+  targets:
+    - {name: r1, address: 10.0.0.1}
+    - {name: r2, address: 10.0.0.2, use_unconnected_udp_socket: false}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.SNMP.Targets[0].UnconnectedUDP || cfg.SNMP.Targets[1].UnconnectedUDP {
+		t.Errorf("r1 %v (want true, inherited), r2 %v (want false)", cfg.SNMP.Targets[0].UnconnectedUDP, cfg.SNMP.Targets[1].UnconnectedUDP)
+	}
+	if DefaultSNMPTarget().UnconnectedUDP {
+		t.Error("on by default")
+	}
+}
+
 func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"snmp:\n  targets:\n    - name: a\n      adress: x\n", "cfg.yaml:4: field adress: unknown key in snmp.targets[0]"},

@@ -491,6 +491,9 @@ func newSession(c configs.SNMPTarget) (*gosnmp.GoSNMP, error) {
 		MaxRepetitions: uint32(c.MaxRepetitions),
 		MaxOids:        gosnmp.MaxOids,
 		Context:        context.Background(),
+		// A multi-homed agent may answer from another address; a
+		// connected socket never sees those answers.
+		UseUnconnectedUDPSocket: c.UnconnectedUDP,
 	}
 	switch c.Version {
 	case "1":
