@@ -696,10 +696,14 @@ func syslogRules() []rule {
 				{"Interface GigabitEthernet0/2 is up, line protocol is up", "interface_up", map[string]string{"interface": "GigabitEthernet0/2"}},
 			}},
 		// --- Generic fallback for "interface X ... down/up" phrasings ---
-		{name: "generic_interface", needs: "nterface", patterns: []*regexp.Regexp{re(`(?i)\binterface\s+(?P<interface>[A-Za-z][\w./:-]*\d(?:\.\d+)?)\b[^.]*?\b(?:is|changed state to|went|state(?: changed)? to|has gone)\s+(?P<state>down|up)\b`)},
+		// "up to" is no state ("is up to date"): Go's regexp has no
+		// look-ahead, so what may follow the state is spelt out.
+		{name: "generic_interface", needs: "nterface", patterns: []*regexp.Regexp{re(`(?i)\binterface\s+(?P<interface>[A-Za-z][\w./:-]*\d(?:\.\d+)?)\b[^.]*?\b(?:is|changed state to|went|state(?: changed)? to|has gone)\s+(?P<state>down|up)(?:\s*$|[^\w\s]|\s+(?:[^\st]|t(?:[^o]|o\w)))`)},
 			states: ifStates, examples: []example{
 				{"kernel: interface eth0 went down", "interface_down", map[string]string{"interface": "eth0"}},
 				{"lldpd: Interface swp12 is up", "interface_up", map[string]string{"interface": "swp12"}},
+				{"Interface eth1 is down (no carrier)", "interface_down", map[string]string{"interface": "eth1"}},
+				{"Interface eth1 is down today, the cable is out", "interface_down", map[string]string{"interface": "eth1"}},
 			}},
 	}
 }

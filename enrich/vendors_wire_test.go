@@ -79,3 +79,14 @@ func TestDeviceLinesExtremeEXOSLink(t *testing.T) {
 			vendor: VendorExtreme, event: "interface_down", object: "1:1"},
 	})
 }
+
+// TestDeviceLinesGenericInterfaceNotAState: the generic rule read "is up
+// to date" as a state; "is upgraded" was never one.
+func TestDeviceLinesGenericInterfaceNotAState(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "up_to_date", raw: "<30>Nov 29 10:00:00 h1 agent: Interface eth0 is up to date", vendor: VendorGeneric},
+		{name: "upgraded", raw: "<30>Nov 29 10:00:00 h1 agent: Interface eth0 is upgraded", vendor: VendorGeneric},
+		{name: "down_no_carrier", raw: "<30>Nov 29 10:00:00 h1 agent: Interface eth1 is down (no carrier)",
+			vendor: VendorGeneric, event: "interface_down", object: "eth1"},
+	})
+}
