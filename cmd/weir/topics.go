@@ -25,7 +25,7 @@ const topicsUsage = `Usage:
   weir topics delete TOPIC
 `
 
-func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, topicsUsage)
 		return &exitError{2, errors.New("topics: missing subcommand")}
@@ -57,6 +57,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cl.Close()
+	defer func() { err = cf.why(err) }()
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 
