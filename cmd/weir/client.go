@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,6 +34,9 @@ type clientFlags struct {
 	// reportTo, when set, is told when a broker cannot be reached and
 	// when it can again (see connReporter).
 	reportTo io.Writer
+	// dials, set by admin, remembers the admin client's failed
+	// connections, for why.
+	dials *kafkadial.Watch
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
@@ -96,6 +100,9 @@ func (c *clientFlags) client(opts ...kgo.Opt) (*kgo.Client, error) {
 	if c.reportTo != nil {
 		opts = append(opts, kgo.WithHooks(&connReporter{w: c.reportTo, down: map[string]bool{}}))
 	}
+	if c.dials != nil {
+		opts = append(opts, kgo.WithHooks(c.dials))
+	}
 	return kgo.NewClient(opts...)
 }
 
@@ -131,6 +138,7 @@ func (r *connReporter) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration,
 // it at once when no broker answers: it does not report connections, as a
 // "(retrying)" just before the command gives up would mislead.
 func (c *clientFlags) admin() (*kadm.Client, *kgo.Client, error) {
+	c.dials = &kafkadial.Watch{}
 	quiet := *c
 	quiet.reportTo = nil
 	cl, err := quiet.client()
@@ -138,4 +146,18 @@ func (c *clientFlags) admin() (*kadm.Client, *kgo.Client, error) {
 		return nil, nil, err
 	}
 	return kadm.NewClient(cl), cl, nil
+}
+
+// why adds to err, a command's request that ran out of time, why the
+// admin client could not connect: franz-go retries a failed connection
+// until the request's deadline, which it then reports alone ("context
+// deadline exceeded"), without the TLS handshake or dial that failed.
+func (c *clientFlags) why(err error) error {
+	if err == nil || c.dials == nil || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if cause := c.dials.Err(); cause != nil {
+		return fmt.Errorf("%w (cannot connect: %v)", err, cause)
+	}
+	return err
 }

@@ -28,7 +28,7 @@ const groupsUsage = `Usage:
 // groupsCmd lists, describes and deletes consumer groups: weir's own
 // in-process workers, Kafka clients of the listener (kcat -G, franz-go,
 // `weir consume --group`), or the groups of a Kafka cluster.
-func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, groupsUsage)
 		return &exitError{2, errors.New("groups: missing subcommand")}
@@ -56,6 +56,7 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cl.Close()
+	defer func() { err = cf.why(err) }()
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 

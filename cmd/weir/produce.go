@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/internal/kafkalimits"
@@ -175,6 +176,12 @@ read:
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {
+				if errors.Is(err, kerr.UnknownTopicOrPartition) {
+					// The broker does not create topics on first use
+					// (auto.create.topics.enable false on a Kafka
+					// cluster, broker.auto_create_topics on weir's).
+					err = fmt.Errorf("no such topic, and the broker does not create topics on first use (create it: weir topics create %s): %w", topic, err)
+				}
 				firstErr = fmt.Errorf("produce to %s: %w", topic, err)
 			}
 			if err == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
@@ -25,7 +26,7 @@ const topicsUsage = `Usage:
   weir topics delete TOPIC
 `
 
-func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, topicsUsage)
 		return &exitError{2, errors.New("topics: missing subcommand")}
@@ -57,6 +58,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cl.Close()
+	defer func() { err = cf.why(err) }()
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 
@@ -224,10 +226,10 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 	}
 	t, ok := details[name]
 	if !ok || t.Err != nil {
-		if t.Err != nil {
-			return fmt.Errorf("describe %s: %w", name, t.Err)
+		if !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
+			return fmt.Errorf("describe %s: no such topic (create it: weir topics create %s)", name, name)
 		}
-		return fmt.Errorf("describe %s: no such topic", name)
+		return fmt.Errorf("describe %s: %w", name, t.Err)
 	}
 	starts, _ := adm.ListStartOffsets(ctx, name)
 	ends, _ := adm.ListEndOffsets(ctx, name)

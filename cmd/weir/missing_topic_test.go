@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// TestMissingTopicOnClusterWithoutAutoCreation: on a Kafka cluster that
+// does not create topics on first use, produce and topics describe to a
+// topic that does not exist failed with Kafka's "UNKNOWN_TOPIC_OR_PARTITION:
+// This server does not host this topic-partition", which does not say that
+// the topic is missing nor how to make it.
+func TestMissingTopicOnClusterWithoutAutoCreation(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	addr := cluster.ListenAddrs()[0]
+	for _, c := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"x\n", []string{"produce", "nosuch", "--brokers", addr}},
+		{"", []string{"topics", "describe", "nosuch", "--brokers", addr}},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := dispatch(context.Background(), c.args, strings.NewReader(c.stdin), &stdout, &stderr)
+		if err == nil || exitCode(err) != 1 {
+			t.Fatalf("%v: %v (exit %d), want exit 1", c.args, err, exitCode(err))
+		}
+		if msg := err.Error(); !strings.Contains(msg, "no such topic") || !strings.Contains(msg, "weir topics create nosuch") {
+			t.Errorf("%v: %q: want it to say the topic is missing and how to create it", c.args, msg)
+		}
+	}
+}
