@@ -73,6 +73,25 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime $(FUZZTIME) ./collectors/snmp/sim
 	$(GO) test -run '^$$' -fuzz '^FuzzSNMPSection$$' -fuzztime $(FUZZTIME) ./configs
 	$(GO) test -run '^$$' -fuzz '^FuzzSizeAndDuration$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzReplayOffsets$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzSealedIndexes$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzTopicMeta$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzWireGroups$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzFramingSplitReads$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzOctetCountedRoundTrip$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzLineFramedRoundTrip$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzStartEngine$$' -fuzztime $(FUZZTIME) ./collectors/trap
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeOID$$' -fuzztime $(FUZZTIME) ./collectors/snmp/profile
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collectors/gnmi/gpath
+	$(GO) test -run '^$$' -fuzz '^FuzzParseInventory$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzTrapEvent$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzBrokerAddress$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzExpandRefs$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzKafkaSinkLoop$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzListenersBind$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzWebhookTemplate$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzRestoreAlerts$$' -fuzztime $(FUZZTIME) ./sinks/webhook
 
 clean:
 	rm -rf bin weir-data
