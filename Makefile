@@ -42,13 +42,13 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./broker/recordbatch
 	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./broker/recordbatch
-	$(GO) test -run '^$$' -fuzz FuzzRecoverSegment -fuzztime $(FUZZTIME) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz FuzzDecodeProducerSnapshot -fuzztime $(FUZZTIME) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz FuzzRequest -fuzztime $(FUZZTIME) ./broker/kafkawire
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz FuzzFraming -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz FuzzRFC5424AgainstGoSyslog -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzRecoverSegment$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProducerSnapshot$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) ./broker/kafkawire
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzRFC5424AgainstGoSyslog$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLog$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzPointAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzMetricAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
@@ -68,11 +68,30 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeShaped$$' -fuzztime $(FUZZTIME) ./telemetry
 	$(GO) test -run '^$$' -fuzz '^FuzzFlatten$$' -fuzztime $(FUZZTIME) ./collectors/gnmi
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./collectors/trap
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./collectors/snmp/profile
-	$(GO) test -run '^$$' -fuzz FuzzHandle -fuzztime $(FUZZTIME) ./collectors/snmp/sim
-	$(GO) test -run '^$$' -fuzz FuzzSNMPSection -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./collectors/trap
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collectors/snmp/profile
+	$(GO) test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime $(FUZZTIME) ./collectors/snmp/sim
+	$(GO) test -run '^$$' -fuzz '^FuzzSNMPSection$$' -fuzztime $(FUZZTIME) ./configs
 	$(GO) test -run '^$$' -fuzz '^FuzzSizeAndDuration$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzReplayOffsets$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzSealedIndexes$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzTopicMeta$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzWireGroups$$' -fuzztime $(FUZZTIME) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzFramingSplitReads$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzOctetCountedRoundTrip$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzLineFramedRoundTrip$$' -fuzztime $(FUZZTIME) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzStartEngine$$' -fuzztime $(FUZZTIME) ./collectors/trap
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeOID$$' -fuzztime $(FUZZTIME) ./collectors/snmp/profile
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collectors/gnmi/gpath
+	$(GO) test -run '^$$' -fuzz '^FuzzParseInventory$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzTrapEvent$$' -fuzztime $(FUZZTIME) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzBrokerAddress$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzExpandRefs$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzKafkaSinkLoop$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzListenersBind$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzWebhookTemplate$$' -fuzztime $(FUZZTIME) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzRestoreAlerts$$' -fuzztime $(FUZZTIME) ./sinks/webhook
 
 clean:
 	rm -rf bin weir-data

@@ -214,7 +214,7 @@ func FuzzSNMPSection(f *testing.F) {
 	f.Add("gnmi:\n  targets: [{name: a, address: \"x:6030\", subscriptions: [{path: /interfaces, mode: sample, sample_interval: 10s}]}]\n")
 	f.Add("sinks:\n  - {type: file, path: /tmp/x, max_size: 100MiB}\n  - {type: webhook, url: \"http://x\", template: \"{{.Type}}\"}\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = Parse([]byte(s)) // must not panic
+		checkParse(t, []byte(s))
 	})
 }
 

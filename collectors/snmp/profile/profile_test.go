@@ -3,6 +3,7 @@ package profile_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -133,8 +134,52 @@ func TestProfileMistakesNameFileAndLine(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("scalars:\n  - {name: a, oid: 1.3.6.1, type: gauge}\n"))
 	f.Add([]byte("tables:\n  - measurement: t\n    index: [{name: i, type: int}]\n    columns: [{name: a, oid: 1.3.6.1.1, type: gauge}]\n    joins: [{on: a, columns: [{name: b, oid: 1.3.6.1.2, type: label}]}]\n"))
+	// No panic; a refusal names the file and gives no profile; what is
+	// accepted holds only what validate lets through (OIDs as agents
+	// name them, a known type, names set) and is accepted again the same.
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = Parse("fuzz.yaml", data) // must not panic
+		p, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if p != nil || !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("refused (%v) with profile %v", err, p)
+			}
+			return
+		}
+		if p.Name == "" || len(p.Scalars)+len(p.Tables) == 0 || len(p.Scalars) > 0 && p.Measurement == "" {
+			t.Fatalf("accepted %+v", p)
+		}
+		check := func(m Metric) {
+			if norm, err := NormalizeOID(m.OID); err != nil || norm != m.OID || m.Name == "" {
+				t.Fatalf("accepted metric %+v (OID normalizes to %q, %v)", m, norm, err)
+			}
+			switch m.Type {
+			case TypeCounter, TypeGauge, TypeLabel, TypeString:
+			default:
+				t.Fatalf("accepted metric %+v", m)
+			}
+		}
+		for _, m := range p.Scalars {
+			check(m)
+		}
+		for _, tb := range p.Tables {
+			for _, m := range tb.Columns {
+				check(m)
+			}
+			for _, j := range tb.Joins {
+				for _, m := range j.Columns {
+					check(m)
+				}
+			}
+		}
+		for _, oid := range p.SysObjectIDs {
+			if norm, err := NormalizeOID(oid); err != nil || norm != oid {
+				t.Fatalf("accepted sys_object_id %q", oid)
+			}
+		}
+		again, err := Parse("fuzz.yaml", data)
+		if err != nil || !reflect.DeepEqual(p, again) {
+			t.Fatalf("accepted once as %+v, then %+v (%v)", p, again, err)
+		}
 	})
 }
 

@@ -106,6 +106,23 @@ func FuzzHandle(f *testing.F) {
 	defer a.conn.Close()
 	now := time.Now()
 	f.Fuzz(func(t *testing.T, pkt []byte) {
-		_, _ = a.handle(pkt, now)
+		out, err := a.handle(pkt, now)
+		if err != nil || out == nil || isV3(pkt) {
+			return // a v3 answer needs the user's keys to read
+		}
+		// A v1/v2c answer is a response to the request, as a manager
+		// reads it.
+		req, err := a.dec.SnmpDecodePacket(pkt)
+		if err != nil {
+			t.Fatalf("answered % x, which does not decode: %v", pkt, err)
+		}
+		resp, err := (&gosnmp.GoSNMP{Version: req.Version, Logger: gosnmp.NewLogger(nil)}).SnmpDecodePacket(out)
+		if err != nil {
+			t.Fatalf("answer % x to % x does not decode: %v", out, pkt, err)
+		}
+		if resp.PDUType != gosnmp.GetResponse || resp.RequestID != req.RequestID || resp.Version != req.Version ||
+			resp.Community != req.Community || len(resp.Variables) > maxVarbinds {
+			t.Fatalf("answer %+v to %+v", resp, req)
+		}
 	})
 }
