@@ -340,18 +340,17 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	if !c.ok {
 		return fastUnsure
 	}
-	if lineNamePrefix(c.s) {
+	if line := newScan(c.s); line.oneOf(iosLineNames...) != "" {
 		// A line, no user; its address, an IPv4 one, is the source.
-		c.oneOf("vty", "tty", "aux", "console")
-		c.span(isDigit)
-		if c.opt(" (") {
-			src = c.run(func(b byte) bool { return isDigit(b) || b == '.' })
-			c.lit(")")
-			if !c.ok || !isIPv4(src) {
+		line.span(isDigit)
+		if line.opt(" (") {
+			src = line.run(func(b byte) bool { return isDigit(b) || b == '.' })
+			line.lit(")")
+			if !line.ok || !isIPv4(src) {
 				return fastUnsure
 			}
 		}
-		if c.s != "" && c.s[0] != ',' && c.s[0] != '.' && !isSpaceRE(c.s[0]) {
+		if line.s != "" && line.s[0] != ',' && line.s[0] != '.' && !isSpaceRE(line.s[0]) {
 			return fastUnsure // "vtyadmin": the user branch, or a backtrack
 		}
 		f["source"] = src
@@ -365,29 +364,20 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
+// iosLineNames are the line names IOS writes for a change by no user.
+var iosLineNames = []string{"vty", "tty", "aux", "console"}
+
 // isIPv4 reports whether s is four dot-separated runs of one to three
 // digits, as ipaddr's IPv4 branch reads them.
 func isIPv4(s string) bool {
-	parts := strings.Split(s, ".")
-	if len(parts) != 4 {
-		return false
-	}
-	for _, p := range parts {
+	parts := 0
+	for p := range strings.SplitSeq(s, ".") {
 		if len(p) < 1 || len(p) > 3 {
 			return false
 		}
+		parts++
 	}
-	return true
-}
-
-// lineNamePrefix reports whether s starts as an IOS line name does.
-func lineNamePrefix(s string) bool {
-	for _, p := range []string{"vty", "tty", "aux", "console"} {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
+	return parts == 4
 }
 
 // UI_COMMIT:? User '(?P<user>[^']+)' requested '(?:commit|commit synchronize|commit confirmed)'
