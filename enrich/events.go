@@ -397,6 +397,18 @@ func family(typ string) string {
 	return ""
 }
 
+// objectless reports whether ev is a change of an object's state that
+// names no object: a linkDown trap without its interface varbinds, a BGP
+// notification without the peer's address. Two of them may be two
+// objects, so the detector passes each on and keeps no state of them: a
+// repeat left out or a flapping raised would be a guess.
+func objectless(ev telemetry.Event) bool {
+	if ev.Object != "" {
+		return false
+	}
+	return family(ev.Type) != "" || strings.HasPrefix(ev.Type, "ospf_neighbor_")
+}
+
 // observe takes the one event of record r (nil: none; its cause is
 // then the record) and returns the events to publish: the event itself
 // unless the same event was published within the dedup window, plus a
@@ -449,6 +461,9 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 			}
 		}
 		return out
+	}
+	if objectless(ev) {
+		return append(out, ev) // whose repeat or change it is, nothing says
 	}
 	if !d.tracked(ev.Device, id, ev.Type) {
 		if d.untracked != nil {
@@ -549,6 +564,9 @@ func (d *detector) rememberLate(ev telemetry.Event, at, since time.Time) {
 }
 
 func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
+	if objectless(ev) {
+		return // observe kept no state of it either
+	}
 	at = d.rebootAt(&ev, at)
 	id := objectID(ev)
 	k := eventKey{ev.Device, id, ev.Type}

@@ -1107,3 +1107,33 @@ func (d *detector) settle(now time.Time) []telemetry.Event {
 	}
 	return out
 }
+
+// TestChangeOfNoObjectIsPassedOn: a state change that names no object (a
+// linkDown trap without its interface varbinds) is published every time,
+// as it is: two of them may be two interfaces, so they are neither one
+// object's repeats nor its flapping, and they leave named objects'
+// state alone.
+func TestChangeOfNoObjectIsPassedOn(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var got []string
+	for i := range 12 {
+		typ := []string{"interface_down", "interface_down", "interface_up", "bgp_peer_down", "ospf_neighbor_down", "bgp_peer_up"}[i%6]
+		ev := telemetry.Event{Type: typ, Device: "edge1", Time: t0.Add(time.Duration(i) * time.Second),
+			Cause: telemetry.Cause{Topic: "raw.traps", Offset: int64(i)}}
+		for _, e := range d.observe(ev, ev.Time) {
+			got = append(got, e.Type)
+			if e.ObjectID != "" {
+				t.Errorf("%s of no object has object id %q", e.Type, e.ObjectID)
+			}
+		}
+	}
+	if len(got) != 12 || slices.ContainsFunc(got, func(s string) bool { return strings.HasSuffix(s, "_flapping") }) {
+		t.Fatalf("12 changes of no object published as %q; want each once, no flapping", got)
+	}
+	named := telemetry.Event{Type: "interface_down", Device: "edge1", Object: "Gi0/1", Time: t0.Add(time.Minute),
+		Cause: telemetry.Cause{Topic: "raw.traps", Offset: 20}}
+	if evs := d.observe(named, named.Time); len(evs) != 1 {
+		t.Fatalf("a named interface's first down after unnamed ones: published %v", evs)
+	}
+}

@@ -372,7 +372,23 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		}
 	}
 	ev.Message = tr.TrapName + " trap"
+	if objectless(ev) {
+		ev.Message += " naming no " + objectNoun(ev.Type)
+	}
 	return ev, unnamed, true
+}
+
+// objectNoun is what an event of type typ is about, for a message.
+func objectNoun(typ string) string {
+	switch {
+	case strings.HasPrefix(typ, "interface_"):
+		return "interface"
+	case strings.HasPrefix(typ, "bgp_peer_"):
+		return "peer"
+	case strings.HasPrefix(typ, "ospf_neighbor_"):
+		return "neighbor"
+	}
+	return "object"
 }
 
 // device names the device a trap came from (see nameDevice), with its

@@ -506,3 +506,28 @@ func TestWarmupHoldsATrapOnce(t *testing.T) {
 		t.Fatalf("the trap is held %d times, want once", n)
 	}
 }
+
+// TestLinkTrapWithoutInterface: a linkDown without the varbinds RFC 2863
+// gives it (a trap built by hand, a broken agent) is an interface_down
+// of no object, saying so, and each one is published: two of them may
+// be two interfaces.
+func TestLinkTrapWithoutInterface(t *testing.T) {
+	bare := func(at time.Time) telemetry.Trap {
+		return telemetry.Trap{V: 1, Device: "192.0.2.1", Version: "2c", TrapOID: "1.3.6.1.6.3.1.1.5.3", TrapName: "linkDown",
+			SourceAddr: "192.0.2.1:50000", ReceivedAt: at}
+	}
+	t0 := time.Now()
+	var recs []broker.Record
+	for _, tr := range []telemetry.Trap{bare(t0), bare(t0.Add(time.Second))} {
+		v, _ := json.Marshal(&tr)
+		recs = append(recs, broker.Record{Key: []byte(tr.Device), Value: v})
+	}
+	b := pollsThen(t, nil, nil, telemetry.TopicRawTraps, recs, func(b broker.Broker, inv *Inventory, opts ...WorkerOption) runner {
+		return NewTrapWorker(b, inv, opts...)
+	})
+	got := eventsAs(t, b, func(ev telemetry.Event) string { return ev.Type + " " + ev.Object + " " + ev.Message })
+	want := []string{"interface_down  linkDown trap naming no interface", "interface_down  linkDown trap naming no interface"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
