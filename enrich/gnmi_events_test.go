@@ -154,3 +154,86 @@ func TestGNMIStateAcrossContainers(t *testing.T) {
 		}
 	}
 }
+
+// TestGNMIDeleteForgetsState: a deleted interface or BGP neighbor (a
+// port-channel or a peer removed from the config) leaves no state behind:
+// re-created later, its first state is a baseline, not a change from the
+// state it had before its delete (a new port-channel comes up DOWN, which
+// is no interface_down). A delete and an update of the same object in one
+// notification (a target replacing the container) are compared as ever.
+func TestGNMIDeleteForgetsState(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	path := func(s string) *gpb.Path {
+		p, err := gnmi.ParsePath(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	update := func(p, v string) *gpb.Update {
+		return &gpb.Update{Path: path(p), Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: v}}}
+	}
+	notif := func(dels []string, upds ...*gpb.Update) *gpb.Notification {
+		n := &gpb.Notification{Update: upds}
+		for _, d := range dels {
+			n.Delete = append(n.Delete, path(d))
+		}
+		return n
+	}
+	const (
+		eth1  = "/interfaces/interface[name=Ethernet1]"
+		eth2  = "/interfaces/interface[name=Ethernet2]"
+		eth3  = "/interfaces/interface[name=Ethernet3]"
+		vrf   = "/network-instances/network-instance[name=CUST-A]"
+		peer2 = vrf + "/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.2]"
+		peer3 = vrf + "/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.3]"
+	)
+	steps := []struct {
+		n    *gpb.Notification
+		want string
+	}{
+		{notif(nil, update(eth1+"/state/oper-status", "UP"), update(eth2+"/state/oper-status", "UP"), update(eth3+"/state/oper-status", "UP")), ""},
+		// Removed, and made again: it comes up DOWN, then UP.
+		{notif([]string{eth1}), ""},
+		{notif(nil, update(eth1+"/state/oper-status", "DOWN")), ""},
+		{notif(nil, update(eth1+"/state/oper-status", "UP")), "interface_up Ethernet1"},
+		// Replaced in one notification: a change all the same.
+		{notif([]string{eth2}, update(eth2+"/state/oper-status", "DOWN")), "interface_down Ethernet2"},
+		// Every interface deleted.
+		{notif([]string{"/interfaces"}), ""},
+		{notif(nil, update(eth3+"/state/oper-status", "LOWER_LAYER_DOWN")), ""},
+		// A BGP neighbor removed and configured again.
+		{notif(nil, update(peer2+"/state/session-state", "ESTABLISHED"), update(peer3+"/state/session-state", "ESTABLISHED")), ""},
+		{notif([]string{peer2}), ""},
+		{notif(nil, update(peer2+"/state/session-state", "IDLE")), ""},
+		{notif(nil, update(peer2+"/state/session-state", "ESTABLISHED")), "bgp_peer_up 10.0.0.2 vrf CUST-A"},
+		// The whole VRF.
+		{notif([]string{vrf}), ""},
+		{notif(nil, update(peer3+"/state/session-state", "ACTIVE")), ""},
+	}
+	for i, st := range steps {
+		st.n.Timestamp = t0.Add(time.Duration(i) * time.Second).UnixNano()
+		var got []string
+		for _, m := range gnmi.Flatten("spine1", st.n, t0) {
+			v, _, err := m.AppendJSON(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Value: v})
+			if !ok {
+				t.Fatalf("step %d: record not enriched: %s", i, v)
+			}
+			for _, ev := range evs {
+				got = append(got, ev.Type+" "+ev.Object)
+			}
+		}
+		switch {
+		case st.want == "" && len(got) > 0:
+			t.Errorf("step %d: events %q, want none", i, got)
+		case st.want != "" && (len(got) != 1 || got[0] != st.want):
+			t.Errorf("step %d: events %q, want %q", i, got, st.want)
+		}
+	}
+}

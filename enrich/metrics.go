@@ -428,7 +428,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 						event("device_unreachable", "")
 					}
 				}
-				w.state[key] = seen[stateSample]{stateSample{up, at}, w.rates.now}
+				w.state[key] = seen[stateSample]{stateSample{v: up, at: at}, w.rates.now}
 			}
 		}
 	case "interfaces_interface_state_counters": // OpenConfig over gNMI: the counters alone, most rows
@@ -472,7 +472,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 							event("interface_down", object)
 						}
 					}
-					w.state[key] = seen[stateSample]{stateSample{oper, at}, w.rates.now}
+					w.state[key] = seen[stateSample]{stateSample{v: oper, at: at}, w.rates.now}
 				}
 			}
 		}
@@ -486,6 +486,12 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		// state all the same.
 		key := stateKey{row: rowKey{target, "", object}, what: ch.family, object: ch.object}
 		if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
+			// Deleted since (see forgetDeleted), the object is new: its
+			// first state is a baseline. Unless it was deleted by this
+			// very notification (the same time), which replaced it.
+			if ok && !prev.v.deleted.IsZero() && !at.Equal(prev.v.deleted) {
+				ok = false
+			}
 			if ok && prev.v.v != ch.state {
 				if ch.state == stateUp {
 					event(ch.family+"_up", ch.object)
@@ -493,8 +499,11 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 					event(ch.family+"_down", ch.object)
 				}
 			}
-			w.state[key] = seen[stateSample]{stateSample{ch.state, at}, w.rates.now}
+			w.state[key] = seen[stateSample]{stateSample{v: ch.state, at: at}, w.rates.now}
 		}
+	}
+	if del, ok := openConfigDelete(p); ok {
+		w.forgetDeleted(target, object, del, at)
 	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.
@@ -544,6 +553,9 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 type stateSample struct {
 	v  int64
 	at time.Time
+	// deleted is when a gNMI delete removed the object since
+	// (openConfigDelete); zero if none did.
+	deleted time.Time
 }
 
 // newer reports whether a sample of time at is to be taken over the last
@@ -716,6 +728,102 @@ func openConfigState(p *telemetry.Point) (stateChange, bool) {
 		return ch, true
 	}
 	return stateChange{}, false
+}
+
+// stateDelete is what a gNMI delete removes of the states openConfigState
+// reads: one object of a family, or every one (of one network instance,
+// for BGP sessions).
+type stateDelete struct {
+	family   string // "interface" or "bgp_peer"
+	object   string // the interface or the session (sessionObject); "" every one
+	instance string // for every bgp_peer of one network instance
+	// byInstance: only the sessions of instance.
+	byInstance bool
+}
+
+// bgpStatePath is an OpenConfig BGP session state's path as a measurement
+// names it (what openConfigState reads is under it).
+const bgpStatePath = "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor_state_session_state"
+
+// openConfigDelete reads a gNMI delete (the single field deleted=true,
+// collectors/gnmi) of a path at or above an interface's oper-status or a
+// BGP session's state: a port-channel or a peer removed from the config,
+// a network instance removed. False for any other record.
+func openConfigDelete(p *telemetry.Point) (stateDelete, bool) {
+	if len(p.Fields) != 1 || p.Fields[0].Key != "deleted" || p.Fields[0].Kind != telemetry.FieldBool || !p.Fields[0].Bool() {
+		return stateDelete{}, false
+	}
+	m := p.Measurement
+	switch m {
+	case "interfaces", "interfaces_interface", "interfaces_interface_state", "interfaces_interface_state_oper_status":
+		name, _ := p.Tag("name")
+		return stateDelete{family: "interface", object: name}, true
+	}
+	// At or above a neighbor's session-state: a prefix of the OpenConfig
+	// path, or its bgp part under another root (openConfigState takes
+	// any measurement ending in bgp_neighbors_neighbor_state).
+	under := strings.HasPrefix(bgpStatePath, m) && (len(m) == len(bgpStatePath) || bgpStatePath[len(m)] == '_')
+	if !under {
+		for _, s := range [...]string{"_bgp", "_bgp_neighbors", "_bgp_neighbors_neighbor", "_bgp_neighbors_neighbor_state", "_bgp_neighbors_neighbor_state_session_state"} {
+			if strings.HasSuffix("_"+m, s) {
+				under = true
+				break
+			}
+		}
+	}
+	if !under {
+		return stateDelete{}, false
+	}
+	if id, ok := p.Tag("identifier"); ok {
+		// A protocol deleted: BGP's only.
+		if i := strings.LastIndexByte(id, ':'); i >= 0 {
+			id = id[i+1:]
+		}
+		if !strings.EqualFold(id, "BGP") {
+			return stateDelete{}, false
+		}
+	}
+	addr, _ := p.Tag("neighbor-address")
+	instance, byInstance := p.Tag("name") // the network-instance's
+	if addr != "" {
+		return stateDelete{family: "bgp_peer", object: sessionObject(addr, instance)}, true
+	}
+	return stateDelete{family: "bgp_peer", instance: instance, byInstance: byInstance}, true
+}
+
+// forgetDeleted marks the states of target that del removed at at as
+// deleted: the object's next state is a baseline, not a change (see
+// enrich). rowObject is the delete's row object, as enrich keys the
+// states of the rows below it. A delete older than a state's last sample
+// leaves it.
+func (w *MetricsWorker) forgetDeleted(target, rowObject string, del stateDelete, at time.Time) {
+	mark := func(key stateKey) {
+		if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
+			// The state's own time stays: a target may stamp its
+			// deletes by another clock than its updates.
+			prev.v.deleted, prev.seen = at, w.rates.now
+			w.state[key] = prev
+		}
+	}
+	if del.object != "" {
+		mark(stateKey{row: rowKey{target, "", rowObject}, what: del.family, object: del.object})
+		return
+	}
+	for key := range w.state {
+		if key.row.device != target || key.row.measurement != "" || key.what != del.family {
+			continue
+		}
+		if del.byInstance && key.object != sessionObject(sessionNeighbor(key.object), del.instance) {
+			continue
+		}
+		mark(key)
+	}
+}
+
+// sessionNeighbor is the neighbor of a sessionObject.
+func sessionNeighbor(object string) string {
+	neighbor, _, _ := strings.Cut(object, vrfSep)
+	return neighbor
 }
 
 // openConfigLeaf is the first of the string fields names that p has, in
