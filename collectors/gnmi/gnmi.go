@@ -1077,6 +1077,12 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 				return fmt.Errorf("gnmi %s: %s: %w (%s does not resolve: %v)", t.cfg.Name, call, err, hostOf(t.cfg.Address), lerr)
 			}
 		}
+		if !t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "first record does not look like a TLS handshake") {
+			// The target answered the TLS handshake in something else:
+			// plaintext gRPC, as labs and simulators serve it.
+			return fmt.Errorf("gnmi %s: %s: %w (%s does not speak TLS: a target serving plaintext gRPC needs insecure: true)",
+				t.cfg.Name, call, err, t.cfg.Address)
+		}
 		if t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "server preface") && servesTLS(ctx, t.cfg.Address) {
 			// A TLS server closes on the plaintext HTTP/2 preface; so
 			// do a proxy whose backend is down and a target over its

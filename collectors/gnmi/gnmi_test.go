@@ -312,6 +312,21 @@ func TestInsecureAgainstTLS(t *testing.T) {
 	}
 }
 
+// TestTLSAgainstPlaintext: TLS (the default) against a plaintext target
+// failed with crypto/tls's "first record does not look like a TLS
+// handshake" alone; the error now names the setting a lab target needs.
+func TestTLSAgainstPlaintext(t *testing.T) {
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{})
+	tgt := simTarget("tls", addr, sub(countersPath, "stream", "sample", time.Second))
+	tgt.Insecure = false
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{tgt}})
+	waitFor(t, 10*time.Second, "the TLS target to fail", func() bool { return r.c.Status()[0].LastError != nil })
+	err := r.c.Status()[0].LastError
+	if !strings.Contains(err.Error(), "insecure: true") || !strings.Contains(err.Error(), "plaintext") {
+		t.Errorf("error %q does not point at insecure: true for a plaintext target", err)
+	}
+}
+
 // TestInsecureAgainstAClosingPlaintextTarget: the same "error reading
 // server preface" comes from a plaintext address that reads the preface
 // and closes (a TCP proxy whose backend is down, a target over its
