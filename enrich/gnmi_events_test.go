@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -234,6 +235,54 @@ func TestGNMIDeleteForgetsState(t *testing.T) {
 			t.Errorf("step %d: events %q, want none", i, got)
 		case st.want != "" && (len(got) != 1 || got[0] != st.want):
 			t.Errorf("step %d: events %q, want %q", i, got, st.want)
+		}
+	}
+}
+
+// TestGNMIDeleteRemovesInterfaceView: a gNMI delete of an interface (or
+// of its state, or of every interface) gives a delete of its
+// source-independent "interface" record as well, which sinks that keep
+// series (Prometheus) drop at once: else a removed port-channel would
+// show up, with its last rates, until stale. A leaf's delete does not.
+func TestGNMIDeleteRemovesInterfaceView(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	const one = `"measurement":"interface","device":"mx1","tags":{"interface":"Port-Channel5","role":"core",`
+	const all = `"measurement":"interface","device":"mx1","tags":{"role":"core",`
+	for _, tc := range []struct{ path, want string }{
+		{"/interfaces/interface[name=Port-Channel5]", one},
+		{"/interfaces/interface[name=Port-Channel5]/state", one},
+		{"/interfaces", all},
+		{"/interfaces/interface[name=Port-Channel5]/state/counters/in-octets", ""},
+		{"/interfaces/interface[name=Port-Channel5]/config/description", ""},
+	} {
+		p, err := gnmi.ParsePath(tc.path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range gnmi.Flatten("mx1", &gpb.Notification{Timestamp: t0.UnixNano(), Delete: []*gpb.Path{p}}, t0) {
+			v, _, err := m.AppendJSON(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Value: v}); !ok {
+				t.Fatalf("%s: record not enriched: %s", tc.path, v)
+			}
+			var got string
+			if w.interfaceView(&w.row, &w.view) {
+				b, err := w.view.AppendJSON(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = string(b)
+			}
+			switch {
+			case tc.want == "" && got != "":
+				t.Errorf("delete of %s: view %s, want none", tc.path, got)
+			case tc.want != "" && (!strings.Contains(got, tc.want) || !strings.Contains(got, `"fields":{"deleted":true}`)):
+				t.Errorf("delete of %s: view %s, want one with %s", tc.path, got, tc.want)
+			}
 		}
 	}
 }

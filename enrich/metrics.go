@@ -1055,6 +1055,12 @@ var viewDroppedTags = map[string]bool{"ifName": true, "ifDescr": true, "ifIndex"
 // interfaceView makes v the source-independent "interface" record of an
 // enriched SNMP or gNMI interface row p; false for other rows.
 func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
+	if len(p.Fields) == 1 {
+		if object, ok := viewDeleted(p); ok {
+			deleteView(p, v, object)
+			return true
+		}
+	}
 	object, ok := viewObject(p)
 	if !ok {
 		return false
@@ -1090,6 +1096,40 @@ func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 	*v = telemetry.Point{V: telemetry.Version, Measurement: "interface", Device: p.Device, Tags: tags, Fields: fields,
 		Counters: v.Counters[:0], Time: p.Time, ReceivedAt: p.ReceivedAt, Source: "enrich"}
 	return true
+}
+
+// viewDeleted reports whether p is a gNMI delete of an interface, of its
+// state or of every interface (object ""): what its "interface" record
+// shows is gone. A leaf's or a counters container's delete is not: the
+// record's other fields stay.
+func viewDeleted(p *telemetry.Point) (object string, ok bool) {
+	switch p.Measurement {
+	case "interfaces", "interfaces_interface", "interfaces_interface_state":
+	default:
+		return "", false
+	}
+	del, ok := openConfigDelete(p)
+	return del.object, ok && del.family == "interface"
+}
+
+// deleteView makes v the delete of the "interface" record of object
+// (every one of the device, for ""), from the delete row p: deleted=true,
+// as the gNMI collector publishes a delete, with the view's tags but no
+// path. Rare: not planned as interfaceView's rows are.
+func deleteView(p, v *telemetry.Point, object string) {
+	tags := v.Tags[:0]
+	for _, t := range p.Tags {
+		if !viewDroppedTags[t.Key] && t.Key != "interface" {
+			tags = append(tags, t)
+		}
+	}
+	if object != "" {
+		at, _ := slices.BinarySearchFunc(tags, "interface", func(t telemetry.Tag, k string) int { return strings.Compare(t.Key, k) })
+		tags = slices.Insert(tags, at, telemetry.Tag{Key: "interface", Value: object})
+	}
+	fields := append(v.Fields[:0], telemetry.BoolField("deleted", true))
+	*v = telemetry.Point{V: telemetry.Version, Measurement: "interface", Device: p.Device, Tags: tags, Fields: fields,
+		Counters: v.Counters[:0], Time: p.Time, ReceivedAt: p.ReceivedAt, Source: "enrich"}
 }
 
 // viewObject is the interface an interface row p is about (possibly

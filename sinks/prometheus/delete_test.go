@@ -2,6 +2,7 @@ package prometheus_test
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	gnmic "github.com/weirnet/weir/collectors/gnmi"
 	promsink "github.com/weirnet/weir/sinks/prometheus"
+	"github.com/weirnet/weir/telemetry"
 )
 
 func deleteIface(more ...string) *gpb.Path {
@@ -65,5 +67,54 @@ func TestLeafDeleteDropsItsSeries(t *testing.T) {
 	}
 	if out := expose(t, c); strings.Contains(out, "in_octets") || !strings.Contains(out, "out_octets") {
 		t.Errorf("after the delete of leaf in-octets: want out_octets only:\n%s", out)
+	}
+}
+
+// TestDeleteOfAnInterfaceRecord: enrich's delete of a source-independent
+// "interface" record (a gNMI delete of the interface: no path, the
+// interface tag, or none for every interface) drops that interface's
+// interface_* series of the device at once, and nothing else: not its
+// other interfaces' unless it names none, not another device's, not
+// other measurements' series with the same labels.
+func TestDeleteOfAnInterfaceRecord(t *testing.T) {
+	now := time.Now()
+	view := func(device, iface string, fields map[string]any) telemetry.Metric {
+		tags := map[string]string{"role": "core"}
+		if iface != "" {
+			tags["interface"] = iface
+		}
+		return telemetry.Metric{V: 1, Measurement: "interface", Device: device, Tags: tags, Fields: fields, Time: now, ReceivedAt: now, Source: "enrich"}
+	}
+	up := map[string]any{"oper_up": true, "in_octets_rate": 1.5}
+	deleted := map[string]any{"deleted": true}
+	for _, tc := range []struct {
+		name string
+		del  telemetry.Metric
+		want []string
+	}{
+		{"one", view("mx1", "Po5", deleted), []string{`interface_oper_up{device="mx1",interface="Po6"`, `interface_oper_up{device="mx2",interface="Po5"`, `other_oper_up{device="mx1",interface="Po5"`}},
+		{"every", view("mx1", "", deleted), []string{`interface_oper_up{device="mx2",interface="Po5"`, `other_oper_up{device="mx1",interface="Po5"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := promsink.NewCollector("", 5*time.Minute, func() time.Time { return now })
+			other := view("mx1", "Po5", up)
+			other.Measurement = "other"
+			for _, m := range []telemetry.Metric{view("mx1", "Po5", up), view("mx1", "Po6", up), view("mx2", "Po5", up), other, tc.del} {
+				c.Update(&m)
+			}
+			var got []string
+			for _, line := range strings.Split(expose(t, c), "\n") {
+				if strings.Contains(line, "oper_up{") {
+					got = append(got, line[:strings.Index(line, ",role")])
+				}
+			}
+			slices.Sort(got) // the exposition's order of a family's series is its own
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("after the delete: oper_up series %q, want %q", got, tc.want)
+			}
+			if out := expose(t, c); strings.Contains(out, "deleted") {
+				t.Errorf("the delete is served as a value:\n%s", out)
+			}
+		})
 	}
 }

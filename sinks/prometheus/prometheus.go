@@ -392,8 +392,12 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 		}
 		return nil
 	}
-	if path, ok := deletedPath(p); ok {
-		c.deletePath(p, path)
+	if path, deleted := deletedPath(p); deleted {
+		if path != "" {
+			c.deletePath(p, path)
+		} else {
+			c.deleteMatching(p)
+		}
 		return nil
 	}
 	labels := c.labeler.labels(p)
@@ -463,8 +467,10 @@ func (c *Collector) refuse(p *telemetry.Point, now time.Time) {
 	}
 }
 
-// deletedPath is the path of a gNMI delete: a point with the single field
-// deleted=true and a path tag (collectors/gnmi).
+// deletedPath reports whether p is a delete, a point with the single
+// field deleted=true, and the path it names: a gNMI delete's
+// (collectors/gnmi), or "" for enrich's delete (source "enrich") of the
+// "interface" records of an interface the target removed.
 func deletedPath(p *telemetry.Point) (string, bool) {
 	if len(p.Fields) != 1 || p.Fields[0].Key != "deleted" {
 		return "", false
@@ -472,7 +478,45 @@ func deletedPath(p *telemetry.Point) (string, bool) {
 	if f := &p.Fields[0]; f.Kind != telemetry.FieldBool || !f.Bool() {
 		return "", false
 	}
-	return p.Tag("path")
+	path, _ := p.Tag("path")
+	// Any other producer's lone field "deleted" is a value like any.
+	return path, path != "" || p.Source == "enrich"
+}
+
+// deleteMatching drops the series of p's measurement whose labels include
+// all of p's (its device and tags; enrich's delete of an interface's
+// records names the interface, or no interface for every one).
+func (c *Collector) deleteMatching(p *telemetry.Point) {
+	var fams []*family
+	for k, f := range c.byName {
+		if k.measurement == p.Measurement {
+			fams = append(fams, f)
+		}
+	}
+	if len(fams) == 0 {
+		return
+	}
+	want := c.labeler.labels(p)
+	for _, set := range c.sets {
+		if hasLabels(set.labels, want) {
+			c.dropFields(set, fams)
+		}
+	}
+}
+
+// hasLabels reports whether labels, sorted by name, include every one of
+// want, sorted likewise.
+func hasLabels(labels, want []label) bool {
+	i := 0
+	for _, w := range want {
+		for i < len(labels) && labels[i].name < w.name {
+			i++
+		}
+		if i == len(labels) || labels[i] != w {
+			return false
+		}
+	}
+	return true
 }
 
 // deletePath drops the series of p's device at path and below it: the
