@@ -64,7 +64,9 @@ type inventoryIndex struct {
 	byLabel map[string]*Device
 	byAddr  map[netip.Addr]*Device
 	ranges  prefixTable // CIDR entries
-	modTime time.Time
+	// file is the version of the file read (nil: none), which the watch
+	// compares the file with.
+	file os.FileInfo
 	// warnings name the entries another one hides (the same name,
 	// address or CIDR twice), logged when the file is loaded.
 	warnings []string
@@ -127,7 +129,7 @@ func (inv *Inventory) Reload() error {
 	if err != nil {
 		return err
 	}
-	idx.modTime = st.ModTime()
+	idx.file = st
 	inv.idx.Store(idx)
 	for _, w := range idx.warnings {
 		inv.logger.Warn("inventory: "+w, slog.String("file", inv.path))
@@ -529,15 +531,13 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	// The version of the file that did not load (time and size), so it
-	// is reported once, not at every check.
-	var failedTime time.Time
-	failedSize := int64(-1)
+	// The version of the file that did not load, so it is reported once,
+	// not at every check.
+	var failed os.FileInfo
 	// The version seen at the last check: a file is read once it has not
 	// changed for a whole interval, so one an editor or a script is still
 	// writing is not loaded half written (which can parse, shorter).
-	var seenTime time.Time
-	seenSize := int64(-1)
+	var seen os.FileInfo
 	// A file that cannot be read (removed, say) is reported once, until
 	// it can be again.
 	var statErr error
@@ -558,14 +558,14 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
 				statErr = nil
 			}
-			if st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failedTime) && st.Size() == failedSize {
+			if sameVersion(st, inv.idx.Load().file) || sameVersion(st, failed) {
 				continue
 			}
-			if !st.ModTime().Equal(seenTime) || st.Size() != seenSize {
-				seenTime, seenSize = st.ModTime(), st.Size()
+			if !sameVersion(st, seen) {
+				seen = st
 				continue
 			}
-			failedTime, failedSize = st.ModTime(), st.Size()
+			failed = st
 		}
 		if err := inv.Reload(); err != nil {
 			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
@@ -573,6 +573,16 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			inv.logger.Info("inventory reloaded", slog.String("file", inv.path))
 		}
 	}
+}
+
+// sameVersion says whether a and b (nil: none) are one version of the
+// file: the same file (a symlink switched to another, or a file renamed
+// over it, is another, whatever its time: NixOS gives every file of its
+// store the time 1, cp -p and rsync -t keep the source's), of the same
+// modification time and size. A file written in place within its
+// time's resolution, to the same size, is only read by Reload.
+func sameVersion(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
 // entryName is how a warning names an inventory entry.
