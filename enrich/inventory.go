@@ -538,36 +538,50 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	// changed for a whole interval, so one an editor or a script is still
 	// writing is not loaded half written (which can parse, shorter).
 	var seen os.FileInfo
-	// A file that cannot be read (removed, say) is reported once, until
-	// it can be again.
-	var statErr error
+	// A file that cannot be read (removed, or of a mode weir may not
+	// read) is reported once, until it can be again, and tried at every
+	// check: a chmod changes no version.
+	var unreadable bool
+	report := func(err error) {
+		if !unreadable {
+			inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
+		}
+		unreadable = true
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			st, err := os.Stat(inv.path)
-			if err != nil {
-				if statErr == nil {
-					inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
-				}
-				statErr = err
-				continue
-			}
-			if statErr != nil {
-				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
-				statErr = nil
-			}
-			if sameVersion(st, inv.idx.Load().file) || sameVersion(st, failed) {
-				continue
-			}
-			if !sameVersion(st, seen) {
-				seen = st
-				continue
-			}
-			failed = st
 		}
-		if err := inv.Reload(); err != nil {
+		st, err := os.Stat(inv.path)
+		if err != nil {
+			report(err)
+			continue
+		}
+		if sameVersion(st, inv.idx.Load().file) || sameVersion(st, failed) {
+			if unreadable {
+				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
+				unreadable = false
+			}
+			continue
+		}
+		if !sameVersion(st, seen) {
+			seen = st
+			continue
+		}
+		err = inv.Reload()
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) { // not read: removed since, or not readable
+			report(err)
+			continue
+		}
+		if unreadable {
+			inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
+			unreadable = false
+		}
+		if err != nil {
+			failed = st
 			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
 		} else {
 			inv.logger.Info("inventory reloaded", slog.String("file", inv.path))

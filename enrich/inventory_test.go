@@ -683,3 +683,53 @@ func TestInventoryWatchSeesAFileOfTheSameTime(t *testing.T) {
 	}
 	waitSite("par1")
 }
+
+// TestInventoryWatchRetriesAnUnreadableFile: a file weir may not read (a
+// new version installed 0600 by root, weir running as its own user) was
+// remembered as a version that failed, so once its mode was fixed
+// (chmod 644: the same time, size and file) the watch never read it,
+// until the next edit or a SIGHUP. A file that cannot be read is tried
+// again at every check, and reported once.
+func TestInventoryWatchRetriesAnUnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a file of mode 0")
+	}
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: fra1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "permission denied"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("an unreadable file not reported:\n%s", logs.String())
+		}
+	}
+	if got := siteOf(inv, "edge1"); got != "ams1" {
+		t.Fatalf("site %q while the file cannot be read, want the previous ams1", got)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); siteOf(inv, "edge1") != "fra1"; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("site %q after the file's mode was fixed, want fra1:\n%s", siteOf(inv, "edge1"), logs.String())
+		}
+	}
+	if n := strings.Count(logs.String(), "permission denied"); n != 1 {
+		t.Fatalf("an unreadable file was reported %d times, want once:\n%s", n, logs.String())
+	}
+}
