@@ -79,6 +79,22 @@ type Inventory struct {
 	path   string
 	idx    atomic.Pointer[inventoryIndex]
 	logger *slog.Logger
+	// observe is told the outcome of each reload the watch reports and
+	// of each Reload (nil: none).
+	observe func(error)
+}
+
+// Observe has f told the outcome of each reload (nil: the file loaded):
+// of each Reload (SIGHUP), and of each the watch reports, once per
+// version of the file that does not load and once while it cannot be
+// read. Call it before Watch starts.
+func (inv *Inventory) Observe(f func(error)) { inv.observe = f }
+
+// observed tells the observer, if any, of a reload's outcome.
+func (inv *Inventory) observed(err error) {
+	if inv.observe != nil {
+		inv.observe(err)
+	}
 }
 
 // LoadInventory reads the file at path; an empty path gives an empty
@@ -108,6 +124,13 @@ func ParseInventory(data []byte) (*Inventory, error) {
 
 // Reload reads the file again; on error the previous inventory stays.
 func (inv *Inventory) Reload() error {
+	err := inv.reload()
+	inv.observed(err)
+	return err
+}
+
+// reload is Reload untold to the observer.
+func (inv *Inventory) reload() error {
 	st, err := os.Stat(inv.path)
 	if err != nil {
 		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(inv.path) && wdErr == nil {
@@ -545,6 +568,7 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	report := func(err error) {
 		if !unreadable {
 			inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
+			inv.observed(err)
 		}
 		unreadable = true
 	}
@@ -570,7 +594,7 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			seen = st
 			continue
 		}
-		err = inv.Reload()
+		err = inv.reload()
 		var pathErr *fs.PathError
 		if errors.As(err, &pathErr) { // not read: removed since, or not readable
 			report(err)
@@ -586,6 +610,7 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 		} else {
 			inv.logger.Info("inventory reloaded", slog.String("file", inv.path))
 		}
+		inv.observed(err)
 	}
 }
 

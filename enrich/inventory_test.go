@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -732,4 +733,72 @@ func TestInventoryWatchRetriesAnUnreadableFile(t *testing.T) {
 	if n := strings.Count(logs.String(), "permission denied"); n != 1 {
 		t.Fatalf("an unreadable file was reported %d times, want once:\n%s", n, logs.String())
 	}
+}
+
+// TestInventoryObserveReloads: a file the watch could not load was only
+// logged, so /metrics said nothing of an inventory saved broken (the
+// config reload metrics count SIGHUP alone). The observer is told each
+// outcome the watch reports (once per broken version, once while the
+// file is gone) and each Reload's.
+func TestInventoryObserveReloads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	write := func(content string, at int) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Now().Add(time.Duration(at) * time.Second)
+		os.Chtimes(path, when, when)
+	}
+	write("devices:\n  - {name: edge1, site: ams1}\n", 1)
+	inv, err := LoadInventory(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var outcomes []string
+	inv.Observe(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			outcomes = append(outcomes, "failure")
+		} else {
+			outcomes = append(outcomes, "success")
+		}
+	})
+	waitOutcomes := func(want ...string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			got := slices.Clone(outcomes)
+			mu.Unlock()
+			if slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("outcomes %v, want %v", got, want)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	write("devices: [unterminated\n", 2)
+	waitOutcomes("failure")
+	write("devices:\n  - {name: edge1, site: fra1}\n", 3)
+	waitOutcomes("failure", "success")
+	os.Remove(path)
+	waitOutcomes("failure", "success", "failure")
+	if err := inv.Reload(); err == nil {
+		t.Fatal("Reload of a removed file: no error")
+	}
+	waitOutcomes("failure", "success", "failure", "failure")
+	write("devices:\n  - {name: edge1, site: lon1}\n", 4)
+	waitOutcomes("failure", "success", "failure", "failure", "success")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure", "success", "failure", "failure", "success", "success")
 }
