@@ -64,7 +64,9 @@ type inventoryIndex struct {
 	byLabel map[string]*Device
 	byAddr  map[netip.Addr]*Device
 	ranges  prefixTable // CIDR entries
-	modTime time.Time
+	// file is the version of the file read (nil: none), which the watch
+	// compares the file with.
+	file os.FileInfo
 	// warnings name the entries another one hides (the same name,
 	// address or CIDR twice), logged when the file is loaded.
 	warnings []string
@@ -77,6 +79,22 @@ type Inventory struct {
 	path   string
 	idx    atomic.Pointer[inventoryIndex]
 	logger *slog.Logger
+	// observe is told the outcome of each reload the watch reports and
+	// of each Reload (nil: none).
+	observe func(error)
+}
+
+// Observe has f told the outcome of each reload (nil: the file loaded):
+// of each Reload (SIGHUP), and of each the watch reports, once per
+// version of the file that does not load and once while it cannot be
+// read. Call it before Watch starts.
+func (inv *Inventory) Observe(f func(error)) { inv.observe = f }
+
+// observed tells the observer, if any, of a reload's outcome.
+func (inv *Inventory) observed(err error) {
+	if inv.observe != nil {
+		inv.observe(err)
+	}
 }
 
 // LoadInventory reads the file at path; an empty path gives an empty
@@ -106,6 +124,13 @@ func ParseInventory(data []byte) (*Inventory, error) {
 
 // Reload reads the file again; on error the previous inventory stays.
 func (inv *Inventory) Reload() error {
+	err := inv.reload()
+	inv.observed(err)
+	return err
+}
+
+// reload is Reload untold to the observer.
+func (inv *Inventory) reload() error {
 	st, err := os.Stat(inv.path)
 	if err != nil {
 		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(inv.path) && wdErr == nil {
@@ -127,7 +152,7 @@ func (inv *Inventory) Reload() error {
 	if err != nil {
 		return err
 	}
-	idx.modTime = st.ModTime()
+	idx.file = st
 	inv.idx.Store(idx)
 	for _, w := range idx.warnings {
 		inv.logger.Warn("inventory: "+w, slog.String("file", inv.path))
@@ -529,50 +554,74 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	// The version of the file that did not load (time and size), so it
-	// is reported once, not at every check.
-	var failedTime time.Time
-	failedSize := int64(-1)
+	// The version of the file that did not load, so it is reported once,
+	// not at every check.
+	var failed os.FileInfo
 	// The version seen at the last check: a file is read once it has not
 	// changed for a whole interval, so one an editor or a script is still
 	// writing is not loaded half written (which can parse, shorter).
-	var seenTime time.Time
-	seenSize := int64(-1)
-	// A file that cannot be read (removed, say) is reported once, until
-	// it can be again.
-	var statErr error
+	var seen os.FileInfo
+	// A file that cannot be read (removed, or of a mode weir may not
+	// read) is reported once, until it can be again, and tried at every
+	// check: a chmod changes no version.
+	var unreadable bool
+	report := func(err error) {
+		if !unreadable {
+			inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
+			inv.observed(err)
+		}
+		unreadable = true
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			st, err := os.Stat(inv.path)
-			if err != nil {
-				if statErr == nil {
-					inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
-				}
-				statErr = err
-				continue
-			}
-			if statErr != nil {
-				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
-				statErr = nil
-			}
-			if st.ModTime().Equal(inv.idx.Load().modTime) || st.ModTime().Equal(failedTime) && st.Size() == failedSize {
-				continue
-			}
-			if !st.ModTime().Equal(seenTime) || st.Size() != seenSize {
-				seenTime, seenSize = st.ModTime(), st.Size()
-				continue
-			}
-			failedTime, failedSize = st.ModTime(), st.Size()
 		}
-		if err := inv.Reload(); err != nil {
+		st, err := os.Stat(inv.path)
+		if err != nil {
+			report(err)
+			continue
+		}
+		if sameVersion(st, inv.idx.Load().file) || sameVersion(st, failed) {
+			if unreadable {
+				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
+				unreadable = false
+			}
+			continue
+		}
+		if !sameVersion(st, seen) {
+			seen = st
+			continue
+		}
+		err = inv.reload()
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) { // not read: removed since, or not readable
+			report(err)
+			continue
+		}
+		if unreadable {
+			inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
+			unreadable = false
+		}
+		if err != nil {
+			failed = st
 			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
 		} else {
 			inv.logger.Info("inventory reloaded", slog.String("file", inv.path))
 		}
+		inv.observed(err)
 	}
+}
+
+// sameVersion says whether a and b (nil: none) are one version of the
+// file: the same file (a symlink switched to another, or a file renamed
+// over it, is another, whatever its time: NixOS gives every file of its
+// store the time 1, cp -p and rsync -t keep the source's), of the same
+// modification time and size. A file written in place within its
+// time's resolution, to the same size, is only read by Reload.
+func sameVersion(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
 // entryName is how a warning names an inventory entry.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +54,8 @@ func siteOf(inv *Inventory, name string) string {
 
 // TestInventoryWatch: a changed file is reloaded; a file that no longer
 // parses keeps the previous inventory (and is reported once); Reload
-// (what SIGHUP calls) reads even a file whose time did not change.
+// (what SIGHUP calls) reads even a file whose time and size did not
+// change.
 func TestInventoryWatch(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "inventory.yaml")
 	write := func(site string, keepTime bool) {
@@ -101,15 +103,15 @@ func TestInventoryWatch(t *testing.T) {
 
 	write("lon1x", false)
 	waitSite("lon1x")
-	write("par1xy", true) // same modification time: only Reload (SIGHUP) tells
+	write("par1x", true) // in place, the same time and size: only Reload (SIGHUP) tells
 	time.Sleep(100 * time.Millisecond)
 	if got := siteOf(inv, "edge1"); got != "lon1x" {
-		t.Fatalf("reloaded without a change of time: %q", got)
+		t.Fatalf("reloaded without a change of time or size: %q", got)
 	}
 	if err := inv.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if got := siteOf(inv, "edge1"); got != "par1xy" {
+	if got := siteOf(inv, "edge1"); got != "par1x" {
 		t.Fatalf("after Reload: %q", got)
 	}
 
@@ -119,8 +121,8 @@ func TestInventoryWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if got := siteOf(inv, "edge1"); got != "par1xy" {
-		t.Fatalf("after the file was removed: site %q, want the previous par1xy", got)
+	if got := siteOf(inv, "edge1"); got != "par1x" {
+		t.Fatalf("after the file was removed: site %q, want the previous par1x", got)
 	}
 	if n := strings.Count(logs.String(), "inventory file unreadable"); n != 1 {
 		t.Fatalf("a removed file was reported %d times, want once:\n%s", n, logs.String())
@@ -602,4 +604,201 @@ func TestInventorySecondDocumentRefused(t *testing.T) {
 	if _, err := parseInventory([]byte("---\ndevices:\n  - {name: a, address: 192.0.2.1}\n---\n"), "inv.yaml"); err != nil {
 		t.Errorf("a leading and a trailing ---: %v", err)
 	}
+}
+
+// TestInventoryWatchSeesAFileOfTheSameTime: a new version of the file
+// with the modification time of the one loaded (a symlink switched to
+// another file, as NixOS does with its store's files, all of time 1; a
+// file renamed over it with its time kept, by cp -p, rsync -t or tar)
+// was never reloaded by the watch, only by SIGHUP: it compared times
+// alone. A file is another version when its time, its size or the file
+// itself differ; a broken one is still reported once.
+func TestInventoryWatchSeesAFileOfTheSameTime(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "inventory.yaml")
+	stamp := time.Unix(1, 0)
+	version := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, stamp, stamp); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	point := func(target string) { // as ln -sfn does: a new link renamed over the old
+		t.Helper()
+		tmp := path + ".tmp"
+		os.Remove(tmp)
+		if err := os.Symlink(target, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	point(version("a.yaml", "devices:\n  - {name: edge1, site: ams1}\n"))
+	var logs syncbuf.Buffer
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitSite := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); siteOf(inv, "edge1") != want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("site %q, want %q", siteOf(inv, "edge1"), want)
+			}
+		}
+	}
+	// The same size and time: another file.
+	point(version("b.yaml", "devices:\n  - {name: edge1, site: fra1}\n"))
+	waitSite("fra1")
+
+	// A broken one of the same time, then a good one of the same time
+	// and size as the broken one: the broken one is reported once, and
+	// the good one read.
+	point(version("c.yaml", "devices:\n  - {name: edge1, site: lon1 \n"))
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "inventory reload failed"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a broken file not reported:\n%s", logs.String())
+		}
+	}
+	point(version("d.yaml", "devices:\n  - {name: edge1, site: lon1}\n"))
+	waitSite("lon1")
+	if n := strings.Count(logs.String(), "inventory reload failed"); n != 1 {
+		t.Fatalf("a broken file was reported %d times, want once:\n%s", n, logs.String())
+	}
+
+	// A file of the same time renamed over it (its time kept).
+	tmp := version("e.yaml", "devices:\n  - {name: edge1, site: par1}\n")
+	os.Remove(path)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	waitSite("par1")
+}
+
+// TestInventoryWatchRetriesAnUnreadableFile: a file weir may not read (a
+// new version installed 0600 by root, weir running as its own user) was
+// remembered as a version that failed, so once its mode was fixed
+// (chmod 644: the same time, size and file) the watch never read it,
+// until the next edit or a SIGHUP. A file that cannot be read is tried
+// again at every check, and reported once.
+func TestInventoryWatchRetriesAnUnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a file of mode 0")
+	}
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: fra1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "permission denied"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("an unreadable file not reported:\n%s", logs.String())
+		}
+	}
+	if got := siteOf(inv, "edge1"); got != "ams1" {
+		t.Fatalf("site %q while the file cannot be read, want the previous ams1", got)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); siteOf(inv, "edge1") != "fra1"; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("site %q after the file's mode was fixed, want fra1:\n%s", siteOf(inv, "edge1"), logs.String())
+		}
+	}
+	if n := strings.Count(logs.String(), "permission denied"); n != 1 {
+		t.Fatalf("an unreadable file was reported %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// TestInventoryObserveReloads: a file the watch could not load was only
+// logged, so /metrics said nothing of an inventory saved broken (the
+// config reload metrics count SIGHUP alone). The observer is told each
+// outcome the watch reports (once per broken version, once while the
+// file is gone) and each Reload's.
+func TestInventoryObserveReloads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	write := func(content string, at int) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Now().Add(time.Duration(at) * time.Second)
+		os.Chtimes(path, when, when)
+	}
+	write("devices:\n  - {name: edge1, site: ams1}\n", 1)
+	inv, err := LoadInventory(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var outcomes []string
+	inv.Observe(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			outcomes = append(outcomes, "failure")
+		} else {
+			outcomes = append(outcomes, "success")
+		}
+	})
+	waitOutcomes := func(want ...string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			got := slices.Clone(outcomes)
+			mu.Unlock()
+			if slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("outcomes %v, want %v", got, want)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	write("devices: [unterminated\n", 2)
+	waitOutcomes("failure")
+	write("devices:\n  - {name: edge1, site: fra1}\n", 3)
+	waitOutcomes("failure", "success")
+	os.Remove(path)
+	waitOutcomes("failure", "success", "failure")
+	if err := inv.Reload(); err == nil {
+		t.Fatal("Reload of a removed file: no error")
+	}
+	waitOutcomes("failure", "success", "failure", "failure")
+	write("devices:\n  - {name: edge1, site: lon1}\n", 4)
+	waitOutcomes("failure", "success", "failure", "failure", "success")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure", "success", "failure", "failure", "success", "success")
 }

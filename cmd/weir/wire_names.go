@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weirnet/weir/collectors/snmp"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
@@ -42,6 +44,7 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 		return nil
 	}}}
 	if d.cfg.Enrich.Inventory != "" {
+		observeInventory(inv, d.reg)
 		d.reload.add("inventory", func(*configs.Config) error { return inv.Reload() })
 	}
 	// The config's SNMP targets name the devices traps and hostless syslog
@@ -66,6 +69,31 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 		return nil
 	})
 	return &deviceNames{inv: inv, targets: targets, namer: enrich.NewDeviceNamer(inv, targets)}, comps, nil
+}
+
+// observeInventory counts the inventory's reloads on reg (nil: none), the
+// watch's and SIGHUP's: the config reload metrics count SIGHUP's reading
+// of the config, and say nothing of an inventory file saved broken.
+func observeInventory(inv *enrich.Inventory, reg prometheus.Registerer) {
+	if reg == nil {
+		return
+	}
+	total := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_inventory_reloads_total",
+		Help: "Reloads of the inventory file (its watch, SIGHUP), by result (failure: the previous inventory stays)."}, []string{"result"})
+	last := prometheus.NewGauge(prometheus.GaugeOpts{Name: "weir_inventory_last_reload_successful",
+		Help: "1 when the inventory file last loaded (or at the start), 0 when its last reload failed and the previous inventory stays."})
+	success, failure := total.WithLabelValues("success"), total.WithLabelValues("failure")
+	last.Set(1)
+	reg.MustRegister(total, last)
+	inv.Observe(func(err error) {
+		if err != nil {
+			failure.Inc()
+			last.Set(0)
+			return
+		}
+		success.Inc()
+		last.Set(1)
+	})
 }
 
 // snmpTargetNames are the SNMP targets' names and hosts, for enrichment.

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirnet/weir/configs"
+)
+
+// TestInventoryReloadMetrics: an inventory saved broken was only logged
+// (weir_config_* count SIGHUP's reading of the config, and say nothing
+// of a file the watch reloads), so an operator alerting on /metrics
+// never learnt that the devices on disk were not the ones tagging
+// records. weir_inventory_reloads_total and
+// weir_inventory_last_reload_successful tell each reload's outcome.
+func TestInventoryReloadMetrics(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := configs.Defaults()
+	cfg.Enrich.Inventory = path
+	reg := prometheus.NewRegistry()
+	r := newReloads(prometheus.NewRegistry())
+	if _, _, err := newDeviceNames(deps{cfg: cfg, logger: slog.New(slog.DiscardHandler), reg: reg, reload: r}); err != nil {
+		t.Fatal(err)
+	}
+	var inventory func(*configs.Config) error
+	for _, p := range r.parts {
+		if p.name == "inventory" {
+			inventory = p.apply
+		}
+	}
+	if inventory == nil {
+		t.Fatal("no inventory part reloads on SIGHUP")
+	}
+	value := func(name string, labels ...string) float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+		metrics:
+			for _, m := range mf.GetMetric() {
+				for i, l := range m.GetLabel() {
+					if i*2+1 >= len(labels) || l.GetName() != labels[i*2] || l.GetValue() != labels[i*2+1] {
+						continue metrics
+					}
+				}
+				if m.Counter != nil {
+					return m.GetCounter().GetValue()
+				}
+				return m.GetGauge().GetValue()
+			}
+		}
+		t.Fatalf("no %s%v", name, labels)
+		return 0
+	}
+	if got := value("weir_inventory_last_reload_successful"); got != 1 {
+		t.Errorf("at start: weir_inventory_last_reload_successful = %v, want 1", got)
+	}
+	os.WriteFile(path, []byte("devices: [unterminated\n"), 0o644)
+	if inventory(cfg) == nil {
+		t.Fatal("a broken inventory reloaded")
+	}
+	if got := value("weir_inventory_reloads_total", "result", "failure"); got != 1 {
+		t.Errorf("weir_inventory_reloads_total{result=failure} = %v, want 1", got)
+	}
+	if got := value("weir_inventory_last_reload_successful"); got != 0 {
+		t.Errorf("after a broken file: weir_inventory_last_reload_successful = %v, want 0", got)
+	}
+	os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: fra1}\n"), 0o644)
+	if err := inventory(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := value("weir_inventory_reloads_total", "result", "success"); got != 1 {
+		t.Errorf("weir_inventory_reloads_total{result=success} = %v, want 1", got)
+	}
+	if got := value("weir_inventory_last_reload_successful"); got != 1 {
+		t.Errorf("after a good file: weir_inventory_last_reload_successful = %v, want 1", got)
+	}
+}
