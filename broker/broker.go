@@ -42,6 +42,15 @@ type TopicPartition struct {
 	Partition int32
 }
 
+// MinSegmentBytes and MaxSegmentBytes bound TopicConfig.SegmentBytes
+// where a user sets it (weir.yaml, a Kafka client's topic configs): below
+// 64 KiB a segment holds a batch or two, each a file pair of its own;
+// past 2 GiB positions overflow a segment index's 32-bit entries.
+const (
+	MinSegmentBytes = 64 << 10
+	MaxSegmentBytes = 1<<31 - 1
+)
+
 // TopicConfig is the per-topic configuration. Zero fields take the broker's
 // defaults.
 type TopicConfig struct {

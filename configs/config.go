@@ -22,6 +22,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
@@ -550,7 +551,7 @@ func (c *Config) validate(root *yaml.Node) error {
 	if c.Broker.Flush.Policy == "interval" && c.Broker.Flush.Interval <= 0 {
 		add("broker.flush.interval", "must be positive with the interval policy")
 	}
-	if c.Broker.Segment.Bytes < 64<<10 || c.Broker.Segment.Bytes > 1<<31-1 {
+	if c.Broker.Segment.Bytes < broker.MinSegmentBytes || c.Broker.Segment.Bytes > broker.MaxSegmentBytes {
 		add("broker.segment.bytes", "must be between 64KiB and 2GiB")
 	}
 	// Any negative retention.time but -1 is more likely a slip ("-5d")
@@ -595,7 +596,7 @@ func (c *Config) validate(root *yaml.Node) error {
 		if t.Partitions < 0 || t.Partitions > 10000 {
 			add("broker.topics."+name+".partitions", "must be between 1 and 10000")
 		}
-		if t.Segment.Bytes != 0 && (t.Segment.Bytes < 64<<10 || t.Segment.Bytes > 1<<31-1) {
+		if t.Segment.Bytes != 0 && (t.Segment.Bytes < broker.MinSegmentBytes || t.Segment.Bytes > broker.MaxSegmentBytes) {
 			add("broker.topics."+name+".segment.bytes", "must be between 64KiB and 2GiB")
 		}
 	}

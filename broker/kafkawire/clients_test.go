@@ -205,6 +205,8 @@ func TestKadm(t *testing.T) {
 		{"replicated", 1, 3, nil, kerr.InvalidReplicationFactor},
 		{"compacted", 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, kerr.InvalidConfig},
 		{"badvalue", 1, 1, map[string]*string{"retention.ms": kadm.StringPtr("soon")}, kerr.InvalidConfig},
+		// A segment a batch: a file pair per batch, as weir.yaml refuses.
+		{"tinysegments", 1, 1, map[string]*string{"segment.bytes": kadm.StringPtr("100")}, kerr.InvalidConfig},
 		{"zero", 0, 1, nil, kerr.InvalidPartitions},
 		{"bad/name", 1, 1, nil, kerr.InvalidTopicException},
 	} {

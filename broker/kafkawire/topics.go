@@ -181,8 +181,8 @@ func setTopicConfig(cfg *broker.TopicConfig, name, value string) error {
 			return bad("-1 (unbounded) or a positive number of bytes")
 		}
 	case "segment.bytes":
-		if v <= 0 || v > math.MaxInt32 {
-			return bad("a positive number of bytes below 2 GiB")
+		if v < broker.MinSegmentBytes || v > broker.MaxSegmentBytes {
+			return bad(fmt.Sprintf("a number of bytes from %d (64 KiB) to %d (2 GiB)", broker.MinSegmentBytes, broker.MaxSegmentBytes))
 		}
 		cfg.SegmentBytes = v
 	case "segment.ms":
