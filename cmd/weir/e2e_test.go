@@ -140,7 +140,7 @@ func TestCLIWorkflow(t *testing.T) {
 		t.Fatalf("topics list:\n%s", out)
 	}
 	out = mustCLI("", "topics", "describe", "raw.syslog")
-	if !strings.Contains(out, "partitions 6") || strings.Count(out, "\n") != 8 {
+	if !strings.Contains(out, "partitions 6") || strings.Count(out, "\n") != 9 || !strings.Contains(out, "retention.ms=") {
 		t.Fatalf("describe:\n%s", out)
 	}
 	// The topic ID as Kafka's tools write a Uuid: URL-safe base64, no padding.

@@ -237,6 +237,9 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 	// As Kafka's tools write a Uuid (kadm's String is padded standard base64).
 	id := base64.RawURLEncoding.EncodeToString(t.ID[:])
 	fmt.Fprintf(w, "topic %s  id %s  partitions %d\n", name, id, len(t.Partitions))
+	if line := topicConfigLine(ctx, adm, name); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tLEADER\tSTART\tEND\tRECORDS\tBYTES")
 	for _, p := range t.Partitions.Sorted() {
@@ -246,6 +249,62 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\n", p.Partition, p.Leader, s.Offset, e.Offset, e.Offset-s.Offset, sizeText(n, known))
 	}
 	return tw.Flush()
+}
+
+// topicConfigLine is the retention and segment configs the broker reports
+// for topic, each with a reading ("retention.ms=172800000 (2d)"); "" when
+// it reports none (ACLs without DESCRIBE_CONFIGS).
+func topicConfigLine(ctx context.Context, adm *kadm.Client, topic string) string {
+	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		return ""
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil || rc.Err != nil {
+		return ""
+	}
+	var parts []string
+	for _, key := range []string{"retention.ms", "retention.bytes", "segment.bytes", "segment.ms"} {
+		for _, c := range rc.Configs {
+			if c.Key != key || c.Value == nil {
+				continue
+			}
+			v := *c.Value
+			parts = append(parts, fmt.Sprintf("%s=%s (%s)", key, v, configReading(key, v)))
+		}
+	}
+	return strings.Join(parts, "  ")
+}
+
+// configReading is a topic config's value as a person reads it: a
+// duration, a size, or what -1 means.
+func configReading(key, value string) string {
+	n, err := strconv.ParseInt(value, 10, 64)
+	switch {
+	case err != nil:
+		return value
+	case n == -1 && key == "retention.ms":
+		return "for ever"
+	case n == -1:
+		return "no bound"
+	case strings.HasSuffix(key, ".ms"):
+		return msText(n)
+	}
+	return humanBytes(n)
+}
+
+// msText is n milliseconds in the largest unit that divides it (2d, 1h,
+// 90s), as the config file takes durations.
+func msText(n int64) string {
+	for _, u := range []struct {
+		ms   int64
+		unit string
+	}{{86_400_000, "d"}, {3_600_000, "h"}, {60_000, "m"}, {1000, "s"}} {
+		if n >= u.ms && n%u.ms == 0 {
+			return strconv.FormatInt(n/u.ms, 10) + u.unit
+		}
+	}
+	return strconv.FormatInt(n, 10) + "ms"
 }
 
 // sizeText is n bytes, or "-" if not known: "0B" would read as empty.

@@ -82,3 +82,32 @@ func TestTopicsCreateNameChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicsDescribeShowsConfig: describe shows how long the topic keeps
+// records and when its segments roll, as the broker reports them
+// (DescribeConfigs): the one question describe could not answer, a
+// topic's retention, needed kcat or Kafka's tools.
+func TestTopicsDescribeShowsConfig(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	if out, errs, err := p.cli(t, "", "topics", "create", "kept", "--retention", "2d", "--retention-bytes", "1GiB", "--config", "segment.ms=3600000"); err != nil {
+		t.Fatalf("topics create: %v %s%s", err, out, errs)
+	}
+	out, errs, err := p.cli(t, "", "topics", "describe", "kept")
+	if err != nil {
+		t.Fatalf("topics describe: %v %s", err, errs)
+	}
+	for _, want := range []string{"retention.ms=172800000 (2d)", "retention.bytes=1073741824 (1.0GiB)", "segment.bytes=268435456 (256.0MiB)", "segment.ms=3600000 (1h)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe does not show %s:\n%s", want, out)
+		}
+	}
+	if _, errs, err := p.cli(t, "", "topics", "create", "forever", "--retention", "-1", "--retention-bytes", "-1"); err != nil {
+		t.Fatalf("topics create: %v %s", err, errs)
+	}
+	out, _, _ = p.cli(t, "", "topics", "describe", "forever")
+	for _, want := range []string{"retention.ms=-1 (for ever)", "retention.bytes=-1 (no bound)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe does not show %s:\n%s", want, out)
+		}
+	}
+}
