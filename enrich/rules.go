@@ -481,9 +481,19 @@ func syslogRules() []rule {
 			event: "config_changed", examples: []example{
 				{"%MGBL-CONFIG-6-DB_COMMIT : Configuration committed by user 'netops'. Use 'show configuration commit changes 1000000123' to view the changes.", "config_changed", map[string]string{"user": "netops"}},
 			}},
-		{name: "cisco_login", needs: "LOGIN_SUCCESS", patterns: []*regexp.Regexp{re(`LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\]`)},
+		// "[Source: A]": nocproject/noc .../Cisco/IOS/Security/
+		// Authentication/Login_SYSLOG_.json (a device's line).
+		{name: "cisco_login", needs: "LOGIN_SUCCESS", patterns: []*regexp.Regexp{re(`LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\](?: \[Source: (?P<source>` + ipish + `)\])?`)},
 			event: "login_succeeded", examples: []example{
-				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops"}},
+				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: admin] [Source: 172.16.0.22] [localport: 22] at 13:14:14 MSK Wed Aug 3 2011", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
+			}},
+		// With "ip ssh logging events": SSH2_USERAUTH, nocproject/noc
+		// .../Cisco/IOS/Security/Authentication/SSH_-_Login_SYSLOG_.json (a
+		// device's line). "User ''" and "Failed" are no login.
+		{name: "cisco_ssh2_userauth", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Succeeded`)},
+			event: "login_succeeded", examples: []example{
+				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Succeeded", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
 		{name: "iosxr_login", needs: "AUTHEN_SUCCESS", patterns: []*regexp.Regexp{re(`AUTHEN_SUCCESS ?: Successfully authenticated user '(?P<user>[^']+)' from '(?P<source>[^']*)'`)},
 			event: "login_succeeded", examples: []example{

@@ -70,3 +70,22 @@ func TestDeviceLinesPaloAltoCommit(t *testing.T) {
 		{name: "candidate_edit", raw: "<14>Oct 14 11:37:34 pa1 1,2019/10/14 11:37:34,001234567890001,CONFIG,0,0,2019/10/14 11:37:34,195.186.216.125,,clone,dduc,Web,Succeeded, config shared reports,,,0123456789,0x8000000000000000,0,0,0,0,,SumoRedfw01a"},
 	})
 }
+
+// TestDeviceLinesCiscoLoginSource: IOS's login line names the address the
+// user came from, "[Source: A]", and with "ip ssh logging events" IOS also
+// logs SSH2_USERAUTH for each SSH authentication, naming the user and the
+// address; a failed one (no user yet, or a wrong password) is no login.
+// The lines: nocproject/noc collections/fm.eventclassificationrules/Cisco/
+// IOS/Security/Authentication/{Login,SSH_-_Login}_SYSLOG_.json (devices'
+// lines), a Catalyst's log in a public DNA Center onboarding write-up, and
+// a public parser's comment (the failed one); the headers are IOS's.
+func TestDeviceLinesCiscoLoginSource(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "login_success_source", raw: "<189>000215: Jul 20 19:26:08.457: %SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: dnac] [Source: 172.16.202.101] [localport: 22] at 19:26:08 UTC Thu Jul 20 2023",
+			vendor: VendorCiscoIOS, event: "login_succeeded", object: "dnac", fields: map[string]string{"source": "172.16.202.101"}},
+		{name: "ssh2_userauth", raw: "<189>4423: Aug 23 00:16:18.200: %SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Succeeded",
+			vendor: VendorCiscoIOS, event: "login_succeeded", object: "admin", fields: map[string]string{"source": "172.16.0.22"}},
+		{name: "ssh2_userauth_failed", raw: "<189>4424: Aug 23 00:16:19.200: %SSH-5-SSH2_USERAUTH: User '' authentication for SSH2 Session from 10.109.21.149 (tty = 0) using crypto cipher 'aes256-ctr', hmac 'hmac-sha1' Failed",
+			vendor: VendorCiscoIOS},
+	})
+}
