@@ -251,6 +251,17 @@ func syslogRules() []rule {
 				{`logid="0100020007" type="event" subtype="system" level="warning" logdesc="Interface status changed" status="UP" interface="port2"`, "interface_up", map[string]string{"interface": "port2"}},
 			}},
 		// --- BGP ---
+		// FortiOS's router log (LOG_ID_BGP_NB_STAT_CHG) carries bgpd's line
+		// with the VRF, a number, before the neighbor: "BGP: %BGP-5-
+		// ADJCHANGE: VRF 0 neighbor A Up" (Fortinet community article
+		// 357232). VRF 0 is the default one, named as no VRF. No vendor:
+		// the text alone reads as Cisco's; the log's header tells Fortinet.
+		{name: "fortinet_bgp", needs: "ADJCHANGE: VRF ", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE: VRF (?:0|(?P<vrf>\d+)) neighbor (?P<neighbor>` + ipish + `) (?P<state>Up|Down)\b`)},
+			states: bgpStates, examples: []example{
+				{"BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 1.1.1.254 Up ", "bgp_peer_up", map[string]string{"neighbor": "1.1.1.254", "vrf": ""}},
+				{"BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 10.191.19.33 Down BGP Notification FSM-ERR", "bgp_peer_down", map[string]string{"neighbor": "10.191.19.33"}},
+				{"BGP: %BGP-5-ADJCHANGE: VRF 12 neighbor 10.191.19.33 Down Hold Timer Expired", "bgp_peer_down", map[string]string{"neighbor": "10.191.19.33", "vrf": "12"}},
+			}},
 		// The VRF as IOS writes it ("vpn vrf X"), NX-OS ("(X) neighbor")
 		// and IOS-XR ("(VRF: X) (AS: N)", with the peer's AS). IOS-XE 16
 		// and later put "active" or "passive" after the address.

@@ -89,3 +89,25 @@ func TestDeviceLinesCiscoLoginSource(t *testing.T) {
 			vendor: VendorCiscoIOS},
 	})
 }
+
+// TestDeviceLinesFortiOSBGPVRF: FortiOS's router log (logid 0103020300,
+// LOG_ID_BGP_NB_STAT_CHG) carries bgpd's own line in msg, with the VRF
+// (a number, 0 the default) before the neighbor: "BGP: %BGP-5-ADJCHANGE:
+// VRF 0 neighbor A Up " (Fortinet community article 357232, and a public
+// FortiGate HA write-up). The Cisco rule took it and dropped the VRF, so
+// the sessions to one address in two VRFs were one object. The values of
+// the VRF 10 line and the headers are ours; bgpd's debug lines ("BGP: VRF
+// 0 NSM withdraw: ...", from the write-up) are no session change.
+func TestDeviceLinesFortiOSBGPVRF(t *testing.T) {
+	const head = `<188>date=2024-11-01 time=10:00:00 devname="fw1" devid="FGT40FTK23095012" logid="0103020300" type="event" subtype="router" level="warning" vd="root" id=20300 `
+	checkDeviceLines(t, []deviceLine{
+		{name: "up_vrf0", raw: head + `msg="BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 1.1.1.254 Up "`,
+			vendor: VendorFortinet, event: "bgp_peer_up", object: "1.1.1.254", fields: map[string]string{"vrf": ""}},
+		{name: "down_vrf0", raw: head + `msg="BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 1.1.1.254 Down Peer being deleted"`,
+			vendor: VendorFortinet, event: "bgp_peer_down", object: "1.1.1.254"},
+		{name: "down_vrf10", raw: head + `msg="BGP: %BGP-5-ADJCHANGE: VRF 10 neighbor 10.191.19.33 Down BGP Notification FSM-ERR"`,
+			vendor: VendorFortinet, event: "bgp_peer_down", object: "10.191.19.33 vrf 10", fields: map[string]string{"vrf": "10"}},
+		{name: "debug_withdraw", raw: "BGP: VRF 0 NSM withdraw: 2.2.2.0/24"},
+		{name: "debug_fsm", raw: "BGP: 1.1.1.254-Outgoing [FSM] State: Established Event: 2"},
+	})
+}
