@@ -111,3 +111,16 @@ func TestDeviceLinesFortiOSBGPVRF(t *testing.T) {
 		{name: "debug_fsm", raw: "BGP: 1.1.1.254-Outgoing [FSM] State: Established Event: 2"},
 	})
 }
+
+// TestDeviceLinesMikroTikBGPTCP: RouterOS 6 logs a BGP peer's TCP session
+// under "route,bgp,info", the address on a line of its own ("TCP
+// connection established", then "RemoteAddress=A": a RouterOS 6 lab's log
+// in a public write-up). TCP up is not the BGP session up, and the line
+// names no peer: no event. (No public line of RouterOS's own BGP session
+// up/down, v6 or v7, was found to add a rule from.)
+func TestDeviceLinesMikroTikBGPTCP(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "tcp_established", raw: "<30>Dec  3 12:46:51 mt1 route,bgp,info TCP connection established"},
+		{name: "remote_address", raw: "<30>Dec  3 12:46:51 mt1 route,bgp,info     RemoteAddress=10.200.12.1"},
+	})
+}
