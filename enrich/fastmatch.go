@@ -396,7 +396,7 @@ func fastJunosCommit(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\]
+// LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\](?: \[Source: (?P<source>ipish)\])?
 func fastCiscoLogin(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("LOGIN_SUCCESS: Login Success [user: ")
@@ -404,6 +404,16 @@ func fastCiscoLogin(msg string, at int, f map[string]string) fastResult {
 	c.lit("]")
 	if !c.ok {
 		return fastUnsure
+	}
+	// The optional group: without its literal it cannot match; with it,
+	// an address not followed by ']' leaves the patterns to decide.
+	if c.opt(" [Source: ") {
+		src := c.ip()
+		c.lit("]")
+		if !c.ok {
+			return fastUnsure
+		}
+		f["source"] = src
 	}
 	f["user"] = user
 	return fastMatched

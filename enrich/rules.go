@@ -251,6 +251,17 @@ func syslogRules() []rule {
 				{`logid="0100020007" type="event" subtype="system" level="warning" logdesc="Interface status changed" status="UP" interface="port2"`, "interface_up", map[string]string{"interface": "port2"}},
 			}},
 		// --- BGP ---
+		// FortiOS's router log (LOG_ID_BGP_NB_STAT_CHG) carries bgpd's line
+		// with the VRF, a number, before the neighbor: "BGP: %BGP-5-
+		// ADJCHANGE: VRF 0 neighbor A Up" (Fortinet community article
+		// 357232). VRF 0 is the default one, named as no VRF. No vendor:
+		// the text alone reads as Cisco's; the log's header tells Fortinet.
+		{name: "fortinet_bgp", needs: "ADJCHANGE: VRF ", patterns: []*regexp.Regexp{re(`BGP-\d-ADJCHANGE: VRF (?:0|(?P<vrf>\d+)) neighbor (?P<neighbor>` + ipish + `) (?P<state>Up|Down)\b`)},
+			states: bgpStates, examples: []example{
+				{"BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 1.1.1.254 Up ", "bgp_peer_up", map[string]string{"neighbor": "1.1.1.254", "vrf": ""}},
+				{"BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 10.191.19.33 Down BGP Notification FSM-ERR", "bgp_peer_down", map[string]string{"neighbor": "10.191.19.33"}},
+				{"BGP: %BGP-5-ADJCHANGE: VRF 12 neighbor 10.191.19.33 Down Hold Timer Expired", "bgp_peer_down", map[string]string{"neighbor": "10.191.19.33", "vrf": "12"}},
+			}},
 		// The VRF as IOS writes it ("vpn vrf X"), NX-OS ("(X) neighbor")
 		// and IOS-XR ("(VRF: X) (AS: N)", with the peer's AS). IOS-XE 16
 		// and later put "active" or "passive" after the address.
@@ -481,9 +492,19 @@ func syslogRules() []rule {
 			event: "config_changed", examples: []example{
 				{"%MGBL-CONFIG-6-DB_COMMIT : Configuration committed by user 'netops'. Use 'show configuration commit changes 1000000123' to view the changes.", "config_changed", map[string]string{"user": "netops"}},
 			}},
-		{name: "cisco_login", needs: "LOGIN_SUCCESS", patterns: []*regexp.Regexp{re(`LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\]`)},
+		// "[Source: A]": nocproject/noc .../Cisco/IOS/Security/
+		// Authentication/Login_SYSLOG_.json (a device's line).
+		{name: "cisco_login", needs: "LOGIN_SUCCESS", patterns: []*regexp.Regexp{re(`LOGIN_SUCCESS: Login Success \[user: (?P<user>[^\]]+)\](?: \[Source: (?P<source>` + ipish + `)\])?`)},
 			event: "login_succeeded", examples: []example{
-				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops"}},
+				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: admin] [Source: 172.16.0.22] [localport: 22] at 13:14:14 MSK Wed Aug 3 2011", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
+			}},
+		// With "ip ssh logging events": SSH2_USERAUTH, nocproject/noc
+		// .../Cisco/IOS/Security/Authentication/SSH_-_Login_SYSLOG_.json (a
+		// device's line). "User ''" and "Failed" are no login.
+		{name: "cisco_ssh2_userauth", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Succeeded`)},
+			event: "login_succeeded", examples: []example{
+				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Succeeded", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
 		{name: "iosxr_login", needs: "AUTHEN_SUCCESS", patterns: []*regexp.Regexp{re(`AUTHEN_SUCCESS ?: Successfully authenticated user '(?P<user>[^']+)' from '(?P<source>[^']*)'`)},
 			event: "login_succeeded", examples: []example{

@@ -70,3 +70,57 @@ func TestDeviceLinesPaloAltoCommit(t *testing.T) {
 		{name: "candidate_edit", raw: "<14>Oct 14 11:37:34 pa1 1,2019/10/14 11:37:34,001234567890001,CONFIG,0,0,2019/10/14 11:37:34,195.186.216.125,,clone,dduc,Web,Succeeded, config shared reports,,,0123456789,0x8000000000000000,0,0,0,0,,SumoRedfw01a"},
 	})
 }
+
+// TestDeviceLinesCiscoLoginSource: IOS's login line names the address the
+// user came from, "[Source: A]", and with "ip ssh logging events" IOS also
+// logs SSH2_USERAUTH for each SSH authentication, naming the user and the
+// address; a failed one (no user yet, or a wrong password) is no login.
+// The lines: nocproject/noc collections/fm.eventclassificationrules/Cisco/
+// IOS/Security/Authentication/{Login,SSH_-_Login}_SYSLOG_.json (devices'
+// lines), a Catalyst's log in a public DNA Center onboarding write-up, and
+// a public parser's comment (the failed one); the headers are IOS's.
+func TestDeviceLinesCiscoLoginSource(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "login_success_source", raw: "<189>000215: Jul 20 19:26:08.457: %SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: dnac] [Source: 172.16.202.101] [localport: 22] at 19:26:08 UTC Thu Jul 20 2023",
+			vendor: VendorCiscoIOS, event: "login_succeeded", object: "dnac", fields: map[string]string{"source": "172.16.202.101"}},
+		{name: "ssh2_userauth", raw: "<189>4423: Aug 23 00:16:18.200: %SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Succeeded",
+			vendor: VendorCiscoIOS, event: "login_succeeded", object: "admin", fields: map[string]string{"source": "172.16.0.22"}},
+		{name: "ssh2_userauth_failed", raw: "<189>4424: Aug 23 00:16:19.200: %SSH-5-SSH2_USERAUTH: User '' authentication for SSH2 Session from 10.109.21.149 (tty = 0) using crypto cipher 'aes256-ctr', hmac 'hmac-sha1' Failed",
+			vendor: VendorCiscoIOS},
+	})
+}
+
+// TestDeviceLinesFortiOSBGPVRF: FortiOS's router log (logid 0103020300,
+// LOG_ID_BGP_NB_STAT_CHG) carries bgpd's own line in msg, with the VRF
+// (a number, 0 the default) before the neighbor: "BGP: %BGP-5-ADJCHANGE:
+// VRF 0 neighbor A Up " (Fortinet community article 357232, and a public
+// FortiGate HA write-up). The Cisco rule took it and dropped the VRF, so
+// the sessions to one address in two VRFs were one object. The values of
+// the VRF 10 line and the headers are ours; bgpd's debug lines ("BGP: VRF
+// 0 NSM withdraw: ...", from the write-up) are no session change.
+func TestDeviceLinesFortiOSBGPVRF(t *testing.T) {
+	const head = `<188>date=2024-11-01 time=10:00:00 devname="fw1" devid="FGT40FTK23095012" logid="0103020300" type="event" subtype="router" level="warning" vd="root" id=20300 `
+	checkDeviceLines(t, []deviceLine{
+		{name: "up_vrf0", raw: head + `msg="BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 1.1.1.254 Up "`,
+			vendor: VendorFortinet, event: "bgp_peer_up", object: "1.1.1.254", fields: map[string]string{"vrf": ""}},
+		{name: "down_vrf0", raw: head + `msg="BGP: %BGP-5-ADJCHANGE: VRF 0 neighbor 1.1.1.254 Down Peer being deleted"`,
+			vendor: VendorFortinet, event: "bgp_peer_down", object: "1.1.1.254"},
+		{name: "down_vrf10", raw: head + `msg="BGP: %BGP-5-ADJCHANGE: VRF 10 neighbor 10.191.19.33 Down BGP Notification FSM-ERR"`,
+			vendor: VendorFortinet, event: "bgp_peer_down", object: "10.191.19.33 vrf 10", fields: map[string]string{"vrf": "10"}},
+		{name: "debug_withdraw", raw: "BGP: VRF 0 NSM withdraw: 2.2.2.0/24"},
+		{name: "debug_fsm", raw: "BGP: 1.1.1.254-Outgoing [FSM] State: Established Event: 2"},
+	})
+}
+
+// TestDeviceLinesMikroTikBGPTCP: RouterOS 6 logs a BGP peer's TCP session
+// under "route,bgp,info", the address on a line of its own ("TCP
+// connection established", then "RemoteAddress=A": a RouterOS 6 lab's log
+// in a public write-up). TCP up is not the BGP session up, and the line
+// names no peer: no event. (No public line of RouterOS's own BGP session
+// up/down, v6 or v7, was found to add a rule from.)
+func TestDeviceLinesMikroTikBGPTCP(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "tcp_established", raw: "<30>Dec  3 12:46:51 mt1 route,bgp,info TCP connection established"},
+		{name: "remote_address", raw: "<30>Dec  3 12:46:51 mt1 route,bgp,info     RemoteAddress=10.200.12.1"},
+	})
+}
