@@ -750,7 +750,7 @@ const bgpStatePath = "network_instances_network_instance_protocols_protocol_bgp_
 // BGP session's state: a port-channel or a peer removed from the config,
 // a network instance removed. False for any other record.
 func openConfigDelete(p *telemetry.Point) (stateDelete, bool) {
-	if len(p.Fields) != 1 || p.Fields[0].Key != "deleted" || p.Fields[0].Kind != telemetry.FieldBool || !p.Fields[0].Bool() {
+	if !p.IsDelete() {
 		return stateDelete{}, false
 	}
 	m := p.Measurement
@@ -1055,11 +1055,9 @@ var viewDroppedTags = map[string]bool{"ifName": true, "ifDescr": true, "ifIndex"
 // interfaceView makes v the source-independent "interface" record of an
 // enriched SNMP or gNMI interface row p; false for other rows.
 func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
-	if len(p.Fields) == 1 {
-		if object, ok := viewDeleted(p); ok {
-			deleteView(p, v, object)
-			return true
-		}
+	if object, ok := viewDeleted(p); ok {
+		deleteView(p, v, object)
+		return true
 	}
 	object, ok := viewObject(p)
 	if !ok {
@@ -1103,6 +1101,9 @@ func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 // shows is gone. A leaf's or a counters container's delete is not: the
 // record's other fields stay.
 func viewDeleted(p *telemetry.Point) (object string, ok bool) {
+	if !p.IsDelete() {
+		return "", false // every row but a delete: checked first, at a length's cost
+	}
 	switch p.Measurement {
 	case "interfaces", "interfaces_interface", "interfaces_interface_state":
 	default:

@@ -142,6 +142,13 @@ func (p *Point) Tag(k string) (string, bool) {
 	return p.Tags[i].Value, true
 }
 
+// IsDelete reports whether p is a delete: the single field deleted=true,
+// as the gNMI collector publishes a path the target removed (with its
+// path tag) and enrich the end of an interface's "interface" records.
+func (p *Point) IsDelete() bool {
+	return len(p.Fields) == 1 && p.Fields[0].Key == "deleted" && p.Fields[0].Kind == FieldBool && p.Fields[0].Bool()
+}
+
 // EnsureFields makes p have a fields object even when it has no field:
 // AppendJSON then writes "fields":{} rather than null.
 func (p *Point) EnsureFields() { p.hasFields = true }

@@ -472,10 +472,7 @@ func (c *Collector) refuse(p *telemetry.Point, now time.Time) {
 // (collectors/gnmi), or "" for enrich's delete (source "enrich") of the
 // "interface" records of an interface the target removed.
 func deletedPath(p *telemetry.Point) (string, bool) {
-	if len(p.Fields) != 1 || p.Fields[0].Key != "deleted" {
-		return "", false
-	}
-	if f := &p.Fields[0]; f.Kind != telemetry.FieldBool || !f.Bool() {
+	if !p.IsDelete() {
 		return "", false
 	}
 	path, _ := p.Tag("path")
