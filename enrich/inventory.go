@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -79,6 +80,12 @@ type Inventory struct {
 	path   string
 	idx    atomic.Pointer[inventoryIndex]
 	logger *slog.Logger
+	// reloading serialises reloads (SIGHUP's and the watch's), from
+	// reading the file to storing it, so the last stored is the last read.
+	reloading sync.Mutex
+	// afterRead, if set, is called by each reload between reading the
+	// file and storing it (tests).
+	afterRead func()
 	// observe is told the outcome of each reload the watch reports and
 	// of each Reload (nil: none).
 	observe func(error)
@@ -131,6 +138,8 @@ func (inv *Inventory) Reload() error {
 
 // reload is Reload untold to the observer.
 func (inv *Inventory) reload() error {
+	inv.reloading.Lock()
+	defer inv.reloading.Unlock()
 	st, err := os.Stat(inv.path)
 	if err != nil {
 		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(inv.path) && wdErr == nil {
@@ -153,6 +162,9 @@ func (inv *Inventory) reload() error {
 		return err
 	}
 	idx.file = st
+	if inv.afterRead != nil {
+		inv.afterRead()
+	}
 	inv.idx.Store(idx)
 	for _, w := range idx.warnings {
 		inv.logger.Warn("inventory: "+w, slog.String("file", inv.path))

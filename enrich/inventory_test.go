@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -801,4 +802,42 @@ func TestInventoryObserveReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitOutcomes("failure", "success", "failure", "failure", "success", "success")
+}
+
+// TestInventoryReloadsDoNotCross: a SIGHUP reload and the watch's, at the
+// same moment, each read the file and store what they read. The one that
+// read the older version must not store it after the other stored the
+// newer: the inventory would go back until the next change.
+func TestInventoryReloadsDoNotCross(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644)
+	inv, err := LoadInventory(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first reload has read ams1 when the file changes to fra1 and
+	// a second reload starts; the first waits for the second a while
+	// (for ever would deadlock when they are serialised), then stores.
+	var first atomic.Bool
+	second := make(chan error, 1)
+	inv.afterRead = func() {
+		if first.CompareAndSwap(false, true) { // not sync.Once: the second would wait for the first
+			os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: fra1}\n"), 0o644)
+			go func() { second <- inv.Reload() }()
+			select {
+			case err := <-second:
+				second <- err
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := siteOf(inv, "edge1"); got != "fra1" {
+		t.Errorf("after both reloads: site %q, want the newer file's fra1", got)
+	}
 }
