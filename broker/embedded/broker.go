@@ -563,6 +563,12 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 		b.mu.Unlock()
 		return fmt.Errorf("%w: delete topic %s: %w", broker.ErrStorage, name, err)
 	}
+	// Make the removal durable before the delete is acknowledged: after a
+	// power loss the topic must not come back. The file is gone already,
+	// so a failed sync is logged, not returned.
+	if err := syncDir(metaDir(b.opts.dataDir)); err != nil {
+		b.opts.logger.Warn("topic deleted, but its removal may not survive a power loss", slog.String("topic", name), slog.Any("error", err))
+	}
 	delete(b.topics, name)
 	// Move the partition directories out of the way before b.mu is
 	// released: a topic of the same name created (or auto-created by a
