@@ -913,3 +913,30 @@ func TestWorkerOutputTopicRecreated(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestIOSLoginReportedTwiceIsOneEvent: with "ip ssh logging events" IOS
+// logs one SSH login twice, as SSH2_USERAUTH and as LOGIN_SUCCESS; both
+// name the user, so the second is a repeat within the de-duplication
+// window. Another user's login, or the same user's after the window, is
+// another event.
+func TestIOSLoginReportedTwiceIsOneEvent(t *testing.T) {
+	lines := []string{
+		"<189>101: edge1: *Nov 29 14:00:00.000: %SSH-5-SSH2_USERAUTH: User 'netops' authentication for SSH2 Session from 10.34.195.36 (tty = 0) using crypto cipher 'aes256-ctr', hmac 'hmac-sha2-256' Succeeded",
+		"<189>102: edge1: *Nov 29 14:00:00.100: %SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:00:00 UTC Sun Nov 29 2026",
+		"<189>103: edge1: *Nov 29 14:00:01.000: %SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: admin] [Source: 10.34.195.37] [localport: 22] at 14:00:01 UTC Sun Nov 29 2026",
+	}
+	var got []string
+	for _, ev := range syslogLineEvents(t, time.Second, lines...) {
+		got = append(got, ev.Type+" "+ev.Object)
+	}
+	want := []string{"login_succeeded netops", "login_succeeded admin"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	// An hour later (past the window) the same user logging in again is
+	// a new login.
+	late := syslogLineEvents(t, time.Hour, lines[0], lines[1])
+	if len(late) != 2 {
+		t.Errorf("the same login an hour apart: %d events, want 2", len(late))
+	}
+}
