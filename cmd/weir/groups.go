@@ -23,6 +23,7 @@ const groupsUsage = `Usage:
   weir groups list
   weir groups describe GROUP
   weir groups delete GROUP
+  weir groups reset GROUP (--topic T | --all-topics) [--partition P,...] (--to-earliest | --to-latest | --to-offset N | --shift-by N | --to-datetime TIME | --by-duration D) [--execute]
 `
 
 // groupsCmd lists, describes and deletes consumer groups: weir's own
@@ -41,6 +42,11 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs := newFlagSet(subcommandSynopsis(groupsUsage, "weir groups "+sub), stderr)
 	var cf clientFlags
 	cf.register(fs)
+	// Only reset takes these: describe --to-latest is refused, not ignored.
+	var rf resetFlags
+	if sub == "reset" || sub == "reset-offsets" {
+		rf.register(fs)
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -79,6 +85,16 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 		fmt.Fprintf(stdout, "deleted group %s and its committed offsets\n", g)
 		return nil
+	case "reset", "reset-offsets":
+		g, err := oneGroup()
+		if err != nil {
+			return err
+		}
+		t, err := rf.resolve(fs, time.Now())
+		if err != nil {
+			return err
+		}
+		return groupsReset(ctx, adm, stdout, g, &rf, t)
 	}
 	fmt.Fprint(stderr, groupsUsage)
 	return &exitError{2, fmt.Errorf("groups: unknown subcommand %q", sub)}

@@ -39,6 +39,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"topics", "create", "-h"}, "Usage: weir topics create TOPIC [--partitions N]"},
 		{[]string{"groups", "delete", "-h"}, "Usage: weir groups delete [flags] GROUP\n"},
 		{[]string{"groups", "list", "-h"}, "Usage: weir groups list [flags]\n"},
+		{[]string{"groups", "reset", "-h"}, "Usage: weir groups reset GROUP (--topic T | --all-topics)"},
 	} {
 		var stdout, stderr bytes.Buffer
 		dispatch(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)

@@ -31,6 +31,7 @@ Usage:
                (one record per line of stdin)
   weir consume TOPIC [--from-beginning] [--follow] [--max N] [--partition P --offset O] [--group G]
   weir groups list|describe|delete [GROUP]
+  weir groups reset GROUP (--topic T | --all-topics) (--to-earliest | --to-latest | --to-datetime T | ...) [--execute]
   weir check -c FILE [--skip-files]
   weir version
 

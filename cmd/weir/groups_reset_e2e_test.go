@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestGroupsReset: `weir groups reset` moves a group's committed offsets
+// as kafka-consumer-groups.sh --reset-offsets does. A dry run commits
+// nothing; --execute to the start makes the group (read by librdkafka,
+// kcat -G, where installed) read everything again; --shift-by moves one
+// partition back; times find offsets by record time; a group with a
+// member is refused, saying why.
+func TestGroupsReset(t *testing.T) {
+	p := startWeir(t, t.TempDir())
+	if _, errs, err := p.cli(t, "", "topics", "create", "rst", "--partitions", "3"); err != nil {
+		t.Fatal(err, errs)
+	}
+	all := produceSpread(t, p, "rst", "r", 6, 4)
+	slices.Sort(all)
+	consume := func() []string {
+		t.Helper()
+		out, errs, err := p.cli(t, "", "consume", "rst", "--group", "rg", "--from-beginning")
+		if err != nil {
+			t.Fatalf("consume --group: %v\n%s%s", err, out, errs)
+		}
+		return valuesOf(out)
+	}
+	reset := func(args ...string) (string, string, error) {
+		t.Helper()
+		return p.cli(t, "", append([]string{"groups", "reset", "rg"}, args...)...)
+	}
+	mustReset := func(args ...string) string {
+		t.Helper()
+		out, errs, err := reset(args...)
+		if err != nil {
+			t.Fatalf("groups reset %s: %v\n%s%s", strings.Join(args, " "), err, out, errs)
+		}
+		return out
+	}
+	if got := consume(); !slices.Equal(got, all) {
+		t.Fatalf("first read: %d records, want %d", len(got), len(all))
+	}
+	wantCaughtUp(t, p, "rg", "rst")
+
+	// A dry run prints the plan and moves nothing.
+	out := mustReset("--topic", "rst", "--to-earliest")
+	if !strings.Contains(out, "dry run") || !strings.Contains(out, "LAG AFTER") {
+		t.Fatalf("dry run printed:\n%s", out)
+	}
+	wantCaughtUp(t, p, "rg", "rst")
+
+	// To the start, for real: the group reads it all again; by kcat
+	// where it is installed (a client none of us wrote), else weir.
+	if out := mustReset("--topic", "rst", "--to-earliest", "--execute"); !strings.Contains(out, "moved --to-earliest on 3 partition(s)") {
+		t.Fatalf("reset --execute printed:\n%s", out)
+	}
+	var again []string
+	if _, err := exec.LookPath("kcat"); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		kout, err := exec.CommandContext(ctx, "kcat", "-b", p.KafkaAddr, "-G", "rg", "rst",
+			"-X", "auto.offset.reset=latest", "-c", fmt.Sprint(len(all)), "-q", "-f", "%s\n").Output()
+		if err != nil {
+			t.Fatalf("kcat -G after the reset: %v\n%s", err, p.Logs())
+		}
+		again = strings.Fields(string(kout))
+		slices.Sort(again)
+	} else {
+		again = consume()
+	}
+	if !slices.Equal(again, all) {
+		t.Fatalf("after reset to the start the group read %d records, want all %d again", len(again), len(all))
+	}
+	wantCaughtUp(t, p, "rg", "rst")
+
+	// Partition 0 back by 2: those two records, nothing else.
+	mustReset("--topic", "rst", "--partition", "0", "--shift-by", "-2", "--execute")
+	if got := consume(); len(got) != 2 {
+		t.Fatalf("after --shift-by -2 on one partition the group read %v, want 2 records", got)
+	}
+	// By time: an hour ago is before every record (the start); a time
+	// ahead is after them all (the end).
+	mustReset("--all-topics", "--by-duration", "1h", "--execute")
+	if got := consume(); !slices.Equal(got, all) {
+		t.Fatalf("after --by-duration 1h the group read %d records, want all %d", len(got), len(all))
+	}
+	mustReset("--topic", "rst", "--to-datetime", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "--execute")
+	wantCaughtUp(t, p, "rg", "rst")
+
+	// Usage errors exit 2 and say what to give.
+	for _, args := range [][]string{
+		{"--topic", "rst"},
+		{"--topic", "rst", "--to-earliest", "--to-latest"},
+		{"--to-earliest"},
+		{"--topic", "rst", "--to-datetime", "yesterday"},
+	} {
+		_, errs, err := reset(args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(errs, "--") {
+			t.Errorf("groups reset rg %s: %v, stderr %q; want exit 2 naming the flags to give", strings.Join(args, " "), err, errs)
+		}
+	}
+
+	// A group with a member is refused, and nothing moves.
+	if _, err := exec.LookPath("kcat"); err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	member := exec.CommandContext(ctx, "kcat", "-b", p.KafkaAddr, "-G", "rg", "rst", "-q")
+	if err := member.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); member.Wait() }()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if out, _, _ := p.cli(t, "", "groups", "describe", "rg"); strings.Contains(out, "members 1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("kcat never joined group rg")
+		}
+	}
+	_, errs, err := reset("--topic", "rst", "--to-earliest", "--execute")
+	if err == nil || !strings.Contains(errs, "member") || !strings.Contains(errs, "stop them first") {
+		t.Fatalf("reset of a group with a member: %v, stderr %q", err, errs)
+	}
+	wantCaughtUp(t, p, "rg", "rst")
+}
+
+// TestGroupsResetByTime: --to-datetime moves to the first record at or
+// after the time, by the records' own timestamps, and --to-offset stays
+// within the log, on weir's listener and on a Kafka cluster (kfake) alike.
+func TestGroupsResetByTime(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 14, 0, 0, 0, time.UTC)
+	for _, backend := range []string{"weir", "kafka"} {
+		t.Run(backend, func(t *testing.T) {
+			var addr string
+			if backend == "weir" {
+				addr = startWeir(t, t.TempDir()).KafkaAddr
+			} else {
+				c, err := kfake.NewCluster(kfake.NumBrokers(1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				addr = c.ListenAddrs()[0]
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			adm := kadm.NewClient(cl)
+			if _, err := adm.CreateTopic(ctx, 1, 1, nil, "bytime"); err != nil {
+				t.Fatal(err)
+			}
+			// A record a minute from t0: offset i at t0 + i minutes.
+			for i := range 10 {
+				r := &kgo.Record{Topic: "bytime", Partition: 0, Value: []byte{'0' + byte(i)}, Timestamp: t0.Add(time.Duration(i) * time.Minute)}
+				if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			committed := func() int64 {
+				t.Helper()
+				os, err := adm.FetchOffsets(ctx, "tg")
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, ok := os.Lookup("bytime", 0)
+				if !ok || o.Err != nil {
+					t.Fatalf("no committed offset: %+v", o)
+				}
+				return o.At
+			}
+			reset := func(args ...string) {
+				t.Helper()
+				var stdout, stderr bytes.Buffer
+				args = append([]string{"groups", "reset", "tg", "--brokers", addr, "--topic", "bytime", "--execute"}, args...)
+				if err := dispatch(ctx, args, strings.NewReader(""), &stdout, &stderr); err != nil {
+					t.Fatalf("%s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+				}
+			}
+			for _, c := range []struct {
+				args []string
+				want int64
+			}{
+				{[]string{"--to-datetime", t0.Add(3*time.Minute + 30*time.Second).Format(time.RFC3339)}, 4},
+				{[]string{"--to-datetime", "2026-12-04T15:03:00+01:00"}, 3}, // the same instant as 14:03Z
+				{[]string{"--to-offset", "99"}, 10},
+				{[]string{"--shift-by", "-4"}, 6},
+				{[]string{"--to-datetime", t0.Add(-time.Hour).Format(time.RFC3339)}, 0},
+				{[]string{"--to-datetime", t0.Add(time.Hour).Format(time.RFC3339)}, 10},
+			} {
+				reset(c.args...)
+				if got := committed(); got != c.want {
+					t.Errorf("after %s: committed %d, want %d", strings.Join(c.args, " "), got, c.want)
+				}
+			}
+		})
+	}
+}
