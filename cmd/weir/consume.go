@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/configs"
 )
 
 // consumedRecord is what consume prints, one JSON object per line, so the
@@ -33,8 +35,8 @@ type consumedRecord struct {
 	Headers map[string]any `json:"headers,omitempty"`
 }
 
-// consumeCmd prints records of a topic. With --from-beginning (or --offset)
-// it reads to the end and exits unless --follow; without either it starts
+// consumeCmd prints records of a topic. With --from-beginning (or --offset,
+// or --since) it reads to the end and exits unless --follow; without either it starts
 // at the end and follows, like tail -f. With --group it reads as a member
 // of a consumer group (see consumeGroup).
 func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -47,6 +49,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	maxRecs := fs.Int("max", 0, "exit after this many records (0: no limit)")
 	partition := fs.Int("partition", -1, "read only this partition")
 	offset := fs.Int64("offset", -1, "start at this offset (needs --partition)")
+	since := fs.String("since", "", "start at the first record at most this long ago (15m, 2d) or at or after this time (RFC 3339)")
 	group := fs.String("group", "", "consume as a member of this consumer group, resuming at its committed offsets and committing what is printed")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -59,7 +62,16 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *offset >= 0 && *partition < 0 {
 		return &exitError{2, errors.New("consume: --offset needs --partition")}
 	}
-	if !*fromBeginning && *offset < 0 {
+	var sinceTime time.Time
+	if *since != "" {
+		if *fromBeginning || *offset >= 0 || *group != "" {
+			return &exitError{2, errors.New("consume: --since picks where to start; it does not go with --from-beginning, --offset or --group")}
+		}
+		if sinceTime, err = parseSince(*since, time.Now()); err != nil {
+			return &exitError{2, fmt.Errorf("consume: --since: %w", err)}
+		}
+	}
+	if !*fromBeginning && *offset < 0 && sinceTime.IsZero() {
 		*follow = true
 	}
 	if *group != "" {
@@ -93,6 +105,12 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *fromBeginning {
 		start = kgo.NewOffset().AtStart()
 	}
+	var byTime kadm.ListedOffsets
+	if !sinceTime.IsZero() {
+		if byTime, err = adm.ListOffsetsAfterMilli(mctx, sinceTime.UnixMilli(), topic); err != nil {
+			return fmt.Errorf("consume %s: offsets at %s: %w", topic, sinceTime.Format(time.RFC3339), err)
+		}
+	}
 	assign := map[int32]kgo.Offset{}
 	remaining := map[int32]int64{} // partition -> end offset still to reach
 	for p := range td.Partitions {
@@ -103,10 +121,26 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *offset >= 0 {
 			o = kgo.NewOffset().At(*offset)
 		}
-		assign[p] = o
-		if e, ok := ends.Lookup(topic, p); ok {
+		e, hasEnd := ends.Lookup(topic, p)
+		if hasEnd {
 			remaining[p] = e.Offset
 		}
+		if !sinceTime.IsZero() {
+			t, ok := byTime.Lookup(topic, p)
+			switch {
+			case ok && t.Err != nil:
+				return fmt.Errorf("consume %s/%d: offset at %s: %w", topic, p, sinceTime.Format(time.RFC3339), t.Err)
+			case ok && t.Offset >= 0:
+				o = kgo.NewOffset().At(t.Offset)
+				if hasEnd && t.Offset >= e.Offset && !*follow {
+					delete(remaining, p) // nothing that recent
+				}
+			default: // no record at or after the time
+				o = kgo.NewOffset().AtEnd()
+				delete(remaining, p)
+			}
+		}
+		assign[p] = o
 	}
 	if len(assign) == 0 {
 		return fmt.Errorf("consume %s: no partition %d", topic, *partition)
@@ -606,4 +640,20 @@ func jsonValue(v []byte) json.RawMessage {
 	}
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// parseSince reads --since: a duration back from now (15m, 2d), or a time
+// as groups reset's --to-datetime takes it.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := configs.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("%q: want a positive duration such as 15m or 2d, or a time", s)
+		}
+		return now.Add(-d), nil
+	}
+	t, err := parseResetTime(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither a duration (15m, 2d) nor a time (2026-12-04T14:00:00Z)", s)
+	}
+	return t, nil
 }

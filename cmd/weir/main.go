@@ -29,7 +29,7 @@ Usage:
   weir topics list|describe|create|delete [TOPIC] [flags]
   weir produce TOPIC [--key K] [--partition P] [--header k=v] [--timeout D] [--max-line-bytes N]
                (one record per line of stdin)
-  weir consume TOPIC [--from-beginning] [--follow] [--max N] [--partition P --offset O] [--group G]
+  weir consume TOPIC [--from-beginning | --since 15m] [--follow] [--max N] [--partition P --offset O] [--group G]
   weir groups list|describe|delete [GROUP]
   weir groups reset GROUP (--topic T | --all-topics) (--to-earliest | --to-latest | --to-datetime T | ...) [--execute]
   weir check -c FILE [--skip-files]
