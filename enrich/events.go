@@ -569,6 +569,13 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	}
 	at = d.rebootAt(&ev, at)
 	id := objectID(ev)
+	if !d.tracked(ev.Device, id, ev.Type) {
+		// Past maxObjects, as observe: the warm-up reads back every
+		// object of the window, invented host names included. Not
+		// counted in untracked: nothing is passed on here (observe
+		// counts the object's next live event).
+		return
+	}
 	k := eventKey{ev.Device, id, ev.Type}
 	t, known := d.last[k]
 	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {

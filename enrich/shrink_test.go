@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -93,5 +94,40 @@ func TestDetectorObjectsBounded(t *testing.T) {
 	again.Cause.Offset = 5000
 	if out := d.observe(again, t0.Add(time.Second)); len(out) != 0 {
 		t.Fatalf("a known object's repeat passed on: %v", out)
+	}
+}
+
+// TestDetectorObjectsBoundedWarmUp: the warm-up's remember keeps the
+// bound observe does. It read back every event of the flap window (the
+// records live enrichment published, or that it passed on untracked past
+// the bound) and kept state for each object: a sender that had invented a
+// million host names before a restart grew the detector past maxObjects
+// with each restart's warm-up.
+func TestDetectorObjectsBoundedWarmUp(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.maxObjects = 100
+	untracked := prometheus.NewCounter(prometheus.CounterOpts{Name: "u"})
+	d.countUntracked(untracked)
+	t0 := time.Now().Add(-time.Minute)
+	since := t0.Add(-DefaultFlapWindow)
+	for i := range 1000 {
+		r := &broker.Record{Topic: "raw.syslog", Offset: int64(i), Timestamp: t0.Add(time.Duration(i) * time.Millisecond)}
+		ev := telemetry.Event{Type: "interface_down", Device: fmt.Sprintf("edge%d", i), Object: "Gi0/1",
+			Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}
+		ev.ObjectID = objectID(ev)
+		d.remember(r, []telemetry.Event{ev}, since)
+	}
+	if len(d.states) > 100 || len(d.last) > 200 || len(d.changes) > 100 {
+		t.Fatalf("after a warm-up of 1000 objects: %d states, %d last times, %d flap states; want at most 100, 200, 100",
+			len(d.states), len(d.last), len(d.changes))
+	}
+	if got := testutil.ToFloat64(untracked); got != 0 {
+		t.Fatalf("%v events counted untracked by the warm-up, which passes none on", got)
+	}
+	// Live, an object past the bound is passed on and counted.
+	ev := telemetry.Event{Type: "interface_down", Device: "edge999", Object: "Gi0/1",
+		Cause: telemetry.Cause{Topic: "raw.syslog", Offset: 5000}}
+	if out := d.observe(ev, time.Now()); len(out) != 1 || testutil.ToFloat64(untracked) != 1 {
+		t.Fatalf("a live event of an object past the bound: %d out, %v untracked", len(out), testutil.ToFloat64(untracked))
 	}
 }

@@ -44,6 +44,8 @@ var (
 		"Bytes free for weir on the file system of data_dir: the log refuses writes when it reaches 0.", nil, nil)
 	descDiskSize = prometheus.NewDesc("weir_broker_disk_size_bytes",
 		"Size of the file system of data_dir.", nil, nil)
+	descMembersRefused = prometheus.NewDesc("weir_consumer_group_joins_refused_total",
+		"Kafka clients' JoinGroups refused GROUP_MAX_SIZE_REACHED: the group had 1000 members, or all groups 10000.", nil, nil)
 )
 
 type collector struct{ b *Broker }
@@ -51,7 +53,7 @@ type collector struct{ b *Broker }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descBytesIn, descRecordsOut, descBytesOut,
 		descEndOffset, descStartOffset, descPartBytes, descSegments, descLag, descCommitted, descSkipped, descMembers,
-		descDiskFree, descDiskSize} {
+		descDiskFree, descDiskSize, descMembersRefused} {
 		ch <- d
 	}
 }
@@ -61,6 +63,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if b.closed.Load() {
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(descMembersRefused, prometheus.CounterValue, float64(b.wire.refusedMembers.Load()))
 	// What an alert needs before the disk fills: the space this process
 	// may still use (root may use the blocks reserved for it too).
 	var st unix.Statfs_t

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // Kafka's group.min.session.timeout.ms and group.max.session.timeout.ms:
@@ -49,6 +52,15 @@ type wireCoordinator struct {
 	// minSession and maxSession bound the session timeouts members may
 	// ask for (tests lower minSession).
 	minSession, maxSession time.Duration
+
+	// members counts the members of all groups; maxGroupMembers and
+	// maxMembers bound them (defaultMaxGroupMembers, defaultMaxMembers;
+	// tests lower them). refusedMembers counts the joins refused at the
+	// bound, refusedLog throttles their warning.
+	members                     int
+	maxGroupMembers, maxMembers int
+	refusedMembers              atomic.Int64
+	refusedLog                  throttle.Throttle
 }
 
 type wireState int8
@@ -129,6 +141,9 @@ func newWireCoordinator(b *Broker, kinds *groupKinds) *wireCoordinator {
 		done:       make(chan struct{}),
 		minSession: defaultMinSessionTimeout,
 		maxSession: defaultMaxSessionTimeout,
+
+		maxGroupMembers: defaultMaxGroupMembers,
+		maxMembers:      defaultMaxMembers,
 	}
 }
 

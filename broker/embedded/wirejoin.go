@@ -116,6 +116,10 @@ func (c *wireCoordinator) joinLocked(clientID, clientHost string, req *kmsg.Join
 		resp.MemberID = id
 		return fail(kerr.MemberIDRequired)
 	case req.MemberID == "" || isPending:
+		if len(g.members) >= c.maxGroupMembers || c.members >= c.maxMembers {
+			c.refuseMember(g, clientID, clientHost)
+			return fail(kerr.GroupMaxSizeReached)
+		}
 		id := req.MemberID
 		if id == "" {
 			id = newMemberID(clientID)
@@ -141,6 +145,7 @@ func (c *wireCoordinator) joinLocked(clientID, clientHost string, req *kmsg.Join
 			g.protocolType = req.ProtocolType
 		}
 		g.members[id] = m
+		c.members++
 		c.b.opts.logger.Debug("kafka group member joined", slog.String("group", g.name), slog.String("member", id))
 	case m == nil && g.fenced(req.MemberID, req.InstanceID):
 		return fail(kerr.FencedInstanceID)
@@ -369,4 +374,24 @@ const (
 	maxWireGroups     = 10000
 	maxPendingMembers = 1000
 	maxPendingWait    = time.Minute
+	// A member joining without a member ID (JoinGroup v0-v3, or with a
+	// group.instance.id) is made at once, and one waiting in a join
+	// phase does not expire, however long the phase (its length is a
+	// client's rebalance timeout) and whether or not its client is
+	// still connected: members past these, of one group or of all, are
+	// refused GROUP_MAX_SIZE_REACHED (Kafka's group.max.size).
+	defaultMaxGroupMembers = 1000
+	defaultMaxMembers      = 10000
 )
+
+// refuseMember counts a join refused at the members' bound, and logs it
+// at most once per throttle.Every with how many there were. c.mu is held.
+func (c *wireCoordinator) refuseMember(g *wireGroup, clientID, clientHost string) {
+	c.refusedMembers.Add(1)
+	if n, ok := c.refusedLog.Due(time.Now()); ok {
+		c.b.opts.logger.Warn("kafka group join refused: too many members (GROUP_MAX_SIZE_REACHED)",
+			slog.String("group", g.name), slog.Int("group_members", len(g.members)), slog.Int("max_group_members", c.maxGroupMembers),
+			slog.Int("members", c.members), slog.Int("max_members", c.maxMembers),
+			slog.String("client", clientID), slog.String("host", clientHost), slog.Int("times", n))
+	}
+}

@@ -209,6 +209,9 @@ func (c *wireCoordinator) dropMember(g *wireGroup, m *wireMember, why string) {
 		m.syncCh <- m.syncResp
 		m.syncCh, m.syncResp = nil, nil
 	}
+	if _, ok := g.members[m.id]; ok {
+		c.members--
+	}
 	delete(g.members, m.id)
 	c.kinds.release(g.name, true)
 	if g.leader == m.id {
