@@ -202,7 +202,8 @@ func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
 		b.opts.logger.Warn("the config's partition count for an existing topic is not applied: a topic keeps the count it was created with; delete and re-create it to change it",
 			slog.String("topic", m.Name), slog.Int("configured", int(over.Partitions)), slog.Int("partitions", int(m.Partitions)))
 	}
-	cfg := b.effectiveConfig(m.Name, m.config())
+	t.own = b.ownConfig(m.Name, m.config())
+	cfg := mergeConfig(t.own, b.opts.defaults)
 	t.cfg.Store(&cfg)
 	for p := int32(0); p < m.Partitions; p++ {
 		if dir := partitionDir(b.opts.dataDir, m.Name, p); !exists(dir) {
@@ -221,9 +222,10 @@ func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
 	return t, nil
 }
 
-// effectiveConfig layers a topic's stored config over the configured
-// per-topic overrides and the defaults.
-func (b *Broker) effectiveConfig(name string, stored broker.TopicConfig) broker.TopicConfig {
+// ownConfig is the config a topic sets itself: its per-topic settings
+// (WithTopicConfig) over the config it was created with (stored). Its zero
+// fields follow the defaults.
+func (b *Broker) ownConfig(name string, stored broker.TopicConfig) broker.TopicConfig {
 	cfg := stored
 	if over, ok := b.opts.topics[name]; ok {
 		p := cfg.Partitions
@@ -232,7 +234,47 @@ func (b *Broker) effectiveConfig(name string, stored broker.TopicConfig) broker.
 			cfg.Partitions = p // the partition count is fixed at creation
 		}
 	}
-	return mergeConfig(cfg, b.opts.defaults)
+	return cfg
+}
+
+// TopicConfigLayers tells where a topic's config values come from, for
+// the Kafka listener's DescribeConfigs to report their source as Kafka
+// does: own holds what the topic set itself (the configs it was created
+// with, under its WithTopicConfig settings), brokerWide what
+// WithTopicDefaults sets for every topic where it differs from the
+// built-in default, and builtin the built-in defaults. A zero field is not
+// set at that level; the value in effect (DescribeTopics) is the first one
+// set of own, brokerWide and builtin. Partitions is the topic's count in
+// own and the default count in the others.
+//
+// A broker-wide value equal to the built-in default counts as the default:
+// weir's config fills its defaults in before reading weir.yaml, so the two
+// cannot be told apart.
+func (b *Broker) TopicConfigLayers(name string) (own, brokerWide, builtin broker.TopicConfig, err error) {
+	b.mu.RLock()
+	t, ok := b.topics[name]
+	b.mu.RUnlock()
+	if !ok {
+		return own, brokerWide, builtin, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
+	}
+	builtin = defaultOptions("").defaults
+	brokerWide = b.opts.defaults
+	if brokerWide.Partitions == builtin.Partitions {
+		brokerWide.Partitions = 0
+	}
+	if brokerWide.RetentionTime == builtin.RetentionTime {
+		brokerWide.RetentionTime = 0
+	}
+	if brokerWide.RetentionBytes == builtin.RetentionBytes {
+		brokerWide.RetentionBytes = 0
+	}
+	if brokerWide.SegmentBytes == builtin.SegmentBytes {
+		brokerWide.SegmentBytes = 0
+	}
+	if brokerWide.SegmentAge == builtin.SegmentAge {
+		brokerWide.SegmentAge = 0
+	}
+	return t.own, brokerWide, builtin, nil
 }
 
 // removeDeleted finishes topic deletions a crash interrupted.
@@ -503,7 +545,8 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 	}
 	id := newTopicID()
 	t := &topic{name: name, id: id, stats: new(topicStats)}
-	eff := b.effectiveConfig(name, stored)
+	t.own = b.ownConfig(name, stored)
+	eff := mergeConfig(t.own, b.opts.defaults)
 	t.cfg.Store(&eff)
 	for p := int32(0); p < stored.Partitions; p++ {
 		// A leftover directory of a deleted topic must not come back.
@@ -795,6 +838,11 @@ func (b *Broker) checkSizeOf(key, value []byte, headers []broker.Header) (int, e
 // MaxMessageBytes is the largest record batch the broker takes
 // (max_message_bytes), for the wire listener to report.
 func (b *Broker) MaxMessageBytes() int { return b.opts.maxMessageBytes }
+
+// DefaultMaxMessageBytes is the built-in MaxMessageBytes
+// (DefaultMaxMessageBytes), for the wire listener to tell a configured limit
+// from the default.
+func (b *Broker) DefaultMaxMessageBytes() int { return DefaultMaxMessageBytes }
 
 // CheckSize implements broker.SizeChecker; max_message_bytes is the same
 // for every topic.

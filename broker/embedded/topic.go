@@ -14,9 +14,11 @@ import (
 
 // topic is a named set of partitions with its config.
 type topic struct {
-	name       string
-	id         [16]byte
-	cfg        atomic.Pointer[broker.TopicConfig]
+	name string
+	id   [16]byte
+	cfg  atomic.Pointer[broker.TopicConfig]
+	// own is what the topic set itself (see ownConfig), fixed at open.
+	own        broker.TopicConfig
 	partitions []*partition
 	stats      *topicStats
 }

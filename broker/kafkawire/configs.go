@@ -20,6 +20,16 @@ type configEntry struct {
 	source      kmsg.ConfigSource
 	typ         kmsg.ConfigType
 	doc         string
+	// synonyms, when set, are the values the config's value was chosen
+	// from, highest first (the topic's, the broker's, the default), as
+	// Kafka lists them; otherwise the value itself is its only synonym.
+	synonyms []configSynonym
+}
+
+// configSynonym is one of a config's synonyms.
+type configSynonym struct {
+	name, value string
+	source      kmsg.ConfigSource
 }
 
 // handleDescribeConfigs reports topic configs (the ones CreateTopics
@@ -61,9 +71,15 @@ func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConf
 			rc.IsDefault = e.source == kmsg.ConfigSourceDefaultConfig // v0's way of saying it
 			rc.ConfigType = e.typ
 			if req.IncludeSynonyms {
-				syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-				syn.Name, syn.Value, syn.Source = e.name, &value, e.source
-				rc.ConfigSynonyms = []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{syn}
+				syns := e.synonyms
+				if syns == nil {
+					syns = []configSynonym{{e.name, e.value, e.source}}
+				}
+				for _, s := range syns {
+					syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+					syn.Name, syn.Value, syn.Source = s.name, &s.value, s.source
+					rc.ConfigSynonyms = append(rc.ConfigSynonyms, syn)
+				}
 			}
 			if req.IncludeDocumentation {
 				doc := e.doc
@@ -76,11 +92,14 @@ func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConf
 	return resp
 }
 
-// topicConfigs are a topic's configs in effect. The Log reports effective
-// values only (the topic's own over the broker's defaults), so they are all
-// reported as the topic's (DYNAMIC_TOPIC_CONFIG), except cleanup.policy,
-// which cannot be set, and max.message.bytes, which is the broker's for
-// every topic (DEFAULT_CONFIG: there is no topic override to copy).
+// topicConfigs are a topic's configs in effect. With a ConfigSourcer Log
+// each has the source Kafka would give it: DYNAMIC_TOPIC_CONFIG for a value
+// the topic set itself, STATIC_BROKER_CONFIG for the broker's setting,
+// DEFAULT_CONFIG for a built-in default; its synonyms are the topic's value,
+// the broker's and the default, under Kafka's broker config names
+// (log.retention.ms and so on), as far as they are set. cleanup.policy
+// cannot be set (the default, delete), and max.message.bytes is the
+// broker's for every topic (message.max.bytes).
 func (c *conn) topicConfigs(ctx context.Context, name string) ([]configEntry, *kerr.Error, error) {
 	if !broker.ValidTopicName(name) {
 		return nil, kerr.InvalidTopicException, fmt.Errorf("invalid topic name %q", name)
@@ -93,31 +112,82 @@ func (c *conn) topicConfigs(ctx context.Context, name string) ([]configEntry, *k
 		return nil, kafkaError(err), err
 	}
 	cfg := infos[0].Config
-	topic := kmsg.ConfigSourceDynamicTopicConfig
-	return append([]configEntry{
-		{"cleanup.policy", "delete", kmsg.ConfigSourceDefaultConfig, kmsg.ConfigTypeList,
-			"Always delete: old segments are deleted by retention; compaction is not supported."},
-		{"retention.bytes", strconv.FormatInt(cfg.RetentionBytes, 10), topic, kmsg.ConfigTypeLong,
-			"Bytes kept per partition before old segments are deleted; -1 is unbounded."},
-		{"retention.ms", durationMillis(cfg.RetentionTime), topic, kmsg.ConfigTypeLong,
-			"Age after which a segment's records are deleted; -1 keeps them forever."},
-		{"segment.bytes", strconv.FormatInt(cfg.SegmentBytes, 10), topic, kmsg.ConfigTypeInt,
-			"Size at which the active segment is rolled."},
-		{"segment.ms", durationMillis(cfg.SegmentAge), topic, kmsg.ConfigTypeLong,
-			"Age of its first record at which the active segment is rolled."},
-	}, c.messageLimit("max.message.bytes", kmsg.ConfigSourceDefaultConfig)...), nil, nil
+	// Without layers, every value is the topic's own.
+	own, layered := cfg, false
+	var wide, builtin broker.TopicConfig
+	if cs, ok := c.s.log.(ConfigSourcer); ok {
+		if own, wide, builtin, err = cs.TopicConfigLayers(name); err != nil {
+			return nil, kafkaError(err), err
+		}
+		layered = true
+	}
+	// entry is one config from its layers: set says whether a layer sets
+	// it, str formats a layer's value.
+	entry := func(name, brokerName string, typ kmsg.ConfigType, doc string, set func(broker.TopicConfig) bool, str func(broker.TopicConfig) string) configEntry {
+		e := configEntry{name: name, value: str(cfg), typ: typ, doc: doc}
+		if !layered {
+			e.source = kmsg.ConfigSourceDynamicTopicConfig
+			return e
+		}
+		if set(own) {
+			e.synonyms = append(e.synonyms, configSynonym{name, str(own), kmsg.ConfigSourceDynamicTopicConfig})
+		}
+		if set(wide) {
+			e.synonyms = append(e.synonyms, configSynonym{brokerName, str(wide), kmsg.ConfigSourceStaticBrokerConfig})
+		}
+		e.synonyms = append(e.synonyms, configSynonym{brokerName, str(builtin), kmsg.ConfigSourceDefaultConfig})
+		e.source = e.synonyms[0].source
+		return e
+	}
+	entries := []configEntry{
+		{name: "cleanup.policy", value: "delete", source: kmsg.ConfigSourceDefaultConfig, typ: kmsg.ConfigTypeList,
+			doc: "Always delete: old segments are deleted by retention; compaction is not supported."},
+		entry("retention.bytes", "log.retention.bytes", kmsg.ConfigTypeLong,
+			"Bytes kept per partition before old segments are deleted; -1 is unbounded.",
+			func(c broker.TopicConfig) bool { return c.RetentionBytes != 0 },
+			func(c broker.TopicConfig) string { return strconv.FormatInt(c.RetentionBytes, 10) }),
+		entry("retention.ms", "log.retention.ms", kmsg.ConfigTypeLong,
+			"Age after which a segment's records are deleted; -1 keeps them forever.",
+			func(c broker.TopicConfig) bool { return c.RetentionTime != 0 },
+			func(c broker.TopicConfig) string { return durationMillis(c.RetentionTime) }),
+		entry("segment.bytes", "log.segment.bytes", kmsg.ConfigTypeInt,
+			"Size at which the active segment is rolled.",
+			func(c broker.TopicConfig) bool { return c.SegmentBytes != 0 },
+			func(c broker.TopicConfig) string { return strconv.FormatInt(c.SegmentBytes, 10) }),
+		entry("segment.ms", "log.roll.ms", kmsg.ConfigTypeLong,
+			"Age of its first record at which the active segment is rolled.",
+			func(c broker.TopicConfig) bool { return c.SegmentAge != 0 },
+			func(c broker.TopicConfig) string { return durationMillis(c.SegmentAge) }),
+	}
+	if layered {
+		entries[0].synonyms = []configSynonym{{"log.cleanup.policy", "delete", kmsg.ConfigSourceDefaultConfig}}
+	}
+	return append(entries, c.messageLimit("max.message.bytes")...), nil, nil
 }
 
 // messageLimit is the Log's batch size limit as the config name given
 // (a topic's max.message.bytes, the broker's message.max.bytes), or
-// nothing for a Log without one.
-func (c *conn) messageLimit(name string, source kmsg.ConfigSource) []configEntry {
+// nothing for a Log without one. It is the broker's setting
+// (STATIC_BROKER_CONFIG), or, with a ConfigSourcer Log that says it is
+// the built-in one, the default.
+func (c *conn) messageLimit(name string) []configEntry {
 	l, ok := c.s.log.(MessageLimiter)
 	if !ok {
 		return nil
 	}
-	return []configEntry{{name, strconv.Itoa(l.MaxMessageBytes()), source, kmsg.ConfigTypeInt,
-		"The largest record batch the broker takes (weir's broker.max_message_bytes); larger ones are refused whole."}}
+	const brokerName = "message.max.bytes"
+	e := configEntry{name: name, value: strconv.Itoa(l.MaxMessageBytes()), source: kmsg.ConfigSourceStaticBrokerConfig, typ: kmsg.ConfigTypeInt,
+		doc: "The largest record batch the broker takes (weir's broker.max_message_bytes); larger ones are refused whole."}
+	if cs, ok := c.s.log.(ConfigSourcer); ok {
+		def := cs.DefaultMaxMessageBytes()
+		if def == l.MaxMessageBytes() {
+			e.source = kmsg.ConfigSourceDefaultConfig
+		} else {
+			e.synonyms = []configSynonym{{brokerName, e.value, e.source}}
+		}
+		e.synonyms = append(e.synonyms, configSynonym{brokerName, strconv.Itoa(def), kmsg.ConfigSourceDefaultConfig})
+	}
+	return []configEntry{e}
 }
 
 // durationMillis formats a config duration in milliseconds; negative means
@@ -144,8 +214,8 @@ func (c *conn) brokerConfigs(name string) ([]configEntry, *kerr.Error, error) {
 	static := kmsg.ConfigSourceStaticBrokerConfig
 	return append([]configEntry{
 		{"auto.create.topics.enable", strconv.FormatBool(c.s.log.AutoCreateTopics()), static, kmsg.ConfigTypeBoolean,
-			"Whether producing to or asking for metadata of a missing topic creates it."},
-		{"broker.id", id, static, kmsg.ConfigTypeInt, "This node's ID."},
-		{"node.id", id, static, kmsg.ConfigTypeInt, "This node's ID."},
-	}, c.messageLimit("message.max.bytes", kmsg.ConfigSourceStaticBrokerConfig)...), nil, nil
+			"Whether producing to or asking for metadata of a missing topic creates it.", nil},
+		{"broker.id", id, static, kmsg.ConfigTypeInt, "This node's ID.", nil},
+		{"node.id", id, static, kmsg.ConfigTypeInt, "This node's ID.", nil},
+	}, c.messageLimit("message.max.bytes")...), nil, nil
 }

@@ -72,3 +72,24 @@ type Log interface {
 type MessageLimiter interface {
 	MaxMessageBytes() int
 }
+
+// ConfigSourcer is a Log that tells where a topic's config values come
+// from, so that DescribeConfigs reports each one's source as Kafka does
+// (admin tools such as kafka-configs, kafka-ui or Terraform take a value
+// whose source is DYNAMIC_TOPIC_CONFIG for one the topic overrides):
+// DYNAMIC_TOPIC_CONFIG for what the topic set itself, STATIC_BROKER_CONFIG
+// for the broker's settings for every topic, DEFAULT_CONFIG for built-in
+// defaults. Without it every topic config is reported as the topic's own.
+type ConfigSourcer interface {
+	// TopicConfigLayers returns a topic's configs by where they come
+	// from: what the topic set itself (at creation, say), what the
+	// broker's settings give every topic, and the built-in defaults. A
+	// zero field is not set at that level; the value in effect is the
+	// first one set. Partitions is not a config and is not used. A topic
+	// that does not exist fails with ErrUnknownTopic.
+	TopicConfigLayers(topic string) (own, brokerWide, builtin broker.TopicConfig, err error)
+	// DefaultMaxMessageBytes is the built-in limit of a MessageLimiter: a
+	// MaxMessageBytes that differs from it is reported as the broker's
+	// setting.
+	DefaultMaxMessageBytes() int
+}

@@ -467,6 +467,10 @@ type clientLog struct {
 // AutoCreateTopics implements kafkawire.Log.
 func (l clientLog) AutoCreateTopics() bool { return l.autoCreate }
 
+// The listener reports where topic configs come from (DescribeConfigs
+// sources) through the embedded broker's methods.
+var _ kafkawire.ConfigSourcer = clientLog{}
+
 // listenPort is the port a listener took (the one asked, or the one
 // 127.0.0.1:0 picked).
 func listenPort(addr net.Addr) int32 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestTopicOverrideRemovedFromTheConfig: a topic of broker.topics takes
@@ -19,7 +20,7 @@ func TestTopicOverrideRemovedFromTheConfig(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "weir.yaml")
-	retention := func(conf string) string {
+	retention := func(conf string) (string, kmsg.ConfigSource) {
 		t.Helper()
 		if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
@@ -38,20 +39,26 @@ func TestTopicOverrideRemovedFromTheConfig(t *testing.T) {
 		for _, rc := range rcs {
 			for _, c := range rc.Configs {
 				if c.Key == "retention.ms" {
-					return c.MaybeValue()
+					return c.MaybeValue(), c.Source
 				}
 			}
 		}
 		t.Fatal("no retention.ms for ovr")
-		return ""
+		return "", 0
 	}
-	for _, c := range []struct{ conf, want string }{
-		{"broker:\n  topics:\n    ovr: {partitions: 2, retention: {time: 1h}}\n", "3600000"},
-		{"broker:\n  topics:\n    ovr: {partitions: 2, retention: {time: 2h}}\n", "7200000"},
-		{"broker:\n  topics:\n    other: {partitions: 1}\n", "604800000"},
+	// Reported as the topic's own (DYNAMIC_TOPIC_CONFIG) only while
+	// broker.topics sets it, as Kafka tools tell overrides apart.
+	for _, c := range []struct {
+		conf, want string
+		source     kmsg.ConfigSource
+	}{
+		{"broker:\n  topics:\n    ovr: {partitions: 2, retention: {time: 1h}}\n", "3600000", kmsg.ConfigSourceDynamicTopicConfig},
+		{"broker:\n  topics:\n    ovr: {partitions: 2, retention: {time: 2h}}\n", "7200000", kmsg.ConfigSourceDynamicTopicConfig},
+		{"broker:\n  topics:\n    other: {partitions: 1}\n", "604800000", kmsg.ConfigSourceDefaultConfig},
+		{"broker:\n  retention: {time: 2d}\n", "172800000", kmsg.ConfigSourceStaticBrokerConfig},
 	} {
-		if got := retention(c.conf); got != c.want {
-			t.Fatalf("with %q: retention.ms %s, want %s", c.conf, got, c.want)
+		if got, source := retention(c.conf); got != c.want || source != c.source {
+			t.Fatalf("with %q: retention.ms %s (%v), want %s (%v)", c.conf, got, source, c.want, c.source)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
@@ -252,8 +253,11 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 }
 
 // topicConfigLine is the retention and segment configs the broker reports
-// for topic, each with a reading ("retention.ms=172800000 (2d)"); "" when
-// it reports none (ACLs without DESCRIBE_CONFIGS).
+// for topic, each with a reading ("retention.ms=172800000 (2d)") and, for
+// a value the topic does not set, where it comes from: "(7d, default)"
+// built in, "(7d, broker default)" the broker's setting (weir.yaml's
+// broker.retention, Kafka's server.properties or cluster-wide configs).
+// "" when it reports none (ACLs without DESCRIBE_CONFIGS).
 func topicConfigLine(ctx context.Context, adm *kadm.Client, topic string) string {
 	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
 	if err != nil {
@@ -270,7 +274,14 @@ func topicConfigLine(ctx context.Context, adm *kadm.Client, topic string) string
 				continue
 			}
 			v := *c.Value
-			parts = append(parts, fmt.Sprintf("%s=%s (%s)", key, v, configReading(key, v)))
+			reading := configReading(key, v)
+			switch c.Source {
+			case kmsg.ConfigSourceDefaultConfig:
+				reading += ", default"
+			case kmsg.ConfigSourceStaticBrokerConfig, kmsg.ConfigSourceDynamicBrokerConfig, kmsg.ConfigSourceDynamicDefaultBrokerConfig:
+				reading += ", broker default"
+			}
+			parts = append(parts, fmt.Sprintf("%s=%s (%s)", key, v, reading))
 		}
 	}
 	return strings.Join(parts, "  ")

@@ -86,7 +86,9 @@ func TestTopicsCreateNameChecked(t *testing.T) {
 // TestTopicsDescribeShowsConfig: describe shows how long the topic keeps
 // records and when its segments roll, as the broker reports them
 // (DescribeConfigs): the one question describe could not answer, a
-// topic's retention, needed kcat or Kafka's tools.
+// topic's retention, needed kcat or Kafka's tools. A value the topic does
+// not set is marked with where it comes from (the broker's default), as
+// the broker reports it: one set at creation, even to the default, is not.
 func TestTopicsDescribeShowsConfig(t *testing.T) {
 	p := startWeir(t, t.TempDir())
 	if out, errs, err := p.cli(t, "", "topics", "create", "kept", "--retention", "2d", "--retention-bytes", "1GiB", "--config", "segment.ms=3600000"); err != nil {
@@ -96,7 +98,7 @@ func TestTopicsDescribeShowsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("topics describe: %v %s", err, errs)
 	}
-	for _, want := range []string{"retention.ms=172800000 (2d)", "retention.bytes=1073741824 (1.0GiB)", "segment.bytes=268435456 (256.0MiB)", "segment.ms=3600000 (1h)"} {
+	for _, want := range []string{"retention.ms=172800000 (2d)  ", "retention.bytes=1073741824 (1.0GiB)  ", "segment.bytes=268435456 (256.0MiB, default)  ", "segment.ms=3600000 (1h)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("describe does not show %s:\n%s", want, out)
 		}
