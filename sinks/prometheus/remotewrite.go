@@ -200,17 +200,26 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 const maxClockSkew = time.Minute
 
 // sampleTime is the time p's samples are stamped with: its own (the
-// device's sampling time, which rate() wants), unless it is more than
-// maxClockSkew off when weir received it; then weir's. Prometheus takes
-// one sample hours ahead (a target's clock off), which moves its head on:
-// it then refuses every other series' samples as out of bounds for hours.
-// And it refuses samples more than an hour behind its head (a clock hours
-// behind, a target stamping its initial sync with the time each value
-// last changed).
+// device's sampling time, which rate() wants), kept within maxClockSkew
+// of when weir received it. Prometheus takes one sample hours ahead (a
+// target's clock off), which moves its head on: it then refuses every
+// other series' samples as out of bounds for hours. And it refuses samples
+// more than an hour behind its head (a clock hours behind, a target
+// stamping its initial sync with the time each value last changed). A time
+// past the bound is stamped at the bound, not at weir's clock: a clock
+// drifting across it (59 s ahead, then 61) would otherwise send its series
+// back a minute, and Prometheus refuses a sample older than the series'
+// last ("out of order sample").
 func sampleTime(p *telemetry.Point) time.Time {
-	t := p.Time
-	if r := p.ReceivedAt; !r.IsZero() && (t.IsZero() || t.Sub(r).Abs() > maxClockSkew) {
+	t, r := p.Time, p.ReceivedAt
+	switch {
+	case r.IsZero():
+	case t.IsZero():
 		t = r
+	case t.Before(r.Add(-maxClockSkew)):
+		t = r.Add(-maxClockSkew)
+	case t.After(r.Add(maxClockSkew)):
+		t = r.Add(maxClockSkew)
 	}
 	if t.IsZero() {
 		t = time.Now()

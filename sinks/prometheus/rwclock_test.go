@@ -21,9 +21,8 @@ import (
 // the head), refused with 400 and dead-lettered, each batch sent again
 // record by record, for hours. A target 3 days behind (or one that stamps
 // its initial sync with the time of each value's last change) had all its
-// samples refused. A sample is stamped with the time weir received it when
-// the device's time is more than a minute off it, as the exposition and
-// enrichment's clock checks already do.
+// samples refused. A sample's time is kept within a minute of the time weir
+// received it.
 func TestRemoteWriteDeviceClockOff(t *testing.T) {
 	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
 	b := sinktest.Broker(t)
@@ -34,7 +33,7 @@ func TestRemoteWriteDeviceClockOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	received := time.Now().Add(-10 * time.Second).Truncate(time.Millisecond)
+	received := time.Now().Add(-2 * time.Minute).Truncate(time.Millisecond) // "ahead", stamped a minute later, is in the past
 	at := func(dev string, in uint64, deviceTime time.Time) telemetry.Metric {
 		m := metric(dev, "Ethernet1", in, 1)
 		m.Time, m.ReceivedAt = deviceTime, received
@@ -66,7 +65,7 @@ func TestRemoteWriteDeviceClockOff(t *testing.T) {
 	for _, tc := range []struct {
 		dev  string
 		want time.Time
-	}{{"ahead", received}, {"behind", received}, {"fine", received.Add(-2 * time.Second)}} {
+	}{{"ahead", received.Add(time.Minute)}, {"behind", received.Add(-time.Minute)}, {"fine", received.Add(-2 * time.Second)}} {
 		got := peers.Query(t, promAddr, fmt.Sprintf(`timestamp(interface_if_hc_in_octets_total{device=%q})`, tc.dev))
 		if len(got) != 1 {
 			t.Errorf("%s: %d series, want 1", tc.dev, len(got))
@@ -75,5 +74,52 @@ func TestRemoteWriteDeviceClockOff(t *testing.T) {
 		if ms := got[0].Float() * 1000; math.Abs(ms-float64(tc.want.UnixMilli())) > 1 {
 			t.Errorf("%s: sample at %v, want %v", tc.dev, time.UnixMilli(int64(ms)), tc.want)
 		}
+	}
+}
+
+// TestRemoteWriteDeviceClockDriftsPastTheBound: a target's clock drifting
+// ahead across the one-minute bound (58 s ahead, then 59, 60, 61, 62) must
+// not send its series back in time. Stamped with weir's clock once past
+// the bound, the sample after the 60 s one went back a minute, and
+// Prometheus refused it and the next ones ("out of order sample", to
+// dead.letter) until weir's clock caught up; a clock jittering around the
+// bound lost every other sample. A time past the bound is stamped at the
+// bound instead, so a series' stamps keep going forward.
+func TestRemoteWriteDeviceClockDriftsPastTheBound(t *testing.T) {
+	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
+	b := sinktest.Broker(t)
+	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
+		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	d, err := promsink.NewRemoteWrite(cfg, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-5 * time.Minute).Truncate(time.Second)
+	var ms []telemetry.Metric
+	for i := range 5 {
+		m := metric("drift", "Ethernet1", uint64(1000*(i+1)), 1)
+		m.ReceivedAt = base.Add(time.Duration(i) * 10 * time.Second)
+		m.Time = m.ReceivedAt.Add(time.Duration(58+i) * time.Second)
+		ms = append(ms, m)
+	}
+	r := sinktest.Start(t, b, cfg, d)
+	// One at a time, in order, as polls come.
+	for i := range ms {
+		sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "drift" }, ms[i:i+1])
+		sinktest.Eventually(t, fmt.Sprintf("metric %d accepted or dead-lettered", i), func() bool {
+			return r.Counter("weir_sink_records_total", map[string]string{"sink": "rw"})+
+				r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}) == float64(i+1)
+		})
+	}
+	if n := r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}); n != 0 {
+		for _, rec := range sinktest.ReadAll(t, b, "dead.letter") {
+			t.Logf("dead letter: %s", sinktest.Header(rec, "dead_letter_reason"))
+		}
+		t.Fatalf("%v of 5 samples refused by Prometheus", n)
+	}
+	got := peers.Query(t, promAddr, `count_over_time(interface_if_hc_in_octets_total{device="drift"}[15m])`)
+	if len(got) != 1 || got[0].Float() != 5 {
+		t.Fatalf("Prometheus holds %v samples of the series, want 5", got)
 	}
 }
