@@ -293,7 +293,63 @@ var (
 	// ErrStorage: the log could not write or read its files (disk full,
 	// I/O error). Data acknowledged before is not affected.
 	ErrStorage = errors.New("storage error")
+	// ErrInvalidConfig: a topic config value out of its range, or a
+	// config the broker does not have.
+	ErrInvalidConfig = errors.New("invalid config")
+	// ErrConfigPolicy: a config change the broker's own configuration
+	// does not allow (on the embedded log, a topic config weir.yaml sets
+	// for the topic, which would win over the change).
+	ErrConfigPolicy = errors.New("config change not allowed")
 )
+
+// TopicConfigFields is a set of TopicConfig's config fields (Partitions is
+// not a config: a topic keeps the count it was created with).
+type TopicConfigFields uint8
+
+const (
+	RetentionTimeField TopicConfigFields = 1 << iota
+	RetentionBytesField
+	SegmentBytesField
+	SegmentAgeField
+
+	AllTopicConfigFields = RetentionTimeField | RetentionBytesField | SegmentBytesField | SegmentAgeField
+)
+
+// Has reports whether f holds every field of g.
+func (f TopicConfigFields) Has(g TopicConfigFields) bool { return f&g == g }
+
+// SetFields are the config fields cfg sets (its non-zero ones).
+func (cfg TopicConfig) SetFields() TopicConfigFields {
+	var f TopicConfigFields
+	if cfg.RetentionTime != 0 {
+		f |= RetentionTimeField
+	}
+	if cfg.RetentionBytes != 0 {
+		f |= RetentionBytesField
+	}
+	if cfg.SegmentBytes != 0 {
+		f |= SegmentBytesField
+	}
+	if cfg.SegmentAge != 0 {
+		f |= SegmentAgeField
+	}
+	return f
+}
+
+// TopicConfigChange is a change to the configs a topic sets itself (as a
+// Kafka client's AlterConfigs or IncrementalAlterConfigs asks for one).
+type TopicConfigChange struct {
+	// Set holds the values to set: its non-zero config fields, with
+	// TopicConfig's meanings (a negative retention: for ever, or no
+	// bound). Partitions must be zero.
+	Set TopicConfig
+	// Delete are the fields to remove: they follow the broker's
+	// defaults again. A field may not be both set and deleted.
+	Delete TopicConfigFields
+	// Replace removes every field Set does not set (Kafka's legacy
+	// AlterConfigs replaces a topic's whole set of configs).
+	Replace bool
+}
 
 // SizeChecker is a Broker that tells before a record is produced to topic
 // whether it would refuse it for its size (ErrRecordTooLarge), with the

@@ -202,7 +202,7 @@ func (b *Broker) openTopic(m topicMeta, clean bool) (*topic, error) {
 		b.opts.logger.Warn("the config's partition count for an existing topic is not applied: a topic keeps the count it was created with; delete and re-create it to change it",
 			slog.String("topic", m.Name), slog.Int("configured", int(over.Partitions)), slog.Int("partitions", int(m.Partitions)))
 	}
-	t.own = b.ownConfig(m.Name, m.config())
+	t.own, t.meta = b.ownConfig(m.Name, m.config()), m
 	cfg := mergeConfig(t.own, b.opts.defaults)
 	t.cfg.Store(&cfg)
 	for p := int32(0); p < m.Partitions; p++ {
@@ -240,7 +240,8 @@ func (b *Broker) ownConfig(name string, stored broker.TopicConfig) broker.TopicC
 // TopicConfigLayers tells where a topic's config values come from, for
 // the Kafka listener's DescribeConfigs to report their source as Kafka
 // does: own holds what the topic set itself (the configs it was created
-// with, under its WithTopicConfig settings), brokerWide what
+// with or AlterTopicConfig gave it, under its WithTopicConfig settings),
+// brokerWide what
 // WithTopicDefaults sets for every topic where it differs from the
 // built-in default, and builtin the built-in defaults. A zero field is not
 // set at that level; the value in effect (DescribeTopics) is the first one
@@ -253,6 +254,9 @@ func (b *Broker) ownConfig(name string, stored broker.TopicConfig) broker.TopicC
 func (b *Broker) TopicConfigLayers(name string) (own, brokerWide, builtin broker.TopicConfig, err error) {
 	b.mu.RLock()
 	t, ok := b.topics[name]
+	if ok {
+		own = t.own // AlterTopicConfig changes it under b.mu
+	}
 	b.mu.RUnlock()
 	if !ok {
 		return own, brokerWide, builtin, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
@@ -274,7 +278,7 @@ func (b *Broker) TopicConfigLayers(name string) (own, brokerWide, builtin broker
 	if brokerWide.SegmentAge == builtin.SegmentAge {
 		brokerWide.SegmentAge = 0
 	}
-	return t.own, brokerWide, builtin, nil
+	return own, brokerWide, builtin, nil
 }
 
 // removeDeleted finishes topic deletions a crash interrupted.
@@ -565,7 +569,8 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 		}
 		t.partitions = append(t.partitions, part)
 	}
-	if err := writeTopicMeta(b.opts.dataDir, metaFromConfig(name, id, stored)); err != nil {
+	t.meta = metaFromConfig(name, id, stored)
+	if err := writeTopicMeta(b.opts.dataDir, t.meta); err != nil {
 		// Renamed into place but not synced: without its partitions the
 		// topic must not come back at the next start.
 		os.Remove(filepath.Join(metaDir(b.opts.dataDir), name+".json"))

@@ -17,8 +17,11 @@ type topic struct {
 	name string
 	id   [16]byte
 	cfg  atomic.Pointer[broker.TopicConfig]
-	// own is what the topic set itself (see ownConfig), fixed at open.
+	// own is what the topic set itself (see ownConfig), and meta its
+	// meta file's content; both change only under the broker's mu held
+	// for writing (AlterTopicConfig), and are read under it.
 	own        broker.TopicConfig
+	meta       topicMeta
 	partitions []*partition
 	stats      *topicStats
 }
@@ -109,22 +112,28 @@ func (m topicMeta) config() broker.TopicConfig {
 }
 
 func metaFromConfig(name string, id [16]byte, cfg broker.TopicConfig) topicMeta {
+	m := topicMeta{
+		Name:       name,
+		ID:         fmt.Sprintf("%x", id),
+		Partitions: cfg.Partitions,
+		Created:    time.Now().UTC(),
+	}
+	m.setConfig(cfg)
+	return m
+}
+
+// setConfig stores cfg's config fields (not the partition count) in m.
+func (m *topicMeta) setConfig(cfg broker.TopicConfig) {
 	if cfg.RetentionTime < 0 {
 		// For ever, as -1 (a nanosecond: configs' and Kafka's
 		// retention.ms -1 alike), which whole milliseconds would turn
 		// into 0, the default, at the next open.
 		cfg.RetentionTime = -time.Millisecond
 	}
-	return topicMeta{
-		Name:           name,
-		ID:             fmt.Sprintf("%x", id),
-		Partitions:     cfg.Partitions,
-		Created:        time.Now().UTC(),
-		RetentionMs:    cfg.RetentionTime.Milliseconds(),
-		RetentionBytes: cfg.RetentionBytes,
-		SegmentBytes:   cfg.SegmentBytes,
-		SegmentMs:      cfg.SegmentAge.Milliseconds(),
-	}
+	m.RetentionMs = cfg.RetentionTime.Milliseconds()
+	m.RetentionBytes = cfg.RetentionBytes
+	m.SegmentBytes = cfg.SegmentBytes
+	m.SegmentMs = cfg.SegmentAge.Milliseconds()
 }
 
 // writeFileAtomic writes name through a temporary file, fsync and rename,

@@ -16,7 +16,11 @@ import (
 // advertising a version that is not fully handled would break them. The
 // group APIs are listed only when there is a group coordinator (withGroups):
 // a client that sees FindCoordinator assumes it can use groups.
-func advertisedKeys(withGroups bool) []kmsg.ApiVersionsResponseApiKey {
+//
+// AlterConfigs and IncrementalAlterConfigs are listed only when the Log is
+// a ConfigAlterer (withAlter); otherwise they are refused on every resource
+// (unsupportedAnswer).
+func advertisedKeys(withGroups, withAlter bool) []kmsg.ApiVersionsResponseApiKey {
 	type keyRange struct {
 		key      kmsg.Key
 		min, max int16
@@ -51,6 +55,16 @@ func advertisedKeys(withGroups bool) []kmsg.ApiVersionsResponseApiKey {
 		{kmsg.DescribeLogDirs, 0, 4},
 		// v2 only adds fenced brokers, of which there are none.
 		{kmsg.DescribeCluster, 0, 2},
+	}
+	if withAlter {
+		ranges = append(ranges, []keyRange{
+			// v2 is flexible; the API is deprecated for
+			// IncrementalAlterConfigs, but sarama and older
+			// tools still send it.
+			{kmsg.AlterConfigs, 0, 2},
+			// v1 is flexible, the highest there is.
+			{kmsg.IncrementalAlterConfigs, 0, 1},
+		}...)
 	}
 	if withGroups {
 		ranges = append(ranges, []keyRange{

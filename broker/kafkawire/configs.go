@@ -34,10 +34,12 @@ type configSynonym struct {
 
 // handleDescribeConfigs reports topic configs (the ones CreateTopics
 // accepts, plus cleanup.policy, which is always delete) and a minimal set of
-// broker configs, for admin tools. Everything is read-only: there is no
-// AlterConfigs; topic configs are set when the topic is created.
+// broker configs, for admin tools. Broker configs are read-only, and so
+// are topic configs unless the Log is a ConfigAlterer, which lets clients
+// change retention.ms, retention.bytes, segment.bytes and segment.ms.
 func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	_, alterable := c.s.log.(ConfigAlterer)
 	for _, r := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
@@ -66,7 +68,8 @@ func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConf
 			rc := kmsg.NewDescribeConfigsResponseResourceConfig()
 			value := e.value
 			rc.Name, rc.Value = e.name, &value
-			rc.ReadOnly = true
+			_, changeable := configFields[e.name]
+			rc.ReadOnly = !(changeable && alterable && r.ResourceType == kmsg.ConfigResourceTypeTopic)
 			rc.Source = e.source
 			rc.IsDefault = e.source == kmsg.ConfigSourceDefaultConfig // v0's way of saying it
 			rc.ConfigType = e.typ

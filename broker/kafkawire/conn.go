@@ -454,6 +454,10 @@ func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.
 		return c.handleInitProducerID(ctx, req), nil
 	case *kmsg.DescribeConfigsRequest:
 		return c.handleDescribeConfigs(ctx, req), nil
+	case *kmsg.AlterConfigsRequest:
+		return c.handleAlterConfigs(ctx, req), nil
+	case *kmsg.IncrementalAlterConfigsRequest:
+		return c.handleIncrementalAlterConfigs(ctx, req), nil
 	case *kmsg.DescribeClusterRequest:
 		return c.handleDescribeCluster(req), nil
 	case *kmsg.DescribeLogDirsRequest:

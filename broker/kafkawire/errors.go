@@ -36,6 +36,10 @@ func kafkaError(err error) *kerr.Error {
 		return kerr.InvalidPartitions
 	case errors.Is(err, broker.ErrStorage):
 		return kerr.KafkaStorageError
+	case errors.Is(err, broker.ErrInvalidConfig):
+		return kerr.InvalidConfig
+	case errors.Is(err, broker.ErrConfigPolicy):
+		return kerr.PolicyViolation
 	}
 	return kerr.UnknownServerError
 }

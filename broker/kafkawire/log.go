@@ -17,7 +17,8 @@ import (
 // ErrInvalidProducerEpoch to INVALID_PRODUCER_EPOCH, ErrTopicExists to
 // TOPIC_ALREADY_EXISTS, ErrInvalidTopic to INVALID_TOPIC_EXCEPTION,
 // ErrInvalidPartitions to INVALID_PARTITIONS, ErrStorage to
-// KAFKA_STORAGE_ERROR, anything else to UNKNOWN_SERVER_ERROR.
+// KAFKA_STORAGE_ERROR, ErrInvalidConfig to INVALID_CONFIG, ErrConfigPolicy
+// to POLICY_VIOLATION, anything else to UNKNOWN_SERVER_ERROR.
 type Log interface {
 	// DescribeTopics describes the named topics, or all if none are named.
 	// A named topic that does not exist fails the call with ErrUnknownTopic.
@@ -92,4 +93,17 @@ type ConfigSourcer interface {
 	// MaxMessageBytes that differs from it is reported as the broker's
 	// setting.
 	DefaultMaxMessageBytes() int
+}
+
+// ConfigAlterer is a Log whose topics' configs Kafka clients may change
+// (AlterConfigs, IncrementalAlterConfigs: kafka-configs --alter, kadm's
+// AlterTopicConfigs, Terraform). Without it neither is offered.
+type ConfigAlterer interface {
+	// AlterTopicConfig changes the configs a topic sets itself (those
+	// DescribeConfigs reports as DYNAMIC_TOPIC_CONFIG); with validateOnly
+	// it only checks the change. A value out of range fails with
+	// ErrInvalidConfig, a change the Log's own configuration does not
+	// allow with ErrConfigPolicy, a topic that does not exist with
+	// ErrUnknownTopic; a failed change changes nothing.
+	AlterTopicConfig(ctx context.Context, topic string, change broker.TopicConfigChange, validateOnly bool) error
 }

@@ -78,7 +78,7 @@ func New(log Log, opts ...Option) *Server {
 	if !cfg.groupsSet {
 		groups, _ = log.(Groups)
 	}
-	s := &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil),
+	s := &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil, isAlterer(log)),
 		failing: throttle.Set{Max: 1024}}
 	s.readers.New = func() any { return bufio.NewReaderSize(nil, ioBufferSize) }
 	return s
@@ -171,4 +171,9 @@ func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.addr
+}
+
+func isAlterer(log Log) bool {
+	_, ok := log.(ConfigAlterer)
+	return ok
 }

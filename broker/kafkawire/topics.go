@@ -152,7 +152,7 @@ func setTopicConfig(cfg *broker.TopicConfig, name, value string) error {
 		}
 		return &configError{kerr.InvalidConfig, fmt.Sprintf("invalid value %q for cleanup.policy: only delete is supported (no compaction)", value)}
 	default:
-		return &configError{kerr.InvalidConfig, fmt.Sprintf("unsupported topic config %q (supported: retention.ms, retention.bytes, segment.bytes, segment.ms, cleanup.policy=delete)", name)}
+		return unsupportedConfig(name)
 	}
 	v, err := strconv.ParseInt(value, 10, 64)
 	bad := func(want string) error {

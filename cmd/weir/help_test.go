@@ -37,6 +37,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"produce", "-h"}, "Usage: weir produce [flags] TOPIC"},
 		{[]string{"topics", "describe", "-h"}, "Usage: weir topics describe [flags] TOPIC\n"},
 		{[]string{"topics", "create", "-h"}, "Usage: weir topics create TOPIC [--partitions N]"},
+		{[]string{"topics", "alter", "-h"}, "Usage: weir topics alter TOPIC [--retention 3d]"},
 		{[]string{"groups", "delete", "-h"}, "Usage: weir groups delete [flags] GROUP\n"},
 		{[]string{"groups", "list", "-h"}, "Usage: weir groups list [flags]\n"},
 		{[]string{"groups", "reset", "-h"}, "Usage: weir groups reset GROUP (--topic T | --all-topics)"},

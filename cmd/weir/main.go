@@ -26,7 +26,7 @@ const usage = `weir: network telemetry pipeline
 Usage:
   weir run [-c FILE] [--data-dir DIR] [--kafka-listen ADDR] [--http-listen ADDR]
            [--syslog-listen ADDR] [--trap-listen ADDR] [--log-level L] [--roles collect,enrich,sink]
-  weir topics list|describe|create|delete [TOPIC] [flags]
+  weir topics list|describe|create|alter|delete [TOPIC] [flags]
   weir produce TOPIC [--key K] [--partition P] [--header k=v] [--timeout D] [--max-line-bytes N]
                (one record per line of stdin)
   weir consume TOPIC [--from-beginning | --since 15m] [--follow] [--max N] [--partition P --offset O] [--group G]

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ const topicsUsage = `Usage:
   weir topics list
   weir topics describe TOPIC
   weir topics create TOPIC [--partitions N] [--retention 7d] [--retention-bytes 1GiB] [--config k=v ...]
+  weir topics alter TOPIC [--retention 3d] [--retention-bytes 1GiB] [--config k=v ...] [--delete-config k ...]
   weir topics delete TOPIC
 `
 
@@ -40,15 +42,20 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs := newFlagSet(subcommandSynopsis(topicsUsage, "weir topics "+sub), stderr)
 	var cf clientFlags
 	cf.register(fs)
-	// Only create takes these: list --partitions 3 is refused, not
-	// ignored, and list -h shows the flags list takes.
+	// Only create and alter take these: list --partitions 3 is refused,
+	// not ignored, and list -h shows the flags list takes.
 	partitions, retention, retentionBytes := new(int), new(string), new(string)
-	var kvs multiFlag
+	var kvs, deletes multiFlag
 	if sub == "create" {
 		fs.IntVar(partitions, "partitions", -1, "partitions (-1: the broker's default)")
+	}
+	if sub == "create" || sub == "alter" {
 		fs.StringVar(retention, "retention", "", "retention time, e.g. 7d or 12h; -1 keeps records for ever")
 		fs.StringVar(retentionBytes, "retention-bytes", "", "retention bytes per partition, e.g. 1GiB; -1 for no size bound")
 		fs.Var(&kvs, "config", "topic config key=value, repeatable")
+	}
+	if sub == "alter" {
+		fs.Var(&deletes, "delete-config", "topic config to remove (back to the broker's default), repeatable")
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -80,36 +87,9 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			// Kafka's own tools and weir's config refuse (kfake does).
 			return &exitError{2, fmt.Errorf("topics create: invalid topic name %q: use 1 to 249 of [a-zA-Z0-9._-], other than \".\" and \"..\"", pos[0])}
 		}
-		topicConfigs := map[string]*string{}
-		if *retention != "" {
-			d, err := configs.ParseDuration(*retention)
-			if err != nil {
-				return &exitError{2, fmt.Errorf("--retention: %w", err)}
-			}
-			ms := strconv.FormatInt(d.Milliseconds(), 10)
-			switch {
-			case configs.RetainForever(d):
-				// As in the config file; -1ns is 0 ms: delete at once.
-				ms = "-1"
-			case d < time.Millisecond:
-				return &exitError{2, fmt.Errorf("--retention %q: want a positive duration of at least 1ms, or -1 to keep records for ever", *retention)}
-			}
-			topicConfigs["retention.ms"] = &ms
-		}
-		if *retentionBytes != "" {
-			n, err := configs.ParseByteSize(*retentionBytes)
-			if err != nil {
-				return &exitError{2, fmt.Errorf("--retention-bytes: %w", err)}
-			}
-			s := strconv.FormatInt(n, 10)
-			topicConfigs["retention.bytes"] = &s
-		}
-		for _, kv := range kvs {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				return &exitError{2, fmt.Errorf("--config %q: want key=value", kv)}
-			}
-			topicConfigs[k] = &v
+		topicConfigs, err := configFlags(*retention, *retentionBytes, kvs)
+		if err != nil {
+			return err
 		}
 		resp, err := adm.CreateTopic(ctx, int32(*partitions), -1, topicConfigs, pos[0])
 		// kadm returns the topic's error as err too: look at the
@@ -123,6 +103,11 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 		fmt.Fprintf(stdout, "created %s with %d partitions\n", resp.Topic, resp.NumPartitions)
 		return nil
+	case "alter":
+		if len(pos) != 1 {
+			return &exitError{2, errors.New("topics alter: give one topic")}
+		}
+		return topicsAlter(ctx, adm, stdout, pos[0], *retention, *retentionBytes, kvs, deletes)
 	case "delete", "rm":
 		if len(pos) != 1 {
 			return &exitError{2, errors.New("topics delete: give one topic")}
@@ -141,6 +126,102 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	fmt.Fprint(stderr, topicsUsage)
 	return &exitError{2, fmt.Errorf("topics: unknown subcommand %q", sub)}
+}
+
+// configFlags are create's and alter's --retention, --retention-bytes and
+// --config as topic configs. A key given twice is a usage error: which one
+// was meant?
+func configFlags(retention, retentionBytes string, kvs []string) (map[string]*string, error) {
+	topicConfigs := map[string]*string{}
+	add := func(flag, k, v string) error {
+		if _, dup := topicConfigs[k]; dup {
+			return &exitError{2, fmt.Errorf("%s: %s is given twice", flag, k)}
+		}
+		topicConfigs[k] = &v
+		return nil
+	}
+	if retention != "" {
+		d, err := configs.ParseDuration(retention)
+		if err != nil {
+			return nil, &exitError{2, fmt.Errorf("--retention: %w", err)}
+		}
+		ms := strconv.FormatInt(d.Milliseconds(), 10)
+		switch {
+		case configs.RetainForever(d):
+			// As in the config file; -1ns is 0 ms: delete at once.
+			ms = "-1"
+		case d < time.Millisecond:
+			return nil, &exitError{2, fmt.Errorf("--retention %q: want a positive duration of at least 1ms, or -1 to keep records for ever", retention)}
+		}
+		add("--retention", "retention.ms", ms)
+	}
+	if retentionBytes != "" {
+		n, err := configs.ParseByteSize(retentionBytes)
+		if err != nil {
+			return nil, &exitError{2, fmt.Errorf("--retention-bytes: %w", err)}
+		}
+		add("--retention-bytes", "retention.bytes", strconv.FormatInt(n, 10))
+	}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, &exitError{2, fmt.Errorf("--config %q: want key=value", kv)}
+		}
+		if err := add("--config", k, v); err != nil {
+			return nil, err
+		}
+	}
+	return topicConfigs, nil
+}
+
+// topicsAlter changes a topic's configs with IncrementalAlterConfigs (SET
+// and DELETE, as kafka-configs --alter --add-config/--delete-config: the
+// configs not named stay as they are) and prints them as describe does.
+func topicsAlter(ctx context.Context, adm *kadm.Client, w io.Writer, topic, retention, retentionBytes string, kvs, deletes []string) error {
+	if !broker.ValidTopicName(topic) {
+		return &exitError{2, fmt.Errorf("topics alter: invalid topic name %q", topic)}
+	}
+	set, err := configFlags(retention, retentionBytes, kvs)
+	if err != nil {
+		return err
+	}
+	if len(set) == 0 && len(deletes) == 0 {
+		return &exitError{2, errors.New("topics alter: nothing to change: give --retention, --retention-bytes, --config k=v or --delete-config k")}
+	}
+	var alters []kadm.AlterConfig
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: set[k]})
+	}
+	for i, k := range deletes {
+		if _, both := set[k]; both {
+			return &exitError{2, fmt.Errorf("--delete-config %s: it is also set", k)}
+		}
+		if !slices.Contains(deletes[:i], k) { // a key named twice is sent once
+			alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
+		}
+	}
+	resps, err := adm.AlterTopicConfigs(ctx, alters, topic)
+	if err != nil {
+		return fmt.Errorf("alter %s: %w", topic, err)
+	}
+	for _, r := range resps {
+		if r.Err != nil {
+			if errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+				return fmt.Errorf("alter %s: no such topic (create it: weir topics create %s)", topic, topic)
+			}
+			return fmt.Errorf("alter %s: %w%s", topic, r.Err, detail(r.ErrMessage))
+		}
+	}
+	fmt.Fprintf(w, "altered %s\n", topic)
+	if line := topicConfigLine(ctx, adm, topic); line != "" {
+		fmt.Fprintln(w, line)
+	}
+	return nil
 }
 
 func detail(msg string) string {
