@@ -50,8 +50,9 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 }
 
 // noValue is what flatten skipped: updates with no value it can read (none
-// at all, or a TypedValue kind newer than weir's gNMI), and the first
-// one's path, for the log.
+// at all, a TypedValue kind newer than weir's gNMI, or JSON that carries
+// no leaf: {}, null, objects of those), and the first one's path, for the
+// log.
 type noValue struct {
 	n     int
 	first *gpb.Update
@@ -158,13 +159,24 @@ func flatten(device string, n *gpb.Notification, receivedAt time.Time) ([]teleme
 				m.Fields[leaf] = string(blob)
 				continue
 			}
+			// JSON that carries no leaf ({}, null, {"a":null}) gives
+			// nothing: counted with the updates of no value, and its
+			// empty record dropped below.
 			if obj, isObj := doc.(map[string]any); isObj {
 				m := metricFor(full, org)
-				expand(m, "", obj, hasCounters(full), false)
+				if expand(m, "", obj, hasCounters(full), false) == 0 {
+					skipped.add(u)
+				}
 				continue
 			}
 			if list, isList := doc.([]any); isList && len(list) > 0 && allObjects(list) && len(full) > 0 && len(full[len(full)-1].Keys) == 0 {
-				expandList(full, org, list, metricFor)
+				if expandList(full, org, list, metricFor) == 0 {
+					skipped.add(u)
+				}
+				continue
+			}
+			if doc == nil {
+				skipped.add(u)
 				continue
 			}
 			container, leaf := split(full)
@@ -357,6 +369,17 @@ func jsonValue(v any) any {
 		return x
 	case nil:
 		return nil
+	case []any:
+		if len(x) == 1 && x[0] == nil {
+			// RFC 7951 section 6.9: [null] is the value of a leaf of
+			// type empty, there or not: it is there.
+			return true
+		}
+		b, err := json.Marshal(normalize(x))
+		if err != nil {
+			return nil
+		}
+		return string(b)
 	default:
 		b, err := json.Marshal(normalize(x))
 		if err != nil {
@@ -397,10 +420,12 @@ func number(n json.Number) any {
 }
 
 // expand adds the leaves of a JSON object to m, named by their path
-// relative to the update. counters: v is under a counters container;
-// positional: under a list entry named by its position, whose leaves are
-// never marked counters.
-func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
+// relative to the update, and says how many it set (0: v carries nothing,
+// as {} or null). counters: v is under a counters container; positional:
+// under a list entry named by its position, whose leaves are never marked
+// counters.
+func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) int {
+	set := 0
 	switch x := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(x))
@@ -410,7 +435,7 @@ func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			name := stripModule(k)
-			expand(m, joinRel(rel, name), x[k], counters || name == "counters", positional)
+			set += expand(m, joinRel(rel, name), x[k], counters || name == "counters", positional)
 		}
 	case []any:
 		if len(x) > 0 && allObjects(x) {
@@ -425,25 +450,30 @@ func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
 			for i, e := range x {
 				if key != "" {
 					v, _ := findMember(e.(map[string]any), key)
-					expand(m, rel+"["+key+"="+keyEscaper.Replace(keyValue(v))+"]", e, counters, positional)
+					set += expand(m, rel+"["+key+"="+keyEscaper.Replace(keyValue(v))+"]", e, counters, positional)
 				} else {
-					expand(m, joinRel(rel, strconv.Itoa(i)), e, counters, true)
+					set += expand(m, joinRel(rel, strconv.Itoa(i)), e, counters, true)
 				}
 			}
-			return
+			return set
 		}
 		if rel == "" {
 			rel = "value"
 		}
-		setField(m, rel, jsonValue(x), counters && !positional)
+		if setField(m, rel, jsonValue(x), counters && !positional) {
+			set++
+		}
 	case nil:
 		// JSON null carries nothing.
 	default:
 		if rel == "" {
 			rel = "value"
 		}
-		setField(m, rel, jsonLeafValue(x, counters), counters && !positional)
+		if setField(m, rel, jsonLeafValue(x, counters), counters && !positional) {
+			set++
+		}
 	}
+	return set
 }
 
 // expandList adds a JSON list found at the list's own path (/interfaces/
@@ -451,22 +481,23 @@ func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
 // Each keyed entry gets the record its path with the key names
 // (/interfaces/interface[name=Ethernet1]), as if the target had sent it
 // there; without a key weir can tell, the entries go by position under
-// the list's name, as inside an object.
-func expandList(full []gpath.Elem, org string, list []any, metricFor func([]gpath.Elem, string) *telemetry.Metric) {
+// the list's name, as inside an object. It says how many leaves it set.
+func expandList(full []gpath.Elem, org string, list []any, metricFor func([]gpath.Elem, string) *telemetry.Metric) int {
 	key := listKey(list)
 	if key == "" {
 		container, leaf := split(full)
-		expand(metricFor(container, org), leaf, list, hasCounters(full), false)
-		return
+		return expand(metricFor(container, org), leaf, list, hasCounters(full), false)
 	}
 	last := full[len(full)-1]
 	entry := append(full[:len(full)-1:len(full)-1], gpath.Elem{Name: last.Name})
 	counters := hasCounters(full)
+	set := 0
 	for _, e := range list {
 		v, _ := findMember(e.(map[string]any), key)
 		entry[len(entry)-1].Keys = map[string]string{key: keyValue(v)}
-		expand(metricFor(entry, org), "", e, counters, false)
+		set += expand(metricFor(entry, org), "", e, counters, false)
 	}
+	return set
 }
 
 // jsonLeafValue is jsonValue, but for a leaf under a counters container a
@@ -569,9 +600,11 @@ func joinRel(a, b string) string {
 	return a + "/" + b
 }
 
-func setField(m *telemetry.Metric, name string, v any, counter bool) {
+// setField sets field name of m to v, a counter when counter says it may
+// be one; false for a nil v, which sets nothing.
+func setField(m *telemetry.Metric, name string, v any, counter bool) bool {
 	if v == nil {
-		return
+		return false
 	}
 	isCounter := false
 	if counter && !notCounter(name) {
@@ -593,6 +626,7 @@ func setField(m *telemetry.Metric, name string, v any, counter bool) {
 		m.Counters = append(m.Counters, name)
 	}
 	m.Fields[name] = v
+	return true
 }
 
 // notCounter: a leaf under a counters container that is not a counter:

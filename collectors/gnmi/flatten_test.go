@@ -195,6 +195,9 @@ func FuzzFlatten(f *testing.F) {
 	b, _ := proto.Marshal(seed)
 	f.Add(b, []byte(`{"a":{"b":[1,2]},"c":[{"d":1e400}]}`))
 	f.Add([]byte{}, []byte(`[null]`))
+	f.Add([]byte{}, []byte(`null`))
+	f.Add([]byte{}, []byte(`{}`))
+	f.Add([]byte{}, []byte(`{"a":{"b":null},"c":[{}]}`))
 	f.Add([]byte{}, []byte(`{"x:y":{"z:":1},"":2}`))
 	f.Add([]byte{}, []byte(`{"a<b>\u0000\"é\u2028":{"f":-1.5e-7,"g":1e21,"h":123456789.125,"s":"x&y"}}`))
 	f.Fuzz(func(t *testing.T, pb, js []byte) {
@@ -202,7 +205,13 @@ func FuzzFlatten(f *testing.F) {
 		if proto.Unmarshal(pb, &n) != nil {
 			return
 		}
-		n.Update = append(n.Update, &gpb.Update{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "j"}}}, Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: js}}})
+		ju := &gpb.Update{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "j"}}}, Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: js}}}
+		// Alone, the JSON update gives records or is counted as giving
+		// none (no_value), never both nor neither.
+		if ms, skipped := flatten("dev", &gpb.Notification{Update: []*gpb.Update{ju}}, time.Unix(1, 0)); (len(ms) > 0) == (skipped.n == 1) {
+			t.Fatalf("%q: %d records, %d updates counted with no value", js, len(ms), skipped.n)
+		}
+		n.Update = append(n.Update, ju)
 		for _, m := range Flatten("dev", &n, time.Unix(1, 0)) {
 			if m.Device != "dev" || m.Measurement == "" || len(m.Fields) == 0 {
 				t.Fatalf("bad metric %+v", m)
