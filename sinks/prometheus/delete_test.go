@@ -118,3 +118,32 @@ func TestDeleteOfAnInterfaceRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteOfAnInterfaceRecordField: enrich's delete (no path) whose
+// measurement names a field of the measurement too, as a gNMI leaf's
+// delete does (interface_in_octets_rate: field in_octets_rate of
+// "interface"), drops that field's series of the matching records alone.
+func TestDeleteOfAnInterfaceRecordField(t *testing.T) {
+	now := time.Now()
+	c := promsink.NewCollector("", 5*time.Minute, func() time.Time { return now })
+	view := func(iface, measurement string, fields map[string]any) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: measurement, Device: "mx1", Tags: map[string]string{"interface": iface, "role": "core"},
+			Fields: fields, Time: now, ReceivedAt: now, Source: "enrich"}
+	}
+	rates := map[string]any{"in_octets_rate": 1.5, "out_octets_rate": 2.5}
+	for _, m := range []telemetry.Metric{view("Po5", "interface", rates), view("Po6", "interface", rates),
+		view("Po5", "interface_in_octets_rate", map[string]any{"deleted": true})} {
+		c.Update(&m)
+	}
+	var got []string
+	for _, line := range strings.Split(expose(t, c), "\n") {
+		if strings.HasPrefix(line, "interface_") {
+			got = append(got, line[:strings.Index(line, ",role")])
+		}
+	}
+	slices.Sort(got)
+	want := []string{`interface_in_octets_rate{device="mx1",interface="Po6"`, `interface_out_octets_rate{device="mx1",interface="Po5"`, `interface_out_octets_rate{device="mx1",interface="Po6"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("after the delete of Po5's in_octets_rate: series %q, want %q", got, want)
+	}
+}

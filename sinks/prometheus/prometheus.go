@@ -482,11 +482,15 @@ func deletedPath(p *telemetry.Point) (string, bool) {
 
 // deleteMatching drops the series of p's measurement whose labels include
 // all of p's (its device and tags; enrich's delete of an interface's
-// records names the interface, or no interface for every one).
+// records names the interface, or no interface for every one). A
+// measurement that names a field of one too, as a gNMI leaf's delete
+// does (interface_in_octets_rate: field in_octets_rate of interface), drops
+// that field's series alone: enrich's delete of what it derived from a
+// deleted counter.
 func (c *Collector) deleteMatching(p *telemetry.Point) {
 	var fams []*family
 	for k, f := range c.byName {
-		if k.measurement == p.Measurement {
+		if k.measurement == p.Measurement || isLeafOf(p.Measurement, k) {
 			fams = append(fams, f)
 		}
 	}
@@ -499,6 +503,14 @@ func (c *Collector) deleteMatching(p *telemetry.Point) {
 			c.dropFields(set, fams)
 		}
 	}
+}
+
+// isLeafOf reports whether measurement names field k.field of k's
+// measurement, as a gNMI leaf's delete is named: the two joined by "_",
+// "-" turned into "_".
+func isLeafOf(measurement string, k nameKey) bool {
+	rest, ok := strings.CutPrefix(measurement, k.measurement)
+	return ok && len(rest) == len(k.field)+1 && rest[0] == '_' && rest[1:] == strings.ReplaceAll(k.field, "-", "_")
 }
 
 // hasLabels reports whether labels, sorted by name, include every one of
