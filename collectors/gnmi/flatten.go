@@ -35,7 +35,10 @@ import (
 //     (state/counters/in-octets); a list inside JSON is expanded with each
 //     entry named by its key (neighbor[neighbor-address=10.0.0.1]/peer-as),
 //     else its position; a list at its own path (/interfaces/interface)
-//     gives each keyed entry its own record, its key in the path.
+//     gives each keyed entry its own record, its key in the path, and so
+//     does a keyed list in a container's value, or in containers below it
+//     (/interfaces answered with {"interface":[...]}), but not one inside
+//     a list entry (the update's or the JSON's), which stays its fields.
 //   - Deletes: one metric per deleted path, measurement from the whole
 //     path, its keys as tags, and the single field deleted=true.
 //   - A path whose elements name nothing (the root "/", empty elements)
@@ -163,14 +166,28 @@ func flatten(device string, n *gpb.Notification, receivedAt time.Time) ([]teleme
 			// nothing: counted with the updates of no value, and its
 			// empty record dropped below.
 			if obj, isObj := doc.(map[string]any); isObj {
-				m := metricFor(full, org)
-				if expand(m, "", obj, hasCounters(full), false) == 0 {
+				set := 0
+				if len(full) > 0 && len(full[len(full)-1].Keys) > 0 || !hasList(obj) {
+					// A list entry, whose lists stay its fields, or
+					// a container of leaves and containers alone.
+					set = expand(metricFor(full, org), "", obj, hasCounters(full), false)
+				} else {
+					// A container: its keyed lists are records of
+					// their own, once its leaves are set (metricFor
+					// may move the record).
+					var lists []keyedList
+					set, lists = expandContainer(metricFor(full, org), full, "", obj, hasCounters(full), nil)
+					for _, l := range lists {
+						set += expandList(l.path, org, l.list, l.key, metricFor)
+					}
+				}
+				if set == 0 {
 					skipped.add(u)
 				}
 				continue
 			}
 			if list, isList := doc.([]any); isList && len(list) > 0 && allObjects(list) && len(full) > 0 && len(full[len(full)-1].Keys) == 0 {
-				if expandList(full, org, list, metricFor) == 0 {
+				if expandList(full, org, list, listKey(list), metricFor) == 0 {
 					skipped.add(u)
 				}
 				continue
@@ -476,14 +493,77 @@ func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) i
 	return set
 }
 
+// keyedList is a YANG list with a key weir can tell (listKey) that
+// expandContainer found in a container's JSON value, at its path.
+type keyedList struct {
+	path []gpath.Elem
+	key  string
+	list []any
+}
+
+// expandContainer is expand for the JSON object obj at a container's path
+// (at: the update's path and rel's elements; its last element has no
+// keys), but for the keyed lists in it, or in containers below it, which
+// it appends to lists for expandList to give each entry its own record, as
+// the list's own path would (/interfaces answered with {"interface":[...]}
+// is /interfaces/interface[name=Ethernet1] and so on). Lists inside a list
+// entry stay its fields (expand), as do lists with no key weir can tell.
+func expandContainer(m *telemetry.Metric, at []gpath.Elem, rel string, obj map[string]any, counters bool, lists []keyedList) (int, []keyedList) {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	set := 0
+	for _, k := range keys {
+		name := stripModule(k)
+		c := counters || name == "counters"
+		switch x := obj[k].(type) {
+		case map[string]any:
+			var n int
+			n, lists = expandContainer(m, append(at[:len(at):len(at)], gpath.Elem{Name: name}), joinRel(rel, name), x, c, lists)
+			set += n
+			continue
+		case []any:
+			if len(x) > 0 && allObjects(x) {
+				if key := listKey(x); key != "" {
+					lists = append(lists, keyedList{path: append(at[:len(at):len(at)], gpath.Elem{Name: name}), key: key, list: x})
+					continue
+				}
+			}
+		}
+		set += expand(m, joinRel(rel, name), obj[k], c, false)
+	}
+	return set, lists
+}
+
+// hasList reports whether obj, or a container below it, has a list of
+// objects as a member: a YANG list expandContainer may make records of.
+// No allocation: most containers have none.
+func hasList(obj map[string]any) bool {
+	for _, v := range obj {
+		switch x := v.(type) {
+		case map[string]any:
+			if hasList(x) {
+				return true
+			}
+		case []any:
+			if len(x) > 0 && allObjects(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // expandList adds a JSON list found at the list's own path (/interfaces/
 // interface, no keys): RFC 7951 encodes it as an array of its entries.
-// Each keyed entry gets the record its path with the key names
-// (/interfaces/interface[name=Ethernet1]), as if the target had sent it
-// there; without a key weir can tell, the entries go by position under
-// the list's name, as inside an object. It says how many leaves it set.
-func expandList(full []gpath.Elem, org string, list []any, metricFor func([]gpath.Elem, string) *telemetry.Metric) int {
-	key := listKey(list)
+// Each entry keyed by key (listKey) gets the record its path with the key
+// names (/interfaces/interface[name=Ethernet1]), as if the target had
+// sent it there; without a key weir can tell (key ""), the entries go by
+// position under the list's name, as inside an object. It says how many
+// leaves it set.
+func expandList(full []gpath.Elem, org string, list []any, key string, metricFor func([]gpath.Elem, string) *telemetry.Metric) int {
 	if key == "" {
 		container, leaf := split(full)
 		return expand(metricFor(container, org), leaf, list, hasCounters(full), false)
