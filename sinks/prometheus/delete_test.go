@@ -147,3 +147,25 @@ func TestDeleteOfAnInterfaceRecordField(t *testing.T) {
 		t.Errorf("after the delete of Po5's in_octets_rate: series %q, want %q", got, want)
 	}
 }
+
+// TestLeafDeleteDropsItsFieldAboveParent: a leaf sent inside a JSON
+// object above its parent (a field state/counters/in-octets of the record
+// at the interface's path, as /interfaces answered with one JSON object
+// gives) is a field of that ancestor's series set: its delete drops that
+// field's series, its siblings stay.
+func TestLeafDeleteDropsItsFieldAboveParent(t *testing.T) {
+	now := time.Now()
+	c := promsink.NewCollector("", 5*time.Minute, func() time.Time { return now })
+	js := `{"openconfig-interfaces:interface":[{"name":"Ethernet9","state":{"counters":{"in-octets":"5","out-octets":"6"}}}]}`
+	upd := &gpb.Notification{Timestamp: now.UnixNano(), Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}}},
+		Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}
+	del := &gpb.Notification{Timestamp: now.UnixNano(), Delete: []*gpb.Path{deleteIface("state", "counters", "in-octets")}}
+	for _, n := range []*gpb.Notification{upd, del} {
+		for _, m := range gnmic.Flatten("spine1", n, now) {
+			c.Update(&m)
+		}
+	}
+	if out := expose(t, c); strings.Contains(out, "in_octets") || !strings.Contains(out, "interfaces_interface_state_counters_out_octets_total{") {
+		t.Errorf("after the delete of leaf in-octets: want out_octets only:\n%s", out)
+	}
+}
