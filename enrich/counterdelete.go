@@ -14,7 +14,8 @@ import (
 type counterDelete struct {
 	ok bool
 	// measurement and parent are the counter's row's measurement and path
-	// (the delete's path less its leaf); counter is its field.
+	// (the delete's path less its leaf, or less more for a counter that
+	// came in a JSON object); counter is its field.
 	measurement, parent, counter string
 	// norm is the index of the normalised rate it gave (normalisedRateNames),
 	// -1 for none; object the interface of its "interface" record, "" for
@@ -25,52 +26,73 @@ type counterDelete struct {
 
 // deletedCounter reads a gNMI delete of a leaf (the single field
 // deleted=true, its path tag the leaf's: collectors/gnmi) as the delete
-// of a counter of the row at its parent path, as the collector publishes
-// the leaf's samples (/interfaces/interface[name=X]/state/counters/
-// in-octets: field in-octets of the row at .../state/counters). When that
-// row has a sample of it, the sample is forgotten, so a counter made
-// again (the port back in the config) gives no rate over the gap from the
-// old one, and the delete is kept in w.counterDel for enrichBatch. p's
-// tags and device are still as the collector published them (the row's
-// ID is made from those). Anything else is no such delete.
+// of a counter of the row that has its samples: the row at its parent
+// path, as the collector publishes a leaf's samples (/interfaces/
+// interface[name=X]/state/counters/in-octets: field in-octets of the row
+// at .../state/counters), else one above it up to the first list entry,
+// as the collector names a leaf that came inside a JSON object (field
+// state/counters/in-octets of the row at /interfaces/interface[name=X]).
+// When such a row has a sample of it, the sample is forgotten, so a
+// counter made again (the port back in the config) gives no rate over the
+// gap from the old one, and the delete is kept in w.counterDel for
+// enrichBatch. p's tags and device are still as the collector published
+// them (the row's ID is made from those). Anything else is no such
+// delete.
 func (w *MetricsWorker) deletedCounter(p *telemetry.Point) {
 	w.counterDel = counterDelete{}
 	path, _ := p.Tag("path")
-	i := strings.LastIndexByte(path, '/')
-	if i <= 0 || strings.ContainsAny(path[i:], "[]") {
-		return // not a leaf: a list entry, the root
-	}
-	leaf := path[i+1:]
-	if j := strings.LastIndexByte(leaf, ':'); j >= 0 && j+1 < len(leaf) {
-		leaf = leaf[j+1:] // a module prefix, as the collector strips it
-	}
-	measurement, ok := strings.CutSuffix(p.Measurement, "_"+strings.ReplaceAll(leaf, "-", "_"))
-	if !ok || measurement == "" || leaf == "" {
-		return
-	}
-	parent := path[:i]
-	tags := slices.Clone(p.Tags) // rare: a delete
-	for k := range tags {
-		if tags[k].Key == "path" {
-			tags[k].Value = parent
+	measurement, field := p.Measurement, ""
+	var tags []telemetry.Tag
+	for {
+		i := strings.LastIndexByte(path, '/')
+		if i <= 0 || strings.ContainsAny(path[i:], "[]") {
+			return // not a leaf, or up to a list entry: its keys are the row's
 		}
-	}
-	rc := w.rates.rows[string(appendRowID(nil, p.Device, measurement, tags))]
-	if rc == nil {
+		name := path[i+1:]
+		if j := strings.LastIndexByte(name, ':'); j >= 0 && j+1 < len(name) {
+			name = name[j+1:] // a module prefix, as the collector strips it
+		}
+		m, ok := strings.CutSuffix(measurement, "_"+strings.ReplaceAll(name, "-", "_"))
+		if !ok || m == "" || name == "" {
+			return
+		}
+		if field == "" {
+			field = name
+		} else {
+			field = name + "/" + field
+		}
+		path, measurement = path[:i], m
+		if tags == nil {
+			tags = slices.Clone(p.Tags) // rare: a delete
+		}
+		for k := range tags {
+			if tags[k].Key == "path" {
+				tags[k].Value = path
+			}
+		}
+		rc := w.rates.rows[string(appendRowID(nil, p.Device, measurement, tags))]
+		if rc == nil {
+			continue
+		}
+		n := len(rc.counters)
+		rc.counters = slices.DeleteFunc(rc.counters, func(s counterSample) bool { return s.field == field })
+		if len(rc.counters) == n {
+			continue // no sample of it here: no rate to take back
+		}
+		w.counterDel = counterDelete{ok: true, measurement: measurement, parent: path, counter: field, norm: -1}
+		if c, ok := interfaceCounterNames(measurement)[field]; ok {
+			w.counterDel.norm = c.rate
+			probe := telemetry.Point{Measurement: measurement, Tags: p.Tags}
+			w.counterDel.object, _ = viewObject(&probe)
+		}
 		return
-	}
-	n := len(rc.counters)
-	rc.counters = slices.DeleteFunc(rc.counters, func(s counterSample) bool { return s.field == leaf })
-	if len(rc.counters) == n {
-		return // no sample of it: no rate to take back
-	}
-	w.counterDel = counterDelete{ok: true, measurement: measurement, parent: parent, counter: leaf, norm: -1}
-	if c, ok := interfaceCounterNames(measurement)[leaf]; ok {
-		w.counterDel.norm = c.rate
-		probe := telemetry.Point{Measurement: measurement, Tags: p.Tags}
-		w.counterDel.object, _ = viewObject(&probe)
 	}
 }
+
+// leafMeasurement turns a field's path below its row (state/counters/
+// in-octets_rate) into what the collector adds to the row's measurement
+// for a leaf's delete (state_counters_in_octets_rate).
+var leafMeasurement = strings.NewReplacer("-", "_", "/", "_")
 
 // appendCounterDeletes appends, after the delete of a counter p (enriched:
 // its device and tags are the published ones) that deletedCounter kept,
@@ -93,7 +115,7 @@ func (w *MetricsWorker) appendCounterDeletes(recs []outRecord, p *telemetry.Poin
 				tags[k].Value = del.parent + "/" + field
 			}
 		}
-		*d = telemetry.Point{V: telemetry.Version, Measurement: del.measurement + "_" + strings.ReplaceAll(field, "-", "_"),
+		*d = telemetry.Point{V: telemetry.Version, Measurement: del.measurement + "_" + leafMeasurement.Replace(field),
 			Device: p.Device, Tags: tags, Fields: []telemetry.Field{telemetry.BoolField("deleted", true)},
 			Time: p.Time, ReceivedAt: p.ReceivedAt, Source: "enrich"}
 		recs = w.appendMetricRecord(recs, d, r)

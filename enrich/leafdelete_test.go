@@ -3,6 +3,7 @@ package enrich
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,14 @@ import (
 // interface's "interface" record, at once rather than when stale. Its
 // sibling's series stay. The counter's last sample is forgotten: made
 // again, its first value gives no rate, not one over the gap from the
-// old counter.
+// old counter. The same when the counters came in one JSON object of
+// /interfaces, fields of the interface's record (state/counters/in-octets).
 func TestGNMILeafDeleteDropsItsRates(t *testing.T) {
+	t.Run("leaves", func(t *testing.T) { testGNMILeafDeleteDropsItsRates(t, false) })
+	t.Run("json", func(t *testing.T) { testGNMILeafDeleteDropsItsRates(t, true) })
+}
+
+func testGNMILeafDeleteDropsItsRates(t *testing.T, asJSON bool) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
 	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
@@ -38,7 +45,15 @@ func TestGNMILeafDeleteDropsItsRates(t *testing.T) {
 		}
 		return p
 	}
+	row, field := "interfaces_interface_state_counters", ""
+	if asJSON {
+		row, field = "interfaces_interface", "state/counters/"
+	}
 	counters := func(in, out uint64) *gpb.Notification {
+		if asJSON {
+			js := fmt.Sprintf(`{"openconfig-interfaces:interface":[{"name":"Ethernet1","state":{"counters":{"in-octets":"%d","out-octets":"%d"}}}]}`, in, out)
+			return &gpb.Notification{Update: []*gpb.Update{{Path: path("/interfaces"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}
+		}
 		return &gpb.Notification{Prefix: path(eth1), Update: []*gpb.Update{
 			{Path: path("in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
 			{Path: path("out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}}}}
@@ -94,7 +109,7 @@ func TestGNMILeafDeleteDropsItsRates(t *testing.T) {
 	step(10, counters(2000, 3000))
 	before := served()
 	for _, name := range []string{"interfaces_interface_state_counters_in_octets_rate", "interface_in_octets_rate",
-		"interfaces_interface_state_counters_out_octets_rate", "interface_out_octets_rate"} {
+		"interfaces_interface_state_counters_out_octets_rate", "interface_out_octets_rate", row + "_in_octets_rate"} {
 		if !has(before, name) {
 			t.Fatalf("before the delete: %s not served; served %q", name, before)
 		}
@@ -113,13 +128,13 @@ func TestGNMILeafDeleteDropsItsRates(t *testing.T) {
 	}
 	// Made again, counting from further on than before the delete.
 	for _, m := range step(30, counters(900_000, 4000)) {
-		if m.Measurement != "interfaces_interface_state_counters" {
+		if m.Measurement != row {
 			continue
 		}
-		if v, ok := m.Fields["in-octets_rate"]; ok {
+		if v, ok := m.Fields[field+"in-octets_rate"]; ok {
 			t.Errorf("the counter made again: its first value gives rate %v, want none", v)
 		}
-		if v, ok := m.Fields["out-octets_rate"]; !ok || v != 50.0 {
+		if v, ok := m.Fields[field+"out-octets_rate"]; !ok || v != 50.0 {
 			t.Errorf("its sibling's rate %v, want 50", v)
 		}
 	}
