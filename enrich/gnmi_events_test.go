@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -284,5 +285,48 @@ func TestGNMIDeleteRemovesInterfaceView(t *testing.T) {
 				t.Errorf("delete of %s: view %s, want one with %s", tc.path, got, tc.want)
 			}
 		}
+	}
+}
+
+// TestGNMIInterfacesContainerJSON: a target answering a subscription to
+// /interfaces with the whole container as one JSON object gives, through
+// the collector's records, each interface's rates and its oper-status
+// changes, as the path form does.
+func TestGNMIInterfacesContainerJSON(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	rates := map[string]any{}
+	var events []string
+	for i, js := range []string{
+		`{"openconfig-interfaces:interface":[{"name":"Ethernet1","state":{"oper-status":"UP","counters":{"in-octets":"1000"}}},{"name":"Ethernet2","state":{"oper-status":"UP","counters":{"in-octets":"0"}}}]}`,
+		`{"openconfig-interfaces:interface":[{"name":"Ethernet1","state":{"oper-status":"DOWN","counters":{"in-octets":"2000"}}},{"name":"Ethernet2","state":{"oper-status":"UP","counters":{"in-octets":"500"}}}]}`,
+	} {
+		p, _ := gnmi.ParsePath("/interfaces", "")
+		n := &gpb.Notification{Timestamp: t0.Add(time.Duration(i) * 10 * time.Second).UnixNano(),
+			Update: []*gpb.Update{{Path: p, Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}
+		for _, m := range gnmi.Flatten("mx1", n, t0) {
+			v, _, err := m.AppendJSON(nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Value: v})
+			if !ok {
+				t.Fatalf("record not enriched: %s", v)
+			}
+			for _, ev := range evs {
+				events = append(events, ev.Type+" "+ev.Object)
+			}
+			if f, ok := w.row.Field("in_octets_rate"); ok {
+				name, _ := w.row.Tag("name")
+				rates[name] = f.Value()
+			}
+		}
+	}
+	if want := map[string]any{"Ethernet1": 100.0, "Ethernet2": 50.0}; !reflect.DeepEqual(rates, want) {
+		t.Errorf("in_octets_rate by interface %v, want %v", rates, want)
+	}
+	if len(events) != 1 || events[0] != "interface_down Ethernet1" {
+		t.Errorf("events %q, want interface_down Ethernet1", events)
 	}
 }

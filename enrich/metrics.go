@@ -49,6 +49,9 @@ type MetricsWorker struct {
 	normBuf   []telemetry.Field
 	rateNames map[string]string // counter name -> its rate field's name
 	rowID     []byte            // the row's appendRowID, for its counters
+	// counterDel is the row's delete of a counter it forgot the rates of
+	// (deletedCounter), for enrichBatch.
+	counterDel counterDelete
 	// What the row before worked out, for rows of the same names.
 	ratesPlan, normPlan mergePlan
 	viewRecipe          viewRecipe
@@ -192,6 +195,7 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 		}
 		m0, e0 := len(metrics), len(events)
 		metrics = w.appendMetricRecord(metrics, &w.row, r)
+		metrics = w.appendCounterDeletes(metrics, &w.row, r)
 		if w.interfaceView(&w.row, &w.view) {
 			metrics = w.appendMetricRecord(metrics, &w.view, r)
 		}
@@ -297,6 +301,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		at = p.ReceivedAt
 	}
 	w.rowID = appendRowID(w.rowID[:0], p.Device, p.Measurement, p.Tags)
+	w.counterDel.ok = false
+	if p.IsDelete() {
+		w.deletedCounter(p) // before the inventory's tags and name
+	}
 	agent, _ := p.Tag("agent")
 	// State stays keyed by the target's name; records and events take the
 	// inventory's, as syslog and traps do, so one change seen by several

@@ -35,7 +35,10 @@ import (
 //     (state/counters/in-octets); a list inside JSON is expanded with each
 //     entry named by its key (neighbor[neighbor-address=10.0.0.1]/peer-as),
 //     else its position; a list at its own path (/interfaces/interface)
-//     gives each keyed entry its own record, its key in the path.
+//     gives each keyed entry its own record, its key in the path, and so
+//     does a keyed list in a container's value, or in containers below it
+//     (/interfaces answered with {"interface":[...]}), but not one inside
+//     a list entry (the update's or the JSON's), which stays its fields.
 //   - Deletes: one metric per deleted path, measurement from the whole
 //     path, its keys as tags, and the single field deleted=true.
 //   - A path whose elements name nothing (the root "/", empty elements)
@@ -50,8 +53,9 @@ func Flatten(device string, n *gpb.Notification, receivedAt time.Time) []telemet
 }
 
 // noValue is what flatten skipped: updates with no value it can read (none
-// at all, or a TypedValue kind newer than weir's gNMI), and the first
-// one's path, for the log.
+// at all, a TypedValue kind newer than weir's gNMI, or JSON that carries
+// no leaf: {}, null, objects of those), and the first one's path, for the
+// log.
 type noValue struct {
 	n     int
 	first *gpb.Update
@@ -158,13 +162,38 @@ func flatten(device string, n *gpb.Notification, receivedAt time.Time) ([]teleme
 				m.Fields[leaf] = string(blob)
 				continue
 			}
+			// JSON that carries no leaf ({}, null, {"a":null}) gives
+			// nothing: counted with the updates of no value, and its
+			// empty record dropped below.
 			if obj, isObj := doc.(map[string]any); isObj {
-				m := metricFor(full, org)
-				expand(m, "", obj, hasCounters(full), false)
+				set := 0
+				if len(full) > 0 && len(full[len(full)-1].Keys) > 0 || !hasList(obj) {
+					// A list entry, whose lists stay its fields, or
+					// a container of leaves and containers alone.
+					set = expand(metricFor(full, org), "", obj, hasCounters(full), false)
+				} else {
+					// A container: its keyed lists are records of
+					// their own, once its leaves are set (metricFor
+					// may move the record).
+					var lists []keyedList
+					set, lists = expandContainer(metricFor(full, org), full, "", obj, hasCounters(full), nil)
+					for _, l := range lists {
+						set += expandList(l.path, org, l.list, l.key, metricFor)
+					}
+				}
+				if set == 0 {
+					skipped.add(u)
+				}
 				continue
 			}
 			if list, isList := doc.([]any); isList && len(list) > 0 && allObjects(list) && len(full) > 0 && len(full[len(full)-1].Keys) == 0 {
-				expandList(full, org, list, metricFor)
+				if expandList(full, org, list, listKey(list), metricFor) == 0 {
+					skipped.add(u)
+				}
+				continue
+			}
+			if doc == nil {
+				skipped.add(u)
 				continue
 			}
 			container, leaf := split(full)
@@ -357,6 +386,17 @@ func jsonValue(v any) any {
 		return x
 	case nil:
 		return nil
+	case []any:
+		if len(x) == 1 && x[0] == nil {
+			// RFC 7951 section 6.9: [null] is the value of a leaf of
+			// type empty, there or not: it is there.
+			return true
+		}
+		b, err := json.Marshal(normalize(x))
+		if err != nil {
+			return nil
+		}
+		return string(b)
 	default:
 		b, err := json.Marshal(normalize(x))
 		if err != nil {
@@ -397,10 +437,12 @@ func number(n json.Number) any {
 }
 
 // expand adds the leaves of a JSON object to m, named by their path
-// relative to the update. counters: v is under a counters container;
-// positional: under a list entry named by its position, whose leaves are
-// never marked counters.
-func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
+// relative to the update, and says how many it set (0: v carries nothing,
+// as {} or null). counters: v is under a counters container; positional:
+// under a list entry named by its position, whose leaves are never marked
+// counters.
+func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) int {
+	set := 0
 	switch x := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(x))
@@ -410,7 +452,7 @@ func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			name := stripModule(k)
-			expand(m, joinRel(rel, name), x[k], counters || name == "counters", positional)
+			set += expand(m, joinRel(rel, name), x[k], counters || name == "counters", positional)
 		}
 	case []any:
 		if len(x) > 0 && allObjects(x) {
@@ -425,48 +467,117 @@ func expand(m *telemetry.Metric, rel string, v any, counters, positional bool) {
 			for i, e := range x {
 				if key != "" {
 					v, _ := findMember(e.(map[string]any), key)
-					expand(m, rel+"["+key+"="+keyEscaper.Replace(keyValue(v))+"]", e, counters, positional)
+					set += expand(m, rel+"["+key+"="+keyEscaper.Replace(keyValue(v))+"]", e, counters, positional)
 				} else {
-					expand(m, joinRel(rel, strconv.Itoa(i)), e, counters, true)
+					set += expand(m, joinRel(rel, strconv.Itoa(i)), e, counters, true)
 				}
 			}
-			return
+			return set
 		}
 		if rel == "" {
 			rel = "value"
 		}
-		setField(m, rel, jsonValue(x), counters && !positional)
+		if setField(m, rel, jsonValue(x), counters && !positional) {
+			set++
+		}
 	case nil:
 		// JSON null carries nothing.
 	default:
 		if rel == "" {
 			rel = "value"
 		}
-		setField(m, rel, jsonLeafValue(x, counters), counters && !positional)
+		if setField(m, rel, jsonLeafValue(x, counters), counters && !positional) {
+			set++
+		}
 	}
+	return set
+}
+
+// keyedList is a YANG list with a key weir can tell (listKey) that
+// expandContainer found in a container's JSON value, at its path.
+type keyedList struct {
+	path []gpath.Elem
+	key  string
+	list []any
+}
+
+// expandContainer is expand for the JSON object obj at a container's path
+// (at: the update's path and rel's elements; its last element has no
+// keys), but for the keyed lists in it, or in containers below it, which
+// it appends to lists for expandList to give each entry its own record, as
+// the list's own path would (/interfaces answered with {"interface":[...]}
+// is /interfaces/interface[name=Ethernet1] and so on). Lists inside a list
+// entry stay its fields (expand), as do lists with no key weir can tell.
+func expandContainer(m *telemetry.Metric, at []gpath.Elem, rel string, obj map[string]any, counters bool, lists []keyedList) (int, []keyedList) {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	set := 0
+	for _, k := range keys {
+		name := stripModule(k)
+		c := counters || name == "counters"
+		switch x := obj[k].(type) {
+		case map[string]any:
+			var n int
+			n, lists = expandContainer(m, append(at[:len(at):len(at)], gpath.Elem{Name: name}), joinRel(rel, name), x, c, lists)
+			set += n
+			continue
+		case []any:
+			if len(x) > 0 && allObjects(x) {
+				if key := listKey(x); key != "" {
+					lists = append(lists, keyedList{path: append(at[:len(at):len(at)], gpath.Elem{Name: name}), key: key, list: x})
+					continue
+				}
+			}
+		}
+		set += expand(m, joinRel(rel, name), obj[k], c, false)
+	}
+	return set, lists
+}
+
+// hasList reports whether obj, or a container below it, has a list of
+// objects as a member: a YANG list expandContainer may make records of.
+// No allocation: most containers have none.
+func hasList(obj map[string]any) bool {
+	for _, v := range obj {
+		switch x := v.(type) {
+		case map[string]any:
+			if hasList(x) {
+				return true
+			}
+		case []any:
+			if len(x) > 0 && allObjects(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // expandList adds a JSON list found at the list's own path (/interfaces/
 // interface, no keys): RFC 7951 encodes it as an array of its entries.
-// Each keyed entry gets the record its path with the key names
-// (/interfaces/interface[name=Ethernet1]), as if the target had sent it
-// there; without a key weir can tell, the entries go by position under
-// the list's name, as inside an object.
-func expandList(full []gpath.Elem, org string, list []any, metricFor func([]gpath.Elem, string) *telemetry.Metric) {
-	key := listKey(list)
+// Each entry keyed by key (listKey) gets the record its path with the key
+// names (/interfaces/interface[name=Ethernet1]), as if the target had
+// sent it there; without a key weir can tell (key ""), the entries go by
+// position under the list's name, as inside an object. It says how many
+// leaves it set.
+func expandList(full []gpath.Elem, org string, list []any, key string, metricFor func([]gpath.Elem, string) *telemetry.Metric) int {
 	if key == "" {
 		container, leaf := split(full)
-		expand(metricFor(container, org), leaf, list, hasCounters(full), false)
-		return
+		return expand(metricFor(container, org), leaf, list, hasCounters(full), false)
 	}
 	last := full[len(full)-1]
 	entry := append(full[:len(full)-1:len(full)-1], gpath.Elem{Name: last.Name})
 	counters := hasCounters(full)
+	set := 0
 	for _, e := range list {
 		v, _ := findMember(e.(map[string]any), key)
 		entry[len(entry)-1].Keys = map[string]string{key: keyValue(v)}
-		expand(metricFor(entry, org), "", e, counters, false)
+		set += expand(metricFor(entry, org), "", e, counters, false)
 	}
+	return set
 }
 
 // jsonLeafValue is jsonValue, but for a leaf under a counters container a
@@ -569,9 +680,11 @@ func joinRel(a, b string) string {
 	return a + "/" + b
 }
 
-func setField(m *telemetry.Metric, name string, v any, counter bool) {
+// setField sets field name of m to v, a counter when counter says it may
+// be one; false for a nil v, which sets nothing.
+func setField(m *telemetry.Metric, name string, v any, counter bool) bool {
 	if v == nil {
-		return
+		return false
 	}
 	isCounter := false
 	if counter && !notCounter(name) {
@@ -593,6 +706,7 @@ func setField(m *telemetry.Metric, name string, v any, counter bool) {
 		m.Counters = append(m.Counters, name)
 	}
 	m.Fields[name] = v
+	return true
 }
 
 // notCounter: a leaf under a counters container that is not a counter:

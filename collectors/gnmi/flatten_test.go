@@ -195,6 +195,10 @@ func FuzzFlatten(f *testing.F) {
 	b, _ := proto.Marshal(seed)
 	f.Add(b, []byte(`{"a":{"b":[1,2]},"c":[{"d":1e400}]}`))
 	f.Add([]byte{}, []byte(`[null]`))
+	f.Add([]byte{}, []byte(`null`))
+	f.Add([]byte{}, []byte(`{}`))
+	f.Add([]byte{}, []byte(`{"a":{"b":null},"c":[{}]}`))
+	f.Add([]byte{}, []byte(`{"m:interface":[{"name":"a]\\","counters":{"x":"1"}},{"name":"b","l":[{"id":1}]}],"c":{"":[{"id":2,"v":null}]},"s":3}`))
 	f.Add([]byte{}, []byte(`{"x:y":{"z:":1},"":2}`))
 	f.Add([]byte{}, []byte(`{"a<b>\u0000\"é\u2028":{"f":-1.5e-7,"g":1e21,"h":123456789.125,"s":"x&y"}}`))
 	f.Fuzz(func(t *testing.T, pb, js []byte) {
@@ -202,7 +206,13 @@ func FuzzFlatten(f *testing.F) {
 		if proto.Unmarshal(pb, &n) != nil {
 			return
 		}
-		n.Update = append(n.Update, &gpb.Update{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "j"}}}, Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: js}}})
+		ju := &gpb.Update{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "j"}}}, Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: js}}}
+		// Alone, the JSON update gives records or is counted as giving
+		// none (no_value), never both nor neither.
+		if ms, skipped := flatten("dev", &gpb.Notification{Update: []*gpb.Update{ju}}, time.Unix(1, 0)); (len(ms) > 0) == (skipped.n == 1) {
+			t.Fatalf("%q: %d records, %d updates counted with no value", js, len(ms), skipped.n)
+		}
+		n.Update = append(n.Update, ju)
 		for _, m := range Flatten("dev", &n, time.Unix(1, 0)) {
 			if m.Device != "dev" || m.Measurement == "" || len(m.Fields) == 0 {
 				t.Fatalf("bad metric %+v", m)
@@ -508,5 +518,84 @@ func TestFlattenRepeatedLeafCounterFollowsLastValue(t *testing.T) {
 	if m.Fields["in-octets"] != "n/a" || m.Fields["out-octets"] != uint64(9) || !slices.Equal(m.Counters, []string{"out-octets"}) ||
 		!slices.Equal(m.Counters64, []string{"out-octets"}) {
 		t.Errorf("fields %v, counters %v, counters64 %v; want counters [out-octets]", m.Fields, m.Counters, m.Counters64)
+	}
+}
+
+// TestFlattenJSONContainerOfList: a value at a container's path holding a
+// keyed YANG list (/interfaces answered with {"interface":[...]}, as a
+// target sends a subscription to /interfaces in JSON) gives each entry
+// its own record, as the list's own path does and as the path form
+// /interfaces/interface[name=X]/... would: tag name, fields below the
+// entry, counters marked. So does a list further down containers (the
+// root, answered with {"openconfig-interfaces:interfaces":{...}}); the
+// container's other leaves stay its fields. A list weir finds no key in
+// stays fields by position, and the lists inside an entry stay its fields
+// named by their key.
+func TestFlattenJSONContainerOfList(t *testing.T) {
+	flat := func(path string, ietf bool, js string) map[string]telemetry.Metric {
+		t.Helper()
+		v := &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: []byte(js)}}
+		if ietf {
+			v = &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}
+		}
+		ms, skipped := flatten("d", &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{{Path: mustPath(t, path), Val: v}}}, time.Unix(1, 0))
+		if skipped.n != 0 {
+			t.Errorf("%s: %d updates counted with no value", path, skipped.n)
+		}
+		byPath := map[string]telemetry.Metric{}
+		for _, m := range ms {
+			byPath[m.Tags["path"]] = m
+		}
+		if len(byPath) != len(ms) {
+			t.Errorf("%s: two records of one path: %+v", path, ms)
+		}
+		return byPath
+	}
+	const entries = `[{"name":"Ethernet1","state":{"counters":{"in-octets":"5"},"oper-status":"UP"},"subinterfaces":{"subinterface":[{"index":0,"state":{"counters":{"in-octets":"1"}}}]}},` +
+		`{"name":"Ethernet2","state":{"counters":{"in-octets":"7"},"oper-status":"DOWN"}}]`
+	want := flat("/interfaces/interface", true, entries) // the list at its own path
+	if len(want) != 2 {
+		t.Fatalf("the list at its own path: %+v", want)
+	}
+	e1 := want["/interfaces/interface[name=Ethernet1]"]
+	if e1.Measurement != "interfaces_interface" || e1.Tags["name"] != "Ethernet1" || e1.Fields["state/oper-status"] != "UP" ||
+		!slices.Equal(e1.Counters, []string{"state/counters/in-octets", "subinterfaces/subinterface[index=0]/state/counters/in-octets"}) {
+		t.Fatalf("the list at its own path: %+v", e1)
+	}
+	same := func(what string, got map[string]telemetry.Metric) {
+		t.Helper()
+		for p, w := range want {
+			g, ok := got[p]
+			if !ok || g.Measurement != w.Measurement || !reflect.DeepEqual(g.Tags, w.Tags) || !reflect.DeepEqual(g.Fields, w.Fields) || !slices.Equal(g.Counters, w.Counters) {
+				t.Errorf("%s: record %s\n got %+v\nwant %+v", what, p, g, w)
+			}
+		}
+	}
+	got := flat("/interfaces", false, `{"interface":`+entries+`}`)
+	same("/interfaces, json", got)
+	if len(got) != 2 {
+		t.Errorf("/interfaces, json: %d records, want 2: %+v", len(got), got)
+	}
+	got = flat("/interfaces", true, `{"openconfig-interfaces:interface":`+entries+`}`)
+	same("/interfaces, json_ietf", got)
+	got = flat("/", true, `{"openconfig-interfaces:interfaces":{"interface":`+entries+`},"openconfig-system:system":{"state":{"hostname":"spine1"}}}`)
+	same("/, json_ietf", got)
+	if root := got["/"]; len(got) != 3 || !reflect.DeepEqual(root.Fields, map[string]any{"system/state/hostname": "spine1"}) {
+		t.Errorf("/, json_ietf: want the entries and the root's other leaves, got %+v", got)
+	}
+	// Keyed lists further down, below a container of the update's path:
+	// BGP neighbors, with the network instance's and protocol's keys.
+	const bgp = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp"
+	got = flat(bgp, true, `{"global":{"state":{"as":65000}},"neighbors":{"neighbor":[{"neighbor-address":"10.0.0.1","state":{"session-state":"ESTABLISHED"}}]}}`)
+	n := got[bgp+"/neighbors/neighbor[neighbor-address=10.0.0.1]"]
+	if len(got) != 2 || n.Measurement != "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor" ||
+		n.Tags["neighbor-address"] != "10.0.0.1" || n.Tags["name"] != "default" || n.Fields["state/session-state"] != "ESTABLISHED" ||
+		got[bgp].Fields["global/state/as"] != int64(65000) {
+		t.Errorf("BGP neighbors under %s: %+v", bgp, got)
+	}
+	// No key weir knows: the entries by position, fields of the container.
+	got = flat("/things", false, `{"thing":[{"kind":"x","counters":{"hits":1}},{"kind":"x","counters":{"hits":2}}]}`)
+	if len(got) != 1 || got["/things"].Fields["thing/1/counters/hits"] != int64(2) {
+		t.Errorf("keyless list: %+v", got)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1329,7 +1330,9 @@ func (t *target) noValue(skipped noValue, n *gpb.Notification) {
 	why := "no value"
 	if v := skipped.first.GetVal(); v != nil {
 		why = "a value of a kind weir does not know (a newer gNMI?)"
-		if v.GetValue() != nil {
+		if blob, ok := jsonBlob(v); ok {
+			why = "JSON with no leaf: " + strconv.Quote(string(blob[:min(len(blob), 64)]))
+		} else if v.GetValue() != nil {
 			why = fmt.Sprintf("a value weir cannot read (%T)", v.GetValue())
 		}
 	}

@@ -23,8 +23,9 @@ const (
 	DropQueueFull    = "queue_full"    // the target's queue was full
 	DropPublishError = "publish_error" // the broker refused the record
 	DropEncode       = "encode"        // a record could not be encoded
-	// DropNoValue: updates with no value weir can read (none at all, or
-	// a kind newer than weir's gNMI): they give no field.
+	// DropNoValue: updates with no value weir can read (none at all, a
+	// kind newer than weir's gNMI, or JSON with no leaf: {}, null): they
+	// give no field.
 	DropNoValue = "no_value"
 	// DropShutdown: left when the publisher's time ran out (weir's
 	// shutdown grace, or a removed target's drain): the records of the

@@ -2,6 +2,7 @@ package gnmi
 
 import (
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,56 @@ func TestUnreadableValuesCountedAndLogged(t *testing.T) {
 	})
 	if n := len(r.b.metrics(t)); n != 1 {
 		t.Errorf("%d records; want the readable one only", n)
+	}
+}
+
+// TestEmptyJSONIsNoValue: a JSON value that carries nothing ({}, null, an
+// object of nulls and empty objects) gives no field and no record, and is
+// counted as an update with no value (no_value), not skipped silently.
+// RFC 7951's [null], the value of a leaf of type empty (section 6.9), is
+// a value: the leaf is there, field true.
+func TestEmptyJSONIsNoValue(t *testing.T) {
+	js := func(s string) *gpb.TypedValue {
+		return &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: []byte(s)}}
+	}
+	ietf := func(s string) *gpb.TypedValue {
+		return &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(s)}}
+	}
+	n := &gpb.Notification{
+		Timestamp: 1,
+		Prefix:    mustPath(t, "/interfaces/interface[name=Ethernet1]"),
+		Update: []*gpb.Update{
+			upd(t, "state/counters", js(`{}`)),
+			upd(t, "state/description", js(`null`)),
+			upd(t, "state/oper-status", ietf(` null `)),
+			upd(t, "config", js(`{"a":null,"b":{},"c":{"d":null}}`)),
+			upd(t, "subinterfaces", ietf(`{"openconfig-interfaces:subinterface":[{}]}`)),
+			upd(t, "hold-time", ietf(`{"openconfig-interfaces:config":{}}`)),
+			upd(t, "state/mtu", ietf(`1500`)),
+			upd(t, "config/loopback-mode", ietf(`[null]`)),
+			upd(t, "ethernet", ietf(`{"state":{"flag":[null],"x":null}}`)),
+		},
+	}
+	ms, skipped := flatten("spine1", n, time.Unix(1, 0))
+	if skipped.n != 6 {
+		t.Errorf("%d updates counted with no value; want 6 ({}, null, null, the object of nulls, [{}], {config:{}})", skipped.n)
+	}
+	if skipped.first != n.Update[0] {
+		t.Errorf("first skipped update %v; want the {} at state/counters", skipped.first)
+	}
+	got := map[string]map[string]any{}
+	for _, m := range ms {
+		if len(m.Fields) == 0 {
+			t.Errorf("empty record %+v", m)
+		}
+		got[m.Tags["path"]] = m.Fields
+	}
+	want := map[string]map[string]any{
+		"/interfaces/interface[name=Ethernet1]/state":    {"mtu": int64(1500)},
+		"/interfaces/interface[name=Ethernet1]/config":   {"loopback-mode": true},
+		"/interfaces/interface[name=Ethernet1]/ethernet": {"state/flag": true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("records %v\nwant %v", got, want)
 	}
 }

@@ -118,3 +118,54 @@ func TestDeleteOfAnInterfaceRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteOfAnInterfaceRecordField: enrich's delete (no path) whose
+// measurement names a field of the measurement too, as a gNMI leaf's
+// delete does (interface_in_octets_rate: field in_octets_rate of
+// "interface"), drops that field's series of the matching records alone.
+func TestDeleteOfAnInterfaceRecordField(t *testing.T) {
+	now := time.Now()
+	c := promsink.NewCollector("", 5*time.Minute, func() time.Time { return now })
+	view := func(iface, measurement string, fields map[string]any) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: measurement, Device: "mx1", Tags: map[string]string{"interface": iface, "role": "core"},
+			Fields: fields, Time: now, ReceivedAt: now, Source: "enrich"}
+	}
+	rates := map[string]any{"in_octets_rate": 1.5, "out_octets_rate": 2.5}
+	for _, m := range []telemetry.Metric{view("Po5", "interface", rates), view("Po6", "interface", rates),
+		view("Po5", "interface_in_octets_rate", map[string]any{"deleted": true})} {
+		c.Update(&m)
+	}
+	var got []string
+	for _, line := range strings.Split(expose(t, c), "\n") {
+		if strings.HasPrefix(line, "interface_") {
+			got = append(got, line[:strings.Index(line, ",role")])
+		}
+	}
+	slices.Sort(got)
+	want := []string{`interface_in_octets_rate{device="mx1",interface="Po6"`, `interface_out_octets_rate{device="mx1",interface="Po5"`, `interface_out_octets_rate{device="mx1",interface="Po6"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("after the delete of Po5's in_octets_rate: series %q, want %q", got, want)
+	}
+}
+
+// TestLeafDeleteDropsItsFieldAboveParent: a leaf sent inside a JSON
+// object above its parent (a field state/counters/in-octets of the record
+// at the interface's path, as /interfaces answered with one JSON object
+// gives) is a field of that ancestor's series set: its delete drops that
+// field's series, its siblings stay.
+func TestLeafDeleteDropsItsFieldAboveParent(t *testing.T) {
+	now := time.Now()
+	c := promsink.NewCollector("", 5*time.Minute, func() time.Time { return now })
+	js := `{"openconfig-interfaces:interface":[{"name":"Ethernet9","state":{"counters":{"in-octets":"5","out-octets":"6"}}}]}`
+	upd := &gpb.Notification{Timestamp: now.UnixNano(), Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}}},
+		Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}
+	del := &gpb.Notification{Timestamp: now.UnixNano(), Delete: []*gpb.Path{deleteIface("state", "counters", "in-octets")}}
+	for _, n := range []*gpb.Notification{upd, del} {
+		for _, m := range gnmic.Flatten("spine1", n, now) {
+			c.Update(&m)
+		}
+	}
+	if out := expose(t, c); strings.Contains(out, "in_octets") || !strings.Contains(out, "interfaces_interface_state_counters_out_octets_total{") {
+		t.Errorf("after the delete of leaf in-octets: want out_octets only:\n%s", out)
+	}
+}

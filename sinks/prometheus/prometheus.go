@@ -482,11 +482,15 @@ func deletedPath(p *telemetry.Point) (string, bool) {
 
 // deleteMatching drops the series of p's measurement whose labels include
 // all of p's (its device and tags; enrich's delete of an interface's
-// records names the interface, or no interface for every one).
+// records names the interface, or no interface for every one). A
+// measurement that names a field of one too, as a gNMI leaf's delete
+// does (interface_in_octets_rate: field in_octets_rate of interface), drops
+// that field's series alone: enrich's delete of what it derived from a
+// deleted counter.
 func (c *Collector) deleteMatching(p *telemetry.Point) {
 	var fams []*family
 	for k, f := range c.byName {
-		if k.measurement == p.Measurement {
+		if k.measurement == p.Measurement || isLeafOf(p.Measurement, k) {
 			fams = append(fams, f)
 		}
 	}
@@ -499,6 +503,55 @@ func (c *Collector) deleteMatching(p *telemetry.Point) {
 			c.dropFields(set, fams)
 		}
 	}
+}
+
+// leafFamilies are the families a delete of measurement and path names a
+// field of, by the path of the series sets that have the field: the
+// leaf's container (in-octets at …/state/counters) and the containers
+// above it up to the first list entry (state/counters/in-octets at
+// /interfaces/interface[name=X]), as the gNMI collector names a leaf's
+// field below the path of the JSON object it came in. Module prefixes are
+// dropped, as the collector drops them; nil for a path that ends at a
+// list entry.
+func (c *Collector) leafFamilies(measurement, path string) map[string][]*family {
+	var out map[string][]*family
+	field := ""
+	for {
+		i := strings.LastIndexByte(path, '/')
+		if i <= 0 || strings.ContainsAny(path[i:], "[]") {
+			return out
+		}
+		name := path[i+1:]
+		if j := strings.LastIndexByte(name, ':'); j >= 0 && j+1 < len(name) {
+			name = name[j+1:] // a module prefix, as the gNMI collector strips it
+		}
+		m, ok := strings.CutSuffix(measurement, "_"+strings.ReplaceAll(name, "-", "_"))
+		if !ok || name == "" {
+			return out
+		}
+		if field == "" {
+			field = name
+		} else {
+			field = name + "/" + field
+		}
+		path, measurement = path[:i], m
+		for _, counter := range []bool{false, true} {
+			if f := c.byName[nameKey{measurement, field, counter}]; f != nil {
+				if out == nil {
+					out = map[string][]*family{}
+				}
+				out[path] = append(out[path], f)
+			}
+		}
+	}
+}
+
+// isLeafOf reports whether measurement names field k.field of k's
+// measurement, as a gNMI leaf's delete is named: the two joined by "_",
+// "-" turned into "_".
+func isLeafOf(measurement string, k nameKey) bool {
+	rest, ok := strings.CutPrefix(measurement, k.measurement)
+	return ok && len(rest) == len(k.field)+1 && rest[0] == '_' && rest[1:] == strings.ReplaceAll(k.field, "-", "_")
 }
 
 // hasLabels reports whether labels, sorted by name, include every one of
@@ -523,22 +576,10 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 	device := validUTF8(p.Device)
 	path = validUTF8(path)
 	// A leaf's delete (…/counters/in-octets) names a field of the series
-	// set at its container's path: those fields' series go.
-	var parent string
-	var leafFams []*family
-	if i := strings.LastIndexByte(path, '/'); i > 0 && !strings.ContainsAny(path[i:], "[]") {
-		leaf := path[i+1:]
-		if j := strings.LastIndexByte(leaf, ':'); j >= 0 {
-			leaf = leaf[j+1:] // a module prefix, as the gNMI collector strips it
-		}
-		parent = path[:i]
-		measurement := strings.TrimSuffix(p.Measurement, "_"+strings.ReplaceAll(leaf, "-", "_"))
-		for _, counter := range []bool{false, true} {
-			if f := c.byName[nameKey{measurement, leaf, counter}]; f != nil {
-				leafFams = append(leafFams, f)
-			}
-		}
-	}
+	// set at its container's path (in-octets), or of one further up that
+	// got it inside a JSON object (state/counters/in-octets at the
+	// interface's path): those fields' series go.
+	leafFams := c.leafFamilies(p.Measurement, path)
 	for k, set := range c.sets {
 		var dev, at string
 		for _, l := range set.labels {
@@ -553,8 +594,8 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 			continue
 		}
 		if !underPath(at, path) {
-			if at == parent && len(leafFams) > 0 {
-				c.dropFields(set, leafFams)
+			if fams := leafFams[at]; len(fams) > 0 {
+				c.dropFields(set, fams)
 			}
 			continue
 		}
