@@ -382,6 +382,14 @@ const (
 	// refused GROUP_MAX_SIZE_REACHED (Kafka's group.max.size).
 	defaultMaxGroupMembers = 1000
 	defaultMaxMembers      = 10000
+	// A Kafka client's OffsetCommit stores offsets under any group name
+	// (a simple commit needs no member), kept on disk and exported per
+	// group until offsets_retention passes without a commit: one that
+	// would add a group when this many have offsets is refused
+	// POLICY_VIOLATION. Groups with offsets commit on; weir's in-process
+	// groups (enrich, sink-*) commit without the listener and are never
+	// refused, though they count.
+	defaultMaxOffsetGroups = 10000
 )
 
 // refuseMember counts a join refused at the members' bound, and logs it
