@@ -69,6 +69,9 @@ type wireCoordinator struct {
 	maxOffsetGroups  int
 	refusedCommits   atomic.Int64
 	refusedCommitLog throttle.Throttle
+
+	// clampLog throttles the log of rebalance timeouts cut to maxSession.
+	clampLog throttle.Throttle
 }
 
 type wireState int8
