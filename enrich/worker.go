@@ -194,8 +194,11 @@ type workerMetrics struct {
 	events        *prometheus.CounterVec
 	unknown       prometheus.Counter
 	untracked     prometheus.Counter
-	decodeErrors  prometheus.Counter
-	batchSeconds  prometheus.Histogram
+	// untrackedMetrics: per kind (untrackedKinds), rows and states the
+	// metrics workers did not keep, past maxMetricsObjects.
+	untrackedMetrics *prometheus.CounterVec
+	decodeErrors     prometheus.Counter
+	batchSeconds     prometheus.Histogram
 }
 
 // NewWorkerMetrics registers the metrics on reg (nil: not registered).
@@ -215,13 +218,15 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Help: "Records from devices not in the inventory (tagged unknown)."}),
 		untracked: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_events_untracked_total",
 			Help: "Events passed on without de-duplication or flap detection: the detector kept state for a million objects already."}),
+		untrackedMetrics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_metrics_untracked_total",
+			Help: "Metric records whose new row or state a metrics worker did not keep: it kept a million of that kind already (rates: no rates for the row; states, uptimes: no events from its first state; sysnames: not matched by sysName)."}, []string{"kind"}),
 		decodeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_decode_errors_total",
 			Help: "Input records that were not valid JSON of their schema (skipped, logged)."}),
 		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "weir_enrich_batch_seconds",
 			Help: "Time to enrich, publish and commit one batch.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.in, m.out, m.dropped, m.publishErrors, m.events, m.unknown, m.untracked, m.decodeErrors, m.batchSeconds)
+		reg.MustRegister(m.in, m.out, m.dropped, m.publishErrors, m.events, m.unknown, m.untracked, m.untrackedMetrics, m.decodeErrors, m.batchSeconds)
 	}
 	return &WorkerMetrics{m: m}
 }
