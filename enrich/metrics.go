@@ -101,7 +101,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 		sysNames: map[string]*sysName{}, rateNames: map[string]string{}, maxObjects: maxMetricsObjects,
 	}
 	for i, kind := range untrackedKinds {
-		mw.untracked[i] = w.m.untrackedMetrics.WithLabelValues(kind)
+		mw.untracked[i] = w.m.untrackedKind.WithLabelValues(kind)
 	}
 	return mw
 }

@@ -54,7 +54,7 @@ func TestMetricsStateBounded(t *testing.T) {
 			len(w.rates.rows), len(w.state), len(w.uptimes), len(w.sysNames))
 	}
 	for _, what := range []string{"rates", "states", "uptimes", "sysnames"} {
-		if got := testutil.ToFloat64(w.m.untrackedMetrics.WithLabelValues(what)); got < 450 {
+		if got := testutil.ToFloat64(w.m.untrackedKind.WithLabelValues(what)); got < 450 {
 			t.Errorf("%v %s counted untracked, want at least 450", got, what)
 		}
 	}
