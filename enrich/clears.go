@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/logwindow"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -30,6 +33,11 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 	}
 	if w.clears == nil || cutoff.Before(w.clears.from) {
 		w.clears = newClearsScan(w.b, cutoff)
+		w.clears.max, w.clears.logger = w.maxClears, w.logger
+		w.clears.untracked = w.m.untrackedKind.WithLabelValues("clears")
+		if w.clears.max <= 0 {
+			w.clears.max = maxDetectorObjects
+		}
 	}
 	out := make([]telemetry.Event, 0, len(rebuilt))
 	if err := w.clears.update(ctx, w.topics.Events); err != nil {
@@ -65,6 +73,15 @@ type clearsScan struct {
 	next map[int32]int64 // each partition's offset read up to
 	last map[objectKey]flapMark
 	read int // records read, for the tests
+	// max bounds last: the events topic is any Kafka client's to write
+	// to, and a flood of flapping events of invented objects would grow
+	// it without bound. Past it, a new object's records are counted in
+	// untracked (logged at most every untrackedLog's period) and not kept;
+	// its cleared event, if rebuilt, goes out again.
+	max          int
+	untracked    prometheus.Counter // nil: not counted
+	logger       *slog.Logger       // nil: not logged
+	untrackedLog throttle.Throttle
 }
 
 // flapMark is an object's last flapping or cleared event: when its record
@@ -116,7 +133,11 @@ func (s *clearsScan) update(ctx context.Context, topic string) error {
 		// flapping event has the device's clock, which may be hours
 		// off, its cleared event weir's.
 		k := objectKey{ev.Device, ev.ObjectID, fam}
-		if l, ok := s.last[k]; !ok || !r.Timestamp.Before(l.at) {
+		l, ok := s.last[k]
+		switch {
+		case !ok && s.max > 0 && len(s.last) >= s.max:
+			s.untrack(k)
+		case !ok || !r.Timestamp.Before(l.at):
 			s.last[k] = flapMark{r.Timestamp, cleared}
 		}
 	}
@@ -136,6 +157,18 @@ func (s *clearsScan) update(ctx context.Context, topic string) error {
 		s.next[p.Partition] = next
 	}
 	return nil
+}
+
+// untrack counts a flapping or cleared event of an object past max, not
+// kept, and logs it at most once per throttle.Every.
+func (s *clearsScan) untrack(k objectKey) {
+	if s.untracked != nil {
+		s.untracked.Inc()
+	}
+	if n, ok := s.untrackedLog.Due(time.Now()); ok && s.logger != nil {
+		s.logger.Warn("enrich: too many flapping objects in the events topic to check for cleared events published before; theirs may repeat",
+			slog.String("device", k.device), slog.Int("max", s.max), slog.Int("times", n))
+	}
 }
 
 // flappingMark is in every flapping and cleared event's JSON: other events

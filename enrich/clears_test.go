@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
@@ -163,5 +165,43 @@ func TestClearsScanTopicRecreated(t *testing.T) {
 	produce([]telemetry.Event{edge("interface_flapping_cleared", "edge1")}, 200)
 	if got := w.unpublishedClears(ctx, rebuilt("edge1")); len(got) != 0 {
 		t.Errorf("edge1, cleared in the topic made again: %d cleared events to send, want 0", len(got))
+	}
+}
+
+// TestClearsScanBounded: the scan of the events topic for cleared events
+// kept every flapping object the topic named since the earliest rebuilt
+// one began flapping, and any Kafka client may write to the topic: a
+// flood of flapping events of invented devices grew it without bound.
+// Past maxObjects a new object is not kept and its records are counted;
+// its cleared event, if rebuilt, goes out again (a repeat, as when the
+// topic cannot be read), while the objects kept are answered as before.
+func TestClearsScanBounded(t *testing.T) {
+	b, w := newClearsRig(t)
+	w.maxClears = 10
+	ctx := context.Background()
+	// One partition: the records are read in the order written.
+	if err := b.CreateTopic(ctx, telemetry.TopicEvents, broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now().Add(-time.Minute)
+	ev := func(typ, device string) telemetry.Event {
+		return telemetry.Event{Type: typ, Device: device, ObjectID: "gi0/1"}
+	}
+	evs := []telemetry.Event{ev("interface_flapping", "edge1"), ev("interface_flapping_cleared", "edge1")}
+	for i := range 100 {
+		evs = append(evs, ev("interface_flapping", "flood"+itoa(i)))
+	}
+	evs = append(evs, ev("interface_flapping", "edge2"), ev("interface_flapping_cleared", "edge2"))
+	produceEvents(t, b, eventsAsRecords(t, evs...))
+	rebuilt := []rebuiltClear{{ev("interface_flapping_cleared", "edge1"), began}, {ev("interface_flapping_cleared", "edge2"), began}}
+	got := w.unpublishedClears(ctx, rebuilt)
+	if n := len(w.clears.last); n > 10 {
+		t.Fatalf("%d objects kept from the events topic, want at most 10", n)
+	}
+	if len(got) != 1 || got[0].Device != "edge2" {
+		t.Fatalf("cleared events to send: %v; want edge2's alone (edge1's was kept as cleared, edge2's past the bound)", got)
+	}
+	if n := testutil.ToFloat64(w.m.untrackedKind.WithLabelValues("clears")); n != 93 {
+		t.Fatalf("%v records counted untracked, want 93 (91 of the flood, edge2's 2)", n)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
@@ -70,8 +72,14 @@ type MetricsWorker struct {
 	sysNames map[string]*sysName
 	// Their peaks, for forgetStates to rebuild them once most is gone.
 	statePeak, uptimesPeak, sysNamesPeak shrinkable
-	out                                  *outputs
-	lastSweep                            time.Time
+	// maxObjects bounds each of rates.rows, state, uptimes and sysNames
+	// (maxMetricsObjects; tests lower it): past it, a new one is not kept
+	// and counted in untracked, per kind, and logged (untrackedLog).
+	maxObjects   int
+	untracked    [len(untrackedKinds)]prometheus.Counter
+	untrackedLog throttle.Throttle
+	out          *outputs
+	lastSweep    time.Time
 
 	warmup  time.Duration
 	warmer  *warmer
@@ -89,12 +97,67 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	if input == "" {
 		input = telemetry.TopicRawSNMP
 	}
-	return &MetricsWorker{
+	mw := &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets,
 		rates: newRates(), state: map[stateKey]seen[stateSample]{}, uptimes: map[string]seen[uptimeSample]{},
-		sysNames: map[string]*sysName{}, rateNames: map[string]string{},
+		sysNames: map[string]*sysName{}, rateNames: map[string]string{}, maxObjects: maxMetricsObjects,
 	}
+	for i, kind := range untrackedKinds {
+		mw.untracked[i] = w.m.untrackedKind.WithLabelValues(kind)
+	}
+	return mw
+}
+
+// maxMetricsObjects bounds each kind of a metrics worker's state: rows of
+// counters, states, uptimes and sysNames. Each is forgotten an hour
+// unseen, but a gNMI path with a counter in its keys, or any Kafka client
+// producing to its input, makes new ones at the input's rate: a million
+// rows (a few hundred bytes each) is past any network a worker reads.
+const maxMetricsObjects = 1 << 20
+
+// The kinds of state maxMetricsObjects bounds, as counted (untracked).
+const (
+	untrackedRates = iota
+	untrackedStates
+	untrackedUptimes
+	untrackedSysNames
+)
+
+var untrackedKinds = [...]string{"rates", "states", "uptimes", "sysnames"}
+
+// untrack counts a row or state of kind not kept, past maxObjects, and
+// logs it at most once per throttle.Every; not while warming up.
+func (w *MetricsWorker) untrack(kind int, device string) {
+	if w.warming {
+		return
+	}
+	w.untracked[kind].Inc()
+	if n, ok := w.untrackedLog.Due(time.Now()); ok {
+		w.logger.Warn("enrich metrics: too many rows or states kept; a new one is not (no rates, or no events, for it)",
+			slog.String("kind", untrackedKinds[kind]), slog.String("device", device), slog.Int("max", w.maxObjects), slog.Int("times", n))
+	}
+}
+
+// trackedRow returns the row's counters (rates.row), nil past maxObjects.
+func (w *MetricsWorker) trackedRow(device string) *rowCounters {
+	row := w.rates.row(w.rowID, w.maxObjects)
+	if row == nil {
+		w.untrack(untrackedRates, device)
+	}
+	return row
+}
+
+// putState keeps a state sample under key, unless key is new and
+// maxObjects are kept.
+func (w *MetricsWorker) putState(key stateKey, s stateSample) {
+	if len(w.state) >= w.maxObjects {
+		if _, ok := w.state[key]; !ok {
+			w.untrack(untrackedStates, key.row.device)
+			return
+		}
+	}
+	w.state[key] = seen[stateSample]{s, w.rates.now}
 }
 
 // Run consumes until ctx ends.
@@ -351,7 +414,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			event("device_rebooted", "")
 			events[len(events)-1].Time = bootTime(at, p.Uptime)
 		}
-		if !ok || at.After(prev.v.at) || stampedAhead(prev.v.at, w.rates.now) && !stampedAhead(at, w.rates.now) {
+		switch {
+		case !ok && len(w.uptimes) >= w.maxObjects:
+			w.untrack(untrackedUptimes, target)
+		case !ok || at.After(prev.v.at) || stampedAhead(prev.v.at, w.rates.now) && !stampedAhead(at, w.rates.now):
 			w.uptimes[target] = seen[uptimeSample]{uptimeSample{p.Uptime, at}, w.rates.now}
 		}
 	}
@@ -360,8 +426,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	var norm interfaceRates
 	rates := w.rateBuf[:0]
 	var row *rowCounters
-	counters := 0 // the counters so far: where this one sits in the row's samples
-	invalid := "" // the first field listed as a counter whose value is none
+	rowLooked := false // row is looked up (nil: not kept, past maxObjects)
+	counters := 0      // the counters so far: where this one sits in the row's samples
+	invalid := ""      // the first field listed as a counter whose value is none
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		if !f.Counter {
@@ -374,11 +441,18 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			}
 			continue
 		}
-		if row == nil {
-			row = w.rates.row(w.rowID)
+		if !rowLooked {
+			row, rowLooked = w.trackedRow(p.Device), true
 		}
 		info := w.counterInfo(counters, p.Measurement, f.Key)
 		counters++
+		if row == nil {
+			// Not kept: as a row's first sample, no rate.
+			if info.hasNorm {
+				norm.present(info.norm)
+			}
+			continue
+		}
 		// A 64-bit octet counter at 0 beside a 32-bit one counting is
 		// one the agent leaves unset on this port (looked up only then:
 		// the hot path pays nothing for it): the 32-bit one gives the
@@ -436,7 +510,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 						event("device_unreachable", "")
 					}
 				}
-				w.state[key] = seen[stateSample]{stateSample{v: up, at: at}, w.rates.now}
+				w.putState(key, stateSample{v: up, at: at})
 			}
 		}
 	case "interfaces_interface_state_counters": // OpenConfig over gNMI: the counters alone, most rows
@@ -454,13 +528,13 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			// the shared table only when the name is new to this row, or
 			// the table no longer holds it from this row (another row of
 			// the ifIndex set it since, or the table started again).
-			if row == nil {
-				row = w.rates.row(w.rowID)
+			if !rowLooked {
+				row, rowLooked = w.trackedRow(p.Device), true
 			}
-			if row.nameID == 0 {
+			if row != nil && row.nameID == 0 {
 				row.nameID = w.det.names.newRowID()
 			}
-			if row.named != object || row.namedDevice != p.Device || row.nameEntry == nil || row.nameEntry.owner.Load() != row.nameID {
+			if row != nil && (row.named != object || row.namedDevice != p.Device || row.nameEntry == nil || row.nameEntry.owner.Load() != row.nameID) {
 				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID)
 				row.named, row.namedDevice, row.namedIndex = object, p.Device, index
 			}
@@ -480,7 +554,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 							event("interface_down", object)
 						}
 					}
-					w.state[key] = seen[stateSample]{stateSample{v: oper, at: at}, w.rates.now}
+					w.putState(key, stateSample{v: oper, at: at})
 				}
 			}
 		}
@@ -507,7 +581,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 					event(ch.family+"_down", ch.object)
 				}
 			}
-			w.state[key] = seen[stateSample]{stateSample{v: ch.state, at: at}, w.rates.now}
+			w.putState(key, stateSample{v: ch.state, at: at})
 		}
 	}
 	if del, ok := openConfigDelete(p); ok {
@@ -641,6 +715,10 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 	sn := w.sysNames[target]
 	if p.Measurement == "snmp_system" {
 		if f, ok := p.Field("sysName"); ok && f.Kind == telemetry.FieldString && f.Str != "" {
+			if sn == nil && len(w.sysNames) >= w.maxObjects {
+				w.untrack(untrackedSysNames, target)
+				return nil
+			}
 			if sn == nil {
 				sn = &sysName{}
 				w.sysNames[target] = sn

@@ -91,10 +91,13 @@ func newRates() *rates { return &rates{rows: map[string]*rowCounters{}} }
 func (r *rates) setNow(t time.Time) { r.now = t.Unix() }
 
 // row returns the counters of the row id names (appendRowID), marking it
-// seen now.
-func (r *rates) row(id []byte) *rowCounters {
+// seen now; nil for a row it does not have when it has max rows.
+func (r *rates) row(id []byte, max int) *rowCounters {
 	rc := r.rows[string(id)] // no copy of id to look it up
 	if rc == nil {
+		if len(r.rows) >= max {
+			return nil
+		}
 		rc = &rowCounters{}
 		r.rows[string(id)] = rc
 	}

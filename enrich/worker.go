@@ -65,6 +65,9 @@ type Worker struct {
 	// some of the warm-up's rebuilt ones have not settled (see
 	// unpublishedClears); nil otherwise.
 	clears *clearsScan
+	// maxClears bounds the objects clears keeps (maxDetectorObjects;
+	// tests lower it).
+	maxClears int
 
 	evEnc eventRecords
 
@@ -194,6 +197,9 @@ type workerMetrics struct {
 	events        *prometheus.CounterVec
 	unknown       prometheus.Counter
 	untracked     prometheus.Counter
+	// untrackedKind: per kind (untrackedKinds, and "clears"), rows and
+	// objects enrichment did not keep past its bounds.
+	untrackedKind *prometheus.CounterVec
 	decodeErrors  prometheus.Counter
 	batchSeconds  prometheus.Histogram
 }
@@ -215,13 +221,15 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Help: "Records from devices not in the inventory (tagged unknown)."}),
 		untracked: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_events_untracked_total",
 			Help: "Events passed on without de-duplication or flap detection: the detector kept state for a million objects already."}),
+		untrackedKind: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_untracked_total",
+			Help: "Records whose new row or object enrichment did not keep: it kept a million of the kind already (rates: no rates for the row; states, uptimes: no events from its first state; sysnames: not matched by sysName; clears: a flapping object read back from the events topic, whose cleared event may repeat)."}, []string{"kind"}),
 		decodeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_decode_errors_total",
 			Help: "Input records that were not valid JSON of their schema (skipped, logged)."}),
 		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "weir_enrich_batch_seconds",
 			Help: "Time to enrich, publish and commit one batch.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.in, m.out, m.dropped, m.publishErrors, m.events, m.unknown, m.untracked, m.decodeErrors, m.batchSeconds)
+		reg.MustRegister(m.in, m.out, m.dropped, m.publishErrors, m.events, m.unknown, m.untracked, m.untrackedKind, m.decodeErrors, m.batchSeconds)
 	}
 	return &WorkerMetrics{m: m}
 }

@@ -46,6 +46,8 @@ var (
 		"Size of the file system of data_dir.", nil, nil)
 	descMembersRefused = prometheus.NewDesc("weir_consumer_group_joins_refused_total",
 		"Kafka clients' JoinGroups refused GROUP_MAX_SIZE_REACHED: the group had 1000 members, or all groups 10000.", nil, nil)
+	descCommitsRefused = prometheus.NewDesc("weir_consumer_offset_commits_refused_total",
+		"Kafka clients' OffsetCommits refused POLICY_VIOLATION: they would add a group with committed offsets when 10000 had some.", nil, nil)
 )
 
 type collector struct{ b *Broker }
@@ -53,7 +55,7 @@ type collector struct{ b *Broker }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descBytesIn, descRecordsOut, descBytesOut,
 		descEndOffset, descStartOffset, descPartBytes, descSegments, descLag, descCommitted, descSkipped, descMembers,
-		descDiskFree, descDiskSize, descMembersRefused} {
+		descDiskFree, descDiskSize, descMembersRefused, descCommitsRefused} {
 		ch <- d
 	}
 }
@@ -64,6 +66,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descMembersRefused, prometheus.CounterValue, float64(b.wire.refusedMembers.Load()))
+	ch <- prometheus.MustNewConstMetric(descCommitsRefused, prometheus.CounterValue, float64(b.wire.refusedCommits.Load()))
 	// What an alert needs before the disk fills: the space this process
 	// may still use (root may use the blocks reserved for it too).
 	var st unix.Statfs_t

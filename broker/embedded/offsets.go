@@ -31,8 +31,11 @@ type offsetStore struct {
 	buf    []byte
 	// now is the broker's clock; used says when each group last
 	// committed (since the open: the file keeps no times).
-	now    func() time.Time
-	used   map[string]time.Time
+	now  func() time.Time
+	used map[string]time.Time
+	// groups counts each group's entries in m: len(groups) is how many
+	// groups have committed offsets, which commitBounded bounds.
+	groups map[string]int
 	logger *slog.Logger
 	// compactFailing: the last rewrite failed (logged once, until one
 	// succeeds).
@@ -95,8 +98,10 @@ func openOffsetStore(dataDir string, always bool, now func() time.Time, logger *
 	}
 	s.size = int64(good)
 	opened := now()
+	s.groups = make(map[string]int)
 	for k := range s.m {
 		s.used[k.group] = opened
+		s.groups[k.group]++
 	}
 	if _, err := s.f.Seek(s.size, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("%w: group offsets: %w", broker.ErrStorage, err)
@@ -237,11 +242,27 @@ func appendOffsetEntry(b []byte, k groupKey, off int64) []byte {
 // write is cut at the next open (entries are independent, so a partial
 // commit keeps the complete entries; each is a valid committed position).
 func (s *offsetStore) commit(offs []GroupOffset) error {
+	return s.commitBounded(offs, 0)
+}
+
+// errTooManyGroups: a commit would add a group past commitBounded's bound.
+var errTooManyGroups = errors.New("too many groups with committed offsets")
+
+// commitBounded is commit, refused with errTooManyGroups if it would add
+// a group with offsets when maxGroups (0: no bound) already have some.
+func (s *offsetStore) commitBounded(offs []GroupOffset, maxGroups int) error {
 	if len(offs) == 0 {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if maxGroups > 0 && len(s.groups) >= maxGroups {
+		for _, o := range offs {
+			if o.Offset >= 0 && s.groups[o.Group] == 0 {
+				return errTooManyGroups
+			}
+		}
+	}
 	s.buf = s.buf[:0]
 	for _, o := range offs {
 		if len(o.Group) > 1<<15 || len(o.Topic) > 1<<15 {
@@ -268,14 +289,29 @@ func (s *offsetStore) commit(offs []GroupOffset) error {
 	for _, o := range offs {
 		k := groupKey{o.Group, o.Topic, o.Partition}
 		if o.Offset < 0 {
-			delete(s.m, k)
+			s.forget(k)
 		} else {
+			if _, ok := s.m[k]; !ok {
+				s.groups[o.Group]++
+			}
 			s.m[k] = o.Offset
 			s.used[o.Group] = at
 		}
 	}
 	s.maybeCompact()
 	return nil
+}
+
+// forget drops k from m, and its group from groups with its last entry.
+// Holds s.mu.
+func (s *offsetStore) forget(k groupKey) {
+	if _, ok := s.m[k]; !ok {
+		return
+	}
+	delete(s.m, k)
+	if s.groups[k.group]--; s.groups[k.group] <= 0 {
+		delete(s.groups, k.group)
+	}
 }
 
 // unusedSince returns the groups with offsets that have not committed
@@ -344,6 +380,13 @@ func (s *offsetStore) groupOffsets(group string) []GroupOffset {
 	return out
 }
 
+// groupCount is how many groups have committed offsets.
+func (s *offsetStore) groupCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.groups)
+}
+
 // groupNames returns the groups that have committed offsets, unsorted.
 func (s *offsetStore) groupNames() map[string]bool {
 	s.mu.Lock()
@@ -386,7 +429,7 @@ func (s *offsetStore) deleteTopic(topic string) {
 		// still holds them, is rewritten at the next flush.
 		s.mu.Lock()
 		for _, o := range dels {
-			delete(s.m, groupKey{o.Group, o.Topic, o.Partition})
+			s.forget(groupKey{o.Group, o.Topic, o.Partition})
 		}
 		s.stale = true
 		s.mu.Unlock()

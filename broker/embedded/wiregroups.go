@@ -61,6 +61,17 @@ type wireCoordinator struct {
 	maxGroupMembers, maxMembers int
 	refusedMembers              atomic.Int64
 	refusedLog                  throttle.Throttle
+
+	// maxOffsetGroups bounds the groups with committed offsets a Kafka
+	// client's commit may add to (defaultMaxOffsetGroups; tests lower
+	// it). refusedCommits counts the commits refused at the bound,
+	// refusedCommitLog throttles their warning.
+	maxOffsetGroups  int
+	refusedCommits   atomic.Int64
+	refusedCommitLog throttle.Throttle
+
+	// clampLog throttles the log of rebalance timeouts cut to maxSession.
+	clampLog throttle.Throttle
 }
 
 type wireState int8
@@ -144,6 +155,7 @@ func newWireCoordinator(b *Broker, kinds *groupKinds) *wireCoordinator {
 
 		maxGroupMembers: defaultMaxGroupMembers,
 		maxMembers:      defaultMaxMembers,
+		maxOffsetGroups: defaultMaxOffsetGroups,
 	}
 }
 

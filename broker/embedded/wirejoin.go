@@ -61,6 +61,15 @@ func (c *wireCoordinator) joinLocked(clientID, clientHost string, req *kmsg.Join
 	if req.Version >= 1 && req.RebalanceTimeoutMillis > 0 {
 		rebalance = millisDuration(req.RebalanceTimeoutMillis)
 	}
+	// A join phase lasts for its members' longest rebalance timeout, the
+	// client's to choose (Kafka bounds only the session's): one member
+	// asking for days held its group's rebalance open for days. At most
+	// the longest session timeout, as a member silent for that long is
+	// gone anyway (Kafka Streams asks for MaxInt32: 30 min is plenty).
+	if rebalance > c.maxSession {
+		c.clampRebalance(req.Group, clientID, clientHost, rebalance)
+		rebalance = c.maxSession
+	}
 	switch {
 	case req.Group == "" || len(req.Group) > maxGroupNameLen:
 		return fail(kerr.InvalidGroupID)
@@ -382,7 +391,25 @@ const (
 	// refused GROUP_MAX_SIZE_REACHED (Kafka's group.max.size).
 	defaultMaxGroupMembers = 1000
 	defaultMaxMembers      = 10000
+	// A Kafka client's OffsetCommit stores offsets under any group name
+	// (a simple commit needs no member), kept on disk and exported per
+	// group until offsets_retention passes without a commit: one that
+	// would add a group when this many have offsets is refused
+	// POLICY_VIOLATION. Groups with offsets commit on; weir's in-process
+	// groups (enrich, sink-*) commit without the listener and are never
+	// refused, though they count.
+	defaultMaxOffsetGroups = 10000
 )
+
+// clampRebalance logs a rebalance timeout cut to the longest session
+// timeout, at most once per throttle.Every.
+func (c *wireCoordinator) clampRebalance(group, clientID, clientHost string, asked time.Duration) {
+	if n, ok := c.clampLog.Due(time.Now()); ok {
+		c.b.opts.logger.Info("kafka group join: rebalance timeout cut to the longest session timeout",
+			slog.String("group", group), slog.Duration("asked", asked), slog.Duration("used", c.maxSession),
+			slog.String("client", clientID), slog.String("host", clientHost), slog.Int("times", n))
+	}
+}
 
 // refuseMember counts a join refused at the members' bound, and logs it
 // at most once per throttle.Every with how many there were. c.mu is held.

@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -67,5 +68,32 @@ func TestWireGroupMembersBounded(t *testing.T) {
 	}
 	if got := b.wire.refusedMembers.Load(); got < 100-19 {
 		t.Fatalf("%d joins counted refused", got)
+	}
+}
+
+// TestWireRebalanceTimeoutBounded: a JoinGroup's rebalance timeout is the
+// client's to choose (a 32-bit count of milliseconds: 24 days), and a join
+// phase lasts until every member has rejoined or the longest rebalance
+// timeout of its members: one silent member that asked for days held the
+// group's rebalance (and every member joining it meanwhile) open for days.
+// It is clamped to the longest session timeout (30 min).
+func TestWireRebalanceTimeoutBounded(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	const g = "days"
+	forever := time.Duration(math.MaxInt32) * time.Millisecond
+	a := memberID(t, b, g)
+	ra := recv(t, goJoin(b, joinReq(g, a, time.Minute, forever)), "join a")
+	wantCode(t, "join a", ra.ErrorCode, nil)
+	recv(t, goSync(b, syncReq(g, a, ra.Generation, map[string]string{a: "A"})), "sync a")
+
+	// A second member starts a join phase that a, silent, holds open.
+	m2 := memberID(t, b, g)
+	j2 := goJoin(b, joinReq(g, m2, time.Minute, time.Minute))
+	notYet(t, j2, "join of a second member while a has not rejoined")
+	b.wire.mu.Lock()
+	deadline, rebalance := b.wire.groups[g].joinDeadline, b.wire.groups[g].members[a].rebalance
+	b.wire.mu.Unlock()
+	if rebalance > defaultMaxSessionTimeout || deadline.After(time.Now().Add(defaultMaxSessionTimeout)) {
+		t.Fatalf("member's rebalance timeout %v, join phase ends in %v; want at most %v", rebalance, time.Until(deadline), defaultMaxSessionTimeout)
 	}
 }

@@ -48,17 +48,34 @@ func (b *Broker) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitR
 	}
 	// One write for the whole request: a crash keeps all of it or a
 	// prefix of complete entries (see offsetStore.commit).
-	if err := b.offsets.commit(offs); err != nil {
-		b.opts.logger.Error("kafka client offset commit failed", slog.String("group", req.Group), slog.Any("error", err))
+	if err := b.offsets.commitBounded(offs, b.wire.maxOffsetGroups); err != nil {
 		code := kerr.UnknownServerError.Code
-		if errors.Is(err, broker.ErrStorage) {
+		switch {
+		case errors.Is(err, errTooManyGroups):
+			code = kerr.PolicyViolation.Code
+			b.wire.refuseCommit(req.Group, req.MemberID, b.offsets.groupCount())
+		case errors.Is(err, broker.ErrStorage):
 			code = kerr.KafkaStorageError.Code
+			fallthrough
+		default:
+			b.opts.logger.Error("kafka client offset commit failed", slog.String("group", req.Group), slog.Any("error", err))
 		}
 		for _, s := range slots {
 			resp.Topics[s.t].Partitions[s.p].ErrorCode = code
 		}
 	}
 	return resp
+}
+
+// refuseCommit counts a commit refused at the bound of groups with
+// offsets, and logs it at most once per throttle.Every.
+func (c *wireCoordinator) refuseCommit(group, member string, groups int) {
+	c.refusedCommits.Add(1)
+	if n, ok := c.refusedCommitLog.Due(time.Now()); ok {
+		c.b.opts.logger.Warn("kafka offset commit refused: too many groups with committed offsets (POLICY_VIOLATION); they go after offsets_retention without a commit, or with weir groups delete",
+			slog.String("group", group), slog.String("member", member),
+			slog.Int("groups", groups), slog.Int("max_groups", c.maxOffsetGroups), slog.Int("times", n))
+	}
 }
 
 func (b *Broker) hasPartition(topic string, partition int32) bool {

@@ -286,6 +286,10 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 		return fmt.Errorf("reset group %s: commit: %w", group, shardErr(err))
 	}
 	if err := resp.Error(); err != nil {
+		if errors.Is(err, kerr.PolicyViolation) {
+			// weir's bound of groups with committed offsets.
+			return fmt.Errorf("reset group %s: commit: %w (weir keeps committed offsets for at most 10000 groups; delete unused ones with weir groups delete, or wait for offsets_retention)", group, err)
+		}
 		return fmt.Errorf("reset group %s: commit: %w (a member may have joined meanwhile)%s", group, err, ownGroupHint(group))
 	}
 	fmt.Fprintf(w, "\ngroup %s moved %s on %d partition(s)\n", group, t.name, moved)
