@@ -292,7 +292,7 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 		}
 		return fmt.Errorf("reset group %s: commit: %w (a member may have joined meanwhile)%s", group, err, ownGroupHint(group))
 	}
-	fmt.Fprintf(w, "\ngroup %s moved %s on %d partition(s)\n", group, t.name, moved)
+	fmt.Fprintf(w, "\ncommitted NEW for group %s on %d partition(s) (%s)\n", group, moved, t.name)
 	return nil
 }
 

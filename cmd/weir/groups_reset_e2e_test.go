@@ -63,7 +63,7 @@ func TestGroupsReset(t *testing.T) {
 
 	// To the start, for real: the group reads it all again; by kcat
 	// where it is installed (a client none of us wrote), else weir.
-	if out := mustReset("--topic", "rst", "--to-earliest", "--execute"); !strings.Contains(out, "moved --to-earliest on 3 partition(s)") {
+	if out := mustReset("--topic", "rst", "--to-earliest", "--execute"); !strings.Contains(out, "committed NEW for group rg on 3 partition(s) (--to-earliest)") {
 		t.Fatalf("reset --execute printed:\n%s", out)
 	}
 	var again []string
