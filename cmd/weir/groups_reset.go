@@ -234,11 +234,9 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 			}
 			rows = append(rows, r)
 		}
-		if only != nil {
-			for _, p := range only {
-				if !slices.Contains(td.Partitions.Numbers(), p) {
-					return fmt.Errorf("reset group %s: topic %s has no partition %d", group, topic, p)
-				}
+		for _, p := range only {
+			if !slices.Contains(td.Partitions.Numbers(), p) {
+				return fmt.Errorf("reset group %s: topic %s has no partition %d", group, topic, p)
 			}
 		}
 	}
