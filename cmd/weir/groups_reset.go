@@ -126,6 +126,17 @@ func parseResetTime(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not a time such as 2026-12-04T14:00:00Z, 2026-12-04T15:00:00+01:00 or (local time) 2026-12-04T14:00:00", s)
 }
 
+// ceilMilli is t in Unix milliseconds, rounded up: records' timestamps are
+// whole milliseconds, and a time between two (14:00:00.0005) is after the
+// record of the one before, which "at or after the time" must not include.
+func ceilMilli(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.Sub(time.UnixMilli(ms)) > 0 {
+		ms++
+	}
+	return ms
+}
+
 // resetRow is one partition of a reset: where the group is and where it goes.
 type resetRow struct {
 	topic         string
@@ -180,7 +191,7 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	}
 	var byTime kadm.ListedOffsets
 	if !t.at.IsZero() {
-		if byTime, err = adm.ListOffsetsAfterMilli(ctx, t.at.UnixMilli(), topics...); err != nil {
+		if byTime, err = adm.ListOffsetsAfterMilli(ctx, ceilMilli(t.at), topics...); err != nil {
 			return fmt.Errorf("reset group %s: offsets at %s: %w", group, t.at.Format(time.RFC3339), shardErr(err))
 		}
 	}

@@ -201,6 +201,9 @@ func TestGroupsResetByTime(t *testing.T) {
 			}{
 				{[]string{"--to-datetime", t0.Add(3*time.Minute + 30*time.Second).Format(time.RFC3339)}, 4},
 				{[]string{"--to-datetime", "2026-12-04T15:03:00+01:00"}, 3}, // the same instant as 14:03Z
+				// Record times are whole milliseconds: a time half a
+				// millisecond past 14:02 is after the record of 14:02.
+				{[]string{"--to-datetime", "2026-12-04T14:02:00.0005Z"}, 3},
 				{[]string{"--to-offset", "99"}, 10},
 				{[]string{"--shift-by", "-4"}, 6},
 				{[]string{"--to-datetime", t0.Add(-time.Hour).Format(time.RFC3339)}, 0},
