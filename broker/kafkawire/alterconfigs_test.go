@@ -305,3 +305,30 @@ func TestAlterConfigsRetentionApplies(t *testing.T) {
 		b.ApplyRetention()
 	}
 }
+
+// TestAlterConfigsLongMaxRoundTrips: Long.MAX_VALUE milliseconds, Kafka's
+// "practically forever" that tools and Terraform set for retention.ms and
+// segment.ms, reads back as Long.MAX_VALUE, before and after a restart,
+// not as the ~292 years a time.Duration holds (which Terraform would see as
+// a change to make again at every plan).
+func TestAlterConfigsLongMaxRoundTrips(t *testing.T) {
+	const longMax = "9223372036854775807"
+	dir := t.TempDir()
+	b, adm := openServed(t, dir)
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err, msg := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", longMax), set("segment.ms", longMax)}, "t")); err != nil {
+		t.Fatalf("alter: %v %s", err, msg)
+	}
+	for round := range 2 {
+		for _, key := range []string{"retention.ms", "segment.ms"} {
+			if c := topicConfig(t, adm, "t", key); c.MaybeValue() != longMax {
+				t.Errorf("round %d: %s reads back %s, want %s", round, key, c.MaybeValue(), longMax)
+			}
+		}
+		b.Close()
+		b, adm = openServed(t, dir)
+	}
+}

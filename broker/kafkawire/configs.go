@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -194,10 +195,16 @@ func (c *conn) messageLimit(name string) []configEntry {
 }
 
 // durationMillis formats a config duration in milliseconds; negative means
-// forever (-1).
+// forever (-1). The longest a Duration holds (about 292 years, in whole
+// milliseconds, what millis saturates Kafka's Long.MAX_VALUE to and what
+// the meta file keeps of it) is Long.MAX_VALUE, so that a tool that set
+// that reads back what it set.
 func durationMillis(d time.Duration) string {
 	if d < 0 {
 		return "-1"
+	}
+	if d.Milliseconds() >= int64(math.MaxInt64/time.Millisecond) {
+		return strconv.FormatInt(math.MaxInt64, 10)
 	}
 	return strconv.FormatInt(d.Milliseconds(), 10)
 }

@@ -107,7 +107,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var byTime kadm.ListedOffsets
 	if !sinceTime.IsZero() {
-		if byTime, err = adm.ListOffsetsAfterMilli(mctx, sinceTime.UnixMilli(), topic); err != nil {
+		if byTime, err = adm.ListOffsetsAfterMilli(mctx, ceilMilli(sinceTime), topic); err != nil {
 			return fmt.Errorf("consume %s: offsets at %s: %w", topic, sinceTime.Format(time.RFC3339), err)
 		}
 	}

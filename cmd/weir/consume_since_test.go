@@ -72,6 +72,9 @@ func TestConsumeSince(t *testing.T) {
 			}{
 				{base.Add(6*time.Minute + 30*time.Second).UTC().Format(time.RFC3339), []int64{7, 8, 9}},
 				{base.Add(6 * time.Minute).Format(time.RFC3339Nano), []int64{6, 7, 8, 9}},
+				// Half a millisecond after a record's (whole
+				// millisecond) time: that record is before it.
+				{base.Add(6*time.Minute + 500*time.Microsecond).Format(time.RFC3339Nano), []int64{7, 8, 9}},
 				// 5 min 30 s back from a now a little after the records were
 				// written: the last 5 (the test has 30 s to get here).
 				{"5m30s", []int64{5, 6, 7, 8, 9}},

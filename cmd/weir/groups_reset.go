@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,11 +34,11 @@ type resetFlags struct {
 	toDatetime           string
 	byDuration           string
 
-	execute bool
+	execute, dryRun bool
 }
 
 func (f *resetFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.topics, "topic", "topic to reset (repeatable, or comma-separated)")
+	fs.Var(&f.topics, "topic", "topic to reset (repeatable, or comma-separated); T:P,P is some partitions of T, as in Kafka's tool")
 	fs.BoolVar(&f.allTopics, "all-topics", false, "reset every topic the group has committed offsets for")
 	fs.StringVar(&f.partitions, "partition", "", "only these partitions (comma-separated) of the one --topic")
 	fs.BoolVar(&f.toEarliest, "to-earliest", false, "to each partition's log start (read everything retained again)")
@@ -44,8 +46,9 @@ func (f *resetFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.toOffset, "to-offset", 0, "to this offset (within each partition's start and end)")
 	fs.Int64Var(&f.shiftBy, "shift-by", 0, "move the committed offsets by N (negative: back)")
 	fs.StringVar(&f.toDatetime, "to-datetime", "", "to the first record at or after this time (RFC 3339, e.g. 2026-12-04T14:00:00Z; without a zone: local time)")
-	fs.StringVar(&f.byDuration, "by-duration", "", "to the first record at most this long ago (e.g. 90m, 2d)")
+	fs.StringVar(&f.byDuration, "by-duration", "", "to the first record at most this long ago (e.g. 90m, 2d, or ISO 8601 as Kafka's tool takes it: PT90M, P2D)")
 	fs.BoolVar(&f.execute, "execute", false, "commit the new offsets (without it: print them, commit nothing)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the new offsets, commit nothing (the default; as in Kafka's tool)")
 }
 
 // errNoCommit: --shift-by has nothing to shift in a partition the group
@@ -74,6 +77,9 @@ func (f *resetFlags) resolve(fs *flag.FlagSet, now time.Time) (target, error) {
 			}
 		}
 	})
+	if f.execute && f.dryRun {
+		return target{}, &exitError{2, errors.New("groups reset: give --dry-run or --execute, not both")}
+	}
 	if len(given) != 1 {
 		msg := "give one of --to-earliest, --to-latest, --to-offset N, --shift-by N, --to-datetime TIME, --by-duration D"
 		if len(given) > 1 {
@@ -105,8 +111,11 @@ func (f *resetFlags) resolve(fs *flag.FlagSet, now time.Time) (target, error) {
 		t.at = at
 	case "--by-duration":
 		d, err := configs.ParseDuration(f.byDuration)
+		if err != nil {
+			d, err = parseISODuration(f.byDuration)
+		}
 		if err != nil || d <= 0 {
-			return target{}, &exitError{2, fmt.Errorf("groups reset: --by-duration %q: want a positive duration such as 90m or 2d", f.byDuration)}
+			return target{}, &exitError{2, fmt.Errorf("groups reset: --by-duration %q: want a positive duration such as 90m or 2d (or, as Kafka's tool takes it, PT90M or P2D)", f.byDuration)}
 		}
 		t.at = now.Add(-d)
 	}
@@ -124,6 +133,61 @@ func parseResetTime(s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("%q is not a time such as 2026-12-04T14:00:00Z, 2026-12-04T15:00:00+01:00 or (local time) 2026-12-04T14:00:00", s)
+}
+
+// ceilMilli is t in Unix milliseconds, rounded up: records' timestamps are
+// whole milliseconds, and a time between two (14:00:00.0005) is after the
+// record of the one before, which "at or after the time" must not include.
+func ceilMilli(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.Sub(time.UnixMilli(ms)) > 0 {
+		ms++
+	}
+	return ms
+}
+
+// parseISODuration reads an ISO 8601 duration as Java's Duration.parse,
+// and so kafka-consumer-groups.sh --by-duration, takes it: PnDTnHnMnS,
+// each part optional but at least one, the seconds (and, here, the others)
+// possibly fractional. Negative durations are refused by the caller.
+func parseISODuration(s string) (time.Duration, error) {
+	bad := fmt.Errorf("%q is not an ISO 8601 duration (PnDTnHnMnS)", s)
+	rest, ok := strings.CutPrefix(strings.ToUpper(s), "P")
+	if !ok || rest == "" {
+		return 0, bad
+	}
+	datePart, timePart, hasT := strings.Cut(rest, "T")
+	if hasT && timePart == "" {
+		return 0, bad
+	}
+	var total float64
+	parts := 0
+	read := func(s string, units map[byte]time.Duration, order string) bool {
+		for s != "" {
+			i := strings.IndexAny(s, order)
+			if i <= 0 {
+				return false
+			}
+			v, err := strconv.ParseFloat(s[:i], 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) {
+				return false
+			}
+			// Each unit at most once, in order.
+			j := strings.IndexByte(order, s[i])
+			total += v * float64(units[s[i]])
+			order, s = order[j+1:], s[i+1:]
+			parts++
+		}
+		return true
+	}
+	if !read(datePart, map[byte]time.Duration{'D': 24 * time.Hour}, "D") ||
+		!read(timePart, map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second}, "HMS") || parts == 0 {
+		return 0, bad
+	}
+	if total >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	return time.Duration(total), nil
 }
 
 // resetRow is one partition of a reset: where the group is and where it goes.
@@ -162,7 +226,7 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	if err != nil {
 		return fmt.Errorf("reset group %s: committed offsets: %w", group, shardErr(err))
 	}
-	topics, err := resetTopics(f, committed)
+	topics, only, err := resetTopics(f, committed)
 	if err != nil {
 		return err
 	}
@@ -180,13 +244,9 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	}
 	var byTime kadm.ListedOffsets
 	if !t.at.IsZero() {
-		if byTime, err = adm.ListOffsetsAfterMilli(ctx, t.at.UnixMilli(), topics...); err != nil {
+		if byTime, err = adm.ListOffsetsAfterMilli(ctx, ceilMilli(t.at), topics...); err != nil {
 			return fmt.Errorf("reset group %s: offsets at %s: %w", group, t.at.Format(time.RFC3339), shardErr(err))
 		}
-	}
-	only, err := resetPartitions(f)
-	if err != nil {
-		return err
 	}
 
 	var rows []resetRow
@@ -200,7 +260,7 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 			return fmt.Errorf("reset group %s: topic %s: %s", group, topic, why)
 		}
 		for _, p := range td.Partitions.Numbers() {
-			if only != nil && !slices.Contains(only, p) {
+			if only[topic] != nil && !slices.Contains(only[topic], p) {
 				continue
 			}
 			r := resetRow{topic: topic, partition: p, current: -1}
@@ -234,7 +294,7 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 			}
 			rows = append(rows, r)
 		}
-		for _, p := range only {
+		for _, p := range only[topic] {
 			if !slices.Contains(td.Partitions.Numbers(), p) {
 				return fmt.Errorf("reset group %s: topic %s has no partition %d", group, topic, p)
 			}
@@ -294,47 +354,84 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	return nil
 }
 
-// resetTopics is the topics a reset covers: --topic's, or with
-// --all-topics those the group has committed offsets for.
-func resetTopics(f *resetFlags, committed kadm.OffsetResponses) ([]string, error) {
+// resetTopics is the topics a reset covers, --topic's, or with
+// --all-topics those the group has committed offsets for, and the
+// partitions it covers of those it does not cover whole: --partition's of
+// the one --topic, or those a --topic T:P,P names (kafka-consumer-groups.sh's
+// way; a topic name has no colon).
+func resetTopics(f *resetFlags, committed kadm.OffsetResponses) ([]string, map[string][]int32, error) {
 	var topics []string
+	only := map[string][]int32{}
+	named := false // a --topic T:P
+	add := func(t string, ps []int32) {
+		if !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		} else if only[t] == nil {
+			return // the whole topic already
+		}
+		if ps == nil {
+			delete(only, t)
+			return
+		}
+		for _, p := range ps {
+			if !slices.Contains(only[t], p) {
+				only[t] = append(only[t], p)
+			}
+		}
+	}
 	for _, v := range f.topics {
+		if t, ps, ok := strings.Cut(v, ":"); ok {
+			parts, err := partitionList(ps)
+			if t = strings.TrimSpace(t); err != nil || t == "" {
+				return nil, nil, &exitError{2, fmt.Errorf("groups reset: --topic %q: want a topic, or a topic and its partitions such as %s:0,3", v, cmp.Or(t, "T"))}
+			}
+			named = true
+			add(t, parts)
+			continue
+		}
 		for t := range strings.SplitSeq(v, ",") {
-			if t = strings.TrimSpace(t); t != "" && !slices.Contains(topics, t) {
-				topics = append(topics, t)
+			if t = strings.TrimSpace(t); t != "" {
+				add(t, nil)
 			}
 		}
 	}
 	switch {
 	case f.allTopics && len(topics) > 0:
-		return nil, &exitError{2, errors.New("groups reset: give --topic or --all-topics, not both")}
+		return nil, nil, &exitError{2, errors.New("groups reset: give --topic or --all-topics, not both")}
 	case f.allTopics:
 		for t := range committed {
 			topics = append(topics, t)
 		}
 		if len(topics) == 0 {
-			return nil, errors.New("groups reset: --all-topics: the group has no committed offsets; name the topics with --topic")
+			return nil, nil, errors.New("groups reset: --all-topics: the group has no committed offsets; name the topics with --topic")
 		}
 	case len(topics) == 0:
-		return nil, &exitError{2, errors.New("groups reset: give --topic T (or --all-topics)")}
+		return nil, nil, &exitError{2, errors.New("groups reset: give --topic T (or --all-topics)")}
 	}
-	if f.partitions != "" && len(topics) != 1 {
-		return nil, &exitError{2, errors.New("groups reset: --partition needs exactly one --topic")}
+	if f.partitions != "" {
+		switch {
+		case named:
+			return nil, nil, &exitError{2, errors.New("groups reset: give the partitions with --partition or with --topic T:P, not both")}
+		case len(topics) != 1:
+			return nil, nil, &exitError{2, errors.New("groups reset: --partition needs exactly one --topic")}
+		}
+		ps, err := partitionList(f.partitions)
+		if err != nil {
+			return nil, nil, &exitError{2, fmt.Errorf("groups reset: --partition %q: want partition numbers such as 0,3", f.partitions)}
+		}
+		only[topics[0]] = ps
 	}
 	slices.Sort(topics)
-	return topics, nil
+	return topics, only, nil
 }
 
-// resetPartitions is --partition's list, nil for all.
-func resetPartitions(f *resetFlags) ([]int32, error) {
-	if f.partitions == "" {
-		return nil, nil
-	}
+// partitionList reads partition numbers such as 0,3.
+func partitionList(s string) ([]int32, error) {
 	var ps []int32
-	for s := range strings.SplitSeq(f.partitions, ",") {
-		p, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+	for v := range strings.SplitSeq(s, ",") {
+		p, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if err != nil || p < 0 {
-			return nil, &exitError{2, fmt.Errorf("groups reset: --partition %q: want partition numbers such as 0,3", f.partitions)}
+			return nil, fmt.Errorf("%q is not a partition number", v)
 		}
 		ps = append(ps, int32(p))
 	}

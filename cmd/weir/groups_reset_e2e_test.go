@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -201,6 +202,9 @@ func TestGroupsResetByTime(t *testing.T) {
 			}{
 				{[]string{"--to-datetime", t0.Add(3*time.Minute + 30*time.Second).Format(time.RFC3339)}, 4},
 				{[]string{"--to-datetime", "2026-12-04T15:03:00+01:00"}, 3}, // the same instant as 14:03Z
+				// Record times are whole milliseconds: a time half a
+				// millisecond past 14:02 is after the record of 14:02.
+				{[]string{"--to-datetime", "2026-12-04T14:02:00.0005Z"}, 3},
 				{[]string{"--to-offset", "99"}, 10},
 				{[]string{"--shift-by", "-4"}, 6},
 				{[]string{"--to-datetime", t0.Add(-time.Hour).Format(time.RFC3339)}, 0},
@@ -212,5 +216,121 @@ func TestGroupsResetByTime(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGroupsResetKafkaSpellings: what an operator (or a script) written
+// for kafka-consumer-groups.sh --reset-offsets passes works the same here:
+// --dry-run (the flag Kafka asks scripts to give), --topic T:P,P (Kafka's
+// way to name partitions) and --by-duration in ISO 8601 (PT1H, P1DT2H).
+func TestGroupsResetKafkaSpellings(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := startWeir(t, t.TempDir())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.KafkaAddr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "ks"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "ks2"); err != nil {
+		t.Fatal(err)
+	}
+	// Four records in each partition, two hours old and one hour old.
+	now := time.Now()
+	for _, topic := range []string{"ks", "ks2"} {
+		for part := range int32(3) {
+			if topic == "ks2" && part > 0 {
+				break
+			}
+			for i := range 4 {
+				ts := now.Add(-2 * time.Hour)
+				if i >= 2 {
+					ts = now.Add(-time.Hour)
+				}
+				r := &kgo.Record{Topic: topic, Partition: part, Value: []byte{'0' + byte(i)}, Timestamp: ts}
+				if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	run := func(args ...string) (string, error) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args = append([]string{"groups", "reset", "kg", "--brokers", p.KafkaAddr}, args...)
+		err := dispatch(ctx, args, strings.NewReader(""), &stdout, &stderr)
+		if err != nil {
+			return stdout.String(), &cliError{err, stderr.String()}
+		}
+		return stdout.String(), nil
+	}
+	committed := func() map[string]int64 {
+		t.Helper()
+		os, err := adm.FetchOffsets(ctx, "kg")
+		if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		os.Each(func(o kadm.OffsetResponse) { got[fmt.Sprintf("%s/%d", o.Topic, o.Partition)] = o.At })
+		return got
+	}
+	want := func(what string, w map[string]int64) {
+		t.Helper()
+		if got := committed(); fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Errorf("after %s: committed %v, want %v", what, got, w)
+		}
+	}
+
+	if out, err := run("--topic", "ks", "--to-latest", "--dry-run"); err != nil || !strings.Contains(out, "dry run") {
+		t.Fatalf("--dry-run: %v\n%s", err, out)
+	}
+	want("--dry-run", map[string]int64{})
+	if _, err := run("--topic", "ks", "--to-latest", "--dry-run", "--execute"); exitCode(err) != 2 {
+		t.Errorf("--dry-run --execute: %v, want a usage error", err)
+	}
+
+	// Kafka's partitions of a topic: ks:0,2 and, in the same command, all
+	// of ks2.
+	if out, err := run("--topic", "ks:0,2", "--topic", "ks2", "--to-latest", "--execute"); err != nil {
+		t.Fatalf("--topic ks:0,2 --topic ks2: %v\n%s", err, out)
+	}
+	want("--topic ks:0,2 --topic ks2", map[string]int64{"ks/0": 4, "ks/2": 4, "ks2/0": 4})
+	for _, bad := range [][]string{
+		{"--topic", "ks:0", "--partition", "1", "--to-latest"}, // two ways at once
+		{"--topic", "ks:x", "--to-latest"},
+		{"--topic", "ks:", "--to-latest"},
+	} {
+		if _, err := run(bad...); exitCode(err) != 2 {
+			t.Errorf("%s: %v, want a usage error", strings.Join(bad, " "), err)
+		}
+	}
+	if _, err := run("--topic", "ks:7", "--to-latest"); err == nil || !strings.Contains(err.Error(), "no partition 7") {
+		t.Errorf("--topic ks:7: %v, want: no partition 7", err)
+	}
+
+	// ISO 8601 durations, as Kafka's --by-duration takes them: 90 minutes
+	// back is between the two-hour-old and one-hour-old records.
+	for _, d := range []string{"PT90M", "PT1H30M", "pt1.5h", "PT5400S", "P0DT1H30M"} {
+		if _, err := run("--topic", "ks", "--to-earliest", "--execute"); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := run("--topic", "ks", "--by-duration", d, "--execute"); err != nil {
+			t.Errorf("--by-duration %s: %v\n%s", d, err, out)
+			continue
+		}
+		want("--by-duration "+d, map[string]int64{"ks/0": 2, "ks/1": 2, "ks/2": 2, "ks2/0": 4})
+	}
+	if out, err := run("--topic", "ks", "--by-duration", "P1D", "--execute"); err != nil {
+		t.Errorf("--by-duration P1D: %v\n%s", err, out)
+	}
+	want("--by-duration P1D", map[string]int64{"ks/0": 0, "ks/1": 0, "ks/2": 0, "ks2/0": 4})
+	for _, bad := range []string{"P", "PT", "-PT1H", "PT0S", "P1H", "PT1D"} {
+		if _, err := run("--topic", "ks", "--by-duration", bad); exitCode(err) != 2 {
+			t.Errorf("--by-duration %s: %v, want a usage error", bad, err)
+		}
 	}
 }
