@@ -163,15 +163,32 @@ func configFlags(retention, retentionBytes string, kvs []string) (map[string]*st
 		add("--retention-bytes", "retention.bytes", strconv.FormatInt(n, 10))
 	}
 	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, &exitError{2, fmt.Errorf("--config %q: want key=value", kv)}
-		}
-		if err := add("--config", k, v); err != nil {
-			return nil, err
+		for _, one := range splitConfigs(kv) {
+			k, v, ok := strings.Cut(one, "=")
+			if !ok || k == "" {
+				return nil, &exitError{2, fmt.Errorf("--config %q: want key=value", kv)}
+			}
+			if err := add("--config", k, v); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return topicConfigs, nil
+}
+
+// splitConfigs splits a --config value written as kafka-configs.sh's
+// --add-config takes it, k1=v1,k2=v2, into its settings; a part without
+// "=" belongs to the value before it (a list: cleanup.policy=compact,delete).
+func splitConfigs(kv string) []string {
+	var out []string
+	for part := range strings.SplitSeq(kv, ",") {
+		if len(out) > 0 && !strings.Contains(part, "=") {
+			out[len(out)-1] += "," + part
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
 }
 
 // topicsAlter changes a topic's configs with IncrementalAlterConfigs (SET
