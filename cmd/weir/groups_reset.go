@@ -64,6 +64,9 @@ type target struct {
 	// offset gives the new offset from the partition's current committed
 	// offset (-1: none), start and end, or an error.
 	offset func(current, start, end int64) (int64, error)
+	// asked, for --to-offset and --shift-by, is the offset asked for
+	// before offset kept it within the log (nil: the others).
+	asked func(current int64) int64
 }
 
 // resolve checks that exactly one way to reset was given and returns it.
@@ -96,6 +99,7 @@ func (f *resetFlags) resolve(fs *flag.FlagSet, now time.Time) (target, error) {
 		t.offset = func(_, _, end int64) (int64, error) { return end, nil }
 	case "--to-offset":
 		t.offset = func(_, start, end int64) (int64, error) { return clamp(f.toOffset, start, end), nil }
+		t.asked = func(int64) int64 { return f.toOffset }
 	case "--shift-by":
 		t.offset = func(cur, start, end int64) (int64, error) {
 			if cur < 0 {
@@ -103,6 +107,7 @@ func (f *resetFlags) resolve(fs *flag.FlagSet, now time.Time) (target, error) {
 			}
 			return clamp(cur+f.shiftBy, start, end), nil
 		}
+		t.asked = func(cur int64) int64 { return cur + f.shiftBy }
 	case "--to-datetime":
 		at, err := parseResetTime(f.toDatetime)
 		if err != nil {
@@ -311,7 +316,7 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURRENT\tNEW\tSTART\tEND\tLAG AFTER")
 	var failed []string
 	offsets := make(kadm.Offsets)
-	moved := 0
+	moved, kept := 0, 0 // kept: within the log, not where asked
 	for _, r := range rows {
 		if errors.Is(r.err, errNoCommit) {
 			fmt.Fprintf(tw, "%s\t%d\t-\t-\t%d\t%d\t%s\n", r.topic, r.partition, r.start, r.end, r.err)
@@ -325,6 +330,9 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\n", r.topic, r.partition, offsetText(r.current), r.next, r.start, r.end, r.end-r.next)
 		offsets.Add(kadm.Offset{Topic: r.topic, Partition: r.partition, At: r.next, LeaderEpoch: -1})
 		moved++
+		if t.asked != nil && t.asked(r.current) != r.next {
+			kept++
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -334,6 +342,10 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	}
 	if moved == 0 {
 		return fmt.Errorf("reset group %s: no partitions to reset", group)
+	}
+	if kept > 0 {
+		// As kafka-consumer-groups.sh warns of it.
+		fmt.Fprintf(w, "\n%d partition(s): %s asks for an offset outside the log; NEW is its start or end\n", kept, t.name)
 	}
 	if !f.execute {
 		fmt.Fprintf(w, "\ndry run: nothing committed; add --execute to move group %s to NEW\n", group)

@@ -86,6 +86,10 @@ func TestGroupsReset(t *testing.T) {
 	}
 	wantCaughtUp(t, p, "rg", "rst")
 
+	// An offset past the end goes to the end, saying so.
+	if out := mustReset("--topic", "rst", "--to-offset", "1000"); !strings.Contains(out, "3 partition(s): --to-offset asks for an offset outside the log") {
+		t.Fatalf("--to-offset past the end printed:\n%s", out)
+	}
 	// Partition 0 back by 2: those two records, nothing else.
 	mustReset("--topic", "rst", "--partition", "0", "--shift-by", "-2", "--execute")
 	if got := consume(); len(got) != 2 {
