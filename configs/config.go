@@ -113,6 +113,8 @@ type Broker struct {
 	Retention        Retention        `yaml:"retention"`
 	Segment          Segment          `yaml:"segment"`
 	Topics           map[string]Topic `yaml:"topics"`
+	// KafkaTLS serves the Kafka listener over TLS; nil: plaintext.
+	KafkaTLS *ListenerTLS `yaml:"kafka_tls"`
 	// Kafka runs weir on an Apache Kafka cluster instead of the embedded
 	// log: with brokers set, nothing is stored locally and there is no
 	// Kafka listener (clients use the cluster).
@@ -126,6 +128,16 @@ type Kafka struct {
 	ReplicationFactor int16    `yaml:"replication_factor"`
 	TLS               *TLS     `yaml:"tls"`
 	SASL              *SASL    `yaml:"sasl"`
+}
+
+// ListenerTLS is a TLS listener's certificate and key, and a CA to
+// require and verify client certificates with (mutual TLS), named as a
+// syslog TLS listener names them. The files are read again when they
+// change.
+type ListenerTLS struct {
+	CertFile     string `yaml:"cert_file"`
+	KeyFile      string `yaml:"key_file"`
+	ClientCAFile string `yaml:"client_ca_file"`
 }
 
 // TLS for a client connection.
@@ -407,6 +419,7 @@ var sectionNames = map[string]string{
 	"HTTPConfig":     "http",
 	"LogConfig":      "log",
 	"Kafka":          "broker.kafka",
+	"ListenerTLS":    "broker.kafka_tls",
 	"Flush":          "broker.flush",
 	"Flap":           "enrich.flap",
 	"Topic":          "a topic of broker.topics",
@@ -600,6 +613,7 @@ func (c *Config) validate(root *yaml.Node) error {
 			add("broker.topics."+name+".segment.bytes", "must be between 64KiB and 2GiB")
 		}
 	}
+	c.Broker.validateListenerSecurity(add)
 	if k := c.Broker.Kafka; len(k.Brokers) == 0 {
 		// Without brokers weir runs on its embedded log: a tls or sasl
 		// block left without them would be ignored, and weir would not

@@ -73,3 +73,21 @@ func kafkaWarnings(where string, tlsOn, skipVerify bool, sc *SASL) []string {
 	}
 	return out
 }
+
+// validateListenerSecurity checks kafka_tls.
+func (b *Broker) validateListenerSecurity(add func(path, format string, args ...any)) {
+	if b.KafkaTLS == nil {
+		return
+	}
+	// A block that would be ignored leaves the listener less secured
+	// than its operator thinks.
+	switch {
+	case len(b.Kafka.Brokers) > 0:
+		add("broker.kafka_tls", "kafka_tls secures the embedded broker's Kafka listener, which does not run with broker.kafka (clients use the cluster)")
+	case !b.KafkaListen.Enabled():
+		add("broker.kafka_listen", "is off: kafka_tls secures the Kafka listener")
+	}
+	if t := b.KafkaTLS; t.CertFile == "" || t.KeyFile == "" {
+		add("broker.kafka_tls", "needs cert_file and key_file")
+	}
+}

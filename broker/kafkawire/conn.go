@@ -63,11 +63,11 @@ type conn struct {
 	advPort int32
 }
 
-func (s *Server) newConn(nc net.Conn) *conn {
+func (s *Server) newConn(nc net.Conn, logger *slog.Logger) *conn {
 	c := &conn{
 		s:      s,
 		nc:     nc,
-		logger: s.cfg.logger.With("remote", nc.RemoteAddr().String()),
+		logger: logger,
 		small:  bufio.NewReaderSize(nc, readBufferSize),
 		wake:   make(chan struct{}, 1),
 	}
@@ -108,24 +108,27 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
 
-	c := s.newConn(nc)
 	m := s.cfg.metrics
 	if m != nil && m.ConnOpened != nil {
 		m.ConnOpened(nc.RemoteAddr())
 	}
-	c.logger.Debug("kafka client connected")
+	logger := s.cfg.logger.With("remote", nc.RemoteAddr().String())
+	logger.Debug("kafka client connected")
 
-	err := c.run(ctx)
+	var err error
+	cc := nc // what requests are read from: nc, or TLS on it
+	if s.cfg.tls != nil {
+		cc, err = s.tlsHandshake(ctx, nc)
+	}
+	if err == nil {
+		c := s.newConn(cc, logger)
+		err = c.run(ctx)
+		nc.Close()
+		c.release()
+	}
 	nc.Close()
-	c.unreserve()
-	if c.br != c.small {
-		c.br.Reset(nil)
-		s.readers.Put(c.br)
-	}
-	if c.timer != nil {
-		c.timer.Stop()
-	}
 
+	var ae *authError
 	var pe *protocolError
 	var ne net.Error
 	switch {
@@ -134,20 +137,38 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		// connection: it hung up all the same.
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		err = nil
-		c.logger.Debug("kafka client disconnected")
+		logger.Debug("kafka client disconnected")
+	case errors.As(err, &ae):
+		if m != nil && m.AuthFailed != nil {
+			m.AuthFailed(nc.RemoteAddr(), ae.reason)
+		}
+		s.logAuthFailure(logger, ae)
 	case errors.As(err, &pe):
-		c.logger.Warn("kafka client: closing connection", "reason", err)
+		logger.Warn("kafka client: closing connection", "reason", err)
 	case errors.As(err, &ne) && ne.Timeout():
-		c.logger.Debug("kafka client: closing idle connection")
+		logger.Debug("kafka client: closing idle connection")
 	case errors.Is(err, errAcksZeroFailed):
 		// The producer reconnects and retries; one line per failure
 		// at Info would flood the log while, say, a topic is missing.
-		c.logger.Debug("kafka client: closing connection", "reason", err)
+		logger.Debug("kafka client: closing connection", "reason", err)
 	default:
-		c.logger.Info("kafka client: connection closed", "reason", err)
+		logger.Info("kafka client: connection closed", "reason", err)
 	}
 	if m != nil && m.ConnClosed != nil {
 		m.ConnClosed(nc.RemoteAddr(), err)
+	}
+}
+
+// release gives back what the closed connection held: its share of the
+// request memory, a pooled reader, its long-poll timer.
+func (c *conn) release() {
+	c.unreserve()
+	if c.br != c.small {
+		c.br.Reset(nil)
+		c.s.readers.Put(c.br)
+	}
+	if c.timer != nil {
+		c.timer.Stop()
 	}
 }
 

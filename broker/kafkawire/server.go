@@ -56,6 +56,8 @@ type Server struct {
 	// write (a full disk repeats at every client retry).
 	failMu  sync.Mutex
 	failing throttle.Set
+	// authLog throttles the log lines of failed authentications.
+	authLog throttle.Shared
 }
 
 // New returns a server for log. It does not listen until Serve or
