@@ -115,6 +115,9 @@ type Broker struct {
 	Topics           map[string]Topic `yaml:"topics"`
 	// KafkaTLS serves the Kafka listener over TLS; nil: plaintext.
 	KafkaTLS *ListenerTLS `yaml:"kafka_tls"`
+	// KafkaSASL requires Kafka clients to authenticate; nil: no
+	// authentication.
+	KafkaSASL *KafkaSASL `yaml:"kafka_sasl"`
 	// Kafka runs weir on an Apache Kafka cluster instead of the embedded
 	// log: with brokers set, nothing is stored locally and there is no
 	// Kafka listener (clients use the cluster).
@@ -138,6 +141,22 @@ type ListenerTLS struct {
 	CertFile     string `yaml:"cert_file"`
 	KeyFile      string `yaml:"key_file"`
 	ClientCAFile string `yaml:"client_ca_file"`
+}
+
+// KafkaSASL is the SASL authentication the Kafka listener requires.
+type KafkaSASL struct {
+	// Mechanisms enabled: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512.
+	Mechanisms []string    `yaml:"mechanisms"`
+	Users      []KafkaUser `yaml:"users"`
+}
+
+// KafkaUser is one user of the Kafka listener.
+type KafkaUser struct {
+	Name     string `yaml:"name"`
+	Password string `yaml:"password"`
+	// ReadOnly users may read topics and use consumer groups, but not
+	// produce, create, delete or alter topics, nor delete groups.
+	ReadOnly bool `yaml:"read_only"`
 }
 
 // TLS for a client connection.
@@ -420,6 +439,8 @@ var sectionNames = map[string]string{
 	"LogConfig":      "log",
 	"Kafka":          "broker.kafka",
 	"ListenerTLS":    "broker.kafka_tls",
+	"KafkaSASL":      "broker.kafka_sasl",
+	"KafkaUser":      "a user of broker.kafka_sasl",
 	"Flush":          "broker.flush",
 	"Flap":           "enrich.flap",
 	"Topic":          "a topic of broker.topics",

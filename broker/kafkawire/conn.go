@@ -61,6 +61,17 @@ type conn struct {
 	// advHost and advPort are what Metadata advertises to this client.
 	advHost string
 	advPort int32
+
+	// SASL (sasl.go): the authenticated user (nil before, and without
+	// SASL), the mechanism SaslHandshake chose, whether its tokens come
+	// as bare frames (SaslHandshake v0), a SCRAM exchange under way.
+	user      *User
+	saslMech  string
+	saslRaw   bool
+	scramConv *scramConv
+	// closing, when set, closes the connection once the response to the
+	// request being handled is sent (a refused authentication).
+	closing error
 }
 
 func (s *Server) newConn(nc net.Conn, logger *slog.Logger) *conn {
@@ -187,6 +198,12 @@ func (c *conn) run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
+		if c.saslRaw {
+			if err := c.rawSASL(body); err != nil {
+				return err
+			}
+			continue
+		}
 		start := time.Now()
 		h, resp, err := c.handle(ctx, body)
 		if err != nil {
@@ -196,6 +213,10 @@ func (c *conn) run(ctx context.Context) (err error) {
 			if err := c.writeResponse(h.corr, resp); err != nil {
 				return err
 			}
+		}
+		if c.closing != nil {
+			c.flush() // the refusal, which says why
+			return c.closing
 		}
 		// Responses to pipelined requests go out in one write: flush
 		// only when the next request is not already waiting.
@@ -284,6 +305,12 @@ func (c *conn) readFrame() ([]byte, error) {
 		return nil, &protocolError{fmt.Sprintf("negative frame length %d%s", size, otherProtocol(b))}
 	case size > int64(c.s.cfg.maxRequestBytes):
 		return nil, &protocolError{fmt.Sprintf("frame length %d exceeds the maximum request size %d%s", size, c.s.cfg.maxRequestBytes, otherProtocol(b))}
+	case c.saslRaw:
+		// A bare SASL token (after SaslHandshake v0): any length,
+		// and a few hundred bytes at most from honest clients.
+		if size > maxRawSASLBytes {
+			return nil, &authError{"malformed", fmt.Sprintf("a %d byte SASL token", size)}
+		}
 	case size < 8: // api key, version and correlation id at least
 		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}
@@ -428,6 +455,11 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 	if kreq == nil {
 		return h, nil, &protocolError{fmt.Sprintf("unknown API key %d", h.key)}
 	}
+	if !c.authenticated() && !preAuth(h.key) {
+		// Kafka closes the connection too: the client is not
+		// configured for SASL, or ignored a refusal.
+		return h, nil, &authError{"unauthenticated", fmt.Sprintf("a %s request before SASL authentication (the listener requires SASL: security.protocol=SASL_PLAINTEXT or SASL_SSL)", kmsg.NameForKey(h.key))}
+	}
 	if !c.s.supports(h.key, h.version) {
 		// Kafka answers an ApiVersions it cannot parse with a v0
 		// response listing the versions it can, so the client retries
@@ -485,6 +517,10 @@ func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.
 		return c.handleDescribeLogDirs(ctx, req), nil
 	case *kmsg.FindCoordinatorRequest:
 		return c.handleFindCoordinator(req), nil
+	case *kmsg.SASLHandshakeRequest:
+		return c.handleSASLHandshake(req), nil
+	case *kmsg.SASLAuthenticateRequest:
+		return c.handleSASLAuthenticate(req), nil
 	}
 	if c.s.groups != nil {
 		if resp, ok, err := c.dispatchGroup(ctx, h, kreq); ok {

@@ -65,6 +65,7 @@ type config struct {
 	frameTimeout    time.Duration
 	grownIdle       time.Duration // grownBufferIdle; shorter in tests
 	tls             *tls.Config
+	sasl            *SASL
 }
 
 // Option configures a Server.

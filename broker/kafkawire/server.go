@@ -80,7 +80,7 @@ func New(log Log, opts ...Option) *Server {
 	if !cfg.groupsSet {
 		groups, _ = log.(Groups)
 	}
-	s := &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil, isAlterer(log)),
+	s := &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil, isAlterer(log), cfg.sasl != nil),
 		failing: throttle.Set{Max: 1024}}
 	s.readers.New = func() any { return bufio.NewReaderSize(nil, ioBufferSize) }
 	return s

@@ -12,7 +12,8 @@ import (
 )
 
 // TestCheckKafkaListenerTLSFiles: weir check reads broker.kafka_tls's
-// files as it reads a syslog TLS listener's.
+// files as it reads a syslog TLS listener's, and warns of a listener
+// other hosts reach without authentication.
 func TestCheckKafkaListenerTLSFiles(t *testing.T) {
 	ca := tlstest.NewCA(t, "ca")
 	cert, key := ca.LeafFiles(t, "weir")
@@ -29,6 +30,9 @@ func TestCheckKafkaListenerTLSFiles(t *testing.T) {
 	out, err := check("broker:\n  kafka_listen: 0.0.0.0:34092\n  kafka_tls: {cert_file: " + cert + ", key_file: " + key + ", client_ca_file: " + ca.File + "}\n")
 	if err != nil {
 		t.Fatalf("check with good files: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "warning: broker.kafka_listen 0.0.0.0:34092 is reachable from other hosts without authentication") {
+		t.Errorf("no warning of a listener without authentication:\n%s", out)
 	}
 	missing := filepath.Join(dir, "missing.pem")
 	out, err = check("broker:\n  kafka_tls: {cert_file: " + missing + ", key_file: " + key + "}\n")

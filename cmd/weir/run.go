@@ -450,6 +450,18 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		}
 		wireOpts = append(wireOpts, kafkawire.WithTLS(tc))
 	}
+	if sc := cfg.Broker.KafkaSASL; sc != nil {
+		users := make([]kafkawire.User, len(sc.Users))
+		for i, u := range sc.Users {
+			users[i] = kafkawire.User{Name: u.Name, Password: u.Password, ReadOnly: u.ReadOnly}
+		}
+		auth, err := kafkawire.NewSASL(sc.Mechanisms, users)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("broker.kafka_sasl: %w", err)
+		}
+		wireOpts = append(wireOpts, kafkawire.WithSASL(auth))
+	}
 	if cfg.Broker.Flush.Policy == "always" {
 		// Overlap the fsyncs of a request's partitions.
 		wireOpts = append(wireOpts, kafkawire.WithParallelAppends(8))
@@ -462,13 +474,23 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 	}
 	srv := kafkawire.New(clientLog{log, cfg.Broker.AutoCreateTopics == nil || *cfg.Broker.AutoCreateTopics}, wireOpts...)
 	logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()),
-		slog.Bool("tls", cfg.Broker.KafkaTLS != nil), slog.Bool("mutual_tls", cfg.Broker.KafkaTLS != nil && cfg.Broker.KafkaTLS.ClientCAFile != ""))
+		slog.Bool("tls", cfg.Broker.KafkaTLS != nil), slog.Bool("mutual_tls", cfg.Broker.KafkaTLS != nil && cfg.Broker.KafkaTLS.ClientCAFile != ""),
+		slog.String("sasl", saslSummary(cfg.Broker.KafkaSASL)))
 	wg.Go(func() {
 		if err := srv.Serve(ctx, ln); err != nil && ctx.Err() == nil {
 			errc <- fmt.Errorf("kafka listener: %w", err)
 		}
 	})
 	return nil
+}
+
+// saslSummary is the mechanisms the Kafka listener requires, "off" for
+// none.
+func saslSummary(sc *configs.KafkaSASL) string {
+	if sc == nil {
+		return "off"
+	}
+	return strings.Join(sc.Mechanisms, ",")
 }
 
 // clientLog is the embedded log as the Kafka listener serves it: Kafka
