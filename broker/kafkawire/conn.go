@@ -488,6 +488,9 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 
 // dispatch runs a decoded request of a supported version.
 func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.Response, error) {
+	if resp := c.refuseReadOnly(kreq); resp != nil {
+		return resp, nil
+	}
 	switch req := kreq.(type) {
 	case *kmsg.ProduceRequest:
 		return c.handleProduce(ctx, req)

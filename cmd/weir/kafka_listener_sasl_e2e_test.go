@@ -16,7 +16,8 @@ import (
 // kafka_sasl (passwords from the environment): its own parts need no
 // credentials, so a line sent with logger is enriched as without them;
 // kcat (SASL_SSL, SCRAM-SHA-512) and weir's own CLI (--tls-ca,
-// --sasl-mechanism) read it; a wrong password is refused with a clear
+// --sasl-mechanism) read it; the read_only user may not produce or
+// delete the topic; a wrong password is refused with a clear
 // error and counted; a client without SASL gets nothing.
 func TestKafkaListenerSASLEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("logger"); err != nil {
@@ -70,9 +71,25 @@ func TestKafkaListenerSASLEndToEnd(t *testing.T) {
 		}
 	}
 
+	// The read_only user may not write or delete; the admin may.
+	_, errs, err := p.cli(t, "{}\n", append([]string{"produce", "enriched.syslog"}, secured("dashboards")...)...)
+	// weir produce is idempotent: its InitProducerID is refused
+	// first, as Kafka refuses it without IDEMPOTENT_WRITE.
+	if err == nil || !strings.Contains(errs, "CLUSTER_AUTHORIZATION_FAILED") {
+		t.Fatalf("produce as the read_only user: %v\n%s", err, errs)
+	}
+	_, errs, err = p.cli(t, "", append([]string{"topics", "delete", "enriched.syslog"}, secured("dashboards")...)...)
+	if err == nil || !strings.Contains(errs, "TOPIC_AUTHORIZATION_FAILED") {
+		t.Fatalf("topics delete as the read_only user: %v\n%s", err, errs)
+	}
+	t.Setenv("WEIR_SASL_PASSWORD", "adm1n-s3cret")
+	if _, errs, err := p.cli(t, "{}\n", append([]string{"produce", "scratch"}, secured("admin")...)...); err != nil {
+		t.Fatalf("produce as admin: %v\n%s", err, errs)
+	}
+
 	// A wrong password: the CLI says authentication failed.
 	t.Setenv("WEIR_SASL_PASSWORD", "wrong")
-	_, errs, err := p.cli(t, "", append([]string{"topics", "list"}, secured("dashboards")...)...)
+	_, errs, err = p.cli(t, "", append([]string{"topics", "list"}, secured("dashboards")...)...)
 	if err == nil || !strings.Contains(errs, "SASL_AUTHENTICATION_FAILED") {
 		t.Fatalf("topics list with a wrong password: %v\n%s", err, errs)
 	}
