@@ -14,6 +14,10 @@
 // DescribeConfigs, DescribeCluster, DescribeLogDirs, and the consumer group
 // APIs when the Log is also a Groups coordinator) and answers anything else
 // with UNSUPPORTED_VERSION, as a Kafka broker that lacks an API does.
+//
+// By default it is plaintext and asks no credentials; WithTLS and WithSASL
+// (SaslHandshake, SaslAuthenticate: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
+// and read-only users) secure it.
 package kafkawire
 
 import (
