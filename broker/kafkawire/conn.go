@@ -127,17 +127,19 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	logger.Debug("kafka client connected")
 
 	var err error
+	var c *conn
 	cc := nc // what requests are read from: nc, or TLS on it
 	if s.cfg.tls != nil {
 		cc, err = s.tlsHandshake(ctx, nc)
 	}
 	if err == nil {
-		c := s.newConn(cc, logger)
+		c = s.newConn(cc, logger)
 		err = c.run(ctx)
-		nc.Close()
-		c.release()
 	}
 	nc.Close()
+	if c != nil {
+		c.release()
+	}
 
 	var ae *authError
 	var pe *protocolError
@@ -308,9 +310,14 @@ func (c *conn) readFrame() ([]byte, error) {
 	case c.saslRaw:
 		// A bare SASL token (after SaslHandshake v0): any length,
 		// and a few hundred bytes at most from honest clients.
-		if size > maxRawSASLBytes {
-			return nil, &authError{"malformed", fmt.Sprintf("a %d byte SASL token", size)}
+		if size > maxPreAuthBytes {
+			return nil, &authError{"malformed", fmt.Sprintf("a %d byte SASL token (at most %d)", size, maxPreAuthBytes)}
 		}
+	case !c.authenticated() && size > maxPreAuthBytes:
+		// Only ApiVersions and the SASL requests may come before
+		// authentication, none of them large: a client that is not
+		// authenticated cannot make the server read 100 MiB.
+		return nil, &authError{"unauthenticated", fmt.Sprintf("a %d byte request before SASL authentication (at most %d, as Kafka's sasl.server.max.receive.size)", size, maxPreAuthBytes)}
 	case size < 8: // api key, version and correlation id at least
 		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}

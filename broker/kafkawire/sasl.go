@@ -223,8 +223,9 @@ func (c *conn) authenticate(u *User) {
 	c.logger.Debug("kafka client authenticated", "mechanism", c.saslMech)
 }
 
-// maxRawSASLBytes bounds a bare SASL token (after SaslHandshake v0).
-const maxRawSASLBytes = 64 << 10
+// maxPreAuthBytes bounds a request before SASL authentication, and a bare
+// SASL token (after SaslHandshake v0): Kafka's sasl.server.max.receive.size.
+const maxPreAuthBytes = 512 << 10
 
 // rawSASL takes a bare SASL token (SaslHandshake v0) and answers it with
 // a bare frame, as Kafka does: an empty one where the mechanism has

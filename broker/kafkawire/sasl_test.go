@@ -219,3 +219,18 @@ func TestSASLTLSKgo(t *testing.T) {
 	addr := tlsServer(t, fl, ca, nil, WithSASL(testSASL(t, MechanismScramSHA512)))
 	produceConsume(t, addr, "t", 3, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool()}), kgo.SASL(mechanism(MechanismScramSHA512, "writer", "w-pass")))
 }
+
+// TestSASLPreAuthSize: before authenticating, a large frame (a Produce a
+// client sends without SASL) closes the connection at its length, before
+// the server reads it, as Kafka's sasl.server.max.receive.size does.
+func TestSASLPreAuthSize(t *testing.T) {
+	fl := newFakeLog()
+	var rec authRecorder
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)), WithMetrics(rec.metrics()))
+	r := dialRaw(t, addr)
+	hdr := binary.BigEndian.AppendUint32(nil, 1<<20)
+	hdr = append(hdr, 0, 0, 0, 9) // Produce v9
+	r.c.Write(hdr)
+	expectClosed(t, r.c)
+	rec.waitReason(t, "unauthenticated")
+}
