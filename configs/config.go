@@ -113,6 +113,11 @@ type Broker struct {
 	Retention        Retention        `yaml:"retention"`
 	Segment          Segment          `yaml:"segment"`
 	Topics           map[string]Topic `yaml:"topics"`
+	// KafkaTLS serves the Kafka listener over TLS; nil: plaintext.
+	KafkaTLS *ListenerTLS `yaml:"kafka_tls"`
+	// KafkaSASL requires Kafka clients to authenticate; nil: no
+	// authentication.
+	KafkaSASL *KafkaSASL `yaml:"kafka_sasl"`
 	// Kafka runs weir on an Apache Kafka cluster instead of the embedded
 	// log: with brokers set, nothing is stored locally and there is no
 	// Kafka listener (clients use the cluster).
@@ -126,6 +131,32 @@ type Kafka struct {
 	ReplicationFactor int16    `yaml:"replication_factor"`
 	TLS               *TLS     `yaml:"tls"`
 	SASL              *SASL    `yaml:"sasl"`
+}
+
+// ListenerTLS is a TLS listener's certificate and key, and a CA to
+// require and verify client certificates with (mutual TLS), named as a
+// syslog TLS listener names them. The files are read again when they
+// change.
+type ListenerTLS struct {
+	CertFile     string `yaml:"cert_file"`
+	KeyFile      string `yaml:"key_file"`
+	ClientCAFile string `yaml:"client_ca_file"`
+}
+
+// KafkaSASL is the SASL authentication the Kafka listener requires.
+type KafkaSASL struct {
+	// Mechanisms enabled: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512.
+	Mechanisms []string    `yaml:"mechanisms"`
+	Users      []KafkaUser `yaml:"users"`
+}
+
+// KafkaUser is one user of the Kafka listener.
+type KafkaUser struct {
+	Name     string `yaml:"name"`
+	Password string `yaml:"password"`
+	// ReadOnly users may read topics and use consumer groups, but not
+	// produce, create, delete or alter topics, nor delete groups.
+	ReadOnly bool `yaml:"read_only"`
 }
 
 // TLS for a client connection.
@@ -407,6 +438,9 @@ var sectionNames = map[string]string{
 	"HTTPConfig":     "http",
 	"LogConfig":      "log",
 	"Kafka":          "broker.kafka",
+	"ListenerTLS":    "broker.kafka_tls",
+	"KafkaSASL":      "broker.kafka_sasl",
+	"KafkaUser":      "a user of broker.kafka_sasl",
 	"Flush":          "broker.flush",
 	"Flap":           "enrich.flap",
 	"Topic":          "a topic of broker.topics",
@@ -600,6 +634,7 @@ func (c *Config) validate(root *yaml.Node) error {
 			add("broker.topics."+name+".segment.bytes", "must be between 64KiB and 2GiB")
 		}
 	}
+	c.Broker.validateListenerSecurity(add)
 	if k := c.Broker.Kafka; len(k.Brokers) == 0 {
 		// Without brokers weir runs on its embedded log: a tls or sasl
 		// block left without them would be ignored, and weir would not

@@ -2,6 +2,9 @@ package configs
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -10,7 +13,7 @@ import (
 // sent in the clear. They are valid (a lab, a test) but must not pass
 // unseen: weir check prints them and weir run logs them at start.
 func (c *Config) SecurityWarnings() []string {
-	var out []string
+	out := c.Broker.listenerWarnings()
 	if k := c.Broker.Kafka; len(k.Brokers) > 0 {
 		out = append(out, kafkaWarnings("broker.kafka", k.TLS != nil, k.TLS != nil && k.TLS.InsecureSkipVerify, k.SASL)...)
 	}
@@ -72,4 +75,89 @@ func kafkaWarnings(where string, tlsOn, skipVerify bool, sc *SASL) []string {
 		out = append(out, where+": sasl mechanism PLAIN without tls sends the password in the clear")
 	}
 	return out
+}
+
+// validateListenerSecurity checks kafka_tls and kafka_sasl.
+func (b *Broker) validateListenerSecurity(add func(path, format string, args ...any)) {
+	if b.KafkaTLS == nil && b.KafkaSASL == nil {
+		return
+	}
+	// A block that would be ignored leaves the listener less secured
+	// than its operator thinks, or there being none unnoticed.
+	switch {
+	case len(b.Kafka.Brokers) > 0:
+		add("broker.kafka_tls", "kafka_tls and kafka_sasl secure the embedded broker's Kafka listener, which does not run with broker.kafka (clients use the cluster)")
+	case !b.KafkaListen.Enabled():
+		add("broker.kafka_listen", "is off: kafka_tls and kafka_sasl secure the Kafka listener")
+	}
+	if t := b.KafkaTLS; t != nil && (t.CertFile == "" || t.KeyFile == "") {
+		add("broker.kafka_tls", "needs cert_file and key_file")
+	}
+	if s := b.KafkaSASL; s != nil {
+		if len(s.Mechanisms) == 0 {
+			add("broker.kafka_sasl.mechanisms", "is required: one or more of %s", saslMechanisms)
+		}
+		seen := map[string]bool{}
+		for i, m := range s.Mechanisms {
+			switch m {
+			case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+			default:
+				add(fmt.Sprintf("broker.kafka_sasl.mechanisms[%d]", i), "must be %s, not %q", saslMechanisms, m)
+			}
+			if seen[m] {
+				add(fmt.Sprintf("broker.kafka_sasl.mechanisms[%d]", i), "%s is listed twice", m)
+			}
+			seen[m] = true
+		}
+		if len(s.Users) == 0 {
+			add("broker.kafka_sasl.users", "is required: without users no client can authenticate")
+		}
+		names := map[string]bool{}
+		for i, u := range s.Users {
+			path := fmt.Sprintf("broker.kafka_sasl.users[%d]", i)
+			switch {
+			case u.Name == "":
+				add(path+".name", "is required")
+			case names[u.Name]:
+				add(path+".name", "%q is listed twice", u.Name)
+			}
+			names[u.Name] = true
+			// An empty password is an unset environment variable
+			// with a default of nothing, most likely; and a user
+			// anyone can be.
+			if u.Password == "" {
+				add(path+".password", "is required (write it as ${ENV_VAR} to keep it out of the file)")
+			}
+		}
+	}
+}
+
+// listenerWarnings are kafkaListen's: PLAIN without TLS, and a listener
+// other hosts reach without authentication.
+func (b *Broker) listenerWarnings() []string {
+	if len(b.Kafka.Brokers) > 0 || !b.KafkaListen.Enabled() {
+		return nil
+	}
+	var out []string
+	if s := b.KafkaSASL; s != nil && b.KafkaTLS == nil && slices.Contains(s.Mechanisms, "PLAIN") {
+		out = append(out, "broker.kafka_sasl: mechanism PLAIN without broker.kafka_tls: Kafka clients send their password in the clear")
+	}
+	if b.KafkaSASL == nil && !loopback(string(b.KafkaListen)) {
+		out = append(out, fmt.Sprintf("broker.kafka_listen %s is reachable from other hosts without authentication: anyone who can connect may produce, delete topics, change retention and commit offsets; set broker.kafka_sasl (and kafka_tls), or listen on 127.0.0.1", b.KafkaListen))
+	}
+	return out
+}
+
+// loopback reports whether a listen address only takes connections from
+// this host: a loopback IP or localhost.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -20,7 +20,10 @@ import (
 // AlterConfigs and IncrementalAlterConfigs are listed only when the Log is
 // a ConfigAlterer (withAlter); otherwise they are refused on every resource
 // (unsupportedAnswer).
-func advertisedKeys(withGroups, withAlter bool) []kmsg.ApiVersionsResponseApiKey {
+//
+// SaslHandshake and SaslAuthenticate are listed only when the listener
+// requires SASL (withSASL).
+func advertisedKeys(withGroups, withAlter, withSASL bool) []kmsg.ApiVersionsResponseApiKey {
 	type keyRange struct {
 		key      kmsg.Key
 		min, max int16
@@ -64,6 +67,16 @@ func advertisedKeys(withGroups, withAlter bool) []kmsg.ApiVersionsResponseApiKey
 			{kmsg.AlterConfigs, 0, 2},
 			// v1 is flexible, the highest there is.
 			{kmsg.IncrementalAlterConfigs, 0, 1},
+		}...)
+	}
+	if withSASL {
+		ranges = append(ranges, []keyRange{
+			// v0 is followed by bare SASL tokens, v1 by
+			// SaslAuthenticate (KIP-152).
+			{kmsg.SASLHandshake, 0, 1},
+			// v1 adds the session lifetime (always 0: no
+			// re-authentication), v2 is flexible.
+			{kmsg.SASLAuthenticate, 0, 2},
 		}...)
 	}
 	if withGroups {

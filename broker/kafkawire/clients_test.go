@@ -137,7 +137,7 @@ func TestKgoProduceConsume(t *testing.T) {
 
 	// Only implemented APIs were used: no FindCoordinator, no groups.
 	implemented := make(map[int16]bool)
-	for _, k := range advertisedKeys(false, false) {
+	for _, k := range advertisedKeys(false, false, false) {
 		implemented[k.ApiKey] = true
 	}
 	for _, k := range rec.used() {

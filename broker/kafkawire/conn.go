@@ -61,13 +61,24 @@ type conn struct {
 	// advHost and advPort are what Metadata advertises to this client.
 	advHost string
 	advPort int32
+
+	// SASL (sasl.go): the authenticated user (nil before, and without
+	// SASL), the mechanism SaslHandshake chose, whether its tokens come
+	// as bare frames (SaslHandshake v0), a SCRAM exchange under way.
+	user      *User
+	saslMech  string
+	saslRaw   bool
+	scramConv *scramConv
+	// closing, when set, closes the connection once the response to the
+	// request being handled is sent (a refused authentication).
+	closing error
 }
 
-func (s *Server) newConn(nc net.Conn) *conn {
+func (s *Server) newConn(nc net.Conn, logger *slog.Logger) *conn {
 	c := &conn{
 		s:      s,
 		nc:     nc,
-		logger: s.cfg.logger.With("remote", nc.RemoteAddr().String()),
+		logger: logger,
 		small:  bufio.NewReaderSize(nc, readBufferSize),
 		wake:   make(chan struct{}, 1),
 	}
@@ -108,24 +119,29 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
 
-	c := s.newConn(nc)
 	m := s.cfg.metrics
 	if m != nil && m.ConnOpened != nil {
 		m.ConnOpened(nc.RemoteAddr())
 	}
-	c.logger.Debug("kafka client connected")
+	logger := s.cfg.logger.With("remote", nc.RemoteAddr().String())
+	logger.Debug("kafka client connected")
 
-	err := c.run(ctx)
+	var err error
+	var c *conn
+	cc := nc // what requests are read from: nc, or TLS on it
+	if s.cfg.tls != nil {
+		cc, err = s.tlsHandshake(ctx, nc)
+	}
+	if err == nil {
+		c = s.newConn(cc, logger)
+		err = c.run(ctx)
+	}
 	nc.Close()
-	c.unreserve()
-	if c.br != c.small {
-		c.br.Reset(nil)
-		s.readers.Put(c.br)
-	}
-	if c.timer != nil {
-		c.timer.Stop()
+	if c != nil {
+		c.release()
 	}
 
+	var ae *authError
 	var pe *protocolError
 	var ne net.Error
 	switch {
@@ -134,20 +150,38 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		// connection: it hung up all the same.
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		err = nil
-		c.logger.Debug("kafka client disconnected")
+		logger.Debug("kafka client disconnected")
+	case errors.As(err, &ae):
+		if m != nil && m.AuthFailed != nil {
+			m.AuthFailed(nc.RemoteAddr(), ae.reason)
+		}
+		s.logAuthFailure(logger, ae)
 	case errors.As(err, &pe):
-		c.logger.Warn("kafka client: closing connection", "reason", err)
+		logger.Warn("kafka client: closing connection", "reason", err)
 	case errors.As(err, &ne) && ne.Timeout():
-		c.logger.Debug("kafka client: closing idle connection")
+		logger.Debug("kafka client: closing idle connection")
 	case errors.Is(err, errAcksZeroFailed):
 		// The producer reconnects and retries; one line per failure
 		// at Info would flood the log while, say, a topic is missing.
-		c.logger.Debug("kafka client: closing connection", "reason", err)
+		logger.Debug("kafka client: closing connection", "reason", err)
 	default:
-		c.logger.Info("kafka client: connection closed", "reason", err)
+		logger.Info("kafka client: connection closed", "reason", err)
 	}
 	if m != nil && m.ConnClosed != nil {
 		m.ConnClosed(nc.RemoteAddr(), err)
+	}
+}
+
+// release gives back what the closed connection held: its share of the
+// request memory, a pooled reader, its long-poll timer.
+func (c *conn) release() {
+	c.unreserve()
+	if c.br != c.small {
+		c.br.Reset(nil)
+		c.s.readers.Put(c.br)
+	}
+	if c.timer != nil {
+		c.timer.Stop()
 	}
 }
 
@@ -166,6 +200,12 @@ func (c *conn) run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
+		if c.saslRaw {
+			if err := c.rawSASL(body); err != nil {
+				return err
+			}
+			continue
+		}
 		start := time.Now()
 		h, resp, err := c.handle(ctx, body)
 		if err != nil {
@@ -175,6 +215,10 @@ func (c *conn) run(ctx context.Context) (err error) {
 			if err := c.writeResponse(h.corr, resp); err != nil {
 				return err
 			}
+		}
+		if c.closing != nil {
+			c.flush() // the refusal, which says why
+			return c.closing
 		}
 		// Responses to pipelined requests go out in one write: flush
 		// only when the next request is not already waiting.
@@ -263,6 +307,17 @@ func (c *conn) readFrame() ([]byte, error) {
 		return nil, &protocolError{fmt.Sprintf("negative frame length %d%s", size, otherProtocol(b))}
 	case size > int64(c.s.cfg.maxRequestBytes):
 		return nil, &protocolError{fmt.Sprintf("frame length %d exceeds the maximum request size %d%s", size, c.s.cfg.maxRequestBytes, otherProtocol(b))}
+	case c.saslRaw:
+		// A bare SASL token (after SaslHandshake v0): any length,
+		// and a few hundred bytes at most from honest clients.
+		if size > maxPreAuthBytes {
+			return nil, &authError{"malformed", fmt.Sprintf("a %d byte SASL token (at most %d)", size, maxPreAuthBytes)}
+		}
+	case !c.authenticated() && size > maxPreAuthBytes:
+		// Only ApiVersions and the SASL requests may come before
+		// authentication, none of them large: a client that is not
+		// authenticated cannot make the server read 100 MiB.
+		return nil, &authError{"unauthenticated", fmt.Sprintf("a %d byte request before SASL authentication (at most %d, as Kafka's sasl.server.max.receive.size)", size, maxPreAuthBytes)}
 	case size < 8: // api key, version and correlation id at least
 		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}
@@ -407,6 +462,11 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 	if kreq == nil {
 		return h, nil, &protocolError{fmt.Sprintf("unknown API key %d", h.key)}
 	}
+	if !c.authenticated() && !preAuth(h.key) {
+		// Kafka closes the connection too: the client is not
+		// configured for SASL, or ignored a refusal.
+		return h, nil, &authError{"unauthenticated", fmt.Sprintf("a %s request before SASL authentication (the listener requires SASL: security.protocol=SASL_PLAINTEXT or SASL_SSL)", kmsg.NameForKey(h.key))}
+	}
 	if !c.s.supports(h.key, h.version) {
 		// Kafka answers an ApiVersions it cannot parse with a v0
 		// response listing the versions it can, so the client retries
@@ -435,6 +495,9 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 
 // dispatch runs a decoded request of a supported version.
 func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.Response, error) {
+	if resp := c.refuseReadOnly(kreq); resp != nil {
+		return resp, nil
+	}
 	switch req := kreq.(type) {
 	case *kmsg.ProduceRequest:
 		return c.handleProduce(ctx, req)
@@ -464,6 +527,10 @@ func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.
 		return c.handleDescribeLogDirs(ctx, req), nil
 	case *kmsg.FindCoordinatorRequest:
 		return c.handleFindCoordinator(req), nil
+	case *kmsg.SASLHandshakeRequest:
+		return c.handleSASLHandshake(req), nil
+	case *kmsg.SASLAuthenticateRequest:
+		return c.handleSASLAuthenticate(req), nil
 	}
 	if c.s.groups != nil {
 		if resp, ok, err := c.dispatchGroup(ctx, h, kreq); ok {

@@ -79,7 +79,7 @@ func FuzzRequest(f *testing.F) {
 		a, b := net.Pipe()
 		defer a.Close()
 		defer b.Close()
-		c := s.newConn(a)
+		c := s.newConn(a, s.cfg.logger)
 		// A fetch may long-poll; the deadline bounds it.
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()

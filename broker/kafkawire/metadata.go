@@ -37,7 +37,8 @@ func (c *conn) handleMetadata(ctx context.Context, req *kmsg.MetadataRequest) km
 		return resp
 	}
 
-	autoCreate := (req.Version < 4 || req.AllowAutoTopicCreation) && c.s.log.AutoCreateTopics()
+	// A read-only user may not create topics (Kafka wants CREATE).
+	autoCreate := (req.Version < 4 || req.AllowAutoTopicCreation) && c.s.log.AutoCreateTopics() && !c.readOnly()
 	names := make([]string, 0, len(req.Topics))
 	byID := false
 	for _, t := range req.Topics {

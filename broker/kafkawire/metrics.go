@@ -36,4 +36,12 @@ type Metrics struct {
 	// for, with the records and bytes of the whole batches sent (a first
 	// batch may hold records before the requested offset).
 	Fetched func(topic string, partition int32, records, bytes int)
+	// AuthFailed is called for each connection closed because its client
+	// did not authenticate, with a reason: "tls" (the TLS handshake failed:
+	// no or a wrong client certificate, a plaintext client), "mechanism"
+	// (a SASL mechanism not enabled), "credentials" (unknown user or wrong
+	// password), "malformed" (a SASL message that does not parse or comes
+	// out of turn), "unauthenticated" (a request other than ApiVersions,
+	// SaslHandshake and SaslAuthenticate before authenticating).
+	AuthFailed func(remote net.Addr, reason string)
 }

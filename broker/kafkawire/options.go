@@ -1,6 +1,7 @@
 package kafkawire
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 )
@@ -63,6 +64,8 @@ type config struct {
 	maxBuffered     int64
 	frameTimeout    time.Duration
 	grownIdle       time.Duration // grownBufferIdle; shorter in tests
+	tls             *tls.Config
+	sasl            *SASL
 }
 
 // Option configures a Server.

@@ -60,7 +60,7 @@ func TestPipelinedRequestsFewSyscalls(t *testing.T) {
 				in = append(in, kmsg.NewRequestFormatter(kmsg.FormatterClientID("p")).AppendRequest(nil, req, int32(i))...)
 			}
 			nc := &countingConn{in: bytes.NewReader(in)}
-			c := s.newConn(nc)
+			c := s.newConn(nc, s.cfg.logger)
 			if err := c.run(context.Background()); !errors.Is(err, io.EOF) {
 				t.Fatalf("run: %v, want EOF", err)
 			}

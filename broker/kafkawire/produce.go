@@ -48,6 +48,8 @@ func (c *conn) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) (kms
 		reject = kerr.InvalidRequiredAcks
 	case req.TransactionID != nil:
 		reject, rejectErr = kerr.InvalidTxnState, errTransactional
+	case c.readOnly():
+		reject, rejectErr = kerr.TopicAuthorizationFailed, fmt.Errorf("user %q is read_only (broker.kafka_sasl)", c.user.Name)
 	}
 
 	// One job per partition; the response partitions are filled in place.

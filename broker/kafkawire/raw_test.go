@@ -33,7 +33,7 @@ func TestApiVersions(t *testing.T) {
 		if resp.ErrorCode != 0 {
 			t.Fatalf("v%d: error %d", v, resp.ErrorCode)
 		}
-		if !slices.EqualFunc(resp.ApiKeys, advertisedKeys(false, false), func(a, b kmsg.ApiVersionsResponseApiKey) bool {
+		if !slices.EqualFunc(resp.ApiKeys, advertisedKeys(false, false, false), func(a, b kmsg.ApiVersionsResponseApiKey) bool {
 			return a.ApiKey == b.ApiKey && a.MinVersion == b.MinVersion && a.MaxVersion == b.MaxVersion
 		}) {
 			t.Fatalf("v%d: advertised %+v", v, resp.ApiKeys)

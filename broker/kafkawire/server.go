@@ -14,6 +14,10 @@
 // DescribeConfigs, DescribeCluster, DescribeLogDirs, and the consumer group
 // APIs when the Log is also a Groups coordinator) and answers anything else
 // with UNSUPPORTED_VERSION, as a Kafka broker that lacks an API does.
+//
+// By default it is plaintext and asks no credentials; WithTLS and WithSASL
+// (SaslHandshake, SaslAuthenticate: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
+// and read-only users) secure it.
 package kafkawire
 
 import (
@@ -56,6 +60,8 @@ type Server struct {
 	// write (a full disk repeats at every client retry).
 	failMu  sync.Mutex
 	failing throttle.Set
+	// authLog throttles the log lines of failed authentications.
+	authLog throttle.Shared
 }
 
 // New returns a server for log. It does not listen until Serve or
@@ -78,7 +84,7 @@ func New(log Log, opts ...Option) *Server {
 	if !cfg.groupsSet {
 		groups, _ = log.(Groups)
 	}
-	s := &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil, isAlterer(log)),
+	s := &Server{log: log, cfg: cfg, groups: groups, apiKeys: advertisedKeys(groups != nil, isAlterer(log), cfg.sasl != nil),
 		failing: throttle.Set{Max: 1024}}
 	s.readers.New = func() any { return bufio.NewReaderSize(nil, ioBufferSize) }
 	return s

@@ -115,6 +115,11 @@ func checkFiles(cfg *configs.Config) error {
 			}
 		}
 	}
+	if t := cfg.Broker.KafkaTLS; t != nil && cfg.Broker.KafkaListen.Enabled() && len(cfg.Broker.Kafka.Brokers) == 0 {
+		if _, err := tlsconf.Server(t.CertFile, t.KeyFile, t.ClientCAFile); err != nil {
+			errs = append(errs, fmt.Errorf("broker.kafka_tls: %w", err))
+		}
+	}
 	for i, l := range cfg.Syslog.Listeners {
 		if l.Protocol == "tls" && cfg.SyslogEnabled() {
 			if _, err := tlsconf.Server(l.CertFile, l.KeyFile, l.ClientCAFile); err != nil {

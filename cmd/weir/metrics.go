@@ -35,7 +35,11 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 		Name: "weir_kafka_produce_errors_total",
 		Help: "Partitions of Kafka clients' produce requests not appended, by the Kafka error the client got (KAFKA_STORAGE_ERROR: a full disk or I/O error, see the log).",
 	}, []string{"error"})
-	reg.MustRegister(conns, closed, reqs, refused, produceErrs)
+	authFailed := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "weir_kafka_auth_failures_total",
+		Help: "Kafka client connections closed because the client did not authenticate, by reason (tls: TLS handshake failed, a missing or untrusted client certificate; mechanism: a SASL mechanism broker.kafka_sasl does not enable; credentials: unknown user or wrong password; malformed: a SASL message that does not parse or comes out of turn; unauthenticated: a request before SASL authentication). The log says which client, at most every 10 s.",
+	}, []string{"reason"})
+	reg.MustRegister(conns, closed, reqs, refused, produceErrs, authFailed)
 	closed.WithLabelValues("ok")
 	closed.WithLabelValues("timeout")
 	closed.WithLabelValues("error")
@@ -63,6 +67,7 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 			}
 			produceErrs.WithLabelValues(name).Inc()
 		},
+		AuthFailed: func(_ net.Addr, reason string) { authFailed.WithLabelValues(reason).Inc() },
 		Request: func(key, _ int16, d time.Duration) {
 			reqs.WithLabelValues(kmsg.NameForKey(key)).Observe(d.Seconds())
 		},

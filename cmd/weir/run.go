@@ -30,6 +30,7 @@ import (
 	"github.com/weirnet/weir/broker/kafkawire"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/dirlock"
+	"github.com/weirnet/weir/internal/tlsconf"
 )
 
 // runCmd runs weir until SIGINT or SIGTERM, then shuts down cleanly: stop
@@ -436,6 +437,31 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		kafkawire.WithMaxBufferedRequestBytes(buffered),
 		kafkawire.WithFrameTimeout(cmp.Or(cfg.Broker.RequestTimeout.Std(), kafkawire.DefaultFrameTimeout)),
 	}
+	if t := cfg.Broker.KafkaTLS; t != nil {
+		// Read again when they change: a renewed certificate is served
+		// without a restart.
+		reloadFailed := func(err error) {
+			logger.Error("kafka tls: certificate files changed but do not load; serving the previous ones", slog.Any("error", err))
+		}
+		tc, err := tlsconf.ServerReloading(t.CertFile, t.KeyFile, t.ClientCAFile, reloadFailed)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("broker.kafka_tls: %w", err)
+		}
+		wireOpts = append(wireOpts, kafkawire.WithTLS(tc))
+	}
+	if sc := cfg.Broker.KafkaSASL; sc != nil {
+		users := make([]kafkawire.User, len(sc.Users))
+		for i, u := range sc.Users {
+			users[i] = kafkawire.User{Name: u.Name, Password: u.Password, ReadOnly: u.ReadOnly}
+		}
+		auth, err := kafkawire.NewSASL(sc.Mechanisms, users)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("broker.kafka_sasl: %w", err)
+		}
+		wireOpts = append(wireOpts, kafkawire.WithSASL(auth))
+	}
 	if cfg.Broker.Flush.Policy == "always" {
 		// Overlap the fsyncs of a request's partitions.
 		wireOpts = append(wireOpts, kafkawire.WithParallelAppends(8))
@@ -447,13 +473,24 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		wireOpts = append(wireOpts, kafkawire.WithAdvertisedAddr(h, listenPort(ln.Addr())))
 	}
 	srv := kafkawire.New(clientLog{log, cfg.Broker.AutoCreateTopics == nil || *cfg.Broker.AutoCreateTopics}, wireOpts...)
-	logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()))
+	logger.Info("kafka listener started", slog.String("addr", ln.Addr().String()),
+		slog.Bool("tls", cfg.Broker.KafkaTLS != nil), slog.Bool("mutual_tls", cfg.Broker.KafkaTLS != nil && cfg.Broker.KafkaTLS.ClientCAFile != ""),
+		slog.String("sasl", saslSummary(cfg.Broker.KafkaSASL)))
 	wg.Go(func() {
 		if err := srv.Serve(ctx, ln); err != nil && ctx.Err() == nil {
 			errc <- fmt.Errorf("kafka listener: %w", err)
 		}
 	})
 	return nil
+}
+
+// saslSummary is the mechanisms the Kafka listener requires, "off" for
+// none.
+func saslSummary(sc *configs.KafkaSASL) string {
+	if sc == nil {
+		return "off"
+	}
+	return strings.Join(sc.Mechanisms, ",")
 }
 
 // clientLog is the embedded log as the Kafka listener serves it: Kafka

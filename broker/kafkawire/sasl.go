@@ -1,0 +1,242 @@
+package kafkawire
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The SASL mechanisms the listener speaks.
+const (
+	MechanismPlain       = "PLAIN"
+	MechanismScramSHA256 = "SCRAM-SHA-256"
+	MechanismScramSHA512 = "SCRAM-SHA-512"
+)
+
+// scramIterations is the PBKDF2 iteration count of the SCRAM credentials
+// the listener derives from its users' passwords: Kafka's minimum, and
+// franz-go's (it refuses fewer).
+const scramIterations = 4096
+
+// User is a user the listener authenticates with SASL.
+type User struct {
+	Name, Password string
+	// ReadOnly users may read (Metadata, Fetch, ListOffsets, Describe*,
+	// the consumer group APIs, OffsetCommit included) but not write:
+	// Produce, CreateTopics, DeleteTopics, AlterConfigs,
+	// IncrementalAlterConfigs and DeleteGroups are answered with
+	// TOPIC_, CLUSTER_ or GROUP_AUTHORIZATION_FAILED, InitProducerID
+	// (idempotent producers) with CLUSTER_AUTHORIZATION_FAILED, and
+	// Metadata creates no topic for them.
+	ReadOnly bool
+}
+
+// SASL is the authentication a listener requires (WithSASL): made by
+// NewSASL, it may be shared by several servers.
+type SASL struct {
+	mechanisms []string
+	users      map[string]*User
+	scram      map[string]map[string]scramCred // by mechanism, user
+}
+
+// NewSASL enables mechanisms (MechanismPlain, MechanismScramSHA256,
+// MechanismScramSHA512) for users. SCRAM credentials are derived from
+// the passwords now, with a random salt and 4096 iterations, as Kafka
+// stores them; passwords are used as they are, without SASLprep, as Kafka
+// and its clients do.
+func NewSASL(mechanisms []string, users []User) (*SASL, error) {
+	if len(mechanisms) == 0 {
+		return nil, errors.New("sasl: no mechanism")
+	}
+	if len(users) == 0 {
+		return nil, errors.New("sasl: no user")
+	}
+	s := &SASL{mechanisms: slices.Clone(mechanisms), users: map[string]*User{}, scram: map[string]map[string]scramCred{}}
+	for _, u := range users {
+		if u.Name == "" || u.Password == "" {
+			return nil, errors.New("sasl: a user without a name or a password")
+		}
+		if s.users[u.Name] != nil {
+			return nil, fmt.Errorf("sasl: user %q twice", u.Name)
+		}
+		s.users[u.Name] = &u
+	}
+	for _, m := range mechanisms {
+		if m == MechanismPlain {
+			continue
+		}
+		h := scramHashOf(m)
+		if h == nil {
+			return nil, fmt.Errorf("sasl: unknown mechanism %q (%s, %s or %s)", m, MechanismPlain, MechanismScramSHA256, MechanismScramSHA512)
+		}
+		creds := map[string]scramCred{}
+		for name, u := range s.users {
+			c, err := newScramCred(h, u.Password)
+			if err != nil {
+				return nil, fmt.Errorf("sasl: user %q: %w", name, err)
+			}
+			creds[name] = c
+		}
+		s.scram[m] = creds
+	}
+	return s, nil
+}
+
+// WithSASL requires clients to authenticate (Kafka's SASL_PLAINTEXT, or
+// SASL_SSL with WithTLS) with SaslHandshake v0–1 and SaslAuthenticate
+// v0–2 (KIP-152) before any other request but ApiVersions: a client that
+// sends one closes its connection, as Kafka does. Refused credentials are
+// answered SASL_AUTHENTICATION_FAILED with a message, and the connection
+// closes. Failures are reported to Metrics.AuthFailed and logged at most
+// every 10 s. nil: no authentication (the default).
+func WithSASL(s *SASL) Option {
+	return func(c *config) { c.sasl = s }
+}
+
+// preAuth reports whether a request of API key may come before SASL
+// authentication.
+func preAuth(key int16) bool {
+	switch kmsg.Key(key) {
+	case kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate:
+		return true
+	}
+	return false
+}
+
+// authenticated reports whether the connection may send any request:
+// SASL is off, or the client authenticated.
+func (c *conn) authenticated() bool { return c.s.cfg.sasl == nil || c.user != nil }
+
+func (c *conn) handleSASLHandshake(req *kmsg.SASLHandshakeRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
+	sasl := c.s.cfg.sasl
+	resp.SupportedMechanisms = sasl.mechanisms
+	switch {
+	case c.user != nil || c.saslMech != "":
+		// The session never expires (SessionLifetimeMillis 0), so
+		// clients do not authenticate again (KIP-368).
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		c.closing = &authError{"malformed", "SaslHandshake on a connection that already did one"}
+	case !slices.Contains(sasl.mechanisms, req.Mechanism):
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		c.closing = &authError{"mechanism", fmt.Sprintf("SASL mechanism %q is not enabled (broker.kafka_sasl.mechanisms: %s)", req.Mechanism, strings.Join(sasl.mechanisms, ", "))}
+	default:
+		c.saslMech = req.Mechanism
+		// v0: the SASL tokens follow as bare frames, without Kafka
+		// request headers.
+		c.saslRaw = req.Version == 0
+	}
+	return resp
+}
+
+func (c *conn) handleSASLAuthenticate(req *kmsg.SASLAuthenticateRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+	if c.saslMech == "" || c.user != nil {
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		msg := "SaslAuthenticate without SaslHandshake v1 first, or after authentication"
+		resp.ErrorMessage = &msg
+		c.closing = &authError{"malformed", msg}
+		return resp
+	}
+	out, err := c.saslStep(req.SASLAuthBytes)
+	if err != nil {
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		msg := err.client
+		resp.ErrorMessage = &msg
+		c.closing = err.authError
+		return resp
+	}
+	resp.SASLAuthBytes = out
+	return resp
+}
+
+// saslFailure is a refused SASL step: what the client is told, and what
+// the log and metrics get.
+type saslFailure struct {
+	client string
+	*authError
+}
+
+// saslStep takes the client's next SASL message and returns the answer;
+// c.user is set once the client has authenticated.
+func (c *conn) saslStep(msg []byte) ([]byte, *saslFailure) {
+	mech := c.saslMech
+	refused := func(reason, detail string) *saslFailure {
+		client := fmt.Sprintf("invalid credentials (unknown user or wrong password) with SASL mechanism %s", mech)
+		if reason == "malformed" {
+			client = fmt.Sprintf("malformed SASL %s message", mech)
+		}
+		return &saslFailure{client, &authError{reason, fmt.Sprintf("SASL %s: %s", mech, detail)}}
+	}
+	sasl := c.s.cfg.sasl
+	if mech == MechanismPlain {
+		// authzid NUL authcid NUL passwd (RFC 4616).
+		parts := bytes.Split(msg, []byte{0})
+		if len(parts) != 3 {
+			return nil, refused("malformed", "not authzid, user and password separated by NULs")
+		}
+		name := string(parts[1])
+		u := sasl.users[name]
+		switch {
+		case len(parts[0]) > 0 && string(parts[0]) != name:
+			return nil, refused("credentials", fmt.Sprintf("user %q asked to act as %q", name, parts[0]))
+		case u == nil:
+			return nil, refused("credentials", fmt.Sprintf("unknown user %q", name))
+		case subtle.ConstantTimeCompare(parts[2], []byte(u.Password)) != 1:
+			return nil, refused("credentials", fmt.Sprintf("wrong password for user %q", name))
+		}
+		c.authenticate(u)
+		return []byte{}, nil
+	}
+	if c.scramConv == nil {
+		creds := sasl.scram[mech]
+		c.scramConv = &scramConv{h: scramHashOf(mech), lookup: func(name string) (scramCred, bool) {
+			cred, ok := creds[name]
+			return cred, ok
+		}}
+	}
+	out, err := c.scramConv.step(string(msg))
+	switch {
+	case errors.Is(err, errUnknownUser):
+		return nil, refused("credentials", fmt.Sprintf("unknown user %q", c.scramConv.user))
+	case errors.Is(err, errBadProof):
+		return nil, refused("credentials", fmt.Sprintf("user %q: %v", c.scramConv.user, err))
+	case err != nil:
+		return nil, refused("malformed", err.Error())
+	}
+	if c.scramConv.done {
+		c.authenticate(sasl.users[c.scramConv.user])
+	}
+	return []byte(out), nil
+}
+
+func (c *conn) authenticate(u *User) {
+	c.user, c.scramConv, c.saslRaw = u, nil, false
+	c.logger = c.logger.With("user", u.Name)
+	c.logger.Debug("kafka client authenticated", "mechanism", c.saslMech)
+}
+
+// maxPreAuthBytes bounds a request before SASL authentication, and a bare
+// SASL token (after SaslHandshake v0): Kafka's sasl.server.max.receive.size.
+const maxPreAuthBytes = 512 << 10
+
+// rawSASL takes a bare SASL token (SaslHandshake v0) and answers it with
+// a bare frame, as Kafka does: an empty one where the mechanism has
+// nothing to say (PLAIN's success). A refusal closes the connection
+// without an answer (v0 has no way to say why).
+func (c *conn) rawSASL(token []byte) error {
+	out, err := c.saslStep(token)
+	if err != nil {
+		return err.authError
+	}
+	c.out = binary.BigEndian.AppendUint32(c.out, uint32(len(out)))
+	c.out = append(c.out, out...)
+	return c.flush()
+}

@@ -1,0 +1,236 @@
+package kafkawire
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/weirnet/weir/internal/tlsconf/tlstest"
+)
+
+var testUsers = []User{
+	{Name: "writer", Password: "w-pass"},
+	{Name: "reader", Password: "r-pass", ReadOnly: true},
+	{Name: "odd,na=me", Password: "pässwörd"},
+}
+
+func testSASL(t testing.TB, mechanisms ...string) *SASL {
+	t.Helper()
+	s, err := NewSASL(mechanisms, testUsers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mechanism(name, user, pass string) sasl.Mechanism {
+	a := scram.Auth{User: user, Pass: pass}
+	switch name {
+	case MechanismPlain:
+		return plain.Auth{User: user, Pass: pass}.AsMechanism()
+	case MechanismScramSHA256:
+		return a.AsSha256Mechanism()
+	}
+	return a.AsSha512Mechanism()
+}
+
+// TestSASLKgo: franz-go authenticates with each mechanism (a user name
+// SCRAM must escape, a password not ASCII), produces and consumes.
+func TestSASLKgo(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 2)
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismScramSHA512, MechanismScramSHA256, MechanismPlain)))
+	for _, m := range []string{MechanismPlain, MechanismScramSHA256, MechanismScramSHA512} {
+		for _, u := range []User{testUsers[0], testUsers[2]} {
+			t.Run(m+"/"+u.Name, func(t *testing.T) {
+				produceConsume(t, addr, "t", 3, kgo.SASL(mechanism(m, u.Name, u.Password)))
+			})
+		}
+	}
+}
+
+// TestSASLRefused: a wrong password, an unknown user, a mechanism not
+// enabled, and a client without SASL are refused with what happened,
+// and counted.
+func TestSASLRefused(t *testing.T) {
+	fl := newFakeLog()
+	var rec authRecorder
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismScramSHA512, MechanismPlain)), WithMetrics(rec.metrics()))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name, reason string
+		opt          []kgo.Opt
+		want         string
+	}{
+		{"scram wrong password", "credentials", []kgo.Opt{kgo.SASL(mechanism(MechanismScramSHA512, "writer", "nope"))},
+			"SASL_AUTHENTICATION_FAILED: SASL Authentication failed.: invalid credentials (unknown user or wrong password) with SASL mechanism SCRAM-SHA-512"},
+		{"scram unknown user", "credentials", []kgo.Opt{kgo.SASL(mechanism(MechanismScramSHA512, "nobody", "x"))}, "SASL_AUTHENTICATION_FAILED"},
+		{"plain wrong password", "credentials", []kgo.Opt{kgo.SASL(mechanism(MechanismPlain, "writer", "nope"))},
+			"SASL_AUTHENTICATION_FAILED: SASL Authentication failed.: invalid credentials (unknown user or wrong password) with SASL mechanism PLAIN"},
+		{"mechanism not enabled", "mechanism", []kgo.Opt{kgo.SASL(mechanism(MechanismScramSHA256, "writer", "w-pass"))}, "UNSUPPORTED_SASL_MECHANISM"},
+		{"no sasl", "unauthenticated", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := newClient(t, addr, append(tc.opt, kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))...)
+			err := cl.Ping(ctx)
+			if err == nil {
+				t.Fatal("Ping succeeded")
+			}
+			t.Logf("client's error: %v", err)
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+			rec.waitReason(t, tc.reason)
+		})
+	}
+}
+
+// TestSASLRaw: the protocol details real clients do not exercise:
+// requests before authentication close the connection, ApiVersions
+// lists the SASL APIs, SaslHandshake v0 with bare tokens works, a
+// SaslAuthenticate without a handshake is ILLEGAL_SASL_STATE.
+func TestSASLRaw(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)))
+
+	r := dialRaw(t, addr)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version = 3
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
+	resp := r.do(av).(*kmsg.ApiVersionsResponse)
+	var keys []int16
+	for _, k := range resp.ApiKeys {
+		keys = append(keys, k.ApiKey)
+	}
+	if !bytes.Contains(fmt.Append(nil, keys), []byte("17")) || !bytes.Contains(fmt.Append(nil, keys), []byte("36")) {
+		t.Errorf("ApiVersions lacks SaslHandshake or SaslAuthenticate: %v", keys)
+	}
+	// Metadata before authenticating: closed.
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 4
+	r.send(md)
+	expectClosed(t, r.c)
+
+	// SaslAuthenticate without a handshake.
+	r = dialRaw(t, addr)
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.Version = 1
+	au.SASLAuthBytes = []byte("\x00writer\x00w-pass")
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Errorf("SaslAuthenticate without a handshake: code %d", ar.ErrorCode)
+	}
+	expectClosed(t, r.c)
+
+	// SaslHandshake v0, then the PLAIN token bare: an empty bare frame
+	// back, then requests work.
+	r = dialRaw(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 0, MechanismPlain
+	if hr := r.do(hs).(*kmsg.SASLHandshakeResponse); hr.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake v0: code %d", hr.ErrorCode)
+	}
+	token := []byte("\x00writer\x00w-pass")
+	r.c.Write(binary.BigEndian.AppendUint32(nil, uint32(len(token))))
+	r.c.Write(token)
+	var size [4]byte
+	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(r.c, size[:]); err != nil || binary.BigEndian.Uint32(size[:]) != 0 {
+		t.Fatalf("bare PLAIN answer: %v %x", err, size)
+	}
+	md = kmsg.NewPtrMetadataRequest()
+	md.Version = 4
+	if mr := r.do(md).(*kmsg.MetadataResponse); len(mr.Topics) != 1 {
+		t.Errorf("Metadata after v0 authentication: %d topics", len(mr.Topics))
+	}
+
+	// A second handshake after authenticating: ILLEGAL_SASL_STATE.
+	hs.Version = 1
+	if hr := r.do(hs).(*kmsg.SASLHandshakeResponse); hr.ErrorCode != kerr.IllegalSaslState.Code {
+		t.Errorf("second SaslHandshake: code %d", hr.ErrorCode)
+	}
+	expectClosed(t, r.c)
+}
+
+// TestSASLKcat: librdkafka (kcat) with SASL_SSL and SCRAM-SHA-512 produces
+// and consumes; a wrong password fails with librdkafka's authentication
+// error.
+func TestSASLKcat(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat not installed")
+	}
+	fl := newFakeLog()
+	newTopic(t, fl, "lines", 1)
+	ca := tlstest.NewCA(t, "kafka-ca")
+	addr := tlsServer(t, fl, ca, nil, WithSASL(testSASL(t, MechanismScramSHA512, MechanismScramSHA256, MechanismPlain)))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	run := func(mech, user, pass, stdin string, args ...string) (string, string, error) {
+		cmd := exec.CommandContext(ctx, kcat, append([]string{"-b", addr, "-X", "security.protocol=SASL_SSL", "-X", "sasl.mechanisms=" + mech,
+			"-X", "sasl.username=" + user, "-X", "sasl.password=" + pass, "-X", "ssl.ca.location=" + ca.File}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		return out.String(), errOut.String(), err
+	}
+	for _, m := range []string{MechanismScramSHA512, MechanismScramSHA256, MechanismPlain} {
+		if _, stderr, err := run(m, "writer", "w-pass", m+"\n", "-P", "-t", "lines"); err != nil {
+			t.Fatalf("kcat -P %s: %v\n%s", m, err, stderr)
+		}
+	}
+	out, stderr, err := run(MechanismScramSHA512, "reader", "r-pass", "", "-C", "-t", "lines", "-o", "beginning", "-e", "-q")
+	if err != nil {
+		t.Fatalf("kcat -C: %v\n%s", err, stderr)
+	}
+	if want := "SCRAM-SHA-512\nSCRAM-SHA-256\nPLAIN\n"; out != want {
+		t.Fatalf("kcat -C: %q, want %q", out, want)
+	}
+	_, stderr, err = run(MechanismScramSHA512, "writer", "wrong", "", "-L", "-m", "5")
+	if err == nil {
+		t.Fatal("kcat -L with a wrong password succeeded")
+	}
+	if !strings.Contains(stderr, "SASL authentication error: invalid credentials (unknown user or wrong password) with SASL mechanism SCRAM-SHA-512") {
+		t.Errorf("kcat's error does not say authentication failed:\n%s", stderr)
+	}
+}
+
+// TestSASLTLSKgo: SASL over TLS with franz-go (SASL_SSL).
+func TestSASLTLSKgo(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	ca := tlstest.NewCA(t, "kafka-ca")
+	addr := tlsServer(t, fl, ca, nil, WithSASL(testSASL(t, MechanismScramSHA512)))
+	produceConsume(t, addr, "t", 3, kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool()}), kgo.SASL(mechanism(MechanismScramSHA512, "writer", "w-pass")))
+}
+
+// TestSASLPreAuthSize: before authenticating, a large frame (a Produce a
+// client sends without SASL) closes the connection at its length, before
+// the server reads it, as Kafka's sasl.server.max.receive.size does.
+func TestSASLPreAuthSize(t *testing.T) {
+	fl := newFakeLog()
+	var rec authRecorder
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)), WithMetrics(rec.metrics()))
+	r := dialRaw(t, addr)
+	hdr := binary.BigEndian.AppendUint32(nil, 1<<20)
+	hdr = append(hdr, 0, 0, 0, 9) // Produce v9
+	r.c.Write(hdr)
+	expectClosed(t, r.c)
+	rec.waitReason(t, "unauthenticated")
+}
