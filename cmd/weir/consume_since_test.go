@@ -23,24 +23,9 @@ func TestConsumeSince(t *testing.T) {
 	base := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
 	for _, backend := range []string{"weir", "kafka"} {
 		t.Run(backend, func(t *testing.T) {
-			var addr string
-			if backend == "weir" {
-				addr = startWeir(t, t.TempDir()).KafkaAddr
-			} else {
-				c, err := kfake.NewCluster(kfake.NumBrokers(1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				addr = c.ListenAddrs()[0]
-			}
+			addr, cl := backendClient(t, backend)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Close()
 			if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "since"); err != nil {
 				t.Fatal(err)
 			}
@@ -103,3 +88,27 @@ type cliError struct {
 
 func (e *cliError) Error() string { return e.err.Error() + ": " + e.stderr }
 func (e *cliError) Unwrap() error { return e.err }
+
+// backendClient is a Kafka listener to run a client command against, weir's
+// ("weir") or a Kafka cluster's ("kafka": kfake), with a franz-go client
+// of it; both end with the test.
+func backendClient(t *testing.T, backend string) (string, *kgo.Client) {
+	t.Helper()
+	var addr string
+	if backend == "weir" {
+		addr = startWeir(t, t.TempDir()).KafkaAddr
+	} else {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		addr = c.ListenAddrs()[0]
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return addr, cl
+}

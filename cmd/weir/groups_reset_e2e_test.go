@@ -13,7 +13,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -151,24 +150,9 @@ func TestGroupsResetByTime(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 14, 0, 0, 0, time.UTC)
 	for _, backend := range []string{"weir", "kafka"} {
 		t.Run(backend, func(t *testing.T) {
-			var addr string
-			if backend == "weir" {
-				addr = startWeir(t, t.TempDir()).KafkaAddr
-			} else {
-				c, err := kfake.NewCluster(kfake.NumBrokers(1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				addr = c.ListenAddrs()[0]
-			}
+			addr, cl := backendClient(t, backend)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Close()
 			adm := kadm.NewClient(cl)
 			if _, err := adm.CreateTopic(ctx, 1, 1, nil, "bytime"); err != nil {
 				t.Fatal(err)
