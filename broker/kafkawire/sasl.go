@@ -92,7 +92,9 @@ func NewSASL(mechanisms []string, users []User) (*SASL, error) {
 // WithSASL requires clients to authenticate (Kafka's SASL_PLAINTEXT, or
 // SASL_SSL with WithTLS) with SaslHandshake v0–1 and SaslAuthenticate
 // v0–2 (KIP-152) before any other request but ApiVersions: a client that
-// sends one closes its connection, as Kafka does. Refused credentials are
+// sends one closes its connection, as Kafka does, and so does one that
+// has not authenticated within the frame timeout (WithFrameTimeout) of
+// connecting. Refused credentials are
 // answered SASL_AUTHENTICATION_FAILED with a message, and the connection
 // closes. Failures are reported to Metrics.AuthFailed and logged at most
 // every 10 s. nil: no authentication (the default).

@@ -234,3 +234,52 @@ func TestSASLPreAuthSize(t *testing.T) {
 	expectClosed(t, r.c)
 	rec.waitReason(t, "unauthenticated")
 }
+
+// TestSASLPreAuthDeadline: a connection that does not authenticate
+// within the frame timeout is closed, however many ApiVersions it sends
+// to stay out of the idle timeout, so that clients without credentials
+// cannot hold the connection slots (max_connections) for ever; one that
+// authenticated stays open past it.
+func TestSASLPreAuthDeadline(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	var rec authRecorder
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)), WithMetrics(rec.metrics()),
+		WithFrameTimeout(200*time.Millisecond), WithIdleTimeout(time.Hour))
+
+	r := dialRaw(t, addr)
+	av := kmsg.NewPtrApiVersionsRequest()
+	closed := false
+	for range 100 {
+		r.send(av)
+		if _, err := r.readFrame(); err != nil {
+			closed = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !closed {
+		t.Fatal("an unauthenticated connection sending ApiVersions stayed open for 10 s, past the 200 ms frame timeout")
+	}
+	rec.waitReason(t, "unauthenticated")
+
+	// Authenticated, the idle timeout (an hour) applies.
+	r = dialRaw(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, MechanismPlain
+	if hr := r.do(hs).(*kmsg.SASLHandshakeResponse); hr.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake: code %d", hr.ErrorCode)
+	}
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.Version = 1
+	au.SASLAuthBytes = []byte("\x00writer\x00w-pass")
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != 0 {
+		t.Fatalf("SaslAuthenticate: code %d", ar.ErrorCode)
+	}
+	time.Sleep(time.Second) // five frame timeouts
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 4
+	if mr := r.do(md).(*kmsg.MetadataResponse); len(mr.Topics) != 1 {
+		t.Errorf("Metadata after authenticating: %d topics", len(mr.Topics))
+	}
+}
