@@ -68,6 +68,7 @@ type conn struct {
 	// as bare frames (SaslHandshake v0), a SCRAM exchange under way.
 	user      *User
 	saslMech  string
+	saslState *saslState // the users and mechanisms of SaslHandshake's time
 	saslRaw   bool
 	scramConv *scramConv
 	// authBy is when a connection that has not authenticated is closed

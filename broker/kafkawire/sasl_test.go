@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -281,5 +282,60 @@ func TestSASLPreAuthDeadline(t *testing.T) {
 	md.Version = 4
 	if mr := r.do(md).(*kmsg.MetadataResponse); len(mr.Topics) != 1 {
 		t.Errorf("Metadata after authenticating: %d topics", len(mr.Topics))
+	}
+}
+
+// TestSASLUpdate: after Update, new connections authenticate with the new
+// password and not the old one, with each mechanism, and get the new
+// read_only; a connection authenticated before keeps its session and its
+// user as they were; Update with bad users changes nothing.
+func TestSASLUpdate(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	auth := testSASL(t, MechanismPlain, MechanismScramSHA256)
+	_, addr := startServer(t, fl, WithSASL(auth))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ping := func(mech, user, pass string) error {
+		cl := newClient(t, addr, kgo.SASL(mechanism(mech, user, pass)), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
+		defer cl.Close()
+		return cl.Ping(ctx)
+	}
+	produce := func(cl *kgo.Client) error {
+		return cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr()
+	}
+	// Authenticated before the update, as writer.
+	before := newClient(t, addr, kgo.SASL(mechanism(MechanismScramSHA256, "writer", "w-pass")), kgo.DisableIdempotentWrite(), kgo.RequestRetries(0))
+	if err := produce(before); err != nil {
+		t.Fatalf("produce before the update: %v", err)
+	}
+
+	if err := auth.Update([]string{MechanismPlain, MechanismScramSHA256}, []User{{Name: "writer", Password: ""}}); err == nil {
+		t.Fatal("Update with an empty password succeeded")
+	}
+	if err := ping(MechanismPlain, "writer", "w-pass"); err != nil {
+		t.Fatalf("after a refused Update, the old password: %v", err)
+	}
+
+	if err := auth.Update([]string{MechanismPlain, MechanismScramSHA256}, []User{{Name: "writer", Password: "new-pass", ReadOnly: true}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{MechanismPlain, MechanismScramSHA256} {
+		if err := ping(m, "writer", "w-pass"); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			t.Errorf("%s with the old password: %v", m, err)
+		}
+		if err := ping(m, "reader", "r-pass"); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			t.Errorf("%s as a removed user: %v", m, err)
+		}
+		if err := ping(m, "writer", "new-pass"); err != nil {
+			t.Errorf("%s with the new password: %v", m, err)
+		}
+	}
+	after := newClient(t, addr, kgo.SASL(mechanism(MechanismPlain, "writer", "new-pass")), kgo.DisableIdempotentWrite(), kgo.RequestRetries(0))
+	if err := produce(after); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("produce as writer, read_only since the update: %v", err)
+	}
+	if err := produce(before); err != nil {
+		t.Errorf("produce on the connection authenticated before the update: %v", err)
 	}
 }
