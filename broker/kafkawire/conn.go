@@ -323,7 +323,7 @@ func (c *conn) readFrame() ([]byte, error) {
 		// Only ApiVersions and the SASL requests may come before
 		// authentication, none of them large: a client that is not
 		// authenticated cannot make the server read 100 MiB.
-		return nil, &authError{"unauthenticated", fmt.Sprintf("a %d byte request before SASL authentication (at most %d, as Kafka's sasl.server.max.receive.size)", size, maxPreAuthBytes)}
+		return nil, &authError{"unauthenticated", fmt.Sprintf("a %d byte request before SASL authentication (at most %d)", size, maxPreAuthBytes)}
 	case size < 8: // api key, version and correlation id at least
 		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}

@@ -266,8 +266,14 @@ func (c *conn) authenticate(u *User) {
 }
 
 // maxPreAuthBytes bounds a request before SASL authentication, and a bare
-// SASL token (after SaslHandshake v0): Kafka's sasl.server.max.receive.size.
-const maxPreAuthBytes = 512 << 10
+// SASL token (after SaslHandshake v0): the buffer every connection may
+// keep (ioBufferSize), so that such a request takes none of the server's
+// request memory (reserve), which clients without credentials could
+// otherwise fill, a few hundred connections of them, for the frame
+// timeout, and so close the connections of authenticated producers.
+// Kafka's sasl.server.max.receive.size is 512 KiB, for GSSAPI's tokens;
+// ApiVersions, PLAIN's and SCRAM's messages are a few hundred bytes.
+const maxPreAuthBytes = ioBufferSize
 
 // rawSASL takes a bare SASL token (SaslHandshake v0) and answers it with
 // a bare frame, as Kafka does: an empty one where the mechanism has

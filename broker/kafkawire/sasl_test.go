@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -337,5 +338,57 @@ func TestSASLUpdate(t *testing.T) {
 	}
 	if err := produce(before); err != nil {
 		t.Errorf("produce on the connection authenticated before the update: %v", err)
+	}
+}
+
+// TestSASLPreAuthHoldsNoRequestMemory: clients that did not authenticate,
+// sending the largest request they may, hold none of the server's request
+// memory (WithMaxBufferedRequestBytes), so that they cannot crowd out the
+// produce requests of authenticated clients.
+func TestSASLPreAuthHoldsNoRequestMemory(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	// They hold what they sent until the frame timeout: an hour here.
+	s, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)), WithMaxBufferedRequestBytes(2<<20), WithFrameTimeout(time.Hour))
+	for range 4 {
+		r := dialRaw(t, addr)
+		// A SaslAuthenticate as large as a client that did not
+		// authenticate may send, all but its last bytes.
+		size := maxPreAuthBytes
+		b := binary.BigEndian.AppendUint32(nil, uint32(size))
+		b = append(b, 0, 36, 0, 1, 0, 0, 0, 1)
+		b = append(b, make([]byte, size-100)...)
+		r.c.Write(b)
+	}
+	// What the server holds while it reads them.
+	for range 50 {
+		if n := s.buffered.Load(); n != 0 {
+			t.Fatalf("%d bytes of request memory held by clients that did not authenticate", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// An authenticated producer's 900 KiB request goes through.
+	r := dialRaw(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, MechanismPlain
+	r.do(hs)
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.SASLAuthBytes = []byte("\x00writer\x00w-pass")
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != 0 {
+		t.Fatalf("SaslAuthenticate: code %d", ar.ErrorCode)
+	}
+	corr := r.send(produceReq(7, 1, "t", 0, batch(strings.Repeat("x", 900<<10))))
+	body, err := r.readFrame()
+	if err != nil {
+		t.Fatalf("an authenticated produce while clients that did not authenticate hold large requests: %v", err)
+	}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 7
+	rd := kbin.Reader{Src: body}
+	if got := rd.Int32(); got != corr {
+		t.Fatalf("correlation id %d, want %d", got, corr)
+	}
+	if err := resp.ReadFrom(rd.Src); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("produce: %v %+v", err, resp.Topics)
 	}
 }
