@@ -2,6 +2,7 @@ package kafkawire
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
@@ -53,6 +54,7 @@ type saslState struct {
 	users      map[string]*User
 	scram      map[string]map[string]scramCred // by mechanism, user
 	given      []User                          // as NewSASL or Update had them
+	mockKey    []byte                          // for unknown users' SCRAM salts (mockScramCred)
 }
 
 // NewSASL enables mechanisms (MechanismPlain, MechanismScramSHA256,
@@ -98,7 +100,9 @@ func newSASLState(mechanisms []string, users []User) (*saslState, error) {
 	if len(users) == 0 {
 		return nil, errors.New("sasl: no user")
 	}
-	s := &saslState{mechanisms: slices.Clone(mechanisms), users: map[string]*User{}, scram: map[string]map[string]scramCred{}, given: slices.Clone(users)}
+	s := &saslState{mechanisms: slices.Clone(mechanisms), users: map[string]*User{}, scram: map[string]map[string]scramCred{}, given: slices.Clone(users),
+		mockKey: make([]byte, 32)}
+	rand.Read(s.mockKey)
 	for _, u := range users {
 		if u.Name == "" || u.Password == "" {
 			return nil, errors.New("sasl: a user without a name or a password")
@@ -238,10 +242,13 @@ func (c *conn) saslStep(msg []byte) ([]byte, *saslFailure) {
 		return []byte{}, nil
 	}
 	if c.scramConv == nil {
-		creds := sasl.scram[mech]
-		c.scramConv = &scramConv{h: scramHashOf(mech), lookup: func(name string) (scramCred, bool) {
+		creds, h := sasl.scram[mech], scramHashOf(mech)
+		c.scramConv = &scramConv{h: h, lookup: func(name string) (scramCred, bool) {
 			cred, ok := creds[name]
-			return cred, ok
+			if !ok {
+				return mockScramCred(h, sasl.mockKey, mech, name), false
+			}
+			return cred, true
 		}}
 	}
 	out, err := c.scramConv.step(string(msg))

@@ -392,3 +392,49 @@ func TestSASLPreAuthHoldsNoRequestMemory(t *testing.T) {
 		t.Fatalf("produce: %v %+v", err, resp.Topics)
 	}
 }
+
+// TestSCRAMUnknownUserLooksKnown: SCRAM's first message gets a
+// server-first for an unknown user as for a known one, with a salt that
+// is the same at every attempt, so that a client cannot tell which user
+// names exist (RFC 5802, section 9's "mock" exchange); it is refused at the
+// client-final, as a wrong password is, and counted as credentials.
+func TestSCRAMUnknownUserLooksKnown(t *testing.T) {
+	fl := newFakeLog()
+	var rec authRecorder
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismScramSHA512)), WithMetrics(rec.metrics()))
+	first := func(user string) (*rawClient, string) {
+		r := dialRaw(t, addr)
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Version, hs.Mechanism = 1, MechanismScramSHA512
+		r.do(hs)
+		au := kmsg.NewPtrSASLAuthenticateRequest()
+		au.SASLAuthBytes = []byte("n,,n=" + user + ",r=abc")
+		ar := r.do(au).(*kmsg.SASLAuthenticateResponse)
+		if ar.ErrorCode != 0 {
+			t.Fatalf("client-first as %q: code %d", user, ar.ErrorCode)
+		}
+		return r, string(ar.SASLAuthBytes)
+	}
+	salt := func(serverFirst string) string {
+		f := strings.Split(serverFirst, ",")
+		if len(f) != 3 || f[2] != "i=4096" {
+			t.Fatalf("server-first %q", serverFirst)
+		}
+		return f[1]
+	}
+	_, known := first("writer")
+	r, unknown := first("nobody")
+	_, again := first("nobody")
+	_, other := first("somebody")
+	if len(salt(known)) != len(salt(unknown)) || salt(unknown) != salt(again) || salt(unknown) == salt(other) {
+		t.Errorf("salts: writer %s, nobody %s then %s, somebody %s", salt(known), salt(unknown), salt(again), salt(other))
+	}
+	nonce := strings.TrimPrefix(strings.Split(unknown, ",")[0], "r=")
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.SASLAuthBytes = []byte(scramClientFinal(t, "x", "n=nobody,r=abc", unknown, nonce))
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Errorf("client-final of an unknown user: code %d", ar.ErrorCode)
+	}
+	expectClosed(t, r.c)
+	rec.waitReason(t, "credentials")
+}
