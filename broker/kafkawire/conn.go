@@ -2,6 +2,7 @@ package kafkawire
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -67,8 +68,12 @@ type conn struct {
 	// as bare frames (SaslHandshake v0), a SCRAM exchange under way.
 	user      *User
 	saslMech  string
+	saslState *saslState // the users and mechanisms of SaslHandshake's time
 	saslRaw   bool
 	scramConv *scramConv
+	// authBy is when a connection that has not authenticated is closed
+	// (zero without SASL): see deadline.
+	authBy time.Time
 	// closing, when set, closes the connection once the response to the
 	// request being handled is sent (a refused authentication).
 	closing error
@@ -84,6 +89,9 @@ func (s *Server) newConn(nc net.Conn, logger *slog.Logger) *conn {
 	}
 	c.br = c.small
 	c.advHost, c.advPort = s.advertisedAddr(nc)
+	if s.cfg.sasl != nil {
+		c.authBy = time.Now().Add(cmp.Or(s.cfg.frameTimeout, DefaultFrameTimeout))
+	}
 	return c
 }
 
@@ -291,15 +299,13 @@ func (c *conn) watchHangup(ctx context.Context) (_ context.Context, stop func())
 // readFrame reads the next request frame and returns its body (the bytes
 // after the length), valid until the next call.
 func (c *conn) readFrame() ([]byte, error) {
-	if d := c.s.cfg.idleTimeout; d > 0 {
-		c.nc.SetReadDeadline(time.Now().Add(d))
-	}
+	c.nc.SetReadDeadline(c.deadline(c.s.cfg.idleTimeout))
 	b, err := c.br.Peek(4)
 	if err != nil {
 		if len(b) > 0 && errors.Is(err, io.EOF) {
 			return nil, &protocolError{"connection closed inside a frame length"}
 		}
-		return nil, err
+		return nil, c.authTimeout(err)
 	}
 	size := int64(int32(binary.BigEndian.Uint32(b)))
 	switch {
@@ -317,7 +323,7 @@ func (c *conn) readFrame() ([]byte, error) {
 		// Only ApiVersions and the SASL requests may come before
 		// authentication, none of them large: a client that is not
 		// authenticated cannot make the server read 100 MiB.
-		return nil, &authError{"unauthenticated", fmt.Sprintf("a %d byte request before SASL authentication (at most %d, as Kafka's sasl.server.max.receive.size)", size, maxPreAuthBytes)}
+		return nil, &authError{"unauthenticated", fmt.Sprintf("a %d byte request before SASL authentication (at most %d)", size, maxPreAuthBytes)}
 	case size < 8: // api key, version and correlation id at least
 		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}
@@ -336,7 +342,7 @@ func (c *conn) readFrame() ([]byte, error) {
 	}
 	c.br.Discard(4)
 	if d := c.s.cfg.frameTimeout; d > 0 && (d < c.s.cfg.idleTimeout || c.s.cfg.idleTimeout <= 0) {
-		c.nc.SetReadDeadline(time.Now().Add(d)) // the whole request, now it has begun
+		c.nc.SetReadDeadline(c.deadline(d)) // the whole request, now it has begun
 	}
 	err = c.readBody(int(size))
 	if c.s.cfg.idleTimeout <= 0 && c.s.cfg.frameTimeout > 0 {
@@ -348,11 +354,48 @@ func (c *conn) readFrame() ([]byte, error) {
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
+			if c.authExpired() {
+				return nil, c.authTimeout(err)
+			}
 			return nil, &protocolError{fmt.Sprintf("a %d byte request did not arrive in time", size)}
 		}
 		return nil, err
 	}
 	return c.req, nil
+}
+
+// deadline is when a read or write that may take d (0: for ever) must
+// end: before SASL authentication, by authBy at the latest. Only
+// ApiVersions and the SASL requests come before it, which an honest
+// client sends at once; without it a client with no credentials could
+// hold a connection, and with a few thousand of them every slot
+// (max_connections), for as long as it sent an ApiVersions within each
+// idle timeout.
+func (c *conn) deadline(d time.Duration) time.Time {
+	var t time.Time
+	if d > 0 {
+		t = time.Now().Add(d)
+	}
+	if !c.authBy.IsZero() && !c.authenticated() && (t.IsZero() || c.authBy.Before(t)) {
+		t = c.authBy
+	}
+	return t
+}
+
+// authExpired reports whether the connection did not authenticate by
+// authBy.
+func (c *conn) authExpired() bool {
+	return !c.authBy.IsZero() && !c.authenticated() && !time.Now().Before(c.authBy)
+}
+
+// authTimeout is err, a read or write error, or an authError when it is
+// the timeout of a connection that did not authenticate by authBy.
+func (c *conn) authTimeout(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() && c.authExpired() {
+		return &authError{"unauthenticated", fmt.Sprintf("no SASL authentication within %v of connecting", cmp.Or(c.s.cfg.frameTimeout, DefaultFrameTimeout))}
+	}
+	return err
 }
 
 // otherProtocol names the protocol a client that is not speaking Kafka
@@ -568,12 +611,10 @@ func (c *conn) flush() error {
 	if len(c.out) == 0 {
 		return nil
 	}
-	if d := c.s.cfg.idleTimeout; d > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(d))
-	}
+	c.nc.SetWriteDeadline(c.deadline(c.s.cfg.idleTimeout))
 	_, err := c.nc.Write(c.out)
 	c.out = c.out[:0]
-	return err
+	return c.authTimeout(err)
 }
 
 // trimBuffers drops buffers an unusually large request grew, so that a

@@ -2,12 +2,14 @@ package kafkawire
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,11 +41,20 @@ type User struct {
 }
 
 // SASL is the authentication a listener requires (WithSASL): made by
-// NewSASL, it may be shared by several servers.
+// NewSASL, it may be shared by several servers, and Update changes its
+// mechanisms and users while they serve.
 type SASL struct {
+	st atomic.Pointer[saslState]
+}
+
+// saslState is one set of mechanisms and users: a connection takes the
+// one current at its SaslHandshake for its whole exchange.
+type saslState struct {
 	mechanisms []string
 	users      map[string]*User
 	scram      map[string]map[string]scramCred // by mechanism, user
+	given      []User                          // as NewSASL or Update had them
+	mockKey    []byte                          // for unknown users' SCRAM salts (mockScramCred)
 }
 
 // NewSASL enables mechanisms (MechanismPlain, MechanismScramSHA256,
@@ -52,13 +63,46 @@ type SASL struct {
 // stores them; passwords are used as they are, without SASLprep, as Kafka
 // and its clients do.
 func NewSASL(mechanisms []string, users []User) (*SASL, error) {
+	st, err := newSASLState(mechanisms, users)
+	if err != nil {
+		return nil, err
+	}
+	s := &SASL{}
+	s.st.Store(st)
+	return s, nil
+}
+
+// Update replaces the mechanisms and users, checked as NewSASL checks
+// them (an error changes nothing): a password rotated, a user added or
+// removed, read_only changed. Connections that authenticate afterwards
+// (their SaslHandshake afterwards) get the new ones; those that already
+// did keep their session, user and read_only as they were, as Kafka's
+// sessions do. The same mechanisms and users again change nothing (the
+// SCRAM credentials are not derived again).
+func (s *SASL) Update(mechanisms []string, users []User) error {
+	if cur := s.st.Load(); slices.Equal(cur.mechanisms, mechanisms) && slices.Equal(cur.given, users) {
+		return nil
+	}
+	st, err := newSASLState(mechanisms, users)
+	if err != nil {
+		return err
+	}
+	s.st.Store(st)
+	return nil
+}
+
+func (s *SASL) state() *saslState { return s.st.Load() }
+
+func newSASLState(mechanisms []string, users []User) (*saslState, error) {
 	if len(mechanisms) == 0 {
 		return nil, errors.New("sasl: no mechanism")
 	}
 	if len(users) == 0 {
 		return nil, errors.New("sasl: no user")
 	}
-	s := &SASL{mechanisms: slices.Clone(mechanisms), users: map[string]*User{}, scram: map[string]map[string]scramCred{}}
+	s := &saslState{mechanisms: slices.Clone(mechanisms), users: map[string]*User{}, scram: map[string]map[string]scramCred{}, given: slices.Clone(users),
+		mockKey: make([]byte, 32)}
+	rand.Read(s.mockKey)
 	for _, u := range users {
 		if u.Name == "" || u.Password == "" {
 			return nil, errors.New("sasl: a user without a name or a password")
@@ -92,7 +136,9 @@ func NewSASL(mechanisms []string, users []User) (*SASL, error) {
 // WithSASL requires clients to authenticate (Kafka's SASL_PLAINTEXT, or
 // SASL_SSL with WithTLS) with SaslHandshake v0–1 and SaslAuthenticate
 // v0–2 (KIP-152) before any other request but ApiVersions: a client that
-// sends one closes its connection, as Kafka does. Refused credentials are
+// sends one closes its connection, as Kafka does, and so does one that
+// has not authenticated within the frame timeout (WithFrameTimeout) of
+// connecting. Refused credentials are
 // answered SASL_AUTHENTICATION_FAILED with a message, and the connection
 // closes. Failures are reported to Metrics.AuthFailed and logged at most
 // every 10 s. nil: no authentication (the default).
@@ -116,7 +162,7 @@ func (c *conn) authenticated() bool { return c.s.cfg.sasl == nil || c.user != ni
 
 func (c *conn) handleSASLHandshake(req *kmsg.SASLHandshakeRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
-	sasl := c.s.cfg.sasl
+	sasl := c.s.cfg.sasl.state()
 	resp.SupportedMechanisms = sasl.mechanisms
 	switch {
 	case c.user != nil || c.saslMech != "":
@@ -128,7 +174,7 @@ func (c *conn) handleSASLHandshake(req *kmsg.SASLHandshakeRequest) kmsg.Response
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		c.closing = &authError{"mechanism", fmt.Sprintf("SASL mechanism %q is not enabled (broker.kafka_sasl.mechanisms: %s)", req.Mechanism, strings.Join(sasl.mechanisms, ", "))}
 	default:
-		c.saslMech = req.Mechanism
+		c.saslMech, c.saslState = req.Mechanism, sasl
 		// v0: the SASL tokens follow as bare frames, without Kafka
 		// request headers.
 		c.saslRaw = req.Version == 0
@@ -175,7 +221,7 @@ func (c *conn) saslStep(msg []byte) ([]byte, *saslFailure) {
 		}
 		return &saslFailure{client, &authError{reason, fmt.Sprintf("SASL %s: %s", mech, detail)}}
 	}
-	sasl := c.s.cfg.sasl
+	sasl := c.saslState
 	if mech == MechanismPlain {
 		// authzid NUL authcid NUL passwd (RFC 4616).
 		parts := bytes.Split(msg, []byte{0})
@@ -196,10 +242,13 @@ func (c *conn) saslStep(msg []byte) ([]byte, *saslFailure) {
 		return []byte{}, nil
 	}
 	if c.scramConv == nil {
-		creds := sasl.scram[mech]
-		c.scramConv = &scramConv{h: scramHashOf(mech), lookup: func(name string) (scramCred, bool) {
+		creds, h := sasl.scram[mech], scramHashOf(mech)
+		c.scramConv = &scramConv{h: h, lookup: func(name string) (scramCred, bool) {
 			cred, ok := creds[name]
-			return cred, ok
+			if !ok {
+				return mockScramCred(h, sasl.mockKey, mech, name), false
+			}
+			return cred, true
 		}}
 	}
 	out, err := c.scramConv.step(string(msg))
@@ -224,8 +273,14 @@ func (c *conn) authenticate(u *User) {
 }
 
 // maxPreAuthBytes bounds a request before SASL authentication, and a bare
-// SASL token (after SaslHandshake v0): Kafka's sasl.server.max.receive.size.
-const maxPreAuthBytes = 512 << 10
+// SASL token (after SaslHandshake v0): the buffer every connection may
+// keep (ioBufferSize), so that such a request takes none of the server's
+// request memory (reserve), which clients without credentials could
+// otherwise fill, a few hundred connections of them, for the frame
+// timeout, and so close the connections of authenticated producers.
+// Kafka's sasl.server.max.receive.size is 512 KiB, for GSSAPI's tokens;
+// ApiVersions, PLAIN's and SCRAM's messages are a few hundred bytes.
+const maxPreAuthBytes = ioBufferSize
 
 // rawSASL takes a bare SASL token (SaslHandshake v0) and answers it with
 // a bare frame, as Kafka does: an empty one where the mechanism has

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -233,4 +235,206 @@ func TestSASLPreAuthSize(t *testing.T) {
 	r.c.Write(hdr)
 	expectClosed(t, r.c)
 	rec.waitReason(t, "unauthenticated")
+}
+
+// TestSASLPreAuthDeadline: a connection that does not authenticate
+// within the frame timeout is closed, however many ApiVersions it sends
+// to stay out of the idle timeout, so that clients without credentials
+// cannot hold the connection slots (max_connections) for ever; one that
+// authenticated stays open past it.
+func TestSASLPreAuthDeadline(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	var rec authRecorder
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)), WithMetrics(rec.metrics()),
+		WithFrameTimeout(200*time.Millisecond), WithIdleTimeout(time.Hour))
+
+	r := dialRaw(t, addr)
+	av := kmsg.NewPtrApiVersionsRequest()
+	closed := false
+	for range 100 {
+		r.send(av)
+		if _, err := r.readFrame(); err != nil {
+			closed = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !closed {
+		t.Fatal("an unauthenticated connection sending ApiVersions stayed open for 10 s, past the 200 ms frame timeout")
+	}
+	rec.waitReason(t, "unauthenticated")
+
+	// Authenticated, the idle timeout (an hour) applies.
+	r = dialRaw(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, MechanismPlain
+	if hr := r.do(hs).(*kmsg.SASLHandshakeResponse); hr.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake: code %d", hr.ErrorCode)
+	}
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.Version = 1
+	au.SASLAuthBytes = []byte("\x00writer\x00w-pass")
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != 0 {
+		t.Fatalf("SaslAuthenticate: code %d", ar.ErrorCode)
+	}
+	time.Sleep(time.Second) // five frame timeouts
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 4
+	if mr := r.do(md).(*kmsg.MetadataResponse); len(mr.Topics) != 1 {
+		t.Errorf("Metadata after authenticating: %d topics", len(mr.Topics))
+	}
+}
+
+// TestSASLUpdate: after Update, new connections authenticate with the new
+// password and not the old one, with each mechanism, and get the new
+// read_only; a connection authenticated before keeps its session and its
+// user as they were; Update with bad users changes nothing.
+func TestSASLUpdate(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	auth := testSASL(t, MechanismPlain, MechanismScramSHA256)
+	_, addr := startServer(t, fl, WithSASL(auth))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ping := func(mech, user, pass string) error {
+		cl := newClient(t, addr, kgo.SASL(mechanism(mech, user, pass)), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
+		defer cl.Close()
+		return cl.Ping(ctx)
+	}
+	produce := func(cl *kgo.Client) error {
+		return cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr()
+	}
+	// Authenticated before the update, as writer.
+	before := newClient(t, addr, kgo.SASL(mechanism(MechanismScramSHA256, "writer", "w-pass")), kgo.DisableIdempotentWrite(), kgo.RequestRetries(0))
+	if err := produce(before); err != nil {
+		t.Fatalf("produce before the update: %v", err)
+	}
+
+	if err := auth.Update([]string{MechanismPlain, MechanismScramSHA256}, []User{{Name: "writer", Password: ""}}); err == nil {
+		t.Fatal("Update with an empty password succeeded")
+	}
+	if err := ping(MechanismPlain, "writer", "w-pass"); err != nil {
+		t.Fatalf("after a refused Update, the old password: %v", err)
+	}
+
+	if err := auth.Update([]string{MechanismPlain, MechanismScramSHA256}, []User{{Name: "writer", Password: "new-pass", ReadOnly: true}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{MechanismPlain, MechanismScramSHA256} {
+		if err := ping(m, "writer", "w-pass"); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			t.Errorf("%s with the old password: %v", m, err)
+		}
+		if err := ping(m, "reader", "r-pass"); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			t.Errorf("%s as a removed user: %v", m, err)
+		}
+		if err := ping(m, "writer", "new-pass"); err != nil {
+			t.Errorf("%s with the new password: %v", m, err)
+		}
+	}
+	after := newClient(t, addr, kgo.SASL(mechanism(MechanismPlain, "writer", "new-pass")), kgo.DisableIdempotentWrite(), kgo.RequestRetries(0))
+	if err := produce(after); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("produce as writer, read_only since the update: %v", err)
+	}
+	if err := produce(before); err != nil {
+		t.Errorf("produce on the connection authenticated before the update: %v", err)
+	}
+}
+
+// TestSASLPreAuthHoldsNoRequestMemory: clients that did not authenticate,
+// sending the largest request they may, hold none of the server's request
+// memory (WithMaxBufferedRequestBytes), so that they cannot crowd out the
+// produce requests of authenticated clients.
+func TestSASLPreAuthHoldsNoRequestMemory(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	// They hold what they sent until the frame timeout: an hour here.
+	s, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)), WithMaxBufferedRequestBytes(2<<20), WithFrameTimeout(time.Hour))
+	for range 4 {
+		r := dialRaw(t, addr)
+		// A SaslAuthenticate as large as a client that did not
+		// authenticate may send, all but its last bytes.
+		size := maxPreAuthBytes
+		b := binary.BigEndian.AppendUint32(nil, uint32(size))
+		b = append(b, 0, 36, 0, 1, 0, 0, 0, 1)
+		b = append(b, make([]byte, size-100)...)
+		r.c.Write(b)
+	}
+	// What the server holds while it reads them.
+	for range 50 {
+		if n := s.buffered.Load(); n != 0 {
+			t.Fatalf("%d bytes of request memory held by clients that did not authenticate", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// An authenticated producer's 900 KiB request goes through.
+	r := dialRaw(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, MechanismPlain
+	r.do(hs)
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.SASLAuthBytes = []byte("\x00writer\x00w-pass")
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != 0 {
+		t.Fatalf("SaslAuthenticate: code %d", ar.ErrorCode)
+	}
+	corr := r.send(produceReq(7, 1, "t", 0, batch(strings.Repeat("x", 900<<10))))
+	body, err := r.readFrame()
+	if err != nil {
+		t.Fatalf("an authenticated produce while clients that did not authenticate hold large requests: %v", err)
+	}
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = 7
+	rd := kbin.Reader{Src: body}
+	if got := rd.Int32(); got != corr {
+		t.Fatalf("correlation id %d, want %d", got, corr)
+	}
+	if err := resp.ReadFrom(rd.Src); err != nil || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("produce: %v %+v", err, resp.Topics)
+	}
+}
+
+// TestSCRAMUnknownUserLooksKnown: SCRAM's first message gets a
+// server-first for an unknown user as for a known one, with a salt that
+// is the same at every attempt, so that a client cannot tell which user
+// names exist (RFC 5802, section 9's "mock" exchange); it is refused at the
+// client-final, as a wrong password is, and counted as credentials.
+func TestSCRAMUnknownUserLooksKnown(t *testing.T) {
+	fl := newFakeLog()
+	var rec authRecorder
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismScramSHA512)), WithMetrics(rec.metrics()))
+	first := func(user string) (*rawClient, string) {
+		r := dialRaw(t, addr)
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Version, hs.Mechanism = 1, MechanismScramSHA512
+		r.do(hs)
+		au := kmsg.NewPtrSASLAuthenticateRequest()
+		au.SASLAuthBytes = []byte("n,,n=" + user + ",r=abc")
+		ar := r.do(au).(*kmsg.SASLAuthenticateResponse)
+		if ar.ErrorCode != 0 {
+			t.Fatalf("client-first as %q: code %d", user, ar.ErrorCode)
+		}
+		return r, string(ar.SASLAuthBytes)
+	}
+	salt := func(serverFirst string) string {
+		f := strings.Split(serverFirst, ",")
+		if len(f) != 3 || f[2] != "i=4096" {
+			t.Fatalf("server-first %q", serverFirst)
+		}
+		return f[1]
+	}
+	_, known := first("writer")
+	r, unknown := first("nobody")
+	_, again := first("nobody")
+	_, other := first("somebody")
+	if len(salt(known)) != len(salt(unknown)) || salt(unknown) != salt(again) || salt(unknown) == salt(other) {
+		t.Errorf("salts: writer %s, nobody %s then %s, somebody %s", salt(known), salt(unknown), salt(again), salt(other))
+	}
+	nonce := strings.TrimPrefix(strings.Split(unknown, ",")[0], "r=")
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.SASLAuthBytes = []byte(scramClientFinal(t, "x", "n=nobody,r=abc", unknown, nonce))
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Errorf("client-final of an unknown user: code %d", ar.ErrorCode)
+	}
+	expectClosed(t, r.c)
+	rec.waitReason(t, "credentials")
 }

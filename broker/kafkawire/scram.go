@@ -49,6 +49,14 @@ func newScramCred(h scramHash, password string) (scramCred, error) {
 	return scramCred{salt: salt, iters: scramIterations, storedKey: sum.Sum(nil), serverKey: scramHMAC(h, salted, "Server Key")}, nil
 }
 
+// mockScramCred is the credential of an unknown user: a salt derived
+// from key and the name, the same at every attempt as a user's own is,
+// and keys no proof matches.
+func mockScramCred(h scramHash, key []byte, mechanism, user string) scramCred {
+	mac := scramHMAC(sha256.New, key, mechanism+"\x00"+user)
+	return scramCred{salt: mac[:16], iters: scramIterations, storedKey: make([]byte, h().Size()), serverKey: make([]byte, h().Size())}
+}
+
 func scramHMAC(h scramHash, key []byte, msg string) []byte {
 	m := hmac.New(h, key)
 	m.Write([]byte(msg))
@@ -67,6 +75,7 @@ type scramConv struct {
 	clientBare  string // client-first-message-bare
 	serverFirst string
 	nonce       string // client's and server's, as server-first sent it
+	unknown     bool   // the user is not known: cred is a mock (mockScramCred)
 	done        bool
 }
 
@@ -125,11 +134,12 @@ func (s *scramConv) first(msg string) (string, error) {
 			return "", fmt.Errorf("user %q asked to act as %q: %w", user, authz[2:], errBadProof)
 		}
 	}
+	// An unknown user gets a mock credential, and the exchange goes on
+	// to be refused at the client-final as a wrong password is: a
+	// refusal here would tell which user names exist (RFC 5802,
+	// section 9).
 	cred, ok := s.lookup(user)
-	if !ok {
-		return "", errUnknownUser
-	}
-	s.cred = cred
+	s.cred, s.unknown = cred, !ok
 	sn := make([]byte, 24)
 	rand.Read(sn)
 	s.nonce = fields[1][2:] + base64.RawURLEncoding.EncodeToString(sn)
@@ -169,7 +179,11 @@ func (s *scramConv) final(msg string) (string, error) {
 	}
 	sum := s.h()
 	sum.Write(clientKey)
-	if subtle.ConstantTimeCompare(sum.Sum(nil), s.cred.storedKey) != 1 {
+	match := subtle.ConstantTimeCompare(sum.Sum(nil), s.cred.storedKey) == 1
+	switch {
+	case s.unknown:
+		return "", errUnknownUser
+	case !match:
 		return "", errBadProof
 	}
 	s.done = true

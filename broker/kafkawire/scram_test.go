@@ -76,7 +76,14 @@ func TestScramNonces(t *testing.T) {
 			t.Errorf("client-first %q accepted: %q", bad, out)
 		}
 	}
-	if _, err := (&scramConv{h: sha512.New, lookup: lookup}).step("n,,n=nobody,r=1"); err != errUnknownUser {
-		t.Errorf("unknown user: %v", err)
+	// An unknown user is refused at the client-final, not before.
+	s := &scramConv{h: sha512.New, lookup: lookup}
+	first, err := s.step("n,,n=nobody,r=1")
+	if err != nil {
+		t.Fatalf("unknown user's client-first: %v", err)
+	}
+	full := strings.TrimPrefix(strings.Split(first, ",")[0], "r=")
+	if _, err := s.step(scramClientFinal(t, "pw", "n=nobody,r=1", first, full)); err != errUnknownUser {
+		t.Errorf("unknown user's client-final: %v", err)
 	}
 }

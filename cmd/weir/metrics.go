@@ -37,7 +37,7 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 	}, []string{"error"})
 	authFailed := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_kafka_auth_failures_total",
-		Help: "Kafka client connections closed because the client did not authenticate, by reason (tls: TLS handshake failed, a missing or untrusted client certificate; mechanism: a SASL mechanism broker.kafka_sasl does not enable; credentials: unknown user or wrong password; malformed: a SASL message that does not parse or comes out of turn; unauthenticated: a request before SASL authentication). The log says which client, at most every 10 s.",
+		Help: "Kafka client connections closed because the client did not authenticate, by reason (tls: TLS handshake failed, a missing or untrusted client certificate; mechanism: a SASL mechanism broker.kafka_sasl does not enable; credentials: unknown user or wrong password; malformed: a SASL message that does not parse or comes out of turn; unauthenticated: a request before SASL authentication, or none within broker.request_timeout of connecting). The log says which client, at most every 10 s.",
 	}, []string{"reason"})
 	reg.MustRegister(conns, closed, reqs, refused, produceErrs, authFailed)
 	closed.WithLabelValues("ok")

@@ -252,6 +252,11 @@ func restartNeeded(started, next *configs.Config) []string {
 	a.GNMI.Targets, b.GNMI.Targets = nil, nil
 	a.GNMI.Subscriptions, b.GNMI.Subscriptions = nil, nil
 	a.File, b.File = "", ""
+	// The Kafka listener's users and mechanisms are applied, unless
+	// authentication is turned on or off.
+	if a.Broker.KafkaSASL != nil && b.Broker.KafkaSASL != nil {
+		a.Broker.KafkaSASL, b.Broker.KafkaSASL = nil, nil
+	}
 	// Defaults that follow the targets' intervals are applied with them.
 	a.Sinks, b.Sinks = withoutDerived(a.Sinks), withoutDerived(b.Sinks)
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)

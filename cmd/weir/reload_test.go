@@ -198,6 +198,25 @@ func TestRestartNeeded(t *testing.T) {
 	}
 }
 
+// TestRestartNeededKafkaSASL: the Kafka listener's users and mechanisms
+// are applied, so changing them needs no restart; adding or removing
+// broker.kafka_sasl (authentication on or off) does.
+func TestRestartNeededKafkaSASL(t *testing.T) {
+	sasl := func(pw string) *configs.Config {
+		return mustParse(t, "broker:\n  kafka_sasl:\n    mechanisms: [PLAIN]\n    users:\n      - {name: ops, password: "+pw+"}\n")
+	}
+	if got := restartNeeded(sasl("a"), sasl("b")); len(got) != 0 {
+		t.Errorf("a password changed: restart needed for %v", got)
+	}
+	none := mustParse(t, "broker: {}\n")
+	if got := strings.Join(restartNeeded(sasl("a"), none), ","); got != "broker" {
+		t.Errorf("kafka_sasl removed: restart needed for %q", got)
+	}
+	if got := strings.Join(restartNeeded(none, sasl("a")), ","); got != "broker" {
+		t.Errorf("kafka_sasl added: restart needed for %q", got)
+	}
+}
+
 // TestRestartNeededLeavesWhatTargetsCarry: gnmi.subscriptions and
 // snmp.defaults are resolved into the targets, which a reload applies (a
 // named subscription's new sample_interval resubscribes its targets):

@@ -274,6 +274,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 	errc := make(chan error, 64)
 
 	var b broker.Broker
+	var listenerSASL *kafkawire.SASL // the Kafka listener's users, which SIGHUP reloads
 	if len(cfg.Broker.Kafka.Brokers) > 0 {
 		// One process per data_dir, as the embedded log has it: the
 		// instance id kept there names the process's Kafka
@@ -326,7 +327,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 		}()
 		reg.MustRegister(log.Collector())
 		b = log
-		if err := startKafkaListener(serveCtx, &wg, errc, cfg, log, logger, reg); err != nil {
+		if listenerSASL, err = startKafkaListener(serveCtx, &wg, errc, cfg, log, logger, reg); err != nil {
 			return err
 		}
 	}
@@ -382,6 +383,9 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 	// SIGHUP reloads what can be reloaded (targets, inventory) and never
 	// stops weir, whatever runs.
 	reload := newReloads(reg)
+	if listenerSASL != nil {
+		reload.add(partKafkaSASL, func(cfg *configs.Config) error { return reloadKafkaSASL(listenerSASL, cfg.Broker.KafkaSASL) })
+	}
 	comps, err := buildComponents(deps{roles: roles, cfg: cfg, broker: b, logger: logger, reg: reg, reload: reload})
 	if err != nil {
 		return err
@@ -414,14 +418,16 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 	return nil
 }
 
-// startKafkaListener serves the embedded log to Kafka clients.
-func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- error, cfg *configs.Config, log *embedded.Broker, logger *slog.Logger, reg prometheus.Registerer) error {
+// startKafkaListener serves the embedded log to Kafka clients. It
+// returns the SASL users it requires (nil for none), for SIGHUP to
+// reload.
+func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- error, cfg *configs.Config, log *embedded.Broker, logger *slog.Logger, reg prometheus.Registerer) (*kafkawire.SASL, error) {
 	if !cfg.Broker.KafkaListen.Enabled() {
-		return nil
+		return nil, nil
 	}
 	ln, err := net.Listen("tcp", string(cfg.Broker.KafkaListen))
 	if err != nil {
-		return fmt.Errorf("kafka listener: %w", err)
+		return nil, fmt.Errorf("kafka listener: %w", err)
 	}
 	// One produce request holds batches of many partitions: Kafka takes
 	// up to 100 MiB (socket.request.max.bytes), and clients fill requests
@@ -446,19 +452,16 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 		tc, err := tlsconf.ServerReloading(t.CertFile, t.KeyFile, t.ClientCAFile, reloadFailed)
 		if err != nil {
 			ln.Close()
-			return fmt.Errorf("broker.kafka_tls: %w", err)
+			return nil, fmt.Errorf("broker.kafka_tls: %w", err)
 		}
 		wireOpts = append(wireOpts, kafkawire.WithTLS(tc))
 	}
+	var auth *kafkawire.SASL
 	if sc := cfg.Broker.KafkaSASL; sc != nil {
-		users := make([]kafkawire.User, len(sc.Users))
-		for i, u := range sc.Users {
-			users[i] = kafkawire.User{Name: u.Name, Password: u.Password, ReadOnly: u.ReadOnly}
-		}
-		auth, err := kafkawire.NewSASL(sc.Mechanisms, users)
+		auth, err = kafkawire.NewSASL(sc.Mechanisms, kafkaUsers(sc))
 		if err != nil {
 			ln.Close()
-			return fmt.Errorf("broker.kafka_sasl: %w", err)
+			return nil, fmt.Errorf("broker.kafka_sasl: %w", err)
 		}
 		wireOpts = append(wireOpts, kafkawire.WithSASL(auth))
 	}
@@ -481,6 +484,32 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 			errc <- fmt.Errorf("kafka listener: %w", err)
 		}
 	})
+	return auth, nil
+}
+
+// partKafkaSASL is the reload part of the Kafka listener's users.
+const partKafkaSASL = "kafka listener users"
+
+func kafkaUsers(sc *configs.KafkaSASL) []kafkawire.User {
+	users := make([]kafkawire.User, len(sc.Users))
+	for i, u := range sc.Users {
+		users[i] = kafkawire.User{Name: u.Name, Password: u.Password, ReadOnly: u.ReadOnly}
+	}
+	return users
+}
+
+// reloadKafkaSASL gives the listener the users and mechanisms of a
+// reloaded broker.kafka_sasl: connections that authenticate afterwards
+// use them, those already authenticated keep their session. Removing
+// the block would let every client in without credentials: that takes a
+// restart, and the listener keeps the users it has.
+func reloadKafkaSASL(auth *kafkawire.SASL, sc *configs.KafkaSASL) error {
+	if sc == nil {
+		return errors.New("broker.kafka_sasl was removed: turning authentication off takes a restart; the Kafka listener keeps the users it has")
+	}
+	if err := auth.Update(sc.Mechanisms, kafkaUsers(sc)); err != nil {
+		return fmt.Errorf("broker.kafka_sasl: %w", err)
+	}
 	return nil
 }
 
