@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -392,8 +393,8 @@ func configReading(key, value string) string {
 	switch {
 	case err != nil:
 		return value
-	case n == -1 && key == "retention.ms":
-		return "for ever"
+	case n == -1 && key == "retention.ms", n == math.MaxInt64 && strings.HasSuffix(key, ".ms"):
+		return "for ever" // Long.MAX_VALUE: Kafka's "never" for segment.ms and often retention.ms
 	case n == -1:
 		return "no bound"
 	case strings.HasSuffix(key, ".ms"):

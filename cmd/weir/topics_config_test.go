@@ -36,3 +36,20 @@ func TestConfigFlagsKafkaForm(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigReading: how topics describe reads a config's value.
+func TestConfigReading(t *testing.T) {
+	for _, c := range []struct{ key, value, want string }{
+		{"retention.ms", "604800000", "7d"},
+		{"retention.ms", "-1", "for ever"},
+		{"retention.ms", "9223372036854775807", "for ever"}, // Long.MAX_VALUE, as Kafka tools set it
+		{"segment.ms", "9223372036854775807", "for ever"},
+		{"segment.ms", "90000", "90s"},
+		{"retention.bytes", "-1", "no bound"},
+		{"segment.bytes", "1073741824", "1.0GiB"},
+	} {
+		if got := configReading(c.key, c.value); got != c.want {
+			t.Errorf("%s=%s reads %q, want %q", c.key, c.value, got, c.want)
+		}
+	}
+}
