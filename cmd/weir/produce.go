@@ -182,6 +182,11 @@ read:
 					// cluster, broker.auto_create_topics on weir's).
 					err = fmt.Errorf("no such topic, and the broker does not create topics on first use (create it: weir topics create %s): %w", topic, err)
 				}
+				if errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.TopicAuthorizationFailed) {
+					// An idempotent producer's first request is refused
+					// CLUSTER_AUTHORIZATION_FAILED, which says no more.
+					err = fmt.Errorf("the user may not write here (on weir, a read_only user of broker.kafka_sasl; on Kafka, no WRITE or IDEMPOTENT_WRITE ACL): %w", err)
+				}
 				firstErr = fmt.Errorf("produce to %s: %w", topic, err)
 			}
 			if err == nil {
