@@ -133,7 +133,7 @@ func TestConnectionLimit(t *testing.T) {
 	fl := newFakeLog()
 	newTopic(t, fl, "t", 1)
 	var refused atomic.Int32
-	_, addr := startServer(t, fl, WithMaxConnections(2), WithMetrics(&Metrics{ConnRefused: func(net.Addr) { refused.Add(1) }}))
+	_, addr := startServer(t, fl, WithMaxConnections(2), WithMetrics(&Metrics{ConnRefused: func(net.Addr, string) { refused.Add(1) }}))
 	ping := func(rc *rawClient) {
 		t.Helper()
 		req := kmsg.NewPtrApiVersionsRequest()

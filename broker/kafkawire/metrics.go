@@ -5,6 +5,16 @@ import (
 	"time"
 )
 
+// Reasons Metrics.ConnRefused is called with.
+const (
+	// RefusedMaxConnections: the listener had WithMaxConnections
+	// connections.
+	RefusedMaxConnections = "max_connections"
+	// RefusedPerIP: the listener had WithMaxConnectionsPerIP connections
+	// from the client's address.
+	RefusedPerIP = "max_connections_per_ip"
+)
+
 // Metrics receives events from the listener so the caller can export them
 // (weir maps them to Prometheus counters). The package itself keeps no
 // counters: it does not know which metrics system is in use.
@@ -16,8 +26,10 @@ type Metrics struct {
 	// ConnOpened is called when a client connects.
 	ConnOpened func(remote net.Addr)
 	// ConnRefused is called for a connection closed at once because the
-	// listener is at its connection limit (see WithMaxConnections).
-	ConnRefused func(remote net.Addr)
+	// listener is at a connection limit, with the reason:
+	// RefusedMaxConnections (WithMaxConnections) or RefusedPerIP
+	// (WithMaxConnectionsPerIP).
+	ConnRefused func(remote net.Addr, reason string)
 	// ConnClosed is called when a connection ends. err says why: nil when
 	// the client hung up or the server is stopping.
 	ConnClosed func(remote net.Addr, err error)

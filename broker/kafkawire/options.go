@@ -3,6 +3,7 @@ package kafkawire
 import (
 	"crypto/tls"
 	"log/slog"
+	"net/netip"
 	"time"
 )
 
@@ -27,6 +28,12 @@ const (
 	// goroutine, so a client opening connections in a loop would take the
 	// memory and file descriptors the log needs.
 	DefaultMaxConnections = 4096
+	// DefaultMaxConnectionsPerIP bounds concurrent connections from one
+	// address (Kafka's max.connections.per.ip, which Kafka leaves
+	// unbounded): a quarter of DefaultMaxConnections, so that one host
+	// reconnecting in a loop cannot take every slot, while a host with
+	// many clients (or loopback, weir's own tools) has hundreds.
+	DefaultMaxConnectionsPerIP = DefaultMaxConnections / 4
 
 	// maxControlRequestBytes bounds every request other than Produce.
 	// Decoding allocates in proportion to the array lengths a request
@@ -61,11 +68,14 @@ type config struct {
 	groups          Groups
 	groupsSet       bool
 	maxConns        int
-	maxBuffered     int64
-	frameTimeout    time.Duration
-	grownIdle       time.Duration // grownBufferIdle; shorter in tests
-	tls             *tls.Config
-	sasl            *SASL
+	// maxConnsPerIP and perIPOverrides: see WithMaxConnectionsPerIP.
+	maxConnsPerIP  int
+	perIPOverrides map[netip.Addr]int
+	maxBuffered    int64
+	frameTimeout   time.Duration
+	grownIdle      time.Duration // grownBufferIdle; shorter in tests
+	tls            *tls.Config
+	sasl           *SASL
 }
 
 // Option configures a Server.
@@ -160,9 +170,28 @@ func WithGroups(g Groups) Option {
 	return func(c *config) { c.groups, c.groupsSet = g, true }
 }
 
+// WithMaxConnectionsPerIP bounds concurrent client connections from one
+// IP address (default DefaultMaxConnectionsPerIP; 0 or less: no bound),
+// as Kafka's max.connections.per.ip, and overrides the bound for the
+// addresses in overrides (max.connections.per.ip.overrides; a value of 0
+// or less there: no bound for that address). IPv4-mapped IPv6 addresses
+// count as their IPv4 address. A connection past it is closed at once,
+// reported to Metrics.ConnRefused (reason RefusedPerIP) and logged with
+// the address (at most every 10 seconds).
+func WithMaxConnectionsPerIP(n int, overrides map[netip.Addr]int) Option {
+	return func(c *config) {
+		c.maxConnsPerIP = n
+		c.perIPOverrides = make(map[netip.Addr]int, len(overrides))
+		for a, v := range overrides {
+			c.perIPOverrides[a.Unmap().WithZone("")] = v
+		}
+	}
+}
+
 // WithMaxConnections bounds concurrent client connections (default
 // DefaultMaxConnections; 0 or less: no bound). A connection past it is
-// closed at once, reported to Metrics.ConnRefused and logged (at most
+// closed at once, reported to Metrics.ConnRefused (reason
+// RefusedMaxConnections) and logged (at most
 // every 10 seconds): clients see it close and retry later.
 func WithMaxConnections(n int) Option {
 	return func(c *config) { c.maxConns = n }

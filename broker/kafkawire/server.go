@@ -26,6 +26,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,7 @@ func New(log Log, opts ...Option) *Server {
 		idleTimeout:     DefaultIdleTimeout,
 		clusterID:       DefaultClusterID,
 		maxConns:        DefaultMaxConnections,
+		maxConnsPerIP:   DefaultMaxConnectionsPerIP,
 		maxBuffered:     DefaultMaxBufferedRequestBytes,
 		frameTimeout:    DefaultFrameTimeout,
 		grownIdle:       grownBufferIdle,
@@ -115,6 +117,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var backoff time.Duration
 	var open atomic.Int64 // connections being served
 	var refusedLogged time.Time
+	perIP := &ipConns{max: s.cfg.maxConnsPerIP, overrides: s.cfg.perIPOverrides, n: map[netip.Addr]int{}}
+	var ipRefusedLogged time.Time
+	var ipRefused int // refused per address since the last log line
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -137,15 +142,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		backoff = 0
 		if limit := s.cfg.maxConns; limit > 0 && open.Load() >= int64(limit) {
-			// Counted before the close, so that whoever sees the close
-			// sees the count.
-			if m := s.cfg.metrics; m != nil && m.ConnRefused != nil {
-				m.ConnRefused(nc.RemoteAddr())
-			}
-			nc.Close()
+			s.refuse(nc, RefusedMaxConnections)
 			if time.Since(refusedLogged) >= 10*time.Second {
 				refusedLogged = time.Now()
 				s.cfg.logger.Warn("kafka listener: connection refused: at the connection limit", "remote", nc.RemoteAddr().String(), "max_connections", limit)
+			}
+			continue
+		}
+		ip, counted := perIP.add(nc.RemoteAddr())
+		if !counted {
+			s.refuse(nc, RefusedPerIP)
+			ipRefused++
+			if time.Since(ipRefusedLogged) >= 10*time.Second {
+				// The address of this one; "refused" tells how many
+				// (from any address) the last 10 s of silence hid.
+				ipRefusedLogged = time.Now()
+				s.cfg.logger.Warn("kafka listener: connection refused: at the per-address connection limit",
+					"remote", nc.RemoteAddr().String(), "max_connections_per_ip", perIP.limit(ip), "refused", ipRefused)
+				ipRefused = 0
 			}
 			continue
 		}
@@ -154,8 +168,77 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go func() {
 			defer wg.Done()
 			defer open.Add(-1)
+			defer perIP.done(ip)
 			s.serveConn(ctx, nc)
 		}()
+	}
+}
+
+// refuse closes a connection at a connection limit.
+func (s *Server) refuse(nc net.Conn, reason string) {
+	// Counted before the close, so that whoever sees the close sees the
+	// count.
+	if m := s.cfg.metrics; m != nil && m.ConnRefused != nil {
+		m.ConnRefused(nc.RemoteAddr(), reason)
+	}
+	nc.Close()
+}
+
+// ipConns counts a listener's connections by client address, for
+// WithMaxConnectionsPerIP.
+type ipConns struct {
+	max       int
+	overrides map[netip.Addr]int
+
+	mu sync.Mutex
+	n  map[netip.Addr]int
+}
+
+// limit is the bound for ip; 0 or less: none.
+func (c *ipConns) limit(ip netip.Addr) int {
+	if v, ok := c.overrides[ip]; ok {
+		return v
+	}
+	return c.max
+}
+
+// add counts a connection from remote and returns its address, or
+// reports false, counting nothing, when the address is at its bound.
+// Addresses that are not IP (a test's pipe) are not bounded.
+func (c *ipConns) add(remote net.Addr) (netip.Addr, bool) {
+	ta, ok := remote.(*net.TCPAddr)
+	if !ok {
+		return netip.Addr{}, true
+	}
+	ip, ok := netip.AddrFromSlice(ta.IP)
+	if !ok {
+		return netip.Addr{}, true
+	}
+	ip = ip.Unmap()
+	limit := c.limit(ip)
+	if limit <= 0 {
+		return netip.Addr{}, true // unbounded: not counted
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[ip] >= limit {
+		return ip, false
+	}
+	c.n[ip]++
+	return ip, true
+}
+
+// done uncounts a connection add counted.
+func (c *ipConns) done(ip netip.Addr) {
+	if !ip.IsValid() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[ip] <= 1 {
+		delete(c.n, ip)
+	} else {
+		c.n[ip]--
 	}
 }
 

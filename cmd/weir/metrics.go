@@ -27,10 +27,10 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 		Help:    "Time to handle Kafka requests by API, long-polling included.",
 		Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10),
 	}, []string{"api"})
-	refused := prometheus.NewCounter(prometheus.CounterOpts{
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_kafka_connections_refused_total",
-		Help: "Kafka client connections closed on arrival: the listener was at broker.max_connections.",
-	})
+		Help: "Kafka client connections closed on arrival, by reason (max_connections: the listener was at broker.max_connections; max_connections_per_ip: it had broker.max_connections_per_ip connections from the client's address, the log says which, at most every 10 s).",
+	}, []string{"reason"})
 	produceErrs := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_kafka_produce_errors_total",
 		Help: "Partitions of Kafka clients' produce requests not appended, by the Kafka error the client got (KAFKA_STORAGE_ERROR: a full disk or I/O error, see the log).",
@@ -43,9 +43,11 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 	closed.WithLabelValues("ok")
 	closed.WithLabelValues("timeout")
 	closed.WithLabelValues("error")
+	refused.WithLabelValues(kafkawire.RefusedMaxConnections)
+	refused.WithLabelValues(kafkawire.RefusedPerIP)
 	return &kafkawire.Metrics{
 		ConnOpened:  func(net.Addr) { conns.Inc() },
-		ConnRefused: func(net.Addr) { refused.Inc() },
+		ConnRefused: func(_ net.Addr, reason string) { refused.WithLabelValues(reason).Inc() },
 		ConnClosed: func(_ net.Addr, err error) {
 			conns.Dec()
 			var ne net.Error
