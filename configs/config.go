@@ -97,6 +97,15 @@ type Broker struct {
 	// MaxConnections bounds the Kafka listener's concurrent client
 	// connections; default 4096.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerIP bounds the Kafka listener's concurrent
+	// connections from one client address (Kafka's
+	// max.connections.per.ip); default a quarter of max_connections,
+	// so that one host cannot hold them all.
+	MaxConnectionsPerIP int `yaml:"max_connections_per_ip"`
+	// MaxConnectionsPerIPOverrides sets another bound for some
+	// addresses (Kafka's max.connections.per.ip.overrides), such as a
+	// NAT gateway many clients share: IP address to connections.
+	MaxConnectionsPerIPOverrides map[string]int `yaml:"max_connections_per_ip_overrides"`
 	// MaxBufferedBytes bounds the request bytes the Kafka listener's
 	// connections hold together while requests arrive (Kafka's
 	// queued.max.request.bytes); default 256MiB, at least
@@ -612,6 +621,27 @@ func (c *Config) validate(root *yaml.Node) error {
 	if c.Broker.MaxConnections < 0 {
 		add("broker.max_connections", "must not be negative")
 	}
+	if c.Broker.MaxConnectionsPerIP < 0 {
+		add("broker.max_connections_per_ip", "must not be negative")
+	}
+	seenIP := map[netip.Addr]string{}
+	for _, key := range slices.Sorted(maps.Keys(c.Broker.MaxConnectionsPerIPOverrides)) {
+		path := "broker.max_connections_per_ip_overrides." + key
+		ip, err := netip.ParseAddr(key)
+		if err != nil || ip.Zone() != "" {
+			// Kafka takes host names too, resolved once at start;
+			// weir does not guess what a name will resolve to.
+			add(path, `must be an IP address, such as "10.0.0.5"`)
+			continue
+		}
+		if prev, ok := seenIP[ip.Unmap()]; ok {
+			add(path, "the same address as %s", prev)
+		}
+		seenIP[ip.Unmap()] = key
+		if c.Broker.MaxConnectionsPerIPOverrides[key] < 1 {
+			add(path, "must be at least 1")
+		}
+	}
 	if c.Broker.MaxMessageBytes < 1024 || c.Broker.MaxMessageBytes > 1<<30 {
 		// A batch's length is 32 bits in Kafka's format, and Kafka
 		// clients (franz-go) cap batches at 1GiB.
@@ -771,7 +801,9 @@ func findLine(root *yaml.Node, path string) (int, bool) {
 }
 
 // splitPath splits "broker.topics.raw.syslog.partitions" knowing that topic
-// names contain dots: the part after "topics." up to the last known field.
+// names contain dots: the part after "topics." up to the last known field;
+// and "broker.max_connections_per_ip_overrides.10.0.0.5" knowing that
+// addresses do.
 func splitPath(path string) []string {
 	if rest, ok := strings.CutPrefix(path, "broker.topics."); ok {
 		for _, field := range []string{".partitions", ".retention", ".segment"} {
@@ -780,6 +812,10 @@ func splitPath(path string) []string {
 			}
 		}
 		return []string{"broker", "topics", rest}
+	}
+	// Addresses contain dots (and IPv6 ones colons) too.
+	if ip, ok := strings.CutPrefix(path, "broker.max_connections_per_ip_overrides."); ok {
+		return []string{"broker", "max_connections_per_ip_overrides", ip}
 	}
 	return strings.Split(path, ".")
 }

@@ -418,6 +418,22 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 	return nil
 }
 
+// kafkaConnLimits returns the Kafka listener's connection bounds: in all,
+// per client address (by default a quarter of the first, so that one host
+// reconnecting in a loop never holds every slot) and the addresses with
+// their own.
+func kafkaConnLimits(b *configs.Broker) (maxConns, perIP int, overrides map[netip.Addr]int) {
+	maxConns = cmp.Or(b.MaxConnections, kafkawire.DefaultMaxConnections)
+	perIP = cmp.Or(b.MaxConnectionsPerIP, max(1, maxConns/4))
+	if len(b.MaxConnectionsPerIPOverrides) > 0 {
+		overrides = make(map[netip.Addr]int, len(b.MaxConnectionsPerIPOverrides))
+		for k, v := range b.MaxConnectionsPerIPOverrides {
+			overrides[netip.MustParseAddr(k).Unmap()] = v // validated
+		}
+	}
+	return maxConns, perIP, overrides
+}
+
 // startKafkaListener serves the embedded log to Kafka clients. It
 // returns the SASL users it requires (nil for none), for SIGHUP to
 // reload.
@@ -435,11 +451,13 @@ func startKafkaListener(ctx context.Context, wg *sync.WaitGroup, errc chan<- err
 	// and never below one batch of the largest size.
 	buffered := max(int64(cmp.Or(cfg.Broker.MaxBufferedBytes, kafkawire.DefaultMaxBufferedRequestBytes)), int64(cfg.Broker.MaxMessageBytes)+1<<20)
 	request := max(int64(cfg.Broker.MaxMessageBytes)+1<<20, min(kafkawire.DefaultMaxRequestBytes, buffered))
+	maxConns, perIP, perIPOverrides := kafkaConnLimits(&cfg.Broker)
 	wireOpts := []kafkawire.Option{
 		kafkawire.WithLogger(logger.With(slog.String("component", "kafka"))),
 		kafkawire.WithMaxRequestBytes(int(request)),
 		kafkawire.WithMetrics(kafkaMetrics(reg)),
-		kafkawire.WithMaxConnections(cmp.Or(cfg.Broker.MaxConnections, kafkawire.DefaultMaxConnections)),
+		kafkawire.WithMaxConnections(maxConns),
+		kafkawire.WithMaxConnectionsPerIP(perIP, perIPOverrides),
 		kafkawire.WithMaxBufferedRequestBytes(buffered),
 		kafkawire.WithFrameTimeout(cmp.Or(cfg.Broker.RequestTimeout.Std(), kafkawire.DefaultFrameTimeout)),
 	}
