@@ -180,11 +180,7 @@ func WithGroups(g Groups) Option {
 // the address (at most every 10 seconds).
 func WithMaxConnectionsPerIP(n int, overrides map[netip.Addr]int) Option {
 	return func(c *config) {
-		c.maxConnsPerIP = n
-		c.perIPOverrides = make(map[netip.Addr]int, len(overrides))
-		for a, v := range overrides {
-			c.perIPOverrides[a.Unmap().WithZone("")] = v
-		}
+		c.maxConnsPerIP, c.perIPOverrides = n, overrides
 	}
 }
 

@@ -26,13 +26,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/weirnet/weir/internal/connlimit"
 	"github.com/weirnet/weir/internal/throttle"
 )
 
@@ -117,7 +117,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var backoff time.Duration
 	var open atomic.Int64 // connections being served
 	var refusedLogged time.Time
-	perIP := &ipConns{max: s.cfg.maxConnsPerIP, overrides: s.cfg.perIPOverrides, n: map[netip.Addr]int{}}
+	perIP := connlimit.New(s.cfg.maxConnsPerIP, s.cfg.perIPOverrides)
 	var ipRefusedLogged time.Time
 	var ipRefused int // refused per address since the last log line
 	for {
@@ -149,7 +149,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			continue
 		}
-		ip, counted := perIP.add(nc.RemoteAddr())
+		ip, counted := perIP.Add(nc.RemoteAddr())
 		if !counted {
 			s.refuse(nc, RefusedPerIP)
 			ipRefused++
@@ -158,7 +158,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				// (from any address) the last 10 s of silence hid.
 				ipRefusedLogged = time.Now()
 				s.cfg.logger.Warn("kafka listener: connection refused: at the per-address connection limit",
-					"remote", nc.RemoteAddr().String(), "max_connections_per_ip", perIP.limit(ip), "refused", ipRefused)
+					"remote", nc.RemoteAddr().String(), "max_connections_per_ip", perIP.Limit(ip), "refused", ipRefused)
 				ipRefused = 0
 			}
 			continue
@@ -168,7 +168,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go func() {
 			defer wg.Done()
 			defer open.Add(-1)
-			defer perIP.done(ip)
+			defer perIP.Done(ip)
 			s.serveConn(ctx, nc)
 		}()
 	}
@@ -182,64 +182,6 @@ func (s *Server) refuse(nc net.Conn, reason string) {
 		m.ConnRefused(nc.RemoteAddr(), reason)
 	}
 	nc.Close()
-}
-
-// ipConns counts a listener's connections by client address, for
-// WithMaxConnectionsPerIP.
-type ipConns struct {
-	max       int
-	overrides map[netip.Addr]int
-
-	mu sync.Mutex
-	n  map[netip.Addr]int
-}
-
-// limit is the bound for ip; 0 or less: none.
-func (c *ipConns) limit(ip netip.Addr) int {
-	if v, ok := c.overrides[ip]; ok {
-		return v
-	}
-	return c.max
-}
-
-// add counts a connection from remote and returns its address, or
-// reports false, counting nothing, when the address is at its bound.
-// Addresses that are not IP (a test's pipe) are not bounded.
-func (c *ipConns) add(remote net.Addr) (netip.Addr, bool) {
-	ta, ok := remote.(*net.TCPAddr)
-	if !ok {
-		return netip.Addr{}, true
-	}
-	ip, ok := netip.AddrFromSlice(ta.IP)
-	if !ok {
-		return netip.Addr{}, true
-	}
-	ip = ip.Unmap()
-	limit := c.limit(ip)
-	if limit <= 0 {
-		return netip.Addr{}, true // unbounded: not counted
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n[ip] >= limit {
-		return ip, false
-	}
-	c.n[ip]++
-	return ip, true
-}
-
-// done uncounts a connection add counted.
-func (c *ipConns) done(ip netip.Addr) {
-	if !ip.IsValid() {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n[ip] <= 1 {
-		delete(c.n, ip)
-	} else {
-		c.n[ip]--
-	}
 }
 
 // ListenAndServe listens on the TCP address addr (such as "127.0.0.1:9092")
