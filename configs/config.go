@@ -624,24 +624,7 @@ func (c *Config) validate(root *yaml.Node) error {
 	if c.Broker.MaxConnectionsPerIP < 0 {
 		add("broker.max_connections_per_ip", "must not be negative")
 	}
-	seenIP := map[netip.Addr]string{}
-	for _, key := range slices.Sorted(maps.Keys(c.Broker.MaxConnectionsPerIPOverrides)) {
-		path := "broker.max_connections_per_ip_overrides." + key
-		ip, err := netip.ParseAddr(key)
-		if err != nil || ip.Zone() != "" {
-			// Kafka takes host names too, resolved once at start;
-			// weir does not guess what a name will resolve to.
-			add(path, `must be an IP address, such as "10.0.0.5"`)
-			continue
-		}
-		if prev, ok := seenIP[ip.Unmap()]; ok {
-			add(path, "the same address as %s", prev)
-		}
-		seenIP[ip.Unmap()] = key
-		if c.Broker.MaxConnectionsPerIPOverrides[key] < 1 {
-			add(path, "must be at least 1")
-		}
-	}
+	validatePerIPOverrides(add, "broker.max_connections_per_ip_overrides", c.Broker.MaxConnectionsPerIPOverrides)
 	if c.Broker.MaxMessageBytes < 1024 || c.Broker.MaxMessageBytes > 1<<30 {
 		// A batch's length is 32 bits in Kafka's format, and Kafka
 		// clients (franz-go) cap batches at 1GiB.
@@ -800,6 +783,44 @@ func findLine(root *yaml.Node, path string) (int, bool) {
 	return line, true
 }
 
+// validatePerIPOverrides checks a max_connections_per_ip_overrides map at
+// path: IP addresses, each once, to at least one connection.
+func validatePerIPOverrides(add func(path, format string, args ...any), path string, m map[string]int) {
+	seen := map[netip.Addr]string{}
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		kpath := path + "." + key
+		ip, err := netip.ParseAddr(key)
+		if err != nil || ip.Zone() != "" {
+			// Kafka takes host names too, resolved once at start;
+			// weir does not guess what a name will resolve to.
+			add(kpath, `must be an IP address, such as "10.0.0.5"`)
+			continue
+		}
+		if prev, ok := seen[ip.Unmap()]; ok {
+			add(kpath, "the same address as %s", prev)
+		}
+		seen[ip.Unmap()] = key
+		if m[key] < 1 {
+			add(kpath, "must be at least 1")
+		}
+	}
+}
+
+// PerIPOverrides returns a validated max_connections_per_ip_overrides map
+// by address, IPv4-mapped addresses as IPv4; nil for none.
+func PerIPOverrides(m map[string]int) map[netip.Addr]int {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[netip.Addr]int, len(m))
+	for k, v := range m {
+		if ip, err := netip.ParseAddr(k); err == nil {
+			out[ip.Unmap()] = v
+		}
+	}
+	return out
+}
+
 // splitPath splits "broker.topics.raw.syslog.partitions" knowing that topic
 // names contain dots: the part after "topics." up to the last known field;
 // and "broker.max_connections_per_ip_overrides.10.0.0.5" knowing that
@@ -814,8 +835,9 @@ func splitPath(path string) []string {
 		return []string{"broker", "topics", rest}
 	}
 	// Addresses contain dots (and IPv6 ones colons) too.
-	if ip, ok := strings.CutPrefix(path, "broker.max_connections_per_ip_overrides."); ok {
-		return []string{"broker", "max_connections_per_ip_overrides", ip}
+	const overrides = ".max_connections_per_ip_overrides."
+	if i := strings.Index(path, overrides); i >= 0 {
+		return append(strings.Split(path[:i], "."), overrides[1:len(overrides)-1], path[i+len(overrides):])
 	}
 	return strings.Split(path, ".")
 }

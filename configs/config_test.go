@@ -85,7 +85,10 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"snmp:\n  traps: {listen: \"127.0.0.1:5514\"}\n", "syslog (default listener) and snmp.traps.listen both listen on udp port 5514"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", read_buffer: 8MiB}\n", "syslog.listeners[0]: readers and read_buffer apply to udp listeners only"},
 		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", client_ca_file: ca.pem}\n", "syslog.listeners[0]: cert_file, key_file and client_ca_file apply to tls listeners only"},
-		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:1\", max_connections: 10}\n", "syslog.listeners[0]: max_connections and idle_timeout apply to tcp and tls listeners only"},
+		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:1\", max_connections: 10}\n", "syslog.listeners[0]: max_connections, max_connections_per_ip(_overrides) and idle_timeout apply to tcp and tls listeners only"},
+		{"syslog:\n  listeners:\n    - {protocol: udp, address: \"127.0.0.1:1\", max_connections_per_ip: 10}\n", "syslog.listeners[0]: max_connections, max_connections_per_ip(_overrides) and idle_timeout apply to tcp and tls listeners only"},
+		{"syslog:\n  listeners:\n    - protocol: tcp\n      address: \"127.0.0.1:1\"\n      max_connections_per_ip: -2\n", "cfg.yaml:5: syslog.listeners[0].max_connections_per_ip: must not be negative"},
+		{"syslog:\n  listeners:\n    - protocol: tcp\n      address: \"127.0.0.1:1\"\n      max_connections_per_ip_overrides:\n        relay.example: 5\n", `cfg.yaml:6: syslog.listeners[0].max_connections_per_ip_overrides.relay.example: must be an IP address, such as "10.0.0.5"`},
 		{"broker:\n  topics:\n    events: {segment: {age: -1h}}\n", "cfg.yaml:3: broker.topics.events.segment.age: must not be negative"},
 		// broker.kafka settings that cannot work, or that would be
 		// ignored.

@@ -28,6 +28,14 @@ type SyslogListener struct {
 	MaxMessageSize ByteSize `yaml:"max_message_size"`
 	// MaxConnections bounds concurrent TCP/TLS connections; default 4096.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerIP bounds concurrent TCP/TLS connections from one
+	// sender address; default a quarter of max_connections, so that one
+	// host cannot hold them all.
+	MaxConnectionsPerIP int `yaml:"max_connections_per_ip"`
+	// MaxConnectionsPerIPOverrides sets another bound for some sender
+	// addresses (a relay or load balancer many devices' connections come
+	// through): IP address to connections.
+	MaxConnectionsPerIPOverrides map[string]int `yaml:"max_connections_per_ip_overrides"`
 	// IdleTimeout closes TCP/TLS connections silent for this long;
 	// default 10m.
 	IdleTimeout Duration `yaml:"idle_timeout"`
@@ -67,6 +75,10 @@ func (s *Syslog) validate(add func(path, format string, args ...any)) {
 		if l.MaxConnections < 0 {
 			add(path+".max_connections", "must not be negative")
 		}
+		if l.MaxConnectionsPerIP < 0 {
+			add(path+".max_connections_per_ip", "must not be negative")
+		}
+		validatePerIPOverrides(add, path+".max_connections_per_ip_overrides", l.MaxConnectionsPerIPOverrides)
 		if l.Readers < 0 || l.Readers > 64 {
 			add(path+".readers", "must be between 1 and 64")
 		}
@@ -81,8 +93,8 @@ func (s *Syslog) validate(add func(path, format string, args ...any)) {
 		if l.Protocol != "udp" && (l.Readers != 0 || l.ReadBuffer != 0) {
 			add(path, "readers and read_buffer apply to udp listeners only")
 		}
-		if l.Protocol == "udp" && (l.MaxConnections != 0 || l.IdleTimeout != 0) {
-			add(path, "max_connections and idle_timeout apply to tcp and tls listeners only")
+		if l.Protocol == "udp" && (l.MaxConnections != 0 || l.IdleTimeout != 0 || l.MaxConnectionsPerIP != 0 || len(l.MaxConnectionsPerIPOverrides) != 0) {
+			add(path, "max_connections, max_connections_per_ip(_overrides) and idle_timeout apply to tcp and tls listeners only")
 		}
 		if l.Protocol != "tls" && (l.CertFile != "" || l.KeyFile != "" || l.ClientCAFile != "") {
 			add(path, "cert_file, key_file and client_ca_file apply to tls listeners only")

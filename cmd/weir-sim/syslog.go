@@ -43,7 +43,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	framing := fs.String("framing", "octet", "tcp framing: octet or newline")
 	rate := fs.Int("rate", 0, "messages per second over all connections (0: as fast as possible)")
 	count := fs.Int("count", 100000, "messages to send")
-	conns := fs.Int("connections", 1, "TCP connections (UDP: sending sockets)")
+	conns := fs.Int("connections", 1, "TCP connections (UDP: sending sockets); weir refuses more from one address than the listener's max_connections_per_ip (1024 by default)")
 	devices := fs.Int("devices", 100, "distinct device names")
 	verify := fs.String("verify-brokers", "", "after sending, read raw.syslog from these Kafka brokers and report arrival rate and loss by sequence number")
 	topic := fs.String("topic", "raw.syslog", "topic to verify")

@@ -425,13 +425,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 func kafkaConnLimits(b *configs.Broker) (maxConns, perIP int, overrides map[netip.Addr]int) {
 	maxConns = cmp.Or(b.MaxConnections, kafkawire.DefaultMaxConnections)
 	perIP = cmp.Or(b.MaxConnectionsPerIP, max(1, maxConns/4))
-	if len(b.MaxConnectionsPerIPOverrides) > 0 {
-		overrides = make(map[netip.Addr]int, len(b.MaxConnectionsPerIPOverrides))
-		for k, v := range b.MaxConnectionsPerIPOverrides {
-			overrides[netip.MustParseAddr(k).Unmap()] = v // validated
-		}
-	}
-	return maxConns, perIP, overrides
+	return maxConns, perIP, configs.PerIPOverrides(b.MaxConnectionsPerIPOverrides)
 }
 
 // startKafkaListener serves the embedded log to Kafka clients. It

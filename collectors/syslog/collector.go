@@ -114,6 +114,11 @@ func New(cfg configs.Syslog, b broker.Broker, opts ...Option) (*Collector, error
 		if l.MaxConnections == 0 {
 			l.MaxConnections = DefaultMaxConnections
 		}
+		if l.MaxConnectionsPerIP == 0 {
+			// A quarter: one host reconnecting in a loop cannot hold
+			// every connection and lock all senders out.
+			l.MaxConnectionsPerIP = max(1, l.MaxConnections/4)
+		}
 		if l.IdleTimeout == 0 {
 			l.IdleTimeout = configs.Duration(DefaultIdleTimeout)
 		}

@@ -216,6 +216,7 @@ func TestOctetCountWithTrailingNewline(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	l := listener("tcp")
 	l.MaxConnections = 50
+	l.MaxConnectionsPerIP = 50 // all from 127.0.0.1: the overall bound is tested
 	l.IdleTimeout = configs.Duration(300 * time.Millisecond)
 	h := startCollector(t, l)
 	addr := h.addrs["tcp"]
@@ -361,8 +362,12 @@ func dialRetry(t *testing.T, addr string) net.Conn {
 // TestManyConnections opens 2,000 connections at once, each sending one
 // message: all arrive, none twice.
 func TestManyConnections(t *testing.T) {
-	h := startCollector(t, listener("tcp"))
 	const n = 2000
+	// n devices, here all at 127.0.0.1: past the default per-address
+	// bound (1024).
+	l := listener("tcp")
+	l.MaxConnectionsPerIP = n
+	h := startCollector(t, l)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
@@ -539,6 +544,7 @@ func TestDropCountersExportedFromTheStart(t *testing.T) {
 		"weir_syslog_dropped_total/udp/kernel", "weir_syslog_dropped_total/udp/rejected",
 		"weir_syslog_dropped_total/tcp/frame_too_large", "weir_syslog_dropped_total/tls/truncated_frame",
 		"weir_syslog_connections_closed_total/tcp/too_many_connections", "weir_syslog_connections_closed_total/tls/tls_handshake",
+		"weir_syslog_connections_closed_total/tcp/too_many_connections_per_ip", "weir_syslog_connections_closed_total/tls/too_many_connections_per_ip",
 	} {
 		if !have[want] {
 			t.Errorf("no series %s at the start", want)

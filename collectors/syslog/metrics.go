@@ -117,7 +117,7 @@ func (m *metrics) forListener(name string) *listenerStats {
 var (
 	udpDropReasons  = []string{"kernel", "rejected", "shutdown"}
 	tcpDropReasons  = []string{"frame_too_large", "bad_frame", "truncated_frame", "rejected", "shutdown"}
-	tcpCloseReasons = []string{"too_many_connections", "accept_failed", "idle", "frame_too_large", "bad_frame", "truncated_frame", "error"}
+	tcpCloseReasons = []string{"too_many_connections", "too_many_connections_per_ip", "accept_failed", "idle", "frame_too_large", "bad_frame", "truncated_frame", "error"}
 	tlsCloseReasons = append(slices.Clone(tcpCloseReasons), "tls_handshake")
 )
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/connlimit"
 	"github.com/weirnet/weir/internal/throttle"
 )
 
@@ -32,6 +33,7 @@ type tcpListener struct {
 	name  string
 	stats *listenerStats
 	slots chan struct{} // one per allowed connection
+	perIP *connlimit.PerIP
 	// What one connection does wrong is logged once per 10 s per kind,
 	// with how many times: a port scan, a TCP health check on the TLS
 	// port or a host sending junk in a loop must not flood weir's log.
@@ -63,6 +65,7 @@ func (c *Collector) newTCP(l configs.SyslogListener, tlsCfg *tls.Config) (*tcpLi
 	return &tcpListener{
 		c: c, cfg: l, ln: ln, tls: tlsCfg, name: name, stats: stats,
 		slots: make(chan struct{}, l.MaxConnections),
+		perIP: connlimit.New(l.MaxConnectionsPerIP, configs.PerIPOverrides(l.MaxConnectionsPerIPOverrides)),
 	}, nil
 }
 
@@ -77,7 +80,7 @@ func (t *tcpListener) run(ctx context.Context) {
 	backoff := 5 * time.Millisecond
 	// A flood of refusals or failures is logged once per 10 s, with how
 	// many there were since; each is counted.
-	var acceptLog, refuseLog throttle.Throttle
+	var acceptLog, refuseLog, refuseIPLog throttle.Throttle
 	for {
 		conn, err := t.ln.Accept()
 		if err != nil {
@@ -110,8 +113,21 @@ func (t *tcpListener) run(ctx context.Context) {
 			conn.Close()
 			continue
 		}
+		ip, ok := t.perIP.Add(conn.RemoteAddr())
+		if !ok {
+			<-t.slots
+			t.stats.closed("too_many_connections_per_ip")
+			if n, ok := refuseIPLog.Due(time.Now()); ok {
+				t.c.logger.Warn("syslog: connection refused, at max_connections_per_ip",
+					slog.String("listener", t.name), slog.String("remote", conn.RemoteAddr().String()),
+					slog.Int("max_connections_per_ip", t.perIP.Limit(ip)), slog.Int("times", n))
+			}
+			conn.Close()
+			continue
+		}
 		wg.Go(func() {
 			defer func() { <-t.slots }()
+			defer t.perIP.Done(ip)
 			t.serve(ctx, conn)
 		})
 	}
