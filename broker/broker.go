@@ -306,6 +306,8 @@ var (
 // not a config: a topic keeps the count it was created with).
 type TopicConfigFields uint8
 
+// The config fields of TopicConfig, one bit each (Kafka's retention.ms,
+// retention.bytes, segment.bytes and segment.ms), and all four.
 const (
 	RetentionTimeField TopicConfigFields = 1 << iota
 	RetentionBytesField

@@ -73,6 +73,9 @@ func TestKafkaListenerWarnings(t *testing.T) {
 		{"broker:\n  kafka_listen: 0.0.0.0:9092\n", "broker.kafka_listen 0.0.0.0:9092 is reachable from other hosts without authentication"},
 		{"broker:\n  kafka_listen: \":9092\"\n", "reachable from other hosts without authentication"},
 		{"broker:\n  kafka_listen: 0.0.0.0:9092\n  kafka_tls: {cert_file: /c, key_file: /k}\n", "reachable from other hosts without authentication"},
+		// Mutual TLS authenticates the clients: only those with a
+		// certificate the CA signed get to send a request.
+		{"broker:\n  kafka_listen: 0.0.0.0:9092\n  kafka_tls: {cert_file: /c, key_file: /k, client_ca_file: /ca}\n", ""},
 		{"broker:\n  kafka_listen: 0.0.0.0:9092\n  kafka_sasl: {mechanisms: [SCRAM-SHA-256, PLAIN], users: [{name: u, password: p}]}\n",
 			"broker.kafka_sasl: mechanism PLAIN without broker.kafka_tls: Kafka clients send their password in the clear"},
 		{"broker:\n  kafka_listen: 0.0.0.0:9092\n  kafka_sasl: {mechanisms: [SCRAM-SHA-256], users: [{name: u, password: p}]}\n", ""},

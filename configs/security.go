@@ -132,8 +132,9 @@ func (b *Broker) validateListenerSecurity(add func(path, format string, args ...
 	}
 }
 
-// listenerWarnings are kafkaListen's: PLAIN without TLS, and a listener
-// other hosts reach without authentication.
+// listenerWarnings are the Kafka listener's: PLAIN without TLS, and a
+// listener other hosts reach without authentication (neither SASL nor
+// client certificates).
 func (b *Broker) listenerWarnings() []string {
 	if len(b.Kafka.Brokers) > 0 || !b.KafkaListen.Enabled() {
 		return nil
@@ -142,8 +143,9 @@ func (b *Broker) listenerWarnings() []string {
 	if s := b.KafkaSASL; s != nil && b.KafkaTLS == nil && slices.Contains(s.Mechanisms, "PLAIN") {
 		out = append(out, "broker.kafka_sasl: mechanism PLAIN without broker.kafka_tls: Kafka clients send their password in the clear")
 	}
-	if b.KafkaSASL == nil && !loopback(string(b.KafkaListen)) {
-		out = append(out, fmt.Sprintf("broker.kafka_listen %s is reachable from other hosts without authentication: anyone who can connect may produce, delete topics, change retention and commit offsets; set broker.kafka_sasl (and kafka_tls), or listen on 127.0.0.1", b.KafkaListen))
+	mutualTLS := b.KafkaTLS != nil && b.KafkaTLS.ClientCAFile != ""
+	if b.KafkaSASL == nil && !mutualTLS && !loopback(string(b.KafkaListen)) {
+		out = append(out, fmt.Sprintf("broker.kafka_listen %s is reachable from other hosts without authentication: anyone who can connect may produce, delete topics, change retention and commit offsets; set broker.kafka_sasl (and kafka_tls), or kafka_tls.client_ca_file, or listen on 127.0.0.1", b.KafkaListen))
 	}
 	return out
 }

@@ -40,49 +40,30 @@ type counterDelete struct {
 // delete.
 func (w *MetricsWorker) deletedCounter(p *telemetry.Point) {
 	w.counterDel = counterDelete{}
-	path, _ := p.Tag("path")
-	measurement, field := p.Measurement, ""
+	leafPath, _ := p.Tag("path")
 	var tags []telemetry.Tag
-	for {
-		i := strings.LastIndexByte(path, '/')
-		if i <= 0 || strings.ContainsAny(path[i:], "[]") {
-			return // not a leaf, or up to a list entry: its keys are the row's
-		}
-		name := path[i+1:]
-		if j := strings.LastIndexByte(name, ':'); j >= 0 && j+1 < len(name) {
-			name = name[j+1:] // a module prefix, as the collector strips it
-		}
-		m, ok := strings.CutSuffix(measurement, "_"+strings.ReplaceAll(name, "-", "_"))
-		if !ok || m == "" || name == "" {
-			return
-		}
-		if field == "" {
-			field = name
-		} else {
-			field = name + "/" + field
-		}
-		path, measurement = path[:i], m
+	for row := range telemetry.LeafRows(p.Measurement, leafPath) {
 		if tags == nil {
 			tags = slices.Clone(p.Tags) // rare: a delete
 		}
 		for k := range tags {
 			if tags[k].Key == "path" {
-				tags[k].Value = path
+				tags[k].Value = row.Path
 			}
 		}
-		rc := w.rates.rows[string(appendRowID(nil, p.Device, measurement, tags))]
+		rc := w.rates.rows[string(appendRowID(nil, p.Device, row.Measurement, tags))]
 		if rc == nil {
 			continue
 		}
 		n := len(rc.counters)
-		rc.counters = slices.DeleteFunc(rc.counters, func(s counterSample) bool { return s.field == field })
+		rc.counters = slices.DeleteFunc(rc.counters, func(s counterSample) bool { return s.field == row.Field })
 		if len(rc.counters) == n {
 			continue // no sample of it here: no rate to take back
 		}
-		w.counterDel = counterDelete{ok: true, measurement: measurement, parent: path, counter: field, norm: -1}
-		if c, ok := interfaceCounterNames(measurement)[field]; ok {
+		w.counterDel = counterDelete{ok: true, measurement: row.Measurement, parent: row.Path, counter: row.Field, norm: -1}
+		if c, ok := interfaceCounterNames(row.Measurement)[row.Field]; ok {
 			w.counterDel.norm = c.rate
-			probe := telemetry.Point{Measurement: measurement, Tags: p.Tags}
+			probe := telemetry.Point{Measurement: row.Measurement, Tags: p.Tags}
 			w.counterDel.object, _ = viewObject(&probe)
 		}
 		return

@@ -10,10 +10,11 @@ import (
 	"github.com/weirnet/weir/broker"
 )
 
-// configNames are the Kafka names of the config fields, for messages.
+// configNames are the config fields' Kafka names and weir.yaml keys (under
+// broker.topics.NAME), for messages.
 var configNames = []struct {
-	field      broker.TopicConfigFields
-	kafka, own string
+	field       broker.TopicConfigFields
+	kafka, yaml string
 }{
 	{broker.RetentionTimeField, "retention.ms", "retention.time"},
 	{broker.RetentionBytesField, "retention.bytes", "retention.bytes"},
@@ -73,37 +74,20 @@ func (b *Broker) AlterTopicConfig(ctx context.Context, name string, change broke
 		switch {
 		case set.Has(n.field) && !sameField(change.Set, over, n.field):
 			return fmt.Errorf("%w: topic %s: %s is set by weir.yaml's broker.topics.%s.%s (to %s), which wins over a topic's own configs: change it there and restart",
-				broker.ErrConfigPolicy, name, n.kafka, name, n.own, fieldText(over, n.field))
+				broker.ErrConfigPolicy, name, n.kafka, name, n.yaml, fieldText(over, n.field))
 		case change.Delete.Has(n.field):
 			return fmt.Errorf("%w: topic %s: %s cannot be deleted: weir.yaml's broker.topics.%s.%s sets it (to %s), and wins over a topic's own configs: remove it there and restart",
-				broker.ErrConfigPolicy, name, n.kafka, name, n.own, fieldText(over, n.field))
+				broker.ErrConfigPolicy, name, n.kafka, name, n.yaml, fieldText(over, n.field))
 		}
 	}
 	// What weir.yaml sets keeps its stored value: storing one here would
 	// take effect, unasked, the day weir.yaml stops setting it.
 	next := stored
-	apply := func(f broker.TopicConfigFields, dst *time.Duration, v time.Duration) {
-		switch {
-		case fixed.Has(f):
-		case set.Has(f):
-			*dst = v
-		case remove.Has(f):
-			*dst = 0
-		}
-	}
-	applyInt := func(f broker.TopicConfigFields, dst *int64, v int64) {
-		switch {
-		case fixed.Has(f):
-		case set.Has(f):
-			*dst = v
-		case remove.Has(f):
-			*dst = 0
-		}
-	}
-	apply(broker.RetentionTimeField, &next.RetentionTime, change.Set.RetentionTime)
-	applyInt(broker.RetentionBytesField, &next.RetentionBytes, change.Set.RetentionBytes)
-	applyInt(broker.SegmentBytesField, &next.SegmentBytes, change.Set.SegmentBytes)
-	apply(broker.SegmentAgeField, &next.SegmentAge, change.Set.SegmentAge)
+	ch := fieldChange{fixed: fixed, set: set, remove: remove}
+	applyField(ch, broker.RetentionTimeField, &next.RetentionTime, change.Set.RetentionTime)
+	applyField(ch, broker.RetentionBytesField, &next.RetentionBytes, change.Set.RetentionBytes)
+	applyField(ch, broker.SegmentBytesField, &next.SegmentBytes, change.Set.SegmentBytes)
+	applyField(ch, broker.SegmentAgeField, &next.SegmentAge, change.Set.SegmentAge)
 	if next.RetentionTime < 0 {
 		next.RetentionTime = -time.Millisecond // as the meta file keeps it
 	}
@@ -124,6 +108,22 @@ func (b *Broker) AlterTopicConfig(ctx context.Context, name string, change broke
 	t.cfg.Store(&eff)
 	b.opts.logger.Info("topic configs changed", slog.String("topic", name), slog.String("configs", ownConfigText(stored, next)))
 	return nil
+}
+
+// fieldChange is which config fields a change sets and removes, and which
+// weir.yaml fixes (those keep their stored value).
+type fieldChange struct{ fixed, set, remove broker.TopicConfigFields }
+
+// applyField applies ch to the stored value *dst of field f: v where ch
+// sets f, 0 (the default) where it removes f.
+func applyField[T time.Duration | int64](ch fieldChange, f broker.TopicConfigFields, dst *T, v T) {
+	switch {
+	case ch.fixed.Has(f):
+	case ch.set.Has(f):
+		*dst = v
+	case ch.remove.Has(f):
+		*dst = 0
+	}
 }
 
 // checkConfigChange checks a change's values as CreateTopics does.

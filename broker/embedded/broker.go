@@ -241,9 +241,8 @@ func (b *Broker) ownConfig(name string, stored broker.TopicConfig) broker.TopicC
 // the Kafka listener's DescribeConfigs to report their source as Kafka
 // does: own holds what the topic set itself (the configs it was created
 // with or AlterTopicConfig gave it, under its WithTopicConfig settings),
-// brokerWide what
-// WithTopicDefaults sets for every topic where it differs from the
-// built-in default, and builtin the built-in defaults. A zero field is not
+// brokerWide what WithTopicDefaults sets for every topic where it differs
+// from the built-in default, and builtin the built-in defaults. A zero field is not
 // set at that level; the value in effect (DescribeTopics) is the first one
 // set of own, brokerWide and builtin. Partitions is the topic's count in
 // own and the default count in the others.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,4 +138,30 @@ func TestOffsetGroupsBounded(t *testing.T) {
 	b.wire.maxOffsetGroups = 3
 	wantCode(t, "new group after a restart", commitCode(t, b.OffsetCommit(commitReq("g6", "", -1, "t", map[int32]int64{0: 1}))), kerr.PolicyViolation)
 	wantCode(t, "old group after a restart", commitCode(t, b.OffsetCommit(commitReq("g5", "", -1, "t", map[int32]int64{0: 2}))), nil)
+}
+
+// TestOffsetGroupsRefusedConcurrently: Kafka clients' OffsetCommits run
+// on their connections' goroutines, so commits refused at the bound are
+// counted and logged from several at once (go test -race).
+func TestOffsetGroupsRefusedConcurrently(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.wire.maxOffsetGroups = 1
+	if err := b.CreateTopic(context.Background(), "t", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "first group", commitCode(t, b.OffsetCommit(commitReq("g0", "", -1, "t", map[int32]int64{0: 0}))), nil)
+	var wg sync.WaitGroup
+	codes := make([]int16, 8)
+	for i := range codes {
+		wg.Go(func() {
+			codes[i] = b.OffsetCommit(commitReq(fmt.Sprintf("g%d", i+1), "", -1, "t", map[int32]int64{0: 0})).Topics[0].Partitions[0].ErrorCode
+		})
+	}
+	wg.Wait()
+	for i, code := range codes {
+		wantCode(t, fmt.Sprintf("group %d", i+1), code, kerr.PolicyViolation)
+	}
+	if got := b.wire.refusedCommits.Load(); got != int64(len(codes)) {
+		t.Errorf("%d commits counted refused, want %d", got, len(codes))
+	}
 }

@@ -65,10 +65,11 @@ type wireCoordinator struct {
 	// maxOffsetGroups bounds the groups with committed offsets a Kafka
 	// client's commit may add to (defaultMaxOffsetGroups; tests lower
 	// it). refusedCommits counts the commits refused at the bound,
-	// refusedCommitLog throttles their warning.
+	// refusedCommitLog throttles their warning: OffsetCommit runs
+	// without mu, on each connection's goroutine.
 	maxOffsetGroups  int
 	refusedCommits   atomic.Int64
-	refusedCommitLog throttle.Throttle
+	refusedCommitLog throttle.Shared
 
 	// clampLog throttles the log of rebalance timeouts cut to maxSession.
 	clampLog throttle.Throttle

@@ -125,7 +125,13 @@ func (c *wireCoordinator) joinLocked(clientID, clientHost string, req *kmsg.Join
 		resp.MemberID = id
 		return fail(kerr.MemberIDRequired)
 	case req.MemberID == "" || isPending:
-		if len(g.members) >= c.maxGroupMembers || c.members >= c.maxMembers {
+		// A restarted static member replaces its old self (below): it
+		// adds no member.
+		replaces := 0
+		if req.InstanceID != nil && g.hasInstance(*req.InstanceID) {
+			replaces = 1
+		}
+		if len(g.members)-replaces >= c.maxGroupMembers || c.members-replaces >= c.maxMembers {
 			c.refuseMember(g, clientID, clientHost)
 			return fail(kerr.GroupMaxSizeReached)
 		}
@@ -400,6 +406,16 @@ const (
 	// refused, though they count.
 	defaultMaxOffsetGroups = 10000
 )
+
+// hasInstance reports whether a member of g has the group.instance.id id.
+func (g *wireGroup) hasInstance(id string) bool {
+	for _, m := range g.members {
+		if m.instanceID != nil && *m.instanceID == id {
+			return true
+		}
+	}
+	return false
+}
 
 // clampRebalance logs a rebalance timeout cut to the longest session
 // timeout, at most once per throttle.Every.

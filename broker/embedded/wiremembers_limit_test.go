@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // wireMemberCounts is the members of group and of every group.
@@ -95,5 +96,31 @@ func TestWireRebalanceTimeoutBounded(t *testing.T) {
 	b.wire.mu.Unlock()
 	if rebalance > defaultMaxSessionTimeout || deadline.After(time.Now().Add(defaultMaxSessionTimeout)) {
 		t.Fatalf("member's rebalance timeout %v, join phase ends in %v; want at most %v", rebalance, time.Until(deadline), defaultMaxSessionTimeout)
+	}
+}
+
+// TestWireStaticMemberRejoinsFullGroup: a restarted static member (a
+// group.instance.id, no member ID) replaces its old self, so it adds no
+// member: it is not refused GROUP_MAX_SIZE_REACHED in a group at its bound.
+func TestWireStaticMemberRejoinsFullGroup(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.wire.maxGroupMembers, b.wire.maxMembers = 1, 1
+	const g = "static"
+	instance := "host-1"
+	join := func(what string) *kmsg.JoinGroupResponse {
+		req := joinReq(g, "", time.Minute, time.Minute)
+		req.InstanceID = &instance
+		r := recv(t, goJoin(b, req), what)
+		wantCode(t, what, r.ErrorCode, nil)
+		return r
+	}
+	first := join("first join")
+	recv(t, goSync(b, syncReq(g, first.MemberID, first.Generation, map[string]string{first.MemberID: "A"})), "sync")
+	again := join("join after a restart")
+	if again.MemberID == first.MemberID {
+		t.Fatalf("rejoin kept member ID %s", again.MemberID)
+	}
+	if n, total := wireMemberCounts(b, g); n != 1 || total != 1 {
+		t.Fatalf("%d members in the group, %d in all; want 1", n, total)
 	}
 }

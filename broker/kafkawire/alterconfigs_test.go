@@ -43,16 +43,16 @@ func set(k, v string) kadm.AlterConfig {
 	return kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v}
 }
 
-// alterErr is the one resource's error of an alter, with its message (or
+// alterErr is the one resource's error message and error of an alter (or
 // the request's error).
-func alterErr(rs kadm.AlterConfigsResponses, err error) (error, string) {
+func alterErr(rs kadm.AlterConfigsResponses, err error) (string, error) {
 	if err != nil {
-		return err, "request failed"
+		return "request failed", err
 	}
 	if len(rs) != 1 {
-		return fmt.Errorf("%d resources answered", len(rs)), ""
+		return "", fmt.Errorf("%d resources answered", len(rs))
 	}
-	return rs[0].Err, rs[0].ErrMessage
+	return rs[0].ErrMessage, rs[0].Err
 }
 
 // openServed opens the embedded broker in dir, with weir.yaml's
@@ -85,7 +85,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err, msg := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "3600000"), set("segment.bytes", "1048576")}, "t")); err != nil {
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "3600000"), set("segment.bytes", "1048576")}, "t")); err != nil {
 		t.Fatalf("alter: %v %s", err, msg)
 	}
 	check := func(key, value string, source kmsg.ConfigSource) {
@@ -114,7 +114,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 		{[]kadm.AlterConfig{{Op: kadm.SubtractConfig, Name: "retention.ms", Value: kmsg.StringPtr("1")}}, kerr.InvalidRequest, "list"},
 		{[]kadm.AlterConfig{set("retention.ms", "1"), {Op: kadm.DeleteConfig, Name: "retention.ms"}}, kerr.InvalidRequest, "duplicate"},
 	} {
-		err, msg := alterErr(adm.AlterTopicConfigs(ctx, tc.configs, "t"))
+		msg, err := alterErr(adm.AlterTopicConfigs(ctx, tc.configs, "t"))
 		if !errors.Is(err, tc.want) || !strings.Contains(msg, tc.says) {
 			t.Errorf("%+v: %v %q, want %v saying %q", tc.configs, err, msg, tc.want, tc.says)
 		}
@@ -123,23 +123,23 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	check("segment.bytes", "1048576", kmsg.ConfigSourceDynamicTopicConfig)
 
 	// validate_only answers as the change would, and changes nothing.
-	if err, msg := alterErr(adm.ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "60000")}, "t")); err != nil {
+	if msg, err := alterErr(adm.ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "60000")}, "t")); err != nil {
 		t.Fatalf("validate: %v %s", err, msg)
 	}
-	if err, _ := alterErr(adm.ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{set("segment.bytes", "1")}, "t")); !errors.Is(err, kerr.InvalidConfig) {
+	if _, err := alterErr(adm.ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{set("segment.bytes", "1")}, "t")); !errors.Is(err, kerr.InvalidConfig) {
 		t.Errorf("validate a bad value: %v", err)
 	}
 	check("retention.ms", "3600000", kmsg.ConfigSourceDynamicTopicConfig)
 
-	if err, _ := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "1000")}, "missing")); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+	if _, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "1000")}, "missing")); !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("unknown topic: %v", err)
 	}
 	// weir.yaml's broker.topics.ovr.retention.time wins: another value
 	// is refused, saying where it is set; the same value is taken.
-	if err, msg := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "7200000")}, "ovr")); !errors.Is(err, kerr.PolicyViolation) || !strings.Contains(msg, "broker.topics.ovr") {
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "7200000")}, "ovr")); !errors.Is(err, kerr.PolicyViolation) || !strings.Contains(msg, "broker.topics.ovr") {
 		t.Errorf("changing a config weir.yaml sets: %v %q", err, msg)
 	}
-	if err, msg := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "3600000"), set("retention.bytes", "1048576")}, "ovr")); err != nil {
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "3600000"), set("retention.bytes", "1048576")}, "ovr")); err != nil {
 		t.Errorf("setting a config weir.yaml sets to its value, and another: %v %s", err, msg)
 	}
 	if c := topicConfig(t, adm, "ovr", "retention.bytes"); c.MaybeValue() != "1048576" {
@@ -148,7 +148,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 
 	// Broker configs are weir.yaml's: refused as Kafka refuses configs it
 	// cannot change dynamically.
-	if err, msg := alterErr(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("log.retention.ms", "1000")}, 0)); !errors.Is(err, kerr.InvalidRequest) || !strings.Contains(msg, "weir.yaml") {
+	if msg, err := alterErr(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("log.retention.ms", "1000")}, 0)); !errors.Is(err, kerr.InvalidRequest) || !strings.Contains(msg, "weir.yaml") {
 		t.Errorf("broker config: %v %q", err, msg)
 	}
 
@@ -157,7 +157,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	_, adm = openServed(t, dir)
 	check("retention.ms", "3600000", kmsg.ConfigSourceDynamicTopicConfig)
 	check("segment.bytes", "1048576", kmsg.ConfigSourceDynamicTopicConfig)
-	if err, msg := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "retention.ms"}}, "t")); err != nil {
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "retention.ms"}}, "t")); err != nil {
 		t.Fatalf("delete: %v %s", err, msg)
 	}
 	check("retention.ms", "604800000", kmsg.ConfigSourceDefaultConfig)
@@ -173,7 +173,7 @@ func TestAlterConfigsReplaces(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"segment.ms": kmsg.StringPtr("60000")}, "t"); err != nil {
 		t.Fatal(err)
 	}
-	if err, msg := alterErr(adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{set("retention.bytes", "1048576"), set("cleanup.policy", "delete")}, "t")); err != nil {
+	if msg, err := alterErr(adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{set("retention.bytes", "1048576"), set("cleanup.policy", "delete")}, "t")); err != nil {
 		t.Fatalf("alter: %v %s", err, msg)
 	}
 	if c := topicConfig(t, adm, "t", "retention.bytes"); c.MaybeValue() != "1048576" || c.Source != kmsg.ConfigSourceDynamicTopicConfig {
@@ -182,14 +182,14 @@ func TestAlterConfigsReplaces(t *testing.T) {
 	if c := topicConfig(t, adm, "t", "segment.ms"); c.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Errorf("segment.ms, not given, %s from %v; want the default", c.MaybeValue(), c.Source)
 	}
-	if err, _ := alterErr(adm.ValidateAlterTopicConfigsState(ctx, []kadm.AlterConfig{set("segment.bytes", "1")}, "t")); !errors.Is(err, kerr.InvalidConfig) {
+	if _, err := alterErr(adm.ValidateAlterTopicConfigsState(ctx, []kadm.AlterConfig{set("segment.bytes", "1")}, "t")); !errors.Is(err, kerr.InvalidConfig) {
 		t.Errorf("bad value: %v", err)
 	}
 	// The one the topic's weir.yaml entry sets stays when not named.
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "ovr"); err != nil {
 		t.Fatal(err)
 	}
-	if err, msg := alterErr(adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{set("segment.ms", "60000")}, "ovr")); err != nil {
+	if msg, err := alterErr(adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{set("segment.ms", "60000")}, "ovr")); err != nil {
 		t.Fatalf("alter ovr: %v %s", err, msg)
 	}
 	if c := topicConfig(t, adm, "ovr", "retention.ms"); c.MaybeValue() != "3600000" {
@@ -292,7 +292,7 @@ func TestAlterConfigsRetentionApplies(t *testing.T) {
 	if s := start(); s != 0 {
 		t.Fatalf("log start %d before the change", s)
 	}
-	if err, msg := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "1")}, "t")); err != nil {
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "1")}, "t")); err != nil {
 		t.Fatalf("alter: %v %s", err, msg)
 	}
 	// The records are a millisecond old soon; the check deletes them then.
@@ -319,7 +319,7 @@ func TestAlterConfigsLongMaxRoundTrips(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
 		t.Fatal(err)
 	}
-	if err, msg := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", longMax), set("segment.ms", longMax)}, "t")); err != nil {
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", longMax), set("segment.ms", longMax)}, "t")); err != nil {
 		t.Fatalf("alter: %v %s", err, msg)
 	}
 	for round := range 2 {

@@ -147,6 +147,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	nc.Close()
 	if c != nil {
 		c.release()
+		logger = c.logger // with the user, once authenticated
 	}
 
 	var ae *authError

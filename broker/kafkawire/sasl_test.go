@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/exec"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 )
 
@@ -437,4 +439,32 @@ func TestSCRAMUnknownUserLooksKnown(t *testing.T) {
 	}
 	expectClosed(t, r.c)
 	rec.waitReason(t, "credentials")
+}
+
+// TestSASLUserInCloseLog: the line logged when an authenticated client's
+// connection ends names its user, as the lines logged while it was open do.
+func TestSASLUserInCloseLog(t *testing.T) {
+	var logs syncbuf.Buffer
+	fl := newFakeLog()
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	cl := newClient(t, addr, kgo.SASL(mechanism(MechanismPlain, "writer", "w-pass")))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "kafka client disconnected") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "kafka client disconnected") && !strings.Contains(line, "user=writer") {
+			t.Errorf("close logged without the user: %s", line)
+		}
+	}
+	if !strings.Contains(logs.String(), "kafka client disconnected") {
+		t.Fatalf("no disconnect logged:\n%s", logs.String())
+	}
 }

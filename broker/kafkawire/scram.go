@@ -116,12 +116,12 @@ func (s *scramConv) first(msg string) (string, error) {
 	}
 	s.gs2Header = msg[:len(msg)-len(bare)]
 	s.clientBare = bare
+	if strings.HasPrefix(bare, "m=") {
+		return "", errors.New("client-first-message: mandatory extension not supported")
+	}
 	fields := strings.Split(bare, ",")
 	if len(fields) < 2 || !strings.HasPrefix(fields[0], "n=") || !strings.HasPrefix(fields[1], "r=") || len(fields[1]) == 2 {
 		return "", errors.New("client-first-message: want n=user,r=nonce")
-	}
-	if strings.HasPrefix(bare, "m=") {
-		return "", errors.New("client-first-message: mandatory extension not supported")
 	}
 	user, ok := saslName(fields[0][2:])
 	if !ok {

@@ -76,6 +76,10 @@ func TestScramNonces(t *testing.T) {
 			t.Errorf("client-first %q accepted: %q", bad, out)
 		}
 	}
+	// A mandatory extension is named as such, not as a missing user name.
+	if _, err := (&scramConv{h: sha512.New, lookup: lookup}).step("n,,m=ext,n=u,r=1"); err == nil || !strings.Contains(err.Error(), "mandatory extension") {
+		t.Errorf("client-first with m=: %v, want a mandatory extension refused", err)
+	}
 	// An unknown user is refused at the client-final, not before.
 	s := &scramConv{h: sha512.New, lookup: lookup}
 	first, err := s.step("n,,n=nobody,r=1")

@@ -13,7 +13,8 @@ import (
 
 // TestCheckKafkaListenerTLSFiles: weir check reads broker.kafka_tls's
 // files as it reads a syslog TLS listener's, and warns of a listener
-// other hosts reach without authentication.
+// other hosts reach without authentication: neither SASL nor client
+// certificates (client_ca_file).
 func TestCheckKafkaListenerTLSFiles(t *testing.T) {
 	ca := tlstest.NewCA(t, "ca")
 	cert, key := ca.LeafFiles(t, "weir")
@@ -31,7 +32,15 @@ func TestCheckKafkaListenerTLSFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("check with good files: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "warning: broker.kafka_listen 0.0.0.0:34092 is reachable from other hosts without authentication") {
+	const unauthenticated = "warning: broker.kafka_listen 0.0.0.0:34092 is reachable from other hosts without authentication"
+	if strings.Contains(out, unauthenticated) {
+		t.Errorf("a listener that requires client certificates is warned of as without authentication:\n%s", out)
+	}
+	out, err = check("broker:\n  kafka_listen: 0.0.0.0:34092\n  kafka_tls: {cert_file: " + cert + ", key_file: " + key + "}\n")
+	if err != nil {
+		t.Fatalf("check with good files: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, unauthenticated) {
 		t.Errorf("no warning of a listener without authentication:\n%s", out)
 	}
 	missing := filepath.Join(dir, "missing.pem")

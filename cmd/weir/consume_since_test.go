@@ -18,12 +18,13 @@ import (
 // first record at or after the time (by the records' timestamps), reads to
 // the end and exits, on weir's listener and on a Kafka cluster (kfake).
 func TestConsumeSince(t *testing.T) {
-	// A record a minute, the last a minute ago: offset i at base + i min,
-	// on one partition; the other stays empty.
-	base := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
 	for _, backend := range []string{"weir", "kafka"} {
 		t.Run(backend, func(t *testing.T) {
 			addr, cl := backendClient(t, backend)
+			// A record a minute, the last a minute ago: offset i at
+			// base + i min, on one partition; the other stays empty.
+			// Per backend: "5m30s" below counts from here.
+			base := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, "since"); err != nil {

@@ -357,8 +357,9 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	}
 	if err := resp.Error(); err != nil {
 		if errors.Is(err, kerr.PolicyViolation) {
-			// weir's bound of groups with committed offsets.
-			return fmt.Errorf("reset group %s: commit: %w (weir keeps committed offsets for at most 10000 groups; delete unused ones with weir groups delete, or wait for offsets_retention)", group, err)
+			// The embedded broker's bound of groups with committed
+			// offsets; a Kafka cluster's policy is its own.
+			return fmt.Errorf("reset group %s: commit: %w (on weir's broker: committed offsets are kept for at most 10000 groups; delete unused ones with weir groups delete, or wait for offsets_retention)", group, err)
 		}
 		return fmt.Errorf("reset group %s: commit: %w (a member may have joined meanwhile)%s", group, err, ownGroupHint(group))
 	}

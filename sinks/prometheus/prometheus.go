@@ -506,44 +506,24 @@ func (c *Collector) deleteMatching(p *telemetry.Point) {
 }
 
 // leafFamilies are the families a delete of measurement and path names a
-// field of, by the path of the series sets that have the field: the
-// leaf's container (in-octets at …/state/counters) and the containers
-// above it up to the first list entry (state/counters/in-octets at
-// /interfaces/interface[name=X]), as the gNMI collector names a leaf's
-// field below the path of the JSON object it came in. Module prefixes are
-// dropped, as the collector drops them; nil for a path that ends at a
-// list entry.
+// field of, by the path of the series sets that have the field: the rows
+// telemetry.LeafRows names, the leaf's container (in-octets at
+// …/state/counters) and those above it up to the first list entry
+// (state/counters/in-octets at /interfaces/interface[name=X]); nil for a
+// path that ends at a list entry.
 func (c *Collector) leafFamilies(measurement, path string) map[string][]*family {
 	var out map[string][]*family
-	field := ""
-	for {
-		i := strings.LastIndexByte(path, '/')
-		if i <= 0 || strings.ContainsAny(path[i:], "[]") {
-			return out
-		}
-		name := path[i+1:]
-		if j := strings.LastIndexByte(name, ':'); j >= 0 && j+1 < len(name) {
-			name = name[j+1:] // a module prefix, as the gNMI collector strips it
-		}
-		m, ok := strings.CutSuffix(measurement, "_"+strings.ReplaceAll(name, "-", "_"))
-		if !ok || name == "" {
-			return out
-		}
-		if field == "" {
-			field = name
-		} else {
-			field = name + "/" + field
-		}
-		path, measurement = path[:i], m
+	for row := range telemetry.LeafRows(measurement, path) {
 		for _, counter := range []bool{false, true} {
-			if f := c.byName[nameKey{measurement, field, counter}]; f != nil {
+			if f := c.byName[nameKey{row.Measurement, row.Field, counter}]; f != nil {
 				if out == nil {
 					out = map[string][]*family{}
 				}
-				out[path] = append(out[path], f)
+				out[row.Path] = append(out[row.Path], f)
 			}
 		}
 	}
+	return out
 }
 
 // isLeafOf reports whether measurement names field k.field of k's
