@@ -392,18 +392,12 @@ func jsonValue(v any) any {
 			// type empty, there or not: it is there.
 			return true
 		}
-		b, err := json.Marshal(normalize(x))
-		if err != nil {
-			return nil
-		}
-		return string(b)
-	default:
-		b, err := json.Marshal(normalize(x))
-		if err != nil {
-			return nil
-		}
-		return string(b)
 	}
+	b, err := json.Marshal(normalize(v))
+	if err != nil {
+		return nil
+	}
+	return string(b)
 }
 
 func normalize(v any) any {
