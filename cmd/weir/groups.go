@@ -173,10 +173,7 @@ func groupsDescribe(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tMEMBER")
 	for _, r := range rows {
-		committed, lag := "-", "-"
-		if r.Commit.At >= 0 {
-			committed = strconv.FormatInt(r.Commit.At, 10)
-		}
+		committed, lag := offsetText(r.Commit.At), "-"
 		if r.Err == nil && r.Lag >= 0 {
 			lag = strconv.FormatInt(r.Lag, 10)
 		}
@@ -331,4 +328,12 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// offsetText is a committed offset, or "-" for none (-1).
+func offsetText(o int64) string {
+	if o < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(o, 10)
 }

@@ -462,10 +462,3 @@ func ownGroupHint(group string) string {
 	}
 	return ""
 }
-
-func offsetText(o int64) string {
-	if o < 0 {
-		return "-"
-	}
-	return strconv.FormatInt(o, 10)
-}
