@@ -55,12 +55,14 @@ func (b *Broker) AlterTopicConfig(ctx context.Context, name string, change broke
 	if change.Replace {
 		remove |= broker.AllTopicConfigFields &^ set
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
 	if b.closed.Load() {
 		return broker.ErrClosed
 	}
+	b.mu.RLock()
 	t, ok := b.topics[name]
+	b.mu.RUnlock()
 	if !ok {
 		return fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
 	}
@@ -99,13 +101,15 @@ func (b *Broker) AlterTopicConfig(ctx context.Context, name string, change broke
 	}
 	m := t.meta
 	m.setConfig(next)
-	if err := writeTopicMeta(b.opts.dataDir, m); err != nil {
+	if err := b.writeTopicMeta(m); err != nil {
 		return fmt.Errorf("topic %s: storing its configs: %w", name, err)
 	}
-	t.meta = m
-	t.own = b.ownConfig(name, m.config())
-	eff := mergeConfig(t.own, b.opts.defaults)
+	own := b.ownConfig(name, m.config())
+	eff := mergeConfig(own, b.opts.defaults)
+	b.mu.Lock()
+	t.meta, t.own = m, own
 	t.cfg.Store(&eff)
+	b.mu.Unlock()
 	b.opts.logger.Info("topic configs changed", slog.String("topic", name), slog.String("configs", ownConfigText(stored, next)))
 	return nil
 }

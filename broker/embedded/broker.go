@@ -46,8 +46,14 @@ type Broker struct {
 	opts options
 	lock *dirlock.Lock
 
-	mu     sync.RWMutex
-	topics map[string]*topic
+	// adminMu serialises the topic changes (create, delete, alter
+	// configs), which write and sync files; mu guards the topic map and
+	// is held only to read or swap entries, so that produces and fetches
+	// of every topic, which take it for reading, never wait on a sync.
+	// Order: adminMu, then mu.
+	adminMu sync.Mutex
+	mu      sync.RWMutex
+	topics  map[string]*topic
 
 	offsets *offsetStore
 	groups  *coordinator     // in-process consumers
@@ -254,7 +260,7 @@ func (b *Broker) TopicConfigLayers(name string) (own, brokerWide, builtin broker
 	b.mu.RLock()
 	t, ok := b.topics[name]
 	if ok {
-		own = t.own // AlterTopicConfig changes it under b.mu
+		own = t.own // AlterTopicConfig swaps it under b.mu
 	}
 	b.mu.RUnlock()
 	if !ok {
@@ -345,6 +351,8 @@ func (b *Broker) Close() error {
 }
 
 func (b *Broker) closeTopics() error {
+	b.adminMu.Lock() // a topic change in progress finishes first
+	defer b.adminMu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var (
@@ -531,12 +539,17 @@ func (b *Broker) CreateTopic(ctx context.Context, name string, cfg broker.TopicC
 }
 
 func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
 	if b.closed.Load() {
 		return broker.ErrClosed
 	}
-	if _, ok := b.topics[name]; ok {
+	// Only topic changes, which hold adminMu, add to the map: the name
+	// stays free until the new topic is added below.
+	b.mu.RLock()
+	_, ok := b.topics[name]
+	b.mu.RUnlock()
+	if ok {
 		return fmt.Errorf("%w: %s", broker.ErrTopicExists, name)
 	}
 	stored := cfg
@@ -569,7 +582,7 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 		t.partitions = append(t.partitions, part)
 	}
 	t.meta = metaFromConfig(name, id, stored)
-	if err := writeTopicMeta(b.opts.dataDir, t.meta); err != nil {
+	if err := b.writeTopicMeta(t.meta); err != nil {
 		// Renamed into place but not synced: without its partitions the
 		// topic must not come back at the next start.
 		os.Remove(filepath.Join(metaDir(b.opts.dataDir), name+".json"))
@@ -578,11 +591,23 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 	}
 	// A new topic has no commits. Any under its name are a deleted
 	// topic's that its deletion could not write off (a crash, a full
-	// disk until the stop); kept, a group would read from them.
+	// disk until the stop, a commit that raced the deletion); kept, a
+	// group would read from them.
 	b.offsets.deleteTopic(name)
+	b.mu.Lock()
 	b.topics[name] = t
+	b.mu.Unlock()
 	b.opts.logger.Info("topic created", slog.String("topic", name), slog.Int("partitions", int(stored.Partitions)))
 	return nil
+}
+
+// writeTopicMeta writes a topic's meta file durably; topic changes call
+// it holding adminMu and not mu.
+func (b *Broker) writeTopicMeta(m topicMeta) error {
+	if h := b.opts.metaWriteHook; h != nil {
+		h()
+	}
+	return writeTopicMeta(b.opts.dataDir, m)
 }
 
 // abandonPartitions closes and removes the partitions of a topic whose
@@ -598,30 +623,39 @@ func abandonPartitions(t *topic, opts *options) {
 
 // DeleteTopic deletes a topic and its data.
 func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
-	b.mu.Lock()
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	if b.closed.Load() {
+		return broker.ErrClosed
+	}
+	b.mu.RLock()
 	t, ok := b.topics[name]
+	b.mu.RUnlock()
 	if !ok {
-		b.mu.Unlock()
 		return fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
 	}
 	// Remove the metadata first: once it is gone the topic is gone, and a
 	// crash before the data is removed leaves only ".deleted" leftovers.
 	if err := os.Remove(filepath.Join(metaDir(b.opts.dataDir), name+".json")); err != nil {
-		b.mu.Unlock()
 		return fmt.Errorf("%w: delete topic %s: %w", broker.ErrStorage, name, err)
 	}
 	// Make the removal durable before the delete is acknowledged: after a
 	// power loss the topic must not come back. The file is gone already,
 	// so a failed sync is logged, not returned.
+	if h := b.opts.metaWriteHook; h != nil {
+		h()
+	}
 	if err := syncDir(metaDir(b.opts.dataDir)); err != nil {
 		b.opts.logger.Warn("topic deleted, but its removal may not survive a power loss", slog.String("topic", name), slog.Any("error", err))
 	}
+	b.mu.Lock()
 	delete(b.topics, name)
-	// Move the partition directories out of the way before b.mu is
+	b.mu.Unlock()
+	// Move the partition directories out of the way before adminMu is
 	// released: a topic of the same name created (or auto-created by a
 	// producer) right after must not have its fresh directories renamed
 	// and removed by this deletion. Closing without a flush is quick: the
-	// data is going.
+	// data is going; appends already past the topic lookup finish first.
 	tombs := make([]string, 0, len(t.partitions))
 	for _, p := range t.partitions {
 		p.wake() // long-polls on the topic return now, not at their deadline
@@ -634,7 +668,6 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 	// Its groups' offsets go too, before a topic of the same name can
 	// take commits.
 	b.offsets.deleteTopic(name)
-	b.mu.Unlock()
 	for _, tomb := range tombs {
 		os.RemoveAll(tomb)
 	}

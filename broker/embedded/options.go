@@ -40,6 +40,9 @@ type options struct {
 	nowFunc         func() time.Time
 	// offsetsRetention: see WithOffsetsRetention.
 	offsetsRetention time.Duration
+	// metaWriteHook, set by tests, runs just before a topic change
+	// writes or syncs the topic metadata.
+	metaWriteHook func()
 }
 
 func defaultOptions(dir string) options {

@@ -18,8 +18,9 @@ type topic struct {
 	id   [16]byte
 	cfg  atomic.Pointer[broker.TopicConfig]
 	// own is what the topic set itself (see ownConfig), and meta its
-	// meta file's content; both change only under the broker's mu held
-	// for writing (AlterTopicConfig), and are read under it.
+	// meta file's content; both change only under the broker's adminMu
+	// and mu held for writing (AlterTopicConfig), and are read under
+	// either.
 	own        broker.TopicConfig
 	meta       topicMeta
 	partitions []*partition

@@ -1,0 +1,89 @@
+package embedded
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// withMetaWriteHook runs f just before a topic change writes or syncs the
+// topic metadata.
+func withMetaWriteHook(f func()) Option { return func(o *options) { o.metaWriteHook = f } }
+
+// TestTopicChangesDoNotStallOtherTopics: creating, altering and deleting
+// a topic write and sync files; produces and fetches of every other topic
+// go on meanwhile (they once waited for those syncs behind the broker's
+// topic-map lock).
+func TestTopicChangesDoNotStallOtherTopics(t *testing.T) {
+	var (
+		blocked = make(chan struct{})
+		release = make(chan struct{})
+		armed   atomic.Bool
+	)
+	hook := func() {
+		if !armed.Load() {
+			return
+		}
+		blocked <- struct{}{}
+		<-release
+	}
+	bk := openTest(t, t.TempDir(), withMetaWriteHook(hook))
+	if err := bk.CreateTopic(ctx, "busy", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.CreateTopic(ctx, "victim", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	changes := []struct {
+		name string
+		run  func() error
+	}{
+		{"create", func() error { return bk.CreateTopic(ctx, "fresh", broker.TopicConfig{Partitions: 1}) }},
+		{"alter", func() error {
+			return bk.AlterTopicConfig(ctx, "victim", broker.TopicConfigChange{Set: broker.TopicConfig{RetentionTime: time.Hour}}, false)
+		}},
+		{"delete", func() error { return bk.DeleteTopic(ctx, "victim") }},
+	}
+	seq := 0
+	for _, c := range changes {
+		armed.Store(true)
+		done := make(chan error, 1)
+		go func() { done <- c.run() }()
+		<-blocked // the change is about to write and sync
+		armed.Store(false)
+
+		produced := make(chan error, 1)
+		go func() {
+			err := bk.Produce(ctx, "busy", makeRecords(1, seq))
+			if err == nil {
+				_, err = bk.DescribeTopics(ctx, "busy")
+			}
+			produced <- err
+		}()
+		select {
+		case err := <-produced:
+			if err != nil {
+				t.Fatalf("%s: produce to another topic: %v", c.name, err)
+			}
+		case <-time.After(30 * time.Second):
+			close(release)
+			t.Fatalf("%s: a produce to another topic waited for the change's sync", c.name)
+		}
+		seq++
+		release <- struct{}{}
+		if err := <-done; err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+	}
+	if got := len(readAll(t, bk, "busy", 0)); got != seq {
+		t.Fatalf("busy holds %d records, want %d", got, seq)
+	}
+	if _, err := bk.DescribeTopics(ctx, "victim"); err == nil {
+		t.Fatal("victim not deleted")
+	}
+	if _, err := bk.DescribeTopics(ctx, "fresh"); err != nil {
+		t.Fatal(err)
+	}
+}
