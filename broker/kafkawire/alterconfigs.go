@@ -57,7 +57,7 @@ func (c *conn) handleIncrementalAlterConfigs(ctx context.Context, req *kmsg.Incr
 					a.code, a.err = kerr.InvalidRequest, fmt.Errorf("null value not supported for: %s", rc.Name)
 					break
 				}
-				if err := setTopicConfig(&a.change.Set, rc.Name, *rc.Value); err != nil {
+				if err := setTopicConfig(&a.change.Set, rc.Name, *rc.Value, c.maxMessageBytes()); err != nil {
 					a.code, a.err = asKerr(err), err
 				}
 			case kmsg.IncrementalAlterConfigOpDelete:
@@ -65,7 +65,8 @@ func (c *conn) handleIncrementalAlterConfigs(ctx context.Context, req *kmsg.Incr
 				switch {
 				case ok:
 					a.change.Delete |= f
-				case rc.Name == "cleanup.policy": // always the default, delete
+				case rc.Name == "cleanup.policy", rc.Name == "max.message.bytes" && c.maxMessageBytes() >= 0:
+					// never the topic's own: deleting leaves it as it is
 				default:
 					a.code, a.err = kerr.InvalidConfig, unsupportedConfig(rc.Name)
 				}
@@ -104,7 +105,7 @@ func (c *conn) handleAlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 			case rc.Value == nil:
 				a.code, a.err = kerr.InvalidRequest, fmt.Errorf("null value not supported for topic configs: %s", rc.Name)
 			default:
-				if err := setTopicConfig(&a.change.Set, rc.Name, *rc.Value); err != nil {
+				if err := setTopicConfig(&a.change.Set, rc.Name, *rc.Value, c.maxMessageBytes()); err != nil {
 					a.code, a.err = asKerr(err), err
 				}
 			}

@@ -97,6 +97,15 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 	}
 	check("retention.ms", "3600000", kmsg.ConfigSourceDynamicTopicConfig)
 	check("segment.bytes", "1048576", kmsg.ConfigSourceDynamicTopicConfig)
+	// The broker's message limit, which every topic has, may be sent back
+	// or deleted; it stays the broker's.
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("max.message.bytes", "8388608"), {Op: kadm.DeleteConfig, Name: "cleanup.policy"}}, "t")); err != nil {
+		t.Errorf("max.message.bytes at the broker's limit: %v %s", err, msg)
+	}
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "max.message.bytes"}}, "t")); err != nil {
+		t.Errorf("delete max.message.bytes: %v %s", err, msg)
+	}
+	check("max.message.bytes", "8388608", kmsg.ConfigSourceDefaultConfig)
 
 	// Refused, each with its reason, and nothing of the resource changes.
 	for _, tc := range []struct {
@@ -107,7 +116,7 @@ func TestIncrementalAlterConfigs(t *testing.T) {
 		{[]kadm.AlterConfig{set("retention.bytes", "1048576"), set("segment.bytes", "1")}, kerr.InvalidConfig, "segment.bytes"},
 		{[]kadm.AlterConfig{set("retention.ms", "0")}, kerr.InvalidConfig, "retention.ms"},
 		{[]kadm.AlterConfig{set("retention.ms", "soon")}, kerr.InvalidConfig, "integer"},
-		{[]kadm.AlterConfig{set("max.message.bytes", "1000")}, kerr.InvalidConfig, "unsupported"},
+		{[]kadm.AlterConfig{set("max.message.bytes", "1000")}, kerr.PolicyViolation, "broker.max_message_bytes"},
 		{[]kadm.AlterConfig{set("cleanup.policy", "compact")}, kerr.InvalidConfig, "compaction"},
 		{[]kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "flush.ms"}}, kerr.InvalidConfig, "unsupported"},
 		{[]kadm.AlterConfig{{Op: kadm.AppendConfig, Name: "retention.ms", Value: kmsg.StringPtr("1")}}, kerr.InvalidRequest, "list"},
@@ -173,7 +182,8 @@ func TestAlterConfigsReplaces(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"segment.ms": kmsg.StringPtr("60000")}, "t"); err != nil {
 		t.Fatal(err)
 	}
-	if msg, err := alterErr(adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{set("retention.bytes", "1048576"), set("cleanup.policy", "delete")}, "t")); err != nil {
+	// As a tool that sends back every config DescribeConfigs listed.
+	if msg, err := alterErr(adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{set("retention.bytes", "1048576"), set("cleanup.policy", "delete"), set("max.message.bytes", "8388608")}, "t")); err != nil {
 		t.Fatalf("alter: %v %s", err, msg)
 	}
 	if c := topicConfig(t, adm, "t", "retention.bytes"); c.MaybeValue() != "1048576" || c.Source != kmsg.ConfigSourceDynamicTopicConfig {
@@ -330,5 +340,20 @@ func TestAlterConfigsLongMaxRoundTrips(t *testing.T) {
 		}
 		b.Close()
 		b, adm = openServed(t, dir)
+	}
+}
+
+// TestCreateTopicMaxMessageBytes: a topic created with the broker's
+// message limit, as a copy of another topic's configs sends it, is
+// created; another limit is refused saying where the limit is set.
+func TestCreateTopicMaxMessageBytes(t *testing.T) {
+	_, adm := openServed(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": kmsg.StringPtr("8388608")}, "copy"); err != nil {
+		t.Fatalf("max.message.bytes at the broker's limit: %v", err)
+	}
+	resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": kmsg.StringPtr("1048576")}, "own")
+	if !errors.Is(err, kerr.PolicyViolation) || !strings.Contains(resp.ErrMessage, "broker.max_message_bytes") {
+		t.Errorf("another max.message.bytes: %v %q", err, resp.ErrMessage)
 	}
 }

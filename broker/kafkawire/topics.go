@@ -131,7 +131,7 @@ func (c *conn) createConfig(t *kmsg.CreateTopicsRequestTopic) (broker.TopicConfi
 		if kv.Value == nil {
 			continue // null: keep the default
 		}
-		if err := setTopicConfig(&cfg, kv.Name, *kv.Value); err != nil {
+		if err := setTopicConfig(&cfg, kv.Name, *kv.Value, c.maxMessageBytes()); err != nil {
 			return cfg, err
 		}
 	}
@@ -141,11 +141,13 @@ func (c *conn) createConfig(t *kmsg.CreateTopicsRequestTopic) (broker.TopicConfi
 // setTopicConfig applies one Kafka topic config to cfg. Only the configs the
 // log implements are accepted: silently ignoring, say, cleanup.policy=compact
 // would leave the user believing their topic is compacted. cleanup.policy=delete
-// is what every topic has (DescribeConfigs says so), and provisioning tools
-// send it explicitly: it is accepted and changes nothing.
-func setTopicConfig(cfg *broker.TopicConfig, name, value string) error {
+// is what every topic has, and max.message.bytes is the broker's limit
+// (maxMessageBytes, -1 for a Log without one) for every topic; DescribeConfigs
+// lists both, and provisioning tools send back what they read: those values
+// are accepted and change nothing.
+func setTopicConfig(cfg *broker.TopicConfig, name, value string, maxMessageBytes int) error {
 	switch name {
-	case "retention.ms", "retention.bytes", "segment.bytes", "segment.ms":
+	case "retention.ms", "retention.bytes", "segment.bytes", "segment.ms", "max.message.bytes":
 	case "cleanup.policy":
 		if value == "delete" {
 			return nil
@@ -162,6 +164,13 @@ func setTopicConfig(cfg *broker.TopicConfig, name, value string) error {
 		return bad("an integer")
 	}
 	switch name {
+	case "max.message.bytes":
+		if maxMessageBytes < 0 {
+			return unsupportedConfig(name)
+		}
+		if v != int64(maxMessageBytes) {
+			return &configError{kerr.PolicyViolation, fmt.Sprintf("max.message.bytes %d: every topic has the broker's limit, %d (weir.yaml's broker.max_message_bytes); a topic cannot set its own", v, maxMessageBytes)}
+		}
 	case "retention.ms":
 		switch {
 		case v == -1:
@@ -192,6 +201,15 @@ func setTopicConfig(cfg *broker.TopicConfig, name, value string) error {
 		cfg.SegmentAge = millis(v)
 	}
 	return nil
+}
+
+// maxMessageBytes is the Log's batch size limit, or -1 for a Log without
+// one.
+func (c *conn) maxMessageBytes() int {
+	if l, ok := c.s.log.(MessageLimiter); ok {
+		return l.MaxMessageBytes()
+	}
+	return -1
 }
 
 // millis converts milliseconds to a Duration, saturating instead of
