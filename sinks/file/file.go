@@ -135,18 +135,40 @@ func (s *Sink) RawRecords() bool { return true }
 // error the batch's files are cut back to what was last synced and closed,
 // and the retry reopens them: a bufio.Writer keeps failing once it failed,
 // and after a failed fsync a later one may succeed over dropped pages.
+//
+// A rotation part way through a batch first syncs every line the batch
+// wrote so far (done: the items before it are on disk for good, in the
+// file that is rotated or in another topic's): a failure after it (a
+// rename the directory refuses, a full disk in the new file) reports
+// them done with a PartialError, so the retry goes on from the item that
+// failed and writes none of them a second time.
 func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	touched := map[*output]bool{}
+	done := 0
 	fail := func(err error) error {
 		for o := range touched {
 			s.discard(o)
 		}
-		return &sinks.RetryableError{Err: err}
+		var re error = &sinks.RetryableError{Err: err}
+		if done > 0 {
+			re = &sinks.PartialError{Done: done, Err: re}
+		}
+		return re
 	}
 	for i := range items {
 		r := &items[i].Record
 		s.buf = appendLine(s.buf[:0], r)
-		o, err := s.output(s.pathFor(r.Topic), int64(len(s.buf)), touched)
+		path := s.pathFor(r.Topic)
+		if len(touched) > 0 && s.due(path, int64(len(s.buf))) {
+			for o := range touched {
+				if err := o.sync(); err != nil {
+					return fail(err)
+				}
+			}
+			clear(touched)
+			done = i
+		}
+		o, err := s.output(path, int64(len(s.buf)), touched)
 		if err != nil {
 			return fail(err)
 		}
@@ -256,6 +278,13 @@ func (o *output) flushSync() error {
 	return nil
 }
 
+// due reports whether the open file for path is to be rotated before n
+// more bytes are written to it.
+func (s *Sink) due(path string, n int64) bool {
+	o := s.files[path]
+	return o != nil && o.size > 0 && (o.size+n > s.maxSize || s.now().Sub(o.opened) >= s.maxAge)
+}
+
 // output returns the open file for path, rotating it first when n more
 // bytes would pass the size limit or it is older than the age limit.
 func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, error) {
@@ -278,7 +307,7 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 			o.size, o.synced, o.opened = st.Size(), st.Size(), s.now()
 		}
 	}
-	if o != nil && o.size > 0 && (o.size+n > s.maxSize || s.now().Sub(o.opened) >= s.maxAge) {
+	if o != nil && s.due(path, n) {
 		// rotate syncs and closes it: no second sync at the batch end.
 		delete(touched, o)
 		// Forget o even if rotating fails half way: it may be closed, and
@@ -377,9 +406,8 @@ func (s *Sink) rotate(o *output) error {
 		return fmt.Errorf("file sink: rotate %s: %w", o.path, err)
 	}
 	// The rotation is done: a gzip or a prune that fails (a full disk) is
-	// done again at the next rotation. Failing the batch would have it
-	// written again whole, and its lines before the rotation, now in the
-	// rotated file, would be there twice.
+	// done again at the next rotation: failing the batch for it would
+	// only delay the lines after the rotation.
 	if s.compress {
 		if err := compressRotations(stem, ext); err != nil {
 			s.logger.Warn("file sink: compressing rotated files failed; the next rotation tries again", "path", o.path, "err", err)

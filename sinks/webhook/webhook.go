@@ -53,7 +53,15 @@ type Sink struct {
 	now          func() time.Time
 	resend       time.Duration
 
-	mu     sync.Mutex // active and posting, shared with Run's re-sends
+	// postMu is held through each post, and through a batch from its
+	// encoding to the bookkeeping after its post: one post at a time, so
+	// a re-send never overtakes the post that resolves an alert it
+	// carries. mu guards active and its saving, never across a post, so
+	// a slow or hung destination does not hold up the periodic save or
+	// Close; Run takes postMu per chunk of a re-send, so a batch waits
+	// for one chunk's post at most, not a round's.
+	postMu sync.Mutex
+	mu     sync.Mutex
 	active map[string]Alert
 	// statePath keeps active across restarts, so firing alerts are still
 	// re-sent (and not left to expire in Alertmanager) after one; "" none.
@@ -159,8 +167,8 @@ func (s *Sink) Accepts(schema string) bool { return !s.alertmanager || schema ==
 
 // Write posts the batch.
 func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.postMu.Lock()
+	defer s.postMu.Unlock()
 	if s.alertmanager {
 		return s.writeAlerts(ctx, items)
 	}
@@ -394,6 +402,28 @@ func appendValidUTF8(dst []byte, s string) []byte {
 // reused buffer (the same bytes json.Marshal of []Alert gives); the maps of
 // an Alert are only made for the firing alerts it starts to remember.
 func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
+	s.mu.Lock()
+	b, err := s.encodeAlerts(items)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	released, err := s.post(ctx, b)
+	if !released {
+		s.body = nil
+	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.accepted()
+	return nil
+}
+
+// encodeAlerts encodes the batch's alerts into s.body (under mu: it reads
+// active), noting in s.batch what each does.
+func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 	b := append(s.body[:0], '[')
 	s.keys, s.lbls, s.batch = s.keys[:0], s.lbls[:0], s.batch[:0]
 	if s.latest == nil {
@@ -497,16 +527,14 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	b = append(b, ']')
 	s.body = b
 	if err != nil {
-		return &sinks.RejectedError{Reason: "encode", Err: fmt.Errorf("alert time: %w", err)}
+		return nil, &sinks.RejectedError{Reason: "encode", Err: fmt.Errorf("alert time: %w", err)}
 	}
-	released, err := s.post(ctx, b)
-	if !released {
-		s.body = nil
-	}
-	if err != nil {
-		return err
-	}
-	// Only once Alertmanager has them: a retry must send the same.
+	return b, nil
+}
+
+// accepted updates the firing alerts (under mu) by the batch Alertmanager
+// took: only once it has them, since a retry must send the same.
+func (s *Sink) accepted() {
 	changed := false
 	s.journal = s.journal[:0]
 	for i := range s.batch {
@@ -545,7 +573,6 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 			s.appendToJournal()
 		}
 	}
-	return nil
 }
 
 // journalEntry is one change to the firing alerts: Alert set, it began;
@@ -811,22 +838,43 @@ func (s *Sink) Run(ctx context.Context) error {
 			continue
 		case <-t.C:
 		}
-		// Under the lock: an alert a batch ends meanwhile must not be
-		// posted firing after its end.
+		s.resendRound(ctx)
+	}
+}
+
+// resendRound re-posts the firing alerts, resendChunk at a time, until a
+// post fails (the next round tries again). Each chunk is taken
+// from the firing alerts as they are just before its post, under postMu:
+// an alert a batch ends meanwhile is not posted firing after its end. The
+// lock over the state (mu) is not held across a post.
+func (s *Sink) resendRound(ctx context.Context) {
+	s.mu.Lock()
+	keys := make([]string, 0, len(s.active))
+	for k := range s.active {
+		keys = append(keys, k)
+	}
+	s.mu.Unlock()
+	chunk := make([]Alert, 0, min(resendChunk, len(keys)))
+	for from := 0; from < len(keys) && ctx.Err() == nil; from += resendChunk {
+		s.postMu.Lock()
 		s.mu.Lock()
-		alerts := make([]Alert, 0, len(s.active))
-		for _, a := range s.active {
-			alerts = append(alerts, a)
-		}
-		for from := 0; from < len(alerts) && ctx.Err() == nil; from += resendChunk {
-			chunk := alerts[from:min(from+resendChunk, len(alerts))]
-			body, _ := json.Marshal(chunk)
-			if _, err := s.post(ctx, body); err != nil && ctx.Err() == nil {
-				s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", len(alerts), "err", err)
-				break // the next round tries again
+		chunk = chunk[:0]
+		for _, k := range keys[from:min(from+resendChunk, len(keys))] {
+			if a, ok := s.active[k]; ok {
+				chunk = append(chunk, a)
 			}
 		}
 		s.mu.Unlock()
+		var err error
+		if len(chunk) > 0 {
+			body, _ := json.Marshal(chunk)
+			_, err = s.post(ctx, body)
+		}
+		s.postMu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", len(keys), "err", err)
+			return
+		}
 	}
 }
 
