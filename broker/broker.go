@@ -171,10 +171,14 @@ type Broker interface {
 	// call may have appended some records (those of the partitions
 	// written before a full disk, say): those have their Offset set and
 	// the others Offset -1, so a caller retries only the others rather
-	// than append the first ones twice.
+	// than append the first ones twice. Produce keeps no reference to
+	// recs' keys, values or headers once it returns, whatever it
+	// returns (a backend that may still send them copies them first):
+	// the caller may reuse their buffers at once.
 	Produce(ctx context.Context, topic string, recs []Record) error
 	// ProducePartition appends records to one explicit partition; on
-	// failure, Offset tells as for Produce.
+	// failure, Offset tells as for Produce, and it keeps no reference to
+	// recs' bytes either.
 	ProducePartition(ctx context.Context, topic string, partition int32, recs []Record) error
 	// Fetch reads records of one partition from offset on, waiting up to
 	// opts.MaxWait for data. Reading past the high watermark waits; an
