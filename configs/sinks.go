@@ -365,10 +365,12 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		switch s.Format {
 		case "", "json":
 			if s.Template != "" {
+				// text/template's errors begin "template: ", which the
+				// key already says.
 				if t, err := template.New("body").Funcs(WebhookTemplateFuncs()).Parse(s.Template); err != nil {
-					add("template", "%v", err)
+					add("template", "%s", strings.TrimPrefix(err.Error(), "template: "))
 				} else if err := tryWebhookTemplate(t); err != nil {
-					add("template", "%v", err)
+					add("template", "%s", strings.TrimPrefix(err.Error(), "template: "))
 				}
 			}
 		case "alertmanager":

@@ -56,10 +56,10 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - type: prometheus\n    name: p\n    topics: []\n    listen: 127.0.0.1:1\n", "line 4: sink \"p\": topics: at least one"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{.Foo'\n", "line 6: sink \"w\": template:"},
 		// A field the data does not have fails on every record: every event would be dead-lettered.
-		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{json .Event.Typ}}'\n", "line 6: sink \"w\": template: template: body:1:13: executing \"body\" at <.Event.Typ>: can't evaluate field Typ"},
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{json .Event.Typ}}'\n", "line 6: sink \"w\": template: body:1:13: executing \"body\" at <.Event.Typ>: can't evaluate field Typ"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event}}{{.Record.Keys}}{{end}}'\n", "can't evaluate field Keys"},
 		// Zero values skip these branches; a record that takes them fails.
-		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event.Type}}{{.Event.Typ}}{{end}}'\n", "line 6: sink \"w\": template: template: body:1:26: executing \"body\" at <.Event.Typ>: can't evaluate field Typ in type telemetry.Event"},
+		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{if .Event.Type}}{{.Event.Typ}}{{end}}'\n", "line 6: sink \"w\": template: body:1:26: executing \"body\" at <.Event.Typ>: can't evaluate field Typ in type telemetry.Event"},
 		{"sinks:\n  - type: webhook\n    name: w\n    topics: [events]\n    url: http://x\n    template: '{{range $i, $h := .Record.Headers}}{{$h.Kye}}{{end}}'\n", "can't evaluate field Kye in type configs.WebhookTemplateHeader"},
 		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], timeout: -5s}\n", `line 2: sink "w": timeout: must not be negative`},
 		// The client refuses these, and weir run could not start.
