@@ -21,7 +21,18 @@ type Metrics struct {
 	// Retries counts requests sent again after no answer within the
 	// timeout: a lossy path, which a poll that succeeds hides.
 	Retries *prometheus.CounterVec
+	// PartialWalks counts column walks an agent ended early, by reason
+	// (PartialEndOfMibView): the rows published are fewer than it has.
+	PartialWalks *prometheus.CounterVec
 }
+
+// Reasons of a walk the agent ended, saying its MIB view ends there,
+// while it had objects after it (another column's, or more in the same
+// answer): the "reason" label of weir_snmp_partial_walks_total.
+const (
+	PartialEndOfMibView = "end_of_mib_view" // the endOfMibView exception
+	PartialNoSuchName   = "no_such_name"    // error-status noSuchName, SNMPv1's end of the view
+)
 
 // Poll results, the "result" label of weir_snmp_polls_total.
 const (
@@ -66,6 +77,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_snmp_retries_total",
 			Help: "SNMP requests sent again after no valid answer within the target's timeout: lost, or (SNMPv3) not authentic.",
 		}, []string{"target"}),
+		PartialWalks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_partial_walks_total",
+			Help: "Table column walks the agent ended early, by reason (end_of_mib_view, no_such_name: the agent said its MIB view ends, yet answered with objects after that point): the table published is cut short.",
+		}, []string{"target", "reason"}),
 		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_snmp_polls_not_owned_total",
 			Help: "Scheduled polls left to the weir process that owns the target when several share the targets (cluster.shard_targets).",
@@ -83,6 +98,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.NotOwned = promreg.Register(reg, m.NotOwned, &err)
 	m.WrongType = promreg.Register(reg, m.WrongType, &err)
 	m.Retries = promreg.Register(reg, m.Retries, &err)
+	m.PartialWalks = promreg.Register(reg, m.PartialWalks, &err)
 	return m, err
 }
 
@@ -91,7 +107,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) forget(target string) {
 	l := prometheus.Labels{"target": target}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType, m.Retries,
+		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType, m.Retries, m.PartialWalks,
 	} {
 		v.DeletePartialMatch(l)
 	}
