@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -1435,7 +1436,9 @@ func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpP
 		if !ok {
 			continue
 		}
-		if !setValue(sc, v, tags, fields, &counters) {
+		if outOfRange(v) {
+			t.invalidValue(sc, v)
+		} else if !setValue(sc, v, tags, fields, &counters) {
 			t.wrongType(sc, v)
 		}
 	}
@@ -1507,6 +1510,37 @@ func (t *target) wrongType(m *profile.Metric, v gosnmp.SnmpPDU) {
 	if !t.wrongLogged[m.Name] {
 		t.wrongLogged[m.Name] = true
 		t.log.Warn("snmp value of the wrong type left out", "column", m.Name, "oid", v.Name, "type", v.Type.String(), "value", text(v, m))
+	}
+}
+
+// outOfRange reports a value past its SNMP type's range (RFC 2578 section
+// 7.1): gosnmp decodes an INTEGER, Counter32 or Gauge32 of more octets
+// than 32 bits need into a wider Go integer, where Net-SNMP's decoder
+// refuses it. (A TimeTicks or Unsigned32 so encoded gosnmp cuts to its
+// low 32 bits, past telling.)
+func outOfRange(v gosnmp.SnmpPDU) bool {
+	switch v.Type {
+	case gosnmp.Integer:
+		n, ok := v.Value.(int)
+		return ok && (n < math.MinInt32 || n > math.MaxInt32)
+	case gosnmp.Counter32, gosnmp.Gauge32:
+		n, ok := v.Value.(uint)
+		return ok && uint64(n) > math.MaxUint32
+	}
+	return false
+}
+
+// invalidValue counts a value outOfRange left out of its record, and logs
+// the first of each column of the target.
+func (t *target) invalidValue(m *profile.Metric, v gosnmp.SnmpPDU) {
+	t.p.cfg.Metrics.InvalidValues.WithLabelValues(t.cfg.Name, m.Name, InvalidOutOfRange).Inc()
+	if t.wrongLogged == nil {
+		t.wrongLogged = map[string]bool{}
+	}
+	if key := "out_of_range " + m.Name; !t.wrongLogged[key] {
+		t.wrongLogged[key] = true
+		t.log.Warn("snmp value past its type's range left out (encoded in more octets than the type holds)",
+			"column", m.Name, "oid", v.Name, "type", v.Type.String(), "value", fmt.Sprint(v.Value))
 	}
 }
 
@@ -1593,7 +1627,9 @@ func (t *target) tableRecords(tb *profile.Table, walk func(string) ([]gosnmp.Snm
 		fields := map[string]any{}
 		var counters counterNames
 		for _, cl := range rows[suffix] {
-			if !setValue(cl.m, cl.pdu, tags, fields, &counters) {
+			if outOfRange(cl.pdu) {
+				t.invalidValue(cl.m, cl.pdu)
+			} else if !setValue(cl.m, cl.pdu, tags, fields, &counters) {
 				t.wrongType(cl.m, cl.pdu)
 			}
 		}
