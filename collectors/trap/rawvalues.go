@@ -186,7 +186,8 @@ func invalidValues(pkt []byte) []badValue {
 			return bad
 		}
 		if reason := checkValue(tag, contents); reason != "" {
-			bad = append(bad, badValue{index: i, at: cap(pkt) - cap(value), tag: tag, raw: contents, reason: reason})
+			// A copy: pkt is the read loop's buffer.
+			bad = append(bad, badValue{index: i, at: cap(pkt) - cap(value), tag: tag, raw: slices.Clone(contents), reason: reason})
 		}
 	}
 	return bad

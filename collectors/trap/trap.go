@@ -1062,7 +1062,8 @@ func fromV2(tr *telemetry.Trap, vars []gosnmp.SnmpPDU, names *Names) bool {
 func varbind(v gosnmp.SnmpPDU, names *Names) telemetry.Varbind {
 	oid := strings.TrimPrefix(v.Name, ".")
 	vb := telemetry.Varbind{OID: oid, Name: names.Object(oid)}
-	// Not a type of SNMP's (see keepUnknownValues): its bytes in hex.
+	// known false: not a type of SNMP's (see keepUnknownValues), its
+	// bytes go in hex.
 	var known bool
 	vb.Type, known = typeName(v.Type)
 	switch x := v.Value.(type) {
