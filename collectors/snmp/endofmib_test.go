@@ -1,9 +1,21 @@
 package snmp
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/collectors/snmp/profile"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/configs"
 )
 
 // TestWalkNoSuchNameEndsTheTableV2c: some agents answer a v2c GETBULK past
@@ -21,5 +33,150 @@ func TestWalkNoSuchNameEndsTheTableV2c(t *testing.T) {
 	rows, st, err := pollTable(t, addr, nil)
 	if err != nil || rows != 7 || st["snmp_up"] != float64(1) {
 		t.Fatalf("err %v, %d rows (want 7), status %v", err, rows, st)
+	}
+}
+
+// TestEndOfMibViewMidTableFlagged: an agent that answers endOfMibView for
+// a column while it still has objects after it (the next column's rows,
+// or more of the column in the same GETBULK answer) stopped the walk
+// early: the table is cut short, not complete. The poll still publishes
+// what it read, but the partial walk is counted by reason, shown in the
+// status record and logged.
+func TestEndOfMibViewMidTableFlagged(t *testing.T) {
+	const col2 = "1.3.6.1.4.1.9999.1.2"
+	for _, c := range []struct {
+		name string
+		c1   func(from int) []gosnmp.SnmpPDU // the answer to a GETBULK of column 1 after row from
+	}{
+		{"next column has rows", func(from int) []gosnmp.SnmpPDU {
+			if from >= 3 {
+				return []gosnmp.SnmpPDU{{Name: fmt.Sprintf(".%s.%d", testColumn, from), Type: gosnmp.EndOfMibView}}
+			}
+			return rowsFrom(from, 3-from)
+		}},
+		{"objects after it in the same answer", func(from int) []gosnmp.SnmpPDU {
+			if from >= 3 {
+				return append([]gosnmp.SnmpPDU{{Name: fmt.Sprintf(".%s.%d", testColumn, from), Type: gosnmp.EndOfMibView}}, rowsFrom(from+1, 2)...)
+			}
+			return rowsFrom(from, 3-from)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+				name := strings.TrimPrefix(req.Variables[0].Name, ".")
+				switch {
+				case req.PDUType == gosnmp.GetRequest:
+					return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: req.Variables[0].Name, Type: gosnmp.TimeTicks, Value: uint32(1234)}}}
+				case name == testColumn || strings.HasPrefix(name, testColumn+"."):
+					from, _ := strconv.Atoi(strings.TrimPrefix(name, testColumn+"."))
+					return &gosnmp.SnmpPacket{Variables: c.c1(from)}
+				case name == col2 || strings.HasPrefix(name, col2+"."):
+					from, _ := strconv.Atoi(strings.TrimPrefix(name, col2+"."))
+					var out []gosnmp.SnmpPDU
+					for i := from + 1; i <= 7; i++ {
+						out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, i), Type: gosnmp.Counter32, Value: uint(i)})
+					}
+					return &gosnmp.SnmpPacket{Variables: append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, max(from, 7)), Type: gosnmp.EndOfMibView})}
+				}
+				return nil
+			})
+			set := twoColumnProfile(t, col2)
+			metrics, _ := NewMetrics(nil)
+			capture := snmptest.NewCapture()
+			var logs bytes.Buffer
+			p, err := New(Config{
+				Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+					tc.Profiles = configs.SNMPProfiles{Names: []string{"t2"}}
+					tc.MaxRepetitions = 20
+				})},
+				Profiles: set, Broker: capture, Metrics: metrics,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.PollOnce(context.Background(), "a"); err != nil {
+				t.Fatal(err)
+			}
+			if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialEndOfMibView)); n != 1 {
+				t.Errorf("partial walks counted %v, want 1", n)
+			}
+			if st := statuses(t, capture.Records(), "a")[0].Fields; st["partial_walks"] != float64(1) || st["snmp_up"] != float64(1) {
+				t.Errorf("status %v, want partial_walks 1 and snmp_up 1", st)
+			}
+			if !strings.Contains(logs.String(), "endOfMibView") || !strings.Contains(logs.String(), testColumn) {
+				t.Errorf("not logged: %s", logs.String())
+			}
+		})
+	}
+}
+
+// TestEndOfMibViewEarlySnmpsim: snmpsimd's error variation (status
+// endofmib on row 3 of a column) makes it end a GETBULK of the column
+// early, with error-status noSuchName (snmpbulkwalk prints "End of MIB"),
+// while the next column has rows: an agent none of us wrote that stops
+// early is flagged, under reason no_such_name.
+func TestEndOfMibViewEarlySnmpsim(t *testing.T) {
+	snmptest.Require(t, "snmpsimd")
+	rec := "1.3.6.1.2.1.1.3.0|67|1234\n" +
+		testColumn + ".1|65|1\n" + testColumn + ".2|65|2\n" + testColumn + ".3|65:error|op=get,status=endofmib\n" + testColumn + ".4|65|4\n" +
+		"1.3.6.1.4.1.9999.1.2.1|65|11\n1.3.6.1.4.1.9999.1.2.2|65|12\n1.3.6.1.4.1.9999.1.2.3|65|13\n1.3.6.1.4.1.9999.1.2.4|65|14\n"
+	addr := snmptest.StartSnmpsim(t, map[string][]byte{"early": []byte(rec)})
+	metrics, _ := NewMetrics(nil)
+	capture := snmptest.NewCapture()
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+			tc.Community = "early"
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t2"}}
+		})},
+		Profiles: twoColumnProfile(t, "1.3.6.1.4.1.9999.1.2"), Broker: capture, Metrics: metrics,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialNoSuchName)); n != 1 {
+		t.Errorf("partial walks counted %v, want 1", n)
+	}
+	if st := statuses(t, capture.Records(), "a")[0].Fields; st["partial_walks"] != float64(1) {
+		t.Errorf("status %v, want partial_walks 1", st)
+	}
+}
+
+// twoColumnProfile is a profile "t2" of one table with two counter
+// columns, c (testColumn) and d (col2).
+func twoColumnProfile(t *testing.T, col2 string) *profile.Set {
+	t.Helper()
+	dir := t.TempDir()
+	y := "name: t2\nmeasurement: x\ntables:\n  - measurement: tbl\n    index: [{name: idx, type: int}]\n" +
+		"    columns:\n      - {name: c, oid: " + testColumn + ", type: counter}\n      - {name: d, oid: " + col2 + ", type: counter}\n"
+	if err := os.WriteFile(dir+"/t2.yaml", []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := profile.Load(configs.BuiltinSNMPProfiles(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// TestEndOfMibViewAtTheEndNotFlagged: a table that is the last thing in
+// the agent's view ends with endOfMibView; that is a complete walk.
+func TestEndOfMibViewAtTheEndNotFlagged(t *testing.T) {
+	addr := tableAgent(t, func(from int, reps uint32) *gosnmp.SnmpPacket {
+		if from >= 7 {
+			return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: fmt.Sprintf(".%s.%d", testColumn, from), Type: gosnmp.EndOfMibView}}}
+		}
+		return &gosnmp.SnmpPacket{Variables: rowsFrom(from, min(int(reps), 7-from))}
+	})
+	metrics, _ := NewMetrics(nil)
+	rows, st, err := pollTable(t, addr, func(c *Config) { c.Metrics = metrics })
+	if err != nil || rows != 7 || st["partial_walks"] != float64(0) {
+		t.Fatalf("err %v, %d rows (want 7), status %v", err, rows, st)
+	}
+	if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialEndOfMibView)); n != 0 {
+		t.Errorf("partial walks counted %v, want 0", n)
 	}
 }

@@ -21,7 +21,26 @@ type Metrics struct {
 	// Retries counts requests sent again after no answer within the
 	// timeout: a lossy path, which a poll that succeeds hides.
 	Retries *prometheus.CounterVec
+	// InvalidValues counts values left out of records because they are
+	// past their SNMP type's range (InvalidOutOfRange), by column.
+	InvalidValues *prometheus.CounterVec
+	// PartialWalks counts column walks an agent ended early, by reason
+	// (PartialEndOfMibView): the rows published are fewer than it has.
+	PartialWalks *prometheus.CounterVec
 }
+
+// InvalidOutOfRange is the reason of weir_snmp_values_invalid_total: an
+// INTEGER, Counter32 or Gauge32 the agent encoded in more octets than 32
+// bits need, which gosnmp decodes into a value its type cannot hold.
+const InvalidOutOfRange = "out_of_range"
+
+// Reasons of a walk the agent ended, saying its MIB view ends there,
+// while it had objects after it (another column's, or more in the same
+// answer): the "reason" label of weir_snmp_partial_walks_total.
+const (
+	PartialEndOfMibView = "end_of_mib_view" // the endOfMibView exception
+	PartialNoSuchName   = "no_such_name"    // error-status noSuchName, SNMPv1's end of the view
+)
 
 // Poll results, the "result" label of weir_snmp_polls_total.
 const (
@@ -66,6 +85,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_snmp_retries_total",
 			Help: "SNMP requests sent again after no valid answer within the target's timeout: lost, or (SNMPv3) not authentic.",
 		}, []string{"target"}),
+		InvalidValues: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_values_invalid_total",
+			Help: "Values left out of records because they are invalid for their SNMP type, by column and reason (out_of_range: an INTEGER, Counter32 or Gauge32 past its 32 bits).",
+		}, []string{"target", "column", "reason"}),
+		PartialWalks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_partial_walks_total",
+			Help: "Table column walks the agent ended early, by reason (end_of_mib_view, no_such_name: the agent said its MIB view ends, yet answered with objects after that point): the table published is cut short.",
+		}, []string{"target", "reason"}),
 		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_snmp_polls_not_owned_total",
 			Help: "Scheduled polls left to the weir process that owns the target when several share the targets (cluster.shard_targets).",
@@ -83,6 +110,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.NotOwned = promreg.Register(reg, m.NotOwned, &err)
 	m.WrongType = promreg.Register(reg, m.WrongType, &err)
 	m.Retries = promreg.Register(reg, m.Retries, &err)
+	m.PartialWalks = promreg.Register(reg, m.PartialWalks, &err)
+	m.InvalidValues = promreg.Register(reg, m.InvalidValues, &err)
 	return m, err
 }
 
@@ -91,7 +120,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) forget(target string) {
 	l := prometheus.Labels{"target": target}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType, m.Retries,
+		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType, m.Retries, m.PartialWalks, m.InvalidValues,
 	} {
 		v.DeletePartialMatch(l)
 	}

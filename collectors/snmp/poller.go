@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"slices"
@@ -36,6 +37,7 @@ import (
 	"github.com/weirnet/weir/internal/publish"
 	"github.com/weirnet/weir/internal/runset"
 	"github.com/weirnet/weir/internal/snmpv3"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -252,6 +254,8 @@ type target struct {
 	// for (once each; they are counted every time), and the scalars the
 	// agent has no instance at (logNoInstance).
 	wrongLogged map[string]bool
+	// partialLog throttles the log line of walks cut short.
+	partialLog throttle.Throttle
 	// publishBytes is the size of the last poll's records, to size the
 	// next one's buffer at once.
 	publishBytes int
@@ -527,6 +531,28 @@ type poll struct {
 	retries int
 	records []telemetry.Metric
 	err     error
+	// lastOID is the greatest OID the agent answered with a value in
+	// the poll; ends are the walks it ended with endOfMibView (or v1's
+	// noSuchName). A walk ended so before lastOID was cut short (see
+	// partialWalks).
+	lastOID string
+	ends    []walkEnd
+	partial int
+}
+
+// walkEnd is a column walk the agent ended after OID at, saying its MIB
+// view ends there, for reason (PartialEndOfMibView, PartialNoSuchName).
+type walkEnd struct{ column, at, reason string }
+
+// saw notes an OID the agent answered with a value.
+func (res *poll) saw(pdu gosnmp.SnmpPDU) {
+	switch pdu.Type {
+	case gosnmp.EndOfMibView, gosnmp.NoSuchObject, gosnmp.NoSuchInstance:
+		return
+	}
+	if res.lastOID == "" || oidCompare(pdu.Name, res.lastOID) > 0 {
+		res.lastOID = pdu.Name
+	}
 }
 
 // pollAndPublish polls, publishes the records and the status record, and
@@ -897,6 +923,7 @@ func (t *target) status(res poll) telemetry.Metric {
 			"duration_seconds": res.end.Sub(res.start).Seconds(),
 			"varbinds":         int64(res.varbinds),
 			"error":            errText,
+			"partial_walks":    int64(res.partial),
 		},
 		Time:       res.start,
 		ReceivedAt: res.end,
@@ -1077,7 +1104,30 @@ func (t *target) poll(ctx context.Context) (res poll) {
 			res.records = append(res.records, rows...)
 		}
 	}
+	t.partialWalks(&res)
 	return res
+}
+
+// partialWalks flags the walks an agent ended with endOfMibView (RFC 3416
+// section 4.2.3: nothing follows in its MIB view), or with noSuchName, its
+// SNMPv1 form, although it answered with objects after that point in the
+// same poll: it stopped early (a time or size limit of its own, a broken
+// subagent), and the table is cut short. An agent that stops early in the
+// last column it has cannot be told from one whose table ends there. The rows read are kept; each is counted and logged, at
+// most once per throttle interval for the target.
+func (t *target) partialWalks(res *poll) {
+	for _, e := range res.ends {
+		if res.lastOID == "" || oidCompare(e.at, res.lastOID) >= 0 {
+			continue
+		}
+		res.partial++
+		t.p.cfg.Metrics.PartialWalks.WithLabelValues(t.cfg.Name, e.reason).Inc()
+		if n, ok := t.partialLog.Due(time.Now()); ok {
+			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, or noSuchName) but has objects after it: the table is cut short",
+				"reason", e.reason, "column", strings.TrimPrefix(e.column, "."), "after", strings.TrimPrefix(e.at, "."),
+				"next_seen", strings.TrimPrefix(res.lastOID, "."), "times", n)
+		}
+	}
 }
 
 func (t *target) resolveAuto(s *gosnmp.GoSNMP, res *poll) error {
@@ -1159,6 +1209,7 @@ func (t *target) getChunk(s *gosnmp.GoSNMP, chunk []string, out map[string]gosnm
 		res.varbinds++
 		if present(v) {
 			out[strings.TrimPrefix(v.Name, ".")] = v
+			res.saw(v)
 		} else if v.Type == gosnmp.NoSuchInstance {
 			t.logNoInstance(v.Name)
 		}
@@ -1223,6 +1274,7 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 			// SNMPv1's end of the MIB view; some v2c agents end a
 			// GETBULK past their last object so too, as snmpbulkwalk
 			// and gosnmp's walk take it.
+			res.ends = append(res.ends, walkEnd{column: root, at: last, reason: PartialNoSuchName})
 			return out, nil
 		case pkt.Error == gosnmp.TooBig && reps > 1:
 			reps /= 2 // the answer did not fit a datagram: ask for fewer
@@ -1237,9 +1289,19 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 		}
 		for i, pdu := range pkt.Variables {
 			res.varbinds++
-			if pdu.Type == gosnmp.EndOfMibView || pdu.Type == gosnmp.NoSuchObject || pdu.Type == gosnmp.NoSuchInstance {
+			if pdu.Type == gosnmp.EndOfMibView {
+				// The end of the agent's view, it says; objects after
+				// it (in this answer or another walk) say otherwise.
+				res.ends = append(res.ends, walkEnd{column: root, at: last, reason: PartialEndOfMibView})
+				for _, rest := range pkt.Variables[i+1:] {
+					res.saw(rest)
+				}
 				return out, nil
 			}
+			if pdu.Type == gosnmp.NoSuchObject || pdu.Type == gosnmp.NoSuchInstance {
+				return out, nil
+			}
+			res.saw(pdu)
 			if !strings.HasPrefix(pdu.Name, root+".") {
 				if last == root && i == 0 {
 					// Nothing under oid: it may name an object itself.
@@ -1374,7 +1436,9 @@ func (t *target) scalarRecord(p *profile.Profile, values map[string]gosnmp.SnmpP
 		if !ok {
 			continue
 		}
-		if !setValue(sc, v, tags, fields, &counters) {
+		if outOfRange(v) {
+			t.invalidValue(sc, v)
+		} else if !setValue(sc, v, tags, fields, &counters) {
 			t.wrongType(sc, v)
 		}
 	}
@@ -1446,6 +1510,37 @@ func (t *target) wrongType(m *profile.Metric, v gosnmp.SnmpPDU) {
 	if !t.wrongLogged[m.Name] {
 		t.wrongLogged[m.Name] = true
 		t.log.Warn("snmp value of the wrong type left out", "column", m.Name, "oid", v.Name, "type", v.Type.String(), "value", text(v, m))
+	}
+}
+
+// outOfRange reports a value past its SNMP type's range (RFC 2578 section
+// 7.1): gosnmp decodes an INTEGER, Counter32 or Gauge32 of more octets
+// than 32 bits need into a wider Go integer, where Net-SNMP's decoder
+// refuses it. (A TimeTicks or Unsigned32 so encoded gosnmp cuts to its
+// low 32 bits, past telling.)
+func outOfRange(v gosnmp.SnmpPDU) bool {
+	switch v.Type {
+	case gosnmp.Integer:
+		n, ok := v.Value.(int)
+		return ok && (n < math.MinInt32 || n > math.MaxInt32)
+	case gosnmp.Counter32, gosnmp.Gauge32:
+		n, ok := v.Value.(uint)
+		return ok && uint64(n) > math.MaxUint32
+	}
+	return false
+}
+
+// invalidValue counts a value outOfRange left out of its record, and logs
+// the first of each column of the target.
+func (t *target) invalidValue(m *profile.Metric, v gosnmp.SnmpPDU) {
+	t.p.cfg.Metrics.InvalidValues.WithLabelValues(t.cfg.Name, m.Name, InvalidOutOfRange).Inc()
+	if t.wrongLogged == nil {
+		t.wrongLogged = map[string]bool{}
+	}
+	if key := "out_of_range " + m.Name; !t.wrongLogged[key] {
+		t.wrongLogged[key] = true
+		t.log.Warn("snmp value past its type's range left out (encoded in more octets than the type holds)",
+			"column", m.Name, "oid", v.Name, "type", v.Type.String(), "value", fmt.Sprint(v.Value))
 	}
 }
 
@@ -1532,7 +1627,9 @@ func (t *target) tableRecords(tb *profile.Table, walk func(string) ([]gosnmp.Snm
 		fields := map[string]any{}
 		var counters counterNames
 		for _, cl := range rows[suffix] {
-			if !setValue(cl.m, cl.pdu, tags, fields, &counters) {
+			if outOfRange(cl.pdu) {
+				t.invalidValue(cl.m, cl.pdu)
+			} else if !setValue(cl.m, cl.pdu, tags, fields, &counters) {
 				t.wrongType(cl.m, cl.pdu)
 			}
 		}

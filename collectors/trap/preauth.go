@@ -62,14 +62,31 @@ func passwordToKey(h hash.Hash, password string) []byte {
 // it (RFC 3414 section 6.3.2 and 7.3.2; RFC 7860 section 4.2.2): the
 // HMAC of the whole message with msgAuthenticationParameters zeroed.
 func (k authKey) authenticates(pkt []byte, h v3Header) bool {
+	mac, ok := k.digestOf(pkt, h)
+	return ok && subtle.ConstantTimeCompare(mac, h.authParams) == 1
+}
+
+// sign writes into pkt, a message weir changed after authenticates
+// passed on it as received (see withoutInvalid), the digest k gives it.
+func (k authKey) sign(pkt []byte, h v3Header) bool {
+	mac, ok := k.digestOf(pkt, h)
+	if ok {
+		copy(h.authParams, mac)
+	}
+	return ok
+}
+
+// digestOf is the digest k gives pkt, whose header is h: the HMAC of the
+// whole message with msgAuthenticationParameters zeroed.
+func (k authKey) digestOf(pkt []byte, h v3Header) ([]byte, bool) {
 	if len(h.authParams) != k.digest {
-		return false
+		return nil, false
 	}
 	// h.authParams is a slice of pkt: where it starts in pkt is what the
 	// two capacities differ by.
 	at := cap(pkt) - cap(h.authParams)
 	if at < 0 || at+k.digest > len(pkt) {
-		return false
+		return nil, false
 	}
 	local := k.hash.New()
 	local.Write(k.ku)
@@ -80,7 +97,7 @@ func (k authKey) authenticates(pkt []byte, h v3Header) bool {
 	var zeros [48]byte
 	mac.Write(zeros[:k.digest])
 	mac.Write(pkt[at+k.digest:])
-	return subtle.ConstantTimeCompare(mac.Sum(nil)[:k.digest], h.authParams) == 1
+	return mac.Sum(nil)[:k.digest], true
 }
 
 // preAuthenticate refuses, before gosnmp decodes it, a v3 message for a

@@ -37,8 +37,10 @@ func (l *refusalReports) allow(now time.Time) bool {
 
 // refusalReport answers a reportable v3 message refused for its user, its
 // keys or its security level with the Report RFC 3414 section 3.2 (steps
-// 4, 5 and 6) gives it, unauthenticated: the sender then says "Unknown
-// user name" or "Authentication failure" rather than a timeout, which
+// 4, 5 and 6) gives it, and one from an engine its user is not pinned to
+// with usmStatsUnknownEngineIDs (step 3's counter), unauthenticated: the
+// sender then says "Unknown user name", "Authentication failure" or
+// "Unknown engine ID" rather than a timeout, which
 // looks like a firewall. nil for any other outcome, a message that is not
 // reportable (a trap), or one whose header does not parse, and past the
 // rate limit's Reports a second.
@@ -52,6 +54,12 @@ func (r *Receiver) refusalReport(pkt []byte, outcome string, limit *refusalRepor
 		oid, stat = oidUsmStatsWrongDigests, &r.wrongDigests
 	case OutcomeLowSecurityLevel:
 		oid, stat = oidUsmStatsUnsupportedSecLevels, &r.lowLevels
+	case OutcomeWrongEngine:
+		// A user pinned to other sending engines: the sender's engine
+		// ID is not one weir knows for it. The Report carries weir's
+		// own, which the sender already has, so it does not loop;
+		// snmpinform says "Unknown engine ID", pointing at the mismatch.
+		oid, stat = oidUsmStatsUnknownEngineIDs, &r.reports
 	default:
 		return nil
 	}

@@ -115,6 +115,10 @@ type Config struct {
 type Metrics struct {
 	Received *prometheus.CounterVec
 	Acked    prometheus.Counter
+	// InvalidVarbinds counts varbinds whose value does not fit its type
+	// (by type and reason: InvalidWrongLength, InvalidOutOfRange), kept
+	// in their notification marked invalid.
+	InvalidVarbinds *prometheus.CounterVec
 }
 
 // NewMetrics registers the receiver's metrics on reg (nil: unregistered).
@@ -128,6 +132,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_trap_informs_acknowledged_total",
 			Help: "Informs acknowledged after they were published.",
 		}),
+		InvalidVarbinds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_trap_varbinds_invalid_total",
+			Help: "Varbinds received whose value does not fit its type, by type and reason (wrong_length: an IpAddress not of 4 octets, an empty integer; out_of_range: an integer of more octets than its type holds); the notification is kept, the value marked invalid with its octets in hex.",
+		}, []string{"type", "reason"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -135,6 +143,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	var err error
 	m.Received = promreg.Register(reg, m.Received, &err)
 	m.Acked = promreg.Register(reg, m.Acked, &err)
+	m.InvalidVarbinds = promreg.Register(reg, m.InvalidVarbinds, &err)
 	return m, err
 }
 
@@ -691,6 +700,17 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			return it, version, outcome
 		}
 	}
+	// Values gosnmp would refuse, failing the whole notification, or
+	// cut: it decodes the rest from a copy without them.
+	received := pkt
+	bad := invalidValues(pkt)
+	if len(bad) > 0 {
+		if patched, ok := acc.withoutInvalid(pkt, bad); ok {
+			pkt = patched
+		} else {
+			bad = nil
+		}
+	}
 	p, err := acc.dec.UnmarshalTrap(pkt, false)
 	if err != nil {
 		return it, version, classify(err)
@@ -698,7 +718,8 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	if p == nil {
 		return it, version, OutcomeMalformed
 	}
-	keepUnknownValues(pkt, p)
+	keepUnknownValues(received, p)
+	applyInvalid(p, bad)
 	switch p.Version {
 	case gosnmp.Version1:
 		version = "1"
@@ -819,6 +840,10 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		return it, version, OutcomeNotNotification
 	}
 	it.trap = tr
+	for _, b := range bad {
+		typ, _ := typeName(gosnmp.Asn1BER(b.tag))
+		r.cfg.Metrics.InvalidVarbinds.WithLabelValues(typ, b.reason).Inc()
+	}
 	if tr.Inform {
 		ack, err := r.informResponse(p)
 		if err != nil {
@@ -835,6 +860,17 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 // ID and varbinds, error-status noError (RFC 3416 section 4.2.7).
 func (r *Receiver) informResponse(p *gosnmp.SnmpPacket) ([]byte, error) {
 	resp := *p
+	if slices.ContainsFunc(p.Variables, func(v gosnmp.SnmpPDU) bool { _, bad := v.Value.(invalidValue); return bad }) {
+		// gosnmp cannot encode a value that does not fit its type:
+		// the Response echoes it as NULL (senders match it by request
+		// ID, not by its varbinds).
+		resp.Variables = slices.Clone(p.Variables)
+		for i, v := range resp.Variables {
+			if _, bad := v.Value.(invalidValue); bad {
+				resp.Variables[i] = gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.Null}
+			}
+		}
+	}
 	resp.PDUType = gosnmp.GetResponse
 	resp.Error = gosnmp.NoError
 	resp.ErrorIndex = 0
@@ -1005,6 +1041,9 @@ func fromV2(tr *telemetry.Trap, vars []gosnmp.SnmpPDU, names *Names) bool {
 				tr.Uptime = n
 			} else if n, ok := v.Value.(uint); ok {
 				tr.Uptime = uint32(n)
+			} else if _, bad := v.Value.(invalidValue); bad {
+				// Not an uptime: kept as received, marked invalid.
+				tr.Varbinds = append(tr.Varbinds, varbind(v, names))
 			}
 		case i < 2 && oid == oidSnmpTrapOID0:
 			s, _ := v.Value.(string)
@@ -1023,42 +1062,15 @@ func fromV2(tr *telemetry.Trap, vars []gosnmp.SnmpPDU, names *Names) bool {
 func varbind(v gosnmp.SnmpPDU, names *Names) telemetry.Varbind {
 	oid := strings.TrimPrefix(v.Name, ".")
 	vb := telemetry.Varbind{OID: oid, Name: names.Object(oid)}
-	known := true
-	switch v.Type {
-	case gosnmp.Integer:
-		vb.Type = "integer"
-	case gosnmp.OctetString:
-		vb.Type = "octet_string"
-	case gosnmp.ObjectIdentifier:
-		vb.Type = "oid"
-	case gosnmp.IPAddress:
-		vb.Type = "ipaddress"
-	case gosnmp.Counter32:
-		vb.Type = "counter32"
-	case gosnmp.Gauge32:
-		vb.Type = "gauge32"
-	case gosnmp.TimeTicks:
-		vb.Type = "timeticks"
-	case gosnmp.Counter64:
-		vb.Type = "counter64"
-	case gosnmp.Uinteger32:
-		vb.Type = "uinteger32"
-	case gosnmp.Opaque, gosnmp.OpaqueFloat, gosnmp.OpaqueDouble:
-		vb.Type = "opaque"
-	case gosnmp.Null:
-		vb.Type = "null"
-	case gosnmp.NoSuchObject:
-		vb.Type = "no_such_object"
-	case gosnmp.NoSuchInstance:
-		vb.Type = "no_such_instance"
-	case gosnmp.EndOfMibView:
-		vb.Type = "end_of_mib_view"
-	default:
-		// Not a type of SNMP's (see keepUnknownValues): its bytes in hex.
-		vb.Type = fmt.Sprintf("0x%02x", byte(v.Type))
-		known = false
-	}
+	// known false: not a type of SNMP's (see keepUnknownValues), its
+	// bytes go in hex.
+	var known bool
+	vb.Type, known = typeName(v.Type)
 	switch x := v.Value.(type) {
+	case invalidValue:
+		// Contents that do not fit the type (see invalidValues).
+		vb.Value = hex.EncodeToString(x.raw)
+		vb.Type += "_invalid_hex"
 	case []byte:
 		// Text: NUL padding trimmed, but something left to read; all
 		// zero bytes, or only line breaks and tabs, are binary.
@@ -1083,6 +1095,42 @@ func varbind(v gosnmp.SnmpPDU, names *Names) telemetry.Varbind {
 		vb.Value = x
 	}
 	return vb
+}
+
+// typeName is a varbind type's name in a record; known false for a tag
+// SNMP does not define ("0x45").
+func typeName(t gosnmp.Asn1BER) (string, bool) {
+	switch t {
+	case gosnmp.Integer:
+		return "integer", true
+	case gosnmp.OctetString:
+		return "octet_string", true
+	case gosnmp.ObjectIdentifier:
+		return "oid", true
+	case gosnmp.IPAddress:
+		return "ipaddress", true
+	case gosnmp.Counter32:
+		return "counter32", true
+	case gosnmp.Gauge32:
+		return "gauge32", true
+	case gosnmp.TimeTicks:
+		return "timeticks", true
+	case gosnmp.Counter64:
+		return "counter64", true
+	case gosnmp.Uinteger32:
+		return "uinteger32", true
+	case gosnmp.Opaque, gosnmp.OpaqueFloat, gosnmp.OpaqueDouble:
+		return "opaque", true
+	case gosnmp.Null:
+		return "null", true
+	case gosnmp.NoSuchObject:
+		return "no_such_object", true
+	case gosnmp.NoSuchInstance:
+		return "no_such_instance", true
+	case gosnmp.EndOfMibView:
+		return "end_of_mib_view", true
+	}
+	return fmt.Sprintf("0x%02x", byte(t)), false
 }
 
 // finite keeps NaN and infinities, which JSON cannot carry, as text.
