@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -8,9 +9,8 @@ import (
 	"github.com/weirnet/weir/broker"
 )
 
-// withMetaWriteHook runs f just before a topic change writes or syncs the
-// topic metadata.
-func withMetaWriteHook(f func()) Option { return func(o *options) { o.metaWriteHook = f } }
+// withAdminStep runs f just before each durable step of a topic change.
+func withAdminStep(f func(step string)) Option { return func(o *options) { o.adminStep = f } }
 
 // TestTopicChangesDoNotStallOtherTopics: creating, altering and deleting
 // a topic write and sync files; produces and fetches of every other topic
@@ -21,15 +21,25 @@ func TestTopicChangesDoNotStallOtherTopics(t *testing.T) {
 		blocked = make(chan struct{})
 		release = make(chan struct{})
 		armed   atomic.Bool
+		b       atomic.Pointer[Broker]
+		locked  atomic.Value // a step taken holding mu
 	)
-	hook := func() {
+	hook := func(step string) {
+		if bk := b.Load(); bk != nil {
+			if !bk.mu.TryRLock() {
+				locked.Store(step)
+			} else {
+				bk.mu.RUnlock()
+			}
+		}
 		if !armed.Load() {
 			return
 		}
 		blocked <- struct{}{}
 		<-release
 	}
-	bk := openTest(t, t.TempDir(), withMetaWriteHook(hook))
+	bk := openTest(t, t.TempDir(), withAdminStep(hook))
+	b.Store(bk)
 	if err := bk.CreateTopic(ctx, "busy", broker.TopicConfig{Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +87,9 @@ func TestTopicChangesDoNotStallOtherTopics(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 	}
+	if step := locked.Load(); step != nil {
+		t.Errorf("a topic change took step %q holding the topic-map lock", step)
+	}
 	if got := len(readAll(t, bk, "busy", 0)); got != seq {
 		t.Fatalf("busy holds %d records, want %d", got, seq)
 	}
@@ -85,5 +98,27 @@ func TestTopicChangesDoNotStallOtherTopics(t *testing.T) {
 	}
 	if _, err := bk.DescribeTopics(ctx, "fresh"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTopicChangeSteps: a topic's partition directories are synced into
+// the data directory before its meta file makes it exist, and a deletion
+// syncs the meta file's removal, then the renames of its partitions to
+// ".deleted" (which the next start removes).
+func TestTopicChangeSteps(t *testing.T) {
+	var steps []string
+	bk := openTest(t, t.TempDir(), withAdminStep(func(step string) { steps = append(steps, step) }))
+	if err := bk.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{adminSyncDataDir, adminWriteMeta}; !slices.Equal(steps, want) {
+		t.Errorf("create: %q, want %q", steps, want)
+	}
+	steps = nil
+	if err := bk.DeleteTopic(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{adminSyncMetaDir, adminSyncDataDir}; !slices.Equal(steps, want) {
+		t.Errorf("delete: %q, want %q", steps, want)
 	}
 }

@@ -581,6 +581,13 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 		}
 		t.partitions = append(t.partitions, part)
 	}
+	// The partitions' directory entries are durable before the topic
+	// is: else a power loss could keep the topic and lose a partition
+	// acknowledged writes went to.
+	if err := b.syncAdmin(adminSyncDataDir, b.opts.dataDir); err != nil {
+		abandonPartitions(t, &b.opts)
+		return fmt.Errorf("create topic %s: %w", name, err)
+	}
 	t.meta = metaFromConfig(name, id, stored)
 	if err := b.writeTopicMeta(t.meta); err != nil {
 		// Renamed into place but not synced: without its partitions the
@@ -601,13 +608,28 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 	return nil
 }
 
-// writeTopicMeta writes a topic's meta file durably; topic changes call
-// it holding adminMu and not mu.
+// The durable steps of topic changes, which call them holding adminMu and
+// not mu (see options.adminStep).
+const (
+	adminWriteMeta   = "write meta"
+	adminSyncMetaDir = "sync meta dir"
+	adminSyncDataDir = "sync data dir"
+)
+
+// writeTopicMeta writes a topic's meta file durably.
 func (b *Broker) writeTopicMeta(m topicMeta) error {
-	if h := b.opts.metaWriteHook; h != nil {
-		h()
+	if h := b.opts.adminStep; h != nil {
+		h(adminWriteMeta)
 	}
 	return writeTopicMeta(b.opts.dataDir, m)
+}
+
+// syncAdmin syncs dir, the step of a topic change.
+func (b *Broker) syncAdmin(step, dir string) error {
+	if h := b.opts.adminStep; h != nil {
+		h(step)
+	}
+	return syncDir(dir)
 }
 
 // abandonPartitions closes and removes the partitions of a topic whose
@@ -642,10 +664,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 	// Make the removal durable before the delete is acknowledged: after a
 	// power loss the topic must not come back. The file is gone already,
 	// so a failed sync is logged, not returned.
-	if h := b.opts.metaWriteHook; h != nil {
-		h()
-	}
-	if err := syncDir(metaDir(b.opts.dataDir)); err != nil {
+	if err := b.syncAdmin(adminSyncMetaDir, metaDir(b.opts.dataDir)); err != nil {
 		b.opts.logger.Warn("topic deleted, but its removal may not survive a power loss", slog.String("topic", name), slog.Any("error", err))
 	}
 	b.mu.Lock()
@@ -663,6 +682,14 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 		tomb := fmt.Sprintf("%s.%x.deleted", p.dir, t.id[:4])
 		if err := os.Rename(p.dir, tomb); err == nil {
 			tombs = append(tombs, tomb)
+		}
+	}
+	// The renames durable, a power loss leaves ".deleted" directories,
+	// which the next start removes, rather than partition directories of
+	// no topic, which it only warns of.
+	if len(tombs) > 0 {
+		if err := b.syncAdmin(adminSyncDataDir, b.opts.dataDir); err != nil {
+			b.opts.logger.Warn("topic deleted, but after a power loss its data may stay as directories of no topic", slog.String("topic", name), slog.Any("error", err))
 		}
 	}
 	// Its groups' offsets go too, before a topic of the same name can

@@ -40,9 +40,10 @@ type options struct {
 	nowFunc         func() time.Time
 	// offsetsRetention: see WithOffsetsRetention.
 	offsetsRetention time.Duration
-	// metaWriteHook, set by tests, runs just before a topic change
-	// writes or syncs the topic metadata.
-	metaWriteHook func()
+	// adminStep, set by tests, runs at each durable step of a topic
+	// change (adminWriteMeta, adminSyncMetaDir, adminSyncDataDir), just
+	// before it.
+	adminStep func(step string)
 }
 
 func defaultOptions(dir string) options {
