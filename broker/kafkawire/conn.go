@@ -210,7 +210,7 @@ func (c *conn) run(ctx context.Context) (err error) {
 			return err
 		}
 		if c.saslRaw {
-			if err := c.rawSASL(body); err != nil {
+			if err := c.rawSASL(ctx, body); err != nil {
 				return err
 			}
 			continue
@@ -219,6 +219,9 @@ func (c *conn) run(ctx context.Context) (err error) {
 		h, resp, err := c.handle(ctx, body)
 		if err != nil {
 			return err
+		}
+		if c.closing != nil {
+			c.delayRefusal(ctx, c.closing)
 		}
 		if resp != nil {
 			if err := c.writeResponse(h.corr, resp); err != nil {

@@ -69,13 +69,14 @@ type config struct {
 	groupsSet       bool
 	maxConns        int
 	// maxConnsPerIP and perIPOverrides: see WithMaxConnectionsPerIP.
-	maxConnsPerIP  int
-	perIPOverrides map[netip.Addr]int
-	maxBuffered    int64
-	frameTimeout   time.Duration
-	grownIdle      time.Duration // grownBufferIdle; shorter in tests
-	tls            *tls.Config
-	sasl           *SASL
+	maxConnsPerIP   int
+	perIPOverrides  map[netip.Addr]int
+	maxBuffered     int64
+	frameTimeout    time.Duration
+	grownIdle       time.Duration // grownBufferIdle; shorter in tests
+	tls             *tls.Config
+	sasl            *SASL
+	failedAuthDelay time.Duration // see WithFailedAuthDelay
 }
 
 // Option configures a Server.
@@ -141,6 +142,19 @@ func WithMaxBufferedRequestBytes(n int64) Option {
 // it takes, until the idle timeout.
 func WithFrameTimeout(d time.Duration) Option {
 	return func(c *config) { c.frameTimeout = d }
+}
+
+// DefaultFailedAuthDelay is Kafka's connection.failed.authentication.delay.ms.
+const DefaultFailedAuthDelay = 100 * time.Millisecond
+
+// WithFailedAuthDelay sets how long a connection whose SASL credentials
+// were refused (an unknown user, a wrong password) waits before it is
+// answered and closed (default DefaultFailedAuthDelay, as Kafka's
+// connection.failed.authentication.delay.ms; 0 or negative: none). A
+// client guessing passwords gets its answers that much slower on each
+// connection; other connections do not wait.
+func WithFailedAuthDelay(d time.Duration) Option {
+	return func(c *config) { c.failedAuthDelay = d }
 }
 
 // WithIdleTimeout closes connections that send no request for d (default 10

@@ -2,6 +2,7 @@ package kafkawire
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/binary"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -203,6 +205,24 @@ func (c *conn) handleSASLAuthenticate(req *kmsg.SASLAuthenticateRequest) kmsg.Re
 	return resp
 }
 
+// delayRefusal waits, when the connection closes for closing, refused
+// credentials, for the failed-authentication delay (see
+// WithFailedAuthDelay) before it is answered and closed, or until ctx
+// ends.
+func (c *conn) delayRefusal(ctx context.Context, closing error) {
+	var ae *authError
+	d := c.s.cfg.failedAuthDelay
+	if d <= 0 || !errors.As(closing, &ae) || ae.reason != "credentials" {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // saslFailure is a refused SASL step: what the client is told, and what
 // the log and metrics get.
 type saslFailure struct {
@@ -286,9 +306,10 @@ const maxPreAuthBytes = ioBufferSize
 // a bare frame, as Kafka does: an empty one where the mechanism has
 // nothing to say (PLAIN's success). A refusal closes the connection
 // without an answer (v0 has no way to say why).
-func (c *conn) rawSASL(token []byte) error {
+func (c *conn) rawSASL(ctx context.Context, token []byte) error {
 	out, err := c.saslStep(token)
 	if err != nil {
+		c.delayRefusal(ctx, err.authError)
 		return err.authError
 	}
 	c.out = binary.BigEndian.AppendUint32(c.out, uint32(len(out)))

@@ -468,3 +468,45 @@ func TestSASLUserInCloseLog(t *testing.T) {
 		t.Fatalf("no disconnect logged:\n%s", logs.String())
 	}
 }
+
+// TestSASLFailedAuthDelay: refused credentials are answered (and the
+// connection closed) only after the failed-authentication delay, as
+// Kafka's connection.failed.authentication.delay.ms, with SaslAuthenticate
+// and with v0's bare tokens; a malformed message is not delayed for.
+func TestSASLFailedAuthDelay(t *testing.T) {
+	const delay = 400 * time.Millisecond
+	fl := newFakeLog()
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)), WithFailedAuthDelay(delay))
+	handshake := func(version int16) *rawClient {
+		r := dialRaw(t, addr)
+		hs := kmsg.NewPtrSASLHandshakeRequest()
+		hs.Version, hs.Mechanism = version, MechanismPlain
+		if hr := r.do(hs).(*kmsg.SASLHandshakeResponse); hr.ErrorCode != 0 {
+			t.Fatalf("SaslHandshake v%d: code %d", version, hr.ErrorCode)
+		}
+		return r
+	}
+
+	r := handshake(1)
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.Version = 1
+	au.SASLAuthBytes = []byte("\x00writer\x00wrong")
+	start := time.Now()
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Fatalf("wrong password: code %d", ar.ErrorCode)
+	}
+	if took := time.Since(start); took < delay {
+		t.Errorf("wrong password answered after %v, before the %v delay", took, delay)
+	}
+	expectClosed(t, r.c)
+
+	r = handshake(0)
+	token := []byte("\x00nobody\x00x")
+	start = time.Now()
+	r.c.Write(binary.BigEndian.AppendUint32(nil, uint32(len(token))))
+	r.c.Write(token)
+	expectClosed(t, r.c)
+	if took := time.Since(start); took < delay {
+		t.Errorf("v0 unknown user closed after %v, before the %v delay", took, delay)
+	}
+}

@@ -78,6 +78,7 @@ func New(log Log, opts ...Option) *Server {
 		maxBuffered:     DefaultMaxBufferedRequestBytes,
 		frameTimeout:    DefaultFrameTimeout,
 		grownIdle:       grownBufferIdle,
+		failedAuthDelay: DefaultFailedAuthDelay,
 	}
 	for _, o := range opts {
 		o(&cfg)
