@@ -94,7 +94,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	td, ok := details[topic]
 	if !ok || td.Err != nil {
-		return fmt.Errorf("consume %s: no such topic", topic)
+		return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic))
 	}
 	ends, err := adm.ListEndOffsets(mctx, topic)
 	if err != nil {
@@ -301,7 +301,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	}
 	td, ok := details[topic]
 	if !ok || td.Err != nil {
-		return fmt.Errorf("consume %s: no such topic", topic)
+		return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic))
 	}
 	// Where "the end" is, for stopping without --follow.
 	var ends, starts kadm.ListedOffsets

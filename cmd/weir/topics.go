@@ -225,12 +225,12 @@ func topicsAlter(ctx context.Context, adm *kadm.Client, w io.Writer, topic, rete
 	}
 	resps, err := adm.AlterTopicConfigs(ctx, alters, topic)
 	if err != nil {
-		return fmt.Errorf("alter %s: %w", topic, err)
+		return fmt.Errorf("alter %s: %w", topic, shardErr(err))
 	}
 	for _, r := range resps {
 		if r.Err != nil {
 			if errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
-				return fmt.Errorf("alter %s: no such topic (create it: weir topics create %s)", topic, topic)
+				return fmt.Errorf("alter %s: no such topic%s", topic, noTopicHint(topic))
 			}
 			return fmt.Errorf("alter %s: %w%s", topic, r.Err, detail(r.ErrMessage))
 		}
@@ -327,7 +327,7 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 	t, ok := details[name]
 	if !ok || t.Err != nil {
 		if !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
-			return fmt.Errorf("describe %s: no such topic (create it: weir topics create %s)", name, name)
+			return fmt.Errorf("describe %s: no such topic%s", name, noTopicHint(name))
 		}
 		return fmt.Errorf("describe %s: %w", name, t.Err)
 	}
@@ -442,3 +442,14 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// noTopicHint follows "no such topic" for a topic the broker does not
+// have: how to create it, or, for a Kafka internal topic's name
+// (__consumer_offsets, __transaction_state), that weir's log keeps what
+// those hold outside topics.
+func noTopicHint(name string) string {
+	if strings.HasPrefix(name, "__") {
+		return " (a Kafka cluster's internal topic: weir's embedded broker keeps consumer group offsets and producer state outside topics; see weir groups)"
+	}
+	return fmt.Sprintf(" (create it: weir topics create %s)", name)
+}

@@ -46,6 +46,10 @@ func TestTopicsAlter(t *testing.T) {
 		{[]string{"t", "--config", "segment.bytes=1"}, "segment.bytes"},
 		{[]string{"t", "--config", "compression.type=zstd"}, "unsupported topic config"},
 		{[]string{"missing", "--retention", "1h"}, "no such topic"},
+		{[]string{"missing", "--retention", "1h"}, "weir topics create missing"},
+		// Kafka's internal topics are no topics of weir's log: no
+		// advice to create one.
+		{[]string{"__consumer_offsets", "--retention", "1h"}, "keeps consumer group offsets and producer state outside topics"},
 		{[]string{"fixed", "--retention", "2h"}, "POLICY_VIOLATION"},
 		{[]string{"fixed", "--retention", "2h"}, "broker.topics.fixed.retention.time"},
 	} {

@@ -8,10 +8,11 @@ import (
 	"testing"
 )
 
-// TestGroupsUnreachableBroker: the groups commands against a broker that
-// is not there say why, as the other commands do, without franz-go's
-// "request ListGroups has 1 separate shard errors, first:" in front.
-func TestGroupsUnreachableBroker(t *testing.T) {
+// TestUnreachableBroker: the groups and topics commands against a
+// broker that is not there say why, as the other commands do, without
+// franz-go's "request ListGroups has 1 separate shard errors, first:" in
+// front.
+func TestUnreachableBroker(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -22,6 +23,13 @@ func TestGroupsUnreachableBroker(t *testing.T) {
 		{"groups", "list", "--brokers", addr},
 		{"groups", "describe", "g", "--brokers", addr},
 		{"groups", "delete", "g", "--brokers", addr},
+		{"groups", "reset", "g", "--all-topics", "--to-earliest", "--brokers", addr},
+		{"topics", "alter", "t", "--retention", "1h", "--brokers", addr},
+		{"topics", "describe", "t", "--brokers", addr},
+		{"topics", "list", "--brokers", addr},
+		{"topics", "create", "t", "--brokers", addr},
+		{"topics", "delete", "t", "--brokers", addr},
+		{"consume", "t", "--brokers", addr},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := dispatch(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
