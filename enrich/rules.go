@@ -566,6 +566,18 @@ func syslogRules() []rule {
 				// MD-CLI releases: two spaces after the subject, "logged in".
 				{"4410 management SECURITY-MINOR-ssh_user_login-2009 [noc-ro]:  User noc-ro from 10.66.1.4 logged in", "login_succeeded", map[string]string{"user": "noc-ro", "source": "10.66.1.4"}},
 			}},
+		// SR OS: a commit to the configure datastore, SYSTEM event 2121
+		// (mdCommitSucceeded), "Commit to configure by USER (CLIENT) from
+		// ADDRESS succeeded." by its text, whatever the log's layout. The
+		// lines: nokia/SReXperts docs/nos/sros/intermediate/
+		// 56-SR_OS_Triggering_backups.md (a router's memory log, its two
+		// lines joined); an EHS script's commit names no user and no
+		// address, only "Cron/EHS" (other public SR OS lab logs, EHS runs).
+		{name: "nokia_commit", vendor: VendorNokia, needs: "Commit to configure by ", patterns: []*regexp.Regexp{re(`\bCommit to configure by (?P<user>[^\s()]*) \((?P<agent>[^)]*)\) from (?P<source>\S+?) succeeded\b`)},
+			event: "config_changed", examples: []example{
+				{`52430 2026/05/06 16:04:40.962 UTC WARNING: SYSTEM #2121 Base Commit "Commit to configure by admin (MD-CLI) from 10.128.1.1 succeeded."`, "config_changed", map[string]string{"user": "admin", "agent": "MD-CLI", "source": "10.128.1.1"}},
+				{`7 2025/04/01 12:47:58.070 UTC WARNING: SYSTEM #2121 Base Commit "Commit to configure by  (Cron/EHS) from Cron/EHS succeeded."`, "config_changed", map[string]string{"user": "", "agent": "Cron/EHS", "source": "Cron/EHS"}},
+			}},
 		{name: "extreme_login", vendor: VendorExtreme, needs: "Login passed for user ", patterns: []*regexp.Regexp{re(`Login passed for user (?P<user>\S+) through \w+ \((?P<source>` + ipish + `)\)`)},
 			event: "login_succeeded", examples: []example{
 				{"<Info:AAA.authPass> Login passed for user admin through ssh (10.0.0.5)", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.5"}},
