@@ -145,3 +145,18 @@ func TestDeviceLinesNokiaCommit(t *testing.T) {
 		{name: "save_after_commit", raw: `<188>Apr 17 16:54:28 g51-pe3 TMNX: 155 Base SYSTEM-WARNING-ssiSaveIncrementConfigSucceeded-2110 [Configuration Save Succeeds]:  Incremental configuration file saved to: cf3:\.commit-history\config-2026-04-17T16-54-28.3Z-9.is`},
 	})
 }
+
+// TestDeviceLinesNokiaNetconfLogin: SR OS logs a NETCONF session's login
+// twice, SECURITY-MINOR-netconf_user_login-2121 ("User admin from A logged
+// in") and USER-MINOR-netconf_user_login-2018 ("Netconf user from A logged
+// in"); the login rule knew only CLI, SSH and FTP logins. The lines: a
+// router's syslog capture in nokia/SReXperts docs/nos/sros/beginner/
+// 57-SROS_remote_logging_with_Syslog_and_Loki.md (the PRI is ours, from
+// its LOCAL7.ERR). One login is one event: the twin raises none.
+func TestDeviceLinesNokiaNetconfLogin(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "security", raw: "<187>May  8 15:14:00 g3-pe3 TMNX: 5047 management SECURITY-MINOR-netconf_user_login-2121 [admin]:  User admin from 192.168.6.102 logged in",
+			vendor: VendorNokia, event: "login_succeeded", object: "admin", fields: map[string]string{"source": "192.168.6.102"}},
+		{name: "user_twin", raw: "<187>May  8 15:14:00 g3-pe3 TMNX: 5048 management USER-MINOR-netconf_user_login-2018 [admin]:  Netconf user from 192.168.6.102 logged in"},
+	})
+}
