@@ -559,12 +559,29 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"LINE/5/VTYUSERLOGIN:OID 1.3.6.1.4.1.2011.5.25.207.2.2 A user login. (UserIndex=34, UserName=qqq, UserIP=172.25.127.37, UserChannel=VTY0)", "login_succeeded", map[string]string{"user": "qqq", "source": "172.25.127.37"}},
 			}},
-		{name: "nokia_login", vendor: VendorNokia, needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp)_user_login-\d+ \[[^\]]*\]:\s+User (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "nokia_login", vendor: VendorNokia, needs: "_user_login-", patterns: []*regexp.Regexp{re(`(?:cli|ssh|ftp|netconf)_user_login-\d+ \[[^\]]*\]:\s+User (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
 			event: "login_succeeded", examples: []example{
 				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from 192.0.2.10 cli login", "login_succeeded", map[string]string{"user": "admin", "source": "192.0.2.10"}},
 				{"USER-MINOR-cli_user_login-2001 [admin]: User admin from Console cli login", "login_succeeded", map[string]string{"user": "admin", "source": ""}},
 				// MD-CLI releases: two spaces after the subject, "logged in".
 				{"4410 management SECURITY-MINOR-ssh_user_login-2009 [noc-ro]:  User noc-ro from 10.66.1.4 logged in", "login_succeeded", map[string]string{"user": "noc-ro", "source": "10.66.1.4"}},
+				// NETCONF sessions (a router's syslog capture in nokia/SReXperts
+				// docs/nos/sros/beginner/57-SROS_remote_logging_with_Syslog_and_Loki.md);
+				// its USER-MINOR-netconf_user_login-2018 twin, "Netconf user from
+				// A logged in", names no user and is left alone.
+				{"5047 management SECURITY-MINOR-netconf_user_login-2121 [admin]:  User admin from 192.168.6.102 logged in", "login_succeeded", map[string]string{"user": "admin", "source": "192.168.6.102"}},
+			}},
+		// SR OS: a commit to the configure datastore, SYSTEM event 2121
+		// (mdCommitSucceeded), "Commit to configure by USER (CLIENT) from
+		// ADDRESS succeeded." by its text, whatever the log's layout. The
+		// lines: nokia/SReXperts docs/nos/sros/intermediate/
+		// 56-SR_OS_Triggering_backups.md (a router's memory log, its two
+		// lines joined); an EHS script's commit names no user and no
+		// address, only "Cron/EHS" (other public SR OS lab logs, EHS runs).
+		{name: "nokia_commit", vendor: VendorNokia, needs: "Commit to configure by ", patterns: []*regexp.Regexp{re(`\bCommit to configure by (?P<user>[^\s()]*) \((?P<agent>[^)]*)\) from (?P<source>\S+?) succeeded\b`)},
+			event: "config_changed", examples: []example{
+				{`52430 2026/05/06 16:04:40.962 UTC WARNING: SYSTEM #2121 Base Commit "Commit to configure by admin (MD-CLI) from 10.128.1.1 succeeded."`, "config_changed", map[string]string{"user": "admin", "agent": "MD-CLI", "source": "10.128.1.1"}},
+				{`7 2025/04/01 12:47:58.070 UTC WARNING: SYSTEM #2121 Base Commit "Commit to configure by  (Cron/EHS) from Cron/EHS succeeded."`, "config_changed", map[string]string{"user": "", "agent": "Cron/EHS", "source": "Cron/EHS"}},
 			}},
 		{name: "extreme_login", vendor: VendorExtreme, needs: "Login passed for user ", patterns: []*regexp.Regexp{re(`Login passed for user (?P<user>\S+) through \w+ \((?P<source>` + ipish + `)\)`)},
 			event: "login_succeeded", examples: []example{

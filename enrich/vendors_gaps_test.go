@@ -124,3 +124,39 @@ func TestDeviceLinesMikroTikBGPTCP(t *testing.T) {
 		{name: "remote_address", raw: "<30>Dec  3 12:46:51 mt1 route,bgp,info     RemoteAddress=10.200.12.1"},
 	})
 }
+
+// TestDeviceLinesNokiaCommit: SR OS logs a commit to the configure
+// datastore as SYSTEM event 2121, "Commit to configure by admin (MD-CLI)
+// from 10.128.1.1 succeeded." (a router's memory log in nokia/SReXperts
+// docs/nos/sros/intermediate/56-SR_OS_Triggering_backups.md); no rule
+// knew it, so a configuration change on SR OS raised no event. The
+// syslog header and the "SYSTEM-WARNING-mdCommitSucceeded-2121 [Commit]:"
+// layout are the ones the same repository's syslog capture shows for
+// other SYSTEM events (57-SROS_remote_logging_with_Syslog_and_Loki.md);
+// the event text is the router's. A commit by an EHS script names no
+// user: its client stands in.
+func TestDeviceLinesNokiaCommit(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "md_cli", raw: "<188>May  6 16:04:40 g1-pe1 TMNX: 52430 Base SYSTEM-WARNING-mdCommitSucceeded-2121 [Commit]:  Commit to configure by admin (MD-CLI) from 10.128.1.1 succeeded.",
+			vendor: VendorNokia, event: "config_changed", object: "admin", fields: map[string]string{"source": "10.128.1.1", "agent": "MD-CLI"}},
+		{name: "ehs", raw: "<188>Apr  1 12:47:58 g1-pe1 TMNX: 7 Base SYSTEM-WARNING-mdCommitSucceeded-2121 [Commit]:  Commit to configure by  (Cron/EHS) from Cron/EHS succeeded.",
+			vendor: VendorNokia, event: "config_changed", object: "Cron/EHS", fields: map[string]string{"user": ""}},
+		// The configuration save that follows a commit is no second change.
+		{name: "save_after_commit", raw: `<188>Apr 17 16:54:28 g51-pe3 TMNX: 155 Base SYSTEM-WARNING-ssiSaveIncrementConfigSucceeded-2110 [Configuration Save Succeeds]:  Incremental configuration file saved to: cf3:\.commit-history\config-2026-04-17T16-54-28.3Z-9.is`},
+	})
+}
+
+// TestDeviceLinesNokiaNetconfLogin: SR OS logs a NETCONF session's login
+// twice, SECURITY-MINOR-netconf_user_login-2121 ("User admin from A logged
+// in") and USER-MINOR-netconf_user_login-2018 ("Netconf user from A logged
+// in"); the login rule knew only CLI, SSH and FTP logins. The lines: a
+// router's syslog capture in nokia/SReXperts docs/nos/sros/beginner/
+// 57-SROS_remote_logging_with_Syslog_and_Loki.md (the PRI is ours, from
+// its LOCAL7.ERR). One login is one event: the twin raises none.
+func TestDeviceLinesNokiaNetconfLogin(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "security", raw: "<187>May  8 15:14:00 g3-pe3 TMNX: 5047 management SECURITY-MINOR-netconf_user_login-2121 [admin]:  User admin from 192.168.6.102 logged in",
+			vendor: VendorNokia, event: "login_succeeded", object: "admin", fields: map[string]string{"source": "192.168.6.102"}},
+		{name: "user_twin", raw: "<187>May  8 15:14:00 g3-pe3 TMNX: 5048 management USER-MINOR-netconf_user_login-2018 [admin]:  Netconf user from 192.168.6.102 logged in"},
+	})
+}
