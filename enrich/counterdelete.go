@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -8,20 +9,47 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// counterDelete is a gNMI delete of one counter that enrich gave rates for
+// counterDelete is a gNMI delete of counters that enrich gave rates for
 // (deletedCounter): what enrichBatch publishes deletes of besides the
 // delete itself.
 type counterDelete struct {
 	ok bool
-	// measurement and parent are the counter's row's measurement and path
-	// (the delete's path less its leaf, or less more for a counter that
-	// came in a JSON object); counter is its field.
-	measurement, parent, counter string
-	// norm is the index of the normalised rate it gave (normalisedRateNames),
-	// -1 for none; object the interface of its "interface" record, "" for
-	// none.
-	norm   int
+	// leaves are fields of rows to delete, each as a leaf of its row's
+	// path (measurement and path as the collector names a leaf's delete).
+	leaves []derivedLeaf
+	// views are the normalised rates of "interface" records to delete.
+	views []derivedView
+}
+
+// derivedLeaf is field of the row at path, of measurement.
+type derivedLeaf struct{ measurement, path, field string }
+
+// derivedView is the normalised rate norm (normalisedRateNames) of the
+// "interface" record of object.
+type derivedView struct {
 	object string
+	norm   int
+}
+
+// addCounter adds what a forgotten counter of the row (measurement, path)
+// gave: its rate, unless the delete's own path covers the row (rowGone),
+// and its normalised rate, in the row and in its "interface" record
+// (object, "" for none), with the utilisation an octets rate gives.
+func (d *counterDelete) addCounter(w *MetricsWorker, measurement, path, counter, object string, rowGone bool) {
+	d.ok = true
+	if !rowGone {
+		d.leaves = append(d.leaves, derivedLeaf{measurement, path, w.rateName(counter)})
+	}
+	c, ok := interfaceCounterNames(measurement)[counter]
+	if !ok {
+		return
+	}
+	if !rowGone {
+		d.leaves = append(d.leaves, derivedLeaf{measurement, path, normalisedRateNames[c.rate]})
+	}
+	if object != "" && !slices.Contains(d.views, derivedView{object, c.rate}) {
+		d.views = append(d.views, derivedView{object, c.rate})
+	}
 }
 
 // deletedCounter reads a gNMI delete of a leaf (the single field
@@ -60,14 +88,104 @@ func (w *MetricsWorker) deletedCounter(p *telemetry.Point) {
 		if len(rc.counters) == n {
 			continue // no sample of it here: no rate to take back
 		}
-		w.counterDel = counterDelete{ok: true, measurement: row.Measurement, parent: row.Path, counter: row.Field, norm: -1}
-		if c, ok := interfaceCounterNames(row.Measurement)[row.Field]; ok {
-			w.counterDel.norm = c.rate
+		object := ""
+		if _, ok := interfaceCounterNames(row.Measurement)[row.Field]; ok {
 			probe := telemetry.Point{Measurement: row.Measurement, Tags: p.Tags}
-			w.counterDel.object, _ = viewObject(&probe)
+			object, _ = viewObject(&probe)
 		}
+		w.counterDel.addCounter(w, row.Measurement, row.Path, row.Field, object, false)
 		return
 	}
+	if leafPath != "" {
+		w.deletedContainer(p, leafPath)
+	}
+}
+
+// deletedContainer reads a gNMI delete of a container or a list entry at
+// path (an interface's state/counters, the interface, /interfaces) as the
+// delete of every counter under it: of each row of the device at or below
+// path, and of the fields under path of a row above it, which got them
+// inside a JSON object (state/counters/in-octets of the row at /interfaces/
+// interface[name=X], for a delete of its state/counters). Their samples
+// are forgotten, as a leaf's are, and what enrich derived from them is
+// kept in w.counterDel: the rates of a row above path (the delete's own
+// path covers those of the rows below it) and the normalised rates of the
+// "interface" records, unless the delete removes those whole (viewDeleted).
+// A scan of the rows: deletes are rare.
+func (w *MetricsWorker) deletedContainer(p *telemetry.Point, path string) {
+	_, wholeView := viewDeleted(p)
+	for id, rc := range w.rates.rows {
+		if len(rc.counters) == 0 {
+			continue
+		}
+		device, measurement, tags, ok := parseRowID(id)
+		if !ok || device != p.Device {
+			continue
+		}
+		at := ""
+		for _, t := range tags {
+			if t.Key == "path" {
+				at = t.Value
+			}
+		}
+		if at == "" {
+			continue
+		}
+		prefix, above := "", false
+		switch {
+		case at == path || strings.HasPrefix(at, path+"/") || strings.HasPrefix(at, path+"["):
+		case strings.HasPrefix(path, at+"/"):
+			prefix, above = relFields.Replace(path[len(at)+1:])+"/", true
+		default:
+			continue
+		}
+		object := ""
+		if !wholeView {
+			probe := telemetry.Point{Measurement: measurement, Tags: tags}
+			object, _ = viewObject(&probe)
+		}
+		rc.counters = slices.DeleteFunc(rc.counters, func(s counterSample) bool {
+			if above && !strings.HasPrefix(s.field, prefix) {
+				return false
+			}
+			w.counterDel.addCounter(w, measurement, at, s.field, object, !above)
+			return true
+		})
+	}
+}
+
+// relFields drops the module prefixes of the common OpenConfig modules
+// from a path below a row, as the collector drops them from the names of a
+// JSON object's members.
+var relFields = strings.NewReplacer("openconfig-interfaces:", "", "openconfig-if-ethernet:", "", "openconfig-network-instance:", "")
+
+// parseRowID reads back a row's ID (appendRowID): its device, measurement
+// and tags.
+func parseRowID(id string) (device, measurement string, tags []telemetry.Tag, ok bool) {
+	next := func() (string, bool) {
+		n, k := binary.Uvarint([]byte(id[:min(len(id), binary.MaxVarintLen64)]))
+		if k <= 0 || uint64(len(id)-k) < n {
+			return "", false
+		}
+		s := id[k : k+int(n)]
+		id = id[k+int(n):]
+		return s, true
+	}
+	if device, ok = next(); !ok {
+		return
+	}
+	if measurement, ok = next(); !ok {
+		return
+	}
+	for id != "" {
+		k, ok1 := next()
+		v, ok2 := next()
+		if !ok1 || !ok2 {
+			return device, measurement, tags, false
+		}
+		tags = append(tags, telemetry.Tag{Key: k, Value: v})
+	}
+	return device, measurement, tags, true
 }
 
 // leafMeasurement turns a field's path below its row (state/counters/
@@ -84,32 +202,27 @@ var leafMeasurement = strings.NewReplacer("-", "_", "/", "_")
 // record, as enrich's delete of that record (no path) whose measurement
 // names the field too, as a leaf's does: interface_in_octets_rate.
 func (w *MetricsWorker) appendCounterDeletes(recs []outRecord, p *telemetry.Point, r *broker.Record) []outRecord {
-	del := w.counterDel
+	del := &w.counterDel
 	if !del.ok {
 		return recs
 	}
 	d := &w.view // scratch: the view is made after
-	leaf := func(field string) {
+	for _, l := range del.leaves {
 		tags := slices.Clone(p.Tags)
 		for k := range tags {
 			if tags[k].Key == "path" {
-				tags[k].Value = del.parent + "/" + field
+				tags[k].Value = l.path + "/" + l.field
 			}
 		}
-		*d = telemetry.Point{V: telemetry.Version, Measurement: del.measurement + "_" + leafMeasurement.Replace(field),
+		*d = telemetry.Point{V: telemetry.Version, Measurement: l.measurement + "_" + leafMeasurement.Replace(l.field),
 			Device: p.Device, Tags: tags, Fields: []telemetry.Field{telemetry.BoolField("deleted", true)},
 			Time: p.Time, ReceivedAt: p.ReceivedAt, Source: "enrich"}
 		recs = w.appendMetricRecord(recs, d, r)
 	}
-	leaf(w.rateName(del.counter))
-	if del.norm < 0 {
-		return recs
+	for _, v := range del.views {
+		deleteView(p, d, v.object)
+		d.Measurement = "interface_" + normalisedRateNames[v.norm]
+		recs = w.appendMetricRecord(recs, d, r)
 	}
-	leaf(normalisedRateNames[del.norm])
-	if del.object == "" {
-		return recs
-	}
-	deleteView(p, d, del.object)
-	d.Measurement = "interface_" + normalisedRateNames[del.norm]
-	return w.appendMetricRecord(recs, d, r)
+	return recs
 }

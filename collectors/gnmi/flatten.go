@@ -36,9 +36,11 @@ import (
 //     entry named by its key (neighbor[neighbor-address=10.0.0.1]/peer-as),
 //     else its position; a list at its own path (/interfaces/interface)
 //     gives each keyed entry its own record, its key in the path, and so
-//     does a keyed list in a container's value, or in containers below it
-//     (/interfaces answered with {"interface":[...]}), but not one inside
-//     a list entry (the update's or the JSON's), which stays its fields.
+//     does a keyed list in a container's or a list entry's value, or in
+//     containers below it (/interfaces answered with {"interface":[...]};
+//     the subinterfaces of each of those entries, with the interface's key
+//     and their own), so the records are the same whichever level was
+//     subscribed to; a list with no key weir can tell stays fields.
 //   - Deletes: one metric per deleted path, measurement from the whole
 //     path, its keys as tags, and the single field deleted=true.
 //   - A path whose elements name nothing (the root "/", empty elements)
@@ -167,19 +169,14 @@ func flatten(device string, n *gpb.Notification, receivedAt time.Time) ([]teleme
 			// empty record dropped below.
 			if obj, isObj := doc.(map[string]any); isObj {
 				set := 0
-				if len(full) > 0 && len(full[len(full)-1].Keys) > 0 || !hasList(obj) {
-					// A list entry, whose lists stay its fields, or
-					// a container of leaves and containers alone.
+				if !hasList(obj) {
+					// A container or list entry of leaves and
+					// containers alone.
 					set = expand(metricFor(full, org), "", obj, hasCounters(full), false)
 				} else {
-					// A container: its keyed lists are records of
-					// their own, once its leaves are set (metricFor
-					// may move the record).
-					var lists []keyedList
-					set, lists = expandContainer(metricFor(full, org), full, "", obj, hasCounters(full), nil)
-					for _, l := range lists {
-						set += expandList(l.path, org, l.list, l.key, metricFor)
-					}
+					// A container or a list entry: its keyed lists
+					// are records of their own.
+					set = expandObject(metricFor(full, org), full, org, obj, hasCounters(full), metricFor)
 				}
 				if set == 0 {
 					skipped.add(u)
@@ -495,13 +492,13 @@ type keyedList struct {
 	list []any
 }
 
-// expandContainer is expand for the JSON object obj at a container's path
-// (at: the update's path and rel's elements; its last element has no
-// keys), but for the keyed lists in it, or in containers below it, which
+// expandContainer is expand for the JSON object obj at a container's or a
+// list entry's path (at: the update's path and rel's elements), but for
+// the keyed lists in it, or in containers below it, which
 // it appends to lists for expandList to give each entry its own record, as
 // the list's own path would (/interfaces answered with {"interface":[...]}
-// is /interfaces/interface[name=Ethernet1] and so on). Lists inside a list
-// entry stay its fields (expand), as do lists with no key weir can tell.
+// is /interfaces/interface[name=Ethernet1] and so on). Lists with no key
+// weir can tell stay its fields (expand).
 func expandContainer(m *telemetry.Metric, at []gpath.Elem, rel string, obj map[string]any, counters bool, lists []keyedList) (int, []keyedList) {
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
@@ -569,7 +566,26 @@ func expandList(full []gpath.Elem, org string, list []any, key string, metricFor
 	for _, e := range list {
 		v, _ := findMember(e.(map[string]any), key)
 		entry[len(entry)-1].Keys = map[string]string{key: keyValue(v)}
-		set += expand(metricFor(entry, org), "", e, counters, false)
+		set += expandObject(metricFor(entry, org), entry, org, e.(map[string]any), counters, metricFor)
+	}
+	return set
+}
+
+// expandObject sets the leaves of the JSON object obj at path at (a
+// container or a list entry) in m, but for the keyed lists in it, or in
+// containers below it, whose entries get records of their own (expandList,
+// and so on down: a subinterface inside an interface entry is the record
+// of its own path, /interfaces/interface[name=X]/subinterfaces/
+// subinterface[index=0], whichever level was subscribed to). It says how
+// many leaves it set.
+func expandObject(m *telemetry.Metric, at []gpath.Elem, org string, obj map[string]any, counters bool, metricFor func([]gpath.Elem, string) *telemetry.Metric) int {
+	if !hasList(obj) {
+		return expand(m, "", obj, counters, false)
+	}
+	// The lists once m's leaves are set: metricFor may move the record.
+	set, lists := expandContainer(m, at, "", obj, counters, nil)
+	for _, l := range lists {
+		set += expandList(l.path, org, l.list, l.key, metricFor)
 	}
 	return set
 }

@@ -125,13 +125,17 @@ func TestFlattenJSON(t *testing.T) {
 	e2 := byPath["/interfaces/interface[name=Ethernet2]"]
 	want2 := map[string]any{
 		"state/counters/in-octets": int64(123), "state/counters/out-octets": int64(5), "state/oper-status": "UP",
-		"subinterfaces/subinterface[index=0]/index": int64(0), "subinterfaces/subinterface[index=0]/state/enabled": true,
 	}
 	if e2.Measurement != "interfaces_interface" || e2.Tags["name"] != "Ethernet2" || !reflect.DeepEqual(e2.Fields, want2) {
 		t.Errorf("json_ietf: %s %v %#v", e2.Measurement, e2.Tags, e2.Fields)
 	}
 	if !reflect.DeepEqual(e2.Counters, []string{"state/counters/in-octets", "state/counters/out-octets"}) {
 		t.Errorf("json_ietf counters: %v", e2.Counters)
+	}
+	// Its subinterfaces: records of their own (TestFlattenJSONNestedListSplit).
+	s0 := byPath["/interfaces/interface[name=Ethernet2]/subinterfaces/subinterface[index=0]"]
+	if s0.Tags["name"] != "Ethernet2" || s0.Tags["index"] != "0" || !reflect.DeepEqual(s0.Fields, map[string]any{"index": int64(0), "state/enabled": true}) {
+		t.Errorf("json_ietf subinterface: %+v", s0)
 	}
 	sys := byPath["/system/state"]
 	if !reflect.DeepEqual(sys.Fields, map[string]any{"hostname": "spine1", "bad": "{not json"}) {
@@ -372,40 +376,41 @@ func TestLastClearIsNoCounter(t *testing.T) {
 }
 
 // TestFlattenJSONListByKey: a JSON list of entries (a YANG list: the
-// subinterfaces under an interface) is named by each entry's key, so a
-// counter is one entry's from sample to sample however the target orders
-// them; a list weir finds no key in is named by position, and its
-// counters are not marked for rates: the position may be another entry
-// in the next sample.
+// subinterfaces under an interface) is named by each entry's key (the
+// record of its path), so a counter is one entry's from sample to sample
+// however the target orders them; a list weir finds no key in is named by
+// position, and its counters are not marked for rates: the position may
+// be another entry in the next sample.
 func TestFlattenJSONListByKey(t *testing.T) {
-	note := func(js string) telemetry.Metric {
+	const eth1 = "/interfaces/interface[name=Ethernet1]"
+	note := func(js string) map[string]telemetry.Metric {
 		t.Helper()
-		n := &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{{Path: mustPath(t, "/interfaces/interface[name=Ethernet1]"),
+		n := &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{{Path: mustPath(t, eth1),
 			Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}
-		ms := Flatten("d", n, time.Now())
-		if len(ms) != 1 {
-			t.Fatalf("%+v", ms)
+		byPath := map[string]telemetry.Metric{}
+		for _, m := range Flatten("d", n, time.Now()) {
+			byPath[m.Tags["path"]] = m
 		}
-		return ms[0]
+		return byPath
 	}
 	a := note(`{"subinterfaces":{"subinterface":[{"index":100,"state":{"counters":{"in-octets":"9000000"}}},{"index":200,"state":{"counters":{"in-octets":"5"}}}]}}`)
 	b := note(`{"subinterfaces":{"subinterface":[{"openconfig-interfaces:index":10,"state":{"counters":{"in-octets":"7"}}},{"index":100,"state":{"counters":{"in-octets":"9000100"}}},{"index":200,"state":{"counters":{"in-octets":"6"}}}]}}`)
-	const f100, f200 = "subinterfaces/subinterface[index=100]/state/counters/in-octets", "subinterfaces/subinterface[index=200]/state/counters/in-octets"
-	if a.Fields[f100] != int64(9000000) || b.Fields[f100] != int64(9000100) || a.Fields[f200] != int64(5) || b.Fields[f200] != int64(6) {
-		t.Errorf("entries not named by key:\n%v\n%v", a.Fields, b.Fields)
+	const p100, p200, f = eth1 + "/subinterfaces/subinterface[index=100]", eth1 + "/subinterfaces/subinterface[index=200]", "state/counters/in-octets"
+	if a[p100].Fields[f] != int64(9000000) || b[p100].Fields[f] != int64(9000100) || a[p200].Fields[f] != int64(5) || b[p200].Fields[f] != int64(6) {
+		t.Errorf("entries not named by key:\n%v\n%v", a, b)
 	}
-	if !slices.Contains(b.Counters, f100) || !slices.Contains(b.Counters, "subinterfaces/subinterface[index=10]/state/counters/in-octets") {
-		t.Errorf("keyed entries' counters not marked: %v", b.Counters)
+	if b10 := b[eth1+"/subinterfaces/subinterface[index=10]"]; !slices.Contains(b[p100].Counters, f) || !slices.Contains(b10.Counters, f) {
+		t.Errorf("keyed entries' counters not marked: %v", b)
 	}
 	// No key weir knows (two entries share "kind"): by position, no rates.
-	c := note(`{"things":{"thing":[{"kind":"x","counters":{"hits":"1"}},{"kind":"x","counters":{"hits":"2"}}]}}`)
+	c := note(`{"things":{"thing":[{"kind":"x","counters":{"hits":"1"}},{"kind":"x","counters":{"hits":"2"}}]}}`)[eth1]
 	if c.Fields["things/thing/1/counters/hits"] != int64(2) || len(c.Counters) != 0 {
 		t.Errorf("keyless list: fields %v, counters %v", c.Fields, c.Counters)
 	}
 	// A key value with "]" is escaped as a path escapes it.
 	d := note(`{"x":{"y":[{"name":"a]b","v":1}]}}`)
-	if d.Fields[`x/y[name=a\]b]/v`] != int64(1) {
-		t.Errorf("escaping: %v", d.Fields)
+	if d[eth1+`/x/y[name=a\]b]`].Fields["v"] != int64(1) {
+		t.Errorf("escaping: %v", d)
 	}
 }
 
@@ -554,12 +559,12 @@ func TestFlattenJSONContainerOfList(t *testing.T) {
 	const entries = `[{"name":"Ethernet1","state":{"counters":{"in-octets":"5"},"oper-status":"UP"},"subinterfaces":{"subinterface":[{"index":0,"state":{"counters":{"in-octets":"1"}}}]}},` +
 		`{"name":"Ethernet2","state":{"counters":{"in-octets":"7"},"oper-status":"DOWN"}}]`
 	want := flat("/interfaces/interface", true, entries) // the list at its own path
-	if len(want) != 2 {
+	if len(want) != 3 {                                  // the two interfaces and Ethernet1's subinterface
 		t.Fatalf("the list at its own path: %+v", want)
 	}
 	e1 := want["/interfaces/interface[name=Ethernet1]"]
 	if e1.Measurement != "interfaces_interface" || e1.Tags["name"] != "Ethernet1" || e1.Fields["state/oper-status"] != "UP" ||
-		!slices.Equal(e1.Counters, []string{"state/counters/in-octets", "subinterfaces/subinterface[index=0]/state/counters/in-octets"}) {
+		!slices.Equal(e1.Counters, []string{"state/counters/in-octets"}) {
 		t.Fatalf("the list at its own path: %+v", e1)
 	}
 	same := func(what string, got map[string]telemetry.Metric) {
@@ -573,14 +578,14 @@ func TestFlattenJSONContainerOfList(t *testing.T) {
 	}
 	got := flat("/interfaces", false, `{"interface":`+entries+`}`)
 	same("/interfaces, json", got)
-	if len(got) != 2 {
-		t.Errorf("/interfaces, json: %d records, want 2: %+v", len(got), got)
+	if len(got) != 3 {
+		t.Errorf("/interfaces, json: %d records, want 3: %+v", len(got), got)
 	}
 	got = flat("/interfaces", true, `{"openconfig-interfaces:interface":`+entries+`}`)
 	same("/interfaces, json_ietf", got)
 	got = flat("/", true, `{"openconfig-interfaces:interfaces":{"interface":`+entries+`},"openconfig-system:system":{"state":{"hostname":"spine1"}}}`)
 	same("/, json_ietf", got)
-	if root := got["/"]; len(got) != 3 || !reflect.DeepEqual(root.Fields, map[string]any{"system/state/hostname": "spine1"}) {
+	if root := got["/"]; len(got) != 4 || !reflect.DeepEqual(root.Fields, map[string]any{"system/state/hostname": "spine1"}) {
 		t.Errorf("/, json_ietf: want the entries and the root's other leaves, got %+v", got)
 	}
 	// Keyed lists further down, below a container of the update's path:
@@ -597,5 +602,61 @@ func TestFlattenJSONContainerOfList(t *testing.T) {
 	got = flat("/things", false, `{"thing":[{"kind":"x","counters":{"hits":1}},{"kind":"x","counters":{"hits":2}}]}`)
 	if len(got) != 1 || got["/things"].Fields["thing/1/counters/hits"] != int64(2) {
 		t.Errorf("keyless list: %+v", got)
+	}
+}
+
+// TestFlattenJSONNestedListSplit: a keyed list inside a list entry (an
+// interface's subinterfaces) is split as a list in a container is, one
+// record per nested entry at its own path with the parent's keys and its
+// own, so the records are the same whichever level one subscribes at:
+// /interfaces, the interface entry, its subinterfaces container or the
+// subinterface list itself.
+func TestFlattenJSONNestedListSplit(t *testing.T) {
+	flat := func(path, js string) map[string]telemetry.Metric {
+		t.Helper()
+		v := &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}
+		ms, skipped := flatten("d", &gpb.Notification{Timestamp: 1, Update: []*gpb.Update{{Path: mustPath(t, path), Val: v}}}, time.Unix(1, 0))
+		if skipped.n != 0 {
+			t.Errorf("%s: %d updates counted with no value", path, skipped.n)
+		}
+		byPath := map[string]telemetry.Metric{}
+		for _, m := range ms {
+			byPath[m.Tags["path"]] = m
+		}
+		return byPath
+	}
+	const sub0 = "/interfaces/interface[name=Ethernet1]/subinterfaces/subinterface[index=0]"
+	const sub1 = "/interfaces/interface[name=Ethernet1]/subinterfaces/subinterface[index=1]"
+	const subs = `[{"index":0,"state":{"counters":{"in-octets":"1"}}},{"index":1,"state":{"counters":{"in-octets":"2"}}}]`
+	want := flat("/interfaces/interface[name=Ethernet1]/subinterfaces/subinterface", subs) // the list at its own path
+	s0 := want[sub0]
+	if len(want) != 2 || s0.Measurement != "interfaces_interface_subinterfaces_subinterface" ||
+		!reflect.DeepEqual(s0.Tags, map[string]string{"name": "Ethernet1", "index": "0", "path": sub0}) ||
+		s0.Fields["state/counters/in-octets"] != int64(1) || !slices.Equal(s0.Counters, []string{"state/counters/in-octets"}) {
+		t.Fatalf("the subinterface list at its own path: %+v", want)
+	}
+	for _, c := range []struct{ path, js string }{
+		{"/interfaces/interface[name=Ethernet1]/subinterfaces", `{"subinterface":` + subs + `}`},
+		{"/interfaces/interface[name=Ethernet1]", `{"name":"Ethernet1","state":{"counters":{"in-octets":"5"}},"subinterfaces":{"subinterface":` + subs + `}}`},
+		{"/interfaces", `{"interface":[{"name":"Ethernet1","state":{"counters":{"in-octets":"5"}},"subinterfaces":{"subinterface":` + subs + `}}]}`},
+		{"/interfaces/interface", `[{"name":"Ethernet1","state":{"counters":{"in-octets":"5"}},"subinterfaces":{"subinterface":` + subs + `}}]`},
+	} {
+		got := flat(c.path, c.js)
+		for p, w := range want {
+			g, ok := got[p]
+			if !ok || g.Measurement != w.Measurement || !reflect.DeepEqual(g.Tags, w.Tags) || !reflect.DeepEqual(g.Fields, w.Fields) || !slices.Equal(g.Counters, w.Counters) {
+				t.Errorf("at %s: record %s\n got %+v\nwant %+v", c.path, p, g, w)
+			}
+		}
+		if e, ok := got["/interfaces/interface[name=Ethernet1]"]; ok {
+			for f := range e.Fields {
+				if strings.HasPrefix(f, "subinterfaces/") {
+					t.Errorf("at %s: the interface keeps field %s of a subinterface", c.path, f)
+				}
+			}
+			if e.Fields["state/counters/in-octets"] != int64(5) || !slices.Equal(e.Counters, []string{"state/counters/in-octets"}) {
+				t.Errorf("at %s: the interface's own record %+v", c.path, e)
+			}
+		}
 	}
 }

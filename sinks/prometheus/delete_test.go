@@ -169,3 +169,33 @@ func TestLeafDeleteDropsItsFieldAboveParent(t *testing.T) {
 		t.Errorf("after the delete of leaf in-octets: want out_octets only:\n%s", out)
 	}
 }
+
+// TestContainerDeleteDropsItsFieldsAboveIt: a container's delete (the
+// interface's state/counters) whose leaves came inside a JSON object
+// above it, fields state/counters/... of the series set at the
+// interface's path, drops every field under it (rates of them too), and
+// the set's other fields stay.
+func TestContainerDeleteDropsItsFieldsAboveIt(t *testing.T) {
+	now := time.Now()
+	c := promsink.NewCollector("", 5*time.Minute, func() time.Time { return now })
+	js := `{"openconfig-interfaces:interface":[{"name":"Ethernet9","mtu":1500,"state":{"counters":{"in-octets":"5","out-octets":"6"}}}]}`
+	upd := &gpb.Notification{Timestamp: now.UnixNano(), Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}}},
+		Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}
+	del := &gpb.Notification{Timestamp: now.UnixNano(), Delete: []*gpb.Path{deleteIface("state", "counters")}}
+	for _, n := range []*gpb.Notification{upd, del} {
+		for _, m := range gnmic.Flatten("spine1", n, now) {
+			c.Update(&m)
+		}
+	}
+	// An enriched rate of a counter under it, named as enrich names it.
+	rate := telemetry.Metric{V: 1, Measurement: "interfaces_interface", Device: "spine1",
+		Tags:   map[string]string{"name": "Ethernet9", "path": "/interfaces/interface[name=Ethernet9]"},
+		Fields: map[string]any{"state/counters/in-octets_rate": 1.5}, Time: now, ReceivedAt: now}
+	c.Update(&rate)
+	c.Update(&telemetry.Metric{V: 1, Measurement: "interfaces_interface_state_counters", Device: "spine1",
+		Tags:   map[string]string{"name": "Ethernet9", "path": "/interfaces/interface[name=Ethernet9]/state/counters"},
+		Fields: map[string]any{"deleted": true}, Time: now, ReceivedAt: now, Source: "enrich"})
+	if out := expose(t, c); strings.Contains(out, "octets") || !strings.Contains(out, "interfaces_interface_mtu{") {
+		t.Errorf("after the delete of state/counters: want mtu only:\n%s", out)
+	}
+}
