@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -111,46 +110,46 @@ func (w *MetricsWorker) deletedCounter(p *telemetry.Point) {
 // kept in w.counterDel: the rates of a row above path (the delete's own
 // path covers those of the rows below it) and the normalised rates of the
 // "interface" records, unless the delete removes those whole (viewDeleted).
-// A scan of the rows: deletes are rare.
+// It looks at the paths of the device's rows (rates.byPath): every gNMI
+// delete that is no counter's comes here, and route churn sends many.
 func (w *MetricsWorker) deletedContainer(p *telemetry.Point, path string) {
 	_, wholeView := viewDeleted(p)
-	for id, rc := range w.rates.rows {
-		if len(rc.counters) == 0 {
-			continue
-		}
-		device, measurement, tags, ok := parseRowID(id)
-		if !ok || device != p.Device {
-			continue
-		}
-		at := ""
-		for _, t := range tags {
-			if t.Key == "path" {
-				at = t.Value
-			}
-		}
-		if at == "" {
-			continue
-		}
+	// under reports whether b is a's path or one below it (a child, or
+	// an entry of the list a names).
+	under := func(a, b string) bool {
+		return strings.HasPrefix(b, a) && (len(b) == len(a) || b[len(a)] == '/' || b[len(a)] == '[')
+	}
+	for at, ids := range w.rates.byPath[p.Device] {
 		prefix, above := "", false
 		switch {
-		case at == path || strings.HasPrefix(at, path+"/") || strings.HasPrefix(at, path+"["):
-		case strings.HasPrefix(path, at+"/"):
+		case under(path, at):
+		case len(path) > len(at) && path[len(at)] == '/' && strings.HasPrefix(path, at):
 			prefix, above = relFields.Replace(path[len(at)+1:])+"/", true
 		default:
 			continue
 		}
-		object := ""
-		if !wholeView {
-			probe := telemetry.Point{Measurement: measurement, Tags: tags}
-			object, _ = viewObject(&probe)
-		}
-		rc.counters = slices.DeleteFunc(rc.counters, func(s counterSample) bool {
-			if above && !strings.HasPrefix(s.field, prefix) {
-				return false
+		for _, id := range ids {
+			rc := w.rates.rows[id]
+			if rc == nil || len(rc.counters) == 0 {
+				continue
 			}
-			w.counterDel.addCounter(w, measurement, at, s.field, object, !above)
-			return true
-		})
+			_, measurement, tags, ok := parseRowID(id)
+			if !ok {
+				continue
+			}
+			object := ""
+			if !wholeView {
+				probe := telemetry.Point{Measurement: measurement, Tags: tags}
+				object, _ = viewObject(&probe)
+			}
+			rc.counters = slices.DeleteFunc(rc.counters, func(s counterSample) bool {
+				if above && !strings.HasPrefix(s.field, prefix) {
+					return false
+				}
+				w.counterDel.addCounter(w, measurement, at, s.field, object, !above)
+				return true
+			})
+		}
 	}
 }
 
@@ -162,24 +161,16 @@ var relFields = strings.NewReplacer("openconfig-interfaces:", "", "openconfig-if
 // parseRowID reads back a row's ID (appendRowID): its device, measurement
 // and tags.
 func parseRowID(id string) (device, measurement string, tags []telemetry.Tag, ok bool) {
-	next := func() (string, bool) {
-		n, k := binary.Uvarint([]byte(id[:min(len(id), binary.MaxVarintLen64)]))
-		if k <= 0 || uint64(len(id)-k) < n {
-			return "", false
-		}
-		s := id[k : k+int(n)]
-		id = id[k+int(n):]
-		return s, true
-	}
-	if device, ok = next(); !ok {
+	r := rowIDReader(id)
+	if device, ok = r.next(); !ok {
 		return
 	}
-	if measurement, ok = next(); !ok {
+	if measurement, ok = r.next(); !ok {
 		return
 	}
-	for id != "" {
-		k, ok1 := next()
-		v, ok2 := next()
+	for r != "" {
+		k, ok1 := r.next()
+		v, ok2 := r.next()
 		if !ok1 || !ok2 {
 			return device, measurement, tags, false
 		}

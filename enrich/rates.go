@@ -3,6 +3,7 @@ package enrich
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/weirnet/weir/telemetry"
@@ -79,13 +80,20 @@ type counterSample struct {
 type rates struct {
 	rows     map[string]*rowCounters
 	rowsPeak shrinkable
+	// byPath indexes the rows that have a path tag (gNMI's) by device
+	// and path, to their IDs, so that a delete of a container
+	// (deletedContainer) looks at the paths of its device, not at every
+	// row of every device.
+	byPath map[string]map[string][]string
 	// now is weir's clock, set once per batch (setNow): rows are forgotten
 	// by when they arrived, not by their own time, which is the device's
 	// for gNMI and may be hours off.
 	now int64
 }
 
-func newRates() *rates { return &rates{rows: map[string]*rowCounters{}} }
+func newRates() *rates {
+	return &rates{rows: map[string]*rowCounters{}, byPath: map[string]map[string][]string{}}
+}
 
 // setNow sets the arrival time stamped on the rows that follow.
 func (r *rates) setNow(t time.Time) { r.now = t.Unix() }
@@ -99,7 +107,9 @@ func (r *rates) row(id []byte, max int) *rowCounters {
 			return nil
 		}
 		rc = &rowCounters{}
-		r.rows[string(id)] = rc
+		key := string(id)
+		r.rows[key] = rc
+		r.index(key, true)
 	}
 	rc.seen = r.now
 	return rc
@@ -219,6 +229,78 @@ func lagging(prev, cur uint32, elapsed time.Duration) bool {
 	return cur >= prev && uptimeMoved(prev, cur) < elapsed-uptimeSlack(elapsed)
 }
 
+// index adds the row id to byPath, or removes it, if it has a path tag.
+func (r *rates) index(id string, add bool) {
+	device, path := rowIDPath(id)
+	if path == "" {
+		return
+	}
+	paths := r.byPath[device]
+	if add {
+		if paths == nil {
+			paths = map[string][]string{}
+			r.byPath[device] = paths
+		}
+		paths[path] = append(paths[path], id)
+		return
+	}
+	ids := slices.DeleteFunc(paths[path], func(x string) bool { return x == id })
+	switch {
+	case len(ids) > 0:
+		paths[path] = ids
+	case len(paths) > 1:
+		delete(paths, path)
+	default:
+		delete(r.byPath, device)
+	}
+}
+
+// rowIDPath is the device of a row's ID (appendRowID) and its path tag,
+// "" for none; without allocating, as every new row asks.
+func rowIDPath(id string) (device, path string) {
+	r := rowIDReader(id)
+	device, ok := r.next()
+	if _, ok2 := r.next(); !ok || !ok2 { // the measurement
+		return "", ""
+	}
+	for r != "" {
+		k, ok1 := r.next()
+		v, ok2 := r.next()
+		if !ok1 || !ok2 {
+			return "", ""
+		}
+		if k == "path" {
+			return device, v
+		}
+	}
+	return device, ""
+}
+
+// rowIDReader reads a row's ID (appendRowID) a string at a time.
+type rowIDReader string
+
+// next returns the next string; false at the end or on a damaged ID.
+func (r *rowIDReader) next() (string, bool) {
+	s := string(*r)
+	var n uint64
+	k := 0
+	for i := 0; ; i++ {
+		if i == len(s) || i == binary.MaxVarintLen64 {
+			return "", false
+		}
+		n |= uint64(s[i]&0x7f) << (7 * i)
+		if s[i] < 0x80 {
+			k = i + 1
+			break
+		}
+	}
+	if uint64(len(s)-k) < n {
+		return "", false
+	}
+	*r = rowIDReader(s[k+int(n):])
+	return s[k : k+int(n)], true
+}
+
 // forget drops rows no record arrived for since cutoff (weir's clock), so
 // memory follows the live devices; gone is told of each.
 func (r *rates) forget(cutoff time.Time, gone func(*rowCounters)) {
@@ -230,6 +312,7 @@ func (r *rates) forget(cutoff time.Time, gone func(*rowCounters)) {
 				gone(rc)
 			}
 			delete(r.rows, k)
+			r.index(k, false)
 		}
 	}
 	r.rows = shrunk(r.rows, &r.rowsPeak)
