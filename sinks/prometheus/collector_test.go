@@ -55,3 +55,26 @@ func TestCollectorLabelCollisions(t *testing.T) {
 		t.Fatalf("exposition:\n%s\nwant one series %s", got, want)
 	}
 }
+
+// TestSetsByDeviceFollowsSets: the index of series sets by device that
+// deletes use keeps what the sets are, whichever way a set goes: a
+// delete of its path, a sweep of stale ones.
+func TestSetsByDeviceFollowsSets(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := NewCollector("", time.Minute, func() time.Time { return now })
+	for _, dev := range []string{"a", "b"} {
+		c.Update(&telemetry.Metric{Measurement: "m", Device: dev, Tags: map[string]string{"path": "/x"}, Fields: map[string]any{"v": 1.0}})
+	}
+	if len(c.byDevice) != 2 || len(c.byDevice["a"]) != 1 {
+		t.Fatalf("index %v", c.byDevice)
+	}
+	c.Update(&telemetry.Metric{Measurement: "gone", Device: "a", Tags: map[string]string{"path": "/x"}, Fields: map[string]any{"deleted": true}, Source: "gnmi"})
+	if _, ok := c.byDevice["a"]; ok || len(c.sets) != 1 {
+		t.Fatalf("after a's delete: %d sets, index %v", len(c.sets), c.byDevice)
+	}
+	now = now.Add(2 * time.Minute)
+	c.Sweep()
+	if len(c.byDevice) != 0 || len(c.sets) != 0 {
+		t.Fatalf("after the sweep: %d sets, index %v", len(c.sets), c.byDevice)
+	}
+}

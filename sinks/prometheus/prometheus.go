@@ -280,9 +280,14 @@ type Collector struct {
 	// The series by label set, so that an update hashes its labels once
 	// rather than once per field; and the families of the fields of the
 	// update before, by position, which the next one usually repeats.
-	sets    map[string]*seriesSet
-	lastFam []famAt
-	key     []byte
+	sets map[string]*seriesSet
+	// byDevice is sets by their device label (its value; "" for none),
+	// so that a delete, which names a device, looks at that device's
+	// sets alone: a gNMI target's deletes (route churn sends many) each
+	// went through every set under the lock scrapes take.
+	byDevice map[string]map[string]*seriesSet
+	lastFam  []famAt
+	key      []byte
 }
 
 type famAt struct {
@@ -325,7 +330,7 @@ type series struct {
 // NewCollector makes an empty collector.
 func NewCollector(namespace string, staleness time.Duration, now func() time.Time) *Collector {
 	return &Collector{namespace: namespace, staleness: staleness, now: now, families: map[string]*family{},
-		byName: map[nameKey]*family{}, sets: map[string]*seriesSet{}, maxSeries: configs.DefaultPrometheusMaxSeries}
+		byName: map[nameKey]*family{}, sets: map[string]*seriesSet{}, byDevice: map[string]map[string]*seriesSet{}, maxSeries: configs.DefaultPrometheusMaxSeries}
 }
 
 // Update records the numeric fields of m; strings have no Prometheus value
@@ -416,7 +421,7 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 	if set == nil {
 		kept := slices.Clone(labels)
 		set = &seriesSet{key: string(c.key), labels: kept, text: labelText(kept)}
-		c.sets[set.key] = set
+		c.addSet(set)
 	}
 	for i := range p.Fields {
 		fd := &p.Fields[i]
@@ -448,7 +453,7 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 		s.value, s.updated = x, at
 	}
 	if len(set.series) == 0 {
-		delete(c.sets, set.key) // every value refused
+		c.removeSet(set.key, set) // every value refused
 		return nil
 	}
 	return set
@@ -498,7 +503,11 @@ func (c *Collector) deleteMatching(p *telemetry.Point) {
 		return
 	}
 	want := c.labeler.labels(p)
-	for _, set := range c.sets {
+	sets := c.sets
+	if dev, ok := labelValue(want, "device"); ok {
+		sets = c.byDevice[dev]
+	}
+	for _, set := range sets {
 		if hasLabels(set.labels, want) {
 			c.dropFields(set, fams)
 		}
@@ -561,19 +570,8 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 	// interface's path): those fields' series go.
 	leafFams := c.leafFamilies(p.Measurement, path)
 	var underFams map[string][]*family // by path below a set's (relativePath)
-	for k, set := range c.sets {
-		var dev, at string
-		for _, l := range set.labels {
-			switch l.name {
-			case "device":
-				dev = l.value
-			case "path":
-				at = l.value
-			}
-		}
-		if dev != device {
-			continue
-		}
+	for k, set := range c.byDevice[device] {
+		at, _ := labelValue(set.labels, "path")
 		if !underPath(at, path) {
 			if fams := leafFams[at]; len(fams) > 0 {
 				c.dropFields(set, fams)
@@ -677,10 +675,44 @@ func (c *Collector) fieldFamilies(prefix string) []*family {
 	return out
 }
 
+// addSet adds a new series set.
+func (c *Collector) addSet(set *seriesSet) {
+	c.sets[set.key] = set
+	dev, _ := labelValue(set.labels, "device")
+	m := c.byDevice[dev]
+	if m == nil {
+		m = map[string]*seriesSet{}
+		c.byDevice[dev] = m
+	}
+	m[set.key] = set
+}
+
+// removeSet removes the series set stored under key.
+func (c *Collector) removeSet(key string, set *seriesSet) {
+	delete(c.sets, key)
+	dev, _ := labelValue(set.labels, "device")
+	if m := c.byDevice[dev]; m != nil {
+		delete(m, key)
+		if len(m) == 0 {
+			delete(c.byDevice, dev)
+		}
+	}
+}
+
+// labelValue is the value of the label name in labels.
+func labelValue(labels []label, name string) (string, bool) {
+	for _, l := range labels {
+		if l.name == name {
+			return l.value, true
+		}
+	}
+	return "", false
+}
+
 // dropSet drops every series of set, stored under key, and the set.
 func (c *Collector) dropSet(key string, set *seriesSet) {
 	c.dropFields(set, nil)
-	delete(c.sets, key)
+	c.removeSet(key, set)
 }
 
 // dropFields drops the series of set in the families fams (nil: all),
@@ -1015,7 +1047,7 @@ func (c *Collector) Sweep() {
 	for k, set := range c.sets {
 		set.series = slices.DeleteFunc(set.series, func(s *series) bool { return s.dropped })
 		if len(set.series) == 0 {
-			delete(c.sets, k)
+			c.removeSet(k, set)
 		}
 	}
 }
