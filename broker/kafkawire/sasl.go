@@ -310,6 +310,9 @@ func (c *conn) rawSASL(ctx context.Context, token []byte) error {
 	out, err := c.saslStep(token)
 	if err != nil {
 		c.delayRefusal(ctx, err.authError)
+		// The handshake's answer may wait in the buffer: the token came
+		// in the same read, so it was not flushed.
+		c.flush()
 		return err.authError
 	}
 	c.out = binary.BigEndian.AppendUint32(c.out, uint32(len(out)))

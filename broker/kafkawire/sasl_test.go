@@ -510,3 +510,28 @@ func TestSASLFailedAuthDelay(t *testing.T) {
 		t.Errorf("v0 unknown user closed after %v, before the %v delay", took, delay)
 	}
 }
+
+// TestSASLv0HandshakeAnsweredBeforeRefusedToken: a client that sends
+// SaslHandshake v0 and its bare token in one write, the token refused,
+// still gets the handshake's answer before the connection closes (it was
+// left unsent in the write buffer).
+func TestSASLv0HandshakeAnsweredBeforeRefusedToken(t *testing.T) {
+	fl := newFakeLog()
+	_, addr := startServer(t, fl, WithSASL(testSASL(t, MechanismPlain)), WithFailedAuthDelay(0))
+	r := dialRaw(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 0, MechanismPlain
+	b := kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw-test")).AppendRequest(nil, hs, 1)
+	token := []byte("\x00writer\x00wrong")
+	b = binary.BigEndian.AppendUint32(b, uint32(len(token)))
+	b = append(b, token...)
+	if _, err := r.c.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	resp := hs.ResponseKind()
+	r.recv(1, resp)
+	if code := resp.(*kmsg.SASLHandshakeResponse).ErrorCode; code != 0 {
+		t.Errorf("SaslHandshake v0: code %d", code)
+	}
+	expectClosed(t, r.c)
+}
