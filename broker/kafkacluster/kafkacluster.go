@@ -265,10 +265,11 @@ func (b *Broker) CheckSize(topic string, key, value []byte, headers []broker.Hea
 	return b.checkSize(topic, &broker.Record{Key: key, Value: value, Headers: headers})
 }
 
-// produce produces recs with cl. With own, it returns when ctx ends, also
-// while the records wait in cl (see ownedRecords); without, it waits for
-// cl to take or fail them, which a transaction needs before it ends.
-func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32, own bool) error {
+// produce produces recs with cl. It returns when ctx ends, also while the
+// records wait in cl (see ownedRecords): a transaction's too, whose client
+// never cancels records it has sent and would wait for a cluster that does
+// not answer however long it hangs.
+func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32) error {
 	// franz-go fails a record over its batch limit on its own and
 	// produces the call's others; refusing the whole call instead keeps
 	// broker.Produce's promise (a refused call appends nothing), so a
@@ -285,8 +286,8 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 			return fmt.Errorf("kafka: produce %s: record %d of the call: %w", topic, i, err)
 		}
 	}
-	// A ctx that never ends is waited out as before: nothing to copy.
-	own = own && ctx.Done() != nil
+	// A ctx that never ends is waited out: nothing to copy.
+	own := ctx.Done() != nil
 	var krs []*kgo.Record
 	var copies *[]byte // franz-go's until it has called back for every record
 	if own {
@@ -379,7 +380,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 // it closed.
 func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string, recs []broker.Record, partition int32) error {
 	lc := r.client()
-	err := b.produce(ctx, lc.Client, topic, recs, partition, true)
+	err := b.produce(ctx, lc.Client, topic, recs, partition)
 	for try := 0; err != nil && try < 3; try++ {
 		var ok bool
 		switch {
@@ -398,7 +399,7 @@ func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string
 				left, at = append(left, recs[i]), append(at, i)
 			}
 		}
-		err = b.produce(ctx, lc.Client, topic, left, partition, true)
+		err = b.produce(ctx, lc.Client, topic, left, partition)
 		for j, i := range at {
 			recs[i].Partition, recs[i].Offset = left[j].Partition, left[j].Offset
 		}

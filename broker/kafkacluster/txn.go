@@ -276,19 +276,25 @@ func (c *txnConsumer) Close() error {
 	return nil
 }
 
-// txn produces in the consumer's transaction.
+// txn produces in the consumer's transaction. Its calls end with their
+// context, as Produce's do, also while the cluster has not answered for
+// their records (see produce): a transactional client never cancels
+// records it has sent, and waiting for them held the member's stop for
+// as long as the cluster hung. The transaction, whose records are then not
+// known to be written, is aborted (Transact); the records sent are copies,
+// so their memory is the caller's again, as with Produce.
 type txn struct{ c *txnConsumer }
 
 func (t txn) Produce(ctx context.Context, topic string, recs []broker.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return t.c.b.produce(ctx, t.c.cl, topic, recs, -1, false)
+	return t.c.b.produce(ctx, t.c.cl, topic, recs, -1)
 }
 
 func (t txn) ProducePartition(ctx context.Context, topic string, partition int32, recs []broker.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return t.c.b.produce(ctx, t.c.cl, topic, recs, partition, false)
+	return t.c.b.produce(ctx, t.c.cl, topic, recs, partition)
 }
