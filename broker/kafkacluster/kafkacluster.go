@@ -868,6 +868,10 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 		o(&cfg)
 	}
 	c := &consumer{maxPollBytes: cfg.MaxPollBytes, group: group, logger: b.logger}
+	// The client's context, canceled by Close when the cluster does not
+	// answer (see leave).
+	cctx, ccancel := context.WithCancel(context.Background())
+	c.cancel = ccancel
 	reset := kgo.NewOffset().AtStart()
 	if cfg.ResetToLatest {
 		reset = kgo.NewOffset().AtEnd()
@@ -886,7 +890,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 		kopts = append(kopts, kgo.FetchMaxPartitionBytes(int32(min(n, 50<<20))))
 	}
 	kopts = append(kopts, b.opts...)
-	kopts = append(kopts,
+	kopts = append(kopts, kgo.WithContext(cctx),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(reset),
 		kgo.DisableAutoCommit(), kgo.FetchMaxWait(500*time.Millisecond),
 		// Records of transactions (enrichment's outputs) once committed,
@@ -919,10 +923,12 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	}
 	if cfg.Transactional {
 		tc, err := b.consumeTxn(group, cfg.MemberID, st, c, kopts)
-		if err == nil {
-			b.joinGroup(group, cfg.ResetToLatest)
+		if err != nil {
+			ccancel()
+			return nil, err
 		}
-		return tc, err
+		b.joinGroup(group, cfg.ResetToLatest)
+		return tc, nil
 	}
 	// Partitions given away keep their committed offsets: what was polled
 	// and not committed may not be handled yet (a sink between batches),
@@ -933,6 +939,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	}))
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
+		ccancel()
 		return nil, fmt.Errorf("kafka: join %s: %w", group, err)
 	}
 	c.cl = cl
@@ -1007,6 +1014,7 @@ type consumer struct {
 	recs         []broker.Record
 	mu           sync.Mutex
 	assigned     []broker.TopicPartition
+	cancel       context.CancelFunc // the client's context
 }
 
 // updateAssigned adds (or removes) the partitions in m to (or from) the
@@ -1214,8 +1222,9 @@ func (c *consumer) Assigned() []broker.TopicPartition {
 }
 
 func (c *consumer) Close() error {
-	c.leave()
+	c.leave(true)
 	c.cl.Close()
+	c.cancel()
 	return nil
 }
 
@@ -1226,14 +1235,26 @@ const leaveTimeout = 5 * time.Second
 // the request and never answers (a stopped broker) would hold the close
 // that leaves otherwise, and weir's stop, for franz-go's request and
 // retry timeouts. The cluster drops a member that did not leave after its
-// session timeout, as one that died.
-func (c *consumer) leave() {
+// session timeout, as one that died. A leave that did not end, or one not
+// tried (try false: the cluster has just not answered for endGrace),
+// cancels the client's context: the client's Close waits for the group's
+// JoinGroup or SyncGroup in flight (which franz-go sends with the
+// client's context), as long as the cluster takes to answer, which a
+// hung one never does.
+func (c *consumer) leave(try bool) {
+	if !try {
+		c.logger.Warn("kafka: not leaving the consumer group, as the cluster did not answer; it drops the member after its session timeout",
+			slog.String("group", c.group))
+		c.cancel()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
 	err := c.cl.LeaveGroupContext(ctx)
 	cancel()
 	if err != nil {
 		c.logger.Warn("kafka: leaving the consumer group failed; the cluster drops the member after its session timeout",
 			slog.String("group", c.group), slog.Any("error", err))
+		c.cancel()
 	}
 }
 

@@ -270,8 +270,9 @@ func (c *txnConsumer) CommitOffsets(context.Context, map[broker.TopicPartition]i
 // Close leaves the group. A transaction is never open here: Transact ends
 // the ones it begins.
 func (c *txnConsumer) Close() error {
-	c.leave()
+	c.leave(true)
 	c.s.Close()
+	c.cancel()
 	releaseTxnID(c.id)
 	return nil
 }
