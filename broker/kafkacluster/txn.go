@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,10 @@ type txnConsumer struct {
 	// coordinator: the cluster has named the transaction coordinator of
 	// id once (see findCoordinator).
 	coordinator bool
+	txnTimeout  time.Duration
+	// unanswered: the cluster did not answer the end of a transaction
+	// within endGrace; Close does not wait on it again to leave.
+	unanswered bool
 }
 
 var _ broker.TxnConsumer = (*txnConsumer)(nil)
@@ -82,11 +87,12 @@ func (b *Broker) consumeTxn(group, member string, session time.Duration, c *cons
 		session = kgoSessionTimeout
 	}
 	id := claimTxnID(fmt.Sprintf("weir-%s-%s-%s", group, member, b.instance))
+	txnTimeout := session * 4 / 5
 	kopts = append(kopts,
 		// Offsets are committed only inside transactions: nothing on
 		// revoke (the session aborts the transaction in progress).
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.updateAssigned(m, false) }),
-		kgo.TransactionalID(id), kgo.TransactionTimeout(session*4/5),
+		kgo.TransactionalID(id), kgo.TransactionTimeout(txnTimeout),
 		// No kgo.AllowAutoTopicCreation: this client consumes too, and
 		// its metadata requests would create the input topics with the
 		// cluster's defaults before anything is produced to them. What
@@ -99,7 +105,7 @@ func (b *Broker) consumeTxn(group, member string, session time.Duration, c *cons
 		return nil, fmt.Errorf("kafka: join %s: %w", group, err)
 	}
 	c.cl = s.Client()
-	return &txnConsumer{consumer: c, s: s, b: b, id: id}, nil
+	return &txnConsumer{consumer: c, s: s, b: b, id: id, txnTimeout: txnTimeout}, nil
 }
 
 // txnPartitioner partitions as Produce and ProducePartition do, in one
@@ -159,6 +165,13 @@ func (c *txnConsumer) Transact(ctx context.Context, fn func(tx broker.Txn) error
 		}()
 	}
 	committed, err := c.s.End(ectx, kgo.TransactionEndTry(ferr == nil))
+	if err != nil && ectx.Err() != nil {
+		// endGrace ran out: the cluster does not answer.
+		c.unanswered = true
+		c.logger.Warn("kafka: the transaction was not ended, as the cluster did not answer; it aborts the transaction after the transaction timeout, unless it took the commit",
+			slog.String("group", c.group), slog.String("transactional_id", c.id),
+			slog.Duration("transaction_timeout", c.txnTimeout), slog.Any("error", err))
+	}
 	if ferr != nil {
 		return false, ferr
 	}
@@ -267,10 +280,11 @@ func (c *txnConsumer) CommitOffsets(context.Context, map[broker.TopicPartition]i
 	return errors.New("kafka: CommitOffsets on a transactional consumer: commit with Transact")
 }
 
-// Close leaves the group. A transaction is never open here: Transact ends
-// the ones it begins.
+// Close leaves the group. A transaction is open here only if the cluster
+// did not answer its end (Transact gave up after endGrace, and logged it):
+// then Close does not wait for the cluster again to leave.
 func (c *txnConsumer) Close() error {
-	c.leave(true)
+	c.leave(!c.unanswered)
 	c.s.Close()
 	c.cancel()
 	releaseTxnID(c.id)

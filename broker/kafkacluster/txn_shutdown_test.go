@@ -1,8 +1,11 @@
 package kafkacluster
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,7 +111,8 @@ func TestHungClusterTransactBoundedByContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kf.Close()
-	b, err := New(kf.ListenAddrs())
+	var logs syncBuffer
+	b, err := New(kf.ListenAddrs(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +128,12 @@ func TestHungClusterTransactBoundedByContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hang atomic.Bool
-	kf.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+	var leaves atomic.Int32
+	kf.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
 		kf.KeepControl()
+		if hang.Load() && req.Key() == kmsg.LeaveGroup.Int16() {
+			leaves.Add(1)
+		}
 		return nil, nil, hang.Load() // hanging: swallow, never answer
 	})
 	defer hang.Store(false)
@@ -160,10 +168,37 @@ func TestHungClusterTransactBoundedByContext(t *testing.T) {
 	case <-time.After(leaveTimeout + 20*time.Second):
 		t.Fatal("Close still blocked on a cluster that never answers")
 	}
+	// Said, since the cluster is left with an open transaction; and no
+	// LeaveGroup (another leaveTimeout of the stop) to a cluster that
+	// has just not answered for endGrace.
+	if !strings.Contains(logs.String(), "the transaction was not ended") {
+		t.Errorf("nothing logged of the transaction left open:\n%s", logs.String())
+	}
+	if n := leaves.Load(); n > 0 {
+		t.Errorf("Close sent %d LeaveGroup requests to a cluster that did not answer the transaction's end", n)
+	}
 	hang.Store(false)
 	for _, r := range readOut(t, ctx, b, "reader") {
 		if strings.Contains(r, "XXX") {
 			t.Errorf("output %q: franz-go sent the caller's memory after Transact returned", r)
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer that a logger and a test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
