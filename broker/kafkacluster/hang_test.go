@@ -335,3 +335,99 @@ func TestDownClusterPollErrorNamesNoPartition(t *testing.T) {
 		t.Errorf("Poll's error %q: want the reason, and no partition it is not about", msg)
 	}
 }
+
+// TestHungClusterCloseWithJoinInFlight: a member whose group is
+// rebalancing when the cluster hangs has a JoinGroup in flight, which
+// franz-go sends with the client's context and waits for in Close, after
+// the bounded leave: for the group's rebalance timeout and the request's
+// overhead and retries, a minute or more, against a cluster that never
+// answers. Close cancels the client's context once the leave failed.
+func TestHungClusterCloseWithJoinInFlight(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "weir.logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	b, err := New(kf.ListenAddrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := b.Produce(ctx, "weir.logs", []broker.Record{{Key: []byte("k"), Value: []byte("v0")}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Consume(ctx, "sink-x", []string{"weir.logs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Poll(ctx); err != nil || len(got) != 1 {
+		t.Fatalf("poll: %d records, %v", len(got), err)
+	}
+	member, _ := c.(*consumer).cl.GroupMetadata()
+	// The member's JoinGroup (and what would follow) is never answered.
+	var hang atomic.Bool
+	hang.Store(true)
+	defer hang.Store(false)
+	joined := make(chan struct{}, 1)
+	kf.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kf.KeepControl()
+		if !hang.Load() {
+			return nil, nil, false
+		}
+		switch r := req.(type) {
+		case *kmsg.JoinGroupRequest:
+			if r.MemberID == member {
+				select {
+				case joined <- struct{}{}:
+				default:
+				}
+				return nil, nil, true
+			}
+		default:
+			if hangsFor(req, member) {
+				return nil, nil, true
+			}
+		}
+		return nil, nil, false
+	})
+	// A second member joins: the first is told to rejoin.
+	// It waits for the first to rejoin, which it never does: its
+	// context canceled, its Close does not wait for that.
+	octx, ocancel := context.WithCancel(ctx)
+	other, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.ConsumerGroup("sink-x"), kgo.ConsumeTopics("weir.logs"), kgo.WithContext(octx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ocancel(); other.Close() }()
+	go other.PollFetches(ctx)
+	select {
+	case <-joined:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the member did not rejoin")
+	}
+	done := make(chan struct{})
+	start := time.Now()
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+		t.Logf("Close returned after %v", time.Since(start).Round(time.Millisecond))
+	case <-time.After(leaveTimeout + 20*time.Second):
+		t.Errorf("Close still blocked after %v, with a JoinGroup the cluster never answers in flight", time.Since(start).Round(time.Second))
+		hang.Store(false)
+		<-done
+	}
+}
+
+// hangsFor reports whether req is member's SyncGroup or LeaveGroup (its
+// heartbeats are answered: they tell it to rejoin).
+func hangsFor(req kmsg.Request, member string) bool {
+	switch r := req.(type) {
+	case *kmsg.LeaveGroupRequest:
+		return r.MemberID == member || len(r.Members) > 0 && r.Members[0].MemberID == member
+	case *kmsg.SyncGroupRequest:
+		return r.MemberID == member
+	}
+	return false
+}

@@ -265,10 +265,11 @@ func (b *Broker) CheckSize(topic string, key, value []byte, headers []broker.Hea
 	return b.checkSize(topic, &broker.Record{Key: key, Value: value, Headers: headers})
 }
 
-// produce produces recs with cl. With own, it returns when ctx ends, also
-// while the records wait in cl (see ownedRecords); without, it waits for
-// cl to take or fail them, which a transaction needs before it ends.
-func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32, own bool) error {
+// produce produces recs with cl. It returns when ctx ends, also while the
+// records wait in cl (see ownedRecords): a transaction's too, whose client
+// never cancels records it has sent and would wait for a cluster that does
+// not answer however long it hangs.
+func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs []broker.Record, partition int32) error {
 	// franz-go fails a record over its batch limit on its own and
 	// produces the call's others; refusing the whole call instead keeps
 	// broker.Produce's promise (a refused call appends nothing), so a
@@ -285,8 +286,8 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 			return fmt.Errorf("kafka: produce %s: record %d of the call: %w", topic, i, err)
 		}
 	}
-	// A ctx that never ends is waited out as before: nothing to copy.
-	own = own && ctx.Done() != nil
+	// A ctx that never ends is waited out: nothing to copy.
+	own := ctx.Done() != nil
 	var krs []*kgo.Record
 	var copies *[]byte // franz-go's until it has called back for every record
 	if own {
@@ -379,7 +380,7 @@ func (b *Broker) produce(ctx context.Context, cl *kgo.Client, topic string, recs
 // it closed.
 func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string, recs []broker.Record, partition int32) error {
 	lc := r.client()
-	err := b.produce(ctx, lc.Client, topic, recs, partition, true)
+	err := b.produce(ctx, lc.Client, topic, recs, partition)
 	for try := 0; err != nil && try < 3; try++ {
 		var ok bool
 		switch {
@@ -398,7 +399,7 @@ func (b *Broker) produceRenewing(ctx context.Context, r *renewable, topic string
 				left, at = append(left, recs[i]), append(at, i)
 			}
 		}
-		err = b.produce(ctx, lc.Client, topic, left, partition, true)
+		err = b.produce(ctx, lc.Client, topic, left, partition)
 		for j, i := range at {
 			recs[i].Partition, recs[i].Offset = left[j].Partition, left[j].Offset
 		}
@@ -867,6 +868,10 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 		o(&cfg)
 	}
 	c := &consumer{maxPollBytes: cfg.MaxPollBytes, group: group, logger: b.logger}
+	// The client's context, canceled by Close when the cluster does not
+	// answer (see leave).
+	cctx, ccancel := context.WithCancel(context.Background())
+	c.cancel = ccancel
 	reset := kgo.NewOffset().AtStart()
 	if cfg.ResetToLatest {
 		reset = kgo.NewOffset().AtEnd()
@@ -885,7 +890,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 		kopts = append(kopts, kgo.FetchMaxPartitionBytes(int32(min(n, 50<<20))))
 	}
 	kopts = append(kopts, b.opts...)
-	kopts = append(kopts,
+	kopts = append(kopts, kgo.WithContext(cctx),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...), kgo.ConsumeResetOffset(reset),
 		kgo.DisableAutoCommit(), kgo.FetchMaxWait(500*time.Millisecond),
 		// Records of transactions (enrichment's outputs) once committed,
@@ -918,10 +923,12 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	}
 	if cfg.Transactional {
 		tc, err := b.consumeTxn(group, cfg.MemberID, st, c, kopts)
-		if err == nil {
-			b.joinGroup(group, cfg.ResetToLatest)
+		if err != nil {
+			ccancel()
+			return nil, err
 		}
-		return tc, err
+		b.joinGroup(group, cfg.ResetToLatest)
+		return tc, nil
 	}
 	// Partitions given away keep their committed offsets: what was polled
 	// and not committed may not be handled yet (a sink between batches),
@@ -932,6 +939,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	}))
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
+		ccancel()
 		return nil, fmt.Errorf("kafka: join %s: %w", group, err)
 	}
 	c.cl = cl
@@ -1006,6 +1014,7 @@ type consumer struct {
 	recs         []broker.Record
 	mu           sync.Mutex
 	assigned     []broker.TopicPartition
+	cancel       context.CancelFunc // the client's context
 }
 
 // updateAssigned adds (or removes) the partitions in m to (or from) the
@@ -1213,8 +1222,9 @@ func (c *consumer) Assigned() []broker.TopicPartition {
 }
 
 func (c *consumer) Close() error {
-	c.leave()
+	c.leave(true)
 	c.cl.Close()
+	c.cancel()
 	return nil
 }
 
@@ -1225,14 +1235,26 @@ const leaveTimeout = 5 * time.Second
 // the request and never answers (a stopped broker) would hold the close
 // that leaves otherwise, and weir's stop, for franz-go's request and
 // retry timeouts. The cluster drops a member that did not leave after its
-// session timeout, as one that died.
-func (c *consumer) leave() {
+// session timeout, as one that died. A leave that did not end, or one not
+// tried (try false: the cluster has just not answered for endGrace),
+// cancels the client's context: the client's Close waits for the group's
+// JoinGroup or SyncGroup in flight (which franz-go sends with the
+// client's context), as long as the cluster takes to answer, which a
+// hung one never does.
+func (c *consumer) leave(try bool) {
+	if !try {
+		c.logger.Warn("kafka: not leaving the consumer group, as the cluster did not answer; it drops the member after its session timeout",
+			slog.String("group", c.group))
+		c.cancel()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
 	err := c.cl.LeaveGroupContext(ctx)
 	cancel()
 	if err != nil {
 		c.logger.Warn("kafka: leaving the consumer group failed; the cluster drops the member after its session timeout",
 			slog.String("group", c.group), slog.Any("error", err))
+		c.cancel()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,10 @@ type txnConsumer struct {
 	// coordinator: the cluster has named the transaction coordinator of
 	// id once (see findCoordinator).
 	coordinator bool
+	txnTimeout  time.Duration
+	// unanswered: the cluster did not answer the end of a transaction
+	// within endGrace; Close does not wait on it again to leave.
+	unanswered bool
 }
 
 var _ broker.TxnConsumer = (*txnConsumer)(nil)
@@ -82,11 +87,12 @@ func (b *Broker) consumeTxn(group, member string, session time.Duration, c *cons
 		session = kgoSessionTimeout
 	}
 	id := claimTxnID(fmt.Sprintf("weir-%s-%s-%s", group, member, b.instance))
+	txnTimeout := session * 4 / 5
 	kopts = append(kopts,
 		// Offsets are committed only inside transactions: nothing on
 		// revoke (the session aborts the transaction in progress).
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { c.updateAssigned(m, false) }),
-		kgo.TransactionalID(id), kgo.TransactionTimeout(session*4/5),
+		kgo.TransactionalID(id), kgo.TransactionTimeout(txnTimeout),
 		// No kgo.AllowAutoTopicCreation: this client consumes too, and
 		// its metadata requests would create the input topics with the
 		// cluster's defaults before anything is produced to them. What
@@ -99,7 +105,7 @@ func (b *Broker) consumeTxn(group, member string, session time.Duration, c *cons
 		return nil, fmt.Errorf("kafka: join %s: %w", group, err)
 	}
 	c.cl = s.Client()
-	return &txnConsumer{consumer: c, s: s, b: b, id: id}, nil
+	return &txnConsumer{consumer: c, s: s, b: b, id: id, txnTimeout: txnTimeout}, nil
 }
 
 // txnPartitioner partitions as Produce and ProducePartition do, in one
@@ -159,6 +165,13 @@ func (c *txnConsumer) Transact(ctx context.Context, fn func(tx broker.Txn) error
 		}()
 	}
 	committed, err := c.s.End(ectx, kgo.TransactionEndTry(ferr == nil))
+	if err != nil && ectx.Err() != nil {
+		// endGrace ran out: the cluster does not answer.
+		c.unanswered = true
+		c.logger.Warn("kafka: the transaction was not ended, as the cluster did not answer; it aborts the transaction after the transaction timeout, unless it took the commit",
+			slog.String("group", c.group), slog.String("transactional_id", c.id),
+			slog.Duration("transaction_timeout", c.txnTimeout), slog.Any("error", err))
+	}
 	if ferr != nil {
 		return false, ferr
 	}
@@ -267,28 +280,36 @@ func (c *txnConsumer) CommitOffsets(context.Context, map[broker.TopicPartition]i
 	return errors.New("kafka: CommitOffsets on a transactional consumer: commit with Transact")
 }
 
-// Close leaves the group. A transaction is never open here: Transact ends
-// the ones it begins.
+// Close leaves the group. A transaction is open here only if the cluster
+// did not answer its end (Transact gave up after endGrace, and logged it):
+// then Close does not wait for the cluster again to leave.
 func (c *txnConsumer) Close() error {
-	c.leave()
+	c.leave(!c.unanswered)
 	c.s.Close()
+	c.cancel()
 	releaseTxnID(c.id)
 	return nil
 }
 
-// txn produces in the consumer's transaction.
+// txn produces in the consumer's transaction. Its calls end with their
+// context, as Produce's do, also while the cluster has not answered for
+// their records (see produce): a transactional client never cancels
+// records it has sent, and waiting for them held the member's stop for
+// as long as the cluster hung. The transaction, whose records are then not
+// known to be written, is aborted (Transact); the records sent are copies,
+// so their memory is the caller's again, as with Produce.
 type txn struct{ c *txnConsumer }
 
 func (t txn) Produce(ctx context.Context, topic string, recs []broker.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return t.c.b.produce(ctx, t.c.cl, topic, recs, -1, false)
+	return t.c.b.produce(ctx, t.c.cl, topic, recs, -1)
 }
 
 func (t txn) ProducePartition(ctx context.Context, topic string, partition int32, recs []broker.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return t.c.b.produce(ctx, t.c.cl, topic, recs, partition, false)
+	return t.c.b.produce(ctx, t.c.cl, topic, recs, partition)
 }

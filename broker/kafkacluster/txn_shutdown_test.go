@@ -1,7 +1,11 @@
 package kafkacluster
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,4 +95,110 @@ func TestTransactShutdownMidEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHungClusterTransactBoundedByContext: enrichment's stop cancels the
+// context of the transaction in hand. A cluster that takes the
+// transaction's produce request and never answers (a broker stuck on its
+// disk) held the produce, so Transact, the worker, and weir's stop, for
+// as long as the cluster hung (minutes, past systemd's TimeoutStopSec): a
+// transactional client may not cancel records in flight, and the produce
+// waited for them. It ends with its context, the transaction is aborted
+// within endGrace, and the records' memory is the caller's again.
+func TestHungClusterTransactBoundedByContext(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	var logs syncBuffer
+	b, err := New(kf.ListenAddrs(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const n = 10
+	c := txnSetup(t, ctx, b, n)
+	in := pollAll(t, ctx, c, n)
+	// One transaction first: the coordinator known, the producer ID
+	// acquired, the output topic ensured.
+	if _, err := c.Transact(ctx, func(tx broker.Txn) error { return tx.Produce(ctx, "out", outputs(in[:1])) }); err != nil {
+		t.Fatal(err)
+	}
+	var hang atomic.Bool
+	var leaves atomic.Int32
+	kf.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kf.KeepControl()
+		if hang.Load() && req.Key() == kmsg.LeaveGroup.Int16() {
+			leaves.Add(1)
+		}
+		return nil, nil, hang.Load() // hanging: swallow, never answer
+	})
+	defer hang.Store(false)
+	hang.Store(true)
+	wctx, wcancel := context.WithCancel(ctx) // the worker's: canceled by the shutdown
+	defer wcancel()
+	time.AfterFunc(time.Second, wcancel)
+	recs := outputs(in)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := c.Transact(wctx, func(tx broker.Txn) error { return tx.Produce(wctx, "out", recs) })
+		done <- err
+	}()
+	// endGrace after the context ends, and room for a loaded machine.
+	select {
+	case err := <-done:
+		t.Logf("Transact: %v after %v", err, time.Since(start).Round(time.Millisecond))
+		if err == nil {
+			t.Error("Transact on a hung cluster reported no error")
+		}
+	case <-time.After(time.Second + endGrace + 20*time.Second):
+		t.Fatalf("Transact still blocked %v after its context ended, on a cluster that never answers", (time.Since(start) - time.Second).Round(time.Second))
+	}
+	for i := range recs {
+		copy(recs[i].Value, "XXXXXXXX") // the caller's memory, its own again
+	}
+	closed := make(chan struct{})
+	go func() { c.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(leaveTimeout + 20*time.Second):
+		t.Fatal("Close still blocked on a cluster that never answers")
+	}
+	// Said, since the cluster is left with an open transaction; and no
+	// LeaveGroup (another leaveTimeout of the stop) to a cluster that
+	// has just not answered for endGrace.
+	if !strings.Contains(logs.String(), "the transaction was not ended") {
+		t.Errorf("nothing logged of the transaction left open:\n%s", logs.String())
+	}
+	if n := leaves.Load(); n > 0 {
+		t.Errorf("Close sent %d LeaveGroup requests to a cluster that did not answer the transaction's end", n)
+	}
+	hang.Store(false)
+	for _, r := range readOut(t, ctx, b, "reader") {
+		if strings.Contains(r, "XXX") {
+			t.Errorf("output %q: franz-go sent the caller's memory after Transact returned", r)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a logger and a test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
