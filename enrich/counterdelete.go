@@ -33,7 +33,8 @@ type derivedView struct {
 // addCounter adds what a forgotten counter of the row (measurement, path)
 // gave: its rate, unless the delete's own path covers the row (rowGone),
 // and its normalised rate, in the row and in its "interface" record
-// (object, "" for none), with the utilisation an octets rate gives.
+// (object, "" for none). Not utilisation: gNMI rows, the only ones
+// deleted, have no speed, and so none (interfaceRates.appendFields).
 func (d *counterDelete) addCounter(w *MetricsWorker, measurement, path, counter, object string, rowGone bool) {
 	d.ok = true
 	if !rowGone {
