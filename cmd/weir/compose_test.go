@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -28,8 +29,9 @@ func TestComposeInventoryReloads(t *testing.T) {
 	}
 	var compose struct {
 		Services map[string]struct {
-			Command []string `yaml:"command"`
-			Volumes []string `yaml:"volumes"`
+			Command   []string `yaml:"command"`
+			Volumes   []string `yaml:"volumes"`
+			StopGrace string   `yaml:"stop_grace_period"`
 		} `yaml:"services"`
 	}
 	if err := yaml.Unmarshal(data, &compose); err != nil {
@@ -41,6 +43,11 @@ func TestComposeInventoryReloads(t *testing.T) {
 			continue // not a weir
 		}
 		weirs++
+		// A stop on a cluster that stopped answering takes up to about
+		// 12 s (README); Docker's default kills at 10 s.
+		if d, err := time.ParseDuration(svc.StopGrace); err != nil || d < 20*time.Second {
+			t.Errorf("%s: stop_grace_period %q: want at least 20s, as a stop on a hung cluster takes up to about 12 s", name, svc.StopGrace)
+		}
 		mounted := false
 		for _, v := range svc.Volumes {
 			parts := strings.Split(v, ":")
