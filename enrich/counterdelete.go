@@ -122,12 +122,12 @@ func (w *MetricsWorker) deletedContainer(p *telemetry.Point, path string) {
 	}
 	for at, ids := range w.rates.byPath[p.Device] {
 		prefix, above := "", false
-		switch {
-		case under(path, at):
-		case len(path) > len(at) && path[len(at)] == '/' && strings.HasPrefix(path, at):
-			prefix, above = relFields.Replace(path[len(at)+1:])+"/", true
-		default:
-			continue
+		if !under(path, at) {
+			rel, ok := telemetry.FieldPathBelow(path, at)
+			if !ok {
+				continue
+			}
+			prefix, above = rel+"/", true
 		}
 		for _, id := range ids {
 			rc := w.rates.rows[id]
@@ -153,11 +153,6 @@ func (w *MetricsWorker) deletedContainer(p *telemetry.Point, path string) {
 		}
 	}
 }
-
-// relFields drops the module prefixes of the common OpenConfig modules
-// from a path below a row, as the collector drops them from the names of a
-// JSON object's members.
-var relFields = strings.NewReplacer("openconfig-interfaces:", "", "openconfig-if-ethernet:", "", "openconfig-network-instance:", "")
 
 // parseRowID reads back a row's ID (appendRowID): its device, measurement
 // and tags.

@@ -51,3 +51,70 @@ func LeafRows(measurement, path string) iter.Seq[LeafRow] {
 		}
 	}
 }
+
+// FieldPathBelow is path below the row path at, as the gNMI collector
+// names a field that came inside a JSON object at at: its elements joined
+// by "/", module prefixes dropped (state/counters for a delete of
+// /interfaces/interface[name=X]/openconfig-interfaces:state/counters below
+// the row at /interfaces/interface[name=X]); false unless path is below at.
+// A delete of a container names the fields of a row above it so.
+func FieldPathBelow(path, at string) (string, bool) {
+	if at == "" {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(path, at)
+	if !ok {
+		return "", false
+	}
+	if !strings.HasSuffix(at, "/") {
+		if rest, ok = strings.CutPrefix(rest, "/"); !ok {
+			return "", false
+		}
+	}
+	if rest == "" {
+		return "", false
+	}
+	// Module prefixes, as the collector drops them from a JSON object's
+	// names; only in element names, not in key values (after "[").
+	var b strings.Builder
+	for len(rest) > 0 {
+		elem := rest
+		end := elemEnd(rest)
+		elem, rest = rest[:end], strings.TrimPrefix(rest[end:], "/")
+		name, keys := elem, ""
+		if i := strings.IndexByte(elem, '['); i >= 0 {
+			name, keys = elem[:i], elem[i:]
+		}
+		if i := strings.LastIndexByte(name, ':'); i >= 0 {
+			name = name[i+1:]
+		}
+		if b.Len() > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(name)
+		b.WriteString(keys)
+	}
+	return b.String(), true
+}
+
+// elemEnd is where the first element of a path ends: its first "/" outside
+// a key's brackets (a key value may hold one: name=Ethernet1/1), else its
+// length.
+func elemEnd(s string) int {
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '[':
+			in = true
+		case ']':
+			in = false
+		case '/':
+			if !in {
+				return i
+			}
+		}
+	}
+	return len(s)
+}

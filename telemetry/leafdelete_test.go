@@ -33,3 +33,27 @@ func TestLeafRows(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldPathBelow: the path of a container below a row, as the
+// collector names the fields that came inside the row's JSON object.
+func TestFieldPathBelow(t *testing.T) {
+	for _, c := range []struct {
+		path, at, want string
+		ok             bool
+	}{
+		{"/interfaces/interface[name=Ethernet1]/state/counters", "/interfaces/interface[name=Ethernet1]", "state/counters", true},
+		{"/interfaces/interface[name=Ethernet1]/openconfig-interfaces:state/counters", "/interfaces/interface[name=Ethernet1]", "state/counters", true},
+		// A key value may hold a "/" and a ":": they stay.
+		{"/interfaces/interface[name=Ethernet1/1]/subinterfaces/subinterface[index=0]", "/interfaces", "interface[name=Ethernet1/1]/subinterfaces/subinterface[index=0]", true},
+		{"/a:interfaces/interface[name=x:y]", "/", "interfaces/interface[name=x:y]", true},
+		{"/interfaces/interface[name=Ethernet1]", "/interfaces/interface[name=Ethernet1]", "", false},
+		{"/interfaces/interface[name=Ethernet10]/state", "/interfaces/interface[name=Ethernet1]", "", false},
+		{"/interfaces", "/interfaces/interface[name=Ethernet1]", "", false},
+		{"/interfaces", "", "", false},
+	} {
+		got, ok := FieldPathBelow(c.path, c.at)
+		if got != c.want || ok != c.ok {
+			t.Errorf("FieldPathBelow(%q, %q) = %q, %v; want %q, %v", c.path, c.at, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -569,13 +569,13 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 	// got it inside a JSON object (state/counters/in-octets at the
 	// interface's path): those fields' series go.
 	leafFams := c.leafFamilies(p.Measurement, path)
-	var underFams map[string][]*family // by path below a set's (relativePath)
+	var underFams map[string][]*family // by path below a set's (telemetry.FieldPathBelow)
 	for k, set := range c.byDevice[device] {
 		at, _ := labelValue(set.labels, "path")
 		if !underPath(at, path) {
 			if fams := leafFams[at]; len(fams) > 0 {
 				c.dropFields(set, fams)
-			} else if rel, ok := relativePath(path, at); ok {
+			} else if rel, ok := telemetry.FieldPathBelow(path, at); ok {
 				// A container or list entry below the set's path: the
 				// fields it got inside a JSON object under it go
 				// (state/counters/... of the interface's set, for a
@@ -596,71 +596,6 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 		}
 		c.dropSet(k, set)
 	}
-}
-
-// relativePath is path below the series path at, as the collector names
-// a field that came inside a JSON object at at: its elements joined by
-// "/", module prefixes dropped (state/counters); false unless path is
-// below at.
-func relativePath(path, at string) (string, bool) {
-	if at == "" {
-		return "", false
-	}
-	rest, ok := strings.CutPrefix(path, at)
-	if !ok {
-		return "", false
-	}
-	if !strings.HasSuffix(at, "/") {
-		if rest, ok = strings.CutPrefix(rest, "/"); !ok {
-			return "", false
-		}
-	}
-	if rest == "" {
-		return "", false
-	}
-	// Module prefixes, as the collector drops them from a JSON object's
-	// names; only in element names, not in key values (after "[").
-	var b strings.Builder
-	for len(rest) > 0 {
-		elem := rest
-		end := elemEnd(rest)
-		elem, rest = rest[:end], strings.TrimPrefix(rest[end:], "/")
-		name, keys := elem, ""
-		if i := strings.IndexByte(elem, '['); i >= 0 {
-			name, keys = elem[:i], elem[i:]
-		}
-		if i := strings.LastIndexByte(name, ':'); i >= 0 {
-			name = name[i+1:]
-		}
-		if b.Len() > 0 {
-			b.WriteByte('/')
-		}
-		b.WriteString(name)
-		b.WriteString(keys)
-	}
-	return b.String(), true
-}
-
-// elemEnd is where the first element of a path ends: its first "/" outside
-// a key's brackets (a key value may hold one: name=Ethernet1/1), else its
-// length.
-func elemEnd(s string) int {
-	in := false
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '[':
-			in = true
-		case ']':
-			in = false
-		case '/':
-			if !in {
-				return i
-			}
-		}
-	}
-	return len(s)
 }
 
 // fieldFamilies are the families of the fields named with prefix (fields
