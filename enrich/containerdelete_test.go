@@ -1,19 +1,11 @@
 package enrich
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
-
-	"github.com/weirnet/weir/broker"
-	"github.com/weirnet/weir/collectors/gnmi"
-	promsink "github.com/weirnet/weir/sinks/prometheus"
-	"github.com/weirnet/weir/telemetry"
 )
 
 // TestGNMIContainerDeleteDropsItsRates: a gNMI delete of a counters
@@ -34,19 +26,8 @@ func TestGNMIContainerDeleteDropsItsRates(t *testing.T) {
 }
 
 func testGNMIContainerDelete(t *testing.T, asJSON bool, del string) {
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
-	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
-	now := time.Now()
-	sink := promsink.NewCollector("", 5*time.Minute, func() time.Time { return now })
-	t0 := now.Add(-time.Minute).Truncate(time.Second)
-	path := func(s string) *gpb.Path {
-		p, err := gnmi.ParsePath(s, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	c := newGNMIChain(t)
+	step, served, path := c.step, c.served, c.path
 	row, field := "interfaces_interface_state_counters", ""
 	if asJSON {
 		row, field = "interfaces_interface", "state/counters/"
@@ -62,49 +43,12 @@ func testGNMIContainerDelete(t *testing.T, asJSON bool, del string) {
 		}
 		n := &gpb.Notification{}
 		for _, name := range []string{"Ethernet1", "Ethernet2"} {
-			c := "/interfaces/interface[name=" + name + "]/state/counters/"
+			at := "/interfaces/interface[name=" + name + "]/state/counters/"
 			n.Update = append(n.Update,
-				&gpb.Update{Path: path(c + "in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
-				&gpb.Update{Path: path(c + "out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}})
+				&gpb.Update{Path: path(at + "in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
+				&gpb.Update{Path: path(at + "out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}})
 		}
 		return n
-	}
-	var offset int64
-	step := func(sec int, n *gpb.Notification) []telemetry.Metric {
-		n.Timestamp = t0.Add(time.Duration(sec) * time.Second).UnixNano()
-		var recs []broker.Record
-		for _, m := range gnmi.Flatten("mx1", n, now) {
-			v, _, err := m.AppendJSON(nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs = append(recs, broker.Record{Topic: telemetry.TopicRawGNMI, Value: v, Offset: offset, Timestamp: now})
-			offset++
-		}
-		metrics, _ := w.enrichBatch(recs, nil, nil)
-		var out []telemetry.Metric
-		for _, o := range metrics {
-			var m telemetry.Metric
-			if err := json.Unmarshal(o.rec.Value, &m); err != nil {
-				t.Fatal(err)
-			}
-			sink.Update(&m)
-			out = append(out, m)
-		}
-		return out
-	}
-	served := func(iface string) []string {
-		var b bytes.Buffer
-		if err := sink.WriteText(&b); err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, line := range strings.Split(b.String(), "\n") {
-			if line != "" && !strings.HasPrefix(line, "#") && strings.Contains(line, `"`+iface+`"`) {
-				names = append(names, line[:strings.IndexByte(line, '{')])
-			}
-		}
-		return names
 	}
 	step(0, counters(1000, 2000))
 	step(10, counters(2000, 3000))

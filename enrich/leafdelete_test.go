@@ -1,19 +1,11 @@
 package enrich
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
-
-	"github.com/weirnet/weir/broker"
-	"github.com/weirnet/weir/collectors/gnmi"
-	promsink "github.com/weirnet/weir/sinks/prometheus"
-	"github.com/weirnet/weir/telemetry"
 )
 
 // TestGNMILeafDeleteDropsItsRates: a gNMI delete of one counter (a
@@ -31,20 +23,10 @@ func TestGNMILeafDeleteDropsItsRates(t *testing.T) {
 }
 
 func testGNMILeafDeleteDropsItsRates(t *testing.T, asJSON bool) {
-	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewMetricsWorker(nil, inv, WithInputTopic(telemetry.TopicRawGNMI))
-	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
-	now := time.Now()
-	sink := promsink.NewCollector("", 5*time.Minute, func() time.Time { return now })
-	t0 := now.Add(-time.Minute).Truncate(time.Second)
+	c := newGNMIChain(t)
+	step, path := c.step, c.path
+	served := func() []string { return c.served("Ethernet1") }
 	const eth1 = "/interfaces/interface[name=Ethernet1]/state/counters"
-	path := func(s string) *gpb.Path {
-		p, err := gnmi.ParsePath(s, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	row, field := "interfaces_interface_state_counters", ""
 	if asJSON {
 		row, field = "interfaces_interface", "state/counters/"
@@ -57,45 +39,6 @@ func testGNMILeafDeleteDropsItsRates(t *testing.T, asJSON bool) {
 		return &gpb.Notification{Prefix: path(eth1), Update: []*gpb.Update{
 			{Path: path("in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
 			{Path: path("out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}}}}
-	}
-	var offset int64
-	// step enriches n, stamped at t0+sec, and feeds the sink what enrich
-	// publishes; it returns the enriched records.
-	step := func(sec int, n *gpb.Notification) []telemetry.Metric {
-		n.Timestamp = t0.Add(time.Duration(sec) * time.Second).UnixNano()
-		var recs []broker.Record
-		for _, m := range gnmi.Flatten("mx1", n, now) {
-			v, _, err := m.AppendJSON(nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs = append(recs, broker.Record{Topic: telemetry.TopicRawGNMI, Value: v, Offset: offset, Timestamp: now})
-			offset++
-		}
-		metrics, _ := w.enrichBatch(recs, nil, nil)
-		var out []telemetry.Metric
-		for _, o := range metrics {
-			var m telemetry.Metric
-			if err := json.Unmarshal(o.rec.Value, &m); err != nil {
-				t.Fatal(err)
-			}
-			sink.Update(&m)
-			out = append(out, m)
-		}
-		return out
-	}
-	served := func() []string {
-		var b bytes.Buffer
-		if err := sink.WriteText(&b); err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, line := range strings.Split(b.String(), "\n") {
-			if line != "" && !strings.HasPrefix(line, "#") && strings.Contains(line, "Ethernet1") {
-				names = append(names, line[:strings.IndexByte(line, '{')])
-			}
-		}
-		return names
 	}
 	has := func(names []string, name string) bool {
 		for _, n := range names {
