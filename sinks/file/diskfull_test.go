@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -262,4 +263,67 @@ func smallDisk(t *testing.T) string {
 	}
 	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	return dir
+}
+
+// TestPerTopicRotationSyncFailureLeavesNoDuplicates: a rotation part way
+// through a per_topic batch first syncs the lines the batch wrote so far,
+// in each of its files. When the disk fills, the small file's sync may
+// succeed before the large one's fails; nothing of the batch is done then
+// and it is retried whole, so the small file must be cut back too, or its
+// line is there twice. Which file is synced first is not fixed, so the
+// round is repeated.
+func TestPerTopicRotationSyncFailureLeavesNoDuplicates(t *testing.T) {
+	dir := smallDisk(t)
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "out.jsonl"), PerTopic: true,
+		MaxSize: 64 << 10, Keep: 2}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	item := func(topic, key string, size int) sinks.Item {
+		value := fmt.Appendf(nil, `{"v":1,"type":"t","device":%q,"message":"%s"}`, key, strings.Repeat("x", size))
+		return sinks.Item{Record: broker.Record{Topic: topic, Key: []byte(key), Value: value,
+			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}}
+	}
+	filler := filepath.Join(dir, "filler")
+	const rounds = 16
+	for round := range rounds {
+		// One small line for "small", then ~80 KiB for "big", whose file
+		// reaches max_size part way: the lines before are synced first.
+		batch := []sinks.Item{item("small", fmt.Sprintf("s%d", round), 100)}
+		for i := range 80 {
+			batch = append(batch, item("big", fmt.Sprintf("b%d-%d", round, i), 1000))
+		}
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			t.Fatal(err)
+		}
+		// Room for the small line, not for the big ones.
+		if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-32<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Write(context.Background(), batch)
+		if err == nil {
+			t.Fatalf("round %d: the batch was written on a full disk", round)
+		}
+		var pe *sinks.PartialError
+		if errors.As(err, &pe) {
+			t.Fatalf("round %d: %d items reported done, none synced whole: %v", round, pe.Done, err)
+		}
+		os.Remove(filler)
+		if err := s.Write(context.Background(), batch); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		// Keep the big file small, so every round finds room for it.
+		if err := os.Truncate(filepath.Join(dir, "out.big.jsonl"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	lines, files := readLines(t, dir)
+	for round := range rounds {
+		if n := lines[fmt.Sprintf("small/s%d", round)]; n != 1 {
+			t.Errorf("s%d written %d times, want once (files %v)", round, n, files)
+		}
+	}
 }

@@ -160,10 +160,8 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		s.buf = appendLine(s.buf[:0], r)
 		path := s.pathFor(r.Topic)
 		if len(touched) > 0 && s.due(path, int64(len(s.buf))) {
-			for o := range touched {
-				if err := o.sync(); err != nil {
-					return fail(err)
-				}
+			if err := syncAll(touched); err != nil {
+				return fail(err)
 			}
 			clear(touched)
 			done = i
@@ -178,12 +176,20 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		}
 		o.size += int64(len(s.buf))
 	}
-	// All files or none count as synced: the retry writes the whole
-	// batch again, so a file synced before another one failed is cut
-	// back too, or its lines would be there twice.
+	if err := syncAll(touched); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// syncAll syncs the files a batch wrote to. All of them or none count as
+// synced: the retry writes again what was not done, so a file synced
+// before another one failed is cut back too, or its lines would be there
+// twice.
+func syncAll(touched map[*output]bool) error {
 	for o := range touched {
 		if err := o.flushSync(); err != nil {
-			return fail(err)
+			return err
 		}
 	}
 	for o := range touched {
