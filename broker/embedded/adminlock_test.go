@@ -118,7 +118,42 @@ func TestTopicChangeSteps(t *testing.T) {
 	if err := bk.DeleteTopic(ctx, "t"); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{adminSyncMetaDir, adminSyncDataDir}; !slices.Equal(steps, want) {
+	if want := []string{adminSyncMetaDir, adminSyncDataDir, adminRemoveData, adminRemoveData}; !slices.Equal(steps, want) {
 		t.Errorf("delete: %q, want %q", steps, want)
+	}
+}
+
+// TestTopicDataRemovedOutsideAdminLock: a deleted topic's data, which may
+// be large, is removed with adminMu released, so other topic changes (a
+// producer's auto-creation of a topic) do not wait for it.
+func TestTopicDataRemovedOutsideAdminLock(t *testing.T) {
+	var (
+		b       atomic.Pointer[Broker]
+		removed atomic.Int32
+		held    atomic.Int32
+	)
+	bk := openTest(t, t.TempDir(), withAdminStep(func(step string) {
+		if step != adminRemoveData {
+			return
+		}
+		removed.Add(1)
+		if bk := b.Load(); !bk.adminMu.TryLock() {
+			held.Add(1)
+		} else {
+			bk.adminMu.Unlock()
+		}
+	}))
+	b.Store(bk)
+	if err := bk.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.DeleteTopic(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if removed.Load() != 2 {
+		t.Fatalf("%d partitions' data removed, want 2", removed.Load())
+	}
+	if n := held.Load(); n > 0 {
+		t.Errorf("%d of the deleted topic's partitions removed holding adminMu", n)
 	}
 }

@@ -614,6 +614,9 @@ const (
 	adminWriteMeta   = "write meta"
 	adminSyncMetaDir = "sync meta dir"
 	adminSyncDataDir = "sync data dir"
+	// adminRemoveData is no durable step: a deleted topic's data removed,
+	// a ".deleted" directory at a time, after adminMu is released.
+	adminRemoveData = "remove data"
 )
 
 // writeTopicMeta writes a topic's meta file durably.
@@ -645,21 +648,43 @@ func abandonPartitions(t *topic, opts *options) {
 
 // DeleteTopic deletes a topic and its data.
 func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
+	tombs, err := b.deleteTopic(name)
+	if err != nil {
+		return err
+	}
+	// Outside adminMu: removing a large topic's files takes a while, and
+	// other topic changes (a producer's auto-creation) need not wait.
+	// The names are this topic's alone (its ID), so a topic of the same
+	// name made meanwhile keeps its own directories.
+	for _, tomb := range tombs {
+		if h := b.opts.adminStep; h != nil {
+			h(adminRemoveData)
+		}
+		os.RemoveAll(tomb)
+	}
+	b.groups.topicsChanged()
+	b.opts.logger.Info("topic deleted", slog.String("topic", name))
+	return nil
+}
+
+// deleteTopic removes the topic named name and moves its partition
+// directories aside, returning their new names, for the caller to remove.
+func (b *Broker) deleteTopic(name string) (tombs []string, err error) {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	if b.closed.Load() {
-		return broker.ErrClosed
+		return nil, broker.ErrClosed
 	}
 	b.mu.RLock()
 	t, ok := b.topics[name]
 	b.mu.RUnlock()
 	if !ok {
-		return fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
+		return nil, fmt.Errorf("%w: %s", broker.ErrUnknownTopic, name)
 	}
 	// Remove the metadata first: once it is gone the topic is gone, and a
 	// crash before the data is removed leaves only ".deleted" leftovers.
 	if err := os.Remove(filepath.Join(metaDir(b.opts.dataDir), name+".json")); err != nil {
-		return fmt.Errorf("%w: delete topic %s: %w", broker.ErrStorage, name, err)
+		return nil, fmt.Errorf("%w: delete topic %s: %w", broker.ErrStorage, name, err)
 	}
 	// Make the removal durable before the delete is acknowledged: after a
 	// power loss the topic must not come back. The file is gone already,
@@ -675,7 +700,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 	// producer) right after must not have its fresh directories renamed
 	// and removed by this deletion. Closing without a flush is quick: the
 	// data is going; appends already past the topic lookup finish first.
-	tombs := make([]string, 0, len(t.partitions))
+	tombs = make([]string, 0, len(t.partitions))
 	for _, p := range t.partitions {
 		p.wake() // long-polls on the topic return now, not at their deadline
 		p.closeDeleted()
@@ -695,12 +720,7 @@ func (b *Broker) DeleteTopic(ctx context.Context, name string) error {
 	// Its groups' offsets go too, before a topic of the same name can
 	// take commits.
 	b.offsets.deleteTopic(name)
-	for _, tomb := range tombs {
-		os.RemoveAll(tomb)
-	}
-	b.groups.topicsChanged()
-	b.opts.logger.Info("topic deleted", slog.String("topic", name))
-	return nil
+	return tombs, nil
 }
 
 // DescribeTopics describes the named topics, or all, sorted by name.

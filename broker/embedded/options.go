@@ -41,8 +41,9 @@ type options struct {
 	// offsetsRetention: see WithOffsetsRetention.
 	offsetsRetention time.Duration
 	// adminStep, set by tests, runs at each durable step of a topic
-	// change (adminWriteMeta, adminSyncMetaDir, adminSyncDataDir), just
-	// before it.
+	// change (adminWriteMeta, adminSyncMetaDir, adminSyncDataDir), and
+	// before each removal of a deleted topic's data (adminRemoveData),
+	// just before it.
 	adminStep func(step string)
 }
 
