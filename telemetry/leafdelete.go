@@ -78,9 +78,9 @@ func FieldPathBelow(path, at string) (string, bool) {
 	// names; only in element names, not in key values (after "[").
 	var b strings.Builder
 	for len(rest) > 0 {
-		elem := rest
 		end := elemEnd(rest)
-		elem, rest = rest[:end], strings.TrimPrefix(rest[end:], "/")
+		elem := rest[:end]
+		rest = strings.TrimPrefix(rest[end:], "/")
 		name, keys := elem, ""
 		if i := strings.IndexByte(elem, '['); i >= 0 {
 			name, keys = elem[:i], elem[i:]
