@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
@@ -204,8 +207,9 @@ func TestPerTopicSyncFailureLeavesNoDuplicates(t *testing.T) {
 // lines it had before the rotation, now in the rotated file, written twice.
 func TestGzipFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 	dir := smallDisk(t)
-	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "events.jsonl"),
-		MaxSize: 256 << 10, Keep: 10}, time.Now)
+	reg := prometheus.NewRegistry()
+	s, err := file.New(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "events.jsonl"),
+		MaxSize: 256 << 10, Keep: 10}, sinks.Env{Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,6 +254,13 @@ func TestGzipFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 		if n := lines[fmt.Sprintf("events/r%d", i)]; n != 1 {
 			t.Errorf("r%d written %d times, want once (files %v)", i, n, files)
 		}
+	}
+	// The failed gzip is counted, not only logged.
+	want := "# HELP weir_file_sink_housekeeping_failures_total Rotations whose gzip (task compress) or removal of rotated files past keep (task prune) failed, a full disk most often; the next rotation tries again.\n" +
+		"# TYPE weir_file_sink_housekeeping_failures_total counter\n" +
+		"weir_file_sink_housekeeping_failures_total{sink=\"f\",task=\"compress\"} 1\n"
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "weir_file_sink_housekeeping_failures_total"); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -21,9 +21,11 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -45,6 +47,9 @@ type Sink struct {
 	compress bool
 	now      func() time.Time
 	logger   *slog.Logger
+	// housekeeping counts failed gzips and prunes of rotated files by
+	// task ("compress", "prune"); nil: not counted.
+	housekeeping *prometheus.CounterVec
 
 	files map[string]*output // by file path
 	// modes are the permissions of the files the sink opened, by path: a
@@ -73,7 +78,26 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 	if env.Logger != nil {
 		s.logger = env.Logger
 	}
+	if env.Registerer != nil {
+		var err error
+		failures := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_file_sink_housekeeping_failures_total",
+			Help: "Rotations whose gzip (task compress) or removal of rotated files past keep (task prune) failed, a full disk most often; the next rotation tries again.",
+		}, []string{"sink", "task"}), &err)
+		if err != nil {
+			return nil, fmt.Errorf("file sink %s: %w", cfg.Name, err)
+		}
+		s.housekeeping = failures.MustCurryWith(prometheus.Labels{"sink": cfg.Name})
+	}
 	return s, nil
+}
+
+// housekeepingFailed counts and logs a failed gzip or prune.
+func (s *Sink) housekeepingFailed(task, path string, err error) {
+	if s.housekeeping != nil {
+		s.housekeeping.WithLabelValues(task).Inc()
+	}
+	s.logger.Warn("file sink: "+task+" of rotated files failed; the next rotation tries again", "path", path, "err", err)
 }
 
 // NewSink is New with a clock, so tests can age files.
@@ -416,12 +440,12 @@ func (s *Sink) rotate(o *output) error {
 	// only delay the lines after the rotation.
 	if s.compress {
 		if err := compressRotations(stem, ext); err != nil {
-			s.logger.Warn("file sink: compressing rotated files failed; the next rotation tries again", "path", o.path, "err", err)
+			s.housekeepingFailed("compress", o.path, err)
 			return nil
 		}
 	}
 	if err := s.prune(stem, ext); err != nil {
-		s.logger.Warn("file sink: removing old rotated files failed; the next rotation tries again", "path", o.path, "err", err)
+		s.housekeepingFailed("prune", o.path, err)
 	}
 	return nil
 }
