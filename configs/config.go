@@ -426,7 +426,16 @@ func unknownKeyErrors(errs []string) []string {
 			continue
 		}
 		seen[e[:i]] = true
-		out = append(out, e[:i]+": unknown key in "+sectionName(e[i+len(" not found in type "):]))
+		// checkKeys says what to write instead after the section;
+		// yaml.v3 names the section's Go type.
+		section, hint, _ := strings.Cut(e[i+len(" not found in type "):], " (")
+		if hint != "" {
+			hint = " (" + hint
+		} else if t, ok := keyTypes[section]; ok {
+			key := e[strings.LastIndex(e[:i], "field ")+len("field ") : i]
+			hint = keyHint(key, yamlKeys(t))
+		}
+		out = append(out, e[:i]+": unknown key in "+sectionName(section)+hint)
 	}
 	return out
 }

@@ -216,7 +216,7 @@ func TestUnknownKeyBesideEnvValue(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"http:\n  listen: \"${WEIR_T_HTTP}\"\nbroker:\n  flush:\n    polcy: always\n", "line 5: field polcy: unknown key in broker.flush"},
 		{"broker:\n  retention: {time: \"${WEIR_T_RET:-7d}\"}\n  flush: {polcy: always}\n", "line 3: field polcy: unknown key in broker.flush"},
-		{"log: {levl: debug}\nbroker: {kafka_listen: \"${WEIR_T_KAFKA:-127.0.0.1:9092}\"}\n", "line 1: field levl: unknown key in log"},
+		{"log: {levl: debug}\nbroker: {kafka_listen: \"${WEIR_T_KAFKA:-127.0.0.1:9092}\"}\n", "line 1: field levl: unknown key in log (did you mean level?)"},
 		{"brokr: {}\nhttp: {listen: \"${WEIR_T_HTTP}\"}\n", "line 1: field brokr: unknown key in the top level"},
 		{"http: {listen: \"${WEIR_T_HTTP}\"}\nsinks:\n  - {type: file, name: a, path: /tmp/x, topics: [events], pth: x}\n", "line 3: field pth: unknown key in sink"},
 		{"http: {listen: \"1\"}\nlog: {levl: debug}\n", "line 2: field levl: unknown key in log"},
@@ -232,11 +232,11 @@ func TestUnknownKeyBesideEnvValue(t *testing.T) {
 // by its keys, not by the Go type that holds it ("httpconfig").
 func TestUnknownKeyNamesItsSection(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"http: {lsten: x}\n", "line 1: field lsten: unknown key in http"},
-		{"log: {levl: x}\n", "line 1: field levl: unknown key in log"},
-		{"enrich:\n  flap: {treshold: 3}\n", "line 2: field treshold: unknown key in enrich.flap"},
-		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [events], retry: {intial: 1s}}\n", "line 2: field intial: unknown key in a sink's retry"},
-		{"syslog:\n  listeners:\n    - {protocol: udp, adress: x}\n", "line 3: field adress: unknown key in a syslog listener"},
+		{"http: {lsten: x}\n", "line 1: field lsten: unknown key in http (did you mean listen?)"},
+		{"log: {levl: x}\n", "line 1: field levl: unknown key in log (did you mean level?)"},
+		{"enrich:\n  flap: {treshold: 3}\n", "line 2: field treshold: unknown key in enrich.flap (did you mean threshold?)"},
+		{"sinks:\n  - {type: file, name: a, path: /tmp/x, topics: [events], retry: {intial: 1s}}\n", "line 2: field intial: unknown key in a sink's retry (did you mean initial?)"},
+		{"syslog:\n  listeners:\n    - {protocol: udp, adress: x}\n", "line 3: field adress: unknown key in a syslog listener (did you mean address?)"},
 	} {
 		_, err := Parse([]byte(tc.yaml))
 		if err == nil || err.Error() != tc.want {

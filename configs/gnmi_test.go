@@ -93,7 +93,7 @@ func TestGNMIErrors(t *testing.T) {
 		{"unknown key in inline", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions:\n        - {path: /a, sample_intrval: 1s}\n", "line 6: field sample_intrval: unknown key in gnmi.targets[0].subscriptions[0]"},
 		// Reported with the target's own unknown keys, not alone under a
 		// type name ("in gnmisubscription").
-		{"unknown keys in a target and its inline subscription", "gnmi:\n  targets:\n    - name: a\n      adress: \"h:1\"\n      subscriptions:\n        - c\n        - {paht: /a}\n", "line 4: field adress: unknown key in gnmi.targets[0]\nline 7: field paht: unknown key in gnmi.targets[0].subscriptions[1]"},
+		{"unknown keys in a target and its inline subscription", "gnmi:\n  targets:\n    - name: a\n      adress: \"h:1\"\n      subscriptions:\n        - c\n        - {paht: /a}\n", "line 4: field adress: unknown key in gnmi.targets[0] (did you mean address?)\nline 7: field paht: unknown key in gnmi.targets[0].subscriptions[1] (did you mean path?)"},
 		{"unknown key in a named subscription", "gnmi:\n  subscriptions:\n    c: {path: /a, mode: poll, pol_interval: 30s}\n  targets:\n    - {name: a, address: \"h:1\", insecure: true, subscriptions: [c]}\n", "line 3: field pol_interval: unknown key in gnmi.subscriptions.c"},
 		{"unknown key in tls", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      tls: {ca: x}\n      subscriptions: [{path: /a}]\n", "line 5: field ca: unknown key"},
 		{"missing name", "gnmi:\n  targets:\n    - {address: \"h:1\", subscriptions: [{path: /a}]}\n", "line 3: gnmi.targets[0].name: must be set"},

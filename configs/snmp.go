@@ -707,7 +707,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 		ft, ok := fields[k.Value]
 		if !ok {
 			// This wording is what config.go's unknownKeys rewrites.
-			*errs = append(*errs, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, path))
+			*errs = append(*errs, fmt.Sprintf("line %d: field %s not found in type %s%s", k.Line, k.Value, path, keyHint(k.Value, yamlKeys(t))))
 			continue
 		}
 		checkKeys(n.Content[i+1], ft, joinKey(path, k.Value), errs)

@@ -1,0 +1,146 @@
+package configs
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// An unknown key's error says what to write instead: a key of the same
+// section spelt nearly the same (adress: address), or else the sections
+// that do have the key (community under snmp: snmp.defaults or a target).
+
+// yamlKeys are the keys of struct type t, by their yaml names, with their
+// types.
+func yamlKeys(t reflect.Type) map[string]reflect.Type {
+	keys := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		keys[name] = f.Type
+	}
+	return keys
+}
+
+// rawSection is the type a section that decodes itself is written as.
+var rawSection = map[reflect.Type]reflect.Type{
+	reflect.TypeOf(SNMP{}): reflect.TypeOf(snmpRaw{}),
+	reflect.TypeOf(GNMI{}): reflect.TypeOf(gnmiRaw{}),
+}
+
+// keyTypes are, for every struct type reachable from Config, its name as
+// yaml.v3's errors give it ("configs.Broker"), and keyHomes, for every key,
+// the sections (as "snmp.targets[]") it is a key of.
+var keyTypes, keyHomes = func() (map[string]reflect.Type, map[string][]string) {
+	types := map[string]reflect.Type{}
+	homes := map[string][]string{}
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		for {
+			if raw, ok := rawSection[t]; ok {
+				t = raw
+			}
+			switch t.Kind() {
+			case reflect.Pointer:
+				t = t.Elem()
+				continue
+			case reflect.Slice:
+				t, path = t.Elem(), path+"[]"
+				continue
+			case reflect.Map:
+				t, path = t.Elem(), path+".<name>"
+				continue
+			}
+			break
+		}
+		if t.Kind() != reflect.Struct || t.PkgPath() != reflect.TypeOf(Config{}).PkgPath() {
+			return
+		}
+		if _, seen := types["configs."+t.Name()]; seen && t.Name() != "" {
+			// A type met again (TLS in broker.kafka and in a sink)
+			// adds its path to its keys' homes, not its fields' again.
+			for k := range yamlKeys(t) {
+				homes[k] = append(homes[k], path)
+			}
+			return
+		}
+		types["configs."+t.Name()] = t
+		for k, ft := range yamlKeys(t) {
+			if path == "" {
+				homes[k] = append(homes[k], "the top level")
+			} else {
+				homes[k] = append(homes[k], path)
+			}
+			walk(ft, joinKey(path, k))
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
+	for _, h := range homes {
+		slices.Sort(h)
+	}
+	return types, homes
+}()
+
+// keyHint is what to write instead of key, unknown in a section with
+// the keys known: " (did you mean address?)", " (community is a key of
+// snmp.defaults, snmp.targets[])", or "".
+func keyHint(key string, known map[string]reflect.Type) string {
+	best, bestD := "", 0
+	for k := range known {
+		d := editDistance(foldKey(key), foldKey(k))
+		if d <= max(1, len(k)/3) {
+			if best == "" || d < bestD || d == bestD && k < best {
+				best, bestD = k, d
+			}
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	if homes := keyHomes[key]; len(homes) > 0 {
+		if len(homes) > 3 {
+			homes = append(homes[:3:3], "...")
+		}
+		return fmt.Sprintf(" (%s is a key of %s)", key, strings.Join(homes, ", "))
+	}
+	return ""
+}
+
+// foldKey is key as a misspelling may differ only in: case, and - or
+// nothing for _ (data-dir, dataDir: data_dir).
+func foldKey(key string) string {
+	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(key))
+}
+
+// editDistance is the number of letters to add, remove, change or swap
+// with the next (optimal string alignment) to make a b.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}

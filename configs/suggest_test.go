@@ -1,0 +1,34 @@
+package configs
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUnknownKeySaysWhatToWrite: an unknown key's error names the key
+// meant, spelt nearly the same in its section, or else the sections the
+// key belongs in: a user misspells a key, or writes it one level off.
+func TestUnknownKeySaysWhatToWrite(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"top level", "enrch: {workers: 2}\n", "line 1: field enrch: unknown key in the top level (did you mean enrich?)"},
+		{"top level, dashes", "data-dir: /tmp/x\n", "line 1: field data-dir: unknown key in the top level (did you mean data_dir?)"},
+		{"snmp target", "snmp:\n  targets:\n    - name: edge1\n      adress: 192.0.2.1\n", "line 4: field adress: unknown key in snmp.targets[0] (did you mean address?)"},
+		{"snmp v3", "snmp:\n  defaults:\n    v3: {user: u, auth_protcol: SHA}\n", "line 3: field auth_protcol: unknown key in snmp.defaults.v3 (did you mean auth_protocol?)"},
+		{"gnmi target", "gnmi:\n  targets:\n    - {name: s, address: \"h:1\", subscription: [c]}\n", "line 3: field subscription: unknown key in gnmi.targets[0] (did you mean subscriptions?)"},
+		{"gnmi inline subscription, letters swapped", "gnmi:\n  targets:\n    - name: s\n      address: \"h:1\"\n      subscriptions: [{paht: /a}]\n", "line 5: field paht: unknown key in gnmi.targets[0].subscriptions[0] (did you mean path?)"},
+		{"sink", "sinks:\n  - {type: file, name: a, path: /tmp/x, topic: [events]}\n", "line 2: field topic: unknown key in sink (did you mean topics?)"},
+		{"syslog listener", "syslog:\n  listeners:\n    - {protcol: udp, address: \"127.0.0.1:5514\"}\n", "line 3: field protcol: unknown key in a syslog listener (did you mean protocol?)"},
+		{"broker, case", "broker: {Kafka_Listen: off}\n", "line 1: field Kafka_Listen: unknown key in broker (did you mean kafka_listen?)"},
+		{"wrong section: snmp", "snmp:\n  community: private\n", "line 2: field community: unknown key in snmp (community is a key of snmp.defaults, snmp.targets[])"},
+		{"wrong section: log", "log:\n  kafka_listen: 127.0.0.1:9092\n", "line 2: field kafka_listen: unknown key in log (kafka_listen is a key of broker)"},
+		{"wrong section: top level", "interval: 30s\n", "line 1: field interval: unknown key in the top level (interval is a key of"},
+		{"nothing like it", "snmp:\n  targets:\n    - {name: a, address: 192.0.2.1, colour: blue}\n", "line 3: field colour: unknown key in snmp.targets[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("got %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+}
