@@ -985,12 +985,30 @@ func (a *Address) UnmarshalYAML(n *yaml.Node) error {
 		return nil
 	}
 	if _, port, err := net.SplitHostPort(n.Value); err != nil {
+		if hint := bracketsHint(n.Value); hint != "" {
+			return yamlerr.NewValueError(n, "%q is not host:port%s", n.Value, hint)
+		}
 		return yamlerr.NewValueError(n, "%q is not host:port: %v", n.Value, err)
 	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		return yamlerr.NewValueError(n, "%q has an invalid port", n.Value)
 	}
 	*a = Address(n.Value)
 	return nil
+}
+
+// bracketsHint says how to write hp, not host:port, if it is an IPv6
+// address and a port without the brackets host:port needs around the
+// address ("::1:8080": "[::1]:8080"); else "".
+func bracketsHint(hp string) string {
+	i := strings.LastIndexByte(hp, ':')
+	if i < 0 || strings.ContainsAny(hp, "[]") {
+		return ""
+	}
+	ip, err := netip.ParseAddr(hp[:i])
+	if p, perr := strconv.Atoi(hp[i+1:]); err != nil || !ip.Is6() || perr != nil || p < 0 || p > 65535 {
+		return ""
+	}
+	return fmt.Sprintf(": an IPv6 address goes in brackets, as %q", "["+hp[:i]+"]:"+hp[i+1:])
 }
 
 // KafkaSinkLoops describes the kafka sinks that would mirror topics into

@@ -298,7 +298,7 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 		} else if strings.ContainsFunc(t.Address, unicode.IsSpace) {
 			add(keyLine(tn, "address"), path+".address", "%q has white space", t.Address)
 		} else if _, port, err := net.SplitHostPort(t.Address); err != nil {
-			add(keyLine(tn, "address"), path+".address", "%q is not host:port", t.Address)
+			add(keyLine(tn, "address"), path+".address", "%q is not host:port%s", t.Address, bracketsHint(t.Address))
 		} else if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
 			add(keyLine(tn, "address"), path+".address", "%q has an invalid port", t.Address)
 		}

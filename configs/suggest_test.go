@@ -32,3 +32,22 @@ func TestUnknownKeySaysWhatToWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestIPv6WithoutBrackets: an IPv6 address and a port written as
+// 2001:db8::1:57400 are refused with how to write them.
+func TestIPv6WithoutBrackets(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"listener", "http: {listen: \"::1:8080\"}\n", `line 1: http.listen: "::1:8080" is not host:port: an IPv6 address goes in brackets, as "[::1]:8080"`},
+		{"gnmi target", "gnmi:\n  targets:\n    - {name: s, address: \"2001:db8::1:57400\", insecure: true, subscriptions: [{path: /a}]}\n",
+			`line 3: gnmi.targets[s].address: "2001:db8::1:57400" is not host:port: an IPv6 address goes in brackets, as "[2001:db8::1]:57400"`},
+		{"no port", "http: {listen: \"::1\"}\n", `line 1: http.listen: "::1" is not host:port: address ::1: too many colons in address`},
+		{"not an address", "http: {listen: \"a:b:c\"}\n", `line 1: http.listen: "a:b:c" is not host:port: address a:b:c: too many colons in address`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+}
