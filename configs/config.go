@@ -900,6 +900,9 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return 0, fmt.Errorf("%q is not a duration: a number needs a unit, as %q (or 500ms, 12h, 7d)", s, s+"s")
+		}
 		return 0, fmt.Errorf("%q is not a duration (like 500ms, 30s, 12h, 7d)", s)
 	}
 	return v, nil
@@ -947,6 +950,14 @@ func ParseByteSize(s string) (int64, error) {
 	f, err := strconv.ParseFloat(num, 64)
 	// Only a bare -1 means unbounded: "-1GiB" is a typo, not "for ever".
 	if err != nil || (f < 0 && (f != -1 || unit)) {
+		for _, u := range sizeUnits {
+			// 10mb, 10 mib: the units are case-sensitive.
+			if i := len(s) - len(u.suffix); !unit && i > 0 && strings.EqualFold(s[i:], u.suffix) {
+				if _, nerr := strconv.ParseFloat(strings.TrimSpace(s[:i]), 64); nerr == nil {
+					return 0, fmt.Errorf("%q is not a size: units are written %s (did you mean %q?)", s, u.suffix, strings.TrimSpace(s[:i])+u.suffix)
+				}
+			}
+		}
 		return 0, fmt.Errorf("%q is not a size (like 4096, 512KiB, 256MiB, 1GiB, or -1)", s)
 	}
 	if f == -1 {

@@ -51,3 +51,27 @@ func TestIPv6WithoutBrackets(t *testing.T) {
 		})
 	}
 }
+
+// TestDurationAndSizeUnits: a duration without its unit and a size with
+// its unit in the wrong case say what to write.
+func TestDurationAndSizeUnits(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"duration without unit", "snmp:\n  defaults: {interval: 30}\n", `line 2: snmp.defaults.interval: "30" is not a duration: a number needs a unit, as "30s" (or 500ms, 12h, 7d)`},
+		{"duration in words", "snmp:\n  defaults: {interval: 1 minute}\n", `line 2: snmp.defaults.interval: "1 minute" is not a duration (like 500ms, 30s, 12h, 7d)`},
+		{"size in lower case", "broker: {max_message_bytes: 10mb}\n", `line 1: broker.max_message_bytes: "10mb" is not a size: units are written MB (did you mean "10MB"?)`},
+		{"size in lower case, binary", "broker: {max_message_bytes: 10 mib}\n", `line 1: broker.max_message_bytes: "10 mib" is not a size: units are written MiB (did you mean "10MiB"?)`},
+		{"size in words", "broker: {max_message_bytes: ten}\n", `line 1: broker.max_message_bytes: "ten" is not a size (like 4096, 512KiB, 256MiB, 1GiB, or -1)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+	for in, want := range map[string]int64{"10 MB": 10e6, "10MiB": 10 << 20, "10M": 10 << 20} {
+		if got, err := ParseByteSize(in); err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
