@@ -93,6 +93,9 @@ var keyTypes, keyHomes = func() (map[string]reflect.Type, map[string][]string) {
 // snmp.defaults, snmp.targets[])", or "".
 func keyHint(key string, known map[string]reflect.Type) string {
 	best, bestD := "", 0
+	if len(key) > 64 {
+		known = nil // no key is that long: no misspelling of one
+	}
 	for k := range known {
 		d := editDistance(foldKey(key), foldKey(k))
 		if d <= max(1, len(k)/3) {
