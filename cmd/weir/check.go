@@ -34,9 +34,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	// The inventory is read as weir run reads it, so a broken one fails
 	// here and not at the next start or SIGHUP.
 	if inv := cfg.Enrich.Inventory; inv != "" && cfg.EnrichEnabled() && !*skipFiles {
-		loaded, err := enrich.LoadInventory(inv, slog.New(slog.DiscardHandler))
+		loaded, err := checkInventory(cfg)
 		if err != nil {
-			return &exitError{1, fmt.Errorf("%s: enrich.inventory: %w", *file, err)}
+			return &exitError{1, err}
 		}
 		for _, w := range loaded.Warnings() {
 			fmt.Fprintf(stderr, "%s: warning: %s\n", inv, w)
@@ -46,7 +46,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		if err := checkDataDir(cfg); err != nil {
 			return &exitError{1, err}
 		}
-		if err := checkFiles(cfg); err != nil {
+		if err := errors.Join(checkTLSFiles(cfg, nil), checkSinkPaths(cfg)); err != nil {
 			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
 		}
 	}
@@ -82,29 +82,27 @@ func checkDataDir(cfg *configs.Config) error {
 	return fmt.Errorf("%s data_dir: %w", where, err)
 }
 
-// checkFiles reads every certificate, key and CA file cfg names, as the
-// parts that use them do when weir run starts them, and looks at the
-// paths of file sinks.
-func checkFiles(cfg *configs.Config) error {
+// checkInventory loads the inventory cfg names, as weir run does; its
+// error names the setting and its line.
+func checkInventory(cfg *configs.Config) (*enrich.Inventory, error) {
+	inv, err := enrich.LoadInventory(cfg.Enrich.Inventory, slog.New(slog.DiscardHandler))
+	if err != nil {
+		where := cfg.File + ":"
+		if line := cfg.Line("enrich.inventory"); line > 0 {
+			where += strconv.Itoa(line) + ":"
+		}
+		// LoadInventory's errors begin "inventory: ", which the key
+		// already says.
+		return nil, fmt.Errorf("%s enrich.inventory: %s", where, strings.TrimPrefix(err.Error(), "inventory: "))
+	}
+	return inv, nil
+}
+
+// checkSinkPaths looks at the paths of file sinks: weir check refuses one
+// that cannot be a file now; weir run starts with it and the sink
+// retries (a volume not mounted yet).
+func checkSinkPaths(cfg *configs.Config) error {
 	var errs []error
-	client := func(where string, c tlsconf.Client) {
-		if _, err := c.Config(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", where, err))
-		}
-	}
-	if t := cfg.Broker.Kafka.TLS; t != nil && len(cfg.Broker.Kafka.Brokers) > 0 {
-		client("broker.kafka", t.Client())
-	}
-	for _, s := range cfg.Sinks {
-		if c := s.TLS.Client(); !c.IsZero() {
-			client(fmt.Sprintf("sink %q", s.Name), c)
-		}
-	}
-	for _, t := range cfg.GNMI.Targets {
-		if t.TLS != nil && !t.Insecure {
-			client(fmt.Sprintf("gnmi target %q", t.Name), t.TLS.Client())
-		}
-	}
 	for _, s := range cfg.Sinks {
 		if s.Type != "file" {
 			continue
@@ -115,13 +113,40 @@ func checkFiles(cfg *configs.Config) error {
 			}
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// checkTLSFiles reads every certificate, key and CA file cfg names that
+// the parts of roles use (nil: every role), as those parts do when weir
+// run starts them.
+func checkTLSFiles(cfg *configs.Config, roles map[string]bool) error {
+	has := func(role string) bool { return roles == nil || roles[role] }
+	var errs []error
+	client := func(where string, c tlsconf.Client) {
+		if _, err := c.Config(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+		}
+	}
+	if t := cfg.Broker.Kafka.TLS; t != nil && len(cfg.Broker.Kafka.Brokers) > 0 {
+		client("broker.kafka", t.Client())
+	}
+	for _, s := range cfg.Sinks {
+		if c := s.TLS.Client(); !c.IsZero() && has(roleSink) {
+			client(fmt.Sprintf("sink %q", s.Name), c)
+		}
+	}
+	for _, t := range cfg.GNMI.Targets {
+		if t.TLS != nil && !t.Insecure && has(roleCollect) {
+			client(fmt.Sprintf("gnmi target %q", t.Name), t.TLS.Client())
+		}
+	}
 	if t := cfg.Broker.KafkaTLS; t != nil && cfg.Broker.KafkaListen.Enabled() && len(cfg.Broker.Kafka.Brokers) == 0 {
 		if _, err := tlsconf.Server(t.CertFile, t.KeyFile, t.ClientCAFile); err != nil {
 			errs = append(errs, fmt.Errorf("broker.kafka_tls: %w", err))
 		}
 	}
 	for i, l := range cfg.Syslog.Listeners {
-		if l.Protocol == "tls" && cfg.SyslogEnabled() {
+		if l.Protocol == "tls" && cfg.SyslogEnabled() && has(roleCollect) {
 			if _, err := tlsconf.Server(l.CertFile, l.KeyFile, l.ClientCAFile); err != nil {
 				errs = append(errs, fmt.Errorf("syslog.listeners[%d]: %w", i, err))
 			}

@@ -142,7 +142,28 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 			flags[key] = f.name
 		}
 	}
+	if err := checkStartFiles(cfg, roleSet); err != nil {
+		return &exitError{1, err}
+	}
 	return listenSetting(cfg, flags, run(ctx, cfg, reread, hup, roleSet, logger))
+}
+
+// checkStartFiles reads the files the config names that the roles' parts
+// read at start (the inventory, TLS certificates, keys and CAs), as weir
+// check does, before anything starts: a missing one fails the start with
+// the setting's name and line, rather than after the log is opened and
+// listeners bound, and only to stop them again.
+func checkStartFiles(cfg *configs.Config, roles map[string]bool) error {
+	var errs []error
+	if cfg.Enrich.Inventory != "" && cfg.EnrichEnabled() && (roles[roleCollect] || roles[roleEnrich]) {
+		if _, err := checkInventory(cfg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := checkTLSFiles(cfg, roles); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", cfg.File, err))
+	}
+	return errors.Join(errs...)
 }
 
 // listenSetting adds to an error listening on an address the setting the
