@@ -533,7 +533,10 @@ func expandRefs(v string) (string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+		// What to do about it: systemd units and containers start weir
+		// without the login shell's variables.
+		return "", fmt.Errorf("environment variable %s is not set (set it in weir's environment, e.g. a systemd EnvironmentFile, or give a default: ${%s:-value})",
+			strings.Join(missing, ", "), missing[0])
 	}
 	return b.String(), nil
 }

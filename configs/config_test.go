@@ -109,7 +109,7 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  kafka:\n    brokers: [\"k1 :9092\"]\n", `cfg.yaml:3: broker.kafka.brokers[0]: "k1 :9092" has white space`},
 		{"broker:\n  kafka:\n    brokers: [\"\"]\n", `cfg.yaml:3: broker.kafka.brokers[0]: is empty`},
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k1:9092,k2:9092\"], topics: [events]}\n", `cfg.yaml:2: sink "k": brokers: "k1:9092,k2:9092" is one broker per item`},
-		{"data_dir: ${WEIR_SURELY_UNSET_VAR}\n", "cfg.yaml:1: environment variable WEIR_SURELY_UNSET_VAR is not set"},
+		{"data_dir: ${WEIR_SURELY_UNSET_VAR}\n", "cfg.yaml:1: environment variable WEIR_SURELY_UNSET_VAR is not set (set it in weir's environment, e.g. a systemd EnvironmentFile, or give a default: ${WEIR_SURELY_UNSET_VAR:-value})"},
 		{"broker:\n  default_partitions: many\n", "cfg.yaml:2: broker.default_partitions: cannot unmarshal !!str `many`"},
 		{"snmp:\n  targets:\n    - {name: a, address: 10.0.0.1, retries: six}\n", "cfg.yaml:3: snmp.targets[0].retries: cannot unmarshal !!str `six`"},
 		{"sinks:\n  - {type: file, name: f, path: /tmp/x, topics: events}\n", "cfg.yaml:2: sinks[0].topics: cannot unmarshal !!str `events` into []string"},
