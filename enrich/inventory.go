@@ -250,7 +250,11 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		case d.CIDR != "":
 			p, err := netip.ParsePrefix(d.CIDR)
 			if err != nil {
-				return nil, fmt.Errorf("%s: device %d (%s): cidr %q: %w", name, i+1, d.Name, d.CIDR, err)
+				return nil, fmt.Errorf("%s: device %d (%s): %s", name, i+1, entryName(d), cidrError(d.CIDR, err))
+			}
+			if p.Masked() != p && !(p.Addr().Is4In6() && p.Bits() < 96) { // that one is warned of below
+				idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): cidr %q has host bits set: taken as %s",
+					i+1, entryName(d), d.CIDR, p.Masked()))
 			}
 			switch {
 			case p.Addr().Is4In6() && p.Bits() >= 96:
@@ -273,7 +277,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		case d.Address != "":
 			a, err := netip.ParseAddr(d.Address)
 			if err != nil {
-				return nil, fmt.Errorf("%s: device %d (%s): address %q: %w", name, i+1, d.Name, d.Address, err)
+				return nil, fmt.Errorf("%s: device %d (%s): %s", name, i+1, entryName(d), addressError(d.Address, err))
 			}
 			a = a.Unmap() // senders are looked up unmapped
 			if d.named() && lastNamed[d.Name] != i {
@@ -321,6 +325,42 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		idx.byLabel[label] = d
 	}
 	return idx, nil
+}
+
+// addressError says what is wrong with an address that does not parse,
+// and what to write: a range goes under cidr, an IPv6 address without the
+// brackets a host:port needs.
+func addressError(s string, err error) string {
+	if p, perr := netip.ParsePrefix(s); perr == nil {
+		return fmt.Sprintf("address %q is a range: a range of devices goes under cidr (cidr: %s)", s, p.Masked())
+	}
+	if inner, ok := strings.CutPrefix(s, "["); ok {
+		if a, aerr := netip.ParseAddr(strings.TrimSuffix(inner, "]")); aerr == nil {
+			return fmt.Sprintf("address %q: an IPv6 address goes without brackets here (address: %s)", s, a)
+		}
+	}
+	return fmt.Sprintf("address %q is not an IP address (%s)", s, parseReason(err))
+}
+
+// cidrError says what is wrong with a cidr that does not parse.
+func cidrError(s string, err error) string {
+	if a, aerr := netip.ParseAddr(s); aerr == nil {
+		return fmt.Sprintf("cidr %q is not a network: a network has a prefix length (cidr: %s/%d, or address: %s for one device)", s, a, a.BitLen(), a)
+	}
+	return fmt.Sprintf("cidr %q is not a network (%s)", s, parseReason(err))
+}
+
+// parseReason is a netip parse error without its 'ParseAddr("...")'
+// prefixes, which repeat the value.
+func parseReason(err error) string {
+	msg := err.Error()
+	for {
+		i := strings.Index(msg, "): ")
+		if i < 0 || !strings.Contains(msg[:i], "Parse") {
+			return msg
+		}
+		msg = msg[i+3:]
+	}
 }
 
 // inventoryTypes word yaml.v3's Go type names for the file's writer.

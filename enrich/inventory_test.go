@@ -350,6 +350,7 @@ func TestInventoryWarnsOfHiddenEntries(t *testing.T) {
 	want := []string{
 		`device 3 (edge1): name "edge1" also at device 1; device 3 is used`,
 		"device 4 (edge3): address 192.0.2.2 also at device 2; device 4 is used",
+		`device 6 (lab): cidr "10.1.2.3/8" has host bits set: taken as 10.0.0.0/8`,
 		"device 6 (lab): cidr 10.0.0.0/8 also at device 5; device 5 is used",
 	}
 	if got := inv.Warnings(); !slices.Equal(got, want) {

@@ -90,3 +90,28 @@ func TestInventoryEntriesThatMatchNothingAreRefused(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestInventoryAddressMistakes: the addresses people write wrong are
+// refused saying what to write (not Go's ParseAddr("..."): text), and a
+// cidr with host bits set is taken as its network with a warning.
+func TestInventoryAddressMistakes(t *testing.T) {
+	for _, tc := range []struct{ entry, want string }{
+		{"{name: r1, address: 10.0.0.300}", `device 1 (r1): address "10.0.0.300" is not an IP address (IPv4 field has value >255)`},
+		{"{name: r1, address: 10.0.0.0/24}", `device 1 (r1): address "10.0.0.0/24" is a range: a range of devices goes under cidr (cidr: 10.0.0.0/24)`},
+		{`{name: r1, address: "[2001:db8::1]"}`, `device 1 (r1): address "[2001:db8::1]": an IPv6 address goes without brackets here (address: 2001:db8::1)`},
+		{"{name: r1, cidr: 10.0.0.300/8}", `device 1 (r1): cidr "10.0.0.300/8" is not a network (IPv4 field has value >255)`},
+		{"{name: r1, cidr: 10.0.0.1}", `device 1 (r1): cidr "10.0.0.1" is not a network: a network has a prefix length (cidr: 10.0.0.1/32, or address: 10.0.0.1 for one device)`},
+	} {
+		_, err := ParseInventory([]byte("devices:\n  - " + tc.entry + "\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "Parse") {
+			t.Errorf("%s: %v\nwant it to say %s", tc.entry, err, tc.want)
+		}
+	}
+	inv, err := ParseInventory([]byte("devices:\n  - {name: r1, cidr: 10.1.2.3/16, site: x}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(inv.Warnings(), "\n"); !strings.Contains(w, `device 1 (r1): cidr "10.1.2.3/16" has host bits set: taken as 10.1.0.0/16`) {
+		t.Errorf("warnings %q", w)
+	}
+}
