@@ -684,18 +684,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, errs *[]string) {
 	if n.Kind != yaml.MappingNode {
 		return
 	}
-	fields := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		fields[name] = f.Type
-	}
+	fields := yamlKeys(t)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if yamlerr.IsMergeKey(k) {

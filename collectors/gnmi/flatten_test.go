@@ -629,8 +629,8 @@ func TestFlattenJSONNestedListSplit(t *testing.T) {
 	const sub1 = "/interfaces/interface[name=Ethernet1]/subinterfaces/subinterface[index=1]"
 	const subs = `[{"index":0,"state":{"counters":{"in-octets":"1"}}},{"index":1,"state":{"counters":{"in-octets":"2"}}}]`
 	want := flat("/interfaces/interface[name=Ethernet1]/subinterfaces/subinterface", subs) // the list at its own path
-	s0 := want[sub0]
-	if len(want) != 2 || s0.Measurement != "interfaces_interface_subinterfaces_subinterface" ||
+	s0, s1 := want[sub0], want[sub1]
+	if len(want) != 2 || s1.Fields["state/counters/in-octets"] != int64(2) || s0.Measurement != "interfaces_interface_subinterfaces_subinterface" ||
 		!reflect.DeepEqual(s0.Tags, map[string]string{"name": "Ethernet1", "index": "0", "path": sub0}) ||
 		s0.Fields["state/counters/in-octets"] != int64(1) || !slices.Equal(s0.Counters, []string{"state/counters/in-octets"}) {
 		t.Fatalf("the subinterface list at its own path: %+v", want)
