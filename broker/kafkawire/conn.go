@@ -166,7 +166,11 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		}
 		s.logAuthFailure(logger, ae)
 	case errors.As(err, &pe):
-		logger.Warn("kafka client: closing connection", "reason", err)
+		// At most every 10 s for all connections, with how many
+		// there were: each is counted in the metrics.
+		if n, due := s.protoLog.Due(time.Now()); due {
+			logger.Warn("kafka client: closing connection", "reason", err, "times", n)
+		}
 	case errors.As(err, &ne) && ne.Timeout():
 		logger.Debug("kafka client: closing idle connection")
 	case errors.Is(err, errAcksZeroFailed):
