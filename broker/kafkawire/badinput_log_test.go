@@ -2,10 +2,12 @@ package kafkawire
 
 import (
 	"encoding/binary"
+	"errors"
 	"log/slog"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/internal/syncbuf"
 )
@@ -50,5 +52,32 @@ func TestBadFramesLogThrottled(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "times=") {
 		t.Errorf("the line does not say how many there were:\n%s", logs.String())
+	}
+}
+
+// TestHalfSentRequestIsATimeout: a connection closed because its request
+// stalled half-sent (a length, then a few bytes, then nothing) is a
+// timeout to the metrics (weir_kafka_connections_closed_total{reason=
+// "timeout"}: "stalled in a request or a response"), not an error; the
+// log still says what stalled.
+func TestHalfSentRequestIsATimeout(t *testing.T) {
+	closed := make(chan error, 1)
+	_, addr := startServer(t, newFakeLog(), WithFrameTimeout(100*time.Millisecond),
+		WithMetrics(&Metrics{ConnClosed: func(_ net.Addr, err error) { closed <- err }}))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// An ApiVersions request of 100000 bytes, three of them sent.
+	c.Write(append(binary.BigEndian.AppendUint32(nil, 100000), 0, 18, 0))
+	expectClosed(t, c)
+	err = <-closed
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("ConnClosed(%v), want a timeout", err)
+	}
+	if !strings.Contains(err.Error(), "did not arrive in time") {
+		t.Errorf("ConnClosed(%v): does not say the request stalled", err)
 	}
 }

@@ -365,7 +365,7 @@ func (c *conn) readFrame() ([]byte, error) {
 			if c.authExpired() {
 				return nil, c.authTimeout(err)
 			}
-			return nil, &protocolError{fmt.Sprintf("a %d byte request did not arrive in time", size)}
+			return nil, stalledError{&protocolError{fmt.Sprintf("a %d byte request did not arrive in time", size)}}
 		}
 		return nil, err
 	}
