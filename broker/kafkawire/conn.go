@@ -166,7 +166,11 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		}
 		s.logAuthFailure(logger, ae)
 	case errors.As(err, &pe):
-		logger.Warn("kafka client: closing connection", "reason", err)
+		// At most every 10 s for all connections, with how many
+		// there were: each is counted in the metrics.
+		if n, due := s.protoLog.Due(time.Now()); due {
+			logger.Warn("kafka client: closing connection", "reason", err, "times", n)
+		}
 	case errors.As(err, &ne) && ne.Timeout():
 		logger.Debug("kafka client: closing idle connection")
 	case errors.Is(err, errAcksZeroFailed):
@@ -361,7 +365,7 @@ func (c *conn) readFrame() ([]byte, error) {
 			if c.authExpired() {
 				return nil, c.authTimeout(err)
 			}
-			return nil, &protocolError{fmt.Sprintf("a %d byte request did not arrive in time", size)}
+			return nil, stalledError{&protocolError{fmt.Sprintf("a %d byte request did not arrive in time", size)}}
 		}
 		return nil, err
 	}

@@ -84,3 +84,12 @@ func errorMessage(err error) *string {
 type protocolError struct{ reason string }
 
 func (e *protocolError) Error() string { return e.reason }
+
+// stalledError is the protocolError of a request that did not arrive whole
+// in time: a timeout to the metrics (net.Error), as an idle connection's
+// is, and a warning in the log with what stalled, as a protocolError.
+type stalledError struct{ *protocolError }
+
+func (e stalledError) Timeout() bool   { return true }
+func (e stalledError) Temporary() bool { return false }
+func (e stalledError) Unwrap() error   { return e.protocolError }

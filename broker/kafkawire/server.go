@@ -63,6 +63,10 @@ type Server struct {
 	failing throttle.Set
 	// authLog throttles the log lines of failed authentications.
 	authLog throttle.Shared
+	// protoLog throttles the log lines of connections closed for a
+	// request that cannot be read (random bytes, a TLS client at a
+	// plaintext port), which a client can repeat in a loop.
+	protoLog throttle.Shared
 }
 
 // New returns a server for log. It does not listen until Serve or

@@ -1,0 +1,83 @@
+package kafkawire
+
+import (
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/internal/syncbuf"
+)
+
+// TestBadFramesLogThrottled: a client that connects in a loop and sends a
+// frame that cannot be read (random bytes, a port scanner, a TLS client at a
+// plaintext port) gets every connection closed and counted, but the log
+// says so at most every 10 s with how many there were, as it does for
+// failed authentications and for syslog's bad frames: one line per
+// connection let such a loop write thousands of lines a second.
+func TestBadFramesLogThrottled(t *testing.T) {
+	const conns = 200
+	var logs syncbuf.Buffer
+	closed := make(chan error, conns)
+	_, addr := startServer(t, newFakeLog(),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithMetrics(&Metrics{ConnClosed: func(_ net.Addr, err error) { closed <- err }}))
+
+	bad := binary.BigEndian.AppendUint32(nil, 0xffffffff) // a negative length
+	for i := 0; i < conns; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(bad)
+		expectClosed(t, c)
+		c.Close()
+	}
+	for i := 0; i < conns; i++ {
+		if err := <-closed; err == nil {
+			t.Fatalf("connection %d closed without an error", i)
+		}
+	}
+
+	lines := strings.Count(logs.String(), "closing connection")
+	if lines == 0 {
+		t.Fatalf("no bad frame logged:\n%s", logs.String())
+	}
+	// The loop takes far less than the throttle's interval per line.
+	if lines > conns/10 {
+		t.Errorf("%d bad connections logged %d lines, want a few", conns, lines)
+	}
+	if !strings.Contains(logs.String(), "times=") {
+		t.Errorf("the line does not say how many there were:\n%s", logs.String())
+	}
+}
+
+// TestHalfSentRequestIsATimeout: a connection closed because its request
+// stalled half-sent (a length, then a few bytes, then nothing) is a
+// timeout to the metrics (weir_kafka_connections_closed_total{reason=
+// "timeout"}: "stalled in a request or a response"), not an error; the
+// log still says what stalled.
+func TestHalfSentRequestIsATimeout(t *testing.T) {
+	closed := make(chan error, 1)
+	_, addr := startServer(t, newFakeLog(), WithFrameTimeout(100*time.Millisecond),
+		WithMetrics(&Metrics{ConnClosed: func(_ net.Addr, err error) { closed <- err }}))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// An ApiVersions request of 100000 bytes, three of them sent.
+	c.Write(append(binary.BigEndian.AppendUint32(nil, 100000), 0, 18, 0))
+	expectClosed(t, c)
+	err = <-closed
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("ConnClosed(%v), want a timeout", err)
+	}
+	if !strings.Contains(err.Error(), "did not arrive in time") {
+		t.Errorf("ConnClosed(%v): does not say the request stalled", err)
+	}
+}
