@@ -80,4 +80,46 @@ func TestHalfSentRequestIsATimeout(t *testing.T) {
 	if !strings.Contains(err.Error(), "did not arrive in time") {
 		t.Errorf("ConnClosed(%v): does not say the request stalled", err)
 	}
+	if Malformed(err) {
+		t.Errorf("Malformed(%v): a request that stalled is a timeout", err)
+	}
+}
+
+// TestMalformedClosesAreTold: a connection closed because what the client
+// sent is no Kafka request (random bytes, a TLS ClientHello, a negative
+// frame length, an unknown API key) is Malformed, for the metrics'
+// malformed reason; an ordinary hang-up and a refusal for want of request
+// memory are not.
+func TestMalformedClosesAreTold(t *testing.T) {
+	closed := make(chan error, 1)
+	_, addr := startServer(t, newFakeLog(), WithMetrics(&Metrics{ConnClosed: func(_ net.Addr, err error) { closed <- err }}))
+	for _, c := range []struct {
+		name      string
+		send      []byte
+		malformed bool
+	}{
+		{"negative length", []byte{0xff, 0xff, 0xff, 0xf0}, true},
+		{"TLS ClientHello", []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03}, true},
+		{"unknown API key", append(binary.BigEndian.AppendUint32(nil, 10), 0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff), true},
+		{"hang-up", nil, false},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write(c.send)
+		if c.send == nil {
+			conn.Close()
+		} else {
+			expectClosed(t, conn)
+			conn.Close()
+		}
+		if err := <-closed; Malformed(err) != c.malformed {
+			t.Errorf("%s: ConnClosed(%v): Malformed %v, want %v", c.name, err, !c.malformed, c.malformed)
+		}
+	}
+	full := &protocolError{reason: "a request buffer of 1000 bytes: the server's request memory is held by other requests", limit: true}
+	if Malformed(full) {
+		t.Errorf("Malformed(%v): the server's memory is full, the request may be well formed", full)
+	}
 }

@@ -311,16 +311,16 @@ func (c *conn) readFrame() ([]byte, error) {
 	b, err := c.br.Peek(4)
 	if err != nil {
 		if len(b) > 0 && errors.Is(err, io.EOF) {
-			return nil, &protocolError{"connection closed inside a frame length"}
+			return nil, &protocolError{reason: "connection closed inside a frame length"}
 		}
 		return nil, c.authTimeout(err)
 	}
 	size := int64(int32(binary.BigEndian.Uint32(b)))
 	switch {
 	case size < 0:
-		return nil, &protocolError{fmt.Sprintf("negative frame length %d%s", size, otherProtocol(b))}
+		return nil, &protocolError{reason: fmt.Sprintf("negative frame length %d%s", size, otherProtocol(b))}
 	case size > int64(c.s.cfg.maxRequestBytes):
-		return nil, &protocolError{fmt.Sprintf("frame length %d exceeds the maximum request size %d%s", size, c.s.cfg.maxRequestBytes, otherProtocol(b))}
+		return nil, &protocolError{reason: fmt.Sprintf("frame length %d exceeds the maximum request size %d%s", size, c.s.cfg.maxRequestBytes, otherProtocol(b))}
 	case c.saslRaw:
 		// A bare SASL token (after SaslHandshake v0): any length,
 		// and a few hundred bytes at most from honest clients.
@@ -333,13 +333,13 @@ func (c *conn) readFrame() ([]byte, error) {
 		// authenticated cannot make the server read 100 MiB.
 		return nil, &authError{"unauthenticated", fmt.Sprintf("a %d byte request before SASL authentication (at most %d)", size, maxPreAuthBytes)}
 	case size < 8: // api key, version and correlation id at least
-		return nil, &protocolError{fmt.Sprintf("frame length %d is too short for a request header", size)}
+		return nil, &protocolError{reason: fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}
 	// Only Produce carries bulk data; see maxControlRequestBytes.
 	if size > maxControlRequestBytes {
 		if b, err := c.br.Peek(6); err == nil {
 			if key := int16(binary.BigEndian.Uint16(b[4:])); key != kmsg.Produce.Int16() {
-				return nil, &protocolError{fmt.Sprintf("frame length %d exceeds %d for API key %d", size, maxControlRequestBytes, key)}
+				return nil, &protocolError{reason: fmt.Sprintf("frame length %d exceeds %d for API key %d", size, maxControlRequestBytes, key)}
 			}
 		}
 	}
@@ -358,14 +358,14 @@ func (c *conn) readFrame() ([]byte, error) {
 	}
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, &protocolError{fmt.Sprintf("connection closed inside a %d byte frame", size)}
+			return nil, &protocolError{reason: fmt.Sprintf("connection closed inside a %d byte frame", size)}
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			if c.authExpired() {
 				return nil, c.authTimeout(err)
 			}
-			return nil, stalledError{&protocolError{fmt.Sprintf("a %d byte request did not arrive in time", size)}}
+			return nil, stalledError{&protocolError{reason: fmt.Sprintf("a %d byte request did not arrive in time", size)}}
 		}
 		return nil, err
 	}
@@ -465,8 +465,8 @@ func (c *conn) reserve(n int) error {
 	}
 	if total := c.s.buffered.Add(delta); c.s.cfg.maxBuffered > 0 && total > c.s.cfg.maxBuffered {
 		c.s.buffered.Add(-delta)
-		return &protocolError{fmt.Sprintf("a request buffer of %d bytes: the server's request memory (%d bytes, broker.max_buffered_bytes) is held by other requests",
-			n, c.s.cfg.maxBuffered)}
+		return &protocolError{reason: fmt.Sprintf("a request buffer of %d bytes: the server's request memory (%d bytes, broker.max_buffered_bytes) is held by other requests",
+			n, c.s.cfg.maxBuffered), limit: true}
 	}
 	c.reserved = counted
 	return nil
@@ -507,11 +507,11 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 	h := header{key: r.Int16(), version: r.Int16(), corr: r.Int32()}
 	h.clientID = r.UnsafeNullableString()
 	if !r.Ok() {
-		return h, nil, &protocolError{"request header too short"}
+		return h, nil, &protocolError{reason: "request header too short"}
 	}
 	kreq := kmsg.RequestForKey(h.key)
 	if kreq == nil {
-		return h, nil, &protocolError{fmt.Sprintf("unknown API key %d", h.key)}
+		return h, nil, &protocolError{reason: fmt.Sprintf("unknown API key %d", h.key)}
 	}
 	if !c.authenticated() && !preAuth(h.key) {
 		// Kafka closes the connection too: the client is not
@@ -533,12 +533,12 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 	if kreq.IsFlexible() {
 		kmsg.SkipTags(&r) // request header v2: tagged fields
 		if !r.Ok() {
-			return h, nil, &protocolError{"request header tags truncated"}
+			return h, nil, &protocolError{reason: "request header tags truncated"}
 		}
 	}
 	if err := kreq.ReadFrom(r.Src); err != nil {
 		// kbin's error speaks of a response; say what happened here.
-		return h, nil, &protocolError{fmt.Sprintf("malformed or truncated %s v%d request", kmsg.NameForKey(h.key), h.version)}
+		return h, nil, &protocolError{reason: fmt.Sprintf("malformed or truncated %s v%d request", kmsg.NameForKey(h.key), h.version)}
 	}
 	resp, err := c.dispatch(ctx, h, kreq)
 	return h, resp, err

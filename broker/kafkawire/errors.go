@@ -81,9 +81,26 @@ func errorMessage(err error) *string {
 // frame, an undecodable header or body, an API key nobody knows. The
 // connection is closed and the reason logged as a warning, since it points at
 // a broken or hostile client rather than at ordinary disconnects.
-type protocolError struct{ reason string }
+type protocolError struct {
+	reason string
+	// limit: the request may be well formed, but the server's request
+	// memory has no room for it (not the client's fault alone).
+	limit bool
+}
 
 func (e *protocolError) Error() string { return e.reason }
+
+// Malformed reports whether err, a connection's end given to
+// Metrics.ConnClosed, is what the client sent not being a Kafka request
+// the server can read: random bytes, a TLS client at a plaintext port, a
+// frame past the size limits, an undecodable header or body, an unknown
+// API key. Not a request that stalled half-sent (a timeout), nor one the
+// server's request memory had no room for.
+func Malformed(err error) bool {
+	var pe *protocolError
+	var st stalledError
+	return errors.As(err, &pe) && !pe.limit && !errors.As(err, &st)
+}
 
 // stalledError is the protocolError of a request that did not arrive whole
 // in time: a timeout to the metrics (net.Error), as an idle connection's

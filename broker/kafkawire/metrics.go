@@ -31,7 +31,9 @@ type Metrics struct {
 	// (WithMaxConnectionsPerIP).
 	ConnRefused func(remote net.Addr, reason string)
 	// ConnClosed is called when a connection ends. err says why: nil when
-	// the client hung up or the server is stopping.
+	// the client hung up or the server is stopping; a net.Error whose
+	// Timeout is true for an idle or stalled connection; one Malformed
+	// reports for what is no Kafka request the server can read.
 	ConnClosed func(remote net.Addr, err error)
 	// Request is called after each request has been handled (and its
 	// response, if any, queued), with the API key and version and the time

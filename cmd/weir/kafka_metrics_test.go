@@ -64,7 +64,7 @@ func TestKafkaIdleCloseHasItsReason(t *testing.T) {
 			got[mt.GetLabel()[0].GetValue()] = mt.GetCounter().GetValue()
 		}
 	}
-	if want := map[string]float64{"ok": 1, "timeout": 1, "error": 1}; !maps.Equal(got, want) {
+	if want := map[string]float64{"ok": 1, "timeout": 1, "malformed": 0, "error": 1}; !maps.Equal(got, want) {
 		t.Errorf("closed by reason %v, want %v", got, want)
 	}
 }

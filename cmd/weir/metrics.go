@@ -20,7 +20,7 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 	})
 	closed := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_kafka_connections_closed_total",
-		Help: "Kafka client connections closed, by reason (ok: the client hung up or weir stopped; timeout: weir closed it, idle for 10 minutes (as Kafka's connections.max.idle.ms) or stalled in a request or a response; error: weir closed it, see the log).",
+		Help: "Kafka client connections closed, by reason (ok: the client hung up or weir stopped; timeout: weir closed it, idle for 10 minutes (as Kafka's connections.max.idle.ms) or stalled in a request or a response; malformed: weir closed it, what the client sent is no Kafka request it can read (random bytes, TLS at a plaintext listener, a frame past the size limits), logged at most every 10 s; error: weir closed it for another reason, see the log).",
 	}, []string{"reason"})
 	reqs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "weir_kafka_request_duration_seconds",
@@ -42,6 +42,7 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 	reg.MustRegister(conns, closed, reqs, refused, produceErrs, authFailed)
 	closed.WithLabelValues("ok")
 	closed.WithLabelValues("timeout")
+	closed.WithLabelValues("malformed")
 	closed.WithLabelValues("error")
 	refused.WithLabelValues(kafkawire.RefusedMaxConnections)
 	refused.WithLabelValues(kafkawire.RefusedPerIP)
@@ -56,6 +57,8 @@ func kafkaMetrics(reg prometheus.Registerer) *kafkawire.Metrics {
 				closed.WithLabelValues("ok").Inc()
 			case errors.As(err, &ne) && ne.Timeout():
 				closed.WithLabelValues("timeout").Inc()
+			case kafkawire.Malformed(err):
+				closed.WithLabelValues("malformed").Inc()
 			default:
 				closed.WithLabelValues("error").Inc()
 			}
