@@ -1197,19 +1197,7 @@ func (a Address) Enabled() bool { return a != "" && a != "off" }
 // withFile turns "line N: msg" lines into "FILE:N: msg", the form editors
 // and CI annotate.
 func withFile(path string, err error) error {
-	lines := strings.Split(err.Error(), "\n")
-	for i, l := range lines {
-		if rest, ok := strings.CutPrefix(l, "line "); ok {
-			if num, msg, ok := strings.Cut(rest, ": "); ok {
-				if _, err := strconv.Atoi(num); err == nil {
-					lines[i] = path + ":" + num + ": " + msg
-					continue
-				}
-			}
-		}
-		lines[i] = path + ": " + l
-	}
-	return &Error{File: path, Msg: strings.Join(lines, "\n")}
+	return &Error{File: path, Msg: yamlerr.WithFile(path, err.Error())}
 }
 
 // Error is a config error; Msg holds one "FILE:LINE: reason" per line.

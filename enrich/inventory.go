@@ -190,14 +190,13 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	if err := firstErr; err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
 		// One error a line, each naming the file: the config's errors
 		// may print beside them.
-		msg := inventoryYAMLError(err, data).Error()
-		return nil, errors.New(name + ": " + strings.ReplaceAll(msg, "\n", "\n"+name+": "))
+		return nil, errors.New(yamlerr.WithFile(name, inventoryYAMLError(err, data).Error()))
 	}
 	// The decoder reads the first document alone: the devices of a
 	// second (two files joined, each starting with ---) would be lost.
 	if firstErr == nil {
 		if err := yamlerr.NextDocument(dec, "an inventory is one document"); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, errors.New(yamlerr.WithFile(name, err.Error()))
 		}
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},

@@ -471,8 +471,8 @@ func TestInventoryMappedAddresses(t *testing.T) {
 // before it, which is fine, and one on line 2 at line 1.
 func TestInventorySyntaxErrorLine(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
-		{"devices:\n  - {name: a, site: b}\n  - {name: c, site: d}\n  - {name: e, site: f\n  - {name: g, site: h}\n", "line 4: "},
-		{"devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1\n", "line 2: "},
+		{"devices:\n  - {name: a, site: b}\n  - {name: c, site: d}\n  - {name: e, site: f\n  - {name: g, site: h}\n", ":4: "},
+		{"devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1\n", ":2: "},
 	} {
 		_, err := ParseInventory([]byte(tc.file))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -508,12 +508,12 @@ func TestInventoryMappedRangeWiderThanIPv4(t *testing.T) {
 // config's are: the key, where it is, and what the file takes.
 func TestInventoryErrorsNameKeysNotGoTypes(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
-		{"device:\n  - {name: x}\n", "line 1: field device: unknown key at the top level (an inventory has devices: and a list)"},
-		{"devices:\n  - {name: x, sit: a}\n", "line 2: field sit: unknown key in a device (name, address, cidr, site, region, role, vendor, platform, tags)"},
-		{"devices:\n  - {name: x, tags: [a]}\n", "line 2: cannot unmarshal !!seq into a mapping of tags (key: value)"},
-		{"devices:\n  - name: x\n    tags: {a: [1]}\n", "line 3: devices[0].tags.a: cannot unmarshal !!seq into string"},
-		{"devices:\n  name: x\n", "line 2: devices: cannot unmarshal !!map into a list of devices"},
-		{"- {name: x}\n", "line 1: cannot unmarshal !!seq into the file's mapping (devices: and a list)"},
+		{"device:\n  - {name: x}\n", ":1: field device: unknown key at the top level (an inventory has devices: and a list)"},
+		{"devices:\n  - {name: x, sit: a}\n", ":2: field sit: unknown key in a device (name, address, cidr, site, region, role, vendor, platform, tags)"},
+		{"devices:\n  - {name: x, tags: [a]}\n", ":2: cannot unmarshal !!seq into a mapping of tags (key: value)"},
+		{"devices:\n  - name: x\n    tags: {a: [1]}\n", ":3: devices[0].tags.a: cannot unmarshal !!seq into string"},
+		{"devices:\n  name: x\n", ":2: devices: cannot unmarshal !!map into a list of devices"},
+		{"- {name: x}\n", ":1: cannot unmarshal !!seq into the file's mapping (devices: and a list)"},
 	} {
 		_, err := ParseInventory([]byte(tc.file))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "enrich.") {
@@ -578,7 +578,8 @@ func TestInventoryReloadRefusesEmptyFile(t *testing.T) {
 
 // TestInventoryErrorsOneALineEachNamesTheFile: a file with several
 // errors gives one a line, and only the first said which file ("line 4:
-// devices[1].tags: ..." under the config's own errors could be either).
+// devices[1].tags: ..." under the config's own errors could be either);
+// as FILE:LINE:, as the config's.
 func TestInventoryErrorsOneALineEachNamesTheFile(t *testing.T) {
 	_, err := parseInventory([]byte("devices:\n  - {name: a, sit: x}\n  - name: b\n    tags: [1]\n"), "/etc/weir/inventory.yaml")
 	if err == nil {
@@ -589,7 +590,7 @@ func TestInventoryErrorsOneALineEachNamesTheFile(t *testing.T) {
 		t.Fatalf("%d lines, want 2:\n%s", len(lines), err)
 	}
 	for _, l := range lines {
-		if !strings.HasPrefix(l, "/etc/weir/inventory.yaml: line ") {
+		if !strings.HasPrefix(l, "/etc/weir/inventory.yaml:2: ") && !strings.HasPrefix(l, "/etc/weir/inventory.yaml:4: ") {
 			t.Errorf("line %q does not name the file", l)
 		}
 	}
@@ -600,7 +601,7 @@ func TestInventoryErrorsOneALineEachNamesTheFile(t *testing.T) {
 // second ignored without a word.
 func TestInventorySecondDocumentRefused(t *testing.T) {
 	_, err := parseInventory([]byte("devices:\n  - {name: a, address: 192.0.2.1}\n---\ndevices:\n  - {name: b, address: 192.0.2.2}\n"), "inv.yaml")
-	if err == nil || !strings.Contains(err.Error(), "inv.yaml: line 3: ") || !strings.Contains(err.Error(), "second YAML document") {
+	if err == nil || !strings.Contains(err.Error(), "inv.yaml:3: ") || !strings.Contains(err.Error(), "second YAML document") {
 		t.Errorf("got %v, want the file, the line of the second --- and why", err)
 	}
 	if _, err := parseInventory([]byte("---\ndevices:\n  - {name: a, address: 192.0.2.1}\n---\n"), "inv.yaml"); err != nil {

@@ -253,3 +253,21 @@ func NextDocument(dec *yaml.Decoder, what string) error {
 		}
 	}
 }
+
+// WithFile turns msg's "line N: reason" lines into "FILE:N: reason", the
+// form editors and CI annotate, and prefixes its other lines "FILE: ".
+func WithFile(path, msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "line "); ok {
+			if num, reason, ok := strings.Cut(rest, ": "); ok {
+				if _, err := strconv.Atoi(num); err == nil {
+					lines[i] = path + ":" + num + ": " + reason
+					continue
+				}
+			}
+		}
+		lines[i] = path + ": " + l
+	}
+	return strings.Join(lines, "\n")
+}
