@@ -780,3 +780,26 @@ func BuiltinSNMPProfiles() fs.FS {
 	}
 	return sub
 }
+
+// AddressWarnings are the SNMP targets whose address is an IPv6 address
+// written without brackets that ends in an SNMP port (2001:db8::1:161):
+// it is a valid address of its own, polled at port 161, where
+// [2001:db8::1]:161 was likely meant.
+func (c *Config) AddressWarnings() []string {
+	var out []string
+	for _, t := range c.SNMP.Targets {
+		ip, err := netip.ParseAddr(t.Host)
+		if err != nil || !ip.Is6() || ip.Zone() != "" {
+			continue
+		}
+		for _, port := range []string{"161", "1161", "10161"} {
+			if prefix, ok := strings.CutSuffix(t.Host, ":"+port); ok && prefix != "" && !strings.HasSuffix(prefix, ":") {
+				if _, err := netip.ParseAddr(prefix); err == nil {
+					out = append(out, fmt.Sprintf("snmp target %q: address %s is polled as one IPv6 address at port %d; if %s is the port, write [%s]:%s",
+						t.Name, t.Host, t.Port, port, prefix, port))
+				}
+			}
+		}
+	}
+	return out
+}

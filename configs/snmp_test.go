@@ -3,6 +3,7 @@ package configs
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,19 @@ func TestTrapUserPerEngine(t *testing.T) {
 	}
 	if u := cfg.SNMP.Traps.Users[0]; u.SecurityLevel != "authNoPriv" || u.LevelGiven {
 		t.Errorf("a level from the passwords: %+v", u)
+	}
+}
+
+// TestSNMPAddressWarnings: an IPv6 address written without brackets that
+// ends in an SNMP port is warned of: it is an address of its own, polled at
+// port 161; bracketed, or ending otherwise, it is not.
+func TestSNMPAddressWarnings(t *testing.T) {
+	cfg, err := Parse([]byte("snmp:\n  targets:\n    - {name: a, address: \"2001:db8::1:161\"}\n    - {name: b, address: \"[2001:db8::1]:161\"}\n    - {name: c, address: \"2001:db8::1\"}\n    - {name: d, address: \"192.0.2.1:161\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`snmp target "a": address 2001:db8::1:161 is polled as one IPv6 address at port 161; if 161 is the port, write [2001:db8::1]:161`}
+	if got := cfg.AddressWarnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
 	}
 }

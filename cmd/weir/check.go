@@ -50,7 +50,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
 		}
 	}
-	for _, w := range append(unknownSinkTopics(cfg), cfg.SecurityWarnings()...) {
+	for _, w := range configWarnings(cfg) {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", *file, w)
 	}
 	// On a Kafka cluster the embedded log and its listener do not run.
@@ -153,6 +153,15 @@ func checkTLSFiles(cfg *configs.Config, roles map[string]bool) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// configWarnings are what weir check and weir run warn of in a config
+// they take: sinks reading topics nothing writes, settings that leave
+// something open, addresses that likely mean something else.
+func configWarnings(cfg *configs.Config) []string {
+	out := unknownSinkTopics(cfg)
+	out = append(out, cfg.SecurityWarnings()...)
+	return append(out, cfg.AddressWarnings()...)
 }
 
 // unknownSinkTopics words configs.UnknownSinkTopics as warnings, in a

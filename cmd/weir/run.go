@@ -425,7 +425,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 	}
 	ready.Store(true)
 	logger.Info("weir running", slog.String("version", version), slog.String("data_dir", cfg.DataDir))
-	for _, w := range append(unknownSinkTopics(cfg), cfg.SecurityWarnings()...) {
+	for _, w := range configWarnings(cfg) {
 		logger.Warn(w)
 	}
 	select {
