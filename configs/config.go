@@ -903,8 +903,12 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
+		// Only a value that parses is suggested: not "infs" for inf,
+		// nor "1e3s" (no exponents in a duration).
 		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-			return 0, fmt.Errorf("%q is not a duration: a number needs a unit, as %q (or 500ms, 12h, 7d)", s, s+"s")
+			if _, derr := time.ParseDuration(s + "s"); derr == nil {
+				return 0, fmt.Errorf("%q is not a duration: a number needs a unit, as %q (or 500ms, 12h, 7d)", s, s+"s")
+			}
 		}
 		return 0, fmt.Errorf("%q is not a duration (like 500ms, 30s, 12h, 7d)", s)
 	}
@@ -954,10 +958,11 @@ func ParseByteSize(s string) (int64, error) {
 	// Only a bare -1 means unbounded: "-1GiB" is a typo, not "for ever".
 	if err != nil || (f < 0 && (f != -1 || unit)) {
 		for _, u := range sizeUnits {
-			// 10mb, 10 mib: the units are case-sensitive.
-			if i := len(s) - len(u.suffix); !unit && i > 0 && strings.EqualFold(s[i:], u.suffix) {
-				if _, nerr := strconv.ParseFloat(strings.TrimSpace(s[:i]), 64); nerr == nil {
-					return 0, fmt.Errorf("%q is not a size: units are written %s (did you mean %q?)", s, u.suffix, strings.TrimSpace(s[:i])+u.suffix)
+			// 10mb, 10 mib, 10kB: the units are case-sensitive. Only
+			// a size that parses is suggested (not -5MB, infMB).
+			if i := len(s) - len(u.suffix); i > 0 && s[i:] != u.suffix && strings.EqualFold(s[i:], u.suffix) {
+				if fix := strings.TrimSpace(s[:i]) + u.suffix; validSize(fix) {
+					return 0, fmt.Errorf("%q is not a size: units are written %s (did you mean %q?)", s, u.suffix, fix)
 				}
 			}
 		}
@@ -971,6 +976,12 @@ func ParseByteSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is out of range (at most 8EiB)", s)
 	}
 	return int64(f * float64(mult)), nil
+}
+
+// validSize reports whether ParseByteSize takes s.
+func validSize(s string) bool {
+	_, err := ParseByteSize(s)
+	return err == nil
 }
 
 // FlushPolicy is "interval" or "always".

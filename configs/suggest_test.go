@@ -75,3 +75,45 @@ func TestDurationAndSizeUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestUnitHintsSuggestOnlyWhatParses: the "did you mean" of a duration
+// or size is a value the same setting takes: not "infs" for inf, "1e3s"
+// (time.ParseDuration has no exponents) or "-5MB" (a size is not
+// negative), which would be refused in turn.
+func TestUnitHintsSuggestOnlyWhatParses(t *testing.T) {
+	for _, s := range []string{"inf", "NaN", "1e3", "-5", "30", "1.5"} {
+		_, err := ParseDuration(s)
+		if err == nil {
+			t.Fatalf("ParseDuration(%q): no error", s)
+		}
+		if _, hint, ok := strings.Cut(err.Error(), `as "`); ok {
+			hint, _, _ = strings.Cut(hint, `"`)
+			if _, herr := ParseDuration(hint); herr != nil {
+				t.Errorf("ParseDuration(%q): %v: suggests %q, which is refused: %v", s, err, hint, herr)
+			}
+		}
+	}
+	for _, s := range []string{"10mb", "-5mb", "infmb", "nanmb", "1e30gb", "10kB", "10 mib"} {
+		_, err := ParseByteSize(s)
+		if err == nil {
+			t.Fatalf("ParseByteSize(%q): no error", s)
+		}
+		if _, hint, ok := strings.Cut(err.Error(), `did you mean "`); ok {
+			hint, _, _ = strings.Cut(hint, `"`)
+			if _, herr := ParseByteSize(hint); herr != nil {
+				t.Errorf("ParseByteSize(%q): %v: suggests %q, which is refused: %v", s, err, hint, herr)
+			}
+		}
+	}
+	// The cases the hints are for still get them.
+	for s, want := range map[string]string{"30": `as "30s"`, "1.5": `as "1.5s"`} {
+		if _, err := ParseDuration(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseDuration(%q): %v, want it to say %s", s, err, want)
+		}
+	}
+	for s, want := range map[string]string{"10mb": `"10MB"`, "10 mib": `"10MiB"`, "10kB": `"10KB"`} {
+		if _, err := ParseByteSize(s); err == nil || !strings.Contains(err.Error(), "did you mean "+want) {
+			t.Errorf("ParseByteSize(%q): %v, want it to suggest %s", s, err, want)
+		}
+	}
+}

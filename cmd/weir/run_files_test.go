@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/configs"
 )
 
 // TestRunRefusesMissingFilesBeforeStarting: weir run with an inventory or
@@ -48,5 +50,54 @@ func TestRunRefusesMissingFilesBeforeStarting(t *testing.T) {
 				t.Errorf("data_dir %s was made: the log was opened before the files were read (log:\n%s)", data, stderr.String())
 			}
 		})
+	}
+}
+
+// TestRunReadsOnlyItsRolesFiles: weir run reads at start the files of
+// the parts its roles run, as those parts would: a sink-only process
+// starts without the collectors' inventory and certificates (on another
+// machine), and a collector without a sink's.
+func TestRunReadsOnlyItsRolesFiles(t *testing.T) {
+	dir := t.TempDir()
+	missing := func(name string) string { return filepath.Join(dir, name) }
+	cfg := filepath.Join(dir, "weir.yaml")
+	yaml := "enrich:\n  inventory: " + missing("inv.yaml") + "\n" +
+		"syslog:\n  listeners:\n    - {protocol: tls, address: \"127.0.0.1:0\", cert_file: " + missing("syslog.pem") + ", key_file: " + missing("syslog.key") + "}\n" +
+		"gnmi:\n  targets:\n    - {name: r1, address: \"192.0.2.1:57400\", tls: {ca_file: " + missing("gnmi-ca.pem") + "}, subscriptions: [{path: /a}]}\n" +
+		"sinks:\n  - {type: webhook, name: w, url: \"https://192.0.2.2/\", topics: [events], tls: {ca_file: " + missing("sink-ca.pem") + "}}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := configs.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		roles     []string
+		want, not []string
+	}{
+		{[]string{roleSink}, []string{"sink-ca.pem"}, []string{"inv.yaml", "syslog.pem", "gnmi-ca.pem"}},
+		{[]string{roleEnrich}, []string{"inv.yaml"}, []string{"sink-ca.pem", "syslog.pem", "gnmi-ca.pem"}},
+		{[]string{roleCollect}, []string{"inv.yaml", "syslog.pem", "gnmi-ca.pem"}, []string{"sink-ca.pem"}},
+	} {
+		roles := map[string]bool{}
+		for _, r := range tc.roles {
+			roles[r] = true
+		}
+		err := checkStartFiles(c, roles)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("roles %v: %q does not name %s", tc.roles, msg, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(msg, n) {
+				t.Errorf("roles %v: %q names %s, a file no part of these roles reads", tc.roles, msg, n)
+			}
+		}
 	}
 }
