@@ -251,10 +251,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: device %d (%s): %s", name, i+1, entryName(d), cidrError(d.CIDR, err))
 			}
-			if p.Masked() != p && !(p.Addr().Is4In6() && p.Bits() < 96) { // that one is warned of below
-				idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): cidr %q has host bits set: taken as %s",
-					i+1, entryName(d), d.CIDR, p.Masked()))
-			}
+			wide := p.Addr().Is4In6() && p.Bits() < 96 // warned of below
 			switch {
 			case p.Addr().Is4In6() && p.Bits() >= 96:
 				// An IPv4 range in its mapped form: senders are looked
@@ -265,6 +262,11 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				// no (unmapped) IPv4 sender is in.
 				idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): cidr %q is written IPv4-mapped but is wider than ::ffff:0:0/96, all of IPv4: it is an IPv6 range, and matches no IPv4 sender (write an IPv4 range, or ::ffff:0:0/96 for all of IPv4)",
 					i+1, entryName(d), d.CIDR))
+			}
+			if p.Masked() != p && !wide {
+				// As it is used: an IPv4-mapped range unmapped.
+				idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): cidr %q has host bits set: taken as %s",
+					i+1, entryName(d), d.CIDR, p.Masked()))
 			}
 			d.prefix = p.Masked()
 			if j, ok := firstPrefix[d.prefix]; ok {
@@ -331,6 +333,9 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 // brackets a host:port needs.
 func addressError(s string, err error) string {
 	if p, perr := netip.ParsePrefix(s); perr == nil {
+		if p.IsSingleIP() {
+			return fmt.Sprintf("address %q: an address has no prefix length (address: %s)", s, p.Addr())
+		}
 		return fmt.Sprintf("address %q is a range: a range of devices goes under cidr (cidr: %s)", s, p.Masked())
 	}
 	if inner, ok := strings.CutPrefix(s, "["); ok {

@@ -98,6 +98,7 @@ func TestInventoryAddressMistakes(t *testing.T) {
 	for _, tc := range []struct{ entry, want string }{
 		{"{name: r1, address: 10.0.0.300}", `device 1 (r1): address "10.0.0.300" is not an IP address (IPv4 field has value >255)`},
 		{"{name: r1, address: 10.0.0.0/24}", `device 1 (r1): address "10.0.0.0/24" is a range: a range of devices goes under cidr (cidr: 10.0.0.0/24)`},
+		{"{name: r1, address: 10.0.0.1/32}", `device 1 (r1): address "10.0.0.1/32": an address has no prefix length (address: 10.0.0.1)`},
 		{`{name: r1, address: "[2001:db8::1]"}`, `device 1 (r1): address "[2001:db8::1]": an IPv6 address goes without brackets here (address: 2001:db8::1)`},
 		{"{name: r1, cidr: 10.0.0.300/8}", `device 1 (r1): cidr "10.0.0.300/8" is not a network (IPv4 field has value >255)`},
 		{"{name: r1, cidr: 10.0.0.1}", `device 1 (r1): cidr "10.0.0.1" is not a network: a network has a prefix length (cidr: 10.0.0.1/32, or address: 10.0.0.1 for one device)`},
@@ -112,6 +113,14 @@ func TestInventoryAddressMistakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if w := strings.Join(inv.Warnings(), "\n"); !strings.Contains(w, `device 1 (r1): cidr "10.1.2.3/16" has host bits set: taken as 10.1.0.0/16`) {
+		t.Errorf("warnings %q", w)
+	}
+	// An IPv4-mapped range is used unmapped, and said so.
+	inv, err = ParseInventory([]byte("devices:\n  - {name: r1, cidr: \"::ffff:10.1.2.3/104\", site: x}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(inv.Warnings(), "\n"); !strings.Contains(w, `cidr "::ffff:10.1.2.3/104" has host bits set: taken as 10.0.0.0/8`) {
 		t.Errorf("warnings %q", w)
 	}
 }
