@@ -258,7 +258,8 @@ func TestGzipFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 	// The failed gzip is counted, not only logged.
 	want := "# HELP weir_file_sink_housekeeping_failures_total Rotations whose gzip (task compress) or removal of rotated files past keep (task prune) failed, a full disk most often; the next rotation tries again.\n" +
 		"# TYPE weir_file_sink_housekeeping_failures_total counter\n" +
-		"weir_file_sink_housekeeping_failures_total{sink=\"f\",task=\"compress\"} 1\n"
+		"weir_file_sink_housekeeping_failures_total{sink=\"f\",task=\"compress\"} 1\n" +
+		"weir_file_sink_housekeeping_failures_total{sink=\"f\",task=\"prune\"} 0\n"
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "weir_file_sink_housekeeping_failures_total"); err != nil {
 		t.Error(err)
 	}

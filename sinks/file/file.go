@@ -88,6 +88,9 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 			return nil, fmt.Errorf("file sink %s: %w", cfg.Name, err)
 		}
 		s.housekeeping = failures.MustCurryWith(prometheus.Labels{"sink": cfg.Name})
+		// At 0 from the start, so a rate or an alert has a series.
+		s.housekeeping.WithLabelValues("compress")
+		s.housekeeping.WithLabelValues("prune")
 	}
 	return s, nil
 }
