@@ -23,7 +23,7 @@ func TestBadFramesLogThrottled(t *testing.T) {
 	var logs syncbuf.Buffer
 	closed := make(chan error, conns)
 	_, addr := startServer(t, newFakeLog(),
-		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithMaxBufferedRequestBytes(1000),
 		WithMetrics(&Metrics{ConnClosed: func(_ net.Addr, err error) { closed <- err }}))
 
 	bad := binary.BigEndian.AppendUint32(nil, 0xffffffff) // a negative length
@@ -52,6 +52,22 @@ func TestBadFramesLogThrottled(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "times=") {
 		t.Errorf("the line does not say how many there were:\n%s", logs.String())
+	}
+
+	// A request refused for want of request memory, right after the
+	// flood, is still said: it is the server's limit, not junk.
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A Produce of 200 kB, 100 kB of it sent: past the first 64 KiB its
+	// buffer takes request memory, which has room for 1,000 bytes.
+	c.Write(append(binary.BigEndian.AppendUint32(nil, 200_000), make([]byte, 100_000)...))
+	expectClosed(t, c)
+	<-closed
+	if !strings.Contains(logs.String(), "request memory") {
+		t.Errorf("a refusal for want of request memory after the flood is not logged:\n%s", logs.String())
 	}
 }
 

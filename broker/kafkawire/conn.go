@@ -167,8 +167,13 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		s.logAuthFailure(logger, ae)
 	case errors.As(err, &pe):
 		// At most every 10 s for all connections, with how many
-		// there were: each is counted in the metrics.
-		if n, due := s.protoLog.Due(time.Now()); due {
+		// there were: each is counted in the metrics. A full request
+		// memory has its own, so a junk flood does not hide it.
+		limit := &s.protoLog
+		if pe.limit {
+			limit = &s.memoryLog
+		}
+		if n, due := limit.Due(time.Now()); due {
 			logger.Warn("kafka client: closing connection", "reason", err, "times", n)
 		}
 	case errors.As(err, &ne) && ne.Timeout():

@@ -67,6 +67,9 @@ type Server struct {
 	// request that cannot be read (random bytes, a TLS client at a
 	// plaintext port), which a client can repeat in a loop.
 	protoLog throttle.Shared
+	// memoryLog throttles those of requests refused for want of request
+	// memory (WithMaxBufferedRequestBytes).
+	memoryLog throttle.Shared
 }
 
 // New returns a server for log. It does not listen until Serve or
