@@ -199,6 +199,14 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			return nil, errors.New(yamlerr.WithFile(name, err.Error()))
 		}
 	}
+	// at is where an error about device i's key is: "FILE:LINE:", the
+	// line of the key (or of the entry, key ""), as the YAML errors say.
+	at := func(i int, key string) string {
+		if line := inventoryLine(data, i, key); line > 0 {
+			return fmt.Sprintf("%s:%d:", name, line)
+		}
+		return name + ":"
+	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
 		byAddr: map[netip.Addr]*Device{}}
 	// Where each name, address and CIDR was first listed, to warn of
@@ -222,8 +230,8 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		d.tags = map[string]string{}
 		for k, v := range d.Tags {
 			if reservedTags[k] {
-				return nil, fmt.Errorf("%s: device %d (%s): tag %q is weir's own (records name the device, the interface and the polled target with it); give the label another name",
-					name, i+1, entryName(d), k)
+				return nil, fmt.Errorf("%s device %d (%s): tag %q is weir's own (records name the device, the interface and the polled target with it); give the label another name",
+					at(i, "tags"), i+1, entryName(d), k)
 			}
 			d.tags[k] = v
 		}
@@ -242,14 +250,14 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		case d.CIDR != "" && d.Address != "":
 			// One would be ignored: a range is matched by the addresses
 			// in it, a device by its own.
-			return nil, fmt.Errorf("%s: device %d (%s): address and cidr exclude each other (a device has an address, a range of devices a cidr)",
-				name, i+1, entryName(d))
+			return nil, fmt.Errorf("%s device %d (%s): address and cidr exclude each other (a device has an address, a range of devices a cidr)",
+				at(i, "cidr"), i+1, entryName(d))
 		case d.CIDR == "" && d.Address == "" && !d.named():
-			return nil, fmt.Errorf("%s: device %d: name, address or cidr must be set (the entry matches nothing)", name, i+1)
+			return nil, fmt.Errorf("%s device %d: name, address or cidr must be set (the entry matches nothing)", at(i, ""), i+1)
 		case d.CIDR != "":
 			p, err := netip.ParsePrefix(d.CIDR)
 			if err != nil {
-				return nil, fmt.Errorf("%s: device %d (%s): %s", name, i+1, entryName(d), cidrError(d.CIDR, err))
+				return nil, fmt.Errorf("%s device %d (%s): %s", at(i, "cidr"), i+1, entryName(d), cidrError(d.CIDR, err))
 			}
 			wide := p.Addr().Is4In6() && p.Bits() < 96 // warned of below
 			switch {
@@ -278,7 +286,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		case d.Address != "":
 			a, err := netip.ParseAddr(d.Address)
 			if err != nil {
-				return nil, fmt.Errorf("%s: device %d (%s): %s", name, i+1, entryName(d), addressError(d.Address, err))
+				return nil, fmt.Errorf("%s device %d (%s): %s", at(i, "address"), i+1, entryName(d), addressError(d.Address, err))
 			}
 			a = a.Unmap() // senders are looked up unmapped
 			if d.named() && lastNamed[d.Name] != i {
@@ -326,6 +334,34 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		idx.byLabel[label] = d
 	}
 	return idx, nil
+}
+
+// inventoryLine is the line of key in the i-th entry of data's devices, or
+// of the entry for key "" or a key it does not have; 0 if there is none.
+// Only errors ask, so the file is parsed again.
+func inventoryLine(data []byte, i int, key string) int {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return 0
+	}
+	file := root.Content[0]
+	for j := 0; j+1 < len(file.Content); j += 2 {
+		if file.Content[j].Value != "devices" || file.Content[j+1].Kind != yaml.SequenceNode {
+			continue
+		}
+		devices := file.Content[j+1].Content
+		if i >= len(devices) {
+			return 0
+		}
+		entry := devices[i]
+		for k := 0; key != "" && k+1 < len(entry.Content); k += 2 {
+			if entry.Content[k].Value == key {
+				return entry.Content[k].Line
+			}
+		}
+		return entry.Line
+	}
+	return 0
 }
 
 // addressError says what is wrong with an address that does not parse,

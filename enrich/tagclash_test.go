@@ -124,3 +124,18 @@ func TestInventoryAddressMistakes(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// TestInventoryValueErrorsNameTheLine: an error about a device's value
+// names the file and the line of the key, as the inventory's YAML errors
+// and the config's do (FILE:LINE:), not only the entry's index.
+func TestInventoryValueErrorsNameTheLine(t *testing.T) {
+	data := "devices:\n  - {name: a, address: 192.0.2.1}\n  - name: r1\n    site: x\n    address: 10.0.0.300\n"
+	_, err := parseInventory([]byte(data), "inv.yaml")
+	if err == nil || !strings.HasPrefix(err.Error(), `inv.yaml:5: device 2 (r1): address "10.0.0.300"`) {
+		t.Errorf("got %v, want it to start inv.yaml:5: device 2 (r1): address ...", err)
+	}
+	_, err = parseInventory([]byte("devices:\n  - {site: ams1, role: edge}\n"), "inv.yaml")
+	if err == nil || !strings.HasPrefix(err.Error(), "inv.yaml:2: device 1: name, address or cidr must be set") {
+		t.Errorf("got %v, want the entry's line", err)
+	}
+}
