@@ -756,43 +756,7 @@ func lineOf(root *yaml.Node, path string) int {
 
 // findLine is lineOf, and whether the whole path is written.
 func findLine(root *yaml.Node, path string) (int, bool) {
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := 0
-	for _, key := range splitPath(path) {
-		// "listeners[2]": the key, then the element of the sequence.
-		idx := -1
-		if open := strings.IndexByte(key, '['); open > 0 && strings.HasSuffix(key, "]") {
-			if i, err := strconv.Atoi(key[open+1 : len(key)-1]); err == nil {
-				key, idx = key[:open], i
-			}
-		}
-		if n.Kind != yaml.MappingNode {
-			return line, false
-		}
-		found := false
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				line = n.Content[i].Line
-				n = n.Content[i+1]
-				found = true
-				break
-			}
-		}
-		if !found {
-			return line, false
-		}
-		if idx >= 0 {
-			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
-				return line, false
-			}
-			n = n.Content[idx]
-			line = n.Line
-		}
-	}
-	return line, true
+	return yamlerr.LineOf(root, splitPath(path))
 }
 
 // validatePerIPOverrides checks a max_connections_per_ip_overrides map at

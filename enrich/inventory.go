@@ -344,24 +344,12 @@ func inventoryLine(data []byte, i int, key string) int {
 	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
 		return 0
 	}
-	file := root.Content[0]
-	for j := 0; j+1 < len(file.Content); j += 2 {
-		if file.Content[j].Value != "devices" || file.Content[j+1].Kind != yaml.SequenceNode {
-			continue
-		}
-		devices := file.Content[j+1].Content
-		if i >= len(devices) {
-			return 0
-		}
-		entry := devices[i]
-		for k := 0; key != "" && k+1 < len(entry.Content); k += 2 {
-			if entry.Content[k].Value == key {
-				return entry.Content[k].Line
-			}
-		}
-		return entry.Line
+	keys := []string{"devices[" + strconv.Itoa(i) + "]"}
+	if key != "" {
+		keys = append(keys, key)
 	}
-	return 0
+	line, _ := yamlerr.LineOf(&root, keys)
+	return line
 }
 
 // addressError says what is wrong with an address that does not parse,

@@ -271,3 +271,46 @@ func WithFile(path, msg string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// LineOf is the line of the key path keys in the document root (a key
+// "listeners[2]" is the third element of the listeners sequence, its line
+// the element's), and whether the whole path is written; the line of the
+// nearest part written if only some of it is, 0 if none.
+func LineOf(root *yaml.Node, keys []string) (int, bool) {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, key := range keys {
+		idx := -1
+		if open := strings.IndexByte(key, '['); open > 0 && strings.HasSuffix(key, "]") {
+			if i, err := strconv.Atoi(key[open+1 : len(key)-1]); err == nil {
+				key, idx = key[:open], i
+			}
+		}
+		if n.Kind != yaml.MappingNode {
+			return line, false
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line = n.Content[i].Line
+				n = n.Content[i+1]
+				found = true
+				break
+			}
+		}
+		if !found {
+			return line, false
+		}
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line, false
+			}
+			n = n.Content[idx]
+			line = n.Line
+		}
+	}
+	return line, true
+}
