@@ -119,13 +119,7 @@ func TestRotationFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 	// Leave about 64 KiB free: the ~240 KiB of lines before the rotation
 	// do not fit.
 	filler := filepath.Join(dir, "filler")
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-64<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fillDisk(t, filler, 64<<10)
 	second := batch(10, 300) // ~230 lines reach max_size, then a rotation
 	if err := s.Write(context.Background(), second); err == nil {
 		t.Fatal("the batch was written on a full disk")
@@ -157,11 +151,7 @@ func TestPerTopicSyncFailureLeavesNoDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	item := func(topic, key string, size int) sinks.Item {
-		value := fmt.Appendf(nil, `{"v":1,"type":"t","device":%q,"message":"%s"}`, key, strings.Repeat("x", size))
-		return sinks.Item{Record: broker.Record{Topic: topic, Key: []byte(key), Value: value,
-			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}}
-	}
+	item := eventItem
 	filler := filepath.Join(dir, "filler")
 	const rounds = 16
 	for round := range rounds {
@@ -171,14 +161,7 @@ func TestPerTopicSyncFailureLeavesNoDuplicates(t *testing.T) {
 		for i := range 128 {
 			batch = append(batch, item("big", fmt.Sprintf("b%d-%d", round, i), 1000))
 		}
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(dir, &st); err != nil {
-			t.Fatal(err)
-		}
-		// Room for the small line, not for the big ones.
-		if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-32<<10), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fillDisk(t, filler, 32<<10) // room for the small line, not for the big ones
 		if err := s.Write(context.Background(), batch); err == nil {
 			t.Fatalf("round %d: the batch was written on a full disk", round)
 		}
@@ -232,13 +215,7 @@ func TestGzipFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 	// Room for the lines up to the rotation (~46 KiB) and the new file's
 	// first lines, not for the ~130 KiB gzip of the rotated file.
 	filler := filepath.Join(dir, "filler")
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-112<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fillDisk(t, filler, 112<<10)
 	second := batch(200, 60)
 	err = s.Write(context.Background(), second)
 	os.Remove(filler)
@@ -292,11 +269,7 @@ func TestPerTopicRotationSyncFailureLeavesNoDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	item := func(topic, key string, size int) sinks.Item {
-		value := fmt.Appendf(nil, `{"v":1,"type":"t","device":%q,"message":"%s"}`, key, strings.Repeat("x", size))
-		return sinks.Item{Record: broker.Record{Topic: topic, Key: []byte(key), Value: value,
-			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}}
-	}
+	item := eventItem
 	filler := filepath.Join(dir, "filler")
 	const rounds = 16
 	for round := range rounds {
@@ -306,14 +279,7 @@ func TestPerTopicRotationSyncFailureLeavesNoDuplicates(t *testing.T) {
 		for i := range 80 {
 			batch = append(batch, item("big", fmt.Sprintf("b%d-%d", round, i), 1000))
 		}
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(dir, &st); err != nil {
-			t.Fatal(err)
-		}
-		// Room for the small line, not for the big ones.
-		if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-32<<10), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fillDisk(t, filler, 32<<10) // room for the small line, not for the big ones
 		err := s.Write(context.Background(), batch)
 		if err == nil {
 			t.Fatalf("round %d: the batch was written on a full disk", round)
@@ -338,4 +304,25 @@ func TestPerTopicRotationSyncFailureLeavesNoDuplicates(t *testing.T) {
 			t.Errorf("s%d written %d times, want once (files %v)", round, n, files)
 		}
 	}
+}
+
+// fillDisk writes filler, a file of dir's file system, so that about
+// leave bytes of it stay free.
+func fillDisk(t *testing.T, filler string, leave int64) {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(filler), &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize-leave), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventItem is an event record of topic, keyed key, with a message of
+// size bytes.
+func eventItem(topic, key string, size int) sinks.Item {
+	value := fmt.Appendf(nil, `{"v":1,"type":"t","device":%q,"message":"%s"}`, key, strings.Repeat("x", size))
+	return sinks.Item{Record: broker.Record{Topic: topic, Key: []byte(key), Value: value,
+		Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}}
 }
