@@ -144,18 +144,18 @@ func (inv *Inventory) reload() error {
 	if err != nil {
 		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(inv.path) && wdErr == nil {
 			// Not the config file's directory, which a user may expect.
-			return fmt.Errorf("inventory: %w (relative to the directory weir runs in, %s)", err, wd)
+			return fmt.Errorf("%w (relative to the directory weir runs in, %s)", err, wd)
 		}
-		return fmt.Errorf("inventory: %w", err)
+		return err
 	}
 	data, err := os.ReadFile(inv.path)
 	if err != nil {
-		return fmt.Errorf("inventory: %w", err)
+		return err
 	}
 	if prev := inv.idx.Load(); len(bytes.TrimSpace(data)) == 0 && prev != nil && !prev.empty() {
 		// Most likely caught mid-save (an editor truncates, then
 		// writes): every device would be unknown until the next check.
-		return fmt.Errorf("inventory: %s is empty (being written?); to empty the inventory, write a comment or \"devices: []\"", inv.path)
+		return fmt.Errorf("%s is empty (being written?); to empty the inventory, write a comment or \"devices: []\"", inv.path)
 	}
 	idx, err := parseInventory(data, inv.path)
 	if err != nil {

@@ -91,9 +91,7 @@ func checkInventory(cfg *configs.Config) (*enrich.Inventory, error) {
 		if line := cfg.Line("enrich.inventory"); line > 0 {
 			where += strconv.Itoa(line) + ":"
 		}
-		// LoadInventory's errors begin "inventory: ", which the key
-		// already says.
-		return nil, fmt.Errorf("%s enrich.inventory: %s", where, strings.TrimPrefix(err.Error(), "inventory: "))
+		return nil, fmt.Errorf("%s enrich.inventory: %w", where, err)
 	}
 	return inv, nil
 }
