@@ -115,14 +115,9 @@ func (w *MetricsWorker) deletedCounter(p *telemetry.Point) {
 // delete that is no counter's comes here, and route churn sends many.
 func (w *MetricsWorker) deletedContainer(p *telemetry.Point, path string) {
 	_, wholeView := viewDeleted(p)
-	// under reports whether b is a's path or one below it (a child, or
-	// an entry of the list a names).
-	under := func(a, b string) bool {
-		return strings.HasPrefix(b, a) && (len(b) == len(a) || b[len(a)] == '/' || b[len(a)] == '[')
-	}
 	for at, ids := range w.rates.byPath[p.Device] {
 		prefix, above := "", false
-		if !under(path, at) {
+		if !telemetry.PathUnder(at, path) {
 			rel, ok := telemetry.FieldPathBelow(path, at)
 			if !ok {
 				continue

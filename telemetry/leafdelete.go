@@ -118,3 +118,11 @@ func elemEnd(s string) int {
 	}
 	return len(s)
 }
+
+// PathUnder reports whether gNMI path p is path or below it: a child
+// element ("/a/b" under "/a"), a list entry ("/a/b[k=v]" under "/a/b"), or
+// anything under the root "/".
+func PathUnder(p, path string) bool {
+	rest, ok := strings.CutPrefix(p, path)
+	return ok && (rest == "" || rest[0] == '/' || rest[0] == '[' || strings.HasSuffix(path, "/"))
+}

@@ -572,7 +572,7 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 	var underFams map[string][]*family // by path below a set's (telemetry.FieldPathBelow)
 	for k, set := range c.byDevice[device] {
 		at, _ := labelValue(set.labels, "path")
-		if !underPath(at, path) {
+		if !telemetry.PathUnder(at, path) {
 			if fams := leafFams[at]; len(fams) > 0 {
 				c.dropFields(set, fams)
 			} else if rel, ok := telemetry.FieldPathBelow(path, at); ok {
@@ -664,13 +664,6 @@ func (c *Collector) dropFields(set *seriesSet, fams []*family) {
 			c.dropFamily(s.fam)
 		}
 	}
-}
-
-// underPath reports whether gNMI path p is path or below it: a child
-// element ("/a/b" under "/a") or a list entry ("/a/b[k=v]" under "/a/b").
-func underPath(p, path string) bool {
-	rest, ok := strings.CutPrefix(p, path)
-	return ok && (rest == "" || rest[0] == '/' || rest[0] == '[' || strings.HasSuffix(path, "/"))
 }
 
 // familyAt is the family of the i-th field of an update, nk.
