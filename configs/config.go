@@ -384,18 +384,11 @@ func emptySections(root *yaml.Node) {
 	}
 }
 
-// isExtensionKey reports whether a top-level key is the operator's own:
-// "x-" keys, as docker-compose files have, hold anchors that belong to no
-// section (x-snmp-common: &common ...) and notes; weir reads no further.
-func isExtensionKey(key string) bool {
-	return strings.HasPrefix(key, "x-")
-}
-
 // topLevelType is how yaml.v3 names the file's top level in its errors.
 var topLevelType = reflect.TypeOf(Config{}).String()
 
-// dropExtensionKeys removes the top-level extension keys from the parsed
-// file, so that the checks and the decode after it do not see them.
+// dropExtensionKeys removes the top-level extension keys (x-lab: &lab
+// ..., see yamlerr.IsExtensionKey) from the parsed file, so that the checks and the decode after it do not see them.
 func dropExtensionKeys(root *yaml.Node) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return
@@ -403,7 +396,7 @@ func dropExtensionKeys(root *yaml.Node) {
 	m := root.Content[0]
 	kept := m.Content[:0]
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := m.Content[i]; k.Kind == yaml.ScalarNode && isExtensionKey(k.Value) {
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && yamlerr.IsExtensionKey(k.Value) {
 			continue
 		}
 		kept = append(kept, m.Content[i], m.Content[i+1])
@@ -455,10 +448,8 @@ func unknownKeyErrors(errs []string) []string {
 			continue
 		}
 		seen[e[:i]] = true
-		if section, _, _ := strings.Cut(e[i+len(" not found in type "):], " "); section == topLevelType {
-			if key := e[strings.LastIndex(e[:i], "field ")+len("field ") : i]; isExtensionKey(key) {
-				continue
-			}
+		if yamlerr.UnknownExtensionKey(e, topLevelType) {
+			continue
 		}
 		// checkKeys says what to write instead after the section;
 		// yaml.v3 names the section's Go type.

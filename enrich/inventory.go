@@ -186,7 +186,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f inventoryFile
-	firstErr := dec.Decode(&f)
+	firstErr := withoutExtensionKeys(dec.Decode(&f))
 	if err := firstErr; err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
 		// One error a line, each naming the file: the config's errors
 		// may print beside them.
@@ -389,6 +389,27 @@ func parseReason(err error) string {
 		}
 		msg = msg[i+3:]
 	}
+}
+
+// withoutExtensionKeys leaves out of a decode error the strict decoder's
+// refusals of top-level "x-" keys (yamlerr.IsExtensionKey): nil if they
+// were all it had.
+func withoutExtensionKeys(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	kept := te.Errors[:0]
+	for _, e := range te.Errors {
+		if !yamlerr.UnknownExtensionKey(e, "enrich.inventoryFile") {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	te.Errors = kept
+	return err
 }
 
 // inventoryTypes word yaml.v3's Go type names for the file's writer.

@@ -843,3 +843,33 @@ func TestInventoryReloadsDoNotCross(t *testing.T) {
 		t.Errorf("after both reloads: site %q, want the newer file's fra1", got)
 	}
 }
+
+// Top-level "x-" keys are the writer's own, as in weir.yaml: anchors for
+// attributes several devices share.
+func TestInventoryExtensionKeys(t *testing.T) {
+	inv, err := ParseInventory([]byte(`
+x-dc1: &dc1 {site: dc1, region: eu}
+x-owner: netops
+devices:
+  - name: r1
+    address: 192.0.2.1
+    <<: *dc1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := inv.Lookup("", "192.0.2.1")
+	if d == nil || d.Name != "r1" || d.Site != "dc1" || d.Region != "eu" {
+		t.Fatalf("192.0.2.1: %+v, want r1 at dc1 in eu", d)
+	}
+	// Elsewhere an unknown key is still one, and with a key refused
+	// beside an extension key the file is refused.
+	for _, doc := range []string{
+		"devices:\n  - {name: x, x-site: a}\n",
+		"x-a: 1\nxdevices: []\n",
+	} {
+		if _, err := ParseInventory([]byte(doc)); err == nil || !strings.Contains(err.Error(), "unknown key") {
+			t.Errorf("%q: err %v, want an unknown key", doc, err)
+		}
+	}
+}

@@ -214,6 +214,27 @@ func IsMergeKey(k *yaml.Node) bool {
 	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
 }
 
+// IsExtensionKey reports whether a top-level key is the file writer's own:
+// keys that begin with "x-", as docker-compose files have, hold anchors
+// that belong to no section (x-lab: &lab {...}) and notes; the loaders
+// read no further.
+func IsExtensionKey(key string) bool {
+	return strings.HasPrefix(key, "x-")
+}
+
+// UnknownExtensionKey reports whether e, one of a yaml.v3 TypeError's
+// errors, is the strict decoder's refusal of an extension key in the Go
+// type top ("line 1: field x-lab not found in type configs.Config"): not
+// a mistake, to leave out.
+func UnknownExtensionKey(e, top string) bool {
+	field, typ, ok := strings.Cut(e, " not found in type ")
+	if !ok || typ != top {
+		return false
+	}
+	_, key, ok := strings.Cut(field, ": field ")
+	return ok && IsExtensionKey(key)
+}
+
 // MergedMappings returns the mappings a merge key's value brings in: one
 // mapping or alias of one, or a sequence of them.
 func MergedMappings(v *yaml.Node) []*yaml.Node {
