@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/weirnet/weir/internal/peers"
 )
 
 // refusals records Metrics.ConnRefused calls by reason and address.
@@ -34,19 +35,6 @@ func (r *refusals) count(reason string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.got[reason])
-}
-
-// dialFrom connects to addr from the local address ip (any 127/8 address
-// works on Linux loopback).
-func dialFrom(t testing.TB, ip, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Skipf("cannot connect from %s: %v", ip, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 func pingRaw(t testing.TB, rc *rawClient) {
@@ -73,7 +61,7 @@ func TestConnectionLimitPerIP(t *testing.T) {
 	a, b := dialRaw(t, addr), dialRaw(t, addr)
 	pingRaw(t, a)
 	pingRaw(t, b)
-	third := dialFrom(t, "127.0.0.1", addr)
+	third := peers.DialFrom(t, "127.0.0.1", addr)
 	expectClosed(t, third)
 	if n := ref.count(RefusedPerIP); n != 1 {
 		t.Fatalf("refused per address %d, want 1 (%v)", n, ref.got)
@@ -87,7 +75,7 @@ func TestConnectionLimitPerIP(t *testing.T) {
 
 	// Another address is not held back by 127.0.0.1's connections; its
 	// override lets it open more than 2 (franz-go opens several).
-	other := &rawClient{t: t, c: dialFrom(t, "127.0.0.2", addr)}
+	other := &rawClient{t: t, c: peers.DialFrom(t, "127.0.0.2", addr)}
 	pingRaw(t, other)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -128,7 +116,7 @@ func TestConnectionLimitReason(t *testing.T) {
 	_, addr := startServer(t, fl, WithMaxConnections(1), WithMaxConnectionsPerIP(5, nil),
 		WithMetrics(&Metrics{ConnRefused: ref.record}))
 	pingRaw(t, dialRaw(t, addr))
-	expectClosed(t, dialFrom(t, "127.0.0.2", addr))
+	expectClosed(t, peers.DialFrom(t, "127.0.0.2", addr))
 	if ref.count(RefusedMaxConnections) != 1 || ref.count(RefusedPerIP) != 0 {
 		t.Errorf("refusals %v, want one at max_connections", ref.got)
 	}

@@ -9,20 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/weirnet/weir/internal/peers"
 )
-
-// dialFrom connects to addr from the local address ip (any 127/8 address
-// works on Linux loopback).
-func dialFrom(t *testing.T, ip, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Skipf("cannot connect from %s: %v", ip, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 // closedByPeer reports whether the server closed c (rather than keeping it
 // open with nothing to say, as it does a connection it serves).
@@ -52,11 +40,11 @@ func TestConnectionLimitPerIP(t *testing.T) {
 		}
 	}
 
-	a, b := dialFrom(t, "127.0.0.1", addr), dialFrom(t, "127.0.0.1", addr)
+	a, b := peers.DialFrom(t, "127.0.0.1", addr), peers.DialFrom(t, "127.0.0.1", addr)
 	send(a, "a")
 	send(b, "b")
 	h.waitLogs(2) // both served
-	if !closedByPeer(dialFrom(t, "127.0.0.1", addr), 10*time.Second) {
+	if !closedByPeer(peers.DialFrom(t, "127.0.0.1", addr), 10*time.Second) {
 		t.Fatal("a third connection from 127.0.0.1 not closed")
 	}
 	if got := closed("too_many_connections_per_ip"); got != 1 {
@@ -67,12 +55,12 @@ func TestConnectionLimitPerIP(t *testing.T) {
 	}
 
 	// Another address is served; one with an override, up to its own.
-	send(dialFrom(t, "127.0.0.2", addr), "from .2")
+	send(peers.DialFrom(t, "127.0.0.2", addr), "from .2")
 	for i := range 3 {
-		send(dialFrom(t, "127.0.0.3", addr), fmt.Sprintf("from .3 #%d", i))
+		send(peers.DialFrom(t, "127.0.0.3", addr), fmt.Sprintf("from .3 #%d", i))
 	}
 	h.waitLogs(6)
-	if !closedByPeer(dialFrom(t, "127.0.0.3", addr), 10*time.Second) {
+	if !closedByPeer(peers.DialFrom(t, "127.0.0.3", addr), 10*time.Second) {
 		t.Fatal("a fourth connection from 127.0.0.3 not closed")
 	}
 	send(a, "a again") // those served go on
@@ -85,7 +73,7 @@ func TestConnectionLimitPerIP(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("127.0.0.1 not served again after one of its connections left")
 		}
-		c := dialFrom(t, "127.0.0.1", addr)
+		c := peers.DialFrom(t, "127.0.0.1", addr)
 		if !closedByPeer(c, 100*time.Millisecond) {
 			send(c, "after b left")
 			break

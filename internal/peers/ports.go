@@ -118,3 +118,17 @@ func FreeAddr(t testing.TB) string {
 	t.Helper()
 	return fmt.Sprintf("127.0.0.1:%d", FreePort(t, "tcp"))
 }
+
+// DialFrom connects to addr over TCP from the local address ip (any 127/8
+// address works on Linux loopback), for tests of limits per client
+// address; it skips the test where ip cannot be bound.
+func DialFrom(t testing.TB, ip, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot connect from %s: %v", ip, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
