@@ -25,6 +25,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("{}"))
 	f.Add([]byte("sinks: ~\n"))
 	f.Add([]byte("broker: {data_dir: ${HOME}/x}\n"))
+	f.Add([]byte("x-a: &a {community: c}\nsnmp:\n  targets:\n    - {<<: *a, name: a, address: 192.0.2.1}\n"))
 	f.Fuzz(checkParse)
 }
 
