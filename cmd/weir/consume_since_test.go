@@ -92,12 +92,12 @@ func (e *cliError) Unwrap() error { return e.err }
 
 // backendClient is a Kafka listener to run a client command against, weir's
 // ("weir") or a Kafka cluster's ("kafka": kfake), with a franz-go client
-// of it; both end with the test.
-func backendClient(t *testing.T, backend string) (string, *kgo.Client) {
+// of it; both end with the test. weirArgs go to weir run.
+func backendClient(t *testing.T, backend string, weirArgs ...string) (string, *kgo.Client) {
 	t.Helper()
 	var addr string
 	if backend == "weir" {
-		addr = startWeir(t, t.TempDir()).KafkaAddr
+		addr = startWeir(t, t.TempDir(), weirArgs...).KafkaAddr
 	} else {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1))
 		if err != nil {

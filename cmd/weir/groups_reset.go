@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/weirnet/weir/broker/kafkawire"
 	"github.com/weirnet/weir/configs"
 )
 
@@ -235,10 +236,11 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	if err != nil {
 		return err
 	}
-	md, err := adm.ListTopics(ctx, topics...)
+	meta, err := adm.Metadata(ctx, topics...)
 	if err != nil {
 		return fmt.Errorf("reset group %s: %w", group, shardErr(err))
 	}
+	md := meta.Topics
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
 		return fmt.Errorf("reset group %s: start offsets: %w", group, shardErr(err))
@@ -316,7 +318,7 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURRENT\tNEW\tSTART\tEND\tLAG AFTER")
 	var failed []string
 	offsets := make(kadm.Offsets)
-	moved, kept := 0, 0 // kept: within the log, not where asked
+	moved, kept, back := 0, 0, 0 // kept: within the log, not where asked
 	for _, r := range rows {
 		if errors.Is(r.err, errNoCommit) {
 			fmt.Fprintf(tw, "%s\t%d\t-\t-\t%d\t%d\t%s\n", r.topic, r.partition, r.start, r.end, r.err)
@@ -330,6 +332,9 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\n", r.topic, r.partition, offsetText(r.current), r.next, r.start, r.end, r.end-r.next)
 		offsets.Add(kadm.Offset{Topic: r.topic, Partition: r.partition, At: r.next, LeaderEpoch: -1})
 		moved++
+		if r.current >= 0 && r.next < r.current {
+			back++
+		}
 		if t.asked != nil && t.asked(r.current) != r.next {
 			kept++
 		}
@@ -346,6 +351,9 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	if kept > 0 {
 		// As kafka-consumer-groups.sh warns of it.
 		fmt.Fprintf(w, "\n%d partition(s): %s asks for an offset outside the log; NEW is its start or end\n", kept, t.name)
+	}
+	if group == "enrich" && back > 0 && meta.Cluster == kafkawire.DefaultClusterID {
+		fmt.Fprint(w, enrichBackNote)
 	}
 	if !f.execute {
 		fmt.Fprintf(w, "\ndry run: nothing committed; add --execute to move group %s to NEW\n", group)
@@ -366,6 +374,17 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	fmt.Fprintf(w, "\ncommitted NEW for group %s on %d partition(s) (%s)\n", group, moved, t.name)
 	return nil
 }
+
+// enrichBackNote is said when enrich is moved back on weir's log, where
+// a worker skips the inputs whose outputs are there already (their
+// src_offset headers; enrich/README.md, Exactly once).
+const enrichBackNote = `
+note: on weir's log enrich skips an input whose enriched record and events are
+already there (exactly once), so moving it back re-derives nothing. To enrich
+again (after an inventory or rule change), delete its outputs before it runs:
+weir topics delete enriched.syslog (and enriched.metrics, events), and their
+history with them.
+`
 
 // resetTopics is the topics a reset covers, --topic's, or with
 // --all-topics those the group has committed offsets for, and the

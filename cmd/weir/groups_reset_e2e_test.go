@@ -322,3 +322,56 @@ func TestGroupsResetKafkaSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsResetEnrichBackOnWeirsLog: enrich on weir's log skips the
+// inputs whose outputs are there already (src_offset, exactly once), so a
+// reset that moves it back re-derives nothing; the plan says so, and how
+// to enrich again. A Kafka cluster's enrich (transactions) is not told
+// it, nor is a move forward or another group.
+func TestGroupsResetEnrichBackOnWeirsLog(t *testing.T) {
+	for _, backend := range []string{"weir", "kafka"} {
+		t.Run(backend, func(t *testing.T) {
+			// Without enrichment: a group with members is not reset.
+			addr, cl := backendClient(t, backend, "--roles", "collect,sink")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			adm := kadm.NewClient(cl)
+			if _, err := adm.CreateTopic(ctx, 1, 1, nil, "raw.syslog"); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+				t.Fatal(err)
+			}
+			for i := range 10 {
+				if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "raw.syslog", Partition: 0, Value: []byte{'0' + byte(i)}}).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, g := range []string{"enrich", "other"} {
+				var at kadm.Offsets
+				at.AddOffset("raw.syslog", 0, 6, -1)
+				if _, err := adm.CommitOffsets(ctx, g, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			plan := func(group, to string) string {
+				t.Helper()
+				var stdout, stderr bytes.Buffer
+				args := []string{"groups", "reset", group, "--brokers", addr, "--topic", "raw.syslog", to}
+				if err := dispatch(ctx, args, strings.NewReader(""), &stdout, &stderr); err != nil {
+					t.Fatalf("%s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+				}
+				return stdout.String()
+			}
+			const note = "re-derives nothing"
+			if got := plan("enrich", "--to-earliest"); strings.Contains(got, note) != (backend == "weir") {
+				t.Errorf("enrich back to the start on %s:\n%s", backend, got)
+			} else if backend == "weir" && !strings.Contains(got, "weir topics delete") {
+				t.Errorf("the note does not say how to enrich again:\n%s", got)
+			}
+			if got := plan("enrich", "--to-latest"); strings.Contains(got, note) {
+				t.Errorf("enrich forward:\n%s", got)
+			}
+			if got := plan("other", "--to-earliest"); strings.Contains(got, note) {
+				t.Errorf("another group:\n%s", got)
+			}
+		})
+	}
+}
