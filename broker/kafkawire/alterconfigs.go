@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -31,6 +32,9 @@ type alterRequest struct {
 	err    error
 	// configs is the number of configs it names.
 	configs int
+	// said is the change as the client wrote it (retention.ms=3600000,
+	// segment.ms=(default)), for the log.
+	said []string
 }
 
 // handleIncrementalAlterConfigs changes topic configs by SET and DELETE
@@ -60,7 +64,9 @@ func (c *conn) handleIncrementalAlterConfigs(ctx context.Context, req *kmsg.Incr
 				if err := setTopicConfig(&a.change.Set, rc.Name, *rc.Value, c.maxMessageBytes()); err != nil {
 					a.code, a.err = asKerr(err), err
 				}
+				a.said = append(a.said, rc.Name+"="+*rc.Value)
 			case kmsg.IncrementalAlterConfigOpDelete:
+				a.said = append(a.said, rc.Name+"=(default)")
 				f, ok := configFields[rc.Name]
 				switch {
 				case ok:
@@ -108,6 +114,7 @@ func (c *conn) handleAlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 				if err := setTopicConfig(&a.change.Set, rc.Name, *rc.Value, c.maxMessageBytes()); err != nil {
 					a.code, a.err = asKerr(err), err
 				}
+				a.said = append(a.said, rc.Name+"="+*rc.Value)
 			}
 			if a.code != nil {
 				break
@@ -159,7 +166,11 @@ func (c *conn) alterConfigs(ctx context.Context, reqs []alterRequest, validateOn
 				break
 			}
 			if !validateOnly {
-				c.logger.Info("kafka client: altered topic configs", "topic", a.name)
+				said := strings.Join(a.said, " ")
+				if a.change.Replace {
+					said = strings.TrimPrefix(said+" (the others to their defaults)", " ")
+				}
+				c.logger.Info("kafka client: altered topic configs", "topic", a.name, "configs", said)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // The embedded broker lets Kafka clients change topic configs.
@@ -355,5 +357,48 @@ func TestCreateTopicMaxMessageBytes(t *testing.T) {
 	resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"max.message.bytes": kmsg.StringPtr("1048576")}, "own")
 	if !errors.Is(err, kerr.PolicyViolation) || !strings.Contains(resp.ErrMessage, "broker.max_message_bytes") {
 		t.Errorf("another max.message.bytes: %v %q", err, resp.ErrMessage)
+	}
+}
+
+// TestAlterConfigsLogsTheChange: a topic config changed by a Kafka client
+// is logged with what changed, for the operator who later wonders why a
+// topic keeps a day less; a validate_only request and a refused one log
+// nothing.
+func TestAlterConfigsLogsTheChange(t *testing.T) {
+	b, err := embedded.Open(t.TempDir(), embedded.WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	var logs syncbuf.Buffer
+	_, addr := startServer(t, b, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	adm := kadm.NewClient(newClient(t, addr))
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "60000")}, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("segment.bytes", "1")}, "t")); err == nil {
+		t.Fatalf("segment.bytes 1 accepted: %s", msg)
+	}
+	if msg, err := alterErr(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("retention.ms", "3600000"), {Op: kadm.DeleteConfig, Name: "segment.ms"}}, "t")); err != nil {
+		t.Fatalf("alter: %v %s", err, msg)
+	}
+	if msg, err := alterErr(adm.AlterTopicConfigsState(ctx, []kadm.AlterConfig{set("retention.bytes", "1048576")}, "t")); err != nil {
+		t.Fatalf("legacy alter: %v %s", err, msg)
+	}
+	got := logs.String()
+	for _, want := range []string{
+		`topic=t configs="retention.ms=3600000 segment.ms=(default)"`,
+		`topic=t configs="retention.bytes=1048576 (the others to their defaults)"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "60000 ") || strings.Contains(got, "segment.bytes") {
+		t.Errorf("a validate_only or refused change was logged:\n%s", got)
 	}
 }
