@@ -22,6 +22,13 @@ var configNames = []struct {
 	{broker.SegmentAgeField, "segment.ms", "segment.age"},
 }
 
+// PinnedTopicConfigs returns the config fields the topic's
+// WithTopicConfig settings (weir.yaml's broker.topics) fix: AlterTopicConfig
+// refuses to change them.
+func (b *Broker) PinnedTopicConfigs(name string) broker.TopicConfigFields {
+	return b.opts.topics[name].SetFields()
+}
+
 // AlterTopicConfig changes the configs topic name sets itself, those it
 // was created with (Kafka's dynamic topic configs, which a Kafka client's
 // AlterConfigs and IncrementalAlterConfigs change): change.Set's fields

@@ -20,6 +20,7 @@ import (
 
 // The embedded broker lets Kafka clients change topic configs.
 var _ ConfigAlterer = (*embedded.Broker)(nil)
+var _ ConfigPinner = (*embedded.Broker)(nil)
 
 // topicConfig is one config of a topic as DescribeConfigs reports it.
 func topicConfig(t *testing.T, adm *kadm.Client, topic, key string) kadm.Config {
@@ -400,5 +401,36 @@ func TestAlterConfigsLogsTheChange(t *testing.T) {
 	}
 	if strings.Contains(got, "60000 ") || strings.Contains(got, "segment.bytes") {
 		t.Errorf("a validate_only or refused change was logged:\n%s", got)
+	}
+}
+
+// TestPinnedConfigsReadOnly: a config weir.yaml's broker.topics sets for a
+// topic cannot be changed by a client (POLICY_VIOLATION), so
+// DescribeConfigs says it is read-only, as admin UIs (kafka-ui, AKHQ)
+// show it; the topic's other configs stay changeable.
+func TestPinnedConfigsReadOnly(t *testing.T) {
+	b, err := embedded.Open(t.TempDir(), embedded.WithLogger(testLogger(t)),
+		embedded.WithTopicConfig("ovr", broker.TopicConfig{RetentionTime: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.CreateTopic(context.Background(), "ovr", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := startServer(t, b)
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	dr := kmsg.NewDescribeConfigsRequestResource()
+	dr.ResourceType, dr.ResourceName = kmsg.ConfigResourceTypeTopic, "ovr"
+	req.Resources = append(req.Resources, dr)
+	readOnly := map[string]bool{}
+	for _, c := range dialRaw(t, addr).do(req).(*kmsg.DescribeConfigsResponse).Resources[0].Configs {
+		readOnly[c.Name] = c.ReadOnly
+	}
+	if !readOnly["retention.ms"] {
+		t.Error("ovr retention.ms, pinned by weir.yaml, is not read-only")
+	}
+	if readOnly["retention.bytes"] || readOnly["segment.ms"] {
+		t.Errorf("ovr's configs weir.yaml does not set are read-only: %v", readOnly)
 	}
 }

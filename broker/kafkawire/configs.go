@@ -37,10 +37,12 @@ type configSynonym struct {
 // accepts, plus cleanup.policy, which is always delete) and a minimal set of
 // broker configs, for admin tools. Broker configs are read-only, and so
 // are topic configs unless the Log is a ConfigAlterer, which lets clients
-// change retention.ms, retention.bytes, segment.bytes and segment.ms.
+// change retention.ms, retention.bytes, segment.bytes and segment.ms
+// (but for those a ConfigPinner fixes).
 func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConfigsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	_, alterable := c.s.log.(ConfigAlterer)
+	pinner, _ := c.s.log.(ConfigPinner)
 	for _, r := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
@@ -62,6 +64,10 @@ func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConf
 			resp.Resources = append(resp.Resources, rr)
 			continue
 		}
+		var pinned broker.TopicConfigFields
+		if pinner != nil && r.ResourceType == kmsg.ConfigResourceTypeTopic {
+			pinned = pinner.PinnedTopicConfigs(r.ResourceName)
+		}
 		for _, e := range entries {
 			if len(r.ConfigNames) > 0 && !slices.Contains(r.ConfigNames, e.name) { // empty, as null: all (as Kafka)
 				continue
@@ -69,8 +75,8 @@ func (c *conn) handleDescribeConfigs(ctx context.Context, req *kmsg.DescribeConf
 			rc := kmsg.NewDescribeConfigsResponseResourceConfig()
 			value := e.value
 			rc.Name, rc.Value = e.name, &value
-			_, changeable := configFields[e.name]
-			rc.ReadOnly = !(changeable && alterable && r.ResourceType == kmsg.ConfigResourceTypeTopic)
+			field, changeable := configFields[e.name]
+			rc.ReadOnly = !(changeable && alterable && r.ResourceType == kmsg.ConfigResourceTypeTopic) || pinned.Has(field) && field != 0
 			rc.Source = e.source
 			rc.IsDefault = e.source == kmsg.ConfigSourceDefaultConfig // v0's way of saying it
 			rc.ConfigType = e.typ

@@ -95,6 +95,14 @@ type ConfigSourcer interface {
 	DefaultMaxMessageBytes() int
 }
 
+// ConfigPinner is a ConfigAlterer some of whose topics have configs its
+// own configuration fixes (weir.yaml's broker.topics), which a client
+// cannot change: DescribeConfigs reports them read-only.
+type ConfigPinner interface {
+	// PinnedTopicConfigs returns the fields fixed for topic.
+	PinnedTopicConfigs(topic string) broker.TopicConfigFields
+}
+
 // ConfigAlterer is a Log whose topics' configs Kafka clients may change
 // (AlterConfigs, IncrementalAlterConfigs: kafka-configs --alter, kadm's
 // AlterTopicConfigs, Terraform). Without it neither is offered.
