@@ -77,6 +77,9 @@ func (c *clientFlags) security() ([]kgo.Opt, error) {
 		if c.saslUsername == "" {
 			return nil, &exitError{2, errors.New("--sasl-mechanism needs --sasl-username")}
 		}
+		if pass == "" {
+			return nil, &exitError{2, errors.New("--sasl-mechanism needs a password: set $WEIR_SASL_PASSWORD (or --sasl-password, which other users see in the process list)")}
+		}
 		sc = &configs.SASL{Mechanism: strings.ToUpper(c.saslMechanism), Username: c.saslUsername, Password: pass}
 	case c.saslUsername != "" || c.saslPassword != "":
 		return nil, &exitError{2, errors.New("--sasl-username and --sasl-password need --sasl-mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)")}
