@@ -26,4 +26,11 @@ func TestClientSASLNeedsPassword(t *testing.T) {
 			t.Errorf("%s without a password: %v; want a usage error (exit 2) naming $WEIR_SASL_PASSWORD", mech, err)
 		}
 	}
+	// An unknown mechanism is named first: the password would not help.
+	var stdout, stderr bytes.Buffer
+	err := dispatch(context.Background(), []string{"topics", "list", "--brokers", "127.0.0.1:1",
+		"--sasl-mechanism", "SCRAM-SHA-1", "--sasl-username", "ops"}, strings.NewReader(""), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `not "SCRAM-SHA-1"`) || exitCode(err) != 2 {
+		t.Errorf("SCRAM-SHA-1 without a password: %v; want the mechanism refused (exit 2)", err)
+	}
 }
