@@ -559,9 +559,13 @@ func firstFetchError(fetches kgo.Fetches, topic string, follow bool, stderr io.W
 
 // fetchError names the partition of a fetch error, or only the topic for
 // the errors the client reports with no partition (joining the group, for
-// one), which come with an empty topic.
+// one), which come with an empty topic; a group whose members consume it
+// with another protocol says what to do.
 func fetchError(topic, t string, p int32, err error) error {
 	if t == "" {
+		if errors.Is(err, kerr.InconsistentGroupProtocol) {
+			return fmt.Errorf("consume %s: %w (the group's members consume it otherwise: on weir, its own enrichment or a sink; on Kafka, clients with other assignors; use another --group)", topic, err)
+		}
 		return fmt.Errorf("consume %s: %w", topic, err)
 	}
 	return fmt.Errorf("consume %s/%d: %w", t, p, err)
