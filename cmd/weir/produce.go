@@ -72,6 +72,17 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	batchLimit = produceBatchLimit(lctx, kadm.NewClient(cl), topic, *maxLine)
 	cancel()
+	if *partition >= 0 {
+		// A partition the topic does not have fails the command before
+		// stdin is read, as `weir consume --partition` does; a topic not
+		// there yet is left to the broker (created on first use, or not).
+		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		md, err := kadm.NewClient(cl).ListTopics(lctx, topic)
+		cancel()
+		if td, ok := md[topic]; err == nil && ok && td.Err == nil && *partition >= len(td.Partitions) {
+			return fmt.Errorf("produce to %s: no partition %d (%s has %d partitions, 0 to %d)", topic, *partition, topic, len(td.Partitions), len(td.Partitions)-1)
+		}
+	}
 
 	var (
 		mu       sync.Mutex
