@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +30,13 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg, err := configs.Load(*file)
 	if err != nil {
+		named := false
+		fs.Visit(func(f *flag.Flag) { named = named || f.Name == "c" || f.Name == "config" })
+		if !named && errors.Is(err, os.ErrNotExist) {
+			// The user named no file: say which one was looked for.
+			wd, _ := os.Getwd()
+			err = fmt.Errorf("%w (the file checked without -c, from the directory weir runs in, %s: give -c FILE)", err, wd)
+		}
 		return &exitError{1, err}
 	}
 	// The inventory is read as weir run reads it, so a broken one fails
