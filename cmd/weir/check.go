@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,9 +29,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg, err := configs.Load(*file)
 	if err != nil {
-		named := false
-		fs.Visit(func(f *flag.Flag) { named = named || f.Name == "c" || f.Name == "config" })
-		if !named && errors.Is(err, os.ErrNotExist) {
+		if !flagGiven(fs, "c") && !flagGiven(fs, "config") && errors.Is(err, os.ErrNotExist) {
 			// The user named no file: say which one was looked for.
 			wd, _ := os.Getwd()
 			err = fmt.Errorf("%w (the file checked without -c, from the directory weir runs in, %s: give -c FILE)", err, wd)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -39,6 +40,13 @@ type consumedRecord struct {
 // or --since) it reads to the end and exits unless --follow; without either it starts
 // at the end and follows, like tail -f. With --group it reads as a member
 // of a consumer group (see consumeGroup).
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("weir consume [flags] TOPIC", stderr)
 	cf := clientFlags{reportTo: stderr}
@@ -59,6 +67,16 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &exitError{2, errors.New("consume: give one topic")}
 	}
 	topic := pos[0]
+	// -1 and 0 are the flags' "not given": a negative value given is
+	// refused, not read as that.
+	switch {
+	case *offset < 0 && flagGiven(fs, "offset"):
+		return &exitError{2, fmt.Errorf("consume: --offset %d: an offset is 0 or more (to start near the end, --since 15m)", *offset)}
+	case *partition < 0 && flagGiven(fs, "partition"):
+		return &exitError{2, fmt.Errorf("consume: --partition %d: a partition is 0 or more (without --partition, every partition is read)", *partition)}
+	case *maxRecs < 0:
+		return &exitError{2, fmt.Errorf("consume: --max %d: give a number of records, or 0 for no limit", *maxRecs)}
+	}
 	if *offset >= 0 && *partition < 0 {
 		return &exitError{2, errors.New("consume: --offset needs --partition")}
 	}

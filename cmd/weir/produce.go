@@ -40,6 +40,11 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *maxLine < 1 {
 		return &exitError{2, errors.New("produce: --max-line-bytes must be positive")}
 	}
+	// -1 is the flag's "not given" (the key picks); a negative value given
+	// is refused, not read as that.
+	if *partition < 0 && flagGiven(fs, "partition") {
+		return &exitError{2, fmt.Errorf("produce: --partition %d: a partition is 0 or more (without --partition, the key picks it)", *partition)}
+	}
 	var hdrs []kgo.RecordHeader
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, "=")
