@@ -104,6 +104,9 @@ func keyHint(key string, known map[string]reflect.Type) string {
 			}
 		}
 	}
+	if best == "" {
+		best = sameMeaning(key, known)
+	}
 	if best != "" {
 		return fmt.Sprintf(" (did you mean %s?)", best)
 	}
@@ -114,6 +117,30 @@ func keyHint(key string, known map[string]reflect.Type) string {
 		return fmt.Sprintf(" (%s is a key of %s)", key, strings.Join(homes, ", "))
 	}
 	return ""
+}
+
+// sameMeaning is the key of known that means what key does, under the
+// other name weir gives it elsewhere: a listening address is "listen" in
+// http, snmp.traps and sinks but "address" in a syslog listener, so
+// either is written where the other belongs. "" when there is none.
+func sameMeaning(key string, known map[string]reflect.Type) string {
+	for _, names := range [][]string{{"address", "listen", "addr", "listen_address", "bind"}} {
+		if !slices.Contains(names, foldKeyName(key)) {
+			continue
+		}
+		for _, n := range names {
+			if _, ok := known[n]; ok {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// foldKeyName is key in lower case with - for _, as weir's keys are
+// written (listen-address: listen_address).
+func foldKeyName(key string) string {
+	return strings.ReplaceAll(strings.ToLower(key), "-", "_")
 }
 
 // foldKey is key as a misspelling may differ only in: case, and - or

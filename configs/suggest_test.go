@@ -22,6 +22,11 @@ func TestUnknownKeySaysWhatToWrite(t *testing.T) {
 		{"wrong section: snmp", "snmp:\n  community: private\n", "line 2: field community: unknown key in snmp (community is a key of snmp.defaults, snmp.targets[])"},
 		{"wrong section: log", "log:\n  kafka_listen: 127.0.0.1:9092\n", "line 2: field kafka_listen: unknown key in log (kafka_listen is a key of broker)"},
 		{"wrong section: top level", "interval: 30s\n", "line 1: field interval: unknown key in the top level (interval is a key of"},
+		// weir names a listening address "listen" in some sections and
+		// "address" in others: either one, written where the other is the
+		// key, is the other.
+		{"syslog listener, listen for address", "syslog:\n  listeners:\n    - {protocol: udp, listen: \"127.0.0.1:5514\"}\n", "line 3: field listen: unknown key in a syslog listener (did you mean address?)"},
+		{"traps, address for listen", "snmp:\n  traps: {address: \"127.0.0.1:5162\"}\n", "line 2: field address: unknown key in snmp.traps (did you mean listen?)"},
 		{"nothing like it", "snmp:\n  targets:\n    - {name: a, address: 192.0.2.1, colour: blue}\n", "line 3: field colour: unknown key in snmp.targets[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,6 +29,11 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg, err := configs.Load(*file)
 	if err != nil {
+		if !flagGiven(fs, "c") && !flagGiven(fs, "config") && errors.Is(err, os.ErrNotExist) {
+			// The user named no file: say which one was looked for.
+			wd, _ := os.Getwd()
+			err = fmt.Errorf("%w (the file checked without -c, from the directory weir runs in, %s: give -c FILE)", err, wd)
+		}
 		return &exitError{1, err}
 	}
 	// The inventory is read as weir run reads it, so a broken one fails

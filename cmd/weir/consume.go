@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -39,6 +40,13 @@ type consumedRecord struct {
 // or --since) it reads to the end and exits unless --follow; without either it starts
 // at the end and follows, like tail -f. With --group it reads as a member
 // of a consumer group (see consumeGroup).
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("weir consume [flags] TOPIC", stderr)
 	cf := clientFlags{reportTo: stderr}
@@ -59,6 +67,16 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &exitError{2, errors.New("consume: give one topic")}
 	}
 	topic := pos[0]
+	// -1 and 0 are the flags' "not given": a negative value given is
+	// refused, not read as that.
+	switch {
+	case *offset < 0 && flagGiven(fs, "offset"):
+		return &exitError{2, fmt.Errorf("consume: --offset %d: an offset is 0 or more (to start near the end, --since 15m)", *offset)}
+	case *partition < 0 && flagGiven(fs, "partition"):
+		return &exitError{2, fmt.Errorf("consume: --partition %d: a partition is 0 or more (without --partition, every partition is read)", *partition)}
+	case *maxRecs < 0:
+		return &exitError{2, fmt.Errorf("consume: --max %d: give a number of records, or 0 for no limit", *maxRecs)}
+	}
 	if *offset >= 0 && *partition < 0 {
 		return &exitError{2, errors.New("consume: --offset needs --partition")}
 	}
@@ -559,9 +577,13 @@ func firstFetchError(fetches kgo.Fetches, topic string, follow bool, stderr io.W
 
 // fetchError names the partition of a fetch error, or only the topic for
 // the errors the client reports with no partition (joining the group, for
-// one), which come with an empty topic.
+// one), which come with an empty topic; a group whose members consume it
+// with another protocol says what to do.
 func fetchError(topic, t string, p int32, err error) error {
 	if t == "" {
+		if errors.Is(err, kerr.InconsistentGroupProtocol) {
+			return fmt.Errorf("consume %s: %w (the group's members consume it otherwise: on weir, its own enrichment or a sink; on Kafka, clients with other assignors; use another --group)", topic, err)
+		}
 		return fmt.Errorf("consume %s: %w", topic, err)
 	}
 	return fmt.Errorf("consume %s/%d: %w", t, p, err)

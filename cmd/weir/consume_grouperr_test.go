@@ -49,4 +49,10 @@ func TestConsumeGroupErrorNamesTheTopic(t *testing.T) {
 	if strings.Contains(err.Error(), " /0") || !strings.Contains(err.Error(), "consume t:") {
 		t.Fatalf("error %q does not name the topic alone", err)
 	}
+	// franz-go's text for INCONSISTENT_GROUP_PROTOCOL does not say what to
+	// do; on weir it is also what a Kafka client gets on a group weir's
+	// own workers consume (enrich, a sink's).
+	if !strings.Contains(err.Error(), "another --group") {
+		t.Errorf("error %q does not say to pick another --group", err)
+	}
 }

@@ -81,7 +81,11 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			return err
 		}
 		if _, err := adm.DeleteGroup(ctx, g); err != nil {
-			return fmt.Errorf("delete group %s: %w", g, shardErr(err))
+			err = shardErr(err)
+			if errors.Is(err, kerr.NonEmptyGroup) {
+				return fmt.Errorf("delete group %s: %w: it has members; stop them first, a group can be deleted only while it has none%s", g, err, ownGroupHint(g))
+			}
+			return fmt.Errorf("delete group %s: %w", g, err)
 		}
 		fmt.Fprintf(stdout, "deleted group %s and its committed offsets\n", g)
 		return nil

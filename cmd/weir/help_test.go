@@ -20,6 +20,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"topics", "--help"}, "weir topics create TOPIC"},
 		{[]string{"groups", "-h"}, "weir groups describe GROUP"},
 		{[]string{"groups", "help"}, "weir groups describe GROUP"},
+		{[]string{"version", "-h"}, "Usage: weir version"},
+		{[]string{"version", "--help"}, "Usage: weir version"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := code(dispatch(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr))

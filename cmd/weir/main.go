@@ -121,6 +121,10 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "check":
 		return checkCmd(rest, stdout, stderr)
 	case "version", "--version", "-version", "-v":
+		if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help") {
+			fmt.Fprintln(stdout, "Usage: weir version (prints weir's version, Go version and platform)")
+			return nil
+		}
 		if len(rest) > 0 {
 			return &exitError{2, fmt.Errorf("%s takes no arguments, not %q", cmd, rest[0])}
 		}

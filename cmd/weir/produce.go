@@ -40,6 +40,11 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if *maxLine < 1 {
 		return &exitError{2, errors.New("produce: --max-line-bytes must be positive")}
 	}
+	// -1 is the flag's "not given" (the key picks); a negative value given
+	// is refused, not read as that.
+	if *partition < 0 && flagGiven(fs, "partition") {
+		return &exitError{2, fmt.Errorf("produce: --partition %d: a partition is 0 or more (without --partition, the key picks it)", *partition)}
+	}
 	var hdrs []kgo.RecordHeader
 	for _, h := range headers {
 		k, v, ok := strings.Cut(h, "=")
@@ -72,6 +77,17 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	batchLimit = produceBatchLimit(lctx, kadm.NewClient(cl), topic, *maxLine)
 	cancel()
+	if *partition >= 0 {
+		// A partition the topic does not have fails the command before
+		// stdin is read, as `weir consume --partition` does; a topic not
+		// there yet is left to the broker (created on first use, or not).
+		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		md, err := kadm.NewClient(cl).ListTopics(lctx, topic)
+		cancel()
+		if td, ok := md[topic]; err == nil && ok && td.Err == nil && *partition >= len(td.Partitions) {
+			return fmt.Errorf("produce to %s: no partition %d (%s has %d partitions, 0 to %d)", topic, *partition, topic, len(td.Partitions), len(td.Partitions)-1)
+		}
+	}
 
 	var (
 		mu       sync.Mutex
