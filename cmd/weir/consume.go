@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -40,13 +39,6 @@ type consumedRecord struct {
 // or --since) it reads to the end and exits unless --follow; without either it starts
 // at the end and follows, like tail -f. With --group it reads as a member
 // of a consumer group (see consumeGroup).
-// flagGiven reports whether the command line set the flag name.
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
-}
-
 func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("weir consume [flags] TOPIC", stderr)
 	cf := clientFlags{reportTo: stderr}

@@ -141,6 +141,15 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return &exitError{2, fmt.Errorf("unknown command %q", cmd)}
 }
 
+// flagGiven reports whether the command line set the flag name: for
+// flags whose default stands for "not given" (-1), to refuse that value
+// given.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 // newFlagSet is a command's flag set whose -h shows how the command is
 // called (its positional arguments, which the flag package's "Usage of
 // weir consume:" left out), then its flags.
