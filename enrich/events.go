@@ -516,6 +516,37 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	return out
 }
 
+// observeFirst takes the event a path's first sample of an object would
+// raise were it a change (a poller's first poll of an interface, a gNMI
+// subscription's first update of a BGP session): a start, no change of
+// its own, unless another path reported the object in the other state
+// within stateHold (syslog said the session went down; the subscription
+// added since sees it established). Then it is that change, judged as
+// observeInto judges any: without it, the other path's event would stay
+// the object's last and say the opposite of its state. A redo passes it
+// on again when it made the state then.
+func (d *detector) observeFirst(ev telemetry.Event, now time.Time, redo bool) []telemetry.Event {
+	opp := opposite(ev.Type)
+	if opp == "" || ev.Object == "" {
+		return nil
+	}
+	d.mu.Lock()
+	st := d.states[objectKey{ev.Device, objectID(ev), min(ev.Type, opp)}]
+	var change bool
+	switch {
+	case st == nil:
+	case redo:
+		change = st.typ == ev.Type && st.at.Equal(now)
+	default:
+		change = st.typ == opp && now.After(st.at) && now.Sub(st.at) <= d.stateHold()
+	}
+	d.mu.Unlock()
+	if !change {
+		return nil
+	}
+	return d.observeInto(ev, now, redo, nil)
+}
+
 // flappingEvent is the <family>_flapping event of change ev.
 func (d *detector) flappingEvent(ev telemetry.Event, st *flapState, fam string) telemetry.Event {
 	ev.Type, ev.Count = fam+"_flapping", len(st.times)
