@@ -516,35 +516,50 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	return out
 }
 
-// observeFirst takes the event a path's first sample of an object would
-// raise were it a change (a poller's first poll of an interface, a gNMI
-// subscription's first update of a BGP session): a start, no change of
-// its own, unless another path reported the object in the other state
-// within stateHold (syslog said the session went down; the subscription
-// added since sees it established). Then it is that change, judged as
-// observeInto judges any: without it, the other path's event would stay
-// the object's last and say the opposite of its state. A redo passes it
-// on again when it made the state then.
-func (d *detector) observeFirst(ev telemetry.Event, now time.Time, redo bool) []telemetry.Event {
-	opp := opposite(ev.Type)
-	if opp == "" || ev.Object == "" {
-		return nil
+// firstMayChange reports whether the event a path's first sample of an
+// object would raise were it a change (a poller's first poll of an
+// interface, a gNMI subscription's first update of a BGP session), of type
+// typ at now, is one: a first sample is a start, no change of its own,
+// unless another path reported the object in the other state within
+// stateHold (syslog said the session went down; the subscription added
+// since sees it established). Then it is that change, judged by
+// observeInto as any: without it, the other path's event would stay the
+// object's last and say the opposite of its state. It is also when this
+// sample made the state (the same type at now): a record enriched again,
+// which observeInto passes on again if it is a redo.
+func (d *detector) firstMayChange(device, typ, object string, now time.Time) bool {
+	opp := opposite(typ)
+	if opp == "" || object == "" {
+		return false
 	}
+	id := telemetry.ObjectID(typ, object)
 	d.mu.Lock()
-	st := d.states[objectKey{ev.Device, objectID(ev), min(ev.Type, opp)}]
-	var change bool
+	defer d.mu.Unlock()
+	st := d.states[objectKey{device, id, min(typ, opp)}]
 	switch {
 	case st == nil:
-	case redo:
-		change = st.typ == ev.Type && st.at.Equal(now)
-	default:
-		change = st.typ == opp && now.After(st.at) && now.Sub(st.at) <= d.stateHold()
+		return false
+	case st.typ == typ:
+		return st.at.Equal(now)
 	}
-	d.mu.Unlock()
-	if !change {
-		return nil
+	return now.After(st.at) && now.Sub(st.at) <= d.stateHold()
+}
+
+// stateType is the event type of family's up or down.
+func stateType(family string, up bool) string {
+	switch {
+	case family == "interface" && up:
+		return "interface_up"
+	case family == "interface":
+		return "interface_down"
+	case family == "bgp_peer" && up:
+		return "bgp_peer_up"
+	case family == "bgp_peer":
+		return "bgp_peer_down"
+	case up:
+		return family + "_up"
 	}
-	return d.observeInto(ev, now, redo, nil)
+	return family + "_down"
 }
 
 // flappingEvent is the <family>_flapping event of change ev.

@@ -281,7 +281,7 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 				}
 			}
 			for _, ev := range w.firstSeen {
-				for _, out := range w.det.observeFirst(ev, detectAt(r, ev.Time), redo) {
+				for _, out := range w.det.observeInto(ev, detectAt(r, ev.Time), redo, nil) {
 					events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 				}
 			}
@@ -420,10 +420,15 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
 			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
 	}
-	// first is event for a row's first state (see firstSeen).
+	// first is event for a row's first state (see firstSeen), kept only
+	// when the detector may take it for a change: most first states
+	// (every row of a new target) cost a look-up, no event.
 	first := func(typ, object string) {
 		if w.warming {
 			return // a warm-up's first sample is the start of what it reads
+		}
+		if !w.det.firstMayChange(p.Device, typ, object, detectAt(r, at)) {
+			return
 		}
 		w.firstSeen = append(w.firstSeen, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
 			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
@@ -596,11 +601,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
 			if !ok {
 				// Never seen: a start, unless another path said otherwise.
-				if ch.state == stateUp {
-					first(ch.family+"_up", ch.object)
-				} else {
-					first(ch.family+"_down", ch.object)
-				}
+				first(stateType(ch.family, ch.state == stateUp), ch.object)
 			}
 			// Deleted since (see forgetDeleted), the object is new: its
 			// first state is a baseline. Unless it was deleted by this
