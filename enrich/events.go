@@ -516,6 +516,52 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	return out
 }
 
+// firstMayChange reports whether the event a path's first sample of an
+// object would raise were it a change (a poller's first poll of an
+// interface, a gNMI subscription's first update of a BGP session), of type
+// typ at now, is one: a first sample is a start, no change of its own,
+// unless another path reported the object in the other state within
+// stateHold (syslog said the session went down; the subscription added
+// since sees it established). Then it is that change, judged by
+// observeInto as any: without it, the other path's event would stay the
+// object's last and say the opposite of its state. It is also when this
+// sample made the state (the same type at now): a record enriched again,
+// which observeInto passes on again if it is a redo.
+func (d *detector) firstMayChange(device, typ, object string, now time.Time) bool {
+	opp := opposite(typ)
+	if opp == "" || object == "" {
+		return false
+	}
+	id := telemetry.ObjectID(typ, object)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.states[objectKey{device, id, min(typ, opp)}]
+	switch {
+	case st == nil:
+		return false
+	case st.typ == typ:
+		return st.at.Equal(now)
+	}
+	return now.After(st.at) && now.Sub(st.at) <= d.stateHold()
+}
+
+// stateType is the event type of family's up or down.
+func stateType(family string, up bool) string {
+	switch {
+	case family == "interface" && up:
+		return "interface_up"
+	case family == "interface":
+		return "interface_down"
+	case family == "bgp_peer" && up:
+		return "bgp_peer_up"
+	case family == "bgp_peer":
+		return "bgp_peer_down"
+	case up:
+		return family + "_up"
+	}
+	return family + "_down"
+}
+
 // flappingEvent is the <family>_flapping event of change ev.
 func (d *detector) flappingEvent(ev telemetry.Event, st *flapState, fam string) telemetry.Event {
 	ev.Type, ev.Count = fam+"_flapping", len(st.times)

@@ -67,9 +67,14 @@ type MetricsWorker struct {
 	// gNMI states, and sysUpTime and sysName per device, each with when
 	// it was last seen (rates.now): forgotten after an hour unseen, as
 	// rates are, so memory follows the live network.
-	state    map[stateKey]seen[stateSample]
-	uptimes  map[string]seen[uptimeSample]
-	sysNames map[string]*sysName
+	state map[stateKey]seen[stateSample]
+	// firstSeen are the events the record enrich last read would raise
+	// from the first states of its rows (no change of their own): the
+	// detector passes one on only when another path reported its object
+	// in the other state (see detector.observeFirst).
+	firstSeen []telemetry.Event
+	uptimes   map[string]seen[uptimeSample]
+	sysNames  map[string]*sysName
 	// Their peaks, for forgetStates to rebuild them once most is gone.
 	statePeak, uptimesPeak, sysNamesPeak shrinkable
 	// maxObjects bounds each of rates.rows, state, uptimes and sysNames
@@ -262,11 +267,20 @@ func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outR
 		if w.interfaceView(&w.row, &w.view) {
 			metrics = w.appendMetricRecord(metrics, &w.view, r)
 		}
-		if len(evs) > 0 {
+		if len(evs) > 0 || len(w.firstSeen) > 0 {
 			// One redo decision for all of the record's events (a
 			// reboot and a link change from one row).
-			redo := w.det.beginRecord(evs[0].Cause, detectAt(r, evs[0].Time))
+			cause := w.firstSeen
+			if len(evs) > 0 {
+				cause = evs
+			}
+			redo := w.det.beginRecord(cause[0].Cause, detectAt(r, cause[0].Time))
 			for _, ev := range evs {
+				for _, out := range w.det.observeInto(ev, detectAt(r, ev.Time), redo, nil) {
+					events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
+				}
+			}
+			for _, ev := range w.firstSeen {
 				for _, out := range w.det.observeInto(ev, detectAt(r, ev.Time), redo, nil) {
 					events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 				}
@@ -341,6 +355,7 @@ type stateKey struct {
 // returning the events it shows.
 func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	p := &w.row
+	w.firstSeen = w.firstSeen[:0]
 	err := w.dec.DecodePoint(r.Value, p)
 	if err == nil {
 		err = checkVersion(p.V)
@@ -403,6 +418,19 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	var events []telemetry.Event
 	event := func(typ, object string) {
 		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
+			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
+	}
+	// first is event for a row's first state (see firstSeen), kept only
+	// when the detector may take it for a change: most first states
+	// (every row of a new target) cost a look-up, no event.
+	first := func(typ, object string) {
+		if w.warming {
+			return // a warm-up's first sample is the start of what it reads
+		}
+		if !w.det.firstMayChange(p.Device, typ, object, detectAt(r, at)) {
+			return
+		}
+		w.firstSeen = append(w.firstSeen, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
 			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
 	}
 	// A device whose sysUpTime went back restarted: at the poll's time
@@ -547,12 +575,15 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				// renumbered after a reboot is not another's change.
 				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper", object: firstTag(p, "ifIndex")}
 				if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
-					if ok && prev.v.v != oper {
-						if oper == stateUp {
-							event("interface_up", object)
-						} else {
-							event("interface_down", object)
-						}
+					typ := "interface_down"
+					if oper == stateUp {
+						typ = "interface_up"
+					}
+					switch {
+					case !ok:
+						first(typ, object)
+					case prev.v.v != oper:
+						event(typ, object)
 					}
 					w.putState(key, stateSample{v: oper, at: at})
 				}
@@ -568,6 +599,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		// state all the same.
 		key := stateKey{row: rowKey{target, "", object}, what: ch.family, object: ch.object}
 		if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
+			if !ok {
+				// Never seen: a start, unless another path said otherwise.
+				first(stateType(ch.family, ch.state == stateUp), ch.object)
+			}
 			// Deleted since (see forgetDeleted), the object is new: its
 			// first state is a baseline. Unless it was deleted by this
 			// very notification (the same time), which replaced it.

@@ -279,13 +279,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.out.flush(outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events})
 		})
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
-			cleared, rebuilt := w.det.settleClears(now)
-			if len(rebuilt) > 0 {
-				cleared = append(cleared, w.unpublishedClears(ctx, rebuilt)...)
-			} else if w.clears != nil && !w.det.rebuiltFlapping() {
-				w.clears = nil // every rebuilt one settled
-			}
-			for _, out := range cleared {
+			for _, out := range w.settled(ctx, now) {
 				events = w.evEnc.append(w.m, events, w.topics.Events, out, -1, -1)
 			}
 			lastSettle = now
@@ -302,6 +296,44 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.out.recycle(&w.arena, &w.evEnc.arena)
 		w.m.batchSeconds.Observe(time.Since(start).Seconds())
 	}
+}
+
+// settled returns the flapping cleared events due at now (see
+// detector.settleClears), with the tags the inventory gives their devices
+// now (see retagCleared).
+func (w *Worker) settled(ctx context.Context, now time.Time) []telemetry.Event {
+	cleared, rebuilt := w.det.settleClears(now)
+	if len(rebuilt) > 0 {
+		cleared = append(cleared, w.unpublishedClears(ctx, rebuilt)...)
+	} else if w.clears != nil && !w.det.rebuiltFlapping() {
+		w.clears = nil // every rebuilt one settled
+	}
+	for i := range cleared {
+		w.retagCleared(&cleared[i])
+	}
+	return cleared
+}
+
+// retagCleared gives a cleared event, which the detector made from the
+// object's last change, the tags the inventory gives its device now: no
+// record causes it, and like any event enriched after a reload it carries
+// the new ones, not those of a change before the reload. The change's own
+// tags (an SNMP row's ifName) stay. A device the inventory does not name
+// now keeps what it had.
+func (w *Worker) retagCleared(ev *telemetry.Event) {
+	d := w.inv.Lookup(ev.Device, "")
+	if !d.named() {
+		return
+	}
+	tags := make(map[string]string, len(ev.Tags)+len(d.tags))
+	for k, v := range ev.Tags {
+		tags[k] = v
+	}
+	delete(tags, "unknown")
+	for k, v := range d.tags {
+		tags[k] = v
+	}
+	ev.Tags, ev.TagsJSON = tags, nil
 }
 
 // enrichSyslogBatch enriches a batch of raw.syslog records, appending

@@ -1,0 +1,91 @@
+package enrich
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestFirstSampleAgainstAnotherPathsState: a poller's or a gNMI
+// subscription's first sample of an object is its baseline, no change of
+// its own; but when another path reported the object in the other state
+// within the state hold (syslog said the BGP session went down, and the
+// subscription added since sees it established), the sample is a change
+// all the same: without it the down stays the object's last event, and the
+// next change the subscription sees (down again) is published as a second
+// down with no up between. A first sample that agrees with the other path,
+// or of an object no path reported, stays a baseline.
+func TestFirstSampleAgainstAnotherPathsState(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	w := NewMetricsWorker(nil, inv, WithSharedEventRules(rules))
+	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+	var off int64
+	rec := func(topic string, m telemetry.Metric) broker.Record {
+		v, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off++
+		return broker.Record{Topic: topic, Offset: off, Timestamp: m.Time, Value: v}
+	}
+	ifRow := func(name, index string, at time.Time, st int64) broker.Record {
+		return rec(telemetry.TopicRawSNMP, telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags: map[string]string{"ifName": name, "ifIndex": index}, Fields: map[string]any{"ifOperStatus": st}, Time: at, Source: "snmp"})
+	}
+	const nbrPath = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.1]/state"
+	bgpRow := func(at time.Time, state string) broker.Record {
+		return rec(telemetry.TopicRawGNMI, telemetry.Metric{V: 1, Measurement: "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor_state",
+			Device: "edge1", Tags: map[string]string{"name": "default", "identifier": "BGP", "neighbor-address": "10.0.0.1", "path": nbrPath},
+			Fields: map[string]any{"session-state": state}, Time: at, Source: "gnmi"})
+	}
+	syslog := func(typ, object string, at time.Time) {
+		off++
+		if evs := rules.d.observe(telemetry.Event{Type: typ, Device: "edge1", Object: object, Time: at,
+			Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: off}}, at); len(evs) != 1 {
+			t.Fatalf("syslog %s %s: %v", typ, object, evs)
+		}
+	}
+	batch := func(at time.Time, recs ...broker.Record) []string {
+		w.rates.setNow(at)
+		_, out := w.enrichBatch(recs, nil, nil)
+		var got []string
+		for _, o := range out {
+			var ev telemetry.Event
+			if err := json.Unmarshal(o.rec.Value, &ev); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, ev.Type+" "+ev.Object)
+		}
+		return got
+	}
+	syslog("interface_down", "GigabitEthernet0/1", t0)
+	syslog("interface_up", "GigabitEthernet0/2", t0)
+	syslog("bgp_peer_down", "10.0.0.1", t0)
+	// The first poll, 40 s later: Gi0/1 is up again, Gi0/2 still up, Gi0/3
+	// never reported by another path.
+	at := t0.Add(40 * time.Second)
+	got := batch(at, ifRow("Gi0/1", "1", at, 1), ifRow("Gi0/2", "2", at, 1), ifRow("Gi0/3", "3", at, 2))
+	if want := []string{"interface_up Gi0/1"}; !slices.Equal(got, want) {
+		t.Errorf("first poll after syslog: events %q, want %q", got, want)
+	}
+	// The gNMI subscription's first update: the session is established.
+	at = t0.Add(50 * time.Second)
+	if got, want := batch(at, bgpRow(at, "ESTABLISHED")), []string{"bgp_peer_up 10.0.0.1"}; !slices.Equal(got, want) {
+		t.Errorf("first gNMI update after a syslog down: events %q, want %q", got, want)
+	}
+	at = t0.Add(80 * time.Second)
+	if got, want := batch(at, bgpRow(at, "IDLE")), []string{"bgp_peer_down 10.0.0.1"}; !slices.Equal(got, want) {
+		t.Errorf("then down: events %q, want %q", got, want)
+	}
+	// Samples after the first are judged as before: no repeats.
+	at = t0.Add(100 * time.Second)
+	if got := batch(at, ifRow("Gi0/1", "1", at, 1), ifRow("Gi0/2", "2", at, 1), ifRow("Gi0/3", "3", at, 2)); len(got) != 0 {
+		t.Errorf("second poll, nothing changed: events %q", got)
+	}
+}
