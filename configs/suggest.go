@@ -2,9 +2,12 @@ package configs
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/weirnet/weir/internal/yamlerr"
 )
 
 // An unknown key's error says what to write instead: a key of the same
@@ -92,18 +95,7 @@ var keyTypes, keyHomes = func() (map[string]reflect.Type, map[string][]string) {
 // the keys known: " (did you mean address?)", " (community is a key of
 // snmp.defaults, snmp.targets[])", or "".
 func keyHint(key string, known map[string]reflect.Type) string {
-	best, bestD := "", 0
-	if len(key) > 64 {
-		known = nil // no key is that long: no misspelling of one
-	}
-	for k := range known {
-		d := editDistance(foldKey(key), foldKey(k))
-		if d <= max(1, len(k)/3) {
-			if best == "" || d < bestD || d == bestD && k < best {
-				best, bestD = k, d
-			}
-		}
-	}
+	best := yamlerr.ClosestKey(key, slices.Collect(maps.Keys(known)))
 	if best == "" {
 		best = sameMeaning(key, known)
 	}
@@ -141,36 +133,4 @@ func sameMeaning(key string, known map[string]reflect.Type) string {
 // written (listen-address: listen_address).
 func foldKeyName(key string) string {
 	return strings.ReplaceAll(strings.ToLower(key), "-", "_")
-}
-
-// foldKey is key as a misspelling may differ only in: case, and - or
-// nothing for _ (data-dir, dataDir: data_dir).
-func foldKey(key string) string {
-	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(key))
-}
-
-// editDistance is the number of letters to add, remove, change or swap
-// with the next (optimal string alignment) to make a b.
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
 }

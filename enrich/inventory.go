@@ -412,6 +412,18 @@ func withoutExtensionKeys(err error) error {
 	return err
 }
 
+// deviceKeys are a device entry's keys, as the file writes them.
+var deviceKeys = []string{"name", "address", "cidr", "site", "region", "role", "vendor", "platform", "tags"}
+
+// didYouMean is "did you mean K? " and then, to go on, then, when key is
+// a misspelling of K among known; "" otherwise.
+func didYouMean(key string, known []string, then string) string {
+	if k := yamlerr.ClosestKey(key, known); k != "" {
+		return "did you mean " + k + "? " + then
+	}
+	return ""
+}
+
 // inventoryTypes word yaml.v3's Go type names for the file's writer.
 var inventoryTypes = strings.NewReplacer(
 	" into []enrich.Device", " into a list of devices",
@@ -432,11 +444,12 @@ func inventoryYAMLError(err error, data []byte) error {
 	for i, e := range te.Errors {
 		// "line 2: field sit not found in type enrich.Device"
 		if field, typ, ok := strings.Cut(e, " not found in type "); ok {
+			key := field[strings.LastIndex(field, "field ")+len("field "):]
 			switch typ {
 			case "enrich.Device":
-				e = field + ": unknown key in a device (name, address, cidr, site, region, role, vendor, platform, tags)"
+				e = field + ": unknown key in a device (" + didYouMean(key, deviceKeys, "a device has ") + strings.Join(deviceKeys, ", ") + ")"
 			case "enrich.inventoryFile":
-				e = field + ": unknown key at the top level (an inventory has devices: and a list)"
+				e = field + ": unknown key at the top level (" + didYouMean(key, []string{"devices"}, "") + "an inventory has devices: and a list)"
 			}
 		}
 		msgs[i] = e
