@@ -295,6 +295,9 @@ type Sink struct {
 	// is logged once per 10 s with how many, not once per record; each
 	// is counted and dead-lettered with its reason.
 	rejectLog throttle.Throttle
+	// Records that do not decode (a producer writing something else
+	// under a weir schema) likewise: once per 10 s, with how many.
+	decodeLog throttle.Throttle
 }
 
 // Option configures a Sink.
@@ -501,6 +504,9 @@ func (s *Sink) consume(ctx context.Context) error {
 			d := &dec[i]
 			if d.err != nil {
 				s.m.errors.WithLabelValues(s.cfg.Name, "decode").Inc()
+				if n, ok := s.decodeLog.Due(time.Now()); ok {
+					s.logger.Warn("sink dead-letters a record that does not decode", "sink", s.cfg.Name, "err", d.err, "times", n)
+				}
 				if err := s.deadLetter(ctx, []Item{d.it}, "decode", d.err); err != nil {
 					return nil // ctx done: nothing committed
 				}
