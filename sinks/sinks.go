@@ -298,6 +298,10 @@ type Sink struct {
 	// Records that do not decode (a producer writing something else
 	// under a weir schema) likewise: once per 10 s, with how many.
 	decodeLog throttle.Throttle
+	// A destination down for long under a short retry.max: its first
+	// failed attempts are logged, then one line per 10 s (each attempt
+	// is counted in weir_sink_retries_total).
+	retryLog throttle.Throttle
 }
 
 // Option configures a Sink.
@@ -879,8 +883,10 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 		if attempt >= 3 {
 			level = slog.LevelError
 		}
-		s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
-			"wait", wait, "err", err)
+		if _, due := s.retryLog.Due(time.Now()); due || attempt <= 3 {
+			s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
+				"wait", wait, "err", err)
+		}
 		s.m.retries.WithLabelValues(s.cfg.Name, RetryReason(err)).Inc()
 		t := time.NewTimer(wait)
 		select {
