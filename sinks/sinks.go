@@ -791,8 +791,16 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *telemetry.Point) (bool, error) 
 // only fails when ctx is done, and then done is how many of the first
 // items were delivered or dead-lettered all the same.
 func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) {
+	// Observed once per batch: the halves a refused record is searched
+	// in (send calls itself) are part of it.
 	start := time.Now()
 	defer func() { s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds()) }()
+	return s.send(ctx, items)
+}
+
+// send is deliver without the batch's observation, which it calls itself
+// for the halves of a batch the destination refused.
+func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 	backoff := s.retryInitial
 	var failingSince time.Time
 	for attempt := 1; ; attempt++ {
@@ -852,11 +860,11 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 				// conflict in each batch of 5000 kept a remote InfluxDB
 				// sink from ever catching up.
 				half := len(items) / 2
-				n, err := s.deliver(ctx, items[:half])
+				n, err := s.send(ctx, items[:half])
 				if err != nil {
 					return done + n, err
 				}
-				n, err = s.deliver(ctx, items[half:])
+				n, err = s.send(ctx, items[half:])
 				return done + half + n, err
 			}
 			if err := s.rejected(ctx, items, rej); err != nil {
