@@ -302,6 +302,8 @@ type Sink struct {
 	// failed attempts are logged, then one line per 10 s (each attempt
 	// is counted in weir_sink_retries_total).
 	retryLog throttle.Throttle
+	// Failed polls (a Kafka cluster down): the same.
+	pollLog throttle.Throttle
 }
 
 // Option configures a Sink.
@@ -461,6 +463,7 @@ func (s *Sink) consume(ctx context.Context) error {
 	// dirty: records were polled since the last commit, whether or not
 	// they are pending (filtered ones need committing too).
 	dirty := false
+	pollFailures := 0 // in a row
 	deadline := time.Now().Add(s.flushInterval)
 	for {
 		wait := time.Until(deadline)
@@ -482,14 +485,24 @@ func (s *Sink) consume(ctx context.Context) error {
 			// moving, a partition that cannot be read for now: the
 			// client recovers, or the broker reports it. Stopping here
 			// would stop weir. What is pending stays pending.
+			// A cluster down for long fails poll after poll: the first
+			// failures are logged, then one line per 10 s.
 			s.m.errors.WithLabelValues(s.cfg.Name, "poll").Inc()
-			s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err)
+			pollFailures++
+			if n, due := s.pollLog.Due(time.Now()); due || pollFailures <= 3 {
+				s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err,
+					"failures", pollFailures, "times", max(n, 1))
+			}
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(time.Second):
+			case <-time.After(pollRetryWait):
 			}
 			continue
+		}
+		if pollFailures > 0 {
+			s.logger.Info("sink polling again", "sink", s.cfg.Name, "failed_polls", pollFailures)
+			pollFailures = 0
 		}
 		if releaser != nil {
 			assigned, pending = s.release(releaser, assigned, c.Assigned(), pending)
@@ -576,6 +589,9 @@ func (s *Sink) consume(ctx context.Context) error {
 		deadline = time.Now().Add(s.flushInterval)
 	}
 }
+
+// pollRetryWait is the wait after a failed poll.
+var pollRetryWait = time.Second
 
 // commitContext is the context to commit a batch the destination took
 // with: ctx, or once ctx is done (weir stopping while the batch was
