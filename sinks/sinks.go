@@ -474,8 +474,9 @@ func (s *Sink) consume(ctx context.Context) error {
 		pctx, pcancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
 		recs, err := c.Poll(pctx)
 		pcancel()
+		timedOut := false
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err, recs = nil, nil
+			err, recs, timedOut = nil, nil, true
 		}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
@@ -500,7 +501,9 @@ func (s *Sink) consume(ctx context.Context) error {
 			}
 			continue
 		}
-		if pollFailures > 0 {
+		if pollFailures > 0 && !timedOut {
+			// A poll that timed out with nothing says nothing: between
+			// failures, a Kafka client's do while it dials.
 			s.logger.Info("sink polling again", "sink", s.cfg.Name, "failed_polls", pollFailures)
 			pollFailures = 0
 		}
