@@ -295,6 +295,15 @@ type Sink struct {
 	// is logged once per 10 s with how many, not once per record; each
 	// is counted and dead-lettered with its reason.
 	rejectLog throttle.Throttle
+	// Records that do not decode (a producer writing something else
+	// under a weir schema) likewise: once per 10 s, with how many.
+	decodeLog throttle.Throttle
+	// A destination down for long under a short retry.max: its first
+	// failed attempts are logged, then one line per 10 s (each attempt
+	// is counted in weir_sink_retries_total).
+	retryLog throttle.Throttle
+	// Failed polls (a Kafka cluster down): the same.
+	pollLog throttle.Throttle
 }
 
 // Option configures a Sink.
@@ -454,6 +463,7 @@ func (s *Sink) consume(ctx context.Context) error {
 	// dirty: records were polled since the last commit, whether or not
 	// they are pending (filtered ones need committing too).
 	dirty := false
+	pollFailures := 0 // in a row
 	deadline := time.Now().Add(s.flushInterval)
 	for {
 		wait := time.Until(deadline)
@@ -464,8 +474,9 @@ func (s *Sink) consume(ctx context.Context) error {
 		pctx, pcancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
 		recs, err := c.Poll(pctx)
 		pcancel()
+		timedOut := false
 		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err, recs = nil, nil
+			err, recs, timedOut = nil, nil, true
 		}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
@@ -475,14 +486,26 @@ func (s *Sink) consume(ctx context.Context) error {
 			// moving, a partition that cannot be read for now: the
 			// client recovers, or the broker reports it. Stopping here
 			// would stop weir. What is pending stays pending.
+			// A cluster down for long fails poll after poll: the first
+			// failures are logged, then one line per 10 s.
 			s.m.errors.WithLabelValues(s.cfg.Name, "poll").Inc()
-			s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err)
+			pollFailures++
+			if n, due := s.pollLog.Due(time.Now()); due || pollFailures <= 3 {
+				s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err,
+					"failures", pollFailures, "times", max(n, 1))
+			}
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(time.Second):
+			case <-time.After(pollRetryWait):
 			}
 			continue
+		}
+		if pollFailures > 0 && !timedOut {
+			// A poll that timed out with nothing says nothing: between
+			// failures, a Kafka client's do while it dials.
+			s.logger.Info("sink polling again", "sink", s.cfg.Name, "failed_polls", pollFailures)
+			pollFailures = 0
 		}
 		if releaser != nil {
 			assigned, pending = s.release(releaser, assigned, c.Assigned(), pending)
@@ -501,6 +524,9 @@ func (s *Sink) consume(ctx context.Context) error {
 			d := &dec[i]
 			if d.err != nil {
 				s.m.errors.WithLabelValues(s.cfg.Name, "decode").Inc()
+				if n, ok := s.decodeLog.Due(time.Now()); ok {
+					s.logger.Warn("sink dead-letters a record that does not decode", "sink", s.cfg.Name, "err", d.err, "times", n)
+				}
 				if err := s.deadLetter(ctx, []Item{d.it}, "decode", d.err); err != nil {
 					return nil // ctx done: nothing committed
 				}
@@ -566,6 +592,9 @@ func (s *Sink) consume(ctx context.Context) error {
 		deadline = time.Now().Add(s.flushInterval)
 	}
 }
+
+// pollRetryWait is the wait after a failed poll.
+var pollRetryWait = time.Second
 
 // commitContext is the context to commit a batch the destination took
 // with: ctx, or once ctx is done (weir stopping while the batch was
@@ -781,8 +810,16 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *telemetry.Point) (bool, error) 
 // only fails when ctx is done, and then done is how many of the first
 // items were delivered or dead-lettered all the same.
 func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) {
+	// Observed once per batch: the halves a refused record is searched
+	// in (send calls itself) are part of it.
 	start := time.Now()
 	defer func() { s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds()) }()
+	return s.send(ctx, items)
+}
+
+// send is deliver without the batch's observation, which it calls itself
+// for the halves of a batch the destination refused.
+func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 	backoff := s.retryInitial
 	var failingSince time.Time
 	for attempt := 1; ; attempt++ {
@@ -842,11 +879,11 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 				// conflict in each batch of 5000 kept a remote InfluxDB
 				// sink from ever catching up.
 				half := len(items) / 2
-				n, err := s.deliver(ctx, items[:half])
+				n, err := s.send(ctx, items[:half])
 				if err != nil {
 					return done + n, err
 				}
-				n, err = s.deliver(ctx, items[half:])
+				n, err = s.send(ctx, items[half:])
 				return done + half + n, err
 			}
 			if err := s.rejected(ctx, items, rej); err != nil {
@@ -873,8 +910,10 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 		if attempt >= 3 {
 			level = slog.LevelError
 		}
-		s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
-			"wait", wait, "err", err)
+		if _, due := s.retryLog.Due(time.Now()); due || attempt <= 3 {
+			s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
+				"wait", wait, "err", err)
+		}
 		s.m.retries.WithLabelValues(s.cfg.Name, RetryReason(err)).Inc()
 		t := time.NewTimer(wait)
 		select {

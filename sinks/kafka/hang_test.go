@@ -59,6 +59,11 @@ func TestHungClusterWriteBoundedByTimeout(t *testing.T) {
 		// A cluster that connects and never answers: the log must say
 		// which one, as it does for one that refuses connections.
 		t.Errorf("Write with timeout 1s: %q does not name the cluster %s", err, addr)
+	} else if r := sinks.RetryReason(err); r != "timeout" {
+		// weir_sink_retries_total{reason} must say the cluster did not
+		// answer in time, as for an HTTP destination that hangs, not
+		// "error".
+		t.Errorf("Write with timeout 1s: retry reason %q, want timeout (%v)", r, err)
 	} else {
 		t.Logf("Write with timeout 1s: %v after %v", err, time.Since(start))
 	}

@@ -263,7 +263,8 @@ func (s *Sink) unanswered(ctx context.Context) error {
 		}
 		// Connected, never answered (a broker stuck on its disk):
 		// which cluster is all the log can say.
-		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged by %s within %s", s.brokers, s.timeout)}
+		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged by %s within %s", s.brokers, s.timeout),
+			Reason: "timeout"}
 	}
 	return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged: %w", context.Cause(ctx))}
 }
