@@ -53,7 +53,6 @@ func (c *pollDownConsumer) Poll(ctx context.Context) ([]broker.Record, error) {
 // poll; each is counted, the first ones are logged, then one line per
 // throttle period, not one per poll.
 func TestPollErrorsLogThrottled(t *testing.T) {
-	defer sinks.SetPollRetryWait(time.Millisecond)()
 	eb := sinktest.Broker(t)
 	sinktest.Produce(t, eb, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(20, func(int) string { return "ifTable" }))
 	const failures = 200
@@ -61,7 +60,7 @@ func TestPollErrorsLogThrottled(t *testing.T) {
 	pb.n.Store(failures)
 	d := &fakeDest{}
 	var logs syncbuf.Buffer
-	r := sinktest.StartLogging(t, pb, cfg("polldown"), d, &logs)
+	r := sinktest.StartLogging(t, pb, cfg("polldown"), d, &logs, sinks.WithPollRetryWait(time.Millisecond))
 	sinktest.Eventually(t, "20 delivered once the cluster is back", func() bool { n, _ := d.seen(); return n == 20 })
 	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "polldown", "kind": "poll"}); n != failures {
 		t.Errorf("poll errors counted: %v, want %d", n, failures)

@@ -304,6 +304,8 @@ type Sink struct {
 	retryLog throttle.Throttle
 	// Failed polls (a Kafka cluster down): the same.
 	pollLog throttle.Throttle
+	// pollRetryWait is the wait after a failed poll.
+	pollRetryWait time.Duration
 }
 
 // Option configures a Sink.
@@ -322,6 +324,10 @@ func WithDeadLetterTopic(t string) Option { return func(s *Sink) { s.dlTopic = t
 // (see Env.SessionTimeout).
 func WithSessionTimeout(d time.Duration) Option { return func(s *Sink) { s.session = d } }
 
+// WithPollRetryWait sets the wait after a failed poll (a Kafka cluster
+// away) before the next; default 1s.
+func WithPollRetryWait(d time.Duration) Option { return func(s *Sink) { s.pollRetryWait = d } }
+
 // Group is the consumer group of the sink named name.
 func Group(name string) string { return "sink-" + name }
 
@@ -333,7 +339,7 @@ func New(b broker.Broker, cfg configs.Sink, dest Destination, opts ...Option) (*
 	}
 	s := &Sink{b: b, cfg: cfg, dest: dest, filter: f, logger: slog.New(slog.DiscardHandler),
 		dlTopic: telemetry.TopicDeadLetter, batchSize: cfg.BatchSize, flushInterval: cfg.FlushInterval.Std(),
-		retryInitial: cfg.Retry.Initial.Std(), retryMax: cfg.Retry.Max.Std()}
+		retryInitial: cfg.Retry.Initial.Std(), retryMax: cfg.Retry.Max.Std(), pollRetryWait: time.Second}
 	for _, o := range opts {
 		o(s)
 	}
@@ -497,7 +503,7 @@ func (s *Sink) consume(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(pollRetryWait):
+			case <-time.After(s.pollRetryWait):
 			}
 			continue
 		}
@@ -592,9 +598,6 @@ func (s *Sink) consume(ctx context.Context) error {
 		deadline = time.Now().Add(s.flushInterval)
 	}
 }
-
-// pollRetryWait is the wait after a failed poll.
-var pollRetryWait = time.Second
 
 // commitContext is the context to commit a batch the destination took
 // with: ctx, or once ctx is done (weir stopping while the batch was

@@ -74,13 +74,13 @@ func Start(t testing.TB, b broker.Broker, cfg configs.Sink, dest sinks.Destinati
 	return StartLogging(t, b, cfg, dest, t.Output())
 }
 
-// StartLogging is Start with the sink's log written to w.
-func StartLogging(t testing.TB, b broker.Broker, cfg configs.Sink, dest sinks.Destination, w io.Writer) *Running {
+// StartLogging is Start with the sink's log written to w, and opts.
+func StartLogging(t testing.TB, b broker.Broker, cfg configs.Sink, dest sinks.Destination, w io.Writer, opts ...sinks.Option) *Running {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := sinks.NewMetrics(reg)
-	s, err := sinks.New(b, cfg, dest, sinks.WithMetrics(m),
-		sinks.WithLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	s, err := sinks.New(b, cfg, dest, append([]sinks.Option{sinks.WithMetrics(m),
+		sinks.WithLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
