@@ -21,7 +21,8 @@ import (
 
 // Classify turns a response into nil (2xx), a *sinks.RejectedError (400,
 // 413, 422: the records are refused) or a *sinks.RetryableError (any other
-// status, honouring Retry-After). It drains and closes the body.
+// status, honouring Retry-After, and a 400 that is about the request, not
+// the records: see aboutTheRequest). It drains and closes the body.
 func Classify(what string, resp *http.Response, now time.Time) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
@@ -56,8 +57,13 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 		peer = Peer(req.URL.String()) // the one that answered, after redirects
 	}
 	err := fmt.Errorf("%s: %s: HTTP %d: %s", what, peer, resp.StatusCode, msg)
-	switch resp.StatusCode {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+	switch {
+	case resp.StatusCode == http.StatusBadRequest && aboutTheRequest(msg):
+		// A web server's answer, not the API's: dead-lettering would
+		// send the whole backlog to dead.letter, record by record.
+		return &sinks.RetryableError{Reason: "http_400",
+			Err: fmt.Errorf("%w (a web server's answer to the request, not the API's to the records: is url right, https:// for an HTTPS port?)", err)}
+	case resp.StatusCode == http.StatusBadRequest, resp.StatusCode == http.StatusRequestEntityTooLarge, resp.StatusCode == http.StatusUnprocessableEntity:
 		// The records themselves are refused: dead-letter them.
 		return &sinks.RejectedError{Reason: "http_" + strconv.Itoa(resp.StatusCode), Err: err}
 	}
@@ -68,6 +74,17 @@ func Classify(what string, resp *http.Response, now time.Time) error {
 	// backlog while the destination is misconfigured.
 	return &sinks.RetryableError{Err: err, After: RetryAfter(resp.Header.Get("Retry-After"), now),
 		Reason: "http_" + strconv.Itoa(resp.StatusCode)}
+}
+
+// aboutTheRequest reports whether a 400 is a web server's refusal of the
+// request rather than the API's of the records in it: plain HTTP sent to
+// an HTTPS port, as Go's net/http (InfluxDB 2, VictoriaMetrics) and nginx
+// word it. Not any HTML 400: a webhook receiver's framework (Flask)
+// refuses a payload with an HTML page too, and that record is to be
+// dead-lettered, not retried for ever.
+func aboutTheRequest(msg string) bool {
+	return strings.Contains(msg, "HTTP request to an HTTPS server") ||
+		strings.Contains(msg, "plain HTTP request was sent to HTTPS port")
 }
 
 // RetryAfter parses a Retry-After header: seconds or an HTTP date. Capped
