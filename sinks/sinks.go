@@ -246,7 +246,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		records: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_records_total",
 			Help: "Records the sink's destination accepted."}, []string{"sink"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_errors_total",
-			Help: "Failed deliveries and bad records, by kind (retryable, rejected, decode, dead_letter, dead_letter_dropped, poll)."}, []string{"sink", "kind"}),
+			Help: "Failures, by kind: requests the destination failed (retryable) or refused (rejected; each refused half of a batch searched for its bad records counts), records that did not decode (decode), failed writes of the dead-letter topic (dead_letter), records it refused (dead_letter_dropped), failed polls (poll)."}, []string{"sink", "kind"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_retries_total",
 			Help: "Batches sent again after a retryable failure, by its reason (http_<status>, refused, timeout, tls, dns, no_space, read_only, permission, error)."}, []string{"sink", "reason"}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_dead_letters_total",
