@@ -278,7 +278,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			}
 			d.prefix = p.Masked()
 			if j, ok := firstPrefix[d.prefix]; ok {
-				twice(i, d, "cidr "+d.prefix.String(), j, j) // the first range is kept
+				twice(i, d, "cidr "+d.prefix.String(), j, i) // the last range is kept, as the last address
 			} else {
 				firstPrefix[d.prefix] = i
 			}

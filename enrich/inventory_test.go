@@ -351,7 +351,7 @@ func TestInventoryWarnsOfHiddenEntries(t *testing.T) {
 		`device 3 (edge1): name "edge1" also at device 1; device 3 is used`,
 		"device 4 (edge3): address 192.0.2.2 also at device 2; device 4 is used",
 		`device 6 (lab): cidr "10.1.2.3/8" has host bits set: taken as 10.0.0.0/8`,
-		"device 6 (lab): cidr 10.0.0.0/8 also at device 5; device 5 is used",
+		"device 6 (lab): cidr 10.0.0.0/8 also at device 5; device 6 is used",
 	}
 	if got := inv.Warnings(); !slices.Equal(got, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -359,7 +359,7 @@ func TestInventoryWarnsOfHiddenEntries(t *testing.T) {
 	for _, c := range []struct{ name, addr, want string }{
 		{"edge1", "", "new"},
 		{"", "192.0.2.2", "edge3"},
-		{"", "10.9.9.9", "first"},
+		{"", "10.9.9.9", "second"}, // the last, as for names and addresses
 		{"", "192.0.2.3", "new"},
 	} {
 		d := inv.Lookup(c.name, c.addr)

@@ -21,7 +21,8 @@ type prefixLength struct {
 }
 
 // add adds d, whose prefix is masked; of two entries with one prefix the
-// first added is kept, as the file lists them.
+// last added is kept, as the inventory keeps the last of a name or an
+// address listed twice.
 func (t *prefixTable) add(d *Device) {
 	lengths := &t.v6
 	if d.prefix.Addr().Is4() {
@@ -32,9 +33,7 @@ func (t *prefixTable) add(d *Device) {
 	if !found {
 		*lengths = slices.Insert(*lengths, i, prefixLength{bits: bits, ranges: map[netip.Prefix]*Device{}})
 	}
-	if _, taken := (*lengths)[i].ranges[d.prefix]; !taken {
-		(*lengths)[i].ranges[d.prefix] = d
-	}
+	(*lengths)[i].ranges[d.prefix] = d // a range listed again: the last, as names and addresses
 }
 
 // lookup returns the entry of the longest prefix holding a, as

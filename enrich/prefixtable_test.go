@@ -10,12 +10,14 @@ import (
 )
 
 // linearRanges is how the inventory matched CIDRs before prefixTable:
-// every range tested, longest prefix first, the first of equal ones in
-// file order. The tests hold prefixTable to it.
+// every range tested, longest prefix first, the last of equal ones in
+// file order (as for names and addresses). The tests hold prefixTable to
+// it.
 type linearRanges []*Device
 
 func newLinearRanges(ds []*Device) linearRanges {
 	r := slices.Clone(ds)
+	slices.Reverse(r) // of one range listed twice, the last
 	slices.SortStableFunc(r, func(a, b *Device) int { return b.prefix.Bits() - a.prefix.Bits() })
 	return r
 }
