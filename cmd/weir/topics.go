@@ -97,7 +97,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		// response first, for the broker's reason (which config, which
 		// value), which Kafka's text for the code does not give.
 		if resp.Err != nil {
-			return fmt.Errorf("create %s: %w%s", pos[0], resp.Err, detail(resp.ErrMessage))
+			return fmt.Errorf("create %s: %w", pos[0], withMessage(resp.Err, resp.ErrMessage))
 		}
 		if err != nil {
 			return fmt.Errorf("create %s: %w", pos[0], err)
@@ -119,7 +119,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 		for _, r := range resps {
 			if r.Err != nil {
-				return fmt.Errorf("delete %s: %w%s", r.Topic, r.Err, detail(r.ErrMessage))
+				return fmt.Errorf("delete %s: %w", r.Topic, withMessage(r.Err, r.ErrMessage))
 			}
 			fmt.Fprintf(stdout, "deleted %s\n", r.Topic)
 		}
@@ -232,7 +232,7 @@ func topicsAlter(ctx context.Context, adm *kadm.Client, w io.Writer, topic, rete
 			if errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
 				return fmt.Errorf("alter %s: no such topic%s", topic, noTopicHint(topic))
 			}
-			return fmt.Errorf("alter %s: %w%s", topic, r.Err, detail(r.ErrMessage))
+			return fmt.Errorf("alter %s: %w", topic, withMessage(r.Err, r.ErrMessage))
 		}
 	}
 	fmt.Fprintf(w, "altered %s\n", topic)
@@ -242,12 +242,30 @@ func topicsAlter(ctx context.Context, adm *kadm.Client, w io.Writer, topic, rete
 	return nil
 }
 
-func detail(msg string) string {
-	if msg == "" {
-		return ""
+// withMessage is a broker's error with the message it sent: for a Kafka
+// error code, the code's name and the message ("INVALID_PARTITIONS:
+// invalid partition count: 100000 (1 to 10000)"), not the code's stock
+// text too, which may say the opposite ("Number of partitions is below
+// 1."); errors.Is still finds the code.
+func withMessage(err error, msg string) error {
+	var ke *kerr.Error
+	switch {
+	case msg == "":
+		return err
+	case errors.As(err, &ke):
+		return &brokerMessage{ke, msg}
 	}
-	return ": " + msg
+	return fmt.Errorf("%w: %s", err, msg)
 }
+
+// brokerMessage is a Kafka error code with the broker's message.
+type brokerMessage struct {
+	code *kerr.Error
+	msg  string
+}
+
+func (e *brokerMessage) Error() string { return e.code.Message + ": " + e.msg }
+func (e *brokerMessage) Unwrap() error { return e.code }
 
 // partitionSizes asks the broker for bytes per partition (DescribeLogDirs);
 // a partition whose broker does not answer, or does not let the user ask

@@ -23,6 +23,9 @@ func TestTopicsCreateSaysWhy(t *testing.T) {
 		{[]string{"--config", "cleanup.policy=compact"}, `invalid value "compact" for cleanup.policy: only delete is supported`},
 		{[]string{"--config", "retention.ms=abc"}, `invalid value "abc" for retention.ms`},
 		{[]string{"--partitions", "0"}, "the number of partitions must be positive"},
+		// The code's name and the broker's message, not Kafka's stock
+		// text for the code, which says the opposite here.
+		{[]string{"--partitions", "100000"}, "INVALID_PARTITIONS: invalid partition count: 100000 (1 to 10000)"},
 	} {
 		args := append([]string{"topics", "create", "t"}, c.args...)
 		_, errs, err := p.cli(t, "", args...)
