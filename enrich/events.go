@@ -695,6 +695,24 @@ var opposites = map[string]string{
 	"device_unreachable": "device_reachable", "device_reachable": "device_unreachable",
 }
 
+// typeSeverity is the severity of an event of type typ that no syslog
+// line gave one (a trap's, a poll's, a gNMI update's), as a syslog
+// severity name: so that a sink's severities filter, and an alert on
+// severity, take events of every path. Downs and device_unreachable are
+// errors (IOS logs %LINK-3-UPDOWN), flapping and device_rebooted
+// warnings, the rest (ups, reachable, cleared, config_changed) notices.
+func typeSeverity(typ string) string {
+	switch {
+	case strings.HasSuffix(typ, "_flapping"), typ == typeRebooted:
+		return "warning"
+	case strings.HasSuffix(typ, "_down"), typ == "device_unreachable":
+		return "error"
+	case typ == "login_succeeded":
+		return "informational"
+	}
+	return "notice"
+}
+
 // opposite is the event type that undoes typ, or "".
 func opposite(typ string) string {
 	if o, ok := opposites[typ]; ok {

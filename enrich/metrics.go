@@ -417,7 +417,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	var events []telemetry.Event
 	event := func(typ, object string) {
-		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
+		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object, Severity: typeSeverity(typ),
 			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
 	}
 	// first is event for a row's first state (see firstSeen), kept only
@@ -430,7 +430,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if !w.det.firstMayChange(p.Device, typ, object, detectAt(r, at)) {
 			return
 		}
-		w.firstSeen = append(w.firstSeen, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object,
+		w.firstSeen = append(w.firstSeen, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object, Severity: typeSeverity(typ),
 			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
 	}
 	// A device whose sysUpTime went back restarted: at the poll's time

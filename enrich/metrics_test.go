@@ -96,6 +96,11 @@ func TestMetricsWorker(t *testing.T) {
 		var ev telemetry.Event
 		json.Unmarshal(r.Value, &ev)
 		got[ev.Type+" "+ev.Object] = true
+		// No syslog line gives these a severity: their type's, so
+		// that a sink's severities filter takes them.
+		if want := map[string]string{"interface_down": "error", "device_unreachable": "error", "device_rebooted": "warning", "device_reachable": "notice"}[ev.Type]; ev.Severity != want {
+			t.Errorf("%s: severity %q, want %q", ev.Type, ev.Severity, want)
+		}
 	}
 	for _, want := range []string{"interface_down Gi0/1", "device_unreachable ", "device_rebooted ", "device_reachable "} {
 		if !got[want] {

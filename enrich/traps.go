@@ -371,6 +371,7 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 			ev.Object, unnamed = "ifIndex "+index, index
 		}
 	}
+	ev.Severity = typeSeverity(ev.Type)
 	ev.Message = tr.TrapName + " trap"
 	if objectless(ev) {
 		ev.Message += " naming no " + objectNoun(ev.Type)

@@ -56,6 +56,9 @@ func TestTrapWorker(t *testing.T) {
 		if ev.Tags["site"] != "ams1" || ev.Cause.Topic != telemetry.TopicRawTraps {
 			t.Errorf("event %+v", ev)
 		}
+		if want := map[string]string{"interface_down": "error", "device_rebooted": "warning", "bgp_peer_down": "error"}[ev.Type]; ev.Severity != want {
+			t.Errorf("%s: severity %q, want %q", ev.Type, ev.Severity, want)
+		}
 	}
 	want := map[string]string{"interface_down": "Gi0/3", "device_rebooted": "", "bgp_peer_down": "10.0.0.9"}
 	if len(got) != len(want) {

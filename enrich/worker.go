@@ -527,6 +527,9 @@ func (w *Worker) syslogEvent(r *broker.Record, d *decodedSyslog) telemetry.Event
 	if e.Time != nil {
 		ev.Time = *e.Time
 	}
+	if ev.Severity == "" {
+		ev.Severity = typeSeverity(ev.Type) // a line without a PRI
+	}
 	return ev
 }
 

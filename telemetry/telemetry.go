@@ -173,7 +173,9 @@ type Event struct {
 	// case: gi0/1 for GigabitEthernet0/1 and Gi0/1; an IPv6 neighbor in
 	// RFC 5952's lower case), set by enrichment: key alerts and join a
 	// down to its up on it.
-	ObjectID string            `json:"object_id,omitempty"`
+	ObjectID string `json:"object_id,omitempty"`
+	// Severity is a syslog severity name (SeverityNames): the line's, or
+	// for an event of another path one by its type.
 	Severity string            `json:"severity,omitempty"`
 	Message  string            `json:"message,omitempty"`
 	Tags     map[string]string `json:"tags,omitempty"`
