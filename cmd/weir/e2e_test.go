@@ -690,13 +690,17 @@ func TestEnrichmentFollowsCollectorTopics(t *testing.T) {
 	}
 }
 
-// TestRoles: --roles collect runs the collectors and no enrichment.
+// TestRoles: --roles collect runs the collectors and no enrichment, and
+// says so where it says it runs.
 func TestRoles(t *testing.T) {
 	p := startWeir(t, t.TempDir(), "--roles", "collect")
 	time.Sleep(300 * time.Millisecond)
 	logs := p.Logs()
 	if !strings.Contains(logs, "component=syslog") || strings.Contains(logs, "component=enrich-0") {
 		t.Fatalf("roles collect:\n%s", logs)
+	}
+	if !strings.Contains(logs, `msg="weir running"`) || !strings.Contains(logs, "roles=collect\n") {
+		t.Errorf("the start line does not name the roles:\n%s", logs)
 	}
 	for _, tc := range []struct{ flag, value, want string }{
 		{"--roles", "collect,bogus", `unknown role "bogus"`},

@@ -424,7 +424,19 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 		})
 	}
 	ready.Store(true)
-	logger.Info("weir running", slog.String("version", version), slog.String("data_dir", cfg.DataDir))
+	attrs := []any{slog.String("version", version), slog.String("data_dir", cfg.DataDir)}
+	if len(roles) < 3 {
+		// The stages not running here are the first thing to know when
+		// nothing reaches a sink or enriched.*.
+		var here []string
+		for _, r := range []string{roleCollect, roleEnrich, roleSink} {
+			if roles[r] {
+				here = append(here, r)
+			}
+		}
+		attrs = append(attrs, slog.String("roles", strings.Join(here, ",")))
+	}
+	logger.Info("weir running", attrs...)
 	for _, w := range configWarnings(cfg) {
 		logger.Warn(w)
 	}
