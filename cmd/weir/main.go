@@ -38,7 +38,8 @@ Usage:
 Client commands take --brokers HOST:PORT[,...] (default 127.0.0.1:9092, or
 $WEIR_BROKERS) and work against weir's Kafka listener or any Kafka cluster;
 for a secured cluster, --tls-ca/--tls-cert/--tls-key/--tls-server-name (or
---tls) and --sasl-mechanism/--sasl-username, the password in
+--tls; --tls-insecure-skip-verify for a test broker's self-signed
+certificate) and --sasl-mechanism/--sasl-username, the password in
 $WEIR_SASL_PASSWORD (or --sasl-password).
 Run 'weir COMMAND -h' for a command's flags.
 `
