@@ -110,6 +110,9 @@ type Collector struct {
 	// grace bounds the whole drain at shutdown (default
 	// shutdownDrainTimeout; tests shorten it).
 	grace time.Duration
+	// failLogEvery is how often a target that keeps failing is logged
+	// (default failLogEvery; tests shorten it).
+	failLogEvery time.Duration
 
 	mu      sync.Mutex
 	targets []*target // the latest list asked for (New, Update)
@@ -121,7 +124,7 @@ type Collector struct {
 // New builds a collector for cfg's targets, publishing through b. TLS
 // files are read here, so a missing CA fails at start.
 func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) {
-	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler), grace: shutdownDrainTimeout}
+	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler), grace: shutdownDrainTimeout, failLogEvery: failLogEvery}
 	for _, o := range opts {
 		o(c)
 	}
@@ -696,6 +699,7 @@ func (t *target) run(pubCtx, ctx context.Context) {
 	log := t.c.log.With(slog.String("target", t.cfg.Name))
 	retryMin, retryMax := t.c.cfg.RetryMin.Std(), t.c.cfg.RetryMax.Std()
 	backoff := retryMin
+	fails := failRun{every: t.c.failLogEvery}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			t.reconnects.Inc()
@@ -703,7 +707,7 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		t.mu.Lock()
 		t.st.Sessions++
 		t.mu.Unlock()
-		up, err := t.session(ctx, log)
+		up, err := t.session(ctx, log, &fails)
 		t.setConnected(false)
 		if ctx.Err() != nil {
 			return
@@ -722,9 +726,10 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		// full resync) is retried no faster than the backoff allows.
 		if up >= retryMax {
 			backoff = retryMin
+			fails = failRun{every: fails.every} // it served a while: a new run of failures
 		}
 		wait := jitter(backoff)
-		log.Warn("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+		fails.failed(log, err, code, wait, time.Now())
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -734,6 +739,61 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		}
 		backoff = min(backoff*2, retryMax)
 	}
+}
+
+// failLogEvery is how often a target that keeps failing is logged as
+// still failing; weir_gnmi_errors_total counts every attempt.
+const failLogEvery = 10 * time.Minute
+
+// failRun is a target's run of failed sessions, from the first failure
+// after a session that served for retry_max (or from the start) to the
+// next such session: its first failure is logged, and the first of each
+// other code in it, and then one line every failLogEvery with how many
+// failed meanwhile, not one per attempt (a target down for a day at
+// retry_max 60s would be 1,440 warnings). Its Capabilities and
+// subscribed lines are logged once in the run, at debug after.
+type failRun struct {
+	every   time.Duration
+	failing int // failed sessions in the run
+	since   time.Time
+	logged  time.Time
+	codes   []codes.Code
+	// capsLogged, subscribed: the run's Capabilities and subscribed
+	// lines were logged at info.
+	capsLogged, subscribed bool
+}
+
+func (f *failRun) failed(log *slog.Logger, err error, code codes.Code, wait time.Duration, now time.Time) {
+	f.failing++
+	if f.failing == 1 {
+		f.since = now
+	}
+	seen := slices.Contains(f.codes, code)
+	if !seen {
+		f.codes = append(f.codes, code)
+	}
+	switch {
+	case f.failing == 1 || !seen:
+		log.Warn("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+	case now.Sub(f.logged) >= f.every:
+		log.Warn("gnmi stream still failing; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait),
+			slog.Int("failed_attempts", f.failing), slog.Duration("failing_for", now.Sub(f.since).Round(time.Second)))
+	default:
+		log.Debug("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+		return
+	}
+	f.logged = now
+	f.subscribed = false // the next subscribed line says it is back
+}
+
+// level is info for the run's first line of a kind (*logged, then set),
+// debug after.
+func (f *failRun) level(logged *bool) slog.Level {
+	if *logged {
+		return slog.LevelDebug
+	}
+	*logged = true
+	return slog.LevelInfo
 }
 
 // jitter spreads d over [0.75d, 1.25d) so targets that failed together do
@@ -766,7 +826,7 @@ const keepaliveTime = 5 * time.Minute
 // target served the stream: from its first response until the stream
 // ended, or until its last message when it stalled (0 if it never
 // answered).
-func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duration, err error) {
+func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) (up time.Duration, err error) {
 	name := t.cfg.Name
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -788,7 +848,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	}
 	client := gpb.NewGNMIClient(conn)
 
-	if err := t.capabilities(ctx, client, log); err != nil {
+	if err := t.capabilities(ctx, client, log, fails.level(&fails.capsLogged)); err != nil {
 		return 0, err
 	}
 
@@ -890,7 +950,11 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		if first.IsZero() {
 			first = last
 			t.setConnected(true)
-			log.Info("gnmi subscribed", slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String())))
+			attrs := []slog.Attr{slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String()))}
+			if fails.failing > 0 {
+				attrs = append(attrs, slog.Int("failed_attempts", fails.failing), slog.Duration("failing_for", last.Sub(fails.since).Round(time.Second)))
+			}
+			log.LogAttrs(ctx, fails.level(&fails.subscribed), "gnmi subscribed", attrs...)
 		}
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
@@ -984,7 +1048,7 @@ func (t *target) pollLoop(ctx context.Context, stream gpb.GNMI_SubscribeClient, 
 // sync_response waits before the next is sent.
 const pollPatience = 3
 
-func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *slog.Logger) error {
+func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *slog.Logger, level slog.Level) error {
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout.Std())
 	defer cancel()
 	caps, err := client.Capabilities(cctx, &gpb.CapabilityRequest{})
@@ -1003,10 +1067,14 @@ func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *s
 			supported = true
 		}
 	}
-	log.Info("gnmi capabilities", slog.String("gnmi_version", caps.GetGNMIVersion()),
+	log.Log(ctx, level, "gnmi capabilities", slog.String("gnmi_version", caps.GetGNMIVersion()),
 		slog.Int("models", len(caps.GetSupportedModels())), slog.String("encodings", strings.Join(encs, ",")))
 	if len(encs) > 0 && !supported {
-		log.Warn("gnmi target does not list the configured encoding", slog.String("encoding", t.cfg.Encoding), slog.String("supported", strings.Join(encs, ",")))
+		warn := slog.LevelWarn
+		if level < slog.LevelInfo {
+			warn = slog.LevelDebug // said already in this run of failures
+		}
+		log.Log(ctx, warn, "gnmi target does not list the configured encoding", slog.String("encoding", t.cfg.Encoding), slog.String("supported", strings.Join(encs, ",")))
 	}
 	return nil
 }
