@@ -385,6 +385,9 @@ type target struct {
 	dropShutdown          prometheus.Counter
 	// noValueLog throttles the no_value log line (publishLoop's only).
 	noValueLog throttle.Throttle
+	// queueFullLog throttles the queue_full log line (the stream's
+	// reader's only: one session at a time).
+	queueFullLog throttle.Throttle
 	// refusedLog throttles the refused records' log line.
 	refusedLog throttle.Shared
 	// lost: its publishing stopped with records unpublished (counted in
@@ -971,6 +974,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			t.lastUpdate.Set(float64(now.UnixNano()) / 1e9)
 			if !t.queue.push(item{n: n, at: now, size: int(t.lastSize.Swap(0))}) {
 				t.dropQueue.Inc()
+				t.queueFull(log, now)
 			}
 		case *gpb.SubscribeResponse_SyncResponse:
 			t.syncs.Inc()
@@ -1004,6 +1008,20 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
 		}
 	}
+}
+
+// queueFull logs notifications dropped for a full queue, once per
+// throttle.Every, with how many and the queue's state against its bounds
+// (which of queue_size and queue_bytes it hit).
+func (t *target) queueFull(log *slog.Logger, now time.Time) {
+	missed, due := t.queueFullLog.Due(now)
+	if !due {
+		return
+	}
+	n, bytes := t.queue.state()
+	log.Warn("gnmi queue full: notifications dropped (the broker takes them slower than the target sends them)",
+		slog.Int("notifications", missed), slog.Int("queued", n), slog.Int("queue_size", t.queue.max),
+		slog.Int("queued_bytes", bytes), slog.Int("queue_bytes", t.queue.maxBytes))
 }
 
 // pollLoop sends a Poll every poll interval, but not while the last one
@@ -1294,6 +1312,14 @@ func (q *queue) take(ctx context.Context, stop <-chan struct{}, dst []item) ([]i
 		case <-q.notify:
 		}
 	}
+}
+
+// state is how many items the queue holds, and their bytes with those of
+// the batch being published.
+func (q *queue) state() (n, bytes int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items), q.bytes
 }
 
 // discard empties the queue and returns how many items it held.

@@ -16,6 +16,7 @@ import (
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 
+	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
 )
 
@@ -144,4 +145,37 @@ func (s *refusingServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	}
 	<-stream.Context().Done()
 	return nil
+}
+
+// TestQueueFullLogged: notifications dropped for a full queue are logged,
+// as the other drops are (with how many, and the queue's bounds, so the
+// operator knows which to raise), once per throttle interval rather than
+// once each.
+func TestQueueFullLogged(t *testing.T) {
+	var logs logBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 20, ToggleEvery: -1})
+	m, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(configs.GNMI{QueueSize: 10, Targets: []configs.GNMITarget{simTarget("flood", addr, sub(countersPath, "stream", "sample", time.Microsecond))}},
+		&stallBroker{stall: "flood"}, WithMetrics(m), WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.grace = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, 10*time.Second, "drops for the full queue", func() bool {
+		return testutil.ToFloat64(m.Dropped.WithLabelValues("flood", DropQueueFull)) > 100
+	})
+	waitFor(t, 10*time.Second, "the drops logged", func() bool {
+		return len(logs.lines("level=WARN", "target=flood", "queue full", "queue_size=10", "queue_bytes=")) > 0
+	})
+	if n, drops := len(logs.lines("queue full")), testutil.ToFloat64(m.Dropped.WithLabelValues("flood", DropQueueFull)); float64(n) >= drops {
+		t.Errorf("%d lines for %v drops: want them throttled", n, drops)
+	}
 }
