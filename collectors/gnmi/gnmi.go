@@ -1005,7 +1005,11 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 				code = codes.Unknown // an error all the same
 			}
 			inband = status.New(code, r.Error.GetMessage())
-			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
+			level := slog.LevelWarn
+			if fails.failing > 0 && slices.Contains(fails.codes, code) {
+				level = slog.LevelDebug // this run of failures had it already: the failure's line has its message
+			}
+			log.Log(ctx, level, "gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
 		}
 	}
 }

@@ -179,3 +179,31 @@ func TestQueueFullLogged(t *testing.T) {
 		t.Errorf("%d lines for %v drops: want them throttled", n, drops)
 	}
 }
+
+// inbandServer answers every Subscribe with an in-band Error message
+// (gNMI before 0.7) and ends the RPC.
+type inbandServer struct{ gpb.UnimplementedGNMIServer }
+
+func (inbandServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	return stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Error{Error: &gpb.Error{Code: uint32(codes.InvalidArgument), Message: "bad path"}}})
+}
+
+// TestInbandErrorLoggedOncePerRun: a target that answers every attempt
+// with the same in-band error is warned of once, not at every attempt.
+func TestInbandErrorLoggedOncePerRun(t *testing.T) {
+	var logs logBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	r := startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(20 * time.Millisecond),
+		Targets: []configs.GNMITarget{{Name: "t", Address: serveGNMI(t, inbandServer{}), Insecure: true,
+			Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0)}}}},
+		WithLogger(log))
+	waitFor(t, 20*time.Second, "20 failed attempts", func() bool {
+		return testutil.ToFloat64(r.m.Errors.WithLabelValues("t", "InvalidArgument")) >= 20
+	})
+	if got := logs.lines("level=WARN"); len(got) > 2 {
+		t.Errorf("%d warnings for 20 attempts answered with the same in-band error, want 2 (the error and the failure):\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
