@@ -761,9 +761,9 @@ type failRun struct {
 	since   time.Time
 	logged  time.Time
 	codes   []codes.Code
-	// capsLogged, subscribed: the run's Capabilities and subscribed
-	// lines were logged at info.
-	capsLogged, subscribed bool
+	// capsLogged, subscribed, noData: the run's Capabilities,
+	// subscribed and no-data lines were logged at info (warn).
+	capsLogged, subscribed, noData bool
 }
 
 func (f *failRun) failed(log *slog.Logger, err error, code codes.Code, wait time.Duration, now time.Time) {
@@ -992,7 +992,11 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			if first {
 				log.Debug("gnmi sync_response: initial state received")
 				if !watched && !once && t.poll == 0 && t.idle > 0 {
-					log.Warn("gnmi sync_response with no data for the sampled subscriptions: their paths match nothing on the target (yet); the stream is not taken for stalled until their data comes")
+					level := slog.LevelWarn
+					if fails.level(&fails.noData) < slog.LevelInfo {
+						level = slog.LevelDebug // said already in this run of failures
+					}
+					log.Log(ctx, level, "gnmi sync_response with no data for the sampled subscriptions: their paths match nothing on the target (yet); the stream is not taken for stalled until their data comes")
 				}
 			}
 			if once {

@@ -207,3 +207,35 @@ func TestInbandErrorLoggedOncePerRun(t *testing.T) {
 		t.Errorf("%d warnings for 20 attempts answered with the same in-band error, want 2 (the error and the failure):\n%s", len(got), strings.Join(got, "\n"))
 	}
 }
+
+// syncThenFailServer answers every Subscribe with a sync_response and no
+// data, and then fails the stream.
+type syncThenFailServer struct{ gpb.UnimplementedGNMIServer }
+
+func (syncThenFailServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+		return err
+	}
+	return status.Error(codes.Internal, "daemon restarting")
+}
+
+// TestNoDataWarningOncePerRun: the warning that a sampled subscription's
+// paths match nothing is given once in a run of failing sessions, not at
+// every one.
+func TestNoDataWarningOncePerRun(t *testing.T) {
+	var logs logBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	r := startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(20 * time.Millisecond),
+		Targets: []configs.GNMITarget{{Name: "t", Address: serveGNMI(t, syncThenFailServer{}), Insecure: true,
+			Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "sample", time.Second)}}}},
+		WithLogger(log))
+	waitFor(t, 20*time.Second, "20 failed sessions", func() bool {
+		return testutil.ToFloat64(r.m.Errors.WithLabelValues("t", "Internal")) >= 20
+	})
+	if got := logs.lines("level=WARN", "match nothing"); len(got) != 1 {
+		t.Errorf("%d no-data warnings in 20 sessions of one run of failures, want 1:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
