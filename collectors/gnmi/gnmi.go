@@ -1172,6 +1172,9 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 				return fmt.Errorf("gnmi %s: %s: %w (%s does not resolve: %v)", t.cfg.Name, call, err, hostOf(t.cfg.Address), lerr)
 			}
 		}
+		if hint := t.tlsHint(status.Convert(err).Message()); hint != "" {
+			return fmt.Errorf("gnmi %s: %s: %w (%s)", t.cfg.Name, call, err, hint)
+		}
 		if !t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "first record does not look like a TLS handshake") {
 			// The target answered the TLS handshake in something else:
 			// plaintext gRPC, as labs and simulators serve it.
@@ -1193,6 +1196,32 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 		}
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
+}
+
+// tlsHint says what to set for a TLS handshake that failed with msg, or
+// "": crypto/tls names neither the file nor the setting.
+func (t *target) tlsHint(msg string) string {
+	if t.cfg.Insecure {
+		return ""
+	}
+	var c configs.GNMITLS
+	if t.cfg.TLS != nil {
+		c = *t.cfg.TLS
+	}
+	switch {
+	case strings.Contains(msg, "tls: certificate required") && c.CertFile == "":
+		return fmt.Sprintf("%s requires a client certificate: set tls.cert_file and tls.key_file", t.cfg.Address)
+	case strings.Contains(msg, "remote error: tls: bad certificate"), strings.Contains(msg, "remote error: tls: unknown certificate authority"):
+		if c.CertFile != "" {
+			return fmt.Sprintf("%s refused the client certificate %s: is it signed by a CA the target trusts, and not expired?", t.cfg.Address, c.CertFile)
+		}
+	case strings.Contains(msg, "x509: certificate signed by unknown authority"):
+		if c.CAFile == "" {
+			return fmt.Sprintf("the certificate of %s is not signed by a CA of the system roots: set tls.ca_file to its CA", t.cfg.Address)
+		}
+		return fmt.Sprintf("the certificate of %s is not signed by tls.ca_file (%s)", t.cfg.Address, c.CAFile)
+	}
+	return ""
 }
 
 // lookupFails is the error of looking addr's host up, if it fails; it
