@@ -2,8 +2,10 @@ package configs
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/weirnet/weir/collectors/gnmi/gpath"
 	"github.com/weirnet/weir/internal/tlsconf"
+	"github.com/weirnet/weir/internal/yamlerr"
 )
 
 // GNMI configures the gNMI collector (collectors/gnmi): dial-in Subscribe
@@ -318,7 +321,7 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 		case "json", "json_ietf", "proto":
 			t.Encoding = enc
 		default:
-			add(keyLine(tn, "encoding"), path+".encoding", "must be json, json_ietf or proto, not %q", t.Encoding)
+			add(keyLine(tn, "encoding"), path+".encoding", "must be json, json_ietf or proto, not %q%s", t.Encoding, valueHint(t.Encoding, "json", "json_ietf", "proto"))
 		}
 		if t.Timeout == 0 {
 			t.Timeout = Duration(DefaultGNMITimeout)
@@ -341,7 +344,7 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 			} else {
 				named, ok := out.Subscriptions[ref.name]
 				if !ok {
-					add(ref.line, spath, "no subscription %q in gnmi.subscriptions", ref.name)
+					add(ref.line, spath, "no subscription %q in gnmi.subscriptions%s", ref.name, namesHint(ref.name, slices.Sorted(maps.Keys(out.Subscriptions))))
 					continue
 				}
 				s = named
@@ -366,6 +369,30 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 }
 
 type keyErr struct{ key, msg string }
+
+// valueHint is " (did you mean X?)" for the one of known that v looks
+// misspelt from (jsonietf: json_ietf, pol: poll), or "".
+func valueHint(v string, known ...string) string {
+	if best := yamlerr.ClosestKey(v, known); best != "" {
+		return fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	return ""
+}
+
+// namesHint is valueHint for a name of defined, or, when none is close,
+// " (it has a, b, ...)", or " (it defines none)".
+func namesHint(name string, defined []string) string {
+	if h := valueHint(name, defined...); h != "" {
+		return h
+	}
+	if len(defined) == 0 {
+		return " (it defines none)"
+	}
+	if len(defined) > 8 {
+		defined = append(defined[:8:8], "...")
+	}
+	return fmt.Sprintf(" (it has %s)", strings.Join(defined, ", "))
+}
 
 // splitOrigin splits "origin:/path" into its origin and "/path"; ok is
 // false for a path without one (a key value containing ":/" is not).
@@ -413,7 +440,7 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 		s.Mode = "stream"
 	case "stream", "once", "poll":
 	default:
-		add("mode", "must be stream, once or poll, not %q", mode)
+		add("mode", "must be stream, once or poll, not %q%s", mode, valueHint(mode, "stream", "once", "poll"))
 	}
 	switch s.StreamMode {
 	case "":
@@ -428,13 +455,23 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 			add("stream_mode", "only applies to mode stream (mode is %s)", s.Mode)
 		}
 	default:
-		add("stream_mode", "must be sample, on_change or target_defined, not %q", streamMode)
+		add("stream_mode", "must be sample, on_change or target_defined, not %q%s", streamMode, valueHint(streamMode, "sample", "on_change", "target_defined"))
 	}
 	if s.SampleInterval < 0 {
 		add("sample_interval", "must be positive")
 	}
 	if s.HeartbeatInterval < 0 {
 		add("heartbeat_interval", "must be positive")
+	}
+	// SAMPLE and heartbeats are STREAM's: a ONCE or POLL target ignores
+	// them, and whoever set them expects a stream.
+	if s.Mode == "poll" && s.SampleInterval > 0 {
+		add("sample_interval", "only applies to mode stream (mode is poll; poll_interval sets how often it is polled)")
+	} else if s.Mode != "stream" && s.SampleInterval > 0 {
+		add("sample_interval", "only applies to mode stream (mode is %s)", s.Mode)
+	}
+	if s.Mode != "stream" && s.HeartbeatInterval > 0 {
+		add("heartbeat_interval", "only applies to mode stream (mode is %s)", s.Mode)
 	}
 	if s.StreamMode == "on_change" && s.SampleInterval > 0 {
 		add("sample_interval", "does not apply to stream_mode on_change")

@@ -110,6 +110,9 @@ type Collector struct {
 	// grace bounds the whole drain at shutdown (default
 	// shutdownDrainTimeout; tests shorten it).
 	grace time.Duration
+	// failLogEvery is how often a target that keeps failing is logged
+	// (default failLogEvery; tests shorten it).
+	failLogEvery time.Duration
 
 	mu      sync.Mutex
 	targets []*target // the latest list asked for (New, Update)
@@ -121,7 +124,7 @@ type Collector struct {
 // New builds a collector for cfg's targets, publishing through b. TLS
 // files are read here, so a missing CA fails at start.
 func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) {
-	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler), grace: shutdownDrainTimeout}
+	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler), grace: shutdownDrainTimeout, failLogEvery: failLogEvery}
 	for _, o := range opts {
 		o(c)
 	}
@@ -382,6 +385,9 @@ type target struct {
 	dropShutdown          prometheus.Counter
 	// noValueLog throttles the no_value log line (publishLoop's only).
 	noValueLog throttle.Throttle
+	// queueFullLog throttles the queue_full log line (the stream's
+	// reader's only: one session at a time).
+	queueFullLog throttle.Throttle
 	// refusedLog throttles the refused records' log line.
 	refusedLog throttle.Shared
 	// lost: its publishing stopped with records unpublished (counted in
@@ -696,6 +702,7 @@ func (t *target) run(pubCtx, ctx context.Context) {
 	log := t.c.log.With(slog.String("target", t.cfg.Name))
 	retryMin, retryMax := t.c.cfg.RetryMin.Std(), t.c.cfg.RetryMax.Std()
 	backoff := retryMin
+	fails := failRun{every: t.c.failLogEvery}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			t.reconnects.Inc()
@@ -703,7 +710,7 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		t.mu.Lock()
 		t.st.Sessions++
 		t.mu.Unlock()
-		up, err := t.session(ctx, log)
+		up, err := t.session(ctx, log, &fails)
 		t.setConnected(false)
 		if ctx.Err() != nil {
 			return
@@ -722,9 +729,10 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		// full resync) is retried no faster than the backoff allows.
 		if up >= retryMax {
 			backoff = retryMin
+			fails = failRun{every: fails.every} // it served a while: a new run of failures
 		}
 		wait := jitter(backoff)
-		log.Warn("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+		fails.failed(log, err, code, wait, time.Now())
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -734,6 +742,61 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		}
 		backoff = min(backoff*2, retryMax)
 	}
+}
+
+// failLogEvery is how often a target that keeps failing is logged as
+// still failing; weir_gnmi_errors_total counts every attempt.
+const failLogEvery = 10 * time.Minute
+
+// failRun is a target's run of failed sessions, from the first failure
+// after a session that served for retry_max (or from the start) to the
+// next such session: its first failure is logged, and the first of each
+// other code in it, and then one line every failLogEvery with how many
+// failed meanwhile, not one per attempt (a target down for a day at
+// retry_max 60s would be 1,440 warnings). Its Capabilities and
+// subscribed lines are logged once in the run, at debug after.
+type failRun struct {
+	every   time.Duration
+	failing int // failed sessions in the run
+	since   time.Time
+	logged  time.Time
+	codes   []codes.Code
+	// capsLogged, subscribed, noData: the run's Capabilities,
+	// subscribed and no-data lines were logged at info (warn).
+	capsLogged, subscribed, noData bool
+}
+
+func (f *failRun) failed(log *slog.Logger, err error, code codes.Code, wait time.Duration, now time.Time) {
+	f.failing++
+	if f.failing == 1 {
+		f.since = now
+	}
+	seen := slices.Contains(f.codes, code)
+	if !seen {
+		f.codes = append(f.codes, code)
+	}
+	switch {
+	case f.failing == 1 || !seen:
+		log.Warn("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+	case now.Sub(f.logged) >= f.every:
+		log.Warn("gnmi stream still failing; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait),
+			slog.Int("failed_attempts", f.failing), slog.Duration("failing_for", now.Sub(f.since).Round(time.Second)))
+	default:
+		log.Debug("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+		return
+	}
+	f.logged = now
+	f.subscribed = false // the next subscribed line says it is back
+}
+
+// level is info for the run's first line of a kind (*logged, then set),
+// debug after.
+func (f *failRun) level(logged *bool) slog.Level {
+	if *logged {
+		return slog.LevelDebug
+	}
+	*logged = true
+	return slog.LevelInfo
 }
 
 // jitter spreads d over [0.75d, 1.25d) so targets that failed together do
@@ -766,7 +829,7 @@ const keepaliveTime = 5 * time.Minute
 // target served the stream: from its first response until the stream
 // ended, or until its last message when it stalled (0 if it never
 // answered).
-func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duration, err error) {
+func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) (up time.Duration, err error) {
 	name := t.cfg.Name
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -788,7 +851,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 	}
 	client := gpb.NewGNMIClient(conn)
 
-	if err := t.capabilities(ctx, client, log); err != nil {
+	if err := t.capabilities(ctx, client, log, fails.level(&fails.capsLogged)); err != nil {
 		return 0, err
 	}
 
@@ -890,7 +953,11 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 		if first.IsZero() {
 			first = last
 			t.setConnected(true)
-			log.Info("gnmi subscribed", slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String())))
+			attrs := []slog.Attr{slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String()))}
+			if fails.failing > 0 {
+				attrs = append(attrs, slog.Int("failed_attempts", fails.failing), slog.Duration("failing_for", last.Sub(fails.since).Round(time.Second)))
+			}
+			log.LogAttrs(ctx, fails.level(&fails.subscribed), "gnmi subscribed", attrs...)
 		}
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
@@ -907,6 +974,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 			t.lastUpdate.Set(float64(now.UnixNano()) / 1e9)
 			if !t.queue.push(item{n: n, at: now, size: int(t.lastSize.Swap(0))}) {
 				t.dropQueue.Inc()
+				t.queueFull(log, now)
 			}
 		case *gpb.SubscribeResponse_SyncResponse:
 			t.syncs.Inc()
@@ -924,7 +992,11 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 			if first {
 				log.Debug("gnmi sync_response: initial state received")
 				if !watched && !once && t.poll == 0 && t.idle > 0 {
-					log.Warn("gnmi sync_response with no data for the sampled subscriptions: their paths match nothing on the target (yet); the stream is not taken for stalled until their data comes")
+					level := slog.LevelWarn
+					if fails.level(&fails.noData) < slog.LevelInfo {
+						level = slog.LevelDebug // said already in this run of failures
+					}
+					log.Log(ctx, level, "gnmi sync_response with no data for the sampled subscriptions: their paths match nothing on the target (yet); the stream is not taken for stalled until their data comes")
 				}
 			}
 			if once {
@@ -937,9 +1009,27 @@ func (t *target) session(ctx context.Context, log *slog.Logger) (up time.Duratio
 				code = codes.Unknown // an error all the same
 			}
 			inband = status.New(code, r.Error.GetMessage())
-			log.Warn("gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
+			level := slog.LevelWarn
+			if fails.failing > 0 && slices.Contains(fails.codes, code) {
+				level = slog.LevelDebug // this run of failures had it already: the failure's line has its message
+			}
+			log.Log(ctx, level, "gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
 		}
 	}
+}
+
+// queueFull logs notifications dropped for a full queue, once per
+// throttle.Every, with how many and the queue's state against its bounds
+// (which of queue_size and queue_bytes it hit).
+func (t *target) queueFull(log *slog.Logger, now time.Time) {
+	missed, due := t.queueFullLog.Due(now)
+	if !due {
+		return
+	}
+	n, bytes := t.queue.state()
+	log.Warn("gnmi queue full: notifications dropped (the broker takes them slower than the target sends them)",
+		slog.Int("notifications", missed), slog.Int("queued", n), slog.Int("queue_size", t.queue.max),
+		slog.Int("queued_bytes", bytes), slog.Int("queue_bytes", t.queue.maxBytes))
 }
 
 // pollLoop sends a Poll every poll interval, but not while the last one
@@ -984,7 +1074,7 @@ func (t *target) pollLoop(ctx context.Context, stream gpb.GNMI_SubscribeClient, 
 // sync_response waits before the next is sent.
 const pollPatience = 3
 
-func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *slog.Logger) error {
+func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *slog.Logger, level slog.Level) error {
 	cctx, cancel := context.WithTimeout(ctx, t.cfg.Timeout.Std())
 	defer cancel()
 	caps, err := client.Capabilities(cctx, &gpb.CapabilityRequest{})
@@ -1003,10 +1093,14 @@ func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *s
 			supported = true
 		}
 	}
-	log.Info("gnmi capabilities", slog.String("gnmi_version", caps.GetGNMIVersion()),
+	log.Log(ctx, level, "gnmi capabilities", slog.String("gnmi_version", caps.GetGNMIVersion()),
 		slog.Int("models", len(caps.GetSupportedModels())), slog.String("encodings", strings.Join(encs, ",")))
 	if len(encs) > 0 && !supported {
-		log.Warn("gnmi target does not list the configured encoding", slog.String("encoding", t.cfg.Encoding), slog.String("supported", strings.Join(encs, ",")))
+		warn := slog.LevelWarn
+		if level < slog.LevelInfo {
+			warn = slog.LevelDebug // said already in this run of failures
+		}
+		log.Log(ctx, warn, "gnmi target does not list the configured encoding", slog.String("encoding", t.cfg.Encoding), slog.String("supported", strings.Join(encs, ",")))
 	}
 	return nil
 }
@@ -1078,6 +1172,9 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 				return fmt.Errorf("gnmi %s: %s: %w (%s does not resolve: %v)", t.cfg.Name, call, err, hostOf(t.cfg.Address), lerr)
 			}
 		}
+		if hint := t.tlsHint(status.Convert(err).Message()); hint != "" {
+			return fmt.Errorf("gnmi %s: %s: %w (%s)", t.cfg.Name, call, err, hint)
+		}
 		if !t.cfg.Insecure && strings.Contains(status.Convert(err).Message(), "first record does not look like a TLS handshake") {
 			// The target answered the TLS handshake in something else:
 			// plaintext gRPC, as labs and simulators serve it.
@@ -1099,6 +1196,32 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 		}
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
+}
+
+// tlsHint says what to set for a TLS handshake that failed with msg, or
+// "": crypto/tls names neither the file nor the setting.
+func (t *target) tlsHint(msg string) string {
+	if t.cfg.Insecure {
+		return ""
+	}
+	var c configs.GNMITLS
+	if t.cfg.TLS != nil {
+		c = *t.cfg.TLS
+	}
+	switch {
+	case strings.Contains(msg, "tls: certificate required") && c.CertFile == "":
+		return fmt.Sprintf("%s requires a client certificate: set tls.cert_file and tls.key_file", t.cfg.Address)
+	case strings.Contains(msg, "remote error: tls: bad certificate"), strings.Contains(msg, "remote error: tls: unknown certificate authority"):
+		if c.CertFile != "" {
+			return fmt.Sprintf("%s refused the client certificate %s: is it signed by a CA the target trusts, and not expired?", t.cfg.Address, c.CertFile)
+		}
+	case strings.Contains(msg, "x509: certificate signed by unknown authority"):
+		if c.CAFile == "" {
+			return fmt.Sprintf("the certificate of %s is not signed by a CA of the system roots: set tls.ca_file to its CA", t.cfg.Address)
+		}
+		return fmt.Sprintf("the certificate of %s is not signed by tls.ca_file (%s)", t.cfg.Address, c.CAFile)
+	}
+	return ""
 }
 
 // lookupFails is the error of looking addr's host up, if it fails; it
@@ -1226,6 +1349,14 @@ func (q *queue) take(ctx context.Context, stop <-chan struct{}, dst []item) ([]i
 		case <-q.notify:
 		}
 	}
+}
+
+// state is how many items the queue holds, and their bytes with those of
+// the batch being published.
+func (q *queue) state() (n, bytes int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items), q.bytes
 }
 
 // discard empties the queue and returns how many items it held.
