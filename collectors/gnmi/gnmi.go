@@ -819,6 +819,10 @@ func (t *target) setConnected(up bool) {
 	}
 }
 
+// maxRecvMsgSize bounds a message weir receives from a target (gRPC's
+// default is 4 MiB, less than a full BGP table in one JSON value).
+const maxRecvMsgSize = 64 << 20
+
 // keepaliveTime is how long a connection is quiet before the client
 // pings the target. grpc-go servers answer pings more frequent than 5
 // minutes (their default MinTime) with GOAWAY too_many_pings.
@@ -835,7 +839,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	defer cancel(nil)
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(t.creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(newLenientCodec())),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize), grpc.ForceCodecV2(newLenientCodec())),
 		grpc.WithStatsHandler(payloadSizes{&t.lastSize}),
 		// Pings find a half-open connection (a target rebooted, state a
 		// firewall or NAT dropped) under a stream allowed to be silent.
@@ -1187,6 +1191,13 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 			// session limit, which a TLS handshake tells apart.
 			return fmt.Errorf("gnmi %s: %s: %w (insecure: true speaks plaintext, but %s serves TLS: remove insecure, and set tls.ca_file or tls.insecure_skip_verify if its certificate needs them)",
 				t.cfg.Name, call, err, t.cfg.Address)
+		}
+	case codes.ResourceExhausted:
+		if strings.Contains(status.Convert(err).Message(), "received message larger than max") {
+			// One notification past what weir receives: the target
+			// sends it again at every retry.
+			return fmt.Errorf("gnmi %s: %s: %w (one notification larger than weir receives, %d MiB: subscribe to narrower paths, a list's entries rather than the whole list)",
+				t.cfg.Name, call, err, maxRecvMsgSize>>20)
 		}
 	case codes.InvalidArgument:
 		if msg := status.Convert(err).Message(); t.cfg.PrefixTarget == "" && (strings.Contains(msg, "prefix") || strings.Contains(msg, "target")) {
