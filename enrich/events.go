@@ -565,6 +565,7 @@ func stateType(family string, up bool) string {
 // flappingEvent is the <family>_flapping event of change ev.
 func (d *detector) flappingEvent(ev telemetry.Event, st *flapState, fam string) telemetry.Event {
 	ev.Type, ev.Count = fam+"_flapping", len(st.times)
+	ev.Severity = typeSeverity(ev.Type) // weir's finding, not the last line's
 	ev.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
 	return ev
 }
@@ -696,8 +697,8 @@ var opposites = map[string]string{
 }
 
 // typeSeverity is the severity of an event of type typ that no syslog
-// line gave one (a trap's, a poll's, a gNMI update's), as a syslog
-// severity name: so that a sink's severities filter, and an alert on
+// line gave one (a trap's, a poll's, a gNMI update's, and weir's own
+// flapping and cleared events), as a syslog severity name: so that a sink's severities filter, and an alert on
 // severity, take events of every path. Downs and device_unreachable are
 // errors (IOS logs %LINK-3-UPDOWN), flapping and device_rebooted
 // warnings, the rest (ups, reachable, cleared, config_changed) notices.
@@ -939,6 +940,7 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 		}
 		c := st.last
 		c.Type, c.Count, c.Time = k.family+"_flapping_cleared", 0, now
+		c.Severity = typeSeverity(c.Type)
 		c.Message = "stable for " + d.window.String()
 		if n > 0 {
 			c.Message = "changed " + itoa(n) + " times within " + d.window.String() + ", at most half the flapping threshold"

@@ -32,7 +32,9 @@ func TestFlapping(t *testing.T) {
 			if i%2 == 1 {
 				typ = fam.family + "_up"
 			}
-			ev := telemetry.Event{Type: typ, Device: "edge1", Object: fam.object, Time: t0.Add(time.Duration(i) * 10 * time.Second)}
+			// The changes' severities as a device's lines give them:
+			// the flapping and cleared events are weir's, of their own.
+			ev := telemetry.Event{Type: typ, Device: "edge1", Object: fam.object, Severity: "error", Time: t0.Add(time.Duration(i) * 10 * time.Second)}
 			got = append(got, d.observe(ev, ev.Time)...)
 		}
 		var flaps, changes int
@@ -40,8 +42,8 @@ func TestFlapping(t *testing.T) {
 			switch ev.Type {
 			case fam.family + "_flapping":
 				flaps++
-				if ev.Count != 6 || ev.Object != fam.object {
-					t.Errorf("%s: flapping count %d of %q, want 6 of %q", fam.family, ev.Count, ev.Object, fam.object)
+				if ev.Count != 6 || ev.Object != fam.object || ev.Severity != "warning" {
+					t.Errorf("%s: flapping count %d of %q, severity %q, want 6 of %q, warning", fam.family, ev.Count, ev.Object, ev.Severity, fam.object)
 				}
 			case fam.family + "_down", fam.family + "_up":
 				changes++
@@ -54,7 +56,7 @@ func TestFlapping(t *testing.T) {
 			t.Fatalf("%s: cleared while still flapping: %v", fam.family, c)
 		}
 		cleared := d.settle(t0.Add(200*time.Second + 10*time.Minute + time.Second))
-		if len(cleared) != 1 || cleared[0].Type != fam.family+"_flapping_cleared" || cleared[0].Object != fam.object {
+		if len(cleared) != 1 || cleared[0].Type != fam.family+"_flapping_cleared" || cleared[0].Object != fam.object || cleared[0].Severity != "notice" {
 			t.Fatalf("%s: cleared: %+v", fam.family, cleared)
 		}
 		if again := d.settle(t0.Add(time.Hour)); len(again) != 0 {
