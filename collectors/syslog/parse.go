@@ -65,7 +65,9 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 	*l = telemetry.Log{V: telemetry.Version, Raw: s, Facility: -1, Severity: -1}
 	pri, rest, err := parsePRI(s)
 	if err != nil {
-		malformed(l, s, err)
+		if err != errNoPRI || !p.parseNoPRI(s, l) {
+			malformed(l, s, err)
+		}
 		return
 	}
 	l.Facility, l.Severity = pri>>3, pri&7
@@ -104,6 +106,31 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 	if isYear(l.Hostname) {
 		yearForHost(l)
 	}
+}
+
+// errNoPRIHeader is the parse_error of a line without a PRI whose BSD
+// header was read all the same.
+const errNoPRIHeader = "no <PRI> header (header parsed; facility and severity unknown)"
+
+// parseNoPRI reads a line without a PRI that starts with a BSD header
+// ("TIMESTAMP HOST TAG: MSG"), as a relay forwarding with a file template
+// (rsyslog's RSYSLOG_FileFormat, syslog-ng's file format) or a device that
+// leaves the PRI out sends it: the device's host name and time are kept,
+// not lost to the relay's address. Facility and severity stay unknown (-1)
+// and ParseError says why. It reports false, leaving l to be marked
+// malformed, when the line has no timestamp and host name there.
+func (p *Parser) parseNoPRI(s string, l *telemetry.Log) bool {
+	if s == "" || !(s[0] >= 'A' && s[0] <= 'Z' || s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	if err := p.parse3164(s, l); err != nil || l.Hostname == "" {
+		return false
+	}
+	if isYear(l.Hostname) {
+		yearForHost(l)
+	}
+	l.Facility, l.Severity, l.ParseError = -1, -1, errNoPRIHeader
+	return true
 }
 
 // yearForHost mends a line HPE Comware, H3C or Huawei sent with the year

@@ -579,3 +579,50 @@ func TestRelayedTagWithoutColon(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPRIWithBSDHeader: a relay forwarding with a file template
+// (rsyslog's RSYSLOG_FileFormat, syslog-ng's file format) or a device that
+// leaves the PRI out sends "TIMESTAMP HOST TAG: MSG". The header is read
+// (the device's host and time, not the relay's address), facility and
+// severity stay unknown and parse_error says why; a line without a header
+// after the missing PRI stays malformed.
+func TestNoPRIWithBSDHeader(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct {
+		raw, format, host, app, msg string
+		time                        time.Time
+	}{
+		{"2026-11-29T14:07:08+00:00 leaf1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down",
+			FormatRFC3164, "leaf1", "Ebra", "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down",
+			time.Date(2026, 11, 29, 14, 7, 8, 0, time.UTC)},
+		{"Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545, ifName ge-0/0/1",
+			FormatRFC3164, "mx1", "mib2d", "SNMP_TRAP_LINK_DOWN: ifIndex 545, ifName ge-0/0/1",
+			time.Date(2026, 11, 29, 14, 6, 7, 0, time.UTC)},
+		{"2026-11-29T14:03:05+00:00 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up",
+			FormatCisco, "nx1", "", "%BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up",
+			time.Date(2026, 11, 29, 14, 3, 5, 0, time.UTC)},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		if l.Format != tc.format || l.Hostname != tc.host || l.AppName != tc.app || l.Message != tc.msg {
+			t.Errorf("%.60q: format %s host %q app %q message %.50q, want %s %q %q %.50q (%s)",
+				tc.raw, l.Format, l.Hostname, l.AppName, l.Message, tc.format, tc.host, tc.app, tc.msg, l.ParseError)
+		}
+		if l.Time == nil || !l.Time.Equal(tc.time) {
+			t.Errorf("%.60q: time %v, want %v", tc.raw, l.Time, tc.time)
+		}
+		if l.Facility != -1 || l.Severity != -1 {
+			t.Errorf("%.60q: facility %d severity %d, want -1 -1 (no PRI)", tc.raw, l.Facility, l.Severity)
+		}
+		if l.ParseError == "" {
+			t.Errorf("%.60q: no parse_error saying the PRI is missing", tc.raw)
+		}
+	}
+	for _, raw := range []string{"no priority at all, just text", "Nov 29 is not a header", "2026-13-45T99:99:99Z x y", ""} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(raw), &l)
+		if l.Format != FormatMalformed || l.Hostname != "" || l.Message != raw {
+			t.Errorf("%q: format %s host %q message %q, want malformed, whole", raw, l.Format, l.Hostname, l.Message)
+		}
+	}
+}
