@@ -300,6 +300,10 @@ func parseSD(s string) (map[string]map[string]string, string, error) {
 
 // parseRFC3339 parses the RFC 5424 timestamp: RFC 3339 with at most six
 // fraction digits.
+// isoNoZone is an ISO 8601 time without a zone; time.Parse takes a
+// fraction of a second after it too.
+const isoNoZone = "2006-01-02T15:04:05"
+
 func parseRFC3339(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -330,6 +334,11 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	if !ok {
 		if i := strings.IndexByte(s, ' '); i > 0 {
 			if tt, err := parseRFC3339(s[:i]); err == nil {
+				t, rest, ok = tt, s[i+1:], true
+			} else if tt, err := time.Parse(isoNoZone, s[:i]); err == nil {
+				// ISO 8601 without a zone (H3C and HPE Comware's
+				// "info-center timestamp loghost iso"): read as UTC, as
+				// a BSD time without a zone is.
 				t, rest, ok = tt, s[i+1:], true
 			}
 		}
@@ -761,6 +770,12 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 			nsec *= 10
 		}
 		s = s[i:]
+	}
+	// An offset glued to the time: Huawei VRP set to the host's time zone
+	// ("Jan  8 2013 03:58:15+07:00 HUAWEI %%01..."). Skipped, not
+	// applied, as a Cisco zone name is: the time is read as UTC.
+	if len(s) >= 6 && (s[0] == '+' || s[0] == '-') && s[3] == ':' && isDigits(s[1:3]) && isDigits(s[4:6]) && (len(s) == 6 || s[6] == ' ') {
+		s = s[6:]
 	}
 	// A year after the time: HPE Comware and H3C ("Aug 27 12:21:31 2018
 	// sw1 %%10IFNET/..."). A host named like a year of these is rarer
