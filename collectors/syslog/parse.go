@@ -335,7 +335,11 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 		if i := strings.IndexByte(s, ' '); i > 0 {
 			if tt, err := parseRFC3339(s[:i]); err == nil {
 				t, rest, ok = tt, s[i+1:], true
-			} else if tt, err := time.Parse(isoNoZone, s[:i]); err == nil {
+			} else if i >= len(isoNoZone) && s[4] == '-' && s[10] == 'T' && isDigits(s[:4]) {
+				tt, err := time.Parse(isoNoZone, s[:i])
+				if err != nil {
+					return errNoTimestamp
+				}
 				// ISO 8601 without a zone (H3C and HPE Comware's
 				// "info-center timestamp loghost iso"): read as UTC, as
 				// a BSD time without a zone is.
