@@ -65,7 +65,9 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 	*l = telemetry.Log{V: telemetry.Version, Raw: s, Facility: -1, Severity: -1}
 	pri, rest, err := parsePRI(s)
 	if err != nil {
-		malformed(l, s, err)
+		if err != errNoPRI || !p.parseNoPRI(s, l) {
+			malformed(l, s, err)
+		}
 		return
 	}
 	l.Facility, l.Severity = pri>>3, pri&7
@@ -104,6 +106,31 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 	if isYear(l.Hostname) {
 		yearForHost(l)
 	}
+}
+
+// errNoPRIHeader is the parse_error of a line without a PRI whose BSD
+// header was read all the same.
+const errNoPRIHeader = "no <PRI> header (header parsed; facility and severity unknown)"
+
+// parseNoPRI reads a line without a PRI that starts with a BSD header
+// ("TIMESTAMP HOST TAG: MSG"), as a relay forwarding with a file template
+// (rsyslog's RSYSLOG_FileFormat, syslog-ng's file format) or a device that
+// leaves the PRI out sends it: the device's host name and time are kept,
+// not lost to the relay's address. Facility and severity stay unknown (-1)
+// and ParseError says why. It reports false, leaving l to be marked
+// malformed, when the line has no timestamp and host name there.
+func (p *Parser) parseNoPRI(s string, l *telemetry.Log) bool {
+	if s == "" || !(s[0] >= 'A' && s[0] <= 'Z' || s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	if err := p.parse3164(s, l); err != nil || l.Hostname == "" {
+		return false
+	}
+	if isYear(l.Hostname) {
+		yearForHost(l)
+	}
+	l.Facility, l.Severity, l.ParseError = -1, -1, errNoPRIHeader
+	return true
 }
 
 // yearForHost mends a line HPE Comware, H3C or Huawei sent with the year
@@ -273,6 +300,10 @@ func parseSD(s string) (map[string]map[string]string, string, error) {
 
 // parseRFC3339 parses the RFC 5424 timestamp: RFC 3339 with at most six
 // fraction digits.
+// isoNoZone is an ISO 8601 time without a zone; time.Parse takes a
+// fraction of a second after it too.
+const isoNoZone = "2006-01-02T15:04:05"
+
 func parseRFC3339(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -303,6 +334,15 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 	if !ok {
 		if i := strings.IndexByte(s, ' '); i > 0 {
 			if tt, err := parseRFC3339(s[:i]); err == nil {
+				t, rest, ok = tt, s[i+1:], true
+			} else if i >= len(isoNoZone) && s[4] == '-' && s[10] == 'T' && isDigits(s[:4]) {
+				tt, err := time.Parse(isoNoZone, s[:i])
+				if err != nil {
+					return errNoTimestamp
+				}
+				// ISO 8601 without a zone (H3C and HPE Comware's
+				// "info-center timestamp loghost iso"): read as UTC, as
+				// a BSD time without a zone is.
 				t, rest, ok = tt, s[i+1:], true
 			}
 		}
@@ -734,6 +774,12 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 			nsec *= 10
 		}
 		s = s[i:]
+	}
+	// An offset glued to the time: Huawei VRP set to the host's time zone
+	// ("Jan  8 2013 03:58:15+07:00 HUAWEI %%01..."). Skipped, not
+	// applied, as a Cisco zone name is: the time is read as UTC.
+	if len(s) >= 6 && (s[0] == '+' || s[0] == '-') && s[3] == ':' && isDigits(s[1:3]) && isDigits(s[4:6]) && (len(s) == 6 || s[6] == ' ') {
+		s = s[6:]
 	}
 	// A year after the time: HPE Comware and H3C ("Aug 27 12:21:31 2018
 	// sw1 %%10IFNET/..."). A host named like a year of these is rarer

@@ -579,3 +579,101 @@ func TestRelayedTagWithoutColon(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPRIWithBSDHeader: a relay forwarding with a file template
+// (rsyslog's RSYSLOG_FileFormat, syslog-ng's file format) or a device that
+// leaves the PRI out sends "TIMESTAMP HOST TAG: MSG". The header is read
+// (the device's host and time, not the relay's address), facility and
+// severity stay unknown and parse_error says why; a line without a header
+// after the missing PRI stays malformed.
+func TestNoPRIWithBSDHeader(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct {
+		raw, format, host, app, msg string
+		time                        time.Time
+	}{
+		{"2026-11-29T14:07:08+00:00 leaf1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down",
+			FormatRFC3164, "leaf1", "Ebra", "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down",
+			time.Date(2026, 11, 29, 14, 7, 8, 0, time.UTC)},
+		{"Nov 29 14:06:07 mx1 mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex 545, ifName ge-0/0/1",
+			FormatRFC3164, "mx1", "mib2d", "SNMP_TRAP_LINK_DOWN: ifIndex 545, ifName ge-0/0/1",
+			time.Date(2026, 11, 29, 14, 6, 7, 0, time.UTC)},
+		{"2026-11-29T14:03:05+00:00 nx1 %BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up",
+			FormatCisco, "nx1", "", "%BGP-5-ADJCHANGE:  bgp-65001 [12345]  (default) neighbor 10.1.1.2 Up",
+			time.Date(2026, 11, 29, 14, 3, 5, 0, time.UTC)},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		if l.Format != tc.format || l.Hostname != tc.host || l.AppName != tc.app || l.Message != tc.msg {
+			t.Errorf("%.60q: format %s host %q app %q message %.50q, want %s %q %q %.50q (%s)",
+				tc.raw, l.Format, l.Hostname, l.AppName, l.Message, tc.format, tc.host, tc.app, tc.msg, l.ParseError)
+		}
+		if l.Time == nil || !l.Time.Equal(tc.time) {
+			t.Errorf("%.60q: time %v, want %v", tc.raw, l.Time, tc.time)
+		}
+		if l.Facility != -1 || l.Severity != -1 {
+			t.Errorf("%.60q: facility %d severity %d, want -1 -1 (no PRI)", tc.raw, l.Facility, l.Severity)
+		}
+		if l.ParseError == "" {
+			t.Errorf("%.60q: no parse_error saying the PRI is missing", tc.raw)
+		}
+	}
+	for _, raw := range []string{"no priority at all, just text", "Nov 29 is not a header", "2026-13-45T99:99:99Z x y", ""} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(raw), &l)
+		if l.Format != FormatMalformed || l.Hostname != "" || l.Message != raw {
+			t.Errorf("%q: format %s host %q message %q, want malformed, whole", raw, l.Format, l.Hostname, l.Message)
+		}
+	}
+}
+
+// TestISOTimeWithoutZone: H3C and HPE Comware with "info-center timestamp
+// loghost iso" send ISO 8601 without a zone ("<189>2003-05-30T06:42:44
+// Sysname %%10FTPD/5/..."); like a BSD time without one, it is read as UTC,
+// and the header (host name, body) is kept, not the line made malformed.
+func TestISOTimeWithoutZone(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, tc := range []struct{ raw, format, host, app, msg, time string }{
+		{"<189>2026-11-29T06:42:44 sw1 %%10FTPD/5/FTPD_LOGIN(l): User ftp (192.168.1.23) has logged in successfully.",
+			FormatCisco, "sw1", "", "%%10FTPD/5/FTPD_LOGIN(l): User ftp (192.168.1.23) has logged in successfully.", "2026-11-29T06:42:44Z"},
+		{"<13>2026-11-29T14:00:00.123 host app[7]: iso ms no zone", FormatRFC3164, "host", "app", "iso ms no zone", "2026-11-29T14:00:00.123Z"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		tm := ""
+		if l.Time != nil {
+			tm = l.Time.Format(time.RFC3339Nano)
+		}
+		if l.Format != tc.format || l.Hostname != tc.host || l.AppName != tc.app || l.Message != tc.msg || tm != tc.time {
+			t.Errorf("%.60q: format %s host %q app %q time %q message %.40q, want %s %q %q %q %.40q (%s)",
+				tc.raw, l.Format, l.Hostname, l.AppName, tm, l.Message, tc.format, tc.host, tc.app, tc.time, tc.msg, l.ParseError)
+		}
+	}
+	var l telemetry.Log
+	p.ParseCopy([]byte("<13>2026-13-45T99:99:99 host app: impossible"), &l)
+	if l.Format != FormatMalformed {
+		t.Errorf("an impossible ISO time: format %s, want malformed", l.Format)
+	}
+}
+
+// TestHuaweiOffsetAfterTime: Huawei VRP (CloudEngine, NE) set to the
+// host's time zone glue its offset to the time ("Jan  8 2013
+// 03:58:15+07:00 HUAWEI %%01HWCM/5/EXIT(l)[1]: ..."): the offset is
+// skipped as a Cisco zone name is, so the host name is HUAWEI, not
+// "+07:00", and the body keeps its %%01.
+func TestHuaweiOffsetAfterTime(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, raw := range []string{
+		"<187>Nov 29 2026 14:02:11+08:00 HUAWEI %%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.",
+		"<187>Nov 29 2026 14:02:11-08:00 HUAWEI %%01IFNET/4/LINK_STATE(l)[0]:The line protocol IP on the interface GigabitEthernet0/0/1 has entered the DOWN state.",
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(raw), &l)
+		if l.Format != FormatCisco || l.Hostname != "HUAWEI" || !strings.HasPrefix(l.Message, "%%01IFNET/4/LINK_STATE(l)") {
+			t.Errorf("%.60q: format %s host %q message %.40q, want cisco, HUAWEI, %%%%01IFNET…", raw, l.Format, l.Hostname, l.Message)
+		}
+		if l.Time == nil || !l.Time.Equal(time.Date(2026, 11, 29, 14, 2, 11, 0, time.UTC)) {
+			t.Errorf("%.60q: time %v, want 2026-11-29 14:02:11 (the offset skipped, as a zone name is)", raw, l.Time)
+		}
+	}
+}
