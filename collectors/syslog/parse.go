@@ -298,12 +298,12 @@ func parseSD(s string) (map[string]map[string]string, string, error) {
 	return sd, s, nil
 }
 
-// parseRFC3339 parses the RFC 5424 timestamp: RFC 3339 with at most six
-// fraction digits.
 // isoNoZone is an ISO 8601 time without a zone; time.Parse takes a
 // fraction of a second after it too.
 const isoNoZone = "2006-01-02T15:04:05"
 
+// parseRFC3339 parses the RFC 5424 timestamp: RFC 3339 with at most six
+// fraction digits.
 func parseRFC3339(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -777,7 +777,9 @@ func (p *Parser) parseBSDTime(s string, zone bool) (time.Time, string, bool) {
 	}
 	// An offset glued to the time: Huawei VRP set to the host's time zone
 	// ("Jan  8 2013 03:58:15+07:00 HUAWEI %%01..."). Skipped, not
-	// applied, as a Cisco zone name is: the time is read as UTC.
+	// applied: the time is UTC and the offset says the host's zone
+	// (Huawei's log format documentation: that line was logged at local
+	// time 10:58:15).
 	if len(s) >= 6 && (s[0] == '+' || s[0] == '-') && s[3] == ':' && isDigits(s[1:3]) && isDigits(s[4:6]) && (len(s) == 6 || s[6] == ' ') {
 		s = s[6:]
 	}
