@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/weirnet/weir/broker"
@@ -10,8 +11,9 @@ import (
 )
 
 // TestSyslogEventSeverity: a syslog event has its line's severity; a line
-// without a PRI (a relay that strips it) gives its event its type's, as
-// trap and poll events have, so a sink's severities filter takes it.
+// without a PRI (a relay that strips it) gives its event its mnemonic's,
+// or else its type's, as trap and poll events have, so a sink's
+// severities filter takes it.
 func TestSyslogEventSeverity(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewWorker(nil, inv, NewClassifier())
@@ -20,7 +22,8 @@ func TestSyslogEventSeverity(t *testing.T) {
 	var recs []broker.Record
 	for i, raw := range []string{
 		"<187>Nov 29 14:00:00 edge1 %LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down",
-		"Nov 29 14:00:01 edge1 %LINK-3-UPDOWN: Interface GigabitEthernet0/2, changed state to down",
+		"Nov 29 14:00:01 edge1 %LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/2, changed state to down",
+		"Nov 29 14:00:02 edge1 Interface GigabitEthernet0/3 is down",
 	} {
 		var l telemetry.Log
 		p.ParseCopy([]byte(raw), &l)
@@ -36,7 +39,8 @@ func TestSyslogEventSeverity(t *testing.T) {
 		}
 		got[ev.Object] = ev.Severity
 	}
-	if got["GigabitEthernet0/1"] != "error" || got["GigabitEthernet0/2"] != "error" || len(got) != 2 {
-		t.Errorf("severities by interface: %v, want error for both (the PRI's, then the type's)", got)
+	want := map[string]string{"GigabitEthernet0/1": "error", "GigabitEthernet0/2": "notice", "GigabitEthernet0/3": "error"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("severities by interface: %v, want %v (the PRI's, the mnemonic's, the type's)", got, want)
 	}
 }

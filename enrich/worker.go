@@ -528,7 +528,13 @@ func (w *Worker) syslogEvent(r *broker.Record, d *decodedSyslog) telemetry.Event
 		ev.Time = *e.Time
 	}
 	if ev.Severity == "" {
-		ev.Severity = typeSeverity(ev.Type) // a line without a PRI
+		// A line without a PRI: its mnemonic's severity
+		// (%LINEPROTO-5-UPDOWN), else its type's.
+		if sev := d.info.MnemonicSeverity; sev >= 0 && sev < len(telemetry.SeverityNames) {
+			ev.Severity = telemetry.SeverityNames[sev]
+		} else {
+			ev.Severity = typeSeverity(ev.Type)
+		}
 	}
 	return ev
 }
