@@ -389,14 +389,15 @@ scan:
 // what that output partition already has (exactly once) and retries until
 // the broker takes the records (a full disk stalls enrichment rather than
 // losing records) or ctx ends; in one, a failure aborts the transaction.
-// It returns how many records it left out (see fits).
-func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs []outRecord) (left int, err error) {
+// It returns how many records it left out for their size (see fits), and
+// how many because the output partition had them already.
+func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs []outRecord) (left, had int, err error) {
 	if len(outs) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if o.pending != nil {
 		if err := o.align(ctx, o.pending...); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	if !o.aligned {
@@ -407,9 +408,9 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			}
 		}
 		if left = len(outs) - len(recs); len(recs) == 0 {
-			return left, nil
+			return left, 0, nil
 		}
-		return left, o.produce(ctx, tx, topic, -1, recs)
+		return left, 0, o.produce(ctx, tx, topic, -1, recs)
 	}
 	byPart := map[int32][]broker.Record{}
 	var order []int32
@@ -424,7 +425,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			if keyed == 0 {
 				n, err := o.partitions(ctx, topic, 0)
 				if err != nil {
-					return 0, err
+					return 0, 0, err
 				}
 				keyed = n
 			}
@@ -433,9 +434,10 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			if tx == nil {
 				t, err := o.tail(ctx, topic, part)
 				if err != nil {
-					return 0, err
+					return 0, 0, err
 				}
 				if out.src <= t {
+					had++
 					continue // published before a crash or a hand-over
 				}
 			}
@@ -460,7 +462,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 	}
 	for _, part := range order {
 		if err := o.produce(ctx, tx, topic, part, byPart[part]); err != nil {
-			return left, err
+			return left, had, err
 		}
 		if tx != nil {
 			continue
@@ -473,7 +475,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			}
 		}
 	}
-	return left, nil
+	return left, had, nil
 }
 
 func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part int32, recs []broker.Record) error {
@@ -555,8 +557,13 @@ func (o *outputs) recycle(arenas ...*arena) {
 // so trying again is safe.
 func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
 	backoff := 10 * time.Millisecond
-	for {
-		left, err := o.publish(ctx, nil, b.topic, b.outs)
+	for attempt := 1; ; attempt++ {
+		left, had, err := o.publish(ctx, nil, b.topic, b.outs)
+		if attempt == 1 && had > 0 {
+			// Only the first attempt's: a retry also leaves out what
+			// the failed attempt published itself, counted out then.
+			o.m.dropped.WithLabelValues(b.topic, "already_published").Add(float64(had))
+		}
 		if err == nil {
 			o.countLeft(b.topic, left)
 			return true
@@ -631,7 +638,7 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 	committed, err := m.txn.Transact(ctx, func(tx broker.Txn) error {
 		clear(left)
 		for i, b := range all {
-			if left[i], perr = o.publish(ctx, tx, b.topic, b.outs); perr != nil {
+			if left[i], _, perr = o.publish(ctx, tx, b.topic, b.outs); perr != nil { // none had in a transaction
 				return perr
 			}
 		}

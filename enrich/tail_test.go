@@ -23,14 +23,14 @@ func TestTailPastOtherInputs(t *testing.T) {
 		return o
 	}
 	rec := outFrom
-	if _, err := newOut("raw.snmp").publish(ctx, nil, "enriched.metrics", []outRecord{rec(41), rec(42)}); err != nil {
+	if _, _, err := newOut("raw.snmp").publish(ctx, nil, "enriched.metrics", []outRecord{rec(41), rec(42)}); err != nil {
 		t.Fatal(err)
 	}
 	var g []outRecord
 	for i := range 3 * tailWindow {
 		g = append(g, rec(int64(i)))
 	}
-	if _, err := newOut("raw.gnmi").publish(ctx, nil, "enriched.metrics", g); err != nil {
+	if _, _, err := newOut("raw.gnmi").publish(ctx, nil, "enriched.metrics", g); err != nil {
 		t.Fatal(err)
 	}
 	if tail, err := newOut("raw.snmp").tail(ctx, "enriched.metrics", 0); err != nil || tail != 42 {
@@ -54,12 +54,12 @@ func TestTailOfARecreatedInput(t *testing.T) {
 	assigned := []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}
 	polled, rec := polledAt, outFrom
 	o.track(ctx, assigned, polled(0, 1, 2, 3))
-	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2), rec(3)}); err != nil {
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2), rec(3)}); err != nil {
 		t.Fatal(err)
 	}
 	recreate(t, b, "raw.syslog")
 	o.track(ctx, assigned, polled(0, 1))
-	left, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1)})
+	left, _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1)})
 	if err != nil || left != 0 {
 		t.Fatal(left, err)
 	}
@@ -103,12 +103,12 @@ func TestTailOfARecreatedInputAfterAnUpgrade(t *testing.T) {
 	assigned := []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}
 	rec := outFrom
 	o.track(ctx, assigned, polledAt(100, 101))
-	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(100), rec(101)}); err != nil {
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(100), rec(101)}); err != nil {
 		t.Fatal(err)
 	}
 	recreate(t, b, "raw.syslog")
 	o.track(ctx, assigned, polledAt(0, 1))
-	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1)}); err != nil {
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(readTopic(t, b, "enriched.syslog")); n != 104 {
@@ -143,21 +143,21 @@ func TestRecordsPolledBeforeTheInputWasMadeAgain(t *testing.T) {
 	assigned := []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}
 	polled, rec := polledAt, outFrom
 	o.track(ctx, assigned, polled(0, 1, 2, 3))
-	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2), rec(3)}); err != nil {
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2), rec(3)}); err != nil {
 		t.Fatal(err)
 	}
 	// 4 to 9 polled; the topic made again before they are published.
 	o.track(ctx, assigned, polled(4, 5, 6, 7, 8, 9))
 	recreate(t, b, "raw.syslog")
-	if _, err := o.publish(ctx, nil, "events", []outRecord{rec(4)}); err != nil {
+	if _, _, err := o.publish(ctx, nil, "events", []outRecord{rec(4)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(4), rec(5), rec(6), rec(7), rec(8), rec(9)}); err != nil {
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(4), rec(5), rec(6), rec(7), rec(8), rec(9)}); err != nil {
 		t.Fatal(err)
 	}
 	// The new topic's first records.
 	o.track(ctx, assigned, polled(0, 1, 2))
-	if _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2)}); err != nil {
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", []outRecord{rec(0), rec(1), rec(2)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(readTopic(t, b, "enriched.syslog")); n != 13 {
