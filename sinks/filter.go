@@ -86,6 +86,17 @@ func anyMatch(patterns []string, s string) bool {
 	return false
 }
 
+// matchEnding reports whether ev, which ends an event of type ended (an
+// up its down), matches as such an event of ev's device and tags would,
+// whatever its severity (see Resolver).
+func (f *filter) matchEnding(ev *telemetry.Event, ended string) bool {
+	e := *ev
+	e.Type, e.Severity = ended, ""
+	g := *f
+	g.severities = nil
+	return g.match(&Item{Event: &e})
+}
+
 // matchPoint is match for a metric decoded as a telemetry.Point.
 func (f *filter) matchPoint(p *telemetry.Point) bool {
 	if f.empty() {

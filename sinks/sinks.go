@@ -122,6 +122,18 @@ type RawDestination interface {
 	RawRecords() bool
 }
 
+// Resolver is a Destination some of whose records end what earlier ones
+// began: the Alertmanager form, where an up resolves the alert a down
+// fired. The sink's filter takes a record that ends something as it
+// would take what it ends (its severity aside: a down is an error, its up
+// a notice), so that a filter choosing which alerts fire (severities:
+// [error], event_types: [interface_down]) does not leave them firing for
+// good.
+type Resolver interface {
+	// Ends returns the event type an event of type typ ends, if any.
+	Ends(typ string) (string, bool)
+}
+
 // PointDestination is implemented by metric destinations that walk a
 // metric's tags and fields (InfluxDB, Prometheus): when Points is true they
 // get metric/1 records as Item.Point, decoded without maps and reused from
@@ -283,6 +295,7 @@ type Sink struct {
 	schemas SchemaFilter // nil: every schema
 	raw     bool         // records as they are, nothing decoded
 	points  bool         // metrics as Points
+	ender   Resolver     // nil: no record ends another
 
 	// Decoding state, one per decoding goroutine, and the Points of the
 	// records not yet committed (reused after each commit).
@@ -365,6 +378,7 @@ func New(b broker.Broker, cfg configs.Sink, dest Destination, opts ...Option) (*
 	if pd, ok := dest.(PointDestination); ok && pd.Points() {
 		s.points = true
 	}
+	s.ender, _ = dest.(Resolver)
 	return s, nil
 }
 
@@ -806,7 +820,15 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *telemetry.Point) (bool, error) 
 	if it.Schema == telemetry.SchemaMetric {
 		return s.filter.matchPoint(pt), nil
 	}
-	return s.filter.match(it), nil
+	if s.filter.match(it) {
+		return true, nil
+	}
+	if it.Event != nil && s.ender != nil {
+		if ended, ok := s.ender.Ends(it.Event.Type); ok {
+			return s.filter.matchEnding(it.Event, ended), nil
+		}
+	}
+	return false, nil
 }
 
 // deliver writes one batch, retrying until it is accepted or rejected; it

@@ -121,3 +121,43 @@ func TestRealAlertmanagerDeviceClockAhead(t *testing.T) {
 	})
 	sinktest.Eventually(t, "the alert resolved now, not in two hours", func() bool { return active() == 0 })
 }
+
+// TestRealAlertmanagerFilterResolves: a filter chooses which alerts fire
+// (severities: [error]: the downs), and the events that end them pass it
+// as what they end would (the ups, notices): filtered out, every alert
+// fired would stay firing for good, re-sent every minute. Events that end
+// nothing the filter takes stay out.
+func TestRealAlertmanagerFilterResolves(t *testing.T) {
+	amAddr, b, cfg, s := alertSink(t)
+	cfg.Filter = configs.SinkFilter{Severities: []string{"error"}, Tags: map[string]string{"site": "ams1"}}
+	now := time.Now().UTC()
+	down := telemetry.Event{V: 1, Type: "interface_down", Device: "edge1", Object: "Ethernet7", Severity: "error",
+		Message: "Ethernet7 down", Time: now, Tags: map[string]string{"site": "ams1"}}
+	up := down
+	up.Type, up.Severity, up.Message, up.Time = "interface_up", "notice", "Ethernet7 up", now.Add(time.Second)
+	elsewhere := up
+	elsewhere.Device, elsewhere.Tags = "edge9", map[string]string{"site": "fra1"}
+	login := down
+	login.Type, login.Severity, login.Object = "login_succeeded", "notice", "admin"
+	dev := func(int) string { return "edge1" }
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, dev, []telemetry.Event{down, elsewhere, login})
+	r := sinktest.Start(t, b, cfg, s)
+	active := func() int {
+		var got []json.RawMessage
+		resp, err := http.Get("http://" + amAddr + "/api/v2/alerts?active=true")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		if json.NewDecoder(resp.Body).Decode(&got) != nil {
+			return -1
+		}
+		return len(got)
+	}
+	sinktest.Eventually(t, "the down firing", func() bool { return active() == 1 })
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, dev, []telemetry.Event{up})
+	sinktest.Eventually(t, "the up resolving it", func() bool { return active() == 0 })
+	if n := r.Counter("weir_sink_filtered_total", map[string]string{"sink": "alerts"}); n != 2 {
+		t.Errorf("filtered %v, want 2 (the other site's up, the login)", n)
+	}
+}

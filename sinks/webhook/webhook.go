@@ -210,6 +210,16 @@ func templateOf(d *configs.WebhookTemplateData, it *sinks.Item) *configs.Webhook
 	return d
 }
 
+// Ends is resolves for the Alertmanager form, so that the sink's filter
+// takes an event that resolves an alert as it takes the alert's (see
+// sinks.Resolver); the JSON form's events end nothing.
+func (s *Sink) Ends(typ string) (string, bool) {
+	if !s.alertmanager {
+		return "", false
+	}
+	return resolves(typ)
+}
+
 // resolves maps an event type to the alert it ends.
 func resolves(typ string) (string, bool) {
 	switch {
