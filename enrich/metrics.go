@@ -69,9 +69,10 @@ type MetricsWorker struct {
 	// rates are, so memory follows the live network.
 	state map[stateKey]seen[stateSample]
 	// firstSeen are the events the record enrich last read would raise
-	// from the first states of its rows (no change of their own): the
-	// detector passes one on only when another path reported its object
-	// in the other state (see detector.observeFirst).
+	// from the first states of its rows (no change of their own), kept
+	// only when another path reported their object in the other state
+	// (see detector.firstMayChange); enrichBatch passes them to the
+	// detector as changes.
 	firstSeen []telemetry.Event
 	uptimes   map[string]seen[uptimeSample]
 	sysNames  map[string]*sysName
