@@ -600,15 +600,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		// state all the same.
 		key := stateKey{row: rowKey{target, "", object}, what: ch.family, object: ch.object}
 		if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
-			if !ok {
-				// Never seen: a start, unless another path said otherwise.
-				first(stateType(ch.family, ch.state == stateUp), ch.object)
-			}
 			// Deleted since (see forgetDeleted), the object is new: its
 			// first state is a baseline. Unless it was deleted by this
 			// very notification (the same time), which replaced it.
 			if ok && !prev.v.deleted.IsZero() && !at.Equal(prev.v.deleted) {
 				ok = false
+			}
+			if !ok {
+				// Never seen, or new since its delete: a start, unless
+				// another path said otherwise.
+				first(stateType(ch.family, ch.state == stateUp), ch.object)
 			}
 			if ok && prev.v.v != ch.state {
 				if ch.state == stateUp {
