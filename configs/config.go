@@ -313,11 +313,13 @@ func Parse(data []byte) (*Config, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlerr.Clean(err, data, nil)
 	}
-	if err := expandEnv(&root); err != nil {
+	// Before the expansion, which follows aliases: an anchor under an
+	// extension key is expanded where a section uses it, and a ${VAR} in
+	// one nothing uses need not be set.
+	dropExtensionKeys(&root)
+	if err := expandEnv(&root, map[*yaml.Node]bool{}); err != nil {
 		return nil, err
 	}
-	// After the expansion: aliases into an extension key share its nodes.
-	dropExtensionKeys(&root)
 	emptySections(&root)
 	// A list written as a mapping, with its key: yaml.v3 says only the
 	// line, which may start two mappings ("snmp:" and "targets: {...}").
@@ -493,8 +495,18 @@ var sectionNames = map[string]string{
 	"SinkTLS":        "a sink's tls",
 }
 
-// expandEnv replaces ${NAME} and ${NAME:-default} in every scalar.
-func expandEnv(n *yaml.Node) error {
+// expandEnv replaces ${NAME} and ${NAME:-default} in every scalar under
+// n, following aliases (into an anchor under a dropped extension key), and
+// each node once: seen holds those done, so a value expanded to text with
+// "${" in it is not expanded again through another alias.
+func expandEnv(n *yaml.Node, seen map[*yaml.Node]bool) error {
+	if seen[n] {
+		return nil
+	}
+	seen[n] = true
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return expandEnv(n.Alias, seen)
+	}
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
 		v, err := expandRefs(n.Value)
 		if err != nil {
@@ -511,7 +523,7 @@ func expandEnv(n *yaml.Node) error {
 		}
 	}
 	for _, c := range n.Content {
-		if err := expandEnv(c); err != nil {
+		if err := expandEnv(c, seen); err != nil {
 			return err
 		}
 	}

@@ -62,3 +62,28 @@ snmp:
 		t.Errorf("community %q, want from-env", got)
 	}
 }
+
+// An extension key is the operator's: a ${VAR} in one nothing uses (a
+// template kept for later, a note) need not be set. One an alias uses is
+// expanded where it is used, once however many use it: a value that
+// holds "${" after its expansion is data, not expanded again.
+func TestExtensionKeysUnusedEnvNotRequired(t *testing.T) {
+	t.Setenv("WEIR_TEST_COMMUNITY", "a${b}")
+	cfg, err := Parse([]byte(`
+x-later: {community: "${WEIR_TEST_SURELY_UNSET}"}
+x-common: &common
+  community: ${WEIR_TEST_COMMUNITY}
+snmp:
+  targets:
+    - {<<: *common, name: a, address: 192.0.2.1}
+    - {<<: *common, name: b, address: 192.0.2.2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range cfg.SNMP.Targets {
+		if tg.Community != "a${b}" {
+			t.Errorf("target %s: community %q, want a${b}", tg.Name, tg.Community)
+		}
+	}
+}

@@ -464,13 +464,15 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 		add("heartbeat_interval", "must be positive")
 	}
 	// SAMPLE and heartbeats are STREAM's: a ONCE or POLL target ignores
-	// them, and whoever set them expects a stream.
+	// them, and whoever set them expects a stream. (A misspelt mode is
+	// refused above, and may well be stream.)
+	notStream := s.Mode == "once" || s.Mode == "poll"
 	if s.Mode == "poll" && s.SampleInterval > 0 {
 		add("sample_interval", "only applies to mode stream (mode is poll; poll_interval sets how often it is polled)")
-	} else if s.Mode != "stream" && s.SampleInterval > 0 {
+	} else if notStream && s.SampleInterval > 0 {
 		add("sample_interval", "only applies to mode stream (mode is %s)", s.Mode)
 	}
-	if s.Mode != "stream" && s.HeartbeatInterval > 0 {
+	if notStream && s.HeartbeatInterval > 0 {
 		add("heartbeat_interval", "only applies to mode stream (mode is %s)", s.Mode)
 	}
 	if s.StreamMode == "on_change" && s.SampleInterval > 0 {

@@ -206,3 +206,17 @@ func TestGNMIModeCase(t *testing.T) {
 		t.Errorf("an unknown mode: %v", err)
 	}
 }
+
+// TestGNMIMisspeltModeAlone: a misspelt mode is the one error of a
+// subscription that sets sample_interval and heartbeat_interval, not also
+// "only applies to mode stream (mode is strem)": the mode meant may well
+// be stream.
+func TestGNMIMisspeltModeAlone(t *testing.T) {
+	_, err := Parse([]byte("gnmi:\n  subscriptions:\n    c: {path: /a, mode: strem, sample_interval: 10s, heartbeat_interval: 1m}\n"))
+	if err == nil || !strings.Contains(err.Error(), `not "strem" (did you mean stream?)`) {
+		t.Fatalf("got %v, want the misspelt mode", err)
+	}
+	if strings.Contains(err.Error(), "only applies to mode stream") {
+		t.Errorf("a misspelt mode also refuses the stream settings:\n%v", err)
+	}
+}

@@ -89,3 +89,67 @@ func TestFirstSampleAgainstAnotherPathsState(t *testing.T) {
 		t.Errorf("second poll, nothing changed: events %q", got)
 	}
 }
+
+// TestFirstSampleAfterDeleteAgainstAnotherPathsState: a BGP neighbor
+// removed from the config (a gNMI delete) is new when configured again,
+// and its first state a baseline, as any first sample is: so when syslog
+// said the session went down meanwhile, the re-created neighbor seen
+// established is that change (bgp_peer_up), not left with the down as
+// its last event.
+func TestFirstSampleAfterDeleteAgainstAnotherPathsState(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	w := NewMetricsWorker(nil, inv, WithSharedEventRules(rules), WithInputTopic(telemetry.TopicRawGNMI))
+	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
+	var off int64
+	const nbr = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.1]"
+	tags := map[string]string{"name": "default", "identifier": "BGP", "neighbor-address": "10.0.0.1"}
+	rec := func(m telemetry.Metric) broker.Record {
+		v, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off++
+		return broker.Record{Topic: telemetry.TopicRawGNMI, Offset: off, Timestamp: m.Time, Value: v}
+	}
+	state := func(at time.Time, s string) broker.Record {
+		return rec(telemetry.Metric{V: 1, Measurement: "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor_state",
+			Device: "edge1", Tags: map[string]string{"name": "default", "identifier": "BGP", "neighbor-address": "10.0.0.1", "path": nbr + "/state"},
+			Fields: map[string]any{"session-state": s}, Time: at, Source: "gnmi"})
+	}
+	deleted := func(at time.Time) broker.Record {
+		return rec(telemetry.Metric{V: 1, Measurement: "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor",
+			Device: "edge1", Tags: tags, Fields: map[string]any{"deleted": true}, Time: at, Source: "gnmi"})
+	}
+	batch := func(at time.Time, recs ...broker.Record) []string {
+		w.rates.setNow(at)
+		_, out := w.enrichBatch(recs, nil, nil)
+		var got []string
+		for _, o := range out {
+			var ev telemetry.Event
+			if err := json.Unmarshal(o.rec.Value, &ev); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, ev.Type+" "+ev.Object)
+		}
+		return got
+	}
+	if got := batch(t0, state(t0, "ESTABLISHED")); len(got) != 0 {
+		t.Fatalf("first state: events %q", got)
+	}
+	at := t0.Add(10 * time.Second)
+	if got := batch(at, deleted(at)); len(got) != 0 {
+		t.Fatalf("delete: events %q", got)
+	}
+	at = t0.Add(11 * time.Second)
+	off++
+	if evs := rules.d.observe(telemetry.Event{Type: "bgp_peer_down", Device: "edge1", Object: "10.0.0.1", Time: at,
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: off}}, at); len(evs) != 1 {
+		t.Fatalf("syslog bgp_peer_down: %v", evs)
+	}
+	at = t0.Add(40 * time.Second)
+	if got, want := batch(at, state(at, "ESTABLISHED")), []string{"bgp_peer_up 10.0.0.1"}; !slices.Equal(got, want) {
+		t.Errorf("configured again, established, after a syslog down: events %q, want %q", got, want)
+	}
+}

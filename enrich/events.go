@@ -545,7 +545,9 @@ func (d *detector) firstMayChange(device, typ, object string, now time.Time) boo
 	return now.After(st.at) && now.Sub(st.at) <= d.stateHold()
 }
 
-// stateType is the event type of family's up or down.
+// stateType is the event type of family's up or down. The families
+// openConfigState reads are spelt out: every first sample of a row asks,
+// and family+"_up" would allocate each time.
 func stateType(family string, up bool) string {
 	switch {
 	case family == "interface" && up:
@@ -562,10 +564,11 @@ func stateType(family string, up bool) string {
 	return family + "_down"
 }
 
-// flappingEvent is the <family>_flapping event of change ev.
+// flappingEvent is the <family>_flapping event of change ev, with its
+// type's severity, not the change's (a down's error, an up's notice).
 func (d *detector) flappingEvent(ev telemetry.Event, st *flapState, fam string) telemetry.Event {
 	ev.Type, ev.Count = fam+"_flapping", len(st.times)
-	ev.Severity = typeSeverity(ev.Type) // weir's finding, not the last line's
+	ev.Severity = typeSeverity(ev.Type)
 	ev.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
 	return ev
 }
@@ -698,10 +701,13 @@ var opposites = map[string]string{
 
 // typeSeverity is the severity of an event of type typ that no syslog
 // line gave one (a trap's, a poll's, a gNMI update's, and weir's own
-// flapping and cleared events), as a syslog severity name: so that a sink's severities filter, and an alert on
-// severity, take events of every path. Downs and device_unreachable are
+// flapping and cleared events), as a syslog severity name: so that a
+// sink's severities filter, and an alert on severity, take events of
+// every path. Downs and device_unreachable are
 // errors (IOS logs %LINK-3-UPDOWN), flapping and device_rebooted
-// warnings, the rest (ups, reachable, cleared, config_changed) notices.
+// warnings, login_succeeded informational, the rest (ups, reachable,
+// cleared, config_changed) notices. A flapping event and its cleared one
+// have their type's whatever the path (see flappingEvent).
 func typeSeverity(typ string) string {
 	switch {
 	case strings.HasSuffix(typ, "_flapping"), typ == typeRebooted:
@@ -940,7 +946,7 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 		}
 		c := st.last
 		c.Type, c.Count, c.Time = k.family+"_flapping_cleared", 0, now
-		c.Severity = typeSeverity(c.Type)
+		c.Severity = typeSeverity(c.Type) // not the last change's
 		c.Message = "stable for " + d.window.String()
 		if n > 0 {
 			c.Message = "changed " + itoa(n) + " times within " + d.window.String() + ", at most half the flapping threshold"

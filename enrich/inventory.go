@@ -415,8 +415,9 @@ func withoutExtensionKeys(err error) error {
 // deviceKeys are a device entry's keys, as the file writes them.
 var deviceKeys = []string{"name", "address", "cidr", "site", "region", "role", "vendor", "platform", "tags"}
 
-// didYouMean is "did you mean K? " and then, to go on, then, when key is
-// a misspelling of K among known; "" otherwise.
+// didYouMean is "did you mean K? " followed by then (the start of the
+// rest of the message) when key is a misspelling of K among known, and ""
+// otherwise.
 func didYouMean(key string, known []string, then string) string {
 	if k := yamlerr.ClosestKey(key, known); k != "" {
 		return "did you mean " + k + "? " + then

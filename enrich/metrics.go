@@ -69,9 +69,10 @@ type MetricsWorker struct {
 	// rates are, so memory follows the live network.
 	state map[stateKey]seen[stateSample]
 	// firstSeen are the events the record enrich last read would raise
-	// from the first states of its rows (no change of their own): the
-	// detector passes one on only when another path reported its object
-	// in the other state (see detector.observeFirst).
+	// from the first states of its rows (no change of their own), kept
+	// only when another path reported their object in the other state
+	// (see detector.firstMayChange); enrichBatch passes them to the
+	// detector as changes.
 	firstSeen []telemetry.Event
 	uptimes   map[string]seen[uptimeSample]
 	sysNames  map[string]*sysName
@@ -599,15 +600,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		// state all the same.
 		key := stateKey{row: rowKey{target, "", object}, what: ch.family, object: ch.object}
 		if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
-			if !ok {
-				// Never seen: a start, unless another path said otherwise.
-				first(stateType(ch.family, ch.state == stateUp), ch.object)
-			}
 			// Deleted since (see forgetDeleted), the object is new: its
 			// first state is a baseline. Unless it was deleted by this
 			// very notification (the same time), which replaced it.
 			if ok && !prev.v.deleted.IsZero() && !at.Equal(prev.v.deleted) {
 				ok = false
+			}
+			if !ok {
+				// Never seen, or new since its delete: a start, unless
+				// another path said otherwise.
+				first(stateType(ch.family, ch.state == stateUp), ch.object)
 			}
 			if ok && prev.v.v != ch.state {
 				if ch.state == stateUp {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/syslog"
@@ -42,5 +43,34 @@ func TestSyslogEventSeverity(t *testing.T) {
 	want := map[string]string{"GigabitEthernet0/1": "error", "GigabitEthernet0/2": "notice", "GigabitEthernet0/3": "error"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("severities by interface: %v, want %v (the PRI's, the mnemonic's, the type's)", got, want)
+	}
+}
+
+// TestFlappingEventSeverity: a flapping event and its cleared one have
+// their type's severity (warning, notice), whichever change tipped them:
+// not the down's error or the up's notice they were made from.
+func TestFlappingEventSeverity(t *testing.T) {
+	d := newDetector(time.Second, 3, time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	got := map[string]string{}
+	for i := range 6 {
+		typ := "interface_down"
+		if i%2 == 1 {
+			typ = "interface_up"
+		}
+		at := t0.Add(time.Duration(i) * time.Second)
+		for _, ev := range d.observe(telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Severity: typeSeverity(typ), Time: at,
+			Cause: telemetry.Cause{Topic: telemetry.TopicRawSNMP, Offset: int64(i)}}, at) {
+			got[ev.Type] = ev.Severity
+		}
+	}
+	cleared, _ := d.settleClears(t0.Add(2 * time.Minute))
+	for _, ev := range cleared {
+		got[ev.Type] = ev.Severity
+	}
+	for typ, want := range map[string]string{"interface_flapping": "warning", "interface_flapping_cleared": "notice"} {
+		if got[typ] != want {
+			t.Errorf("%s: severity %q, want %q (all: %v)", typ, got[typ], want, got)
+		}
 	}
 }

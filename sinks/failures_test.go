@@ -15,41 +15,15 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// pollFailing's consumers fail their first Poll, as the Kafka backend's
-// do when franz-go reports a group session lost in a network blip (from
-// which the client rejoins by itself).
-type pollFailing struct {
-	broker.Broker
-	failed atomic.Bool
-}
-
-type pollFailingConsumer struct {
-	broker.Consumer
-	b *pollFailing
-}
-
-func (b *pollFailing) Consume(ctx context.Context, g string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
-	c, err := b.Broker.Consume(ctx, g, topics, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &pollFailingConsumer{c, b}, nil
-}
-
-func (c *pollFailingConsumer) Poll(ctx context.Context) ([]broker.Record, error) {
-	if !c.b.failed.Swap(true) {
-		return nil, errors.New("kafka: fetch /0: GROUP_SESSION: heartbeat: NOT_COORDINATOR")
-	}
-	return c.Consumer.Poll(ctx)
-}
-
 // TestSinkOutlivesPollErrors: a failed poll is counted and polled again;
 // the sink does not stop (weir run stopped with it).
 func TestSinkOutlivesPollErrors(t *testing.T) {
 	eb := sinktest.Broker(t)
 	sinktest.Produce(t, eb, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(20, func(int) string { return "ifTable" }))
 	d := &fakeDest{}
-	r := sinktest.Start(t, &pollFailing{Broker: eb}, cfg("flaky"), d)
+	pb := &pollDown{Broker: eb} // its first poll fails, as after a group session lost in a network blip
+	pb.n.Store(1)
+	r := sinktest.Start(t, pb, cfg("flaky"), d)
 	sinktest.Eventually(t, "20 delivered", func() bool { n, _ := d.seen(); return n == 20 })
 	if n := r.Counter("weir_sink_errors_total", map[string]string{"sink": "flaky", "kind": "poll"}); n != 1 {
 		t.Errorf("poll errors counted: %v, want 1", n)

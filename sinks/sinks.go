@@ -510,9 +510,12 @@ func (s *Sink) consume(ctx context.Context) error {
 			// failures are logged, then one line per 10 s.
 			s.m.errors.WithLabelValues(s.cfg.Name, "poll").Inc()
 			pollFailures++
-			if n, due := s.pollLog.Due(time.Now()); due || pollFailures <= 3 {
+			// failures is how many in a row; the throttle's count (since
+			// the line it last let through) does not know of the first
+			// three, logged whether it is due or not.
+			if _, due := s.pollLog.Due(time.Now()); due || pollFailures <= 3 {
 				s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err,
-					"failures", pollFailures, "times", max(n, 1))
+					"failures", pollFailures)
 			}
 			select {
 			case <-ctx.Done():

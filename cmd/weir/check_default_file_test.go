@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 )
@@ -14,12 +13,8 @@ import (
 // the user knows to give -c (it said only "open configs/weir.yaml: no
 // such file or directory", a file the user never named).
 func TestCheckWithoutDefaultFileSaysSo(t *testing.T) {
-	wd, _ := os.Getwd()
 	dir := t.TempDir()
-	if err := os.Chdir(dir); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Chdir(wd)
+	t.Chdir(dir) // restored after the test, which may not run in parallel
 	var stdout, stderr bytes.Buffer
 	err := dispatch(context.Background(), []string{"check"}, strings.NewReader(""), &stdout, &stderr)
 	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "without -c") || !strings.Contains(err.Error(), dir) {

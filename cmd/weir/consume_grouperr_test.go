@@ -23,23 +23,7 @@ func TestConsumeGroupErrorNamesTheTopic(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	other, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"),
-		kgo.Balancers(kgo.RangeBalancer()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	for ctx.Err() == nil {
-		if err := other.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		pctx, pcancel := context.WithTimeout(ctx, time.Second)
-		n := len(other.PollFetches(pctx).Records())
-		pcancel()
-		if n > 0 {
-			break
-		}
-	}
+	groupMember(ctx, t, c.ListenAddrs(), "g", "t", kgo.Balancers(kgo.RangeBalancer()))
 	var stdout, stderr bytes.Buffer
 	err = dispatch(ctx, []string{"consume", "--brokers", c.ListenAddrs()[0], "t", "--group", "g", "--from-beginning"},
 		strings.NewReader(""), &stdout, &stderr)
@@ -55,4 +39,27 @@ func TestConsumeGroupErrorNamesTheTopic(t *testing.T) {
 	if !strings.Contains(err.Error(), "another --group") {
 		t.Errorf("error %q does not say to pick another --group", err)
 	}
+}
+
+// groupMember is a client that has joined group on topic (it produced to
+// topic until it consumed a record), closed when the test ends.
+func groupMember(ctx context.Context, t *testing.T, addrs []string, group, topic string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addrs...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	for ctx.Err() == nil {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		n := len(cl.PollFetches(pctx).Records())
+		pcancel()
+		if n > 0 {
+			break
+		}
+	}
+	return cl
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestGroupsDeleteWithMembersSaysWhy: deleting a group that has members
@@ -23,22 +22,7 @@ func TestGroupsDeleteWithMembersSaysWhy(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	member, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer member.Close()
-	for ctx.Err() == nil {
-		if err := member.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("x")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		pctx, pcancel := context.WithTimeout(ctx, time.Second)
-		n := len(member.PollFetches(pctx).Records())
-		pcancel()
-		if n > 0 {
-			break
-		}
-	}
+	groupMember(ctx, t, c.ListenAddrs(), "g", "t")
 	var stdout, stderr bytes.Buffer
 	err = dispatch(ctx, []string{"groups", "delete", "g", "--brokers", c.ListenAddrs()[0]}, strings.NewReader(""), &stdout, &stderr)
 	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "NON_EMPTY_GROUP") || !strings.Contains(err.Error(), "stop them first") {

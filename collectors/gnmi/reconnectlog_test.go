@@ -1,10 +1,8 @@
 package gnmi
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -18,26 +16,14 @@ import (
 
 	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
-// logBuffer collects a logger's lines, safely from every goroutine.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lines are the lines holding every one of subs.
-func (l *logBuffer) lines(subs ...string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// logLines are the lines of logs holding every one of subs.
+func logLines(logs *syncbuf.Buffer, subs ...string) []string {
 	var out []string
-	for _, line := range strings.Split(l.b.String(), "\n") {
+	for _, line := range strings.Split(logs.String(), "\n") {
 		ok := line != ""
 		for _, s := range subs {
 			ok = ok && strings.Contains(line, s)
@@ -49,33 +35,22 @@ func (l *logBuffer) lines(subs ...string) []string {
 	return out
 }
 
-func closedPort(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close()
-	return addr
-}
-
 // TestReconnectLogNotEveryAttempt: a target that stays down is logged
 // at its first failure, and then as still failing once every
 // failLogEvery, not at every attempt (each is counted in
 // weir_gnmi_errors_total): a target down for a day at retry_max 60s
 // would otherwise be 1,440 warnings.
 func TestReconnectLogNotEveryAttempt(t *testing.T) {
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r := startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(20 * time.Millisecond),
-		Targets: []configs.GNMITarget{{Name: "down", Address: closedPort(t), Insecure: true,
+		Targets: []configs.GNMITarget{{Name: "down", Address: peers.FreeAddr(t), Insecure: true,
 			Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0)}}}},
 		WithLogger(log))
 	waitFor(t, 20*time.Second, "30 failed attempts", func() bool {
 		return testutil.ToFloat64(r.m.Errors.WithLabelValues("down", "Unavailable")) >= 30
 	})
-	if got := logs.lines("level=WARN", "target=down"); len(got) != 1 {
+	if got := logLines(&logs, "level=WARN", "target=down"); len(got) != 1 {
 		t.Errorf("%d warnings for 30 failed attempts of a target that stays down, want 1 (the first):\n%s", len(got), strings.Join(got, "\n"))
 	}
 }
@@ -85,7 +60,7 @@ func TestReconnectLogNotEveryAttempt(t *testing.T) {
 // a failure of another kind is logged at once; and the target coming back
 // says so.
 func TestReconnectLogStillFailing(t *testing.T) {
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	refuse := &refusingServer{code: codes.NotFound}
 	addr := serveGNMI(t, refuse)
@@ -94,21 +69,21 @@ func TestReconnectLogStillFailing(t *testing.T) {
 			Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0)}}}},
 		WithLogger(log), func(c *Collector) { c.failLogEvery = 300 * time.Millisecond })
 	waitFor(t, 20*time.Second, "a still-failing line", func() bool {
-		return len(logs.lines("level=WARN", "gnmi stream still failing", "failed_attempts=", "failing_for=")) > 0
+		return len(logLines(&logs, "level=WARN", "gnmi stream still failing", "failed_attempts=", "failing_for=")) > 0
 	})
-	if got := logs.lines("level=WARN", "gnmi stream failed"); len(got) != 1 {
+	if got := logLines(&logs, "level=WARN", "gnmi stream failed"); len(got) != 1 {
 		t.Errorf("%d first-failure warnings, want 1:\n%s", len(got), strings.Join(got, "\n"))
 	}
-	if got := logs.lines("level=INFO", "gnmi capabilities"); len(got) != 1 {
+	if got := logLines(&logs, "level=INFO", "gnmi capabilities"); len(got) != 1 {
 		t.Errorf("%d capabilities lines while the subscription keeps being refused, want 1:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	refuse.set(codes.PermissionDenied)
 	waitFor(t, 20*time.Second, "the new kind of failure logged", func() bool {
-		return len(logs.lines("level=WARN", "code=PermissionDenied")) > 0
+		return len(logLines(&logs, "level=WARN", "code=PermissionDenied")) > 0
 	})
 	refuse.set(codes.OK)
 	waitFor(t, 20*time.Second, "the target back", func() bool {
-		return len(logs.lines("level=INFO", "gnmi subscribed", "failed_attempts=")) > 0
+		return len(logLines(&logs, "level=INFO", "gnmi subscribed", "failed_attempts=")) > 0
 	})
 }
 
@@ -152,7 +127,7 @@ func (s *refusingServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 // operator knows which to raise), once per throttle interval rather than
 // once each.
 func TestQueueFullLogged(t *testing.T) {
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 20, ToggleEvery: -1})
 	m, err := NewMetrics(nil)
@@ -173,9 +148,9 @@ func TestQueueFullLogged(t *testing.T) {
 		return testutil.ToFloat64(m.Dropped.WithLabelValues("flood", DropQueueFull)) > 100
 	})
 	waitFor(t, 10*time.Second, "the drops logged", func() bool {
-		return len(logs.lines("level=WARN", "target=flood", "queue full", "queue_size=10", "queue_bytes=")) > 0
+		return len(logLines(&logs, "level=WARN", "target=flood", "queue full", "queue_size=10", "queue_bytes=")) > 0
 	})
-	if n, drops := len(logs.lines("queue full")), testutil.ToFloat64(m.Dropped.WithLabelValues("flood", DropQueueFull)); float64(n) >= drops {
+	if n, drops := len(logLines(&logs, "queue full")), testutil.ToFloat64(m.Dropped.WithLabelValues("flood", DropQueueFull)); float64(n) >= drops {
 		t.Errorf("%d lines for %v drops: want them throttled", n, drops)
 	}
 }
@@ -194,7 +169,7 @@ func (inbandServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 // TestInbandErrorLoggedOncePerRun: a target that answers every attempt
 // with the same in-band error is warned of once, not at every attempt.
 func TestInbandErrorLoggedOncePerRun(t *testing.T) {
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r := startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(20 * time.Millisecond),
 		Targets: []configs.GNMITarget{{Name: "t", Address: serveGNMI(t, inbandServer{}), Insecure: true,
@@ -203,7 +178,7 @@ func TestInbandErrorLoggedOncePerRun(t *testing.T) {
 	waitFor(t, 20*time.Second, "20 failed attempts", func() bool {
 		return testutil.ToFloat64(r.m.Errors.WithLabelValues("t", "InvalidArgument")) >= 20
 	})
-	if got := logs.lines("level=WARN"); len(got) > 2 {
+	if got := logLines(&logs, "level=WARN"); len(got) > 2 {
 		t.Errorf("%d warnings for 20 attempts answered with the same in-band error, want 2 (the error and the failure):\n%s", len(got), strings.Join(got, "\n"))
 	}
 }
@@ -226,7 +201,7 @@ func (syncThenFailServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 // paths match nothing is given once in a run of failing sessions, not at
 // every one.
 func TestNoDataWarningOncePerRun(t *testing.T) {
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	r := startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(20 * time.Millisecond),
 		Targets: []configs.GNMITarget{{Name: "t", Address: serveGNMI(t, syncThenFailServer{}), Insecure: true,
@@ -235,7 +210,7 @@ func TestNoDataWarningOncePerRun(t *testing.T) {
 	waitFor(t, 20*time.Second, "20 failed sessions", func() bool {
 		return testutil.ToFloat64(r.m.Errors.WithLabelValues("t", "Internal")) >= 20
 	})
-	if got := logs.lines("level=WARN", "match nothing"); len(got) != 1 {
+	if got := logLines(&logs, "level=WARN", "match nothing"); len(got) != 1 {
 		t.Errorf("%d no-data warnings in 20 sessions of one run of failures, want 1:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }
