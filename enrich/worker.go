@@ -317,9 +317,10 @@ func (w *Worker) settled(ctx context.Context, now time.Time) []telemetry.Event {
 // retagCleared gives a cleared event, which the detector made from the
 // object's last change, the tags the inventory gives its device now: no
 // record causes it, and like any event enriched after a reload it carries
-// the new ones, not those of a change before the reload. The change's own
-// tags (an SNMP row's ifName) stay. A device the inventory does not name
-// now keeps what it had.
+// the new ones, not those of a change before the reload. They win over the
+// change's tags; the change's others stay (an SNMP row's ifName, and a tag
+// the reload removed from the device: which were the inventory's is not
+// kept). A device the inventory does not name now keeps what it had.
 func (w *Worker) retagCleared(ev *telemetry.Event) {
 	d := w.inv.Lookup(ev.Device, "")
 	if !d.named() {
