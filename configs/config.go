@@ -390,7 +390,8 @@ func emptySections(root *yaml.Node) {
 var topLevelType = reflect.TypeOf(Config{}).String()
 
 // dropExtensionKeys removes the top-level extension keys (x-lab: &lab
-// ..., see yamlerr.IsExtensionKey) from the parsed file, so that the checks and the decode after it do not see them.
+// ..., see yamlerr.IsExtensionKey) from the parsed file, so that the
+// checks and the decode after it do not see them.
 func dropExtensionKeys(root *yaml.Node) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return
