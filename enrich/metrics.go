@@ -417,10 +417,11 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	}
 	var events []telemetry.Event
-	event := func(typ, object string) {
-		events = append(events, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object, Severity: typeSeverity(typ),
-			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
+	newEvent := func(typ, object string) telemetry.Event {
+		return telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object, Severity: typeSeverity(typ),
+			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}}
 	}
+	event := func(typ, object string) { events = append(events, newEvent(typ, object)) }
 	// first is event for a row's first state (see firstSeen), kept only
 	// when the detector may take it for a change: most first states
 	// (every row of a new target) cost a look-up, no event.
@@ -431,8 +432,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if !w.det.firstMayChange(p.Device, typ, object, detectAt(r, at)) {
 			return
 		}
-		w.firstSeen = append(w.firstSeen, telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object, Severity: typeSeverity(typ),
-			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}})
+		w.firstSeen = append(w.firstSeen, newEvent(typ, object))
 	}
 	// A device whose sysUpTime went back restarted: at the poll's time
 	// less its uptime, which the coldStart trap of the same restart
