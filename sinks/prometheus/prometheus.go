@@ -80,9 +80,9 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 		}
 		s.col.old, s.col.limited = old.WithLabelValues(cfg.Name), limited.WithLabelValues(cfg.Name)
 	}
-	if env.Logger != nil {
-		s.col.logger = env.Logger.With(slog.String("sink", cfg.Name))
-	}
+	// The logger names the sink already (sinks/all.Build gives it sink
+	// and type): naming it again made a duplicate key.
+	s.col.logger = env.Logger
 	return s, nil
 }
 
