@@ -316,6 +316,9 @@ type family struct {
 	counter bool
 	series  map[string]*series // by label names and values joined
 	dropped bool               // no longer in families
+	// clashLogged: a field of the other type giving this name was
+	// logged (see clash).
+	clashLogged bool
 }
 
 type series struct {
@@ -430,6 +433,13 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 			continue
 		}
 		f := c.familyAt(i, nameKey{p.Measurement, fd.Key, fd.Counter})
+		if f.counter != fd.Counter {
+			// A counter x and a gauge x_total: one name, one type
+			// (the first seen); the other's values would overwrite
+			// the series, a counter going down and up.
+			c.clash(f, p, fd)
+			continue
+		}
 		var s *series
 		for _, t := range set.series {
 			if t.fam == f {
@@ -457,6 +467,22 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 		return nil
 	}
 	return set
+}
+
+// clash says, once per family, that a field of the other type than f's
+// gives f's name and is not served.
+func (c *Collector) clash(f *family, p *telemetry.Point, fd *telemetry.Field) {
+	if f.clashLogged || c.logger == nil {
+		return
+	}
+	f.clashLogged = true
+	kind, other := "gauge", "counter"
+	if f.counter {
+		kind, other = other, kind
+	}
+	c.logger.Warn("prometheus sink: a counter and a gauge field give one metric name; the first type seen is served, the other field is not",
+		slog.String("name", f.name), slog.String("type", kind), slog.String("measurement", p.Measurement),
+		slog.String("field", fd.Key), slog.String("field_type", other), slog.String("device", p.Device))
 }
 
 // refuse counts a value of p that would have made a series past
