@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -178,6 +179,9 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 			}
 			w.names[nk] = name
 		}
+		if !f.Counter && strings.HasSuffix(name, "_total") && counterNamed(p, name, w.names) {
+			continue // a gauge x_total beside a counter x: the counter is the series
+		}
 		tsLen := len(w.lb) + labelSize("__name__", name) + 1 + protowire.SizeVarint(uint64(sampleLen)) + sampleLen
 		b := w.body
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
@@ -193,6 +197,20 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 		b = protowire.AppendVarint(b, ms)
 		w.body = b
 	}
+}
+
+// counterNamed reports whether a counter field of p has the metric name
+// name (known in names once appendPoint named it; counters sort before
+// their _total gauges, so it has): the exposition serves the counter
+// under that name, and two samples of one series at one time are one
+// too many for a receiver.
+func counterNamed(p *telemetry.Point, name string, names map[nameKey]string) bool {
+	for i := range p.Fields {
+		if f := &p.Fields[i]; f.Counter && names[nameKey{p.Measurement, f.Key, true}] == name {
+			return true
+		}
+	}
+	return false
 }
 
 // maxClockSkew is how far a metric's own time (a gNMI target's clock) may
