@@ -83,6 +83,7 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 	// The logger names the sink already (sinks/all.Build gives it sink
 	// and type): naming it again made a duplicate key.
 	s.col.logger = env.Logger
+	s.col.labeler.logger = env.Logger
 	return s, nil
 }
 
@@ -770,6 +771,10 @@ type label struct{ name, value string }
 type labeler struct {
 	names map[string]string
 	lbl   []label
+	// logger says, once per label name, that two tags gave it (nil:
+	// not said); clashed are the names said.
+	logger  *slog.Logger
+	clashed map[string]bool
 }
 
 func (l *labeler) labels(p *telemetry.Point) []label {
@@ -805,12 +810,34 @@ func (l *labeler) labels(p *telemetry.Point) []label {
 	out := lbl[:0]
 	for i, x := range lbl {
 		if i+1 < len(lbl) && lbl[i+1].name == x.name {
+			l.clash(p, x.name)
 			continue
 		}
 		out = append(out, x)
 	}
 	l.lbl = out
 	return out
+}
+
+// clash warns, once per label name, that several tags of p give the
+// label name, and that the later in key order is served.
+func (l *labeler) clash(p *telemetry.Point, name string) {
+	if l.logger == nil || l.clashed[name] || len(l.clashed) >= 1024 {
+		return
+	}
+	if l.clashed == nil {
+		l.clashed = map[string]bool{}
+	}
+	l.clashed[name] = true
+	var keys []string
+	for _, t := range p.Tags {
+		if t.Value != "" && l.names[t.Key] == name {
+			keys = append(keys, t.Key)
+		}
+	}
+	l.logger.Warn("prometheus sink: several tags give one label name; the last in key order is served, the others are left out",
+		slog.String("label", name), slog.String("tags", strings.Join(keys, ",")),
+		slog.String("measurement", p.Measurement), slog.String("device", p.Device))
 }
 
 func compareLabels(a, b label) int { return strings.Compare(a.name, b.name) }

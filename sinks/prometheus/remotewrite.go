@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"strings"
@@ -34,6 +35,7 @@ type RemoteWrite struct {
 	namespace string
 	headers   map[string]string
 	client    *http.Client
+	logger    *slog.Logger // nil: no warnings
 
 	workers    []*rwWorker
 	compressed []byte
@@ -52,7 +54,7 @@ type rwWorker struct {
 const minChunk = 512
 
 // NewRemoteWrite builds the remote-write sink of cfg.
-func NewRemoteWrite(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
+func NewRemoteWrite(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 	timeout := cfg.Timeout.Std()
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -61,7 +63,7 @@ func NewRemoteWrite(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	if err != nil {
 		return nil, fmt.Errorf("remote write sink %s: %w", cfg.Name, err)
 	}
-	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client}, nil
+	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client, logger: env.Logger}, nil
 }
 
 // Accepts takes metrics only.
@@ -70,14 +72,22 @@ func (r *RemoteWrite) Accepts(schema string) bool { return schema == telemetry.S
 // Points: metrics come as telemetry.Point, walked without maps.
 func (r *RemoteWrite) Points() bool { return true }
 
-// Write pushes the batch as one request.
-func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
+// encode encodes items in chunks, one a worker, and returns the workers
+// used.
+func (r *RemoteWrite) encode(items []sinks.Item) []*rwWorker {
 	k := par.Chunks(len(items), minChunk)
 	for len(r.workers) < k {
-		r.workers = append(r.workers, &rwWorker{namespace: r.namespace, names: map[nameKey]string{}})
+		r.workers = append(r.workers, &rwWorker{namespace: r.namespace, names: map[nameKey]string{}, labeler: labeler{logger: r.logger}})
 	}
 	workers := r.workers[:k]
 	par.Do(len(items), minChunk, func(w, lo, hi int) { workers[w].run(items[lo:hi]) })
+	return workers
+}
+
+// Write pushes the batch as one request.
+func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
+	workers := r.encode(items)
+	k := len(workers)
 	n := 0
 	for _, w := range workers {
 		n += len(w.body)
