@@ -482,7 +482,7 @@ func (c *Collector) clash(f *family, p *telemetry.Point, fd *telemetry.Field) {
 		kind, other = other, kind
 	}
 	c.logger.Warn("prometheus sink: a counter and a gauge field give one metric name; the first type seen is served, the other field is not",
-		slog.String("name", f.name), slog.String("type", kind), slog.String("measurement", p.Measurement),
+		slog.String("name", f.name), slog.String("metric_type", kind), slog.String("measurement", p.Measurement),
 		slog.String("field", fd.Key), slog.String("field_type", other), slog.String("device", p.Device))
 }
 

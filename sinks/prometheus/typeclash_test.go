@@ -20,7 +20,8 @@ import (
 func TestCounterAndGaugeOfOneNameDoNotShareASeries(t *testing.T) {
 	var buf bytes.Buffer
 	c := NewCollector("", time.Hour, time.Now)
-	c.logger = slog.New(slog.NewTextHandler(&buf, nil))
+	// As sinks/all.Build gives it: the warning must not repeat its keys.
+	c.logger = slog.New(slog.NewTextHandler(&buf, nil)).With(slog.String("sink", "p"), slog.String("type", "prometheus"))
 	for _, v := range []uint64{100, 200} {
 		c.Update(&telemetry.Metric{Measurement: "m", Device: "d",
 			Fields: map[string]any{"x": v, "x_total": 7.0}, Counters: []string{"x"}})
@@ -34,5 +35,7 @@ func TestCounterAndGaugeOfOneNameDoNotShareASeries(t *testing.T) {
 	}
 	if log := buf.String(); !strings.Contains(log, "x_total") || strings.Count(log, "\n") != 1 {
 		t.Errorf("want one warning naming the clash, got %q", log)
+	} else if strings.Count(log, " type=") != 1 {
+		t.Errorf("the warning repeats the key type: %s", log)
 	}
 }
