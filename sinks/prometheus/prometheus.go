@@ -80,9 +80,10 @@ func New(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 		}
 		s.col.old, s.col.limited = old.WithLabelValues(cfg.Name), limited.WithLabelValues(cfg.Name)
 	}
-	if env.Logger != nil {
-		s.col.logger = env.Logger.With(slog.String("sink", cfg.Name))
-	}
+	// The logger names the sink already (sinks/all.Build gives it sink
+	// and type): naming it again made a duplicate key.
+	s.col.logger = env.Logger
+	s.col.labeler.logger = env.Logger
 	return s, nil
 }
 
@@ -316,6 +317,9 @@ type family struct {
 	counter bool
 	series  map[string]*series // by label names and values joined
 	dropped bool               // no longer in families
+	// clashLogged: a field of the other type giving this name was
+	// logged (see clash).
+	clashLogged bool
 }
 
 type series struct {
@@ -430,6 +434,13 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 			continue
 		}
 		f := c.familyAt(i, nameKey{p.Measurement, fd.Key, fd.Counter})
+		if f.counter != fd.Counter {
+			// A counter x and a gauge x_total: one name, one type
+			// (the first seen); the other's values would overwrite
+			// the series, a counter going down and up.
+			c.clash(f, p, fd)
+			continue
+		}
 		var s *series
 		for _, t := range set.series {
 			if t.fam == f {
@@ -457,6 +468,22 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 		return nil
 	}
 	return set
+}
+
+// clash says, once per family, that a field of the other type than f's
+// gives f's name and is not served.
+func (c *Collector) clash(f *family, p *telemetry.Point, fd *telemetry.Field) {
+	if f.clashLogged || c.logger == nil {
+		return
+	}
+	f.clashLogged = true
+	kind, other := "gauge", "counter"
+	if f.counter {
+		kind, other = other, kind
+	}
+	c.logger.Warn("prometheus sink: a counter and a gauge field give one metric name; the first type seen is served, the other field is not",
+		slog.String("name", f.name), slog.String("metric_type", kind), slog.String("measurement", p.Measurement),
+		slog.String("field", fd.Key), slog.String("field_type", other), slog.String("device", p.Device))
 }
 
 // refuse counts a value of p that would have made a series past
@@ -744,6 +771,10 @@ type label struct{ name, value string }
 type labeler struct {
 	names map[string]string
 	lbl   []label
+	// logger says, once per label name, that two tags gave it (nil:
+	// not said); clashed are the names said.
+	logger  *slog.Logger
+	clashed map[string]bool
 }
 
 func (l *labeler) labels(p *telemetry.Point) []label {
@@ -779,12 +810,34 @@ func (l *labeler) labels(p *telemetry.Point) []label {
 	out := lbl[:0]
 	for i, x := range lbl {
 		if i+1 < len(lbl) && lbl[i+1].name == x.name {
+			l.clash(p, x.name)
 			continue
 		}
 		out = append(out, x)
 	}
 	l.lbl = out
 	return out
+}
+
+// clash warns, once per label name, that several tags of p give the
+// label name, and that the later in key order is served.
+func (l *labeler) clash(p *telemetry.Point, name string) {
+	if l.logger == nil || l.clashed[name] || len(l.clashed) >= 1024 {
+		return
+	}
+	if l.clashed == nil {
+		l.clashed = map[string]bool{}
+	}
+	l.clashed[name] = true
+	var keys []string
+	for _, t := range p.Tags {
+		if t.Value != "" && l.names[t.Key] == name {
+			keys = append(keys, t.Key)
+		}
+	}
+	l.logger.Warn("prometheus sink: several tags give one label name; the last in key order is served, the others are left out",
+		slog.String("label", name), slog.String("tags", strings.Join(keys, ",")),
+		slog.String("measurement", p.Measurement), slog.String("device", p.Device))
 }
 
 func compareLabels(a, b label) int { return strings.Compare(a.name, b.name) }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -33,6 +35,7 @@ type RemoteWrite struct {
 	namespace string
 	headers   map[string]string
 	client    *http.Client
+	logger    *slog.Logger // nil: no warnings
 
 	workers    []*rwWorker
 	compressed []byte
@@ -51,7 +54,7 @@ type rwWorker struct {
 const minChunk = 512
 
 // NewRemoteWrite builds the remote-write sink of cfg.
-func NewRemoteWrite(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
+func NewRemoteWrite(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) {
 	timeout := cfg.Timeout.Std()
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -60,7 +63,7 @@ func NewRemoteWrite(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	if err != nil {
 		return nil, fmt.Errorf("remote write sink %s: %w", cfg.Name, err)
 	}
-	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client}, nil
+	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client, logger: env.Logger}, nil
 }
 
 // Accepts takes metrics only.
@@ -69,14 +72,22 @@ func (r *RemoteWrite) Accepts(schema string) bool { return schema == telemetry.S
 // Points: metrics come as telemetry.Point, walked without maps.
 func (r *RemoteWrite) Points() bool { return true }
 
-// Write pushes the batch as one request.
-func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
+// encode encodes items in chunks, one a worker, and returns the workers
+// used.
+func (r *RemoteWrite) encode(items []sinks.Item) []*rwWorker {
 	k := par.Chunks(len(items), minChunk)
 	for len(r.workers) < k {
-		r.workers = append(r.workers, &rwWorker{namespace: r.namespace, names: map[nameKey]string{}})
+		r.workers = append(r.workers, &rwWorker{namespace: r.namespace, names: map[nameKey]string{}, labeler: labeler{logger: r.logger}})
 	}
 	workers := r.workers[:k]
 	par.Do(len(items), minChunk, func(w, lo, hi int) { workers[w].run(items[lo:hi]) })
+	return workers
+}
+
+// Write pushes the batch as one request.
+func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
+	workers := r.encode(items)
+	k := len(workers)
 	n := 0
 	for _, w := range workers {
 		n += len(w.body)
@@ -178,6 +189,9 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 			}
 			w.names[nk] = name
 		}
+		if !f.Counter && strings.HasSuffix(name, "_total") && counterNamed(p, name, w.names) {
+			continue // a gauge x_total beside a counter x: the counter is the series
+		}
 		tsLen := len(w.lb) + labelSize("__name__", name) + 1 + protowire.SizeVarint(uint64(sampleLen)) + sampleLen
 		b := w.body
 		b = protowire.AppendTag(b, 1, protowire.BytesType)
@@ -193,6 +207,20 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 		b = protowire.AppendVarint(b, ms)
 		w.body = b
 	}
+}
+
+// counterNamed reports whether a counter field of p has the metric name
+// name (known in names once appendPoint named it; counters sort before
+// their _total gauges, so it has): the exposition serves the counter
+// under that name, and two samples of one series at one time are one
+// too many for a receiver.
+func counterNamed(p *telemetry.Point, name string, names map[nameKey]string) bool {
+	for i := range p.Fields {
+		if f := &p.Fields[i]; f.Counter && names[nameKey{p.Measurement, f.Key, true}] == name {
+			return true
+		}
+	}
+	return false
 }
 
 // maxClockSkew is how far a metric's own time (a gNMI target's clock) may
