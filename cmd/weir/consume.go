@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -104,7 +105,15 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	td, ok := details[topic]
 	if !ok || td.Err != nil {
-		return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic))
+		if !*follow || *partition >= 0 || strings.HasPrefix(topic, "__") { // weir makes no internal topics
+			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, "--follow waits for it"))
+		}
+		if td, err = waitForTopic(ctx, adm, topic, stderr); err != nil {
+			return err
+		}
+		*fromBeginning = true // a topic made since: every record is new
+		mctx, cancel = context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
 	}
 	ends, err := adm.ListEndOffsets(mctx, topic)
 	if err != nil {
@@ -297,6 +306,27 @@ func watchNewPartitions(ctx context.Context, adm *kadm.Client, cl *kgo.Client, t
 // when partitions move to another member and on exit (also on Ctrl-C), so
 // the next run of the group starts after it. Without --follow it exits once
 // every partition it owns is read up to the end offsets of when it started.
+// waitForTopic waits until topic exists, for a consume that follows one
+// not made yet (dead.letter before a sink's first dead letter, a topic a
+// producer makes with its first record): it says so once on stderr and
+// looks again every second, until ctx ends.
+func waitForTopic(ctx context.Context, adm *kadm.Client, topic string, stderr io.Writer) (kadm.TopicDetail, error) {
+	fmt.Fprintf(stderr, "weir: consume %s: no such topic yet; waiting for it to be made (Ctrl-C to stop)\n", topic)
+	for {
+		select {
+		case <-ctx.Done():
+			return kadm.TopicDetail{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		details, err := adm.ListTopics(lctx, topic)
+		cancel()
+		if td, ok := details[topic]; err == nil && ok && td.Err == nil {
+			return td, nil
+		}
+	}
+}
+
 func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fromBeginning, follow bool, maxRecs int, stdout, stderr io.Writer) (err error) {
 	adm, admCl, err := cf.admin()
 	if err != nil {
@@ -311,7 +341,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	}
 	td, ok := details[topic]
 	if !ok || td.Err != nil {
-		return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic))
+		return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, ""))
 	}
 	// Where "the end" is, for stopping without --follow.
 	var ends, starts kadm.ListedOffsets

@@ -20,6 +20,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/telemetry"
 )
 
 const topicsUsage = `Usage:
@@ -230,7 +231,7 @@ func topicsAlter(ctx context.Context, adm *kadm.Client, w io.Writer, topic, rete
 	for _, r := range resps {
 		if r.Err != nil {
 			if errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
-				return fmt.Errorf("alter %s: no such topic%s", topic, noTopicHint(topic))
+				return fmt.Errorf("alter %s: no such topic%s", topic, noTopicHint(topic, ""))
 			}
 			return fmt.Errorf("alter %s: %w", topic, withMessage(r.Err, r.ErrMessage))
 		}
@@ -345,7 +346,7 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 	t, ok := details[name]
 	if !ok || t.Err != nil {
 		if !ok || errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
-			return fmt.Errorf("describe %s: no such topic%s", name, noTopicHint(name))
+			return fmt.Errorf("describe %s: no such topic%s", name, noTopicHint(name, ""))
 		}
 		return fmt.Errorf("describe %s: %w", name, t.Err)
 	}
@@ -462,12 +463,23 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // noTopicHint follows "no such topic" for a topic the broker does not
-// have: how to create it, or, for a Kafka internal topic's name
+// have: how to create it, or, for dead.letter, that nothing was
+// dead-lettered yet, or, for a Kafka internal topic's name
 // (__consumer_offsets, __transaction_state), that weir's log keeps what
-// those hold outside topics.
-func noTopicHint(name string) string {
-	if strings.HasPrefix(name, "__") {
+// those hold outside topics. also, if any, is said after it ("--follow
+// waits for it").
+func noTopicHint(name, also string) string {
+	var h string
+	switch {
+	case strings.HasPrefix(name, "__"):
 		return " (a Kafka cluster's internal topic: weir's embedded broker keeps consumer group offsets and producer state outside topics; see weir groups)"
+	case name == telemetry.TopicDeadLetter:
+		h = "nothing has been dead-lettered yet: sinks make it with the first record a destination refuses"
+	default:
+		h = "create it: weir topics create " + name
 	}
-	return fmt.Sprintf(" (create it: weir topics create %s)", name)
+	if also != "" {
+		h += "; " + also
+	}
+	return " (" + h + ")"
 }
