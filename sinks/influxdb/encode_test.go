@@ -322,3 +322,19 @@ func TestControlCharacterInTagValue(t *testing.T) {
 		t.Fatal("a tag key with a tab was written")
 	}
 }
+
+// TestNonFiniteStringLeftOut: the strings weir writes for a float NaN or
+// infinity are left out of the line, the other fields kept; a point with
+// nothing else writes no line.
+func TestNonFiniteStringLeftOut(t *testing.T) {
+	m := &telemetry.Metric{Measurement: "optics", Device: "spine1",
+		Fields: map[string]any{"a": "-Inf", "instant": "NaN", "min": -40.0, "state": "up", "z": "+Inf"}, Time: time.Unix(1, 0)}
+	got, err := appendLine(nil, telemetry.PointOf(m))
+	if want := "optics,device=spine1 min=-40,state=\"up\" 1000000000\n"; err != nil || string(got) != want {
+		t.Fatalf("%q, %v; want %q", got, err, want)
+	}
+	m.Fields = map[string]any{"instant": "-Inf"}
+	if got, err := appendLine([]byte("x\n"), telemetry.PointOf(m)); err != nil || string(got) != "x\n" {
+		t.Fatalf("%q, %v", got, err)
+	}
+}

@@ -148,9 +148,18 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 			return fail(err)
 		}
 	}
+	fieldsAt := len(b)
 	for i := range p.Fields {
 		f := &p.Fields[i]
-		if i == 0 {
+		if f.Kind == telemetry.FieldString && nonFinite(f.Str) {
+			// A float NaN or infinity, as the gnmi collector writes
+			// it: line protocol has no such number, and written as a
+			// string the field would be a string in InfluxDB, which
+			// then refuses its every float (a field type conflict).
+			// Left out, as Telegraf leaves such a field out.
+			continue
+		}
+		if len(b) == fieldsAt {
 			b = append(b, ' ')
 		} else {
 			b = append(b, ',')
@@ -190,6 +199,9 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 			return fail(fmt.Errorf("field %q: value %v (%s) has no line-protocol type", f.Key, f.Value(), kindName(f)))
 		}
 	}
+	if len(b) == fieldsAt {
+		return b[:start], nil // only non-finite values: no line
+	}
 	t := p.Time
 	if t.IsZero() {
 		t = p.ReceivedAt
@@ -202,6 +214,12 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 		b = strconv.AppendInt(b, t.UnixNano(), 10)
 	}
 	return append(b, '\n'), nil
+}
+
+// nonFinite reports whether s is how weir writes a float NaN or infinity
+// (the gnmi collector's "NaN", "+Inf" and "-Inf").
+func nonFinite(s string) bool {
+	return len(s) <= 4 && (s == "NaN" || s == "+Inf" || s == "-Inf")
 }
 
 func kindName(f *telemetry.Field) string {
