@@ -299,13 +299,6 @@ func watchNewPartitions(ctx context.Context, adm *kadm.Client, cl *kgo.Client, t
 	}
 }
 
-// consumeGroup prints records of topic as a member of consumer group: the
-// group's members share the topic's partitions; each partition starts at
-// the group's committed offset, else at the log start with
-// --from-beginning and at the end without. What was printed is committed
-// when partitions move to another member and on exit (also on Ctrl-C), so
-// the next run of the group starts after it. Without --follow it exits once
-// every partition it owns is read up to the end offsets of when it started.
 // waitForTopic waits until topic exists, for a consume that follows one
 // not made yet (dead.letter before a sink's first dead letter, a topic a
 // producer makes with its first record): it says so once on stderr and
@@ -327,6 +320,13 @@ func waitForTopic(ctx context.Context, adm *kadm.Client, topic string, stderr io
 	}
 }
 
+// consumeGroup prints records of topic as a member of consumer group: the
+// group's members share the topic's partitions; each partition starts at
+// the group's committed offset, else at the log start with
+// --from-beginning and at the end without. What was printed is committed
+// when partitions move to another member and on exit (also on Ctrl-C), so
+// the next run of the group starts after it. Without --follow it exits once
+// every partition it owns is read up to the end offsets of when it started.
 func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fromBeginning, follow bool, maxRecs int, stdout, stderr io.Writer) (err error) {
 	adm, admCl, err := cf.admin()
 	if err != nil {
