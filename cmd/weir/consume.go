@@ -106,7 +106,11 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	td, ok := details[topic]
 	if !ok || td.Err != nil {
 		if !*follow || *partition >= 0 || strings.HasPrefix(topic, "__") { // weir makes no internal topics
-			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, "--follow waits for it"))
+			also := "--follow waits for it"
+			if *partition >= 0 {
+				also = "" // a partition of a topic not made yet is not waited for
+			}
+			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, also))
 		}
 		if td, err = waitForTopic(ctx, adm, topic, stderr); err != nil {
 			return err
