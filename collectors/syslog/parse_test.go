@@ -408,8 +408,13 @@ func FuzzParse(f *testing.F) {
 		if l.Raw != string(raw) {
 			t.Fatal("raw not kept")
 		}
-		if l.Format == "" || (l.Format == FormatMalformed) != (l.ParseError != "") {
+		// A parse error is a malformed line's, or a line's without a
+		// PRI whose header was read (format rfc3164 or cisco).
+		if l.Format == "" || (l.Format == FormatMalformed) != (l.ParseError != "" && l.ParseError != errNoPRIHeader) {
 			t.Fatalf("format %q with parse error %q", l.Format, l.ParseError)
+		}
+		if l.ParseError == errNoPRIHeader && (l.Hostname == "" || l.Time == nil || l.Facility != -1 || l.Severity != -1) {
+			t.Fatalf("no PRI: host %q time %v facility %d severity %d, want a host, a time and -1 -1", l.Hostname, l.Time, l.Facility, l.Severity)
 		}
 		if !strings.HasSuffix(string(raw), l.Message) {
 			t.Fatalf("message %q not from the input", l.Message)
