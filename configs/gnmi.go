@@ -442,6 +442,9 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 	default:
 		add("mode", "must be stream, once or poll, not %q%s", mode, valueHint(mode, "stream", "once", "poll"))
 	}
+	// A misspelt mode is refused above, and may well be stream: the
+	// stream settings are refused for once and poll only.
+	notStream := s.Mode == "once" || s.Mode == "poll"
 	switch s.StreamMode {
 	case "":
 		if s.Mode == "stream" {
@@ -451,7 +454,7 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 			}
 		}
 	case "sample", "on_change", "target_defined":
-		if s.Mode != "stream" {
+		if notStream {
 			add("stream_mode", "only applies to mode stream (mode is %s)", s.Mode)
 		}
 	default:
@@ -464,9 +467,7 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 		add("heartbeat_interval", "must be positive")
 	}
 	// SAMPLE and heartbeats are STREAM's: a ONCE or POLL target ignores
-	// them, and whoever set them expects a stream. (A misspelt mode is
-	// refused above, and may well be stream.)
-	notStream := s.Mode == "once" || s.Mode == "poll"
+	// them, and whoever set them expects a stream.
 	if s.Mode == "poll" && s.SampleInterval > 0 {
 		add("sample_interval", "only applies to mode stream (mode is poll; poll_interval sets how often it is polled)")
 	} else if notStream && s.SampleInterval > 0 {

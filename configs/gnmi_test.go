@@ -212,7 +212,7 @@ func TestGNMIModeCase(t *testing.T) {
 // "only applies to mode stream (mode is strem)": the mode meant may well
 // be stream.
 func TestGNMIMisspeltModeAlone(t *testing.T) {
-	_, err := Parse([]byte("gnmi:\n  subscriptions:\n    c: {path: /a, mode: strem, sample_interval: 10s, heartbeat_interval: 1m}\n"))
+	_, err := Parse([]byte("gnmi:\n  subscriptions:\n    c: {path: /a, mode: strem, stream_mode: sample, sample_interval: 10s, heartbeat_interval: 1m}\n"))
 	if err == nil || !strings.Contains(err.Error(), `not "strem" (did you mean stream?)`) {
 		t.Fatalf("got %v, want the misspelt mode", err)
 	}

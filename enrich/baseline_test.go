@@ -51,19 +51,7 @@ func TestFirstSampleAgainstAnotherPathsState(t *testing.T) {
 			t.Fatalf("syslog %s %s: %v", typ, object, evs)
 		}
 	}
-	batch := func(at time.Time, recs ...broker.Record) []string {
-		w.rates.setNow(at)
-		_, out := w.enrichBatch(recs, nil, nil)
-		var got []string
-		for _, o := range out {
-			var ev telemetry.Event
-			if err := json.Unmarshal(o.rec.Value, &ev); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, ev.Type+" "+ev.Object)
-		}
-		return got
-	}
+	batch := func(at time.Time, recs ...broker.Record) []string { return batchEvents(t, w, at, recs...) }
 	syslog("interface_down", "GigabitEthernet0/1", t0)
 	syslog("interface_up", "GigabitEthernet0/2", t0)
 	syslog("bgp_peer_down", "10.0.0.1", t0)
@@ -122,19 +110,7 @@ func TestFirstSampleAfterDeleteAgainstAnotherPathsState(t *testing.T) {
 		return rec(telemetry.Metric{V: 1, Measurement: "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor",
 			Device: "edge1", Tags: tags, Fields: map[string]any{"deleted": true}, Time: at, Source: "gnmi"})
 	}
-	batch := func(at time.Time, recs ...broker.Record) []string {
-		w.rates.setNow(at)
-		_, out := w.enrichBatch(recs, nil, nil)
-		var got []string
-		for _, o := range out {
-			var ev telemetry.Event
-			if err := json.Unmarshal(o.rec.Value, &ev); err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, ev.Type+" "+ev.Object)
-		}
-		return got
-	}
+	batch := func(at time.Time, recs ...broker.Record) []string { return batchEvents(t, w, at, recs...) }
 	if got := batch(t0, state(t0, "ESTABLISHED")); len(got) != 0 {
 		t.Fatalf("first state: events %q", got)
 	}
@@ -152,4 +128,21 @@ func TestFirstSampleAfterDeleteAgainstAnotherPathsState(t *testing.T) {
 	if got, want := batch(at, state(at, "ESTABLISHED")), []string{"bgp_peer_up 10.0.0.1"}; !slices.Equal(got, want) {
 		t.Errorf("configured again, established, after a syslog down: events %q, want %q", got, want)
 	}
+}
+
+// batchEvents enriches recs as one batch of w at time at and returns the
+// events published, as "type object".
+func batchEvents(t *testing.T, w *MetricsWorker, at time.Time, recs ...broker.Record) []string {
+	t.Helper()
+	w.rates.setNow(at)
+	_, out := w.enrichBatch(recs, nil, nil)
+	var got []string
+	for _, o := range out {
+		var ev telemetry.Event
+		if err := json.Unmarshal(o.rec.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Type+" "+ev.Object)
+	}
+	return got
 }

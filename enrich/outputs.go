@@ -66,7 +66,12 @@ type outputs struct {
 	// tails holds, per output topic and partition, the last input offset
 	// already published there (-1 none; missing: not read yet).
 	tails map[string]map[int32]int64
-	owned map[int32]bool
+	// earlier holds the tails as read from the log, what earlier owners
+	// of the partition published, where tails goes on with this
+	// worker's own: a record publish skips at or below it is counted
+	// already_published.
+	earlier map[string]map[int32]int64
+	owned   map[int32]bool
 
 	// pub publishes on a goroutine of its own while the worker enriches
 	// (see startPublisher); nil: deliver publishes in line.
@@ -167,7 +172,7 @@ func (o *outputs) align(ctx context.Context, topics ...string) error {
 		o.m.dropped.WithLabelValues(t, "too_large")
 		o.m.publishErrors.WithLabelValues(t)
 	}
-	o.tails, o.owned = map[string]map[int32]int64{}, map[int32]bool{}
+	o.tails, o.earlier, o.owned = map[string]map[int32]int64{}, map[string]map[int32]int64{}, map[int32]bool{}
 	o.pending = nil
 	o.topics = topics
 	infos, err := o.b.DescribeTopics(ctx, o.input)
@@ -196,7 +201,7 @@ func (o *outputs) align(ctx context.Context, topics ...string) error {
 			o.logger.Warn("enrich: output topic has another partition count than the input; delivery is at least once",
 				slog.String("topic", t), slog.Int("partitions", int(m)), slog.String("input", o.input), slog.Int("input_partitions", int(n)))
 		}
-		o.tails[t] = map[int32]int64{}
+		o.tails[t], o.earlier[t] = map[int32]int64{}, map[int32]int64{}
 	}
 	return nil
 }
@@ -301,6 +306,9 @@ func (o *outputs) forgetTails(part int32) {
 	for _, t := range o.tails {
 		delete(t, part)
 	}
+	for _, t := range o.earlier {
+		delete(t, part)
+	}
 }
 
 // tail returns the last input offset published to output partition part
@@ -380,7 +388,7 @@ scan:
 	if last < 0 {
 		settle() // what a window cut short by retention found
 	}
-	o.tails[topic][part] = last
+	o.tails[topic][part], o.earlier[topic][part] = last, last
 	return last, nil
 }
 
@@ -390,7 +398,8 @@ scan:
 // the broker takes the records (a full disk stalls enrichment rather than
 // losing records) or ctx ends; in one, a failure aborts the transaction.
 // It returns how many records it left out for their size (see fits), and
-// how many because the output partition had them already.
+// how many because an earlier owner had published them to the output
+// partition (not those an earlier attempt at outs did).
 func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs []outRecord) (left, had int, err error) {
 	if len(outs) == 0 {
 		return 0, 0, nil
@@ -437,7 +446,9 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 					return 0, 0, err
 				}
 				if out.src <= t {
-					had++
+					if e, ok := o.earlier[topic][part]; ok && out.src <= e {
+						had++ // not one a failed attempt of this batch published
+					}
 					continue // published before a crash or a hand-over
 				}
 			}
@@ -557,14 +568,14 @@ func (o *outputs) recycle(arenas ...*arena) {
 // so trying again is safe.
 func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
 	backoff := 10 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	for {
 		left, had, err := o.publish(ctx, nil, b.topic, b.outs)
-		if attempt == 1 && had > 0 {
-			// Only the first attempt's: a retry also leaves out what
-			// the failed attempt published itself, counted out then.
-			o.m.dropped.WithLabelValues(b.topic, "already_published").Add(float64(had))
-		}
 		if err == nil {
+			// The attempt that succeeded: a failed one may have
+			// stopped before reading every partition's tail.
+			if had > 0 {
+				o.m.dropped.WithLabelValues(b.topic, "already_published").Add(float64(had))
+			}
 			o.countLeft(b.topic, left)
 			return true
 		}

@@ -2,6 +2,8 @@ package enrich
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -35,6 +37,59 @@ func TestAlreadyPublishedCounted(t *testing.T) {
 	o := newOut()
 	if !o.publishRetrying(ctx, outBatch{"enriched.syslog", again}) {
 		t.Fatal("second owner did not publish")
+	}
+	if n := testutil.ToFloat64(o.m.dropped.WithLabelValues("enriched.syslog", "already_published")); n != 5 {
+		t.Errorf("already published: counted %v, want 5", n)
+	}
+	if n := testutil.ToFloat64(o.m.out.WithLabelValues("enriched.syslog")); n != 3 {
+		t.Errorf("out: %v, want 3", n)
+	}
+}
+
+// describeFailing fails its next fail DescribeTopics calls, as a broker
+// briefly away does.
+type describeFailing struct {
+	broker.Broker
+	fail atomic.Int32
+}
+
+func (b *describeFailing) DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error) {
+	if b.fail.Add(-1) >= 0 {
+		return nil, errors.New("broker away")
+	}
+	return b.Broker.DescribeTopics(ctx, names...)
+}
+
+// TestAlreadyPublishedCountedAfterARetry: the new owner's first attempt
+// fails before it publishes anything (reading an output partition's
+// tail); what the earlier owner published is still counted once, on the
+// attempt that succeeds, and what the new owner publishes is counted out.
+func TestAlreadyPublishedCountedAfterARetry(t *testing.T) {
+	eb := tailLog(t, "raw.syslog", "enriched.syslog")
+	ctx := context.Background()
+	b := &describeFailing{Broker: eb}
+	newOut := func() *outputs {
+		o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
+		o.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}, nil)
+		return o
+	}
+	var first, again []outRecord
+	for i := range 8 {
+		if i < 5 {
+			first = append(first, outFrom(int64(i)))
+		}
+		again = append(again, outFrom(int64(i)))
+	}
+	if !newOut().publishRetrying(ctx, outBatch{"enriched.syslog", first}) {
+		t.Fatal("first owner did not publish")
+	}
+	o := newOut()
+	b.fail.Store(1)
+	if !o.publishRetrying(ctx, outBatch{"enriched.syslog", again}) {
+		t.Fatal("second owner did not publish")
+	}
+	if b.fail.Load() >= 0 {
+		t.Fatal("no attempt failed")
 	}
 	if n := testutil.ToFloat64(o.m.dropped.WithLabelValues("enriched.syslog", "already_published")); n != 5 {
 		t.Errorf("already published: counted %v, want 5", n)

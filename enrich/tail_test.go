@@ -123,7 +123,7 @@ func TestTailOfARecreatedInputAfterAnUpgrade(t *testing.T) {
 	if err := b.ProducePartition(ctx, "enriched.other", 0, before); err != nil {
 		t.Fatal(err)
 	}
-	o2.tails["enriched.other"] = map[int32]int64{}
+	o2.tails["enriched.other"], o2.earlier["enriched.other"] = map[int32]int64{}, map[int32]int64{}
 	if tail, err := o2.tail(ctx, "enriched.other", 0); err != nil || tail != 99 {
 		t.Errorf("headers without an ID only: tail %d (%v), want 99", tail, err)
 	}

@@ -106,9 +106,13 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	td, ok := details[topic]
 	if !ok || td.Err != nil {
 		if !*follow || *partition >= 0 || strings.HasPrefix(topic, "__") { // weir makes no internal topics
-			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, "--follow waits for it"))
+			also := "--follow waits for it"
+			if *partition >= 0 {
+				also = "" // a partition of a topic not made yet is not waited for
+			}
+			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, also))
 		}
-		if td, err = waitForTopic(ctx, adm, topic, stderr); err != nil {
+		if td, err = waitForTopic(ctx, adm, cf.why, topic, stderr); err != nil {
 			return err
 		}
 		*fromBeginning = true // a topic made since: every record is new
@@ -299,19 +303,16 @@ func watchNewPartitions(ctx context.Context, adm *kadm.Client, cl *kgo.Client, t
 	}
 }
 
-// consumeGroup prints records of topic as a member of consumer group: the
-// group's members share the topic's partitions; each partition starts at
-// the group's committed offset, else at the log start with
-// --from-beginning and at the end without. What was printed is committed
-// when partitions move to another member and on exit (also on Ctrl-C), so
-// the next run of the group starts after it. Without --follow it exits once
-// every partition it owns is read up to the end offsets of when it started.
 // waitForTopic waits until topic exists, for a consume that follows one
 // not made yet (dead.letter before a sink's first dead letter, a topic a
 // producer makes with its first record): it says so once on stderr and
-// looks again every second, until ctx ends.
-func waitForTopic(ctx context.Context, adm *kadm.Client, topic string, stderr io.Writer) (kadm.TopicDetail, error) {
+// looks again every second, until ctx ends. A look that fails (the broker
+// away) is said too, once until one works again, so that the wait does
+// not look like a topic not made for as long as the broker is away. why
+// adds the cause of a look that ran out of time (clientFlags.why).
+func waitForTopic(ctx context.Context, adm *kadm.Client, why func(error) error, topic string, stderr io.Writer) (kadm.TopicDetail, error) {
 	fmt.Fprintf(stderr, "weir: consume %s: no such topic yet; waiting for it to be made (Ctrl-C to stop)\n", topic)
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -321,12 +322,27 @@ func waitForTopic(ctx context.Context, adm *kadm.Client, topic string, stderr io
 		lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		details, err := adm.ListTopics(lctx, topic)
 		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			failing = true
+			fmt.Fprintf(stderr, "weir: consume %s: looking for the topic failed: %v (retrying)\n", topic, why(err))
+		case err == nil && failing:
+			failing = false
+			fmt.Fprintf(stderr, "weir: consume %s: the broker answers again; no such topic yet, waiting\n", topic)
+		}
 		if td, ok := details[topic]; err == nil && ok && td.Err == nil {
 			return td, nil
 		}
 	}
 }
 
+// consumeGroup prints records of topic as a member of consumer group: the
+// group's members share the topic's partitions; each partition starts at
+// the group's committed offset, else at the log start with
+// --from-beginning and at the end without. What was printed is committed
+// when partitions move to another member and on exit (also on Ctrl-C), so
+// the next run of the group starts after it. Without --follow it exits once
+// every partition it owns is read up to the end offsets of when it started.
 func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fromBeginning, follow bool, maxRecs int, stdout, stderr io.Writer) (err error) {
 	adm, admCl, err := cf.admin()
 	if err != nil {

@@ -50,6 +50,11 @@ func TestConsumeFollowWaitsForTopic(t *testing.T) {
 	if err == nil || !strings.Contains(e, "no such topic") || !strings.Contains(e, "dead-lettered") {
 		t.Errorf("consume dead.letter before any dead letter: %v, %q", err, e)
 	}
+	// With --partition it does not wait, so the error does not say it would.
+	_, e, err = p.cli(t, "", "consume", "later2", "--partition", "0", "--follow")
+	if err == nil || !strings.Contains(e, "no such topic") || strings.Contains(e, "waits") {
+		t.Errorf("consume of a topic not made yet with --partition: %v, %q", err, e)
+	}
 	// A Kafka internal topic weir never makes is not waited for.
 	_, e, err = p.cli(t, "", "consume", "__consumer_offsets")
 	if err == nil || !strings.Contains(e, "outside topics") {

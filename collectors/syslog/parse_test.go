@@ -310,7 +310,9 @@ func checkRFC5424Agreement(t testing.TB, ref gosyslog.Machine, p *Parser, in str
 		return // go-syslog is stricter in places; we only compare what it accepts
 	}
 	sm, ok := m.(*rfc5424.SyslogMessage)
-	if !ok || !sm.Valid() {
+	if !ok || !sm.Valid() || sm.Version != 1 {
+		// go-syslog takes any VERSION of up to three digits; RFC 5424
+		// defines 1 alone, and weir reads "<PRI>1 " only.
 		return
 	}
 	if l.Format != FormatRFC5424 {
@@ -408,8 +410,13 @@ func FuzzParse(f *testing.F) {
 		if l.Raw != string(raw) {
 			t.Fatal("raw not kept")
 		}
-		if l.Format == "" || (l.Format == FormatMalformed) != (l.ParseError != "") {
+		// A parse error is a malformed line's, or a line's without a
+		// PRI whose header was read (format rfc3164 or cisco).
+		if l.Format == "" || (l.Format == FormatMalformed) != (l.ParseError != "" && l.ParseError != errNoPRIHeader) {
 			t.Fatalf("format %q with parse error %q", l.Format, l.ParseError)
+		}
+		if l.ParseError == errNoPRIHeader && (l.Hostname == "" || l.Time == nil || l.Facility != -1 || l.Severity != -1) {
+			t.Fatalf("no PRI: host %q time %v facility %d severity %d, want a host, a time and -1 -1", l.Hostname, l.Time, l.Facility, l.Severity)
 		}
 		if !strings.HasSuffix(string(raw), l.Message) {
 			t.Fatalf("message %q not from the input", l.Message)

@@ -3,11 +3,13 @@ package prometheus
 import (
 	"bytes"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -45,5 +47,30 @@ func TestTwoTagsOfOneLabelNameAreSaid(t *testing.T) {
 	rw.(*RemoteWrite).encode(items)
 	if log := buf.String(); strings.Count(log, "\n") != 1 || !strings.Contains(log, "ifName") {
 		t.Errorf("remote write: want one warning naming both tags, got %q", log)
+	}
+}
+
+// TestRemoteWriteLabelClashSaidOnce: remote write encodes a large batch
+// on several workers, each with its own labeler; the warning is still
+// once per label name, not once per worker.
+func TestRemoteWriteLabelClashSaidOnce(t *testing.T) {
+	prev := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(prev)
+	m := &telemetry.Metric{Measurement: "m", Device: "d", Tags: map[string]string{"ifName": "a", "if_name": "b"}, Fields: map[string]any{"f": 1.0}}
+	var buf syncbuf.Buffer
+	rw, err := NewRemoteWrite(configs.Sink{Type: "prometheus_remote_write", Name: "rw", URL: "http://127.0.0.1:1/api/v1/write"},
+		sinks.Env{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]sinks.Item, 4*minChunk)
+	for i := range items {
+		items[i].Point = telemetry.PointOf(m)
+	}
+	if k := len(rw.(*RemoteWrite).encode(items)); k < 2 {
+		t.Skipf("encoded on %d worker", k)
+	}
+	if n := strings.Count(buf.String(), "\n"); n != 1 {
+		t.Errorf("want one warning, got %d:\n%s", n, buf.String())
 	}
 }

@@ -772,9 +772,32 @@ type labeler struct {
 	names map[string]string
 	lbl   []label
 	// logger says, once per label name, that two tags gave it (nil:
-	// not said); clashed are the names said.
-	logger  *slog.Logger
-	clashed map[string]bool
+	// not said); said are the names said, shared by the labelers of one
+	// sink (nil: this labeler's own, made on the first clash).
+	logger *slog.Logger
+	said   *saidNames
+}
+
+// saidNames are the label names a clash was said of, for labelers that
+// work at once (remote write's encoding workers).
+type saidNames struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// first reports whether name was not said yet, and takes it as said
+// from then on; past 1024 names, none is said.
+func (s *saidNames) first(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.names[name] || len(s.names) >= 1024 {
+		return false
+	}
+	if s.names == nil {
+		s.names = map[string]bool{}
+	}
+	s.names[name] = true
+	return true
 }
 
 func (l *labeler) labels(p *telemetry.Point) []label {
@@ -822,13 +845,15 @@ func (l *labeler) labels(p *telemetry.Point) []label {
 // clash warns, once per label name, that several tags of p give the
 // label name, and that the later in key order is served.
 func (l *labeler) clash(p *telemetry.Point, name string) {
-	if l.logger == nil || l.clashed[name] || len(l.clashed) >= 1024 {
+	if l.logger == nil {
 		return
 	}
-	if l.clashed == nil {
-		l.clashed = map[string]bool{}
+	if l.said == nil {
+		l.said = &saidNames{}
 	}
-	l.clashed[name] = true
+	if !l.said.first(name) {
+		return
+	}
 	var keys []string
 	for _, t := range p.Tags {
 		if t.Value != "" && l.names[t.Key] == name {

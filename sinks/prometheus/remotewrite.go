@@ -36,6 +36,7 @@ type RemoteWrite struct {
 	headers   map[string]string
 	client    *http.Client
 	logger    *slog.Logger // nil: no warnings
+	said      saidNames    // label clashes said, by all workers
 
 	workers    []*rwWorker
 	compressed []byte
@@ -77,7 +78,7 @@ func (r *RemoteWrite) Points() bool { return true }
 func (r *RemoteWrite) encode(items []sinks.Item) []*rwWorker {
 	k := par.Chunks(len(items), minChunk)
 	for len(r.workers) < k {
-		r.workers = append(r.workers, &rwWorker{namespace: r.namespace, names: map[nameKey]string{}, labeler: labeler{logger: r.logger}})
+		r.workers = append(r.workers, &rwWorker{namespace: r.namespace, names: map[nameKey]string{}, labeler: labeler{logger: r.logger, said: &r.said}})
 	}
 	workers := r.workers[:k]
 	par.Do(len(items), minChunk, func(w, lo, hi int) { workers[w].run(items[lo:hi]) })

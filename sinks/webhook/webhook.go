@@ -210,9 +210,10 @@ func templateOf(d *configs.WebhookTemplateData, it *sinks.Item) *configs.Webhook
 	return d
 }
 
-// Ends is resolves for the Alertmanager form, so that the sink's filter
-// takes an event that resolves an alert as it takes the alert's (see
-// sinks.Resolver); the JSON form's events end nothing.
+// Ends implements sinks.Resolver: in the Alertmanager form, the type of
+// the event whose alert an event of type typ resolves (see resolves), so
+// that the sink's filter takes the resolving event as it takes the
+// alert's; in the JSON form no event ends another.
 func (s *Sink) Ends(typ string) (string, bool) {
 	if !s.alertmanager {
 		return "", false
