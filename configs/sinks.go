@@ -565,6 +565,48 @@ func (c *Config) UnknownSinkTopics() map[string][]string {
 	return out
 }
 
+// SinkTopicsOfOtherRecords returns, by sink name, the topics of weir's
+// own a sink reads whose records its type does not write (events to an
+// influxdb sink, metrics to an Alertmanager webhook), each with what they
+// hold: the sink skips them, counted as filtered, and says nothing.
+func (c *Config) SinkTopicsOfOtherRecords() map[string][]TopicRecords {
+	holds := map[string]string{}
+	for _, t := range []string{telemetry.TopicRawSNMP, telemetry.TopicRawGNMI, telemetry.TopicEnrichedMetrics, c.SNMP.Topic, c.GNMI.Topic} {
+		holds[t] = "metrics"
+	}
+	for _, t := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog, c.Syslog.Topic} {
+		holds[t] = "logs"
+	}
+	holds[telemetry.TopicRawTraps], holds[c.SNMP.Traps.Topic] = "traps", "traps"
+	holds[telemetry.TopicEvents] = "events"
+	delete(holds, "") // a collector's topic left unset
+	var out map[string][]TopicRecords
+	for _, s := range c.Sinks {
+		writes := ""
+		switch {
+		case s.Type == "influxdb", s.Type == "prometheus", s.Type == "prometheus_remote_write":
+			writes = "metrics"
+		case s.Type == "webhook" && s.Format == "alertmanager":
+			writes = "events"
+		default:
+			continue // any record
+		}
+		for _, t := range s.Topics {
+			if h, ok := holds[t]; ok && h != writes {
+				if out == nil {
+					out = map[string][]TopicRecords{}
+				}
+				out[s.Name] = append(out[s.Name], TopicRecords{Topic: t, Holds: h, Writes: writes})
+			}
+		}
+	}
+	return out
+}
+
+// TopicRecords is a topic a sink reads, what it holds and what the sink
+// writes.
+type TopicRecords struct{ Topic, Holds, Writes string }
+
 // DefaultPrometheusMaxSeries is how many series a prometheus sink holds
 // when the config sets no max_series: well past a large network's
 // (10,000 interfaces of 30 fields are 300,000); about 200 bytes each

@@ -156,3 +156,29 @@ func TestVersionRefusesArguments(t *testing.T) {
 		t.Errorf("weir version: %v, %q", err, stdout.String())
 	}
 }
+
+// TestCheckWarnsOfSinkTopicsOfOtherRecords: a metrics sink reading a topic
+// of events or logs (influxdb over events), or an Alertmanager webhook
+// over metrics, skips every record of it, counted as filtered but never
+// said: weir check warns, and still passes.
+func TestCheckWarnsOfSinkTopicsOfOtherRecords(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte(`sinks:
+  - {type: influxdb, name: influx, url: "http://127.0.0.1:8086", database: weir, topics: [enriched.metrics, events, enriched.syslog]}
+  - {type: webhook, name: am, url: "http://127.0.0.1:9093/api/v2/alerts", format: alertmanager, topics: [events, raw.snmp]}
+  - {type: file, name: all, path: /tmp/x.jsonl, topics: [events, enriched.metrics, raw.traps]}
+`), 0o644)
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(context.Background(), []string{"check", "-c", cfg, "--skip-files"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("check: %v %s", err, stderr.String())
+	}
+	w := stderr.String()
+	for _, want := range []string{`sink "influx" reads topic "events"`, `sink "influx" reads topic "enriched.syslog"`, `sink "am" reads topic "raw.snmp"`} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no warning %s in:\n%s", want, w)
+		}
+	}
+	if n := strings.Count(w, "warning"); n != 3 {
+		t.Errorf("%d warnings, want 3:\n%s", n, w)
+	}
+}

@@ -163,8 +163,24 @@ func checkTLSFiles(cfg *configs.Config, roles map[string]bool) error {
 // something open, addresses that likely mean something else.
 func configWarnings(cfg *configs.Config) []string {
 	out := unknownSinkTopics(cfg)
+	other := cfg.SinkTopicsOfOtherRecords()
+	for _, s := range cfg.Sinks {
+		for _, t := range other[s.Name] {
+			out = append(out, fmt.Sprintf("sink %q reads topic %q, of %s: a %s sink writes %s only and skips them (counted in weir_sink_filtered_total)",
+				s.Name, t.Topic, t.Holds, sinkKind(s), t.Writes))
+		}
+	}
 	out = append(out, cfg.SecurityWarnings()...)
 	return append(out, cfg.AddressWarnings()...)
+}
+
+// sinkKind names a sink's type as a warning does: its format too where
+// that decides what it takes.
+func sinkKind(s configs.Sink) string {
+	if s.Type == "webhook" && s.Format == "alertmanager" {
+		return "webhook (format alertmanager)"
+	}
+	return s.Type
 }
 
 // unknownSinkTopics words configs.UnknownSinkTopics as warnings, in a
