@@ -3,12 +3,7 @@ package influxdb_test
 import (
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/weirnet/weir/configs"
-	"github.com/weirnet/weir/internal/peers"
-	"github.com/weirnet/weir/sinks"
-	"github.com/weirnet/weir/sinks/influxdb"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -17,15 +12,7 @@ import (
 // quotes and backslashes in the measurement, tag keys and values, field
 // keys and string values read back from a real InfluxDB as they were.
 func TestOddNamesRoundTripThroughInfluxDB(t *testing.T) {
-	d := peers.InfluxDB(t)
-	d.Query("net", "CREATE DATABASE net")
-	c := configs.Sink{Type: "influxdb", Name: "influx1", Topics: []string{"enriched.metrics"}, URL: "http://" + d.Addr,
-		Database: "net", FlushInterval: configs.Duration(20 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(20 * time.Millisecond), Max: configs.Duration(200 * time.Millisecond)}}
-	dest, err := influxdb.New(c, sinks.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, c, dest := realInfluxDB(t, 0)
 	b := sinktest.Broker(t)
 	meas, tk, tv, fk, fv := `a b,c=d"e\f`, `k e,y=1"\x`, `Gi0/1 "x" \y, z=1 [a] p\ q\,r\=s`, `f e,l=d "q"\z`, `v "q" \ \\ , = [x]/y-z`
 	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "edge 1" }, []telemetry.Metric{{

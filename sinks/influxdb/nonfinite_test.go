@@ -4,10 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirnet/weir/configs"
-	"github.com/weirnet/weir/internal/peers"
-	"github.com/weirnet/weir/sinks"
-	"github.com/weirnet/weir/sinks/influxdb"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -21,15 +17,7 @@ import (
 // (a week for autogen). The value is left out, as Telegraf leaves out a
 // NaN or infinite field; the point's other fields are written.
 func TestNonFiniteGNMIFloatDoesNotPoisonField(t *testing.T) {
-	d := peers.InfluxDB(t)
-	d.Query("net", "CREATE DATABASE net")
-	c := configs.Sink{Type: "influxdb", Name: "influx1", Topics: []string{"enriched.metrics"}, URL: "http://" + d.Addr,
-		Database: "net", BatchSize: 1, FlushInterval: configs.Duration(20 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(20 * time.Millisecond), Max: configs.Duration(200 * time.Millisecond)}}
-	dest, err := influxdb.New(c, sinks.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, c, dest := realInfluxDB(t, 1)
 	b := sinktest.Broker(t)
 	m := func(i int, instant any) telemetry.Metric {
 		return telemetry.Metric{V: 1, Measurement: "components_component_transceiver_physical_channels_channel_state_input_power",

@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/peers"
-	"github.com/weirnet/weir/sinks"
-	"github.com/weirnet/weir/sinks/influxdb"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -27,15 +24,7 @@ func count(d *peers.Influxd) int {
 // queries it back, then stops it for a while: the sink retries, and after
 // the restart nothing is missing.
 func TestRealInfluxDB1(t *testing.T) {
-	d := peers.InfluxDB(t)
-	d.Query("net", "CREATE DATABASE net")
-	c := configs.Sink{Type: "influxdb", Name: "influx1", Topics: []string{"enriched.metrics"}, URL: "http://" + d.Addr,
-		Database: "net", BatchSize: 100, FlushInterval: configs.Duration(20 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(20 * time.Millisecond), Max: configs.Duration(200 * time.Millisecond)}}
-	dest, err := influxdb.New(c, sinks.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, c, dest := realInfluxDB(t, 100)
 	b := sinktest.Broker(t)
 	key := func(i int) string { return fmt.Sprintf("r%d", i) }
 	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, key, metrics(300, 0))

@@ -2,12 +2,7 @@ package influxdb_test
 
 import (
 	"testing"
-	"time"
 
-	"github.com/weirnet/weir/configs"
-	"github.com/weirnet/weir/internal/peers"
-	"github.com/weirnet/weir/sinks"
-	"github.com/weirnet/weir/sinks/influxdb"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -19,15 +14,7 @@ import (
 // line-protocol/v2's encoder) are stored as a backslash and a letter: the
 // value read back is not the one the device sent.
 func TestStringFieldRoundTripsThroughInfluxDB(t *testing.T) {
-	d := peers.InfluxDB(t)
-	d.Query("net", "CREATE DATABASE net")
-	c := configs.Sink{Type: "influxdb", Name: "influx1", Topics: []string{"enriched.metrics"}, URL: "http://" + d.Addr,
-		Database: "net", FlushInterval: configs.Duration(20 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(20 * time.Millisecond), Max: configs.Duration(200 * time.Millisecond)}}
-	dest, err := influxdb.New(c, sinks.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, c, dest := realInfluxDB(t, 0)
 	b := sinktest.Broker(t)
 	descr := "Cisco IOS Software, C2960 Software (C2960-LANBASEK9-M), Version 12.2(55)SE\r\nTechnical Support: http://www.cisco.com/techsupport\r\n\tCopyright (c) 1986-2010 by \"Cisco\" \\ Systems"
 	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "edge1" }, []telemetry.Metric{{

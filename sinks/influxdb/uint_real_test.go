@@ -5,10 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirnet/weir/configs"
-	"github.com/weirnet/weir/internal/peers"
-	"github.com/weirnet/weir/sinks"
-	"github.com/weirnet/weir/sinks/influxdb"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -19,15 +15,7 @@ import (
 // dead.letter with InfluxDB's message while the rest of the batch lands
 // with its counters as integers.
 func TestCounterPast2To63DeadLetteredByInfluxDB1(t *testing.T) {
-	d := peers.InfluxDB(t)
-	d.Query("net", "CREATE DATABASE net")
-	c := configs.Sink{Type: "influxdb", Name: "influx1", Topics: []string{"enriched.metrics"}, URL: "http://" + d.Addr,
-		Database: "net", FlushInterval: configs.Duration(20 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(20 * time.Millisecond), Max: configs.Duration(200 * time.Millisecond)}}
-	dest, err := influxdb.New(c, sinks.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, c, dest := realInfluxDB(t, 0)
 	b := sinktest.Broker(t)
 	m := func(i int, v uint64) telemetry.Metric {
 		return telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1", Tags: map[string]string{"ifName": "Gi0/1"},
