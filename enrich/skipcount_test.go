@@ -11,41 +11,6 @@ import (
 	"github.com/weirnet/weir/broker"
 )
 
-// TestAlreadyPublishedCounted: a worker that takes a partition over (a
-// restart, a crash, a rebalance) leaves out the outputs an earlier owner
-// published before its commit, and counts them
-// (weir_enrich_dropped_total{reason="already_published"}), so that
-// records in and out add up; what it publishes itself is counted out.
-func TestAlreadyPublishedCounted(t *testing.T) {
-	b := tailLog(t, "raw.syslog", "enriched.syslog")
-	ctx := context.Background()
-	newOut := func() *outputs {
-		o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
-		o.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}, nil)
-		return o
-	}
-	var first, again []outRecord
-	for i := range 8 {
-		if i < 5 {
-			first = append(first, outFrom(int64(i)))
-		}
-		again = append(again, outFrom(int64(i)))
-	}
-	if !newOut().publishRetrying(ctx, outBatch{"enriched.syslog", first}) {
-		t.Fatal("first owner did not publish")
-	}
-	o := newOut()
-	if !o.publishRetrying(ctx, outBatch{"enriched.syslog", again}) {
-		t.Fatal("second owner did not publish")
-	}
-	if n := testutil.ToFloat64(o.m.dropped.WithLabelValues("enriched.syslog", "already_published")); n != 5 {
-		t.Errorf("already published: counted %v, want 5", n)
-	}
-	if n := testutil.ToFloat64(o.m.out.WithLabelValues("enriched.syslog")); n != 3 {
-		t.Errorf("out: %v, want 3", n)
-	}
-}
-
 // describeFailing fails its next fail DescribeTopics calls, as a broker
 // briefly away does.
 type describeFailing struct {
@@ -60,41 +25,46 @@ func (b *describeFailing) DescribeTopics(ctx context.Context, names ...string) (
 	return b.Broker.DescribeTopics(ctx, names...)
 }
 
-// TestAlreadyPublishedCountedAfterARetry: the new owner's first attempt
-// fails before it publishes anything (reading an output partition's
-// tail); what the earlier owner published is still counted once, on the
-// attempt that succeeds, and what the new owner publishes is counted out.
-func TestAlreadyPublishedCountedAfterARetry(t *testing.T) {
-	eb := tailLog(t, "raw.syslog", "enriched.syslog")
-	ctx := context.Background()
-	b := &describeFailing{Broker: eb}
-	newOut := func() *outputs {
-		o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
-		o.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}, nil)
-		return o
-	}
-	var first, again []outRecord
-	for i := range 8 {
-		if i < 5 {
-			first = append(first, outFrom(int64(i)))
+// TestAlreadyPublishedCounted: a worker that takes a partition over (a
+// restart, a crash, a rebalance) leaves out the outputs an earlier owner
+// published before its commit, and counts them
+// (weir_enrich_dropped_total{reason="already_published"}), so that
+// records in and out add up; what it publishes itself is counted out.
+// Also when its first attempt fails before it publishes anything (reading
+// an output partition's tail): counted once, on the attempt that
+// succeeds.
+func TestAlreadyPublishedCounted(t *testing.T) {
+	for _, fails := range []int32{0, 1} {
+		b := &describeFailing{Broker: tailLog(t, "raw.syslog", "enriched.syslog")}
+		ctx := context.Background()
+		newOut := func() *outputs {
+			o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
+			o.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}, nil)
+			return o
 		}
-		again = append(again, outFrom(int64(i)))
-	}
-	if !newOut().publishRetrying(ctx, outBatch{"enriched.syslog", first}) {
-		t.Fatal("first owner did not publish")
-	}
-	o := newOut()
-	b.fail.Store(1)
-	if !o.publishRetrying(ctx, outBatch{"enriched.syslog", again}) {
-		t.Fatal("second owner did not publish")
-	}
-	if b.fail.Load() >= 0 {
-		t.Fatal("no attempt failed")
-	}
-	if n := testutil.ToFloat64(o.m.dropped.WithLabelValues("enriched.syslog", "already_published")); n != 5 {
-		t.Errorf("already published: counted %v, want 5", n)
-	}
-	if n := testutil.ToFloat64(o.m.out.WithLabelValues("enriched.syslog")); n != 3 {
-		t.Errorf("out: %v, want 3", n)
+		var first, again []outRecord
+		for i := range 8 {
+			if i < 5 {
+				first = append(first, outFrom(int64(i)))
+			}
+			again = append(again, outFrom(int64(i)))
+		}
+		if !newOut().publishRetrying(ctx, outBatch{"enriched.syslog", first}) {
+			t.Fatal("first owner did not publish")
+		}
+		o := newOut()
+		b.fail.Store(fails)
+		if !o.publishRetrying(ctx, outBatch{"enriched.syslog", again}) {
+			t.Fatal("second owner did not publish")
+		}
+		if b.fail.Load() >= 0 {
+			t.Fatalf("%d failing: the failures were not all met", fails)
+		}
+		if n := testutil.ToFloat64(o.m.dropped.WithLabelValues("enriched.syslog", "already_published")); n != 5 {
+			t.Errorf("%d failing: already published counted %v, want 5", fails, n)
+		}
+		if n := testutil.ToFloat64(o.m.out.WithLabelValues("enriched.syslog")); n != 3 {
+			t.Errorf("%d failing: out %v, want 3", fails, n)
+		}
 	}
 }
