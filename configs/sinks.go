@@ -543,18 +543,12 @@ func unknownSinkKeys(n *yaml.Node, t reflect.Type, typeName string) []string {
 // sink would wait for ever without a word; some are written by Kafka
 // clients, so they are warned about, not refused.
 func (c *Config) UnknownSinkTopics() map[string][]string {
-	known := map[string]bool{
-		telemetry.TopicRawSNMP: true, telemetry.TopicRawTraps: true, telemetry.TopicRawSyslog: true, telemetry.TopicRawGNMI: true,
-		telemetry.TopicEnrichedMetrics: true, telemetry.TopicEnrichedSyslog: true, telemetry.TopicEvents: true, telemetry.TopicDeadLetter: true,
-		c.SNMP.Topic: true, c.SNMP.Traps.Topic: true, c.Syslog.Topic: true, c.GNMI.Topic: true,
-	}
-	for name := range c.Broker.Topics {
-		known[name] = true
-	}
+	own := c.ownTopics()
 	var out map[string][]string
 	for _, s := range c.Sinks {
 		for _, t := range s.Topics {
-			if !known[t] {
+			_, known := own[t]
+			if _, listed := c.Broker.Topics[t]; !known && !listed {
 				if out == nil {
 					out = map[string][]string{}
 				}
@@ -570,16 +564,7 @@ func (c *Config) UnknownSinkTopics() map[string][]string {
 // influxdb sink, metrics to an Alertmanager webhook), each with what they
 // hold: the sink skips them, counted as filtered, and says nothing.
 func (c *Config) SinkTopicsOfOtherRecords() map[string][]TopicRecords {
-	holds := map[string]string{}
-	for _, t := range []string{telemetry.TopicRawSNMP, telemetry.TopicRawGNMI, telemetry.TopicEnrichedMetrics, c.SNMP.Topic, c.GNMI.Topic} {
-		holds[t] = "metrics"
-	}
-	for _, t := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog, c.Syslog.Topic} {
-		holds[t] = "logs"
-	}
-	holds[telemetry.TopicRawTraps], holds[c.SNMP.Traps.Topic] = "traps", "traps"
-	holds[telemetry.TopicEvents] = "events"
-	delete(holds, "") // a collector's topic left unset
+	holds := c.ownTopics()
 	var out map[string][]TopicRecords
 	for _, s := range c.Sinks {
 		writes := ""
@@ -592,7 +577,7 @@ func (c *Config) SinkTopicsOfOtherRecords() map[string][]TopicRecords {
 			continue // any record
 		}
 		for _, t := range s.Topics {
-			if h, ok := holds[t]; ok && h != writes {
+			if h := holds[t]; h != "" && h != writes {
 				if out == nil {
 					out = map[string][]TopicRecords{}
 				}
@@ -601,6 +586,22 @@ func (c *Config) SinkTopicsOfOtherRecords() map[string][]TopicRecords {
 		}
 	}
 	return out
+}
+
+// ownTopics maps the topics weir's parts write to what they hold:
+// "metrics", "logs", "traps", "events", or "" for dead.letter (any).
+func (c *Config) ownTopics() map[string]string {
+	holds := map[string]string{telemetry.TopicDeadLetter: ""}
+	for _, t := range []string{telemetry.TopicRawSNMP, telemetry.TopicRawGNMI, telemetry.TopicEnrichedMetrics, c.SNMP.Topic, c.GNMI.Topic} {
+		holds[t] = "metrics"
+	}
+	for _, t := range []string{telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog, c.Syslog.Topic} {
+		holds[t] = "logs"
+	}
+	holds[telemetry.TopicRawTraps], holds[c.SNMP.Traps.Topic] = "traps", "traps"
+	holds[telemetry.TopicEvents] = "events"
+	delete(holds, "") // a collector's topic left unset
+	return holds
 }
 
 // TopicRecords is a topic a sink reads, what it holds and what the sink

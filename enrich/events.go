@@ -545,9 +545,9 @@ func (d *detector) firstMayChange(device, typ, object string, now time.Time) boo
 	return now.After(st.at) && now.Sub(st.at) <= d.stateHold()
 }
 
-// stateType is the event type of family's up or down. The families
-// openConfigState reads are spelt out: every first sample of a row asks,
-// and family+"_up" would allocate each time.
+// stateType is the event type of family's up or down. The families the
+// metrics worker reads are spelt out: every first sample and change of a
+// row asks, and family+"_up" would allocate each time.
 func stateType(family string, up bool) string {
 	switch {
 	case family == "interface" && up:

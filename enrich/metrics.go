@@ -576,10 +576,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				// renumbered after a reboot is not another's change.
 				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper", object: firstTag(p, "ifIndex")}
 				if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
-					typ := "interface_down"
-					if oper == stateUp {
-						typ = "interface_up"
-					}
+					typ := stateType("interface", oper == stateUp)
 					switch {
 					case !ok:
 						first(typ, object)
@@ -612,10 +609,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				first(stateType(ch.family, ch.state == stateUp), ch.object)
 			}
 			if ok && prev.v.v != ch.state {
-				if ch.state == stateUp {
-					event(ch.family+"_up", ch.object)
-				} else if prev.v.v == stateUp {
-					event(ch.family+"_down", ch.object)
+				if ch.state == stateUp || prev.v.v == stateUp {
+					event(stateType(ch.family, ch.state == stateUp), ch.object)
 				}
 			}
 			w.putState(key, stateSample{v: ch.state, at: at})

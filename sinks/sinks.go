@@ -512,8 +512,8 @@ func (s *Sink) consume(ctx context.Context) error {
 			pollFailures++
 			// failures is how many in a row; the throttle's count (since
 			// the line it last let through) does not know of the first
-			// three, logged whether it is due or not.
-			if _, due := s.pollLog.Due(time.Now()); due || pollFailures <= 3 {
+			// ones, logged whether it is due or not.
+			if logFailure(&s.pollLog, pollFailures) {
 				s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err,
 					"failures", pollFailures)
 			}
@@ -614,6 +614,15 @@ func (s *Sink) consume(ctx context.Context) error {
 		dirty = false
 		deadline = time.Now().Add(s.flushInterval)
 	}
+}
+
+// logFailure reports whether to log the nth failure in a row (a failed
+// poll, a batch's failed attempt): the first three are, then one every
+// throttle.Every on th, so a destination or cluster down for long does
+// not fill the log while every failure is counted.
+func logFailure(th *throttle.Throttle, nth int) bool {
+	_, due := th.Due(time.Now())
+	return due || nth <= 3
 }
 
 // commitContext is the context to commit a batch the destination took
@@ -938,7 +947,7 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 		if attempt >= 3 {
 			level = slog.LevelError
 		}
-		if _, due := s.retryLog.Due(time.Now()); due || attempt <= 3 {
+		if logFailure(&s.retryLog, attempt) {
 			s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
 				"wait", wait, "err", err)
 		}

@@ -789,14 +789,14 @@ func (f *failRun) failed(log *slog.Logger, err error, code codes.Code, wait time
 	f.subscribed = false // the next subscribed line says it is back
 }
 
-// level is info for the run's first line of a kind (*logged, then set),
+// level is lvl for the run's first line of a kind (*logged, then set),
 // debug after.
-func (f *failRun) level(logged *bool) slog.Level {
+func (f *failRun) level(logged *bool, lvl slog.Level) slog.Level {
 	if *logged {
 		return slog.LevelDebug
 	}
 	*logged = true
-	return slog.LevelInfo
+	return lvl
 }
 
 // jitter spreads d over [0.75d, 1.25d) so targets that failed together do
@@ -855,7 +855,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	}
 	client := gpb.NewGNMIClient(conn)
 
-	if err := t.capabilities(ctx, client, log, fails.level(&fails.capsLogged)); err != nil {
+	if err := t.capabilities(ctx, client, log, fails.level(&fails.capsLogged, slog.LevelInfo)); err != nil {
 		return 0, err
 	}
 
@@ -961,7 +961,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			if fails.failing > 0 {
 				attrs = append(attrs, slog.Int("failed_attempts", fails.failing), slog.Duration("failing_for", last.Sub(fails.since).Round(time.Second)))
 			}
-			log.LogAttrs(ctx, fails.level(&fails.subscribed), "gnmi subscribed", attrs...)
+			log.LogAttrs(ctx, fails.level(&fails.subscribed, slog.LevelInfo), "gnmi subscribed", attrs...)
 		}
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
@@ -996,11 +996,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			if first {
 				log.Debug("gnmi sync_response: initial state received")
 				if !watched && !once && t.poll == 0 && t.idle > 0 {
-					level := slog.LevelWarn
-					if fails.level(&fails.noData) < slog.LevelInfo {
-						level = slog.LevelDebug // said already in this run of failures
-					}
-					log.Log(ctx, level, "gnmi sync_response with no data for the sampled subscriptions: their paths match nothing on the target (yet); the stream is not taken for stalled until their data comes")
+					log.Log(ctx, fails.level(&fails.noData, slog.LevelWarn), "gnmi sync_response with no data for the sampled subscriptions: their paths match nothing on the target (yet); the stream is not taken for stalled until their data comes")
 				}
 			}
 			if once {
