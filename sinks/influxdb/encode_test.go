@@ -61,7 +61,11 @@ func oldEncode(enc *lineprotocol.Encoder, m *telemetry.Metric) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	added := 0
 	for _, k := range keys {
+		if u, ok := m.Fields[k].(uint64); ok && u > math.MaxInt64 {
+			continue // left out: InfluxDB 1.x has no unsigned type
+		}
 		var v lineprotocol.Value
 		ok := false
 		switch x := m.Fields[k].(type) {
@@ -77,6 +81,14 @@ func oldEncode(enc *lineprotocol.Encoder, m *telemetry.Metric) error {
 			return fmt.Errorf("field %q has no line-protocol type", k)
 		}
 		enc.AddField(k, v)
+		added++
+	}
+	if added == 0 {
+		// No line, but a bad name or tag is still refused.
+		err := enc.Err()
+		enc.ClearErr()
+		enc.Reset()
+		return err
 	}
 	t := m.Time
 	if t.IsZero() {

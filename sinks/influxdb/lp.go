@@ -159,6 +159,14 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 			// Left out, as Telegraf leaves such a field out.
 			continue
 		}
+		if f.Kind == telemetry.FieldUint {
+			// A counter past 2^63-1: InfluxDB 1.x has no unsigned
+			// type and refuses the line (its other fields too), 2.x
+			// refuses it in a field of integers. Left out, as a NaN
+			// is: capped at 2^63-1, as Telegraf does, it would read
+			// as a counter that stopped, a port without traffic.
+			continue
+		}
 		if len(b) == fieldsAt {
 			b = append(b, ' ')
 		} else {
@@ -177,8 +185,6 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 			b = strconv.AppendFloat(b, x, 'g', -1, 64)
 		case telemetry.FieldInt:
 			b = append(strconv.AppendInt(b, f.Int(), 10), 'i')
-		case telemetry.FieldUint:
-			b = append(strconv.AppendUint(b, f.Uint(), 10), 'u')
 		case telemetry.FieldBool:
 			b = strconv.AppendBool(b, f.Bool())
 		case telemetry.FieldString:
@@ -200,7 +206,7 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 		}
 	}
 	if len(b) == fieldsAt {
-		return b[:start], nil // only non-finite values: no line
+		return b[:start], nil // only values left out: no line
 	}
 	t := p.Time
 	if t.IsZero() {
