@@ -343,6 +343,8 @@ func waitForTopic(ctx context.Context, adm *kadm.Client, why func(error) error, 
 // when partitions move to another member and on exit (also on Ctrl-C), so
 // the next run of the group starts after it. Without --follow it exits once
 // every partition it owns is read up to the end offsets of when it started.
+// Following a topic not made yet, it waits for it and reads it from its
+// start, as a plain consume does.
 func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fromBeginning, follow bool, maxRecs int, stdout, stderr io.Writer) (err error) {
 	adm, admCl, err := cf.admin()
 	if err != nil {
@@ -357,7 +359,13 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	}
 	td, ok := details[topic]
 	if !ok || td.Err != nil {
-		return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, ""))
+		if !follow || strings.HasPrefix(topic, "__") {
+			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, "--follow waits for it"))
+		}
+		if td, err = waitForTopic(ctx, adm, cf.why, topic, stderr); err != nil {
+			return err
+		}
+		fromBeginning = true // a topic made since: every record is new
 	}
 	// Where "the end" is, for stopping without --follow.
 	var ends, starts kadm.ListedOffsets

@@ -13,37 +13,43 @@ import (
 // TestConsumeFollowWaitsForTopic: following a topic not made yet (a sink's
 // dead.letter before its first dead letter, a topic a producer makes with
 // its first record) waits for it, saying so once, and prints its records
-// from its first; without following it is an error, and dead.letter's
-// says why it may not be there.
+// from its first, in a group too; without following it is an error, and
+// dead.letter's says why it may not be there.
 func TestConsumeFollowWaitsForTopic(t *testing.T) {
 	p := startWeir(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var out, errs syncbuf.Buffer
-	cmd := exec.CommandContext(ctx, weirBin, "consume", "later", "--follow", "--max", "1", "--brokers", p.KafkaAddr)
-	cmd.Stdout, cmd.Stderr = &out, &errs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for !strings.Contains(errs.String(), "waiting") {
-		select {
-		case err := <-done:
-			t.Fatalf("consume of a topic not made yet ended: %v\n%s", err, errs.String())
-		case <-ctx.Done():
-			t.Fatalf("consume never said it waits:\n%s", errs.String())
-		case <-time.After(20 * time.Millisecond):
+	for _, tc := range []struct{ topic, group string }{{"later", ""}, {"later-grouped", "dash"}} {
+		args := []string{"consume", tc.topic, "--follow", "--max", "1", "--brokers", p.KafkaAddr}
+		if tc.group != "" {
+			args = append(args, "--group", tc.group)
 		}
-	}
-	if _, e, err := p.cli(t, `{"n":1}`+"\n", "produce", "later"); err != nil {
-		t.Fatal(err, e)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("consume: %v\n%s", err, errs.String())
-	}
-	if !strings.Contains(out.String(), `"value":{"n":1}`) {
-		t.Errorf("the first record of the topic made meanwhile was not printed:\n%s", out.String())
+		var out, errs syncbuf.Buffer
+		cmd := exec.CommandContext(ctx, weirBin, args...)
+		cmd.Stdout, cmd.Stderr = &out, &errs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		for !strings.Contains(errs.String(), "waiting") {
+			select {
+			case err := <-done:
+				t.Fatalf("%v of a topic not made yet ended: %v\n%s", args, err, errs.String())
+			case <-ctx.Done():
+				t.Fatalf("%v never said it waits:\n%s", args, errs.String())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if _, e, err := p.cli(t, `{"n":1}`+"\n", "produce", tc.topic); err != nil {
+			t.Fatal(err, e)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, errs.String())
+		}
+		if !strings.Contains(out.String(), `"value":{"n":1}`) {
+			t.Errorf("%v: the first record of the topic made meanwhile was not printed:\n%s", args, out.String())
+		}
 	}
 
 	_, e, err := p.cli(t, "", "consume", "dead.letter", "--from-beginning")
