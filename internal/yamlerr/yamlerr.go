@@ -1,6 +1,6 @@
 // Package yamlerr words yaml.v3's errors for the reader of the file: the
 // line a syntax error is on (yaml.v3 numbers a parser error's from 0), the
-// key a type error or a ValueError is about, and hints for tabs and ${...}
+// key a type error or a NewValueError is about, and hints for tabs and ${...}
 // in braces; and the merge-key helpers of the loaders' own key checks. The
 // config, inventory and SNMP profile loaders share it.
 package yamlerr
@@ -26,16 +26,13 @@ func Clean(err error, data []byte, root *yaml.Node) error {
 	if errors.As(err, &te) {
 		msgs := make([]string, len(te.Errors))
 		for i, e := range te.Errors {
-			msgs[i] = withKeyPath(e, root)
+			if msg, ok := withValuePath(e, root); ok {
+				msgs[i] = msg
+			} else {
+				msgs[i] = withKeyPath(e, root)
+			}
 		}
 		return errors.New(strings.Join(msgs, "\n"))
-	}
-	var ve *ValueError
-	if errors.As(err, &ve) {
-		if root == nil {
-			return errors.New(ve.Error())
-		}
-		return errors.New(withValuePath(ve, root))
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
@@ -123,28 +120,40 @@ func withKeyPath(msg string, root *yaml.Node) string {
 	}))
 }
 
-// ValueError is the error of a type's own UnmarshalYAML about its node,
-// which does not know the key it is under: Clean finds the key by the
-// node's position. Its text is "line N: Msg".
-type ValueError struct {
-	Line, Column int
-	Msg          string
+// NewValueError is the error of a type's own UnmarshalYAML about its node
+// n, which does not know the key it is under: Clean finds the key by the
+// node's position and words it "line N: key.path: Msg". It is a
+// *yaml.TypeError, so that yaml.v3 goes on decoding and every bad value of
+// a file is reported at once: any other error stops the decoding at the
+// first. It must be returned as it is, not wrapped, for the same reason.
+func NewValueError(n *yaml.Node, format string, args ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("%s%d:%d: %s", valueErrorMark, n.Line, n.Column, fmt.Sprintf(format, args...))}}
 }
 
-// NewValueError words an error about n.
-func NewValueError(n *yaml.Node, format string, args ...any) *ValueError {
-	return &ValueError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)}
-}
+// valueErrorMark starts NewValueError's text in a TypeError, before the
+// node's line and column, which Clean turns into "line N: key.path:".
+const valueErrorMark = "value at "
 
-func (e *ValueError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
-
-// withValuePath puts the key path of the value at ve's position after its
-// line.
-func withValuePath(ve *ValueError, root *yaml.Node) string {
-	msg := ve.Error()
-	return insertPath(msg, fmt.Sprintf("line %d: ", ve.Line), pathsAt(root, ve.Line, func(n *yaml.Node) bool {
-		return n.Column == ve.Column
-	}))
+// withValuePath words a NewValueError text "value at L:C: msg" as "line L:
+// path: msg", with the key path of the value at that line and column when
+// root has one there; other texts are returned as they are.
+func withValuePath(msg string, root *yaml.Node) (string, bool) {
+	rest, ok := strings.CutPrefix(msg, valueErrorMark)
+	if !ok {
+		return msg, false
+	}
+	var line, column int
+	if _, err := fmt.Sscanf(rest, "%d:%d:", &line, &column); err != nil {
+		return msg, false
+	}
+	text := rest[strings.Index(rest, ": ")+2:]
+	prefix := fmt.Sprintf("line %d: ", line)
+	if root == nil {
+		return prefix + text, true
+	}
+	return insertPath(prefix+text, prefix, pathsAt(root, line, func(n *yaml.Node) bool {
+		return n.Column == column
+	})), true
 }
 
 // insertPath puts the one path found after the message's line prefix.
