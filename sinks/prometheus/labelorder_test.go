@@ -10,7 +10,7 @@ import (
 // TestRemoteWriteLabelOrder: label names go out sorted with __name__ in
 // its place, also when a sanitised tag ("1x" → "_1x") sorts before it.
 func TestRemoteWriteLabelOrder(t *testing.T) {
-	r := &rwWorker{names: map[nameKey]string{}}
+	r := newRWWorker("", labeler{})
 	r.appendPoint(telemetry.PointOf(&telemetry.Metric{Measurement: "m", Device: "d", Tags: map[string]string{"1x": "a", "site": "b"},
 		Fields: map[string]any{"f": 1.0}}))
 	under := bytes.Index(r.body, []byte("_1x"))

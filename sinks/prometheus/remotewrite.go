@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/klauspost/compress/s2"
@@ -47,8 +47,27 @@ type RemoteWrite struct {
 type rwWorker struct {
 	namespace   string
 	body, lb, z []byte
-	names       map[nameKey]string
-	labeler     labeler
+	names       map[nameKey]rwName
+	// owners is the first field of a measurement given each metric
+	// name, for finding fields whose names sanitise to one.
+	owners  map[nameOwner]nameKey
+	emitted []string // this metric's names of fields that share one
+	labeler labeler
+}
+
+// rwName is a field's metric name; shared when another field of the
+// measurement has the same one (in-octets_rate and in_octets_rate).
+type rwName struct {
+	name   string
+	shared bool
+}
+
+// nameOwner is a metric name within a measurement.
+type nameOwner struct{ measurement, name string }
+
+// newRWWorker returns a worker with empty name caches.
+func newRWWorker(namespace string, l labeler) *rwWorker {
+	return &rwWorker{namespace: namespace, names: map[nameKey]rwName{}, owners: map[nameOwner]nameKey{}, labeler: l}
 }
 
 // minChunk is the least metrics a worker takes.
@@ -78,7 +97,7 @@ func (r *RemoteWrite) Points() bool { return true }
 func (r *RemoteWrite) encode(items []sinks.Item) []*rwWorker {
 	k := par.Chunks(len(items), minChunk)
 	for len(r.workers) < k {
-		r.workers = append(r.workers, &rwWorker{namespace: r.namespace, names: map[nameKey]string{}, labeler: labeler{logger: r.logger, said: &r.said}})
+		r.workers = append(r.workers, newRWWorker(r.namespace, labeler{logger: r.logger, said: &r.said}))
 	}
 	workers := r.workers[:k]
 	par.Do(len(items), minChunk, func(w, lo, hi int) { workers[w].run(items[lo:hi]) })
@@ -175,23 +194,16 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 		split = len(w.lb)
 	}
 	sampleLen := 1 + 8 + 1 + protowire.SizeVarint(ms)
+	w.emitted = w.emitted[:0]
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		x, ok := f.Number()
 		if !ok {
 			continue
 		}
-		nk := nameKey{p.Measurement, f.Key, f.Counter}
-		name, ok := w.names[nk]
+		name, ok := w.name(p, i)
 		if !ok {
-			name = MetricName(w.namespace, p.Measurement, f.Key, f.Counter)
-			if len(w.names) > 1<<16 {
-				clear(w.names)
-			}
-			w.names[nk] = name
-		}
-		if !f.Counter && strings.HasSuffix(name, "_total") && counterNamed(p, name, w.names) {
-			continue // a gauge x_total beside a counter x: the counter is the series
+			continue // another field of the metric has the name: one series, one sample
 		}
 		tsLen := len(w.lb) + labelSize("__name__", name) + 1 + protowire.SizeVarint(uint64(sampleLen)) + sampleLen
 		b := w.body
@@ -210,18 +222,52 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 	}
 }
 
-// counterNamed reports whether a counter field of p has the metric name
-// name (known in names once appendPoint named it; counters sort before
-// their _total gauges, so it has): the exposition serves the counter
-// under that name, and two samples of one series at one time are one
-// too many for a receiver.
-func counterNamed(p *telemetry.Point, name string, names map[nameKey]string) bool {
-	for i := range p.Fields {
-		if f := &p.Fields[i]; f.Counter && names[nameKey{p.Measurement, f.Key, true}] == name {
-			return true
+// name is the metric name of p's field i, and false when an earlier
+// field of p had it: two samples of one series at one time are one too
+// many for a receiver (Prometheus keeps one, Mimir refuses the
+// duplicate). Fields are sorted by key, so a counter x comes before a
+// gauge x_total and is the series, as the exposition serves it. Only the
+// names two fields of a measurement share are looked for (w.emitted holds
+// those appendPoint sent for p).
+func (w *rwWorker) name(p *telemetry.Point, i int) (string, bool) {
+	f := &p.Fields[i]
+	nk := nameKey{p.Measurement, f.Key, f.Counter}
+	n, ok := w.names[nk]
+	if !ok {
+		if len(w.names) > 1<<16 {
+			clear(w.names)
+			clear(w.owners)
 		}
+		n.name = MetricName(w.namespace, p.Measurement, f.Key, f.Counter)
+		o := nameOwner{p.Measurement, n.name}
+		if first, ok := w.owners[o]; !ok {
+			w.owners[o] = nk
+		} else if first != nk {
+			n.shared = true
+			if fn, ok := w.names[first]; ok {
+				fn.shared = true
+				w.names[first] = fn
+			}
+			// An earlier field of p named before the two were known
+			// to share it was sent without being noted.
+			for j := range p.Fields[:i] {
+				if e := &p.Fields[j]; e.Key == first.field && e.Counter == first.counter {
+					if _, num := e.Number(); num {
+						w.emitted = append(w.emitted, n.name)
+					}
+				}
+			}
+		}
+		w.names[nk] = n
 	}
-	return false
+	if !n.shared {
+		return n.name, true
+	}
+	if slices.Contains(w.emitted, n.name) {
+		return "", false
+	}
+	w.emitted = append(w.emitted, n.name)
+	return n.name, true
 }
 
 // maxClockSkew is how far a metric's own time (a gNMI target's clock) may

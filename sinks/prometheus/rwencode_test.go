@@ -110,7 +110,7 @@ func TestRemoteWriteMatchesOldEncoder(t *testing.T) {
 	keys := []string{"1x", "site", "ifName", "device", "a b", "Zeta", "__x"}
 	vals := []string{"", "ams1", "caf\xe9", strings.Repeat("long", 40), `"q"`, "é"}
 	values := []any{1.5, math.NaN(), int64(-3), uint64(1 << 63), true, false, "up", nil}
-	r := &rwWorker{namespace: "ns", names: map[nameKey]string{}}
+	r := newRWWorker("ns", labeler{})
 	for i := range 2000 {
 		m := &telemetry.Metric{Measurement: []string{"interface", "cpu", "if Stats"}[i%3], Device: vals[rng.IntN(len(vals))],
 			Time: time.UnixMilli(rng.Int64N(1 << 42)), Tags: map[string]string{}, Fields: map[string]any{}}
