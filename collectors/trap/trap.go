@@ -62,10 +62,15 @@ const (
 	// could send): RFC 3414's unsupportedSecLevels.
 	OutcomeLowSecurityLevel = "unsupported_security_level"
 	OutcomeMalformed        = "malformed"
-	OutcomeNotNotification  = "not_notification"
-	OutcomeQueueFull        = "queue_full"
-	OutcomePublishError     = "publish_error"
-	OutcomeShutdown         = "shutdown"
+	// OutcomeDecryptionFailure: a v3 notification signed with its
+	// user's right authentication key whose encrypted PDU does not
+	// decrypt to one with the user's privacy key (a wrong priv password
+	// or protocol): RFC 3414's decryptionError.
+	OutcomeDecryptionFailure = "decryption_failure"
+	OutcomeNotNotification   = "not_notification"
+	OutcomeQueueFull         = "queue_full"
+	OutcomePublishError      = "publish_error"
+	OutcomeShutdown          = "shutdown"
 	// OutcomeKernelDropped: the kernel dropped the datagram, its receive
 	// buffer full (a flood); version unknown, as weir never read it.
 	OutcomeKernelDropped = "kernel_dropped"
@@ -126,7 +131,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_trap_received_total",
-			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, unknown_engine_id, not_in_time_window, retransmission, malformed, unsupported_security_level, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
+			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, decryption_failure, wrong_engine, unknown_engine_id, not_in_time_window, retransmission, malformed, unsupported_security_level, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
 		}, []string{"version", "outcome"}),
 		Acked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_trap_informs_acknowledged_total",
@@ -164,10 +169,10 @@ type Receiver struct {
 	started  time.Time
 	reports  atomic.Uint32 // usmStatsUnknownEngineIDs
 	// notInTime is usmStatsNotInTimeWindows; unknownUsers,
-	// wrongDigests and lowLevels the usmStats counters of refusal
-	// Reports (see refusalReport).
-	notInTime                             atomic.Uint32
-	unknownUsers, wrongDigests, lowLevels atomic.Uint32
+	// wrongDigests, lowLevels and decryptionErrors the usmStats counters
+	// of refusal Reports (see refusalReport).
+	notInTime                                               atomic.Uint32
+	unknownUsers, wrongDigests, lowLevels, decryptionErrors atomic.Uint32
 	// clocks are the v3 trap senders' engine clocks (see inTime); the
 	// read loop alone uses them.
 	clocks map[string]engineClock
@@ -328,6 +333,7 @@ func newV3User(u configs.SNMPv3) v3User {
 	v := v3User{cfg: u, engine: configs.EngineIDHex(u.EngineID), level: level}
 	if usm != nil {
 		v.auth, v.keyed = newAuthKey(usm)
+		v.priv = usm.PrivacyProtocol != gosnmp.NoPriv
 	}
 	return v
 }
@@ -344,6 +350,8 @@ type v3User struct {
 	// one (see preAuthenticate).
 	auth  authKey
 	keyed bool
+	// priv: the entry has a privacy key.
+	priv bool
 }
 
 // Addr returns the bound address once Run is listening (useful with port 0).
@@ -713,7 +721,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	}
 	p, err := acc.dec.UnmarshalTrap(pkt, false)
 	if err != nil {
-		return it, version, classify(err)
+		return it, version, acc.classify(pkt, err, r.senderEngine(pkt))
 	}
 	if p == nil {
 		return it, version, OutcomeMalformed
@@ -801,7 +809,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			}
 		}
 		if !matched && signErr != nil {
-			return it, version, classify(signErr) // an entry for the engine, none whose keys signed it
+			return it, version, acc.classify(pkt, signErr, senderHex) // an entry for the engine, none whose keys signed it
 		}
 		if !matched {
 			return it, version, OutcomeWrongEngine
@@ -980,6 +988,41 @@ func peekVersion(pkt []byte) string {
 	return "unknown"
 }
 
+// classify is the outcome of pkt, which gosnmp refused with err: a
+// decryption failure when pkt is encrypted and signed with the
+// authentication key of an entry of its user for sender (the sending
+// engine ID in hex; "" when it cannot be read, an inform's being
+// encrypted) that has a privacy key (the digest was right, so what failed
+// after it is the decryption: RFC 3414 section 3.2 step 8), else what err
+// says.
+func (a *access) classify(pkt []byte, err error, sender string) string {
+	if h, ok := parseV3Header(pkt); ok && h.flags&byte(gosnmp.AuthPriv) == byte(gosnmp.AuthPriv) {
+		for _, u := range a.users[h.user] {
+			if u.engine != "" && sender != "" && u.engine != sender {
+				continue // another sender's keys (see decode)
+			}
+			if u.keyed && u.priv && u.auth.authenticates(pkt, h) {
+				return OutcomeDecryptionFailure
+			}
+		}
+	}
+	return classify(err)
+}
+
+// senderEngine is the sending engine ID of pkt, a v3 message, in hex as
+// a user's engine_id is: its authoritative engine ID, unless that is
+// weir's own (an inform, whose sender names itself in the encrypted
+// contextEngineID): "" then, and for a message whose header does not
+// parse.
+func (r *Receiver) senderEngine(pkt []byte) string {
+	h, ok := parseV3Header(pkt)
+	if !ok || h.engineID == r.engineID {
+		return ""
+	}
+	return hex.EncodeToString([]byte(h.engineID))
+}
+
+// classify is the outcome gosnmp's err gives a message.
 func classify(err error) string {
 	msg := err.Error()
 	switch {
