@@ -373,6 +373,8 @@ type item struct {
 	// inform is the inform's key in Receiver.informs; nil for a trap.
 	inform *informKey
 	size   int64 // itemBytes, while queued
+	// reason is why a malformed datagram was dropped, for its log line.
+	reason string
 }
 
 // itemBytes estimates the memory a decoded trap holds: its strings and
@@ -493,7 +495,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 			// resynchronised (after every weir restart), which sends it
 			// again: counted, logged at debug.
 			resync := outcome == OutcomeNotInTimeWindow && it.ack != nil
-			r.logDrop(drops, outcome, version, from, resync)
+			r.logDrop(drops, outcome, version, from, it.reason, resync)
 			continue
 		}
 		if it.inform != nil {
@@ -519,7 +521,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 			r.informs.dropped(*it.inform)
 		}
 		r.cfg.Metrics.Received.WithLabelValues(version, OutcomeQueueFull).Inc()
-		r.logDrop(drops, OutcomeQueueFull, version, from, false)
+		r.logDrop(drops, OutcomeQueueFull, version, from, "", false)
 	}
 	close(queue)
 	<-pubDone
@@ -666,8 +668,10 @@ func (r *Receiver) acknowledge(conn net.PacketConn, ack []byte, to net.Addr) {
 // logDrop logs a dropped notification with its sender, so a device with a
 // wrong community or key can be found (the counter has no address); once
 // per throttle.Every per outcome and sending host, with how many there
-// were, so a noisy device does not hide a quiet one.
-func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from net.Addr, quiet bool) {
+// were, so a noisy device does not hide a quiet one. reason, when not "",
+// says why a malformed one was (the logged one's: others of the same
+// sender may have had other reasons).
+func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from net.Addr, reason string, quiet bool) {
 	host := from.String()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -680,8 +684,11 @@ func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from ne
 	if outcome == OutcomeNotNotification || quiet {
 		level = slog.LevelDebug // a Get sent to the trap port, say: not a device's trap gone missing
 	}
-	r.cfg.Logger.Log(context.Background(), level, "trap dropped", "outcome", outcome, "version", version,
-		"from", from.String(), "times", n)
+	args := []any{"outcome", outcome, "version", version, "from", from.String(), "times", n}
+	if reason != "" {
+		args = append(args, "reason", reason)
+	}
+	r.cfg.Logger.Log(context.Background(), level, "trap dropped", args...)
 }
 
 // decode turns one datagram into a trap, or says why it was dropped. It
@@ -693,7 +700,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		// packet; one bad datagram must not stop the receiver.
 		if p := recover(); p != nil {
 			r.decodePanics.Add(1)
-			it, outcome = item{}, OutcomeMalformed
+			it, outcome = item{reason: fmt.Sprintf("decoder panic: %v", p)}, OutcomeMalformed
 		}
 	}()
 	version = peekVersion(pkt)
@@ -705,6 +712,9 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		// Any message gosnmp may read as v3, not only those whose
 		// version is in the shortest form.
 		if outcome := acc.preAuthenticate(pkt); outcome != "" {
+			if outcome == OutcomeMalformed {
+				it.reason = "neither SNMPv1/v2c nor an SNMPv3 header that parses"
+			}
 			return it, version, outcome
 		}
 	}
@@ -721,10 +731,10 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	}
 	p, err := acc.dec.UnmarshalTrap(pkt, false)
 	if err != nil {
-		return it, version, acc.classify(pkt, err, r.senderEngine(pkt))
+		return malformedBecause(err), version, acc.classify(pkt, err, r.senderEngine(pkt))
 	}
 	if p == nil {
-		return it, version, OutcomeMalformed
+		return item{reason: "nothing decoded"}, version, OutcomeMalformed
 	}
 	keepUnknownValues(received, p)
 	applyInvalid(p, bad)
@@ -757,14 +767,14 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	case "3":
 		usm, ok := p.SecurityParameters.(*gosnmp.UsmSecurityParameters)
 		if !ok {
-			return it, version, OutcomeMalformed
+			return item{reason: "SNMPv3 message without USM security parameters"}, version, OutcomeMalformed
 		}
 		if p.PDUType == gosnmp.GetRequest && len(p.Variables) == 0 && usm.UserName == "" {
 			// An engine discovery probe before a v3 inform: report
 			// our engine ID, boots and time.
 			rep, err := r.report(p)
 			if err != nil {
-				return it, version, OutcomeMalformed
+				return item{reason: "encoding the Report: " + err.Error()}, version, OutcomeMalformed
 			}
 			return item{ack: rep, to: from}, version, outcomeDiscovery
 		}
@@ -778,7 +788,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			// does not, so it is counted and logged.
 			rep, err := r.report(p)
 			if err != nil {
-				return it, version, OutcomeMalformed
+				return item{reason: "encoding the Report: " + err.Error()}, version, OutcomeMalformed
 			}
 			return item{ack: rep, to: from}, version, OutcomeUnknownEngineID
 		}
@@ -809,7 +819,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			}
 		}
 		if !matched && signErr != nil {
-			return it, version, acc.classify(pkt, signErr, senderHex) // an entry for the engine, none whose keys signed it
+			return malformedBecause(signErr), version, acc.classify(pkt, signErr, senderHex) // an entry for the engine, none whose keys signed it
 		}
 		if !matched {
 			return it, version, OutcomeWrongEngine
@@ -837,12 +847,12 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			return it, version, OutcomeNotNotification
 		}
 		if !fromV1(&tr, p, r.names.Load()) {
-			return it, version, OutcomeMalformed
+			return item{reason: fmt.Sprintf("v1 generic-trap %d not in 0..6 (RFC 1157)", p.GenericTrap)}, version, OutcomeMalformed
 		}
 	case gosnmp.SNMPv2Trap, gosnmp.InformRequest:
 		tr.Inform = p.PDUType == gosnmp.InformRequest
 		if !fromV2(&tr, p.Variables, r.names.Load()) {
-			return it, version, OutcomeMalformed
+			return item{reason: "no snmpTrapOID.0 as first or second varbind (RFC 3416 section 4.2.6)"}, version, OutcomeMalformed
 		}
 	default:
 		return it, version, OutcomeNotNotification
@@ -855,7 +865,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	if tr.Inform {
 		ack, err := r.informResponse(p)
 		if err != nil {
-			return item{}, version, OutcomeMalformed
+			return item{reason: "encoding the inform's Response: " + err.Error()}, version, OutcomeMalformed
 		}
 		it.ack, it.to = ack, from
 		it.inform = &informKey{from: from.String(), version: version, principal: tr.Community + tr.User, requestID: p.RequestID,
@@ -1007,6 +1017,12 @@ func (a *access) classify(pkt []byte, err error, sender string) string {
 		}
 	}
 	return classify(err)
+}
+
+// malformedBecause is the item of a datagram gosnmp refused with err:
+// err's text is the reason, should classify find it malformed.
+func malformedBecause(err error) item {
+	return item{reason: "decoding: " + err.Error()}
 }
 
 // senderEngine is the sending engine ID of pkt, a v3 message, in hex as
