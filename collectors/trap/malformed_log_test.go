@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
+	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/syncbuf"
 )
 
@@ -47,6 +48,22 @@ func TestMalformedDropSaysWhy(t *testing.T) {
 			}
 		})
 	}
+	// Other outcomes say why themselves: the decoder's words would
+	// mislead (a wrong priv password reads "invalid packet length").
+	t.Run("decryption_failure", func(t *testing.T) {
+		snmptest.Require(t, "snmptrap")
+		logs := &syncbuf.Buffer{}
+		h := start(t, Config{Users: []configs.SNMPv3{testUser}, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		snmptest.Run(t, h.dir, "snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto,
+			"-A", snmptest.V3AuthPass, "-x", snmptest.V3PrivProto, "-X", "wrongpriv123",
+			"-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
+		waitCount(t, "decryption_failure log line", func() bool {
+			return regexp.MustCompile(`outcome=decryption_failure`).MatchString(logs.String())
+		})
+		if regexp.MustCompile(`reason=`).MatchString(logs.String()) {
+			t.Errorf("a decryption_failure logged with the decoder's reason:\n%s", logs.String())
+		}
+	})
 }
 
 func sendUDP(t *testing.T, addr string, b []byte) {

@@ -495,7 +495,11 @@ func (r *Receiver) Run(ctx context.Context) error {
 			// resynchronised (after every weir restart), which sends it
 			// again: counted, logged at debug.
 			resync := outcome == OutcomeNotInTimeWindow && it.ack != nil
-			r.logDrop(drops, outcome, version, from, it.reason, resync)
+			reason := ""
+			if outcome == OutcomeMalformed {
+				reason = it.reason // the others' outcome says it
+			}
+			r.logDrop(drops, outcome, version, from, reason, resync)
 			continue
 		}
 		if it.inform != nil {
