@@ -66,8 +66,11 @@ var builtinNames = map[string]string{
 	"1.3.6.1.4.1.9.9.187.0.6":        "cbgpPeer2BackwardTransNotification",
 	"1.3.6.1.4.1.9.9.187.0.7":        "cbgpPeer2FsmStateChange",
 	"1.3.6.1.4.1.9.9.187.0.8":        "cbgpPeer2BackwardTransition",
+	"1.3.6.1.4.1.9.9.187.1.2.1.1.7":  "cbgpPeerLastErrorTxt",
 	"1.3.6.1.4.1.9.9.187.1.2.1.1.8":  "cbgpPeerPrevState",
 	"1.3.6.1.4.1.9.9.187.1.2.5.1.3":  "cbgpPeer2State",
+	"1.3.6.1.4.1.9.9.187.1.2.5.1.17": "cbgpPeer2LastError",
+	"1.3.6.1.4.1.9.9.187.1.2.5.1.28": "cbgpPeer2LastErrorTxt",
 	"1.3.6.1.4.1.9.9.187.1.2.5.1.29": "cbgpPeer2PrevState",
 	// BGP4-V2-MIB-JUNIPER and ARISTA-BGP4V2-MIB: the BGP notifications
 	// Junos and EOS send for IPv6 peers too (the peer in the index).

@@ -56,6 +56,18 @@ func TestVendorNotificationsNamed(t *testing.T) {
 			"1.3.6.1.4.1.2636.3.1.8.1.6.2.1.0.0", "s", "PEM 1"},
 			"jnxPowerSupplyFailure", []string{"jnxContentsDescr.2.1.0.0"}},
 		{[]string{"-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.8072.4.0.2"}, "nsNotifyShutdown", nil},
+		// CISCO-BGP4-MIB's backward transitions as IOS sends them: the
+		// last error's text beside its code, IPv4 and IPv6 (cbgpPeer2).
+		{[]string{"-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.9.9.187.0.2",
+			"1.3.6.1.2.1.15.3.1.14.10.0.0.2", "x", "0604", "1.3.6.1.2.1.15.3.1.2.10.0.0.2", "i", "1",
+			"1.3.6.1.4.1.9.9.187.1.2.1.1.7.10.0.0.2", "s", "hold time expired", "1.3.6.1.4.1.9.9.187.1.2.1.1.8.10.0.0.2", "i", "6"},
+			"cbgpBackwardTransition", []string{"bgpPeerLastError.10.0.0.2", "bgpPeerState.10.0.0.2",
+				"cbgpPeerLastErrorTxt.10.0.0.2", "cbgpPeerPrevState.10.0.0.2"}},
+		{[]string{"-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.9.9.187.0.6",
+			"1.3.6.1.4.1.9.9.187.1.2.5.1.17.1.4.10.0.0.2", "x", "0604", "1.3.6.1.4.1.9.9.187.1.2.5.1.3.1.4.10.0.0.2", "i", "1",
+			"1.3.6.1.4.1.9.9.187.1.2.5.1.28.1.4.10.0.0.2", "s", "hold time expired", "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.0.0.2", "i", "6"},
+			"cbgpPeer2BackwardTransNotification", []string{"cbgpPeer2LastError.1.4.10.0.0.2", "cbgpPeer2State.1.4.10.0.0.2",
+				"cbgpPeer2LastErrorTxt.1.4.10.0.0.2", "cbgpPeer2PrevState.1.4.10.0.0.2"}},
 		// FRR's BGP4V2-MIB (bgpd/bgp_snmp_bgp4v2.h).
 		{[]string{"-v2c", "-c", "public", h.addr, "", "1.3.6.1.4.1.7336.4.2.1.0.2",
 			"1.3.6.1.4.1.7336.4.2.1.1.2.1.13.1.1.10.0.0.9", "i", "1"},

@@ -12,6 +12,7 @@ const (
 	oidUsmStatsUnsupportedSecLevels = ".1.3.6.1.6.3.15.1.1.1.0"
 	oidUsmStatsUnknownUserNames     = ".1.3.6.1.6.3.15.1.1.3.0"
 	oidUsmStatsWrongDigests         = ".1.3.6.1.6.3.15.1.1.5.0"
+	oidUsmStatsDecryptionErrors     = ".1.3.6.1.6.3.15.1.1.6.0"
 )
 
 // maxRefusalReports bounds the refusal Reports sent a second, all senders
@@ -52,6 +53,8 @@ func (r *Receiver) refusalReport(pkt []byte, outcome string, limit *refusalRepor
 		oid, stat = oidUsmStatsUnknownUserNames, &r.unknownUsers
 	case OutcomeAuthFailure:
 		oid, stat = oidUsmStatsWrongDigests, &r.wrongDigests
+	case OutcomeDecryptionFailure:
+		oid, stat = oidUsmStatsDecryptionErrors, &r.decryptionErrors
 	case OutcomeLowSecurityLevel:
 		oid, stat = oidUsmStatsUnsupportedSecLevels, &r.lowLevels
 	case OutcomeWrongEngine:

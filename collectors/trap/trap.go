@@ -62,10 +62,15 @@ const (
 	// could send): RFC 3414's unsupportedSecLevels.
 	OutcomeLowSecurityLevel = "unsupported_security_level"
 	OutcomeMalformed        = "malformed"
-	OutcomeNotNotification  = "not_notification"
-	OutcomeQueueFull        = "queue_full"
-	OutcomePublishError     = "publish_error"
-	OutcomeShutdown         = "shutdown"
+	// OutcomeDecryptionFailure: a v3 notification signed with its
+	// user's right authentication key whose encrypted PDU does not
+	// decrypt to one with the user's privacy key (a wrong priv password
+	// or protocol): RFC 3414's decryptionError.
+	OutcomeDecryptionFailure = "decryption_failure"
+	OutcomeNotNotification   = "not_notification"
+	OutcomeQueueFull         = "queue_full"
+	OutcomePublishError      = "publish_error"
+	OutcomeShutdown          = "shutdown"
 	// OutcomeKernelDropped: the kernel dropped the datagram, its receive
 	// buffer full (a flood); version unknown, as weir never read it.
 	OutcomeKernelDropped = "kernel_dropped"
@@ -126,7 +131,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_trap_received_total",
-			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, wrong_engine, unknown_engine_id, not_in_time_window, retransmission, malformed, unsupported_security_level, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
+			Help: "SNMP notifications received, by version (1, 2c, 3, unknown) and outcome (published, unknown_community, unknown_user, auth_failure, decryption_failure, wrong_engine, unknown_engine_id, not_in_time_window, retransmission, malformed, unsupported_security_level, not_notification, queue_full, publish_error, shutdown, kernel_dropped).",
 		}, []string{"version", "outcome"}),
 		Acked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_trap_informs_acknowledged_total",
@@ -164,10 +169,10 @@ type Receiver struct {
 	started  time.Time
 	reports  atomic.Uint32 // usmStatsUnknownEngineIDs
 	// notInTime is usmStatsNotInTimeWindows; unknownUsers,
-	// wrongDigests and lowLevels the usmStats counters of refusal
-	// Reports (see refusalReport).
-	notInTime                             atomic.Uint32
-	unknownUsers, wrongDigests, lowLevels atomic.Uint32
+	// wrongDigests, lowLevels and decryptionErrors the usmStats counters
+	// of refusal Reports (see refusalReport).
+	notInTime                                               atomic.Uint32
+	unknownUsers, wrongDigests, lowLevels, decryptionErrors atomic.Uint32
 	// clocks are the v3 trap senders' engine clocks (see inTime); the
 	// read loop alone uses them.
 	clocks map[string]engineClock
@@ -328,6 +333,7 @@ func newV3User(u configs.SNMPv3) v3User {
 	v := v3User{cfg: u, engine: configs.EngineIDHex(u.EngineID), level: level}
 	if usm != nil {
 		v.auth, v.keyed = newAuthKey(usm)
+		v.priv = usm.PrivacyProtocol != gosnmp.NoPriv
 	}
 	return v
 }
@@ -344,6 +350,8 @@ type v3User struct {
 	// one (see preAuthenticate).
 	auth  authKey
 	keyed bool
+	// priv: the entry has a privacy key.
+	priv bool
 }
 
 // Addr returns the bound address once Run is listening (useful with port 0).
@@ -365,6 +373,8 @@ type item struct {
 	// inform is the inform's key in Receiver.informs; nil for a trap.
 	inform *informKey
 	size   int64 // itemBytes, while queued
+	// reason is why a malformed datagram was dropped, for its log line.
+	reason string
 }
 
 // itemBytes estimates the memory a decoded trap holds: its strings and
@@ -485,7 +495,11 @@ func (r *Receiver) Run(ctx context.Context) error {
 			// resynchronised (after every weir restart), which sends it
 			// again: counted, logged at debug.
 			resync := outcome == OutcomeNotInTimeWindow && it.ack != nil
-			r.logDrop(drops, outcome, version, from, resync)
+			reason := ""
+			if outcome == OutcomeMalformed {
+				reason = it.reason // the others' outcome says it
+			}
+			r.logDrop(drops, outcome, version, from, reason, resync)
 			continue
 		}
 		if it.inform != nil {
@@ -511,7 +525,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 			r.informs.dropped(*it.inform)
 		}
 		r.cfg.Metrics.Received.WithLabelValues(version, OutcomeQueueFull).Inc()
-		r.logDrop(drops, OutcomeQueueFull, version, from, false)
+		r.logDrop(drops, OutcomeQueueFull, version, from, "", false)
 	}
 	close(queue)
 	<-pubDone
@@ -658,8 +672,10 @@ func (r *Receiver) acknowledge(conn net.PacketConn, ack []byte, to net.Addr) {
 // logDrop logs a dropped notification with its sender, so a device with a
 // wrong community or key can be found (the counter has no address); once
 // per throttle.Every per outcome and sending host, with how many there
-// were, so a noisy device does not hide a quiet one.
-func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from net.Addr, quiet bool) {
+// were, so a noisy device does not hide a quiet one. reason, when not "",
+// says why a malformed one was (the logged one's: others of the same
+// sender may have had other reasons).
+func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from net.Addr, reason string, quiet bool) {
 	host := from.String()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -672,8 +688,11 @@ func (r *Receiver) logDrop(drops *throttle.Set, outcome, version string, from ne
 	if outcome == OutcomeNotNotification || quiet {
 		level = slog.LevelDebug // a Get sent to the trap port, say: not a device's trap gone missing
 	}
-	r.cfg.Logger.Log(context.Background(), level, "trap dropped", "outcome", outcome, "version", version,
-		"from", from.String(), "times", n)
+	args := []any{"outcome", outcome, "version", version, "from", from.String(), "times", n}
+	if reason != "" {
+		args = append(args, "reason", reason)
+	}
+	r.cfg.Logger.Log(context.Background(), level, "trap dropped", args...)
 }
 
 // decode turns one datagram into a trap, or says why it was dropped. It
@@ -685,7 +704,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		// packet; one bad datagram must not stop the receiver.
 		if p := recover(); p != nil {
 			r.decodePanics.Add(1)
-			it, outcome = item{}, OutcomeMalformed
+			it, outcome = item{reason: fmt.Sprintf("decoder panic: %v", p)}, OutcomeMalformed
 		}
 	}()
 	version = peekVersion(pkt)
@@ -697,6 +716,9 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		// Any message gosnmp may read as v3, not only those whose
 		// version is in the shortest form.
 		if outcome := acc.preAuthenticate(pkt); outcome != "" {
+			if outcome == OutcomeMalformed {
+				it.reason = "neither SNMPv1/v2c nor an SNMPv3 header that parses"
+			}
 			return it, version, outcome
 		}
 	}
@@ -713,10 +735,10 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	}
 	p, err := acc.dec.UnmarshalTrap(pkt, false)
 	if err != nil {
-		return it, version, classify(err)
+		return malformedBecause(err), version, acc.classify(pkt, err, r.senderEngine(pkt))
 	}
 	if p == nil {
-		return it, version, OutcomeMalformed
+		return item{reason: "nothing decoded"}, version, OutcomeMalformed
 	}
 	keepUnknownValues(received, p)
 	applyInvalid(p, bad)
@@ -749,14 +771,14 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	case "3":
 		usm, ok := p.SecurityParameters.(*gosnmp.UsmSecurityParameters)
 		if !ok {
-			return it, version, OutcomeMalformed
+			return item{reason: "SNMPv3 message without USM security parameters"}, version, OutcomeMalformed
 		}
 		if p.PDUType == gosnmp.GetRequest && len(p.Variables) == 0 && usm.UserName == "" {
 			// An engine discovery probe before a v3 inform: report
 			// our engine ID, boots and time.
 			rep, err := r.report(p)
 			if err != nil {
-				return it, version, OutcomeMalformed
+				return item{reason: "encoding the Report: " + err.Error()}, version, OutcomeMalformed
 			}
 			return item{ack: rep, to: from}, version, outcomeDiscovery
 		}
@@ -770,7 +792,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			// does not, so it is counted and logged.
 			rep, err := r.report(p)
 			if err != nil {
-				return it, version, OutcomeMalformed
+				return item{reason: "encoding the Report: " + err.Error()}, version, OutcomeMalformed
 			}
 			return item{ack: rep, to: from}, version, OutcomeUnknownEngineID
 		}
@@ -801,7 +823,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			}
 		}
 		if !matched && signErr != nil {
-			return it, version, classify(signErr) // an entry for the engine, none whose keys signed it
+			return malformedBecause(signErr), version, acc.classify(pkt, signErr, senderHex) // an entry for the engine, none whose keys signed it
 		}
 		if !matched {
 			return it, version, OutcomeWrongEngine
@@ -829,12 +851,12 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 			return it, version, OutcomeNotNotification
 		}
 		if !fromV1(&tr, p, r.names.Load()) {
-			return it, version, OutcomeMalformed
+			return item{reason: fmt.Sprintf("v1 generic-trap %d not in 0..6 (RFC 1157)", p.GenericTrap)}, version, OutcomeMalformed
 		}
 	case gosnmp.SNMPv2Trap, gosnmp.InformRequest:
 		tr.Inform = p.PDUType == gosnmp.InformRequest
 		if !fromV2(&tr, p.Variables, r.names.Load()) {
-			return it, version, OutcomeMalformed
+			return item{reason: "no snmpTrapOID.0 as first or second varbind (RFC 3416 section 4.2.6)"}, version, OutcomeMalformed
 		}
 	default:
 		return it, version, OutcomeNotNotification
@@ -847,7 +869,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 	if tr.Inform {
 		ack, err := r.informResponse(p)
 		if err != nil {
-			return item{}, version, OutcomeMalformed
+			return item{reason: "encoding the inform's Response: " + err.Error()}, version, OutcomeMalformed
 		}
 		it.ack, it.to = ack, from
 		it.inform = &informKey{from: from.String(), version: version, principal: tr.Community + tr.User, requestID: p.RequestID,
@@ -980,6 +1002,47 @@ func peekVersion(pkt []byte) string {
 	return "unknown"
 }
 
+// classify is the outcome of pkt, which gosnmp refused with err: a
+// decryption failure when pkt is encrypted and signed with the
+// authentication key of an entry of its user for sender (the sending
+// engine ID in hex; "" when it cannot be read, an inform's being
+// encrypted) that has a privacy key (the digest was right, so what failed
+// after it is the decryption: RFC 3414 section 3.2 step 8), else what err
+// says.
+func (a *access) classify(pkt []byte, err error, sender string) string {
+	if h, ok := parseV3Header(pkt); ok && h.flags&byte(gosnmp.AuthPriv) == byte(gosnmp.AuthPriv) {
+		for _, u := range a.users[h.user] {
+			if u.engine != "" && sender != "" && u.engine != sender {
+				continue // another sender's keys (see decode)
+			}
+			if u.keyed && u.priv && u.auth.authenticates(pkt, h) {
+				return OutcomeDecryptionFailure
+			}
+		}
+	}
+	return classify(err)
+}
+
+// malformedBecause is the item of a datagram gosnmp refused with err:
+// err's text is the reason, should classify find it malformed.
+func malformedBecause(err error) item {
+	return item{reason: "decoding: " + err.Error()}
+}
+
+// senderEngine is the sending engine ID of pkt, a v3 message, in hex as
+// a user's engine_id is: its authoritative engine ID, unless that is
+// weir's own (an inform, whose sender names itself in the encrypted
+// contextEngineID): "" then, and for a message whose header does not
+// parse.
+func (r *Receiver) senderEngine(pkt []byte) string {
+	h, ok := parseV3Header(pkt)
+	if !ok || h.engineID == r.engineID {
+		return ""
+	}
+	return hex.EncodeToString([]byte(h.engineID))
+}
+
+// classify is the outcome gosnmp's err gives a message.
 func classify(err error) string {
 	msg := err.Error()
 	switch {
