@@ -18,6 +18,8 @@ func TestSinkHeadersHTTPRefuses(t *testing.T) {
 		{`{X-Token: "s3cret\n"}`, `header "X-Token": its value`},
 		{`{Host: hooks.example.net}`, `header "Host"`},
 		{`{content-length: "10"}`, `header "content-length"`},
+		// Sent one or the other, as the map's order fell.
+		{`{authorization: "Bearer a", Authorization: "Bearer b"}`, `"Authorization" and "authorization" are one header`},
 	} {
 		for _, typ := range []string{"webhook", "influxdb", "prometheus_remote_write"} {
 			db := ""

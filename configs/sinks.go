@@ -666,10 +666,18 @@ func (c *Config) longestUpdateInterval() (time.Duration, string) {
 }
 
 // validateHeaders refuses headers Go's HTTP client would refuse at every
-// request (retried for ever, every record) and those it drops without a
-// word. A value is never shown: it is most often a token.
+// request (retried for ever, every record), those it drops without a
+// word, and one name given twice in different cases. A value is never
+// shown: it is most often a token.
 func validateHeaders(headers map[string]string, add func(key, format string, args ...any)) {
+	seen := map[string]string{} // by name in lower case, as given
 	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		if prev, dup := seen[strings.ToLower(k)]; dup {
+			// Names are case-insensitive: one value would be sent, as
+			// the map's order fell.
+			add("headers", "%q and %q are one header (HTTP names are case-insensitive): give it once", prev, k)
+		}
+		seen[strings.ToLower(k)] = k
 		switch {
 		case !httpguts.ValidHeaderFieldName(k):
 			add("headers", "header name %q is not one HTTP allows (letters, digits and !#$%%&'*+-.^_`|~, no spaces)", k)
