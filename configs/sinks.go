@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/weirnet/weir/internal/tlsconf"
 	"github.com/weirnet/weir/internal/yamlerr"
@@ -346,6 +347,7 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 			add(k, "does not apply to type %s (only %s)", s.Type, strings.Join(types, ", "))
 		}
 	}
+	validateHeaders(s.Headers, add)
 	switch s.Type {
 	case "influxdb":
 		s.validateURL(add)
@@ -661,4 +663,30 @@ func (c *Config) longestUpdateInterval() (time.Duration, string) {
 		}
 	}
 	return longest, what
+}
+
+// validateHeaders refuses headers Go's HTTP client would refuse at every
+// request (retried for ever, every record), those it drops without a
+// word, and one name given twice in different cases. A value is never
+// shown: it is most often a token.
+func validateHeaders(headers map[string]string, add func(key, format string, args ...any)) {
+	seen := map[string]string{} // by name in lower case, as given
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		if prev, dup := seen[strings.ToLower(k)]; dup {
+			// Names are case-insensitive: one value would be sent, as
+			// the map's order fell.
+			add("headers", "%q and %q are one header (HTTP names are case-insensitive): give it once", prev, k)
+		}
+		seen[strings.ToLower(k)] = k
+		switch {
+		case !httpguts.ValidHeaderFieldName(k):
+			add("headers", "header name %q is not one HTTP allows (letters, digits and !#$%%&'*+-.^_`|~, no spaces)", k)
+		case !httpguts.ValidHeaderFieldValue(headers[k]):
+			add("headers", "header %q: its value has a character HTTP does not allow in one (a newline, as a YAML block scalar or an environment file may leave at its end, or another control character)", k)
+		case strings.EqualFold(k, "Host"):
+			add("headers", "header %q is not sent (the client takes the host from url): put the name in url, and for TLS in tls.server_name", k)
+		case strings.EqualFold(k, "Content-Length"), strings.EqualFold(k, "Transfer-Encoding"), strings.EqualFold(k, "Trailer"):
+			add("headers", "header %q is the HTTP client's own (it frames the body), not sent as given: remove it", k)
+		}
+	}
 }

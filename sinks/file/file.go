@@ -262,22 +262,54 @@ func appendLine(b []byte, r *broker.Record) []byte {
 		b = telemetry.AppendString(b, string(r.Value))
 	}
 	if len(r.Headers) > 0 {
-		b = append(b, `,"headers":{`...)
-		for i, h := range r.Headers {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = telemetry.AppendString(b, h.Key)
-			b = append(b, ':')
-			if h.Value == nil {
-				b = append(b, "null"...)
-			} else {
-				b = telemetry.AppendString(b, string(h.Value))
-			}
-		}
-		b = append(b, '}')
+		b = appendHeaders(b, r.Headers)
 	}
 	return append(b, "}\n"...)
+}
+
+// appendHeaders appends the headers as `weir consume` prints them: an
+// object by key, a key the record repeats (kcat -H, a record dead-lettered
+// twice) once, with an array of its values in order, since a JSON decoder
+// keeps only the last of a key given twice. Records have few headers: the
+// repeats are found by scanning, without allocating.
+func appendHeaders(b []byte, hs []broker.Header) []byte {
+	b = append(b, `,"headers":{`...)
+	first := true
+	for i, h := range hs {
+		if slices.ContainsFunc(hs[:i], func(p broker.Header) bool { return p.Key == h.Key }) {
+			continue // written with its first
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = telemetry.AppendString(b, h.Key)
+		b = append(b, ':')
+		if !slices.ContainsFunc(hs[i+1:], func(n broker.Header) bool { return n.Key == h.Key }) {
+			b = appendHeaderValue(b, h.Value)
+			continue
+		}
+		b = append(b, '[')
+		for j, n := range hs[i:] {
+			if n.Key != h.Key {
+				continue
+			}
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendHeaderValue(b, n.Value)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendHeaderValue appends a header's value as a JSON string, or null.
+func appendHeaderValue(b, v []byte) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return telemetry.AppendString(b, string(v))
 }
 
 // appendCompact appends valid JSON, compacted only if it has newlines (a

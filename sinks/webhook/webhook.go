@@ -177,7 +177,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		var err error
 		if s.tmpl != nil {
 			if terr := s.tmpl.Execute(&s.buf, templateOf(&s.view, &items[i])); terr != nil {
-				err = &sinks.RejectedError{Reason: "template", Err: terr}
+				err = &sinks.RejectedError{Reason: "template", Err: templateError(terr, items[i].Schema)}
 			}
 		} else {
 			s.buf.Write(items[i].Record.Value)
@@ -193,6 +193,31 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		}
 	}
 	return nil
+}
+
+// templateError is a template's failure on a record, without the
+// "template: " text/template begins it with (the reason says it), and, for
+// a nil pointer (.Event of a log: a sink over events and enriched.syslog),
+// which of .Event, .Log and .Metric the record has.
+func templateError(err error, schema string) error {
+	msg := strings.TrimPrefix(err.Error(), "template: ")
+	if !strings.Contains(msg, "nil pointer evaluating") {
+		return errors.New(msg)
+	}
+	has := "none of .Event, .Log and .Metric: use .Record"
+	switch schema {
+	case telemetry.SchemaEvent:
+		has = ".Event"
+	case telemetry.SchemaLog:
+		has = ".Log"
+	case telemetry.SchemaMetric:
+		has = ".Metric"
+	}
+	what := "is " + schema
+	if schema == "" {
+		what = "has no schema header"
+	}
+	return fmt.Errorf("%s (the record %s: it has %s)", msg, what, has)
 }
 
 // templateOf fills d from it, reusing the header slice. A template runs on
