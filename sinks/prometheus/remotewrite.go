@@ -139,7 +139,6 @@ func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	req.Header.Set("User-Agent", "weir")
 	for k, v := range r.headers {
 		req.Header.Set(k, v)
 	}

@@ -173,7 +173,8 @@ type Body struct {
 
 // NewRequest makes a POST of buf to url, with its length and GetBody set
 // (for redirects and HTTP/2 retries), and the Body to ask before reusing
-// buf.
+// buf. Its User-Agent is "weir", for the receiver's access log; a sink's
+// configured headers, set after, may replace it.
 func NewRequest(ctx context.Context, url string, buf []byte) (*http.Request, *Body, error) {
 	body := &Body{buf: buf}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body.reader())
@@ -182,6 +183,7 @@ func NewRequest(ctx context.Context, url string, buf []byte) (*http.Request, *Bo
 	}
 	req.ContentLength = int64(len(buf))
 	req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
+	req.Header.Set("User-Agent", "weir")
 	return req, body, nil
 }
 
