@@ -503,8 +503,8 @@ func mergeV3(base, over SNMPv3) SNMPv3 {
 
 // SNMP v3 protocol names accepted in the config, upper-cased.
 var (
-	SNMPAuthProtocols = []string{"MD5", "SHA", "SHA224", "SHA256", "SHA384", "SHA512"}
-	SNMPPrivProtocols = []string{"DES", "AES", "AES192", "AES256", "AES192C", "AES256C"}
+	snmpAuthProtocols = []string{"MD5", "SHA", "SHA224", "SHA256", "SHA384", "SHA512"}
+	snmpPrivProtocols = []string{"DES", "AES", "AES192", "AES256", "AES192C", "AES256C"}
 )
 
 // validateV3 normalises protocol names and checks that the security level
@@ -513,11 +513,11 @@ func validateV3(v *SNMPv3) (string, error) {
 	var problems []string
 	v.AuthProtocol = normProto(v.AuthProtocol)
 	v.PrivProtocol = normProto(v.PrivProtocol)
-	if v.AuthProtocol != "" && !contains(SNMPAuthProtocols, v.AuthProtocol) {
-		problems = append(problems, fmt.Sprintf("auth_protocol must be one of %s, not %q", strings.Join(SNMPAuthProtocols, ", "), v.AuthProtocol))
+	if v.AuthProtocol != "" && !contains(snmpAuthProtocols, v.AuthProtocol) {
+		problems = append(problems, fmt.Sprintf("auth_protocol must be one of %s, not %q", strings.Join(snmpAuthProtocols, ", "), v.AuthProtocol))
 	}
-	if v.PrivProtocol != "" && !contains(SNMPPrivProtocols, v.PrivProtocol) {
-		problems = append(problems, fmt.Sprintf("priv_protocol must be one of %s, not %q", strings.Join(SNMPPrivProtocols, ", "), v.PrivProtocol))
+	if v.PrivProtocol != "" && !contains(snmpPrivProtocols, v.PrivProtocol) {
+		problems = append(problems, fmt.Sprintf("priv_protocol must be one of %s, not %q", strings.Join(snmpPrivProtocols, ", "), v.PrivProtocol))
 	}
 	lvl := v.SecurityLevel
 	switch strings.ToLower(lvl) {
