@@ -60,7 +60,7 @@ type Sink struct {
 }
 
 type output struct {
-	path   string
+	path   string // the file: the configured path, or where its symlink leads
 	f      *os.File
 	w      *bufio.Writer
 	size   int64
@@ -362,7 +362,9 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 		// starts afresh. Or truncated in place (logrotate's
 		// copytruncate): its size starts again from what is there, else
 		// the next batches would rotate a nearly empty file as if full.
-		st, err := os.Stat(o.path)
+		// Stat follows a symlink at path: one pointed elsewhere is a
+		// move too.
+		st, err := os.Stat(path)
 		switch {
 		case err != nil || !os.SameFile(st, o.info):
 			delete(s.files, path)
@@ -390,20 +392,23 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 	if o != nil {
 		return o, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// Through a symlink, the file it names is written and rotated,
+	// beside it; renaming the link would leave that file behind for good.
+	file := resolveLink(path)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return nil, fmt.Errorf("file sink: %w", err)
 	}
-	mode, known := s.modes[path]
+	mode, known := s.modes[file]
 	if !known {
 		mode = 0o644
 	}
 	created := true
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, mode)
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, mode)
 	if errors.Is(err, os.ErrExist) {
 		// There already: an earlier run's, or one logrotate's create
 		// made, whose mode is the operator's word.
 		created = false
-		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+		f, err = os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("file sink: %w", err)
@@ -417,7 +422,7 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 		f.Close()
 		return nil, fmt.Errorf("file sink: %w", err)
 	}
-	s.modes[path] = st.Mode().Perm() // for the file after this one
+	s.modes[file] = st.Mode().Perm() // for the file after this one
 	// A crash may have left half a line at the end (written, never
 	// synced, so never committed: it will be written again). Cut it, so
 	// the next line does not glue onto it.
@@ -432,9 +437,28 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 	// is not portably available, and rotating early would be worse than
 	// late.
 	opened := s.now()
-	o = &output{path: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), synced: st.Size(), opened: opened, info: st}
+	o = &output{path: file, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), synced: st.Size(), opened: opened, info: st}
 	s.files[path] = o
 	return o, nil
+}
+
+// resolveLink is the file path names: path itself, or where its symlinks
+// lead, a dangling one's target included (the file to make).
+func resolveLink(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	for range 40 { // as the kernel's limit on links followed
+		target, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return path
 }
 
 // rotate closes o, renames it with a UTC timestamp, gzips it and prunes old
