@@ -33,7 +33,7 @@ func TestRemoteWriteFieldsOfOneName(t *testing.T) {
 	for range 2 { // named, then from the cache
 		r.body = r.body[:0]
 		r.appendPoint(telemetry.PointOf(&telemetry.Metric{Measurement: "interface", Device: "d",
-			Fields: map[string]any{"in-octets_rate": 5.0, "in_octets_rate": 5.0, "in-octets": uint64(9), "in_utilization_pct": 1.0},
+			Fields:   map[string]any{"in-octets_rate": 5.0, "in_octets_rate": 5.0, "in-octets": uint64(9), "in_utilization_pct": 1.0},
 			Counters: []string{"in-octets"}}))
 		if n := bytes.Count(r.body, []byte("interface_in_octets_rate")); n != 1 {
 			t.Errorf("interface_in_octets_rate sent %d times, want once", n)
