@@ -3,6 +3,7 @@ package enrich
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -373,11 +374,74 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 	}
 	ev.Severity = typeSeverity(ev.Type)
 	ev.Message = tr.TrapName + " trap"
+	if ev.Type == "bgp_peer_down" {
+		if why := bgpLastError(tr); why != "" {
+			ev.Message += ": " + why
+		}
+	}
 	if objectless(ev) {
 		ev.Message += " naming no " + objectNoun(ev.Type)
 	}
 	return ev, unnamed, true
 }
+
+// bgpLastError is why a BGP session went down, as a backward transition
+// trap says: the text IOS gives (cbgpPeer2LastErrorTxt), else the
+// NOTIFICATION code and subcode of bgpPeerLastError or cbgpPeer2LastError
+// (two octets, in hex as the collector writes binary), worded; "" for
+// none (0000: no NOTIFICATION).
+func bgpLastError(tr *telemetry.Trap) string {
+	if txt := varbindValue(tr, "cbgpPeer2LastErrorTxt", "cbgpPeerLastErrorTxt"); txt != "" {
+		return txt
+	}
+	for _, vb := range tr.Varbinds {
+		if !strings.HasPrefix(vb.Name, "bgpPeerLastError.") && !strings.HasPrefix(vb.Name, "cbgpPeer2LastError.") {
+			continue
+		}
+		h, ok := vb.Value.(string)
+		if !ok || len(h) != 4 {
+			continue
+		}
+		b, err := hex.DecodeString(h)
+		if err != nil || b[0] == 0 {
+			continue
+		}
+		code, subcode := int(b[0]), int(b[1])
+		name, ok := bgpErrorCodes[code]
+		if !ok {
+			name = fmt.Sprintf("NOTIFICATION code %d", code)
+		}
+		if subcode == 0 {
+			return name
+		}
+		if sub, ok := bgpErrorSubcodes[[2]int{code, subcode}]; ok {
+			return name + " (" + sub + ")"
+		}
+		return fmt.Sprintf("%s (subcode %d)", name, subcode)
+	}
+	return ""
+}
+
+// bgpErrorCodes are the BGP NOTIFICATION error codes (RFC 4271 section
+// 4.5), bgpErrorSubcodes their subcodes (RFC 4271 section 6, RFC 4486
+// for Cease, RFC 6608 for the state machine's).
+var (
+	bgpErrorCodes = map[int]string{1: "message header error", 2: "OPEN message error", 3: "UPDATE message error",
+		4: "hold timer expired", 5: "finite state machine error", 6: "Cease", 7: "ROUTE-REFRESH message error"}
+	bgpErrorSubcodes = map[[2]int]string{
+		{1, 1}: "connection not synchronized", {1, 2}: "bad message length", {1, 3}: "bad message type",
+		{2, 1}: "unsupported version number", {2, 2}: "bad peer AS", {2, 3}: "bad BGP identifier",
+		{2, 4}: "unsupported optional parameter", {2, 6}: "unacceptable hold time", {2, 7}: "unsupported capability",
+		{3, 1}: "malformed attribute list", {3, 2}: "unrecognized well-known attribute", {3, 3}: "missing well-known attribute",
+		{3, 4}: "attribute flags error", {3, 5}: "attribute length error", {3, 6}: "invalid ORIGIN attribute",
+		{3, 8}: "invalid NEXT_HOP attribute", {3, 9}: "optional attribute error", {3, 10}: "invalid network field",
+		{3, 11}: "malformed AS_PATH",
+		{5, 1}:  "unexpected message in OpenSent", {5, 2}: "unexpected message in OpenConfirm", {5, 3}: "unexpected message in Established",
+		{6, 1}: "maximum number of prefixes reached", {6, 2}: "administrative shutdown", {6, 3}: "peer de-configured",
+		{6, 4}: "administrative reset", {6, 5}: "connection rejected", {6, 6}: "other configuration change",
+		{6, 7}: "connection collision resolution", {6, 8}: "out of resources", {6, 9}: "hard reset", {6, 10}: "BFD down",
+	}
+)
 
 // objectNoun is what an event of type typ is about, for a message.
 func objectNoun(typ string) string {

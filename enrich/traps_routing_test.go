@@ -177,3 +177,43 @@ func TestNULIfNameEvent(t *testing.T) {
 		t.Errorf("event %v object %q, want GigabitEthernet0/3", ok, ev.Object)
 	}
 }
+
+// TestBGPDownTrapSaysWhy: a BGP backward transition names why the session
+// went down, as the syslog line does (%BGP-5-ADJCHANGE ... Down BGP
+// Notification sent, hold time expired): the text IOS puts in
+// cbgpPeer2LastErrorTxt, else the code and subcode of bgpPeerLastError
+// (RFC 4271 section 4.5, RFC 4486), worded.
+func TestBGPDownTrapSaysWhy(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	for _, c := range []struct {
+		varbinds []telemetry.Varbind
+		message  string
+	}{
+		{[]telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.17.1.4.10.9.9.9", Name: "cbgpPeer2LastError.1.4.10.9.9.9", Type: "octet_string_hex", Value: "0400"},
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.28.1.4.10.9.9.9", Name: "cbgpPeer2LastErrorTxt.1.4.10.9.9.9", Type: "octet_string", Value: "hold time expired"},
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 6},
+		}, "cbgpPeer2BackwardTransition trap: hold time expired"},
+		{[]telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.17.1.4.10.9.9.9", Name: "cbgpPeer2LastError.1.4.10.9.9.9", Type: "octet_string_hex", Value: "0604"},
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 6},
+		}, "cbgpPeer2BackwardTransition trap: Cease (administrative reset)"},
+		{[]telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.17.1.4.10.9.9.9", Name: "cbgpPeer2LastError.1.4.10.9.9.9", Type: "octet_string_hex", Value: "0000"},
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.29.1.4.10.9.9.9", Name: "cbgpPeer2PrevState.1.4.10.9.9.9", Type: "integer", Value: 6},
+		}, "cbgpPeer2BackwardTransition trap"},
+	} {
+		ev, ok := trapEvent(t, w, telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.8", TrapName: "cbgpPeer2BackwardTransition", Varbinds: c.varbinds})
+		if !ok || ev.Type != "bgp_peer_down" || ev.Message != c.message {
+			t.Errorf("event %v %q message %q, want bgp_peer_down %q", ok, ev.Type, ev.Message, c.message)
+		}
+	}
+	ev, ok := trapEvent(t, w, telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.2.1.15.7.2", TrapName: "bgpBackwardTransition", Varbinds: []telemetry.Varbind{
+		{OID: "1.3.6.1.2.1.15.3.1.14.10.7.7.7", Name: "bgpPeerLastError.10.7.7.7", Type: "octet_string_hex", Value: "0201"},
+		{OID: "1.3.6.1.2.1.15.3.1.2.10.7.7.7", Name: "bgpPeerState.10.7.7.7", Type: "integer", Value: 1},
+	}})
+	if want := "bgpBackwardTransition trap: OPEN message error (unsupported version number)"; !ok || ev.Message != want {
+		t.Errorf("event %v message %q, want %q", ok, ev.Message, want)
+	}
+}
