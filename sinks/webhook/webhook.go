@@ -179,8 +179,14 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			if terr := s.tmpl.Execute(&s.buf, templateOf(&s.view, &items[i])); terr != nil {
 				err = &sinks.RejectedError{Reason: "template", Err: templateError(terr, items[i].Schema)}
 			}
+		} else if v := items[i].Record.Value; len(v) == 0 {
+			err = &sinks.RejectedError{Reason: "not_json", Err: errors.New("the record has no value (a tombstone): nothing to post as JSON")}
+		} else if !json.Valid(v) {
+			// Posted as application/json, the receiver's parser would
+			// refuse it: a template can wrap it ({{json .Record.Value}}).
+			err = &sinks.RejectedError{Reason: "not_json", Err: fmt.Errorf("the record's value is not JSON (%d bytes); the JSON form posts values as they are: give the sink a template to wrap it", len(v))}
 		} else {
-			s.buf.Write(items[i].Record.Value)
+			s.buf.Write(v)
 		}
 		if err == nil {
 			var released bool
