@@ -136,14 +136,19 @@ type Trap struct {
 	Version string `json:"version"` // 1, 2c, 3
 	Inform  bool   `json:"inform,omitempty"`
 	// TrapOID is snmpTrapOID.0; TrapName its name where known.
-	TrapOID    string    `json:"trap_oid"`
-	TrapName   string    `json:"trap_name,omitempty"`
-	Uptime     uint32    `json:"uptime"`
-	Varbinds   []Varbind `json:"varbinds"`
-	Community  string    `json:"community,omitempty"`
-	User       string    `json:"user,omitempty"`
-	SourceAddr string    `json:"source_addr"`
-	ReceivedAt time.Time `json:"received_at"`
+	TrapOID   string    `json:"trap_oid"`
+	TrapName  string    `json:"trap_name,omitempty"`
+	Uptime    uint32    `json:"uptime"`
+	Varbinds  []Varbind `json:"varbinds"`
+	Community string    `json:"community,omitempty"`
+	User      string    `json:"user,omitempty"`
+	// EngineID (hex) and SecurityLevel (noAuthNoPriv, authNoPriv,
+	// authPriv) of a v3 notification: the sending engine tells apart
+	// devices behind one address that share a user.
+	EngineID      string    `json:"engine_id,omitempty"`
+	SecurityLevel string    `json:"security_level,omitempty"`
+	SourceAddr    string    `json:"source_addr"`
+	ReceivedAt    time.Time `json:"received_at"`
 }
 
 // Varbind is one variable of a trap.

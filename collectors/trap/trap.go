@@ -831,6 +831,7 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		if p.MsgFlags&gosnmp.AuthPriv < least {
 			return it, version, OutcomeLowSecurityLevel
 		}
+		tr.EngineID, tr.SecurityLevel = senderHex, securityLevelName(p.MsgFlags)
 		if p.PDUType == gosnmp.InformRequest && !r.informInTime(p, usm) {
 			// The sender's notion of this engine's clock is off (or
 			// the inform is replayed): a Report with the clock, signed,
@@ -1040,6 +1041,18 @@ func (r *Receiver) senderEngine(pkt []byte) string {
 		return ""
 	}
 	return hex.EncodeToString([]byte(h.engineID))
+}
+
+// securityLevelName is the level flags claim, as configs and Net-SNMP
+// spell it.
+func securityLevelName(flags gosnmp.SnmpV3MsgFlags) string {
+	switch flags & gosnmp.AuthPriv {
+	case gosnmp.AuthPriv:
+		return "authPriv"
+	case gosnmp.AuthNoPriv:
+		return "authNoPriv"
+	}
+	return "noAuthNoPriv"
 }
 
 // classify is the outcome gosnmp's err gives a message.

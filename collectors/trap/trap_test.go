@@ -176,7 +176,8 @@ func TestNetSNMPTraps(t *testing.T) {
 	run("snmptrap", "-v3", "-l", "authPriv", "-u", snmptest.V3User, "-a", snmptest.V3AuthProto, "-A", snmptest.V3AuthPass,
 		"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-e", "0x80001f8880aabbccdd", h.addr, "", "1.3.6.1.6.3.1.1.5.1")
 	tr = h.waitTraps(t, 4)[3]
-	if tr.Version != "3" || tr.User != snmptest.V3User || tr.TrapName != "coldStart" || tr.Community != "" {
+	if tr.Version != "3" || tr.User != snmptest.V3User || tr.TrapName != "coldStart" || tr.Community != "" ||
+		tr.EngineID != "80001f8880aabbccdd" || tr.SecurityLevel != "authPriv" {
 		t.Errorf("v3 trap: %+v", tr)
 	}
 
@@ -193,8 +194,9 @@ func TestNetSNMPTraps(t *testing.T) {
 		"-x", snmptest.V3PrivProto, "-X", snmptest.V3PrivPass, "-t", "3", "-r", "0", h.addr, "", "1.3.6.1.2.1.15.0.2",
 		"1.3.6.1.2.1.15.3.1.7.10.0.0.3", "a", "10.0.0.3")
 	tr = h.waitTraps(t, 6)[5]
-	if !tr.Inform || tr.Version != "3" || tr.User != snmptest.V3User || tr.TrapName != "bgpBackwardTransNotification" {
-		t.Errorf("v3 inform: %+v", tr)
+	if !tr.Inform || tr.Version != "3" || tr.User != snmptest.V3User || tr.TrapName != "bgpBackwardTransNotification" ||
+		tr.EngineID == "" || tr.EngineID == hex.EncodeToString([]byte(h.r.engineID)) || tr.SecurityLevel != "authPriv" {
+		t.Errorf("v3 inform (the sender's engine ID, not weir's %x): %+v", h.r.engineID, tr)
 	}
 	// The ack counter moves just after the response is sent, which is
 	// when snmpinform returns: wait for it.
