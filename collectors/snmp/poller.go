@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gosnmp/gosnmp"
@@ -602,6 +603,11 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		at = strings.TrimSuffix(at, ": "+context.DeadlineExceeded.Error())
 		res.err = fmt.Errorf("snmp %s: %s: no answer by the next slot (timeout %v x (retries %d + 1), interval %v): %w",
 			t.cfg.Name, at, t.cfg.Timeout, t.cfg.Retries, t.cfg.Interval, context.DeadlineExceeded)
+	} else if errors.Is(res.err, syscall.ECONNREFUSED) {
+		// The host answered ICMP port unreachable: "recvfrom: connection
+		// refused" alone does not say so for UDP, nor which address.
+		res.err = fmt.Errorf("%w: nothing listens on udp %s (the host answered port unreachable): is the agent running, on that port?",
+			res.err, net.JoinHostPort(t.cfg.Host, strconv.Itoa(int(t.cfg.Port))))
 	}
 	// The agent is done with: the slot goes to another target before any
 	// diagnosis below, which asks the agent again.
