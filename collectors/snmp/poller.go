@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gosnmp/gosnmp"
@@ -251,8 +252,9 @@ type target struct {
 	// owned: this process polled the target at its last slot.
 	owned bool
 	// wrongLogged names the columns a value of the wrong type was logged
-	// for (once each; they are counted every time), and the scalars the
-	// agent has no instance at (logNoInstance).
+	// for (once each; they are counted every time), the scalars the
+	// agent has no instance at (logNoInstance), and a sysUpTime it does
+	// not give (logNoUptime).
 	wrongLogged map[string]bool
 	// partialLog throttles the log line of walks cut short.
 	partialLog throttle.Throttle
@@ -601,6 +603,11 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		at = strings.TrimSuffix(at, ": "+context.DeadlineExceeded.Error())
 		res.err = fmt.Errorf("snmp %s: %s: no answer by the next slot (timeout %v x (retries %d + 1), interval %v): %w",
 			t.cfg.Name, at, t.cfg.Timeout, t.cfg.Retries, t.cfg.Interval, context.DeadlineExceeded)
+	} else if errors.Is(res.err, syscall.ECONNREFUSED) {
+		// The host answered ICMP port unreachable: "recvfrom: connection
+		// refused" alone does not say so for UDP, nor which address.
+		res.err = fmt.Errorf("%w: nothing listens on udp %s (the host answered port unreachable): is the agent running, on that port?",
+			res.err, net.JoinHostPort(t.cfg.Host, strconv.Itoa(int(t.cfg.Port))))
 	}
 	// The agent is done with: the slot goes to another target before any
 	// diagnosis below, which asks the agent again.
@@ -1059,6 +1066,9 @@ func (t *target) poll(ctx context.Context) (res poll) {
 			res.uptime = uint32(n)
 		}
 	}
+	if res.uptime == 0 {
+		t.logNoUptime(values[oidSysUpTime])
+	}
 	if t.cfg.Profiles.Auto {
 		// Re-resolve if the device changed (replaced hardware, new OS).
 		if v, ok := values[oidSysObjectID]; ok {
@@ -1234,6 +1244,30 @@ func (t *target) logNoInstance(oid string) {
 		t.wrongLogged[key] = true
 		t.log.Warn("snmp agent has no instance at a scalar's OID; a scalar's OID ends in .0 (the instance), a table cell's in its index",
 			"oid", strings.TrimPrefix(oid, "."))
+	}
+}
+
+// logNoUptime logs, once per target, an agent that answered the poll but
+// gave no sysUpTime (v, absent or not TimeTicks): a view that leaves the
+// system group out. The records go out without an uptime, so enrichment
+// cannot tell a restart from a counter wrap and raises no device_rebooted;
+// the poll works, and without a word that would go unnoticed. A sysUpTime
+// of 0 (an agent in its first hundredth of a second) is not logged.
+func (t *target) logNoUptime(v gosnmp.SnmpPDU) {
+	if v.Type == gosnmp.TimeTicks {
+		return
+	}
+	if t.wrongLogged == nil {
+		t.wrongLogged = map[string]bool{}
+	}
+	if key := "noSysUpTime"; !t.wrongLogged[key] {
+		t.wrongLogged[key] = true
+		got := "nothing"
+		if v.Name != "" {
+			got = fmt.Sprintf("%v %v", v.Type, v.Value)
+		}
+		t.log.Warn("snmp agent gives no sysUpTime: its restarts cannot be told from counter wraps, and raise no device_rebooted; let its view include 1.3.6.1.2.1.1.3.0",
+			"oid", oidSysUpTime, "got", got)
 	}
 }
 

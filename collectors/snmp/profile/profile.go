@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"reflect"
@@ -390,6 +391,11 @@ func NormalizeOID(oid string) (string, error) {
 	var first uint64
 	for i, part := range parts {
 		n, err := strconv.ParseUint(part, 10, 32)
+		if errors.Is(err, strconv.ErrRange) {
+			// Digits, but past 32 bits (RFC 2578 section 3.5): "use
+			// numbers" would not tell what is wrong.
+			return s, fmt.Errorf("%q: sub-identifier %s is above %d, the most an OID's number can be", oid, part, uint32(math.MaxUint32))
+		}
 		if err != nil {
 			return s, fmt.Errorf("%q is not a numeric OID (like 1.3.6.1.2.1.1.3.0); use numbers, MIB names are not resolved", oid)
 		}

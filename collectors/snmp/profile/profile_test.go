@@ -117,6 +117,7 @@ func TestProfileMistakesNameFileAndLine(t *testing.T) {
 		{"tables:\n  - measurement: t\n    index: [{name: agent, type: ipv4}]\n    columns: [{name: a, oid: 1.3.6.1.1, type: gauge}]\n", `bad.yaml:2: table t: index agent: the tag agent is the host polled`},
 		{"scalars: [\n", `bad.yaml: `},
 		{"sys_object_ids: [cisco]\nscalars:\n  - {name: a, oid: 1.3.6.1, type: gauge}\n", `sys_object_ids[0]: "cisco" is not a numeric OID`},
+		{"scalars:\n  - {name: a, oid: 1.3.6.1.4294967296.0, type: gauge}\n", `bad.yaml:2: scalar a: "1.3.6.1.4294967296.0": sub-identifier 4294967296 is above 4294967295, the most an OID's number can be`},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.body))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -31,6 +31,9 @@ const (
 	V3AuthPass  = "authpass123"
 	V3PrivProto = "AES"
 	V3PrivPass  = "privpass123"
+	// CommunityIfOnly reads IF-MIB's ifTable and ifXTable only, as an
+	// agent whose view leaves the system group out.
+	CommunityIfOnly = "ifonly"
 )
 
 // Require skips the test when the Net-SNMP programs are not installed.
@@ -62,17 +65,20 @@ type Agent struct {
 }
 
 // StartSNMPD starts snmpd on a free loopback port with a v2c community
-// ("public") and a v3 authPriv user (weir, SHA-256/AES), and stops it when
-// the test ends.
+// ("public"), one that reads IF-MIB alone (CommunityIfOnly) and a v3
+// authPriv user (weir, SHA-256/AES), and stops it when the test ends.
 func StartSNMPD(t testing.TB) *Agent {
 	t.Helper()
 	Require(t, "snmpd", "snmpget")
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "snmpd.conf")
 	body := fmt.Sprintf(`rocommunity %s 127.0.0.1
+view ifonly included .1.3.6.1.2.1.2
+view ifonly included .1.3.6.1.2.1.31
+rocommunity %s 127.0.0.1 -V ifonly
 createUser %s %s %s %s %s
 rouser %s authpriv
-`, Community, V3User, V3AuthProto, V3AuthPass, V3PrivProto, V3PrivPass, V3User)
+`, Community, CommunityIfOnly, V3User, V3AuthProto, V3AuthPass, V3PrivProto, V3PrivPass, V3User)
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
