@@ -640,6 +640,12 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 			t.diagnosed = true
 		}
 		res.end = time.Now() // the probe is part of the poll
+	} else if res.err != nil && classify(res.err) == ResultTimeout && res.varbinds == 0 && res.lastAnswer.IsZero() {
+		// Agents drop a request whose community they do not accept
+		// without a word (RFC 3584 lets them; Net-SNMP does): a typo
+		// in community reads as a dead agent. Nothing can ask which.
+		// The community is not shown: it is a password.
+		res.err = fmt.Errorf("%w (nothing was answered: the agent is down or unreachable, or does not accept the community, which agents answer with silence)", res.err)
 	}
 	res.records = append(res.records, t.status(res))
 	// Until shortly before the next slot (a tenth of the interval, at most
