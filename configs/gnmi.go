@@ -379,6 +379,18 @@ func valueHint(v string, known ...string) string {
 	return ""
 }
 
+// emptyKeys refuses a key of a path without a value ([name=]): it names
+// no entry a target has, and the subscription would stream nothing.
+func emptyKeys(key string, es []gpath.Elem, add func(key, format string, args ...any)) {
+	for _, e := range es {
+		for _, k := range slices.Sorted(maps.Keys(e.Keys)) {
+			if e.Keys[k] == "" {
+				add(key, "key %s of element %s has no value (give one, or * for every entry)", k, e.Name)
+			}
+		}
+	}
+}
+
 // namesHint is valueHint for a name of defined, or, when none is close,
 // " (it has a, b, ...)", or " (it defines none)".
 func namesHint(name string, defined []string) string {
@@ -424,12 +436,16 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 	}
 	if s.Path == "" {
 		add("path", "must be set")
-	} else if _, err := gpath.Parse(s.Path); err != nil {
+	} else if es, err := gpath.Parse(s.Path); err != nil {
 		add("path", "%v", err)
+	} else {
+		emptyKeys("path", es, add)
 	}
 	if s.Prefix != "" {
-		if _, err := gpath.Parse(s.Prefix); err != nil {
+		if es, err := gpath.Parse(s.Prefix); err != nil {
 			add("prefix", "%v", err)
+		} else {
+			emptyKeys("prefix", es, add)
 		}
 	}
 	// In any case, as encoding: gnmic and vendor docs write ON_CHANGE.

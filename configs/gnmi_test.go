@@ -107,6 +107,7 @@ func TestGNMIErrors(t *testing.T) {
 		{"bad stream mode", "gnmi:\n  subscriptions:\n    c: {path: /a, stream_mode: onchange}\n", "gnmi.subscriptions.c.stream_mode: must be sample, on_change or target_defined"},
 		{"stream mode with once", "gnmi:\n  subscriptions:\n    c: {path: /a, mode: once, stream_mode: sample}\n", "stream_mode: only applies to mode stream (mode is once)"},
 		{"bad path", "gnmi:\n  subscriptions:\n    c:\n      path: \"/a[name=x\"\n", "line 4: gnmi.subscriptions.c.path: path \"/a[name=x\": unterminated key"},
+		{"empty key value", "gnmi:\n  subscriptions:\n    c:\n      path: \"/interfaces/interface[name=]/state\"\n", "line 4: gnmi.subscriptions.c.path: key name of element interface has no value (give one, or * for every entry)"},
 		{"missing path", "gnmi:\n  subscriptions:\n    c: {mode: once}\n", "gnmi.subscriptions.c.path: must be set"},
 		{"bad encoding", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      encoding: xml\n      subscriptions: [{path: /a}]\n", "line 5: gnmi.targets[a].encoding: must be json, json_ietf or proto, not \"xml\""},
 		{"insecure and tls", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      insecure: true\n      tls: {ca_file: x}\n      subscriptions: [{path: /a}]\n", "line 5: gnmi.targets[a].insecure: insecure (plaintext) and tls exclude each other"},
