@@ -273,7 +273,10 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		}
 		// Named: UNKNOWN_TOPIC_OR_PARTITION alone does not say which
 		// topic (prefix included) the operator has to create.
-		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: topic %s%s: %w", s.prefix, items[first].Record.Topic, retry)}
+		// Counted under the Kafka error where there is one; else the
+		// sinks work one out (refused, tls, ...).
+		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: topic %s%s: %w", s.prefix, items[first].Record.Topic, retry),
+			Reason: kafkaReason(retry)}
 	}
 	if reject != nil {
 		// Every item before it was acknowledged, now or before.
@@ -352,12 +355,23 @@ func permanent(err error) bool {
 		errors.Is(err, kerr.InvalidTopicException) || errors.Is(err, kerr.InvalidTimestamp)
 }
 
+// reason is the dead-letter reason of a refused record: the Kafka error,
+// else "kafka".
 func reason(err error) string {
+	if r := kafkaReason(err); r != "" {
+		return r
+	}
+	return "kafka"
+}
+
+// kafkaReason is "kafka_" and the name of the Kafka error in err (a
+// bounded set, for a metric's label), or empty without one.
+func kafkaReason(err error) string {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
 		return "kafka_" + ke.Message
 	}
-	return "kafka"
+	return ""
 }
 
 // Close flushes nothing (Write waits for every record) and closes the
