@@ -271,6 +271,11 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			}
 			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged by %s within %s: %w", s.brokers, s.timeout, retry)}
 		}
+		if errors.Is(retry, kerr.ClusterAuthorizationFailed) {
+			// The idempotent producer's InitProducerID, refused: the
+			// bare error does not say which permission is missing.
+			retry = fmt.Errorf("%w (the idempotent producer needs IDEMPOTENT_WRITE on the cluster, or from Kafka 3.0 WRITE on a topic; on weir's own listener, a user that is not read_only)", retry)
+		}
 		// Named: UNKNOWN_TOPIC_OR_PARTITION alone does not say which
 		// topic (prefix included) the operator has to create.
 		// Counted under the Kafka error where there is one; else the
