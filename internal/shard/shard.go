@@ -43,6 +43,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/promreg"
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // Defaults.
@@ -54,6 +55,7 @@ const (
 	defaultCheck          = 200 * time.Millisecond
 	defaultRefresh        = 30 * time.Second
 	probeTimeout          = 3 * time.Second
+	defaultRetry          = 2 * time.Second
 )
 
 // Config is what a Member needs.
@@ -85,6 +87,9 @@ type Config struct {
 	// RefreshInterval is how often the coordination topic's partition
 	// count is read again; default 30s.
 	RefreshInterval time.Duration
+	// retry is how long the member waits before asking for the
+	// coordination topic again; default 2s (tests shorten it).
+	retry time.Duration
 }
 
 // Member is this process's membership: which partitions, hence which
@@ -101,8 +106,9 @@ type Member struct {
 	// Owned by Run's goroutine.
 	lostSince time.Time
 	lastProbe time.Time
-	reachable bool // the last probe had an answer
-	warned    bool // that it had none was logged
+	reachable bool              // the last probe had an answer
+	warned    bool              // that it had none was logged
+	topicLog  throttle.Throttle // the coordination topic's failures
 }
 
 // snapshot is one assignment. It is never modified once published;
@@ -139,6 +145,9 @@ func New(cfg Config) (*Member, error) {
 	}
 	if cfg.RefreshInterval <= 0 {
 		cfg.RefreshInterval = defaultRefresh
+	}
+	if cfg.retry <= 0 {
+		cfg.retry = defaultRetry
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -325,8 +334,16 @@ func (mb *Member) topic(ctx context.Context) (int32, error) {
 				continue
 			}
 		}
-		mb.log.Warn("shard: cannot read or create the coordination topic; retrying", slog.String("topic", mb.cfg.Topic), slog.Any("error", err))
-		if !sleep(ctx, 2*time.Second) {
+		if ctx.Err() != nil {
+			return 0, ctx.Err() // stopping: the request ended with it
+		}
+		// Tried every few seconds for as long as the cluster refuses
+		// weir (a wrong password: the other parts wait and say so too).
+		if n, ok := mb.topicLog.Due(time.Now()); ok {
+			mb.log.Warn("shard: cannot read or create the coordination topic; retrying", slog.String("topic", mb.cfg.Topic),
+				slog.Any("error", err), slog.Int("times", n))
+		}
+		if !sleep(ctx, mb.cfg.retry) {
 			return 0, ctx.Err()
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/kafkadial"
 	"github.com/weirnet/weir/internal/kafkalimits"
@@ -49,6 +50,26 @@ type Sink struct {
 	limits *kafkalimits.Limits
 	topics []string        // Write's scratch: the batch's topics not learned yet
 	dial   kafkadial.Watch // why a batch that times out waits
+	// item maps each record of the Write to the index of its item.
+	item map[*kgo.Record]int
+	// acked holds the records the cluster acknowledged in a Write that
+	// failed: the sinks send the batch (or its rest, after a rejected
+	// record) again, and these are skipped rather than mirrored twice.
+	// Emptied when a Write succeeds or gets none of them.
+	acked map[position]struct{}
+}
+
+// position names a record of weir's: where it is, and its time, so that a
+// topic deleted and made again is not taken for the one acknowledged.
+type position struct {
+	topic     string
+	partition int32
+	offset    int64
+	time      time.Time
+}
+
+func positionOf(r *broker.Record) position {
+	return position{topic: r.Topic, partition: r.Partition, offset: r.Offset, time: r.Timestamp}
 }
 
 // New builds the Kafka sink of cfg. The client connects lazily, so a
@@ -75,7 +96,8 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		// written again, and may land twice.
 		kgo.AllowIdempotentProduceCancellation(),
 	}
-	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, brokers: strings.Join(cfg.Brokers, ","), limits: kafkalimits.New(maxBatchBytes)}
+	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, brokers: strings.Join(cfg.Brokers, ","), limits: kafkalimits.New(maxBatchBytes),
+		item: map[*kgo.Record]int{}, acked: map[position]struct{}{}}
 	opts = append(opts, kgo.WithHooks(&s.dial))
 	switch cfg.Compression {
 	case "none":
@@ -150,7 +172,9 @@ func (s *Sink) renew(ctx context.Context, results kgo.ProduceResults) ([]*kgo.Re
 	for _, res := range results {
 		if res.Err != nil {
 			r := res.Record
-			failed = append(failed, &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: r.Headers})
+			again := &kgo.Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: r.Headers}
+			s.item[again] = s.item[r]
+			failed = append(failed, again)
 		}
 	}
 	return failed, true
@@ -173,16 +197,33 @@ func (s *Sink) learnLimits(ctx context.Context) {
 // RawRecords: records are mirrored as they are, never decoded.
 func (s *Sink) RawRecords() bool { return true }
 
-// Write produces the batch and waits for every acknowledgement.
+// Write produces the batch and waits for every acknowledgement. Records
+// the cluster refuses for good are answered with a *sinks.PartialError
+// naming the first (the others were mirrored and are not sent again),
+// which the sinks dead-letter before calling Write with the rest.
 func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	s.recs = s.recs[:0]
+	clear(s.item)
+	skipped := 0
 	for i := range items {
 		r := &items[i].Record
+		if _, ok := s.acked[positionOf(r)]; ok {
+			skipped++
+			continue
+		}
 		kr := &kgo.Record{Topic: s.prefix + r.Topic, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
 		for _, h := range r.Headers {
 			kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 		}
 		s.recs = append(s.recs, kr)
+		s.item[kr] = i
+	}
+	if skipped == 0 {
+		clear(s.acked) // another batch: none of them comes again
+	}
+	if len(s.recs) == 0 {
+		clear(s.acked)
+		return nil
 	}
 	// The batch's time starts now, whatever its records' timestamps; the
 	// client fails records on the deadline, also while a request for
@@ -192,31 +233,72 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	s.learnLimits(ctx)
 	results, answered := s.produceSync(ctx, s.recs)
 	if answered {
+		s.note(items, results)
 		if failed, ok := s.renew(ctx, results); ok {
 			results, answered = s.produceSync(ctx, failed)
+			if answered {
+				s.note(items, results)
+			}
 		}
 	}
 	if !answered {
 		return s.unanswered(ctx)
 	}
+	// The failure of the first item that failed: a retryable one before
+	// any refusal, as the batch is sent again whole (less what was
+	// acknowledged) and the refusal comes again.
+	first, rejected := -1, -1
+	var retry, reject error
 	for _, res := range results {
 		if res.Err == nil {
 			continue
 		}
+		i := s.item[res.Record]
 		if permanent(res.Err) {
-			return &sinks.RejectedError{Reason: reason(res.Err), Err: fmt.Errorf("kafka sink: topic %s: %w", res.Record.Topic, res.Err)}
+			if rejected < 0 || i < rejected {
+				rejected, reject = i, res.Err
+			}
+			continue
 		}
-		if errors.Is(res.Err, context.DeadlineExceeded) && ctx.Err() != nil {
+		if first < 0 || i < first {
+			first, retry = i, res.Err
+		}
+	}
+	if retry != nil {
+		if errors.Is(retry, context.DeadlineExceeded) && ctx.Err() != nil {
 			if dial := s.dial.Err(); dial != nil {
 				return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged within %s: cannot connect to %w", s.timeout, dial)}
 			}
-			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged by %s within %s: %w", s.brokers, s.timeout, res.Err)}
+			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged by %s within %s: %w", s.brokers, s.timeout, retry)}
+		}
+		if errors.Is(retry, kerr.ClusterAuthorizationFailed) {
+			// The idempotent producer's InitProducerID, refused: the
+			// bare error does not say which permission is missing.
+			retry = fmt.Errorf("%w (the idempotent producer needs IDEMPOTENT_WRITE on the cluster, or from Kafka 3.0 WRITE on a topic; on weir's own listener, a user that is not read_only)", retry)
 		}
 		// Named: UNKNOWN_TOPIC_OR_PARTITION alone does not say which
 		// topic (prefix included) the operator has to create.
-		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: topic %s: %w", res.Record.Topic, res.Err)}
+		// Counted under the Kafka error where there is one; else the
+		// sinks work one out (refused, tls, ...).
+		return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: topic %s%s: %w", s.prefix, items[first].Record.Topic, retry),
+			Reason: kafkaReason(retry)}
 	}
+	if reject != nil {
+		// Every item before it was acknowledged, now or before.
+		return &sinks.PartialError{Done: rejected, Err: &sinks.RejectedError{Reason: reason(reject),
+			Err: fmt.Errorf("kafka sink: topic %s%s: %w", s.prefix, items[rejected].Record.Topic, reject)}}
+	}
+	clear(s.acked)
 	return nil
+}
+
+// note adds the records the cluster acknowledged to s.acked.
+func (s *Sink) note(items []sinks.Item, results kgo.ProduceResults) {
+	for _, res := range results {
+		if res.Err == nil {
+			s.acked[positionOf(&items[s.item[res.Record]].Record)] = struct{}{}
+		}
+	}
 }
 
 // produceSync is ProduceSync ending with ctx: franz-go looks at a buffered
@@ -278,12 +360,23 @@ func permanent(err error) bool {
 		errors.Is(err, kerr.InvalidTopicException) || errors.Is(err, kerr.InvalidTimestamp)
 }
 
+// reason is the dead-letter reason of a refused record: the Kafka error,
+// else "kafka".
 func reason(err error) string {
+	if r := kafkaReason(err); r != "" {
+		return r
+	}
+	return "kafka"
+}
+
+// kafkaReason is "kafka_" and the name of the Kafka error in err (a
+// bounded set, for a metric's label), or empty without one.
+func kafkaReason(err error) string {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
 		return "kafka_" + ke.Message
 	}
-	return "kafka"
+	return ""
 }
 
 // Close flushes nothing (Write waits for every record) and closes the

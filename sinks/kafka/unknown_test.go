@@ -20,7 +20,8 @@ import (
 // UNKNOWN_TOPIC_OR_PARTITION. The error must name the topic to create
 // (with the prefix, which the operator may not have in mind): it said
 // only "kafka sink: UNKNOWN_TOPIC_OR_PARTITION: This server does not host
-// this topic-partition."
+// this topic-partition." Its retries are counted under the Kafka error
+// too (weir_sink_retries_total{reason}), not as a bare "error".
 func TestMissingMirrorTopicNamed(t *testing.T) {
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
@@ -42,5 +43,8 @@ func TestMissingMirrorTopicNamed(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "UNKNOWN_TOPIC_OR_PARTITION") || !strings.Contains(err.Error(), "netops.events") {
 		t.Fatalf("write to a missing topic: %q, want UNKNOWN_TOPIC_OR_PARTITION naming netops.events", err)
+	}
+	if r := sinks.RetryReason(err); r != "kafka_UNKNOWN_TOPIC_OR_PARTITION" {
+		t.Fatalf("retry reason %q, want kafka_UNKNOWN_TOPIC_OR_PARTITION", r)
 	}
 }
