@@ -99,7 +99,8 @@ type Publisher struct {
 	Topic  string
 	// Name begins the log messages: the collector's ("syslog").
 	Name string
-	// Logger logs each failed attempt that will be retried (warn) and
+	// Logger logs failed attempts that will be retried (warn: the first
+	// of a batch, then one per throttle.Every with how many failed) and
 	// each record dropped because the broker refused it (error); nil logs
 	// nothing. Give it the caller's attributes (the listener, the
 	// target): Publisher adds the topic, the error and the numbers.
@@ -265,6 +266,7 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) (left pen
 		}
 	}()
 	send := recs // what the next attempt sends: recs, or copies of those left
+	var retryLog throttle.Throttle
 	for {
 		for i := range send {
 			send[i].Offset = -1 // a broker that does not say stays safe
@@ -291,9 +293,12 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) (left pen
 		if p.OnRetry != nil {
 			p.OnRetry(err, wait)
 		}
-		if p.Logger != nil {
+		// The first failure, then a line per throttle.Every: the
+		// back-off starts at milliseconds, and a broker that keeps
+		// failing would log a line per attempt.
+		if n, due := retryLog.Due(time.Now()); due && p.Logger != nil {
 			p.Logger.LogAttrs(ctx, slog.LevelWarn, p.message("publish failed, retrying"), slog.String("topic", p.Topic),
-				slog.Int("records", len(send)), slog.Any("err", err), slog.Duration("retry_in", wait))
+				slog.Int("records", len(send)), slog.Any("err", err), slog.Duration("retry_in", wait), slog.Int("attempts", n))
 		}
 		if timer == nil {
 			timer = time.NewTimer(wait)

@@ -548,3 +548,27 @@ func TestRefusedLogThrottled(t *testing.T) {
 		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
 	}
 }
+
+// TestRetryLogThrottled: a broker that fails every attempt (a Kafka
+// cluster refusing weir's topic settings) logged a warning per attempt,
+// eight in the first seconds of back-off from 10 ms. The first failure is
+// logged, then one line per throttle.Every with the attempts since;
+// OnRetry still hears of each.
+func TestRetryLogThrottled(t *testing.T) {
+	b := openLog(t)
+	f := &flaky{Broker: b, failures: 8}
+	var logs bytes.Buffer
+	retries := 0
+	p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		OnRetry: func(error, time.Duration) { retries++ }}
+	res, err := p.Publish(context.Background(), batch("a"))
+	if err != nil || res.Published != 1 {
+		t.Fatalf("Publish = %+v, %v", res, err)
+	}
+	if retries != 8 {
+		t.Errorf("OnRetry called %d times, want 8", retries)
+	}
+	if n := strings.Count(logs.String(), "publish failed, retrying"); n != 1 {
+		t.Errorf("logged %d retries, want the first alone:\n%s", n, logs.String())
+	}
+}
