@@ -43,6 +43,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/promreg"
+	"github.com/weirnet/weir/internal/throttle"
 )
 
 // Defaults.
@@ -54,6 +55,7 @@ const (
 	defaultCheck          = 200 * time.Millisecond
 	defaultRefresh        = 30 * time.Second
 	probeTimeout          = 3 * time.Second
+	defaultRetryWait      = 2 * time.Second
 )
 
 // Config is what a Member needs.
@@ -98,7 +100,16 @@ type Member struct {
 	mu      sync.Mutex
 	targets map[string][]string // collector -> target names, for the metrics
 
+	// retryWait is the wait before asking an unreachable cluster again
+	// (defaultRetryWait; shorter in tests).
+	retryWait time.Duration
+	// now is the clock of the throttled log lines (time.Now; a fixed one
+	// in tests).
+	now func() time.Time
+
 	// Owned by Run's goroutine.
+	topicLog  throttle.Throttle // "cannot read or create the coordination topic"
+	joinLog   throttle.Throttle // "cannot join the group"
 	lostSince time.Time
 	lastProbe time.Time
 	reachable bool // the last probe had an answer
@@ -147,7 +158,8 @@ func New(cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	mb := &Member{cfg: cfg, log: cfg.Logger, m: m, targets: map[string][]string{}}
+	mb := &Member{cfg: cfg, log: cfg.Logger, m: m, targets: map[string][]string{},
+		retryWait: defaultRetryWait, now: time.Now}
 	mb.snap.Store(&snapshot{changed: make(chan struct{})})
 	return mb, nil
 }
@@ -254,8 +266,10 @@ func (mb *Member) follow(ctx context.Context, parts int32) bool {
 	for c == nil {
 		var err error
 		if c, err = mb.cfg.Broker.Consume(ctx, group, []string{mb.cfg.Topic}, opts...); err != nil {
-			mb.log.Warn("shard: cannot join the group; retrying", slog.String("group", group), slog.Any("error", err))
-			if !sleep(ctx, 2*time.Second) {
+			if n, due := mb.joinLog.Due(mb.now()); due {
+				mb.log.Warn("shard: cannot join the group; retrying", slog.String("group", group), slog.Any("error", err), slog.Int("times", n))
+			}
+			if !sleep(ctx, mb.retryWait) {
 				return false
 			}
 		}
@@ -325,8 +339,12 @@ func (mb *Member) topic(ctx context.Context) (int32, error) {
 				continue
 			}
 		}
-		mb.log.Warn("shard: cannot read or create the coordination topic; retrying", slog.String("topic", mb.cfg.Topic), slog.Any("error", err))
-		if !sleep(ctx, 2*time.Second) {
+		// Retried every retryWait for as long as the cluster is down:
+		// logged once per throttle.Every, with how many attempts failed.
+		if n, due := mb.topicLog.Due(mb.now()); due {
+			mb.log.Warn("shard: cannot read or create the coordination topic; retrying", slog.String("topic", mb.cfg.Topic), slog.Any("error", err), slog.Int("times", n))
+		}
+		if !sleep(ctx, mb.retryWait) {
 			return 0, ctx.Err()
 		}
 	}
