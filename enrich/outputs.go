@@ -212,13 +212,22 @@ func (o *outputs) align(ctx context.Context, topics ...string) error {
 // stopping weir. Later failures to publish are retried the same way.
 func (o *outputs) alignRetrying(ctx context.Context, topics ...string) bool {
 	wait := time.Second
-	for {
+	var since time.Time // of the first failure
+	for attempts := 1; ; attempts++ {
 		err := o.align(ctx, topics...)
 		if err == nil {
+			if attempts > 1 {
+				// The errors above no longer hold: say so.
+				o.logger.Info("enrich: started", slog.String("input", o.input), slog.Int("attempts", attempts),
+					slog.Duration("failing_for", time.Since(since)))
+			}
 			return true
 		}
 		if ctx.Err() != nil {
 			return false
+		}
+		if attempts == 1 {
+			since = time.Now()
 		}
 		o.logger.Error("enrich: cannot start; retrying", slog.Any("error", err), slog.Duration("in", wait))
 		select {
