@@ -252,11 +252,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var enriched, events []outRecord
+	var polls pollHealth // failing polls, across polls
 	lastSettle := time.Now()
 	for {
 		// Poll at most a second at a time, so flapping objects that have
 		// settled are reported even when no records arrive.
-		recs, ok := poll(ctx, m.c, gate.pollWait(time.Second), w.logger)
+		recs, ok := poll(ctx, m.c, gate.pollWait(time.Second), w.logger, &polls)
 		if !ok {
 			return nil
 		}
