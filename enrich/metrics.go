@@ -184,11 +184,12 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	var metrics, events []outRecord
+	var polls pollHealth // failing polls, across polls
 	for {
 		// Until the gate lets it through, briefly: the partitions it
 		// holds are warmed up before their first poll (warmer.idle), as
 		// the other workers wait for. Then until records come.
-		recs, ok := poll(ctx, m.c, gate.pollWait(0), w.logger)
+		recs, ok := poll(ctx, m.c, gate.pollWait(0), w.logger, &polls)
 		if !ok {
 			return nil
 		}

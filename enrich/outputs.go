@@ -212,13 +212,22 @@ func (o *outputs) align(ctx context.Context, topics ...string) error {
 // stopping weir. Later failures to publish are retried the same way.
 func (o *outputs) alignRetrying(ctx context.Context, topics ...string) bool {
 	wait := time.Second
-	for {
+	var since time.Time // of the first failure
+	for attempts := 1; ; attempts++ {
 		err := o.align(ctx, topics...)
 		if err == nil {
+			if attempts > 1 {
+				// The errors above no longer hold: say so.
+				o.logger.Info("enrich: started", slog.String("input", o.input), slog.Int("attempts", attempts),
+					slog.Duration("failing_for", time.Since(since)))
+			}
 			return true
 		}
 		if ctx.Err() != nil {
 			return false
+		}
+		if attempts == 1 {
+			since = time.Now()
 		}
 		o.logger.Error("enrich: cannot start; retrying", slog.Any("error", err), slog.Duration("in", wait))
 		select {
@@ -974,15 +983,22 @@ func joinGroup(ctx context.Context, b broker.Broker, topics []string, opts []bro
 	}
 }
 
+// pollHealth is one worker's failing polls, kept from one poll call to
+// the next: the workers poll a second at a time, and a wait that ends
+// with nothing between two failures says nothing of the cluster.
+type pollHealth struct {
+	failed int               // polls failed since the last that answered
+	log    throttle.Throttle // of the failures' line
+}
+
 // poll returns the next records, or none once wait has passed (0: wait
 // for records). A failing poll is retried every second: a broken batch or
 // a storage error must not stop enrichment for good. It is logged through
-// a throttle (a cluster away for an hour would log every worker's every
-// second), and its end once. ok is false once ctx ends or the consumer is
-// closed.
-func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *slog.Logger) ([]broker.Record, bool) {
-	failed := 0
-	var failLog throttle.Throttle
+// h's throttle (a cluster away for an hour would log every worker's every
+// second), and its end once, at the first poll that answers (a wait that
+// ends with nothing is not one). ok is false once ctx ends or the consumer
+// is closed.
+func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *slog.Logger, h *pollHealth) ([]broker.Record, bool) {
 	for {
 		pctx, cancel := ctx, context.CancelFunc(func() {})
 		if wait > 0 {
@@ -992,19 +1008,18 @@ func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *sl
 		cancel()
 		switch {
 		case err == nil:
+			if h.failed > 0 {
+				logger.Info("enrich: poll works again", slog.Int("failures", h.failed))
+				*h = pollHealth{} // the next failure is logged at once
+			}
+			return recs, true
 		case ctx.Err() != nil || errors.Is(err, broker.ErrClosed):
 			return nil, false
 		case wait > 0 && errors.Is(err, context.DeadlineExceeded):
-			recs, err = nil, nil // nothing within wait
+			return nil, true // nothing within wait
 		}
-		if err == nil {
-			if failed > 0 {
-				logger.Info("enrich: poll works again", slog.Int("failures", failed))
-			}
-			return recs, true
-		}
-		failed++
-		if n, ok := failLog.Due(time.Now()); ok {
+		h.failed++
+		if n, ok := h.log.Due(time.Now()); ok {
 			logger.Error("enrich: poll failed, retrying every second", slog.Any("error", err), slog.Int("times", n))
 		}
 		select {

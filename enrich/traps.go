@@ -110,10 +110,11 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	}
 	warmer := newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var events []outRecord
+	var polls pollHealth // failing polls, across polls
 	for {
 		// At most a second at a time, so partitions that stay quiet are
 		// warmed up too (warmer.idle).
-		recs, ok := poll(ctx, m.c, gate.pollWait(time.Second), w.logger)
+		recs, ok := poll(ctx, m.c, gate.pollWait(time.Second), w.logger, &polls)
 		if !ok {
 			return nil
 		}

@@ -212,7 +212,7 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 		out: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_records_out_total",
 			Help: "Records enrichment published, per topic."}, []string{"topic"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_dropped_total",
-			Help: "Output records left out, per topic and reason (too_large: the broker refuses its size; already_published: on the embedded log, the output partition has it from before a crash, a restart or a hand-over)."}, []string{"topic", "reason"}),
+			Help: "Output records left out, per topic and reason (too_large: the broker refuses its size; already_published: on the embedded log, the output partition has it from before a crash, a restart or a hand-over; unencodable: an enriched metric or event JSON cannot hold). invalid_counter counts, per input topic, metrics published without the rate of a field listed as a counter that holds no counter value."}, []string{"topic", "reason"}),
 		publishErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_publish_errors_total",
 			Help: "Failed attempts to publish output records (retried: a full disk, a cluster away), per topic."}, []string{"topic"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_events_total",
@@ -252,11 +252,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	var enriched, events []outRecord
+	var polls pollHealth // failing polls, across polls
 	lastSettle := time.Now()
 	for {
 		// Poll at most a second at a time, so flapping objects that have
 		// settled are reported even when no records arrive.
-		recs, ok := poll(ctx, m.c, gate.pollWait(time.Second), w.logger)
+		recs, ok := poll(ctx, m.c, gate.pollWait(time.Second), w.logger, &polls)
 		if !ok {
 			return nil
 		}

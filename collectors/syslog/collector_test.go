@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -552,5 +553,37 @@ func TestDropCountersExportedFromTheStart(t *testing.T) {
 	}
 	if have["weir_syslog_connections_closed_total/tcp/tls_handshake"] || have["weir_syslog_dropped_total/udp/frame_too_large"] {
 		t.Errorf("a reason exported for a listener that cannot count it")
+	}
+}
+
+// TestConnectionsGaugeForStreamListenersOnly: weir_syslog_connections
+// ("Open TCP/TLS syslog connections") has a series per TCP and TLS
+// listener, and none for a UDP listener, which has no connections.
+func TestConnectionsGaugeForStreamListenersOnly(t *testing.T) {
+	pki := newTestPKI(t)
+	tl := listener("tls")
+	tl.CertFile, tl.KeyFile = pki.serverCert, pki.serverKey
+	h := startCollector(t, listener("udp"), listener("tcp"), tl)
+	mfs, err := h.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protos []string
+	for _, mf := range mfs {
+		if mf.GetName() != "weir_syslog_connections" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, p := range m.GetLabel() {
+				if p.GetName() == "listener" {
+					proto, _, _ := strings.Cut(p.GetValue(), "://")
+					protos = append(protos, proto)
+				}
+			}
+		}
+	}
+	slices.Sort(protos)
+	if !slices.Equal(protos, []string{"tcp", "tls"}) {
+		t.Errorf("weir_syslog_connections for listeners %v, want [tcp tls]", protos)
 	}
 }

@@ -83,7 +83,7 @@ type listenerStats struct {
 	bytes          [4]prometheus.Counter // by formatIndex
 	parseFailures  prometheus.Counter
 	truncated      prometheus.Counter
-	connections    prometheus.Gauge
+	connections    prometheus.Gauge // TCP and TLS listeners only (see streamListener)
 	publishErrors  prometheus.Counter
 	publishSeconds prometheus.Observer
 	// refusedLog throttles the refused records' log line: the listener's
@@ -100,7 +100,6 @@ func (m *metrics) forListener(name string) *listenerStats {
 		m:              m,
 		parseFailures:  m.parseFailures.WithLabelValues(name),
 		truncated:      m.truncated.WithLabelValues(name),
-		connections:    m.connections.WithLabelValues(name),
 		publishErrors:  m.publishErrors.WithLabelValues(name),
 		publishSeconds: m.publishSeconds.WithLabelValues(name),
 		drops:          map[string]prometheus.Counter{},
@@ -110,6 +109,13 @@ func (m *metrics) forListener(name string) *listenerStats {
 		s.bytes[i] = m.bytes.WithLabelValues(name, f)
 	}
 	return s
+}
+
+// streamListener resolves the open-connections gauge, which only TCP and
+// TLS listeners have: a UDP listener exporting it at 0 would say it has
+// connections to count.
+func (s *listenerStats) streamListener() {
+	s.connections = s.m.connections.WithLabelValues(s.listener)
 }
 
 // Reasons a listener counts, exported at 0 from the start (expose), so

@@ -57,6 +57,7 @@ func (c *Collector) newTCP(l configs.SyslogListener, tlsCfg *tls.Config) (*tcpLi
 	}
 	name := l.Protocol + "://" + ln.Addr().String()
 	stats := c.metrics.forListener(name)
+	stats.streamListener()
 	if tlsCfg != nil {
 		stats.expose(tcpDropReasons, tlsCloseReasons)
 	} else {

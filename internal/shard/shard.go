@@ -55,7 +55,7 @@ const (
 	defaultCheck          = 200 * time.Millisecond
 	defaultRefresh        = 30 * time.Second
 	probeTimeout          = 3 * time.Second
-	defaultRetry          = 2 * time.Second
+	defaultRetryWait      = 2 * time.Second
 )
 
 // Config is what a Member needs.
@@ -87,9 +87,6 @@ type Config struct {
 	// RefreshInterval is how often the coordination topic's partition
 	// count is read again; default 30s.
 	RefreshInterval time.Duration
-	// retry is how long the member waits before asking for the
-	// coordination topic again; default 2s (tests shorten it).
-	retry time.Duration
 }
 
 // Member is this process's membership: which partitions, hence which
@@ -103,12 +100,20 @@ type Member struct {
 	mu      sync.Mutex
 	targets map[string][]string // collector -> target names, for the metrics
 
+	// retryWait is the wait before asking an unreachable cluster again
+	// (defaultRetryWait; shorter in tests).
+	retryWait time.Duration
+	// now is the clock of the throttled log lines (time.Now; a fixed one
+	// in tests).
+	now func() time.Time
+
 	// Owned by Run's goroutine.
+	topicLog  throttle.Throttle // "cannot read or create the coordination topic"
+	joinLog   throttle.Throttle // "cannot join the group"
 	lostSince time.Time
 	lastProbe time.Time
-	reachable bool              // the last probe had an answer
-	warned    bool              // that it had none was logged
-	topicLog  throttle.Throttle // the coordination topic's failures
+	reachable bool // the last probe had an answer
+	warned    bool // that it had none was logged
 }
 
 // snapshot is one assignment. It is never modified once published;
@@ -146,9 +151,6 @@ func New(cfg Config) (*Member, error) {
 	if cfg.RefreshInterval <= 0 {
 		cfg.RefreshInterval = defaultRefresh
 	}
-	if cfg.retry <= 0 {
-		cfg.retry = defaultRetry
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -156,7 +158,8 @@ func New(cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	mb := &Member{cfg: cfg, log: cfg.Logger, m: m, targets: map[string][]string{}}
+	mb := &Member{cfg: cfg, log: cfg.Logger, m: m, targets: map[string][]string{},
+		retryWait: defaultRetryWait, now: time.Now}
 	mb.snap.Store(&snapshot{changed: make(chan struct{})})
 	return mb, nil
 }
@@ -263,8 +266,10 @@ func (mb *Member) follow(ctx context.Context, parts int32) bool {
 	for c == nil {
 		var err error
 		if c, err = mb.cfg.Broker.Consume(ctx, group, []string{mb.cfg.Topic}, opts...); err != nil {
-			mb.log.Warn("shard: cannot join the group; retrying", slog.String("group", group), slog.Any("error", err))
-			if !sleep(ctx, 2*time.Second) {
+			if n, due := mb.joinLog.Due(mb.now()); due {
+				mb.log.Warn("shard: cannot join the group; retrying", slog.String("group", group), slog.Any("error", err), slog.Int("times", n))
+			}
+			if !sleep(ctx, mb.retryWait) {
 				return false
 			}
 		}
@@ -337,13 +342,13 @@ func (mb *Member) topic(ctx context.Context) (int32, error) {
 		if ctx.Err() != nil {
 			return 0, ctx.Err() // stopping: the request ended with it
 		}
-		// Tried every few seconds for as long as the cluster refuses
-		// weir (a wrong password: the other parts wait and say so too).
-		if n, ok := mb.topicLog.Due(time.Now()); ok {
-			mb.log.Warn("shard: cannot read or create the coordination topic; retrying", slog.String("topic", mb.cfg.Topic),
-				slog.Any("error", err), slog.Int("times", n))
+		// Retried every retryWait for as long as the cluster is down
+		// or refuses weir (a wrong password): logged once per
+		// throttle.Every, with how many attempts failed.
+		if n, due := mb.topicLog.Due(mb.now()); due {
+			mb.log.Warn("shard: cannot read or create the coordination topic; retrying", slog.String("topic", mb.cfg.Topic), slog.Any("error", err), slog.Int("times", n))
 		}
-		if !sleep(ctx, mb.cfg.retry) {
+		if !sleep(ctx, mb.retryWait) {
 			return 0, ctx.Err()
 		}
 	}

@@ -1,10 +1,13 @@
 package shard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -248,6 +251,7 @@ type fakeBroker struct {
 	mu       sync.Mutex
 	assigned []broker.TopicPartition
 	down     bool
+	describe int // DescribeTopics calls
 }
 
 func (f *fakeBroker) set(parts []int32, down bool) {
@@ -263,10 +267,17 @@ func (f *fakeBroker) set(parts []int32, down bool) {
 func (f *fakeBroker) DescribeTopics(ctx context.Context, names ...string) ([]broker.TopicInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.describe++
 	if f.down {
 		return nil, errors.New("dial tcp: connection refused")
 	}
 	return []broker.TopicInfo{{Name: DefaultTopic, Partitions: make([]broker.PartitionInfo, 4)}}, nil
+}
+
+func (f *fakeBroker) describeCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.describe
 }
 
 func (f *fakeBroker) Consume(ctx context.Context, group string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
@@ -380,5 +391,37 @@ func TestGroupName(t *testing.T) {
 	}
 	if len(a) != len("weir-collect-")+8 {
 		t.Fatalf("group %q", a)
+	}
+}
+
+// TestCoordinationTopicRetryLogThrottled: while the cluster does not
+// answer, the coordination topic is asked again at each retry, but the
+// warning is logged once per throttle.Every with how many times, not at
+// every attempt (every 2 s for as long as the cluster is down).
+func TestCoordinationTopicRetryLogThrottled(t *testing.T) {
+	f := &fakeBroker{}
+	f.set(nil, true)
+	var logs bytes.Buffer
+	m, err := New(Config{Broker: f, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.retryWait = time.Millisecond
+	frozen := time.Unix(1_800_000_000, 0)
+	m.now = func() time.Time { return frozen } // no throttle interval passes
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(ctx)
+	}()
+	waitFor(t, 30*time.Second, "20 attempts to read the coordination topic", func() bool { return f.describeCalls() >= 20 })
+	cancel()
+	<-done
+	if n := strings.Count(logs.String(), "cannot read or create the coordination topic"); n != 1 {
+		t.Errorf("logged %d times over %d attempts within one throttle interval, want once:\n%s", n, f.describeCalls(), logs.String())
+	}
+	if !strings.Contains(logs.String(), "times=1") {
+		t.Errorf("the first line does not say times=1:\n%s", logs.String())
 	}
 }

@@ -60,37 +60,26 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// A cluster that refuses weir (a wrong password, ACLs) while the member
-// waits for the coordination topic: the member tried again every 2 s and
-// logged each try, a warning every few seconds for as long as it lasted;
-// now the line comes at most every 10 s, with how many tries it stands
-// for.
-func TestUnreachableClusterLoggedThrottled(t *testing.T) {
-	f := &refusingBroker{}
-	var logs syncBuffer
-	r := start(t, Config{Broker: f, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil)), retry: time.Millisecond})
-	began := time.Now()
-	waitFor(t, 30*time.Second, "50 tries", func() bool { return f.Calls() >= 50 })
-	r.halt()
-	elapsed := time.Since(began)
-	n := strings.Count(logs.String(), "cannot read or create the coordination topic")
-	if most := 1 + int(elapsed/(10*time.Second)); n == 0 || n > most {
-		t.Fatalf("%d warnings for %d tries in %v, want 1 to %d:\n%s", n, f.Calls(), elapsed, most, logs.String())
-	}
-	if !strings.Contains(logs.String(), "connection refused") {
-		t.Fatalf("the warning does not say why:\n%s", logs.String())
-	}
-}
-
 // A weir stopping while the member asks for the coordination topic: the
 // request ends with the context, which is no reason to warn that the
 // topic cannot be read ("list topics: context canceled; retrying").
 func TestStopWhileAskingNotWarned(t *testing.T) {
 	f := &refusingBroker{hang: true}
 	var logs syncBuffer
-	r := start(t, Config{Broker: f, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil)), retry: time.Millisecond})
+	m, err := New(Config{Broker: f, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.retryWait = time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(ctx)
+	}()
 	waitFor(t, 30*time.Second, "the second request", func() bool { return f.Calls() >= 2 })
-	r.halt()
+	cancel()
+	<-done
 	if strings.Contains(logs.String(), "context canceled") {
 		t.Fatalf("stopping logged:\n%s", logs.String())
 	}
