@@ -635,8 +635,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 // fraction, a boolean, null: from a producer other than weir's
 // collectors), which give no rate: listed, a sink would write them as
 // counters (Prometheus a `_total` of -5). Their values stay, as what they
-// are. The record is counted in weir_enrich_dropped_total{reason=
-// "invalid_counter"} and logged with first, the first such field.
+// are. The record is counted in weir_enrich_invalid_counters_total and
+// logged with first, the first such field.
 func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Record, first string) {
 	invalid := func(name string) bool {
 		f, ok := p.Field(name)
@@ -651,7 +651,7 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 	if w.warming {
 		return // counted and logged when it was enriched
 	}
-	w.m.dropped.WithLabelValues(r.Topic, "invalid_counter").Inc()
+	w.m.invalidCounters.WithLabelValues(r.Topic).Inc()
 	n, due := w.invalidLog.Due(time.Now())
 	if !due {
 		return

@@ -331,12 +331,16 @@ func TestClearCounters32NoPhantomPacketRates(t *testing.T) {
 // listed in counters, so the Prometheus sink wrote -5 as a counter
 // (`..._total -5`), nothing counted or logged why its rate never came. It
 // is now left out of the record's counters (the value stays, as what it
-// is) and counted in weir_enrich_dropped_total{reason="invalid_counter"};
-// the record's valid counters keep their rates.
+// is) and counted in weir_enrich_invalid_counters_total (not among the
+// dropped outputs: the record is published); the record's valid counters
+// keep their rates.
 func TestInvalidCounterIsCountedAndUnlisted(t *testing.T) {
 	w := loneMetricsWorker()
 	dropped := func() float64 {
-		return testutil.ToFloat64(w.m.dropped.WithLabelValues(telemetry.TopicRawSNMP, "invalid_counter"))
+		if n := testutil.ToFloat64(w.m.dropped.WithLabelValues(telemetry.TopicRawSNMP, "invalid_counter")); n != 0 {
+			t.Errorf("counted as %v dropped outputs, though published", n)
+		}
+		return testutil.ToFloat64(w.m.invalidCounters.WithLabelValues(telemetry.TopicRawSNMP))
 	}
 	for i, bad := range []any{"12345", int64(-5), 1.5, true, nil} {
 		before := dropped()
@@ -358,7 +362,7 @@ func TestInvalidCounterIsCountedAndUnlisted(t *testing.T) {
 			}
 		}
 		if n := dropped() - before; n != 2 {
-			t.Errorf("%#v: weir_enrich_dropped_total{reason=invalid_counter} went up by %v for two records, want 2", bad, n)
+			t.Errorf("%#v: weir_enrich_invalid_counters_total went up by %v for two records, want 2", bad, n)
 		}
 	}
 }

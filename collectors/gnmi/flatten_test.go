@@ -505,7 +505,7 @@ func TestFlattenJSONTopLevelList(t *testing.T) {
 // TestFlattenRepeatedLeafCounterFollowsLastValue: a leaf sent twice in one
 // notification keeps its last value, and is listed as a counter as that
 // value is: a counter listed with a string value is no counter to
-// enrichment (dropped invalid_counter), and an integer sent after a
+// enrichment (counted in weir_enrich_invalid_counters_total), and an integer sent after a
 // string is one.
 func TestFlattenRepeatedLeafCounterFollowsLastValue(t *testing.T) {
 	u := func(leaf string, v *gpb.TypedValue) *gpb.Update { return upd(t, leaf, v) }
