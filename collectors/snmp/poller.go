@@ -679,6 +679,13 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 	}
 	m.Polls.WithLabelValues(name, result).Inc()
 	t.lastResult = result
+	if res.err != nil || err != nil {
+		// A target that has not answered since weir started (or took
+		// it over) exports 0, as gNMI's last update does: without a
+		// series, time() - last_success alerts would never fire for a
+		// mistyped address. One that answered before keeps its time.
+		m.LastSuccess.WithLabelValues(name)
+	}
 	if res.err != nil {
 		t.logFailure(result, dur, res.err, res.end)
 		// A fresh session next time: after a timeout or an auth
