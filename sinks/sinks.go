@@ -988,7 +988,10 @@ func (s *Sink) release(r PartitionReleaser, was, now []broker.TopicPartition, pe
 			return slices.Contains(gone, broker.TopicPartition{Topic: it.Record.Topic, Partition: it.Record.Partition})
 		})
 		r.ReleasePartitions(gone)
-		s.logger.Info("sink released partitions another member reads now", "sink", s.cfg.Name, "partitions", len(gone))
+		// Another member's now, or the group's to hand out once the
+		// cluster answers again (this member's session ended in an
+		// outage): either way their next owner delivers them.
+		s.logger.Info("sink released partitions the group took from it; their next owner delivers what it had not committed", "sink", s.cfg.Name, "partitions", len(gone))
 	}
 	return append(was[:0], now...), pending
 }
