@@ -178,6 +178,13 @@ func TestHTTPEndpoints(t *testing.T) {
 	if code, _ := get("/readyz"); code != 200 {
 		t.Fatalf("readyz %d", code)
 	}
+	// Every profile the pprof index links to answers (cmdline and
+	// symbol were 404s; go tool pprof asks symbol of a remote profile).
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/goroutine?debug=1", "/debug/pprof/cmdline", "/debug/pprof/symbol"} {
+		if code, _ := get(path); code != 200 {
+			t.Errorf("%s: %d", path, code)
+		}
+	}
 	_, metrics := get("/metrics")
 	for _, want := range []string{
 		`weir_broker_records_in_total{topic="t"} 2`,
