@@ -89,6 +89,9 @@ type Inventory struct {
 	// observe is told the outcome of each reload the watch reports and
 	// of each Reload (nil: none).
 	observe func(error)
+	// failing says the last outcome reported was a failure: the watch
+	// reports the loaded version put back (see Watch) as a success.
+	failing atomic.Bool
 }
 
 // Observe has f told the outcome of each reload (nil: the file loaded):
@@ -99,6 +102,7 @@ func (inv *Inventory) Observe(f func(error)) { inv.observe = f }
 
 // observed tells the observer, if any, of a reload's outcome.
 func (inv *Inventory) observed(err error) {
+	inv.failing.Store(err != nil)
 	if inv.observe != nil {
 		inv.observe(err)
 	}
@@ -698,10 +702,23 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			report(err)
 			continue
 		}
-		if sameVersion(st, inv.idx.Load().file) || sameVersion(st, failed) {
-			if unreadable {
+		loaded := sameVersion(st, inv.idx.Load().file)
+		if loaded || sameVersion(st, failed) {
+			// The loaded version put back after a failure (an editor's
+			// backup renamed over a broken save, a file moved away and
+			// back) is the file in use again: reported, or /metrics
+			// would say the last reload failed until the next edit.
+			back := loaded && inv.failing.Load()
+			switch {
+			case unreadable:
 				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
 				unreadable = false
+			case back:
+				inv.logger.Info("inventory file is the loaded version again; the inventory in use is the file's", slog.String("file", inv.path))
+			}
+			if back {
+				failed = nil // should the broken one come back, it is read and reported again
+				inv.observed(nil)
 			}
 			continue
 		}

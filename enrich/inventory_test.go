@@ -875,3 +875,83 @@ devices:
 		}
 	}
 }
+
+// TestInventoryWatchReportsTheLoadedVersionBack: a broken edit saved as
+// a new file (an editor keeping the loaded one as its backup) failed,
+// and /metrics said so; putting the loaded file back (mv
+// inventory.yaml~ inventory.yaml: the very version in use, the same
+// file, time and size) was no new version, so the watch neither loaded
+// nor reported it, and weir_inventory_last_reload_successful stayed 0
+// for a file that is the one in use. The same after the file was moved
+// away and back. The watch reports the loaded version back as a success.
+func TestInventoryWatchReportsTheLoadedVersionBack(t *testing.T) {
+	dir := t.TempDir()
+	path, backup := filepath.Join(dir, "inventory.yaml"), filepath.Join(dir, "inventory.yaml~")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var outcomes []string
+	inv.Observe(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			outcomes = append(outcomes, "failure")
+		} else {
+			outcomes = append(outcomes, "success")
+		}
+	})
+	waitOutcomes := func(want ...string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			got := slices.Clone(outcomes)
+			mu.Unlock()
+			if slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("outcomes %v, want %v:\n%s", got, want, logs.String())
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	// An editor's save: the loaded file becomes the backup, the new
+	// (broken) text a new file.
+	if err := os.Rename(path, backup); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("devices: [unterminated\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure")
+	if err := os.Rename(backup, path); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure", "success")
+	if got := siteOf(inv, "edge1"); got != "ams1" {
+		t.Fatalf("site %q, want ams1", got)
+	}
+	if !strings.Contains(logs.String(), "loaded version again") {
+		t.Fatalf("the loaded version back not logged:\n%s", logs.String())
+	}
+
+	// Moved away (unreadable) and back.
+	if err := os.Rename(path, backup); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure", "success", "failure")
+	if err := os.Rename(backup, path); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure", "success", "failure", "success")
+}
