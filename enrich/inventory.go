@@ -316,15 +316,21 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	// found, reload after reload. A first label two entries share is no
 	// one's.
 	ambiguous := map[string]bool{}
+	foldAt := map[string]int{} // the entry each folded name finds
 	for i := range f.Devices {
 		d := &f.Devices[i]
 		if !d.named() || idx.byName[d.Name] != d {
 			continue // no name, a range, or a name given twice
 		}
 		lower := foldName(d.Name)
-		if _, taken := idx.byFold[lower]; taken {
+		if j, taken := foldAt[lower]; taken {
+			// Most likely one device listed twice: which entry its
+			// records get would follow the case it sends.
+			idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): name %q is device %d's (%q) in another case: a hostname in any other case finds device %d, only %q itself device %d",
+				i+1, entryName(d), d.Name, j+1, f.Devices[j].Name, j+1, d.Name, i+1))
 			continue
 		}
+		foldAt[lower] = i
 		idx.byFold[lower] = d
 		label, ok := shortName(lower)
 		if !ok || ambiguous[label] {

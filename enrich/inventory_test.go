@@ -273,6 +273,23 @@ func TestInventoryCaseTwinsFirstWins(t *testing.T) {
 	}
 }
 
+// TestInventoryWarnsOfCaseTwins: two entries whose names differ only in
+// case (edge1 and EDGE1, one device listed twice as a hostname matches
+// ignoring case) were loaded without a word, and a device's records got
+// one entry's name and tags or the other's by the case it sent. weir
+// check and the log at load warn of it, naming the entry each spelling
+// finds.
+func TestInventoryWarnsOfCaseTwins(t *testing.T) {
+	inv, err := ParseInventory([]byte("devices:\n  - {name: Edge1, site: first}\n  - {name: core1, site: c}\n  - {name: edge1, site: second}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`device 3 (edge1): name "edge1" is device 1's ("Edge1") in another case: a hostname in any other case finds device 1, only "edge1" itself device 3`}
+	if got := inv.Warnings(); !slices.Equal(got, want) {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+}
+
 // FuzzInventoryNames: lookups never panic; every named entry finds
 // itself; a dotted name found by another spelling is the same name, case
 // and a trailing dot aside: never an FQDN for another FQDN.
