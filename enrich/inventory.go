@@ -239,10 +239,16 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			}
 			d.tags[k] = v
 		}
-		for k, v := range map[string]string{"site": d.Site, "region": d.Region, "role": d.Role, "vendor": d.Vendor, "platform": d.Platform} {
-			if v != "" {
-				d.tags[k] = v
+		for _, a := range [...]struct{ k, v string }{{"site", d.Site}, {"region", d.Region}, {"role", d.Role}, {"vendor", d.Vendor}, {"platform", d.Platform}} {
+			if a.v == "" {
+				continue
 			}
+			if tv, ok := d.tags[a.k]; ok && tv != a.v {
+				// The records would not carry what the file seems to say.
+				idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): tags has %s %q, and the entry's %s is %q: %q is used",
+					i+1, entryName(d), a.k, tv, a.k, a.v, a.v))
+			}
+			d.tags[a.k] = a.v
 		}
 		d.tagsJSON = telemetry.AppendStringMapField(nil, "tags", d.tags)
 		d.eventTagsJSON = telemetry.AppendMarshalTagsField(nil, d.tags)

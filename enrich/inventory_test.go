@@ -290,6 +290,24 @@ func TestInventoryWarnsOfCaseTwins(t *testing.T) {
 	}
 }
 
+// TestInventoryWarnsOfATagItsAttributeHides: a free tag of the key of a
+// named attribute (tags: {site: x} beside site: y) was dropped for the
+// attribute without a word, so the records carried a site the file seems
+// to say they do not. It is warned of, naming the value used.
+func TestInventoryWarnsOfATagItsAttributeHides(t *testing.T) {
+	inv, err := ParseInventory([]byte("devices:\n  - {name: edge1, site: y, tags: {site: x, tier: \"1\"}}\n  - {name: edge2, tags: {role: edge}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := siteOf(inv, "edge1"); got != "y" {
+		t.Fatalf("site %q, want the attribute's y", got)
+	}
+	want := []string{`device 1 (edge1): tags has site "x", and the entry's site is "y": "y" is used`}
+	if got := inv.Warnings(); !slices.Equal(got, want) {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+}
+
 // FuzzInventoryNames: lookups never panic; every named entry finds
 // itself; a dotted name found by another spelling is the same name, case
 // and a trailing dot aside: never an FQDN for another FQDN.
