@@ -71,6 +71,9 @@ type inventoryIndex struct {
 	// warnings name the entries another one hides (the same name,
 	// address or CIDR twice), logged when the file is loaded.
 	warnings []string
+	// devices and cidrs count the entries in use: devices by name or
+	// address, ranges (see Size).
+	devices, cidrs int
 }
 
 // Inventory matches records to devices by hostname (or sysName), exact
@@ -174,6 +177,13 @@ func (inv *Inventory) reload() error {
 		inv.logger.Warn("inventory: "+w, slog.String("file", inv.path))
 	}
 	return nil
+}
+
+// Size is what the inventory holds: the devices listed by name or
+// address, and the CIDR ranges (an entry another replaced not counted).
+func (inv *Inventory) Size() (devices, ranges int) {
+	idx := inv.idx.Load()
+	return idx.devices, idx.cidrs
 }
 
 // Warnings are what the inventory's file lists twice (a name, an address
@@ -318,6 +328,14 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			idx.byName[d.Name] = d
 		}
 	}
+	inUse := map[*Device]bool{}
+	for _, d := range idx.byName {
+		inUse[d] = true
+	}
+	for _, d := range idx.byAddr {
+		inUse[d] = true
+	}
+	idx.devices, idx.cidrs = len(inUse), len(firstPrefix)
 	// In file order, so of names that differ only in case the first is
 	// found, reload after reload. A first label two entries share is no
 	// one's.
@@ -752,7 +770,8 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			failed = st
 			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
 		} else {
-			inv.logger.Info("inventory reloaded", slog.String("file", inv.path))
+			devices, ranges := inv.Size()
+			inv.logger.Info("inventory reloaded", slog.String("file", inv.path), slog.Int("devices", devices), slog.Int("ranges", ranges))
 		}
 		inv.observed(err)
 	}

@@ -308,6 +308,49 @@ func TestInventoryWarnsOfATagItsAttributeHides(t *testing.T) {
 	}
 }
 
+// TestInventoryReloadLogSaysWhatLoaded: "inventory reloaded" named the
+// file alone, so an operator who saved an edit could not tell from the
+// log whether the entries he added were in (an entry replaced by a later
+// one of the same name, a file cut short by a tool). The line gives the
+// devices and ranges loaded, as Size does.
+func TestInventoryReloadLogSaysWhatLoaded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, r := inv.Size(); d != 1 || r != 0 {
+		t.Fatalf("Size %d devices, %d ranges, want 1, 0", d, r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	// Four devices (edge1 twice is one; an entry of an address alone is
+	// one) and two ranges (one listed twice).
+	later := time.Now().Add(time.Minute)
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, address: 192.0.2.1}\n  - {name: edge2}\n  - {name: edge1, address: 192.0.2.3}\n"+
+		"  - {address: 192.0.2.9}\n  - {name: core1.fra.example.net}\n  - {name: lab, cidr: 10.0.0.0/8}\n  - {name: lab2, cidr: 10.0.0.0/8}\n  - {name: dc, cidr: 2001:db8::/32}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(path, later, later)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "inventory reloaded"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload:\n%s", logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "devices=4 ranges=2") {
+		t.Fatalf("the reload's line does not say what loaded:\n%s", logs.String())
+	}
+	if d, r := inv.Size(); d != 4 || r != 2 {
+		t.Fatalf("Size %d devices, %d ranges, want 4, 2", d, r)
+	}
+}
+
 // FuzzInventoryNames: lookups never panic; every named entry finds
 // itself; a dotted name found by another spelling is the same name, case
 // and a trailing dot aside: never an FQDN for another FQDN.
