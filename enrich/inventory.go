@@ -71,6 +71,9 @@ type inventoryIndex struct {
 	// warnings name the entries another one hides (the same name,
 	// address or CIDR twice), logged when the file is loaded.
 	warnings []string
+	// devices and cidrs count the entries in use: devices by name or
+	// address, ranges (see Size).
+	devices, cidrs int
 }
 
 // Inventory matches records to devices by hostname (or sysName), exact
@@ -89,6 +92,9 @@ type Inventory struct {
 	// observe is told the outcome of each reload the watch reports and
 	// of each Reload (nil: none).
 	observe func(error)
+	// failing says the last outcome reported was a failure: the watch
+	// reports the loaded version put back (see Watch) as a success.
+	failing atomic.Bool
 }
 
 // Observe has f told the outcome of each reload (nil: the file loaded):
@@ -99,6 +105,7 @@ func (inv *Inventory) Observe(f func(error)) { inv.observe = f }
 
 // observed tells the observer, if any, of a reload's outcome.
 func (inv *Inventory) observed(err error) {
+	inv.failing.Store(err != nil)
 	if inv.observe != nil {
 		inv.observe(err)
 	}
@@ -172,6 +179,13 @@ func (inv *Inventory) reload() error {
 	return nil
 }
 
+// Size is what the inventory holds: the devices listed by name or
+// address, and the CIDR ranges (an entry another replaced not counted).
+func (inv *Inventory) Size() (devices, ranges int) {
+	idx := inv.idx.Load()
+	return idx.devices, idx.cidrs
+}
+
 // Warnings are what the inventory's file lists twice (a name, an address
 // or a CIDR), each saying which entry is used; weir check prints them.
 func (inv *Inventory) Warnings() []string { return inv.idx.Load().warnings }
@@ -235,10 +249,16 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			}
 			d.tags[k] = v
 		}
-		for k, v := range map[string]string{"site": d.Site, "region": d.Region, "role": d.Role, "vendor": d.Vendor, "platform": d.Platform} {
-			if v != "" {
-				d.tags[k] = v
+		for _, a := range [...]struct{ k, v string }{{"site", d.Site}, {"region", d.Region}, {"role", d.Role}, {"vendor", d.Vendor}, {"platform", d.Platform}} {
+			if a.v == "" {
+				continue
 			}
+			if tv, ok := d.tags[a.k]; ok && tv != a.v {
+				// The records would not carry what the file seems to say.
+				idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): tags has %s %q, and the entry's %s is %q: %q is used",
+					i+1, entryName(d), a.k, tv, a.k, a.v, a.v))
+			}
+			d.tags[a.k] = a.v
 		}
 		d.tagsJSON = telemetry.AppendStringMapField(nil, "tags", d.tags)
 		d.eventTagsJSON = telemetry.AppendMarshalTagsField(nil, d.tags)
@@ -308,19 +328,33 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			idx.byName[d.Name] = d
 		}
 	}
+	inUse := map[*Device]bool{}
+	for _, d := range idx.byName {
+		inUse[d] = true
+	}
+	for _, d := range idx.byAddr {
+		inUse[d] = true
+	}
+	idx.devices, idx.cidrs = len(inUse), len(firstPrefix)
 	// In file order, so of names that differ only in case the first is
 	// found, reload after reload. A first label two entries share is no
 	// one's.
 	ambiguous := map[string]bool{}
+	foldAt := map[string]int{} // the entry each folded name finds
 	for i := range f.Devices {
 		d := &f.Devices[i]
 		if !d.named() || idx.byName[d.Name] != d {
 			continue // no name, a range, or a name given twice
 		}
 		lower := foldName(d.Name)
-		if _, taken := idx.byFold[lower]; taken {
+		if j, taken := foldAt[lower]; taken {
+			// Most likely one device listed twice: which entry its
+			// records get would follow the case it sends.
+			idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): name %q is device %d's (%q) in another case: a hostname in any other case finds device %d, only %q itself device %d",
+				i+1, entryName(d), d.Name, j+1, f.Devices[j].Name, j+1, d.Name, i+1))
 			continue
 		}
+		foldAt[lower] = i
 		idx.byFold[lower] = d
 		label, ok := shortName(lower)
 		if !ok || ambiguous[label] {
@@ -698,10 +732,23 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			report(err)
 			continue
 		}
-		if sameVersion(st, inv.idx.Load().file) || sameVersion(st, failed) {
-			if unreadable {
+		loaded := sameVersion(st, inv.idx.Load().file)
+		if loaded || sameVersion(st, failed) {
+			// The loaded version put back after a failure (an editor's
+			// backup renamed over a broken save, a file moved away and
+			// back) is the file in use again: reported, or /metrics
+			// would say the last reload failed until the next edit.
+			back := loaded && inv.failing.Load()
+			switch {
+			case unreadable:
 				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
 				unreadable = false
+			case back:
+				inv.logger.Info("inventory file is the loaded version again; the inventory in use is the file's", slog.String("file", inv.path))
+			}
+			if back {
+				failed = nil // should the broken one come back, it is read and reported again
+				inv.observed(nil)
 			}
 			continue
 		}
@@ -723,7 +770,8 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			failed = st
 			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
 		} else {
-			inv.logger.Info("inventory reloaded", slog.String("file", inv.path))
+			devices, ranges := inv.Size()
+			inv.logger.Info("inventory reloaded", slog.String("file", inv.path), slog.Int("devices", devices), slog.Int("ranges", ranges))
 		}
 		inv.observed(err)
 	}

@@ -273,6 +273,84 @@ func TestInventoryCaseTwinsFirstWins(t *testing.T) {
 	}
 }
 
+// TestInventoryWarnsOfCaseTwins: two entries whose names differ only in
+// case (edge1 and EDGE1, one device listed twice as a hostname matches
+// ignoring case) were loaded without a word, and a device's records got
+// one entry's name and tags or the other's by the case it sent. weir
+// check and the log at load warn of it, naming the entry each spelling
+// finds.
+func TestInventoryWarnsOfCaseTwins(t *testing.T) {
+	inv, err := ParseInventory([]byte("devices:\n  - {name: Edge1, site: first}\n  - {name: core1, site: c}\n  - {name: edge1, site: second}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`device 3 (edge1): name "edge1" is device 1's ("Edge1") in another case: a hostname in any other case finds device 1, only "edge1" itself device 3`}
+	if got := inv.Warnings(); !slices.Equal(got, want) {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+}
+
+// TestInventoryWarnsOfATagItsAttributeHides: a free tag of the key of a
+// named attribute (tags: {site: x} beside site: y) was dropped for the
+// attribute without a word, so the records carried a site the file seems
+// to say they do not. It is warned of, naming the value used.
+func TestInventoryWarnsOfATagItsAttributeHides(t *testing.T) {
+	inv, err := ParseInventory([]byte("devices:\n  - {name: edge1, site: y, tags: {site: x, tier: \"1\"}}\n  - {name: edge2, tags: {role: edge}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := siteOf(inv, "edge1"); got != "y" {
+		t.Fatalf("site %q, want the attribute's y", got)
+	}
+	want := []string{`device 1 (edge1): tags has site "x", and the entry's site is "y": "y" is used`}
+	if got := inv.Warnings(); !slices.Equal(got, want) {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+}
+
+// TestInventoryReloadLogSaysWhatLoaded: "inventory reloaded" named the
+// file alone, so an operator who saved an edit could not tell from the
+// log whether the entries he added were in (an entry replaced by a later
+// one of the same name, a file cut short by a tool). The line gives the
+// devices and ranges loaded, as Size does.
+func TestInventoryReloadLogSaysWhatLoaded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, r := inv.Size(); d != 1 || r != 0 {
+		t.Fatalf("Size %d devices, %d ranges, want 1, 0", d, r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	// Four devices (edge1 twice is one; an entry of an address alone is
+	// one) and two ranges (one listed twice).
+	later := time.Now().Add(time.Minute)
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, address: 192.0.2.1}\n  - {name: edge2}\n  - {name: edge1, address: 192.0.2.3}\n"+
+		"  - {address: 192.0.2.9}\n  - {name: core1.fra.example.net}\n  - {name: lab, cidr: 10.0.0.0/8}\n  - {name: lab2, cidr: 10.0.0.0/8}\n  - {name: dc, cidr: 2001:db8::/32}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(path, later, later)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "inventory reloaded"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload:\n%s", logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "devices=4 ranges=2") {
+		t.Fatalf("the reload's line does not say what loaded:\n%s", logs.String())
+	}
+	if d, r := inv.Size(); d != 4 || r != 2 {
+		t.Fatalf("Size %d devices, %d ranges, want 4, 2", d, r)
+	}
+}
+
 // FuzzInventoryNames: lookups never panic; every named entry finds
 // itself; a dotted name found by another spelling is the same name, case
 // and a trailing dot aside: never an FQDN for another FQDN.
@@ -874,4 +952,84 @@ devices:
 			t.Errorf("%q: err %v, want an unknown key", doc, err)
 		}
 	}
+}
+
+// TestInventoryWatchReportsTheLoadedVersionBack: a broken edit saved as
+// a new file (an editor keeping the loaded one as its backup) failed,
+// and /metrics said so; putting the loaded file back (mv
+// inventory.yaml~ inventory.yaml: the very version in use, the same
+// file, time and size) was no new version, so the watch neither loaded
+// nor reported it, and weir_inventory_last_reload_successful stayed 0
+// for a file that is the one in use. The same after the file was moved
+// away and back. The watch reports the loaded version back as a success.
+func TestInventoryWatchReportsTheLoadedVersionBack(t *testing.T) {
+	dir := t.TempDir()
+	path, backup := filepath.Join(dir, "inventory.yaml"), filepath.Join(dir, "inventory.yaml~")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var outcomes []string
+	inv.Observe(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			outcomes = append(outcomes, "failure")
+		} else {
+			outcomes = append(outcomes, "success")
+		}
+	})
+	waitOutcomes := func(want ...string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			got := slices.Clone(outcomes)
+			mu.Unlock()
+			if slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("outcomes %v, want %v:\n%s", got, want, logs.String())
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	// An editor's save: the loaded file becomes the backup, the new
+	// (broken) text a new file.
+	if err := os.Rename(path, backup); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("devices: [unterminated\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure")
+	if err := os.Rename(backup, path); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure", "success")
+	if got := siteOf(inv, "edge1"); got != "ams1" {
+		t.Fatalf("site %q, want ams1", got)
+	}
+	if !strings.Contains(logs.String(), "loaded version again") {
+		t.Fatalf("the loaded version back not logged:\n%s", logs.String())
+	}
+
+	// Moved away (unreadable) and back.
+	if err := os.Rename(path, backup); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure", "success", "failure")
+	if err := os.Rename(backup, path); err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes("failure", "success", "failure", "success")
 }

@@ -326,10 +326,13 @@ func (w *Worker) settled(ctx context.Context, now time.Time) []telemetry.Event {
 // the new ones, not those of a change before the reload. They win over the
 // change's tags; the change's others stay (an SNMP row's ifName, and a tag
 // the reload removed from the device: which were the inventory's is not
-// kept). A device the inventory does not name now keeps what it had.
+// kept). A device named by its address (a hostless line's, inside a cidr
+// range or of an entry without a name) takes the tags of the entry that
+// finds the address now. A device the inventory does not find now keeps
+// what it had.
 func (w *Worker) retagCleared(ev *telemetry.Event) {
 	d := w.inv.Lookup(ev.Device, "")
-	if !d.named() {
+	if d == nil {
 		return
 	}
 	tags := make(map[string]string, len(ev.Tags)+len(d.tags))

@@ -44,6 +44,8 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 		return nil
 	}}}
 	if d.cfg.Enrich.Inventory != "" {
+		devices, ranges := inv.Size()
+		logger.Info("inventory loaded", slog.String("file", d.cfg.Enrich.Inventory), slog.Int("devices", devices), slog.Int("ranges", ranges))
 		observeInventory(inv, d.reg)
 		d.reload.add("inventory", func(*configs.Config) error { return inv.Reload() })
 	}

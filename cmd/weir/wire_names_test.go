@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,5 +88,27 @@ func TestInventoryReloadMetrics(t *testing.T) {
 	}
 	if got := value("weir_inventory_last_reload_successful"); got != 1 {
 		t.Errorf("after a good file: weir_inventory_last_reload_successful = %v, want 1", got)
+	}
+}
+
+// TestInventoryLoadedIsLogged: weir's start said nothing of the
+// inventory (a "starting component=inventory" line at most), so an
+// operator could not tell from the log which file tags the records nor
+// whether it held the devices he listed. The start logs the file and
+// what it holds, as a reload does.
+func TestInventoryLoadedIsLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n  - {name: lab, cidr: 10.0.0.0/8}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := configs.Defaults()
+	cfg.Enrich.Inventory = path
+	var logs bytes.Buffer
+	r := newReloads(prometheus.NewRegistry())
+	if _, _, err := newDeviceNames(deps{cfg: cfg, logger: slog.New(slog.NewTextHandler(&logs, nil)), reload: r}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `msg="inventory loaded" component=enrich file=` + path + " devices=1 ranges=1"; !strings.Contains(logs.String(), want) {
+		t.Fatalf("log %q, want a line with %q", logs.String(), want)
 	}
 }
