@@ -36,6 +36,11 @@ type Device struct {
 	Vendor   string            `yaml:"vendor"`
 	Platform string            `yaml:"platform"`
 	Tags     map[string]string `yaml:"tags"`
+	// Relay marks a syslog or trap relay's address (or a range of
+	// relays): it names the lines it sends of its own (no hostname),
+	// never one that names another host, which is that host's, or an
+	// unknown device's, not the relay's.
+	Relay bool `yaml:"relay"`
 
 	prefix   netip.Prefix
 	tags     map[string]string // all attributes as tags, built once
@@ -274,6 +279,8 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				at(i, "cidr"), i+1, entryName(d))
 		case d.CIDR == "" && d.Address == "" && !d.named():
 			return nil, fmt.Errorf("%s device %d: name, address or cidr must be set (the entry matches nothing)", at(i, ""), i+1)
+		case d.Relay && d.CIDR == "" && d.Address == "":
+			return nil, fmt.Errorf("%s device %d (%s): relay needs the relay's address (or a cidr of relays): it is matched by the address lines come from", at(i, "relay"), i+1, entryName(d))
 		case d.CIDR != "":
 			p, err := netip.ParsePrefix(d.CIDR)
 			if err != nil {
@@ -447,7 +454,7 @@ func withoutExtensionKeys(err error) error {
 }
 
 // deviceKeys are a device entry's keys, as the file writes them.
-var deviceKeys = []string{"name", "address", "cidr", "site", "region", "role", "vendor", "platform", "tags"}
+var deviceKeys = []string{"name", "address", "cidr", "site", "region", "role", "vendor", "platform", "tags", "relay"}
 
 // didYouMean is "did you mean K? " followed by then (the start of the
 // rest of the message) when key is a misspelling of K among known, and ""
@@ -529,7 +536,7 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 			if d, ok := idx.byAddr[own]; ok {
 				return d
 			}
-			sender := senderAddr(addr)
+			sender := idx.sender(senderAddr(addr), true)
 			if d := idx.exact(sender); d != nil {
 				return d
 			}
@@ -540,6 +547,24 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 		}
 	}
 	return inv.LookupAddr(name, senderAddr(addr))
+}
+
+// sender is a, the address a record came from, to look up as the
+// device's; the zero Addr when the record names a host (named) and the
+// entry that finds a is a relay's: the relay sent it, another device
+// wrote it.
+func (idx *inventoryIndex) sender(a netip.Addr, named bool) netip.Addr {
+	if !named {
+		return a
+	}
+	d := idx.exact(a)
+	if d == nil {
+		d = idx.inRange(a)
+	}
+	if d != nil && d.Relay {
+		return netip.Addr{}
+	}
+	return a
 }
 
 // maybeAddr says whether name may be an IP address, worth parsing: an IPv4
@@ -560,10 +585,14 @@ func (inv *Inventory) LookupAddr(name string, a netip.Addr) *Device {
 			return d
 		}
 	}
-	if d := idx.exact(a); d != nil {
-		return d
+	d := idx.exact(a)
+	if d == nil {
+		d = idx.inRange(a)
 	}
-	return idx.inRange(a)
+	if d != nil && d.Relay && name != "" {
+		return nil // a relay sent it, another device wrote it (see sender)
+	}
+	return d
 }
 
 // exact is the entry listing address a, or nil (also for no address).

@@ -588,8 +588,8 @@ func TestInventoryErrorsNameKeysNotGoTypes(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{"device:\n  - {name: x}\n", ":1: field device: unknown key at the top level (did you mean devices? an inventory has devices: and a list)"},
 		{"hosts:\n  - {name: x}\n", ":1: field hosts: unknown key at the top level (an inventory has devices: and a list)"},
-		{"devices:\n  - {name: x, sit: a}\n", ":2: field sit: unknown key in a device (did you mean site? a device has name, address, cidr, site, region, role, vendor, platform, tags)"},
-		{"devices:\n  - {name: x, colour: a}\n", ":2: field colour: unknown key in a device (name, address, cidr, site, region, role, vendor, platform, tags)"},
+		{"devices:\n  - {name: x, sit: a}\n", ":2: field sit: unknown key in a device (did you mean site? a device has name, address, cidr, site, region, role, vendor, platform, tags, relay)"},
+		{"devices:\n  - {name: x, colour: a}\n", ":2: field colour: unknown key in a device (name, address, cidr, site, region, role, vendor, platform, tags, relay)"},
 		{"devices:\n  - {name: x, tags: [a]}\n", ":2: cannot unmarshal !!seq into a mapping of tags (key: value)"},
 		{"devices:\n  - name: x\n    tags: {a: [1]}\n", ":3: devices[0].tags.a: cannot unmarshal !!seq into string"},
 		{"devices:\n  name: x\n", ":2: devices: cannot unmarshal !!map into a list of devices"},
