@@ -225,6 +225,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	count := 0
+	next := map[int32]int64{} // the offset after the last record read per partition
 	for *follow || len(remaining) > 0 {
 		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -238,6 +239,10 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if stop {
 				return
 			}
+			if from, ok := next[r.Partition]; ok && r.Offset > from {
+				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from)
+			}
+			next[r.Partition] = r.Offset + 1
 			if end, ok := remaining[r.Partition]; ok && !*follow && r.Offset+1 >= end {
 				delete(remaining, r.Partition)
 			}
