@@ -519,11 +519,17 @@ func (p *partition) maybeRoll(next int, lastDelta int32, nowMs int64) error {
 	return p.roll()
 }
 
-func (p *partition) roll() error {
+func (p *partition) roll() (err error) {
 	active := p.segments[len(p.segments)-1]
 	p.rw.Lock()
+	entries := len(active.timeIndex)
 	active.addFinalTimeEntry()
 	p.rw.Unlock()
+	defer func() {
+		if err != nil {
+			p.unrollTimeIndex(active, entries)
+		}
+	}()
 	if err := active.syncAll(); err != nil {
 		return err
 	}
@@ -549,6 +555,26 @@ func (p *partition) roll() error {
 	p.segments = append(p.segments, s)
 	p.rw.Unlock()
 	return nil
+}
+
+// unrollTimeIndex takes back the final time index entry a roll that failed
+// gave the segment, which stays active: batches appended to it later add
+// their entries after it, and the time index would have one entry more
+// than the offset index (which the next open takes for damage and scans
+// the segment). entries is how many it had before. If the entry was
+// written already, the index files go, to be written whole at the next
+// flush, as after a failed index write.
+func (p *partition) unrollTimeIndex(s *segment, entries int) {
+	p.rw.Lock()
+	defer p.rw.Unlock()
+	if len(s.timeIndex) <= entries {
+		return
+	}
+	s.timeIndex = s.timeIndex[:entries]
+	if s.flushedTime > entries {
+		s.removeIndexFiles()
+		s.flushedIndex, s.flushedTime = 0, 0
+	}
 }
 
 // read appends whole batches starting with the one that holds offset, up to

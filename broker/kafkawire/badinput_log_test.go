@@ -3,6 +3,7 @@ package kafkawire
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -137,5 +138,33 @@ func TestMalformedClosesAreTold(t *testing.T) {
 	full := &protocolError{reason: "a request buffer of 1000 bytes: the server's request memory is held by other requests", limit: true}
 	if Malformed(full) {
 		t.Errorf("Malformed(%v): the server's memory is full, the request may be well formed", full)
+	}
+}
+
+// TestLargeLengthAloneIsATimeout: a client that sends only the length of a
+// request larger than a control request may be (here 9 MiB) and nothing
+// after it is closed at the request timeout (broker.request_timeout), as
+// one that sent a few bytes more is: reading the API key it waited for the
+// idle timeout (10 minutes by default), so such connections were held 20
+// times as long as the README says.
+func TestLargeLengthAloneIsATimeout(t *testing.T) {
+	closed := make(chan error, 1)
+	_, addr := startServer(t, newFakeLog(), WithFrameTimeout(100*time.Millisecond), WithIdleTimeout(time.Hour),
+		WithMetrics(&Metrics{ConnClosed: func(_ net.Addr, err error) { closed <- err }}))
+	for _, sent := range [][]byte{nil, {0}} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(append(binary.BigEndian.AppendUint32(nil, 9<<20), sent...))
+		select {
+		case err = <-closed:
+		case <-time.After(time.Minute):
+			t.Fatalf("%d bytes after a 9 MiB length: not closed after a minute, the request timeout being 100ms (the idle timeout an hour)", len(sent))
+		}
+		c.Close()
+		if !strings.Contains(fmt.Sprint(err), "did not arrive in time") {
+			t.Errorf("%d bytes after a 9 MiB length: ConnClosed(%v), want the request timeout", len(sent), err)
+		}
 	}
 }

@@ -340,6 +340,12 @@ func (c *conn) readFrame() ([]byte, error) {
 	case size < 8: // api key, version and correlation id at least
 		return nil, &protocolError{reason: fmt.Sprintf("frame length %d is too short for a request header", size)}
 	}
+	if d := c.s.cfg.frameTimeout; d > 0 && (d < c.s.cfg.idleTimeout || c.s.cfg.idleTimeout <= 0) {
+		// The whole request, now it has begun: its API key below too,
+		// or a client sending a large length alone holds the
+		// connection for the idle timeout.
+		c.nc.SetReadDeadline(c.deadline(d))
+	}
 	// Only Produce carries bulk data; see maxControlRequestBytes.
 	if size > maxControlRequestBytes {
 		if b, err := c.br.Peek(6); err == nil {
@@ -354,9 +360,6 @@ func (c *conn) readFrame() ([]byte, error) {
 		c.readLarge()
 	}
 	c.br.Discard(4)
-	if d := c.s.cfg.frameTimeout; d > 0 && (d < c.s.cfg.idleTimeout || c.s.cfg.idleTimeout <= 0) {
-		c.nc.SetReadDeadline(c.deadline(d)) // the whole request, now it has begun
-	}
 	err = c.readBody(int(size))
 	if c.s.cfg.idleTimeout <= 0 && c.s.cfg.frameTimeout > 0 {
 		c.nc.SetReadDeadline(time.Time{}) // no idle timeout: wait for the next request for ever

@@ -131,3 +131,37 @@ func TestProduceFailedHook(t *testing.T) {
 		t.Fatalf("ProduceFailed codes %v, want one KAFKA_STORAGE_ERROR", codes)
 	}
 }
+
+// noProducerIDsLog is the fake log with a full disk where producer ids are
+// stored (meta/producer-ids).
+type noProducerIDsLog struct{ *fakeLog }
+
+func (noProducerIDsLog) InitProducerID(context.Context) (int64, int16, error) {
+	return -1, -1, fmt.Errorf("%w: write meta/producer-ids.tmp: no space left on device", broker.ErrStorage)
+}
+
+// TestInitProducerIDFailureLogThrottled: idempotent producers (librdkafka,
+// franz-go, `weir produce`) retry InitProducerID while the disk is full, on
+// every connection; weir's log says why once, with a count, not once per
+// retry.
+func TestInitProducerIDFailureLogThrottled(t *testing.T) {
+	l := newFakeLog()
+	var logs syncbuf.Buffer
+	_, addr := startServer(t, noProducerIDsLog{l},
+		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	for range 2 {
+		r := dialRaw(t, addr)
+		for range 5 {
+			resp := r.do(kmsg.NewPtrInitProducerIDRequest()).(*kmsg.InitProducerIDResponse)
+			if resp.ErrorCode != kerr.KafkaStorageError.Code {
+				t.Fatalf("error code %d, want KAFKA_STORAGE_ERROR", resp.ErrorCode)
+			}
+		}
+	}
+	if n := strings.Count(logs.String(), "allocating a producer id failed"); n != 1 {
+		t.Errorf("%d log lines for 10 failed InitProducerID requests, want 1:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "no space left on device") {
+		t.Errorf("the log does not say why:\n%s", logs.String())
+	}
+}

@@ -243,7 +243,9 @@ func (c *conn) handleInitProducerID(ctx context.Context, req *kmsg.InitProducerI
 	// (KIP-360, v3+) gets a fresh id, as Kafka gives it.
 	id, epoch, err := c.s.log.InitProducerID(ctx)
 	if err != nil {
-		c.logger.Warn("kafka client: allocating a producer id failed", "err", err)
+		if n, due := c.s.producerIDLog.Due(time.Now()); due {
+			c.logger.Warn("kafka client: allocating a producer id failed", "err", err, "times", n)
+		}
 		resp.ErrorCode = errorCode(err)
 		return resp
 	}

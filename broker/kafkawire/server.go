@@ -70,6 +70,10 @@ type Server struct {
 	// memoryLog throttles those of requests refused for want of request
 	// memory (WithMaxBufferedRequestBytes).
 	memoryLog throttle.Shared
+	// producerIDLog throttles those of producer ids the log could not
+	// allocate (a full disk), which idempotent producers retry on every
+	// connection.
+	producerIDLog throttle.Shared
 }
 
 // New returns a server for log. It does not listen until Serve or

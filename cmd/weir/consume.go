@@ -225,6 +225,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	count := 0
+	next := map[int32]int64{} // the offset after the last record read per partition
 	for *follow || len(remaining) > 0 {
 		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -238,6 +239,10 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if stop {
 				return
 			}
+			if from, ok := next[r.Partition]; ok && r.Offset > from {
+				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from)
+			}
+			next[r.Partition] = r.Offset + 1
 			if end, ok := remaining[r.Partition]; ok && !*follow && r.Offset+1 >= end {
 				delete(remaining, r.Partition)
 			}
@@ -409,10 +414,17 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	for p := range td.Partitions {
 		initial[p] = true
 	}
+	// commits are the group's committed offsets of the partitions as
+	// they were assigned here, where reading them must begin: a first
+	// record past one may say that retention deleted what was between.
+	commits := map[int32]int64{}
 	adjust := func(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
 		added := 0
 		for p, o := range offsets[topic] {
-			if o.EpochOffset().Offset >= 0 {
+			if at := o.EpochOffset().Offset; at >= 0 {
+				mu.Lock()
+				commits[p] = at
+				mu.Unlock()
 				continue // committed
 			}
 			switch {
@@ -555,6 +567,15 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			if stop {
 				return
 			}
+			from, read := next[r.Partition]
+			if !read {
+				mu.Lock()
+				from, read = commits[r.Partition]
+				mu.Unlock()
+			}
+			if read && r.Offset > from {
+				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from)
+			}
 			if r.Attrs.IsControl() {
 				cl.MarkCommitRecords(r)
 				next[r.Partition] = r.Offset + 1
@@ -619,6 +640,28 @@ func firstFetchError(fetches kgo.Fetches, topic string, follow bool, stderr io.W
 		}
 	})
 	return first
+}
+
+// reportLost says on stderr that records of a partition from offset from
+// on were deleted before they were read, when the log now starts past from:
+// retention passed a reader that was behind, or its group's commit. The
+// client reads on from the log start without a word (franz-go gives no
+// data-loss notice for that case), so a gap in the offsets printed is all
+// the reader would see; a gap the log still starts before (records a
+// transaction aborted, on a Kafka cluster) is no loss.
+func reportLost(ctx context.Context, adm *kadm.Client, stderr io.Writer, topic string, p int32, from int64) {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	starts, err := adm.ListStartOffsets(lctx, topic)
+	if err != nil {
+		return
+	}
+	s, ok := starts.Lookup(topic, p)
+	if !ok || s.Err != nil || s.Offset <= from {
+		return
+	}
+	fmt.Fprintf(stderr, "weir: consume %s/%d: lost records at offsets %d to %d, deleted before they were read (retention passed them); the log starts at %d (reading on)\n",
+		topic, p, from, s.Offset-1, s.Offset)
 }
 
 // fetchError names the partition of a fetch error, or only the topic for

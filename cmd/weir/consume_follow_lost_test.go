@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirnet/weir/internal/syncbuf"
+)
+
+// gateWriter holds its first Write until open is closed, as a slow reader
+// of the command's output (a pipe to a busy jq) does.
+type gateWriter struct {
+	once    sync.Once
+	written chan struct{}
+	open    chan struct{}
+	buf     syncbuf.Buffer
+}
+
+func (g *gateWriter) Write(p []byte) (int, error) {
+	g.once.Do(func() { close(g.written); <-g.open })
+	return g.buf.Write(p)
+}
+
+// TestConsumeFollowSaysRetentionPassedIt: `weir consume --follow` that is
+// behind while retention deletes records it has not fetched yet reads on
+// from the log start and says on stderr which records it never got, as the
+// README promises (`lost records ... (reading on)`): franz-go resets such a
+// partition without a data-loss notice, so it said nothing.
+func TestConsumeFollowSaysRetentionPassedIt(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := func(from, n int) {
+		for i := range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: 0, Value: []byte{'a' + byte(from+i)}}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce(0, 10)
+	// Fetches past the first ten get nothing until the records they
+	// would get are gone: the reader is behind.
+	gate := make(chan struct{})
+	c.ControlKey(kmsg.Fetch.Int16(), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		select {
+		case <-gate:
+			return nil, nil, false
+		default:
+		}
+		req := kreq.(*kmsg.FetchRequest)
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				if rp.FetchOffset >= 10 {
+					return req.ResponseKind(), nil, true
+				}
+			}
+		}
+		return nil, nil, false
+	})
+	out := &gateWriter{written: make(chan struct{}), open: make(chan struct{})}
+	var stderr syncbuf.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch(ctx, []string{"consume", "--brokers", c.ListenAddrs()[0], "t", "--from-beginning", "--follow", "--max", "15"},
+			strings.NewReader(""), out, &stderr)
+	}()
+	select {
+	case <-out.written:
+	case err := <-done:
+		t.Fatalf("consume exited: %v %s", err, stderr.String())
+	}
+	// While the reader is held printing the first ten, ten more come and
+	// retention deletes up to 15.
+	produce(10, 10)
+	var del kadm.Offsets
+	del.Add(kadm.Offset{Topic: "t", Partition: 0, At: 15})
+	if _, err := kadm.NewClient(cl).DeleteRecords(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	close(out.open)
+	if err := <-done; err != nil {
+		t.Fatalf("consume: %v %s", err, stderr.String())
+	}
+	if !strings.Contains(out.buf.String(), `"offset":15`) || strings.Contains(out.buf.String(), `"offset":10,`) {
+		t.Fatalf("printed %s", out.buf.String())
+	}
+	if !strings.Contains(stderr.String(), "lost records at offsets 10 to 14") || !strings.Contains(stderr.String(), "(reading on)") {
+		t.Errorf("stderr does not say lost records at offsets 10 to 14 ... (reading on): %q", stderr.String())
+	}
+}
