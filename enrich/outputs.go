@@ -506,6 +506,7 @@ func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part
 		return tx.ProducePartition(ctx, topic, part, recs)
 	}
 	backoff := 10 * time.Millisecond
+	var failing publishFailures
 	for {
 		var err error
 		if part < 0 {
@@ -515,6 +516,7 @@ func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part
 		}
 		if err == nil {
 			o.m.out.WithLabelValues(topic).Add(float64(len(recs)))
+			failing.recovered(o.logger, topic)
 			return nil
 		}
 		if part >= 0 && errors.Is(err, broker.ErrUnknownPartition) {
@@ -531,16 +533,40 @@ func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part
 		}
 		o.m.out.WithLabelValues(topic).Add(float64(len(recs) - len(left)))
 		if recs = left; len(recs) == 0 {
+			failing.recovered(o.logger, topic)
 			return nil
 		}
 		o.m.publishErrors.WithLabelValues(topic).Inc()
-		o.logger.Error("enrich: publishing failed, retrying", slog.String("topic", topic), slog.Any("error", err))
+		failing.failed(o.logger, topic, err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// publishFailures is a publish's run of failed attempts: a full disk
+// fails every attempt for as long as it lasts, so the first is logged,
+// then a line per throttle.Every with the attempts since, and the end of
+// the run once (weir_enrich_publish_errors_total counts each attempt).
+type publishFailures struct {
+	n   int
+	log throttle.Throttle
+}
+
+func (f *publishFailures) failed(logger *slog.Logger, topic string, err error) {
+	f.n++
+	if n, due := f.log.Due(time.Now()); due {
+		logger.Error("enrich: publishing failed, retrying", slog.String("topic", topic), slog.Any("error", err), slog.Int("times", n))
+	}
+}
+
+func (f *publishFailures) recovered(logger *slog.Logger, topic string) {
+	if f.n > 0 {
+		logger.Info("enrich: publishing works again", slog.String("topic", topic), slog.Int("failures", f.n))
+		*f = publishFailures{}
 	}
 }
 
@@ -577,9 +603,11 @@ func (o *outputs) recycle(arenas ...*arena) {
 // so trying again is safe.
 func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
 	backoff := 10 * time.Millisecond
+	var failing publishFailures
 	for {
 		left, had, err := o.publish(ctx, nil, b.topic, b.outs)
 		if err == nil {
+			failing.recovered(o.logger, b.topic)
 			// The attempt that succeeded: a failed one may have
 			// stopped before reading every partition's tail.
 			if had > 0 {
@@ -592,7 +620,7 @@ func (o *outputs) publishRetrying(ctx context.Context, b outBatch) bool {
 			return false
 		}
 		o.m.publishErrors.WithLabelValues(b.topic).Inc()
-		o.logger.Error("enrich: publishing failed, retrying", slog.String("topic", b.topic), slog.Any("error", err))
+		failing.failed(o.logger, b.topic, err)
 		if o.aligned && (errors.Is(err, broker.ErrUnknownPartition) || errors.Is(err, broker.ErrUnknownTopic)) {
 			// The output topic was deleted (weir topics delete), and
 			// perhaps made again by a producer with the broker's
