@@ -259,16 +259,31 @@ func restartNeeded(started, next *configs.Config) []string {
 	}
 	// Defaults that follow the targets' intervals are applied with them.
 	a.Sinks, b.Sinks = withoutDerived(a.Sinks), withoutDerived(b.Sinks)
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return changedKeys(reflect.ValueOf(a), reflect.ValueOf(b), "", 2)
+}
+
+// changedKeys names the YAML keys of structs a and b whose values differ,
+// as paths under prefix ("broker.kafka_sasl"), looking depth levels deep
+// into structs: a section's key says which setting waits for the start,
+// where "enrich" alone did not.
+func changedKeys(a, b reflect.Value, prefix string, depth int) []string {
 	var out []string
-	for i := range va.NumField() {
-		name, _, _ := strings.Cut(va.Type().Field(i).Tag.Get("yaml"), ",")
+	for i := range a.NumField() {
+		name, _, _ := strings.Cut(a.Type().Field(i).Tag.Get("yaml"), ",")
 		if name == "" || name == "-" {
 			continue
 		}
-		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
-			out = append(out, name)
+		fa, fb := a.Field(i), b.Field(i)
+		if reflect.DeepEqual(fa.Interface(), fb.Interface()) {
+			continue
 		}
+		if fa.Kind() == reflect.Struct && depth > 1 {
+			if sub := changedKeys(fa, fb, prefix+name+".", depth-1); len(sub) > 0 {
+				out = append(out, sub...)
+				continue
+			}
+		}
+		out = append(out, prefix+name)
 	}
 	return out
 }

@@ -196,6 +196,12 @@ func TestRestartNeeded(t *testing.T) {
 	if got := strings.Join(restartNeeded(started, other), ","); got != "data_dir,sinks" {
 		t.Errorf("data_dir and a sink changed: restart needed for %q", got)
 	}
+	// A section's key, not the section alone: "enrich" said nothing of
+	// which setting (the inventory's path) waits for the start.
+	inv := parse("enrich:\n  inventory: /tmp/a.yaml\n  workers: 2\n")
+	if got := strings.Join(restartNeeded(inv, parse("enrich:\n  inventory: /tmp/b.yaml\n  workers: 2\n")), ","); got != "enrich.inventory" {
+		t.Errorf("the inventory path changed: restart needed for %q", got)
+	}
 }
 
 // TestRestartNeededKafkaSASL: the Kafka listener's users and mechanisms
@@ -209,10 +215,10 @@ func TestRestartNeededKafkaSASL(t *testing.T) {
 		t.Errorf("a password changed: restart needed for %v", got)
 	}
 	none := mustParse(t, "broker: {}\n")
-	if got := strings.Join(restartNeeded(sasl("a"), none), ","); got != "broker" {
+	if got := strings.Join(restartNeeded(sasl("a"), none), ","); got != "broker.kafka_sasl" {
 		t.Errorf("kafka_sasl removed: restart needed for %q", got)
 	}
-	if got := strings.Join(restartNeeded(none, sasl("a")), ","); got != "broker" {
+	if got := strings.Join(restartNeeded(none, sasl("a")), ","); got != "broker.kafka_sasl" {
 		t.Errorf("kafka_sasl added: restart needed for %q", got)
 	}
 }
@@ -257,12 +263,12 @@ func TestRestartNeededLeavesWhatTargetsCarry(t *testing.T) {
 		parse("snmp:\n  traps:\n    communities: [new]\n    users: [{user: u, auth_protocol: SHA, auth_password: authpass1}]\n")); len(got) != 0 {
 		t.Errorf("snmp.traps communities and users changed: restart_needed=%v, though the reload applies them", got)
 	}
-	if got := restartNeeded(parse("snmp:\n  traps: {listen: 127.0.0.1:5162}\n"), parse("snmp:\n  traps: {listen: 127.0.0.1:5163}\n")); !slices.Equal(got, []string{"snmp"}) {
-		t.Errorf("snmp.traps.listen changed: restart_needed=%v, want [snmp]", got)
+	if got := restartNeeded(parse("snmp:\n  traps: {listen: 127.0.0.1:5162}\n"), parse("snmp:\n  traps: {listen: 127.0.0.1:5163}\n")); !slices.Equal(got, []string{"snmp.traps"}) {
+		t.Errorf("snmp.traps.listen changed: restart_needed=%v, want [snmp.traps]", got)
 	}
 	// What is not carried by a target still needs one.
-	if got := restartNeeded(parse("gnmi:\n  queue_size: 100\n"), parse("gnmi:\n  queue_size: 200\n")); !slices.Equal(got, []string{"gnmi"}) {
-		t.Errorf("gnmi.queue_size changed: restart_needed=%v, want [gnmi]", got)
+	if got := restartNeeded(parse("gnmi:\n  queue_size: 100\n"), parse("gnmi:\n  queue_size: 200\n")); !slices.Equal(got, []string{"gnmi.queue_size"}) {
+		t.Errorf("gnmi.queue_size changed: restart_needed=%v, want [gnmi.queue_size]", got)
 	}
 }
 
