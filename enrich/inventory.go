@@ -279,6 +279,9 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				at(i, "cidr"), i+1, entryName(d))
 		case d.CIDR == "" && d.Address == "" && !d.named():
 			return nil, fmt.Errorf("%s device %d: name, address or cidr must be set (the entry matches nothing)", at(i, ""), i+1)
+		case d.Name != strings.TrimSpace(d.Name):
+			// No record carries a host name with spaces around it.
+			return nil, fmt.Errorf("%s device %d: name %q has white space at its start or end (it would match no record)", at(i, "name"), i+1, d.Name)
 		case d.Relay && d.CIDR == "" && d.Address == "":
 			return nil, fmt.Errorf("%s device %d (%s): relay needs the relay's address (or a cidr of relays): it is matched by the address lines come from", at(i, "relay"), i+1, entryName(d))
 		case d.CIDR != "":

@@ -1033,3 +1033,12 @@ func TestInventoryWatchReportsTheLoadedVersionBack(t *testing.T) {
 	}
 	waitOutcomes("failure", "success", "failure", "success")
 }
+
+// TestInventoryNameWithSpacesRefused: a name quoted with spaces around it
+// (" edge3 ") loaded and never matched a record, without a word.
+func TestInventoryNameWithSpacesRefused(t *testing.T) {
+	_, err := ParseInventory([]byte("devices:\n  - {name: \" edge3 \", site: x}\n"))
+	if err == nil || !strings.Contains(err.Error(), "white space") {
+		t.Errorf("got %v, want the name's white space refused", err)
+	}
+}
