@@ -61,6 +61,7 @@ type Sink struct {
 
 type output struct {
 	path   string // the file: the configured path, or where its symlink leads
+	key    string // the configured path, which s.files holds it under
 	f      *os.File
 	w      *bufio.Writer
 	size   int64
@@ -230,8 +231,8 @@ func syncAll(touched map[*output]bool) error {
 func (s *Sink) discard(o *output) {
 	o.f.Truncate(o.synced)
 	o.f.Close()
-	if s.files[o.path] == o {
-		delete(s.files, o.path)
+	if s.files[o.key] == o {
+		delete(s.files, o.key)
 	}
 }
 
@@ -437,7 +438,7 @@ func (s *Sink) output(path string, n int64, touched map[*output]bool) (*output, 
 	// is not portably available, and rotating early would be worse than
 	// late.
 	opened := s.now()
-	o = &output{path: file, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), synced: st.Size(), opened: opened, info: st}
+	o = &output{path: file, key: path, f: f, w: bufio.NewWriterSize(f, 256<<10), size: st.Size(), synced: st.Size(), opened: opened, info: st}
 	s.files[path] = o
 	return o, nil
 }

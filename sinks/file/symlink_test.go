@@ -1,6 +1,7 @@
 package file_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/file"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
@@ -59,5 +61,50 @@ func TestPathThroughSymlinkRotatesTheTarget(t *testing.T) {
 	}
 	if gz < 3 {
 		t.Errorf("%d rotations beside the target: %v", gz, files)
+	}
+}
+
+// TestPathThroughSymlinkRecoversFromAFullDisk: a batch that fails (a full
+// disk) closes the file it wrote to and forgets it, so the retry opens it
+// again. Through a symlink the file was kept under the link's path while
+// forgotten under the target's: the retry found the closed file (the
+// link still names it) and failed at every attempt, with the disk free.
+func TestPathThroughSymlinkRecoversFromAFullDisk(t *testing.T) {
+	dir := smallDisk(t)
+	link := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.Symlink(filepath.Join(dir, "events.jsonl"), link); err != nil {
+		t.Fatal(err)
+	}
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: link, Keep: 10}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	batch := func(from, n int) []sinks.Item {
+		items := make([]sinks.Item, n)
+		for i := range items {
+			items[i] = eventItem("events", fmt.Sprintf("r%d", from+i), 1000)
+		}
+		return items
+	}
+	if err := s.Write(context.Background(), batch(0, 10)); err != nil {
+		t.Fatal(err)
+	}
+	filler := filepath.Join(dir, "filler")
+	fillDisk(t, filler, 16<<10)
+	second := batch(10, 100) // ~100 KiB: does not fit
+	if err := s.Write(context.Background(), second); err == nil {
+		t.Fatal("the batch was written on a full disk")
+	}
+	os.Remove(filler)
+	if err := s.Write(context.Background(), second); err != nil {
+		t.Fatalf("with room again: %v", err)
+	}
+	s.Close()
+	lines, files := readLines(t, dir)
+	for i := range 110 {
+		if n := lines[fmt.Sprintf("events/r%d", i)]; n != 1 {
+			t.Errorf("r%d written %d times, want once (files %v)", i, n, files)
+		}
 	}
 }
