@@ -54,7 +54,7 @@ func (n *DeviceNamer) TrapDevice(tr *telemetry.Trap) string {
 // metrics workers have read one). "" when the records keep the target's
 // name.
 func (n *DeviceNamer) SNMPTarget(target, agent string) string {
-	if d := n.inv.Lookup(target, agent); d != nil {
+	if d := n.inv.LookupTarget(target, agent); d != nil {
 		if d.named() {
 			return d.Name
 		}

@@ -79,6 +79,8 @@ type inventoryIndex struct {
 	// devices and cidrs count the entries in use: devices by name or
 	// address, ranges (see Size).
 	devices, cidrs int
+	// relays says an entry is a relay's (see LookupTarget).
+	relays bool
 }
 
 // Inventory matches records to devices by hostname (or sysName), exact
@@ -346,6 +348,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		inUse[d] = true
 	}
 	idx.devices, idx.cidrs = len(inUse), len(firstPrefix)
+	idx.relays = slices.ContainsFunc(f.Devices, func(d Device) bool { return d.Relay })
 	// In file order, so of names that differ only in case the first is
 	// found, reload after reload. A first label two entries share is no
 	// one's.
@@ -550,6 +553,25 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 		}
 	}
 	return inv.LookupAddr(name, senderAddr(addr))
+}
+
+// LookupTarget is Lookup for a polled target named name at agent ("ip" or
+// "ip:port"): weir polled the agent itself, so a relay's entry (see
+// Device.Relay) finds its address as any entry does. A relay names only
+// its own syslog lines and traps; its own polls are its own too.
+func (inv *Inventory) LookupTarget(name, agent string) *Device {
+	if d := inv.Lookup(name, agent); d != nil {
+		return d
+	}
+	idx := inv.idx.Load()
+	if !idx.relays {
+		return nil // as Lookup found it
+	}
+	a := senderAddr(agent)
+	if d := idx.exact(a); d != nil {
+		return d
+	}
+	return idx.inRange(a)
 }
 
 // sender is a, the address a record came from, to look up as the

@@ -392,7 +392,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	// target tag (unless it has one), so two targets polling one device
 	// stay two series.
 	target := p.Device
-	d := w.inv.Lookup(p.Device, agent)
+	d := w.inv.LookupTarget(p.Device, agent)
 	if !d.named() {
 		// Neither the target's name nor its address is a named entry:
 		// the name the device gives itself (its sysName, as its syslog

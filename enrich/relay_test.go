@@ -3,6 +3,9 @@ package enrich
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
 )
 
 // TestInventoryRelayNamesOnlyItsOwnLines: a syslog relay listed by its
@@ -43,5 +46,44 @@ func TestInventoryRelayNamesOnlyItsOwnLines(t *testing.T) {
 	}
 	if _, err := ParseInventory([]byte("devices:\n  - {name: r, relay: true}\n")); err == nil || !strings.Contains(err.Error(), "relay") {
 		t.Errorf("a relay without an address or cidr: %v", err)
+	}
+}
+
+// TestInventoryRelayPolledIsItself: a relay is a device of its own, and
+// weir polls its agent, not a line it relayed. An SNMP target polled at
+// a relay's address (or in a relays' range) under a name the inventory
+// does not list found no entry, so the relay's own metrics lost its name
+// and tags; the collector's namer and the metrics worker agree on it.
+func TestInventoryRelayPolledIsItself(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {name: relay1, address: 10.9.0.1, site: dc, relay: true}
+  - {cidr: 10.9.0.0/24, site: relays, relay: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ target, agent, want string }{
+		{"relay1-snmp", "10.9.0.1", "relay1"},
+		{"relay7-snmp", "10.9.0.7", "10.9.0.0/24"},
+		{"other", "10.77.0.1", ""},
+	} {
+		got := ""
+		if d := inv.LookupTarget(tc.target, tc.agent); d != nil {
+			got = entryName(d)
+		}
+		if got != tc.want {
+			t.Errorf("LookupTarget(%q, %q) = %q, want %q", tc.target, tc.agent, got, tc.want)
+		}
+	}
+	if got := NewDeviceNamer(inv, NewSNMPTargets(nil)).SNMPTarget("relay1-snmp", "10.9.0.1"); got != "relay1" {
+		t.Errorf("SNMPTarget(relay1-snmp at the relay's address) = %q, want relay1", got)
+	}
+	w := NewMetricsWorker(nil, inv)
+	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+	at := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	enrichAt(t, w, telemetry.Metric{V: 1, Measurement: "snmp_status", Device: "relay1-snmp", Tags: map[string]string{"agent": "10.9.0.1"},
+		Fields: map[string]any{"snmp_up": int64(1)}, Time: at, Source: "snmp"}, 0)
+	if site, _ := w.row.Tag("site"); w.row.Device != "relay1" || site != "dc" {
+		t.Errorf("the relay's own poll enriched as device %q, site %q; want relay1, dc", w.row.Device, site)
 	}
 }
