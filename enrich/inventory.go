@@ -542,7 +542,7 @@ func (inv *Inventory) Lookup(name, addr string) *Device {
 			if d, ok := idx.byAddr[own]; ok {
 				return d
 			}
-			sender := idx.sender(senderAddr(addr), true)
+			sender := idx.sender(senderAddr(addr))
 			if d := idx.exact(sender); d != nil {
 				return d
 			}
@@ -574,14 +574,10 @@ func (inv *Inventory) LookupTarget(name, agent string) *Device {
 	return idx.inRange(a)
 }
 
-// sender is a, the address a record came from, to look up as the
-// device's; the zero Addr when the record names a host (named) and the
-// entry that finds a is a relay's: the relay sent it, another device
-// wrote it.
-func (idx *inventoryIndex) sender(a netip.Addr, named bool) netip.Addr {
-	if !named {
-		return a
-	}
+// sender is a, the address a record that names a host came from, to
+// look up as the device's; the zero Addr when the entry that finds a is a
+// relay's: the relay sent it, another device wrote it.
+func (idx *inventoryIndex) sender(a netip.Addr) netip.Addr {
 	d := idx.exact(a)
 	if d == nil {
 		d = idx.inRange(a)
