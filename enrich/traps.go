@@ -424,8 +424,10 @@ func bgpLastError(tr *telemetry.Trap) string {
 }
 
 // bgpErrorCodes are the BGP NOTIFICATION error codes (RFC 4271 section
-// 4.5), bgpErrorSubcodes their subcodes (RFC 4271 section 6, RFC 4486
-// for Cease, RFC 6608 for the state machine's).
+// 4.5; 7, ROUTE-REFRESH, RFC 7313), bgpErrorSubcodes their subcodes (RFC
+// 4271 section 6, RFC 5492 for the OPEN's unsupported capability, RFC
+// 4486 for Cease with RFC 8538's hard reset and RFC 9384's BFD down, RFC
+// 6608 for the state machine's).
 var (
 	bgpErrorCodes = map[int]string{1: "message header error", 2: "OPEN message error", 3: "UPDATE message error",
 		4: "hold timer expired", 5: "finite state machine error", 6: "Cease", 7: "ROUTE-REFRESH message error"}
