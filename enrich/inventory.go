@@ -564,7 +564,7 @@ func (inv *Inventory) LookupTarget(name, agent string) *Device {
 		return d
 	}
 	idx := inv.idx.Load()
-	if !idx.relays {
+	if !idx.relays || agent == "" {
 		return nil // as Lookup found it
 	}
 	a := senderAddr(agent)
