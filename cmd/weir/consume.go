@@ -414,17 +414,20 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	for p := range td.Partitions {
 		initial[p] = true
 	}
-	// commits are the group's committed offsets of the partitions as
-	// they were assigned here, where reading them must begin: a first
-	// record past one may say that retention deleted what was between.
+	// commits are the group's committed offsets of the partitions
+	// assigned here since the last poll (-1: none), where reading them
+	// must begin: a first record past one may say that retention deleted
+	// what was between. A partition that comes back from another member
+	// begins at its commit, not after what was printed of it before.
 	commits := map[int32]int64{}
 	adjust := func(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
 		added := 0
 		for p, o := range offsets[topic] {
-			if at := o.EpochOffset().Offset; at >= 0 {
-				mu.Lock()
-				commits[p] = at
-				mu.Unlock()
+			at := o.EpochOffset().Offset
+			mu.Lock()
+			commits[p] = max(at, -1)
+			mu.Unlock()
+			if at >= 0 {
 				continue // committed
 			}
 			switch {
@@ -490,6 +493,9 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	enc.SetEscapeHTML(false)
 
 	next := map[int32]int64{} // the offset after the last record printed per partition
+	// expect is the offset the next record of a partition should have,
+	// from its commit or the last record read, for reportLost.
+	expect := map[int32]int64{}
 	var committed kadm.OffsetResponses
 	// caughtUp reports whether every owned partition is read up to the
 	// end offsets taken at the start. A partition not read from yet starts
@@ -562,20 +568,27 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		fetchErr := firstFetchError(fetches, topic, follow, stderr, func(err error) bool {
 			return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 		})
+		// Partitions move only between polls (BlockRebalanceOnPoll):
+		// the records of one assigned since begin where adjust said.
+		mu.Lock()
+		for p, at := range commits {
+			if at >= 0 {
+				expect[p] = at
+			} else {
+				delete(expect, p)
+			}
+		}
+		clear(commits)
+		mu.Unlock()
 		stop, marked := false, false
 		fetches.EachRecord(func(r *kgo.Record) {
 			if stop {
 				return
 			}
-			from, read := next[r.Partition]
-			if !read {
-				mu.Lock()
-				from, read = commits[r.Partition]
-				mu.Unlock()
-			}
-			if read && r.Offset > from {
+			if from, ok := expect[r.Partition]; ok && r.Offset > from {
 				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from)
 			}
+			expect[r.Partition] = r.Offset + 1
 			if r.Attrs.IsControl() {
 				cl.MarkCommitRecords(r)
 				next[r.Partition] = r.Offset + 1
