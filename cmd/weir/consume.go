@@ -240,7 +240,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				return
 			}
 			if from, ok := next[r.Partition]; ok && r.Offset > from {
-				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from)
+				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from, r.Offset)
 			}
 			next[r.Partition] = r.Offset + 1
 			if end, ok := remaining[r.Partition]; ok && !*follow && r.Offset+1 >= end {
@@ -586,7 +586,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 				return
 			}
 			if from, ok := expect[r.Partition]; ok && r.Offset > from {
-				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from)
+				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from, r.Offset)
 			}
 			expect[r.Partition] = r.Offset + 1
 			if r.Attrs.IsControl() {
@@ -656,13 +656,15 @@ func firstFetchError(fetches kgo.Fetches, topic string, follow bool, stderr io.W
 }
 
 // reportLost says on stderr that records of a partition from offset from
-// on were deleted before they were read, when the log now starts past from:
-// retention passed a reader that was behind, or its group's commit. The
+// on, up to the record read at offset at, were deleted before they were
+// read, when the log now starts past from: retention passed a reader that
+// was behind, or its group's commit. Retention may have moved on since the
+// fetch, past at: the records from at on were read all the same. The
 // client reads on from the log start without a word (franz-go gives no
 // data-loss notice for that case), so a gap in the offsets printed is all
 // the reader would see; a gap the log still starts before (records a
 // transaction aborted, on a Kafka cluster) is no loss.
-func reportLost(ctx context.Context, adm *kadm.Client, stderr io.Writer, topic string, p int32, from int64) {
+func reportLost(ctx context.Context, adm *kadm.Client, stderr io.Writer, topic string, p int32, from, at int64) {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	starts, err := adm.ListStartOffsets(lctx, topic)
@@ -674,7 +676,7 @@ func reportLost(ctx context.Context, adm *kadm.Client, stderr io.Writer, topic s
 		return
 	}
 	fmt.Fprintf(stderr, "weir: consume %s/%d: lost records at offsets %d to %d, deleted before they were read (retention passed them); the log starts at %d (reading on)\n",
-		topic, p, from, s.Offset-1, s.Offset)
+		topic, p, from, min(s.Offset, at)-1, s.Offset)
 }
 
 // fetchError names the partition of a fetch error, or only the topic for
