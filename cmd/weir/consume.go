@@ -240,7 +240,7 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				return
 			}
 			if from, ok := next[r.Partition]; ok && r.Offset > from {
-				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from)
+				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from, r.Offset)
 			}
 			next[r.Partition] = r.Offset + 1
 			if end, ok := remaining[r.Partition]; ok && !*follow && r.Offset+1 >= end {
@@ -414,17 +414,20 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	for p := range td.Partitions {
 		initial[p] = true
 	}
-	// commits are the group's committed offsets of the partitions as
-	// they were assigned here, where reading them must begin: a first
-	// record past one may say that retention deleted what was between.
+	// commits are the group's committed offsets of the partitions
+	// assigned here since the last poll (-1: none), where reading them
+	// must begin: a first record past one may say that retention deleted
+	// what was between. A partition that comes back from another member
+	// begins at its commit, not after what was printed of it before.
 	commits := map[int32]int64{}
 	adjust := func(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
 		added := 0
 		for p, o := range offsets[topic] {
-			if at := o.EpochOffset().Offset; at >= 0 {
-				mu.Lock()
-				commits[p] = at
-				mu.Unlock()
+			at := o.EpochOffset().Offset
+			mu.Lock()
+			commits[p] = max(at, -1)
+			mu.Unlock()
+			if at >= 0 {
 				continue // committed
 			}
 			switch {
@@ -490,6 +493,9 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 	enc.SetEscapeHTML(false)
 
 	next := map[int32]int64{} // the offset after the last record printed per partition
+	// expect is the offset the next record of a partition should have,
+	// from its commit or the last record read, for reportLost.
+	expect := map[int32]int64{}
 	var committed kadm.OffsetResponses
 	// caughtUp reports whether every owned partition is read up to the
 	// end offsets taken at the start. A partition not read from yet starts
@@ -562,20 +568,27 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		fetchErr := firstFetchError(fetches, topic, follow, stderr, func(err error) bool {
 			return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 		})
+		// Partitions move only between polls (BlockRebalanceOnPoll):
+		// the records of one assigned since begin where adjust said.
+		mu.Lock()
+		for p, at := range commits {
+			if at >= 0 {
+				expect[p] = at
+			} else {
+				delete(expect, p)
+			}
+		}
+		clear(commits)
+		mu.Unlock()
 		stop, marked := false, false
 		fetches.EachRecord(func(r *kgo.Record) {
 			if stop {
 				return
 			}
-			from, read := next[r.Partition]
-			if !read {
-				mu.Lock()
-				from, read = commits[r.Partition]
-				mu.Unlock()
+			if from, ok := expect[r.Partition]; ok && r.Offset > from {
+				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from, r.Offset)
 			}
-			if read && r.Offset > from {
-				reportLost(ctx, adm, stderr, r.Topic, r.Partition, from)
-			}
+			expect[r.Partition] = r.Offset + 1
 			if r.Attrs.IsControl() {
 				cl.MarkCommitRecords(r)
 				next[r.Partition] = r.Offset + 1
@@ -643,13 +656,15 @@ func firstFetchError(fetches kgo.Fetches, topic string, follow bool, stderr io.W
 }
 
 // reportLost says on stderr that records of a partition from offset from
-// on were deleted before they were read, when the log now starts past from:
-// retention passed a reader that was behind, or its group's commit. The
+// on, up to the record read at offset at, were deleted before they were
+// read, when the log now starts past from: retention passed a reader that
+// was behind, or its group's commit. Retention may have moved on since the
+// fetch, past at: the records from at on were read all the same. The
 // client reads on from the log start without a word (franz-go gives no
 // data-loss notice for that case), so a gap in the offsets printed is all
 // the reader would see; a gap the log still starts before (records a
 // transaction aborted, on a Kafka cluster) is no loss.
-func reportLost(ctx context.Context, adm *kadm.Client, stderr io.Writer, topic string, p int32, from int64) {
+func reportLost(ctx context.Context, adm *kadm.Client, stderr io.Writer, topic string, p int32, from, at int64) {
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	starts, err := adm.ListStartOffsets(lctx, topic)
@@ -661,7 +676,7 @@ func reportLost(ctx context.Context, adm *kadm.Client, stderr io.Writer, topic s
 		return
 	}
 	fmt.Fprintf(stderr, "weir: consume %s/%d: lost records at offsets %d to %d, deleted before they were read (retention passed them); the log starts at %d (reading on)\n",
-		topic, p, from, s.Offset-1, s.Offset)
+		topic, p, from, min(s.Offset, at)-1, s.Offset)
 }
 
 // fetchError names the partition of a fetch error, or only the topic for

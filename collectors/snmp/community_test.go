@@ -12,8 +12,8 @@ import (
 // TestWrongCommunitySaysSo: an agent drops a request with a community it
 // does not accept without an answer (Net-SNMP does; RFC 3584 lets it), so
 // a typo in community reads as a dead agent. A v1/v2c poll of which nothing
-// was answered says a community may be the cause; one the agent answered
-// part of does not.
+// was answered says a community may be the cause. (One the agent answered
+// part of does not: that case, a lossy path, is not made here.)
 func TestWrongCommunitySaysSo(t *testing.T) {
 	agent := snmptest.StartSNMPD(t)
 	capture := snmptest.NewCapture()

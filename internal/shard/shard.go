@@ -266,6 +266,9 @@ func (mb *Member) follow(ctx context.Context, parts int32) bool {
 	for c == nil {
 		var err error
 		if c, err = mb.cfg.Broker.Consume(ctx, group, []string{mb.cfg.Topic}, opts...); err != nil {
+			if ctx.Err() != nil {
+				return false // stopping: the join ended with it
+			}
 			if n, due := mb.joinLog.Due(mb.now()); due {
 				mb.log.Warn("shard: cannot join the group; retrying", slog.String("group", group), slog.Any("error", err), slog.Int("times", n))
 			}

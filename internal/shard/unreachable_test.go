@@ -84,3 +84,51 @@ func TestStopWhileAskingNotWarned(t *testing.T) {
 		t.Fatalf("stopping logged:\n%s", logs.String())
 	}
 }
+
+// hangingJoinBroker answers the coordination topic, but its Consume (the
+// group's join) waits until its context ends.
+type hangingJoinBroker struct {
+	*fakeBroker
+	mu    sync.Mutex
+	joins int
+}
+
+func (f *hangingJoinBroker) Consume(ctx context.Context, group string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
+	f.mu.Lock()
+	f.joins++
+	f.mu.Unlock()
+	<-ctx.Done()
+	return nil, fmt.Errorf("kafka: join group: %w", ctx.Err())
+}
+
+func (f *hangingJoinBroker) Joins() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.joins
+}
+
+// A weir stopping while the member joins the group: the join ends with
+// the context, which is no reason to warn that the group cannot be joined
+// ("cannot join the group; retrying ... context canceled"), as for the
+// coordination topic above.
+func TestStopWhileJoiningNotWarned(t *testing.T) {
+	f := &hangingJoinBroker{fakeBroker: &fakeBroker{}}
+	var logs syncBuffer
+	m, err := New(Config{Broker: f, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.retryWait = time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(ctx)
+	}()
+	waitFor(t, 30*time.Second, "the join", func() bool { return f.Joins() >= 1 })
+	cancel()
+	<-done
+	if strings.Contains(logs.String(), "cannot join the group") {
+		t.Fatalf("stopping logged:\n%s", logs.String())
+	}
+}
