@@ -146,3 +146,50 @@ func batchEvents(t *testing.T, w *MetricsWorker, at time.Time, recs ...broker.Re
 	}
 	return got
 }
+
+// TestPollContradictingAnotherPathsState: a trap or syslog line said a
+// link went down, it came back before the next poll, and the linkUp trap
+// was lost (UDP): every poll says up, the poller's own state never
+// changed, so no interface_up was ever published and an alert on the down
+// stayed firing until the next real flap. A poll that says the opposite
+// of the object's reported state, more than the de-duplication window
+// after that report, is the change that was missed. One within the window
+// may have been taken before the change (or read an agent's cache): it
+// raises nothing.
+func TestPollContradictingAnotherPathsState(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	w := NewMetricsWorker(nil, inv, WithSharedEventRules(rules))
+	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
+	var off int64
+	ifRow := func(at time.Time, st int64) broker.Record {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags: map[string]string{"ifName": "Gi0/1", "ifIndex": "1"}, Fields: map[string]any{"ifOperStatus": st}, Time: at, Source: "snmp"}
+		v, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off++
+		return broker.Record{Topic: telemetry.TopicRawSNMP, Offset: off, Timestamp: at, Value: v}
+	}
+	poll := func(at time.Time, st int64) []string { return batchEvents(t, w, at, ifRow(at, st)) }
+	if got := poll(t0, 1); len(got) != 0 {
+		t.Fatalf("first poll: %q", got)
+	}
+	off++
+	down := t0.Add(100 * time.Second)
+	if evs := rules.d.observe(telemetry.Event{Type: "interface_down", Device: "edge1", Object: "GigabitEthernet0/1", Time: down,
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawTraps, Offset: off}}, down); len(evs) != 1 {
+		t.Fatalf("the trap's down: %v", evs)
+	}
+	if got := poll(down.Add(10*time.Second), 1); len(got) != 0 {
+		t.Errorf("a poll 10 s after the down, within the window, saying up: events %q, want none", got)
+	}
+	if got, want := poll(down.Add(60*time.Second), 1), []string{"interface_up Gi0/1"}; !slices.Equal(got, want) {
+		t.Errorf("a poll a minute after the down saying up: events %q, want %q", got, want)
+	}
+	if got := poll(down.Add(120*time.Second), 1); len(got) != 0 {
+		t.Errorf("the next poll, up again: events %q, want none", got)
+	}
+}

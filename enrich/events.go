@@ -71,6 +71,10 @@ type detector struct {
 	// longest poll interval stateHold keeps states for: a poll reports
 	// a change up to an interval after the other paths.
 	targets atomic.Pointer[SNMPTargets]
+	// reports counts the state reports sameState took: a poller's row
+	// asks pollContradicts again only once another report came since
+	// its last look (most polls, none did).
+	reports atomic.Uint64
 }
 
 // maxDetectorObjects is maxObjects: a million objects (a gigabyte) within
@@ -545,6 +549,37 @@ func (d *detector) firstMayChange(device, typ, object string, now time.Time) boo
 	return now.After(st.at) && now.Sub(st.at) <= d.stateHold()
 }
 
+// pollContradicts reports whether a poll's sample of an object that did
+// not change on its own path (the poller saw up before and sees up now), of
+// type typ at now, is a change another path's report missed: the object's
+// state is the other type, reported more than the de-duplication window
+// before now (a linkDown trap, the link back before the next poll, its
+// linkUp trap lost; without this the down stays its last event for good).
+// A report within the window may follow a poll taken before the change or
+// an agent's cached status. It is also when this sample made the state (a
+// record enriched again), as in firstMayChange. settled is false while
+// the answer may change with time alone (a report within the window):
+// the next poll asks again, even with no report since.
+func (d *detector) pollContradicts(device, typ, object string, now time.Time) (contradicts, settled bool) {
+	opp := opposite(typ)
+	if opp == "" || object == "" || d.dedup <= 0 {
+		return false, true
+	}
+	id := telemetry.ObjectID(typ, object)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.states[objectKey{device, id, min(typ, opp)}]
+	switch {
+	case st == nil:
+		return false, true
+	case st.typ == typ:
+		return st.at.Equal(now), true
+	case now.Sub(st.at) > d.dedup:
+		return true, true
+	}
+	return false, false
+}
+
 // stateType is the event type of family's up or down. The families the
 // metrics worker reads are spelt out: every first sample and change of a
 // row asks, and family+"_up" would allocate each time.
@@ -775,6 +810,7 @@ func (d *detector) sameState(device, id, typ string, at time.Time, from broker.T
 	if opp == "" || d.dedup <= 0 {
 		return false, true
 	}
+	d.reports.Add(1)
 	k := objectKey{device, id, min(typ, opp)}
 	st := d.states[k]
 	if st == nil {

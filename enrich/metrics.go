@@ -578,13 +578,27 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper", object: firstTag(p, "ifIndex")}
 				if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
 					typ := stateType("interface", oper == stateUp)
+					reports := w.det.reports.Load()
 					switch {
 					case !ok:
 						first(typ, object)
 					case prev.v.v != oper:
 						event(typ, object)
+					case w.warming:
+						reports = prev.v.reports // asked at the first live poll
+					case reports != prev.v.reports:
+						// Unchanged here: unless another path's report
+						// since says otherwise, which is the change it
+						// missed (asked again next poll while unsettled).
+						contradicts, settled := w.det.pollContradicts(p.Device, typ, object, detectAt(r, at))
+						if contradicts {
+							w.firstSeen = append(w.firstSeen, newEvent(typ, object))
+						}
+						if !settled {
+							reports = prev.v.reports
+						}
 					}
-					w.putState(key, stateSample{v: oper, at: at})
+					w.putState(key, stateSample{v: oper, at: at, reports: reports})
 				}
 			}
 		}
@@ -668,6 +682,9 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 type stateSample struct {
 	v  int64
 	at time.Time
+	// reports is the detector's count of state reports when this
+	// state last asked it (see detector.pollContradicts).
+	reports uint64
 	// deleted is when a gNMI delete removed the object since
 	// (openConfigDelete); zero if none did.
 	deleted time.Time
