@@ -56,8 +56,11 @@ func enrichComponents(d deps) ([]component, error) {
 		// another process, as its SNMP and gNMI targets do.
 		common = append(common, enrich.WithSessionTimeout(d.cfg.Cluster.SessionTimeout.Std()))
 	}
+	// Each worker's lines name it: eight workers retrying one failure
+	// (a cluster refusing weir) otherwise log eight identical lines.
 	opts := func(member string, more ...enrich.WorkerOption) []enrich.WorkerOption {
-		return append(append(slices.Clone(common), enrich.WithMemberID(member)), more...)
+		return append(append(slices.Clone(common), enrich.WithMemberID(member),
+			enrich.WithWorkerLogger(logger.With(slog.String("worker", member)))), more...)
 	}
 	// Each worker reads the topic its collector writes (syslog.topic and
 	// the others), so renaming one does not cut it off from enrichment.
