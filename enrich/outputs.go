@@ -551,22 +551,17 @@ func (o *outputs) produce(ctx context.Context, tx broker.Txn, topic string, part
 // fails every attempt for as long as it lasts, so the first is logged,
 // then a line per throttle.Every with the attempts since, and the end of
 // the run once (weir_enrich_publish_errors_total counts each attempt).
-type publishFailures struct {
-	n   int
-	log throttle.Throttle
-}
+type publishFailures struct{ run throttle.Run }
 
 func (f *publishFailures) failed(logger *slog.Logger, topic string, err error) {
-	f.n++
-	if n, due := f.log.Due(time.Now()); due {
+	if n, due := f.run.Failed(time.Now()); due {
 		logger.Error("enrich: publishing failed, retrying", slog.String("topic", topic), slog.Any("error", err), slog.Int("times", n))
 	}
 }
 
 func (f *publishFailures) recovered(logger *slog.Logger, topic string) {
-	if f.n > 0 {
-		logger.Info("enrich: publishing works again", slog.String("topic", topic), slog.Int("failures", f.n))
-		*f = publishFailures{}
+	if n := f.run.Ended(); n > 0 {
+		logger.Info("enrich: publishing works again", slog.String("topic", topic), slog.Int("failures", n))
 	}
 }
 
@@ -1011,13 +1006,10 @@ func joinGroup(ctx context.Context, b broker.Broker, topics []string, opts []bro
 	}
 }
 
-// pollHealth is one worker's failing polls, kept from one poll call to
-// the next: the workers poll a second at a time, and a wait that ends
-// with nothing between two failures says nothing of the cluster.
-type pollHealth struct {
-	failed int               // polls failed since the last that answered
-	log    throttle.Throttle // of the failures' line
-}
+// pollHealth is one worker's run of failing polls, kept from one poll
+// call to the next: the workers poll a second at a time, and a wait that
+// ends with nothing between two failures says nothing of the cluster.
+type pollHealth = throttle.Run
 
 // poll returns the next records, or none once wait has passed (0: wait
 // for records). A failing poll is retried every second: a broken batch or
@@ -1036,9 +1028,8 @@ func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *sl
 		cancel()
 		switch {
 		case err == nil:
-			if h.failed > 0 {
-				logger.Info("enrich: poll works again", slog.Int("failures", h.failed))
-				*h = pollHealth{} // the next failure is logged at once
+			if n := h.Ended(); n > 0 {
+				logger.Info("enrich: poll works again", slog.Int("failures", n))
 			}
 			return recs, true
 		case ctx.Err() != nil || errors.Is(err, broker.ErrClosed):
@@ -1046,8 +1037,7 @@ func poll(ctx context.Context, c broker.Consumer, wait time.Duration, logger *sl
 		case wait > 0 && errors.Is(err, context.DeadlineExceeded):
 			return nil, true // nothing within wait
 		}
-		h.failed++
-		if n, ok := h.log.Due(time.Now()); ok {
+		if n, ok := h.Failed(time.Now()); ok {
 			logger.Error("enrich: poll failed, retrying every second", slog.Any("error", err), slog.Int("times", n))
 		}
 		select {

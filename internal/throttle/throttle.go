@@ -78,3 +78,27 @@ func (s *Shared) Due(now time.Time) (int, bool) {
 	defer s.mu.Unlock()
 	return s.t.Due(now)
 }
+
+// Run is a run of failures in a row (a publish a full disk refuses, a poll
+// of a cluster away): Failed counts one and says whether to log it, as
+// Throttle.Due does (the first, then one per Every, with how many since);
+// Ended says how many the run had, once, when something works again. The
+// zero value is no run. Not safe for concurrent use.
+type Run struct {
+	n int
+	t Throttle
+}
+
+// Failed counts a failure; see Throttle.Due for what it returns.
+func (r *Run) Failed(now time.Time) (int, bool) {
+	r.n++
+	return r.t.Due(now)
+}
+
+// Ended reports how many failures the run had (0: none, nothing to say)
+// and starts afresh, so the next failure is logged at once.
+func (r *Run) Ended() int {
+	n := r.n
+	*r = Run{}
+	return n
+}

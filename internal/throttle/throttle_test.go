@@ -46,3 +46,26 @@ func TestSet(t *testing.T) {
 		t.Fatalf("a third key: %d keys kept, want the set started again", len(s.m))
 	}
 }
+
+func TestRun(t *testing.T) {
+	var r Run
+	now := time.Unix(1_800_000_000, 0)
+	if n := r.Ended(); n != 0 {
+		t.Fatalf("Ended with no failure: %d", n)
+	}
+	if n, due := r.Failed(now); !due || n != 1 {
+		t.Fatalf("first failure: %d, %v", n, due)
+	}
+	if _, due := r.Failed(now.Add(time.Second)); due {
+		t.Fatal("second failure within Every logged")
+	}
+	if n, due := r.Failed(now.Add(Every)); !due || n != 2 {
+		t.Fatalf("failure after Every: %d, %v", n, due)
+	}
+	if n := r.Ended(); n != 3 {
+		t.Fatalf("Ended: %d, want 3", n)
+	}
+	if n, due := r.Failed(now.Add(Every + time.Second)); !due || n != 1 {
+		t.Fatalf("a new run's first failure: %d, %v", n, due)
+	}
+}
