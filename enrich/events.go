@@ -532,21 +532,14 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 // sample made the state (the same type at now): a record enriched again,
 // which observeInto passes on again if it is a redo.
 func (d *detector) firstMayChange(device, typ, object string, now time.Time) bool {
-	opp := opposite(typ)
-	if opp == "" || object == "" {
-		return false
-	}
-	id := telemetry.ObjectID(typ, object)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	st := d.states[objectKey{device, id, min(typ, opp)}]
+	stTyp, at, ok := d.reportedState(device, typ, object)
 	switch {
-	case st == nil:
+	case !ok:
 		return false
-	case st.typ == typ:
-		return st.at.Equal(now)
+	case stTyp == typ:
+		return at.Equal(now)
 	}
-	return now.After(st.at) && now.Sub(st.at) <= d.stateHold()
+	return now.After(at) && now.Sub(at) <= d.stateHold()
 }
 
 // pollContradicts reports whether a poll's sample of an object that did
@@ -561,23 +554,37 @@ func (d *detector) firstMayChange(device, typ, object string, now time.Time) boo
 // the answer may change with time alone (a report within the window):
 // the next poll asks again, even with no report since.
 func (d *detector) pollContradicts(device, typ, object string, now time.Time) (contradicts, settled bool) {
-	opp := opposite(typ)
-	if opp == "" || object == "" || d.dedup <= 0 {
+	if d.dedup <= 0 {
 		return false, true
+	}
+	stTyp, at, ok := d.reportedState(device, typ, object)
+	switch {
+	case !ok:
+		return false, true
+	case stTyp == typ:
+		return at.Equal(now), true
+	case now.Sub(at) > d.dedup:
+		return true, true
+	}
+	return false, false
+}
+
+// reportedState is the state object was last reported in, for a sample of
+// event type typ: its type (typ or its opposite) and when; ok is false
+// when none is kept (or typ has no opposite, or there is no object).
+func (d *detector) reportedState(device, typ, object string) (stTyp string, at time.Time, ok bool) {
+	opp := opposite(typ)
+	if opp == "" || object == "" {
+		return "", time.Time{}, false
 	}
 	id := telemetry.ObjectID(typ, object)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st := d.states[objectKey{device, id, min(typ, opp)}]
-	switch {
-	case st == nil:
-		return false, true
-	case st.typ == typ:
-		return st.at.Equal(now), true
-	case now.Sub(st.at) > d.dedup:
-		return true, true
+	if st == nil {
+		return "", time.Time{}, false
 	}
-	return false, false
+	return st.typ, st.at, true
 }
 
 // stateType is the event type of family's up or down. The families the
