@@ -1,11 +1,9 @@
 package shard
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -401,27 +399,13 @@ func TestGroupName(t *testing.T) {
 func TestCoordinationTopicRetryLogThrottled(t *testing.T) {
 	f := &fakeBroker{}
 	f.set(nil, true)
-	var logs bytes.Buffer
-	m, err := New(Config{Broker: f, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.retryWait = time.Millisecond
 	frozen := time.Unix(1_800_000_000, 0)
-	m.now = func() time.Time { return frozen } // no throttle interval passes
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		m.Run(ctx)
-	}()
-	waitFor(t, 30*time.Second, "20 attempts to read the coordination topic", func() bool { return f.describeCalls() >= 20 })
-	cancel()
-	<-done
-	if n := strings.Count(logs.String(), "cannot read or create the coordination topic"); n != 1 {
-		t.Errorf("logged %d times over %d attempts within one throttle interval, want once:\n%s", n, f.describeCalls(), logs.String())
+	logs := runUntil(t, f, "20 attempts to read the coordination topic", func() bool { return f.describeCalls() >= 20 },
+		func(m *Member) { m.now = func() time.Time { return frozen } }) // no throttle interval passes
+	if n := strings.Count(logs, "cannot read or create the coordination topic"); n != 1 {
+		t.Errorf("logged %d times over %d attempts within one throttle interval, want once:\n%s", n, f.describeCalls(), logs)
 	}
-	if !strings.Contains(logs.String(), "times=1") {
-		t.Errorf("the first line does not say times=1:\n%s", logs.String())
+	if !strings.Contains(logs, "times=1") {
+		t.Errorf("the first line does not say times=1:\n%s", logs)
 	}
 }

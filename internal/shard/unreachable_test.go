@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // refusingBroker is a cluster that refuses every request, or, with hang,
@@ -41,23 +41,30 @@ func (f *refusingBroker) Calls() int {
 	return f.calls
 }
 
-// syncBuffer is a log destination the member's goroutine and the test
-// share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// runUntil runs a member of b, asking again a millisecond after each
+// failure (tune may change the member more), until ready, then stops it and
+// returns what it logged.
+func runUntil(t *testing.T, b broker.Broker, what string, ready func() bool, tune func(*Member)) string {
+	t.Helper()
+	var logs syncbuf.Buffer
+	m, err := New(Config{Broker: b, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.retryWait = time.Millisecond
+	if tune != nil {
+		tune(m)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(ctx)
+	}()
+	waitFor(t, 30*time.Second, what, ready)
+	cancel()
+	<-done
+	return logs.String()
 }
 
 // A weir stopping while the member asks for the coordination topic: the
@@ -65,23 +72,8 @@ func (s *syncBuffer) String() string {
 // topic cannot be read ("list topics: context canceled; retrying").
 func TestStopWhileAskingNotWarned(t *testing.T) {
 	f := &refusingBroker{hang: true}
-	var logs syncBuffer
-	m, err := New(Config{Broker: f, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.retryWait = time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		m.Run(ctx)
-	}()
-	waitFor(t, 30*time.Second, "the second request", func() bool { return f.Calls() >= 2 })
-	cancel()
-	<-done
-	if strings.Contains(logs.String(), "context canceled") {
-		t.Fatalf("stopping logged:\n%s", logs.String())
+	if logs := runUntil(t, f, "the second request", func() bool { return f.Calls() >= 2 }, nil); strings.Contains(logs, "context canceled") {
+		t.Fatalf("stopping logged:\n%s", logs)
 	}
 }
 
@@ -113,22 +105,7 @@ func (f *hangingJoinBroker) Joins() int {
 // coordination topic above.
 func TestStopWhileJoiningNotWarned(t *testing.T) {
 	f := &hangingJoinBroker{fakeBroker: &fakeBroker{}}
-	var logs syncBuffer
-	m, err := New(Config{Broker: f, Group: "g", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.retryWait = time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		m.Run(ctx)
-	}()
-	waitFor(t, 30*time.Second, "the join", func() bool { return f.Joins() >= 1 })
-	cancel()
-	<-done
-	if strings.Contains(logs.String(), "cannot join the group") {
-		t.Fatalf("stopping logged:\n%s", logs.String())
+	if logs := runUntil(t, f, "the join", func() bool { return f.Joins() >= 1 }, nil); strings.Contains(logs, "cannot join the group") {
+		t.Fatalf("stopping logged:\n%s", logs)
 	}
 }
