@@ -838,31 +838,7 @@ func TestInventoryObserveReloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var outcomes []string
-	inv.Observe(func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			outcomes = append(outcomes, "failure")
-		} else {
-			outcomes = append(outcomes, "success")
-		}
-	})
-	waitOutcomes := func(want ...string) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			mu.Lock()
-			got := slices.Clone(outcomes)
-			mu.Unlock()
-			if slices.Equal(got, want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("outcomes %v, want %v", got, want)
-			}
-		}
-	}
+	waitOutcomes := watchOutcomes(t, inv, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
@@ -973,31 +949,7 @@ func TestInventoryWatchReportsTheLoadedVersionBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var outcomes []string
-	inv.Observe(func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			outcomes = append(outcomes, "failure")
-		} else {
-			outcomes = append(outcomes, "success")
-		}
-	})
-	waitOutcomes := func(want ...string) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			mu.Lock()
-			got := slices.Clone(outcomes)
-			mu.Unlock()
-			if slices.Equal(got, want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("outcomes %v, want %v:\n%s", got, want, logs.String())
-			}
-		}
-	}
+	waitOutcomes := watchOutcomes(t, inv, &logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
@@ -1040,5 +992,40 @@ func TestInventoryNameWithSpacesRefused(t *testing.T) {
 	_, err := ParseInventory([]byte("devices:\n  - {name: \" edge3 \", site: x}\n"))
 	if err == nil || !strings.Contains(err.Error(), "white space") {
 		t.Errorf("got %v, want the name's white space refused", err)
+	}
+}
+
+// watchOutcomes records the outcome of each reload inv reports, and
+// returns a wait for exactly want ("success", "failure"), which fails with
+// what logs holds (nil: nothing to show).
+func watchOutcomes(t *testing.T, inv *Inventory, logs fmt.Stringer) func(want ...string) {
+	var mu sync.Mutex
+	var outcomes []string
+	inv.Observe(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			outcomes = append(outcomes, "failure")
+		} else {
+			outcomes = append(outcomes, "success")
+		}
+	})
+	return func(want ...string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			got := slices.Clone(outcomes)
+			mu.Unlock()
+			if slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				shown := ""
+				if logs != nil {
+					shown = logs.String()
+				}
+				t.Fatalf("outcomes %v, want %v:\n%s", got, want, shown)
+			}
+		}
 	}
 }
