@@ -20,20 +20,8 @@ import (
 // down with no up between. A first sample that agrees with the other path,
 // or of an object no path reported, stays a baseline.
 func TestFirstSampleAgainstAnotherPathsState(t *testing.T) {
-	inv, _ := ParseInventory([]byte(testInventory))
-	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
-	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	w := NewMetricsWorker(nil, inv, WithSharedEventRules(rules))
-	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
-	var off int64
-	rec := func(topic string, m telemetry.Metric) broker.Record {
-		v, err := json.Marshal(&m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		off++
-		return broker.Record{Topic: topic, Offset: off, Timestamp: m.Time, Value: v}
-	}
+	h := newPathsHarness(t, telemetry.TopicRawSNMP)
+	t0, rec := h.t0, h.rec
 	ifRow := func(name, index string, at time.Time, st int64) broker.Record {
 		return rec(telemetry.TopicRawSNMP, telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
 			Tags: map[string]string{"ifName": name, "ifIndex": index}, Fields: map[string]any{"ifOperStatus": st}, Time: at, Source: "snmp"})
@@ -44,14 +32,8 @@ func TestFirstSampleAgainstAnotherPathsState(t *testing.T) {
 			Device: "edge1", Tags: map[string]string{"name": "default", "identifier": "BGP", "neighbor-address": "10.0.0.1", "path": nbrPath},
 			Fields: map[string]any{"session-state": state}, Time: at, Source: "gnmi"})
 	}
-	syslog := func(typ, object string, at time.Time) {
-		off++
-		if evs := rules.d.observe(telemetry.Event{Type: typ, Device: "edge1", Object: object, Time: at,
-			Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: off}}, at); len(evs) != 1 {
-			t.Fatalf("syslog %s %s: %v", typ, object, evs)
-		}
-	}
-	batch := func(at time.Time, recs ...broker.Record) []string { return batchEvents(t, w, at, recs...) }
+	syslog := func(typ, object string, at time.Time) { h.other(telemetry.TopicRawSyslog, typ, object, at) }
+	batch := h.batch
 	syslog("interface_down", "GigabitEthernet0/1", t0)
 	syslog("interface_up", "GigabitEthernet0/2", t0)
 	syslog("bgp_peer_down", "10.0.0.1", t0)
@@ -85,22 +67,11 @@ func TestFirstSampleAgainstAnotherPathsState(t *testing.T) {
 // established is that change (bgp_peer_up), not left with the down as
 // its last event.
 func TestFirstSampleAfterDeleteAgainstAnotherPathsState(t *testing.T) {
-	inv, _ := ParseInventory([]byte(testInventory))
-	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
-	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	w := NewMetricsWorker(nil, inv, WithSharedEventRules(rules), WithInputTopic(telemetry.TopicRawGNMI))
-	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
-	var off int64
+	h := newPathsHarness(t, telemetry.TopicRawGNMI)
+	t0 := h.t0
 	const nbr = "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.1]"
 	tags := map[string]string{"name": "default", "identifier": "BGP", "neighbor-address": "10.0.0.1"}
-	rec := func(m telemetry.Metric) broker.Record {
-		v, err := json.Marshal(&m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		off++
-		return broker.Record{Topic: telemetry.TopicRawGNMI, Offset: off, Timestamp: m.Time, Value: v}
-	}
+	rec := func(m telemetry.Metric) broker.Record { return h.rec(telemetry.TopicRawGNMI, m) }
 	state := func(at time.Time, s string) broker.Record {
 		return rec(telemetry.Metric{V: 1, Measurement: "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor_state",
 			Device: "edge1", Tags: map[string]string{"name": "default", "identifier": "BGP", "neighbor-address": "10.0.0.1", "path": nbr + "/state"},
@@ -110,7 +81,7 @@ func TestFirstSampleAfterDeleteAgainstAnotherPathsState(t *testing.T) {
 		return rec(telemetry.Metric{V: 1, Measurement: "network_instances_network_instance_protocols_protocol_bgp_neighbors_neighbor",
 			Device: "edge1", Tags: tags, Fields: map[string]any{"deleted": true}, Time: at, Source: "gnmi"})
 	}
-	batch := func(at time.Time, recs ...broker.Record) []string { return batchEvents(t, w, at, recs...) }
+	batch := h.batch
 	if got := batch(t0, state(t0, "ESTABLISHED")); len(got) != 0 {
 		t.Fatalf("first state: events %q", got)
 	}
@@ -119,11 +90,7 @@ func TestFirstSampleAfterDeleteAgainstAnotherPathsState(t *testing.T) {
 		t.Fatalf("delete: events %q", got)
 	}
 	at = t0.Add(11 * time.Second)
-	off++
-	if evs := rules.d.observe(telemetry.Event{Type: "bgp_peer_down", Device: "edge1", Object: "10.0.0.1", Time: at,
-		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: off}}, at); len(evs) != 1 {
-		t.Fatalf("syslog bgp_peer_down: %v", evs)
-	}
+	h.other(telemetry.TopicRawSyslog, "bgp_peer_down", "10.0.0.1", at)
 	at = t0.Add(40 * time.Second)
 	if got, want := batch(at, state(at, "ESTABLISHED")), []string{"bgp_peer_up 10.0.0.1"}; !slices.Equal(got, want) {
 		t.Errorf("configured again, established, after a syslog down: events %q, want %q", got, want)
@@ -157,32 +124,18 @@ func batchEvents(t *testing.T, w *MetricsWorker, at time.Time, recs ...broker.Re
 // may have been taken before the change (or read an agent's cache): it
 // raises nothing.
 func TestPollContradictingAnotherPathsState(t *testing.T) {
-	inv, _ := ParseInventory([]byte(testInventory))
-	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
-	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
-	w := NewMetricsWorker(nil, inv, WithSharedEventRules(rules))
-	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
-	var off int64
+	h := newPathsHarness(t, telemetry.TopicRawSNMP)
+	t0 := h.t0
 	ifRow := func(at time.Time, st int64) broker.Record {
-		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
-			Tags: map[string]string{"ifName": "Gi0/1", "ifIndex": "1"}, Fields: map[string]any{"ifOperStatus": st}, Time: at, Source: "snmp"}
-		v, err := json.Marshal(&m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		off++
-		return broker.Record{Topic: telemetry.TopicRawSNMP, Offset: off, Timestamp: at, Value: v}
+		return h.rec(telemetry.TopicRawSNMP, telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags: map[string]string{"ifName": "Gi0/1", "ifIndex": "1"}, Fields: map[string]any{"ifOperStatus": st}, Time: at, Source: "snmp"})
 	}
-	poll := func(at time.Time, st int64) []string { return batchEvents(t, w, at, ifRow(at, st)) }
+	poll := func(at time.Time, st int64) []string { return h.batch(at, ifRow(at, st)) }
 	if got := poll(t0, 1); len(got) != 0 {
 		t.Fatalf("first poll: %q", got)
 	}
-	off++
 	down := t0.Add(100 * time.Second)
-	if evs := rules.d.observe(telemetry.Event{Type: "interface_down", Device: "edge1", Object: "GigabitEthernet0/1", Time: down,
-		Cause: telemetry.Cause{Topic: telemetry.TopicRawTraps, Offset: off}}, down); len(evs) != 1 {
-		t.Fatalf("the trap's down: %v", evs)
-	}
+	h.other(telemetry.TopicRawTraps, "interface_down", "GigabitEthernet0/1", down)
 	if got := poll(down.Add(10*time.Second), 1); len(got) != 0 {
 		t.Errorf("a poll 10 s after the down, within the window, saying up: events %q, want none", got)
 	}
@@ -192,4 +145,50 @@ func TestPollContradictingAnotherPathsState(t *testing.T) {
 	if got := poll(down.Add(120*time.Second), 1); len(got) != 0 {
 		t.Errorf("the next poll, up again: events %q, want none", got)
 	}
+}
+
+// pathsHarness is a metrics worker over input and a detector it shares
+// with the test, which reports other paths' events into it: what a poll
+// or gNMI update raises against the state syslog or a trap reported.
+type pathsHarness struct {
+	t     *testing.T
+	t0    time.Time // when the test begins
+	rules *EventRules
+	w     *MetricsWorker
+	off   int64 // the last offset given, records and other paths' events alike
+}
+
+func newPathsHarness(t *testing.T, input string) *pathsHarness {
+	inv, _ := ParseInventory([]byte(testInventory))
+	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
+	w := NewMetricsWorker(nil, inv, WithSharedEventRules(rules), WithInputTopic(input))
+	w.out = newOutputs(nil, input, w.logger, w.m, false)
+	return &pathsHarness{t: t, t0: time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC), rules: rules, w: w}
+}
+
+// rec is m as a record of topic at the next offset, stamped with m's time.
+func (h *pathsHarness) rec(topic string, m telemetry.Metric) broker.Record {
+	v, err := json.Marshal(&m)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.off++
+	return broker.Record{Topic: topic, Offset: h.off, Timestamp: m.Time, Value: v}
+}
+
+// other reports an event of edge1 from another path (a record of topic) at
+// at, which must pass the detector.
+func (h *pathsHarness) other(topic, typ, object string, at time.Time) {
+	h.t.Helper()
+	h.off++
+	if evs := h.rules.d.observe(telemetry.Event{Type: typ, Device: "edge1", Object: object, Time: at,
+		Cause: telemetry.Cause{Topic: topic, Offset: h.off}}, at); len(evs) != 1 {
+		h.t.Fatalf("%s %s %s: %v", topic, typ, object, evs)
+	}
+}
+
+// batch enriches recs as one batch at at and returns the events published.
+func (h *pathsHarness) batch(at time.Time, recs ...broker.Record) []string {
+	h.t.Helper()
+	return batchEvents(h.t, h.w, at, recs...)
 }
