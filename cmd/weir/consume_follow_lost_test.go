@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirnet/weir/internal/syncbuf"
@@ -65,25 +62,10 @@ func TestConsumeFollowLostStopsAtTheRecordRead(t *testing.T) {
 // meanwhile); the consumer's own reset still finds 15.
 func followPassedByRetention(t *testing.T, startNow int64) (string, string) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, cl := kfakeTopic(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	produce := func(from, n int) {
-		for i := range n {
-			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: 0, Value: []byte{'a' + byte(from+i)}}).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	produce := func(from, n int) { produceTo(ctx, t, cl, 0, values('a'+byte(from), n)...) }
 	produce(0, 10)
 	// Fetches past the first ten get nothing until the records they
 	// would get are gone: the reader is behind.
@@ -150,11 +132,7 @@ func followPassedByRetention(t *testing.T, startNow int64) (string, string) {
 	// While the reader is held printing the first ten, ten more come and
 	// retention deletes up to 15.
 	produce(10, 10)
-	var del kadm.Offsets
-	del.Add(kadm.Offset{Topic: "t", Partition: 0, At: 15})
-	if _, err := kadm.NewClient(cl).DeleteRecords(ctx, del); err != nil {
-		t.Fatal(err)
-	}
+	deleteBelow(ctx, t, cl, 0, 15)
 	close(gate)
 	close(out.open)
 	if err := <-done; err != nil {

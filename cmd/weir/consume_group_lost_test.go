@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirnet/weir/internal/syncbuf"
@@ -22,48 +21,15 @@ import (
 // said nothing, franz-go resetting such a partition without a data-loss
 // notice, so the reader could not tell the gap from a quiet topic.
 func TestConsumeGroupSaysRetentionPassedItsCommit(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, cl := groupBehindRetention(t, 8)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	for i := range 10 {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: 0, Value: []byte{'0' + byte(i)}}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	adm := kadm.NewClient(cl)
-	var commit kadm.Offsets
-	commit.Add(kadm.Offset{Topic: "t", Partition: 0, At: 5, LeaderEpoch: -1})
-	if err := adm.CommitAllOffsets(ctx, "g", commit); err != nil {
-		t.Fatal(err)
-	}
-	var del kadm.Offsets
-	del.Add(kadm.Offset{Topic: "t", Partition: 0, At: 8})
-	if _, err := adm.DeleteRecords(ctx, del); err != nil {
-		t.Fatal(err)
-	}
 
 	for _, follow := range []bool{false, true} {
 		if follow {
 			// The first run committed the end (10): lose 10..11 too.
-			for i := range 4 {
-				if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: 0, Value: []byte{'a' + byte(i)}}).FirstErr(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			del = kadm.Offsets{}
-			del.Add(kadm.Offset{Topic: "t", Partition: 0, At: 12})
-			if _, err := adm.DeleteRecords(ctx, del); err != nil {
-				t.Fatal(err)
-			}
+			produceTo(ctx, t, cl, 0, values('a', 4)...)
+			deleteBelow(ctx, t, cl, 0, 12)
 		}
 		args := []string{"consume", "--brokers", c.ListenAddrs()[0], "t", "--group", "g", "--from-beginning"}
 		want, lost := `"value":9`, "lost records at offsets 5 to 7"
@@ -73,7 +39,7 @@ func TestConsumeGroupSaysRetentionPassedItsCommit(t *testing.T) {
 		}
 		runCtx, runCancel := context.WithTimeout(ctx, 15*time.Second)
 		var stdout, stderr bytes.Buffer
-		err = dispatch(runCtx, args, strings.NewReader(""), &stdout, &stderr)
+		err := dispatch(runCtx, args, strings.NewReader(""), &stdout, &stderr)
 		runCancel()
 		if err != nil || !strings.Contains(stdout.String(), want) {
 			t.Fatalf("follow=%v: consume: %v, printed %q (%s)", follow, err, stdout.String(), stderr.String())
@@ -91,25 +57,10 @@ func TestConsumeGroupSaysRetentionPassedItsCommit(t *testing.T) {
 // before it moved away are no measure of what was read since: the stderr
 // said "lost records" of records the other member had printed.
 func TestConsumeGroupNoLossAfterAPartitionCameBack(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, cl := kfakeTopic(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	produce := func(p int32, n int) {
-		for range n {
-			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	produce := func(p int32, n int) { produceTo(ctx, t, cl, p, slices.Repeat([]string{"x"}, n)...) }
 	produce(0, 3)
 	produce(1, 3)
 
@@ -156,11 +107,7 @@ func TestConsumeGroupNoLossAfterAPartitionCameBack(t *testing.T) {
 	}
 	// Retention deletes behind the other member's commit, past what
 	// weir consume printed of the partition.
-	var del kadm.Offsets
-	del.Add(kadm.Offset{Topic: "t", Partition: q, At: 5})
-	if _, err := kadm.NewClient(cl).DeleteRecords(ctx, del); err != nil {
-		t.Fatal(err)
-	}
+	deleteBelow(ctx, t, cl, q, 5)
 	other.Close() // leaves the group: the partition comes back
 	produce(q, 1)
 	want := fmt.Sprintf(`"partition":%d,"offset":7`, q)
