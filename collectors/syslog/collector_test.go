@@ -522,11 +522,7 @@ func TestUDPPortTakenIsAnError(t *testing.T) {
 // so an alert on their rate (or increase) saw nothing to rise from; each
 // listener's reasons are exported at 0 from the start.
 func TestDropCountersExportedFromTheStart(t *testing.T) {
-	pki := newTestPKI(t)
-	tl := listener("tls")
-	tl.CertFile, tl.KeyFile = pki.serverCert, pki.serverKey
-	h := startCollector(t, listener("udp"), listener("tcp"), tl)
-	mfs, err := h.reg.Gather()
+	mfs, err := startUDPTCPTLS(t).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,15 +552,21 @@ func TestDropCountersExportedFromTheStart(t *testing.T) {
 	}
 }
 
+// startUDPTCPTLS starts a collector with a UDP, a TCP and a TLS listener
+// and returns its metrics' registry.
+func startUDPTCPTLS(t *testing.T) *prometheus.Registry {
+	t.Helper()
+	pki := newTestPKI(t)
+	tl := listener("tls")
+	tl.CertFile, tl.KeyFile = pki.serverCert, pki.serverKey
+	return startCollector(t, listener("udp"), listener("tcp"), tl).reg
+}
+
 // TestConnectionsGaugeForStreamListenersOnly: weir_syslog_connections
 // ("Open TCP/TLS syslog connections") has a series per TCP and TLS
 // listener, and none for a UDP listener, which has no connections.
 func TestConnectionsGaugeForStreamListenersOnly(t *testing.T) {
-	pki := newTestPKI(t)
-	tl := listener("tls")
-	tl.CertFile, tl.KeyFile = pki.serverCert, pki.serverKey
-	h := startCollector(t, listener("udp"), listener("tcp"), tl)
-	mfs, err := h.reg.Gather()
+	mfs, err := startUDPTCPTLS(t).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
