@@ -158,11 +158,23 @@ type Sink struct {
 	TopicPrefix string   `yaml:"topic_prefix"` // mirrored name = prefix + topic
 	Compression string   `yaml:"compression"`  // none, gzip, snappy (default), lz4, zstd
 	SASL        SASL     `yaml:"sasl"`
+	// MaxBatchBytes bounds a produced batch, and so the largest record
+	// mirrored; default DefaultKafkaMaxBatchBytes. A mirror topic's
+	// lower max.message.bytes wins.
+	MaxBatchBytes ByteSize `yaml:"max_batch_bytes"`
 
 	// kafka, influxdb, prometheus_remote_write, webhook: a private CA,
 	// a client certificate (mutual TLS), the name to check.
 	TLS SinkTLS `yaml:"tls"`
 }
+
+// The kafka sink's batch limits (max_batch_bytes): the default is the
+// size Kafka brokers take by default (message.max.bytes is 12 bytes over
+// it).
+const (
+	DefaultKafkaMaxBatchBytes = 1 << 20
+	MaxKafkaBatchBytes        = 64 << 20
+)
 
 // SinkTLS configures TLS to a destination.
 type SinkTLS struct {
@@ -258,6 +270,7 @@ var perType = map[string][]string{
 	"format":   {"webhook"}, "template": {"webhook"},
 	"tls":     {"influxdb", "kafka", "prometheus_remote_write", "webhook"},
 	"brokers": {"kafka"}, "topic_prefix": {"kafka"}, "compression": {"kafka"}, "sasl": {"kafka"},
+	"max_batch_bytes": {"kafka"},
 }
 
 // UnmarshalYAML decodes and validates one sink where its node is, so every
@@ -403,6 +416,9 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 			if why := brokerError(b); why != "" {
 				add("brokers", "%s", why)
 			}
+		}
+		if s.MaxBatchBytes != 0 && (s.MaxBatchBytes < 1<<10 || s.MaxBatchBytes > MaxKafkaBatchBytes) {
+			add("max_batch_bytes", "must be between 1KiB and 64MiB, not %d: a produce request carries batches of several partitions, and Kafka brokers refuse requests over socket.request.max.bytes (100MiB by default)", int64(s.MaxBatchBytes))
 		}
 		switch s.Compression {
 		case "", "none", "gzip", "snappy", "lz4", "zstd":

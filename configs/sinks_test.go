@@ -79,6 +79,9 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - type: kafka\n    name: k\n    brokers: [k:9093]\n    topics: [events]\n    sasl: {mechanism: SCRAM-SHA-512}\n", "line 6: sink \"k\": sasl: username is required with mechanism SCRAM-SHA-512"},
 		{"sinks:\n  - type: webhook\n    name: w\n    url: http://x\n    topics: [events]\n    sasl: {mechanism: PLAIN, username: a, password: b}\n", "line 6: sink \"w\": sasl: does not apply to type webhook (only kafka)"},
 		{"sinks:\n  - {type: file, name: f, path: /tmp/x, topics: [events], brokers: [\"k:9092\"]}\n", "sink \"f\": brokers: does not apply to type file (only kafka)"},
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k:9092\"], topics: [events], topic_prefix: m., max_batch_bytes: 128MiB}\n", "sink \"k\": max_batch_bytes: must be between 1KiB and 64MiB, not 134217728"},
+		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k:9092\"], topics: [events], topic_prefix: m., max_batch_bytes: 100}\n", "sink \"k\": max_batch_bytes: must be between 1KiB and 64MiB"},
+		{"sinks:\n  - {type: file, name: f, path: /tmp/x, topics: [events], max_batch_bytes: 4MiB}\n", "sink \"f\": max_batch_bytes: does not apply to type file (only kafka)"},
 		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], start: newest}\n", "sink \"w\": start: must be earliest or latest, not \"newest\""},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {event_types: [\"[abc\"]}\n", "sink \"a\": filter: event_types pattern \"[abc\": syntax error in pattern"},
 	} {

@@ -31,10 +31,6 @@ import (
 // instead of blocking silently inside the client.
 const DefaultTimeout = 30 * time.Second
 
-// maxBatchBytes is the sink's batch limit where a mirror topic allows
-// more: Kafka's default max.message.bytes is 12 bytes over it.
-const maxBatchBytes = 1 << 20
-
 // Sink produces to the external cluster.
 type Sink struct {
 	client  *kgo.Client
@@ -96,7 +92,12 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 		// written again, and may land twice.
 		kgo.AllowIdempotentProduceCancellation(),
 	}
-	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, brokers: strings.Join(cfg.Brokers, ","), limits: kafkalimits.New(maxBatchBytes),
+	// The sink's batch limit where a mirror topic allows more.
+	maxBatch := int32(cfg.MaxBatchBytes)
+	if maxBatch <= 0 {
+		maxBatch = configs.DefaultKafkaMaxBatchBytes
+	}
+	s := &Sink{prefix: cfg.TopicPrefix, timeout: timeout, brokers: strings.Join(cfg.Brokers, ","), limits: kafkalimits.New(maxBatch),
 		item: map[*kgo.Record]int{}, acked: map[position]struct{}{}}
 	opts = append(opts, kgo.WithHooks(&s.dial))
 	switch cfg.Compression {
