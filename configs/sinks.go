@@ -622,6 +622,57 @@ func (c *Config) ownTopics() map[string]string {
 	return holds
 }
 
+// WebhookTemplateWarnings are the topics of weir's own a webhook sink
+// reads on whose records its template fails: one reading .Event's fields
+// without {{with .Event}} fails on every log, metric and trap record (the
+// record has no event), and each is dead-lettered. Valid for a sink whose
+// topics are events only, so a warning, not an error.
+func (c *Config) WebhookTemplateWarnings() []string {
+	holds := c.ownTopics()
+	var out []string
+	for _, s := range c.Sinks {
+		if s.Type != "webhook" || s.Template == "" || s.Format == "alertmanager" {
+			continue
+		}
+		t, err := template.New("body").Funcs(WebhookTemplateFuncs()).Parse(s.Template)
+		if err != nil {
+			continue // an error of the config already
+		}
+		for _, topic := range s.Topics {
+			h := holds[topic]
+			if h == "" {
+				continue // dead.letter, or a topic not weir's: anything
+			}
+			err := t.Execute(io.Discard, templateDataOf(h))
+			if err == nil || !strings.Contains(err.Error(), "nil pointer evaluating") { // text/template's words
+				continue
+			}
+			out = append(out, fmt.Sprintf("sink %q reads topic %q, of %s: its template fails on them (%s), and they go to dead.letter; "+
+				"put the fields of a record's kind in {{with .Event}}...{{end}} (or .Log, .Metric), or read topics of that kind only",
+				s.Name, topic, h, strings.TrimPrefix(err.Error(), "template: ")))
+		}
+	}
+	return out
+}
+
+// templateDataOf is a record of what a topic holds ("metrics", "logs",
+// "events", "traps") as a webhook template sees it: zero values, and only
+// that kind's field set.
+func templateDataOf(holds string) *WebhookTemplateData {
+	d := &WebhookTemplateData{}
+	switch holds {
+	case "metrics":
+		d.Schema, d.Metric = telemetry.SchemaMetric, &telemetry.Metric{}
+	case "logs":
+		d.Schema, d.Log = telemetry.SchemaLog, &telemetry.EnrichedLog{}
+	case "events":
+		d.Schema, d.Event = telemetry.SchemaEvent, &telemetry.Event{}
+	case "traps":
+		d.Schema = telemetry.SchemaTrap
+	}
+	return d
+}
+
 // TopicRecords is a topic a sink reads, what it holds and what the sink
 // writes.
 type TopicRecords struct{ Topic, Holds, Writes string }

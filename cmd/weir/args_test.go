@@ -182,3 +182,40 @@ func TestCheckWarnsOfSinkTopicsOfOtherRecords(t *testing.T) {
 		t.Errorf("%d warnings, want 3:\n%s", n, w)
 	}
 }
+
+// TestCheckWarnsOfTemplatesFailingOnTopics: a webhook template reading
+// .Event's fields without {{with .Event}} fails on every log, metric or
+// trap record of the sink's topics, each dead-lettered: weir check warns
+// of those topics (not of events), and still passes.
+func TestCheckWarnsOfTemplatesFailingOnTopics(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte(`sinks:
+  - type: webhook
+    name: chat
+    url: "http://127.0.0.1:9/hook"
+    topics: [events, enriched.syslog, raw.traps]
+    template: '{"text": {{json .Event.Message}}}'
+  - type: webhook
+    name: guarded
+    url: "http://127.0.0.1:9/hook"
+    topics: [events, enriched.syslog, enriched.metrics]
+    template: '{{with .Event}}{{.Type}}{{end}}{{with .Log}}{{.Message}}{{end}}{{if .Metric}}{{.Metric.Measurement}}{{end}}'
+`), 0o644)
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(context.Background(), []string{"check", "-c", cfg, "--skip-files"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("check: %v %s", err, stderr.String())
+	}
+	w := stderr.String()
+	for _, want := range []string{
+		`sink "chat" reads topic "enriched.syslog", of logs: its template fails on them`,
+		`sink "chat" reads topic "raw.traps", of traps: its template fails on them`,
+		`nil pointer evaluating *telemetry.Event.Message`,
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no warning %s in:\n%s", want, w)
+		}
+	}
+	if n := strings.Count(w, "warning"); n != 2 {
+		t.Errorf("%d warnings, want 2:\n%s", n, w)
+	}
+}

@@ -159,8 +159,9 @@ func checkTLSFiles(cfg *configs.Config, roles map[string]bool) error {
 }
 
 // configWarnings are what weir check and weir run warn of in a config
-// they take: sinks reading topics nothing writes, settings that leave
-// something open, addresses that likely mean something else.
+// they take: sinks reading topics nothing writes, or of records they skip
+// or fail on, settings that leave something open, addresses that likely
+// mean something else.
 func configWarnings(cfg *configs.Config) []string {
 	out := unknownSinkTopics(cfg)
 	other := cfg.SinkTopicsOfOtherRecords()
@@ -170,6 +171,7 @@ func configWarnings(cfg *configs.Config) []string {
 				s.Name, t.Topic, t.Holds, sinkKind(s), t.Writes))
 		}
 	}
+	out = append(out, cfg.WebhookTemplateWarnings()...)
 	out = append(out, cfg.SecurityWarnings()...)
 	return append(out, cfg.AddressWarnings()...)
 }
