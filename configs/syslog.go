@@ -51,6 +51,9 @@ type SyslogListener struct {
 func (c *Config) SyslogEnabled() bool { return c.Syslog.Enabled == nil || *c.Syslog.Enabled }
 
 func (s *Syslog) validate(add func(path, format string, args ...any)) {
+	if s.Topic != "" && !validTopic(s.Topic) {
+		add("syslog.topic", "invalid topic name %q", s.Topic)
+	}
 	if s.Listeners != nil && len(s.Listeners) == 0 && (s.Enabled == nil || *s.Enabled) {
 		// "listeners: []" ran the default listeners; its writer meant none.
 		add("syslog.listeners", "is empty; list listeners, or write syslog.enabled: false to run none")
