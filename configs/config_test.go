@@ -75,6 +75,11 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"http:\n  listen: \"\"\n", `cfg.yaml:2: http.listen: is empty; write "off"`},
 		// An empty list ran the default listeners: what was meant is none.
 		{"syslog:\n  listeners: []\n", "cfg.yaml:2: syslog.listeners: is empty; list listeners, or write syslog.enabled: false to run none"},
+		// Every message was cut to 64 bytes (64KiB meant), every
+		// octet-counted frame dropped.
+		{"syslog:\n  listeners:\n    - {protocol: tcp, address: \"127.0.0.1:1\", max_message_size: 64}\n", "cfg.yaml:3: syslog.listeners[0].max_message_size: must be between 480 bytes (what RFC 5424 requires receivers to accept) and 1MiB, not 64"},
+		// Every message was refused by the broker at run time, dropped.
+		{"syslog:\n  topic: \"raw syslog\"\n", `cfg.yaml:2: syslog.topic: invalid topic name "raw syslog"`},
 		{"broker:\n  max_message_bytes: 4GiB\n", "cfg.yaml:2: broker.max_message_bytes: must be between 1KiB and 1GiB"},
 		{"sinks:\n  - {type: prometheus, name: p, listen: \"0.0.0.0:8080\", topics: [x]}\n", "cfg.yaml:2: sinks[0].listen: http.listen and sinks[0].listen both listen on tcp port 8080"},
 		// Go listens on localhost's 127.0.0.1: the run failed with

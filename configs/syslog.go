@@ -21,7 +21,7 @@ type SyslogListener struct {
 	CertFile     string `yaml:"cert_file"`
 	KeyFile      string `yaml:"key_file"`
 	ClientCAFile string `yaml:"client_ca_file"`
-	// MaxMessageSize bounds one message; default 64KiB, at most 1MiB.
+	// MaxMessageSize bounds one message; default 64KiB, at least 480, at most 1MiB.
 	// Longer lines are
 	// kept truncated (and marked), longer octet-counted frames close the
 	// connection.
@@ -51,6 +51,9 @@ type SyslogListener struct {
 func (c *Config) SyslogEnabled() bool { return c.Syslog.Enabled == nil || *c.Syslog.Enabled }
 
 func (s *Syslog) validate(add func(path, format string, args ...any)) {
+	if s.Topic != "" && !validTopic(s.Topic) {
+		add("syslog.topic", "invalid topic name %q", s.Topic)
+	}
 	if s.Listeners != nil && len(s.Listeners) == 0 && (s.Enabled == nil || *s.Enabled) {
 		// "listeners: []" ran the default listeners; its writer meant none.
 		add("syslog.listeners", "is empty; list listeners, or write syslog.enabled: false to run none")
@@ -69,8 +72,10 @@ func (s *Syslog) validate(add func(path, format string, args ...any)) {
 		if !l.Address.Enabled() {
 			add(path+".address", "is required (host:port)")
 		}
-		if l.MaxMessageSize < 0 || l.MaxMessageSize > 1<<20 {
-			add(path+".max_message_size", "must be at most 1MiB")
+		// 0 is the default; below 480 every message would be cut (a size
+		// meant in KiB, most likely).
+		if l.MaxMessageSize != 0 && (l.MaxMessageSize < MinSyslogMessageSize || l.MaxMessageSize > 1<<20) {
+			add(path+".max_message_size", "must be between %d bytes (what RFC 5424 requires receivers to accept) and 1MiB, not %d", MinSyslogMessageSize, int64(l.MaxMessageSize))
 		}
 		if l.MaxConnections < 0 {
 			add(path+".max_connections", "must not be negative")
@@ -101,6 +106,10 @@ func (s *Syslog) validate(add func(path, format string, args ...any)) {
 		}
 	}
 }
+
+// MinSyslogMessageSize is the smallest max_message_size: RFC 5424 (6.1)
+// requires receivers to accept messages of 480 octets.
+const MinSyslogMessageSize = 480
 
 // DefaultSyslogListen is where the syslog collector listens, UDP and TCP,
 // with no listeners configured.
