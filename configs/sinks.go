@@ -146,7 +146,7 @@ type Sink struct {
 	PerTopic bool     `yaml:"per_topic"` // one file per topic, named <path without .jsonl>.<topic>.jsonl
 	MaxSize  ByteSize `yaml:"max_size"`  // rotate past this; default 100MiB
 	MaxAge   Duration `yaml:"max_age"`   // rotate files older than this; default 24h
-	Keep     int      `yaml:"keep"`      // rotated files kept; default 7
+	Keep     *int     `yaml:"keep"`      // rotated files kept; default 7, 0: none
 	Compress *bool    `yaml:"compress"`  // gzip rotated files; default true
 
 	// webhook: json (the record, or Template's output) or alertmanager.
@@ -451,7 +451,7 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		if s.Path == "" {
 			add("path", "is required")
 		}
-		if s.MaxSize < 0 || s.MaxAge < 0 || s.Keep < 0 {
+		if s.MaxSize < 0 || s.MaxAge < 0 || (s.Keep != nil && *s.Keep < 0) {
 			add("max_size", "max_size, max_age and keep must not be negative")
 		}
 	}

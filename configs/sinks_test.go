@@ -37,7 +37,7 @@ sinks:
 		in.Retry.Max.Std() != 10*time.Second || in.Filter.Tags["site"] != "ams1" || in.Filter.Measurements[0] != "if*" {
 		t.Fatalf("influx: %+v", in)
 	}
-	if cfg.Sinks[2].MaxSize != 10<<20 || cfg.Sinks[2].Keep != 3 || cfg.Sinks[2].StartsAtEnd() {
+	if cfg.Sinks[2].MaxSize != 10<<20 || cfg.Sinks[2].Keep == nil || *cfg.Sinks[2].Keep != 3 || cfg.Sinks[2].StartsAtEnd() {
 		t.Fatalf("file: %+v", cfg.Sinks[2])
 	}
 	if !cfg.Sinks[3].StartsAtEnd() {

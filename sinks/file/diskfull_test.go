@@ -42,7 +42,7 @@ func TestDiskFullThenSpace(t *testing.T) {
 	}
 	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(i int) string { return fmt.Sprintf("r%d", i) }, evs)
 	c := configs.Sink{Type: "file", Name: "archive", Topics: []string{"events"}, Path: dir + "/events.jsonl",
-		MaxSize: 256 << 10, Keep: 1000, BatchSize: 100, FlushInterval: configs.Duration(20 * time.Millisecond),
+		MaxSize: 256 << 10, Keep: keep(1000), BatchSize: 100, FlushInterval: configs.Duration(20 * time.Millisecond),
 		Retry: configs.SinkRetry{Initial: configs.Duration(20 * time.Millisecond), Max: configs.Duration(100 * time.Millisecond)}}
 	s, err := file.NewSink(c, time.Now)
 	if err != nil {
@@ -98,7 +98,7 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 func TestRotationFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 	dir := smallDisk(t)
 	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "events.jsonl"),
-		MaxSize: 256 << 10, Keep: 10}, time.Now)
+		MaxSize: 256 << 10, Keep: keep(10)}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestRotationFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 func TestPerTopicSyncFailureLeavesNoDuplicates(t *testing.T) {
 	dir := smallDisk(t)
 	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "out.jsonl"), PerTopic: true,
-		Keep: 10}, time.Now)
+		Keep: keep(10)}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestGzipFailingOnFullDiskLeavesNoDuplicates(t *testing.T) {
 	dir := smallDisk(t)
 	reg := prometheus.NewRegistry()
 	s, err := file.New(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "events.jsonl"),
-		MaxSize: 256 << 10, Keep: 10}, sinks.Env{Registerer: reg})
+		MaxSize: 256 << 10, Keep: keep(10)}, sinks.Env{Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func smallDisk(t *testing.T) string {
 func TestPerTopicRotationSyncFailureLeavesNoDuplicates(t *testing.T) {
 	dir := smallDisk(t)
 	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: filepath.Join(dir, "out.jsonl"), PerTopic: true,
-		MaxSize: 64 << 10, Keep: 2}, time.Now)
+		MaxSize: 64 << 10, Keep: keep(2)}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

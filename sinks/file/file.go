@@ -110,7 +110,7 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 		return nil, errors.New("file sink: path is required")
 	}
 	s := &Sink{path: cfg.Path, perTopic: cfg.PerTopic, maxSize: int64(cfg.MaxSize), maxAge: cfg.MaxAge.Std(),
-		keep: cfg.Keep, compress: cfg.Compress == nil || *cfg.Compress, now: now, logger: slog.New(slog.DiscardHandler), files: map[string]*output{},
+		keep: DefaultKeep, compress: cfg.Compress == nil || *cfg.Compress, now: now, logger: slog.New(slog.DiscardHandler), files: map[string]*output{},
 		modes: map[string]os.FileMode{}}
 	if s.maxSize <= 0 {
 		s.maxSize = DefaultMaxSize
@@ -118,8 +118,8 @@ func NewSink(cfg configs.Sink, now func() time.Time) (*Sink, error) {
 	if s.maxAge <= 0 {
 		s.maxAge = DefaultMaxAge
 	}
-	if s.keep <= 0 {
-		s.keep = DefaultKeep
+	if cfg.Keep != nil && *cfg.Keep >= 0 {
+		s.keep = *cfg.Keep
 	}
 	// The directory is made at each open (output): one that cannot be
 	// made yet (a volume not mounted, a read-only file system) is an
@@ -498,7 +498,7 @@ func (s *Sink) rotate(o *output) error {
 	// The rotation is done: a gzip or a prune that fails (a full disk) is
 	// done again at the next rotation: failing the batch for it would
 	// only delay the lines after the rotation.
-	if s.compress {
+	if s.compress && s.keep > 0 { // with keep 0 the prune removes it
 		if err := compressRotations(stem, ext); err != nil {
 			s.housekeepingFailed("compress", o.path, err)
 			return nil

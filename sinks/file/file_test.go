@@ -89,7 +89,7 @@ func TestRotateBySizeGzipKeep(t *testing.T) {
 	b := sinktest.Broker(t)
 	dir := t.TempDir()
 	cfg := configs.Sink{Type: "file", Name: "archive", Topics: []string{"events"}, Path: filepath.Join(dir, "events.jsonl"),
-		MaxSize: 8 << 10, Keep: 100, BatchSize: 20, FlushInterval: configs.Duration(10 * time.Millisecond)}
+		MaxSize: 8 << 10, Keep: keep(100), BatchSize: 20, FlushInterval: configs.Duration(10 * time.Millisecond)}
 	clk := &clock{t: time.Unix(1700000000, 0)}
 	s, err := file.NewSink(cfg, func() time.Time { clk.add(time.Millisecond); return clk.now() })
 	if err != nil {
@@ -127,7 +127,7 @@ func TestRotateBySizeGzipKeep(t *testing.T) {
 	}
 
 	// Keep: a second run with keep 3 prunes to the 3 newest rotations.
-	cfg.Keep = 3
+	cfg.Keep = keep(3)
 	s2, err := file.NewSink(cfg, func() time.Time { clk.add(time.Millisecond); return clk.now() })
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +141,22 @@ func TestRotateBySizeGzipKeep(t *testing.T) {
 	_, files = readLines(t, dir)
 	if len(files) != 4 {
 		t.Fatalf("files after keep 3: %v", files)
+	}
+
+	// keep 0: no rotated file is kept (it meant the default, 7).
+	cfg.Keep = keep(0)
+	s3, err := file.NewSink(cfg, func() time.Time { clk.add(time.Millisecond); return clk.now() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(i int) string { return fmt.Sprintf("r%d", 2000+i) }, events(100, 2000))
+	r3 := sinktest.Start(t, b, cfg, s3)
+	sinktest.Eventually(t, "100 more records", func() bool {
+		return r3.Counter("weir_sink_records_total", map[string]string{"sink": "archive"}) == 100
+	})
+	r3.Stop()
+	if _, files = readLines(t, dir); len(files) != 1 || files[0] != "events.jsonl" {
+		t.Fatalf("files after keep 0: %v, want events.jsonl alone", files)
 	}
 }
 
@@ -249,7 +265,7 @@ func TestCopytruncateUnderTheSink(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "events.jsonl")
 	line := len(`{"topic":"events","partition":0,"offset":0,"timestamp":"0001-01-01T00:00:00Z","key":"r00","value":{"v":1}}` + "\n")
-	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: path, MaxSize: configs.ByteSize(10 * line), Keep: 5}, time.Now)
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: path, MaxSize: configs.ByteSize(10 * line), Keep: keep(5)}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +310,7 @@ func TestRotationKeepsPermissions(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "events.jsonl")
 	line := len(`{"topic":"events","partition":0,"offset":0,"timestamp":"0001-01-01T00:00:00Z","key":"r00","value":{"v":1}}` + "\n")
-	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: path, MaxSize: configs.ByteSize(3 * line), Keep: 5}, time.Now)
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: path, MaxSize: configs.ByteSize(3 * line), Keep: keep(5)}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,3 +345,6 @@ func TestRotationKeepsPermissions(t *testing.T) {
 		}
 	}
 }
+
+// keep is a sink's keep setting of n.
+func keep(n int) *int { return &n }

@@ -45,7 +45,7 @@ func TestRotationRenameRefused(t *testing.T) {
 	b := sinktest.Broker(t)
 	dir := t.TempDir()
 	c := configs.Sink{Type: "file", Name: "archive", Topics: []string{"events"}, Path: filepath.Join(dir, "events.jsonl"),
-		MaxSize: 64 << 10, Keep: 100, BatchSize: 400, FlushInterval: configs.Duration(20 * time.Millisecond),
+		MaxSize: 64 << 10, Keep: keep(100), BatchSize: 400, FlushInterval: configs.Duration(20 * time.Millisecond),
 		Retry: configs.SinkRetry{Initial: configs.Duration(20 * time.Millisecond), Max: configs.Duration(50 * time.Millisecond)}}
 	s, err := file.NewSink(c, time.Now)
 	if err != nil {

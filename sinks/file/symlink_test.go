@@ -29,7 +29,7 @@ func TestPathThroughSymlinkRotatesTheTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := configs.Sink{Type: "file", Name: "archive", Topics: []string{"events"}, Path: link,
-		MaxSize: 8 << 10, Keep: 100, BatchSize: 20, FlushInterval: configs.Duration(10 * time.Millisecond)}
+		MaxSize: 8 << 10, Keep: keep(100), BatchSize: 20, FlushInterval: configs.Duration(10 * time.Millisecond)}
 	clk := &clock{t: time.Unix(1700000000, 0)}
 	s, err := file.NewSink(cfg, func() time.Time { clk.add(time.Millisecond); return clk.now() })
 	if err != nil {
@@ -75,7 +75,7 @@ func TestPathThroughSymlinkRecoversFromAFullDisk(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "events.jsonl"), link); err != nil {
 		t.Fatal(err)
 	}
-	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: link, Keep: 10}, time.Now)
+	s, err := file.NewSink(configs.Sink{Type: "file", Name: "f", Path: link, Keep: keep(10)}, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
