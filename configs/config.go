@@ -1007,20 +1007,29 @@ func (a *Address) UnmarshalYAML(n *yaml.Node) error {
 	if err := oneValue(n, `host:port (or "off")`); err != nil {
 		return err
 	}
-	if n.Value == "off" || n.Value == "" {
-		*a = Address(n.Value)
-		return nil
+	v, err := ParseAddress(n.Value)
+	if err != nil {
+		return yamlerr.NewValueError(n, "%v", err)
 	}
-	if _, port, err := net.SplitHostPort(n.Value); err != nil {
-		if hint := bracketsHint(n.Value); hint != "" {
-			return yamlerr.NewValueError(n, "%q is not host:port%s", n.Value, hint)
-		}
-		return yamlerr.NewValueError(n, "%q is not host:port: %v", n.Value, err)
-	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return yamlerr.NewValueError(n, "%q has an invalid port", n.Value)
-	}
-	*a = Address(n.Value)
+	*a = v
 	return nil
+}
+
+// ParseAddress checks the host:port form of s ("off" and "" pass), for a
+// flag that sets an address as the config file does.
+func ParseAddress(s string) (Address, error) {
+	if s == "off" || s == "" {
+		return Address(s), nil
+	}
+	if _, port, err := net.SplitHostPort(s); err != nil {
+		if hint := bracketsHint(s); hint != "" {
+			return "", fmt.Errorf("%q is not host:port%s", s, hint)
+		}
+		return "", fmt.Errorf("%q is not host:port: %v", s, err)
+	} else if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return "", fmt.Errorf("%q has an invalid port", s)
+	}
+	return Address(s), nil
 }
 
 // bracketsHint says how to write hp, not host:port, if it is an IPv6

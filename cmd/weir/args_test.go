@@ -49,6 +49,25 @@ func TestRunRefusesPositionalFile(t *testing.T) {
 	}
 }
 
+// TestRunRefusesBadListenFlags: a listen flag without a port failed after
+// the log was opened, with the address alone ("syslog udp 127.0.0.1:
+// missing port"), not naming the flag; it is a usage error, said first.
+func TestRunRefusesBadListenFlags(t *testing.T) {
+	for _, flag := range []string{"--syslog-listen", "--http-listen", "--kafka-listen", "--trap-listen"} {
+		dir := t.TempDir()
+		args := []string{"run", "--data-dir", filepath.Join(dir, "data"), "--kafka-listen", "off", "--http-listen", "off", "--syslog-listen", "off", flag, "127.0.0.1"}
+		var stdout, stderr bytes.Buffer
+		err := dispatch(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), flag+`: "127.0.0.1" is not host:port`) {
+			t.Errorf("%s 127.0.0.1: %v, want a usage error naming the flag", flag, err)
+		}
+		if _, serr := os.Stat(filepath.Join(dir, "data")); serr == nil {
+			t.Errorf("%s 127.0.0.1: the data directory was made before the flag was checked", flag)
+		}
+	}
+}
+
 // TestCheckFileSinkPathUnusable: a file sink whose path can never be
 // written (its parent is a regular file, or the path is a directory) fails
 // `weir check`; weir run starts and retries it as an outage (a volume

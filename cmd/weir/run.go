@@ -66,6 +66,15 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 			return &exitError{2, fmt.Errorf("--log-level: %q is not debug, info, warn or error", logLevel)}
 		}
 	}
+	// The file's addresses are checked when it is read; the flags' here,
+	// before anything is opened.
+	for _, f := range []struct{ name, value string }{
+		{"--kafka-listen", kafkaListen}, {"--http-listen", httpListen}, {"--syslog-listen", syslogListen}, {"--trap-listen", trapListen},
+	} {
+		if _, err := configs.ParseAddress(f.value); err != nil {
+			return &exitError{2, fmt.Errorf("%s: %w", f.name, err)}
+		}
+	}
 	// The flags override the file at the start and at every reload, so a
 	// reload of an unchanged file changes nothing.
 	override := func(cfg *configs.Config) {
