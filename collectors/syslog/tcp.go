@@ -39,7 +39,8 @@ type tcpListener struct {
 	// port or a host sending junk in a loop must not flood weir's log.
 	// Each is counted in the metrics. So is a connection that ends
 	// idle or with an error (a health check closing with a RST).
-	handshakeLog, frameLog, oversizeLog, idleLog, endLog throttle.Shared
+	handshakeLog, oversizeLog, idleLog, endLog throttle.Shared
+	frameLog                                   throttle.SharedSet // by reason
 	// Bytes the kernel had acknowledged to senders and weir had not read
 	// when it stopped, lost with the sockets, and in how many of them:
 	// logged once all connections are closed (see unreadAtClose).
@@ -265,7 +266,7 @@ func (t *tcpListener) endConn(ctx context.Context, err error, remote string) {
 	case errors.As(err, &fe):
 		t.stats.closed(fe.reason)
 		t.stats.dropped(fe.reason).Inc()
-		if n, ok := t.frameLog.Due(time.Now()); ok {
+		if n, ok := t.frameLog.Due(fe.reason, time.Now()); ok {
 			t.c.logger.Warn("syslog: closing connection", slog.String("listener", t.name),
 				slog.String("remote", remote), slog.String("reason", fe.Error()), slog.Int("times", n))
 		}

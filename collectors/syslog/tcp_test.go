@@ -1,8 +1,10 @@
 package syslog
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -11,7 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // waitFor polls raw.syslog until n records are there or d has passed, and
@@ -274,4 +278,51 @@ func TestEOFInFrameHeader(t *testing.T) {
 	if got := testutil.ToFloat64(h.c.metrics.dropped.WithLabelValues(name, "truncated_frame")); got != 1 {
 		t.Errorf("dropped{truncated_frame} %v, want 1", got)
 	}
+}
+
+// TestFrameErrorReasonsLoggedEach: a connection closed for one framing
+// reason (a sender cut off mid-frame) must not hold back the line of
+// another (junk on the port) for the throttle's interval: the second was
+// counted but never logged, so its sender's address was never seen.
+func TestFrameErrorReasonsLoggedEach(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var logBuf syncbuf.Buffer
+	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, b, WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	addrs, err := c.Addrs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := strings.Cut(addrs[0], "://")
+	send := func(b string) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write([]byte(b))
+		conn.Close()
+	}
+	logged := func(reason string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logBuf.String(), `reason="`+reason); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no line for a connection closed for %s:\n%s", reason, logBuf.String())
+			}
+		}
+	}
+	send("57 <13>Nov 29 14:08:10 h app: cut") // ends inside the frame
+	logged("truncated_frame")
+	send("1 <x") // a frame, then no count
+	logged("bad_frame")
 }

@@ -79,6 +79,21 @@ func (s *Shared) Due(now time.Time) (int, bool) {
 	return s.t.Due(now)
 }
 
+// SharedSet is a Set for lines logged from several goroutines, such as
+// one line per reason a connection is closed for: one reason's flood must
+// not hide another's first line. The zero value is ready.
+type SharedSet struct {
+	mu sync.Mutex
+	s  Set
+}
+
+// Due is Set.Due, safe for concurrent use.
+func (s *SharedSet) Due(key string, now time.Time) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.s.Due(key, now)
+}
+
 // Run is a run of failures in a row (a publish a full disk refuses, a poll
 // of a cluster away): Failed counts one and says whether to log it, as
 // Throttle.Due does (the first, then one per Every, with how many since);
