@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -85,5 +86,70 @@ func TestInventoryRelayPolledIsItself(t *testing.T) {
 		Fields: map[string]any{"snmp_up": int64(1)}, Time: at, Source: "snmp"}, 0)
 	if site, _ := w.row.Tag("site"); w.row.Device != "relay1" || site != "dc" {
 		t.Errorf("the relay's own poll enriched as device %q, site %q; want relay1, dc", w.row.Device, site)
+	}
+}
+
+// TestRelayWrappedCorpusClassified: a device's line a relay read from a
+// file and forwarded behind its own header (logger --prio-prefix -f,
+// rsyslog's imfile) was classified by the relay's header: IOS, NX-OS and
+// IOS-XR lines as Arista's, Junos lines as generic, an RFC 5424 Junos BGP
+// line as PAN-OS's, and the relay's tag was an IOS line's host name. Each
+// corpus line so wrapped gives the vendor, mnemonic, event and object it
+// gives sent directly, and its device is named by its own host name, not
+// the relay's, also when the inventory marks the relay.
+func TestRelayWrappedCorpusClassified(t *testing.T) {
+	inv, err := ParseInventory([]byte(`devices:
+  - {name: vm, address: 10.9.0.1, site: dc, relay: true}
+  - {name: edge1, site: ams1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	namer := NewDeviceNamer(inv, nil)
+	c := NewClassifier()
+	p := syslog.Parser{Now: func() time.Time { return time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC) }}
+	heads := []struct {
+		name, head string
+		keepPRI    bool
+	}{
+		{"logger --rfc3164", "Dec  5 00:57:12 vm corpus: ", false},
+		{"logger --rfc5424", `1 2026-12-05T00:57:12.808038+00:00 vm corpus - - [timeQuality tzKnown="1" isSynced="0"] `, false},
+		{"rsyslog imfile", "<133>Dec  5 01:00:27 vm corpus: ", true},
+		{"rsyslog imfile protocol-23", "<133>1 2026-12-05T01:00:27.862257+00:00 vm corpus - - - ", true},
+	}
+	n := 0
+	for _, line := range loadCorpus(t) {
+		end := strings.IndexByte(line.Raw, '>')
+		if line.Format == "malformed" || !strings.HasPrefix(line.Raw, "<") || end < 0 {
+			continue
+		}
+		var direct telemetry.Log
+		p.ParseCopy([]byte(line.Raw), &direct)
+		want := c.Classify(&direct)
+		for _, h := range heads {
+			raw := line.Raw[:end+1] + h.head + line.Raw[end+1:]
+			if h.keepPRI {
+				raw = h.head + line.Raw
+			}
+			n++
+			var l telemetry.Log
+			p.ParseCopy([]byte(raw), &l)
+			got := c.Classify(&l)
+			if got.Vendor != want.Vendor || got.Mnemonic != want.Mnemonic || got.Event != want.Event || ObjectOf(got) != ObjectOf(want) {
+				t.Errorf("%s: %.90q: vendor %q, mnemonic %q, event %q, object %q; want %q, %q, %q, %q (format %s, host %q, app %q)",
+					h.name, raw, got.Vendor, got.Mnemonic, got.Event, ObjectOf(got), want.Vendor, want.Mnemonic, want.Event, ObjectOf(want), l.Format, l.Hostname, l.AppName)
+			}
+			if line.Host != "" && l.Hostname != line.Host {
+				t.Errorf("%s: %.90q: host %q, want %q", h.name, raw, l.Hostname, line.Host)
+			}
+			if line.Host == "edge1" {
+				if name := namer.Name(l.Hostname, "10.9.0.1:514"); name != "edge1" {
+					t.Errorf("%s: %.90q through relay vm named %q, want edge1", h.name, raw, name)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no corpus line wrapped")
 	}
 }

@@ -103,6 +103,8 @@ func logKeyBit(key string) uint32 {
 		return 1 << 17
 	case "received_at":
 		return 1 << 18
+	case "relay":
+		return 1 << 19
 	}
 	return 0
 }
@@ -291,6 +293,8 @@ func (l *Log) stringField(key string) *string {
 		return &l.Format
 	case "hostname":
 		return &l.Hostname
+	case "relay":
+		return &l.Relay
 	case "app_name":
 		return &l.AppName
 	case "proc_id":

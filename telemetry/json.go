@@ -25,6 +25,7 @@ func (l *Log) AppendJSON(dst []byte) []byte {
 		dst = appendTime(dst, *l.Time)
 	}
 	dst = appendOptField(dst, "hostname", l.Hostname)
+	dst = appendOptField(dst, "relay", l.Relay)
 	dst = appendOptField(dst, "app_name", l.AppName)
 	dst = appendOptField(dst, "proc_id", l.ProcID)
 	dst = appendOptField(dst, "msg_id", l.MsgID)

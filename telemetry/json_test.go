@@ -80,7 +80,7 @@ func BenchmarkLogAppendJSON(b *testing.B) {
 func TestEnrichedLogAppendJSONMatchesEncodingJSON(t *testing.T) {
 	sev := 5
 	for _, e := range []EnrichedLog{
-		{Log: Log{V: 1, Device: "edge1", Format: "cisco", Facility: 23, Severity: 5, Message: "%BGP-5-ADJCHANGE: x", Raw: "<189>...", SourceAddr: "192.0.2.1:514", Listener: "udp://:514"},
+		{Log: Log{V: 1, Device: "edge1", Format: "cisco", Facility: 23, Severity: 5, Hostname: "edge1", Relay: "relay1", Message: "%BGP-5-ADJCHANGE: x", Raw: "<189>...", SourceAddr: "192.0.2.1:514", Listener: "udp://:514"},
 			Vendor: "cisco_ios", SeverityName: "notice", FacilityName: "local7", MnemonicFacility: "BGP", MnemonicSeverity: &sev, Mnemonic: "ADJCHANGE",
 			Fields: map[string]string{"neighbor": "10.0.0.2", "asn": "65001", "vrf": "a\"b"}, Event: "bgp_peer_up", Tags: map[string]string{"site": "ams1", "role": "edge"}},
 		{Log: Log{V: 1, Facility: -1, Severity: -1, Format: "malformed"}, Vendor: "generic", Tags: map[string]string{"unknown": "true"}},
@@ -96,7 +96,7 @@ func TestEnrichedLogAppendJSONMatchesEncodingJSON(t *testing.T) {
 func TestDecodeLogMatchesEncodingJSON(t *testing.T) {
 	devTime := time.Date(2026, 11, 29, 14, 2, 11, 123000000, time.UTC)
 	for _, l := range []Log{
-		{V: 1, Device: "edge1", Format: "cisco", Facility: 23, Severity: 5, Time: &devTime, Sequence: "45",
+		{V: 1, Device: "edge1", Format: "cisco", Facility: 23, Severity: 5, Time: &devTime, Hostname: "edge1", Relay: "relay1", Sequence: "45",
 			Message: "quote \" tab \t nl \n uni é \u2028 ctl \x01", Raw: "<189>45: x", SourceAddr: "192.0.2.1:514", Listener: "udp://:514",
 			ReceivedAt: time.Date(2026, 11, 29, 14, 2, 11, 5, time.FixedZone("x", 3600))},
 		{V: 1, Format: "malformed", Facility: -1, Severity: -1, Raw: "bad \xff", RawBytes: []byte("bad \xff"), ParseError: "no PRI"},
@@ -123,6 +123,7 @@ func TestDecodeLogMatchesEncodingJSON(t *testing.T) {
 func FuzzDecodeLog(f *testing.F) {
 	f.Add([]byte(`{"v":1,"device":"a\u00e9\ud83d\ude00","format":"cisco","facility":1,"severity":2,"message":"m","raw":"r","source_addr":"s","listener":"l","received_at":"2026-11-29T14:02:11Z"}`))
 	f.Add([]byte(`{"v":1,"raw":"\ud800"}`))
+	f.Add([]byte(`{"v":1,"hostname":"edge1","relay":"relay1","relay":"r2","message":"m"}`))
 	f.Add([]byte(`{"device":"d","structured_data":{"a@1":{"x":"y","x":"z"},"b":{},"a@1":{"q":"\u00e9"}},"message":"m"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var fast, std Log

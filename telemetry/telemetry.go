@@ -85,8 +85,12 @@ type Log struct {
 	Facility int `json:"facility"`
 	Severity int `json:"severity"`
 	// Time is the device's timestamp, when the message has one.
-	Time           *time.Time                   `json:"time,omitempty"`
-	Hostname       string                       `json:"hostname,omitempty"`
+	Time     *time.Time `json:"time,omitempty"`
+	Hostname string     `json:"hostname,omitempty"`
+	// Relay is the host name in the header of a relay that read the
+	// device's line from a file (rsyslog imfile, logger -f) and put its own
+	// header in front: the fields above are the device's header, behind it.
+	Relay          string                       `json:"relay,omitempty"`
 	AppName        string                       `json:"app_name,omitempty"`
 	ProcID         string                       `json:"proc_id,omitempty"`
 	MsgID          string                       `json:"msg_id,omitempty"`

@@ -71,6 +71,24 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 		return
 	}
 	l.Facility, l.Severity = pri>>3, pri&7
+	err = p.parseHeader(rest, l)
+	if err == nil {
+		p.unwrapRelayed(l)
+	}
+	if err != nil {
+		fac, sev := l.Facility, l.Severity
+		malformed(l, s, err)
+		l.Facility, l.Severity = fac, sev
+		return
+	}
+	if isYear(l.Hostname) {
+		yearForHost(l)
+	}
+}
+
+// parseHeader parses what follows the PRI: an RFC 5424, RFC 3164 or Cisco
+// header and the message.
+func (p *Parser) parseHeader(rest string, l *telemetry.Log) (err error) {
 	switch {
 	case len(rest) >= 2 && rest[0] == '1' && rest[1] == ' ':
 		if err = p.parse5424(rest[2:], l); err == nil {
@@ -97,15 +115,7 @@ func (p *Parser) parse(s string, l *telemetry.Log) {
 			err = p.parseCiscoOrigin(rest, l, ciscoNeedHost)
 		}
 	}
-	if err != nil {
-		fac, sev := l.Facility, l.Severity
-		malformed(l, s, err)
-		l.Facility, l.Severity = fac, sev
-		return
-	}
-	if isYear(l.Hostname) {
-		yearForHost(l)
-	}
+	return err
 }
 
 // errNoPRIHeader is the parse_error of a line without a PRI whose BSD
@@ -484,15 +494,23 @@ func xrNode(s string) bool {
 }
 
 // originHost reports whether s starts with a Cisco device's own host name
-// before a year-first time or a task: "nx1: 2026 Nov 29 ..." (NX-OS),
-// "wlc1: *spamApTask1: ..." (AireOS), as a relay forwards them.
+// before a year-first time, a task or a sequence number: "nx1: 2026 Nov
+// 29 ..." (NX-OS), "wlc1: *spamApTask1: ..." (AireOS), "edge1: 000045:
+// *Mar ..." (IOS, "service sequence-numbers" padded to six digits), as a
+// relay forwards them. A shorter number is a message counter, which comes
+// before the origin: "devlogs: 45: Nov 29 ...: %..." is a relay's tag in
+// front of a whole Cisco line (see unwrapRelayed).
 func originHost(s string) bool {
 	i := strings.IndexByte(s, ':')
 	if i <= 0 || i+3 >= len(s) || s[i+1] != ' ' || strings.IndexByte(s[:i], ' ') >= 0 {
 		return false
 	}
-	c := s[i+2]
-	return c == '*' || c >= '0' && c <= '9'
+	r := s[i+2:]
+	if r[0] == '*' {
+		return true
+	}
+	n := skipDigits(r, 0)
+	return n == 4 && len(r) > 4 && r[4] == ' ' || n >= 6 && n < len(r) && r[n] == ':'
 }
 
 // asaDeviceID is the length of the device id that starts s when s is an
@@ -874,4 +892,77 @@ func atoi(s string) int {
 		n = n*10 + int(s[i]-'0')
 	}
 	return n
+}
+
+// unwrapRelayed reads the message of l as a device's whole line when a
+// relay read that line from a file and put its own header in front
+// (rsyslog's imfile, syslog-ng's file source, logger --prio-prefix -f):
+// "<PRI>Dec  5 00:57:12 relay1 devlogs: [<PRI>]48: edge1: Nov 29 ...:
+// %BGP-...". The relay's header has a host name and a tag; the message
+// starts with a syslog header with a time of its own. l becomes the
+// device's line as if sent directly, with the relay's host name in Relay
+// (and as the host name when the device's header names none), and the
+// device's PRI where the relay kept it. A message that only starts like a
+// header ("cron: Nov 29 ran") leaves l as it was.
+func (p *Parser) unwrapRelayed(l *telemetry.Log) {
+	if l.AppName == "" || l.Hostname == "" || l.Format == FormatCisco || !startsLikeHeader(l.Message) {
+		return
+	}
+	msg := l.Message
+	in := telemetry.Log{V: l.V, Raw: l.Raw, Facility: l.Facility, Severity: l.Severity}
+	if pri, rest, err := parsePRI(msg); err == nil {
+		in.Facility, in.Severity, msg = pri>>3, pri&7, rest
+	} else if err != errNoPRI {
+		return
+	}
+	if err := p.parseHeader(msg, &in); err != nil {
+		return
+	}
+	switch in.Format {
+	case FormatRFC3164:
+		// A time, a host name and a tag, as a device's BSD header has.
+		if in.Hostname == "" || in.AppName == "" {
+			return
+		}
+	case FormatCisco:
+		// A time or an uptime: parseCisco's error when there is none.
+	case FormatRFC5424:
+		// Its header is strict enough.
+	default:
+		return
+	}
+	in.Relay = l.Hostname
+	if in.Hostname == "" {
+		in.Hostname = l.Hostname
+	}
+	*l = in
+}
+
+// startsLikeHeader reports whether s may start with a syslog header (the
+// PRI optional): a PRI, RFC 5424's version, a Cisco sequence field, a
+// year, a month, Cisco's clock marks, or a Cisco origin host. It is the
+// cheap test before a full parse.
+func startsLikeHeader(s string) bool {
+	if len(s) < 4 {
+		return false
+	}
+	switch c := s[0]; {
+	case c == '<':
+		return s[1] >= '0' && s[1] <= '9'
+	case c == '1' && s[1] == ' ':
+		return true // RFC 5424
+	case c >= '0' && c <= '9':
+		return startsWithCiscoSeq(s) || len(s) > 5 && isDigits(s[:4]) && (s[4] == ' ' || s[4] == '-')
+	case c == ':':
+		return s[1] == ' ' // NX-OS's empty sequence field
+	case c == '*' || c == '.':
+		return s[1] >= 'A' && s[1] <= 'Z'
+	case c >= 'A' && c <= 'Z' && s[3] == ' ':
+		for _, m := range months {
+			if s[:3] == m {
+				return true
+			}
+		}
+	}
+	return originHost(s)
 }

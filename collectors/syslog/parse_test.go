@@ -402,6 +402,12 @@ func BenchmarkParseEncodeCorpus(b *testing.B) {
 func FuzzParse(f *testing.F) {
 	for _, c := range loadCorpus(f) {
 		f.Add([]byte(c.Raw))
+		// Behind a relay's header (see relayWrappers).
+		for _, w := range relayWrappers {
+			if raw, ok := wrap(c.Raw, w.head, w.keepPRI); ok {
+				f.Add([]byte(raw))
+			}
+		}
 	}
 	p := Parser{Now: fixedNow}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -421,6 +427,9 @@ func FuzzParse(f *testing.F) {
 		if !strings.HasSuffix(string(raw), l.Message) {
 			t.Fatalf("message %q not from the input", l.Message)
 		}
+		if l.Relay != "" && (l.Hostname == "" || l.Format == FormatMalformed) {
+			t.Fatalf("relay %q with host %q, format %s", l.Relay, l.Hostname, l.Format)
+		}
 		if l.Severity < -1 || l.Severity > 7 || l.Facility < -1 || l.Facility > 23 {
 			t.Fatalf("pri %d/%d", l.Facility, l.Severity)
 		}
@@ -437,7 +446,7 @@ func FuzzParse(f *testing.F) {
 		valid := func(s string) string { return string([]rune(s)) } // U+FFFD for each bad byte, as JSON has it
 		if back.Raw != valid(l.Raw) || string(back.RawBytes) != string(l.RawBytes) || back.Message != valid(l.Message) ||
 			back.Hostname != valid(l.Hostname) || back.AppName != valid(l.AppName) || back.ProcID != valid(l.ProcID) ||
-			back.MsgID != valid(l.MsgID) || back.Sequence != valid(l.Sequence) || back.Format != l.Format ||
+			back.MsgID != valid(l.MsgID) || back.Sequence != valid(l.Sequence) || back.Relay != valid(l.Relay) || back.Format != l.Format ||
 			back.Facility != l.Facility || back.Severity != l.Severity || back.ParseError != l.ParseError {
 			t.Fatalf("%q: JSON round trip\n got %+v\nwant %+v", raw, back, l)
 		}

@@ -1,0 +1,203 @@
+package syslog
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// relayWrappers put a relay's own header in front of a device's line that
+// the relay read from a file, as captured on the wire: util-linux logger
+// 2.38 --prio-prefix takes the device's PRI for its own (BSD with
+// --rfc3164, else RFC 5424 with its timeQuality element); rsyslog 8.2302's
+// imfile (Tag "corpus:") forwarded by omfwd keeps the line whole behind
+// its own PRI, local0.notice (RSYSLOG_TraditionalForwardFormat,
+// RSYSLOG_ForwardFormat, RSYSLOG_SyslogProtocol23Format).
+var relayWrappers = []struct {
+	name, head string
+	keepPRI    bool
+}{
+	{"logger --rfc3164", "Dec  5 00:57:12 vm corpus: ", false},
+	{"logger --rfc5424", `1 2026-12-05T00:57:12.808038+00:00 vm corpus - - [timeQuality tzKnown="1" isSynced="0"] `, false},
+	{"rsyslog imfile traditional", "<133>Dec  5 01:00:27 vm corpus: ", true},
+	{"rsyslog imfile forward", "<133>2026-12-05T01:00:27.862257+00:00 vm corpus: ", true},
+	{"rsyslog imfile protocol-23", "<133>1 2026-12-05T01:00:27.862257+00:00 vm corpus - - - ", true},
+}
+
+// wrap puts head in front of the corpus line raw: after its PRI, or
+// before it when the relay keeps the line whole.
+func wrap(raw, head string, keepPRI bool) (string, bool) {
+	_, rest, err := parsePRI(raw)
+	switch {
+	case err != nil:
+		return "", false
+	case keepPRI:
+		return head + raw, true
+	}
+	return raw[:len(raw)-len(rest)] + head + rest, true
+}
+
+// TestRelayWrappedCorpus: a device's line a relay read from a file and
+// forwarded behind its own header (two headers: "<189>Dec  5 ... vm
+// corpus: 48: edge1: Nov 29 ...: %BGP-5-ADJCHANGE: ...") was read as the
+// relay's: its host name or tag ("corpus") as the device, the device's
+// header in the message, so enrichment took an IOS line for Arista's and
+// a Junos one for generic. The device's header is read as if it had come
+// directly, the relay's host name kept in Relay (and as the host name when
+// the device's header has none).
+func TestRelayWrappedCorpus(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	n := 0
+	for _, c := range loadCorpus(t) {
+		if c.Format == FormatMalformed {
+			continue
+		}
+		var direct telemetry.Log
+		p.ParseCopy([]byte(c.Raw), &direct)
+		for _, w := range relayWrappers {
+			raw, ok := wrap(c.Raw, w.head, w.keepPRI)
+			if !ok {
+				continue
+			}
+			n++
+			var l telemetry.Log
+			p.ParseCopy([]byte(raw), &l)
+			want := direct
+			want.Raw = raw
+			want.Relay = "vm"
+			if want.Hostname == "" {
+				want.Hostname = "vm"
+			}
+			if !reflect.DeepEqual(l, want) {
+				t.Errorf("%s: %.100q:\n got %s\nwant %s", w.name, raw, logSummary(&l), logSummary(&want))
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no corpus line wrapped")
+	}
+}
+
+func logSummary(l *telemetry.Log) string {
+	tm := ""
+	if l.Time != nil {
+		tm = l.Time.String()
+	}
+	return strings.Join([]string{"format=" + l.Format, "host=" + l.Hostname, "relay=" + l.Relay, "app=" + l.AppName,
+		"pid=" + l.ProcID, "msgid=" + l.MsgID, "seq=" + l.Sequence, "time=" + tm, "err=" + l.ParseError, "msg=" + l.Message}, " ")
+}
+
+// TestRealRelaysWrapCorpus sends the corpus lines through the real
+// wrappers: util-linux logger --prio-prefix -f (BSD and RFC 5424, over
+// UDP) and rsyslogd reading them from a file with imfile, forwarding over
+// TCP (its traditional BSD template and RFC 5424). Each line arrives as
+// the device's, as if sent directly, with the relay's host name in Relay.
+func TestRealRelaysWrapCorpus(t *testing.T) {
+	for _, bin := range []string{"logger", "rsyslogd"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s not installed", bin)
+		}
+	}
+	h := startCollector(t, listener("udp"), listener("tcp"))
+	_, udpPort, _ := net.SplitHostPort(h.addrs["udp"])
+	_, tcpPort, _ := net.SplitHostPort(h.addrs["tcp"])
+	p := Parser{Now: fixedNow}
+	direct := map[string]telemetry.Log{} // by message
+	var lines []string
+	for _, c := range loadCorpus(t) {
+		if c.Format == FormatMalformed || strings.ContainsAny(c.Raw, "\n\x00") {
+			continue
+		}
+		var l telemetry.Log
+		p.ParseCopy([]byte(c.Raw), &l)
+		direct[l.Message] = l
+		lines = append(lines, c.Raw)
+	}
+	work := t.TempDir()
+	src := filepath.Join(work, "devices.log")
+	if err := os.WriteFile(src, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"--rfc3164", "--rfc5424"} {
+		args := []string{"-n", "127.0.0.1", "-P", udpPort, "-d", format, "--prio-prefix", "-t", "devlogs", "-f", src}
+		if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+			t.Fatalf("logger %v: %v %s", args, err, out)
+		}
+	}
+	watched := filepath.Join(work, "watched.log")
+	if err := os.WriteFile(watched, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr := startRsyslog(t, work, fmt.Sprintf(`
+global(workDirectory="%s")
+module(load="imfile")
+input(type="imfile" File="%s" Tag="devlogs:" ruleset="relay")
+ruleset(name="relay") {
+  action(type="omfwd" target="127.0.0.1" port="%[3]s" protocol="tcp" template="RSYSLOG_TraditionalForwardFormat")
+  action(type="omfwd" target="127.0.0.1" port="%[3]s" protocol="tcp" TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
+}
+`, work, watched, tcpPort))
+	f, err := os.OpenFile(watched, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	want := 4 * len(lines)
+	logs := h.waitLogs(want)
+	if len(logs) != want {
+		t.Fatalf("%d messages, want %d\nrsyslogd: %s", len(logs), want, stderr.String())
+	}
+	for _, l := range logs {
+		d, ok := direct[l.Message]
+		if !ok {
+			t.Errorf("%.120q: message %.60q is no corpus line's", l.Raw, l.Message)
+			continue
+		}
+		host := d.Hostname
+		if host == "" {
+			host = l.Relay
+		}
+		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.MsgID, l.Sequence, strconv.Itoa(l.Facility), strconv.Itoa(l.Severity)}
+		exp := [...]string{d.Format, host, d.AppName, d.ProcID, d.MsgID, d.Sequence, strconv.Itoa(d.Facility), strconv.Itoa(d.Severity)}
+		if l.Relay == "" || got != exp || (l.Time == nil) != (d.Time == nil) || l.Time != nil && !l.Time.Equal(*d.Time) {
+			t.Errorf("%.120q: relay %q, got %q, want %q (time %v, want %v)", l.Raw, l.Relay, got, exp, l.Time, d.Time)
+		}
+	}
+}
+
+// TestRelayWrappedOnlyWholeHeaders: a tagged message that merely starts
+// like a header, and the relayed forms read before, stay as they were.
+func TestRelayWrappedOnlyWholeHeaders(t *testing.T) {
+	checkParseCases(t, []parseCase{
+		{raw: "<13>Nov 29 14:10:00 h1 cron: Nov 29 report done", format: "rfc3164", host: "h1", app: "cron",
+			m: "Nov 29 report done", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 app: 42: hello", format: "rfc3164", host: "h1", app: "app",
+			m: "42: hello", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 app: <13>hello", format: "rfc3164", host: "h1", app: "app",
+			m: "<13>hello", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 app: 2026 was a year", format: "rfc3164", host: "h1", app: "app",
+			m: "2026 was a year", time: "2026-11-29T14:10:00Z"},
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29 was a day", format: "rfc5424", host: "host3", app: "app",
+			m: "1 2026-11-29 was a day", time: "2026-11-29T14:08:11Z"},
+		// Arista's agent tag before the mnemonic is the device's own.
+		{raw: "<187>Nov 29 14:07:08 leaf1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down", format: "rfc3164", host: "leaf1", app: "Ebra",
+			m: "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down", time: "2026-11-29T14:07:08Z"},
+		// rsyslog relaying what it received from an IOS device with an
+		// origin host and sequence numbers, padded to six digits, but no
+		// message counter: the host is the device's.
+		{raw: "<189>Nov 29 14:03:02 relay1 edge1: 000045: *Nov 29 14:03:01.272: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", format: "cisco", host: "edge1", seq: "000045",
+			m: "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down", time: "2026-11-29T14:03:01.272Z"},
+	})
+}
