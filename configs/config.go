@@ -462,6 +462,9 @@ func unknownKeyErrors(errs []string) []string {
 		} else if t, ok := keyTypes[section]; ok {
 			key := e[strings.LastIndex(e[:i], "field ")+len("field ") : i]
 			hint = keyHint(key, yamlKeys(t))
+			if section == topLevelType && (key == "devices" || key == "ranges") {
+				hint = " (an inventory file? weir reads it from enrich.inventory in its config: check that config)"
+			}
 		}
 		out = append(out, e[:i]+": unknown key in "+sectionName(section)+hint)
 	}

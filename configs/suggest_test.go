@@ -11,6 +11,7 @@ import (
 func TestUnknownKeySaysWhatToWrite(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"top level", "enrch: {workers: 2}\n", "line 1: field enrch: unknown key in the top level (did you mean enrich?)"},
+		{"inventory file given as the config", "devices:\n  - {name: r1, address: 10.0.0.1}\n", "line 1: field devices: unknown key in the top level (an inventory file? weir reads it from enrich.inventory in its config: check that config)"},
 		{"top level, dashes", "data-dir: /tmp/x\n", "line 1: field data-dir: unknown key in the top level (did you mean data_dir?)"},
 		{"snmp target", "snmp:\n  targets:\n    - name: edge1\n      adress: 192.0.2.1\n", "line 4: field adress: unknown key in snmp.targets[0] (did you mean address?)"},
 		{"snmp v3", "snmp:\n  defaults:\n    v3: {user: u, auth_protcol: SHA}\n", "line 3: field auth_protcol: unknown key in snmp.defaults.v3 (did you mean auth_protocol?)"},

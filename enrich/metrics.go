@@ -533,14 +533,18 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if up, ok := intField(p, "snmp_up"); ok {
 			key := stateKey{row: rowKey{device: target}, what: "up"}
 			if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
-				if ok && prev.v.v != up {
-					if up == 1 {
-						event("device_reachable", "")
-					} else {
-						event("device_unreachable", "")
-					}
-				}
 				w.putState(key, stateSample{v: up, at: at})
+				_, kept := w.state[key]
+				switch {
+				case ok && prev.v.v != up && up == 1:
+					event("device_reachable", "")
+				case ok && prev.v.v != up, !ok && up == 0 && kept:
+					// Down from its first poll (down when weir started,
+					// a mistyped address) is news, unlike an interface's
+					// first state (an unused port is down for good);
+					// once, so only when the state is kept.
+					event("device_unreachable", "")
+				}
 			}
 		}
 	case "interfaces_interface_state_counters": // OpenConfig over gNMI: the counters alone, most rows

@@ -552,3 +552,42 @@ func TestHCCounterReadingZeroOnceNoSpike(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetDownFromFirstPollIsUnreachable: a target that never answered
+// (down when weir started, a mistyped address) raised no
+// device_unreachable: its first snmp_up was taken as the baseline, as an
+// interface's first state is (an unused port is down for good). A device
+// weir was told to poll and cannot reach is news; once, not every poll.
+// When no more states are kept (max objects), nothing is raised, or every
+// poll would raise it again.
+func TestTargetDownFromFirstPollIsUnreachable(t *testing.T) {
+	w := loneMetricsWorker()
+	status := func(device string, i int, up int64) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: "snmp_status", Device: device, Fields: map[string]any{"snmp_up": up},
+			Time: casesT0.Add(time.Duration(i) * time.Minute), Source: "snmp"}
+	}
+	var got []string
+	for i, up := range []int64{0, 0, 0, 1, 1} {
+		_, evs := enrichAt(t, w, status("edge1", i, up), int64(i))
+		for _, ev := range evs {
+			got = append(got, ev.Type+" "+ev.Device)
+		}
+	}
+	if want := []string{"device_unreachable edge1", "device_reachable edge1"}; !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	for i, up := range []int64{1, 1} {
+		if _, evs := enrichAt(t, w, status("edge2", i, up), int64(10+i)); len(evs) != 0 {
+			t.Errorf("edge2 up from its first poll: events %+v, want none", evs)
+		}
+	}
+
+	w = loneMetricsWorker()
+	w.maxObjects = 1
+	enrichAt(t, w, status("edge1", 0, 1), 0)
+	for i := range 3 {
+		if _, evs := enrichAt(t, w, status("edge3", i, 0), int64(1+i)); len(evs) != 0 {
+			t.Errorf("poll %d of a target whose state is not kept: events %+v, want none", i, evs)
+		}
+	}
+}
