@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gosnmp/gosnmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/snmp/snmptest"
@@ -125,7 +127,69 @@ func TestBrokerOutageLoggedSparingly(t *testing.T) {
 	cancel()
 	<-done
 	out := logs.String()
-	if failed := strings.Count(out, "failed\""); !ok || failed != 1 || !strings.Contains(out, "succeeded again") {
-		t.Errorf("broker down for 1.6 s at a 300ms interval, then back (published: %v): %d lines say failed, want 1, and one that it succeeded again:\n%s", ok, failed, out)
+	if failed := strings.Count(out, "snmp publish failed"); !ok || failed != 1 || !strings.Contains(out, "snmp publishes work again") {
+		t.Errorf("broker down for 1.6 s at a 300ms interval, then back (published: %v): %d lines say failed, want 1, and one that it works again:\n%s", ok, failed, out)
+	}
+}
+
+// TestBrokerOutageLoggedForAllTargets: a broker that cannot take records
+// fails every target's publishes at once. Each target logged it, and its
+// recovery, on its own: 1,000 targets gave 1,000 lines when the broker
+// went away and 1,000 when it came back (and as many every failLogEvery
+// between). The poller logs the outage once for all, with how many
+// targets it holds up, and its end once.
+func TestBrokerOutageLoggedForAllTargets(t *testing.T) {
+	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+	})
+	b := &downBroker{Capture: snmptest.NewCapture()}
+	b.down.Store(true)
+	var logs syncbuf.Buffer
+	metrics, _ := NewMetrics(nil)
+	names := []string{"a", "b", "c"}
+	var targets []configs.SNMPTarget
+	for _, name := range names {
+		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			tc.Interval, tc.Timeout = 300*time.Millisecond, 100*time.Millisecond
+		}))
+	}
+	p, err := New(Config{Targets: targets, Profiles: oneColumnProfile(t), Broker: b, Metrics: metrics,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s:\n%s", what, logs.String())
+			}
+		}
+	}
+	eventually("two failed publishes of every target", func() bool {
+		for _, n := range names {
+			if testutil.ToFloat64(metrics.Polls.WithLabelValues(n, ResultPublishError)) < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	b.down.Store(false)
+	eventually("line saying publishing works again", func() bool { return strings.Contains(logs.String(), "snmp publishes work again") })
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if strings.Contains(line, "publish") && strings.Contains(line, "target=") {
+			t.Errorf("a target's own line about the outage: %s", line)
+		}
+		if strings.Contains(line, "succeeded again") {
+			t.Errorf("a target's own line about the end of the outage: %s", line)
+		}
+	}
+	if !strings.Contains(logs.String(), "snmp publish failed") || !regexp.MustCompile(`publishes work again.* targets=3`).MatchString(logs.String()) {
+		t.Errorf("no line of the outage, and of its end naming the 3 targets it held up:\n%s", logs.String())
 	}
 }

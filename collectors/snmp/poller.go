@@ -87,6 +87,64 @@ type Poller struct {
 	mu       sync.Mutex
 	targets  []*target    // the latest list (Update changes it)
 	profiles *profile.Set // the latest profiles (Reload changes them)
+
+	publishes publishFailures
+}
+
+// publishFailures is the run of failed publishes of all targets, logged
+// once for all: a broker that cannot take records (a full disk, a
+// cluster away) fails every target's publishes at once, which a line per
+// target would repeat a thousand times.
+type publishFailures struct {
+	mu      sync.Mutex
+	run     throttle.Run
+	failing map[string]bool // the targets whose last publish failed
+	held    map[string]bool // the targets that failed in the run
+}
+
+// failed notes target's failed publish; it logs the first of the run, and
+// then one each throttle.Every with how many failed meanwhile.
+func (f *publishFailures) failed(logger *slog.Logger, target string, err error, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failing == nil {
+		f.failing, f.held = map[string]bool{}, map[string]bool{}
+	}
+	f.failing[target], f.held[target] = true, true
+	if n, due := f.run.Failed(now); due {
+		logger.Warn("snmp publish failed; each target's records are retried until its next poll, then dropped (weir_snmp_polls_total{result=\"publish_error\"})",
+			"failed_publishes", n, "targets", len(f.failing), "err", err)
+	}
+}
+
+// succeeded notes target's publish went through; the run ends, logged,
+// once no target's last publish failed.
+func (f *publishFailures) succeeded(logger *slog.Logger, target string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.failing[target] {
+		return
+	}
+	delete(f.failing, target)
+	if len(f.failing) == 0 {
+		logger.Info("snmp publishes work again", "failed_publishes", f.run.Ended(), "targets", len(f.held))
+		clear(f.held)
+	}
+}
+
+// forget drops a target that stopped (removed by a reload): a run it was
+// the last of ends without a line, as nothing published again.
+func (f *publishFailures) forget(target string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.failing[target] {
+		return
+	}
+	delete(f.failing, target)
+	if len(f.failing) == 0 {
+		f.run.Ended()
+		clear(f.held)
+	}
 }
 
 // New checks the targets against the profiles.
@@ -327,6 +385,7 @@ func wallSkew(now, then time.Time) time.Duration {
 
 func (t *target) run(ctx context.Context) {
 	defer t.close()
+	defer t.p.publishes.forget(t.cfg.Name)
 	m := t.p.cfg.Metrics
 	// At zero from the start, so an alert on its rate or increase sees
 	// the first skip (a series born at 1 shows no increase); where
@@ -695,11 +754,10 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		return res.err
 	}
 	if err != nil {
-		// Logged as a failed poll is, sparingly: a broker that cannot
-		// take records fails every target's every publish at once.
-		t.logFailure(result, dur, err, res.end)
+		t.p.publishes.failed(t.p.cfg.Logger, name, err, res.end)
 		return err
 	}
+	t.p.publishes.succeeded(t.p.cfg.Logger, name)
 	m.LastSuccess.WithLabelValues(name).Set(float64(res.end.UnixNano()) / 1e9)
 	if t.failing > 0 {
 		t.log.Info("snmp poll succeeded again", "failed_polls", t.failing, "failing_for", res.end.Sub(t.failingSince).Round(time.Second))
