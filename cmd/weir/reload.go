@@ -24,6 +24,11 @@ type reloads struct {
 	mu    sync.Mutex
 	parts []reloadPart
 	m     reloadMetrics
+	// refused are the parts that refused the last reload and have not
+	// taken it since (see took); badFile: the last reload's file had
+	// errors, and nothing took it.
+	refused []string
+	badFile bool
 }
 
 // reloadMetrics tell an operator (or the tool that pushed the file) that
@@ -68,10 +73,12 @@ func (r *reloads) result(ok bool) {
 	r.m.lastSuccess.Set(0)
 }
 
-// The parts that reload targets, whose counts a reload logs.
+// The parts that reload targets, whose counts a reload logs, and the
+// inventory, which its watch reloads too.
 const (
 	partSNMPTargets = "snmp targets"
 	partGNMITargets = "gnmi targets"
+	partInventory   = "inventory"
 )
 
 type reloadPart struct {
@@ -110,8 +117,7 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func(con
 				return // stopping: the file was not waited for
 			}
 			if err != nil {
-				r.result(false) // before the log line, which tests wait for
-				logger.Error("SIGHUP: config not reloaded; the running one stays", slog.Any("error", err))
+				r.fileFailed(err, logger)
 				continue
 			}
 			cfg = next
@@ -125,6 +131,35 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func(con
 		if slices.Contains(done, partGNMITargets) {
 			gnmiTargets = len(cfg.GNMI.Targets)
 		}
+	}
+}
+
+// fileFailed counts a reload whose file had errors and logs it.
+func (r *reloads) fileFailed(err error, logger *slog.Logger) {
+	r.mu.Lock()
+	r.refused, r.badFile = nil, true
+	r.mu.Unlock()
+	r.result(false) // before the log line, which tests wait for
+	logger.Error("SIGHUP: config not reloaded; the running one stays", slog.Any("error", err))
+}
+
+// took notes that part, which refused the last reload, has taken it since
+// (the inventory's watch loaded the file fixed): once every part that
+// refused has, the config is taken everywhere, and the metrics say so.
+func (r *reloads) took(part string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := slices.Index(r.refused, part)
+	if i < 0 {
+		return
+	}
+	r.refused = slices.Delete(r.refused, i, i+1)
+	if len(r.refused) == 0 && !r.badFile && r.m.total != nil {
+		r.m.lastSuccess.Set(1)
+		r.m.lastTime.SetToCurrentTime()
 	}
 }
 
@@ -143,6 +178,9 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 		}
 		done = append(done, p.name)
 	}
+	r.mu.Lock()
+	r.refused, r.badFile = refused, false
+	r.mu.Unlock()
 	if len(parts) == 0 {
 		r.result(true)
 		logger.Info("SIGHUP: nothing in this process reloads")

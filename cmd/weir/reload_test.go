@@ -439,3 +439,51 @@ func TestReloadWaitsForAnInventoryBeingWritten(t *testing.T) {
 		t.Errorf("the reload went on with the inventory half written:\n%s", data)
 	}
 }
+
+// TestReloadRefusedPartTakesItLater: a SIGHUP whose inventory did not
+// load (saved broken) set weir_config_last_reload_successful to 0, and it
+// stayed 0 once the fixed file loaded through the inventory's watch, so
+// an alert on it went on firing with nothing left to fix. It is 1 again
+// once every part that refused has taken it; not after a config file with
+// errors, which only a reload of a fixed file fixes.
+func TestReloadRefusedPartTakesItLater(t *testing.T) {
+	r := newReloads(prometheus.NewRegistry())
+	inventoryOK, snmpOK := false, true
+	r.add("inventory", func(*configs.Config) error {
+		if !inventoryOK {
+			return errTest
+		}
+		return nil
+	})
+	r.add(partSNMPTargets, func(*configs.Config) error {
+		if !snmpOK {
+			return errTest
+		}
+		return nil
+	})
+	r.apply(configs.Defaults(), nil, slog.New(slog.DiscardHandler))
+	if got := testutil.ToFloat64(r.m.lastSuccess); got != 0 {
+		t.Fatalf("last_reload_successful %v after the inventory refused", got)
+	}
+	r.took("inventory") // the watch loaded the fixed file
+	if got := testutil.ToFloat64(r.m.lastSuccess); got != 1 {
+		t.Errorf("last_reload_successful %v once the inventory took it, want 1", got)
+	}
+
+	// Two parts refused: one taking it is not enough.
+	snmpOK = false
+	r.apply(configs.Defaults(), nil, slog.New(slog.DiscardHandler))
+	r.took("inventory")
+	if got := testutil.ToFloat64(r.m.lastSuccess); got != 0 {
+		t.Errorf("last_reload_successful %v with the SNMP targets still refused, want 0", got)
+	}
+
+	// A config file with errors: nothing was applied.
+	inventoryOK, snmpOK = true, true
+	r.apply(configs.Defaults(), nil, slog.New(slog.DiscardHandler))
+	r.fileFailed(errTest, slog.New(slog.DiscardHandler))
+	r.took("inventory")
+	if got := testutil.ToFloat64(r.m.lastSuccess); got != 0 {
+		t.Errorf("last_reload_successful %v after a config file with errors, want 0", got)
+	}
+}

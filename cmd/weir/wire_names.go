@@ -46,8 +46,10 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 	if d.cfg.Enrich.Inventory != "" {
 		devices, ranges := inv.Size()
 		logger.Info("inventory loaded", slog.String("file", d.cfg.Enrich.Inventory), slog.Int("devices", devices), slog.Int("ranges", ranges))
-		observeInventory(inv, d.reg)
-		d.reload.add("inventory", func(*configs.Config) error { return inv.Reload() })
+		// A SIGHUP the inventory refused is taken once its watch loads
+		// the file fixed.
+		observeInventory(inv, d.reg, func() { d.reload.took(partInventory) })
+		d.reload.add(partInventory, func(*configs.Config) error { return inv.Reload() })
 	}
 	// The config's SNMP targets name the devices traps and hostless syslog
 	// lines come from (the same in every process of a cluster); SIGHUP
@@ -75,9 +77,15 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 
 // observeInventory counts the inventory's reloads on reg (nil: none), the
 // watch's and SIGHUP's: the config reload metrics count SIGHUP's reading
-// of the config, and say nothing of an inventory file saved broken.
-func observeInventory(inv *enrich.Inventory, reg prometheus.Registerer) {
+// of the config, and say nothing of an inventory file saved broken. It
+// calls loaded after each load that worked.
+func observeInventory(inv *enrich.Inventory, reg prometheus.Registerer, loaded func()) {
 	if reg == nil {
+		inv.Observe(func(err error) {
+			if err == nil {
+				loaded()
+			}
+		})
 		return
 	}
 	total := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_inventory_reloads_total",
@@ -95,6 +103,7 @@ func observeInventory(inv *enrich.Inventory, reg prometheus.Registerer) {
 		}
 		success.Inc()
 		last.Set(1)
+		loaded()
 	})
 }
 
