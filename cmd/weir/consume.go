@@ -115,6 +115,9 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, also))
 		}
 		if td, err = waitForTopic(ctx, adm, cf.why, topic, stderr); err != nil {
+			if ctx.Err() != nil {
+				return nil // Ctrl-C, as while following
+			}
 			return err
 		}
 		*fromBeginning = true // a topic made since: every record is new
@@ -383,6 +386,9 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, "--follow waits for it"))
 		}
 		if td, err = waitForTopic(ctx, adm, cf.why, topic, stderr); err != nil {
+			if ctx.Err() != nil {
+				return nil // Ctrl-C, as while following
+			}
 			return err
 		}
 		fromBeginning = true // a topic made since: every record is new

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // fullWriter takes n bytes, then fails as a full disk does.
@@ -124,5 +127,26 @@ func TestConsumeGroupReaderGone(t *testing.T) {
 	}
 	if o, ok := offs.Lookup("t", 0); !ok || o.At < 1 {
 		t.Errorf("group g committed %+v for t/0; want at least the record printed", o)
+	}
+}
+
+// TestConsumeWaitingStopsQuietly: Ctrl-C on a consume waiting for a topic
+// not made yet printed "weir: context canceled" and exited 1; it stops as
+// a following consume does, exit 0.
+func TestConsumeWaitingStopsQuietly(t *testing.T) {
+	c, _ := kfakeTopic(t, 1)
+	for _, extra := range [][]string{nil, {"--group", "g"}} {
+		args := append([]string{"not.yet", "--follow", "--brokers", c.ListenAddrs()[0]}, extra...)
+		ctx, cancel := context.WithCancel(context.Background())
+		var errOut syncbuf.Buffer
+		done := make(chan error, 1)
+		go func() { done <- consumeCmd(ctx, args, io.Discard, &errOut) }()
+		for !strings.Contains(errOut.String(), "waiting") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel() // Ctrl-C
+		if err := <-done; err != nil {
+			t.Errorf("consume %v stopped while waiting for its topic: %v; want nil (exit 0)", args, err)
+		}
 	}
 }
