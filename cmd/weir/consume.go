@@ -85,6 +85,8 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !*fromBeginning && *offset < 0 && sinceTime.IsZero() {
 		*follow = true
 	}
+	ctx, stopWatch := untilReaderGone(ctx, stdout)
+	defer stopWatch()
 	if *group != "" {
 		if *partition >= 0 {
 			return &exitError{2, errors.New("consume: --group lets the group assign partitions; it does not go with --partition or --offset")}
@@ -113,6 +115,9 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, also))
 		}
 		if td, err = waitForTopic(ctx, adm, cf.why, topic, stderr); err != nil {
+			if ctx.Err() != nil {
+				return nil // Ctrl-C, as while following
+			}
 			return err
 		}
 		*fromBeginning = true // a topic made since: every record is new
@@ -258,12 +263,25 @@ func consumeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				stop = true
 			}
 		})
-		w.Flush()
+		if err := w.Flush(); err != nil {
+			return writeError(topic, err)
+		}
 		if stop {
 			return nil
 		}
 	}
 	return nil
+}
+
+// writeError is a failed write of the records to stdout: nil for a reader
+// gone (`| head -1`: it has what it wanted, as with --max), else the
+// error (a full disk), so that a script does not take a cut-short output
+// for all of it.
+func writeError(topic string, err error) error {
+	if errors.Is(err, syscall.EPIPE) {
+		return nil
+	}
+	return fmt.Errorf("consume %s: writing the records: %w", topic, err)
 }
 
 // newPartitionsEvery is how often a following consume looks for partitions
@@ -368,6 +386,9 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			return fmt.Errorf("consume %s: no such topic%s", topic, noTopicHint(topic, "--follow waits for it"))
 		}
 		if td, err = waitForTopic(ctx, adm, cf.why, topic, stderr); err != nil {
+			if ctx.Err() != nil {
+				return nil // Ctrl-C, as while following
+			}
 			return err
 		}
 		fromBeginning = true // a topic made since: every record is new
@@ -580,7 +601,8 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		}
 		clear(commits)
 		mu.Unlock()
-		stop, marked := false, false
+		stop := false
+		var printed []*kgo.Record // marked for the commit once written
 		fetches.EachRecord(func(r *kgo.Record) {
 			if stop {
 				return
@@ -590,24 +612,29 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			}
 			expect[r.Partition] = r.Offset + 1
 			if r.Attrs.IsControl() {
-				cl.MarkCommitRecords(r)
-				next[r.Partition] = r.Offset + 1
-				marked = true
+				printed = append(printed, r)
 				return
 			}
 			if err := enc.Encode(toConsumed(r)); err != nil {
 				stop = true
 				return
 			}
-			cl.MarkCommitRecords(r)
-			next[r.Partition] = r.Offset + 1
-			marked = true
+			printed = append(printed, r)
 			count++
 			if maxRecs > 0 && count >= maxRecs {
 				stop = true
 			}
 		})
-		w.Flush()
+		// A record is committed once it is written, not buffered: one a
+		// full disk or a closed pipe refused is the next run's.
+		if err := w.Flush(); err != nil {
+			return writeError(topic, err)
+		}
+		cl.MarkCommitRecords(printed...)
+		for _, r := range printed {
+			next[r.Partition] = r.Offset + 1
+		}
+		marked := len(printed) > 0
 		if marked && follow && !stop {
 			// Commit what was printed now, not at franz-go's next
 			// autocommit (5 s on): a broker that restarts forgets the

@@ -82,8 +82,13 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 		if _, err := adm.DeleteGroup(ctx, g); err != nil {
 			err = shardErr(err)
-			if errors.Is(err, kerr.NonEmptyGroup) {
-				return fmt.Errorf("delete group %s: %w: it has members; stop them first, a group can be deleted only while it has none%s", g, err, ownGroupHint(g))
+			switch {
+			case errors.Is(err, kerr.NonEmptyGroup):
+				// The code's name, not its text ("The group is not
+				// empty."), which a user reads as "it has offsets".
+				return fmt.Errorf("delete group %s: %w", g, &brokerMessage{kerr.NonEmptyGroup, "it has members; stop them first, a group can be deleted only while it has none" + ownGroupHint(g)})
+			case errors.Is(err, kerr.GroupIDNotFound):
+				return fmt.Errorf("delete group %s: no such group", g)
 			}
 			return fmt.Errorf("delete group %s: %w", g, err)
 		}

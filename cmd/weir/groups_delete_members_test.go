@@ -29,3 +29,28 @@ func TestGroupsDeleteWithMembersSaysWhy(t *testing.T) {
 		t.Fatalf("groups delete of a group with a member: %v (exit %d); want NON_EMPTY_GROUP and what to do", err, exitCode(err))
 	}
 }
+
+// TestGroupsDeleteMessages: the errors read as one sentence: not "NON_EMPTY_GROUP:
+// The group is not empty.: it has members", and a group that is not there
+// says "no such group", as describe does, not GROUP_ID_NOT_FOUND's "The
+// group id does not exist.".
+func TestGroupsDeleteMessages(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	groupMember(ctx, t, c.ListenAddrs(), "g", "t")
+	for group, want := range map[string]string{
+		"g":      "delete group g: NON_EMPTY_GROUP: it has members; stop them first",
+		"nosuch": "delete group nosuch: no such group",
+	} {
+		var stdout, stderr bytes.Buffer
+		err := dispatch(ctx, []string{"groups", "delete", group, "--brokers", c.ListenAddrs()[0]}, strings.NewReader(""), &stdout, &stderr)
+		if err == nil || exitCode(err) != 1 || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("groups delete %s: %v (exit %d); want %q...", group, err, exitCode(err), want)
+		}
+	}
+}
