@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -102,8 +103,8 @@ func (r *reloads) add(name string, apply func(*configs.Config) error) {
 // nothing); without one (reread nil), the built-in config is what there
 // is, so only the parts that read their own files (the inventory) change.
 func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func(context.Context) (*configs.Config, error), current *configs.Config, logger *slog.Logger) {
-	// The target counts running, for the log line of the next reload.
-	snmpTargets, gnmiTargets := len(current.SNMP.Targets), len(current.GNMI.Targets)
+	// The targets running, for the log line of the next reload.
+	snmpTargets, gnmiTargets := current.SNMP.Targets, current.GNMI.Targets
 	for {
 		select {
 		case <-ctx.Done():
@@ -122,16 +123,72 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func(con
 			}
 			cfg = next
 		}
-		done := r.apply(cfg, restartNeeded(current, cfg), logger.With(
-			slog.String("snmp_targets", fmt.Sprintf("%d -> %d", snmpTargets, len(cfg.SNMP.Targets))),
-			slog.String("gnmi_targets", fmt.Sprintf("%d -> %d", gnmiTargets, len(cfg.GNMI.Targets)))))
+		attrs := []any{
+			slog.String("snmp_targets", fmt.Sprintf("%d -> %d", len(snmpTargets), len(cfg.SNMP.Targets))),
+			slog.String("gnmi_targets", fmt.Sprintf("%d -> %d", len(gnmiTargets), len(cfg.GNMI.Targets))),
+		}
+		attrs = append(attrs, targetChanges("snmp", snmpTargets, cfg.SNMP.Targets, func(t configs.SNMPTarget) (string, configs.SNMPTarget) {
+			t.Line = 0
+			return t.Name, t
+		})...)
+		attrs = append(attrs, targetChanges("gnmi", gnmiTargets, cfg.GNMI.Targets, func(t configs.GNMITarget) (string, configs.GNMITarget) {
+			t.Line = 0
+			return t.Name, t
+		})...)
+		done := r.apply(cfg, restartNeeded(current, cfg), logger.With(attrs...))
 		if slices.Contains(done, partSNMPTargets) {
-			snmpTargets = len(cfg.SNMP.Targets)
+			snmpTargets = cfg.SNMP.Targets
 		}
 		if slices.Contains(done, partGNMITargets) {
-			gnmiTargets = len(cfg.GNMI.Targets)
+			gnmiTargets = cfg.GNMI.Targets
 		}
 	}
+}
+
+// targetChanges are the log attributes naming the targets a reload adds,
+// removes and changes (restarted with their new settings), as
+// kind_added, kind_removed and kind_changed, each left out when empty.
+// key gives a target's name and what tells a change (its settings less
+// the line it is written on).
+func targetChanges[T any](kind string, before, after []T, key func(T) (string, T)) []any {
+	was := make(map[string]T, len(before))
+	for _, t := range before {
+		name, k := key(t)
+		was[name] = k
+	}
+	var added, changed []string
+	for _, t := range after {
+		name, k := key(t)
+		old, ok := was[name]
+		switch {
+		case !ok:
+			added = append(added, name)
+		case !reflect.DeepEqual(old, k):
+			changed = append(changed, name)
+		}
+		delete(was, name)
+	}
+	removed := slices.Sorted(maps.Keys(was))
+	var attrs []any
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{{"added", added}, {"removed", removed}, {"changed", changed}} {
+		if len(l.names) > 0 {
+			attrs = append(attrs, slog.String(kind+"_"+l.what, nameList(l.names)))
+		}
+	}
+	return attrs
+}
+
+// nameList joins names for a log line, the first 20 and a count of the
+// rest: a reload of a thousand targets is not a line of a thousand names.
+func nameList(names []string) string {
+	const most = 20
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }
 
 // fileFailed counts a reload whose file had errors and logs it.

@@ -148,6 +148,67 @@ func TestReloadCountsTargetsOfThePartsThatTookThem(t *testing.T) {
 	<-done
 }
 
+// TestReloadNamesTargetsChanged: the reload line said only "snmp_targets=2
+// -> 2": a target removed stopped without a line, and nothing told which
+// targets a reload added, removed or restarted with new settings.
+func TestReloadNamesTargetsChanged(t *testing.T) {
+	var logs syncbuf.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	file := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(file, []byte(`snmp:
+  traps: {listen: "off"}
+  targets:
+    - {name: t1, address: "127.0.0.1:1001"}
+    - {name: t2, address: "127.0.0.1:1002"}
+    - {name: t3, address: "127.0.0.1:1003"}
+gnmi:
+  targets:
+    - {name: g1, address: "127.0.0.1:2001", insecure: true, subscriptions: [{path: /interfaces}]}
+`), 0o644)
+	current, err := configs.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// t1 moved down a line (not a change), t2 removed, t3 to another
+	// address, t4 added; g1 removed, g2 added.
+	os.WriteFile(file, []byte(`snmp:
+  traps: {listen: "off"}
+  targets:
+
+    - {name: t1, address: "127.0.0.1:1001"}
+    - {name: t3, address: "127.0.0.1:1013"}
+    - {name: t4, address: "127.0.0.1:1004"}
+gnmi:
+  targets:
+    - {name: g2, address: "127.0.0.1:2002", insecure: true, subscriptions: [{path: /interfaces}]}
+`), 0o644)
+	r := &reloads{}
+	r.add(partSNMPTargets, func(*configs.Config) error { return nil })
+	r.add(partGNMITargets, func(*configs.Config) error { return nil })
+	hup := make(chan os.Signal)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		r.run(ctx, hup, func(context.Context) (*configs.Config, error) { return configs.Load(file) }, current, logger)
+		close(done)
+	}()
+	defer func() { cancel(); <-done }()
+	hup <- syscall.SIGHUP
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "SIGHUP: reloaded"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload:\n%s", logs.String())
+		}
+	}
+	for _, want := range []string{`snmp_targets="3 -> 3"`, "snmp_added=t4", "snmp_removed=t2", "snmp_changed=t3", "gnmi_added=g2", "gnmi_removed=g1"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the reload line lacks %s:\n%s", want, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "t1") || strings.Contains(logs.String(), "gnmi_changed") {
+		t.Errorf("an unchanged target named:\n%s", logs.String())
+	}
+}
+
 type testError string
 
 func (e testError) Error() string { return string(e) }
