@@ -103,6 +103,16 @@ func TestGroupsReset(t *testing.T) {
 	mustReset("--topic", "rst", "--to-datetime", time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "--execute")
 	wantCaughtUp(t, p, "rg", "rst")
 
+	// A group not there yet (a typo of rg?) is made by --execute, as
+	// Kafka's tool does; the dry run says so.
+	if out, _, err := p.cli(t, "", "groups", "reset", "rgg", "--topic", "rst", "--to-earliest"); err != nil ||
+		!strings.Contains(out, "group rgg has no members and no committed offsets: --execute makes it") {
+		t.Errorf("dry run of a group not there: %v\n%s", err, out)
+	}
+	if out := mustReset("--topic", "rst", "--to-latest"); strings.Contains(out, "no members and no committed offsets") {
+		t.Errorf("dry run of group rg, which has committed offsets, says it has none:\n%s", out)
+	}
+
 	// Usage errors exit 2 and say what to give.
 	for _, args := range [][]string{
 		{"--topic", "rst"},
