@@ -357,35 +357,52 @@ func (b stuckFor) Produce(ctx context.Context, topic string, recs []broker.Recor
 	return b.Capture.Produce(ctx, topic, recs)
 }
 
+// heldFor is a broker whose Produce of one target's records does not
+// return until release is closed, whatever its context says: the worst
+// a broker can do to a poller that holds its concurrency slot while it
+// publishes.
+type heldFor struct {
+	*snmptest.Capture
+	key     string
+	release chan struct{}
+}
+
+func (b heldFor) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if len(recs) > 0 && string(recs[0].Key) == b.key {
+		<-b.release
+		return errors.New("held")
+	}
+	return b.Capture.Produce(ctx, topic, recs)
+}
+
 // TestStuckPublishFreesTheSlot: a target whose records the broker cannot
 // take does not hold the concurrency slot while it waits, so the other
-// targets are still polled; its own publish gives up after an interval.
+// targets are still polled: with one slot, the other target is polled
+// again and again while the stuck target's publish has not returned.
 func TestStuckPublishFreesTheSlot(t *testing.T) {
 	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
 		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
 	})
 	capture := snmptest.NewCapture()
-	metrics, _ := NewMetrics(nil)
 	var targets []configs.SNMPTarget
 	for _, name := range []string{"stuck", "fine"} {
 		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
 			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
-			tc.Interval, tc.Timeout = 500*time.Millisecond, 200*time.Millisecond
+			tc.Interval, tc.Timeout = 200*time.Millisecond, 100*time.Millisecond
 		}))
 	}
-	p, err := New(Config{Targets: targets, Profiles: oneColumnProfile(t), Broker: stuckFor{capture, "stuck"},
-		Metrics: metrics, MaxConcurrency: 1})
+	b := heldFor{Capture: capture, key: "stuck", release: make(chan struct{})}
+	p, err := New(Config{Targets: targets, Profiles: oneColumnProfile(t), Broker: b, MaxConcurrency: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2600*time.Millisecond)
-	defer cancel()
-	p.Run(ctx)
-	if n := len(statuses(t, capture.Records(), "fine")); n < 4 {
-		t.Errorf("the other target polled %d times in 2.6 s at 500ms", n)
-	}
-	if n := testutil.ToFloat64(metrics.Polls.WithLabelValues("stuck", ResultPublishError)); n < 1 {
-		t.Errorf("the stuck target's publishes: %v given up", n)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); close(b.release); <-done }()
+	if !capture.WaitFor(30*time.Second, func(recs []broker.Record) bool { return len(statuses(t, recs, "fine")) >= 4 }) {
+		t.Errorf("the other target polled %d times while the stuck target's publish held: it waited for the slot",
+			len(statuses(t, capture.Records(), "fine")))
 	}
 }
 
