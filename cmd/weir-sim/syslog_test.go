@@ -38,7 +38,7 @@ func TestSendSyslogStopsWhenTheTargetStopsReading(t *testing.T) {
 		if err == nil {
 			t.Fatal("returned no error after its context ended with messages unsent")
 		}
-	case <-time.After(3 * time.Second):
-		t.Fatalf("still writing 2.7 s after its context ended (%d sent)", sent.Load())
+	case <-time.After(30 * time.Second): // generous: a stuck write never returns
+		t.Fatalf("still writing 30 s after it was started with a context of 300ms (%d sent)", sent.Load())
 	}
 }
