@@ -18,13 +18,15 @@ func TestSendSyslogStopsWhenTheTargetStopsReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	end := make(chan struct{})
+	defer close(end)
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		defer c.Close()
-		time.Sleep(10 * time.Second) // accepts, never reads
+		<-end // accepts, never reads, never closes while the test runs
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
