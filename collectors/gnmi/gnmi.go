@@ -837,8 +837,11 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	name := t.cfg.Name
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// Stream data counts as it arrives, not only as whole messages (see
+	// watchdog).
+	prog := newProgress()
 	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(t.creds),
+		grpc.WithTransportCredentials(progressCreds{t.creds, prog}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize), grpc.ForceCodecV2(newLenientCodec())),
 		grpc.WithStatsHandler(payloadSizes{&t.lastSize}),
 		// Pings find a half-open connection (a target rebooted, state a
@@ -866,7 +869,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	if t.poll > 0 {
 		firstBound = t.idle
 	}
-	idle := newWatchdog(firstBound, cancel)
+	idle := newWatchdog(firstBound, prog, cancel)
 	defer idle.stop()
 	stream, err := client.Subscribe(ctx)
 	if err != nil {
@@ -1110,37 +1113,63 @@ func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *s
 type stalledError struct{ idle time.Duration }
 
 func (e *stalledError) Error() string {
-	return fmt.Sprintf("stream stalled: nothing received for %v", e.idle)
+	return fmt.Sprintf("stream stalled: no data received for %v", e.idle)
 }
 
 func (e *stalledError) GRPCStatus() *status.Status {
 	return status.New(codes.DeadlineExceeded, e.Error())
 }
 
-// watchdog cancels a session, with a stalledError, when it is not armed
-// again within the bound it was last armed with.
+// watchdog cancels a session, with a stalledError, when no stream data
+// came for the bound it was last armed with: bytes count as they arrive
+// (see progress), so a message that takes longer than the bound over a
+// slow link is no stall while it comes.
 type watchdog struct {
+	p      *progress
+	cancel context.CancelCauseFunc
+
+	mu    sync.Mutex
 	timer *time.Timer
-	bound atomic.Int64 // the bound armed, for the error
+	bound time.Duration // 0: no bound
 }
 
-func newWatchdog(bound time.Duration, cancel context.CancelCauseFunc) *watchdog {
-	w := &watchdog{}
-	w.bound.Store(int64(bound))
-	w.timer = time.AfterFunc(bound, func() { cancel(&stalledError{time.Duration(w.bound.Load())}) })
+func newWatchdog(bound time.Duration, p *progress, cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{p: p, cancel: cancel, bound: bound}
+	p.mark() // the bound counts from now
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = time.AfterFunc(bound, w.fire)
 	return w
 }
 
-// arm restarts the bound at d, after a message; 0 is no bound.
+func (w *watchdog) fire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.bound <= 0 {
+		return
+	}
+	if quiet := w.p.quiet(); quiet < w.bound {
+		w.timer.Reset(w.bound - quiet) // data came meanwhile
+		return
+	}
+	w.cancel(&stalledError{w.bound})
+}
+
+// arm sets the bound at d, after a message; 0 is no bound. The timer
+// is reset only when the bound changes: fire looks at the data's
+// progress, which the message moved.
 func (w *watchdog) arm(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if d == w.bound {
+		return
+	}
+	w.bound = d
 	if d <= 0 {
 		w.timer.Stop()
 		return
 	}
-	if time.Duration(w.bound.Load()) != d {
-		w.bound.Store(int64(d))
-	}
-	w.timer.Reset(d)
+	w.timer.Reset(max(d-w.p.quiet(), 0))
 }
 
 func (w *watchdog) stop() { w.timer.Stop() }

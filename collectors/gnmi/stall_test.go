@@ -72,7 +72,7 @@ func TestStalledStreamReconnects(t *testing.T) {
 	waitFor(t, 5*time.Second, "the stall counted", func() bool {
 		return testutil.ToFloat64(r.m.Errors.WithLabelValues("stalled", "DeadlineExceeded")) >= 1
 	})
-	if err := r.c.Status()[0].LastError; err == nil || !strings.Contains(err.Error(), "gnmi stalled: subscribe: stream stalled: nothing received for 1s") {
+	if err := r.c.Status()[0].LastError; err == nil || !strings.Contains(err.Error(), "gnmi stalled: subscribe: stream stalled: no data received for 1s") {
 		t.Errorf("last error %v, want the stall after 1s (3 x 100ms, at least timeout)", err)
 	}
 	waitFor(t, 5*time.Second, "a new subscription after the stall", func() bool { return s.subscribes.Load() >= 2 })
@@ -95,7 +95,7 @@ func TestNoFirstResponse(t *testing.T) {
 	})
 	waitFor(t, 5*time.Second, "a new subscription", func() bool { return s.subscribes.Load() >= 2 })
 	st := r.c.Status()[0]
-	if st.LastError == nil || !strings.Contains(st.LastError.Error(), "stream stalled: nothing received for 300ms") {
+	if st.LastError == nil || !strings.Contains(st.LastError.Error(), "stream stalled: no data received for 300ms") {
 		t.Errorf("last error %v, want the stall after timeout", st.LastError)
 	}
 	if st.Connected || testutil.ToFloat64(r.m.Connected.WithLabelValues("mute")) != 0 {
