@@ -358,11 +358,13 @@ type target struct {
 	req   *gpb.SubscribeRequest
 	poll  time.Duration
 	// idle is how long the stream may be silent once the target has
-	// answered (0: no bound; see idleBound).
+	// answered (0: no bound; see idleBound); for STREAM, once all its
+	// periodic subscriptions deliver (a session takes the bound of those
+	// that do, see streamBound).
 	idle time.Duration
-	// periodic are the paths (with the request's prefix) of the STREAM
-	// subscriptions sure to send periodically, which idle is for.
-	periodic [][]gpath.Elem
+	// periodic are the STREAM subscriptions sure to send periodically,
+	// which idle is for.
+	periodic []periodicSub
 	queue    *queue
 	key      []byte
 	// named is the key WithDeviceName last gave (publishLoop's only).
@@ -475,16 +477,24 @@ func idleBound(tc configs.GNMITarget, poll time.Duration) time.Duration {
 		// Quiet between polls, but each poll is answered within timeout.
 		return poll + timeout
 	}
-	// Any subscription sure to send periodically keeps the stream busy;
-	// the largest such period, three times over, leaves room for a late
-	// sample.
+	// With all its periodic subscriptions delivering, the fastest
+	// keeps the stream busy.
 	var period time.Duration
 	for _, s := range tc.Subscriptions {
-		period = max(period, sendsEvery(s))
+		if p := sendsEvery(s); p > 0 && (period == 0 || p < period) {
+			period = p
+		}
 	}
+	return streamBound(period, timeout)
+}
+
+// streamBound is how long a STREAM may be silent when the fastest of its
+// periodic subscriptions that deliver sends every period: three periods
+// leave room for a late sample. 0 (none delivers, or none is periodic:
+// ON_CHANGE without heartbeats may be silent for ever, and only the gRPC
+// keepalive finds a dead link under it) is no bound.
+func streamBound(period, timeout time.Duration) time.Duration {
 	if period == 0 {
-		// ON_CHANGE without heartbeats may be silent for ever: only
-		// the gRPC keepalive finds a dead link under it.
 		return 0
 	}
 	return max(3*period, timeout)
@@ -506,12 +516,19 @@ func sendsEvery(s configs.GNMISubscription) time.Duration {
 	return 0 // target_defined: the target picks per leaf
 }
 
-// periodicPaths are the paths, with the request's prefix, of tc's STREAM
-// subscriptions sure to send periodically (see sendsEvery).
-func periodicPaths(tc configs.GNMITarget) [][]gpath.Elem {
-	var out [][]gpath.Elem
+// periodicSub is a STREAM subscription sure to send periodically: its
+// path, with the request's prefix, and its period (see sendsEvery).
+type periodicSub struct {
+	path  []gpath.Elem
+	every time.Duration
+}
+
+// periodicPaths are tc's STREAM subscriptions sure to send periodically.
+func periodicPaths(tc configs.GNMITarget) []periodicSub {
+	var out []periodicSub
 	for _, s := range tc.Subscriptions {
-		if (s.Mode != "stream" && s.Mode != "") || sendsEvery(s) == 0 {
+		every := sendsEvery(s)
+		if (s.Mode != "stream" && s.Mode != "") || every == 0 {
 			continue
 		}
 		p, err := gpath.Parse(s.Path)
@@ -525,28 +542,29 @@ func periodicPaths(tc configs.GNMITarget) [][]gpath.Elem {
 			}
 			p = append(pre, p...)
 		}
-		out = append(out, p)
+		out = append(out, periodicSub{p, every})
 	}
 	return out
 }
 
-// coversPeriodic reports whether n carries data of a periodic
-// subscription: an update whose path lies under one of t.periodic, or
-// above it (a JSON value holding it).
-func (t *target) coversPeriodic(n *gpb.Notification) bool {
+// periodOf is the shortest period of the periodic subscriptions n
+// carries data of (0: none): those with an update whose path lies under
+// the subscription's, or above it (a JSON value holding it).
+func (t *target) periodOf(n *gpb.Notification) time.Duration {
 	if len(t.periodic) == 0 {
-		return false
+		return 0
 	}
+	var period time.Duration
 	prefix := elems(n.GetPrefix())
 	for _, u := range n.GetUpdate() {
 		p := join(prefix, elems(u.GetPath()))
 		for _, sp := range t.periodic {
-			if overlaps(sp, p) {
-				return true
+			if (period == 0 || sp.every < period) && overlaps(sp.path, p) {
+				period = sp.every
 			}
 		}
 	}
-	return false
+	return period
 }
 
 // overlaps reports whether the data path p and the subscription path sp
@@ -904,8 +922,12 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	// to send periodically). A STREAM whose periodic paths match nothing
 	// (an interface not configured yet) sends its sync_response and then,
 	// for them, rightly nothing, whatever its ON_CHANGE paths sent: it is
-	// watched for stalls only once their data comes.
+	// watched for stalls only once their data comes, and with the bound
+	// of the fastest that delivers (period): 1s samples beside 20s
+	// heartbeats are watched at 3s, not 60s.
 	data, watched := false, false
+	var period time.Duration
+	bound := t.idle // ONCE, POLL
 	// inband is the target's last Error message (gNMI before 0.7), when
 	// no update followed it: the reason if the target then ends the RPC.
 	var inband *status.Status
@@ -949,10 +971,15 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		}
 		if u, update := resp.GetResponse().(*gpb.SubscribeResponse_Update); update {
 			data = true // a sync_response or an (old-style) error message is not data
-			watched = watched || once || t.coversPeriodic(u.Update)
+			watched = watched || once
+			if p := t.periodOf(u.Update); p > 0 && (period == 0 || p < period) {
+				period = p
+				watched = true
+				bound = streamBound(period, t.cfg.Timeout.Std())
+			}
 		}
 		if watched || t.poll > 0 {
-			idle.arm(t.idle)
+			idle.arm(bound)
 		} else {
 			idle.arm(0)
 		}
