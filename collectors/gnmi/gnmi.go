@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -769,33 +770,70 @@ const failLogEvery = 10 * time.Minute
 // failRun is a target's run of failed sessions, from the first failure
 // after a session that served for retry_max (or from the start) to the
 // next such session: its first failure is logged, and the first of each
-// other code in it, and then one line every failLogEvery with how many
-// failed meanwhile, not one per attempt (a target down for a day at
-// retry_max 60s would be 1,440 warnings). Its Capabilities and
-// subscribed lines are logged once in the run, at debug after.
+// other cause in it (see causeClass), the first after its coming back was
+// logged, and then one line every failLogEvery with how many failed
+// meanwhile, not one per attempt (a target down for a day at retry_max
+// 60s would be 1,440 warnings). Its Capabilities and subscribed lines are
+// logged once in the run and after each line of failure but the one after
+// a logged recovery (that would be two lines at every drop of a target
+// that keeps dropping), at debug after.
 type failRun struct {
 	every   time.Duration
 	failing int // failed sessions in the run
 	since   time.Time
 	logged  time.Time
 	codes   []codes.Code
+	causes  []string // causeClass of the run's failures
 	// capsLogged, subscribed, noData: the run's Capabilities,
 	// subscribed and no-data lines were logged at info (warn).
 	capsLogged, subscribed, noData bool
+	// recovered: the last line logged said the target was back, so its
+	// next failure is news. owed: the last line logged is a failure,
+	// and the target serving again is to be said (see serving).
+	recovered, owed bool
 }
+
+// causeClass tells a failure's cause: its code and its message without
+// addresses, ports and other numbers (Unavailable is a refused
+// connection, a name that does not resolve, a certificate not trusted,
+// ...; the same cause at another of the target's addresses, or from
+// another local port, is not).
+func causeClass(err error, code codes.Code) string {
+	msg := ipAddr.ReplaceAllString(err.Error(), "ADDR")
+	return code.String() + " " + digits.ReplaceAllString(msg, "#")
+}
+
+var (
+	ipAddr = regexp.MustCompile(`\[[0-9A-Fa-f:.%a-zA-Z]*\]|[0-9]{1,3}(\.[0-9]{1,3}){3}`)
+	digits = regexp.MustCompile(`[0-9]+`)
+)
 
 func (f *failRun) failed(log *slog.Logger, err error, code codes.Code, wait time.Duration, now time.Time) {
 	f.failing++
 	if f.failing == 1 {
 		f.since = now
 	}
-	seen := slices.Contains(f.codes, code)
-	if !seen {
+	if !slices.Contains(f.codes, code) {
 		f.codes = append(f.codes, code)
 	}
+	cause := causeClass(err, code)
+	seen := slices.Contains(f.causes, cause)
+	if !seen {
+		f.causes = append(f.causes, cause)
+	}
+	recovered := f.recovered
+	f.recovered = false
 	switch {
 	case f.failing == 1 || !seen:
 		log.Warn("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+	case recovered:
+		// Not a new subscribed line after it: a target that keeps
+		// dropping is then said every failLogEvery, or when it serves
+		// a while again (serving).
+		log.Warn("gnmi stream failed again after coming back; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait),
+			slog.Int("failed_attempts", f.failing), slog.Duration("failing_for", now.Sub(f.since).Round(time.Second)))
+		f.logged, f.owed = now, true
+		return
 	case now.Sub(f.logged) >= f.every:
 		log.Warn("gnmi stream still failing; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait),
 			slog.Int("failed_attempts", f.failing), slog.Duration("failing_for", now.Sub(f.since).Round(time.Second)))
@@ -803,8 +841,29 @@ func (f *failRun) failed(log *slog.Logger, err error, code codes.Code, wait time
 		log.Debug("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
 		return
 	}
-	f.logged = now
+	f.logged, f.owed = now, true
 	f.subscribed = false // the next subscribed line says it is back
+}
+
+// subscribedLevel is the level of a session's subscribed line.
+func (f *failRun) subscribedLevel() slog.Level {
+	lvl := f.level(&f.subscribed, slog.LevelInfo)
+	if lvl == slog.LevelInfo && f.failing > 0 {
+		f.recovered, f.owed = true, false
+	}
+	return lvl
+}
+
+// serving says, once, that a target whose last line logged was a failure
+// has served its stream for retryMax since: it is back for good, as far as
+// the backoff goes.
+func (f *failRun) serving(ctx context.Context, log *slog.Logger, up time.Duration, retryMax time.Duration) {
+	if !f.owed || up < retryMax {
+		return
+	}
+	f.owed = false
+	log.LogAttrs(ctx, slog.LevelInfo, "gnmi stream serving again", slog.Int("failed_attempts", f.failing),
+		slog.Duration("serving_for", up.Round(time.Second)))
 }
 
 // level is lvl for the run's first line of a kind (*logged, then set),
@@ -931,6 +990,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	// inband is the target's last Error message (gNMI before 0.7), when
 	// no update followed it: the reason if the target then ends the RPC.
 	var inband *status.Status
+	announced := false // the subscribed line
 	defer func() {
 		if first.IsZero() {
 			return
@@ -987,12 +1047,17 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		if first.IsZero() {
 			first = last
 			t.setConnected(true)
+		}
+		if _, isErr := resp.GetResponse().(*gpb.SubscribeResponse_Error); !announced && !isErr {
+			// Not at an in-band error: that is no target back.
+			announced = true
 			attrs := []slog.Attr{slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String()))}
 			if fails.failing > 0 {
 				attrs = append(attrs, slog.Int("failed_attempts", fails.failing), slog.Duration("failing_for", last.Sub(fails.since).Round(time.Second)))
 			}
-			log.LogAttrs(ctx, fails.level(&fails.subscribed, slog.LevelInfo), "gnmi subscribed", attrs...)
+			log.LogAttrs(ctx, fails.subscribedLevel(), "gnmi subscribed", attrs...)
 		}
+		fails.serving(ctx, log, last.Sub(first), t.c.cfg.RetryMax.Std())
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
 			inband = nil
