@@ -1309,6 +1309,13 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 			return fmt.Errorf("gnmi %s: %s: %w (insecure: true speaks plaintext, but %s serves TLS: remove insecure, and set tls.ca_file or tls.insecure_skip_verify if its certificate needs them)",
 				t.cfg.Name, call, err, t.cfg.Address)
 		}
+	case codes.DeadlineExceeded:
+		if call == "capabilities" && strings.Contains(status.Convert(err).Message(), "context deadline exceeded") {
+			// weir's own deadline, on the dial or the answer: gRPC
+			// names neither the setting nor its value.
+			return fmt.Errorf("gnmi %s: %s: %w (no answer from %s within timeout (%v): a slow link or a slow target needs a longer timeout; a port that accepts connections and never answers is hung or not gNMI)",
+				t.cfg.Name, call, err, t.cfg.Address, t.cfg.Timeout.Std())
+		}
 	case codes.ResourceExhausted:
 		if strings.Contains(status.Convert(err).Message(), "received message larger than max") {
 			// One notification past what weir receives: the target
@@ -1343,6 +1350,14 @@ func (t *target) tlsHint(msg string) string {
 		if c.CertFile != "" {
 			return fmt.Sprintf("%s refused the client certificate %s: is it signed by a CA the target trusts, and not expired?", t.cfg.Address, c.CertFile)
 		}
+	case strings.Contains(msg, "doesn't contain any IP SANs") && c.ServerName == "":
+		// Device certificates mostly name the device, not its address.
+		return fmt.Sprintf("the certificate of %s names no IP address: set tls.server_name to a name it is issued for", t.cfg.Address)
+	case strings.Contains(msg, "x509: certificate is valid for"):
+		if c.ServerName != "" {
+			return fmt.Sprintf("tls.server_name (%s) is not a name the certificate of %s is issued for", c.ServerName, t.cfg.Address)
+		}
+		return fmt.Sprintf("set tls.server_name to a name the certificate of %s is issued for", t.cfg.Address)
 	case strings.Contains(msg, "x509: certificate signed by unknown authority"):
 		if c.CAFile == "" {
 			return fmt.Sprintf("the certificate of %s is not signed by a CA of the system roots: set tls.ca_file to its CA", t.cfg.Address)
