@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -358,11 +359,13 @@ type target struct {
 	req   *gpb.SubscribeRequest
 	poll  time.Duration
 	// idle is how long the stream may be silent once the target has
-	// answered (0: no bound; see idleBound).
+	// answered (0: no bound; see idleBound); for STREAM, once all its
+	// periodic subscriptions deliver (a session takes the bound of those
+	// that do, see streamBound).
 	idle time.Duration
-	// periodic are the paths (with the request's prefix) of the STREAM
-	// subscriptions sure to send periodically, which idle is for.
-	periodic [][]gpath.Elem
+	// periodic are the STREAM subscriptions sure to send periodically,
+	// which idle is for.
+	periodic []periodicSub
 	queue    *queue
 	key      []byte
 	// named is the key WithDeviceName last gave (publishLoop's only).
@@ -475,16 +478,24 @@ func idleBound(tc configs.GNMITarget, poll time.Duration) time.Duration {
 		// Quiet between polls, but each poll is answered within timeout.
 		return poll + timeout
 	}
-	// Any subscription sure to send periodically keeps the stream busy;
-	// the largest such period, three times over, leaves room for a late
-	// sample.
+	// With all its periodic subscriptions delivering, the fastest
+	// keeps the stream busy.
 	var period time.Duration
 	for _, s := range tc.Subscriptions {
-		period = max(period, sendsEvery(s))
+		if p := sendsEvery(s); p > 0 && (period == 0 || p < period) {
+			period = p
+		}
 	}
+	return streamBound(period, timeout)
+}
+
+// streamBound is how long a STREAM may be silent when the fastest of its
+// periodic subscriptions that deliver sends every period: three periods
+// leave room for a late sample. 0 (none delivers, or none is periodic:
+// ON_CHANGE without heartbeats may be silent for ever, and only the gRPC
+// keepalive finds a dead link under it) is no bound.
+func streamBound(period, timeout time.Duration) time.Duration {
 	if period == 0 {
-		// ON_CHANGE without heartbeats may be silent for ever: only
-		// the gRPC keepalive finds a dead link under it.
 		return 0
 	}
 	return max(3*period, timeout)
@@ -506,12 +517,19 @@ func sendsEvery(s configs.GNMISubscription) time.Duration {
 	return 0 // target_defined: the target picks per leaf
 }
 
-// periodicPaths are the paths, with the request's prefix, of tc's STREAM
-// subscriptions sure to send periodically (see sendsEvery).
-func periodicPaths(tc configs.GNMITarget) [][]gpath.Elem {
-	var out [][]gpath.Elem
+// periodicSub is a STREAM subscription sure to send periodically: its
+// path, with the request's prefix, and its period (see sendsEvery).
+type periodicSub struct {
+	path  []gpath.Elem
+	every time.Duration
+}
+
+// periodicPaths are tc's STREAM subscriptions sure to send periodically.
+func periodicPaths(tc configs.GNMITarget) []periodicSub {
+	var out []periodicSub
 	for _, s := range tc.Subscriptions {
-		if (s.Mode != "stream" && s.Mode != "") || sendsEvery(s) == 0 {
+		every := sendsEvery(s)
+		if (s.Mode != "stream" && s.Mode != "") || every == 0 {
 			continue
 		}
 		p, err := gpath.Parse(s.Path)
@@ -525,28 +543,29 @@ func periodicPaths(tc configs.GNMITarget) [][]gpath.Elem {
 			}
 			p = append(pre, p...)
 		}
-		out = append(out, p)
+		out = append(out, periodicSub{p, every})
 	}
 	return out
 }
 
-// coversPeriodic reports whether n carries data of a periodic
-// subscription: an update whose path lies under one of t.periodic, or
-// above it (a JSON value holding it).
-func (t *target) coversPeriodic(n *gpb.Notification) bool {
+// periodOf is the shortest period of the periodic subscriptions n
+// carries data of (0: none): those with an update whose path lies under
+// the subscription's, or above it (a JSON value holding it).
+func (t *target) periodOf(n *gpb.Notification) time.Duration {
 	if len(t.periodic) == 0 {
-		return false
+		return 0
 	}
+	var period time.Duration
 	prefix := elems(n.GetPrefix())
 	for _, u := range n.GetUpdate() {
 		p := join(prefix, elems(u.GetPath()))
 		for _, sp := range t.periodic {
-			if overlaps(sp, p) {
-				return true
+			if (period == 0 || sp.every < period) && overlaps(sp.path, p) {
+				period = sp.every
 			}
 		}
 	}
-	return false
+	return period
 }
 
 // overlaps reports whether the data path p and the subscription path sp
@@ -751,33 +770,70 @@ const failLogEvery = 10 * time.Minute
 // failRun is a target's run of failed sessions, from the first failure
 // after a session that served for retry_max (or from the start) to the
 // next such session: its first failure is logged, and the first of each
-// other code in it, and then one line every failLogEvery with how many
-// failed meanwhile, not one per attempt (a target down for a day at
-// retry_max 60s would be 1,440 warnings). Its Capabilities and
-// subscribed lines are logged once in the run, at debug after.
+// other cause in it (see causeClass), the first after its coming back was
+// logged, and then one line every failLogEvery with how many failed
+// meanwhile, not one per attempt (a target down for a day at retry_max
+// 60s would be 1,440 warnings). Its Capabilities and subscribed lines are
+// logged once in the run and after each line of failure but the one after
+// a logged recovery (that would be two lines at every drop of a target
+// that keeps dropping), at debug after.
 type failRun struct {
 	every   time.Duration
 	failing int // failed sessions in the run
 	since   time.Time
 	logged  time.Time
 	codes   []codes.Code
+	causes  []string // causeClass of the run's failures
 	// capsLogged, subscribed, noData: the run's Capabilities,
 	// subscribed and no-data lines were logged at info (warn).
 	capsLogged, subscribed, noData bool
+	// recovered: the last line logged said the target was back, so its
+	// next failure is news. owed: the last line logged is a failure,
+	// and the target serving again is to be said (see serving).
+	recovered, owed bool
 }
+
+// causeClass tells a failure's cause: its code and its message without
+// addresses, ports and other numbers (Unavailable is a refused
+// connection, a name that does not resolve, a certificate not trusted,
+// ...; the same cause at another of the target's addresses, or from
+// another local port, is not).
+func causeClass(err error, code codes.Code) string {
+	msg := ipAddr.ReplaceAllString(err.Error(), "ADDR")
+	return code.String() + " " + digits.ReplaceAllString(msg, "#")
+}
+
+var (
+	ipAddr = regexp.MustCompile(`\[[0-9A-Fa-f:.%a-zA-Z]*\]|[0-9]{1,3}(\.[0-9]{1,3}){3}`)
+	digits = regexp.MustCompile(`[0-9]+`)
+)
 
 func (f *failRun) failed(log *slog.Logger, err error, code codes.Code, wait time.Duration, now time.Time) {
 	f.failing++
 	if f.failing == 1 {
 		f.since = now
 	}
-	seen := slices.Contains(f.codes, code)
-	if !seen {
+	if !slices.Contains(f.codes, code) {
 		f.codes = append(f.codes, code)
 	}
+	cause := causeClass(err, code)
+	seen := slices.Contains(f.causes, cause)
+	if !seen {
+		f.causes = append(f.causes, cause)
+	}
+	recovered := f.recovered
+	f.recovered = false
 	switch {
 	case f.failing == 1 || !seen:
 		log.Warn("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
+	case recovered:
+		// Not a new subscribed line after it: a target that keeps
+		// dropping is then said every failLogEvery, or when it serves
+		// a while again (serving).
+		log.Warn("gnmi stream failed again after coming back; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait),
+			slog.Int("failed_attempts", f.failing), slog.Duration("failing_for", now.Sub(f.since).Round(time.Second)))
+		f.logged, f.owed = now, true
+		return
 	case now.Sub(f.logged) >= f.every:
 		log.Warn("gnmi stream still failing; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait),
 			slog.Int("failed_attempts", f.failing), slog.Duration("failing_for", now.Sub(f.since).Round(time.Second)))
@@ -785,8 +841,29 @@ func (f *failRun) failed(log *slog.Logger, err error, code codes.Code, wait time
 		log.Debug("gnmi stream failed; reconnecting", slog.Any("err", err), slog.String("code", code.String()), slog.Duration("in", wait))
 		return
 	}
-	f.logged = now
+	f.logged, f.owed = now, true
 	f.subscribed = false // the next subscribed line says it is back
+}
+
+// subscribedLevel is the level of a session's subscribed line.
+func (f *failRun) subscribedLevel() slog.Level {
+	lvl := f.level(&f.subscribed, slog.LevelInfo)
+	if lvl == slog.LevelInfo && f.failing > 0 {
+		f.recovered, f.owed = true, false
+	}
+	return lvl
+}
+
+// serving says, once, that a target whose last line logged was a failure
+// has served its stream for retryMax since: it is back for good, as far as
+// the backoff goes.
+func (f *failRun) serving(ctx context.Context, log *slog.Logger, up time.Duration, retryMax time.Duration) {
+	if !f.owed || up < retryMax {
+		return
+	}
+	f.owed = false
+	log.LogAttrs(ctx, slog.LevelInfo, "gnmi stream serving again", slog.Int("failed_attempts", f.failing),
+		slog.Duration("serving_for", up.Round(time.Second)))
 }
 
 // level is lvl for the run's first line of a kind (*logged, then set),
@@ -837,8 +914,11 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	name := t.cfg.Name
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// Stream data counts as it arrives, not only as whole messages (see
+	// watchdog).
+	prog := newProgress()
 	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(t.creds),
+		grpc.WithTransportCredentials(progressCreds{t.creds, prog}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize), grpc.ForceCodecV2(newLenientCodec())),
 		grpc.WithStatsHandler(payloadSizes{&t.lastSize}),
 		// Pings find a half-open connection (a target rebooted, state a
@@ -866,7 +946,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	if t.poll > 0 {
 		firstBound = t.idle
 	}
-	idle := newWatchdog(firstBound, cancel)
+	idle := newWatchdog(firstBound, prog, cancel)
 	defer idle.stop()
 	stream, err := client.Subscribe(ctx)
 	if err != nil {
@@ -901,11 +981,16 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	// to send periodically). A STREAM whose periodic paths match nothing
 	// (an interface not configured yet) sends its sync_response and then,
 	// for them, rightly nothing, whatever its ON_CHANGE paths sent: it is
-	// watched for stalls only once their data comes.
+	// watched for stalls only once their data comes, and with the bound
+	// of the fastest that delivers (period): 1s samples beside 20s
+	// heartbeats are watched at 3s, not 60s.
 	data, watched := false, false
+	var period time.Duration
+	bound := t.idle // ONCE, POLL
 	// inband is the target's last Error message (gNMI before 0.7), when
 	// no update followed it: the reason if the target then ends the RPC.
 	var inband *status.Status
+	announced := false // the subscribed line
 	defer func() {
 		if first.IsZero() {
 			return
@@ -946,10 +1031,15 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		}
 		if u, update := resp.GetResponse().(*gpb.SubscribeResponse_Update); update {
 			data = true // a sync_response or an (old-style) error message is not data
-			watched = watched || once || t.coversPeriodic(u.Update)
+			watched = watched || once
+			if p := t.periodOf(u.Update); p > 0 && (period == 0 || p < period) {
+				period = p
+				watched = true
+				bound = streamBound(period, t.cfg.Timeout.Std())
+			}
 		}
 		if watched || t.poll > 0 {
-			idle.arm(t.idle)
+			idle.arm(bound)
 		} else {
 			idle.arm(0)
 		}
@@ -957,12 +1047,17 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		if first.IsZero() {
 			first = last
 			t.setConnected(true)
+		}
+		if _, isErr := resp.GetResponse().(*gpb.SubscribeResponse_Error); !announced && !isErr {
+			// Not at an in-band error: that is no target back.
+			announced = true
 			attrs := []slog.Attr{slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String()))}
 			if fails.failing > 0 {
 				attrs = append(attrs, slog.Int("failed_attempts", fails.failing), slog.Duration("failing_for", last.Sub(fails.since).Round(time.Second)))
 			}
-			log.LogAttrs(ctx, fails.level(&fails.subscribed, slog.LevelInfo), "gnmi subscribed", attrs...)
+			log.LogAttrs(ctx, fails.subscribedLevel(), "gnmi subscribed", attrs...)
 		}
+		fails.serving(ctx, log, last.Sub(first), t.c.cfg.RetryMax.Std())
 		switch r := resp.GetResponse().(type) {
 		case *gpb.SubscribeResponse_Update:
 			inband = nil
@@ -1110,37 +1205,63 @@ func (t *target) capabilities(ctx context.Context, client gpb.GNMIClient, log *s
 type stalledError struct{ idle time.Duration }
 
 func (e *stalledError) Error() string {
-	return fmt.Sprintf("stream stalled: nothing received for %v", e.idle)
+	return fmt.Sprintf("stream stalled: no data received for %v", e.idle)
 }
 
 func (e *stalledError) GRPCStatus() *status.Status {
 	return status.New(codes.DeadlineExceeded, e.Error())
 }
 
-// watchdog cancels a session, with a stalledError, when it is not armed
-// again within the bound it was last armed with.
+// watchdog cancels a session, with a stalledError, when no stream data
+// came for the bound it was last armed with: bytes count as they arrive
+// (see progress), so a message that takes longer than the bound over a
+// slow link is no stall while it comes.
 type watchdog struct {
+	p      *progress
+	cancel context.CancelCauseFunc
+
+	mu    sync.Mutex
 	timer *time.Timer
-	bound atomic.Int64 // the bound armed, for the error
+	bound time.Duration // 0: no bound
 }
 
-func newWatchdog(bound time.Duration, cancel context.CancelCauseFunc) *watchdog {
-	w := &watchdog{}
-	w.bound.Store(int64(bound))
-	w.timer = time.AfterFunc(bound, func() { cancel(&stalledError{time.Duration(w.bound.Load())}) })
+func newWatchdog(bound time.Duration, p *progress, cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{p: p, cancel: cancel, bound: bound}
+	p.mark() // the bound counts from now
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = time.AfterFunc(bound, w.fire)
 	return w
 }
 
-// arm restarts the bound at d, after a message; 0 is no bound.
+func (w *watchdog) fire() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.bound <= 0 {
+		return
+	}
+	if quiet := w.p.quiet(); quiet < w.bound {
+		w.timer.Reset(w.bound - quiet) // data came meanwhile
+		return
+	}
+	w.cancel(&stalledError{w.bound})
+}
+
+// arm sets the bound at d, after a message; 0 is no bound. The timer
+// is reset only when the bound changes: fire looks at the data's
+// progress, which the message moved.
 func (w *watchdog) arm(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if d == w.bound {
+		return
+	}
+	w.bound = d
 	if d <= 0 {
 		w.timer.Stop()
 		return
 	}
-	if time.Duration(w.bound.Load()) != d {
-		w.bound.Store(int64(d))
-	}
-	w.timer.Reset(d)
+	w.timer.Reset(max(d-w.p.quiet(), 0))
 }
 
 func (w *watchdog) stop() { w.timer.Stop() }
@@ -1188,6 +1309,13 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 			return fmt.Errorf("gnmi %s: %s: %w (insecure: true speaks plaintext, but %s serves TLS: remove insecure, and set tls.ca_file or tls.insecure_skip_verify if its certificate needs them)",
 				t.cfg.Name, call, err, t.cfg.Address)
 		}
+	case codes.DeadlineExceeded:
+		if call == "capabilities" && strings.Contains(status.Convert(err).Message(), "context deadline exceeded") {
+			// weir's own deadline, on the dial or the answer: gRPC
+			// names neither the setting nor its value.
+			return fmt.Errorf("gnmi %s: %s: %w (no answer from %s within timeout (%v): a slow link or a slow target needs a longer timeout; a port that accepts connections and never answers is hung or not gNMI)",
+				t.cfg.Name, call, err, t.cfg.Address, t.cfg.Timeout.Std())
+		}
 	case codes.ResourceExhausted:
 		if strings.Contains(status.Convert(err).Message(), "received message larger than max") {
 			// One notification past what weir receives: the target
@@ -1222,6 +1350,14 @@ func (t *target) tlsHint(msg string) string {
 		if c.CertFile != "" {
 			return fmt.Sprintf("%s refused the client certificate %s: is it signed by a CA the target trusts, and not expired?", t.cfg.Address, c.CertFile)
 		}
+	case strings.Contains(msg, "doesn't contain any IP SANs") && c.ServerName == "":
+		// Device certificates mostly name the device, not its address.
+		return fmt.Sprintf("the certificate of %s names no IP address: set tls.server_name to a name it is issued for", t.cfg.Address)
+	case strings.Contains(msg, "x509: certificate is valid for"):
+		if c.ServerName != "" {
+			return fmt.Sprintf("tls.server_name (%s) is not a name the certificate of %s is issued for", c.ServerName, t.cfg.Address)
+		}
+		return fmt.Sprintf("set tls.server_name to a name the certificate of %s is issued for", t.cfg.Address)
 	case strings.Contains(msg, "x509: certificate signed by unknown authority"):
 		if c.CAFile == "" {
 			return fmt.Sprintf("the certificate of %s is not signed by a CA of the system roots: set tls.ca_file to its CA", t.cfg.Address)

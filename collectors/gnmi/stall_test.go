@@ -72,7 +72,7 @@ func TestStalledStreamReconnects(t *testing.T) {
 	waitFor(t, 5*time.Second, "the stall counted", func() bool {
 		return testutil.ToFloat64(r.m.Errors.WithLabelValues("stalled", "DeadlineExceeded")) >= 1
 	})
-	if err := r.c.Status()[0].LastError; err == nil || !strings.Contains(err.Error(), "gnmi stalled: subscribe: stream stalled: nothing received for 1s") {
+	if err := r.c.Status()[0].LastError; err == nil || !strings.Contains(err.Error(), "gnmi stalled: subscribe: stream stalled: no data received for 1s") {
 		t.Errorf("last error %v, want the stall after 1s (3 x 100ms, at least timeout)", err)
 	}
 	waitFor(t, 5*time.Second, "a new subscription after the stall", func() bool { return s.subscribes.Load() >= 2 })
@@ -95,7 +95,7 @@ func TestNoFirstResponse(t *testing.T) {
 	})
 	waitFor(t, 5*time.Second, "a new subscription", func() bool { return s.subscribes.Load() >= 2 })
 	st := r.c.Status()[0]
-	if st.LastError == nil || !strings.Contains(st.LastError.Error(), "stream stalled: nothing received for 300ms") {
+	if st.LastError == nil || !strings.Contains(st.LastError.Error(), "stream stalled: no data received for 300ms") {
 		t.Errorf("last error %v, want the stall after timeout", st.LastError)
 	}
 	if st.Connected || testutil.ToFloat64(r.m.Connected.WithLabelValues("mute")) != 0 {
@@ -175,7 +175,8 @@ func TestIdleBound(t *testing.T) {
 	}{
 		{"sample", []configs.GNMISubscription{stream("sample", 30*time.Second, 0, false)}, 0, 90 * time.Second},
 		{"sample below timeout", []configs.GNMISubscription{stream("sample", time.Second, 0, false)}, 0, timeout},
-		{"largest sample", []configs.GNMISubscription{stream("sample", 10*time.Second, 0, false), stream("sample", 20*time.Second, 0, false)}, 0, 60 * time.Second},
+		{"smallest sample", []configs.GNMISubscription{stream("sample", 20*time.Second, 0, false), stream("sample", 15*time.Second, 0, false)}, 0, 45 * time.Second},
+		{"sample beside a slow heartbeat", []configs.GNMISubscription{stream("sample", time.Second, 0, false), stream("on_change", 0, 20*time.Second, false)}, 0, timeout},
 		{"sample, target's default interval", []configs.GNMISubscription{stream("sample", 0, 0, false)}, 0, 0},
 		{"suppress_redundant with heartbeat", []configs.GNMISubscription{stream("sample", time.Second, time.Minute, true)}, 0, 3 * time.Minute},
 		{"suppress_redundant without heartbeat", []configs.GNMISubscription{stream("sample", time.Second, 0, true)}, 0, 0},
@@ -190,5 +191,68 @@ func TestIdleBound(t *testing.T) {
 		if got := idleBound(tc, c.poll); got != c.want {
 			t.Errorf("%s: idleBound %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// hangServer sends one update for each of paths and the sync_response,
+// then hangs with the stream open.
+type hangServer struct {
+	gpb.UnimplementedGNMIServer
+	paths []string
+}
+
+func (s hangServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	for _, p := range s.paths {
+		path, err := ParsePath(p, "")
+		if err != nil {
+			return err
+		}
+		n := &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: path, Val: &gpb.TypedValue{Value: &gpb.TypedValue_IntVal{IntVal: 1}}}}}
+		if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+	}
+	if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+		return err
+	}
+	<-stream.Context().Done()
+	return nil
+}
+
+// TestStallBoundFromFastestSubscription: fast samples beside slow
+// heartbeats: the target hanging is noticed at the fast samples' bound
+// (3 x 50ms, at least timeout), not at 3 x the heartbeat; and with only
+// the heartbeat's data coming (the sampled paths match nothing), at the
+// heartbeat's.
+func TestStallBoundFromFastestSubscription(t *testing.T) {
+	subs := func() []configs.GNMISubscription {
+		hb := sub("/b/state", "stream", "on_change", 0)
+		hb.HeartbeatInterval = configs.Duration(time.Second)
+		return []configs.GNMISubscription{sub("/a/counters", "stream", "sample", 50*time.Millisecond), hb}
+	}
+	for _, c := range []struct {
+		name  string
+		paths []string
+		want  string
+	}{
+		{"both", []string{"/a/counters/x", "/b/state/y"}, "no data received for 200ms"},
+		{"heartbeat only", []string{"/b/state/y"}, "no data received for 3s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+				Name: "hung", Address: serveGNMI(t, hangServer{paths: c.paths}), Insecure: true,
+				Timeout: configs.Duration(200 * time.Millisecond), Subscriptions: subs(),
+			}}})
+			waitFor(t, 30*time.Second, "the stall counted", func() bool {
+				return testutil.ToFloat64(r.m.Errors.WithLabelValues("hung", "DeadlineExceeded")) >= 1
+			})
+			if err := r.c.Status()[0].LastError; err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("last error %v, want %q", err, c.want)
+			}
+		})
 	}
 }

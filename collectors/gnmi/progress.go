@@ -1,0 +1,96 @@
+package gnmi
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/credentials"
+)
+
+// progress is when stream data last came in on a session's connection:
+// bytes of HTTP/2 DATA frames, as they arrive, not whole messages, so a
+// large notification over a slow link is not taken for a stall while it
+// comes, and pings, settings and window updates (which a target whose
+// gNMI daemon hung still answers) are not taken for data.
+type progress struct {
+	base time.Time
+	last atomic.Int64 // since base
+}
+
+func newProgress() *progress { return &progress{base: time.Now()} }
+
+func (p *progress) mark() { p.last.Store(int64(time.Since(p.base))) }
+
+// quiet is how long since data last came (or mark was last called).
+func (p *progress) quiet() time.Duration {
+	return time.Since(p.base) - time.Duration(p.last.Load())
+}
+
+// progressCreds wraps a target's transport credentials so the connection
+// they hand gRPC, after the TLS handshake, marks p as data arrives: the
+// default dialer (and its proxy support) stays.
+type progressCreds struct {
+	credentials.TransportCredentials
+	p *progress
+}
+
+func (c progressCreds) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, info, err := c.TransportCredentials.ClientHandshake(ctx, authority, raw)
+	if err != nil {
+		return conn, info, err
+	}
+	return &progressConn{Conn: conn, p: c.p}, info, nil
+}
+
+func (c progressCreds) Clone() credentials.TransportCredentials {
+	return progressCreds{c.TransportCredentials.Clone(), c.p}
+}
+
+// progressConn marks its progress when a read brings DATA frame bytes.
+type progressConn struct {
+	net.Conn
+	p      *progress
+	frames frameScanner
+}
+
+func (c *progressConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if c.frames.feed(b[:n]) {
+		c.p.mark()
+	}
+	return n, err
+}
+
+// frameScanner follows the HTTP/2 frames a server sends (it sends no
+// preface but its frames) across reads.
+type frameScanner struct {
+	hdr  [9]byte
+	nhdr int  // header bytes read of the next frame
+	left int  // payload bytes left of the current frame
+	data bool // the current frame is DATA
+}
+
+// feed reports whether b holds payload bytes of a DATA frame.
+func (s *frameScanner) feed(b []byte) (data bool) {
+	for len(b) > 0 {
+		if s.left == 0 {
+			n := copy(s.hdr[s.nhdr:], b)
+			s.nhdr += n
+			b = b[n:]
+			if s.nhdr < len(s.hdr) {
+				return data
+			}
+			s.nhdr = 0
+			s.left = int(s.hdr[0])<<16 | int(s.hdr[1])<<8 | int(s.hdr[2])
+			s.data = s.hdr[3] == 0 // DATA
+			continue
+		}
+		n := min(s.left, len(b))
+		s.left -= n
+		b = b[n:]
+		data = data || s.data
+	}
+	return data
+}

@@ -1,0 +1,194 @@
+package gnmi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/weirnet/weir/configs"
+)
+
+// slowProxy forwards TCP connections to a target, the target's side
+// chunk bytes every pace (a slow management link), and, when limit > 0,
+// only the first limit bytes of each connection, after which it holds
+// the connection open and forwards nothing more (a link that died
+// mid-message).
+type slowProxy struct {
+	target string
+	chunk  int
+	pace   time.Duration
+	limit  int
+}
+
+func (p slowProxy) start(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); lis.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { p.serve(ctx, c) })
+		}
+	})
+	return lis.Addr().String()
+}
+
+func (p slowProxy) serve(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	var d net.Dialer
+	up, err := d.DialContext(ctx, "tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close(); up.Close() })
+	defer stop()
+	go func() { _, _ = io.Copy(up, c) }()
+	buf := make([]byte, p.chunk)
+	sent := 0
+	for {
+		n, err := up.Read(buf)
+		if p.limit > 0 && sent+n > p.limit {
+			n = p.limit - sent
+		}
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+			sent += n
+		}
+		if err != nil {
+			return
+		}
+		if p.limit > 0 && sent >= p.limit {
+			<-ctx.Done() // the link goes quiet, the connection stays
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(p.pace):
+		}
+	}
+}
+
+// bigFirstServer answers a subscription with one large notification (a
+// full table), the sync_response and then a small update every 20ms.
+type bigFirstServer struct {
+	gpb.UnimplementedGNMIServer
+	size int
+}
+
+func (s bigFirstServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	update := func(name string, v []byte) *gpb.SubscribeResponse {
+		return &gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: &gpb.Notification{
+			Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+				Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "a"}, {Name: name}}},
+				Val:  &gpb.TypedValue{Value: &gpb.TypedValue_JsonVal{JsonVal: v}}}}}}}
+	}
+	big := append(append([]byte(`{"x":"`), bytes.Repeat([]byte("a"), s.size)...), `"}`...)
+	if err := stream.Send(update("big", big)); err != nil {
+		return err
+	}
+	if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+		return err
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-tick.C:
+			if err := stream.Send(update("small", []byte("1"))); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// TestSlowLinkIsNotAStall: a first notification that takes several
+// stall bounds to arrive over a slow link, its bytes coming all along,
+// is received and published: the stream was cut at every bound (nothing
+// received: no message whole yet) and the target never collected.
+func TestSlowLinkIsNotAStall(t *testing.T) {
+	addr := slowProxy{target: serveGNMI(t, bigFirstServer{size: 1 << 20}), chunk: 16 << 10, pace: 20 * time.Millisecond}.start(t)
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "slow", Address: addr, Insecure: true,
+		Timeout:       configs.Duration(200 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "sample", 20*time.Millisecond)},
+	}}})
+	waitFor(t, 60*time.Second, "the large notification published", func() bool {
+		return len(r.b.where(t, func(m metric) bool {
+			for _, v := range m.Fields {
+				if s, ok := v.(string); ok && len(s) >= 1<<20 {
+					return true
+				}
+			}
+			return false
+		})) > 0
+	})
+	if n := testutil.ToFloat64(r.m.Errors.WithLabelValues("slow", "DeadlineExceeded")); n != 0 {
+		t.Errorf("%v sessions taken for stalled while the notification's bytes came: %v", n, r.c.Status()[0].LastError)
+	}
+}
+
+// TestStallMidMessage: a link that goes quiet in the middle of a
+// message is a stall all the same, and says so.
+func TestStallMidMessage(t *testing.T) {
+	addr := slowProxy{target: serveGNMI(t, bigFirstServer{size: 1 << 20}), chunk: 16 << 10, pace: time.Millisecond, limit: 256 << 10}.start(t)
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "cut", Address: addr, Insecure: true,
+		Timeout:       configs.Duration(300 * time.Millisecond),
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "sample", 20*time.Millisecond)},
+	}}})
+	waitFor(t, 20*time.Second, "the stall counted", func() bool {
+		return testutil.ToFloat64(r.m.Errors.WithLabelValues("cut", "DeadlineExceeded")) >= 1
+	})
+	var stalled *stalledError
+	if err := r.c.Status()[0].LastError; !errors.As(err, &stalled) || !strings.Contains(err.Error(), "stream stalled: no data received for 300ms") {
+		t.Errorf("last error %v, want the stall after timeout with no data", err)
+	}
+}
+
+// TestFrameScanner: DATA payload is told from other frames however the
+// reads split the frames.
+func TestFrameScanner(t *testing.T) {
+	frame := func(typ byte, n int) []byte {
+		return append([]byte{byte(n >> 16), byte(n >> 8), byte(n), typ, 0, 0, 0, 0, 1}, bytes.Repeat([]byte{0}, n)...)
+	}
+	settings, ping, data, empty := frame(4, 6), frame(6, 8), frame(0, 5), frame(0, 0)
+	wire := slices.Concat(settings, ping, empty, data, ping)
+	dataAt := len(settings) + len(ping) + len(empty) + 9 // its first payload byte
+	for size := 1; size <= len(wire); size++ {
+		var s frameScanner
+		for off := 0; off < len(wire); off += size {
+			end := min(off+size, len(wire))
+			want := off < dataAt+5 && end > dataAt
+			if got := s.feed(wire[off:end]); got != want {
+				t.Errorf("reads of %d: bytes %d-%d: data %v, want %v", size, off, end, got, want)
+			}
+		}
+	}
+}
