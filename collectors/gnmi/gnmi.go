@@ -115,6 +115,10 @@ type Collector struct {
 	// (default failLogEvery; tests shorten it).
 	failLogEvery time.Duration
 
+	// retryLog throttles the targets' "publish failed, retrying" lines
+	// together: a broker that cannot take records fails every target.
+	retryLog throttle.Shared
+
 	mu      sync.Mutex
 	targets []*target // the latest list asked for (New, Update)
 	// pubCtx is what publishers run under: Run's context, outliving it
@@ -443,7 +447,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
-		RefusedLog: &t.refusedLog,
+		RefusedLog: &t.refusedLog, RetryLog: &c.retryLog,
 		OnDrop: func(reason publish.Reason, _, n int, _ error) {
 			if reason == publish.Refused {
 				t.dropPub.Add(float64(n))

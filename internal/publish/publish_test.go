@@ -574,3 +574,24 @@ func TestRetryLogThrottled(t *testing.T) {
 		t.Errorf("logged %d retries, want fewer than the 8 failures, the first with attempts=1:\n%s", n, logs.String())
 	}
 }
+
+// TestRetryLogShared: publishers sharing RetryLog (the gNMI collector's
+// targets) log a broker that fails them all once, not once each: 40
+// targets in a broker outage logged 40 lines every 10 s.
+func TestRetryLogShared(t *testing.T) {
+	b := openLog(t)
+	var logs bytes.Buffer
+	var every throttle.Shared
+	for range 3 {
+		f := &flaky{Broker: b, failures: 2}
+		p := &Publisher{Broker: f, Topic: topic, MinBackoff: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil)), RetryLog: &every}
+		if res, err := p.Publish(context.Background(), batch("a")); err != nil || res.Published != 1 {
+			t.Fatalf("Publish = %+v, %v", res, err)
+		}
+	}
+	// One line unless the publishes took more than a throttle interval
+	// (10 s; they wait milliseconds): fewer lines than publishers.
+	if n := strings.Count(logs.String(), "publish failed, retrying"); n == 0 || n >= 3 {
+		t.Errorf("logged %d lines for 3 publishers failing at once, want fewer than 3:\n%s", n, logs.String())
+	}
+}
