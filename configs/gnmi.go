@@ -506,3 +506,23 @@ func checkGNMISubscription(s *GNMISubscription) []keyErr {
 	}
 	return errs
 }
+
+// GNMIWarnings are settings of the gnmi section that are valid but likely
+// not what was meant: updates_only on some of a target's subscriptions
+// only (it is the whole stream's: gNMI's SubscriptionList has one).
+func (c *Config) GNMIWarnings() []string {
+	var out []string
+	for _, t := range c.GNMI.Targets {
+		n := 0
+		for _, s := range t.Subscriptions {
+			if s.UpdatesOnly {
+				n++
+			}
+		}
+		if n > 0 && n < len(t.Subscriptions) {
+			out = append(out, fmt.Sprintf("gnmi target %q: updates_only is set on %d of its %d subscriptions, but applies to the target's whole stream: the others get no initial state either (set it on all of them, or none)",
+				t.Name, n, len(t.Subscriptions)))
+		}
+	}
+	return out
+}

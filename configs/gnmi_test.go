@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,33 @@ func TestGNMIMisspeltModeAlone(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "only applies to mode stream") {
 		t.Errorf("a misspelt mode also refuses the stream settings:\n%v", err)
+	}
+}
+
+// TestGNMIWarnings: updates_only applies to a target's whole stream (one
+// SubscriptionList); set on some of its subscriptions only, the others
+// lose their initial state too, which their writer did not ask for.
+func TestGNMIWarnings(t *testing.T) {
+	cfg, err := Parse([]byte(`gnmi:
+  targets:
+    - name: mixed
+      address: "192.0.2.1:57400"
+      insecure: true
+      subscriptions:
+        - {path: /interfaces, stream_mode: sample, sample_interval: 10s}
+        - {path: /network-instances, stream_mode: on_change, updates_only: true}
+    - name: all
+      address: "192.0.2.2:57400"
+      insecure: true
+      subscriptions:
+        - {path: /interfaces, stream_mode: on_change, updates_only: true}
+        - {path: /system, stream_mode: on_change, updates_only: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`gnmi target "mixed": updates_only is set on 1 of its 2 subscriptions, but applies to the target's whole stream: the others get no initial state either (set it on all of them, or none)`}
+	if got := cfg.GNMIWarnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
 	}
 }
