@@ -30,7 +30,11 @@ func FuzzReplayOffsets(f *testing.F) {
 	bad := bytes.Clone(a)
 	bad[20] ^= 1
 	f.Add(bad)
-	f.Add(appendOffsetEntry(bytes.Clone(a), groupKey{"g", "t", 0}, -1))
+	f.Add(appendOffsetRemoval(bytes.Clone(a), groupKey{"g", "t", 0}))
+	// A committed -2, then its removal.
+	kept := appendOffsetEntry(bytes.Clone(a), groupKey{"g", "t", 2}, -2)
+	f.Add(kept)
+	f.Add(appendOffsetRemoval(bytes.Clone(kept), groupKey{"g", "t", 2}))
 	f.Add([]byte{})
 	f.Add(make([]byte, 64))
 	logger := slog.New(slog.DiscardHandler)

@@ -317,7 +317,8 @@ func (b *Broker) CommittedOffsets() []GroupOffset { return b.offsets.all() }
 // Kafka listener's group APIs).
 func (b *Broker) CommitOffsets(offs []GroupOffset) error { return b.offsets.commit(offs) }
 
-// Committed returns a group's committed offset for a partition.
+// Committed returns a group's committed offset for a partition: as a
+// client committed it, so possibly negative (-2 and -1 commit "none").
 func (b *Broker) Committed(group, topic string, partition int32) (int64, bool) {
 	return b.offsets.committed(group, topic, partition)
 }
@@ -376,7 +377,11 @@ func (c *consumer) applyAssignment() {
 			continue // the previous owner still has it; release wakes us
 		}
 		pos, ok := c.b.offsets.committed(c.group, tp.Topic, tp.Partition)
-		if !ok {
+		committed := pos
+		// A negative commit (a Kafka client's -2 or -1, KafkaJS's
+		// resetOffsets) is no position, as Kafka's consumers take it;
+		// the member's next commit replaces it with one.
+		if !ok || pos < 0 {
 			pos = p.logStart.Load()
 			if c.cfg.ResetToLatest {
 				pos = p.hwm.Load()
@@ -387,10 +392,15 @@ func (c *consumer) applyAssignment() {
 				if err := c.b.offsets.commit([]GroupOffset{off}); err != nil {
 					c.b.opts.logger.Warn("group: the start at the log end not committed; the next start of the group begins at the end then",
 						slog.String("group", c.group), slog.String("topic", tp.Topic), slog.Int("partition", int(tp.Partition)), slog.Any("error", err))
+				} else {
+					committed = pos
 				}
 			}
+			if !ok {
+				committed = pos
+			}
 		}
-		c.owned = append(c.owned, &ownedPartition{tp: tp, p: p, pos: pos, committed: pos, unsub: c.subscribe(p)})
+		c.owned = append(c.owned, &ownedPartition{tp: tp, p: p, pos: pos, committed: committed, unsub: c.subscribe(p)})
 	}
 }
 

@@ -131,6 +131,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if !ok {
 			continue
 		}
+		if o.Offset < 0 {
+			// Committed as "none" (-2, -1: KafkaJS's resetOffsets): no
+			// position, so the lag is from the log start, as kadm's
+			// (weir groups describe) counts it.
+			start := logStart[[2]string{o.Topic, id}]
+			ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(end-start, 0)), group, o.Topic, id)
+			continue
+		}
 		ch <- prometheus.MustNewConstMetric(descCommitted, prometheus.GaugeValue, float64(o.Offset), group, o.Topic, id)
 		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(max(end-o.Offset, 0)), group, o.Topic, id)
 	}

@@ -20,6 +20,14 @@ import (
 // file of CRC-protected entries, replayed at open and compacted when it
 // holds mostly superseded commits. A torn last entry (crash mid-write) is
 // cut off; every complete commit survives.
+//
+// An offset is kept as committed, negative ones too: Kafka stores what a
+// client commits (KafkaJS's admin.resetOffsets commits -2 and -1), and a
+// reader takes a negative one as no position (consumer.applyAssignment,
+// the lag metric). An entry of the original layout with a negative offset
+// removes its key (earlier versions wrote every negative commit so); a
+// committed negative offset is written with a kind byte after it (see
+// appendOffsetEntry).
 type offsetStore struct {
 	mu     sync.Mutex
 	path   string
@@ -168,11 +176,11 @@ func replayOffsets(b []byte, m map[groupKey]int64) (int, []damagedSpan) {
 // applyOffsetEntry applies the entry at the start of b to m and returns its
 // length, or false if it is not a whole, valid entry.
 func applyOffsetEntry(b []byte, m map[groupKey]int64) (int, bool) {
-	k, off, n, ok := parseOffsetEntry(b)
+	k, off, del, n, ok := parseOffsetEntry(b)
 	if !ok {
 		return 0, false
 	}
-	if off < 0 {
+	if del {
 		delete(m, k)
 	} else {
 		m[k] = off
@@ -183,47 +191,69 @@ func applyOffsetEntry(b []byte, m map[groupKey]int64) (int, bool) {
 // validOffsetEntry reports whether b starts with a whole entry whose CRC
 // matches and whose contents decode.
 func validOffsetEntry(b []byte) bool {
-	_, _, _, ok := parseOffsetEntry(b)
+	_, _, _, _, ok := parseOffsetEntry(b)
 	return ok
 }
 
 // parseOffsetEntry decodes the entry at the start of b, checking its
-// length and CRC, and returns its length.
-func parseOffsetEntry(b []byte) (k groupKey, off int64, n int, ok bool) {
+// length and CRC, and returns its length; del says it removes its key.
+func parseOffsetEntry(b []byte) (k groupKey, off int64, del bool, n int, ok bool) {
 	if len(b) < 8 {
-		return k, 0, 0, false
+		return k, 0, false, 0, false
 	}
 	n = int(binary.BigEndian.Uint32(b))
 	if n < 14 || 8+n > len(b) {
-		return k, 0, 0, false
+		return k, 0, false, 0, false
 	}
 	e := b[8 : 8+n]
 	if crc32.Checksum(e, crcTable) != binary.BigEndian.Uint32(b[4:]) {
-		return k, 0, 0, false
+		return k, 0, false, 0, false
 	}
-	k, off, ok = decodeOffsetEntry(e)
-	return k, off, 8 + n, ok
+	k, off, del, ok = decodeOffsetEntry(e)
+	return k, off, del, 8 + n, ok
 }
 
-func decodeOffsetEntry(e []byte) (groupKey, int64, bool) {
-	var k groupKey
+// entryCommitted is the kind byte of an entry that keeps its offset
+// whatever its sign.
+const entryCommitted = 1
+
+func decodeOffsetEntry(e []byte) (k groupKey, off int64, del bool, ok bool) {
 	gl := int(binary.BigEndian.Uint16(e))
 	if 2+gl+2 > len(e) {
-		return k, 0, false
+		return k, 0, false, false
 	}
 	k.group = string(e[2 : 2+gl])
 	e = e[2+gl:]
 	tl := int(binary.BigEndian.Uint16(e))
-	if 2+tl+12 != len(e) {
-		return k, 0, false
+	switch {
+	case 2+tl+12 == len(e):
+		// The original layout: a negative offset removes the key.
+	case 2+tl+13 == len(e) && e[len(e)-1] == entryCommitted:
+	default:
+		return k, 0, false, false
 	}
 	k.topic = string(e[2 : 2+tl])
 	e = e[2+tl:]
 	k.partition = int32(binary.BigEndian.Uint32(e))
-	return k, int64(binary.BigEndian.Uint64(e[4:])), true
+	off = int64(binary.BigEndian.Uint64(e[4:]))
+	return k, off, off < 0 && len(e) == 12, true
 }
 
+// appendOffsetEntry appends an entry committing off. A non-negative offset
+// has the original layout, which every weir version reads; a negative
+// one, which that layout would take as removing the key, has the kind
+// byte after it.
 func appendOffsetEntry(b []byte, k groupKey, off int64) []byte {
+	return appendEntry(b, k, off, off < 0)
+}
+
+// appendOffsetRemoval appends an entry that removes k: the original
+// layout's -1, as earlier versions wrote it.
+func appendOffsetRemoval(b []byte, k groupKey) []byte {
+	return appendEntry(b, k, -1, false)
+}
+
+func appendEntry(b []byte, k groupKey, off int64, kind bool) []byte {
 	start := len(b)
 	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
 	b = binary.BigEndian.AppendUint16(b, uint16(len(k.group)))
@@ -232,6 +262,9 @@ func appendOffsetEntry(b []byte, k groupKey, off int64) []byte {
 	b = append(b, k.topic...)
 	b = binary.BigEndian.AppendUint32(b, uint32(k.partition))
 	b = binary.BigEndian.AppendUint64(b, uint64(off))
+	if kind {
+		b = append(b, entryCommitted)
+	}
 	e := b[start+8:]
 	binary.BigEndian.PutUint32(b[start:], uint32(len(e)))
 	binary.BigEndian.PutUint32(b[start+4:], crc32.Checksum(e, crcTable))
@@ -242,7 +275,7 @@ func appendOffsetEntry(b []byte, k groupKey, off int64) []byte {
 // write is cut at the next open (entries are independent, so a partial
 // commit keeps the complete entries; each is a valid committed position).
 func (s *offsetStore) commit(offs []GroupOffset) error {
-	return s.commitBounded(offs, 0)
+	return s.write(offs, false, 0)
 }
 
 // errTooManyGroups: a commit would add a group past commitBounded's bound.
@@ -251,14 +284,24 @@ var errTooManyGroups = errors.New("too many groups with committed offsets")
 // commitBounded is commit, refused with errTooManyGroups if it would add
 // a group with offsets when maxGroups (0: no bound) already have some.
 func (s *offsetStore) commitBounded(offs []GroupOffset, maxGroups int) error {
+	return s.write(offs, false, maxGroups)
+}
+
+// remove deletes the offsets of offs' keys (their Offset is not read).
+func (s *offsetStore) remove(offs []GroupOffset) error {
+	return s.write(offs, true, 0)
+}
+
+// write commits offs, or removes their keys if del, in one write.
+func (s *offsetStore) write(offs []GroupOffset, del bool, maxGroups int) error {
 	if len(offs) == 0 {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if maxGroups > 0 && len(s.groups) >= maxGroups {
+	if !del && maxGroups > 0 && len(s.groups) >= maxGroups {
 		for _, o := range offs {
-			if o.Offset >= 0 && s.groups[o.Group] == 0 {
+			if s.groups[o.Group] == 0 {
 				return errTooManyGroups
 			}
 		}
@@ -268,7 +311,12 @@ func (s *offsetStore) commitBounded(offs []GroupOffset, maxGroups int) error {
 		if len(o.Group) > 1<<15 || len(o.Topic) > 1<<15 {
 			return fmt.Errorf("group or topic name too long")
 		}
-		s.buf = appendOffsetEntry(s.buf, groupKey{o.Group, o.Topic, o.Partition}, o.Offset)
+		k := groupKey{o.Group, o.Topic, o.Partition}
+		if del {
+			s.buf = appendOffsetRemoval(s.buf, k)
+		} else {
+			s.buf = appendOffsetEntry(s.buf, k, o.Offset)
+		}
 	}
 	if _, err := s.f.Write(s.buf); err != nil {
 		s.f.Truncate(s.size)
@@ -288,7 +336,7 @@ func (s *offsetStore) commitBounded(offs []GroupOffset, maxGroups int) error {
 	at := s.now()
 	for _, o := range offs {
 		k := groupKey{o.Group, o.Topic, o.Partition}
-		if o.Offset < 0 {
+		if del {
 			s.forget(k)
 		} else {
 			if _, ok := s.m[k]; !ok {
@@ -400,11 +448,7 @@ func (s *offsetStore) groupNames() map[string]bool {
 
 // deleteGroup removes every committed offset of group.
 func (s *offsetStore) deleteGroup(group string) error {
-	dels := s.groupOffsets(group)
-	for i := range dels {
-		dels[i].Offset = -1
-	}
-	if err := s.commit(dels); err != nil {
+	if err := s.remove(s.groupOffsets(group)); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -422,7 +466,7 @@ func (s *offsetStore) deleteTopic(topic string) {
 		}
 	}
 	s.mu.Unlock()
-	if err := s.commit(dels); err != nil {
+	if err := s.remove(dels); err != nil {
 		// A full disk, most likely: freeing one is why topics get
 		// deleted. The offsets go all the same, or a topic made again
 		// under the name would be read from them; the file, which

@@ -117,8 +117,8 @@ func kjsField(t *testing.T, lines []kjsLine, name string) string {
 
 // TestKafkaJSAdmin: KafkaJS's admin client creates a topic with a config,
 // reads its metadata, configs and offsets, describes and lists a group
-// with a member, fetches and sets its offsets, and deletes the group and
-// the topic.
+// with a member, fetches, sets and resets its offsets, and deletes the
+// group and the topic.
 func TestKafkaJSAdmin(t *testing.T) {
 	kafkaJSDir(t)
 	p := startWeir(t, t.TempDir())
@@ -132,9 +132,16 @@ func TestKafkaJSAdmin(t *testing.T) {
 		"group":        `[{"id":"kjs-admin","state":"Stable","protocolType":"consumer","protocol":"RoundRobinAssigner","members":1,"error":0}]`,
 		// 12 records over 6 partitions by KafkaJS's murmur2 partitioner,
 		// all committed; then partition 0 set back to 1.
-		"offsets":           `[{"partition":0,"offset":"2"},{"partition":1,"offset":"1"},{"partition":2,"offset":"2"},{"partition":3,"offset":"1"},{"partition":4,"offset":"4"},{"partition":5,"offset":"2"}]`,
-		"set":               `["1","1","2","1","4","2"]`,
-		"listedAfterDelete": `false`,
+		"offsets": `[{"partition":0,"offset":"2"},{"partition":1,"offset":"1"},{"partition":2,"offset":"2"},{"partition":3,"offset":"1"},{"partition":4,"offset":"4"},{"partition":5,"offset":"2"}]`,
+		"set":     `["1","1","2","1","4","2"]`,
+		// resetOffsets' -2 and -1 are kept as committed, as Kafka keeps
+		// them: the group is not lost (Dead), and a member reads from
+		// its reset position (here the start) again.
+		"resetEarliest":      `["-2","-2","-2","-2","-2","-2"]`,
+		"stateAfterReset":    `["Empty"]`,
+		"consumedAfterReset": `12`,
+		"resetLatest":        `["-1","-1","-1","-1","-1","-1"]`,
+		"listedAfterDelete":  `false`,
 	} {
 		if got := kjsField(t, lines, field); got != want {
 			t.Errorf("%s: %s, want %s", field, got, want)

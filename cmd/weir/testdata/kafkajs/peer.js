@@ -103,6 +103,14 @@ const scenarios = {
     out({ offsets: (await committed()).map(p => ({ partition: p.partition, offset: p.offset })).sort((a, b) => a.partition - b.partition) })
     await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '1' }] })
     out({ set: (await committed()).map(p => p.offset) })
+    // resetOffsets commits -2 (earliest) or -1 (latest) as the offsets,
+    // which Kafka stores as given; a member takes them as none.
+    await admin.resetOffsets({ groupId: group, topic, earliest: true })
+    out({ resetEarliest: (await committed()).map(p => p.offset) })
+    out({ stateAfterReset: (await admin.describeGroups([group])).groups.map(g => g.state) })
+    out({ consumedAfterReset: await consumeAll(topic, group, 12) })
+    await admin.resetOffsets({ groupId: group, topic })
+    out({ resetLatest: (await committed()).map(p => p.offset) })
     await admin.deleteGroups([group])
     out({ groupsAfterDelete: (await admin.listGroups()).groups.map(g => g.groupId) })
     await admin.deleteTopics({ topics: [topic] })
