@@ -225,6 +225,9 @@ func (r *reloads) took(part string) {
 func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logger) (done []string) {
 	r.mu.Lock()
 	parts := append([]reloadPart(nil), r.parts...)
+	// The inventory's Reload below is observed as its watch's loads
+	// are: it is this reload being taken, not the last one.
+	r.refused = nil
 	r.mu.Unlock()
 	var refused []string
 	for _, p := range parts {

@@ -548,3 +548,37 @@ func TestReloadRefusedPartTakesItLater(t *testing.T) {
 		t.Errorf("last_reload_successful %v after a config file with errors, want 0", got)
 	}
 }
+
+// TestReloadPartTakingItDuringAReloadIsNotTook: the inventory's loads
+// are observed for SIGHUP's own Reload too, so a reload whose inventory
+// loaded (after one it refused) counted as the refused part taking the
+// last one: the success timestamp moved to a reload that the SNMP
+// targets then refused.
+func TestReloadPartTakingItDuringAReloadIsNotTook(t *testing.T) {
+	r := newReloads(prometheus.NewRegistry())
+	inventoryOK, snmpOK := false, true
+	r.add(partInventory, func(*configs.Config) error {
+		if !inventoryOK {
+			return errTest
+		}
+		r.took(partInventory) // as Reload's observer does
+		return nil
+	})
+	r.add(partSNMPTargets, func(*configs.Config) error {
+		if !snmpOK {
+			return errTest
+		}
+		return nil
+	})
+	r.apply(configs.Defaults(), nil, slog.New(slog.DiscardHandler))
+	r.m.lastTime.Set(0) // the start's, to see whether it moves
+
+	inventoryOK, snmpOK = true, false
+	r.apply(configs.Defaults(), nil, slog.New(slog.DiscardHandler))
+	if got := testutil.ToFloat64(r.m.lastSuccess); got != 0 {
+		t.Errorf("last_reload_successful %v after the SNMP targets refused, want 0", got)
+	}
+	if got := testutil.ToFloat64(r.m.lastTime); got != 0 {
+		t.Errorf("last_reload_success_timestamp_seconds moved to %v on a reload the SNMP targets refused", got)
+	}
+}
