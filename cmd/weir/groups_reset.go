@@ -355,7 +355,7 @@ func groupsReset(ctx context.Context, adm *kadm.Client, w io.Writer, group strin
 	if group == "enrich" && back > 0 && meta.Cluster == kafkawire.DefaultClusterID {
 		fmt.Fprint(w, enrichBackNote)
 	}
-	if len(committed) == 0 {
+	if len(committed) == 0 && !f.execute {
 		// A name mistyped looks like a group without commits: its
 		// table is every partition from nothing.
 		fmt.Fprintf(w, "\ngroup %s has no members and no committed offsets: --execute makes it (weir groups list lists the groups there are)\n", group)
