@@ -11,6 +11,7 @@
 package gnmi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -368,7 +369,7 @@ type target struct {
 	// that do, see streamBound).
 	idle time.Duration
 	// periodic are the STREAM subscriptions sure to send periodically,
-	// which idle is for.
+	// which idle is for, fastest first.
 	periodic []periodicSub
 	queue    *queue
 	key      []byte
@@ -528,7 +529,8 @@ type periodicSub struct {
 	every time.Duration
 }
 
-// periodicPaths are tc's STREAM subscriptions sure to send periodically.
+// periodicPaths are tc's STREAM subscriptions sure to send periodically,
+// fastest first.
 func periodicPaths(tc configs.GNMITarget) []periodicSub {
 	var out []periodicSub
 	for _, s := range tc.Subscriptions {
@@ -549,25 +551,35 @@ func periodicPaths(tc configs.GNMITarget) []periodicSub {
 		}
 		out = append(out, periodicSub{p, every})
 	}
+	slices.SortStableFunc(out, func(a, b periodicSub) int { return cmp.Compare(a.every, b.every) })
 	return out
 }
 
-// periodOf is the shortest period of the periodic subscriptions n
-// carries data of (0: none): those with an update whose path lies under
-// the subscription's, or above it (a JSON value holding it).
-func (t *target) periodOf(n *gpb.Notification) time.Duration {
-	if len(t.periodic) == 0 {
+// periodOf is the shortest period, below below (0: any), of the
+// periodic subscriptions n carries data of (0: none): those with an
+// update whose path lies under the subscription's, or above it (a JSON
+// value holding it). t.periodic is fastest first: once the fastest has
+// delivered, nothing is looked at.
+func (t *target) periodOf(n *gpb.Notification, below time.Duration) time.Duration {
+	if len(t.periodic) == 0 || below > 0 && t.periodic[0].every >= below {
 		return 0
 	}
-	var period time.Duration
+	period := below
 	prefix := elems(n.GetPrefix())
 	for _, u := range n.GetUpdate() {
 		p := join(prefix, elems(u.GetPath()))
 		for _, sp := range t.periodic {
-			if (period == 0 || sp.every < period) && overlaps(sp.path, p) {
+			if period > 0 && sp.every >= period {
+				break
+			}
+			if overlaps(sp.path, p) {
 				period = sp.every
+				break
 			}
 		}
+	}
+	if period == below {
+		return 0
 	}
 	return period
 }
@@ -1036,7 +1048,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		if u, update := resp.GetResponse().(*gpb.SubscribeResponse_Update); update {
 			data = true // a sync_response or an (old-style) error message is not data
 			watched = watched || once
-			if p := t.periodOf(u.Update); p > 0 && (period == 0 || p < period) {
+			if p := t.periodOf(u.Update, period); p > 0 {
 				period = p
 				watched = true
 				bound = streamBound(period, t.cfg.Timeout.Std())
