@@ -1280,7 +1280,14 @@ func (w *watchdog) arm(d time.Duration) {
 	w.timer.Reset(max(d-w.p.quiet(), 0))
 }
 
-func (w *watchdog) stop() { w.timer.Stop() }
+// stop ends the watchdog: a fire under way finds no bound, and neither
+// arms the timer again nor cancels.
+func (w *watchdog) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.bound = 0
+	w.timer.Stop()
+}
 
 // streamError wraps an error of the Subscribe stream, or says the stream
 // stalled when that is what ended it (gRPC reports only Canceled).
