@@ -364,9 +364,9 @@ type target struct {
 	req   *gpb.SubscribeRequest
 	poll  time.Duration
 	// idle is how long the stream may be silent once the target has
-	// answered (0: no bound; see idleBound); for STREAM, once all its
-	// periodic subscriptions deliver (a session takes the bound of those
-	// that do, see streamBound).
+	// answered (0: no bound; see idleBound); for STREAM, once its fastest
+	// periodic subscription delivers (a session takes the bound of the
+	// fastest that does, see streamBound).
 	idle time.Duration
 	// periodic are the STREAM subscriptions sure to send periodically,
 	// which idle is for, fastest first.
@@ -469,7 +469,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	return t, nil
 }
 
-// idleBound is how long a target's stream may go without a message, once
+// idleBound is how long a target's stream may go without data, once
 // the target has answered, before the session is taken for stalled: a
 // hung gNMI daemon keeps the stream open and sends nothing, with no error
 // to notice. 0 is no bound.
@@ -483,8 +483,8 @@ func idleBound(tc configs.GNMITarget, poll time.Duration) time.Duration {
 		// Quiet between polls, but each poll is answered within timeout.
 		return poll + timeout
 	}
-	// With all its periodic subscriptions delivering, the fastest
-	// keeps the stream busy.
+	// The fastest periodic subscription, when it delivers, keeps the
+	// stream busy.
 	var period time.Duration
 	for _, s := range tc.Subscriptions {
 		if p := sendsEvery(s); p > 0 && (period == 0 || p < period) {
