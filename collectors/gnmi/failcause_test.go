@@ -100,7 +100,9 @@ func TestServingAgainAfterFailedAgain(t *testing.T) {
 		}
 		return time.Hour
 	})
-	startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(300 * time.Millisecond),
+	// retry_max well above the 20ms sessions, so that a loaded machine's
+	// delays cannot make one of them look like a session that served.
+	startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(2 * time.Second),
 		Targets: []configs.GNMITarget{flakyTarget(addr)}}, WithLogger(log))
 	waitFor(t, 20*time.Second, "serving again logged", func() bool {
 		return len(logLines(&logs, "level=INFO", "gnmi stream serving again", "failed_attempts=2")) > 0

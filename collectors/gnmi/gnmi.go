@@ -11,6 +11,7 @@
 package gnmi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -363,12 +364,12 @@ type target struct {
 	req   *gpb.SubscribeRequest
 	poll  time.Duration
 	// idle is how long the stream may be silent once the target has
-	// answered (0: no bound; see idleBound); for STREAM, once all its
-	// periodic subscriptions deliver (a session takes the bound of those
-	// that do, see streamBound).
+	// answered (0: no bound; see idleBound); for STREAM, once its fastest
+	// periodic subscription delivers (a session takes the bound of the
+	// fastest that does, see streamBound).
 	idle time.Duration
 	// periodic are the STREAM subscriptions sure to send periodically,
-	// which idle is for.
+	// which idle is for, fastest first.
 	periodic []periodicSub
 	queue    *queue
 	key      []byte
@@ -468,7 +469,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	return t, nil
 }
 
-// idleBound is how long a target's stream may go without a message, once
+// idleBound is how long a target's stream may go without data, once
 // the target has answered, before the session is taken for stalled: a
 // hung gNMI daemon keeps the stream open and sends nothing, with no error
 // to notice. 0 is no bound.
@@ -482,8 +483,8 @@ func idleBound(tc configs.GNMITarget, poll time.Duration) time.Duration {
 		// Quiet between polls, but each poll is answered within timeout.
 		return poll + timeout
 	}
-	// With all its periodic subscriptions delivering, the fastest
-	// keeps the stream busy.
+	// The fastest periodic subscription, when it delivers, keeps the
+	// stream busy.
 	var period time.Duration
 	for _, s := range tc.Subscriptions {
 		if p := sendsEvery(s); p > 0 && (period == 0 || p < period) {
@@ -528,7 +529,8 @@ type periodicSub struct {
 	every time.Duration
 }
 
-// periodicPaths are tc's STREAM subscriptions sure to send periodically.
+// periodicPaths are tc's STREAM subscriptions sure to send periodically,
+// fastest first.
 func periodicPaths(tc configs.GNMITarget) []periodicSub {
 	var out []periodicSub
 	for _, s := range tc.Subscriptions {
@@ -549,25 +551,35 @@ func periodicPaths(tc configs.GNMITarget) []periodicSub {
 		}
 		out = append(out, periodicSub{p, every})
 	}
+	slices.SortStableFunc(out, func(a, b periodicSub) int { return cmp.Compare(a.every, b.every) })
 	return out
 }
 
-// periodOf is the shortest period of the periodic subscriptions n
-// carries data of (0: none): those with an update whose path lies under
-// the subscription's, or above it (a JSON value holding it).
-func (t *target) periodOf(n *gpb.Notification) time.Duration {
-	if len(t.periodic) == 0 {
+// periodOf is the shortest period, below below (0: any), of the
+// periodic subscriptions n carries data of (0: none): those with an
+// update whose path lies under the subscription's, or above it (a JSON
+// value holding it). t.periodic is fastest first: once the fastest has
+// delivered, nothing is looked at.
+func (t *target) periodOf(n *gpb.Notification, below time.Duration) time.Duration {
+	if len(t.periodic) == 0 || below > 0 && t.periodic[0].every >= below {
 		return 0
 	}
-	var period time.Duration
+	period := below
 	prefix := elems(n.GetPrefix())
 	for _, u := range n.GetUpdate() {
 		p := join(prefix, elems(u.GetPath()))
 		for _, sp := range t.periodic {
-			if (period == 0 || sp.every < period) && overlaps(sp.path, p) {
+			if period > 0 && sp.every >= period {
+				break
+			}
+			if overlaps(sp.path, p) {
 				period = sp.every
+				break
 			}
 		}
+	}
+	if period == below {
+		return 0
 	}
 	return period
 }
@@ -1036,7 +1048,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		if u, update := resp.GetResponse().(*gpb.SubscribeResponse_Update); update {
 			data = true // a sync_response or an (old-style) error message is not data
 			watched = watched || once
-			if p := t.periodOf(u.Update); p > 0 && (period == 0 || p < period) {
+			if p := t.periodOf(u.Update, period); p > 0 {
 				period = p
 				watched = true
 				bound = streamBound(period, t.cfg.Timeout.Std())
@@ -1268,7 +1280,14 @@ func (w *watchdog) arm(d time.Duration) {
 	w.timer.Reset(max(d-w.p.quiet(), 0))
 }
 
-func (w *watchdog) stop() { w.timer.Stop() }
+// stop ends the watchdog: a fire under way finds no bound, and neither
+// arms the timer again nor cancels.
+func (w *watchdog) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.bound = 0
+	w.timer.Stop()
+}
 
 // streamError wraps an error of the Subscribe stream, or says the stream
 // stalled when that is what ended it (gRPC reports only Canceled).

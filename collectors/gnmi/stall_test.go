@@ -256,3 +256,46 @@ func TestStallBoundFromFastestSubscription(t *testing.T) {
 		})
 	}
 }
+
+// TestPeriodOfBelow: periodOf finds the shortest period of the periodic
+// subscriptions a notification carries data of, among those faster than
+// the bound's; with none faster, it looks at nothing. The read loop looked
+// each update's path up against every subscription, allocating, at every
+// notification of the session, long after the fastest had delivered.
+func TestPeriodOfBelow(t *testing.T) {
+	hb := sub("/b/state", "stream", "on_change", 0)
+	hb.HeartbeatInterval = configs.Duration(20 * time.Second)
+	tg := &target{periodic: periodicPaths(configs.GNMITarget{Subscriptions: []configs.GNMISubscription{
+		hb, sub("/a/counters", "stream", "sample", time.Second)}})}
+	notif := func(paths ...string) *gpb.Notification {
+		n := &gpb.Notification{}
+		for _, p := range paths {
+			path, err := ParsePath(p, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Update = append(n.Update, &gpb.Update{Path: path, Val: &gpb.TypedValue{Value: &gpb.TypedValue_IntVal{IntVal: 1}}})
+		}
+		return n
+	}
+	both, slow := notif("/b/state/y", "/a/counters/x"), notif("/b/state/y")
+	for _, c := range []struct {
+		n     *gpb.Notification
+		below time.Duration
+		want  time.Duration
+	}{
+		{both, 0, time.Second},
+		{both, 20 * time.Second, time.Second},
+		{both, time.Second, 0},
+		{slow, 0, 20 * time.Second},
+		{slow, 20 * time.Second, 0},
+		{notif("/c/other"), 0, 0},
+	} {
+		if got := tg.periodOf(c.n, c.below); got != c.want {
+			t.Errorf("periodOf(%v, below %v) = %v, want %v", c.n, c.below, got, c.want)
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { tg.periodOf(both, time.Second) }); a != 0 {
+		t.Errorf("%v allocations looking for a period below the fastest subscription's", a)
+	}
+}

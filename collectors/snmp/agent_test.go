@@ -85,7 +85,12 @@ func oneColumnProfile(t *testing.T) *profile.Set {
 // tableAgent answers GETs with sysUpTime and GETBULKs on testColumn with
 // rows(start row, max-repetitions): the packet to send back.
 func tableAgent(t *testing.T, rows func(from int, reps uint32) *gosnmp.SnmpPacket) string {
-	return fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+	return fakeAgent(t, tableHandler(rows))
+}
+
+// tableHandler is tableAgent's answer to req.
+func tableHandler(rows func(from int, reps uint32) *gosnmp.SnmpPacket) func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+	return func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
 		switch req.PDUType {
 		case gosnmp.GetRequest:
 			resp := &gosnmp.SnmpPacket{}
@@ -109,7 +114,7 @@ func tableAgent(t *testing.T, rows func(from int, reps uint32) *gosnmp.SnmpPacke
 			return resp
 		}
 		return nil
-	})
+	}
 }
 
 // rowsFrom are rows from+1 .. from+n of testColumn.

@@ -193,3 +193,61 @@ func TestBrokerOutageLoggedForAllTargets(t *testing.T) {
 		t.Errorf("no line of the outage, and of its end naming the 3 targets it held up:\n%s", logs.String())
 	}
 }
+
+// TestBrokerOutageEndsWithAFailingAgent: a target whose agent stops
+// answering during a broker outage still publishes its status records
+// once the broker is back; the outage's end was never logged (nor a later
+// outage's start), as that target's publishes went unnoted while its polls
+// failed and it stayed among the failing.
+func TestBrokerOutageEndsWithAFailingAgent(t *testing.T) {
+	var silent atomic.Bool
+	answering := func(from int, _ uint32) *gosnmp.SnmpPacket {
+		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
+	}
+	fine := tableAgent(t, answering)
+	answer := tableHandler(answering)
+	dying := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		if silent.Load() {
+			return nil
+		}
+		return answer(req)
+	})
+	b := &downBroker{Capture: snmptest.NewCapture()}
+	b.down.Store(true)
+	var logs syncbuf.Buffer
+	metrics, _ := NewMetrics(nil)
+	var targets []configs.SNMPTarget
+	for name, addr := range map[string]string{"fine": fine, "dying": dying} {
+		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			tc.Interval, tc.Timeout = 300*time.Millisecond, 100*time.Millisecond
+		}))
+	}
+	p, err := New(Config{Targets: targets, Profiles: oneColumnProfile(t), Broker: b, Metrics: metrics,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s:\n%s", what, logs.String())
+			}
+		}
+	}
+	eventually("failed publish of each target", func() bool {
+		return testutil.ToFloat64(metrics.Polls.WithLabelValues("fine", ResultPublishError)) >= 1 &&
+			testutil.ToFloat64(metrics.Polls.WithLabelValues("dying", ResultPublishError)) >= 1
+	})
+	silent.Store(true)
+	eventually("timed-out poll of the silent agent", func() bool {
+		return testutil.ToFloat64(metrics.Polls.WithLabelValues("dying", ResultTimeout)) >= 1
+	})
+	b.down.Store(false)
+	eventually("line saying publishing works again", func() bool { return strings.Contains(logs.String(), "snmp publishes work again") })
+}

@@ -745,6 +745,14 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		// mistyped address. One that answered before keeps its time.
 		m.LastSuccess.WithLabelValues(name)
 	}
+	// Noted whether the poll failed or not: a target whose agent went
+	// silent during an outage publishes its status again when the broker
+	// is back, and the outage ends.
+	if err != nil {
+		t.p.publishes.failed(t.p.cfg.Logger, name, err, res.end)
+	} else {
+		t.p.publishes.succeeded(t.p.cfg.Logger, name)
+	}
 	if res.err != nil {
 		t.logFailure(result, dur, res.err, res.end)
 		// A fresh session next time: after a timeout or an auth
@@ -754,10 +762,8 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 		return res.err
 	}
 	if err != nil {
-		t.p.publishes.failed(t.p.cfg.Logger, name, err, res.end)
 		return err
 	}
-	t.p.publishes.succeeded(t.p.cfg.Logger, name)
 	m.LastSuccess.WithLabelValues(name).Set(float64(res.end.UnixNano()) / 1e9)
 	if t.failing > 0 {
 		t.log.Info("snmp poll succeeded again", "failed_polls", t.failing, "failing_for", res.end.Sub(t.failingSince).Round(time.Second))
