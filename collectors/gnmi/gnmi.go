@@ -448,7 +448,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
-		RefusedLog: &t.refusedLog, RetryLog: &c.retryLog,
+		RefusedLog: &t.refusedLog, RetryLog: &c.retryLog, RetryLogger: c.log, // every target's: no target named
 		OnDrop: func(reason publish.Reason, _, n int, _ error) {
 			if reason == publish.Refused {
 				t.dropPub.Add(float64(n))

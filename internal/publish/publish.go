@@ -18,6 +18,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -113,9 +114,12 @@ type Publisher struct {
 	RefusedLog *throttle.Shared
 	// RetryLog, if set, lets the retry line through once per
 	// throttle.Every for all the Publishers sharing it (a collector's
-	// targets: a broker that fails one fails them all); nil throttles
-	// each call's retries on their own.
-	RetryLog *throttle.Shared
+	// targets: a broker that fails one fails them all), logged to
+	// RetryLogger (else Logger) without this batch's numbers: its
+	// attempts are all of theirs. Nil throttles each call's retries on
+	// their own.
+	RetryLog    *throttle.Shared
+	RetryLogger *slog.Logger
 	// MinBackoff is the wait after a first failed attempt; each further
 	// failure doubles it, up to MaxBackoff. Zero takes the defaults.
 	MinBackoff, MaxBackoff time.Duration
@@ -301,13 +305,13 @@ func (p *Publisher) produce(ctx context.Context, recs []broker.Record) (left pen
 		// The first failure, then a line per throttle.Every: the
 		// back-off starts at milliseconds, and a broker that keeps
 		// failing would log a line per attempt.
-		due, n := false, 0
 		if p.RetryLog != nil {
-			n, due = p.RetryLog.Due(time.Now())
-		} else {
-			n, due = retryLog.Due(time.Now())
-		}
-		if due && p.Logger != nil {
+			logger := cmp.Or(p.RetryLogger, p.Logger)
+			if n, due := p.RetryLog.Due(time.Now()); due && logger != nil {
+				logger.LogAttrs(ctx, slog.LevelWarn, p.message("publish failed, retrying"), slog.String("topic", p.Topic),
+					slog.Any("err", err), slog.Int("attempts", n))
+			}
+		} else if n, due := retryLog.Due(time.Now()); due && p.Logger != nil {
 			p.Logger.LogAttrs(ctx, slog.LevelWarn, p.message("publish failed, retrying"), slog.String("topic", p.Topic),
 				slog.Int("records", len(send)), slog.Any("err", err), slog.Duration("retry_in", wait), slog.Int("attempts", n))
 		}
