@@ -171,6 +171,14 @@ var fastMatchSeeds = []string{
 	"interface eth0 is\nup",
 	"interface eth0 went DOWN.",
 	"interface eth0 isup",
+	// Near misses of the VRP8 configuration change, VOSS login and
+	// Comware 3 link rules.
+	"CONFIGURATION/6/NETCONF_CONFIG_CHANGE_EVENT:The configuration changed. (Internal change =1, User name =, Session ID =0, Command source address =, Storage type =1, Terminal type =65535)",
+	"CONFIGURATION/6/NETCONF_CONFIG_CHANGE_EVENT:The configuration changed. (Internal change =0, User name =a,b, Session ID =1, Command source address =::, Storage type =2, Terminal type =2)",
+	"GlobalRouter SSH INFO SSH session closed by user rwa on host 10.68.231.194",
+	"SSH user authentication succeeded for user rwa on host 10.68.231.",
+	"%%10IFNET/4/LINK UPDOWN(l):   GigabitEthernet1/0/2:: link status is DOWN",
+	"%%10IFNET/4/LINK UPDOWN(l): :: link status is UP",
 }
 
 func FuzzFastMatchAgreesWithPatterns(f *testing.F) {

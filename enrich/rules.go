@@ -130,9 +130,13 @@ func syslogRules() []rule {
 		// and SR8800 user manuals, System information formats; H3C
 		// Comware 7 system log message references, IFNET).
 		{name: "comware_ifnet", vendor: VendorComware, needs: "IFNET/", patterns: []*regexp.Regexp{
-			re(`(?i)IFNET/\d/(?:LINK|PHY)_UPDOWN\b[^:]*:\s*(?P<interface>[\w/.:-]+) link status is (?P<state>UP|DOWN)\b`)},
+			re(`(?i)IFNET/\d/(?:LINK|PHY)[_ ]UPDOWN\b[^:]*:\s*(?P<interface>[\w/.:-]*[\w/.-]):? link status is (?P<state>UP|DOWN)\b`)},
 			states: ifStates, examples: []example{
 				{"%%10IFNET/3/LINK_UPDOWN(l): GigabitEthernet3/1/6 link status is DOWN.", "interface_down", map[string]string{"interface": "GigabitEthernet3/1/6"}},
+				// 3Com Baseline / HP 1910 (Comware 3): a space in the brief, a
+				// colon after the port (nocproject/noc .../HP/1910/Network/Link/
+				// Link_Down_1_SYSLOG_.json).
+				{"%%10IFNET/4/LINK UPDOWN(l):   GigabitEthernet1/0/2: link status is DOWN", "interface_down", map[string]string{"interface": "GigabitEthernet1/0/2"}},
 			}},
 		{name: "comware_ifnet_state", vendor: VendorComware, needs: "IFNET/", patterns: []*regexp.Regexp{
 			re(`(?i)IFNET/\d/(?:LINK|PHY)_UPDOWN\b.*?(?:Line protocol|Physical state)(?: state)? on the interface (?P<interface>[\w/.:-]+?)\.? (?:is|changed to) (?P<state>UP|DOWN)\b`)},
@@ -542,9 +546,21 @@ func syslogRules() []rule {
 			event: "config_changed", examples: []example{
 				{"%%01HWCM/5/TRAPLOG(l)[500]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=16, CommandSource=1, ConfigSource=2, ConfigDestination=4)", "config_changed", nil},
 			}},
-		{name: "huawei_login", vendor: VendorHuawei, needs: "SSH_USER_LOGIN", patterns: []*regexp.Regexp{re(`SSH_USER_LOGIN(?:\(\w\))?(?:\[\d+\])?:.*?UserName=(?P<user>[^,)\s]+)(?:, IPAddress=(?P<source>` + ipish + `))?`)},
+		// VRP8 logs each change of the running configuration, from any
+		// terminal (CLI, SNMP, NETCONF), as CONFIGURATION/6/
+		// NETCONF_CONFIG_CHANGE_EVENT with the user and the address (Huawei
+		// NetEngine 8000 log reference). An internal change (a board
+		// loading) is no one's; a change of the candidate (Storage type 2)
+		// or of the startup file (3) changes nothing running.
+		{name: "huawei_config_change", vendor: VendorHuawei, needs: "NETCONF_CONFIG_CHANGE_EVENT", patterns: []*regexp.Regexp{re(`CONFIGURATION/\d/NETCONF_CONFIG_CHANGE_EVENT\b.*?\(Internal change =0, User name =(?P<user>[^,\s]*), Session ID =\d*, Command source address =(?:(?P<source>` + ipish + `)|[^,]*), Storage type =1,`)},
+			event: "config_changed", examples: []example{
+				{"CONFIGURATION/6/NETCONF_CONFIG_CHANGE_EVENT:The configuration changed. (Internal change =0, User name =netops, Session ID =23, Command source address =10.1.0.5, Storage type =1, Terminal type =0)", "config_changed", map[string]string{"user": "netops", "source": "10.1.0.5"}},
+			}},
+		{name: "huawei_login", vendor: VendorHuawei, needs: "SSH_USER_LOGIN", patterns: []*regexp.Regexp{re(`SSH_USER_LOGIN(?:\(\w\))?(?:\[\d+\])?:.*?UserName=(?P<user>[^,)\s]+)(?:, (?:IPAddress|UserAddress)=(?P<source>` + ipish + `))?`)},
 			event: "login_succeeded", examples: []example{
 				{"SSH/5/SSH_USER_LOGIN(l)[3]:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.1.100"}},
+				// VRP8 (NetEngine 8000 log reference): the client's address is UserAddress.
+				{"SSH/5/SSH_USER_LOGIN:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, UserAddress=10.1.0.5, LocalAddress=10.1.0.1, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.0.5"}},
 			}},
 		// SHELL/5/LOGIN and LINE/5/VTYUSERLOGIN: nocproject/noc
 		// .../Huawei/VRP/Security/Authentication/Login_{2,3}_SYSLOG_.json.
@@ -586,6 +602,13 @@ func syslogRules() []rule {
 		{name: "extreme_login", vendor: VendorExtreme, needs: "Login passed for user ", patterns: []*regexp.Regexp{re(`Login passed for user (?P<user>\S+) through \w+ \((?P<source>` + ipish + `)\)`)},
 			event: "login_succeeded", examples: []example{
 				{"<Info:AAA.authPass> Login passed for user admin through ssh (10.0.0.5)", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.5"}},
+			}},
+		// VOSS (VSP): "GlobalRouter SSH INFO SSH user authentication
+		// succeeded for user X on host A" (Extreme's VOSS User Guide, User
+		// ID Logs, a switch's lines).
+		{name: "voss_ssh_login", vendor: VendorExtremeVOSS, needs: "SSH user authentication succeeded for user ", patterns: []*regexp.Regexp{re(`\bSSH user authentication succeeded for user (?P<user>\S+) on host (?P<source>` + ipaddr + `)`)},
+			event: "login_succeeded", examples: []example{
+				{"CP1 [08/06/15 09:43:42.230:UTC] 0x000d8602 00000000 GlobalRouter SSH INFO SSH user authentication succeeded for user rwa on host 10.68.231.194", "login_succeeded", map[string]string{"user": "rwa", "source": "10.68.231.194"}},
 			}},
 		// AOS-CX: DanielleHuisman/observium-community-edition
 		// tests/IncludesSyslogTest.php (event 5209). The user is as logged.

@@ -32,6 +32,7 @@ const (
 	VendorArubaSwitch = "aruba_aos_switch" // ArubaOS-Switch, once ProCurve
 	VendorPaloAlto    = "paloalto_panos"
 	VendorExtreme     = "extreme_exos"
+	VendorExtremeVOSS = "extreme_voss" // VOSS (VSP), once Avaya VSP
 	VendorGeneric     = "generic"
 )
 
