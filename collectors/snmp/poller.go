@@ -122,13 +122,8 @@ func (f *publishFailures) failed(logger *slog.Logger, target string, err error, 
 func (f *publishFailures) succeeded(logger *slog.Logger, target string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.failing[target] {
-		return
-	}
-	delete(f.failing, target)
-	if len(f.failing) == 0 {
-		logger.Info("snmp publishes work again", "failed_publishes", f.run.Ended(), "targets", len(f.held))
-		clear(f.held)
+	if failed, held, ended := f.drop(target); ended {
+		logger.Info("snmp publishes work again", "failed_publishes", failed, "targets", held)
 	}
 }
 
@@ -137,14 +132,22 @@ func (f *publishFailures) succeeded(logger *slog.Logger, target string) {
 func (f *publishFailures) forget(target string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.drop(target)
+}
+
+// drop takes target off the failing list; when it was the last, the run
+// ends, with how many publishes failed in it and how many targets it held.
+func (f *publishFailures) drop(target string) (failed, held int, ended bool) {
 	if !f.failing[target] {
-		return
+		return 0, 0, false
 	}
 	delete(f.failing, target)
-	if len(f.failing) == 0 {
-		f.run.Ended()
-		clear(f.held)
+	if len(f.failing) > 0 {
+		return 0, 0, false
 	}
+	failed, held = f.run.Ended(), len(f.held)
+	clear(f.held)
+	return failed, held, true
 }
 
 // New checks the targets against the profiles.
