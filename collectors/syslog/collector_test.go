@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/syncbuf"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -32,12 +34,26 @@ type harness struct {
 
 func startCollector(t *testing.T, listeners ...configs.SyslogListener) *harness {
 	t.Helper()
+	return startCollectorWith(t, nil, listeners...)
+}
+
+// startLoggedCollector is startCollector with the collector's log, from
+// level up, in the buffer it returns.
+func startLoggedCollector(t *testing.T, level slog.Level, listeners ...configs.SyslogListener) (*harness, *syncbuf.Buffer) {
+	t.Helper()
+	var logs syncbuf.Buffer
+	h := startCollectorWith(t, []Option{WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level})))}, listeners...)
+	return h, &logs
+}
+
+func startCollectorWith(t *testing.T, opts []Option, listeners ...configs.SyslogListener) *harness {
+	t.Helper()
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	c, err := New(configs.Syslog{Listeners: listeners}, b, WithRegisterer(reg))
+	c, err := New(configs.Syslog{Listeners: listeners}, b, append([]Option{WithRegisterer(reg)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -373,23 +373,8 @@ func TestBusyConnectionKeepsItsBuffers(t *testing.T) {
 // default log level that was one line for every check, for ever. Each
 // is still counted (weir_syslog_connections_closed_total{reason="error"}).
 func TestResetConnectionsAreThrottled(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var logBuf syncbuf.Buffer
-	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, b, WithLogger(logger))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	addrs, _ := c.Addrs(ctx)
-	_, addr, _ := strings.Cut(addrs[0], "://")
+	h, logBuf := startLoggedCollector(t, slog.LevelInfo, listener("tcp"))
+	addr := h.addrs["tcp"]
 	const n = 200
 	for range n {
 		hc, err := net.Dial("tcp", addr)
@@ -401,7 +386,7 @@ func TestResetConnectionsAreThrottled(t *testing.T) {
 	}
 	var ended int
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if ended = int(testutil.ToFloat64(c.metrics.connsRejected.WithLabelValues("tcp://"+addr, "error"))); ended >= n {
+		if ended = int(testutil.ToFloat64(h.c.metrics.connsRejected.WithLabelValues("tcp://"+addr, "error"))); ended >= n {
 			break
 		}
 	}

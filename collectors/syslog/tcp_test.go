@@ -1,7 +1,6 @@
 package syslog
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,9 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
-	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // waitFor polls raw.syslog until n records are there or d has passed, and
@@ -285,26 +282,8 @@ func TestEOFInFrameHeader(t *testing.T) {
 // another (junk on the port) for the throttle's interval: the second was
 // counted but never logged, so its sender's address was never seen.
 func TestFrameErrorReasonsLoggedEach(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var logBuf syncbuf.Buffer
-	logger := slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := New(configs.Syslog{Listeners: []configs.SyslogListener{listener("tcp")}}, b, WithLogger(logger))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	addrs, err := c.Addrs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, addr, _ := strings.Cut(addrs[0], "://")
+	h, logBuf := startLoggedCollector(t, slog.LevelWarn, listener("tcp"))
+	addr := h.addrs["tcp"]
 	send := func(b string) {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
