@@ -526,3 +526,10 @@ func (c *Config) GNMIWarnings() []string {
 	}
 	return out
 }
+
+// Settings is t less the line it is written on: what tells whether a
+// target changed at a reload.
+func (t GNMITarget) Settings() GNMITarget {
+	t.Line = 0
+	return t
+}

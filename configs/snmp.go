@@ -803,3 +803,10 @@ func (c *Config) AddressWarnings() []string {
 	}
 	return out
 }
+
+// Settings is t less the line it is written on: what tells whether a
+// target changed at a reload.
+func (t SNMPTarget) Settings() SNMPTarget {
+	t.Line = 0
+	return t
+}

@@ -127,14 +127,8 @@ func (r *reloads) run(ctx context.Context, hup <-chan os.Signal, reread func(con
 			slog.String("snmp_targets", fmt.Sprintf("%d -> %d", len(snmpTargets), len(cfg.SNMP.Targets))),
 			slog.String("gnmi_targets", fmt.Sprintf("%d -> %d", len(gnmiTargets), len(cfg.GNMI.Targets))),
 		}
-		attrs = append(attrs, targetChanges("snmp", snmpTargets, cfg.SNMP.Targets, func(t configs.SNMPTarget) (string, configs.SNMPTarget) {
-			t.Line = 0
-			return t.Name, t
-		})...)
-		attrs = append(attrs, targetChanges("gnmi", gnmiTargets, cfg.GNMI.Targets, func(t configs.GNMITarget) (string, configs.GNMITarget) {
-			t.Line = 0
-			return t.Name, t
-		})...)
+		attrs = append(attrs, targetChanges("snmp", snmpTargets, cfg.SNMP.Targets, func(t configs.SNMPTarget) (string, configs.SNMPTarget) { return t.Name, t.Settings() })...)
+		attrs = append(attrs, targetChanges("gnmi", gnmiTargets, cfg.GNMI.Targets, func(t configs.GNMITarget) (string, configs.GNMITarget) { return t.Name, t.Settings() })...)
 		done := r.apply(cfg, restartNeeded(current, cfg), logger.With(attrs...))
 		if slices.Contains(done, partSNMPTargets) {
 			snmpTargets = cfg.SNMP.Targets

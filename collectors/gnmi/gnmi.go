@@ -238,7 +238,7 @@ const drainTimeout = 10 * time.Second
 func (c *Collector) members(targets []*target) []runset.Member {
 	out := make([]runset.Member, len(targets))
 	for i, t := range targets {
-		out[i] = runset.Member{Name: t.cfg.Name, Config: memberKey{configKey(t.cfg), t.tlsFiles}, Value: t,
+		out[i] = runset.Member{Name: t.cfg.Name, Config: memberKey{t.cfg.Settings(), t.tlsFiles}, Value: t,
 			Run: func(ctx context.Context) {
 				t.connected.Set(0)
 				// The stream stops with ctx; the publisher drains the
@@ -1635,13 +1635,6 @@ func (t *target) noValue(skipped noValue, n *gpb.Notification) {
 	}
 	t.c.log.Warn("gnmi updates with no value weir can read; dropped", slog.String("target", t.cfg.Name),
 		slog.String("path", p), slog.String("value", why), slog.Int("notifications", missed))
-}
-
-// configKey is what tells whether a target changed: its config, less the
-// line it is written on.
-func configKey(c configs.GNMITarget) configs.GNMITarget {
-	c.Line = 0
-	return c
 }
 
 // payloadSizes records the size of each message received on a target's

@@ -277,7 +277,7 @@ func (p *Poller) Reload(profiles *profile.Set, cfgs []configs.SNMPTarget) error 
 func (p *Poller) members(targets []*target) []runset.Member {
 	out := make([]runset.Member, len(targets))
 	for i, t := range targets {
-		out[i] = runset.Member{Name: t.cfg.Name, Config: memberConfig{configKey(t.cfg), t.profilesKey()}, Value: t, Run: t.run,
+		out[i] = runset.Member{Name: t.cfg.Name, Config: memberConfig{t.cfg.Settings(), t.profilesKey()}, Value: t, Run: t.run,
 			Gone: func() { p.cfg.Metrics.forget(t.cfg.Name) }}
 	}
 	return out
@@ -1768,13 +1768,6 @@ func dedupe(oids []string) []string {
 		}
 	}
 	return out
-}
-
-// configKey is what tells whether a target changed: its config, less the
-// line it is written on.
-func configKey(c configs.SNMPTarget) configs.SNMPTarget {
-	c.Line = 0
-	return c
 }
 
 // memberConfig is what a running target is compared by at a reload
