@@ -1,12 +1,16 @@
 package sinks_test
 
 import (
+	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/syncbuf"
+	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -39,5 +43,62 @@ func TestRetryLogThrottled(t *testing.T) {
 	// attempts even if the test machine is slow.
 	if n > failures/10 {
 		t.Errorf("%d log lines for %d failed attempts, want them throttled", n, failures)
+	}
+}
+
+// flakyDest takes records one at a time, as the webhook sink posts them,
+// and fails every other post after the first record of a Write: a
+// receiver that answers some posts with a 500. Each failure comes after
+// progress, so the sink starts a fresh batch at attempt 1 every time.
+type flakyDest struct {
+	mu    sync.Mutex
+	n     int
+	posts int
+}
+
+func (d *flakyDest) Write(ctx context.Context, items []sinks.Item) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range items {
+		d.posts++
+		if i > 0 && d.posts%2 == 0 {
+			return &sinks.PartialError{Done: i, Err: &sinks.RetryableError{Err: errors.New("HTTP 500")}}
+		}
+		d.n++
+	}
+	return nil
+}
+
+func (d *flakyDest) Close() error { return nil }
+
+func (d *flakyDest) delivered() int { d.mu.Lock(); defer d.mu.Unlock(); return d.n }
+
+// TestRetryLogThrottledFlaky: a destination that fails now and then
+// between records it takes (seen in a soak: a webhook receiver answering
+// one post in ten with a 500 logged 677 lines in 90 s, one per failure
+// and a "delivering again" after most) is throttled as an outage is: the
+// first failures, then a line per throttle period, not a line per
+// failure; each failure is still counted in weir_sink_retries_total.
+func TestRetryLogThrottledFlaky(t *testing.T) {
+	b := sinktest.Broker(t)
+	const n = 200
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(n, func(int) string { return "ifTable" }))
+	d := &flakyDest{}
+	c := cfg("flaky")
+	c.Retry = configs.SinkRetry{Initial: configs.Duration(time.Microsecond), Max: configs.Duration(time.Microsecond)}
+	var logs syncbuf.Buffer
+	r := sinktest.StartLogging(t, b, c, d, &logs)
+	sinktest.Eventually(t, "every record delivered", func() bool { return d.delivered() == n })
+	retries := r.Counter("weir_sink_retries_total", map[string]string{"sink": "flaky"})
+	if retries < n/4 {
+		t.Fatalf("retries counted = %v, want about %d", retries, n/2)
+	}
+	failed := strings.Count(logs.String(), "sink delivery failed")
+	again := strings.Count(logs.String(), "sink delivering again")
+	if failed == 0 {
+		t.Fatalf("the failures are not in the log:\n%s", logs.String())
+	}
+	if failed+again > int(retries)/10 {
+		t.Errorf("%d failure and %d recovery lines for %v failed posts, want them throttled", failed, again, retries)
 	}
 }

@@ -315,6 +315,13 @@ type Sink struct {
 	// failed attempts are logged, then one line per 10 s (each attempt
 	// is counted in weir_sink_retries_total).
 	retryLog throttle.Throttle
+	// failStreak counts failed attempts since a batch went through
+	// without one, and decides the first ones logged: a batch's own
+	// attempt count restarts after each record a per-record destination
+	// takes, so a webhook failing one post in ten would log every
+	// failure. failLogged: a failure was logged and its recovery not yet.
+	failStreak int
+	failLogged bool
 	// Failed polls (a Kafka cluster down): the same.
 	pollLog throttle.Throttle
 	// pollRetryWait is the wait after a failed poll.
@@ -859,6 +866,7 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 	backoff := s.retryInitial
 	var failingSince time.Time
+	failed := false
 	for attempt := 1; ; attempt++ {
 		err := s.dest.Write(ctx, items)
 		var part *PartialError
@@ -880,7 +888,11 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 		}
 		if err == nil {
 			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(len(items)))
-			if attempt > 1 {
+			if !failed {
+				s.failStreak = 0
+			}
+			if attempt > 1 && s.failLogged {
+				s.failLogged = false
 				// The last line of an outage is not its error.
 				s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", len(items), "attempts", attempt,
 					"failing_for", time.Since(failingSince).Round(time.Millisecond))
@@ -929,6 +941,8 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 			return done + len(items), nil
 		}
 		s.m.errors.WithLabelValues(s.cfg.Name, "retryable").Inc()
+		failed = true
+		s.failStreak++
 		if max := s.cfg.Retry.MaxAttempts; max > 0 && attempt >= max {
 			s.logger.Warn("sink gave up on a batch", "sink", s.cfg.Name, "records", len(items), "attempts", attempt, "err", err)
 			if err := s.deadLetter(ctx, items, "retries_exhausted", err); err != nil {
@@ -947,7 +961,8 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 		if attempt >= 3 {
 			level = slog.LevelError
 		}
-		if logFailure(&s.retryLog, attempt) {
+		if logFailure(&s.retryLog, s.failStreak) {
+			s.failLogged = true
 			s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
 				"wait", wait, "err", err)
 		}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -317,10 +318,11 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 		default:
 			frame = append(append(frame[:0], msg...), '\n')
 		}
-		if _, err := w.Write(frame); err != nil {
+		if _, err := w.Write(frame); err == nil {
+			sent.Add(1)
+		} else if proto != "udp" || !errors.Is(err, syscall.ECONNREFUSED) {
 			return stopped(err)
-		}
-		sent.Add(1)
+		} // else: nothing listens for now (weir restarting): lost, as a device's datagram is
 		if rate > 0 && i%100 == 99 {
 			if bw != nil {
 				bw.Flush()

@@ -44,3 +44,25 @@ func TestSendSyslogStopsWhenTheTargetStopsReading(t *testing.T) {
 		t.Fatalf("still writing 30 s after it was started with a context of 300ms (%d sent)", sent.Load())
 	}
 }
+
+// TestSendSyslogUDPOutlivesTargetRestart: a UDP sender whose target is
+// not listening for a while (weir restarting) loses those datagrams, as a
+// device's syslog does, and goes on. The simulator stopped with "write:
+// connection refused" (the ICMP port unreachable a connected UDP socket
+// reports), so a soak test's load ended at weir's first restart.
+func TestSendSyslogUDPOutlivesTargetRestart(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := pc.LocalAddr().String()
+	pc.Close() // nothing listens there now
+	var sent atomic.Int64
+	const n = 200
+	if err := sendSyslog(context.Background(), "udp", "octet", addr, "r", 0, n, 10, 0, &sent); err != nil {
+		t.Fatalf("sender stopped with nothing listening: %v", err)
+	}
+	if got := sent.Load(); got > n {
+		t.Errorf("sent = %d, want at most %d", got, n)
+	}
+}
