@@ -70,7 +70,7 @@ func TestKadmCommitsNegativeOffsets(t *testing.T) {
 	}
 	check(adm, "after the commit")
 	b.Close()
-	b, adm, addr := open()
+	_, adm, addr := open()
 	check(adm, "after a restart")
 
 	// franz-go takes a negative commit as none: it starts at its reset
