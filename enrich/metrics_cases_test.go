@@ -3,6 +3,7 @@ package enrich
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
@@ -364,6 +366,36 @@ func TestInvalidCounterIsCountedAndUnlisted(t *testing.T) {
 		if n := dropped() - before; n != 2 {
 			t.Errorf("%#v: weir_enrich_invalid_counters_total went up by %v for two records, want 2", bad, n)
 		}
+	}
+}
+
+// TestInvalidCountersExportedFromTheStart: a metrics worker exports
+// weir_enrich_invalid_counters_total for its input topic at 0 before any
+// record, as the worker's other counters of known labels are, so an alert
+// on its increase sees the first invalid counter; the series used to appear
+// only with it.
+func TestInvalidCountersExportedFromTheStart(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := NewWorkerMetrics(reg)
+	NewMetricsWorker(nil, nil, WithWorkerMetrics(m))
+	NewMetricsWorker(nil, nil, WithWorkerMetrics(m), WithInputTopic(telemetry.TopicRawGNMI))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range families {
+		if f.GetName() != "weir_enrich_invalid_counters_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				got = append(got, fmt.Sprintf("%s=%s %v", l.GetName(), l.GetValue(), s.GetCounter().GetValue()))
+			}
+		}
+	}
+	if want := []string{"topic=raw.gnmi 0", "topic=raw.snmp 0"}; !slices.Equal(got, want) {
+		t.Errorf("weir_enrich_invalid_counters_total before any record: %q, want %q", got, want)
 	}
 }
 
