@@ -399,6 +399,32 @@ func TestInvalidCountersExportedFromTheStart(t *testing.T) {
 	}
 }
 
+// TestUntrackedClearsExportedFromTheStart: weir_enrich_untracked_total
+// has its kind "clears" at 0 from a syslog worker's start, as the metrics
+// worker's kinds are; it appeared only at the first flapping object past
+// the bound, after a restart.
+func TestUntrackedClearsExportedFromTheStart(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	NewWorker(nil, nil, nil, WithWorkerMetrics(NewWorkerMetrics(reg)))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range families {
+		if f.GetName() == "weir_enrich_untracked_total" {
+			for _, s := range f.GetMetric() {
+				for _, l := range s.GetLabel() {
+					got = append(got, fmt.Sprintf("%s=%s %v", l.GetName(), l.GetValue(), s.GetCounter().GetValue()))
+				}
+			}
+		}
+	}
+	if want := []string{"kind=clears 0"}; !slices.Equal(got, want) {
+		t.Errorf("weir_enrich_untracked_total of a syslog worker before any record: %q, want %q", got, want)
+	}
+}
+
 // TestBooleanSpeedIsNoSpeed: a raw row whose ifSpeed or ifHighSpeed is a
 // boolean (a producer other than weir's collectors) has no speed: true
 // was taken for 1 (bit/s, or Mbit/s), and the row got speed_mbps 1e-06 and
