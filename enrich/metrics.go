@@ -112,6 +112,8 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	for i, kind := range untrackedKinds {
 		mw.untracked[i] = w.m.untrackedKind.WithLabelValues(kind)
 	}
+	// At 0 from the start, so an alert on its increase sees the first.
+	w.m.invalidCounters.WithLabelValues(input)
 	return mw
 }
 

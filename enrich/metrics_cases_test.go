@@ -3,6 +3,7 @@ package enrich
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
@@ -364,6 +366,62 @@ func TestInvalidCounterIsCountedAndUnlisted(t *testing.T) {
 		if n := dropped() - before; n != 2 {
 			t.Errorf("%#v: weir_enrich_invalid_counters_total went up by %v for two records, want 2", bad, n)
 		}
+	}
+}
+
+// TestInvalidCountersExportedFromTheStart: a metrics worker exports
+// weir_enrich_invalid_counters_total for its input topic at 0 before any
+// record, as the worker's other counters of known labels are, so an alert
+// on its increase sees the first invalid counter; the series used to appear
+// only with it.
+func TestInvalidCountersExportedFromTheStart(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := NewWorkerMetrics(reg)
+	NewMetricsWorker(nil, nil, WithWorkerMetrics(m))
+	NewMetricsWorker(nil, nil, WithWorkerMetrics(m), WithInputTopic(telemetry.TopicRawGNMI))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range families {
+		if f.GetName() != "weir_enrich_invalid_counters_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				got = append(got, fmt.Sprintf("%s=%s %v", l.GetName(), l.GetValue(), s.GetCounter().GetValue()))
+			}
+		}
+	}
+	if want := []string{"topic=raw.gnmi 0", "topic=raw.snmp 0"}; !slices.Equal(got, want) {
+		t.Errorf("weir_enrich_invalid_counters_total before any record: %q, want %q", got, want)
+	}
+}
+
+// TestUntrackedClearsExportedFromTheStart: weir_enrich_untracked_total
+// has its kind "clears" at 0 from a syslog worker's start, as the metrics
+// worker's kinds are; it appeared only at the first flapping object past
+// the bound, after a restart.
+func TestUntrackedClearsExportedFromTheStart(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	NewWorker(nil, nil, nil, WithWorkerMetrics(NewWorkerMetrics(reg)))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range families {
+		if f.GetName() == "weir_enrich_untracked_total" {
+			for _, s := range f.GetMetric() {
+				for _, l := range s.GetLabel() {
+					got = append(got, fmt.Sprintf("%s=%s %v", l.GetName(), l.GetValue(), s.GetCounter().GetValue()))
+				}
+			}
+		}
+	}
+	if want := []string{"kind=clears 0"}; !slices.Equal(got, want) {
+		t.Errorf("weir_enrich_untracked_total of a syslog worker before any record: %q, want %q", got, want)
 	}
 }
 

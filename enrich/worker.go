@@ -150,6 +150,7 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 		w.m = NewWorkerMetrics(nil).m
 	}
 	w.det.countUntracked(w.m.untracked)
+	w.m.untrackedKind.WithLabelValues("clears") // at 0 from the start, as the metrics worker's kinds
 	if w.targets != nil {
 		w.det.targets.Store(w.targets) // the workers sharing the detector share the targets
 	}
