@@ -192,7 +192,8 @@ func TestCheckWarnsOfSinkTopicsOfOtherRecords(t *testing.T) {
 		t.Fatalf("check: %v %s", err, stderr.String())
 	}
 	w := stderr.String()
-	for _, want := range []string{`sink "influx" reads topic "events"`, `sink "influx" reads topic "enriched.syslog"`, `sink "am" reads topic "raw.snmp"`} {
+	for _, want := range []string{`sink "influx" reads topic "events"`, `sink "influx" reads topic "enriched.syslog"`, `sink "am" reads topic "raw.snmp"`,
+		"an influxdb sink writes metrics only", "a webhook (format alertmanager) sink writes events only"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("no warning %s in:\n%s", want, w)
 		}

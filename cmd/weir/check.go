@@ -167,14 +167,23 @@ func configWarnings(cfg *configs.Config) []string {
 	other := cfg.SinkTopicsOfOtherRecords()
 	for _, s := range cfg.Sinks {
 		for _, t := range other[s.Name] {
-			out = append(out, fmt.Sprintf("sink %q reads topic %q, of %s: a %s sink writes %s only and skips them (counted in weir_sink_filtered_total)",
-				s.Name, t.Topic, t.Holds, sinkKind(s), t.Writes))
+			out = append(out, fmt.Sprintf("sink %q reads topic %q, of %s: %s sink writes %s only and skips them (counted in weir_sink_filtered_total)",
+				s.Name, t.Topic, t.Holds, article(sinkKind(s)), t.Writes))
 		}
 	}
 	out = append(out, cfg.WebhookTemplateWarnings()...)
 	out = append(out, cfg.GNMIWarnings()...)
 	out = append(out, cfg.SecurityWarnings()...)
 	return append(out, cfg.AddressWarnings()...)
+}
+
+// article is kind with "a" or "an" before it, as it is read ("an
+// influxdb sink").
+func article(kind string) string {
+	if strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // sinkKind names a sink's type as a warning does: its format too where

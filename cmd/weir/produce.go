@@ -195,8 +195,9 @@ read:
 				if errors.Is(err, kerr.UnknownTopicOrPartition) {
 					// The broker does not create topics on first use
 					// (auto.create.topics.enable false on a Kafka
-					// cluster, broker.auto_create_topics on weir's).
-					err = fmt.Errorf("no such topic, and the broker does not create topics on first use (create it: weir topics create %s): %w", topic, err)
+					// cluster, broker.auto_create_topics on weir's),
+					// or not for this user (a read_only one on weir's).
+					err = fmt.Errorf("no such topic, and the broker did not create it: it does not create topics on first use, or not for this user (create it: weir topics create %s): %w", topic, err)
 				}
 				if errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.TopicAuthorizationFailed) {
 					// An idempotent producer's first request is refused
