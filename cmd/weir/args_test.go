@@ -239,3 +239,30 @@ func TestCheckWarnsOfTemplatesFailingOnTopics(t *testing.T) {
 		t.Errorf("%d warnings, want 2:\n%s", n, w)
 	}
 }
+
+// TestOutputWriteFailureExits1: a command whose output could not be
+// written (a full disk) exited 0 when it ignored what Fprintf returned
+// (weir version, the one-line confirmations), so a script took a
+// cut-short or empty output for all of it. A reader gone (| head -1) is
+// no failure.
+func TestOutputWriteFailureExits1(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("/dev/full:", err)
+	}
+	defer full.Close()
+	var stderr bytes.Buffer
+	if code := execute(context.Background(), []string{"version"}, strings.NewReader(""), full, &stderr); code != 1 || !strings.Contains(stderr.String(), "writing the output") {
+		t.Errorf("weir version > /dev/full: exit %d, stderr %q; want 1 saying the output was not written", code, stderr.String())
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	defer w.Close()
+	stderr.Reset()
+	if code := execute(context.Background(), []string{"version"}, strings.NewReader(""), w, &stderr); code != 0 {
+		t.Errorf("weir version into a pipe whose reader is gone: exit %d, stderr %q; want 0", code, stderr.String())
+	}
+}

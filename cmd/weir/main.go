@@ -53,9 +53,40 @@ func main() {
 	// timeout(1) signals the process and then its process group, and a
 	// stop it asked for ended half the time in a recovery.
 	go func() { <-ctx.Done(); time.Sleep(repeatWindow); stop() }()
-	if err := dispatch(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		os.Exit(report(err, os.Stderr))
+	if code := execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); code != 0 {
+		os.Exit(code)
 	}
+}
+
+// execute runs the command of args and returns its exit code: also 1
+// when it succeeded but its output could not be written (a full disk), so
+// a script does not take a cut-short output for all of it. A reader gone
+// (`| head -1`) is no failure: it has what it wanted.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout *os.File, stderr io.Writer) int {
+	out := &checkedStdout{File: stdout}
+	err := dispatch(ctx, args, stdin, out, stderr)
+	if err == nil && out.failed != nil && !errors.Is(out.failed, syscall.EPIPE) {
+		err = fmt.Errorf("writing the output: %w", out.failed)
+	}
+	if err != nil {
+		return report(err, stderr)
+	}
+	return 0
+}
+
+// checkedStdout is stdout, keeping the first write that failed: most
+// commands print a line or a table and ignore what Fprintf returns.
+type checkedStdout struct {
+	*os.File
+	failed error
+}
+
+func (c *checkedStdout) Write(b []byte) (int, error) {
+	n, err := c.File.Write(b)
+	if err != nil && c.failed == nil {
+		c.failed = err
+	}
+	return n, err
 }
 
 // report prints err, unless the flag package has already printed it with

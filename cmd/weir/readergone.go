@@ -23,8 +23,11 @@ func untilReaderGone(ctx context.Context, stdout io.Writer) (_ context.Context, 
 	sigpipe := make(chan os.Signal, 1)
 	signal.Notify(sigpipe, syscall.SIGPIPE)
 	stopPoll := func() {}
-	if f, ok := stdout.(*os.File); ok {
+	switch f := stdout.(type) {
+	case *os.File:
 		stopPoll = watchReaderGone(f, cancel)
+	case *checkedStdout:
+		stopPoll = watchReaderGone(f.File, cancel)
 	}
 	return ctx, func() {
 		stopPoll()
