@@ -26,15 +26,27 @@ import (
 // mix is the built-in message mix: device families as the shared corpus has
 // them. Each gets " seq=RUN-N" appended so loss is counted from what
 // arrives, not from what was sent.
+// mix is the lines weir-sim syslog sends by turns, formatted with the
+// sequence number, the device number and the sequence number's three low
+// bytes (mixLine): each line is a new object (a new peer, interface or
+// session), so that de-duplication keeps every event for the latency
+// figure.
 var mix = []string{
-	"<189>%d: edge%d: Nov 29 14:03:01.004 UTC: %%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up",
-	"<187>%d: Nov 29 14:02:11.123: %%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/%d, changed state to down",
+	"<189>%[1]d: edge%[2]d: Nov 29 14:03:01.004 UTC: %%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up",
+	"<187>%[1]d: Nov 29 14:02:11.123: %%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/%[2]d, changed state to down",
 	"<28>Nov 29 14:06:07 mx%[2]d mib2d[1234]: SNMP_TRAP_LINK_DOWN: ifIndex %[1]d, ifAdminStatus up(1), ifOperStatus down(2), ifName ge-0/0/1",
 	"<165>1 2026-11-29T14:06:07.123+00:00 mx%[2]d mib2d 1234 SNMP_TRAP_LINK_DOWN [junos@2636.1.1.1.2.29 snmp-interface-index=\"%[1]d\"] ifIndex %[1]d down",
-	"<189>Nov 29 14:07:09 leaf%[2]d Bgp: %%BGP-5-ADJCHANGE: peer 10.3.3.%[1]d (VRF default AS 65004) old state Established event HoldTimerExpired new state Idle",
+	"<189>Nov 29 14:07:09 leaf%[2]d Bgp: %%BGP-5-ADJCHANGE: peer 10.%[3]d.%[4]d.%[5]d (VRF default AS 65004) old state Established event HoldTimerExpired new state Idle",
 	"<30>1 2026-11-29T14:08:00.000001+00:00 host%[2]d systemd %[1]d - - Started Session %[1]d of User netops.",
 	"<189>: 2026 Nov 29 14:03:01 UTC: %%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/%[2]d is down (Link failure) %[1]d",
 	"<13>Nov 29 14:08:10 host%[2]d netops: hello from logger %[1]d",
+}
+
+// mixLine appends the mix's line for seq to b. A peer's address is
+// 10.x.y.z from seq's low bytes: a valid IPv4 address, new for each of
+// 16 million lines (it was 10.3.3.<seq>, no address at all).
+func mixLine(b []byte, seq, devices int) []byte {
+	return fmt.Appendf(b, mix[seq%len(mix)], seq, seq%devices, seq>>16&255, seq>>8&255, seq&255)
 }
 
 func syslogCmd(ctx context.Context, args []string) error {
@@ -307,7 +319,7 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 	i := 0
 	for ; i < n && ctx.Err() == nil; i++ {
 		seq := first + i
-		msg = fmt.Appendf(msg[:0], mix[seq%len(mix)], seq, seq%devices)
+		msg = mixLine(msg[:0], seq, devices)
 		msg = fmt.Appendf(msg, " seq=%s-%d", run, seq)
 		switch {
 		case proto == "udp":

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net"
+	"net/netip"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,5 +66,25 @@ func TestSendSyslogUDPOutlivesTargetRestart(t *testing.T) {
 	}
 	if got := sent.Load(); got > n {
 		t.Errorf("sent = %d, want at most %d", got, n)
+	}
+}
+
+// TestMixLinesAreWellFormed: every line of the mix formats without
+// fmt's error marks, and a BGP peer's address is an IP address (it was
+// 10.3.3.<seq>: 10.3.3.2392812 in a long run).
+func TestMixLinesAreWellFormed(t *testing.T) {
+	for _, seq := range []int{0, 4, 2392812, 1<<24 + 12} {
+		for i := range len(mix) {
+			line := string(mixLine(nil, seq+i, 100))
+			if strings.Contains(line, "%!") {
+				t.Errorf("seq %d: %q", seq+i, line)
+			}
+			if _, rest, ok := strings.Cut(line, " peer "); ok {
+				addr, _, _ := strings.Cut(rest, " ")
+				if _, err := netip.ParseAddr(addr); err != nil {
+					t.Errorf("seq %d: peer %q: %v", seq+i, addr, err)
+				}
+			}
+		}
 	}
 }
