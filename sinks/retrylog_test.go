@@ -3,6 +3,7 @@ package sinks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -101,4 +102,29 @@ func TestRetryLogThrottledFlaky(t *testing.T) {
 	if failed+again > int(retries)/10 {
 		t.Errorf("%d failure and %d recovery lines for %v failed posts, want them throttled", failed, again, retries)
 	}
+}
+
+// TestRetryLogOutageEndAfterGivingUp: with retry.max_attempts, an outage
+// longer than a batch's attempts gives batches up (dead-lettered); when
+// the destination is back, the batch that goes through may do so at its
+// first attempt. The outage's end is still logged: its failures were, and
+// "gave up" is no end of it.
+func TestRetryLogOutageEndAfterGivingUp(t *testing.T) {
+	b := sinktest.Broker(t)
+	d := &fakeDest{failN: 4}
+	c := cfg("giveup")
+	c.Retry = configs.SinkRetry{Initial: configs.Duration(time.Microsecond), Max: configs.Duration(time.Microsecond), MaxAttempts: 2}
+	var logs syncbuf.Buffer
+	sinktest.StartLogging(t, b, c, d, &logs)
+	writes := func() int { d.mu.Lock(); defer d.mu.Unlock(); return d.writes }
+	for i, w := range []int{2, 4} {
+		sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(1, func(int) string { return "ifTable" }))
+		sinktest.Eventually(t, fmt.Sprintf("batch %d given up", i+1), func() bool { return writes() == w })
+		sinktest.Eventually(t, fmt.Sprintf("batch %d's give-up logged", i+1), func() bool {
+			return strings.Count(logs.String(), "sink gave up on a batch") == i+1
+		})
+	}
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, devKey, metrics(1, func(int) string { return "ifTable" }))
+	sinktest.Eventually(t, "a record delivered after the outage", func() bool { n, _ := d.seen(); return n == 1 })
+	sinktest.Eventually(t, "recovery logged", func() bool { return strings.Contains(logs.String(), "sink delivering again") })
 }

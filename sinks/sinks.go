@@ -319,9 +319,13 @@ type Sink struct {
 	// without one, and decides the first ones logged: a batch's own
 	// attempt count restarts after each record a per-record destination
 	// takes, so a webhook failing one post in ten would log every
-	// failure. failLogged: a failure was logged and its recovery not yet.
-	failStreak int
-	failLogged bool
+	// failure. failLogged: a failure was logged and its recovery not yet
+	// (an outage may outlast batches given up under max_attempts, and
+	// end at a batch's first attempt). failingSince: the first failure
+	// since a Write went through.
+	failStreak   int
+	failLogged   bool
+	failingSince time.Time
 	// Failed polls (a Kafka cluster down): the same.
 	pollLog throttle.Throttle
 	// pollRetryWait is the wait after a failed poll.
@@ -865,7 +869,6 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) 
 // for the halves of a batch the destination refused.
 func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 	backoff := s.retryInitial
-	var failingSince time.Time
 	failed := false
 	for attempt := 1; ; attempt++ {
 		err := s.dest.Write(ctx, items)
@@ -891,19 +894,17 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 			if !failed {
 				s.failStreak = 0
 			}
-			if attempt > 1 && s.failLogged {
+			if s.failLogged {
 				s.failLogged = false
 				// The last line of an outage is not its error.
 				s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", len(items), "attempts", attempt,
-					"failing_for", time.Since(failingSince).Round(time.Millisecond))
+					"failing_for", time.Since(s.failingSince).Round(time.Millisecond))
 			}
+			s.failingSince = time.Time{}
 			return done + len(items), nil
 		}
 		if ctx.Err() != nil {
 			return done, ctx.Err()
-		}
-		if attempt == 1 {
-			failingSince = time.Now()
 		}
 		var rej *RejectedError
 		if errors.As(err, &rej) {
@@ -943,6 +944,9 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 		s.m.errors.WithLabelValues(s.cfg.Name, "retryable").Inc()
 		failed = true
 		s.failStreak++
+		if s.failingSince.IsZero() {
+			s.failingSince = time.Now()
+		}
 		if max := s.cfg.Retry.MaxAttempts; max > 0 && attempt >= max {
 			s.logger.Warn("sink gave up on a batch", "sink", s.cfg.Name, "records", len(items), "attempts", attempt, "err", err)
 			if err := s.deadLetter(ctx, items, "retries_exhausted", err); err != nil {

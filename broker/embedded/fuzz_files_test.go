@@ -35,6 +35,10 @@ func FuzzReplayOffsets(f *testing.F) {
 	kept := appendOffsetEntry(bytes.Clone(a), groupKey{"g", "t", 2}, -2)
 	f.Add(kept)
 	f.Add(appendOffsetRemoval(bytes.Clone(kept), groupKey{"g", "t", 2}))
+	// A negative commit as write makes it (the removal, then the entry),
+	// torn in its entry.
+	pair := appendOffsetEntry(appendOffsetRemoval(bytes.Clone(a), groupKey{"g", "t", 0}), groupKey{"g", "t", 0}, -1)
+	f.Add(pair[:len(pair)-1])
 	f.Add([]byte{})
 	f.Add(make([]byte, 64))
 	logger := slog.New(slog.DiscardHandler)
@@ -67,11 +71,16 @@ func FuzzReplayOffsets(f *testing.F) {
 			t.Fatalf("open read %v, replay %v", s.m, m)
 		}
 		k := groupKey{"after-open", "t", 2}
-		if err := s.commit([]GroupOffset{{Group: k.group, Topic: k.topic, Partition: k.partition, Offset: 42}}); err != nil {
+		// And a negative one (a KafkaJS resetOffsets), on a key the file
+		// may hold already.
+		neg := groupKey{"g", "t", 0}
+		if err := s.commit([]GroupOffset{{Group: k.group, Topic: k.topic, Partition: k.partition, Offset: 42},
+			{Group: neg.group, Topic: neg.topic, Partition: neg.partition, Offset: -2}}); err != nil {
 			t.Fatal(err)
 		}
 		want := maps.Clone(m)
 		want[k] = 42
+		want[neg] = -2
 		if err := s.close(); err != nil {
 			t.Fatal(err)
 		}

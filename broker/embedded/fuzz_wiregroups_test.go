@@ -60,6 +60,9 @@ func FuzzWireGroups(f *testing.F) {
 	old := joinReq("g", "", 10*time.Second, 10*time.Millisecond)
 	old.Version = 0
 	f.Add(frame(frame(nil, old), commit))
+	// An admin tool's negative commit (KafkaJS's resetOffsets), read back,
+	// described and deleted.
+	f.Add(frame(frame(frame(frame(nil, simpleCommit("g", "t", -2, -1)), of), dg), del))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := Open(t.TempDir(), WithLogger(slog.New(slog.DiscardHandler)),

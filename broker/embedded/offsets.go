@@ -27,7 +27,9 @@ import (
 // the lag metric). An entry of the original layout with a negative offset
 // removes its key (earlier versions wrote every negative commit so); a
 // committed negative offset is written with a kind byte after it (see
-// appendOffsetEntry).
+// appendOffsetEntry), behind a removal of its key: an earlier version,
+// which skips that entry as damaged, reads the key removed, as it wrote
+// it, and not at the offset committed before.
 type offsetStore struct {
 	mu     sync.Mutex
 	path   string
@@ -273,7 +275,8 @@ func appendEntry(b []byte, k groupKey, off int64, kind bool) []byte {
 
 // commit stores offsets atomically: one write holds all of them, and a torn
 // write is cut at the next open (entries are independent, so a partial
-// commit keeps the complete entries; each is a valid committed position).
+// commit keeps the complete entries; each is a valid committed position,
+// or the removal before a negative one, which readers take alike).
 func (s *offsetStore) commit(offs []GroupOffset) error {
 	return s.write(offs, false, 0)
 }
@@ -312,9 +315,14 @@ func (s *offsetStore) write(offs []GroupOffset, del bool, maxGroups int) error {
 			return fmt.Errorf("group or topic name too long")
 		}
 		k := groupKey{o.Group, o.Topic, o.Partition}
-		if del {
+		if del || o.Offset < 0 {
+			// Before a negative commit, the removal earlier versions
+			// wrote for it: going back to one, which skips the kind
+			// byte's entry as damaged, the key is removed as it then
+			// was, and the offset committed before does not come back.
 			s.buf = appendOffsetRemoval(s.buf, k)
-		} else {
+		}
+		if !del {
 			s.buf = appendOffsetEntry(s.buf, k, o.Offset)
 		}
 	}

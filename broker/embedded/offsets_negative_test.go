@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,5 +237,89 @@ func TestOffsetsFileOfEarlierVersions(t *testing.T) {
 		if err := s.close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// earlierVersionsReplay reads b as weir did before negative offsets were
+// kept: an entry of the original layout is applied (a negative offset
+// removing its key), any other is skipped as damaged, the entries after
+// it read on.
+func earlierVersionsReplay(b []byte) map[groupKey]int64 {
+	m := map[groupKey]int64{}
+	for pos := 0; pos+8 <= len(b); {
+		n := int(binary.BigEndian.Uint32(b[pos:]))
+		if n < 14 || pos+8+n > len(b) {
+			break
+		}
+		e := b[pos+8 : pos+8+n]
+		pos += 8 + n
+		gl := int(binary.BigEndian.Uint16(e))
+		if 2+gl+2 > len(e) {
+			continue
+		}
+		tl := int(binary.BigEndian.Uint16(e[2+gl:]))
+		if 2+gl+2+tl+12 != len(e) {
+			continue // the kind byte's layout: damaged to them
+		}
+		k := groupKey{string(e[2 : 2+gl]), string(e[4+gl : 4+gl+tl]), int32(binary.BigEndian.Uint32(e[4+gl+tl:]))}
+		if off := int64(binary.BigEndian.Uint64(e[8+gl+tl:])); off < 0 {
+			delete(m, k)
+		} else {
+			m[k] = off
+		}
+	}
+	return m
+}
+
+// TestNegativeCommitAfterDowngrade: going back to an earlier version, a
+// negative commit reads as those versions wrote it, a removal: the
+// offset committed before the reset must not come back (the group would
+// resume where the reset moved it from), whether or not the file was
+// compacted since.
+func TestNegativeCommitAfterDowngrade(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openOffsetStore(dir, true, time.Now, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.commit([]GroupOffset{{"g", "t", 0, 500}, {"g", "t", 1, 600}, {"h", "t", 0, 7}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.commit([]GroupOffset{{"g", "t", 0, -2}, {"g", "t", 1, -1}}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[groupKey]int64{{"h", "t", 0}: 7}
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := earlierVersionsReplay(b); !maps.Equal(got, want) {
+		t.Fatalf("an earlier version reads %v, want %v", got, want)
+	}
+	if off, ok := s.committed("g", "t", 0); !ok || off != -2 {
+		t.Fatalf("committed -2 reads %d (%v)", off, ok)
+	}
+	s.mu.Lock()
+	err = s.compact()
+	s.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(s.path); err != nil {
+		t.Fatal(err)
+	}
+	if got := earlierVersionsReplay(b); !maps.Equal(got, want) {
+		t.Fatalf("compacted, an earlier version reads %v, want %v", got, want)
+	}
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = openOffsetStore(dir, true, time.Now, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if got := s.all(); len(got) != 3 || got[0].Offset != -2 || got[1].Offset != -1 || got[2].Offset != 7 {
+		t.Fatalf("reopened: %v", got)
 	}
 }
