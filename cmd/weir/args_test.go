@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -254,6 +255,13 @@ func TestOutputWriteFailureExits1(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := execute(context.Background(), []string{"version"}, strings.NewReader(""), full, &stderr); code != 1 || !strings.Contains(stderr.String(), "writing the output") {
 		t.Errorf("weir version > /dev/full: exit %d, stderr %q; want 1 saying the output was not written", code, stderr.String())
+	}
+	// Written past Write (io.WriteString takes a file's WriteString),
+	// a failure is still seen.
+	out := &checkedStdout{f: full}
+	io.WriteString(out, "x\n")
+	if out.failed == nil {
+		t.Error("io.WriteString to /dev/full through checkedStdout: no failure kept")
 	}
 	r, w, err := os.Pipe()
 	if err != nil {

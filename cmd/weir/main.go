@@ -63,7 +63,7 @@ func main() {
 // a script does not take a cut-short output for all of it. A reader gone
 // (`| head -1`) is no failure: it has what it wanted.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout *os.File, stderr io.Writer) int {
-	out := &checkedStdout{File: stdout}
+	out := &checkedStdout{f: stdout}
 	err := dispatch(ctx, args, stdin, out, stderr)
 	if err == nil && out.failed != nil && !errors.Is(out.failed, syscall.EPIPE) {
 		err = fmt.Errorf("writing the output: %w", out.failed)
@@ -75,14 +75,16 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout *os.Fil
 }
 
 // checkedStdout is stdout, keeping the first write that failed: most
-// commands print a line or a table and ignore what Fprintf returns.
+// commands print a line or a table and ignore what Fprintf returns. The
+// file is not embedded: its WriteString and ReadFrom would let
+// io.WriteString and io.Copy write past Write.
 type checkedStdout struct {
-	*os.File
+	f      *os.File
 	failed error
 }
 
 func (c *checkedStdout) Write(b []byte) (int, error) {
-	n, err := c.File.Write(b)
+	n, err := c.f.Write(b)
 	if err != nil && c.failed == nil {
 		c.failed = err
 	}

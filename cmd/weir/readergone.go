@@ -27,7 +27,7 @@ func untilReaderGone(ctx context.Context, stdout io.Writer) (_ context.Context, 
 	case *os.File:
 		stopPoll = watchReaderGone(f, cancel)
 	case *checkedStdout:
-		stopPoll = watchReaderGone(f.File, cancel)
+		stopPoll = watchReaderGone(f.f, cancel)
 	}
 	return ctx, func() {
 		stopPoll()
