@@ -142,35 +142,8 @@ func TestBrokerOutageLoggedForAllTargets(t *testing.T) {
 	addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
 		return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.4.1.9999.2", Type: gosnmp.Integer, Value: 1}}}
 	})
-	b := &downBroker{Capture: snmptest.NewCapture()}
-	b.down.Store(true)
-	var logs syncbuf.Buffer
-	metrics, _ := NewMetrics(nil)
 	names := []string{"a", "b", "c"}
-	var targets []configs.SNMPTarget
-	for _, name := range names {
-		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
-			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
-			tc.Interval, tc.Timeout = 300*time.Millisecond, 100*time.Millisecond
-		}))
-	}
-	p, err := New(Config{Targets: targets, Profiles: oneColumnProfile(t), Broker: b, Metrics: metrics,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { p.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	eventually := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s:\n%s", what, logs.String())
-			}
-		}
-	}
+	b, metrics, logs, eventually := outage(t, map[string]string{"a": addr, "b": addr, "c": addr})
 	eventually("two failed publishes of every target", func() bool {
 		for _, n := range names {
 			if testutil.ToFloat64(metrics.Polls.WithLabelValues(n, ResultPublishError)) < 2 {
@@ -212,34 +185,7 @@ func TestBrokerOutageEndsWithAFailingAgent(t *testing.T) {
 		}
 		return answer(req)
 	})
-	b := &downBroker{Capture: snmptest.NewCapture()}
-	b.down.Store(true)
-	var logs syncbuf.Buffer
-	metrics, _ := NewMetrics(nil)
-	var targets []configs.SNMPTarget
-	for name, addr := range map[string]string{"fine": fine, "dying": dying} {
-		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
-			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
-			tc.Interval, tc.Timeout = 300*time.Millisecond, 100*time.Millisecond
-		}))
-	}
-	p, err := New(Config{Targets: targets, Profiles: oneColumnProfile(t), Broker: b, Metrics: metrics,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { p.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	eventually := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s:\n%s", what, logs.String())
-			}
-		}
-	}
+	b, metrics, logs, eventually := outage(t, map[string]string{"fine": fine, "dying": dying})
 	eventually("failed publish of each target", func() bool {
 		return testutil.ToFloat64(metrics.Polls.WithLabelValues("fine", ResultPublishError)) >= 1 &&
 			testutil.ToFloat64(metrics.Polls.WithLabelValues("dying", ResultPublishError)) >= 1
@@ -250,4 +196,40 @@ func TestBrokerOutageEndsWithAFailingAgent(t *testing.T) {
 	})
 	b.down.Store(false)
 	eventually("line saying publishing works again", func() bool { return strings.Contains(logs.String(), "snmp publishes work again") })
+}
+
+// outage runs a poller of the targets (name: agent address) at 300ms on
+// a broker that is down until the test sets b.down false; eventually
+// waits for a condition, failing with the poller's log.
+func outage(t *testing.T, agents map[string]string) (b *downBroker, metrics *Metrics, logs *syncbuf.Buffer, eventually func(what string, cond func() bool)) {
+	t.Helper()
+	b = &downBroker{Capture: snmptest.NewCapture()}
+	b.down.Store(true)
+	logs = &syncbuf.Buffer{}
+	metrics, _ = NewMetrics(nil)
+	var targets []configs.SNMPTarget
+	for name, addr := range agents {
+		targets = append(targets, testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t1"}}
+			tc.Interval, tc.Timeout = 300*time.Millisecond, 100*time.Millisecond
+		}))
+	}
+	p, err := New(Config{Targets: targets, Profiles: oneColumnProfile(t), Broker: b, Metrics: metrics,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	eventually = func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s:\n%s", what, logs.String())
+			}
+		}
+	}
+	return b, metrics, logs, eventually
 }
