@@ -62,7 +62,7 @@ func FuzzWireGroups(f *testing.F) {
 	f.Add(frame(frame(nil, old), commit))
 	// An admin tool's negative commit (KafkaJS's resetOffsets), read back,
 	// described and deleted.
-	f.Add(frame(frame(frame(frame(nil, simpleCommit("g", "t", -2, -1)), of), dg), del))
+	f.Add(frame(frame(frame(frame(nil, commitReq("g", "", -1, "t", map[int32]int64{0: -2, 1: -1})), of), dg), del))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := Open(t.TempDir(), WithLogger(slog.New(slog.DiscardHandler)),

@@ -20,22 +20,6 @@ import (
 	"github.com/weirnet/weir/broker"
 )
 
-// simpleCommit is an OffsetCommit of an admin tool (no member, generation
-// -1) for the partitions of topic, in order.
-func simpleCommit(group, topic string, offsets ...int64) *kmsg.OffsetCommitRequest {
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Version, req.Group, req.Generation = 8, group, -1
-	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic = topic
-	for i, o := range offsets {
-		p := kmsg.NewOffsetCommitRequestTopicPartition()
-		p.Partition, p.Offset = int32(i), o
-		rt.Partitions = append(rt.Partitions, p)
-	}
-	req.Topics = append(req.Topics, rt)
-	return req
-}
-
 // fetchOffsetsV8 is what OffsetFetch (v8) answers for the group's
 // partitions 0..n-1 of topic.
 func fetchOffsetsV8(t *testing.T, b *Broker, group, topic string, n int) []int64 {
@@ -80,12 +64,8 @@ func TestNegativeCommittedOffsetKept(t *testing.T) {
 	if err := b.ProducePartition(ctx, "t", 0, makeRecords(4, 0)); err != nil {
 		t.Fatal(err)
 	}
-	resp := b.OffsetCommit(simpleCommit("reset", "t", -2, -1, 0))
-	for _, p := range resp.Topics[0].Partitions {
-		if p.ErrorCode != 0 {
-			t.Fatalf("commit of partition %d: %v", p.Partition, kerr.ErrorForCode(p.ErrorCode))
-		}
-	}
+	// An admin tool's commit: no member, generation -1.
+	wantCode(t, "commit", commitCode(t, b.OffsetCommit(commitReq("reset", "", -1, "t", map[int32]int64{0: -2, 1: -1, 2: 0}))), nil)
 	check := func(b *Broker, when string) {
 		t.Helper()
 		if got := fetchOffsetsV8(t, b, "reset", "t", 3); got[0] != -2 || got[1] != -1 || got[2] != 0 {

@@ -10,30 +10,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// TestGroupsDeleteWithMembersSaysWhy: deleting a group that has members
-// fails, as Kafka's tool does, with what to do (stop them first) rather
-// than only the broker's NON_EMPTY_GROUP "The group is not empty.", which
-// a user reads as "it has committed offsets", the very thing to delete.
-func TestGroupsDeleteWithMembersSaysWhy(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	groupMember(ctx, t, c.ListenAddrs(), "g", "t")
-	var stdout, stderr bytes.Buffer
-	err = dispatch(ctx, []string{"groups", "delete", "g", "--brokers", c.ListenAddrs()[0]}, strings.NewReader(""), &stdout, &stderr)
-	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "NON_EMPTY_GROUP") || !strings.Contains(err.Error(), "stop them first") {
-		t.Fatalf("groups delete of a group with a member: %v (exit %d); want NON_EMPTY_GROUP and what to do", err, exitCode(err))
-	}
-}
-
-// TestGroupsDeleteMessages: the errors read as one sentence: not "NON_EMPTY_GROUP:
-// The group is not empty.: it has members", and a group that is not there
-// says "no such group", as describe does, not GROUP_ID_NOT_FOUND's "The
-// group id does not exist.".
+// TestGroupsDeleteMessages: deleting a group that has members fails, as
+// Kafka's tool does, with what to do (stop them first) rather than only
+// the broker's NON_EMPTY_GROUP "The group is not empty.", which a user
+// reads as "it has committed offsets", the very thing to delete; the
+// errors read as one sentence (not "NON_EMPTY_GROUP: The group is not
+// empty.: it has members"), and a group that is not there says "no such
+// group", as describe does, not GROUP_ID_NOT_FOUND's "The group id does
+// not exist.".
 func TestGroupsDeleteMessages(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {

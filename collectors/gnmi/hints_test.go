@@ -1,49 +1,16 @@
 package gnmi
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/tlsconf/tlstest"
 )
-
-// selfSigned is a self-signed certificate for DNS names only (no IP SAN,
-// as most devices' are), and the file holding it, to trust it with.
-func selfSigned(t *testing.T, names ...string) (tls.Certificate, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "target.pem")
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, file
-}
 
 // TestNoIPSANSaysServerName: a target dialled by its address whose
 // certificate names no IP address fails with crypto/tls's "doesn't
@@ -51,7 +18,8 @@ func selfSigned(t *testing.T, names ...string) (tls.Certificate, string) {
 // tls.server_name; and one whose tls.server_name the certificate does not
 // name says that setting is wrong.
 func TestNoIPSANSaysServerName(t *testing.T) {
-	cert, file := selfSigned(t, "leaf1.lab")
+	ca := tlstest.NewCA(t, "lab CA")
+	cert, file := ca.TLSCertNamed(t, "leaf1.lab"), ca.File
 	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
 	tc := simTarget("nosan", addr, sub(countersPath, "stream", "sample", time.Second))
 	tc.Insecure = false

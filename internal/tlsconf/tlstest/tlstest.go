@@ -30,7 +30,7 @@ type CA struct {
 // NewCA makes a CA named cn.
 func NewCA(t testing.TB, cn string) *CA {
 	t.Helper()
-	cert, key := makeCert(t, nil, nil, cn, true)
+	cert, key := makeCert(t, nil, nil, cn, true, nil)
 	ca := &CA{Cert: cert, Key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})}
 	ca.File = writeFile(t, t.TempDir(), "ca.pem", ca.PEM)
 	return ca
@@ -48,7 +48,7 @@ func (ca *CA) Pool() *x509.CertPool {
 // It returns the certificate and its key, PEM-encoded.
 func (ca *CA) Leaf(t testing.TB, name string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	cert, key := makeCert(t, ca.Cert, ca.Key, name, false)
+	cert, key := makeCert(t, ca.Cert, ca.Key, name, false, nil)
 	der, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,18 @@ func (ca *CA) TLSCert(t testing.TB, name string) tls.Certificate {
 	return cert
 }
 
-func makeCert(t testing.TB, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
+// TLSCertNamed is a server certificate the CA signs for the DNS names
+// alone, as most devices' are: no IP address (a client dialling one is
+// refused), no localhost.
+func (ca *CA) TLSCertNamed(t testing.TB, names ...string) tls.Certificate {
+	t.Helper()
+	cert, key := makeCert(t, ca.Cert, ca.Key, names[0], false, names)
+	return tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key}
+}
+
+// makeCert makes a certificate for cn, signed by parent (nil: itself); a
+// leaf holds dnsNames, or with none cn, localhost and 127.0.0.1.
+func makeCert(t testing.TB, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, isCA bool, dnsNames []string) (*x509.Certificate, *ecdsa.PrivateKey) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +108,8 @@ func makeCert(t testing.TB, parent *x509.Certificate, parentKey *ecdsa.PrivateKe
 		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
 		tmpl.KeyUsage |= x509.KeyUsageCertSign
 		tmpl.ExtKeyUsage = nil
+	} else if dnsNames != nil {
+		tmpl.DNSNames = dnsNames
 	} else {
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
 		tmpl.DNSNames = []string{cn, "localhost"}
