@@ -152,8 +152,9 @@ func TestCLIWorkflow(t *testing.T) {
 	if _, errs, err := p.cli(t, "", "topics", "describe", "raw.syslog"); err == nil {
 		t.Fatalf("describe after delete succeeded: %s", errs)
 	}
-	// A topic listed by name that is not there fails the command.
-	if out, errs, err := p.cli(t, "", "topics", "list", "raw.syslog"); err == nil || !strings.Contains(errs, "topic raw.syslog") {
+	// A topic listed by name that is not there fails the command, with
+	// no table header above the error.
+	if out, errs, err := p.cli(t, "", "topics", "list", "raw.syslog"); err == nil || !strings.Contains(errs, "topic raw.syslog") || out != "" {
 		t.Fatalf("list of a deleted topic: %v\n%s%s", err, out, errs)
 	}
 	if _, errs, err := p.cli(t, "", "topics", "create", "bad/name"); err == nil || !strings.Contains(errs, "invalid topic name") {

@@ -47,6 +47,10 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if sub == "reset" || sub == "reset-offsets" {
 		rf.register(fs)
 	}
+	var format outputFormat
+	if sub == "list" || sub == "ls" || sub == "describe" {
+		format.register(fs)
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -68,13 +72,13 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 
 	switch sub {
 	case "list", "ls":
-		return groupsList(ctx, adm, cl, stdout)
+		return groupsList(ctx, adm, cl, stdout, format)
 	case "describe":
 		g, err := oneGroup()
 		if err != nil {
 			return err
 		}
-		return groupsDescribe(ctx, adm, cl, stdout, g)
+		return groupsDescribe(ctx, adm, cl, stdout, g, format)
 	case "delete", "rm":
 		g, err := oneGroup()
 		if err != nil {
@@ -109,15 +113,24 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	return &exitError{2, fmt.Errorf("groups: unknown subcommand %q", sub)}
 }
 
+// groupRow is one group of `groups list`.
+type groupRow struct {
+	Group   string `json:"group"`
+	State   string `json:"state"`
+	Members int    `json:"members"`
+	Lag     int64  `json:"lag"`
+	// Error is why the group's lag could not be read (then Members and
+	// Lag are 0).
+	Error string `json:"error,omitempty"`
+}
+
 // groupsList prints every group with its state, member count and total lag
 // (records between the committed offsets and the log end).
-func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writer) error {
+func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writer, format outputFormat) error {
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("list groups: %w", shardErr(err))
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "GROUP\tSTATE\tMEMBERS\tLAG")
 	names := listed.Groups()
 	var lags kadm.DescribedGroupLags
 	if len(names) > 0 {
@@ -126,20 +139,66 @@ func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writ
 		}
 		countRecords(ctx, adm, cl, lags)
 	}
+	rows := []groupRow{}
 	for _, name := range names {
 		l, ok := lags[name]
 		if !ok || l.Error() != nil {
-			fmt.Fprintf(tw, "%s\t%s\t\terror: %v\n", name, listed[name].State, l.Error())
+			rows = append(rows, groupRow{Group: name, State: listed[name].State, Error: fmt.Sprint(l.Error())})
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", name, l.State, len(l.Members), l.Lag.Total())
+		rows = append(rows, groupRow{Group: name, State: l.State, Members: len(l.Members), Lag: l.Lag.Total()})
+	}
+	if format == outputJSON {
+		return writeJSON(w, rows)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tSTATE\tMEMBERS\tLAG")
+	for _, r := range rows {
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%s\t%s\t\terror: %s\n", r.Group, r.State, r.Error)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.Group, r.State, r.Members, r.Lag)
 	}
 	return tw.Flush()
 }
 
+// groupDescription is `groups describe`.
+type groupDescription struct {
+	Group      string               `json:"group"`
+	State      string               `json:"state"`
+	Protocol   string               `json:"protocol"`
+	Members    []describedMember    `json:"members"`
+	Partitions []describedPartition `json:"partitions"`
+}
+
+// describedMember is a member of a group and what it was assigned.
+type describedMember struct {
+	MemberID string `json:"member_id"`
+	// InstanceID is a static member's group.instance.id, the name its
+	// operator gave it.
+	InstanceID *string            `json:"instance_id"`
+	ClientID   string             `json:"client_id"`
+	Host       string             `json:"host"`
+	Assignment map[string][]int32 `json:"assignment"`
+}
+
+// describedPartition is a partition the group reads or has committed.
+type describedPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	// Committed is null for a partition without a commit.
+	Committed *int64 `json:"committed"`
+	End       int64  `json:"end"`
+	// Lag is null when it could not be read (Error says why).
+	Lag    *int64  `json:"lag"`
+	Member *string `json:"member"`
+	Error  string  `json:"error,omitempty"`
+}
+
 // groupsDescribe prints a group's members with their assignments, then per
 // partition the committed offset, the log end offset and the lag.
-func groupsDescribe(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writer, group string) error {
+func groupsDescribe(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writer, group string, format outputFormat) error {
 	lags, err := adm.Lag(ctx, group)
 	if err != nil {
 		return fmt.Errorf("describe group %s: %w", group, shardErr(err))
@@ -154,46 +213,83 @@ func groupsDescribe(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.
 	case l.State == "Dead":
 		return fmt.Errorf("describe group %s: no such group", group)
 	}
-	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", group, l.State, orDash(l.Protocol), len(l.Members))
+	d := describeGroup(l)
+	if format == outputJSON {
+		return writeJSON(w, d)
+	}
+	return writeGroupDescription(w, d)
+}
 
-	if len(l.Members) > 0 {
+// describeGroup is l as `groups describe` shows it.
+func describeGroup(l kadm.DescribedGroupLag) groupDescription {
+	d := groupDescription{Group: l.Group, State: l.State, Protocol: l.Protocol, Members: []describedMember{}, Partitions: []describedPartition{}}
+	for _, m := range l.Members {
+		d.Members = append(d.Members, describedMember{
+			MemberID:   m.MemberID,
+			InstanceID: m.InstanceID,
+			ClientID:   m.ClientID,
+			Host:       strings.TrimPrefix(m.ClientHost, "/"),
+			Assignment: assigned(m),
+		})
+	}
+	for _, r := range l.Lag.Sorted() {
+		p := describedPartition{Topic: r.Topic, Partition: r.Partition, End: r.End.Offset}
+		if r.Commit.At >= 0 {
+			p.Committed = &r.Commit.At
+		}
+		if r.Err == nil && r.Lag >= 0 {
+			p.Lag = &r.Lag
+		}
+		if r.Member != nil {
+			p.Member = &r.Member.MemberID
+		}
+		if r.Err != nil {
+			p.Error = r.Err.Error()
+		}
+		d.Partitions = append(d.Partitions, p)
+	}
+	return d
+}
+
+// writeGroupDescription writes d as tables.
+func writeGroupDescription(w io.Writer, d groupDescription) error {
+	fmt.Fprintf(w, "group %s  state %s  protocol %s  members %d\n", d.Group, d.State, orDash(d.Protocol), len(d.Members))
+	if len(d.Members) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		// INSTANCE ID: a static member's group.instance.id, the name its
-		// operator gave it.
 		fmt.Fprintln(tw, "MEMBER\tINSTANCE ID\tCLIENT ID\tHOST\tASSIGNMENT")
-		for _, m := range l.Members {
+		for _, m := range d.Members {
 			instance := ""
 			if m.InstanceID != nil {
 				instance = *m.InstanceID
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.MemberID, orDash(instance), orDash(m.ClientID), orDash(strings.TrimPrefix(m.ClientHost, "/")), assignment(m))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.MemberID, orDash(instance), orDash(m.ClientID), orDash(m.Host), assignmentText(m.Assignment))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
-
-	rows := l.Lag.Sorted()
-	if len(rows) == 0 {
+	if len(d.Partitions) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCOMMITTED\tEND\tLAG\tMEMBER")
-	for _, r := range rows {
-		committed, lag := offsetText(r.Commit.At), "-"
-		if r.Err == nil && r.Lag >= 0 {
-			lag = strconv.FormatInt(r.Lag, 10)
+	for _, p := range d.Partitions {
+		committed, lag, member := "-", "-", "-"
+		if p.Committed != nil {
+			committed = strconv.FormatInt(*p.Committed, 10)
 		}
-		member := "-"
-		if r.Member != nil {
-			member = r.Member.MemberID
+		if p.Lag != nil {
+			lag = strconv.FormatInt(*p.Lag, 10)
 		}
-		if r.Err != nil {
-			member = "error: " + r.Err.Error()
+		if p.Member != nil {
+			member = *p.Member
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\n", r.Topic, r.Partition, committed, r.End.Offset, lag, member)
+		if p.Error != "" {
+			member = "error: " + p.Error
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\n", p.Topic, p.Partition, committed, p.End, lag, member)
 	}
 	return tw.Flush()
 }
@@ -296,20 +392,33 @@ type fetchByName struct{ *kmsg.FetchRequest }
 
 func (fetchByName) MaxVersion() int16 { return 12 }
 
-// assignment formats a consumer's assignment as topic[p,p,...] per topic.
-func assignment(m kadm.DescribedGroupMember) string {
+// assigned is a consumer's assignment by topic, partitions sorted; empty
+// for a member that is not a consumer or has none.
+func assigned(m kadm.DescribedGroupMember) map[string][]int32 {
+	out := map[string][]int32{}
 	a, ok := m.Assigned.AsConsumer()
-	if !ok || len(a.Topics) == 0 {
+	if !ok {
+		return out
+	}
+	for _, t := range a.Topics {
+		out[t.Topic] = slices.Sorted(slices.Values(append(out[t.Topic], t.Partitions...)))
+	}
+	return out
+}
+
+// assignmentText formats an assignment as topic[p,p,...] per topic, or
+// "-" for none.
+func assignmentText(a map[string][]int32) string {
+	if len(a) == 0 {
 		return "-"
 	}
 	var parts []string
-	for _, t := range a.Topics {
-		ps := slices.Sorted(slices.Values(t.Partitions))
+	for topic, ps := range a {
 		strs := make([]string, len(ps))
 		for i, p := range ps {
 			strs[i] = strconv.Itoa(int(p))
 		}
-		parts = append(parts, t.Topic+"["+strings.Join(strs, ",")+"]")
+		parts = append(parts, topic+"["+strings.Join(strs, ",")+"]")
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, " ")

@@ -24,7 +24,7 @@ import (
 )
 
 const topicsUsage = `Usage:
-  weir topics list
+  weir topics list [TOPIC ...]
   weir topics describe TOPIC
   weir topics create TOPIC [--partitions N] [--retention 7d] [--retention-bytes 1GiB] [--config k=v ...]
   weir topics alter TOPIC [--retention 3d] [--retention-bytes 1GiB] [--config k=v ...] [--delete-config k ...]
@@ -47,6 +47,10 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	// Only create and alter take these: list --partitions 3 is refused,
 	// not ignored, and list -h shows the flags list takes.
 	partitions, retention, retentionBytes := new(int), new(string), new(string)
+	var format outputFormat
+	if sub == "list" || sub == "ls" || sub == "describe" {
+		format.register(fs)
+	}
 	var kvs, deletes multiFlag
 	if sub == "create" {
 		fs.IntVar(partitions, "partitions", -1, "partitions (-1: the broker's default)")
@@ -74,12 +78,12 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 
 	switch sub {
 	case "list", "ls":
-		return topicsList(ctx, adm, stdout, pos)
+		return topicsList(ctx, adm, stdout, pos, format)
 	case "describe":
 		if len(pos) != 1 {
 			return &exitError{2, errors.New("topics describe: give one topic")}
 		}
-		return topicsDescribe(ctx, adm, stdout, pos[0])
+		return topicsDescribe(ctx, adm, stdout, pos[0], format)
 	case "create":
 		if len(pos) != 1 {
 			return &exitError{2, errors.New("topics create: give one topic")}
@@ -237,7 +241,7 @@ func topicsAlter(ctx context.Context, adm *kadm.Client, w io.Writer, topic, rete
 		}
 	}
 	fmt.Fprintf(w, "altered %s\n", topic)
-	if line := topicConfigLine(ctx, adm, topic); line != "" {
+	if line := topicConfigLine(describedConfigs(ctx, adm, topic)); line != "" {
 		fmt.Fprintln(w, line)
 	}
 	return nil
@@ -271,7 +275,7 @@ func (e *brokerMessage) Unwrap() error { return e.code }
 // partitionSizes asks the broker for bytes per partition (DescribeLogDirs);
 // a partition whose broker does not answer, or does not let the user ask
 // (DESCRIBE on the cluster), is not in it, and its size is shown unknown
-// (sizeText).
+// (bytesText).
 func partitionSizes(ctx context.Context, adm *kadm.Client) map[string]map[int32]int64 {
 	out := map[string]map[int32]int64{}
 	// A nil set asks for every partition; Kafka answers a topic listed
@@ -291,7 +295,18 @@ func partitionSizes(ctx context.Context, adm *kadm.Client) map[string]map[int32]
 	return out
 }
 
-func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []string) error {
+// topicRow is one topic of `topics list`.
+type topicRow struct {
+	Topic      string `json:"topic"`
+	Partitions int    `json:"partitions"`
+	Records    int64  `json:"records"`
+	Start      int64  `json:"start"`
+	End        int64  `json:"end"`
+	// Bytes is null when a partition's broker did not say ("-" in the table).
+	Bytes *int64 `json:"bytes"`
+}
+
+func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []string, format outputFormat) error {
 	details, err := adm.ListTopics(ctx, names...)
 	if err != nil {
 		return fmt.Errorf("list topics: %w", err)
@@ -305,10 +320,9 @@ func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []stri
 		return fmt.Errorf("end offsets: %w", err)
 	}
 	sizes := partitionSizes(ctx, adm)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRECORDS\tSTART\tEND\tBYTES")
 	names = details.Names()
 	sort.Strings(names)
+	rows := []topicRow{}
 	var errs []error
 	for _, name := range names {
 		t := details[name]
@@ -318,27 +332,69 @@ func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []stri
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, t.Err))
 			continue
 		}
-		var start, end, bytes int64
+		row := topicRow{Topic: name, Partitions: len(t.Partitions)}
+		var bytes int64
 		known := true
 		for p := range t.Partitions {
 			if o, ok := starts.Lookup(name, p); ok {
-				start += o.Offset
+				row.Start += o.Offset
 			}
 			if o, ok := ends.Lookup(name, p); ok {
-				end += o.Offset
+				row.End += o.Offset
 			}
 			n, ok := sizes[name][p]
 			bytes, known = bytes+n, known && ok
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", name, len(t.Partitions), end-start, start, end, sizeText(bytes, known))
+		row.Records = row.End - row.Start
+		if known {
+			row.Bytes = &bytes
+		}
+		rows = append(rows, row)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTopicRows(w, rows, format, len(names) > 0 && len(errs) == len(names)); err != nil {
 		return err
 	}
 	return errors.Join(errs...)
 }
 
-func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name string) error {
+// writeTopicRows writes `topics list` as format; noneFound (only names
+// that are not topics were asked for) writes no table header above the
+// errors, and JSON's empty list.
+func writeTopicRows(w io.Writer, rows []topicRow, format outputFormat, noneFound bool) error {
+	if format == outputJSON {
+		return writeJSON(w, rows)
+	}
+	if noneFound {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tPARTITIONS\tRECORDS\tSTART\tEND\tBYTES")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", r.Topic, r.Partitions, r.Records, r.Start, r.End, bytesText(r.Bytes))
+	}
+	return tw.Flush()
+}
+
+// topicDescription is `topics describe`.
+type topicDescription struct {
+	Topic string `json:"topic"`
+	// ID is the topic's id as Kafka's tools write it.
+	ID         string            `json:"id"`
+	Configs    []describedConfig `json:"configs"`
+	Partitions []partitionRow    `json:"partitions"`
+}
+
+// partitionRow is one partition of `topics describe`.
+type partitionRow struct {
+	Partition int32  `json:"partition"`
+	Leader    int32  `json:"leader"`
+	Start     int64  `json:"start"`
+	End       int64  `json:"end"`
+	Records   int64  `json:"records"`
+	Bytes     *int64 `json:"bytes"`
+}
+
+func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name string, format outputFormat) error {
 	details, err := adm.ListTopics(ctx, name)
 	if err != nil {
 		return fmt.Errorf("describe %s: %w", name, err)
@@ -353,54 +409,92 @@ func topicsDescribe(ctx context.Context, adm *kadm.Client, w io.Writer, name str
 	starts, _ := adm.ListStartOffsets(ctx, name)
 	ends, _ := adm.ListEndOffsets(ctx, name)
 	sizes := partitionSizes(ctx, adm)
-	// As Kafka's tools write a Uuid (kadm's String is padded standard base64).
-	id := base64.RawURLEncoding.EncodeToString(t.ID[:])
-	fmt.Fprintf(w, "topic %s  id %s  partitions %d\n", name, id, len(t.Partitions))
-	if line := topicConfigLine(ctx, adm, name); line != "" {
+	d := topicDescription{
+		Topic: name,
+		// As Kafka's tools write a Uuid (kadm's String is padded standard base64).
+		ID:         base64.RawURLEncoding.EncodeToString(t.ID[:]),
+		Configs:    describedConfigs(ctx, adm, name),
+		Partitions: []partitionRow{},
+	}
+	for _, p := range t.Partitions.Sorted() {
+		s, _ := starts.Lookup(name, p.Partition)
+		e, _ := ends.Lookup(name, p.Partition)
+		row := partitionRow{Partition: p.Partition, Leader: p.Leader, Start: s.Offset, End: e.Offset, Records: e.Offset - s.Offset}
+		if n, known := sizes[name][p.Partition]; known {
+			row.Bytes = &n
+		}
+		d.Partitions = append(d.Partitions, row)
+	}
+	if format == outputJSON {
+		return writeJSON(w, d)
+	}
+	fmt.Fprintf(w, "topic %s  id %s  partitions %d\n", d.Topic, d.ID, len(d.Partitions))
+	if line := topicConfigLine(d.Configs); line != "" {
 		fmt.Fprintln(w, line)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tLEADER\tSTART\tEND\tRECORDS\tBYTES")
-	for _, p := range t.Partitions.Sorted() {
-		s, _ := starts.Lookup(name, p.Partition)
-		e, _ := ends.Lookup(name, p.Partition)
-		n, known := sizes[name][p.Partition]
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\n", p.Partition, p.Leader, s.Offset, e.Offset, e.Offset-s.Offset, sizeText(n, known))
+	for _, p := range d.Partitions {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\n", p.Partition, p.Leader, p.Start, p.End, p.Records, bytesText(p.Bytes))
 	}
 	return tw.Flush()
 }
 
-// topicConfigLine is the retention and segment configs the broker reports
-// for topic, each with a reading ("retention.ms=172800000 (2d)") and, for
-// a value the topic does not set, where it comes from: "(7d, default)"
-// built in, "(7d, broker default)" the broker's setting (weir.yaml's
-// broker.retention, Kafka's server.properties or cluster-wide configs).
-// "" when it reports none (ACLs without DESCRIBE_CONFIGS).
-func topicConfigLine(ctx context.Context, adm *kadm.Client, topic string) string {
+// describedConfig is one of a topic's retention and segment configs as the
+// broker reports it, with where its value comes from: "topic" (the topic
+// sets it), "default" (built in) or "broker" (the broker's setting:
+// weir.yaml's broker.retention, Kafka's server.properties or cluster-wide
+// configs).
+type describedConfig struct {
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// describedConfigs are the retention and segment configs the broker reports
+// for topic; none when it reports none (ACLs without DESCRIBE_CONFIGS).
+func describedConfigs(ctx context.Context, adm *kadm.Client, topic string) []describedConfig {
+	out := []describedConfig{}
 	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
 	if err != nil {
-		return ""
+		return out
 	}
 	rc, err := rcs.On(topic, nil)
 	if err != nil || rc.Err != nil {
-		return ""
+		return out
 	}
-	var parts []string
 	for _, key := range []string{"retention.ms", "retention.bytes", "segment.bytes", "segment.ms"} {
 		for _, c := range rc.Configs {
 			if c.Key != key || c.Value == nil {
 				continue
 			}
-			v := *c.Value
-			reading := configReading(key, v)
+			source := "topic"
 			switch c.Source {
 			case kmsg.ConfigSourceDefaultConfig:
-				reading += ", default"
+				source = "default"
 			case kmsg.ConfigSourceStaticBrokerConfig, kmsg.ConfigSourceDynamicBrokerConfig, kmsg.ConfigSourceDynamicDefaultBrokerConfig:
-				reading += ", broker default"
+				source = "broker"
 			}
-			parts = append(parts, fmt.Sprintf("%s=%s (%s)", key, v, reading))
+			out = append(out, describedConfig{Key: key, Value: *c.Value, Source: source})
 		}
+	}
+	return out
+}
+
+// topicConfigLine is configs each with a reading ("retention.ms=172800000
+// (2d)") and, for a value the topic does not set, where it comes from:
+// "(7d, default)" built in, "(7d, broker default)" the broker's setting.
+func topicConfigLine(configs []describedConfig) string {
+	var parts []string
+	for _, c := range configs {
+		reading := configReading(c.Key, c.Value)
+		switch c.Source {
+		case "default":
+			reading += ", default"
+		case "broker":
+			reading += ", broker default"
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s (%s)", c.Key, c.Value, reading))
 	}
 	return strings.Join(parts, "  ")
 }
@@ -436,12 +530,12 @@ func msText(n int64) string {
 	return strconv.FormatInt(n, 10) + "ms"
 }
 
-// sizeText is n bytes, or "-" if not known: "0B" would read as empty.
-func sizeText(n int64, known bool) string {
-	if !known {
+// bytesText is a size, or "-" if not known: "0B" would read as empty.
+func bytesText(n *int64) string {
+	if n == nil {
 		return "-"
 	}
-	return humanBytes(n)
+	return humanBytes(*n)
 }
 
 func humanBytes(n int64) string {
