@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"maps"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,14 +22,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// mix is the built-in message mix: device families as the shared corpus has
-// them. Each gets " seq=RUN-N" appended so loss is counted from what
-// arrives, not from what was sent.
 // mix is the lines weir-sim syslog sends by turns, formatted with the
 // sequence number, the device number and the sequence number's three low
 // bytes (mixLine): each line is a new object (a new peer, interface or
 // session), so that de-duplication keeps every event for the latency
-// figure.
+// figure. Each gets " seq=RUN-N" appended, so loss is counted from what
+// arrives, not from what was sent.
 var mix = []string{
 	"<189>%[1]d: edge%[2]d: Nov 29 14:03:01.004 UTC: %%BGP-5-ADJCHANGE: neighbor 10.0.0.2 Up",
 	"<187>%[1]d: Nov 29 14:02:11.123: %%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/%[2]d, changed state to down",
@@ -78,7 +75,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	}
 
 	per := *count / *conns
-	var sent atomic.Int64
+	var counts sendCounts
 	var wg sync.WaitGroup
 	errc := make(chan error, *conns)
 	start := time.Now()
@@ -89,7 +86,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 			n = *count - first
 		}
 		wg.Go(func() {
-			if err := sendSyslog(ctx, *proto, *framing, *target, run, first, n, *devices, *rate / *conns, &sent); err != nil {
+			if err := sendSyslog(ctx, *proto, *framing, *target, run, first, n, *devices, *rate / *conns, &counts); err != nil {
 				errc <- err
 			}
 		})
@@ -100,12 +97,19 @@ func syslogCmd(ctx context.Context, args []string) error {
 	for err := range errc {
 		return err
 	}
+	sent, cut := counts.sent.Load(), counts.cut.Load()
 	fmt.Printf("sent %d messages over %d %s connection(s) in %v: %.0f msg/s\n",
-		sent.Load(), *conns, *proto, sendTime.Round(time.Millisecond), float64(sent.Load())/sendTime.Seconds())
+		sent, *conns, *proto, sendTime.Round(time.Millisecond), float64(sent)/sendTime.Seconds())
+	if n := counts.reconnects.Load(); n > 0 || cut > 0 {
+		fmt.Printf("connections broken and made again: %d; %d more messages were in writes they cut (some may have arrived)\n", n, cut)
+	}
 	if *verify == "" {
 		return nil
 	}
-	got, lastChange, err := verifyCount(ctx, *verify, *topic, run, endsBefore, startEnd, sent.Load())
+	// What was cut is looked for too: loss counts over all that was
+	// written, so a cut message that arrived is not counted twice.
+	written := sent + cut
+	got, lastChange, err := verifyCount(ctx, *verify, *topic, run, endsBefore, startEnd, written)
 	if err != nil {
 		return err
 	}
@@ -121,13 +125,16 @@ func syslogCmd(ctx context.Context, args []string) error {
 	for p, s := range starts {
 		deleted += max(0, s-endsBefore[p])
 	}
-	lost := max(0, sent.Load()-int64(got)-deleted)
-	retention := ""
+	lost := max(0, written-int64(got)-deleted)
+	notes := ""
+	if cut > 0 {
+		notes = fmt.Sprintf("; %d of them in cut writes", min(lost, cut))
+	}
 	if deleted > 0 {
-		retention = fmt.Sprintf("; %d more deleted by retention before they were read back", deleted)
+		notes += fmt.Sprintf("; %d more deleted by retention before they were read back", deleted)
 	}
 	fmt.Printf("in the log: %d of %d (lost %d, %.3f%%%s), end to end %.0f msg/s (%v until the last was in the log)\n",
-		got, sent.Load(), lost, 100*float64(lost)/float64(sent.Load()), retention, float64(got+int(deleted))/inLog.Seconds(), inLog.Round(time.Millisecond))
+		got, written, lost, 100*float64(lost)/float64(written), notes, float64(got+int(deleted))/inLog.Seconds(), inLog.Round(time.Millisecond))
 	if *latency {
 		return reportEventLatency(ctx, *verify, *topic, run)
 	}
@@ -292,27 +299,32 @@ func readTopicFrom(ctx context.Context, brokers, topic string, from map[int32]in
 	return ctx.Err()
 }
 
-func sendSyslog(ctx context.Context, proto, framing, target, run string, first, n, devices, rate int, sent *atomic.Int64) error {
-	conn, err := net.Dial(proto, target)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	// A target that stops reading (weir while its broker refuses writes)
-	// blocks the write: the end of ctx (Ctrl-C) must end it, after a
-	// second for the last flush.
-	defer context.AfterFunc(ctx, func() { conn.SetWriteDeadline(time.Now().Add(time.Second)) })()
-	stopped := func(err error) error {
-		if ctx.Err() != nil {
-			return fmt.Errorf("stopped with %s not reading: %w", target, err)
-		}
-		return err
-	}
-	var w io.Writer = conn
-	var bw *bufio.Writer
+// sendCounts are a run's figures over all its connections.
+type sendCounts struct {
+	// sent: datagrams sent, or lines TCP took (a write that returned).
+	sent atomic.Int64
+	// cut: lines of TCP writes a broken connection failed, which may or
+	// may not have reached the target.
+	cut        atomic.Int64
+	reconnects atomic.Int64
+}
+
+func sendSyslog(ctx context.Context, proto, framing, target, run string, first, n, devices, rate int, counts *sendCounts) error {
+	var w frameWriter
 	if proto == "tcp" {
-		bw = bufio.NewWriterSize(conn, 256<<10)
-		w = bw
+		tw, err := dialTCP(ctx, target, counts)
+		if err != nil {
+			return err
+		}
+		defer tw.close()
+		w = tw
+	} else {
+		uw, err := dialUDP(target, counts)
+		if err != nil {
+			return err
+		}
+		defer uw.conn.Close()
+		w = uw
 	}
 	var msg, frame []byte
 	start := time.Now()
@@ -330,30 +342,182 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 		default:
 			frame = append(append(frame[:0], msg...), '\n')
 		}
-		if _, err := w.Write(frame); err == nil {
-			sent.Add(1)
-		} else if proto != "udp" || !errors.Is(err, syscall.ECONNREFUSED) {
-			return stopped(err)
-		} // else: nothing listens for now (weir restarting): lost, as a device's datagram is
+		if err := w.write(ctx, frame); err != nil {
+			return err
+		}
 		if rate > 0 && i%100 == 99 {
-			if bw != nil {
-				bw.Flush()
+			if err := w.flush(ctx); err != nil {
+				return err
 			}
 			if ahead := time.Duration(float64(i+1)/float64(rate)*float64(time.Second)) - time.Since(start); ahead > 0 {
 				time.Sleep(ahead)
 			}
 		}
 	}
-	if bw != nil {
-		if err := bw.Flush(); err != nil {
-			return stopped(err)
-		}
+	if err := w.flush(ctx); err != nil {
+		return err
 	}
 	if i < n {
 		// Stopped before the end, what was written flushed.
 		return fmt.Errorf("stopped after %d of %d messages: %w", i, n, context.Cause(ctx))
 	}
 	return nil
+}
+
+// frameWriter sends frames to the target.
+type frameWriter interface {
+	write(ctx context.Context, frame []byte) error
+	flush(ctx context.Context) error
+}
+
+// udpWriter sends a datagram per frame.
+type udpWriter struct {
+	conn   net.Conn
+	counts *sendCounts
+}
+
+func dialUDP(target string, counts *sendCounts) (*udpWriter, error) {
+	conn, err := net.Dial("udp", target)
+	if err != nil {
+		return nil, err
+	}
+	return &udpWriter{conn: conn, counts: counts}, nil
+}
+
+func (u *udpWriter) write(_ context.Context, frame []byte) error {
+	_, err := u.conn.Write(frame)
+	switch {
+	case err == nil:
+		u.counts.sent.Add(1)
+	case !errors.Is(err, syscall.ECONNREFUSED):
+		return err
+	} // else: nothing listens for now (weir restarting): lost, as a device's datagram is
+	return nil
+}
+
+func (u *udpWriter) flush(context.Context) error { return nil }
+
+// tcpWriter buffers frames and writes them to a TCP connection, which it
+// makes again when the target breaks it (weir restarting), as a device's
+// TCP syslog does. The lines of a write that failed are counted cut: TCP
+// does not say which of them arrived.
+type tcpWriter struct {
+	target  string
+	counts  *sendCounts
+	buf     []byte
+	pending int64 // frames in buf
+
+	mu   sync.Mutex
+	conn net.Conn // nil while broken
+	// unwatch ends the watch that unblocks a write when ctx ends.
+	unwatch func() bool
+}
+
+// tcpBuffer is how much the writer holds before writing: big writes, as
+// a relay's, not one syscall per line.
+const tcpBuffer = 256 << 10
+
+// dialTCP connects to target. A target that cannot be reached at the
+// start is an error (a wrong address), not something to wait for.
+func dialTCP(ctx context.Context, target string, counts *sendCounts) (*tcpWriter, error) {
+	conn, err := net.Dial("tcp", target)
+	if err != nil {
+		return nil, err
+	}
+	t := &tcpWriter{target: target, counts: counts, conn: conn, buf: make([]byte, 0, tcpBuffer+64<<10)}
+	// A target that stops reading (weir while its broker refuses
+	// writes) blocks the write: the end of ctx (Ctrl-C) must end it,
+	// after a second for the last flush.
+	t.unwatch = context.AfterFunc(ctx, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.conn != nil {
+			t.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		}
+	})
+	return t, nil
+}
+
+func (t *tcpWriter) write(ctx context.Context, frame []byte) error {
+	t.buf = append(t.buf, frame...)
+	t.pending++
+	if len(t.buf) >= tcpBuffer {
+		return t.flush(ctx)
+	}
+	return nil
+}
+
+// flush writes what is buffered, on a new connection if the last one
+// broke. It fails only when ctx ended.
+func (t *tcpWriter) flush(ctx context.Context) error {
+	if t.pending == 0 {
+		return nil
+	}
+	conn, err := t.connection(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Write(t.buf); err != nil {
+		t.counts.cut.Add(t.pending)
+		t.buf, t.pending = t.buf[:0], 0
+		t.drop(conn)
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped with %s not reading: %w", t.target, err)
+		}
+		fmt.Fprintf(os.Stderr, "weir-sim: %s: %v; reconnecting\n", t.target, err)
+		return nil
+	}
+	t.counts.sent.Add(t.pending)
+	t.buf, t.pending = t.buf[:0], 0
+	return nil
+}
+
+// connection is the connection to write on, made again (every 200 ms
+// until ctx ends) if it broke.
+func (t *tcpWriter) connection(ctx context.Context) (net.Conn, error) {
+	t.mu.Lock()
+	conn := t.conn
+	t.mu.Unlock()
+	if conn != nil {
+		return conn, nil
+	}
+	broken := time.Now()
+	var d net.Dialer
+	for {
+		conn, err := d.DialContext(ctx, "tcp", t.target)
+		if err == nil {
+			t.mu.Lock()
+			t.conn = conn
+			if ctx.Err() != nil {
+				conn.SetWriteDeadline(time.Now().Add(time.Second))
+			}
+			t.mu.Unlock()
+			t.counts.reconnects.Add(1)
+			fmt.Fprintf(os.Stderr, "weir-sim: %s: connected again after %v\n", t.target, time.Since(broken).Round(time.Millisecond))
+			return conn, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("stopped while %s could not be reached: %w", t.target, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (t *tcpWriter) drop(conn net.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	conn.Close()
+	t.conn = nil
+}
+
+func (t *tcpWriter) close() {
+	t.unwatch()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.conn != nil {
+		t.conn.Close()
+	}
 }
 
 // endOffsetSum is the sum of topic's partitions' end offsets.

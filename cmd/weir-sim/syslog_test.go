@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 )
@@ -33,9 +35,9 @@ func TestSendSyslogStopsWhenTheTargetStopsReading(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
-	var sent atomic.Int64
+	var counts sendCounts
 	go func() {
-		done <- sendSyslog(ctx, "tcp", "octet", ln.Addr().String(), "r", 0, 10_000_000, 10, 0, &sent)
+		done <- sendSyslog(ctx, "tcp", "octet", ln.Addr().String(), "r", 0, 10_000_000, 10, 0, &counts)
 	}()
 	select {
 	case err := <-done:
@@ -43,7 +45,7 @@ func TestSendSyslogStopsWhenTheTargetStopsReading(t *testing.T) {
 			t.Fatal("returned no error after its context ended with messages unsent")
 		}
 	case <-time.After(30 * time.Second): // generous: a stuck write never returns
-		t.Fatalf("still writing 30 s after it was started with a context of 300ms (%d sent)", sent.Load())
+		t.Fatalf("still writing 30 s after it was started with a context of 300ms (%d sent)", counts.sent.Load())
 	}
 }
 
@@ -59,12 +61,12 @@ func TestSendSyslogUDPOutlivesTargetRestart(t *testing.T) {
 	}
 	addr := pc.LocalAddr().String()
 	pc.Close() // nothing listens there now
-	var sent atomic.Int64
+	var counts sendCounts
 	const n = 200
-	if err := sendSyslog(context.Background(), "udp", "octet", addr, "r", 0, n, 10, 0, &sent); err != nil {
+	if err := sendSyslog(context.Background(), "udp", "octet", addr, "r", 0, n, 10, 0, &counts); err != nil {
 		t.Fatalf("sender stopped with nothing listening: %v", err)
 	}
-	if got := sent.Load(); got > n {
+	if got := counts.sent.Load(); got > n {
 		t.Errorf("sent = %d, want at most %d", got, n)
 	}
 }
@@ -85,6 +87,107 @@ func TestMixLinesAreWellFormed(t *testing.T) {
 					t.Errorf("seq %d: peer %q: %v", seq+i, addr, err)
 				}
 			}
+		}
+	}
+}
+
+// TestSendSyslogTCPOutlivesTargetRestart: a TCP target that breaks the
+// connection (weir restarting) is connected to again and the run goes on
+// to its last message, as a device's TCP syslog does; every message is
+// counted once, sent or cut (in a write the break failed). The simulator
+// stopped at the first broken connection, which ended a soak test's load.
+func TestSendSyslogTCPOutlivesTargetRestart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	go func() {
+		for conn := 0; ; conn++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				read := 0
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					read += len(line)
+					if m := seqRE.FindStringSubmatch(line); m != nil {
+						n, _ := strconv.Atoi(m[2])
+						mu.Lock()
+						seen[n] = true
+						mu.Unlock()
+					}
+					if conn == 0 && read > 1<<20 {
+						// The first connection ends abruptly (RST),
+						// its unread bytes lost, as a process killed.
+						c.(*net.TCPConn).SetLinger(0)
+						return
+					}
+				}
+			}()
+		}
+	}()
+	const n = 100_000 // some 12 MB: many writes after the break
+	var counts sendCounts
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := sendSyslog(ctx, "tcp", "newline", ln.Addr().String(), "r", 0, n, 10, 0, &counts); err != nil {
+		t.Fatalf("sender stopped at the broken connection: %v", err)
+	}
+	if counts.reconnects.Load() < 1 {
+		t.Errorf("no reconnect counted")
+	}
+	if sent, cut := counts.sent.Load(), counts.cut.Load(); sent+cut != n {
+		t.Errorf("sent %d + cut %d = %d, want every one of %d messages counted once", sent, cut, sent+cut, n)
+	}
+	waitFor(t, "the last message on the new connection", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[n-1]
+	})
+}
+
+// TestSendSyslogTCPStopsWhileTargetIsGone: a target that stays away ends
+// the run when its context ends (Ctrl-C), with an error, not a hang.
+func TestSendSyslogTCPStopsWhileTargetIsGone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Read(make([]byte, 1)) // the sender is connected and writing
+		ln.Close()              // gone for good
+		c.(*net.TCPConn).SetLinger(0)
+		c.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var counts sendCounts
+	err = sendSyslog(ctx, "tcp", "newline", ln.Addr().String(), "r", 0, 10_000_000, 10, 0, &counts)
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("returned %v before its context ended; want an error after it", err)
+	}
+}
+
+// waitFor waits up to 30 s for cond.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 30 s", what)
 		}
 	}
 }
