@@ -33,9 +33,9 @@ type GNMI struct {
 	// 10000.
 	QueueSize int `yaml:"queue_size"`
 	// QueueBytes bounds the same queue, with the batch being published,
-	// by the notifications' size as received, so a target sending large
-	// notifications cannot hold queue_size of them in memory; default
-	// 64MiB. An empty queue always takes one, however large.
+	// by the memory its notifications hold (decoded, estimated), so a
+	// target sending large notifications cannot hold queue_size of them;
+	// default 64MiB. An empty queue always takes one, however large.
 	QueueBytes ByteSize `yaml:"queue_bytes"`
 	// RetryMin and RetryMax bound the reconnect backoff (exponential,
 	// with jitter); defaults 1s and 60s. It goes back to RetryMin after

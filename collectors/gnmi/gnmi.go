@@ -38,7 +38,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/weirnet/weir/broker"
@@ -354,7 +353,7 @@ func (c *Collector) Status() []TargetStatus {
 type item struct {
 	n    *gpb.Notification
 	at   time.Time
-	size int // encoded bytes, counted against the queue's byte bound
+	size int // queueCharge(n), counted against queue_bytes and queue_memory
 }
 
 type target struct {
@@ -378,12 +377,8 @@ type target struct {
 	// tlsFiles are the TLS files' versions as they were read, so a reload
 	// after a certificate is renewed resubscribes with the new one.
 	tlsFiles []fileStamp
-	// lastSize is the size of the last message the stream received
-	// (payloadSizes), taken by the queue's byte bound.
-	lastSize atomic.Int64
-
-	mu sync.Mutex
-	st TargetStatus
+	mu       sync.Mutex
+	st       TargetStatus
 
 	connected, lastUpdate prometheus.Gauge
 	reconnects, updates   prometheus.Counter
@@ -936,7 +931,6 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(progressCreds{t.creds, prog}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize), grpc.ForceCodecV2(newLenientCodec())),
-		grpc.WithStatsHandler(payloadSizes{&t.lastSize}),
 		// Pings find a half-open connection (a target rebooted, state a
 		// firewall or NAT dropped) under a stream allowed to be silent.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: 20 * time.Second, PermitWithoutStream: false}),
@@ -1087,7 +1081,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			n := r.Update
 			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
 			t.lastUpdate.Set(float64(now.UnixNano()) / 1e9)
-			if !t.queue.push(item{n: n, at: now, size: int(t.lastSize.Swap(0))}) {
+			if !t.queue.push(item{n: n, at: now, size: queueCharge(n)}) {
 				t.dropQueue.Inc()
 				t.queueFull(log, now)
 			}
@@ -1635,21 +1629,6 @@ func (t *target) noValue(skipped noValue, n *gpb.Notification) {
 	}
 	t.c.log.Warn("gnmi updates with no value weir can read; dropped", slog.String("target", t.cfg.Name),
 		slog.String("path", p), slog.String("value", why), slog.Int("notifications", missed))
-}
-
-// payloadSizes records the size of each message received on a target's
-// connection, which gRPC reports before Recv returns it: the queue's byte
-// bound counts it without encoding the message again (proto.Size would
-// cost a third of what publishing it does).
-type payloadSizes struct{ last *atomic.Int64 }
-
-func (p payloadSizes) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
-func (p payloadSizes) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
-func (p payloadSizes) HandleConn(context.Context, stats.ConnStats)                       {}
-func (p payloadSizes) HandleRPC(_ context.Context, s stats.RPCStats) {
-	if in, ok := s.(*stats.InPayload); ok {
-		p.last.Store(int64(in.Length))
-	}
 }
 
 // memberKey is what tells a reload whether a target changed: its config
