@@ -948,6 +948,20 @@ func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// sizeString writes b in the largest binary unit that holds it whole
+// ("64MiB", "1536KiB"), else in bytes ("1000"), as a config may write it.
+func sizeString(b ByteSize) string {
+	for _, u := range []struct {
+		suffix string
+		mult   ByteSize
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && b%u.mult == 0 {
+			return strconv.FormatInt(int64(b/u.mult), 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
+}
+
 // ParseByteSize parses "256MiB", "1GB", "4096" and "-1" (unbounded).
 func ParseByteSize(s string) (int64, error) {
 	s = strings.TrimSpace(s)

@@ -33,10 +33,15 @@ type GNMI struct {
 	// 10000.
 	QueueSize int `yaml:"queue_size"`
 	// QueueBytes bounds the same queue, with the batch being published,
-	// by the notifications' size as received, so a target sending large
-	// notifications cannot hold queue_size of them in memory; default
-	// 64MiB. An empty queue always takes one, however large.
+	// by the memory its notifications hold (decoded, estimated), so a
+	// target sending large notifications cannot hold queue_size of them;
+	// default 64MiB. An empty queue always takes one, however large.
 	QueueBytes ByteSize `yaml:"queue_bytes"`
+	// QueueMemory bounds the memory all targets' queues hold together,
+	// counted as queue_bytes counts it; default 512MiB, at least
+	// queue_bytes. When it is full, new notifications are dropped, first
+	// from targets holding more than their share (see collectors/gnmi).
+	QueueMemory ByteSize `yaml:"queue_memory"`
 	// RetryMin and RetryMax bound the reconnect backoff (exponential,
 	// with jitter); defaults 1s and 60s. It goes back to RetryMin after
 	// a session the target served for RetryMax.
@@ -128,6 +133,7 @@ type GNMISubscription struct {
 const (
 	DefaultGNMIQueueSize    = 10000
 	DefaultGNMIQueueBytes   = 64 << 20
+	DefaultGNMIQueueMemory  = 512 << 20
 	DefaultGNMIRetryMin     = time.Second
 	DefaultGNMIRetryMax     = 60 * time.Second
 	DefaultGNMITimeout      = 10 * time.Second
@@ -135,11 +141,28 @@ const (
 	DefaultGNMIEncoding     = "json"
 )
 
+// checkQueueMemory defaults queue_memory and checks it holds at least one
+// full queue: below queue_bytes, no target could fill its own.
+func checkQueueMemory(n *yaml.Node, out *GNMI, defaultBytes bool, add func(line int, path, format string, args ...any)) {
+	if out.QueueMemory == 0 {
+		out.QueueMemory = DefaultGNMIQueueMemory
+	}
+	if out.QueueMemory >= out.QueueBytes {
+		return
+	}
+	bytes := sizeString(out.QueueBytes)
+	if defaultBytes {
+		bytes += ", the default"
+	}
+	add(keyLine(n, "queue_memory"), "gnmi.queue_memory", "must be at least queue_bytes (%s), not %s: one target's queue could not fill; lower queue_bytes too", bytes, sizeString(out.QueueMemory))
+}
+
 // gnmiRaw is the section as written.
 type gnmiRaw struct {
 	Topic         string                      `yaml:"topic"`
 	QueueSize     int                         `yaml:"queue_size"`
 	QueueBytes    ByteSize                    `yaml:"queue_bytes"`
+	QueueMemory   ByteSize                    `yaml:"queue_memory"`
 	RetryMin      Duration                    `yaml:"retry_min"`
 	RetryMax      Duration                    `yaml:"retry_max"`
 	Targets       []gnmiTargetRaw             `yaml:"targets"`
@@ -230,6 +253,7 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 		Topic:         raw.Topic,
 		QueueSize:     raw.QueueSize,
 		QueueBytes:    raw.QueueBytes,
+		QueueMemory:   raw.QueueMemory,
 		RetryMin:      raw.RetryMin,
 		RetryMax:      raw.RetryMax,
 		Subscriptions: map[string]GNMISubscription{},
@@ -247,6 +271,7 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 	} else if out.QueueBytes < 64<<10 {
 		add(keyLine(n, "queue_bytes"), "gnmi.queue_bytes", "must be at least 64KiB, not %d bytes", out.QueueBytes)
 	}
+	checkQueueMemory(n, &out, raw.QueueBytes == 0, add)
 	if out.RetryMin == 0 {
 		out.RetryMin = Duration(DefaultGNMIRetryMin)
 	}

@@ -38,7 +38,7 @@ gnmi:
 		t.Fatal(err)
 	}
 	g := cfg.GNMI
-	if len(g.Targets) != 4 || g.QueueSize != DefaultGNMIQueueSize || g.RetryMin.Std() != time.Second || g.RetryMax.Std() != time.Minute {
+	if len(g.Targets) != 4 || g.QueueSize != DefaultGNMIQueueSize || g.QueueMemory != 512<<20 || g.RetryMin.Std() != time.Second || g.RetryMax.Std() != time.Minute {
 		t.Fatalf("gnmi: %+v", g)
 	}
 	s := g.Targets[0]
@@ -124,6 +124,9 @@ func TestGNMIErrors(t *testing.T) {
 		{"poll interval on stream", "gnmi:\n  subscriptions:\n    c: {path: /a, poll_interval: 1s}\n", "poll_interval: only applies to mode poll"},
 		{"bad duration", "gnmi:\n  subscriptions:\n    c: {path: /a, sample_interval: often}\n", "line 3: gnmi.subscriptions.c.sample_interval: \"often\" is not a duration"},
 		{"bad queue", "gnmi:\n  queue_size: -1\n", "line 2: gnmi.queue_size: must be between 1"},
+		{"queue memory below queue bytes", "gnmi:\n  queue_bytes: 64MiB\n  queue_memory: 32MiB\n", "line 3: gnmi.queue_memory: must be at least queue_bytes (64MiB), not 32MiB: one target's queue could not fill; lower queue_bytes too"},
+		{"queue memory below the default queue bytes", "gnmi:\n  queue_memory: 16MiB\n", "line 2: gnmi.queue_memory: must be at least queue_bytes (64MiB, the default), not 16MiB"},
+		{"queue memory not a size", "gnmi:\n  queue_memory: lots\n", "line 2: gnmi.queue_memory:"},
 		{"bad topic", "gnmi:\n  topic: \"a b\"\n", "line 2: gnmi.topic: invalid topic name"},
 		{"missing env", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", username: u, password: \"${GNMI_TEST_UNSET_PW}\", subscriptions: [{path: /a}]}\n", "line 3: environment variable GNMI_TEST_UNSET_PW is not set"},
 		{"subscription not a name", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      subscriptions: [[x]]\n", "line 5: a subscription is a name or an object"},

@@ -244,13 +244,13 @@ func FuzzFlatten(f *testing.F) {
 }
 
 func TestQueueBounded(t *testing.T) {
-	q := newQueue(maxBatch+10, 1<<30)
+	q := newQueue(maxBatch+10, 1<<30, testBudget(1<<40))
 	for i := 0; i < maxBatch+10; i++ {
-		if !q.push(item{n: &gpb.Notification{Timestamp: int64(i)}}) {
+		if q.push(item{n: &gpb.Notification{Timestamp: int64(i)}}) != pushed {
 			t.Fatalf("push %d refused", i)
 		}
 	}
-	if q.push(item{}) {
+	if q.push(item{}) == pushed {
 		t.Fatal("push past the bound accepted")
 	}
 	ctx := t.Context()
@@ -262,7 +262,7 @@ func TestQueueBounded(t *testing.T) {
 	if !ok || len(b) != 10 || b[0].n.GetTimestamp() != maxBatch {
 		t.Fatalf("second take: %d", len(b))
 	}
-	if !q.push(item{}) {
+	if q.push(item{}) != pushed {
 		t.Fatal("push after draining refused")
 	}
 }
@@ -270,11 +270,11 @@ func TestQueueBounded(t *testing.T) {
 // TestQueueBoundedByBytes: past its byte bound the queue refuses, an empty
 // queue takes one item however large, and taking frees the bytes.
 func TestQueueBoundedByBytes(t *testing.T) {
-	q := newQueue(100, 1000)
-	if !q.push(item{size: 600}) || !q.push(item{size: 400}) {
+	q := newQueue(100, 1000, testBudget(1<<40))
+	if q.push(item{size: 600}) != pushed || q.push(item{size: 400}) != pushed {
 		t.Fatal("pushes within the bound refused")
 	}
-	if q.push(item{size: 1}) {
+	if q.push(item{size: 1}) == pushed {
 		t.Fatal("push past the byte bound accepted")
 	}
 	taken, ok := q.take(t.Context(), nil, nil)
@@ -282,17 +282,17 @@ func TestQueueBoundedByBytes(t *testing.T) {
 		t.Fatal("take")
 	}
 	// Taken but not published: still counted; an empty queue takes one.
-	if !q.push(item{size: 10}) || q.push(item{size: 10}) {
+	if q.push(item{size: 10}) != pushed || q.push(item{size: 10}) == pushed {
 		t.Fatal("bytes taken for publishing were not counted until released")
 	}
 	if _, ok := q.take(t.Context(), nil, nil); !ok {
 		t.Fatal("take")
 	}
 	q.release(taken[0].size + taken[1].size + 10)
-	if !q.push(item{size: 5000}) {
+	if q.push(item{size: 5000}) != pushed {
 		t.Fatal("an empty queue refused one large item")
 	}
-	if q.push(item{size: 1}) {
+	if q.push(item{size: 1}) == pushed {
 		t.Fatal("push behind a large item accepted")
 	}
 }

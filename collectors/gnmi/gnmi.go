@@ -38,7 +38,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/weirnet/weir/broker"
@@ -119,6 +118,10 @@ type Collector struct {
 	// retryLog throttles the targets' "publish failed, retrying" lines
 	// together: a broker that cannot take records fails every target.
 	retryLog throttle.Shared
+	// budget is queue_memory, shared by every target's queue, and
+	// memoryLog throttles the targets' lines about it together.
+	budget    *memBudget
+	memoryLog throttle.Shared
 
 	mu      sync.Mutex
 	targets []*target // the latest list asked for (New, Update)
@@ -153,6 +156,10 @@ func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) 
 	if c.cfg.QueueBytes <= 0 {
 		c.cfg.QueueBytes = configs.DefaultGNMIQueueBytes
 	}
+	if c.cfg.QueueMemory <= 0 {
+		c.cfg.QueueMemory = configs.DefaultGNMIQueueMemory
+	}
+	c.budget = newMemBudget(int64(c.cfg.QueueMemory), c.m.QueueMemory)
 	if c.cfg.RetryMin <= 0 {
 		c.cfg.RetryMin = configs.Duration(configs.DefaultGNMIRetryMin)
 	}
@@ -354,7 +361,7 @@ func (c *Collector) Status() []TargetStatus {
 type item struct {
 	n    *gpb.Notification
 	at   time.Time
-	size int // encoded bytes, counted against the queue's byte bound
+	size int // queueCharge(n), counted against queue_bytes and queue_memory
 }
 
 type target struct {
@@ -378,12 +385,8 @@ type target struct {
 	// tlsFiles are the TLS files' versions as they were read, so a reload
 	// after a certificate is renewed resubscribes with the new one.
 	tlsFiles []fileStamp
-	// lastSize is the size of the last message the stream received
-	// (payloadSizes), taken by the queue's byte bound.
-	lastSize atomic.Int64
-
-	mu sync.Mutex
-	st TargetStatus
+	mu       sync.Mutex
+	st       TargetStatus
 
 	connected, lastUpdate prometheus.Gauge
 	reconnects, updates   prometheus.Counter
@@ -391,6 +394,7 @@ type target struct {
 	dropQueue, dropPub    prometheus.Counter
 	dropEncode, dropValue prometheus.Counter
 	dropShutdown          prometheus.Counter
+	dropMemory            prometheus.Counter
 	// noValueLog throttles the no_value log line (publishLoop's only).
 	noValueLog throttle.Throttle
 	// queueFullLog throttles the queue_full log line (the stream's
@@ -432,7 +436,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	}
 	t := &target{
 		c: c, cfg: tc, creds: creds, req: req, tlsFiles: files,
-		queue:        newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes)),
+		queue:        newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes), c.budget),
 		key:          []byte(tc.Name),
 		st:           TargetStatus{Name: tc.Name},
 		connected:    c.m.Connected.WithLabelValues(tc.Name),
@@ -446,6 +450,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		dropEncode:   c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
 		dropValue:    c.m.Dropped.WithLabelValues(tc.Name, DropNoValue),
 		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
+		dropMemory:   c.m.Dropped.WithLabelValues(tc.Name, DropMemoryFull),
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
 		RefusedLog: &t.refusedLog, RetryLog: &c.retryLog, RetryLogger: c.log, // every target's: no target named
@@ -715,6 +720,9 @@ var errOnceDone = errors.New("once subscription complete")
 // the stream stops is published before run returns, unless pubCtx ends
 // first, and then it is counted as dropped (shutdown).
 func (t *target) run(pubCtx, ctx context.Context) {
+	// Counted in queue_memory's shares while it runs (its drain too).
+	t.c.budget.join()
+	defer t.c.budget.leave()
 	streamDone := make(chan struct{})
 	var wg sync.WaitGroup
 	var unsent int
@@ -936,7 +944,6 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(progressCreds{t.creds, prog}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize), grpc.ForceCodecV2(newLenientCodec())),
-		grpc.WithStatsHandler(payloadSizes{&t.lastSize}),
 		// Pings find a half-open connection (a target rebooted, state a
 		// firewall or NAT dropped) under a stream allowed to be silent.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: 20 * time.Second, PermitWithoutStream: false}),
@@ -1087,9 +1094,13 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			n := r.Update
 			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
 			t.lastUpdate.Set(float64(now.UnixNano()) / 1e9)
-			if !t.queue.push(item{n: n, at: now, size: int(t.lastSize.Swap(0))}) {
+			switch t.queue.push(item{n: n, at: now, size: queueCharge(n)}) {
+			case queueFull:
 				t.dropQueue.Inc()
 				t.queueFull(log, now)
+			case memoryFull:
+				t.dropMemory.Inc()
+				t.memoryFull(now)
 			}
 		case *gpb.SubscribeResponse_SyncResponse:
 			t.syncs.Inc()
@@ -1141,6 +1152,22 @@ func (t *target) queueFull(log *slog.Logger, now time.Time) {
 	log.Warn("gnmi queue full: notifications dropped (the broker takes them slower than the target sends them)",
 		slog.Int("notifications", missed), slog.Int("queued", n), slog.Int("queue_size", t.queue.max),
 		slog.Int("queued_bytes", bytes), slog.Int("queue_bytes", t.queue.maxBytes))
+}
+
+// memoryFull logs notifications dropped for a full queue_memory, once
+// per throttle.Every for every target together (when memory is short,
+// most of them drop), with the target that met it this time, what it
+// holds against its share, and what all hold against queue_memory.
+func (t *target) memoryFull(now time.Time) {
+	missed, due := t.c.memoryLog.Due(now)
+	if !due {
+		return
+	}
+	_, own := t.queue.state()
+	used, max, share := t.c.budget.state()
+	t.c.log.Warn("gnmi queue memory full: new notifications dropped (the broker takes them slower than the targets send them; targets over their share are refused first)",
+		slog.String("target", t.cfg.Name), slog.Int("notifications", missed), slog.Int("target_bytes", own),
+		slog.Int64("share_bytes", share), slog.Int64("queued_bytes", used), slog.Int64("queue_memory", max))
 }
 
 // pollLoop sends a Poll every poll interval, but not while the last one
@@ -1441,21 +1468,38 @@ type queue struct {
 	spare    []item
 	max      int
 	maxBytes int
-	bytes    int // the sizes of items
+	bytes    int // the sizes of items and of the batch being published
 	notify   chan struct{}
+	// budget is queue_memory, shared with the other targets' queues:
+	// bytes are charged to it too (lock order: mu, then the budget's).
+	budget *memBudget
 }
 
-func newQueue(max, maxBytes int) *queue {
-	return &queue{max: max, maxBytes: maxBytes, notify: make(chan struct{}, 1)}
+func newQueue(max, maxBytes int, budget *memBudget) *queue {
+	return &queue{max: max, maxBytes: maxBytes, budget: budget, notify: make(chan struct{}, 1)}
 }
+
+// pushResult says whether push took an item, or which bound refused it.
+type pushResult int
+
+const (
+	pushed     pushResult = iota
+	queueFull             // queue_size or queue_bytes
+	memoryFull            // queue_memory (see memBudget)
+)
 
 // push adds it unless the queue is full, by count or by bytes (an empty
-// queue takes one item however large); it never blocks.
-func (q *queue) push(it item) bool {
+// queue takes one item however large), or the targets' queues together
+// hold queue_memory (see memBudget.take); it never blocks.
+func (q *queue) push(it item) pushResult {
 	q.mu.Lock()
 	if len(q.items) >= q.max || len(q.items) > 0 && q.bytes+it.size > q.maxBytes {
 		q.mu.Unlock()
-		return false
+		return queueFull
+	}
+	if !q.budget.take(int64(q.bytes), int64(it.size)) {
+		q.mu.Unlock()
+		return memoryFull
 	}
 	q.items = append(q.items, it)
 	q.bytes += it.size
@@ -1464,7 +1508,7 @@ func (q *queue) push(it item) bool {
 	case q.notify <- struct{}{}:
 	default:
 	}
-	return true
+	return pushed
 }
 
 // release gives back the bytes of items taken and now published (or
@@ -1476,6 +1520,7 @@ func (q *queue) release(n int) {
 	}
 	q.mu.Lock()
 	q.bytes -= n
+	q.budget.give(int64(n))
 	q.mu.Unlock()
 }
 
@@ -1532,6 +1577,7 @@ func (q *queue) discard() int {
 	n := len(q.items)
 	clear(q.items)
 	q.items = q.items[:0]
+	q.budget.give(int64(q.bytes))
 	q.bytes = 0
 	return n
 }
@@ -1635,21 +1681,6 @@ func (t *target) noValue(skipped noValue, n *gpb.Notification) {
 	}
 	t.c.log.Warn("gnmi updates with no value weir can read; dropped", slog.String("target", t.cfg.Name),
 		slog.String("path", p), slog.String("value", why), slog.Int("notifications", missed))
-}
-
-// payloadSizes records the size of each message received on a target's
-// connection, which gRPC reports before Recv returns it: the queue's byte
-// bound counts it without encoding the message again (proto.Size would
-// cost a third of what publishing it does).
-type payloadSizes struct{ last *atomic.Int64 }
-
-func (p payloadSizes) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
-func (p payloadSizes) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
-func (p payloadSizes) HandleConn(context.Context, stats.ConnStats)                       {}
-func (p payloadSizes) HandleRPC(_ context.Context, s stats.RPCStats) {
-	if in, ok := s.(*stats.InPayload); ok {
-		p.last.Store(int64(in.Length))
-	}
 }
 
 // memberKey is what tells a reload whether a target changed: its config

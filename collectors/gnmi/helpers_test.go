@@ -194,3 +194,8 @@ func serveGNMI(t testing.TB, s gpb.GNMIServer) string {
 	t.Cleanup(srv.Stop)
 	return lis.Addr().String()
 }
+
+// testBudget is a queue_memory of max bytes, its gauge registered nowhere.
+func testBudget(max int64) *memBudget {
+	return newMemBudget(max, prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_queue_memory_bytes"}))
+}

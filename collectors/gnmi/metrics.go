@@ -16,6 +16,9 @@ type Metrics struct {
 	Dropped    *prometheus.CounterVec
 	Syncs      *prometheus.CounterVec
 	Published  *prometheus.CounterVec
+	// QueueMemory is what every target's queue holds together, as
+	// gnmi.queue_memory counts it.
+	QueueMemory prometheus.Gauge
 }
 
 // Drop reasons, the "reason" label of weir_gnmi_dropped_total.
@@ -31,6 +34,9 @@ const (
 	// shutdown grace, or a removed target's drain): the records of the
 	// batch in flight and the notifications still queued.
 	DropShutdown = "shutdown"
+	// DropMemoryFull: the targets' queues together held gnmi.queue_memory
+	// (or the target held more than its share of it; see memBudget).
+	DropMemoryFull = "memory_full"
 )
 
 // NewMetrics registers the collector's metrics on reg (nil: not
@@ -59,7 +65,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"target", "code"}),
 		Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_gnmi_dropped_total",
-			Help: "Notifications (queue_full), records (publish_error, encode) or updates (no_value: no value weir can read) dropped; shutdown: records in flight and notifications queued when publishing stopped.",
+			Help: "Notifications (queue_full, memory_full), records (publish_error, encode) or updates (no_value: no value weir can read) dropped; shutdown: records in flight and notifications queued when publishing stopped.",
 		}, []string{"target", "reason"}),
 		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_gnmi_sync_responses_total",
@@ -69,6 +75,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_gnmi_records_published_total",
 			Help: "Metric records published to the topic.",
 		}, []string{"target"}),
+		QueueMemory: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "weir_gnmi_queue_memory_bytes",
+			Help: "Memory the targets' queues hold together (notifications waiting and batches being published), estimated; bounded by gnmi.queue_memory.",
+		}),
 	}
 	if reg == nil {
 		return m, nil
@@ -82,6 +92,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.Dropped = promreg.Register(reg, m.Dropped, &err)
 	m.Syncs = promreg.Register(reg, m.Syncs, &err)
 	m.Published = promreg.Register(reg, m.Published, &err)
+	m.QueueMemory = promreg.Register(reg, m.QueueMemory, &err)
 	return m, err
 }
 
@@ -99,7 +110,7 @@ func (m *Metrics) forget(target string, keepShutdown bool) {
 		m.Dropped.DeletePartialMatch(l)
 		return
 	}
-	for _, reason := range []string{DropQueueFull, DropPublishError, DropEncode, DropNoValue} {
+	for _, reason := range []string{DropQueueFull, DropMemoryFull, DropPublishError, DropEncode, DropNoValue} {
 		m.Dropped.DeleteLabelValues(target, reason)
 	}
 }

@@ -87,7 +87,7 @@ func TestOwnerStartsAndStopsStreams(t *testing.T) {
 // TestTakeDrainsAfterStop: once the stream has stopped (a target handed
 // over), the publisher still gets what was queued, then stops.
 func TestTakeDrainsAfterStop(t *testing.T) {
-	q := newQueue(10, 1<<20)
+	q := newQueue(10, 1<<20, testBudget(1<<40))
 	q.push(item{})
 	q.push(item{})
 	stop := make(chan struct{})
