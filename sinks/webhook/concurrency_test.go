@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -221,4 +222,46 @@ func benchFlaky(b *testing.B, concurrency int) {
 	b.ReportMetric(float64(total)/time.Since(start).Seconds(), "records/s")
 	b.StopTimer()
 	r.Stop()
+}
+
+// TestRetryAfterHoldsEveryLane: a receiver's Retry-After (a chat hook's
+// rate limit) is the receiver's, not a lane's: after a 429 on one lane,
+// another lane's next post waits for it too.
+func TestRetryAfterHoldsEveryLane(t *testing.T) {
+	var mu sync.Mutex
+	var limited, next time.Time // when the 429 was answered; when the next post came
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if limited.IsZero() {
+			limited = time.Now()
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		next = time.Now()
+	}))
+	defer hs.Close()
+	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: hs.URL, Concurrency: 2}
+	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := func(dev string) []sinks.Item {
+		e := ev("interface_down", dev, "Ethernet1", 0)
+		v, _ := json.Marshal(e)
+		return []sinks.Item{{Record: broker.Record{Key: []byte(dev), Value: v}, Schema: telemetry.SchemaEvent, Event: &e}}
+	}
+	var re *sinks.RetryableError
+	if err := s.WriteLane(context.Background(), 0, item("edge1")); !errors.As(err, &re) || re.After != time.Second {
+		t.Fatalf("lane 0: %v, want a retry after 1s", err)
+	}
+	if err := s.WriteLane(context.Background(), 1, item("edge2")); err != nil {
+		t.Fatalf("lane 1: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if next.Sub(limited) < time.Second {
+		t.Errorf("lane 1 posted %v after the 429 with Retry-After: 1", next.Sub(limited))
+	}
 }
