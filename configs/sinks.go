@@ -152,6 +152,10 @@ type Sink struct {
 	// webhook: json (the record, or Template's output) or alertmanager.
 	Format   string `yaml:"format"`
 	Template string `yaml:"template"`
+	// Concurrency is how many posts a webhook in the JSON form has in
+	// flight at once (records of one key in order, one at a time); 0:
+	// the sink's default. Alertmanager's posts are one at a time.
+	Concurrency int `yaml:"concurrency"`
 
 	// kafka: mirror the topics to an external cluster.
 	Brokers     []string `yaml:"brokers"`
@@ -167,6 +171,10 @@ type Sink struct {
 	// a client certificate (mutual TLS), the name to check.
 	TLS SinkTLS `yaml:"tls"`
 }
+
+// MaxWebhookConcurrency bounds a webhook sink's concurrency: posts in
+// flight, each a connection to the receiver.
+const MaxWebhookConcurrency = 64
 
 // The kafka sink's batch limits (max_batch_bytes): the default is the
 // size Kafka brokers take by default (message.max.bytes is 12 bytes over
@@ -267,7 +275,7 @@ var perType = map[string][]string{
 	"listen": {"prometheus"}, "metrics_path": {"prometheus"}, "staleness": {"prometheus"}, "max_series": {"prometheus"}, "namespace": {"prometheus", "prometheus_remote_write"},
 	"path": {"file"}, "per_topic": {"file"}, "max_size": {"file"}, "max_age": {"file"}, "keep": {"file"},
 	"compress": {"file"},
-	"format":   {"webhook"}, "template": {"webhook"},
+	"format":   {"webhook"}, "template": {"webhook"}, "concurrency": {"webhook"},
 	"tls":     {"influxdb", "kafka", "prometheus_remote_write", "webhook"},
 	"brokers": {"kafka"}, "topic_prefix": {"kafka"}, "compression": {"kafka"}, "sasl": {"kafka"},
 	"max_batch_bytes": {"kafka"},
@@ -377,6 +385,9 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		s.validateURL(add)
 	case "webhook":
 		s.validateURL(add)
+		if s.Concurrency < 0 || s.Concurrency > MaxWebhookConcurrency {
+			add("concurrency", "must be between 1 and %d, not %d", MaxWebhookConcurrency, s.Concurrency)
+		}
 		switch s.Format {
 		case "", "json":
 			if s.Template != "" {
@@ -391,6 +402,11 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		case "alertmanager":
 			if s.Template != "" {
 				add("template", "does not apply to format alertmanager")
+			}
+			if s.Concurrency > 1 {
+				// One post at a time keeps a resolve after the alert it
+				// ends, and the re-sends after both.
+				add("concurrency", "applies to format json only: Alertmanager's batches are posted one at a time, in order")
 			}
 		default:
 			add("format", "must be json or alertmanager, not %q", s.Format)

@@ -24,12 +24,13 @@ sinks:
     retry: {initial: 50ms, max: 10s}
     filter: {measurements: [if*], tags: {site: ams1}}
   - {type: file, name: archive, path: /tmp/events.jsonl, topics: [events, enriched.syslog], max_size: 10MiB, keep: 3}
-  - {type: webhook, name: alerts, url: "http://127.0.0.1:9093/api/v2/alerts", format: alertmanager, topics: [events], start: latest}
+  - {type: webhook, name: alerts, url: "http://127.0.0.1:9093/api/v2/alerts", format: alertmanager, topics: [events], start: latest, concurrency: 1}
+  - {type: webhook, name: chat, url: "http://127.0.0.1:9094/hook", topics: [events], concurrency: 8}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Sinks) != 4 {
+	if len(cfg.Sinks) != 5 {
 		t.Fatalf("sinks: %+v", cfg.Sinks)
 	}
 	in := cfg.Sinks[1]
@@ -42,6 +43,9 @@ sinks:
 	}
 	if !cfg.Sinks[3].StartsAtEnd() {
 		t.Fatalf("webhook with start: latest: %+v", cfg.Sinks[3])
+	}
+	if cfg.Sinks[4].Concurrency != 8 {
+		t.Fatalf("webhook with concurrency: 8: %+v", cfg.Sinks[4])
 	}
 }
 
@@ -83,6 +87,10 @@ func TestSinksErrors(t *testing.T) {
 		{"sinks:\n  - {type: kafka, name: k, brokers: [\"k:9092\"], topics: [events], topic_prefix: m., max_batch_bytes: 100}\n", "sink \"k\": max_batch_bytes: must be between 1KiB and 64MiB"},
 		{"sinks:\n  - {type: file, name: f, path: /tmp/x, topics: [events], max_batch_bytes: 4MiB}\n", "sink \"f\": max_batch_bytes: does not apply to type file (only kafka)"},
 		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], start: newest}\n", "sink \"w\": start: must be earliest or latest, not \"newest\""},
+		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], concurrency: 65}\n", `line 2: sink "w": concurrency: must be between 1 and 64, not 65`},
+		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], concurrency: -1}\n", `sink "w": concurrency: must be between 1 and 64, not -1`},
+		{"sinks:\n  - {type: webhook, name: w, url: \"http://x\", topics: [events], format: alertmanager, concurrency: 4}\n", `sink "w": concurrency: applies to format json only`},
+		{"sinks:\n  - {type: file, name: f, path: /tmp/x, topics: [events], concurrency: 4}\n", `sink "f": concurrency: does not apply to type file (only webhook)`},
 		{"sinks:\n  - type: file\n    name: a\n    path: /tmp/x\n    topics: [x]\n    filter: {event_types: [\"[abc\"]}\n", "sink \"a\": filter: event_types pattern \"[abc\": syntax error in pattern"},
 	} {
 		_, err := Parse([]byte(tc.yaml))

@@ -92,6 +92,23 @@ type Destination interface {
 	Close() error
 }
 
+// Concurrent is implemented by destinations that deliver record by record
+// and can have several records in flight (the webhook's JSON form): with
+// Lanes above 1, the sink splits each batch into that many lanes, records
+// of one key (of one partition, for records without a key) always in the
+// same lane and in their order, and delivers the lanes at once, each
+// retried on its own: a record being retried holds up its own lane, not
+// the others. The batch is done (and committed) when every lane is.
+type Concurrent interface {
+	// Lanes is how many records may be in flight at once; 1: one, and
+	// Write alone is called.
+	Lanes() int
+	// WriteLane is Write for the records of one lane (0 <= lane <
+	// Lanes()); lanes are written at once, each from one goroutine at a
+	// time.
+	WriteLane(ctx context.Context, lane int, items []Item) error
+}
+
 // Runner is implemented by destinations that serve something while the sink
 // runs (the Prometheus exposition endpoint). Run blocks until ctx is done.
 type Runner interface {
@@ -297,6 +314,11 @@ type Sink struct {
 	points  bool         // metrics as Points
 	ender   Resolver     // nil: no record ends another
 
+	// lanes > 1: the destination is Concurrent, and batches are split
+	// into lanes (reused from batch to batch).
+	lanes int
+	split laneSplit
+
 	// Decoding state, one per decoding goroutine, and the Points of the
 	// records not yet committed (reused after each commit).
 	decoders []*decoder
@@ -307,6 +329,9 @@ type Sink struct {
 	// refuses the payload, InfluxDB refusing points past its retention)
 	// is logged once per 10 s with how many, not once per record; each
 	// is counted and dead-lettered with its reason.
+	// failMu guards it and the retry log's state below: a Concurrent
+	// destination's lanes fail and succeed at once.
+	failMu    sync.Mutex
 	rejectLog throttle.Throttle
 	// Records that do not decode (a producer writing something else
 	// under a weir schema) likewise: once per 10 s, with how many.
@@ -390,6 +415,9 @@ func New(b broker.Broker, cfg configs.Sink, dest Destination, opts ...Option) (*
 		s.points = true
 	}
 	s.ender, _ = dest.(Resolver)
+	if cd, ok := dest.(Concurrent); ok && cd.Lanes() > 1 {
+		s.lanes = cd.Lanes()
+	}
 	return s, nil
 }
 
@@ -583,7 +611,7 @@ func (s *Sink) consume(ctx context.Context) error {
 				// of the batch (a webhook posting record by record) is
 				// committed, the rest is delivered again at the next
 				// start.
-				s.commitDone(c, batch[:done])
+				s.commitDone(c, done)
 				return nil
 			}
 			rest = rest[n:]
@@ -594,7 +622,7 @@ func (s *Sink) consume(ctx context.Context) error {
 				// now, each batch's commit with seconds of its own, made
 				// a stop against a cluster that hangs last as many times
 				// as the poll had batches.
-				s.commitDone(c, pending[:len(pending)-len(rest)])
+				s.commitDone(c, batchEnd(pending[:len(pending)-len(rest)]))
 				return nil
 			}
 			if oc, ok := c.(broker.OffsetCommitter); ok && len(rest) > 0 {
@@ -651,20 +679,20 @@ func commitContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // stopCommitTimeout bounds a commit made once the sink is stopping.
 const stopCommitTimeout = 5 * time.Second
 
-// commitDone commits the first records of a batch the sink stops in,
-// those delivered (or dead-lettered) before it stopped, so a restart does
-// not deliver them again. ctx is done: the commit gets a few seconds of
-// its own.
-func (s *Sink) commitDone(c broker.Consumer, done []Item) {
+// commitDone commits, per partition, the offsets of a batch the sink
+// stops in up to its first record not delivered (or dead-lettered) before
+// it stopped, so a restart does not deliver those again. ctx is done: the
+// commit gets a few seconds of its own.
+func (s *Sink) commitDone(c broker.Consumer, done map[broker.TopicPartition]int64) {
 	oc, ok := c.(broker.OffsetCommitter)
 	if !ok || len(done) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stopCommitTimeout)
 	defer cancel()
-	if err := oc.CommitOffsets(ctx, batchEnd(done)); err != nil {
+	if err := oc.CommitOffsets(ctx, done); err != nil {
 		s.logger.Warn("sink commit at the stop failed; what was delivered of the last batch comes again", "sink", s.cfg.Name,
-			"records", len(done), "err", err)
+			"partitions", len(done), "err", err)
 	}
 }
 
@@ -855,23 +883,37 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *telemetry.Point) (bool, error) 
 }
 
 // deliver writes one batch, retrying until it is accepted or rejected; it
-// only fails when ctx is done, and then done is how many of the first
-// items were delivered or dead-lettered all the same.
-func (s *Sink) deliver(ctx context.Context, items []Item) (done int, err error) {
+// only fails when ctx is done (or the dead-letter topic cannot be
+// written), and then done holds, per partition, the offset up to which
+// the batch's records were delivered or dead-lettered all the same.
+func (s *Sink) deliver(ctx context.Context, items []Item) (done map[broker.TopicPartition]int64, err error) {
 	// Observed once per batch: the halves a refused record is searched
 	// in (send calls itself) are part of it.
 	start := time.Now()
 	defer func() { s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds()) }()
-	return s.send(ctx, items)
+	if s.lanes > 1 && len(items) > 1 {
+		return s.deliverLanes(ctx, items)
+	}
+	n, err := s.send(ctx, s.dest.Write, items, nil)
+	if err != nil {
+		return batchEnd(items[:n]), err
+	}
+	return nil, nil
 }
 
 // send is deliver without the batch's observation, which it calls itself
-// for the halves of a batch the destination refused.
-func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
+// for the halves of a batch the destination refused. write is the
+// destination's Write, or WriteLane for one lane; lane is nil for a
+// whole batch, else where a lane notes that it failed (the batch's end,
+// not the lane's, is the recovery: see deliverLanes).
+func (s *Sink) send(ctx context.Context, write func(context.Context, []Item) error, items []Item, lane *laneOutcome) (done int, err error) {
 	backoff := s.retryInitial
 	failed := false
+	if lane != nil {
+		defer func() { lane.failed = lane.failed || failed }()
+	}
 	for attempt := 1; ; attempt++ {
-		err := s.dest.Write(ctx, items)
+		err := write(ctx, items)
 		var part *PartialError
 		itemwise := errors.As(err, &part) && part.Done >= 0 && part.Done <= len(items)
 		if itemwise {
@@ -891,16 +933,11 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 		}
 		if err == nil {
 			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(len(items)))
-			if !failed {
-				s.failStreak = 0
+			if lane == nil {
+				s.wentThrough(len(items), attempt, failed)
+			} else {
+				lane.attempts = max(lane.attempts, attempt)
 			}
-			if s.failLogged {
-				s.failLogged = false
-				// The last line of an outage is not its error.
-				s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", len(items), "attempts", attempt,
-					"failing_for", time.Since(s.failingSince).Round(time.Millisecond))
-			}
-			s.failingSince = time.Time{}
 			return done + len(items), nil
 		}
 		if ctx.Err() != nil {
@@ -929,11 +966,11 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 				// conflict in each batch of 5000 kept a remote InfluxDB
 				// sink from ever catching up.
 				half := len(items) / 2
-				n, err := s.send(ctx, items[:half])
+				n, err := s.send(ctx, write, items[:half], lane)
 				if err != nil {
 					return done + n, err
 				}
-				n, err = s.send(ctx, items[half:])
+				n, err = s.send(ctx, write, items[half:], lane)
 				return done + half + n, err
 			}
 			if err := s.rejected(ctx, items, rej); err != nil {
@@ -943,10 +980,7 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 		}
 		s.m.errors.WithLabelValues(s.cfg.Name, "retryable").Inc()
 		failed = true
-		s.failStreak++
-		if s.failingSince.IsZero() {
-			s.failingSince = time.Now()
-		}
+		logIt := s.noteFailure()
 		if max := s.cfg.Retry.MaxAttempts; max > 0 && attempt >= max {
 			s.logger.Warn("sink gave up on a batch", "sink", s.cfg.Name, "records", len(items), "attempts", attempt, "err", err)
 			if err := s.deadLetter(ctx, items, "retries_exhausted", err); err != nil {
@@ -965,8 +999,7 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 		if attempt >= 3 {
 			level = slog.LevelError
 		}
-		if logFailure(&s.retryLog, s.failStreak) {
-			s.failLogged = true
+		if logIt {
 			s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
 				"wait", wait, "err", err)
 		}
@@ -982,10 +1015,47 @@ func (s *Sink) send(ctx context.Context, items []Item) (done int, err error) {
 	}
 }
 
+// noteFailure counts a failed attempt in the streak, and reports whether
+// to log it.
+func (s *Sink) noteFailure() (logIt bool) {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	s.failStreak++
+	if s.failingSince.IsZero() {
+		s.failingSince = time.Now()
+	}
+	if logFailure(&s.retryLog, s.failStreak) {
+		s.failLogged = true
+		return true
+	}
+	return false
+}
+
+// wentThrough notes a write (or a Concurrent destination's batch) that
+// went through after attempts: clean (no attempt failed) ends the
+// failure streak, and a failure logged is followed by its recovery.
+func (s *Sink) wentThrough(records, attempts int, failed bool) {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	if !failed {
+		s.failStreak = 0
+	}
+	if s.failLogged {
+		s.failLogged = false
+		// The last line of an outage is not its error.
+		s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", records, "attempts", attempts,
+			"failing_for", time.Since(s.failingSince).Round(time.Millisecond))
+	}
+	s.failingSince = time.Time{}
+}
+
 // rejected logs (throttled) and dead-letters the one record the
 // destination refused for good with rej.
 func (s *Sink) rejected(ctx context.Context, items []Item, rej *RejectedError) error {
-	if n, ok := s.rejectLog.Due(time.Now()); ok {
+	s.failMu.Lock()
+	n, ok := s.rejectLog.Due(time.Now())
+	s.failMu.Unlock()
+	if ok {
 		s.logger.Warn("sink destination rejected a record", "sink", s.cfg.Name, "topic", items[0].Record.Topic,
 			"partition", items[0].Record.Partition, "offset", items[0].Record.Offset, "err", rej, "times", n)
 	}

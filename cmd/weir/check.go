@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,6 +54,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		if err := errors.Join(checkTLSFiles(cfg, nil), checkSinkPaths(cfg)); err != nil {
 			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
+		}
+		for _, w := range sinkPathWarnings(cfg) {
+			fmt.Fprintf(stderr, "%s: warning: %s\n", *file, w)
 		}
 	}
 	for _, w := range configWarnings(cfg) {
@@ -117,6 +121,34 @@ func checkSinkPaths(cfg *configs.Config) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sinkPathWarnings are the file sinks' paths this user cannot write a
+// file at (a directory of another user's, a read-only volume): warnings,
+// since weir may run as another user, and weir run retries them as an
+// outage.
+func sinkPathWarnings(cfg *configs.Config) []string {
+	var out []string
+	for _, s := range cfg.Sinks {
+		if s.Type != "file" {
+			continue
+		}
+		for _, p := range s.FilePaths() {
+			if err := file.Unwritable(p); err != nil {
+				out = append(out, fmt.Sprintf("sink %q: path %s: cannot be written as user %s (%v): weir run, as this user, would retry it for ever",
+					s.Name, p, userName(), err))
+			}
+		}
+	}
+	return out
+}
+
+// userName names the user weir runs as, for a warning.
+func userName() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "uid " + strconv.Itoa(os.Getuid())
 }
 
 // checkTLSFiles reads every certificate, key and CA file cfg names that

@@ -146,6 +146,50 @@ func Unusable(path string) error {
 	}
 }
 
+// Unwritable reports a path this process could not write a file at: an
+// existing file it cannot open for appending, or a directory (the nearest
+// that exists, when the path's does not yet) it cannot make a file or
+// directory in (permissions, a read-only volume, /proc). It tries: a file
+// or directory made in the directory is removed at once, and the path's
+// own file is opened without being written. A path Unusable refuses is
+// not looked at.
+func Unwritable(path string) error {
+	if Unusable(path) != nil {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return nil // a FIFO's open would wait for a reader
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	dir := filepath.Dir(path)
+	for {
+		if _, err := os.Stat(dir); err == nil || dir == filepath.Dir(dir) {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	if dir == filepath.Dir(path) {
+		f, err := os.CreateTemp(dir, ".weir-check-*")
+		if err != nil {
+			return err
+		}
+		f.Close()
+		return os.Remove(f.Name())
+	}
+	// weir run makes the directories down to the file.
+	d, err := os.MkdirTemp(dir, ".weir-check-*")
+	if err != nil {
+		return err
+	}
+	return os.Remove(d)
+}
+
 // pathFor is the file a topic's records go to: path itself, or with the
 // topic before the extension ("events.jsonl" -> "events.enriched.syslog.jsonl").
 func (s *Sink) pathFor(topic string) string {

@@ -40,6 +40,11 @@ const (
 	// alert it has not heard of for resolve_timeout (5m by default), as
 	// Prometheus does, so a link that stays down must be repeated.
 	ResendInterval = time.Minute
+	// DefaultConcurrency is how many posts the JSON form has in flight:
+	// one post at a time, each failure's retry holding up every record
+	// behind it, fell behind without bound at 135 records/s to a
+	// receiver failing one post in ten.
+	DefaultConcurrency = 4
 )
 
 // Sink posts records or alerts.
@@ -52,6 +57,15 @@ type Sink struct {
 	logger       *slog.Logger
 	now          func() time.Time
 	resend       time.Duration
+
+	// lanes are the JSON form's posts in flight (sinks.Concurrent), each
+	// with its scratch; Write posts on the first.
+	lanes []jsonLane
+	// holdUntil is when a receiver that answered Retry-After on one lane
+	// may be posted to again, on any lane: the limit is the receiver's,
+	// not a lane's.
+	holdMu    sync.Mutex
+	holdUntil time.Time
 
 	// postMu is held through each post, and through a batch from its
 	// encoding to the bookkeeping after its post: one post at a time, so
@@ -66,8 +80,6 @@ type Sink struct {
 	// statePath keeps active across restarts, so firing alerts are still
 	// re-sent (and not left to expire in Alertmanager) after one; "" none.
 	statePath string
-	buf       bytes.Buffer
-	view      configs.WebhookTemplateData // what a template is executed on, reused
 	// Scratch of writeAlerts, reused from batch to batch.
 	body  []byte
 	keys  []byte
@@ -100,6 +112,13 @@ type Sink struct {
 }
 
 type kv struct{ k, v string }
+
+// jsonLane is one lane's scratch: the body, and what a template is
+// executed on, reused from post to post.
+type jsonLane struct {
+	buf  bytes.Buffer
+	view configs.WebhookTemplateData
+}
 
 // alertRef is one alert of the batch being posted: where its key and
 // labels are in the scratch, for the bookkeeping once it is accepted.
@@ -143,6 +162,18 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 	}
 	s := &Sink{url: cfg.URL, headers: cfg.Headers, alertmanager: cfg.Format == "alertmanager",
 		client: client, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}}
+	lanes := cfg.Concurrency
+	if lanes <= 0 {
+		lanes = DefaultConcurrency
+	}
+	if s.alertmanager {
+		lanes = 1
+	}
+	s.lanes = make([]jsonLane, lanes)
+	if tr, ok := client.Transport.(*http.Transport); ok {
+		// Else all but two lanes' connections close after each post.
+		tr.MaxIdleConnsPerHost = max(tr.MaxIdleConnsPerHost, lanes)
+	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -167,16 +198,27 @@ func (s *Sink) Accepts(schema string) bool { return !s.alertmanager || schema ==
 
 // Write posts the batch.
 func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
-	s.postMu.Lock()
-	defer s.postMu.Unlock()
 	if s.alertmanager {
+		s.postMu.Lock()
+		defer s.postMu.Unlock()
 		return s.writeAlerts(ctx, items)
 	}
+	return s.WriteLane(ctx, 0, items)
+}
+
+// Lanes is how many posts the JSON form has in flight (see
+// sinks.Concurrent): records of one key go one at a time, in order.
+func (s *Sink) Lanes() int { return len(s.lanes) }
+
+// WriteLane posts items one at a time on lane: a PartialError says how
+// far it got.
+func (s *Sink) WriteLane(ctx context.Context, lane int, items []sinks.Item) error {
+	l := &s.lanes[lane]
 	for i := range items {
-		s.buf.Reset()
+		l.buf.Reset()
 		var err error
 		if s.tmpl != nil {
-			if terr := s.tmpl.Execute(&s.buf, templateOf(&s.view, &items[i])); terr != nil {
+			if terr := s.tmpl.Execute(&l.buf, templateOf(&l.view, &items[i])); terr != nil {
 				err = &sinks.RejectedError{Reason: "template", Err: templateError(terr, items[i].Schema)}
 			}
 		} else if v := items[i].Record.Value; len(v) == 0 {
@@ -186,19 +228,55 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			// refuse it: a template can wrap it ({{json .Record.Value}}).
 			err = &sinks.RejectedError{Reason: "not_json", Err: fmt.Errorf("the record's value is not JSON (%d bytes); the JSON form posts values as they are: give the sink a template to wrap it", len(v))}
 		} else {
-			s.buf.Write(v)
+			l.buf.Write(v)
 		}
 		if err == nil {
-			var released bool
-			if released, err = s.post(ctx, s.buf.Bytes()); !released {
-				s.buf = bytes.Buffer{}
-			}
+			err = s.postRecord(ctx, l)
 		}
 		if err != nil {
 			return &sinks.PartialError{Done: i, Err: err} // the first i are posted; item i failed
 		}
 	}
 	return nil
+}
+
+// postRecord posts the lane's body, after any Retry-After a receiver gave
+// on another lane.
+func (s *Sink) postRecord(ctx context.Context, l *jsonLane) error {
+	if err := s.waitHold(ctx); err != nil {
+		return err
+	}
+	released, err := s.post(ctx, l.buf.Bytes())
+	if !released {
+		l.buf = bytes.Buffer{}
+	}
+	var re *sinks.RetryableError
+	if errors.As(err, &re) && re.After > 0 {
+		s.holdMu.Lock()
+		if until := time.Now().Add(re.After); until.After(s.holdUntil) {
+			s.holdUntil = until
+		}
+		s.holdMu.Unlock()
+	}
+	return err
+}
+
+// waitHold waits until the receiver's last Retry-After has passed.
+func (s *Sink) waitHold(ctx context.Context) error {
+	s.holdMu.Lock()
+	wait := time.Until(s.holdUntil)
+	s.holdMu.Unlock()
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // templateError is a template's failure on a record, without the
