@@ -448,7 +448,19 @@ func (c *conn) restrictOffsetFetch(req *kmsg.OffsetFetchRequest) (func(kmsg.Resp
 		if !c.groupAllowed(req.Group) {
 			c.denied("group", req.Group)
 			return func(r kmsg.Response) {
-				r.(*kmsg.OffsetFetchResponse).ErrorCode = kerr.GroupAuthorizationFailed.Code
+				resp := r.(*kmsg.OffsetFetchResponse)
+				resp.ErrorCode = kerr.GroupAuthorizationFailed.Code // v2+
+				// v0-1 have no such field: each partition says it.
+				for _, t := range req.Topics {
+					rt := kmsg.NewOffsetFetchResponseTopic()
+					rt.Topic = t.Topic
+					for _, p := range t.Partitions {
+						rp := kmsg.NewOffsetFetchResponseTopicPartition()
+						rp.Partition, rp.Offset, rp.ErrorCode = p, -1, kerr.GroupAuthorizationFailed.Code
+						rt.Partitions = append(rt.Partitions, rp)
+					}
+					resp.Topics = append(resp.Topics, rt)
+				}
 			}, true
 		}
 		var out []kmsg.OffsetFetchResponseTopic
