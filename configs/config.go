@@ -166,6 +166,10 @@ type KafkaUser struct {
 	// ReadOnly users may read topics and use consumer groups, but not
 	// produce, create, delete or alter topics, nor delete groups.
 	ReadOnly bool `yaml:"read_only"`
+	// Topics and Groups, when set, are the only topics and consumer
+	// groups the user may use: names, or prefixes ending in "*".
+	Topics []string `yaml:"topics"`
+	Groups []string `yaml:"groups"`
 }
 
 // TLS for a client connection.

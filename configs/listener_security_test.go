@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,7 @@ broker:
   kafka_sasl:
     mechanisms: [SCRAM-SHA-512, PLAIN]
     users:
-      - {name: dashboards, password: "${WEIR_TEST_DASH_PASSWORD}", read_only: true}
+      - {name: dashboards, password: "${WEIR_TEST_DASH_PASSWORD}", read_only: true, topics: [events, "enriched.*"], groups: ["grafana-*"]}
       - {name: admin, password: "${WEIR_TEST_ADMIN_PASSWORD:-adm}"}
 `))
 	if err != nil {
@@ -30,10 +31,10 @@ broker:
 	if s == nil || strings.Join(s.Mechanisms, ",") != "SCRAM-SHA-512,PLAIN" || len(s.Users) != 2 {
 		t.Fatalf("kafka_sasl: %+v", s)
 	}
-	if u := s.Users[0]; u != (KafkaUser{Name: "dashboards", Password: "s3cret", ReadOnly: true}) {
+	if u := s.Users[0]; !reflect.DeepEqual(u, KafkaUser{Name: "dashboards", Password: "s3cret", ReadOnly: true, Topics: []string{"events", "enriched.*"}, Groups: []string{"grafana-*"}}) {
 		t.Errorf("users[0]: %+v", u)
 	}
-	if u := s.Users[1]; u != (KafkaUser{Name: "admin", Password: "adm"}) {
+	if u := s.Users[1]; !reflect.DeepEqual(u, KafkaUser{Name: "admin", Password: "adm"}) {
 		t.Errorf("users[1]: %+v", u)
 	}
 	if w := cfg.SecurityWarnings(); len(w) != 0 {
@@ -54,6 +55,8 @@ func TestKafkaListenerSecurityErrors(t *testing.T) {
 		{"broker:\n  kafka_sasl: {mechanisms: [PLAIN], users: [{password: p}]}\n", "broker.kafka_sasl.users[0].name: is required"},
 		{"broker:\n  kafka_sasl: {mechanisms: [PLAIN], users: [{name: u, password: \"${WEIR_TEST_UNSET_PW:-}\"}]}\n", "broker.kafka_sasl.users[0].password: is required"},
 		{"broker:\n  kafka_sasl: {mechanisms: [PLAIN], users: [{name: u, pasword: p}]}\n", "pasword"},
+		{"broker:\n  kafka_sasl: {mechanisms: [PLAIN], users: [{name: u, password: p, topics: [\"raw.*.x\"]}]}\n", `broker.kafka_sasl.users[0].topics[0]: "raw.*.x" must be a name, or a prefix ending in *`},
+		{"broker:\n  kafka_sasl: {mechanisms: [PLAIN], users: [{name: u, password: p, groups: [\"\"]}]}\n", `broker.kafka_sasl.users[0].groups[0]: "" must be a name`},
 	} {
 		_, err := Parse([]byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -128,6 +128,14 @@ func (b *Broker) validateListenerSecurity(add func(path, format string, args ...
 			if u.Password == "" {
 				add(path+".password", "is required (write it as ${ENV_VAR} to keep it out of the file)")
 			}
+			for k, patterns := range [][]string{u.Topics, u.Groups} {
+				key := [...]string{"topics", "groups"}[k]
+				for j, p := range patterns {
+					if p == "" || strings.Contains(strings.TrimSuffix(p, "*"), "*") {
+						add(fmt.Sprintf("%s.%s[%d]", path, key, j), "%q must be a name, or a prefix ending in * (enriched.*), or * for all", p)
+					}
+				}
+			}
 		}
 	}
 }

@@ -66,11 +66,14 @@ type conn struct {
 	// SASL (sasl.go): the authenticated user (nil before, and without
 	// SASL), the mechanism SaslHandshake chose, whether its tokens come
 	// as bare frames (SaslHandshake v0), a SCRAM exchange under way.
-	user      *User
-	saslMech  string
-	saslState *saslState // the users and mechanisms of SaslHandshake's time
-	saslRaw   bool
-	scramConv *scramConv
+	user *User
+	// deniedLogged: a request was refused for a topic or group the
+	// user may not use, and logged (once per connection).
+	deniedLogged bool
+	saslMech     string
+	saslState    *saslState // the users and mechanisms of SaslHandshake's time
+	saslRaw      bool
+	scramConv    *scramConv
 	// authBy is when a connection that has not authenticated is closed
 	// (zero without SASL): see deadline.
 	authBy time.Time
@@ -552,11 +555,30 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 	return h, resp, err
 }
 
-// dispatch runs a decoded request of a supported version.
+// dispatch runs a decoded request of a supported version, within what
+// the user may do (read_only, topics and groups).
 func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.Response, error) {
 	if resp := c.refuseReadOnly(kreq); resp != nil {
 		return resp, nil
 	}
+	fix, skip, err := c.restrict(ctx, kreq)
+	if err != nil {
+		return nil, err
+	}
+	var resp kmsg.Response
+	if skip {
+		resp = kreq.ResponseKind()
+	} else if resp, err = c.serve(ctx, h, kreq); err != nil {
+		return resp, err
+	}
+	if fix != nil && resp != nil {
+		fix(resp)
+	}
+	return resp, nil
+}
+
+// serve runs a request with its handler.
+func (c *conn) serve(ctx context.Context, h header, kreq kmsg.Request) (kmsg.Response, error) {
 	switch req := kreq.(type) {
 	case *kmsg.ProduceRequest:
 		return c.handleProduce(ctx, req)

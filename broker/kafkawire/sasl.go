@@ -40,6 +40,18 @@ type User struct {
 	// (idempotent producers) with CLUSTER_AUTHORIZATION_FAILED, and
 	// Metadata creates no topic for them.
 	ReadOnly bool
+	// Topics, when not nil, are the only topics the user may use (read,
+	// and write unless ReadOnly), and Groups the only consumer groups:
+	// the others are answered TOPIC_ or GROUP_AUTHORIZATION_FAILED, and
+	// left out of listings, as Kafka's ACLs do (acl.go).
+	Topics, Groups Patterns
+}
+
+// equal reports whether u and v are the same user with the same rights.
+func (u User) equal(v User) bool {
+	return u.Name == v.Name && u.Password == v.Password && u.ReadOnly == v.ReadOnly &&
+		(u.Topics == nil) == (v.Topics == nil) && slices.Equal(u.Topics, v.Topics) &&
+		(u.Groups == nil) == (v.Groups == nil) && slices.Equal(u.Groups, v.Groups)
 }
 
 // SASL is the authentication a listener requires (WithSASL): made by
@@ -82,7 +94,7 @@ func NewSASL(mechanisms []string, users []User) (*SASL, error) {
 // sessions do. The same mechanisms and users again change nothing (the
 // SCRAM credentials are not derived again).
 func (s *SASL) Update(mechanisms []string, users []User) error {
-	if cur := s.st.Load(); slices.Equal(cur.mechanisms, mechanisms) && slices.Equal(cur.given, users) {
+	if cur := s.st.Load(); slices.Equal(cur.mechanisms, mechanisms) && slices.EqualFunc(cur.given, users, User.equal) {
 		return nil
 	}
 	st, err := newSASLState(mechanisms, users)
@@ -111,6 +123,11 @@ func newSASLState(mechanisms []string, users []User) (*saslState, error) {
 		}
 		if s.users[u.Name] != nil {
 			return nil, fmt.Errorf("sasl: user %q twice", u.Name)
+		}
+		for _, p := range [][]string{u.Topics, u.Groups} {
+			if err := Patterns(p).Check(); err != nil {
+				return nil, fmt.Errorf("sasl: user %q: %w", u.Name, err)
+			}
 		}
 		s.users[u.Name] = &u
 	}

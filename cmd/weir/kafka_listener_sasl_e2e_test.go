@@ -40,7 +40,7 @@ func TestKafkaListenerSASLEndToEnd(t *testing.T) {
 		"    mechanisms: [SCRAM-SHA-512, PLAIN]\n" +
 		"    users:\n" +
 		"      - {name: admin, password: \"${WEIR_TEST_KAFKA_ADMIN_PW}\"}\n" +
-		"      - {name: dashboards, password: \"${WEIR_TEST_KAFKA_DASH_PW}\", read_only: true}\n"
+		"      - {name: dashboards, password: \"${WEIR_TEST_KAFKA_DASH_PW}\", read_only: true, topics: [events, \"enriched.*\"], groups: [\"grafana-*\"]}\n"
 	if err := os.WriteFile(cfg, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +88,27 @@ func TestKafkaListenerSASLEndToEnd(t *testing.T) {
 	if err == nil || !strings.Contains(errs, "TOPIC_AUTHORIZATION_FAILED") {
 		t.Fatalf("topics delete as the read_only user: %v\n%s", err, errs)
 	}
+	// Its topics and groups: raw.syslog is not listed, nor readable; a
+	// group outside grafana-* is refused, one in it works.
+	out, errs, err = p.cli(t, "", append([]string{"topics", "list"}, secured("dashboards")...)...)
+	if err != nil || !strings.Contains(out, "enriched.syslog") || strings.Contains(out, "raw.syslog") {
+		t.Errorf("topics list as dashboards (topics: events, enriched.*): %v\n%s%s", err, out, errs)
+	}
+	if _, errs, err = p.cli(t, "", append([]string{"topics", "describe", "raw.syslog"}, secured("dashboards")...)...); err == nil || !strings.Contains(errs, "TOPIC_AUTHORIZATION_FAILED") {
+		t.Errorf("topics describe raw.syslog as dashboards: %v\n%s", err, errs)
+	}
+	if _, errs, err = p.cli(t, "", append([]string{"consume", "enriched.syslog", "--from-beginning", "--group", "ops"}, secured("dashboards")...)...); err == nil || !strings.Contains(errs, "GROUP_AUTHORIZATION_FAILED") {
+		t.Errorf("consume --group ops as dashboards: %v\n%s", err, errs)
+	}
+	if out, errs, err = p.cli(t, "", append([]string{"consume", "enriched.syslog", "--from-beginning", "--group", "grafana-e2e"}, secured("dashboards")...)...); err != nil || !strings.Contains(out, `"mnemonic":"UPDOWN"`) {
+		t.Errorf("consume --group grafana-e2e as dashboards: %v\n%s%s", err, out, errs)
+	}
 	t.Setenv("WEIR_SASL_PASSWORD", "adm1n-s3cret")
 	if _, errs, err := p.cli(t, "{}\n", append([]string{"produce", "scratch"}, secured("admin")...)...); err != nil {
 		t.Fatalf("produce as admin: %v\n%s", err, errs)
+	}
+	if out, errs, err := p.cli(t, "", append([]string{"topics", "list"}, secured("admin")...)...); err != nil || !strings.Contains(out, "raw.syslog") {
+		t.Errorf("topics list as admin: %v\n%s%s", err, out, errs)
 	}
 
 	// A wrong password: the CLI says authentication failed.

@@ -547,7 +547,7 @@ const partKafkaSASL = "kafka listener users"
 func kafkaUsers(sc *configs.KafkaSASL) []kafkawire.User {
 	users := make([]kafkawire.User, len(sc.Users))
 	for i, u := range sc.Users {
-		users[i] = kafkawire.User{Name: u.Name, Password: u.Password, ReadOnly: u.ReadOnly}
+		users[i] = kafkawire.User{Name: u.Name, Password: u.Password, ReadOnly: u.ReadOnly, Topics: u.Topics, Groups: u.Groups}
 	}
 	return users
 }
