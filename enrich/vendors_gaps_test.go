@@ -183,3 +183,27 @@ func TestDeviceLinesComware3Mnemonic(t *testing.T) {
 			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet2/0/9", fac: "IFNET", sev: 4, mnem: "IF_STATE"},
 	})
 }
+
+// TestDeviceLinesProCurvePorts: HP ProCurve and ArubaOS-Switch log a
+// port's link as "ports: port 12 is now off-line" / "on-line" (event 76;
+// ArubaOS-Switch 16.x puts the event number first, "00076 ports: ...", as
+// its event log shows it; the syslog headers are ours). They came out
+// "generic": the port rule, shared with EXOS's "Port X link down", names
+// no vendor. The "is now on-line" wording is ArubaOS-Switch's alone. The
+// port is the interface; modular and stacked switches name it "A1",
+// "1/12".
+func TestDeviceLinesProCurvePorts(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "off_line", raw: "<14>Nov 29 10:00:00 sw1 ports: port 12 is now off-line",
+			vendor: VendorArubaSwitch, event: "interface_down", object: "12"},
+		{name: "on_line", raw: "<14>Nov 29 10:00:05 sw1 ports: port 12 is now on-line",
+			vendor: VendorArubaSwitch, event: "interface_up", object: "12"},
+		{name: "event_number_modular", raw: "<14>Nov 29 10:00:00 10.0.0.5 00076 ports: port A1 is now off-line",
+			vendor: VendorArubaSwitch, event: "interface_down", object: "A1"},
+		{name: "stacked", raw: "<14>Nov 29 10:00:00 sw2 ports: port 1/12 is now on-line",
+			vendor: VendorArubaSwitch, event: "interface_up", object: "1/12"},
+		// EXOS's line stays the shared rule's, and names no vendor.
+		{name: "exos_link_down", raw: "<14>Nov 29 10:00:00 x440 Port 1:24 link down",
+			vendor: VendorGeneric, event: "interface_down", object: "1:24"},
+	})
+}
