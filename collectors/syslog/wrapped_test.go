@@ -20,7 +20,10 @@ import (
 // --rfc3164, else RFC 5424 with its timeQuality element); rsyslog 8.2302's
 // imfile (Tag "corpus:") forwarded by omfwd keeps the line whole behind
 // its own PRI, local0.notice (RSYSLOG_TraditionalForwardFormat,
-// RSYSLOG_ForwardFormat, RSYSLOG_SyslogProtocol23Format).
+// RSYSLOG_ForwardFormat, RSYSLOG_SyslogProtocol23Format); with a Tag
+// without its colon ("corpus") the BSD templates write a space after it,
+// and a template of "%syslogtag%%msg%" nothing (RFC 5424 is as with the
+// colon: the tag is the APP-NAME).
 var relayWrappers = []struct {
 	name, head string
 	keepPRI    bool
@@ -30,6 +33,9 @@ var relayWrappers = []struct {
 	{"rsyslog imfile traditional", "<133>Dec  5 01:00:27 vm corpus: ", true},
 	{"rsyslog imfile forward", "<133>2026-12-05T01:00:27.862257+00:00 vm corpus: ", true},
 	{"rsyslog imfile protocol-23", "<133>1 2026-12-05T01:00:27.862257+00:00 vm corpus - - - ", true},
+	{"rsyslog imfile Tag without colon, traditional", "<133>Dec  5 01:00:27 vm corpus ", true},
+	{"rsyslog imfile Tag without colon, forward", "<133>2026-12-05T01:00:27.862257+00:00 vm corpus ", true},
+	{"rsyslog imfile Tag without colon, %syslogtag%%msg%", "<133>Dec  5 01:00:27 vm corpus", true},
 }
 
 // wrap puts head in front of the corpus line raw: after its PRI, or
@@ -98,8 +104,10 @@ func logSummary(l *telemetry.Log) string {
 // TestRealRelaysWrapCorpus sends the corpus lines through the real
 // wrappers: util-linux logger --prio-prefix -f (BSD and RFC 5424, over
 // UDP) and rsyslogd reading them from a file with imfile, forwarding over
-// TCP (its traditional BSD template and RFC 5424). Each line arrives as
-// the device's, as if sent directly, with the relay's host name in Relay.
+// TCP (its traditional BSD template and RFC 5424; and, from a second file
+// whose Tag has no colon, the traditional template and one that glues the
+// line to the tag, "%syslogtag%%msg%"). Each line arrives as the device's,
+// as if sent directly, with the relay's host name in Relay.
 func TestRealRelaysWrapCorpus(t *testing.T) {
 	for _, bin := range []string{"logger", "rsyslogd"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -132,29 +140,39 @@ func TestRealRelaysWrapCorpus(t *testing.T) {
 			t.Fatalf("logger %v: %v %s", args, err, out)
 		}
 	}
-	watched := filepath.Join(work, "watched.log")
-	if err := os.WriteFile(watched, nil, 0o644); err != nil {
-		t.Fatal(err)
+	watched, noColon := filepath.Join(work, "watched.log"), filepath.Join(work, "nocolon.log")
+	for _, name := range []string{watched, noColon} {
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	stderr := startRsyslog(t, work, fmt.Sprintf(`
 global(workDirectory="%s")
 module(load="imfile")
+template(name="glued" type="string" string="<%%PRI%%>%%TIMESTAMP%% %%HOSTNAME%% %%syslogtag%%%%msg%%")
 input(type="imfile" File="%s" Tag="devlogs:" ruleset="relay")
+input(type="imfile" File="%s" Tag="devlogs" ruleset="nocolon")
 ruleset(name="relay") {
-  action(type="omfwd" target="127.0.0.1" port="%[3]s" protocol="tcp" template="RSYSLOG_TraditionalForwardFormat")
-  action(type="omfwd" target="127.0.0.1" port="%[3]s" protocol="tcp" TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
+  action(type="omfwd" target="127.0.0.1" port="%[4]s" protocol="tcp" template="RSYSLOG_TraditionalForwardFormat")
+  action(type="omfwd" target="127.0.0.1" port="%[4]s" protocol="tcp" TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
 }
-`, work, watched, tcpPort))
-	f, err := os.OpenFile(watched, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
+ruleset(name="nocolon") {
+  action(type="omfwd" target="127.0.0.1" port="%[4]s" protocol="tcp" template="RSYSLOG_TraditionalForwardFormat")
+  action(type="omfwd" target="127.0.0.1" port="%[4]s" protocol="tcp" TCP_Framing="octet-counted" template="glued")
+}
+`, work, watched, noColon, tcpPort))
+	for _, name := range []string{watched, noColon} {
+		f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
 	}
-	if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 
-	want := 4 * len(lines)
+	want := 6 * len(lines)
 	logs := h.waitLogs(want)
 	if len(logs) != want {
 		t.Fatalf("%d messages, want %d\nrsyslogd: %s", len(logs), want, stderr.String())
@@ -189,6 +207,13 @@ func TestRelayWrappedOnlyWholeHeaders(t *testing.T) {
 			m: "<13>hello", time: "2026-11-29T14:10:00Z"},
 		{raw: "<13>Nov 29 14:10:00 h1 app: 2026 was a year", format: "rfc3164", host: "h1", app: "app",
 			m: "2026 was a year", time: "2026-11-29T14:10:00Z"},
+		// No tag, a word and what only starts like a header.
+		{raw: "<13>Nov 29 14:10:00 h1 report <13>hello", format: "rfc3164", host: "h1",
+			m: "report <13>hello", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 report Nov 29 done", format: "rfc3164", host: "h1",
+			m: "report Nov 29 done", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 report<13>42: hello", format: "rfc3164", host: "h1",
+			m: "report<13>42: hello", time: "2026-11-29T14:10:00Z"},
 		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29 was a day", format: "rfc5424", host: "host3", app: "app",
 			m: "1 2026-11-29 was a day", time: "2026-11-29T14:08:11Z"},
 		// Arista's agent tag before the mnemonic is the device's own.
