@@ -496,10 +496,12 @@ func xrNode(s string) bool {
 // originHost reports whether s starts with a Cisco device's own host name
 // before a year-first time, a task or a sequence number: "nx1: 2026 Nov
 // 29 ..." (NX-OS), "wlc1: *spamApTask1: ..." (AireOS), "edge1: 000045:
-// *Mar ..." (IOS, "service sequence-numbers" padded to six digits), as a
-// relay forwards them. A shorter number is a message counter, which comes
-// before the origin: "devlogs: 45: Nov 29 ...: %..." is a relay's tag in
-// front of a whole Cisco line (see unwrapRelayed).
+// *Mar ..." (IOS, "service sequence-numbers" padded to six digits with
+// zeros), as a relay forwards them. Any other number is a message counter,
+// which comes before the origin: "devlogs: 45: Nov 29 ...: %..." and
+// "devlogs: 123456: ..." (past 99,999 messages) are a relay's tag in front
+// of a whole Cisco line (see unwrapRelayed). A sequence number past 99,999
+// has no zero to tell it by, and reads as a counter too.
 func originHost(s string) bool {
 	i := strings.IndexByte(s, ':')
 	// No host name holds a '<': "devlogs<189>: 2026 ..." is a relay's tag
@@ -512,7 +514,7 @@ func originHost(s string) bool {
 		return true
 	}
 	n := skipDigits(r, 0)
-	return n == 4 && len(r) > 4 && r[4] == ' ' || n >= 6 && n < len(r) && r[n] == ':'
+	return n == 4 && len(r) > 4 && r[4] == ' ' || n >= 6 && r[0] == '0' && n < len(r) && r[n] == ':'
 }
 
 // asaDeviceID is the length of the device id that starts s when s is an

@@ -226,3 +226,33 @@ func TestRelayWrappedOnlyWholeHeaders(t *testing.T) {
 			m: "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down", time: "2026-11-29T14:03:01.272Z"},
 	})
 }
+
+// TestRelayTagBeforeSixDigitCounter: IOS's message counter passes six
+// digits after 99,999 messages; behind a relay's tag ("vm devlogs:
+// 123456: Nov 29 ...", rsyslog imfile's Tag="devlogs:" as it sends it) the
+// tag was read as the device's origin host (IOS's "edge1: 000045: *Nov 29
+// ...", host and sequence number) and the relay's host name lost. IOS
+// pads its sequence numbers to six digits with zeros, so a number of six
+// or more digits is one only with a leading zero; else it is a counter.
+func TestRelayTagBeforeSixDigitCounter(t *testing.T) {
+	const link = "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"
+	for _, tc := range []struct {
+		raw, host, relay, seq string
+	}{
+		{"<133>Dec  5 10:00:00 vm devlogs: 123456: Nov 29 10:00:00.123: " + link, "vm", "vm", "123456"},
+		{"<133>Dec  5 10:00:00 vm devlogs: 1234567: *Nov 29 10:00:00.123: " + link, "vm", "vm", "1234567"},
+		{"<133>Dec  5 10:00:00 vm devlogs: <189>123456: Nov 29 10:00:00.123: " + link, "vm", "vm", "123456"},
+		// IOS's own origin host and zero-padded sequence number, relayed.
+		{"<189>Nov 29 14:03:02 relay1 edge1: 000045: *Nov 29 14:03:01.272: " + link, "edge1", "", "000045"},
+		{"<189>Nov 29 14:03:02 relay1 edge1: 099999: Nov 29 14:03:01.272: " + link, "edge1", "", "099999"},
+	} {
+		var l telemetry.Log
+		p := Parser{Now: fixedNow}
+		p.ParseCopy([]byte(tc.raw), &l)
+		got := [...]string{l.Format, l.Hostname, l.Relay, l.Sequence, l.Message}
+		want := [...]string{FormatCisco, tc.host, tc.relay, tc.seq, link}
+		if got != want || l.Time == nil || l.Time.Day() != 29 {
+			t.Errorf("%.80q:\n got %q (time %v)\nwant %q (time Nov 29)", tc.raw, got, l.Time, want)
+		}
+	}
+}
