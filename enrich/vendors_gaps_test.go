@@ -207,3 +207,19 @@ func TestDeviceLinesProCurvePorts(t *testing.T) {
 			vendor: VendorGeneric, event: "interface_down", object: "1:24"},
 	})
 }
+
+// TestDeviceLinesRelayTagWithoutColon: rsyslog's imfile with a Tag
+// without its colon (Tag="devlogs") forwards a device's line as "vm
+// devlogs <189>52: ..." or, with a template of "%syslogtag%%msg%", "vm
+// devlogs<189>52: ..." (a real rsyslogd 8.2302's bytes). The second was
+// classified as Arista's (the tag "devlogs<189>52" before a mnemonic);
+// both are the device's IOS line.
+func TestDeviceLinesRelayTagWithoutColon(t *testing.T) {
+	const line = "<189>52: edge1: Nov 29 10:00:00.123: %LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down"
+	checkDeviceLines(t, []deviceLine{
+		{name: "space", raw: "<133>Dec  5 03:35:59 vm devlogs " + line,
+			vendor: VendorCiscoIOS, event: "interface_down", object: "GigabitEthernet0/1", fac: "LINK", sev: 3, mnem: "UPDOWN"},
+		{name: "glued", raw: "<133>Dec  5 03:40:20 vm devlogs" + line,
+			vendor: VendorCiscoIOS, event: "interface_down", object: "GigabitEthernet0/1", fac: "LINK", sev: 3, mnem: "UPDOWN"},
+	})
+}
