@@ -213,7 +213,7 @@ func TestDeviceLinesPANOSLinkChange(t *testing.T) {
 	})
 }
 
-// TestDeviceLinesPortRuleFalsePositive: the port rule (ProCurve's "port X
+// TestDeviceLinesPortRuleFalsePositive: the shared port rule (ProCurve's "port X
 // is now off-line", EXOS's "Port X link down") has no vendor, so a "port
 // <number> down" from any host must not be a link event about an
 // interface named "8080".

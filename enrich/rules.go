@@ -71,6 +71,9 @@ var ifStates = map[string]string{
 	"lowerlayerdown": "interface_down",
 }
 
+// onOffLine: ArubaOS-Switch's port states.
+var onOffLine = map[string]string{"on-line": "interface_up", "off-line": "interface_down"}
+
 var bgpStates = map[string]string{"up": "bgp_peer_up", "down": "bgp_peer_down"}
 
 // ipish matches an IPv4 or IPv6 address where the rule's context says
@@ -228,12 +231,21 @@ func syslogRules() []rule {
 				{"<Info:vlan.msgs.portLinkStateUp> Port 1:1 link UP at speed 1 Gbps and full-duplex", "interface_up", map[string]string{"interface": "1:1"}},
 				{"<Info:vlan.msgs.portLinkStateDown> Port 2 link down", "interface_down", map[string]string{"interface": "2"}},
 			}},
-		// ProCurve's "port X is now on-line" and EXOS's "Port X link
-		// down" without its event name: without "is now" or "link", any "port 8080 down" (a
-		// load balancer's health check) would be a link event.
+		// HP ProCurve and ArubaOS-Switch, event 76: "ports: port 12 is
+		// now off-line" (16.x with the event number first, "00076 ports:
+		// ..."); the wording is theirs alone, so it tells the vendor.
+		{name: "aruba_switch_port", vendor: VendorArubaSwitch, needs: "is now o", patterns: []*regexp.Regexp{re(`\bport (?P<interface>[\w/:.-]*\d) is now (?P<state>on-line|off-line)\b`)},
+			states: onOffLine, examples: []example{
+				{"ports: port 1/1/12 is now on-line", "interface_up", map[string]string{"interface": "1/1/12"}},
+				{"ports: port A1 is now off-line", "interface_down", map[string]string{"interface": "A1"}},
+			}},
+		// EXOS's "Port X link down" without its event name (and other
+		// cases of the ProCurve wording): without "is now" or "link", any
+		// "port 8080 down" (a load balancer's health check) would be a
+		// link event. No vendor: more than one writes these.
 		{name: "aruba_extreme_port", needs: "ort ", patterns: []*regexp.Regexp{re(`(?i)\bport (?P<interface>[\w/:.-]*\d) (?:is now |link )(?P<state>on-line|off-line|up|down)\b`)},
 			states: map[string]string{"on-line": "interface_up", "off-line": "interface_down", "up": "interface_up", "down": "interface_down"}, examples: []example{
-				{"ports: port 1/1/12 is now on-line", "interface_up", map[string]string{"interface": "1/1/12"}},
+				{"PORT 1/1/12 IS NOW ON-LINE", "interface_up", map[string]string{"interface": "1/1/12"}},
 				{"Port 1:24 link down", "interface_down", map[string]string{"interface": "1:24"}},
 			}},
 		// PAN-OS system log, subtype port, event link-change: "Port

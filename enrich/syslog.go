@@ -416,11 +416,12 @@ const yearFirstReach = 128
 // "%PKT_INFRA-LINEPROTO-5-UPDOWN", and lower case after a segment's
 // first letter, as in "%OSPFv3-5-ADJCHG"), or Huawei's
 // "%%01MODULE/SEV/BRIEF" (the brief may be in mixed case:
-// "linkDown_active"). It is the regular expression
+// "linkDown_active", and Comware 3's may hold a space, briefEnd). It is
+// the regular expression
 //
-//	%(?:%\d+)?([A-Z][A-Za-z0-9_]*(?:-[A-Z][A-Za-z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)|%%\d+([A-Z][A-Z0-9_]*)/(\d)/([A-Za-z][A-Za-z0-9_]*)
+//	%(?:%\d+)?([A-Z][A-Za-z0-9_]*(?:-[A-Z][A-Za-z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)|%%\d+([A-Z][A-Z0-9_]*)/(\d)/([A-Za-z][A-Za-z0-9_]*(?: [A-Z][A-Z0-9_]*[(:])?)
 //
-// written out, as every message goes through it.
+// (the brief without its "(" or ":") written out, as every message goes through it.
 func mnemonic(msg string) (facility string, severity int, mnem string, ok bool) {
 	for i := strings.IndexByte(msg, '%'); i >= 0; {
 		p := i + 1
@@ -482,7 +483,23 @@ func huaweiMnemonicAt(msg string, p int) (string, int, string, bool) {
 	if end+3 >= len(msg) || msg[end] != '/' || !isDigit(msg[end+1]) || msg[end+2] != '/' || !isLetter(msg[end+3]) {
 		return "", 0, "", false
 	}
-	return msg[p:end], int(msg[end+1] - '0'), msg[end+3 : skipMixedWord(msg, end+4)], true
+	return msg[p:end], int(msg[end+1] - '0'), msg[end+3 : briefEnd(msg, end+4)], true
+}
+
+// briefEnd is where the brief that starts before msg[i:] ends: after
+// [A-Za-z0-9_]*, and after a second upper-case word when a space parts
+// the two and "(" or ":" ends the second, as in Comware 3's "%%10IFNET/4/
+// LINK UPDOWN(l):" (the brief as the device writes it).
+func briefEnd(msg string, i int) int {
+	end := skipMixedWord(msg, i)
+	if end+1 >= len(msg) || msg[end] != ' ' || !isUpper(msg[end+1]) {
+		return end
+	}
+	second := skipWord(msg, end+2)
+	if second < len(msg) && (msg[second] == '(' || msg[second] == ':') {
+		return second
+	}
+	return end
 }
 
 // skipMixedWord skips [A-Za-z0-9_]*.

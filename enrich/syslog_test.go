@@ -183,7 +183,7 @@ func BenchmarkClassifyCorpus(b *testing.B) {
 
 // The regular expressions mnemonic and junosTag write out.
 var (
-	mnemonicRE = regexp.MustCompile(`%(?:%\d+)?([A-Z][A-Za-z0-9_]*(?:-[A-Z][A-Za-z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)|%%\d+([A-Z][A-Z0-9_]*)/(\d)/([A-Za-z][A-Za-z0-9_]*)`)
+	mnemonicRE = regexp.MustCompile(`%(?:%\d+)?([A-Z][A-Za-z0-9_]*(?:-[A-Z][A-Za-z0-9_]*)*)-(\d)-([A-Z][A-Z0-9_]*)|%%\d+([A-Z][A-Z0-9_]*)/(\d)/([A-Za-z][A-Za-z0-9_]*(?: [A-Z][A-Z0-9_]*[(:])?)`)
 	junosTagRE = regexp.MustCompile(`^([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?::|$)`)
 )
 
@@ -193,6 +193,9 @@ func checkMnemonicMatchesRE(t *testing.T, msg string) {
 	m := mnemonicRE.FindStringSubmatch(msg)
 	if m != nil && m[1] == "" {
 		m = []string{m[0], m[4], m[5], m[6]} // the Huawei form
+		if strings.Contains(m[3], " ") {
+			m[3] = m[3][:len(m[3])-1] // the "(" or ":" after Comware 3's spaced brief
+		}
 	}
 	if ok != (m != nil) || ok && (fac != m[1] || sev != int(m[2][0]-'0') || mnem != m[3]) {
 		t.Errorf("mnemonic(%q) = %q %d %q %v, regexp %q", msg, fac, sev, mnem, ok, m)
@@ -211,6 +214,8 @@ func TestMnemonicMatchesRegexp(t *testing.T) {
 		"%LINK-3-UPDOWN: x", "%PKT_INFRA-LINEPROTO-5-UPDOWN : y", "%%01IFNET/4/LINK_STATE(l)", "%%01BGP-5-X", "%%BGP-5-X",
 		"a % b %SYS-5-CONFIG_I: c", "%A-1-", "%A-1-b", "%A--1-B", "%A-B-1-C2_D", "%1A-1-B", "100% %BGP-x %OSPF-5-ADJCHG",
 		"BGP_PEER_STATE_CHANGE: x", "UI_COMMIT", "UI__X:", "UI_:", "A_B c", "a_B:", "SNMP_TRAP_LINK_DOWN:", "X:",
+		"%%10IFNET/4/LINK UPDOWN(l): x", "%%10IFNET/4/LINK UPDOWN: x", "%%10IFNET/4/LINK UPDOWN x", "%%10IFNET/4/LINK Updown(l)",
+		"%%10A/1/b C:", "%%10A/1/B C", "%%10A/1/B  C:", "%%10A/1/B C_2(",
 	} {
 		checkMnemonicMatchesRE(t, msg)
 	}
@@ -223,6 +228,7 @@ func FuzzMnemonic(f *testing.F) {
 	f.Add("%PKT_INFRA-LINEPROTO-5-UPDOWN : y")
 	f.Add("%%01BGP-5-X")
 	f.Add("%%01IFNET/4/LINK_STATE(l)[5]:x")
+	f.Add("%%10IFNET/4/LINK UPDOWN(l): x")
 	f.Add("%OSPFv3-5-ADJCHG: x")
 	f.Add("BGP_PEER_STATE_CHANGE: x")
 	f.Fuzz(checkMnemonicMatchesRE)

@@ -160,3 +160,66 @@ func TestDeviceLinesNokiaNetconfLogin(t *testing.T) {
 		{name: "user_twin", raw: "<187>May  8 15:14:00 g3-pe3 TMNX: 5048 management USER-MINOR-netconf_user_login-2018 [admin]:  Netconf user from 192.168.6.102 logged in"},
 	})
 }
+
+// TestDeviceLinesComware3Mnemonic: Comware 3 (3Com Baseline, HP 1910, old
+// H3C) writes a space in some briefs, "%%10IFNET/4/LINK UPDOWN(l):"
+// (nocproject/noc .../HP/1910/Network/Link/Link_Down_1_SYSLOG_.json; the
+// header is Comware's loghost layout, the year after the time). The
+// mnemonic stopped at the space, "LINK", a brief no Comware sends; it is
+// the whole brief, as the device writes it. Comware 5 and 7 briefs, and
+// VRP's, have no space and stop at "(" or ":" as before.
+func TestDeviceLinesComware3Mnemonic(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "comware3_link_down", raw: "<188>Apr  2 10:12:33 2000 H3C %%10IFNET/4/LINK UPDOWN(l):   GigabitEthernet1/0/2: link status is DOWN",
+			vendor: VendorComware, event: "interface_down", object: "GigabitEthernet1/0/2", fac: "IFNET", sev: 4, mnem: "LINK UPDOWN"},
+		{name: "comware3_link_up_no_l", raw: "<188>Apr  2 10:12:40 2000 H3C %%10IFNET/4/LINK UPDOWN: Ethernet1/0/2: link status is UP",
+			vendor: VendorComware, event: "interface_up", object: "Ethernet1/0/2", fac: "IFNET", sev: 4, mnem: "LINK UPDOWN"},
+		{name: "comware5_phy_updown", raw: "<188>Apr  2 10:12:33 2011 sw1 %%10IFNET/3/PHY_UPDOWN(l): GigabitEthernet1/0/2 link status is DOWN.",
+			vendor: VendorComware, event: "interface_down", object: "GigabitEthernet1/0/2", fac: "IFNET", sev: 3, mnem: "PHY_UPDOWN"},
+		{name: "comware7_no_l", raw: "<188>Apr  2 10:12:33 2021 sw1 %%10IFNET/3/PHY_UPDOWN: Physical state on the interface GigabitEthernet1/0/1 changed to down.",
+			vendor: VendorComware, event: "interface_down", object: "GigabitEthernet1/0/1", fac: "IFNET", sev: 3, mnem: "PHY_UPDOWN"},
+		// A word after the brief that is no part of it: text, not a brief.
+		{name: "vrp_text_after_brief", raw: "<189>Sep 13 2021 00:19:26 R1 %%01IFNET/4/IF_STATE Interface GigabitEthernet2/0/9 has turned into DOWN state.",
+			vendor: VendorHuawei, event: "interface_down", object: "GigabitEthernet2/0/9", fac: "IFNET", sev: 4, mnem: "IF_STATE"},
+	})
+}
+
+// TestDeviceLinesProCurvePorts: HP ProCurve and ArubaOS-Switch log a
+// port's link as "ports: port 12 is now off-line" / "on-line" (event 76;
+// ArubaOS-Switch 16.x puts the event number first, "00076 ports: ...", as
+// its event log shows it; the syslog headers are ours). They came out
+// "generic": the port rule, shared with EXOS's "Port X link down", names
+// no vendor. The "is now on-line" wording is ArubaOS-Switch's alone. The
+// port is the interface; modular and stacked switches name it "A1",
+// "1/12".
+func TestDeviceLinesProCurvePorts(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "off_line", raw: "<14>Nov 29 10:00:00 sw1 ports: port 12 is now off-line",
+			vendor: VendorArubaSwitch, event: "interface_down", object: "12"},
+		{name: "on_line", raw: "<14>Nov 29 10:00:05 sw1 ports: port 12 is now on-line",
+			vendor: VendorArubaSwitch, event: "interface_up", object: "12"},
+		{name: "event_number_modular", raw: "<14>Nov 29 10:00:00 10.0.0.5 00076 ports: port A1 is now off-line",
+			vendor: VendorArubaSwitch, event: "interface_down", object: "A1"},
+		{name: "stacked", raw: "<14>Nov 29 10:00:00 sw2 ports: port 1/12 is now on-line",
+			vendor: VendorArubaSwitch, event: "interface_up", object: "1/12"},
+		// EXOS's line stays the shared rule's, and names no vendor.
+		{name: "exos_link_down", raw: "<14>Nov 29 10:00:00 x440 Port 1:24 link down",
+			vendor: VendorGeneric, event: "interface_down", object: "1:24"},
+	})
+}
+
+// TestDeviceLinesRelayTagWithoutColon: rsyslog's imfile with a Tag
+// without its colon (Tag="devlogs") forwards a device's line as "vm
+// devlogs <189>52: ..." or, with a template of "%syslogtag%%msg%", "vm
+// devlogs<189>52: ..." (a real rsyslogd 8.2302's bytes). The second was
+// classified as Arista's (the tag "devlogs<189>52" before a mnemonic);
+// both are the device's IOS line.
+func TestDeviceLinesRelayTagWithoutColon(t *testing.T) {
+	const line = "<189>52: edge1: Nov 29 10:00:00.123: %LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down"
+	checkDeviceLines(t, []deviceLine{
+		{name: "space", raw: "<133>Dec  5 03:35:59 vm devlogs " + line,
+			vendor: VendorCiscoIOS, event: "interface_down", object: "GigabitEthernet0/1", fac: "LINK", sev: 3, mnem: "UPDOWN"},
+		{name: "glued", raw: "<133>Dec  5 03:40:20 vm devlogs" + line,
+			vendor: VendorCiscoIOS, event: "interface_down", object: "GigabitEthernet0/1", fac: "LINK", sev: 3, mnem: "UPDOWN"},
+	})
+}

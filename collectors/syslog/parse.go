@@ -496,13 +496,17 @@ func xrNode(s string) bool {
 // originHost reports whether s starts with a Cisco device's own host name
 // before a year-first time, a task or a sequence number: "nx1: 2026 Nov
 // 29 ..." (NX-OS), "wlc1: *spamApTask1: ..." (AireOS), "edge1: 000045:
-// *Mar ..." (IOS, "service sequence-numbers" padded to six digits), as a
-// relay forwards them. A shorter number is a message counter, which comes
-// before the origin: "devlogs: 45: Nov 29 ...: %..." is a relay's tag in
-// front of a whole Cisco line (see unwrapRelayed).
+// *Mar ..." (IOS, "service sequence-numbers" padded to six digits with
+// zeros), as a relay forwards them. Any other number is a message counter,
+// which comes before the origin: "devlogs: 45: Nov 29 ...: %..." and
+// "devlogs: 123456: ..." (past 99,999 messages) are a relay's tag in front
+// of a whole Cisco line (see unwrapRelayed). A sequence number past 99,999
+// has no zero to tell it by, and reads as a counter too.
 func originHost(s string) bool {
 	i := strings.IndexByte(s, ':')
-	if i <= 0 || i+3 >= len(s) || s[i+1] != ' ' || strings.IndexByte(s[:i], ' ') >= 0 {
+	// No host name holds a '<': "devlogs<189>: 2026 ..." is a relay's tag
+	// glued to a device's PRI (unwrapRelayed).
+	if i <= 0 || i+3 >= len(s) || s[i+1] != ' ' || strings.ContainsAny(s[:i], " <") {
 		return false
 	}
 	r := s[i+2:]
@@ -510,7 +514,7 @@ func originHost(s string) bool {
 		return true
 	}
 	n := skipDigits(r, 0)
-	return n == 4 && len(r) > 4 && r[4] == ' ' || n >= 6 && n < len(r) && r[n] == ':'
+	return n == 4 && len(r) > 4 && r[4] == ' ' || n >= 6 && r[0] == '0' && n < len(r) && r[n] == ':'
 }
 
 // asaDeviceID is the length of the device id that starts s when s is an
@@ -532,11 +536,17 @@ func asaColon(s string) string {
 	return s
 }
 
+// maxTag is the longest tag splitTag takes (RFC 3164 allows 32 bytes;
+// some senders write longer ones).
+const maxTag = 48
+
 // splitTag splits "tag[pid]: msg" or "tag: msg"; text without a tag is all
 // message.
 func splitTag(s string) (app, pid, msg string) {
-	end := strings.IndexAny(s, ":[ ")
-	if end <= 0 || end > 48 || s[0] == '<' {
+	// '<' ends no tag but is none of its bytes: "devlogs<189>48: ..." is a
+	// relay's tag without its colon glued to a device's PRI (unwrapRelayed).
+	end := strings.IndexAny(s, ":[ <")
+	if end <= 0 || end > maxTag || s[0] == '<' {
 		// "<Info:vlan.msgs...> ...": Extreme EXOS's severity and event
 		// name begin the message; no tag starts with '<'.
 		return "", "", s
@@ -903,12 +913,24 @@ func atoi(s string) int {
 // device's line as if sent directly, with the relay's host name in Relay
 // (and as the host name when the device's header names none), and the
 // device's PRI where the relay kept it. A message that only starts like a
-// header ("cron: Nov 29 ran") leaves l as it was.
+// header ("cron: Nov 29 ran") leaves l as it was. The relay's tag may lack
+// its colon (rsyslog's imfile with Tag="devlogs": "relay1 devlogs <PRI>48:
+// ...", or "devlogs<PRI>48: ..." from a template of "%syslogtag%%msg%"),
+// which leaves the BSD line without a tag.
 func (p *Parser) unwrapRelayed(l *telemetry.Log) {
-	if l.AppName == "" || l.Hostname == "" || l.Format == FormatCisco || !startsLikeHeader(l.Message) {
+	if l.Hostname == "" || l.Format == FormatCisco {
 		return
 	}
 	msg := l.Message
+	if l.AppName == "" {
+		if l.Format != FormatRFC3164 {
+			return
+		}
+		msg = afterBareTag(msg)
+	}
+	if !startsLikeHeader(msg) {
+		return
+	}
 	in := telemetry.Log{V: l.V, Raw: l.Raw, Facility: l.Facility, Severity: l.Severity}
 	if pri, rest, err := parsePRI(msg); err == nil {
 		in.Facility, in.Severity, msg = pri>>3, pri&7, rest
@@ -936,6 +958,20 @@ func (p *Parser) unwrapRelayed(l *telemetry.Log) {
 		in.Hostname = l.Hostname
 	}
 	*l = in
+}
+
+// afterBareTag is what follows the first word of s when that word may be
+// a tag written without its colon: up to a space, which is dropped, or a
+// '<' (a PRI glued to the tag); else "".
+func afterBareTag(s string) string {
+	i := strings.IndexAny(s, " <")
+	if i <= 0 || i > maxTag || strings.ContainsAny(s[:i], ":[") {
+		return ""
+	}
+	if s[i] == ' ' {
+		i++
+	}
+	return s[i:]
 }
 
 // startsLikeHeader reports whether s may start with a syslog header (the

@@ -20,7 +20,10 @@ import (
 // --rfc3164, else RFC 5424 with its timeQuality element); rsyslog 8.2302's
 // imfile (Tag "corpus:") forwarded by omfwd keeps the line whole behind
 // its own PRI, local0.notice (RSYSLOG_TraditionalForwardFormat,
-// RSYSLOG_ForwardFormat, RSYSLOG_SyslogProtocol23Format).
+// RSYSLOG_ForwardFormat, RSYSLOG_SyslogProtocol23Format); with a Tag
+// without its colon ("corpus") the BSD templates write a space after it,
+// and a template of "%syslogtag%%msg%" nothing (RFC 5424 is as with the
+// colon: the tag is the APP-NAME).
 var relayWrappers = []struct {
 	name, head string
 	keepPRI    bool
@@ -30,6 +33,9 @@ var relayWrappers = []struct {
 	{"rsyslog imfile traditional", "<133>Dec  5 01:00:27 vm corpus: ", true},
 	{"rsyslog imfile forward", "<133>2026-12-05T01:00:27.862257+00:00 vm corpus: ", true},
 	{"rsyslog imfile protocol-23", "<133>1 2026-12-05T01:00:27.862257+00:00 vm corpus - - - ", true},
+	{"rsyslog imfile Tag without colon, traditional", "<133>Dec  5 01:00:27 vm corpus ", true},
+	{"rsyslog imfile Tag without colon, forward", "<133>2026-12-05T01:00:27.862257+00:00 vm corpus ", true},
+	{"rsyslog imfile Tag without colon, %syslogtag%%msg%", "<133>Dec  5 01:00:27 vm corpus", true},
 }
 
 // wrap puts head in front of the corpus line raw: after its PRI, or
@@ -98,8 +104,10 @@ func logSummary(l *telemetry.Log) string {
 // TestRealRelaysWrapCorpus sends the corpus lines through the real
 // wrappers: util-linux logger --prio-prefix -f (BSD and RFC 5424, over
 // UDP) and rsyslogd reading them from a file with imfile, forwarding over
-// TCP (its traditional BSD template and RFC 5424). Each line arrives as
-// the device's, as if sent directly, with the relay's host name in Relay.
+// TCP (its traditional BSD template and RFC 5424; and, from a second file
+// whose Tag has no colon, the traditional template and one that glues the
+// line to the tag, "%syslogtag%%msg%"). Each line arrives as the device's,
+// as if sent directly, with the relay's host name in Relay.
 func TestRealRelaysWrapCorpus(t *testing.T) {
 	for _, bin := range []string{"logger", "rsyslogd"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -132,29 +140,39 @@ func TestRealRelaysWrapCorpus(t *testing.T) {
 			t.Fatalf("logger %v: %v %s", args, err, out)
 		}
 	}
-	watched := filepath.Join(work, "watched.log")
-	if err := os.WriteFile(watched, nil, 0o644); err != nil {
-		t.Fatal(err)
+	watched, noColon := filepath.Join(work, "watched.log"), filepath.Join(work, "nocolon.log")
+	for _, name := range []string{watched, noColon} {
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	stderr := startRsyslog(t, work, fmt.Sprintf(`
 global(workDirectory="%s")
 module(load="imfile")
+template(name="glued" type="string" string="<%%PRI%%>%%TIMESTAMP%% %%HOSTNAME%% %%syslogtag%%%%msg%%")
 input(type="imfile" File="%s" Tag="devlogs:" ruleset="relay")
+input(type="imfile" File="%s" Tag="devlogs" ruleset="nocolon")
 ruleset(name="relay") {
-  action(type="omfwd" target="127.0.0.1" port="%[3]s" protocol="tcp" template="RSYSLOG_TraditionalForwardFormat")
-  action(type="omfwd" target="127.0.0.1" port="%[3]s" protocol="tcp" TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
+  action(type="omfwd" target="127.0.0.1" port="%[4]s" protocol="tcp" template="RSYSLOG_TraditionalForwardFormat")
+  action(type="omfwd" target="127.0.0.1" port="%[4]s" protocol="tcp" TCP_Framing="octet-counted" template="RSYSLOG_SyslogProtocol23Format")
 }
-`, work, watched, tcpPort))
-	f, err := os.OpenFile(watched, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
+ruleset(name="nocolon") {
+  action(type="omfwd" target="127.0.0.1" port="%[4]s" protocol="tcp" template="RSYSLOG_TraditionalForwardFormat")
+  action(type="omfwd" target="127.0.0.1" port="%[4]s" protocol="tcp" TCP_Framing="octet-counted" template="glued")
+}
+`, work, watched, noColon, tcpPort))
+	for _, name := range []string{watched, noColon} {
+		f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
 	}
-	if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 
-	want := 4 * len(lines)
+	want := 6 * len(lines)
 	logs := h.waitLogs(want)
 	if len(logs) != want {
 		t.Fatalf("%d messages, want %d\nrsyslogd: %s", len(logs), want, stderr.String())
@@ -189,6 +207,13 @@ func TestRelayWrappedOnlyWholeHeaders(t *testing.T) {
 			m: "<13>hello", time: "2026-11-29T14:10:00Z"},
 		{raw: "<13>Nov 29 14:10:00 h1 app: 2026 was a year", format: "rfc3164", host: "h1", app: "app",
 			m: "2026 was a year", time: "2026-11-29T14:10:00Z"},
+		// No tag, a word and what only starts like a header.
+		{raw: "<13>Nov 29 14:10:00 h1 report <13>hello", format: "rfc3164", host: "h1",
+			m: "report <13>hello", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 report Nov 29 done", format: "rfc3164", host: "h1",
+			m: "report Nov 29 done", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 report<13>42: hello", format: "rfc3164", host: "h1",
+			m: "report<13>42: hello", time: "2026-11-29T14:10:00Z"},
 		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29 was a day", format: "rfc5424", host: "host3", app: "app",
 			m: "1 2026-11-29 was a day", time: "2026-11-29T14:08:11Z"},
 		// Arista's agent tag before the mnemonic is the device's own.
@@ -200,4 +225,34 @@ func TestRelayWrappedOnlyWholeHeaders(t *testing.T) {
 		{raw: "<189>Nov 29 14:03:02 relay1 edge1: 000045: *Nov 29 14:03:01.272: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down", format: "cisco", host: "edge1", seq: "000045",
 			m: "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down", time: "2026-11-29T14:03:01.272Z"},
 	})
+}
+
+// TestRelayTagBeforeSixDigitCounter: IOS's message counter passes six
+// digits after 99,999 messages; behind a relay's tag ("vm devlogs:
+// 123456: Nov 29 ...", rsyslog imfile's Tag="devlogs:" as it sends it) the
+// tag was read as the device's origin host (IOS's "edge1: 000045: *Nov 29
+// ...", host and sequence number) and the relay's host name lost. IOS
+// pads its sequence numbers to six digits with zeros, so a number of six
+// or more digits is one only with a leading zero; else it is a counter.
+func TestRelayTagBeforeSixDigitCounter(t *testing.T) {
+	const link = "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"
+	for _, tc := range []struct {
+		raw, host, relay, seq string
+	}{
+		{"<133>Dec  5 10:00:00 vm devlogs: 123456: Nov 29 10:00:00.123: " + link, "vm", "vm", "123456"},
+		{"<133>Dec  5 10:00:00 vm devlogs: 1234567: *Nov 29 10:00:00.123: " + link, "vm", "vm", "1234567"},
+		{"<133>Dec  5 10:00:00 vm devlogs: <189>123456: Nov 29 10:00:00.123: " + link, "vm", "vm", "123456"},
+		// IOS's own origin host and zero-padded sequence number, relayed.
+		{"<189>Nov 29 14:03:02 relay1 edge1: 000045: *Nov 29 14:03:01.272: " + link, "edge1", "", "000045"},
+		{"<189>Nov 29 14:03:02 relay1 edge1: 099999: Nov 29 14:03:01.272: " + link, "edge1", "", "099999"},
+	} {
+		var l telemetry.Log
+		p := Parser{Now: fixedNow}
+		p.ParseCopy([]byte(tc.raw), &l)
+		got := [...]string{l.Format, l.Hostname, l.Relay, l.Sequence, l.Message}
+		want := [...]string{FormatCisco, tc.host, tc.relay, tc.seq, link}
+		if got != want || l.Time == nil || l.Time.Day() != 29 {
+			t.Errorf("%.80q:\n got %q (time %v)\nwant %q (time Nov 29)", tc.raw, got, l.Time, want)
+		}
+	}
 }
