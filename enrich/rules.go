@@ -248,6 +248,17 @@ func syslogRules() []rule {
 				{"PORT 1/1/12 IS NOW ON-LINE", "interface_up", map[string]string{"interface": "1/1/12"}},
 				{"Port 1:24 link down", "interface_down", map[string]string{"interface": "1:24"}},
 			}},
+		// Nortel Passport 8600 (the software VOSS descends from): "CPU5
+		// [09/19/07 13:03:49] SNMP INFO Link Down(1/1)", a Passport-8606's
+		// log in a public test fixture (DataNortelPassport.pm). Its second
+		// line for the same change, "Link Down 1/1.Port is an access port",
+		// has no parentheses and is left alone. No vendor: no VOSS line of
+		// this kind was found to tell whether VOSS still writes it.
+		{name: "passport_link", needs: "SNMP INFO Link ", patterns: []*regexp.Regexp{re(`\bSNMP INFO Link (?P<state>Down|Up)\((?P<interface>\d+/\d+(?:/\d+)?)\)`)},
+			states: ifStates, examples: []example{
+				{"CPU5 [09/19/07 13:03:49] SNMP INFO Link Down(1/1)", "interface_down", map[string]string{"interface": "1/1"}},
+				{"CPU5 [09/19/07 13:03:50] SNMP INFO Link Up(1/1)", "interface_up", map[string]string{"interface": "1/1"}},
+			}},
 		// PAN-OS system log, subtype port, event link-change: "Port
 		// ethernet1/3: Down 1Gb/s-full duplex".
 		{name: "paloalto_link", vendor: VendorPaloAlto, needs: "link-change", patterns: []*regexp.Regexp{re(`\blink-change,.*?\bPort (?P<interface>[\w/.:-]+): (?P<state>Up|Down)\b`)},

@@ -1,6 +1,10 @@
 package enrich
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/weirnet/weir/telemetry"
+)
 
 // TestDeviceLinesCiscoConfigByLine: IOS without a logged-in user (no AAA,
 // a line password) names the line that configured it, "Configured from
@@ -222,4 +226,32 @@ func TestDeviceLinesRelayTagWithoutColon(t *testing.T) {
 		{name: "glued", raw: "<133>Dec  5 03:40:20 vm devlogs" + line,
 			vendor: VendorCiscoIOS, event: "interface_down", object: "GigabitEthernet0/1", fac: "LINK", sev: 3, mnem: "UPDOWN"},
 	})
+}
+
+// TestPassportLinkLines: the Nortel Passport 8600 (software 3.5, the line
+// VOSS's software descends from) logs a port's link as "SNMP INFO Link
+// Down(1/1)" and "Link Up(1/1)", and after a down a second line, "Link
+// Down 1/1.Port is an access port", for the same change. The lines: a
+// Passport-8606's "show tech" log in a public Perl test fixture
+// (DataNortelPassport.pm, $responsesNortelPassport->{tech}). No rule knew
+// them. The second line and the fan's "Fan Up(...)" are no link event.
+// No VOSS (VSP) link line was found in public sources, so the rule names
+// no vendor.
+func TestPassportLinkLines(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct {
+		msg, event, iface string
+	}{
+		{"CPU5 [09/19/07 13:03:49] SNMP INFO Link Down(1/1)", "interface_down", "1/1"},
+		{"CPU5 [09/19/07 13:03:50] SNMP INFO Link Down(1/48)", "interface_down", "1/48"},
+		{"CPU5 [09/19/07 13:03:50] SNMP INFO Link Up(1/1)", "interface_up", "1/1"},
+		{"CPU5 [09/19/07 13:03:49] SNMP INFO Link Down 1/1.Port is an access port", "", ""},
+		{"CPU5 [09/19/07 13:03:50] SNMP INFO Fan Up(FanId=1, OperStatus=2)", "", ""},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Event != tc.event || ObjectOf(info) != tc.iface {
+			t.Errorf("%q: event %q object %q (rule %q), want %q %q", tc.msg, info.Event, ObjectOf(info), info.Rule, tc.event, tc.iface)
+		}
+	}
 }
