@@ -255,3 +255,18 @@ func TestPassportLinkLines(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceLinesComware5LineProtocol: Comware 5's line protocol change
+// (an HP 1910's "%%10IFNET/5/LINEPROTO_UPDOWN(l): Line protocol on the
+// interface Vlan-interface200 is DOWN.", nocproject/noc's
+// HP/1910/Network/Link/Link_Down_3_SYSLOG_.json) is a link event of the
+// interface, with the vendor named; no Comware rule takes LINEPROTO, so
+// the generic "interface X ... down" fallback must.
+func TestDeviceLinesComware5LineProtocol(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "down", raw: "<188>Jan  1 00:22:54 2000 HP1910 %%10IFNET/5/LINEPROTO_UPDOWN(l): Line protocol on the interface Vlan-interface200 is DOWN.",
+			vendor: VendorComware, event: "interface_down", object: "Vlan-interface200"},
+		{name: "up", raw: "<188>Jan  1 00:22:58 2000 HP1910 %%10IFNET/5/LINEPROTO_UPDOWN(l): Line protocol on the interface Vlan-interface200 is UP.",
+			vendor: VendorComware, event: "interface_up", object: "Vlan-interface200"},
+	})
+}
