@@ -250,6 +250,9 @@ func (c *Collector) members(targets []*target) []runset.Member {
 	for i, t := range targets {
 		out[i] = runset.Member{Name: t.cfg.Name, Config: memberKey{t.cfg.Settings(), t.tlsFiles}, Value: t,
 			Run: func(ctx context.Context) {
+				// Asked again: a ONCE target that completed deleted its
+				// series, perhaps after this target was built.
+				t.connected = c.m.Connected.WithLabelValues(t.cfg.Name)
 				t.connected.Set(0)
 				// The stream stops with ctx; the publisher drains the
 				// queue after it, for up to drainTimeout, or until the
@@ -341,9 +344,12 @@ func (c *Collector) running() []*target {
 
 // TargetStatus is a target's state, for tests and diagnostics.
 type TargetStatus struct {
-	Name       string
-	Connected  bool
-	Synced     bool
+	Name      string
+	Connected bool
+	Synced    bool
+	// Completed: a ONCE subscription got its snapshot and ended, as
+	// ONCE does (not connected, and not failing either).
+	Completed  bool
 	Sessions   int
 	LastError  error
 	LastUpdate time.Time
@@ -759,6 +765,9 @@ func (t *target) run(pubCtx, ctx context.Context) {
 	retryMin, retryMax := t.c.cfg.RetryMin.Std(), t.c.cfg.RetryMax.Std()
 	backoff := retryMin
 	fails := failRun{every: t.c.failLogEvery}
+	t.mu.Lock()
+	t.st.Completed = false // a ONCE runs again (a target gained back)
+	t.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			t.reconnects.Inc()
@@ -767,12 +776,12 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		t.st.Sessions++
 		t.mu.Unlock()
 		up, err := t.session(ctx, log, &fails)
-		t.setConnected(false)
-		if ctx.Err() != nil {
+		if errors.Is(err, errOnceDone) {
+			t.onceComplete(log)
 			return
 		}
-		if errors.Is(err, errOnceDone) {
-			log.Info("gnmi once subscription complete")
+		t.setConnected(false)
+		if ctx.Err() != nil {
 			return
 		}
 		code := status.Code(err) // finds the status through the wrapping
@@ -917,6 +926,17 @@ func (f *failRun) level(logged *bool, lvl slog.Level) slog.Level {
 // not reconnect together.
 func jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
+}
+
+// onceComplete ends a ONCE subscription that got its snapshot: it is
+// disconnected by design, so its weir_gnmi_connected goes (a 0 would read
+// as a target down) until it runs again, and its status keeps Synced.
+func (t *target) onceComplete(log *slog.Logger) {
+	t.mu.Lock()
+	t.st.Connected, t.st.Completed = false, true
+	t.mu.Unlock()
+	t.c.m.Connected.DeleteLabelValues(t.cfg.Name)
+	log.Info("gnmi once subscription complete")
 }
 
 func (t *target) setConnected(up bool) {
