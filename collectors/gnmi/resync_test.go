@@ -1,13 +1,17 @@
 package gnmi
 
 import (
+	"net"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/openconfig/gnmi/cache"
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/openconfig/gnmi/subscribe"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -210,5 +214,68 @@ func TestResyncNoteAllocs(t *testing.T) {
 	}
 	if len(r.paths) != 2 {
 		t.Errorf("paths %v", r.paths)
+	}
+}
+
+// TestResyncWithReferenceServer: openconfig's reference server (a cache
+// behind subscribe.Server, as gNMI gateways serve) restarted after one of
+// its device's interfaces was removed while weir's stream was down: weir
+// deletes that interface's counter after the new snapshot, and only it.
+func TestResyncWithReferenceServer(t *testing.T) {
+	c := cache.New([]string{"dev1"})
+	leaf := func(name string) *gpb.Notification {
+		return &gpb.Notification{Timestamp: time.Now().UnixNano(),
+			Prefix: &gpb.Path{Target: "dev1", Elem: mustPath(t, "/interfaces/interface[name="+name+"]/state/counters").Elem},
+			Update: []*gpb.Update{{Path: mustPath(t, "in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 42}}}}}
+	}
+	for _, name := range []string{"Ethernet1", "Ethernet2", "Ethernet3"} {
+		if err := c.GnmiUpdate(leaf(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Sync("dev1")
+	s, err := subscribe.NewServer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetClient(s.Update)
+	// A fixed port (of this test's range): weir dials the same address
+	// after the restart.
+	const addr = "127.0.0.1:39517"
+	serve := func() *grpc.Server {
+		var lis net.Listener
+		waitFor(t, 30*time.Second, "listen on "+addr, func() bool {
+			lis, err = net.Listen("tcp", addr)
+			return err == nil
+		})
+		srv := grpc.NewServer()
+		gpb.RegisterGNMIServer(srv, s)
+		go srv.Serve(lis)
+		return srv
+	}
+	srv := serve()
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "ref", Address: addr, Insecure: true, Encoding: "proto", PrefixTarget: "dev1",
+		Subscriptions: []configs.GNMISubscription{sub("/interfaces/interface[name=*]/state/counters", "stream", "on_change", 0)}}}})
+	counters := func() int {
+		return len(r.b.where(t, func(m metric) bool { return m.Fields["in-octets"] != nil }))
+	}
+	waitFor(t, 30*time.Second, "the first snapshot", func() bool { return counters() == 3 && r.c.Status()[0].Synced })
+
+	srv.Stop()
+	waitFor(t, 30*time.Second, "the stream down", func() bool { return !r.c.Status()[0].Connected })
+	// Removed while nobody listens: the cache tells no stream.
+	if err := c.GnmiUpdate(&gpb.Notification{Timestamp: time.Now().UnixNano(), Prefix: &gpb.Path{Target: "dev1"},
+		Delete: []*gpb.Path{mustPath(t, "/interfaces/interface[name=Ethernet2]")}}); err != nil {
+		t.Fatal(err)
+	}
+	srv = serve()
+	defer srv.Stop()
+	waitFor(t, 30*time.Second, "the resync's delete", func() bool { return len(deletedPaths(t, r)) > 0 })
+	time.Sleep(200 * time.Millisecond) // a second delete would be queued with the first
+	if got, want := deletedPaths(t, r), []string{counterPath("Ethernet2")}; !slices.Equal(got, want) {
+		t.Errorf("deletes %q, want %q", got, want)
+	}
+	if n := counters(); n != 5 {
+		t.Errorf("%d counter records, want 5 (3, then Ethernet1 and Ethernet3 again)", n)
 	}
 }
