@@ -40,6 +40,7 @@ type resyncPaths struct {
 	session uint32
 	off     bool   // past max: no longer tracked
 	buf     []byte // the key being looked up
+	pre     []byte // the notification's prefix, written once for its updates
 }
 
 func newResyncPaths(max int) *resyncPaths {
@@ -60,14 +61,15 @@ func (r *resyncPaths) note(n *gpb.Notification) (overflowed bool) {
 		return false
 	}
 	prefix := n.GetPrefix()
+	r.pre = appendPathElems(r.pre[:0], prefix)
 	for _, d := range n.GetDelete() {
-		r.buf = appendPathKey(r.buf[:0], prefix, d)
+		r.buf = appendKeyAfter(r.buf[:0], prefix, r.pre, d)
 		if _, ok := r.paths[string(r.buf)]; ok {
 			delete(r.paths, string(r.buf))
 		}
 	}
 	for _, u := range n.GetUpdate() {
-		r.buf = appendPathKey(r.buf[:0], prefix, u.GetPath())
+		r.buf = appendKeyAfter(r.buf[:0], prefix, r.pre, u.GetPath())
 		if s, ok := r.paths[string(r.buf)]; ok {
 			if s != r.session {
 				r.paths[string(r.buf)] = r.session
@@ -101,6 +103,12 @@ func (r *resyncPaths) vanished() []string {
 // else p's) and ":", then the path as gpath.String writes it (keys
 // sorted, "\" and "]" in values escaped), so ParsePath reads it back.
 func appendPathKey(b []byte, prefix, p *gpb.Path) []byte {
+	return appendKeyAfter(b, prefix, appendPathElems(nil, prefix), p)
+}
+
+// appendKeyAfter is appendPathKey with the prefix's elements written
+// already (pre): once for all of a notification's updates.
+func appendKeyAfter(b []byte, prefix *gpb.Path, pre []byte, p *gpb.Path) []byte {
 	origin := prefix.GetOrigin()
 	if origin == "" {
 		origin = p.GetOrigin()
@@ -109,7 +117,7 @@ func appendPathKey(b []byte, prefix, p *gpb.Path) []byte {
 		b = append(append(b, origin...), ':')
 	}
 	start := len(b)
-	b = appendPathElems(b, prefix)
+	b = append(b, pre...)
 	b = appendPathElems(b, p)
 	if len(b) == start {
 		b = append(b, '/')
