@@ -131,12 +131,14 @@ type GNMISubscription struct {
 
 // Built-in values of the gnmi section.
 const (
-	DefaultGNMIQueueSize    = 10000
-	DefaultGNMIQueueBytes   = 64 << 20
-	DefaultGNMIQueueMemory  = 512 << 20
-	DefaultGNMIRetryMin     = time.Second
-	DefaultGNMIRetryMax     = 60 * time.Second
-	DefaultGNMITimeout      = 10 * time.Second
+	DefaultGNMIQueueSize   = 10000
+	DefaultGNMIQueueBytes  = 64 << 20
+	DefaultGNMIQueueMemory = 512 << 20
+	DefaultGNMIRetryMin    = time.Second
+	DefaultGNMIRetryMax    = 60 * time.Second
+	DefaultGNMITimeout     = 10 * time.Second
+	// MinGNMITimeout is the least gnmi.targets[].timeout weir takes.
+	MinGNMITimeout          = time.Second
 	DefaultGNMIPollInterval = 10 * time.Second
 	DefaultGNMIEncoding     = "json"
 )
@@ -350,8 +352,12 @@ func resolveGNMI(n *yaml.Node, raw gnmiRaw) (GNMI, []string) {
 		}
 		if t.Timeout == 0 {
 			t.Timeout = Duration(DefaultGNMITimeout)
-		} else if t.Timeout < 0 {
-			add(keyLine(tn, "timeout"), path+".timeout", "must be positive")
+		} else if t.Timeout < Duration(MinGNMITimeout) {
+			// Below it a dial, a TLS handshake or an answer over a real
+			// network fails every time, and the target is retried for
+			// ever with an error that says only "deadline exceeded".
+			add(keyLine(tn, "timeout"), path+".timeout", "must be at least %v, not %v (it bounds the dial, the TLS handshake, Capabilities and the first response, and is the least stall bound)",
+				MinGNMITimeout, t.Timeout.Std())
 		}
 		refsNode := child(tn, "subscriptions")
 		if len(rt.Subscriptions) == 0 {

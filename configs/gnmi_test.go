@@ -123,6 +123,8 @@ func TestGNMIErrors(t *testing.T) {
 		{"heartbeat on once", "gnmi:\n  subscriptions:\n    c: {path: /a, mode: once, heartbeat_interval: 10s}\n", "gnmi.subscriptions.c.heartbeat_interval: only applies to mode stream (mode is once)"},
 		{"poll interval on stream", "gnmi:\n  subscriptions:\n    c: {path: /a, poll_interval: 1s}\n", "poll_interval: only applies to mode poll"},
 		{"bad duration", "gnmi:\n  subscriptions:\n    c: {path: /a, sample_interval: often}\n", "line 3: gnmi.subscriptions.c.sample_interval: \"often\" is not a duration"},
+		{"timeout too short", "gnmi:\n  targets:\n    - name: a\n      address: \"h:1\"\n      timeout: 1ms\n      subscriptions: [{path: /a}]\n", "line 5: gnmi.targets[a].timeout: must be at least 1s, not 1ms (it bounds the dial, the TLS handshake, Capabilities and the first response, and is the least stall bound)"},
+		{"negative timeout", "gnmi:\n  targets:\n    - {name: a, address: \"h:1\", timeout: -5s, subscriptions: [{path: /a}]}\n", "line 3: gnmi.targets[a].timeout: must be at least 1s, not -5s"},
 		{"bad queue", "gnmi:\n  queue_size: -1\n", "line 2: gnmi.queue_size: must be between 1"},
 		{"queue memory below queue bytes", "gnmi:\n  queue_bytes: 64MiB\n  queue_memory: 32MiB\n", "line 3: gnmi.queue_memory: must be at least queue_bytes (64MiB), not 32MiB: one target's queue could not fill; lower queue_bytes too"},
 		{"queue memory below the default queue bytes", "gnmi:\n  queue_memory: 16MiB\n", "line 2: gnmi.queue_memory: must be at least queue_bytes (64MiB, the default), not 16MiB"},
@@ -137,6 +139,17 @@ func TestGNMIErrors(t *testing.T) {
 				t.Errorf("got %v\nwant %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestGNMITimeoutBound: a timeout of 1s, the least, is taken.
+func TestGNMITimeoutBound(t *testing.T) {
+	c, err := Parse([]byte("gnmi:\n  targets:\n    - {name: a, address: \"h:1\", timeout: 1s, subscriptions: [{path: /a}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.GNMI.Targets[0].Timeout.Std(); got != time.Second {
+		t.Errorf("timeout %v", got)
 	}
 }
 

@@ -114,6 +114,9 @@ type Collector struct {
 	// failLogEvery is how often a target that keeps failing is logged
 	// (default failLogEvery; tests shorten it).
 	failLogEvery time.Duration
+	// resyncPaths bounds the paths a target's resync tracking keeps
+	// (default maxResyncPaths; tests shorten it).
+	resyncPaths int
 
 	// retryLog throttles the targets' "publish failed, retrying" lines
 	// together: a broker that cannot take records fails every target.
@@ -133,7 +136,7 @@ type Collector struct {
 // New builds a collector for cfg's targets, publishing through b. TLS
 // files are read here, so a missing CA fails at start.
 func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) {
-	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler), grace: shutdownDrainTimeout, failLogEvery: failLogEvery}
+	c := &Collector{cfg: cfg, b: b, topic: cfg.Topic, log: slog.New(slog.DiscardHandler), grace: shutdownDrainTimeout, failLogEvery: failLogEvery, resyncPaths: maxResyncPaths}
 	for _, o := range opts {
 		o(c)
 	}
@@ -247,6 +250,9 @@ func (c *Collector) members(targets []*target) []runset.Member {
 	for i, t := range targets {
 		out[i] = runset.Member{Name: t.cfg.Name, Config: memberKey{t.cfg.Settings(), t.tlsFiles}, Value: t,
 			Run: func(ctx context.Context) {
+				// Asked again: a ONCE target that completed deleted its
+				// series, perhaps after this target was built.
+				t.connected = c.m.Connected.WithLabelValues(t.cfg.Name)
 				t.connected.Set(0)
 				// The stream stops with ctx; the publisher drains the
 				// queue after it, for up to drainTimeout, or until the
@@ -338,9 +344,12 @@ func (c *Collector) running() []*target {
 
 // TargetStatus is a target's state, for tests and diagnostics.
 type TargetStatus struct {
-	Name       string
-	Connected  bool
-	Synced     bool
+	Name      string
+	Connected bool
+	Synced    bool
+	// Completed: a ONCE subscription got its snapshot and ended, as
+	// ONCE does (not connected, and not failing either).
+	Completed  bool
 	Sessions   int
 	LastError  error
 	LastUpdate time.Time
@@ -395,6 +404,10 @@ type target struct {
 	dropEncode, dropValue prometheus.Counter
 	dropShutdown          prometheus.Counter
 	dropMemory            prometheus.Counter
+	resyncDeleted         prometheus.Counter
+	// resync keeps the paths reported, to delete those a resubscription's
+	// snapshot leaves out (nil: not a STREAM with a snapshot).
+	resync *resyncPaths
 	// noValueLog throttles the no_value log line (publishLoop's only).
 	noValueLog throttle.Throttle
 	// queueFullLog throttles the queue_full log line (the stream's
@@ -436,21 +449,27 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	}
 	t := &target{
 		c: c, cfg: tc, creds: creds, req: req, tlsFiles: files,
-		queue:        newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes), c.budget),
-		key:          []byte(tc.Name),
-		st:           TargetStatus{Name: tc.Name},
-		connected:    c.m.Connected.WithLabelValues(tc.Name),
-		lastUpdate:   c.m.LastUpdate.WithLabelValues(tc.Name),
-		reconnects:   c.m.Reconnects.WithLabelValues(tc.Name),
-		updates:      c.m.Updates.WithLabelValues(tc.Name),
-		syncs:        c.m.Syncs.WithLabelValues(tc.Name),
-		published:    c.m.Published.WithLabelValues(tc.Name),
-		dropQueue:    c.m.Dropped.WithLabelValues(tc.Name, DropQueueFull),
-		dropPub:      c.m.Dropped.WithLabelValues(tc.Name, DropPublishError),
-		dropEncode:   c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
-		dropValue:    c.m.Dropped.WithLabelValues(tc.Name, DropNoValue),
-		dropShutdown: c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
-		dropMemory:   c.m.Dropped.WithLabelValues(tc.Name, DropMemoryFull),
+		queue:         newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes), c.budget),
+		key:           []byte(tc.Name),
+		st:            TargetStatus{Name: tc.Name},
+		connected:     c.m.Connected.WithLabelValues(tc.Name),
+		lastUpdate:    c.m.LastUpdate.WithLabelValues(tc.Name),
+		reconnects:    c.m.Reconnects.WithLabelValues(tc.Name),
+		updates:       c.m.Updates.WithLabelValues(tc.Name),
+		syncs:         c.m.Syncs.WithLabelValues(tc.Name),
+		published:     c.m.Published.WithLabelValues(tc.Name),
+		dropQueue:     c.m.Dropped.WithLabelValues(tc.Name, DropQueueFull),
+		dropPub:       c.m.Dropped.WithLabelValues(tc.Name, DropPublishError),
+		dropEncode:    c.m.Dropped.WithLabelValues(tc.Name, DropEncode),
+		dropValue:     c.m.Dropped.WithLabelValues(tc.Name, DropNoValue),
+		dropShutdown:  c.m.Dropped.WithLabelValues(tc.Name, DropShutdown),
+		dropMemory:    c.m.Dropped.WithLabelValues(tc.Name, DropMemoryFull),
+		resyncDeleted: c.m.ResyncDeletes.WithLabelValues(tc.Name),
+	}
+	if sl := req.GetSubscribe(); sl.GetMode() == gpb.SubscriptionList_STREAM && !sl.GetUpdatesOnly() {
+		// Only a STREAM's snapshot lists every path (updates_only has
+		// none; ONCE and POLL have no earlier session to tell from).
+		t.resync = newResyncPaths(c.resyncPaths)
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
 		RefusedLog: &t.refusedLog, RetryLog: &c.retryLog, RetryLogger: c.log, // every target's: no target named
@@ -746,6 +765,9 @@ func (t *target) run(pubCtx, ctx context.Context) {
 	retryMin, retryMax := t.c.cfg.RetryMin.Std(), t.c.cfg.RetryMax.Std()
 	backoff := retryMin
 	fails := failRun{every: t.c.failLogEvery}
+	t.mu.Lock()
+	t.st.Completed = false // a ONCE runs again (a target gained back)
+	t.mu.Unlock()
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			t.reconnects.Inc()
@@ -754,12 +776,12 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		t.st.Sessions++
 		t.mu.Unlock()
 		up, err := t.session(ctx, log, &fails)
-		t.setConnected(false)
-		if ctx.Err() != nil {
+		if errors.Is(err, errOnceDone) {
+			t.onceComplete(log)
 			return
 		}
-		if errors.Is(err, errOnceDone) {
-			log.Info("gnmi once subscription complete")
+		t.setConnected(false)
+		if ctx.Err() != nil {
 			return
 		}
 		code := status.Code(err) // finds the status through the wrapping
@@ -906,6 +928,17 @@ func jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
 }
 
+// onceComplete ends a ONCE subscription that got its snapshot: it is
+// disconnected by design, so its weir_gnmi_connected goes (a 0 would read
+// as a target down) until it runs again, and its status keeps Synced.
+func (t *target) onceComplete(log *slog.Logger) {
+	t.mu.Lock()
+	t.st.Connected, t.st.Completed = false, true
+	t.mu.Unlock()
+	t.c.m.Connected.DeleteLabelValues(t.cfg.Name)
+	log.Info("gnmi once subscription complete")
+}
+
 func (t *target) setConnected(up bool) {
 	t.mu.Lock()
 	t.st.Connected = up
@@ -996,6 +1029,9 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		pollers.Go(func() { t.pollLoop(ctx, stream, answered, updated, log) })
 	}
 	once := t.req.GetSubscribe().GetMode() == gpb.SubscriptionList_ONCE
+	if t.resync != nil {
+		t.resync.begin()
+	}
 	// up, whichever way the session ends, from the target's first and
 	// last messages.
 	var first, last time.Time
@@ -1094,14 +1130,8 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			n := r.Update
 			t.updates.Add(float64(len(n.GetUpdate()) + len(n.GetDelete())))
 			t.lastUpdate.Set(float64(now.UnixNano()) / 1e9)
-			switch t.queue.push(item{n: n, at: now, size: queueCharge(n)}) {
-			case queueFull:
-				t.dropQueue.Inc()
-				t.queueFull(log, now)
-			case memoryFull:
-				t.dropMemory.Inc()
-				t.memoryFull(now)
-			}
+			t.trackPaths(log, n)
+			t.enqueue(log, n, now)
 		case *gpb.SubscribeResponse_SyncResponse:
 			t.syncs.Inc()
 			if t.poll > 0 {
@@ -1117,8 +1147,20 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			t.mu.Unlock()
 			if first {
 				log.Debug("gnmi sync_response: initial state received")
-				if !watched && !once && t.poll == 0 && t.idle > 0 {
+				noPeriodic := !watched && !once && t.poll == 0 && t.idle > 0
+				if noPeriodic {
 					log.Log(ctx, fails.level(&fails.noData, slog.LevelWarn), "gnmi sync_response with no data for the sampled subscriptions: their paths match nothing on the target (yet); the stream is not taken for stalled until their data comes")
+				}
+				switch {
+				case t.resync == nil:
+				case !data || noPeriodic:
+					// A snapshot with no data, or none for the sampled
+					// paths, is as likely a target that answers
+					// sync_response before its first sample: paths are
+					// deleted only after a snapshot that has them.
+					log.Debug("gnmi sync_response with no data (for the sampled subscriptions): no paths deleted for the resubscription")
+				default:
+					t.deleteVanished(log, time.Now())
 				}
 			}
 			if once {
@@ -1138,6 +1180,22 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			log.Log(ctx, level, "gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
 		}
 	}
+}
+
+// enqueue queues n for the publisher, or counts it dropped (and logs
+// it, throttled) when the queue or queue_memory is full.
+func (t *target) enqueue(log *slog.Logger, n *gpb.Notification, now time.Time) bool {
+	switch t.queue.push(item{n: n, at: now, size: queueCharge(n)}) {
+	case queueFull:
+		t.dropQueue.Inc()
+		t.queueFull(log, now)
+		return false
+	case memoryFull:
+		t.dropMemory.Inc()
+		t.memoryFull(now)
+		return false
+	}
+	return true
 }
 
 // queueFull logs notifications dropped for a full queue, once per

@@ -147,7 +147,7 @@ func TestSimOnce(t *testing.T) {
 	tg.Encoding = "json_ietf"
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{tg}})
 	waitFor(t, 10*time.Second, "4 interfaces and 4 neighbors", func() bool { return len(r.b.metrics(t)) >= 8 })
-	waitFor(t, 5*time.Second, "the once subscription to end", func() bool { return testutil.ToFloat64(r.m.Connected.WithLabelValues("sim1")) == 0 })
+	waitFor(t, 5*time.Second, "the once subscription to end", func() bool { return r.c.Status()[0].Completed })
 	time.Sleep(100 * time.Millisecond)
 	if n := len(r.b.metrics(t)); n != 8 {
 		t.Errorf("%d records, want 8", n)

@@ -16,6 +16,9 @@ type Metrics struct {
 	Dropped    *prometheus.CounterVec
 	Syncs      *prometheus.CounterVec
 	Published  *prometheus.CounterVec
+	// ResyncDeletes are the deletes weir made up after a resubscription's
+	// snapshot, for paths the target no longer reported (see resync.go).
+	ResyncDeletes *prometheus.CounterVec
 	// QueueMemory is what every target's queue holds together, as
 	// gnmi.queue_memory counts it.
 	QueueMemory prometheus.Gauge
@@ -75,6 +78,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_gnmi_records_published_total",
 			Help: "Metric records published to the topic.",
 		}, []string{"target"}),
+		ResyncDeletes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_gnmi_resync_deletes_total",
+			Help: "Deletes published for paths a target reported before a resubscription and not in its new snapshot (gone while the stream was down).",
+		}, []string{"target"}),
 		QueueMemory: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "weir_gnmi_queue_memory_bytes",
 			Help: "Memory the targets' queues hold together (notifications waiting and batches being published), estimated; bounded by gnmi.queue_memory.",
@@ -92,6 +99,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.Dropped = promreg.Register(reg, m.Dropped, &err)
 	m.Syncs = promreg.Register(reg, m.Syncs, &err)
 	m.Published = promreg.Register(reg, m.Published, &err)
+	m.ResyncDeletes = promreg.Register(reg, m.ResyncDeletes, &err)
 	m.QueueMemory = promreg.Register(reg, m.QueueMemory, &err)
 	return m, err
 }
@@ -102,7 +110,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) forget(target string, keepShutdown bool) {
 	l := prometheus.Labels{"target": target}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.Connected, m.Reconnects, m.Updates, m.LastUpdate, m.Errors, m.Syncs, m.Published,
+		m.Connected, m.Reconnects, m.Updates, m.LastUpdate, m.Errors, m.Syncs, m.Published, m.ResyncDeletes,
 	} {
 		v.DeletePartialMatch(l)
 	}

@@ -201,3 +201,56 @@ func TestPollAnsweredWithoutSync(t *testing.T) {
 		Subscriptions: []configs.GNMISubscription{sub(countersPath, "poll", "", 50*time.Millisecond)}}}})
 	waitFor(t, 20*time.Second, "3 polls answered", func() bool { return len(r.b.metrics(t)) >= 3 })
 }
+
+// exportedFor reports whether reg exports the metric name for target.
+func exportedFor(t *testing.T, r *running, name, target string) bool {
+	t.Helper()
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "target" && l.GetValue() == target {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestOnceCompleteIsNotDown: a ONCE target that delivered its snapshot
+// has disconnected by design: it is not shown as a target down
+// (weir_gnmi_connected 0, what an alert on a down target fires on), and
+// its status says it completed, synced, with no error.
+func TestOnceCompleteIsNotDown(t *testing.T) {
+	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}}}}}); err != nil {
+			return err
+		}
+		return stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}})
+	})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "o1", Address: addr, Insecure: true, Encoding: "proto",
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "once", "", 0)}}}})
+	if !exportedFor(t, r, "weir_gnmi_connected", "o1") {
+		t.Error("weir_gnmi_connected not exported before the snapshot")
+	}
+	waitFor(t, 30*time.Second, "the snapshot published and the subscription ended", func() bool {
+		return len(r.b.metrics(t)) > 0 && !r.c.Status()[0].Connected
+	})
+	waitFor(t, 30*time.Second, "weir_gnmi_connected gone", func() bool { return !exportedFor(t, r, "weir_gnmi_connected", "o1") })
+	st := r.c.Status()[0]
+	if !st.Completed || !st.Synced || st.LastError != nil || st.Sessions != 1 {
+		t.Errorf("status of a completed once target: %+v", st)
+	}
+	if !exportedFor(t, r, "weir_gnmi_last_update_timestamp_seconds", "o1") {
+		t.Error("weir_gnmi_last_update_timestamp_seconds gone")
+	}
+}

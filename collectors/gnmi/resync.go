@@ -1,0 +1,225 @@
+package gnmi
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+)
+
+// A STREAM target sends a delete for a path that goes away while the
+// stream is up, but nothing for one that went away while it was down: a
+// resubscription's snapshot simply leaves it out. resyncPaths keeps the
+// paths a target reported, with the session that last reported each, so
+// that after a resubscription's sync_response the paths of earlier
+// sessions the snapshot did not report are deleted, as the target would
+// have deleted them.
+
+// maxResyncPaths bounds the paths one target's resync tracking keeps
+// (113 bytes each for an interface counter's 62-byte path, measured: 11
+// MB for a target at the bound, more for longer paths). Past it the
+// target's tracking stops, and no deletes are made up for it.
+const maxResyncPaths = 100_000
+
+// resyncDeletesPerNotification bounds the deletes of one made-up
+// notification, so that a large resync is queued (and published) in
+// pieces the queue's byte bound can take.
+const resyncDeletesPerNotification = 1000
+
+// withResyncPaths bounds the paths kept per target at n (tests).
+func withResyncPaths(n int) Option { return func(c *Collector) { c.resyncPaths = n } }
+
+// resyncPaths are the paths a target reported (updates), keyed as
+// appendPathKey writes them. It is the session reader's only: a target
+// has one session at a time.
+type resyncPaths struct {
+	max     int
+	paths   map[string]uint32 // the session that last reported the path
+	session uint32
+	off     bool   // past max: no longer tracked
+	buf     []byte // the key being looked up
+	pre     []byte // the notification's prefix, written once for its updates
+}
+
+func newResyncPaths(max int) *resyncPaths {
+	return &resyncPaths{max: max, paths: map[string]uint32{}}
+}
+
+// begin starts a session: what it reports is told from what earlier
+// ones did.
+func (r *resyncPaths) begin() { r.session++ }
+
+// note records n's updates as reported in this session, and forgets the
+// paths it deletes (the target said they are gone). It reports true when
+// n took the paths past the bound: tracking stops then, and its memory
+// is let go. A path already known costs no allocation but at its first
+// report in a session.
+func (r *resyncPaths) note(n *gpb.Notification) (overflowed bool) {
+	if r.off {
+		return false
+	}
+	prefix := n.GetPrefix()
+	r.pre = appendPathElems(r.pre[:0], prefix)
+	for _, d := range n.GetDelete() {
+		r.buf = appendKeyAfter(r.buf[:0], prefix, r.pre, d)
+		if _, ok := r.paths[string(r.buf)]; ok {
+			delete(r.paths, string(r.buf))
+		}
+	}
+	for _, u := range n.GetUpdate() {
+		r.buf = appendKeyAfter(r.buf[:0], prefix, r.pre, u.GetPath())
+		if s, ok := r.paths[string(r.buf)]; ok {
+			if s != r.session {
+				r.paths[string(r.buf)] = r.session
+			}
+			continue
+		}
+		if len(r.paths) >= r.max {
+			r.off, r.paths = true, nil
+			return true
+		}
+		r.paths[string(r.buf)] = r.session
+	}
+	return false
+}
+
+// vanished removes and returns, sorted, the paths earlier sessions
+// reported and this one has not.
+func (r *resyncPaths) vanished() []string {
+	var out []string
+	for k, s := range r.paths {
+		if s != r.session {
+			out = append(out, k)
+			delete(r.paths, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// appendPathKey appends the key of p under prefix: origin (the prefix's,
+// else p's) and ":", then the path as gpath.String writes it (keys
+// sorted, "\" and "]" in values escaped), so ParsePath reads it back.
+func appendPathKey(b []byte, prefix, p *gpb.Path) []byte {
+	return appendKeyAfter(b, prefix, appendPathElems(nil, prefix), p)
+}
+
+// appendKeyAfter is appendPathKey with the prefix's elements written
+// already (pre): once for all of a notification's updates.
+func appendKeyAfter(b []byte, prefix *gpb.Path, pre []byte, p *gpb.Path) []byte {
+	origin := prefix.GetOrigin()
+	if origin == "" {
+		origin = p.GetOrigin()
+	}
+	if origin != "" {
+		b = append(append(b, origin...), ':')
+	}
+	start := len(b)
+	b = append(b, pre...)
+	b = appendPathElems(b, p)
+	if len(b) == start {
+		b = append(b, '/')
+	}
+	return b
+}
+
+func appendPathElems(b []byte, p *gpb.Path) []byte {
+	if pe := p.GetElem(); len(pe) > 0 || len(p.GetElement()) == 0 {
+		for _, e := range pe {
+			b = appendPathElem(b, e.GetName(), e.GetKey())
+		}
+		return b
+	}
+	// gNMI 0.4's string elements (rare): read as flatten reads them.
+	for _, e := range elems(p) {
+		b = appendPathElem(b, e.Name, e.Keys)
+	}
+	return b
+}
+
+func appendPathElem(b []byte, name string, keys map[string]string) []byte {
+	b = append(append(b, '/'), name...)
+	if len(keys) == 0 {
+		return b
+	}
+	var room [4]string // most lists have a key or two: no allocation
+	names := room[:0]
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		b = append(append(append(b, '['), k...), '=')
+		v := keys[k]
+		for i := 0; i < len(v); i++ {
+			if v[i] == '\\' || v[i] == ']' {
+				b = append(b, '\\')
+			}
+			b = append(b, v[i])
+		}
+		b = append(b, ']')
+	}
+	return b
+}
+
+// parsePathKey reads a key appendPathKey wrote back into a path.
+func parsePathKey(key string) (*gpb.Path, error) {
+	origin, path := "", key
+	if i := strings.IndexByte(key, '/'); i > 0 {
+		origin, path = strings.TrimSuffix(key[:i], ":"), key[i:]
+	}
+	return ParsePath(path, origin)
+}
+
+// resyncDeletes are notifications deleting the paths keys name, stamped
+// at: published as the target's own deletes are. A key that does not
+// read back (a name gpath cannot write) is skipped.
+func resyncDeletes(keys []string, at time.Time) (ns []*gpb.Notification, skipped int) {
+	var n *gpb.Notification
+	for _, k := range keys {
+		p, err := parsePathKey(k)
+		if err != nil {
+			skipped++
+			continue
+		}
+		if n == nil || len(n.Delete) == resyncDeletesPerNotification {
+			n = &gpb.Notification{Timestamp: at.UnixNano()}
+			ns = append(ns, n)
+		}
+		n.Delete = append(n.Delete, p)
+	}
+	return ns, skipped
+}
+
+// trackPaths notes n's paths for the resync deletes, and says once when
+// the target is past the bound.
+func (t *target) trackPaths(log *slog.Logger, n *gpb.Notification) {
+	if t.resync == nil || !t.resync.note(n) {
+		return
+	}
+	log.Warn("gnmi target reports more paths than weir keeps to delete those gone after a resubscription; none are deleted for it from now on",
+		slog.Int("paths", t.resync.max))
+}
+
+// deleteVanished queues, after a resubscription's snapshot (its first
+// sync_response), the deletes of the paths earlier sessions reported
+// and the snapshot did not.
+func (t *target) deleteVanished(log *slog.Logger, now time.Time) {
+	keys := t.resync.vanished()
+	if len(keys) == 0 {
+		return
+	}
+	ns, skipped := resyncDeletes(keys, now)
+	queued := 0
+	for _, n := range ns {
+		if t.enqueue(log, n, now) {
+			queued += len(n.Delete)
+		}
+	}
+	t.resyncDeleted.Add(float64(queued))
+	log.Info("gnmi resubscribed: paths reported before and not in the new snapshot deleted",
+		slog.Int("deleted", queued), slog.Int("dropped", len(keys)-skipped-queued), slog.Int("unreadable", skipped),
+		slog.String("first", keys[0]))
+}
