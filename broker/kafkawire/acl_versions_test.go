@@ -2,6 +2,8 @@ package kafkawire
 
 import (
 	"context"
+	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -395,6 +397,42 @@ func TestUserTopicsAndGroupsEveryVersion(t *testing.T) {
 	for _, c := range rc[0].Configs {
 		if c.Key == "retention.ms" && *c.Value == "1" {
 			t.Errorf("raw.syslog's retention.ms altered")
+		}
+	}
+}
+
+// TestUserTopicsAcksZero: an acks=0 produce naming a topic the user may
+// not use closes the connection, as any failed acks=0 produce does (at
+// Debug: the producer reconnects and would flood the log), and the
+// topics it may use are written all the same, as Kafka writes them.
+func TestUserTopicsAcksZero(t *testing.T) {
+	closed := make(chan error, 1)
+	addr, b := startACLBrokerRaw(t, WithMetrics(&Metrics{ConnClosed: func(_ net.Addr, err error) {
+		if err != nil {
+			closed <- err
+		}
+	}}))
+	r := dialAs(t, addr, "dash", "d-pass")
+	req := produceReq(9, 0, "events", 0, batch("allowed"))
+	denied := produceReq(9, 0, "raw.syslog", 0, batch("refused"))
+	req.Topics = append(req.Topics, denied.Topics...)
+	r.send(req)
+	expectClosed(t, r.c)
+	select {
+	case err := <-closed:
+		if !errors.Is(err, errAcksZeroFailed) {
+			t.Errorf("connection closed with %v, want a failed acks=0 produce", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("connection not closed")
+	}
+	for topic, want := range map[string]int64{"events": 2, "raw.syslog": 1} {
+		infos, err := b.DescribeTopics(context.Background(), topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hwm := infos[0].Partitions[0].HighWatermark; hwm != want {
+			t.Errorf("%s: end offset %d, want %d", topic, hwm, want)
 		}
 	}
 }
