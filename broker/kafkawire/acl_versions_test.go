@@ -436,3 +436,36 @@ func TestUserTopicsAcksZero(t *testing.T) {
 		}
 	}
 }
+
+// TestUserTopicsUpdate: an Update (weir's SIGHUP) that changes nothing
+// but a user's topics applies to the sessions authenticated afterwards;
+// one authenticated before keeps the topics it had, as documented.
+func TestUserTopicsUpdate(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "a", 1)
+	newTopic(t, fl, "b", 1)
+	auth, err := NewSASL([]string{MechanismPlain}, []User{{Name: "u", Password: "p", Topics: Patterns{"a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := startServer(t, fl, WithSASL(auth))
+	listed := func(r *rawClient) []string {
+		md := kmsg.NewPtrMetadataRequest()
+		md.Version = 12
+		var names []string
+		for _, tp := range r.do(md).(*kmsg.MetadataResponse).Topics {
+			names = append(names, *tp.Topic)
+		}
+		return names
+	}
+	before := dialAs(t, addr, "u", "p")
+	if err := auth.Update([]string{MechanismPlain}, []User{{Name: "u", Password: "p", Topics: Patterns{"b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(dialAs(t, addr, "u", "p")); len(got) != 1 || got[0] != "b" {
+		t.Errorf("a session after the update lists %q, want [b]", got)
+	}
+	if got := listed(before); len(got) != 1 || got[0] != "a" {
+		t.Errorf("the session from before the update lists %q, want [a]", got)
+	}
+}
