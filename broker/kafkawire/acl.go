@@ -61,17 +61,19 @@ func (c *conn) restricted() bool {
 // req and returns fix, which adds the denied part's answers to the
 // handler's response (nil for a request it leaves alone), and skip, true
 // when nothing is left to serve: the handler is not called and fix is
-// given the empty response.
-func (c *conn) restrict(ctx context.Context, kreq kmsg.Request) (fix func(kmsg.Response), skip bool, err error) {
+// given the empty response. closeAfter, for an acks=0 produce naming a
+// topic the user may not use, has no response to carry it: the rest is
+// served, then the connection closes with it (as Kafka does).
+func (c *conn) restrict(ctx context.Context, kreq kmsg.Request) (fix func(kmsg.Response), skip bool, closeAfter error) {
 	if !c.restricted() {
 		return nil, false, nil
 	}
 	if req, ok := kreq.(*kmsg.ProduceRequest); ok {
 		fix, skip = c.restrictProduce(req)
 		if fix != nil && req.Acks == 0 {
-			// No response to carry the error: Kafka closes the
-			// connection, as for any failed acks=0 produce.
-			return nil, false, fmt.Errorf("user %q produced with acks=0 to a topic it may not use", c.user.Name)
+			// errAcksZeroFailed: logged at Debug, as the producer
+			// reconnects and produces again.
+			return nil, skip, fmt.Errorf("%w: user %q may not use a topic it produced to", errAcksZeroFailed, c.user.Name)
 		}
 		return fix, skip, nil
 	}

@@ -561,15 +561,16 @@ func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.
 	if resp := c.refuseReadOnly(kreq); resp != nil {
 		return resp, nil
 	}
-	fix, skip, err := c.restrict(ctx, kreq)
-	if err != nil {
-		return nil, err
-	}
+	fix, skip, closeAfter := c.restrict(ctx, kreq)
 	var resp kmsg.Response
+	var err error
 	if skip {
 		resp = kreq.ResponseKind()
 	} else if resp, err = c.serve(ctx, h, kreq); err != nil {
 		return resp, err
+	}
+	if closeAfter != nil {
+		return nil, closeAfter
 	}
 	if fix != nil && resp != nil {
 		fix(resp)
