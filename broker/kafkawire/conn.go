@@ -72,6 +72,7 @@ type conn struct {
 	deniedLogged bool
 	saslMech     string
 	saslState    *saslState // the users and mechanisms of SaslHandshake's time
+	userState    *saslState // the users user was taken from (refreshUser)
 	saslRaw      bool
 	scramConv    *scramConv
 	// authBy is when a connection that has not authenticated is closed
@@ -558,6 +559,9 @@ func (c *conn) handle(ctx context.Context, body []byte) (header, kmsg.Response, 
 // dispatch runs a decoded request of a supported version, within what
 // the user may do (read_only, topics and groups).
 func (c *conn) dispatch(ctx context.Context, h header, kreq kmsg.Request) (kmsg.Response, error) {
+	if err := c.refreshUser(); err != nil {
+		return nil, err
+	}
 	if resp := c.refuseReadOnly(kreq); resp != nil {
 		return resp, nil
 	}

@@ -90,8 +90,8 @@ func NewSASL(mechanisms []string, users []User) (*SASL, error) {
 // them (an error changes nothing): a password rotated, a user added or
 // removed, read_only changed. Connections that authenticate afterwards
 // (their SaslHandshake afterwards) get the new ones; those that already
-// did keep their session, user and read_only as they were, as Kafka's
-// sessions do. The same mechanisms and users again change nothing (the
+// did keep their session, with their user's new rights from their next
+// request, or are closed if it was removed (refreshUser). The same mechanisms and users again change nothing (the
 // SCRAM credentials are not derived again).
 func (s *SASL) Update(mechanisms []string, users []User) error {
 	if cur := s.st.Load(); slices.Equal(cur.mechanisms, mechanisms) && slices.EqualFunc(cur.given, users, User.equal) {
@@ -304,7 +304,7 @@ func (c *conn) saslStep(msg []byte) ([]byte, *saslFailure) {
 }
 
 func (c *conn) authenticate(u *User) {
-	c.user, c.scramConv, c.saslRaw = u, nil, false
+	c.user, c.userState, c.scramConv, c.saslRaw = u, c.saslState, nil, false
 	c.logger = c.logger.With("user", u.Name)
 	c.logger.Debug("kafka client authenticated", "mechanism", c.saslMech)
 }
@@ -335,4 +335,30 @@ func (c *conn) rawSASL(ctx context.Context, token []byte) error {
 	c.out = binary.BigEndian.AppendUint32(c.out, uint32(len(out)))
 	c.out = append(c.out, out...)
 	return c.flush()
+}
+
+// errUserRemoved closes the connection of a user a reload removed.
+var errUserRemoved = errors.New("the user was removed from broker.kafka_sasl by a reload")
+
+// refreshUser gives an authenticated connection its user's rights
+// (read_only, topics, groups) as the latest Update has them, as Kafka
+// applies an ACL change to open sessions at once: a dashboard narrowed to
+// some topics does not keep reading the others until it reconnects. A
+// user the Update removed has no rights left: its connection is closed
+// (errUserRemoved), and it cannot authenticate again. A changed password
+// ends no session, as in Kafka.
+func (c *conn) refreshUser() error {
+	if c.user == nil {
+		return nil
+	}
+	st := c.s.cfg.sasl.state()
+	if st == c.userState {
+		return nil
+	}
+	u := st.users[c.user.Name]
+	if u == nil {
+		return errUserRemoved
+	}
+	c.user, c.userState = u, st
+	return nil
 }

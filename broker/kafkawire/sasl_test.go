@@ -290,8 +290,10 @@ func TestSASLPreAuthDeadline(t *testing.T) {
 
 // TestSASLUpdate: after Update, new connections authenticate with the new
 // password and not the old one, with each mechanism, and get the new
-// read_only; a connection authenticated before keeps its session and its
-// user as they were; Update with bad users changes nothing.
+// read_only; a connection authenticated before keeps its session (a
+// changed password ends none) but has its user's new read_only at once,
+// and one of a removed user is closed; Update with bad users changes
+// nothing.
 func TestSASLUpdate(t *testing.T) {
 	fl := newFakeLog()
 	newTopic(t, fl, "t", 1)
@@ -311,6 +313,10 @@ func TestSASLUpdate(t *testing.T) {
 	before := newClient(t, addr, kgo.SASL(mechanism(MechanismScramSHA256, "writer", "w-pass")), kgo.DisableIdempotentWrite(), kgo.RequestRetries(0))
 	if err := produce(before); err != nil {
 		t.Fatalf("produce before the update: %v", err)
+	}
+	reader := newClient(t, addr, kgo.SASL(mechanism(MechanismPlain, "reader", "r-pass")), kgo.RequestRetries(0), kgo.RetryTimeout(time.Second))
+	if err := reader.Ping(ctx); err != nil {
+		t.Fatalf("reader before the update: %v", err)
 	}
 
 	if err := auth.Update([]string{MechanismPlain, MechanismScramSHA256}, []User{{Name: "writer", Password: ""}}); err == nil {
@@ -338,8 +344,15 @@ func TestSASLUpdate(t *testing.T) {
 	if err := produce(after); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Errorf("produce as writer, read_only since the update: %v", err)
 	}
-	if err := produce(before); err != nil {
-		t.Errorf("produce on the connection authenticated before the update: %v", err)
+	if err := produce(before); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("produce on the connection authenticated before the update, as writer now read_only: %v", err)
+	}
+	// The removed reader's connection is closed at its next request, and
+	// the client cannot authenticate again.
+	if _, err := reader.SeedBrokers()[0].Request(ctx, kmsg.NewPtrMetadataRequest()); err == nil || errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Errorf("a request on the removed user's connection: %v, want its connection closed", err)
+	} else {
+		t.Logf("the removed user's request: %v", err)
 	}
 }
 
