@@ -173,8 +173,10 @@ func New(cfg configs.GNMI, b broker.Broker, opts ...Option) (*Collector, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range targets {
-		t.connected.Set(0) // exported from the start, not at the first stream
+	if c.owner == nil {
+		for _, t := range targets {
+			t.exportState() // from the start, not at the first stream
+		}
 	}
 	c.targets = targets
 	return c, nil
@@ -250,10 +252,10 @@ func (c *Collector) members(targets []*target) []runset.Member {
 	for i, t := range targets {
 		out[i] = runset.Member{Name: t.cfg.Name, Config: memberKey{t.cfg.Settings(), t.tlsFiles}, Value: t,
 			Run: func(ctx context.Context) {
-				// Asked again: a ONCE target that completed deleted its
-				// series, perhaps after this target was built.
-				t.connected = c.m.Connected.WithLabelValues(t.cfg.Name)
-				t.connected.Set(0)
+				if c.owner == nil {
+					// With an owner, only while owned (runWhileOwned).
+					t.exportState()
+				}
 				// The stream stops with ctx; the publisher drains the
 				// queue after it, for up to drainTimeout, or until the
 				// collector's shutdown grace ends.
@@ -302,8 +304,7 @@ func (t *target) runWhileOwned(pubCtx, ctx context.Context) {
 		}
 		log.Debug("gnmi target taken over from another process")
 		// Its gauges again (deleted while another process had it).
-		t.connected, t.lastUpdate = t.c.m.Connected.WithLabelValues(t.cfg.Name), t.c.m.LastUpdate.WithLabelValues(t.cfg.Name)
-		t.connected.Set(0)
+		t.exportState()
 		streamCtx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
@@ -397,6 +398,11 @@ type target struct {
 	mu       sync.Mutex
 	st       TargetStatus
 
+	// connected and lastUpdate are the target's state series, made when
+	// it runs (exportState), not when it is built: a reload builds every
+	// target, and would bring back the series of one that has them
+	// deleted (a ONCE that completed, one another process owns) while it
+	// keeps running untouched.
 	connected, lastUpdate prometheus.Gauge
 	reconnects, updates   prometheus.Counter
 	syncs, published      prometheus.Counter
@@ -452,8 +458,6 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 		queue:         newQueue(c.cfg.QueueSize, int(c.cfg.QueueBytes), c.budget),
 		key:           []byte(tc.Name),
 		st:            TargetStatus{Name: tc.Name},
-		connected:     c.m.Connected.WithLabelValues(tc.Name),
-		lastUpdate:    c.m.LastUpdate.WithLabelValues(tc.Name),
 		reconnects:    c.m.Reconnects.WithLabelValues(tc.Name),
 		updates:       c.m.Updates.WithLabelValues(tc.Name),
 		syncs:         c.m.Syncs.WithLabelValues(tc.Name),
@@ -926,6 +930,14 @@ func (f *failRun) level(logged *bool, lvl slog.Level) slog.Level {
 // not reconnect together.
 func jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
+}
+
+// exportState makes the target's connected (0 until the stream is up)
+// and last-update series, or takes them again after they were deleted.
+func (t *target) exportState() {
+	t.connected = t.c.m.Connected.WithLabelValues(t.cfg.Name)
+	t.lastUpdate = t.c.m.LastUpdate.WithLabelValues(t.cfg.Name)
+	t.connected.Set(0)
 }
 
 // onceComplete ends a ONCE subscription that got its snapshot: it is

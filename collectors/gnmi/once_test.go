@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
 )
 
@@ -252,5 +253,53 @@ func TestOnceCompleteIsNotDown(t *testing.T) {
 	}
 	if !exportedFor(t, r, "weir_gnmi_last_update_timestamp_seconds", "o1") {
 		t.Error("weir_gnmi_last_update_timestamp_seconds gone")
+	}
+}
+
+// TestReloadKeepsStateSeriesHidden: a reload that leaves a target as it
+// was does not bring back the weir_gnmi_connected 0 (or the last-update
+// 0) of a target that has it hidden: a ONCE target that completed, or, with
+// shared targets, one another process owns. Building the reload's targets
+// must not make their series again: the running targets are kept and
+// nothing would delete them, so the "down" target stayed until restart.
+func TestReloadKeepsStateSeriesHidden(t *testing.T) {
+	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}}}}}); err != nil {
+			return err
+		}
+		return stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}})
+	})
+	_, simAddr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 2})
+	timeout := configs.Duration(5 * time.Second)
+	once := configs.GNMITarget{Name: "o1", Address: addr, Insecure: true, Encoding: "proto", Timeout: timeout,
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "once", "", 0)}}
+	other := simTarget("elsewhere", simAddr, sub(countersPath, "stream", "sample", 50*time.Millisecond))
+	other.Timeout = timeout
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{once, other}}, WithOwner(newFakeOwner("o1", "added")))
+	waitFor(t, 30*time.Second, "o1's snapshot and its weir_gnmi_connected gone", func() bool {
+		return len(r.b.metrics(t)) > 0 && !exportedFor(t, r, "weir_gnmi_connected", "o1")
+	})
+	waitFor(t, 30*time.Second, "the series of the target owned elsewhere gone", func() bool {
+		return !exportedFor(t, r, "weir_gnmi_connected", "elsewhere") && !exportedFor(t, r, "weir_gnmi_last_update_timestamp_seconds", "elsewhere")
+	})
+
+	// The same two, and one added: once it streams, the reload is applied.
+	added := simTarget("added", simAddr, sub(countersPath, "stream", "sample", 50*time.Millisecond))
+	added.Timeout = timeout
+	if err := r.c.Update([]configs.GNMITarget{once, other, added}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the added target streaming", func() bool {
+		return len(r.b.where(t, func(m metric) bool { return m.Key == "added" })) > 0
+	})
+	if exportedFor(t, r, "weir_gnmi_connected", "o1") {
+		t.Error("weir_gnmi_connected of the completed once target exported again after a reload that left it unchanged")
+	}
+	for _, name := range []string{"weir_gnmi_connected", "weir_gnmi_last_update_timestamp_seconds"} {
+		if exportedFor(t, r, name, "elsewhere") {
+			t.Errorf("%s of the target another process owns exported after a reload", name)
+		}
 	}
 }
