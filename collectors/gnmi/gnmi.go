@@ -473,7 +473,7 @@ func (c *Collector) newTarget(tc configs.GNMITarget) (*target, error) {
 	if sl := req.GetSubscribe(); sl.GetMode() == gpb.SubscriptionList_STREAM && !sl.GetUpdatesOnly() {
 		// Only a STREAM's snapshot lists every path (updates_only has
 		// none; ONCE and POLL have no earlier session to tell from).
-		t.resync = newResyncPaths(c.resyncPaths)
+		t.resync = newResyncPaths(c.resyncPaths, lateSubscriptions(tc))
 	}
 	t.pub = publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", tc.Name)),
 		RefusedLog: &t.refusedLog, RetryLog: &c.retryLog, RetryLogger: c.log, // every target's: no target named
@@ -1165,14 +1165,18 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 				}
 				switch {
 				case t.resync == nil:
-				case !data || noPeriodic:
-					// A snapshot with no data, or none for the sampled
-					// paths, is as likely a target that answers
-					// sync_response before its first sample: paths are
-					// deleted only after a snapshot that has them.
-					log.Debug("gnmi sync_response with no data (for the sampled subscriptions): no paths deleted for the resubscription")
+				case !data:
+					// A snapshot with no data is as likely a target that
+					// answers sync_response before its first sample:
+					// paths are deleted only after a snapshot that has
+					// them (and, of a sampled subscription's paths, its
+					// data: see resyncPaths.waitsForData).
+					log.Debug("gnmi sync_response with no data: no paths deleted for the resubscription")
 				default:
 					t.deleteVanished(log, time.Now())
+				}
+				if t.resync != nil {
+					t.resync.synced()
 				}
 			}
 			if once {

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
+
+	"github.com/weirnet/weir/collectors/gnmi/gpath"
+	"github.com/weirnet/weir/configs"
 )
 
 // A STREAM target sends a delete for a path that goes away while the
@@ -41,15 +44,103 @@ type resyncPaths struct {
 	off     bool   // past max: no longer tracked
 	buf     []byte // the key being looked up
 	pre     []byte // the notification's prefix, written once for its updates
+	// late are the subscriptions whose data may come after the
+	// sync_response (see mayFollowSync), with the request's prefix;
+	// delivered says which had data in the session's snapshot, and
+	// snapshot that the session's first sync_response has not come yet.
+	late      [][]gpath.Elem
+	delivered []bool
+	snapshot  bool
 }
 
-func newResyncPaths(max int) *resyncPaths {
-	return &resyncPaths{max: max, paths: map[string]uint32{}}
+func newResyncPaths(max int, late [][]gpath.Elem) *resyncPaths {
+	return &resyncPaths{max: max, paths: map[string]uint32{}, late: late, delivered: make([]bool, len(late))}
+}
+
+// mayFollowSync reports whether a STREAM subscription's data may come
+// after the sync_response: a SAMPLE's first sample (some targets answer
+// sync_response before it), a TARGET_DEFINED's sampled leaves, an
+// ON_CHANGE's with heartbeats (as for the stall bound). An ON_CHANGE's
+// snapshot is complete at the sync_response.
+func mayFollowSync(s configs.GNMISubscription) bool {
+	return s.StreamMode != "on_change" || s.HeartbeatInterval > 0
+}
+
+// lateSubscriptions are tc's subscriptions whose data may follow the
+// sync_response, each path with the request's prefix in front.
+func lateSubscriptions(tc configs.GNMITarget) [][]gpath.Elem {
+	var out [][]gpath.Elem
+	for _, s := range tc.Subscriptions {
+		if !mayFollowSync(s) {
+			continue
+		}
+		p, err := gpath.Parse(s.Path)
+		if err != nil {
+			continue // subscribeRequest refused it
+		}
+		if s.Prefix != "" {
+			pre, err := gpath.Parse(s.Prefix)
+			if err != nil {
+				continue
+			}
+			p = append(pre, p...)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // begin starts a session: what it reports is told from what earlier
 // ones did.
-func (r *resyncPaths) begin() { r.session++ }
+func (r *resyncPaths) begin() {
+	r.session++
+	r.snapshot = true
+	clear(r.delivered)
+}
+
+// synced ends the session's snapshot: its first sync_response came.
+func (r *resyncPaths) synced() { r.snapshot = false }
+
+// noteDelivered marks the late subscriptions n has data of, while the
+// snapshot comes (elems allocates: after the snapshot, or once every one
+// has delivered, nothing is looked at).
+func (r *resyncPaths) noteDelivered(n *gpb.Notification) {
+	if !r.snapshot || !slices.Contains(r.delivered, false) || len(n.GetUpdate()) == 0 {
+		return
+	}
+	prefix := elems(n.GetPrefix())
+	for _, u := range n.GetUpdate() {
+		p := join(prefix, elems(u.GetPath()))
+		for i, sp := range r.late {
+			if !r.delivered[i] && overlaps(sp, p) {
+				r.delivered[i] = true
+			}
+		}
+	}
+}
+
+// waitsForData reports whether the path key names lies under a late
+// subscription that had no data in the snapshot: its data may come after
+// the sync_response, so the path is not taken for gone yet.
+func (r *resyncPaths) waitsForData(key string) bool {
+	if !slices.Contains(r.delivered, false) {
+		return false
+	}
+	path := key
+	if i := strings.IndexByte(key, '/'); i > 0 {
+		path = key[i:]
+	}
+	p, err := gpath.Parse(path)
+	if err != nil {
+		return false // not read back: skipped (and said) by resyncDeletes
+	}
+	for i, sp := range r.late {
+		if !r.delivered[i] && overlaps(sp, p) {
+			return true
+		}
+	}
+	return false
+}
 
 // note records n's updates as reported in this session, and forgets the
 // paths it deletes (the target said they are gone). It reports true when
@@ -60,6 +151,7 @@ func (r *resyncPaths) note(n *gpb.Notification) (overflowed bool) {
 	if r.off {
 		return false
 	}
+	r.noteDelivered(n)
 	prefix := n.GetPrefix()
 	r.pre = appendPathElems(r.pre[:0], prefix)
 	for _, d := range n.GetDelete() {
@@ -86,11 +178,13 @@ func (r *resyncPaths) note(n *gpb.Notification) (overflowed bool) {
 }
 
 // vanished removes and returns, sorted, the paths earlier sessions
-// reported and this one has not.
+// reported and this one has not, but those still waiting for their
+// subscription's data (see waitsForData): they are kept, for a later
+// snapshot to tell.
 func (r *resyncPaths) vanished() []string {
 	var out []string
 	for k, s := range r.paths {
-		if s != r.session {
+		if s != r.session && !r.waitsForData(k) {
 			out = append(out, k)
 			delete(r.paths, k)
 		}

@@ -30,6 +30,7 @@ func counterPath(name string) string {
 type session struct {
 	snapshot []string // leaves, one notification each
 	deletes  []string // deletes the target sends after its snapshot
+	after    []string // leaves the target sends after its sync_response
 	sync     bool
 	drop     bool
 }
@@ -49,6 +50,12 @@ func resyncTarget(t *testing.T, sessions []session) (*scriptServer, string, *ato
 		}
 		if sc.sync {
 			if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+				return err
+			}
+		}
+		for i, p := range sc.after {
+			if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+				Path: mustPath(t, p), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: uint64(100*n + 50 + i)}}}}}); err != nil {
 				return err
 			}
 		}
@@ -167,6 +174,42 @@ func TestResyncNoDeletes(t *testing.T) {
 	}
 }
 
+// TestResyncSampleAfterSync: a target may send a SAMPLE subscription's
+// first sample after its sync_response (the snapshot has the ON_CHANGE
+// paths, or a faster sample's). The paths of a sample subscription that
+// had no data in the snapshot are not deleted (those of the others are) (they were every counter,
+// deleted and back one sample later, at each resubscription); they are
+// once a snapshot has that subscription's data and not theirs. Both for a
+// sample at the target's default interval beside ON_CHANGE and for a slow
+// sample beside a fast one.
+func TestResyncSampleAfterSync(t *testing.T) {
+	const operPath = "/interfaces/interface/state/oper-status"
+	oper := func(name string) string { return "/interfaces/interface[name=" + name + "]/state/oper-status" }
+	for _, tc := range []struct {
+		name string
+		subs []configs.GNMISubscription
+	}{
+		{"default interval beside on_change", []configs.GNMISubscription{sub(countersPath, "stream", "sample", 0), sub(operPath, "stream", "on_change", 0)}},
+		{"slow sample beside a fast one", []configs.GNMISubscription{sub(countersPath, "stream", "sample", 10*time.Second), sub(operPath, "stream", "sample", time.Second)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b, o, o2 := counterPath("Ethernet1"), counterPath("Ethernet2"), oper("Ethernet1"), oper("Ethernet2")
+			_, addr, sent := resyncTarget(t, []session{
+				{snapshot: []string{a, b, o, o2}, sync: true, drop: true},
+				{snapshot: []string{o}, sync: true, after: []string{a, b}, drop: true},
+				{snapshot: []string{o, a}, sync: true},
+			})
+			r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "r1", Address: addr, Insecure: true, Encoding: "proto",
+				Subscriptions: tc.subs}}})
+			waitSettled(t, r, sent, 3)
+			// o2 at the second snapshot: its subscription's data came.
+			if got, want := deletedPaths(t, r), []string{o2, b}; !slices.Equal(got, want) {
+				t.Errorf("deletes %q, want %q", got, want)
+			}
+		})
+	}
+}
+
 // TestPathKeyReadsBack: the key of a path is the path as flatten names it
 // (its "path" tag), and reads back to the same path.
 func TestPathKeyReadsBack(t *testing.T) {
@@ -205,7 +248,7 @@ func TestPathKeyReadsBack(t *testing.T) {
 // TestResyncNoteAllocs: a path already reported in the session costs no
 // allocation (every sample of a stream passes here).
 func TestResyncNoteAllocs(t *testing.T) {
-	r := newResyncPaths(100)
+	r := newResyncPaths(100, nil)
 	r.begin()
 	n := &gpb.Notification{Prefix: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters"), Update: []*gpb.Update{
 		{Path: mustPath(t, "in-octets")}, {Path: mustPath(t, "/x[b=1][a=2]/y")}}}
@@ -293,7 +336,7 @@ func BenchmarkResyncNote(b *testing.B) {
 		}
 		ns = append(ns, n)
 	}
-	r := newResyncPaths(maxResyncPaths)
+	r := newResyncPaths(maxResyncPaths, nil)
 	r.begin()
 	for _, n := range ns {
 		r.note(n)
