@@ -193,6 +193,18 @@ func (r *resyncPaths) vanished() []string {
 	return out
 }
 
+// keep tracks paths again whose deletes could not be queued, as
+// reported by an earlier session: the next resubscription's snapshot
+// that leaves them out deletes them.
+func (r *resyncPaths) keep(paths []*gpb.Path) {
+	if r.off {
+		return
+	}
+	for _, p := range paths {
+		r.paths[string(appendPathKey(nil, nil, p))] = r.session - 1
+	}
+}
+
 // appendPathKey appends the key of p under prefix: origin (the prefix's,
 // else p's) and ":", then the path as gpath.String writes it (keys
 // sorted, "\" and "]" in values escaped), so ParsePath reads it back.
@@ -310,6 +322,9 @@ func (t *target) deleteVanished(log *slog.Logger, now time.Time) {
 	for _, n := range ns {
 		if t.enqueue(log, n, now) {
 			queued += len(n.Delete)
+		} else {
+			// Counted dropped (queue_full, memory_full); not forgotten.
+			t.resync.keep(n.Delete)
 		}
 	}
 	t.resyncDeleted.Add(float64(queued))

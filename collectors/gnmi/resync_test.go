@@ -348,3 +348,54 @@ func BenchmarkResyncNote(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*10), "ns/update")
 }
+
+// TestResyncDeletesDroppedAreKept: the deletes of a resync that the
+// queue could not take (full behind a slow broker, as after a large
+// snapshot) are counted as dropped, and their paths are kept: the next
+// resubscription whose snapshot leaves them out deletes them, instead
+// of their series staying in Prometheus and enrichment for good.
+func TestResyncDeletesDroppedAreKept(t *testing.T) {
+	c, err := New(configs.GNMI{QueueSize: 1, Targets: []configs.GNMITarget{{Name: "r1", Address: "127.0.0.1:1", Insecure: true, Encoding: "proto",
+		Subscriptions: []configs.GNMISubscription{sub(countersPath, "stream", "on_change", 0)}}}}, &memBroker{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := c.targets[0]
+	a, b := counterPath("Ethernet1"), counterPath("Ethernet2")
+	session := func(paths ...string) {
+		tg.resync.begin()
+		for _, p := range paths {
+			tg.resync.note(&gpb.Notification{Update: []*gpb.Update{{Path: mustPath(t, p)}}})
+		}
+	}
+	session(a, b)
+	tg.deleteVanished(testLogger(t), time.Now())
+
+	// The queue is full (the broker takes nothing): b's delete is dropped.
+	if tg.queue.push(item{n: &gpb.Notification{}, size: 1}) != pushed {
+		t.Fatal("the queue took nothing")
+	}
+	session(a)
+	tg.deleteVanished(testLogger(t), time.Now())
+	if n := testutil.ToFloat64(tg.dropQueue); n != 1 {
+		t.Fatalf("dropped %v notifications, want the delete's", n)
+	}
+
+	// Published meanwhile; the next resubscription deletes b.
+	tg.queue.discard()
+	session(a)
+	tg.deleteVanished(testLogger(t), time.Now())
+	if n, _ := tg.queue.state(); n != 1 {
+		t.Fatalf("%d notifications queued after the next resubscription, want b's delete", n)
+	}
+	batch, ok := tg.queue.take(t.Context(), nil, nil)
+	if !ok || len(batch) != 1 || len(batch[0].n.GetDelete()) != 1 {
+		t.Fatalf("queued after the next resubscription: %v", batch)
+	}
+	if got := PathString(batch[0].n.GetDelete()[0]); got != b {
+		t.Errorf("deleted %s, want %s", got, b)
+	}
+	if n := testutil.ToFloat64(tg.resyncDeleted); n != 1 {
+		t.Errorf("weir_gnmi_resync_deletes_total %v, want 1", n)
+	}
+}
