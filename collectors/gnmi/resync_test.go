@@ -283,9 +283,14 @@ func TestResyncWithReferenceServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SetClient(s.Update)
-	// A fixed port (of this test's range): weir dials the same address
-	// after the restart.
-	const addr = "127.0.0.1:39517"
+	// The same address after the restart, as weir dials it: a port the
+	// kernel picked free, taken again.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := free.Addr().String()
+	free.Close()
 	serve := func() *grpc.Server {
 		var lis net.Listener
 		waitFor(t, 30*time.Second, "listen on "+addr, func() bool {
