@@ -947,7 +947,12 @@ func (p *Parser) unwrapRelayed(l *telemetry.Log) {
 			return
 		}
 	case FormatCisco:
-		// A time or an uptime: parseCisco's error when there is none.
+		// A time or an uptime (parseCisco's error when there is none),
+		// and the mnemonic every Cisco line has after its header: without
+		// it "job 00:01:23: elapsed" would be an uptime and a message.
+		if !strings.HasPrefix(in.Message, "%") {
+			return
+		}
 	case FormatRFC5424:
 		// Its header is strict enough.
 	default:
