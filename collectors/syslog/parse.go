@@ -316,7 +316,9 @@ const isoNoZone = "2006-01-02T15:04:05"
 // fraction digits.
 func parseRFC3339(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	// Go takes a one-digit hour ("T1:00:00Z"); RFC 3339 and 5424 do not,
+	// and a relayed line's inner header must be a real one.
+	if err != nil || len(s) < 14 || s[13] != ':' {
 		return time.Time{}, errBadTimestamp
 	}
 	return t, nil
