@@ -956,7 +956,12 @@ func (p *Parser) unwrapRelayed(l *telemetry.Log) {
 			return
 		}
 	case FormatRFC5424:
-		// Its header is strict enough.
+		// Strict enough, but for the SD field that parse5424 lets a
+		// sender's own line leave out ("msgid  text", an empty map):
+		// a relayed header has "-" or an element there.
+		if in.StructuredData != nil && len(in.StructuredData) == 0 {
+			return
+		}
 	default:
 		return
 	}

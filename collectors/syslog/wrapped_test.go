@@ -224,6 +224,12 @@ func TestRelayWrappedOnlyWholeHeaders(t *testing.T) {
 			m: "backup 4: Nov 29 14:02:11: done", time: "2026-11-29T14:10:00Z"},
 		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29 was a day", format: "rfc5424", host: "host3", app: "app",
 			m: "1 2026-11-29 was a day", time: "2026-11-29T14:08:11Z"},
+		// RFC 5424 behind RFC 5424 only with a whole header: not without
+		// its SD field, nor with a one-digit hour (Go's time.Parse takes it).
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29T14:08:12Z h2 a p m  text", format: "rfc5424", host: "host3", app: "app",
+			m: "1 2026-11-29T14:08:12Z h2 a p m  text", time: "2026-11-29T14:08:11Z"},
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29T4:08:12Z h2 a p m - text", format: "rfc5424", host: "host3", app: "app",
+			m: "1 2026-11-29T4:08:12Z h2 a p m - text", time: "2026-11-29T14:08:11Z"},
 		// Arista's agent tag before the mnemonic is the device's own.
 		{raw: "<187>Nov 29 14:07:08 leaf1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down", format: "rfc3164", host: "leaf1", app: "Ebra",
 			m: "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down", time: "2026-11-29T14:07:08Z"},
