@@ -86,7 +86,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 			n = *count - first
 		}
 		wg.Go(func() {
-			if err := sendSyslog(ctx, *proto, *framing, *target, run, first, n, *devices, *rate / *conns, &counts); err != nil {
+			if err := sendSyslog(ctx, *proto, *framing, *target, run, first, n, *devices, float64(*rate)/float64(*conns), &counts); err != nil {
 				errc <- err
 			}
 		})
@@ -309,7 +309,10 @@ type sendCounts struct {
 	reconnects atomic.Int64
 }
 
-func sendSyslog(ctx context.Context, proto, framing, target, run string, first, n, devices, rate int, counts *sendCounts) error {
+// sendSyslog sends n messages from first on one connection, at rate a
+// second (0: as fast as it can; a fraction when --rate is below
+// --connections).
+func sendSyslog(ctx context.Context, proto, framing, target, run string, first, n, devices int, rate float64, counts *sendCounts) error {
 	var w frameWriter
 	if proto == "tcp" {
 		tw, err := dialTCP(ctx, target, counts)
@@ -350,7 +353,7 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 				return err
 			}
 			// The loop's test of ctx ends the run when the wait ended early.
-			sleepCtx(ctx, time.Duration(float64(i+1)/float64(rate)*float64(time.Second))-time.Since(start))
+			sleepCtx(ctx, time.Duration(float64(i+1)/rate*float64(time.Second))-time.Since(start))
 		}
 	}
 	if err := w.flush(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -270,5 +271,46 @@ func TestSendSyslogRateWaitStopsWithContext(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second): // generous: the wait it was in is 100 s
 		t.Fatal("still waiting to send 30 s after its context ended")
+	}
+}
+
+// TestSyslogRateBelowConnections: --rate 5 over --connections 10 gave
+// each connection 5/10 = 0 msg/s in integers, which is no pacing at all:
+// the run went as fast as it could. Each now paces at 0.5 msg/s, so after
+// its first burst of 100 it waits, and the run ends only when stopped.
+func TestSyslogRateBelowConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var got atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				for r := bufio.NewReader(c); ; got.Add(1) {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- syslogCmd(ctx, []string{"--target", ln.Addr().String(), "--framing", "newline",
+			"--rate", "5", "--connections", "10", "--count", "20000"})
+	}()
+	waitFor(t, "each connection's first 100 messages", func() bool { return got.Load() >= 1000 })
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatalf("all 20000 messages sent at --rate 5 (%d arrived): not paced", got.Load())
 	}
 }
