@@ -86,7 +86,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 			n = *count - first
 		}
 		wg.Go(func() {
-			if err := sendSyslog(ctx, *proto, *framing, *target, run, first, n, *devices, *rate / *conns, &counts); err != nil {
+			if err := sendSyslog(ctx, *proto, *framing, *target, run, first, n, *devices, float64(*rate)/float64(*conns), &counts); err != nil {
 				errc <- err
 			}
 		})
@@ -309,7 +309,10 @@ type sendCounts struct {
 	reconnects atomic.Int64
 }
 
-func sendSyslog(ctx context.Context, proto, framing, target, run string, first, n, devices, rate int, counts *sendCounts) error {
+// sendSyslog sends n messages from first on one connection, at rate a
+// second (0: as fast as it can; a fraction when --rate is below
+// --connections).
+func sendSyslog(ctx context.Context, proto, framing, target, run string, first, n, devices int, rate float64, counts *sendCounts) error {
 	var w frameWriter
 	if proto == "tcp" {
 		tw, err := dialTCP(ctx, target, counts)
@@ -349,9 +352,8 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 			if err := w.flush(ctx); err != nil {
 				return err
 			}
-			if ahead := time.Duration(float64(i+1)/float64(rate)*float64(time.Second)) - time.Since(start); ahead > 0 {
-				time.Sleep(ahead)
-			}
+			// The loop's test of ctx ends the run when the wait ended early.
+			sleepCtx(ctx, time.Duration(float64(i+1)/rate*float64(time.Second))-time.Since(start))
 		}
 	}
 	if err := w.flush(ctx); err != nil {
@@ -362,6 +364,20 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 		return fmt.Errorf("stopped after %d of %d messages: %w", i, n, context.Cause(ctx))
 	}
 	return nil
+}
+
+// sleepCtx waits d, or until ctx ends: at a low --rate the wait between
+// bursts is long, and Ctrl-C must not wait for it.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // frameWriter sends frames to the target.
@@ -420,7 +436,10 @@ const tcpBuffer = 256 << 10
 // dialTCP connects to target. A target that cannot be reached at the
 // start is an error (a wrong address), not something to wait for.
 func dialTCP(ctx context.Context, target string, counts *sendCounts) (*tcpWriter, error) {
-	conn, err := net.Dial("tcp", target)
+	// With ctx: a target whose SYNs go unanswered keeps a connect waiting
+	// some two minutes, past Ctrl-C.
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", target)
 	if err != nil {
 		return nil, err
 	}

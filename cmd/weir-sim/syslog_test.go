@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -189,5 +191,126 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s after 30 s", what)
 		}
+	}
+}
+
+// TestSendSyslogTCPStopsWhileConnecting: a target that takes no new
+// connection (its accept queue full, as a wedged weir's is; or a firewall
+// dropping SYNs) keeps the first connect waiting for the kernel's SYN
+// retries, some two minutes: the end of the context (Ctrl-C) must end it.
+func TestSendSyslogTCPStopsWhileConnecting(t *testing.T) {
+	addr := fullListener(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var counts sendCounts
+	done := make(chan error, 1)
+	go func() { done <- sendSyslog(ctx, "tcp", "newline", addr, "r", 0, 10, 10, 0, &counts) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("returned no error for a connect that never completed")
+		}
+	case <-time.After(30 * time.Second): // generous: the kernel gives up after some 127 s
+		t.Fatal("still connecting 30 s after its context of 300ms ended")
+	}
+}
+
+// fullListener is the address of a TCP socket listening with a backlog of
+// 0 whose accept queue is full: a connect to it waits (SYNs dropped).
+func fullListener(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
+	// Connect until one does not complete: the queue is full.
+	for i := 0; ; i++ {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			return addr
+		}
+		t.Cleanup(func() { c.Close() })
+		if i > 16 {
+			t.Skip("the kernel keeps taking connections past the backlog")
+		}
+	}
+}
+
+// TestSendSyslogRateWaitStopsWithContext: with --rate the sender waits
+// between bursts of 100 (at 1 msg/s, 100 s after the first hundred); the
+// end of the context (Ctrl-C) must end that wait too.
+func TestSendSyslogRateWaitStopsWithContext(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	var counts sendCounts
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sendSyslog(ctx, "udp", "octet", pc.LocalAddr().String(), "r", 0, 1000, 10, 1, &counts) }()
+	waitFor(t, "the first hundred messages", func() bool { return counts.sent.Load() >= 100 })
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("returned no error after its context ended with messages unsent")
+		}
+	case <-time.After(30 * time.Second): // generous: the wait it was in is 100 s
+		t.Fatal("still waiting to send 30 s after its context ended")
+	}
+}
+
+// TestSyslogRateBelowConnections: --rate 5 over --connections 10 gave
+// each connection 5/10 = 0 msg/s in integers, which is no pacing at all:
+// the run went as fast as it could. Each now paces at 0.5 msg/s, so after
+// its first burst of 100 it waits, and the run ends only when stopped.
+func TestSyslogRateBelowConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var got atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				for r := bufio.NewReader(c); ; got.Add(1) {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- syslogCmd(ctx, []string{"--target", ln.Addr().String(), "--framing", "newline",
+			"--rate", "5", "--connections", "10", "--count", "20000"})
+	}()
+	waitFor(t, "each connection's first 100 messages", func() bool { return got.Load() >= 1000 })
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatalf("all 20000 messages sent at --rate 5 (%d arrived): not paced", got.Load())
 	}
 }

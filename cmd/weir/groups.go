@@ -115,13 +115,37 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 
 // groupRow is one group of `groups list`.
 type groupRow struct {
-	Group   string `json:"group"`
-	State   string `json:"state"`
-	Members int    `json:"members"`
-	Lag     int64  `json:"lag"`
-	// Error is why the group's lag could not be read (then Members and
-	// Lag are 0).
-	Error string `json:"error,omitempty"`
+	Group string `json:"group"`
+	State string `json:"state"`
+	// Members and Lag are null when the group could not be read (Error
+	// says why): a script adding the lags must not take a 0 for them.
+	Members *int   `json:"members"`
+	Lag     *int64 `json:"lag"`
+	Error   string `json:"error,omitempty"`
+}
+
+// errGroupLeftOut is the error of a group the broker listed but did not
+// describe.
+var errGroupLeftOut = errors.New("not in the broker's answer to describe it")
+
+// groupRows are the rows of `groups list` for the groups names, listed
+// with lags.
+func groupRows(names []string, listed kadm.ListedGroups, lags kadm.DescribedGroupLags) []groupRow {
+	rows := []groupRow{}
+	for _, name := range names {
+		l, ok := lags[name]
+		err := l.Error()
+		if !ok {
+			err = errGroupLeftOut
+		}
+		if err != nil {
+			rows = append(rows, groupRow{Group: name, State: listed[name].State, Error: err.Error()})
+			continue
+		}
+		members, lag := len(l.Members), l.Lag.Total()
+		rows = append(rows, groupRow{Group: name, State: l.State, Members: &members, Lag: &lag})
+	}
+	return rows
 }
 
 // groupsList prints every group with its state, member count and total lag
@@ -139,15 +163,7 @@ func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writ
 		}
 		countRecords(ctx, adm, cl, lags)
 	}
-	rows := []groupRow{}
-	for _, name := range names {
-		l, ok := lags[name]
-		if !ok || l.Error() != nil {
-			rows = append(rows, groupRow{Group: name, State: listed[name].State, Error: fmt.Sprint(l.Error())})
-			continue
-		}
-		rows = append(rows, groupRow{Group: name, State: l.State, Members: len(l.Members), Lag: l.Lag.Total()})
-	}
+	rows := groupRows(names, listed, lags)
 	if format == outputJSON {
 		return writeJSON(w, rows)
 	}
@@ -158,7 +174,7 @@ func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writ
 			fmt.Fprintf(tw, "%s\t%s\t\terror: %s\n", r.Group, r.State, r.Error)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.Group, r.State, r.Members, r.Lag)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.Group, r.State, *r.Members, *r.Lag)
 	}
 	return tw.Flush()
 }

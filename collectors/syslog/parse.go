@@ -316,7 +316,9 @@ const isoNoZone = "2006-01-02T15:04:05"
 // fraction digits.
 func parseRFC3339(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	// Go takes a one-digit hour ("T1:00:00Z"); RFC 3339 and 5424 do not,
+	// and a relayed line's inner header must be a real one.
+	if err != nil || len(s) < 14 || s[13] != ':' {
 		return time.Time{}, errBadTimestamp
 	}
 	return t, nil
@@ -947,9 +949,19 @@ func (p *Parser) unwrapRelayed(l *telemetry.Log) {
 			return
 		}
 	case FormatCisco:
-		// A time or an uptime: parseCisco's error when there is none.
+		// A time or an uptime (parseCisco's error when there is none),
+		// and the mnemonic every Cisco line has after its header: without
+		// it "job 00:01:23: elapsed" would be an uptime and a message.
+		if !strings.HasPrefix(in.Message, "%") {
+			return
+		}
 	case FormatRFC5424:
-		// Its header is strict enough.
+		// Strict enough, but for the SD field that parse5424 lets a
+		// sender's own line leave out ("msgid  text", an empty map):
+		// a relayed header has "-" or an element there.
+		if in.StructuredData != nil && len(in.StructuredData) == 0 {
+			return
+		}
 	default:
 		return
 	}

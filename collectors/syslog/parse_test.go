@@ -315,6 +315,15 @@ func checkRFC5424Agreement(t testing.TB, ref gosyslog.Machine, p *Parser, in str
 		// defines 1 alone, and weir reads "<PRI>1 " only.
 		return
 	}
+	if l.Relay != "" {
+		// Read as a relayed device's line (unwrapRelayed), which
+		// go-syslog knows nothing of: the relay is its host name, and
+		// the device's line its message.
+		if l.Relay != str(sm.Hostname) || !strings.HasSuffix(str(sm.Message), l.Message) {
+			t.Errorf("%.80q: relayed from %q with message %q; go-syslog: host %q, message %q", in, l.Relay, l.Message, str(sm.Hostname), str(sm.Message))
+		}
+		return
+	}
 	if l.Format != FormatRFC5424 {
 		t.Errorf("%.80q: go-syslog parses it as RFC 5424, we say %s (%s)", in, l.Format, l.ParseError)
 		return

@@ -214,8 +214,22 @@ func TestRelayWrappedOnlyWholeHeaders(t *testing.T) {
 			m: "report Nov 29 done", time: "2026-11-29T14:10:00Z"},
 		{raw: "<13>Nov 29 14:10:00 h1 report<13>42: hello", format: "rfc3164", host: "h1",
 			m: "report<13>42: hello", time: "2026-11-29T14:10:00Z"},
+		// A clock or an uptime after a word (with its colon or without) but
+		// no Cisco mnemonic after it: a daemon's words, not a Cisco header.
+		{raw: "<13>Nov 29 14:10:00 h1 job 00:01:23: elapsed", format: "rfc3164", host: "h1",
+			m: "job 00:01:23: elapsed", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 cron: 12:00:00: nightly run", format: "rfc3164", host: "h1", app: "cron",
+			m: "12:00:00: nightly run", time: "2026-11-29T14:10:00Z"},
+		{raw: "<13>Nov 29 14:10:00 h1 backup 4: Nov 29 14:02:11: done", format: "rfc3164", host: "h1",
+			m: "backup 4: Nov 29 14:02:11: done", time: "2026-11-29T14:10:00Z"},
 		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29 was a day", format: "rfc5424", host: "host3", app: "app",
 			m: "1 2026-11-29 was a day", time: "2026-11-29T14:08:11Z"},
+		// RFC 5424 behind RFC 5424 only with a whole header: not without
+		// its SD field, nor with a one-digit hour (Go's time.Parse takes it).
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29T14:08:12Z h2 a p m  text", format: "rfc5424", host: "host3", app: "app",
+			m: "1 2026-11-29T14:08:12Z h2 a p m  text", time: "2026-11-29T14:08:11Z"},
+		{raw: "<14>1 2026-11-29T14:08:11Z host3 app - - - 1 2026-11-29T4:08:12Z h2 a p m - text", format: "rfc5424", host: "host3", app: "app",
+			m: "1 2026-11-29T4:08:12Z h2 a p m - text", time: "2026-11-29T14:08:11Z"},
 		// Arista's agent tag before the mnemonic is the device's own.
 		{raw: "<187>Nov 29 14:07:08 leaf1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down", format: "rfc3164", host: "leaf1", app: "Ebra",
 			m: "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down", time: "2026-11-29T14:07:08Z"},
