@@ -128,7 +128,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	lost := max(0, written-int64(got)-deleted)
 	notes := ""
 	if cut > 0 {
-		notes = fmt.Sprintf("; %d of them in cut writes", min(lost, cut))
+		notes = fmt.Sprintf("; up to %d of them in cut writes", min(lost, cut))
 	}
 	if deleted > 0 {
 		notes += fmt.Sprintf("; %d more deleted by retention before they were read back", deleted)
