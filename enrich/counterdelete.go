@@ -23,11 +23,11 @@ type counterDelete struct {
 // derivedLeaf is field of the row at path, of measurement.
 type derivedLeaf struct{ measurement, path, field string }
 
-// derivedView is the normalised rate norm (normalisedRateNames) of the
-// "interface" record of object.
+// derivedView is field (a normalised rate, oper_up) of the "interface"
+// record of object.
 type derivedView struct {
 	object string
-	norm   int
+	field  string
 }
 
 // addCounter adds what a forgotten counter of the row (measurement, path)
@@ -47,8 +47,34 @@ func (d *counterDelete) addCounter(w *MetricsWorker, measurement, path, counter,
 	if !rowGone {
 		d.leaves = append(d.leaves, derivedLeaf{measurement, path, normalisedRateNames[c.rate]})
 	}
-	if object != "" && !slices.Contains(d.views, derivedView{object, c.rate}) {
-		d.views = append(d.views, derivedView{object, c.rate})
+	if object != "" && !slices.Contains(d.views, derivedView{object, normalisedRateNames[c.rate]}) {
+		d.views = append(d.views, derivedView{object, normalisedRateNames[c.rate]})
+	}
+}
+
+// deletedOperStatus reads a gNMI delete of an interface's oper-status leaf
+// (a resubscription's snapshot without the port deletes it leaf by leaf)
+// as the delete of the oper_up enrich derived from it: in the row that had
+// it, the state container's (field oper-status) or, when the state came in
+// a JSON object, the interface's (field state/oper-status), and in the
+// interface's "interface" record. Which of the two rows had it is not
+// kept, so both are deleted: a delete of a series a sink does not have
+// changes nothing.
+func (w *MetricsWorker) deletedOperStatus(p *telemetry.Point) {
+	if p.Measurement != "interfaces_interface_state_oper_status" {
+		return
+	}
+	object, _ := p.Tag("name")
+	leafPath, _ := p.Tag("path")
+	d := &w.counterDel
+	for row := range telemetry.LeafRows(p.Measurement, leafPath) {
+		if row.Field == "oper-status" || row.Field == "state/oper-status" {
+			d.ok = true
+			d.leaves = append(d.leaves, derivedLeaf{row.Measurement, row.Path, "oper_up"})
+		}
+	}
+	if d.ok && object != "" {
+		d.views = append(d.views, derivedView{object, "oper_up"})
 	}
 }
 
@@ -203,7 +229,7 @@ func (w *MetricsWorker) appendCounterDeletes(recs []outRecord, p *telemetry.Poin
 	}
 	for _, v := range del.views {
 		deleteView(p, d, v.object)
-		d.Measurement = "interface_" + normalisedRateNames[v.norm]
+		d.Measurement = "interface_" + v.field
 		recs = w.appendMetricRecord(recs, d, r)
 	}
 	return recs

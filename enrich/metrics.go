@@ -386,6 +386,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	w.counterDel.ok = false
 	if p.IsDelete() {
 		w.deletedCounter(p) // before the inventory's tags and name
+		w.deletedOperStatus(p)
 	}
 	agent, _ := p.Tag("agent")
 	// State stays keyed by the target's name; records and events take the
