@@ -557,6 +557,23 @@ type periodicSub struct {
 	every time.Duration
 }
 
+// subscriptionPath is s's path with its prefix in front; false for one
+// that does not parse (subscribeRequest refused it).
+func subscriptionPath(s configs.GNMISubscription) ([]gpath.Elem, bool) {
+	p, err := gpath.Parse(s.Path)
+	if err != nil {
+		return nil, false
+	}
+	if s.Prefix == "" {
+		return p, true
+	}
+	pre, err := gpath.Parse(s.Prefix)
+	if err != nil {
+		return nil, false
+	}
+	return append(pre, p...), true
+}
+
 // periodicPaths are tc's STREAM subscriptions sure to send periodically,
 // fastest first.
 func periodicPaths(tc configs.GNMITarget) []periodicSub {
@@ -566,16 +583,9 @@ func periodicPaths(tc configs.GNMITarget) []periodicSub {
 		if (s.Mode != "stream" && s.Mode != "") || every == 0 {
 			continue
 		}
-		p, err := gpath.Parse(s.Path)
-		if err != nil {
-			continue // subscribeRequest refused it
-		}
-		if s.Prefix != "" {
-			pre, err := gpath.Parse(s.Prefix)
-			if err != nil {
-				continue
-			}
-			p = append(pre, p...)
+		p, ok := subscriptionPath(s)
+		if !ok {
+			continue
 		}
 		out = append(out, periodicSub{p, every})
 	}

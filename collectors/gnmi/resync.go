@@ -74,18 +74,9 @@ func lateSubscriptions(tc configs.GNMITarget) [][]gpath.Elem {
 		if !mayFollowSync(s) {
 			continue
 		}
-		p, err := gpath.Parse(s.Path)
-		if err != nil {
-			continue // subscribeRequest refused it
+		if p, ok := subscriptionPath(s); ok {
+			out = append(out, p)
 		}
-		if s.Prefix != "" {
-			pre, err := gpath.Parse(s.Prefix)
-			if err != nil {
-				continue
-			}
-			p = append(pre, p...)
-		}
-		out = append(out, p)
 	}
 	return out
 }
