@@ -59,21 +59,35 @@ func (d *counterDelete) addCounter(w *MetricsWorker, measurement, path, counter,
 // a JSON object, the interface's (field state/oper-status), and in the
 // interface's "interface" record. Which of the two rows had it is not
 // kept, so both are deleted: a delete of a series a sink does not have
-// changes nothing.
+// changes nothing. A delete of the state container takes the state row
+// whole, and the record (viewDeleted), but not the oper_up of the
+// interface's row above it, which had the state in a JSON object: that
+// one is deleted here too.
 func (w *MetricsWorker) deletedOperStatus(p *telemetry.Point) {
-	if p.Measurement != "interfaces_interface_state_oper_status" {
+	var operFields []string // the fields, of a row the delete names, oper_up came from
+	switch p.Measurement {
+	case "interfaces_interface_state_oper_status":
+		operFields = []string{"oper-status", "state/oper-status"}
+	case "interfaces_interface_state":
+		operFields = []string{"state"}
+	default:
 		return
 	}
 	object, _ := p.Tag("name")
 	leafPath, _ := p.Tag("path")
 	d := &w.counterDel
+	found := false
 	for row := range telemetry.LeafRows(p.Measurement, leafPath) {
-		if row.Field == "oper-status" || row.Field == "state/oper-status" {
-			d.ok = true
+		if slices.Contains(operFields, row.Field) {
+			found = true
 			d.leaves = append(d.leaves, derivedLeaf{row.Measurement, row.Path, "oper_up"})
 		}
 	}
-	if d.ok && object != "" {
+	if !found {
+		return
+	}
+	d.ok = true
+	if p.Measurement == "interfaces_interface_state_oper_status" && object != "" {
 		d.views = append(d.views, derivedView{object, "oper_up"})
 	}
 }

@@ -201,6 +201,11 @@ func TestGNMIDeleteForgetsState(t *testing.T) {
 		{notif([]string{eth1}), ""},
 		{notif(nil, update(eth1+"/state/oper-status", "DOWN")), ""},
 		{notif(nil, update(eth1+"/state/oper-status", "UP")), "interface_up Ethernet1"},
+		// Its oper-status leaf deleted (a resync's snapshot without the
+		// port deletes it leaf by leaf), and made again: the same.
+		{notif([]string{eth1 + "/state/oper-status"}), ""},
+		{notif(nil, update(eth1+"/state/oper-status", "DOWN")), ""},
+		{notif(nil, update(eth1+"/state/oper-status", "UP")), "interface_up Ethernet1"},
 		// Replaced in one notification: a change all the same.
 		{notif([]string{eth2}, update(eth2+"/state/oper-status", "DOWN")), "interface_down Ethernet2"},
 		// Every interface deleted.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -128,6 +129,10 @@ type groupRow struct {
 // describe.
 var errGroupLeftOut = errors.New("not in the broker's answer to describe it")
 
+// errNoReason is the error shown for a group not read whose error has no
+// text: a row's error is what says it has no figures.
+const errNoReason = "not read (no reason given)"
+
 // groupRows are the rows of `groups list` for the groups names, listed
 // with lags.
 func groupRows(names []string, listed kadm.ListedGroups, lags kadm.DescribedGroupLags) []groupRow {
@@ -139,7 +144,7 @@ func groupRows(names []string, listed kadm.ListedGroups, lags kadm.DescribedGrou
 			err = errGroupLeftOut
 		}
 		if err != nil {
-			rows = append(rows, groupRow{Group: name, State: listed[name].State, Error: err.Error()})
+			rows = append(rows, groupRow{Group: name, State: listed[name].State, Error: cmp.Or(err.Error(), errNoReason)})
 			continue
 		}
 		members, lag := len(l.Members), l.Lag.Total()
@@ -167,10 +172,15 @@ func groupsList(ctx context.Context, adm *kadm.Client, cl *kgo.Client, w io.Writ
 	if format == outputJSON {
 		return writeJSON(w, rows)
 	}
+	return writeGroupsTable(w, rows)
+}
+
+// writeGroupsTable writes the rows of `groups list` as a table.
+func writeGroupsTable(w io.Writer, rows []groupRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tSTATE\tMEMBERS\tLAG")
 	for _, r := range rows {
-		if r.Error != "" {
+		if r.Members == nil || r.Lag == nil {
 			fmt.Fprintf(tw, "%s\t%s\t\terror: %s\n", r.Group, r.State, r.Error)
 			continue
 		}

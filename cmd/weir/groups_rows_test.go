@@ -45,3 +45,28 @@ func TestGroupRowsUnread(t *testing.T) {
 		t.Errorf("ok: %v, want members 0, lag 0, no error", r)
 	}
 }
+
+// TestGroupsTableUnreadWithoutReason: a group whose lag read failed with
+// an error that has no text has no figures either: the table says it
+// could not be read rather than dereferencing the figures it does not
+// have (a panic), and the JSON's error is not empty beside null figures.
+func TestGroupsTableUnreadWithoutReason(t *testing.T) {
+	listed := kadm.ListedGroups{"mute": {Group: "mute", State: "Stable"}, "ok": {Group: "ok", State: "Stable"}}
+	lags := kadm.DescribedGroupLags{
+		"mute": {Group: "mute", State: "Stable", FetchErr: errors.New("")},
+		"ok":   {Group: "ok", State: "Stable"},
+	}
+	rows := groupRows([]string{"mute", "ok"}, listed, lags)
+	if rows[0].Members != nil || rows[0].Error == "" {
+		t.Errorf("mute: members %v, error %q; want none and why", rows[0].Members, rows[0].Error)
+	}
+	var b strings.Builder
+	if err := writeGroupsTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "mute") || !strings.Contains(lines[1], "error:") ||
+		!strings.HasSuffix(strings.Join(strings.Fields(lines[2]), " "), "ok Stable 0 0") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}
