@@ -19,7 +19,8 @@ const usage = `weir-sim: simulated network devices for weir
 Usage:
   weir-sim syslog [--target ADDR] [--protocol udp|tcp] [--framing octet|newline]
                   [--rate N] [--count N] [--connections N] [--devices N]
-                  [--verify-brokers ADDR [--topic T] [--latency]]
+                  [--verify-brokers ADDR [--topic T] [--latency]
+                   [--verify-tls-ca F] [--verify-sasl-mechanism M --verify-sasl-username U]]
   weir-sim snmp   [--agents N] [--interfaces M] [--host H] [--base-port P] [--community C]
                   [--slow K --slow-delay D] [--dead K] [--reboot K --reboot-every D]
                   [--v3-user U --v3-auth-protocol P --v3-auth-password S --v3-priv-protocol P --v3-priv-password S]

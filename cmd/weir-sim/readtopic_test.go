@@ -40,7 +40,9 @@ func TestReadTopicEndsAtTheEndAfterRetention(t *testing.T) {
 	}()
 	done := make(chan error, 1)
 	var read int
-	go func() { done <- readTopic(ctx, addr, "raw.syslog", func(*kgo.Record) { read++ }) }()
+	go func() {
+		done <- readTopic(ctx, source{seeds: []string{addr}}, "raw.syslog", func(*kgo.Record) { read++ })
+	}()
 	select {
 	case err := <-done:
 		if err != nil || read < 50 {
@@ -74,7 +76,7 @@ func TestVerifyCountsRecordsOtherWritersOvertake(t *testing.T) {
 	if err := cl.ProduceSync(ctx, old...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	endsBefore, err := listOffsets(ctx, addr, "raw.syslog", false)
+	endsBefore, err := listOffsets(ctx, source{seeds: []string{addr}}, "raw.syslog", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestVerifyCountsRecordsOtherWritersOvertake(t *testing.T) {
 		}
 		cl.ProduceSync(ctx, tail...)
 	}()
-	got, _, err := verifyCount(ctx, addr, "raw.syslog", "r1", endsBefore, startEnd, sent)
+	got, _, err := verifyCount(ctx, source{seeds: []string{addr}}, "raw.syslog", "r1", endsBefore, startEnd, sent)
 	if err != nil || got != sent {
 		t.Fatalf("counted %d of %d, err %v", got, sent, err)
 	}

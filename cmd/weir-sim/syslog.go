@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -58,15 +57,20 @@ func syslogCmd(ctx context.Context, args []string) error {
 	verify := fs.String("verify-brokers", "", "after sending, read raw.syslog from these Kafka brokers and report arrival rate and loss by sequence number")
 	topic := fs.String("topic", "raw.syslog", "topic to verify")
 	latency := fs.Bool("latency", false, "with --verify-brokers: also read the events topic and report, for this run's events, the time from receiving the message (received_at) to the event being in the log (its record timestamp)")
+	var vf verifyFlags
+	vf.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	src, err := vf.source(*verify)
+	if err != nil {
 		return err
 	}
 	run := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	var startEnd int64
 	var endsBefore map[int32]int64 // each partition's end before the run
 	if *verify != "" {
-		var err error
-		if endsBefore, err = listOffsets(ctx, *verify, *topic, false); err != nil {
+		if endsBefore, err = listOffsets(ctx, src, *topic, false); err != nil {
 			return err
 		}
 		for _, e := range endsBefore {
@@ -109,7 +113,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	// What was cut is looked for too: loss counts over all that was
 	// written, so a cut message that arrived is not counted twice.
 	written := sent + cut
-	got, lastChange, err := verifyCount(ctx, *verify, *topic, run, endsBefore, startEnd, written)
+	got, lastChange, err := verifyCount(ctx, src, *topic, run, endsBefore, startEnd, written)
 	if err != nil {
 		return err
 	}
@@ -117,7 +121,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	// Records of this run that retention deleted before they were read
 	// back (a partition's log start moved past where it ended before the
 	// run) were in the log: not lost.
-	starts, err := listOffsets(ctx, *verify, *topic, true)
+	starts, err := listOffsets(ctx, src, *topic, true)
 	if err != nil {
 		return err
 	}
@@ -136,7 +140,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 	fmt.Printf("in the log: %d of %d (lost %d, %.3f%%%s), end to end %.0f msg/s (%v until the last was in the log)\n",
 		got, written, lost, 100*float64(lost)/float64(written), notes, float64(got+int(deleted))/inLog.Seconds(), inLog.Round(time.Millisecond))
 	if *latency {
-		return reportEventLatency(ctx, *verify, *topic, run)
+		return reportEventLatency(ctx, src, *topic, run)
 	}
 	return nil
 }
@@ -145,7 +149,7 @@ func syslogCmd(ctx context.Context, args []string) error {
 // (the sum of endsBefore) or stops growing, then counts the distinct
 // sequence numbers of run past endsBefore. It returns when the log last
 // grew.
-func verifyCount(ctx context.Context, brokers, topic, run string, endsBefore map[int32]int64, startEnd, sent int64) (int, time.Time, error) {
+func verifyCount(ctx context.Context, brokers source, topic, run string, endsBefore map[int32]int64, startEnd, sent int64) (int, time.Time, error) {
 	want := startEnd + sent
 	var end int64
 	lastChange := time.Now()
@@ -173,7 +177,7 @@ func verifyCount(ctx context.Context, brokers, topic, run string, endsBefore map
 // matches this run's events to the raw records that caused them (by the
 // cause's partition and offset) and prints the percentiles of event
 // record time minus the raw record's received_at.
-func reportEventLatency(ctx context.Context, brokers, rawTopic, run string) error {
+func reportEventLatency(ctx context.Context, brokers source, rawTopic, run string) error {
 	const eventsTopic = "events"
 	var end int64 = -1
 	for lastChange := time.Now(); time.Since(lastChange) < 3*time.Second; time.Sleep(100 * time.Millisecond) {
@@ -242,7 +246,7 @@ func reportEventLatency(ctx context.Context, brokers, rawTopic, run string) erro
 // readTopic reads every partition of topic from its start to the end it
 // had when the read began (records retention deleted before it are not
 // waited for), or until nothing comes for 5 s, or ctx ends.
-func readTopic(ctx context.Context, brokers, topic string, each func(*kgo.Record)) error {
+func readTopic(ctx context.Context, brokers source, topic string, each func(*kgo.Record)) error {
 	return readTopicFrom(ctx, brokers, topic, nil, each)
 }
 
@@ -250,7 +254,7 @@ func readTopic(ctx context.Context, brokers, topic string, each func(*kgo.Record
 // partition not in it): a run's records are past the ends the topic had
 // before the run, and reading a busy log from its start each time costs
 // more with every run.
-func readTopicFrom(ctx context.Context, brokers, topic string, from map[int32]int64, each func(*kgo.Record)) error {
+func readTopicFrom(ctx context.Context, brokers source, topic string, from map[int32]int64, each func(*kgo.Record)) error {
 	ends, err := listOffsets(ctx, brokers, topic, false)
 	if err != nil {
 		return err
@@ -269,8 +273,7 @@ func readTopicFrom(ctx context.Context, brokers, topic string, from map[int32]in
 	if len(left) == 0 {
 		return nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
+	cl, err := brokers.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
 	if err != nil {
 		return err
 	}
@@ -540,7 +543,7 @@ func (t *tcpWriter) close() {
 }
 
 // endOffsetSum is the sum of topic's partitions' end offsets.
-func endOffsetSum(ctx context.Context, brokers, topic string) (int64, error) {
+func endOffsetSum(ctx context.Context, brokers source, topic string) (int64, error) {
 	ends, err := listOffsets(ctx, brokers, topic, false)
 	var sum int64
 	for _, o := range ends {
@@ -551,8 +554,8 @@ func endOffsetSum(ctx context.Context, brokers, topic string) (int64, error) {
 
 // listOffsets returns each partition's log start offset (start) or end
 // offset.
-func listOffsets(ctx context.Context, brokers, topic string, start bool) (map[int32]int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+func listOffsets(ctx context.Context, brokers source, topic string, start bool) (map[int32]int64, error) {
+	cl, err := brokers.client()
 	if err != nil {
 		return nil, err
 	}
@@ -579,7 +582,7 @@ var seqRE = regexp.MustCompile(`seq=([0-9a-z]+)-(\d+)`)
 // countRun counts the distinct sequence numbers of run in topic past the
 // offsets from, reading again until it has want of them or a read finds
 // none new for settle.
-func countRun(ctx context.Context, brokers, topic, run string, from map[int32]int64, want int, settle time.Duration) (int, error) {
+func countRun(ctx context.Context, brokers source, topic, run string, from map[int32]int64, want int, settle time.Duration) (int, error) {
 	seen := map[int]bool{}
 	at := maps.Clone(from)
 	if at == nil {
