@@ -159,6 +159,22 @@ func keepTopics[T any](c *conn, s []T, topic func(*T) string, deny func(*T)) []T
 	})
 }
 
+// keepGroups is keepTopics for consumer groups.
+func keepGroups[T any](c *conn, s []T, group func(*T) string, deny func(*T)) []T {
+	return slices.DeleteFunc(s, func(g T) bool {
+		name := group(&g)
+		if c.groupAllowed(name) {
+			return false
+		}
+		c.denied("group", name)
+		deny(&g)
+		return true
+	})
+}
+
+// groupName is a group named by itself, for keepGroups.
+func groupName(g *string) string { return *g }
+
 func (c *conn) denyGroup(group string, deny func(kmsg.Response)) (func(kmsg.Response), bool) {
 	if c.groupAllowed(group) {
 		return nil, false
@@ -391,18 +407,14 @@ func (c *conn) restrictFindCoordinator(req *kmsg.FindCoordinatorRequest) (func(k
 		})
 	}
 	var out []kmsg.FindCoordinatorResponseCoordinator
-	for _, key := range req.CoordinatorKeys {
-		if !c.groupAllowed(key) {
-			c.denied("group", key)
-			co := kmsg.NewFindCoordinatorResponseCoordinator()
-			co.Key, co.ErrorCode, co.ErrorMessage, co.NodeID, co.Port = key, kerr.GroupAuthorizationFailed.Code, c.deniedMessage("group"), -1, -1
-			out = append(out, co)
-		}
-	}
+	req.CoordinatorKeys = keepGroups(c, req.CoordinatorKeys, groupName, func(key *string) {
+		co := kmsg.NewFindCoordinatorResponseCoordinator()
+		co.Key, co.ErrorCode, co.ErrorMessage, co.NodeID, co.Port = *key, kerr.GroupAuthorizationFailed.Code, c.deniedMessage("group"), -1, -1
+		out = append(out, co)
+	})
 	if len(out) == 0 {
 		return nil, false
 	}
-	req.CoordinatorKeys = slices.DeleteFunc(req.CoordinatorKeys, func(key string) bool { return !c.groupAllowed(key) })
 	return func(r kmsg.Response) {
 		resp := r.(*kmsg.FindCoordinatorResponse)
 		resp.Coordinators = append(resp.Coordinators, out...)
@@ -487,15 +499,10 @@ func (c *conn) restrictOffsetFetch(req *kmsg.OffsetFetchRequest) (func(kmsg.Resp
 	// v8+: several groups, each with its topics.
 	var deniedGroups []kmsg.OffsetFetchResponseGroup
 	denied := map[string][]kmsg.OffsetFetchResponseGroupTopic{}
-	req.Groups = slices.DeleteFunc(req.Groups, func(g kmsg.OffsetFetchRequestGroup) bool {
-		if c.groupAllowed(g.Group) {
-			return false
-		}
-		c.denied("group", g.Group)
+	req.Groups = keepGroups(c, req.Groups, func(g *kmsg.OffsetFetchRequestGroup) string { return g.Group }, func(g *kmsg.OffsetFetchRequestGroup) {
 		rg := kmsg.NewOffsetFetchResponseGroup()
 		rg.Group, rg.ErrorCode = g.Group, kerr.GroupAuthorizationFailed.Code
 		deniedGroups = append(deniedGroups, rg)
-		return true
 	})
 	for i := range req.Groups {
 		g := &req.Groups[i]
@@ -526,15 +533,10 @@ func (c *conn) restrictOffsetFetch(req *kmsg.OffsetFetchRequest) (func(kmsg.Resp
 
 func (c *conn) restrictDescribeGroups(req *kmsg.DescribeGroupsRequest) (func(kmsg.Response), bool) {
 	var out []kmsg.DescribeGroupsResponseGroup
-	req.Groups = slices.DeleteFunc(req.Groups, func(g string) bool {
-		if c.groupAllowed(g) {
-			return false
-		}
-		c.denied("group", g)
+	req.Groups = keepGroups(c, req.Groups, groupName, func(g *string) {
 		rg := kmsg.NewDescribeGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+		rg.Group, rg.ErrorCode = *g, kerr.GroupAuthorizationFailed.Code
 		out = append(out, rg)
-		return true
 	})
 	return func(r kmsg.Response) {
 		resp := r.(*kmsg.DescribeGroupsResponse)
@@ -544,15 +546,10 @@ func (c *conn) restrictDescribeGroups(req *kmsg.DescribeGroupsRequest) (func(kms
 
 func (c *conn) restrictDeleteGroups(req *kmsg.DeleteGroupsRequest) (func(kmsg.Response), bool) {
 	var out []kmsg.DeleteGroupsResponseGroup
-	req.Groups = slices.DeleteFunc(req.Groups, func(g string) bool {
-		if c.groupAllowed(g) {
-			return false
-		}
-		c.denied("group", g)
+	req.Groups = keepGroups(c, req.Groups, groupName, func(g *string) {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
-		rg.Group, rg.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+		rg.Group, rg.ErrorCode = *g, kerr.GroupAuthorizationFailed.Code
 		out = append(out, rg)
-		return true
 	})
 	return func(r kmsg.Response) {
 		resp := r.(*kmsg.DeleteGroupsResponse)
