@@ -22,38 +22,9 @@ func TestGNMIOperStatusDeleteDropsOperUp(t *testing.T) {
 }
 
 func testGNMIOperStatusDeleteDropsOperUp(t *testing.T, asJSON bool) {
-	c := newGNMIChain(t)
-	state := func(name string) *gpb.Notification {
-		if asJSON {
-			js := fmt.Sprintf(`{"openconfig-interfaces:interface":[{"name":%q,"state":{"oper-status":"UP"}}]}`, name)
-			return &gpb.Notification{Update: []*gpb.Update{{Path: c.path("/interfaces"),
-				Val: &gpb.TypedValue{Value: &gpb.TypedValue_JsonIetfVal{JsonIetfVal: []byte(js)}}}}}
-		}
-		return &gpb.Notification{Prefix: c.path("/interfaces/interface[name=" + name + "]/state"), Update: []*gpb.Update{
-			{Path: c.path("oper-status"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "UP"}}}}}
-	}
-	operUp := func(iface string) []string {
-		var names []string
-		for _, n := range c.served(iface) {
-			if strings.HasSuffix(n, "oper_up") {
-				names = append(names, n)
-			}
-		}
-		return names
-	}
-	c.step(0, state("Ethernet1"))
-	c.step(0, state("Ethernet2"))
-	if got := operUp("Ethernet1"); len(got) < 2 {
-		t.Fatalf("before the delete: oper_up series of Ethernet1 %q, want its row's and its interface record's", got)
-	}
-	c.step(10, &gpb.Notification{Prefix: c.path("/interfaces/interface[name=Ethernet1]/state"),
-		Delete: []*gpb.Path{c.path("oper-status")}})
-	if got := operUp("Ethernet1"); len(got) > 0 {
-		t.Errorf("after the delete of Ethernet1's oper-status: %q still served", got)
-	}
-	if got := operUp("Ethernet2"); len(got) < 2 {
-		t.Errorf("after the delete of Ethernet1's oper-status: Ethernet2's oper_up %q, want both kept", got)
-	}
+	testOperUpDropped(t, asJSON, "Ethernet1's oper-status", func(c *gnmiChain) *gpb.Notification {
+		return &gpb.Notification{Prefix: c.path("/interfaces/interface[name=Ethernet1]/state"), Delete: []*gpb.Path{c.path("oper-status")}}
+	})
 }
 
 // TestGNMIStateContainerDeleteDropsOperUp: a gNMI delete of an interface's
@@ -71,6 +42,16 @@ func TestGNMIStateContainerDeleteDropsOperUp(t *testing.T) {
 }
 
 func testGNMIStateContainerDelete(t *testing.T, asJSON bool, del string) {
+	testOperUpDropped(t, asJSON, del, func(c *gnmiChain) *gpb.Notification {
+		return &gpb.Notification{Delete: []*gpb.Path{c.path(del)}}
+	})
+}
+
+// testOperUpDropped sends Ethernet1's and Ethernet2's oper-status (as
+// leaves, or in one JSON object of /interfaces), then the delete that
+// deleted makes (of what), and checks that Ethernet1's oper_up series
+// (its row's and its interface record's) went and Ethernet2's stayed.
+func testOperUpDropped(t *testing.T, asJSON bool, what string, deleted func(*gnmiChain) *gpb.Notification) {
 	c := newGNMIChain(t)
 	state := func(name string) *gpb.Notification {
 		if asJSON {
@@ -95,11 +76,11 @@ func testGNMIStateContainerDelete(t *testing.T, asJSON bool, del string) {
 	if got := operUp("Ethernet1"); len(got) < 2 {
 		t.Fatalf("before the delete: oper_up series of Ethernet1 %q, want its row's and its interface record's", got)
 	}
-	c.step(10, &gpb.Notification{Delete: []*gpb.Path{c.path(del)}})
+	c.step(10, deleted(c))
 	if got := operUp("Ethernet1"); len(got) > 0 {
-		t.Errorf("after the delete of %s: %q still served", del, got)
+		t.Errorf("after the delete of %s: %q still served", what, got)
 	}
 	if got := operUp("Ethernet2"); len(got) < 2 {
-		t.Errorf("after the delete of %s: Ethernet2's oper_up %q, want both kept", del, got)
+		t.Errorf("after the delete of %s: Ethernet2's oper_up %q, want both kept", what, got)
 	}
 }

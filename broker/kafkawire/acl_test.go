@@ -29,23 +29,34 @@ var aclUsers = []User{
 // aclUsers, and events, enriched.syslog and raw.syslog of one record each.
 func startACLBroker(t *testing.T) (addr string, as func(name string, opts ...kgo.Opt) *kgo.Client) {
 	t.Helper()
+	addr, _ = startACLLog(t, MechanismScramSHA512)
+	as = func(name string, opts ...kgo.Opt) *kgo.Client {
+		return newClient(t, addr, append([]kgo.Opt{kgo.SASL(mechanism(MechanismScramSHA512, name, aclPasswords[name])), kgo.RequestRetries(1)}, opts...)...)
+	}
+	return addr, as
+}
+
+// aclPasswords are aclUsers' passwords by name.
+var aclPasswords = map[string]string{"admin": "a-pass", "dash": "d-pass"}
+
+// startACLLog is the embedded broker behind a listener taking aclUsers
+// with mech (opts added), and events, enriched.syslog and raw.syslog of
+// one record each, which admin made.
+func startACLLog(t *testing.T, mech string, opts ...Option) (string, *embedded.Broker) {
+	t.Helper()
 	b, err := embedded.Open(t.TempDir(), embedded.WithLogger(testLogger(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := NewSASL([]string{MechanismScramSHA512}, aclUsers)
+	auth, err := NewSASL([]string{mech}, aclUsers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addr = startServer(t, b, WithSASL(auth))
+	_, addr := startServer(t, b, append([]Option{WithSASL(auth)}, opts...)...)
 	t.Cleanup(func() { b.Close() })
-	as = func(name string, opts ...kgo.Opt) *kgo.Client {
-		pass := map[string]string{"admin": "a-pass", "dash": "d-pass"}[name]
-		return newClient(t, addr, append([]kgo.Opt{kgo.SASL(mechanism(MechanismScramSHA512, name, pass)), kgo.RequestRetries(1)}, opts...)...)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	admin := as("admin")
+	admin := newClient(t, addr, kgo.SASL(mechanism(mech, "admin", aclPasswords["admin"])))
 	for _, topic := range []string{"events", "enriched.syslog", "raw.syslog"} {
 		if _, err := kadm.NewClient(admin).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
 			t.Fatal(err)
@@ -54,7 +65,7 @@ func startACLBroker(t *testing.T) (addr string, as func(name string, opts ...kgo
 			t.Fatal(err)
 		}
 	}
-	return addr, as
+	return addr, b
 }
 
 // TestUserTopicsAndGroups: a user with topics and groups uses those as

@@ -19,28 +19,10 @@ import (
 // group "ops" holding a commit of raw.syslog and events.
 func startACLBrokerRaw(t *testing.T, opts ...Option) (addr string, b *embedded.Broker) {
 	t.Helper()
-	b, err := embedded.Open(t.TempDir(), embedded.WithLogger(testLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth, err := NewSASL([]string{MechanismPlain}, aclUsers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, addr = startServer(t, b, append([]Option{WithSASL(auth)}, opts...)...)
-	t.Cleanup(func() { b.Close() })
+	addr, b = startACLLog(t, MechanismPlain, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	admin := newClient(t, addr, kgo.SASL(mechanism(MechanismPlain, "admin", "a-pass")))
-	adm := kadm.NewClient(admin)
-	for _, topic := range []string{"events", "enriched.syslog", "raw.syslog"} {
-		if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
-			t.Fatal(err)
-		}
-		if err := admin.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(topic)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	adm := kadm.NewClient(newClient(t, addr, kgo.SASL(mechanism(MechanismPlain, "admin", aclPasswords["admin"]))))
 	var offs kadm.Offsets
 	offs.Add(kadm.Offset{Topic: "raw.syslog", Partition: 0, At: 1})
 	offs.Add(kadm.Offset{Topic: "events", Partition: 0, At: 1})

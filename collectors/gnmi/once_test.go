@@ -203,26 +203,24 @@ func TestPollAnsweredWithoutSync(t *testing.T) {
 	waitFor(t, 20*time.Second, "3 polls answered", func() bool { return len(r.b.metrics(t)) >= 3 })
 }
 
-// exportedFor reports whether reg exports the metric name for target.
+// exportedFor reports whether r exports the metric name for target.
 func exportedFor(t *testing.T, r *running, name, target string) bool {
 	t.Helper()
-	mfs, err := r.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
+	_, ok := gathered(t, r.reg, name, target)
+	return ok
+}
+
+// snapshotOfOne is a target's script that answers with one counter and
+// sync_response, as a ONCE subscription's snapshot.
+func snapshotOfOne(t *testing.T) func(int, *gpb.SubscribeRequest, gpb.GNMI_SubscribeServer) error {
+	return func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
+			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}}}}}); err != nil {
+			return err
 		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "target" && l.GetValue() == target {
-					return true
-				}
-			}
-		}
+		return stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}})
 	}
-	return false
 }
 
 // TestOnceCompleteIsNotDown: a ONCE target that delivered its snapshot
@@ -230,14 +228,7 @@ func exportedFor(t *testing.T, r *running, name, target string) bool {
 // (weir_gnmi_connected 0, what an alert on a down target fires on), and
 // its status says it completed, synced, with no error.
 func TestOnceCompleteIsNotDown(t *testing.T) {
-	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
-		if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
-			Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
-			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}}}}}); err != nil {
-			return err
-		}
-		return stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}})
-	})
+	_, addr := startScript(t, snapshotOfOne(t))
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "o1", Address: addr, Insecure: true, Encoding: "proto",
 		Subscriptions: []configs.GNMISubscription{sub(countersPath, "once", "", 0)}}}})
 	if !exportedFor(t, r, "weir_gnmi_connected", "o1") {
@@ -263,14 +254,7 @@ func TestOnceCompleteIsNotDown(t *testing.T) {
 // must not make their series again: the running targets are kept and
 // nothing would delete them, so the "down" target stayed until restart.
 func TestReloadKeepsStateSeriesHidden(t *testing.T) {
-	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
-		if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
-			Path: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters/in-octets"),
-			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 1}}}}}); err != nil {
-			return err
-		}
-		return stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}})
-	})
+	_, addr := startScript(t, snapshotOfOne(t))
 	_, simAddr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 2})
 	timeout := configs.Duration(5 * time.Second)
 	once := configs.GNMITarget{Name: "o1", Address: addr, Insecure: true, Encoding: "proto", Timeout: timeout,

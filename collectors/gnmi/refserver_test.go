@@ -18,13 +18,23 @@ import (
 // device (prefix.target).
 func refServer(t *testing.T) string {
 	t.Helper()
+	_, s := refCache(t, "Ethernet1")
+	return serveGNMI(t, s)
+}
+
+// refCache is the reference server's cache of device dev1, synced, with
+// an in-octets counter (42) for each of ifaces, and the server over it.
+func refCache(t *testing.T, ifaces ...string) (*cache.Cache, *subscribe.Server) {
+	t.Helper()
 	c := cache.New([]string{"dev1"})
-	if err := c.GnmiUpdate(&gpb.Notification{
-		Timestamp: time.Now().UnixNano(),
-		Prefix:    &gpb.Path{Target: "dev1", Elem: mustPath(t, "/interfaces/interface[name=Ethernet1]/state/counters").Elem},
-		Update:    []*gpb.Update{{Path: mustPath(t, "in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 42}}}},
-	}); err != nil {
-		t.Fatal(err)
+	for _, name := range ifaces {
+		if err := c.GnmiUpdate(&gpb.Notification{
+			Timestamp: time.Now().UnixNano(),
+			Prefix:    &gpb.Path{Target: "dev1", Elem: mustPath(t, "/interfaces/interface[name="+name+"]/state/counters").Elem},
+			Update:    []*gpb.Update{{Path: mustPath(t, "in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 42}}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c.Sync("dev1")
 	s, err := subscribe.NewServer(c)
@@ -32,7 +42,7 @@ func refServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	c.SetClient(s.Update)
-	return serveGNMI(t, s)
+	return c, s
 }
 
 // TestPrefixTargetToReferenceServer: a server that fronts several devices

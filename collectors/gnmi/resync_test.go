@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openconfig/gnmi/cache"
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
-	"github.com/openconfig/gnmi/subscribe"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -266,23 +264,7 @@ func TestResyncNoteAllocs(t *testing.T) {
 // its device's interfaces was removed while weir's stream was down: weir
 // deletes that interface's counter after the new snapshot, and only it.
 func TestResyncWithReferenceServer(t *testing.T) {
-	c := cache.New([]string{"dev1"})
-	leaf := func(name string) *gpb.Notification {
-		return &gpb.Notification{Timestamp: time.Now().UnixNano(),
-			Prefix: &gpb.Path{Target: "dev1", Elem: mustPath(t, "/interfaces/interface[name="+name+"]/state/counters").Elem},
-			Update: []*gpb.Update{{Path: mustPath(t, "in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: 42}}}}}
-	}
-	for _, name := range []string{"Ethernet1", "Ethernet2", "Ethernet3"} {
-		if err := c.GnmiUpdate(leaf(name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.Sync("dev1")
-	s, err := subscribe.NewServer(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.SetClient(s.Update)
+	c, s := refCache(t, "Ethernet1", "Ethernet2", "Ethernet3")
 	// The same address after the restart, as weir dials it: a port the
 	// kernel picked free, taken again.
 	free, err := net.Listen("tcp", "127.0.0.1:0")
