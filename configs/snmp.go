@@ -206,6 +206,14 @@ func DefaultSNMPTarget() SNMPTarget {
 const (
 	DefaultSNMPMaxConcurrency = 64
 	DefaultTrapListen         = "127.0.0.1:5162"
+	// MinSNMPTimeout is the least snmp timeout (defaults or target) weir
+	// takes. Net-SNMP waits 1s by default and snmp_exporter 5s, but an
+	// agent on a LAN answers in a few milliseconds, so a fast poll of a
+	// near agent may rightly want less than a second; below 100ms,
+	// though, a busy agent (a walk of a large table, a CPU-bound control
+	// plane) misses it on every poll and is reported down, and the value
+	// is most likely a unit slip (5ms for 5s, a bare 1ns).
+	MinSNMPTimeout = 100 * time.Millisecond
 )
 
 // snmpRaw is the section as decoded, before resolution.
@@ -420,8 +428,9 @@ func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, is
 		t.Interval = spec.Interval.Std()
 	}
 	if spec.Timeout != nil {
-		if *spec.Timeout <= 0 {
-			add("timeout", "must be positive")
+		if *spec.Timeout < Duration(MinSNMPTimeout) {
+			add("timeout", "must be at least %v, not %v (it is how long each request waits for the agent's answer: below it a healthy agent times out and is reported down)",
+				MinSNMPTimeout, spec.Timeout.Std())
 		}
 		t.Timeout = spec.Timeout.Std()
 	}

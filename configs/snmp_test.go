@@ -152,6 +152,13 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		{"snmp:\n  targets:\n    - {name: a, address: x}\n    - {name: a, address: y}\n", "cfg.yaml:4: snmp.targets[a].name: duplicate target name (also on line 3)"},
 		{"snmp:\n  defaults:\n    interval: 10s\n    timeout: 6s\n  targets:\n    - {name: a, address: x}\n", "cfg.yaml:6: snmp.targets[a]: timeout 6s x (retries 1 + 1) exceeds the interval 10s"},
 		{"snmp:\n  defaults:\n    retries: 20\n", "cfg.yaml:3: snmp.defaults.retries: must be between 0 and 10"},
+		// A timeout below the floor was taken, and every healthy agent
+		// reported down: in snmp.defaults and on a target.
+		{"snmp:\n  defaults:\n    timeout: 5ms\n", "cfg.yaml:3: snmp.defaults.timeout: must be at least 100ms, not 5ms"},
+		{"snmp:\n  targets:\n    - name: a\n      address: x\n      timeout: 1ns\n", "cfg.yaml:5: snmp.targets[a].timeout: must be at least 100ms, not 1ns"},
+		{"snmp:\n  targets:\n    - {name: a, address: x, timeout: 99ms}\n", "cfg.yaml:3: snmp.targets[a].timeout: must be at least 100ms, not 99ms"},
+		{"snmp:\n  targets:\n    - {name: a, address: x, timeout: -1}\n", "cfg.yaml:3: snmp.targets[a].timeout: must be at least 100ms"},
+		{"snmp:\n  defaults:\n    timeout: 0s\n", "cfg.yaml:3: snmp.defaults.timeout: must be at least 100ms, not 0s"},
 		{"snmp:\n  defaults:\n    interval: soon\n", "cfg.yaml:3: snmp.defaults.interval: \"soon\" is not a duration"},
 		{"snmp:\n  defaults:\n    max_repetitions: 0\n", "cfg.yaml:3: snmp.defaults.max_repetitions: must be between 1 and 1000"},
 		{"snmp:\n  targets:\n    - {name: a, address: x, tags: {agent: core}}\n", "cfg.yaml:3: snmp.targets[a].tags.agent: weir sets agent to the host polled"},
@@ -199,6 +206,20 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		got := strings.ReplaceAll(err.Error(), path, "cfg.yaml")
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%q:\n got %q\nwant %q", tc.yaml, got, tc.want)
+		}
+	}
+}
+
+// TestSNMPTimeoutFloor: the floor itself is taken, in snmp.defaults and
+// on a target.
+func TestSNMPTimeoutFloor(t *testing.T) {
+	c, err := Parse([]byte("snmp:\n  defaults: {timeout: 100ms}\n  targets:\n    - {name: a, address: x}\n    - {name: b, address: y, timeout: 100ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range c.SNMP.Targets {
+		if tg.Timeout != MinSNMPTimeout {
+			t.Errorf("%s: timeout %v, want %v", tg.Name, tg.Timeout, MinSNMPTimeout)
 		}
 	}
 }

@@ -41,6 +41,7 @@ const readBufferSize = 4 << 10
 type conn struct {
 	s      *Server
 	nc     net.Conn
+	raw    net.Conn // the socket under nc (TLS), which Update closes
 	logger *slog.Logger
 	br     *bufio.Reader // small, or a pooled large reader on it while requests are pipelined
 	small  *bufio.Reader
@@ -73,6 +74,7 @@ type conn struct {
 	saslMech     string
 	saslState    *saslState // the users and mechanisms of SaslHandshake's time
 	userState    *saslState // the users user was taken from (refreshUser)
+	sess         *session   // the authenticated connection, for SASL.Update
 	saslRaw      bool
 	scramConv    *scramConv
 	// authBy is when a connection that has not authenticated is closed
@@ -87,6 +89,7 @@ func (s *Server) newConn(nc net.Conn, logger *slog.Logger) *conn {
 	c := &conn{
 		s:      s,
 		nc:     nc,
+		raw:    nc,
 		logger: logger,
 		small:  bufio.NewReaderSize(nc, readBufferSize),
 		wake:   make(chan struct{}, 1),
@@ -146,6 +149,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}
 	if err == nil {
 		c = s.newConn(cc, logger)
+		c.raw = nc
 		err = c.run(ctx)
 	}
 	nc.Close()
@@ -197,6 +201,9 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 // release gives back what the closed connection held: its share of the
 // request memory, a pooled reader, its long-poll timer.
 func (c *conn) release() {
+	if c.sess != nil {
+		c.s.cfg.sasl.unregister(c.user.Name, c.sess)
+	}
 	c.unreserve()
 	if c.br != c.small {
 		c.br.Reset(nil)
@@ -220,13 +227,23 @@ func (c *conn) run(ctx context.Context) (err error) {
 	for {
 		body, err := c.readFrame()
 		if err != nil {
+			if c.sess.isGone() {
+				return errUserRemoved // Update closed the socket
+			}
 			return err
 		}
 		if c.saslRaw {
 			if err := c.rawSASL(ctx, body); err != nil {
 				return err
 			}
+			if !c.sess.end() {
+				return errUserRemoved
+			}
 			continue
+		}
+		if !c.sess.begin() {
+			c.flush() // answers to pipelined requests, if any wait
+			return errUserRemoved
 		}
 		start := time.Now()
 		h, resp, err := c.handle(ctx, body)
@@ -254,6 +271,11 @@ func (c *conn) run(ctx context.Context) (err error) {
 		}
 		if m != nil && m.Request != nil {
 			m.Request(h.key, h.version, time.Since(start))
+		}
+		// Idle for Update (its socket may be closed) only with every
+		// answer written.
+		if len(c.out) == 0 && !c.sess.end() {
+			return errUserRemoved // removed while the request was handled
 		}
 		c.trimBuffers(start)
 		c.sizeReader()

@@ -96,6 +96,11 @@ poll:
 		case <-ctx.Done():
 			c.timer.Stop()
 			return nil, context.Cause(ctx)
+		case <-c.sess.removedCh():
+			// A reload removed the user (SASL.Update): its
+			// connection closes now, not at the end of the wait.
+			c.timer.Stop()
+			return nil, errUserRemoved
 		}
 	}
 	c.reportFetched(resp)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,11 @@ func (u User) equal(v User) bool {
 // mechanisms and users while they serve.
 type SASL struct {
 	st atomic.Pointer[saslState]
+	// mu orders Update's store of a new state, and its closing of the
+	// removed users' sessions, with authentications, so that none
+	// authenticates as a user an Update removed and escapes it.
+	mu       sync.Mutex
+	sessions map[string]map[*session]struct{} // by user name
 }
 
 // saslState is one set of mechanisms and users: a connection takes the
@@ -81,7 +87,7 @@ func NewSASL(mechanisms []string, users []User) (*SASL, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SASL{}
+	s := &SASL{sessions: map[string]map[*session]struct{}{}}
 	s.st.Store(st)
 	return s, nil
 }
@@ -89,10 +95,13 @@ func NewSASL(mechanisms []string, users []User) (*SASL, error) {
 // Update replaces the mechanisms and users, checked as NewSASL checks
 // them (an error changes nothing): a password rotated, a user added or
 // removed, read_only changed. Connections that authenticate afterwards
-// (their SaslHandshake afterwards) get the new ones; those that already
+// get the new ones (one that did its SaslHandshake before and
+// authenticates after as a removed user is refused); those that already
 // did keep their session, with their user's new rights from their next
-// request, or are closed if it was removed (refreshUser). The same mechanisms and users again change nothing (the
-// SCRAM credentials are not derived again).
+// request (refreshUser). A removed user's connections are closed here: an
+// idle one at once, one handling a request once it is answered, one in
+// a Fetch long-poll at once too. The same mechanisms and users again
+// change nothing (the SCRAM credentials are not derived again).
 func (s *SASL) Update(mechanisms []string, users []User) error {
 	if cur := s.st.Load(); slices.Equal(cur.mechanisms, mechanisms) && slices.EqualFunc(cur.given, users, User.equal) {
 		return nil
@@ -101,8 +110,126 @@ func (s *SASL) Update(mechanisms []string, users []User) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.st.Store(st)
+	for name, sessions := range s.sessions {
+		if st.users[name] != nil {
+			continue
+		}
+		for sess := range sessions {
+			sess.remove()
+		}
+		delete(s.sessions, name)
+	}
 	return nil
+}
+
+// register records sess as a connection of user name, for Update to
+// close if the user is removed; false if the current users (an Update
+// since the connection's SaslHandshake) have no such user.
+func (s *SASL) register(name string, sess *session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Load().users[name] == nil {
+		return false
+	}
+	m := s.sessions[name]
+	if m == nil {
+		m = map[*session]struct{}{}
+		s.sessions[name] = m
+	}
+	m[sess] = struct{}{}
+	return true
+}
+
+// unregister forgets a closed connection's session.
+func (s *SASL) unregister(name string, sess *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.sessions[name]; m != nil {
+		delete(m, sess)
+		if len(m) == 0 {
+			delete(s.sessions, name)
+		}
+	}
+}
+
+// session is an authenticated connection as Update sees it. Its socket
+// is closed by Update only between requests: a request being handled
+// is answered first (its connection goroutine then closes), so that
+// nothing it did goes unanswered while the connection is open.
+type session struct {
+	mu   sync.Mutex
+	busy bool // a request is being handled
+	gone bool // an Update removed its user
+	// removed is closed with gone: it ends a Fetch long-poll.
+	removed chan struct{}
+	close   func() error // closes the socket
+}
+
+func newSession(close func() error) *session {
+	// Busy: it is made while its SaslAuthenticate is handled.
+	return &session{busy: true, removed: make(chan struct{}), close: close}
+}
+
+// remove marks the session's user removed, and closes its socket if no
+// request is being handled.
+func (s *session) remove() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return
+	}
+	s.gone = true
+	close(s.removed)
+	if !s.busy {
+		s.close()
+	}
+}
+
+// begin marks a request being handled; false if the user was removed
+// (the request is not handled). A nil session (no SASL, or not
+// authenticated yet) has nothing to mark.
+func (s *session) begin() bool {
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy = !s.gone
+	return !s.gone
+}
+
+// end marks the request answered; false if the user was removed
+// meanwhile, and the connection must close.
+func (s *session) end() bool {
+	if s == nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy = false
+	return !s.gone
+}
+
+// isGone reports whether an Update removed the session's user.
+func (s *session) isGone() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gone
+}
+
+// removedCh is closed when an Update removes the session's user; nil
+// (never ready) for a nil session.
+func (s *session) removedCh() <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	return s.removed
 }
 
 func (s *SASL) state() *saslState { return s.st.Load() }
@@ -274,8 +401,9 @@ func (c *conn) saslStep(msg []byte) ([]byte, *saslFailure) {
 			return nil, refused("credentials", fmt.Sprintf("unknown user %q", name))
 		case subtle.ConstantTimeCompare(parts[2], []byte(u.Password)) != 1:
 			return nil, refused("credentials", fmt.Sprintf("wrong password for user %q", name))
+		case !c.authenticate(u):
+			return nil, refused("credentials", fmt.Sprintf("user %q was removed by a reload during its authentication", name))
 		}
-		c.authenticate(u)
 		return []byte{}, nil
 	}
 	if c.scramConv == nil {
@@ -297,16 +425,24 @@ func (c *conn) saslStep(msg []byte) ([]byte, *saslFailure) {
 	case err != nil:
 		return nil, refused("malformed", err.Error())
 	}
-	if c.scramConv.done {
-		c.authenticate(sasl.users[c.scramConv.user])
+	if c.scramConv.done && !c.authenticate(sasl.users[c.scramConv.user]) {
+		return nil, refused("credentials", fmt.Sprintf("user %q was removed by a reload during its authentication", c.scramConv.user))
 	}
 	return []byte(out), nil
 }
 
-func (c *conn) authenticate(u *User) {
+// authenticate makes u the connection's user, its session recorded for
+// Update; false if an Update removed u since the SaslHandshake.
+func (c *conn) authenticate(u *User) bool {
+	sess := newSession(c.raw.Close)
+	if !c.s.cfg.sasl.register(u.Name, sess) {
+		return false
+	}
+	c.sess = sess
 	c.user, c.userState, c.scramConv, c.saslRaw = u, c.saslState, nil, false
 	c.logger = c.logger.With("user", u.Name)
 	c.logger.Debug("kafka client authenticated", "mechanism", c.saslMech)
+	return true
 }
 
 // maxPreAuthBytes bounds a request before SASL authentication, and a bare

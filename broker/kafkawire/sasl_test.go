@@ -548,3 +548,111 @@ func TestSASLv0HandshakeAnsweredBeforeRefusedToken(t *testing.T) {
 	}
 	expectClosed(t, r.c)
 }
+
+// authRaw authenticates r as user with PLAIN (SaslHandshake v1).
+func authRaw(t *testing.T, r *rawClient, user, pass string) {
+	t.Helper()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, MechanismPlain
+	if resp := r.do(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake: code %d", resp.ErrorCode)
+	}
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.SASLAuthBytes = []byte("\x00" + user + "\x00" + pass)
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != 0 {
+		t.Fatalf("SaslAuthenticate: code %d", ar.ErrorCode)
+	}
+}
+
+// readEOF reads r's connection, with no deadline, until the server closes
+// it; it fails on anything else.
+func readEOF(t *testing.T, r *rawClient, what string) {
+	t.Helper()
+	r.c.SetReadDeadline(time.Time{})
+	if n, err := r.c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("%s: read %d bytes, %v; want EOF (closed by the server)", what, n, err)
+	}
+}
+
+// TestSASLUpdateClosesIdleRemovedUser: a removed user's connection was
+// closed only at its next request, so an idle one (a consumer's
+// coordinator connection, a kcat sitting idle) stayed open with its
+// session. Update closes it at once; the other users' stay open.
+func TestSASLUpdateClosesIdleRemovedUser(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	auth := testSASL(t, MechanismPlain)
+	// No idle timeout to close it instead.
+	_, addr := startServer(t, fl, WithSASL(auth), WithIdleTimeout(time.Hour))
+	removed, kept := dialRaw(t, addr), dialRaw(t, addr)
+	authRaw(t, removed, "reader", "r-pass")
+	authRaw(t, kept, "writer", "w-pass")
+	if err := auth.Update([]string{MechanismPlain}, []User{{Name: "writer", Password: "w-pass"}}); err != nil {
+		t.Fatal(err)
+	}
+	readEOF(t, removed, "the removed user's idle connection")
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 4
+	if mr := kept.do(md).(*kmsg.MetadataResponse); len(mr.Topics) != 1 {
+		t.Errorf("Metadata on the kept user's connection: %d topics", len(mr.Topics))
+	}
+}
+
+// TestSASLUpdateEndsRemovedUsersLongPoll: a removed user's Fetch waiting
+// for data (MaxWaitMillis of an hour) is ended by Update and its
+// connection closed, not held until the wait ends.
+func TestSASLUpdateEndsRemovedUsersLongPoll(t *testing.T) {
+	fl := newFakeLog()
+	newTopic(t, fl, "t", 1)
+	auth := testSASL(t, MechanismPlain)
+	_, addr := startServer(t, fl, WithSASL(auth), WithIdleTimeout(time.Hour))
+	r := dialRaw(t, addr)
+	authRaw(t, r, "reader", "r-pass")
+	f := kmsg.NewPtrFetchRequest()
+	f.Version, f.MaxWaitMillis, f.MinBytes, f.MaxBytes = 11, int32(time.Hour/time.Millisecond), 1, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "t"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes = 1 << 20
+	ft.Partitions = append(ft.Partitions, fp)
+	f.Topics = append(f.Topics, ft)
+	r.send(f)
+	// The fetch is waiting: the connection has subscribed to the log.
+	waiting := func() bool {
+		fl.mu.Lock()
+		defer fl.mu.Unlock()
+		return len(fl.topics["t"].parts[0].subs) > 0
+	}
+	for !waiting() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := auth.Update([]string{MechanismPlain}, []User{{Name: "writer", Password: "w-pass"}}); err != nil {
+		t.Fatal(err)
+	}
+	readEOF(t, r, "the removed user's connection in a long-poll")
+}
+
+// TestSASLUpdateDuringAuthentication: a client that did its
+// SaslHandshake before an Update removing its user, and authenticates
+// after it, is refused, not given a session of a user that no longer
+// exists.
+func TestSASLUpdateDuringAuthentication(t *testing.T) {
+	fl := newFakeLog()
+	auth := testSASL(t, MechanismPlain)
+	_, addr := startServer(t, fl, WithSASL(auth), WithIdleTimeout(time.Hour))
+	r := dialRaw(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, MechanismPlain
+	if resp := r.do(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+		t.Fatalf("SaslHandshake: code %d", resp.ErrorCode)
+	}
+	if err := auth.Update([]string{MechanismPlain}, []User{{Name: "writer", Password: "w-pass"}}); err != nil {
+		t.Fatal(err)
+	}
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.SASLAuthBytes = []byte("\x00reader\x00r-pass")
+	if ar := r.do(au).(*kmsg.SASLAuthenticateResponse); ar.ErrorCode != kerr.SaslAuthenticationFailed.Code {
+		t.Fatalf("SaslAuthenticate as the user removed since the handshake: code %d, want SASL_AUTHENTICATION_FAILED", ar.ErrorCode)
+	}
+	readEOF(t, r, "the refused connection")
+}

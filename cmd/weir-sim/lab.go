@@ -59,6 +59,9 @@ func labCmd(ctx context.Context, args []string) error {
 	if *every <= 0 || *interval <= 0 {
 		return fmt.Errorf("lab: --syslog-every and --interval must be positive")
 	}
+	if err := checkPollInterval(*interval); err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
 	// Deferred in this order, cancel runs first: on an error the agents
 	// and targets already serving stop, and the error is returned.
 	var wg sync.WaitGroup

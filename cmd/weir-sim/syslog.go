@@ -96,6 +96,11 @@ func syslogCmd(ctx context.Context, args []string) error {
 		})
 	}
 	wg.Wait()
+	// Timed from the first connection: a wait for weir to listen is no
+	// part of the send rate.
+	if at := counts.firstConnect.Load(); at > start.UnixNano() {
+		start = time.Unix(0, at)
+	}
 	sendTime := time.Since(start)
 	close(errc)
 	for err := range errc {
@@ -106,6 +111,9 @@ func syslogCmd(ctx context.Context, args []string) error {
 		sent, *conns, *proto, sendTime.Round(time.Millisecond), float64(sent)/sendTime.Seconds())
 	if n := counts.reconnects.Load(); n > 0 || cut > 0 {
 		fmt.Printf("connections broken and made again: %d; %d more messages were in writes they cut (some may have arrived)\n", n, cut)
+	}
+	if d := counts.delayed.Load(); d > 0 {
+		fmt.Printf("not sent while the target was down: %d messages (--rate's share of the time down); sent after the reconnect at --rate, not in a burst, so the run took that much longer\n", d)
 	}
 	if *verify == "" {
 		return nil
@@ -310,6 +318,15 @@ type sendCounts struct {
 	// may not have reached the target.
 	cut        atomic.Int64
 	reconnects atomic.Int64
+	// delayed: messages --rate would have sent while a TCP target was
+	// down, sent after the reconnect at the rate rather than in a burst.
+	delayed atomic.Int64
+	// firstConnect: when the run's first TCP connection was made (Unix
+	// nanoseconds; 0: none yet), after any wait for the listener.
+	firstConnect atomic.Int64
+	// waitNoted: the wait for the listener was told on stderr (once a
+	// run, not once a connection).
+	waitNoted atomic.Bool
 }
 
 // sendSyslog sends n messages from first on one connection, at rate a
@@ -334,6 +351,7 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 	}
 	var msg, frame []byte
 	start := time.Now()
+	reconnects := w.reconnected()
 	i := 0
 	for ; i < n && ctx.Err() == nil; i++ {
 		seq := first + i
@@ -354,6 +372,16 @@ func sendSyslog(ctx context.Context, proto, framing, target, run string, first, 
 		if rate > 0 && i%100 == 99 {
 			if err := w.flush(ctx); err != nil {
 				return err
+			}
+			if r := w.reconnected(); r != reconnects {
+				// Back after a break: on at the rate from now, not a
+				// burst of all that was due while the target was down.
+				reconnects = r
+				done := int64(i + 1)
+				if due := int64(time.Since(start).Seconds() * rate); due > done {
+					counts.delayed.Add(due - done)
+				}
+				start = time.Now().Add(-time.Duration(float64(done) / rate * float64(time.Second)))
 			}
 			// The loop's test of ctx ends the run when the wait ended early.
 			sleepCtx(ctx, time.Duration(float64(i+1)/rate*float64(time.Second))-time.Since(start))
@@ -387,6 +415,9 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 type frameWriter interface {
 	write(ctx context.Context, frame []byte) error
 	flush(ctx context.Context) error
+	// reconnected is how many times the connection was made again
+	// after a break: the sender's pace starts over after one.
+	reconnected() int64
 }
 
 // udpWriter sends a datagram per frame.
@@ -416,6 +447,8 @@ func (u *udpWriter) write(_ context.Context, frame []byte) error {
 
 func (u *udpWriter) flush(context.Context) error { return nil }
 
+func (u *udpWriter) reconnected() int64 { return 0 }
+
 // tcpWriter buffers frames and writes them to a TCP connection, which it
 // makes again when the target breaks it (weir restarting), as a device's
 // TCP syslog does. The lines of a write that failed are counted cut: TCP
@@ -426,8 +459,13 @@ type tcpWriter struct {
 	buf     []byte
 	pending int64 // frames in buf
 
+	// connected: a connection was made (a later one is a reconnect);
+	// reconnects counts those.
+	connected  bool
+	reconnects int64
+
 	mu   sync.Mutex
-	conn net.Conn // nil while broken
+	conn net.Conn // nil while broken or not made yet
 	// unwatch ends the watch that unblocks a write when ctx ends.
 	unwatch func() bool
 }
@@ -436,17 +474,12 @@ type tcpWriter struct {
 // a relay's, not one syscall per line.
 const tcpBuffer = 256 << 10
 
-// dialTCP connects to target. A target that cannot be reached at the
-// start is an error (a wrong address), not something to wait for.
+// dialTCP connects to target, waiting for it to listen as a reconnect
+// does (weir-sim may be started before weir), until ctx ends. An address
+// that cannot be right (no port, a name that does not resolve) is an
+// error at once.
 func dialTCP(ctx context.Context, target string, counts *sendCounts) (*tcpWriter, error) {
-	// With ctx: a target whose SYNs go unanswered keeps a connect waiting
-	// some two minutes, past Ctrl-C.
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", target)
-	if err != nil {
-		return nil, err
-	}
-	t := &tcpWriter{target: target, counts: counts, conn: conn, buf: make([]byte, 0, tcpBuffer+64<<10)}
+	t := &tcpWriter{target: target, counts: counts, buf: make([]byte, 0, tcpBuffer+64<<10)}
 	// A target that stops reading (weir while its broker refuses
 	// writes) blocks the write: the end of ctx (Ctrl-C) must end it,
 	// after a second for the last flush.
@@ -457,6 +490,10 @@ func dialTCP(ctx context.Context, target string, counts *sendCounts) (*tcpWriter
 			t.conn.SetWriteDeadline(time.Now().Add(time.Second))
 		}
 	})
+	if _, err := t.connection(ctx); err != nil {
+		t.unwatch()
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -494,8 +531,8 @@ func (t *tcpWriter) flush(ctx context.Context) error {
 	return nil
 }
 
-// connection is the connection to write on, made again (every 200 ms
-// until ctx ends) if it broke.
+// connection is the connection to write on, made (every 200 ms until
+// ctx ends) if there is none yet or it broke.
 func (t *tcpWriter) connection(ctx context.Context) (net.Conn, error) {
 	t.mu.Lock()
 	conn := t.conn
@@ -503,7 +540,10 @@ func (t *tcpWriter) connection(ctx context.Context) (net.Conn, error) {
 	if conn != nil {
 		return conn, nil
 	}
-	broken := time.Now()
+	since := time.Now()
+	waitNoted := false
+	// With ctx: a target whose SYNs go unanswered keeps a connect
+	// waiting some two minutes, past Ctrl-C.
 	var d net.Dialer
 	for {
 		conn, err := d.DialContext(ctx, "tcp", t.target)
@@ -514,9 +554,28 @@ func (t *tcpWriter) connection(ctx context.Context) (net.Conn, error) {
 				conn.SetWriteDeadline(time.Now().Add(time.Second))
 			}
 			t.mu.Unlock()
-			t.counts.reconnects.Add(1)
-			fmt.Fprintf(os.Stderr, "weir-sim: %s: connected again after %v\n", t.target, time.Since(broken).Round(time.Millisecond))
+			switch {
+			case t.connected:
+				t.reconnects++
+				t.counts.reconnects.Add(1)
+				fmt.Fprintf(os.Stderr, "weir-sim: %s: connected again after %v\n", t.target, time.Since(since).Round(time.Millisecond))
+			case waitNoted:
+				fmt.Fprintf(os.Stderr, "weir-sim: %s: connected after waiting %v\n", t.target, time.Since(since).Round(time.Millisecond))
+			}
+			if !t.connected {
+				t.connected = true
+				t.counts.firstConnect.CompareAndSwap(0, time.Now().UnixNano())
+			}
 			return conn, nil
+		}
+		if !t.connected {
+			if wrongAddress(err) {
+				return nil, err
+			}
+			if t.counts.waitNoted.CompareAndSwap(false, true) {
+				waitNoted = true
+				fmt.Fprintf(os.Stderr, "weir-sim: %s: %v; waiting for the listener (trying every 200ms, Ctrl-C to stop)\n", t.target, err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -525,6 +584,16 @@ func (t *tcpWriter) connection(ctx context.Context) (net.Conn, error) {
 		}
 	}
 }
+
+// wrongAddress reports whether a dial's error says the address itself is
+// wrong (no port, a name that does not resolve): waiting would not help.
+func wrongAddress(err error) bool {
+	var ae *net.AddrError
+	var de *net.DNSError
+	return errors.As(err, &ae) || errors.As(err, &de) && de.IsNotFound
+}
+
+func (t *tcpWriter) reconnected() int64 { return t.reconnects }
 
 func (t *tcpWriter) drop(conn net.Conn) {
 	t.mu.Lock()

@@ -314,3 +314,152 @@ func TestSyslogRateBelowConnections(t *testing.T) {
 		t.Fatalf("all 20000 messages sent at --rate 5 (%d arrived): not paced", got.Load())
 	}
 }
+
+// TestSendSyslogTCPWaitsForListener: `weir-sim syslog --tcp` started
+// before weir gave up at once ("connection refused"); only later breaks
+// were retried. The first connect is retried the same way, and every
+// message arrives once the listener is there.
+func TestSendSyslogTCPWaitsForListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there yet
+	const n = 1000
+	var counts sendCounts
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sendSyslog(ctx, "tcp", "newline", addr, "r", 0, n, 10, 0, &counts) }()
+	// Not a bound: long enough for the first connect and a retry to fail.
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("gave up before the listener was there: %v", err)
+	default:
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lines := 0
+	for r := bufio.NewReader(c); ; lines++ {
+		if _, err := r.ReadString('\n'); err != nil {
+			break
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if lines != n || counts.sent.Load() != n {
+		t.Errorf("%d lines arrived, %d counted sent; want %d", lines, counts.sent.Load(), n)
+	}
+	if got := counts.reconnects.Load(); got != 0 {
+		t.Errorf("the first connect counted as %d reconnects", got)
+	}
+}
+
+// TestSendSyslogTCPStopsWhileWaitingForListener: the end of the context
+// (Ctrl-C) ends the wait for a listener that never comes, with an error.
+func TestSendSyslogTCPStopsWhileWaitingForListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var counts sendCounts
+	err = sendSyslog(ctx, "tcp", "newline", addr, "r", 0, 10, 10, 0, &counts)
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("returned %v before its context ended; want an error after it", err)
+	}
+}
+
+// TestSendSyslogTCPKeepsRateAfterReconnect: after a reconnect the sender
+// caught up at full speed, writing at once all that --rate would have
+// sent while the target was down: a burst, not the load asked for. It
+// now goes on at the rate from the reconnect, and counts what was due
+// while down.
+func TestSendSyslogTCPKeepsRateAfterReconnect(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	const n, rate = 2000, 1000.0 // a batch of 100 every 100ms
+	var counts sendCounts
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sendSyslog(ctx, "tcp", "newline", addr, "r", 0, n, 10, rate, &counts) }()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	for range 100 {
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The target goes away: the connection reset, nothing listening.
+	ln.Close()
+	c.(*net.TCPConn).SetLinger(0)
+	c.Close()
+	waitFor(t, "the break noticed", func() bool { return counts.cut.Load() > 0 })
+	time.Sleep(time.Second) // down a second: some 1000 messages due meanwhile
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	back := time.Now()
+	lines := 0
+	for r := bufio.NewReader(c); ; lines++ {
+		if _, err := r.ReadString('\n'); err != nil {
+			break
+		}
+	}
+	took := time.Since(back)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The batch in hand at the reconnect goes at once, the rest at the
+	// rate: a lower bound, with a batch to spare.
+	if least := time.Duration(float64(lines-200) / rate * float64(time.Second)); took < least {
+		t.Errorf("%d messages after the reconnect in %v: a burst; at %v/s they take at least %v", lines, took, rate, least)
+	}
+	if sent, cut := counts.sent.Load(), counts.cut.Load(); sent+cut != n {
+		t.Errorf("sent %d + cut %d, want %d", sent, cut, n)
+	}
+	// A second down at 1000/s: several hundred were due meanwhile.
+	if d := counts.delayed.Load(); d < 100 {
+		t.Errorf("%d messages counted as due while down, want some hundreds", d)
+	}
+}
+
+// TestSendSyslogTCPWrongAddressFails: an address that cannot be right is
+// an error at once, not a wait for a listener.
+func TestSendSyslogTCPWrongAddressFails(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var counts sendCounts
+	err := sendSyslog(ctx, "tcp", "newline", "127.0.0.1", "r", 0, 10, 10, 0, &counts)
+	if err == nil || !strings.Contains(err.Error(), "missing port") {
+		t.Fatalf("got %v, want the address's error", err)
+	}
+}
