@@ -942,6 +942,9 @@ func (p *Parser) unwrapRelayed(l *telemetry.Log) {
 	if err := p.parseHeader(msg, &in); err != nil {
 		return
 	}
+	if isYear(in.Hostname) {
+		yearForHost(&in) // Comware's year after the time, as parse mends it
+	}
 	switch in.Format {
 	case FormatRFC3164:
 		// A time, a host name and a tag, as a device's BSD header has.
@@ -987,10 +990,15 @@ func afterBareTag(s string) string {
 }
 
 // startsLikeHeader reports whether s may start with a syslog header (the
-// PRI optional): a PRI, RFC 5424's version, a Cisco sequence field, a
-// year, a month, Cisco's clock marks, or a Cisco origin host. It is the
-// cheap test before a full parse.
+// PRI optional): a PRI, RFC 5424's version, a Cisco sequence field or
+// uptime, a year, a month, Cisco's clock marks, an AireOS task, an
+// IOS-XR node, ASA's device id, ASA's mnemonic with no header, or a Cisco
+// origin host; one space may come first, as NX-OS writes it after its
+// PRI. It is the cheap test before a full parse.
 func startsLikeHeader(s string) bool {
+	if len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
 	if len(s) < 4 {
 		return false
 	}
@@ -1000,11 +1008,17 @@ func startsLikeHeader(s string) bool {
 	case c == '1' && s[1] == ' ':
 		return true // RFC 5424
 	case c >= '0' && c <= '9':
-		return startsWithCiscoSeq(s) || len(s) > 5 && isDigits(s[:4]) && (s[4] == ' ' || s[4] == '-')
+		return startsWithCiscoSeq(s) || ciscoUptime(s) > 0 || len(s) > 5 && isDigits(s[:4]) && (s[4] == ' ' || s[4] == '-')
 	case c == ':':
 		return s[1] == ' ' // NX-OS's empty sequence field
-	case c == '*' || c == '.':
+	case c == '*':
+		return s[1] >= 'A' && s[1] <= 'Z' || s[1] >= 'a' && s[1] <= 'z' // a clock mark or an AireOS task
+	case c == '.':
 		return s[1] >= 'A' && s[1] <= 'Z'
+	case c == '%':
+		// ASA sends no header by default; no other mnemonic is a whole
+		// line (Arista's follows its agent's tag: "Ebra: %LINEPROTO-...").
+		return strings.HasPrefix(s, "%ASA-") || strings.HasPrefix(s, "%FTD-")
 	case c >= 'A' && c <= 'Z' && s[3] == ' ':
 		for _, m := range months {
 			if s[:3] == m {
@@ -1012,5 +1026,5 @@ func startsLikeHeader(s string) bool {
 			}
 		}
 	}
-	return originHost(s)
+	return originHost(s) || xrNode(s) || asaDeviceID(s) > 0
 }

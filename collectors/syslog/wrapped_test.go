@@ -270,3 +270,115 @@ func TestRelayTagBeforeSixDigitCounter(t *testing.T) {
 		}
 	}
 }
+
+// relayedCiscoShapes are direct Cisco lines of shapes the corpus lacks:
+// IOS-XR without "service sequence-numbers" (its node first), ASA with a
+// device id and no time, ASA with no header at all, an AireOS task with
+// no system name before it, IOS stamping its uptime and no counter, NX-OS
+// with a space after the PRI, and Comware's year after the time.
+var relayedCiscoShapes = []string{
+	"<187>RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Down",
+	"<187>LC/0/1/CPU0:Nov 29 14:05:01.004 UTC: ifmgr[215]: %PKT_INFRA-LINK-3-UPDOWN : Interface GigabitEthernet0/1/0/3, changed state to Down",
+	"<166>fw1 : %ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443",
+	"<166>%ASA-6-302013: Built outbound TCP connection 1235 for outside:192.0.2.10/443",
+	"<132>*spamApTask4: Nov 26 18:52:01.958: %CAPWAP-4-DISC_INTF_ERR2: [PA]capwap_ac_sm.c:2053 Ignoring discovery request",
+	"<189>1w2d: %LINK-3-UPDOWN: Interface Gi0/1, changed state to down",
+	"<189> Nov 29 13:58:46 nx7 %MODULE-5-MOD_OK: Module 2 is online",
+	"<189>2026-04-13T20:41:09+00:00 2026 core1 %%10BGP/5/BGP_STATE_CHANGED: BGP.: 3.3.3.2 state has changed from OPENCONFIRM to ESTABLISHED.",
+}
+
+// TestRelayWrappedCiscoShapes: lines of these shapes, replayed by logger
+// or read by rsyslog's imfile, stayed the relay's: IOS-XR's node, ASA's
+// device id, an AireOS task and an uptime were not taken for a header, so
+// enrichment read an IOS-XR or IOS line as Arista's and an ASA one as
+// generic, and the device's host name was lost. Each is read as if sent
+// directly, the relay's host name in Relay.
+func TestRelayWrappedCiscoShapes(t *testing.T) {
+	p := Parser{Now: fixedNow}
+	for _, raw := range relayedCiscoShapes {
+		var direct telemetry.Log
+		p.ParseCopy([]byte(raw), &direct)
+		for _, w := range relayWrappers {
+			if strings.Contains(raw, ">*spam") && strings.HasSuffix(w.head, ": ") {
+				// "vm corpus: *task: ..." is rsyslog relaying a WLC
+				// named corpus (TestRelayedWLCTaskAfterTag).
+				continue
+			}
+			in, _ := wrap(raw, w.head, w.keepPRI)
+			var l telemetry.Log
+			p.ParseCopy([]byte(in), &l)
+			want := direct
+			want.Raw, want.Relay = in, "vm"
+			if want.Hostname == "" {
+				want.Hostname = "vm"
+			}
+			if !reflect.DeepEqual(l, want) {
+				t.Errorf("%s: %.100q:\n got %s\nwant %s", w.name, in, logSummary(&l), logSummary(&want))
+			}
+		}
+	}
+}
+
+// TestRelayedWLCTaskAfterTag pins what cannot be told apart: rsyslog
+// relaying a WLC's "wlc1: *task: ..." and logger --rfc3164 relaying a
+// WLC line without its system name ("*task: ...", tag root) write the
+// same bytes. The word before the task is read as the WLC's name.
+func TestRelayedWLCTaskAfterTag(t *testing.T) {
+	checkParseCases(t, []parseCase{
+		{raw: "<13>Dec  5 06:14:49 vm root: *spamApTask4: Nov 26 18:52:01.958: %CAPWAP-4-DISC_INTF_ERR2: x", format: "cisco", host: "root", app: "spamApTask4",
+			m: "%CAPWAP-4-DISC_INTF_ERR2: x", time: "2026-11-26T18:52:01.958Z"},
+	})
+}
+
+// TestLoggerRelaysCiscoShapes sends relayedCiscoShapes, each line's PRI
+// cut as an operator replaying a saved device log does, through
+// util-linux logger to the collector: over UDP and TCP, as RFC 5424
+// (logger's default) and with --rfc3164. Each arrives as the device's
+// line sent directly: its header's host name (else logger's), time, tag,
+// sequence and message, logger's host name in Relay.
+func TestLoggerRelaysCiscoShapes(t *testing.T) {
+	if _, err := exec.LookPath("logger"); err != nil {
+		t.Skip("logger not installed (util-linux)")
+	}
+	h := startCollector(t, listener("udp"), listener("tcp"))
+	_, udpPort, _ := net.SplitHostPort(h.addrs["udp"])
+	_, tcpPort, _ := net.SplitHostPort(h.addrs["tcp"])
+	p := Parser{Now: fixedNow}
+	direct := map[string]telemetry.Log{} // by message
+	sent := 0
+	for _, raw := range relayedCiscoShapes {
+		var d telemetry.Log
+		p.ParseCopy([]byte(raw), &d)
+		direct[d.Message] = d
+		body := raw[strings.IndexByte(raw, '>')+1:]
+		for _, args := range [][]string{
+			{"--udp", "--port", udpPort}, {"--udp", "--port", udpPort, "--rfc3164"},
+			{"--tcp", "--port", tcpPort}, {"--tcp", "--port", tcpPort, "--rfc3164"},
+		} {
+			if strings.HasPrefix(body, "*spam") && args[len(args)-1] == "--rfc3164" {
+				continue // the tag taken for the WLC's name: TestRelayedWLCTaskAfterTag
+			}
+			args = append([]string{"--server", "127.0.0.1"}, append(args, body)...)
+			if out, err := exec.Command("logger", args...).CombinedOutput(); err != nil {
+				t.Fatalf("logger %q: %v %s", args, err, out)
+			}
+			sent++
+		}
+	}
+	for _, l := range h.waitLogs(sent) {
+		d, ok := direct[l.Message]
+		if !ok {
+			t.Errorf("%.120q: message %.60q is no line's as sent directly (format %s, host %q)", l.Raw, l.Message, l.Format, l.Hostname)
+			continue
+		}
+		host := d.Hostname
+		if host == "" {
+			host = l.Relay
+		}
+		got := [...]string{l.Format, l.Hostname, l.AppName, l.ProcID, l.Sequence}
+		exp := [...]string{d.Format, host, d.AppName, d.ProcID, d.Sequence}
+		if l.Relay == "" || got != exp || (l.Time == nil) != (d.Time == nil) || l.Time != nil && !l.Time.Equal(*d.Time) {
+			t.Errorf("%.120q: relay %q, got %q, want %q (time %v, want %v)", l.Raw, l.Relay, got, exp, l.Time, d.Time)
+		}
+	}
+}
