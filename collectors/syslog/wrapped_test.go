@@ -382,3 +382,65 @@ func TestLoggerRelaysCiscoShapes(t *testing.T) {
 		}
 	}
 }
+
+// tracebackLines are the continuation lines IOS sends after some messages
+// (a process and its stack), each a message of its own: the header as
+// the device writes it, and no time and no mnemonic; IOS-XE's stack has
+// colons in it.
+var tracebackLines = []string{
+	"<187>124: -Traceback= 0x6017F4C4 0x60189B08 0x6018A1C0",
+	"<187>125: edge1: -Traceback= 0x6017F4C4 0x60189B08 0x6018A1C0",
+	"<187>126: edge1: 000126: -Traceback= 6017F4C4z 60189B08z",
+	`<187>127: -Process= "IP Input", ipl= 0, pid= 72`,
+	"<187>128: -Traceback= 1#8d5b2f7e0a9c :55E5A2DE7000+8E0A6B0 :55E5A2DE7000+8E0A1C4",
+	"<187>-Traceback= 0x6017F4C4 0x60189B08",
+	"<187>129: Nov 29 14:02:11.123: -Traceback= 0x6017F4C4 0x60189B08",
+}
+
+// TestCiscoTracebackLines: IOS's traceback and process lines were
+// malformed sent directly (no time after the header) and, relayed, stayed
+// the relay's, their sequence number or the device's host name taken for
+// a tag. They are Cisco lines with the header's sequence number and host
+// name and the line as the message; relayed, the device's as if sent
+// directly. A word before a bare traceback is not taken for a host name
+// ("vm corpus: -Traceback= ..." is logger's tag as often as a device's
+// name): the line is the relay's.
+func TestCiscoTracebackLines(t *testing.T) {
+	const tb = "-Traceback= 0x6017F4C4 0x60189B08"
+	checkParseCases(t, []parseCase{
+		{raw: "<187>124: -Traceback= 0x6017F4C4 0x60189B08 0x6018A1C0", format: "cisco", seq: "124", m: "-Traceback= 0x6017F4C4 0x60189B08 0x6018A1C0"},
+		{raw: "<187>125: edge1: " + tb, format: "cisco", host: "edge1", seq: "125", m: tb},
+		{raw: "<187>126: edge1: 000126: " + tb, format: "cisco", host: "edge1", seq: "000126", m: tb},
+		{raw: `<187>127: -Process= "IP Input", ipl= 0, pid= 72`, format: "cisco", seq: "127", m: `-Process= "IP Input", ipl= 0, pid= 72`},
+		{raw: "<187>128: -Traceback= 1#8d5b2f7e0a9c :55E5A2DE7000+8E0A6B0", format: "cisco", seq: "128", m: "-Traceback= 1#8d5b2f7e0a9c :55E5A2DE7000+8E0A6B0"},
+		{raw: "<187>" + tb, format: "cisco", m: tb},
+		{raw: "<187>edge1: " + tb, format: "cisco", host: "edge1", m: tb},
+		// rsyslog relaying them in its forward formats.
+		{raw: "<187>Dec  5 06:14:49 relay1 124: " + tb, format: "cisco", host: "relay1", seq: "124", m: tb},
+		{raw: "<187>Dec  5 06:14:49 relay1 125: edge1: " + tb, format: "cisco", host: "edge1", seq: "125", m: tb},
+		{raw: "<187>Dec  5 06:14:49 relay1 edge1: 000126: " + tb, format: "cisco", host: "edge1", seq: "000126", m: tb},
+		{raw: "<187>Dec  5 06:14:49 relay1 " + tb, format: "cisco", host: "relay1", m: tb},
+		{raw: "<187>1 2026-12-05T06:14:49.457124+00:00 relay1 124 - - -  " + tb, format: "cisco", host: "relay1", seq: "124", m: tb},
+		// A daemon's words stay its own.
+		{raw: "<13>Nov 29 14:10:00 h1 app: -Traceback is empty", format: "rfc3164", host: "h1", app: "app", m: "-Traceback is empty"},
+		{raw: "<13>Nov 29 14:10:00 h1 app: 42: -Process=x", format: "rfc3164", host: "h1", app: "app", m: "42: -Process=x"},
+	})
+	p := Parser{Now: fixedNow}
+	for _, raw := range tracebackLines {
+		var direct telemetry.Log
+		p.ParseCopy([]byte(raw), &direct)
+		for _, w := range relayWrappers {
+			in, _ := wrap(raw, w.head, w.keepPRI)
+			var l telemetry.Log
+			p.ParseCopy([]byte(in), &l)
+			want := direct
+			want.Raw, want.Relay = in, "vm"
+			if want.Hostname == "" {
+				want.Hostname = "vm"
+			}
+			if !reflect.DeepEqual(l, want) {
+				t.Errorf("%s: %.100q:\n got %s\nwant %s", w.name, in, logSummary(&l), logSummary(&want))
+			}
+		}
+	}
+}
