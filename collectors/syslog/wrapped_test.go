@@ -259,6 +259,11 @@ func TestRelayTagBeforeSixDigitCounter(t *testing.T) {
 		// IOS's own origin host and zero-padded sequence number, relayed.
 		{"<189>Nov 29 14:03:02 relay1 edge1: 000045: *Nov 29 14:03:01.272: " + link, "edge1", "", "000045"},
 		{"<189>Nov 29 14:03:02 relay1 edge1: 099999: Nov 29 14:03:01.272: " + link, "edge1", "", "099999"},
+		// Past 99,999 in RFC 5424 the two differ: rsyslog relaying a
+		// device's line keeps the space after the tag in the message,
+		// imfile's line has none.
+		{"<189>1 2026-12-05T06:14:49Z relay1 edge1 - - -  123456: *Nov 29 10:00:00.123: " + link, "edge1", "", "123456"},
+		{"<133>1 2026-12-05T06:14:49Z vm devlogs - - - 123456: *Nov 29 10:00:00.123: " + link, "vm", "vm", "123456"},
 	} {
 		var l telemetry.Log
 		p := Parser{Now: fixedNow}
@@ -442,5 +447,42 @@ func TestCiscoTracebackLines(t *testing.T) {
 				t.Errorf("%s: %.100q:\n got %s\nwant %s", w.name, in, logSummary(&l), logSummary(&want))
 			}
 		}
+	}
+}
+
+// TestRsyslogNamesFileByDevice: a hostless device line (IOS without
+// "logging origin-id") that rsyslog's imfile reads is named after the
+// relay, as imfile knows no device. Its metadata has the file name,
+// though: with one file per device and a template that writes the name
+// taken from it as the header's host name, the line is that device's.
+func TestRsyslogNamesFileByDevice(t *testing.T) {
+	if _, err := exec.LookPath("rsyslogd"); err != nil {
+		t.Skip("rsyslogd not installed")
+	}
+	h := startCollector(t, listener("tcp"))
+	_, tcpPort, _ := net.SplitHostPort(h.addrs["tcp"])
+	work := t.TempDir()
+	src := filepath.Join(work, "edge7.log")
+	if err := os.WriteFile(src, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr := startRsyslog(t, work, fmt.Sprintf(`
+global(workDirectory="%s")
+module(load="imfile")
+template(name="bydevice" type="string" string="<%%PRI%%>%%TIMESTAMP%% %%$.device%% %%syslogtag%%%%msg%%")
+input(type="imfile" File="%s" Tag="devlogs:" addMetadata="on" ruleset="relay")
+ruleset(name="relay") {
+  set $.device = re_extract($!metadata!filename, "([^/]+)\\.log\$", 0, 1, "unknown");
+  action(type="omfwd" target="127.0.0.1" port="%s" protocol="tcp" template="bydevice")
+}
+`, work, src, tcpPort))
+	const line = "<187>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down"
+	if err := os.WriteFile(src, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := h.waitLogs(1)[0]
+	if l.Format != FormatCisco || l.Hostname != "edge7" || l.Sequence != "45" || l.Facility != 23 || l.Severity != 3 {
+		t.Errorf("%.120q: format %s, host %q, seq %q, facility %d, severity %d; want cisco, edge7, 45, 23, 3\nrsyslogd: %s",
+			l.Raw, l.Format, l.Hostname, l.Sequence, l.Facility, l.Severity, stderr.String())
 	}
 }
