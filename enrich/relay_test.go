@@ -153,3 +153,50 @@ func TestRelayWrappedCorpusClassified(t *testing.T) {
 		t.Fatal("no corpus line wrapped")
 	}
 }
+
+// TestLoggerRelayedCiscoShapesClassified: Cisco lines an operator
+// replayed with logger after cutting their PRI (the bytes util-linux
+// logger 2.38 sends: its own PRI, BSD header and tag root with
+// --rfc3164, RFC 5424 with its timeQuality element otherwise) lost their
+// vendor or host: an IOS-XR line without sequence numbers and an IOS line
+// stamped with its uptime read as Arista's, an ASA line with its device
+// id as generic, and its device id was lost. Each gives the vendor,
+// mnemonic, event and object it gives sent directly, and its own host
+// name (the relay's when it has none).
+func TestLoggerRelayedCiscoShapesClassified(t *testing.T) {
+	c := NewClassifier()
+	p := syslog.Parser{Now: func() time.Time { return time.Date(2026, 12, 5, 7, 0, 0, 0, time.UTC) }}
+	heads := []string{
+		"<13>Dec  5 06:14:49 vm root: ",
+		`<13>1 2026-12-05T06:14:49.457124+00:00 vm root - - [timeQuality tzKnown="1" isSynced="0"] `,
+	}
+	for _, raw := range []string{
+		"<187>RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: ifmgr[215]: %PKT_INFRA-LINK-3-UPDOWN : Interface GigabitEthernet0/0/0/1, changed state to Down",
+		"<187>1236: RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Down - BGP Notification sent",
+		"<187>2001: pe1 RP/0/RSP0/CPU0:Nov 29 14:05:00.123 UTC: bgp[1052]: %ROUTING-BGP-5-ADJCHANGE : neighbor 192.0.2.1 Up",
+		"<166>fw1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22",
+		"<164>Nov 29 2026 14:03:02 asa1 : %ASA-4-106023: Deny tcp src outside:198.51.100.7/5555 dst inside:10.0.0.5/22",
+		"<166>%ASA-6-302013: Built outbound TCP connection 1234 for outside:192.0.2.10/443",
+		"<131>wlc1: *spamApTask1: Nov 29 14:03:01.553: %LWAPP-3-DISCOVERY_ERR: capwap_ac_sm.c:2144 Did not send discovery response",
+		"<189>1w2d: %LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down",
+	} {
+		var direct telemetry.Log
+		p.ParseCopy([]byte(raw), &direct)
+		want := c.Classify(&direct)
+		host := direct.Hostname
+		if host == "" {
+			host = "vm"
+		}
+		for _, h := range heads {
+			in := h + raw[strings.IndexByte(raw, '>')+1:]
+			var l telemetry.Log
+			p.ParseCopy([]byte(in), &l)
+			got := c.Classify(&l)
+			if got.Vendor != want.Vendor || got.Mnemonic != want.Mnemonic || got.Event != want.Event || ObjectOf(got) != ObjectOf(want) ||
+				l.Hostname != host || l.Relay != "vm" {
+				t.Errorf("%.90q: vendor %q, mnemonic %q, event %q, object %q, host %q, relay %q; want %q, %q, %q, %q, %q, vm",
+					in, got.Vendor, got.Mnemonic, got.Event, ObjectOf(got), l.Hostname, l.Relay, want.Vendor, want.Mnemonic, want.Event, ObjectOf(want), host)
+			}
+		}
+	}
+}

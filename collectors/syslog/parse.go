@@ -96,8 +96,9 @@ func (p *Parser) parseHeader(rest string, l *telemetry.Log) (err error) {
 		}
 	case startsWithCiscoSeq(rest):
 		err = p.parseCisco(rest, l, 0)
-	case strings.HasPrefix(rest, "%"):
-		// ASA without "logging timestamp", its default: no header at all.
+	case strings.HasPrefix(rest, "%"), ciscoContinuation(rest):
+		// ASA without "logging timestamp", its default: no header at all;
+		// IOS's traceback without sequence numbers.
 		l.Format, l.Message = FormatCisco, rest
 	default:
 		err = p.parse3164(rest, l)
@@ -390,7 +391,7 @@ func (p *Parser) parse3164(s string, l *telemetry.Log) error {
 		// ASA's device id glued to the colon: "Mmm dd yyyy hh:mm:ss fw1: %ASA-...".
 		l.Hostname, s = word[:len(word)-1], after
 	}
-	if strings.HasPrefix(s, "%") {
+	if strings.HasPrefix(s, "%") || ciscoContinuation(s) {
 		l.Format = FormatCisco
 		l.Message = s
 		return nil
@@ -471,7 +472,7 @@ func (p *Parser) relayed5424Cisco(l *telemetry.Log) {
 	case c == '%' && l.AppName == "":
 		l.Format, l.Message = FormatCisco, msg
 		return
-	case l.AppName != "" && !isDigits(l.AppName) && c != '*' && c != '.' && (c < '0' || c > '9') && (c < 'A' || c > 'Z'):
+	case l.AppName != "" && !isDigits(l.AppName) && c != '*' && c != '.' && (c < '0' || c > '9') && (c < 'A' || c > 'Z') && !ciscoContinuation(msg):
 		// A tag, not an origin host: no time nor task follows (the usual
 		// relayed line).
 		return
@@ -517,6 +518,15 @@ func originHost(s string) bool {
 	}
 	n := skipDigits(r, 0)
 	return n == 4 && len(r) > 4 && r[4] == ' ' || n >= 6 && r[0] == '0' && n < len(r) && r[n] == ':'
+}
+
+// ciscoContinuation reports whether s is one of the lines IOS sends after
+// some messages, each a message of its own with the header (sequence
+// number, host name) but no time nor mnemonic: the process
+// ("-Process= \"IP Input\", ipl= 0, pid= 72") and its stack
+// ("-Traceback= 0x6017F4C4 0x60189B08 ...").
+func ciscoContinuation(s string) bool {
+	return strings.HasPrefix(s, "-Traceback= ") || strings.HasPrefix(s, "-Process= ")
 }
 
 // asaDeviceID is the length of the device id that starts s when s is an
@@ -605,6 +615,11 @@ const (
 // TIMESTAMP: ...; mode makes it stricter.
 func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, mode ciscoMode) error {
 	l.Format = FormatCisco
+	if ciscoContinuation(s) {
+		// Before the origin: an IOS-XE stack has colons, no host name.
+		l.Message = s
+		return nil
+	}
 	// Origin: "edge1: " (a host name), "RP/0/RSP0/CPU0:" (an IOS-XR
 	// node, glued to the timestamp), or both as IOS-XR writes them with
 	// "logging hostnameprefix": "pe1 RP/0/RSP0/CPU0:".
@@ -628,6 +643,10 @@ func (p *Parser) parseCiscoOrigin(s string, l *telemetry.Log, mode ciscoMode) er
 	// "<189>52: edge1: 000045: *Mar  1 ...". Sequence is the second number.
 	if n := skipDigits(s, 0); n > 0 && n+1 < len(s) && s[n] == ':' && s[n+1] == ' ' {
 		l.Sequence, s = s[:n], s[n+2:]
+	}
+	if ciscoContinuation(s) {
+		l.Message = s // no time
+		return nil
 	}
 	// A Cisco wireless controller (AireOS) names the task after the host:
 	// "wlc1: *spamApTask1: Mmm dd ...". A timestamp has a space before its
@@ -942,6 +961,9 @@ func (p *Parser) unwrapRelayed(l *telemetry.Log) {
 	if err := p.parseHeader(msg, &in); err != nil {
 		return
 	}
+	if isYear(in.Hostname) {
+		yearForHost(&in) // Comware's year after the time, as parse mends it
+	}
 	switch in.Format {
 	case FormatRFC3164:
 		// A time, a host name and a tag, as a device's BSD header has.
@@ -952,7 +974,8 @@ func (p *Parser) unwrapRelayed(l *telemetry.Log) {
 		// A time or an uptime (parseCisco's error when there is none),
 		// and the mnemonic every Cisco line has after its header: without
 		// it "job 00:01:23: elapsed" would be an uptime and a message.
-		if !strings.HasPrefix(in.Message, "%") {
+		// IOS's traceback and process lines have neither.
+		if !strings.HasPrefix(in.Message, "%") && !ciscoContinuation(in.Message) {
 			return
 		}
 	case FormatRFC5424:
@@ -987,10 +1010,15 @@ func afterBareTag(s string) string {
 }
 
 // startsLikeHeader reports whether s may start with a syslog header (the
-// PRI optional): a PRI, RFC 5424's version, a Cisco sequence field, a
-// year, a month, Cisco's clock marks, or a Cisco origin host. It is the
-// cheap test before a full parse.
+// PRI optional): a PRI, RFC 5424's version, a Cisco sequence field or
+// uptime, a year, a month, Cisco's clock marks, an AireOS task, an
+// IOS-XR node, ASA's device id, ASA's mnemonic with no header, or a Cisco
+// origin host; one space may come first, as NX-OS writes it after its
+// PRI. It is the cheap test before a full parse.
 func startsLikeHeader(s string) bool {
+	if len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
 	if len(s) < 4 {
 		return false
 	}
@@ -1000,11 +1028,19 @@ func startsLikeHeader(s string) bool {
 	case c == '1' && s[1] == ' ':
 		return true // RFC 5424
 	case c >= '0' && c <= '9':
-		return startsWithCiscoSeq(s) || len(s) > 5 && isDigits(s[:4]) && (s[4] == ' ' || s[4] == '-')
+		return startsWithCiscoSeq(s) || ciscoUptime(s) > 0 || len(s) > 5 && isDigits(s[:4]) && (s[4] == ' ' || s[4] == '-')
 	case c == ':':
 		return s[1] == ' ' // NX-OS's empty sequence field
-	case c == '*' || c == '.':
+	case c == '*':
+		return s[1] >= 'A' && s[1] <= 'Z' || s[1] >= 'a' && s[1] <= 'z' // a clock mark or an AireOS task
+	case c == '.':
 		return s[1] >= 'A' && s[1] <= 'Z'
+	case c == '-':
+		return ciscoContinuation(s)
+	case c == '%':
+		// ASA sends no header by default; no other mnemonic is a whole
+		// line (Arista's follows its agent's tag: "Ebra: %LINEPROTO-...").
+		return strings.HasPrefix(s, "%ASA-") || strings.HasPrefix(s, "%FTD-")
 	case c >= 'A' && c <= 'Z' && s[3] == ' ':
 		for _, m := range months {
 			if s[:3] == m {
@@ -1012,5 +1048,5 @@ func startsLikeHeader(s string) bool {
 			}
 		}
 	}
-	return originHost(s)
+	return originHost(s) || xrNode(s) || asaDeviceID(s) > 0
 }

@@ -409,11 +409,15 @@ func BenchmarkParseEncodeCorpus(b *testing.B) {
 }
 
 func FuzzParse(f *testing.F) {
+	seeds := append(append([]string(nil), relayedCiscoShapes...), tracebackLines...)
 	for _, c := range loadCorpus(f) {
-		f.Add([]byte(c.Raw))
+		seeds = append(seeds, c.Raw)
+	}
+	for _, raw := range seeds {
+		f.Add([]byte(raw))
 		// Behind a relay's header (see relayWrappers).
 		for _, w := range relayWrappers {
-			if raw, ok := wrap(c.Raw, w.head, w.keepPRI); ok {
+			if raw, ok := wrap(raw, w.head, w.keepPRI); ok {
 				f.Add([]byte(raw))
 			}
 		}
