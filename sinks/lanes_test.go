@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -20,7 +21,6 @@ type laneDest struct {
 	mu        sync.Mutex
 	delivered int
 	stuckLane int // -1 until known
-	stuckLeft int // records of the stuck lane from the stuck one on
 }
 
 func (d *laneDest) Lanes() int { return 4 }
@@ -30,7 +30,7 @@ func (d *laneDest) WriteLane(ctx context.Context, lane int, items []sinks.Item) 
 	defer d.mu.Unlock()
 	for i := range items {
 		if items[i].Metric.Device == "stuck" {
-			d.stuckLane, d.stuckLeft = lane, len(items)-i
+			d.stuckLane = lane
 			return &sinks.PartialError{Done: i, Err: &sinks.RetryableError{Err: errors.New("HTTP 503")}}
 		}
 		d.delivered++
@@ -70,10 +70,17 @@ func TestStopCommitsUpToTheFirstRecordNotDelivered(t *testing.T) {
 	c := cfg("lanes")
 	c.BatchSize = total
 	r := sinktest.Start(t, b, c, d)
+	// The stuck lane's records from the stuck one on wait; the others go.
+	stuckLeft := 0
+	for i := stuckAt; i < total; i++ {
+		if sinks.LaneOf(key(i), d.Lanes()) == sinks.LaneOf("stuck", d.Lanes()) {
+			stuckLeft++
+		}
+	}
 	sinktest.Eventually(t, "every lane but the stuck one delivered", func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		return d.stuckLane >= 0 && d.delivered == total-d.stuckLeft
+		return d.stuckLane >= 0 && d.delivered == total-stuckLeft
 	})
 	r.Stop()
 	if off, _ := b.Committed(sinks.Group("lanes"), "enriched.metrics", 0); off != stuckAt {
@@ -83,5 +90,101 @@ func TestStopCommitsUpToTheFirstRecordNotDelivered(t *testing.T) {
 	defer d.mu.Unlock()
 	if d.delivered <= stuckAt {
 		t.Fatalf("%d records delivered: the other lanes did not go past the stuck record", d.delivered)
+	}
+}
+
+// dlDown fails every produce to the dead-letter topic, as a broker whose
+// disk is full does.
+type dlDown struct{ broker.Broker }
+
+func (b *dlDown) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	if topic == telemetry.TopicDeadLetter {
+		return errors.New("injected: no space left on device")
+	}
+	return b.Broker.Produce(ctx, topic, recs)
+}
+
+// rejectingLanes is a Concurrent destination refusing device "bad" for
+// good, taking the others; it notes the devices it took.
+type rejectingLanes struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (d *rejectingLanes) Lanes() int { return 4 }
+
+func (d *rejectingLanes) WriteLane(ctx context.Context, lane int, items []sinks.Item) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range items {
+		if items[i].Metric.Device == "bad" {
+			return &sinks.PartialError{Done: i, Err: &sinks.RejectedError{Reason: "bad", Err: errors.New("HTTP 400")}}
+		}
+		d.got = append(d.got, items[i].Metric.Device)
+	}
+	return nil
+}
+
+func (d *rejectingLanes) Write(ctx context.Context, items []sinks.Item) error {
+	return errors.New("Write called on a destination with lanes")
+}
+
+func (d *rejectingLanes) Close() error { return nil }
+
+func (d *rejectingLanes) taken(prefix string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, dev := range d.got {
+		if strings.HasPrefix(dev, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDeadLetterDownHoldsOnlyItsLane: a refused record whose dead letter
+// cannot be written (the broker's disk full) holds up its lane alone:
+// records polled after it go on to the other lanes, the partition is
+// committed up to the refused record and no further, and a stop ends
+// the lane waiting on the dead-letter topic.
+func TestDeadLetterDownHoldsOnlyItsLane(t *testing.T) {
+	eb := sinktest.Broker(t)
+	if err := eb.CreateTopic(context.Background(), "enriched.metrics", broker.TopicConfig{Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(devs ...string) {
+		ms := metrics(len(devs), func(int) string { return "ifTable" })
+		for i := range ms {
+			ms[i].Device = devs[i]
+		}
+		sinktest.Produce(t, eb, "enriched.metrics", telemetry.SchemaMetric, func(i int) string { return devs[i] }, ms)
+	}
+	const badAt = 5
+	produce("dev0", "dev1", "dev2", "dev3", "dev4", "bad", "dev6")
+	d := &rejectingLanes{}
+	c := cfg("dldown")
+	r := sinktest.Start(t, &dlDown{Broker: eb}, c, d)
+	sinktest.Eventually(t, "the dead letter failing", func() bool {
+		return r.Counter("weir_sink_errors_total", map[string]string{"sink": "dldown", "kind": "dead_letter"}) > 0
+	})
+	var late []string
+	for i := range 24 {
+		late = append(late, fmt.Sprintf("late%d", i))
+	}
+	produce(late...)
+	// Most are in other lanes than the refused record's.
+	sinktest.Eventually(t, "records polled later delivered while the dead letter fails", func() bool {
+		return d.taken("late") >= len(late)/2
+	})
+	sinktest.Eventually(t, "committed up to the refused record", func() bool {
+		off, _ := eb.Committed(sinks.Group("dldown"), "enriched.metrics", 0)
+		return off == badAt
+	})
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := eb.Committed(sinks.Group("dldown"), "enriched.metrics", 0); off != badAt {
+		t.Fatalf("committed at the stop: %d, want %d (the refused record, not dead-lettered)", off, badAt)
 	}
 }

@@ -94,18 +94,22 @@ type Destination interface {
 
 // Concurrent is implemented by destinations that deliver record by record
 // and can have several records in flight (the webhook's JSON form): with
-// Lanes above 1, the sink splits each batch into that many lanes, records
-// of one key (of one partition, for records without a key) always in the
-// same lane and in their order, and delivers the lanes at once, each
-// retried on its own: a record being retried holds up its own lane, not
-// the others. The batch is done (and committed) when every lane is.
+// Lanes above 1, the sink hands the records it polls to that many lanes,
+// records of one key (of one partition, for records without a key) always
+// to the same lane and in their order, and each lane writes what it was
+// handed on its own, retried on its own: a record being retried holds up
+// its own lane, while the others go on taking the records polled after
+// it. A lane holds up to batch_size records; polling waits while the
+// lane a record goes to is full. Each partition is committed every
+// flush_interval up to its first record not yet delivered or
+// dead-lettered, whatever lane it is in.
 type Concurrent interface {
 	// Lanes is how many records may be in flight at once; 1: one, and
 	// Write alone is called.
 	Lanes() int
 	// WriteLane is Write for the records of one lane (0 <= lane <
 	// Lanes()); lanes are written at once, each from one goroutine at a
-	// time.
+	// time. The items' slice is reused after the call.
 	WriteLane(ctx context.Context, lane int, items []Item) error
 }
 
@@ -283,7 +287,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		filtered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_sink_filtered_total",
 			Help: "Records the sink's filter or schema skipped."}, []string{"sink"}),
 		batch: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "weir_sink_batch_seconds",
-			Help:    "Time to deliver one batch, retries included.",
+			Help:    "Time to deliver one batch, retries included; with concurrency, one lane's write (the records it took from its queue at once).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 12)}, []string{"sink"}),
 	}
 	if reg != nil {
@@ -314,10 +318,9 @@ type Sink struct {
 	points  bool         // metrics as Points
 	ender   Resolver     // nil: no record ends another
 
-	// lanes > 1: the destination is Concurrent, and batches are split
-	// into lanes (reused from batch to batch).
+	// lanes > 1: the destination is Concurrent, and records go to that
+	// many lanes (see Concurrent and lanes).
 	lanes int
-	split laneSplit
 
 	// Decoding state, one per decoding goroutine, and the Points of the
 	// records not yet committed (reused after each commit).
@@ -351,6 +354,13 @@ type Sink struct {
 	failStreak   int
 	failLogged   bool
 	failingSince time.Time
+	// With lanes: how many lanes are failing (an attempt of their write
+	// failed and none went through since), and the last failed attempt.
+	// The recovery is logged when the last failing lane goes through,
+	// once per outage; the streak ends after a flush interval without a
+	// failure (what a batch without one was before lanes).
+	lanesFailing int
+	lastFailure  time.Time
 	// Failed polls (a Kafka cluster down): the same.
 	pollLog throttle.Throttle
 	// pollRetryWait is the wait after a failed poll.
@@ -415,8 +425,15 @@ func New(b broker.Broker, cfg configs.Sink, dest Destination, opts ...Option) (*
 		s.points = true
 	}
 	s.ender, _ = dest.(Resolver)
-	if cd, ok := dest.(Concurrent); ok && cd.Lanes() > 1 {
+	_, releaser := dest.(PartitionReleaser)
+	_, warmer := dest.(Warmer)
+	// The lanes' loop neither releases partitions nor warms up (no
+	// Concurrent destination does): such a destination gets Write.
+	if cd, ok := dest.(Concurrent); ok && cd.Lanes() > 1 && !releaser && !warmer {
 		s.lanes = cd.Lanes()
+		// Points are reused after each commit of a whole poll; lanes
+		// finish records in any order: Metrics, each its own.
+		s.points = false
 	}
 	return s, nil
 }
@@ -509,6 +526,9 @@ func (s *Sink) consume(ctx context.Context) error {
 		}
 	}
 	defer c.Close()
+	if s.lanes > 1 {
+		return s.consumeLanes(ctx, c)
+	}
 	sink := prometheus.Labels{"sink": s.cfg.Name}
 	filtered := s.m.filtered.With(sink)
 	var pending []Item
@@ -538,37 +558,12 @@ func (s *Sink) consume(ctx context.Context) error {
 			err, recs, timedOut = nil, nil, true
 		}
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
+			if !s.pollFailed(ctx, err, &pollFailures) {
 				return nil
-			}
-			// A group session lost in a network blip, a coordinator
-			// moving, a partition that cannot be read for now: the
-			// client recovers, or the broker reports it. Stopping here
-			// would stop weir. What is pending stays pending.
-			// A cluster down for long fails poll after poll: the first
-			// failures are logged, then one line per 10 s.
-			s.m.errors.WithLabelValues(s.cfg.Name, "poll").Inc()
-			pollFailures++
-			// failures is how many in a row; the throttle's count (since
-			// the line it last let through) does not know of the first
-			// ones, logged whether it is due or not.
-			if logFailure(&s.pollLog, pollFailures) {
-				s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err,
-					"failures", pollFailures)
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(s.pollRetryWait):
 			}
 			continue
 		}
-		if pollFailures > 0 && !timedOut {
-			// A poll that timed out with nothing says nothing: between
-			// failures, a Kafka client's do while it dials.
-			s.logger.Info("sink polling again", "sink", s.cfg.Name, "failed_polls", pollFailures)
-			pollFailures = 0
-		}
+		s.pollWent(timedOut, &pollFailures)
 		if releaser != nil {
 			assigned, pending = s.release(releaser, assigned, c.Assigned(), pending)
 		}
@@ -652,6 +647,45 @@ func (s *Sink) consume(ctx context.Context) error {
 		}
 		dirty = false
 		deadline = time.Now().Add(s.flushInterval)
+	}
+}
+
+// pollFailed counts and logs a failed poll and waits before the next; false:
+// stop (ctx done, the consumer closed).
+func (s *Sink) pollFailed(ctx context.Context, err error, failures *int) bool {
+	if ctx.Err() != nil || errors.Is(err, broker.ErrClosed) {
+		return false
+	}
+	// A group session lost in a network blip, a coordinator
+	// moving, a partition that cannot be read for now: the
+	// client recovers, or the broker reports it. Stopping here
+	// would stop weir. What is pending stays pending.
+	// A cluster down for long fails poll after poll: the first
+	// failures are logged, then one line per 10 s.
+	s.m.errors.WithLabelValues(s.cfg.Name, "poll").Inc()
+	*failures++
+	// failures is how many in a row; the throttle's count (since
+	// the line it last let through) does not know of the first
+	// ones, logged whether it is due or not.
+	if logFailure(&s.pollLog, *failures) {
+		s.logger.Error("sink poll failed; polling again in a second", "sink", s.cfg.Name, "err", err,
+			"failures", *failures)
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(s.pollRetryWait):
+	}
+	return true
+}
+
+// pollWent notes a poll that did not fail after some that did.
+func (s *Sink) pollWent(timedOut bool, failures *int) {
+	if *failures > 0 && !timedOut {
+		// A poll that timed out with nothing says nothing: between
+		// failures, a Kafka client's do while it dials.
+		s.logger.Info("sink polling again", "sink", s.cfg.Name, "failed_polls", *failures)
+		*failures = 0
 	}
 }
 
@@ -891,9 +925,6 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done map[broker.Topic
 	// in (send calls itself) are part of it.
 	start := time.Now()
 	defer func() { s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds()) }()
-	if s.lanes > 1 && len(items) > 1 {
-		return s.deliverLanes(ctx, items)
-	}
 	n, err := s.send(ctx, s.dest.Write, items, nil)
 	if err != nil {
 		return batchEnd(items[:n]), err
@@ -904,8 +935,8 @@ func (s *Sink) deliver(ctx context.Context, items []Item) (done map[broker.Topic
 // send is deliver without the batch's observation, which it calls itself
 // for the halves of a batch the destination refused. write is the
 // destination's Write, or WriteLane for one lane; lane is nil for a
-// whole batch, else where a lane notes that it failed (the batch's end,
-// not the lane's, is the recovery: see deliverLanes).
+// whole batch, else where a lane notes how its write went (the lane's
+// end of an outage is not the sink's: see laneWentThrough).
 func (s *Sink) send(ctx context.Context, write func(context.Context, []Item) error, items []Item, lane *laneOutcome) (done int, err error) {
 	backoff := s.retryInitial
 	failed := false
@@ -924,6 +955,9 @@ func (s *Sink) send(ctx context.Context, write func(context.Context, []Item) err
 			// its attempts counted afresh (the destination is taking
 			// records, if slowly).
 			s.m.records.WithLabelValues(s.cfg.Name).Add(float64(part.Done))
+			if lane != nil {
+				lane.note(items[:part.Done])
+			}
 			items = items[part.Done:]
 			done += part.Done
 			attempt, backoff = 1, s.retryInitial
@@ -936,7 +970,7 @@ func (s *Sink) send(ctx context.Context, write func(context.Context, []Item) err
 			if lane == nil {
 				s.wentThrough(len(items), attempt, failed)
 			} else {
-				lane.attempts = max(lane.attempts, attempt)
+				lane.through, lane.attempts = true, max(lane.attempts, attempt)
 			}
 			return done + len(items), nil
 		}
@@ -952,6 +986,9 @@ func (s *Sink) send(ctx context.Context, write func(context.Context, []Item) err
 				// rest go on as a batch, not posted again one by one.
 				if err := s.rejected(ctx, items[:1], rej); err != nil {
 					return done, err
+				}
+				if lane != nil {
+					lane.note(items[:1])
 				}
 				items, done = items[1:], done+1
 				attempt, backoff = 0, s.retryInitial
@@ -980,9 +1017,9 @@ func (s *Sink) send(ctx context.Context, write func(context.Context, []Item) err
 		}
 		s.m.errors.WithLabelValues(s.cfg.Name, "retryable").Inc()
 		failed = true
-		logIt := s.noteFailure()
+		logIt := s.noteFailure(lane)
 		if max := s.cfg.Retry.MaxAttempts; max > 0 && attempt >= max {
-			s.logger.Warn("sink gave up on a batch", "sink", s.cfg.Name, "records", len(items), "attempts", attempt, "err", err)
+			s.logger.Warn("sink gave up on a batch", laneAttrs(lane, "sink", s.cfg.Name, "records", len(items), "attempts", attempt, "err", err)...)
 			if err := s.deadLetter(ctx, items, "retries_exhausted", err); err != nil {
 				return done, err
 			}
@@ -1000,8 +1037,8 @@ func (s *Sink) send(ctx context.Context, write func(context.Context, []Item) err
 			level = slog.LevelError
 		}
 		if logIt {
-			s.logger.Log(ctx, level, "sink delivery failed, retrying", "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
-				"wait", wait, "err", err)
+			s.logger.Log(ctx, level, "sink delivery failed, retrying", laneAttrs(lane, "sink", s.cfg.Name, "records", len(items), "attempt", attempt,
+				"wait", wait, "err", err)...)
 		}
 		s.m.retries.WithLabelValues(s.cfg.Name, RetryReason(err)).Inc()
 		t := time.NewTimer(wait)
@@ -1015,14 +1052,28 @@ func (s *Sink) send(ctx context.Context, write func(context.Context, []Item) err
 	}
 }
 
-// noteFailure counts a failed attempt in the streak, and reports whether
-// to log it.
-func (s *Sink) noteFailure() (logIt bool) {
+// laneAttrs is args with the lane's number, if a lane's.
+func laneAttrs(lane *laneOutcome, args ...any) []any {
+	if lane == nil {
+		return args
+	}
+	return append(args, "lane", lane.k)
+}
+
+// noteFailure counts a failed attempt (of lane's write, or of a whole
+// batch when nil) in the streak, and reports whether to log it.
+func (s *Sink) noteFailure(lane *laneOutcome) (logIt bool) {
 	s.failMu.Lock()
 	defer s.failMu.Unlock()
 	s.failStreak++
+	now := time.Now()
 	if s.failingSince.IsZero() {
-		s.failingSince = time.Now()
+		s.failingSince = now
+	}
+	s.lastFailure = now
+	if lane != nil && !lane.failing {
+		lane.failing = true
+		s.lanesFailing++
 	}
 	if logFailure(&s.retryLog, s.failStreak) {
 		s.failLogged = true
@@ -1045,6 +1096,35 @@ func (s *Sink) wentThrough(records, attempts int, failed bool) {
 		// The last line of an outage is not its error.
 		s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", records, "attempts", attempts,
 			"failing_for", time.Since(s.failingSince).Round(time.Millisecond))
+	}
+	s.failingSince = time.Time{}
+}
+
+// laneWentThrough notes the end of a lane's write of records, o its
+// outcome: the lane is not failing any more, and once no lane is, a
+// failure logged is followed by its recovery (once per outage, not once
+// per lane; a write only given up under max_attempts is none). The
+// failure streak ends with a write that went through clean while no lane
+// was failing and none had failed for a flush interval: a lane writes a
+// few records at a time, and a receiver failing one post in ten would
+// otherwise end a streak, and log anew, at nearly every failure.
+func (s *Sink) laneWentThrough(records int, o *laneOutcome) {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	if o.failing {
+		o.failing = false
+		s.lanesFailing--
+	}
+	if s.lanesFailing > 0 || !o.through {
+		return
+	}
+	if !o.failed && time.Since(s.lastFailure) >= s.flushInterval {
+		s.failStreak = 0
+	}
+	if s.failLogged {
+		s.failLogged = false
+		s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", records, "attempts", o.attempts,
+			"failing_for", time.Since(s.failingSince).Round(time.Millisecond), "lane", o.k)
 	}
 	s.failingSince = time.Time{}
 }

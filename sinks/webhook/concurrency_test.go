@@ -197,7 +197,21 @@ func BenchmarkFlakyReceiver(b *testing.B) {
 	}
 }
 
-func benchFlaky(b *testing.B, concurrency int) {
+// BenchmarkFlakyReceiverPolls is BenchmarkFlakyReceiver with the records
+// taken 50 at a time (batch_size 50), as a sink keeping up with a steady
+// load takes them, poll after poll: a lane retrying a record held up the
+// others until every lane of its batch was done.
+//
+//	go test ./sinks/webhook -run '^$' -bench FlakyReceiverPolls -benchtime 600x
+func BenchmarkFlakyReceiverPolls(b *testing.B) {
+	for _, n := range []int{1, webhook.DefaultConcurrency} {
+		b.Run(fmt.Sprintf("concurrency=%d", n), func(b *testing.B) { benchFlakyBatch(b, n, 50) })
+	}
+}
+
+func benchFlaky(b *testing.B, concurrency int) { benchFlakyBatch(b, concurrency, 0) }
+
+func benchFlakyBatch(b *testing.B, concurrency, batchSize int) {
 	f := &flakyReceiver{failEvery: 10, got: map[string][]int{}}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(time.Millisecond) // the receiver's work
@@ -210,7 +224,7 @@ func benchFlaky(b *testing.B, concurrency int) {
 	sinktest.Produce(b, br, "events", telemetry.SchemaEvent, byDevice, seqEvents(devices, (b.N+devices-1)/devices))
 	total := (b.N + devices - 1) / devices * devices
 	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: hs.URL, Concurrency: concurrency,
-		FlushInterval: configs.Duration(10 * time.Millisecond)}
+		BatchSize: batchSize, FlushInterval: configs.Duration(10 * time.Millisecond)}
 	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
 	if err != nil {
 		b.Fatal(err)
