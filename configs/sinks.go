@@ -126,19 +126,19 @@ type Sink struct {
 	Username        string `yaml:"username"`
 	Password        string `yaml:"password"`
 
-	// prometheus: the exposition endpoint; namespace also for
-	// prometheus_remote_write.
+	// prometheus: the exposition endpoint; namespace, staleness and
+	// max_series also for prometheus_remote_write.
 	Listen      Address  `yaml:"listen"`
 	MetricsPath string   `yaml:"metrics_path"` // default /metrics
 	Staleness   Duration `yaml:"staleness"`    // default: DefaultStaleness
-	// DefaultStaleness is the staleness of a prometheus sink that gives
+	// DefaultStaleness is the staleness of a prometheus (or remote write) sink that gives
 	// none: the longer of DefaultPrometheusStaleness and twice the
 	// longest interval the config's collectors update a series at (set
 	// by Parse; a reload that changes the intervals changes it).
 	DefaultStaleness Duration `yaml:"-"`
 	Namespace        string   `yaml:"namespace"` // prefix of every name, optional
-	// MaxSeries bounds the series a prometheus sink holds; default
-	// DefaultPrometheusMaxSeries.
+	// MaxSeries bounds the series a prometheus sink holds (a remote
+	// write sink tracks for deletes); default DefaultPrometheusMaxSeries.
 	MaxSeries int `yaml:"max_series"`
 
 	// file: JSON lines.
@@ -272,7 +272,7 @@ var perType = map[string][]string{
 	"gzip":    {"influxdb"},
 	"version": {"influxdb"}, "org": {"influxdb"}, "bucket": {"influxdb"}, "token": {"influxdb"},
 	"database": {"influxdb"}, "retention_policy": {"influxdb"}, "username": {"influxdb"}, "password": {"influxdb"},
-	"listen": {"prometheus"}, "metrics_path": {"prometheus"}, "staleness": {"prometheus"}, "max_series": {"prometheus"}, "namespace": {"prometheus", "prometheus_remote_write"},
+	"listen": {"prometheus"}, "metrics_path": {"prometheus"}, "staleness": {"prometheus", "prometheus_remote_write"}, "max_series": {"prometheus", "prometheus_remote_write"}, "namespace": {"prometheus", "prometheus_remote_write"},
 	"path": {"file"}, "per_topic": {"file"}, "max_size": {"file"}, "max_age": {"file"}, "keep": {"file"},
 	"compress": {"file"},
 	"format":   {"webhook"}, "template": {"webhook"}, "concurrency": {"webhook"},
@@ -383,6 +383,7 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		}
 	case "prometheus_remote_write":
 		s.validateURL(add)
+		s.validateSeries(add)
 	case "webhook":
 		s.validateURL(add)
 		if s.Concurrency < 0 || s.Concurrency > MaxWebhookConcurrency {
@@ -418,12 +419,7 @@ func (s *Sink) validate(n *yaml.Node, add func(key, format string, args ...any))
 		if s.MetricsPath != "" && !strings.HasPrefix(s.MetricsPath, "/") {
 			add("metrics_path", "must start with /")
 		}
-		if s.Staleness < 0 {
-			add("staleness", "must not be negative")
-		}
-		if s.MaxSeries < 0 {
-			add("max_series", "must not be negative")
-		}
+		s.validateSeries(add)
 	case "kafka":
 		if len(s.Brokers) == 0 {
 			add("brokers", "at least one host:port is required")
@@ -689,6 +685,17 @@ func templateDataOf(holds string) *WebhookTemplateData {
 	return d
 }
 
+// validateSeries checks the keys bounding the series a prometheus sink
+// serves or a remote write sink tracks.
+func (s *Sink) validateSeries(add func(key, format string, args ...any)) {
+	if s.Staleness < 0 {
+		add("staleness", "must not be negative")
+	}
+	if s.MaxSeries < 0 {
+		add("max_series", "must not be negative")
+	}
+}
+
 // TopicRecords is a topic a sink reads, what it holds and what the sink
 // writes.
 type TopicRecords struct{ Topic, Holds, Writes string }
@@ -703,7 +710,7 @@ const DefaultPrometheusMaxSeries = 1_000_000
 // config gives none and no collector updates less often.
 const DefaultPrometheusStaleness = 5 * time.Minute
 
-// defaultStaleness gives each prometheus sink without a staleness (as its
+// defaultStaleness gives each prometheus or remote write sink without a staleness (as its
 // DefaultStaleness) the longer of DefaultPrometheusStaleness and twice the longest interval the
 // collectors update a series at, and refuses a staleness that is not
 // longer than that interval: its series would vanish between updates.
@@ -712,7 +719,7 @@ func (c *Config) defaultStaleness(add func(path, format string, args ...any)) {
 	for i := range c.Sinks {
 		s := &c.Sinks[i]
 		switch {
-		case s.Type != "prometheus":
+		case s.Type != "prometheus" && s.Type != "prometheus_remote_write":
 		case s.Staleness == 0:
 			s.DefaultStaleness = Duration(max(DefaultPrometheusStaleness, 2*longest))
 		case s.Staleness > 0 && s.Staleness.Std() <= longest:

@@ -63,3 +63,45 @@ gnmi:
 		})
 	}
 }
+
+// TestRemoteWriteStalenessAndMaxSeries: a prometheus_remote_write sink
+// takes staleness and max_series (how long and how many series it
+// remembers, to end those a gNMI delete covers), with the prometheus
+// sink's defaults and checks.
+func TestRemoteWriteStalenessAndMaxSeries(t *testing.T) {
+	const snmp = `
+snmp:
+  defaults: {version: 2c, community: public, interval: 10m, profiles: [if-mib]}
+  targets:
+    - {name: leaf1, address: "127.0.0.1:16100"}
+  traps: {listen: "off"}
+sinks:
+  - {type: prometheus_remote_write, name: rw, url: "http://127.0.0.1:9090/api/v1/write", topics: [enriched.metrics]%s}
+`
+	for _, tc := range []struct {
+		name, extra string
+		want        time.Duration
+		err         string
+	}{
+		{"default", "", 20 * time.Minute, ""},
+		{"set", ", staleness: 11m, max_series: 10", 11 * time.Minute, ""},
+		{"too short", ", staleness: 5m", 0, "sinks[0].staleness: 5m0s is not longer than the SNMP interval of target leaf1"},
+		{"negative", ", max_series: -1", 0, "max_series: must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(strings.Replace(snmp, "%s", tc.extra, 1)))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cmp.Or(c.Sinks[0].Staleness, c.Sinks[0].DefaultStaleness).Std(); got != tc.want {
+				t.Fatalf("staleness %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
