@@ -268,6 +268,13 @@ type Collector struct {
 	logger      *slog.Logger
 	limitLogged time.Time
 	live        int // series held (not dropped)
+	// limitMsg is what refuse logs (the scrape sink's or remote write's
+	// wording).
+	limitMsg string
+	// ended, when set, is told of each series a delete drops (remote
+	// write sends it a staleness marker); lastMS is the newest sample
+	// time its set was noted with (noteSent).
+	ended func(name string, labels []label, lastMS int64)
 
 	mu       sync.Mutex
 	lastSize int // bytes of the last exposition, to size the next
@@ -304,6 +311,7 @@ type seriesSet struct {
 	text   string
 	series []*series
 	from   broker.TopicPartition // the partition its last update came from
+	lastMS int64                 // newest sample time sent (remote write)
 }
 
 type nameKey struct {
@@ -334,7 +342,7 @@ type series struct {
 // NewCollector makes an empty collector.
 func NewCollector(namespace string, staleness time.Duration, now func() time.Time) *Collector {
 	return &Collector{namespace: namespace, staleness: staleness, now: now, families: map[string]*family{},
-		byName: map[nameKey]*family{}, sets: map[string]*seriesSet{}, byDevice: map[string]map[string]*seriesSet{}, maxSeries: configs.DefaultPrometheusMaxSeries}
+		byName: map[nameKey]*family{}, sets: map[string]*seriesSet{}, byDevice: map[string]map[string]*seriesSet{}, maxSeries: configs.DefaultPrometheusMaxSeries, limitMsg: scrapeLimitMsg}
 }
 
 // Update records the numeric fields of m; strings have no Prometheus value
@@ -380,7 +388,7 @@ func (c *Collector) Release(tps []broker.TopicPartition) {
 		if !slices.Contains(tps, set.from) {
 			continue
 		}
-		c.dropSet(k, set)
+		c.dropSet(k, set, false)
 	}
 }
 
@@ -494,10 +502,12 @@ func (c *Collector) refuse(p *telemetry.Point, now time.Time) {
 	}
 	if c.logger != nil && now.Sub(c.limitLogged) >= time.Minute {
 		c.limitLogged = now
-		c.logger.Warn("prometheus sink: at max_series, new series not served until stale ones go; raise max_series, or find the label that grows",
-			slog.Int("max_series", c.maxSeries), slog.String("measurement", p.Measurement), slog.String("device", p.Device))
+		c.logger.Warn(c.limitMsg, slog.Int("max_series", c.maxSeries), slog.String("measurement", p.Measurement), slog.String("device", p.Device))
 	}
 }
+
+// scrapeLimitMsg is what the scrape sink logs at max_series.
+const scrapeLimitMsg = "prometheus sink: at max_series, new series not served until stale ones go; raise max_series, or find the label that grows"
 
 // deletedPath reports whether p is a delete, a point with the single
 // field deleted=true, and the path it names: a gNMI delete's
@@ -536,7 +546,7 @@ func (c *Collector) deleteMatching(p *telemetry.Point) {
 	}
 	for _, set := range sets {
 		if hasLabels(set.labels, want) {
-			c.dropFields(set, fams)
+			c.dropFields(set, fams, true)
 		}
 	}
 }
@@ -601,7 +611,7 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 		at, _ := labelValue(set.labels, "path")
 		if !telemetry.PathUnder(at, path) {
 			if fams := leafFams[at]; len(fams) > 0 {
-				c.dropFields(set, fams)
+				c.dropFields(set, fams, true)
 			} else if rel, ok := telemetry.FieldPathBelow(path, at); ok {
 				// A container or list entry below the set's path: the
 				// fields it got inside a JSON object under it go
@@ -616,12 +626,12 @@ func (c *Collector) deletePath(p *telemetry.Point, path string) {
 					underFams[rel] = fams
 				}
 				if len(fams) > 0 {
-					c.dropFields(set, fams)
+					c.dropFields(set, fams, true)
 				}
 			}
 			continue
 		}
-		c.dropSet(k, set)
+		c.dropSet(k, set, true)
 	}
 }
 
@@ -671,21 +681,26 @@ func labelValue(labels []label, name string) (string, bool) {
 	return "", false
 }
 
-// dropSet drops every series of set, stored under key, and the set.
-func (c *Collector) dropSet(key string, set *seriesSet) {
-	c.dropFields(set, nil)
+// dropSet drops every series of set, stored under key, and the set;
+// deleted: a delete ends them (see ended).
+func (c *Collector) dropSet(key string, set *seriesSet, deleted bool) {
+	c.dropFields(set, nil, deleted)
 	c.removeSet(key, set)
 }
 
 // dropFields drops the series of set in the families fams (nil: all),
-// and the families left without series.
-func (c *Collector) dropFields(set *seriesSet, fams []*family) {
+// and the families left without series; deleted: a delete ends them, and
+// ended is told of each.
+func (c *Collector) dropFields(set *seriesSet, fams []*family, deleted bool) {
 	for _, s := range set.series {
 		if fams != nil && !slices.Contains(fams, s.fam) {
 			continue
 		}
 		if !s.dropped {
 			c.dropSeries(s.fam, set.key, s)
+			if deleted && c.ended != nil {
+				c.ended(s.fam.name, set.labels, set.lastMS)
+			}
 		}
 		if len(s.fam.series) == 0 && !s.fam.dropped {
 			c.dropFamily(s.fam)
@@ -1038,6 +1053,11 @@ func (c *Collector) render() []byte {
 func (c *Collector) Sweep() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.sweep()
+}
+
+// sweep is Sweep with c.mu held.
+func (c *Collector) sweep() {
 	cutoff := c.now().Add(-c.staleness)
 	for _, f := range c.families {
 		for k, s := range f.series {

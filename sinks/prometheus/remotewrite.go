@@ -1,6 +1,7 @@
 package prometheus
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -11,9 +12,12 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/s2"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/httpx"
 	"github.com/weirnet/weir/sinks/internal/par"
@@ -30,6 +34,10 @@ import (
 // exp/api/remote speaks only Remote Write 2.0, which the Prometheus 2.x
 // servers in use (Debian's 2.42) do not accept, and prompb would pull in the
 // whole Prometheus server module for three small messages.
+//
+// A gNMI delete ends the series it covers with a staleness marker, as
+// Prometheus ends a scrape's vanished series: the sink remembers the
+// series it sent (sent) to know which a delete covers.
 type RemoteWrite struct {
 	url       string
 	namespace string
@@ -40,6 +48,31 @@ type RemoteWrite struct {
 
 	workers    []*rwWorker
 	compressed []byte
+
+	// sent holds the series sent by label set (values unused), with the
+	// scrape sink's delete matching, max_series bound and staleness;
+	// swept every minute from Write.
+	sent      *Collector
+	lastSweep time.Time
+	// next is, by partition, the offset past the last record noted in
+	// sent: a batch written again (a retry, the halves of a refused one)
+	// is not noted twice, and its deletes' markers are taken from ends.
+	next map[broker.TopicPartition]int64
+	// ends are the markers of the deletes noted since a write began
+	// with a new record, by record, as ranges of endBody.
+	ends    map[recordAt]endRange
+	endBody []byte
+	marks   []rwMark // this write's markers, in item order
+	delMS   int64    // time of the delete being noted
+}
+
+// endRange is where a delete's markers are in endBody.
+type endRange struct{ lo, hi int }
+
+// rwMark is the markers sent in the place of items[item], a delete.
+type rwMark struct {
+	item int
+	endRange
 }
 
 // rwWorker encodes and compresses one chunk of a batch: the chunks of a
@@ -83,7 +116,43 @@ func NewRemoteWrite(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) 
 	if err != nil {
 		return nil, fmt.Errorf("remote write sink %s: %w", cfg.Name, err)
 	}
-	return &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client, logger: env.Logger}, nil
+	r := &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client, logger: env.Logger,
+		sent: NewCollector(cfg.Namespace, stalenessOf(cfg), time.Now), next: map[broker.TopicPartition]int64{}, ends: map[recordAt]endRange{}}
+	r.sent.maxSeries = cmp.Or(cfg.MaxSeries, configs.DefaultPrometheusMaxSeries)
+	r.sent.limitMsg = "remote write sink: at max_series, new series are sent but not tracked, so a gNMI delete sends no staleness marker for them; raise max_series, or find the label that grows"
+	r.sent.logger = env.Logger
+	r.sent.ended = r.endSeries
+	if env.Registerer != nil {
+		var rerr error
+		untracked := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_prometheus_remote_write_untracked_total",
+			Help: "Samples sent whose series the remote write sink did not track, as it tracked max_series: a gNMI delete sends no staleness marker for them.",
+		}, []string{"sink"}), &rerr)
+		if rerr != nil {
+			return nil, fmt.Errorf("remote write sink %s: %w", cfg.Name, rerr)
+		}
+		r.sent.limited = untracked.WithLabelValues(cfg.Name)
+	}
+	return r, nil
+}
+
+// Reload takes the staleness and max_series of a reloaded config: series
+// tracked past a lowered max_series stay until they go stale.
+func (r *RemoteWrite) Reload(cfg configs.Sink) {
+	r.sent.mu.Lock()
+	defer r.sent.mu.Unlock()
+	r.sent.staleness = stalenessOf(cfg)
+	r.sent.maxSeries = cmp.Or(cfg.MaxSeries, configs.DefaultPrometheusMaxSeries)
+}
+
+// ReleasePartitions forgets the series of partitions another member of
+// the sink's group reads now: their deletes are its to end
+// (sinks.PartitionReleaser).
+func (r *RemoteWrite) ReleasePartitions(tps []broker.TopicPartition) {
+	r.sent.Release(tps)
+	for _, tp := range tps {
+		delete(r.next, tp)
+	}
 }
 
 // Accepts takes metrics only.
@@ -95,13 +164,129 @@ func (r *RemoteWrite) Points() bool { return true }
 // encode encodes items in chunks, one a worker, and returns the workers
 // used.
 func (r *RemoteWrite) encode(items []sinks.Item) []*rwWorker {
+	r.note(items)
 	k := par.Chunks(len(items), minChunk)
 	for len(r.workers) < k {
 		r.workers = append(r.workers, newRWWorker(r.namespace, labeler{logger: r.logger, said: &r.said}))
 	}
 	workers := r.workers[:k]
-	par.Do(len(items), minChunk, func(w, lo, hi int) { workers[w].run(items[lo:hi]) })
+	par.Do(len(items), minChunk, func(w, lo, hi int) {
+		// The markers of the chunk's deletes.
+		a, _ := slices.BinarySearchFunc(r.marks, lo, func(m rwMark, i int) int { return m.item - i })
+		b, _ := slices.BinarySearchFunc(r.marks, hi, func(m rwMark, i int) int { return m.item - i })
+		workers[w].run(items[lo:hi], lo, r.marks[a:b], r.endBody)
+	})
 	return workers
+}
+
+// note notes the series of items in sent, in order, and sets marks to
+// the staleness markers of the series their deletes end. Items of records
+// noted already (a batch written again) are not noted again; their
+// deletes' markers are those noted the first time.
+func (r *RemoteWrite) note(items []sinks.Item) {
+	r.marks = r.marks[:0]
+	c := r.sent
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.Sub(r.lastSweep) >= time.Minute {
+		r.lastSweep = now
+		c.sweep()
+	}
+	first := true
+	for i := range items {
+		p := items[i].MetricPoint()
+		if p == nil {
+			continue
+		}
+		rec := &items[i].Record
+		tp := broker.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}
+		if next, ok := r.next[tp]; ok && rec.Topic != "" && rec.Offset < next {
+			if e, ok := r.ends[r.endKey(rec)]; ok {
+				r.marks = append(r.marks, rwMark{i, e})
+			}
+			first = false
+			continue
+		}
+		if first {
+			// A new batch: the markers of the last are done with.
+			first = false
+			clear(r.ends)
+			r.endBody = r.endBody[:0]
+		}
+		if rec.Topic != "" {
+			r.next[tp] = rec.Offset + 1
+		}
+		ms := sampleTime(p).UnixMilli()
+		if _, ok := deletedPath(p); ok {
+			lo := len(r.endBody)
+			r.delMS = ms
+			c.update(p, now, false) // endSeries encodes each series it ends
+			if e := (endRange{lo, len(r.endBody)}); e.hi > e.lo {
+				r.marks = append(r.marks, rwMark{i, e})
+				if rec.Topic != "" {
+					r.ends[r.endKey(rec)] = e
+				}
+			}
+			continue
+		}
+		if set := c.update(p, now, false); set != nil {
+			set.from, set.lastMS = tp, max(set.lastMS, ms)
+		}
+	}
+}
+
+// recordAt is a record's place in the log.
+type recordAt struct {
+	tp     broker.TopicPartition
+	offset int64
+}
+
+// endKey is the key of rec in ends.
+func (r *RemoteWrite) endKey(rec *broker.Record) recordAt {
+	return recordAt{broker.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}, rec.Offset}
+}
+
+// endSeries encodes a staleness marker for the series name{labels}, which
+// the delete being noted ends: at the delete's time, or just after the
+// newest sample sent for its labels if that is not older (Prometheus
+// refuses a sample not newer than the series' last with another value,
+// and the whole request with it).
+func (r *RemoteWrite) endSeries(name string, labels []label, lastMS int64) {
+	r.endBody = appendMarker(r.endBody, name, labels, max(r.delMS, lastMS+1))
+}
+
+// staleNaN is the value of a staleness marker: Prometheus'
+// pkg/value.StaleNaN, a NaN no arithmetic gives, which ends a series at
+// its time for instant queries and range functions.
+const staleNaN = 0x7ff0000000000002
+
+// appendMarker appends a TimeSeries of the series name{labels} (labels
+// sorted by name) with one staleness marker sample at ms.
+func appendMarker(b []byte, name string, labels []label, ms int64) []byte {
+	sampleLen := 1 + 8 + 1 + protowire.SizeVarint(uint64(ms))
+	n := labelSize("__name__", name) + 1 + protowire.SizeVarint(uint64(sampleLen)) + sampleLen
+	for _, l := range labels {
+		n += labelSize(l.name, l.value)
+	}
+	b = protowire.AppendTag(b, 1, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(n))
+	named := false
+	for _, l := range labels {
+		if !named && l.name > "__name__" {
+			b, named = appendLabel(b, "__name__", name), true
+		}
+		b = appendLabel(b, l.name, l.value)
+	}
+	if !named {
+		b = appendLabel(b, "__name__", name)
+	}
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(sampleLen))
+	b = protowire.AppendTag(b, 1, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, staleNaN)
+	b = protowire.AppendTag(b, 2, protowire.VarintType)
+	return protowire.AppendVarint(b, uint64(ms))
 }
 
 // Write pushes the batch as one request.
@@ -149,10 +334,12 @@ func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
 	return httpx.Classify("remote write sink", resp, time.Now())
 }
 
-// run encodes items as TimeSeries of a WriteRequest and compresses them
-// as a snappy block, in s2's fastest mode: several times faster than the
-// "better" mode snappy.Encode uses, for a few percent of bytes.
-func (w *rwWorker) run(items []sinks.Item) {
+// run encodes items (from the batch's item base on) as TimeSeries of a
+// WriteRequest and compresses them as a snappy block, in s2's fastest
+// mode: several times faster than the "better" mode snappy.Encode uses,
+// for a few percent of bytes. A delete has no sample: its place gets the
+// staleness markers marks give (ranges of ends, in item order).
+func (w *rwWorker) run(items []sinks.Item, base int, marks []rwMark, ends []byte) {
 	w.body = w.body[:0]
 	for i := range items {
 		p := items[i].MetricPoint()
@@ -160,7 +347,11 @@ func (w *rwWorker) run(items []sinks.Item) {
 			continue
 		}
 		if _, ok := deletedPath(p); ok {
-			continue // a gNMI delete has no sample: its series end
+			for len(marks) > 0 && marks[0].item == base+i {
+				w.body = append(w.body, ends[marks[0].lo:marks[0].hi]...)
+				marks = marks[1:]
+			}
+			continue
 		}
 		w.appendPoint(p)
 	}
