@@ -64,6 +64,9 @@ type RemoteWrite struct {
 	endBody []byte
 	marks   []rwMark // this write's markers, in item order
 	delMS   int64    // time of the delete being noted
+	// warming: Warm is noting the window read back, whose deletes were
+	// sent with their markers before; they drop series, sending none.
+	warming bool
 }
 
 // endRange is where a delete's markers are in endBody.
@@ -143,6 +146,39 @@ func (r *RemoteWrite) Reload(cfg configs.Sink) {
 	defer r.sent.mu.Unlock()
 	r.sent.staleness = stalenessOf(cfg)
 	r.sent.maxSeries = cmp.Or(cfg.MaxSeries, configs.DefaultPrometheusMaxSeries)
+}
+
+// WarmWindow is the staleness: a restarted sink, or one given partitions
+// in a rebalance, starts past the records it (or another process) sent
+// before, and reads that window back to know their series, so that a
+// delete read after the start ends them too (sinks.Warmer).
+func (r *RemoteWrite) WarmWindow() time.Duration {
+	r.sent.mu.Lock()
+	defer r.sent.mu.Unlock()
+	return r.sent.staleness
+}
+
+// Warm notes the series of the window read back, sending nothing; a
+// delete among them drops what it covers without a marker (its markers
+// went with it).
+func (r *RemoteWrite) Warm(items []sinks.Item) {
+	c := r.sent
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.warming = true
+	defer func() { r.warming = false }()
+	for i := range items {
+		p := items[i].MetricPoint()
+		if p == nil {
+			continue
+		}
+		if set := c.update(p, now, false); set != nil {
+			rec := &items[i].Record
+			set.from = broker.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}
+			set.lastMS = max(set.lastMS, sampleTime(p).UnixMilli())
+		}
+	}
 }
 
 // ReleasePartitions forgets the series of partitions another member of
@@ -253,6 +289,9 @@ func (r *RemoteWrite) endKey(rec *broker.Record) recordAt {
 // refuses a sample not newer than the series' last with another value,
 // and the whole request with it).
 func (r *RemoteWrite) endSeries(name string, labels []label, lastMS int64) {
+	if r.warming {
+		return
+	}
 	r.endBody = appendMarker(r.endBody, name, labels, max(r.delMS, lastMS+1))
 }
 
