@@ -198,9 +198,9 @@ type lanes struct {
 	mu     sync.Mutex
 	flight flight
 
-	// progress is signalled (without blocking) when a lane is done with
-	// a write: a loop waiting for a queue or for the lanes to drain looks
-	// again.
+	// progress is signalled (without blocking) when a lane takes what
+	// its queue holds and when it is done with a write: a loop waiting
+	// for room in a queue or for the lanes to drain looks again.
 	progress chan struct{}
 	// failed is closed when a lane stops on an error that is not the
 	// end of its context (then err says which).
@@ -264,6 +264,10 @@ func (l *lanes) run(ctx context.Context, k int) {
 		if ctx.Err() != nil {
 			return
 		}
+		// The queue has room now: hand, waiting for it, looks again
+		// (the signal after the last write may have found it still
+		// full, and this write may take long).
+		l.signal()
 		// With lanes, weir_sink_batch_seconds observes one lane's write:
 		// the records it took from its queue at once, until delivered or
 		// dead-lettered, retries included.
@@ -273,10 +277,7 @@ func (l *lanes) run(ctx context.Context, k int) {
 		s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds())
 		o.note(buf[:n])
 		clear(buf) // not holding the records
-		select {
-		case l.progress <- struct{}{}:
-		default:
-		}
+		l.signal()
 		if err != nil {
 			if ctx.Err() == nil {
 				l.fail(k, err)
@@ -284,6 +285,14 @@ func (l *lanes) run(ctx context.Context, k int) {
 			return
 		}
 		s.laneWentThrough(n, o)
+	}
+}
+
+// signal tells a loop waiting in wait to look again, without blocking.
+func (l *lanes) signal() {
+	select {
+	case l.progress <- struct{}{}:
+	default:
 	}
 }
 

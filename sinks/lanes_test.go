@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
@@ -186,5 +188,106 @@ func TestDeadLetterDownHoldsOnlyItsLane(t *testing.T) {
 	}
 	if off, _ := eb.Committed(sinks.Group("dldown"), "enriched.metrics", 0); off != badAt {
 		t.Fatalf("committed at the stop: %d, want %d (the refused record, not dead-lettered)", off, badAt)
+	}
+}
+
+// gatedLanes is a Concurrent destination whose writes on lane gated each
+// wait for a token on gate (noting the record's device on started as they
+// begin); the other lanes deliver at once.
+type gatedLanes struct {
+	gated   int
+	gate    chan struct{}
+	started chan string
+	mu      sync.Mutex
+	got     map[string]bool
+}
+
+func (d *gatedLanes) Lanes() int { return 4 }
+
+func (d *gatedLanes) WriteLane(ctx context.Context, lane int, items []sinks.Item) error {
+	for i := range items {
+		dev := items[i].Metric.Device
+		if lane == d.gated {
+			d.started <- dev
+			select {
+			case <-d.gate:
+			case <-ctx.Done():
+				return &sinks.PartialError{Done: i, Err: ctx.Err()}
+			}
+		}
+		d.mu.Lock()
+		d.got[dev] = true
+		d.mu.Unlock()
+	}
+	return nil
+}
+
+func (d *gatedLanes) Write(ctx context.Context, items []sinks.Item) error {
+	return errors.New("Write called on a destination with lanes")
+}
+
+func (d *gatedLanes) Close() error { return nil }
+
+func (d *gatedLanes) has(dev string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.got[dev]
+}
+
+// TestFullLaneTakenWhileItWrites: a lane's queue (batch_size 1) is full
+// and polling waits for it; once the lane takes its queue and begins a
+// long write, polling goes on: a record of another lane, polled after
+// the one that waited, is delivered while that write lasts. The lane
+// used to say so only when a write ended: polling, woken as the write
+// before ended and finding the queue still full, waited for the end of
+// the next write (or the flush interval, an hour here). It is a race,
+// so the test runs it many times.
+func TestFullLaneTakenWhileItWrites(t *testing.T) {
+	b := sinktest.Broker(t)
+	// Keys a and o in different lanes.
+	a, o := "a", ""
+	for i := 0; o == ""; i++ {
+		if k := fmt.Sprintf("o%d", i); sinks.LaneOf(k, 4) != sinks.LaneOf(a, 4) {
+			o = k
+		}
+	}
+	keys := []string{a, a, a, o}
+	for run := range 100 {
+		topic := fmt.Sprintf("gated%d", run)
+		if err := b.CreateTopic(context.Background(), topic, broker.TopicConfig{Partitions: 1}); err != nil {
+			t.Fatal(err)
+		}
+		ms := metrics(len(keys), func(int) string { return "ifTable" })
+		for i := range ms {
+			ms[i].Device = fmt.Sprintf("%s-%d", keys[i], i)
+		}
+		sinktest.Produce(t, b, topic, telemetry.SchemaMetric, func(i int) string { return keys[i] }, ms)
+		d := &gatedLanes{gated: sinks.LaneOf(a, 4), gate: make(chan struct{}), started: make(chan string, len(keys)),
+			got: map[string]bool{}}
+		c := cfg(topic)
+		c.Topics = []string{topic}
+		c.BatchSize = 1
+		c.FlushInterval = configs.Duration(time.Hour)
+		r := sinktest.Start(t, b, c, d)
+		// a-0 in its write, a-1 queued, polling waits to queue a-2.
+		if dev := <-d.started; dev != "a-0" {
+			t.Fatalf("first write of lane a: %s", dev)
+		}
+		// Time for polling to come to the full queue (a-2): without it
+		// the race is seldom run; either way the test cannot pass
+		// wrongly.
+		time.Sleep(5 * time.Millisecond)
+		d.gate <- struct{}{}
+		if dev := <-d.started; dev != "a-1" {
+			t.Fatalf("second write of lane a: %s", dev)
+		}
+		// a-1's write lasts until the gate closes.
+		sinktest.Eventually(t, fmt.Sprintf("run %d: o's record delivered while lane a writes", run), func() bool {
+			return d.has(o + "-3")
+		})
+		close(d.gate)
+		if err := r.Stop(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -144,8 +144,16 @@ func TestLaterPollsGoPastARetriedKey(t *testing.T) {
 		t.Fatalf("the stuck record went through before the test let it")
 	}
 
+	// A post of the stuck record the first sink gave up on at the stop
+	// may still be in the receiver's handler: closing the server waits
+	// for it, so that it does not land after release (as a post the
+	// receiver took twice: the sink never saw its answer).
+	hs.Close()
 	// Restart with the receiver taking it: the stuck record and those
-	// after it come again (at least once), none before it.
+	// after it come again, none before it.
+	hs2 := httptest.NewServer(rcv)
+	defer hs2.Close()
+	cfg.URL = hs2.URL
 	close(rcv.release)
 	rcv.mu.Lock()
 	rcv.taken = nil
@@ -157,11 +165,9 @@ func TestLaterPollsGoPastARetriedKey(t *testing.T) {
 		return off == int64(end)
 	})
 	r2.Stop()
-	// Each at least once: a rebalance as the second member joins may
-	// read some again.
+	// Each once: the sink is the group's one member, and nothing failed.
 	taken, _, _ := rcv.snapshot()
 	slices.Sort(taken)
-	taken = slices.Compact(taken)
 	want := make([]int, 0, end-stuckAt)
 	for i := stuckAt; i < end; i++ {
 		want = append(want, i)
