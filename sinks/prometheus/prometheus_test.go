@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
@@ -220,18 +221,27 @@ func waitQuery(t *testing.T, client *http.Client, q string) string {
 	return value
 }
 
-// TestRealPrometheusRemoteWrite pushes with the remote-write sink to
-// Debian's prometheus and queries the samples back.
-func TestRealPrometheusRemoteWrite(t *testing.T) {
-	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
+// remoteWriteToPrometheus starts Debian's prometheus with its remote
+// write receiver and makes a remote write sink "rw" of enriched.metrics
+// to it, retrying quickly while it starts, on a broker of its own.
+func remoteWriteToPrometheus(t *testing.T) (promAddr string, b *embedded.Broker, cfg configs.Sink, d sinks.Destination) {
+	t.Helper()
+	promAddr = peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
+	b = sinktest.Broker(t)
+	cfg = configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
 		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
 		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
 	d, err := promsink.NewRemoteWrite(cfg, sinks.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return promAddr, b, cfg, d
+}
+
+// TestRealPrometheusRemoteWrite pushes with the remote-write sink to
+// Debian's prometheus and queries the samples back.
+func TestRealPrometheusRemoteWrite(t *testing.T) {
+	promAddr, b, cfg, d := remoteWriteToPrometheus(t)
 	key := func(i int) string { return fmt.Sprintf("r%d", i) }
 	var ms []telemetry.Metric
 	for i := range 20 {

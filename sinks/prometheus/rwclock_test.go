@@ -6,11 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/peers"
-	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
-	promsink "github.com/weirnet/weir/sinks/prometheus"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -24,15 +21,7 @@ import (
 // samples refused. A sample's time is kept within a minute of the time weir
 // received it.
 func TestRemoteWriteDeviceClockOff(t *testing.T) {
-	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
-		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
-	d, err := promsink.NewRemoteWrite(cfg, sinks.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	promAddr, b, cfg, d := remoteWriteToPrometheus(t)
 	received := time.Now().Add(-2 * time.Minute).Truncate(time.Millisecond) // "ahead", stamped a minute later, is in the past
 	at := func(dev string, in uint64, deviceTime time.Time) telemetry.Metric {
 		m := metric(dev, "Ethernet1", in, 1)
@@ -86,15 +75,7 @@ func TestRemoteWriteDeviceClockOff(t *testing.T) {
 // bound lost every other sample. A time past the bound is stamped at the
 // bound instead, so a series' stamps keep going forward.
 func TestRemoteWriteDeviceClockDriftsPastTheBound(t *testing.T) {
-	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
-		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
-	d, err := promsink.NewRemoteWrite(cfg, sinks.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	promAddr, b, cfg, d := remoteWriteToPrometheus(t)
 	base := time.Now().Add(-5 * time.Minute).Truncate(time.Second)
 	var ms []telemetry.Metric
 	for i := range 5 {

@@ -8,11 +8,8 @@ import (
 	gpb "github.com/openconfig/gnmi/proto/gnmi"
 
 	gnmic "github.com/weirnet/weir/collectors/gnmi"
-	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/peers"
-	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
-	promsink "github.com/weirnet/weir/sinks/prometheus"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -23,15 +20,7 @@ import (
 // series were returned for Prometheus' 5-minute lookback, while the
 // scrape sink drops them at once.
 func TestRemoteWriteDeleteEndsSeriesInPrometheus(t *testing.T) {
-	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
-		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
-	d, err := promsink.NewRemoteWrite(cfg, sinks.Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	promAddr, b, cfg, d := remoteWriteToPrometheus(t)
 	t0 := time.Now().Add(-2 * time.Minute).Truncate(time.Millisecond)
 	t1 := t0.Add(30 * time.Second)
 	path := func(name string, elems ...string) *gpb.Path {
