@@ -46,21 +46,7 @@ gnmi:
 		{"set and long enough", snmp("10m") + strings.Replace(sink, "%s", ", staleness: 11m", 1), 11 * time.Minute, ""},
 		{"set too short", snmp("10m") + strings.Replace(sink, "%s", ", staleness: 5m", 1), 0, "sinks[0].staleness: 5m0s is not longer than the SNMP interval of target leaf1 (10m0s)"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(strings.Replace(tc.cfg, "%s", "", 1)))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := cmp.Or(c.Sinks[0].Staleness, c.Sinks[0].DefaultStaleness).Std(); got != tc.want {
-				t.Fatalf("staleness %v, want %v", got, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkStaleness(t, strings.Replace(tc.cfg, "%s", "", 1), tc.want, tc.err) })
 	}
 }
 
@@ -88,20 +74,25 @@ sinks:
 		{"too short", ", staleness: 5m", 0, "sinks[0].staleness: 5m0s is not longer than the SNMP interval of target leaf1"},
 		{"negative", ", max_series: -1", 0, "max_series: must not be negative"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse([]byte(strings.Replace(snmp, "%s", tc.extra, 1)))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := cmp.Or(c.Sinks[0].Staleness, c.Sinks[0].DefaultStaleness).Std(); got != tc.want {
-				t.Fatalf("staleness %v, want %v", got, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkStaleness(t, strings.Replace(snmp, "%s", tc.extra, 1), tc.want, tc.err) })
+	}
+}
+
+// checkStaleness parses cfg and checks its first sink's staleness (set, or
+// the default) is want, or, with errWant, that the error holds it.
+func checkStaleness(t *testing.T, cfg string, want time.Duration, errWant string) {
+	t.Helper()
+	c, err := Parse([]byte(cfg))
+	if errWant != "" {
+		if err == nil || !strings.Contains(err.Error(), errWant) {
+			t.Fatalf("err %v, want %q", err, errWant)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cmp.Or(c.Sinks[0].Staleness, c.Sinks[0].DefaultStaleness).Std(); got != want {
+		t.Fatalf("staleness %v, want %v", got, want)
 	}
 }
