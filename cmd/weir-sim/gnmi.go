@@ -27,6 +27,7 @@ func gnmiCmd(ctx context.Context, args []string) error {
 	basePort := fs.Int("base-port", 50051, "TCP port of the first target; target i listens on base-port+i")
 	toggle := fs.Duration("toggle-every", 30*time.Second, "flip a BGP neighbor's session state this often (0: never)")
 	flap := fs.Duration("flap-every", 0, "flip an interface's oper-status this often, in turn (0: never; all stay UP)")
+	clock := fs.Duration("clock-offset", 0, "stamp notifications this far from the host's clock (-30s: a target whose clock is 30 s behind)")
 	user := fs.String("username", "", "require this username (gRPC metadata)")
 	pass := fs.String("password", "", "require this password")
 	certFile := fs.String("tls-cert", "", "serve TLS with this certificate (PEM)")
@@ -72,7 +73,7 @@ func gnmiCmd(ctx context.Context, args []string) error {
 			wg.Wait()
 			return fmt.Errorf("gnmi: target %d: %w", i, err)
 		}
-		s := sim.New(sim.Config{Interfaces: *interfaces, Neighbors: *neighbors, ToggleEvery: tog, FlapEvery: *flap, Username: *user, Password: *pass, TLS: tlsCfg})
+		s := sim.New(sim.Config{Interfaces: *interfaces, Neighbors: *neighbors, ToggleEvery: tog, FlapEvery: *flap, ClockOffset: *clock, Username: *user, Password: *pass, TLS: tlsCfg})
 		wg.Go(func() {
 			if err := s.Serve(ctx, lis); err != nil {
 				errs <- fmt.Errorf("gnmi: target %s: %w", addr, err)

@@ -27,7 +27,7 @@ Usage:
                   [--write-config FILE --interval D]
   weir-sim traps  [--target ADDR] [--community C] [--rate N] [--count N] [--senders N] [--inform]
   weir-sim gnmi   [--targets N] [--interfaces M] [--neighbors K] [--host H] [--base-port P] [--toggle-every D] [--flap-every D]
-                  [--username U --password S] [--tls-cert F --tls-key F [--tls-client-ca F]]
+                  [--clock-offset D] [--username U --password S] [--tls-cert F --tls-key F [--tls-client-ca F]]
                   [--write-config FILE --sample-interval D --encoding E]
   weir-sim lab    [--write-config FILE] [--data-dir D] [--syslog-target ADDR] [--syslog-every D]
                   [--interval D] [--snmp-base-port P] [--gnmi-base-port P]

@@ -271,10 +271,10 @@ type Collector struct {
 	// limitMsg is what refuse logs (the scrape sink's or remote write's
 	// wording).
 	limitMsg string
-	// ended, when set, is told of each series a delete drops (remote
-	// write sends it a staleness marker); lastMS is the newest sample
-	// time its set was noted with (noteSent).
-	ended func(name string, labels []label, lastMS int64)
+	// ended, when set, is told of each series a delete drops, by name
+	// and set (remote write sends it a staleness marker, stamped from
+	// the set's lastMS and clockMS).
+	ended func(name string, set *seriesSet)
 
 	mu       sync.Mutex
 	lastSize int // bytes of the last exposition, to size the next
@@ -312,6 +312,11 @@ type seriesSet struct {
 	series []*series
 	from   broker.TopicPartition // the partition its last update came from
 	lastMS int64                 // newest sample time sent (remote write)
+	// clockMS is how far lastMS was ahead of the time weir received
+	// its sample (negative: behind): the device's clock against weir's,
+	// to stamp a marker of a delete made by weir in the device's time
+	// (remote write, see RemoteWrite.endSeries).
+	clockMS int64
 }
 
 type nameKey struct {
@@ -699,7 +704,7 @@ func (c *Collector) dropFields(set *seriesSet, fams []*family, deleted bool) {
 		if !s.dropped {
 			c.dropSeries(s.fam, set.key, s)
 			if deleted && c.ended != nil {
-				c.ended(s.fam.name, set.labels, set.lastMS)
+				c.ended(s.fam.name, set)
 			}
 		}
 		if len(s.fam.series) == 0 && !s.fam.dropped {

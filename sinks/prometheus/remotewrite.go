@@ -64,6 +64,7 @@ type RemoteWrite struct {
 	endBody []byte
 	marks   []rwMark // this write's markers, in item order
 	delMS   int64    // time of the delete being noted
+	delRecv int64    // when weir received it, in ms
 	// warming: Warm is noting the window read back, whose deletes were
 	// sent with their markers before; they drop series, sending none.
 	warming bool
@@ -176,7 +177,8 @@ func (r *RemoteWrite) Warm(items []sinks.Item) {
 		if set := c.update(p, now, false); set != nil {
 			rec := &items[i].Record
 			set.from = broker.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}
-			set.lastMS = max(set.lastMS, sampleTime(p).UnixMilli())
+			ms := sampleTime(p).UnixMilli()
+			set.noteSent(ms, receivedMS(p, ms))
 		}
 	}
 }
@@ -256,7 +258,7 @@ func (r *RemoteWrite) note(items []sinks.Item) {
 		ms := sampleTime(p).UnixMilli()
 		if _, ok := deletedPath(p); ok {
 			lo := len(r.endBody)
-			r.delMS = ms
+			r.delMS, r.delRecv = ms, receivedMS(p, ms)
 			c.update(p, now, false) // endSeries encodes each series it ends
 			if e := (endRange{lo, len(r.endBody)}); e.hi > e.lo {
 				r.marks = append(r.marks, rwMark{i, e})
@@ -267,7 +269,8 @@ func (r *RemoteWrite) note(items []sinks.Item) {
 			continue
 		}
 		if set := c.update(p, now, false); set != nil {
-			set.from, set.lastMS = tp, max(set.lastMS, ms)
+			set.from = tp
+			set.noteSent(ms, receivedMS(p, ms))
 		}
 	}
 }
@@ -283,16 +286,43 @@ func (r *RemoteWrite) endKey(rec *broker.Record) recordAt {
 	return recordAt{broker.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}, rec.Offset}
 }
 
-// endSeries encodes a staleness marker for the series name{labels}, which
+// endSeries encodes a staleness marker for the series name of set, which
 // the delete being noted ends: at the delete's time, or just after the
-// newest sample sent for its labels if that is not older (Prometheus
-// refuses a sample not newer than the series' last with another value,
-// and the whole request with it).
-func (r *RemoteWrite) endSeries(name string, labels []label, lastMS int64) {
+// newest sample sent for the set if that is not older (Prometheus refuses
+// a sample not newer than the series' last with another value, and the
+// whole request with it).
+//
+// The delete's time is taken no later than the device's clock read then,
+// judged from the set's newest sample (its time against when weir received
+// it): a resubscription's deletes are made, and stamped, by weir, and a
+// marker at weir's time on a series whose device's clock is behind would
+// be ahead of the samples the device sends if the series comes back (the
+// next snapshot has it), which Prometheus would refuse as out of order
+// until the device's clock passed the marker.
+func (r *RemoteWrite) endSeries(name string, set *seriesSet) {
 	if r.warming {
 		return
 	}
-	r.endBody = appendMarker(r.endBody, name, labels, max(r.delMS, lastMS+1))
+	at := min(r.delMS, r.delRecv+set.clockMS)
+	r.endBody = appendMarker(r.endBody, name, set.labels, max(at, set.lastMS+1))
+}
+
+// noteSent notes a sample sent for set at ms, which weir received at
+// recvMS: the newest one's time, and how far it was from weir's clock,
+// are kept for the markers of its deletes (endSeries).
+func (set *seriesSet) noteSent(ms, recvMS int64) {
+	if ms >= set.lastMS {
+		set.lastMS, set.clockMS = ms, ms-recvMS
+	}
+}
+
+// receivedMS is when weir received p, in ms; ms (its sample time) when
+// not known.
+func receivedMS(p *telemetry.Point, ms int64) int64 {
+	if p.ReceivedAt.IsZero() {
+		return ms
+	}
+	return p.ReceivedAt.UnixMilli()
 }
 
 // staleNaN is the value of a staleness marker: Prometheus'

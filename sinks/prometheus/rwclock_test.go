@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+
+	gnmic "github.com/weirnet/weir/collectors/gnmi"
 	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/telemetry"
@@ -102,5 +105,73 @@ func TestRemoteWriteDeviceClockDriftsPastTheBound(t *testing.T) {
 	got := peers.Query(t, promAddr, `count_over_time(interface_if_hc_in_octets_total{device="drift"}[15m])`)
 	if len(got) != 1 || got[0].Float() != 5 {
 		t.Fatalf("Prometheus holds %v samples of the series, want 5", got)
+	}
+}
+
+// TestRemoteWriteResyncDeleteOfTargetBehind: a target whose clock is 30 s
+// behind weir's stamps its samples 30 s before weir received them, but a
+// resubscription's deletes (of the paths its new snapshot left out) are
+// made by weir and stamped with weir's clock. The staleness marker of such
+// a delete went at weir's time, 30 s ahead of the series' own: the
+// interface coming back within those 30 s (the next resubscription's
+// snapshot) had its samples refused by Prometheus ("out of order sample",
+// 400), dead-lettered, until the target's clock passed the marker. The
+// marker goes at the target's time of the delete instead, judged from the
+// series' newest sample and when weir received it.
+func TestRemoteWriteResyncDeleteOfTargetBehind(t *testing.T) {
+	promAddr, b, cfg, d := remoteWriteToPrometheus(t)
+	const behind = 30 * time.Second
+	t0 := time.Now().Add(-3 * time.Minute).Truncate(time.Millisecond) // when weir received the first sample
+	path := func(elems ...string) *gpb.Path {
+		p := &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": "Ethernet9"}}}}
+		for _, e := range elems {
+			p.Elem = append(p.Elem, &gpb.PathElem{Name: e})
+		}
+		return p
+	}
+	sample := func(received time.Time, in uint64) []telemetry.Metric {
+		n := &gpb.Notification{Timestamp: received.Add(-behind).UnixNano(), Update: []*gpb.Update{
+			{Path: path("state", "counters", "in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}}}}
+		return gnmic.Flatten("spine1", n, received)
+	}
+	// Samples 10 s apart; the resubscription's delete 5 s after the last
+	// (weir's clock), the interface back in the next snapshot 5 s later.
+	resync := t0.Add(25 * time.Second)
+	steps := [][]telemetry.Metric{
+		sample(t0, 100),
+		sample(t0.Add(10*time.Second), 200),
+		sample(t0.Add(20*time.Second), 300),
+		gnmic.Flatten("spine1", &gpb.Notification{Timestamp: resync.UnixNano(), Delete: []*gpb.Path{path()}}, resync),
+		sample(t0.Add(30*time.Second), 400),
+		sample(t0.Add(40*time.Second), 500),
+	}
+	r := sinktest.Start(t, b, cfg, d)
+	sent := 0
+	for i, ms := range steps {
+		sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "spine1" }, ms)
+		sent += len(ms)
+		sinktest.Eventually(t, fmt.Sprintf("step %d accepted or dead-lettered", i), func() bool {
+			return r.Counter("weir_sink_records_total", map[string]string{"sink": "rw"})+
+				r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}) == float64(sent)
+		})
+	}
+	if n := r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}); n != 0 {
+		for _, rec := range sinktest.ReadAll(t, b, "dead.letter") {
+			t.Logf("dead letter: %s", sinktest.Header(rec, "dead_letter_reason"))
+		}
+		t.Fatalf("%v records refused by Prometheus", n)
+	}
+	q := `interfaces_interface_state_counters_in_octets_total{device="spine1",name="Ethernet9"}`
+	for _, tc := range []struct {
+		at   time.Time
+		want int
+	}{
+		{resync.Add(-behind).Add(time.Second), 0},                   // ended at the delete, in the target's time
+		{t0.Add(40 * time.Second).Add(-behind).Add(time.Second), 1}, // back after it
+	} {
+		got := peers.Query(t, promAddr, fmt.Sprintf("%s @ %.3f", q, float64(tc.at.UnixMilli())/1000))
+		if len(got) != tc.want {
+			t.Errorf("%s at %v: %v, want %d series", q, tc.at, got, tc.want)
+		}
 	}
 }

@@ -56,6 +56,10 @@ type Config struct {
 	// back UP one period later, each interface in turn; 0 or negative
 	// never (every interface stays UP).
 	FlapEvery time.Duration
+	// ClockOffset is added to every notification's timestamp: a target
+	// whose clock is ahead (positive) or behind (negative) of the
+	// collector's.
+	ClockOffset time.Duration
 	// DefaultSample is the sample interval for SAMPLE subscriptions that
 	// give none, and for TARGET_DEFINED counters; default 10s.
 	DefaultSample time.Duration
@@ -626,7 +630,7 @@ func (w *writer) send(sb *sub, now time.Time, states []bool, onlyChanged bool) e
 		sb.last = map[string]string{}
 	}
 	if sb.counters {
-		ts := now.UnixNano()
+		ts := now.Add(w.s.cfg.ClockOffset).UnixNano()
 		for i := range w.s.ifaces {
 			ifc := &w.s.ifaces[i]
 			if len(sb.sel[i]) == 0 {
@@ -695,7 +699,7 @@ func (w *writer) sendStates(sb *sub, now time.Time, states []bool, onlyChanged b
 		} else {
 			val = w.blob([]byte(strconv.Quote(v)))
 		}
-		n := &gpb.Notification{Timestamp: now.UnixNano(), Prefix: prefix, Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: l.name}}}, Val: val}}}
+		n := &gpb.Notification{Timestamp: now.Add(w.s.cfg.ClockOffset).UnixNano(), Prefix: prefix, Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: l.name}}}, Val: val}}}
 		if err := w.stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: n}}); err != nil {
 			return err
 		}

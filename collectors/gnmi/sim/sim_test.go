@@ -246,3 +246,55 @@ func TestOnChangeHeartbeat(t *testing.T) {
 		}
 	}
 }
+
+// TestClockOffset: ClockOffset stamps notifications that far from the
+// host's clock, as a target whose clock is behind (or ahead of) the
+// collector's.
+func TestClockOffset(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const offset = -time.Hour
+	s := New(Config{Interfaces: 1, ToggleEvery: -1, ClockOffset: offset})
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, lis) }()
+	defer func() { cancel(); <-served }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stream, err := gpb.NewGNMIClient(conn).Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Subscribe{Subscribe: &gpb.SubscriptionList{
+		Mode: gpb.SubscriptionList_ONCE, Encoding: gpb.Encoding_PROTO,
+		Subscription: []*gpb.Subscription{{Path: &gpb.Path{Elem: counters("", "")}}, {Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface"}, {Name: "state"}, {Name: "oper-status"}}}}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetSyncResponse() {
+			break
+		}
+		after := time.Now()
+		ts := time.Unix(0, resp.GetUpdate().GetTimestamp())
+		if ts.Before(before.Add(offset)) || ts.After(after.Add(offset)) {
+			t.Errorf("notification of %v stamped %v, want between %v and %v", resp.GetUpdate().GetPrefix(), ts, before.Add(offset), after.Add(offset))
+		}
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("%d notifications, want the counters and the oper-status", n)
+	}
+}
