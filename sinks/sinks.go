@@ -94,22 +94,23 @@ type Destination interface {
 
 // Concurrent is implemented by destinations that deliver record by record
 // and can have several records in flight (the webhook's JSON form): with
-// Lanes above 1, the sink hands the records it polls to that many lanes,
-// records of one key (of one partition, for records without a key) always
-// to the same lane and in their order, and each lane writes what it was
-// handed on its own, retried on its own: a record being retried holds up
-// its own lane, while the others go on taking the records polled after
-// it. A lane holds up to batch_size records; polling waits while the
-// lane a record goes to is full. Each partition is committed every
-// flush_interval up to its first record not yet delivered or
-// dead-lettered, whatever lane it is in.
+// Lanes above 1, the sink queues the records it polls by key (by
+// partition, for records without a key), and each of that many lanes
+// takes the next key no other lane is writing and writes a few of its
+// records, retried on its own: the records of a key go one write at a
+// time and in their order, and a key being retried holds up one lane
+// while the others go on with every other key. Up to batch_size × Lanes
+// records are queued; polling waits while they are. Each partition is
+// committed every flush_interval up to its first record not yet
+// delivered or dead-lettered, whatever lane has it.
 type Concurrent interface {
 	// Lanes is how many records may be in flight at once; 1: one, and
 	// Write alone is called.
 	Lanes() int
-	// WriteLane is Write for the records of one lane (0 <= lane <
-	// Lanes()); lanes are written at once, each from one goroutine at a
-	// time. The items' slice is reused after the call.
+	// WriteLane is Write for records of one key, on lane (0 <= lane <
+	// Lanes()): lanes are written at once, each from one goroutine at a
+	// time, and a key's next records may come on another lane. The
+	// items' slice is reused after the call.
 	WriteLane(ctx context.Context, lane int, items []Item) error
 }
 
