@@ -40,6 +40,9 @@ func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 	filtered := s.m.filtered.With(prometheus.Labels{"sink": s.cfg.Name})
 	offs := map[broker.TopicPartition]int64{}
 	commit := func() {
+		// Called every flush interval: the lanes' outage may have ended
+		// without a write since (see Sink.laneWentThrough).
+		s.lanesQuiet()
 		l.mu.Lock()
 		if !l.flight.changed || (oc == nil && l.flight.pending > 0) {
 			// Without OffsetCommitter, Commit takes all that was
