@@ -39,11 +39,13 @@ func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 	oc, _ := c.(broker.OffsetCommitter)
 	filtered := s.m.filtered.With(prometheus.Labels{"sink": s.cfg.Name})
 	offs := map[broker.TopicPartition]int64{}
+	assigned := c.Assigned()
 	commit := func() {
 		// Called every flush interval: the lanes' outage may have ended
 		// without a write since (see Sink.laneWentThrough).
 		s.lanesQuiet()
 		l.mu.Lock()
+		l.flight.forgetGone(assigned)
 		if !l.flight.changed || (oc == nil && l.flight.pending > 0) {
 			// Without OffsetCommitter, Commit takes all that was
 			// polled: only once the lanes hold nothing.
@@ -83,7 +85,6 @@ func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 		return nil
 	}
 	var dec []decoded
-	assigned := c.Assigned()
 	pollFailures := 0
 	deadline := time.Now().Add(s.flushInterval)
 	for {
@@ -667,6 +668,17 @@ func cmpOff(a, b int64) int {
 func (f *flight) forget(tp broker.TopicPartition) {
 	delete(f.parts, tp)
 	f.last = nil
+}
+
+// forgetGone forgets the partitions not in assigned with nothing handed
+// and not done: records of a partition polled as a rebalance took it
+// away left it in parts (and committed, to no effect) for good.
+func (f *flight) forgetGone(assigned []broker.TopicPartition) {
+	for tp, p := range f.parts {
+		if p.head == len(p.ents) && !slices.Contains(assigned, tp) {
+			f.forget(tp)
+		}
+	}
 }
 
 // commitPoints fills out, per partition, with the offset up to which

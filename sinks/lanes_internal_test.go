@@ -3,10 +3,14 @@ package sinks
 import (
 	"context"
 	"fmt"
+	"maps"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
 )
 
 // okLanes is a raw Concurrent destination taking everything.
@@ -17,6 +21,73 @@ func (okLanes) RawRecords() bool                             { return true }
 func (okLanes) Write(context.Context, []Item) error          { return nil }
 func (okLanes) WriteLane(context.Context, int, []Item) error { return nil }
 func (okLanes) Close() error                                 { return nil }
+
+// movedConsumer owns partition 0 of "t" alone, but its first poll also
+// returns records of partition 1, polled as a rebalance took that
+// partition away; later polls return one record of partition 0 each. It
+// notes the offsets of each commit.
+type movedConsumer struct {
+	polls   int
+	mu      sync.Mutex
+	commits []map[broker.TopicPartition]int64
+}
+
+func (c *movedConsumer) Poll(ctx context.Context) ([]broker.Record, error) {
+	c.polls++
+	if c.polls == 1 {
+		return []broker.Record{
+			{Topic: "t", Partition: 1, Offset: 7, Key: []byte("a"), Value: []byte("{}")},
+			{Topic: "t", Partition: 1, Offset: 8, Key: []byte("b"), Value: []byte("{}")},
+			{Topic: "t", Partition: 0, Offset: 0, Key: []byte("a"), Value: []byte("{}")},
+		}, nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Millisecond):
+	}
+	return []broker.Record{{Topic: "t", Partition: 0, Offset: int64(c.polls - 1), Key: []byte("c"), Value: []byte("{}")}}, nil
+}
+
+func (c *movedConsumer) CommitOffsets(ctx context.Context, offs map[broker.TopicPartition]int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.commits = append(c.commits, maps.Clone(offs))
+	return nil
+}
+
+func (c *movedConsumer) Commit(context.Context) error { return nil }
+func (c *movedConsumer) Close() error                 { return nil }
+func (c *movedConsumer) Assigned() []broker.TopicPartition {
+	return []broker.TopicPartition{{Topic: "t", Partition: 0}}
+}
+
+// TestFlightForgetsAPartitionPolledAfterItWentAway: records of a
+// partition polled as a rebalance took it away are delivered, and then
+// the partition is forgotten: it was kept, and committed, for the life
+// of the sink.
+func TestFlightForgetsAPartitionPolledAfterItWentAway(t *testing.T) {
+	s, err := New(nil, configs.Sink{Name: "moved", FlushInterval: configs.Duration(5 * time.Millisecond)}, okLanes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &movedConsumer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.consumeLanes(ctx, c) }()
+	defer func() { cancel(); <-done }()
+	p1 := broker.TopicPartition{Topic: "t", Partition: 1}
+	var last map[broker.TopicPartition]int64
+	peers.Within(t, time.Minute, "partition 1 no longer committed once done", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if n := len(c.commits); n > 0 {
+			last = c.commits[n-1]
+		}
+		_, moved := last[p1]
+		return last[broker.TopicPartition{Topic: "t"}] > 1 && !moved
+	})
+}
 
 // heldLanes is a Concurrent destination whose writes wait for the end of
 // their context.
