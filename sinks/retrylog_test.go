@@ -128,3 +128,102 @@ func TestRetryLogOutageEndAfterGivingUp(t *testing.T) {
 	sinktest.Eventually(t, "a record delivered after the outage", func() bool { n, _ := d.seen(); return n == 1 })
 	sinktest.Eventually(t, "recovery logged", func() bool { return strings.Contains(logs.String(), "sink delivering again") })
 }
+
+// steadyFlakyLanes is a Concurrent destination taking records one at a
+// time (100 µs each, as a webhook posts them) and failing every 5th post
+// until failing posts have failed; it notes when the first and the last
+// failure came and how many recoveries the log held at the last.
+type steadyFlakyLanes struct {
+	logs    *syncbuf.Buffer
+	failing int
+	mu      sync.Mutex
+	posts   int
+	failed  int
+	n       int
+	first   time.Time
+	last    time.Time
+	againAt int // "delivering again" lines at the last failure
+}
+
+func (d *steadyFlakyLanes) Lanes() int { return 4 }
+
+func (d *steadyFlakyLanes) WriteLane(ctx context.Context, lane int, items []sinks.Item) error {
+	for i := range items {
+		time.Sleep(100 * time.Microsecond)
+		d.mu.Lock()
+		d.posts++
+		if d.failed < d.failing && d.posts%5 == 0 {
+			d.failed++
+			if d.failed == 1 {
+				d.first = time.Now()
+			}
+			if d.failed == d.failing {
+				d.last = time.Now()
+				d.againAt = strings.Count(d.logs.String(), "sink delivering again")
+			}
+			d.mu.Unlock()
+			return &sinks.PartialError{Done: i, Err: &sinks.RetryableError{Err: errors.New("HTTP 503")}}
+		}
+		d.n++
+		d.mu.Unlock()
+	}
+	return nil
+}
+
+func (d *steadyFlakyLanes) Write(ctx context.Context, items []sinks.Item) error {
+	return errors.New("Write called on a destination with lanes")
+}
+
+func (d *steadyFlakyLanes) Close() error { return nil }
+
+// TestLanesRecoveryLoggedWhenFailuresStop: lanes failing one post in five
+// with a backlog (seen in a soak: at a steady 10% the recovery was logged
+// with failing_for=4m43s while posts went on failing, whenever no lane
+// happened to be retrying) log no recovery while failures go on; once
+// they stop for a flush interval, one, whose failing_for spans them.
+func TestLanesRecoveryLoggedWhenFailuresStop(t *testing.T) {
+	b := sinktest.Broker(t)
+	const n = 3000
+	ms := metrics(n, func(int) string { return "ifTable" })
+	key := func(i int) string { return fmt.Sprintf("dev%d", i%40) }
+	for i := range ms {
+		ms[i].Device = key(i)
+	}
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, key, ms)
+	var logs syncbuf.Buffer
+	d := &steadyFlakyLanes{logs: &logs, failing: 300}
+	c := cfg("steady")
+	c.FlushInterval = configs.Duration(200 * time.Millisecond)
+	// Retried at once: lanes are seldom all failing at the same time.
+	c.Retry = configs.SinkRetry{Initial: configs.Duration(time.Microsecond), Max: configs.Duration(time.Microsecond)}
+	sinktest.StartLogging(t, b, c, d, &logs)
+	sinktest.Eventually(t, "every record delivered", func() bool { d.mu.Lock(); defer d.mu.Unlock(); return d.n == n })
+	sinktest.Eventually(t, "recovery logged", func() bool { return strings.Contains(logs.String(), "sink delivering again") })
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.againAt != 0 {
+		t.Fatalf("%d recoveries logged while posts went on failing:\n%s", d.againAt, logs.String())
+	}
+	lines := strings.Split(logs.String(), "\n")
+	var again []string
+	for _, l := range lines {
+		if strings.Contains(l, "sink delivering again") {
+			again = append(again, l)
+		}
+	}
+	if len(again) != 1 {
+		t.Fatalf("%d recoveries logged, want 1:\n%s", len(again), strings.Join(again, "\n"))
+	}
+	_, v, _ := strings.Cut(again[0], "failing_for=")
+	v, _, _ = strings.Cut(v, " ")
+	ff, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("no failing_for in %q: %v", again[0], err)
+	}
+	if span := d.last.Sub(d.first).Round(time.Millisecond); ff < span { // failing_for is rounded so
+		t.Errorf("failing_for=%v, want at least the %v from the first failure to the last", ff, span)
+	}
+	if !strings.Contains(again[0], "lane=") {
+		t.Errorf("no lane in %q", again[0])
+	}
+}

@@ -94,22 +94,23 @@ type Destination interface {
 
 // Concurrent is implemented by destinations that deliver record by record
 // and can have several records in flight (the webhook's JSON form): with
-// Lanes above 1, the sink hands the records it polls to that many lanes,
-// records of one key (of one partition, for records without a key) always
-// to the same lane and in their order, and each lane writes what it was
-// handed on its own, retried on its own: a record being retried holds up
-// its own lane, while the others go on taking the records polled after
-// it. A lane holds up to batch_size records; polling waits while the
-// lane a record goes to is full. Each partition is committed every
-// flush_interval up to its first record not yet delivered or
-// dead-lettered, whatever lane it is in.
+// Lanes above 1, the sink queues the records it polls by key (by
+// partition, for records without a key), and each of that many lanes
+// takes the next key no other lane is writing and writes a few of its
+// records, retried on its own: the records of a key go one write at a
+// time and in their order, and a key being retried holds up one lane
+// while the others go on with every other key. Up to batch_size × Lanes
+// records are queued; polling waits while they are. Each partition is
+// committed every flush_interval up to its first record not yet
+// delivered or dead-lettered, whatever lane has it.
 type Concurrent interface {
 	// Lanes is how many records may be in flight at once; 1: one, and
 	// Write alone is called.
 	Lanes() int
-	// WriteLane is Write for the records of one lane (0 <= lane <
-	// Lanes()); lanes are written at once, each from one goroutine at a
-	// time. The items' slice is reused after the call.
+	// WriteLane is Write for records of one key, on lane (0 <= lane <
+	// Lanes()): lanes are written at once, each from one goroutine at a
+	// time, and a key's next records may come on another lane. The
+	// items' slice is reused after the call.
 	WriteLane(ctx context.Context, lane int, items []Item) error
 }
 
@@ -355,12 +356,17 @@ type Sink struct {
 	failLogged   bool
 	failingSince time.Time
 	// With lanes: how many lanes are failing (an attempt of their write
-	// failed and none went through since), and the last failed attempt.
-	// The recovery is logged when the last failing lane goes through,
-	// once per outage; the streak ends after a flush interval without a
-	// failure (what a batch without one was before lanes).
+	// failed and none went through since), the last failed attempt, and
+	// when (and on which lane) a write first went through after it. A
+	// receiver failing a post now and then keeps some lane failing most
+	// of the time under a backlog: the outage ends, and its recovery is
+	// logged (once), when no lane is failing and none failed for a flush
+	// interval, a write having gone through since; the failure streak
+	// ends then too. See laneWentThrough and lanesQuiet.
 	lanesFailing int
 	lastFailure  time.Time
+	throughAt    time.Time // zero: no write went through since lastFailure
+	throughLane  int
 	// Failed polls (a Kafka cluster down): the same.
 	pollLog throttle.Throttle
 	// pollRetryWait is the wait after a failed poll.
@@ -1071,6 +1077,7 @@ func (s *Sink) noteFailure(lane *laneOutcome) (logIt bool) {
 		s.failingSince = now
 	}
 	s.lastFailure = now
+	s.throughAt = time.Time{}
 	if lane != nil && !lane.failing {
 		lane.failing = true
 		s.lanesFailing++
@@ -1101,13 +1108,9 @@ func (s *Sink) wentThrough(records, attempts int, failed bool) {
 }
 
 // laneWentThrough notes the end of a lane's write of records, o its
-// outcome: the lane is not failing any more, and once no lane is, a
-// failure logged is followed by its recovery (once per outage, not once
-// per lane; a write only given up under max_attempts is none). The
-// failure streak ends with a write that went through clean while no lane
-// was failing and none had failed for a flush interval: a lane writes a
-// few records at a time, and a receiver failing one post in ten would
-// otherwise end a streak, and log anew, at nearly every failure.
+// outcome: the lane is not failing any more, and a write that went
+// through (not only given up under max_attempts) may end the outage (see
+// laneOutageOver).
 func (s *Sink) laneWentThrough(records int, o *laneOutcome) {
 	s.failMu.Lock()
 	defer s.failMu.Unlock()
@@ -1115,17 +1118,41 @@ func (s *Sink) laneWentThrough(records int, o *laneOutcome) {
 		o.failing = false
 		s.lanesFailing--
 	}
-	if s.lanesFailing > 0 || !o.through {
+	if !o.through {
 		return
 	}
-	if !o.failed && time.Since(s.lastFailure) >= s.flushInterval {
-		s.failStreak = 0
+	now := time.Now()
+	if s.throughAt.IsZero() {
+		s.throughAt, s.throughLane = now, o.k
+	}
+	s.laneOutageOver(now)
+}
+
+// lanesQuiet is laneOutageOver at a flush interval: the lanes may have
+// nothing more to write once the outage is over.
+func (s *Sink) lanesQuiet() {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	s.laneOutageOver(time.Now())
+}
+
+// laneOutageOver ends the failure streak, and logs a failure logged as
+// over (once per outage, not once per lane), once no lane is failing,
+// none has failed for a flush interval and a write went through since.
+// Ending it when no lane happens to be failing, a receiver failing one
+// post in ten under a backlog logged a recovery of failing_for=4m43s
+// while posts went on failing. failing_for is from the first failure to
+// the first write that went through after the last.
+func (s *Sink) laneOutageOver(now time.Time) {
+	if s.lanesFailing > 0 || s.throughAt.IsZero() || now.Sub(s.lastFailure) < s.flushInterval {
+		return
 	}
 	if s.failLogged {
 		s.failLogged = false
-		s.logger.Info("sink delivering again", "sink", s.cfg.Name, "records", records, "attempts", o.attempts,
-			"failing_for", time.Since(s.failingSince).Round(time.Millisecond), "lane", o.k)
+		s.logger.Info("sink delivering again", "sink", s.cfg.Name, "failed_attempts", s.failStreak,
+			"failing_for", s.throughAt.Sub(s.failingSince).Round(time.Millisecond), "lane", s.throughLane)
 	}
+	s.failStreak = 0
 	s.failingSince = time.Time{}
 }
 

@@ -268,6 +268,9 @@ func TestLanesOutageLoggedOnce(t *testing.T) {
 	down = false
 	mu.Unlock()
 	sinktest.Eventually(t, "every record taken", func() bool { return f.taken() >= devices*perDevice })
+	// The end of an outage is logged once no post failed for a flush
+	// interval: posts failing one in ten go on failing until the end.
+	sinktest.Eventually(t, "the outage's end logged", func() bool { return strings.Contains(logs.String(), "sink delivering again") })
 	r.Stop()
 	retries := r.Counter("weir_sink_retries_total", map[string]string{"sink": "chat"})
 	failed := strings.Count(logs.String(), "sink delivery failed")

@@ -1,0 +1,158 @@
+package sinks
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
+)
+
+// okLanes is a raw Concurrent destination taking everything.
+type okLanes struct{}
+
+func (okLanes) Lanes() int                                   { return 4 }
+func (okLanes) RawRecords() bool                             { return true }
+func (okLanes) Write(context.Context, []Item) error          { return nil }
+func (okLanes) WriteLane(context.Context, int, []Item) error { return nil }
+func (okLanes) Close() error                                 { return nil }
+
+// movedConsumer owns partition 0 of "t" alone, but its first poll also
+// returns records of partition 1, polled as a rebalance took that
+// partition away; later polls return one record of partition 0 each. It
+// notes the offsets of each commit.
+type movedConsumer struct {
+	polls   int
+	mu      sync.Mutex
+	commits []map[broker.TopicPartition]int64
+}
+
+func (c *movedConsumer) Poll(ctx context.Context) ([]broker.Record, error) {
+	c.polls++
+	if c.polls == 1 {
+		return []broker.Record{
+			{Topic: "t", Partition: 1, Offset: 7, Key: []byte("a"), Value: []byte("{}")},
+			{Topic: "t", Partition: 1, Offset: 8, Key: []byte("b"), Value: []byte("{}")},
+			{Topic: "t", Partition: 0, Offset: 0, Key: []byte("a"), Value: []byte("{}")},
+		}, nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Millisecond):
+	}
+	return []broker.Record{{Topic: "t", Partition: 0, Offset: int64(c.polls - 1), Key: []byte("c"), Value: []byte("{}")}}, nil
+}
+
+func (c *movedConsumer) CommitOffsets(ctx context.Context, offs map[broker.TopicPartition]int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.commits = append(c.commits, maps.Clone(offs))
+	return nil
+}
+
+func (c *movedConsumer) Commit(context.Context) error { return nil }
+func (c *movedConsumer) Close() error                 { return nil }
+func (c *movedConsumer) Assigned() []broker.TopicPartition {
+	return []broker.TopicPartition{{Topic: "t", Partition: 0}}
+}
+
+// TestFlightForgetsAPartitionPolledAfterItWentAway: records of a
+// partition polled as a rebalance took it away are delivered, and then
+// the partition is forgotten: it was kept, and committed, for the life
+// of the sink.
+func TestFlightForgetsAPartitionPolledAfterItWentAway(t *testing.T) {
+	s, err := New(nil, configs.Sink{Name: "moved", FlushInterval: configs.Duration(5 * time.Millisecond)}, okLanes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &movedConsumer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.consumeLanes(ctx, c) }()
+	defer func() { cancel(); <-done }()
+	p1 := broker.TopicPartition{Topic: "t", Partition: 1}
+	var last map[broker.TopicPartition]int64
+	peers.Within(t, time.Minute, "partition 1 no longer committed once done", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if n := len(c.commits); n > 0 {
+			last = c.commits[n-1]
+		}
+		_, moved := last[p1]
+		return last[broker.TopicPartition{Topic: "t"}] > 1 && !moved
+	})
+}
+
+// heldLanes is a Concurrent destination whose writes wait for the end of
+// their context.
+type heldLanes struct{ okLanes }
+
+func (heldLanes) WriteLane(ctx context.Context, _ int, items []Item) error {
+	<-ctx.Done()
+	return &PartialError{Done: 0, Err: ctx.Err()}
+}
+
+// TestHandDoesNotAllocate: queueing a record of a key already queued (or
+// written) allocates nothing, with a key or without one.
+func TestHandDoesNotAllocate(t *testing.T) {
+	s, err := New(nil, configs.Sink{Name: "allocs", BatchSize: 1000}, heldLanes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.startLanes(context.Background(), heldLanes{})
+	defer l.halt()
+	// A key longer than the 32 bytes a string converted on the stack has.
+	for _, key := range []string{"core-router-17.fra1.example.net/Ethernet1/1", ""} {
+		it := Item{Record: broker.Record{Topic: "t", Partition: 2, Key: []byte(key), Value: []byte("{}")}}
+		// The key's first record (taken by a lane, held), and room
+		// made for the rest.
+		for range 300 {
+			if !l.enqueue(&it) {
+				t.Fatal("no room")
+			}
+		}
+		if n := testing.AllocsPerRun(200, func() { l.enqueue(&it) }); n != 0 {
+			t.Errorf("key %q: %v allocations a record queued", key, n)
+		}
+	}
+}
+
+// TestKeysDroppedWhenDone: once every record is delivered, no key is
+// kept (a sink sees new devices all its life), and what is kept for
+// reuse is bounded.
+func TestKeysDroppedWhenDone(t *testing.T) {
+	s, err := New(nil, configs.Sink{Name: "keys", BatchSize: 10}, okLanes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	l := s.startLanes(ctx, okLanes{})
+	defer l.halt()
+	for i := range 5000 {
+		r := broker.Record{Topic: "t", Offset: int64(i), Key: fmt.Appendf(nil, "edge%d", i%1000), Value: []byte("{}")}
+		if i%7 == 0 {
+			r.Key = nil // by partition
+		}
+		l.admit(&r, admitHand)
+		if err := l.hand(ctx, &Item{Record: r}, func() {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.drain(ctx, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.keys) != 0 || l.queued != 0 {
+		t.Errorf("%d keys and %d records kept once all is delivered", len(l.keys), l.queued)
+	}
+	if len(l.free) > keepKeys {
+		t.Errorf("%d keys kept for reuse, want at most %d", len(l.free), keepKeys)
+	}
+}
