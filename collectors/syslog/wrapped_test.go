@@ -66,30 +66,44 @@ func TestRelayWrappedCorpus(t *testing.T) {
 		if c.Format == FormatMalformed {
 			continue
 		}
-		var direct telemetry.Log
-		p.ParseCopy([]byte(c.Raw), &direct)
-		for _, w := range relayWrappers {
-			raw, ok := wrap(c.Raw, w.head, w.keepPRI)
-			if !ok {
-				continue
-			}
-			n++
-			var l telemetry.Log
-			p.ParseCopy([]byte(raw), &l)
-			want := direct
-			want.Raw = raw
-			want.Relay = "vm"
-			if want.Hostname == "" {
-				want.Hostname = "vm"
-			}
-			if !reflect.DeepEqual(l, want) {
-				t.Errorf("%s: %.100q:\n got %s\nwant %s", w.name, raw, logSummary(&l), logSummary(&want))
-			}
-		}
+		n += checkWrappedAsDirect(t, &p, c.Raw, nil)
 	}
 	if n == 0 {
 		t.Fatal("no corpus line wrapped")
 	}
+}
+
+// checkWrappedAsDirect checks that raw behind each relay wrapper (but
+// those whose head skip leaves out) parses as raw sent directly, the
+// relay's host name ("vm") in Relay, and as the host name when raw names
+// none. It returns how many wrapped forms it checked (none for a line
+// without a PRI).
+func checkWrappedAsDirect(t *testing.T, p *Parser, raw string, skip func(head string) bool) int {
+	t.Helper()
+	var direct telemetry.Log
+	p.ParseCopy([]byte(raw), &direct)
+	n := 0
+	for _, w := range relayWrappers {
+		if skip != nil && skip(w.head) {
+			continue
+		}
+		in, ok := wrap(raw, w.head, w.keepPRI)
+		if !ok {
+			continue
+		}
+		n++
+		var l telemetry.Log
+		p.ParseCopy([]byte(in), &l)
+		want := direct
+		want.Raw, want.Relay = in, "vm"
+		if want.Hostname == "" {
+			want.Hostname = "vm"
+		}
+		if !reflect.DeepEqual(l, want) {
+			t.Errorf("%s: %.100q:\n got %s\nwant %s", w.name, in, logSummary(&l), logSummary(&want))
+		}
+	}
+	return n
 }
 
 func logSummary(l *telemetry.Log) string {
@@ -301,25 +315,11 @@ var relayedCiscoShapes = []string{
 func TestRelayWrappedCiscoShapes(t *testing.T) {
 	p := Parser{Now: fixedNow}
 	for _, raw := range relayedCiscoShapes {
-		var direct telemetry.Log
-		p.ParseCopy([]byte(raw), &direct)
-		for _, w := range relayWrappers {
-			if strings.Contains(raw, ">*spam") && strings.HasSuffix(w.head, ": ") {
-				// "vm corpus: *task: ..." is rsyslog relaying a WLC
-				// named corpus (TestRelayedWLCTaskAfterTag).
-				continue
-			}
-			in, _ := wrap(raw, w.head, w.keepPRI)
-			var l telemetry.Log
-			p.ParseCopy([]byte(in), &l)
-			want := direct
-			want.Raw, want.Relay = in, "vm"
-			if want.Hostname == "" {
-				want.Hostname = "vm"
-			}
-			if !reflect.DeepEqual(l, want) {
-				t.Errorf("%s: %.100q:\n got %s\nwant %s", w.name, in, logSummary(&l), logSummary(&want))
-			}
+		// "vm corpus: *task: ..." is rsyslog relaying a WLC named corpus
+		// (TestRelayedWLCTaskAfterTag).
+		wlcTask := func(head string) bool { return strings.Contains(raw, ">*spam") && strings.HasSuffix(head, ": ") }
+		if checkWrappedAsDirect(t, &p, raw, wlcTask) == 0 {
+			t.Errorf("%.60q: not wrapped", raw)
 		}
 	}
 }
@@ -432,20 +432,8 @@ func TestCiscoTracebackLines(t *testing.T) {
 	})
 	p := Parser{Now: fixedNow}
 	for _, raw := range tracebackLines {
-		var direct telemetry.Log
-		p.ParseCopy([]byte(raw), &direct)
-		for _, w := range relayWrappers {
-			in, _ := wrap(raw, w.head, w.keepPRI)
-			var l telemetry.Log
-			p.ParseCopy([]byte(in), &l)
-			want := direct
-			want.Raw, want.Relay = in, "vm"
-			if want.Hostname == "" {
-				want.Hostname = "vm"
-			}
-			if !reflect.DeepEqual(l, want) {
-				t.Errorf("%s: %.100q:\n got %s\nwant %s", w.name, in, logSummary(&l), logSummary(&want))
-			}
+		if checkWrappedAsDirect(t, &p, raw, nil) == 0 {
+			t.Errorf("%.60q: not wrapped", raw)
 		}
 	}
 }
