@@ -15,31 +15,7 @@ import (
 // updates' leaf names by their prefix's interface, or the stream's error.
 func once(t *testing.T, path []*gpb.PathElem, enc gpb.Encoding) (map[string][]string, error) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s := New(Config{Interfaces: 3, ToggleEvery: -1})
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, lis) }()
-	defer func() { cancel(); <-served }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stream, err := gpb.NewGNMIClient(conn).Subscribe(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Subscribe{Subscribe: &gpb.SubscriptionList{
-		Mode: gpb.SubscriptionList_ONCE, Encoding: enc,
-		Subscription: []*gpb.Subscription{{Path: &gpb.Path{Elem: path}}},
-	}}}); err != nil {
-		t.Fatal(err)
-	}
+	stream := subscribeOnce(t, Config{Interfaces: 3, ToggleEvery: -1}, enc, &gpb.Path{Elem: path})
 	got := map[string][]string{}
 	for {
 		resp, err := stream.Recv()
@@ -251,33 +227,10 @@ func TestOnChangeHeartbeat(t *testing.T) {
 // host's clock, as a target whose clock is behind (or ahead of) the
 // collector's.
 func TestClockOffset(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	const offset = -time.Hour
-	s := New(Config{Interfaces: 1, ToggleEvery: -1, ClockOffset: offset})
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, lis) }()
-	defer func() { cancel(); <-served }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stream, err := gpb.NewGNMIClient(conn).Subscribe(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	before := time.Now()
-	if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Subscribe{Subscribe: &gpb.SubscriptionList{
-		Mode: gpb.SubscriptionList_ONCE, Encoding: gpb.Encoding_PROTO,
-		Subscription: []*gpb.Subscription{{Path: &gpb.Path{Elem: counters("", "")}}, {Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface"}, {Name: "state"}, {Name: "oper-status"}}}}},
-	}}}); err != nil {
-		t.Fatal(err)
-	}
+	stream := subscribeOnce(t, Config{Interfaces: 1, ToggleEvery: -1, ClockOffset: offset}, gpb.Encoding_PROTO,
+		&gpb.Path{Elem: counters("", "")}, &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface"}, {Name: "state"}, {Name: "oper-status"}}})
 	n := 0
 	for {
 		resp, err := stream.Recv()
@@ -297,4 +250,39 @@ func TestClockOffset(t *testing.T) {
 	if n < 2 {
 		t.Fatalf("%d notifications, want the counters and the oper-status", n)
 	}
+}
+
+// subscribeOnce serves a simulator of cfg on a free port and sends it a
+// ONCE subscription to paths in enc; server and stream end with the test
+// (or after 10 s).
+func subscribeOnce(t *testing.T, cfg Config, enc gpb.Encoding, paths ...*gpb.Path) gpb.GNMI_SubscribeClient {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	s := New(cfg)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, lis) }()
+	t.Cleanup(func() { cancel(); <-served })
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	stream, err := gpb.NewGNMIClient(conn).Subscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := make([]*gpb.Subscription, len(paths))
+	for i, p := range paths {
+		subs[i] = &gpb.Subscription{Path: p}
+	}
+	if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Subscribe{Subscribe: &gpb.SubscriptionList{
+		Mode: gpb.SubscriptionList_ONCE, Encoding: enc, Subscription: subs,
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	return stream
 }
