@@ -287,10 +287,17 @@ func (r *RemoteWrite) endKey(rec *broker.Record) recordAt {
 }
 
 // endSeries encodes a staleness marker for the series name of set, which
-// the delete being noted ends: at the delete's time, or just after the
-// newest sample sent for the set if that is not older (Prometheus refuses
-// a sample not newer than the series' last with another value, and the
-// whole request with it).
+// the delete being noted ends: 1 ms before the delete's time, or just
+// after the newest sample sent for the set if that is not older
+// (Prometheus refuses a sample not newer than the series' last with
+// another value, and the whole request with it).
+//
+// Before the delete's time, not at it: a target replacing an entry sends
+// its delete and its new values in one notification, at one time (gNMI
+// applies the deletes first), and the new samples after a marker at that
+// time were lost: Prometheus keeps a series' first sample of a time in a
+// request and refuses another in a later one ("duplicate sample for
+// timestamp", 400, and the record is dead-lettered).
 //
 // The delete's time is taken no later than the device's clock read then,
 // judged from the set's newest sample (its time against when weir received
@@ -303,7 +310,7 @@ func (r *RemoteWrite) endSeries(name string, set *seriesSet) {
 	if r.warming {
 		return
 	}
-	at := min(r.delMS, r.delRecv+set.clockMS)
+	at := min(r.delMS, r.delRecv+set.clockMS) - 1
 	r.endBody = appendMarker(r.endBody, name, set.labels, max(at, set.lastMS+1))
 }
 

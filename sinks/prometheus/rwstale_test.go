@@ -143,7 +143,8 @@ func (r *rwReceiver) take(t *testing.T) []rwSample {
 }
 
 // markers are the series of samples with the StaleNaN bits, at ms, and
-// fails on a marker at another time.
+// fails on a marker at another time. A delete's markers go 1 ms before its
+// time (RemoteWrite.endSeries).
 func markers(t *testing.T, got []rwSample, ms int64) []string {
 	t.Helper()
 	var out []string
@@ -152,7 +153,7 @@ func markers(t *testing.T, got []rwSample, ms int64) []string {
 			continue
 		}
 		if s.ms != ms {
-			t.Errorf("%s: marker at %v, want the delete's %v", s.series, time.UnixMilli(s.ms), time.UnixMilli(ms))
+			t.Errorf("%s: marker at %v, want %v", s.series, time.UnixMilli(s.ms), time.UnixMilli(ms))
 		}
 		out = append(out, s.series)
 	}
@@ -208,7 +209,7 @@ func gnmiDelete(t time.Time, p *gpb.Path) []telemetry.Metric {
 
 // TestRemoteWriteDeleteSendsStaleMarkers: a gNMI delete (and enrich's of
 // what it derived) ends the series it covers with a staleness marker at
-// the delete's time, as a scrape's vanished series are ended: left out,
+// (1 ms before) the delete's time, as a scrape's vanished series are ended: left out,
 // Prometheus went on returning them for its 5-minute lookback. An
 // interface's delete covers all its series; a leaf's, that field's.
 func TestRemoteWriteDeleteSendsStaleMarkers(t *testing.T) {
@@ -248,7 +249,7 @@ func TestRemoteWriteDeleteSendsStaleMarkers(t *testing.T) {
 			if err := d.Write(context.Background(), batch); err != nil {
 				t.Fatal(err)
 			}
-			if got := markers(t, rcv.take(t), t1.UnixMilli()); !slices.Equal(got, tc.want) {
+			if got := markers(t, rcv.take(t), t1.UnixMilli()-1); !slices.Equal(got, tc.want) {
 				t.Errorf("after the delete, markers for\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 			// The same batch again (a retry after a 5xx) sends them
@@ -256,12 +257,12 @@ func TestRemoteWriteDeleteSendsStaleMarkers(t *testing.T) {
 			if err := d.Write(context.Background(), batch); err != nil {
 				t.Fatal(err)
 			}
-			if got := markers(t, rcv.take(t), t1.UnixMilli()); !slices.Equal(got, tc.want) {
+			if got := markers(t, rcv.take(t), t1.UnixMilli()-1); !slices.Equal(got, tc.want) {
 				t.Errorf("the batch retried: markers for\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 			// A delete of what is gone already ends nothing.
 			d.Write(context.Background(), z.items(tc.deletes...))
-			if got := markers(t, rcv.take(t), t1.UnixMilli()); len(got) != 0 {
+			if got := markers(t, rcv.take(t), t1.UnixMilli()-1); len(got) != 0 {
 				t.Errorf("a second delete: markers for %q", got)
 			}
 		})
@@ -298,8 +299,8 @@ func TestRemoteWriteMarkerInItsPlace(t *testing.T) {
 		last[s.series] = s
 		if s.bits == staleNaN {
 			n++
-			if s.ms != t1.UnixMilli() || !strings.Contains(s.series, "Ethernet9") {
-				t.Errorf("marker %s at %d, want Ethernet9's at %d", s.series, s.ms, t1.UnixMilli())
+			if s.ms != t1.UnixMilli()-1 || !strings.Contains(s.series, "Ethernet9") {
+				t.Errorf("marker %s at %d, want Ethernet9's at %d", s.series, s.ms, t1.UnixMilli()-1)
 			}
 		}
 	}
@@ -333,7 +334,7 @@ func TestRemoteWriteSeriesBound(t *testing.T) {
 	}
 	del := map[string]any{"deleted": true}
 	dst.Write(context.Background(), z.items(m("d1", del), m("d2", del)))
-	got := markers(t, rcv.take(t), now.Add(time.Second).UnixMilli())
+	got := markers(t, rcv.take(t), now.Add(time.Second).UnixMilli()-1)
 	if want := []string{"m_a{device=d1}", "m_a{device=d2}", "m_b{device=d1}"}; !slices.Equal(got, want) {
 		t.Errorf("markers for %q, want %q", got, want)
 	}
