@@ -602,6 +602,18 @@ func (f *flight) part(tp broker.TopicPartition) *partFlight {
 	return p
 }
 
+// find is tp's, nil if not in flight.
+func (f *flight) find(tp broker.TopicPartition) *partFlight {
+	if f.last != nil && f.lastTP == tp {
+		return f.last
+	}
+	p := f.parts[tp]
+	if p != nil {
+		f.last, f.lastTP = p, tp
+	}
+	return p
+}
+
 // reread reports whether r comes before a record of its partition polled
 // earlier: the partition went to another member of the group and came
 // back, and is read again from its committed offset.
@@ -628,11 +640,16 @@ func (f *flight) skipped(r *broker.Record) {
 }
 
 // done notes items (handed earlier) delivered or dead-lettered; items
-// noted before are skipped.
+// noted before are skipped, and so are those of a partition forgotten
+// since, unless it was read again: then the record at that offset (the
+// same record, handed again) is done.
 func (f *flight) done(items []Item) {
 	for i := range items {
 		r := &items[i].Record
-		p := f.part(broker.TopicPartition{Topic: r.Topic, Partition: r.Partition})
+		p := f.find(broker.TopicPartition{Topic: r.Topic, Partition: r.Partition})
+		if p == nil {
+			continue // forgotten
+		}
 		ents := p.ents[p.head:]
 		j, ok := slices.BinarySearchFunc(ents, r.Offset, func(e flightEnt, off int64) int { return cmpOff(e.off, off) })
 		if !ok || ents[j].done {
@@ -663,9 +680,17 @@ func cmpOff(a, b int64) int {
 	return 0
 }
 
-// forget drops tp (its records all done: the lanes drained), so that it
-// is read again from anywhere.
+// forget drops tp, so that it is read again from anywhere. Its records
+// not yet done are no longer pending: a lane writing one later finds
+// tp forgotten, or read again (see done).
 func (f *flight) forget(tp broker.TopicPartition) {
+	if p := f.parts[tp]; p != nil {
+		for _, e := range p.ents[p.head:] {
+			if !e.done {
+				f.pending--
+			}
+		}
+	}
 	delete(f.parts, tp)
 	f.last = nil
 }

@@ -156,3 +156,47 @@ func TestKeysDroppedWhenDone(t *testing.T) {
 		t.Errorf("%d keys kept for reuse, want at most %d", len(l.free), keepKeys)
 	}
 }
+
+// TestFlightDoneAfterForget: a record noted done once its partition was
+// forgotten does not bring the partition back (committed at offset 0,
+// the start of the log), and one whose partition was read again since
+// is the record at its offset read again.
+func TestFlightDoneAfterForget(t *testing.T) {
+	f := flight{parts: map[broker.TopicPartition]*partFlight{}}
+	tp := broker.TopicPartition{Topic: "t", Partition: 3}
+	it := func(off int64) Item { return Item{Record: broker.Record{Topic: "t", Partition: 3, Offset: off}} }
+	rec := func(off int64) *broker.Record { r := it(off).Record; return &r }
+	out := map[broker.TopicPartition]int64{}
+
+	// Noted done twice (a lane's write noted as it goes, and at its
+	// end), the partition forgotten between.
+	f.handed(rec(5))
+	f.done([]Item{it(5)})
+	f.forget(tp)
+	f.done([]Item{it(5)})
+	f.commitPoints(out)
+	if len(out) != 0 {
+		t.Fatalf("a forgotten partition committed: %v", out)
+	}
+
+	// Forgotten with records not done, and read again from 3.
+	f.handed(rec(5))
+	f.handed(rec(6))
+	f.forget(tp)
+	if f.pending != 0 {
+		t.Fatalf("%d pending once the partition is forgotten, want 0", f.pending)
+	}
+	for off := int64(3); off <= 5; off++ {
+		f.handed(rec(off))
+	}
+	f.done([]Item{it(6), it(5)}) // the lane's write of before ends
+	f.commitPoints(out)
+	if out[tp] != 3 || f.pending != 2 {
+		t.Fatalf("committed at %v with %d pending, want 3 with 2", out, f.pending)
+	}
+	f.done([]Item{it(3), it(4), it(5)})
+	f.commitPoints(out)
+	if out[tp] != 6 || f.pending != 0 {
+		t.Fatalf("committed at %v with %d pending, want 6 with 0", out, f.pending)
+	}
+}
