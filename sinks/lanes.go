@@ -33,22 +33,27 @@ type laneOutcome struct {
 // partition is committed every flush interval up to its first record not
 // yet delivered or dead-lettered. At a stop (ctx done, or a lane failing
 // on an error of its own) the lanes stop, and what they delivered is
-// committed, with a few seconds of its own, and nothing past it.
+// committed, with a few seconds of its own, and nothing past it. A
+// rebalance does not wait for the lanes: what they hold of partitions
+// taken away is delivered all the same (at least once), and a partition
+// read again starts afresh in flight (see flight.reread).
 func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 	l := s.startLanes(ctx, s.dest.(Concurrent))
 	oc, _ := c.(broker.OffsetCommitter)
 	filtered := s.m.filtered.With(prometheus.Labels{"sink": s.cfg.Name})
 	offs := map[broker.TopicPartition]int64{}
-	assigned := c.Assigned()
 	commit := func() {
 		// Called every flush interval: the lanes' outage may have ended
 		// without a write since (see Sink.laneWentThrough).
 		s.lanesQuiet()
+		assigned := c.Assigned()
 		l.mu.Lock()
 		l.flight.forgetGone(assigned)
-		if !l.flight.changed || (oc == nil && l.flight.pending > 0) {
+		if !l.flight.changed || (oc == nil && (l.flight.pending > 0 || len(l.keys) > 0)) {
 			// Without OffsetCommitter, Commit takes all that was
-			// polled: only once the lanes hold nothing.
+			// polled: only once the lanes hold nothing (records of a
+			// partition read again, forgotten in flight, are still in
+			// l.keys until written).
 			l.mu.Unlock()
 			return
 		}
@@ -107,23 +112,6 @@ func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 			return stop()
 		default:
 		}
-		if now := c.Assigned(); !sameParts(now, assigned) {
-			// A rebalance: the lanes deliver what they hold (of
-			// partitions taken away too: at least once), and then
-			// flight starts afresh for partitions taken away, so that
-			// no commit rests on records of an assignment gone.
-			if err := l.drain(ctx, commit); err != nil {
-				return stop()
-			}
-			l.mu.Lock()
-			for _, tp := range assigned {
-				if !slices.Contains(now, tp) {
-					l.flight.forget(tp)
-				}
-			}
-			l.mu.Unlock()
-			assigned = now
-		}
 		dec = s.decodeAll(recs, dec[:0])
 		for i := range dec {
 			d := &dec[i]
@@ -135,16 +123,7 @@ func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 			case !d.ok:
 				how = admitSkip
 			}
-			for !l.admit(r, how) {
-				// Read again after the partition went away and came
-				// back: what the lanes hold of it is of before.
-				if err := l.drain(ctx, commit); err != nil {
-					return stop()
-				}
-				l.mu.Lock()
-				l.flight.forget(broker.TopicPartition{Topic: r.Topic, Partition: r.Partition})
-				l.mu.Unlock()
-			}
+			l.admit(r, how)
 			switch how {
 			case admitCheck:
 				s.m.errors.WithLabelValues(s.cfg.Name, "decode").Inc()
@@ -168,19 +147,6 @@ func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 			deadline = time.Now().Add(s.flushInterval)
 		}
 	}
-}
-
-// sameParts reports whether a and b hold the same partitions.
-func sameParts(a, b []broker.TopicPartition) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, tp := range a {
-		if !slices.Contains(b, tp) {
-			return false
-		}
-	}
-	return true
 }
 
 // lanes runs a Concurrent destination with key-level scheduling, as
@@ -349,8 +315,8 @@ func (l *lanes) run(ctx context.Context, k int) {
 		n, err := s.send(ctx, write, buf, o)
 		s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds())
 		if err == nil {
-			// Before the records are noted done: drained lanes hold
-			// no key.
+			// Before the records are noted done: once every record
+			// handed is done, the lanes hold no key.
 			l.giveBack(kq)
 		}
 		o.note(buf[:n])
@@ -506,15 +472,17 @@ func (l *lanes) key(r *broker.Record) *keyQueue {
 	return kq
 }
 
-// admit notes r in flight as how says, unless r is read again after a
-// rebalance (see flight.reread): then it notes nothing and returns
-// false, and the caller drains the lanes and forgets r's partition
-// first.
-func (l *lanes) admit(r *broker.Record, how admitKind) bool {
+// admit notes r in flight as how says. r read again after a rebalance
+// (see flight.reread) first forgets its partition, without waiting for
+// the lanes: waiting, a key the destination refuses (retried forever
+// under retry.max_attempts 0) held every other key up at each rebalance.
+// What the lanes still hold of the partition is delivered (again, with
+// its copies read again: at least once, each key in order).
+func (l *lanes) admit(r *broker.Record, how admitKind) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.flight.reread(r) {
-		return false
+		l.flight.forget(broker.TopicPartition{Topic: r.Topic, Partition: r.Partition})
 	}
 	switch how {
 	case admitHand:
@@ -522,26 +490,15 @@ func (l *lanes) admit(r *broker.Record, how admitKind) bool {
 	case admitSkip:
 		l.flight.skipped(r)
 	}
-	return true
 }
 
 type admitKind uint8
 
 const (
-	admitCheck admitKind = iota // only whether it is read again
+	admitCheck admitKind = iota // only whether it is read again (see admit)
 	admitHand                   // handed to a lane
 	admitSkip                   // done as polled: filtered, dead-lettered
 )
-
-// drain waits until every record handed to the lanes is delivered or
-// dead-lettered.
-func (l *lanes) drain(ctx context.Context, commit func()) error {
-	return l.wait(ctx, func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return l.flight.pending == 0
-	}, commit)
-}
 
 // wait waits until cond holds, looking again each time a lane takes
 // records or is done with a write, and calling commit every flush
@@ -602,6 +559,18 @@ func (f *flight) part(tp broker.TopicPartition) *partFlight {
 	return p
 }
 
+// find is tp's, nil if not in flight.
+func (f *flight) find(tp broker.TopicPartition) *partFlight {
+	if f.last != nil && f.lastTP == tp {
+		return f.last
+	}
+	p := f.parts[tp]
+	if p != nil {
+		f.last, f.lastTP = p, tp
+	}
+	return p
+}
+
 // reread reports whether r comes before a record of its partition polled
 // earlier: the partition went to another member of the group and came
 // back, and is read again from its committed offset.
@@ -628,11 +597,16 @@ func (f *flight) skipped(r *broker.Record) {
 }
 
 // done notes items (handed earlier) delivered or dead-lettered; items
-// noted before are skipped.
+// noted before are skipped, and so are those of a partition forgotten
+// since, unless it was read again: then the record at that offset (the
+// same record, handed again) is done.
 func (f *flight) done(items []Item) {
 	for i := range items {
 		r := &items[i].Record
-		p := f.part(broker.TopicPartition{Topic: r.Topic, Partition: r.Partition})
+		p := f.find(broker.TopicPartition{Topic: r.Topic, Partition: r.Partition})
+		if p == nil {
+			continue // forgotten
+		}
 		ents := p.ents[p.head:]
 		j, ok := slices.BinarySearchFunc(ents, r.Offset, func(e flightEnt, off int64) int { return cmpOff(e.off, off) })
 		if !ok || ents[j].done {
@@ -663,9 +637,17 @@ func cmpOff(a, b int64) int {
 	return 0
 }
 
-// forget drops tp (its records all done: the lanes drained), so that it
-// is read again from anywhere.
+// forget drops tp, so that it is read again from anywhere. Its records
+// not yet done are no longer pending: a lane writing one later finds
+// tp forgotten, or read again (see done).
 func (f *flight) forget(tp broker.TopicPartition) {
+	if p := f.parts[tp]; p != nil {
+		for _, e := range p.ents[p.head:] {
+			if !e.done {
+				f.pending--
+			}
+		}
+	}
 	delete(f.parts, tp)
 	f.last = nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -144,7 +145,12 @@ func TestKeysDroppedWhenDone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := l.drain(ctx, func() {}); err != nil {
+	allDone := func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.flight.pending == 0
+	}
+	if err := l.wait(ctx, allDone, func() {}); err != nil {
 		t.Fatal(err)
 	}
 	l.mu.Lock()
@@ -154,5 +160,147 @@ func TestKeysDroppedWhenDone(t *testing.T) {
 	}
 	if len(l.free) > keepKeys {
 		t.Errorf("%d keys kept for reuse, want at most %d", len(l.free), keepKeys)
+	}
+}
+
+// rereadConsumer owns partition 0 of "t" alone; its second poll reads
+// the partition again from offset 0 (it went to another member and came
+// back between polls) and one record more. It notes the offsets of each
+// commit.
+type rereadConsumer struct {
+	movedConsumer
+}
+
+func (c *rereadConsumer) Poll(ctx context.Context) ([]broker.Record, error) {
+	c.polls++
+	rec := func(off int64, key string) broker.Record {
+		return broker.Record{Topic: "t", Partition: 0, Offset: off, Key: []byte(key), Value: []byte("{}")}
+	}
+	switch c.polls {
+	case 1:
+		return []broker.Record{rec(0, "stuck"), rec(1, "x")}, nil
+	case 2:
+		return []broker.Record{rec(0, "stuck"), rec(1, "x"), rec(2, "y")}, nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// stuckLanes is a Concurrent destination holding the writes of key
+// "stuck" until release is closed, noting the keys it took in order.
+type stuckLanes struct {
+	okLanes
+	release chan struct{}
+	mu      sync.Mutex
+	took    []string
+}
+
+func (d *stuckLanes) WriteLane(ctx context.Context, _ int, items []Item) error {
+	for i := range items {
+		if string(items[i].Record.Key) == "stuck" {
+			select {
+			case <-d.release:
+			case <-ctx.Done():
+				return &PartialError{Done: i, Err: ctx.Err()}
+			}
+		}
+		d.mu.Lock()
+		d.took = append(d.took, string(items[i].Record.Key))
+		d.mu.Unlock()
+	}
+	return nil
+}
+
+func (d *stuckLanes) taken() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.took)
+}
+
+// TestRereadWhileAKeyIsHeld: a partition read again while a lane holds
+// a key of it (a write retried until the destination takes it) goes on
+// with its other keys meanwhile, is not committed past the held record,
+// and once the key is taken every record is delivered (some twice), each
+// key in its order, and committed. Draining the lanes before forgetting
+// the partition, polling waited for the held key, and every other key
+// with it.
+func TestRereadWhileAKeyIsHeld(t *testing.T) {
+	d := &stuckLanes{release: make(chan struct{})}
+	s, err := New(nil, configs.Sink{Name: "reread", FlushInterval: configs.Duration(5 * time.Millisecond)}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &rereadConsumer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.consumeLanes(ctx, c) }()
+	defer func() { cancel(); <-done }()
+	p0 := broker.TopicPartition{Topic: "t"}
+	peers.Within(t, time.Minute, "the record after those read again delivered while a key is held", func() bool {
+		return slices.Contains(d.taken(), "y")
+	})
+	c.mu.Lock()
+	for _, offs := range c.commits {
+		if offs[p0] > 0 {
+			t.Errorf("committed %v while the record at 0 is held", offs)
+		}
+	}
+	c.mu.Unlock()
+	close(d.release)
+	peers.Within(t, time.Minute, "everything committed once the key is taken", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n := len(c.commits)
+		return n > 0 && c.commits[n-1][p0] == 3
+	})
+	took := d.taken()
+	for _, key := range []string{"stuck", "x", "y"} {
+		if !slices.Contains(took, key) {
+			t.Errorf("%s never delivered: %v", key, took)
+		}
+	}
+}
+
+// TestFlightDoneAfterForget: a record noted done once its partition was
+// forgotten does not bring the partition back (committed at offset 0,
+// the start of the log), and one whose partition was read again since
+// is the record at its offset read again.
+func TestFlightDoneAfterForget(t *testing.T) {
+	f := flight{parts: map[broker.TopicPartition]*partFlight{}}
+	tp := broker.TopicPartition{Topic: "t", Partition: 3}
+	it := func(off int64) Item { return Item{Record: broker.Record{Topic: "t", Partition: 3, Offset: off}} }
+	rec := func(off int64) *broker.Record { r := it(off).Record; return &r }
+	out := map[broker.TopicPartition]int64{}
+
+	// Noted done twice (a lane's write noted as it goes, and at its
+	// end), the partition forgotten between.
+	f.handed(rec(5))
+	f.done([]Item{it(5)})
+	f.forget(tp)
+	f.done([]Item{it(5)})
+	f.commitPoints(out)
+	if len(out) != 0 {
+		t.Fatalf("a forgotten partition committed: %v", out)
+	}
+
+	// Forgotten with records not done, and read again from 3.
+	f.handed(rec(5))
+	f.handed(rec(6))
+	f.forget(tp)
+	if f.pending != 0 {
+		t.Fatalf("%d pending once the partition is forgotten, want 0", f.pending)
+	}
+	for off := int64(3); off <= 5; off++ {
+		f.handed(rec(off))
+	}
+	f.done([]Item{it(6), it(5)}) // the lane's write of before ends
+	f.commitPoints(out)
+	if out[tp] != 3 || f.pending != 2 {
+		t.Fatalf("committed at %v with %d pending, want 3 with 2", out, f.pending)
+	}
+	f.done([]Item{it(3), it(4), it(5)})
+	f.commitPoints(out)
+	if out[tp] != 6 || f.pending != 0 {
+		t.Fatalf("committed at %v with %d pending, want 6 with 0", out, f.pending)
 	}
 }
