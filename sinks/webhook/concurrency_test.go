@@ -47,6 +47,29 @@ func (f *flakyReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.got[e.Device] = append(f.got[e.Device], e.Count)
 }
 
+// checkEachOnceInOrder checks that the records of devices devices were
+// taken, perDevice of each, once and in order (Counts 1..perDevice).
+func (f *flakyReceiver) checkEachOnceInOrder(t *testing.T, devices, perDevice int) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.got) != devices {
+		t.Fatalf("records of %d devices taken, want %d", len(f.got), devices)
+	}
+	for dev, seq := range f.got {
+		if len(seq) != perDevice {
+			t.Errorf("%s: %d records taken, want %d: %v", dev, len(seq), perDevice, seq)
+			continue
+		}
+		for i, n := range seq {
+			if n != i+1 {
+				t.Errorf("%s: records taken in the order %v, want 1..%d", dev, seq, perDevice)
+				break
+			}
+		}
+	}
+}
+
 func (f *flakyReceiver) taken() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -110,25 +133,12 @@ func TestFlakyReceiverGetsEveryRecordInKeyOrder(t *testing.T) {
 	sinktest.Eventually(t, "every record taken", func() bool { return f.taken() >= devices*perDevice })
 	sinktest.Eventually(t, "the lag drained", func() bool { return lagDrained(b, sinks.Group("chat"), "events") })
 	r.Stop()
+	f.checkEachOnceInOrder(t, devices, perDevice)
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.got) != devices {
-		t.Fatalf("records of %d devices taken, want %d", len(f.got), devices)
-	}
-	for dev, seq := range f.got {
-		if len(seq) != perDevice {
-			t.Errorf("%s: %d records taken, want %d: %v", dev, len(seq), perDevice, seq)
-			continue
-		}
-		for i, n := range seq {
-			if n != i+1 {
-				t.Errorf("%s: records taken in the order %v, want 1..%d", dev, seq, perDevice)
-				break
-			}
-		}
-	}
-	if f.posts < devices*perDevice*10/9 {
-		t.Errorf("%d posts for %d records: the receiver failed fewer than one in ten", f.posts, devices*perDevice)
+	posts := f.posts
+	f.mu.Unlock()
+	if posts < devices*perDevice*10/9 {
+		t.Errorf("%d posts for %d records: the receiver failed fewer than one in ten", posts, devices*perDevice)
 	}
 	if n := r.Counter("weir_sink_retries_total", map[string]string{"sink": "chat", "reason": "http_503"}); n == 0 {
 		t.Error("no retry counted")

@@ -208,23 +208,7 @@ func TestKeyOrderAcrossPollsUnderFailures(t *testing.T) {
 	sinktest.Eventually(t, "every record taken", func() bool { return f.taken() >= devices*perDevice })
 	sinktest.Eventually(t, "the lag drained", func() bool { return lagDrained(b, sinks.Group("chat"), "events") })
 	r.Stop()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.got) != devices {
-		t.Fatalf("records of %d devices taken, want %d", len(f.got), devices)
-	}
-	for dev, seq := range f.got {
-		if len(seq) != perDevice {
-			t.Errorf("%s: %d records taken, want %d: %v", dev, len(seq), perDevice, seq)
-			continue
-		}
-		for i, n := range seq {
-			if n != i+1 {
-				t.Errorf("%s: records taken in the order %v, want 1..%d", dev, seq, perDevice)
-				break
-			}
-		}
-	}
+	f.checkEachOnceInOrder(t, devices, perDevice)
 }
 
 // TestLanesOutageLoggedOnce: a receiver down for every lane, then back:
