@@ -93,13 +93,7 @@ func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 	pollFailures := 0
 	deadline := time.Now().Add(s.flushInterval)
 	for {
-		pctx, pcancel := context.WithTimeout(ctx, max(time.Until(deadline), time.Millisecond))
-		recs, err := c.Poll(pctx)
-		pcancel()
-		timedOut := false
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err, recs, timedOut = nil, nil, true
-		}
+		recs, timedOut, err := poll(ctx, c, time.Until(deadline))
 		if err != nil {
 			if !s.pollFailed(ctx, err, &pollFailures) {
 				return stop()

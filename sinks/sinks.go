@@ -556,13 +556,7 @@ func (s *Sink) consume(ctx context.Context) error {
 			// Nothing to flush: wait a whole interval for data.
 			wait = s.flushInterval
 		}
-		pctx, pcancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
-		recs, err := c.Poll(pctx)
-		pcancel()
-		timedOut := false
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			err, recs, timedOut = nil, nil, true
-		}
+		recs, timedOut, err := poll(ctx, c, wait)
 		if err != nil {
 			if !s.pollFailed(ctx, err, &pollFailures) {
 				return nil
@@ -654,6 +648,18 @@ func (s *Sink) consume(ctx context.Context) error {
 		dirty = false
 		deadline = time.Now().Add(s.flushInterval)
 	}
+}
+
+// poll polls c for up to wait (a millisecond at least): a poll that
+// found nothing by then has timedOut, which is no error.
+func poll(ctx context.Context, c broker.Consumer, wait time.Duration) (recs []broker.Record, timedOut bool, err error) {
+	pctx, cancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
+	recs, err = c.Poll(pctx)
+	cancel()
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, true, nil
+	}
+	return recs, false, err
 }
 
 // pollFailed counts and logs a failed poll and waits before the next; false:
