@@ -12,7 +12,7 @@ import (
 func TestRemoteWriteLabelOrder(t *testing.T) {
 	r := newRWWorker("", labeler{})
 	r.appendPoint(telemetry.PointOf(&telemetry.Metric{Measurement: "m", Device: "d", Tags: map[string]string{"1x": "a", "site": "b"},
-		Fields: map[string]any{"f": 1.0}}))
+		Fields: map[string]any{"f": 1.0}}), nil)
 	under := bytes.Index(r.body, []byte("_1x"))
 	name := bytes.Index(r.body, []byte("__name__"))
 	site := bytes.Index(r.body, []byte("site"))

@@ -271,10 +271,16 @@ type Collector struct {
 	// limitMsg is what refuse logs (the scrape sink's or remote write's
 	// wording).
 	limitMsg string
-	// ended, when set, is told of each series a delete drops, by name
-	// and set (remote write sends it a staleness marker, stamped from
-	// the set's lastMS and clockMS).
-	ended func(name string, set *seriesSet)
+	// ended, when set, is told of each series a delete drops, with its
+	// set (remote write sends it a staleness marker, stamped from the
+	// set's lastMS and clockMS).
+	ended func(s *series, set *seriesSet)
+	// sampleMS, when not 0, is the time of the sample update notes as
+	// sent (remote write): a field whose series was sent one as new or
+	// newer is left as it is, and its index goes in late.
+	sampleMS int64
+	late     []int
+	pass     uint64 // update calls, to tell a series this one updated
 
 	mu       sync.Mutex
 	lastSize int // bytes of the last exposition, to size the next
@@ -342,6 +348,10 @@ type series struct {
 	value   float64
 	updated time.Time
 	dropped bool // stale: no longer in its family
+	// Remote write: the newest sample time sent (or its marker's), and
+	// the update call that sent it.
+	lastMS   int64
+	lastPass uint64
 }
 
 // NewCollector makes an empty collector.
@@ -422,6 +432,7 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 		}
 		return nil
 	}
+	c.pass++
 	labels := c.labeler.labels(p)
 	c.key = appendSeriesKey(c.key[:0], labels)
 	set := c.sets[string(c.key)]
@@ -461,6 +472,16 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 				break
 			}
 		}
+		if c.sampleMS != 0 && s != nil && (c.sampleMS < s.lastMS ||
+			c.sampleMS == s.lastMS && s.lastPass != c.pass && math.Float64bits(x) != math.Float64bits(s.value)) {
+			// Older than the series' last sent (or its marker), or
+			// another value at its time: Prometheus refuses it, and
+			// the request with it (the same value again it takes). The
+			// same time from this update is a second field of the
+			// name, which the encoder skips anyway.
+			c.late = append(c.late, i)
+			continue
+		}
 		if s == nil || s.dropped {
 			if c.live >= c.maxSeries {
 				c.refuse(p, now)
@@ -473,6 +494,9 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 			}
 			s.dropped = false
 			f.series[set.key] = s
+		}
+		if c.sampleMS != 0 {
+			s.lastMS, s.lastPass = c.sampleMS, c.pass
 		}
 		s.value, s.updated = x, at
 	}
@@ -704,7 +728,7 @@ func (c *Collector) dropFields(set *seriesSet, fams []*family, deleted bool) {
 		if !s.dropped {
 			c.dropSeries(s.fam, set.key, s)
 			if deleted && c.ended != nil {
-				c.ended(s.fam.name, set)
+				c.ended(s, set)
 			}
 		}
 		if len(s.fam.series) == 0 && !s.fam.dropped {

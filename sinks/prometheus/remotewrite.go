@@ -68,7 +68,21 @@ type RemoteWrite struct {
 	// warming: Warm is noting the window read back, whose deletes were
 	// sent with their markers before; they drop series, sending none.
 	warming bool
+	// lates are the fields left out of the records noted since a write
+	// began with a new record (samples older than their series' last
+	// sent, or another value at its time, which Prometheus refuses), by
+	// record, so that a retry leaves out the same; skips are this
+	// write's, in item order.
+	lates map[recordAt][]int
+	skips []rwSkip
+	// outOfOrder counts the samples left out (nil: uncounted); lateSaid
+	// is when that was last logged.
+	outOfOrder prometheus.Counter
+	lateSaid   time.Time
 }
+
+// rwSkip is a field of items[item] left out of the request.
+type rwSkip struct{ item, field int }
 
 // endRange is where a delete's markers are in endBody.
 type endRange struct{ lo, hi int }
@@ -121,7 +135,8 @@ func NewRemoteWrite(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) 
 		return nil, fmt.Errorf("remote write sink %s: %w", cfg.Name, err)
 	}
 	r := &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client, logger: env.Logger,
-		sent: NewCollector(cfg.Namespace, stalenessOf(cfg), time.Now), next: map[broker.TopicPartition]int64{}, ends: map[recordAt]endRange{}}
+		sent: NewCollector(cfg.Namespace, stalenessOf(cfg), time.Now), next: map[broker.TopicPartition]int64{}, ends: map[recordAt]endRange{},
+		lates: map[recordAt][]int{}}
 	r.sent.maxSeries = cmp.Or(cfg.MaxSeries, configs.DefaultPrometheusMaxSeries)
 	r.sent.limitMsg = "remote write sink: at max_series, new series are sent but not tracked, so a gNMI delete sends no staleness marker for them; raise max_series, or find the label that grows"
 	r.sent.logger = env.Logger
@@ -136,6 +151,14 @@ func NewRemoteWrite(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) 
 			return nil, fmt.Errorf("remote write sink %s: %w", cfg.Name, rerr)
 		}
 		r.sent.limited = untracked.WithLabelValues(cfg.Name)
+		outOfOrder := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_prometheus_remote_write_out_of_order_total",
+			Help: "Samples the remote write sink left out as older than the last it sent of their series (or another value at its time), which Prometheus refuses with the whole request: two sources feeding one series, or a device clock going back.",
+		}, []string{"sink"}), &rerr)
+		if rerr != nil {
+			return nil, fmt.Errorf("remote write sink %s: %w", cfg.Name, rerr)
+		}
+		r.outOfOrder = outOfOrder.WithLabelValues(cfg.Name)
 	}
 	return r, nil
 }
@@ -168,16 +191,17 @@ func (r *RemoteWrite) Warm(items []sinks.Item) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r.warming = true
-	defer func() { r.warming = false }()
+	defer func() { r.warming, c.sampleMS = false, 0 }()
 	for i := range items {
 		p := items[i].MetricPoint()
 		if p == nil {
 			continue
 		}
+		ms := sampleTime(p).UnixMilli()
+		c.sampleMS, c.late = ms, c.late[:0]
 		if set := c.update(p, now, false); set != nil {
 			rec := &items[i].Record
 			set.from = broker.TopicPartition{Topic: rec.Topic, Partition: rec.Partition}
-			ms := sampleTime(p).UnixMilli()
 			set.noteSent(ms, receivedMS(p, ms))
 		}
 	}
@@ -212,17 +236,20 @@ func (r *RemoteWrite) encode(items []sinks.Item) []*rwWorker {
 		// The markers of the chunk's deletes.
 		a, _ := slices.BinarySearchFunc(r.marks, lo, func(m rwMark, i int) int { return m.item - i })
 		b, _ := slices.BinarySearchFunc(r.marks, hi, func(m rwMark, i int) int { return m.item - i })
-		workers[w].run(items[lo:hi], lo, r.marks[a:b], r.endBody)
+		sa, _ := slices.BinarySearchFunc(r.skips, lo, func(k rwSkip, i int) int { return k.item - i })
+		sb, _ := slices.BinarySearchFunc(r.skips, hi, func(k rwSkip, i int) int { return k.item - i })
+		workers[w].run(items[lo:hi], lo, r.marks[a:b], r.endBody, r.skips[sa:sb])
 	})
 	return workers
 }
 
 // note notes the series of items in sent, in order, and sets marks to
-// the staleness markers of the series their deletes end. Items of records
-// noted already (a batch written again) are not noted again; their
-// deletes' markers are those noted the first time.
+// the staleness markers of the series their deletes end and skips to the
+// fields to leave out. Items of records noted already (a batch written
+// again) are not noted again; their deletes' markers and the fields left
+// out are those noted the first time.
 func (r *RemoteWrite) note(items []sinks.Item) {
-	r.marks = r.marks[:0]
+	r.marks, r.skips = r.marks[:0], r.skips[:0]
 	c := r.sent
 	now := c.now()
 	c.mu.Lock()
@@ -243,13 +270,18 @@ func (r *RemoteWrite) note(items []sinks.Item) {
 			if e, ok := r.ends[r.endKey(rec)]; ok {
 				r.marks = append(r.marks, rwMark{i, e})
 			}
+			for _, f := range r.lates[r.endKey(rec)] {
+				r.skips = append(r.skips, rwSkip{i, f})
+			}
 			first = false
 			continue
 		}
 		if first {
-			// A new batch: the markers of the last are done with.
+			// A new batch: the markers and fields left out of the
+			// last are done with.
 			first = false
 			clear(r.ends)
+			clear(r.lates)
 			r.endBody = r.endBody[:0]
 		}
 		if rec.Topic != "" {
@@ -268,10 +300,37 @@ func (r *RemoteWrite) note(items []sinks.Item) {
 			}
 			continue
 		}
-		if set := c.update(p, now, false); set != nil {
+		c.sampleMS, c.late = ms, c.late[:0]
+		set := c.update(p, now, false)
+		c.sampleMS = 0
+		if set != nil {
 			set.from = tp
 			set.noteSent(ms, receivedMS(p, ms))
 		}
+		if len(c.late) > 0 {
+			r.leaveOut(i, rec, p, ms)
+		}
+	}
+}
+
+// leaveOut notes the fields of items[i] (record rec, point p of sample
+// time ms) that sent's update found late, counts and logs them.
+func (r *RemoteWrite) leaveOut(i int, rec *broker.Record, p *telemetry.Point, ms int64) {
+	late := r.sent.late
+	for _, f := range late {
+		r.skips = append(r.skips, rwSkip{i, f})
+	}
+	if rec.Topic != "" {
+		r.lates[r.endKey(rec)] = slices.Clone(late)
+	}
+	if r.outOfOrder != nil {
+		r.outOfOrder.Add(float64(len(late)))
+	}
+	if now := time.Now(); r.logger != nil && now.Sub(r.lateSaid) >= time.Minute {
+		r.lateSaid = now
+		r.logger.Warn("remote write sink: left out samples older than the last sent of their series (or another value at its time), which Prometheus refuses; two sources feeding one series (a device polled by SNMP and streamed by gNMI under one name) or a device clock going back (counted in weir_prometheus_remote_write_out_of_order_total)",
+			slog.String("measurement", p.Measurement), slog.String("field", p.Fields[late[0]].Key),
+			slog.String("device", p.Device), slog.Time("sample_time", time.UnixMilli(ms)))
 	}
 }
 
@@ -306,12 +365,14 @@ func (r *RemoteWrite) endKey(rec *broker.Record) recordAt {
 // be ahead of the samples the device sends if the series comes back (the
 // next snapshot has it), which Prometheus would refuse as out of order
 // until the device's clock passed the marker.
-func (r *RemoteWrite) endSeries(name string, set *seriesSet) {
+func (r *RemoteWrite) endSeries(s *series, set *seriesSet) {
 	if r.warming {
 		return
 	}
-	at := min(r.delMS, r.delRecv+set.clockMS) - 1
-	r.endBody = appendMarker(r.endBody, name, set.labels, max(at, set.lastMS+1))
+	at := max(min(r.delMS, r.delRecv+set.clockMS)-1, set.lastMS+1)
+	r.endBody = appendMarker(r.endBody, s.fam.name, set.labels, at)
+	// A sample not after the marker is refused too.
+	s.lastMS, s.value = at, math.Float64frombits(staleNaN)
 }
 
 // noteSent notes a sample sent for set at ms, which weir received at
@@ -415,7 +476,7 @@ func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
 // mode: several times faster than the "better" mode snappy.Encode uses,
 // for a few percent of bytes. A delete has no sample: its place gets the
 // staleness markers marks give (ranges of ends, in item order).
-func (w *rwWorker) run(items []sinks.Item, base int, marks []rwMark, ends []byte) {
+func (w *rwWorker) run(items []sinks.Item, base int, marks []rwMark, ends []byte, skips []rwSkip) {
 	w.body = w.body[:0]
 	for i := range items {
 		p := items[i].MetricPoint()
@@ -429,7 +490,12 @@ func (w *rwWorker) run(items []sinks.Item, base int, marks []rwMark, ends []byte
 			}
 			continue
 		}
-		w.appendPoint(p)
+		n := 0
+		for n < len(skips) && skips[n].item == base+i {
+			n++
+		}
+		w.appendPoint(p, skips[:n])
+		skips = skips[n:]
 	}
 	if n := s2.MaxEncodedLen(len(w.body)); cap(w.z) < n {
 		w.z = make([]byte, n)
@@ -442,7 +508,7 @@ func (w *rwWorker) run(items []sinks.Item, base int, marks []rwMark, ends []byte
 // place, as the protocol requires, and one sample (value 1 double,
 // timestamp 2 ms). The labels other than __name__ are encoded once per
 // metric, and every message is written in place, its size computed first.
-func (w *rwWorker) appendPoint(p *telemetry.Point) {
+func (w *rwWorker) appendPoint(p *telemetry.Point, leave []rwSkip) {
 	ms := uint64(sampleTime(p).UnixMilli())
 	// Labels sorted by name, __name__ included: a sanitised label such
 	// as "_1x" sorts before it, and receivers (Mimir, Cortex) refuse
@@ -462,6 +528,10 @@ func (w *rwWorker) appendPoint(p *telemetry.Point) {
 	sampleLen := 1 + 8 + 1 + protowire.SizeVarint(ms)
 	w.emitted = w.emitted[:0]
 	for i := range p.Fields {
+		if len(leave) > 0 && leave[0].field == i {
+			leave = leave[1:] // not newer than its series' last sent (note)
+			continue
+		}
 		f := &p.Fields[i]
 		x, ok := f.Number()
 		if !ok {

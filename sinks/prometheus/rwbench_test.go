@@ -47,11 +47,11 @@ func BenchmarkRemoteWriteAppendPoint(b *testing.B) {
 			p := telemetry.PointOf(&telemetry.Metric{Measurement: "interface", Device: "leaf1", Tags: tags, Fields: c.fields,
 				Counters: c.counters, Time: time.Unix(1_800_000_000, 0)})
 			w := newRWWorker("", labeler{})
-			w.appendPoint(p) // names cached
+			w.appendPoint(p, nil) // names cached
 			b.ReportAllocs()
 			for b.Loop() {
 				w.body = w.body[:0]
-				w.appendPoint(p)
+				w.appendPoint(p, nil)
 			}
 			b.ReportMetric(float64(len(p.Fields)), "fields/op")
 		})

@@ -15,7 +15,7 @@ import (
 func TestRemoteWriteCounterAndGaugeOfOneName(t *testing.T) {
 	r := newRWWorker("", labeler{})
 	r.appendPoint(telemetry.PointOf(&telemetry.Metric{Measurement: "m", Device: "d",
-		Fields: map[string]any{"x": uint64(5), "x_total": 7.5, "y_total": 2.0}, Counters: []string{"x"}}))
+		Fields: map[string]any{"x": uint64(5), "x_total": 7.5, "y_total": 2.0}, Counters: []string{"x"}}), nil)
 	if n := bytes.Count(r.body, []byte("m_x_total")); n != 1 {
 		t.Errorf("m_x_total sent %d times, want once", n)
 	}
@@ -34,7 +34,7 @@ func TestRemoteWriteFieldsOfOneName(t *testing.T) {
 		r.body = r.body[:0]
 		r.appendPoint(telemetry.PointOf(&telemetry.Metric{Measurement: "interface", Device: "d",
 			Fields:   map[string]any{"in-octets_rate": 5.0, "in_octets_rate": 5.0, "in-octets": uint64(9), "in_utilization_pct": 1.0},
-			Counters: []string{"in-octets"}}))
+			Counters: []string{"in-octets"}}), nil)
 		if n := bytes.Count(r.body, []byte("interface_in_octets_rate")); n != 1 {
 			t.Errorf("interface_in_octets_rate sent %d times, want once", n)
 		}

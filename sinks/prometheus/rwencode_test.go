@@ -125,7 +125,7 @@ func TestRemoteWriteMatchesOldEncoder(t *testing.T) {
 			}
 		}
 		r.body = r.body[:0]
-		r.appendPoint(telemetry.PointOf(m))
+		r.appendPoint(telemetry.PointOf(m), nil)
 		if want := oldAppendMetric(nil, "ns", m); !bytes.Equal(r.body, want) {
 			t.Fatalf("%+v:\ngot  %x\nwant %x", m, r.body, want)
 		}
