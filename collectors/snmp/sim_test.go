@@ -242,8 +242,13 @@ func TestOwnerSharesTargets(t *testing.T) {
 				missed--
 			}
 		}
-		if len(slots) < 5 || missed != 0 {
-			t.Errorf("%s: polls in %d slots from %d to %d: some skipped", tc.Name, len(slots), first, last)
+		// A slot a poll skipped on its own (it overran, or its turn
+		// came too late: a loaded machine) is counted as skipped; any
+		// other missing one fell between the two processes.
+		skipped := int64(testutil.ToFloat64(metrics[0].Skipped.WithLabelValues(tc.Name)) +
+			testutil.ToFloat64(metrics[1].Skipped.WithLabelValues(tc.Name)))
+		if int64(len(slots))+skipped < 5 || missed > skipped {
+			t.Errorf("%s: polls in %d slots from %d to %d, %d skipped: %d missing", tc.Name, len(slots), first, last, skipped, missed)
 		}
 	}
 	if testutil.ToFloat64(metrics[0].NotOwned) == 0 || testutil.ToFloat64(metrics[1].NotOwned) == 0 {
