@@ -71,10 +71,11 @@ type RemoteWrite struct {
 	// lates are the fields left out of the records noted since a write
 	// began with a new record (samples older than their series' last
 	// sent, or another value at its time, which Prometheus refuses), by
-	// record, so that a retry leaves out the same; skips are this
-	// write's, in item order.
-	lates map[recordAt][]int
-	skips []rwSkip
+	// record, as ranges of lateFields, so that a retry leaves out the
+	// same; skips are this write's, in item order.
+	lates      map[recordAt]endRange
+	lateFields []int
+	skips      []rwSkip
 	// outOfOrder counts the samples left out (nil: uncounted); lateSaid
 	// is when that was last logged.
 	outOfOrder prometheus.Counter
@@ -136,7 +137,7 @@ func NewRemoteWrite(cfg configs.Sink, env sinks.Env) (sinks.Destination, error) 
 	}
 	r := &RemoteWrite{url: cfg.URL, namespace: cfg.Namespace, headers: cfg.Headers, client: client, logger: env.Logger,
 		sent: NewCollector(cfg.Namespace, stalenessOf(cfg), time.Now), next: map[broker.TopicPartition]int64{}, ends: map[recordAt]endRange{},
-		lates: map[recordAt][]int{}}
+		lates: map[recordAt]endRange{}}
 	r.sent.maxSeries = cmp.Or(cfg.MaxSeries, configs.DefaultPrometheusMaxSeries)
 	r.sent.limitMsg = "remote write sink: at max_series, new series are sent but not tracked, so a gNMI delete sends no staleness marker for them; raise max_series, or find the label that grows"
 	r.sent.logger = env.Logger
@@ -270,8 +271,10 @@ func (r *RemoteWrite) note(items []sinks.Item) {
 			if e, ok := r.ends[r.endKey(rec)]; ok {
 				r.marks = append(r.marks, rwMark{i, e})
 			}
-			for _, f := range r.lates[r.endKey(rec)] {
-				r.skips = append(r.skips, rwSkip{i, f})
+			if e, ok := r.lates[r.endKey(rec)]; ok {
+				for _, f := range r.lateFields[e.lo:e.hi] {
+					r.skips = append(r.skips, rwSkip{i, f})
+				}
 			}
 			first = false
 			continue
@@ -282,7 +285,7 @@ func (r *RemoteWrite) note(items []sinks.Item) {
 			first = false
 			clear(r.ends)
 			clear(r.lates)
-			r.endBody = r.endBody[:0]
+			r.endBody, r.lateFields = r.endBody[:0], r.lateFields[:0]
 		}
 		if rec.Topic != "" {
 			r.next[tp] = rec.Offset + 1
@@ -321,7 +324,9 @@ func (r *RemoteWrite) leaveOut(i int, rec *broker.Record, p *telemetry.Point, ms
 		r.skips = append(r.skips, rwSkip{i, f})
 	}
 	if rec.Topic != "" {
-		r.lates[r.endKey(rec)] = slices.Clone(late)
+		lo := len(r.lateFields)
+		r.lateFields = append(r.lateFields, late...)
+		r.lates[r.endKey(rec)] = endRange{lo, len(r.lateFields)}
 	}
 	if r.outOfOrder != nil {
 		r.outOfOrder.Add(float64(len(late)))
