@@ -377,7 +377,7 @@ func (r *RemoteWrite) endSeries(s *series, set *seriesSet) {
 	at := max(min(r.delMS, r.delRecv+set.clockMS)-1, set.lastMS+1)
 	r.endBody = appendMarker(r.endBody, s.fam.name, set.labels, at)
 	// A sample not after the marker is refused too.
-	s.lastMS, s.value = at, math.Float64frombits(staleNaN)
+	r.sent.endedAt(s, set, at)
 }
 
 // noteSent notes a sample sent for set at ms, which weir received at
