@@ -492,6 +492,12 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 			c.late = append(c.late, i)
 			continue
 		}
+		if c.sampleMS != 0 && s != nil && s.lastPass == c.pass {
+			// A second field of the name in this update: the encoder
+			// sends the first (rwWorker.name), whose value the series
+			// keeps for the next sample at its time.
+			continue
+		}
 		if s == nil || s.dropped {
 			if c.live >= c.maxSeries {
 				c.refuse(p, now)
