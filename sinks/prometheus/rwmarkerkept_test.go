@@ -113,3 +113,46 @@ func TestRemoteWriteMarkerTimeKeptInPrometheus(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteWriteMarkerTimeKeptAfterRestart: a restarted sink reads the
+// staleness window back (Warm); a delete in it sent its markers before,
+// and a sample older than them is refused by Prometheus still. Warm
+// dropped the deleted series without their markers' times, and the
+// restarted sink sent such a sample.
+func TestRemoteWriteMarkerTimeKeptAfterRestart(t *testing.T) {
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	t1 := t0.Add(10 * time.Second)
+	rcv := newRWReceiver(t)
+	var z itemizer
+	sent := append(z.items(gnmiUpdates(t0)...), z.items(gnmiDelete(t1, ifacePath("Ethernet9"))...)...)
+	before, err := NewRemoteWrite(configs.Sink{URL: rcv.URL}, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := before.Write(context.Background(), sent); err != nil {
+		t.Fatal(err)
+	}
+	var marker int64
+	for _, s := range rcv.take(t) {
+		if s.bits == staleNaN {
+			marker = s.ms
+		}
+	}
+	if marker == 0 {
+		t.Fatal("no marker sent")
+	}
+	dst, err := NewRemoteWrite(configs.Sink{URL: rcv.URL}, sinks.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := dst.(*RemoteWrite)
+	r.Warm(sent)
+	if err := r.Write(context.Background(), z.items(inOctets(t0.Add(5*time.Second), 7)...)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rcv.take(t) {
+		if s.ms <= marker {
+			t.Errorf("%s at %d sent after its marker at %d (before the restart): Prometheus refuses it", s.series, s.ms, marker)
+		}
+	}
+}
