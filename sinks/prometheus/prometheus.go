@@ -281,6 +281,14 @@ type Collector struct {
 	sampleMS int64
 	late     []int
 	pass     uint64 // update calls, to tell a series this one updated
+	// endedMS is, by series, the time of the staleness marker remote
+	// write sent when a delete ended it (see RemoteWrite.endSeries):
+	// Prometheus refuses a sample not after it, and the series itself
+	// goes (its set with a path's delete, its family with its last
+	// series, from its set at the next sweep) long before a sample
+	// stamped before the delete stops coming. Kept while a sample could
+	// be that old (see sweep), for up to maxSeries series.
+	endedMS map[endedKey]int64
 
 	mu       sync.Mutex
 	lastSize int // bytes of the last exposition, to size the next
@@ -324,6 +332,9 @@ type seriesSet struct {
 	// (remote write, see RemoteWrite.endSeries).
 	clockMS int64
 }
+
+// endedKey is a series by its metric name and its set's key.
+type endedKey struct{ name, set string }
 
 type nameKey struct {
 	measurement, field string
@@ -472,14 +483,19 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 				break
 			}
 		}
-		if c.sampleMS != 0 && s != nil && (c.sampleMS < s.lastMS ||
-			c.sampleMS == s.lastMS && s.lastPass != c.pass && math.Float64bits(x) != math.Float64bits(s.value)) {
+		if c.sampleMS != 0 && c.isLate(s, f, set, x) {
 			// Older than the series' last sent (or its marker), or
 			// another value at its time: Prometheus refuses it, and
 			// the request with it (the same value again it takes). The
 			// same time from this update is a second field of the
 			// name, which the encoder skips anyway.
 			c.late = append(c.late, i)
+			continue
+		}
+		if c.sampleMS != 0 && s != nil && s.lastPass == c.pass {
+			// A second field of the name in this update: the encoder
+			// sends the first (rwWorker.name), whose value the series
+			// keeps for the next sample at its time.
 			continue
 		}
 		if s == nil || s.dropped {
@@ -491,6 +507,9 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 			if s == nil {
 				s = &series{fam: f, labels: set.labels, text: set.text}
 				set.series = append(set.series, s)
+				if len(c.endedMS) > 0 {
+					delete(c.endedMS, endedKey{f.name, set.key}) // s has it now
+				}
 			}
 			s.dropped = false
 			f.series[set.key] = s
@@ -505,6 +524,33 @@ func (c *Collector) update(p *telemetry.Point, now time.Time, countOld bool) *se
 		return nil
 	}
 	return set
+}
+
+// isLate reports whether a sample x at c.sampleMS of the series of
+// family f in set (s; nil: none in the set) is older than the one last
+// sent of the series, or its marker, or another value at its time.
+func (c *Collector) isLate(s *series, f *family, set *seriesSet, x float64) bool {
+	var lastMS int64
+	var last uint64
+	pass := false
+	if s != nil {
+		lastMS, last, pass = s.lastMS, math.Float64bits(s.value), s.lastPass == c.pass
+	} else if ms, ok := c.endedMS[endedKey{f.name, set.key}]; ok {
+		lastMS, last = ms, staleNaN // ended by a delete, and gone since
+	}
+	return c.sampleMS < lastMS || c.sampleMS == lastMS && !pass && math.Float64bits(x) != last
+}
+
+// endedAt notes that remote write ended s, of set, with a staleness marker
+// at ms.
+func (c *Collector) endedAt(s *series, set *seriesSet, ms int64) {
+	s.lastMS, s.value = ms, math.Float64frombits(staleNaN)
+	if c.endedMS == nil {
+		c.endedMS = map[endedKey]int64{}
+	}
+	if k := (endedKey{s.fam.name, set.key}); len(c.endedMS) < c.maxSeries || c.endedMS[k] != 0 {
+		c.endedMS[k] = ms
+	}
 }
 
 // clash says, once per family, that a field of the other type than f's
@@ -1096,6 +1142,15 @@ func (c *Collector) sweep() {
 		}
 		if len(f.series) == 0 {
 			c.dropFamily(f)
+		}
+	}
+	// Forget the markers' times no sample can come before any more: a
+	// sample's time is at most maxClockSkew before when weir received
+	// it, which is within staleness (update leaves older points out).
+	cutoffMS := cutoff.Add(-maxClockSkew).UnixMilli()
+	for k, ms := range c.endedMS {
+		if ms < cutoffMS {
+			delete(c.endedMS, k)
 		}
 	}
 	// Forget the label sets whose series are all gone.

@@ -185,7 +185,7 @@ func (r *RemoteWrite) WarmWindow() time.Duration {
 
 // Warm notes the series of the window read back, sending nothing; a
 // delete among them drops what it covers without a marker (its markers
-// went with it).
+// went with it), noting their times.
 func (r *RemoteWrite) Warm(items []sinks.Item) {
 	c := r.sent
 	now := c.now()
@@ -199,6 +199,9 @@ func (r *RemoteWrite) Warm(items []sinks.Item) {
 			continue
 		}
 		ms := sampleTime(p).UnixMilli()
+		if _, ok := deletedPath(p); ok {
+			r.delMS, r.delRecv = ms, receivedMS(p, ms) // its markers' times (endSeries)
+		}
 		c.sampleMS, c.late = ms, c.late[:0]
 		if set := c.update(p, now, false); set != nil {
 			rec := &items[i].Record
@@ -370,14 +373,15 @@ func (r *RemoteWrite) endKey(rec *broker.Record) recordAt {
 // be ahead of the samples the device sends if the series comes back (the
 // next snapshot has it), which Prometheus would refuse as out of order
 // until the device's clock passed the marker.
+//
+// Warming, the marker went before the restart: its time alone is noted.
 func (r *RemoteWrite) endSeries(s *series, set *seriesSet) {
-	if r.warming {
-		return
-	}
 	at := max(min(r.delMS, r.delRecv+set.clockMS)-1, set.lastMS+1)
-	r.endBody = appendMarker(r.endBody, s.fam.name, set.labels, at)
+	if !r.warming {
+		r.endBody = appendMarker(r.endBody, s.fam.name, set.labels, at)
+	}
 	// A sample not after the marker is refused too.
-	s.lastMS, s.value = at, math.Float64frombits(staleNaN)
+	r.sent.endedAt(s, set, at)
 }
 
 // noteSent notes a sample sent for set at ms, which weir received at
