@@ -151,3 +151,116 @@ func TestRemoteWriteOutOfOrderLeftOutOnRetry(t *testing.T) {
 		t.Errorf("next batch sent %v, want [7]", got)
 	}
 }
+
+// TestRemoteWriteSampleBeforeMarkerAfterRestartInPrometheus: a gNMI
+// delete ends the interface's series with a staleness marker, and an SNMP
+// row of that interface stamped before the delete (its poll began before
+// it, and was published after the walk) is then left out, as older than
+// the marker. A sink restarted between the two (an upgrade, SIGTERM, a
+// partition given in a rebalance) reads the delete back at the start
+// without sending its markers again, and did not note their time: it sent
+// the SNMP row's samples, older than the markers Prometheus held, which
+// refused them and the request ("out of order sample", 400), and the
+// record went to dead.letter with its own fields (speed_mbps).
+func TestRemoteWriteSampleBeforeMarkerAfterRestartInPrometheus(t *testing.T) {
+	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
+	b := sinktest.Broker(t)
+	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
+		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	t0 := time.Now().Add(-2 * time.Minute).Truncate(time.Millisecond)
+	byDevice := func(int) string { return "spine1" }
+	run := func(ms []telemetry.Metric) (*sinktest.Running, *prometheus.Registry) {
+		t.Helper()
+		sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, byDevice, ms)
+		reg := prometheus.NewRegistry()
+		d, err := NewRemoteWrite(cfg, sinks.Env{Registerer: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := sinktest.Start(t, b, cfg, d)
+		sinktest.Eventually(t, "every record handled", func() bool {
+			return r.Counter("weir_sink_records_total", map[string]string{"sink": "rw"})+
+				r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}) == float64(len(ms))
+		})
+		if err := r.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		return r, reg
+	}
+	// The gNMI sample, and the interface's delete at t0+10s: markers at
+	// t0+10s-1ms.
+	r, _ := run([]telemetry.Metric{
+		enrichView("Ethernet1", "interface", t0, map[string]any{"in_octets_rate": 100.0, "oper_up": true}),
+		enrichView("Ethernet1", "interface", t0.Add(10*time.Second), map[string]any{"deleted": true}),
+	})
+	if n := r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}); n != 0 {
+		t.Fatalf("%v records dead-lettered before the restart", n)
+	}
+	// Restarted: the SNMP row of the poll of t0+5s.
+	r, reg := run([]telemetry.Metric{enrichView("Ethernet1", "interface", t0.Add(5*time.Second),
+		map[string]any{"in_octets_rate": 105.0, "oper_up": true, "speed_mbps": 1000.0})})
+	if n := r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}); n != 0 {
+		t.Errorf("%v records dead-lettered after the restart", n)
+	}
+	if n := outOfOrderTotal(t, reg); n != 2 {
+		t.Errorf("out-of-order samples counted: %v, want 2 (the SNMP row's in_octets_rate and oper_up, older than their markers)", n)
+	}
+	at := float64(t0.Add(6*time.Second).UnixMilli()) / 1000
+	q := `interface_speed_mbps{device="spine1",interface="Ethernet1"}`
+	if got := peers.Query(t, promAddr, fmt.Sprintf("%s @ %.3f", q, at)); len(got) != 1 || got[0].Float() != 1000 {
+		t.Errorf("%s: %v, want 1000", q, got)
+	}
+}
+
+// TestRemoteWriteSampleBeforeMarkerOfOnlySeriesInPrometheus: a sample
+// older than a delete's staleness marker is left out, as one older than
+// a sample is, also when the deleted series were the only ones of their
+// names (one interface, or the only one with a field): the names' series
+// were looked up by their family, which the delete dropped with its last
+// series, so the sample was sent and Prometheus refused it ("out of
+// order sample", 400), dead-lettering the record and its other fields.
+func TestRemoteWriteSampleBeforeMarkerOfOnlySeriesInPrometheus(t *testing.T) {
+	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
+	b := sinktest.Broker(t)
+	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
+		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	reg := prometheus.NewRegistry()
+	d, err := NewRemoteWrite(cfg, sinks.Env{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sinktest.Start(t, b, cfg, d)
+	t0 := time.Now().Add(-2 * time.Minute).Truncate(time.Millisecond)
+	handled := 0
+	produce := func(ms ...telemetry.Metric) {
+		t.Helper()
+		sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "spine1" }, ms)
+		handled += len(ms)
+		sinktest.Eventually(t, "the records handled", func() bool {
+			return r.Counter("weir_sink_records_total", map[string]string{"sink": "rw"})+
+				r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}) == float64(handled)
+		})
+	}
+	produce(enrichView("Ethernet1", "interface", t0, map[string]any{"in_octets_rate": 100.0, "oper_up": true}),
+		enrichView("Ethernet1", "interface", t0.Add(10*time.Second), map[string]any{"deleted": true}))
+	produce(enrichView("Ethernet1", "interface", t0.Add(5*time.Second),
+		map[string]any{"in_octets_rate": 105.0, "oper_up": true, "speed_mbps": 1000.0}))
+	if n := r.Counter("weir_sink_dead_letters_total", map[string]string{"sink": "rw"}); n != 0 {
+		t.Errorf("%v records dead-lettered", n)
+	}
+	if n := outOfOrderTotal(t, reg); n != 2 {
+		t.Errorf("out-of-order samples counted: %v, want 2 (in_octets_rate and oper_up, older than their markers)", n)
+	}
+	// The interface back: a sample after the markers is sent.
+	produce(enrichView("Ethernet1", "interface", t0.Add(15*time.Second), map[string]any{"in_octets_rate": 115.0, "oper_up": true}))
+	for q, want := range map[string]float64{
+		fmt.Sprintf(`interface_speed_mbps{device="spine1",interface="Ethernet1"} @ %.3f`, float64(t0.Add(6*time.Second).UnixMilli())/1000):      1000,
+		fmt.Sprintf(`interface_in_octets_rate{device="spine1",interface="Ethernet1"} @ %.3f`, float64(t0.Add(16*time.Second).UnixMilli())/1000): 115,
+	} {
+		if got := peers.Query(t, promAddr, q); len(got) != 1 || got[0].Float() != want {
+			t.Errorf("%s: %v, want %v", q, got, want)
+		}
+	}
+}
