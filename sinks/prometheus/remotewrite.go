@@ -77,9 +77,11 @@ type RemoteWrite struct {
 	lateFields []int
 	skips      []rwSkip
 	// outOfOrder counts the samples left out (nil: uncounted); lateSaid
+	// is when that was last logged, lateUnsaid how many since.
 	// is when that was last logged.
 	outOfOrder prometheus.Counter
 	lateSaid   time.Time
+	lateUnsaid int
 }
 
 // rwSkip is a field of items[item] left out of the request.
@@ -334,11 +336,19 @@ func (r *RemoteWrite) leaveOut(i int, rec *broker.Record, p *telemetry.Point, ms
 	if r.outOfOrder != nil {
 		r.outOfOrder.Add(float64(len(late)))
 	}
+	r.lateUnsaid += len(late)
 	if now := time.Now(); r.logger != nil && now.Sub(r.lateSaid) >= time.Minute {
-		r.lateSaid = now
-		r.logger.Warn("remote write sink: left out samples older than the last sent of their series (or another value at its time), which Prometheus refuses; two sources feeding one series (a device polled by SNMP and streamed by gNMI under one name) or a device clock going back (counted in weir_prometheus_remote_write_out_of_order_total)",
+		// Once a minute, with the count: a device polled by SNMP and
+		// streamed by gNMI under one name has this every poll.
+		var since time.Duration
+		if !r.lateSaid.IsZero() {
+			since = now.Sub(r.lateSaid).Round(time.Second)
+		}
+		r.logger.Warn("remote write sink: samples older than their series' last sent left out, as Prometheus refuses them; two sources feeding one series (SNMP and gNMI under one device name) or a device clock going back",
+			slog.Int("samples", r.lateUnsaid), slog.Duration("since", since),
 			slog.String("measurement", p.Measurement), slog.String("field", p.Fields[late[0]].Key),
 			slog.String("device", p.Device), slog.Time("sample_time", time.UnixMilli(ms)))
+		r.lateSaid, r.lateUnsaid = now, 0
 	}
 }
 

@@ -1,10 +1,13 @@
 package prometheus
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -262,5 +265,32 @@ func TestRemoteWriteSampleBeforeMarkerOfOnlySeriesInPrometheus(t *testing.T) {
 		if got := peers.Query(t, promAddr, q); len(got) != 1 || got[0].Float() != want {
 			t.Errorf("%s: %v, want %v", q, got, want)
 		}
+	}
+}
+
+// TestRemoteWriteOutOfOrderSaidWithCount: the samples left out are said
+// once a minute at most, with how many, not once each (a device polled by
+// SNMP and streamed by gNMI under one name has some every poll).
+func TestRemoteWriteOutOfOrderSaidWithCount(t *testing.T) {
+	rcv := newRWReceiver(t)
+	var buf bytes.Buffer
+	dst, err := NewRemoteWrite(configs.Sink{Name: "rw", URL: rcv.URL}, sinks.Env{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Truncate(time.Millisecond)
+	m := func(at time.Time, x float64) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: "m", Device: "d1", Fields: map[string]any{"a": x, "b": x}, Time: at, ReceivedAt: at, Source: "enrich"}
+	}
+	var z itemizer
+	if err := dst.Write(context.Background(), z.items(m(now, 1), m(now.Add(-time.Second), 2))); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Write(context.Background(), z.items(m(now.Add(-2*time.Second), 3))); err != nil {
+		t.Fatal(err)
+	}
+	log := buf.String()
+	if n := strings.Count(log, "\n"); n != 1 || !strings.Contains(log, "samples=2") || !strings.Contains(log, "device=d1") {
+		t.Errorf("want one line saying 2 samples of d1, got %q", log)
 	}
 }
