@@ -111,6 +111,71 @@ func TestRevokedPartitionKeepsItsCommit(t *testing.T) {
 	}
 }
 
+// TestRevokedAndBackBeforePollStartsAtCommit: a partition a rebalance
+// takes from a member and a second gives back before the member polls
+// again (a member joining and leaving at once: a process in a crash
+// loop) is a partition handed over, so the member reads it again from
+// its committed offset, as a Kafka consumer does. It went on from what
+// the member had polled: a sink that let go of what it held of the
+// partition at the first rebalance (its records are the new owner's to
+// deliver) never saw those records again.
+func TestRevokedAndBackBeforePollStartsAtCommit(t *testing.T) {
+	b, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	b.CreateTopic(ctx, "r", broker.TopicConfig{Partitions: 2})
+	for p := int32(0); p < 2; p++ {
+		recs := make([]broker.Record, 10)
+		for i := range recs {
+			recs[i] = broker.Record{Value: []byte(fmt.Sprint(i))}
+		}
+		if err := b.ProducePartition(ctx, "r", p, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c1, err := b.Consume(ctx, "rg", []string{"r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	for n := 0; n < 20; {
+		got, err := c1.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(got)
+	}
+	offs := map[broker.TopicPartition]int64{{Topic: "r", Partition: 0}: 3, {Topic: "r", Partition: 1}: 3}
+	if err := c1.(broker.OffsetCommitter).CommitOffsets(ctx, offs); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := b.Consume(ctx, "rg", []string{"r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := c1.Assigned()
+	if len(kept) != 1 {
+		t.Fatalf("c1 assigned %v after c2 joined, want one partition", kept)
+	}
+	c2.Close()
+	if len(c1.Assigned()) != 2 {
+		t.Fatalf("c1 assigned %v after c2 left, want both", c1.Assigned())
+	}
+	moved := 1 - kept[0].Partition
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a guard: the records are there
+	defer cancel()
+	got, err := c1.Poll(pctx)
+	if err != nil {
+		t.Fatalf("partition %d, taken and given back, was not read again: %v", moved, err)
+	}
+	if len(got) != 7 || got[0].Partition != moved || got[0].Offset != 3 {
+		t.Errorf("polled %d records from %d/%d, want the 7 of partition %d from its commit, 3", len(got), got[0].Partition, got[0].Offset, moved)
+	}
+}
+
 // TestOffsetsRetention: a group with no member that has not committed for
 // the offsets retention loses its offsets (and its lag series); one with a
 // member keeps them however long it has not committed, and one that

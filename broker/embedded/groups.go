@@ -259,6 +259,9 @@ type consumer struct {
 
 	mu      sync.Mutex
 	pending []broker.TopicPartition
+	// revoked are the partitions an assignment took away since Poll last
+	// applied one: handed over, even if a later one gives them back.
+	revoked []broker.TopicPartition
 	subs    []*subscription // subscriptions not yet ended, for Close
 	changed atomic.Bool
 
@@ -325,6 +328,11 @@ func (b *Broker) Committed(group, topic string, partition int32) (int64, bool) {
 
 func (c *consumer) setAssignment(gen int64, tps []broker.TopicPartition) {
 	c.mu.Lock()
+	for _, tp := range c.pending {
+		if !slices.Contains(tps, tp) && !slices.Contains(c.revoked, tp) {
+			c.revoked = append(c.revoked, tp)
+		}
+	}
 	c.pending = tps
 	c.mu.Unlock()
 	c.changed.Store(true)
@@ -342,15 +350,20 @@ func (c *consumer) signal() {
 // is handed over at its committed offset, as broker.Consumer says: what
 // Poll returned but the member did not commit may not be handled yet (a
 // sink between batches), so the new owner gets it again rather than
-// never. A newly assigned partition is taken once its previous owner has
-// let go, and starts at the committed offset or the reset position.
+// never. So is one revoked and given back since the last apply (a member
+// joining and leaving at once): the member may have let go of what it
+// held of it (a sink's lanes do), and reads it again from its commit. A
+// newly assigned partition is taken once its previous owner has let go,
+// and starts at the committed offset or the reset position.
 func (c *consumer) applyAssignment() {
 	c.mu.Lock()
 	want := slices.Clone(c.pending)
+	revoked := c.revoked
+	c.revoked = nil
 	c.mu.Unlock()
 	kept := c.owned[:0]
 	for _, op := range c.owned {
-		if slices.Contains(want, op.tp) {
+		if slices.Contains(want, op.tp) && !slices.Contains(revoked, op.tp) {
 			if cur, err := c.b.partition(context.Background(), op.tp.Topic, op.tp.Partition, false); err == nil && cur == op.p {
 				kept = append(kept, op)
 				continue
