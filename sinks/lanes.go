@@ -34,9 +34,11 @@ type laneOutcome struct {
 // yet delivered or dead-lettered. At a stop (ctx done, or a lane failing
 // on an error of its own) the lanes stop, and what they delivered is
 // committed, with a few seconds of its own, and nothing past it. A
-// rebalance does not wait for the lanes: what they hold of partitions
-// taken away is delivered all the same (at least once), and a partition
-// read again starts afresh in flight (see flight.reread).
+// rebalance does not wait for the lanes: at the next flush interval what
+// they hold of partitions taken away is dropped, a write of it stopped
+// (see dropGone), as their new owner delivers it from their committed
+// offset; a partition read again starts afresh in flight (see
+// flight.reread).
 func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 	l := s.startLanes(ctx, s.dest.(Concurrent))
 	oc, _ := c.(broker.OffsetCommitter)
@@ -48,7 +50,7 @@ func (s *Sink) consumeLanes(ctx context.Context, c broker.Consumer) error {
 		s.lanesQuiet()
 		assigned := c.Assigned()
 		l.mu.Lock()
-		l.flight.forgetGone(assigned)
+		l.dropGone(assigned)
 		if !l.flight.changed || (oc == nil && (l.flight.pending > 0 || len(l.keys) > 0)) {
 			// Without OffsetCommitter, Commit takes all that was
 			// polled: only once the lanes hold nothing (records of a
@@ -167,6 +169,7 @@ type lanes struct {
 	flight flight
 	keys   map[keyID]*keyQueue // keys with records queued or written
 	ready  keyFIFO
+	turns  []laneTurn  // per lane, the records it is writing
 	free   []*keyQueue // of keys gone, reused
 	queued int         // records in keys, not taken by a lane
 	room   int         // most records queued at once
@@ -206,6 +209,19 @@ type keyQueue struct {
 	head  int
 	busy  bool
 }
+
+// laneTurn is what a lane is writing: the records it took of a key (a
+// turn, or what is left of one; its buf, not changed while it writes),
+// and the end of the write's context. dropGone stops the write of a turn
+// with records of partitions taken away (cancel), marking them in lost.
+type laneTurn struct {
+	items  []Item
+	cancel context.CancelFunc // nil: no turn
+	lost   uint64             // bit i: items[i]'s partition was taken away
+}
+
+// The lost records of a turn are bits of a uint64.
+var _ [64 - keyTurn]struct{}
 
 // keyFIFO is the ready keys, first come first taken.
 type keyFIFO struct {
@@ -255,15 +271,20 @@ func (s *Sink) startLanes(ctx context.Context, cd Concurrent) *lanes {
 	s.failMu.Lock()
 	s.lanesFailing = 0
 	s.failMu.Unlock()
-	n := s.lanes
-	l := &lanes{s: s, cd: cd, stop: cancel,
-		flight: flight{parts: map[broker.TopicPartition]*partFlight{}},
-		keys:   map[keyID]*keyQueue{}, room: s.batchSize * n, take: min(s.batchSize, keyTurn),
-		work: make(chan struct{}, n), progress: make(chan struct{}, 1), failed: make(chan struct{})}
-	for k := range n {
+	l := s.newLanes(cd, cancel)
+	for k := range s.lanes {
 		l.wg.Go(func() { l.run(ctx, k) })
 	}
 	return l
+}
+
+// newLanes is startLanes without its lanes running.
+func (s *Sink) newLanes(cd Concurrent, stop context.CancelFunc) *lanes {
+	n := s.lanes
+	return &lanes{s: s, cd: cd, stop: stop,
+		flight: flight{parts: map[broker.TopicPartition]*partFlight{}},
+		keys:   map[keyID]*keyQueue{}, turns: make([]laneTurn, n), room: s.batchSize * n, take: min(s.batchSize, keyTurn),
+		work: make(chan struct{}, n), progress: make(chan struct{}, 1), failed: make(chan struct{})}
 }
 
 // halt stops the lanes and waits for them: a write in flight ends with
@@ -275,7 +296,9 @@ func (l *lanes) halt() {
 
 // run is lane k: it takes the next ready key's records, writes them,
 // notes them delivered, gives the key back, and again, until ctx is done
-// or a write fails for good.
+// or a write fails for good. A write stopped by dropGone goes on with the
+// records of its turn not written and not of partitions taken away, if
+// any, and else ends the turn: no failure of the lane.
 func (l *lanes) run(ctx context.Context, k int) {
 	s := l.s
 	var buf []Item
@@ -287,7 +310,8 @@ func (l *lanes) run(ctx context.Context, k int) {
 	}}
 	for {
 		var kq *keyQueue
-		kq, buf = l.next(buf)
+		var tctx context.Context
+		kq, buf, tctx = l.next(ctx, k, buf)
 		if kq == nil {
 			select {
 			case <-ctx.Done():
@@ -297,6 +321,7 @@ func (l *lanes) run(ctx context.Context, k int) {
 			continue
 		}
 		if ctx.Err() != nil {
+			l.endTurn(k, nil, nil)
 			return
 		}
 		// There is room now: hand, waiting for it, looks again.
@@ -306,14 +331,33 @@ func (l *lanes) run(ctx context.Context, k int) {
 		// dead-lettered, retries included.
 		start := time.Now()
 		o.failed, o.through, o.attempts = false, false, 0
-		n, err := s.send(ctx, write, buf, o)
-		s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds())
-		if err == nil {
-			// Before the records are noted done: once every record
-			// handed is done, the lanes hold no key.
-			l.giveBack(kq)
+		items, total := buf, 0
+		var n int
+		var err error
+		for {
+			n, err = s.send(tctx, write, items, o)
+			total += n
+			if err == nil || ctx.Err() != nil || tctx.Err() == nil {
+				break
+			}
+			// Stopped by dropGone: what is left of the turn.
+			if items, tctx = l.resume(ctx, k, kq, n); tctx == nil {
+				break
+			}
 		}
-		o.note(buf[:n])
+		s.m.batch.WithLabelValues(s.cfg.Name).Observe(time.Since(start).Seconds())
+		if tctx == nil {
+			// Ended by resume, which gave the key back.
+			clear(buf)
+			l.signal()
+			s.laneWentThrough(total, o)
+			continue
+		}
+		if err == nil {
+			l.endTurn(k, kq, items[:n])
+		} else {
+			l.endTurn(k, nil, items[:n])
+		}
 		clear(buf) // not holding the records
 		l.signal()
 		if err != nil {
@@ -322,18 +366,19 @@ func (l *lanes) run(ctx context.Context, k int) {
 			}
 			return
 		}
-		s.laneWentThrough(n, o)
+		s.laneWentThrough(total, o)
 	}
 }
 
-// next takes the next ready key's records (a turn: up to l.take) into buf,
-// marking the key busy; nil if no key is ready.
-func (l *lanes) next(buf []Item) (*keyQueue, []Item) {
+// next takes the next ready key's records (a turn: up to l.take) into buf
+// as lane k's turn, marking the key busy, with the context of the turn's
+// write (under ctx; see dropGone); nil if no key is ready.
+func (l *lanes) next(ctx context.Context, k int, buf []Item) (*keyQueue, []Item, context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	kq := l.ready.pop()
 	if kq == nil {
-		return nil, buf
+		return nil, buf, nil
 	}
 	q := kq.items[kq.head:]
 	n := min(len(q), l.take)
@@ -345,21 +390,87 @@ func (l *lanes) next(buf []Item) (*keyQueue, []Item) {
 	}
 	l.queued -= n
 	kq.busy = true
-	return kq, buf
+	tctx, cancel := context.WithCancel(ctx)
+	l.turns[k] = laneTurn{items: buf, cancel: cancel}
+	return kq, buf, tctx
 }
 
-// giveBack ends a lane's write of kq: the key is ready again if records
-// of it came meanwhile (behind the keys ready before it: a lane waiting
-// for work is woken), else it is dropped.
-func (l *lanes) giveBack(kq *keyQueue) {
+// endTurn ends lane k's turn: kq, if not nil, is given back (ready again
+// if records of it came meanwhile, behind the keys ready before it: a
+// lane waiting for work is woken; else dropped), and then done, the
+// records written, are noted done. Given back first: once every record
+// handed is done, the lanes hold no key.
+func (l *lanes) endTurn(k int, kq *keyQueue, done []Item) {
 	l.mu.Lock()
+	wake := l.endTurnLocked(k, kq, done)
+	l.mu.Unlock()
+	if wake {
+		l.wake()
+	}
+}
+
+func (l *lanes) endTurnLocked(k int, kq *keyQueue, done []Item) (wake bool) {
+	if t := &l.turns[k]; t.cancel != nil {
+		t.cancel()
+		*t = laneTurn{}
+	}
+	if kq != nil {
+		wake = l.giveBack(kq)
+	}
+	l.flight.done(done)
+	return wake
+}
+
+// resume goes on with lane k's turn of kq, whose write dropGone stopped
+// after its first n records were written: the records not written and
+// not of partitions taken away, moved to the front of the turn, with the
+// context of their write; with none, the turn ends (nil context).
+func (l *lanes) resume(ctx context.Context, k int, kq *keyQueue, n int) ([]Item, context.Context) {
+	l.mu.Lock()
+	t := &l.turns[k]
+	items := t.items
+	l.flight.done(items[:n])
+	m := 0
+	for i := n; i < len(items); i++ {
+		if t.lost&(1<<i) == 0 {
+			items[m] = items[i]
+			m++
+		}
+	}
+	clear(items[m:])
+	items = items[:m]
+	if m == 0 {
+		wake := l.endTurnLocked(k, kq, nil)
+		l.mu.Unlock()
+		if wake {
+			l.wake()
+		}
+		return nil, nil
+	}
+	t.cancel()
+	tctx, cancel := context.WithCancel(ctx)
+	*t = laneTurn{items: items, cancel: cancel}
+	l.mu.Unlock()
+	return items, tctx
+}
+
+// giveBack ends a lane's write of kq (under l.mu): the key is ready again
+// if records of it came meanwhile (behind the keys ready before it; then
+// it reports that a lane waiting for work is to be woken), else it is
+// dropped.
+func (l *lanes) giveBack(kq *keyQueue) (wake bool) {
 	kq.busy = false
 	if kq.head < len(kq.items) {
 		l.ready.push(kq)
-		l.mu.Unlock()
-		l.wake()
-		return
+		return true
 	}
+	l.dropKey(kq)
+	return false
+}
+
+// dropKey drops kq, neither busy nor with records queued (under l.mu),
+// keeping it for reuse while few are.
+func (l *lanes) dropKey(kq *keyQueue) {
 	delete(l.keys, kq.id)
 	if len(l.free) < keepKeys {
 		kq.id = keyID{}
@@ -368,7 +479,85 @@ func (l *lanes) giveBack(kq *keyQueue) {
 		}
 		l.free = append(l.free, kq)
 	}
-	l.mu.Unlock()
+}
+
+// dropGone (under l.mu, every flush interval) drops what the lanes hold
+// of the partitions in flight that are not in assigned: a rebalance gave
+// them to another member of the group (another weir process), which
+// delivers them from their committed offset. Their records queued are
+// taken out of their keys (a key left with none, and not being written,
+// is dropped), a lane's write of a turn with records of them not yet
+// written is stopped (see run: the turn goes on with its other records),
+// and flight forgets them, so that nothing more is committed for them
+// and, given back, they are read afresh. Delivered all the same, they
+// reached the receiver twice, the two members' posts of a key
+// interleaved, and a key the receiver refused held a lane for good.
+func (l *lanes) dropGone(assigned []broker.TopicPartition) {
+	var gone []broker.TopicPartition
+	for tp := range l.flight.parts {
+		if !slices.Contains(assigned, tp) {
+			gone = append(gone, tp)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	for _, tp := range gone {
+		l.flight.forget(tp)
+	}
+	isGone := func(r *broker.Record) bool {
+		return slices.Contains(gone, broker.TopicPartition{Topic: r.Topic, Partition: r.Partition})
+	}
+	for _, kq := range l.keys {
+		q := kq.items[kq.head:]
+		m := 0
+		for i := range q {
+			if !isGone(&q[i].Record) {
+				q[m] = q[i]
+				m++
+			}
+		}
+		if m == len(q) {
+			continue
+		}
+		clear(q[m:])
+		l.queued -= len(q) - m
+		kq.items = kq.items[:kq.head+m]
+		if kq.head == len(kq.items) {
+			kq.items, kq.head = kq.items[:0], 0
+		}
+	}
+	// The ready keys left with no records queued are dropped.
+	r := &l.ready
+	kept := r.q[:r.head]
+	for _, kq := range r.q[r.head:] {
+		if kq.head < len(kq.items) {
+			kept = append(kept, kq)
+		} else {
+			l.dropKey(kq)
+		}
+	}
+	clear(r.q[len(kept):])
+	r.q = kept
+	if r.head == len(r.q) {
+		r.q, r.head = r.q[:0], 0
+	}
+	for k := range l.turns {
+		t := &l.turns[k]
+		if t.cancel == nil {
+			continue
+		}
+		lost := t.lost
+		for i := range t.items {
+			if isGone(&t.items[i].Record) {
+				lost |= 1 << i
+			}
+		}
+		if lost != t.lost {
+			t.lost = lost
+			t.cancel()
+		}
+	}
 }
 
 // wake tells a lane waiting for work that a key is ready, without
@@ -470,8 +659,9 @@ func (l *lanes) key(r *broker.Record) *keyQueue {
 // (see flight.reread) first forgets its partition, without waiting for
 // the lanes: waiting, a key the destination refuses (retried forever
 // under retry.max_attempts 0) held every other key up at each rebalance.
-// What the lanes still hold of the partition is delivered (again, with
-// its copies read again: at least once, each key in order).
+// What the lanes still hold of the partition (it went away and came back
+// between two flush intervals, unseen by dropGone) is delivered (again,
+// with its copies read again: at least once, each key in order).
 func (l *lanes) admit(r *broker.Record, how admitKind) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -644,17 +834,6 @@ func (f *flight) forget(tp broker.TopicPartition) {
 	}
 	delete(f.parts, tp)
 	f.last = nil
-}
-
-// forgetGone forgets the partitions not in assigned with nothing handed
-// and not done: records of a partition polled as a rebalance took it
-// away left it in parts (and committed, to no effect) for good.
-func (f *flight) forgetGone(assigned []broker.TopicPartition) {
-	for tp, p := range f.parts {
-		if p.head == len(p.ents) && !slices.Contains(assigned, tp) {
-			f.forget(tp)
-		}
-	}
 }
 
 // commitPoints fills out, per partition, with the offset up to which

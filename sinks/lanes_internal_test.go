@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,9 +65,9 @@ func (c *movedConsumer) Assigned() []broker.TopicPartition {
 }
 
 // TestFlightForgetsAPartitionPolledAfterItWentAway: records of a
-// partition polled as a rebalance took it away are delivered, and then
-// the partition is forgotten: it was kept, and committed, for the life
-// of the sink.
+// partition polled as a rebalance took it away are delivered or dropped,
+// and the partition is forgotten: it was kept, and committed, for the
+// life of the sink.
 func TestFlightForgetsAPartitionPolledAfterItWentAway(t *testing.T) {
 	s, err := New(nil, configs.Sink{Name: "moved", FlushInterval: configs.Duration(5 * time.Millisecond)}, okLanes{})
 	if err != nil {
@@ -302,5 +303,261 @@ func TestFlightDoneAfterForget(t *testing.T) {
 	f.commitPoints(out)
 	if out[tp] != 6 || f.pending != 0 {
 		t.Fatalf("committed at %v with %d pending, want 6 with 0", out, f.pending)
+	}
+}
+
+// goneRec is a record of partition part of "t" at off, with key (none
+// if empty).
+func goneRec(part int32, off int64, key string) broker.Record {
+	r := broker.Record{Topic: "t", Partition: part, Offset: off, Value: []byte("{}")}
+	if key != "" {
+		r.Key = []byte(key)
+	}
+	return r
+}
+
+// queue admits and queues records on l, whose lanes do not run.
+func queue(t *testing.T, l *lanes, recs ...broker.Record) {
+	t.Helper()
+	for i := range recs {
+		l.admit(&recs[i], admitHand)
+		if !l.enqueue(&Item{Record: recs[i]}) {
+			t.Fatal("no room")
+		}
+	}
+}
+
+// where lists items as partition/offset.
+func where(items []Item) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, fmt.Sprintf("%d/%d", it.Record.Partition, it.Record.Offset))
+	}
+	return out
+}
+
+// TestDropGoneQueued: the records queued of a partition taken away are
+// taken out of their keys (those of the partition kept stay, in order),
+// a key left with none is dropped and no longer ready, the count of
+// records queued follows, and flight forgets the partition: nothing more
+// is committed for it.
+func TestDropGoneQueued(t *testing.T) {
+	s, err := New(nil, configs.Sink{Name: "gone", BatchSize: 100}, okLanes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.newLanes(okLanes{}, func() {})
+	queue(t, l,
+		goneRec(0, 0, "a"), goneRec(1, 0, "a"), goneRec(0, 1, "a"), // a key on both partitions
+		goneRec(1, 1, "b"), goneRec(1, 2, "b"), // on the partition taken away alone
+		goneRec(1, 3, ""), // without a key: by partition
+		goneRec(0, 2, "c"))
+	p0, p1 := broker.TopicPartition{Topic: "t"}, broker.TopicPartition{Topic: "t", Partition: 1}
+
+	l.mu.Lock()
+	l.dropGone([]broker.TopicPartition{p0})
+	l.mu.Unlock()
+
+	if l.queued != 3 || len(l.keys) != 2 {
+		t.Fatalf("%d records queued in %d keys, want 3 in 2", l.queued, len(l.keys))
+	}
+	var took [][]string
+	for {
+		kq, buf, tctx := l.next(context.Background(), 0, nil)
+		if kq == nil {
+			break
+		}
+		if len(buf) == 0 {
+			t.Fatalf("key %q handed to a lane with no records", kq.id.key)
+		}
+		if tctx.Err() != nil {
+			t.Fatalf("key %q handed with its turn stopped", kq.id.key)
+		}
+		took = append(took, append([]string{kq.id.key}, where(buf)...))
+		l.endTurn(0, kq, buf)
+	}
+	if want := [][]string{{"a", "0/0", "0/1"}, {"c", "0/2"}}; fmt.Sprint(took) != fmt.Sprint(want) {
+		t.Errorf("the lanes took %v, want %v", took, want)
+	}
+	out := map[broker.TopicPartition]int64{}
+	l.flight.commitPoints(out)
+	if _, ok := out[p1]; ok || out[p0] != 3 || l.flight.pending != 0 {
+		t.Errorf("committed %v with %d pending, want partition 0 at 3 alone and none", out, l.flight.pending)
+	}
+	if len(l.keys) != 0 || l.queued != 0 {
+		t.Errorf("%d keys and %d records kept once all is written", len(l.keys), l.queued)
+	}
+}
+
+// TestDropGoneStopsTurns: a lane's turn whose records are all of a
+// partition taken away is stopped and ends with nothing noted done for
+// it; one mixing records of both partitions is stopped and goes on with
+// those of the partition kept that were not written, in order; a turn of
+// the partition kept alone goes on.
+func TestDropGoneStopsTurns(t *testing.T) {
+	s, err := New(nil, configs.Sink{Name: "turns", BatchSize: 100}, okLanes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	l := s.newLanes(okLanes{}, func() {})
+	queue(t, l,
+		goneRec(1, 0, "lost"), goneRec(1, 1, "lost"),
+		goneRec(0, 0, "mixed"), goneRec(1, 2, "mixed"), goneRec(0, 1, "mixed"), goneRec(0, 2, "mixed"),
+		goneRec(0, 3, "kept"))
+	p0, p1 := broker.TopicPartition{Topic: "t"}, broker.TopicPartition{Topic: "t", Partition: 1}
+	type turn struct {
+		kq   *keyQueue
+		buf  []Item
+		tctx context.Context
+	}
+	var turns [3]turn
+	for k := range turns {
+		tn := &turns[k]
+		tn.kq, tn.buf, tn.tctx = l.next(ctx, k, nil)
+		if tn.kq == nil {
+			t.Fatalf("lane %d: no key ready", k)
+		}
+	}
+	if turns[0].kq.id.key != "lost" || turns[1].kq.id.key != "mixed" || turns[2].kq.id.key != "kept" {
+		t.Fatalf("lanes took %q, %q, %q", turns[0].kq.id.key, turns[1].kq.id.key, turns[2].kq.id.key)
+	}
+	// Lane 1 wrote the first record of its turn; a record of the
+	// partition kept comes for the key lane 2 writes.
+	l.mu.Lock()
+	l.flight.done(turns[1].buf[:1])
+	l.mu.Unlock()
+	queue(t, l, goneRec(0, 4, "kept"))
+
+	l.mu.Lock()
+	l.dropGone([]broker.TopicPartition{p0})
+	l.mu.Unlock()
+
+	if turns[0].tctx.Err() == nil || turns[1].tctx.Err() == nil {
+		t.Fatal("the turns with records of the partition taken away go on")
+	}
+	if turns[2].tctx.Err() != nil {
+		t.Fatal("the turn of the partition kept alone was stopped")
+	}
+	// Lane 0 was retrying its first record: the turn ends, the key with it.
+	if items, tctx := l.resume(ctx, 0, turns[0].kq, 0); tctx != nil {
+		t.Fatalf("the turn of the partition taken away goes on with %v", where(items))
+	}
+	// Lane 1 was stopped after its first record.
+	items, tctx := l.resume(ctx, 1, turns[1].kq, 1)
+	if tctx == nil || tctx.Err() != nil {
+		t.Fatal("the mixed turn does not go on")
+	}
+	if got := where(items); fmt.Sprint(got) != "[0/1 0/2]" {
+		t.Fatalf("the mixed turn goes on with %v, want [0/1 0/2]", got)
+	}
+	l.mu.Lock()
+	if _, ok := l.keys[keyID{key: "lost"}]; ok {
+		t.Error("the key of the partition taken away is kept once its turn ended")
+	}
+	l.mu.Unlock()
+	l.endTurn(1, turns[1].kq, items)
+	l.endTurn(2, turns[2].kq, turns[2].buf)
+	kq, buf, _ := l.next(ctx, 2, nil)
+	if kq == nil || kq.id.key != "kept" || fmt.Sprint(where(buf)) != "[0/4]" {
+		t.Fatalf("next: %v %v, want kept's 0/4", kq, where(buf))
+	}
+	l.endTurn(2, kq, buf)
+
+	out := map[broker.TopicPartition]int64{}
+	l.flight.commitPoints(out)
+	if _, ok := out[p1]; ok || out[p0] != 5 || l.flight.pending != 0 {
+		t.Errorf("committed %v with %d pending, want partition 0 at 5 alone and none", out, l.flight.pending)
+	}
+	if len(l.keys) != 0 || l.queued != 0 {
+		t.Errorf("%d keys and %d records kept once all is written", len(l.keys), l.queued)
+	}
+}
+
+// refusingLanes is a Concurrent destination refusing key "stuck" for as
+// long as it is asked (retryable), taking the others; it notes the
+// attempts at "stuck" and the keys it took.
+type refusingLanes struct {
+	okLanes
+	mu       sync.Mutex
+	attempts int
+	took     []string
+}
+
+func (d *refusingLanes) WriteLane(ctx context.Context, _ int, items []Item) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := range items {
+		if string(items[i].Record.Key) == "stuck" {
+			d.attempts++
+			return &PartialError{Done: i, Err: &RetryableError{Err: errors.New("HTTP 500")}}
+		}
+		d.took = append(d.took, string(items[i].Record.Key))
+	}
+	return nil
+}
+
+// TestDropGoneStopsARetriedKey: a lane retrying a key whose partition is
+// taken away stops it, without failing (the other lanes and the lane
+// itself go on, the sink not stopped) and without a write of it again.
+func TestDropGoneStopsARetriedKey(t *testing.T) {
+	d := &refusingLanes{}
+	s, err := New(nil, configs.Sink{Name: "retried", BatchSize: 10,
+		Retry: configs.SinkRetry{Initial: configs.Duration(time.Millisecond), Max: configs.Duration(time.Millisecond)}}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	l := s.startLanes(ctx, d)
+	defer l.halt()
+	hand := func(r broker.Record) {
+		l.admit(&r, admitHand)
+		if err := l.hand(ctx, &Item{Record: r}, func() {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hand(goneRec(1, 0, "stuck"))
+	hand(goneRec(1, 1, "stuck"))
+	hand(goneRec(0, 0, "x"))
+	peers.Within(t, time.Minute, "x taken while stuck is retried", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.attempts > 1 && slices.Contains(d.took, "x")
+	})
+	l.mu.Lock()
+	l.dropGone([]broker.TopicPartition{{Topic: "t"}})
+	l.mu.Unlock()
+	peers.Within(t, time.Minute, "the lanes hold nothing once the partition is gone", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.keys) == 0 && l.queued == 0 && l.flight.pending == 0
+	})
+	d.mu.Lock()
+	attempts := d.attempts
+	d.mu.Unlock()
+	hand(goneRec(0, 1, "y"))
+	peers.Within(t, time.Minute, "y taken", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return slices.Contains(d.took, "y")
+	})
+	select {
+	case <-l.failed:
+		t.Fatalf("lane %d failed: %v", l.errLane, l.err)
+	default:
+	}
+	d.mu.Lock()
+	if d.attempts != attempts {
+		t.Errorf("stuck written %d times more once its partition was gone", d.attempts-attempts)
+	}
+	if slices.Contains(d.took, "stuck") {
+		t.Error("stuck taken once its partition was gone")
+	}
+	d.mu.Unlock()
+	s.failMu.Lock()
+	failing := s.lanesFailing
+	s.failMu.Unlock()
+	if failing != 0 {
+		t.Errorf("%d lanes failing once the retried key was stopped", failing)
 	}
 }

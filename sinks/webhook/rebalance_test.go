@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -249,4 +250,223 @@ func TestGroupRebalanceWithAKeyHeld(t *testing.T) {
 		}
 	}
 	t.Log(fmt.Sprint(g.got))
+}
+
+// lossReceiver takes the posts of two members of one sink group, each
+// member posting to its own server, and notes every post (refused or
+// taken) in the order they came. Member a's server refuses devices named
+// "stuck..." (500) until release is closed; member b's takes everything.
+type lossReceiver struct {
+	release chan struct{}
+	mu      sync.Mutex
+	posts   []lossPost
+}
+
+type lossPost struct {
+	member, device string
+	count          int
+	taken          bool
+}
+
+func (g *lossReceiver) server(t *testing.T, member string) *httptest.Server {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var e telemetry.Event
+		if err := json.NewDecoder(r.Body).Decode(&e); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		p := lossPost{member: member, device: e.Device, count: e.Count, taken: true}
+		if member == "a" && strings.HasPrefix(e.Device, "stuck") {
+			select {
+			case <-g.release:
+			default:
+				p.taken = false
+			}
+		}
+		g.posts = append(g.posts, p)
+		if !p.taken {
+			http.Error(w, "not now", http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+// took is what member took of device, in order.
+func (g *lossReceiver) took(member, device string) []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var got []int
+	for _, p := range g.posts {
+		if p.taken && p.member == member && p.device == device {
+			got = append(got, p.count)
+		}
+	}
+	return got
+}
+
+// TestGroupRebalanceStopsTheLostKey: member a of a webhook sink group
+// (lanes) owns both partitions of a Kafka cluster's topic, each with a
+// device ("stuck0" on partition 0, "stuck1" on 1) whose posts a's
+// receiver refuses, so that a's lanes retry one record of each and hold
+// the next one queued. Member b joins and takes one partition: from b's
+// first post of the stuck device of that partition on, a posts none of
+// it (neither the record it retried nor those queued), b delivers all of
+// its records in order, and a goes on with the partition it kept. The
+// lanes going on with a partition taken away, a posted its records
+// twice, interleaved with b's, and held a lane on a key it no longer
+// owned.
+func TestGroupRebalanceStopsTheLostKey(t *testing.T) {
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kf.Close)
+	b, err := kafkacluster.New(kf.ListenAddrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	adm := kadm.NewClient(cl)
+
+	devs := [2][]string{{"stuck0", "a0", "a1"}, {"stuck1", "b0", "b1"}}
+	others := []string{"a0", "a1", "b0", "b1"}
+	counts := map[string]int{}
+	round := func() {
+		t.Helper()
+		for p, ds := range devs {
+			recs := make([]broker.Record, len(ds))
+			for i, d := range ds {
+				counts[d]++
+				e := ev("interface_down", d, "Ethernet1", 0)
+				e.Count = counts[d]
+				v, err := json.Marshal(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs[i] = broker.Record{Key: []byte(d), Value: v, Headers: []broker.Header{
+					{Key: telemetry.HeaderSource, Value: []byte("test")},
+					{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}
+			}
+			if err := b.ProducePartition(context.Background(), "events", int32(p), recs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	g := &lossReceiver{release: make(chan struct{})}
+	takenBy := func(count int, devs ...string) bool {
+		for _, d := range devs {
+			if !slices.Contains(g.took("a", d), count) && !slices.Contains(g.took("b", d), count) {
+				return false
+			}
+		}
+		return true
+	}
+	refusedA := func(d string) bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return slices.ContainsFunc(g.posts, func(p lossPost) bool { return p.member == "a" && p.device == d && !p.taken })
+	}
+	start := func(member string) *sinktest.Running {
+		cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: g.server(t, member).URL,
+			Concurrency: 4, BatchSize: 16, FlushInterval: configs.Duration(10 * time.Millisecond),
+			Retry: configs.SinkRetry{Initial: configs.Duration(time.Millisecond), Max: configs.Duration(5 * time.Millisecond)}}
+		s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sinktest.Start(t, b, cfg, s)
+	}
+	group := sinks.Group("chat")
+
+	start("a")
+	round()
+	round()
+	sinktest.Eventually(t, "rounds 1 and 2 taken by member a, the stuck devices refused", func() bool {
+		return refusedA("stuck0") && refusedA("stuck1") && takenBy(2, others...)
+	})
+
+	start("b")
+	sinktest.Eventually(t, "the group's two members each have a partition", func() bool { return groupSpread(adm, group, 2) })
+	round()
+	var moved, kept string
+	sinktest.Eventually(t, "member b took every record of the stuck device of its partition", func() bool {
+		for i, d := range []string{"stuck0", "stuck1"} {
+			if len(g.took("b", d)) >= counts[d] {
+				moved, kept = d, []string{"stuck1", "stuck0"}[i]
+				return takenBy(3, others...)
+			}
+		}
+		return false
+	})
+
+	close(g.release)
+	all := append([]string{"stuck0", "stuck1"}, others...)
+	sinktest.Eventually(t, "every record taken and committed", func() bool {
+		if !takenBy(3, all...) {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ends, err := adm.ListEndOffsets(ctx, "events")
+		if err != nil {
+			return false
+		}
+		offs, err := adm.FetchOffsets(ctx, group)
+		if err != nil {
+			return false
+		}
+		for p := range int32(2) {
+			end, _ := ends.Lookup("events", p)
+			o, ok := offs.Lookup("events", p)
+			if !ok || o.At != end.Offset {
+				return false
+			}
+		}
+		return true
+	})
+
+	want := []int{1, 2, 3}
+	if got := g.took("b", moved); !slices.Equal(got, want) {
+		t.Errorf("member b took %s in the order %v, want %v", moved, got, want)
+	}
+	if got := g.took("a", kept); !slices.Equal(got, want) {
+		t.Errorf("member a took %s (the partition it kept) in the order %v, want %v", kept, got, want)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	first := slices.IndexFunc(g.posts, func(p lossPost) bool { return p.member == "b" && p.device == moved })
+	var after []lossPost
+	for _, p := range g.posts[first:] {
+		if p.member == "a" && p.device == moved {
+			after = append(after, p)
+		}
+	}
+	if len(after) > 0 {
+		t.Errorf("member a posted %s %d times after b's first post of it (its partition gone): %v", moved, len(after), after)
+	}
+	// Per member, a device's records come in order: each the one after
+	// the last, or an earlier one (read again after a move).
+	seqs := map[[2]string][]int{}
+	for _, p := range g.posts {
+		if p.taken {
+			k := [2]string{p.member, p.device}
+			seqs[k] = append(seqs[k], p.count)
+		}
+	}
+	for k, seq := range seqs {
+		for i := 1; i < len(seq); i++ {
+			if seq[i] > seq[i-1]+1 {
+				t.Errorf("member %s, %s: taken in the order %v", k[0], k[1], seq)
+				break
+			}
+		}
+	}
 }
