@@ -42,7 +42,7 @@ func TestNotificationPastTheLimitSaysWhat(t *testing.T) {
 	var logs syncbuf.Buffer
 	startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{simTarget("big", addr, sub("/network-instances", "stream", "sample", time.Second))}},
 		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	waitFor(t, 20*time.Second, "the session's failure logged", func() bool { return strings.Contains(logs.String(), "ResourceExhausted") })
+	waitFor(t, 2*time.Minute, "the session's failure logged", func() bool { return strings.Contains(logs.String(), "ResourceExhausted") })
 	if !strings.Contains(logs.String(), "narrower") {
 		t.Errorf("the failure does not say what to do:\n%s", logs.String())
 	}
