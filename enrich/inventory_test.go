@@ -90,11 +90,22 @@ func TestInventoryWatch(t *testing.T) {
 			}
 		}
 	}
+	// waitLog waits for what to be logged (the watch logs just after it
+	// stores, or after it finds it cannot).
+	waitLog := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), what); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%q not logged:\n%s", what, logs.String())
+			}
+		}
+	}
 	write("fra1", false)
 	waitSite("fra1")
 
 	os.WriteFile(path, []byte("devices: [unterminated\n"), 0o644)
-	time.Sleep(100 * time.Millisecond)
+	waitLog("inventory reload failed")
+	time.Sleep(100 * time.Millisecond) // checks of the same broken version
 	if got := siteOf(inv, "edge1"); got != "fra1" {
 		t.Fatalf("after a broken file: site %q, want the previous fra1", got)
 	}
@@ -121,7 +132,8 @@ func TestInventoryWatch(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	waitLog("inventory file unreadable")
+	time.Sleep(100 * time.Millisecond) // checks of the file still gone
 	if got := siteOf(inv, "edge1"); got != "par1x" {
 		t.Fatalf("after the file was removed: site %q, want the previous par1x", got)
 	}
@@ -130,9 +142,7 @@ func TestInventoryWatch(t *testing.T) {
 	}
 	write("ber1xyz", false)
 	waitSite("ber1xyz")
-	if !strings.Contains(logs.String(), "inventory file readable again") {
-		t.Fatalf("the file's return not reported:\n%s", logs.String())
-	}
+	waitLog("inventory file readable again") // said just after the inventory is in use
 }
 
 // Hostnames match ignoring case and with or without their domain; a short
