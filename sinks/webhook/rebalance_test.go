@@ -104,17 +104,21 @@ func groupSpread(adm *kadm.Client, group string, members int) bool {
 	return true
 }
 
-// TestGroupRebalanceWithAKeyHeld: two members of a webhook sink group
-// (lanes) share the two partitions of a Kafka cluster's topic, each with
-// a device ("stuck0" on partition 0, "stuck1" on 1) whose posts the
-// receiver refuses. A member joining and then a member leaving (while it
-// holds a refused key) move partitions: the other devices' records polled
-// after each move are delivered while the refused keys still are, and
-// once the receiver takes them every record has arrived, each device's
-// in its order except what a member read again after a move. Draining
-// the lanes at a rebalance, a member stopped delivering every key until
-// the refused ones went through (with retry.max_attempts 0: never).
-func TestGroupRebalanceWithAKeyHeld(t *testing.T) {
+// rebalanceGroup is the consumer group of the sink rebalanceRig starts.
+var rebalanceGroup = sinks.Group("chat")
+
+// rebalanceRig is a Kafka cluster (kfake) with a topic "events" of two
+// partitions, each with its devices, and webhook sinks of one group
+// (lanes) started as its members.
+type rebalanceRig struct {
+	t      *testing.T
+	b      *kafkacluster.Broker
+	adm    *kadm.Client
+	devs   [2][]string
+	counts map[string]int // records produced, per device
+}
+
+func newRebalanceRig(t *testing.T, devs [2][]string) *rebalanceRig {
 	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
 	if err != nil {
 		t.Fatal(err)
@@ -130,50 +134,87 @@ func TestGroupRebalanceWithAKeyHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	adm := kadm.NewClient(cl)
+	return &rebalanceRig{t: t, b: b, adm: kadm.NewClient(cl), devs: devs, counts: map[string]int{}}
+}
 
-	devs := [2][]string{{"stuck0", "a0", "a1", "a2"}, {"stuck1", "b0", "b1", "b2"}}
-	others := []string{"a0", "a1", "a2", "b0", "b1", "b2"}
-	counts := map[string]int{}
-	// round produces one record of every device, each numbered in Count
-	// (1, 2, ... per device), to its partition.
-	round := func() {
-		t.Helper()
-		for p, ds := range devs {
-			recs := make([]broker.Record, len(ds))
-			for i, d := range ds {
-				counts[d]++
-				e := ev("interface_down", d, "Ethernet1", 0)
-				e.Count = counts[d]
-				v, err := json.Marshal(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				recs[i] = broker.Record{Key: []byte(d), Value: v, Headers: []broker.Header{
-					{Key: telemetry.HeaderSource, Value: []byte("test")},
-					{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}
+// round produces one record of every device, each numbered in Count
+// (1, 2, ... per device), to its partition.
+func (r *rebalanceRig) round() {
+	r.t.Helper()
+	for p, ds := range r.devs {
+		recs := make([]broker.Record, len(ds))
+		for i, d := range ds {
+			r.counts[d]++
+			e := ev("interface_down", d, "Ethernet1", 0)
+			e.Count = r.counts[d]
+			v, err := json.Marshal(e)
+			if err != nil {
+				r.t.Fatal(err)
 			}
-			if err := b.ProducePartition(context.Background(), "events", int32(p), recs); err != nil {
-				t.Fatal(err)
-			}
+			recs[i] = broker.Record{Key: []byte(d), Value: v, Headers: []broker.Header{
+				{Key: telemetry.HeaderSource, Value: []byte("test")},
+				{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}
+		}
+		if err := r.b.ProducePartition(context.Background(), "events", int32(p), recs); err != nil {
+			r.t.Fatal(err)
 		}
 	}
+}
+
+// start starts a member posting to url.
+func (r *rebalanceRig) start(url string) *sinktest.Running {
+	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: url,
+		Concurrency: 4, BatchSize: 16, FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(time.Millisecond), Max: configs.Duration(5 * time.Millisecond)}}
+	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return sinktest.Start(r.t, r.b, cfg, s)
+}
+
+// committed reports whether the group committed both partitions up to
+// their ends.
+func (r *rebalanceRig) committed() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ends, err := r.adm.ListEndOffsets(ctx, "events")
+	if err != nil {
+		return false
+	}
+	offs, err := r.adm.FetchOffsets(ctx, rebalanceGroup)
+	if err != nil {
+		return false
+	}
+	for p := range int32(2) {
+		end, _ := ends.Lookup("events", p)
+		o, ok := offs.Lookup("events", p)
+		if !ok || o.At != end.Offset {
+			return false
+		}
+	}
+	return true
+}
+
+// TestGroupRebalanceWithAKeyHeld: two members of a webhook sink group
+// (lanes) share the two partitions of a Kafka cluster's topic, each with
+// a device ("stuck0" on partition 0, "stuck1" on 1) whose posts the
+// receiver refuses. A member joining and then a member leaving (while it
+// holds a refused key) move partitions: the other devices' records polled
+// after each move are delivered while the refused keys still are, and
+// once the receiver takes them every record has arrived, each device's
+// in its order except what a member read again after a move. Draining
+// the lanes at a rebalance, a member stopped delivering every key until
+// the refused ones went through (with retry.max_attempts 0: never).
+func TestGroupRebalanceWithAKeyHeld(t *testing.T) {
+	r := newRebalanceRig(t, [2][]string{{"stuck0", "a0", "a1", "a2"}, {"stuck1", "b0", "b1", "b2"}})
+	others := []string{"a0", "a1", "a2", "b0", "b1", "b2"}
 
 	g := &groupReceiver{release: make(chan struct{}), got: map[string]map[string][]int{}, refused: map[string]int{}}
-	start := func(member string) *sinktest.Running {
-		cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: g.server(t, member).URL,
-			Concurrency: 4, BatchSize: 16, FlushInterval: configs.Duration(10 * time.Millisecond),
-			Retry: configs.SinkRetry{Initial: configs.Duration(time.Millisecond), Max: configs.Duration(5 * time.Millisecond)}}
-		s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sinktest.Start(t, b, cfg, s)
-	}
-	group := sinks.Group("chat")
+	start := func(member string) *sinktest.Running { return r.start(g.server(t, member).URL) }
 
 	a := start("a")
-	round()
+	r.round()
 	sinktest.Eventually(t, "round 1 taken by member a, the stuck devices refused", func() bool {
 		g.mu.Lock()
 		refused := g.refused["stuck0"] > 0 && g.refused["stuck1"] > 0
@@ -183,48 +224,26 @@ func TestGroupRebalanceWithAKeyHeld(t *testing.T) {
 
 	// Member b joins: the partitions are shared.
 	start("b")
-	sinktest.Eventually(t, "the group's two members each have a partition", func() bool { return groupSpread(adm, group, 2) })
-	round()
+	sinktest.Eventually(t, "the group's two members each have a partition", func() bool { return groupSpread(r.adm, rebalanceGroup, 2) })
+	r.round()
 	sinktest.Eventually(t, "round 2 taken after b joined, the stuck devices still refused", func() bool { return g.taken(2, others...) })
 
 	// Member a leaves, holding a refused key.
 	if err := a.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	sinktest.Eventually(t, "member b has both partitions", func() bool { return groupSpread(adm, group, 1) })
-	round()
+	sinktest.Eventually(t, "member b has both partitions", func() bool { return groupSpread(r.adm, rebalanceGroup, 1) })
+	r.round()
 	sinktest.Eventually(t, "round 3 taken after a left, the stuck devices still refused", func() bool { return g.taken(3, others...) })
 
 	close(g.release)
 	all := append([]string{"stuck0", "stuck1"}, others...)
-	sinktest.Eventually(t, "every record taken and committed", func() bool {
-		if !g.taken(3, all...) {
-			return false
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ends, err := adm.ListEndOffsets(ctx, "events")
-		if err != nil {
-			return false
-		}
-		offs, err := adm.FetchOffsets(ctx, group)
-		if err != nil {
-			return false
-		}
-		for p := range int32(2) {
-			end, _ := ends.Lookup("events", p)
-			o, ok := offs.Lookup("events", p)
-			if !ok || o.At != end.Offset {
-				return false
-			}
-		}
-		return true
-	})
+	sinktest.Eventually(t, "every record taken and committed", func() bool { return g.taken(3, all...) && r.committed() })
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, d := range all {
-		for c := 1; c <= counts[d]; c++ {
+		for c := 1; c <= r.counts[d]; c++ {
 			found := false
 			for _, byDev := range g.got {
 				for _, n := range byDev[d] {
@@ -319,47 +338,8 @@ func (g *lossReceiver) took(member, device string) []int {
 // twice, interleaved with b's, and held a lane on a key it no longer
 // owned.
 func TestGroupRebalanceStopsTheLostKey(t *testing.T) {
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "events"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kf.Close)
-	b, err := kafkacluster.New(kf.ListenAddrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	adm := kadm.NewClient(cl)
-
-	devs := [2][]string{{"stuck0", "a0", "a1"}, {"stuck1", "b0", "b1"}}
+	r := newRebalanceRig(t, [2][]string{{"stuck0", "a0", "a1"}, {"stuck1", "b0", "b1"}})
 	others := []string{"a0", "a1", "b0", "b1"}
-	counts := map[string]int{}
-	round := func() {
-		t.Helper()
-		for p, ds := range devs {
-			recs := make([]broker.Record, len(ds))
-			for i, d := range ds {
-				counts[d]++
-				e := ev("interface_down", d, "Ethernet1", 0)
-				e.Count = counts[d]
-				v, err := json.Marshal(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				recs[i] = broker.Record{Key: []byte(d), Value: v, Headers: []broker.Header{
-					{Key: telemetry.HeaderSource, Value: []byte("test")},
-					{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaEvent)}}}
-			}
-			if err := b.ProducePartition(context.Background(), "events", int32(p), recs); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	g := &lossReceiver{release: make(chan struct{})}
 	takenBy := func(count int, devs ...string) bool {
 		for _, d := range devs {
@@ -374,32 +354,22 @@ func TestGroupRebalanceStopsTheLostKey(t *testing.T) {
 		defer g.mu.Unlock()
 		return slices.ContainsFunc(g.posts, func(p lossPost) bool { return p.member == "a" && p.device == d && !p.taken })
 	}
-	start := func(member string) *sinktest.Running {
-		cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: g.server(t, member).URL,
-			Concurrency: 4, BatchSize: 16, FlushInterval: configs.Duration(10 * time.Millisecond),
-			Retry: configs.SinkRetry{Initial: configs.Duration(time.Millisecond), Max: configs.Duration(5 * time.Millisecond)}}
-		s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sinktest.Start(t, b, cfg, s)
-	}
-	group := sinks.Group("chat")
+	start := func(member string) *sinktest.Running { return r.start(g.server(t, member).URL) }
 
 	start("a")
-	round()
-	round()
+	r.round()
+	r.round()
 	sinktest.Eventually(t, "rounds 1 and 2 taken by member a, the stuck devices refused", func() bool {
 		return refusedA("stuck0") && refusedA("stuck1") && takenBy(2, others...)
 	})
 
 	start("b")
-	sinktest.Eventually(t, "the group's two members each have a partition", func() bool { return groupSpread(adm, group, 2) })
-	round()
+	sinktest.Eventually(t, "the group's two members each have a partition", func() bool { return groupSpread(r.adm, rebalanceGroup, 2) })
+	r.round()
 	var moved, kept string
 	sinktest.Eventually(t, "member b took every record of the stuck device of its partition", func() bool {
 		for i, d := range []string{"stuck0", "stuck1"} {
-			if len(g.took("b", d)) >= counts[d] {
+			if len(g.took("b", d)) >= r.counts[d] {
 				moved, kept = d, []string{"stuck1", "stuck0"}[i]
 				return takenBy(3, others...)
 			}
@@ -409,29 +379,7 @@ func TestGroupRebalanceStopsTheLostKey(t *testing.T) {
 
 	close(g.release)
 	all := append([]string{"stuck0", "stuck1"}, others...)
-	sinktest.Eventually(t, "every record taken and committed", func() bool {
-		if !takenBy(3, all...) {
-			return false
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ends, err := adm.ListEndOffsets(ctx, "events")
-		if err != nil {
-			return false
-		}
-		offs, err := adm.FetchOffsets(ctx, group)
-		if err != nil {
-			return false
-		}
-		for p := range int32(2) {
-			end, _ := ends.Lookup("events", p)
-			o, ok := offs.Lookup("events", p)
-			if !ok || o.At != end.Offset {
-				return false
-			}
-		}
-		return true
-	})
+	sinktest.Eventually(t, "every record taken and committed", func() bool { return takenBy(3, all...) && r.committed() })
 
 	want := []int{1, 2, 3}
 	if got := g.took("b", moved); !slices.Equal(got, want) {
