@@ -226,11 +226,7 @@ func waitQuery(t *testing.T, client *http.Client, q string) string {
 // to it, retrying quickly while it starts, on a broker of its own.
 func remoteWriteToPrometheus(t *testing.T) (promAddr string, b *embedded.Broker, cfg configs.Sink, d sinks.Destination) {
 	t.Helper()
-	promAddr = peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
-	b = sinktest.Broker(t)
-	cfg = configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
-		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	promAddr, b, cfg = promsink.ToPrometheus(t)
 	d, err := promsink.NewRemoteWrite(cfg, sinks.Env{})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/peers"
 	"github.com/weirnet/weir/sinks"
@@ -36,6 +37,19 @@ func outOfOrderTotal(t *testing.T, reg *prometheus.Registry) float64 {
 	return 0
 }
 
+// toPrometheus starts Debian's prometheus with its remote write receiver
+// and a broker, and gives a remote write sink "rw" of enriched.metrics to
+// it, retrying quickly while it starts.
+func toPrometheus(t *testing.T) (promAddr string, b *embedded.Broker, cfg configs.Sink) {
+	t.Helper()
+	promAddr = peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
+	b = sinktest.Broker(t)
+	cfg = configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
+		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
+		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	return promAddr, b, cfg
+}
+
 // TestRemoteWriteTwoSourcesOneSeriesInPrometheus: a device polled by SNMP
 // and streamed by gNMI under one inventory name shares its "interface"
 // series (enrich's view, one per port whichever source feeds it). The
@@ -47,11 +61,7 @@ func outOfOrderTotal(t *testing.T, reg *prometheus.Registry) float64 {
 // batch, the SNMP row's own fields among them, reach Prometheus, and
 // nothing is dead-lettered.
 func TestRemoteWriteTwoSourcesOneSeriesInPrometheus(t *testing.T) {
-	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
-		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	promAddr, b, cfg := toPrometheus(t)
 	reg := prometheus.NewRegistry()
 	d, err := NewRemoteWrite(cfg, sinks.Env{Registerer: reg})
 	if err != nil {
@@ -166,11 +176,7 @@ func TestRemoteWriteOutOfOrderLeftOutOnRetry(t *testing.T) {
 // refused them and the request ("out of order sample", 400), and the
 // record went to dead.letter with its own fields (speed_mbps).
 func TestRemoteWriteSampleBeforeMarkerAfterRestartInPrometheus(t *testing.T) {
-	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
-		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	promAddr, b, cfg := toPrometheus(t)
 	t0 := time.Now().Add(-2 * time.Minute).Truncate(time.Millisecond)
 	byDevice := func(int) string { return "spine1" }
 	run := func(ms []telemetry.Metric) (*sinktest.Running, *prometheus.Registry) {
@@ -224,11 +230,7 @@ func TestRemoteWriteSampleBeforeMarkerAfterRestartInPrometheus(t *testing.T) {
 // series, so the sample was sent and Prometheus refused it ("out of
 // order sample", 400), dead-lettering the record and its other fields.
 func TestRemoteWriteSampleBeforeMarkerOfOnlySeriesInPrometheus(t *testing.T) {
-	promAddr := peers.Prometheus(t, "global: {scrape_interval: 1m}\n")
-	b := sinktest.Broker(t)
-	cfg := configs.Sink{Type: "prometheus_remote_write", Name: "rw", Topics: []string{"enriched.metrics"},
-		URL: "http://" + promAddr + "/api/v1/write", FlushInterval: configs.Duration(10 * time.Millisecond),
-		Retry: configs.SinkRetry{Initial: configs.Duration(50 * time.Millisecond), Max: configs.Duration(500 * time.Millisecond)}}
+	promAddr, b, cfg := toPrometheus(t)
 	reg := prometheus.NewRegistry()
 	d, err := NewRemoteWrite(cfg, sinks.Env{Registerer: reg})
 	if err != nil {

@@ -1,0 +1,4 @@
+package prometheus
+
+// ToPrometheus is toPrometheus, for the external tests.
+var ToPrometheus = toPrometheus
