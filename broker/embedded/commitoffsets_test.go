@@ -63,15 +63,16 @@ func TestCommitOffsetsPartOfAPoll(t *testing.T) {
 	}
 }
 
-// TestRevokedPartitionKeepsItsCommit: a partition a rebalance takes from a
-// member is handed over at its committed offset, not at what the member
-// polled and may not have handled yet.
-func TestRevokedPartitionKeepsItsCommit(t *testing.T) {
+// pollAllOfTwo opens a broker with topic "r" of two partitions of 10
+// records each, and a member of group "rg" that polled all 20 and
+// committed none.
+func pollAllOfTwo(t *testing.T) (*Broker, broker.Consumer) {
+	t.Helper()
 	b, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	t.Cleanup(func() { b.Close() })
 	ctx := context.Background()
 	b.CreateTopic(ctx, "r", broker.TopicConfig{Partitions: 2})
 	for p := int32(0); p < 2; p++ {
@@ -87,7 +88,7 @@ func TestRevokedPartitionKeepsItsCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c1.Close()
+	t.Cleanup(func() { c1.Close() })
 	for n := 0; n < 20; {
 		got, err := c1.Poll(ctx)
 		if err != nil {
@@ -95,6 +96,15 @@ func TestRevokedPartitionKeepsItsCommit(t *testing.T) {
 		}
 		n += len(got)
 	}
+	return b, c1
+}
+
+// TestRevokedPartitionKeepsItsCommit: a partition a rebalance takes from a
+// member is handed over at its committed offset, not at what the member
+// polled and may not have handled yet.
+func TestRevokedPartitionKeepsItsCommit(t *testing.T) {
+	b, c1 := pollAllOfTwo(t)
+	ctx := context.Background()
 	c2, err := b.Consume(ctx, "rg", []string{"r"})
 	if err != nil {
 		t.Fatal(err)
@@ -120,34 +130,8 @@ func TestRevokedPartitionKeepsItsCommit(t *testing.T) {
 // partition at the first rebalance (its records are the new owner's to
 // deliver) never saw those records again.
 func TestRevokedAndBackBeforePollStartsAtCommit(t *testing.T) {
-	b, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, c1 := pollAllOfTwo(t)
 	ctx := context.Background()
-	b.CreateTopic(ctx, "r", broker.TopicConfig{Partitions: 2})
-	for p := int32(0); p < 2; p++ {
-		recs := make([]broker.Record, 10)
-		for i := range recs {
-			recs[i] = broker.Record{Value: []byte(fmt.Sprint(i))}
-		}
-		if err := b.ProducePartition(ctx, "r", p, recs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c1, err := b.Consume(ctx, "rg", []string{"r"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c1.Close()
-	for n := 0; n < 20; {
-		got, err := c1.Poll(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n += len(got)
-	}
 	offs := map[broker.TopicPartition]int64{{Topic: "r", Partition: 0}: 3, {Topic: "r", Partition: 1}: 3}
 	if err := c1.(broker.OffsetCommitter).CommitOffsets(ctx, offs); err != nil {
 		t.Fatal(err)
