@@ -88,10 +88,10 @@ func TestSubscribeAnyServedPath(t *testing.T) {
 	}
 }
 
-// operStream subscribes ON_CHANGE (with heartbeats every heartbeat, if
-// not 0) to every interface's oper-status on a fresh simulator and returns
-// it and a function reading the next update (interface, value).
-func operStream(t *testing.T, cfg Config, heartbeat time.Duration) (*Server, func() (string, string)) {
+// serveSubscribe serves a simulator of cfg on a free port and opens a
+// Subscribe stream to it, with nothing sent yet; server and stream end
+// with the test (or after 10 s).
+func serveSubscribe(t *testing.T, cfg Config) (*Server, gpb.GNMI_SubscribeClient) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -111,6 +111,15 @@ func operStream(t *testing.T, cfg Config, heartbeat time.Duration) (*Server, fun
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, stream
+}
+
+// operStream subscribes ON_CHANGE (with heartbeats every heartbeat, if
+// not 0) to every interface's oper-status on a fresh simulator and returns
+// it and a function reading the next update (interface, value).
+func operStream(t *testing.T, cfg Config, heartbeat time.Duration) (*Server, func() (string, string)) {
+	t.Helper()
+	s, stream := serveSubscribe(t, cfg)
 	path := []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface"}, {Name: "state"}, {Name: "oper-status"}}
 	if err := stream.Send(&gpb.SubscribeRequest{Request: &gpb.SubscribeRequest_Subscribe{Subscribe: &gpb.SubscriptionList{
 		Mode: gpb.SubscriptionList_STREAM, Encoding: gpb.Encoding_PROTO,
@@ -257,24 +266,7 @@ func TestClockOffset(t *testing.T) {
 // (or after 10 s).
 func subscribeOnce(t *testing.T, cfg Config, enc gpb.Encoding, paths ...*gpb.Path) gpb.GNMI_SubscribeClient {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	s := New(cfg)
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, lis) }()
-	t.Cleanup(func() { cancel(); <-served })
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	stream, err := gpb.NewGNMIClient(conn).Subscribe(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, stream := serveSubscribe(t, cfg)
 	subs := make([]*gpb.Subscription, len(paths))
 	for i, p := range paths {
 		subs[i] = &gpb.Subscription{Path: p}
