@@ -80,6 +80,26 @@ func (f *flakyReceiver) taken() int {
 	return n
 }
 
+// deliverAll runs a webhook sink of cfg (to f) over perDevice events of
+// each of devices devices in b's "events", until f took them all and the
+// lag drained, and checks each came once and in its device's order. It
+// returns the stopped sink.
+func (f *flakyReceiver) deliverAll(t *testing.T, b *embedded.Broker, cfg configs.Sink, devices, perDevice int) *sinktest.Running {
+	t.Helper()
+	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDevice := func(i int) string { return fmt.Sprintf("edge%d", i%devices) }
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, byDevice, seqEvents(devices, perDevice))
+	r := sinktest.Start(t, b, cfg, s)
+	sinktest.Eventually(t, "every record taken", func() bool { return f.taken() >= devices*perDevice })
+	sinktest.Eventually(t, "the lag drained", func() bool { return lagDrained(b, sinks.Group("chat"), "events") })
+	r.Stop()
+	f.checkEachOnceInOrder(t, devices, perDevice)
+	return r
+}
+
 // seqEvents are n events for each of devices, interleaved, each
 // device's numbered 1..n in Count (the order they must arrive in).
 func seqEvents(devices, n int) []telemetry.Event {
@@ -123,17 +143,7 @@ func TestFlakyReceiverGetsEveryRecordInKeyOrder(t *testing.T) {
 	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: hs.URL, Concurrency: 4,
 		BatchSize: 50, FlushInterval: configs.Duration(10 * time.Millisecond),
 		Retry: configs.SinkRetry{Initial: configs.Duration(time.Millisecond), Max: configs.Duration(5 * time.Millisecond)}}
-	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byDevice := func(i int) string { return fmt.Sprintf("edge%d", i%devices) }
-	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, byDevice, seqEvents(devices, perDevice))
-	r := sinktest.Start(t, b, cfg, s)
-	sinktest.Eventually(t, "every record taken", func() bool { return f.taken() >= devices*perDevice })
-	sinktest.Eventually(t, "the lag drained", func() bool { return lagDrained(b, sinks.Group("chat"), "events") })
-	r.Stop()
-	f.checkEachOnceInOrder(t, devices, perDevice)
+	r := f.deliverAll(t, b, cfg, devices, perDevice)
 	f.mu.Lock()
 	posts := f.posts
 	f.mu.Unlock()

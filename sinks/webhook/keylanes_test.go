@@ -15,7 +15,6 @@ import (
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/sinktest"
 	"github.com/weirnet/weir/sinks/webhook"
-	"github.com/weirnet/weir/telemetry"
 )
 
 // oldLaneOf is the lane a record of key went to among n before lanes took
@@ -132,15 +131,5 @@ func TestKeyOrderUnderRandomFailures(t *testing.T) {
 	cfg := configs.Sink{Type: "webhook", Name: "chat", Topics: []string{"events"}, URL: hs.URL, Concurrency: 4,
 		BatchSize: 8, FlushInterval: configs.Duration(10 * time.Millisecond),
 		Retry: configs.SinkRetry{Initial: configs.Duration(time.Millisecond), Max: configs.Duration(2 * time.Millisecond)}}
-	s, err := webhook.NewSink(cfg, sinks.Env{}, time.Now, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byDevice := func(i int) string { return fmt.Sprintf("edge%d", i%devices) }
-	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, byDevice, seqEvents(devices, perDevice))
-	r := sinktest.Start(t, b, cfg, s)
-	sinktest.Eventually(t, "every record taken", func() bool { return f.taken() >= devices*perDevice })
-	sinktest.Eventually(t, "the lag drained", func() bool { return lagDrained(b, sinks.Group("chat"), "events") })
-	r.Stop()
-	f.checkEachOnceInOrder(t, devices, perDevice)
+	f.deliverAll(t, b, cfg, devices, perDevice)
 }
