@@ -87,8 +87,10 @@ type inventoryIndex struct {
 // address, then longest CIDR. It is reloaded when its file changes or on
 // Reload (SIGHUP), without stopping the workers that use it.
 type Inventory struct {
-	path   string
-	idx    atomic.Pointer[inventoryIndex]
+	idx atomic.Pointer[inventoryIndex]
+	// path is the file the inventory is read from and the watch
+	// follows: the config's, loaded or not ("": none).
+	path   atomic.Pointer[string]
 	logger *slog.Logger
 	// reloading serialises reloads (SIGHUP's and the watch's), from
 	// reading the file to storing it, so the last stored is the last read.
@@ -121,12 +123,13 @@ func (inv *Inventory) observed(err error) {
 // LoadInventory reads the file at path; an empty path gives an empty
 // inventory (every device unknown).
 func LoadInventory(path string, logger *slog.Logger) (*Inventory, error) {
-	inv := &Inventory{path: path, logger: logger}
+	inv := &Inventory{logger: logger}
+	inv.idx.Store(&inventoryIndex{})
+	inv.path.Store(&path)
 	if path == "" {
-		inv.idx.Store(&inventoryIndex{})
 		return inv, nil
 	}
-	if err := inv.Reload(); err != nil {
+	if err := inv.ReloadPath(path); err != nil {
 		return nil, err
 	}
 	return inv, nil
@@ -140,38 +143,76 @@ func ParseInventory(data []byte) (*Inventory, error) {
 	}
 	inv := &Inventory{logger: slog.New(slog.DiscardHandler)}
 	inv.idx.Store(idx)
+	inv.path.Store(new(string))
 	return inv, nil
 }
 
-// Reload reads the file again; on error the previous inventory stays.
+// Path is the file the inventory is read from ("": none): the last
+// ReloadPath's, even if it did not load.
+func (inv *Inventory) Path() string { return *inv.path.Load() }
+
+// Reload reads the file in use again; on error the previous inventory stays.
 func (inv *Inventory) Reload() error {
-	err := inv.reload()
+	inv.reloading.Lock()
+	err := inv.read(inv.Path())
+	inv.reloading.Unlock()
 	inv.observed(err)
 	return err
 }
 
-// reload is Reload untold to the observer.
-func (inv *Inventory) reload() error {
+// ReloadPath reads the inventory from path, which the watch follows from
+// then on (a SIGHUP after the config's enrich.inventory changed); an
+// empty path empties the inventory. On error the previous inventory stays
+// until the watch loads the new file (once it is there, or fixed).
+func (inv *Inventory) ReloadPath(path string) error {
+	inv.reloading.Lock()
+	inv.path.Store(&path)
+	err := inv.read(path)
+	inv.reloading.Unlock()
+	inv.observed(err)
+	return err
+}
+
+// errPathChanged: the watch read a file that is no longer the
+// inventory's (ReloadPath moved it meanwhile).
+var errPathChanged = errors.New("inventory file changed")
+
+// reloadWatched reads path again if it is still the inventory's file, as
+// Reload does but untold to the observer.
+func (inv *Inventory) reloadWatched(path string) error {
 	inv.reloading.Lock()
 	defer inv.reloading.Unlock()
-	st, err := os.Stat(inv.path)
+	if inv.Path() != path {
+		return errPathChanged
+	}
+	return inv.read(path)
+}
+
+// read reads the inventory from path and stores it; the caller holds
+// reloading, so that the last stored is the last read.
+func (inv *Inventory) read(path string) error {
+	if path == "" {
+		inv.idx.Store(&inventoryIndex{})
+		return nil
+	}
+	st, err := os.Stat(path)
 	if err != nil {
-		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(inv.path) && wdErr == nil {
+		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(path) && wdErr == nil {
 			// Not the config file's directory, which a user may expect.
 			return fmt.Errorf("%w (relative to the directory weir runs in, %s)", err, wd)
 		}
 		return err
 	}
-	data, err := os.ReadFile(inv.path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	if prev := inv.idx.Load(); len(bytes.TrimSpace(data)) == 0 && prev != nil && !prev.empty() {
+	if prev := inv.idx.Load(); len(bytes.TrimSpace(data)) == 0 && !prev.empty() {
 		// Most likely caught mid-save (an editor truncates, then
 		// writes): every device would be unknown until the next check.
-		return fmt.Errorf("%s is empty (being written?); to empty the inventory, write a comment or \"devices: []\"", inv.path)
+		return fmt.Errorf("%s is empty (being written?); to empty the inventory, write a comment or \"devices: []\"", path)
 	}
-	idx, err := parseInventory(data, inv.path)
+	idx, err := parseInventory(data, path)
 	if err != nil {
 		return err
 	}
@@ -181,7 +222,7 @@ func (inv *Inventory) reload() error {
 	}
 	inv.idx.Store(idx)
 	for _, w := range idx.warnings {
-		inv.logger.Warn("inventory: "+w, slog.String("file", inv.path))
+		inv.logger.Warn("inventory: "+w, slog.String("file", path))
 	}
 	return nil
 }
@@ -746,11 +787,9 @@ func (d *Device) TagsOf() map[string]string { return d.tags }
 func (d *Device) TagList() []telemetry.Tag { return d.tagList }
 
 // Watch reloads the inventory when its file has changed and then stayed
-// the same for one interval (checked every interval), until ctx ends.
+// the same for one interval (checked every interval), until ctx ends. It
+// follows the file ReloadPath gives; with none it checks nothing.
 func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
-	if inv.path == "" {
-		return
-	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	// The version of the file that did not load, so it is reported once,
@@ -764,6 +803,8 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	// read) is reported once, until it can be again, and tried at every
 	// check: a chmod changes no version.
 	var unreadable bool
+	// The file all that is of: another (ReloadPath) starts afresh.
+	var watched string
 	report := func(err error) {
 		if !unreadable {
 			inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
@@ -777,7 +818,14 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		st, err := os.Stat(inv.path)
+		path := inv.Path()
+		if path != watched {
+			watched, failed, seen, unreadable = path, nil, nil, false
+		}
+		if path == "" {
+			continue
+		}
+		st, err := os.Stat(path)
 		if err != nil {
 			report(err)
 			continue
@@ -791,10 +839,10 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			back := loaded && inv.failing.Load()
 			switch {
 			case unreadable:
-				inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
+				inv.logger.Info("inventory file readable again", slog.String("file", path))
 				unreadable = false
 			case back:
-				inv.logger.Info("inventory file is the loaded version again; the inventory in use is the file's", slog.String("file", inv.path))
+				inv.logger.Info("inventory file is the loaded version again; the inventory in use is the file's", slog.String("file", path))
 			}
 			if back {
 				failed = nil // should the broken one come back, it is read and reported again
@@ -806,14 +854,17 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			seen = st
 			continue
 		}
-		err = inv.reload()
+		err = inv.reloadWatched(path)
+		if errors.Is(err, errPathChanged) {
+			continue
+		}
 		var pathErr *fs.PathError
 		if errors.As(err, &pathErr) { // not read: removed since, or not readable
 			report(err)
 			continue
 		}
 		if unreadable {
-			inv.logger.Info("inventory file readable again", slog.String("file", inv.path))
+			inv.logger.Info("inventory file readable again", slog.String("file", path))
 			unreadable = false
 		}
 		if err != nil {
@@ -821,7 +872,7 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
 		} else {
 			devices, ranges := inv.Size()
-			inv.logger.Info("inventory reloaded", slog.String("file", inv.path), slog.Int("devices", devices), slog.Int("ranges", ranges))
+			inv.logger.Info("inventory reloaded", slog.String("file", path), slog.Int("devices", devices), slog.Int("ranges", ranges))
 		}
 		inv.observed(err)
 	}

@@ -673,6 +673,34 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 			t.Fatalf("event after SIGHUP without the reloaded site: %s", line)
 		}
 	}
+
+	// The config naming another inventory file: SIGHUP loads it (it
+	// used to say enrich.inventory waited for a restart).
+	moved := filepath.Join(t.TempDir(), "inventory.yaml")
+	os.WriteFile(moved, []byte("devices:\n  - {name: edge9, address: 127.0.0.1, site: par1, role: edge}\n"), 0o644)
+	os.WriteFile(cfg, []byte("enrich:\n  workers: 2\n  inventory: "+moved+"\n"), 0o644)
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.waitLog(t, "file="+moved, "the moved inventory not loaded after SIGHUP")
+	if logs := p.Logs(); strings.Contains(logs, "restart_needed") {
+		t.Errorf("the inventory's path waits for a restart:\n%s", logs)
+	}
+	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet9, changed state to down")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
+		if strings.Contains(out, `"object":"Ethernet9"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no event after the inventory moved: %s\n%s", out, p.Logs())
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.Contains(line, `"object":"Ethernet9"`) && !strings.Contains(line, `"site":"par1"`) {
+			t.Fatalf("event after the inventory moved without its site: %s", line)
+		}
+	}
 }
 
 // TestEnrichmentFollowsCollectorTopics: with syslog.topic renamed, the

@@ -342,6 +342,8 @@ func restartNeeded(started, next *configs.Config) []string {
 	a.SNMP.Traps.Communities, b.SNMP.Traps.Communities = nil, nil
 	a.SNMP.Traps.Users, b.SNMP.Traps.Users = nil, nil
 	a.GNMI.Targets, b.GNMI.Targets = nil, nil
+	// The inventory is read from the file the new config names.
+	a.Enrich.Inventory, b.Enrich.Inventory = "", ""
 	a.GNMI.Subscriptions, b.GNMI.Subscriptions = nil, nil
 	a.File, b.File = "", ""
 	// The Kafka listener's users and mechanisms are applied, unless

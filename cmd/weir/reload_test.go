@@ -239,7 +239,7 @@ func TestReloadNamesOnlyPolledTargets(t *testing.T) {
 	good := configs.Defaults()
 	good.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Profiles: configs.SNMPProfiles{Names: []string{"if-mib"}}}}
 	r.apply(good, nil, logger)
-	if out := logs.String(); strings.Contains(out, "not reloaded") || !strings.Contains(out, `parts="enrich device names"`) {
+	if out := logs.String(); strings.Contains(out, "not reloaded") || !strings.Contains(out, `parts="inventory, enrich device names"`) {
 		t.Errorf("a good target list was not taken:\n%s", out)
 	}
 }
@@ -258,10 +258,11 @@ func TestRestartNeeded(t *testing.T) {
 		t.Errorf("data_dir and a sink changed: restart needed for %q", got)
 	}
 	// A section's key, not the section alone: "enrich" said nothing of
-	// which setting (the inventory's path) waits for the start.
+	// which setting (the workers) waits for the start. The inventory's
+	// path is applied.
 	inv := parse("enrich:\n  inventory: /tmp/a.yaml\n  workers: 2\n")
-	if got := strings.Join(restartNeeded(inv, parse("enrich:\n  inventory: /tmp/b.yaml\n  workers: 2\n")), ","); got != "enrich.inventory" {
-		t.Errorf("the inventory path changed: restart needed for %q", got)
+	if got := strings.Join(restartNeeded(inv, parse("enrich:\n  inventory: /tmp/b.yaml\n  workers: 3\n")), ","); got != "enrich.workers" {
+		t.Errorf("the inventory path and the workers changed: restart needed for %q, want enrich.workers", got)
 	}
 }
 

@@ -43,14 +43,33 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 		inv.Watch(ctx, 5*time.Second)
 		return nil
 	}}}
-	if d.cfg.Enrich.Inventory != "" {
+	loaded := func(path string) {
+		if path == "" {
+			return
+		}
 		devices, ranges := inv.Size()
-		logger.Info("inventory loaded", slog.String("file", d.cfg.Enrich.Inventory), slog.Int("devices", devices), slog.Int("ranges", ranges))
-		// A SIGHUP the inventory refused is taken once its watch loads
-		// the file fixed.
-		observeInventory(inv, d.reg, func() { d.reload.took(partInventory) })
-		d.reload.add(partInventory, func(*configs.Config) error { return inv.Reload() })
+		logger.Info("inventory loaded", slog.String("file", path), slog.Int("devices", devices), slog.Int("ranges", ranges))
 	}
+	loaded(d.cfg.Enrich.Inventory)
+	// A SIGHUP the inventory refused is taken once its watch loads the
+	// file fixed.
+	observeInventory(inv, d.reg, func() { d.reload.took(partInventory) })
+	// SIGHUP reads the file again, or the one the config names now (or
+	// none: every device unknown), which the watch follows from then on.
+	d.reload.add(partInventory, func(cfg *configs.Config) error {
+		path := cfg.Enrich.Inventory
+		if path == inv.Path() {
+			return inv.Reload()
+		}
+		if err := inv.ReloadPath(path); err != nil {
+			return err
+		}
+		if path == "" {
+			logger.Info("inventory removed from the config; every device is unknown")
+		}
+		loaded(path)
+		return nil
+	})
 	// The config's SNMP targets name the devices traps and hostless syslog
 	// lines come from (the same in every process of a cluster); SIGHUP
 	// brings the targets of the file read again when they pass the

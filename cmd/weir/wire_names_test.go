@@ -112,3 +112,62 @@ func TestInventoryLoadedIsLogged(t *testing.T) {
 		t.Fatalf("log %q, want a line with %q", logs.String(), want)
 	}
 }
+
+// TestInventoryPathChangeOnSIGHUP: the config's enrich.inventory changed
+// and SIGHUP said it waited for a restart, so moving the inventory (a
+// file per site, a ConfigMap mounted elsewhere) meant stopping
+// collection. SIGHUP now loads the file the config names, logs it as the
+// start does, and the watch follows it; a weir started without an
+// inventory takes one, and a config without one empties it.
+func TestInventoryPathChangeOnSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, site string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: "+site+"}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a, b := write("a.yaml", "ams1"), write("b.yaml", "fra1")
+	cfg := configs.Defaults()
+	var logs bytes.Buffer
+	r := newReloads(prometheus.NewRegistry())
+	names, _, err := newDeviceNames(deps{cfg: cfg, logger: slog.New(slog.NewTextHandler(&logs, nil)), reg: prometheus.NewRegistry(), reload: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inventory func(*configs.Config) error
+	for _, p := range r.parts {
+		if p.name == partInventory {
+			inventory = p.apply
+		}
+	}
+	if inventory == nil {
+		t.Fatal("weir started without an inventory: no inventory part reloads on SIGHUP")
+	}
+	site := func() string {
+		if d := names.inv.Lookup("edge1", ""); d != nil {
+			return d.TagsOf()["site"]
+		}
+		return ""
+	}
+	for _, step := range []struct{ path, site string }{{a, "ams1"}, {b, "fra1"}, {"", ""}, {a, "ams1"}} {
+		next := configs.Defaults()
+		next.Enrich.Inventory = step.path
+		if err := inventory(next); err != nil {
+			t.Fatalf("SIGHUP with inventory %q: %v", step.path, err)
+		}
+		if got := site(); got != step.site {
+			t.Errorf("SIGHUP with inventory %q: edge1 site %q, want %q", step.path, got, step.site)
+		}
+		if got := names.inv.Path(); got != step.path {
+			t.Errorf("SIGHUP with inventory %q: the watch follows %q", step.path, got)
+		}
+	}
+	for _, want := range []string{"inventory loaded\" component=enrich file=" + b + " devices=1", "inventory removed from the config; every device is unknown"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log %q, want a line with %q", logs.String(), want)
+		}
+	}
+}
