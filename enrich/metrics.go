@@ -494,25 +494,38 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if v == 0 && info.hasNorm && info.norm.rank == 0 && lowBitsCounting(p, info.norm.rate) {
 			continue
 		}
-		rate, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64)
+		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64)
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
-		if ok && wrapped && info.hasNorm {
+		octets := info.norm.rate == inOctets || info.norm.rate == outOctets
+		// IF-MIB's 32-bit octet counters (ifInOctets, ifOutOctets).
+		narrowOctets := octets && info.norm.rank == 1 && !f.Counter64
+		if ok && info.hasNorm && (wrapped || narrowOctets) {
 			if speed < 0 {
 				speed = interfaceSpeed(p)
 			}
-			// A 32-bit counter that went back: a wrap, or its reset
-			// (clear counters) with sysUpTime moving on. A wrap
-			// carries no more than the link can; more is a reset,
-			// whose rate would be a spike over 100% utilisation, or
-			// more packets than the link can carry (errors and
-			// discards, which IF-MIB has in 32 bits only).
-			bits := 8.0 // an octet
-			if info.norm.rate != inOctets && info.norm.rate != outOctets {
-				bits = minFrameBits // a packet
+			switch {
+			case narrowOctets && speed*1e6/8*secs >= 1<<32:
+				// The link can carry 2^32 octets between the samples:
+				// the counter may have wrapped any number of times,
+				// seen or not, and its rate is unknown. (Errors and
+				// discards would need the link full of them.)
+				ok = false
+			case wrapped && speed > 0:
+				// A 32-bit counter that went back: a wrap, or its
+				// reset (clear counters) with sysUpTime moving on. A
+				// wrap carries no more than the link can; more is a
+				// reset, whose rate would be a spike over 100%
+				// utilisation, or more packets than the link can carry
+				// (errors and discards, which IF-MIB has in 32 bits
+				// only).
+				bits := 8.0 // an octet
+				if !octets {
+					bits = minFrameBits // a packet
+				}
+				ok = rate*bits <= speed*1e6*maxUtilisation
 			}
-			ok = speed <= 0 || rate*bits <= speed*1e6*maxUtilisation
 		}
 		if !ok {
 			continue
@@ -559,7 +572,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", v == "UP"))
 		}
 	case "snmp_interface":
-		normalised = norm.appendFields(normalised, interfaceSpeed(p))
+		if speed < 0 {
+			speed = interfaceSpeed(p)
+		}
+		normalised = norm.appendFields(normalised, speed)
 		if index, _ := p.Tag("ifIndex"); index != "" && object != "" && object != index {
 			// For traps that name the interface by ifIndex alone; told
 			// the shared table only when the name is new to this row, or

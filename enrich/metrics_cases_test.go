@@ -594,7 +594,7 @@ func TestHCCounterReadingZeroOnceNoSpike(t *testing.T) {
 		}
 		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
 			Tags:       map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
-			Fields:     map[string]any{"ifHCInOctets": hc, "ifInOctets": in32, "ifHighSpeed": int64(1000)},
+			Fields:     map[string]any{"ifHCInOctets": hc, "ifInOctets": in32, "ifHighSpeed": int64(100)}, // a port whose 32-bit counter a minute's traffic cannot wrap twice
 			Counters:   []string{"ifHCInOctets", "ifInOctets"},
 			Counters64: []string{"ifHCInOctets"},
 			Time:       casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100000 + i*6000), Source: "snmp"}

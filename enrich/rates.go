@@ -119,9 +119,10 @@ func (r *rates) row(id []byte, max int) *rowCounters {
 // since the previous one. i is where the field was last time (its place
 // among the row's counters), tried first. wide: the counter is known to be
 // 64 bits wide (telemetry.Metric.Counters64), so going back below 2^32 is
-// a reset, not a 32-bit wrap. wrapped: the rate is across a 32-bit wrap,
-// which may be a reset instead (see plausibleWrap).
-func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool) (rate float64, ok, wrapped bool) {
+// a reset, not a 32-bit wrap. secs is the time since the previous sample
+// that the rate is over; wrapped: the rate is across a 32-bit wrap, which
+// may be a reset instead (the caller tells by the link's speed).
+func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool) (rate, secs float64, ok, wrapped bool) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
 		i = -1
 		for j := range rc.counters {
@@ -132,7 +133,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		}
 		if i < 0 {
 			rc.counters = append(rc.counters, counterSample{field: field, value: value, at: at, uptime: uptime})
-			return 0, false, false
+			return 0, 0, false, false
 		}
 	}
 	s := &rc.counters[i]
@@ -141,7 +142,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// notification's time is when its values changed, not when it
 		// was sent): the counter stands still. A poll (with sysUpTime)
 		// stamped the same is a replay, ignored below.
-		return 0, true, false
+		return 0, 0, true, false
 	}
 	if !at.After(s.at) {
 		if stampedAhead(s.at, rc.seen) && !stampedAhead(at, rc.seen) {
@@ -153,14 +154,14 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 			// order, ignored as any is.
 			s.value, s.at, s.uptime = value, at, uptime
 		}
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	prev := *s
 	s.value, s.at, s.uptime = value, at, uptime
 	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) && value < prev.value {
 		// The counters started again. One that went on did not (an
 		// agent restarted alone): its delta is its traffic.
-		return 0, false, false
+		return 0, 0, false, false
 	}
 	var delta uint64
 	switch {
@@ -170,17 +171,17 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// The counter went back, and sysUpTime moved on by less than
 		// the time since: a restart in a gap longer than the uptime
 		// before it, not a wrap (a spike of 2^32 over the gap).
-		return 0, false, false
+		return 0, 0, false, false
 	case !wide && prev.value <= math.MaxUint32 && uint32(value-prev.value) < 1<<31 && value <= math.MaxUint32:
 		delta = uint64(uint32(value - prev.value)) // 32-bit wrap
 		wrapped = true
 	case value-prev.value < 1<<63:
 		delta = value - prev.value // 64-bit wrap
 	default:
-		return 0, false, false // a reset without a sysUpTime to show it
+		return 0, 0, false, false // a reset without a sysUpTime to show it
 	}
-	secs := at.Sub(prev.at).Seconds()
-	return float64(delta) / secs, true, wrapped
+	secs = at.Sub(prev.at).Seconds()
+	return float64(delta) / secs, secs, true, wrapped
 }
 
 // aheadSlack is how far ahead of weir's clock a sample's time may be and

@@ -1,0 +1,79 @@
+package enrich
+
+import (
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestCounter32FasterThanItsPollsNoRate: a 32-bit octet counter of a port
+// that can carry 2^32 octets between two polls (34 s at 1 Gbit/s, 3.4 s at
+// 10 Gbit/s) may have wrapped any number of times, seen or not: its rate
+// was the traffic modulo 4.3 GB a poll, a wrong number with nothing to
+// tell (ifInOctets_rate of a 10G port at 5 Gbit/s, polled every minute,
+// said 0.42 Gbit/s; in weir-sim's lab, 8.8 Gbit/s for a 100G port's 26).
+// Such a counter gives no rate; the 64-bit one beside it gives the row's
+// in_octets_rate as before, and a port its counter cannot outrun keeps
+// its 32-bit rate.
+func TestCounter32FasterThanItsPollsNoRate(t *testing.T) {
+	const octetsPerSec = 625_000_000 // 5 Gbit/s
+	row := func(i int, every time.Duration, speed map[string]any, hc bool) telemetry.Metric {
+		at := casesT0.Add(time.Duration(i) * every)
+		total := uint64(1<<40) + uint64(i)*uint64(every.Seconds())*octetsPerSec // low 32 bits 0 at first
+		fields := map[string]any{"ifInOctets": total & 0xffffffff}
+		counters, wide := []string{"ifInOctets"}, []string(nil)
+		if hc {
+			fields["ifHCInOctets"] = total
+			counters, wide = []string{"ifHCInOctets", "ifInOctets"}, []string{"ifHCInOctets"}
+		}
+		for k, v := range speed {
+			fields[k] = v
+		}
+		return telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags: map[string]string{"ifName": "Et1", "ifIndex": "1"}, Fields: fields, Counters: counters, Counters64: wide,
+			Time: at, Uptime: uint32(100_000 + i*int(every/(10*time.Millisecond))), Source: "snmp"}
+	}
+	tenG := map[string]any{"ifHighSpeed": int64(10_000), "ifSpeed": int64(4294967295)}
+	w := loneMetricsWorker()
+	for i := range 3 {
+		f, _ := enrichAt(t, w, row(i, time.Minute, tenG, true), int64(i))
+		if i == 0 {
+			continue
+		}
+		if r, ok := f["ifInOctets_rate"]; ok {
+			t.Errorf("10G port, poll %d: ifInOctets_rate %v from a counter that wraps every 6.9 s", i, r)
+		}
+		if f["ifHCInOctets_rate"] != octetsPerSec || f["in_octets_rate"] != octetsPerSec || f["in_utilization_pct"] != 50 {
+			t.Errorf("10G port, poll %d: ifHCInOctets_rate %v, in_octets_rate %v, in_utilization_pct %v; want %v, %v, 50",
+				i, f["ifHCInOctets_rate"], f["in_octets_rate"], f["in_utilization_pct"], octetsPerSec, octetsPerSec)
+		}
+	}
+
+	// A port without ifXTable: a 1 Gbit/s one polled every minute can
+	// wrap its counter twice between polls; every 30 s, not once.
+	oneG := map[string]any{"ifSpeed": int64(1_000_000_000)}
+	for _, tc := range []struct {
+		every time.Duration
+		rate  bool
+	}{{time.Minute, false}, {30 * time.Second, true}} {
+		w := loneMetricsWorker()
+		for i := range 3 {
+			m := row(i, tc.every, oneG, false)
+			m.Fields["ifInOctets"] = uint64(1_000_000 + i*int(tc.every.Seconds())*50_000_000) // 400 Mbit/s, no wrap
+			f, _ := enrichAt(t, w, m, int64(i))
+			if i == 0 {
+				continue
+			}
+			_, ok := f["ifInOctets_rate"]
+			_, norm := f["in_octets_rate"]
+			if ok != tc.rate || norm != tc.rate {
+				t.Errorf("1G port without HC counters polled every %v, poll %d: ifInOctets_rate %v, in_octets_rate %v; want both %v",
+					tc.every, i, ok, norm, tc.rate)
+			}
+			if tc.rate && f["in_octets_rate"] != 50_000_000 {
+				t.Errorf("1G port polled every %v: in_octets_rate %v, want 5e7", tc.every, f["in_octets_rate"])
+			}
+		}
+	}
+}
