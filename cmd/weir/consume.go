@@ -508,7 +508,11 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		cl.CloseAllowingRebalance()
 	}()
 
-	w := bufio.NewWriter(stdout)
+	// out counts the bytes stdout took, so that a write failing partway
+	// through a poll's records (a full disk, the reader gone) still
+	// commits the records written whole before it.
+	out := &countingWriter{w: stdout}
+	w := bufio.NewWriter(out)
 	defer w.Flush() // before the commit above: commit what was printed
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -603,6 +607,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 		mu.Unlock()
 		stop := false
 		var printed []*kgo.Record // marked for the commit once written
+		var ends []int64          // where each of printed ends in the output
 		fetches.EachRecord(func(r *kgo.Record) {
 			if stop {
 				return
@@ -613,6 +618,7 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 			expect[r.Partition] = r.Offset + 1
 			if r.Attrs.IsControl() {
 				printed = append(printed, r)
+				ends = append(ends, out.n+int64(w.Buffered()))
 				return
 			}
 			if err := enc.Encode(toConsumed(r)); err != nil {
@@ -620,14 +626,21 @@ func consumeGroup(ctx context.Context, cf *clientFlags, topic, group string, fro
 				return
 			}
 			printed = append(printed, r)
+			ends = append(ends, out.n+int64(w.Buffered()))
 			count++
 			if maxRecs > 0 && count >= maxRecs {
 				stop = true
 			}
 		})
 		// A record is committed once it is written, not buffered: one a
-		// full disk or a closed pipe refused is the next run's.
+		// full disk or a closed pipe refused is the next run's, and
+		// those written whole before it are committed (at exit).
 		if err := w.Flush(); err != nil {
+			whole := 0
+			for whole < len(ends) && ends[whole] <= out.n {
+				whole++
+			}
+			cl.MarkCommitRecords(printed[:whole]...)
 			return writeError(topic, err)
 		}
 		cl.MarkCommitRecords(printed...)
@@ -809,4 +822,17 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is neither a duration (15m, 2d) nor a time (2026-12-04T14:00:00Z)", s)
 	}
 	return t, nil
+}
+
+// countingWriter is w, counting the bytes it took (n), those of a write
+// that failed partway included.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

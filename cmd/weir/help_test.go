@@ -16,6 +16,8 @@ func TestHelp(t *testing.T) {
 		want string
 	}{
 		{[]string{"-h"}, "weir run [-c FILE]"},
+		// -c is optional, as check -h says (configs/weir.yaml without it).
+		{[]string{"-h"}, "weir check [-c FILE] [--skip-files]"},
 		{[]string{"topics", "-h"}, "weir topics create TOPIC"},
 		{[]string{"topics", "--help"}, "weir topics create TOPIC"},
 		{[]string{"groups", "-h"}, "weir groups describe GROUP"},

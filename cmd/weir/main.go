@@ -32,7 +32,7 @@ Usage:
   weir consume TOPIC [--from-beginning | --since 15m] [--follow] [--max N] [--partition P --offset O] [--group G]
   weir groups list|describe|delete [GROUP]
   weir groups reset GROUP (--topic T | --all-topics) (--to-earliest | --to-latest | --to-datetime T | ...) [--execute]
-  weir check -c FILE [--skip-files]
+  weir check [-c FILE] [--skip-files]
   weir version
 
 Client commands take --brokers HOST:PORT[,...] (default 127.0.0.1:9092, or

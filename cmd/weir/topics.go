@@ -557,8 +557,8 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // noTopicHint follows "no such topic" for a topic the broker does not
-// have: how to create it, or, for dead.letter, that nothing was
-// dead-lettered yet, or, for a Kafka internal topic's name
+// have: how to create it, or, for dead.letter, that no sink has started
+// yet (sinks make it when they start), or, for a Kafka internal topic's name
 // (__consumer_offsets, __transaction_state), that weir's log keeps what
 // those hold outside topics. also, if any, is said after it ("--follow
 // waits for it").
@@ -568,7 +568,7 @@ func noTopicHint(name, also string) string {
 	case strings.HasPrefix(name, "__"):
 		return " (a Kafka cluster's internal topic: weir's embedded broker keeps consumer group offsets and producer state outside topics; see weir groups)"
 	case name == telemetry.TopicDeadLetter:
-		h = "nothing has been dead-lettered yet: sinks make it with the first record a destination refuses"
+		h = "no sink has started on this broker yet: sinks make it when they start"
 	default:
 		h = "create it: weir topics create " + name
 	}
