@@ -564,9 +564,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			}
 		}
 	case "interfaces_interface_state_counters": // OpenConfig over gNMI: the counters alone, most rows
-		normalised = norm.appendFields(normalised, 0)
+		normalised = norm.appendFields(normalised, w.gnmiSpeed(p, target))
 	case "interfaces_interface_state", "interfaces_interface":
-		normalised = norm.appendFields(normalised, 0)
+		w.noteSpeed(p, target, at) // a subscription to the interface has its ethernet/state too
+		normalised = norm.appendFields(normalised, w.gnmiSpeed(p, target))
 		if v, ok := openConfigLeaf(p, "oper-status", "state/oper-status"); ok {
 			// As ifOperStatus's: up only when UP (TESTING, DORMANT are not).
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", v == "UP"))
@@ -625,6 +626,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				}
 			}
 		}
+	case "interfaces_interface_ethernet_state", "interfaces_interface_ethernet",
+		"interfaces_interface_aggregation_state", "interfaces_interface_aggregation":
+		w.noteSpeed(p, target, at) // for the interface's counter rows
 	}
 	w.normBuf = normalised
 	if ch, ok := openConfigState(p); ok && ch.object != "" {

@@ -17,8 +17,8 @@ import (
 )
 
 // TestLab runs the top README's lab: weir-sim lab writes its config, and
-// weir run on it gives interface rates of all five switches, SNMP and
-// gNMI alike, on the prometheus sink, and events from syslog and gNMI
+// weir run on it gives interface rates and utilisation of all five
+// switches, SNMP and gNMI alike, on the prometheus sink, and events from syslog and gNMI
 // tagged from the lab's inventory, flapping among them. Ports move to
 // free ones, by weir-sim lab's flags.
 func TestLab(t *testing.T) {
@@ -41,11 +41,11 @@ func TestLab(t *testing.T) {
 	w := weirproc.Start(t, weirBin, root, "-c", cfg, "--kafka-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
 		"--syslog-listen", "127.0.0.1:"+syslogPort, "--trap-listen", "127.0.0.1:0")
 
-	devices := func() []string {
+	devices := func(metric string) []string {
 		out, err := try("curl -s http://" + sinkAddr + "/metrics")
 		var ds []string
 		for _, line := range strings.Split(out, "\n") {
-			if err != nil || !strings.HasPrefix(line, "interface_in_octets_rate{") {
+			if err != nil || !strings.HasPrefix(line, metric+"{") {
 				continue
 			}
 			if _, d, ok := strings.Cut(line, `device="`); ok {
@@ -62,7 +62,14 @@ func TestLab(t *testing.T) {
 	var seen []string
 	peers.Within(t, 2*time.Minute, "interface rates of the five switches", func() bool {
 		w.Running(t)
-		seen = devices()
+		seen = devices("interface_in_octets_rate")
+		return slices.Equal(seen, want)
+	})
+	// Utilisation too: the leaves' from ifHighSpeed, the spines' from the
+	// port-speed the lab's speed subscription streams.
+	peers.Within(t, 2*time.Minute, "interface utilisation of the five switches", func() bool {
+		w.Running(t)
+		seen = devices("interface_in_utilization_pct")
 		return slices.Equal(seen, want)
 	})
 

@@ -102,9 +102,11 @@ func gnmiCmd(ctx context.Context, args []string) error {
 }
 
 // onChangeSubscriptions are the subscriptions to the simulator's state
-// leaves, which weir turns into interface and BGP events.
+// leaves, which weir turns into interface and BGP events, and to its
+// interfaces' speed, which gives their utilisation.
 const onChangeSubscriptions = "    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n" +
-	"    bgp: {path: /network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n"
+	"    bgp: {path: /network-instances/network-instance/protocols/protocol/bgp/neighbors/neighbor/state/session-state, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n" +
+	"    speed: {path: /interfaces/interface/ethernet/state/port-speed, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n"
 
 func gnmiConfig(n int, host string, basePort int, sample time.Duration, encoding, user, pass string, withTLS bool) string {
 	var b strings.Builder
@@ -122,7 +124,7 @@ func gnmiConfig(n int, host string, basePort int, sample time.Duration, encoding
 		if user != "" {
 			fmt.Fprintf(&b, ", username: %q, password: %q", user, pass)
 		}
-		b.WriteString(", subscriptions: [counters, oper, bgp]}\n")
+		b.WriteString(", subscriptions: [counters, oper, bgp, speed]}\n")
 	}
 	return b.String()
 }

@@ -157,7 +157,7 @@ func labConfig(dataDir, inventory, host, syslogTarget string, snmpBase, gnmiBase
 	b.WriteString(onChangeSubscriptions)
 	b.WriteString("  targets:\n")
 	for i, n := range labSpines {
-		fmt.Fprintf(&b, "    - {name: %s, address: %q, encoding: proto, insecure: true, subscriptions: [counters, oper, bgp]}\n", n, net.JoinHostPort(host, strconv.Itoa(gnmiBase+i)))
+		fmt.Fprintf(&b, "    - {name: %s, address: %q, encoding: proto, insecure: true, subscriptions: [counters, oper, bgp, speed]}\n", n, net.JoinHostPort(host, strconv.Itoa(gnmiBase+i)))
 	}
 	// Where the lab's syslog goes, moved or not: weir's default
 	// listeners would miss a --syslog-target off 5514.

@@ -10,6 +10,7 @@
 //
 //	/interfaces/interface[name=EthernetN]/state/counters/{in-octets,...}   uint64, 10 per interface
 //	/interfaces/interface[name=EthernetN]/state/oper-status   UP or DOWN
+//	/interfaces/interface[name=EthernetN]/ethernet/state/port-speed   SPEED_100GB, never changing
 //	/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.N]/state/session-state   ESTABLISHED or IDLE
 //
 // With PROTO encoding leaves are sent typed (uint_val, string_val); with
@@ -160,6 +161,12 @@ func New(cfg Config) *Server {
 	for _, ifc := range s.ifaces {
 		s.leaves = append(s.leaves, stateLeaf{container: ifc.prefix.GetElem()[:3:3], name: "oper-status", key: ifc.name + "/oper-status", up: "UP", down: "DOWN"})
 	}
+	// After the leaves toggle and Flap index: never changed.
+	for _, ifc := range s.ifaces {
+		container := append(ifc.prefix.GetElem()[:2:2], &gpb.PathElem{Name: "ethernet"}, &gpb.PathElem{Name: "state"})
+		const speed = "openconfig-if-ethernet:SPEED_100GB"
+		s.leaves = append(s.leaves, stateLeaf{container: container, name: "port-speed", key: ifc.name + "/port-speed", up: speed, down: speed})
+	}
 	s.states = make([]bool, len(s.leaves))
 	for i := range s.states {
 		s.states[i] = true
@@ -173,6 +180,7 @@ var statePatterns = [][]*gpb.PathElem{
 	append(append([]*gpb.PathElem(nil), bgpBase...), &gpb.PathElem{Name: "neighbor", Key: map[string]string{"neighbor-address": "*"}},
 		&gpb.PathElem{Name: "state"}, &gpb.PathElem{Name: "session-state"}),
 	{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": "*"}}, {Name: "state"}, {Name: "oper-status"}},
+	{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": "*"}}, {Name: "ethernet"}, {Name: "state"}, {Name: "port-speed"}},
 }
 
 // Serve serves gNMI on lis until ctx is done, then stops every stream and

@@ -1,0 +1,113 @@
+package enrich
+
+import (
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestGNMIUtilisationFromPortSpeed: gNMI rows had no speed, so no
+// utilisation: a dashboard of in_utilization_pct showed the SNMP-polled
+// devices alone. The speed an interface's ethernet/state (port-speed, or
+// negotiated-port-speed when known) or a LAG's aggregation/state
+// (lag-speed) gives is kept for its counter rows, which then carry
+// speed_mbps and utilisation, in the interface view too; a speed sent
+// once (on_change) stays while the counters come.
+func TestGNMIUtilisationFromPortSpeed(t *testing.T) {
+	w := loneMetricsWorker()
+	off := int64(0)
+	send := func(m telemetry.Metric) map[string]float64 {
+		t.Helper()
+		m.V, m.Device, m.Source = 1, "spine1", "gnmi"
+		off++
+		f, _ := enrichAt(t, w, m, off)
+		return f
+	}
+	speedRow := func(at time.Time, name, measurement string, fields map[string]any) telemetry.Metric {
+		return telemetry.Metric{Measurement: measurement, Tags: map[string]string{"name": name}, Fields: fields, Time: at}
+	}
+	counters := func(at time.Time, name string, in, out uint64) telemetry.Metric {
+		return telemetry.Metric{Measurement: "interfaces_interface_state_counters", Tags: map[string]string{"name": name},
+			Fields:   map[string]any{"in-octets": in, "out-octets": out},
+			Counters: []string{"in-octets", "out-octets"}, Counters64: []string{"in-octets", "out-octets"}, Time: at}
+	}
+	t0 := casesT0
+	send(speedRow(t0, "Ethernet1", "interfaces_interface_ethernet_state", map[string]any{"port-speed": "openconfig-if-ethernet:SPEED_10GB"}))
+	send(speedRow(t0, "Ethernet2", "interfaces_interface_ethernet_state",
+		map[string]any{"port-speed": "SPEED_UNKNOWN", "negotiated-port-speed": "openconfig-if-ethernet:SPEED_2500MB"}))
+	send(speedRow(t0, "Port-Channel1", "interfaces_interface_aggregation_state", map[string]any{"lag-speed": uint64(20000)}))
+	for _, tc := range []struct {
+		name  string
+		speed float64
+	}{{"Ethernet1", 10000}, {"Ethernet2", 2500}, {"Port-Channel1", 20000}} {
+		send(counters(t0, tc.name, 1_000, 2_000))
+		// 10 s at 1,250 Mbit/s in and 2,500 out.
+		f := send(counters(t0.Add(10*time.Second), tc.name, 1_000+10*156_250_000, 2_000+10*312_500_000))
+		if f["speed_mbps"] != tc.speed {
+			t.Errorf("%s: speed_mbps %v, want %v", tc.name, f["speed_mbps"], tc.speed)
+		}
+		wantIn, wantOut := 1250/tc.speed*100, 2500/tc.speed*100
+		if f["in_utilization_pct"] != telemetry.RoundSignificant(wantIn, rateDigits) || f["out_utilization_pct"] != telemetry.RoundSignificant(wantOut, rateDigits) {
+			t.Errorf("%s: utilisation in %v out %v, want %v and %v", tc.name, f["in_utilization_pct"], f["out_utilization_pct"], wantIn, wantOut)
+		}
+		if !w.interfaceView(&w.row, &w.view) {
+			t.Fatalf("%s: no interface view", tc.name)
+		}
+		if v, ok := w.view.Field("in_utilization_pct"); !ok {
+			t.Errorf("%s: the interface view has no in_utilization_pct", tc.name)
+		} else if x, _ := v.Number(); x != f["in_utilization_pct"] {
+			t.Errorf("%s: the interface view's in_utilization_pct %v, the row's %v", tc.name, x, f["in_utilization_pct"])
+		}
+	}
+
+	// An interface with no speed row: rates, no utilisation.
+	send(counters(t0, "Ethernet3", 1_000, 2_000))
+	if f := send(counters(t0.Add(10*time.Second), "Ethernet3", 11_000, 22_000)); f["in_octets_rate"] != 1000 {
+		t.Errorf("Ethernet3: in_octets_rate %v, want 1000", f["in_octets_rate"])
+	} else if _, ok := f["in_utilization_pct"]; ok {
+		t.Errorf("Ethernet3: utilisation without a speed: %v", f)
+	}
+
+	// A subscription to the interface container: speed and counters in
+	// one row.
+	whole := func(at time.Time, in uint64) telemetry.Metric {
+		return telemetry.Metric{Measurement: "interfaces_interface", Tags: map[string]string{"name": "Ethernet4"},
+			Fields:   map[string]any{"ethernet/state/port-speed": "SPEED_100GB", "state/counters/in-octets": in, "state/oper-status": "UP"},
+			Counters: []string{"state/counters/in-octets"}, Counters64: []string{"state/counters/in-octets"}, Time: at}
+	}
+	send(whole(t0, 0))
+	if f := send(whole(t0.Add(10*time.Second), 10*1_250_000_000)); f["speed_mbps"] != 100000 || f["in_utilization_pct"] != 10 {
+		t.Errorf("Ethernet4: speed_mbps %v, in_utilization_pct %v; want 100000 and 10", f["speed_mbps"], f["in_utilization_pct"])
+	}
+
+	// Two hours of counters later, with no speed row since, the speed
+	// is still known: the counters kept it seen.
+	last := t0.Add(10 * time.Second)
+	for at := last.Add(10 * time.Minute); !at.After(t0.Add(2 * time.Hour)); at = at.Add(10 * time.Minute) {
+		send(counters(at, "Ethernet1", uint64(at.Sub(t0).Seconds())*156_250_000, uint64(at.Sub(t0).Seconds())*312_500_000))
+		w.forgetStates(at.Add(-time.Hour))
+		last = at
+	}
+	if f := send(counters(last.Add(10*time.Second), "Ethernet1", uint64(last.Add(10*time.Second).Sub(t0).Seconds())*156_250_000, 0)); f["speed_mbps"] != 10000 {
+		t.Errorf("two hours on: speed_mbps %v, want 10000 (forgotten while its counters came)", f["speed_mbps"])
+	}
+}
+
+func TestPortSpeedMbps(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"SPEED_10MB", 10, true}, {"SPEED_100MB", 100, true}, {"SPEED_1GB", 1000, true}, {"SPEED_2500MB", 2500, true},
+		{"SPEED_25GB", 25000, true}, {"SPEED_400GB", 400000, true}, {"SPEED_800GB", 800000, true},
+		{"SPEED_UNKNOWN", 0, false}, {"SPEED_GB", 0, false}, {"SPEED_0GB", 0, false}, {"10GB", 0, false}, {"", 0, false},
+		{"SPEED_-1GB", 0, false}, {"SPEED_99999999999GB", 0, false},
+	} {
+		got, ok := portSpeedMbps(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("portSpeedMbps(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
