@@ -21,6 +21,7 @@ import (
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/httpx"
 	"github.com/weirnet/weir/sinks/internal/par"
+	"github.com/weirnet/weir/sinks/internal/shrink"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -46,8 +47,9 @@ type RemoteWrite struct {
 	logger    *slog.Logger // nil: no warnings
 	said      saidNames    // label clashes said, by all workers
 
-	workers    []*rwWorker
-	compressed []byte
+	workers        []*rwWorker
+	compressed     []byte
+	compressedKeep shrink.Tracker
 
 	// sent holds the series sent by label set (values unused), with the
 	// scrape sink's delete matching, max_series bound and staleness;
@@ -99,9 +101,10 @@ type rwMark struct {
 // rwWorker encodes and compresses one chunk of a batch: the chunks of a
 // large batch are encoded at once, on every core.
 type rwWorker struct {
-	namespace   string
-	body, lb, z []byte
-	names       map[nameKey]rwName
+	namespace       string
+	body, lb, z     []byte
+	bodyKeep, zKeep shrink.Tracker // body's and z's uses (RemoteWrite.letGo)
+	names           map[nameKey]rwName
 	// owners is the first field of a measurement given each metric
 	// name, for finding fields whose names sanitise to one.
 	owners  map[nameOwner]nameKey
@@ -476,6 +479,7 @@ func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
 		if !rb.Released(httpx.ReleaseWait) { // still being read: take new buffers
 			r.compressed, workers[0].z = nil, nil
 		}
+		r.letGo(k)
 	}()
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("Content-Encoding", "snappy")
@@ -488,6 +492,24 @@ func (r *RemoteWrite) Write(ctx context.Context, items []sinks.Item) error {
 		return httpx.Transport("remote write sink", err)
 	}
 	return httpx.Classify("remote write sink", resp, time.Now())
+}
+
+// letGo lets go of the buffers a backlog's large batches grew, once the
+// batches after it have used a fraction of them for a while (shrink):
+// measured after a 90 s outage of Prometheus, the workers' buffers held
+// 40 MB of a 190 MB process for good. used is how many workers this write
+// took.
+func (r *RemoteWrite) letGo(used int) {
+	if used <= 1 {
+		r.compressed = r.compressed[:0] // not used: one worker's block is sent as it is
+	}
+	r.compressed = r.compressedKeep.Keep(r.compressed)
+	for i, w := range r.workers {
+		if i >= used {
+			w.body, w.z = w.body[:0], w.z[:0]
+		}
+		w.body, w.z = w.bodyKeep.Keep(w.body), w.zKeep.Keep(w.z)
+	}
 }
 
 // run encodes items (from the batch's item base on) as TimeSeries of a
