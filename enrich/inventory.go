@@ -93,7 +93,8 @@ type Inventory struct {
 	path   atomic.Pointer[string]
 	logger *slog.Logger
 	// reloading serialises reloads (SIGHUP's and the watch's), from
-	// reading the file to storing it, so the last stored is the last read.
+	// reading the file to storing it, so the last stored is the last
+	// read, and to telling the observer (see observedSince).
 	reloading sync.Mutex
 	// afterRead, if set, is called by each reload between reading the
 	// file and storing it (tests).
@@ -104,12 +105,17 @@ type Inventory struct {
 	// failing says the last outcome reported was a failure: the watch
 	// reports the loaded version put back (see Watch) as a success.
 	failing atomic.Bool
+	// sighups counts the reloads Reload and ReloadPath (SIGHUP's) made,
+	// each counted once told: the watch tells the outcome of a check
+	// only if none was made since it began, whose outcome is newer.
+	sighups atomic.Uint64
 }
 
 // Observe has f told the outcome of each reload (nil: the file loaded):
 // of each Reload (SIGHUP), and of each the watch reports, once per
 // version of the file that does not load and once while it cannot be
-// read. Call it before Watch starts.
+// read. Call it before Watch starts. f is called with reloads held off
+// (it must not reload).
 func (inv *Inventory) Observe(f func(error)) { inv.observe = f }
 
 // observed tells the observer, if any, of a reload's outcome.
@@ -154,9 +160,10 @@ func (inv *Inventory) Path() string { return *inv.path.Load() }
 // Reload reads the file in use again; on error the previous inventory stays.
 func (inv *Inventory) Reload() error {
 	inv.reloading.Lock()
+	defer inv.reloading.Unlock()
 	err := inv.read(inv.Path())
-	inv.reloading.Unlock()
 	inv.observed(err)
+	inv.sighups.Add(1)
 	return err
 }
 
@@ -166,10 +173,11 @@ func (inv *Inventory) Reload() error {
 // until the watch loads the new file (once it is there, or fixed).
 func (inv *Inventory) ReloadPath(path string) error {
 	inv.reloading.Lock()
+	defer inv.reloading.Unlock()
 	inv.path.Store(&path)
 	err := inv.read(path)
-	inv.reloading.Unlock()
 	inv.observed(err)
+	inv.sighups.Add(1)
 	return err
 }
 
@@ -178,7 +186,7 @@ func (inv *Inventory) ReloadPath(path string) error {
 var errPathChanged = errors.New("inventory file changed")
 
 // reloadWatched reads path again if it is still the inventory's file, as
-// Reload does but untold to the observer.
+// Reload does but untold to the observer (see observedSince).
 func (inv *Inventory) reloadWatched(path string) error {
 	inv.reloading.Lock()
 	defer inv.reloading.Unlock()
@@ -186,6 +194,19 @@ func (inv *Inventory) reloadWatched(path string) error {
 		return errPathChanged
 	}
 	return inv.read(path)
+}
+
+// observedSince tells the observer the outcome of a check the watch
+// began when sighups was n, unless SIGHUP reloaded since: its outcome,
+// told, is newer. The watch's success with the old file, told after
+// SIGHUP's failure with the new one (ReloadPath), said the inventory
+// loaded, and had the reloads take the part SIGHUP refused as taken.
+func (inv *Inventory) observedSince(n uint64, err error) {
+	inv.reloading.Lock()
+	defer inv.reloading.Unlock()
+	if inv.sighups.Load() == n {
+		inv.observed(err)
+	}
 }
 
 // read reads the inventory from path and stores it; the caller holds
@@ -805,10 +826,12 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	var unreadable bool
 	// The file all that is of: another (ReloadPath) starts afresh.
 	var watched string
+	// SIGHUP's reloads when the check began (see observedSince).
+	var sighups uint64
 	report := func(err error) {
 		if !unreadable {
 			inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
-			inv.observed(err)
+			inv.observedSince(sighups, err)
 		}
 		unreadable = true
 	}
@@ -818,6 +841,8 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
+		// Before anything else is read: what a SIGHUP since did is seen.
+		sighups = inv.sighups.Load()
 		path := inv.Path()
 		if path != watched {
 			watched, failed, seen, unreadable = path, nil, nil, false
@@ -846,7 +871,7 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			}
 			if back {
 				failed = nil // should the broken one come back, it is read and reported again
-				inv.observed(nil)
+				inv.observedSince(sighups, nil)
 			}
 			continue
 		}
@@ -874,7 +899,7 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 			devices, ranges := inv.Size()
 			inv.logger.Info("inventory reloaded", slog.String("file", path), slog.Int("devices", devices), slog.Int("ranges", ranges))
 		}
-		inv.observed(err)
+		inv.observedSince(sighups, err)
 	}
 }
 

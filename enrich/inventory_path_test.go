@@ -5,8 +5,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/internal/syncbuf"
 )
 
 // TestInventoryReloadPathSwitchesFile: ReloadPath loads another file (a
@@ -120,4 +124,73 @@ func TestInventoryStartedWithoutFileTakesOne(t *testing.T) {
 			t.Fatalf("site %q after the file changed, want two: not watched", siteOf(inv, "edge1"))
 		}
 	}
+}
+
+// TestInventoryWatchOutcomeNotTakenAfterReloadPath: the watch loaded the
+// old file just as SIGHUP moved the inventory to a new one that did not
+// load (not there yet). The watch told its success after SIGHUP told the
+// new file's failure, so weir_inventory_last_reload_successful said 1 for
+// a file not loaded, and the reloads took the refused inventory part as
+// taken since (weir_config_last_reload_successful 1). The outcome of a
+// check SIGHUP reloaded during is not told: SIGHUP's is newer.
+func TestInventoryWatchOutcomeNotTakenAfterReloadPath(t *testing.T) {
+	dir := t.TempDir()
+	old, moved := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	if err := os.WriteFile(old, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuf.Buffer
+	// The SIGHUP, started while the watch reads the old file, has
+	// returned before the watch goes on from its log line.
+	switched := make(chan error, 1)
+	var sighup sync.WaitGroup
+	h := &hookHandler{Handler: slog.NewTextHandler(&logs, nil), hook: func(r slog.Record) {
+		if r.Message == "inventory reloaded" {
+			sighup.Wait()
+		}
+	}}
+	inv, err := LoadInventory(old, slog.New(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOutcomes := watchOutcomes(t, inv, &logs)
+	var armed atomic.Bool
+	armed.Store(true)
+	sighup.Add(1)
+	inv.afterRead = func() {
+		if armed.CompareAndSwap(true, false) {
+			go func() { defer sighup.Done(); switched <- inv.ReloadPath(moved) }()
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := os.WriteFile(old, []byte("devices:\n  - {name: edge1, site: fra1}\n  - {name: edge2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-switched; err == nil {
+		t.Fatal("ReloadPath of a missing file: no error")
+	}
+	// Then the watch, following the new file, finds it missing.
+	waitOutcomes("failure", "failure")
+}
+
+// hookHandler calls hook with each record before handling it.
+type hookHandler struct {
+	slog.Handler
+	hook func(slog.Record)
+}
+
+func (h *hookHandler) Handle(ctx context.Context, r slog.Record) error {
+	h.hook(r)
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *hookHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &hookHandler{h.Handler.WithAttrs(as), h.hook}
+}
+
+func (h *hookHandler) WithGroup(name string) slog.Handler {
+	return &hookHandler{h.Handler.WithGroup(name), h.hook}
 }

@@ -505,8 +505,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			if speed < 0 {
 				speed = interfaceSpeed(p)
 			}
+			// What the link can carry at least, in Mbit/s: its speed,
+			// else what a saturated ifSpeed says.
+			carries := speed
+			if narrowOctets && carries == 0 {
+				carries = leastSpeed(p)
+			}
 			switch {
-			case narrowOctets && speed*1e6/8*secs >= 1<<32:
+			case narrowOctets && carries*1e6/8*secs >= 1<<32:
 				// The link can carry 2^32 octets between the samples:
 				// the counter may have wrapped any number of times,
 				// seen or not, and its rate is unknown. (Errors and
@@ -1184,6 +1190,19 @@ func interfaceSpeed(p *telemetry.Point) float64 {
 		return bps / 1e6
 	}
 	return high
+}
+
+// leastSpeed is the least an IF-MIB row's speed can be, in Mbit/s, when
+// interfaceSpeed knows none: an ifSpeed of 4294967295 (2^32-1) without
+// an ifHighSpeed (no ifXTable, or 0) is a link of that speed or more (RFC
+// 2863), whose 32-bit octet counter can wrap in 8 s. 0 otherwise.
+func leastSpeed(p *telemetry.Point) float64 {
+	if f, ok := p.Field("ifSpeed"); ok && f.Kind != telemetry.FieldBool {
+		if speed, ok := f.Number(); ok && speed >= 4294967295 {
+			return 4294967295 / 1e6
+		}
+	}
+	return 0
 }
 
 // rateDigits are the significant digits rates and utilisation keep. Two

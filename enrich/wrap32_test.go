@@ -77,3 +77,46 @@ func TestCounter32FasterThanItsPollsNoRate(t *testing.T) {
 		}
 	}
 }
+
+// TestCounter32OfASaturatedIfSpeedNoRate: a port without ifXTable (or
+// with ifHighSpeed 0) whose ifSpeed reads 4294967295, "this speed or
+// more" (RFC 2863), has no speed to show, but one of 4.29 Gbit/s at
+// least: its 32-bit octet counter can wrap in 8 s. It kept its rate, the
+// traffic modulo 4.3 GB a poll (a 10G port at 3 Gbit/s polled every
+// minute said 0.14 Gbit/s). A poll shorter than 8 s keeps it.
+func TestCounter32OfASaturatedIfSpeedNoRate(t *testing.T) {
+	const octetsPerSec = 375_000_000 // 3 Gbit/s
+	for _, tc := range []struct {
+		name  string
+		speed map[string]any
+		every time.Duration
+		rate  bool
+	}{
+		{"no ifHighSpeed, polled every minute", map[string]any{"ifSpeed": int64(4294967295)}, time.Minute, false},
+		{"ifHighSpeed 0, polled every minute", map[string]any{"ifSpeed": int64(4294967295), "ifHighSpeed": int64(0)}, time.Minute, false},
+		{"no ifHighSpeed, polled every 5 s", map[string]any{"ifSpeed": int64(4294967295)}, 5 * time.Second, true},
+	} {
+		w := loneMetricsWorker()
+		for i := range 3 {
+			fields := map[string]any{"ifInOctets": uint64(i) * uint64(tc.every.Seconds()) * octetsPerSec % (1 << 32)}
+			for k, v := range tc.speed {
+				fields[k] = v
+			}
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags: map[string]string{"ifName": "Te1/1", "ifIndex": "1"}, Fields: fields, Counters: []string{"ifInOctets"},
+				Time: casesT0.Add(time.Duration(i) * tc.every), Uptime: uint32(100_000 + i*int(tc.every/(10*time.Millisecond))), Source: "snmp"}
+			f, _ := enrichAt(t, w, m, int64(i))
+			if i == 0 {
+				continue
+			}
+			r, ok := f["ifInOctets_rate"]
+			n, norm := f["in_octets_rate"]
+			if ok != tc.rate || norm != tc.rate {
+				t.Errorf("%s, poll %d: ifInOctets_rate %v (%v), in_octets_rate %v (%v); want rates %v", tc.name, i, r, ok, n, norm, tc.rate)
+			}
+			if tc.rate && n != octetsPerSec {
+				t.Errorf("%s, poll %d: in_octets_rate %v, want %v", tc.name, i, n, octetsPerSec)
+			}
+		}
+	}
+}
