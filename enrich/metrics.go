@@ -499,8 +499,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			norm.present(info.norm)
 		}
 		octets := info.norm.rate == inOctets || info.norm.rate == outOctets
-		// IF-MIB's 32-bit octet counters (ifInOctets, ifOutOctets).
-		narrowOctets := octets && info.norm.rank == 1 && !f.Counter64
+		// IF-MIB's 32-bit octet counters (ifInOctets, ifOutOctets); a
+		// value past 2^32 is a producer's 64-bit one, unlisted.
+		narrowOctets := octets && info.norm.rank == 1 && !f.Counter64 && v <= math.MaxUint32
 		if ok && info.hasNorm && (wrapped || narrowOctets) {
 			if speed < 0 {
 				speed = interfaceSpeed(p)

@@ -60,7 +60,7 @@ func TestCounter32FasterThanItsPollsNoRate(t *testing.T) {
 		w := loneMetricsWorker()
 		for i := range 3 {
 			m := row(i, tc.every, oneG, false)
-			m.Fields["ifInOctets"] = uint64(1_000_000 + i*int(tc.every.Seconds())*50_000_000) // 400 Mbit/s, no wrap
+			m.Fields["ifInOctets"] = uint64(1_000_000+i*int(tc.every.Seconds())*50_000_000) % (1 << 32) // 400 Mbit/s
 			f, _ := enrichAt(t, w, m, int64(i))
 			if i == 0 {
 				continue
@@ -117,6 +117,24 @@ func TestCounter32OfASaturatedIfSpeedNoRate(t *testing.T) {
 			if tc.rate && n != octetsPerSec {
 				t.Errorf("%s, poll %d: in_octets_rate %v, want %v", tc.name, i, n, octetsPerSec)
 			}
+		}
+	}
+}
+
+// TestOctetCounterPast32BitsKeepsItsRate: a producer that sends 64-bit
+// values in ifInOctets without listing it in counters64 lost its rate on
+// a fast link, taken for IF-MIB's 32-bit counter; a value past 2^32 shows
+// it is none.
+func TestOctetCounterPast32BitsKeepsItsRate(t *testing.T) {
+	w := loneMetricsWorker()
+	for i := range 3 {
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags:   map[string]string{"ifName": "Et1", "ifIndex": "1"},
+			Fields: map[string]any{"ifInOctets": uint64(1<<40) + uint64(i)*60*625_000_000, "ifHighSpeed": int64(10_000)}, Counters: []string{"ifInOctets"},
+			Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100_000 + i*6000), Source: "snmp"}
+		f, _ := enrichAt(t, w, m, int64(i))
+		if i > 0 && (f["ifInOctets_rate"] != 625_000_000 || f["in_octets_rate"] != 625_000_000) {
+			t.Errorf("poll %d: ifInOctets_rate %v, in_octets_rate %v; want 6.25e8", i, f["ifInOctets_rate"], f["in_octets_rate"])
 		}
 	}
 }
