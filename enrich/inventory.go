@@ -99,6 +99,9 @@ type Inventory struct {
 	// afterRead, if set, is called by each reload between reading the
 	// file and storing it (tests).
 	afterRead func()
+	// beforeCheck, if set, is called by the watch before each check of
+	// the file (tests).
+	beforeCheck func()
 	// observe is told the outcome of each reload the watch reports and
 	// of each Reload (nil: none).
 	observe func(error)
@@ -843,6 +846,9 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 		}
 		// Before anything else is read: what a SIGHUP since did is seen.
 		sighups = inv.sighups.Load()
+		if inv.beforeCheck != nil {
+			inv.beforeCheck()
+		}
 		path := inv.Path()
 		if path != watched {
 			watched, failed, seen, unreadable = path, nil, nil, false

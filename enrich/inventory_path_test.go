@@ -34,10 +34,7 @@ func TestInventoryReloadPathSwitchesFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { inv.Watch(ctx, 50*time.Millisecond); close(done) }()
-	defer func() { cancel(); <-done }()
+	watchFor(t, inv, 50*time.Millisecond)
 	waitSite := func(want string) {
 		t.Helper()
 		for deadline := time.Now().Add(30 * time.Second); siteOf(inv, "edge1") != want; time.Sleep(10 * time.Millisecond) {
@@ -102,10 +99,7 @@ func TestInventoryStartedWithoutFileTakesOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { inv.Watch(ctx, 50*time.Millisecond); close(done) }()
-	defer func() { cancel(); <-done }()
+	watchFor(t, inv, 50*time.Millisecond)
 	path := filepath.Join(t.TempDir(), "inventory.yaml")
 	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: one}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -193,4 +187,12 @@ func (h *hookHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h *hookHandler) WithGroup(name string) slog.Handler {
 	return &hookHandler{h.Handler.WithGroup(name), h.hook}
+}
+
+// watchFor runs inv's watch, checking every interval, until the test ends.
+func watchFor(t *testing.T, inv *Inventory, every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, every); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
 }

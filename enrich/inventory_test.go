@@ -182,9 +182,12 @@ func TestInventoryNameForms(t *testing.T) {
 	}
 }
 
-// TestInventoryWatchWaitsForWholeFile: a file still being written (here
-// a line every 20 ms, checked every 200 ms) is not loaded part way, when
-// the part parses but lacks devices; it is loaded once it stops changing.
+// TestInventoryWatchWaitsForWholeFile: a file still being written (here a
+// line before each check, so that it changes between any two) is not
+// loaded part way, when the part parses but lacks devices; it is loaded
+// once it stops changing. (The writer used to sleep 20 ms a line against
+// checks every 200 ms: a writer held up that long on a loaded host made
+// the test fail, not the watch.)
 func TestInventoryWatchWaitsForWholeFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "inventory.yaml")
 	var old strings.Builder
@@ -199,44 +202,38 @@ func TestInventoryWatchWaitsForWholeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { inv.Watch(ctx, 200*time.Millisecond); close(done) }()
-	defer func() { cancel(); <-done }()
-	lost := make(chan string, 1)
-	stop := make(chan struct{})
-	go func() {
-		defer close(lost)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-			if siteOf(inv, "d14") == "" {
-				lost <- "d14 unknown while the file was being written"
-				return
-			}
-		}
-	}()
+	// The file, emptied and written a device a check.
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("devices:\n")
-	for i := range 15 {
-		time.Sleep(20 * time.Millisecond)
-		fmt.Fprintf(f, "  - {name: d%d, site: new}\n", i)
+	defer f.Close()
+	if _, err := f.WriteString("devices:\n"); err != nil {
+		t.Fatal(err)
 	}
-	f.Close()
-	for deadline := time.Now().Add(5 * time.Second); siteOf(inv, "d14") != "new"; time.Sleep(5 * time.Millisecond) {
+	written, lost := 0, ""
+	inv.beforeCheck = func() { // on the watch's goroutine
+		if lost == "" && siteOf(inv, "d14") == "" {
+			lost = fmt.Sprintf("d14 unknown with %d of 15 devices written", written)
+		}
+		if written < 15 {
+			fmt.Fprintf(f, "  - {name: d%d, site: new}\n", written)
+			written++
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(30 * time.Second); siteOf(inv, "d14") != "new"; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("d14 site %q after the file was written, want new", siteOf(inv, "d14"))
 		}
 	}
-	close(stop)
-	if msg := <-lost; msg != "" {
-		t.Fatal(msg)
+	cancel()
+	<-done // lost is the watch's until it stops
+	if lost != "" {
+		t.Fatal(lost)
 	}
 }
 

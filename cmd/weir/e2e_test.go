@@ -658,21 +658,28 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitLog(t, "SIGHUP: reloaded", "no reload after SIGHUP")
-	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet8, changed state to down")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
-		if strings.Contains(out, `"object":"Ethernet8"`) {
-			break
+	// linkDown sends port's link-down line and checks that its event
+	// carries site (after says when).
+	linkDown := func(port, site, after string) {
+		t.Helper()
+		p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface "+port+", changed state to down")
+		object := `"object":"` + port + `"`
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
+			if strings.Contains(out, object) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no event %s: %s\n%s", after, out, p.Logs())
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no event after SIGHUP: %s\n%s", out, p.Logs())
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if strings.Contains(line, object) && !strings.Contains(line, `"site":"`+site+`"`) {
+				t.Fatalf("event %s without site %s: %s", after, site, line)
+			}
 		}
 	}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if strings.Contains(line, `"object":"Ethernet8"`) && !strings.Contains(line, `"site":"lon1"`) {
-			t.Fatalf("event after SIGHUP without the reloaded site: %s", line)
-		}
-	}
+	linkDown("Ethernet8", "lon1", "after SIGHUP")
 
 	// The config naming another inventory file: SIGHUP loads it (it
 	// used to say enrich.inventory waited for a restart).
@@ -686,21 +693,7 @@ func TestEnrichmentEndToEnd(t *testing.T) {
 	if logs := p.Logs(); strings.Contains(logs, "restart_needed") {
 		t.Errorf("the inventory's path waits for a restart:\n%s", logs)
 	}
-	p.arista(t, "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet9, changed state to down")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		out, _, _ = p.cli(t, "", "consume", "events", "--from-beginning")
-		if strings.Contains(out, `"object":"Ethernet9"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no event after the inventory moved: %s\n%s", out, p.Logs())
-		}
-	}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if strings.Contains(line, `"object":"Ethernet9"`) && !strings.Contains(line, `"site":"par1"`) {
-			t.Fatalf("event after the inventory moved without its site: %s", line)
-		}
-	}
+	linkDown("Ethernet9", "par1", "after the inventory moved")
 }
 
 // TestEnrichmentFollowsCollectorTopics: with syslog.topic renamed, the
