@@ -55,7 +55,7 @@ func TestInventoryReloadPathSwitchesFile(t *testing.T) {
 	}
 	// The watch reads b now: an edit of b loads, one of a does not.
 	write("a.yaml", "a-edited")
-	b = write("b.yaml", "b-edited")
+	write("b.yaml", "b-edited")
 	waitSite("b-edited")
 	// A file it does not know the version of (a, edited) would have been
 	// loaded by now, two checks after b's edit was.
