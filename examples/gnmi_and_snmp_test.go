@@ -17,8 +17,9 @@ import (
 // TestExampleGNMIAndSNMP runs examples/gnmi-and-snmp: two simulated SNMP
 // switches and two simulated gNMI targets, weir's prometheus sink scraped
 // by a real Prometheus, and every query of the Grafana dashboard run on
-// it. Each is valid PromQL, the traffic panels draw all four devices, SNMP
-// and gNMI alike, and the dashboard's variables list them.
+// it. Each is valid PromQL, the traffic, errors and utilisation panels
+// draw all four devices, SNMP and gNMI alike, and the dashboard's
+// variables list them.
 func TestExampleGNMIAndSNMP(t *testing.T) {
 	t.Parallel() // each waits on poll and scrape intervals, on ports of its own
 	commands(t, "curl", "jq")
@@ -62,8 +63,9 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 	// imported alike), and the variables select everything at first.
 	all := strings.NewReplacer(`"$device"`, `".*"`, `"$site"`, `".*"`, `"$role"`, `".*"`)
 	var exprs []string
-	// Panels that draw every device, SNMP and gNMI alike (utilisation is
-	// SNMP's only; the busiest are whichever are).
+	// Panels that draw every device, SNMP and gNMI alike (utilisation too,
+	// the spines' from the speed subscription; the busiest are whichever
+	// are).
 	var everyDevice []string
 	for _, p := range dash.Panels {
 		if p.Datasource.UID != "${datasource}" {
@@ -74,7 +76,7 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 				t.Errorf("panel %q: a query's data source %q, want ${datasource}", p.Title, tg.Datasource.UID)
 			}
 			exprs = append(exprs, all.Replace(tg.Expr))
-			if strings.HasPrefix(p.Title, "Traffic") || strings.HasPrefix(p.Title, "Errors") {
+			if strings.HasPrefix(p.Title, "Traffic") || strings.HasPrefix(p.Title, "Errors") || strings.HasPrefix(p.Title, "Utilisation") {
 				everyDevice = append(everyDevice, all.Replace(tg.Expr))
 			}
 		}
@@ -137,8 +139,8 @@ func TestExampleGNMIAndSNMP(t *testing.T) {
 			t.Errorf("no series for %s", bare)
 		}
 	}
-	if len(everyDevice) < 4 {
-		t.Fatalf("%d queries of traffic and errors panels: %q", len(everyDevice), everyDevice)
+	if len(everyDevice) < 6 {
+		t.Fatalf("%d queries of traffic, errors and utilisation panels: %q", len(everyDevice), everyDevice)
 	}
 	for _, e := range everyDevice {
 		if got := devices(peers.Query(t, prom, e)); !slices.Equal(got, want) {
