@@ -161,24 +161,23 @@ func ParseInventory(data []byte) (*Inventory, error) {
 func (inv *Inventory) Path() string { return *inv.path.Load() }
 
 // Reload reads the file in use again; on error the previous inventory stays.
-func (inv *Inventory) Reload() error {
-	inv.reloading.Lock()
-	defer inv.reloading.Unlock()
-	err := inv.read(inv.Path())
-	inv.observed(err)
-	inv.sighups.Add(1)
-	return err
-}
+func (inv *Inventory) Reload() error { return inv.sighup(nil) }
 
 // ReloadPath reads the inventory from path, which the watch follows from
 // then on (a SIGHUP after the config's enrich.inventory changed); an
 // empty path empties the inventory. On error the previous inventory stays
 // until the watch loads the new file (once it is there, or fixed).
-func (inv *Inventory) ReloadPath(path string) error {
+func (inv *Inventory) ReloadPath(path string) error { return inv.sighup(&path) }
+
+// sighup is Reload (path nil: the file in use) and ReloadPath: the
+// outcome is told before reloads go on, and counted (see observedSince).
+func (inv *Inventory) sighup(path *string) error {
 	inv.reloading.Lock()
 	defer inv.reloading.Unlock()
-	inv.path.Store(&path)
-	err := inv.read(path)
+	if path != nil {
+		inv.path.Store(path)
+	}
+	err := inv.read(inv.Path())
 	inv.observed(err)
 	inv.sighups.Add(1)
 	return err

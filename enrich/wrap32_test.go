@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,20 +60,10 @@ func TestCounter32FasterThanItsPollsNoRate(t *testing.T) {
 	}{{time.Minute, false}, {30 * time.Second, true}} {
 		w := loneMetricsWorker()
 		for i := range 3 {
-			m := row(i, tc.every, oneG, false)
-			m.Fields["ifInOctets"] = uint64(1_000_000+i*int(tc.every.Seconds())*50_000_000) % (1 << 32) // 400 Mbit/s
-			f, _ := enrichAt(t, w, m, int64(i))
-			if i == 0 {
-				continue
-			}
-			_, ok := f["ifInOctets_rate"]
-			_, norm := f["in_octets_rate"]
-			if ok != tc.rate || norm != tc.rate {
-				t.Errorf("1G port without HC counters polled every %v, poll %d: ifInOctets_rate %v, in_octets_rate %v; want both %v",
-					tc.every, i, ok, norm, tc.rate)
-			}
-			if tc.rate && f["in_octets_rate"] != 50_000_000 {
-				t.Errorf("1G port polled every %v: in_octets_rate %v, want 5e7", tc.every, f["in_octets_rate"])
+			value := uint64(1_000_000+i*int(tc.every.Seconds())*50_000_000) % (1 << 32) // 400 Mbit/s
+			f, _ := enrichAt(t, w, octetsRow(i, tc.every, value, oneG), int64(i))
+			if i > 0 {
+				octetRates(t, f, fmt.Sprintf("1G port without HC counters polled every %v, poll %d", tc.every, i), tc.rate, 50_000_000)
 			}
 		}
 	}
@@ -98,24 +89,10 @@ func TestCounter32OfASaturatedIfSpeedNoRate(t *testing.T) {
 	} {
 		w := loneMetricsWorker()
 		for i := range 3 {
-			fields := map[string]any{"ifInOctets": uint64(i) * uint64(tc.every.Seconds()) * octetsPerSec % (1 << 32)}
-			for k, v := range tc.speed {
-				fields[k] = v
-			}
-			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
-				Tags: map[string]string{"ifName": "Te1/1", "ifIndex": "1"}, Fields: fields, Counters: []string{"ifInOctets"},
-				Time: casesT0.Add(time.Duration(i) * tc.every), Uptime: uint32(100_000 + i*int(tc.every/(10*time.Millisecond))), Source: "snmp"}
-			f, _ := enrichAt(t, w, m, int64(i))
-			if i == 0 {
-				continue
-			}
-			r, ok := f["ifInOctets_rate"]
-			n, norm := f["in_octets_rate"]
-			if ok != tc.rate || norm != tc.rate {
-				t.Errorf("%s, poll %d: ifInOctets_rate %v (%v), in_octets_rate %v (%v); want rates %v", tc.name, i, r, ok, n, norm, tc.rate)
-			}
-			if tc.rate && n != octetsPerSec {
-				t.Errorf("%s, poll %d: in_octets_rate %v, want %v", tc.name, i, n, octetsPerSec)
+			value := uint64(i) * uint64(tc.every.Seconds()) * octetsPerSec % (1 << 32)
+			f, _ := enrichAt(t, w, octetsRow(i, tc.every, value, tc.speed), int64(i))
+			if i > 0 {
+				octetRates(t, f, fmt.Sprintf("%s, poll %d", tc.name, i), tc.rate, octetsPerSec)
 			}
 		}
 	}
@@ -136,5 +113,32 @@ func TestOctetCounterPast32BitsKeepsItsRate(t *testing.T) {
 		if i > 0 && (f["ifInOctets_rate"] != 625_000_000 || f["in_octets_rate"] != 625_000_000) {
 			t.Errorf("poll %d: ifInOctets_rate %v, in_octets_rate %v; want 6.25e8", i, f["ifInOctets_rate"], f["in_octets_rate"])
 		}
+	}
+}
+
+// octetsRow is poll i (every apart) of an IF-MIB row of an interface
+// without HC counters: its 32-bit ifInOctets at value, and speed's columns.
+func octetsRow(i int, every time.Duration, value uint64, speed map[string]any) telemetry.Metric {
+	fields := map[string]any{"ifInOctets": value}
+	for k, v := range speed {
+		fields[k] = v
+	}
+	return telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+		Tags: map[string]string{"ifName": "Te1/1", "ifIndex": "1"}, Fields: fields, Counters: []string{"ifInOctets"},
+		Time: casesT0.Add(time.Duration(i) * every), Uptime: uint32(100_000 + i*int(every/(10*time.Millisecond))), Source: "snmp"}
+}
+
+// octetRates checks that the enriched row f (what says which) has both
+// ifInOctets_rate and in_octets_rate or neither, as want says, and
+// in_octets_rate at rate when it has them.
+func octetRates(t *testing.T, f map[string]float64, what string, want bool, rate float64) {
+	t.Helper()
+	r, ok := f["ifInOctets_rate"]
+	n, norm := f["in_octets_rate"]
+	if ok != want || norm != want {
+		t.Errorf("%s: ifInOctets_rate %v (%v), in_octets_rate %v (%v); want rates %v", what, r, ok, n, norm, want)
+	}
+	if want && n != rate {
+		t.Errorf("%s: in_octets_rate %v, want %v", what, n, rate)
 	}
 }

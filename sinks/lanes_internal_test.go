@@ -379,14 +379,7 @@ func TestDropGoneQueued(t *testing.T) {
 	if want := [][]string{{"a", "0/0", "0/1"}, {"c", "0/2"}}; fmt.Sprint(took) != fmt.Sprint(want) {
 		t.Errorf("the lanes took %v, want %v", took, want)
 	}
-	out := map[broker.TopicPartition]int64{}
-	l.flight.commitPoints(out)
-	if _, ok := out[p1]; ok || out[p0] != 3 || l.flight.pending != 0 {
-		t.Errorf("committed %v with %d pending, want partition 0 at 3 alone and none", out, l.flight.pending)
-	}
-	if len(l.keys) != 0 || l.queued != 0 {
-		t.Errorf("%d keys and %d records kept once all is written", len(l.keys), l.queued)
-	}
+	drained(t, l, p0, 3, p1)
 }
 
 // TestDropGoneStopsTurns: a lane's turn whose records are all of a
@@ -464,14 +457,7 @@ func TestDropGoneStopsTurns(t *testing.T) {
 	}
 	l.endTurn(2, kq, buf)
 
-	out := map[broker.TopicPartition]int64{}
-	l.flight.commitPoints(out)
-	if _, ok := out[p1]; ok || out[p0] != 5 || l.flight.pending != 0 {
-		t.Errorf("committed %v with %d pending, want partition 0 at 5 alone and none", out, l.flight.pending)
-	}
-	if len(l.keys) != 0 || l.queued != 0 {
-		t.Errorf("%d keys and %d records kept once all is written", len(l.keys), l.queued)
-	}
+	drained(t, l, p0, 5, p1)
 }
 
 // refusingLanes is a Concurrent destination refusing key "stuck" for as
@@ -559,5 +545,19 @@ func TestDropGoneStopsARetriedKey(t *testing.T) {
 	s.failMu.Unlock()
 	if failing != 0 {
 		t.Errorf("%d lanes failing once the retried key was stopped", failing)
+	}
+}
+
+// drained checks that, all written, l commits partition kept up to at and
+// nothing of gone, with nothing pending, and holds no key or record.
+func drained(t *testing.T, l *lanes, kept broker.TopicPartition, at int64, gone broker.TopicPartition) {
+	t.Helper()
+	out := map[broker.TopicPartition]int64{}
+	l.flight.commitPoints(out)
+	if _, ok := out[gone]; ok || out[kept] != at || l.flight.pending != 0 {
+		t.Errorf("committed %v with %d pending, want partition %d at %d alone and none", out, l.flight.pending, kept.Partition, at)
+	}
+	if len(l.keys) != 0 || l.queued != 0 {
+		t.Errorf("%d keys and %d records kept once all is written", len(l.keys), l.queued)
 	}
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -74,32 +71,7 @@ func TestConsumeGroupReaderGoneWithBacklog(t *testing.T) {
 	c, cl := kfakeTopic(t, 1)
 	backlog(ctx, t, cl, 3000)
 	args := []string{"consume", "t", "--group", "g", "--from-beginning", "--follow", "--brokers", c.ListenAddrs()[0]}
-	cmd := exec.Command(weirBin, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errOut strings.Builder
-	cmd.Stderr = &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatalf("first line: %v", err)
-	}
-	stdout.Close() // as head -1 does
-	select {
-	case err := <-exited:
-		if err != nil || errOut.Len() != 0 {
-			t.Errorf("with its reader gone: %v, stderr %q; want exit 0 and nothing said", err, errOut.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatal("still running 30 s after its reader went")
-	}
+	readerGoes(t, args)
 	if at := committedAt(ctx, t, cl, "g"); at < 1 {
 		t.Errorf("group g committed offset %d for t/0; want at least the record printed", at)
 	}

@@ -86,32 +86,7 @@ func TestConsumeGroupReaderGone(t *testing.T) {
 		{"consume", "t", "--group", "g", "--from-beginning", "--follow", "--brokers", brokers},
 		{"consume", "t", "--from-beginning", "--follow", "--brokers", brokers},
 	} {
-		cmd := exec.Command(weirBin, args...)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var errOut strings.Builder
-		cmd.Stderr = &errOut
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-			t.Fatalf("%v: first line: %v", args, err)
-		}
-		stdout.Close() // as head -1 does
-		select {
-		case err := <-exited:
-			if err != nil || errOut.Len() != 0 {
-				t.Errorf("%v with its reader gone: %v, stderr %q; want exit 0 and nothing said", args, err, errOut.String())
-			}
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Fatalf("%v still running 30 s after its reader went", args)
-		}
+		readerGoes(t, args)
 	}
 	adm := kadm.NewClient(cl)
 	groups, err := adm.DescribeGroups(ctx, "g")
@@ -148,5 +123,38 @@ func TestConsumeWaitingStopsQuietly(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("consume %v stopped while waiting for its topic: %v; want nil (exit 0)", args, err)
 		}
+	}
+}
+
+// readerGoes runs weir with args, reads its first line and closes its
+// stdout, as head -1 does, and checks that it exits 0 within 30 s with
+// nothing on stderr.
+func readerGoes(t *testing.T, args []string) {
+	t.Helper()
+	cmd := exec.Command(weirBin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatalf("%v: first line: %v", args, err)
+	}
+	stdout.Close() // as head -1 does
+	select {
+	case err := <-exited:
+		if err != nil || errOut.Len() != 0 {
+			t.Errorf("%v with its reader gone: %v, stderr %q; want exit 0 and nothing said", args, err, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("%v still running 30 s after its reader went", args)
 	}
 }

@@ -80,7 +80,6 @@ type RemoteWrite struct {
 	skips      []rwSkip
 	// outOfOrder counts the samples left out (nil: uncounted); lateSaid
 	// is when that was last logged, lateUnsaid how many since.
-	// is when that was last logged.
 	outOfOrder prometheus.Counter
 	lateSaid   time.Time
 	lateUnsaid int

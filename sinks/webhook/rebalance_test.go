@@ -36,13 +36,23 @@ type groupReceiver struct {
 	refused map[string]int              // device: posts refused
 }
 
-func (g *groupReceiver) server(t *testing.T, member string) *httptest.Server {
+// eventServer is a receiver that decodes each post as an event for
+// handle (a body that is none gets 400), closed when the test ends.
+func eventServer(t *testing.T, handle func(w http.ResponseWriter, e telemetry.Event)) *httptest.Server {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var e telemetry.Event
 		if err := json.NewDecoder(r.Body).Decode(&e); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		handle(w, e)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
+func (g *groupReceiver) server(t *testing.T, member string) *httptest.Server {
+	return eventServer(t, func(w http.ResponseWriter, e telemetry.Event) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if strings.HasPrefix(e.Device, "stuck") {
@@ -58,9 +68,7 @@ func (g *groupReceiver) server(t *testing.T, member string) *httptest.Server {
 			g.got[member] = map[string][]int{}
 		}
 		g.got[member][e.Device] = append(g.got[member][e.Device], e.Count)
-	}))
-	t.Cleanup(hs.Close)
-	return hs
+	})
 }
 
 // taken reports whether every device in devs had its record numbered
@@ -288,12 +296,7 @@ type lossPost struct {
 }
 
 func (g *lossReceiver) server(t *testing.T, member string) *httptest.Server {
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var e telemetry.Event
-		if err := json.NewDecoder(r.Body).Decode(&e); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	return eventServer(t, func(w http.ResponseWriter, e telemetry.Event) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		p := lossPost{member: member, device: e.Device, count: e.Count, taken: true}
@@ -308,9 +311,7 @@ func (g *lossReceiver) server(t *testing.T, member string) *httptest.Server {
 		if !p.taken {
 			http.Error(w, "not now", http.StatusInternalServerError)
 		}
-	}))
-	t.Cleanup(hs.Close)
-	return hs
+	})
 }
 
 // took is what member took of device, in order.
