@@ -495,6 +495,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			continue
 		}
 		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64)
+		if ok && wrapped == wrapFar && !info.hasNorm {
+			ok = false // no speed to tell a wrap of 2^31 or more from a reset
+		}
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
@@ -502,7 +505,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		// IF-MIB's 32-bit octet counters (ifInOctets, ifOutOctets); a
 		// value past 2^32 is a producer's 64-bit one, unlisted.
 		narrowOctets := octets && info.norm.rank == 1 && !f.Counter64 && v <= math.MaxUint32
-		if ok && info.hasNorm && (wrapped || narrowOctets) {
+		if ok && info.hasNorm && (wrapped != noWrap || narrowOctets) {
 			if speed < 0 {
 				speed = interfaceSpeed(p)
 			}
@@ -519,7 +522,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				// seen or not, and its rate is unknown. (Errors and
 				// discards would need the link full of them.)
 				ok = false
-			case wrapped && speed > 0:
+			case wrapped != noWrap && speed > 0:
 				// A 32-bit counter that went back: a wrap, or its
 				// reset (clear counters) with sysUpTime moving on. A
 				// wrap carries no more than the link can; more is a
@@ -532,6 +535,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 					bits = minFrameBits // a packet
 				}
 				ok = rate*bits <= speed*1e6*maxUtilisation
+			case wrapped == wrapFar:
+				ok = false // no speed to tell it from a reset
 			}
 		}
 		if !ok {

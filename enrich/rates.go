@@ -72,7 +72,10 @@ type counterSample struct {
 //   - A decrease without a restart is a wrap when it fits the counter's
 //     width: a last value that fits in 32 bits and a 32-bit wrap that is
 //     less than half the range is a 32-bit counter wrapping; likewise for
-//     64 bits. Anything else is a reset: no rate.
+//     64 bits. A 32-bit wrap of half the range or more, with sysUpTime on
+//     both samples to rule out a restart, is one only if the link could
+//     carry it (the caller tells: wrapFar). Anything else is a reset: no
+//     rate.
 //   - Missed polls just make the interval longer; the rate is still right.
 //
 // Rows are kept by row (appendRowID), not by series, so a record of many
@@ -121,8 +124,9 @@ func (r *rates) row(id []byte, max int) *rowCounters {
 // 64 bits wide (telemetry.Metric.Counters64), so going back below 2^32 is
 // a reset, not a 32-bit wrap. secs is the time since the previous sample
 // that the rate is over; wrapped: the rate is across a 32-bit wrap, which
-// may be a reset instead (the caller tells by the link's speed).
-func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool) (rate, secs float64, ok, wrapped bool) {
+// may be a reset instead (the caller tells by the link's speed, and must
+// for wrapFar).
+func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool) (rate, secs float64, ok bool, wrapped wrap) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
 		i = -1
 		for j := range rc.counters {
@@ -133,7 +137,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		}
 		if i < 0 {
 			rc.counters = append(rc.counters, counterSample{field: field, value: value, at: at, uptime: uptime})
-			return 0, 0, false, false
+			return 0, 0, false, noWrap
 		}
 	}
 	s := &rc.counters[i]
@@ -142,7 +146,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// notification's time is when its values changed, not when it
 		// was sent): the counter stands still. A poll (with sysUpTime)
 		// stamped the same is a replay, ignored below.
-		return 0, 0, true, false
+		return 0, 0, true, noWrap
 	}
 	if !at.After(s.at) {
 		if stampedAhead(s.at, rc.seen) && !stampedAhead(at, rc.seen) {
@@ -154,14 +158,14 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 			// order, ignored as any is.
 			s.value, s.at, s.uptime = value, at, uptime
 		}
-		return 0, 0, false, false
+		return 0, 0, false, noWrap
 	}
 	prev := *s
 	s.value, s.at, s.uptime = value, at, uptime
 	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) && value < prev.value {
 		// The counters started again. One that went on did not (an
 		// agent restarted alone): its delta is its traffic.
-		return 0, 0, false, false
+		return 0, 0, false, noWrap
 	}
 	var delta uint64
 	switch {
@@ -171,18 +175,34 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// The counter went back, and sysUpTime moved on by less than
 		// the time since: a restart in a gap longer than the uptime
 		// before it, not a wrap (a spike of 2^32 over the gap).
-		return 0, 0, false, false
+		return 0, 0, false, noWrap
 	case !wide && prev.value <= math.MaxUint32 && uint32(value-prev.value) < 1<<31 && value <= math.MaxUint32:
 		delta = uint64(uint32(value - prev.value)) // 32-bit wrap
-		wrapped = true
+		wrapped = wrapNear
+	case !wide && prev.value <= math.MaxUint32 && value <= math.MaxUint32 && uptime != 0 && prev.uptime != 0:
+		// A 32-bit counter back by less than half its range: a wrap of
+		// 2^31 octets or more (a 1 Gbit/s link over 60% full, polled
+		// every 30 s), or a reset with sysUpTime on. Only the link's
+		// speed tells which.
+		delta = uint64(uint32(value - prev.value))
+		wrapped = wrapFar
 	case value-prev.value < 1<<63:
 		delta = value - prev.value // 64-bit wrap
 	default:
-		return 0, 0, false, false // a reset without a sysUpTime to show it
+		return 0, 0, false, noWrap // a reset without a sysUpTime to show it
 	}
 	secs = at.Sub(prev.at).Seconds()
 	return float64(delta) / secs, secs, true, wrapped
 }
+
+// wrap is whether a rate is across a counter's wrap, and how far.
+type wrap uint8
+
+const (
+	noWrap   wrap = iota
+	wrapNear      // a 32-bit wrap of less than 2^31: a reset only if the link could not carry it
+	wrapFar       // a 32-bit wrap of 2^31 or more: a wrap only if the link could carry it
+)
 
 // aheadSlack is how far ahead of weir's clock a sample's time may be and
 // still be believed when a later sample is older: device clocks drift.

@@ -142,3 +142,51 @@ func octetRates(t *testing.T, f map[string]float64, what string, want bool, rate
 		t.Errorf("%s: in_octets_rate %v, want %v", what, n, rate)
 	}
 }
+
+// TestCounter32WrapOfHalfItsRangeKeepsItsRate: a 1 Gbit/s port without
+// ifXTable at 800 Mbit/s, polled every 30 s, moves 3 GB a poll: at each
+// wrap its 32-bit ifInOctets goes back by less than half its range, which
+// was taken for a reset, so the busiest links lost their rate at two
+// polls in three. sysUpTime on and the link able to carry it make it a
+// wrap; without sysUpTime, or on a link that could not carry it, it stays
+// a reset.
+func TestCounter32WrapOfHalfItsRangeKeepsItsRate(t *testing.T) {
+	const octetsPerSec = 100_000_000 // 800 Mbit/s
+	oneG := map[string]any{"ifSpeed": int64(1_000_000_000)}
+	w := loneMetricsWorker()
+	wraps := 0
+	for i := range 8 {
+		total := uint64(1_000_000 + i*30*octetsPerSec)
+		if i > 0 && total%(1<<32) < uint64(1_000_000+(i-1)*30*octetsPerSec)%(1<<32) {
+			wraps++
+		}
+		f, _ := enrichAt(t, w, octetsRow(i, 30*time.Second, total%(1<<32), oneG), int64(i))
+		if i > 0 {
+			octetRates(t, f, fmt.Sprintf("1G port at 800 Mbit/s, poll %d", i), true, octetsPerSec)
+		}
+	}
+	if wraps < 3 {
+		t.Fatalf("the samples wrapped %d times, want 3 or more", wraps)
+	}
+
+	// The same values without sysUpTime (nothing rules out a restart),
+	// and on a 100 Mbit/s port (3 GB in 30 s is 8 times what it can
+	// carry): a reset, no rate at the wrap.
+	for _, tc := range []struct {
+		what   string
+		uptime bool
+		speed  int64
+	}{{"no sysUpTime", false, 1_000_000_000}, {"a 100 Mbit/s port", true, 100_000_000}} {
+		w := loneMetricsWorker()
+		for i, value := range []uint64{3_000_000_000, 3_500_000_000, 1_500_000_000} {
+			m := octetsRow(i, 30*time.Second, value, map[string]any{"ifSpeed": tc.speed})
+			if !tc.uptime {
+				m.Uptime = 0
+			}
+			f, _ := enrichAt(t, w, m, int64(i))
+			if i == 2 {
+				octetRates(t, f, tc.what+", back by 1.5 GB", false, 0)
+			}
+		}
+	}
+}
