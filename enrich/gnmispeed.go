@@ -121,3 +121,44 @@ func (w *MetricsWorker) gnmiSpeed(p *telemetry.Point, target string) float64 {
 	}
 	return float64(s.v.v)
 }
+
+// speedDeletes are the deletes (measurement as the collector names a
+// delete's path) that take an interface's speed with them: of the
+// interfaces or the interface, its ethernet or aggregation container or
+// their state, or a speed leaf. A port-speed deleted while the negotiated
+// one stays takes it too: the next row that carries a speed sets it again.
+var speedDeletes = map[string]bool{
+	"interfaces":                                                true,
+	"interfaces_interface":                                      true,
+	"interfaces_interface_ethernet":                             true,
+	"interfaces_interface_ethernet_state":                       true,
+	"interfaces_interface_aggregation":                          true,
+	"interfaces_interface_aggregation_state":                    true,
+	"interfaces_interface_ethernet_state_port_speed":            true,
+	"interfaces_interface_ethernet_state_negotiated_port_speed": true,
+	"interfaces_interface_aggregation_state_lag_speed":          true,
+}
+
+// deletedSpeed forgets the speeds of target that a gNMI delete p removes
+// (speedDeletes), of its interface, or of every one when it names none: a
+// port removed from the config and made again at another speed had its
+// utilisation from the old one until a speed row came.
+func (w *MetricsWorker) deletedSpeed(p *telemetry.Point, target string, at time.Time) {
+	if !speedDeletes[p.Measurement] {
+		return
+	}
+	gone := func(key stateKey) {
+		if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
+			delete(w.state, key)
+		}
+	}
+	if name, _ := p.Tag("name"); name != "" {
+		gone(speedKey(target, name))
+		return
+	}
+	for key := range w.state {
+		if key.what == speedWhat && key.row.device == target && key.row.measurement == "interface" {
+			gone(key)
+		}
+	}
+}

@@ -111,3 +111,75 @@ func TestPortSpeedMbps(t *testing.T) {
 		}
 	}
 }
+
+// TestGNMIDeleteForgetsSpeed: a port removed from the config (a gNMI
+// delete of the interface, or of its ethernet state) and made again kept
+// the old port's speed for its utilisation until a speed row came; on
+// an on_change subscription that may be never. A delete of every
+// interface forgets every speed of that target, not of another.
+func TestGNMIDeleteForgetsSpeed(t *testing.T) {
+	w := loneMetricsWorker()
+	off := int64(0)
+	send := func(device string, m telemetry.Metric) map[string]float64 {
+		t.Helper()
+		m.V, m.Device, m.Source = 1, device, "gnmi"
+		off++
+		f, _ := enrichAt(t, w, m, off)
+		return f
+	}
+	speed := func(at time.Time, name string) telemetry.Metric {
+		return telemetry.Metric{Measurement: "interfaces_interface_ethernet_state", Tags: map[string]string{"name": name},
+			Fields: map[string]any{"port-speed": "SPEED_10GB"}, Time: at}
+	}
+	deleted := func(at time.Time, measurement, name string) telemetry.Metric {
+		m := telemetry.Metric{Measurement: measurement, Fields: map[string]any{"deleted": true}, Time: at}
+		if name != "" {
+			m.Tags = map[string]string{"name": name}
+		}
+		return m
+	}
+	counters := func(at time.Time, name string, in uint64) telemetry.Metric {
+		return telemetry.Metric{Measurement: "interfaces_interface_state_counters", Tags: map[string]string{"name": name},
+			Fields: map[string]any{"in-octets": in}, Counters: []string{"in-octets"}, Counters64: []string{"in-octets"}, Time: at}
+	}
+	// speedAfter sends two counter rows of name, 10 s apart from at, and
+	// gives the second's speed_mbps (0: none).
+	speedAfter := func(device string, at time.Time, name string) float64 {
+		t.Helper()
+		send(device, counters(at, name, 1_000))
+		return send(device, counters(at.Add(10*time.Second), name, 1_000+10*125_000_000))["speed_mbps"]
+	}
+	t0 := casesT0
+	for _, name := range []string{"Ethernet1", "Ethernet2", "Ethernet3"} {
+		send("spine1", speed(t0, name))
+	}
+	send("spine2", speed(t0, "Ethernet1"))
+	if s := speedAfter("spine1", t0, "Ethernet1"); s != 10_000 {
+		t.Fatalf("before any delete: speed_mbps %v, want 10000", s)
+	}
+	t1 := t0.Add(time.Minute)
+	send("spine1", deleted(t1, "interfaces_interface", "Ethernet1"))
+	send("spine1", deleted(t1, "interfaces_interface_ethernet_state", "Ethernet2"))
+	for _, name := range []string{"Ethernet1", "Ethernet2"} {
+		if s := speedAfter("spine1", t1.Add(time.Second), name); s != 0 {
+			t.Errorf("%s deleted: speed_mbps %v, want none", name, s)
+		}
+	}
+	if s := speedAfter("spine1", t1.Add(time.Second), "Ethernet3"); s != 10_000 {
+		t.Errorf("Ethernet3, not deleted: speed_mbps %v, want 10000", s)
+	}
+	t2 := t1.Add(time.Minute)
+	send("spine1", deleted(t2, "interfaces", ""))
+	if s := speedAfter("spine1", t2.Add(time.Second), "Ethernet3"); s != 0 {
+		t.Errorf("every interface deleted: Ethernet3's speed_mbps %v, want none", s)
+	}
+	if s := speedAfter("spine2", t2.Add(time.Second), "Ethernet1"); s != 10_000 {
+		t.Errorf("spine2, whose interfaces were not deleted: speed_mbps %v, want 10000", s)
+	}
+	// A delete older than the speed (a target that stamps its deletes
+	// by another clock) leaves it.
+	send("spine2", deleted(t0.Add(-time.Second), "interfaces_interface", "Ethernet1"))
+	if s := speedAfter("spine2", t2.Add(time.Minute), "Ethernet1"); s != 10_000 {
+		t.Errorf("spine2 after an older delete: speed_mbps %v, want 10000", s)
+	}
+}

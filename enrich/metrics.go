@@ -673,6 +673,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	if del, ok := openConfigDelete(p); ok {
 		w.forgetDeleted(target, object, del, at)
 	}
+	if p.IsDelete() {
+		w.deletedSpeed(p, target, at)
+	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.
 		merged := w.ratesPlan.merge(w.fieldBuf[:0], p.Fields, rates)
