@@ -112,6 +112,17 @@ type Inventory struct {
 	// each counted once told: the watch tells the outcome of a check
 	// only if none was made since it began, whose outcome is newer.
 	sighups atomic.Uint64
+	// sighupSaw is what the last of those found of its file (held with
+	// reloading), for the watch not to report it again.
+	sighupSaw sighupOutcome
+}
+
+// sighupOutcome is what a SIGHUP's reload found of path: unreadable, or
+// failed, the version of the file that did not load (nil: none).
+type sighupOutcome struct {
+	path       string
+	unreadable bool
+	failed     os.FileInfo
 }
 
 // Observe has f told the outcome of each reload (nil: the file loaded):
@@ -177,10 +188,26 @@ func (inv *Inventory) sighup(path *string) error {
 	if path != nil {
 		inv.path.Store(path)
 	}
-	err := inv.read(inv.Path())
+	st, err := inv.read(inv.Path())
 	inv.observed(err)
+	saw := sighupOutcome{path: inv.Path()}
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		saw.unreadable = true
+	case err != nil:
+		saw.failed = st
+	}
+	inv.sighupSaw = saw
 	inv.sighups.Add(1)
 	return err
+}
+
+// lastSighup is what the last SIGHUP's reload found.
+func (inv *Inventory) lastSighup() sighupOutcome {
+	inv.reloading.Lock()
+	defer inv.reloading.Unlock()
+	return inv.sighupSaw
 }
 
 // errPathChanged: the watch read a file that is no longer the
@@ -195,7 +222,8 @@ func (inv *Inventory) reloadWatched(path string) error {
 	if inv.Path() != path {
 		return errPathChanged
 	}
-	return inv.read(path)
+	_, err := inv.read(path)
+	return err
 }
 
 // observedSince tells the observer the outcome of a check the watch
@@ -212,32 +240,33 @@ func (inv *Inventory) observedSince(n uint64, err error) {
 }
 
 // read reads the inventory from path and stores it; the caller holds
-// reloading, so that the last stored is the last read.
-func (inv *Inventory) read(path string) error {
+// reloading, so that the last stored is the last read. st is the version
+// of the file read (nil when none was).
+func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 	if path == "" {
 		inv.idx.Store(&inventoryIndex{})
-		return nil
+		return nil, nil
 	}
-	st, err := os.Stat(path)
+	st, err = os.Stat(path)
 	if err != nil {
 		if wd, wdErr := os.Getwd(); errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(path) && wdErr == nil {
 			// Not the config file's directory, which a user may expect.
-			return fmt.Errorf("%w (relative to the directory weir runs in, %s)", err, wd)
+			return nil, fmt.Errorf("%w (relative to the directory weir runs in, %s)", err, wd)
 		}
-		return err
+		return nil, err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if prev := inv.idx.Load(); len(bytes.TrimSpace(data)) == 0 && !prev.empty() {
 		// Most likely caught mid-save (an editor truncates, then
 		// writes): every device would be unknown until the next check.
-		return fmt.Errorf("%s is empty (being written?); to empty the inventory, write a comment or \"devices: []\"", path)
+		return st, fmt.Errorf("%s is empty (being written?); to empty the inventory, write a comment or \"devices: []\"", path)
 	}
 	idx, err := parseInventory(data, path)
 	if err != nil {
-		return err
+		return st, err
 	}
 	idx.file = st
 	if inv.afterRead != nil {
@@ -247,7 +276,7 @@ func (inv *Inventory) read(path string) error {
 	for _, w := range idx.warnings {
 		inv.logger.Warn("inventory: "+w, slog.String("file", path))
 	}
-	return nil
+	return st, nil
 }
 
 // Size is what the inventory holds: the devices listed by name or
@@ -828,8 +857,9 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	var unreadable bool
 	// The file all that is of: another (ReloadPath) starts afresh.
 	var watched string
-	// SIGHUP's reloads when the check began (see observedSince).
-	var sighups uint64
+	// SIGHUP's reloads when the check began (see observedSince), and
+	// at the check before.
+	var sighups, sighupsBefore uint64
 	report := func(err error) {
 		if !unreadable {
 			inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
@@ -851,6 +881,16 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 		path := inv.Path()
 		if path != watched {
 			watched, failed, seen, unreadable = path, nil, nil, false
+		}
+		if sighups != sighupsBefore {
+			// What a SIGHUP found of this file is reported: by it.
+			sighupsBefore = sighups
+			if saw := inv.lastSighup(); saw.path == path {
+				unreadable = saw.unreadable
+				if saw.failed != nil {
+					failed, seen = saw.failed, saw.failed
+				}
+			}
 		}
 		if path == "" {
 			continue

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -166,8 +167,92 @@ func TestInventoryWatchOutcomeNotTakenAfterReloadPath(t *testing.T) {
 	if err := <-switched; err == nil {
 		t.Fatal("ReloadPath of a missing file: no error")
 	}
-	// Then the watch, following the new file, finds it missing.
-	waitOutcomes("failure", "failure")
+	// The watch, following the new file, finds it missing: SIGHUP's
+	// failure, told already.
+	waitOutcomes("failure")
+}
+
+// TestInventorySighupFailureToldOnce: a SIGHUP that found the inventory's
+// file missing or broken told it (weir_inventory_reloads_total failure,
+// an error logged), then the watch found it so too and told it again: one
+// failure counted and logged twice. The watch takes what the SIGHUP
+// found as reported; the file made right is told once, as a success.
+func TestInventorySighupFailureToldOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// sighup makes the file wrong at path, the inventory's (before
+		// the SIGHUP when move is false), and sends the SIGHUP.
+		move bool
+		bad  string // the file's content; "" none
+	}{
+		{"moved to a file not there yet", true, ""},
+		{"moved to a broken file", true, "devices: [unterminated\n"},
+		{"file broken, then SIGHUP", false, "devices: [unterminated\n"},
+		{"file removed, then SIGHUP", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "a.yaml")
+			if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var logs syncbuf.Buffer
+			inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitOutcomes := watchOutcomes(t, inv, &logs)
+			var checks atomic.Int64
+			// Held from the file's change to the SIGHUP's end: the watch,
+			// which reads a version it has seen at two checks, cannot
+			// find the file wrong before the SIGHUP does.
+			var hold sync.Mutex
+			inv.beforeCheck = func() {
+				hold.Lock()
+				defer hold.Unlock()
+				checks.Add(1)
+			}
+			watchFor(t, inv, 5*time.Millisecond)
+			hold.Lock()
+
+			target := path
+			if tc.move {
+				target = filepath.Join(dir, "b.yaml")
+			}
+			if tc.bad != "" {
+				if err := os.WriteFile(target, []byte(tc.bad), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else if !tc.move {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.move {
+				err = inv.ReloadPath(target)
+			} else {
+				err = inv.Reload()
+			}
+			hold.Unlock()
+			if err == nil {
+				t.Fatal("SIGHUP's reload: no error")
+			}
+			// Ten checks of the file by the watch after the SIGHUP.
+			for from := checks.Load(); checks.Load() < from+10; time.Sleep(time.Millisecond) {
+			}
+			waitOutcomes("failure")
+			if n := strings.Count(logs.String(), "level=ERROR"); n != 0 {
+				t.Errorf("the watch logged %d errors of a file SIGHUP found wrong, want none:\n%s", n, logs.String())
+			}
+			if err := os.WriteFile(target, []byte("devices:\n  - {name: edge1, site: fra1}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			waitOutcomes("failure", "success")
+			if got := siteOf(inv, "edge1"); got != "fra1" {
+				t.Errorf("site %q after the file was made right, want fra1", got)
+			}
+		})
+	}
 }
 
 // hookHandler calls hook with each record before handling it.
