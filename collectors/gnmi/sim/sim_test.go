@@ -2,7 +2,9 @@ package sim
 
 import (
 	"context"
+	"math"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -277,4 +279,39 @@ func subscribeOnce(t *testing.T, cfg Config, enc gpb.Encoding, paths ...*gpb.Pat
 		t.Fatal(err)
 	}
 	return stream
+}
+
+// TestTrafficLooksLikeAPort: the counters ran at 1,000×N octets a second
+// on a port that says SPEED_100GB: a dashboard of the lab showed the
+// spines at 0.00004% utilisation beside leaves at 2–30%, and more errors
+// a second than a tenth of their packets. EthernetN now carries 2×N Gbit/s
+// in, packets of 800 octets, and errors and discards far fewer than
+// packets.
+func TestTrafficLooksLikeAPort(t *testing.T) {
+	if len(counterShare) != len(Counters) {
+		t.Fatalf("%d counter shares for %d counters", len(counterShare), len(Counters))
+	}
+	s := New(Config{})
+	w := &writer{s: s}
+	at := s.start.Add(time.Hour)
+	rate := func(ifc *iface, counter string) float64 {
+		j := slices.Index(Counters, counter)
+		return float64(w.counterValue(ifc, j, at.Add(10*time.Second))-w.counterValue(ifc, j, at)) / 10
+	}
+	for i := range s.ifaces {
+		ifc := &s.ifaces[i]
+		util := rate(ifc, "in-octets") * 8 / 100e9 * 100
+		if want := float64(2 * (i + 1)); math.Abs(util-want) > 0.01 {
+			t.Errorf("%s: in utilisation %.4f%% of 100G, want %v%%", ifc.name, util, want)
+		}
+		pkts := rate(ifc, "in-unicast-pkts")
+		if size := rate(ifc, "in-octets") / pkts; size < 64 || size > 1500 {
+			t.Errorf("%s: %.0f octets a packet", ifc.name, size)
+		}
+		for _, c := range []string{"in-errors", "in-discards", "out-discards"} {
+			if r := rate(ifc, c); r > pkts/1000 {
+				t.Errorf("%s: %s %.0f/s beside %.0f packets/s", ifc.name, c, r, pkts)
+			}
+		}
+	}
 }
