@@ -55,3 +55,49 @@ func TestClearCounters32NoPhantomUtilisation(t *testing.T) {
 		t.Errorf("a wrap: rates at polls %v, want [false true true]", got)
 	}
 }
+
+// TestClearCounters32SmallErrorCountNoSpikeOnFastPort: IF-MIB's error and
+// discard counters are 32 bits wide only, and usually small. `clear
+// counters` on a port with a few errors takes ifInErrors from 1,200 to
+// 3: as a 32-bit wrap that is 2^32 less 1,197, one of 2^31 or more
+// (wrapFar). On a 10 Gbit/s port polled every 5 minutes, or a 100 Gbit/s
+// one every 30 s, the link could carry that many minimum-size frames, so
+// the speed check let it through: in_errors_rate 14.3 million/s (143
+// million/s), a spike of errors where there were none. A wrap of 2^31
+// errors or discards in one poll is no real port's: a reset, no rate. A
+// small real wrap of the same counters keeps its rate.
+func TestClearCounters32SmallErrorCountNoSpikeOnFastPort(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		speed  int64 // ifHighSpeed, Mbit/s
+		every  time.Duration
+		errors []uint64
+		want   []bool
+	}{
+		{"10G port every 5 min, clear counters", 10_000, 5 * time.Minute, []uint64{1_000, 1_200, 3, 10}, []bool{false, true, false, true}},
+		{"100G port every 30 s, clear counters", 100_000, 30 * time.Second, []uint64{1_000, 1_200, 3, 10}, []bool{false, true, false, true}},
+		{"10G port every 5 min, a wrap", 10_000, 5 * time.Minute, []uint64{4_294_000_000, 4_294_900_000, 600_000}, []bool{false, true, true}},
+	} {
+		w := loneMetricsWorker()
+		var got []bool
+		for i, e := range tc.errors {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+				Tags:   map[string]string{"ifName": "Et1", "ifIndex": "1"},
+				Fields: map[string]any{"ifInErrors": e, "ifInDiscards": e, "ifHighSpeed": tc.speed}, Counters: []string{"ifInDiscards", "ifInErrors"},
+				Time: casesT0.Add(time.Duration(i) * tc.every), Uptime: uint32(100_000 + i*int(tc.every/(10*time.Millisecond))), Source: "snmp"}
+			f, _ := enrichAt(t, w, m, int64(i))
+			r, ok := f["in_errors_rate"]
+			_, dok := f["in_discards_rate"]
+			if ok != dok {
+				t.Errorf("%s poll %d: in_errors_rate %v, in_discards_rate %v", tc.name, i, ok, dok)
+			}
+			if ok && r > 1e6 {
+				t.Errorf("%s poll %d: in_errors_rate %v", tc.name, i, r)
+			}
+			got = append(got, ok)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: in_errors_rate at polls %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -231,12 +231,16 @@ func (inv *Inventory) reloadWatched(path string) error {
 // told, is newer. The watch's success with the old file, told after
 // SIGHUP's failure with the new one (ReloadPath), said the inventory
 // loaded, and had the reloads take the part SIGHUP refused as taken.
-func (inv *Inventory) observedSince(n uint64, err error) {
+// told is false then: the watch does not log a failure SIGHUP told (its
+// next check takes what SIGHUP found as reported).
+func (inv *Inventory) observedSince(n uint64, err error) (told bool) {
 	inv.reloading.Lock()
 	defer inv.reloading.Unlock()
-	if inv.sighups.Load() == n {
-		inv.observed(err)
+	if inv.sighups.Load() != n {
+		return false
 	}
+	inv.observed(err)
+	return true
 }
 
 // read reads the inventory from path and stores it; the caller holds
@@ -861,9 +865,8 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 	// at the check before.
 	var sighups, sighupsBefore uint64
 	report := func(err error) {
-		if !unreadable {
+		if !unreadable && inv.observedSince(sighups, err) {
 			inv.logger.Error("inventory file unreadable; keeping the previous inventory", slog.Any("error", err))
-			inv.observedSince(sighups, err)
 		}
 		unreadable = true
 	}
@@ -939,12 +942,14 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 		}
 		if err != nil {
 			failed = st
-			inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
-		} else {
-			devices, ranges := inv.Size()
-			inv.logger.Info("inventory reloaded", slog.String("file", path), slog.Int("devices", devices), slog.Int("ranges", ranges))
+			if inv.observedSince(sighups, err) {
+				inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
+			}
+			continue
 		}
-		inv.observedSince(sighups, err)
+		devices, ranges := inv.Size()
+		inv.logger.Info("inventory reloaded", slog.String("file", path), slog.Int("devices", devices), slog.Int("ranges", ranges))
+		inv.observedSince(sighups, nil)
 	}
 }
 

@@ -255,6 +255,92 @@ func TestInventorySighupFailureToldOnce(t *testing.T) {
 	}
 }
 
+// TestInventorySighupDuringACheckToldOnce: a SIGHUP that lands while a
+// check of the watch is under way (begun before it, reading the file
+// after it: the watch's read waits for SIGHUP's, which holds reloads off)
+// found the file missing or broken and told it; the watch, whose check
+// began before, was kept from counting it again (observedSince) but still
+// logged it: the error logged twice, the once-told promise broken in
+// exactly the window where the two meet. The check, stepped here from
+// its start, logs nothing of it; the file made right is told, a success.
+func TestInventorySighupDuringACheckToldOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bad  string // the file's content; "" removed
+	}{
+		{"file broken", "devices: [unterminated\n"},
+		{"file removed", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "a.yaml")
+			if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var logs syncbuf.Buffer
+			inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitOutcomes := watchOutcomes(t, inv, &logs)
+			// Each check waits at its start (SIGHUP's count taken) for
+			// the test to let it go on: atCheck returns once the watch
+			// is there, the check before it done; next lets it go.
+			paused, resume, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			inv.beforeCheck = func() {
+				select {
+				case paused <- struct{}{}:
+					select {
+					case <-resume:
+					case <-stop:
+					}
+				case <-stop:
+				}
+			}
+			watchFor(t, inv, time.Millisecond)
+			t.Cleanup(func() { close(stop) }) // before the watch's: cleanups run last first
+			atCheck := func() { <-paused }
+			next := func() { resume <- struct{}{} }
+
+			atCheck()
+			next() // the loaded file, as LoadInventory left it
+			atCheck()
+			if tc.bad != "" {
+				if err := os.WriteFile(path, []byte(tc.bad), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				next() // seen once: read at the next check
+				atCheck()
+			} else if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			// The check has begun: SIGHUP now.
+			if err := inv.Reload(); err == nil {
+				t.Fatal("SIGHUP's reload: no error")
+			}
+			for range 5 {
+				next()
+				atCheck()
+			}
+			waitOutcomes("failure")
+			if n := strings.Count(logs.String(), "level=ERROR"); n != 0 {
+				t.Errorf("the watch logged %d errors of a file SIGHUP found wrong, want none:\n%s", n, logs.String())
+			}
+			if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: fra1}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				next()
+				atCheck()
+			}
+			waitOutcomes("failure", "success")
+			if got := siteOf(inv, "edge1"); got != "fra1" {
+				t.Errorf("site %q after the file was made right, want fra1", got)
+			}
+		})
+	}
+}
+
 // hookHandler calls hook with each record before handling it.
 type hookHandler struct {
 	slog.Handler

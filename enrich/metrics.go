@@ -495,13 +495,19 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			continue
 		}
 		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64)
-		if ok && wrapped == wrapFar && !info.hasNorm {
-			ok = false // no speed to tell a wrap of 2^31 or more from a reset
-		}
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
-		octets := info.norm.rate == inOctets || info.norm.rate == outOctets
+		octets := info.hasNorm && (info.norm.rate == inOctets || info.norm.rate == outOctets)
+		if ok && wrapped == wrapFar && !octets {
+			// No speed tells a wrap of 2^31 or more from a reset but an
+			// octet counter's: errors and discards (IF-MIB's are 32 bits
+			// only) are mostly small, so their reset is a wrap of nearly
+			// 2^32, which a fast port could carry as minimum-size frames
+			// (10 Gbit/s polled every 5 minutes): a spike of millions a
+			// second. 2^31 of them in one poll is no real port's.
+			ok = false
+		}
 		// IF-MIB's 32-bit octet counters (ifInOctets, ifOutOctets); a
 		// value past 2^32 is a producer's 64-bit one, unlisted.
 		narrowOctets := octets && info.norm.rank == 1 && !f.Counter64 && v <= math.MaxUint32

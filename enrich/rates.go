@@ -201,7 +201,7 @@ type wrap uint8
 const (
 	noWrap   wrap = iota
 	wrapNear      // a 32-bit wrap of less than 2^31: a reset only if the link could not carry it
-	wrapFar       // a 32-bit wrap of 2^31 or more: a wrap only if the link could carry it
+	wrapFar       // a 32-bit wrap of 2^31 or more: a wrap only of octets the link could carry
 )
 
 // aheadSlack is how far ahead of weir's clock a sample's time may be and
