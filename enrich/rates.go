@@ -52,6 +52,10 @@ type counterSample struct {
 	value  uint64
 	at     time.Time
 	uptime uint32 // sysUpTime (hundredths of a second) at the sample; 0 unknown
+	// steady is the rate of the last interval the counter went up in,
+	// without a wrap (0: none since its first sample or a reset), which
+	// a far wrap's must not be much over (see observe).
+	steady float32
 }
 
 // rates turns counter samples into per-second rates. A series is a row
@@ -165,6 +169,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) && value < prev.value {
 		// The counters started again. One that went on did not (an
 		// agent restarted alone): its delta is its traffic.
+		s.steady = 0
 		return 0, 0, false, noWrap
 	}
 	var delta uint64
@@ -175,25 +180,44 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// The counter went back, and sysUpTime moved on by less than
 		// the time since: a restart in a gap longer than the uptime
 		// before it, not a wrap (a spike of 2^32 over the gap).
+		s.steady = 0
 		return 0, 0, false, noWrap
 	case !wide && prev.value <= math.MaxUint32 && uint32(value-prev.value) < 1<<31 && value <= math.MaxUint32:
 		delta = uint64(uint32(value - prev.value)) // 32-bit wrap
 		wrapped = wrapNear
 	case !wide && prev.value <= math.MaxUint32 && value <= math.MaxUint32 && uptime != 0 && prev.uptime != 0:
 		// A 32-bit counter back by less than half its range: a wrap of
-		// 2^31 octets or more (a 1 Gbit/s link over 60% full, polled
-		// every 30 s), or a reset with sysUpTime on. Only the link's
-		// speed tells which.
+		// 2^31 octets or more (a 1 Gbit/s link over 57% full, polled
+		// every 30 s), or a reset with sysUpTime on, which looks like a
+		// wrap of up to 2^32. A busy link's wrap carries about what its
+		// intervals before did; a reset's, whatever the counter held:
+		// more than farWrapGrowth times the steady rate is a reset. The
+		// link's speed is the caller's to check.
 		delta = uint64(uint32(value - prev.value))
 		wrapped = wrapFar
 	case value-prev.value < 1<<63:
 		delta = value - prev.value // 64-bit wrap
 	default:
+		s.steady = 0
 		return 0, 0, false, noWrap // a reset without a sysUpTime to show it
 	}
 	secs = at.Sub(prev.at).Seconds()
-	return float64(delta) / secs, secs, true, wrapped
+	rate = float64(delta) / secs
+	switch {
+	case wrapped == noWrap && value >= prev.value:
+		s.steady = float32(rate)
+	case wrapped == wrapFar && rate > farWrapGrowth*float64(prev.steady):
+		s.steady = 0
+		return 0, 0, false, noWrap
+	}
+	return rate, secs, true, wrapped
 }
+
+// farWrapGrowth is how many times the steady rate before it a wrap of
+// 2^31 or more may carry: traffic that doubles between two polls is a
+// burst; a reset's "wrap" from a counter that moved a tenth of that is
+// a spike.
+const farWrapGrowth = 2
 
 // wrap is whether a rate is across a counter's wrap, and how far.
 type wrap uint8

@@ -147,9 +147,10 @@ func octetRates(t *testing.T, f map[string]float64, what string, want bool, rate
 // ifXTable at 800 Mbit/s, polled every 30 s, moves 3 GB a poll: at each
 // wrap its 32-bit ifInOctets goes back by less than half its range, which
 // was taken for a reset, so the busiest links lost their rate at two
-// polls in three. sysUpTime on and the link able to carry it make it a
-// wrap; without sysUpTime, or on a link that could not carry it, it stays
-// a reset.
+// polls in three. sysUpTime on, the link able to carry it and the
+// counter's steady rate before make it a wrap; without sysUpTime, on a
+// link that could not carry it, or at many times the rate before (a
+// reset of a counter under 2^31: clear counters), it stays a reset.
 func TestCounter32WrapOfHalfItsRangeKeepsItsRate(t *testing.T) {
 	const octetsPerSec = 100_000_000 // 800 Mbit/s
 	oneG := map[string]any{"ifSpeed": int64(1_000_000_000)}
@@ -167,6 +168,19 @@ func TestCounter32WrapOfHalfItsRangeKeepsItsRate(t *testing.T) {
 	}
 	if wraps < 3 {
 		t.Fatalf("the samples wrapped %d times, want 3 or more", wraps)
+	}
+
+	// `clear counters` on the same port at 80 Mbit/s: ifInOctets from
+	// 1.2 GB to 40,000 reads as a wrap of 3.1 GB, 103 MB/s, which the
+	// port could carry (83% full) but is eight times what the counter
+	// moved a poll before: a reset, no rate, and the rates after it as
+	// before.
+	w = loneMetricsWorker()
+	for i, value := range []uint64{900_000_000, 1_200_000_000, 40_000, 300_040_000} {
+		f, _ := enrichAt(t, w, octetsRow(i, 30*time.Second, value, oneG), int64(i))
+		if i > 0 {
+			octetRates(t, f, fmt.Sprintf("1G port at 80 Mbit/s, counters cleared, poll %d", i), i != 2, 10_000_000)
+		}
 	}
 
 	// The same values without sysUpTime (nothing rules out a restart),
