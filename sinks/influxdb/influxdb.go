@@ -22,6 +22,7 @@ import (
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/httpx"
 	"github.com/weirnet/weir/sinks/internal/par"
+	"github.com/weirnet/weir/sinks/internal/shrink"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -38,8 +39,9 @@ type Sink struct {
 	headers  map[string]string
 	client   *http.Client
 
-	workers []*worker
-	body    []byte
+	workers  []*worker
+	body     []byte
+	bodyKeep shrink.Tracker // body's uses (letGo)
 }
 
 // worker encodes (and compresses) one chunk of a batch: the chunks of a
@@ -49,6 +51,8 @@ type worker struct {
 	zw    *flate.Writer
 	z     bytes.Buffer
 	err   error
+	// linesKeep and zKeep follow lines' and z's uses (Sink.letGo).
+	linesKeep, zKeep shrink.Tracker
 }
 
 // minChunk is the least metrics a worker takes.
@@ -107,6 +111,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		s.workers = append(s.workers, w)
 	}
 	workers := s.workers[:k]
+	defer s.letGo(k) // after the request lets go of body (deferred below)
 	par.Do(len(items), minChunk, func(w, lo, hi int) { workers[w].run(items[lo:hi], s.gzip, w == k-1) })
 	n := 0
 	for _, w := range workers {
@@ -163,6 +168,24 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 		return httpx.Transport("influxdb sink", err)
 	}
 	return httpx.Classify("influxdb sink", resp, time.Now())
+}
+
+// letGo lets go of the buffers a backlog's large batches grew (up to
+// batch_size lines, megabytes), once the batches after it have used a
+// fraction of them for a while (shrink), as the remote write sink does.
+// used is how many workers this write took.
+func (s *Sink) letGo(used int) {
+	s.body = s.bodyKeep.Keep(s.body)
+	for i, w := range s.workers {
+		if i >= used {
+			w.lines = w.lines[:0]
+			w.z.Reset()
+		}
+		w.lines = w.linesKeep.Keep(w.lines)
+		if w.zKeep.Keep(w.z.Bytes()) == nil {
+			w.z = bytes.Buffer{}
+		}
+	}
 }
 
 // gzipHeader starts a gzip member: deflate, no name nor time, fastest
