@@ -1463,8 +1463,40 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 			return fmt.Errorf("gnmi %s: %s: %w (if %s serves several devices, set prefix_target to the one wanted)",
 				t.cfg.Name, call, err, t.cfg.Address)
 		}
+		if call == "subscribe" && len(t.cfg.Subscriptions) > 1 {
+			return fmt.Errorf("gnmi %s: %s: %w (%s)", t.cfg.Name, call, err, t.refusedHint())
+		}
+	case codes.NotFound:
+		if call == "subscribe" && len(t.cfg.Subscriptions) > 1 {
+			return fmt.Errorf("gnmi %s: %s: %w (%s)", t.cfg.Name, call, err, t.refusedHint())
+		}
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
+}
+
+// refusedHint says what a Subscribe refused for a path or a mode means
+// for a target of several subscriptions: the target names the path, not
+// the subscription, nor that the others stopped with it.
+func (t *target) refusedHint() string {
+	var b strings.Builder
+	b.WriteString("a target refuses the whole Subscribe for one path or mode it does not serve, so none of this target's subscriptions stream: ")
+	const most = 8
+	for i, s := range t.cfg.Subscriptions {
+		if i == most {
+			fmt.Fprintf(&b, ", and %d more", len(t.cfg.Subscriptions)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if s.Name != "" {
+			fmt.Fprintf(&b, "%s (%s)", s.Name, s.Path)
+		} else {
+			b.WriteString(s.Path)
+		}
+	}
+	b.WriteString("; take the one it names out of this target's subscriptions")
+	return b.String()
 }
 
 // tlsHint says what to set for a TLS handshake that failed with msg, or

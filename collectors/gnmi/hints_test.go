@@ -81,3 +81,32 @@ func TestCapabilitiesTimeoutSaysTimeout(t *testing.T) {
 		return err != nil && strings.Contains(err.Error(), "deadline exceeded") && strings.Contains(err.Error(), "timeout (300ms)")
 	})
 }
+
+// TestRefusedPathSaysTheWholeStream: a target that does not serve one of
+// a target's paths (openconfig-if-ethernet's speed on a device without
+// it) refuses the whole Subscribe, so none of its subscriptions stream,
+// and its error names the path alone: which subscription it is, and that
+// the others stopped with it, was left to guess. The error says it and
+// names the target's subscriptions.
+func TestRefusedPathSaysTheWholeStream(t *testing.T) {
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{})
+	counters := sub(countersPath, "stream", "sample", time.Second)
+	counters.Name = "counters"
+	missing := sub("/interfaces/interface/ethernet/state/no-such-leaf", "stream", "on_change", 0)
+	missing.Name = "speed"
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{simTarget("refused", addr, counters, missing)}})
+	var last string
+	waitFor(t, 20*time.Second, "the error with its hint", func() bool {
+		err := r.c.Status()[0].LastError
+		if err == nil {
+			return false
+		}
+		last = err.Error()
+		return strings.Contains(last, "matches nothing")
+	})
+	for _, want := range []string{"none of this target's subscriptions stream", "counters (" + countersPath + ")", "speed (/interfaces/interface/ethernet/state/no-such-leaf)"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("error %q does not say %q", last, want)
+		}
+	}
+}
