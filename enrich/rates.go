@@ -77,9 +77,10 @@ type counterSample struct {
 //     width: a last value that fits in 32 bits and a 32-bit wrap that is
 //     less than half the range is a 32-bit counter wrapping; likewise for
 //     64 bits. A 32-bit wrap of half the range or more, with sysUpTime on
-//     both samples to rule out a restart, is one only if the link could
-//     carry it (the caller tells: wrapFar). Anything else is a reset: no
-//     rate.
+//     both samples to rule out a restart, is one only if it carries at
+//     most farWrapGrowth times the counter's steady rate before, and the
+//     link could carry it (the caller tells: wrapFar). Anything else is a
+//     reset: no rate.
 //   - Missed polls just make the interval longer; the rate is still right.
 //
 // Rows are kept by row (appendRowID), not by series, so a record of many
