@@ -494,11 +494,27 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if v == 0 && info.hasNorm && info.norm.rank == 0 && lowBitsCounting(p, info.norm.rate) {
 			continue
 		}
-		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64)
+		octets := info.hasNorm && (info.norm.rate == inOctets || info.norm.rate == outOctets)
+		// IF-MIB's 32-bit octet counters (ifInOctets, ifOutOctets); a
+		// value past 2^32 is a producer's 64-bit one, unlisted.
+		narrowOctets := octets && info.norm.rank == 1 && !f.Counter64 && v <= math.MaxUint32
+		// What the link can carry at least, in Mbit/s: its speed, else
+		// what a saturated ifSpeed says (looked up for a 32-bit octet
+		// counter, which may wrap unseen, or a wrap).
+		carries := 0.0
+		if narrowOctets {
+			if speed < 0 {
+				speed = interfaceSpeed(p)
+			}
+			carries = speed
+			if carries == 0 {
+				carries = leastSpeed(p)
+			}
+		}
+		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8)
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
-		octets := info.hasNorm && (info.norm.rate == inOctets || info.norm.rate == outOctets)
 		if ok && wrapped == wrapFar && !octets {
 			// No speed tells a wrap of 2^31 or more from a reset but an
 			// octet counter's: errors and discards (IF-MIB's are 32 bits
@@ -508,18 +524,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			// second. 2^31 of them in one poll is no real port's.
 			ok = false
 		}
-		// IF-MIB's 32-bit octet counters (ifInOctets, ifOutOctets); a
-		// value past 2^32 is a producer's 64-bit one, unlisted.
-		narrowOctets := octets && info.norm.rank == 1 && !f.Counter64 && v <= math.MaxUint32
 		if ok && info.hasNorm && (wrapped != noWrap || narrowOctets) {
 			if speed < 0 {
 				speed = interfaceSpeed(p)
-			}
-			// What the link can carry at least, in Mbit/s: its speed,
-			// else what a saturated ifSpeed says.
-			carries := speed
-			if narrowOctets && carries == 0 {
-				carries = leastSpeed(p)
 			}
 			switch {
 			case narrowOctets && carries*1e6/8*secs >= 1<<32:

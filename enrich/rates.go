@@ -130,8 +130,11 @@ func (r *rates) row(id []byte, max int) *rowCounters {
 // a reset, not a 32-bit wrap. secs is the time since the previous sample
 // that the rate is over; wrapped: the rate is across a 32-bit wrap, which
 // may be a reset instead (the caller tells by the link's speed, and must
-// for wrapFar).
-func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool) (rate, secs float64, ok bool, wrapped wrap) {
+// for wrapFar). carries is how many a second the link can carry of a
+// 32-bit counter's units (0: not known, or no matter): an interval over
+// which it could carry 2^32 may hide a wrap, and its rate, which the
+// caller gives none, is no steady rate.
+func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool, carries float64) (rate, secs float64, ok bool, wrapped wrap) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
 		i = -1
 		for j := range rc.counters {
@@ -205,6 +208,9 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	secs = at.Sub(prev.at).Seconds()
 	rate = float64(delta) / secs
 	switch {
+	case wrapped == noWrap && value >= prev.value && carries*secs >= 1<<32:
+		// Perhaps more than it moved (a wrap unseen): the steady rate
+		// before stands.
 	case wrapped == noWrap && value >= prev.value:
 		s.steady = float32(rate)
 	case wrapped == wrapFar && rate > farWrapGrowth*float64(prev.steady):

@@ -204,3 +204,23 @@ func TestCounter32WrapOfHalfItsRangeKeepsItsRate(t *testing.T) {
 		}
 	}
 }
+
+// TestCounter32FarWrapAfterMissedPollKeepsItsRate: a 1 Gbit/s port without
+// ifXTable at 800 Mbit/s, polled every 30 s, misses a poll: over the 60 s
+// between the polls either side the link could carry 2^32 octets, so the
+// rate is unknown (a wrap may be unseen) and none is given. Nor may the
+// counter's steady rate come from it: the 1.7 GB it seemed to move is a
+// third of the 6 GB it did, and the far wraps after it, carrying what
+// the port moved all along, were taken for resets.
+func TestCounter32FarWrapAfterMissedPollKeepsItsRate(t *testing.T) {
+	const octetsPerSec = 100_000_000 // 800 Mbit/s
+	oneG := map[string]any{"ifSpeed": int64(1_000_000_000)}
+	w := loneMetricsWorker()
+	for _, i := range []int{0, 1, 2, 4, 5, 6, 7} { // poll 3 missed
+		value := uint64(1_000_000+i*30*octetsPerSec) % (1 << 32)
+		f, _ := enrichAt(t, w, octetsRow(i, 30*time.Second, value, oneG), int64(i))
+		if i > 0 {
+			octetRates(t, f, fmt.Sprintf("1G port at 800 Mbit/s, poll 3 missed, poll %d", i), i != 4, octetsPerSec)
+		}
+	}
+}

@@ -1463,15 +1463,22 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 			return fmt.Errorf("gnmi %s: %s: %w (if %s serves several devices, set prefix_target to the one wanted)",
 				t.cfg.Name, call, err, t.cfg.Address)
 		}
-		if call == "subscribe" && len(t.cfg.Subscriptions) > 1 {
+		if call == "subscribe" && len(t.cfg.Subscriptions) > 1 && !t.namesPrefixTarget(status.Convert(err).Message()) {
 			return fmt.Errorf("gnmi %s: %s: %w (%s)", t.cfg.Name, call, err, t.refusedHint())
 		}
 	case codes.NotFound:
-		if call == "subscribe" && len(t.cfg.Subscriptions) > 1 {
+		if call == "subscribe" && len(t.cfg.Subscriptions) > 1 && !t.namesPrefixTarget(status.Convert(err).Message()) {
 			return fmt.Errorf("gnmi %s: %s: %w (%s)", t.cfg.Name, call, err, t.refusedHint())
 		}
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
+}
+
+// namesPrefixTarget reports whether a refusal's message names the device
+// prefix_target asks for: a gateway's that fronts no such device (the
+// reference server's NotFound "no such target"), refused before any path.
+func (t *target) namesPrefixTarget(msg string) bool {
+	return t.cfg.PrefixTarget != "" && strings.Contains(msg, t.cfg.PrefixTarget)
 }
 
 // refusedHint says what a Subscribe refused for a path or a mode means

@@ -113,3 +113,29 @@ func TestEncodingCase(t *testing.T) {
 		t.Error("encoding XML taken")
 	}
 }
+
+// TestUnknownPrefixTargetIsNoRefusedPath: a gateway (the reference server)
+// asked for a device it does not front answers NotFound, "no such target",
+// before any path is looked at. That is no path refused: the hint that one
+// subscription's path stopped them all, and to take it out, would send the
+// reader to the wrong setting.
+func TestUnknownPrefixTargetIsNoRefusedPath(t *testing.T) {
+	addr := refServer(t)
+	subs := []configs.GNMISubscription{
+		sub("/interfaces/interface[name=*]/state/counters", "stream", "on_change", 0),
+		sub("/interfaces/interface[name=*]/state/oper-status", "stream", "on_change", 0),
+	}
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{
+		{Name: "typo", Address: addr, Insecure: true, Encoding: "proto", PrefixTarget: "dev2", Subscriptions: subs},
+	}})
+	var last string
+	waitFor(t, 10*time.Second, "the refusal of prefix_target dev2", func() bool {
+		if err := r.c.Status()[0].LastError; err != nil {
+			last = err.Error()
+		}
+		return strings.Contains(last, "no such target")
+	})
+	if strings.Contains(last, "take the one it names out") || strings.Contains(last, "for one path") {
+		t.Errorf("error %q says a path was refused; the server knows no device dev2", last)
+	}
+}

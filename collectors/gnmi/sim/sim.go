@@ -148,7 +148,7 @@ func New(cfg Config) *Server {
 			prefix: &gpb.Path{Elem: []*gpb.PathElem{
 				{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": name}}, {Name: "state"}, {Name: "counters"},
 			}},
-			rate: float64(i) * ifaceLoad,
+			rate: float64((i-1)%loadSteps+1) * ifaceLoad,
 			base: uint64(i) * 1_000_000,
 		})
 	}
@@ -610,7 +610,12 @@ func (w *writer) counterValue(ifc *iface, j int, now time.Time) uint64 {
 // ifaceLoad is interface N's in-octets a second over N: 2 Gbit/s, so the
 // eight interfaces of a lab target run at 2% to 16% of their 100 Gbit/s
 // port-speed, as a dashboard's utilisation panel would show a spine.
+// Past loadSteps interfaces the load goes round again (Ethernet9 as
+// Ethernet1): at 2×N Gbit/s, Ethernet51 on would carry more than its port.
 const ifaceLoad = 250_000_000
+
+// loadSteps is how many interfaces' loads ifaceLoad steps through.
+const loadSteps = 8
 
 // counterShare is each counter's rate (in Counters' order) as a share of
 // its interface's in-octets rate: packets of 800 octets on average, a few

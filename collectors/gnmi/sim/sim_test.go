@@ -315,3 +315,20 @@ func TestTrafficLooksLikeAPort(t *testing.T) {
 		}
 	}
 }
+
+// TestTrafficFitsThePortOfManyInterfaces: at 2×N Gbit/s, a target of more
+// than 50 interfaces (weir-sim gnmi --interfaces 64, as the collector's
+// tests serve) ran its last ones past their 100 Gbit/s port-speed, at
+// up to 128% utilisation. The load goes round the eight of a lab target's.
+func TestTrafficFitsThePortOfManyInterfaces(t *testing.T) {
+	s := New(Config{Interfaces: 64})
+	w := &writer{s: s}
+	at := s.start.Add(time.Hour)
+	for i := range s.ifaces {
+		ifc := &s.ifaces[i]
+		rate := float64(w.counterValue(ifc, 0, at.Add(10*time.Second))-w.counterValue(ifc, 0, at)) / 10
+		if util, want := rate*8/100e9*100, float64(2*(i%8+1)); math.Abs(util-want) > 0.01 {
+			t.Errorf("%s: in utilisation %.4f%% of 100G, want %v%%", ifc.name, util, want)
+		}
+	}
+}
