@@ -1028,14 +1028,14 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	defer idle.stop()
 	stream, err := client.Subscribe(ctx)
 	if err != nil {
-		return 0, t.streamError(ctx, err)
+		return 0, t.streamError(ctx, err, false)
 	}
 	if err := stream.Send(t.req); err != nil {
 		_, rerr := stream.Recv() // the status explains a failed send
 		if rerr != nil && rerr != io.EOF {
 			err = rerr
 		}
-		return 0, t.streamError(ctx, err)
+		return 0, t.streamError(ctx, err, false)
 	}
 	var pollers sync.WaitGroup
 	defer pollers.Wait()
@@ -1100,7 +1100,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			return 0, fmt.Errorf("gnmi %s: subscribe: %w", name, status.Error(codes.Unavailable, "stream closed by the target"))
 		}
 		if err != nil {
-			err = t.streamError(ctx, err)
+			err = t.streamError(ctx, err, !first.IsZero())
 			if once && data && errors.As(err, new(*stalledError)) {
 				// The snapshot came, and then neither a sync_response nor
 				// the end of the RPC: it is done all the same, not a
@@ -1402,10 +1402,14 @@ func (w *watchdog) stop() {
 
 // streamError wraps an error of the Subscribe stream, or says the stream
 // stalled when that is what ended it (gRPC reports only Canceled).
-func (t *target) streamError(ctx context.Context, err error) error {
+// answered: a response came before it, so no path was refused.
+func (t *target) streamError(ctx context.Context, err error, answered bool) error {
 	var stalled *stalledError
 	if errors.As(context.Cause(ctx), &stalled) {
 		return fmt.Errorf("gnmi %s: subscribe: %w", t.cfg.Name, stalled)
+	}
+	if !answered && t.refusedPath(err) {
+		return fmt.Errorf("gnmi %s: subscribe: %w (%s)", t.cfg.Name, err, t.refusedHint())
 	}
 	return t.rpcError(ctx, "subscribe", err)
 }
@@ -1463,15 +1467,27 @@ func (t *target) rpcError(ctx context.Context, call string, err error) error {
 			return fmt.Errorf("gnmi %s: %s: %w (if %s serves several devices, set prefix_target to the one wanted)",
 				t.cfg.Name, call, err, t.cfg.Address)
 		}
-		if call == "subscribe" && len(t.cfg.Subscriptions) > 1 && !t.namesPrefixTarget(status.Convert(err).Message()) {
-			return fmt.Errorf("gnmi %s: %s: %w (%s)", t.cfg.Name, call, err, t.refusedHint())
-		}
-	case codes.NotFound:
-		if call == "subscribe" && len(t.cfg.Subscriptions) > 1 && !t.namesPrefixTarget(status.Convert(err).Message()) {
-			return fmt.Errorf("gnmi %s: %s: %w (%s)", t.cfg.Name, call, err, t.refusedHint())
-		}
 	}
 	return fmt.Errorf("gnmi %s: %s: %w", t.cfg.Name, call, err)
+}
+
+// refusedPath reports whether err, ending a Subscribe before any response,
+// is the target's refusal of one of several subscriptions' paths: a
+// NotFound or InvalidArgument that is neither a gateway's about its
+// devices (rpcError's prefix_target hint) nor names prefix_target's.
+func (t *target) refusedPath(err error) bool {
+	st := status.Convert(err)
+	msg := st.Message()
+	switch st.Code() {
+	case codes.NotFound:
+	case codes.InvalidArgument:
+		if t.cfg.PrefixTarget == "" && (strings.Contains(msg, "prefix") || strings.Contains(msg, "target")) {
+			return false
+		}
+	default:
+		return false
+	}
+	return len(t.cfg.Subscriptions) > 1 && !t.namesPrefixTarget(msg)
 }
 
 // namesPrefixTarget reports whether a refusal's message names the device

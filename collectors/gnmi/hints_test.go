@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/tlsconf/tlstest"
@@ -108,5 +112,47 @@ func TestRefusedPathSaysTheWholeStream(t *testing.T) {
 		if !strings.Contains(last, want) {
 			t.Errorf("error %q does not say %q", last, want)
 		}
+	}
+}
+
+// endsWithNotFound answers a subscription with an update and the
+// sync_response, then ends the stream with NotFound.
+type endsWithNotFound struct{ gpb.UnimplementedGNMIServer }
+
+func (endsWithNotFound) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	u := &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+		Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "a"}, {Name: "b"}}},
+		Val:  &gpb.TypedValue{Value: &gpb.TypedValue_IntVal{IntVal: 1}},
+	}}}
+	if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: u}}); err != nil {
+		return err
+	}
+	if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+		return err
+	}
+	return status.Error(codes.NotFound, "interface Ethernet9 removed")
+}
+
+// TestNotFoundAfterDataIsNoRefusedPath: a stream that delivered and was
+// then ended with NotFound was not refused: its subscriptions did stream,
+// and the error must not say none of them do.
+func TestNotFoundAfterDataIsNoRefusedPath(t *testing.T) {
+	addr := serveGNMI(t, endsWithNotFound{})
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "ended", Address: addr, Insecure: true,
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0), sub("/c", "stream", "on_change", 0)}}}})
+	var last string
+	waitFor(t, 20*time.Second, "the stream's error", func() bool {
+		err := r.c.Status()[0].LastError
+		if err == nil {
+			return false
+		}
+		last = err.Error()
+		return strings.Contains(last, "Ethernet9 removed")
+	})
+	if strings.Contains(last, "none of this target's subscriptions stream") {
+		t.Errorf("error %q says the subscriptions were refused, after they streamed", last)
 	}
 }
