@@ -384,9 +384,13 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	w.rowID = appendRowID(w.rowID[:0], p.Device, p.Measurement, p.Tags)
 	w.counterDel.ok = false
+	// A delete is read before the inventory's tags and name: a free tag
+	// "name" of the device's entry is no interface's.
+	del, deleted := openConfigDelete(p)
 	if p.IsDelete() {
-		w.deletedCounter(p) // before the inventory's tags and name
+		w.deletedCounter(p)
 		w.deletedOperStatus(p)
+		w.deletedSpeed(p, p.Device, at)
 	}
 	agent, _ := p.Tag("agent")
 	// State stays keyed by the target's name; records and events take the
@@ -683,11 +687,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			w.putState(key, stateSample{v: ch.state, at: at})
 		}
 	}
-	if del, ok := openConfigDelete(p); ok {
+	if deleted {
 		w.forgetDeleted(target, object, del, at)
-	}
-	if p.IsDelete() {
-		w.deletedSpeed(p, target, at)
 	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.

@@ -139,3 +139,49 @@ func TestInventoryValueErrorsNameTheLine(t *testing.T) {
 		t.Errorf("got %v, want the entry's line", err)
 	}
 }
+
+// TestInventoryNameTagDoesNotNarrowADelete: a gNMI delete of every
+// interface (/interfaces, no key) of a device whose inventory entry has a
+// free tag "name" was read with that tag as its interface: it forgot the
+// states and speed of an interface of that name, none, not those of
+// every interface. The interface that came back down was taken for a
+// change (interface_down) rather than a new start, and the old speeds
+// stayed.
+func TestInventoryNameTagDoesNotNarrowADelete(t *testing.T) {
+	inv, err := ParseInventory([]byte(`
+devices:
+  - {name: spine1, site: ams1, tags: {name: "Spine 1 Amsterdam"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewMetricsWorker(nil, inv)
+	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
+	off := int64(0)
+	send := func(m telemetry.Metric) (map[string]float64, []telemetry.Event) {
+		t.Helper()
+		m.V, m.Device, m.Source = 1, "spine1", "gnmi"
+		off++
+		return enrichAt(t, w, m, off)
+	}
+	t0 := casesT0
+	named := func(name string) map[string]string { return map[string]string{"name": name} }
+	send(telemetry.Metric{Measurement: "interfaces_interface_ethernet_state", Tags: named("Ethernet1"),
+		Fields: map[string]any{"port-speed": "SPEED_10GB"}, Time: t0})
+	send(telemetry.Metric{Measurement: "interfaces_interface_state", Tags: named("Ethernet1"),
+		Fields: map[string]any{"oper-status": "UP"}, Time: t0})
+	send(telemetry.Metric{Measurement: "interfaces", Fields: map[string]any{"deleted": true}, Time: t0.Add(time.Minute)})
+	// Made again, down.
+	if _, evs := send(telemetry.Metric{Measurement: "interfaces_interface_state", Tags: named("Ethernet1"),
+		Fields: map[string]any{"oper-status": "DOWN"}, Time: t0.Add(2 * time.Minute)}); len(evs) != 0 {
+		t.Errorf("the interface made again after every interface was deleted: events %v, want none (a new start)", evs)
+	}
+	counters := func(at time.Time, in uint64) telemetry.Metric {
+		return telemetry.Metric{Measurement: "interfaces_interface_state_counters", Tags: named("Ethernet1"),
+			Fields: map[string]any{"in-octets": in}, Counters: []string{"in-octets"}, Counters64: []string{"in-octets"}, Time: at}
+	}
+	send(counters(t0.Add(3*time.Minute), 1000))
+	if f, _ := send(counters(t0.Add(3*time.Minute+10*time.Second), 11_000)); f["speed_mbps"] != 0 {
+		t.Errorf("speed_mbps %v after every interface was deleted, want none", f["speed_mbps"])
+	}
+}
