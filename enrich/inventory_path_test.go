@@ -193,15 +193,8 @@ func TestInventorySighupFailureToldOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "a.yaml")
-			if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var logs syncbuf.Buffer
-			inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			waitOutcomes := watchOutcomes(t, inv, &logs)
+			inv, logs := loggedInventory(t, path)
+			waitOutcomes := watchOutcomes(t, inv, logs)
 			var checks atomic.Int64
 			// Held from the file's change to the SIGHUP's end: the watch,
 			// which reads a version it has seen at two checks, cannot
@@ -228,6 +221,7 @@ func TestInventorySighupFailureToldOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			var err error
 			if tc.move {
 				err = inv.ReloadPath(target)
 			} else {
@@ -274,15 +268,8 @@ func TestInventorySighupDuringACheckToldOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "a.yaml")
-			if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var logs syncbuf.Buffer
-			inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			waitOutcomes := watchOutcomes(t, inv, &logs)
+			inv, logs := loggedInventory(t, path)
+			waitOutcomes := watchOutcomes(t, inv, logs)
 			// Each check waits at its start (SIGHUP's count taken) for
 			// the test to let it go on: atCheck returns once the watch
 			// is there, the check before it done; next lets it go.
@@ -358,6 +345,21 @@ func (h *hookHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (h *hookHandler) WithGroup(name string) slog.Handler {
 	return &hookHandler{h.Handler.WithGroup(name), h.hook}
+}
+
+// loggedInventory writes an inventory of edge1 at site ams1 to path and
+// loads it, logging as text into the buffer it returns.
+func loggedInventory(t *testing.T, path string) (*Inventory, *syncbuf.Buffer) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncbuf.Buffer{}
+	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv, logs
 }
 
 // watchFor runs inv's watch, checking every interval, until the test ends.

@@ -322,14 +322,7 @@ func TestInventoryWarnsOfATagItsAttributeHides(t *testing.T) {
 // devices and ranges loaded, as Size does.
 func TestInventoryReloadLogSaysWhatLoaded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "inventory.yaml")
-	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs syncbuf.Buffer
-	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv, logs := loggedInventory(t, path)
 	if d, r := inv.Size(); d != 1 || r != 0 {
 		t.Fatalf("Size %d devices, %d ranges, want 1, 0", d, r)
 	}
@@ -786,14 +779,7 @@ func TestInventoryWatchRetriesAnUnreadableFile(t *testing.T) {
 		t.Skip("root reads a file of mode 0")
 	}
 	path := filepath.Join(t.TempDir(), "inventory.yaml")
-	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs syncbuf.Buffer
-	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv, logs := loggedInventory(t, path)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()
@@ -948,15 +934,8 @@ devices:
 func TestInventoryWatchReportsTheLoadedVersionBack(t *testing.T) {
 	dir := t.TempDir()
 	path, backup := filepath.Join(dir, "inventory.yaml"), filepath.Join(dir, "inventory.yaml~")
-	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs syncbuf.Buffer
-	inv, err := LoadInventory(path, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitOutcomes := watchOutcomes(t, inv, &logs)
+	inv, logs := loggedInventory(t, path)
+	waitOutcomes := watchOutcomes(t, inv, logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { inv.Watch(ctx, 10*time.Millisecond); close(done) }()

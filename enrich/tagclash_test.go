@@ -19,15 +19,7 @@ import (
 // interface would be taken for a change of the first: a bogus
 // interface_down.
 func TestInventoryTagDoesNotOverrideRowTags(t *testing.T) {
-	inv, err := ParseInventory([]byte(`
-devices:
-  - {name: spine1, site: ams1, tags: {name: "Spine 1 Amsterdam"}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := NewMetricsWorker(nil, inv)
-	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
+	w := namedSpineWorker(t)
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	var events []string
 	for i, c := range []struct{ ifn, st string }{{"Ethernet1", "UP"}, {"Ethernet2", "DOWN"}, {"Ethernet1", "UP"}, {"Ethernet2", "DOWN"}} {
@@ -148,15 +140,7 @@ func TestInventoryValueErrorsNameTheLine(t *testing.T) {
 // change (interface_down) rather than a new start, and the old speeds
 // stayed.
 func TestInventoryNameTagDoesNotNarrowADelete(t *testing.T) {
-	inv, err := ParseInventory([]byte(`
-devices:
-  - {name: spine1, site: ams1, tags: {name: "Spine 1 Amsterdam"}}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := NewMetricsWorker(nil, inv)
-	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
+	w := namedSpineWorker(t)
 	off := int64(0)
 	send := func(m telemetry.Metric) (map[string]float64, []telemetry.Event) {
 		t.Helper()
@@ -184,4 +168,20 @@ devices:
 	if f, _ := send(counters(t0.Add(3*time.Minute+10*time.Second), 11_000)); f["speed_mbps"] != 0 {
 		t.Errorf("speed_mbps %v after every interface was deleted, want none", f["speed_mbps"])
 	}
+}
+
+// namedSpineWorker is a gNMI metrics worker whose inventory gives spine1 a
+// free tag "name", the key gNMI rows name their interface by.
+func namedSpineWorker(t *testing.T) *MetricsWorker {
+	t.Helper()
+	inv, err := ParseInventory([]byte(`
+devices:
+  - {name: spine1, site: ams1, tags: {name: "Spine 1 Amsterdam"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewMetricsWorker(nil, inv)
+	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
+	return w
 }

@@ -99,15 +99,7 @@ func TestRefusedPathSaysTheWholeStream(t *testing.T) {
 	missing := sub("/interfaces/interface/ethernet/state/no-such-leaf", "stream", "on_change", 0)
 	missing.Name = "speed"
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{simTarget("refused", addr, counters, missing)}})
-	var last string
-	waitFor(t, 20*time.Second, "the error with its hint", func() bool {
-		err := r.c.Status()[0].LastError
-		if err == nil {
-			return false
-		}
-		last = err.Error()
-		return strings.Contains(last, "matches nothing")
-	})
+	last := firstTargetError(t, r, "matches nothing")
 	for _, want := range []string{"none of this target's subscriptions stream", "counters (" + countersPath + ")", "speed (/interfaces/interface/ethernet/state/no-such-leaf)"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("error %q does not say %q", last, want)
@@ -143,16 +135,24 @@ func TestNotFoundAfterDataIsNoRefusedPath(t *testing.T) {
 	addr := serveGNMI(t, endsWithNotFound{})
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "ended", Address: addr, Insecure: true,
 		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0), sub("/c", "stream", "on_change", 0)}}}})
+	last := firstTargetError(t, r, "Ethernet9 removed")
+	if strings.Contains(last, "none of this target's subscriptions stream") {
+		t.Errorf("error %q says the subscriptions were refused, after they streamed", last)
+	}
+}
+
+// firstTargetError waits for the collector's first target to fail with an
+// error that says what, and returns its text.
+func firstTargetError(t *testing.T, r *running, what string) string {
+	t.Helper()
 	var last string
-	waitFor(t, 20*time.Second, "the stream's error", func() bool {
+	waitFor(t, 20*time.Second, "an error saying "+what, func() bool {
 		err := r.c.Status()[0].LastError
 		if err == nil {
 			return false
 		}
 		last = err.Error()
-		return strings.Contains(last, "Ethernet9 removed")
+		return strings.Contains(last, what)
 	})
-	if strings.Contains(last, "none of this target's subscriptions stream") {
-		t.Errorf("error %q says the subscriptions were refused, after they streamed", last)
-	}
+	return last
 }
