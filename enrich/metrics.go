@@ -464,8 +464,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	rates := w.rateBuf[:0]
 	var row *rowCounters
 	rowLooked := false // row is looked up (nil: not kept, past maxObjects)
-	counters := 0      // the counters so far: where this one sits in the row's samples
-	invalid := ""      // the first field listed as a counter whose value is none
+	discontinuity := false
+	if d, ok := discontinuityTime(p); ok {
+		if row, rowLooked = w.trackedRow(p.Device), true; row != nil {
+			discontinuity = row.discontinued(d, at)
+		}
+	}
+	counters := 0 // the counters so far: where this one sits in the row's samples
+	invalid := "" // the first field listed as a counter whose value is none
 	for i := range p.Fields {
 		f := &p.Fields[i]
 		if !f.Counter {
@@ -515,7 +521,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				carries = leastSpeed(p)
 			}
 		}
-		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8)
+		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8, discontinuity)
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
@@ -1442,6 +1448,32 @@ func firstTag(p *telemetry.Point, keys ...string) string {
 		}
 	}
 	return ""
+}
+
+// discontinuityTime is when the row's counters last started again, by
+// the agent's word: IF-MIB's ifCounterDiscontinuityTime (a sysUpTime) or
+// OpenConfig's counters/last-clear (ns since the epoch, a float past 2^53:
+// compared, never computed with), named as the row's subscription path
+// makes it. Looked up only in a row with counters, once.
+func discontinuityTime(p *telemetry.Point) (float64, bool) {
+	if len(p.Counters) == 0 {
+		return 0, false
+	}
+	key := "ifCounterDiscontinuityTime"
+	switch p.Measurement {
+	case "interfaces_interface_state_counters":
+		key = "last-clear"
+	case "interfaces_interface_state":
+		key = "counters/last-clear"
+	case "interfaces_interface":
+		key = "state/counters/last-clear"
+	}
+	if f, ok := p.Field(key); ok && f.Kind != telemetry.FieldBool {
+		if t, ok := f.Number(); ok && t >= 0 {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 // counterValue is a counter field's value; false for a negative or

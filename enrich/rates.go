@@ -44,6 +44,28 @@ type rowCounters struct {
 	namedIndex         string // the ifIndex it was put under
 	nameEntry          *interfaceName
 	nameID             uint64
+	// disc is the row's last discontinuity time, from the sample of
+	// discAt (Unix nanoseconds; 0: none yet). See discontinued.
+	disc   float64
+	discAt int64
+}
+
+// discontinued records the row's discontinuity time d (discontinuityTime:
+// IF-MIB's ifCounterDiscontinuityTime, the sysUpTime at which any of the
+// interface's counters last had a discontinuity, a `clear counters` or the
+// interface made again; OpenConfig's last-clear) in the sample of time at,
+// and reports whether it moved since the row's last: the agent says its
+// counters started again in between, so none of them gives a rate over
+// that interval, whatever its value did. An older sample (a replay, out
+// of order) changes nothing.
+func (rc *rowCounters) discontinued(d float64, at time.Time) bool {
+	t := at.UnixNano()
+	if rc.discAt != 0 && t <= rc.discAt {
+		return false
+	}
+	moved := rc.discAt != 0 && d != rc.disc
+	rc.disc, rc.discAt = d, t
+	return moved
 }
 
 // counterSample is the last value seen of one counter series.
@@ -81,6 +103,8 @@ type counterSample struct {
 //     most farWrapGrowth times the counter's steady rate before, and the
 //     link could carry it (the caller tells: wrapFar). Anything else is a
 //     reset: no rate.
+//   - A row whose ifCounterDiscontinuityTime moved (discontinued) gives
+//     no rate: its counters started again, by the agent's word.
 //   - Missed polls just make the interval longer; the rate is still right.
 //
 // Rows are kept by row (appendRowID), not by series, so a record of many
@@ -133,8 +157,9 @@ func (r *rates) row(id []byte, max int) *rowCounters {
 // for wrapFar). carries is how many a second the link can carry of a
 // 32-bit counter's units (0: not known, or no matter): an interval over
 // which it could carry 2^32 may hide a wrap, and its rate, which the
-// caller gives none, is no steady rate.
-func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool, carries float64) (rate, secs float64, ok bool, wrapped wrap) {
+// caller gives none, is no steady rate. discontinuity: the agent says the
+// row's counters started again since its last sample (discontinued).
+func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool, carries float64, discontinuity bool) (rate, secs float64, ok bool, wrapped wrap) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
 		i = -1
 		for j := range rc.counters {
@@ -170,6 +195,10 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	prev := *s
 	s.value, s.at, s.uptime = value, at, uptime
+	if discontinuity {
+		s.steady = 0
+		return 0, 0, false, noWrap
+	}
 	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) && value < prev.value {
 		// The counters started again. One that went on did not (an
 		// agent restarted alone): its delta is its traffic.

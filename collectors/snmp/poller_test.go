@@ -107,7 +107,7 @@ func TestPollMatchesSnmpbulkwalk(t *testing.T) {
 		"ifMtu": "1.3.6.1.2.1.2.2.1.4", "ifName": "1.3.6.1.2.1.31.1.1.1.1", "ifAlias": "1.3.6.1.2.1.31.1.1.1.18",
 		"ifHighSpeed": "1.3.6.1.2.1.31.1.1.1.15", "ifHCInOctets": "1.3.6.1.2.1.31.1.1.1.6", "ifHCOutOctets": "1.3.6.1.2.1.31.1.1.1.10",
 		"ifInOctets": "1.3.6.1.2.1.2.2.1.10", "ifHCInUcastPkts": "1.3.6.1.2.1.31.1.1.1.7",
-		"ifPhysAddress": "1.3.6.1.2.1.2.2.1.6",
+		"ifPhysAddress": "1.3.6.1.2.1.2.2.1.6", "ifCounterDiscontinuityTime": "1.3.6.1.2.1.31.1.1.1.19",
 	}
 	walk := func() (map[string]snmptest.Varbind, []snmptest.Varbind) {
 		byOID := map[string]snmptest.Varbind{}
@@ -203,7 +203,7 @@ func TestPollMatchesSnmpbulkwalk(t *testing.T) {
 				if got, _ := m.Fields[name].(string); got != want && !(got == "" && want == `""`) {
 					t.Errorf("if %s %s: weir %q, snmpbulkwalk %q", idx, name, got, b.Value)
 				}
-			case "ifOperStatus", "ifAdminStatus", "ifMtu", "ifHighSpeed":
+			case "ifOperStatus", "ifAdminStatus", "ifMtu", "ifHighSpeed", "ifCounterDiscontinuityTime":
 				if fmt.Sprint(m.Fields[name]) != b.Value {
 					t.Errorf("if %s %s: weir %v, snmpbulkwalk %q", idx, name, m.Fields[name], b.Value)
 				}

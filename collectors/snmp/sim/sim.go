@@ -450,6 +450,7 @@ func buildObjects() []object {
 		col(ifX, 16, integer(func(state, int) int { return 2 })),
 		col(ifX, 17, integer(func(state, int) int { return 1 })),
 		col(ifX, 18, str(func(_ state, idx int) string { return fmt.Sprintf("uplink %d", idx) })),
+		col(ifX, 19, func(state, int) gosnmp.SnmpPDU { return gosnmp.SnmpPDU{Type: gosnmp.TimeTicks, Value: uint32(0)} }), // no discontinuity since boot
 	}
 }
 

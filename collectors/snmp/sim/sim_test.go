@@ -26,8 +26,8 @@ func TestSnmpbulkwalkReadsTheSimulator(t *testing.T) {
 	dir := t.TempDir()
 	out := snmptest.Run(t, dir, "snmpbulkwalk", "-v2c", "-c", "public", "-On", "-Cr7", addr, "1.3.6.1.2.1")
 	vbs := snmptest.ParseWalk(out)
-	// 7 scalars + 30 x (20 ifTable + 18 ifXTable columns).
-	if want := 7 + 30*38; len(vbs) != want {
+	// 7 scalars + 30 x (20 ifTable + 19 ifXTable columns).
+	if want := 7 + 30*39; len(vbs) != want {
 		t.Fatalf("snmpbulkwalk read %d varbinds, want %d:\n%s", len(vbs), want, out[:min(len(out), 2000)])
 	}
 	if vbs[4].Value != "sim1" || !strings.HasPrefix(vbs[2].Type, "Timeticks") {

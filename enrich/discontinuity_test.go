@@ -1,0 +1,152 @@
+package enrich
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// discontinuityPoll is one poll of a port's row in the discontinuity
+// tests: its octet counters and its ifCounterDiscontinuityTime (-1: the
+// row has no such column).
+type discontinuityPoll struct {
+	in32, in64 uint64
+	disc       int64
+}
+
+// discontinuityRates enriches polls of one port every 30 s (sysUpTime
+// moving on with them) and reports, for each, whether ifInOctets and
+// ifHCInOctets gave a rate.
+func discontinuityRates(t *testing.T, w *MetricsWorker, port string, first int64, polls []discontinuityPoll) (rates32, rates64 []bool) {
+	t.Helper()
+	for i, p := range polls {
+		fields := map[string]any{"ifInOctets": p.in32, "ifHCInOctets": p.in64, "ifSpeed": int64(1_000_000_000), "ifHighSpeed": int64(1_000)}
+		if p.disc >= 0 {
+			fields["ifCounterDiscontinuityTime"] = p.disc
+		}
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+			Tags:   map[string]string{"ifName": port, "ifIndex": port[len(port)-1:]},
+			Fields: fields, Counters: []string{"ifHCInOctets", "ifInOctets"}, Counters64: []string{"ifHCInOctets"},
+			Time: casesT0.Add(time.Duration(i) * 30 * time.Second), Uptime: uint32(100_000 + i*3000), Source: "snmp"}
+		f, _ := enrichAt(t, w, m, first+int64(i))
+		_, ok32 := f["ifInOctets_rate"]
+		_, ok64 := f["ifHCInOctets_rate"]
+		rates32, rates64 = append(rates32, ok32), append(rates64, ok64)
+		if n, ok := f["ifCounterDiscontinuityTime"]; p.disc >= 0 && (!ok || int64(n) != p.disc) {
+			t.Errorf("%s poll %d: ifCounterDiscontinuityTime %v (%v) in the enriched row, want %d", port, i, n, ok, p.disc)
+		}
+	}
+	return rates32, rates64
+}
+
+// TestCounterDiscontinuityTimeMarksClearCounters: `clear counters` on a 1
+// Gbit/s port polled every 30 s, its 32-bit ifInOctets at 3,000,000,000
+// (over 2^31), going to 5,000. As a 32-bit wrap that is 1.29 GB in 30 s,
+// 344 Mbit/s, which the port could carry: without more to go on it passes
+// for a wrap, a phantom burst on the dashboard. The 64-bit ifHCInOctets,
+// cleared too and then counting past its old value within the interval
+// (1,000,000 to 1,200,000), looks like a link that moved 200 KB. IF-MIB's
+// ifCounterDiscontinuityTime is the agent saying so: it moves to the
+// sysUpTime of the clear, and neither counter gives a rate for that
+// interval; the next one does. A row without the column keeps the old
+// reading, and a column that stays put changes nothing.
+func TestCounterDiscontinuityTimeMarksClearCounters(t *testing.T) {
+	w := loneMetricsWorker()
+	cleared := []discontinuityPoll{
+		{2_999_000_000, 999_000, 0},
+		{3_000_000_000, 1_000_000, 0},
+		{5_000, 1_200_000, 104_000},
+		{6_000, 1_201_000, 104_000},
+	}
+	r32, r64 := discontinuityRates(t, w, "Gi0/1", 0, cleared)
+	if want := []bool{false, true, false, true}; !slices.Equal(r32, want) || !slices.Equal(r64, want) {
+		t.Errorf("clear counters with ifCounterDiscontinuityTime: ifInOctets rates at polls %v, ifHCInOctets %v, want %v both", r32, r64, want)
+	}
+
+	steady := []discontinuityPoll{
+		{2_999_000_000, 999_000, 52_000},
+		{3_000_000_000, 1_000_000, 52_000},
+		{3_001_000_000, 1_001_000, 52_000},
+	}
+	if r32, r64 := discontinuityRates(t, w, "Gi0/2", 10, steady); !slices.Equal(r32, []bool{false, true, true}) || !slices.Equal(r64, []bool{false, true, true}) {
+		t.Errorf("ifCounterDiscontinuityTime standing still: rates at polls %v and %v, want [false true true]", r32, r64)
+	}
+
+	// The same clear from an agent without the column: the 32-bit
+	// counter's "wrap" is within what the port carries, and the 64-bit
+	// one went on; both give a rate (wrong, but nothing tells).
+	unmarked := slices.Clone(cleared)
+	for i := range unmarked {
+		unmarked[i].disc = -1
+	}
+	if r32, r64 := discontinuityRates(t, w, "Gi0/3", 20, unmarked); !slices.Equal(r32, []bool{false, true, true, true}) || !slices.Equal(r64, []bool{false, true, true, true}) {
+		t.Errorf("no ifCounterDiscontinuityTime: rates at polls %v and %v, want [false true true true]", r32, r64)
+	}
+}
+
+// TestCounterDiscontinuityTimeReplayIsNoDiscontinuity: an older row read
+// again (a replay, out of order) carries the older
+// ifCounterDiscontinuityTime; it is not the agent's counters starting
+// again, before it or after it.
+func TestCounterDiscontinuityTimeReplayIsNoDiscontinuity(t *testing.T) {
+	w := loneMetricsWorker()
+	polls := []discontinuityPoll{
+		{1_000_000, 1_000_000, 0},
+		{2_000_000, 2_000_000, 104_000},
+		{3_000_000, 3_000_000, 104_000},
+	}
+	discontinuityRates(t, w, "Gi0/1", 0, polls)
+	// Poll 1 again: the same times and values, an offset later.
+	m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+		Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+		Fields: map[string]any{"ifInOctets": uint64(1_000_000), "ifHCInOctets": uint64(1_000_000), "ifCounterDiscontinuityTime": int64(0)}, Counters: []string{"ifHCInOctets", "ifInOctets"}, Counters64: []string{"ifHCInOctets"},
+		Time: casesT0, Uptime: 100_000, Source: "snmp"}
+	enrichAt(t, w, m, 3)
+	next := []discontinuityPoll{{4_000_000, 4_000_000, 104_000}}
+	// Poll 3 onwards: the fourth poll's rate is against the third.
+	m = telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge1",
+		Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+		Fields: map[string]any{"ifInOctets": next[0].in32, "ifHCInOctets": next[0].in64, "ifCounterDiscontinuityTime": next[0].disc}, Counters: []string{"ifHCInOctets", "ifInOctets"}, Counters64: []string{"ifHCInOctets"},
+		Time: casesT0.Add(90 * time.Second), Uptime: 109_000, Source: "snmp"}
+	f, _ := enrichAt(t, w, m, 4)
+	if r, ok := f["ifHCInOctets_rate"]; !ok || r < 33_333 || r > 33_334 {
+		t.Errorf("after a replay of an older poll: ifHCInOctets_rate %v (%v), want 33,333.3", r, ok)
+	}
+}
+
+// TestLastClearMarksClearedGNMICounters: OpenConfig's counters/last-clear
+// is gNMI's ifCounterDiscontinuityTime, nanoseconds since the epoch
+// (past 2^53, so a float that loses its last digits). Counters cleared
+// and streaming past their old values again within a sample interval
+// (in-octets 5,000,000 to 5,100,000) look like a link that moved 100 KB;
+// last-clear moving says they started again: no rate for that interval.
+func TestLastClearMarksClearedGNMICounters(t *testing.T) {
+	for measurement, prefix := range map[string]string{
+		"interfaces_interface_state_counters": "", // a subscription to .../state/counters
+		"interfaces_interface_state":          "counters/",
+		"interfaces_interface":                "state/counters/",
+	} {
+		w := loneMetricsWorker()
+		key, octets := prefix+"last-clear", prefix+"in-octets"
+		var got []bool
+		for i, p := range []struct{ octets, cleared uint64 }{
+			{4_000_000, 1764670000000000000},
+			{5_000_000, 1764670000000000000},
+			{5_100_000, 1764670012345678901},
+			{5_200_000, 1764670012345678901},
+		} {
+			m := telemetry.Metric{V: 1, Measurement: measurement, Device: "spine1",
+				Tags:   map[string]string{"name": "Ethernet1"},
+				Fields: map[string]any{octets: p.octets, key: p.cleared}, Counters: []string{octets}, Counters64: []string{octets},
+				Time: casesT0.Add(time.Duration(i) * 10 * time.Second), Source: "gnmi"}
+			f, _ := enrichAt(t, w, m, int64(i))
+			_, ok := f["in_octets_rate"]
+			got = append(got, ok)
+		}
+		if want := []bool{false, true, false, true}; !slices.Equal(got, want) {
+			t.Errorf("%s: in_octets_rate at samples %v, want %v", key, got, want)
+		}
+	}
+}
