@@ -9,6 +9,9 @@ type Enrich struct {
 	Workers int `yaml:"workers"`
 	// Inventory is the device inventory file (YAML); optional.
 	Inventory string `yaml:"inventory"`
+	// SyslogRules is a file of the site's own syslog rules (YAML, see
+	// configs/syslog-rules.example.yaml), tried before weir's; optional.
+	SyslogRules string `yaml:"syslog_rules"`
 	// DedupWindow publishes the same event (device, object, type) once
 	// within it; default 30s.
 	DedupWindow Duration `yaml:"dedup_window"`

@@ -33,7 +33,7 @@ func checkFastMatch(t testing.TB, r *rule, msg string) fastResult {
 
 func TestFastMatchesNameRules(t *testing.T) {
 	names := map[string]bool{}
-	for _, r := range NewClassifier().rules {
+	for _, r := range NewClassifier().builtin {
 		names[r.name] = true
 	}
 	for name := range fastMatches {
@@ -49,7 +49,7 @@ func TestFastMatchesNameRules(t *testing.T) {
 func TestFastMatchTakesExamples(t *testing.T) {
 	c := NewClassifier()
 	lines := map[string][]string{} // rule -> texts it matched
-	for _, r := range c.rules {
+	for _, r := range c.builtin {
 		for _, ex := range r.examples {
 			lines[r.name] = append(lines[r.name], ex.line)
 		}
@@ -62,8 +62,8 @@ func TestFastMatchTakesExamples(t *testing.T) {
 			lines[info.Rule] = append(lines[info.Rule], text(&l))
 		}
 	}
-	for i := range c.rules {
-		r := &c.rules[i]
+	for i := range c.builtin {
+		r := &c.builtin[i]
 		if r.fast == nil || r.name == "generic_interface" { // only ever rules lines out
 			continue
 		}
@@ -81,9 +81,9 @@ func TestFastMatchTakesExamples(t *testing.T) {
 func TestFastMatchRulesOutPortNumbers(t *testing.T) {
 	c := NewClassifier()
 	var r *rule
-	for i := range c.rules {
-		if c.rules[i].name == "aruba_extreme_port" {
-			r = &c.rules[i]
+	for i := range c.builtin {
+		if c.builtin[i].name == "aruba_extreme_port" {
+			r = &c.builtin[i]
 		}
 	}
 	for _, msg := range []string{
@@ -102,8 +102,8 @@ func TestFastMatchRulesOutPortNumbers(t *testing.T) {
 // match rules out a line about an interface with no up or down in it.
 func TestFastMatchRulesOutStatelessInterfaces(t *testing.T) {
 	c := NewClassifier()
-	for i := range c.rules {
-		if r := &c.rules[i]; r.name == "generic_interface" {
+	for i := range c.builtin {
+		if r := &c.builtin[i]; r.name == "generic_interface" {
 			if res := checkFastMatch(t, r, "lldpd: new neighbor on interface eth0, system sw2"); res != fastNoMatch {
 				t.Errorf("fast match gives %d, want no match", res)
 			}
@@ -186,14 +186,14 @@ func FuzzFastMatchAgreesWithPatterns(f *testing.F) {
 	for _, s := range fastMatchSeeds {
 		f.Add(s)
 	}
-	for _, r := range c.rules {
+	for _, r := range c.builtin {
 		for _, ex := range r.examples {
 			f.Add(ex.line)
 		}
 	}
 	f.Fuzz(func(t *testing.T, msg string) {
-		for i := range c.rules {
-			if r := &c.rules[i]; r.fast != nil {
+		for i := range c.builtin {
+			if r := &c.builtin[i]; r.fast != nil {
 				checkFastMatch(t, r, msg)
 			}
 		}

@@ -13,9 +13,9 @@ import (
 // prefilters: every rule whose needs literal is there runs its patterns.
 func withoutKeywords() *Classifier {
 	c := NewClassifier()
-	for i := range c.rules {
-		c.rules[i].keywords = nil
-		c.rules[i].bigrams = bigramSet{}
+	for i := range c.builtin {
+		c.builtin[i].keywords = nil
+		c.builtin[i].bigrams = bigramSet{}
 	}
 	return c
 }
@@ -30,7 +30,7 @@ func checkKeywordsChangeNothing(t *testing.T, fast, ref *Classifier, l *telemetr
 }
 
 func TestKeywordsAreInExamples(t *testing.T) {
-	for _, r := range NewClassifier().rules {
+	for _, r := range NewClassifier().builtin {
 		for _, ex := range r.examples {
 			for _, k := range r.keywords {
 				if !strings.Contains(ex.line, k) {
@@ -49,7 +49,7 @@ func TestKeywordsChangeNothingOnCorpus(t *testing.T) {
 		p.ParseCopy([]byte(line.Raw), &l)
 		checkKeywordsChangeNothing(t, fast, ref, &l)
 	}
-	for _, r := range fast.rules {
+	for _, r := range fast.builtin {
 		for _, ex := range r.examples {
 			checkKeywordsChangeNothing(t, fast, ref, &telemetry.Log{Message: ex.line})
 		}
@@ -57,7 +57,7 @@ func TestKeywordsChangeNothingOnCorpus(t *testing.T) {
 }
 
 func FuzzKeywordsChangeNothing(f *testing.F) {
-	for _, r := range NewClassifier().rules {
+	for _, r := range NewClassifier().builtin {
 		for _, ex := range r.examples {
 			f.Add("", "", ex.line)
 		}

@@ -8,6 +8,7 @@ package enrich
 
 import (
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/weirnet/weir/telemetry"
@@ -53,12 +54,24 @@ type SyslogInfo struct {
 
 // Classifier applies the rule table. It is safe for concurrent use.
 type Classifier struct {
-	rules []rule
+	builtin []rule
+	// rules are the table in use: a site's rules (UseSyslogRules) and
+	// then builtin, swapped whole by a reload.
+	rules atomic.Pointer[[]rule]
 }
 
 // NewClassifier compiles the built-in rules.
 func NewClassifier() *Classifier {
 	rules := syslogRules()
+	prepareRules(rules)
+	c := &Classifier{builtin: rules}
+	c.rules.Store(&rules)
+	return c
+}
+
+// prepareRules works out what each rule's matching needs beside its
+// patterns.
+func prepareRules(rules []rule) {
 	for i := range rules {
 		r := &rules[i]
 		r.atNeeds = make([]bool, len(r.patterns))
@@ -72,7 +85,6 @@ func NewClassifier() *Classifier {
 		r.bigrams = ruleBigrams(r)
 		r.fast = fastMatches[r.name]
 	}
-	return &Classifier{rules: rules}
 }
 
 var junosDaemons = map[string]bool{
@@ -174,8 +186,9 @@ func (c *Classifier) ClassifyInto(l *telemetry.Log, fields map[string]string) Sy
 	if filter {
 		grams.add(msg)
 	}
-	for i := range c.rules {
-		r := &c.rules[i]
+	rules := *c.rules.Load()
+	for i := range rules {
+		r := &rules[i]
 		if filter && !grams.holds(&r.bigrams) {
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 // message with no header that tells one reads.
 func TestRuleExamples(t *testing.T) {
 	c := NewClassifier()
-	for _, r := range c.rules {
+	for _, r := range c.builtin {
 		if len(r.examples) == 0 {
 			t.Errorf("rule %s has no examples", r.name)
 		}

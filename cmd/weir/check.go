@@ -48,6 +48,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%s: warning: %s\n", inv, w)
 		}
 	}
+	// So are the site's syslog rules, examples and all.
+	if path := cfg.Enrich.SyslogRules; path != "" && cfg.EnrichEnabled() && !*skipFiles {
+		if err := useSyslogRules(enrich.NewClassifier(), path, slog.New(slog.DiscardHandler)); err != nil {
+			return &exitError{1, fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)}
+		}
+	}
 	if !*skipFiles {
 		if err := checkDataDir(cfg); err != nil {
 			return &exitError{1, err}
@@ -96,13 +102,19 @@ func checkDataDir(cfg *configs.Config) error {
 func checkInventory(cfg *configs.Config) (*enrich.Inventory, error) {
 	inv, err := enrich.LoadInventory(cfg.Enrich.Inventory, slog.New(slog.DiscardHandler))
 	if err != nil {
-		where := cfg.File + ":"
-		if line := cfg.Line("enrich.inventory"); line > 0 {
-			where += strconv.Itoa(line) + ":"
-		}
-		return nil, fmt.Errorf("%s enrich.inventory: %w", where, err)
+		return nil, fmt.Errorf("%s enrich.inventory: %w", settingAt(cfg, "enrich.inventory"), err)
 	}
 	return inv, nil
+}
+
+// settingAt is where the config file sets key: "FILE:LINE:", or
+// "FILE:" when the line is not known.
+func settingAt(cfg *configs.Config, key string) string {
+	where := cfg.File + ":"
+	if line := cfg.Line(key); line > 0 {
+		where += strconv.Itoa(line) + ":"
+	}
+	return where
 }
 
 // checkSinkPaths looks at the paths of file sinks: weir check refuses one

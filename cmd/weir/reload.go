@@ -80,6 +80,7 @@ const (
 	partSNMPTargets = "snmp targets"
 	partGNMITargets = "gnmi targets"
 	partInventory   = "inventory"
+	partSyslogRules = "syslog rules"
 )
 
 type reloadPart struct {
@@ -275,7 +276,8 @@ const (
 
 // loadSettled loads the config file once it has not been modified for
 // settle (or maxWait has passed), and again if it changed while it was
-// read; then it waits for the inventory file it names in the same way,
+// read; then it waits for the inventory and syslog rules files it names
+// in the same way,
 // as SIGHUP reads that too (a script writing both, or a file copied in and
 // signalled at once); ctx ending stops the wait.
 func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration) (*configs.Config, error) {
@@ -290,8 +292,14 @@ func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration
 			(!after.ModTime().Equal(st.ModTime()) || after.Size() != st.Size()) {
 			continue // written as it was read
 		}
-		if err == nil && cfg.Enrich.Inventory != "" {
-			if _, err := waitSettled(ctx, cfg.Enrich.Inventory, settle, deadline); err != nil {
+		if err != nil {
+			return cfg, err
+		}
+		for _, f := range []string{cfg.Enrich.Inventory, cfg.Enrich.SyslogRules} {
+			if f == "" {
+				continue
+			}
+			if _, err := waitSettled(ctx, f, settle, deadline); err != nil {
 				return nil, err
 			}
 		}
@@ -344,6 +352,7 @@ func restartNeeded(started, next *configs.Config) []string {
 	a.GNMI.Targets, b.GNMI.Targets = nil, nil
 	// The inventory is read from the file the new config names.
 	a.Enrich.Inventory, b.Enrich.Inventory = "", ""
+	a.Enrich.SyslogRules, b.Enrich.SyslogRules = "", ""
 	a.GNMI.Subscriptions, b.GNMI.Subscriptions = nil, nil
 	a.File, b.File = "", ""
 	// The Kafka listener's users and mechanisms are applied, unless

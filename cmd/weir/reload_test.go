@@ -239,7 +239,7 @@ func TestReloadNamesOnlyPolledTargets(t *testing.T) {
 	good := configs.Defaults()
 	good.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Profiles: configs.SNMPProfiles{Names: []string{"if-mib"}}}}
 	r.apply(good, nil, logger)
-	if out := logs.String(); strings.Contains(out, "not reloaded") || !strings.Contains(out, `parts="inventory, enrich device names"`) {
+	if out := logs.String(); strings.Contains(out, "not reloaded") || !strings.Contains(out, `parts="inventory, enrich device names, syslog rules"`) {
 		t.Errorf("a good target list was not taken:\n%s", out)
 	}
 }
@@ -464,41 +464,47 @@ func TestSIGHUPWhileStartingReloads(t *testing.T) {
 }
 
 // TestReloadWaitsForAnInventoryBeingWritten: SIGHUP reads the inventory
-// too; one being written as the signal comes (a deploy copying the file
+// and the syslog rules too; one being written as the signal comes (a deploy copying the file
 // in and signalling at once) is read once written, not cut short with
 // its last devices unknown.
 func TestReloadWaitsForAnInventoryBeingWritten(t *testing.T) {
-	dir := t.TempDir()
-	inv := filepath.Join(dir, "inventory.yaml")
-	file := filepath.Join(dir, "weir.yaml")
-	if err := os.WriteFile(file, []byte("enrich:\n  inventory: "+inv+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	past := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(file, past, past); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(inv, []byte("devices:\n  - {name: edge1, address: 192.0.2.1}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		time.Sleep(100 * time.Millisecond)
-		f, err := os.OpenFile(inv, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			return
+	for _, tc := range []struct{ key, first, more, want string }{
+		{"inventory", "devices:\n  - {name: edge1, address: 192.0.2.1}\n", "  - {name: edge2, address: 192.0.2.2}\n", "edge2"},
+		// The site's syslog rules are read at a SIGHUP too.
+		{"syslog_rules", "rules:\n", "  - {name: late, match: 'x (?P<user>y)', event: config_changed, examples: [{line: x y, event: config_changed}]}\n", "late"},
+	} {
+		dir := t.TempDir()
+		named := filepath.Join(dir, tc.key+".yaml")
+		file := filepath.Join(dir, "weir.yaml")
+		if err := os.WriteFile(file, []byte("enrich:\n  "+tc.key+": "+named+"\n"), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		defer f.Close()
-		f.WriteString("  - {name: edge2, address: 192.0.2.2}\n")
-	}()
-	if _, err := loadSettled(context.Background(), file, 400*time.Millisecond, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(inv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(data), "edge2") {
-		t.Errorf("the reload went on with the inventory half written:\n%s", data)
+		past := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(file, past, past); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(named, []byte(tc.first), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			f, err := os.OpenFile(named, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			f.WriteString(tc.more)
+		}()
+		if _, err := loadSettled(context.Background(), file, 400*time.Millisecond, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(named)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), tc.want) {
+			t.Errorf("the reload went on with the %s half written:\n%s", tc.key, data)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -32,6 +33,14 @@ func enrichComponents(d deps) ([]component, error) {
 		n = 2
 	}
 	cls := enrich.NewClassifier()
+	if err := useSyslogRules(cls, d.cfg.Enrich.SyslogRules, logger); err != nil {
+		return nil, fmt.Errorf("enrich.syslog_rules: %w", err)
+	}
+	// SIGHUP reads the file again, or the one the config names now (none:
+	// weir's rules alone); a file refused leaves the rules in use.
+	d.reload.add(partSyslogRules, func(cfg *configs.Config) error {
+		return useSyslogRules(cls, cfg.Enrich.SyslogRules, logger)
+	})
 	dedup, threshold, window := d.cfg.Enrich.DedupWindow.Std(), d.cfg.Enrich.Flap.Threshold, d.cfg.Enrich.Flap.Window.Std()
 	if dedup == 0 {
 		dedup = enrich.DefaultDedupWindow
@@ -82,4 +91,21 @@ func enrichComponents(d deps) ([]component, error) {
 		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})
 	}
 	return comps, nil
+}
+
+// useSyslogRules puts the site's rules of the file at path (none: "")
+// before the classifier's own, once their examples give what they say.
+func useSyslogRules(cls *enrich.Classifier, path string, logger *slog.Logger) error {
+	if path == "" {
+		return cls.UseSyslogRules(nil)
+	}
+	rules, err := enrich.ReadSyslogRules(path)
+	if err != nil {
+		return err
+	}
+	if err := cls.UseSyslogRules(rules); err != nil {
+		return err
+	}
+	logger.Info("syslog rules loaded", slog.String("file", path), slog.Int("rules", rules.Len()))
+	return nil
 }

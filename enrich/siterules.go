@@ -1,0 +1,299 @@
+package enrich
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/weirnet/weir/internal/yamlerr"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// SyslogRules are a site's own syslog rules (enrich.syslog_rules): for a
+// device family or a message weir's rules do not know, added without
+// rebuilding weir. They are tried before the built-in rules, in the
+// file's order, and each carries example lines that must give what it
+// says, checked when the file is loaded (UseSyslogRules).
+type SyslogRules struct {
+	path  string
+	rules []rule
+	lines []int // of each rule in the file
+}
+
+// Path is the file the rules were read from.
+func (s *SyslogRules) Path() string { return s.path }
+
+// Len is how many rules the file has.
+func (s *SyslogRules) Len() int { return len(s.rules) }
+
+// siteRulesFile is the file's YAML.
+type siteRulesFile struct {
+	Rules []siteRuleYAML `yaml:"rules"`
+}
+
+type siteRuleYAML struct {
+	Name     string            `yaml:"name"`
+	Vendor   string            `yaml:"vendor"`
+	Match    patternList       `yaml:"match"`
+	Event    string            `yaml:"event"`
+	States   map[string]string `yaml:"states"`
+	Examples []struct {
+		Line   string            `yaml:"line"`
+		Event  string            `yaml:"event"`
+		Fields map[string]string `yaml:"fields"`
+	} `yaml:"examples"`
+}
+
+// patternList is match: one pattern, or a list that must all match.
+type patternList []string
+
+func (p *patternList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*p = patternList{n.Value}
+		return nil
+	}
+	var list []string
+	if err := n.Decode(&list); err != nil {
+		return yamlerr.NewValueError(n, "match is a regular expression or a list of them")
+	}
+	*p = list
+	return nil
+}
+
+// ReadSyslogRules reads and parses a site rules file (see
+// ParseSyslogRules).
+func ReadSyslogRules(path string) (*SyslogRules, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err // names the file
+	}
+	return ParseSyslogRules(data, path)
+}
+
+// siteRuleName is what a rule's name may be: errors and logs name it.
+var siteRuleName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+
+// ParseSyslogRules parses a site rules file's data (name is the file, for
+// errors): every rule needs a name, one or more patterns (Go's RE2
+// syntax; named groups become fields), an event or states, and examples.
+// Whether the examples give what they say is UseSyslogRules' check, made
+// against the rules they run among.
+func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var f siteRulesFile
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, errors.New(yamlerr.WithFile(name, err.Error()))
+	}
+	var root yaml.Node
+	_ = yaml.Unmarshal(data, &root) // it decoded above: for the rules' lines
+	lines := ruleLines(&root)
+	builtin := map[string]bool{}
+	for _, r := range syslogRules() {
+		builtin[r.name] = true
+	}
+	events := syslogEventTypes()
+	s := &SyslogRules{path: name}
+	seen := map[string]int{}
+	var errs []error
+	for i, y := range f.Rules {
+		line := 0
+		if i < len(lines) {
+			line = lines[i]
+		}
+		where := fmt.Sprintf("%s:%d: rule %q", name, line, y.Name)
+		if y.Name == "" {
+			where = fmt.Sprintf("%s:%d: rule %d", name, line, i+1)
+		}
+		fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(where+": "+format, args...)) }
+		switch {
+		case y.Name == "":
+			fail("needs a name")
+		case !siteRuleName.MatchString(y.Name):
+			fail("name: lower-case letters, digits, _ . and - only")
+		case builtin[y.Name]:
+			fail("name: weir has a rule of that name; give yours another")
+		case seen[y.Name] > 0:
+			fail("name: also the name of the rule at line %d", seen[y.Name])
+		}
+		seen[y.Name] = max(line, 1)
+		r := rule{name: y.Name, vendor: y.Vendor, event: y.Event}
+		groups := map[string]bool{}
+		if len(y.Match) == 0 {
+			fail("needs match: a regular expression the message must match")
+		}
+		for _, m := range y.Match {
+			p, err := regexp.Compile(m)
+			if err != nil {
+				fail("match: %v", err)
+				continue
+			}
+			r.patterns = append(r.patterns, p)
+			for _, g := range p.SubexpNames() {
+				groups[g] = true
+			}
+		}
+		switch {
+		case y.Event != "" && y.States != nil:
+			fail("event and states: give one (a fixed event, or events by the state group)")
+		case y.Event == "" && y.States == nil:
+			fail("needs event (a fixed event) or states (events by the state group's value)")
+		case y.Event != "" && !events[y.Event]:
+			fail("event %q: not one syslog gives; one of %s", y.Event, eventList(events))
+		case y.States != nil:
+			if len(y.Match) > 0 && len(r.patterns) == len(y.Match) && !groups["state"] {
+				fail("states: match has no (?P<state>...) group to look them up by")
+			}
+			r.states = make(map[string]string, len(y.States))
+			for st, ev := range y.States {
+				if ev != "" && !events[ev] {
+					fail("states: %s: event %q: not one syslog gives; one of %s", st, ev, eventList(events))
+				}
+				r.states[strings.ToLower(st)] = ev
+			}
+		}
+		for _, ev := range ruleEvents(&r) {
+			if g := objectGroup(ev); g != "" && len(r.patterns) == len(y.Match) && !groups[g] && !(g == "user" && groups["source"]) {
+				fail("match: a %s event names its object by a (?P<%s>...) group, which match has not", ev, g)
+			}
+		}
+		if len(y.Examples) == 0 {
+			fail("needs examples: message lines and what each gives, checked when the file is loaded")
+		}
+		for _, ex := range y.Examples {
+			r.examples = append(r.examples, example{line: ex.Line, event: ex.Event, fields: ex.Fields})
+		}
+		s.rules = append(s.rules, r)
+		s.lines = append(s.lines, line)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	prepareRules(s.rules)
+	return s, nil
+}
+
+// ruleLines are the lines of the rules list's entries in the file.
+func ruleLines(root *yaml.Node) []int {
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "rules" && m.Content[i+1].Kind == yaml.SequenceNode {
+			var lines []int
+			for _, n := range m.Content[i+1].Content {
+				lines = append(lines, n.Line)
+			}
+			return lines
+		}
+	}
+	return nil
+}
+
+// ruleEvents are the events a rule can give.
+func ruleEvents(r *rule) []string {
+	var out []string
+	for _, ev := range append([]string{r.event, r.up, r.down}, mapValues(r.states)...) {
+		if ev != "" && !slices.Contains(out, ev) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func mapValues(m map[string]string) []string { return slices.Sorted(maps.Values(m)) }
+
+// objectGroup is the group naming an event's object (ObjectOf).
+func objectGroup(event string) string {
+	switch {
+	case strings.HasPrefix(event, "interface_"):
+		return "interface"
+	case strings.HasPrefix(event, "bgp_"), strings.HasPrefix(event, "ospf_"):
+		return "neighbor"
+	case event == "login_succeeded", event == "config_changed":
+		return "user"
+	}
+	return ""
+}
+
+// syslogEventTypes are the events weir's own rules give: what a site's
+// may give too (the event detector knows what to do with them).
+func syslogEventTypes() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range syslogRules() {
+		for _, ev := range ruleEvents(&r) {
+			out[ev] = true
+		}
+	}
+	return out
+}
+
+func eventList(events map[string]bool) string {
+	return strings.Join(slices.Sorted(maps.Keys(events)), ", ")
+}
+
+// UseSyslogRules puts the site's rules before the built-in ones (nil:
+// the built-in ones alone), once every example of every site rule gives,
+// among them, that rule, its event and its fields; else it returns what
+// did not and the rules in use stay. Safe while Classify runs.
+func (c *Classifier) UseSyslogRules(s *SyslogRules) error {
+	rules := c.builtin
+	if s != nil && len(s.rules) > 0 {
+		rules = append(slices.Clone(s.rules), c.builtin...)
+	}
+	next := &Classifier{builtin: c.builtin}
+	next.rules.Store(&rules)
+	if s != nil {
+		var errs []error
+		for i := range s.rules {
+			r := &s.rules[i]
+			for _, ex := range r.examples {
+				if msg := checkExample(next, r, ex); msg != "" {
+					errs = append(errs, fmt.Errorf("%s:%d: rule %q: example %q: %s", s.path, s.lines[i], r.name, ex.line, msg))
+				}
+			}
+		}
+		if len(errs) > 0 {
+			return errors.Join(errs...)
+		}
+	}
+	c.rules.Store(&rules)
+	return nil
+}
+
+// checkExample is what is wrong with what c makes of r's example ex, or
+// "".
+func checkExample(c *Classifier, r *rule, ex example) string {
+	l := telemetry.Log{Message: ex.line}
+	info := c.Classify(&l)
+	switch {
+	case info.Rule == "":
+		return "matches no rule"
+	case info.Rule != r.name:
+		return fmt.Sprintf("matches rule %q first", info.Rule)
+	case info.Event != ex.event:
+		if ex.event == "" {
+			return fmt.Sprintf("gives event %q, and the example says none", info.Event)
+		}
+		return fmt.Sprintf("gives event %q, not %q", info.Event, ex.event)
+	}
+	var wrong []string
+	for _, k := range slices.Sorted(maps.Keys(ex.fields)) {
+		if got := info.Fields[k]; got != ex.fields[k] {
+			wrong = append(wrong, fmt.Sprintf("field %s is %q, not %q", k, got, ex.fields[k]))
+		}
+	}
+	if info.Event != "" && ObjectOf(info) == "" {
+		wrong = append(wrong, fmt.Sprintf("its %s event names no object (group %s empty)", info.Event, objectGroup(info.Event)))
+	}
+	return strings.Join(wrong, "; ")
+}

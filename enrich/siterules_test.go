@@ -1,0 +1,266 @@
+package enrich
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestSiteRulesExampleFile: the example file weir ships loads, and its
+// rules recognise what weir's own do not.
+func TestSiteRulesExampleFile(t *testing.T) {
+	s, err := ReadSyslogRules("../configs/syslog-rules.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClassifier()
+	nic := telemetry.Log{Message: "i40e 0000:3b:00.1 ens1f1: NIC Link is Down"}
+	meraki := telemetry.Log{Message: "events port 12 status changed from 10Gfdx to down"}
+	if info := c.Classify(&nic); info.Event != "" {
+		t.Fatalf("weir's own rules already give %+v: pick another example", info)
+	}
+	if err := c.UseSyslogRules(s); err != nil {
+		t.Fatal(err)
+	}
+	if info := c.Classify(&nic); info.Rule != "linux_nic_link" || info.Event != "interface_down" || info.Fields["interface"] != "ens1f1" || info.Vendor != VendorGeneric {
+		t.Errorf("NIC link line: %+v", info)
+	}
+	if info := c.Classify(&meraki); info.Rule != "meraki_port_down" || info.Event != "interface_down" || ObjectOf(info) != "12" || info.Vendor != "cisco_meraki" || !info.VendorByRule {
+		t.Errorf("Meraki line: %+v", info)
+	}
+	// The built-in rules still run after them.
+	if info := c.Classify(&telemetry.Log{Message: "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"}); info.Rule != "cisco_link" {
+		t.Errorf("a Cisco line with site rules: %+v", info)
+	}
+	if err := c.UseSyslogRules(nil); err != nil {
+		t.Fatal(err)
+	}
+	if info := c.Classify(&nic); info.Event != "" {
+		t.Errorf("site rules taken away, still %+v", info)
+	}
+}
+
+// TestSiteRulesComeFirst: a site rule reads a message its own way even
+// where a built-in rule matches it, and its fields are its own.
+func TestSiteRulesComeFirst(t *testing.T) {
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: lab_ports
+    match: '^Port (?P<interface>\d+) link (?P<state>up|down)$'
+    states: {up: interface_up, down: interface_down}
+    examples:
+      - {line: "Port 5 link down", event: interface_down, fields: {interface: "5", site_note: ""}}
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClassifier()
+	if info := c.Classify(&telemetry.Log{Message: "Port 5 link down"}); info.Rule == "" {
+		t.Fatal("no built-in rule matches the example: pick another")
+	}
+	if err := c.UseSyslogRules(s); err != nil {
+		t.Fatal(err)
+	}
+	if info := c.Classify(&telemetry.Log{Message: "Port 5 link down"}); info.Rule != "lab_ports" || info.Event != "interface_down" {
+		t.Errorf("%+v", info)
+	}
+}
+
+// TestSiteRulesRefused: each mistake in a site rules file is told with
+// the file, the rule's line and what to do, all of them at once, and a
+// refused file leaves the rules in use as they were.
+func TestSiteRulesRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"bad regexp", `
+rules:
+  - name: a
+    match: 'link (down'
+    event: interface_down
+    examples: [{line: x}]
+`, []string{"rules.yaml:3: rule \"a\": match: error parsing regexp"}},
+		{"unknown event, no object group", `
+rules:
+  - name: a
+    match: 'link (?P<port>\S+) down'
+    event: link_down
+    examples: [{line: "link 1 down", event: link_down}]
+  - name: b
+    match: 'link (?P<port>\S+) down'
+    event: interface_down
+    examples: [{line: "link 1 down", event: interface_down}]
+`, []string{`rules.yaml:3: rule "a": event "link_down": not one syslog gives; one of`, "interface_down", `rules.yaml:7: rule "b": match: a interface_down event names its object by a (?P<interface>...) group`}},
+		{"states without a state group, and event too", `
+rules:
+  - name: a
+    match: 'link (?P<interface>\S+) (?:down|up)'
+    states: {down: interface_down}
+    examples: [{line: "link 1 down"}]
+  - name: b
+    match: 'x (?P<user>\S+)'
+    event: login_succeeded
+    states: {y: login_succeeded}
+    examples: [{line: "x y"}]
+`, []string{`rule "a": states: match has no (?P<state>...) group`, `rule "b": event and states: give one`}},
+		{"names", `
+rules:
+  - match: 'x'
+    event: config_changed
+  - name: cisco_link
+    match: 'x (?P<user>\S+)'
+    event: config_changed
+    examples: [{line: "x y", event: config_changed}]
+  - name: Mine
+    match: 'x (?P<user>\S+)'
+    event: config_changed
+    examples: [{line: "x y", event: config_changed}]
+  - name: twice
+    match: 'x (?P<user>\S+)'
+    event: config_changed
+    examples: [{line: "x y", event: config_changed}]
+  - name: twice
+    match: 'x (?P<user>\S+)'
+    event: config_changed
+    examples: [{line: "x y", event: config_changed}]
+`, []string{`rules.yaml:3: rule 1: needs a name`, `rule 1: needs examples`, `rule "cisco_link": name: weir has a rule of that name`,
+			`rule "Mine": name: lower-case`, `rules.yaml:17: rule "twice": name: also the name of the rule at line 13`}},
+		{"unknown key", `
+rules:
+  - name: a
+    match: 'x (?P<user>\S+)'
+    evnet: config_changed
+`, []string{"rules.yaml:", `field evnet not found`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSyslogRules([]byte(tc.yaml), "rules.yaml")
+			if err == nil {
+				t.Fatal("parsed")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nwants %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestSiteRulesExamplesChecked: a file whose examples do not give what
+// they say is refused by UseSyslogRules, naming the rule, the example and
+// what it gave; the rules in use stay.
+func TestSiteRulesExamplesChecked(t *testing.T) {
+	c := NewClassifier()
+	good, err := ParseSyslogRules([]byte(`
+rules:
+  - name: nic
+    match: '(?P<interface>[\w.-]+): NIC Link is (?P<state>Up|Down)\b'
+    states: {up: interface_up, down: interface_down}
+    examples: [{line: "eth2: NIC Link is Down", event: interface_down, fields: {interface: eth2}}]
+`), "good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.UseSyslogRules(good); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := ParseSyslogRules([]byte(`
+rules:
+  - name: wide
+    match: '(?P<interface>\S+): NIC Link is Down'
+    event: interface_down
+    examples: [{line: "eth0: NIC Link is Down", event: interface_down, fields: {interface: eth0}}]
+  - name: nic
+    match: '(?P<interface>[\w.-]+): NIC Link is (?P<state>Up|Down)\b'
+    states: {up: interface_up, down: interface_down}
+    examples:
+      - {line: "eth2: NIC Link is Down", event: interface_down}
+      - {line: "eth2: NIC Link is Up", event: interface_down}
+      - {line: "eth2: NIC Link is Up", event: interface_up, fields: {interface: eth3}}
+      - {line: "nothing to see", event: interface_up}
+`), "bad.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.UseSyslogRules(bad)
+	if err == nil {
+		t.Fatal("taken")
+	}
+	for _, w := range []string{
+		`bad.yaml:7: rule "nic": example "eth2: NIC Link is Down": matches rule "wide" first`,
+		`example "eth2: NIC Link is Up": gives event "interface_up", not "interface_down"`,
+		`field interface is "eth2", not "eth3"`,
+		`example "nothing to see": matches no rule`,
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\nwants %q", err, w)
+		}
+	}
+	if info := c.Classify(&telemetry.Log{Message: "eth0: NIC Link is Down"}); info.Rule == "wide" {
+		t.Errorf("the refused file's rules are in use: %+v", info)
+	}
+	if info := c.Classify(&telemetry.Log{Message: "eth9: NIC Link is Up"}); info.Rule != "nic" {
+		t.Errorf("the rules in use before are not: %+v", info)
+	}
+}
+
+// TestSiteRulesSwappedWhileClassifying: a reload swaps the rules while
+// workers classify (run with -race).
+func TestSiteRulesSwappedWhileClassifying(t *testing.T) {
+	s, err := ReadSyslogRules("../configs/syslog-rules.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClassifier()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			fields := map[string]string{}
+			for range 2000 {
+				info := c.ClassifyInto(&telemetry.Log{Message: "ixgbe 0000:03:00.0 eth2: NIC Link is Down"}, fields)
+				if info.Rule != "" && info.Rule != "linux_nic_link" {
+					t.Errorf("%+v", info)
+					return
+				}
+			}
+		})
+	}
+	for i := range 200 {
+		if i%2 == 1 {
+			s = nil
+		} else if s == nil {
+			s, _ = ReadSyslogRules("../configs/syslog-rules.example.yaml")
+		}
+		if err := c.UseSyslogRules(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+}
+
+// FuzzParseSyslogRules: any file is parsed or refused with an error, and
+// one parsed is taken or refused the same way, without a panic.
+func FuzzParseSyslogRules(f *testing.F) {
+	example, err := os.ReadFile("../configs/syslog-rules.example.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(example)
+	f.Add([]byte("rules:\n  - name: a\n    match: [x, y]\n    event: config_changed\n    examples: [{line: x y}]\n"))
+	f.Add([]byte("rules: {}\n"))
+	f.Add([]byte("rules:\n  - match: {a: b}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseSyslogRules(data, "fuzz.yaml")
+		if err != nil {
+			if s != nil {
+				t.Fatal("rules and an error")
+			}
+			return
+		}
+		_ = NewClassifier().UseSyslogRules(s)
+	})
+}
