@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -87,6 +88,11 @@ type reloadPart struct {
 	name  string
 	apply func(*configs.Config) error
 }
+
+// errNotInUse is a part's answer to a reload that leaves it without a
+// file before and after (no inventory, no syslog rules): it is neither
+// named among the parts reloaded nor refused.
+var errNotInUse = errors.New("not in use")
 
 // add registers a part; apply gets the reloaded config, and an error
 // leaves that part as it was.
@@ -225,8 +231,14 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 	r.refused = nil
 	r.mu.Unlock()
 	var refused []string
+	used := 0
 	for _, p := range parts {
-		if err := p.apply(cfg); err != nil {
+		err := p.apply(cfg)
+		if errors.Is(err, errNotInUse) {
+			continue
+		}
+		used++
+		if err != nil {
 			logger.Error("SIGHUP: not reloaded; it goes on as it was", slog.String("part", p.name), slog.Any("error", err))
 			refused = append(refused, p.name)
 			continue
@@ -236,12 +248,12 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 	r.mu.Lock()
 	r.refused, r.badFile = refused, false
 	r.mu.Unlock()
-	if len(parts) == 0 {
+	if used == 0 {
 		r.result(true)
 		logger.Info("SIGHUP: nothing in this process reloads")
 		return nil
 	}
-	r.result(len(done) == len(parts))
+	r.result(len(done) == used)
 	if len(done) == 0 {
 		logger.Warn("SIGHUP: reloaded nothing; every part goes on as it was (see the errors above)",
 			slog.String("restart_needed", strings.Join(restart, ", ")))

@@ -239,7 +239,7 @@ func TestReloadNamesOnlyPolledTargets(t *testing.T) {
 	good := configs.Defaults()
 	good.SNMP.Targets = []configs.SNMPTarget{{Name: "core10", Host: "192.0.2.10", Profiles: configs.SNMPProfiles{Names: []string{"if-mib"}}}}
 	r.apply(good, nil, logger)
-	if out := logs.String(); strings.Contains(out, "not reloaded") || !strings.Contains(out, `parts="inventory, enrich device names, syslog rules"`) {
+	if out := logs.String(); strings.Contains(out, "not reloaded") || !strings.Contains(out, `parts="enrich device names"`) {
 		t.Errorf("a good target list was not taken:\n%s", out)
 	}
 }
@@ -587,5 +587,47 @@ func TestReloadPartTakingItDuringAReloadIsNotTook(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(r.m.lastTime); got != 0 {
 		t.Errorf("last_reload_success_timestamp_seconds moved to %v on a reload the SNMP targets refused", got)
+	}
+}
+
+// TestReloadLeavesOutFilesNotInUse: with no inventory and no syslog rules
+// before or after, a SIGHUP's log line named "inventory" and "syslog
+// rules" among the parts reloaded, as if a file had been read. Naming a
+// file, and taking it away again, are reloads of them.
+func TestReloadLeavesOutFilesNotInUse(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	dir := t.TempDir()
+	inv, rules := filepath.Join(dir, "inventory.yaml"), filepath.Join(dir, "rules.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: edge1, address: 192.0.2.1}\n"), 0o644)
+	os.WriteFile(rules, []byte("rules:\n  - {name: late, match: 'x (?P<user>y)', event: config_changed, examples: [{line: x y, event: config_changed}]}\n"), 0o644)
+	r := newReloads(prometheus.NewRegistry())
+	if _, err := enrichComponents(deps{cfg: configs.Defaults(), logger: logger, reg: prometheus.NewRegistry(), reload: r}); err != nil {
+		t.Fatal(err)
+	}
+	parts := func(cfg *configs.Config) string {
+		t.Helper()
+		logs.Reset()
+		r.apply(cfg, nil, logger)
+		_, after, ok := strings.Cut(logs.String(), `msg="SIGHUP: reloaded" parts="`)
+		if !ok {
+			t.Fatalf("no reload line:\n%s", logs.String())
+		}
+		list, _, _ := strings.Cut(after, `"`)
+		return list
+	}
+	if got := parts(configs.Defaults()); got != "enrich device names" {
+		t.Errorf("no files: parts %q, want %q", got, "enrich device names")
+	}
+	named := configs.Defaults()
+	named.Enrich.Inventory, named.Enrich.SyslogRules = inv, rules
+	if got := parts(named); got != "inventory, enrich device names, syslog rules" {
+		t.Errorf("files named: parts %q", got)
+	}
+	if got := parts(configs.Defaults()); got != "inventory, enrich device names, syslog rules" {
+		t.Errorf("files taken away: parts %q", got)
+	}
+	if got := parts(configs.Defaults()); got != "enrich device names" {
+		t.Errorf("no files again: parts %q", got)
 	}
 }

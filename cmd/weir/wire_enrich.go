@@ -38,8 +38,16 @@ func enrichComponents(d deps) ([]component, error) {
 	}
 	// SIGHUP reads the file again, or the one the config names now (none:
 	// weir's rules alone); a file refused leaves the rules in use.
+	rulesFile := d.cfg.Enrich.SyslogRules // in use; reloads run one at a time
 	d.reload.add(partSyslogRules, func(cfg *configs.Config) error {
-		return useSyslogRules(cls, cfg.Enrich.SyslogRules, logger)
+		if cfg.Enrich.SyslogRules == "" && rulesFile == "" {
+			return errNotInUse
+		}
+		if err := useSyslogRules(cls, cfg.Enrich.SyslogRules, logger); err != nil {
+			return err
+		}
+		rulesFile = cfg.Enrich.SyslogRules
+		return nil
 	})
 	dedup, threshold, window := d.cfg.Enrich.DedupWindow.Std(), d.cfg.Enrich.Flap.Threshold, d.cfg.Enrich.Flap.Window.Std()
 	if dedup == 0 {

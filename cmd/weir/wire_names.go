@@ -58,6 +58,9 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 	// none: every device unknown), which the watch follows from then on.
 	d.reload.add(partInventory, func(cfg *configs.Config) error {
 		path := cfg.Enrich.Inventory
+		if path == "" && inv.Path() == "" {
+			return errNotInUse
+		}
 		if path == inv.Path() {
 			return inv.Reload()
 		}
