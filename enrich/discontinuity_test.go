@@ -150,3 +150,61 @@ func TestLastClearMarksClearedGNMICounters(t *testing.T) {
 		}
 	}
 }
+
+// gnmiCountersRow is one notification's record of Ethernet1's
+// state/counters from spine1, stamped at.
+func gnmiCountersRow(at time.Time, fields map[string]any) telemetry.Metric {
+	var counters []string
+	for k := range fields {
+		if k != "last-clear" {
+			counters = append(counters, k)
+		}
+	}
+	slices.Sort(counters)
+	return telemetry.Metric{V: 1, Measurement: "interfaces_interface_state_counters", Device: "spine1",
+		Tags:   map[string]string{"name": "Ethernet1", "path": "/interfaces/interface[name=Ethernet1]/state/counters"},
+		Fields: fields, Counters: counters, Counters64: counters, Time: at, Source: "gnmi"}
+}
+
+// TestLastClearInANotificationOfItsOwn: a gNMI target sends only the
+// leaves that changed (on_change, or sample with suppress_redundant), so
+// `clear counters` may come as last-clear in one notification and the
+// counters in others. A counter whose last sample is from before the
+// clear gives no rate over the interval that spans it, whichever
+// notification told of the clear: in-octets cleared from 5,000,000 and
+// past it again (5,100,000) is no 10 KB/s; out-octets, absent from the
+// notification that had last-clear and in-octets, neither.
+func TestLastClearInANotificationOfItsOwn(t *testing.T) {
+	const before, after = 1764670000000000000, 1764670012345678901
+	type sample struct {
+		sec    int
+		fields map[string]any
+		rates  []string // the rate fields wanted
+	}
+	for name, samples := range map[string][]sample{
+		"last-clear alone": {
+			{0, map[string]any{"in-octets": uint64(4_000_000), "last-clear": uint64(before)}, nil},
+			{10, map[string]any{"in-octets": uint64(5_000_000)}, []string{"in_octets_rate"}},
+			{20, map[string]any{"last-clear": uint64(after)}, nil},
+			{21, map[string]any{"in-octets": uint64(5_100_000)}, nil},
+			{31, map[string]any{"in-octets": uint64(5_200_000)}, []string{"in_octets_rate"}},
+		},
+		"last-clear with some counters": {
+			{0, map[string]any{"in-octets": uint64(4_000_000), "out-octets": uint64(4_000_000), "last-clear": uint64(before)}, nil},
+			{10, map[string]any{"in-octets": uint64(5_000_000), "out-octets": uint64(5_000_000)}, []string{"in_octets_rate", "out_octets_rate"}},
+			{20, map[string]any{"in-octets": uint64(5_100_000), "last-clear": uint64(after)}, nil},
+			{21, map[string]any{"out-octets": uint64(5_100_000)}, nil},
+			{31, map[string]any{"in-octets": uint64(5_200_000), "out-octets": uint64(5_200_000)}, []string{"in_octets_rate", "out_octets_rate"}},
+		},
+	} {
+		w := loneMetricsWorker()
+		for i, s := range samples {
+			f, _ := enrichAt(t, w, gnmiCountersRow(casesT0.Add(time.Duration(s.sec)*time.Second), s.fields), int64(i))
+			for _, key := range []string{"in_octets_rate", "out_octets_rate"} {
+				if r, ok := f[key]; ok != slices.Contains(s.rates, key) {
+					t.Errorf("%s: sample %d: %s %v (%v), want one: %v", name, i, key, r, ok, !ok)
+				}
+			}
+		}
+	}
+}
