@@ -1,10 +1,12 @@
 package enrich
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -204,6 +206,68 @@ func TestLastClearInANotificationOfItsOwn(t *testing.T) {
 				if r, ok := f[key]; ok != slices.Contains(s.rates, key) {
 					t.Errorf("%s: sample %d: %s %v (%v), want one: %v", name, i, key, r, ok, !ok)
 				}
+			}
+		}
+	}
+}
+
+// enrichSeen enriches m as a metrics worker would with weir's clock at
+// now (enrichAt's is m's time).
+func enrichSeen(t *testing.T, w *MetricsWorker, m telemetry.Metric, now time.Time, off int64) map[string]float64 {
+	t.Helper()
+	w.rates.setNow(now)
+	v, err := json.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: off, Value: v}); !ok {
+		t.Fatal("not enriched")
+	}
+	out := map[string]float64{}
+	for _, f := range w.row.Fields {
+		if x, ok := f.Number(); ok {
+			out[f.Key] = x
+		}
+	}
+	return out
+}
+
+// TestLastClearAfterAClockSetBack: a gNMI target whose clock jumped a day
+// ahead and was set back. Its counters take the first sample back on
+// time as their base (stampedAhead); so must last-clear, or a clear is
+// not seen until real time passes the day-ahead stamp: in-octets cleared
+// from 3,000 and past it again (3,500) would read as 50 octets a second.
+// Nor does a clear seen while the clock was ahead keep the counters from
+// giving rates once they are back on time.
+func TestLastClearAfterAClockSetBack(t *testing.T) {
+	const before, after = 1764670000000000000, 1764670012345678901
+	type sample struct {
+		sec, now int
+		octets   uint64
+		clear    uint64
+		rate     bool
+	}
+	for name, samples := range map[string][]sample{
+		"cleared once back": {
+			{86_400, 0, 1_000, before, false}, // a day ahead of weir's clock
+			{10, 10, 2_000, before, false},    // set back: the new base
+			{20, 20, 3_000, before, true},
+			{30, 30, 3_500, after, false}, // cleared
+			{40, 40, 4_000, after, true},
+		},
+		"cleared while ahead": {
+			{86_400, 0, 5_000, before, false},
+			{86_410, 10, 100, after, false}, // cleared
+			{20, 20, 1_000, after, false},   // set back: the new base
+			{30, 30, 2_000, after, true},
+		},
+	} {
+		w := loneMetricsWorker()
+		for i, s := range samples {
+			m := gnmiCountersRow(casesT0.Add(time.Duration(s.sec)*time.Second), map[string]any{"in-octets": s.octets, "last-clear": s.clear})
+			f := enrichSeen(t, w, m, casesT0.Add(time.Duration(s.now)*time.Second), int64(i))
+			if r, ok := f["in_octets_rate"]; ok != s.rate {
+				t.Errorf("%s: sample %d: in_octets_rate %v (%v), want a rate: %v", name, i, r, ok, s.rate)
 			}
 		}
 	}

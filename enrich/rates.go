@@ -60,11 +60,20 @@ type rowCounters struct {
 // no rate, whatever its value did, whether it is in this sample or comes
 // in a later one (a gNMI target sends the leaves that changed, last-clear
 // and the counters in notifications of their own, or some of them). An
-// older sample (a replay, out of order) changes nothing.
+// older sample (a replay, out of order) changes nothing; unless the last
+// is stamped ahead of weir's clock and this one is not, which becomes the
+// base instead, as observe's counters do: else a device clock that jumped
+// forward and was set back would hide every move until real time passed
+// that stamp.
 func (rc *rowCounters) discontinued(d float64, at time.Time) {
 	t := at.UnixNano()
 	if rc.discAt != 0 && t <= rc.discAt {
-		return
+		if !stampedAhead(time.Unix(0, rc.discAt), rc.seen) || stampedAhead(at, rc.seen) {
+			return
+		}
+		// A move seen ahead is not to outlast the counters' own
+		// samples ahead, which this one's replace.
+		rc.cleared = min(rc.cleared, t)
 	}
 	if rc.discAt != 0 && d != rc.disc {
 		rc.cleared = t
