@@ -272,3 +272,35 @@ func TestLastClearAfterAClockSetBack(t *testing.T) {
 		}
 	}
 }
+
+// TestLastClearFirstSeenAfterCounters: a gNMI target sending the leaves
+// that changed sends last-clear when the subscription starts and when the
+// counters are cleared. A weir restarted since the first reads back
+// minutes (its warm-up), counters without last-clear: the first
+// last-clear it sees is the clear's, with nothing before it to have
+// moved from. Its time says when the counters started again (here 5 s
+// after in-octets' last sample, 5,000,000): in-octets past that again
+// (5,100,000) gives no rate. A last-clear from before the counters'
+// samples changes nothing.
+func TestLastClearFirstSeenAfterCounters(t *testing.T) {
+	for name, c := range map[string]struct {
+		clearedAt int // seconds from the first sample
+		rate      bool
+	}{
+		"cleared since":       {15, false},
+		"cleared long before": {-86_400, true},
+	} {
+		w := loneMetricsWorker()
+		var f map[string]float64
+		for i, s := range []map[string]any{
+			{"in-octets": uint64(4_000_000)},
+			{"in-octets": uint64(5_000_000)},
+			{"in-octets": uint64(5_100_000), "last-clear": uint64(casesT0.Add(time.Duration(c.clearedAt) * time.Second).UnixNano())},
+		} {
+			f, _ = enrichAt(t, w, gnmiCountersRow(casesT0.Add(time.Duration(i)*10*time.Second), s), int64(i))
+		}
+		if r, ok := f["in_octets_rate"]; ok != c.rate {
+			t.Errorf("%s: in_octets_rate %v (%v) on the first last-clear, want a rate: %v", name, r, ok, c.rate)
+		}
+	}
+}

@@ -64,8 +64,14 @@ type rowCounters struct {
 // is stamped ahead of weir's clock and this one is not, which becomes the
 // base instead, as observe's counters do: else a device clock that jumped
 // forward and was set back would hide every move until real time passed
-// that stamp.
-func (rc *rowCounters) discontinued(d float64, at time.Time) {
+// that stamp. epoch: d is a time (OpenConfig's last-clear, ns since the
+// epoch, on the clock that stamps the counters): the row's first is when
+// the counters started again, and holds for those sampled before it.
+// A target sending the leaves that changed sends last-clear once at the
+// start of its subscription, and then when cleared: a worker that took
+// the row since (a restart of weir, a rebalance), whose warm-up window
+// held only counters, first sees last-clear at the clear.
+func (rc *rowCounters) discontinued(d float64, epoch bool, at time.Time) {
 	t := at.UnixNano()
 	if rc.discAt != 0 && t <= rc.discAt {
 		if !stampedAhead(time.Unix(0, rc.discAt), rc.seen) || stampedAhead(at, rc.seen) {
@@ -75,8 +81,13 @@ func (rc *rowCounters) discontinued(d float64, at time.Time) {
 		// samples ahead, which this one's replace.
 		rc.cleared = min(rc.cleared, t)
 	}
-	if rc.discAt != 0 && d != rc.disc {
+	switch {
+	case rc.discAt != 0 && d != rc.disc:
 		rc.cleared = t
+	case rc.discAt == 0 && epoch && d <= float64(t):
+		// min: d as a float is off by up to 128 ns, and a counter
+		// sampled with it is sampled after the clear.
+		rc.cleared = max(rc.cleared, min(int64(d), t))
 	}
 	rc.disc, rc.discAt = d, t
 }
