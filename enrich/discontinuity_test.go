@@ -1,10 +1,12 @@
 package enrich
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -147,6 +149,158 @@ func TestLastClearMarksClearedGNMICounters(t *testing.T) {
 		}
 		if want := []bool{false, true, false, true}; !slices.Equal(got, want) {
 			t.Errorf("%s: in_octets_rate at samples %v, want %v", key, got, want)
+		}
+	}
+}
+
+// gnmiCountersRow is one notification's record of Ethernet1's
+// state/counters from spine1, stamped at.
+func gnmiCountersRow(at time.Time, fields map[string]any) telemetry.Metric {
+	var counters []string
+	for k := range fields {
+		if k != "last-clear" {
+			counters = append(counters, k)
+		}
+	}
+	slices.Sort(counters)
+	return telemetry.Metric{V: 1, Measurement: "interfaces_interface_state_counters", Device: "spine1",
+		Tags:   map[string]string{"name": "Ethernet1", "path": "/interfaces/interface[name=Ethernet1]/state/counters"},
+		Fields: fields, Counters: counters, Counters64: counters, Time: at, Source: "gnmi"}
+}
+
+// TestLastClearInANotificationOfItsOwn: a gNMI target sends only the
+// leaves that changed (on_change, or sample with suppress_redundant), so
+// `clear counters` may come as last-clear in one notification and the
+// counters in others. A counter whose last sample is from before the
+// clear gives no rate over the interval that spans it, whichever
+// notification told of the clear: in-octets cleared from 5,000,000 and
+// past it again (5,100,000) is no 10 KB/s; out-octets, absent from the
+// notification that had last-clear and in-octets, neither.
+func TestLastClearInANotificationOfItsOwn(t *testing.T) {
+	const before, after = 1764670000000000000, 1764670012345678901
+	type sample struct {
+		sec    int
+		fields map[string]any
+		rates  []string // the rate fields wanted
+	}
+	for name, samples := range map[string][]sample{
+		"last-clear alone": {
+			{0, map[string]any{"in-octets": uint64(4_000_000), "last-clear": uint64(before)}, nil},
+			{10, map[string]any{"in-octets": uint64(5_000_000)}, []string{"in_octets_rate"}},
+			{20, map[string]any{"last-clear": uint64(after)}, nil},
+			{21, map[string]any{"in-octets": uint64(5_100_000)}, nil},
+			{31, map[string]any{"in-octets": uint64(5_200_000)}, []string{"in_octets_rate"}},
+		},
+		"last-clear with some counters": {
+			{0, map[string]any{"in-octets": uint64(4_000_000), "out-octets": uint64(4_000_000), "last-clear": uint64(before)}, nil},
+			{10, map[string]any{"in-octets": uint64(5_000_000), "out-octets": uint64(5_000_000)}, []string{"in_octets_rate", "out_octets_rate"}},
+			{20, map[string]any{"in-octets": uint64(5_100_000), "last-clear": uint64(after)}, nil},
+			{21, map[string]any{"out-octets": uint64(5_100_000)}, nil},
+			{31, map[string]any{"in-octets": uint64(5_200_000), "out-octets": uint64(5_200_000)}, []string{"in_octets_rate", "out_octets_rate"}},
+		},
+	} {
+		w := loneMetricsWorker()
+		for i, s := range samples {
+			f, _ := enrichAt(t, w, gnmiCountersRow(casesT0.Add(time.Duration(s.sec)*time.Second), s.fields), int64(i))
+			for _, key := range []string{"in_octets_rate", "out_octets_rate"} {
+				if r, ok := f[key]; ok != slices.Contains(s.rates, key) {
+					t.Errorf("%s: sample %d: %s %v (%v), want one: %v", name, i, key, r, ok, !ok)
+				}
+			}
+		}
+	}
+}
+
+// enrichSeen enriches m as a metrics worker would with weir's clock at
+// now (enrichAt's is m's time).
+func enrichSeen(t *testing.T, w *MetricsWorker, m telemetry.Metric, now time.Time, off int64) map[string]float64 {
+	t.Helper()
+	w.rates.setNow(now)
+	v, err := json.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: off, Value: v}); !ok {
+		t.Fatal("not enriched")
+	}
+	out := map[string]float64{}
+	for _, f := range w.row.Fields {
+		if x, ok := f.Number(); ok {
+			out[f.Key] = x
+		}
+	}
+	return out
+}
+
+// TestLastClearAfterAClockSetBack: a gNMI target whose clock jumped a day
+// ahead and was set back. Its counters take the first sample back on
+// time as their base (stampedAhead); so must last-clear, or a clear is
+// not seen until real time passes the day-ahead stamp: in-octets cleared
+// from 3,000 and past it again (3,500) would read as 50 octets a second.
+// Nor does a clear seen while the clock was ahead keep the counters from
+// giving rates once they are back on time.
+func TestLastClearAfterAClockSetBack(t *testing.T) {
+	const before, after = 1764670000000000000, 1764670012345678901
+	type sample struct {
+		sec, now int
+		octets   uint64
+		clear    uint64
+		rate     bool
+	}
+	for name, samples := range map[string][]sample{
+		"cleared once back": {
+			{86_400, 0, 1_000, before, false}, // a day ahead of weir's clock
+			{10, 10, 2_000, before, false},    // set back: the new base
+			{20, 20, 3_000, before, true},
+			{30, 30, 3_500, after, false}, // cleared
+			{40, 40, 4_000, after, true},
+		},
+		"cleared while ahead": {
+			{86_400, 0, 5_000, before, false},
+			{86_410, 10, 100, after, false}, // cleared
+			{20, 20, 1_000, after, false},   // set back: the new base
+			{30, 30, 2_000, after, true},
+		},
+	} {
+		w := loneMetricsWorker()
+		for i, s := range samples {
+			m := gnmiCountersRow(casesT0.Add(time.Duration(s.sec)*time.Second), map[string]any{"in-octets": s.octets, "last-clear": s.clear})
+			f := enrichSeen(t, w, m, casesT0.Add(time.Duration(s.now)*time.Second), int64(i))
+			if r, ok := f["in_octets_rate"]; ok != s.rate {
+				t.Errorf("%s: sample %d: in_octets_rate %v (%v), want a rate: %v", name, i, r, ok, s.rate)
+			}
+		}
+	}
+}
+
+// TestLastClearFirstSeenAfterCounters: a gNMI target sending the leaves
+// that changed sends last-clear when the subscription starts and when the
+// counters are cleared. A weir restarted since the first reads back
+// minutes (its warm-up), counters without last-clear: the first
+// last-clear it sees is the clear's, with nothing before it to have
+// moved from. Its time says when the counters started again (here 5 s
+// after in-octets' last sample, 5,000,000): in-octets past that again
+// (5,100,000) gives no rate. A last-clear from before the counters'
+// samples changes nothing.
+func TestLastClearFirstSeenAfterCounters(t *testing.T) {
+	for name, c := range map[string]struct {
+		clearedAt int // seconds from the first sample
+		rate      bool
+	}{
+		"cleared since":       {15, false},
+		"cleared long before": {-86_400, true},
+	} {
+		w := loneMetricsWorker()
+		var f map[string]float64
+		for i, s := range []map[string]any{
+			{"in-octets": uint64(4_000_000)},
+			{"in-octets": uint64(5_000_000)},
+			{"in-octets": uint64(5_100_000), "last-clear": uint64(casesT0.Add(time.Duration(c.clearedAt) * time.Second).UnixNano())},
+		} {
+			f, _ = enrichAt(t, w, gnmiCountersRow(casesT0.Add(time.Duration(i)*10*time.Second), s), int64(i))
+		}
+		if r, ok := f["in_octets_rate"]; ok != c.rate {
+			t.Errorf("%s: in_octets_rate %v (%v) on the first last-clear, want a rate: %v", name, r, ok, c.rate)
 		}
 	}
 }

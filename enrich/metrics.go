@@ -464,10 +464,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	rates := w.rateBuf[:0]
 	var row *rowCounters
 	rowLooked := false // row is looked up (nil: not kept, past maxObjects)
-	discontinuity := false
-	if d, ok := discontinuityTime(p); ok {
+	if d, epoch, ok := discontinuityTime(p); ok {
 		if row, rowLooked = w.trackedRow(p.Device), true; row != nil {
-			discontinuity = row.discontinued(d, at)
+			row.discontinued(d, epoch, at)
 		}
 	}
 	counters := 0 // the counters so far: where this one sits in the row's samples
@@ -521,7 +520,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				carries = leastSpeed(p)
 			}
 		}
-		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8, discontinuity)
+		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8)
 		if info.hasNorm {
 			norm.present(info.norm)
 		}
@@ -1453,13 +1452,12 @@ func firstTag(p *telemetry.Point, keys ...string) string {
 // discontinuityTime is when the row's counters last started again, by
 // the agent's word: IF-MIB's ifCounterDiscontinuityTime (a sysUpTime) or
 // OpenConfig's counters/last-clear (ns since the epoch, a float past 2^53:
-// compared, never computed with), named as the row's subscription path
-// makes it. Looked up only in a row with counters, once.
-func discontinuityTime(p *telemetry.Point) (float64, bool) {
-	if len(p.Counters) == 0 {
-		return 0, false
-	}
-	key := "ifCounterDiscontinuityTime"
+// compared, never computed with; epoch says it is one), named as the
+// row's subscription path makes it. Looked up once, in an SNMP row only
+// when it has counters; in a gNMI one whatever it has: a target sending
+// the leaves that changed may send last-clear without them.
+func discontinuityTime(p *telemetry.Point) (t float64, epoch, ok bool) {
+	var key string
 	switch p.Measurement {
 	case "interfaces_interface_state_counters":
 		key = "last-clear"
@@ -1467,13 +1465,18 @@ func discontinuityTime(p *telemetry.Point) (float64, bool) {
 		key = "counters/last-clear"
 	case "interfaces_interface":
 		key = "state/counters/last-clear"
+	default:
+		if len(p.Counters) == 0 {
+			return 0, false, false
+		}
+		key = "ifCounterDiscontinuityTime"
 	}
 	if f, ok := p.Field(key); ok && f.Kind != telemetry.FieldBool {
-		if t, ok := f.Number(); ok && t >= 0 {
-			return t, true
+		if v, ok := f.Number(); ok && v >= 0 {
+			return v, key != "ifCounterDiscontinuityTime", true
 		}
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // counterValue is a counter field's value; false for a negative or

@@ -45,27 +45,51 @@ type rowCounters struct {
 	nameEntry          *interfaceName
 	nameID             uint64
 	// disc is the row's last discontinuity time, from the sample of
-	// discAt (Unix nanoseconds; 0: none yet). See discontinued.
-	disc   float64
-	discAt int64
+	// discAt (Unix nanoseconds; 0: none yet); cleared is the time of
+	// the last sample that told it moved (0: none). See discontinued.
+	disc            float64
+	discAt, cleared int64
 }
 
 // discontinued records the row's discontinuity time d (discontinuityTime:
 // IF-MIB's ifCounterDiscontinuityTime, the sysUpTime at which any of the
 // interface's counters last had a discontinuity, a `clear counters` or the
-// interface made again; OpenConfig's last-clear) in the sample of time at,
-// and reports whether it moved since the row's last: the agent says its
-// counters started again in between, so none of them gives a rate over
-// that interval, whatever its value did. An older sample (a replay, out
-// of order) changes nothing.
-func (rc *rowCounters) discontinued(d float64, at time.Time) bool {
+// interface made again; OpenConfig's last-clear) in the sample of time at.
+// When it moved since the row's last, the agent says its counters started
+// again in between: from a counter last sampled before at, observe gives
+// no rate, whatever its value did, whether it is in this sample or comes
+// in a later one (a gNMI target sends the leaves that changed, last-clear
+// and the counters in notifications of their own, or some of them). An
+// older sample (a replay, out of order) changes nothing; unless the last
+// is stamped ahead of weir's clock and this one is not, which becomes the
+// base instead, as observe's counters do: else a device clock that jumped
+// forward and was set back would hide every move until real time passed
+// that stamp. epoch: d is a time (OpenConfig's last-clear, ns since the
+// epoch, on the clock that stamps the counters): the row's first is when
+// the counters started again, and holds for those sampled before it.
+// A target sending the leaves that changed sends last-clear once at the
+// start of its subscription, and then when cleared: a worker that took
+// the row since (a restart of weir, a rebalance), whose warm-up window
+// held only counters, first sees last-clear at the clear.
+func (rc *rowCounters) discontinued(d float64, epoch bool, at time.Time) {
 	t := at.UnixNano()
 	if rc.discAt != 0 && t <= rc.discAt {
-		return false
+		if !stampedAhead(time.Unix(0, rc.discAt), rc.seen) || stampedAhead(at, rc.seen) {
+			return
+		}
+		// A move seen ahead is not to outlast the counters' own
+		// samples ahead, which this one's replace.
+		rc.cleared = min(rc.cleared, t)
 	}
-	moved := rc.discAt != 0 && d != rc.disc
+	switch {
+	case rc.discAt != 0 && d != rc.disc:
+		rc.cleared = t
+	case rc.discAt == 0 && epoch && d <= float64(t):
+		// min: d as a float is off by up to 128 ns, and a counter
+		// sampled with it is sampled after the clear.
+		rc.cleared = max(rc.cleared, min(int64(d), t))
+	}
 	rc.disc, rc.discAt = d, t
-	return moved
 }
 
 // counterSample is the last value seen of one counter series.
@@ -103,8 +127,9 @@ type counterSample struct {
 //     most farWrapGrowth times the counter's steady rate before, and the
 //     link could carry it (the caller tells: wrapFar). Anything else is a
 //     reset: no rate.
-//   - A row whose ifCounterDiscontinuityTime moved (discontinued) gives
-//     no rate: its counters started again, by the agent's word.
+//   - A counter last sampled before its row's ifCounterDiscontinuityTime
+//     (or last-clear) was seen to move (discontinued) gives no rate: its
+//     counters started again since, by the agent's word.
 //   - Missed polls just make the interval longer; the rate is still right.
 //
 // Rows are kept by row (appendRowID), not by series, so a record of many
@@ -157,9 +182,8 @@ func (r *rates) row(id []byte, max int) *rowCounters {
 // for wrapFar). carries is how many a second the link can carry of a
 // 32-bit counter's units (0: not known, or no matter): an interval over
 // which it could carry 2^32 may hide a wrap, and its rate, which the
-// caller gives none, is no steady rate. discontinuity: the agent says the
-// row's counters started again since its last sample (discontinued).
-func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool, carries float64, discontinuity bool) (rate, secs float64, ok bool, wrapped wrap) {
+// caller gives none, is no steady rate.
+func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, uptime uint32, wide bool, carries float64) (rate, secs float64, ok bool, wrapped wrap) {
 	if i >= len(rc.counters) || rc.counters[i].field != field {
 		i = -1
 		for j := range rc.counters {
@@ -195,7 +219,8 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	prev := *s
 	s.value, s.at, s.uptime = value, at, uptime
-	if discontinuity {
+	if rc.cleared != 0 && prev.at.UnixNano() < rc.cleared {
+		// The agent said its counters started again since prev.
 		s.steady = 0
 		return 0, 0, false, noWrap
 	}

@@ -57,7 +57,7 @@ func TestRates(t *testing.T) {
 		r := newRates()
 		for i, s := range tc.samples {
 			id := appendRowID(nil, "edge1", "snmp_interface", []telemetry.Tag{{Key: "ifName", Value: "Gi0/1"}})
-			rate, _, ok, _ := r.row(id, maxMetricsObjects).observe(i%2, "ifHCInOctets", s.v, at(s.sec), s.uptime, tc.wide, 0, false)
+			rate, _, ok, _ := r.row(id, maxMetricsObjects).observe(i%2, "ifHCInOctets", s.v, at(s.sec), s.uptime, tc.wide, 0)
 			if ok != s.ok || (ok && math.Abs(rate-s.rate) > 1e-9) {
 				t.Errorf("%s: sample %d: rate %v %v, want %v %v", tc.name, i, rate, ok, s.rate, s.ok)
 			}
@@ -73,9 +73,9 @@ func TestForgetByArrival(t *testing.T) {
 	device := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) // a device clock years behind
 	r.setNow(now.Add(-2 * time.Hour))
 	gone, live := appendRowID(nil, "gone", "m", nil), appendRowID(nil, "live", "m", nil)
-	r.row(gone, maxMetricsObjects).observe(0, "in", 1, device, 0, false, 0, false)
+	r.row(gone, maxMetricsObjects).observe(0, "in", 1, device, 0, false, 0)
 	r.setNow(now)
-	r.row(live, maxMetricsObjects).observe(0, "in", 1, device, 0, false, 0, false)
+	r.row(live, maxMetricsObjects).observe(0, "in", 1, device, 0, false, 0)
 	r.forget(now.Add(-time.Hour), nil)
 	if _, ok := r.rows[string(live)]; !ok {
 		t.Error("a row still arriving was forgotten for its device time")
@@ -113,7 +113,7 @@ func TestRatesResumeAfterASampleStampedAhead(t *testing.T) {
 		{7000, 60, 61, 100, true},
 	} {
 		r.setNow(at(s.now))
-		rate, _, ok, _ := r.row(id, maxMetricsObjects).observe(0, "in-octets", s.v, at(s.sec), 0, true, 0, false)
+		rate, _, ok, _ := r.row(id, maxMetricsObjects).observe(0, "in-octets", s.v, at(s.sec), 0, true, 0)
 		if ok != s.hasRate || (s.rate != 0 && math.Abs(rate-s.rate) > 1e-9) {
 			t.Errorf("sample %d (%d at %ds): rate %v %v, want %v %v", i, s.v, s.sec, rate, ok, s.rate, s.hasRate)
 		}
@@ -136,7 +136,7 @@ func TestRateAcrossAClearFromAClockAhead(t *testing.T) {
 			v   uint64
 			sec int
 		}{{5000, 100}, {100, 110}, {4000, 95}, {6000, 120}} {
-			if rate, _, ok, _ := r.row(id, maxMetricsObjects).observe(0, "in-octets", s.v, t0.Add(time.Duration(s.sec)*time.Second), 0, true, 0, false); ok {
+			if rate, _, ok, _ := r.row(id, maxMetricsObjects).observe(0, "in-octets", s.v, t0.Add(time.Duration(s.sec)*time.Second), 0, true, 0); ok {
 				got = rate
 			}
 		}
