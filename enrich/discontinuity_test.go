@@ -3,6 +3,7 @@ package enrich
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,6 +130,9 @@ func TestLastClearMarksClearedGNMICounters(t *testing.T) {
 		"interfaces_interface_state_counters": "", // a subscription to .../state/counters
 		"interfaces_interface_state":          "counters/",
 		"interfaces_interface":                "state/counters/",
+		// A subinterface's counters have their own.
+		"interfaces_interface_subinterfaces_subinterface_state_counters": "",
+		"interfaces_interface_subinterfaces_subinterface":                "state/counters/",
 	} {
 		w := loneMetricsWorker()
 		key, octets := prefix+"last-clear", prefix+"in-octets"
@@ -143,12 +147,15 @@ func TestLastClearMarksClearedGNMICounters(t *testing.T) {
 				Tags:   map[string]string{"name": "Ethernet1"},
 				Fields: map[string]any{octets: p.octets, key: p.cleared}, Counters: []string{octets}, Counters64: []string{octets},
 				Time: casesT0.Add(time.Duration(i) * 10 * time.Second), Source: "gnmi"}
+			if strings.Contains(measurement, "subinterface") {
+				m.Tags["index"] = "0"
+			}
 			f, _ := enrichAt(t, w, m, int64(i))
-			_, ok := f["in_octets_rate"]
+			_, ok := f[octets+"_rate"]
 			got = append(got, ok)
 		}
 		if want := []bool{false, true, false, true}; !slices.Equal(got, want) {
-			t.Errorf("%s: in_octets_rate at samples %v, want %v", key, got, want)
+			t.Errorf("%s %s: %s_rate at samples %v, want %v", measurement, key, octets, got, want)
 		}
 	}
 }

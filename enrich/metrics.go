@@ -1459,11 +1459,11 @@ func firstTag(p *telemetry.Point, keys ...string) string {
 func discontinuityTime(p *telemetry.Point) (t float64, epoch, ok bool) {
 	var key string
 	switch p.Measurement {
-	case "interfaces_interface_state_counters":
+	case "interfaces_interface_state_counters", "interfaces_interface_subinterfaces_subinterface_state_counters":
 		key = "last-clear"
-	case "interfaces_interface_state":
+	case "interfaces_interface_state", "interfaces_interface_subinterfaces_subinterface_state":
 		key = "counters/last-clear"
-	case "interfaces_interface":
+	case "interfaces_interface", "interfaces_interface_subinterfaces_subinterface":
 		key = "state/counters/last-clear"
 	default:
 		if len(p.Counters) == 0 {
