@@ -430,6 +430,13 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 	if !ok {
 		return broker.Record{}, telemetry.Event{}, false
 	}
+	out, ev := w.encodeSyslog(r, &d)
+	return out, ev, true
+}
+
+// encodeSyslog is the enriched record and the event (Type "": none) of
+// r, which decodeSyslog decoded.
+func (w *Worker) encodeSyslog(r *broker.Record, d *decodedSyslog) (broker.Record, telemetry.Event) {
 	e := &w.scratch.log
 	// The tags go in as encoded once per device, last, where AppendJSON
 	// would put them.
@@ -437,7 +444,7 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 	val = w.arena.keep(append(append(val[:len(val)-1], d.tagsJSON...), '}'))
 	key := w.arena.keep(append(w.arena.start(), e.Device...))
 	out := broker.Record{Key: key, Value: val, Timestamp: r.Timestamp, Headers: logHeaders}
-	return out, w.syslogEvent(r, &d), true
+	return out, w.syslogEvent(r, d)
 }
 
 // decodedSyslog is what decodeSyslog learns besides w.scratch.log.

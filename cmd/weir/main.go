@@ -33,6 +33,7 @@ Usage:
   weir groups list|describe|delete [GROUP]
   weir groups reset GROUP (--topic T | --all-topics) (--to-earliest | --to-latest | --to-datetime T | ...) [--execute]
   weir check [-c FILE] [--skip-files]
+  weir classify [-c FILE] [--from ADDR] [LINE...]   (what enrichment makes of syslog lines; stdin without LINE)
   weir version
 
 Client commands take --brokers HOST:PORT[,...] (default 127.0.0.1:9092, or
@@ -154,6 +155,8 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return groupsCmd(ctx, rest, stdout, stderr)
 	case "check":
 		return checkCmd(rest, stdout, stderr)
+	case "classify":
+		return classifyCmd(rest, stdin, stdout, stderr)
 	case "version", "--version", "-version", "-v":
 		if len(rest) == 1 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "-help") {
 			fmt.Fprintln(stdout, "Usage: weir version (prints weir's version, Go version and platform)")

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/enrich"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// classifyCmd shows what enrichment makes of syslog lines, as the config's
+// inventory, SNMP targets and syslog rules have it, without a running weir:
+// for writing a site rule, or finding why a device's line raises no event.
+func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("weir classify [-c FILE] [--from ADDR] [LINE...]", stderr)
+	file := fs.String("c", "configs/weir.yaml", "config whose inventory, SNMP targets and syslog rules are used (none: weir's rules alone, every device unknown)")
+	fs.StringVar(file, "config", "configs/weir.yaml", "config whose inventory, SNMP targets and syslog rules are used")
+	from := fs.String("from", "", "the address the lines come from, as the receiver would see it (names the device by the inventory or an SNMP target when the line has no hostname)")
+	lines, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	cfg, err := configs.Load(*file)
+	switch {
+	case err != nil && !flagGiven(fs, "c") && !flagGiven(fs, "config") && errors.Is(err, os.ErrNotExist):
+		cfg = configs.Defaults() // no config here: weir's rules alone
+	case err != nil:
+		return &exitError{1, err}
+	}
+	w, err := classifier(cfg)
+	if err != nil {
+		return &exitError{1, err}
+	}
+	var p syslog.Parser
+	one := func(line string) error {
+		var l telemetry.Log
+		p.ParseCopy([]byte(line), &l)
+		l.SourceAddr, l.ReceivedAt = *from, time.Now().UTC()
+		l.Device = l.Hostname
+		if l.Device == "" {
+			l.Device = *from
+		}
+		tried, err := w.Try(l.AppendJSON(nil))
+		if err != nil {
+			return fmt.Errorf("%q: %w", line, err)
+		}
+		out := append([]byte(`{"rule":`), telemetry.AppendMarshalString(nil, tried.Rule)...)
+		out = append(append(out, `,"enriched":`...), tried.Enriched...)
+		if tried.Event.Type != "" {
+			out = append(out, `,"event":`...)
+			if out, _, err = tried.Event.AppendJSON(out, nil); err != nil {
+				return fmt.Errorf("%q: its event: %w", line, err)
+			}
+		}
+		_, err = stdout.Write(append(out, "}\n"...))
+		return err
+	}
+	if len(lines) > 0 {
+		for _, line := range lines {
+			if err := one(line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := strings.TrimRight(sc.Text(), "\r"); line != "" {
+			if err := one(line); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading the lines: %w", err)
+	}
+	return nil
+}
+
+// classifier is a syslog worker over cfg's inventory, SNMP targets and
+// syslog rules, for Try.
+func classifier(cfg *configs.Config) (*enrich.Worker, error) {
+	quiet := slog.New(slog.DiscardHandler)
+	inv, err := enrich.LoadInventory(cfg.Enrich.Inventory, quiet)
+	if err != nil {
+		return nil, fmt.Errorf("%s enrich.inventory: %w", settingAt(cfg, "enrich.inventory"), err)
+	}
+	cls := enrich.NewClassifier()
+	if err := useSyslogRules(cls, cfg.Enrich.SyslogRules, quiet); err != nil {
+		return nil, fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)
+	}
+	targets := enrich.NewSNMPTargets(snmpTargetNames(cfg.SNMP.Targets))
+	return enrich.NewWorker(nil, inv, cls, enrich.WithSNMPTargets(targets)), nil
+}

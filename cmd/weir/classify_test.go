@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weirnet/weir/internal/corpus"
+)
+
+// classified is one line of `weir classify`'s output.
+type classified struct {
+	Rule     string
+	Enriched struct {
+		Device, Vendor, Event string
+		Fields                map[string]string
+		Tags                  map[string]string
+	}
+	Event *struct {
+		Type, Device, Object string
+	}
+}
+
+// runClassify runs `weir classify args...` with stdin and decodes its
+// output, one line of it a line in.
+func runClassify(t *testing.T, stdin string, args ...string) []classified {
+	t.Helper()
+	out, errOut, err := classifyCLI(t, stdin, append([]string{"classify"}, args...)...)
+	if err != nil {
+		t.Fatalf("weir classify %s: %v\n%s", strings.Join(args, " "), err, errOut)
+	}
+	var got []classified
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var c classified
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("%v: %s", err, sc.Text())
+		}
+		got = append(got, c)
+	}
+	return got
+}
+
+// TestClassifyCorpus: every line of the shared corpus, fed to `weir
+// classify` on stdin, gives the event, object and vendor the corpus says
+// (or no event), as a running weir gives them.
+func TestClassifyCorpus(t *testing.T) {
+	all, err := corpus.Syslog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []corpus.SyslogLine
+	var in strings.Builder
+	for _, l := range all {
+		if l.Raw != "" { // a blank line of stdin is no line
+			lines = append(lines, l)
+			in.WriteString(l.Raw + "\n")
+		}
+	}
+	// No rules of the site's; the inventory says what mx1 is, as its
+	// sshd line does not.
+	dir := t.TempDir()
+	cfg, inv := filepath.Join(dir, "weir.yaml"), filepath.Join(dir, "inventory.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: mx1, vendor: junos}\n"), 0o644)
+	os.WriteFile(cfg, []byte("enrich:\n  inventory: "+inv+"\n"), 0o644)
+	got := runClassify(t, in.String(), "-c", cfg, "--from", "192.0.2.7")
+	if len(got) != len(lines) {
+		t.Fatalf("%d lines in, %d out", len(lines), len(got))
+	}
+	for i, l := range lines {
+		c := got[i]
+		switch {
+		case l.Event == "" && c.Event != nil:
+			t.Errorf("%q: event %+v, the corpus says none", l.Raw, *c.Event)
+		case l.Event != "" && (c.Event == nil || c.Event.Type != l.Event):
+			t.Errorf("%q: event %+v, want %s", l.Raw, c.Event, l.Event)
+		case l.Event != "":
+			if want := l.Interface + l.Neighbor + l.User; want != "" && !strings.Contains(c.Event.Object, want) {
+				t.Errorf("%q: object %q, want %q", l.Raw, c.Event.Object, want)
+			}
+			if c.Rule == "" || c.Enriched.Event != l.Event {
+				t.Errorf("%q: rule %q, enriched event %q", l.Raw, c.Rule, c.Enriched.Event)
+			}
+		}
+		if l.Vendor != "" && c.Enriched.Vendor != l.Vendor {
+			t.Errorf("%q: vendor %q, want %q", l.Raw, c.Enriched.Vendor, l.Vendor)
+		}
+	}
+}
+
+// TestClassifyWithConfig: the config's inventory names and tags a device
+// by the address the line came from, and its syslog rules are tried; a
+// line given as an argument is classified as one from stdin.
+func TestClassifyWithConfig(t *testing.T) {
+	dir := t.TempDir()
+	inv, rules, cfg := filepath.Join(dir, "inventory.yaml"), filepath.Join(dir, "rules.yaml"), filepath.Join(dir, "weir.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: srv7, address: 192.0.2.7, site: ams1, role: server}\n"), 0o644)
+	example, err := os.ReadFile("../../configs/syslog-rules.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(rules, example, 0o644)
+	os.WriteFile(cfg, []byte("enrich:\n  inventory: "+inv+"\n  syslog_rules: "+rules+"\n"), 0o644)
+	got := runClassify(t, "", "-c", cfg, "--from", "192.0.2.7", "<6>Dec  5 16:15:39 kernel: ixgbe 0000:03:00.0 eth2: NIC Link is Down", "<6>Dec  5 16:15:40 kernel: eth2: renamed")
+	if len(got) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	c := got[0]
+	if c.Rule != "linux_nic_link" || c.Event == nil || c.Event.Type != "interface_down" || c.Event.Object != "eth2" || c.Event.Device != "srv7" ||
+		c.Enriched.Device != "srv7" || c.Enriched.Tags["site"] != "ams1" {
+		t.Errorf("the NIC line: %+v %+v", c, c.Event)
+	}
+	if c := got[1]; c.Rule != "" || c.Event != nil || c.Enriched.Device != "srv7" {
+		t.Errorf("a line no rule matches: %+v", c)
+	}
+	// A broken rules file: the command says where, as weir check does.
+	os.WriteFile(rules, []byte("rules:\n  - {name: x, match: '(', event: config_changed}\n"), 0o644)
+	if _, errOut, err := classifyCLI(t, "", "classify", "-c", cfg, "x"); err == nil || !strings.Contains(errOut, "enrich.syslog_rules: "+rules+":2:") {
+		t.Errorf("a broken rules file: %v %s", err, errOut)
+	}
+}
+
+// classifyCLI runs the weir binary with args and stdin, no running weir
+// needed.
+func classifyCLI(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(weirBin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return out.String(), errb.String(), err
+}
