@@ -177,8 +177,26 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	for i := range s.rules {
+		s.rules[i].needs = longestLiteral(s.rules[i].patterns)
+	}
 	prepareRules(s.rules)
 	return s, nil
+}
+
+// longestLiteral is the longest literal the patterns require, a site
+// rule's needs: searched for with the finder, a message without it
+// costs the rule one pass.
+func longestLiteral(patterns []*regexp.Regexp) string {
+	best := ""
+	for _, p := range patterns {
+		for _, lit := range requiredLiterals(p) {
+			if len(lit) > len(best) {
+				best = lit
+			}
+		}
+	}
+	return best
 }
 
 // ruleLines are the lines of the rules list's entries in the file.

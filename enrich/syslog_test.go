@@ -166,8 +166,24 @@ func TestCorpusEvents(t *testing.T) {
 	}
 }
 
-func BenchmarkClassifyCorpus(b *testing.B) {
+func BenchmarkClassifyCorpus(b *testing.B) { benchmarkClassifyCorpus(b, NewClassifier()) }
+
+// BenchmarkClassifyCorpusSiteRules: the same with the three rules of
+// configs/syslog-rules.example.yaml tried first, what a site's rules cost
+// every message.
+func BenchmarkClassifyCorpusSiteRules(b *testing.B) {
+	s, err := ReadSyslogRules("../configs/syslog-rules.example.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
 	c := NewClassifier()
+	if err := c.UseSyslogRules(s); err != nil {
+		b.Fatal(err)
+	}
+	benchmarkClassifyCorpus(b, c)
+}
+
+func benchmarkClassifyCorpus(b *testing.B, c *Classifier) {
 	var p syslog.Parser
 	lines := loadCorpus(b)
 	logs := make([]telemetry.Log, len(lines))
