@@ -311,3 +311,62 @@ func TestLastClearFirstSeenAfterCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterDiscontinuityTimeMovingEveryPollIsIgnored: an agent whose
+// ifCounterDiscontinuityTime moves at every poll (one that reports
+// sysUpTime there, say) would lose the row's every rate for good, with
+// nothing to tell why. Counters are not cleared poll after poll: after
+// maxDiscontinuityRun moves in a row the column is not believed until it
+// stands still again, and a clear after that is one again.
+func TestCounterDiscontinuityTimeMovingEveryPollIsIgnored(t *testing.T) {
+	w := loneMetricsWorker()
+	var polls []discontinuityPoll
+	for i := range 8 {
+		polls = append(polls, discontinuityPoll{uint64(1_000_000 * (i + 1)), uint64(1_000_000 * (i + 1)), int64(100_000 + i*3000)})
+	}
+	polls = append(polls,
+		discontinuityPoll{9_000_000, 9_000_000, 200_000}, // stands still from here
+		discontinuityPoll{10_000_000, 10_000_000, 200_000},
+		discontinuityPoll{5_000, 5_000, 203_500}, // a clear
+		discontinuityPoll{6_000, 6_000, 203_500},
+	)
+	_, r64 := discontinuityRates(t, w, "Gi0/1", 0, polls)
+	want := []bool{false}
+	for i := 1; i < 8; i++ {
+		want = append(want, i > maxDiscontinuityRun)
+	}
+	want = append(want, true, true, false, true)
+	if !slices.Equal(r64, want) {
+		t.Errorf("rates at polls %v, want %v", r64, want)
+	}
+}
+
+// TestLastClearSentOnlyWhenItMovesIsAlwaysBelieved: a gNMI target sending
+// last-clear only when it moves (on_change) sends nothing but moves:
+// clears days apart are each one, however many.
+func TestLastClearSentOnlyWhenItMovesIsAlwaysBelieved(t *testing.T) {
+	w := loneMetricsWorker()
+	at := casesT0
+	octets := uint64(1_000_000)
+	var got []bool
+	for clear := range maxDiscontinuityRun + 3 {
+		for i := range 3 {
+			fields := map[string]any{"in-octets": octets}
+			if i == 1 {
+				octets += 200_000 // the clear, and the counter back past it
+				fields = map[string]any{"in-octets": octets, "last-clear": uint64(at.Add(-5*time.Second).UnixNano()) + uint64(clear)}
+			}
+			f, _ := enrichAt(t, w, gnmiCountersRow(at, fields), int64(clear*3+i))
+			_, ok := f["in-octets_rate"]
+			got = append(got, ok)
+			at, octets = at.Add(10*time.Second), octets+1_000
+		}
+	}
+	want := []bool{false, false, true}
+	for range maxDiscontinuityRun + 2 {
+		want = append(want, true, false, true)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rates %v, want %v", got, want)
+	}
+}

@@ -49,7 +49,16 @@ type rowCounters struct {
 	// the last sample that told it moved (0: none). See discontinued.
 	disc            float64
 	discAt, cleared int64
+	discRun         uint8 // samples in a row it moved at, up to maxDiscontinuityRun+1
 }
+
+// maxDiscontinuityRun is how many polls in a row a row's
+// ifCounterDiscontinuityTime may move at and be believed: counters are not
+// cleared poll after poll, and an agent that reports its sysUpTime there
+// would otherwise leave the row without a rate for good. It is believed
+// again once it stands still. (OpenConfig's last-clear, which a target
+// may send only when it moves, is always believed.)
+const maxDiscontinuityRun = 3
 
 // discontinued records the row's discontinuity time d (discontinuityTime:
 // IF-MIB's ifCounterDiscontinuityTime, the sysUpTime at which any of the
@@ -83,7 +92,14 @@ func (rc *rowCounters) discontinued(d float64, epoch bool, at time.Time) {
 	}
 	switch {
 	case rc.discAt != 0 && d != rc.disc:
-		rc.cleared = t
+		if rc.discRun <= maxDiscontinuityRun && !epoch {
+			rc.discRun++ // SNMP's, in every poll; gNMI may send last-clear only when it moves
+		}
+		if rc.discRun <= maxDiscontinuityRun {
+			rc.cleared = t
+		}
+	case rc.discAt != 0:
+		rc.discRun = 0
 	case rc.discAt == 0 && epoch && d <= float64(t):
 		// min: d as a float is off by up to 128 ns, and a counter
 		// sampled with it is sampled after the clear.
