@@ -90,8 +90,16 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f siteRulesFile
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+	err := dec.Decode(&f)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, errors.New(yamlerr.WithFile(name, err.Error()))
+	}
+	// The decoder reads the first document alone: the rules of a second
+	// (two files joined, each starting with ---) would be lost.
+	if err == nil {
+		if err := yamlerr.NextDocument(dec, "a syslog rules file is one document"); err != nil {
+			return nil, errors.New(yamlerr.WithFile(name, err.Error()))
+		}
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // it decoded above: for the rules' lines

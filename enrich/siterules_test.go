@@ -264,3 +264,36 @@ func FuzzParseSyslogRules(f *testing.F) {
 		_ = NewClassifier().UseSyslogRules(s)
 	})
 }
+
+// TestSiteRulesSecondDocumentRefused: two rules files joined, each
+// starting with ---, are refused, as the config and the inventory are:
+// the decoder reads the first document alone, and the second's rules
+// would be dropped without a word.
+func TestSiteRulesSecondDocumentRefused(t *testing.T) {
+	data := []byte(`rules:
+  - name: nic
+    match: '(?P<interface>[\w.-]+): NIC Link is Down'
+    event: interface_down
+    examples: [{line: "eth2: NIC Link is Down", event: interface_down}]
+---
+rules:
+  - name: meraki
+    match: 'port (?P<interface>\d+) status changed from \S+ to down$'
+    event: interface_down
+    examples: [{line: "port 3 status changed from 1Gfdx to down", event: interface_down}]
+`)
+	s, err := ParseSyslogRules(data, "rules.yaml")
+	if err == nil {
+		t.Fatalf("parsed, %d rules of the file's 2", s.Len())
+	}
+	if want := "rules.yaml:6: a second YAML document starts here"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q\nwants %q", err, want)
+	}
+	// A --- that starts the file, or one ending it with nothing after, is
+	// no second document.
+	for _, ok := range []string{"---\nrules: []\n", "rules: []\n---\n", "rules: []\n...\n"} {
+		if _, err := ParseSyslogRules([]byte(ok), "rules.yaml"); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}
