@@ -45,11 +45,67 @@ type siteRuleYAML struct {
 	Match    patternList       `yaml:"match"`
 	Event    string            `yaml:"event"`
 	States   map[string]string `yaml:"states"`
-	Examples []struct {
-		Line   string            `yaml:"line"`
-		Event  string            `yaml:"event"`
-		Fields map[string]string `yaml:"fields"`
-	} `yaml:"examples"`
+	Examples []siteExampleYAML `yaml:"examples"`
+}
+
+type siteExampleYAML struct {
+	Line   string            `yaml:"line"`
+	Event  string            `yaml:"event"`
+	Fields map[string]string `yaml:"fields"`
+}
+
+// The keys of a rule and of an example, as the file writes them.
+var (
+	siteRuleKeys    = []string{"name", "vendor", "match", "event", "states", "examples"}
+	siteExampleKeys = []string{"line", "event", "fields"}
+)
+
+// siteRulesTypes word yaml.v3's Go type names for the file's writer.
+var siteRulesTypes = strings.NewReplacer(
+	" into enrich.siteRulesFile", " into the file's mapping (rules: and a list)",
+	" into []enrich.siteRuleYAML", " into a list of rules",
+	" into enrich.siteRuleYAML", " into a rule (a mapping: {name: ..., match: ...})",
+	" into []enrich.siteExampleYAML", " into a list of examples",
+	" into enrich.siteExampleYAML", " into an example (a mapping: {line: ..., event: ...})",
+	" into map[string]string", " into a mapping (key: value)",
+	" into []string", " into a list of regular expressions",
+)
+
+// siteRulesYAMLError words a YAML error of the file as the config's and
+// the inventory's are: "line N: key.path: ...", an unknown key as such
+// with what the file takes, no Go type names, and a hint for the
+// backslash of a regular expression in double quotes.
+func siteRulesYAMLError(err error, data []byte) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			// "line 4: field evnet not found in type enrich.siteRuleYAML"
+			if field, typ, ok := strings.Cut(e, " not found in type "); ok {
+				key := field[strings.LastIndex(field, "field ")+len("field "):]
+				switch typ {
+				case "enrich.siteRulesFile":
+					e = field + ": unknown key at the top level (" + didYouMean(key, []string{"rules"}, "") + "a syslog rules file has rules: and a list)"
+				case "enrich.siteRuleYAML":
+					e = field + ": unknown key in a rule (" + didYouMean(key, siteRuleKeys, "a rule has ") + strings.Join(siteRuleKeys, ", ") + ")"
+				case "enrich.siteExampleYAML":
+					e = field + ": unknown key in an example (" + didYouMean(key, siteExampleKeys, "an example has ") + strings.Join(siteExampleKeys, ", ") + ")"
+				}
+			}
+			msgs[i] = e
+		}
+		err = &yaml.TypeError{Errors: msgs}
+	}
+	var root yaml.Node
+	rootp := &root
+	if yaml.Unmarshal(data, &root) != nil {
+		rootp = nil
+	}
+	msg := siteRulesTypes.Replace(yamlerr.Clean(err, data, rootp).Error())
+	if strings.HasSuffix(msg, "found unknown escape character") {
+		msg += ` (in double quotes YAML reads the backslashes: write a regular expression in single quotes, 'link (\S+) down')`
+	}
+	return errors.New(msg)
 }
 
 // patternList is match: one pattern, or a list that must all match.
@@ -62,7 +118,7 @@ func (p *patternList) UnmarshalYAML(n *yaml.Node) error {
 	}
 	var list []string
 	if err := n.Decode(&list); err != nil {
-		return yamlerr.NewValueError(n, "match is a regular expression or a list of them")
+		return yamlerr.NewValueError(n, "want a regular expression or a list of them")
 	}
 	*p = list
 	return nil
@@ -92,7 +148,7 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 	var f siteRulesFile
 	err := dec.Decode(&f)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, errors.New(yamlerr.WithFile(name, err.Error()))
+		return nil, errors.New(yamlerr.WithFile(name, siteRulesYAMLError(err, data).Error()))
 	}
 	// The decoder reads the first document alone: the rules of a second
 	// (two files joined, each starting with ---) would be lost.

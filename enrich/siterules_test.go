@@ -134,7 +134,7 @@ rules:
   - name: a
     match: 'x (?P<user>\S+)'
     evnet: config_changed
-`, []string{"rules.yaml:", `field evnet not found`}},
+`, []string{"rules.yaml:5: field evnet: unknown key in a rule"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSyslogRules([]byte(tc.yaml), "rules.yaml")
@@ -295,5 +295,48 @@ rules:
 		if _, err := ParseSyslogRules([]byte(ok), "rules.yaml"); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
+	}
+}
+
+// TestSiteRulesYAMLErrorsWorded: a YAML mistake in the file is told as
+// the config's and the inventory's are, "FILE:LINE: key: what", without
+// yaml.v3's internal marks or Go type names, and a regular expression's
+// backslash in double quotes says to quote it singly.
+func TestSiteRulesYAMLErrorsWorded(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"match a mapping", "rules:\n  - name: a\n    match: {x: y}\n    event: config_changed\n",
+			[]string{"rules.yaml:3: rules[0].match: want a regular expression or a list of them"}},
+		{"unknown key in a rule", "rules:\n  - name: a\n    match: 'x (?P<user>y)'\n    evnet: config_changed\n",
+			[]string{"rules.yaml:4: field evnet: unknown key in a rule (did you mean event?"}},
+		{"unknown key in an example", "rules:\n  - name: a\n    match: 'x'\n    examples: [{lin: x}]\n",
+			[]string{"rules.yaml:4: field lin: unknown key in an example (did you mean line?"}},
+		{"unknown top-level key", "rule:\n  - name: a\n",
+			[]string{"rules.yaml:1: field rule: unknown key at the top level (did you mean rules?"}},
+		{"states a list", "rules:\n  - name: a\n    match: 'x'\n    states: [up, down]\n",
+			[]string{"rules.yaml:4: rules[0].states: cannot unmarshal !!seq into a mapping"}},
+		{"a regexp in double quotes", "rules:\n  - name: a\n    match: \"(?P<interface>\\S+) down\"\n",
+			[]string{"rules.yaml:3: found unknown escape character", "single quotes"}},
+		{"a parser error's line", "rules:\n  - name: a\n    match: 'x'\n    examples: [{line: x]\n",
+			[]string{"rules.yaml:4: did not find expected ',' or '}'"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSyslogRules([]byte(tc.yaml), "rules.yaml")
+			if err == nil {
+				t.Fatal("parsed")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nwants %q", err, w)
+				}
+			}
+			for _, not := range []string{"value at", "enrich.", "struct {", "   line "} {
+				if strings.Contains(err.Error(), not) {
+					t.Errorf("error %q has %q", err, not)
+				}
+			}
+		})
 	}
 }
