@@ -217,11 +217,21 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 				fail("states: match has no (?P<state>...) group to look them up by")
 			}
 			r.states = make(map[string]string, len(y.States))
-			for st, ev := range y.States {
+			// In sorted order: errors come out the same each time, and
+			// two keys in two cases are told in the file's terms.
+			key := map[string]string{} // lower-case -> the key as written
+			for _, st := range slices.Sorted(maps.Keys(y.States)) {
+				ev := y.States[st]
 				if ev != "" && !events[ev] {
 					fail("states: %s: event %q: not one syslog gives; one of %s", st, ev, eventList(events))
 				}
-				r.states[strings.ToLower(st)] = ev
+				lower := strings.ToLower(st)
+				if was, ok := key[lower]; ok && r.states[lower] != ev {
+					fail("states: %s and %s are one state (states are matched in any case), and give %s and %s", was, st, orNone(r.states[lower]), orNone(ev))
+					continue
+				}
+				key[lower] = st
+				r.states[lower] = ev
 			}
 		}
 		for _, ev := range ruleEvents(&r) {
@@ -272,6 +282,14 @@ func ruleEvents(r *rule) []string {
 		}
 	}
 	return out
+}
+
+// orNone is an event for a message: "none" for "".
+func orNone(event string) string {
+	if event == "" {
+		return "none"
+	}
+	return event
 }
 
 func mapValues(m map[string]string) []string { return slices.Sorted(maps.Values(m)) }

@@ -340,3 +340,34 @@ func TestSiteRulesYAMLErrorsWorded(t *testing.T) {
 		})
 	}
 }
+
+// TestSiteRulesStatesInTwoCases: states are looked up in any case, so
+// two keys that differ only in case are one state: given two events, the
+// file is refused (which one won went by Go's map order, file load to
+// file load, its examples passing at one SIGHUP and failing at the
+// next); given one event, it is taken.
+func TestSiteRulesStatesInTwoCases(t *testing.T) {
+	_, err := ParseSyslogRules([]byte(`
+rules:
+  - name: a
+    match: 'l (?P<interface>\S+) (?P<state>\w+)'
+    states: {Up: interface_up, up: interface_down, DOWN: interface_down}
+    examples: [{line: l e1 up, event: interface_up}]
+`), "rules.yaml")
+	if want := `rules.yaml:3: rule "a": states: Up and up are one state (states are matched in any case), and give interface_up and interface_down`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v\nwants %q", err, want)
+	}
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: a
+    match: 'l (?P<interface>\S+) (?P<state>\w+)'
+    states: {Up: interface_up, up: interface_up, down: interface_down}
+    examples: [{line: l e1 UP, event: interface_up}]
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewClassifier().UseSyslogRules(s); err != nil {
+		t.Error(err)
+	}
+}
