@@ -361,6 +361,15 @@ func checkExample(c *Classifier, r *rule, ex example) string {
 	case info.Rule == "":
 		return "matches no rule"
 	case info.Rule != r.name:
+		if _, ok := r.apply(ex.line, 0, map[string]string{}); !ok {
+			// A rule after r took it: r's pattern is what is wrong,
+			// not its place.
+			whose := "rule"
+			if slices.ContainsFunc(c.builtin, func(b rule) bool { return b.name == info.Rule }) {
+				whose = "weir's rule"
+			}
+			return fmt.Sprintf("its match does not match it (%s %q does)", whose, info.Rule)
+		}
 		return fmt.Sprintf("matches rule %q first", info.Rule)
 	case info.Event != ex.event:
 		if ex.event == "" {

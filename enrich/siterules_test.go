@@ -371,3 +371,28 @@ rules:
 		t.Error(err)
 	}
 }
+
+// TestSiteRulesExampleItsMatchMisses: an example the rule's own match
+// does not match, which a later rule (one of weir's) does, is told so:
+// not "matches rule X first", which says the rule comes too late when
+// its pattern is what is wrong.
+func TestSiteRulesExampleItsMatchMisses(t *testing.T) {
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: cisco_link_mine
+    match: 'Interface (?P<interface>[\w/.]+) changed state to (?P<state>up|down)'
+    states: {up: interface_up, down: interface_down}
+    examples:
+      - {line: "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down", event: interface_down}
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = NewClassifier().UseSyslogRules(s)
+	if want := `its match does not match it (weir's rule "cisco_link" does)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v\nwants %q", err, want)
+	}
+	if err != nil && strings.Contains(err.Error(), "first") {
+		t.Errorf("error %v says a rule matches first", err)
+	}
+}
