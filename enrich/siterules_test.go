@@ -396,3 +396,48 @@ rules:
 		t.Errorf("error %v says a rule matches first", err)
 	}
 }
+
+// TestSiteRulesReadWhatWeirsRulesRead: a site rule matches the text
+// weir's own rules do, which is a record's message but for a Junos record
+// with its event tag in the RFC 5424 MSGID (the tag, ": " and the
+// message) and a Cisco line whose mnemonic a relay took for the APP-NAME
+// (the mnemonic, ":" and the message), as enrich/README.md says; and its
+// state group picks the event without becoming a field.
+func TestSiteRulesReadWhatWeirsRulesRead(t *testing.T) {
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: junos_commit_by
+    match: '^UI_COMMIT: User ''(?P<user>[^'']+)'' requested'
+    event: config_changed
+    examples: [{line: "UI_COMMIT: User 'bob' requested 'commit' operation", event: config_changed, fields: {user: bob}}]
+  - name: cisco_config_by
+    match: '^%SYS-5-CONFIG_I: Configured from console by (?P<user>\w+)'
+    event: config_changed
+    examples: [{line: "%SYS-5-CONFIG_I: Configured from console by amy on vty0", event: config_changed, fields: {user: amy}}]
+  - name: lab_port
+    match: '^lab port (?P<interface>\d+) (?P<state>up|down)$'
+    states: {up: interface_up, down: interface_down}
+    examples: [{line: "lab port 3 down", event: interface_down, fields: {interface: "3", state: ""}}]
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClassifier()
+	if err := c.UseSyslogRules(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		l    telemetry.Log
+		rule string
+	}{
+		{telemetry.Log{AppName: "mgd", MsgID: "UI_COMMIT", Message: "User 'bob' requested 'commit' operation"}, "junos_commit_by"},
+		{telemetry.Log{AppName: "%SYS-5-CONFIG_I", Message: " Configured from console by amy on vty0"}, "cisco_config_by"},
+	} {
+		if info := c.Classify(&tc.l); info.Rule != tc.rule || info.Event != "config_changed" {
+			t.Errorf("%+v: %+v", tc.l, info)
+		}
+	}
+	if info := c.Classify(&telemetry.Log{Message: "lab port 3 down"}); info.Event != "interface_down" || len(info.Fields) != 1 {
+		t.Errorf("state group: %+v", info)
+	}
+}
