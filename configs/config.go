@@ -56,7 +56,7 @@ func (c *Config) Line(key string) int { return c.lines[key] }
 
 // keepLines notes the lines Line reports.
 func (c *Config) keepLines(root *yaml.Node) {
-	keys := []string{"data_dir", "http.listen", "broker.kafka_listen", "snmp.traps.listen", "enrich.inventory"}
+	keys := []string{"data_dir", "http.listen", "broker.kafka_listen", "snmp.traps.listen", "enrich.inventory", "enrich.syslog_rules"}
 	for i := range c.Syslog.Listeners {
 		keys = append(keys, fmt.Sprintf("syslog.listeners[%d]", i))
 	}

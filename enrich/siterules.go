@@ -45,11 +45,67 @@ type siteRuleYAML struct {
 	Match    patternList       `yaml:"match"`
 	Event    string            `yaml:"event"`
 	States   map[string]string `yaml:"states"`
-	Examples []struct {
-		Line   string            `yaml:"line"`
-		Event  string            `yaml:"event"`
-		Fields map[string]string `yaml:"fields"`
-	} `yaml:"examples"`
+	Examples []siteExampleYAML `yaml:"examples"`
+}
+
+type siteExampleYAML struct {
+	Line   string            `yaml:"line"`
+	Event  string            `yaml:"event"`
+	Fields map[string]string `yaml:"fields"`
+}
+
+// The keys of a rule and of an example, as the file writes them.
+var (
+	siteRuleKeys    = []string{"name", "vendor", "match", "event", "states", "examples"}
+	siteExampleKeys = []string{"line", "event", "fields"}
+)
+
+// siteRulesTypes word yaml.v3's Go type names for the file's writer.
+var siteRulesTypes = strings.NewReplacer(
+	" into enrich.siteRulesFile", " into the file's mapping (rules: and a list)",
+	" into []enrich.siteRuleYAML", " into a list of rules",
+	" into enrich.siteRuleYAML", " into a rule (a mapping: {name: ..., match: ...})",
+	" into []enrich.siteExampleYAML", " into a list of examples",
+	" into enrich.siteExampleYAML", " into an example (a mapping: {line: ..., event: ...})",
+	" into map[string]string", " into a mapping (key: value)",
+	" into []string", " into a list of regular expressions",
+)
+
+// siteRulesYAMLError words a YAML error of the file as the config's and
+// the inventory's are: "line N: key.path: ...", an unknown key as such
+// with what the file takes, no Go type names, and a hint for the
+// backslash of a regular expression in double quotes.
+func siteRulesYAMLError(err error, data []byte) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			// "line 4: field evnet not found in type enrich.siteRuleYAML"
+			if field, typ, ok := strings.Cut(e, " not found in type "); ok {
+				key := field[strings.LastIndex(field, "field ")+len("field "):]
+				switch typ {
+				case "enrich.siteRulesFile":
+					e = field + ": unknown key at the top level (" + didYouMean(key, []string{"rules"}, "") + "a syslog rules file has rules: and a list)"
+				case "enrich.siteRuleYAML":
+					e = field + ": unknown key in a rule (" + didYouMean(key, siteRuleKeys, "a rule has ") + strings.Join(siteRuleKeys, ", ") + ")"
+				case "enrich.siteExampleYAML":
+					e = field + ": unknown key in an example (" + didYouMean(key, siteExampleKeys, "an example has ") + strings.Join(siteExampleKeys, ", ") + ")"
+				}
+			}
+			msgs[i] = e
+		}
+		err = &yaml.TypeError{Errors: msgs}
+	}
+	var root yaml.Node
+	rootp := &root
+	if yaml.Unmarshal(data, &root) != nil {
+		rootp = nil
+	}
+	msg := siteRulesTypes.Replace(yamlerr.Clean(err, data, rootp).Error())
+	if strings.HasSuffix(msg, "found unknown escape character") {
+		msg += ` (in double quotes YAML reads the backslashes: write a regular expression in single quotes, 'link (\S+) down')`
+	}
+	return errors.New(msg)
 }
 
 // patternList is match: one pattern, or a list that must all match.
@@ -62,7 +118,7 @@ func (p *patternList) UnmarshalYAML(n *yaml.Node) error {
 	}
 	var list []string
 	if err := n.Decode(&list); err != nil {
-		return yamlerr.NewValueError(n, "match is a regular expression or a list of them")
+		return yamlerr.NewValueError(n, "want a regular expression or a list of them")
 	}
 	*p = list
 	return nil
@@ -90,8 +146,16 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f siteRulesFile
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return nil, errors.New(yamlerr.WithFile(name, err.Error()))
+	err := dec.Decode(&f)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, errors.New(yamlerr.WithFile(name, siteRulesYAMLError(err, data).Error()))
+	}
+	// The decoder reads the first document alone: the rules of a second
+	// (two files joined, each starting with ---) would be lost.
+	if err == nil {
+		if err := yamlerr.NextDocument(dec, "a syslog rules file is one document"); err != nil {
+			return nil, errors.New(yamlerr.WithFile(name, err.Error()))
+		}
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // it decoded above: for the rules' lines
@@ -153,11 +217,21 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 				fail("states: match has no (?P<state>...) group to look them up by")
 			}
 			r.states = make(map[string]string, len(y.States))
-			for st, ev := range y.States {
+			// In sorted order: errors come out the same each time, and
+			// two keys in two cases are told in the file's terms.
+			key := map[string]string{} // lower-case -> the key as written
+			for _, st := range slices.Sorted(maps.Keys(y.States)) {
+				ev := y.States[st]
 				if ev != "" && !events[ev] {
 					fail("states: %s: event %q: not one syslog gives; one of %s", st, ev, eventList(events))
 				}
-				r.states[strings.ToLower(st)] = ev
+				lower := strings.ToLower(st)
+				if was, ok := key[lower]; ok && r.states[lower] != ev {
+					fail("states: %s and %s are one state (states are matched in any case), and give %s and %s", was, st, orNone(r.states[lower]), orNone(ev))
+					continue
+				}
+				key[lower] = st
+				r.states[lower] = ev
 			}
 		}
 		for _, ev := range ruleEvents(&r) {
@@ -226,6 +300,14 @@ func ruleEvents(r *rule) []string {
 		}
 	}
 	return out
+}
+
+// orNone is an event for a message: "none" for "".
+func orNone(event string) string {
+	if event == "" {
+		return "none"
+	}
+	return event
 }
 
 func mapValues(m map[string]string) []string { return slices.Sorted(maps.Values(m)) }
@@ -297,6 +379,15 @@ func checkExample(c *Classifier, r *rule, ex example) string {
 	case info.Rule == "":
 		return "matches no rule"
 	case info.Rule != r.name:
+		if _, ok := r.apply(ex.line, 0, map[string]string{}); !ok {
+			// A rule after r took it: r's pattern is what is wrong,
+			// not its place.
+			whose := "rule"
+			if slices.ContainsFunc(c.builtin, func(b rule) bool { return b.name == info.Rule }) {
+				whose = "weir's rule"
+			}
+			return fmt.Sprintf("its match does not match it (%s %q does)", whose, info.Rule)
+		}
 		return fmt.Sprintf("matches rule %q first", info.Rule)
 	case info.Event != ex.event:
 		if ex.event == "" {

@@ -134,7 +134,7 @@ rules:
   - name: a
     match: 'x (?P<user>\S+)'
     evnet: config_changed
-`, []string{"rules.yaml:", `field evnet not found`}},
+`, []string{"rules.yaml:5: field evnet: unknown key in a rule"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSyslogRules([]byte(tc.yaml), "rules.yaml")
@@ -263,4 +263,181 @@ func FuzzParseSyslogRules(f *testing.F) {
 		}
 		_ = NewClassifier().UseSyslogRules(s)
 	})
+}
+
+// TestSiteRulesSecondDocumentRefused: two rules files joined, each
+// starting with ---, are refused, as the config and the inventory are:
+// the decoder reads the first document alone, and the second's rules
+// would be dropped without a word.
+func TestSiteRulesSecondDocumentRefused(t *testing.T) {
+	data := []byte(`rules:
+  - name: nic
+    match: '(?P<interface>[\w.-]+): NIC Link is Down'
+    event: interface_down
+    examples: [{line: "eth2: NIC Link is Down", event: interface_down}]
+---
+rules:
+  - name: meraki
+    match: 'port (?P<interface>\d+) status changed from \S+ to down$'
+    event: interface_down
+    examples: [{line: "port 3 status changed from 1Gfdx to down", event: interface_down}]
+`)
+	s, err := ParseSyslogRules(data, "rules.yaml")
+	if err == nil {
+		t.Fatalf("parsed, %d rules of the file's 2", s.Len())
+	}
+	if want := "rules.yaml:6: a second YAML document starts here"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q\nwants %q", err, want)
+	}
+	// A --- that starts the file, or one ending it with nothing after, is
+	// no second document.
+	for _, ok := range []string{"---\nrules: []\n", "rules: []\n---\n", "rules: []\n...\n"} {
+		if _, err := ParseSyslogRules([]byte(ok), "rules.yaml"); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}
+
+// TestSiteRulesYAMLErrorsWorded: a YAML mistake in the file is told as
+// the config's and the inventory's are, "FILE:LINE: key: what", without
+// yaml.v3's internal marks or Go type names, and a regular expression's
+// backslash in double quotes says to quote it singly.
+func TestSiteRulesYAMLErrorsWorded(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"match a mapping", "rules:\n  - name: a\n    match: {x: y}\n    event: config_changed\n",
+			[]string{"rules.yaml:3: rules[0].match: want a regular expression or a list of them"}},
+		{"unknown key in a rule", "rules:\n  - name: a\n    match: 'x (?P<user>y)'\n    evnet: config_changed\n",
+			[]string{"rules.yaml:4: field evnet: unknown key in a rule (did you mean event?"}},
+		{"unknown key in an example", "rules:\n  - name: a\n    match: 'x'\n    examples: [{lin: x}]\n",
+			[]string{"rules.yaml:4: field lin: unknown key in an example (did you mean line?"}},
+		{"unknown top-level key", "rule:\n  - name: a\n",
+			[]string{"rules.yaml:1: field rule: unknown key at the top level (did you mean rules?"}},
+		{"states a list", "rules:\n  - name: a\n    match: 'x'\n    states: [up, down]\n",
+			[]string{"rules.yaml:4: rules[0].states: cannot unmarshal !!seq into a mapping"}},
+		{"a regexp in double quotes", "rules:\n  - name: a\n    match: \"(?P<interface>\\S+) down\"\n",
+			[]string{"rules.yaml:3: found unknown escape character", "single quotes"}},
+		{"a parser error's line", "rules:\n  - name: a\n    match: 'x'\n    examples: [{line: x]\n",
+			[]string{"rules.yaml:4: did not find expected ',' or '}'"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSyslogRules([]byte(tc.yaml), "rules.yaml")
+			if err == nil {
+				t.Fatal("parsed")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nwants %q", err, w)
+				}
+			}
+			for _, not := range []string{"value at", "enrich.", "struct {", "   line "} {
+				if strings.Contains(err.Error(), not) {
+					t.Errorf("error %q has %q", err, not)
+				}
+			}
+		})
+	}
+}
+
+// TestSiteRulesStatesInTwoCases: states are looked up in any case, so
+// two keys that differ only in case are one state: given two events, the
+// file is refused (which one won went by Go's map order, file load to
+// file load, its examples passing at one SIGHUP and failing at the
+// next); given one event, it is taken.
+func TestSiteRulesStatesInTwoCases(t *testing.T) {
+	_, err := ParseSyslogRules([]byte(`
+rules:
+  - name: a
+    match: 'l (?P<interface>\S+) (?P<state>\w+)'
+    states: {Up: interface_up, up: interface_down, DOWN: interface_down}
+    examples: [{line: l e1 up, event: interface_up}]
+`), "rules.yaml")
+	if want := `rules.yaml:3: rule "a": states: Up and up are one state (states are matched in any case), and give interface_up and interface_down`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v\nwants %q", err, want)
+	}
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: a
+    match: 'l (?P<interface>\S+) (?P<state>\w+)'
+    states: {Up: interface_up, up: interface_up, down: interface_down}
+    examples: [{line: l e1 UP, event: interface_up}]
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewClassifier().UseSyslogRules(s); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSiteRulesExampleItsMatchMisses: an example the rule's own match
+// does not match, which a later rule (one of weir's) does, is told so:
+// not "matches rule X first", which says the rule comes too late when
+// its pattern is what is wrong.
+func TestSiteRulesExampleItsMatchMisses(t *testing.T) {
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: cisco_link_mine
+    match: 'Interface (?P<interface>[\w/.]+) changed state to (?P<state>up|down)'
+    states: {up: interface_up, down: interface_down}
+    examples:
+      - {line: "%LINK-3-UPDOWN: Interface Gi0/1, changed state to down", event: interface_down}
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = NewClassifier().UseSyslogRules(s)
+	if want := `its match does not match it (weir's rule "cisco_link" does)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v\nwants %q", err, want)
+	}
+	if err != nil && strings.Contains(err.Error(), "first") {
+		t.Errorf("error %v says a rule matches first", err)
+	}
+}
+
+// TestSiteRulesReadWhatWeirsRulesRead: a site rule matches the text
+// weir's own rules do, which is a record's message but for a Junos record
+// with its event tag in the RFC 5424 MSGID (the tag, ": " and the
+// message) and a Cisco line whose mnemonic a relay took for the APP-NAME
+// (the mnemonic, ":" and the message), as enrich/README.md says; and its
+// state group picks the event without becoming a field.
+func TestSiteRulesReadWhatWeirsRulesRead(t *testing.T) {
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: junos_commit_by
+    match: '^UI_COMMIT: User ''(?P<user>[^'']+)'' requested'
+    event: config_changed
+    examples: [{line: "UI_COMMIT: User 'bob' requested 'commit' operation", event: config_changed, fields: {user: bob}}]
+  - name: cisco_config_by
+    match: '^%SYS-5-CONFIG_I: Configured from console by (?P<user>\w+)'
+    event: config_changed
+    examples: [{line: "%SYS-5-CONFIG_I: Configured from console by amy on vty0", event: config_changed, fields: {user: amy}}]
+  - name: lab_port
+    match: '^lab port (?P<interface>\d+) (?P<state>up|down)$'
+    states: {up: interface_up, down: interface_down}
+    examples: [{line: "lab port 3 down", event: interface_down, fields: {interface: "3", state: ""}}]
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClassifier()
+	if err := c.UseSyslogRules(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		l    telemetry.Log
+		rule string
+	}{
+		{telemetry.Log{AppName: "mgd", MsgID: "UI_COMMIT", Message: "User 'bob' requested 'commit' operation"}, "junos_commit_by"},
+		{telemetry.Log{AppName: "%SYS-5-CONFIG_I", Message: " Configured from console by amy on vty0"}, "cisco_config_by"},
+	} {
+		if info := c.Classify(&tc.l); info.Rule != tc.rule || info.Event != "config_changed" {
+			t.Errorf("%+v: %+v", tc.l, info)
+		}
+	}
+	if info := c.Classify(&telemetry.Log{Message: "lab port 3 down"}); info.Event != "interface_down" || len(info.Fields) != 1 {
+		t.Errorf("state group: %+v", info)
+	}
 }

@@ -22,7 +22,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("weir check [-c FILE] [--skip-files]", stderr)
 	file := fs.String("c", "configs/weir.yaml", "config file to check")
 	fs.StringVar(file, "config", "configs/weir.yaml", "config file to check")
-	skipFiles := fs.Bool("skip-files", false, "do not read the files the config names (the inventory, TLS certificates and keys, file sinks' paths): for a config meant for another machine or a container")
+	skipFiles := fs.Bool("skip-files", false, "do not read the files the config names (the inventory, the syslog rules, TLS certificates and keys, file sinks' paths): for a config meant for another machine or a container")
 	if pos, err := parseInterspersed(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
@@ -49,9 +49,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	// So are the site's syslog rules, examples and all.
-	if path := cfg.Enrich.SyslogRules; path != "" && cfg.EnrichEnabled() && !*skipFiles {
-		if err := useSyslogRules(enrich.NewClassifier(), path, slog.New(slog.DiscardHandler)); err != nil {
-			return &exitError{1, fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)}
+	if cfg.Enrich.SyslogRules != "" && cfg.EnrichEnabled() && !*skipFiles {
+		if err := checkSyslogRules(cfg); err != nil {
+			return &exitError{1, err}
 		}
 	}
 	if !*skipFiles {
@@ -105,6 +105,15 @@ func checkInventory(cfg *configs.Config) (*enrich.Inventory, error) {
 		return nil, fmt.Errorf("%s enrich.inventory: %w", settingAt(cfg, "enrich.inventory"), err)
 	}
 	return inv, nil
+}
+
+// checkSyslogRules reads the syslog rules file cfg names and runs its
+// examples, as weir run does; its error names the setting and its line.
+func checkSyslogRules(cfg *configs.Config) error {
+	if err := useSyslogRules(enrich.NewClassifier(), cfg.Enrich.SyslogRules, slog.New(slog.DiscardHandler)); err != nil {
+		return fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)
+	}
+	return nil
 }
 
 // settingAt is where the config file sets key: "FILE:LINE:", or

@@ -12,19 +12,28 @@ import (
 	"github.com/weirnet/weir/configs"
 )
 
-// TestRunRefusesMissingFilesBeforeStarting: weir run with an inventory or
-// a certificate the config names missing fails as weir check does,
+// TestRunRefusesMissingFilesBeforeStarting: weir run with an inventory,
+// a syslog rules file or a certificate the config names missing (or, for
+// the syslog rules, refused) fails as weir check does,
 // naming the setting and its line, before anything starts: it opened the
 // log (making data_dir) and bound its listeners first, only to stop them.
 func TestRunRefusesMissingFilesBeforeStarting(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
+	badRules := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(badRules, []byte("rules:\n  - {name: a, match: 'z (?P<user>y)', event: config_changed, examples: [{line: x y, event: config_changed}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, yaml string
 		want       []string
 	}{
 		{"inventory", "enrich:\n  inventory: " + filepath.Join(dir, "nope.yaml") + "\n",
 			[]string{"weir.yaml:5: enrich.inventory: stat ", "nope.yaml: no such file"}},
+		{"syslog rules", "enrich:\n  syslog_rules: " + filepath.Join(dir, "nope.yaml") + "\nbroker:\n  kafka_listen: 127.0.0.1:0\n",
+			[]string{"weir.yaml:5: enrich.syslog_rules: open ", "nope.yaml: no such file"}},
+		{"syslog rules whose example fails", "enrich:\n  syslog_rules: " + badRules + "\nbroker:\n  kafka_listen: 127.0.0.1:0\n",
+			[]string{"weir.yaml:5: enrich.syslog_rules: " + badRules + ":2: rule \"a\": example \"x y\": matches no rule"}},
 		{"kafka_tls", "broker:\n  kafka_listen: 127.0.0.1:0\n  kafka_tls: {cert_file: " + filepath.Join(dir, "c.pem") + ", key_file: " + filepath.Join(dir, "k.pem") + "}\n",
 			[]string{"weir.yaml: broker.kafka_tls: ", "c.pem"}},
 	} {
@@ -61,7 +70,7 @@ func TestRunReadsOnlyItsRolesFiles(t *testing.T) {
 	dir := t.TempDir()
 	missing := func(name string) string { return filepath.Join(dir, name) }
 	cfg := filepath.Join(dir, "weir.yaml")
-	yaml := "enrich:\n  inventory: " + missing("inv.yaml") + "\n" +
+	yaml := "enrich:\n  inventory: " + missing("inv.yaml") + "\n  syslog_rules: " + missing("rules.yaml") + "\n" +
 		"syslog:\n  listeners:\n    - {protocol: tls, address: \"127.0.0.1:0\", cert_file: " + missing("syslog.pem") + ", key_file: " + missing("syslog.key") + "}\n" +
 		"gnmi:\n  targets:\n    - {name: r1, address: \"192.0.2.1:57400\", tls: {ca_file: " + missing("gnmi-ca.pem") + "}, subscriptions: [{path: /a}]}\n" +
 		"sinks:\n  - {type: webhook, name: w, url: \"https://192.0.2.2/\", topics: [events], tls: {ca_file: " + missing("sink-ca.pem") + "}}\n"
@@ -76,9 +85,9 @@ func TestRunReadsOnlyItsRolesFiles(t *testing.T) {
 		roles     []string
 		want, not []string
 	}{
-		{[]string{roleSink}, []string{"sink-ca.pem"}, []string{"inv.yaml", "syslog.pem", "gnmi-ca.pem"}},
-		{[]string{roleEnrich}, []string{"inv.yaml"}, []string{"sink-ca.pem", "syslog.pem", "gnmi-ca.pem"}},
-		{[]string{roleCollect}, []string{"inv.yaml", "syslog.pem", "gnmi-ca.pem"}, []string{"sink-ca.pem"}},
+		{[]string{roleSink}, []string{"sink-ca.pem"}, []string{"inv.yaml", "rules.yaml", "syslog.pem", "gnmi-ca.pem"}},
+		{[]string{roleEnrich}, []string{"inv.yaml", "rules.yaml"}, []string{"sink-ca.pem", "syslog.pem", "gnmi-ca.pem"}},
+		{[]string{roleCollect}, []string{"inv.yaml", "syslog.pem", "gnmi-ca.pem"}, []string{"sink-ca.pem", "rules.yaml"}},
 	} {
 		roles := map[string]bool{}
 		for _, r := range tc.roles {
