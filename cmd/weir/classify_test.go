@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,4 +137,43 @@ func classifyCLI(t *testing.T, stdin string, args ...string) (string, string, er
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	return out.String(), errb.String(), err
+}
+
+// TestClassifyFromAsTheReceiverSeesIt: the receiver names a line without
+// a hostname by its sender's IP address, without the port, IPv6 without
+// brackets and an IPv4-mapped one as IPv4. --from given as the receiver
+// logs a sender ("192.0.2.7:514", "[2001:db8::1]:514") named the device
+// "192.0.2.7:514", a device no running weir has; a name, which no
+// receiver sees, is refused rather than taken for an address.
+func TestClassifyFromAsTheReceiverSeesIt(t *testing.T) {
+	dir := t.TempDir()
+	inv, cfg := filepath.Join(dir, "inventory.yaml"), filepath.Join(dir, "weir.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: edge7, address: 192.0.2.7}\n"), 0o644)
+	os.WriteFile(cfg, []byte("enrich:\n  inventory: "+inv+"\n"), 0o644)
+	const line = "<187>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1, changed state to down"
+	for from, want := range map[string]string{
+		"192.0.2.7": "edge7", "192.0.2.7:514": "edge7", "::ffff:192.0.2.7": "edge7", "[::ffff:192.0.2.7]:514": "edge7",
+		"192.0.2.8:514": "192.0.2.8", "::ffff:192.0.2.8": "192.0.2.8", "[2001:db8::1]:514": "2001:db8::1", "2001:db8::1": "2001:db8::1",
+	} {
+		var out, errOut bytes.Buffer
+		if err := classifyCmd([]string{"-c", cfg, "--from", from, line}, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Errorf("--from %s: %v %s", from, err, errOut.String())
+			continue
+		}
+		var c classified
+		if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+			t.Fatalf("--from %s: %v: %s", from, err, out.String())
+		}
+		if c.Enriched.Device != want || c.Event == nil || c.Event.Device != want {
+			t.Errorf("--from %s: device %q, event %+v, want %q", from, c.Enriched.Device, c.Event, want)
+		}
+	}
+	for _, from := range []string{"router1", "192.0.2.7:x", "192.0.2.300"} {
+		var out, errOut bytes.Buffer
+		err := classifyCmd([]string{"-c", cfg, "--from", from, line}, strings.NewReader(""), &out, &errOut)
+		var exit *exitError
+		if !errors.As(err, &exit) || exit.code != 2 || !strings.Contains(err.Error(), from) || out.Len() != 0 {
+			t.Errorf("--from %s: %v, output %q; want a usage error naming it", from, err, out.String())
+		}
+	}
 }
