@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/configs"
@@ -48,6 +49,9 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	one := func(line string) error {
 		var l telemetry.Log
 		p.ParseCopy([]byte(line), &l)
+		if !utf8.ValidString(line) {
+			l.RawBytes = []byte(line) // as the receiver keeps them: JSON's strings cannot
+		}
 		l.SourceAddr, l.ReceivedAt = source, time.Now().UTC()
 		l.Device = l.Hostname
 		if l.Device == "" {

@@ -177,3 +177,30 @@ func TestClassifyFromAsTheReceiverSeesIt(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyKeepsBytesNotUTF8: a line that is not UTF-8 is published
+// with raw_bytes, the line exactly (its JSON strings carry U+FFFD for the
+// bytes); weir classify's enriched record had no raw_bytes.
+func TestClassifyKeepsBytesNotUTF8(t *testing.T) {
+	line := "<13>Dec  5 16:15:39 host app: bad \xff\xfe byte"
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("log: {level: info}\n"), 0o644)
+	for _, args := range [][]string{{line}, nil} {
+		var out, errOut bytes.Buffer
+		if err := classifyCmd(append([]string{"-c", cfg}, args...), strings.NewReader(line+"\r\n"), &out, &errOut); err != nil {
+			t.Fatalf("%v %s", err, errOut.String())
+		}
+		var c struct {
+			Enriched struct {
+				Raw      string
+				RawBytes []byte `json:"raw_bytes"`
+			}
+		}
+		if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		if string(c.Enriched.RawBytes) != line || !strings.Contains(c.Enriched.Raw, "bad \uFFFD\uFFFD byte") {
+			t.Errorf("args %q: raw %q, raw_bytes %q; want raw_bytes %q", args, c.Enriched.Raw, c.Enriched.RawBytes, line)
+		}
+	}
+}
