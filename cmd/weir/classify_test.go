@@ -204,3 +204,34 @@ func TestClassifyKeepsBytesNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyEventHasObjectID: every event a running weir publishes of an
+// object carries its object_id ("gi0/1" for Gi0/1 and GigabitEthernet0/1),
+// by which the detector tells one object's events from every path; weir
+// classify's event had none, so a rule's object could not be checked
+// against a poll's or a trap's.
+func TestClassifyEventHasObjectID(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("log: {level: info}\n"), 0o644)
+	var out, errOut bytes.Buffer
+	if err := classifyCmd([]string{"-c", cfg, "--from", "192.0.2.7",
+		"<187>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down",
+		"<6>Dec  5 16:15:39 srv7 sshd[4242]: Accepted password for admin from 198.51.100.9 port 52222 ssh2"},
+		strings.NewReader(""), &out, &errOut); err != nil {
+		t.Fatalf("%v %s", err, errOut.String())
+	}
+	var got []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var c struct{ Event map[string]any }
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		got = append(got, c.Event)
+	}
+	if len(got) != 2 || got[0] == nil || got[0]["object_id"] != "gi0/1" {
+		t.Fatalf("the interface's event: %v, want object_id gi0/1", got)
+	}
+	if ev := got[1]; ev != nil && ev["object"] != nil && ev["object_id"] == nil {
+		t.Errorf("the login's event: %v, without object_id", ev)
+	}
+}
