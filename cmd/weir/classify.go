@@ -45,6 +45,10 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if err != nil {
 		return &exitError{1, err}
 	}
+	if !cfg.EnrichEnabled() {
+		// Asked why a line raises no event, the answer is this.
+		fmt.Fprintf(stderr, "%s: warning: enrich.enabled is false: weir run with this config enriches no line and raises no event; shown is what enrichment would make of them\n", cfg.File)
+	}
 	var p syslog.Parser
 	one := func(line string) error {
 		var l telemetry.Log

@@ -235,3 +235,29 @@ func TestClassifyEventHasObjectID(t *testing.T) {
 		t.Errorf("the login's event: %v, without object_id", ev)
 	}
 }
+
+// TestClassifyEnrichDisabledSaysSo: with enrich.enabled false, weir run
+// with the config enriches nothing and raises no event, and weir classify
+// showed the event a line would raise without a word: asked why a line
+// raises none, it answered that it does. It still classifies (what the
+// rules make of a line), and says on stderr that weir run would not.
+func TestClassifyEnrichDisabledSaysSo(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	const line = "<187>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1, changed state to down"
+	for _, c := range []struct {
+		yaml string
+		warn bool
+	}{{"enrich: {enabled: false}\n", true}, {"enrich: {enabled: true}\n", false}} {
+		os.WriteFile(cfg, []byte(c.yaml), 0o644)
+		var out, errOut bytes.Buffer
+		if err := classifyCmd([]string{"-c", cfg, line}, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Fatalf("%s: %v %s", c.yaml, err, errOut.String())
+		}
+		if !strings.Contains(out.String(), `"type":"interface_down"`) {
+			t.Errorf("%s: %s", c.yaml, out.String())
+		}
+		if warned := strings.Contains(errOut.String(), cfg+": warning: enrich.enabled is false"); warned != c.warn {
+			t.Errorf("%s: stderr %q, warned %v, want %v", c.yaml, errOut.String(), warned, c.warn)
+		}
+	}
+}
