@@ -11,9 +11,9 @@ import (
 type Tried struct {
 	// Enriched is the enriched record's value.
 	Enriched []byte
-	// Event is the event the line reports (Type "": none), as it gives
-	// it, before de-duplication and flap detection; its cause is
-	// partition -1, offset -1: no record.
+	// Event is the event the line reports (Type "": none), as the
+	// detector passes it on (with its ObjectID), before de-duplication
+	// and flap detection; its cause is partition -1, offset -1: no record.
 	Event telemetry.Event
 	// Rule is the rule that matched ("": none).
 	Rule string
@@ -32,5 +32,8 @@ func (w *Worker) Try(value []byte) (Tried, error) {
 		return Tried{}, errors.New("not a weir syslog record")
 	}
 	out, ev := w.encodeSyslog(&r, &d)
+	if ev.Object != "" {
+		ev.ObjectID = objectID(ev) // as the detector gives every event it passes on
+	}
 	return Tried{Enriched: out.Value, Event: ev, Rule: d.info.Rule}, nil
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/configs"
@@ -28,6 +30,10 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	source, device, err := classifySender(*from)
+	if err != nil {
+		return &exitError{2, err}
+	}
 	cfg, err := configs.Load(*file)
 	switch {
 	case err != nil && !flagGiven(fs, "c") && !flagGiven(fs, "config") && errors.Is(err, os.ErrNotExist):
@@ -39,14 +45,21 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if err != nil {
 		return &exitError{1, err}
 	}
+	if !cfg.EnrichEnabled() {
+		// Asked why a line raises no event, the answer is this.
+		fmt.Fprintf(stderr, "%s: warning: enrich.enabled is false: weir run with this config enriches no line and raises no event; shown is what enrichment would make of them\n", cfg.File)
+	}
 	var p syslog.Parser
 	one := func(line string) error {
 		var l telemetry.Log
 		p.ParseCopy([]byte(line), &l)
-		l.SourceAddr, l.ReceivedAt = *from, time.Now().UTC()
+		if !utf8.ValidString(line) {
+			l.RawBytes = []byte(line) // as the receiver keeps them: JSON's strings cannot
+		}
+		l.SourceAddr, l.ReceivedAt = source, time.Now().UTC()
 		l.Device = l.Hostname
 		if l.Device == "" {
-			l.Device = *from
+			l.Device = device
 		}
 		tried, err := w.Try(l.AppendJSON(nil))
 		if err != nil {
@@ -84,6 +97,26 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		return fmt.Errorf("reading the lines: %w", err)
 	}
 	return nil
+}
+
+// classifySender is --from as the receiver has a sender: its source_addr
+// ("ip:port", or the address alone when no port is given) and the device a
+// line without a hostname is known by until enrichment names it (the
+// address, IPv4-mapped IPv6 as IPv4). A name is no sender's address.
+func classifySender(from string) (source, device string, err error) {
+	if from == "" {
+		return "", "", nil
+	}
+	if ap, err := netip.ParseAddrPort(from); err == nil {
+		a := ap.Addr().Unmap()
+		return netip.AddrPortFrom(a, ap.Port()).String(), a.String(), nil
+	}
+	a, err := netip.ParseAddr(from)
+	if err != nil {
+		return "", "", fmt.Errorf("classify: --from %q: not an address (192.0.2.7, 192.0.2.7:514, 2001:db8::1 or [2001:db8::1]:514): the sender's, as the receiver sees it", from)
+	}
+	a = a.Unmap()
+	return a.String(), a.String(), nil
 }
 
 // classifier is a syslog worker over cfg's inventory, SNMP targets and

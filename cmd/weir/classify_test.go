@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,4 +137,127 @@ func classifyCLI(t *testing.T, stdin string, args ...string) (string, string, er
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	return out.String(), errb.String(), err
+}
+
+// TestClassifyFromAsTheReceiverSeesIt: the receiver names a line without
+// a hostname by its sender's IP address, without the port, IPv6 without
+// brackets and an IPv4-mapped one as IPv4. --from given as the receiver
+// logs a sender ("192.0.2.7:514", "[2001:db8::1]:514") named the device
+// "192.0.2.7:514", a device no running weir has; a name, which no
+// receiver sees, is refused rather than taken for an address.
+func TestClassifyFromAsTheReceiverSeesIt(t *testing.T) {
+	dir := t.TempDir()
+	inv, cfg := filepath.Join(dir, "inventory.yaml"), filepath.Join(dir, "weir.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: edge7, address: 192.0.2.7}\n"), 0o644)
+	os.WriteFile(cfg, []byte("enrich:\n  inventory: "+inv+"\n"), 0o644)
+	const line = "<187>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1, changed state to down"
+	for from, want := range map[string]string{
+		"192.0.2.7": "edge7", "192.0.2.7:514": "edge7", "::ffff:192.0.2.7": "edge7", "[::ffff:192.0.2.7]:514": "edge7",
+		"192.0.2.8:514": "192.0.2.8", "::ffff:192.0.2.8": "192.0.2.8", "[2001:db8::1]:514": "2001:db8::1", "2001:db8::1": "2001:db8::1",
+	} {
+		var out, errOut bytes.Buffer
+		if err := classifyCmd([]string{"-c", cfg, "--from", from, line}, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Errorf("--from %s: %v %s", from, err, errOut.String())
+			continue
+		}
+		var c classified
+		if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+			t.Fatalf("--from %s: %v: %s", from, err, out.String())
+		}
+		if c.Enriched.Device != want || c.Event == nil || c.Event.Device != want {
+			t.Errorf("--from %s: device %q, event %+v, want %q", from, c.Enriched.Device, c.Event, want)
+		}
+	}
+	for _, from := range []string{"router1", "192.0.2.7:x", "192.0.2.300"} {
+		var out, errOut bytes.Buffer
+		err := classifyCmd([]string{"-c", cfg, "--from", from, line}, strings.NewReader(""), &out, &errOut)
+		var exit *exitError
+		if !errors.As(err, &exit) || exit.code != 2 || !strings.Contains(err.Error(), from) || out.Len() != 0 {
+			t.Errorf("--from %s: %v, output %q; want a usage error naming it", from, err, out.String())
+		}
+	}
+}
+
+// TestClassifyKeepsBytesNotUTF8: a line that is not UTF-8 is published
+// with raw_bytes, the line exactly (its JSON strings carry U+FFFD for the
+// bytes); weir classify's enriched record had no raw_bytes.
+func TestClassifyKeepsBytesNotUTF8(t *testing.T) {
+	line := "<13>Dec  5 16:15:39 host app: bad \xff\xfe byte"
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("log: {level: info}\n"), 0o644)
+	for _, args := range [][]string{{line}, nil} {
+		var out, errOut bytes.Buffer
+		if err := classifyCmd(append([]string{"-c", cfg}, args...), strings.NewReader(line+"\r\n"), &out, &errOut); err != nil {
+			t.Fatalf("%v %s", err, errOut.String())
+		}
+		var c struct {
+			Enriched struct {
+				Raw      string
+				RawBytes []byte `json:"raw_bytes"`
+			}
+		}
+		if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		if string(c.Enriched.RawBytes) != line || !strings.Contains(c.Enriched.Raw, "bad \uFFFD\uFFFD byte") {
+			t.Errorf("args %q: raw %q, raw_bytes %q; want raw_bytes %q", args, c.Enriched.Raw, c.Enriched.RawBytes, line)
+		}
+	}
+}
+
+// TestClassifyEventHasObjectID: every event a running weir publishes of an
+// object carries its object_id ("gi0/1" for Gi0/1 and GigabitEthernet0/1),
+// by which the detector tells one object's events from every path; weir
+// classify's event had none, so a rule's object could not be checked
+// against a poll's or a trap's.
+func TestClassifyEventHasObjectID(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte("log: {level: info}\n"), 0o644)
+	var out, errOut bytes.Buffer
+	if err := classifyCmd([]string{"-c", cfg, "--from", "192.0.2.7",
+		"<187>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down",
+		"<6>Dec  5 16:15:39 srv7 sshd[4242]: Accepted password for admin from 198.51.100.9 port 52222 ssh2"},
+		strings.NewReader(""), &out, &errOut); err != nil {
+		t.Fatalf("%v %s", err, errOut.String())
+	}
+	var got []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var c struct{ Event map[string]any }
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		got = append(got, c.Event)
+	}
+	if len(got) != 2 || got[0] == nil || got[0]["object_id"] != "gi0/1" {
+		t.Fatalf("the interface's event: %v, want object_id gi0/1", got)
+	}
+	if ev := got[1]; ev != nil && ev["object"] != nil && ev["object_id"] == nil {
+		t.Errorf("the login's event: %v, without object_id", ev)
+	}
+}
+
+// TestClassifyEnrichDisabledSaysSo: with enrich.enabled false, weir run
+// with the config enriches nothing and raises no event, and weir classify
+// showed the event a line would raise without a word: asked why a line
+// raises none, it answered that it does. It still classifies (what the
+// rules make of a line), and says on stderr that weir run would not.
+func TestClassifyEnrichDisabledSaysSo(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	const line = "<187>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1, changed state to down"
+	for _, c := range []struct {
+		yaml string
+		warn bool
+	}{{"enrich: {enabled: false}\n", true}, {"enrich: {enabled: true}\n", false}} {
+		os.WriteFile(cfg, []byte(c.yaml), 0o644)
+		var out, errOut bytes.Buffer
+		if err := classifyCmd([]string{"-c", cfg, line}, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Fatalf("%s: %v %s", c.yaml, err, errOut.String())
+		}
+		if !strings.Contains(out.String(), `"type":"interface_down"`) {
+			t.Errorf("%s: %s", c.yaml, out.String())
+		}
+		if warned := strings.Contains(errOut.String(), cfg+": warning: enrich.enabled is false"); warned != c.warn {
+			t.Errorf("%s: stderr %q, warned %v, want %v", c.yaml, errOut.String(), warned, c.warn)
+		}
+	}
 }
