@@ -289,9 +289,8 @@ const (
 // loadSettled loads the config file once it has not been modified for
 // settle (or maxWait has passed), and again if it changed while it was
 // read; then it waits for the inventory and syslog rules files it names
-// in the same way,
-// as SIGHUP reads that too (a script writing both, or a file copied in and
-// signalled at once); ctx ending stops the wait.
+// in the same way, as SIGHUP reads those too (a script writing both, or a
+// file copied in and signalled at once); ctx ending stops the wait.
 func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration) (*configs.Config, error) {
 	deadline := time.Now().Add(maxWait)
 	for {

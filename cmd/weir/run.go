@@ -159,10 +159,9 @@ func runCmd(ctx context.Context, args []string, stderr io.Writer) error {
 
 // checkStartFiles reads the files the config names that the roles' parts
 // read at start (the inventory, the syslog rules, TLS certificates, keys
-// and CAs), as weir
-// check does, before anything starts: a missing one fails the start with
-// the setting's name and line, rather than after the log is opened and
-// listeners bound, and only to stop them again.
+// and CAs), as weir check does, before anything starts: a missing one
+// fails the start with the setting's name and line, rather than after the
+// log is opened and listeners bound, and only to stop them again.
 func checkStartFiles(cfg *configs.Config, roles map[string]bool) error {
 	var errs []error
 	if cfg.Enrich.Inventory != "" && cfg.EnrichEnabled() && (roles[roleCollect] || roles[roleEnrich]) {
