@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -182,20 +181,8 @@ func TestKafkaListenerSASLReload(t *testing.T) {
 		t.Fatalf("produce before the reload: %v", err)
 	}
 
-	sighup := func(wantLog string) {
-		t.Helper()
-		n := strings.Count(p.Logs(), wantLog)
-		if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(15 * time.Second); strings.Count(p.Logs(), wantLog) == n; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q after SIGHUP:\n%s", wantLog, p.Logs())
-			}
-		}
-	}
 	writeConfig("n3w-s3cret", true)
-	sighup(`msg="SIGHUP: reloaded"`)
+	p.sighup(t, `msg="SIGHUP: reloaded"`)
 	if !strings.Contains(p.Logs(), `parts="kafka listener users, `) {
 		t.Errorf("the reload does not name the listener's users:\n%s", p.Logs())
 	}
@@ -221,7 +208,7 @@ func TestKafkaListenerSASLReload(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("broker: {}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sighup("turning authentication off takes a restart")
+	p.sighup(t, "turning authentication off takes a restart")
 	if errs, err := as("PLAIN", "ops", "n3w-s3cret", "", "topics", "list"); err != nil {
 		t.Errorf("the new password after a reload that removed kafka_sasl: %v\n%s", err, errs)
 	}

@@ -57,18 +57,6 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 			}
 		}
 	}
-	sighup := func(wantLog string) {
-		t.Helper()
-		before := strings.Count(p.Logs(), wantLog)
-		if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(10 * time.Second); strings.Count(p.Logs(), wantLog) == before; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q after SIGHUP:\n%s", wantLog, p.Logs())
-			}
-		}
-	}
 	reloaded := func(success, failure, last float64) {
 		t.Helper()
 		m := p.Metrics(t)
@@ -78,7 +66,7 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 		}
 	}
 	writeConfig("alpha")
-	sighup("SIGHUP: reloaded")
+	p.sighup(t, "SIGHUP: reloaded")
 	if logs := p.Logs(); !strings.Contains(logs, `snmp_targets="0 -> 1"`) || strings.Contains(logs, "restart") {
 		t.Errorf("the first target is not taken as it is:\n%s", logs)
 	}
@@ -89,7 +77,7 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 	}
 
 	writeConfig("beta") // alpha removed, beta added
-	sighup("SIGHUP: reloaded")
+	p.sighup(t, "SIGHUP: reloaded")
 	if !strings.Contains(p.Logs(), `snmp_targets="1 -> 1"`) {
 		t.Errorf("the reload does not say what became of the targets:\n%s", p.Logs())
 	}
@@ -107,21 +95,35 @@ func TestSIGHUPReloadsTargets(t *testing.T) {
 	}
 
 	os.WriteFile(file, []byte("snmp:\n  targetz: []\n"), 0o644)
-	sighup("config not reloaded")
+	p.sighup(t, "config not reloaded")
 	reloaded(2, 1, 0)
 	beta := polls("beta")
 	waitPolls("beta", beta+2)
 	// A file truncated as it is written: no settings, so no reload (it
 	// stopped every target).
 	os.WriteFile(file, []byte("# weir\n"), 0o644)
-	sighup("has no settings")
+	p.sighup(t, "has no settings")
 	reloaded(2, 2, 0)
 	beta = polls("beta")
 	waitPolls("beta", beta+2)
 	writeConfig("beta")
-	sighup("SIGHUP: reloaded")
+	p.sighup(t, "SIGHUP: reloaded")
 	reloaded(3, 2, 1)
 	if err := p.Cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("weir stopped: %v", err)
+	}
+}
+
+// sighup signals p and waits up to 15 s for one more wantLog in its log.
+func (p *weirProc) sighup(t *testing.T, wantLog string) {
+	t.Helper()
+	before := strings.Count(p.Logs(), wantLog)
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); strings.Count(p.Logs(), wantLog) == before; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q after SIGHUP:\n%s", wantLog, p.Logs())
+		}
 	}
 }

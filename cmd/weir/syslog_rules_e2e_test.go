@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -66,19 +65,7 @@ func TestSiteSyslogRulesEndToEnd(t *testing.T) {
 
 	// The whole example file: the Meraki rules come in at SIGHUP.
 	os.WriteFile(rules, example, 0o644)
-	sighup := func(wantLog string) {
-		t.Helper()
-		before := strings.Count(p.Logs(), wantLog)
-		if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(10 * time.Second); strings.Count(p.Logs(), wantLog) == before; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q after SIGHUP:\n%s", wantLog, p.Logs())
-			}
-		}
-	}
-	sighup("SIGHUP: reloaded")
+	p.sighup(t, "SIGHUP: reloaded")
 	if logs := p.Logs(); !strings.Contains(logs, "rules=3") || strings.Contains(logs, "restart_needed") {
 		t.Errorf("the edited rules file:\n%s", logs)
 	}
@@ -89,7 +76,7 @@ func TestSiteSyslogRulesEndToEnd(t *testing.T) {
 	// the rules in use go on.
 	broken := strings.Replace(string(example), "fields: {interface: eth2}", "fields: {interface: eth9}", 1)
 	os.WriteFile(rules, []byte(broken), 0o644)
-	sighup(`refused="syslog rules"`)
+	p.sighup(t, `refused="syslog rules"`)
 	if logs := p.Logs(); !strings.Contains(logs, `field interface is \"eth2\", not \"eth9\"`) {
 		t.Errorf("the refusal does not say why:\n%s", logs)
 	}
