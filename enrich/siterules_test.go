@@ -137,15 +137,7 @@ rules:
 `, []string{"rules.yaml:5: field evnet: unknown key in a rule"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseSyslogRules([]byte(tc.yaml), "rules.yaml")
-			if err == nil {
-				t.Fatal("parsed")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nwants %q", err, w)
-				}
-			}
+			refusedWith(t, tc.yaml, tc.want...)
 		})
 	}
 }
@@ -323,15 +315,7 @@ func TestSiteRulesYAMLErrorsWorded(t *testing.T) {
 			[]string{"rules.yaml:4: did not find expected ',' or '}'"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseSyslogRules([]byte(tc.yaml), "rules.yaml")
-			if err == nil {
-				t.Fatal("parsed")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q\nwants %q", err, w)
-				}
-			}
+			err := refusedWith(t, tc.yaml, tc.want...)
 			for _, not := range []string{"value at", "enrich.", "struct {", "   line "} {
 				if strings.Contains(err.Error(), not) {
 					t.Errorf("error %q has %q", err, not)
@@ -440,4 +424,20 @@ rules:
 	if info := c.Classify(&telemetry.Log{Message: "lab port 3 down"}); info.Event != "interface_down" || len(info.Fields) != 1 {
 		t.Errorf("state group: %+v", info)
 	}
+}
+
+// refusedWith parses a rules file that must be refused with an error
+// holding every one of want, and returns the error.
+func refusedWith(t *testing.T, yaml string, want ...string) error {
+	t.Helper()
+	_, err := ParseSyslogRules([]byte(yaml), "rules.yaml")
+	if err == nil {
+		t.Fatal("parsed")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q\nwants %q", err, w)
+		}
+	}
+	return err
 }
