@@ -539,13 +539,20 @@ func parseReason(err error) string {
 // refusals of top-level "x-" keys (yamlerr.IsExtensionKey): nil if they
 // were all it had.
 func withoutExtensionKeys(err error) error {
+	return withoutExtensionKeysOf(err, "enrich.inventoryFile")
+}
+
+// withoutExtensionKeysOf is err without the refusals of top-level "x-"
+// keys of the file decoded into the type named top: nil if they were
+// all.
+func withoutExtensionKeysOf(err error, top string) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return err
 	}
 	kept := te.Errors[:0]
 	for _, e := range te.Errors {
-		if !yamlerr.UnknownExtensionKey(e, "enrich.inventoryFile") {
+		if !yamlerr.UnknownExtensionKey(e, top) {
 			kept = append(kept, e)
 		}
 	}

@@ -146,7 +146,7 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f siteRulesFile
-	err := dec.Decode(&f)
+	err := withoutExtensionKeysOf(dec.Decode(&f), "enrich.siteRulesFile") // x- keys: the writer's anchors
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, errors.New(yamlerr.WithFile(name, siteRulesYAMLError(err, data).Error()))
 	}

@@ -441,3 +441,24 @@ func refusedWith(t *testing.T, yaml string, want ...string) error {
 	}
 	return err
 }
+
+// TestSiteRulesExtensionKeys: a top-level key beginning with x- is the
+// file writer's, for anchors that belong to no rule, as in the config and
+// the inventory; another unknown one is still refused.
+func TestSiteRulesExtensionKeys(t *testing.T) {
+	s, err := ParseSyslogRules([]byte(`
+x-updown: &updown {up: interface_up, down: interface_down}
+rules:
+  - name: nic
+    match: '(?P<interface>[\w.-]+): NIC Link is (?P<state>Up|Down)\b'
+    states: *updown
+    examples: [{line: "eth2: NIC Link is Down", event: interface_down, fields: {interface: eth2}}]
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NewClassifier().UseSyslogRules(s); err != nil {
+		t.Fatal(err)
+	}
+	refusedWith(t, "rulez: []\n", "rules.yaml:1: field rulez: unknown key at the top level (did you mean rules?")
+}
