@@ -228,12 +228,22 @@ func snapshotOfOne(t *testing.T) func(int, *gpb.SubscribeRequest, gpb.GNMI_Subsc
 // (weir_gnmi_connected 0, what an alert on a down target fires on), and
 // its status says it completed, synced, with no error.
 func TestOnceCompleteIsNotDown(t *testing.T) {
-	_, addr := startScript(t, snapshotOfOne(t))
+	// The snapshot waits for the test to have seen the series: a target
+	// answering at once completed (and hid it) before the test looked,
+	// now and then, on a loaded machine.
+	snapshot, release := snapshotOfOne(t), make(chan struct{})
+	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
+		select {
+		case <-release:
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		}
+		return snapshot(n, req, stream)
+	})
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{Name: "o1", Address: addr, Insecure: true, Encoding: "proto",
 		Subscriptions: []configs.GNMISubscription{sub(countersPath, "once", "", 0)}}}})
-	if !exportedFor(t, r, "weir_gnmi_connected", "o1") {
-		t.Error("weir_gnmi_connected not exported before the snapshot")
-	}
+	waitFor(t, 30*time.Second, "weir_gnmi_connected exported before the snapshot", func() bool { return exportedFor(t, r, "weir_gnmi_connected", "o1") })
+	close(release)
 	waitFor(t, 30*time.Second, "the snapshot published and the subscription ended", func() bool {
 		return len(r.b.metrics(t)) > 0 && !r.c.Status()[0].Connected
 	})
