@@ -304,7 +304,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f inventoryFile
-	firstErr := withoutExtensionKeys(dec.Decode(&f))
+	firstErr := withoutExtensionKeys(dec.Decode(&f), "enrich.inventoryFile")
 	if err := firstErr; err != nil && !errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) > 0 { // EOF: comments only
 		// One error a line, each naming the file: the config's errors
 		// may print beside them.
@@ -536,16 +536,9 @@ func parseReason(err error) string {
 }
 
 // withoutExtensionKeys leaves out of a decode error the strict decoder's
-// refusals of top-level "x-" keys (yamlerr.IsExtensionKey): nil if they
-// were all it had.
-func withoutExtensionKeys(err error) error {
-	return withoutExtensionKeysOf(err, "enrich.inventoryFile")
-}
-
-// withoutExtensionKeysOf is err without the refusals of top-level "x-"
-// keys of the file decoded into the type named top: nil if they were
-// all.
-func withoutExtensionKeysOf(err error, top string) error {
+// refusals of top-level "x-" keys (yamlerr.IsExtensionKey) of the file
+// decoded into the type named top: nil if they were all it had.
+func withoutExtensionKeys(err error, top string) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return err
@@ -565,6 +558,33 @@ func withoutExtensionKeysOf(err error, top string) error {
 
 // deviceKeys are a device entry's keys, as the file writes them.
 var deviceKeys = []string{"name", "address", "cidr", "site", "region", "role", "vendor", "platform", "tags", "relay"}
+
+// keysOf is what an unknown key's message says of the mapping it is in
+// (unknownKeysWorded): where it is, the keys it takes (for did you mean),
+// and what it has, after then when a key is near.
+type keysOf struct {
+	where string
+	keys  []string
+	then  string
+	has   string
+}
+
+// unknownKeysWorded is te's errors with a strict decode's "field K not
+// found in type T", for the types of byType, worded for the file's writer:
+// "field K: unknown key WHERE (did you mean N? THEN HAS)".
+func unknownKeysWorded(te *yaml.TypeError, byType map[string]keysOf) []string {
+	msgs := make([]string, len(te.Errors))
+	for i, e := range te.Errors {
+		if field, typ, ok := strings.Cut(e, " not found in type "); ok {
+			if k, ok := byType[typ]; ok {
+				key := field[strings.LastIndex(field, "field ")+len("field "):]
+				e = field + ": unknown key " + k.where + " (" + didYouMean(key, k.keys, k.then) + k.has + ")"
+			}
+		}
+		msgs[i] = e
+	}
+	return msgs
+}
 
 // didYouMean is "did you mean K? " followed by then (the start of the
 // rest of the message) when key is a misspelling of K among known, and ""
@@ -592,20 +612,11 @@ func inventoryYAMLError(err error, data []byte) error {
 	if !errors.As(err, &te) {
 		return yamlerr.Clean(err, data, nil)
 	}
-	msgs := make([]string, len(te.Errors))
-	for i, e := range te.Errors {
-		// "line 2: field sit not found in type enrich.Device"
-		if field, typ, ok := strings.Cut(e, " not found in type "); ok {
-			key := field[strings.LastIndex(field, "field ")+len("field "):]
-			switch typ {
-			case "enrich.Device":
-				e = field + ": unknown key in a device (" + didYouMean(key, deviceKeys, "a device has ") + strings.Join(deviceKeys, ", ") + ")"
-			case "enrich.inventoryFile":
-				e = field + ": unknown key at the top level (" + didYouMean(key, []string{"devices"}, "") + "an inventory has devices: and a list)"
-			}
-		}
-		msgs[i] = e
-	}
+	// "line 2: field sit not found in type enrich.Device"
+	msgs := unknownKeysWorded(te, map[string]keysOf{
+		"enrich.Device":        {"in a device", deviceKeys, "a device has ", strings.Join(deviceKeys, ", ")},
+		"enrich.inventoryFile": {"at the top level", []string{"devices"}, "", "an inventory has devices: and a list"},
+	})
 	var root yaml.Node
 	if yaml.Unmarshal(data, &root) != nil {
 		return errors.New(inventoryTypes.Replace(strings.Join(msgs, "\n")))

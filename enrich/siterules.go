@@ -78,23 +78,12 @@ var siteRulesTypes = strings.NewReplacer(
 func siteRulesYAMLError(err error, data []byte) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
-		msgs := make([]string, len(te.Errors))
-		for i, e := range te.Errors {
-			// "line 4: field evnet not found in type enrich.siteRuleYAML"
-			if field, typ, ok := strings.Cut(e, " not found in type "); ok {
-				key := field[strings.LastIndex(field, "field ")+len("field "):]
-				switch typ {
-				case "enrich.siteRulesFile":
-					e = field + ": unknown key at the top level (" + didYouMean(key, []string{"rules"}, "") + "a syslog rules file has rules: and a list)"
-				case "enrich.siteRuleYAML":
-					e = field + ": unknown key in a rule (" + didYouMean(key, siteRuleKeys, "a rule has ") + strings.Join(siteRuleKeys, ", ") + ")"
-				case "enrich.siteExampleYAML":
-					e = field + ": unknown key in an example (" + didYouMean(key, siteExampleKeys, "an example has ") + strings.Join(siteExampleKeys, ", ") + ")"
-				}
-			}
-			msgs[i] = e
-		}
-		err = &yaml.TypeError{Errors: msgs}
+		// "line 4: field evnet not found in type enrich.siteRuleYAML"
+		err = &yaml.TypeError{Errors: unknownKeysWorded(te, map[string]keysOf{
+			"enrich.siteRulesFile":   {"at the top level", []string{"rules"}, "", "a syslog rules file has rules: and a list"},
+			"enrich.siteRuleYAML":    {"in a rule", siteRuleKeys, "a rule has ", strings.Join(siteRuleKeys, ", ")},
+			"enrich.siteExampleYAML": {"in an example", siteExampleKeys, "an example has ", strings.Join(siteExampleKeys, ", ")},
+		})}
 	}
 	var root yaml.Node
 	rootp := &root
@@ -146,7 +135,7 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var f siteRulesFile
-	err := withoutExtensionKeysOf(dec.Decode(&f), "enrich.siteRulesFile") // x- keys: the writer's anchors
+	err := withoutExtensionKeys(dec.Decode(&f), "enrich.siteRulesFile") // x- keys: the writer's anchors
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, errors.New(yamlerr.WithFile(name, siteRulesYAMLError(err, data).Error()))
 	}
@@ -160,11 +149,16 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // it decoded above: for the rules' lines
 	lines := ruleLines(&root)
-	builtin := map[string]bool{}
+	builtin, events := map[string]bool{}, map[string]bool{}
+	// weir's rules, compiled once a parse: their names, which a site's
+	// may not take, and the events they give, which a site's may give
+	// too (the event detector knows what to do with them).
 	for _, r := range syslogRules() {
 		builtin[r.name] = true
+		for _, ev := range ruleEvents(&r) {
+			events[ev] = true
+		}
 	}
-	events := syslogEventTypes()
 	s := &SyslogRules{path: name}
 	seen := map[string]int{}
 	var errs []error
@@ -325,18 +319,7 @@ func objectGroup(event string) string {
 	return ""
 }
 
-// syslogEventTypes are the events weir's own rules give: what a site's
-// may give too (the event detector knows what to do with them).
-func syslogEventTypes() map[string]bool {
-	out := map[string]bool{}
-	for _, r := range syslogRules() {
-		for _, ev := range ruleEvents(&r) {
-			out[ev] = true
-		}
-	}
-	return out
-}
-
+// eventList names events for an error, sorted.
 func eventList(events map[string]bool) string {
 	return strings.Join(slices.Sorted(maps.Keys(events)), ", ")
 }

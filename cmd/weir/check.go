@@ -50,7 +50,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// So are the site's syslog rules, examples and all.
 	if cfg.Enrich.SyslogRules != "" && cfg.EnrichEnabled() && !*skipFiles {
-		if err := checkSyslogRules(cfg); err != nil {
+		if _, err := checkSyslogRules(cfg); err != nil {
 			return &exitError{1, err}
 		}
 	}
@@ -108,12 +108,14 @@ func checkInventory(cfg *configs.Config) (*enrich.Inventory, error) {
 }
 
 // checkSyslogRules reads the syslog rules file cfg names and runs its
-// examples, as weir run does; its error names the setting and its line.
-func checkSyslogRules(cfg *configs.Config) error {
-	if err := useSyslogRules(enrich.NewClassifier(), cfg.Enrich.SyslogRules, slog.New(slog.DiscardHandler)); err != nil {
-		return fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)
+// examples, as weir run does, and returns weir's rules with them; its
+// error names the setting and its line.
+func checkSyslogRules(cfg *configs.Config) (*enrich.Classifier, error) {
+	cls := enrich.NewClassifier()
+	if err := useSyslogRules(cls, cfg.Enrich.SyslogRules, slog.New(slog.DiscardHandler)); err != nil {
+		return nil, fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)
 	}
-	return nil
+	return cls, nil
 }
 
 // settingAt is where the config file sets key: "FILE:LINE:", or

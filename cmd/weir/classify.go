@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/netip"
 	"os"
 	"strings"
@@ -122,14 +121,13 @@ func classifySender(from string) (source, device string, err error) {
 // classifier is a syslog worker over cfg's inventory, SNMP targets and
 // syslog rules, for Try.
 func classifier(cfg *configs.Config) (*enrich.Worker, error) {
-	quiet := slog.New(slog.DiscardHandler)
-	inv, err := enrich.LoadInventory(cfg.Enrich.Inventory, quiet)
+	inv, err := checkInventory(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%s enrich.inventory: %w", settingAt(cfg, "enrich.inventory"), err)
+		return nil, err
 	}
-	cls := enrich.NewClassifier()
-	if err := useSyslogRules(cls, cfg.Enrich.SyslogRules, quiet); err != nil {
-		return nil, fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)
+	cls, err := checkSyslogRules(cfg)
+	if err != nil {
+		return nil, err
 	}
 	targets := enrich.NewSNMPTargets(snmpTargetNames(cfg.SNMP.Targets))
 	return enrich.NewWorker(nil, inv, cls, enrich.WithSNMPTargets(targets)), nil
