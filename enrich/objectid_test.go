@@ -61,3 +61,29 @@ func TestOneObjectOneObjectID(t *testing.T) {
 		t.Errorf("bgp_peer_down: %+v", bgp)
 	}
 }
+
+// TestLinuxEthIsNotEthernet: SONiC has a management port eth0 beside its
+// front-panel Ethernet0 (and Linux hosts name ports eth0, eth1, ...). eth
+// with no slash after it is no Cisco abbreviation (NX-OS's Eth1/1 always
+// has one; a Linux interface name cannot), so eth0 going down and then
+// Ethernet0 going down are two changes, not a repeat.
+func TestLinuxEthIsNotEthernet(t *testing.T) {
+	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 12, 5, 19, 20, 0, 0, time.UTC)
+	for i, object := range []string{"eth0", "Ethernet0"} {
+		at := t0.Add(time.Duration(i) * time.Second)
+		got := rules.d.observe(telemetry.Event{Type: "interface_down", Device: "sonic1", Object: object, Time: at,
+			Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: int64(i)}}, at)
+		if len(got) != 1 {
+			t.Fatalf("%s down after the other port's: %+v, want its own interface_down", object, got)
+		}
+	}
+	// NX-OS's abbreviation is still its long name.
+	nx := rules.d.observe(telemetry.Event{Type: "interface_down", Device: "nx1", Object: "Ethernet1/1", Time: t0,
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 2}}, t0)
+	again := rules.d.observe(telemetry.Event{Type: "interface_down", Device: "nx1", Object: "Eth1/1", Time: t0.Add(time.Second),
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawTraps, Offset: 0}}, t0.Add(time.Second))
+	if len(nx) != 1 || len(again) != 0 {
+		t.Errorf("Ethernet1/1 then Eth1/1 down: %+v, then %+v; want one event", nx, again)
+	}
+}

@@ -230,7 +230,15 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 		}
 		for _, ev := range ruleEvents(&r) {
 			if g := objectGroup(ev); g != "" && len(r.patterns) == len(y.Match) && !groups[g] && !(g == "user" && groups["source"]) {
-				fail("match: a %s event names its object by a (?P<%s>...) group, which match has not", ev, g)
+				article := "a"
+				if strings.ContainsRune("aeiou", rune(ev[0])) {
+					article = "an" // an interface_down, an ospf_neighbor_up
+				}
+				if g == "user" {
+					fail("match: %s %s event names its object by a (?P<user>...) group, or else a (?P<source>...) one, which match has neither", article, ev)
+				} else {
+					fail("match: %s %s event names its object by a (?P<%s>...) group, which match has not", article, ev, g)
+				}
 			}
 		}
 		if len(y.Examples) == 0 {

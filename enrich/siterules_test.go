@@ -94,7 +94,19 @@ rules:
     match: 'link (?P<port>\S+) down'
     event: interface_down
     examples: [{line: "link 1 down", event: interface_down}]
-`, []string{`rules.yaml:3: rule "a": event "link_down": not one syslog gives; one of`, "interface_down", `rules.yaml:7: rule "b": match: a interface_down event names its object by a (?P<interface>...) group`}},
+`, []string{`rules.yaml:3: rule "a": event "link_down": not one syslog gives; one of`, "interface_down", `rules.yaml:7: rule "b": match: an interface_down event names its object by a (?P<interface>...) group`}},
+		{"no object group for a login or a change: user, or else source", `
+rules:
+  - name: a
+    match: 'session opened for (?P<who>\S+)'
+    event: login_succeeded
+    examples: [{line: "session opened for bob", event: login_succeeded}]
+  - name: b
+    match: 'ospf (?P<peer>\S+) (?P<state>up|down)'
+    states: {up: ospf_neighbor_up}
+    examples: [{line: "ospf 10.0.0.1 up", event: ospf_neighbor_up}]
+`, []string{`rules.yaml:3: rule "a": match: a login_succeeded event names its object by a (?P<user>...) group, or else a (?P<source>...) one, which match has neither`,
+			`rules.yaml:7: rule "b": match: an ospf_neighbor_up event names its object by a (?P<neighbor>...) group, which match has not`}},
 		{"states without a state group, and event too", `
 rules:
   - name: a

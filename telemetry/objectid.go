@@ -95,6 +95,12 @@ func interfaceAbbrev(name string) (short string, i int, ok bool) {
 	if !found || name[:i] == short {
 		return "", 0, false
 	}
+	if string(typ) == "eth" && strings.IndexByte(name[i:], '/') < 0 {
+		// NX-OS's (and Comware's) Eth1/1 has a slash; a Linux name
+		// (eth0, eth0.100) cannot, and is its own: SONiC's management
+		// eth0 is not its front-panel Ethernet0.
+		return "", 0, false
+	}
 	return short, i, true
 }
 

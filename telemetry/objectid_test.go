@@ -21,3 +21,21 @@ func TestAppendObjectIDIsObjectID(t *testing.T) {
 		t.Error("ObjectID")
 	}
 }
+
+// TestObjectIDLinuxEth: eth with a slash after it is NX-OS's (and
+// Comware's) abbreviation of Ethernet; a Linux name (eth0, eth0.100, which
+// cannot hold a slash) is its own, or SONiC's management eth0 would be its
+// front-panel Ethernet0.
+func TestObjectIDLinuxEth(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"Eth1/1", "et1/1"}, {"Ethernet1/1", "et1/1"}, {"eth1/0/1", "et1/0/1"}, {"Ethernet0", "et0"}, {"Et1", "et1"},
+		{"eth0", "eth0"}, {"eth0.100", "eth0.100"}, {"ETH2", "ETH2"},
+	} {
+		if got := ObjectID("interface_down", tc[0]); got != tc[1] {
+			t.Errorf("ObjectID(interface_down, %q) = %q, want %q", tc[0], got, tc[1])
+		}
+		if got := string(AppendObjectID(nil, "interface_down", tc[0])); got != tc[1] {
+			t.Errorf("AppendObjectID(interface_down, %q) = %q, want %q", tc[0], got, tc[1])
+		}
+	}
+}
