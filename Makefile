@@ -39,59 +39,63 @@ bench:
 
 # Short fuzzing of every parser; FUZZTIME=5m for a longer run.
 FUZZTIME ?= 30s
+# Go shrinks each new input for up to 60 s by default, which on a parser
+# with kilobyte seeds (the inventory, the config) is the whole run.
+FUZZMINIMIZE ?= 5s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./broker/recordbatch
-	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./broker/recordbatch
-	$(GO) test -run '^$$' -fuzz '^FuzzRecoverSegment$$' -fuzztime $(FUZZTIME) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProducerSnapshot$$' -fuzztime $(FUZZTIME) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) ./broker/kafkawire
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzRFC5424AgainstGoSyslog$$' -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLog$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzPointAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzMetricAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzEventAppendJSON$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzMnemonic$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzKeywordsChangeNothing$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzBigramsHoldSubstrings$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzEachPair$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzLowerLookups$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzFastMatchAgreesWithPatterns$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzFinder$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzMetricsWorker$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzSyslogWorker$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzInventoryNames$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeShaped$$' -fuzztime $(FUZZTIME) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzFlatten$$' -fuzztime $(FUZZTIME) ./collectors/gnmi
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./collectors/trap
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collectors/snmp/profile
-	$(GO) test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime $(FUZZTIME) ./collectors/snmp/sim
-	$(GO) test -run '^$$' -fuzz '^FuzzSNMPSection$$' -fuzztime $(FUZZTIME) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzSizeAndDuration$$' -fuzztime $(FUZZTIME) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzReplayOffsets$$' -fuzztime $(FUZZTIME) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzSealedIndexes$$' -fuzztime $(FUZZTIME) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzTopicMeta$$' -fuzztime $(FUZZTIME) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzWireGroups$$' -fuzztime $(FUZZTIME) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzFramingSplitReads$$' -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzOctetCountedRoundTrip$$' -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzLineFramedRoundTrip$$' -fuzztime $(FUZZTIME) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzStartEngine$$' -fuzztime $(FUZZTIME) ./collectors/trap
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeOID$$' -fuzztime $(FUZZTIME) ./collectors/snmp/profile
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./collectors/gnmi/gpath
-	$(GO) test -run '^$$' -fuzz '^FuzzParseInventory$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzTrapEvent$$' -fuzztime $(FUZZTIME) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzBrokerAddress$$' -fuzztime $(FUZZTIME) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzExpandRefs$$' -fuzztime $(FUZZTIME) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzKafkaSinkLoop$$' -fuzztime $(FUZZTIME) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzListenersBind$$' -fuzztime $(FUZZTIME) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzWebhookTemplate$$' -fuzztime $(FUZZTIME) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzRestoreAlerts$$' -fuzztime $(FUZZTIME) ./sinks/webhook
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/recordbatch
+	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/recordbatch
+	$(GO) test -run '^$$' -fuzz '^FuzzRecoverSegment$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProducerSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/kafkawire
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzRFC5424AgainstGoSyslog$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLog$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzPointAppendJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzMetricAppendJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzEventAppendJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzMnemonic$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzKeywordsChangeNothing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzBigramsHoldSubstrings$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzEachPair$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzLowerLookups$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzFastMatchAgreesWithPatterns$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzFinder$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzMetricsWorker$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzSyslogWorker$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzInventoryNames$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeShaped$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
+	$(GO) test -run '^$$' -fuzz '^FuzzFlatten$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/gnmi
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/trap
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/snmp/profile
+	$(GO) test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/snmp/sim
+	$(GO) test -run '^$$' -fuzz '^FuzzSNMPSection$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzSizeAndDuration$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzReplayOffsets$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzSealedIndexes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzTopicMeta$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzWireGroups$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
+	$(GO) test -run '^$$' -fuzz '^FuzzFramingSplitReads$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzOctetCountedRoundTrip$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzLineFramedRoundTrip$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
+	$(GO) test -run '^$$' -fuzz '^FuzzStartEngine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/trap
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeOID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/snmp/profile
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/gnmi/gpath
+	$(GO) test -run '^$$' -fuzz '^FuzzParseInventory$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSyslogRules$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzTrapEvent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzBrokerAddress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzExpandRefs$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzKafkaSinkLoop$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzListenersBind$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzWebhookTemplate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
+	$(GO) test -run '^$$' -fuzz '^FuzzRestoreAlerts$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./sinks/webhook
 
 clean:
 	rm -rf bin weir-data
