@@ -76,6 +76,20 @@ type outputs struct {
 	// pub publishes on a goroutine of its own while the worker enriches
 	// (see startPublisher); nil: deliver publishes in line.
 	pub *publisher
+
+	// publish's scratch, kept between calls (one publishes at a time).
+	runs    []partRun
+	kept    []broker.Record
+	keptRun []int32
+}
+
+// partRun is one output partition's share of a publish call: its
+// records (n, placed from at), and the last input offset among them (src;
+// -1 for none: records no input caused).
+type partRun struct {
+	part  int32
+	n, at int
+	src   int64
 }
 
 // outRecord is an output record with the input position it comes from.
@@ -430,15 +444,34 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 		}
 		return left, 0, o.produce(ctx, tx, topic, -1, recs)
 	}
-	byPart := map[int32][]broker.Record{}
-	var order []int32
+	// The records kept, then laid out by output partition (in the order
+	// the partitions first come) in one array: one allocation a call, not
+	// a growing list per partition.
+	runs, kept, keptRun := o.runs[:0], o.kept[:0], o.keptRun[:0]
+	last := -1 // the run of the record before: one input partition's come together
+	runOf := func(part int32) int {
+		if last >= 0 && runs[last].part == part {
+			return last
+		}
+		for i := range runs {
+			if runs[i].part == part {
+				last = i
+				return i
+			}
+		}
+		runs = append(runs, partRun{part: part, src: -1})
+		last = len(runs) - 1
+		return last
+	}
 	var keyed int32 // the topic's partition count, for records no input caused: looked up once
 	// The src_offset headers of the batch, and the records' header lists
 	// with them, in two allocations rather than two per record.
 	srcVals := make([]byte, 0, len(outs)*(len(o.input)+len(o.inputID)+22))
 	headers := make([]broker.Header, 0, len(outs)*3)
-	for _, out := range outs {
-		part := out.part
+	for i := range outs {
+		out := &outs[i]
+		rec, part := out.rec, out.part
+		r := -1
 		if part < 0 {
 			if keyed == 0 {
 				n, err := o.partitions(ctx, topic, 0)
@@ -447,7 +480,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 				}
 				keyed = n
 			}
-			part = broker.PartitionForKey(out.rec.Key, keyed)
+			part = broker.PartitionForKey(rec.Key, keyed)
 		} else {
 			if tx == nil {
 				t, err := o.tail(ctx, topic, part)
@@ -468,31 +501,46 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 			}
 			srcVals = strconv.AppendInt(append(srcVals, ':'), out.src, 10)
 			h := len(headers)
-			headers = append(append(headers, out.rec.Headers...), broker.Header{Key: headerSrcOffset, Value: srcVals[v:len(srcVals):len(srcVals)]})
-			out.rec.Headers = headers[h:len(headers):len(headers)]
+			headers = append(append(headers, rec.Headers...), broker.Header{Key: headerSrcOffset, Value: srcVals[v:len(srcVals):len(srcVals)]})
+			rec.Headers = headers[h:len(headers):len(headers)]
+			// Once its partition is published, its tail is past this
+			// input record, whether the record fits or not.
+			r = runOf(part)
+			runs[r].src = max(runs[r].src, out.src)
 		}
-		if !o.fits(topic, &out.rec, out.part, out.src) {
+		if !o.fits(topic, &rec, out.part, out.src) {
 			left++
 			continue
 		}
-		if _, ok := byPart[part]; !ok {
-			order = append(order, part)
+		if r < 0 {
+			r = runOf(part)
 		}
-		byPart[part] = append(byPart[part], out.rec)
+		runs[r].n++
+		kept, keptRun = append(kept, rec), append(keptRun, int32(r))
 	}
-	for _, part := range order {
-		if err := o.produce(ctx, tx, topic, part, byPart[part]); err != nil {
-			return left, had, err
+	recs := make([]broker.Record, len(kept))
+	at := 0
+	for i := range runs {
+		runs[i].at, at = at, at+runs[i].n
+	}
+	for i := range kept {
+		r := &runs[keptRun[i]]
+		recs[r.at] = kept[i]
+		r.at++
+	}
+	clear(kept) // no values held past the call
+	o.runs, o.kept, o.keptRun = runs[:0], kept[:0], keptRun[:0]
+	for _, r := range runs {
+		if r.n == 0 {
+			continue // none fits
 		}
-		if tx != nil {
-			continue
+		if err := o.produce(ctx, tx, topic, r.part, recs[r.at-r.n:r.at:r.at]); err != nil {
+			return left, had, err
 		}
 		// Partition by partition: a retry after a later one failed
 		// skips what this one has (see publishRetrying).
-		for _, out := range outs {
-			if out.part == part && out.src > o.tails[topic][out.part] {
-				o.tails[topic][out.part] = out.src
-			}
+		if tx == nil && r.src > o.tails[topic][r.part] {
+			o.tails[topic][r.part] = r.src
 		}
 	}
 	return left, had, nil

@@ -218,3 +218,61 @@ func recreate(t *testing.T, b *embedded.Broker, topic string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPublishLaysOutByPartition: one publish call of outputs from three
+// input partitions, interleaved, with a record no input caused and one too
+// large for the log: each output partition gets its own records in input
+// order, the keyed one lands by its key, and the too-large record's input
+// offset still moves its partition's tail (it is not published again).
+func TestPublishLaysOutByPartition(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx := context.Background()
+	for _, topic := range []string{"raw.syslog", "enriched.syslog"} {
+		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
+	var assigned []broker.TopicPartition
+	for p := range int32(3) {
+		assigned = append(assigned, broker.TopicPartition{Topic: "raw.syslog", Partition: p})
+	}
+	o.track(ctx, assigned, nil)
+	from := func(part int32, src int64) outRecord {
+		return outRecord{broker.Record{Key: []byte("edge1"), Value: fmt.Appendf(nil, "%d/%d", part, src)}, part, src}
+	}
+	huge := from(2, 8)
+	huge.rec.Value = make([]byte, embedded.DefaultMaxMessageBytes+1)
+	keyed := outRecord{broker.Record{Key: []byte("core9"), Value: []byte("keyed")}, -1, 0}
+	outs := []outRecord{from(0, 10), from(1, 5), from(0, 11), from(2, 7), keyed, from(1, 6), huge}
+	left, had, err := o.publish(ctx, nil, "enriched.syslog", outs)
+	if err != nil || left != 1 || had != 0 {
+		t.Fatalf("publish: left %d, had %d, %v; want the huge one left", left, had, err)
+	}
+	got := map[int32][]string{}
+	for _, r := range readTopic(t, b, "enriched.syslog") {
+		got[r.Partition] = append(got[r.Partition], string(r.Value))
+	}
+	want := map[int32][]string{0: {"0/10", "0/11"}, 1: {"1/5", "1/6"}, 2: {"2/7"}}
+	kp := broker.PartitionForKey([]byte("core9"), 3)
+	want[kp] = append(want[kp], "keyed")
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("partitions hold %v, want %v", got, want)
+	}
+	for part, src := range map[int32]int64{0: 11, 1: 6, 2: 8} {
+		if tail := o.tails["enriched.syslog"][part]; tail != src {
+			t.Errorf("partition %d: tail %d, want %d", part, tail, src)
+		}
+	}
+	// Again, as a retry would: nothing an input caused is published twice.
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", outs[:4]); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readTopic(t, b, "enriched.syslog")); n != 6 {
+		t.Errorf("%d records after publishing the same outputs again, want 6", n)
+	}
+}
