@@ -530,11 +530,17 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 	}
 	clear(kept) // no values held past the call
 	o.runs, o.kept, o.keptRun = runs[:0], kept[:0], keptRun[:0]
-	for _, r := range runs {
-		if r.n == 0 {
-			continue // none fits
+	// Produced in the order of each partition's first record kept (a
+	// too-large record before it made its run earlier): which partitions
+	// a failure partway through leaves published is as it was.
+	for _, ri := range keptRun {
+		r := &runs[ri]
+		n := r.n
+		if n == 0 {
+			continue // produced already
 		}
-		if err := o.produce(ctx, tx, topic, r.part, recs[r.at-r.n:r.at:r.at]); err != nil {
+		r.n = 0
+		if err := o.produce(ctx, tx, topic, r.part, recs[r.at-n:r.at:r.at]); err != nil {
 			return left, had, err
 		}
 		// Partition by partition: a retry after a later one failed

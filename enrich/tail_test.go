@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -274,5 +275,72 @@ func TestPublishLaysOutByPartition(t *testing.T) {
 	}
 	if n := len(readTopic(t, b, "enriched.syslog")); n != 6 {
 		t.Errorf("%d records after publishing the same outputs again, want 6", n)
+	}
+}
+
+// goneFrom records the output partitions produced to, in order, and
+// refuses one (an output topic made again with fewer partitions).
+type goneFrom struct {
+	*embedded.Broker
+	parts []int32
+	gone  int32 // -1: none
+}
+
+func (g *goneFrom) ProducePartition(ctx context.Context, topic string, p int32, recs []broker.Record) error {
+	g.parts = append(g.parts, p)
+	if p == g.gone {
+		return fmt.Errorf("%w: %s/%d", broker.ErrUnknownPartition, topic, p)
+	}
+	return g.Broker.ProducePartition(ctx, topic, p, recs)
+}
+
+// TestPublishPartitionOrderWithTooLarge: output partitions are produced in
+// the order their first record kept comes, as before publish laid them out
+// in one array; a record too large for the log does not put its partition
+// first. When a later partition's produce fails, the earlier ones are in
+// the log and their tails moved, so the retry publishes only the rest.
+func TestPublishPartitionOrderWithTooLarge(t *testing.T) {
+	eb, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eb.Close() })
+	ctx := context.Background()
+	for _, topic := range []string{"raw.syslog", "enriched.syslog"} {
+		if err := eb.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &goneFrom{Broker: eb, gone: 1}
+	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
+	o.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}, {Topic: "raw.syslog", Partition: 1}}, nil)
+	from := func(part int32, src int64) outRecord {
+		return outRecord{broker.Record{Key: []byte("edge1"), Value: fmt.Appendf(nil, "%d/%d", part, src)}, part, src}
+	}
+	huge := from(1, 4)
+	huge.rec.Value = make([]byte, embedded.DefaultMaxMessageBytes+1)
+	outs := []outRecord{huge, from(0, 10), from(1, 5)}
+	left, had, err := o.publish(ctx, nil, "enriched.syslog", outs)
+	if !errors.Is(err, broker.ErrUnknownPartition) || left != 1 || had != 0 {
+		t.Fatalf("publish: left %d, had %d, %v; want the huge one left and partition 1's error", left, had, err)
+	}
+	if fmt.Sprint(b.parts) != "[0 1]" {
+		t.Errorf("produced to partitions %v, want [0 1]: in the order of their first record kept", b.parts)
+	}
+	if tail := o.tails["enriched.syslog"][0]; tail != 10 {
+		t.Errorf("partition 0: tail %d, want 10", tail)
+	}
+	if tail := o.tails["enriched.syslog"][1]; tail != -1 {
+		t.Errorf("partition 1: tail %d, want -1 (not produced)", tail)
+	}
+	b.gone, b.parts = -1, nil
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", outs); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(b.parts) != "[1]" {
+		t.Errorf("the retry produced to partitions %v, want [1]", b.parts)
+	}
+	if n := len(readTopic(t, eb, "enriched.syslog")); n != 2 {
+		t.Errorf("%d records, want 2", n)
 	}
 }
