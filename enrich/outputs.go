@@ -444,9 +444,8 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 		}
 		return left, 0, o.produce(ctx, tx, topic, -1, recs)
 	}
-	// The records kept, then laid out by output partition (in the order
-	// the partitions first come) in one array: one allocation a call, not
-	// a growing list per partition.
+	// The records kept, then laid out by output partition in one array:
+	// one allocation a call, not a growing list per partition.
 	runs, kept, keptRun := o.runs[:0], o.kept[:0], o.keptRun[:0]
 	last := -1 // the run of the record before: one input partition's come together
 	runOf := func(part int32) int {
