@@ -169,6 +169,11 @@ func TestRecordsPolledBeforeTheInputWasMadeAgain(t *testing.T) {
 // tailLog is an embedded log with topics of one partition each, for the
 // tail tests.
 func tailLog(t *testing.T, topics ...string) *embedded.Broker {
+	return partitionedLog(t, 1, topics...)
+}
+
+// partitionedLog is an embedded log with topics of partitions each.
+func partitionedLog(t *testing.T, partitions int32, topics ...string) *embedded.Broker {
 	t.Helper()
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
@@ -176,7 +181,7 @@ func tailLog(t *testing.T, topics ...string) *embedded.Broker {
 	}
 	t.Cleanup(func() { b.Close() })
 	for _, topic := range topics {
-		if err := b.CreateTopic(context.Background(), topic, broker.TopicConfig{Partitions: 1}); err != nil {
+		if err := b.CreateTopic(context.Background(), topic, broker.TopicConfig{Partitions: partitions}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -209,6 +214,12 @@ func outFrom(src int64) outRecord {
 	return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(src))}, 0, src}
 }
 
+// outOf is an output of input partition part's record at offset src,
+// its value "part/src".
+func outOf(part int32, src int64) outRecord {
+	return outRecord{broker.Record{Key: []byte("edge1"), Value: fmt.Appendf(nil, "%d/%d", part, src)}, part, src}
+}
+
 // recreate deletes topic and makes it again.
 func recreate(t *testing.T, b *embedded.Broker, topic string) {
 	t.Helper()
@@ -226,30 +237,18 @@ func recreate(t *testing.T, b *embedded.Broker, topic string) {
 // order, the keyed one lands by its key, and the too-large record's input
 // offset still moves its partition's tail (it is not published again).
 func TestPublishLaysOutByPartition(t *testing.T) {
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := partitionedLog(t, 3, "raw.syslog", "enriched.syslog")
 	ctx := context.Background()
-	for _, topic := range []string{"raw.syslog", "enriched.syslog"} {
-		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 3}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
 	var assigned []broker.TopicPartition
 	for p := range int32(3) {
 		assigned = append(assigned, broker.TopicPartition{Topic: "raw.syslog", Partition: p})
 	}
 	o.track(ctx, assigned, nil)
-	from := func(part int32, src int64) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: fmt.Appendf(nil, "%d/%d", part, src)}, part, src}
-	}
-	huge := from(2, 8)
+	huge := outOf(2, 8)
 	huge.rec.Value = make([]byte, embedded.DefaultMaxMessageBytes+1)
 	keyed := outRecord{broker.Record{Key: []byte("core9"), Value: []byte("keyed")}, -1, 0}
-	outs := []outRecord{from(0, 10), from(1, 5), from(0, 11), from(2, 7), keyed, from(1, 6), huge}
+	outs := []outRecord{outOf(0, 10), outOf(1, 5), outOf(0, 11), outOf(2, 7), keyed, outOf(1, 6), huge}
 	left, had, err := o.publish(ctx, nil, "enriched.syslog", outs)
 	if err != nil || left != 1 || had != 0 {
 		t.Fatalf("publish: left %d, had %d, %v; want the huge one left", left, had, err)
@@ -300,26 +299,14 @@ func (g *goneFrom) ProducePartition(ctx context.Context, topic string, p int32, 
 // first. When a later partition's produce fails, the earlier ones are in
 // the log and their tails moved, so the retry publishes only the rest.
 func TestPublishPartitionOrderWithTooLarge(t *testing.T) {
-	eb, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eb.Close() })
+	eb := partitionedLog(t, 2, "raw.syslog", "enriched.syslog")
 	ctx := context.Background()
-	for _, topic := range []string{"raw.syslog", "enriched.syslog"} {
-		if err := eb.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: 2}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	b := &goneFrom{Broker: eb, gone: 1}
 	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
 	o.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}, {Topic: "raw.syslog", Partition: 1}}, nil)
-	from := func(part int32, src int64) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: fmt.Appendf(nil, "%d/%d", part, src)}, part, src}
-	}
-	huge := from(1, 4)
+	huge := outOf(1, 4)
 	huge.rec.Value = make([]byte, embedded.DefaultMaxMessageBytes+1)
-	outs := []outRecord{huge, from(0, 10), from(1, 5)}
+	outs := []outRecord{huge, outOf(0, 10), outOf(1, 5)}
 	left, had, err := o.publish(ctx, nil, "enriched.syslog", outs)
 	if !errors.Is(err, broker.ErrUnknownPartition) || left != 1 || had != 0 {
 		t.Fatalf("publish: left %d, had %d, %v; want the huge one left and partition 1's error", left, had, err)
