@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +16,9 @@ import (
 // FuzzListenersBind: two listen addresses the config check passes can
 // both be listened on, as weir run does (a check that said ok, then
 // "address already in use" at start). Only loopback and unspecified
-// hosts are bound; a port something else holds is not counted.
+// hosts are bound; a port something else holds is not counted. The fuzz
+// workers, processes of their own, bind one at a time (bindLock): two
+// binding one port at once made a clash of each other's.
 func FuzzListenersBind(f *testing.F) {
 	for _, s := range [][2]string{
 		{"127.0.0.1:19273", "127.0.0.1:19274"},
@@ -49,6 +53,7 @@ func FuzzListenersBind(f *testing.F) {
 		if err != nil {
 			return
 		}
+		defer bindLock(t)()
 		var closers []func() error
 		defer func() {
 			for _, c := range closers {
@@ -80,6 +85,20 @@ func FuzzListenersBind(f *testing.F) {
 			return
 		}
 	})
+}
+
+// bindLock holds a lock file's lock, which the fuzz workers share, until
+// the returned func (closing the file releases it).
+func bindLock(t *testing.T) func() {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "weir-fuzz-listeners.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() { f.Close() }
 }
 
 // bindable: a host:port on loopback, the unspecified address or
