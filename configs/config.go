@@ -1170,7 +1170,9 @@ func brokerError(b string) string {
 		case bracketed && closed && inner != "" && !strings.ContainsAny(inner, "[]"),
 			!bracketed && b != "" && !strings.ContainsAny(b, ":[]"):
 			return ""
-		case !bracketed:
+		case !bracketed && !strings.ContainsAny(b, "[]"):
+			// A bare IPv6 literal; a bracket in its zone ("0::%]")
+			// would be dialled as "[0::%]]:9092", which splits no more.
 			if _, err := netip.ParseAddr(b); err == nil {
 				return ""
 			}
