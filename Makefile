@@ -37,65 +37,18 @@ bench:
 	WEIR_BENCH=1 $(GO) test -count=1 -run TestBrokerFigures -v -timeout 30m ./internal/brokerbench
 	WEIR_BENCH=1 $(GO) test -count=1 -run TestEnrichFigures -v -timeout 30m ./internal/enrichbench
 
-# Short fuzzing of every parser; FUZZTIME=5m for a longer run.
+# Short fuzzing of every fuzz target, found in the tests (so a new one is
+# not left out); FUZZTIME=5m for a longer run.
 FUZZTIME ?= 30s
 # Go shrinks each new input for up to 60 s by default, which on a parser
 # with kilobyte seeds (the inventory, the config) is the whole run.
 FUZZMINIMIZE ?= 5s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/recordbatch
-	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/recordbatch
-	$(GO) test -run '^$$' -fuzz '^FuzzRecoverSegment$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProducerSnapshot$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/kafkawire
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzRFC5424AgainstGoSyslog$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLog$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzPointAppendJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzMetricAppendJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzEventAppendJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzMnemonic$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzKeywordsChangeNothing$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzBigramsHoldSubstrings$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzEachPair$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzLowerLookups$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzFastMatchAgreesWithPatterns$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzFinder$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzMetricsWorker$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzSyslogWorker$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzInventoryNames$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzStr$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodePoint$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeShaped$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./telemetry
-	$(GO) test -run '^$$' -fuzz '^FuzzFlatten$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/gnmi
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/trap
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/snmp/profile
-	$(GO) test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/snmp/sim
-	$(GO) test -run '^$$' -fuzz '^FuzzSNMPSection$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzSizeAndDuration$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzReplayOffsets$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzSealedIndexes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzTopicMeta$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzWireGroups$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./broker/embedded
-	$(GO) test -run '^$$' -fuzz '^FuzzFramingSplitReads$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzOctetCountedRoundTrip$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzLineFramedRoundTrip$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/syslog
-	$(GO) test -run '^$$' -fuzz '^FuzzStartEngine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/trap
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeOID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/snmp/profile
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./collectors/gnmi/gpath
-	$(GO) test -run '^$$' -fuzz '^FuzzParseInventory$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzParseSyslogRules$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzTrapEvent$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./enrich
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzBrokerAddress$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzExpandRefs$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzKafkaSinkLoop$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzListenersBind$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzWebhookTemplate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./configs
-	$(GO) test -run '^$$' -fuzz '^FuzzRestoreAlerts$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) ./sinks/webhook
+	@grep -r --include='*_test.go' -o '^func Fuzz[A-Za-z0-9_]*' . | sed 's|^\(.*\)/[^/]*:func |\1 |' | sort -u | \
+	while read -r dir target; do \
+		echo "$(GO) test -run '^$$' -fuzz '^$$target\$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$dir"; \
+		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) "$$dir" || exit 1; \
+	done
 
 clean:
 	rm -rf bin weir-data
