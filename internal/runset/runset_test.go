@@ -127,3 +127,25 @@ func TestUpdateBeforeRun(t *testing.T) {
 	<-done
 	r.waitRunning(t)
 }
+
+// TestMembersIncludesAStartedMember: a member that has started is in
+// Members, as seen from its own goroutine.
+func TestMembersIncludesAStartedMember(t *testing.T) {
+	var s Set
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := make(chan bool, 1)
+	member := Member{Name: "m", Run: func(ctx context.Context) {
+		ms, _ := s.Members()
+		seen <- len(ms) == 1 && ms[0].Name == "m"
+		<-ctx.Done()
+	}}
+	done := make(chan struct{})
+	go func() { s.Run(ctx, nil); close(done) }()
+	s.Update([]Member{member})
+	if !<-seen {
+		t.Error("a started member is not in Members")
+	}
+	cancel()
+	<-done
+}
