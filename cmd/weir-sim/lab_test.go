@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
 )
 
 // TestLabFailsToStart: a lab whose gNMI port is taken says so and ends
@@ -21,12 +22,9 @@ func TestLabFailsToStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	snmp, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	snmpPort := snmp.LocalAddr().(*net.UDPAddr).Port
-	snmp.Close()
+	// The lab's SNMP agents listen on consecutive ports from the base,
+	// and they must bind for the lab to come to its gNMI targets.
+	snmpPort := peers.FreePorts(t, len(labLeaves), "udp")
 	done := make(chan error, 1)
 	go func() {
 		done <- labCmd(context.Background(), []string{

@@ -135,7 +135,10 @@ func TestQueueBytesBoundsAStuckTarget(t *testing.T) {
 	q.mu.Unlock()
 	// The bound holds the queue and the batch being published; an empty
 	// queue takes one message however large, so one message may go over.
-	if size <= 0 || size > maxBytes+16<<10 || n == 0 || n >= 1_000_000 {
+	// The queue itself may be empty: a publisher that first ran when the
+	// queue was full took all of it into the stuck batch, and the next
+	// message has not come yet.
+	if size <= 0 || size > maxBytes+16<<10 || n >= 1_000_000 {
 		t.Fatalf("queue holds %d items, %d bytes with the stuck batch; want some, about %d bytes", n, size, maxBytes)
 	}
 	t.Logf("queue stopped at %d messages, %d bytes; %.0f dropped", n, size, dropped())
