@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/peers"
 )
 
 // TestWaitCauseNamesTheDialError: a produce waiting on a cluster that is
@@ -19,12 +20,10 @@ import (
 // connection ("connection refused"), and nothing once the cluster is back.
 func TestWaitCauseNamesTheDialError(t *testing.T) {
 	// A port nothing listens on, for now.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().(*net.TCPAddr)
-	l.Close()
+	// Outside the ephemeral range: no other socket is given it before
+	// kfake takes it below.
+	port := peers.FreePort(t, "tcp")
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}
 	b, err := New([]string{addr.String()})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/internal/peers"
 )
 
 // TestSendSyslogStopsWhenTheTargetStopsReading: weir stops reading a TCP
@@ -369,16 +371,11 @@ func TestSendSyslogTCPWaitsForListener(t *testing.T) {
 // TestSendSyslogTCPStopsWhileWaitingForListener: the end of the context
 // (Ctrl-C) ends the wait for a listener that never comes, with an error.
 func TestSendSyslogTCPStopsWhileWaitingForListener(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := peers.FreeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	var counts sendCounts
-	err = sendSyslog(ctx, "tcp", "newline", addr, "r", 0, 10, 10, 0, &counts)
+	err := sendSyslog(ctx, "tcp", "newline", addr, "r", 0, 10, 10, 0, &counts)
 	if err == nil || ctx.Err() == nil {
 		t.Fatalf("returned %v before its context ended; want an error after it", err)
 	}

@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weirnet/weir/internal/peers"
 )
 
 // TestStartsWithClusterDownAndTopicsListed: weir started while its Kafka
@@ -18,12 +19,7 @@ import (
 // broker.topics (the shipped configs/weir.yaml lists raw.syslog and
 // events), which are created with their config once the cluster answers.
 func TestStartsWithClusterDownAndTopicsListed(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // a port nothing answers on once closed
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := peers.FreeAddr(t) // a port nothing answers on
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "weir.yaml")
 	conf := "broker:\n  kafka:\n    brokers: [" + addr + "]\n  topics:\n    events: {partitions: 3}\n"

@@ -3,9 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"strings"
 	"testing"
+
+	"github.com/weirnet/weir/internal/peers"
 )
 
 // TestUnreachableBroker: the groups and topics commands against a
@@ -13,12 +14,7 @@ import (
 // franz-go's "request ListGroups has 1 separate shard errors, first:" in
 // front.
 func TestUnreachableBroker(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := peers.FreeAddr(t)
 	for _, args := range [][]string{
 		{"groups", "list", "--brokers", addr},
 		{"groups", "describe", "g", "--brokers", addr},

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/peers"
 )
 
 // counterPath is the in-octets leaf of interface name.
@@ -265,17 +266,14 @@ func TestResyncNoteAllocs(t *testing.T) {
 // deletes that interface's counter after the new snapshot, and only it.
 func TestResyncWithReferenceServer(t *testing.T) {
 	c, s := refCache(t, "Ethernet1", "Ethernet2", "Ethernet3")
-	// The same address after the restart, as weir dials it: a port the
-	// kernel picked free, taken again.
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := free.Addr().String()
-	free.Close()
+	// The same address after the restart, as weir dials it: a free port
+	// outside the ephemeral range, which no other socket is given between
+	// the two servers.
+	addr := peers.FreeAddr(t)
 	serve := func() *grpc.Server {
 		var lis net.Listener
 		waitFor(t, 30*time.Second, "listen on "+addr, func() bool {
+			var err error
 			lis, err = net.Listen("tcp", addr)
 			return err == nil
 		})
