@@ -15,17 +15,11 @@ import (
 	"github.com/weirnet/weir/internal/syncbuf"
 )
 
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	return peers.FreeAddr(t)
-}
-
 // TestProduceNoBroker: `weir produce` against a broker that is not there
 // fails at once with the reason and a non-zero exit, as the other commands
 // do, rather than waiting for ever.
 func TestProduceNoBroker(t *testing.T) {
-	cmd := exec.Command(weirBin, "produce", "t", "--brokers", closedPort(t))
+	cmd := exec.Command(weirBin, "produce", "t", "--brokers", peers.FreeAddr(t)) // nothing listens there
 	cmd.Stdin = strings.NewReader("hello\n")
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -245,7 +239,7 @@ func TestProduceLineOfMaxLineBytes(t *testing.T) {
 // first say it is retrying (it is not: "(retrying)" is for a broker that
 // goes away while it follows).
 func TestConsumeNoBroker(t *testing.T) {
-	addr := closedPort(t)
+	addr := peers.FreeAddr(t) // nothing listens there
 	for _, args := range [][]string{{"consume", "t", "--brokers", addr}, {"consume", "t", "--brokers", addr, "--group", "g"}} {
 		cmd := exec.Command(weirBin, args...)
 		var errb bytes.Buffer

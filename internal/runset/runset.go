@@ -73,7 +73,6 @@ func (s *Set) Update(members []Member) {
 // running is a member's goroutine.
 type running struct {
 	m      Member
-	ctx    context.Context // the member's own, cancelled to stop it
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -133,27 +132,27 @@ func (s *Set) apply(ctx context.Context, live map[string]*running, members []Mem
 		}
 	}
 	current := make([]Member, 0, len(members))
-	var starting []*running
+	var starts []func()
 	for _, m := range members {
 		if r, ok := live[m.Name]; ok {
 			current = append(current, r.m)
 			continue
 		}
 		mctx, cancel := context.WithCancel(ctx)
-		r := &running{m: m, ctx: mctx, cancel: cancel, done: make(chan struct{})}
+		r := &running{m: m, cancel: cancel, done: make(chan struct{})}
 		live[m.Name] = r
 		current = append(current, m)
-		starting = append(starting, r)
+		starts = append(starts, func() {
+			defer close(r.done)
+			m.Run(mctx)
+		})
 	}
 	// Members lists a member before it starts, so whatever it does
 	// running (such as serving a status page) finds it there.
 	s.mu.Lock()
 	s.current, s.running = current, true
 	s.mu.Unlock()
-	for _, r := range starting {
-		go func() {
-			defer close(r.done)
-			r.m.Run(r.ctx)
-		}()
+	for _, start := range starts {
+		go start()
 	}
 }
