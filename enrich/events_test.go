@@ -1139,3 +1139,40 @@ func TestChangeOfNoObjectIsPassedOn(t *testing.T) {
 		t.Fatalf("a named interface's first down after unnamed ones: published %v", evs)
 	}
 }
+
+// TestFlappingClearedMessage: a cleared event says how the object settled,
+// in English whatever the count ("changed once", not "changed 1 times").
+func TestFlappingClearedMessage(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		late int // changes after the burst, a minute apart, 9 minutes after it
+		want string
+	}{
+		{0, "stable for 10m0s"},
+		{1, "changed once within 10m0s, at most half the flapping threshold"},
+		{2, "changed 2 times within 10m0s, at most half the flapping threshold"},
+	} {
+		d := newDetector(time.Second, 5, 10*time.Minute)
+		i := 0
+		change := func(at time.Time) {
+			typ := "interface_down"
+			if i%2 == 1 {
+				typ = "interface_up"
+			}
+			i++
+			ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: at}
+			d.observe(ev, at)
+		}
+		for k := range 6 {
+			change(t0.Add(time.Duration(k) * 10 * time.Second))
+		}
+		for k := range c.late {
+			change(t0.Add(9*time.Minute + time.Duration(k)*time.Minute))
+		}
+		// The burst is out of the window, the late changes in it.
+		cleared := d.settle(t0.Add(10*time.Minute + 51*time.Second))
+		if len(cleared) != 1 || cleared[0].Message != c.want {
+			t.Errorf("%d late changes: cleared %+v, want one with message %q", c.late, cleared, c.want)
+		}
+	}
+}
