@@ -74,15 +74,9 @@ func TestSlowFlappingCleared(t *testing.T) {
 	d := newDetector(time.Second, 5, 10*time.Minute)
 	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	var flaps, cleared []telemetry.Event
-	i := 0
+	flip := flipper(d)
 	change := func(at time.Time) {
-		typ := "interface_down"
-		if i%2 == 1 {
-			typ = "interface_up"
-		}
-		i++
-		ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: at}
-		for _, out := range d.observe(ev, at) {
+		for _, out := range flip(at) {
 			if out.Type == "interface_flapping" {
 				flaps = append(flaps, out)
 			}
@@ -1153,16 +1147,7 @@ func TestFlappingClearedMessage(t *testing.T) {
 		{2, "changed 2 times within 10m0s, at most half the flapping threshold"},
 	} {
 		d := newDetector(time.Second, 5, 10*time.Minute)
-		i := 0
-		change := func(at time.Time) {
-			typ := "interface_down"
-			if i%2 == 1 {
-				typ = "interface_up"
-			}
-			i++
-			ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: at}
-			d.observe(ev, at)
-		}
+		change := flipper(d)
 		for k := range 6 {
 			change(t0.Add(time.Duration(k) * 10 * time.Second))
 		}
@@ -1174,5 +1159,20 @@ func TestFlappingClearedMessage(t *testing.T) {
 		if len(cleared) != 1 || cleared[0].Message != c.want {
 			t.Errorf("%d late changes: cleared %+v, want one with message %q", c.late, cleared, c.want)
 		}
+	}
+}
+
+// flipper returns a function that reports edge1's Gi0/1 down, then up,
+// then down... at the time given, returning what d makes of each.
+func flipper(d *detector) func(at time.Time) []telemetry.Event {
+	i := 0
+	return func(at time.Time) []telemetry.Event {
+		typ := "interface_down"
+		if i%2 == 1 {
+			typ = "interface_up"
+		}
+		i++
+		ev := telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: at}
+		return d.observe(ev, at)
 	}
 }
