@@ -34,6 +34,16 @@ func (s *SyslogRules) Path() string { return s.path }
 // Len is how many rules the file has.
 func (s *SyslogRules) Len() int { return len(s.rules) }
 
+// Warnings are what is legal in the file but likely a mistake: no rule at
+// all (an empty file, or one whose rules are all commented out), so the
+// config names a file that adds nothing; weir check prints them.
+func (s *SyslogRules) Warnings() []string {
+	if len(s.rules) == 0 {
+		return []string{"no rules in the file: weir's own rules alone are used"}
+	}
+	return nil
+}
+
 // siteRulesFile is the file's YAML.
 type siteRulesFile struct {
 	Rules []siteRuleYAML `yaml:"rules"`

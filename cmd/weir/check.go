@@ -50,8 +50,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// So are the site's syslog rules, examples and all.
 	if cfg.Enrich.SyslogRules != "" && cfg.EnrichEnabled() && !*skipFiles {
-		if _, err := checkSyslogRules(cfg); err != nil {
+		_, rules, err := checkSyslogRules(cfg)
+		if err != nil {
 			return &exitError{1, err}
+		}
+		for _, w := range rules.Warnings() {
+			fmt.Fprintf(stderr, "%s: warning: %s\n", rules.Path(), w)
 		}
 	}
 	if !*skipFiles {
@@ -108,14 +112,15 @@ func checkInventory(cfg *configs.Config) (*enrich.Inventory, error) {
 }
 
 // checkSyslogRules reads the syslog rules file cfg names and runs its
-// examples, as weir run does, and returns weir's rules with them; its
-// error names the setting and its line.
-func checkSyslogRules(cfg *configs.Config) (*enrich.Classifier, error) {
+// examples, as weir run does, and returns weir's rules with them, and the
+// file's (nil for none); its error names the setting and its line.
+func checkSyslogRules(cfg *configs.Config) (*enrich.Classifier, *enrich.SyslogRules, error) {
 	cls := enrich.NewClassifier()
-	if err := useSyslogRules(cls, cfg.Enrich.SyslogRules, slog.New(slog.DiscardHandler)); err != nil {
-		return nil, fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)
+	rules, err := useSyslogRules(cls, cfg.Enrich.SyslogRules, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s enrich.syslog_rules: %w", settingAt(cfg, "enrich.syslog_rules"), err)
 	}
-	return cls, nil
+	return cls, rules, nil
 }
 
 // settingAt is where the config file sets key: "FILE:LINE:", or

@@ -125,7 +125,7 @@ func classifier(cfg *configs.Config) (*enrich.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	cls, err := checkSyslogRules(cfg)
+	cls, _, err := checkSyslogRules(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -170,7 +170,7 @@ func checkStartFiles(cfg *configs.Config, roles map[string]bool) error {
 		}
 	}
 	if cfg.Enrich.SyslogRules != "" && cfg.EnrichEnabled() && roles[roleEnrich] {
-		if _, err := checkSyslogRules(cfg); err != nil {
+		if _, _, err := checkSyslogRules(cfg); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -33,7 +33,7 @@ func enrichComponents(d deps) ([]component, error) {
 		n = 2
 	}
 	cls := enrich.NewClassifier()
-	if err := useSyslogRules(cls, d.cfg.Enrich.SyslogRules, logger); err != nil {
+	if _, err := useSyslogRules(cls, d.cfg.Enrich.SyslogRules, logger); err != nil {
 		return nil, fmt.Errorf("enrich.syslog_rules: %w", err)
 	}
 	// SIGHUP reads the file again, or the one the config names now (none:
@@ -43,7 +43,7 @@ func enrichComponents(d deps) ([]component, error) {
 		if cfg.Enrich.SyslogRules == "" && rulesFile == "" {
 			return errNotInUse
 		}
-		if err := useSyslogRules(cls, cfg.Enrich.SyslogRules, logger); err != nil {
+		if _, err := useSyslogRules(cls, cfg.Enrich.SyslogRules, logger); err != nil {
 			return err
 		}
 		rulesFile = cfg.Enrich.SyslogRules
@@ -102,18 +102,22 @@ func enrichComponents(d deps) ([]component, error) {
 }
 
 // useSyslogRules puts the site's rules of the file at path (none: "")
-// before the classifier's own, once their examples give what they say.
-func useSyslogRules(cls *enrich.Classifier, path string, logger *slog.Logger) error {
+// before the classifier's own, once their examples give what they say,
+// and returns them (nil for none).
+func useSyslogRules(cls *enrich.Classifier, path string, logger *slog.Logger) (*enrich.SyslogRules, error) {
 	if path == "" {
-		return cls.UseSyslogRules(nil)
+		return nil, cls.UseSyslogRules(nil)
 	}
 	rules, err := enrich.ReadSyslogRules(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cls.UseSyslogRules(rules); err != nil {
-		return err
+		return nil, err
 	}
 	logger.Info("syslog rules loaded", slog.String("file", path), slog.Int("rules", rules.Len()))
-	return nil
+	for _, w := range rules.Warnings() {
+		logger.Warn("syslog rules: "+w, slog.String("file", path))
+	}
+	return rules, nil
 }
