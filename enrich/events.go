@@ -991,10 +991,12 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 		c.Type, c.Count, c.Time = k.family+"_flapping_cleared", 0, now
 		c.Severity = typeSeverity(c.Type) // not the last change's
 		c.Message = "stable for " + d.window.String()
-		if n == 1 {
-			c.Message = "changed once within " + d.window.String() + ", at most half the flapping threshold"
-		} else if n > 1 {
-			c.Message = "changed " + itoa(n) + " times within " + d.window.String() + ", at most half the flapping threshold"
+		if n > 0 {
+			times := "once"
+			if n > 1 {
+				times = itoa(n) + " times"
+			}
+			c.Message = "changed " + times + " within " + d.window.String() + ", at most half the flapping threshold"
 		}
 		c.Cause = telemetry.Cause{}
 		if st.rebuilt {
