@@ -474,3 +474,35 @@ rules:
 	}
 	refusedWith(t, "rulez: []\n", "rules.yaml:1: field rulez: unknown key at the top level (did you mean rules?")
 }
+
+// TestSiteRulesUnlistedStateEndsTheSearch: a line whose state group holds
+// a value the rule's states do not list is still the rule's (its fields,
+// no event), and no later rule is tried, weir's included, as README says;
+// a state listed in another case gives its event.
+func TestSiteRulesUnlistedStateEndsTheSearch(t *testing.T) {
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: lab_ports
+    match: '^Port (?P<interface>\d+) link (?P<state>\w+)$'
+    states: {up: interface_up}
+    examples:
+      - {line: "Port 5 link up", event: interface_up, fields: {interface: "5"}}
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClassifier()
+	if info := c.Classify(&telemetry.Log{Message: "Port 5 link down"}); info.Event != "interface_down" {
+		t.Fatalf("weir's own rules give %+v for the line, not interface_down: pick another", info)
+	}
+	if err := c.UseSyslogRules(s); err != nil {
+		t.Fatal(err)
+	}
+	info := c.Classify(&telemetry.Log{Message: "Port 5 link down"})
+	if info.Rule != "lab_ports" || info.Event != "" || info.Fields["interface"] != "5" {
+		t.Errorf("unlisted state: %+v, want rule lab_ports, no event, interface 5", info)
+	}
+	if info := c.Classify(&telemetry.Log{Message: "Port 5 link UP"}); info.Rule != "lab_ports" || info.Event != "interface_up" {
+		t.Errorf("state in another case: %+v, want lab_ports's interface_up", info)
+	}
+}
