@@ -259,6 +259,9 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 		}
 		return nil, err
 	}
+	if err := notRegular(path, st); err != nil {
+		return st, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -281,6 +284,28 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 		inv.logger.Warn("inventory: "+w, slog.String("file", path))
 	}
 	return st, nil
+}
+
+// notRegular refuses a file weir reads whole (the inventory, the syslog
+// rules) that st, its os.Stat, says is not a regular file: a device such
+// as /dev/zero is read without end, growing memory without bound, and a
+// named pipe's open waits for a writer, either holding the reload (and
+// every later SIGHUP) for good. Checked before the file is opened. A
+// directory is left to fail as it reads, as a file weir may not read does.
+func notRegular(path string, st os.FileInfo) error {
+	if m := st.Mode(); m.IsRegular() || m.IsDir() {
+		return nil
+	}
+	kind := "a special file"
+	switch m := st.Mode(); {
+	case m&os.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case m&os.ModeSocket != 0:
+		kind = "a socket"
+	case m&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("%s is not a regular file (%s): weir reads it again at each change and SIGHUP", path, kind)
 }
 
 // Size is what the inventory holds: the devices listed by name or

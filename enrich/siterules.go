@@ -126,6 +126,13 @@ func (p *patternList) UnmarshalYAML(n *yaml.Node) error {
 // ReadSyslogRules reads and parses a site rules file (see
 // ParseSyslogRules).
 func ReadSyslogRules(path string) (*SyslogRules, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err // names the file
+	}
+	if err := notRegular(path, st); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err // names the file

@@ -25,7 +25,8 @@ type Tried struct {
 func (w *Worker) Try(value []byte) (Tried, error) {
 	warming := w.warming
 	w.warming = true // nothing counted, nothing logged
-	defer func() { w.warming = warming }()
+	w.trying = true  // a line without a hostname, classified without --from
+	defer func() { w.warming, w.trying = warming, false }()
 	r := broker.Record{Topic: w.topics.RawSyslog, Partition: -1, Offset: -1, Value: value}
 	d, ok := w.decodeSyslog(&r)
 	if !ok {

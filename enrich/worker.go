@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -61,6 +62,7 @@ type Worker struct {
 	warmupSet bool
 	warmer    *warmer
 	warming   bool // decoding a warm-up record: nothing is counted or logged
+	trying    bool // in Try: a record with no device is taken (weir classify of a line without a hostname)
 	// clears is what the events topic says of flapping objects while
 	// some of the warm-up's rebuilt ones have not settled (see
 	// unpublishedClears); nil otherwise.
@@ -468,6 +470,13 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log)
 	if err == nil {
 		err = checkVersion(e.V) // JSON, but not a weir syslog record
+	}
+	if err == nil && e.Device == "" && e.Hostname == "" && e.SourceAddr == "" && !w.trying {
+		// weir's receiver names every line (its hostname, else its
+		// sender); a Kafka client's record with none of the three would
+		// give an event of device "", keyed "", as a metric with no
+		// device would.
+		err = errors.New("no device, hostname or source_addr")
 	}
 	if err != nil {
 		if !w.warming {

@@ -43,13 +43,14 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 		inv.Watch(ctx, 5*time.Second)
 		return nil
 	}}}
-	loaded := func(path string) {
+	logSize := func(msg, path string) {
 		if path == "" {
 			return
 		}
 		devices, ranges := inv.Size()
-		logger.Info("inventory loaded", slog.String("file", path), slog.Int("devices", devices), slog.Int("ranges", ranges))
+		logger.Info(msg, slog.String("file", path), slog.Int("devices", devices), slog.Int("ranges", ranges))
 	}
+	loaded := func(path string) { logSize("inventory loaded", path) }
 	loaded(d.cfg.Enrich.Inventory)
 	// A SIGHUP the inventory refused is taken once its watch loads the
 	// file fixed.
@@ -62,7 +63,13 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 			return errNotInUse
 		}
 		if path == inv.Path() {
-			return inv.Reload()
+			// What the file holds now, as the watch's reload logs it: a
+			// file saved as "null" empties the inventory.
+			if err := inv.Reload(); err != nil {
+				return err
+			}
+			logSize("inventory reloaded", path)
+			return nil
 		}
 		if err := inv.ReloadPath(path); err != nil {
 			return err

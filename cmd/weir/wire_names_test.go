@@ -171,3 +171,47 @@ func TestInventoryPathChangeOnSIGHUP(t *testing.T) {
 		}
 	}
 }
+
+// TestInventorySIGHUPIsLogged: a SIGHUP that read the same inventory file
+// again logged only "SIGHUP: reloaded parts=inventory,...", not what the
+// file held, as the watch's reload and a SIGHUP that moved the file do:
+// a file saved as "null" (or "{}", "devices:") emptied the inventory, every
+// device unknown from then on, and nothing in the log said so. The reload
+// logs the file and what it holds.
+func TestInventorySIGHUPIsLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := configs.Defaults()
+	cfg.Enrich.Inventory = path
+	var logs bytes.Buffer
+	r := newReloads(prometheus.NewRegistry())
+	if _, _, err := newDeviceNames(deps{cfg: cfg, logger: slog.New(slog.NewTextHandler(&logs, nil)), reload: r}); err != nil {
+		t.Fatal(err)
+	}
+	var inventory func(*configs.Config) error
+	for _, p := range r.parts {
+		if p.name == "inventory" {
+			inventory = p.apply
+		}
+	}
+	if inventory == nil {
+		t.Fatal("no inventory part reloads on SIGHUP")
+	}
+	for _, tc := range []struct{ file, want string }{
+		{"devices:\n  - {name: edge1, site: ams1}\n  - {name: lab, cidr: 10.0.0.0/8}\n", "devices=1 ranges=1"},
+		{"null\n", "devices=0 ranges=0"},
+	} {
+		if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		logs.Reset()
+		if err := inventory(cfg); err != nil {
+			t.Fatal(err)
+		}
+		if want := `msg="inventory reloaded" component=enrich file=` + path + " " + tc.want; !strings.Contains(logs.String(), want) {
+			t.Fatalf("SIGHUP of %q: log %q, want a line with %q", tc.file, logs.String(), want)
+		}
+	}
+}
