@@ -35,3 +35,21 @@ func TestSyslogWorkerSkipsRecordsWithNoDevice(t *testing.T) {
 		t.Errorf("Try of a line with no device: %+v, %v; want its interface_down", tried.Event, err)
 	}
 }
+
+// TestSyslogRecordWithoutSeverity: a raw.syslog record with no
+// "severity" key (a Kafka client's) gives its event the severity of a
+// line without a PRI (its mnemonic's, else its type's), not emergency,
+// which the decoder's 0 for the missing key had given it.
+func TestSyslogRecordWithoutSeverity(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	for _, tc := range []struct{ value, event, severity string }{
+		{`{"v":1,"device":"edge1","app_name":"sshd","message":"Accepted password for bob from 10.0.0.1 port 22 ssh2"}`, "login_succeeded", "informational"},
+		{`{"v":1,"device":"edge1","message":"%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"}`, "interface_down", "error"},
+		{`{"v":1,"device":"edge1","severity":2,"message":"%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"}`, "interface_down", "critical"},
+	} {
+		tried, err := NewWorker(nil, inv, NewClassifier()).Try([]byte(tc.value))
+		if err != nil || tried.Event.Type != tc.event || tried.Event.Severity != tc.severity {
+			t.Errorf("%s: %s %q, %v; want %s %q", tc.value, tried.Event.Type, tried.Event.Severity, err, tc.event, tc.severity)
+		}
+	}
+}

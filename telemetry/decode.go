@@ -15,7 +15,9 @@ import (
 // DecodeLog decodes a Log record value. It takes a fast path for the flat
 // objects AppendJSON writes (one string copy of data, fields as substrings)
 // and falls back to encoding/json for anything else (unknown keys, unusual
-// layouts), so it accepts exactly what json.Unmarshal accepts.
+// layouts), so it accepts exactly what json.Unmarshal accepts. A record
+// without "facility" or "severity" has them -1, unknown, as a line
+// without a PRI.
 func DecodeLog(data []byte, l *Log) error {
 	_, err := DecodeLogLayout(data, l)
 	return err
@@ -25,9 +27,9 @@ func DecodeLog(data []byte, l *Log) error {
 // an encoder may copy instead of encoding again: enrichment re-publishes
 // every log record whole, and copying its bytes is most of the saving.
 type LogLayout struct {
-	// Copyable: the fast path decoded the record and every key was
-	// distinct, so its bytes, with the device value swapped, are the
-	// decoded Log.
+	// Copyable: the fast path decoded the record, every key was
+	// distinct and facility and severity were there, so its bytes, with
+	// the device value swapped, are the decoded Log.
 	Copyable bool
 	// DeviceStart and DeviceEnd delimit the quoted "device" value, or
 	// are both -1 when the record has none.
@@ -38,12 +40,12 @@ type LogLayout struct {
 
 // DecodeLogLayout is DecodeLog that also reports the record's layout.
 func DecodeLogLayout(data []byte, l *Log) (LogLayout, error) {
-	*l = Log{}
+	*l = unknownPRI
 	lay := LogLayout{DeviceStart: -1, DeviceEnd: -1}
 	if fastDecodeLog(string(data), l, &lay) {
 		return lay, nil
 	}
-	*l = Log{}
+	*l = unknownPRI
 	return LogLayout{}, json.Unmarshal(data, l)
 }
 
@@ -53,14 +55,19 @@ func DecodeLogLayout(data []byte, l *Log) (LogLayout, error) {
 // encodes its outputs and copies what it keeps), the copy of every record
 // was a tenth of its time.
 func DecodeLogLayoutShared(data []byte, l *Log) (LogLayout, error) {
-	*l = Log{}
+	*l = unknownPRI
 	lay := LogLayout{DeviceStart: -1, DeviceEnd: -1}
 	if fastDecodeLog(unsafe.String(unsafe.SliceData(data), len(data)), l, &lay) {
 		return lay, nil
 	}
-	*l = Log{}
+	*l = unknownPRI
 	return LogLayout{}, json.Unmarshal(data, l)
 }
+
+// unknownPRI is a Log before decoding: a record without "facility" or
+// "severity" (a Kafka client's; weir's receiver writes -1 for a line
+// without a PRI) has them unknown, not 0, which is kern and emergency.
+var unknownPRI = Log{Facility: -1, Severity: -1}
 
 // logKeyBit gives each key of a Log a bit, to tell a repeated key.
 func logKeyBit(key string) uint32 {
@@ -202,7 +209,10 @@ func fastDecodeLog(s string, l *Log, lay *LogLayout) bool {
 		case '}':
 			lay.End = d.i - 1
 			d.skipSpace()
-			lay.Copyable = distinct
+			// Without a PRI key the bytes hold no -1 the Log has
+			// (see unknownPRI): encoded again, a reader sees it.
+			const pri = 1<<3 | 1<<4 // logKeyBit's facility and severity
+			lay.Copyable = distinct && seen&pri == pri
 			return d.i == len(d.s)
 		default:
 			return false

@@ -81,7 +81,8 @@ type Log struct {
 	Device string `json:"device"`
 	// Format is rfc5424, rfc3164, cisco or malformed.
 	Format string `json:"format"`
-	// Facility and Severity come from PRI; -1 when the message had none.
+	// Facility and Severity come from PRI; -1 when the message had none
+	// (and decoded from a record that has no such key: see DecodeLog).
 	Facility int `json:"facility"`
 	Severity int `json:"severity"`
 	// Time is the device's timestamp, when the message has one.
