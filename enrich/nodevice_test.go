@@ -1,10 +1,12 @@
 package enrich
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -51,5 +53,64 @@ func TestSyslogRecordWithoutSeverity(t *testing.T) {
 		if err != nil || tried.Event.Type != tc.event || tried.Event.Severity != tc.severity {
 			t.Errorf("%s: %s %q, %v; want %s %q", tc.value, tried.Event.Type, tried.Event.Severity, err, tc.event, tc.severity)
 		}
+	}
+}
+
+// TestSyslogRecordWithoutDeviceKey: a raw.syslog record with a hostname
+// or a sender but no "device" (a Kafka client's) is named as weir's
+// receiver names a line, by its hostname, else its sender's address,
+// when the inventory does not name it: its enriched record and event
+// were of device "", keyed "".
+func TestSyslogRecordWithoutDeviceKey(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	for _, tc := range []struct{ value, device string }{
+		{`{"v":1,"hostname":"sw9","severity":3,"message":"%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"}`, "sw9"},
+		{`{"v":1,"source_addr":"198.51.100.7:51514","severity":3,"message":"%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"}`, "198.51.100.7"},
+		{`{"v":1,"source_addr":"[2001:db8::7]:51514","severity":3,"message":"%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"}`, "2001:db8::7"},
+		{`{"v":1,"source_addr":"192.0.2.1:51514","severity":3,"message":"%LINK-3-UPDOWN: Interface Gi0/1, changed state to down"}`, "edge1"}, // the inventory's
+	} {
+		w := NewWorker(nil, inv, NewClassifier())
+		w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
+		enriched, events := w.enrichSyslogBatch(twoRecords(telemetry.TopicRawSyslog, []byte(tc.value), []byte(tc.value))[:1], nil, nil)
+		if len(enriched) != 1 || len(events) != 1 {
+			t.Fatalf("%s: %d enriched, %d events; want 1 and 1", tc.value, len(enriched), len(events))
+		}
+		var e telemetry.EnrichedLog
+		var ev telemetry.Event
+		if err := json.Unmarshal(enriched[0].rec.Value, &e); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(events[0].rec.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if e.Device != tc.device || string(enriched[0].rec.Key) != tc.device || ev.Device != tc.device || string(events[0].rec.Key) != tc.device {
+			t.Errorf("%s: enriched device %q key %q, event device %q key %q; want %q", tc.value,
+				e.Device, enriched[0].rec.Key, ev.Device, events[0].rec.Key, tc.device)
+		}
+	}
+}
+
+// TestTrapRecordWithoutDeviceKey: a raw.traps record without "device" (a
+// Kafka client's) is named by its sender's address, as the trap
+// collector names one; with no sender either it is undecodable, not an
+// event of device "".
+func TestTrapRecordWithoutDeviceKey(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	for _, tc := range []struct{ value, device string }{
+		{`{"v":1,"trap_name":"coldStart","source_addr":"198.51.100.7:50000"}`, "198.51.100.7"},
+		{`{"v":1,"trap_name":"coldStart","source_addr":"192.0.2.1:50000"}`, "edge1"}, // the inventory's
+	} {
+		tr, err := decodeTrap([]byte(tc.value))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.value, err)
+		}
+		ev, ok := w.eventOf(&tr, &broker.Record{Topic: telemetry.TopicRawTraps, Value: []byte(tc.value)})
+		if !ok || ev.Device != tc.device {
+			t.Errorf("%s: event of %q (%v), want %q", tc.value, ev.Device, ok, tc.device)
+		}
+	}
+	if _, err := decodeTrap([]byte(`{"v":1,"trap_name":"coldStart"}`)); err == nil {
+		t.Error("a trap record with no device and no source_addr decodes")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -175,7 +176,15 @@ func decodeTrap(value []byte) (telemetry.Trap, error) {
 	if err := json.Unmarshal(value, &tr); err != nil {
 		return tr, err
 	}
-	return tr, checkVersion(tr.V)
+	if err := checkVersion(tr.V); err != nil {
+		return tr, err
+	}
+	if tr.Device == "" && tr.SourceAddr == "" {
+		// weir's receiver names every trap by its sender; a Kafka
+		// client's record naming none would give events of device "".
+		return tr, errors.New("no device or source_addr")
+	}
+	return tr, nil
 }
 
 // warm takes a trap a warm-up read again into the event detector's state
@@ -480,6 +489,9 @@ func trapDevice(inv *Inventory, targets *SNMPTargets, tr *telemetry.Trap) (strin
 	host := tr.Device
 	if agent, ok := trapAgentAddress(tr); ok {
 		host = agent
+	}
+	if host == "" {
+		host = recordDevice("", tr.SourceAddr) // a Kafka client's record
 	}
 	return nameDevice(inv, targets, host, host, tr.SourceAddr)
 }

@@ -507,6 +507,9 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		e.FacilityName = FacilityNames[e.Facility]
 	}
 	d.tags, d.tagsJSON, d.eventTagsJSON = w.unknownTags, w.unknownTagsJSON, w.unknownEventTagsJSON
+	if e.Device == "" {
+		e.Device = recordDevice(e.Hostname, e.SourceAddr) // a Kafka client's record
+	}
 	// A line without a hostname (IOS sends none unless told to) names
 	// its device by its address, and may be an SNMP target's.
 	var dev *Device
@@ -519,6 +522,18 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		w.m.unknown.Inc()
 	}
 	return d, true
+}
+
+// recordDevice names the device of a record without one as weir's
+// receiver names a line's: by its hostname, else its sender's address.
+func recordDevice(hostname, source string) string {
+	if hostname != "" {
+		return hostname
+	}
+	if a := senderAddr(source); a.IsValid() {
+		return a.String()
+	}
+	return source
 }
 
 // maxEventMessage bounds the syslog message an event carries: an event is
