@@ -40,12 +40,12 @@ type LogLayout struct {
 
 // DecodeLogLayout is DecodeLog that also reports the record's layout.
 func DecodeLogLayout(data []byte, l *Log) (LogLayout, error) {
-	*l = unknownPRI
+	*l = unknownPRI()
 	lay := LogLayout{DeviceStart: -1, DeviceEnd: -1}
 	if fastDecodeLog(string(data), l, &lay) {
 		return lay, nil
 	}
-	*l = unknownPRI
+	*l = unknownPRI()
 	return LogLayout{}, json.Unmarshal(data, l)
 }
 
@@ -55,19 +55,19 @@ func DecodeLogLayout(data []byte, l *Log) (LogLayout, error) {
 // encodes its outputs and copies what it keeps), the copy of every record
 // was a tenth of its time.
 func DecodeLogLayoutShared(data []byte, l *Log) (LogLayout, error) {
-	*l = unknownPRI
+	*l = unknownPRI()
 	lay := LogLayout{DeviceStart: -1, DeviceEnd: -1}
 	if fastDecodeLog(unsafe.String(unsafe.SliceData(data), len(data)), l, &lay) {
 		return lay, nil
 	}
-	*l = unknownPRI
+	*l = unknownPRI()
 	return LogLayout{}, json.Unmarshal(data, l)
 }
 
 // unknownPRI is a Log before decoding: a record without "facility" or
 // "severity" (a Kafka client's; weir's receiver writes -1 for a line
 // without a PRI) has them unknown, not 0, which is kern and emergency.
-var unknownPRI = Log{Facility: -1, Severity: -1}
+func unknownPRI() Log { return Log{Facility: -1, Severity: -1} }
 
 // logKeyBit gives each key of a Log a bit, to tell a repeated key.
 func logKeyBit(key string) uint32 {

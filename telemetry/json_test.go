@@ -127,7 +127,7 @@ func FuzzDecodeLog(f *testing.F) {
 	f.Add([]byte(`{"device":"d","structured_data":{"a@1":{"x":"y","x":"z"},"b":{},"a@1":{"q":"\u00e9"}},"message":"m"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var fast Log
-		std := unknownPRI // as DecodeLog's encoding/json path starts
+		std := unknownPRI() // as DecodeLog's encoding/json path starts
 		ferr := DecodeLog(data, &fast)
 		serr := json.Unmarshal(data, &std)
 		if (ferr == nil) != (serr == nil) {
