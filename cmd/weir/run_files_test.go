@@ -31,7 +31,7 @@ func TestRunRefusesMissingFilesBeforeStarting(t *testing.T) {
 		{"inventory", "enrich:\n  inventory: " + filepath.Join(dir, "nope.yaml") + "\n",
 			[]string{"weir.yaml:5: enrich.inventory: stat ", "nope.yaml: no such file"}},
 		{"syslog rules", "enrich:\n  syslog_rules: " + filepath.Join(dir, "nope.yaml") + "\nbroker:\n  kafka_listen: 127.0.0.1:0\n",
-			[]string{"weir.yaml:5: enrich.syslog_rules: open ", "nope.yaml: no such file"}},
+			[]string{"weir.yaml:5: enrich.syslog_rules: stat ", "nope.yaml: no such file"}},
 		{"syslog rules whose example fails", "enrich:\n  syslog_rules: " + badRules + "\nbroker:\n  kafka_listen: 127.0.0.1:0\n",
 			[]string{"weir.yaml:5: enrich.syslog_rules: " + badRules + ":2: rule \"a\": example \"x y\": matches no rule"}},
 		{"kafka_tls", "broker:\n  kafka_listen: 127.0.0.1:0\n  kafka_tls: {cert_file: " + filepath.Join(dir, "c.pem") + ", key_file: " + filepath.Join(dir, "k.pem") + "}\n",
