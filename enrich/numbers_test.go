@@ -50,3 +50,43 @@ func TestCounterJumpingByHalfTheRangeIsNoRate(t *testing.T) {
 		}
 	}
 }
+
+// TestSpeedThatIsNoGauge32GivesNoUtilisation: ifSpeed and ifHighSpeed are
+// Gauge32s, whole numbers. A producer's fraction there (1e-300, the least
+// float) is no speed: its utilisation was +Inf, which JSON cannot hold, and
+// the whole row, rates and all, was dropped as unencodable; a lesser one
+// (0.001) gave 800,000 percent. The row keeps its rates, without speed.
+func TestSpeedThatIsNoGauge32GivesNoUtilisation(t *testing.T) {
+	for _, speed := range []map[string]any{
+		{"ifSpeed": 1e-300},
+		{"ifHighSpeed": math.SmallestNonzeroFloat64},
+		{"ifHighSpeed": 0.001},
+		{"ifSpeed": 0.5, "ifHighSpeed": 0.0},
+		{"ifHighSpeed": 1e300},
+	} {
+		w := loneMetricsWorker()
+		for i := 0; i < 2; i++ {
+			fields := map[string]any{"ifHCInOctets": uint64(1000 + i*60_000_000), "ifOperStatus": int64(1)}
+			for k, v := range speed {
+				fields[k] = v
+			}
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge9",
+				Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+				Fields: fields, Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100_000 + i*6000)}
+			f, _ := enrichAt(t, w, m, int64(i))
+			if _, err := w.row.AppendJSON(nil); err != nil {
+				t.Errorf("%v: sample %d: enriched row not encodable: %v", speed, i, err)
+			}
+			if i == 0 {
+				continue
+			}
+			if f["in_octets_rate"] != 1e6 {
+				t.Errorf("%v: in_octets_rate %v, want 1e6", speed, f["in_octets_rate"])
+			}
+			if u, ok := f["in_utilization_pct"]; ok {
+				t.Errorf("%v: in_utilization_pct %v, speed_mbps %v: want none", speed, u, f["speed_mbps"])
+			}
+		}
+	}
+}
