@@ -546,7 +546,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				ok = false
 			case wrapped != noWrap && speed > 0:
 				// A 32-bit counter that went back: a wrap, or its
-				// reset (clear counters) with sysUpTime moving on. A
+				// reset (clear counters) with sysUpTime moving on
+				// (or a 64-bit one, back from an agent's 2^64-1). A
 				// wrap carries no more than the link can; more is a
 				// reset, whose rate would be a spike over 100%
 				// utilisation, or more packets than the link can carry

@@ -90,3 +90,32 @@ func TestSpeedThatIsNoGauge32GivesNoUtilisation(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapAt2To64FitsTheLink: a 64-bit counter that goes back by more than
+// half the range reads as a wrap at 2^64; as a 32-bit wrap, it is one only
+// when what it carried fits the link. A first sample of 2^64-1 (an agent's
+// "no value") and then the counter's real 5 TB is no wrap of 5 TB in a
+// minute (83 GB/s, 66,666% of 1 Gbit/s). A real wrap that fits keeps its
+// rate.
+func TestWrapAt2To64FitsTheLink(t *testing.T) {
+	for _, tc := range []struct {
+		values []uint64
+		rates  []float64 // -1: none
+	}{
+		{[]uint64{math.MaxUint64, 5_000_000_000_000, 5_000_000_060_000}, []float64{-1, -1, 1000}},
+		{[]uint64{math.MaxUint64 - 59_999, 1000, 61000}, []float64{-1, 1016.66667, 1000}},
+	} {
+		w := loneMetricsWorker()
+		for i, v := range tc.values {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge9",
+				Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+				Fields: map[string]any{"ifHCInOctets": v, "ifHighSpeed": int64(1000)}, Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100_000 + i*6000)}
+			f, _ := enrichAt(t, w, m, int64(i))
+			rate, has := f["in_octets_rate"]
+			if want := tc.rates[i]; has != (want >= 0) || has && rate != want {
+				t.Errorf("%v: sample %d: in_octets_rate %v %v (utilisation %v), want %v", tc.values, i, rate, has, f["in_utilization_pct"], want)
+			}
+		}
+	}
+}

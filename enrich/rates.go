@@ -288,7 +288,11 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		delta = uint64(uint32(value - prev.value))
 		wrapped = wrapFar
 	case value-prev.value < 1<<63:
-		delta = value - prev.value // 64-bit wrap
+		// A 64-bit wrap: as a 32-bit one, a reset if the link could
+		// not carry it (from an agent's 2^64-1 for no value to the
+		// counter's real value, a wrap of the whole counter).
+		delta = value - prev.value
+		wrapped = wrapNear
 	default:
 		s.steady = 0
 		return 0, 0, false, noWrap // a reset without a sysUpTime to show it
@@ -319,7 +323,7 @@ type wrap uint8
 
 const (
 	noWrap   wrap = iota
-	wrapNear      // a 32-bit wrap of less than 2^31: a reset only if the link could not carry it
+	wrapNear      // a 32-bit wrap of less than 2^31, or a 64-bit one: a reset only if the link could not carry it
 	wrapFar       // a 32-bit wrap of 2^31 or more: a wrap only of octets the link could carry
 )
 
