@@ -546,7 +546,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				ok = false
 			case wrapped != noWrap && speed > 0:
 				// A 32-bit counter that went back: a wrap, or its
-				// reset (clear counters) with sysUpTime moving on. A
+				// reset (clear counters) with sysUpTime moving on
+				// (or a 64-bit one, back from an agent's 2^64-1). A
 				// wrap carries no more than the link can; more is a
 				// reset, whose rate would be a spike over 100%
 				// utilisation, or more packets than the link can carry
@@ -1202,15 +1203,11 @@ const minFrameBits = 64 * 8
 // port's modulo 2^32) is not taken over ifHighSpeed.
 func interfaceSpeed(p *telemetry.Point) float64 {
 	var high, bps float64
-	if f, ok := p.Field("ifHighSpeed"); ok && f.Kind != telemetry.FieldBool { // Number takes true for 1
-		if speed, ok := f.Number(); ok && speed > 0 {
-			high = speed
-		}
+	if speed, ok := gauge32(p, "ifHighSpeed"); ok && speed > 0 {
+		high = speed
 	}
-	if f, ok := p.Field("ifSpeed"); ok && f.Kind != telemetry.FieldBool {
-		if speed, ok := f.Number(); ok && speed > 0 && speed < 4294967295 {
-			bps = speed
-		}
+	if speed, ok := gauge32(p, "ifSpeed"); ok && speed > 0 && speed < 4294967295 {
+		bps = speed
 	}
 	if high == 0 || bps > 0 && math.Abs(bps-high*1e6) < 1e6 {
 		// Within a Mbit/s: ifHighSpeed rounded, or truncated as some
@@ -1218,6 +1215,20 @@ func interfaceSpeed(p *telemetry.Point) float64 {
 		return bps / 1e6
 	}
 	return high
+}
+
+// gauge32 is field k of p when it is a Gauge32's value (ifSpeed,
+// ifHighSpeed): a whole number from 0 to 2^32-1. A fraction or a boolean
+// (Number takes true for 1) is a producer's mistake, no speed: 5e-324
+// Mbit/s made utilisation +Inf, which no JSON holds (the row was dropped),
+// and 0.001 made it 800,000 percent.
+func gauge32(p *telemetry.Point, k string) (float64, bool) {
+	f, ok := p.Field(k)
+	if !ok || f.Kind == telemetry.FieldBool {
+		return 0, false
+	}
+	x, ok := f.Number()
+	return x, ok && x >= 0 && x <= math.MaxUint32 && x == math.Trunc(x)
 }
 
 // leastSpeed is the least an IF-MIB row's speed can be, in Mbit/s, when

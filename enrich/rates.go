@@ -118,6 +118,9 @@ type counterSample struct {
 	// without a wrap (0: none since its first sample or a reset), which
 	// a far wrap's must not be much over (see observe).
 	steady float32
+	// jumped: the value is a jump forward by half the range or more,
+	// taken as a reset (see observe); a fall back from it is one too.
+	jumped bool
 }
 
 // rates turns counter samples into per-second rates. A series is a row
@@ -143,6 +146,10 @@ type counterSample struct {
 //     most farWrapGrowth times the counter's steady rate before, and the
 //     link could carry it (the caller tells: wrapFar). Anything else is a
 //     reset: no rate.
+//   - A move forward by 2^63 or more is a reset too (no counter counts
+//     that much in an interval: -1 written unsigned, a "no value" of
+//     2^64-1), and so is the next move back from it, which would read as
+//     a wrap at 2^64 of the whole counter.
 //   - A counter last sampled before its row's ifCounterDiscontinuityTime
 //     (or last-clear) was seen to move (discontinued) gives no rate: its
 //     counters started again since, by the agent's word.
@@ -234,7 +241,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		return 0, 0, false, noWrap
 	}
 	prev := *s
-	s.value, s.at, s.uptime = value, at, uptime
+	s.value, s.at, s.uptime, s.jumped = value, at, uptime, false
 	if rc.cleared != 0 && prev.at.UnixNano() < rc.cleared {
 		// The agent said its counters started again since prev.
 		s.steady = 0
@@ -248,8 +255,19 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 	}
 	var delta uint64
 	switch {
+	case value-prev.value >= 1<<63 && value > prev.value:
+		// Forward by half the range or more: no counter counts 9.2
+		// EB in one interval (a producer writing -1 unsigned, an
+		// agent's 2^64-1 for no value). A reset, as a move back by
+		// as much is; and so is its fall back to the counter's
+		// value, which would read as a wrap at 2^64.
+		s.steady, s.jumped = 0, true
+		return 0, 0, false, noWrap
 	case value >= prev.value:
 		delta = value - prev.value
+	case prev.jumped:
+		s.steady = 0
+		return 0, 0, false, noWrap // back from a jump taken as a reset
 	case uptime != 0 && prev.uptime != 0 && lagging(prev.uptime, uptime, at.Sub(prev.at)):
 		// The counter went back, and sysUpTime moved on by less than
 		// the time since: a restart in a gap longer than the uptime
@@ -270,7 +288,11 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		delta = uint64(uint32(value - prev.value))
 		wrapped = wrapFar
 	case value-prev.value < 1<<63:
-		delta = value - prev.value // 64-bit wrap
+		// A 64-bit wrap: as a 32-bit one, a reset if the link could
+		// not carry it (from an agent's 2^64-1 for no value to the
+		// counter's real value, a wrap of the whole counter).
+		delta = value - prev.value
+		wrapped = wrapNear
 	default:
 		s.steady = 0
 		return 0, 0, false, noWrap // a reset without a sysUpTime to show it
@@ -301,7 +323,7 @@ type wrap uint8
 
 const (
 	noWrap   wrap = iota
-	wrapNear      // a 32-bit wrap of less than 2^31: a reset only if the link could not carry it
+	wrapNear      // a 32-bit wrap of less than 2^31, or a 64-bit one: a reset only if the link could not carry it
 	wrapFar       // a 32-bit wrap of 2^31 or more: a wrap only of octets the link could carry
 )
 

@@ -1,0 +1,121 @@
+package enrich
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestCounterJumpingByHalfTheRangeIsNoRate: a counter that jumps forward
+// by 2^63 or more between two samples did not count that many (9.2 EB in
+// one interval; 10^17 B/s over a minute): a producer writing -1 as
+// unsigned, an agent's "no value" of 2^64-1. It is a reset, as a move back
+// by as much is: no rate, not a spike of 3e17 B/s and utilisation of 2e11
+// percent. Nor is its fall back to the counter's real value a wrap at 2^64
+// (a rate of the whole counter over one interval).
+func TestCounterJumpingByHalfTheRangeIsNoRate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		m     string
+		field string
+		tags  map[string]string
+	}{
+		{"snmp", "snmp_interface", "ifHCInOctets", map[string]string{"ifName": "Gi0/1", "ifIndex": "1"}},
+		{"gnmi", "interfaces_interface_state_counters", "in-octets", map[string]string{"name": "Ethernet1"}},
+	} {
+		w := loneMetricsWorker()
+		for i, v := range []uint64{1000, 61000, math.MaxUint64, 5_000_000_061_000, 5_000_000_121_000} {
+			m := telemetry.Metric{V: 1, Measurement: tc.m, Device: "edge9", Tags: tc.tags,
+				Fields:   map[string]any{tc.field: v, "ifHighSpeed": int64(1000)},
+				Counters: []string{tc.field}, Counters64: []string{tc.field},
+				Time: casesT0.Add(time.Duration(i) * time.Minute)}
+			if tc.m == "snmp_interface" {
+				m.Uptime = uint32(100_000 + i*6000)
+			}
+			f, _ := enrichAt(t, w, m, int64(i))
+			rate, has := f[tc.field+"_rate"]
+			switch i {
+			case 1, 4:
+				if !has || rate != 1000 {
+					t.Errorf("%s: sample %d: rate %v %v, want one", tc.name, i, rate, has)
+				}
+			case 2, 3:
+				if has || f["in_octets_rate"] != 0 || f["in_utilization_pct"] != 0 {
+					t.Errorf("%s: sample %d (%d): rate %v, in_octets_rate %v, utilisation %v: want none",
+						tc.name, i, v, rate, f["in_octets_rate"], f["in_utilization_pct"])
+				}
+			}
+		}
+	}
+}
+
+// TestSpeedThatIsNoGauge32GivesNoUtilisation: ifSpeed and ifHighSpeed are
+// Gauge32s, whole numbers. A producer's fraction there (1e-300, the least
+// float) is no speed: its utilisation was +Inf, which JSON cannot hold, and
+// the whole row, rates and all, was dropped as unencodable; a lesser one
+// (0.001) gave 800,000 percent. The row keeps its rates, without speed.
+func TestSpeedThatIsNoGauge32GivesNoUtilisation(t *testing.T) {
+	for _, speed := range []map[string]any{
+		{"ifSpeed": 1e-300},
+		{"ifHighSpeed": math.SmallestNonzeroFloat64},
+		{"ifHighSpeed": 0.001},
+		{"ifSpeed": 0.5, "ifHighSpeed": 0.0},
+		{"ifHighSpeed": 1e300},
+	} {
+		w := loneMetricsWorker()
+		for i := 0; i < 2; i++ {
+			fields := map[string]any{"ifHCInOctets": uint64(1000 + i*60_000_000), "ifOperStatus": int64(1)}
+			for k, v := range speed {
+				fields[k] = v
+			}
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge9",
+				Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+				Fields: fields, Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100_000 + i*6000)}
+			f, _ := enrichAt(t, w, m, int64(i))
+			if _, err := w.row.AppendJSON(nil); err != nil {
+				t.Errorf("%v: sample %d: enriched row not encodable: %v", speed, i, err)
+			}
+			if i == 0 {
+				continue
+			}
+			if f["in_octets_rate"] != 1e6 {
+				t.Errorf("%v: in_octets_rate %v, want 1e6", speed, f["in_octets_rate"])
+			}
+			if u, ok := f["in_utilization_pct"]; ok {
+				t.Errorf("%v: in_utilization_pct %v, speed_mbps %v: want none", speed, u, f["speed_mbps"])
+			}
+		}
+	}
+}
+
+// TestWrapAt2To64FitsTheLink: a 64-bit counter that goes back by more than
+// half the range reads as a wrap at 2^64; as a 32-bit wrap, it is one only
+// when what it carried fits the link. A first sample of 2^64-1 (an agent's
+// "no value") and then the counter's real 5 TB is no wrap of 5 TB in a
+// minute (83 GB/s, 66,666% of 1 Gbit/s). A real wrap that fits keeps its
+// rate.
+func TestWrapAt2To64FitsTheLink(t *testing.T) {
+	for _, tc := range []struct {
+		values []uint64
+		rates  []float64 // -1: none
+	}{
+		{[]uint64{math.MaxUint64, 5_000_000_000_000, 5_000_000_060_000}, []float64{-1, -1, 1000}},
+		{[]uint64{math.MaxUint64 - 59_999, 1000, 61000}, []float64{-1, 1016.66667, 1000}},
+	} {
+		w := loneMetricsWorker()
+		for i, v := range tc.values {
+			m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "edge9",
+				Tags:   map[string]string{"ifName": "Gi0/1", "ifIndex": "1"},
+				Fields: map[string]any{"ifHCInOctets": v, "ifHighSpeed": int64(1000)}, Counters: []string{"ifHCInOctets"}, Counters64: []string{"ifHCInOctets"},
+				Time: casesT0.Add(time.Duration(i) * time.Minute), Uptime: uint32(100_000 + i*6000)}
+			f, _ := enrichAt(t, w, m, int64(i))
+			rate, has := f["in_octets_rate"]
+			if want := tc.rates[i]; has != (want >= 0) || has && rate != want {
+				t.Errorf("%v: sample %d: in_octets_rate %v %v (utilisation %v), want %v", tc.values, i, rate, has, f["in_utilization_pct"], want)
+			}
+		}
+	}
+}
