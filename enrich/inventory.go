@@ -262,7 +262,10 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 	if err := notRegular(path, st); err != nil {
 		return st, err
 	}
-	data, err := os.ReadFile(path)
+	if err := tooLarge(path, st.Size(), maxFileBytes); err != nil {
+		return st, err
+	}
+	data, err := readAtMost(path, maxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +287,38 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 		inv.logger.Warn("inventory: "+w, slog.String("file", path))
 	}
 	return st, nil
+}
+
+// maxFileBytes bounds a file weir reads whole, and again at each change
+// (the inventory, the syslog rules): a log file named by mistake is
+// refused rather than read into memory. An inventory of 100,000 devices
+// is about 10 MB.
+const maxFileBytes = 64 << 20
+
+// tooLarge refuses a file of size bytes past max.
+func tooLarge(path string, size, max int64) error {
+	if size <= max {
+		return nil
+	}
+	return fmt.Errorf("%s is %d bytes, more than the %d weir reads (the wrong file?)", path, size, max)
+}
+
+// readAtMost reads the file at path, refusing it past max bytes: it may
+// have grown since its size was checked.
+func readAtMost(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err // names the file
+	}
+	if int64(len(data)) > max {
+		return nil, tooLarge(path, int64(len(data)), max)
+	}
+	return data, nil
 }
 
 // notRegular refuses a file weir reads whole (the inventory, the syslog

@@ -133,7 +133,10 @@ func ReadSyslogRules(path string) (*SyslogRules, error) {
 	if err := notRegular(path, st); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	if err := tooLarge(path, st.Size(), maxFileBytes); err != nil {
+		return nil, err
+	}
+	data, err := readAtMost(path, maxFileBytes)
 	if err != nil {
 		return nil, err // names the file
 	}

@@ -1,0 +1,67 @@
+package enrich
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFilesPastTheBoundRefused: an inventory or syslog rules file past
+// maxFileBytes (a log file named by mistake) is refused with its size,
+// rather than read whole into memory at start and at each change; a
+// reload of one leaves the devices loaded. The file is sparse: it takes
+// no disk.
+func TestFilesPastTheBoundRefused(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.log")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	const want = "bytes, more than the 67108864 weir reads (the wrong file?)"
+	if _, err := LoadInventory(big, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("LoadInventory of %d bytes: %v, want %q", maxFileBytes+1, err, want)
+	}
+	if _, err := ReadSyslogRules(big); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ReadSyslogRules of %d bytes: %v, want %q", maxFileBytes+1, err, want)
+	}
+
+	good := filepath.Join(dir, "inventory.yaml")
+	if err := os.WriteFile(good, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := LoadInventory(good, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(big, good); err != nil {
+		t.Fatal(err)
+	}
+	if err := inv.Reload(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Reload of the big file: %v, want %q", err, want)
+	}
+	if got := siteOf(inv, "edge1"); got != "ams1" {
+		t.Errorf("after the refused reload: edge1 site %q, want ams1 (the devices loaded stay)", got)
+	}
+}
+
+// TestReadAtMostFileGrown: a file that grew past the bound after its size
+// was checked is refused as it is read.
+func TestReadAtMostFileGrown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := readAtMost(path, 10); err != nil || string(data) != "0123456789" {
+		t.Errorf("at the bound: %q, %v", data, err)
+	}
+	if _, err := readAtMost(path, 9); err == nil || !strings.Contains(err.Error(), "more than the 9 weir reads") {
+		t.Errorf("past the bound: %v", err)
+	}
+}
