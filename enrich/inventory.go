@@ -259,10 +259,7 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 		}
 		return nil, err
 	}
-	if err := notRegular(path, st); err != nil {
-		return st, err
-	}
-	if err := tooLarge(path, st.Size(), maxFileBytes); err != nil {
+	if err := checkFile(path, st); err != nil {
 		return st, err
 	}
 	data, err := readAtMost(path, maxFileBytes)
@@ -321,18 +318,23 @@ func readAtMost(path string, max int64) ([]byte, error) {
 	return data, nil
 }
 
-// notRegular refuses a file weir reads whole (the inventory, the syslog
-// rules) that st, its os.Stat, says is not a regular file: a device such
-// as /dev/zero is read without end, growing memory without bound, and a
-// named pipe's open waits for a writer, either holding the reload (and
-// every later SIGHUP) for good. Checked before the file is opened. A
-// directory is left to fail as it reads, as a file weir may not read does.
-func notRegular(path string, st os.FileInfo) error {
-	if m := st.Mode(); m.IsRegular() || m.IsDir() {
+// checkFile refuses a file weir reads whole, and again at each change
+// (the inventory, the syslog rules), that st, its os.Stat, says is not a
+// regular file, or is past maxFileBytes. Checked before the file is
+// opened: a device such as /dev/zero is read without end, growing memory
+// without bound, and a named pipe's open waits for a writer, either
+// holding the reload (and every later SIGHUP) for good. A directory is
+// left to fail as it reads, as a file weir may not read does.
+func checkFile(path string, st os.FileInfo) error {
+	m := st.Mode()
+	switch {
+	case m.IsRegular():
+		return tooLarge(path, st.Size(), maxFileBytes)
+	case m.IsDir():
 		return nil
 	}
 	kind := "a special file"
-	switch m := st.Mode(); {
+	switch {
 	case m&os.ModeNamedPipe != 0:
 		kind = "a named pipe"
 	case m&os.ModeSocket != 0:

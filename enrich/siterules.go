@@ -130,10 +130,7 @@ func ReadSyslogRules(path string) (*SyslogRules, error) {
 	if err != nil {
 		return nil, err // names the file
 	}
-	if err := notRegular(path, st); err != nil {
-		return nil, err
-	}
-	if err := tooLarge(path, st.Size(), maxFileBytes); err != nil {
+	if err := checkFile(path, st); err != nil {
 		return nil, err
 	}
 	data, err := readAtMost(path, maxFileBytes)

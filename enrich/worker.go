@@ -471,12 +471,13 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	if err == nil {
 		err = checkVersion(e.V) // JSON, but not a weir syslog record
 	}
-	if err == nil && e.Device == "" && e.Hostname == "" && e.SourceAddr == "" && !w.trying {
-		// weir's receiver names every line (its hostname, else its
-		// sender); a Kafka client's record with none of the three would
-		// give an event of device "", keyed "", as a metric with no
-		// device would.
-		err = errors.New("no device, hostname or source_addr")
+	if err == nil && e.Device == "" {
+		// A Kafka client's record: named as weir's receiver names a
+		// line. With no hostname or sender either it would give events
+		// of device "", keyed "", as a metric with no device would.
+		if e.Device = recordDevice(e.Hostname, e.SourceAddr); e.Device == "" && !w.trying {
+			err = errors.New("no device, hostname or source_addr")
+		}
 	}
 	if err != nil {
 		if !w.warming {
@@ -507,9 +508,6 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		e.FacilityName = FacilityNames[e.Facility]
 	}
 	d.tags, d.tagsJSON, d.eventTagsJSON = w.unknownTags, w.unknownTagsJSON, w.unknownEventTagsJSON
-	if e.Device == "" {
-		e.Device = recordDevice(e.Hostname, e.SourceAddr) // a Kafka client's record
-	}
 	// A line without a hostname (IOS sends none unless told to) names
 	// its device by its address, and may be an SNMP target's.
 	var dev *Device

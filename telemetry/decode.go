@@ -69,6 +69,13 @@ func DecodeLogLayoutShared(data []byte, l *Log) (LogLayout, error) {
 // without a PRI) has them unknown, not 0, which is kern and emergency.
 func unknownPRI() Log { return Log{Facility: -1, Severity: -1} }
 
+// keyFacility and keySeverity are logKeyBit's bits of the PRI's keys,
+// which a copyable record must have.
+const (
+	keyFacility = 1 << 3
+	keySeverity = 1 << 4
+)
+
 // logKeyBit gives each key of a Log a bit, to tell a repeated key.
 func logKeyBit(key string) uint32 {
 	switch key {
@@ -79,9 +86,9 @@ func logKeyBit(key string) uint32 {
 	case "format":
 		return 1 << 2
 	case "facility":
-		return 1 << 3
+		return keyFacility
 	case "severity":
-		return 1 << 4
+		return keySeverity
 	case "time":
 		return 1 << 5
 	case "hostname":
@@ -211,8 +218,7 @@ func fastDecodeLog(s string, l *Log, lay *LogLayout) bool {
 			d.skipSpace()
 			// Without a PRI key the bytes hold no -1 the Log has
 			// (see unknownPRI): encoded again, a reader sees it.
-			const pri = 1<<3 | 1<<4 // logKeyBit's facility and severity
-			lay.Copyable = distinct && seen&pri == pri
+			lay.Copyable = distinct && seen&(keyFacility|keySeverity) == keyFacility|keySeverity
 			return d.i == len(d.s)
 		default:
 			return false
