@@ -298,6 +298,12 @@ func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration
 		if err != nil {
 			return nil, err
 		}
+		if st != nil && !st.Mode().IsRegular() && !st.IsDir() {
+			// A pipe (-c <(envsubst < weir.yaml)) was read at start; read
+			// again, its open would wait for a writer for good, holding
+			// this and every later reload.
+			return nil, fmt.Errorf("config: %s is not a regular file (%s): it was read at start; restart weir to change it", file, fileKind(st.Mode()))
+		}
 		cfg, err := configs.Load(file) // its error names the file
 		if after, serr := os.Stat(file); st != nil && serr == nil && time.Now().Before(deadline) &&
 			(!after.ModTime().Equal(st.ModTime()) || after.Size() != st.Size()) {
@@ -316,6 +322,19 @@ func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration
 		}
 		return cfg, err
 	}
+}
+
+// fileKind names what a file that is not a regular one is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // waitSettled returns the file's state once it has not been modified for

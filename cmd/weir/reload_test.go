@@ -631,3 +631,31 @@ func TestReloadLeavesOutFilesNotInUse(t *testing.T) {
 		t.Errorf("no files again: parts %q", got)
 	}
 }
+
+// TestReloadRefusesAConfigThatIsNoFile: a config given as a named pipe is
+// read at start (a template expanded into it), but a SIGHUP reading it
+// again would wait for a writer for good, holding every later reload: it
+// is refused, and the running config stays.
+func TestReloadRefusesAConfigThatIsNoFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "weir.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := loadSettled(context.Background(), fifo, 0, time.Second)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("reload of a named pipe: %v, want it refused as not a regular file", err)
+		}
+	case <-time.After(30 * time.Second):
+		// Unblock the reader so the test ends.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("a reload of a named pipe waits for a writer")
+	}
+}
