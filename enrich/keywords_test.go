@@ -187,11 +187,31 @@ func TestFoldRulesIgnoreCase(t *testing.T) {
 		{"INTERFACE eth0 IS DOWN", "generic_interface", "interface_down"},
 		{"PORT 1/1/2 IS NOW OFF-LINE", "aruba_extreme_port", "interface_down"},
 		{"User admin Logged In from 10.0.0.5", "generic_login", "login_succeeded"},
-		{"routed: bgp PEER 10.9.0.1 state changed from Established to Idle", "paloalto_bgp", "bgp_peer_down"},
+		{"routed: bgp PEER 10.9.0.1 state changed from Established to Idle", "generic_bgp_peer", "bgp_peer_down"},
 	} {
 		info := c.Classify(&telemetry.Log{Message: tc.msg})
 		if info.Rule != tc.rule || info.Event != tc.event {
 			t.Errorf("%q: rule %q event %q, want %q %q", tc.msg, info.Rule, info.Event, tc.rule, tc.event)
+		}
+	}
+}
+
+// TestGenericPhrasingsClaimNoVendor: a rule for a phrasing many systems
+// write (a routing daemon's "BGP peer X state changed from A to B") names
+// no vendor, so a line of a device the header does not tell is generic,
+// not one vendor's (the inventory's vendor takes its place); a vendor's
+// own wording still names it.
+func TestGenericPhrasingsClaimNoVendor(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, rule, vendor string }{
+		{"routed: BGP peer 10.9.0.1 state changed from Established to Idle", "generic_bgp_peer", VendorGeneric},
+		{"bgpd[812]: BGP peer 192.0.2.9 state changed from Idle to Established", "generic_bgp_peer", VendorGeneric},
+		{"interface eth0 is down", "generic_interface", VendorGeneric},
+		{`1,2026/03/02 08:19:40,013201009876,SYSTEM,routing,0,2026/03/02 08:19:40,,routed-BGP-peer-left-established,TRANSIT-B,0,0,general,high,"BGP peer session left established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7302,0x0,0,0,0,0,,edge-fw2`, "paloalto_bgp_session", VendorPaloAlto},
+	} {
+		info := c.Classify(&telemetry.Log{Message: tc.msg})
+		if info.Rule != tc.rule || info.Vendor != tc.vendor {
+			t.Errorf("%q: rule %q vendor %q, want %q %q", tc.msg, info.Rule, info.Vendor, tc.rule, tc.vendor)
 		}
 	}
 }

@@ -379,7 +379,8 @@ func syslogRules() []rule {
 				{`1,2026/03/02 08:15:11,013201009876,SYSTEM,routing,0,2026/03/02 08:15:11,,routed-BGP-peer-enter-established,TRANSIT-B,0,0,general,informational,"BGP peer session enters established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7301,0x0,0,0,0,0,,edge-fw2`, "bgp_peer_up", map[string]string{"neighbor": "198.51.100.77"}},
 				{`1,2026/03/02 08:19:40,013201009876,SYSTEM,routing,0,2026/03/02 08:19:40,,routed-BGP-peer-left-established,TRANSIT-B,0,0,general,high,"BGP peer session left established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7302,0x0,0,0,0,0,,edge-fw2`, "bgp_peer_down", map[string]string{"neighbor": "198.51.100.77"}},
 			}},
-		{name: "paloalto_bgp", vendor: VendorPaloAlto, needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipaddr + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
+		// A phrasing many routing daemons write, so it names no vendor.
+		{name: "generic_bgp_peer", needs: "BGP peer", patterns: []*regexp.Regexp{re(`(?i)BGP peer (?P<neighbor>` + ipaddr + `) (?:session )?(?:state changed )?.*?from (?P<old>\w+) to (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
 				{"routed: BGP peer 10.9.0.1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "10.9.0.1"}},
 			}},

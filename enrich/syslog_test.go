@@ -333,7 +333,8 @@ func TestInventoryVendorOverridesRuleVendor(t *testing.T) {
 	w := NewWorker(b, inv, NewClassifier())
 	for _, tc := range []struct{ addr, vendor string }{{"192.0.2.77", "vyos"}, {"192.0.2.78", VendorPaloAlto}} {
 		l := telemetry.Log{V: 1, Device: tc.addr, SourceAddr: tc.addr + ":514", Facility: 23, Severity: 4,
-			Message: "BGP peer 10.0.0.1 state changed from Established to Idle", ReceivedAt: time.Now()}
+			Message:    `1,2026/03/02 08:19:40,013201009876,SYSTEM,routing,0,2026/03/02 08:19:40,,routed-BGP-peer-left-established,TRANSIT-B,0,0,general,high,"BGP peer session left established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7302,0x0,0,0,0,0,,edge-fw2`,
+			ReceivedAt: time.Now()}
 		r := broker.Record{Value: l.AppendJSON(nil)}
 		if _, ok := w.decodeSyslog(&r); !ok {
 			t.Fatal("not decoded")
