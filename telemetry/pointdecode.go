@@ -558,6 +558,11 @@ func typeNumber(f *Field, n []byte, counter bool) bool {
 			f.Kind, f.bits = FieldInt, uint64(i)
 			return true
 		}
+		if u, ok := parseWhole(n, math.MaxUint64); ok {
+			// 1000.0, 1e3: a producer's float that is a whole number.
+			f.Kind, f.bits = wholeKind(u), u
+			return true
+		}
 	}
 	if u, ok := parseUint15(n); ok {
 		// Exact in a float64, as ParseFloat would give.
@@ -611,6 +616,105 @@ func parseUint64(n []byte) (uint64, bool) {
 		x = x*10 + d
 	}
 	return x, true
+}
+
+// parseWhole parses the JSON number n when its value is a whole number
+// from 0 to max, judged from its text, exactly (not from the float64
+// nearest it): 1000.0, 1e3, 1.5e3, 9007199254740993.0; and -0.0 as 0, as
+// -0 is. A fraction, a negative number or one past max is none. For the
+// counters (and uptimes) that producers other than weir's collectors
+// write as floats, such as Python's json.dumps: weir writes integers,
+// which never come here.
+func parseWhole(n []byte, max uint64) (uint64, bool) {
+	neg := len(n) > 0 && n[0] == '-'
+	if neg {
+		n = n[1:]
+	}
+	i := 0
+	for i < len(n) && n[i]-'0' <= 9 {
+		i++
+	}
+	intPart, frac := n[:i], n[:0]
+	if i < len(n) && n[i] == '.' {
+		j := i + 1
+		for j < len(n) && n[j]-'0' <= 9 {
+			j++
+		}
+		frac, i = n[i+1:j], j
+	}
+	exp := 0
+	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
+		i++
+		expNeg := i < len(n) && n[i] == '-'
+		if i < len(n) && (n[i] == '+' || n[i] == '-') {
+			i++
+		}
+		if i == len(n) {
+			return 0, false
+		}
+		for ; i < len(n); i++ {
+			if n[i]-'0' > 9 {
+				return 0, false
+			}
+			if exp < 1e9 { // past any number's digits: saturated
+				exp = exp*10 + int(n[i]-'0')
+			}
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if i != len(n) || len(intPart) == 0 {
+		return 0, false
+	}
+	// The digits are intPart then frac, the decimal point after point
+	// of them; lead are zeros, and so are those from end on.
+	digit := func(k int) byte {
+		if k < len(intPart) {
+			return intPart[k]
+		}
+		return frac[k-len(intPart)]
+	}
+	total := len(intPart) + len(frac)
+	lead := 0
+	for lead < total && digit(lead) == '0' {
+		lead++
+	}
+	if lead == total {
+		return 0, true // zero, whatever its sign and exponent
+	}
+	if neg {
+		return 0, false
+	}
+	end := total
+	for digit(end-1) == '0' {
+		end--
+	}
+	point := len(intPart) + exp
+	if end > point || point-lead > 20 {
+		return 0, false // a fraction, or 10^20 or more
+	}
+	var x uint64
+	for k := lead; k < point; k++ {
+		var d uint64
+		if k < end {
+			d = uint64(digit(k) - '0')
+		}
+		if x > (max-d)/10 {
+			return 0, false
+		}
+		x = x*10 + d
+	}
+	return x, true
+}
+
+// wholeKind is the kind of a counter of value u: FieldInt, FieldUint past
+// int64's range.
+func wholeKind(u uint64) FieldKind {
+	if u <= math.MaxInt64 {
+		return FieldInt
+	}
+	return FieldUint
 }
 
 // parseUint15 parses [0-9]{1,15}, exact in a float64.
@@ -1122,6 +1226,12 @@ func typeNumberSlow(field, n string, counters []string) (any, error) {
 			return i, nil
 		}
 		if u, err := strconv.ParseUint(n, 10, 64); err == nil {
+			return u, nil
+		}
+		if u, ok := parseWhole([]byte(n), math.MaxUint64); ok {
+			if u <= math.MaxInt64 {
+				return int64(u), nil
+			}
 			return u, nil
 		}
 	}
