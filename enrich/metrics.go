@@ -708,7 +708,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 
 // unlistInvalidCounters takes out of p's counters the fields it lists
 // whose value is no counter value (a string, a negative number, a
-// fraction, a boolean, null: from a producer other than weir's
+// fraction, a number past 2^64-1, a boolean, null: a counter written as
+// 1000.0 was decoded as the integer it is; from a producer other than weir's
 // collectors), which give no rate: listed, a sink would write them as
 // counters (Prometheus a `_total` of -5). Their values stay, as what they
 // are. The record is counted in weir_enrich_invalid_counters_total and
@@ -733,7 +734,7 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 		return
 	}
 	f, _ := p.Field(first)
-	w.logger.Warn("enrich: a field listed as a counter holds no counter value (a non-negative integer); no rate, not listed as a counter",
+	w.logger.Warn("enrich: a field listed as a counter holds no counter value (a whole number from 0 to 2^64-1); no rate, not listed as a counter",
 		slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
 		slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.String("field", first),
 		slog.Any("value", f.Value()), slog.Int("times", n))
@@ -1491,7 +1492,8 @@ func discontinuityTime(p *telemetry.Point) (t float64, epoch, ok bool) {
 }
 
 // counterValue is a counter field's value; false for a negative or
-// non-integer one.
+// non-integer one. (A counter written as a whole-number float, 1000.0, is
+// a FieldInt already: telemetry decodes it as one.)
 func counterValue(f *telemetry.Field) (uint64, bool) {
 	switch f.Kind {
 	case telemetry.FieldUint:

@@ -1,10 +1,15 @@
 package enrich
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -116,6 +121,72 @@ func TestWrapAt2To64FitsTheLink(t *testing.T) {
 			if want := tc.rates[i]; has != (want >= 0) || has && rate != want {
 				t.Errorf("%v: sample %d: in_octets_rate %v %v (utilisation %v), want %v", tc.values, i, rate, has, f["in_utilization_pct"], want)
 			}
+		}
+	}
+}
+
+// enrichedValues enriches v as enrichBatch does and returns the values
+// of the records it publishes (the row, and its interface view).
+func enrichedValues(w *MetricsWorker, v string, at time.Time, off int64) []string {
+	w.rates.setNow(at.Add(time.Second))
+	metrics, _ := w.enrichBatch([]broker.Record{{Topic: telemetry.TopicRawSNMP, Offset: off, Value: []byte(v)}}, nil, nil)
+	var out []string
+	for _, m := range metrics {
+		out = append(out, string(m.rec.Value))
+	}
+	return out
+}
+
+// TestCounterWrittenAsWholeFloatIsACounter: a counter a Python or
+// JavaScript producer writes as a float whose value is a whole number
+// (json.dumps writes 1000.0; 1e3, 1.5e3) was an invalid counter: no rate,
+// unlisted from counters, counted in weir_enrich_invalid_counters_total.
+// It is the integer it says: enriched exactly as weir's own integer is
+// (its rate, the normalised rates, utilisation, the interface record, and
+// the counter written as an integer, still listed), byte for byte; and
+// exactly, past 2^53 (9007199254740993.0 is not 2^53).
+func TestCounterWrittenAsWholeFloatIsACounter(t *testing.T) {
+	snmp := `{"v":1,"measurement":"snmp_interface","device":"edge9","tags":{"ifIndex":"1","ifName":"Gi0/1"},` +
+		`"fields":{"ifHCInOctets":%s,"ifHighSpeed":1000,"ifInErrors":%s,"ifInOctets":%s,"ifOperStatus":1},` +
+		`"counters":["ifHCInOctets","ifInErrors","ifInOctets"],"counters64":["ifHCInOctets"],"time":"%s","received_at":"%[4]s","uptime":%d,"source":"py"}`
+	gnmi := `{"v":1,"measurement":"interfaces_interface_state_counters","device":"spine1","tags":{"name":"Ethernet1","path":"/interfaces/interface[name=Ethernet1]/state/counters"},` +
+		`"fields":{"in-errors":%s,"in-octets":%s,"out-octets":%s},"counters":["in-errors","in-octets","out-octets"],"counters64":["in-errors","in-octets","out-octets"],"time":"%s","received_at":"%[4]s","source":"py"}`
+	for _, tc := range []struct {
+		name         string
+		format       string
+		ints, floats [][3]string
+	}{
+		{"snmp", snmp,
+			[][3]string{{"1000", "0", "500"}, {"61000", "6", "60500"}, {"121000", "12", "120500"}},
+			[][3]string{{"1000.0", "0.0", "5e2"}, {"6.1e4", "6.0", "60500.000"}, {"1.21e5", "1.2E1", "1205e2"}}},
+		{"snmp past 2^53", snmp,
+			[][3]string{{"9007199254740993", "1", "1"}, {"9007199254741053", "61", "61"}},
+			[][3]string{{"9007199254740993.0", "1.0", "1e0"}, {"9.007199254741053e15", "61.0", "6.1e1"}}},
+		{"gnmi", gnmi,
+			[][3]string{{"0", "1000", "7"}, {"60", "61000", "60007"}},
+			[][3]string{{"-0.0", "1000.0", "7.0"}, {"6e1", "6.1e4", "60007.0"}}},
+	} {
+		ints, floats := loneMetricsWorker(), loneMetricsWorker()
+		before := testutil.ToFloat64(floats.m.invalidCounters.WithLabelValues(telemetry.TopicRawSNMP))
+		for i := range tc.ints {
+			at := casesT0.Add(time.Duration(i) * time.Minute)
+			record := func(v [3]string) string {
+				if tc.format == gnmi {
+					return fmt.Sprintf(tc.format, v[0], v[1], v[2], at.Format(time.RFC3339Nano))
+				}
+				return fmt.Sprintf(tc.format, v[0], v[1], v[2], at.Format(time.RFC3339Nano), 100_000+i*6000)
+			}
+			want := enrichedValues(ints, record(tc.ints[i]), at, int64(i))
+			got := enrichedValues(floats, record(tc.floats[i]), at, int64(i))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: poll %d of %v:\n got %q\nwant %q", tc.name, i, tc.floats[i], got, want)
+			}
+			if i > 0 && !strings.Contains(strings.Join(want, ""), "_rate") {
+				t.Errorf("%s: poll %d: no rates at all: %q", tc.name, i, want)
+			}
+		}
+		if n := testutil.ToFloat64(floats.m.invalidCounters.WithLabelValues(telemetry.TopicRawSNMP)) - before; n != 0 {
+			t.Errorf("%s: weir_enrich_invalid_counters_total went up by %v, want 0", tc.name, n)
 		}
 	}
 }
