@@ -63,11 +63,12 @@ func (d *Decoder) DecodePoint(v []byte, p *Point) error {
 	if d.decodePoint(v, p) {
 		return nil
 	}
-	m, err := decodeMetricSlow(v)
+	m, uptimeInvalid, err := decodeMetricJSON(v)
 	if err != nil {
 		return err
 	}
 	pointOf(m, p)
+	p.uptimeInvalid = uptimeInvalid
 	return nil
 }
 
@@ -505,18 +506,59 @@ func (d *Decoder) fieldValue(f *Field) (num []byte, ok bool) {
 	return nil, true
 }
 
-// uptime reads the uptime number into p.
+// uptime reads the uptime into p: a TimeTicks, a whole number from 0 to
+// 2^32-1 (1.2e3 is 1200). Any other number, a string or a boolean is no
+// uptime (0), noted in p.uptimeInvalid; null is none. An object or an
+// array it leaves to encoding/json (false), which gives the same.
 func (d *Decoder) uptime(p *Point) bool {
-	n, ok := d.s.num()
-	if !ok {
-		return false
+	s := &d.s
+	s.ws()
+	start := s.i
+	if n, ok := s.num(); ok {
+		if v, err := strconv.ParseUint(view(n), 10, 32); err == nil {
+			p.Uptime = uint32(v)
+		} else {
+			p.Uptime, p.uptimeInvalid = uptimeOf(n)
+		}
+		return true
 	}
-	v, err := strconv.ParseUint(view(n), 10, 32)
-	if err != nil {
-		return false
+	s.i = start
+	switch {
+	case s.lit("null"):
+	case s.lit("true"), s.lit("false"):
+		p.uptimeInvalid = true
+	default:
+		if _, ok := s.str(); !ok {
+			return false
+		}
+		p.uptimeInvalid = true
 	}
-	p.Uptime = uint32(v)
 	return true
+}
+
+// uptimeOf is the uptime of the JSON number n that is not a plain
+// uint32: its value when that is a whole number from 0 to 2^32-1, else 0
+// and invalid.
+func uptimeOf(n []byte) (uptime uint32, invalid bool) {
+	if v, ok := parseWhole(n, math.MaxUint32); ok {
+		return uint32(v), false
+	}
+	return 0, true
+}
+
+// uptimeJSON is the uptime of a metric's raw uptime value, as
+// Decoder.uptime reads it: nothing or null is none.
+func uptimeJSON(raw json.RawMessage) (uptime uint32, invalid bool) {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return 0, false
+	case raw[0] == '-' || raw[0]-'0' <= 9:
+		if v, err := strconv.ParseUint(string(raw), 10, 32); err == nil {
+			return uint32(v), false
+		}
+		return uptimeOf(raw)
+	}
+	return 0, true
 }
 
 // fieldsSorted and tagsSorted: what weir writes comes sorted already.
@@ -1194,17 +1236,33 @@ func (s *scanner) int(bits int) (int64, bool) {
 // float in the next (InfluxDB refuses a field whose type changes). The
 // decoder's fast path gives the same for the values weir writes.
 func decodeMetricSlow(v []byte) (*Metric, error) {
-	m := new(Metric)
+	m, _, err := decodeMetricJSON(v)
+	return m, err
+}
+
+// metricJSON is a Metric as decodeMetricJSON reads it: any uptime value,
+// judged as Decoder.uptime judges it (its field hides Metric's).
+type metricJSON struct {
+	Metric
+	Uptime json.RawMessage `json:"uptime"`
+}
+
+// decodeMetricJSON is decodeMetricSlow, also saying whether the uptime
+// was invalid (see Point.UptimeInvalid): decoded as none.
+func decodeMetricJSON(v []byte) (m *Metric, uptimeInvalid bool, err error) {
+	w := new(metricJSON)
 	d := json.NewDecoder(bytes.NewReader(v))
 	d.UseNumber()
-	if err := d.Decode(m); err != nil {
-		return nil, err
+	if err := d.Decode(w); err != nil {
+		return nil, false, err
 	}
 	// One value, as json.Unmarshal takes: a Decoder reads the first of a
 	// stream and would leave the rest (a second metric) unseen.
 	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("data after the metric: one record holds one metric")
+		return nil, false, errors.New("data after the metric: one record holds one metric")
 	}
+	m = &w.Metric
+	m.Uptime, uptimeInvalid = uptimeJSON(w.Uptime)
 	for k, f := range m.Fields {
 		n, ok := f.(json.Number)
 		if !ok {
@@ -1212,11 +1270,11 @@ func decodeMetricSlow(v []byte) (*Metric, error) {
 		}
 		x, err := typeNumberSlow(k, string(n), m.Counters)
 		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", k, err)
+			return nil, false, fmt.Errorf("field %s: %w", k, err)
 		}
 		m.Fields[k] = x
 	}
-	return m, nil
+	return m, uptimeInvalid, nil
 }
 
 // typeNumberSlow types a field's number for decodeMetricSlow.

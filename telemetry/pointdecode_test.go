@@ -28,6 +28,8 @@ var metricSeeds = []string{
 	`{"tags":{"a":"x","a":"y"}}`, `{"fields":{"a":1,"a":2}}`, `{"v":1,"v":2}`, `{"Device":"d"}`,
 	`{"time":"2026-11-29T1:00:00Z"}`, `{"time":"2026-11-29T12:00:00,5Z"}`, `{"time":"2026-11-29T12:00:00+24:00"}`,
 	`{"time":null,"fields":{"a":1e999}}`,
+	`{"fields":{"a":1},"uptime":"x"}`, `{"uptime":-1}`, `{"uptime":1.5}`, `{"uptime":1.2e3}`, `{"uptime":4294967296}`, `{"uptime":-0}`,
+	`{"uptime":true}`, `{"uptime":null}`, `{"uptime":{"a":1}}`, `{"uptime":[1]}`, `{"Uptime":"x"}`, `{"uptime":"\u0031"}`, `{"uptime":1,"uptime":"x"}`,
 	`{}`, `[]`, `null`, `{"v":1,}`, `{"fields":{"a":01}}`, `{"fields":{"a":-}}`, `{"fields":{"a":1}}x`,
 }
 
@@ -43,14 +45,16 @@ func FuzzDecodePoint(f *testing.F) {
 		if !d.decodePoint(b, &fast) {
 			return
 		}
-		slow, err := decodeMetricSlow(b)
+		slow, uptimeInvalid, err := decodeMetricJSON(b)
 		if err != nil {
 			t.Fatalf("fast accepted what encoding/json refuses (%v): %q", err, b)
 		}
 		if got := fast.Metric(); !reflect.DeepEqual(got, slow) {
 			t.Fatalf("%q:\nfast %#v\nslow %#v", b, got, slow)
 		}
-		if want := PointOf(slow); !reflect.DeepEqual(emptyAsNil(fast), emptyAsNil(*want)) {
+		want := PointOf(slow)
+		want.uptimeInvalid = uptimeInvalid
+		if !reflect.DeepEqual(emptyAsNil(fast), emptyAsNil(*want)) {
 			t.Fatalf("%q:\nfast %#v\nslow %#v", b, &fast, want)
 		}
 	})
@@ -313,6 +317,67 @@ func TestCounterWrittenAsWholeFloatIsInteger(t *testing.T) {
 		out, err := got[0].AppendJSON(nil)
 		if want := fmt.Sprintf(`"ifHCInOctets":%d`, tc.want); err != nil || !strings.Contains(string(out), want) {
 			t.Errorf("%s: encoded as %s (%v), want %s", tc.text, out, err, want)
+		}
+	}
+}
+
+// TestUptimeThatIsNoTimeTicksDecodesAsNone: a metric whose uptime is no
+// sysUpTime (a TimeTicks: a whole number from 0 to 2^32-1), as a producer
+// other than weir's collectors may write it, decodes with no uptime (0,
+// unknown) and the rest of the metric as ever, and the Point says so:
+// the whole record was refused, its counters and fields lost. null is no
+// uptime, as a missing one is (not a bad one); 1.2e3 is 1200.
+func TestUptimeThatIsNoTimeTicksDecodesAsNone(t *testing.T) {
+	row := func(uptime string) []byte {
+		return []byte(`{"v":1,"measurement":"snmp_interface","device":"r1","tags":{"ifName":"Gi0/1"},"fields":{"ifHCInOctets":5},"counters":["ifHCInOctets"],"time":"2026-11-29T12:00:00Z","received_at":"2026-11-29T12:00:00Z","uptime":` +
+			uptime + `,"source":"py"}`)
+	}
+	for _, tc := range []struct {
+		text    string
+		want    uint32
+		invalid bool
+	}{
+		{"123", 123, false},
+		{"4294967295", math.MaxUint32, false},
+		{"1.2e3", 1200, false},
+		{"100.0", 100, false},
+		{"0", 0, false},
+		{"-0", 0, false},
+		{"null", 0, false},
+		{"-1", 0, true},
+		{"1.5", 0, true},
+		{"4294967296", 0, true},
+		{"1e10", 0, true},
+		{"18446744073709551616", 0, true},
+		{`"x"`, 0, true},
+		{`"123"`, 0, true},
+		{`"\u0031"`, 0, true},
+		{"true", 0, true},
+		{"false", 0, true},
+		{`{"a":1}`, 0, true},
+		{"[1]", 0, true},
+	} {
+		v := row(tc.text)
+		var d, shaped Decoder
+		var p, ps Point
+		if err := d.DecodePoint(v, &p); err != nil {
+			t.Errorf("uptime %s: %v", tc.text, err)
+			continue
+		}
+		shaped.decodePoint(row("7"), &ps)
+		if !shaped.decodeShaped(v, &ps) && tc.text[0] != '{' && tc.text[0] != '[' {
+			t.Errorf("uptime %s: not shaped", tc.text)
+		} else if !reflect.DeepEqual(ps, p) && tc.text[0] != '{' && tc.text[0] != '[' {
+			t.Errorf("uptime %s: shaped %+v, want %+v", tc.text, ps, p)
+		}
+		f, ok := p.Field("ifHCInOctets")
+		if p.Uptime != tc.want || p.UptimeInvalid() != tc.invalid || !ok || f.Int() != 5 || p.Device != "r1" {
+			t.Errorf("uptime %s: decoded uptime %d, invalid %v, field %+v, device %q; want uptime %d, invalid %v, the rest as ever",
+				tc.text, p.Uptime, p.UptimeInvalid(), f, p.Device, tc.want, tc.invalid)
+		}
+		m, invalid, err := decodeMetricJSON(v)
+		if err != nil || m.Uptime != tc.want || invalid != tc.invalid {
+			t.Errorf("uptime %s: encoding/json: uptime %v, invalid %v, %v", tc.text, m, invalid, err)
 		}
 	}
 }
