@@ -90,10 +90,11 @@ type MetricsWorker struct {
 	warmup  time.Duration
 	warmer  *warmer
 	warming bool // enriching a warm-up record: nothing is counted or logged
-	// invalidLog and decodeLog throttle the warnings for fields listed
-	// as counters that hold none and for undecodable records: one per
-	// record from a wrong producer would flood the log.
-	invalidLog, decodeLog throttle.Throttle
+	// invalidLog, uptimeLog and decodeLog throttle the warnings for
+	// fields listed as counters that hold none, for uptimes that are none
+	// and for undecodable records: one per record from a wrong producer
+	// would flood the log.
+	invalidLog, uptimeLog, decodeLog throttle.Throttle
 }
 
 // NewMetricsWorker builds a metrics worker over raw.snmp.
@@ -114,6 +115,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	}
 	// At 0 from the start, so an alert on its increase sees the first.
 	w.m.invalidCounters.WithLabelValues(input)
+	w.m.invalidUptimes.WithLabelValues(input)
 	return mw
 }
 
@@ -377,6 +379,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
 		}
 		return nil, false
+	}
+	if p.UptimeInvalid() && !w.warming {
+		w.invalidUptime(p, r)
 	}
 	at := p.Time
 	if at.IsZero() {
@@ -738,6 +743,21 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 		slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
 		slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.String("field", first),
 		slog.Any("value", f.Value()), slog.Int("times", n))
+}
+
+// invalidUptime counts and logs (throttled) a record whose uptime was no
+// sysUpTime (-1, 1.5, "x", true, 2^32: a producer other than weir's
+// collectors), which telemetry decoded as none: it is enriched without
+// one, as a gNMI record is (no restart is told from it, and its counters'
+// rates go on), rather than skipped whole for a value only reset
+// detection reads.
+func (w *MetricsWorker) invalidUptime(p *telemetry.Point, r *broker.Record) {
+	w.m.invalidUptimes.WithLabelValues(r.Topic).Inc()
+	if n, due := w.uptimeLog.Due(time.Now()); due {
+		w.logger.Warn("enrich: a metric's uptime is no sysUpTime (a whole number from 0 to 4294967295); enriched without an uptime",
+			slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
+			slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.Int("times", n))
+	}
 }
 
 // stateSample is a status (snmp_up, an interface's or a BGP session's
