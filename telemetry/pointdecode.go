@@ -512,9 +512,9 @@ func (d *Decoder) fieldValue(f *Field) (num []byte, ok bool) {
 // array it leaves to encoding/json (false), which gives the same.
 func (d *Decoder) uptime(p *Point) bool {
 	s := &d.s
-	s.ws()
-	start := s.i
-	if n, ok := s.num(); ok {
+	from := s.i
+	n, ok := s.num()
+	if ok {
 		if v, err := strconv.ParseUint(view(n), 10, 32); err == nil {
 			p.Uptime = uint32(v)
 		} else {
@@ -522,7 +522,8 @@ func (d *Decoder) uptime(p *Point) bool {
 		}
 		return true
 	}
-	s.i = start
+	s.i = from // num may have read part of a malformed number (-"x")
+	s.ws()
 	switch {
 	case s.lit("null"):
 	case s.lit("true"), s.lit("false"):

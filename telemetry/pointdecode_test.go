@@ -29,7 +29,7 @@ var metricSeeds = []string{
 	`{"time":"2026-11-29T1:00:00Z"}`, `{"time":"2026-11-29T12:00:00,5Z"}`, `{"time":"2026-11-29T12:00:00+24:00"}`,
 	`{"time":null,"fields":{"a":1e999}}`,
 	`{"fields":{"a":1},"uptime":"x"}`, `{"uptime":-1}`, `{"uptime":1.5}`, `{"uptime":1.2e3}`, `{"uptime":4294967296}`, `{"uptime":-0}`,
-	`{"uptime":true}`, `{"uptime":null}`, `{"uptime":{"a":1}}`, `{"uptime":[1]}`, `{"Uptime":"x"}`, `{"uptime":"\u0031"}`, `{"uptime":1,"uptime":"x"}`,
+	`{"uptime":true}`, `{"uptime":null}`, `{"uptime":{"a":1}}`, `{"uptime":[1]}`, `{"Uptime":"x"}`, `{"uptime":"\u0031"}`, `{"uptime":1,"uptime":"x"}`, `{"uptime":-"x"}`, `{"uptime":-true}`,
 	`{}`, `[]`, `null`, `{"v":1,}`, `{"fields":{"a":01}}`, `{"fields":{"a":-}}`, `{"fields":{"a":1}}x`,
 }
 
