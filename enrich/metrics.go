@@ -90,10 +90,11 @@ type MetricsWorker struct {
 	warmup  time.Duration
 	warmer  *warmer
 	warming bool // enriching a warm-up record: nothing is counted or logged
-	// invalidLog and decodeLog throttle the warnings for fields listed
-	// as counters that hold none and for undecodable records: one per
-	// record from a wrong producer would flood the log.
-	invalidLog, decodeLog throttle.Throttle
+	// invalidLog, uptimeLog and decodeLog throttle the warnings for
+	// fields listed as counters that hold none, for uptimes that are none
+	// and for undecodable records: one per record from a wrong producer
+	// would flood the log.
+	invalidLog, uptimeLog, decodeLog throttle.Throttle
 }
 
 // NewMetricsWorker builds a metrics worker over raw.snmp.
@@ -114,6 +115,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	}
 	// At 0 from the start, so an alert on its increase sees the first.
 	w.m.invalidCounters.WithLabelValues(input)
+	w.m.invalidUptimes.WithLabelValues(input)
 	return mw
 }
 
@@ -377,6 +379,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
 		}
 		return nil, false
+	}
+	if p.UptimeInvalid() && !w.warming {
+		w.invalidUptime(p, r)
 	}
 	at := p.Time
 	if at.IsZero() {
@@ -708,7 +713,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 
 // unlistInvalidCounters takes out of p's counters the fields it lists
 // whose value is no counter value (a string, a negative number, a
-// fraction, a boolean, null: from a producer other than weir's
+// fraction, a number past 2^64-1, a boolean, null: a counter written as
+// 1000.0 was decoded as the integer it is; from a producer other than weir's
 // collectors), which give no rate: listed, a sink would write them as
 // counters (Prometheus a `_total` of -5). Their values stay, as what they
 // are. The record is counted in weir_enrich_invalid_counters_total and
@@ -733,10 +739,25 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 		return
 	}
 	f, _ := p.Field(first)
-	w.logger.Warn("enrich: a field listed as a counter holds no counter value (a non-negative integer); no rate, not listed as a counter",
+	w.logger.Warn("enrich: a field listed as a counter holds no counter value (a whole number from 0 to 2^64-1); no rate, not listed as a counter",
 		slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
 		slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.String("field", first),
 		slog.Any("value", f.Value()), slog.Int("times", n))
+}
+
+// invalidUptime counts and logs (throttled) a record whose uptime was no
+// sysUpTime (-1, 1.5, "x", true, 2^32: a producer other than weir's
+// collectors), which telemetry decoded as none: it is enriched without
+// one, as a gNMI record is (no restart is told from it, and its counters'
+// rates go on), rather than skipped whole for a value only reset
+// detection reads.
+func (w *MetricsWorker) invalidUptime(p *telemetry.Point, r *broker.Record) {
+	w.m.invalidUptimes.WithLabelValues(r.Topic).Inc()
+	if n, due := w.uptimeLog.Due(time.Now()); due {
+		w.logger.Warn("enrich: a metric's uptime is no sysUpTime (a whole number from 0 to 4294967295); enriched without an uptime",
+			slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
+			slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.Int("times", n))
+	}
 }
 
 // stateSample is a status (snmp_up, an interface's or a BGP session's
@@ -1491,7 +1512,8 @@ func discontinuityTime(p *telemetry.Point) (t float64, epoch, ok bool) {
 }
 
 // counterValue is a counter field's value; false for a negative or
-// non-integer one.
+// non-integer one. (A counter written as a whole-number float, 1000.0, is
+// a FieldInt already: telemetry decodes it as one.)
 func counterValue(f *telemetry.Field) (uint64, bool) {
 	switch f.Kind {
 	case telemetry.FieldUint:

@@ -199,10 +199,13 @@ type workerMetrics struct {
 	// invalidCounters: per input topic, metrics whose counters named a
 	// field holding no counter value (published without its rate).
 	invalidCounters *prometheus.CounterVec
-	publishErrors   *prometheus.CounterVec // topic
-	events          *prometheus.CounterVec
-	unknown         prometheus.Counter
-	untracked       prometheus.Counter
+	// invalidUptimes: per input topic, metrics whose uptime was no
+	// sysUpTime (published without one).
+	invalidUptimes *prometheus.CounterVec
+	publishErrors  *prometheus.CounterVec // topic
+	events         *prometheus.CounterVec
+	unknown        prometheus.Counter
+	untracked      prometheus.Counter
 	// untrackedKind: per kind (untrackedKinds, and "clears"), rows and
 	// objects enrichment did not keep past its bounds.
 	untrackedKind *prometheus.CounterVec
@@ -221,6 +224,8 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Help: "Output records left out, per topic and reason (too_large: the broker refuses its size; already_published: on the embedded log, the output partition has it from before a crash, a restart or a hand-over; unencodable: an enriched metric or event JSON cannot hold)."}, []string{"topic", "reason"}),
 		invalidCounters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_invalid_counters_total",
 			Help: "Metrics, per input topic, whose counters named a field holding no counter value (a string, a negative number, a fraction): published without that field's rate, the field no longer listed as a counter."}, []string{"topic"}),
+		invalidUptimes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_invalid_uptimes_total",
+			Help: "Metrics, per input topic, whose uptime was no sysUpTime (a whole number from 0 to 2^32-1: -1, 1.5, a string, a boolean): published without an uptime, as unknown."}, []string{"topic"}),
 		publishErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_publish_errors_total",
 			Help: "Failed attempts to publish output records (retried: a full disk, a cluster away), per topic."}, []string{"topic"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_events_total",
@@ -237,7 +242,7 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Help: "Time to enrich, publish and commit one batch.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.in, m.out, m.dropped, m.invalidCounters, m.publishErrors, m.events, m.unknown, m.untracked, m.untrackedKind, m.decodeErrors, m.batchSeconds)
+		reg.MustRegister(m.in, m.out, m.dropped, m.invalidCounters, m.invalidUptimes, m.publishErrors, m.events, m.unknown, m.untracked, m.untrackedKind, m.decodeErrors, m.batchSeconds)
 	}
 	return &WorkerMetrics{m: m}
 }

@@ -39,7 +39,17 @@ type Point struct {
 	// Whether the value had tags, fields and counters (possibly empty)
 	// rather than none or null: Metric tells nil from empty.
 	hasTags, hasFields, hasCounters, hasCounters64 bool
+	// uptimeInvalid: the value's uptime was no TimeTicks (see
+	// UptimeInvalid).
+	uptimeInvalid bool
 }
+
+// UptimeInvalid reports whether the decoded value's uptime was no
+// sysUpTime (a TimeTicks: a whole number from 0 to 2^32-1), such as -1,
+// 1.5, "x", true or 2^32 from a producer other than weir's collectors:
+// Uptime is 0 then (unknown), and the rest of the metric is decoded as
+// ever. A null or missing uptime is none, not invalid.
+func (p *Point) UptimeInvalid() bool { return p.uptimeInvalid }
 
 // Tag is one tag of a Point.
 type Tag struct{ Key, Value string }

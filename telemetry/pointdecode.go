@@ -63,11 +63,12 @@ func (d *Decoder) DecodePoint(v []byte, p *Point) error {
 	if d.decodePoint(v, p) {
 		return nil
 	}
-	m, err := decodeMetricSlow(v)
+	m, uptimeInvalid, err := decodeMetricJSON(v)
 	if err != nil {
 		return err
 	}
 	pointOf(m, p)
+	p.uptimeInvalid = uptimeInvalid
 	return nil
 }
 
@@ -505,18 +506,60 @@ func (d *Decoder) fieldValue(f *Field) (num []byte, ok bool) {
 	return nil, true
 }
 
-// uptime reads the uptime number into p.
+// uptime reads the uptime into p: a TimeTicks, a whole number from 0 to
+// 2^32-1 (1.2e3 is 1200). Any other number, a string or a boolean is no
+// uptime (0), noted in p.uptimeInvalid; null is none. An object or an
+// array it leaves to encoding/json (false), which gives the same.
 func (d *Decoder) uptime(p *Point) bool {
-	n, ok := d.s.num()
-	if !ok {
-		return false
+	s := &d.s
+	from := s.i
+	n, ok := s.num()
+	if ok {
+		if v, err := strconv.ParseUint(view(n), 10, 32); err == nil {
+			p.Uptime = uint32(v)
+		} else {
+			p.Uptime, p.uptimeInvalid = uptimeOf(n)
+		}
+		return true
 	}
-	v, err := strconv.ParseUint(view(n), 10, 32)
-	if err != nil {
-		return false
+	s.i = from // num may have read part of a malformed number (-"x")
+	s.ws()
+	switch {
+	case s.lit("null"):
+	case s.lit("true"), s.lit("false"):
+		p.uptimeInvalid = true
+	default:
+		if _, ok := s.str(); !ok {
+			return false
+		}
+		p.uptimeInvalid = true
 	}
-	p.Uptime = uint32(v)
 	return true
+}
+
+// uptimeOf is the uptime of the JSON number n that is not a plain
+// uint32: its value when that is a whole number from 0 to 2^32-1, else 0
+// and invalid.
+func uptimeOf(n []byte) (uptime uint32, invalid bool) {
+	if v, ok := parseWhole(n, math.MaxUint32); ok {
+		return uint32(v), false
+	}
+	return 0, true
+}
+
+// uptimeJSON is the uptime of a metric's raw uptime value, as
+// Decoder.uptime reads it: nothing or null is none.
+func uptimeJSON(raw json.RawMessage) (uptime uint32, invalid bool) {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return 0, false
+	case raw[0] == '-' || raw[0]-'0' <= 9:
+		if v, err := strconv.ParseUint(string(raw), 10, 32); err == nil {
+			return uint32(v), false
+		}
+		return uptimeOf(raw)
+	}
+	return 0, true
 }
 
 // fieldsSorted and tagsSorted: what weir writes comes sorted already.
@@ -556,6 +599,11 @@ func typeNumber(f *Field, n []byte, counter bool) bool {
 		}
 		if i, err := strconv.ParseInt(view(n), 10, 64); err == nil {
 			f.Kind, f.bits = FieldInt, uint64(i)
+			return true
+		}
+		if u, ok := parseWhole(n, math.MaxUint64); ok {
+			// 1000.0, 1e3: a producer's float that is a whole number.
+			f.Kind, f.bits = wholeKind(u), u
 			return true
 		}
 	}
@@ -611,6 +659,105 @@ func parseUint64(n []byte) (uint64, bool) {
 		x = x*10 + d
 	}
 	return x, true
+}
+
+// parseWhole parses the JSON number n when its value is a whole number
+// from 0 to max, judged from its text, exactly (not from the float64
+// nearest it): 1000.0, 1e3, 1.5e3, 9007199254740993.0; and -0.0 as 0, as
+// -0 is. A fraction, a negative number or one past max is none. For the
+// counters (and uptimes) that producers other than weir's collectors
+// write as floats, such as Python's json.dumps: weir writes integers,
+// which never come here.
+func parseWhole(n []byte, max uint64) (uint64, bool) {
+	neg := len(n) > 0 && n[0] == '-'
+	if neg {
+		n = n[1:]
+	}
+	i := 0
+	for i < len(n) && n[i]-'0' <= 9 {
+		i++
+	}
+	intPart, frac := n[:i], n[:0]
+	if i < len(n) && n[i] == '.' {
+		j := i + 1
+		for j < len(n) && n[j]-'0' <= 9 {
+			j++
+		}
+		frac, i = n[i+1:j], j
+	}
+	exp := 0
+	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
+		i++
+		expNeg := i < len(n) && n[i] == '-'
+		if i < len(n) && (n[i] == '+' || n[i] == '-') {
+			i++
+		}
+		if i == len(n) {
+			return 0, false
+		}
+		for ; i < len(n); i++ {
+			if n[i]-'0' > 9 {
+				return 0, false
+			}
+			if exp < 1e9 { // past any number's digits: saturated
+				exp = exp*10 + int(n[i]-'0')
+			}
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if i != len(n) || len(intPart) == 0 {
+		return 0, false
+	}
+	// The digits are intPart then frac, the decimal point after point
+	// of them; lead are zeros, and so are those from end on.
+	digit := func(k int) byte {
+		if k < len(intPart) {
+			return intPart[k]
+		}
+		return frac[k-len(intPart)]
+	}
+	total := len(intPart) + len(frac)
+	lead := 0
+	for lead < total && digit(lead) == '0' {
+		lead++
+	}
+	if lead == total {
+		return 0, true // zero, whatever its sign and exponent
+	}
+	if neg {
+		return 0, false
+	}
+	end := total
+	for digit(end-1) == '0' {
+		end--
+	}
+	point := len(intPart) + exp
+	if end > point || point-lead > 20 {
+		return 0, false // a fraction, or 10^20 or more
+	}
+	var x uint64
+	for k := lead; k < point; k++ {
+		var d uint64
+		if k < end {
+			d = uint64(digit(k) - '0')
+		}
+		if x > (max-d)/10 {
+			return 0, false
+		}
+		x = x*10 + d
+	}
+	return x, true
+}
+
+// wholeKind is the kind of a counter of value u: FieldInt, FieldUint past
+// int64's range.
+func wholeKind(u uint64) FieldKind {
+	if u <= math.MaxInt64 {
+		return FieldInt
+	}
+	return FieldUint
 }
 
 // parseUint15 parses [0-9]{1,15}, exact in a float64.
@@ -1090,17 +1237,33 @@ func (s *scanner) int(bits int) (int64, bool) {
 // float in the next (InfluxDB refuses a field whose type changes). The
 // decoder's fast path gives the same for the values weir writes.
 func decodeMetricSlow(v []byte) (*Metric, error) {
-	m := new(Metric)
+	m, _, err := decodeMetricJSON(v)
+	return m, err
+}
+
+// metricJSON is a Metric as decodeMetricJSON reads it: any uptime value,
+// judged as Decoder.uptime judges it (its field hides Metric's).
+type metricJSON struct {
+	Metric
+	Uptime json.RawMessage `json:"uptime"`
+}
+
+// decodeMetricJSON is decodeMetricSlow, also saying whether the uptime
+// was invalid (see Point.UptimeInvalid): decoded as none.
+func decodeMetricJSON(v []byte) (m *Metric, uptimeInvalid bool, err error) {
+	w := new(metricJSON)
 	d := json.NewDecoder(bytes.NewReader(v))
 	d.UseNumber()
-	if err := d.Decode(m); err != nil {
-		return nil, err
+	if err := d.Decode(w); err != nil {
+		return nil, false, err
 	}
 	// One value, as json.Unmarshal takes: a Decoder reads the first of a
 	// stream and would leave the rest (a second metric) unseen.
 	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("data after the metric: one record holds one metric")
+		return nil, false, errors.New("data after the metric: one record holds one metric")
 	}
+	m = &w.Metric
+	m.Uptime, uptimeInvalid = uptimeJSON(w.Uptime)
 	for k, f := range m.Fields {
 		n, ok := f.(json.Number)
 		if !ok {
@@ -1108,11 +1271,11 @@ func decodeMetricSlow(v []byte) (*Metric, error) {
 		}
 		x, err := typeNumberSlow(k, string(n), m.Counters)
 		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", k, err)
+			return nil, false, fmt.Errorf("field %s: %w", k, err)
 		}
 		m.Fields[k] = x
 	}
-	return m, nil
+	return m, uptimeInvalid, nil
 }
 
 // typeNumberSlow types a field's number for decodeMetricSlow.
@@ -1122,6 +1285,12 @@ func typeNumberSlow(field, n string, counters []string) (any, error) {
 			return i, nil
 		}
 		if u, err := strconv.ParseUint(n, 10, 64); err == nil {
+			return u, nil
+		}
+		if u, ok := parseWhole([]byte(n), math.MaxUint64); ok {
+			if u <= math.MaxInt64 {
+				return int64(u), nil
+			}
 			return u, nil
 		}
 	}
