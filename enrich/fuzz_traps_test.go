@@ -36,7 +36,7 @@ func FuzzTrapEvent(f *testing.F) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		w := NewTrapWorker(nil, inv)
-		tr, err := decodeTrap(value)
+		tr, _, err := decodeTrap(value)
 		if err != nil {
 			return
 		}

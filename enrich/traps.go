@@ -56,9 +56,10 @@ type TrapWorker struct {
 	// the first of them stops waiting: release looks again only when a
 	// name came, one is due, or a second has passed.
 	releaseSeen releaseState
-	// decodeLog throttles the warning for undecodable records: one per
-	// record from a wrong producer would flood the log.
-	decodeLog throttle.Throttle
+	// decodeLog and uptimeLog throttle the warnings for undecodable
+	// records and uptimes that are none: one per record from a wrong
+	// producer would flood the log.
+	decodeLog, uptimeLog throttle.Throttle
 }
 
 // releaseState is what release last saw: the versions of the process's
@@ -90,8 +91,11 @@ const maxHeld = 1 << 16
 // NewTrapWorker builds a trap worker.
 func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
 	w := NewWorker(b, inv, nil, opts...)
-	return &TrapWorker{b: b, inv: inv, input: cmp.Or(w.input, telemetry.TopicRawTraps), topics: w.topics,
+	tw := &TrapWorker{b: b, inv: inv, input: cmp.Or(w.input, telemetry.TopicRawTraps), topics: w.topics,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets}
+	// At 0 from the start, so an alert on its increase sees the first.
+	tw.m.invalidUptimes.WithLabelValues(tw.input)
+	return tw
 }
 
 // Run consumes until ctx ends.
@@ -145,13 +149,8 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			if _, events, replayed = w.out.replay.get(r, nil, events); replayed {
 				continue
 			}
-			tr, err := decodeTrap(r.Value)
-			if err != nil {
-				w.m.decodeErrors.Inc()
-				if n, due := w.decodeLog.Due(time.Now()); due {
-					w.logger.Warn("enrich: skipping undecodable trap", slog.String("topic", r.Topic),
-						slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
-				}
+			tr, ok := w.decode(r)
+			if !ok {
 				continue
 			}
 			e0 := len(events)
@@ -170,27 +169,61 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	}
 }
 
-// decodeTrap reads a raw.traps record: a trap of this schema version.
-func decodeTrap(value []byte) (telemetry.Trap, error) {
-	var tr telemetry.Trap
-	if err := json.Unmarshal(value, &tr); err != nil {
-		return tr, err
+// decode decodes a live raw.traps record, counting and logging (throttled)
+// one that does not decode and one whose uptime is none.
+func (w *TrapWorker) decode(r *broker.Record) (telemetry.Trap, bool) {
+	tr, badUptime, err := decodeTrap(r.Value)
+	if err != nil {
+		w.m.decodeErrors.Inc()
+		if n, due := w.decodeLog.Due(time.Now()); due {
+			w.logger.Warn("enrich: skipping undecodable trap", slog.String("topic", r.Topic),
+				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
+		}
+		return tr, false
 	}
+	if badUptime {
+		w.m.invalidUptimes.WithLabelValues(r.Topic).Inc()
+		if n, due := w.uptimeLog.Due(time.Now()); due {
+			w.logger.Warn("enrich: a trap's uptime is no sysUpTime (a whole number from 0 to 4294967295); taken without one",
+				slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
+				slog.String("device", tr.Device), slog.String("trap", cmp.Or(tr.TrapName, tr.TrapOID)), slog.Int("times", n))
+		}
+	}
+	return tr, true
+}
+
+// trapValue is a raw.traps value with its uptime read apart: one that is
+// no sysUpTime (-1, "x": a Kafka client's) is a trap without one, as a
+// metric's is, not an undecodable record.
+type trapValue struct {
+	telemetry.Trap
+	Uptime json.RawMessage `json:"uptime"` // shadows Trap's
+}
+
+// decodeTrap reads a raw.traps record: a trap of this schema version;
+// badUptime when its uptime was no sysUpTime, which it has as 0.
+func decodeTrap(value []byte) (tr telemetry.Trap, badUptime bool, err error) {
+	var v trapValue
+	if err := json.Unmarshal(value, &v); err != nil {
+		return v.Trap, false, err
+	}
+	tr = v.Trap
+	tr.Uptime, badUptime = telemetry.UptimeJSON(v.Uptime)
 	if err := checkVersion(tr.V); err != nil {
-		return tr, err
+		return tr, false, err
 	}
 	if tr.Device == "" && tr.SourceAddr == "" {
 		// weir's receiver names every trap by its sender; a Kafka
 		// client's record naming none would give events of device "".
-		return tr, errors.New("no device or source_addr")
+		return tr, false, errors.New("no device or source_addr")
 	}
-	return tr, nil
+	return tr, badUptime, nil
 }
 
 // warm takes a trap a warm-up read again into the event detector's state
 // (see detector.remember); nothing is published.
 func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
-	tr, err := decodeTrap(r.Value)
+	tr, _, err := decodeTrap(r.Value)
 	if err != nil {
 		return // counted when it was first read
 	}
