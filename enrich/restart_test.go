@@ -83,6 +83,7 @@ func TestRestartThenSyslogRepeatOfPolledDown(t *testing.T) {
 // names it; the metrics worker judged the poll before the trap worker
 // released the trap. The last case is not held.)
 func TestRestartThenPollOfTrapDown(t *testing.T) {
+	t.Parallel() // each case waits on workers' warm-ups, on a log of its own
 	for _, tc := range []struct {
 		name, target, addr string
 		ifName             bool
@@ -91,7 +92,7 @@ func TestRestartThenPollOfTrapDown(t *testing.T) {
 		{"with ifName, no inventory entry", "core9", "192.0.2.9", true},
 		{"with ifName, inventory names the device (control)", "edge1", "192.0.2.1", true},
 	} {
-		t.Run(tc.name, func(t *testing.T) { restartThenPollOfTrapDown(t, tc.target, tc.addr, tc.ifName) })
+		t.Run(tc.name, func(t *testing.T) { t.Parallel(); restartThenPollOfTrapDown(t, tc.target, tc.addr, tc.ifName) })
 	}
 }
 

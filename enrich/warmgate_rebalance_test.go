@@ -22,8 +22,10 @@ import (
 // traps until the poll gives the sysName, so the flapping object keeps the
 // name it was raised under, with the start gate as without it.
 func TestLaterRebalanceTrapHeldForSysName(t *testing.T) {
+	// Each case waits some 6 s for rebalances, on a log of its own.
+	t.Parallel()
 	for _, gate := range []bool{false, true} {
-		t.Run(fmt.Sprintf("gate=%v", gate), func(t *testing.T) { laterRebalance(t, gate) })
+		t.Run(fmt.Sprintf("gate=%v", gate), func(t *testing.T) { t.Parallel(); laterRebalance(t, gate) })
 	}
 }
 

@@ -254,6 +254,7 @@ func TestWarmerFollowsRetention(t *testing.T) {
 // (the warm-up of an idle partition). Without warm-up the new worker
 // never learns it flapped: no cleared.
 func TestFlappingSurvivesRestart(t *testing.T) {
+	t.Parallel() // each case waits out flap windows, on a log of its own
 	for _, tc := range []struct {
 		name      string
 		warmup    time.Duration
@@ -261,6 +262,7 @@ func TestFlappingSurvivesRestart(t *testing.T) {
 		want      bool
 	}{{"on", DefaultWarmup, true, true}, {"on, idle", DefaultWarmup, false, true}, {"off", 0, true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			b, err := embedded.Open(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
@@ -379,6 +381,7 @@ func TestIdleWarmupStaysInTheLog(t *testing.T) {
 // flapping still; the cleared event, caused by no record, is in the
 // events topic only.
 func TestClearedNotRepeatedAtRestart(t *testing.T) {
+	t.Parallel() // it waits out flap windows, on a log of its own
 	rig := newFlapRig(t, nil)
 	count, run := rig.count, rig.run
 	run(func() bool { return count("interface_flapping_cleared") > 0 }, 10*time.Second)
@@ -412,6 +415,7 @@ func TestClearedNotRepeatedAtRestart(t *testing.T) {
 // made the flapping event look later than its cleared one, and every
 // restart cleared the object again.
 func TestClearedNotRepeatedWithDeviceClockAhead(t *testing.T) {
+	t.Parallel() // it waits out flap windows, on a log of its own
 	ahead := time.Now().Add(3 * time.Hour).Truncate(time.Second)
 	rig := newFlapRig(t, &ahead)
 	count, run := rig.count, rig.run

@@ -19,6 +19,7 @@ import (
 // --alter) gets some keys' records in the new ones; the command read only
 // the partitions of its start and never printed those records.
 func TestConsumeFollowReadsAddedPartitions(t *testing.T) {
+	t.Parallel() // it waits on the partition watch (10 s), on a cluster of its own
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,7 @@ func TestConsumeFollowReadsAddedPartitions(t *testing.T) {
 // that keys moved to them meanwhile were never printed (and committed
 // past).
 func TestConsumeGroupFollowReadsAddedPartitions(t *testing.T) {
+	t.Parallel() // it waits on the partition watch (10 s), on a cluster of its own
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
 	if err != nil {
 		t.Fatal(err)

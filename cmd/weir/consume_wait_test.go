@@ -17,6 +17,7 @@ import (
 // dead.letter's says why it may not be there: no sink has started (sinks
 // make it when they start, not with their first dead letter, as it said).
 func TestConsumeFollowWaitsForTopic(t *testing.T) {
+	t.Parallel() // it waits on the consumers' metadata refreshes, on a weir of its own
 	p := startWeir(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

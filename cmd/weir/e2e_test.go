@@ -239,6 +239,7 @@ func TestGracefulRestartKeepsData(t *testing.T) {
 // weir run` stopped weir uncleanly about half the time (killed by the
 // signal, and the next start a recovery scan).
 func TestStopByTimeout(t *testing.T) {
+	t.Parallel() // it waits on timeout(1), on weirs of its own
 	timeout := peers.Look(t, "coreutils", "timeout")
 	for i := range 6 {
 		dir := t.TempDir()

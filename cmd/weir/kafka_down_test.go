@@ -19,6 +19,7 @@ import (
 // broker.topics (the shipped configs/weir.yaml lists raw.syslog and
 // events), which are created with their config once the cluster answers.
 func TestStartsWithClusterDownAndTopicsListed(t *testing.T) {
+	t.Parallel()              // it waits 10 s on a weir of its own
 	addr := peers.FreeAddr(t) // a port nothing answers on
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "weir.yaml")

@@ -19,6 +19,7 @@ import (
 // one, without a restart; a config with an error changes nothing and
 // weir goes on, saying so in its log and its metrics.
 func TestSIGHUPReloadsTargets(t *testing.T) {
+	t.Parallel() // it waits on 1 s polls, of agents and a weir of its own
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr := map[string]string{}
