@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,9 @@ func openConfigSpeed(p *telemetry.Point) (float64, bool) {
 	}
 	if leaves.lag != "" {
 		if f, ok := p.Field(leaves.lag); ok && f.Kind != telemetry.FieldBool {
-			if mbps, ok := f.Number(); ok && mbps > 0 {
+			// A uint32 of Mbit/s: a fraction or 1e300 (which
+			// converts to an integer as the CPU has it) is none.
+			if mbps, ok := f.Number(); ok && mbps > 0 && mbps <= math.MaxUint32 && mbps == math.Trunc(mbps) {
 				return mbps, true
 			}
 		}

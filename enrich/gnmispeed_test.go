@@ -183,3 +183,40 @@ func TestGNMIDeleteForgetsSpeed(t *testing.T) {
 		t.Errorf("spine2 after an older delete: speed_mbps %v, want 10000", s)
 	}
 }
+
+// TestGNMILagSpeedMustBeAUint32: a lag-speed is a uint32 of Mbit/s; one
+// that is not (a fraction, 1e300, past 2^32-1, from a target or a Kafka
+// client) is no speed, as a fractional ifSpeed is: its counters keep
+// their rates, with no utilisation (1e300 converted to an integer was
+// whatever the CPU made of it, 0.5 became 0).
+func TestGNMILagSpeedMustBeAUint32(t *testing.T) {
+	for _, bad := range []any{0.5, 1e300, 4294967296.0, 20000.5} {
+		w := loneMetricsWorker()
+		off := int64(0)
+		send := func(m telemetry.Metric) map[string]float64 {
+			t.Helper()
+			m.V, m.Device, m.Source = 1, "spine1", "gnmi"
+			off++
+			f, _ := enrichAt(t, w, m, off)
+			return f
+		}
+		t0 := casesT0
+		send(telemetry.Metric{Measurement: "interfaces_interface_aggregation_state", Tags: map[string]string{"name": "Port-Channel1"},
+			Fields: map[string]any{"lag-speed": bad}, Time: t0})
+		counters := func(at time.Time, in uint64) telemetry.Metric {
+			return telemetry.Metric{Measurement: "interfaces_interface_state_counters", Tags: map[string]string{"name": "Port-Channel1"},
+				Fields: map[string]any{"in-octets": in}, Counters: []string{"in-octets"}, Counters64: []string{"in-octets"}, Time: at}
+		}
+		send(counters(t0, 1000))
+		f := send(counters(t0.Add(10*time.Second), 1000+10*125_000_000))
+		if _, ok := f["in_octets_rate"]; !ok {
+			t.Errorf("lag-speed %v: no rate: %v", bad, f)
+		}
+		if s, ok := f["speed_mbps"]; ok {
+			t.Errorf("lag-speed %v: speed_mbps %v, want none", bad, s)
+		}
+		if u, ok := f["in_utilization_pct"]; ok {
+			t.Errorf("lag-speed %v: in_utilization_pct %v, want none", bad, u)
+		}
+	}
+}
