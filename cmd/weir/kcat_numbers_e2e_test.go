@@ -5,32 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/weirnet/weir/internal/weirproc"
 )
-
-// loopbackPorts returns n addresses on 127.0.0.1 with ports from 27000 to
-// 28999 that were free a moment ago.
-func loopbackPorts(t *testing.T, n int) []string {
-	t.Helper()
-	var addrs []string
-	for len(addrs) < n {
-		addr := fmt.Sprintf("127.0.0.1:%d", 27000+rand.IntN(2000))
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		l.Close()
-		addrs = append(addrs, addr)
-	}
-	return addrs
-}
 
 // kcatUntilDone runs kcat with args and returns its output; the test
 // fails if weir exits first (kcat would wait for records for ever).
@@ -113,9 +92,7 @@ func TestKcatWholeFloatCountersAndBadUptimes(t *testing.T) {
 	if _, err := exec.LookPath("kcat"); err != nil {
 		t.Skip("kcat not installed (apt-get install kcat); .ci/run installs it")
 	}
-	addrs := loopbackPorts(t, 2)
-	p := &weirProc{weirproc.Start(t, weirBin, "", "--data-dir", t.TempDir(), "--kafka-listen", addrs[0],
-		"--http-listen", addrs[1], "--syslog-listen", "off")}
+	p := startWeir(t, t.TempDir(), "--syslog-listen", "off")
 	t0 := time.Now().UTC().Truncate(time.Minute).Add(-5 * time.Minute)
 	var in strings.Builder
 	for i, poll := range []struct{ octets, uptime string }{
