@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/tlsconf"
+	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
@@ -261,7 +261,7 @@ func Defaults() *Config {
 // Load reads and validates a config file; fields it does not set keep the
 // defaults.
 func Load(path string) (*Config, error) {
-	data, err := readAtMost(path, MaxFileBytes)
+	data, err := wholefile.Read(path, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -281,28 +281,7 @@ func Load(path string) (*Config, error) {
 // MaxFileBytes bounds the config file Load reads: a log file named by
 // mistake, or a device such as /dev/zero, is refused rather than read
 // into memory. A config of 100,000 SNMP targets is about 10 MB.
-const MaxFileBytes = 64 << 20
-
-// readAtMost reads the file at path, refusing it past max bytes: by its
-// size when it has one, else (a pipe, a device) as it is read.
-func readAtMost(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > max {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d weir reads (the wrong file?)", path, st.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err // names the file
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s gave more than the %d bytes weir reads (the wrong file?)", path, max)
-	}
-	return data, nil
-}
+const MaxFileBytes = wholefile.MaxBytes
 
 // noSettings reports whether data is YAML with no document in it: nothing,
 // white space or comments. A document that does not parse has settings,

@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -47,12 +46,10 @@ func openConfigSpeed(p *telemetry.Point) (float64, bool) {
 		}
 	}
 	if leaves.lag != "" {
-		if f, ok := p.Field(leaves.lag); ok && f.Kind != telemetry.FieldBool {
-			// A uint32 of Mbit/s: a fraction or 1e300 (which
-			// converts to an integer as the CPU has it) is none.
-			if mbps, ok := f.Number(); ok && mbps > 0 && mbps <= math.MaxUint32 && mbps == math.Trunc(mbps) {
-				return mbps, true
-			}
+		// A uint32 of Mbit/s, as a Gauge32 is: a fraction or 1e300
+		// (which converts to an integer as the CPU has it) is none.
+		if mbps, ok := gauge32(p, leaves.lag); ok && mbps > 0 {
+			return mbps, true
 		}
 	}
 	return 0, false

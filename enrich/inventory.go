@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/internal/yamlerr"
 	"github.com/weirnet/weir/telemetry"
 	"go.yaml.in/yaml/v3"
@@ -262,7 +263,7 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 	if err := checkFile(path, st); err != nil {
 		return st, err
 	}
-	data, err := readAtMost(path, maxFileBytes)
+	data, err := wholefile.Read(path, maxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -290,33 +291,7 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 // (the inventory, the syslog rules): a log file named by mistake is
 // refused rather than read into memory. An inventory of 100,000 devices
 // is about 10 MB.
-const maxFileBytes = 64 << 20
-
-// tooLarge refuses a file of size bytes past max.
-func tooLarge(path string, size, max int64) error {
-	if size <= max {
-		return nil
-	}
-	return fmt.Errorf("%s is %d bytes, more than the %d weir reads (the wrong file?)", path, size, max)
-}
-
-// readAtMost reads the file at path, refusing it past max bytes: it may
-// have grown since its size was checked.
-func readAtMost(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err // names the file
-	}
-	if int64(len(data)) > max {
-		return nil, tooLarge(path, int64(len(data)), max)
-	}
-	return data, nil
-}
+const maxFileBytes = wholefile.MaxBytes
 
 // checkFile refuses a file weir reads whole, and again at each change
 // (the inventory, the syslog rules), that st, its os.Stat, says is not a
@@ -329,20 +304,11 @@ func checkFile(path string, st os.FileInfo) error {
 	m := st.Mode()
 	switch {
 	case m.IsRegular():
-		return tooLarge(path, st.Size(), maxFileBytes)
+		return wholefile.TooLarge(path, st.Size(), maxFileBytes)
 	case m.IsDir():
 		return nil
 	}
-	kind := "a special file"
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		kind = "a named pipe"
-	case m&os.ModeSocket != 0:
-		kind = "a socket"
-	case m&os.ModeDevice != 0:
-		kind = "a device"
-	}
-	return fmt.Errorf("%s is not a regular file (%s): weir reads it again at each change and SIGHUP", path, kind)
+	return fmt.Errorf("%s is not a regular file (%s): weir reads it again at each change and SIGHUP", path, wholefile.Kind(m))
 }
 
 // Size is what the inventory holds: the devices listed by name or

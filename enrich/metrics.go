@@ -1239,7 +1239,7 @@ func interfaceSpeed(p *telemetry.Point) float64 {
 }
 
 // gauge32 is field k of p when it is a Gauge32's value (ifSpeed,
-// ifHighSpeed): a whole number from 0 to 2^32-1. A fraction or a boolean
+// ifHighSpeed; a gNMI lag-speed, a uint32): a whole number from 0 to 2^32-1. A fraction or a boolean
 // (Number takes true for 1) is a producer's mistake, no speed: 5e-324
 // Mbit/s made utilisation +Inf, which no JSON holds (the row was dropped),
 // and 0.001 made it 800,000 percent.

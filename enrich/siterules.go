@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/internal/yamlerr"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -133,7 +134,7 @@ func ReadSyslogRules(path string) (*SyslogRules, error) {
 	if err := checkFile(path, st); err != nil {
 		return nil, err
 	}
-	data, err := readAtMost(path, maxFileBytes)
+	data, err := wholefile.Read(path, maxFileBytes)
 	if err != nil {
 		return nil, err // names the file
 	}

@@ -50,18 +50,3 @@ func TestFilesPastTheBoundRefused(t *testing.T) {
 		t.Errorf("after the refused reload: edge1 site %q, want ams1 (the devices loaded stay)", got)
 	}
 }
-
-// TestReadAtMostFileGrown: a file that grew past the bound after its size
-// was checked is refused as it is read.
-func TestReadAtMostFileGrown(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if data, err := readAtMost(path, 10); err != nil || string(data) != "0123456789" {
-		t.Errorf("at the bound: %q, %v", data, err)
-	}
-	if _, err := readAtMost(path, 9); err == nil || !strings.Contains(err.Error(), "more than the 9 weir reads") {
-		t.Errorf("past the bound: %v", err)
-	}
-}

@@ -199,8 +199,8 @@ type workerMetrics struct {
 	// invalidCounters: per input topic, metrics whose counters named a
 	// field holding no counter value (published without its rate).
 	invalidCounters *prometheus.CounterVec
-	// invalidUptimes: per input topic, metrics whose uptime was no
-	// sysUpTime (published without one).
+	// invalidUptimes: per input topic, metrics and traps whose uptime
+	// was no sysUpTime (taken without one).
 	invalidUptimes *prometheus.CounterVec
 	publishErrors  *prometheus.CounterVec // topic
 	events         *prometheus.CounterVec
@@ -225,7 +225,7 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 		invalidCounters: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_invalid_counters_total",
 			Help: "Metrics, per input topic, whose counters named a field holding no counter value (a string, a negative number, a fraction): published without that field's rate, the field no longer listed as a counter."}, []string{"topic"}),
 		invalidUptimes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_invalid_uptimes_total",
-			Help: "Metrics, per input topic, whose uptime was no sysUpTime (a whole number from 0 to 2^32-1: -1, 1.5, a string, a boolean): published without an uptime, as unknown."}, []string{"topic"}),
+			Help: "Metrics and traps, per input topic, whose uptime was no sysUpTime (a whole number from 0 to 2^32-1: -1, 1.5, a string, a boolean): taken without an uptime, as unknown."}, []string{"topic"}),
 		publishErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_publish_errors_total",
 			Help: "Failed attempts to publish output records (retried: a full disk, a cluster away), per topic."}, []string{"topic"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_events_total",

@@ -58,7 +58,8 @@ type Decoder struct {
 // counters (listed in Counters) as int64 (uint64 past its range), every
 // other number as float64. JSON has one number type, and a gauge that
 // happens to be 5 must not become an integer in one record and a float in
-// the next (InfluxDB refuses a field whose type changes).
+// the next (InfluxDB refuses a field whose type changes). An uptime that
+// is no sysUpTime is no error: p has none (see Point.UptimeInvalid).
 func (d *Decoder) DecodePoint(v []byte, p *Point) error {
 	if d.decodePoint(v, p) {
 		return nil

@@ -324,9 +324,9 @@ func TestCounterWrittenAsWholeFloatIsInteger(t *testing.T) {
 // TestUptimeThatIsNoTimeTicksDecodesAsNone: a metric whose uptime is no
 // sysUpTime (a TimeTicks: a whole number from 0 to 2^32-1), as a producer
 // other than weir's collectors may write it, decodes with no uptime (0,
-// unknown) and the rest of the metric as ever, and the Point says so:
-// the whole record was refused, its counters and fields lost. null is no
-// uptime, as a missing one is (not a bad one); 1.2e3 is 1200.
+// unknown) and the rest of the metric as ever, and the Point says so
+// (the whole record was refused before, its counters and fields lost).
+// null is no uptime, as a missing one is (not a bad one); 1.2e3 is 1200.
 func TestUptimeThatIsNoTimeTicksDecodesAsNone(t *testing.T) {
 	row := func(uptime string) []byte {
 		return []byte(`{"v":1,"measurement":"snmp_interface","device":"r1","tags":{"ifName":"Gi0/1"},"fields":{"ifHCInOctets":5},"counters":["ifHCInOctets"],"time":"2026-11-29T12:00:00Z","received_at":"2026-11-29T12:00:00Z","uptime":` +

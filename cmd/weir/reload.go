@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/wholefile"
 )
 
 // reloads are what SIGHUP reloads while weir runs: each part that can
@@ -302,7 +303,7 @@ func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration
 			// A pipe (-c <(envsubst < weir.yaml)) was read at start; read
 			// again, its open would wait for a writer for good, holding
 			// this and every later reload.
-			return nil, fmt.Errorf("config: %s is not a regular file (%s): it was read at start; restart weir to change it", file, fileKind(st.Mode()))
+			return nil, fmt.Errorf("config: %s is not a regular file (%s): it was read at start; restart weir to change it", file, wholefile.Kind(st.Mode()))
 		}
 		cfg, err := configs.Load(file) // its error names the file
 		if after, serr := os.Stat(file); st != nil && serr == nil && time.Now().Before(deadline) &&
@@ -322,19 +323,6 @@ func loadSettled(ctx context.Context, file string, settle, maxWait time.Duration
 		}
 		return cfg, err
 	}
-}
-
-// fileKind names what a file that is not a regular one is.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // waitSettled returns the file's state once it has not been modified for

@@ -1,0 +1,60 @@
+// Package wholefile reads the files weir reads whole (the config, the
+// inventory, the syslog rules), bounded: a log file named by mistake, or a
+// device such as /dev/zero, is refused rather than read into memory.
+package wholefile
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// MaxBytes bounds a file weir reads whole. A config of 100,000 SNMP
+// targets, or an inventory of 100,000 devices, is about 10 MB.
+const MaxBytes = 64 << 20
+
+// TooLarge refuses a file of size bytes past max; nil when it is not.
+func TooLarge(path string, size, max int64) error {
+	if size <= max {
+		return nil
+	}
+	return fmt.Errorf("%s is %d bytes, more than the %d weir reads (the wrong file?)", path, size, max)
+}
+
+// Read reads the file at path, refusing it past max bytes: by its size
+// when it has one (a regular file), else (a pipe, a device), or when it
+// grew since its size was checked, as it is read.
+func Read(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if err := TooLarge(path, st.Size(), max); err != nil {
+			return nil, err
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err // names the file
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s gave more than the %d bytes weir reads (the wrong file?)", path, max)
+	}
+	return data, nil
+}
+
+// Kind names what a file that is not a regular one is, for an error
+// refusing it: a named pipe, a socket, a device, else a special file.
+func Kind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
