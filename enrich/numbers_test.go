@@ -301,3 +301,31 @@ func gathered(t *testing.T, reg *prometheus.Registry, name string) string {
 	}
 	return strings.Join(out, ";")
 }
+
+// TestFirstSampleOfNoValueWithoutSpeed: a 64-bit counter whose first
+// sample is 2^64-1 (an agent's "no value", -1 written unsigned) and then
+// its real value gave a rate of the whole counter where no speed was known
+// to check the "wrap" against (a gNMI row with no speed row, a counter of
+// no interface): the move back from 2^64-1 is a reset, whatever came
+// before it, and the next sample gives the rate.
+func TestFirstSampleOfNoValueWithoutSpeed(t *testing.T) {
+	for _, tc := range []struct {
+		name, m, field string
+		tags           map[string]string
+	}{
+		{"gnmi", "interfaces_interface_state_counters", "in-octets", map[string]string{"name": "Ethernet1"}},
+		{"not an interface", "bgp_peer", "bgpPeerInUpdates", map[string]string{"peer": "192.0.2.1"}},
+	} {
+		w := loneMetricsWorker()
+		for i, v := range []uint64{math.MaxUint64, 5_000_000_000_000, 5_000_000_060_000} {
+			m := telemetry.Metric{V: 1, Measurement: tc.m, Device: "edge9", Tags: tc.tags,
+				Fields: map[string]any{tc.field: v}, Counters: []string{tc.field}, Counters64: []string{tc.field},
+				Time: casesT0.Add(time.Duration(i) * time.Minute)}
+			f, _ := enrichAt(t, w, m, int64(i))
+			rate, has := f[tc.field+"_rate"]
+			if want := i == 2; has != want || has && rate != 1000 {
+				t.Errorf("%s: sample %d (%d): rate %v %v, want a rate of 1000: %v", tc.name, i, v, rate, has, want)
+			}
+		}
+	}
+}

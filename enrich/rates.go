@@ -148,8 +148,9 @@ type counterSample struct {
 //     reset: no rate.
 //   - A move forward by 2^63 or more is a reset too (no counter counts
 //     that much in an interval: -1 written unsigned, a "no value" of
-//     2^64-1), and so is the next move back from it, which would read as
-//     a wrap at 2^64 of the whole counter.
+//     2^64-1), and so is the next move back from it, or from a first
+//     sample of 2^64-1, which would read as a wrap at 2^64 of the whole
+//     counter.
 //   - A counter last sampled before its row's ifCounterDiscontinuityTime
 //     (or last-clear) was seen to move (discontinued) gives no rate: its
 //     counters started again since, by the agent's word.
@@ -265,9 +266,12 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		return 0, 0, false, noWrap
 	case value >= prev.value:
 		delta = value - prev.value
-	case prev.jumped:
+	case prev.jumped, prev.value == math.MaxUint64:
+		// Back from a jump taken as a reset, or from an agent's "no
+		// value" that was the first sample: no link's speed may be
+		// known to refuse it as a wrap of the whole counter.
 		s.steady = 0
-		return 0, 0, false, noWrap // back from a jump taken as a reset
+		return 0, 0, false, noWrap
 	case uptime != 0 && prev.uptime != 0 && lagging(prev.uptime, uptime, at.Sub(prev.at)):
 		// The counter went back, and sysUpTime moved on by less than
 		// the time since: a restart in a gap longer than the uptime
