@@ -208,7 +208,7 @@ func decodeTrap(value []byte) (tr telemetry.Trap, badUptime bool, err error) {
 		return v.Trap, false, err
 	}
 	tr = v.Trap
-	tr.Uptime, badUptime = telemetry.UptimeJSON(v.Uptime)
+	tr.Uptime, badUptime = telemetry.ParseUptime(v.Uptime)
 	if err := checkVersion(tr.V); err != nil {
 		return tr, false, err
 	}

@@ -548,10 +548,10 @@ func uptimeOf(n []byte) (uptime uint32, invalid bool) {
 	return 0, true
 }
 
-// UptimeJSON is the uptime of a record's raw uptime value (a metric's, as
+// ParseUptime is the uptime of a record's raw uptime value (a metric's, as
 // Decoder.uptime reads it, or a trap's): nothing or null is none; invalid
 // when it is no sysUpTime (a whole number from 0 to 2^32-1), 0 then.
-func UptimeJSON(raw json.RawMessage) (uptime uint32, invalid bool) {
+func ParseUptime(raw json.RawMessage) (uptime uint32, invalid bool) {
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
 		return 0, false
@@ -1265,7 +1265,7 @@ func decodeMetricJSON(v []byte) (m *Metric, uptimeInvalid bool, err error) {
 		return nil, false, errors.New("data after the metric: one record holds one metric")
 	}
 	m = &w.Metric
-	m.Uptime, uptimeInvalid = UptimeJSON(w.Uptime)
+	m.Uptime, uptimeInvalid = ParseUptime(w.Uptime)
 	for k, f := range m.Fields {
 		n, ok := f.(json.Number)
 		if !ok {
