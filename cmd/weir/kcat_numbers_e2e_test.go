@@ -65,6 +65,7 @@ func kcatUntilLine(t *testing.T, p *weirProc, topic, last string) []string {
 		}
 	}()
 	var got []string
+	giveUp := time.After(time.Minute)
 	for {
 		select {
 		case line, ok := <-lines:
@@ -77,6 +78,10 @@ func kcatUntilLine(t *testing.T, p *weirProc, topic, last string) []string {
 			}
 		case <-p.Exited:
 			t.Fatalf("weir exited while kcat waited for %s on %s:\n%s", last, topic, p.Logs())
+		case <-giveUp:
+			// Not a bound on how fast: a hang made a failure that says
+			// what came, rather than the package's timeout.
+			t.Fatalf("no %s on %s after a minute; got %q\n%s", last, topic, got, p.Logs())
 		}
 	}
 }
@@ -116,10 +121,7 @@ func TestKcatWholeFloatCountersAndBadUptimes(t *testing.T) {
 	// enrich creates its output topics when it first publishes; kcat's
 	// consumer would not wait for a topic that is not there yet.
 	for _, topic := range []string{"enriched.metrics", "events"} {
-		for !strings.Contains(p.Logs(), `msg="topic created" topic=`+topic+" ") {
-			p.Running(t)
-			time.Sleep(20 * time.Millisecond)
-		}
+		p.waitLog(t, `msg="topic created" topic=`+topic+" ", "enrichment made no "+topic)
 	}
 	// Each record gives its row and its interface record.
 	out := kcatUntilLine(t, p, "enriched.metrics", `"measurement":"script_done"`)
