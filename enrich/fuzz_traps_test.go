@@ -33,6 +33,9 @@ func FuzzTrapEvent(f *testing.F) {
 	}
 	f.Add([]byte(`{"v":1,"trap_name":"linkDown","varbinds":[{"oid":"1.3.6.1.2.1.2.2.1.8.99999999999","value":null}]}`))
 	f.Add([]byte(`{"v":2}`))
+	f.Add([]byte(`{"v":1,"device":"edge1","trap_name":"coldStart","source_addr":"192.0.2.1:162","uptime":-1}`))
+	f.Add([]byte(`{"v":1,"device":"edge1","trap_name":"warmStart","source_addr":"192.0.2.1:162","uptime":"x"}`))
+	f.Add([]byte(`{"v":1,"device":"edge1","trap_name":"coldStart","source_addr":"192.0.2.1:162","uptime":1.2e3}`))
 	inv, _ := ParseInventory([]byte(testInventory))
 	f.Fuzz(func(t *testing.T, value []byte) {
 		w := NewTrapWorker(nil, inv)
