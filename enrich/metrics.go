@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -116,6 +115,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	// At 0 from the start, so an alert on its increase sees the first.
 	w.m.invalidCounters.WithLabelValues(input)
 	w.m.invalidUptimes.WithLabelValues(input)
+	w.m.countDecodeErrorsFrom(input)
 	return mw
 }
 
@@ -333,10 +333,10 @@ func checkFields(p *telemetry.Point) error {
 	// A sink would name a series without its measurement's prefix, or
 	// with no device, and enrichment could key no state by it.
 	if p.Measurement == "" {
-		return errors.New("no measurement")
+		return incomplete("no measurement")
 	}
 	if p.Device == "" {
-		return errors.New("no device")
+		return incomplete("no device")
 	}
 	for i := range p.Fields {
 		if f := &p.Fields[i]; f.Kind == telemetry.FieldInvalid {
@@ -373,7 +373,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if w.warming {
 			return nil, false // counted and logged when it was enriched
 		}
-		w.m.decodeErrors.Inc()
+		w.m.decodeFailed(r.Topic, err)
 		if n, due := w.decodeLog.Due(time.Now()); due {
 			w.logger.Warn("enrich: skipping undecodable metric", slog.String("topic", r.Topic),
 				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))

@@ -269,7 +269,7 @@ func TestUptimeThatIsNoTimeTicks(t *testing.T) {
 		if got := gathered(t, reg, "weir_enrich_invalid_uptimes_total"); got != "topic=raw.snmp 2" {
 			t.Errorf("uptime %s: weir_enrich_invalid_uptimes_total %q, want topic=raw.snmp 2", bad, got)
 		}
-		if got := gathered(t, reg, "weir_enrich_decode_errors_total"); got != " 0" {
+		if got := gathered(t, reg, "weir_enrich_decode_errors_total"); got != "reason=incomplete,topic=raw.snmp 0;reason=malformed,topic=raw.snmp 0;reason=version,topic=raw.snmp 0" {
 			t.Errorf("uptime %s: weir_enrich_decode_errors_total %q, want 0", bad, got)
 		}
 		if n := strings.Count(logs.String(), "uptime is no sysUpTime"); n != 1 || !strings.Contains(logs.String(), "offset=1 ") {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -95,6 +94,7 @@ func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapW
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets}
 	// At 0 from the start, so an alert on its increase sees the first.
 	tw.m.invalidUptimes.WithLabelValues(tw.input)
+	tw.m.countDecodeErrorsFrom(tw.input)
 	return tw
 }
 
@@ -174,7 +174,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 func (w *TrapWorker) decode(r *broker.Record) (telemetry.Trap, bool) {
 	tr, badUptime, err := decodeTrap(r.Value)
 	if err != nil {
-		w.m.decodeErrors.Inc()
+		w.m.decodeFailed(r.Topic, err)
 		if n, due := w.decodeLog.Due(time.Now()); due {
 			w.logger.Warn("enrich: skipping undecodable trap", slog.String("topic", r.Topic),
 				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
@@ -215,7 +215,7 @@ func decodeTrap(value []byte) (tr telemetry.Trap, badUptime bool, err error) {
 	if tr.Device == "" && tr.SourceAddr == "" {
 		// weir's receiver names every trap by its sender; a Kafka
 		// client's record naming none would give events of device "".
-		return tr, false, errors.New("no device or source_addr")
+		return tr, false, incomplete("no device or source_addr")
 	}
 	return tr, badUptime, nil
 }

@@ -61,7 +61,7 @@ func TestTrapUptimeThatIsNoTimeTicks(t *testing.T) {
 		if got := gathered(t, reg, "weir_enrich_invalid_uptimes_total"); got != wantCount {
 			t.Errorf("uptime %s: weir_enrich_invalid_uptimes_total %q, want %q", tc.uptime, got, wantCount)
 		}
-		if got := gathered(t, reg, "weir_enrich_decode_errors_total"); got != " 0" {
+		if got := gathered(t, reg, "weir_enrich_decode_errors_total"); got != "reason=incomplete,topic=raw.traps 0;reason=malformed,topic=raw.traps 0;reason=version,topic=raw.traps 0" {
 			t.Errorf("uptime %s: weir_enrich_decode_errors_total %q, want 0", tc.uptime, got)
 		}
 	}

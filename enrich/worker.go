@@ -162,6 +162,9 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	if !w.warmupSet {
 		w.warmup = DefaultWarmup
 	}
+	if cls != nil { // a syslog worker; the trap and metrics workers count their own topics
+		w.m.countDecodeErrorsFrom(w.topics.RawSyslog)
+	}
 	return w
 }
 
@@ -185,9 +188,43 @@ func eventWarmup(warmup time.Duration, det *detector) time.Duration {
 // severity emergency from no device.
 func checkVersion(v int) error {
 	if v != telemetry.Version {
-		return fmt.Errorf("schema version %d (\"v\"), want %d: not a weir record of this version", v, telemetry.Version)
+		return fmt.Errorf("schema version %d (\"v\"), want %d: %w", v, telemetry.Version, errVersion)
 	}
 	return nil
+}
+
+// errVersion is the error of a record of another schema version.
+var errVersion = errors.New("not a weir record of this version")
+
+// incomplete is the error of a record that lacks what enrichment keys it
+// by: a device (nor anything to name it by), a metric's measurement.
+type incomplete string
+
+func (e incomplete) Error() string { return string(e) }
+
+// decodeReasons are the reasons weir_enrich_decode_errors_total counts
+// input records skipped by.
+var decodeReasons = [...]string{"malformed", "version", "incomplete"}
+
+// decodeFailed counts a record of topic skipped for err, by its reason.
+func (m *workerMetrics) decodeFailed(topic string, err error) {
+	reason := "malformed"
+	var inc incomplete
+	switch {
+	case errors.Is(err, errVersion):
+		reason = "version"
+	case errors.As(err, &inc):
+		reason = "incomplete"
+	}
+	m.decodeErrors.WithLabelValues(topic, reason).Inc()
+}
+
+// countDecodeErrorsFrom shows topic's decode errors at 0 from the start,
+// so an alert on their increase sees the first.
+func (m *workerMetrics) countDecodeErrorsFrom(topic string) {
+	for _, reason := range decodeReasons {
+		m.decodeErrors.WithLabelValues(topic, reason)
+	}
 }
 
 // WorkerMetrics are the enrichment self-metrics.
@@ -209,7 +246,7 @@ type workerMetrics struct {
 	// untrackedKind: per kind (untrackedKinds, and "clears"), rows and
 	// objects enrichment did not keep past its bounds.
 	untrackedKind *prometheus.CounterVec
-	decodeErrors  prometheus.Counter
+	decodeErrors  *prometheus.CounterVec // topic, reason (decodeReasons)
 	batchSeconds  prometheus.Histogram
 }
 
@@ -236,8 +273,8 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Help: "Events passed on without de-duplication or flap detection: the detector kept state for a million objects already."}),
 		untrackedKind: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_untracked_total",
 			Help: "Records whose new row or object enrichment did not keep: it kept a million of the kind already (rates: no rates for the row; states, uptimes: no events from its first state; sysnames: not matched by sysName; clears: a flapping object read back from the events topic, whose cleared event may repeat)."}, []string{"kind"}),
-		decodeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_enrich_decode_errors_total",
-			Help: "Input records that were not valid JSON of their schema (skipped, logged)."}),
+		decodeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_decode_errors_total",
+			Help: "Input records skipped (and logged), per topic and reason: malformed (not JSON, or not of its record's shape), version (another schema version), incomplete (no device nor anything to name it by, or a metric with no measurement)."}, []string{"topic", "reason"}),
 		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "weir_enrich_batch_seconds",
 			Help: "Time to enrich, publish and commit one batch.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}
@@ -481,12 +518,12 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		// line. With no hostname or sender either it would give events
 		// of device "", keyed "", as a metric with no device would.
 		if e.Device = recordDevice(e.Hostname, e.SourceAddr); e.Device == "" && !w.trying {
-			err = errors.New("no device, hostname or source_addr")
+			err = incomplete("no device, hostname or source_addr")
 		}
 	}
 	if err != nil {
 		if !w.warming {
-			w.m.decodeErrors.Inc()
+			w.m.decodeFailed(r.Topic, err)
 			if n, due := w.decodeLog.Due(time.Now()); due {
 				w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
 					slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))

@@ -170,9 +170,10 @@ func TestKcatWholeFloatCountersAndBadUptimes(t *testing.T) {
 	}
 	metrics := p.Metrics(t)
 	for name, want := range map[string]float64{
-		`weir_enrich_invalid_uptimes_total{topic="raw.snmp"}`:  2,
-		`weir_enrich_invalid_counters_total{topic="raw.snmp"}`: 0,
-		`weir_enrich_decode_errors_total`:                      0,
+		`weir_enrich_invalid_uptimes_total{topic="raw.snmp"}`:                   2,
+		`weir_enrich_invalid_counters_total{topic="raw.snmp"}`:                  0,
+		`weir_enrich_decode_errors_total{reason="malformed",topic="raw.snmp"}`:  0,
+		`weir_enrich_decode_errors_total{reason="incomplete",topic="raw.snmp"}`: 0,
 	} {
 		if got, ok := metrics[name]; !ok || got != want {
 			t.Errorf("%s = %v (%v), want %v", name, got, ok, want)
