@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
@@ -70,4 +71,14 @@ func newTestWorkers(t *testing.T) *testWorkers {
 	w := &testWorkers{reg: reg, syslog: NewWorker(nil, inv, NewClassifier(), m), traps: NewTrapWorker(nil, inv, m), metrics: NewMetricsWorker(nil, inv, m)}
 	w.metrics.out = newOutputs(nil, telemetry.TopicRawSNMP, w.metrics.logger, w.metrics.m, false)
 	return w
+}
+
+// decodeErrorsOf is how many of topic's input records m counted as
+// skipped, for every reason.
+func decodeErrorsOf(m *workerMetrics, topic string) float64 {
+	var n float64
+	for _, reason := range decodeReasons {
+		n += testutil.ToFloat64(m.decodeErrors.WithLabelValues(topic, reason))
+	}
+	return n
 }

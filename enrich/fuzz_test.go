@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/collectors/syslog"
 	"github.com/weirnet/weir/internal/syncbuf"
@@ -134,8 +132,8 @@ func TestWorkersSkipRecordsOfAnotherSchema(t *testing.T) {
 		w := NewWorker(nil, inv, NewClassifier())
 		w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
 		enriched, events := w.enrichSyslogBatch(twoRecords(telemetry.TopicRawSyslog, bad[0], bad[1]), nil, nil)
-		if len(enriched)+len(events) != 0 || testutil.ToFloat64(w.m.decodeErrors) != 2 {
-			t.Fatalf("%d enriched, %d events, %v undecodable; want none and 2", len(enriched), len(events), testutil.ToFloat64(w.m.decodeErrors))
+		if len(enriched)+len(events) != 0 || decodeErrorsOf(w.m, telemetry.TopicRawSyslog) != 2 {
+			t.Fatalf("%d enriched, %d events, %v undecodable; want none and 2", len(enriched), len(events), decodeErrorsOf(w.m, telemetry.TopicRawSyslog))
 		}
 	})
 	t.Run("metrics", func(t *testing.T) {
@@ -143,8 +141,8 @@ func TestWorkersSkipRecordsOfAnotherSchema(t *testing.T) {
 		w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
 		row := []byte(`{"v":2,"measurement":"snmp_status","device":"edge1","fields":{"snmp_up":1}}`)
 		metrics, events := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, bad[0], row), nil, nil)
-		if len(metrics)+len(events) != 0 || testutil.ToFloat64(w.m.decodeErrors) != 2 {
-			t.Fatalf("%d metrics, %d events, %v undecodable; want none and 2", len(metrics), len(events), testutil.ToFloat64(w.m.decodeErrors))
+		if len(metrics)+len(events) != 0 || decodeErrorsOf(w.m, telemetry.TopicRawSNMP) != 2 {
+			t.Fatalf("%d metrics, %d events, %v undecodable; want none and 2", len(metrics), len(events), decodeErrorsOf(w.m, telemetry.TopicRawSNMP))
 		}
 	})
 	t.Run("nested field", func(t *testing.T) {
@@ -160,8 +158,8 @@ func TestWorkersSkipRecordsOfAnotherSchema(t *testing.T) {
 				`,"ifOperStatus":1},"time":"2026-12-02T07:16:03Z","source":"snmp"}`)
 			good := []byte(`{"v":1,"measurement":"interface","device":"r1","tags":{"ifName":"Gi1"},"fields":{"ifOperStatus":1},"time":"2026-12-02T07:16:04Z","source":"snmp"}`)
 			metrics, _ := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, row, good), nil, nil)
-			if len(metrics) != 1 || testutil.ToFloat64(w.m.decodeErrors) != 1 {
-				t.Fatalf("field %s: %d metrics, %v undecodable; want the good row and 1", v, len(metrics), testutil.ToFloat64(w.m.decodeErrors))
+			if len(metrics) != 1 || decodeErrorsOf(w.m, telemetry.TopicRawSNMP) != 1 {
+				t.Fatalf("field %s: %d metrics, %v undecodable; want the good row and 1", v, len(metrics), decodeErrorsOf(w.m, telemetry.TopicRawSNMP))
 			}
 			if !strings.Contains(logs.String(), `field \"ifHCInOctets\": an`) || !strings.Contains(logs.String(), "is not a metric value") {
 				t.Errorf("field %s: the log does not say which field and why: %s", v, logs.String())

@@ -458,7 +458,7 @@ func TestRecordWithoutMeasurementOrDevice(t *testing.T) {
 	w := loneMetricsWorker()
 	var logs bytes.Buffer
 	w.logger = slog.New(slog.NewTextHandler(&logs, nil))
-	before := testutil.ToFloat64(w.m.decodeErrors)
+	before := decodeErrorsOf(w.m, telemetry.TopicRawSNMP)
 	for i, m := range []telemetry.Metric{
 		{V: 1, Device: "edge1", Fields: map[string]any{"x": 1}, Time: casesT0},
 		{V: 1, Measurement: "snmp_interface", Fields: map[string]any{"x": 1}, Time: casesT0},
@@ -469,7 +469,7 @@ func TestRecordWithoutMeasurementOrDevice(t *testing.T) {
 			t.Errorf("%s: enriched", v)
 		}
 	}
-	if n := testutil.ToFloat64(w.m.decodeErrors) - before; n != 3 {
+	if n := decodeErrorsOf(w.m, telemetry.TopicRawSNMP) - before; n != 3 {
 		t.Errorf("decode errors went up by %v, want 3", n)
 	}
 	if n := strings.Count(logs.String(), "skipping undecodable metric"); n != 1 {

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -26,8 +24,8 @@ func TestSyslogWorkerSkipsRecordsWithNoDevice(t *testing.T) {
 	w := NewWorker(nil, inv, NewClassifier())
 	w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
 	enriched, events := w.enrichSyslogBatch(twoRecords(telemetry.TopicRawSyslog, noDevice, good), nil, nil)
-	if len(enriched) != 1 || len(events) != 1 || testutil.ToFloat64(w.m.decodeErrors) != 1 {
-		t.Fatalf("%d enriched, %d events, %v undecodable; want the good record's 1 and 1, and 1", len(enriched), len(events), testutil.ToFloat64(w.m.decodeErrors))
+	if len(enriched) != 1 || len(events) != 1 || decodeErrorsOf(w.m, telemetry.TopicRawSyslog) != 1 {
+		t.Fatalf("%d enriched, %d events, %v undecodable; want the good record's 1 and 1, and 1", len(enriched), len(events), decodeErrorsOf(w.m, telemetry.TopicRawSyslog))
 	}
 	if k := string(events[0].rec.Key); k != "edge1" {
 		t.Errorf("the event published is keyed %q, want edge1's", k)
