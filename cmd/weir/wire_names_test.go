@@ -31,15 +31,7 @@ func TestInventoryReloadMetrics(t *testing.T) {
 	if _, _, err := newDeviceNames(deps{cfg: cfg, logger: slog.New(slog.DiscardHandler), reg: reg, reload: r}); err != nil {
 		t.Fatal(err)
 	}
-	var inventory func(*configs.Config) error
-	for _, p := range r.parts {
-		if p.name == "inventory" {
-			inventory = p.apply
-		}
-	}
-	if inventory == nil {
-		t.Fatal("no inventory part reloads on SIGHUP")
-	}
+	inventory := partApply(t, r, partInventory)
 	value := func(name string, labels ...string) float64 {
 		t.Helper()
 		mfs, err := reg.Gather()
@@ -137,15 +129,7 @@ func TestInventoryPathChangeOnSIGHUP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var inventory func(*configs.Config) error
-	for _, p := range r.parts {
-		if p.name == partInventory {
-			inventory = p.apply
-		}
-	}
-	if inventory == nil {
-		t.Fatal("weir started without an inventory: no inventory part reloads on SIGHUP")
-	}
+	inventory := partApply(t, r, partInventory)
 	site := func() string {
 		if d := names.inv.Lookup("edge1", ""); d != nil {
 			return d.TagsOf()["site"]
@@ -190,15 +174,7 @@ func TestInventorySIGHUPIsLogged(t *testing.T) {
 	if _, _, err := newDeviceNames(deps{cfg: cfg, logger: slog.New(slog.NewTextHandler(&logs, nil)), reload: r}); err != nil {
 		t.Fatal(err)
 	}
-	var inventory func(*configs.Config) error
-	for _, p := range r.parts {
-		if p.name == "inventory" {
-			inventory = p.apply
-		}
-	}
-	if inventory == nil {
-		t.Fatal("no inventory part reloads on SIGHUP")
-	}
+	inventory := partApply(t, r, partInventory)
 	for _, tc := range []struct{ file, want string }{
 		{"devices:\n  - {name: edge1, site: ams1}\n  - {name: lab, cidr: 10.0.0.0/8}\n", "devices=1 ranges=1"},
 		{"null\n", "devices=0 ranges=0"},
@@ -214,4 +190,17 @@ func TestInventorySIGHUPIsLogged(t *testing.T) {
 			t.Fatalf("SIGHUP of %q: log %q, want a line with %q", tc.file, logs.String(), want)
 		}
 	}
+}
+
+// partApply is what a SIGHUP applies to r's part name; the test fails
+// when no such part reloads.
+func partApply(t *testing.T, r *reloads, name string) func(*configs.Config) error {
+	t.Helper()
+	for _, p := range r.parts {
+		if p.name == name {
+			return p.apply
+		}
+	}
+	t.Fatalf("no %s part reloads on SIGHUP", name)
+	return nil
 }
