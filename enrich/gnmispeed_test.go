@@ -16,14 +16,7 @@ import (
 // once (on_change) stays while the counters come.
 func TestGNMIUtilisationFromPortSpeed(t *testing.T) {
 	w := loneMetricsWorker()
-	off := int64(0)
-	send := func(m telemetry.Metric) map[string]float64 {
-		t.Helper()
-		m.V, m.Device, m.Source = 1, "spine1", "gnmi"
-		off++
-		f, _ := enrichAt(t, w, m, off)
-		return f
-	}
+	send := gnmiSender(t, w)
 	speedRow := func(at time.Time, name, measurement string, fields map[string]any) telemetry.Metric {
 		return telemetry.Metric{Measurement: measurement, Tags: map[string]string{"name": name}, Fields: fields, Time: at}
 	}
@@ -191,15 +184,7 @@ func TestGNMIDeleteForgetsSpeed(t *testing.T) {
 // whatever the CPU made of it, 0.5 became 0).
 func TestGNMILagSpeedMustBeAUint32(t *testing.T) {
 	for _, bad := range []any{0.5, 1e300, 4294967296.0, 20000.5} {
-		w := loneMetricsWorker()
-		off := int64(0)
-		send := func(m telemetry.Metric) map[string]float64 {
-			t.Helper()
-			m.V, m.Device, m.Source = 1, "spine1", "gnmi"
-			off++
-			f, _ := enrichAt(t, w, m, off)
-			return f
-		}
+		send := gnmiSender(t, loneMetricsWorker())
 		t0 := casesT0
 		send(telemetry.Metric{Measurement: "interfaces_interface_aggregation_state", Tags: map[string]string{"name": "Port-Channel1"},
 			Fields: map[string]any{"lag-speed": bad}, Time: t0})
@@ -218,5 +203,18 @@ func TestGNMILagSpeedMustBeAUint32(t *testing.T) {
 		if u, ok := f["in_utilization_pct"]; ok {
 			t.Errorf("lag-speed %v: in_utilization_pct %v, want none", bad, u)
 		}
+	}
+}
+
+// gnmiSender enriches rows of spine1's gNMI target with w, each at the
+// next offset, and returns the enriched row's numeric fields.
+func gnmiSender(t *testing.T, w *MetricsWorker) func(telemetry.Metric) map[string]float64 {
+	off := int64(0)
+	return func(m telemetry.Metric) map[string]float64 {
+		t.Helper()
+		m.V, m.Device, m.Source = 1, "spine1", "gnmi"
+		off++
+		f, _ := enrichAt(t, w, m, off)
+		return f
 	}
 }
