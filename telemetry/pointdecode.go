@@ -516,11 +516,7 @@ func (d *Decoder) uptime(p *Point) bool {
 	from := s.i
 	n, ok := s.num()
 	if ok {
-		if v, err := strconv.ParseUint(view(n), 10, 32); err == nil {
-			p.Uptime = uint32(v)
-		} else {
-			p.Uptime, p.uptimeInvalid = uptimeOf(n)
-		}
+		p.Uptime, p.uptimeInvalid = uptimeOf(n)
 		return true
 	}
 	s.i = from // num may have read part of a malformed number (-"x")
@@ -538,10 +534,13 @@ func (d *Decoder) uptime(p *Point) bool {
 	return true
 }
 
-// uptimeOf is the uptime of the JSON number n that is not a plain
-// uint32: its value when that is a whole number from 0 to 2^32-1, else 0
-// and invalid.
+// uptimeOf is the uptime of the JSON number n: its value when that is a
+// whole number from 0 to 2^32-1 (a plain one, as weir writes it, read
+// first), else 0 and invalid.
 func uptimeOf(n []byte) (uptime uint32, invalid bool) {
+	if v, err := strconv.ParseUint(view(n), 10, 32); err == nil {
+		return uint32(v), false
+	}
 	if v, ok := parseWhole(n, math.MaxUint32); ok {
 		return uint32(v), false
 	}
@@ -556,9 +555,6 @@ func ParseUptime(raw json.RawMessage) (uptime uint32, invalid bool) {
 	case len(raw) == 0 || string(raw) == "null":
 		return 0, false
 	case raw[0] == '-' || raw[0]-'0' <= 9:
-		if v, err := strconv.ParseUint(string(raw), 10, 32); err == nil {
-			return uint32(v), false
-		}
 		return uptimeOf(raw)
 	}
 	return 0, true
@@ -592,11 +588,7 @@ func typeNumber(f *Field, n []byte, counter bool) bool {
 			return true
 		}
 		if u, ok := parseUint64(n); ok {
-			if u <= math.MaxInt64 {
-				f.Kind, f.bits = FieldInt, u
-			} else {
-				f.Kind, f.bits = FieldUint, u
-			}
+			f.Kind, f.bits = wholeKind(u), u
 			return true
 		}
 		if i, err := strconv.ParseInt(view(n), 10, 64); err == nil {
@@ -1286,10 +1278,7 @@ func typeNumberSlow(field, n string, counters []string) (any, error) {
 		if i, err := strconv.ParseInt(n, 10, 64); err == nil {
 			return i, nil
 		}
-		if u, err := strconv.ParseUint(n, 10, 64); err == nil {
-			return u, nil
-		}
-		if u, ok := parseWhole([]byte(n), math.MaxUint64); ok {
+		if u, ok := parseWhole([]byte(n), math.MaxUint64); ok { // past int64's range too
 			if u <= math.MaxInt64 {
 				return int64(u), nil
 			}
