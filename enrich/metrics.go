@@ -381,7 +381,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		return nil, false
 	}
 	if p.UptimeInvalid() && !w.warming {
-		w.invalidUptime(p, r)
+		// Enriched without one, as a gNMI record is: no restart is told
+		// from it, and its counters' rates go on.
+		w.m.invalidUptime(&w.uptimeLog, w.logger, r, "metric",
+			slog.String("device", p.Device), slog.String("measurement", p.Measurement))
 	}
 	at := p.Time
 	if at.IsZero() {
@@ -743,21 +746,6 @@ func (w *MetricsWorker) unlistInvalidCounters(p *telemetry.Point, r *broker.Reco
 		slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
 		slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.String("field", first),
 		slog.Any("value", f.Value()), slog.Int("times", n))
-}
-
-// invalidUptime counts and logs (throttled) a record whose uptime was no
-// sysUpTime (-1, 1.5, "x", true, 2^32: a producer other than weir's
-// collectors), which telemetry decoded as none: it is enriched without
-// one, as a gNMI record is (no restart is told from it, and its counters'
-// rates go on), rather than skipped whole for a value only reset
-// detection reads.
-func (w *MetricsWorker) invalidUptime(p *telemetry.Point, r *broker.Record) {
-	w.m.invalidUptimes.WithLabelValues(r.Topic).Inc()
-	if n, due := w.uptimeLog.Due(time.Now()); due {
-		w.logger.Warn("enrich: a metric's uptime is no sysUpTime (a whole number from 0 to 4294967295); enriched without an uptime",
-			slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
-			slog.String("device", p.Device), slog.String("measurement", p.Measurement), slog.Int("times", n))
-	}
 }
 
 // stateSample is a status (snmp_up, an interface's or a BGP session's

@@ -182,12 +182,8 @@ func (w *TrapWorker) decode(r *broker.Record) (telemetry.Trap, bool) {
 		return tr, false
 	}
 	if badUptime {
-		w.m.invalidUptimes.WithLabelValues(r.Topic).Inc()
-		if n, due := w.uptimeLog.Due(time.Now()); due {
-			w.logger.Warn("enrich: a trap's uptime is no sysUpTime (a whole number from 0 to 4294967295); taken without one",
-				slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset),
-				slog.String("device", tr.Device), slog.String("trap", cmp.Or(tr.TrapName, tr.TrapOID)), slog.Int("times", n))
-		}
+		w.m.invalidUptime(&w.uptimeLog, w.logger, r, "trap",
+			slog.String("device", tr.Device), slog.String("trap", cmp.Or(tr.TrapName, tr.TrapOID)))
 	}
 	return tr, true
 }

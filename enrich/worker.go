@@ -219,6 +219,22 @@ func (m *workerMetrics) decodeFailed(topic string, err error) {
 	m.decodeErrors.WithLabelValues(topic, reason).Inc()
 }
 
+// invalidUptime counts a record of r whose uptime was no sysUpTime (-1,
+// 1.5, "x": a producer other than weir's collectors), taken without one
+// rather than skipped whole for a value only reset detection reads, and
+// warns of it (at most as often as th lets), naming the record: a kind
+// ("metric", "trap") and what attrs tell.
+func (m *workerMetrics) invalidUptime(th *throttle.Throttle, logger *slog.Logger, r *broker.Record, kind string, attrs ...slog.Attr) {
+	m.invalidUptimes.WithLabelValues(r.Topic).Inc()
+	n, due := th.Due(time.Now())
+	if !due {
+		return
+	}
+	at := []slog.Attr{slog.String("topic", r.Topic), slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset)}
+	logger.LogAttrs(context.Background(), slog.LevelWarn, "enrich: a "+kind+"'s uptime is no sysUpTime (a whole number from 0 to 4294967295); taken without one",
+		append(append(at, attrs...), slog.Int("times", n))...)
+}
+
 // countDecodeErrorsFrom shows topic's decode errors at 0 from the start,
 // so an alert on their increase sees the first.
 func (m *workerMetrics) countDecodeErrorsFrom(topic string) {
