@@ -263,7 +263,7 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 	if err := checkFile(path, st); err != nil {
 		return st, err
 	}
-	data, err := wholefile.Read(path, maxFileBytes)
+	data, err := wholefile.Read(path, wholefile.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -287,15 +287,9 @@ func (inv *Inventory) read(path string) (st os.FileInfo, err error) {
 	return st, nil
 }
 
-// maxFileBytes bounds a file weir reads whole, and again at each change
-// (the inventory, the syslog rules): a log file named by mistake is
-// refused rather than read into memory. An inventory of 100,000 devices
-// is about 10 MB.
-const maxFileBytes = wholefile.MaxBytes
-
 // checkFile refuses a file weir reads whole, and again at each change
 // (the inventory, the syslog rules), that st, its os.Stat, says is not a
-// regular file, or is past maxFileBytes. Checked before the file is
+// regular file, or is past wholefile.MaxBytes. Checked before the file is
 // opened: a device such as /dev/zero is read without end, growing memory
 // without bound, and a named pipe's open waits for a writer, either
 // holding the reload (and every later SIGHUP) for good. A directory is
@@ -304,7 +298,7 @@ func checkFile(path string, st os.FileInfo) error {
 	m := st.Mode()
 	switch {
 	case m.IsRegular():
-		return wholefile.TooLarge(path, st.Size(), maxFileBytes)
+		return wholefile.TooLarge(path, st.Size(), wholefile.MaxBytes)
 	case m.IsDir():
 		return nil
 	}

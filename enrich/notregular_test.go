@@ -30,13 +30,7 @@ func TestInventoryNotARegularFile(t *testing.T) {
 	}
 
 	good := filepath.Join(dir, "inventory.yaml")
-	if err := os.WriteFile(good, []byte("devices:\n  - {name: edge1, site: ams1}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	inv, err := LoadInventory(good, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := loadAms1(t, good)
 	// The file replaced by a symlink to a device, or by a pipe.
 	for _, target := range []string{os.DevNull, fifo} {
 		if err := os.Remove(good); err != nil {

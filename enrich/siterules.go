@@ -134,7 +134,7 @@ func ReadSyslogRules(path string) (*SyslogRules, error) {
 	if err := checkFile(path, st); err != nil {
 		return nil, err
 	}
-	data, err := wholefile.Read(path, maxFileBytes)
+	data, err := wholefile.Read(path, wholefile.MaxBytes)
 	if err != nil {
 		return nil, err // names the file
 	}
