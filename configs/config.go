@@ -261,7 +261,7 @@ func Defaults() *Config {
 // Load reads and validates a config file; fields it does not set keep the
 // defaults.
 func Load(path string) (*Config, error) {
-	data, err := wholefile.Read(path, MaxFileBytes)
+	data, err := wholefile.Read(path, wholefile.MaxBytes) // /dev/zero, a log named by mistake: refused
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -277,11 +277,6 @@ func Load(path string) (*Config, error) {
 	cfg.File = path
 	return cfg, nil
 }
-
-// MaxFileBytes bounds the config file Load reads: a log file named by
-// mistake, or a device such as /dev/zero, is refused rather than read
-// into memory. A config of 100,000 SNMP targets is about 10 MB.
-const MaxFileBytes = wholefile.MaxBytes
 
 // noSettings reports whether data is YAML with no document in it: nothing,
 // white space or comments. A document that does not parse has settings,

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/weirnet/weir/internal/wholefile"
 )
 
-// TestLoadRefusesAFilePastTheBound: a config past MaxFileBytes (a log file
+// TestLoadRefusesAFilePastTheBound: a config past wholefile.MaxBytes (a log file
 // named by mistake, /dev/zero) is refused with its size rather than read
 // whole into memory, checked from its size and again as it is read.
 func TestLoadRefusesAFilePastTheBound(t *testing.T) {
@@ -18,12 +20,12 @@ func TestLoadRefusesAFilePastTheBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.WriteString("log: {level: info}\n")
-	if err := f.Truncate(MaxFileBytes + 1); err != nil { // sparse: no disk used
+	if err := f.Truncate(wholefile.MaxBytes + 1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
 	f.Close()
 	if _, err := Load(file); err == nil || !strings.Contains(err.Error(), "more than the") {
-		t.Errorf("Load of a %d-byte file: %v, want it refused by size", MaxFileBytes+1, err)
+		t.Errorf("Load of a %d-byte file: %v, want it refused by size", wholefile.MaxBytes+1, err)
 	}
 	// A device has no size: the read itself stops at the bound.
 	if _, err := Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "more than the") {
