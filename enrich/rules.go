@@ -527,12 +527,24 @@ func syslogRules() []rule {
 				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: admin] [Source: 172.16.0.22] [localport: 22] at 13:14:14 MSK Wed Aug 3 2011", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
+		// "[user: ]" when none was given: nocproject/noc .../Cisco/IOS/
+		// Security/Authentication/Login_Failed_SYSLOG_.json (a device's line).
+		{name: "cisco_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`LOGIN_FAILED: Login failed \[user: (?P<user>[^\]]*)\](?: \[Source: (?P<source>` + ipish + `)\])?`)},
+			event: "login_failed", examples: []example{
+				{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: ] [Source: 172.16.0.22] [localport: 22] [Reason: Login Authentication Failed]", "login_failed", map[string]string{"user": "", "source": "172.16.0.22"}},
+			}},
 		// With "ip ssh logging events": SSH2_USERAUTH, nocproject/noc
 		// .../Cisco/IOS/Security/Authentication/SSH_-_Login_SYSLOG_.json (a
-		// device's line). "User ''" and "Failed" are no login.
+		// device's line). "User ''" is no login; "Failed" is the next rule's.
 		{name: "cisco_ssh2_userauth", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Succeeded`)},
 			event: "login_succeeded", examples: []example{
 				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Succeeded", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
+			}},
+		// .../SSH_-_Login_Failed_SYSLOG_.json (a device's line). IOS logs
+		// LOGIN_FAILED for the same attempt: one user, one event.
+		{name: "cisco_ssh2_userauth_failed", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Failed`)},
+			event: "login_failed", examples: []example{
+				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Failed", "login_failed", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
 		{name: "iosxr_login", needs: "AUTHEN_SUCCESS", patterns: []*regexp.Regexp{re(`AUTHEN_SUCCESS ?: Successfully authenticated user '(?P<user>[^']+)' from '(?P<source>[^']*)'`)},
 			event: "login_succeeded", examples: []example{
@@ -562,6 +574,32 @@ func syslogRules() []rule {
 		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?P<source>` + ipish + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+			}},
+		// OpenSSH's failed logins (Linux-based NOSes, Junos, servers). A
+		// known user's "Failed publickey" is no failed login: a client
+		// offers its keys in turn until one is accepted (fail2ban's sshd
+		// test log, gh-1263); "Failed none" is a client asking which
+		// methods there are. A host name (UseDNS) is no source.
+		{name: "sshd_failed", needs: "Failed ", patterns: []*regexp.Regexp{re(`Failed (?:(?:password|keyboard-interactive(?:/pam)?|gssapi-with-mic) for (?:invalid user (?P<user>\S*)|(?P<user>\S+))|publickey for invalid user (?P<user>\S*)) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+			event: "login_failed", examples: []example{
+				// nocproject/noc .../Juniper/JUNOS/Security/Authentication/
+				// Login_Failed_1_SYSLOG_.json (a device's line).
+				{"Failed password for andy from 213.42.62.191 port 56871 ssh2", "login_failed", map[string]string{"user": "andy", "source": "213.42.62.191"}},
+				// wazuh/wazuh ruleset/testing/tests/sshd.ini.
+				{"Failed keyboard-interactive/pam for invalid user warez from 192.241.237.101 port 54197 ssh2", "login_failed", map[string]string{"user": "warez", "source": "192.241.237.101"}},
+				// fail2ban/fail2ban fail2ban/tests/files/logs/sshd.
+				{"Failed publickey for invalid user graysky from 127.0.0.1 port 37954 ssh2: RSA SHA256:v3dpapGleDaUKf$4V1vKyR9ZyUgjaJAmoCTcb2PLljI", "login_failed", map[string]string{"user": "graysky", "source": "127.0.0.1"}},
+				{"Failed password for invalid user ROOT from aaaa:bbbb:cccc:1234::1:1 port 50273 ssh2", "login_failed", map[string]string{"user": "ROOT", "source": "aaaa:bbbb:cccc:1234::1:1"}},
+			}},
+		// sshd names a user that does not exist before the attempt's
+		// Failed line (or alone, when the client gives up): the same user,
+		// so one event within the de-duplication window. elastic/integrations
+		// packages/system/data_stream/auth/_dev/test/pipeline/test-auth.log,
+		// fail2ban's sshd test log.
+		{name: "sshd_invalid_user", needs: "Invalid user ", patterns: []*regexp.Regexp{re(`\bInvalid user (?P<user>\S*) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+			event: "login_failed", examples: []example{
+				{"Invalid user test from 10.0.2.2", "login_failed", map[string]string{"user": "test", "source": "10.0.2.2"}},
+				{"Invalid user ftp from 192.0.2.2 port 37220", "login_failed", map[string]string{"user": "ftp", "source": "192.0.2.2"}},
 			}},
 		// VRP5's configuration change trap, HWCM/5/TRAPLOG (HUAWEI-CONFIG-
 		// MAN-MIB's hwCfgManEventlog), names no user: nocproject/noc
