@@ -550,6 +550,12 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"%SECURITY-LOGIN-6-AUTHEN_SUCCESS : Successfully authenticated user 'netops' from '10.34.195.36' on 'vty0'", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
+		// OpenNMS/opennms's Cisco syslog alarm test (a router's line: the
+		// user name is what was typed at the prompt, a command).
+		{name: "iosxr_login_failed", needs: "AUTHEN_FAILED", patterns: []*regexp.Regexp{re(`AUTHEN_FAILED ?: Failed authentication attempt by user '(?P<user>[^']*)' from '(?P<source>[^']*)'`)},
+			event: "login_failed", examples: []example{
+				{"%SECURITY-login-4-AUTHEN_FAILED: Failed authentication attempt by user 'sh int des | in univ' from '10.0.1.1' on 'vty4'", "login_failed", map[string]string{"user": "sh int des | in univ", "source": "10.0.1.1"}},
+			}},
 		{name: "junos_login", needs: "UI_LOGIN_EVENT", patterns: []*regexp.Regexp{re(`UI_LOGIN_EVENT:? User '(?P<user>[^']+)' login, class '[^']*'(?: \[\d+\])?(?:, ssh-connection '(?P<source>` + ipish + `) )?`)},
 			event: "login_succeeded", examples: []example{
 				{"UI_LOGIN_EVENT: User 'netops' login, class 'j-super-user' [13117], ssh-connection '10.34.195.36 51234 10.0.0.1 22', client-mode 'cli'", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
@@ -560,6 +566,19 @@ func syslogRules() []rule {
 		{name: "junos_login_information", needs: "LOGIN_INFORMATION", patterns: []*regexp.Regexp{re(`LOGIN_INFORMATION:? User (?P<user>\S+) logged in from host (?P<source>` + ipish + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"LOGIN_INFORMATION: User netops logged in from host 10.0.0.1 on device ttyp0", "login_succeeded", map[string]string{"user": "netops", "source": "10.0.0.1"}},
+			}},
+		// Junos sshd's own tag beside OpenSSH's "Failed password" line of
+		// the same attempt (one user, one event): an MX960's log in a
+		// public support write-up (SR-2022-0408-1059).
+		{name: "junos_sshd_login_failed", needs: "SSHD_LOGIN_FAILED", patterns: []*regexp.Regexp{re(`SSHD_LOGIN_FAILED:? Login failed for user '(?P<user>[^']*)' from host '(?P<source>` + ipish + `)'`)},
+			event: "login_failed", examples: []example{
+				{"SSHD_LOGIN_FAILED: Login failed for user 'mpcl' from host '106.51.66.192'", "login_failed", map[string]string{"user": "mpcl", "source": "106.51.66.192"}},
+			}},
+		// Junos login(1): yamangit/python_projects's Juniper log samples (a
+		// router's, the address masked).
+		{name: "junos_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`\bLOGIN_FAILED:? Login failed for user (?P<user>\S+) from host (?P<source>` + ipish + `)`)},
+			event: "login_failed", examples: []example{
+				{"LOGIN_FAILED: Login failed for user wow from host 45.67.8.9", "login_failed", map[string]string{"user": "wow", "source": "45.67.8.9"}},
 			}},
 		// Linux-based network OSes (NX-OS, EOS, SONiC, Cumulus) log PAM's
 		// session line for SSH and console logins (NX-OS's sshd is
