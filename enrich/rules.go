@@ -643,6 +643,19 @@ func syslogRules() []rule {
 				// VRP8 (NetEngine 8000 log reference): the client's address is UserAddress.
 				{"SSH/5/SSH_USER_LOGIN:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, UserAddress=10.1.0.5, LocalAddress=10.1.0.1, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.0.5"}},
 			}},
+		// VRP5's failed SSH and telnet logins, the telnet one in two
+		// wordings: nocproject/noc .../Huawei/VRP/Security/Authentication/
+		// Login_Failed_{1,2,3,4}_SYSLOG_.json (devices' lines).
+		{name: "huawei_ssh_login_failed", vendor: VendorHuawei, needs: "SSH_FAIL", patterns: []*regexp.Regexp{re(`SSH/\d/SSH_FAIL(?:\(\w\))?(?:\[\d+\])?:\s*Failed to login through SSH\. \(IP=(?P<source>` + ipish + `), UserName=(?P<user>[^,)\s]*)`)},
+			event: "login_failed", examples: []example{
+				{"%%01SSH/4/SSH_FAIL(l)[47]:Failed to login through SSH. (IP=172.25.127.55, UserName=qqq, Times=3, FailedReason=User authentication failed)", "login_failed", map[string]string{"user": "qqq", "source": "172.25.127.55"}},
+				{"%%01SSH/4/SSH_FAIL(l)[47]:Failed to login through SSH. (IP=172.25.127.55, UserName=qqq, Times=3, FailedReason=User public key authentication failed)", "login_failed", map[string]string{"user": "qqq", "source": "172.25.127.55"}},
+			}},
+		{name: "huawei_telnet_login_failed", vendor: VendorHuawei, needs: "TELNETFAILED", patterns: []*regexp.Regexp{re(`SHELL/\d/TELNETFAILED(?:\(\w\))?(?:\[\d+\])?:\s*(?:Failed to login through telnet\. \([Ii][Pp]=(?P<source>` + ipaddr + `), UserName=(?P<user>[^,)\s]*)|Login through telnet failed\( ?ip=(?P<source>` + ipaddr + `))`)},
+			event: "login_failed", examples: []example{
+				{"Feb  3 2012 09:30:30 switch-test %%01SHELL/4/TELNETFAILED(l)[419]:Failed to login through telnet. (Ip=192.168.220.252, UserName=test, Times=1)", "login_failed", map[string]string{"user": "test", "source": "192.168.220.252"}},
+				{"Aug  2 2012 12:08:01 od-agg-3-vilyamsa73d1 %%01SHELL/4/TELNETFAILED(l): Login through telnet failed( ip=212.40.34.7 times=3).", "login_failed", map[string]string{"user": "", "source": "212.40.34.7"}},
+			}},
 		// SHELL/5/LOGIN and LINE/5/VTYUSERLOGIN: nocproject/noc
 		// .../Huawei/VRP/Security/Authentication/Login_{2,3}_SYSLOG_.json.
 		// "VTY login from A" (Login_1_SYSLOG_.json) names the line, not a
@@ -760,6 +773,22 @@ func syslogRules() []rule {
 				{"%%10SHELL/5/SHELL_LOGIN: admin logged in from 10.0.0.5.", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.5"}},
 				{"%%10SHELL/5/SHELL_LOGIN: -DevIP=1.1.1.1; -SN=210235A2QYB20C000001; VTY logged in from 192.168.1.26.", "login_succeeded", map[string]string{"user": "", "source": "192.168.1.26"}},
 				{"%%10SHELL/5/SHELL_LOGIN: ops@system(@context10) logged in from vty1.", "login_succeeded", map[string]string{"user": "ops@system", "source": ""}},
+			}},
+		// "<service> user X failed to log in from A on VTY0.": SHELL_LOGINFAIL
+		// (an H3C device's line in a public log-parsing script), and Comware
+		// 3's LOGINFAIL, "user failed" when no name was given (nocproject/noc
+		// .../HP/1910/Security/Authentication/Login_Failed_{1,3}_SYSLOG_.json).
+		{name: "comware_login_failed", vendor: VendorComware, needs: "LOGINFAIL", patterns: []*regexp.Regexp{re(`SHELL/\d/(?:SHELL_)?LOGINFAIL\b[^:]*:\s*(?:-[^;]*;\s*)*\w+ user (?:(?P<user>[^\s;(]+) )?failed to log ?in from (?:(?P<source>` + ipaddr + `)|\S)`)},
+			event: "login_failed", examples: []example{
+				{"%%10SHELL/5/SHELL_LOGINFAIL(l): -DevIP=101.95.104.218; SSH user admin2 failed to log in from 80.147.210.170 on VTY0..", "login_failed", map[string]string{"user": "admin2", "source": "80.147.210.170"}},
+				{"Oct  5 15:05:41 2000 3Com Baseline Switch %%10SHELL/4/LOGINFAIL(l):  TELNET user wret failed to login from 192.168.1.3(c860-efbe-8bad) on VTY0.", "login_failed", map[string]string{"user": "wret", "source": "192.168.1.3"}},
+				{"May  6 12:12:34 2000 3com2952 %%10SHELL/4/LOGINFAIL(l):  TELNET user failed to login from 192.168.1.3(c860-0053-8bad) on VTY0.", "login_failed", map[string]string{"user": "", "source": "192.168.1.3"}},
+			}},
+		// The SSH server's, "SSH user X (IP: A) didn't pass public key (or
+		// password) authentication": the same script's H3C line.
+		{name: "comware_ssh_auth_failed", vendor: VendorComware, needs: "SSHS_AUTH_FAIL", patterns: []*regexp.Regexp{re(`SSHS/\d/SSHS_AUTH_FAIL\b[^:]*:\s*(?:-[^;]*;\s*)*SSH user (?P<user>\S+) \(IP: (?P<source>` + ipaddr + `)\) didn't pass`)},
+			event: "login_failed", examples: []example{
+				{"%%10SSHS/6/SSHS_AUTH_FAIL: -DevIP=10.255.249.234; SSH user ubuntu (IP: 81.217.210.119) didn't pass public key authentication for wrong public key.", "login_failed", map[string]string{"user": "ubuntu", "source": "81.217.210.119"}},
 			}},
 		{name: "comware_config", vendor: VendorComware, needs: "CFGMAN_CFGCHANGED", patterns: []*regexp.Regexp{re(`CFGMAN/\d/CFGMAN_CFGCHANGED\b`)},
 			event: "config_changed", examples: []example{
