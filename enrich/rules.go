@@ -737,6 +737,15 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
 			}},
+		// Logid 0100032002: wazuh/wazuh ruleset/testing/tests/fortigate.ini (a
+		// firewall's; no srcip before FortiOS 6) and the log FortiOS's
+		// automation stitch guide quotes.
+		{name: "fortinet_admin_login_failed", needs: "action=",
+			pairs: map[string]string{"action": "login", "status": "failed"}, pairFields: map[string]string{"user": "user", "source": "srcip"},
+			event: "login_failed", examples: []example{
+				{`date=2016-06-17 time=02:37:41 devname=Mobipay_Firewall devid=FGTXXXX9999999999 logid=0100032002 type=event subtype=system level=alert vd="root" logdesc="Admin login failed" sn=0 user="root" ui=ssh(222.186.130.227) action=login status=failed reason="name_invalid" msg="Administrator root login failed from ssh(222.186.130.227) because of invalid user name"`, "login_failed", map[string]string{"user": "root"}},
+				{`date=2025-02-06 time=18:32:21 devid="FGVM04TM2400xxxx" devname="FGDocs" eventtime=1738895541338331122 tz="-0800" logid="0100032002" type="event" subtype="system" level="alert" vd="root" logdesc="Admin login failed" sn="0" user="abc" ui="https(192.168.2.204)" method="https" srcip=192.168.2.204 dstip=192.168.2.87 action="login" status="failed" reason="passwd_invalid" msg="Administrator abc login failed from https(192.168.2.204) because of invalid password"`, "login_failed", map[string]string{"user": "abc", "source": "192.168.2.204"}},
+			}},
 		// FortiOS logs each configuration change (LOGID_EVENT_CONFIG_PATH,
 		// _OBJ, _ATTR, _OBJATTR and their by-maintainer forms, log IDs
 		// 44544-44550) with a config transaction id, cfgtid, that no other
@@ -804,11 +813,27 @@ func syslogRules() []rule {
 				{"system,info,account user mitya logged in from 193.34.20.2 via ssh", "login_succeeded", map[string]string{"user": "mitya", "source": "193.34.20.2"}},
 				{"user admin logged in from 10.0.0.9 via winbox", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.9"}},
 			}},
+		// "system,error,critical login failure for user X from A via telnet"
+		// (the RouterOS manual's Command Line Interface page: the critical
+		// messages a login shows); nocproject/noc .../MikroTik/RouterOS/
+		// Security/Authentication/Login_Failed_SYSLOG_.json has the last
+		// topic alone.
+		{name: "mikrotik_login_failed", vendor: VendorMikroTik, needs: "login failure for user ", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)* )?login failure for user (?P<user>\S+) from (?P<source>` + ipaddr + `) via (?:ssh|telnet|winbox|ftp|api|api-ssl|web|www|www-ssl|dude|romon)$`)},
+			event: "login_failed", examples: []example{
+				{"system,error,critical login failure for user root from 10.0.0.1 via telnet", "login_failed", map[string]string{"user": "root", "source": "10.0.0.1"}},
+				{"critical login failure for user root from 217.119.114.126 via ssh", "login_failed", map[string]string{"user": "root", "source": "217.119.114.126"}},
+			}},
 		// PAN-OS: an administrator's login, a SYSTEM log of subtype general
 		// (apache/metron's BasicPaloAltoFirewallParserTest, a firewall's).
 		{name: "paloalto_login", vendor: VendorPaloAlto, needs: " logged in via ", patterns: []*regexp.Regexp{re(`,SYSTEM,general,.*?,"?User (?P<user>[^\s",]+) logged in via \w+ from (?P<source>` + ipaddr + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"1,2016/03/25 00:00:56,003002112674,SYSTEM,general,0,2016/03/25 00:00:56,,general,,0,0,general,informational,User HarryPotter logged in via Web from 10.255.255.255 using http,156324,0x0,0,0,0,0,,SUNKUPAN1", "login_succeeded", map[string]string{"user": "HarryPotter", "source": "10.255.255.255"}},
+			}},
+		// PAN-OS: a SYSTEM log of subtype auth, event auth-fail (syslog-ng's
+		// PAN-OS parser test and documentation).
+		{name: "paloalto_login_failed", vendor: VendorPaloAlto, needs: "failed authentication for user ", patterns: []*regexp.Regexp{re(`,SYSTEM,auth,.*?,"?failed authentication for user '(?P<user>[^']*)'\.(?:[^,]*? From: (?P<source>` + ipaddr + `))?`)},
+			event: "login_failed", examples: []example{
+				{"1,2020/04/14 16:48:54,unknown,SYSTEM,auth,0,2020/04/14 16:48:54,,auth-fail,,0,0,general,medium,failed authentication for user 'admin'. Reason: Invalid username/password. From: 10.0.10.55.,1718,0x0,0,0,0,0,,paloalto", "login_failed", map[string]string{"user": "admin", "source": "10.0.10.55"}},
 			}},
 		// FRRouting's bgpd and ospfd (SONiC, Cumulus Linux, VyOS, any Linux
 		// router), no vendor of their own: "%ADJCHANGE: neighbor A(host) in
