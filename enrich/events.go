@@ -746,13 +746,14 @@ var opposites = map[string]string{
 // flapping and cleared events), as a syslog severity name: so that a
 // sink's severities filter, and an alert on severity, take events of
 // every path. Downs and device_unreachable are
-// errors (IOS logs %LINK-3-UPDOWN), flapping and device_rebooted
-// warnings, login_succeeded informational, the rest (ups, reachable,
+// errors (IOS logs %LINK-3-UPDOWN), flapping, device_rebooted and
+// login_failed warnings (IOS logs %SEC_LOGIN-4-LOGIN_FAILED),
+// login_succeeded informational, the rest (ups, reachable,
 // cleared, config_changed) notices. A flapping event and its cleared one
 // have their type's whatever the path (see flappingEvent).
 func typeSeverity(typ string) string {
 	switch {
-	case strings.HasSuffix(typ, "_flapping"), typ == typeRebooted:
+	case strings.HasSuffix(typ, "_flapping"), typ == typeRebooted, typ == "login_failed":
 		return "warning"
 	case strings.HasSuffix(typ, "_down"), typ == "device_unreachable":
 		return "error"

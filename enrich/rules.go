@@ -527,16 +527,34 @@ func syslogRules() []rule {
 				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: admin] [Source: 172.16.0.22] [localport: 22] at 13:14:14 MSK Wed Aug 3 2011", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
+		// "[user: ]" when none was given: nocproject/noc .../Cisco/IOS/
+		// Security/Authentication/Login_Failed_SYSLOG_.json (a device's line).
+		{name: "cisco_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`LOGIN_FAILED: Login failed \[user: (?P<user>[^\]]*)\](?: \[Source: (?P<source>` + ipish + `)\])?`)},
+			event: "login_failed", examples: []example{
+				{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: ] [Source: 172.16.0.22] [localport: 22] [Reason: Login Authentication Failed]", "login_failed", map[string]string{"user": "", "source": "172.16.0.22"}},
+			}},
 		// With "ip ssh logging events": SSH2_USERAUTH, nocproject/noc
 		// .../Cisco/IOS/Security/Authentication/SSH_-_Login_SYSLOG_.json (a
-		// device's line). "User ''" and "Failed" are no login.
+		// device's line). "User ''" is no login; "Failed" is the next rule's.
 		{name: "cisco_ssh2_userauth", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Succeeded`)},
 			event: "login_succeeded", examples: []example{
 				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Succeeded", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
+		// .../SSH_-_Login_Failed_SYSLOG_.json (a device's line). IOS logs
+		// LOGIN_FAILED for the same attempt: one user, one event.
+		{name: "cisco_ssh2_userauth_failed", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Failed`)},
+			event: "login_failed", examples: []example{
+				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Failed", "login_failed", map[string]string{"user": "admin", "source": "172.16.0.22"}},
+			}},
 		{name: "iosxr_login", needs: "AUTHEN_SUCCESS", patterns: []*regexp.Regexp{re(`AUTHEN_SUCCESS ?: Successfully authenticated user '(?P<user>[^']+)' from '(?P<source>[^']*)'`)},
 			event: "login_succeeded", examples: []example{
 				{"%SECURITY-LOGIN-6-AUTHEN_SUCCESS : Successfully authenticated user 'netops' from '10.34.195.36' on 'vty0'", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+			}},
+		// OpenNMS/opennms's Cisco syslog alarm test (a router's line: the
+		// user name is what was typed at the prompt, a command).
+		{name: "iosxr_login_failed", needs: "AUTHEN_FAILED", patterns: []*regexp.Regexp{re(`AUTHEN_FAILED ?: Failed authentication attempt by user '(?P<user>[^']*)' from '(?P<source>[^']*)'`)},
+			event: "login_failed", examples: []example{
+				{"%SECURITY-login-4-AUTHEN_FAILED: Failed authentication attempt by user 'sh int des | in univ' from '10.0.1.1' on 'vty4'", "login_failed", map[string]string{"user": "sh int des | in univ", "source": "10.0.1.1"}},
 			}},
 		{name: "junos_login", needs: "UI_LOGIN_EVENT", patterns: []*regexp.Regexp{re(`UI_LOGIN_EVENT:? User '(?P<user>[^']+)' login, class '[^']*'(?: \[\d+\])?(?:, ssh-connection '(?P<source>` + ipish + `) )?`)},
 			event: "login_succeeded", examples: []example{
@@ -548,6 +566,19 @@ func syslogRules() []rule {
 		{name: "junos_login_information", needs: "LOGIN_INFORMATION", patterns: []*regexp.Regexp{re(`LOGIN_INFORMATION:? User (?P<user>\S+) logged in from host (?P<source>` + ipish + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"LOGIN_INFORMATION: User netops logged in from host 10.0.0.1 on device ttyp0", "login_succeeded", map[string]string{"user": "netops", "source": "10.0.0.1"}},
+			}},
+		// Junos sshd's own tag beside OpenSSH's "Failed password" line of
+		// the same attempt (one user, one event): an MX960's log in a
+		// public support write-up (SR-2022-0408-1059).
+		{name: "junos_sshd_login_failed", needs: "SSHD_LOGIN_FAILED", patterns: []*regexp.Regexp{re(`SSHD_LOGIN_FAILED:? Login failed for user '(?P<user>[^']*)' from host '(?P<source>` + ipish + `)'`)},
+			event: "login_failed", examples: []example{
+				{"SSHD_LOGIN_FAILED: Login failed for user 'mpcl' from host '106.51.66.192'", "login_failed", map[string]string{"user": "mpcl", "source": "106.51.66.192"}},
+			}},
+		// Junos login(1): yamangit/python_projects's Juniper log samples (a
+		// router's, the address masked).
+		{name: "junos_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`\bLOGIN_FAILED:? Login failed for user (?P<user>\S+) from host (?P<source>` + ipish + `)`)},
+			event: "login_failed", examples: []example{
+				{"LOGIN_FAILED: Login failed for user wow from host 45.67.8.9", "login_failed", map[string]string{"user": "wow", "source": "45.67.8.9"}},
 			}},
 		// Linux-based network OSes (NX-OS, EOS, SONiC, Cumulus) log PAM's
 		// session line for SSH and console logins (NX-OS's sshd is
@@ -562,6 +593,32 @@ func syslogRules() []rule {
 		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?P<source>` + ipish + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+			}},
+		// OpenSSH's failed logins (Linux-based NOSes, Junos, servers). A
+		// known user's "Failed publickey" is no failed login: a client
+		// offers its keys in turn until one is accepted (fail2ban's sshd
+		// test log, gh-1263); "Failed none" is a client asking which
+		// methods there are. A host name (UseDNS) is no source.
+		{name: "sshd_failed", needs: "Failed ", patterns: []*regexp.Regexp{re(`Failed (?:(?:password|keyboard-interactive(?:/pam)?|gssapi-with-mic) for (?:invalid user (?P<user>\S*)|(?P<user>\S+))|publickey for invalid user (?P<user>\S*)) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+			event: "login_failed", examples: []example{
+				// nocproject/noc .../Juniper/JUNOS/Security/Authentication/
+				// Login_Failed_1_SYSLOG_.json (a device's line).
+				{"Failed password for andy from 213.42.62.191 port 56871 ssh2", "login_failed", map[string]string{"user": "andy", "source": "213.42.62.191"}},
+				// wazuh/wazuh ruleset/testing/tests/sshd.ini.
+				{"Failed keyboard-interactive/pam for invalid user warez from 192.241.237.101 port 54197 ssh2", "login_failed", map[string]string{"user": "warez", "source": "192.241.237.101"}},
+				// fail2ban/fail2ban fail2ban/tests/files/logs/sshd.
+				{"Failed publickey for invalid user graysky from 127.0.0.1 port 37954 ssh2: RSA SHA256:v3dpapGleDaUKf$4V1vKyR9ZyUgjaJAmoCTcb2PLljI", "login_failed", map[string]string{"user": "graysky", "source": "127.0.0.1"}},
+				{"Failed password for invalid user ROOT from aaaa:bbbb:cccc:1234::1:1 port 50273 ssh2", "login_failed", map[string]string{"user": "ROOT", "source": "aaaa:bbbb:cccc:1234::1:1"}},
+			}},
+		// sshd names a user that does not exist before the attempt's
+		// Failed line (or alone, when the client gives up): the same user,
+		// so one event within the de-duplication window. elastic/integrations
+		// packages/system/data_stream/auth/_dev/test/pipeline/test-auth.log,
+		// fail2ban's sshd test log.
+		{name: "sshd_invalid_user", needs: "Invalid user ", patterns: []*regexp.Regexp{re(`\bInvalid user (?P<user>\S*) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+			event: "login_failed", examples: []example{
+				{"Invalid user test from 10.0.2.2", "login_failed", map[string]string{"user": "test", "source": "10.0.2.2"}},
+				{"Invalid user ftp from 192.0.2.2 port 37220", "login_failed", map[string]string{"user": "ftp", "source": "192.0.2.2"}},
 			}},
 		// VRP5's configuration change trap, HWCM/5/TRAPLOG (HUAWEI-CONFIG-
 		// MAN-MIB's hwCfgManEventlog), names no user: nocproject/noc
@@ -585,6 +642,19 @@ func syslogRules() []rule {
 				{"SSH/5/SSH_USER_LOGIN(l)[3]:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.1.100"}},
 				// VRP8 (NetEngine 8000 log reference): the client's address is UserAddress.
 				{"SSH/5/SSH_USER_LOGIN:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, UserAddress=10.1.0.5, LocalAddress=10.1.0.1, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.0.5"}},
+			}},
+		// VRP5's failed SSH and telnet logins, the telnet one in two
+		// wordings: nocproject/noc .../Huawei/VRP/Security/Authentication/
+		// Login_Failed_{1,2,3,4}_SYSLOG_.json (devices' lines).
+		{name: "huawei_ssh_login_failed", vendor: VendorHuawei, needs: "SSH_FAIL", patterns: []*regexp.Regexp{re(`SSH/\d/SSH_FAIL(?:\(\w\))?(?:\[\d+\])?:\s*Failed to login through SSH\. \(IP=(?P<source>` + ipish + `), UserName=(?P<user>[^,)\s]*)`)},
+			event: "login_failed", examples: []example{
+				{"%%01SSH/4/SSH_FAIL(l)[47]:Failed to login through SSH. (IP=172.25.127.55, UserName=qqq, Times=3, FailedReason=User authentication failed)", "login_failed", map[string]string{"user": "qqq", "source": "172.25.127.55"}},
+				{"%%01SSH/4/SSH_FAIL(l)[47]:Failed to login through SSH. (IP=172.25.127.55, UserName=qqq, Times=3, FailedReason=User public key authentication failed)", "login_failed", map[string]string{"user": "qqq", "source": "172.25.127.55"}},
+			}},
+		{name: "huawei_telnet_login_failed", vendor: VendorHuawei, needs: "TELNETFAILED", patterns: []*regexp.Regexp{re(`SHELL/\d/TELNETFAILED(?:\(\w\))?(?:\[\d+\])?:\s*(?:Failed to login through telnet\. \([Ii][Pp]=(?P<source>` + ipaddr + `), UserName=(?P<user>[^,)\s]*)|Login through telnet failed\( ?ip=(?P<source>` + ipaddr + `))`)},
+			event: "login_failed", examples: []example{
+				{"Feb  3 2012 09:30:30 switch-test %%01SHELL/4/TELNETFAILED(l)[419]:Failed to login through telnet. (Ip=192.168.220.252, UserName=test, Times=1)", "login_failed", map[string]string{"user": "test", "source": "192.168.220.252"}},
+				{"Aug  2 2012 12:08:01 od-agg-3-vilyamsa73d1 %%01SHELL/4/TELNETFAILED(l): Login through telnet failed( ip=212.40.34.7 times=3).", "login_failed", map[string]string{"user": "", "source": "212.40.34.7"}},
 			}},
 		// SHELL/5/LOGIN and LINE/5/VTYUSERLOGIN: nocproject/noc
 		// .../Huawei/VRP/Security/Authentication/Login_{2,3}_SYSLOG_.json.
@@ -667,6 +737,15 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
 			}},
+		// Logid 0100032002: wazuh/wazuh ruleset/testing/tests/fortigate.ini (a
+		// firewall's; no srcip before FortiOS 6) and the log FortiOS's
+		// automation stitch guide quotes.
+		{name: "fortinet_admin_login_failed", needs: "action=",
+			pairs: map[string]string{"action": "login", "status": "failed"}, pairFields: map[string]string{"user": "user", "source": "srcip"},
+			event: "login_failed", examples: []example{
+				{`date=2016-06-17 time=02:37:41 devname=Mobipay_Firewall devid=FGTXXXX9999999999 logid=0100032002 type=event subtype=system level=alert vd="root" logdesc="Admin login failed" sn=0 user="root" ui=ssh(222.186.130.227) action=login status=failed reason="name_invalid" msg="Administrator root login failed from ssh(222.186.130.227) because of invalid user name"`, "login_failed", map[string]string{"user": "root"}},
+				{`date=2025-02-06 time=18:32:21 devid="FGVM04TM2400xxxx" devname="FGDocs" eventtime=1738895541338331122 tz="-0800" logid="0100032002" type="event" subtype="system" level="alert" vd="root" logdesc="Admin login failed" sn="0" user="abc" ui="https(192.168.2.204)" method="https" srcip=192.168.2.204 dstip=192.168.2.87 action="login" status="failed" reason="passwd_invalid" msg="Administrator abc login failed from https(192.168.2.204) because of invalid password"`, "login_failed", map[string]string{"user": "abc", "source": "192.168.2.204"}},
+			}},
 		// FortiOS logs each configuration change (LOGID_EVENT_CONFIG_PATH,
 		// _OBJ, _ATTR, _OBJATTR and their by-maintainer forms, log IDs
 		// 44544-44550) with a config transaction id, cfgtid, that no other
@@ -704,6 +783,22 @@ func syslogRules() []rule {
 				{"%%10SHELL/5/SHELL_LOGIN: -DevIP=1.1.1.1; -SN=210235A2QYB20C000001; VTY logged in from 192.168.1.26.", "login_succeeded", map[string]string{"user": "", "source": "192.168.1.26"}},
 				{"%%10SHELL/5/SHELL_LOGIN: ops@system(@context10) logged in from vty1.", "login_succeeded", map[string]string{"user": "ops@system", "source": ""}},
 			}},
+		// "<service> user X failed to log in from A on VTY0.": SHELL_LOGINFAIL
+		// (an H3C device's line in a public log-parsing script), and Comware
+		// 3's LOGINFAIL, "user failed" when no name was given (nocproject/noc
+		// .../HP/1910/Security/Authentication/Login_Failed_{1,3}_SYSLOG_.json).
+		{name: "comware_login_failed", vendor: VendorComware, needs: "LOGINFAIL", patterns: []*regexp.Regexp{re(`SHELL/\d/(?:SHELL_)?LOGINFAIL\b[^:]*:\s*(?:-[^;]*;\s*)*\w+ user (?:(?P<user>[^\s;(]+) )?failed to log ?in from (?:(?P<source>` + ipaddr + `)|\S)`)},
+			event: "login_failed", examples: []example{
+				{"%%10SHELL/5/SHELL_LOGINFAIL(l): -DevIP=101.95.104.218; SSH user admin2 failed to log in from 80.147.210.170 on VTY0..", "login_failed", map[string]string{"user": "admin2", "source": "80.147.210.170"}},
+				{"Oct  5 15:05:41 2000 3Com Baseline Switch %%10SHELL/4/LOGINFAIL(l):  TELNET user wret failed to login from 192.168.1.3(c860-efbe-8bad) on VTY0.", "login_failed", map[string]string{"user": "wret", "source": "192.168.1.3"}},
+				{"May  6 12:12:34 2000 3com2952 %%10SHELL/4/LOGINFAIL(l):  TELNET user failed to login from 192.168.1.3(c860-0053-8bad) on VTY0.", "login_failed", map[string]string{"user": "", "source": "192.168.1.3"}},
+			}},
+		// The SSH server's, "SSH user X (IP: A) didn't pass public key (or
+		// password) authentication": the same script's H3C line.
+		{name: "comware_ssh_auth_failed", vendor: VendorComware, needs: "SSHS_AUTH_FAIL", patterns: []*regexp.Regexp{re(`SSHS/\d/SSHS_AUTH_FAIL\b[^:]*:\s*(?:-[^;]*;\s*)*SSH user (?P<user>\S+) \(IP: (?P<source>` + ipaddr + `)\) didn't pass`)},
+			event: "login_failed", examples: []example{
+				{"%%10SSHS/6/SSHS_AUTH_FAIL: -DevIP=10.255.249.234; SSH user ubuntu (IP: 81.217.210.119) didn't pass public key authentication for wrong public key.", "login_failed", map[string]string{"user": "ubuntu", "source": "81.217.210.119"}},
+			}},
 		{name: "comware_config", vendor: VendorComware, needs: "CFGMAN_CFGCHANGED", patterns: []*regexp.Regexp{re(`CFGMAN/\d/CFGMAN_CFGCHANGED\b`)},
 			event: "config_changed", examples: []example{
 				{"%%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=12-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration is changed.", "config_changed", nil},
@@ -718,11 +813,27 @@ func syslogRules() []rule {
 				{"system,info,account user mitya logged in from 193.34.20.2 via ssh", "login_succeeded", map[string]string{"user": "mitya", "source": "193.34.20.2"}},
 				{"user admin logged in from 10.0.0.9 via winbox", "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.9"}},
 			}},
+		// "system,error,critical login failure for user X from A via telnet"
+		// (the RouterOS manual's Command Line Interface page: the critical
+		// messages a login shows); nocproject/noc .../MikroTik/RouterOS/
+		// Security/Authentication/Login_Failed_SYSLOG_.json has the last
+		// topic alone.
+		{name: "mikrotik_login_failed", vendor: VendorMikroTik, needs: "login failure for user ", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)* )?login failure for user (?P<user>\S+) from (?P<source>` + ipaddr + `) via (?:ssh|telnet|winbox|ftp|api|api-ssl|web|www|www-ssl|dude|romon)$`)},
+			event: "login_failed", examples: []example{
+				{"system,error,critical login failure for user root from 10.0.0.1 via telnet", "login_failed", map[string]string{"user": "root", "source": "10.0.0.1"}},
+				{"critical login failure for user root from 217.119.114.126 via ssh", "login_failed", map[string]string{"user": "root", "source": "217.119.114.126"}},
+			}},
 		// PAN-OS: an administrator's login, a SYSTEM log of subtype general
 		// (apache/metron's BasicPaloAltoFirewallParserTest, a firewall's).
 		{name: "paloalto_login", vendor: VendorPaloAlto, needs: " logged in via ", patterns: []*regexp.Regexp{re(`,SYSTEM,general,.*?,"?User (?P<user>[^\s",]+) logged in via \w+ from (?P<source>` + ipaddr + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"1,2016/03/25 00:00:56,003002112674,SYSTEM,general,0,2016/03/25 00:00:56,,general,,0,0,general,informational,User HarryPotter logged in via Web from 10.255.255.255 using http,156324,0x0,0,0,0,0,,SUNKUPAN1", "login_succeeded", map[string]string{"user": "HarryPotter", "source": "10.255.255.255"}},
+			}},
+		// PAN-OS: a SYSTEM log of subtype auth, event auth-fail (syslog-ng's
+		// PAN-OS parser test and documentation).
+		{name: "paloalto_login_failed", vendor: VendorPaloAlto, needs: "failed authentication for user ", patterns: []*regexp.Regexp{re(`,SYSTEM,auth,.*?,"?failed authentication for user '(?P<user>[^']*)'\.(?:[^,]*? From: (?P<source>` + ipaddr + `))?`)},
+			event: "login_failed", examples: []example{
+				{"1,2020/04/14 16:48:54,unknown,SYSTEM,auth,0,2020/04/14 16:48:54,,auth-fail,,0,0,general,medium,failed authentication for user 'admin'. Reason: Invalid username/password. From: 10.0.10.55.,1718,0x0,0,0,0,0,,paloalto", "login_failed", map[string]string{"user": "admin", "source": "10.0.10.55"}},
 			}},
 		// FRRouting's bgpd and ospfd (SONiC, Cumulus Linux, VyOS, any Linux
 		// router), no vendor of their own: "%ADJCHANGE: neighbor A(host) in

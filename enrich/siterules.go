@@ -339,7 +339,7 @@ func objectGroup(event string) string {
 		return "interface"
 	case strings.HasPrefix(event, "bgp_"), strings.HasPrefix(event, "ospf_"):
 		return "neighbor"
-	case event == "login_succeeded", event == "config_changed":
+	case event == "login_succeeded", event == "login_failed", event == "config_changed":
 		return "user"
 	}
 	return ""

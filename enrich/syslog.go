@@ -572,8 +572,8 @@ var FacilityNames = [24]string{"kern", "user", "mail", "daemon", "auth", "syslog
 
 // ObjectOf names what an event is about: the interface of a link event, the
 // neighbor of a BGP or OSPF event (a BGP session's with its VRF, see
-// sessionObject), the user of a login or configuration change (the
-// address it came from when it names none).
+// sessionObject), the user of a login, failed or not, or of a
+// configuration change (the address it came from when it names none).
 func ObjectOf(info SyslogInfo) string {
 	switch {
 	case strings.HasPrefix(info.Event, "interface_"):
@@ -582,7 +582,7 @@ func ObjectOf(info SyslogInfo) string {
 		return sessionObject(info.Fields["neighbor"], info.Fields["vrf"])
 	case strings.HasPrefix(info.Event, "ospf_"):
 		return info.Fields["neighbor"]
-	case info.Event == "login_succeeded", info.Event == "config_changed":
+	case info.Event == "login_succeeded", info.Event == "login_failed", info.Event == "config_changed":
 		if user := info.Fields["user"]; user != "" {
 			return user
 		}

@@ -78,7 +78,8 @@ func TestDeviceLinesPaloAltoCommit(t *testing.T) {
 // TestDeviceLinesCiscoLoginSource: IOS's login line names the address the
 // user came from, "[Source: A]", and with "ip ssh logging events" IOS also
 // logs SSH2_USERAUTH for each SSH authentication, naming the user and the
-// address; a failed one (no user yet, or a wrong password) is no login.
+// address; a failed one with no user yet is no event (a wrong password's
+// names the user: login_failed).
 // The lines: nocproject/noc collections/fm.eventclassificationrules/Cisco/
 // IOS/Security/Authentication/{Login,SSH_-_Login}_SYSLOG_.json (devices'
 // lines), a Catalyst's log in a public DNA Center onboarding write-up, and

@@ -702,6 +702,13 @@ func TestOutputTooLargeIsLeftOut(t *testing.T) {
 // every gap of weir's clock, and returns the events it publishes.
 func syslogLineEvents(t *testing.T, gap time.Duration, lines ...string) []telemetry.Event {
 	t.Helper()
+	_, evs := syslogLineRecords(t, gap, lines...)
+	return evs
+}
+
+// syslogLineRecords is syslogLineEvents with the enriched records too.
+func syslogLineRecords(t *testing.T, gap time.Duration, lines ...string) ([]telemetry.EnrichedLog, []telemetry.Event) {
+	t.Helper()
 	var p syslog.Parser
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewWorker(nil, inv, NewClassifier())
@@ -716,7 +723,15 @@ func syslogLineEvents(t *testing.T, gap time.Duration, lines ...string) []teleme
 		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSyslog, Offset: int64(i),
 			Timestamp: t0.Add(time.Duration(i) * gap), Value: l.AppendJSON(nil)})
 	}
-	_, events := w.enrichSyslogBatch(recs, nil, nil)
+	enriched, events := w.enrichSyslogBatch(recs, nil, nil)
+	var els []telemetry.EnrichedLog
+	for _, r := range enriched {
+		var el telemetry.EnrichedLog
+		if err := json.Unmarshal(r.rec.Value, &el); err != nil {
+			t.Fatal(err)
+		}
+		els = append(els, el)
+	}
 	var evs []telemetry.Event
 	for _, r := range events {
 		var ev telemetry.Event
@@ -725,7 +740,7 @@ func syslogLineEvents(t *testing.T, gap time.Duration, lines ...string) []teleme
 		}
 		evs = append(evs, ev)
 	}
-	return evs
+	return els, evs
 }
 
 // TestBGPSessionsInTwoVRFs: a PE's sessions to one address in two VRFs

@@ -170,7 +170,7 @@ type Event struct {
 	V int `json:"v"`
 	// Type is interface_down, interface_up, bgp_peer_down, bgp_peer_up,
 	// ospf_neighbor_down, ospf_neighbor_up, config_changed,
-	// login_succeeded, device_rebooted, device_unreachable,
+	// login_succeeded, login_failed, device_rebooted, device_unreachable,
 	// device_reachable, interface_flapping, bgp_peer_flapping, or a
 	// flapping type with the suffix _cleared.
 	Type   string `json:"type"`

@@ -344,8 +344,9 @@ func resolves(typ string) (string, bool) {
 }
 
 // resolvable reports whether some event ends alerts of this type; only
-// those are re-sent. The others (config_changed, login_succeeded) are sent
-// once and end in Alertmanager after its resolve_timeout.
+// those are re-sent. The others (config_changed, login_succeeded,
+// login_failed) are sent once and end in Alertmanager after its
+// resolve_timeout.
 func resolvable(typ string) bool {
 	return strings.HasSuffix(typ, "_down") || strings.HasSuffix(typ, "_flapping") || typ == "device_unreachable"
 }

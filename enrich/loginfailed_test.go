@@ -1,0 +1,138 @@
+package enrich
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestFailedLoginIsAnEvent: a failed login's line is enriched with its
+// user and source and raises a login_failed event about the user, of the
+// line's severity. sshd's "Invalid user" line and its "Failed password"
+// line of the same attempt name the same user, so within the
+// de-duplication window they, and the user's next failure, are one
+// event; another user's failure is another, and so is the same user's
+// past the window.
+func TestFailedLoginIsAnEvent(t *testing.T) {
+	lines := []string{
+		"<38>Mar  1 18:46:10 linux1 sshd[123]: Invalid user bob from 10.2.2.2 port 50000",
+		"<38>Mar  1 18:46:11 linux1 sshd[123]: Failed password for invalid user bob from 10.2.2.2 port 50000 ssh2",
+		"<38>Mar  1 18:46:12 linux1 sshd[123]: Failed password for invalid user bob from 10.2.2.2 port 50000 ssh2",
+		"<38>Mar  1 18:46:13 linux1 sshd[124]: Failed password for root from 10.2.2.3 port 50001 ssh2",
+	}
+	enriched, evs := syslogLineRecords(t, time.Second, lines...)
+	if len(enriched) != len(lines) {
+		t.Fatalf("%d records enriched, want %d", len(enriched), len(lines))
+	}
+	for i, want := range []map[string]string{
+		{"user": "bob", "source": "10.2.2.2"},
+		{"user": "bob", "source": "10.2.2.2"},
+		{"user": "bob", "source": "10.2.2.2"},
+		{"user": "root", "source": "10.2.2.3"},
+	} {
+		if e := enriched[i]; e.Event != "login_failed" || e.Fields["user"] != want["user"] || e.Fields["source"] != want["source"] {
+			t.Errorf("%s: enriched event %q, fields %v; want login_failed, %v", lines[i], e.Event, e.Fields, want)
+		}
+	}
+	var got []string
+	for _, ev := range evs {
+		got = append(got, ev.Type+" "+ev.Object+" "+ev.Severity)
+	}
+	// The lines' severity (<38>: informational), not the type's.
+	want := []string{"login_failed bob informational", "login_failed root informational"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if late := syslogLineEvents(t, time.Hour, lines[1], lines[2]); len(late) != 2 {
+		t.Errorf("the same user's failures an hour apart: %d events, want 2", len(late))
+	}
+}
+
+// TestFailedLoginWithoutUser: a failed login that names no user (IOS's
+// "[user: ]") is about its source address, as a login naming none is.
+func TestFailedLoginWithoutUser(t *testing.T) {
+	evs := syslogLineEvents(t, time.Second,
+		"<188>101: edge1: *Nov 29 14:00:00.000: %SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: ] [Source: 172.16.0.22] [localport: 22] [Reason: Login Authentication Failed] at 14:00:00 UTC Sun Nov 29 2026")
+	if len(evs) != 1 || evs[0].Type != "login_failed" || evs[0].Object != "172.16.0.22" || evs[0].Severity != "warning" {
+		t.Errorf("events %+v, want one login_failed about 172.16.0.22, warning", evs)
+	}
+}
+
+// TestFailedLoginTypeSeverity: a failed login's line without a PRI gives
+// its event the type's severity, warning.
+func TestFailedLoginTypeSeverity(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	tried, err := NewWorker(nil, inv, NewClassifier()).Try([]byte(`{"v":1,"device":"edge1","app_name":"sshd","message":"Failed password for bob from 10.0.0.1 port 22 ssh2"}`))
+	if err != nil || tried.Event.Type != "login_failed" || tried.Event.Object != "bob" || tried.Event.Severity != "warning" {
+		t.Errorf("%+v, %v; want a login_failed about bob, warning", tried.Event, err)
+	}
+}
+
+// TestSiteRuleLoginFailed: a site rule may raise login_failed, naming its
+// object by user or else source as login_succeeded does.
+func TestSiteRuleLoginFailed(t *testing.T) {
+	s, err := ParseSyslogRules([]byte(`
+rules:
+  - name: lab_login_failed
+    match: '^lab: bad login (?:by (?P<user>\S+) )?from (?P<source>\S+)$'
+    event: login_failed
+    examples:
+      - {line: "lab: bad login by eve from 10.9.9.9", event: login_failed, fields: {user: eve, source: 10.9.9.9}}
+      - {line: "lab: bad login from 10.9.9.8", event: login_failed, fields: {source: 10.9.9.8}}
+`), "rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClassifier()
+	if err := c.UseSyslogRules(s); err != nil {
+		t.Fatal(err)
+	}
+	for msg, object := range map[string]string{"lab: bad login by eve from 10.9.9.9": "eve", "lab: bad login from 10.9.9.8": "10.9.9.8"} {
+		l := telemetry.Log{Message: msg}
+		if info := c.Classify(&l); info.Rule != "lab_login_failed" || info.Event != "login_failed" || ObjectOf(info) != object {
+			t.Errorf("%q: %+v, object %q; want login_failed about %q", msg, info, ObjectOf(info), object)
+		}
+	}
+	if _, err := ParseSyslogRules([]byte(`
+rules:
+  - name: a
+    match: 'bad login (?P<who>\S+)'
+    event: login_failed
+    examples: [{line: "bad login eve", event: login_failed}]
+`), "rules.yaml"); err == nil || !strings.Contains(err.Error(), "a login_failed event names its object by a (?P<user>...) group, or else a (?P<source>...) one") {
+		t.Errorf("a login_failed rule naming no user or source: %v", err)
+	}
+}
+
+// TestSshdLinesThatAreNoFailedLogin: a known user's "Failed publickey"
+// (one of the keys a client offers before the accepted one), "Failed
+// none" (a client asking for the methods) and a line naming a host, not
+// an address, for its source.
+func TestSshdLinesThatAreNoFailedLogin(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct {
+		msg, event string
+		fields     map[string]string
+	}{
+		// fail2ban/fail2ban fail2ban/tests/files/logs/sshd (gh-1263).
+		{"Failed publickey for git from 192.0.2.1 port 57904 ssh2: ECDSA 0e:ff:xx:xx:xx:xx:xx:xx:xx:xx:xx:xx:xx:xx:xx:xx", "", nil},
+		// wazuh/wazuh ruleset/testing/tests/sshd.ini.
+		{"[ID 800047 auth.notice] Failed none for root from 192.168.1.1 port 36942 ssh2", "", nil},
+		{"Failed password for bob from host.example.com port 22 ssh2", "login_failed", map[string]string{"user": "bob", "source": ""}},
+		{"Invalid user  from 10.1.1.1 port 22", "login_failed", map[string]string{"user": "", "source": "10.1.1.1"}},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Event != tc.event {
+			t.Errorf("%q: event %q (rule %q), want %q", tc.msg, info.Event, info.Rule, tc.event)
+		}
+		for k, v := range tc.fields {
+			if info.Fields[k] != v {
+				t.Errorf("%q: field %s = %q, want %q", tc.msg, k, info.Fields[k], v)
+			}
+		}
+	}
+}
