@@ -419,7 +419,7 @@ func fastCiscoLogin(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?P<source>ipish)
+// Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?:(?P<source>ipaddr)|\S+)
 func fastSSHDAccepted(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("Accepted ")
@@ -427,8 +427,10 @@ func fastSSHDAccepted(msg string, at int, f map[string]string) fastResult {
 	c.opt("invalid user ") // the patterns try the optional group first
 	user := c.run(notSpace)
 	c.lit(" from ")
-	src := c.ip()
-	if !c.ok {
+	// An IPv4 address ending at a non-word byte, as ipaddr reads it; an
+	// IPv6 one or a host name the patterns take.
+	src := c.run(func(b byte) bool { return isDigit(b) || b == '.' })
+	if !c.ok || !isIPv4(src) || c.s != "" && (isWordByte(c.s[0]) || c.s[0] == '.') {
 		return fastUnsure
 	}
 	f["user"], f["source"] = user, src

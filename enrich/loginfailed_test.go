@@ -136,3 +136,28 @@ func TestSshdLinesThatAreNoFailedLogin(t *testing.T) {
 		}
 	}
 }
+
+// TestSshdUserNameNamesNoSource: sshd writes the user name a client sent,
+// spaces and all, before the address it came from, so a name such as "x
+// from 10.9.9.9 port 1 ssh2" must not make 10.9.9.9 the source (a brute
+// force blamed on another address): the address is the last "from"'s. A
+// host name (sshd's UseDNS) is no source, and no part of one either.
+func TestSshdUserNameNamesNoSource(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct {
+		msg, event, user, source string
+	}{
+		{"Failed password for invalid user x from 10.9.9.9 port 1 ssh2 from 203.0.113.5 port 40000 ssh2", "login_failed", "x from 10.9.9.9 port 1 ssh2", "203.0.113.5"},
+		{"Failed keyboard-interactive/pam for invalid user y from 10.9.9.9 from 2001:db8::5 port 40000 ssh2", "login_failed", "y from 10.9.9.9", "2001:db8::5"},
+		{"Invalid user x from 10.9.9.9 port 1 from 203.0.113.5 port 40000", "login_failed", "x from 10.9.9.9 port 1", "203.0.113.5"},
+		{"Failed password for invalid user x from 10.9.9.9 port 1 ssh2 from gw.example.com port 40000 ssh2", "login_failed", "x from 10.9.9.9 port 1 ssh2", ""},
+		{"Accepted publickey for bob from host.example.com port 22 ssh2: ED25519 SHA256:abc", "login_succeeded", "bob", ""},
+		{"Accepted password for bob from deadbeef.example.com port 22 ssh2", "login_succeeded", "bob", ""},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Event != tc.event || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
+			t.Errorf("%q: %s (rule %s), user %q, source %q; want %s, %q, %q", tc.msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], tc.event, tc.user, tc.source)
+		}
+	}
+}

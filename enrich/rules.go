@@ -532,6 +532,8 @@ func syslogRules() []rule {
 		{name: "cisco_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`LOGIN_FAILED: Login failed \[user: (?P<user>[^\]]*)\](?: \[Source: (?P<source>` + ipish + `)\])?`)},
 			event: "login_failed", examples: []example{
 				{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: ] [Source: 172.16.0.22] [localport: 22] [Reason: Login Authentication Failed]", "login_failed", map[string]string{"user": "", "source": "172.16.0.22"}},
+				// Cisco's "Cisco IOS Login Enhancements" guide's example.
+				{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: cisco] [Source: 10.1.1.1] [localport: 23] [Reason: Login Authentication Failed] at 20:55:40 UTC Mon Jul 25 2005", "login_failed", map[string]string{"user": "cisco", "source": "10.1.1.1"}},
 			}},
 		// With "ip ssh logging events": SSH2_USERAUTH, nocproject/noc
 		// .../Cisco/IOS/Security/Authentication/SSH_-_Login_SYSLOG_.json (a
@@ -590,7 +592,7 @@ func syslogRules() []rule {
 				// NX-OS's sshd is dcos_sshd.
 				{"%AUTHPRIV-6-SYSTEM_MSG: pam_unix(dcos_sshd:session): session opened for user opsbot by (uid=0) - dcos_sshd[20311]", "login_succeeded", map[string]string{"user": "opsbot"}},
 			}},
-		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?P<source>` + ipish + `)`)},
+		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
@@ -598,8 +600,10 @@ func syslogRules() []rule {
 		// known user's "Failed publickey" is no failed login: a client
 		// offers its keys in turn until one is accepted (fail2ban's sshd
 		// test log, gh-1263); "Failed none" is a client asking which
-		// methods there are. A host name (UseDNS) is no source.
-		{name: "sshd_failed", needs: "Failed ", patterns: []*regexp.Regexp{re(`Failed (?:(?:password|keyboard-interactive(?:/pam)?|gssapi-with-mic) for (?:invalid user (?P<user>\S*)|(?P<user>\S+))|publickey for invalid user (?P<user>\S*)) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		// methods there are. A host name (UseDNS) is no source. An invalid
+		// user's name is what the client sent, spaces and all ("x from A
+		// port 1"): the source is the last "from"'s, which sshd writes.
+		{name: "sshd_failed", needs: "Failed ", patterns: []*regexp.Regexp{re(`Failed (?:(?:password|keyboard-interactive(?:/pam)?|gssapi-with-mic) for (?:invalid user (?P<user>.*)|(?P<user>\S+))|publickey for invalid user (?P<user>.*)) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
 			event: "login_failed", examples: []example{
 				// nocproject/noc .../Juniper/JUNOS/Security/Authentication/
 				// Login_Failed_1_SYSLOG_.json (a device's line).
@@ -615,7 +619,7 @@ func syslogRules() []rule {
 		// so one event within the de-duplication window. elastic/integrations
 		// packages/system/data_stream/auth/_dev/test/pipeline/test-auth.log,
 		// fail2ban's sshd test log.
-		{name: "sshd_invalid_user", needs: "Invalid user ", patterns: []*regexp.Regexp{re(`\bInvalid user (?P<user>\S*) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "sshd_invalid_user", needs: "Invalid user ", patterns: []*regexp.Regexp{re(`\bInvalid user (?P<user>.*) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
 			event: "login_failed", examples: []example{
 				{"Invalid user test from 10.0.2.2", "login_failed", map[string]string{"user": "test", "source": "10.0.2.2"}},
 				{"Invalid user ftp from 192.0.2.2 port 37220", "login_failed", map[string]string{"user": "ftp", "source": "192.0.2.2"}},
