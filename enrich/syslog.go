@@ -110,6 +110,11 @@ func text(l *telemetry.Log) string {
 	}
 	if relayedMnemonic(l) {
 		// "%BGP-5-ADJCHANGE" + ":" + " neighbor 10.0.0.2 Down": as sent.
+		// A relay that drops the message's first space (rsyslog's
+		// pmrfc3164 remove.msgFirstSpace) leaves it out: put it back.
+		if !strings.HasPrefix(l.Message, " ") {
+			return l.AppName + ": " + l.Message
+		}
 		return l.AppName + ":" + l.Message
 	}
 	return l.Message

@@ -374,6 +374,28 @@ func TestCiscoLinesRelayedAsRFC5424(t *testing.T) {
 	}
 }
 
+// TestCiscoLinesRelayedAsRFC5424WithoutTheSpace: rsyslog with its BSD
+// parser's remove.msgFirstSpace="on" (pmrfc3164) writes the message
+// behind the APP-NAME without the space the device sent after the
+// mnemonic's colon: still the line the device sent, for weir's rules
+// (which read "%OSPF-5-ADJCHG: Process") and a site's anchored ones.
+func TestCiscoLinesRelayedAsRFC5424WithoutTheSpace(t *testing.T) {
+	c := NewClassifier()
+	var p syslog.Parser
+	for _, tc := range []struct{ raw, event string }{
+		// rsyslogd 8.2302's output, remove.msgFirstSpace="on", for what edge1 sent.
+		{"<189>1 2026-12-06T08:12:00+00:00 edge1 %OSPF-5-ADJCHG - - - Process 1, Nbr 9.9.9.9 on Gi0/1 from FULL to DOWN, Neighbor Down: Dead timer expired", "ospf_neighbor_down"},
+		{"<189>1 2026-12-06T08:12:00+00:00 edge1 %SEC_LOGIN-5-LOGIN_SUCCESS - - - Login Success [user: bob] [Source: 10.0.0.9] [localport: 22] at 10:00:00 UTC Mon Dec 6 2026", "login_succeeded"},
+		{"<189>1 2026-12-06T08:12:00+00:00 edge1 %BGP-5-ADJCHANGE - - - neighbor 10.7.7.7 Down BGP Notification sent", "bgp_peer_down"},
+	} {
+		var l telemetry.Log
+		p.ParseCopy([]byte(tc.raw), &l)
+		if info := c.Classify(&l); info.Event != tc.event || info.Vendor != VendorCiscoIOS {
+			t.Errorf("%.70q: event %q vendor %q, want %q %q", tc.raw, info.Event, info.Vendor, tc.event, VendorCiscoIOS)
+		}
+	}
+}
+
 // TestJunosLinkTrapRelayedAsBSD: rsyslog's forwarding formats
 // (RSYSLOG_ForwardFormat, RSYSLOG_TraditionalForwardFormat) drop the RFC
 // 5424 MSGID where Junos puts its event tag, so mib2d's link trap arrives
