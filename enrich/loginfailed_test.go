@@ -141,7 +141,8 @@ func TestSshdLinesThatAreNoFailedLogin(t *testing.T) {
 // spaces and all, before the address it came from, so a name such as "x
 // from 10.9.9.9 port 1 ssh2" must not make 10.9.9.9 the source (a brute
 // force blamed on another address): the address is the last "from"'s. A
-// host name (sshd's UseDNS) is no source, and no part of one either.
+// host name (sshd's UseDNS) is no source, and no part of one either,
+// even one that begins with an address.
 func TestSshdUserNameNamesNoSource(t *testing.T) {
 	c := NewClassifier()
 	for _, tc := range []struct {
@@ -153,6 +154,13 @@ func TestSshdUserNameNamesNoSource(t *testing.T) {
 		{"Failed password for invalid user x from 10.9.9.9 port 1 ssh2 from gw.example.com port 40000 ssh2", "login_failed", "x from 10.9.9.9 port 1 ssh2", ""},
 		{"Accepted publickey for bob from host.example.com port 22 ssh2: ED25519 SHA256:abc", "login_succeeded", "bob", ""},
 		{"Accepted password for bob from deadbeef.example.com port 22 ssh2", "login_succeeded", "bob", ""},
+		// A host name beginning with another's address: its owner sets
+		// the PTR record and the A record UseDNS checks it against.
+		{"Failed password for bob from 10.9.9.9.example.com port 22 ssh2", "login_failed", "bob", ""},
+		{"Failed password for invalid user x from 10.9.9.9-static.example.net port 40000 ssh2", "login_failed", "x", ""},
+		{"Invalid user x from 10.9.9.9.example.com port 40000", "login_failed", "x", ""},
+		{"Accepted password for bob from 10.9.9.9.example.com port 22 ssh2", "login_succeeded", "bob", ""},
+		{"Accepted password for bob from 10.9.9.9-static.example.net port 22 ssh2", "login_succeeded", "bob", ""},
 	} {
 		l := telemetry.Log{Message: tc.msg}
 		info := c.Classify(&l)

@@ -85,6 +85,13 @@ const ipish = `[0-9A-Fa-f:.]*[0-9A-Fa-f]`
 // words can stand where an address does.
 const ipaddr = `(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*[0-9A-Fa-f])\b`
 
+// sshdFrom is the end of sshd's login lines, " from " and the client:
+// its address, or a host name (UseDNS), which is no source. An address
+// is taken only as the whole word, up to a space or the line's end: a
+// host name may begin with another's address ("10.9.9.9.example.com"),
+// and whoever owns the name chooses it.
+const sshdFrom = ` from (?:(?P<source>` + ipaddr + `)(?:\s|$)|\S+)`
+
 // syslogRules is the rule table, tried in order; the first match wins.
 func syslogRules() []rule {
 	re := regexp.MustCompile
@@ -592,7 +599,7 @@ func syslogRules() []rule {
 				// NX-OS's sshd is dcos_sshd.
 				{"%AUTHPRIV-6-SYSTEM_MSG: pam_unix(dcos_sshd:session): session opened for user opsbot by (uid=0) - dcos_sshd[20311]", "login_succeeded", map[string]string{"user": "opsbot"}},
 			}},
-		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+)` + sshdFrom)},
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
@@ -603,7 +610,7 @@ func syslogRules() []rule {
 		// methods there are. A host name (UseDNS) is no source. An invalid
 		// user's name is what the client sent, spaces and all ("x from A
 		// port 1"): the source is the last "from"'s, which sshd writes.
-		{name: "sshd_failed", needs: "Failed ", patterns: []*regexp.Regexp{re(`Failed (?:(?:password|keyboard-interactive(?:/pam)?|gssapi-with-mic) for (?:invalid user (?P<user>.*)|(?P<user>\S+))|publickey for invalid user (?P<user>.*)) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "sshd_failed", needs: "Failed ", patterns: []*regexp.Regexp{re(`Failed (?:(?:password|keyboard-interactive(?:/pam)?|gssapi-with-mic) for (?:invalid user (?P<user>.*)|(?P<user>\S+))|publickey for invalid user (?P<user>.*))` + sshdFrom)},
 			event: "login_failed", examples: []example{
 				// nocproject/noc .../Juniper/JUNOS/Security/Authentication/
 				// Login_Failed_1_SYSLOG_.json (a device's line).
@@ -619,7 +626,7 @@ func syslogRules() []rule {
 		// so one event within the de-duplication window. elastic/integrations
 		// packages/system/data_stream/auth/_dev/test/pipeline/test-auth.log,
 		// fail2ban's sshd test log.
-		{name: "sshd_invalid_user", needs: "Invalid user ", patterns: []*regexp.Regexp{re(`\bInvalid user (?P<user>.*) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "sshd_invalid_user", needs: "Invalid user ", patterns: []*regexp.Regexp{re(`\bInvalid user (?P<user>.*)` + sshdFrom)},
 			event: "login_failed", examples: []example{
 				{"Invalid user test from 10.0.2.2", "login_failed", map[string]string{"user": "test", "source": "10.0.2.2"}},
 				{"Invalid user ftp from 192.0.2.2 port 37220", "login_failed", map[string]string{"user": "ftp", "source": "192.0.2.2"}},
