@@ -169,3 +169,23 @@ func TestSshdUserNameNamesNoSource(t *testing.T) {
 		}
 	}
 }
+
+// TestCiscoSSHFailedLoginIsNoLogin: IOS writes the user name an SSH
+// client sent between quotes, quotes and all, so a name ending "...
+// hmac 'b' Succeeded" must not make its failed attempt a login (nor its
+// address the source): the outcome and the source are those IOS wrote
+// last.
+func TestCiscoSSHFailedLoginIsNoLogin(t *testing.T) {
+	c := NewClassifier()
+	const tail = "' authentication for SSH2 Session from 203.0.113.5 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Failed"
+	for _, user := range []string{
+		"x' authentication for SSH2 Session from 10.9.9.9 (tty = 1) using crypto cipher 'a', hmac 'b' Succeeded",
+		"x' authentication for SSH2 Session from 10.9.9.9 (tty = 1) using crypto cipher 'a', hmac 'b' Succeeded\ny",
+	} {
+		l := telemetry.Log{Message: "%SSH-5-SSH2_USERAUTH: User '" + user + tail}
+		info := c.Classify(&l)
+		if info.Event != "login_failed" || info.Fields["user"] != user || info.Fields["source"] != "203.0.113.5" {
+			t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed, the whole name, 203.0.113.5", l.Message, info.Event, info.Rule, info.Fields["user"], info.Fields["source"])
+		}
+	}
+}

@@ -542,18 +542,22 @@ func syslogRules() []rule {
 				// Cisco's "Cisco IOS Login Enhancements" guide's example.
 				{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: cisco] [Source: 10.1.1.1] [localport: 23] [Reason: Login Authentication Failed] at 20:55:40 UTC Mon Jul 25 2005", "login_failed", map[string]string{"user": "cisco", "source": "10.1.1.1"}},
 			}},
+		// SSH2_USERAUTH's failed logins: .../SSH_-_Login_Failed_SYSLOG_.json
+		// (a device's line). IOS logs LOGIN_FAILED for the same attempt:
+		// one user, one event. The name is what the client sent, quotes
+		// and all ("x' authentication ... Succeeded"): the outcome and the
+		// source are those IOS writes after it, so this rule comes before
+		// the login's and reads the name up to the last of them.
+		{name: "cisco_ssh2_userauth_failed", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>(?s:.+))' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Failed`)},
+			event: "login_failed", examples: []example{
+				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Failed", "login_failed", map[string]string{"user": "admin", "source": "172.16.0.22"}},
+			}},
 		// With "ip ssh logging events": SSH2_USERAUTH, nocproject/noc
 		// .../Cisco/IOS/Security/Authentication/SSH_-_Login_SYSLOG_.json (a
-		// device's line). "User ''" is no login; "Failed" is the next rule's.
+		// device's line). "User ''" is no login; "Failed" is the rule before.
 		{name: "cisco_ssh2_userauth", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Succeeded`)},
 			event: "login_succeeded", examples: []example{
 				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Succeeded", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
-			}},
-		// .../SSH_-_Login_Failed_SYSLOG_.json (a device's line). IOS logs
-		// LOGIN_FAILED for the same attempt: one user, one event.
-		{name: "cisco_ssh2_userauth_failed", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Failed`)},
-			event: "login_failed", examples: []example{
-				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Failed", "login_failed", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
 		{name: "iosxr_login", needs: "AUTHEN_SUCCESS", patterns: []*regexp.Regexp{re(`AUTHEN_SUCCESS ?: Successfully authenticated user '(?P<user>[^']+)' from '(?P<source>[^']*)'`)},
 			event: "login_succeeded", examples: []example{
