@@ -189,3 +189,24 @@ func TestCiscoSSHFailedLoginIsNoLogin(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedLoginUserNameNamesNoSource: IOS, IOS-XR and Junos write the
+// name a client typed between brackets or quotes, which the name may
+// hold too: the source is the one the device writes after it, the last.
+func TestFailedLoginUserNameNamesNoSource(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, rule, user, source string }{
+		{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: x] [Source: 10.9.9.9] [localport: 22] [Reason: Login Authentication Failed]] [Source: 203.0.113.5] [localport: 22] [Reason: Login Authentication Failed] at 20:55:40 UTC Mon Jul 25 2005",
+			"cisco_login_failed", "x] [Source: 10.9.9.9] [localport: 22] [Reason: Login Authentication Failed]", "203.0.113.5"},
+		{"%SECURITY-login-4-AUTHEN_FAILED: Failed authentication attempt by user 'x' from '10.9.9.9' on 'vty4' from '203.0.113.5' on 'vty4'",
+			"iosxr_login_failed", "x' from '10.9.9.9' on 'vty4", "203.0.113.5"},
+		{"SSHD_LOGIN_FAILED: Login failed for user 'x' from host '10.9.9.9'\n' from host '203.0.113.5'",
+			"junos_sshd_login_failed", "x' from host '10.9.9.9'\n", "203.0.113.5"},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Rule != tc.rule || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
+			t.Errorf("%q: rule %s, user %q, source %q; want %s, %q, %q", tc.msg, info.Rule, info.Fields["user"], info.Fields["source"], tc.rule, tc.user, tc.source)
+		}
+	}
+}

@@ -536,7 +536,9 @@ func syslogRules() []rule {
 			}},
 		// "[user: ]" when none was given: nocproject/noc .../Cisco/IOS/
 		// Security/Authentication/Login_Failed_SYSLOG_.json (a device's line).
-		{name: "cisco_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`LOGIN_FAILED: Login failed \[user: (?P<user>[^\]]*)\](?: \[Source: (?P<source>` + ipish + `)\])?`)},
+		// The name is what was typed, brackets and all: the source is the
+		// last one, which IOS writes after it.
+		{name: "cisco_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`LOGIN_FAILED: Login failed \[user: (?:(?P<user>(?s:.*))\] \[Source: (?P<source>` + ipish + `)\] \[localport: |(?P<user>[^\]]*)\])`)},
 			event: "login_failed", examples: []example{
 				{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: ] [Source: 172.16.0.22] [localport: 22] [Reason: Login Authentication Failed]", "login_failed", map[string]string{"user": "", "source": "172.16.0.22"}},
 				// Cisco's "Cisco IOS Login Enhancements" guide's example.
@@ -564,8 +566,9 @@ func syslogRules() []rule {
 				{"%SECURITY-LOGIN-6-AUTHEN_SUCCESS : Successfully authenticated user 'netops' from '10.34.195.36' on 'vty0'", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
 		// OpenNMS/opennms's Cisco syslog alarm test (a router's line: the
-		// user name is what was typed at the prompt, a command).
-		{name: "iosxr_login_failed", needs: "AUTHEN_FAILED", patterns: []*regexp.Regexp{re(`AUTHEN_FAILED ?: Failed authentication attempt by user '(?P<user>[^']*)' from '(?P<source>[^']*)'`)},
+		// user name is what was typed at the prompt, a command, quotes and
+		// all: the source is the last one).
+		{name: "iosxr_login_failed", needs: "AUTHEN_FAILED", patterns: []*regexp.Regexp{re(`AUTHEN_FAILED ?: Failed authentication attempt by user '(?P<user>(?s:.*))' from '(?P<source>[^']*)'`)},
 			event: "login_failed", examples: []example{
 				{"%SECURITY-login-4-AUTHEN_FAILED: Failed authentication attempt by user 'sh int des | in univ' from '10.0.1.1' on 'vty4'", "login_failed", map[string]string{"user": "sh int des | in univ", "source": "10.0.1.1"}},
 			}},
@@ -582,8 +585,9 @@ func syslogRules() []rule {
 			}},
 		// Junos sshd's own tag beside OpenSSH's "Failed password" line of
 		// the same attempt (one user, one event): an MX960's log in a
-		// public support write-up (SR-2022-0408-1059).
-		{name: "junos_sshd_login_failed", needs: "SSHD_LOGIN_FAILED", patterns: []*regexp.Regexp{re(`SSHD_LOGIN_FAILED:? Login failed for user '(?P<user>[^']*)' from host '(?P<source>` + ipish + `)'`)},
+		// public support write-up (SR-2022-0408-1059). The name is what
+		// the client sent, quotes and all: the source is the last one.
+		{name: "junos_sshd_login_failed", needs: "SSHD_LOGIN_FAILED", patterns: []*regexp.Regexp{re(`SSHD_LOGIN_FAILED:? Login failed for user '(?P<user>(?s:.*))' from host '(?P<source>` + ipish + `)'`)},
 			event: "login_failed", examples: []example{
 				{"SSHD_LOGIN_FAILED: Login failed for user 'mpcl' from host '106.51.66.192'", "login_failed", map[string]string{"user": "mpcl", "source": "106.51.66.192"}},
 			}},
