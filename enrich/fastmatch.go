@@ -419,7 +419,7 @@ func fastCiscoLogin(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?:(?P<source>ipaddr)|\S+)
+// Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?:(?P<source>ipaddr)(?:\s|$)|\S+)
 func fastSSHDAccepted(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("Accepted ")
@@ -427,10 +427,10 @@ func fastSSHDAccepted(msg string, at int, f map[string]string) fastResult {
 	c.opt("invalid user ") // the patterns try the optional group first
 	user := c.run(notSpace)
 	c.lit(" from ")
-	// An IPv4 address ending at a non-word byte, as ipaddr reads it; an
-	// IPv6 one or a host name the patterns take.
+	// An IPv4 address followed by a space or nothing; an IPv6 one, or a
+	// host name (which may begin with an address), the patterns take.
 	src := c.run(func(b byte) bool { return isDigit(b) || b == '.' })
-	if !c.ok || !isIPv4(src) || c.s != "" && (isWordByte(c.s[0]) || c.s[0] == '.') {
+	if !c.ok || !isIPv4(src) || c.s != "" && c.s[0] != ' ' {
 		return fastUnsure
 	}
 	f["user"], f["source"] = user, src

@@ -141,7 +141,8 @@ func TestSshdLinesThatAreNoFailedLogin(t *testing.T) {
 // spaces and all, before the address it came from, so a name such as "x
 // from 10.9.9.9 port 1 ssh2" must not make 10.9.9.9 the source (a brute
 // force blamed on another address): the address is the last "from"'s. A
-// host name (sshd's UseDNS) is no source, and no part of one either.
+// host name (sshd's UseDNS) is no source, and no part of one either,
+// even one that begins with an address.
 func TestSshdUserNameNamesNoSource(t *testing.T) {
 	c := NewClassifier()
 	for _, tc := range []struct {
@@ -153,11 +154,59 @@ func TestSshdUserNameNamesNoSource(t *testing.T) {
 		{"Failed password for invalid user x from 10.9.9.9 port 1 ssh2 from gw.example.com port 40000 ssh2", "login_failed", "x from 10.9.9.9 port 1 ssh2", ""},
 		{"Accepted publickey for bob from host.example.com port 22 ssh2: ED25519 SHA256:abc", "login_succeeded", "bob", ""},
 		{"Accepted password for bob from deadbeef.example.com port 22 ssh2", "login_succeeded", "bob", ""},
+		// A host name beginning with another's address: its owner sets
+		// the PTR record and the A record UseDNS checks it against.
+		{"Failed password for bob from 10.9.9.9.example.com port 22 ssh2", "login_failed", "bob", ""},
+		{"Failed password for invalid user x from 10.9.9.9-static.example.net port 40000 ssh2", "login_failed", "x", ""},
+		{"Invalid user x from 10.9.9.9.example.com port 40000", "login_failed", "x", ""},
+		{"Accepted password for bob from 10.9.9.9.example.com port 22 ssh2", "login_succeeded", "bob", ""},
+		{"Accepted password for bob from 10.9.9.9-static.example.net port 22 ssh2", "login_succeeded", "bob", ""},
 	} {
 		l := telemetry.Log{Message: tc.msg}
 		info := c.Classify(&l)
 		if info.Event != tc.event || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
 			t.Errorf("%q: %s (rule %s), user %q, source %q; want %s, %q, %q", tc.msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], tc.event, tc.user, tc.source)
+		}
+	}
+}
+
+// TestCiscoSSHFailedLoginIsNoLogin: IOS writes the user name an SSH
+// client sent between quotes, quotes and all, so a name ending "...
+// hmac 'b' Succeeded" must not make its failed attempt a login (nor its
+// address the source): the outcome and the source are those IOS wrote
+// last.
+func TestCiscoSSHFailedLoginIsNoLogin(t *testing.T) {
+	c := NewClassifier()
+	const tail = "' authentication for SSH2 Session from 203.0.113.5 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Failed"
+	for _, user := range []string{
+		"x' authentication for SSH2 Session from 10.9.9.9 (tty = 1) using crypto cipher 'a', hmac 'b' Succeeded",
+		"x' authentication for SSH2 Session from 10.9.9.9 (tty = 1) using crypto cipher 'a', hmac 'b' Succeeded\ny",
+	} {
+		l := telemetry.Log{Message: "%SSH-5-SSH2_USERAUTH: User '" + user + tail}
+		info := c.Classify(&l)
+		if info.Event != "login_failed" || info.Fields["user"] != user || info.Fields["source"] != "203.0.113.5" {
+			t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed, the whole name, 203.0.113.5", l.Message, info.Event, info.Rule, info.Fields["user"], info.Fields["source"])
+		}
+	}
+}
+
+// TestFailedLoginUserNameNamesNoSource: IOS, IOS-XR and Junos write the
+// name a client typed between brackets or quotes, which the name may
+// hold too: the source is the one the device writes after it, the last.
+func TestFailedLoginUserNameNamesNoSource(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, rule, user, source string }{
+		{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: x] [Source: 10.9.9.9] [localport: 22] [Reason: Login Authentication Failed]] [Source: 203.0.113.5] [localport: 22] [Reason: Login Authentication Failed] at 20:55:40 UTC Mon Jul 25 2005",
+			"cisco_login_failed", "x] [Source: 10.9.9.9] [localport: 22] [Reason: Login Authentication Failed]", "203.0.113.5"},
+		{"%SECURITY-login-4-AUTHEN_FAILED: Failed authentication attempt by user 'x' from '10.9.9.9' on 'vty4' from '203.0.113.5' on 'vty4'",
+			"iosxr_login_failed", "x' from '10.9.9.9' on 'vty4", "203.0.113.5"},
+		{"SSHD_LOGIN_FAILED: Login failed for user 'x' from host '10.9.9.9'\n' from host '203.0.113.5'",
+			"junos_sshd_login_failed", "x' from host '10.9.9.9'\n", "203.0.113.5"},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Rule != tc.rule || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
+			t.Errorf("%q: rule %s, user %q, source %q; want %s, %q, %q", tc.msg, info.Rule, info.Fields["user"], info.Fields["source"], tc.rule, tc.user, tc.source)
 		}
 	}
 }

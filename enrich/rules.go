@@ -85,6 +85,13 @@ const ipish = `[0-9A-Fa-f:.]*[0-9A-Fa-f]`
 // words can stand where an address does.
 const ipaddr = `(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*[0-9A-Fa-f])\b`
 
+// sshdFrom is the end of sshd's login lines, " from " and the client:
+// its address, or a host name (UseDNS), which is no source. An address
+// is taken only as the whole word, up to a space or the line's end: a
+// host name may begin with another's address ("10.9.9.9.example.com"),
+// and whoever owns the name chooses it.
+const sshdFrom = ` from (?:(?P<source>` + ipaddr + `)(?:\s|$)|\S+)`
+
 // syslogRules is the rule table, tried in order; the first match wins.
 func syslogRules() []rule {
 	re := regexp.MustCompile
@@ -529,32 +536,39 @@ func syslogRules() []rule {
 			}},
 		// "[user: ]" when none was given: nocproject/noc .../Cisco/IOS/
 		// Security/Authentication/Login_Failed_SYSLOG_.json (a device's line).
-		{name: "cisco_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`LOGIN_FAILED: Login failed \[user: (?P<user>[^\]]*)\](?: \[Source: (?P<source>` + ipish + `)\])?`)},
+		// The name is what was typed, brackets and all: the source is the
+		// last one, which IOS writes after it.
+		{name: "cisco_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`LOGIN_FAILED: Login failed \[user: (?:(?P<user>(?s:.*))\] \[Source: (?P<source>` + ipish + `)\] \[localport: |(?P<user>[^\]]*)\])`)},
 			event: "login_failed", examples: []example{
 				{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: ] [Source: 172.16.0.22] [localport: 22] [Reason: Login Authentication Failed]", "login_failed", map[string]string{"user": "", "source": "172.16.0.22"}},
 				// Cisco's "Cisco IOS Login Enhancements" guide's example.
 				{"%SEC_LOGIN-4-LOGIN_FAILED: Login failed [user: cisco] [Source: 10.1.1.1] [localport: 23] [Reason: Login Authentication Failed] at 20:55:40 UTC Mon Jul 25 2005", "login_failed", map[string]string{"user": "cisco", "source": "10.1.1.1"}},
 			}},
+		// SSH2_USERAUTH's failed logins: .../SSH_-_Login_Failed_SYSLOG_.json
+		// (a device's line). IOS logs LOGIN_FAILED for the same attempt:
+		// one user, one event. The name is what the client sent, quotes
+		// and all ("x' authentication ... Succeeded"): the outcome and the
+		// source are those IOS writes after it, so this rule comes before
+		// the login's and reads the name up to the last of them.
+		{name: "cisco_ssh2_userauth_failed", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>(?s:.+))' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Failed`)},
+			event: "login_failed", examples: []example{
+				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Failed", "login_failed", map[string]string{"user": "admin", "source": "172.16.0.22"}},
+			}},
 		// With "ip ssh logging events": SSH2_USERAUTH, nocproject/noc
 		// .../Cisco/IOS/Security/Authentication/SSH_-_Login_SYSLOG_.json (a
-		// device's line). "User ''" is no login; "Failed" is the next rule's.
+		// device's line). "User ''" is no login; "Failed" is the rule before.
 		{name: "cisco_ssh2_userauth", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Succeeded`)},
 			event: "login_succeeded", examples: []example{
 				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Succeeded", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
-			}},
-		// .../SSH_-_Login_Failed_SYSLOG_.json (a device's line). IOS logs
-		// LOGIN_FAILED for the same attempt: one user, one event.
-		{name: "cisco_ssh2_userauth_failed", needs: "SSH2_USERAUTH", patterns: []*regexp.Regexp{re(`SSH2_USERAUTH: User '(?P<user>[^']+)' authentication for SSH2 Session from (?P<source>` + ipish + `) \(tty = \d+\) using crypto cipher '[^']*', hmac '[^']*' Failed`)},
-			event: "login_failed", examples: []example{
-				{"%SSH-5-SSH2_USERAUTH: User 'admin' authentication for SSH2 Session from 172.16.0.22 (tty = 1) using crypto cipher 'aes256-cbc', hmac 'hmac-sha1' Failed", "login_failed", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
 		{name: "iosxr_login", needs: "AUTHEN_SUCCESS", patterns: []*regexp.Regexp{re(`AUTHEN_SUCCESS ?: Successfully authenticated user '(?P<user>[^']+)' from '(?P<source>[^']*)'`)},
 			event: "login_succeeded", examples: []example{
 				{"%SECURITY-LOGIN-6-AUTHEN_SUCCESS : Successfully authenticated user 'netops' from '10.34.195.36' on 'vty0'", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
 		// OpenNMS/opennms's Cisco syslog alarm test (a router's line: the
-		// user name is what was typed at the prompt, a command).
-		{name: "iosxr_login_failed", needs: "AUTHEN_FAILED", patterns: []*regexp.Regexp{re(`AUTHEN_FAILED ?: Failed authentication attempt by user '(?P<user>[^']*)' from '(?P<source>[^']*)'`)},
+		// user name is what was typed at the prompt, a command, quotes and
+		// all: the source is the last one).
+		{name: "iosxr_login_failed", needs: "AUTHEN_FAILED", patterns: []*regexp.Regexp{re(`AUTHEN_FAILED ?: Failed authentication attempt by user '(?P<user>(?s:.*))' from '(?P<source>[^']*)'`)},
 			event: "login_failed", examples: []example{
 				{"%SECURITY-login-4-AUTHEN_FAILED: Failed authentication attempt by user 'sh int des | in univ' from '10.0.1.1' on 'vty4'", "login_failed", map[string]string{"user": "sh int des | in univ", "source": "10.0.1.1"}},
 			}},
@@ -571,8 +585,9 @@ func syslogRules() []rule {
 			}},
 		// Junos sshd's own tag beside OpenSSH's "Failed password" line of
 		// the same attempt (one user, one event): an MX960's log in a
-		// public support write-up (SR-2022-0408-1059).
-		{name: "junos_sshd_login_failed", needs: "SSHD_LOGIN_FAILED", patterns: []*regexp.Regexp{re(`SSHD_LOGIN_FAILED:? Login failed for user '(?P<user>[^']*)' from host '(?P<source>` + ipish + `)'`)},
+		// public support write-up (SR-2022-0408-1059). The name is what
+		// the client sent, quotes and all: the source is the last one.
+		{name: "junos_sshd_login_failed", needs: "SSHD_LOGIN_FAILED", patterns: []*regexp.Regexp{re(`SSHD_LOGIN_FAILED:? Login failed for user '(?P<user>(?s:.*))' from host '(?P<source>` + ipish + `)'`)},
 			event: "login_failed", examples: []example{
 				{"SSHD_LOGIN_FAILED: Login failed for user 'mpcl' from host '106.51.66.192'", "login_failed", map[string]string{"user": "mpcl", "source": "106.51.66.192"}},
 			}},
@@ -592,7 +607,7 @@ func syslogRules() []rule {
 				// NX-OS's sshd is dcos_sshd.
 				{"%AUTHPRIV-6-SYSTEM_MSG: pam_unix(dcos_sshd:session): session opened for user opsbot by (uid=0) - dcos_sshd[20311]", "login_succeeded", map[string]string{"user": "opsbot"}},
 			}},
-		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+)` + sshdFrom)},
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 			}},
@@ -603,7 +618,7 @@ func syslogRules() []rule {
 		// methods there are. A host name (UseDNS) is no source. An invalid
 		// user's name is what the client sent, spaces and all ("x from A
 		// port 1"): the source is the last "from"'s, which sshd writes.
-		{name: "sshd_failed", needs: "Failed ", patterns: []*regexp.Regexp{re(`Failed (?:(?:password|keyboard-interactive(?:/pam)?|gssapi-with-mic) for (?:invalid user (?P<user>.*)|(?P<user>\S+))|publickey for invalid user (?P<user>.*)) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "sshd_failed", needs: "Failed ", patterns: []*regexp.Regexp{re(`Failed (?:(?:password|keyboard-interactive(?:/pam)?|gssapi-with-mic) for (?:invalid user (?P<user>.*)|(?P<user>\S+))|publickey for invalid user (?P<user>.*))` + sshdFrom)},
 			event: "login_failed", examples: []example{
 				// nocproject/noc .../Juniper/JUNOS/Security/Authentication/
 				// Login_Failed_1_SYSLOG_.json (a device's line).
@@ -619,7 +634,7 @@ func syslogRules() []rule {
 		// so one event within the de-duplication window. elastic/integrations
 		// packages/system/data_stream/auth/_dev/test/pipeline/test-auth.log,
 		// fail2ban's sshd test log.
-		{name: "sshd_invalid_user", needs: "Invalid user ", patterns: []*regexp.Regexp{re(`\bInvalid user (?P<user>.*) from (?:(?P<source>` + ipaddr + `)|\S+)`)},
+		{name: "sshd_invalid_user", needs: "Invalid user ", patterns: []*regexp.Regexp{re(`\bInvalid user (?P<user>.*)` + sshdFrom)},
 			event: "login_failed", examples: []example{
 				{"Invalid user test from 10.0.2.2", "login_failed", map[string]string{"user": "test", "source": "10.0.2.2"}},
 				{"Invalid user ftp from 192.0.2.2 port 37220", "login_failed", map[string]string{"user": "ftp", "source": "192.0.2.2"}},
