@@ -210,3 +210,21 @@ func TestFailedLoginUserNameNamesNoSource(t *testing.T) {
 		}
 	}
 }
+
+// TestJunosLoginFailedSource: login(1)'s line names the host as the
+// client gave it: a name (ac1.example.com) is no source, nor the start of
+// one, and a user name carrying " from host A" does not make A the source.
+func TestJunosLoginFailedSource(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, user, source string }{
+		{"LOGIN_FAILED: Login failed for user wow from host ac1.example.com", "wow", ""},
+		{"LOGIN_FAILED: Login failed for user wow from host 10.9.9.9.example.com", "wow", ""},
+		{"LOGIN_FAILED: Login failed for user x from host 10.9.9.9 from host 203.0.113.5", "x from host 10.9.9.9", "203.0.113.5"},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Event != "login_failed" || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
+			t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed, %q, %q", tc.msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], tc.user, tc.source)
+		}
+	}
+}

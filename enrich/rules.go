@@ -592,8 +592,9 @@ func syslogRules() []rule {
 				{"SSHD_LOGIN_FAILED: Login failed for user 'mpcl' from host '106.51.66.192'", "login_failed", map[string]string{"user": "mpcl", "source": "106.51.66.192"}},
 			}},
 		// Junos login(1): yamangit/python_projects's Juniper log samples (a
-		// router's, the address masked).
-		{name: "junos_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`\bLOGIN_FAILED:? Login failed for user (?P<user>\S+) from host (?P<source>` + ipish + `)`)},
+		// router's, the address masked). The host is as the client gave
+		// it, a name or an address, after the name typed: the last one.
+		{name: "junos_login_failed", needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`\bLOGIN_FAILED:? Login failed for user (?P<user>.*) from host (?:(?P<source>` + ipaddr + `)(?:\s|$)|\S+)`)},
 			event: "login_failed", examples: []example{
 				{"LOGIN_FAILED: Login failed for user wow from host 45.67.8.9", "login_failed", map[string]string{"user": "wow", "source": "45.67.8.9"}},
 			}},
