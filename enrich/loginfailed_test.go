@@ -228,3 +228,23 @@ func TestJunosLoginFailedSource(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedLoginSourceNotFromUserName: where a device writes the name
+// the client sent before the address it came from, a name carrying the
+// line's own wording and another address does not make that address the
+// source: the source is the one the device wrote last.
+func TestFailedLoginSourceNotFromUserName(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, user, source string }{
+		{"%%10SHELL/5/SHELL_LOGINFAIL(l): SSH user x failed to log in from 10.9.9.9 on VTY0 failed to log in from 203.0.113.5 on VTY0.", "x failed to log in from 10.9.9.9 on VTY0", "203.0.113.5"},
+		{"%%10SSHS/6/SSHS_AUTH_FAIL: SSH user x (IP: 10.9.9.9) didn't pass (IP: 203.0.113.5) didn't pass public key authentication for wrong public key.", "x (IP: 10.9.9.9) didn't pass", "203.0.113.5"},
+		{"system,error,critical login failure for user x from 10.9.9.9 via ssh from 203.0.113.5 via ssh", "x from 10.9.9.9 via ssh", "203.0.113.5"},
+		{"1,2020/04/14 16:48:54,unknown,SYSTEM,auth,0,2020/04/14 16:48:54,,auth-fail,,0,0,general,medium,failed authentication for user 'x'. From: 10.9.9.9'. Reason: Invalid username/password. From: 203.0.113.5.,1718,0x0,0,0,0,0,,paloalto", "x", "203.0.113.5"},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Event != "login_failed" || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
+			t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed, %q, %q", tc.msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], tc.user, tc.source)
+		}
+	}
+}

@@ -807,15 +807,17 @@ func syslogRules() []rule {
 		// (an H3C device's line in a public log-parsing script), and Comware
 		// 3's LOGINFAIL, "user failed" when no name was given (nocproject/noc
 		// .../HP/1910/Security/Authentication/Login_Failed_{1,3}_SYSLOG_.json).
-		{name: "comware_login_failed", vendor: VendorComware, needs: "LOGINFAIL", patterns: []*regexp.Regexp{re(`SHELL/\d/(?:SHELL_)?LOGINFAIL\b[^:]*:\s*(?:-[^;]*;\s*)*\w+ user (?:(?P<user>[^\s;(]+) )?failed to log ?in from (?:(?P<source>` + ipaddr + `)|\S)`)},
+		// The name is what the client sent: the source is the last one.
+		{name: "comware_login_failed", vendor: VendorComware, needs: "LOGINFAIL", patterns: []*regexp.Regexp{re(`SHELL/\d/(?:SHELL_)?LOGINFAIL\b[^:]*:\s*(?:-[^;]*;\s*)*\w+ user (?:(?P<user>.*) )?failed to log ?in from (?:(?P<source>` + ipaddr + `)|\S)`)},
 			event: "login_failed", examples: []example{
 				{"%%10SHELL/5/SHELL_LOGINFAIL(l): -DevIP=101.95.104.218; SSH user admin2 failed to log in from 80.147.210.170 on VTY0..", "login_failed", map[string]string{"user": "admin2", "source": "80.147.210.170"}},
 				{"Oct  5 15:05:41 2000 3Com Baseline Switch %%10SHELL/4/LOGINFAIL(l):  TELNET user wret failed to login from 192.168.1.3(c860-efbe-8bad) on VTY0.", "login_failed", map[string]string{"user": "wret", "source": "192.168.1.3"}},
 				{"May  6 12:12:34 2000 3com2952 %%10SHELL/4/LOGINFAIL(l):  TELNET user failed to login from 192.168.1.3(c860-0053-8bad) on VTY0.", "login_failed", map[string]string{"user": "", "source": "192.168.1.3"}},
 			}},
 		// The SSH server's, "SSH user X (IP: A) didn't pass public key (or
-		// password) authentication": the same script's H3C line.
-		{name: "comware_ssh_auth_failed", vendor: VendorComware, needs: "SSHS_AUTH_FAIL", patterns: []*regexp.Regexp{re(`SSHS/\d/SSHS_AUTH_FAIL\b[^:]*:\s*(?:-[^;]*;\s*)*SSH user (?P<user>\S+) \(IP: (?P<source>` + ipaddr + `)\) didn't pass`)},
+		// password) authentication": the same script's H3C line. The name
+		// is what the client sent: the source is the last one.
+		{name: "comware_ssh_auth_failed", vendor: VendorComware, needs: "SSHS_AUTH_FAIL", patterns: []*regexp.Regexp{re(`SSHS/\d/SSHS_AUTH_FAIL\b[^:]*:\s*(?:-[^;]*;\s*)*SSH user (?P<user>.*) \(IP: (?P<source>` + ipaddr + `)\) didn't pass`)},
 			event: "login_failed", examples: []example{
 				{"%%10SSHS/6/SSHS_AUTH_FAIL: -DevIP=10.255.249.234; SSH user ubuntu (IP: 81.217.210.119) didn't pass public key authentication for wrong public key.", "login_failed", map[string]string{"user": "ubuntu", "source": "81.217.210.119"}},
 			}},
@@ -837,8 +839,9 @@ func syslogRules() []rule {
 		// (the RouterOS manual's Command Line Interface page: the critical
 		// messages a login shows); nocproject/noc .../MikroTik/RouterOS/
 		// Security/Authentication/Login_Failed_SYSLOG_.json has the last
-		// topic alone.
-		{name: "mikrotik_login_failed", vendor: VendorMikroTik, needs: "login failure for user ", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)* )?login failure for user (?P<user>\S+) from (?P<source>` + ipaddr + `) via (?:ssh|telnet|winbox|ftp|api|api-ssl|web|www|www-ssl|dude|romon)$`)},
+		// topic alone. The name is what the client sent: the source is the
+		// last one.
+		{name: "mikrotik_login_failed", vendor: VendorMikroTik, needs: "login failure for user ", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)* )?login failure for user (?P<user>.*) from (?P<source>` + ipaddr + `) via (?:ssh|telnet|winbox|ftp|api|api-ssl|web|www|www-ssl|dude|romon)$`)},
 			event: "login_failed", examples: []example{
 				{"system,error,critical login failure for user root from 10.0.0.1 via telnet", "login_failed", map[string]string{"user": "root", "source": "10.0.0.1"}},
 				{"critical login failure for user root from 217.119.114.126 via ssh", "login_failed", map[string]string{"user": "root", "source": "217.119.114.126"}},
@@ -850,8 +853,9 @@ func syslogRules() []rule {
 				{"1,2016/03/25 00:00:56,003002112674,SYSTEM,general,0,2016/03/25 00:00:56,,general,,0,0,general,informational,User HarryPotter logged in via Web from 10.255.255.255 using http,156324,0x0,0,0,0,0,,SUNKUPAN1", "login_succeeded", map[string]string{"user": "HarryPotter", "source": "10.255.255.255"}},
 			}},
 		// PAN-OS: a SYSTEM log of subtype auth, event auth-fail (syslog-ng's
-		// PAN-OS parser test and documentation).
-		{name: "paloalto_login_failed", vendor: VendorPaloAlto, needs: "failed authentication for user ", patterns: []*regexp.Regexp{re(`,SYSTEM,auth,.*?,"?failed authentication for user '(?P<user>[^']*)'\.(?:[^,]*? From: (?P<source>` + ipaddr + `))?`)},
+		// PAN-OS parser test and documentation). The source is the last
+		// "From:" of the message, which a name cannot move.
+		{name: "paloalto_login_failed", vendor: VendorPaloAlto, needs: "failed authentication for user ", patterns: []*regexp.Regexp{re(`,SYSTEM,auth,.*?,"?failed authentication for user '(?P<user>[^']*)'\.(?:[^,]* From: (?P<source>` + ipaddr + `))?`)},
 			event: "login_failed", examples: []example{
 				{"1,2020/04/14 16:48:54,unknown,SYSTEM,auth,0,2020/04/14 16:48:54,,auth-fail,,0,0,general,medium,failed authentication for user 'admin'. Reason: Invalid username/password. From: 10.0.10.55.,1718,0x0,0,0,0,0,,paloalto", "login_failed", map[string]string{"user": "admin", "source": "10.0.10.55"}},
 			}},
