@@ -33,8 +33,9 @@ type derivedView struct {
 // addCounter adds what a forgotten counter of the row (measurement, path)
 // gave: its rate, unless the delete's own path covers the row (rowGone),
 // and its normalised rate, in the row and in its "interface" record
-// (object, "" for none). Not utilisation: gNMI rows, the only ones
-// deleted, have no speed, and so none (interfaceRates.appendFields).
+// (object, "" for none), and for an octet counter the utilisation made of
+// that rate (an interface with a speed row has one: gnmiSpeed). A delete
+// of a series a sink does not have (no speed known) changes nothing.
 func (d *counterDelete) addCounter(w *MetricsWorker, measurement, path, counter, object string, rowGone bool) {
 	d.ok = true
 	if !rowGone {
@@ -44,11 +45,20 @@ func (d *counterDelete) addCounter(w *MetricsWorker, measurement, path, counter,
 	if !ok {
 		return
 	}
-	if !rowGone {
-		d.leaves = append(d.leaves, derivedLeaf{measurement, path, normalisedRateNames[c.rate]})
+	fields := []string{normalisedRateNames[c.rate]}
+	switch c.rate {
+	case inOctets:
+		fields = append(fields, "in_utilization_pct")
+	case outOctets:
+		fields = append(fields, "out_utilization_pct")
 	}
-	if object != "" && !slices.Contains(d.views, derivedView{object, normalisedRateNames[c.rate]}) {
-		d.views = append(d.views, derivedView{object, normalisedRateNames[c.rate]})
+	for _, field := range fields {
+		if !rowGone {
+			d.leaves = append(d.leaves, derivedLeaf{measurement, path, field})
+		}
+		if object != "" && !slices.Contains(d.views, derivedView{object, field}) {
+			d.views = append(d.views, derivedView{object, field})
+		}
 	}
 }
 

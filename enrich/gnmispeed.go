@@ -107,7 +107,11 @@ func (w *MetricsWorker) noteSpeed(p *telemetry.Point, target string, at time.Tim
 // come.
 func (w *MetricsWorker) gnmiSpeed(p *telemetry.Point, target string) float64 {
 	name, _ := p.Tag("name")
-	if name == "" {
+	if name == "" || p.IsDelete() {
+		// A delete (of the counters, of the state) has no rates to
+		// measure against the speed; a speed_mbps beside its deleted
+		// field would make it a record like any other, which sinks
+		// serve rather than drop the interface's series by.
 		return 0
 	}
 	key := speedKey(target, name)
