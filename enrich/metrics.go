@@ -591,18 +591,27 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	case "snmp_status":
 		if up, ok := intField(p, "snmp_up"); ok {
 			key := stateKey{row: rowKey{device: target}, what: "up"}
+			// Each target's reachability is its own: of two targets
+			// polling one device (a v2c and a v3 one), one failing
+			// (wrong credentials) must not hide the other's outage, nor
+			// the other's recovery say it came back. A target the
+			// inventory names otherwise is the events' object.
+			reach := ""
+			if p.Device != target {
+				reach = target
+			}
 			if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
 				w.putState(key, stateSample{v: up, at: at})
 				_, kept := w.state[key]
 				switch {
 				case ok && prev.v.v != up && up == 1:
-					event("device_reachable", "")
+					event("device_reachable", reach)
 				case ok && prev.v.v != up, !ok && up == 0 && kept:
 					// Down from its first poll (down when weir started,
 					// a mistyped address) is news, unlike an interface's
 					// first state (an unused port is down for good);
 					// once, so only when the state is kept.
-					event("device_unreachable", "")
+					event("device_unreachable", reach)
 				}
 			}
 		}
