@@ -110,3 +110,57 @@ func TestStaleSavedAlertAfterInBatchResolution(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreachableFromPreviousBuildResolvedByItsTarget: an SNMP target the
+// inventory names otherwise (its records tagged target=main) unreachable
+// when weir is upgraded. The previous build's device_unreachable had no
+// object; this one's reachability events name the target. The saved alert
+// is keyed by its target label, so the target's device_reachable resolves
+// it, and it is not re-posted as firing every minute for ever.
+func TestUnreachableFromPreviousBuildResolvedByItsTarget(t *testing.T) {
+	rec := &recorder{}
+	hs := httptest.NewServer(rec)
+	defer hs.Close()
+	dir := t.TempDir()
+	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL, Format: "alertmanager",
+		Headers: map[string]string{"X-Test": "yes"}}
+	saved := map[string]webhook.Alert{"device_unreachable\x00edge1\x00": {
+		Labels:   map[string]string{"alertname": "device_unreachable", "device": "edge1", "target": "main", "site": "ams1"},
+		StartsAt: t0}}
+	data, _ := json.Marshal(saved)
+	if err := os.WriteFile(filepath.Join(dir, "alerts.alerts.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upgraded, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := ev("device_reachable", "edge1", "main", time.Minute)
+	up.Tags = map[string]string{"target": "main", "site": "ams1"}
+	if err := upgraded.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &up}}); err != nil {
+		t.Fatal(err)
+	}
+	upgraded.Close()
+	ended := false
+	for _, a := range rec.alerts(t) {
+		if a.Labels["alertname"] == "device_unreachable" && a.Labels["object"] == "" && a.EndsAt != nil {
+			ended = true // ended with the labels it fired with
+		}
+	}
+	if !ended {
+		t.Errorf("the saved alert was not ended with its own labels: %+v", rec.alerts(t))
+	}
+	next, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.alerts(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	next.Run(ctx)
+	for _, a := range rec.alerts(t)[before:] {
+		if a.EndsAt == nil {
+			t.Fatalf("alert %v re-posted as firing after its target's device_reachable", a.Labels)
+		}
+	}
+}

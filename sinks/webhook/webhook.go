@@ -789,6 +789,7 @@ func (s *Sink) loadActive() error {
 		// from it.
 		s.savedSum = sum(nil)
 		s.replayJournal()
+		s.rekeyTargetUnreachable()
 		return nil
 	}
 	if err != nil {
@@ -809,7 +810,32 @@ func (s *Sink) loadActive() error {
 		s.active[string(key)] = a
 	}
 	s.replayJournal()
+	s.rekeyTargetUnreachable()
 	return nil
+}
+
+// rekeyTargetUnreachable keys a device_unreachable alert that an earlier
+// build saved without an object, but with a target label (an SNMP target
+// the inventory names otherwise), by that target: since December 6, 2026
+// such a target's reachability events name it as their object, and its
+// device_reachable would not end the alert, re-posted every minute for
+// ever. Its labels stay those it fired with.
+func (s *Sink) rekeyTargetUnreachable() {
+	for key, a := range s.active {
+		l := a.Labels
+		if l["alertname"] != "device_unreachable" || l["object"] != "" || l["target"] == "" {
+			continue
+		}
+		k := string(appendKeyOf(nil, l["alertname"], l["device"], l["target"]))
+		if k == key {
+			continue
+		}
+		if _, taken := s.active[k]; !taken {
+			s.active[k] = a
+		}
+		delete(s.active, key)
+		s.dirty = true
+	}
 }
 
 // replayJournal applies the changes made after the last save, in order (a
