@@ -472,6 +472,7 @@ var (
 type syslogScratch struct {
 	log    telemetry.EnrichedLog
 	sev    int               // what log.MnemonicSeverity points to
+	time   time.Time         // what log.Time points to
 	fields map[string]string // what log.Fields is, when the message has any
 	events []telemetry.Event
 }
@@ -525,7 +526,7 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	var d decodedSyslog
 	// In place: nothing decoded outlives the record, but what the event
 	// detector keeps, which it copies.
-	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log)
+	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log, &w.scratch.time)
 	if err == nil {
 		err = checkVersion(e.V) // JSON, but not a weir syslog record
 	}

@@ -1,6 +1,9 @@
 package telemetry
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestDecodeLogWithoutPRIKeys: a record without "facility" or "severity"
 // (a Kafka client's, which weir's receiver never writes: it writes -1
@@ -20,7 +23,11 @@ func TestDecodeLogWithoutPRIKeys(t *testing.T) {
 		{`{"v":1,"device":"a","facility":23,"severity":5,"message":"m"}`, 23, 5},
 	} {
 		for name, decode := range map[string]func([]byte, *Log) (LogLayout, error){
-			"DecodeLogLayout": DecodeLogLayout, "DecodeLogLayoutShared": DecodeLogLayoutShared,
+			"DecodeLogLayout": DecodeLogLayout,
+			"DecodeLogLayoutShared": func(data []byte, l *Log) (LogLayout, error) {
+				var slot time.Time
+				return DecodeLogLayoutShared(data, l, &slot)
+			},
 		} {
 			var l Log
 			if _, err := decode([]byte(tc.value), &l); err != nil {

@@ -137,8 +137,9 @@ func FuzzDecodeLog(f *testing.F) {
 			t.Fatalf("differ:\n fast %s\n std  %s", fast.AppendJSON(nil), std.AppendJSON(nil))
 		}
 		var shared Log
+		var slot time.Time
 		in := slices.Clone(data)
-		if _, err := DecodeLogLayoutShared(in, &shared); (err == nil) != (ferr == nil) ||
+		if _, err := DecodeLogLayoutShared(in, &shared, &slot); (err == nil) != (ferr == nil) ||
 			err == nil && !bytes.Equal(shared.AppendJSON(nil), fast.AppendJSON(nil)) {
 			t.Fatalf("decoded in place: %v, %s; copied: %v, %s", err, shared.AppendJSON(nil), ferr, fast.AppendJSON(nil))
 		}
