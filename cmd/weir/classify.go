@@ -22,7 +22,7 @@ import (
 // for writing a site rule, or finding why a device's line raises no event.
 func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("weir classify [-c FILE] [--from ADDR] [LINE...]", stderr)
-	file := fs.String("c", "configs/weir.yaml", "config whose inventory, SNMP targets and syslog rules are used (none: weir's rules alone, every device unknown)")
+	file := fs.String("c", "configs/weir.yaml", "config whose inventory, SNMP targets and syslog rules are used (none there, or \"\": weir's rules alone, every device unknown)")
 	fs.StringVar(file, "config", "configs/weir.yaml", "config whose inventory, SNMP targets and syslog rules are used")
 	from := fs.String("from", "", "the address the lines come from, as the receiver would see it (names the device by the inventory or an SNMP target when the line has no hostname)")
 	lines, err := parseInterspersed(fs, args)
@@ -33,8 +33,13 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if err != nil {
 		return &exitError{2, err}
 	}
-	cfg, err := configs.Load(*file)
+	var cfg *configs.Config
+	if *file != "" {
+		cfg, err = configs.Load(*file)
+	}
 	switch {
+	case *file == "":
+		cfg = configs.Defaults() // -c "": no config, as for weir run
 	case err != nil && !flagGiven(fs, "c") && !flagGiven(fs, "config") && errors.Is(err, os.ErrNotExist):
 		cfg = configs.Defaults() // no config here: weir's rules alone
 	case err != nil:

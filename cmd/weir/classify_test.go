@@ -261,3 +261,12 @@ func TestClassifyEnrichDisabledSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyWithEmptyConfig: -c "" is no config, as for weir run: weir's
+// rules alone, every device unknown, not "open : no such file".
+func TestClassifyWithEmptyConfig(t *testing.T) {
+	got := runClassify(t, "", "-c", "", "<38>Mar  1 18:46:11 linux1 sshd[123]: Failed password for root from 10.2.2.2 port 50000 ssh2")
+	if len(got) != 1 || got[0].Event == nil || got[0].Event.Type != "login_failed" || got[0].Enriched.Tags["unknown"] != "true" {
+		t.Fatalf("weir classify -c '': %+v", got)
+	}
+}
