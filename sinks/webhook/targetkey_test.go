@@ -101,3 +101,33 @@ func TestUnreachableOfTargetTaggedTargetAfterRestart(t *testing.T) {
 	amWrite(t, s2, sinks.Item{Schema: telemetry.SchemaEvent, Event: reachEvent("device_reachable", "", "rack-a", time.Minute)})
 	noneFiring(t, s2, "after its device_reachable")
 }
+
+// TestUpgradedUnreachableInOneBatch: the earlier build's alert, ended and
+// fired again in one batch, then ended: one alert at a time, and none left
+// firing; fired again and ended in one batch: none left firing.
+func TestUpgradedUnreachableInOneBatch(t *testing.T) {
+	hs := discardServer(t)
+	item := func(typ string, at time.Duration) sinks.Item {
+		return sinks.Item{Schema: telemetry.SchemaEvent, Event: reachEvent(typ, "main", "main", at)}
+	}
+	dir := t.TempDir()
+	savedLegacyUnreachable(t, dir)
+	s := amSink(t, hs.URL, dir)
+	amWrite(t, s, item("device_reachable", time.Minute), item("device_unreachable", 2*time.Minute))
+	if len(s.active) != 1 {
+		t.Fatalf("%d alerts firing after an end and a new one, want 1: %v", len(s.active), s.active)
+	}
+	for _, a := range s.active {
+		if a.Labels["object"] != "main" {
+			t.Errorf("the new alert's labels are %v, want the new event's (object main)", a.Labels)
+		}
+	}
+	amWrite(t, s, item("device_reachable", 3*time.Minute))
+	noneFiring(t, s, "after the new alert's end")
+
+	dir = t.TempDir()
+	savedLegacyUnreachable(t, dir)
+	s = amSink(t, hs.URL, dir)
+	amWrite(t, s, item("device_unreachable", time.Minute), item("device_reachable", 2*time.Minute))
+	noneFiring(t, s, "after the earlier alert was fired again and ended in one batch")
+}
