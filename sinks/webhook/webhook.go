@@ -434,6 +434,46 @@ func (s *Sink) prior(ref *alertRef) {
 	}
 }
 
+// typeUnreachable is the alert of an SNMP target that does not answer.
+const typeUnreachable = "device_unreachable"
+
+// earlierUnreachable is keys, whose key from from on is that of e's
+// device_unreachable alert (e names an SNMP target as its object), with
+// that key replaced by the key of the alert an earlier build fired for the
+// same target, when that one is firing and e's own is not: before December
+// 6, 2026 a target the inventory names otherwise gave its reachability
+// events no object, and its alert is kept without one (with the target
+// label its events carried, and keyed by its labels, as saves and the
+// journal are). So the target's device_reachable ends it, with the labels
+// it fired with, and its device_unreachable fires it again, rather than a
+// second alert. Matched here, as each event comes, not keyed again at
+// load: an alert of a target named as its device (no object) whose config
+// gives it a tag named target is no earlier build's, and one ended after a
+// restart by the earlier build's device_reachable (no object) is keyed as
+// that event is.
+func (s *Sink) earlierUnreachable(keys []byte, from int, e *telemetry.Event) []byte {
+	target := e.Tags["target"]
+	if target == "" {
+		return keys
+	}
+	own := keys[from:]
+	if _, firing := s.active[string(own)]; firing {
+		return keys
+	}
+	if _, seen := s.lastWithKey(own); seen {
+		return keys // the batch fired it (or ended it) under its own key
+	}
+	earlier := appendKeyOf(keys[len(keys):], typeUnreachable, e.Device, "")
+	a, firing := s.active[string(earlier)]
+	if !firing || a.Labels["alertname"] != typeUnreachable || a.Labels["object"] != "" || a.Labels["target"] != target {
+		return keys
+	}
+	if j, seen := s.lastWithKey(earlier); seen && s.batch[j].resolved {
+		return keys // ended earlier in the batch: e's is a new alert
+	}
+	return append(keys[:from], earlier...)
+}
+
 // appendLabelsOf appends labels, the remembered alert's, as JSON: as own
 // are appended (sorted, no map to sort) when they are the same, as they
 // mostly are (the same path reporting the same object again).
@@ -574,6 +614,9 @@ func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 		}
 		ref := alertRef{event: e, resolved: resolved, at: at, keyFrom: len(s.keys), lblFrom: len(s.lbls), firedAt: -1}
 		s.keys = appendKey(s.keys, name, e)
+		if name == typeUnreachable && e.Object != "" {
+			s.keys = s.earlierUnreachable(s.keys, ref.keyFrom, e)
+		}
 		s.lbls = appendLabels(s.lbls, name, e)
 		ref.keyTo, ref.lblTo = len(s.keys), len(s.lbls)
 		s.prior(&ref)
@@ -789,7 +832,6 @@ func (s *Sink) loadActive() error {
 		// from it.
 		s.savedSum = sum(nil)
 		s.replayJournal()
-		s.rekeyTargetUnreachable()
 		return nil
 	}
 	if err != nil {
@@ -810,32 +852,7 @@ func (s *Sink) loadActive() error {
 		s.active[string(key)] = a
 	}
 	s.replayJournal()
-	s.rekeyTargetUnreachable()
 	return nil
-}
-
-// rekeyTargetUnreachable keys a device_unreachable alert that an earlier
-// build saved without an object, but with a target label (an SNMP target
-// the inventory names otherwise), by that target: since December 6, 2026
-// such a target's reachability events name it as their object, and its
-// device_reachable would not end the alert, re-posted every minute for
-// ever. Its labels stay those it fired with.
-func (s *Sink) rekeyTargetUnreachable() {
-	for key, a := range s.active {
-		l := a.Labels
-		if l["alertname"] != "device_unreachable" || l["object"] != "" || l["target"] == "" {
-			continue
-		}
-		k := string(appendKeyOf(nil, l["alertname"], l["device"], l["target"]))
-		if k == key {
-			continue
-		}
-		if _, taken := s.active[k]; !taken {
-			s.active[k] = a
-		}
-		delete(s.active, key)
-		s.dirty = true
-	}
 }
 
 // replayJournal applies the changes made after the last save, in order (a
