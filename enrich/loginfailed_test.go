@@ -240,6 +240,10 @@ func TestFailedLoginSourceNotFromUserName(t *testing.T) {
 		{"%%10SSHS/6/SSHS_AUTH_FAIL: SSH user x (IP: 10.9.9.9) didn't pass (IP: 203.0.113.5) didn't pass public key authentication for wrong public key.", "x (IP: 10.9.9.9) didn't pass", "203.0.113.5"},
 		{"system,error,critical login failure for user x from 10.9.9.9 via ssh from 203.0.113.5 via ssh", "x from 10.9.9.9 via ssh", "203.0.113.5"},
 		{"1,2020/04/14 16:48:54,unknown,SYSTEM,auth,0,2020/04/14 16:48:54,,auth-fail,,0,0,general,medium,failed authentication for user 'x'. From: 10.9.9.9'. Reason: Invalid username/password. From: 203.0.113.5.,1718,0x0,0,0,0,0,,paloalto", "x", "203.0.113.5"},
+		// A comma in the message makes PAN-OS quote the CSV field: the
+		// source is the last "From:" within the quotes.
+		{`1,2020/04/14 16:48:54,unknown,SYSTEM,auth,0,2020/04/14 16:48:54,,auth-fail,,0,0,general,medium,"failed authentication for user 'x'. From: 10.9.9.9, y'. Reason: Invalid username/password. From: 203.0.113.5.",1718,0x0,0,0,0,0,,paloalto`, "x", "203.0.113.5"},
+		{`1,2024/01/09 10:00:00,unknown,SYSTEM,auth,0,2024/01/09 10:00:00,,auth-fail,,0,0,general,medium,"failed authentication for user 'admin'. Reason: Invalid username/password. auth profile 'local', vsys 'shared', From: 10.0.10.55.",1718,0x0,0,0,0,0,,paloalto`, "admin", "10.0.10.55"},
 	} {
 		l := telemetry.Log{Message: tc.msg}
 		info := c.Classify(&l)

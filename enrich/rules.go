@@ -854,8 +854,9 @@ func syslogRules() []rule {
 			}},
 		// PAN-OS: a SYSTEM log of subtype auth, event auth-fail (syslog-ng's
 		// PAN-OS parser test and documentation). The source is the last
-		// "From:" of the message, which a name cannot move.
-		{name: "paloalto_login_failed", vendor: VendorPaloAlto, needs: "failed authentication for user ", patterns: []*regexp.Regexp{re(`,SYSTEM,auth,.*?,"?failed authentication for user '(?P<user>[^']*)'\.(?:[^,]* From: (?P<source>` + ipaddr + `))?`)},
+		// "From:" of the message: of the CSV field, quoted when it has a
+		// comma (a name's, or newer releases' auth profile and vsys).
+		{name: "paloalto_login_failed", vendor: VendorPaloAlto, needs: "failed authentication for user ", patterns: []*regexp.Regexp{re(`,SYSTEM,auth,.*?,(?:"failed authentication for user '(?P<user>[^']*)'\.(?:(?:[^"]|"")* From: (?P<source>` + ipaddr + `))?|failed authentication for user '(?P<user>[^']*)'\.(?:[^,]* From: (?P<source>` + ipaddr + `))?)`)},
 			event: "login_failed", examples: []example{
 				{"1,2020/04/14 16:48:54,unknown,SYSTEM,auth,0,2020/04/14 16:48:54,,auth-fail,,0,0,general,medium,failed authentication for user 'admin'. Reason: Invalid username/password. From: 10.0.10.55.,1718,0x0,0,0,0,0,,paloalto", "login_failed", map[string]string{"user": "admin", "source": "10.0.10.55"}},
 			}},
