@@ -34,8 +34,11 @@ type derivedView struct {
 // gave: its rate, unless the delete's own path covers the row (rowGone),
 // and its normalised rate, in the row and in its "interface" record
 // (object, "" for none), and for an octet counter the utilisation made of
-// that rate (an interface with a speed row has one: gnmiSpeed). A delete
-// of a series a sink does not have (no speed known) changes nothing.
+// that rate and the speed_mbps beside it (an interface with a speed row
+// has them: gnmiSpeed), so a port removed leaf by leaf leaves no speed
+// served until stale; a port still there gives its speed again with its
+// next counters. A delete of a series a sink does not have (no speed
+// known) changes nothing.
 func (d *counterDelete) addCounter(w *MetricsWorker, measurement, path, counter, object string, rowGone bool) {
 	d.ok = true
 	if !rowGone {
@@ -48,12 +51,12 @@ func (d *counterDelete) addCounter(w *MetricsWorker, measurement, path, counter,
 	fields := []string{normalisedRateNames[c.rate]}
 	switch c.rate {
 	case inOctets:
-		fields = append(fields, "in_utilization_pct")
+		fields = append(fields, "in_utilization_pct", "speed_mbps")
 	case outOctets:
-		fields = append(fields, "out_utilization_pct")
+		fields = append(fields, "out_utilization_pct", "speed_mbps")
 	}
 	for _, field := range fields {
-		if !rowGone {
+		if !rowGone && !slices.Contains(d.leaves, derivedLeaf{measurement, path, field}) {
 			d.leaves = append(d.leaves, derivedLeaf{measurement, path, field})
 		}
 		if object != "" && !slices.Contains(d.views, derivedView{object, field}) {

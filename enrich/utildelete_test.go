@@ -61,3 +61,33 @@ func TestGNMICounterDeleteDropsItsUtilisation(t *testing.T) {
 		})
 	}
 }
+
+// TestGNMIPortRemovedTakesItsSpeed: a port removed while the stream was
+// down is deleted leaf by leaf at the resubscription (its counters, its
+// port-speed); the speed_mbps enrich gave its counters row and its
+// "interface" record goes with its octet counters, as its utilisation
+// does, rather than being served until stale.
+func TestGNMIPortRemovedTakesItsSpeed(t *testing.T) {
+	c := newGNMIChain(t)
+	step, path := c.step, c.path
+	const eth1 = "/interfaces/interface[name=Ethernet1]"
+	counters := func(in, out uint64) *gpb.Notification {
+		return &gpb.Notification{Prefix: path(eth1 + "/state/counters"), Update: []*gpb.Update{
+			{Path: path("in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
+			{Path: path("out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}}}}
+	}
+	step(0, &gpb.Notification{Prefix: path(eth1 + "/ethernet/state"), Update: []*gpb.Update{
+		{Path: path("port-speed"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "openconfig-if-ethernet:SPEED_10GB"}}}}})
+	step(0, counters(1_000, 2_000))
+	step(10, counters(1_000+10*125_000_000, 2_000+10*250_000_000))
+	if before := strings.Join(c.served("Ethernet1"), " "); !strings.Contains(before, "interface_speed_mbps") || !strings.Contains(before, "interfaces_interface_state_counters_speed_mbps") {
+		t.Fatalf("before the removal: no speed served; served %s", before)
+	}
+	step(20, &gpb.Notification{Prefix: path(eth1 + "/state/counters"), Delete: []*gpb.Path{path("in-octets"), path("out-octets")}})
+	step(20, &gpb.Notification{Prefix: path(eth1 + "/ethernet/state"), Delete: []*gpb.Path{path("port-speed")}})
+	for _, name := range c.served("Ethernet1") {
+		if strings.HasSuffix(name, "speed_mbps") {
+			t.Errorf("after the port's removal: %s still served", name)
+		}
+	}
+}
