@@ -18,17 +18,8 @@ func TestGNMIDeleteOfSpeedPortStaysADelete(t *testing.T) {
 		t.Run(del, func(t *testing.T) {
 			c := newGNMIChain(t)
 			step, path := c.step, c.path
-			const eth1 = "/interfaces/interface[name=Ethernet1]"
-			counters := func(in, out uint64) *gpb.Notification {
-				return &gpb.Notification{Prefix: path(eth1 + "/state/counters"), Update: []*gpb.Update{
-					{Path: path("in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
-					{Path: path("out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}}}}
-			}
-			step(0, &gpb.Notification{Prefix: path(eth1 + "/ethernet/state"), Update: []*gpb.Update{
-				{Path: path("port-speed"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "openconfig-if-ethernet:SPEED_10GB"}}}}})
-			step(0, counters(1_000, 2_000))
-			step(10, counters(1_000+10*125_000_000, 2_000+10*250_000_000))
-			for _, m := range step(20, &gpb.Notification{Delete: []*gpb.Path{path(eth1 + del)}}) {
+			eth1WithSpeed(c)
+			for _, m := range step(20, &gpb.Notification{Delete: []*gpb.Path{path(gnmiEth1 + del)}}) {
 				if _, ok := m.Fields["deleted"]; !ok && m.Measurement != "interface" {
 					continue
 				}

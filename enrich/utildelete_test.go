@@ -20,16 +20,7 @@ func TestGNMICounterDeleteDropsItsUtilisation(t *testing.T) {
 		t.Run(del, func(t *testing.T) {
 			c := newGNMIChain(t)
 			step, path := c.step, c.path
-			const eth1 = "/interfaces/interface[name=Ethernet1]"
-			counters := func(in, out uint64) *gpb.Notification {
-				return &gpb.Notification{Prefix: path(eth1 + "/state/counters"), Update: []*gpb.Update{
-					{Path: path("in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
-					{Path: path("out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}}}}
-			}
-			step(0, &gpb.Notification{Prefix: path(eth1 + "/ethernet/state"), Update: []*gpb.Update{
-				{Path: path("port-speed"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "openconfig-if-ethernet:SPEED_10GB"}}}}})
-			step(0, counters(1_000, 2_000))
-			step(10, counters(1_000+10*125_000_000, 2_000+10*250_000_000))
+			eth1WithSpeed(c)
 			utils := []string{"interfaces_interface_state_counters_in_utilization_pct", "interface_in_utilization_pct",
 				"interfaces_interface_state_counters_out_utilization_pct", "interface_out_utilization_pct"}
 			before := strings.Join(c.served("Ethernet1"), " ")
@@ -40,10 +31,10 @@ func TestGNMICounterDeleteDropsItsUtilisation(t *testing.T) {
 			}
 			gone, stay := utils, []string(nil)
 			if del == "leaf" {
-				step(20, &gpb.Notification{Prefix: path(eth1 + "/state/counters"), Delete: []*gpb.Path{path("in-octets")}})
+				step(20, &gpb.Notification{Prefix: path(gnmiEth1 + "/state/counters"), Delete: []*gpb.Path{path("in-octets")}})
 				gone, stay = utils[:2], utils[2:]
 			} else {
-				step(20, &gpb.Notification{Delete: []*gpb.Path{path(eth1 + "/state/counters")}})
+				step(20, &gpb.Notification{Delete: []*gpb.Path{path(gnmiEth1 + "/state/counters")}})
 			}
 			after := c.served("Ethernet1")
 			for _, name := range after {
@@ -70,24 +61,34 @@ func TestGNMICounterDeleteDropsItsUtilisation(t *testing.T) {
 func TestGNMIPortRemovedTakesItsSpeed(t *testing.T) {
 	c := newGNMIChain(t)
 	step, path := c.step, c.path
-	const eth1 = "/interfaces/interface[name=Ethernet1]"
-	counters := func(in, out uint64) *gpb.Notification {
-		return &gpb.Notification{Prefix: path(eth1 + "/state/counters"), Update: []*gpb.Update{
-			{Path: path("in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
-			{Path: path("out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}}}}
-	}
-	step(0, &gpb.Notification{Prefix: path(eth1 + "/ethernet/state"), Update: []*gpb.Update{
-		{Path: path("port-speed"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "openconfig-if-ethernet:SPEED_10GB"}}}}})
-	step(0, counters(1_000, 2_000))
-	step(10, counters(1_000+10*125_000_000, 2_000+10*250_000_000))
+	eth1WithSpeed(c)
 	if before := strings.Join(c.served("Ethernet1"), " "); !strings.Contains(before, "interface_speed_mbps") || !strings.Contains(before, "interfaces_interface_state_counters_speed_mbps") {
 		t.Fatalf("before the removal: no speed served; served %s", before)
 	}
-	step(20, &gpb.Notification{Prefix: path(eth1 + "/state/counters"), Delete: []*gpb.Path{path("in-octets"), path("out-octets")}})
-	step(20, &gpb.Notification{Prefix: path(eth1 + "/ethernet/state"), Delete: []*gpb.Path{path("port-speed")}})
+	step(20, &gpb.Notification{Prefix: path(gnmiEth1 + "/state/counters"), Delete: []*gpb.Path{path("in-octets"), path("out-octets")}})
+	step(20, &gpb.Notification{Prefix: path(gnmiEth1 + "/ethernet/state"), Delete: []*gpb.Path{path("port-speed")}})
 	for _, name := range c.served("Ethernet1") {
 		if strings.HasSuffix(name, "speed_mbps") {
 			t.Errorf("after the port's removal: %s still served", name)
 		}
 	}
+}
+
+// gnmiEth1 is the gNMI path of the interface the gNMI delete tests remove.
+const gnmiEth1 = "/interfaces/interface[name=Ethernet1]"
+
+// eth1WithSpeed gives Ethernet1 a port speed of 10 Gbit/s and two samples
+// of its octet counters 10 s apart, so that its counters row and its
+// "interface" record have rates, utilisation and speed_mbps.
+func eth1WithSpeed(c *gnmiChain) {
+	step, path := c.step, c.path
+	counters := func(in, out uint64) *gpb.Notification {
+		return &gpb.Notification{Prefix: path(gnmiEth1 + "/state/counters"), Update: []*gpb.Update{
+			{Path: path("in-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: in}}},
+			{Path: path("out-octets"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: out}}}}}
+	}
+	step(0, &gpb.Notification{Prefix: path(gnmiEth1 + "/ethernet/state"), Update: []*gpb.Update{
+		{Path: path("port-speed"), Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "openconfig-if-ethernet:SPEED_10GB"}}}}})
+	step(0, counters(1_000, 2_000))
+	step(10, counters(1_000+10*125_000_000, 2_000+10*250_000_000))
 }
