@@ -33,13 +33,11 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	if err != nil {
 		return &exitError{2, err}
 	}
-	var cfg *configs.Config
+	cfg := configs.Defaults() // -c "": no config, as for weir run
 	if *file != "" {
 		cfg, err = configs.Load(*file)
 	}
 	switch {
-	case *file == "":
-		cfg = configs.Defaults() // -c "": no config, as for weir run
 	case err != nil && !flagGiven(fs, "c") && !flagGiven(fs, "config") && errors.Is(err, os.ErrNotExist):
 		cfg = configs.Defaults() // no config here: weir's rules alone
 	case err != nil:

@@ -22,35 +22,44 @@ import (
 // alert is keyed again from its labels when the file is read, so the up
 // resolves it, and it is not re-posted as firing every minute for ever.
 func TestAlertFromPreviousBuildResolvedAfterUpgrade(t *testing.T) {
-	rec := &recorder{}
-	hs := httptest.NewServer(rec)
-	defer hs.Close()
-	dir := t.TempDir()
-	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL, Format: "alertmanager",
-		Headers: map[string]string{"X-Test": "yes"}}
 	// What the previous build saved: the alert keyed by the object as
-	// the event spelt it.
+	// the event spelt it. The upgraded build gets the up, as enrichment
+	// now publishes it.
 	saved := map[string]webhook.Alert{"interface_down\x00edge1\x00Ethernet7": {
 		Labels:   map[string]string{"alertname": "interface_down", "device": "edge1", "object": "Ethernet7", "site": "ams1"},
 		StartsAt: t0}}
+	up := ev("interface_up", "edge1", "Ethernet7", time.Minute)
+	up.ObjectID = "et7"
+	cfg, dir, rec := upgradeWith(t, saved, up)
+
+	noneRepostedFiring(t, cfg, dir, rec, "after the up (saved by the previous build under object, looked up under object_id)")
+}
+
+// upgradeWith leaves saved as the firing alerts file an earlier build
+// wrote, then runs this build's sink, posting to a recorder, on the one
+// event e, and closes it: the sink's config, its state directory and the
+// recorder, for the next run.
+func upgradeWith(t *testing.T, saved map[string]webhook.Alert, e telemetry.Event) (configs.Sink, string, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	hs := httptest.NewServer(rec)
+	t.Cleanup(hs.Close)
+	dir := t.TempDir()
+	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL, Format: "alertmanager",
+		Headers: map[string]string{"X-Test": "yes"}}
 	data, _ := json.Marshal(saved)
 	if err := os.WriteFile(filepath.Join(dir, "alerts.alerts.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-
-	// The upgraded build: the up, as enrichment now publishes it.
 	upgraded, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := ev("interface_up", "edge1", "Ethernet7", time.Minute)
-	up.ObjectID = "et7"
-	if err := upgraded.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &up}}); err != nil {
+	if err := upgraded.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &e}}); err != nil {
 		t.Fatal(err)
 	}
 	upgraded.Close()
-
-	noneRepostedFiring(t, cfg, dir, rec, "after the up (saved by the previous build under object, looked up under object_id)")
+	return cfg, dir, rec
 }
 
 // noneRepostedFiring runs the sink of cfg on dir's state again for a few
@@ -125,29 +134,12 @@ func TestStaleSavedAlertAfterInBatchResolution(t *testing.T) {
 // is keyed by its target label, so the target's device_reachable resolves
 // it, and it is not re-posted as firing every minute for ever.
 func TestUnreachableFromPreviousBuildResolvedByItsTarget(t *testing.T) {
-	rec := &recorder{}
-	hs := httptest.NewServer(rec)
-	defer hs.Close()
-	dir := t.TempDir()
-	cfg := configs.Sink{Type: "webhook", Name: "alerts", Topics: []string{"events"}, URL: hs.URL, Format: "alertmanager",
-		Headers: map[string]string{"X-Test": "yes"}}
 	saved := map[string]webhook.Alert{"device_unreachable\x00edge1\x00": {
 		Labels:   map[string]string{"alertname": "device_unreachable", "device": "edge1", "target": "main", "site": "ams1"},
 		StartsAt: t0}}
-	data, _ := json.Marshal(saved)
-	if err := os.WriteFile(filepath.Join(dir, "alerts.alerts.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	upgraded, err := webhook.NewSink(cfg, sinks.Env{StateDir: dir}, time.Now, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
 	up := ev("device_reachable", "edge1", "main", time.Minute)
 	up.Tags = map[string]string{"target": "main", "site": "ams1"}
-	if err := upgraded.Write(context.Background(), []sinks.Item{{Schema: telemetry.SchemaEvent, Event: &up}}); err != nil {
-		t.Fatal(err)
-	}
-	upgraded.Close()
+	cfg, dir, rec := upgradeWith(t, saved, up)
 	ended := false
 	for _, a := range rec.alerts(t) {
 		if a.Labels["alertname"] == "device_unreachable" && a.Labels["object"] == "" && a.EndsAt != nil {

@@ -338,7 +338,7 @@ func resolves(typ string) (string, bool) {
 	case strings.HasSuffix(typ, "_up"):
 		return strings.TrimSuffix(typ, "_up") + "_down", true
 	case typ == "device_reachable":
-		return "device_unreachable", true
+		return typeUnreachable, true
 	}
 	return "", false
 }
@@ -348,7 +348,7 @@ func resolves(typ string) (string, bool) {
 // login_failed) are sent once and end in Alertmanager after its
 // resolve_timeout.
 func resolvable(typ string) bool {
-	return strings.HasSuffix(typ, "_down") || strings.HasSuffix(typ, "_flapping") || typ == "device_unreachable"
+	return strings.HasSuffix(typ, "_down") || strings.HasSuffix(typ, "_flapping") || typ == typeUnreachable
 }
 
 // appendLabels appends the labels of the alert, sorted by name: the same
