@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,10 @@ type detector struct {
 	// read even when it gave none): a partition warmed up again (taken
 	// back, or by another worker of the process) is not counted twice.
 	read map[broker.TopicPartition]readPos
+	// leftOut is, per input partition, the events of the records read
+	// last that were left out: see noteLeftOut.
+	leftOut map[broker.TopicPartition]*leftOutLog
+	seed    maphash.Seed // of leftOutKey
 	// names are the interfaces SNMP polls name by ifIndex, for the
 	// traps of the same devices.
 	names *interfaceNames
@@ -275,7 +280,8 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
 		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{},
-		clocks: map[any]workerClock{}, maxObjects: maxDetectorObjects}
+		clocks: map[any]workerClock{}, maxObjects: maxDetectorObjects,
+		leftOut: map[broker.TopicPartition]*leftOutLog{}, seed: maphash.MakeSeed()}
 }
 
 // reportClock notes how far worker w's reading of the log got with the
@@ -456,8 +462,12 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 		// Observed the first time: the detector's state has it, and
 		// taking it again would set an older time or state over newer
 		// ones (a down redone after its up would make a down 5 s later
-		// a repeat). It goes out again, with the flapping event it
-		// raised then; it is not counted twice.
+		// a repeat). It goes out again as it went then: with the
+		// flapping event it raised, or not at all if it was left out;
+		// it is not counted twice.
+		if d.leftOutBefore(ev, id) {
+			return out
+		}
 		out = append(out, ev)
 		if fam := family(ev.Type); fam != "" && d.threshold > 0 {
 			if st := d.changes[objectKey{ev.Device, id, fam}]; st != nil && st.flapping && st.flapCause == ev.Cause {
@@ -466,6 +476,16 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 		}
 		return out
 	}
+	n := len(out)
+	out = d.judge(ev, id, now, out)
+	if len(out) == n {
+		d.noteLeftOut(ev, id)
+	}
+	return out
+}
+
+// judge is observeInto for an event read the first time.
+func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []telemetry.Event) []telemetry.Event {
 	if objectless(ev) {
 		return append(out, ev) // whose repeat or change it is, nothing says
 	}

@@ -1,0 +1,84 @@
+package enrich
+
+import (
+	"hash/maphash"
+	"slices"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// maxLeftOut bounds the events left out that a partition's leftOutLog
+// keeps. A record is read again only while it is not committed, which is
+// at most a poll or two of records behind the position read (a poll is
+// 256 KiB of syslog records, a few hundred events); past the bound the
+// oldest half is forgotten.
+const maxLeftOut = 4096
+
+// leftOutLog is, for one input partition, the events of the records read
+// last that the detector left out (repeats, reports of the past), in the
+// order of their records' offsets.
+type leftOutLog struct {
+	offsets []int64
+	keys    []uint64 // leftOutKey of each event
+}
+
+// noteLeftOut remembers that the detector left out ev, of the record at
+// ev.Cause, whose object id is id: read again before its commit, the
+// record leaves it out again (see observeInto).
+func (d *detector) noteLeftOut(ev telemetry.Event, id string) {
+	c := ev.Cause
+	if c.Topic == "" || c.Offset < 0 {
+		return
+	}
+	tp := causePartition(c)
+	l := d.leftOut[tp]
+	if l == nil {
+		l = &leftOutLog{}
+		d.leftOut[d.keepPartition(tp)] = l
+	}
+	if n := len(l.offsets); n > 0 && c.Offset < l.offsets[n-1] {
+		// Offsets started over (the topic deleted and made again):
+		// what was left out is another topic's.
+		l.offsets, l.keys = l.offsets[:0], l.keys[:0]
+	}
+	if len(l.offsets) == maxLeftOut {
+		half := maxLeftOut / 2
+		l.offsets = l.offsets[:copy(l.offsets, l.offsets[half:])]
+		l.keys = l.keys[:copy(l.keys, l.keys[half:])]
+	}
+	l.offsets = append(l.offsets, c.Offset)
+	l.keys = append(l.keys, d.leftOutKey(ev, id))
+}
+
+// leftOutBefore reports whether the detector left out ev, of a record
+// read again, the first time it read it.
+func (d *detector) leftOutBefore(ev telemetry.Event, id string) bool {
+	l := d.leftOut[causePartition(ev.Cause)]
+	if l == nil {
+		return false
+	}
+	i, found := slices.BinarySearch(l.offsets, ev.Cause.Offset)
+	if !found {
+		return false
+	}
+	key := d.leftOutKey(ev, id)
+	for ; i < len(l.offsets) && l.offsets[i] == ev.Cause.Offset; i++ {
+		if l.keys[i] == key {
+			return true
+		}
+	}
+	return false
+}
+
+// leftOutKey tells apart the events of one record: one event per type and
+// object.
+func (d *detector) leftOutKey(ev telemetry.Event, id string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(d.seed)
+	h.WriteString(ev.Type)
+	h.WriteByte(0)
+	h.WriteString(ev.Device)
+	h.WriteByte(0)
+	h.WriteString(id)
+	return h.Sum64()
+}

@@ -1,0 +1,183 @@
+package enrich
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestRedoLeavesOutWhatItLeftOut: a record read again (its partition
+// handed to another worker of the process before its commit, or its
+// aborted transaction taken by another) gives the events its first
+// reading gave, and not those it left out: %LINK and %LINEPROTO of one
+// link going down are one event, also when both are read twice. The
+// first reading's events may be in the log already, where the embedded
+// log's src_offset skip drops them; a repeat it left out has no output
+// there to skip by.
+func TestRedoLeavesOutWhatItLeftOut(t *testing.T) {
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	ev := func(off int64, typ, obj string) telemetry.Event {
+		return telemetry.Event{Type: typ, Device: "edge1", Object: obj, Cause: telemetry.Cause{Topic: "raw.syslog", Partition: 1, Offset: off}}
+	}
+	lines := []telemetry.Event{
+		ev(10, "interface_down", "GigabitEthernet0/1"), // %LINK
+		ev(11, "interface_down", "Gi0/1"),              // %LINEPROTO: the same change
+		ev(12, "bgp_peer_up", "192.0.2.1"),
+		ev(13, "bgp_peer_up", "192.0.2.1"), // reported up again
+	}
+	read := func() (got []int64) {
+		for i, e := range lines {
+			for _, out := range d.observe(e, t0.Add(time.Duration(i)*time.Second)) {
+				got = append(got, out.Cause.Offset)
+			}
+		}
+		return got
+	}
+	first := read()
+	if want := []int64{10, 12}; !slices.Equal(first, want) {
+		t.Fatalf("first reading published the events of %v, want %v", first, want)
+	}
+	if again := read(); !slices.Equal(again, first) {
+		t.Errorf("read again, published the events of %v, want %v as the first time", again, first)
+	}
+}
+
+// lostCommits is a log whose consumers' commits are lost, as one is when
+// a rebalance takes the partition before it.
+type lostCommits struct{ *embedded.Broker }
+
+func (b lostCommits) Consume(ctx context.Context, group string, topics []string, opts ...broker.ConsumerOption) (broker.Consumer, error) {
+	c, err := b.Broker.Consume(ctx, group, topics, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return commitLost{c, c.(broker.Positioner)}, nil
+}
+
+type commitLost struct {
+	broker.Consumer
+	broker.Positioner
+}
+
+func (commitLost) Commit(context.Context) error { return nil }
+
+// TestHandOverPublishesNoRepeat: on the embedded log, a worker publishes
+// the events of a batch and loses the partition before its commit; the
+// worker of the process that takes it over enriches the batch again. The
+// link going down, logged by %LINK and %LINEPROTO, is one event in the
+// events topic, not two: the src_offset skip drops what the first worker
+// published, and the %LINEPROTO line's repeat, which it left out, is left
+// out again.
+func TestHandOverPublishesNoRepeat(t *testing.T) {
+	b, inv := openLog(t)
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down")
+	produceLine(t, b, "%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down")
+	run := func(w *Worker, until func() bool, what string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		waitUntil(t, what, until)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := NewWorker(lostCommits{b}, inv, NewClassifier(), WithSharedEventRules(rules), WithMemberID("enrich-0"))
+	run(first, func() bool { return countRecords(t, b, telemetry.TopicEnrichedSyslog) == 2 }, "the first worker's outputs")
+	if n := committedInput(b, telemetry.TopicRawSyslog); n != 0 {
+		t.Fatalf("%d records committed; the first worker's commit was to be lost", n)
+	}
+	second := NewWorker(b, inv, NewClassifier(), WithSharedEventRules(rules), WithMemberID("enrich-1"))
+	run(second, func() bool { return committedInput(b, telemetry.TopicRawSyslog) == 2 }, "the second worker's commit")
+	if n := countRecords(t, b, telemetry.TopicEnrichedSyslog); n != 2 {
+		t.Errorf("%d enriched records of 2 lines", n)
+	}
+	var got []string
+	for _, r := range readTopic(t, b, telemetry.TopicEvents) {
+		got = append(got, string(r.Value))
+	}
+	if len(got) != 1 {
+		t.Errorf("%d events of one link going down:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// TestAbortedBatchTakenOverPublishesNoRepeat: on a Kafka cluster, a
+// worker's transaction is aborted by a rebalance and another worker of
+// the process (with no replay of the first one's outputs) enriches the
+// batch again. Its committed transaction holds the link going down once.
+func TestAbortedBatchTakenOverPublishesNoRepeat(t *testing.T) {
+	var recs []broker.Record
+	for i, msg := range []string{
+		"%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down",
+		"%LINEPROTO-5-UPDOWN: Line protocol on Interface GigabitEthernet0/1, changed state to down",
+	} {
+		l := telemetry.Log{V: 1, Device: "edge1", SourceAddr: "10.1.2.3:514", Facility: 23, Severity: 3, Message: msg, ReceivedAt: time.Now()}
+		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSyslog, Offset: int64(i), Key: []byte(l.Device), Value: l.AppendJSON(nil)})
+	}
+	b, inv := openLog(t)
+	if err := b.CreateTopic(context.Background(), telemetry.TopicRawSyslog, broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	run := func(c *scriptedTxnConsumer) {
+		w := NewWorker(&scriptedTxnBroker{b, c}, inv, NewClassifier(), WithSharedEventRules(rules))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		waitUntil(t, "the script's end", func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return len(c.polls) == 0 && len(c.attempts) == 1
+		})
+		cancel()
+		<-done
+	}
+	aborted := &scriptedTxnConsumer{polls: [][]broker.Record{recs}, commits: []bool{false}, done: make(chan struct{})}
+	run(aborted)
+	if n := len(aborted.attempts[0][telemetry.TopicEvents]); n != 1 {
+		t.Fatalf("the aborted transaction held %d events, want 1", n)
+	}
+	taker := &scriptedTxnConsumer{polls: [][]broker.Record{recs}, done: make(chan struct{})}
+	run(taker)
+	if len(taker.committed) != 1 {
+		t.Fatalf("%d transactions committed, want 1", len(taker.committed))
+	}
+	if evs := taker.committed[0][telemetry.TopicEvents]; len(evs) != 1 {
+		t.Errorf("the committed transaction holds %d events of one link going down:\n%s", len(evs), strings.Join(evs, "\n"))
+	}
+}
+
+// TestLeftOutIsBounded: a partition keeps the last maxLeftOut events left
+// out at most, forgetting the oldest half past it, and forgets them all
+// when its offsets start over (the topic deleted and made again).
+func TestLeftOutIsBounded(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	ev := func(off int64) telemetry.Event {
+		return telemetry.Event{Type: "interface_down", Device: "edge1", Object: "Gi0/1", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: off}}
+	}
+	for off := range int64(maxLeftOut + 1) {
+		d.noteLeftOut(ev(off), "gi0/1")
+	}
+	l := d.leftOut[broker.TopicPartition{Topic: "raw.syslog"}]
+	if n := len(l.offsets); n != maxLeftOut/2+1 {
+		t.Errorf("%d events kept, want %d", n, maxLeftOut/2+1)
+	}
+	if d.leftOutBefore(ev(maxLeftOut/2-1), "gi0/1") || !d.leftOutBefore(ev(maxLeftOut/2), "gi0/1") || !d.leftOutBefore(ev(maxLeftOut), "gi0/1") {
+		t.Error("not the newest half kept")
+	}
+	if other := ev(maxLeftOut); d.leftOutBefore(telemetry.Event{Type: "interface_up", Device: other.Device, Object: other.Object, Cause: other.Cause}, "gi0/1") {
+		t.Error("another event of the record taken for the one left out")
+	}
+	d.noteLeftOut(ev(3), "gi0/1")
+	if len(l.offsets) != 1 || d.leftOutBefore(ev(maxLeftOut), "gi0/1") {
+		t.Errorf("offsets started over: %d events kept, want 1", len(l.offsets))
+	}
+}
