@@ -190,6 +190,12 @@ func TestDeviceLinesComware(t *testing.T) {
 			vendor: VendorComware, event: "login_succeeded", object: "192.168.1.26", fields: map[string]string{"user": "", "source": "192.168.1.26"}},
 		{name: "login_failed", raw: "<189>Jan 10 17:35:49 2020 sw2 %%10SHELL/5/SHELL_LOGINFAIL(l): SSH user xjdl failed to log in from 192.168.10.20 on VTY0..",
 			vendor: VendorComware, event: "login_failed", object: "xjdl", fields: map[string]string{"source": "192.168.10.20"}},
+		// Comware 7's LOGIN_FAILED as a switch sent it (shuangyangyu/
+		// h3c-tv-agent agent/tests/test_syslog_watcher.py): an ACL command
+		// typed at the user name prompt is the user, and its address no
+		// source.
+		{name: "login_failed7", raw: "<189>Aug  3 15:07:42 2026 H3C %%10LOGIN/5/LOGIN_FAILED: -DevIP=192.168.1.254; rule 15 deny ip source 192.168.1.24 0 destination any failed to log in from 192.168.5.182.",
+			vendor: VendorComware, event: "login_failed", object: "rule 15 deny ip source 192.168.1.24 0 destination any", fields: map[string]string{"source": "192.168.5.182"}, fac: "LOGIN", sev: 5, mnem: "LOGIN_FAILED"},
 		{name: "config", raw: "<189>Jan  1 07:30:19 2000 Sysname %%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=12-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration is changed.",
 			vendor: VendorComware, event: "config_changed", fac: "CFGMAN", sev: 5, mnem: "CFGMAN_CFGCHANGED"},
 		// Relayed by rsyslog, which took the year for the host name.
@@ -267,11 +273,11 @@ func TestDeviceLinesHuaweiTrapLogs(t *testing.T) {
 			vendor: VendorHuawei, event: "ospf_neighbor_up", object: "10.1.1.2"},
 		{name: "hwcm_config", raw: "<189>Sep 13 2021 00:19:26 R1 %%01HWCM/5/TRAPLOG(l)[500]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=16, CommandSource=1, ConfigSource=2, ConfigDestination=4)",
 			vendor: VendorHuawei, event: "config_changed", object: ""},
-		// No events: a failed login weir has no rule for (no device's
-		// SSH_USER_LOGIN_FAIL line was found to check one against), a save
-		// prompt.
+		// VRP8's failed SSH login (the rule's line is the CE6800 command
+		// reference's).
 		{name: "ssh_login_fail", raw: "<190>Sep 13 2021 00:19:26 R1 %%01SSH/5/SSH_USER_LOGIN_FAIL(l)[4]:The SSH user failed to login. (ServiceType=stelnet, FailedReason=Password authentication failed, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)",
-			vendor: VendorHuawei},
+			vendor: VendorHuawei, event: "login_failed", object: "admin", fields: map[string]string{"source": "10.1.1.100"}},
+		// No event: a save prompt.
 		{name: "savecfg", raw: "<189>Sep 13 2021 00:19:26 R1 %%01CFM/5/SAVECFG_YES(s)[3]:When being asked whether to save current configuration, the user chose Y.",
 			vendor: VendorHuawei},
 	})

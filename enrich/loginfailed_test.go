@@ -252,3 +252,70 @@ func TestFailedLoginSourceNotFromUserName(t *testing.T) {
 		}
 	}
 }
+
+// TestVendorFailedLoginLastAddressWins: VRP8's SSH_USER_LOGIN_FAIL,
+// Comware 7's LOGIN_FAILED, AOS-CX's failed SSH and REST logins and PAM's
+// authentication failure write what the client sent, commas, spaces and
+// all, before the address the device saw: a name carrying the line's own
+// wording and another address does not make that address the source, nor
+// a failed attempt a login. The source is the one written last.
+func TestVendorFailedLoginLastAddressWins(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, rule, user, source string }{
+		{"%%01SSH/5/SSH_USER_LOGIN_FAIL(s):CID=0x80932723; The SSH user failed to login. (ServiceType=**, FailedReason=Client requested disconnection, UserName=x, IPAddress=10.9.9.9, VPNInstanceName=_public_.), IPAddress=203.0.113.5, VPNInstanceName=_public_.)",
+			"huawei_ssh_user_login_fail", "x, IPAddress=10.9.9.9, VPNInstanceName=_public_.)", "203.0.113.5"},
+		{"SSH/5/SSH_USER_LOGIN_FAIL:The SSH user failed to login. (ServiceType=stelnet, FailedReason=Authentication failed, UserName=x, UserAddress=10.9.9.9, LocalAddress=10.1.0.1, VPNInstanceName=_public_, UserAddress=203.0.113.5, LocalAddress=10.1.0.1, VPNInstanceName=_public_)",
+			"huawei_ssh_user_login_fail", "x, UserAddress=10.9.9.9, LocalAddress=10.1.0.1, VPNInstanceName=_public_", "203.0.113.5"},
+		{"%%10LOGIN/5/LOGIN_FAILED: -DevIP=192.168.1.254; x failed to log in from 10.9.9.9 failed to log in from 203.0.113.5.",
+			"comware_login_failed7", "x failed to log in from 10.9.9.9", "203.0.113.5"},
+		{"Event|5210|LOG_ERR|CDTR|1|User x login from 10.9.9.9 for SSH session failed during password based authentication. login from 203.0.113.5 for SSH session failed during password based authentication.",
+			"aoscx_login_failed", "x login from 10.9.9.9 for SSH session failed during password based authentication.", "203.0.113.5"},
+		// A failed attempt whose name reads as the login's line.
+		{"Event|5210|LOG_ERR|CDTR|1|User x logged in from 10.9.9.9 through SSH session. login from 203.0.113.5 for SSH session failed during password based authentication.",
+			"aoscx_login_failed", "x logged in from 10.9.9.9 through SSH session.", "203.0.113.5"},
+		{"pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser=x rhost=10.9.9.9 rhost=203.0.113.5  user=root",
+			"pam_auth_failure", "root", "203.0.113.5"},
+		// A host name that begins with an address is no source.
+		{"pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=10.9.9.9.example.com user=root",
+			"pam_auth_failure", "root", ""},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Rule != tc.rule || info.Event != "login_failed" || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
+			t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed (%s), %q, %q", tc.msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], tc.rule, tc.user, tc.source)
+		}
+	}
+}
+
+// TestVendorLoginLinesKeepTheirOutcome: the same vendors' logins stay
+// logins and their failures failures, and their lines that are neither
+// (logouts, a REST authentication naming no address, sudo's failed
+// password, PAM's count of an attempt's further failures, a failure
+// naming no user) raise no login event.
+func TestVendorLoginLinesKeepTheirOutcome(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, event string }{
+		// elastic/integrations packages/hpe_aruba_cx/_dev/deploy/docker/sample_logs/{6300,8360}.log.
+		{"Event|5209|LOG_INFO|CDTR|1|User satori logged in from 10.14.16.13 through SSH session.", "login_succeeded"},
+		{"Event|5211|LOG_INFO|CDTR|1|User oxidized logged out of SSH session from 10.14.16.17.", ""},
+		{"Event|4657|LOG_INFO|AMM|-|User admin logged out of REST session from 10.14.16.13", ""},
+		{"Event|4601|LOG_ERR|AMM|-|Authentication failed for user satori in session -mSmC5uACO4fdv2rfIWQ9g==", ""},
+		{"Event|4656|LOG_ERR|AMM|-|User satori login from 10.14.16.13 for REST session has failed", "login_failed"},
+		{"SSH/5/SSH_USER_LOGIN:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, UserAddress=10.1.0.5, LocalAddress=10.1.0.1, VPNInstanceName=_public_)", "login_succeeded"},
+		{"%%01SSH/5/SSH_USER_LOGIN_FAIL(s):CID=0x80932723; The SSH user failed to login. (ServiceType=**, FailedReason=Client requested disconnection, UserName=u2000test, IPAddress=22.22.23.23, VPNInstanceName=_public_.)", "login_failed"},
+		{"%%10SHELL/5/SHELL_LOGIN: admin logged in from 10.0.0.5.", "login_succeeded"},
+		{"%%10LOGIN/5/LOGIN_FAILED: -DevIP=192.168.1.254; rule 15 deny ip source 192.168.1.24 0 destination any failed to log in from 192.168.5.182.", "login_failed"},
+		// elastic/integrations packages/system/data_stream/auth/_dev/test/pipeline/
+		// test-pam-extraction.log and test-secure-rhel7.log.
+		{"pam_unix(sudo:auth): authentication failure; logname=jsmith uid=1001 euid=0 tty=/dev/pts/0 ruser=jsmith rhost=  user=jsmith", ""},
+		{"PAM 4 more authentication failures; logname= uid=0 euid=0 tty=ssh ruser= rhost=202.109.143.106  user=root", ""},
+		{"pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=192.168.1.100", ""},
+		{"pam_unix(sshd:session): session opened for user admin(uid=1000) by admin(uid=0)", "login_succeeded"},
+	} {
+		l := telemetry.Log{Message: tc.msg}
+		info := c.Classify(&l)
+		if info.Event != tc.event {
+			t.Errorf("%q: event %q (rule %q), want %q", tc.msg, info.Event, info.Rule, tc.event)
+		}
+	}
+}

@@ -608,6 +608,28 @@ func syslogRules() []rule {
 				// NX-OS's sshd is dcos_sshd.
 				{"%AUTHPRIV-6-SYSTEM_MSG: pam_unix(dcos_sshd:session): session opened for user opsbot by (uid=0) - dcos_sshd[20311]", "login_succeeded", map[string]string{"user": "opsbot"}},
 			}},
+		// PAM's failed authentication for an SSH or console login, which
+		// pam_unix writes beside sshd's "Failed password" of the same
+		// attempt: a RHEL 7 host's line in elastic/integrations
+		// packages/system/data_stream/auth/_dev/test/pipeline/
+		// test-secure-rhel7.log, and a server's in DanielleHuisman/
+		// observium-community-edition tests/IncludesSyslogTest.php.
+		// pam_unix names the user only when the account exists (user= is
+		// left out for an unknown one), and such a line is left alone:
+		// sshd's own lines of the attempt name the user ("Invalid user X
+		// from A", "Failed password for invalid user X"), and an event about
+		// the address beside them would make one attempt two events. With
+		// user= it names the user sshd's line names: one user, one event.
+		// rhost is the address sshd or login(1) gave PAM, or a host name
+		// (UseDNS), which is no source; the last " rhost=" is taken, after
+		// any ruser. sudo's and su's failures are no logins.
+		{name: "pam_auth_failure", needs: "authentication failure; ", patterns: []*regexp.Regexp{re(`pam_unix\((?:sshd|login|remote|sshd-\w+|dcos_sshd):auth\): authentication failure; logname=\S* uid=\d+ euid=\d+ tty=\S* ruser=(?s:.*) rhost=(?:(?P<source>` + ipaddr + `)|\S*)\s+user=(?P<user>\S+)`)},
+			event: "login_failed", examples: []example{
+				{"pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=202.109.143.106  user=root", "login_failed", map[string]string{"user": "root", "source": "202.109.143.106"}},
+				{"pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=221.194.47.243  user=root", "login_failed", map[string]string{"user": "root", "source": "221.194.47.243"}},
+				// A server's under UseDNS (pastebin.com/gkt2bQ2b): a host name is no source.
+				{"pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=srdevbuild.cchs.com user=applmgr", "login_failed", map[string]string{"user": "applmgr", "source": ""}},
+			}},
 		{name: "sshd_accepted", needs: "Accepted ", patterns: []*regexp.Regexp{re(`Accepted (?:password|publickey|keyboard-interactive/pam|gssapi-with-mic) for (?:invalid user )?(?P<user>\S+)` + sshdFrom)},
 			event: "login_succeeded", examples: []example{
 				{"Accepted password for netops from 10.34.195.36 port 51234 ssh2", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
@@ -662,6 +684,20 @@ func syslogRules() []rule {
 				{"SSH/5/SSH_USER_LOGIN(l)[3]:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.1.100"}},
 				// VRP8 (NetEngine 8000 log reference): the client's address is UserAddress.
 				{"SSH/5/SSH_USER_LOGIN:The SSH user succeeded in logging in. (ServiceType=stelnet, UserName=admin, UserAddress=10.1.0.5, LocalAddress=10.1.0.1, VPNInstanceName=_public_)", "login_succeeded", map[string]string{"user": "admin", "source": "10.1.0.5"}},
+			}},
+		// VRP8's failed SSH login, SSH/5/SSH_USER_LOGIN_FAIL: the example
+		// line of Huawei's CloudEngine CE6800 V300R023C00 command reference,
+		// info-center loghost domain (WheaterW/INTA-project nassim-main/
+		// corpus/hw/hw_CE6800_V300R023C00/cmd_corpus/References/
+		// Command_Reference/Command_Reference/System_Management/
+		// Information_Management_Configuration_Commands/
+		// info-center_loghost_domain.md). The NetEngine 8000 log reference
+		// names the client's address UserAddress, as for SSH_USER_LOGIN.
+		// The name is what the client sent, commas and all: the address is
+		// the last one, which VRP writes after it.
+		{name: "huawei_ssh_user_login_fail", vendor: VendorHuawei, needs: "SSH_USER_LOGIN_FAIL", patterns: []*regexp.Regexp{re(`SSH/\d/SSH_USER_LOGIN_FAIL(?:\(\w\))?(?:\[\d+\])?:.*?The SSH user failed to login\. \(.*?UserName=(?P<user>(?s:.*)), (?:IPAddress|UserAddress)=(?:(?P<source>` + ipish + `)|[^,]*)(?:, LocalAddress=[^,]*)?, VPNInstanceName=`)},
+			event: "login_failed", examples: []example{
+				{"May 15 2016 21:48:33 223.171 %%01SSH/5/SSH_USER_LOGIN_FAIL(s):CID=0x80932723; The SSH user failed to login. (ServiceType=**, FailedReason=Client requested disconnection, UserName=u2000test, IPAddress=22.22.23.23, VPNInstanceName=_public_.)", "login_failed", map[string]string{"user": "u2000test", "source": "22.22.23.23"}},
 			}},
 		// VRP5's failed SSH and telnet logins, the telnet one in two
 		// wordings: nocproject/noc .../Huawei/VRP/Security/Authentication/
@@ -723,6 +759,20 @@ func syslogRules() []rule {
 		{name: "voss_ssh_login", vendor: VendorExtremeVOSS, needs: "SSH user authentication succeeded for user ", patterns: []*regexp.Regexp{re(`\bSSH user authentication succeeded for user (?P<user>\S+) on host (?P<source>` + ipaddr + `)`)},
 			event: "login_succeeded", examples: []example{
 				{"CP1 [08/06/15 09:43:42.230:UTC] 0x000d8602 00000000 GlobalRouter SSH INFO SSH user authentication succeeded for user rwa on host 10.68.231.194", "login_succeeded", map[string]string{"user": "rwa", "source": "10.68.231.194"}},
+			}},
+		// AOS-CX's failed logins: event 4656, a REST session's (an 8360's log
+		// in elastic/integrations packages/hpe_aruba_cx/_dev/deploy/docker/
+		// sample_logs/8360.log), and event 5210, an SSH session's (a
+		// switch's line in a public Python "Log Analyzer" project's README,
+		// whose repository the index does not name). The name is what the
+		// client sent, spaces and all: the address is the last " login from
+		// A for ... session", which the switch writes after it. Before the
+		// login's rule: a failed attempt's name may read "x logged in from
+		// A through SSH session.", and a failure is no login.
+		{name: "aoscx_login_failed", vendor: VendorArubaCX, needs: " login from ", patterns: []*regexp.Regexp{re(`Event\|\d+\|LOG_\w+\|[^|]*\|[^|]*\|User (?P<user>(?s:.*)) login from (?P<source>` + ipaddr + `) for \w+ session (?:has )?failed\b`)},
+			event: "login_failed", examples: []example{
+				{"Event|4656|LOG_ERR|AMM|-|User satori login from 10.14.16.13 for REST session has failed", "login_failed", map[string]string{"user": "satori", "source": "10.14.16.13"}},
+				{"Event|5210|LOG_ERR|CDTR|1|User cibadmin login from 10.30.1.43 for SSH session failed during password based authentication.", "login_failed", map[string]string{"user": "cibadmin", "source": "10.30.1.43"}},
 			}},
 		// AOS-CX: DanielleHuisman/observium-community-edition
 		// tests/IncludesSyslogTest.php (event 5209). The user is as logged.
@@ -820,6 +870,18 @@ func syslogRules() []rule {
 		{name: "comware_ssh_auth_failed", vendor: VendorComware, needs: "SSHS_AUTH_FAIL", patterns: []*regexp.Regexp{re(`SSHS/\d/SSHS_AUTH_FAIL\b[^:]*:\s*(?:-[^;]*;\s*)*SSH user (?P<user>.*) \(IP: (?P<source>` + ipaddr + `)\) didn't pass`)},
 			event: "login_failed", examples: []example{
 				{"%%10SSHS/6/SSHS_AUTH_FAIL: -DevIP=10.255.249.234; SSH user ubuntu (IP: 81.217.210.119) didn't pass public key authentication for wrong public key.", "login_failed", map[string]string{"user": "ubuntu", "source": "81.217.210.119"}},
+			}},
+		// Comware 7's LOGIN/5/LOGIN_FAILED, "<name> failed to log in from
+		// <address or line>.": an H3C switch's line in shuangyangyu/
+		// h3c-tv-agent agent/tests/test_syslog_watcher.py, where a command
+		// was typed at the user name prompt, addresses and all; a console
+		// attempt's, "from aux0", in a public H3C log-parsing script's
+		// samples (an S5130's; the index names no repository). The name is
+		// what was typed: the source is the last "failed to log in from".
+		{name: "comware_login_failed7", vendor: VendorComware, needs: "LOGIN_FAILED", patterns: []*regexp.Regexp{re(`LOGIN/\d/LOGIN_FAILED\b[^:]*:\s*(?:-[^;]*;\s*)*(?P<user>(?s:.*)) failed to log in from (?:(?P<source>` + ipaddr + `)|\S)`)},
+			event: "login_failed", examples: []example{
+				{"%%10LOGIN/5/LOGIN_FAILED: -DevIP=192.168.1.254; rule 15 deny ip source 192.168.1.24 0 destination any failed to log in from 192.168.5.182.", "login_failed", map[string]string{"user": "rule 15 deny ip source 192.168.1.24 0 destination any", "source": "192.168.5.182"}},
+				{"Dec 17 16:49:54 2019 sw %%10LOGIN/5/LOGIN_FAILED: a failed to log in from aux0.", "login_failed", map[string]string{"user": "a", "source": ""}},
 			}},
 		{name: "comware_config", vendor: VendorComware, needs: "CFGMAN_CFGCHANGED", patterns: []*regexp.Regexp{re(`CFGMAN/\d/CFGMAN_CFGCHANGED\b`)},
 			event: "config_changed", examples: []example{
