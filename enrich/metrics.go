@@ -206,12 +206,15 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.warmer.before(ctx, recs, w.warm)
 		if !gate.through {
 			w.warmer.idle(ctx, m.c, assigned, w.warm)
-			if !gate.pass(ctx, len(assigned) > 0 || len(recs) > 0, nil) {
-				if ctx.Err() != nil {
-					return nil
-				}
-				continue
+		}
+		if ctx.Err() != nil {
+			return nil // see warmer.before: a warm-up may have been cut short
+		}
+		if !gate.through && !gate.pass(ctx, len(assigned) > 0 || len(recs) > 0, nil) {
+			if ctx.Err() != nil {
+				return nil
 			}
+			continue
 		}
 		// Before the batch: a row back after more than an hour of
 		// nothing at all (no batch swept since) starts again, rather

@@ -129,6 +129,9 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		warmer.retain(assigned)
 		warmer.before(ctx, recs, w.warm)
 		warmer.idle(ctx, m.c, assigned, w.warm)
+		if ctx.Err() != nil {
+			return nil // see warmer.before: a warm-up may have been cut short
+		}
 		// The traps the warm-up held for their names go to the detector
 		// once the metrics workers' warm-ups have named what they can,
 		// before any worker judges a live record.

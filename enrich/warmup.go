@@ -66,6 +66,11 @@ func (wm *warmer) retain(assigned []broker.TopicPartition) {
 // before warms up, for each partition of recs not yet warm, from the
 // records before its first record in recs. feed gets each record of the
 // window in order, with the time the window ends (see warmPartition).
+// Once ctx has ended, a warm-up may have been cut short (or not begun)
+// and the partition counts as warm nonetheless: the worker must then
+// leave recs alone, as their events judged without the window's state
+// would be repeats published and changes left out, for good (the next
+// start's src_offset skip keeps what was published).
 func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r *broker.Record, end time.Time)) {
 	var last broker.TopicPartition
 	for i := range recs {

@@ -334,6 +334,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warmSyslog)
 		w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)
+		if ctx.Err() != nil {
+			return nil // see warmer.before: a warm-up may have been cut short
+		}
 		if !gate.pass(ctx, len(assigned) > 0 || len(recs) > 0, nil) {
 			if ctx.Err() != nil {
 				return nil
