@@ -961,6 +961,7 @@ func (d *detector) noteRead(c telemetry.Cause, ts time.Time) {
 		d.read[tp] = readPos{c.Offset + 1, pos.at}
 	case ts.After(pos.at):
 		d.read[tp] = readPos{c.Offset + 1, ts} // offsets started over
+		d.forgetLeftOut(tp)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -36,18 +37,31 @@ func (d *detector) noteLeftOut(ev telemetry.Event, id string) {
 		l = &leftOutLog{}
 		d.leftOut[d.keepPartition(tp)] = l
 	}
-	if n := len(l.offsets); n > 0 && c.Offset < l.offsets[n-1] {
-		// Offsets started over (the topic deleted and made again):
-		// what was left out is another topic's.
-		l.offsets, l.keys = l.offsets[:0], l.keys[:0]
-	}
 	if len(l.offsets) == maxLeftOut {
 		half := maxLeftOut / 2
 		l.offsets = l.offsets[:copy(l.offsets, l.offsets[half:])]
 		l.keys = l.keys[:copy(l.keys, l.keys[half:])]
 	}
-	l.offsets = append(l.offsets, c.Offset)
-	l.keys = append(l.keys, d.leftOutKey(ev, id))
+	// In offset order. Mostly at the end; two workers of the process
+	// reading the partition at once (one handing it over finishes its
+	// batch while the other reads on) may note a record's events after
+	// a later record's, as beginRecord and observeInto lock apart. That
+	// is no start over (noteRead tells one, and forgetLeftOut forgets).
+	i := len(l.offsets)
+	for i > 0 && l.offsets[i-1] > c.Offset {
+		i--
+	}
+	l.offsets = slices.Insert(l.offsets, i, c.Offset)
+	l.keys = slices.Insert(l.keys, i, d.leftOutKey(ev, id))
+}
+
+// forgetLeftOut forgets what was left out of partition tp's records: its
+// offsets started over (the topic deleted and made again, see noteRead),
+// and what was left out is another topic's.
+func (d *detector) forgetLeftOut(tp broker.TopicPartition) {
+	if l := d.leftOut[tp]; l != nil {
+		l.offsets, l.keys = l.offsets[:0], l.keys[:0]
+	}
 }
 
 // leftOutBefore reports whether the detector left out ev, of a record

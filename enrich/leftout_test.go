@@ -157,7 +157,8 @@ func TestAbortedBatchTakenOverPublishesNoRepeat(t *testing.T) {
 
 // TestLeftOutIsBounded: a partition keeps the last maxLeftOut events left
 // out at most, forgetting the oldest half past it, and forgets them all
-// when its offsets start over (the topic deleted and made again).
+// when its offsets start over (the topic deleted and made again: a record
+// below the position read, appended after the last one read).
 func TestLeftOutIsBounded(t *testing.T) {
 	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
 	ev := func(off int64) telemetry.Event {
@@ -176,8 +177,56 @@ func TestLeftOutIsBounded(t *testing.T) {
 	if other := ev(maxLeftOut); d.leftOutBefore(telemetry.Event{Type: "interface_up", Device: other.Device, Object: other.Object, Cause: other.Cause}, "gi0/1") {
 		t.Error("another event of the record taken for the one left out")
 	}
-	d.noteLeftOut(ev(3), "gi0/1")
-	if len(l.offsets) != 1 || d.leftOutBefore(ev(maxLeftOut), "gi0/1") {
-		t.Errorf("offsets started over: %d events kept, want 1", len(l.offsets))
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	if d.beginRecord(ev(maxLeftOut).Cause, t0) {
+		t.Fatal("a record read the first time taken for a redo")
+	}
+	if d.beginRecord(ev(3).Cause, t0.Add(time.Minute)) {
+		t.Fatal("the first record of a topic made again taken for a redo")
+	}
+	if len(l.offsets) != 0 || d.leftOutBefore(ev(maxLeftOut), "gi0/1") {
+		t.Errorf("offsets started over: %d events kept, want 0", len(l.offsets))
+	}
+}
+
+// TestLeftOutNotedOutOfOrder: two workers of the process read a partition
+// at once (the one handing it over finishes its batch while the one taking
+// it reads on): the first notes what it left out of record 11 after the
+// second noted record 12's, as beginRecord and observeInto lock apart. That
+// is no start over: read again (their batches aborted, a third takes
+// them), both records leave out what they left out.
+func TestLeftOutNotedOutOfOrder(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	t0 := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	ev := func(off int64, typ, obj string) telemetry.Event {
+		return telemetry.Event{Type: typ, Device: "edge1", Object: obj, Cause: telemetry.Cause{Topic: "raw.syslog", Partition: 1, Offset: off}}
+	}
+	lines := []telemetry.Event{
+		ev(9, "bgp_peer_up", "192.0.2.1"),
+		ev(10, "interface_down", "GigabitEthernet0/1"),
+		ev(11, "interface_down", "Gi0/1"),  // %LINEPROTO: the same change
+		ev(12, "bgp_peer_up", "192.0.2.1"), // reported up again
+	}
+	at := func(e telemetry.Event) time.Time { return t0.Add(time.Duration(e.Cause.Offset) * time.Second) }
+	for _, e := range lines[:2] {
+		if len(d.observe(e, at(e))) != 1 {
+			t.Fatalf("the change of %d left out", e.Cause.Offset)
+		}
+	}
+	first := d.beginRecord(lines[2].Cause, at(lines[2]))  // the handing worker
+	second := d.beginRecord(lines[3].Cause, at(lines[3])) // the taking one, read on
+	if first || second {
+		t.Fatal("records read the first time taken for redos")
+	}
+	if out := d.observeInto(lines[3], at(lines[3]), second, nil); len(out) != 0 {
+		t.Fatalf("the repeat of 12 published: %v", out)
+	}
+	if out := d.observeInto(lines[2], at(lines[2]), first, nil); len(out) != 0 {
+		t.Fatalf("the repeat of 11 published: %v", out)
+	}
+	for _, e := range lines[2:] {
+		if out := d.observe(e, at(e)); len(out) != 0 {
+			t.Errorf("read again, the repeat of %d published", e.Cause.Offset)
+		}
 	}
 }

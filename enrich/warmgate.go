@@ -144,7 +144,10 @@ func (t *gateTicket) pass(ctx context.Context, given bool, beforeReady func()) b
 }
 
 // wait waits for ch to close, at most until the gate's maxWait after the
-// first wait began; false if ctx ended first.
+// first wait began; false if ctx ended. A worker stopped in its warm-up
+// (SIGTERM) closes its ticket as it returns, opening ch: a worker whose
+// ctx ended with it finds ch open and ctx done at once, and must not take
+// the stopped one's warm-up for done (see warmer.before).
 func (t *gateTicket) wait(ctx context.Context, ch chan struct{}, what string) bool {
 	if t.deadline.IsZero() {
 		t.deadline = time.Now().Add(t.g.maxWait)
@@ -153,13 +156,13 @@ func (t *gateTicket) wait(ctx context.Context, ch chan struct{}, what string) bo
 	defer timer.Stop()
 	select {
 	case <-ch:
-		return true
 	case <-ctx.Done():
-		return false
 	case <-timer.C:
-		t.logger.Warn("enrich: going on before every worker of the process is "+what+" (warm-up)", slog.Duration("waited", t.g.maxWait))
-		return true
+		if ctx.Err() == nil {
+			t.logger.Warn("enrich: going on before every worker of the process is "+what+" (warm-up)", slog.Duration("waited", t.g.maxWait))
+		}
 	}
+	return ctx.Err() == nil
 }
 
 func (t *gateTicket) signalWarm() {

@@ -115,3 +115,22 @@ func TestGateRunAgain(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// TestGateShutOnceStopped: a worker stopped in its warm-up (SIGTERM)
+// closes its ticket, which opens the gate for the others; one whose ctx
+// ended too must not take that for every warm-up done and judge its
+// records without the stopped one's state. Its wait finds both the gate
+// open and ctx ended, and a select between the two picked either, so the
+// check runs many times (each would pass half the time).
+func TestGateShutOnceStopped(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 200 {
+		g := newWarmGate(2, time.Minute)
+		g.ticket(new(*gateTicket), logger).close() // stopped in its warm-up
+		if g.ticket(new(*gateTicket), logger).pass(ctx, true, nil) {
+			t.Fatal("passed with ctx ended, through a gate a stopped worker opened")
+		}
+	}
+}
