@@ -9,11 +9,14 @@ import (
 )
 
 // maxLeftOut bounds the events left out that a partition's leftOutLog
-// keeps. A record is read again only while it is not committed, which is
-// at most a poll or two of records behind the position read (a poll is
-// 256 KiB of syslog records, a few hundred events); past the bound the
-// oldest half is forgotten.
-const maxLeftOut = 4096
+// keeps (16 bytes each). A record is read again only while it is not
+// committed: on the embedded log, at most a poll behind the position read.
+// A syslog poll is 256 KiB (about 600 records); a metrics poll 1 MiB, up
+// to about 4,300 rows of an interface's status, each of which may leave
+// out an event in an outage traps reported first. On a Kafka cluster,
+// aborts in a row may widen it. Past the bound the oldest half is
+// forgotten: read again, their repeats would be published.
+const maxLeftOut = 1 << 14
 
 // leftOutLog is, for one input partition, the events of the records read
 // last that the detector left out (repeats, reports of the past), in the
@@ -85,13 +88,12 @@ func (d *detector) leftOutBefore(ev telemetry.Event, id string) bool {
 }
 
 // leftOutKey tells apart the events of one record: one event per type and
-// object.
+// object. Not the device, which a record has one of: an inventory reloaded
+// between the readings may name it otherwise.
 func (d *detector) leftOutKey(ev telemetry.Event, id string) uint64 {
 	var h maphash.Hash
 	h.SetSeed(d.seed)
 	h.WriteString(ev.Type)
-	h.WriteByte(0)
-	h.WriteString(ev.Device)
 	h.WriteByte(0)
 	h.WriteString(id)
 	return h.Sum64()

@@ -91,7 +91,9 @@ func TestHandOverPublishesNoRepeat(t *testing.T) {
 		}
 	}
 	first := NewWorker(lostCommits{b}, inv, NewClassifier(), WithSharedEventRules(rules), WithMemberID("enrich-0"))
-	run(first, func() bool { return countRecords(t, b, telemetry.TopicEnrichedSyslog) == 2 }, "the first worker's outputs")
+	run(first, func() bool {
+		return countRecords(t, b, telemetry.TopicEnrichedSyslog) == 2 && countRecords(t, b, telemetry.TopicEvents) == 1
+	}, "the first worker's outputs")
 	if n := committedInput(b, telemetry.TopicRawSyslog); n != 0 {
 		t.Fatalf("%d records committed; the first worker's commit was to be lost", n)
 	}
@@ -228,5 +230,18 @@ func TestLeftOutNotedOutOfOrder(t *testing.T) {
 		if out := d.observe(e, at(e)); len(out) != 0 {
 			t.Errorf("read again, the repeat of %d published", e.Cause.Offset)
 		}
+	}
+}
+
+// TestLeftOutAfterReload: an inventory reloaded between two readings of a
+// record may name its device otherwise; the event left out the first time
+// is left out again.
+func TestLeftOutAfterReload(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	ev := telemetry.Event{Type: "bgp_peer_up", Device: "10.0.0.1", Object: "192.0.2.1", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: 7}}
+	d.noteLeftOut(ev, "192.0.2.1")
+	ev.Device = "edge1"
+	if !d.leftOutBefore(ev, "192.0.2.1") {
+		t.Error("a device named otherwise at the redo: the event left out is published")
 	}
 }
