@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -111,5 +112,49 @@ func TestStopDuringWarmupPublishesNothing(t *testing.T) {
 				t.Errorf("%d events after the next run, want %d", n, tc.after)
 			}
 		})
+	}
+}
+
+// failingFetches is a log whose first fetches of the input topic fail, as
+// they may while a Kafka partition's leader moves (a rolling restart).
+type failingFetches struct {
+	*embedded.Broker
+	input string
+	fails int
+}
+
+func (b *failingFetches) Fetch(ctx context.Context, topic string, partition int32, offset int64, opts broker.FetchOptions, res *broker.FetchResult) error {
+	if topic == b.input && b.fails > 0 {
+		b.fails--
+		return errors.New("NOT_LEADER_FOR_PARTITION")
+	}
+	return b.Broker.Fetch(ctx, topic, partition, offset, opts, res)
+}
+
+// TestWarmupRetriesFailedFetches: a warm-up whose fetches fail for a moment
+// tries again rather than leave the worker without the window's state: a
+// link logged down again is no change.
+func TestWarmupRetriesFailedFetches(t *testing.T) {
+	b, inv := openLog(t)
+	down := "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down"
+	run := func(via broker.Broker, commits int) {
+		produceLine(t, b, down)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- NewWorker(via, inv, NewClassifier()).Run(ctx) }()
+		waitUntil(t, "the commit", func() bool { return committedInput(b, telemetry.TopicRawSyslog) == commits })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(b, 1)
+	failing := &failingFetches{Broker: b, input: telemetry.TopicRawSyslog, fails: 2}
+	run(failing, 2) // the same change, logged again
+	if failing.fails != 0 {
+		t.Fatalf("%d fetches of the warm-up left to fail", failing.fails)
+	}
+	if n := countRecords(t, b, telemetry.TopicEvents); n != 1 {
+		t.Errorf("%d events of one link going down, logged twice", n)
 	}
 }

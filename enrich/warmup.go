@@ -174,16 +174,47 @@ func (wm *warmer) timeOf(ctx context.Context, topic string, partition int32, off
 // the last record it decoded, whose strings share the record's bytes, and
 // they would keep the whole buffer until the next record came (for good on
 // a quiet partition).
+//
+// A fetch that fails is tried again after each of warmRetries, going on
+// from where the reading got to: a warm-up given up judges the partition's
+// records without the window's state, for good, and a moment's failure
+// (a Kafka partition's leader moving in a rolling restart) is common.
 func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo int64, cutoff time.Time, feed func(*broker.Record)) (int, error) {
 	r := logwindow.Reader{B: wm.b}
-	return r.Read(ctx, topic, partition, upTo, cutoff, func(rec *broker.Record) {
+	copyLast := func(rec *broker.Record) {
 		if rec.Offset == upTo-1 {
 			last := copyRecord(rec)
 			rec = &last
 		}
 		feed(rec)
-	}, nil)
+	}
+	from, n := int64(-1), 0
+	for try := 0; ; try++ {
+		var err error
+		if from < 0 {
+			from, err = r.WindowStart(ctx, topic, partition, upTo, cutoff)
+			if err != nil {
+				from = -1
+			}
+		}
+		if err == nil {
+			var fed int
+			from, fed, err = r.ReadFrom(ctx, topic, partition, from, upTo, cutoff, copyLast, nil)
+			n += fed
+		}
+		if err == nil || ctx.Err() != nil || try == len(warmRetries) {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return n, ctx.Err()
+		case <-time.After(warmRetries[try]):
+		}
+	}
 }
+
+// warmRetries are the waits before a warm-up's reading is tried again.
+var warmRetries = [...]time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second}
 
 // copyRecord is r with bytes of its own.
 func copyRecord(r *broker.Record) broker.Record {
