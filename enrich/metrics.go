@@ -179,6 +179,9 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		return err
 	}
 	defer m.close()
+	if !gate.awaitJoins(ctx) {
+		return nil
+	}
 	gate.checkInput(ctx, w.b, w.input)
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)

@@ -107,6 +107,9 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		return err
 	}
 	defer m.close()
+	if !gate.awaitJoins(ctx) {
+		return nil
+	}
 	gate.checkInput(ctx, w.b, w.input)
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.evEnc.arena)

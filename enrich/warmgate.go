@@ -25,13 +25,24 @@ import (
 // once every worker is warm, and only then are ready. Live records wait
 // for every worker to be ready.
 //
+// Before all that, each worker waits for the others to have joined the
+// group before its first poll. The workers start one after the other: the
+// first to join was given every partition, warmed them all up and read on,
+// then lost half of them to the next to join, which warmed those up again
+// and enriched again what the first had not committed. On the embedded log
+// a join assigns at once, so after the last join each worker's first poll
+// finds the partitions it keeps. (A Kafka client joins at its first poll;
+// there the wait changes nothing.)
+//
 // No worker waits more than maxWait in all: one that cannot warm up (a
 // broker that does not answer) delays the others' start, not their work.
 type warmGate struct {
-	maxWait             time.Duration
-	mu                  sync.Mutex
-	warmLeft, readyLeft int
-	warm, ready         chan struct{} // closed when warmLeft, readyLeft reach 0
+	maxWait                       time.Duration
+	mu                            sync.Mutex
+	joinLeft, warmLeft, readyLeft int
+	// joined, warm, ready are closed when joinLeft, warmLeft, readyLeft
+	// reach 0.
+	joined, warm, ready chan struct{}
 }
 
 // defaultGateWait bounds a worker's waits at a warmGate, in all.
@@ -46,9 +57,10 @@ const defaultGateWait = time.Minute
 const gateEmptyWait = 5 * time.Second
 
 func newWarmGate(workers int, maxWait time.Duration) *warmGate {
-	g := &warmGate{maxWait: maxWait, warmLeft: workers, readyLeft: workers,
-		warm: make(chan struct{}), ready: make(chan struct{})}
+	g := &warmGate{maxWait: maxWait, joinLeft: workers, warmLeft: workers, readyLeft: workers,
+		joined: make(chan struct{}), warm: make(chan struct{}), ready: make(chan struct{})}
 	if workers <= 0 {
+		close(g.joined)
 		close(g.warm)
 		close(g.ready)
 	}
@@ -80,6 +92,7 @@ type gateTicket struct {
 	logger          *slog.Logger
 	joined          time.Time
 	deadline        time.Time // of the waits, set at the first
+	joinedGroup     bool
 	warmed, readied bool
 	through         bool
 	noInput         bool // the input topic did not exist (checkInput)
@@ -111,6 +124,17 @@ func (t *gateTicket) checkInput(ctx context.Context, b broker.Broker, topic stri
 	if _, err := b.DescribeTopics(ctx, topic); errors.Is(err, broker.ErrUnknownTopic) {
 		t.noInput = true
 	}
+}
+
+// awaitJoins counts the worker as joined (its join returned) and waits for
+// every worker to have joined, before its first poll: see warmGate. false:
+// ctx ended.
+func (t *gateTicket) awaitJoins(ctx context.Context) bool {
+	if t.through || t.g == nil {
+		return ctx.Err() == nil
+	}
+	t.signalJoined()
+	return t.wait(ctx, t.g.joined, "in the group")
 }
 
 // pass reports whether the worker may go on to the records it polled.
@@ -165,6 +189,13 @@ func (t *gateTicket) wait(ctx context.Context, ch chan struct{}, what string) bo
 	return ctx.Err() == nil
 }
 
+func (t *gateTicket) signalJoined() {
+	if !t.joinedGroup && t.g != nil {
+		t.joinedGroup = true
+		t.g.done(&t.g.joinLeft, t.g.joined)
+	}
+}
+
 func (t *gateTicket) signalWarm() {
 	if !t.warmed && t.g != nil {
 		t.warmed = true
@@ -182,6 +213,7 @@ func (t *gateTicket) signalReady() {
 // close lets the other workers through as if this one were ready: for a
 // worker that stops (or never gets going) before it passed.
 func (t *gateTicket) close() {
+	t.signalJoined()
 	t.signalWarm()
 	t.signalReady()
 }

@@ -309,6 +309,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer m.close()
+	if !gate.awaitJoins(ctx) {
+		return nil
+	}
 	gate.checkInput(ctx, w.b, w.topics.RawSyslog)
 	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)
