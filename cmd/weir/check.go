@@ -28,14 +28,19 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	} else if len(pos) > 0 {
 		return &exitError{2, fmt.Errorf("check: unexpected argument %q: a config file goes after -c (weir check -c %s)", pos[0], pos[0])}
 	}
-	cfg, err := configs.Load(*file)
-	if err != nil {
-		if !flagGiven(fs, "c") && !flagGiven(fs, "config") && errors.Is(err, os.ErrNotExist) {
-			// The user named no file: say which one was looked for.
-			wd, _ := os.Getwd()
-			err = fmt.Errorf("%w (the file checked without -c, from the directory weir runs in, %s: give -c FILE)", err, wd)
+	// -c '': what weir run -c '' runs with.
+	name, cfg := "(no config, weir's defaults)", configs.Defaults()
+	if *file != "" {
+		var err error
+		name = *file
+		if cfg, err = configs.Load(*file); err != nil {
+			if !flagGiven(fs, "c") && !flagGiven(fs, "config") && errors.Is(err, os.ErrNotExist) {
+				// The user named no file: say which one was looked for.
+				wd, _ := os.Getwd()
+				err = fmt.Errorf("%w (the file checked without -c, from the directory weir runs in, %s: give -c FILE)", err, wd)
+			}
+			return &exitError{1, err}
 		}
-		return &exitError{1, err}
 	}
 	// The inventory is read as weir run reads it, so a broken one fails
 	// here and not at the next start or SIGHUP.
@@ -63,21 +68,21 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			return &exitError{1, err}
 		}
 		if err := errors.Join(checkTLSFiles(cfg, nil), checkSinkPaths(cfg)); err != nil {
-			return &exitError{1, fmt.Errorf("%s: %w", *file, err)}
+			return &exitError{1, fmt.Errorf("%s: %w", name, err)}
 		}
 		for _, w := range sinkPathWarnings(cfg) {
-			fmt.Fprintf(stderr, "%s: warning: %s\n", *file, w)
+			fmt.Fprintf(stderr, "%s: warning: %s\n", name, w)
 		}
 	}
 	for _, w := range configWarnings(cfg) {
-		fmt.Fprintf(stderr, "%s: warning: %s\n", *file, w)
+		fmt.Fprintf(stderr, "%s: warning: %s\n", name, w)
 	}
 	// On a Kafka cluster the embedded log and its listener do not run.
 	log := fmt.Sprintf("data_dir %s, kafka %s", cfg.DataDir, cfg.Broker.KafkaListen)
 	if k := cfg.Broker.Kafka; len(k.Brokers) > 0 {
 		log = "kafka cluster " + strings.Join(k.Brokers, ",")
 	}
-	fmt.Fprintf(stdout, "%s: ok (%s, http %s, %d topic overrides)\n", *file, log, cfg.HTTP.Listen, len(cfg.Broker.Topics))
+	fmt.Fprintf(stdout, "%s: ok (%s, http %s, %d topic overrides)\n", name, log, cfg.HTTP.Listen, len(cfg.Broker.Topics))
 	return nil
 }
 

@@ -26,3 +26,16 @@ func TestCheckWithoutDefaultFileSaysSo(t *testing.T) {
 		t.Fatalf("weir check -c mine.yaml: %v", err)
 	}
 }
+
+// TestCheckNoConfig: `weir check -c ”` checks what `weir run -c ”` runs
+// with, weir's defaults (it failed on opening a file named "").
+func TestCheckNoConfig(t *testing.T) {
+	t.Chdir(t.TempDir()) // the default data_dir, ./data, is made here
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(context.Background(), []string{"check", "-c", ""}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("weir check -c '': %v\n%s", err, stderr.String())
+	}
+	if out := stdout.String(); !strings.HasPrefix(out, "(no config, weir's defaults): ok") {
+		t.Errorf("weir check -c '' printed %q", out)
+	}
+}
