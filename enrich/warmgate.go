@@ -92,7 +92,7 @@ type gateTicket struct {
 	logger          *slog.Logger
 	joined          time.Time
 	deadline        time.Time // of the waits, set at the first
-	joinedGroup     bool
+	inGroup         bool
 	warmed, readied bool
 	through         bool
 	noInput         bool // the input topic did not exist (checkInput)
@@ -190,8 +190,8 @@ func (t *gateTicket) wait(ctx context.Context, ch chan struct{}, what string) bo
 }
 
 func (t *gateTicket) signalJoined() {
-	if !t.joinedGroup && t.g != nil {
-		t.joinedGroup = true
+	if !t.inGroup && t.g != nil {
+		t.inGroup = true
 		t.g.done(&t.g.joinLeft, t.g.joined)
 	}
 }
