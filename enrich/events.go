@@ -60,8 +60,10 @@ type detector struct {
 	// topics are the input topics' names, kept once (keepPartition).
 	topics map[string]string
 	// clocks are, per worker, how far its reading of the log got (see
-	// reportClock): settle forgets and clears by the slowest one.
-	clocks map[any]workerClock
+	// reportClock): settle forgets and clears by the slowest one, and by
+	// the warm-ups in progress (warmHolds, per partition).
+	clocks    map[any]workerClock
+	warmHolds map[broker.TopicPartition]warmHold
 	// The peaks of last, changes and states, for settle to rebuild them
 	// once most is forgotten.
 	lastPeak, changesPeak, statesPeak shrinkable
@@ -108,9 +110,27 @@ func (d *detector) tracked(device, id, typ string) bool {
 	return ok
 }
 
-// workerClock is where a worker's reading of the log got to: the append
-// time of what it read last (log), noted at wall time reported.
-type workerClock struct{ log, reported time.Time }
+// workerClock is where a worker's reading of the log got to, partition by
+// partition: a poll need not hold every partition the worker reads (a
+// full one may hold one partition's records alone), and one far ahead of
+// another must not move the clock past the one behind.
+type workerClock map[broker.TopicPartition]partitionClock
+
+// partitionClock is the append time of the last record a worker read of a
+// partition (log), when it was behind (more than caughtUpLag before the
+// wall clock), noted at wall time seen.
+type partitionClock struct {
+	log, seen time.Time
+	behind    bool
+}
+
+// warmHold is a warm-up in progress: it rebuilds state from since on, which
+// settle must not forget meanwhile (see remember). seen is when it was
+// last noted, on the wall clock; remembered counts the records since.
+type warmHold struct {
+	since, seen time.Time
+	remembered  int
+}
 
 // clockStale is how long a worker's clock counts without a report: one
 // that stopped (its partitions gone to another) no longer holds settle
@@ -280,47 +300,109 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
 		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{},
-		clocks: map[any]workerClock{}, maxObjects: maxDetectorObjects,
+		clocks: map[any]workerClock{}, warmHolds: map[broker.TopicPartition]warmHold{}, maxObjects: maxDetectorObjects,
 		leftOut: map[broker.TopicPartition]*leftOutLog{}, seed: maphash.MakeSeed()}
 }
 
+// endWarmup ends the hold of tp's warm-up (see holdForWarmup).
+func (d *detector) endWarmup(tp broker.TopicPartition) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.warmHolds, tp)
+}
+
 // reportClock notes how far worker w's reading of the log got with the
-// batch recs it polled at wall time now: where it read all there was (no
-// records, or records appended within caughtUpLag), now; else the append
-// time its slowest partition in the batch got to. Event state is stamped
-// with append times (detectAt); settle must forget it on the same clock,
-// or a worker catching up an hour's backlog would find its flapping
-// windows and de-duplication forgotten as it reads them.
+// batch recs it polled at wall time now: per partition of the batch, the
+// append time of its last record in it when that is more than caughtUpLag
+// old (behind), else none (reading what comes in); a batch of no records
+// means every partition is read to its end. A partition the batch does not
+// hold keeps what it had: a full poll may hold the records of a partition
+// ahead alone. Event state is stamped with append times (detectAt); settle
+// must forget it on the same clock, or a worker catching up an hour's
+// backlog would find its flapping windows and de-duplication forgotten as
+// it reads them.
 func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
-	at := now
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.clocks[w]
+	if c == nil {
+		c = workerClock{}
+		d.clocks[w] = c
+	}
+	if len(recs) == 0 {
+		for tp, pc := range c {
+			pc.behind, pc.seen = false, now
+			c[tp] = pc
+		}
+		return
+	}
 	for i := range recs {
 		// A partition's last record in the batch is how far it got: a
 		// batch holds several partitions' records, each in its order.
 		if i+1 < len(recs) && recs[i+1].Partition == recs[i].Partition && recs[i+1].Topic == recs[i].Topic {
 			continue
 		}
-		if ts := recs[i].Timestamp; !ts.IsZero() && now.Sub(ts) > caughtUpLag && ts.Before(at) {
-			at = ts
+		r := &recs[i]
+		tp := broker.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if _, ok := c[tp]; !ok {
+			tp = d.keepPartition(tp)
 		}
+		ts := r.Timestamp
+		c[tp] = partitionClock{log: ts, seen: now, behind: !ts.IsZero() && now.Sub(ts) > caughtUpLag}
 	}
-	d.mu.Lock()
-	d.clocks[w] = workerClock{log: at, reported: now}
-	d.mu.Unlock()
 }
 
 // logNow is the log time every worker has read up to, at wall time now:
-// now, held back by a worker reading behind. d.mu is held.
+// now, held back by a partition a worker reads behind, and by a warm-up in
+// progress. A partition or warm-up not noted for clockStale (its worker
+// stopped, or it was taken away) no longer holds it. d.mu is held.
 func (d *detector) logNow(now time.Time) time.Time {
 	at := now
+	stale := func(seen time.Time) bool {
+		return now.Sub(seen) > clockStale || seen.After(now.Add(clockStale))
+	}
 	for w, c := range d.clocks {
-		switch {
-		case now.Sub(c.reported) > clockStale || c.reported.After(now.Add(clockStale)):
+		for tp, pc := range c {
+			switch {
+			case stale(pc.seen):
+				delete(c, tp)
+			case pc.behind && pc.log.Before(at):
+				at = pc.log
+			}
+		}
+		if len(c) == 0 {
 			delete(d.clocks, w)
-		case c.log.Before(at):
-			at = c.log
+		}
+	}
+	for tp, h := range d.warmHolds {
+		switch {
+		case stale(h.seen):
+			delete(d.warmHolds, tp)
+		case h.since.Before(at):
+			at = h.since
 		}
 	}
 	return at
+}
+
+// holdForWarmup notes that a warm-up of tp is rebuilding state from since
+// on: settle, which another worker of the process may run meanwhile on a
+// clock that reads live records, must not forget it as the warm-up sets it
+// (a repeat would be taken for a change published, and what follows it for
+// its repeat). Called for each record remembered; the wall clock is read
+// every 4,096. The hold ends with the warm-up (endWarmup), or clockStale
+// after the last record remembered. d.mu is held.
+func (d *detector) holdForWarmup(tp broker.TopicPartition, since time.Time) {
+	h, ok := d.warmHolds[tp]
+	if ok && h.since.Equal(since) && h.remembered%4096 != 0 {
+		h.remembered++
+		d.warmHolds[tp] = h
+		return
+	}
+	if !ok {
+		tp = d.keepPartition(tp)
+	}
+	d.warmHolds[tp] = warmHold{since: since, seen: time.Now(), remembered: 1}
 }
 
 // detectAt is the time event detection uses for an event from input
@@ -657,6 +739,7 @@ func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
+	d.holdForWarmup(causePartition(c), since)
 	if d.readBefore(c, r.Timestamp) {
 		return false
 	}

@@ -190,6 +190,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	}
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
+	w.warmer.ended = w.det.endWarmup
 	var metrics, events []outRecord
 	var polls pollHealth // failing polls, across polls
 	for {

@@ -40,6 +40,9 @@ type warmer struct {
 	logger *slog.Logger
 	warm   map[broker.TopicPartition]bool
 	res    broker.FetchResult // timeOf's, of one record
+	// ended, if set, is told when a partition's warm-up is over, however
+	// it went (detector.endWarmup).
+	ended func(broker.TopicPartition)
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
@@ -99,6 +102,9 @@ func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r 
 // the changes of a flapping that had not cleared when it stopped. feed
 // gets that end as its second argument.
 func (wm *warmer) warmPartition(ctx context.Context, topic string, partition int32, upTo int64, liveAt time.Time, feed func(r *broker.Record, end time.Time)) {
+	if wm.ended != nil {
+		defer wm.ended(broker.TopicPartition{Topic: topic, Partition: partition})
+	}
 	start := time.Now()
 	end := liveAt
 	if last, ok := wm.timeOf(ctx, topic, partition, upTo-1); ok && last.Before(end) {
