@@ -127,9 +127,13 @@ type partitionClock struct {
 // warmHold is a warm-up in progress: it rebuilds state from since on, which
 // settle must not forget meanwhile (see remember). seen is when it was
 // last noted, on the wall clock; remembered counts the records since.
+// Once the warm-up has ended, since is where the live records begin, and
+// the hold lasts until its worker, owner, polls again (see endWarmup).
 type warmHold struct {
 	since, seen time.Time
 	remembered  int
+	ended       bool
+	owner       any
 }
 
 // clockStale is how long a worker's clock counts without a report: one
@@ -304,11 +308,18 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 		leftOut: map[broker.TopicPartition]*leftOutLog{}, seed: maphash.MakeSeed()}
 }
 
-// endWarmup ends the hold of tp's warm-up (see holdForWarmup).
-func (d *detector) endWarmup(tp broker.TopicPartition) {
+// endWarmup ends worker w's warm-up of tp, whose live records begin at
+// liveAt (see holdForWarmup). Until w polls again (reportClock), the hold
+// stays at liveAt: the clock w reported at the poll before the warm-up may
+// have gone stale meanwhile (a warm-up of more than clockStale), and the
+// records of that poll are still to be judged by what the warm-up rebuilt.
+func (d *detector) endWarmup(w any, tp broker.TopicPartition, liveAt time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.warmHolds, tp)
+	if _, ok := d.warmHolds[tp]; !ok {
+		tp = d.keepPartition(tp)
+	}
+	d.warmHolds[tp] = warmHold{since: liveAt, seen: time.Now(), ended: true, owner: w}
 }
 
 // reportClock notes how far worker w's reading of the log got with the
@@ -334,7 +345,6 @@ func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
 			pc.behind, pc.seen = false, now
 			c[tp] = pc
 		}
-		return
 	}
 	for i := range recs {
 		// A partition's last record in the batch is how far it got: a
@@ -349,6 +359,18 @@ func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
 		}
 		ts := r.Timestamp
 		c[tp] = partitionClock{log: ts, seen: now, behind: !ts.IsZero() && now.Sub(ts) > caughtUpLag}
+	}
+	// The warm-ups w ended since its last poll: each partition's clock
+	// takes over from its hold, where the live records began if this
+	// poll did not hold it (its clock may have gone stale meanwhile).
+	for tp, h := range d.warmHolds {
+		if !h.ended || h.owner != w {
+			continue
+		}
+		delete(d.warmHolds, tp)
+		if pc, ok := c[tp]; !ok || !pc.seen.Equal(now) {
+			c[tp] = partitionClock{log: h.since, seen: now, behind: now.Sub(h.since) > caughtUpLag}
+		}
 	}
 }
 
@@ -390,11 +412,12 @@ func (d *detector) logNow(now time.Time) time.Time {
 // clock that reads live records, must not forget it as the warm-up sets it
 // (a repeat would be taken for a change published, and what follows it for
 // its repeat). Called for each record remembered; the wall clock is read
-// every 4,096. The hold ends with the warm-up (endWarmup), or clockStale
-// after the last record remembered. d.mu is held.
+// every 4,096. The hold moves to the live records' start with the end of
+// the warm-up (endWarmup), and ends with its worker's next poll, or
+// clockStale after it was last noted. d.mu is held.
 func (d *detector) holdForWarmup(tp broker.TopicPartition, since time.Time) {
 	h, ok := d.warmHolds[tp]
-	if ok && h.since.Equal(since) && h.remembered%4096 != 0 {
+	if ok && !h.ended && h.since.Equal(since) && h.remembered%4096 != 0 {
 		h.remembered++
 		d.warmHolds[tp] = h
 		return

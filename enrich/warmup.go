@@ -41,8 +41,8 @@ type warmer struct {
 	warm   map[broker.TopicPartition]bool
 	res    broker.FetchResult // timeOf's, of one record
 	// ended, if set, is told when a partition's warm-up is over, however
-	// it went (detector.endWarmup).
-	ended func(broker.TopicPartition)
+	// it went, with the time of its first live record (detector.endWarmup).
+	ended func(tp broker.TopicPartition, liveAt time.Time)
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
@@ -103,7 +103,7 @@ func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r 
 // gets that end as its second argument.
 func (wm *warmer) warmPartition(ctx context.Context, topic string, partition int32, upTo int64, liveAt time.Time, feed func(r *broker.Record, end time.Time)) {
 	if wm.ended != nil {
-		defer wm.ended(broker.TopicPartition{Topic: topic, Partition: partition})
+		defer wm.ended(broker.TopicPartition{Topic: topic, Partition: partition}, liveAt)
 	}
 	start := time.Now()
 	end := liveAt
