@@ -309,13 +309,20 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 }
 
 // endWarmup ends worker w's warm-up of tp, whose live records begin at
-// liveAt (see holdForWarmup). Until w polls again (reportClock), the hold
-// stays at liveAt: the clock w reported at the poll before the warm-up may
-// have gone stale meanwhile (a warm-up of more than clockStale), and the
-// records of that poll are still to be judged by what the warm-up rebuilt.
+// liveAt (see holdForWarmup). Until a poll of w holds tp's records again
+// (reportClock), or for clockStale, the hold stays at liveAt: the clock w
+// reported at the poll before the warm-up may have gone stale meanwhile (a
+// warm-up of more than clockStale), and the records of that poll are
+// still to be judged by what the warm-up rebuilt. An empty poll does not
+// end it: on a Kafka cluster, one comes while a rebalance aborts the
+// batch, which is polled again.
 func (d *detector) endWarmup(w any, tp broker.TopicPartition, liveAt time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if time.Since(liveAt) <= caughtUpLag {
+		delete(d.warmHolds, tp) // live records as they come: nothing to hold
+		return
+	}
 	if _, ok := d.warmHolds[tp]; !ok {
 		tp = d.keepPartition(tp)
 	}
@@ -360,16 +367,14 @@ func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
 		ts := r.Timestamp
 		c[tp] = partitionClock{log: ts, seen: now, behind: !ts.IsZero() && now.Sub(ts) > caughtUpLag}
 	}
-	// The warm-ups w ended since its last poll: each partition's clock
-	// takes over from its hold, where the live records began if this
-	// poll did not hold it (its clock may have gone stale meanwhile).
+	// The warm-ups w ended: a partition this poll holds records of has
+	// its clock again, which takes over from the hold.
+	if len(recs) == 0 {
+		return
+	}
 	for tp, h := range d.warmHolds {
-		if !h.ended || h.owner != w {
-			continue
-		}
-		delete(d.warmHolds, tp)
-		if pc, ok := c[tp]; !ok || !pc.seen.Equal(now) {
-			c[tp] = partitionClock{log: h.since, seen: now, behind: now.Sub(h.since) > caughtUpLag}
+		if pc, ok := c[tp]; ok && h.ended && h.owner == w && pc.seen.Equal(now) {
+			delete(d.warmHolds, tp)
 		}
 	}
 }
@@ -413,8 +418,9 @@ func (d *detector) logNow(now time.Time) time.Time {
 // (a repeat would be taken for a change published, and what follows it for
 // its repeat). Called for each record remembered; the wall clock is read
 // every 4,096. The hold moves to the live records' start with the end of
-// the warm-up (endWarmup), and ends with its worker's next poll, or
-// clockStale after it was last noted. d.mu is held.
+// the warm-up (endWarmup), and ends with its worker's next poll of the
+// partition's records, or clockStale after it was last noted. d.mu is
+// held.
 func (d *detector) holdForWarmup(tp broker.TopicPartition, since time.Time) {
 	h, ok := d.warmHolds[tp]
 	if ok && !h.ended && h.since.Equal(since) && h.remembered%4096 != 0 {
