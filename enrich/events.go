@@ -323,10 +323,12 @@ func (d *detector) endWarmup(w any, tp broker.TopicPartition, liveAt time.Time) 
 		delete(d.warmHolds, tp) // live records as they come: nothing to hold
 		return
 	}
-	if _, ok := d.warmHolds[tp]; !ok {
-		tp = d.keepPartition(tp)
-	}
-	d.warmHolds[tp] = warmHold{since: liveAt, seen: time.Now(), ended: true, owner: w}
+	d.warmHolds[d.keepPartition(tp)] = warmHold{since: liveAt, seen: time.Now(), ended: true, owner: w}
+}
+
+// warmupEnder is endWarmup for worker w, as its warmer calls it.
+func (d *detector) warmupEnder(w any) func(broker.TopicPartition, time.Time) {
+	return func(tp broker.TopicPartition, liveAt time.Time) { d.endWarmup(w, tp, liveAt) }
 }
 
 // reportClock notes how far worker w's reading of the log got with the
@@ -348,10 +350,14 @@ func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
 		d.clocks[w] = c
 	}
 	if len(recs) == 0 {
+		// Read to the end. Not the end of a warm-up's hold, though: on a
+		// Kafka cluster an empty poll also comes while a rebalance aborts
+		// the batch (see endWarmup).
 		for tp, pc := range c {
 			pc.behind, pc.seen = false, now
 			c[tp] = pc
 		}
+		return
 	}
 	for i := range recs {
 		// A partition's last record in the batch is how far it got: a
@@ -360,18 +366,12 @@ func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
 			continue
 		}
 		r := &recs[i]
-		tp := broker.TopicPartition{Topic: r.Topic, Partition: r.Partition}
-		if _, ok := c[tp]; !ok {
-			tp = d.keepPartition(tp)
-		}
+		tp := d.keepPartition(broker.TopicPartition{Topic: r.Topic, Partition: r.Partition})
 		ts := r.Timestamp
 		c[tp] = partitionClock{log: ts, seen: now, behind: !ts.IsZero() && now.Sub(ts) > caughtUpLag}
 	}
 	// The warm-ups w ended: a partition this poll holds records of has
 	// its clock again, which takes over from the hold.
-	if len(recs) == 0 {
-		return
-	}
 	for tp, h := range d.warmHolds {
 		if pc, ok := c[tp]; ok && h.ended && h.owner == w && pc.seen.Equal(now) {
 			delete(d.warmHolds, tp)
@@ -428,10 +428,7 @@ func (d *detector) holdForWarmup(tp broker.TopicPartition, since time.Time) {
 		d.warmHolds[tp] = h
 		return
 	}
-	if !ok {
-		tp = d.keepPartition(tp)
-	}
-	d.warmHolds[tp] = warmHold{since: since, seen: time.Now(), remembered: 1}
+	d.warmHolds[d.keepPartition(tp)] = warmHold{since: since, seen: time.Now(), remembered: 1}
 }
 
 // detectAt is the time event detection uses for an event from input

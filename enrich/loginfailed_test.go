@@ -221,11 +221,7 @@ func TestJunosLoginFailedSource(t *testing.T) {
 		{"LOGIN_FAILED: Login failed for user wow from host 10.9.9.9.example.com", "wow", ""},
 		{"LOGIN_FAILED: Login failed for user x from host 10.9.9.9 from host 203.0.113.5", "x from host 10.9.9.9", "203.0.113.5"},
 	} {
-		l := telemetry.Log{Message: tc.msg}
-		info := c.Classify(&l)
-		if info.Event != "login_failed" || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
-			t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed, %q, %q", tc.msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], tc.user, tc.source)
-		}
+		checkFailedLogin(t, c, tc.msg, "", tc.user, tc.source)
 	}
 }
 
@@ -245,11 +241,7 @@ func TestFailedLoginSourceNotFromUserName(t *testing.T) {
 		{`1,2020/04/14 16:48:54,unknown,SYSTEM,auth,0,2020/04/14 16:48:54,,auth-fail,,0,0,general,medium,"failed authentication for user 'x'. From: 10.9.9.9, y'. Reason: Invalid username/password. From: 203.0.113.5.",1718,0x0,0,0,0,0,,paloalto`, "x", "203.0.113.5"},
 		{`1,2024/01/09 10:00:00,unknown,SYSTEM,auth,0,2024/01/09 10:00:00,,auth-fail,,0,0,general,medium,"failed authentication for user 'admin'. Reason: Invalid username/password. auth profile 'local', vsys 'shared', From: 10.0.10.55.",1718,0x0,0,0,0,0,,paloalto`, "admin", "10.0.10.55"},
 	} {
-		l := telemetry.Log{Message: tc.msg}
-		info := c.Classify(&l)
-		if info.Event != "login_failed" || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
-			t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed, %q, %q", tc.msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], tc.user, tc.source)
-		}
+		checkFailedLogin(t, c, tc.msg, "", tc.user, tc.source)
 	}
 }
 
@@ -279,11 +271,18 @@ func TestVendorFailedLoginLastAddressWins(t *testing.T) {
 		{"pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=10.9.9.9.example.com user=root",
 			"pam_auth_failure", "root", ""},
 	} {
-		l := telemetry.Log{Message: tc.msg}
-		info := c.Classify(&l)
-		if info.Rule != tc.rule || info.Event != "login_failed" || info.Fields["user"] != tc.user || info.Fields["source"] != tc.source {
-			t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed (%s), %q, %q", tc.msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], tc.rule, tc.user, tc.source)
-		}
+		checkFailedLogin(t, c, tc.msg, tc.rule, tc.user, tc.source)
+	}
+}
+
+// checkFailedLogin checks that c makes a login_failed of msg about user
+// from source, by rule (any rule when "").
+func checkFailedLogin(t *testing.T, c *Classifier, msg, rule, user, source string) {
+	t.Helper()
+	l := telemetry.Log{Message: msg}
+	info := c.Classify(&l)
+	if rule != "" && info.Rule != rule || info.Event != "login_failed" || info.Fields["user"] != user || info.Fields["source"] != source {
+		t.Errorf("%q: %s (rule %s), user %q, source %q; want login_failed (rule %q), %q, %q", msg, info.Event, info.Rule, info.Fields["user"], info.Fields["source"], rule, user, source)
 	}
 }
 

@@ -190,7 +190,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	}
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
-	w.warmer.ended = func(tp broker.TopicPartition, liveAt time.Time) { w.det.endWarmup(w, tp, liveAt) }
+	w.warmer.ended = w.det.warmupEnder(w)
 	var metrics, events []outRecord
 	var polls pollHealth // failing polls, across polls
 	for {

@@ -117,7 +117,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		return nil // ctx ended
 	}
 	warmer := newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
-	warmer.ended = func(tp broker.TopicPartition, liveAt time.Time) { w.det.endWarmup(w, tp, liveAt) }
+	warmer.ended = w.det.warmupEnder(w)
 	var events []outRecord
 	var polls pollHealth // failing polls, across polls
 	for {

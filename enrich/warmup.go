@@ -194,20 +194,21 @@ func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo 
 		}
 		feed(rec)
 	}
-	from, n := int64(-1), 0
-	for try := 0; ; try++ {
-		var err error
+	from, n := int64(-1), 0 // -1: the window's start is not found yet
+	attempt := func() error {
 		if from < 0 {
-			from, err = r.WindowStart(ctx, topic, partition, upTo, cutoff)
+			start, err := r.WindowStart(ctx, topic, partition, upTo, cutoff)
 			if err != nil {
-				from = -1
+				return err
 			}
+			from = start
 		}
-		if err == nil {
-			var fed int
-			from, fed, err = r.ReadFrom(ctx, topic, partition, from, upTo, cutoff, copyLast, nil)
-			n += fed
-		}
+		next, fed, err := r.ReadFrom(ctx, topic, partition, from, upTo, cutoff, copyLast, nil)
+		from, n = next, n+fed
+		return err
+	}
+	for try := 0; ; try++ {
+		err := attempt()
 		if err == nil || ctx.Err() != nil || try == len(warmRetries) {
 			return n, err
 		}

@@ -320,7 +320,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
-	w.warmer.ended = func(tp broker.TopicPartition, liveAt time.Time) { w.det.endWarmup(w, tp, liveAt) }
+	w.warmer.ended = w.det.warmupEnder(w)
 	var enriched, events []outRecord
 	var polls pollHealth // failing polls, across polls
 	lastSettle := time.Now()
