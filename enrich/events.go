@@ -448,6 +448,27 @@ func detectAt(r *broker.Record, eventTime time.Time) time.Time {
 // warmStart trap and from a poll whose sysUpTime went back.
 const typeRebooted = "device_rebooted"
 
+// typeUnreachableCleared ends a device_unreachable that no
+// device_reachable will: its target was taken out of the config.
+const typeUnreachableCleared = "device_unreachable_cleared"
+
+// endReachability forgets what the detector holds of an object's
+// reachability up to at, when typeUnreachableCleared ends it: polled
+// again, a target still unreachable is news, not the state it was last
+// reported in (nor a repeat within the de-duplication window).
+func (d *detector) endReachability(device, id string, at time.Time) {
+	k := objectKey{device, id, min("device_reachable", "device_unreachable")}
+	if st := d.states[k]; st != nil && !st.at.After(at) {
+		delete(d.states, k)
+	}
+	for _, typ := range [...]string{"device_reachable", "device_unreachable"} {
+		k := eventKey{device, id, typ}
+		if t, ok := d.last[k]; ok && !t.After(at) {
+			delete(d.last, k)
+		}
+	}
+}
+
 // typeConfigChanged is the event of a configuration change. Some paths
 // name no user (ciscoConfigManEvent does not, %SYS-5-CONFIG_I of the same
 // change does): see unnamedRepeat.
@@ -613,6 +634,9 @@ func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []tel
 		// a report of the past, not a change. Published, it would be the
 		// object's last event, and say the opposite of its state.
 		return out
+	}
+	if ev.Type == typeUnreachableCleared {
+		d.endReachability(ev.Device, id, now)
 	}
 	k := eventKey{ev.Device, id, ev.Type}
 	t, ok := d.last[k]
@@ -796,6 +820,9 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 		// counted in untracked: nothing is passed on here (observe
 		// counts the object's next live event).
 		return
+	}
+	if ev.Type == typeUnreachableCleared {
+		d.endReachability(ev.Device, id, at)
 	}
 	k := eventKey{ev.Device, id, ev.Type}
 	t, known := d.last[k]

@@ -596,17 +596,28 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	normalised := w.normBuf[:0]
 	switch p.Measurement {
 	case "snmp_status":
-		if up, ok := intField(p, "snmp_up"); ok {
-			key := stateKey{row: rowKey{device: target}, what: "up"}
-			// Each target's reachability is its own: of two targets
-			// polling one device (a v2c and a v3 one), one failing
-			// (wrong credentials) must not hide the other's outage, nor
-			// the other's recovery say it came back. A target the
-			// inventory names otherwise is the events' object.
-			reach := ""
-			if p.Device != target {
-				reach = target
+		key := stateKey{row: rowKey{device: target}, what: "up"}
+		// Each target's reachability is its own: of two targets
+		// polling one device (a v2c and a v3 one), one failing
+		// (wrong credentials) must not hide the other's outage, nor
+		// the other's recovery say it came back. A target the
+		// inventory names otherwise is the events' object.
+		reach := ""
+		if p.Device != target {
+			reach = target
+		}
+		if removed(p) {
+			// A reload took the target out of the config: its
+			// reachability is no longer known. An outage it was in ends
+			// with a cleared event (which resolves its alert) instead of
+			// standing for good; polled again, its first poll is a first.
+			if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
+				delete(w.state, key)
+				if prev.v.v == 0 {
+					event(typeUnreachableCleared, reach)
+				}
 			}
+		} else if up, ok := intField(p, "snmp_up"); ok {
 			if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
 				w.putState(key, stateSample{v: up, at: at})
 				_, kept := w.state[key]
@@ -1529,6 +1540,13 @@ func counterValue(f *telemetry.Field) (uint64, bool) {
 }
 
 // intField is field k of p as an integer, when it is one.
+// removed reports the record the SNMP poller publishes for a target a
+// reload removed: a snmp_status whose field removed is true.
+func removed(p *telemetry.Point) bool {
+	f, ok := p.Field("removed")
+	return ok && f.Kind == telemetry.FieldBool && f.Bool()
+}
+
 func intField(p *telemetry.Point, k string) (int64, bool) {
 	f, ok := p.Field(k)
 	if !ok {

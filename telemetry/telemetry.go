@@ -171,7 +171,8 @@ type Event struct {
 	// Type is interface_down, interface_up, bgp_peer_down, bgp_peer_up,
 	// ospf_neighbor_down, ospf_neighbor_up, config_changed,
 	// login_succeeded, login_failed, device_rebooted, device_unreachable,
-	// device_reachable, interface_flapping, bgp_peer_flapping, or a
+	// device_reachable, device_unreachable_cleared (the target was taken
+	// out of the config), interface_flapping, bgp_peer_flapping, or a
 	// flapping type with the suffix _cleared.
 	Type   string `json:"type"`
 	Device string `json:"device"`

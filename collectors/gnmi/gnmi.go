@@ -268,7 +268,7 @@ func (c *Collector) members(targets []*target) []runset.Member {
 					t.run(pub, ctx)
 				}
 			},
-			Gone: func() {
+			Gone: func(context.Context) {
 				c.mu.Lock()
 				defer c.mu.Unlock()
 				if !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name }) {

@@ -278,7 +278,12 @@ func (p *Poller) members(targets []*target) []runset.Member {
 	out := make([]runset.Member, len(targets))
 	for i, t := range targets {
 		out[i] = runset.Member{Name: t.cfg.Name, Config: memberConfig{t.cfg.Settings(), t.profilesKey()}, Value: t, Run: t.run,
-			Gone: func() { p.cfg.Metrics.forget(t.cfg.Name) }}
+			Gone: func(ctx context.Context) {
+				p.cfg.Metrics.forget(t.cfg.Name)
+				if t.owned {
+					t.publishRemoved(ctx)
+				}
+			}}
 	}
 	return out
 }
@@ -1016,6 +1021,31 @@ func (t *target) status(res poll) telemetry.Metric {
 		ReceivedAt: res.end,
 		Uptime:     res.uptime,
 		Source:     "snmp",
+	}
+}
+
+// publishRemoved says that a reload removed the target, which this
+// process polled last: a snmp_status record of the target with the one
+// field removed (true) and no snmp_up. Enrichment ends the target's
+// reachability with it, so an outage it was in when it was taken out of
+// the config (a device decommissioned) is cleared rather than alerted on
+// for good. Bounded by publishGrace: the reload waits for it.
+func (t *target) publishRemoved(ctx context.Context) {
+	now := time.Now()
+	m := telemetry.Metric{
+		V:           telemetry.Version,
+		Measurement: "snmp_status",
+		Device:      t.cfg.Name,
+		Tags:        t.baseTags(),
+		Fields:      map[string]any{"removed": true},
+		Time:        now,
+		ReceivedAt:  now,
+		Source:      "snmp",
+	}
+	pctx, cancel := context.WithTimeout(ctx, publishGrace)
+	defer cancel()
+	if err := t.publish(pctx, []telemetry.Metric{m}); err != nil {
+		t.log.Warn("snmp: the removed target's last status was not published: an outage it was in is not cleared", "err", err)
 	}
 }
 

@@ -24,9 +24,11 @@ type Member struct {
 	// Run runs the member until ctx ends.
 	Run func(ctx context.Context)
 	// Gone, when set, is called once the member has stopped because an
-	// update removed it (not when it restarts, nor when the set stops):
-	// to drop what is kept for it, such as its metric series.
-	Gone func()
+	// update removed it (not when it restarts, nor when the set stops),
+	// with the set's context: to drop what is kept for it, such as its
+	// metric series, or to say it is gone. The update's other members
+	// start after it returns.
+	Gone func(ctx context.Context)
 }
 
 // Set is a changing set of members. The zero Set is ready; Run runs it.
@@ -128,7 +130,7 @@ func (s *Set) apply(ctx context.Context, live map[string]*running, members []Mem
 	for _, r := range stopping {
 		<-r.done // a restarted member never runs twice at once
 		if _, restarted := want[r.m.Name]; !restarted && r.m.Gone != nil {
-			r.m.Gone()
+			r.m.Gone(ctx)
 		}
 	}
 	current := make([]Member, 0, len(members))

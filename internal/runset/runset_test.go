@@ -26,7 +26,7 @@ func (r *recorder) member(name string, cfg any) Member {
 		r.mu.Lock()
 		r.running[name]--
 		r.mu.Unlock()
-	}, Gone: func() {
+	}, Gone: func(context.Context) {
 		r.mu.Lock()
 		r.gone = append(r.gone, name)
 		r.mu.Unlock()

@@ -161,3 +161,33 @@ func TestRealAlertmanagerFilterResolves(t *testing.T) {
 		t.Errorf("filtered %v, want 2 (the other site's up, the login)", n)
 	}
 }
+
+// TestRealAlertmanagerRemovedTargetResolves: a target taken out of the
+// config while unreachable (a device decommissioned) ends its outage with
+// device_unreachable_cleared (see enrich), which resolves its alert in
+// Alertmanager; before, the sink re-sent it as firing for good.
+func TestRealAlertmanagerRemovedTargetResolves(t *testing.T) {
+	amAddr, b, cfg, s := alertSink(t)
+	now := time.Now().UTC()
+	down := telemetry.Event{V: 1, Type: "device_unreachable", Device: "old-edge", Severity: "error", Time: now,
+		Tags: map[string]string{"agent": "192.0.2.9", "site": "ams1"}}
+	dev := func(int) string { return "old-edge" }
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, dev, []telemetry.Event{down})
+	sinktest.Start(t, b, cfg, s)
+	active := func(want int) func() bool {
+		return func() bool {
+			resp, err := http.Get("http://" + amAddr + "/api/v2/alerts?active=true")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			var got []json.RawMessage
+			return json.NewDecoder(resp.Body).Decode(&got) == nil && len(got) == want
+		}
+	}
+	sinktest.Eventually(t, "the outage's alert firing", active(1))
+	cleared := down
+	cleared.Type, cleared.Severity, cleared.Time = "device_unreachable_cleared", "notice", now.Add(time.Second)
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, dev, []telemetry.Event{cleared})
+	sinktest.Eventually(t, "the alert resolved", active(0))
+}
