@@ -606,7 +606,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if p.Device != target {
 			reach = target
 		}
-		if removed(p) {
+		if targetRemoved(p) {
 			// A reload took the target out of the config: its
 			// reachability is no longer known. An outage it was in ends
 			// with a cleared event (which resolves its alert) instead of
@@ -1540,9 +1540,9 @@ func counterValue(f *telemetry.Field) (uint64, bool) {
 }
 
 // intField is field k of p as an integer, when it is one.
-// removed reports the record the SNMP poller publishes for a target a
+// targetRemoved reports the record the SNMP poller publishes for a target a
 // reload removed: a snmp_status whose field removed is true.
-func removed(p *telemetry.Point) bool {
+func targetRemoved(p *telemetry.Point) bool {
 	f, ok := p.Field("removed")
 	return ok && f.Kind == telemetry.FieldBool && f.Bool()
 }
