@@ -43,6 +43,7 @@ func snmpComponents(d deps) ([]component, error) {
 		Metrics:        m,
 		Owner:          owner,
 		DeviceName:     deviceName,
+		StateFile:      filepath.Join(d.cfg.DataDir, "snmp", "targets.json"),
 	})
 	if err != nil {
 		return nil, err

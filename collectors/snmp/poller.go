@@ -76,6 +76,11 @@ type Config struct {
 	// partition. nil, or "", keys them by the target's name. Only the
 	// key changes; the records name the target.
 	DeviceName func(target, host string) string
+	// StateFile keeps the names, hosts and tags of the targets (weir uses
+	// data_dir/snmp/targets.json), so that a target taken out of the
+	// config while weir was stopped is told removed at the next start
+	// (see publishRemoved); "" keeps nothing.
+	StateFile string
 }
 
 // Poller polls every target on its schedule.
@@ -89,6 +94,7 @@ type Poller struct {
 	profiles *profile.Set // the latest profiles (Reload changes them)
 
 	publishes publishFailures
+	knownMu   sync.Mutex // held while StateFile is written
 }
 
 // publishFailures is the run of failed publishes of all targets, logged
@@ -234,8 +240,10 @@ func (p *Poller) build(profiles *profile.Set, cfgs []configs.SNMPTarget) ([]*tar
 // Run polls until ctx is done, then closes every session.
 func (p *Poller) Run(ctx context.Context) error {
 	p.mu.Lock()
-	members := p.members(p.targets)
+	targets := p.targets
+	members := p.members(targets)
 	p.mu.Unlock()
+	p.removedWhileStopped(ctx, targets)
 	p.set.Run(ctx, members)
 	return nil
 }
@@ -269,6 +277,7 @@ func (p *Poller) Reload(profiles *profile.Set, cfgs []configs.SNMPTarget) error 
 	// The set keeps an unchanged target's goroutine (and the target it
 	// runs, with its session); the one built for it here is dropped.
 	p.set.Update(p.members(targets))
+	p.saveKnown(nil)
 	return nil
 }
 
@@ -1029,8 +1038,9 @@ func (t *target) status(res poll) telemetry.Metric {
 // field removed (true) and no snmp_up. Enrichment ends the target's
 // reachability with it, so an outage it was in when it was taken out of
 // the config (a device decommissioned) is cleared rather than alerted on
-// for good. Bounded by publishGrace: the reload waits for it.
-func (t *target) publishRemoved(ctx context.Context) {
+// for good. Bounded by publishGrace: the reload waits for it. False when
+// the record was not taken.
+func (t *target) publishRemoved(ctx context.Context) bool {
 	now := time.Now()
 	m := telemetry.Metric{
 		V:           telemetry.Version,
@@ -1046,7 +1056,9 @@ func (t *target) publishRemoved(ctx context.Context) {
 	defer cancel()
 	if err := t.publish(pctx, []telemetry.Metric{m}); err != nil {
 		t.log.Warn("snmp: the removed target's last status was not published: an outage it was in is not cleared", "err", err)
+		return false
 	}
+	return true
 }
 
 func (t *target) baseTags() map[string]string {

@@ -2,6 +2,7 @@ package snmp
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -79,5 +80,95 @@ func TestRemovedTargetSaysSo(t *testing.T) {
 	}
 	if slices.ContainsFunc(capture.Records(), func(r broker.Record) bool { return string(r.Key) == "" }) {
 		t.Error("a record with no key")
+	}
+}
+
+// refusing is a capture that refuses records of one device, as a broker
+// refuses a record over its size limit.
+type refusing struct {
+	*snmptest.Capture
+	device string
+}
+
+func (r refusing) Produce(ctx context.Context, topic string, recs []broker.Record) error {
+	for _, rec := range recs {
+		if string(rec.Key) == r.device {
+			return broker.ErrRecordTooLarge
+		}
+	}
+	return r.Capture.Produce(ctx, topic, recs)
+}
+
+// TestRemovedWhileStoppedSaysSo: a target taken out of the config while
+// weir was stopped gets its removal record at the next start (with the
+// tags it was polled with), from the state file of the targets polled
+// before; one whose record the broker did not take stays in the file and
+// is told at the start after; a target still listed gets none.
+func TestRemovedWhileStoppedSaysSo(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "snmp", "targets.json")
+	addr, _ := startSim(t, context.Background(), sim.Options{Name: "a", Interfaces: 1})
+	target := func(name string) configs.SNMPTarget {
+		return testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Interval, tc.Timeout = 300*time.Millisecond, 250*time.Millisecond
+			tc.Profiles.Names = []string{"system"}
+			tc.Tags = map[string]string{"site": "ams1"}
+		})
+	}
+	// run runs a poller of targets until cond holds of what it published.
+	run := func(b broker.Broker, capture *snmptest.Capture, cond func([]broker.Record) bool, targets ...configs.SNMPTarget) {
+		t.Helper()
+		p, err := New(Config{Targets: targets, Profiles: loadProfiles(t), Broker: b, StateFile: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { p.Run(ctx); close(done) }()
+		ok := capture.WaitFor(10*time.Second, cond)
+		cancel()
+		<-done
+		if !ok {
+			t.Fatal("what was waited for was not published")
+		}
+	}
+	removals := func(recs []broker.Record, device string) (n int) {
+		for _, m := range statuses(t, recs, device) {
+			if m.Fields["removed"] == true {
+				n++
+				if m.Tags["site"] != "ams1" || m.Tags["agent"] != "127.0.0.1" {
+					t.Errorf("%s: the removal's tags %v, want the target's", device, m.Tags)
+				}
+			}
+		}
+		return n
+	}
+	polled := func(device string) func([]broker.Record) bool {
+		return func(recs []broker.Record) bool { return countStatus(recs, device) >= 1 }
+	}
+
+	first := snmptest.NewCapture()
+	run(first, first, func(recs []broker.Record) bool { return polled("a")(recs) && polled("b")(recs) && polled("c")(recs) },
+		target("a"), target("b"), target("c"))
+	if n := removals(first.Records(), "a") + removals(first.Records(), "b") + removals(first.Records(), "c"); n != 0 {
+		t.Fatalf("%d removals at a first start", n)
+	}
+
+	// b and c taken out while stopped; c's record is refused.
+	second := snmptest.NewCapture()
+	run(refusing{second, "c"}, second, polled("a"), target("a"))
+	if n := removals(second.Records(), "b"); n != 1 {
+		t.Errorf("the target removed while stopped: %d removals at the next start, want 1", n)
+	}
+	if n := removals(second.Records(), "a"); n != 0 {
+		t.Errorf("the target still listed: %d removals", n)
+	}
+
+	third := snmptest.NewCapture()
+	run(third, third, polled("a"), target("a"))
+	if n := removals(third.Records(), "c"); n != 1 {
+		t.Errorf("the target whose removal was refused: %d removals at the start after, want 1", n)
+	}
+	if n := removals(third.Records(), "b"); n != 0 {
+		t.Errorf("the target told removed: %d removals again", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/wholefile"
 )
 
 // engineState is what the receiver keeps of its SNMP engine across
@@ -124,7 +125,7 @@ func writeEngineState(file string, st engineState) error {
 	}
 	// Padded to stateWidth, so the longest state (a 32-byte ID, boots
 	// of ten digits) fits over the file in place.
-	err = replaceFile(file, padLine(b, stateWidth))
+	err = wholefile.Replace(file, padLine(b, stateWidth))
 	if (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) && overwriteInPlace(file, b) == nil {
 		return nil
 	}
@@ -170,35 +171,6 @@ func overwriteInPlace(file string, b []byte) error {
 		return err
 	}
 	return f.Sync()
-}
-
-// replaceFile replaces file with b by a synced temporary file renamed
-// over it, then syncs the directory.
-func replaceFile(file string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".engine-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a rename, nothing
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(file)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // newEngineID makes an RFC 3411 engine ID: the high bit set, enterprise 0

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // MaxBytes bounds a file weir reads whole. A config of 100,000 SNMP
@@ -57,4 +58,34 @@ func Kind(m os.FileMode) string {
 		return "a device"
 	}
 	return "a special file"
+}
+
+// Replace replaces file with b by a synced temporary file renamed over
+// it, then syncs the directory: a crash leaves the old file or the new
+// one, whole.
+func Replace(file string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a rename, nothing
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(file)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }

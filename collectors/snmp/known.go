@@ -1,0 +1,106 @@
+package snmp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/wholefile"
+)
+
+// knownTargets is what Config.StateFile holds: the targets of the last
+// list the poller took (no credentials), so that the next start finds
+// those taken out of the config while weir was stopped and says they
+// were removed, as a reload does (see publishRemoved).
+type knownTargets struct {
+	V       int           `json:"v"`
+	Targets []knownTarget `json:"targets"`
+}
+
+type knownTarget struct {
+	Name string            `json:"name"`
+	Host string            `json:"host"`
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// readKnown reads the state file; none (a first start, or no file kept)
+// is an empty list.
+func readKnown(path string) ([]knownTarget, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := wholefile.Read(path, wholefile.MaxBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var k knownTargets
+	if err := json.Unmarshal(b, &k); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k.Targets, nil
+}
+
+// saveKnown replaces the state file with the poller's latest targets and
+// extra (removed targets whose removal could not be published: told again
+// at the next start). The targets are read under knownMu, so of a start's
+// save and a reload's the last written has the latest list.
+func (p *Poller) saveKnown(extra []knownTarget) {
+	path := p.cfg.StateFile
+	if path == "" {
+		return
+	}
+	p.knownMu.Lock()
+	defer p.knownMu.Unlock()
+	p.mu.Lock()
+	targets := p.targets
+	p.mu.Unlock()
+	k := knownTargets{V: 1, Targets: make([]knownTarget, 0, len(targets)+len(extra))}
+	for _, t := range targets {
+		k.Targets = append(k.Targets, knownTarget{Name: t.cfg.Name, Host: t.cfg.Host, Tags: t.cfg.Tags})
+	}
+	k.Targets = append(k.Targets, extra...)
+	b, err := json.Marshal(&k)
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			err = wholefile.Replace(path, b)
+		}
+	}
+	if err != nil {
+		p.cfg.Logger.Warn("snmp: cannot keep the list of targets; one taken out of the config while weir is stopped will not be told removed at the next start",
+			"file", path, "err", err)
+	}
+}
+
+// removedWhileStopped says removed (publishRemoved) each target of the
+// state file that the config no longer lists, then saves the list: an
+// outage the target was in before the stop ends, as when a reload
+// removes it. In a cluster every process that polled it says so; the
+// second says nothing new. One whose record the broker did not take by
+// publishGrace stays in the file, for the next start.
+func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
+	known, err := readKnown(p.cfg.StateFile)
+	if err != nil {
+		p.cfg.Logger.Warn("snmp: cannot read the list of targets polled before; none taken out of the config since is told removed",
+			"err", err)
+	}
+	var failed []knownTarget
+	for _, k := range known {
+		if slices.ContainsFunc(targets, func(t *target) bool { return t.cfg.Name == k.Name }) {
+			continue
+		}
+		t := &target{cfg: configs.SNMPTarget{Name: k.Name, Host: k.Host, Tags: k.Tags}, p: p, log: p.cfg.Logger.With("target", k.Name)}
+		if !t.publishRemoved(ctx) {
+			failed = append(failed, k)
+		}
+	}
+	p.saveKnown(failed)
+}
