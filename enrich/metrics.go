@@ -459,10 +459,13 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	// A device whose sysUpTime went back restarted: at the poll's time
 	// less its uptime, which the coldStart trap of the same restart
-	// gives too (see bootTime).
+	// gives too (see bootTime). Not when that boot is before the poll
+	// before: the agent answering was up then, so it is another agent
+	// than the one that answered that poll (the target's address
+	// changed, an HA pair's floating address), and nothing restarted.
 	if p.Uptime != 0 {
 		prev, ok := w.uptimes[target]
-		if ok && restarted(prev.v.ticks, p.Uptime, at.Sub(prev.v.at)) {
+		if ok && restarted(prev.v.ticks, p.Uptime, at.Sub(prev.v.at)) && !upBefore(prev.v.at, at, p.Uptime) {
 			event("device_rebooted", "")
 			events[len(events)-1].Time = bootTime(at, p.Uptime)
 		}

@@ -358,6 +358,16 @@ func restarted(prev, cur uint32, elapsed time.Duration) bool {
 	return moved < elapsed-slack || moved > elapsed+slack
 }
 
+// upBefore reports whether an agent whose sysUpTime at at is uptime
+// booted before prev (less the slack restarted allows): it was up at a
+// poll at prev, so a sysUpTime that went back since is no restart of it.
+func upBefore(prev, at time.Time, uptime uint32) bool {
+	if at.IsZero() || prev.IsZero() {
+		return false
+	}
+	return bootTime(at, uptime).Before(prev.Add(-uptimeSlack(at.Sub(prev))))
+}
+
 // uptimeMoved is how far sysUpTime moved from prev to cur, modulo 2^32
 // hundredths of a second.
 func uptimeMoved(prev, cur uint32) time.Duration { return ticks(cur - prev) }
