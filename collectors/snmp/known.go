@@ -50,10 +50,10 @@ func readKnown(path string) ([]knownTarget, error) {
 }
 
 // saveKnown replaces the state file with the poller's latest targets and
-// extra (removed targets whose removal could not be published: told again
-// at the next start). The targets are read under knownMu, so of a start's
-// save and a reload's the last written has the latest list.
-func (p *Poller) saveKnown(extra []knownTarget) {
+// those removed whose removal was not published (unsaid: told again at the
+// next start, unless listed again). The targets are read under knownMu, so
+// of a start's save and a reload's the last written has the latest list.
+func (p *Poller) saveKnown() {
 	path := p.cfg.StateFile
 	if path == "" {
 		return
@@ -63,11 +63,12 @@ func (p *Poller) saveKnown(extra []knownTarget) {
 	p.mu.Lock()
 	targets := p.targets
 	p.mu.Unlock()
-	k := knownTargets{V: 1, Targets: make([]knownTarget, 0, len(targets)+len(extra))}
+	k := knownTargets{V: 1, Targets: make([]knownTarget, 0, len(targets)+len(p.unsaid))}
 	for _, t := range targets {
 		k.Targets = append(k.Targets, knownTarget{Name: t.cfg.Name, Host: t.cfg.Host, Tags: t.cfg.Tags})
 	}
-	k.Targets = append(k.Targets, extra...)
+	p.unsaid = slices.DeleteFunc(p.unsaid, func(u knownTarget) bool { return listed(targets, u.Name) })
+	k.Targets = append(k.Targets, p.unsaid...)
 	b, err := json.Marshal(&k)
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
@@ -85,22 +86,35 @@ func (p *Poller) saveKnown(extra []knownTarget) {
 // outage the target was in before the stop ends, as when a reload
 // removes it. In a cluster every process that polled it says so; the
 // second says nothing new. One whose record the broker did not take by
-// publishGrace stays in the file, for the next start.
+// publishGrace stays in the file, for the next start (sayRemoved).
 func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 	known, err := readKnown(p.cfg.StateFile)
 	if err != nil {
 		p.cfg.Logger.Warn("snmp: cannot read the list of targets polled before; none taken out of the config since is told removed",
 			"err", err)
 	}
-	var failed []knownTarget
 	for _, k := range known {
-		if slices.ContainsFunc(targets, func(t *target) bool { return t.cfg.Name == k.Name }) {
+		if listed(targets, k.Name) {
 			continue
 		}
 		t := &target{cfg: configs.SNMPTarget{Name: k.Name, Host: k.Host, Tags: k.Tags}, p: p, log: p.cfg.Logger.With("target", k.Name)}
-		if !t.publishRemoved(ctx) {
-			failed = append(failed, k)
-		}
+		p.sayRemoved(ctx, t)
 	}
-	p.saveKnown(failed)
+	p.saveKnown()
+}
+
+// sayRemoved publishes t's removal (publishRemoved); one not published is
+// kept in the state file, to be told at the next start.
+func (p *Poller) sayRemoved(ctx context.Context, t *target) {
+	if t.publishRemoved(ctx) {
+		return
+	}
+	p.knownMu.Lock()
+	p.unsaid = append(p.unsaid, knownTarget{Name: t.cfg.Name, Host: t.cfg.Host, Tags: t.cfg.Tags})
+	p.knownMu.Unlock()
+	p.saveKnown()
+}
+
+func listed(targets []*target, name string) bool {
+	return slices.ContainsFunc(targets, func(t *target) bool { return t.cfg.Name == name })
 }

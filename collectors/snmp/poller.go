@@ -94,7 +94,10 @@ type Poller struct {
 	profiles *profile.Set // the latest profiles (Reload changes them)
 
 	publishes publishFailures
-	knownMu   sync.Mutex // held while StateFile is written
+	knownMu   sync.Mutex // held while StateFile is written, and over unsaid
+	// unsaid are targets removed whose removal was not published: kept
+	// in StateFile until the next start tells it.
+	unsaid []knownTarget
 }
 
 // publishFailures is the run of failed publishes of all targets, logged
@@ -277,7 +280,7 @@ func (p *Poller) Reload(profiles *profile.Set, cfgs []configs.SNMPTarget) error 
 	// The set keeps an unchanged target's goroutine (and the target it
 	// runs, with its session); the one built for it here is dropped.
 	p.set.Update(p.members(targets))
-	p.saveKnown(nil)
+	p.saveKnown()
 	return nil
 }
 
@@ -290,7 +293,7 @@ func (p *Poller) members(targets []*target) []runset.Member {
 			Gone: func(ctx context.Context) {
 				p.cfg.Metrics.forget(t.cfg.Name)
 				if t.owned {
-					t.publishRemoved(ctx)
+					p.sayRemoved(ctx, t)
 				}
 			}}
 	}
@@ -1055,7 +1058,7 @@ func (t *target) publishRemoved(ctx context.Context) bool {
 	pctx, cancel := context.WithTimeout(ctx, publishGrace)
 	defer cancel()
 	if err := t.publish(pctx, []telemetry.Metric{m}); err != nil {
-		t.log.Warn("snmp: the removed target's last status was not published: an outage it was in is not cleared", "err", err)
+		t.log.Warn("snmp: the removed target's last status was not published; weir's next start publishes it", "err", err)
 		return false
 	}
 	return true

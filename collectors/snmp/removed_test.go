@@ -172,3 +172,61 @@ func TestRemovedWhileStoppedSaysSo(t *testing.T) {
 		t.Errorf("the target told removed: %d removals again", n)
 	}
 }
+
+// TestRemovalRefusedAtReloadToldAtNextStart: a target a reload removes
+// whose removal record the broker does not take stays in the state file,
+// and the next start publishes it.
+func TestRemovalRefusedAtReloadToldAtNextStart(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "targets.json")
+	addr, _ := startSim(t, context.Background(), sim.Options{Name: "a", Interfaces: 1})
+	target := func(name string) configs.SNMPTarget {
+		return testTarget(name, addr, func(tc *configs.SNMPTarget) {
+			tc.Interval, tc.Timeout = 300*time.Millisecond, 250*time.Millisecond
+			tc.Profiles.Names = []string{"system"}
+		})
+	}
+	start := func(b broker.Broker, targets ...configs.SNMPTarget) (*Poller, func()) {
+		p, err := New(Config{Targets: targets, Profiles: loadProfiles(t), Broker: b, StateFile: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { p.Run(ctx); close(done) }()
+		return p, func() { cancel(); <-done }
+	}
+	first := snmptest.NewCapture()
+	p, stop := start(refusing{first, "d"}, target("a"), target("d"))
+	if !first.WaitFor(10*time.Second, func(recs []broker.Record) bool { return countStatus(recs, "a") >= 2 }) {
+		t.Fatal("not polled")
+	}
+	if err := p.Update([]configs.SNMPTarget{target("a")}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		known, _ := readKnown(state)
+		if slices.ContainsFunc(known, func(k knownTarget) bool { return k.Name == "d" }) && len(known) == 2 {
+			if ms, _ := p.set.Members(); len(ms) == 1 {
+				break // removed, and kept in the file as unsaid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the state file after the refused removal: %+v, want a and d", known)
+		}
+	}
+	stop()
+
+	second := snmptest.NewCapture()
+	_, stop = start(second, target("a"))
+	defer stop()
+	if !second.WaitFor(10*time.Second, func(recs []broker.Record) bool {
+		for _, m := range statuses(t, recs, "d") {
+			if m.Fields["removed"] == true {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("the removal refused at the reload was not published at the next start")
+	}
+}
