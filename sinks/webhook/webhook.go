@@ -26,7 +26,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/httpx"
@@ -109,6 +112,9 @@ type Sink struct {
 	journal   []byte // the batch's changes, scratch
 	// fullLog throttles the warning that maxActiveAlerts are remembered.
 	fullLog throttle.Throttle
+	// resendFailures counts the re-send posts that failed (nil: not
+	// counted, a sink built without a registerer).
+	resendFailures prometheus.Counter
 }
 
 type kv struct{ k, v string }
@@ -176,6 +182,20 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.alertmanager && env.Registerer != nil {
+		// The re-sends are the only posts while no event comes (links
+		// that stay down): without this, an Alertmanager that went away
+		// showed in no metric while its alerts expired there.
+		var err error
+		failures := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_webhook_sink_resend_failures_total",
+			Help: resendFailuresHelp,
+		}, []string{"sink"}), &err)
+		if err != nil {
+			return nil, fmt.Errorf("webhook sink %s: %w", cfg.Name, err)
+		}
+		s.resendFailures = failures.WithLabelValues(cfg.Name) // at 0 from the start
 	}
 	if s.alertmanager && env.StateDir != "" {
 		s.statePath = filepath.Join(env.StateDir, cfg.Name+".alerts.json")
@@ -818,6 +838,9 @@ const maxActiveAlerts = 50_000
 // that had begun, until their next event).
 const saveEvery = 5 * time.Second
 
+// resendFailuresHelp is the help of weir_webhook_sink_resend_failures_total.
+const resendFailuresHelp = "Alertmanager form: re-sends of the firing alerts (every minute) that Alertmanager did not take; the next round tries again, and its alerts expire there after its resolve_timeout meanwhile."
+
 // resendChunk is how many firing alerts one re-send posts: one post of
 // all of them could take longer than the timeout.
 const resendChunk = 1000
@@ -1036,6 +1059,9 @@ func (s *Sink) resendRound(ctx context.Context) {
 		}
 		s.postMu.Unlock()
 		if err != nil && ctx.Err() == nil {
+			if s.resendFailures != nil {
+				s.resendFailures.Inc()
+			}
 			s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", len(keys), "err", err)
 			return
 		}
