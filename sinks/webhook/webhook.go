@@ -705,6 +705,11 @@ func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 			if b, err = appendTime(b, endsAt); err != nil {
 				break
 			}
+		} else if resolvable(e.Type) {
+			b = append(b, `,"endsAt":`...)
+			if b, err = appendTime(b, s.firingUntil(now)); err != nil {
+				break
+			}
 		}
 		b = append(b, '}')
 	}
@@ -840,6 +845,14 @@ const saveEvery = 5 * time.Second
 
 // resendFailuresHelp is the help of weir_webhook_sink_resend_failures_total.
 const resendFailuresHelp = "Alertmanager form: re-sends of the firing alerts (every minute) that Alertmanager did not take; the next round tries again, and its alerts expire there after its resolve_timeout meanwhile."
+
+// firingUntil is the endsAt of a firing alert that an event resolves,
+// posted at now: past the next re-sends, as Prometheus gives its alerts
+// (four re-send intervals), so that Alertmanager keeps it firing whatever
+// its resolve_timeout (which only applies to an alert posted without
+// endsAt: at 30s, a link that stayed down was resolved for half of every
+// minute), and ends it that long after the last re-send when weir is gone.
+func (s *Sink) firingUntil(now time.Time) time.Time { return now.Add(4 * s.resend) }
 
 // resendChunk is how many firing alerts one re-send posts: one post of
 // all of them could take longer than the timeout.
@@ -1048,6 +1061,8 @@ func (s *Sink) resendRound(ctx context.Context) {
 		chunk = chunk[:0]
 		for _, k := range keys[from:min(from+resendChunk, len(keys))] {
 			if a, ok := s.active[k]; ok {
+				until := s.firingUntil(s.now())
+				a.EndsAt = &until // a copy: the remembered alert keeps none
 				chunk = append(chunk, a)
 			}
 		}
