@@ -80,6 +80,12 @@ type Sink struct {
 	postMu sync.Mutex
 	mu     sync.Mutex
 	active map[string]Alert
+	// resolved are the alerts resolved within resolvedRetention, as
+	// posted (EndsAt set), by key: re-sent with the firing ones, so that
+	// a firing post Alertmanager took after the resolution (one held up
+	// in a hung Alertmanager or a proxy) does not keep the alert firing.
+	// Not kept across restarts; an alert fired again leaves it.
+	resolved map[string]resolvedAlert
 	// statePath keeps active across restarts, so firing alerts are still
 	// re-sent (and not left to expire in Alertmanager) after one; "" none.
 	statePath string
@@ -118,6 +124,16 @@ type Sink struct {
 }
 
 type kv struct{ k, v string }
+
+// resolvedAlert is an alert as its resolution was posted, re-sent until.
+type resolvedAlert struct {
+	alert Alert
+	until time.Time
+}
+
+// resolvedRetention is how long a resolution is re-sent, as Prometheus
+// re-sends its resolved alerts.
+const resolvedRetention = 15 * time.Minute
 
 // jsonLane is one lane's scratch: the body, and what a template is
 // executed on, reused from post to post.
@@ -167,7 +183,7 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 		return nil, fmt.Errorf("webhook sink %s: %w", cfg.Name, err)
 	}
 	s := &Sink{url: cfg.URL, headers: cfg.Headers, alertmanager: cfg.Format == "alertmanager",
-		client: client, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}}
+		client: client, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}, resolved: map[string]resolvedAlert{}}
 	lanes := cfg.Concurrency
 	if lanes <= 0 {
 		lanes = DefaultConcurrency
@@ -726,16 +742,27 @@ func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 func (s *Sink) accepted() {
 	changed := false
 	s.journal = s.journal[:0]
+	now := s.now()
 	for i := range s.batch {
 		ref := &s.batch[i]
 		key := s.keys[ref.keyFrom:ref.keyTo]
-		_, active := s.active[string(key)]
+		a, active := s.active[string(key)]
 		switch {
 		case ref.resolved:
 			if active {
 				delete(s.active, string(key))
 				changed = true
 				s.journal = appendJournal(s.journal, string(key), nil)
+				if _, ok := s.resolved[string(key)]; ok || len(s.resolved) < maxActiveAlerts {
+					// As posted: the labels and start it fired with.
+					end := ref.at
+					if end.Before(a.StartsAt) {
+						end = a.StartsAt
+					}
+					a.EndsAt = &end
+					a.Annotations = map[string]string{"resolved_by": ref.event.Type, "summary": ref.event.Message}
+					s.resolved[string(key)] = resolvedAlert{alert: a, until: now.Add(resolvedRetention)}
+				}
 			}
 		case !active && resolvable(ref.event.Type) && len(s.active) >= maxActiveAlerts:
 			// Sent once, not re-sent: Alertmanager ends it after its
@@ -752,6 +779,7 @@ func (s *Sink) accepted() {
 			}
 			a := Alert{Labels: l, Annotations: annotations(e), StartsAt: ref.at}
 			s.active[string(key)] = a
+			delete(s.resolved, string(key))
 			changed = true
 			s.journal = appendJournal(s.journal, string(key), &a)
 		}
@@ -1049,9 +1077,18 @@ func (s *Sink) Run(ctx context.Context) error {
 // lock over the state (mu) is not held across a post.
 func (s *Sink) resendRound(ctx context.Context) {
 	s.mu.Lock()
-	keys := make([]string, 0, len(s.active))
+	keys := make([]string, 0, len(s.active)+len(s.resolved))
 	for k := range s.active {
 		keys = append(keys, k)
+	}
+	firing := len(keys)
+	now := s.now()
+	for k, r := range s.resolved {
+		if now.After(r.until) {
+			delete(s.resolved, k)
+		} else {
+			keys = append(keys, k)
+		}
 	}
 	s.mu.Unlock()
 	chunk := make([]Alert, 0, min(resendChunk, len(keys)))
@@ -1064,6 +1101,8 @@ func (s *Sink) resendRound(ctx context.Context) {
 				until := s.firingUntil(s.now())
 				a.EndsAt = &until // a copy: the remembered alert keeps none
 				chunk = append(chunk, a)
+			} else if r, ok := s.resolved[k]; ok {
+				chunk = append(chunk, r.alert)
 			}
 		}
 		s.mu.Unlock()
@@ -1077,7 +1116,7 @@ func (s *Sink) resendRound(ctx context.Context) {
 			if s.resendFailures != nil {
 				s.resendFailures.Inc()
 			}
-			s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", len(keys), "err", err)
+			s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", firing, "resolved", len(keys)-firing, "err", err)
 			return
 		}
 	}
