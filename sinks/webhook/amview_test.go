@@ -24,6 +24,9 @@ type amModel struct {
 	mu     sync.Mutex
 	last   map[string]bool // labels JSON -> firing
 	bodies int
+	// clock is when a post comes (nil: time.Now): the sink's, if it
+	// has its own.
+	clock func() time.Time
 }
 
 func (m *amModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -33,12 +36,16 @@ func (m *amModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), 400)
 		return
 	}
+	now := time.Now()
+	if m.clock != nil {
+		now = m.clock()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.bodies++
 	for _, a := range as {
 		l, _ := json.Marshal(a.Labels)
-		m.last[string(l)] = a.EndsAt == nil
+		m.last[string(l)] = a.EndsAt == nil || a.EndsAt.After(now) // firing: its end not yet come
 	}
 }
 
@@ -150,10 +157,10 @@ func TestSavedAlertFiredAgainAndResolved(t *testing.T) {
 // was last told is firing, and every alert Alertmanager takes for firing
 // of a type some event resolves is kept.
 func TestAlertsAgainstAlertmanagersView(t *testing.T) {
-	am := &amModel{last: map[string]bool{}}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	am := &amModel{last: map[string]bool{}, clock: func() time.Time { return now }}
 	hs := httptest.NewServer(am)
 	defer hs.Close()
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	s, err := NewSink(configs.Sink{Name: "am", URL: hs.URL, Format: "alertmanager"}, sinks.Env{}, func() time.Time { return now }, time.Hour)
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,10 @@ var notLabelChar = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 
 // oracle is the alert logic as it was with maps and json.Marshal, to check
 // the encoder against.
-type oracle struct{ active map[string]Alert }
+type oracle struct {
+	active map[string]Alert
+	resend time.Duration
+}
 
 func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 	labels := func(alertname string, e *telemetry.Event) map[string]string {
@@ -121,6 +124,10 @@ func (o *oracle) alerts(items []sinks.Item, now time.Time) []Alert {
 		if prior != nil && resolvable(e.Type) {
 			a.Labels, a.StartsAt = prior.Labels, prior.StartsAt
 		}
+		if resolvable(e.Type) {
+			end := now.Add(4 * o.resend) // past the next re-sends
+			a.EndsAt = &end
+		}
 		if _, seen := inBatch[k]; !seen || inBatch[k] == nil {
 			if !resolvable(e.Type) {
 				if !seen {
@@ -162,7 +169,7 @@ func TestAlertEncodingMatchesJSONMarshal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &oracle{active: map[string]Alert{}}
+	o := &oracle{active: map[string]Alert{}, resend: time.Hour}
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	odd := []string{"", "ams1", `a "quoted" <b> & c`, "tab\there\nnl", "caf\xe9", "\u2028\u2029", "é😀", "\x01\x7f", "\\"}

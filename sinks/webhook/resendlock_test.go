@@ -35,7 +35,7 @@ func TestResendDoesNotHoldTheLock(t *testing.T) {
 		json.NewDecoder(r.Body).Decode(&as)
 		p := post{objects: map[string]bool{}}
 		for _, a := range as {
-			p.objects[a.Labels["object"]] = a.EndsAt == nil
+			p.objects[a.Labels["object"]] = a.EndsAt == nil || a.EndsAt.After(time.Now()) // firing: its end not yet come
 		}
 		mu.Lock()
 		posts = append(posts, p)

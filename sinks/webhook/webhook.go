@@ -26,7 +26,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weirnet/weir/configs"
+	"github.com/weirnet/weir/internal/promreg"
 	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/sinks/internal/httpx"
@@ -77,6 +80,12 @@ type Sink struct {
 	postMu sync.Mutex
 	mu     sync.Mutex
 	active map[string]Alert
+	// resolved are the alerts resolved within resolvedRetention, as
+	// posted (EndsAt set), by key: re-sent with the firing ones, so that
+	// a firing post Alertmanager took after the resolution (one held up
+	// in a hung Alertmanager or a proxy) does not keep the alert firing.
+	// Not kept across restarts; an alert fired again leaves it.
+	resolved map[string]resolvedAlert
 	// statePath keeps active across restarts, so firing alerts are still
 	// re-sent (and not left to expire in Alertmanager) after one; "" none.
 	statePath string
@@ -109,9 +118,22 @@ type Sink struct {
 	journal   []byte // the batch's changes, scratch
 	// fullLog throttles the warning that maxActiveAlerts are remembered.
 	fullLog throttle.Throttle
+	// resendFailures counts the re-send posts that failed (nil: not
+	// counted, a sink built without a registerer).
+	resendFailures prometheus.Counter
 }
 
 type kv struct{ k, v string }
+
+// resolvedAlert is an alert as its resolution was posted, re-sent until.
+type resolvedAlert struct {
+	alert Alert
+	until time.Time
+}
+
+// resolvedRetention is how long a resolution is re-sent, as Prometheus
+// re-sends its resolved alerts.
+const resolvedRetention = 15 * time.Minute
 
 // jsonLane is one lane's scratch: the body, and what a template is
 // executed on, reused from post to post.
@@ -161,7 +183,7 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 		return nil, fmt.Errorf("webhook sink %s: %w", cfg.Name, err)
 	}
 	s := &Sink{url: cfg.URL, headers: cfg.Headers, alertmanager: cfg.Format == "alertmanager",
-		client: client, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}}
+		client: client, logger: env.Logger, now: now, resend: resend, active: map[string]Alert{}, resolved: map[string]resolvedAlert{}}
 	lanes := cfg.Concurrency
 	if lanes <= 0 {
 		lanes = DefaultConcurrency
@@ -176,6 +198,20 @@ func NewSink(cfg configs.Sink, env sinks.Env, now func() time.Time, resend time.
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.alertmanager && env.Registerer != nil {
+		// The re-sends are the only posts while no event comes (links
+		// that stay down): without this, an Alertmanager that went away
+		// showed in no metric while its alerts expired there.
+		var err error
+		failures := promreg.Register(env.Registerer, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_webhook_sink_resend_failures_total",
+			Help: resendFailuresHelp,
+		}, []string{"sink"}), &err)
+		if err != nil {
+			return nil, fmt.Errorf("webhook sink %s: %w", cfg.Name, err)
+		}
+		s.resendFailures = failures.WithLabelValues(cfg.Name) // at 0 from the start
 	}
 	if s.alertmanager && env.StateDir != "" {
 		s.statePath = filepath.Join(env.StateDir, cfg.Name+".alerts.json")
@@ -685,6 +721,11 @@ func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 			if b, err = appendTime(b, endsAt); err != nil {
 				break
 			}
+		} else if resolvable(e.Type) {
+			b = append(b, `,"endsAt":`...)
+			if b, err = appendTime(b, s.firingUntil(now)); err != nil {
+				break
+			}
 		}
 		b = append(b, '}')
 	}
@@ -701,16 +742,27 @@ func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 func (s *Sink) accepted() {
 	changed := false
 	s.journal = s.journal[:0]
+	now := s.now()
 	for i := range s.batch {
 		ref := &s.batch[i]
 		key := s.keys[ref.keyFrom:ref.keyTo]
-		_, active := s.active[string(key)]
+		a, active := s.active[string(key)]
 		switch {
 		case ref.resolved:
 			if active {
 				delete(s.active, string(key))
 				changed = true
 				s.journal = appendJournal(s.journal, string(key), nil)
+				if _, ok := s.resolved[string(key)]; ok || len(s.resolved) < maxActiveAlerts {
+					// As posted: the labels and start it fired with.
+					end := ref.at
+					if end.Before(a.StartsAt) {
+						end = a.StartsAt
+					}
+					a.EndsAt = &end
+					a.Annotations = map[string]string{"resolved_by": ref.event.Type, "summary": ref.event.Message}
+					s.resolved[string(key)] = resolvedAlert{alert: a, until: now.Add(resolvedRetention)}
+				}
 			}
 		case !active && resolvable(ref.event.Type) && len(s.active) >= maxActiveAlerts:
 			// Sent once, not re-sent: Alertmanager ends it after its
@@ -727,6 +779,7 @@ func (s *Sink) accepted() {
 			}
 			a := Alert{Labels: l, Annotations: annotations(e), StartsAt: ref.at}
 			s.active[string(key)] = a
+			delete(s.resolved, string(key))
 			changed = true
 			s.journal = appendJournal(s.journal, string(key), &a)
 		}
@@ -817,6 +870,17 @@ const maxActiveAlerts = 50_000
 // loses what changed since (alerts re-sent that had ended, or not re-sent
 // that had begun, until their next event).
 const saveEvery = 5 * time.Second
+
+// resendFailuresHelp is the help of weir_webhook_sink_resend_failures_total.
+const resendFailuresHelp = "Alertmanager form: re-sends of the firing alerts (every minute) that Alertmanager did not take; the next round tries again, and its alerts expire there after its resolve_timeout meanwhile."
+
+// firingUntil is the endsAt of a firing alert that an event resolves,
+// posted at now: past the next re-sends, as Prometheus gives its alerts
+// (four re-send intervals), so that Alertmanager keeps it firing whatever
+// its resolve_timeout (which only applies to an alert posted without
+// endsAt: at 30s, a link that stayed down was resolved for half of every
+// minute), and ends it that long after the last re-send when weir is gone.
+func (s *Sink) firingUntil(now time.Time) time.Time { return now.Add(4 * s.resend) }
 
 // resendChunk is how many firing alerts one re-send posts: one post of
 // all of them could take longer than the timeout.
@@ -1013,9 +1077,18 @@ func (s *Sink) Run(ctx context.Context) error {
 // lock over the state (mu) is not held across a post.
 func (s *Sink) resendRound(ctx context.Context) {
 	s.mu.Lock()
-	keys := make([]string, 0, len(s.active))
+	keys := make([]string, 0, len(s.active)+len(s.resolved))
 	for k := range s.active {
 		keys = append(keys, k)
+	}
+	firing := len(keys)
+	now := s.now()
+	for k, r := range s.resolved {
+		if now.After(r.until) {
+			delete(s.resolved, k)
+		} else {
+			keys = append(keys, k)
+		}
 	}
 	s.mu.Unlock()
 	chunk := make([]Alert, 0, min(resendChunk, len(keys)))
@@ -1025,7 +1098,11 @@ func (s *Sink) resendRound(ctx context.Context) {
 		chunk = chunk[:0]
 		for _, k := range keys[from:min(from+resendChunk, len(keys))] {
 			if a, ok := s.active[k]; ok {
+				until := s.firingUntil(s.now())
+				a.EndsAt = &until // a copy: the remembered alert keeps none
 				chunk = append(chunk, a)
+			} else if r, ok := s.resolved[k]; ok {
+				chunk = append(chunk, r.alert)
 			}
 		}
 		s.mu.Unlock()
@@ -1036,7 +1113,10 @@ func (s *Sink) resendRound(ctx context.Context) {
 		}
 		s.postMu.Unlock()
 		if err != nil && ctx.Err() == nil {
-			s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", len(keys), "err", err)
+			if s.resendFailures != nil {
+				s.resendFailures.Inc()
+			}
+			s.logger.Warn("webhook sink: re-sending firing alerts failed", "alerts", firing, "resolved", len(keys)-firing, "err", err)
 			return
 		}
 	}
