@@ -634,6 +634,32 @@ func (c *Config) ownTopics() map[string]string {
 	return holds
 }
 
+// AlertmanagerURLWarnings are the webhook sinks of format alertmanager
+// whose url's path does not end /api/v2/alerts, Alertmanager's alerts
+// API: one given Alertmanager's address alone (http://host:9093) is
+// answered 404 or 405, and its alerts retried for good. A proxy or a
+// receiver of its own may take them at another path, so a warning. The
+// url is not echoed (see validateURL).
+func (c *Config) AlertmanagerURLWarnings() []string {
+	var out []string
+	for _, s := range c.Sinks {
+		if s.Type != "webhook" || s.Format != "alertmanager" {
+			continue
+		}
+		u, err := url.Parse(s.URL)
+		if err != nil || u.Host == "" || strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v2/alerts") {
+			continue // an error of the config already, or as it should be
+		}
+		what := "does not end /api/v2/alerts"
+		if u.Path == "" || u.Path == "/" {
+			what = "is empty: it is Alertmanager's address alone"
+		}
+		out = append(out, fmt.Sprintf("sink %q (format alertmanager): its url's path %s; Alertmanager takes alerts at /api/v2/alerts "+
+			"(url: http://127.0.0.1:9093/api/v2/alerts) and answers 404 or 405 elsewhere, which is retried for good", s.Name, what))
+	}
+	return out
+}
+
 // WebhookTemplateWarnings are the topics of weir's own a webhook sink
 // reads on whose records its template fails: one reading .Event's fields
 // without {{with .Event}} fails on every log, metric and trap record (the

@@ -274,3 +274,38 @@ func TestOutputWriteFailureExits1(t *testing.T) {
 		t.Errorf("weir version into a pipe whose reader is gone: exit %d, stderr %q; want 0", code, stderr.String())
 	}
 }
+
+// TestCheckWarnsOfAlertmanagerURLWithoutAPIPath: a webhook sink of format
+// alertmanager given Alertmanager's address alone (or another path)
+// posts where Alertmanager answers 404 or 405, retried for good: weir
+// check warns, without echoing the url, and still passes; one ending
+// /api/v2/alerts (behind a proxy's prefix too) gets no warning.
+func TestCheckWarnsOfAlertmanagerURLWithoutAPIPath(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte(`sinks:
+  - {type: webhook, name: bare, url: "http://am.example:9093", format: alertmanager, topics: [events]}
+  - {type: webhook, name: v1, url: "http://am.example:9093/api/v1/alerts?token=s3cret", format: alertmanager, topics: [events]}
+  - {type: webhook, name: right, url: "http://am.example:9093/api/v2/alerts", format: alertmanager, topics: [events]}
+  - {type: webhook, name: proxied, url: "https://ops.example/alertmanager/api/v2/alerts/", format: alertmanager, topics: [events]}
+  - {type: webhook, name: hook, url: "http://hook.example/", topics: [events]}
+`), 0o644)
+	var stdout, stderr bytes.Buffer
+	if err := dispatch(context.Background(), []string{"check", "-c", cfg, "--skip-files"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("check: %v %s", err, stderr.String())
+	}
+	w := stderr.String()
+	for _, want := range []string{
+		`sink "bare" (format alertmanager): its url's path is empty: it is Alertmanager's address alone`,
+		`sink "v1" (format alertmanager): its url's path does not end /api/v2/alerts`,
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no warning %s in:\n%s", want, w)
+		}
+	}
+	if n := strings.Count(w, "warning"); n != 2 {
+		t.Errorf("%d warnings, want 2:\n%s", n, w)
+	}
+	if strings.Contains(w, "s3cret") {
+		t.Errorf("the url echoed:\n%s", w)
+	}
+}

@@ -237,6 +237,7 @@ func configWarnings(cfg *configs.Config) []string {
 		}
 	}
 	out = append(out, cfg.WebhookTemplateWarnings()...)
+	out = append(out, cfg.AlertmanagerURLWarnings()...)
 	out = append(out, cfg.GNMIWarnings()...)
 	out = append(out, cfg.SecurityWarnings()...)
 	return append(out, cfg.AddressWarnings()...)
