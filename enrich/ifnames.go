@@ -15,10 +15,11 @@ import (
 type interfaceNames struct {
 	mu      sync.RWMutex
 	names   map[interfaceIndex]*interfaceName
-	limit   int           // entries at most: when full, the table starts again
-	ids     atomic.Uint64 // the last row id handed out (newRowID)
-	version atomic.Uint64 // counts the names set, for who waits for one
-	peak    shrinkable    // of names, for drop to rebuild it
+	devices map[string]string // the device name each SNMP target's rows last set names under
+	limit   int               // entries at most: when full, the table starts again
+	ids     atomic.Uint64     // the last row id handed out (newRowID)
+	version atomic.Uint64     // counts the names set, for who waits for one
+	peak    shrinkable        // of names, for drop to rebuild it
 }
 
 // interfaceIndex is an interface of a device (its name in events) by
@@ -39,18 +40,22 @@ type interfaceName struct {
 const maxInterfaceNames = 1 << 20
 
 func newInterfaceNames() *interfaceNames {
-	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}, limit: maxInterfaceNames}
+	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}, devices: map[string]string{}, limit: maxInterfaceNames}
 }
 
 // newRowID numbers a row that sets names (rowCounters.nameID), never 0.
 func (t *interfaceNames) newRowID() uint64 { return t.ids.Add(1) }
 
 // set records that device's interface index is named name, by the row
-// owner (a rowCounters.nameID), and returns the entry.
-func (t *interfaceNames) set(device, index, name string, owner uint64) *interfaceName {
+// owner (a rowCounters.nameID) of SNMP target target, and returns the
+// entry.
+func (t *interfaceNames) set(device, index, name string, owner uint64, target string) *interfaceName {
 	k := interfaceIndex{device, index}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if target != "" && t.devices[target] != device {
+		t.devices[target] = device
+	}
 	e := t.names[k]
 	if e == nil {
 		if len(t.names) >= t.limit {
@@ -80,6 +85,16 @@ func (t *interfaceNames) drop(device, index string, owner uint64) {
 		delete(t.names, k)
 		t.names = shrunk(t.names, &t.peak)
 	}
+}
+
+// deviceOf is the device name target's rows last named interfaces under:
+// until its next poll after an inventory reload renamed the device, the
+// name before it, under which the table still holds its interfaces.
+func (t *interfaceNames) deviceOf(target string) (string, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	d, ok := t.devices[target]
+	return d, ok
 }
 
 // name returns the name of device's interface index, if a poll gave it.
