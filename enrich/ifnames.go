@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"net/netip"
 	"sync"
 	"sync/atomic"
 )
@@ -15,11 +16,11 @@ import (
 type interfaceNames struct {
 	mu      sync.RWMutex
 	names   map[interfaceIndex]*interfaceName
-	devices map[string]string // the device name each SNMP target's rows last set names under
-	limit   int               // entries at most: when full, the table starts again
-	ids     atomic.Uint64     // the last row id handed out (newRowID)
-	version atomic.Uint64     // counts the names set, for who waits for one
-	peak    shrinkable        // of names, for drop to rebuild it
+	devices map[netip.Addr]string // the device name the rows of each agent address last set names under
+	limit   int                   // entries at most: when full, the table starts again
+	ids     atomic.Uint64         // the last row id handed out (newRowID)
+	version atomic.Uint64         // counts the names set, for who waits for one
+	peak    shrinkable            // of names, for drop to rebuild it
 }
 
 // interfaceIndex is an interface of a device (its name in events) by
@@ -40,21 +41,24 @@ type interfaceName struct {
 const maxInterfaceNames = 1 << 20
 
 func newInterfaceNames() *interfaceNames {
-	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}, devices: map[string]string{}, limit: maxInterfaceNames}
+	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}, devices: map[netip.Addr]string{}, limit: maxInterfaceNames}
 }
 
 // newRowID numbers a row that sets names (rowCounters.nameID), never 0.
 func (t *interfaceNames) newRowID() uint64 { return t.ids.Add(1) }
 
 // set records that device's interface index is named name, by the row
-// owner (a rowCounters.nameID) of SNMP target target, and returns the
-// entry.
-func (t *interfaceNames) set(device, index, name string, owner uint64, target string) *interfaceName {
+// owner (a rowCounters.nameID) polled at agent (the zero Addr for none
+// known), and returns the entry.
+func (t *interfaceNames) set(device, index, name string, owner uint64, agent netip.Addr) *interfaceName {
 	k := interfaceIndex{device, index}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if target != "" && t.devices[target] != device {
-		t.devices[target] = device
+	if agent.IsValid() && t.devices[agent] != device {
+		if len(t.devices) >= t.limit {
+			clear(t.devices)
+		}
+		t.devices[agent] = device
 	}
 	e := t.names[k]
 	if e == nil {
@@ -87,13 +91,15 @@ func (t *interfaceNames) drop(device, index string, owner uint64) {
 	}
 }
 
-// deviceOf is the device name target's rows last named interfaces under:
-// until its next poll after an inventory reload renamed the device, the
-// name before it, under which the table still holds its interfaces.
-func (t *interfaceNames) deviceOf(target string) (string, bool) {
+// deviceAt is the device name the rows polled at agent last named
+// interfaces under: until the next poll after a reload renamed the device
+// (an inventory entry for it added, renamed or removed; its SNMP target
+// renamed in the config), the name before it, under which the table still
+// holds its interfaces.
+func (t *interfaceNames) deviceAt(agent netip.Addr) (string, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	d, ok := t.devices[target]
+	d, ok := t.devices[agent]
 	return d, ok
 }
 

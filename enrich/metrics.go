@@ -662,7 +662,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				row.nameID = w.det.names.newRowID()
 			}
 			if row != nil && (row.named != object || row.namedDevice != p.Device || row.nameEntry == nil || row.nameEntry.owner.Load() != row.nameID) {
-				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID, target)
+				agent, _ := p.Tag("agent")
+				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID, senderAddr(agent))
 				row.named, row.namedDevice, row.namedIndex = object, p.Device, index
 			}
 		}

@@ -15,15 +15,32 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// TestTrapNamedByIfIndexAfterRename: an inventory reload that names a
-// polled target's address anew (an entry added for it, SIGHUP) renames
-// the device of its polls, traps and hostless syslog at once. A linkDown
-// trap that names the interface by ifIndex alone, arriving before the
-// target's next poll, is still about the interface the polls named
-// (Gi0/3): the device's name changed, not its interfaces. Named "ifIndex
-// 3", its event's object_id is not that of the syslog line and the poll
-// of the same change, which are then published again as another object.
+// TestTrapNamedByIfIndexAfterRename: a reload that renames a polled
+// device (an inventory entry added for its address; its SNMP target
+// renamed in the config; SIGHUP) renames the device of its polls, traps
+// and hostless syslog at once. A linkDown trap that names the interface
+// by ifIndex alone, arriving before the target's next poll, is still about
+// the interface the polls named (Gi0/3): the device's name changed, not
+// its interfaces. Named "ifIndex 3", its event's object_id is not that of
+// the syslog line and the poll of the same change, which are then
+// published again as another object.
 func TestTrapNamedByIfIndexAfterRename(t *testing.T) {
+	t.Run("inventory names the address", func(t *testing.T) {
+		trapAfterRename(t, func(t *testing.T, write func(string), inv *Inventory, targets *SNMPTargets) {
+			write("devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1}\n  - {name: labrouter, address: 192.0.2.50, site: lab}\n")
+			if err := inv.Reload(); err != nil {
+				t.Fatal(err)
+			}
+		}, "interface_down labrouter Gi0/3 site=lab from raw.traps")
+	})
+	t.Run("target renamed", func(t *testing.T) {
+		trapAfterRename(t, func(t *testing.T, write func(string), inv *Inventory, targets *SNMPTargets) {
+			targets.Set([]SNMPTarget{{Name: "lab2", Host: "192.0.2.50"}})
+		}, "interface_down lab2 Gi0/3 site= from raw.traps")
+	})
+}
+
+func trapAfterRename(t *testing.T, reload func(*testing.T, func(string), *Inventory, *SNMPTargets), want ...string) {
 	path := filepath.Join(t.TempDir(), "inventory.yaml")
 	write := func(s string) {
 		t.Helper()
@@ -51,21 +68,18 @@ func TestTrapNamedByIfIndexAfterRename(t *testing.T) {
 			Fields: map[string]any{"ifOperStatus": int64(1)}, Time: t0.Add(time.Duration(i) * 5 * time.Second)})
 	}
 	produceMetrics(t, b, rows)
+	targets := NewSNMPTargets([]SNMPTarget{{Name: "lab1", Host: "192.0.2.50"}})
 	opts := []WorkerOption{WithSharedEventRules(NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)),
-		WithSNMPTargets(NewSNMPTargets([]SNMPTarget{{Name: "lab1", Host: "192.0.2.50"}}))}
+		WithSNMPTargets(targets)}
 	func() {
 		defer startRunner(NewMetricsWorker(b, inv, opts...))()
 		waitCommitted(t, b, telemetry.TopicRawSNMP, len(rows))
 	}()
 
-	// The inventory names the target's address now; SIGHUP.
-	write("devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1}\n  - {name: labrouter, address: 192.0.2.50, site: lab}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload(t, write, inv, targets) // SIGHUP
 	tr := rfc2863LinkDown("192.0.2.50", 3)
 	v, _ := json.Marshal(&tr)
-	if err := b.Produce(context.Background(), telemetry.TopicRawTraps, []broker.Record{{Key: []byte("labrouter"), Value: v}}); err != nil {
+	if err := b.Produce(context.Background(), telemetry.TopicRawTraps, []broker.Record{{Key: []byte(tr.Device), Value: v}}); err != nil {
 		t.Fatal(err)
 	}
 	func() {
@@ -73,7 +87,6 @@ func TestTrapNamedByIfIndexAfterRename(t *testing.T) {
 		waitCommitted(t, b, telemetry.TopicRawTraps, 1)
 	}()
 	got := eventLines(t, b, 1)
-	want := []string{"interface_down labrouter Gi0/3 site=lab from raw.traps"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

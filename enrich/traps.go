@@ -434,10 +434,12 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 }
 
 // renamedInterface names interface index of the device a trap was named
-// device from, when the table holds it under the name the SNMP target
-// polled at the trap's address had before: an inventory reload renamed
-// the device, and the target has not been polled since (its next poll
-// names the interfaces under the new name). The interfaces are the same.
+// device from, when the table holds it under the name the rows polled at
+// the trap's address had before: a reload renamed the device (an
+// inventory entry for it added, renamed or removed; its SNMP target
+// renamed), and it has not been polled since (its next poll names the
+// interfaces under the new name). The interfaces are the same. Only for an
+// address exactly one SNMP target polls, as nameDevice names by.
 func (w *TrapWorker) renamedInterface(tr *telemetry.Trap, device, index string) (string, bool) {
 	// The address the trap is named by, as trapDevice takes it.
 	host := tr.Device
@@ -454,11 +456,11 @@ func (w *TrapWorker) renamedInterface(tr *telemetry.Trap, device, index string) 
 	if err != nil {
 		return "", false
 	}
-	target, ok := w.targets.device(at)
-	if !ok {
+	at = at.Unmap()
+	if _, ok := w.targets.device(at); !ok {
 		return "", false
 	}
-	before, ok := w.det.names.deviceOf(target)
+	before, ok := w.det.names.deviceAt(at)
 	if !ok || before == device {
 		return "", false
 	}
