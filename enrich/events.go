@@ -721,6 +721,25 @@ func (d *detector) pollContradicts(device, typ, object string, now time.Time) (c
 	return false, false
 }
 
+// pollAnswered reports whether ev, the change a live poll's sample
+// contradicting another path's report would raise (see pollContradicts),
+// was raised before a restart: a warm-up's sample of the same status, at
+// prevAt, already contradicted that report, so the process that took the
+// sample live published ev then (the warm-up, which judges no
+// contradiction, as other paths' warm-ups may not have given their reports
+// yet, did not keep it). It is then remembered as of prevAt, as a warm-up
+// remembers what was published, so the object's state is the poll's and
+// the live poll raises nothing.
+func (d *detector) pollAnswered(ev telemetry.Event, prevAt time.Time) bool {
+	contradicts, _ := d.pollContradicts(ev.Device, ev.Type, ev.Object, prevAt)
+	if !contradicts {
+		return false
+	}
+	ev.Time = prevAt
+	d.rememberLate(ev, prevAt, time.Time{})
+	return true
+}
+
 // reportedState is the state object was last reported in, for a sample of
 // event type typ: its type (typ or its opposite) and when; ok is false
 // when none is kept (or typ has no opposite, or there is no object).

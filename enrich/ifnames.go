@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"net/netip"
 	"sync"
 	"sync/atomic"
 )
@@ -15,10 +16,11 @@ import (
 type interfaceNames struct {
 	mu      sync.RWMutex
 	names   map[interfaceIndex]*interfaceName
-	limit   int           // entries at most: when full, the table starts again
-	ids     atomic.Uint64 // the last row id handed out (newRowID)
-	version atomic.Uint64 // counts the names set, for who waits for one
-	peak    shrinkable    // of names, for drop to rebuild it
+	devices map[netip.Addr]string // the device name the rows of each agent address last set names under
+	limit   int                   // entries at most: when full, the table starts again
+	ids     atomic.Uint64         // the last row id handed out (newRowID)
+	version atomic.Uint64         // counts the names set, for who waits for one
+	peak    shrinkable            // of names, for drop to rebuild it
 }
 
 // interfaceIndex is an interface of a device (its name in events) by
@@ -39,18 +41,25 @@ type interfaceName struct {
 const maxInterfaceNames = 1 << 20
 
 func newInterfaceNames() *interfaceNames {
-	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}, limit: maxInterfaceNames}
+	return &interfaceNames{names: map[interfaceIndex]*interfaceName{}, devices: map[netip.Addr]string{}, limit: maxInterfaceNames}
 }
 
 // newRowID numbers a row that sets names (rowCounters.nameID), never 0.
 func (t *interfaceNames) newRowID() uint64 { return t.ids.Add(1) }
 
 // set records that device's interface index is named name, by the row
-// owner (a rowCounters.nameID), and returns the entry.
-func (t *interfaceNames) set(device, index, name string, owner uint64) *interfaceName {
+// owner (a rowCounters.nameID) polled at agent (the zero Addr for none
+// known), and returns the entry.
+func (t *interfaceNames) set(device, index, name string, owner uint64, agent netip.Addr) *interfaceName {
 	k := interfaceIndex{device, index}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if agent.IsValid() && t.devices[agent] != device {
+		if len(t.devices) >= t.limit {
+			clear(t.devices)
+		}
+		t.devices[agent] = device
+	}
 	e := t.names[k]
 	if e == nil {
 		if len(t.names) >= t.limit {
@@ -80,6 +89,18 @@ func (t *interfaceNames) drop(device, index string, owner uint64) {
 		delete(t.names, k)
 		t.names = shrunk(t.names, &t.peak)
 	}
+}
+
+// deviceAt is the device name the rows polled at agent last named
+// interfaces under: until the next poll after a reload renamed the device
+// (an inventory entry for it added, renamed or removed; its SNMP target
+// renamed in the config), the name before it, under which the table still
+// holds its interfaces.
+func (t *interfaceNames) deviceAt(agent netip.Addr) (string, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	d, ok := t.devices[agent]
+	return d, ok
 }
 
 // name returns the name of device's interface index, if a poll gave it.

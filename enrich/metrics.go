@@ -662,7 +662,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				row.nameID = w.det.names.newRowID()
 			}
 			if row != nil && (row.named != object || row.namedDevice != p.Device || row.nameEntry == nil || row.nameEntry.owner.Load() != row.nameID) {
-				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID)
+				agent, _ := p.Tag("agent")
+				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID, senderAddr(agent))
 				row.named, row.namedDevice, row.namedIndex = object, p.Device, index
 			}
 		}
@@ -688,6 +689,12 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 						// since says otherwise, which is the change it
 						// missed (asked again next poll while unsettled).
 						contradicts, settled := w.det.pollContradicts(p.Device, typ, object, detectAt(r, at))
+						if contradicts && prev.v.warm && w.det.pollAnswered(newEvent(typ, object), prev.v.at) {
+							// The warm-up's last sample, the same, already
+							// contradicted the report: the process that
+							// took it live published the missed change.
+							contradicts = false
+						}
 						if contradicts {
 							w.firstSeen = append(w.firstSeen, newEvent(typ, object))
 						}
@@ -695,7 +702,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 							reports = prev.v.reports
 						}
 					}
-					w.putState(key, stateSample{v: oper, at: at, reports: reports})
+					w.putState(key, stateSample{v: oper, at: at, reports: reports, warm: w.warming})
 				}
 			}
 		}
@@ -789,6 +796,9 @@ type stateSample struct {
 	// deleted is when a gNMI delete removed the object since
 	// (openConfigDelete); zero if none did.
 	deleted time.Time
+	// warm says a warm-up took the sample: the process before a restart
+	// (or the partition's previous owner) judged it live.
+	warm bool
 }
 
 // newer reports whether a sample of time at is to be taken over the last

@@ -414,6 +414,8 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		// name in events, so syslog, polls and the trap agree.
 		if name, ok := w.det.names.name(ev.Device, index); ok {
 			ev.Object = name
+		} else if name, ok := w.renamedInterface(tr, ev.Device, index); ok {
+			ev.Object = name
 		} else {
 			ev.Object, unnamed = "ifIndex "+index, index
 		}
@@ -429,6 +431,40 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		ev.Message += " naming no " + objectNoun(ev.Type)
 	}
 	return ev, unnamed, true
+}
+
+// renamedInterface names interface index of the device a trap was named
+// device from, when the table holds it under the name the rows polled at
+// the trap's address had before: a reload renamed the device (an
+// inventory entry for it added, renamed or removed; its SNMP target
+// renamed), and it has not been polled since (its next poll names the
+// interfaces under the new name). The interfaces are the same. Only for an
+// address exactly one SNMP target polls, as nameDevice names by.
+func (w *TrapWorker) renamedInterface(tr *telemetry.Trap, device, index string) (string, bool) {
+	// The address the trap is named by, as trapDevice takes it.
+	host := tr.Device
+	if agent, ok := trapAgentAddress(tr); ok {
+		host = agent
+	}
+	if host == "" {
+		host = recordDevice("", tr.SourceAddr)
+	}
+	if !maybeAddr(host) {
+		return "", false // named by a name: no target's address
+	}
+	at, err := netip.ParseAddr(host)
+	if err != nil {
+		return "", false
+	}
+	at = at.Unmap()
+	if _, ok := w.targets.device(at); !ok {
+		return "", false
+	}
+	before, ok := w.det.names.deviceAt(at)
+	if !ok || before == device {
+		return "", false
+	}
+	return w.det.names.name(before, index)
 }
 
 // bgpLastError is why a BGP session went down, as a backward transition
