@@ -51,8 +51,8 @@ type resyncPaths struct {
 	late      [][]gpath.Elem
 	delivered []bool
 	snapshot  bool
-	// newest is the latest timestamp (Unix ns, the target's clock) of
-	// the session's notifications: the made-up deletes are stamped no
+	// newest is the latest timestamp (as the target sends them: see
+	// notificationTime) of the session's notifications: the made-up deletes are stamped no
 	// earlier (see stamp).
 	newest int64
 }
@@ -101,7 +101,7 @@ func (r *resyncPaths) begin() {
 // keeps an interface's or a BGP session's state over a delete older than
 // its last sample, and sinks that keep series in time order leave it out.
 func (r *resyncPaths) stamp(now time.Time) time.Time {
-	if t := time.Unix(0, r.newest); r.newest > 0 && t.After(now) {
+	if t := notificationTime(r.newest); r.newest > 0 && t.After(now) {
 		return t
 	}
 	return now

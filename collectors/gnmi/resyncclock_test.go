@@ -21,13 +21,23 @@ import (
 // interface_down), and sinks that keep series in time order left the
 // delete out.
 func TestResyncDeleteNotOlderThanTargetsUpdates(t *testing.T) {
+	t.Run("nanoseconds", func(t *testing.T) {
+		testResyncDeleteStamp(t, func(t time.Time) int64 { return t.UnixNano() })
+	})
+	// Some targets stamp milliseconds (see notificationTime).
+	t.Run("milliseconds", func(t *testing.T) {
+		testResyncDeleteStamp(t, func(t time.Time) int64 { return t.UnixMilli() })
+	})
+}
+
+func testResyncDeleteStamp(t *testing.T, stamp func(time.Time) int64) {
 	const ahead = 30 * time.Second
 	a, b := counterPath("Ethernet1"), counterPath("Ethernet2")
 	sessions := [][]string{{a, b}, {a}}
 	var sent = make(chan struct{}, 2)
 	_, addr := startScript(t, func(n int, req *gpb.SubscribeRequest, stream gpb.GNMI_SubscribeServer) error {
 		for _, p := range sessions[min(n, len(sessions))-1] {
-			if err := sendUpd(stream, &gpb.Notification{Timestamp: time.Now().Add(ahead).UnixNano(), Update: []*gpb.Update{{
+			if err := sendUpd(stream, &gpb.Notification{Timestamp: stamp(time.Now().Add(ahead)), Update: []*gpb.Update{{
 				Path: mustPath(t, p), Val: &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: uint64(n)}}}}}); err != nil {
 				return err
 			}
