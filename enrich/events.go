@@ -469,6 +469,30 @@ func (d *detector) endReachability(device, id string, at time.Time) {
 	}
 }
 
+// forgetObject forgets what the detector holds of the state of device's
+// object (family "interface" or "bgp_peer") reported up to at, when a gNMI
+// delete removed the object (a port-channel or a BGP neighbor taken out
+// of the config): made again, its first state is a baseline, not a change
+// from the events it raised before its delete, which firstMayChange
+// would otherwise take for another path's report. What a path reported
+// after at (syslog, of the object made again) stays.
+func (d *detector) forgetObject(device, family, object string, at time.Time) {
+	up, down := stateType(family, true), stateType(family, false)
+	id := telemetry.ObjectID(up, object)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := objectKey{device, id, min(up, down)}
+	if st := d.states[k]; st != nil && !st.at.After(at) {
+		delete(d.states, k)
+	}
+	for _, typ := range [...]string{up, down} {
+		k := eventKey{device, id, typ}
+		if t, ok := d.last[k]; ok && !t.After(at) {
+			delete(d.last, k)
+		}
+	}
+}
+
 // typeConfigChanged is the event of a configuration change. Some paths
 // name no user (ciscoConfigManEvent does not, %SYS-5-CONFIG_I of the same
 // change does): see unnamedRepeat.

@@ -739,7 +739,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	}
 	if deleted {
-		w.forgetDeleted(target, object, del, at)
+		w.forgetDeleted(target, object, del, at, p.Device, detectAt(r, at))
 	}
 	if len(rates) > 0 || len(normalised) > 0 {
 		// Rates, then normalised fields, replace fields of the same name.
@@ -1042,14 +1042,20 @@ func openConfigDelete(p *telemetry.Point) (stateDelete, bool) {
 // deleted: the object's next state is a baseline, not a change (see
 // enrich). rowObject is the delete's row object, as enrich keys the
 // states of the rows below it. A delete older than a state's last sample
-// leaves it.
-func (w *MetricsWorker) forgetDeleted(target, rowObject string, del stateDelete, at time.Time) {
+// leaves it. The detector forgets the events the object's state raised
+// too (device is the events' device, detectAt the delete's time on the
+// detector's clock): else the object made again would have its first
+// state judged against them.
+func (w *MetricsWorker) forgetDeleted(target, rowObject string, del stateDelete, at time.Time, device string, detectAt time.Time) {
 	mark := func(key stateKey) {
 		if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
 			// The state's own time stays: a target may stamp its
 			// deletes by another clock than its updates.
 			prev.v.deleted, prev.seen = at, w.rates.now
 			w.state[key] = prev
+			if w.det != nil {
+				w.det.forgetObject(device, key.what, key.object, detectAt)
+			}
 		}
 	}
 	if del.object != "" {

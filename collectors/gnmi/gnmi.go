@@ -56,6 +56,11 @@ const Source = "gnmi"
 // maxBatch bounds the notifications one Produce call carries.
 const maxBatch = 512
 
+// maxKeptRecords is how many record slots a target's publisher keeps
+// between batches: a larger batch's (a notification of many paths) are
+// let go once it is published.
+const maxKeptRecords = 4 * maxBatch
+
 // Option configures a Collector.
 type Option func(*Collector)
 
@@ -1790,6 +1795,13 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 		// its size limit) is dropped alone, not the whole batch.
 		res, err := t.pub.Publish(ctx, recs)
 		t.published.Add(float64(res.Published))
+		// Published: hold none of the batch's values (the buffers
+		// they were encoded into) until the next batch, and not the
+		// slots of a past burst's batch (a large snapshot) either.
+		clear(recs)
+		if cap(recs) > maxKeptRecords {
+			recs = nil
+		}
 		if err != nil {
 			// Stopped (weir's shutdown grace, or a removed target's
 			// drain time, is up) with records the broker did not

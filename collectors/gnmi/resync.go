@@ -51,6 +51,10 @@ type resyncPaths struct {
 	late      [][]gpath.Elem
 	delivered []bool
 	snapshot  bool
+	// newest is the latest timestamp (as the target sends them: see
+	// notificationTime) of the session's notifications: the made-up deletes are stamped no
+	// earlier (see stamp).
+	newest int64
 }
 
 func newResyncPaths(max int, late [][]gpath.Elem) *resyncPaths {
@@ -86,7 +90,21 @@ func lateSubscriptions(tc configs.GNMITarget) [][]gpath.Elem {
 func (r *resyncPaths) begin() {
 	r.session++
 	r.snapshot = true
+	r.newest = 0
 	clear(r.delivered)
+}
+
+// stamp is the time of the deletes made up at now: now, or the newest
+// timestamp of the session, when the target's clock is ahead of weir's.
+// A delete older than the path's last update (which the target stamped
+// by its clock) would be taken for one of the past downstream: enrich
+// keeps an interface's or a BGP session's state over a delete older than
+// its last sample, and sinks that keep series in time order leave it out.
+func (r *resyncPaths) stamp(now time.Time) time.Time {
+	if t := notificationTime(r.newest); r.newest > 0 && t.After(now) {
+		return t
+	}
+	return now
 }
 
 // synced ends the session's snapshot: its first sync_response came.
@@ -143,6 +161,9 @@ func (r *resyncPaths) note(n *gpb.Notification) (overflowed bool) {
 		return false
 	}
 	r.noteDelivered(n)
+	if ts := n.GetTimestamp(); ts > r.newest {
+		r.newest = ts
+	}
 	prefix := n.GetPrefix()
 	r.pre = appendPathElems(r.pre[:0], prefix)
 	for _, d := range n.GetDelete() {
@@ -306,7 +327,7 @@ func (t *target) deleteVanished(log *slog.Logger, now time.Time) {
 	if len(keys) == 0 {
 		return
 	}
-	ns, skipped := resyncDeletes(keys, now)
+	ns, skipped := resyncDeletes(keys, t.resync.stamp(now))
 	queued := 0
 	for _, n := range ns {
 		if t.enqueue(log, n, now) {
