@@ -455,18 +455,10 @@ const typeUnreachableCleared = "device_unreachable_cleared"
 // endReachability forgets what the detector holds of an object's
 // reachability up to at, when typeUnreachableCleared ends it: polled
 // again, a target still unreachable is news, not the state it was last
-// reported in (nor a repeat within the de-duplication window).
+// reported in (nor a repeat within the de-duplication window). d.mu is
+// held.
 func (d *detector) endReachability(device, id string, at time.Time) {
-	k := objectKey{device, id, min("device_reachable", "device_unreachable")}
-	if st := d.states[k]; st != nil && !st.at.After(at) {
-		delete(d.states, k)
-	}
-	for _, typ := range [...]string{"device_reachable", "device_unreachable"} {
-		k := eventKey{device, id, typ}
-		if t, ok := d.last[k]; ok && !t.After(at) {
-			delete(d.last, k)
-		}
-	}
+	d.forgetState(device, id, "device_reachable", "device_unreachable", at)
 }
 
 // forgetObject forgets what the detector holds of the state of device's
@@ -478,9 +470,15 @@ func (d *detector) endReachability(device, id string, at time.Time) {
 // after at (syslog, of the object made again) stays.
 func (d *detector) forgetObject(device, family, object string, at time.Time) {
 	up, down := stateType(family, true), stateType(family, false)
-	id := telemetry.ObjectID(up, object)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.forgetState(device, telemetry.ObjectID(up, object), up, down, at)
+}
+
+// forgetState forgets the state of object id of device, whose events are
+// of types up and down, and the last of each, as reported up to at. d.mu
+// is held.
+func (d *detector) forgetState(device, id, up, down string, at time.Time) {
 	k := objectKey{device, id, min(up, down)}
 	if st := d.states[k]; st != nil && !st.at.After(at) {
 		delete(d.states, k)
