@@ -1045,8 +1045,9 @@ func (s *Sink) post(ctx context.Context, body []byte) (released bool, err error)
 	return false, httpx.Classify("webhook sink", resp, s.now())
 }
 
-// Run re-posts firing alerts every re-send interval (alertmanager format
-// only); failures are logged, the next round tries again.
+// Run re-posts firing alerts as it starts and then every re-send
+// interval (alertmanager format only); failures are logged, the next
+// round tries again.
 func (s *Sink) Run(ctx context.Context) error {
 	if !s.alertmanager {
 		<-ctx.Done()
@@ -1057,6 +1058,11 @@ func (s *Sink) Run(ctx context.Context) error {
 	save := time.NewTicker(saveEvery)
 	defer save.Stop()
 	defer s.saveIfDirty()
+	// The alerts a restart loaded, at once: their endsAt is four
+	// intervals after their last post, so after a stop longer than about
+	// three, waiting one more would have Alertmanager resolve them and
+	// then take them for firing again (a notification of each).
+	s.resendRound(ctx)
 	for {
 		select {
 		case <-ctx.Done():
