@@ -1043,10 +1043,10 @@ func openConfigDelete(p *telemetry.Point) (stateDelete, bool) {
 // enrich). rowObject is the delete's row object, as enrich keys the
 // states of the rows below it. A delete older than a state's last sample
 // leaves it. The detector forgets the events the object's state raised
-// too (device is the events' device, detectAt the delete's time on the
+// too (device is the events' device, detectedAt the delete's time on the
 // detector's clock): else the object made again would have its first
 // state judged against them.
-func (w *MetricsWorker) forgetDeleted(target, rowObject string, del stateDelete, at time.Time, device string, detectAt time.Time) {
+func (w *MetricsWorker) forgetDeleted(target, rowObject string, del stateDelete, at time.Time, device string, detectedAt time.Time) {
 	mark := func(key stateKey) {
 		if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
 			// The state's own time stays: a target may stamp its
@@ -1054,7 +1054,7 @@ func (w *MetricsWorker) forgetDeleted(target, rowObject string, del stateDelete,
 			prev.v.deleted, prev.seen = at, w.rates.now
 			w.state[key] = prev
 			if w.det != nil {
-				w.det.forgetObject(device, key.what, key.object, detectAt)
+				w.det.forgetObject(device, key.what, key.object, detectedAt)
 			}
 		}
 	}
@@ -1558,7 +1558,6 @@ func counterValue(f *telemetry.Field) (uint64, bool) {
 	return 0, false
 }
 
-// intField is field k of p as an integer, when it is one.
 // targetRemoved reports the record the SNMP poller publishes for a target a
 // reload removed: a snmp_status whose field removed is true.
 func targetRemoved(p *telemetry.Point) bool {
@@ -1566,6 +1565,7 @@ func targetRemoved(p *telemetry.Point) bool {
 	return ok && f.Kind == telemetry.FieldBool && f.Bool()
 }
 
+// intField is field k of p as an integer, when it is one.
 func intField(p *telemetry.Point, k string) (int64, bool) {
 	f, ok := p.Field(k)
 	if !ok {

@@ -441,14 +441,7 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 // interfaces under the new name). The interfaces are the same. Only for an
 // address exactly one SNMP target polls, as nameDevice names by.
 func (w *TrapWorker) renamedInterface(tr *telemetry.Trap, device, index string) (string, bool) {
-	// The address the trap is named by, as trapDevice takes it.
-	host := tr.Device
-	if agent, ok := trapAgentAddress(tr); ok {
-		host = agent
-	}
-	if host == "" {
-		host = recordDevice("", tr.SourceAddr)
-	}
+	host := trapHost(tr) // as trapDevice takes it
 	if !maybeAddr(host) {
 		return "", false // named by a name: no target's address
 	}
@@ -558,14 +551,21 @@ func (w *TrapWorker) device(tr *telemetry.Trap) (string, *Device) {
 // trapDevice names the device of tr as TrapWorker.device does, and as the
 // trap collector keys it (DeviceNamer.TrapDevice).
 func trapDevice(inv *Inventory, targets *SNMPTargets, tr *telemetry.Trap) (string, *Device) {
-	host := tr.Device
-	if agent, ok := trapAgentAddress(tr); ok {
-		host = agent
-	}
-	if host == "" {
-		host = recordDevice("", tr.SourceAddr) // a Kafka client's record
-	}
+	host := trapHost(tr)
 	return nameDevice(inv, targets, host, host, tr.SourceAddr)
+}
+
+// trapHost is what a trap names its device by before the inventory and
+// the SNMP targets do: the agent address it gives, else the device the
+// receiver named, else its sender's address (a Kafka client's record).
+func trapHost(tr *telemetry.Trap) string {
+	if agent, ok := trapAgentAddress(tr); ok {
+		return agent
+	}
+	if tr.Device != "" {
+		return tr.Device
+	}
+	return recordDevice("", tr.SourceAddr)
 }
 
 // oidSnmpTrapAddress0 is SNMP-COMMUNITY-MIB's snmpTrapAddress.0.

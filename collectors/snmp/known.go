@@ -65,10 +65,13 @@ func (p *Poller) saveKnown() {
 	p.mu.Unlock()
 	k := knownTargets{V: 1, Targets: make([]knownTarget, 0, len(targets)+len(p.unsaid))}
 	for _, t := range targets {
-		k.Targets = append(k.Targets, knownTarget{Name: t.cfg.Name, Host: t.cfg.Host, Tags: t.cfg.Tags})
+		k.Targets = append(k.Targets, t.known())
 	}
-	p.unsaid = slices.DeleteFunc(p.unsaid, func(u knownTarget) bool { return listed(targets, u.Name) })
-	k.Targets = append(k.Targets, p.unsaid...)
+	if len(p.unsaid) > 0 {
+		names := targetNames(targets)
+		p.unsaid = slices.DeleteFunc(p.unsaid, func(u knownTarget) bool { return names[u.Name] })
+		k.Targets = append(k.Targets, p.unsaid...)
+	}
 	b, err := json.Marshal(&k)
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
@@ -93,8 +96,9 @@ func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 		p.cfg.Logger.Warn("snmp: cannot read the list of targets polled before; none taken out of the config since is told removed",
 			"err", err)
 	}
+	names := targetNames(targets)
 	for _, k := range known {
-		if listed(targets, k.Name) {
+		if names[k.Name] {
 			continue
 		}
 		t := &target{cfg: configs.SNMPTarget{Name: k.Name, Host: k.Host, Tags: k.Tags}, p: p, log: p.cfg.Logger.With("target", k.Name)}
@@ -104,17 +108,27 @@ func (p *Poller) removedWhileStopped(ctx context.Context, targets []*target) {
 }
 
 // sayRemoved publishes t's removal (publishRemoved); one not published is
-// kept in the state file, to be told at the next start.
-func (p *Poller) sayRemoved(ctx context.Context, t *target) {
+// kept as unsaid, for the state file's next save (the caller's) to keep
+// it for the next start. It reports whether it kept t.
+func (p *Poller) sayRemoved(ctx context.Context, t *target) bool {
 	if t.publishRemoved(ctx) {
-		return
+		return false
 	}
 	p.knownMu.Lock()
-	p.unsaid = append(p.unsaid, knownTarget{Name: t.cfg.Name, Host: t.cfg.Host, Tags: t.cfg.Tags})
+	p.unsaid = append(p.unsaid, t.known())
 	p.knownMu.Unlock()
-	p.saveKnown()
+	return true
 }
 
-func listed(targets []*target, name string) bool {
-	return slices.ContainsFunc(targets, func(t *target) bool { return t.cfg.Name == name })
+// known is what the state file keeps of t.
+func (t *target) known() knownTarget {
+	return knownTarget{Name: t.cfg.Name, Host: t.cfg.Host, Tags: t.cfg.Tags}
+}
+
+func targetNames(targets []*target) map[string]bool {
+	names := make(map[string]bool, len(targets))
+	for _, t := range targets {
+		names[t.cfg.Name] = true
+	}
+	return names
 }

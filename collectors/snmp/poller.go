@@ -292,8 +292,8 @@ func (p *Poller) members(targets []*target) []runset.Member {
 		out[i] = runset.Member{Name: t.cfg.Name, Config: memberConfig{t.cfg.Settings(), t.profilesKey()}, Value: t, Run: t.run,
 			Gone: func(ctx context.Context) {
 				p.cfg.Metrics.forget(t.cfg.Name)
-				if t.owned {
-					p.sayRemoved(ctx, t)
+				if t.owned && p.sayRemoved(ctx, t) {
+					p.saveKnown()
 				}
 			}}
 	}

@@ -1,6 +1,7 @@
 // Package wholefile reads the files weir reads whole (the config, the
 // inventory, the syslog rules), bounded: a log file named by mistake, or a
-// device such as /dev/zero, is refused rather than read into memory.
+// device such as /dev/zero, is refused rather than read into memory; and
+// replaces the small state files it keeps whole (Replace).
 package wholefile
 
 import (

@@ -1102,9 +1102,9 @@ func (s *Sink) resendRound(ctx context.Context) {
 		s.postMu.Lock()
 		s.mu.Lock()
 		chunk = chunk[:0]
+		until := s.firingUntil(s.now()) // one for the chunk's post
 		for _, k := range keys[from:min(from+resendChunk, len(keys))] {
 			if a, ok := s.active[k]; ok {
-				until := s.firingUntil(s.now())
 				a.EndsAt = &until // a copy: the remembered alert keeps none
 				chunk = append(chunk, a)
 			} else if r, ok := s.resolved[k]; ok {
