@@ -78,6 +78,13 @@ type detector struct {
 	// longest poll interval stateHold keeps states for: a poll reports
 	// a change up to an interval after the other paths.
 	targets atomic.Pointer[SNMPTargets]
+	// inv is the inventory the workers sharing the detector name devices
+	// by (nil: none); seenIdx the version of it the detector last
+	// followed, and renamed the renames it found since, by new name (see
+	// followInventory).
+	inv     atomic.Pointer[Inventory]
+	seenIdx *inventoryIndex
+	renamed map[string]*renameNote
 	// reports counts the state reports sameState took: a poller's row
 	// asks pollContradicts again only once another report came since
 	// its last look (most polls, none did).
@@ -344,6 +351,7 @@ func (d *detector) warmupEnder(w any) func(broker.TopicPartition, time.Time) {
 func (d *detector) reportClock(w any, recs []broker.Record, now time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.followInventory()
 	c := d.clocks[w]
 	if c == nil {
 		c = workerClock{}
@@ -608,6 +616,9 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	id := objectID(ev)
 	if ev.Object != "" {
 		ev.ObjectID = id // every path's events of the object share it
+	}
+	if len(d.renamed) > 0 {
+		out = d.sayRenamed(&ev, id, redo, out)
 	}
 	if redo {
 		// Observed the first time: the detector's state has it, and
@@ -1169,6 +1180,7 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 		return nil, nil
 	}
 	d.settled = now
+	d.forgetRenames(now)
 	// Windows are measured on the log's clock (detectAt): with a worker
 	// reading behind, nothing newer than where it got to is forgotten.
 	now = d.logNow(now)

@@ -31,7 +31,8 @@ func TestTrapNamedByIfIndexAfterRename(t *testing.T) {
 			if err := inv.Reload(); err != nil {
 				t.Fatal(err)
 			}
-		}, "interface_down labrouter Gi0/3 site=lab from raw.traps")
+		}, "device_renamed labrouter lab1 site=lab from raw.traps", // the target's device renamed: see devicerename_test.go
+			"interface_down labrouter Gi0/3 site=lab from raw.traps")
 	})
 	t.Run("target renamed", func(t *testing.T) {
 		trapAfterRename(t, func(t *testing.T, write func(string), inv *Inventory, targets *SNMPTargets) {
@@ -86,7 +87,7 @@ func trapAfterRename(t *testing.T, reload func(*testing.T, func(string), *Invent
 		defer startRunner(NewTrapWorker(b, inv, opts...))()
 		waitCommitted(t, b, telemetry.TopicRawTraps, 1)
 	}()
-	got := eventLines(t, b, 1)
+	got := eventLines(t, b, len(want))
 	if !slices.Equal(got, want) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -156,6 +156,9 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	if w.targets != nil {
 		w.det.targets.Store(w.targets) // the workers sharing the detector share the targets
 	}
+	if inv != nil {
+		w.det.inv.Store(inv) // and the inventory, whose renames it follows
+	}
 	w.unknownTags = map[string]string{"unknown": "true"}
 	w.unknownTagsJSON = telemetry.AppendStringMapField(nil, "tags", w.unknownTags)
 	w.unknownEventTagsJSON = telemetry.AppendMarshalTagsField(nil, w.unknownTags)

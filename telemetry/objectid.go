@@ -110,3 +110,27 @@ func toLowerASCII(c byte) byte {
 	}
 	return c
 }
+
+// TypeDeviceRenamed is the event that says a reload of the inventory
+// renamed a device: Device is the new name, Object the old one. What was
+// held under the old name (a de-duplication's state, a webhook sink's
+// firing alerts) is then the new name's.
+const TypeDeviceRenamed = "device_renamed"
+
+// RenamedObjectID is the ObjectID an event of type eventType about object
+// id of device from has once from is renamed to: the same, but for a
+// device's reachability. Those name the SNMP target as their object,
+// except when the device is named as its target (no object): renamed from
+// its target's name, the object is that name; renamed to it, none.
+func RenamedObjectID(eventType, id, from, to string) string {
+	if !strings.HasPrefix(eventType, "device_reachable") && !strings.HasPrefix(eventType, "device_unreachable") {
+		return id
+	}
+	switch id {
+	case "":
+		return from
+	case to:
+		return ""
+	}
+	return id
+}

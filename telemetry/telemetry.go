@@ -172,7 +172,8 @@ type Event struct {
 	// ospf_neighbor_down, ospf_neighbor_up, config_changed,
 	// login_succeeded, login_failed, device_rebooted, device_unreachable,
 	// device_reachable, device_unreachable_cleared (the target was taken
-	// out of the config), interface_flapping, bgp_peer_flapping, or a
+	// out of the config), device_renamed (Object is the old name, see
+	// TypeDeviceRenamed), interface_flapping, bgp_peer_flapping, or a
 	// flapping type with the suffix _cleared.
 	Type   string `json:"type"`
 	Device string `json:"device"`

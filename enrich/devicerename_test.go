@@ -1,0 +1,160 @@
+package enrich
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// renameInventory is an inventory file the test rewrites, loaded.
+func renameInventory(t *testing.T, yaml string) (*Inventory, func(string)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(yaml)
+	inv, err := LoadInventory(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv, write
+}
+
+// TestRenamedDeviceKeepsItsHistory: a reload that renames a device's
+// inventory entry (same address, another name) moves what the detector
+// holds of it to the new name. A repeat of the link down under the new
+// name, within the de-duplication window, is no news; the link up is a
+// change, and the first event under the new name is preceded by one
+// device_renamed, new name as device, old as object, for a webhook sink
+// to move the alerts fired under the old name. (Before, the repeat was
+// published again, as the new name's first state, and nothing said
+// which alerts the up ends.)
+func TestRenamedDeviceKeepsItsHistory(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	opts := []WorkerOption{WithSharedEventRules(NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow))}
+	stop := startRunner(NewWorker(b, inv, NewClassifier(), opts...))
+	defer stop()
+
+	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down")
+	waitCommitted(t, b, telemetry.TopicRawSyslog, 1)
+	write("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
+	if err := inv.Reload(); err != nil { // SIGHUP
+		t.Fatal(err)
+	}
+	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down") // another path's report, say
+	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to up")
+	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/2, changed state to down")
+	waitCommitted(t, b, telemetry.TopicRawSyslog, 4)
+	stop()
+
+	got := eventLines(t, b, 4)
+	want := []string{
+		"interface_down core1 GigabitEthernet0/1 site=fra1 from raw.syslog",
+		"device_renamed core1-fra core1 site=fra1 from raw.syslog",
+		"interface_up core1-fra GigabitEthernet0/1 site=fra1 from raw.syslog",
+		"interface_down core1-fra GigabitEthernet0/2 site=fra1 from raw.syslog",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestInventoryEntryRenamesPolledTarget: an inventory entry added for the
+// address an SNMP target polls renames the target's device from the
+// target's name to the entry's. The device was unreachable under the old
+// name; its device_reachable under the new one comes after the
+// device_renamed that says which device it was. The reachability state
+// moves too, from the target's name with no object (a device named as
+// its target) to the target as the object.
+func TestInventoryEntryRenamesPolledTarget(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: edge1, address: 192.0.2.1}\n")
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	targets := NewSNMPTargets([]SNMPTarget{{Name: "lab1", Host: "192.0.2.50"}})
+	opts := []WorkerOption{WithSharedEventRules(NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)),
+		WithSNMPTargets(targets)}
+	stop := startRunner(NewMetricsWorker(b, inv, opts...))
+	defer stop()
+
+	t0 := time.Now().Add(-time.Minute)
+	status := func(up int64, at time.Time) telemetry.Metric {
+		return telemetry.Metric{V: 1, Measurement: "snmp_status", Device: "lab1", Source: "snmp",
+			Tags: map[string]string{"agent": "192.0.2.50"}, Fields: map[string]any{"snmp_up": up}, Time: at}
+	}
+	produceMetrics(t, b, []telemetry.Metric{status(1, t0), status(0, t0.Add(10*time.Second))})
+	waitCommitted(t, b, telemetry.TopicRawSNMP, 2)
+	write("devices:\n  - {name: edge1, address: 192.0.2.1}\n  - {name: labrouter, address: 192.0.2.50, site: lab}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	produceMetrics(t, b, []telemetry.Metric{status(0, t0.Add(20*time.Second)), status(1, t0.Add(30*time.Second))})
+	waitCommitted(t, b, telemetry.TopicRawSNMP, 4)
+	stop()
+
+	got := eventsAs(t, b, func(ev telemetry.Event) string {
+		return ev.Type + " " + ev.Device + " " + ev.Object + " target=" + ev.Tags["target"]
+	})
+	want := []string{
+		"device_unreachable lab1  target=", // named as its target: no object
+		"device_renamed labrouter lab1 target=lab1",
+		"device_reachable labrouter lab1 target=lab1",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRenameSaidAgainOnRedo: a record enriched again (its transaction
+// aborted) gives its events as it gave them the first time: the
+// device_renamed its first event went out with too, and only with that
+// event.
+func TestRenameSaidAgainOnRedo(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.inv.Store(inv)
+	now := time.Now()
+	d.reportClock(t, nil, now)
+	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.reportClock(t, nil, now)
+	c := telemetry.Cause{Topic: telemetry.TopicRawTraps, Partition: 0, Offset: 7}
+	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Cause: c, Time: now}
+	other := down
+	other.Object = "Gi0/2"
+	types := func(evs []telemetry.Event) []string {
+		var s []string
+		for _, ev := range evs {
+			s = append(s, ev.Type+" "+ev.Object)
+		}
+		return s
+	}
+	first := types(append(d.observeInto(down, now, false, nil), d.observeInto(other, now, false, nil)...))
+	redo := types(append(d.observeInto(down, now, true, nil), d.observeInto(other, now, true, nil)...))
+	want := []string{"device_renamed core1", "interface_down Gi0/1", "interface_down Gi0/2"}
+	if !slices.Equal(first, want) || !slices.Equal(redo, want) {
+		t.Fatalf("first: %q\nredo:  %q\nwant:  %q", first, redo, want)
+	}
+	if again := types(d.observeInto(telemetry.Event{Type: "interface_up", Device: "core1-fra", Object: "Gi0/1", Time: now.Add(time.Second)}, now.Add(time.Second), false, nil)); !slices.Equal(again, []string{"interface_up Gi0/1"}) {
+		t.Fatalf("a later event: %q, want the rename said once", again)
+	}
+}

@@ -1,0 +1,218 @@
+package enrich
+
+import (
+	"cmp"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TypeDeviceRenamed is telemetry.TypeDeviceRenamed. A webhook sink in
+// the Alertmanager form moves the alerts fired under the old name to the
+// new one (keeping their labels), so the new name's events resolve them.
+const TypeDeviceRenamed = telemetry.TypeDeviceRenamed
+
+// maxRenames bounds the renames the detector remembers: a reload that
+// renames more devices than this is a new inventory, not renames, and the
+// ones past it are left unsaid.
+const maxRenames = 1 << 16
+
+// renameNote is a rename the detector applied to its state: from is the
+// old name. Until said (a device_renamed event passed on before the new
+// name's first event), said is false; then the event it went out with is
+// noted, so a redo of its record (see observeInto) says it again.
+type renameNote struct {
+	from       string
+	said       bool
+	cause      telemetry.Cause
+	typ, objID string
+	at         time.Time // when it was applied, for settle to forget it
+}
+
+// renameRetention is how long a said rename is kept for a redo of its
+// record: past any transaction's retry.
+const renameRetention = time.Hour
+
+// inventoryRenames are the devices a reload from old to cur renames, old
+// name to new, as the workers name them:
+//   - a named entry whose name cur no longer lists, whose address cur
+//     gives to another named entry (the entry renamed);
+//   - an SNMP target of targets that old and cur name otherwise (an entry
+//     added or removed for its address, or renamed).
+//
+// A device named by the hostname its syslog lines carry, that an entry
+// added by address names now, is not found: the inventory does not know
+// the hostname it was named by before.
+func inventoryRenames(old, cur *inventoryIndex, targets *SNMPTargets) map[string]string {
+	renames := map[string]string{}
+	add := func(from, to string) {
+		if from == "" || to == "" || from == to || len(renames) >= maxRenames {
+			return
+		}
+		if _, ok := renames[from]; !ok {
+			renames[from] = to
+		}
+	}
+	for name, d := range old.byName {
+		if !d.named() || name != d.Name {
+			continue
+		}
+		if _, ok := cur.byName[name]; ok {
+			continue
+		}
+		a, err := netip.ParseAddr(d.Address)
+		if err != nil {
+			continue
+		}
+		if nd := cur.exact(a.Unmap()); nd.named() {
+			add(name, nd.Name)
+		}
+	}
+	if targets == nil {
+		return renames
+	}
+	byAddr := targets.byAddr.Load()
+	if byAddr == nil {
+		return renames
+	}
+	before, after := NewDeviceNamer(inventoryOf(old), targets), NewDeviceNamer(inventoryOf(cur), targets)
+	for a, target := range *byAddr {
+		if target == "" {
+			continue
+		}
+		host := a.String()
+		add(cmp.Or(before.SNMPTarget(target, host), target), cmp.Or(after.SNMPTarget(target, host), target))
+	}
+	return renames
+}
+
+// inventoryOf is an inventory that holds idx, to name devices as it did.
+func inventoryOf(idx *inventoryIndex) *Inventory {
+	inv := &Inventory{}
+	inv.idx.Store(idx)
+	inv.path.Store(new(string))
+	return inv
+}
+
+// followInventory applies the renames the inventory's reloads made since
+// the detector last looked: what it holds of each old name's objects
+// moves to the new name, so an event under the new name pairs with, and
+// de-duplicates against, the ones under the old. Called at each poll of
+// each worker (reportClock), before the batch's events: the batch is
+// named by the inventory loaded then, or a later one (a reload within the
+// batch, whose events are judged before this sees it: the old name's
+// state then only fills in what the new name's lacks). d.mu is held.
+func (d *detector) followInventory() {
+	inv := d.inv.Load()
+	if inv == nil {
+		return
+	}
+	cur := inv.idx.Load()
+	if cur == d.seenIdx {
+		return
+	}
+	old := d.seenIdx
+	d.seenIdx = cur
+	if old == nil {
+		return // the first look: nothing renamed yet
+	}
+	renames := inventoryRenames(old, cur, d.targets.Load())
+	if len(renames) == 0 {
+		return
+	}
+	d.moveDevices(renames)
+	now := time.Now()
+	if d.renamed == nil {
+		d.renamed = map[string]*renameNote{}
+	}
+	for from, to := range renames {
+		note := &renameNote{from: strings.Clone(from), at: now}
+		if p := d.renamed[from]; p != nil && !p.said {
+			// Renamed again before its first event under the name
+			// between: the alerts to move are still the first name's.
+			delete(d.renamed, from)
+			note.from = p.from
+		}
+		if note.from == to || len(d.renamed) >= maxRenames {
+			continue
+		}
+		d.renamed[strings.Clone(to)] = note
+	}
+}
+
+// moveDevices moves the state of each device renames names (old to new)
+// to its new name. Where the new name has state of its own for an object
+// (a record named by the new inventory judged before the move), that
+// stays. d.mu is held.
+func (d *detector) moveDevices(renames map[string]string) {
+	for k, t := range d.last {
+		if to, ok := renames[k.device]; ok {
+			delete(d.last, k)
+			if nk := (eventKey{to, telemetry.RenamedObjectID(k.typ, k.object, k.device, to), k.typ}); d.last[nk] == nil {
+				d.last[nk] = t
+			}
+		}
+	}
+	for k, st := range d.states {
+		if to, ok := renames[k.device]; ok {
+			delete(d.states, k)
+			if nk := (objectKey{to, telemetry.RenamedObjectID(k.family, k.object, k.device, to), k.family}); d.states[nk] == nil {
+				d.states[nk] = st
+			}
+		}
+	}
+	for k, st := range d.changes {
+		to, ok := renames[k.device]
+		if !ok {
+			continue
+		}
+		delete(d.changes, k)
+		delete(d.flapping, k)
+		nk := objectKey{to, k.object, k.family}
+		if d.changes[nk] != nil {
+			continue
+		}
+		st.key = nk
+		st.last.Device = to
+		d.changes[nk] = st
+		if st.flapping {
+			d.flapping[nk] = st
+		}
+	}
+}
+
+// sayRenamed appends the device_renamed event of ev's device, if a rename
+// to it is yet to be said, before ev's own: the first event under the new
+// name, which it is caused by. For a redo (the record enriched again),
+// the rename it went out with goes out again. d.mu is held.
+func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []telemetry.Event) []telemetry.Event {
+	n := d.renamed[ev.Device]
+	if n == nil {
+		return out
+	}
+	if redo {
+		if !n.said || n.cause != ev.Cause || n.typ != ev.Type || n.objID != id {
+			return out
+		}
+	} else {
+		if n.said {
+			return out
+		}
+		n.said, n.cause, n.typ, n.objID = true, ev.Cause, ev.Type, id
+	}
+	return append(out, telemetry.Event{V: telemetry.Version, Type: TypeDeviceRenamed, Device: ev.Device, Object: n.from,
+		Severity: typeSeverity(TypeDeviceRenamed), Message: "device " + n.from + " renamed " + ev.Device + " by the inventory",
+		Tags: ev.Tags, TagsJSON: ev.TagsJSON, Time: ev.Time, Cause: ev.Cause})
+}
+
+// forgetRenames forgets the renames said more than renameRetention before
+// now. d.mu is held.
+func (d *detector) forgetRenames(now time.Time) {
+	for to, n := range d.renamed {
+		if n.said && now.Sub(n.at) > renameRetention {
+			delete(d.renamed, to)
+		}
+	}
+}
