@@ -1,8 +1,10 @@
 package sinks
 
 import (
+	"encoding/json"
 	"testing"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/telemetry"
 )
@@ -35,6 +37,46 @@ func TestFilterTakesWhatEndsWhatItTakes(t *testing.T) {
 		}
 		if got := f.matchEnding(c.ev, c.ended); got != c.want {
 			t.Errorf("%s of %s, ending %s: %v, want %v", c.ev.Type, c.ev.Tags["site"], c.ended, got, c.want)
+		}
+	}
+}
+
+// endsDown is a Resolver: ups end downs.
+type endsDown struct{}
+
+func (endsDown) Ends(typ string) (string, bool) {
+	if typ == "interface_up" {
+		return "interface_down", true
+	}
+	return "", false
+}
+
+// TestFilterTakesEveryRename: a Resolver destination gets every
+// device_renamed whatever its filter, which moves what the old name's
+// events began (alerts the filter took) to the new name; any other
+// destination only those its filter takes.
+func TestFilterTakesEveryRename(t *testing.T) {
+	f, err := newFilter(configs.SinkFilter{EventTypes: []string{"interface_down"}, Tags: map[string]string{"site": "ams*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rename := telemetry.Event{V: 1, Type: telemetry.TypeDeviceRenamed, Device: "edge1-ams", Object: "edge1", Tags: map[string]string{"site": "fra1"}}
+	for _, tc := range []struct {
+		ender Resolver
+		want  bool
+	}{{endsDown{}, true}, {nil, false}} {
+		s := &Sink{filter: f, ender: tc.ender}
+		v, err := json.Marshal(&rename)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := Item{Schema: telemetry.SchemaEvent, Record: broker.Record{Value: v}}
+		took, err := s.decode(&decoder{}, &it, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took != tc.want {
+			t.Errorf("resolver %v: took %v, want %v", tc.ender != nil, took, tc.want)
 		}
 	}
 }

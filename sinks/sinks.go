@@ -150,7 +150,8 @@ type RawDestination interface {
 // would take what it ends (its severity aside: a down is an error, its up
 // a notice), so that a filter choosing which alerts fire (severities:
 // [error], event_types: [interface_down]) does not leave them firing for
-// good.
+// good. It takes every device_renamed too, which moves what the old
+// name began to the new name.
 type Resolver interface {
 	// Ends returns the event type an event of type typ ends, if any.
 	Ends(typ string) (string, bool)
@@ -921,6 +922,9 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *telemetry.Point) (bool, error) 
 		return true, nil
 	}
 	if it.Event != nil && s.ender != nil {
+		if it.Event.Type == telemetry.TypeDeviceRenamed {
+			return true, nil // it carries over whatever the filter took of the device
+		}
 		if ended, ok := s.ender.Ends(it.Event.Type); ok {
 			return s.filter.matchEnding(it.Event, ended), nil
 		}

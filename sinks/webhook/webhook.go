@@ -99,6 +99,11 @@ type Sink struct {
 	// key costs no scan of it; a collision falls back to one.
 	latest map[uint64]int
 	seed   maphash.Seed
+	// renames are the batch's device_renamed events, in order: the alerts
+	// of each old name move to the new once the batch is accepted (see
+	// moveRenamed); until then the batch's events of the new name find
+	// them under the old (see renamedKey).
+	renames []rename
 	// dirty: active changed since it was last saved (at savedAt); it is
 	// saved at most every saveEvery, by Run and at the stop, not after
 	// every batch: its cost is that of every firing alert. What changed
@@ -124,6 +129,9 @@ type Sink struct {
 }
 
 type kv struct{ k, v string }
+
+// rename is a device_renamed event: the device's old name and its new.
+type rename struct{ from, to string }
 
 // resolvedAlert is an alert as its resolution was posted, re-sent until.
 type resolvedAlert struct {
@@ -510,6 +518,74 @@ func (s *Sink) earlierUnreachable(keys []byte, from int, e *telemetry.Event) []b
 	return append(keys[:from], earlier...)
 }
 
+// renamedKey is keys, whose key from from on is that of e's alert name,
+// with that key replaced by the key of the alert fired under the name e's
+// device had before a rename earlier in the batch (or before a chain of
+// them), when that one is firing, or fired earlier in the batch, and e's
+// own is not: the rename moves it once the batch is accepted
+// (moveRenamed), and e must end it, or fire it again, as the batch's next
+// one would.
+func (s *Sink) renamedKey(keys []byte, from int, name string, e *telemetry.Event) []byte {
+	own := keys[from:]
+	if _, firing := s.active[string(own)]; firing {
+		return keys
+	}
+	if _, seen := s.lastWithKey(own); seen {
+		return keys
+	}
+	device, obj := e.Device, e.Object
+	if obj == "" {
+		obj = e.Tags["object"]
+	}
+	for i := len(s.renames) - 1; i >= 0; i-- {
+		r := s.renames[i]
+		if r.to != device {
+			continue
+		}
+		device, obj = r.from, telemetry.RenamedObjectID(name, obj, r.to, r.from)
+		earlier := appendKeyOf(keys[len(keys):], name, device, obj)
+		_, firing := s.active[string(earlier)]
+		j, seen := s.lastWithKey(earlier)
+		if seen && s.batch[j].resolved {
+			return keys // ended earlier in the batch: e's is a new alert
+		}
+		if firing || seen {
+			return append(keys[:from], earlier...)
+		}
+	}
+	return keys
+}
+
+// moveRenamed moves the firing alerts of each device the batch renamed to
+// its new name, keeping their labels (Alertmanager knows an alert by
+// them), so that the new name's events end them and fire them again. An
+// alert the new name already has for the object stays; the old name's is
+// then no longer re-sent, and ends in Alertmanager at its endsAt. Reports
+// whether active changed; each move is journaled. Under mu.
+func (s *Sink) moveRenamed() bool {
+	moved := false
+	for _, r := range s.renames {
+		from := string(appendValidUTF8(nil, r.from))
+		for key, a := range s.active {
+			name, rest, _ := strings.Cut(key, "\x00")
+			device, id, _ := strings.Cut(rest, "\x00")
+			if device != from {
+				continue
+			}
+			delete(s.active, key)
+			s.journal = appendJournal(s.journal, key, nil)
+			moved = true
+			to := string(appendKeyOf(nil, name, r.to, telemetry.RenamedObjectID(name, id, r.from, r.to)))
+			if _, ok := s.active[to]; ok {
+				continue
+			}
+			s.active[to] = a
+			s.journal = appendJournal(s.journal, to, &a)
+		}
+	}
+	return moved
+}
+
 // appendLabelsOf appends labels, the remembered alert's, as JSON: as own
 // are appended (sorted, no map to sort) when they are the same, as they
 // mostly are (the same path reporting the same object again).
@@ -605,6 +681,12 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 	if err != nil {
 		return err
 	}
+	if len(s.batch) == 0 { // renames alone: nothing to post
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.accepted()
+		return nil
+	}
 	released, err := s.post(ctx, b)
 	if !released {
 		s.body = nil
@@ -622,7 +704,7 @@ func (s *Sink) writeAlerts(ctx context.Context, items []sinks.Item) error {
 // active), noting in s.batch what each does.
 func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 	b := append(s.body[:0], '[')
-	s.keys, s.lbls, s.batch = s.keys[:0], s.lbls[:0], s.batch[:0]
+	s.keys, s.lbls, s.batch, s.renames = s.keys[:0], s.lbls[:0], s.batch[:0], s.renames[:0]
 	if s.latest == nil {
 		s.latest, s.seed = map[uint64]int{}, maphash.MakeSeed()
 	}
@@ -641,7 +723,14 @@ func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 		if at.IsZero() || at.After(now) {
 			at = now
 		}
-		if i > 0 {
+		if e.Type == telemetry.TypeDeviceRenamed {
+			// No alert: it moves the old name's (see renamedKey).
+			if e.Object != "" && e.Object != e.Device {
+				s.renames = append(s.renames, rename{from: e.Object, to: e.Device})
+			}
+			continue
+		}
+		if len(s.batch) > 0 {
 			b = append(b, ',')
 		}
 		name, resolved := resolves(e.Type)
@@ -652,6 +741,9 @@ func (s *Sink) encodeAlerts(items []sinks.Item) ([]byte, error) {
 		s.keys = appendKey(s.keys, name, e)
 		if name == typeUnreachable && e.Object != "" {
 			s.keys = s.earlierUnreachable(s.keys, ref.keyFrom, e)
+		}
+		if len(s.renames) > 0 {
+			s.keys = s.renamedKey(s.keys, ref.keyFrom, name, e)
 		}
 		s.lbls = appendLabels(s.lbls, name, e)
 		ref.keyTo, ref.lblTo = len(s.keys), len(s.lbls)
@@ -784,6 +876,9 @@ func (s *Sink) accepted() {
 			s.journal = appendJournal(s.journal, string(key), &a)
 		}
 	}
+	if s.moveRenamed() {
+		changed = true
+	}
 	if changed {
 		s.dirty = true
 		if time.Since(s.savedAt) < saveEvery || !s.saveActive() {
@@ -910,10 +1005,17 @@ func (s *Sink) loadActive() error {
 	}
 	// Keyed again from their labels, as the events that end them are:
 	// an earlier build keyed them by the object as the event spelt it.
-	for _, a := range saved {
+	// One a rename moved (see moveRenamed) keeps its key: its labels
+	// name the device it fired under.
+	for key, a := range saved {
 		l := a.Labels
-		key := appendKeyOf(nil, l["alertname"], l["device"], l["object"])
-		s.active[string(key)] = a
+		if _, rest, ok := strings.Cut(key, "\x00"); ok {
+			if device, _, _ := strings.Cut(rest, "\x00"); device != string(appendValidUTF8(nil, l["device"])) {
+				s.active[key] = a
+				continue
+			}
+		}
+		s.active[string(appendKeyOf(nil, l["alertname"], l["device"], l["object"]))] = a
 	}
 	s.replayJournal()
 	return nil
