@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,5 +157,84 @@ func TestRenameSaidAgainOnRedo(t *testing.T) {
 	}
 	if again := types(d.observeInto(telemetry.Event{Type: "interface_up", Device: "core1-fra", Object: "Gi0/1", Time: now.Add(time.Second)}, now.Add(time.Second), false, nil)); !slices.Equal(again, []string{"interface_up Gi0/1"}) {
 		t.Fatalf("a later event: %q, want the rename said once", again)
+	}
+}
+
+// TestRenameAcrossARestart: with the inventory kept (KeepRenames), a
+// rename made while weir was stopped is found at the next start, and one
+// found before a stop but not said yet (no event under the new name) is
+// said after it: the first event under the new name comes after its
+// device_renamed, whichever process publishes it.
+func TestRenameAcrossARestart(t *testing.T) {
+	for _, whileStopped := range []bool{true, false} {
+		name := "found before the stop, said after"
+		if whileStopped {
+			name = "made while stopped"
+		}
+		t.Run(name, func(t *testing.T) {
+			inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
+			kept := filepath.Join(t.TempDir(), "enrich", "renames.json")
+			b, err := embedded.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			run := func(inv *Inventory, lines int, before func()) {
+				t.Helper()
+				rules := NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+				rules.KeepRenames(kept, slog.New(slog.DiscardHandler))
+				stop := startRunner(NewWorker(b, inv, NewClassifier(), WithSharedEventRules(rules)))
+				defer stop()
+				waitCommitted(t, b, telemetry.TopicRawSyslog, lines)
+				if before != nil {
+					before()
+				}
+			}
+			keptHas := func(s string) func() {
+				return func() {
+					for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+						if data, _ := os.ReadFile(kept); strings.Contains(string(data), s) {
+							return
+						}
+						if time.Now().After(deadline) {
+							t.Fatalf("%s never kept %q", kept, s)
+						}
+					}
+				}
+			}
+			produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down")
+			rename := func() {
+				write("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
+				if err := inv.Reload(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if whileStopped {
+				run(inv, 1, keptHas("core1"))
+				rename()
+			} else {
+				run(inv, 1, func() {
+					keptHas("core1")()
+					rename()
+					keptHas(`"unsaid":{"core1-fra":"core1"}`)()
+				})
+			}
+			produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to up")
+			restarted, err := LoadInventory(inv.Path(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(restarted, 2, nil)
+
+			got := eventLines(t, b, 3)
+			want := []string{
+				"interface_down core1 GigabitEthernet0/1 site=fra1 from raw.syslog",
+				"device_renamed core1-fra core1 site=fra1 from raw.syslog",
+				"interface_up core1-fra GigabitEthernet0/1 site=fra1 from raw.syslog",
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"hash/maphash"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -85,6 +86,12 @@ type detector struct {
 	inv     atomic.Pointer[Inventory]
 	seenIdx *inventoryIndex
 	renamed map[string]*renameNote
+	// renamesPath keeps seenIdx's file and the renames not yet said
+	// across restarts ("": not kept); renamesDirty says they changed
+	// since saved (see EventRules.KeepRenames).
+	renamesPath                  string
+	renamesDirty, renamesFailing bool
+	logger                       *slog.Logger
 	// reports counts the state reports sameState took: a poller's row
 	// asks pollContradicts again only once another report came since
 	// its last look (most polls, none did).

@@ -82,6 +82,9 @@ type inventoryIndex struct {
 	devices, cidrs int
 	// relays says an entry is a relay's (see LookupTarget).
 	relays bool
+	// data is the file's text, for the detector to keep across restarts
+	// (see EventRules.KeepRenames).
+	data []byte
 }
 
 // Inventory matches records to devices by hostname (or sysName), exact
@@ -348,7 +351,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		return name + ":"
 	}
 	idx := &inventoryIndex{byName: map[string]*Device{}, byFold: map[string]*Device{}, byLabel: map[string]*Device{},
-		byAddr: map[netip.Addr]*Device{}}
+		byAddr: map[netip.Addr]*Device{}, data: data}
 	// Where each name, address and CIDR was first listed, to warn of
 	// entries listed twice.
 	firstName, firstAddr, firstPrefix := map[string]int{}, map[netip.Addr]int{}, map[netip.Prefix]int{}

@@ -2,10 +2,17 @@ package enrich
 
 import (
 	"cmp"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"log/slog"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/weirnet/weir/internal/wholefile"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -115,8 +122,12 @@ func (d *detector) followInventory() {
 	}
 	old := d.seenIdx
 	d.seenIdx = cur
+	d.renamesDirty = d.renamesPath != ""
 	if old == nil {
-		return // the first look: nothing renamed yet
+		// The first look: the inventory of the last run, if kept.
+		if old = d.loadRenames(); old == nil {
+			return
+		}
 	}
 	renames := inventoryRenames(old, cur, d.targets.Load())
 	if len(renames) == 0 {
@@ -201,6 +212,7 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 			return out
 		}
 		n.said, n.cause, n.typ, n.objID = true, ev.Cause, ev.Type, id
+		d.renamesDirty = d.renamesPath != ""
 	}
 	return append(out, telemetry.Event{V: telemetry.Version, Type: TypeDeviceRenamed, Device: ev.Device, Object: n.from,
 		Severity: typeSeverity(TypeDeviceRenamed), Message: "device " + n.from + " renamed " + ev.Device + " by the inventory",
@@ -214,5 +226,103 @@ func (d *detector) forgetRenames(now time.Time) {
 		if n.said && now.Sub(n.at) > renameRetention {
 			delete(d.renamed, to)
 		}
+	}
+}
+
+// renamesFile is what EventRules.KeepRenames keeps across restarts.
+type renamesFile struct {
+	// Inventory is the text of the inventory the workers last named
+	// devices by.
+	Inventory string `json:"inventory"`
+	// Unsaid are the renames found and not yet said, new name to old.
+	Unsaid map[string]string `json:"unsaid,omitempty"`
+}
+
+// KeepRenames keeps in the file at path the inventory the workers sharing
+// r last named devices by, and the renames they found and have not yet
+// said: a rename made while weir was stopped is then found at the next
+// start, and one found but not said before a stop is still said. Call it
+// before the workers run; logger tells of a file that cannot be read or
+// written (the renames are then not kept).
+func (r *EventRules) KeepRenames(path string, logger *slog.Logger) {
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
+	r.d.renamesPath, r.d.logger = path, logger
+}
+
+// loadRenames reads the file KeepRenames names: the index of the
+// inventory kept there, whose unsaid renames it notes (nil: none kept).
+// d.mu is held.
+func (d *detector) loadRenames() *inventoryIndex {
+	if d.renamesPath == "" {
+		return nil
+	}
+	data, err := wholefile.Read(d.renamesPath, wholefile.MaxBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // the first run that keeps them
+	}
+	var f renamesFile
+	if err == nil {
+		err = json.Unmarshal(data, &f)
+	}
+	var idx *inventoryIndex
+	if err == nil {
+		idx, err = parseInventory([]byte(f.Inventory), d.renamesPath)
+	}
+	if err != nil {
+		d.logger.Warn("enrich: renames made while weir was stopped are not found: the inventory of the last run is unreadable",
+			slog.String("file", d.renamesPath), slog.Any("err", err))
+		return nil
+	}
+	now := time.Now()
+	for to, from := range f.Unsaid {
+		if len(d.renamed) >= maxRenames {
+			break
+		}
+		if d.renamed == nil {
+			d.renamed = map[string]*renameNote{}
+		}
+		d.renamed[to] = &renameNote{from: from, at: now}
+	}
+	return idx
+}
+
+// saveRenames writes what KeepRenames keeps, if it changed since last
+// written; a failure is tried again at the next call (every second, from
+// the syslog workers' settle), and logged once until one works.
+func (d *detector) saveRenames() {
+	d.mu.Lock()
+	if !d.renamesDirty || d.seenIdx == nil {
+		d.mu.Unlock()
+		return
+	}
+	d.renamesDirty = false
+	f := renamesFile{Inventory: string(d.seenIdx.data)}
+	for to, n := range d.renamed {
+		if !n.said {
+			if f.Unsaid == nil {
+				f.Unsaid = map[string]string{}
+			}
+			f.Unsaid[to] = n.from
+		}
+	}
+	path, logger := d.renamesPath, d.logger
+	d.mu.Unlock()
+	data, err := json.Marshal(&f)
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			err = wholefile.Replace(path, data)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil {
+		d.renamesFailing = false
+		return
+	}
+	d.renamesDirty = true
+	if !d.renamesFailing { // once, not every second, until it works again
+		d.renamesFailing = true
+		logger.Warn("enrich: could not keep the inventory for the renames of the next start", slog.String("file", path), slog.Any("err", err))
 	}
 }

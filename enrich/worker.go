@@ -388,6 +388,7 @@ func (w *Worker) settled(ctx context.Context, now time.Time) []telemetry.Event {
 	for i := range cleared {
 		w.retagCleared(&cleared[i])
 	}
+	w.det.saveRenames()
 	return cleared
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 
 	"github.com/weirnet/weir/configs"
@@ -63,6 +64,8 @@ func enrichComponents(d deps) ([]component, error) {
 	// One detector for all workers: a link-down seen in syslog, a trap
 	// and an SNMP poll is one event.
 	rules := enrich.NewEventRules(dedup, max(threshold, 0), window)
+	// A rename made while weir was stopped is found at the start.
+	rules.KeepRenames(filepath.Join(d.cfg.DataDir, "enrich", "renames.json"), logger)
 	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules),
 		enrich.WithSNMPTargets(targets)}
 	if wu := d.cfg.Enrich.Warmup; wu != nil {
