@@ -19,15 +19,16 @@ import (
 type DeviceNamer struct {
 	inv     *Inventory
 	targets *SNMPTargets
+	gnmi    *GNMITargets
 }
 
-// NewDeviceNamer names devices by inv and targets, as the workers given
-// them do (either may be nil: none).
-func NewDeviceNamer(inv *Inventory, targets *SNMPTargets) *DeviceNamer {
+// NewDeviceNamer names devices by inv and the SNMP and gNMI targets, as
+// the workers given them do (any may be nil: none).
+func NewDeviceNamer(inv *Inventory, targets *SNMPTargets, gnmi *GNMITargets) *DeviceNamer {
 	if inv == nil {
 		inv, _ = LoadInventory("", nil)
 	}
-	return &DeviceNamer{inv: inv, targets: targets}
+	return &DeviceNamer{inv: inv, targets: targets, gnmi: gnmi}
 }
 
 // Name is the name the enrichment gives the device of a syslog line that
@@ -70,10 +71,12 @@ func (n *DeviceNamer) SNMPTarget(target, agent string) string {
 }
 
 // GNMITarget is the name the enrichment gives the records of the gNMI
-// target named target: the inventory's name for it; "" when the records
-// keep the target's name. gNMI gives no sysName, so none is looked up.
+// target named target: the inventory's name for it, by the target's name
+// or the address the config dials it at (as SNMPTarget's, with the gNMI
+// targets given); "" when the records keep the target's name. gNMI gives
+// no sysName, so none is looked up.
 func (n *DeviceNamer) GNMITarget(target string) string {
-	if d := n.inv.Lookup(target, ""); d.named() {
+	if d := n.inv.LookupTarget(target, n.gnmi.address(target)); d.named() {
 		return d.Name
 	}
 	return ""

@@ -19,7 +19,7 @@ func TestDeviceNamerNamesAsTheWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets := NewSNMPTargets([]SNMPTarget{{Name: "pe9", Host: "198.51.100.9"}, {Name: "edge1-snmp", Host: "192.0.2.1"}})
-	n := NewDeviceNamer(inv, targets)
+	n := NewDeviceNamer(inv, targets, nil)
 	for _, c := range []struct{ hostname, source, want string }{
 		{"edge1", "192.0.2.1:514", "edge1"},
 		{"EDGE1.ams.example.net", "127.0.0.1:514", "edge1"}, // first label, folded
@@ -102,7 +102,7 @@ func TestDeviceNamerFollowsReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets := NewSNMPTargets(nil)
-	n := NewDeviceNamer(inv, targets)
+	n := NewDeviceNamer(inv, targets, nil)
 	if got := n.Name("", "127.0.0.1:514"); got != "edge1" {
 		t.Fatalf("before the reload: %q", got)
 	}
@@ -130,7 +130,7 @@ func TestDeviceNamerAllocatesNothingForTheCommonLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := NewDeviceNamer(inv, NewSNMPTargets([]SNMPTarget{{Name: "pe9", Host: "198.51.100.9"}}))
+	n := NewDeviceNamer(inv, NewSNMPTargets([]SNMPTarget{{Name: "pe9", Host: "198.51.100.9"}}), nil)
 	for _, c := range []struct{ hostname, source string }{
 		{"edge1", "192.0.2.1:514"},
 		{"Unlisted-Router.ams.example.net", "203.0.113.1:514"},
@@ -142,7 +142,7 @@ func TestDeviceNamerAllocatesNothingForTheCommonLine(t *testing.T) {
 			t.Errorf("Name(%q, %q): %v allocations, want 0", c.hostname, c.source, a)
 		}
 	}
-	empty := NewDeviceNamer(nil, nil)
+	empty := NewDeviceNamer(nil, nil, nil)
 	if a := testing.AllocsPerRun(100, func() { empty.Name("Router", "203.0.113.1:514") }); a != 0 {
 		t.Errorf("without an inventory: %v allocations, want 0", a)
 	}
@@ -157,7 +157,7 @@ func BenchmarkDeviceNamerName(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := NewDeviceNamer(inv, NewSNMPTargets([]SNMPTarget{{Name: "pe9", Host: "198.51.100.9"}}))
+	n := NewDeviceNamer(inv, NewSNMPTargets([]SNMPTarget{{Name: "pe9", Host: "198.51.100.9"}}), nil)
 	lines := []struct{ hostname, source string }{
 		{"edge1", "192.0.2.1:514"}, {"EDGE1.ams.example.net", "192.0.2.1:514"},
 		{"Unlisted-Router", "203.0.113.1:514"}, {"", "203.0.113.1:514"},

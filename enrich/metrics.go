@@ -38,6 +38,7 @@ type MetricsWorker struct {
 	det      *detector
 	evEnc    eventRecords
 	targets  *SNMPTargets // told the targets' sysNames, for traps and syslog
+	gnmi     *GNMITargets // the gNMI targets' addresses, for records without an agent tag
 
 	// Per-row scratch, reused: the row decoded and enriched in place, its
 	// interface view, and the tags and fields being merged into them.
@@ -105,7 +106,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 	}
 	mw := &MetricsWorker{
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
-		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets,
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets, gnmi: w.gnmi,
 		rates: newRates(), state: map[stateKey]seen[stateSample]{}, uptimes: map[string]seen[uptimeSample]{},
 		sysNames: map[string]*sysName{}, rateNames: map[string]string{}, maxObjects: maxMetricsObjects,
 	}
@@ -408,6 +409,11 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		w.deletedSpeed(p, p.Device, at)
 	}
 	agent, _ := p.Tag("agent")
+	if agent == "" {
+		// A gNMI record names its target, not the address it is
+		// dialed at, which the config gives.
+		agent = w.gnmi.address(p.Device)
+	}
 	// State stays keyed by the target's name; records and events take the
 	// inventory's, as syslog and traps do, so one change seen by several
 	// paths is one event. A renamed record keeps the target's name in a

@@ -76,7 +76,7 @@ func TestInventoryRelayPolledIsItself(t *testing.T) {
 			t.Errorf("LookupTarget(%q, %q) = %q, want %q", tc.target, tc.agent, got, tc.want)
 		}
 	}
-	if got := NewDeviceNamer(inv, NewSNMPTargets(nil)).SNMPTarget("relay1-snmp", "10.9.0.1"); got != "relay1" {
+	if got := NewDeviceNamer(inv, NewSNMPTargets(nil), nil).SNMPTarget("relay1-snmp", "10.9.0.1"); got != "relay1" {
 		t.Errorf("SNMPTarget(relay1-snmp at the relay's address) = %q, want relay1", got)
 	}
 	w := NewMetricsWorker(nil, inv)
@@ -105,7 +105,7 @@ func TestRelayWrappedCorpusClassified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	namer := NewDeviceNamer(inv, nil)
+	namer := NewDeviceNamer(inv, nil, nil)
 	c := NewClassifier()
 	p := syslog.Parser{Now: func() time.Time { return time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC) }}
 	heads := []struct {

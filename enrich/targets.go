@@ -186,3 +186,55 @@ func (t *SNMPTargets) any() bool {
 	byAddr := t.byAddr.Load()
 	return byAddr != nil && len(*byAddr) > 0
 }
+
+// GNMITargets are the addresses of the gNMI targets of the config, by
+// target name: a raw.gnmi record names its target, not the address it was
+// dialed at, and an inventory entry that lists the device by its address
+// names its records, as it names an SNMP target's polls (LookupTarget). As
+// SNMPTargets, they come from the config, so every process of a cluster
+// names a target's records alike whichever process subscribes to it; the
+// collector keys them by the same (DeviceNamer.GNMITarget). The workers
+// and the namer of a process share one (WithGNMITargets); Set replaces its
+// targets while they run (SIGHUP).
+type GNMITargets struct {
+	byName atomic.Pointer[map[string]string]
+}
+
+// GNMITarget is a gNMI target of the config: its name and the address it
+// is dialed at ("host:port"). A target reached through a gateway (its
+// prefix_target set) is dialed at the gateway's address, which is not the
+// device's: give it no Address.
+type GNMITarget struct {
+	Name, Address string
+}
+
+// NewGNMITargets returns the targets given.
+func NewGNMITargets(targets []GNMITarget) *GNMITargets {
+	t := &GNMITargets{}
+	t.Set(targets)
+	return t
+}
+
+// Set replaces the targets.
+func (t *GNMITargets) Set(targets []GNMITarget) {
+	byName := make(map[string]string, len(targets))
+	for _, tg := range targets {
+		if tg.Address != "" {
+			byName[tg.Name] = tg.Address
+		}
+	}
+	t.byName.Store(&byName)
+}
+
+// address is the address target is dialed at; "" for none (not a target
+// of the config, one behind a gateway, or a nil t).
+func (t *GNMITargets) address(target string) string {
+	if t == nil {
+		return ""
+	}
+	byName := t.byName.Load()
+	if byName == nil {
+		return ""
+	}
+	return (*byName)[target]
+}

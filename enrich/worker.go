@@ -55,6 +55,7 @@ type Worker struct {
 	session  time.Duration
 	det      *detector
 	targets  *SNMPTargets // the config's SNMP targets, naming devices by address
+	gnmi     *GNMITargets // the config's gNMI targets' addresses (metrics workers of raw.gnmi)
 	input    string       // metrics workers: the raw topic they read
 	// How far back to read a partition the worker takes (see warmer);
 	// DefaultWarmup unless set.
@@ -121,6 +122,13 @@ func WithSharedEventRules(r *EventRules) WorkerOption {
 // an address the inventory does not name but a target polls takes the
 // target's name (see SNMPTargets).
 func WithSNMPTargets(t *SNMPTargets) WorkerOption { return func(w *Worker) { w.targets = t } }
+
+// WithGNMITargets gives a metrics worker reading raw.gnmi the gNMI targets
+// of the config: a record of a target the inventory does not list by name
+// is looked up by the address the target is dialed at, as an SNMP
+// target's polls are by their agent's (see GNMITargets). Other workers
+// ignore it.
+func WithGNMITargets(t *GNMITargets) WorkerOption { return func(w *Worker) { w.gnmi = t } }
 
 // WithInputTopic sets the raw topic a worker reads, where its collector
 // writes: for a syslog worker Topics.RawSyslog, for a trap worker

@@ -60,3 +60,87 @@ func TestGNMIInterfaceStatusEndToEnd(t *testing.T) {
 	waitFor("events", `"type":"interface_down"`, `"device":"spine9"`, `"object":"Ethernet2"`)
 	waitFor("enriched.metrics", `"measurement":"interface"`, `"interface":"Ethernet2"`, `"oper_up":false`)
 }
+
+// TestGNMITargetNamedByInventoryAddress: an inventory entry that lists a
+// device by its address named its syslog lines, but not the records of a
+// gNMI target dialed at that address, looked up by the target's name
+// alone: one link down was published twice, as device rv1 tagged unknown
+// (gNMI) and as spine9 (syslog). The target's records are keyed and
+// enriched as spine9 (with their target's name in a target tag), and the
+// link down both paths report is one event.
+func TestGNMITargetNamedByInventoryAddress(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	target := gnmisim.New(gnmisim.Config{Interfaces: 2, Neighbors: 1, ToggleEvery: -1})
+	served := make(chan error, 1)
+	go func() { served <- target.Serve(ctx, lis) }()
+	t.Cleanup(func() { cancel(); <-served })
+
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inventory.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: spine9, address: 127.0.0.1, site: lab1}\n"), 0o644)
+	cfg := filepath.Join(dir, "weir.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("enrich:\n  inventory: %s\ngnmi:\n  subscriptions:\n"+
+		"    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change}\n"+
+		"  targets:\n    - {name: rv1, address: %q, encoding: proto, insecure: true, subscriptions: [oper]}\n",
+		inv, lis.Addr())), 0o644)
+	p := startWeir(t, t.TempDir(), "-c", cfg)
+
+	// enriched waits for an enriched.metrics record with all of want.
+	enriched := func(want ...string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			out, _, _ := p.cli(t, "", "consume", "enriched.metrics", "--from-beginning")
+			for line := range strings.Lines(out) {
+				all := true
+				for _, w := range want {
+					all = all && strings.Contains(line, w)
+				}
+				if all {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no enriched.metrics record with %q:\n%s\n%s", want, out, p.Logs())
+			}
+		}
+	}
+	enriched(`"device":"spine9"`, `"target":"rv1"`, `"site":"lab1"`, `"interface":"Ethernet2"`, `"oper_up":true`)
+	for _, r := range consumeAll(t, p, "raw.gnmi", func(r []consumedKeyed) bool { return len(r) > 0 }) {
+		if r.Key != "spine9" {
+			t.Errorf("raw.gnmi record keyed %q, want spine9", r.Key)
+		}
+	}
+	// The device's syslog line, from its address with a hostname the
+	// inventory does not list.
+	udp, _ := p.SyslogAddrs(t)
+	conn, err := net.Dial("udp", udp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write([]byte("<189>Dec  3 07:00:01 rv1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet2, changed state to down"))
+	downs := func(r []consumedKeyed) (n int) {
+		for _, ev := range r {
+			if ev.Value.Type == "interface_down" {
+				n++
+			}
+		}
+		return n
+	}
+	consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
+	target.Flap(1) // the same link down, by gNMI
+	enriched(`"device":"spine9"`, `"interface":"Ethernet2"`, `"oper_up":false`)
+	events := consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
+	if downs(events) != 1 {
+		t.Errorf("%d interface_down events, want 1: %+v", downs(events), events)
+	}
+	for _, ev := range events {
+		if ev.Value.Device != "spine9" || ev.Key != "spine9" {
+			t.Errorf("%s of %s: device %q keyed %q, want spine9", ev.Value.Type, ev.Value.Object, ev.Value.Device, ev.Key)
+		}
+	}
+}

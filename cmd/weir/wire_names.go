@@ -14,7 +14,7 @@ import (
 )
 
 // deviceNames are what enrichment names devices by (the inventory, the
-// SNMP targets), shared by the process's enrichment workers and its
+// SNMP and gNMI targets), shared by the process's enrichment workers and its
 // collectors, which key raw records by the same names (enrich.DeviceNamer):
 // a raw record's key is then the key of what is enriched from it, and
 // the records and events of one device are in one partition. Reloads (the
@@ -22,6 +22,7 @@ import (
 type deviceNames struct {
 	inv     *enrich.Inventory
 	targets *enrich.SNMPTargets
+	gnmi    *enrich.GNMITargets
 	namer   *enrich.DeviceNamer
 }
 
@@ -90,7 +91,12 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 		return nil, nil, err
 	}
 	targets := enrich.NewSNMPTargets(snmpTargetNames(d.cfg.SNMP.Targets))
+	// The config's gNMI targets' addresses find their devices' inventory
+	// entries (by address), for the gNMI collector's keys and the
+	// workers' names alike, in every process of a cluster.
+	gnmiTargets := enrich.NewGNMITargets(gnmiTargetAddrs(d.cfg.GNMI.Targets))
 	d.reload.add("enrich device names", func(cfg *configs.Config) error {
+		gnmiTargets.Set(gnmiTargetAddrs(cfg.GNMI.Targets))
 		profiles, err := cfg.SNMP.LoadSNMPProfiles()
 		if err != nil {
 			return err
@@ -101,7 +107,7 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 		targets.Set(snmpTargetNames(cfg.SNMP.Targets))
 		return nil
 	})
-	return &deviceNames{inv: inv, targets: targets, namer: enrich.NewDeviceNamer(inv, targets)}, comps, nil
+	return &deviceNames{inv: inv, targets: targets, gnmi: gnmiTargets, namer: enrich.NewDeviceNamer(inv, targets, gnmiTargets)}, comps, nil
 }
 
 // observeInventory counts the inventory's reloads on reg (nil: none), the
@@ -141,6 +147,20 @@ func snmpTargetNames(targets []configs.SNMPTarget) []enrich.SNMPTarget {
 	out := make([]enrich.SNMPTarget, len(targets))
 	for i, t := range targets {
 		out[i] = enrich.SNMPTarget{Name: t.Name, Host: t.Host, Interval: t.Interval}
+	}
+	return out
+}
+
+// gnmiTargetAddrs are the gNMI targets' names and addresses, for
+// enrichment. A target behind a gateway (prefix_target) is dialed at the
+// gateway's address, not its own, and is given none.
+func gnmiTargetAddrs(targets []configs.GNMITarget) []enrich.GNMITarget {
+	out := make([]enrich.GNMITarget, len(targets))
+	for i, t := range targets {
+		out[i] = enrich.GNMITarget{Name: t.Name}
+		if t.PrefixTarget == "" {
+			out[i].Address = t.Address
+		}
 	}
 	return out
 }

@@ -204,3 +204,38 @@ func partApply(t *testing.T, r *reloads, name string) func(*configs.Config) erro
 	t.Fatalf("no %s part reloads on SIGHUP", name)
 	return nil
 }
+
+// TestGNMITargetAddressesFollowSIGHUP: the gNMI collector's keys name a
+// target by the inventory entry of the address the config dials it at
+// (as the raw.gnmi workers do), and SIGHUP brings the targets' addresses
+// of the file read again; a target behind a gateway (prefix_target) is
+// not named by the gateway's address.
+func TestGNMITargetAddressesFollowSIGHUP(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(path, []byte("devices:\n  - {name: spine9, address: 127.0.0.1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := configs.Defaults()
+	cfg.Enrich.Inventory = path
+	cfg.GNMI.Targets = []configs.GNMITarget{{Name: "rv1", Address: "127.0.0.1:57400"},
+		{Name: "leaf3", Address: "127.0.0.1:9339", PrefixTarget: "leaf3"}}
+	r := newReloads(prometheus.NewRegistry())
+	names, _, err := newDeviceNames(deps{cfg: cfg, logger: slog.New(slog.DiscardHandler), reload: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names.namer.GNMITarget("rv1"); got != "spine9" {
+		t.Errorf("rv1 at 127.0.0.1: named %q, want spine9", got)
+	}
+	if got := names.namer.GNMITarget("leaf3"); got != "" {
+		t.Errorf("leaf3 behind a gateway at 127.0.0.1: named %q, want none", got)
+	}
+	next := *cfg
+	next.GNMI.Targets = []configs.GNMITarget{{Name: "rv1", Address: "192.0.2.1:57400"}}
+	if err := partApply(t, r, "enrich device names")(&next); err != nil {
+		t.Fatal(err)
+	}
+	if got := names.namer.GNMITarget("rv1"); got != "" {
+		t.Errorf("rv1 moved to 192.0.2.1: named %q, want none", got)
+	}
+}
