@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,5 +237,44 @@ func TestRenameAcrossARestart(t *testing.T) {
 				t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
+	}
+}
+
+// TestInventoryRenames: which devices a reload renames, old name to new.
+func TestInventoryRenames(t *testing.T) {
+	parse := func(s string) *inventoryIndex {
+		t.Helper()
+		idx, err := parseInventory([]byte(s), "inventory")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	}
+	old := parse(`devices:
+  - {name: core1, address: 192.0.2.1}
+  - {name: core2, address: 192.0.2.2}
+  - {name: edge5, address: 192.0.2.5}
+  - {name: gone, address: 192.0.2.6}
+  - {name: lab, cidr: 10.0.0.0/8}
+`)
+	cur := parse(`devices:
+  - {name: core1-fra, address: 192.0.2.1}
+  - {name: core2, address: 192.0.2.2, site: fra1}
+  - {name: spine9, address: 192.0.2.9}
+  - {name: leaf7, address: 192.0.2.7}
+  - {name: lab-ams, cidr: 10.0.0.0/8}
+`)
+	snmp := NewSNMPTargets([]SNMPTarget{
+		{Name: "core1-snmp", Host: "192.0.2.1"}, // its device renamed with the entry
+		{Name: "edge5-snmp", Host: "192.0.2.5"}, // its entry removed: named as the target
+		{Name: "sw9", Host: "192.0.2.9"},        // an entry added for its address
+		{Name: "lab3", Host: "10.0.0.3"},        // a range names no device
+		{Name: "core2", Host: "192.0.2.2"},      // unchanged
+	})
+	gnmi := NewGNMITargets([]GNMITarget{{Name: "leaf7-gnmi", Address: "192.0.2.7:57400"}})
+	got := inventoryRenames(old, cur, snmp, gnmi)
+	want := map[string]string{"core1": "core1-fra", "edge5": "edge5-snmp", "sw9": "spine9", "leaf7-gnmi": "leaf7"}
+	if !maps.Equal(got, want) {
+		t.Errorf("renames %v, want %v", got, want)
 	}
 }

@@ -84,6 +84,7 @@ type detector struct {
 	// followed, and renamed the renames it found since, by new name (see
 	// followInventory).
 	inv     atomic.Pointer[Inventory]
+	gnmi    atomic.Pointer[GNMITargets] // the gNMI targets, for their renames
 	seenIdx *inventoryIndex
 	renamed map[string]*renameNote
 	// renamesPath keeps seenIdx's file and the renames not yet said

@@ -46,13 +46,14 @@ const renameRetention = time.Hour
 // name to new, as the workers name them:
 //   - a named entry whose name cur no longer lists, whose address cur
 //     gives to another named entry (the entry renamed);
-//   - an SNMP target of targets that old and cur name otherwise (an entry
-//     added or removed for its address, or renamed).
+//   - an SNMP target of targets, or a gNMI target of gnmi, that old and
+//     cur name otherwise (an entry added or removed for its address, or
+//     renamed).
 //
 // A device named by the hostname its syslog lines carry, that an entry
 // added by address names now, is not found: the inventory does not know
 // the hostname it was named by before.
-func inventoryRenames(old, cur *inventoryIndex, targets *SNMPTargets) map[string]string {
+func inventoryRenames(old, cur *inventoryIndex, targets *SNMPTargets, gnmi *GNMITargets) map[string]string {
 	renames := map[string]string{}
 	add := func(from, to string) {
 		if from == "" || to == "" || from == to || len(renames) >= maxRenames {
@@ -77,20 +78,19 @@ func inventoryRenames(old, cur *inventoryIndex, targets *SNMPTargets) map[string
 			add(name, nd.Name)
 		}
 	}
-	if targets == nil {
-		return renames
-	}
-	byAddr := targets.byAddr.Load()
-	if byAddr == nil {
-		return renames
-	}
-	before, after := NewDeviceNamer(inventoryOf(old), targets), NewDeviceNamer(inventoryOf(cur), targets)
-	for a, target := range *byAddr {
-		if target == "" {
-			continue
+	before, after := NewDeviceNamer(inventoryOf(old), targets, gnmi), NewDeviceNamer(inventoryOf(cur), targets, gnmi)
+	if byAddr := targets.addresses(); byAddr != nil {
+		for a, target := range *byAddr {
+			if target != "" {
+				host := a.String()
+				add(cmp.Or(before.SNMPTarget(target, host), target), cmp.Or(after.SNMPTarget(target, host), target))
+			}
 		}
-		host := a.String()
-		add(cmp.Or(before.SNMPTarget(target, host), target), cmp.Or(after.SNMPTarget(target, host), target))
+	}
+	if byName := gnmi.addresses(); byName != nil {
+		for target := range *byName {
+			add(cmp.Or(before.GNMITarget(target), target), cmp.Or(after.GNMITarget(target), target))
+		}
 	}
 	return renames
 }
@@ -129,7 +129,7 @@ func (d *detector) followInventory() {
 			return
 		}
 	}
-	renames := inventoryRenames(old, cur, d.targets.Load())
+	renames := inventoryRenames(old, cur, d.targets.Load(), d.gnmi.Load())
 	if len(renames) == 0 {
 		return
 	}

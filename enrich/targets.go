@@ -74,6 +74,15 @@ func (t *SNMPTargets) Set(targets []SNMPTarget) {
 	t.longest.Store(int64(longest))
 }
 
+// addresses are the targets by address ("" where several poll one; nil
+// for a nil t).
+func (t *SNMPTargets) addresses() *map[netip.Addr]string {
+	if t == nil {
+		return nil
+	}
+	return t.byAddr.Load()
+}
+
 // maxInterval is the longest poll interval of the targets; 0 for none
 // (or a nil t).
 func (t *SNMPTargets) maxInterval() time.Duration {
@@ -224,6 +233,14 @@ func (t *GNMITargets) Set(targets []GNMITarget) {
 		}
 	}
 	t.byName.Store(&byName)
+}
+
+// addresses are the targets' addresses by name (nil for a nil t).
+func (t *GNMITargets) addresses() *map[string]string {
+	if t == nil {
+		return nil
+	}
+	return t.byName.Load()
 }
 
 // address is the address target is dialed at; "" for none (not a target

@@ -167,6 +167,9 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	if inv != nil {
 		w.det.inv.Store(inv) // and the inventory, whose renames it follows
 	}
+	if w.gnmi != nil {
+		w.det.gnmi.Store(w.gnmi)
+	}
 	w.unknownTags = map[string]string{"unknown": "true"}
 	w.unknownTagsJSON = telemetry.AppendStringMapField(nil, "tags", w.unknownTags)
 	w.unknownEventTagsJSON = telemetry.AppendMarshalTagsField(nil, w.unknownTags)
