@@ -175,11 +175,14 @@ type objectKey struct{ device, object, family string }
 // report of the other type moves it one on, and is a change only past the
 // sequence's end (see sameState).
 type objectState struct {
-	typ  string
-	at   time.Time
-	n    int32
-	path instantPath   // the first partition that reported at at
-	more []instantPath // any others
+	typ string
+	at  time.Time
+	n   int32
+	// rebuilt says a warm-up's reading of the past made the state (see
+	// rebuiltReport); a live change makes it false.
+	rebuilt bool
+	path    instantPath   // the first partition that reported at at
+	more    []instantPath // any others
 }
 
 // instantPath is an input partition that reported an object in its
@@ -676,6 +679,7 @@ func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []tel
 		// object's last event, and say the opposite of its state.
 		return out
 	}
+	d.markRebuilt(ev.Device, id, ev.Type, false)
 	if ev.Type == typeUnreachableCleared {
 		d.endReachability(ev.Device, id, now)
 	}
@@ -779,6 +783,39 @@ func (d *detector) pollAnswered(ev telemetry.Event, prevAt time.Time) bool {
 	ev.Time = prevAt
 	d.rememberLate(ev, prevAt, time.Time{})
 	return true
+}
+
+// rebuiltReport is when ev's object, whose state ev (a poll's change
+// answering another path's report: see firstMayChange, pollContradicts)
+// would change, was reported in the other state, if a warm-up rebuilt
+// that report. The process before a restart, or the partition's previous
+// owner, may have published ev already: a warm-up judges a row's first
+// sample no change, as it cannot tell whether it was the row's first
+// poll (see publishedAnswer).
+func (d *detector) rebuiltReport(ev telemetry.Event) (time.Time, bool) {
+	opp := opposite(ev.Type)
+	if opp == "" || ev.Object == "" {
+		return time.Time{}, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.states[objectKey{ev.Device, objectID(ev), min(ev.Type, opp)}]
+	if st == nil || !st.rebuilt || st.typ != opp {
+		return time.Time{}, false
+	}
+	return st.at, true
+}
+
+// markRebuilt notes whether a warm-up made the state of device's object
+// id that a report of typ just made. d.mu is held.
+func (d *detector) markRebuilt(device, id, typ string, rebuilt bool) {
+	opp := opposite(typ)
+	if opp == "" {
+		return
+	}
+	if st := d.states[objectKey{device, id, min(typ, opp)}]; st != nil {
+		st.rebuilt = rebuilt
+	}
 }
 
 // reportedState is the state object was last reported in, for a sample of
@@ -895,6 +932,9 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	same, newest := d.sameState(ev.Device, id, ev.Type, at, causePartition(ev.Cause))
 	if same {
 		return
+	}
+	if newest {
+		d.markRebuilt(ev.Device, id, ev.Type, true)
 	}
 	// A change older than the object's state (the warm-up reads the past
 	// after live changes) is no repeat to guard against: the change back

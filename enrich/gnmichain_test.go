@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -58,7 +59,7 @@ func (c *gnmiChain) step(sec int, n *gpb.Notification) []telemetry.Metric {
 		recs = append(recs, broker.Record{Topic: telemetry.TopicRawGNMI, Value: v, Offset: c.offset, Timestamp: c.now})
 		c.offset++
 	}
-	metrics, _ := c.w.enrichBatch(recs, nil, nil)
+	metrics, _ := c.w.enrichBatch(context.Background(), recs, nil, nil)
 	var out []telemetry.Metric
 	for _, o := range metrics {
 		var m telemetry.Metric
