@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -103,7 +102,7 @@ func TestFirstSampleAfterDeleteAgainstAnotherPathsState(t *testing.T) {
 func batchEvents(t *testing.T, w *MetricsWorker, at time.Time, recs ...broker.Record) []string {
 	t.Helper()
 	w.rates.setNow(at)
-	_, out := w.enrichBatch(context.Background(), recs, nil, nil)
+	_, out := w.enrichBatch(recs, nil, nil)
 	var got []string
 	for _, o := range out {
 		var ev telemetry.Event

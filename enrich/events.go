@@ -179,7 +179,7 @@ type objectState struct {
 	at  time.Time
 	n   int32
 	// rebuilt says a warm-up's reading of the past made the state (see
-	// rebuiltReport); a live change makes it false.
+	// adoptPublished); a live change makes it false.
 	rebuilt bool
 	path    instantPath   // the first partition that reported at at
 	more    []instantPath // any others
@@ -783,27 +783,6 @@ func (d *detector) pollAnswered(ev telemetry.Event, prevAt time.Time) bool {
 	ev.Time = prevAt
 	d.rememberLate(ev, prevAt, time.Time{})
 	return true
-}
-
-// rebuiltReport is when ev's object, whose state ev (a poll's change
-// answering another path's report: see firstMayChange, pollContradicts)
-// would change, was reported in the other state, if a warm-up rebuilt
-// that report. The process before a restart, or the partition's previous
-// owner, may have published ev already: a warm-up judges a row's first
-// sample no change, as it cannot tell whether it was the row's first
-// poll (see publishedAnswer).
-func (d *detector) rebuiltReport(ev telemetry.Event) (time.Time, bool) {
-	opp := opposite(ev.Type)
-	if opp == "" || ev.Object == "" {
-		return time.Time{}, false
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	st := d.states[objectKey{ev.Device, objectID(ev), min(ev.Type, opp)}]
-	if st == nil || !st.rebuilt || st.typ != opp {
-		return time.Time{}, false
-	}
-	return st.at, true
 }
 
 // markRebuilt notes whether a warm-up made the state of device's object

@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -51,7 +50,7 @@ func FuzzMetricsWorker(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		w := NewMetricsWorker(nil, inv)
 		w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
-		metrics, events := w.enrichBatch(context.Background(), twoRecords(telemetry.TopicRawSNMP, a, b), nil, nil)
+		metrics, events := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, a, b), nil, nil)
 		for _, o := range metrics {
 			var m telemetry.Metric
 			if err := json.Unmarshal(o.rec.Value, &m); err != nil {
@@ -141,7 +140,7 @@ func TestWorkersSkipRecordsOfAnotherSchema(t *testing.T) {
 		w := NewMetricsWorker(nil, inv)
 		w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
 		row := []byte(`{"v":2,"measurement":"snmp_status","device":"edge1","fields":{"snmp_up":1}}`)
-		metrics, events := w.enrichBatch(context.Background(), twoRecords(telemetry.TopicRawSNMP, bad[0], row), nil, nil)
+		metrics, events := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, bad[0], row), nil, nil)
 		if len(metrics)+len(events) != 0 || decodeErrorsOf(w.m, telemetry.TopicRawSNMP) != 2 {
 			t.Fatalf("%d metrics, %d events, %v undecodable; want none and 2", len(metrics), len(events), decodeErrorsOf(w.m, telemetry.TopicRawSNMP))
 		}
@@ -158,7 +157,7 @@ func TestWorkersSkipRecordsOfAnotherSchema(t *testing.T) {
 			row := []byte(`{"v":1,"measurement":"interface","device":"r1","tags":{"ifName":"Gi1"},"fields":{"ifHCInOctets":` + v +
 				`,"ifOperStatus":1},"time":"2026-12-02T07:16:03Z","source":"snmp"}`)
 			good := []byte(`{"v":1,"measurement":"interface","device":"r1","tags":{"ifName":"Gi1"},"fields":{"ifOperStatus":1},"time":"2026-12-02T07:16:04Z","source":"snmp"}`)
-			metrics, _ := w.enrichBatch(context.Background(), twoRecords(telemetry.TopicRawSNMP, row, good), nil, nil)
+			metrics, _ := w.enrichBatch(twoRecords(telemetry.TopicRawSNMP, row, good), nil, nil)
 			if len(metrics) != 1 || decodeErrorsOf(w.m, telemetry.TopicRawSNMP) != 1 {
 				t.Fatalf("field %s: %d metrics, %v undecodable; want the good row and 1", v, len(metrics), decodeErrorsOf(w.m, telemetry.TopicRawSNMP))
 			}

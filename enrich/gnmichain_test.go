@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -59,7 +58,7 @@ func (c *gnmiChain) step(sec int, n *gpb.Notification) []telemetry.Metric {
 		recs = append(recs, broker.Record{Topic: telemetry.TopicRawGNMI, Value: v, Offset: c.offset, Timestamp: c.now})
 		c.offset++
 	}
-	metrics, _ := c.w.enrichBatch(context.Background(), recs, nil, nil)
+	metrics, _ := c.w.enrichBatch(recs, nil, nil)
 	var out []telemetry.Metric
 	for _, o := range metrics {
 		var m telemetry.Metric

@@ -192,6 +192,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	w.warmer.ended = w.det.warmupEnder(w)
+	w.warmer.adopt = w.det.adopter(w.b, w.topics.Events, w.logger)
 	var metrics, events []outRecord
 	var polls pollHealth // failing polls, across polls
 	for {
@@ -230,7 +231,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		}
 		metrics, events = metrics[:0], events[:0]
 		eachChunk(recs, func(chunk []broker.Record) {
-			metrics, events = w.enrichBatch(ctx, chunk, metrics, events)
+			metrics, events = w.enrichBatch(chunk, metrics, events)
 			w.out.flush(outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events})
 		})
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
@@ -263,9 +264,8 @@ func (w *MetricsWorker) sweepForgotten(now time.Time) {
 }
 
 // enrichBatch enriches a batch of raw metric records, appending the
-// enriched records (and interface views) and the events they raise. ctx
-// bounds reading the events topic back (see dropPublished).
-func (w *MetricsWorker) enrichBatch(ctx context.Context, recs []broker.Record, metrics, events []outRecord) ([]outRecord, []outRecord) {
+// enriched records (and interface views) and the events they raise.
+func (w *MetricsWorker) enrichBatch(recs []broker.Record, metrics, events []outRecord) ([]outRecord, []outRecord) {
 	for i := range recs {
 		r := &recs[i]
 		var replayed bool
@@ -275,9 +275,6 @@ func (w *MetricsWorker) enrichBatch(ctx context.Context, recs []broker.Record, m
 		evs, ok := w.enrich(r)
 		if !ok {
 			continue
-		}
-		if len(w.firstSeen) > 0 {
-			w.dropPublished(ctx)
 		}
 		m0, e0 := len(metrics), len(events)
 		metrics = w.appendMetricRecord(metrics, &w.row, r)

@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -44,7 +43,7 @@ func TestMetricsStateBounded(t *testing.T) {
 			}
 			recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(len(recs)), Value: v})
 		}
-		metrics, events = w.enrichBatch(context.Background(), recs, metrics[:0], events[:0])
+		metrics, events = w.enrichBatch(recs, metrics[:0], events[:0])
 		return metrics
 	}
 	for d := range 500 {

@@ -205,7 +205,7 @@ func BenchmarkEnrichMetrics(b *testing.B) {
 			cpu := processCPU()
 			for i, next := 0, 0; i < b.N; i += batch {
 				n := min(batch, b.N-i, len(recs)-next)
-				metrics, events = w.enrichBatch(context.Background(), recs[next:next+n], metrics[:0], events[:0])
+				metrics, events = w.enrichBatch(recs[next:next+n], metrics[:0], events[:0])
 				enriched += len(metrics)
 				w.out.recycle(&w.arena, &w.evEnc.arena) // as Run does once they are delivered
 				if next += n; next == len(recs) {
@@ -417,7 +417,7 @@ func TestRowsWithoutInterfaceHaveTheirOwnRates(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewMetricsWorker(nil, inv)
 	w.out = newOutputs(nil, telemetry.TopicRawSNMP, w.logger, w.m, false)
-	metrics, _ := w.enrichBatch(context.Background(), []broker.Record{
+	metrics, _ := w.enrichBatch([]broker.Record{
 		peer(0, "10.0.0.1", 100), peer(0, "10.0.0.2", 10_000),
 		peer(1, "10.0.0.2", 10_060), peer(1, "10.0.0.1", 160),
 	}, nil, nil)
@@ -805,7 +805,7 @@ func TestMetricsEventsShareTheDetector(t *testing.T) {
 		v, _ := json.Marshal(&m)
 		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Timestamp: at, Value: v})
 	}
-	_, events := w.enrichBatch(context.Background(), recs, nil, nil)
+	_, events := w.enrichBatch(recs, nil, nil)
 	var got []string
 	for _, out := range events {
 		var ev telemetry.Event

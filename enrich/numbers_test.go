@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -149,7 +148,7 @@ func enrichRaw(w *MetricsWorker, v string, at time.Time, off int64) (map[string]
 // of the records it publishes (the row, and its interface view).
 func enrichedValues(w *MetricsWorker, v string, at time.Time, off int64) []string {
 	w.rates.setNow(at.Add(time.Second))
-	metrics, _ := w.enrichBatch(context.Background(), []broker.Record{{Topic: telemetry.TopicRawSNMP, Offset: off, Value: []byte(v)}}, nil, nil)
+	metrics, _ := w.enrichBatch([]broker.Record{{Topic: telemetry.TopicRawSNMP, Offset: off, Value: []byte(v)}}, nil, nil)
 	var out []string
 	for _, m := range metrics {
 		out = append(out, string(m.rec.Value))

@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func TestOneObjectOneObjectID(t *testing.T) {
 		return broker.Record{Topic: telemetry.TopicRawSNMP, Offset: off, Timestamp: at, Value: v}
 	}
 	// baseline poll: up
-	w.enrichBatch(context.Background(), []broker.Record{row(0, t0, 1)}, nil, nil)
+	w.enrichBatch([]broker.Record{row(0, t0, 1)}, nil, nil)
 	// the syslog line: down
 	down := rules.d.observe(telemetry.Event{Type: "interface_down", Device: "edge1", Object: "GigabitEthernet0/1", Time: t0.Add(10 * time.Second),
 		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 0}}, t0.Add(10*time.Second))
@@ -39,7 +38,7 @@ func TestOneObjectOneObjectID(t *testing.T) {
 	}
 	// two polls later the link is up again
 	w.rates.setNow(t0.Add(2 * time.Minute))
-	_, events := w.enrichBatch(context.Background(), []broker.Record{row(1, t0.Add(time.Minute), 2), row(2, t0.Add(2*time.Minute), 1)}, nil, nil)
+	_, events := w.enrichBatch([]broker.Record{row(1, t0.Add(time.Minute), 2), row(2, t0.Add(2*time.Minute), 1)}, nil, nil)
 	var ups []telemetry.Event
 	for _, out := range events {
 		var ev telemetry.Event

@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -136,12 +135,12 @@ func TestWorkerCachesChangeNothing(t *testing.T) {
 				recs = append(recs, broker.Record{Topic: telemetry.TopicRawSNMP, Value: []byte(rec), Offset: int64(len(recs))})
 			}
 		}
-		got, _ := kept.enrichBatch(context.Background(), recs, nil, nil)
+		got, _ := kept.enrichBatch(recs, nil, nil)
 		var want []outRecord
 		for i := range recs {
 			fresh.dec, fresh.enc = telemetry.Decoder{}, telemetry.PointEncoder{}
 			fresh.ratesPlan, fresh.normPlan, fresh.counterInfos, fresh.viewRecipe = mergePlan{}, mergePlan{}, nil, viewRecipe{}
-			want, _ = fresh.enrichBatch(context.Background(), recs[i:i+1], want, nil)
+			want, _ = fresh.enrichBatch(recs[i:i+1], want, nil)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("poll %d: %d records, want %d", p, len(got), len(want))

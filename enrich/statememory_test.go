@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"testing"
@@ -47,7 +46,7 @@ func BenchmarkMetricsStateMemory(b *testing.B) {
 				runtime.ReadMemStats(&before)
 				var metrics, events []outRecord
 				for from := 0; from < len(recs); from += 500 {
-					metrics, events = w.enrichBatch(context.Background(), recs[from:min(from+500, len(recs))], metrics[:0], events[:0])
+					metrics, events = w.enrichBatch(recs[from:min(from+500, len(recs))], metrics[:0], events[:0])
 					w.out.recycle(&w.arena, &w.evEnc.arena)
 				}
 				if len(w.rates.rows) < rows {

@@ -43,6 +43,10 @@ type warmer struct {
 	// ended, if set, is told when a partition's warm-up is over, however
 	// it went, with the time of its first live record (detector.endWarmup).
 	ended func(tp broker.TopicPartition, liveAt time.Time)
+	// adopt, if set, is told of each partition warmed up from records,
+	// with the start of its window, before the warm-up ends: the
+	// detector.adopter of the worker.
+	adopt func(ctx context.Context, topic string, partition int32, since time.Time)
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
@@ -120,6 +124,9 @@ func (wm *warmer) warmPartition(ctx context.Context, topic string, partition int
 		wm.logger.Warn("enrich: warm-up failed", slog.String("topic", topic), slog.Int("partition", int(partition)),
 			slog.Int("records", n), slog.Any("error", err))
 		return
+	}
+	if n > 0 && wm.adopt != nil {
+		wm.adopt(ctx, topic, partition, end.Add(-wm.window))
 	}
 	if n > 0 {
 		wm.logger.Info("enrich: warmed up", slog.String("topic", topic), slog.Int("partition", int(partition)),

@@ -335,6 +335,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer w.out.startPublisher(ctx)()
 	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	w.warmer.ended = w.det.warmupEnder(w)
+	w.warmer.adopt = w.det.adopter(w.b, w.topics.Events, w.logger)
 	var enriched, events []outRecord
 	var polls pollHealth // failing polls, across polls
 	lastSettle := time.Now()
