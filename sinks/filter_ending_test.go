@@ -41,19 +41,23 @@ func TestFilterTakesWhatEndsWhatItTakes(t *testing.T) {
 	}
 }
 
-// endsDown is a Resolver: ups end downs.
+// endsDown is a Resolver: ups end downs, and renames carry over
+// whatever the filter took (as the webhook sink's Alertmanager form).
 type endsDown struct{}
 
 func (endsDown) Ends(typ string) (string, bool) {
-	if typ == "interface_up" {
+	switch typ {
+	case "interface_up":
 		return "interface_down", true
+	case telemetry.TypeDeviceRenamed:
+		return EndsAny, true
 	}
 	return "", false
 }
 
-// TestFilterTakesEveryRename: a Resolver destination gets every
-// device_renamed whatever its filter, which moves what the old name's
-// events began (alerts the filter took) to the new name; any other
+// TestFilterTakesEveryRename: a Resolver destination whose Ends says so
+// gets every device_renamed whatever its filter, which moves what the old
+// name's events began (alerts the filter took) to the new name; any other
 // destination only those its filter takes.
 func TestFilterTakesEveryRename(t *testing.T) {
 	f, err := newFilter(configs.SinkFilter{EventTypes: []string{"interface_down"}, Tags: map[string]string{"site": "ams*"}})

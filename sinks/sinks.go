@@ -150,12 +150,17 @@ type RawDestination interface {
 // would take what it ends (its severity aside: a down is an error, its up
 // a notice), so that a filter choosing which alerts fire (severities:
 // [error], event_types: [interface_down]) does not leave them firing for
-// good. It takes every device_renamed too, which moves what the old
-// name began to the new name.
+// good.
 type Resolver interface {
-	// Ends returns the event type an event of type typ ends, if any.
+	// Ends returns the event type an event of type typ ends, if any;
+	// EndsAny for one the filter takes whatever it is (device_renamed,
+	// which carries over what the old name began).
 	Ends(typ string) (string, bool)
 }
+
+// EndsAny is what Resolver.Ends returns for an event that bears on
+// whatever the filter took.
+const EndsAny = "*"
 
 // PointDestination is implemented by metric destinations that walk a
 // metric's tags and fields (InfluxDB, Prometheus): when Points is true they
@@ -922,10 +927,10 @@ func (s *Sink) decode(dc *decoder, it *Item, pt *telemetry.Point) (bool, error) 
 		return true, nil
 	}
 	if it.Event != nil && s.ender != nil {
-		if it.Event.Type == telemetry.TypeDeviceRenamed {
-			return true, nil // it carries over whatever the filter took of the device
-		}
 		if ended, ok := s.ender.Ends(it.Event.Type); ok {
+			if ended == EndsAny {
+				return true, nil
+			}
 			return s.filter.matchEnding(it.Event, ended), nil
 		}
 	}

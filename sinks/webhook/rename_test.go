@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"github.com/weirnet/weir/configs"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -125,4 +126,21 @@ func TestRenamedDevicesAlertsEndUnderItsNewName(t *testing.T) {
 			t.Errorf("Ethernet8's alert: firing %v, kept %d; want still firing, kept", firing, len(s.active))
 		}
 	})
+}
+
+// TestRenameTakenByTheAlertmanagerFormOnly: the Alertmanager form's
+// filter takes every device_renamed (it moves whatever alerts the filter
+// fired); the JSON form's filter judges it as any event, so a chat
+// webhook given bgp_* events does not get it.
+func TestRenameTakenByTheAlertmanagerFormOnly(t *testing.T) {
+	for _, format := range []string{"alertmanager", "json"} {
+		s, err := NewSink(configs.Sink{Name: "w", URL: "http://127.0.0.1:1/", Format: format}, sinks.Env{StateDir: t.TempDir()}, time.Now, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended, ok := s.Ends(telemetry.TypeDeviceRenamed)
+		if want := format == "alertmanager"; ok != want || ok && ended != sinks.EndsAny {
+			t.Errorf("%s: Ends(device_renamed) = %q, %v; want taken %v", format, ended, ok, want)
+		}
+	}
 }

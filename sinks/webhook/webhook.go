@@ -371,6 +371,9 @@ func (s *Sink) Ends(typ string) (string, bool) {
 	if !s.alertmanager {
 		return "", false
 	}
+	if typ == telemetry.TypeDeviceRenamed {
+		return sinks.EndsAny, true // it moves whatever alerts the filter fired
+	}
 	return resolves(typ)
 }
 
