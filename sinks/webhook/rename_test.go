@@ -1,11 +1,11 @@
 package webhook
 
 import (
-	"github.com/weirnet/weir/configs"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/sinks"
 	"github.com/weirnet/weir/telemetry"
 )
