@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"context"
 	"log/slog"
 	"maps"
 	"os"
@@ -276,5 +277,54 @@ func TestInventoryRenames(t *testing.T) {
 	want := map[string]string{"core1": "core1-fra", "edge5": "edge5-snmp", "sw9": "spine9", "leaf7-gnmi": "leaf7"}
 	if !maps.Equal(got, want) {
 		t.Errorf("renames %v, want %v", got, want)
+	}
+}
+
+// TestRenameSaidBeforeFlappingCleared: an interface flapping under the
+// old name settles after the reload that renamed its device, before any
+// record's event under the new name. The flapping_cleared event, caused
+// by no record, is the new name's first event: it comes after the
+// device_renamed, so a webhook sink in the Alertmanager form has moved
+// the old name's interface_flapping alert when the cleared event comes
+// to end it. (Before, the cleared event went out alone: the alert stayed
+// firing under the old name, and the device_renamed said with the next
+// record's event moved it, still firing, to the new name for good.)
+func TestRenameSaidBeforeFlappingCleared(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
+	w := NewWorker(nil, inv, NewClassifier(), WithEventRules(time.Second, 3, time.Minute))
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	w.det.reportClock(w, nil, t0)
+	var flapping bool
+	for i := range 6 {
+		typ := "interface_down"
+		if i%2 == 1 {
+			typ = "interface_up"
+		}
+		at := t0.Add(time.Duration(i) * time.Second)
+		for _, ev := range w.det.observe(telemetry.Event{Type: typ, Device: "core1", Object: "Gi0/1", Time: at,
+			Tags: map[string]string{"site": "fra1"}, Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: int64(i)}}, at) {
+			flapping = flapping || ev.Type == "interface_flapping"
+		}
+	}
+	if !flapping {
+		t.Fatal("no interface_flapping under the old name")
+	}
+	write("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	w.det.reportClock(w, nil, t0.Add(time.Minute)) // the next poll: the rename is found
+	var got []string
+	for _, ev := range w.settled(context.Background(), t0.Add(2*time.Minute)) {
+		got = append(got, ev.Type+" "+ev.Device+" "+ev.Object)
+	}
+	want := []string{"device_renamed core1-fra core1", "interface_flapping_cleared core1-fra Gi0/1"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("settled: %q, want %q", got, want)
+	}
+	at := t0.Add(3 * time.Minute)
+	if evs := w.det.observe(telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Time: at,
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 6}}, at); len(evs) != 1 || evs[0].Type != "interface_down" {
+		t.Fatalf("the next record's events %+v: the rename said twice", evs)
 	}
 }

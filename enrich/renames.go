@@ -219,6 +219,41 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 		Tags: ev.Tags, TagsJSON: ev.TagsJSON, Time: ev.Time, Cause: ev.Cause})
 }
 
+// sayRenamedBefore is evs, events caused by no record (flapping cleared
+// events, see Worker.settled), with the device_renamed of each one's
+// device, if a rename to it is yet to be said, before its first: such an
+// event can be the new name's first (a flapping that settles after the
+// rename, before any record of the device), and a sink must have moved
+// the old name's alerts when it comes to end them. It goes out with them,
+// caused by no record either (carried with them when a transaction is
+// aborted).
+func (d *detector) sayRenamedBefore(evs []telemetry.Event) []telemetry.Event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.renamed) == 0 {
+		return evs
+	}
+	var out []telemetry.Event
+	for i := range evs {
+		n := d.renamed[evs[i].Device]
+		if n == nil || n.said {
+			if out != nil {
+				out = append(out, evs[i])
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]telemetry.Event, 0, len(evs)+1), evs[:i]...)
+		}
+		out = d.sayRenamed(&evs[i], objectID(evs[i]), false, out)
+		out = append(out, evs[i])
+	}
+	if out == nil {
+		return evs
+	}
+	return out
+}
+
 // forgetRenames forgets the renames said more than renameRetention before
 // now. d.mu is held.
 func (d *detector) forgetRenames(now time.Time) {

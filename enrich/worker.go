@@ -400,6 +400,7 @@ func (w *Worker) settled(ctx context.Context, now time.Time) []telemetry.Event {
 	for i := range cleared {
 		w.retagCleared(&cleared[i])
 	}
+	cleared = w.det.sayRenamedBefore(cleared)
 	w.det.saveRenames()
 	return cleared
 }
