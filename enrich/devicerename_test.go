@@ -328,3 +328,78 @@ func TestRenameSaidBeforeFlappingCleared(t *testing.T) {
 		t.Fatalf("the next record's events %+v: the rename said twice", evs)
 	}
 }
+
+// TestRenameSaidAgainAfterACrash: a device_renamed went out with a
+// record's event, and weir was killed before that record's commit. The
+// next start enriches the record again: the rename goes out again with
+// the same event (kept in the file with it), and with no other.
+func TestRenameSaidAgainAfterACrash(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	kept := filepath.Join(t.TempDir(), "renames.json")
+	newDet := func() *detector {
+		d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+		d.inv.Store(inv)
+		d.renamesPath, d.logger = kept, slog.New(slog.DiscardHandler)
+		return d
+	}
+	now := time.Now()
+	d := newDet()
+	d.reportClock(t, nil, now)
+	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.reportClock(t, nil, now)
+	c := telemetry.Cause{Topic: telemetry.TopicRawSyslog, Partition: 3, Offset: 41}
+	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Cause: c, Time: now}
+	types := func(evs []telemetry.Event) []string {
+		var s []string
+		for _, ev := range evs {
+			s = append(s, ev.Type+" "+ev.Object)
+		}
+		return s
+	}
+	want := []string{"device_renamed core1", "interface_down Gi0/1"}
+	if got := types(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
+		t.Fatalf("first: %q, want %q", got, want)
+	}
+	d.saveRenames()
+
+	// Killed; started again: the record is enriched again, then others.
+	d = newDet()
+	d.reportClock(t, nil, now)
+	if got := types(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
+		t.Errorf("the record enriched again after the restart: %q, want %q", got, want)
+	}
+	other := down
+	other.Object, other.Cause.Offset = "Gi0/2", 42
+	if got := types(d.observeInto(other, now, false, nil)); !slices.Equal(got, []string{"interface_down Gi0/2"}) {
+		t.Errorf("the next record: %q, want the rename said no more", got)
+	}
+}
+
+// TestUnsaidRenameDroppedWhenTheOldNameIsReused: core1 was renamed
+// core1-fra, and before any event of core1-fra another device was named
+// core1. The alerts under core1 are that device's: core1-fra's first
+// event says no rename.
+func TestUnsaidRenameDroppedWhenTheOldNameIsReused(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.inv.Store(inv)
+	now := time.Now()
+	d.reportClock(t, nil, now)
+	for _, yaml := range []string{
+		"devices:\n  - {name: core1-fra, address: 192.0.2.9}\n",
+		"devices:\n  - {name: core1-fra, address: 192.0.2.9}\n  - {name: core1, address: 192.0.2.10}\n",
+	} {
+		write(yaml)
+		if err := inv.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		d.reportClock(t, nil, now)
+	}
+	ev := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Time: now}
+	if got := d.observeInto(ev, now, false, nil); len(got) != 1 || got[0].Type != "interface_down" {
+		t.Errorf("events %+v, want the interface_down alone", got)
+	}
+}

@@ -129,11 +129,21 @@ func (d *detector) followInventory() {
 			return
 		}
 	}
-	renames := inventoryRenames(old, cur, d.targets.Load(), d.gnmi.Load())
-	if len(renames) == 0 {
-		return
+	if renames := inventoryRenames(old, cur, d.targets.Load(), d.gnmi.Load()); len(renames) > 0 {
+		d.moveDevices(renames)
+		d.noteRenames(renames)
 	}
-	d.moveDevices(renames)
+	for to, n := range d.renamed {
+		if _, ok := cur.byName[n.from]; ok && !n.said {
+			// The old name is another device's now: the alerts fired
+			// under it are that device's, not the renamed one's.
+			delete(d.renamed, to)
+		}
+	}
+}
+
+// noteRenames notes renames (old name to new) to be said. d.mu is held.
+func (d *detector) noteRenames(renames map[string]string) {
 	now := time.Now()
 	if d.renamed == nil {
 		d.renamed = map[string]*renameNote{}
@@ -196,21 +206,22 @@ func (d *detector) moveDevices(renames map[string]string) {
 
 // sayRenamed appends the device_renamed event of ev's device, if a rename
 // to it is yet to be said, before ev's own: the first event under the new
-// name, which it is caused by. For a redo (the record enriched again),
-// the rename it went out with goes out again. d.mu is held.
+// name, which it is caused by. When ev is the event it went out with, its
+// record enriched again (a redo, or after a restart before the record's
+// commit: said renames are kept across restarts for renameRetention), it
+// goes out again. d.mu is held.
 func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []telemetry.Event) []telemetry.Event {
 	n := d.renamed[ev.Device]
 	if n == nil {
 		return out
 	}
-	if redo {
-		if !n.said || n.cause != ev.Cause || n.typ != ev.Type || n.objID != id {
-			return out
-		}
-	} else {
-		if n.said {
-			return out
-		}
+	switch {
+	case n.said && n.cause == ev.Cause && n.typ == ev.Type && n.objID == id:
+		// The event it went out with, again: its record enriched again
+		// (a redo, or after a restart that came before its commit).
+	case n.said || redo:
+		return out
+	default:
 		n.said, n.cause, n.typ, n.objID = true, ev.Cause, ev.Type, id
 		d.renamesDirty = d.renamesPath != ""
 	}
@@ -271,6 +282,20 @@ type renamesFile struct {
 	Inventory string `json:"inventory"`
 	// Unsaid are the renames found and not yet said, new name to old.
 	Unsaid map[string]string `json:"unsaid,omitempty"`
+	// Said are those said within renameRetention, with the event they
+	// went out with: a restart before that event's record was committed
+	// enriches it again, and says the rename again with it.
+	Said []saidRename `json:"said,omitempty"`
+}
+
+// saidRename is a said renameNote as renamesFile keeps it.
+type saidRename struct {
+	To       string          `json:"to"`
+	From     string          `json:"from"`
+	Cause    telemetry.Cause `json:"cause"`
+	Type     string          `json:"type"`
+	ObjectID string          `json:"object_id,omitempty"`
+	At       time.Time       `json:"at"`
 }
 
 // KeepRenames keeps in the file at path the inventory the workers sharing
@@ -310,14 +335,18 @@ func (d *detector) loadRenames() *inventoryIndex {
 		return nil
 	}
 	now := time.Now()
+	if d.renamed == nil {
+		d.renamed = map[string]*renameNote{}
+	}
 	for to, from := range f.Unsaid {
-		if len(d.renamed) >= maxRenames {
-			break
+		if len(d.renamed) < maxRenames {
+			d.renamed[to] = &renameNote{from: from, at: now}
 		}
-		if d.renamed == nil {
-			d.renamed = map[string]*renameNote{}
+	}
+	for _, s := range f.Said {
+		if len(d.renamed) < maxRenames && now.Sub(s.At) <= renameRetention && d.renamed[s.To] == nil {
+			d.renamed[s.To] = &renameNote{from: s.From, said: true, cause: s.Cause, typ: s.Type, objID: s.ObjectID, at: s.At}
 		}
-		d.renamed[to] = &renameNote{from: from, at: now}
 	}
 	return idx
 }
@@ -334,12 +363,14 @@ func (d *detector) saveRenames() {
 	d.renamesDirty = false
 	f := renamesFile{Inventory: string(d.seenIdx.data)}
 	for to, n := range d.renamed {
-		if !n.said {
-			if f.Unsaid == nil {
-				f.Unsaid = map[string]string{}
-			}
-			f.Unsaid[to] = n.from
+		if n.said {
+			f.Said = append(f.Said, saidRename{To: to, From: n.from, Cause: n.cause, Type: n.typ, ObjectID: n.objID, At: n.at})
+			continue
 		}
+		if f.Unsaid == nil {
+			f.Unsaid = map[string]string{}
+		}
+		f.Unsaid[to] = n.from
 	}
 	path, logger := d.renamesPath, d.logger
 	d.mu.Unlock()
