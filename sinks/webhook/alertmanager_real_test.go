@@ -191,3 +191,39 @@ func TestRealAlertmanagerRemovedTargetResolves(t *testing.T) {
 	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, dev, []telemetry.Event{cleared})
 	sinktest.Eventually(t, "the alert resolved", active(0))
 }
+
+// TestRealAlertmanagerRenamedDeviceResolves: a link down fired under
+// edge1; an inventory reload renamed the device edge1-ams (device_renamed,
+// see enrich), and the link up under the new name resolves the alert in
+// Alertmanager, labelled as it fired. A filter (site ams*, downs) that
+// does not name device_renamed lets it through all the same. Before, the
+// alert was re-sent as firing for good.
+func TestRealAlertmanagerRenamedDeviceResolves(t *testing.T) {
+	amAddr, b, cfg, s := alertSink(t)
+	cfg.Filter = configs.SinkFilter{EventTypes: []string{"interface_down"}, Tags: map[string]string{"site": "ams*"}}
+	now := time.Now().UTC()
+	site := map[string]string{"site": "ams1"}
+	down := telemetry.Event{V: 1, Type: "interface_down", Device: "edge1", Object: "Ethernet7", ObjectID: "et7", Severity: "error", Time: now, Tags: site}
+	renamed := telemetry.Event{V: 1, Type: telemetry.TypeDeviceRenamed, Device: "edge1-ams", Object: "edge1", Severity: "notice", Time: now.Add(time.Second), Tags: site}
+	up := down
+	up.Type, up.Device, up.Severity, up.Time = "interface_up", "edge1-ams", "notice", now.Add(2*time.Second)
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "edge1" }, []telemetry.Event{down})
+	sinktest.Start(t, b, cfg, s)
+	firing := func(want int) func() bool {
+		return func() bool {
+			resp, err := http.Get("http://" + amAddr + "/api/v2/alerts?active=true")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			var got []struct{ Labels map[string]string }
+			if json.NewDecoder(resp.Body).Decode(&got) != nil || len(got) != want {
+				return false
+			}
+			return want == 0 || got[0].Labels["device"] == "edge1"
+		}
+	}
+	sinktest.Eventually(t, "the down firing under edge1", firing(1))
+	sinktest.Produce(t, b, "events", telemetry.SchemaEvent, func(int) string { return "edge1-ams" }, []telemetry.Event{renamed, up})
+	sinktest.Eventually(t, "the up under the new name resolving it", firing(0))
+}
