@@ -10,7 +10,7 @@ import (
 // input partition P to output partition P puts each of them in the
 // partition its key gives (one device's events in one events partition,
 // in order, whichever path reported them). It reads the inventory and the
-// SNMP targets it is given at every call, so their reloads (the file
+// SNMP and gNMI targets it is given at every call, so their reloads (the file
 // changing, SIGHUP) apply to the keys at once; the targets' sysNames it
 // knows are those the metrics workers of the process have read (none in a
 // process running only the collect role). Its methods are safe for
@@ -33,18 +33,19 @@ func NewDeviceNamer(inv *Inventory, targets *SNMPTargets, gnmi *GNMITargets) *De
 
 // Name is the name the enrichment gives the device of a syslog line that
 // carries hostname ("" for none) and came from source ("ip:port" or
-// "ip"): the inventory's, or the SNMP target's polled at its address (see
-// nameDevice). "" when it keeps the line's own (its hostname, else the
-// sender's address).
+// "ip"): the inventory's, or the SNMP target's polled at its address, or
+// (none polled there) the gNMI target's dialed at it (see nameDevice).
+// "" when it keeps the line's own (its hostname, else the sender's
+// address).
 func (n *DeviceNamer) Name(hostname, source string) string {
-	name, _ := nameDevice(n.inv, n.targets, "", hostname, source)
+	name, _ := nameDevice(n.inv, n.targets, n.gnmi, "", hostname, source)
 	return name
 }
 
 // TrapDevice is the name the enrichment gives the device a trap came from
 // (see TrapWorker.device): never "".
 func (n *DeviceNamer) TrapDevice(tr *telemetry.Trap) string {
-	name, _ := trapDevice(n.inv, n.targets, tr)
+	name, _ := trapDevice(n.inv, n.targets, n.gnmi, tr)
 	return name
 }
 

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,7 +39,7 @@ func TestDeviceNamerNamesAsTheWorkers(t *testing.T) {
 		if device == "" {
 			device = senderAddr(c.source).String()
 		}
-		want, _ := nameDevice(inv, targets, device, c.hostname, c.source)
+		want, _ := nameDevice(inv, targets, nil, device, c.hostname, c.source)
 		if got := n.Name(c.hostname, c.source); (got == "" && want != device) || (got != "" && got != want) {
 			t.Errorf("Name(%q, %q) = %q; the syslog worker names it %q", c.hostname, c.source, got, want)
 		}
@@ -87,6 +88,60 @@ func TestDeviceNamerNamesAsTheWorkers(t *testing.T) {
 	}
 	if got := n.GNMITarget("pe9"); got != "" {
 		t.Errorf("GNMITarget(pe9) = %q, want \"\" (gNMI gives no sysName)", got)
+	}
+}
+
+// TestDeviceNamerNamesByGNMITargetAddress: the collectors key a syslog
+// line without a hostname, or a trap, from the address a gNMI target is
+// dialed at by that target's name, as the syslog and trap workers name
+// it: the inventory first (by address; a range names no device), then an
+// SNMP target polling the address, then the gNMI target. Reloads of the
+// targets (SIGHUP) apply at once, and nothing is allocated.
+func TestDeviceNamerNamesByGNMITargetAddress(t *testing.T) {
+	inv, err := ParseInventory([]byte(testInventory))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snmp := NewSNMPTargets([]SNMPTarget{{Name: "pe9", Host: "198.51.100.9"}, {Name: "simA", Host: "127.0.0.1"}, {Name: "simB", Host: "127.0.0.1"}})
+	gt := NewGNMITargets([]GNMITarget{
+		{Name: "spine1", Address: "198.51.100.20:57400"},
+		{Name: "edge1-gnmi", Address: "192.0.2.1:6030"}, // the inventory lists its address
+		{Name: "lab5", Address: "10.0.0.5:6030"},        // inside a range
+		{Name: "pe9-gnmi", Address: "198.51.100.9:57400"},
+		{Name: "sim-gnmi", Address: "127.0.0.1:57400"}, // two SNMP targets poll that address
+	})
+	n := NewDeviceNamer(inv, snmp, gt)
+	w := &TrapWorker{inv: inv, targets: snmp, gnmi: gt, m: NewWorkerMetrics(nil).m, warming: true}
+	for _, c := range []struct{ hostname, source, want string }{
+		{"", "198.51.100.20:514", "spine1"},
+		{"198.51.100.20", "203.0.113.1:514", "spine1"},  // an address for a hostname
+		{"spine1.example.net", "198.51.100.20:514", ""}, // a hostname is its own
+		{"", "192.0.2.1:514", "edge1"},
+		{"", "10.0.0.5:514", "lab5"},
+		{"", "198.51.100.9:514", "pe9"},
+		{"", "127.0.0.1:514", ""},
+	} {
+		got := n.Name(c.hostname, c.source)
+		device := recordDevice(c.hostname, c.source)
+		want, _ := nameDevice(inv, snmp, gt, device, c.hostname, c.source)
+		if got != c.want || cmp.Or(got, device) != want {
+			t.Errorf("Name(%q, %q) = %q, want %q (the syslog worker names it %q)", c.hostname, c.source, got, c.want, want)
+		}
+		if c.hostname != "" {
+			continue
+		}
+		tr := &telemetry.Trap{Device: senderAddr(c.source).String(), SourceAddr: c.source}
+		named, _ := w.device(tr)
+		if key := n.TrapDevice(tr); key != cmp.Or(c.want, tr.Device) || key != named {
+			t.Errorf("TrapDevice(%s) = %q, want %q (the trap worker: %q)", c.source, key, cmp.Or(c.want, tr.Device), named)
+		}
+		if a := testing.AllocsPerRun(100, func() { n.Name(c.hostname, c.source) }); a != 0 {
+			t.Errorf("Name(%q, %q): %v allocations, want 0", c.hostname, c.source, a)
+		}
+	}
+	gt.Set([]GNMITarget{{Name: "spine1", Address: "198.51.100.21:57400"}})
+	if got, moved := n.Name("", "198.51.100.20:514"), n.Name("", "198.51.100.21:514"); got != "" || moved != "spine1" {
+		t.Errorf("after the target moved: its old address named %q, its new one %q; want \"\", spine1", got, moved)
 	}
 }
 

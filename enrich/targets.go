@@ -106,6 +106,20 @@ func (t *SNMPTargets) device(a netip.Addr) (string, bool) {
 	return d, d != ""
 }
 
+// polls says whether any target is polled at a: one, or several, which
+// name none (false for a nil t).
+func (t *SNMPTargets) polls(a netip.Addr) bool {
+	if t == nil || !a.IsValid() {
+		return false
+	}
+	byAddr := t.byAddr.Load()
+	if byAddr == nil {
+		return false
+	}
+	_, ok := (*byAddr)[a.Unmap()]
+	return ok
+}
+
 // setSysName records that target's agent calls itself sysName; nil t
 // records nothing. Told at every system row, it costs a read lock when
 // nothing changed, and puts a name back after the table started again.
@@ -152,14 +166,17 @@ func (t *SNMPTargets) sysName(target string) (string, bool) {
 // device until found otherwise: the inventory's name for it, else, when
 // the inventory does not name it (not listed, or only inside a CIDR range)
 // and the record names its device by an address (hostname is one, or is
-// empty and source is used), the SNMP target polled at that address. It
-// returns the name and the inventory entry (nil: unknown); a target the
-// inventory does not name may be listed by its sysName, as its polls are
-// matched (MetricsWorker.lookupSysName). The syslog and
-// trap workers name devices so, as the device's polls and their events do.
-func nameDevice(inv *Inventory, targets *SNMPTargets, device, hostname, source string) (string, *Device) {
+// empty and source is used), the SNMP target polled at that address, else
+// (no SNMP target is polled there) the gNMI target dialed at it. It
+// returns the name and the inventory entry (nil: unknown); an SNMP target
+// the inventory does not name may be listed by its sysName, as its polls
+// are matched (MetricsWorker.lookupSysName); a gNMI target is looked up
+// as its records are (DeviceNamer.GNMITarget). The syslog and trap workers
+// name devices so, as the device's polls, gNMI updates and their events
+// do.
+func nameDevice(inv *Inventory, targets *SNMPTargets, gnmi *GNMITargets, device, hostname, source string) (string, *Device) {
 	d := inv.Lookup(hostname, source)
-	if !d.named() && targets.any() {
+	if !d.named() && (targets.any() || gnmi.any()) {
 		at := senderAddr(source)
 		if hostname != "" {
 			at = netip.Addr{} // the zero Addr for a name
@@ -167,7 +184,11 @@ func nameDevice(inv *Inventory, targets *SNMPTargets, device, hostname, source s
 				at, _ = netip.ParseAddr(hostname)
 			}
 		}
-		if target, ok := targets.device(at); ok {
+		if target, ok := gnmi.device(at); ok && !targets.polls(at) {
+			// An address SNMP polls is SNMP's to name (one target:
+			// its name; several: none).
+			device, d = target, inv.LookupTarget(target, gnmi.address(target))
+		} else if target, ok := targets.device(at); ok {
 			device, d = target, inv.Lookup(target, source)
 			if !d.named() {
 				// The inventory may list the device by the name it
@@ -205,8 +226,21 @@ func (t *SNMPTargets) any() bool {
 // collector keys them by the same (DeviceNamer.GNMITarget). The workers
 // and the namer of a process share one (WithGNMITargets); Set replaces its
 // targets while they run (SIGHUP).
+//
+// They also name the devices of hostless syslog lines and traps by
+// address, as SNMPTargets do (see nameDevice): a record from the address
+// exactly one target is dialed at, that the inventory does not name, takes
+// the target's name, so its syslog, traps and gNMI updates raise events
+// under one name with no inventory at all. An address an SNMP target polls
+// is the SNMP target's.
 type GNMITargets struct {
-	byName atomic.Pointer[map[string]string]
+	idx atomic.Pointer[gnmiIndex]
+}
+
+// gnmiIndex is what GNMITargets.Set makes of the targets, replaced whole.
+type gnmiIndex struct {
+	byName map[string]string     // the address each target is dialed at
+	byAddr map[netip.Addr]string // and the target dialed at each address; "" where several are
 }
 
 // GNMITarget is a gNMI target of the config: its name and the address it
@@ -224,15 +258,29 @@ func NewGNMITargets(targets []GNMITarget) *GNMITargets {
 	return t
 }
 
-// Set replaces the targets.
+// Set replaces the targets. An address several targets are dialed at (a
+// host serving several, by port) names none of them, and a DNS name names
+// no address.
 func (t *GNMITargets) Set(targets []GNMITarget) {
 	byName := make(map[string]string, len(targets))
+	byAddr := map[netip.Addr]string{}
 	for _, tg := range targets {
-		if tg.Address != "" {
-			byName[tg.Name] = tg.Address
+		if tg.Address == "" {
+			continue
 		}
+		byName[tg.Name] = tg.Address
+		// As the inventory looks the address up (LookupTarget).
+		a := senderAddr(tg.Address)
+		if !a.IsValid() {
+			continue
+		}
+		if prev, ok := byAddr[a]; ok && prev != tg.Name {
+			byAddr[a] = ""
+			continue
+		}
+		byAddr[a] = tg.Name
 	}
-	t.byName.Store(&byName)
+	t.idx.Store(&gnmiIndex{byName: byName, byAddr: byAddr})
 }
 
 // addresses are the targets' addresses by name (nil for a nil t).
@@ -240,7 +288,11 @@ func (t *GNMITargets) addresses() *map[string]string {
 	if t == nil {
 		return nil
 	}
-	return t.byName.Load()
+	idx := t.idx.Load()
+	if idx == nil {
+		return nil
+	}
+	return &idx.byName
 }
 
 // address is the address target is dialed at; "" for none (not a target
@@ -249,9 +301,33 @@ func (t *GNMITargets) address(target string) string {
 	if t == nil {
 		return ""
 	}
-	byName := t.byName.Load()
-	if byName == nil {
+	idx := t.idx.Load()
+	if idx == nil {
 		return ""
 	}
-	return (*byName)[target]
+	return idx.byName[target]
+}
+
+// device returns the target dialed at a, if exactly one is; none for a
+// nil t (a worker given no gNMI targets).
+func (t *GNMITargets) device(a netip.Addr) (string, bool) {
+	if t == nil || !a.IsValid() {
+		return "", false
+	}
+	idx := t.idx.Load()
+	if idx == nil || len(idx.byAddr) == 0 {
+		return "", false
+	}
+	d := idx.byAddr[a.Unmap()]
+	return d, d != ""
+}
+
+// any says whether any target has an address, so a record's address is
+// worth parsing.
+func (t *GNMITargets) any() bool {
+	if t == nil {
+		return false
+	}
+	idx := t.idx.Load()
+	return idx != nil && len(idx.byAddr) > 0
 }

@@ -40,6 +40,7 @@ type TrapWorker struct {
 	warmup   time.Duration
 	warming  bool // reading a trap again for the detector: nothing is counted
 	targets  *SNMPTargets
+	gnmi     *GNMITargets // naming traps from a gNMI target's address, as targets do an SNMP target's
 	// held are traps a warm-up read from a polled address whose names
 	// may still change: about an interface by ifIndex alone, before any
 	// poll of this process named it, or from a target whose sysName (the
@@ -91,7 +92,8 @@ const maxHeld = 1 << 16
 func NewTrapWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *TrapWorker {
 	w := NewWorker(b, inv, nil, opts...)
 	tw := &TrapWorker{b: b, inv: inv, input: cmp.Or(w.input, telemetry.TopicRawTraps), topics: w.topics,
-		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets}
+		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, warmup: w.warmup, targets: w.targets,
+		gnmi: w.gnmi}
 	// At 0 from the start, so an alert on its increase sees the first.
 	tw.m.invalidUptimes.WithLabelValues(tw.input)
 	tw.m.countDecodeErrorsFrom(tw.input)
@@ -542,7 +544,7 @@ func objectNoun(typ string) string {
 // syslog line relayed with the device's address as hostname is: the
 // agent's entry, then the sender's, then their ranges.
 func (w *TrapWorker) device(tr *telemetry.Trap) (string, *Device) {
-	name, d := trapDevice(w.inv, w.targets, tr)
+	name, d := trapDevice(w.inv, w.targets, w.gnmi, tr)
 	if d == nil && !w.warming {
 		w.m.unknown.Inc()
 	}
@@ -551,9 +553,9 @@ func (w *TrapWorker) device(tr *telemetry.Trap) (string, *Device) {
 
 // trapDevice names the device of tr as TrapWorker.device does, and as the
 // trap collector keys it (DeviceNamer.TrapDevice).
-func trapDevice(inv *Inventory, targets *SNMPTargets, tr *telemetry.Trap) (string, *Device) {
+func trapDevice(inv *Inventory, targets *SNMPTargets, gnmi *GNMITargets, tr *telemetry.Trap) (string, *Device) {
 	host := trapHost(tr)
-	return nameDevice(inv, targets, host, host, tr.SourceAddr)
+	return nameDevice(inv, targets, gnmi, host, host, tr.SourceAddr)
 }
 
 // trapHost is what a trap names its device by before the inventory and

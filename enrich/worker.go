@@ -55,7 +55,7 @@ type Worker struct {
 	session  time.Duration
 	det      *detector
 	targets  *SNMPTargets // the config's SNMP targets, naming devices by address
-	gnmi     *GNMITargets // the config's gNMI targets' addresses (metrics workers of raw.gnmi)
+	gnmi     *GNMITargets // the config's gNMI targets' addresses, naming devices by address and raw.gnmi targets by theirs
 	input    string       // metrics workers: the raw topic they read
 	// How far back to read a partition the worker takes (see warmer);
 	// DefaultWarmup unless set.
@@ -123,11 +123,14 @@ func WithSharedEventRules(r *EventRules) WorkerOption {
 // target's name (see SNMPTargets).
 func WithSNMPTargets(t *SNMPTargets) WorkerOption { return func(w *Worker) { w.targets = t } }
 
-// WithGNMITargets gives a metrics worker reading raw.gnmi the gNMI targets
-// of the config: a record of a target the inventory does not list by name
-// is looked up by the address the target is dialed at, as an SNMP
-// target's polls are by their agent's (see GNMITargets). Other workers
-// ignore it.
+// WithGNMITargets gives the gNMI targets of the config, shared by the
+// workers of a process: a metrics worker reading raw.gnmi looks a record
+// of a target the inventory does not list by name up by the address the
+// target is dialed at, as an SNMP target's polls are by their agent's; a
+// syslog or trap worker names a trap, or a syslog line without a
+// hostname, from an address the inventory does not name, that no SNMP
+// target polls but one gNMI target is dialed at, after that target (see
+// GNMITargets), as WithSNMPTargets does after an SNMP target.
 func WithGNMITargets(t *GNMITargets) WorkerOption { return func(w *Worker) { w.gnmi = t } }
 
 // WithInputTopic sets the raw topic a worker reads, where its collector
@@ -592,9 +595,9 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 	}
 	d.tags, d.tagsJSON, d.eventTagsJSON = w.unknownTags, w.unknownTagsJSON, w.unknownEventTagsJSON
 	// A line without a hostname (IOS sends none unless told to) names
-	// its device by its address, and may be an SNMP target's.
+	// its device by its address, and may be an SNMP or gNMI target's.
 	var dev *Device
-	if e.Device, dev = nameDevice(w.inv, w.targets, e.Device, e.Hostname, e.SourceAddr); dev != nil {
+	if e.Device, dev = nameDevice(w.inv, w.targets, w.gnmi, e.Device, e.Hostname, e.SourceAddr); dev != nil {
 		d.tags, d.tagsJSON, d.eventTagsJSON = dev.tags, dev.tagsJSON, dev.eventTagsJSON
 		if (e.Vendor == VendorGeneric || info.VendorByRule) && dev.Vendor != "" {
 			e.Vendor = dev.Vendor

@@ -121,8 +121,9 @@ func classifySender(from string) (source, device string, err error) {
 	return a.String(), a.String(), nil
 }
 
-// classifier is a syslog worker over cfg's inventory, SNMP targets and
-// syslog rules, for Try.
+// classifier is a syslog worker over cfg's inventory, SNMP and gNMI
+// targets and syslog rules, for Try: a line --from a target's address is
+// named as weir run names it.
 func classifier(cfg *configs.Config) (*enrich.Worker, error) {
 	inv, err := checkInventory(cfg)
 	if err != nil {
@@ -133,5 +134,6 @@ func classifier(cfg *configs.Config) (*enrich.Worker, error) {
 		return nil, err
 	}
 	targets := enrich.NewSNMPTargets(snmpTargetNames(cfg.SNMP.Targets))
-	return enrich.NewWorker(nil, inv, cls, enrich.WithSNMPTargets(targets)), nil
+	gnmiTargets := enrich.NewGNMITargets(gnmiTargetAddrs(cfg.GNMI.Targets))
+	return enrich.NewWorker(nil, inv, cls, enrich.WithSNMPTargets(targets), enrich.WithGNMITargets(gnmiTargets)), nil
 }

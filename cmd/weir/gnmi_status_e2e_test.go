@@ -64,11 +64,36 @@ func TestGNMIInterfaceStatusEndToEnd(t *testing.T) {
 // TestGNMITargetNamedByInventoryAddress: an inventory entry that lists a
 // device by its address named its syslog lines, but not the records of a
 // gNMI target dialed at that address, looked up by the target's name
-// alone: one link down was published twice, as device rv1 tagged unknown
-// (gNMI) and as spine9 (syslog). The target's records are keyed and
-// enriched as spine9 (with their target's name in a target tag), and the
-// link down both paths report is one event.
+// alone: one link down was published twice, as rv1 (gNMI) and as spine9
+// (syslog). The target's records are keyed and enriched as spine9 (with
+// their target's name in a target tag), and the link down both paths
+// report is one event.
 func TestGNMITargetNamedByInventoryAddress(t *testing.T) {
+	// The device's syslog line, from its address with a hostname the
+	// inventory does not list.
+	gnmiAndSyslogOneEvent(t, "devices:\n  - {name: spine9, address: 127.0.0.1, site: lab1}\n",
+		"<189>Dec  3 07:00:01 rv1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet2, changed state to down",
+		"spine9", `"target":"rv1"`, `"site":"lab1"`)
+}
+
+// TestGNMITargetNamesHostlessSyslog: with no inventory, a syslog line
+// without a hostname (as IOS sends them) from the address a gNMI target is
+// dialed at kept the address as its device (127.0.0.1), and the link down
+// it and gNMI report (as rv1) was published twice, under two keys. It
+// takes the target's name, in the collector's key and the enrichment
+// alike, as it would an SNMP target's: one event.
+func TestGNMITargetNamesHostlessSyslog(t *testing.T) {
+	gnmiAndSyslogOneEvent(t, "",
+		"<189>45: *Dec  3 07:00:01.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet2, changed state to down",
+		"rv1", `"unknown":"true"`)
+}
+
+// gnmiAndSyslogOneEvent runs weir with the gNMI target rv1 dialed at
+// 127.0.0.1 and inventory (none: "") and checks that its records, and the
+// syslog line sent from 127.0.0.1, are keyed and enriched as device, and
+// that the link down the line and then gNMI report is one event.
+// enrichedTags are more of what the target's enriched records have.
+func gnmiAndSyslogOneEvent(t *testing.T, inventory, line, device string, enrichedTags ...string) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -80,13 +105,17 @@ func TestGNMITargetNamedByInventoryAddress(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-served })
 
 	dir := t.TempDir()
-	inv := filepath.Join(dir, "inventory.yaml")
-	os.WriteFile(inv, []byte("devices:\n  - {name: spine9, address: 127.0.0.1, site: lab1}\n"), 0o644)
+	var enrich string
+	if inventory != "" {
+		inv := filepath.Join(dir, "inventory.yaml")
+		os.WriteFile(inv, []byte(inventory), 0o644)
+		enrich = fmt.Sprintf("enrich:\n  inventory: %s\n", inv)
+	}
 	cfg := filepath.Join(dir, "weir.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf("enrich:\n  inventory: %s\ngnmi:\n  subscriptions:\n"+
+	os.WriteFile(cfg, []byte(fmt.Sprintf(enrich+"gnmi:\n  subscriptions:\n"+
 		"    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change}\n"+
 		"  targets:\n    - {name: rv1, address: %q, encoding: proto, insecure: true, subscriptions: [oper]}\n",
-		inv, lis.Addr())), 0o644)
+		lis.Addr())), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
 
 	// enriched waits for an enriched.metrics record with all of want.
@@ -108,21 +137,20 @@ func TestGNMITargetNamedByInventoryAddress(t *testing.T) {
 			}
 		}
 	}
-	enriched(`"device":"spine9"`, `"target":"rv1"`, `"site":"lab1"`, `"interface":"Ethernet2"`, `"oper_up":true`)
+	dev := fmt.Sprintf(`"device":%q`, device)
+	enriched(append([]string{dev, `"interface":"Ethernet2"`, `"oper_up":true`}, enrichedTags...)...)
 	for _, r := range consumeAll(t, p, "raw.gnmi", func(r []consumedKeyed) bool { return len(r) > 0 }) {
-		if r.Key != "spine9" {
-			t.Errorf("raw.gnmi record keyed %q, want spine9", r.Key)
+		if r.Key != device {
+			t.Errorf("raw.gnmi record keyed %q, want %s", r.Key, device)
 		}
 	}
-	// The device's syslog line, from its address with a hostname the
-	// inventory does not list.
 	udp, _ := p.SyslogAddrs(t)
 	conn, err := net.Dial("udp", udp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.Write([]byte("<189>Dec  3 07:00:01 rv1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet2, changed state to down"))
+	conn.Write([]byte(line))
 	downs := func(r []consumedKeyed) (n int) {
 		for _, ev := range r {
 			if ev.Value.Type == "interface_down" {
@@ -132,15 +160,20 @@ func TestGNMITargetNamedByInventoryAddress(t *testing.T) {
 		return n
 	}
 	consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
+	for _, r := range consumeAll(t, p, "raw.syslog", func(r []consumedKeyed) bool { return len(r) > 0 }) {
+		if r.Key != device {
+			t.Errorf("raw.syslog record keyed %q, want %s", r.Key, device)
+		}
+	}
 	target.Flap(1) // the same link down, by gNMI
-	enriched(`"device":"spine9"`, `"interface":"Ethernet2"`, `"oper_up":false`)
+	enriched(dev, `"interface":"Ethernet2"`, `"oper_up":false`)
 	events := consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
 	if downs(events) != 1 {
 		t.Errorf("%d interface_down events, want 1: %+v", downs(events), events)
 	}
 	for _, ev := range events {
-		if ev.Value.Device != "spine9" || ev.Key != "spine9" {
-			t.Errorf("%s of %s: device %q keyed %q, want spine9", ev.Value.Type, ev.Value.Object, ev.Value.Device, ev.Key)
+		if ev.Value.Device != device || ev.Key != device {
+			t.Errorf("%s of %s: device %q keyed %q, want %s", ev.Value.Type, ev.Value.Object, ev.Value.Device, ev.Key, device)
 		}
 	}
 }

@@ -66,8 +66,12 @@ func enrichComponents(d deps) ([]component, error) {
 	rules := enrich.NewEventRules(dedup, max(threshold, 0), window)
 	// A rename made while weir was stopped is found at the start.
 	rules.KeepRenames(filepath.Join(d.cfg.DataDir, "enrich", "renames.json"), logger)
+	// The SNMP and gNMI targets name hostless syslog lines and traps from
+	// their addresses (SNMP's first), in every worker as in the
+	// collectors' keys (deviceNames); gNMI's also find the inventory
+	// entries of raw.gnmi targets by address.
 	common := []enrich.WorkerOption{enrich.WithWorkerLogger(logger), enrich.WithWorkerMetrics(m), enrich.WithSharedEventRules(rules),
-		enrich.WithSNMPTargets(targets)}
+		enrich.WithSNMPTargets(targets), enrich.WithGNMITargets(names.gnmi)}
 	if wu := d.cfg.Enrich.Warmup; wu != nil {
 		common = append(common, enrich.WithWarmup(wu.Std()))
 	}
@@ -96,8 +100,7 @@ func enrichComponents(d deps) ([]component, error) {
 		comps = append(comps, component{name: fmt.Sprintf("enrich-%d", i), run: w.Run})
 		mw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-metrics-%d", i), raw(d.cfg.SNMP.Topic, telemetry.TopicRawSNMP))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-metrics-%d", i), run: mw.Run})
-		gw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-gnmi-%d", i), raw(d.cfg.GNMI.Topic, telemetry.TopicRawGNMI),
-			enrich.WithGNMITargets(names.gnmi))...)
+		gw := enrich.NewMetricsWorker(d.broker, inv, opts(fmt.Sprintf("enrich-gnmi-%d", i), raw(d.cfg.GNMI.Topic, telemetry.TopicRawGNMI))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-gnmi-%d", i), run: gw.Run})
 		tw := enrich.NewTrapWorker(d.broker, inv, opts(fmt.Sprintf("enrich-traps-%d", i), raw(d.cfg.SNMP.Traps.Topic, telemetry.TopicRawTraps))...)
 		comps = append(comps, component{name: fmt.Sprintf("enrich-traps-%d", i), run: tw.Run})

@@ -92,8 +92,10 @@ func newDeviceNames(d deps) (*deviceNames, []component, error) {
 	}
 	targets := enrich.NewSNMPTargets(snmpTargetNames(d.cfg.SNMP.Targets))
 	// The config's gNMI targets' addresses find their devices' inventory
-	// entries (by address), for the gNMI collector's keys and the
-	// workers' names alike, in every process of a cluster.
+	// entries (by address), and name the devices of traps and hostless
+	// syslog lines from an address no SNMP target polls, for the
+	// collectors' keys and the workers' names alike, in every process of
+	// a cluster.
 	gnmiTargets := enrich.NewGNMITargets(gnmiTargetAddrs(d.cfg.GNMI.Targets))
 	d.reload.add("enrich device names", func(cfg *configs.Config) error {
 		gnmiTargets.Set(gnmiTargetAddrs(cfg.GNMI.Targets))
