@@ -403,3 +403,44 @@ func TestUnsaidRenameDroppedWhenTheOldNameIsReused(t *testing.T) {
 		t.Errorf("events %+v, want the interface_down alone", got)
 	}
 }
+
+// TestRenameSaidLongAfterItWasFoundSaidAgainOnRedo: core1 was renamed
+// core1-fra, and its first event under the new name came two hours
+// later (a quiet device). A redo of that event's record (its transaction
+// aborted, another worker of the process enriching it again), after the
+// next settle, says the rename again: it is kept for renameRetention
+// from when it was said, not from when it was found. (Before, the settle
+// after it was said forgot it at once, and the redo went out without it:
+// the sink never moved the old name's alerts.)
+func TestRenameSaidLongAfterItWasFoundSaidAgainOnRedo(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.inv.Store(inv)
+	now := time.Now()
+	d.reportClock(t, nil, now)
+	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.reportClock(t, nil, now)
+	d.mu.Lock()
+	d.renamed["core1-fra"].at = now.Add(-2 * time.Hour) // found two hours ago
+	d.mu.Unlock()
+	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1",
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 7}, Time: now}
+	types := func(evs []telemetry.Event) []string {
+		var s []string
+		for _, ev := range evs {
+			s = append(s, ev.Type+" "+ev.Object)
+		}
+		return s
+	}
+	want := []string{"device_renamed core1", "interface_down Gi0/1"}
+	if got := types(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
+		t.Fatalf("first: %q, want %q", got, want)
+	}
+	d.settleClears(time.Now().Add(2 * time.Second))
+	if got := types(d.observeInto(down, now, true, nil)); !slices.Equal(got, want) {
+		t.Fatalf("redo after a settle: %q, want %q", got, want)
+	}
+}

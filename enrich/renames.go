@@ -35,7 +35,9 @@ type renameNote struct {
 	said       bool
 	cause      telemetry.Cause
 	typ, objID string
-	at         time.Time // when it was applied, for settle to forget it
+	// at is when it was applied, then when it was said: settle forgets
+	// it renameRetention after it was said (see forgetRenames).
+	at time.Time
 }
 
 // renameRetention is how long a said rename is kept for a redo of its
@@ -222,7 +224,9 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 	case n.said || redo:
 		return out
 	default:
-		n.said, n.cause, n.typ, n.objID = true, ev.Cause, ev.Type, id
+		// Kept for a redo from now on: it may have waited for this
+		// event far longer than renameRetention.
+		n.said, n.cause, n.typ, n.objID, n.at = true, ev.Cause, ev.Type, id, time.Now()
 		d.renamesDirty = d.renamesPath != ""
 	}
 	return append(out, telemetry.Event{V: telemetry.Version, Type: TypeDeviceRenamed, Device: ev.Device, Object: n.from,
