@@ -444,3 +444,55 @@ func TestRenameSaidLongAfterItWasFoundSaidAgainOnRedo(t *testing.T) {
 		t.Fatalf("redo after a settle: %q, want %q", got, want)
 	}
 }
+
+// TestRenameSaidAgainWithARebuiltClear: core1's Gi0/1 was flapping when
+// a reload renamed core1 core1-fra; it settled, and its cleared event
+// went out after the device_renamed said with it. weir was killed after
+// the settle kept the rename as said, before the two were published.
+// The next start rebuilds the flapping (under the new name) and sends
+// its cleared event again: the rename goes out again before it, as it
+// does before a record's event enriched again. A later cleared event of
+// the object, not rebuilt, says no rename. (Before, the cleared event
+// went out alone after the restart, and the flapping alert fired under
+// core1 was never moved, nor ended.)
+func TestRenameSaidAgainWithARebuiltClear(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	kept := filepath.Join(t.TempDir(), "renames.json")
+	newDet := func() *detector {
+		d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+		d.inv.Store(inv)
+		d.renamesPath, d.logger = kept, slog.New(slog.DiscardHandler)
+		return d
+	}
+	now := time.Now()
+	d := newDet()
+	d.reportClock(t, nil, now)
+	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.reportClock(t, nil, now)
+	cleared := telemetry.Event{Type: "interface_flapping_cleared", Device: "core1-fra", Object: "Gi0/1", Time: now}
+	types := func(evs []telemetry.Event) []string {
+		var s []string
+		for _, ev := range evs {
+			s = append(s, ev.Type+" "+ev.Device+" "+ev.Object)
+		}
+		return s
+	}
+	want := []string{"device_renamed core1-fra core1", "interface_flapping_cleared core1-fra Gi0/1"}
+	if got := types(d.sayRenamedBefore([]telemetry.Event{cleared}, 1)); !slices.Equal(got, want) {
+		t.Fatalf("settled: %q, want %q", got, want)
+	}
+	d.saveRenames()
+
+	// Killed; started again: the flapping, rebuilt, settles.
+	d = newDet()
+	d.reportClock(t, nil, now)
+	if got := types(d.sayRenamedBefore([]telemetry.Event{cleared}, 0)); !slices.Equal(got, want) {
+		t.Errorf("the rebuilt cleared event after the restart: %q, want %q", got, want)
+	}
+	if got := types(d.sayRenamedBefore([]telemetry.Event{cleared}, 1)); !slices.Equal(got, want[1:]) {
+		t.Errorf("a later cleared event, not rebuilt: %q, want %q", got, want[1:])
+	}
+}

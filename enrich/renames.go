@@ -241,8 +241,12 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 // rename, before any record of the device), and a sink must have moved
 // the old name's alerts when it comes to end them. It goes out with them,
 // caused by no record either (carried with them when a transaction is
-// aborted).
-func (d *detector) sayRenamedBefore(evs []telemetry.Event) []telemetry.Event {
+// aborted). Those from evs[rebuilt] on are cleared events of flappings a
+// warm-up rebuilt, which a process before may have said a rename with
+// and been killed before publishing (the rename was kept as said): as a
+// record enriched again, such an event says again the rename it went out
+// with.
+func (d *detector) sayRenamedBefore(evs []telemetry.Event, rebuilt int) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.renamed) == 0 {
@@ -251,7 +255,7 @@ func (d *detector) sayRenamedBefore(evs []telemetry.Event) []telemetry.Event {
 	var out []telemetry.Event
 	for i := range evs {
 		n := d.renamed[evs[i].Device]
-		if n == nil || n.said {
+		if n == nil || n.said && (i < rebuilt || n.cause != evs[i].Cause || n.typ != evs[i].Type || n.objID != objectID(evs[i])) {
 			if out != nil {
 				out = append(out, evs[i])
 			}
