@@ -43,7 +43,11 @@ func (d *detector) adoptPublished(ctx context.Context, b broker.Broker, input, e
 	if len(parts) == len(inputParts) && int(partition) < len(parts) && parts[partition].Partition == partition {
 		parts = parts[partition : partition+1]
 	}
-	last := map[objectKey]telemetry.Event{}
+	type published struct {
+		ev telemetry.Event
+		at time.Time // its record's append time
+	}
+	last := map[objectKey]published{}
 	feed := func(r *broker.Record) {
 		if !bytes.Contains(r.Value, []byte(`_up"`)) && !bytes.Contains(r.Value, []byte(`_down"`)) && !bytes.Contains(r.Value, []byte(`reachable"`)) {
 			return // most events: no state
@@ -56,7 +60,7 @@ func (d *detector) adoptPublished(ctx context.Context, b broker.Broker, input, e
 		if opp == "" {
 			return
 		}
-		last[objectKey{ev.Device, objectID(ev), min(ev.Type, opp)}] = ev
+		last[objectKey{ev.Device, objectID(ev), min(ev.Type, opp)}] = published{ev, r.Timestamp}
 	}
 	reader := logwindow.Reader{B: b}
 	for _, p := range parts {
@@ -66,16 +70,25 @@ func (d *detector) adoptPublished(ctx context.Context, b broker.Broker, input, e
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for k, pub := range last {
+	for k, p := range last {
+		pub := p.ev
 		st := d.states[k]
 		if st == nil || !st.rebuilt || st.typ == pub.Type {
 			continue
 		}
 		// At the event's time (a poll's), not its record's: a record
-		// appended after it, a live report to come, is newer.
+		// appended after it, a live report to come, is newer. But not
+		// after its record: a syslog event's time is the device's, which
+		// may be hours ahead (the detector times states by the log,
+		// detectAt), and its record was appended after the one that
+		// caused it.
+		eventAt := pub.Time
+		if !p.at.IsZero() && eventAt.After(p.at) {
+			eventAt = p.at
+		}
 		at := st.at
-		if pub.Time.After(at) {
-			at = pub.Time
+		if eventAt.After(at) {
+			at = eventAt
 		}
 		d.begin(st, pub.Type, at, causePartition(pub.Cause), false)
 		st.rebuilt = false

@@ -403,3 +403,96 @@ func TestUnsaidRenameDroppedWhenTheOldNameIsReused(t *testing.T) {
 		t.Errorf("events %+v, want the interface_down alone", got)
 	}
 }
+
+// TestRenameSaidLongAfterItWasFoundSaidAgainOnRedo: core1 was renamed
+// core1-fra, and its first event under the new name came two hours
+// later (a quiet device). A redo of that event's record (its transaction
+// aborted, another worker of the process enriching it again), after the
+// next settle, says the rename again: it is kept for renameRetention
+// from when it was said, not from when it was found. (Before, the settle
+// after it was said forgot it at once, and the redo went out without it:
+// the sink never moved the old name's alerts.)
+func TestRenameSaidLongAfterItWasFoundSaidAgainOnRedo(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.inv.Store(inv)
+	now := time.Now()
+	d.reportClock(t, nil, now)
+	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.reportClock(t, nil, now)
+	d.mu.Lock()
+	d.renamed["core1-fra"].at = now.Add(-2 * time.Hour) // found two hours ago
+	d.mu.Unlock()
+	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1",
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 7}, Time: now}
+	types := func(evs []telemetry.Event) []string {
+		var s []string
+		for _, ev := range evs {
+			s = append(s, ev.Type+" "+ev.Object)
+		}
+		return s
+	}
+	want := []string{"device_renamed core1", "interface_down Gi0/1"}
+	if got := types(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
+		t.Fatalf("first: %q, want %q", got, want)
+	}
+	d.settleClears(time.Now().Add(2 * time.Second))
+	if got := types(d.observeInto(down, now, true, nil)); !slices.Equal(got, want) {
+		t.Fatalf("redo after a settle: %q, want %q", got, want)
+	}
+}
+
+// TestRenameSaidAgainWithARebuiltClear: core1's Gi0/1 was flapping when
+// a reload renamed core1 core1-fra; it settled, and its cleared event
+// went out after the device_renamed said with it. weir was killed after
+// the settle kept the rename as said, before the two were published.
+// The next start rebuilds the flapping (under the new name) and sends
+// its cleared event again: the rename goes out again before it, as it
+// does before a record's event enriched again. A later cleared event of
+// the object, not rebuilt, says no rename. (Before, the cleared event
+// went out alone after the restart, and the flapping alert fired under
+// core1 was never moved, nor ended.)
+func TestRenameSaidAgainWithARebuiltClear(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	kept := filepath.Join(t.TempDir(), "renames.json")
+	newDet := func() *detector {
+		d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+		d.inv.Store(inv)
+		d.renamesPath, d.logger = kept, slog.New(slog.DiscardHandler)
+		return d
+	}
+	now := time.Now()
+	d := newDet()
+	d.reportClock(t, nil, now)
+	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.reportClock(t, nil, now)
+	cleared := telemetry.Event{Type: "interface_flapping_cleared", Device: "core1-fra", Object: "Gi0/1", Time: now}
+	types := func(evs []telemetry.Event) []string {
+		var s []string
+		for _, ev := range evs {
+			s = append(s, ev.Type+" "+ev.Device+" "+ev.Object)
+		}
+		return s
+	}
+	want := []string{"device_renamed core1-fra core1", "interface_flapping_cleared core1-fra Gi0/1"}
+	if got := types(d.sayRenamedBefore([]telemetry.Event{cleared}, 1)); !slices.Equal(got, want) {
+		t.Fatalf("settled: %q, want %q", got, want)
+	}
+	d.saveRenames()
+
+	// Killed; started again: the flapping, rebuilt, settles.
+	d = newDet()
+	d.reportClock(t, nil, now)
+	if got := types(d.sayRenamedBefore([]telemetry.Event{cleared}, 0)); !slices.Equal(got, want) {
+		t.Errorf("the rebuilt cleared event after the restart: %q, want %q", got, want)
+	}
+	if got := types(d.sayRenamedBefore([]telemetry.Event{cleared}, 1)); !slices.Equal(got, want[1:]) {
+		t.Errorf("a later cleared event, not rebuilt: %q, want %q", got, want[1:])
+	}
+}

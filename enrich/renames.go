@@ -35,7 +35,9 @@ type renameNote struct {
 	said       bool
 	cause      telemetry.Cause
 	typ, objID string
-	at         time.Time // when it was applied, for settle to forget it
+	// at is when it was applied, then when it was said: settle forgets
+	// it renameRetention after it was said (see forgetRenames).
+	at time.Time
 }
 
 // renameRetention is how long a said rename is kept for a redo of its
@@ -222,7 +224,9 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 	case n.said || redo:
 		return out
 	default:
-		n.said, n.cause, n.typ, n.objID = true, ev.Cause, ev.Type, id
+		// Kept for a redo from now on: it may have waited for this
+		// event far longer than renameRetention.
+		n.said, n.cause, n.typ, n.objID, n.at = true, ev.Cause, ev.Type, id, time.Now()
 		d.renamesDirty = d.renamesPath != ""
 	}
 	return append(out, telemetry.Event{V: telemetry.Version, Type: TypeDeviceRenamed, Device: ev.Device, Object: n.from,
@@ -237,8 +241,12 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 // rename, before any record of the device), and a sink must have moved
 // the old name's alerts when it comes to end them. It goes out with them,
 // caused by no record either (carried with them when a transaction is
-// aborted).
-func (d *detector) sayRenamedBefore(evs []telemetry.Event) []telemetry.Event {
+// aborted). Those from evs[rebuilt] on are cleared events of flappings a
+// warm-up rebuilt, which a process before may have said a rename with
+// and been killed before publishing (the rename was kept as said): as a
+// record enriched again, such an event says again the rename it went out
+// with.
+func (d *detector) sayRenamedBefore(evs []telemetry.Event, rebuilt int) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.renamed) == 0 {
@@ -247,7 +255,7 @@ func (d *detector) sayRenamedBefore(evs []telemetry.Event) []telemetry.Event {
 	var out []telemetry.Event
 	for i := range evs {
 		n := d.renamed[evs[i].Device]
-		if n == nil || n.said {
+		if n == nil || n.said && (i < rebuilt || n.cause != evs[i].Cause || n.typ != evs[i].Type || n.objID != objectID(evs[i])) {
 			if out != nil {
 				out = append(out, evs[i])
 			}

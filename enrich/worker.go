@@ -395,6 +395,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // now (see retagCleared).
 func (w *Worker) settled(ctx context.Context, now time.Time) []telemetry.Event {
 	cleared, rebuilt := w.det.settleClears(now)
+	live := len(cleared) // those after, of flappings a warm-up rebuilt (see sayRenamedBefore)
 	if len(rebuilt) > 0 {
 		cleared = append(cleared, w.unpublishedClears(ctx, rebuilt)...)
 	} else if w.clears != nil && !w.det.rebuiltFlapping() {
@@ -403,7 +404,7 @@ func (w *Worker) settled(ctx context.Context, now time.Time) []telemetry.Event {
 	for i := range cleared {
 		w.retagCleared(&cleared[i])
 	}
-	cleared = w.det.sayRenamedBefore(cleared)
+	cleared = w.det.sayRenamedBefore(cleared, live)
 	w.det.saveRenames()
 	return cleared
 }
