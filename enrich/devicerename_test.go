@@ -496,3 +496,33 @@ func TestRenameSaidAgainWithARebuiltClear(t *testing.T) {
 		t.Errorf("a later cleared event, not rebuilt: %q, want %q", got, want[1:])
 	}
 }
+
+// TestRenamesOfOneReloadTakenTogether: one reload renamed W to T and T to
+// Z (an entry shifted onto a target's name, whose device took another):
+// W's state is T's, and T's is Z's, whatever order the map gives them.
+func TestRenamesOfOneReloadTakenTogether(t *testing.T) {
+	for range 20 { // map order varies
+		d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+		now := time.Now()
+		for i, dev := range []string{"W", "T"} {
+			d.observe(telemetry.Event{Type: "interface_down", Device: dev, Object: "Gi0/1", Time: now,
+				Cause: telemetry.Cause{Topic: "raw.syslog", Offset: int64(i)}}, now)
+		}
+		d.mu.Lock()
+		d.moveDevices(map[string]string{"W": "T", "T": "Z"})
+		d.noteRenames(map[string]string{"W": "T", "T": "Z"})
+		var got []string
+		for k := range d.states {
+			got = append(got, k.device)
+		}
+		froms := map[string]string{}
+		for to, n := range d.renamed {
+			froms[to] = n.from
+		}
+		d.mu.Unlock()
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"T", "Z"}) || !maps.Equal(froms, map[string]string{"T": "W", "Z": "T"}) {
+			t.Fatalf("states of %v, renames %v; want T and Z, T from W and Z from T", got, froms)
+		}
+	}
+}

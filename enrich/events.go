@@ -628,6 +628,9 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 	if ev.Object != "" {
 		ev.ObjectID = id // every path's events of the object share it
 	}
+	// The inventory the event's device was named by may be newer than
+	// the one the batch's poll followed (a reload meanwhile).
+	d.followInventory()
 	if len(d.renamed) > 0 {
 		out = d.sayRenamed(&ev, id, redo, out)
 	}

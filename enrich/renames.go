@@ -150,14 +150,24 @@ func (d *detector) noteRenames(renames map[string]string) {
 	if d.renamed == nil {
 		d.renamed = map[string]*renameNote{}
 	}
+	// Against the notes before this reload: its renames are taken
+	// together (see moveDevices), not one after the other.
+	notes := make(map[string]*renameNote, len(renames))
 	for from, to := range renames {
 		note := &renameNote{from: strings.Clone(from), at: now}
 		if p := d.renamed[from]; p != nil && !p.said {
 			// Renamed again before its first event under the name
 			// between: the alerts to move are still the first name's.
-			delete(d.renamed, from)
 			note.from = p.from
 		}
+		notes[to] = note
+	}
+	for from := range renames {
+		if p := d.renamed[from]; p != nil && !p.said {
+			delete(d.renamed, from)
+		}
+	}
+	for to, note := range notes {
 		if note.from == to || len(d.renamed) >= maxRenames {
 			continue
 		}
@@ -166,42 +176,65 @@ func (d *detector) noteRenames(renames map[string]string) {
 }
 
 // moveDevices moves the state of each device renames names (old to new)
-// to its new name. Where the new name has state of its own for an object
-// (a record named by the new inventory judged before the move), that
-// stays. d.mu is held.
+// to its new name. The renames of one reload are taken together: with
+// W renamed T and T renamed Z, W's state becomes T's and T's Z's (not
+// W's Z's). Where the new name has state of its own for an object that
+// no rename moves away (a record named by the new inventory judged before
+// the move), that stays. d.mu is held.
 func (d *detector) moveDevices(renames map[string]string) {
+	type lastMove struct {
+		k eventKey
+		t *time.Time
+	}
+	var lasts []lastMove
 	for k, t := range d.last {
 		if to, ok := renames[k.device]; ok {
+			lasts = append(lasts, lastMove{eventKey{to, telemetry.RenamedObjectID(k.typ, k.object, k.device, to), k.typ}, t})
 			delete(d.last, k)
-			if nk := (eventKey{to, telemetry.RenamedObjectID(k.typ, k.object, k.device, to), k.typ}); d.last[nk] == nil {
-				d.last[nk] = t
-			}
 		}
 	}
+	for _, m := range lasts {
+		if d.last[m.k] == nil {
+			d.last[m.k] = m.t
+		}
+	}
+	type stateMove struct {
+		k  objectKey
+		st *objectState
+	}
+	var states []stateMove
 	for k, st := range d.states {
 		if to, ok := renames[k.device]; ok {
+			states = append(states, stateMove{objectKey{to, telemetry.RenamedObjectID(k.family, k.object, k.device, to), k.family}, st})
 			delete(d.states, k)
-			if nk := (objectKey{to, telemetry.RenamedObjectID(k.family, k.object, k.device, to), k.family}); d.states[nk] == nil {
-				d.states[nk] = st
-			}
 		}
 	}
+	for _, m := range states {
+		if d.states[m.k] == nil {
+			d.states[m.k] = m.st
+		}
+	}
+	type flapMove struct {
+		k  objectKey
+		st *flapState
+	}
+	var flaps []flapMove
 	for k, st := range d.changes {
-		to, ok := renames[k.device]
-		if !ok {
+		if to, ok := renames[k.device]; ok {
+			flaps = append(flaps, flapMove{objectKey{to, k.object, k.family}, st})
+			delete(d.changes, k)
+			delete(d.flapping, k)
+		}
+	}
+	for _, m := range flaps {
+		if d.changes[m.k] != nil {
 			continue
 		}
-		delete(d.changes, k)
-		delete(d.flapping, k)
-		nk := objectKey{to, k.object, k.family}
-		if d.changes[nk] != nil {
-			continue
-		}
-		st.key = nk
-		st.last.Device = to
-		d.changes[nk] = st
-		if st.flapping {
-			d.flapping[nk] = st
+		m.st.key = m.k
+		m.st.last.Device = m.k.device
+		d.changes[m.k] = m.st
+		if m.st.flapping {
+			d.flapping[m.k] = m.st
 		}
 	}
 }

@@ -564,29 +564,50 @@ func (s *Sink) renamedKey(keys []byte, from int, name string, e *telemetry.Event
 // them), so that the new name's events end them and fire them again. An
 // alert the new name already has for the object stays; the old name's is
 // then no longer re-sent, and ends in Alertmanager at its endsAt. Reports
-// whether active changed; each move is journaled. Under mu.
+// whether active changed; each move is journaled. One pass over active,
+// however many renames. Under mu.
 func (s *Sink) moveRenamed() bool {
-	moved := false
+	if len(s.renames) == 0 {
+		return false
+	}
+	// Where each old name's alerts end up, the batch's renames taken in
+	// order: edge1 renamed edge1-ams, then edge1-ams renamed ams-edge1.
+	dest := map[string]string{}
 	for _, r := range s.renames {
-		from := string(appendValidUTF8(nil, r.from))
-		for key, a := range s.active {
-			name, rest, _ := strings.Cut(key, "\x00")
-			device, id, _ := strings.Cut(rest, "\x00")
-			if device != from {
-				continue
+		from, to := string(appendValidUTF8(nil, r.from)), string(appendValidUTF8(nil, r.to))
+		for k, v := range dest {
+			if v == from {
+				dest[k] = to
 			}
-			delete(s.active, key)
-			s.journal = appendJournal(s.journal, key, nil)
-			moved = true
-			to := string(appendKeyOf(nil, name, r.to, telemetry.RenamedObjectID(name, id, r.from, r.to)))
-			if _, ok := s.active[to]; ok {
-				continue
-			}
-			s.active[to] = a
-			s.journal = appendJournal(s.journal, to, &a)
+		}
+		if _, ok := dest[from]; !ok {
+			dest[from] = to
 		}
 	}
-	return moved
+	type move struct {
+		to string
+		a  Alert
+	}
+	var moves []move
+	for key, a := range s.active {
+		name, rest, _ := strings.Cut(key, "\x00")
+		device, id, _ := strings.Cut(rest, "\x00")
+		to, ok := dest[device]
+		if !ok || to == device {
+			continue
+		}
+		delete(s.active, key)
+		s.journal = appendJournal(s.journal, key, nil)
+		moves = append(moves, move{string(appendKeyOf(nil, name, to, telemetry.RenamedObjectID(name, id, device, to))), a})
+	}
+	for _, m := range moves {
+		if _, ok := s.active[m.to]; ok {
+			continue
+		}
+		s.active[m.to] = m.a
+		s.journal = appendJournal(s.journal, m.to, &m.a)
+	}
+	return len(moves) > 0
 }
 
 // appendLabelsOf appends labels, the remembered alert's, as JSON: as own
