@@ -517,12 +517,97 @@ func TestRenamesOfOneReloadTakenTogether(t *testing.T) {
 		}
 		froms := map[string]string{}
 		for to, n := range d.renamed {
-			froms[to] = n.from
+			froms[to] = strings.Join(n.from, ",")
 		}
 		d.mu.Unlock()
 		slices.Sort(got)
 		if !slices.Equal(got, []string{"T", "Z"}) || !maps.Equal(froms, map[string]string{"T": "W", "Z": "T"}) {
 			t.Fatalf("states of %v, renames %v; want T and Z, T from W and Z from T", got, froms)
+		}
+	}
+}
+
+// TestRenameOfTwoNamesIntoOneSaysBoth: an SNMP and a gNMI target reach one
+// address; with no inventory entry for it, the SNMP target names the
+// device's polls, traps and hostless syslog lines, and the gNMI target
+// its gNMI updates, so one device's events went out under two names (as
+// documented). An entry added for the address, as the README says to do,
+// names both the device's: two old names become one. Each old name's
+// alerts must be moved to the new name, so a device_renamed is said for
+// each of them. (Before, the renames were noted by new name alone: one
+// of the two device_renamed was never said, and the alerts fired under
+// that old name stayed firing for good.)
+func TestRenameOfTwoNamesIntoOneSaysBoth(t *testing.T) {
+	inv, write := renameInventory(t, "devices: []\n")
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.inv.Store(inv)
+	d.targets.Store(NewSNMPTargets([]SNMPTarget{{Name: "sw4-snmp", Host: "192.0.2.4"}}))
+	d.gnmi.Store(NewGNMITargets([]GNMITarget{{Name: "sw4-gnmi", Address: "192.0.2.4:57400"}}))
+	now := time.Now()
+	var got []string
+	var offset int64
+	observe := func(typ, device, object string) {
+		t.Helper()
+		offset++
+		for _, e := range d.observe(telemetry.Event{Type: typ, Device: device, Object: object, Time: now,
+			Cause: telemetry.Cause{Topic: "raw.syslog", Offset: offset}}, now) {
+			got = append(got, e.Type+" "+e.Device+" "+e.Object)
+		}
+	}
+	observe("interface_down", "sw4-gnmi", "Ethernet1") // gNMI's
+	observe("interface_down", "sw4-snmp", "Ethernet2") // a trap's, or a hostless line's
+	write("devices:\n  - {name: sw4, address: 192.0.2.4}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	observe("interface_up", "sw4", "Ethernet1")
+	observe("interface_up", "sw4", "Ethernet2")
+	want := []string{
+		"interface_down sw4-gnmi Ethernet1",
+		"interface_down sw4-snmp Ethernet2",
+		"device_renamed sw4 sw4-gnmi",
+		"device_renamed sw4 sw4-snmp",
+		"interface_up sw4 Ethernet1",
+		"interface_up sw4 Ethernet2",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestRenamesKeptWithSeveralOldNames: a rename of two old names into one
+// is kept across a restart with both, unsaid and said; a file written
+// before several were kept (one old name, a string) still reads.
+func TestRenamesKeptWithSeveralOldNames(t *testing.T) {
+	inv, _ := renameInventory(t, "devices:\n  - {name: sw4, address: 192.0.2.4}\n")
+	kept := filepath.Join(t.TempDir(), "renames.json")
+	now := time.Now()
+	cause := telemetry.Cause{Topic: "raw.syslog", Offset: 7}
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.renamesPath, d.logger = kept, slog.New(slog.DiscardHandler)
+	d.seenIdx, d.renamesDirty = inv.idx.Load(), true
+	d.renamed = map[string]*renameNote{
+		"sw4": {from: []string{"sw4-gnmi", "sw4-snmp"}, at: now},
+		"sw5": {from: []string{"sw5-gnmi", "sw5-snmp"}, said: true, cause: cause, typ: "interface_up", objID: "Ethernet1", at: now},
+		"sw6": {from: []string{"sw6-old"}, at: now},
+	}
+	d.saveRenames()
+	data, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"sw6":"sw6-old"`) {
+		t.Errorf("one old name not kept as a string: %s", data)
+	}
+	d2 := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d2.renamesPath, d2.logger = kept, slog.New(slog.DiscardHandler)
+	if d2.loadRenames() == nil {
+		t.Fatal("nothing kept")
+	}
+	for to, n := range d.renamed {
+		m := d2.renamed[to]
+		if m == nil || !slices.Equal(m.from, n.from) || m.said != n.said || m.cause != n.cause {
+			t.Errorf("%s: read back %+v, want %+v", to, m, n)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,12 +27,14 @@ const TypeDeviceRenamed = telemetry.TypeDeviceRenamed
 // ones past it are left unsaid.
 const maxRenames = 1 << 16
 
-// renameNote is a rename the detector applied to its state: from is the
-// old name. Until said (a device_renamed event passed on before the new
+// renameNote is a rename the detector applied to its state: from are the
+// old names, sorted (more than one where a reload gave several devices'
+// names one: an SNMP and a gNMI target of one address, named apart
+// until an inventory entry for the address names both). Until said (a device_renamed event passed on before the new
 // name's first event), said is false; then the event it went out with is
 // noted, so a redo of its record (see observeInto) says it again.
 type renameNote struct {
-	from       string
+	from       []string
 	said       bool
 	cause      telemetry.Cause
 	typ, objID string
@@ -136,9 +139,16 @@ func (d *detector) followInventory() {
 		d.noteRenames(renames)
 	}
 	for to, n := range d.renamed {
-		if _, ok := cur.byName[n.from]; ok && !n.said {
+		if n.said {
+			continue
+		}
+		n.from = slices.DeleteFunc(n.from, func(from string) bool {
 			// The old name is another device's now: the alerts fired
 			// under it are that device's, not the renamed one's.
+			_, ok := cur.byName[from]
+			return ok
+		})
+		if len(n.from) == 0 {
 			delete(d.renamed, to)
 		}
 	}
@@ -151,16 +161,24 @@ func (d *detector) noteRenames(renames map[string]string) {
 		d.renamed = map[string]*renameNote{}
 	}
 	// Against the notes before this reload: its renames are taken
-	// together (see moveDevices), not one after the other.
+	// together (see moveDevices), not one after the other. Several old
+	// names may become one (an SNMP and a gNMI target of one address,
+	// that an entry added for it names both): each one's alerts are
+	// moved, so each is said.
 	notes := make(map[string]*renameNote, len(renames))
 	for from, to := range renames {
-		note := &renameNote{from: strings.Clone(from), at: now}
+		note := notes[to]
+		if note == nil {
+			note = &renameNote{at: now}
+			notes[to] = note
+		}
 		if p := d.renamed[from]; p != nil && !p.said {
 			// Renamed again before its first event under the name
-			// between: the alerts to move are still the first name's.
-			note.from = p.from
+			// between: the alerts to move are still the first names'.
+			note.from = append(note.from, p.from...)
+		} else {
+			note.from = append(note.from, strings.Clone(from))
 		}
-		notes[to] = note
 	}
 	for from := range renames {
 		if p := d.renamed[from]; p != nil && !p.said {
@@ -168,7 +186,15 @@ func (d *detector) noteRenames(renames map[string]string) {
 		}
 	}
 	for to, note := range notes {
-		if note.from == to || len(d.renamed) >= maxRenames {
+		if p := d.renamed[to]; p != nil && !p.said {
+			// Renamed into before, not said yet: those alerts
+			// still wait to be moved too.
+			note.from = append(note.from, p.from...)
+		}
+		note.from = slices.DeleteFunc(note.from, func(from string) bool { return from == to })
+		slices.Sort(note.from)
+		note.from = slices.Compact(note.from)
+		if len(note.from) == 0 || d.renamed[to] == nil && len(d.renamed) >= maxRenames {
 			continue
 		}
 		d.renamed[strings.Clone(to)] = note
@@ -262,9 +288,12 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 		n.said, n.cause, n.typ, n.objID, n.at = true, ev.Cause, ev.Type, id, time.Now()
 		d.renamesDirty = d.renamesPath != ""
 	}
-	return append(out, telemetry.Event{V: telemetry.Version, Type: TypeDeviceRenamed, Device: ev.Device, Object: n.from,
-		Severity: typeSeverity(TypeDeviceRenamed), Message: "device " + n.from + " renamed " + ev.Device + " by the inventory",
-		Tags: ev.Tags, TagsJSON: ev.TagsJSON, Time: ev.Time, Cause: ev.Cause})
+	for _, from := range n.from {
+		out = append(out, telemetry.Event{V: telemetry.Version, Type: TypeDeviceRenamed, Device: ev.Device, Object: from,
+			Severity: typeSeverity(TypeDeviceRenamed), Message: "device " + from + " renamed " + ev.Device + " by the inventory",
+			Tags: ev.Tags, TagsJSON: ev.TagsJSON, Time: ev.Time, Cause: ev.Cause})
+	}
+	return out
 }
 
 // sayRenamedBefore is evs, events caused by no record (flapping cleared
@@ -321,15 +350,37 @@ type renamesFile struct {
 	// Inventory is the text of the inventory the workers last named
 	// devices by.
 	Inventory string `json:"inventory"`
-	// Unsaid are the renames found and not yet said, new name to old.
-	Unsaid map[string]string `json:"unsaid,omitempty"`
+	// Unsaid are the renames found and not yet said, new name to old
+	// (or, where several became one, to the old ones).
+	Unsaid map[string]fromNames `json:"unsaid,omitempty"`
 	// Said are those said within renameRetention, with the event they
 	// went out with: a restart before that event's record was committed
 	// enriches it again, and says the rename again with it.
 	Said []saidRename `json:"said,omitempty"`
 }
 
-// saidRename is a said renameNote as renamesFile keeps it.
+// fromNames are a rename's old names: written as a string when there is
+// one, as files before several were kept have it, else as an array.
+type fromNames []string
+
+func (f fromNames) MarshalJSON() ([]byte, error) {
+	if len(f) == 1 {
+		return json.Marshal(f[0])
+	}
+	return json.Marshal([]string(f))
+}
+
+func (f *fromNames) UnmarshalJSON(data []byte) error {
+	var one string
+	if err := json.Unmarshal(data, &one); err == nil {
+		*f = fromNames{one}
+		return nil
+	}
+	return json.Unmarshal(data, (*[]string)(f))
+}
+
+// saidRename is a said renameNote as renamesFile keeps it, one per old
+// name.
 type saidRename struct {
 	To       string          `json:"to"`
 	From     string          `json:"from"`
@@ -380,13 +431,24 @@ func (d *detector) loadRenames() *inventoryIndex {
 		d.renamed = map[string]*renameNote{}
 	}
 	for to, from := range f.Unsaid {
-		if len(d.renamed) < maxRenames {
-			d.renamed[to] = &renameNote{from: from, at: now}
+		if len(d.renamed) < maxRenames && len(from) > 0 {
+			d.renamed[to] = &renameNote{from: slices.Sorted(slices.Values(from)), at: now}
 		}
 	}
 	for _, s := range f.Said {
-		if len(d.renamed) < maxRenames && now.Sub(s.At) <= renameRetention && d.renamed[s.To] == nil {
-			d.renamed[s.To] = &renameNote{from: s.From, said: true, cause: s.Cause, typ: s.Type, objID: s.ObjectID, at: s.At}
+		if now.Sub(s.At) > renameRetention {
+			continue
+		}
+		if n := d.renamed[s.To]; n != nil {
+			if n.said && n.cause == s.Cause && n.typ == s.Type && n.objID == s.ObjectID && !slices.Contains(n.from, s.From) {
+				// Another old name said with the same event.
+				n.from = append(n.from, s.From)
+				slices.Sort(n.from)
+			}
+			continue
+		}
+		if len(d.renamed) < maxRenames {
+			d.renamed[s.To] = &renameNote{from: []string{s.From}, said: true, cause: s.Cause, typ: s.Type, objID: s.ObjectID, at: s.At}
 		}
 	}
 	return idx
@@ -405,13 +467,15 @@ func (d *detector) saveRenames() {
 	f := renamesFile{Inventory: string(d.seenIdx.data)}
 	for to, n := range d.renamed {
 		if n.said {
-			f.Said = append(f.Said, saidRename{To: to, From: n.from, Cause: n.cause, Type: n.typ, ObjectID: n.objID, At: n.at})
+			for _, from := range n.from {
+				f.Said = append(f.Said, saidRename{To: to, From: from, Cause: n.cause, Type: n.typ, ObjectID: n.objID, At: n.at})
+			}
 			continue
 		}
 		if f.Unsaid == nil {
-			f.Unsaid = map[string]string{}
+			f.Unsaid = map[string]fromNames{}
 		}
-		f.Unsaid[to] = n.from
+		f.Unsaid[to] = slices.Clone(n.from)
 	}
 	path, logger := d.renamesPath, d.logger
 	d.mu.Unlock()

@@ -144,3 +144,49 @@ func TestRenameTakenByTheAlertmanagerFormOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoNamesRenamedIntoOneEndTheirAlerts: a reload gave two old names
+// one new one (an SNMP and a gNMI target of one address, named apart
+// until an inventory entry for the address named both): enrichment says
+// a device_renamed for each, with the new name's first event. The link
+// down that fired under either old name is ended by the link up under
+// the new name in the same batch, whichever of the two renames comes
+// first. (Before, only the last rename into the new name was followed
+// back, so an alert of the name renamed first was moved, still firing,
+// and re-sent for good.)
+func TestTwoNamesRenamedIntoOneEndTheirAlerts(t *testing.T) {
+	site := map[string]string{"site": "ams1"}
+	renamed := func(from, to string, at time.Duration) sinks.Item {
+		return renamedEv(telemetry.TypeDeviceRenamed, to, from, site, at)
+	}
+	for _, old := range []string{"sw4-gnmi", "sw4-snmp"} {
+		for _, sameBatch := range []bool{true, false} {
+			name := old
+			if !sameBatch {
+				name += " rename in an earlier batch"
+			}
+			t.Run(name, func(t *testing.T) {
+				am := &amModel{last: map[string]bool{}}
+				srv := httptest.NewServer(am)
+				defer srv.Close()
+				s := amSink(t, srv.URL, t.TempDir())
+				amWrite(t, s, renamedEv("interface_down", old, "Ethernet7", site, 0))
+				renames := []sinks.Item{renamed("sw4-gnmi", "sw4", time.Second), renamed("sw4-snmp", "sw4", time.Second)}
+				up := renamedEv("interface_up", "sw4", "Ethernet7", site, 2*time.Second)
+				if sameBatch {
+					amWrite(t, s, append(renames, up)...)
+				} else {
+					amWrite(t, s, renames...)
+					amWrite(t, s, up)
+				}
+				fired := map[string]string{"alertname": "interface_down", "device": old, "object": "Ethernet7", "site": "ams1"}
+				if firing, known := am.firing(fired); !known || firing {
+					t.Errorf("the link down fired under %s: known %v, firing %v; want ended", old, known, firing)
+				}
+				if len(s.active) != 0 {
+					t.Errorf("alerts still re-sent: %v", s.active)
+				}
+			})
+		}
+	}
+}

@@ -536,27 +536,44 @@ func (s *Sink) renamedKey(keys []byte, from int, name string, e *telemetry.Event
 	if _, seen := s.lastWithKey(own); seen {
 		return keys
 	}
-	device, obj := e.Device, e.Object
+	obj := e.Object
 	if obj == "" {
 		obj = e.Tags["object"]
 	}
-	for i := len(s.renames) - 1; i >= 0; i-- {
+	if earlier, ok := s.renamedFrom(keys[len(keys):], len(s.renames), name, e.Device, obj); ok && earlier != nil {
+		return append(keys[:from], earlier...)
+	}
+	return keys
+}
+
+// renamedFrom is renamedKey's search back through the batch's renames
+// before the i-th for those into device, the latest first, and each
+// one's own renames before it: several old names may have become one
+// (an SNMP and a gNMI target of one address, that an inventory entry
+// added for it names both), so each is tried. It returns the key of the
+// alert found (nil, true: one ended earlier in the batch, so e's is a
+// new alert), written into buf; false: none.
+func (s *Sink) renamedFrom(buf []byte, i int, name, device, obj string) ([]byte, bool) {
+	for i--; i >= 0; i-- {
 		r := s.renames[i]
 		if r.to != device {
 			continue
 		}
-		device, obj = r.from, telemetry.RenamedObjectID(name, obj, r.to, r.from)
-		earlier := appendKeyOf(keys[len(keys):], name, device, obj)
+		from, fromObj := r.from, telemetry.RenamedObjectID(name, obj, r.to, r.from)
+		earlier := appendKeyOf(buf, name, from, fromObj)
 		_, firing := s.active[string(earlier)]
 		j, seen := s.lastWithKey(earlier)
 		if seen && s.batch[j].resolved {
-			return keys // ended earlier in the batch: e's is a new alert
+			return nil, true // ended earlier in the batch: e's is a new alert
 		}
 		if firing || seen {
-			return append(keys[:from], earlier...)
+			return earlier, true
+		}
+		if k, ok := s.renamedFrom(buf, i, name, from, fromObj); ok {
+			return k, true
 		}
 	}
-	return keys
+	return nil, false
 }
 
 // moveRenamed moves the firing alerts of each device the batch renamed to
