@@ -51,7 +51,7 @@ func TestInterfaceNamesRefilledWhenFull(t *testing.T) {
 	w.rates.setNow(t0)
 	pollInterface(t, w, "3", "Gi0/3", t0)
 	for i := range w.det.names.limit {
-		w.det.names.set("other", fmt.Sprint(i), "x", 0, netip.Addr{})
+		w.det.names.set("other", fmt.Sprint(i), "x", 0, netip.Addr{}, true)
 	}
 	if _, ok := w.det.names.name("edge1", "3"); ok {
 		t.Fatal("the table did not start again")
@@ -68,13 +68,13 @@ func TestInterfaceNamesRefilledWhenFull(t *testing.T) {
 func TestInterfaceNameDropped(t *testing.T) {
 	names := newInterfaceNames()
 	a, b := names.newRowID(), names.newRowID()
-	names.set("edge1", "3", "Gi0/3", a, netip.Addr{})
+	names.set("edge1", "3", "Gi0/3", a, netip.Addr{}, true)
 	names.drop("edge1", "3", a)
 	if _, ok := names.name("edge1", "3"); ok {
 		t.Fatal("the name of a forgotten row is still there")
 	}
-	names.set("edge1", "4", "Gi0/4", a, netip.Addr{})
-	names.set("edge1", "4", "Gi0/4", b, netip.Addr{}) // another row of the same ifIndex, later
+	names.set("edge1", "4", "Gi0/4", a, netip.Addr{}, true)
+	names.set("edge1", "4", "Gi0/4", b, netip.Addr{}, true) // another row of the same ifIndex, later
 	names.drop("edge1", "4", a)
 	if n, ok := names.name("edge1", "4"); !ok || n != "Gi0/4" {
 		t.Fatal("a name another row set since went with the first row")

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +53,7 @@ type MetricsWorker struct {
 	normBuf   []telemetry.Field
 	rateNames map[string]string // counter name -> its rate field's name
 	rowID     []byte            // the row's appendRowID, for its counters
+	indexBuf  []byte            // a gNMI row's ifindex, formatted
 	// counterDel is the row's delete of a counter it forgot the rates of
 	// (deletedCounter), for enrichBatch.
 	counterDel counterDelete
@@ -652,26 +655,32 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			// As ifOperStatus's: up only when UP (TESTING, DORMANT are not).
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", v == "UP"))
 		}
+		if n, ok := openConfigIfIndex(p); ok {
+			// The interface's ifIndex, for traps that name it by that
+			// alone, as an SNMP row's.
+			if name, _ := p.Tag("name"); name != "" {
+				if !rowLooked {
+					row, rowLooked = w.trackedRow(p.Device), true
+				}
+				w.indexBuf = strconv.AppendUint(w.indexBuf[:0], n, 10)
+				if row != nil && !row.names(p.Device, string(w.indexBuf), name) {
+					w.nameInterface(row, p.Device, string(w.indexBuf), name, w.gnmiAgent(agent), false)
+				}
+			}
+		}
 	case "snmp_interface":
 		if speed < 0 {
 			speed = interfaceSpeed(p)
 		}
 		normalised = norm.appendFields(normalised, speed)
 		if index, _ := p.Tag("ifIndex"); index != "" && object != "" && object != index {
-			// For traps that name the interface by ifIndex alone; told
-			// the shared table only when the name is new to this row, or
-			// the table no longer holds it from this row (another row of
-			// the ifIndex set it since, or the table started again).
+			// For traps that name the interface by ifIndex alone.
 			if !rowLooked {
 				row, rowLooked = w.trackedRow(p.Device), true
 			}
-			if row != nil && row.nameID == 0 {
-				row.nameID = w.det.names.newRowID()
-			}
-			if row != nil && (row.named != object || row.namedDevice != p.Device || row.nameEntry == nil || row.nameEntry.owner.Load() != row.nameID) {
+			if row != nil && !row.names(p.Device, index, object) {
 				agent, _ := p.Tag("agent")
-				row.nameEntry = w.det.names.set(p.Device, index, object, row.nameID, senderAddr(agent))
-				row.named, row.namedDevice, row.namedIndex = object, p.Device, index
+				w.nameInterface(row, p.Device, index, object, senderAddr(agent), true)
 			}
 		}
 		if st, ok := intField(p, "ifOperStatus"); ok {
@@ -829,6 +838,78 @@ type uptimeSample struct {
 type seen[T any] struct {
 	v    T
 	seen int64
+}
+
+// nameInterface tells the detector's interfaceNames that device's
+// interface index is named name, by row (polled: an SNMP row; else a gNMI
+// one) from agent, when row.names says it must. A row whose index changed
+// (a gNMI interface renumbered) drops the index it named before, if it
+// still holds it.
+func (w *MetricsWorker) nameInterface(row *rowCounters, device, index, name string, agent netip.Addr, polled bool) {
+	if row.nameID == 0 {
+		row.nameID = w.det.names.newRowID()
+	}
+	if row.nameEntry != nil && row.namedDevice == device && row.namedIndex != index {
+		w.det.names.drop(row.namedDevice, row.namedIndex, row.nameID)
+	}
+	row.nameEntry, row.nameSets = w.det.names.set(device, index, name, row.nameID, agent, polled)
+	row.named, row.namedDevice, row.namedIndex = name, device, index
+}
+
+// gnmiAgent is the address a gNMI row's target is dialed at (agent, from
+// the GNMITargets), as the interface names take it for a trap's address:
+// none when no trap from it is named the target's (several targets are
+// dialed at it, or an SNMP target polls it, whose rows name it).
+func (w *MetricsWorker) gnmiAgent(agent string) netip.Addr {
+	a := senderAddr(agent)
+	if _, ok := w.gnmi.device(a); !ok {
+		return netip.Addr{}
+	}
+	if _, ok := w.targets.device(a); ok {
+		return netip.Addr{}
+	}
+	return a
+}
+
+// openConfigIfIndex is a gNMI interface row's OpenConfig ifindex
+// (/interfaces/interface/state/ifindex, a uint32: the leaf, or the field
+// of the interface's JSON object), when it has one.
+func openConfigIfIndex(p *telemetry.Point) (uint64, bool) {
+	for _, k := range [...]string{"ifindex", "state/ifindex"} {
+		f, ok := p.Field(k)
+		if !ok {
+			continue
+		}
+		var n uint64
+		switch f.Kind {
+		case telemetry.FieldInt:
+			if f.Int() <= 0 {
+				return 0, false
+			}
+			n = uint64(f.Int())
+		case telemetry.FieldUint:
+			n = f.Uint()
+		case telemetry.FieldFloat:
+			x := f.Float()
+			if x != math.Trunc(x) || x <= 0 || x > math.MaxUint32 {
+				return 0, false
+			}
+			n = uint64(x)
+		case telemetry.FieldString: // a uint64 in JSON-IETF; not uint32's, but a target may
+			v, err := strconv.ParseUint(f.Str, 10, 32)
+			if err != nil {
+				return 0, false
+			}
+			n = v
+		default:
+			return 0, false
+		}
+		if n == 0 || n > math.MaxUint32 {
+			return 0, false // 0: no ifIndex (RFC 2863's start at 1)
+		}
+		return n, true
+	}
+	return 0, false
 }
 
 // forgetName drops the interface name a forgotten row gave traps, unless

@@ -38,18 +38,32 @@ type rowCounters struct {
 	counters []counterSample
 	seen     int64 // weir's clock (Unix seconds) when the row last arrived, for forget
 	// named and namedDevice are the interface name and device last put
-	// in the detector's interfaceNames for this row (an SNMP interface),
-	// as its entry nameEntry, which holds them while its owner is nameID.
+	// in the detector's interfaceNames for this row (an SNMP interface,
+	// or a gNMI one with its ifindex), as its entry nameEntry, which is as
+	// the row left it while it is in the table (owner not 0) and its
+	// sets are still nameSets. nameID is the row's owner id.
 	named, namedDevice string
 	namedIndex         string // the ifIndex it was put under
 	nameEntry          *interfaceName
-	nameID             uint64
+	nameID, nameSets   uint64
 	// disc is the row's last discontinuity time, from the sample of
 	// discAt (Unix nanoseconds; 0: none yet); cleared is the time of
 	// the last sample that told it moved (0: none). See discontinued.
 	disc            float64
 	discAt, cleared int64
 	discRun         uint8 // samples in a row it moved at, up to maxDiscontinuityRun+1
+}
+
+// names reports whether the detector's interfaceNames hold what the row
+// names (device's interface index is name) as the row left it, so it
+// need not be told again: the hot path, no lock. Told again when the name
+// is new to the row, or the table changed the entry since (another row of
+// the ifIndex set another name, it was dropped, or the table started
+// again).
+func (rc *rowCounters) names(device, index, name string) bool {
+	e := rc.nameEntry
+	return e != nil && rc.named == name && rc.namedDevice == device && rc.namedIndex == index &&
+		e.owner.Load() != 0 && e.sets.Load() == rc.nameSets
 }
 
 // maxDiscontinuityRun is how many polls in a row a row's

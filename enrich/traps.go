@@ -254,15 +254,19 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 }
 
 // provisional says whether the names of a trap's event may still change
-// in this process: it comes from an address an SNMP target polls, and
-// names an interface by an ifIndex no poll has named (index), or its
+// in this process: it comes from an address an SNMP target polls, or a
+// gNMI target is dialed at, and names an interface by an ifIndex no poll
+// or gNMI row has named (index), or (from an SNMP target's address) its
 // device by the target's name while the target's sysName, which the
 // inventory may list the device by, is not known yet and may still come
 // (sysNamesDone: every warm-up has read what could give it).
 func (w *TrapWorker) provisional(tr *telemetry.Trap, index string, sysNamesDone bool) bool {
 	target, polled := w.targets.device(senderAddr(tr.SourceAddr))
 	if !polled {
-		return false
+		// A gNMI target's address: its interface rows name ifIndexes
+		// too, where they carry the ifindex (gNMI gives no sysName).
+		_, streamed := w.gnmi.device(senderAddr(tr.SourceAddr))
+		return streamed && index != ""
 	}
 	if index != "" {
 		return true
@@ -442,7 +446,9 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 // inventory entry for it added, renamed or removed; its SNMP target
 // renamed), and it has not been polled since (its next poll names the
 // interfaces under the new name). The interfaces are the same. Only for an
-// address exactly one SNMP target polls, as nameDevice names by.
+// address exactly one SNMP target polls, or else exactly one gNMI target
+// is dialed at (whose rows carrying the ifindex name them), as nameDevice
+// names by.
 func (w *TrapWorker) renamedInterface(tr *telemetry.Trap, device, index string) (string, bool) {
 	host := trapHost(tr) // as trapDevice takes it
 	if !maybeAddr(host) {
@@ -454,7 +460,9 @@ func (w *TrapWorker) renamedInterface(tr *telemetry.Trap, device, index string) 
 	}
 	at = at.Unmap()
 	if _, ok := w.targets.device(at); !ok {
-		return "", false
+		if _, ok := w.gnmi.device(at); !ok {
+			return "", false
+		}
 	}
 	before, ok := w.det.names.deviceAt(at)
 	if !ok || before == device {
