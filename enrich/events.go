@@ -88,11 +88,20 @@ type detector struct {
 	seenIdx *inventoryIndex
 	renamed map[string]*renameNote
 	// renamesPath keeps seenIdx's file and the renames not yet said
-	// across restarts ("": not kept); renamesDirty says they changed
-	// since saved (see EventRules.KeepRenames).
-	renamesPath                  string
-	renamesDirty, renamesFailing bool
-	logger                       *slog.Logger
+	// across restarts ("": not kept; see EventRules.KeepRenames).
+	// renamesGen counts their changes (under mu), renamesSaved is the
+	// change the file holds, written under renamesSaving, which orders
+	// the writes of the workers' saves (see saveRenames). A failing
+	// write is tried again at renamesRetry.
+	renamesPath              string
+	renamesGen, renamesSaved atomic.Uint64
+	renamesSaving            sync.Mutex
+	renamesFailing           bool
+	renamesRetry             time.Time
+	logger                   *slog.Logger
+	// renamesReplace writes the file (nil: wholefile.Replace); tests
+	// hold a write with it.
+	renamesReplace func(path string, data []byte) error
 	// reports counts the state reports sameState took: a poller's row
 	// asks pollContradicts again only once another report came since
 	// its last look (most polls, none did).

@@ -127,7 +127,7 @@ func (d *detector) followInventory() {
 	}
 	old := d.seenIdx
 	d.seenIdx = cur
-	d.renamesDirty = d.renamesPath != ""
+	d.renamesChanged()
 	if old == nil {
 		// The first look: the inventory of the last run, if kept.
 		if old = d.loadRenames(); old == nil {
@@ -286,7 +286,7 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 		// Kept for a redo from now on: it may have waited for this
 		// event far longer than renameRetention.
 		n.said, n.cause, n.typ, n.objID, n.at = true, ev.Cause, ev.Type, id, time.Now()
-		d.renamesDirty = d.renamesPath != ""
+		d.renamesChanged()
 	}
 	for _, from := range n.from {
 		out = append(out, telemetry.Event{V: telemetry.Version, Type: TypeDeviceRenamed, Device: ev.Device, Object: from,
@@ -454,16 +454,39 @@ func (d *detector) loadRenames() *inventoryIndex {
 	return idx
 }
 
+// renamesChanged notes that what KeepRenames keeps changed, to be saved.
+// d.mu is held.
+func (d *detector) renamesChanged() {
+	if d.renamesPath != "" {
+		d.renamesGen.Add(1)
+	}
+}
+
 // saveRenames writes what KeepRenames keeps, if it changed since last
-// written; a failure is tried again at the next call (every second, from
-// the syslog workers' settle), and logged once until one works.
+// written. Each worker calls it before it commits a batch, so a rename
+// said with the batch's events is kept as said before the batch is
+// committed (else a stop after the commit had it said again at the next
+// start), and the syslog workers at each settle, for changes no batch
+// carries. It returns once the file holds every change made before the
+// call: the workers' saves are written one at a time, in the order they
+// took their snapshots, so an older one never replaces a newer. A failure
+// is logged once until a write works, and tried again a second later (the
+// batches go on meanwhile: a rename may then be said again after a
+// restart).
 func (d *detector) saveRenames() {
+	if d.renamesGen.Load() == d.renamesSaved.Load() {
+		return // the hot path: nothing new
+	}
+	d.renamesSaving.Lock()
+	defer d.renamesSaving.Unlock()
 	d.mu.Lock()
-	if !d.renamesDirty || d.seenIdx == nil {
+	gen := d.renamesGen.Load()
+	if gen == d.renamesSaved.Load() || d.seenIdx == nil || d.renamesFailing && time.Now().Before(d.renamesRetry) {
+		// Written by the save this one waited for; or nothing to write
+		// yet; or failing.
 		d.mu.Unlock()
 		return
 	}
-	d.renamesDirty = false
 	f := renamesFile{Inventory: string(d.seenIdx.data)}
 	for to, n := range d.renamed {
 		if n.said {
@@ -477,22 +500,26 @@ func (d *detector) saveRenames() {
 		}
 		f.Unsaid[to] = slices.Clone(n.from)
 	}
-	path, logger := d.renamesPath, d.logger
+	path, logger, replace := d.renamesPath, d.logger, d.renamesReplace
 	d.mu.Unlock()
+	if replace == nil {
+		replace = wholefile.Replace
+	}
 	data, err := json.Marshal(&f)
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			err = wholefile.Replace(path, data)
+			err = replace(path, data)
 		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil {
+		d.renamesSaved.Store(gen)
 		d.renamesFailing = false
 		return
 	}
-	d.renamesDirty = true
-	if !d.renamesFailing { // once, not every second, until it works again
+	d.renamesRetry = time.Now().Add(time.Second)
+	if !d.renamesFailing { // once, not at every try, until it works again
 		d.renamesFailing = true
 		logger.Warn("enrich: could not keep the inventory for the renames of the next start", slog.String("file", path), slog.Any("err", err))
 	}
