@@ -87,6 +87,8 @@ type detector struct {
 	gnmi    atomic.Pointer[GNMITargets] // the gNMI targets, for their renames
 	seenIdx *inventoryIndex
 	renamed map[string]*renameNote
+	// maxRenamed bounds renamed (maxRenames; tests lower it).
+	maxRenamed int
 	// renamesPath keeps seenIdx's file and the renames not yet said
 	// across restarts ("": not kept; see EventRules.KeepRenames).
 	// renamesGen counts their changes (under mu), renamesSaved is the
@@ -331,7 +333,7 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
 		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{},
-		clocks: map[any]workerClock{}, warmHolds: map[broker.TopicPartition]warmHold{}, maxObjects: maxDetectorObjects,
+		clocks: map[any]workerClock{}, warmHolds: map[broker.TopicPartition]warmHold{}, maxObjects: maxDetectorObjects, maxRenamed: maxRenames,
 		leftOut: map[broker.TopicPartition]*leftOutLog{}, seed: maphash.MakeSeed()}
 }
 

@@ -24,7 +24,7 @@ const TypeDeviceRenamed = telemetry.TypeDeviceRenamed
 
 // maxRenames bounds the renames the detector remembers: a reload that
 // renames more devices than this is a new inventory, not renames, and the
-// ones past it are left unsaid.
+// ones past it are left unsaid (and logged).
 const maxRenames = 1 << 16
 
 // renameNote is a rename the detector applied to its state: from are the
@@ -61,7 +61,7 @@ const renameRetention = time.Hour
 func inventoryRenames(old, cur *inventoryIndex, targets *SNMPTargets, gnmi *GNMITargets) map[string]string {
 	renames := map[string]string{}
 	add := func(from, to string) {
-		if from == "" || to == "" || from == to || len(renames) >= maxRenames {
+		if from == "" || to == "" || from == to {
 			return
 		}
 		if _, ok := renames[from]; !ok {
@@ -136,7 +136,10 @@ func (d *detector) followInventory() {
 	}
 	if renames := inventoryRenames(old, cur, d.targets.Load(), d.gnmi.Load()); len(renames) > 0 {
 		d.moveDevices(renames)
-		d.noteRenames(renames)
+		if n := d.noteRenames(renames); n > 0 {
+			d.log().Warn("enrich: an inventory reload renamed more devices than the renames remembered allow; those past it are said by no device_renamed, and the alerts fired under their old names are not moved",
+				slog.Int("left_unsaid", n), slog.Int("max", d.maxRenamed))
+		}
 	}
 	for to, n := range d.renamed {
 		if n.said {
@@ -154,8 +157,9 @@ func (d *detector) followInventory() {
 	}
 }
 
-// noteRenames notes renames (old name to new) to be said. d.mu is held.
-func (d *detector) noteRenames(renames map[string]string) {
+// noteRenames notes renames (old name to new) to be said, and returns
+// how many new names it left out, past maxRenamed. d.mu is held.
+func (d *detector) noteRenames(renames map[string]string) (left int) {
 	now := time.Now()
 	if d.renamed == nil {
 		d.renamed = map[string]*renameNote{}
@@ -194,11 +198,24 @@ func (d *detector) noteRenames(renames map[string]string) {
 		note.from = slices.DeleteFunc(note.from, func(from string) bool { return from == to })
 		slices.Sort(note.from)
 		note.from = slices.Compact(note.from)
-		if len(note.from) == 0 || d.renamed[to] == nil && len(d.renamed) >= maxRenames {
+		if len(note.from) == 0 {
+			continue
+		}
+		if d.renamed[to] == nil && len(d.renamed) >= d.maxRenamed {
+			left++
 			continue
 		}
 		d.renamed[strings.Clone(to)] = note
 	}
+	return left
+}
+
+// log is the logger KeepRenames gave, else the default one.
+func (d *detector) log() *slog.Logger {
+	if d.logger != nil {
+		return d.logger
+	}
+	return slog.Default()
 }
 
 // moveDevices moves the state of each device renames names (old to new)
@@ -430,9 +447,14 @@ func (d *detector) loadRenames() *inventoryIndex {
 	if d.renamed == nil {
 		d.renamed = map[string]*renameNote{}
 	}
+	left := 0
 	for to, from := range f.Unsaid {
-		if len(d.renamed) < maxRenames && len(from) > 0 {
+		switch {
+		case len(from) == 0:
+		case len(d.renamed) < d.maxRenamed:
 			d.renamed[to] = &renameNote{from: slices.Sorted(slices.Values(from)), at: now}
+		default:
+			left++
 		}
 	}
 	for _, s := range f.Said {
@@ -447,9 +469,15 @@ func (d *detector) loadRenames() *inventoryIndex {
 			}
 			continue
 		}
-		if len(d.renamed) < maxRenames {
+		if len(d.renamed) < d.maxRenamed {
 			d.renamed[s.To] = &renameNote{from: []string{s.From}, said: true, cause: s.Cause, typ: s.Type, objID: s.ObjectID, at: s.At}
+		} else {
+			left++
 		}
+	}
+	if left > 0 {
+		d.log().Warn("enrich: the renames kept from the last run are more than the renames remembered allow; those past it are not said (again)",
+			slog.String("file", d.renamesPath), slog.Int("left_out", left), slog.Int("max", d.maxRenamed))
 	}
 	return idx
 }

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -137,5 +138,31 @@ func TestRenamesSavedInOrder(t *testing.T) {
 	}
 	if !strings.Contains(string(data), `"said":[{"to":"core1-fra","from":"core1"`) || strings.Contains(string(data), `"unsaid"`) {
 		t.Errorf("the file holds %s, want the rename said", data)
+	}
+}
+
+// TestRenamesPastTheBoundLogged: the detector remembers at most
+// maxRenamed renames; those a reload (or the kept file) gives past it are
+// never said, and the alerts fired under their old names never move. It
+// says so, with how many. (Before, they were left out without a word.)
+func TestRenamesPastTheBoundLogged(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: a1, address: 192.0.2.1}\n  - {name: a2, address: 192.0.2.2}\n  - {name: a3, address: 192.0.2.3}\n")
+	var logs bytes.Buffer
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.inv.Store(inv)
+	d.maxRenamed = 2
+	d.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	now := time.Now()
+	d.reportClock(t, nil, now)
+	write("devices:\n  - {name: b1, address: 192.0.2.1}\n  - {name: b2, address: 192.0.2.2}\n  - {name: b3, address: 192.0.2.3}\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.reportClock(t, nil, now)
+	if len(d.renamed) != 2 {
+		t.Fatalf("%d renames remembered, want 2", len(d.renamed))
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "left_unsaid=1") {
+		t.Errorf("logs %q, want a warning of the one rename left unsaid", logs.String())
 	}
 }
