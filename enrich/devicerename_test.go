@@ -585,7 +585,8 @@ func TestRenamesKeptWithSeveralOldNames(t *testing.T) {
 	cause := telemetry.Cause{Topic: "raw.syslog", Offset: 7}
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.renamesPath, d.logger = kept, slog.New(slog.DiscardHandler)
-	d.seenIdx, d.renamesDirty = inv.idx.Load(), true
+	d.seenIdx = inv.idx.Load()
+	d.renamesGen.Add(1)
 	d.renamed = map[string]*renameNote{
 		"sw4": {from: []string{"sw4-gnmi", "sw4-snmp"}, at: now},
 		"sw5": {from: []string{"sw5-gnmi", "sw5-snmp"}, said: true, cause: cause, typ: "interface_up", objID: "Ethernet1", at: now},

@@ -87,12 +87,23 @@ type detector struct {
 	gnmi    atomic.Pointer[GNMITargets] // the gNMI targets, for their renames
 	seenIdx *inventoryIndex
 	renamed map[string]*renameNote
+	// maxRenamed bounds renamed (maxRenames; tests lower it).
+	maxRenamed int
 	// renamesPath keeps seenIdx's file and the renames not yet said
-	// across restarts ("": not kept); renamesDirty says they changed
-	// since saved (see EventRules.KeepRenames).
-	renamesPath                  string
-	renamesDirty, renamesFailing bool
-	logger                       *slog.Logger
+	// across restarts ("": not kept; see EventRules.KeepRenames).
+	// renamesGen counts their changes (under mu), renamesSaved is the
+	// change the file holds, written under renamesSaving, which orders
+	// the writes of the workers' saves (see saveRenames). A failing
+	// write is tried again at renamesRetry.
+	renamesPath              string
+	renamesGen, renamesSaved atomic.Uint64
+	renamesSaving            sync.Mutex
+	renamesFailing           bool
+	renamesRetry             time.Time
+	logger                   *slog.Logger
+	// renamesReplace writes the file (nil: wholefile.Replace); tests
+	// hold a write with it.
+	renamesReplace func(path string, data []byte) error
 	// reports counts the state reports sameState took: a poller's row
 	// asks pollContradicts again only once another report came since
 	// its last look (most polls, none did).
@@ -322,7 +333,7 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
 		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{},
-		clocks: map[any]workerClock{}, warmHolds: map[broker.TopicPartition]warmHold{}, maxObjects: maxDetectorObjects,
+		clocks: map[any]workerClock{}, warmHolds: map[broker.TopicPartition]warmHold{}, maxObjects: maxDetectorObjects, maxRenamed: maxRenames,
 		leftOut: map[broker.TopicPartition]*leftOutLog{}, seed: maphash.MakeSeed()}
 }
 

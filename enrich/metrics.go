@@ -238,6 +238,9 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 			w.out.flush(outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events})
 		})
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
+		// A rename said with the batch's events is kept as said before
+		// their commit (see saveRenames).
+		w.det.saveRenames()
 		if !w.out.deliver(ctx, m, outBatch{w.metrics, metrics}, outBatch{w.topics.Events, events}) {
 			return nil
 		}

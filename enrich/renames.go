@@ -24,7 +24,7 @@ const TypeDeviceRenamed = telemetry.TypeDeviceRenamed
 
 // maxRenames bounds the renames the detector remembers: a reload that
 // renames more devices than this is a new inventory, not renames, and the
-// ones past it are left unsaid.
+// ones past it are left unsaid (and logged).
 const maxRenames = 1 << 16
 
 // renameNote is a rename the detector applied to its state: from are the
@@ -61,7 +61,7 @@ const renameRetention = time.Hour
 func inventoryRenames(old, cur *inventoryIndex, targets *SNMPTargets, gnmi *GNMITargets) map[string]string {
 	renames := map[string]string{}
 	add := func(from, to string) {
-		if from == "" || to == "" || from == to || len(renames) >= maxRenames {
+		if from == "" || to == "" || from == to {
 			return
 		}
 		if _, ok := renames[from]; !ok {
@@ -127,7 +127,7 @@ func (d *detector) followInventory() {
 	}
 	old := d.seenIdx
 	d.seenIdx = cur
-	d.renamesDirty = d.renamesPath != ""
+	d.renamesChanged()
 	if old == nil {
 		// The first look: the inventory of the last run, if kept.
 		if old = d.loadRenames(); old == nil {
@@ -136,7 +136,10 @@ func (d *detector) followInventory() {
 	}
 	if renames := inventoryRenames(old, cur, d.targets.Load(), d.gnmi.Load()); len(renames) > 0 {
 		d.moveDevices(renames)
-		d.noteRenames(renames)
+		if n := d.noteRenames(renames); n > 0 {
+			d.log().Warn("enrich: an inventory reload renamed more devices than the renames remembered allow; those past it are said by no device_renamed, and the alerts fired under their old names are not moved",
+				slog.Int("left_unsaid", n), slog.Int("max", d.maxRenamed))
+		}
 	}
 	for to, n := range d.renamed {
 		if n.said {
@@ -154,8 +157,9 @@ func (d *detector) followInventory() {
 	}
 }
 
-// noteRenames notes renames (old name to new) to be said. d.mu is held.
-func (d *detector) noteRenames(renames map[string]string) {
+// noteRenames notes renames (old name to new) to be said, and returns
+// how many new names it left out, past maxRenamed. d.mu is held.
+func (d *detector) noteRenames(renames map[string]string) (left int) {
 	now := time.Now()
 	if d.renamed == nil {
 		d.renamed = map[string]*renameNote{}
@@ -194,11 +198,24 @@ func (d *detector) noteRenames(renames map[string]string) {
 		note.from = slices.DeleteFunc(note.from, func(from string) bool { return from == to })
 		slices.Sort(note.from)
 		note.from = slices.Compact(note.from)
-		if len(note.from) == 0 || d.renamed[to] == nil && len(d.renamed) >= maxRenames {
+		if len(note.from) == 0 {
+			continue
+		}
+		if d.renamed[to] == nil && len(d.renamed) >= d.maxRenamed {
+			left++
 			continue
 		}
 		d.renamed[strings.Clone(to)] = note
 	}
+	return left
+}
+
+// log is the logger KeepRenames gave, else the default one.
+func (d *detector) log() *slog.Logger {
+	if d.logger != nil {
+		return d.logger
+	}
+	return slog.Default()
 }
 
 // moveDevices moves the state of each device renames names (old to new)
@@ -286,7 +303,7 @@ func (d *detector) sayRenamed(ev *telemetry.Event, id string, redo bool, out []t
 		// Kept for a redo from now on: it may have waited for this
 		// event far longer than renameRetention.
 		n.said, n.cause, n.typ, n.objID, n.at = true, ev.Cause, ev.Type, id, time.Now()
-		d.renamesDirty = d.renamesPath != ""
+		d.renamesChanged()
 	}
 	for _, from := range n.from {
 		out = append(out, telemetry.Event{V: telemetry.Version, Type: TypeDeviceRenamed, Device: ev.Device, Object: from,
@@ -430,9 +447,14 @@ func (d *detector) loadRenames() *inventoryIndex {
 	if d.renamed == nil {
 		d.renamed = map[string]*renameNote{}
 	}
+	left := 0
 	for to, from := range f.Unsaid {
-		if len(d.renamed) < maxRenames && len(from) > 0 {
+		switch {
+		case len(from) == 0:
+		case len(d.renamed) < d.maxRenamed:
 			d.renamed[to] = &renameNote{from: slices.Sorted(slices.Values(from)), at: now}
+		default:
+			left++
 		}
 	}
 	for _, s := range f.Said {
@@ -447,23 +469,52 @@ func (d *detector) loadRenames() *inventoryIndex {
 			}
 			continue
 		}
-		if len(d.renamed) < maxRenames {
+		if len(d.renamed) < d.maxRenamed {
 			d.renamed[s.To] = &renameNote{from: []string{s.From}, said: true, cause: s.Cause, typ: s.Type, objID: s.ObjectID, at: s.At}
+		} else {
+			left++
 		}
+	}
+	if left > 0 {
+		d.log().Warn("enrich: the renames kept from the last run are more than the renames remembered allow; those past it are not said (again)",
+			slog.String("file", d.renamesPath), slog.Int("left_out", left), slog.Int("max", d.maxRenamed))
 	}
 	return idx
 }
 
+// renamesChanged notes that what KeepRenames keeps changed, to be saved.
+// d.mu is held.
+func (d *detector) renamesChanged() {
+	if d.renamesPath != "" {
+		d.renamesGen.Add(1)
+	}
+}
+
 // saveRenames writes what KeepRenames keeps, if it changed since last
-// written; a failure is tried again at the next call (every second, from
-// the syslog workers' settle), and logged once until one works.
+// written. Each worker calls it before it commits a batch, so a rename
+// said with the batch's events is kept as said before the batch is
+// committed (else a stop after the commit had it said again at the next
+// start), and the syslog workers at each settle, for changes no batch
+// carries. It returns once the file holds every change made before the
+// call: the workers' saves are written one at a time, in the order they
+// took their snapshots, so an older one never replaces a newer. A failure
+// is logged once until a write works, and tried again a second later (the
+// batches go on meanwhile: a rename may then be said again after a
+// restart).
 func (d *detector) saveRenames() {
+	if d.renamesGen.Load() == d.renamesSaved.Load() {
+		return // the hot path: nothing new
+	}
+	d.renamesSaving.Lock()
+	defer d.renamesSaving.Unlock()
 	d.mu.Lock()
-	if !d.renamesDirty || d.seenIdx == nil {
+	gen := d.renamesGen.Load()
+	if gen == d.renamesSaved.Load() || d.seenIdx == nil || d.renamesFailing && time.Now().Before(d.renamesRetry) {
+		// Written by the save this one waited for; or nothing to write
+		// yet; or failing.
 		d.mu.Unlock()
 		return
 	}
-	d.renamesDirty = false
 	f := renamesFile{Inventory: string(d.seenIdx.data)}
 	for to, n := range d.renamed {
 		if n.said {
@@ -477,22 +528,26 @@ func (d *detector) saveRenames() {
 		}
 		f.Unsaid[to] = slices.Clone(n.from)
 	}
-	path, logger := d.renamesPath, d.logger
+	path, logger, replace := d.renamesPath, d.logger, d.renamesReplace
 	d.mu.Unlock()
+	if replace == nil {
+		replace = wholefile.Replace
+	}
 	data, err := json.Marshal(&f)
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			err = wholefile.Replace(path, data)
+			err = replace(path, data)
 		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil {
+		d.renamesSaved.Store(gen)
 		d.renamesFailing = false
 		return
 	}
-	d.renamesDirty = true
-	if !d.renamesFailing { // once, not every second, until it works again
+	d.renamesRetry = time.Now().Add(time.Second)
+	if !d.renamesFailing { // once, not at every try, until it works again
 		d.renamesFailing = true
 		logger.Warn("enrich: could not keep the inventory for the renames of the next start", slog.String("file", path), slog.Any("err", err))
 	}

@@ -172,6 +172,9 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			w.out.replay.put(r, nil, events[e0:])
 		}
 		w.m.in.WithLabelValues(w.input).Add(float64(len(recs)))
+		// A rename said with the batch's events is kept as said before
+		// their commit (see saveRenames).
+		w.det.saveRenames()
 		if !w.out.deliver(ctx, m, outBatch{w.topics.Events, events}) {
 			return nil
 		}

@@ -382,6 +382,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			continue
 		}
 		w.m.in.WithLabelValues(w.topics.RawSyslog).Add(float64(len(recs)))
+		// A rename said with the batch's events is kept as said before
+		// their commit (see saveRenames).
+		w.det.saveRenames()
 		if !w.out.deliver(ctx, m, outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events}) {
 			return nil // ctx ended
 		}
