@@ -144,20 +144,13 @@ func TestRenameSaidAgainOnRedo(t *testing.T) {
 	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Cause: c, Time: now}
 	other := down
 	other.Object = "Gi0/2"
-	types := func(evs []telemetry.Event) []string {
-		var s []string
-		for _, ev := range evs {
-			s = append(s, ev.Type+" "+ev.Object)
-		}
-		return s
-	}
-	first := types(append(d.observeInto(down, now, false, nil), d.observeInto(other, now, false, nil)...))
-	redo := types(append(d.observeInto(down, now, true, nil), d.observeInto(other, now, true, nil)...))
+	first := typeObjects(append(d.observeInto(down, now, false, nil), d.observeInto(other, now, false, nil)...))
+	redo := typeObjects(append(d.observeInto(down, now, true, nil), d.observeInto(other, now, true, nil)...))
 	want := []string{"device_renamed core1", "interface_down Gi0/1", "interface_down Gi0/2"}
 	if !slices.Equal(first, want) || !slices.Equal(redo, want) {
 		t.Fatalf("first: %q\nredo:  %q\nwant:  %q", first, redo, want)
 	}
-	if again := types(d.observeInto(telemetry.Event{Type: "interface_up", Device: "core1-fra", Object: "Gi0/1", Time: now.Add(time.Second)}, now.Add(time.Second), false, nil)); !slices.Equal(again, []string{"interface_up Gi0/1"}) {
+	if again := typeObjects(d.observeInto(telemetry.Event{Type: "interface_up", Device: "core1-fra", Object: "Gi0/1", Time: now.Add(time.Second)}, now.Add(time.Second), false, nil)); !slices.Equal(again, []string{"interface_up Gi0/1"}) {
 		t.Fatalf("a later event: %q, want the rename said once", again)
 	}
 }
@@ -352,15 +345,8 @@ func TestRenameSaidAgainAfterACrash(t *testing.T) {
 	d.reportClock(t, nil, now)
 	c := telemetry.Cause{Topic: telemetry.TopicRawSyslog, Partition: 3, Offset: 41}
 	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Cause: c, Time: now}
-	types := func(evs []telemetry.Event) []string {
-		var s []string
-		for _, ev := range evs {
-			s = append(s, ev.Type+" "+ev.Object)
-		}
-		return s
-	}
 	want := []string{"device_renamed core1", "interface_down Gi0/1"}
-	if got := types(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
+	if got := typeObjects(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
 		t.Fatalf("first: %q, want %q", got, want)
 	}
 	d.saveRenames()
@@ -368,12 +354,12 @@ func TestRenameSaidAgainAfterACrash(t *testing.T) {
 	// Killed; started again: the record is enriched again, then others.
 	d = newDet()
 	d.reportClock(t, nil, now)
-	if got := types(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
+	if got := typeObjects(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
 		t.Errorf("the record enriched again after the restart: %q, want %q", got, want)
 	}
 	other := down
 	other.Object, other.Cause.Offset = "Gi0/2", 42
-	if got := types(d.observeInto(other, now, false, nil)); !slices.Equal(got, []string{"interface_down Gi0/2"}) {
+	if got := typeObjects(d.observeInto(other, now, false, nil)); !slices.Equal(got, []string{"interface_down Gi0/2"}) {
 		t.Errorf("the next record: %q, want the rename said no more", got)
 	}
 }
@@ -428,19 +414,12 @@ func TestRenameSaidLongAfterItWasFoundSaidAgainOnRedo(t *testing.T) {
 	d.mu.Unlock()
 	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1",
 		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 7}, Time: now}
-	types := func(evs []telemetry.Event) []string {
-		var s []string
-		for _, ev := range evs {
-			s = append(s, ev.Type+" "+ev.Object)
-		}
-		return s
-	}
 	want := []string{"device_renamed core1", "interface_down Gi0/1"}
-	if got := types(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
+	if got := typeObjects(d.observeInto(down, now, false, nil)); !slices.Equal(got, want) {
 		t.Fatalf("first: %q, want %q", got, want)
 	}
 	d.settleClears(time.Now().Add(2 * time.Second))
-	if got := types(d.observeInto(down, now, true, nil)); !slices.Equal(got, want) {
+	if got := typeObjects(d.observeInto(down, now, true, nil)); !slices.Equal(got, want) {
 		t.Fatalf("redo after a settle: %q, want %q", got, want)
 	}
 }
@@ -611,4 +590,64 @@ func TestRenamesKeptWithSeveralOldNames(t *testing.T) {
 			t.Errorf("%s: read back %+v, want %+v", to, m, n)
 		}
 	}
+}
+
+// TestUnsaidRenameDroppedWhenTheNewNameGoes: core1 was renamed core1-fra,
+// which was taken out of the inventory before any event of it; later an
+// entry of another device (another address) is named core1-fra. That
+// device's first event says no rename: core1's alerts are not its own.
+// (Before, the note waited for any event under the new name, and the
+// webhook sink moved core1's alerts onto the other device.)
+func TestUnsaidRenameDroppedWhenTheNewNameGoes(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.inv.Store(inv)
+	now := time.Now()
+	d.reportClock(t, nil, now)
+	for _, yaml := range []string{
+		"devices:\n  - {name: core1-fra, address: 192.0.2.9}\n",
+		"devices: []\n",
+		"devices:\n  - {name: core1-fra, address: 198.51.100.7}\n",
+	} {
+		write(yaml)
+		if err := inv.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		d.reportClock(t, nil, now)
+	}
+	ev := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Time: now}
+	if got := d.observeInto(ev, now, false, nil); len(got) != 1 || got[0].Type != "interface_down" {
+		t.Errorf("events %+v, want the interface_down alone", got)
+	}
+}
+
+// TestUnsaidRenameKeptWhileTheTargetHoldsTheNewName: an SNMP target
+// named core1 by its inventory entry, which the inventory then leaves
+// out, is named by its own name again: a rename into a name the
+// inventory does not list is kept, and said.
+func TestUnsaidRenameKeptWhileTheTargetHoldsTheNewName(t *testing.T) {
+	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
+	d.inv.Store(inv)
+	d.targets.Store(NewSNMPTargets([]SNMPTarget{{Name: "lab-core", Host: "192.0.2.9"}}))
+	now := time.Now()
+	d.reportClock(t, nil, now)
+	write("devices: []\n")
+	if err := inv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	d.reportClock(t, nil, now)
+	ev := telemetry.Event{Type: "interface_down", Device: "lab-core", Object: "Gi0/1", Time: now}
+	if got := typeObjects(d.observeInto(ev, now, false, nil)); !slices.Equal(got, []string{"device_renamed core1", "interface_down Gi0/1"}) {
+		t.Errorf("events %q, want the rename from core1 said first", got)
+	}
+}
+
+// typeObjects is each event's type and object, for comparing.
+func typeObjects(evs []telemetry.Event) []string {
+	var s []string
+	for _, ev := range evs {
+		s = append(s, ev.Type+" "+ev.Object)
+	}
+	return s
 }

@@ -84,20 +84,27 @@ func inventoryRenames(old, cur *inventoryIndex, targets *SNMPTargets, gnmi *GNMI
 		}
 	}
 	before, after := NewDeviceNamer(inventoryOf(old), targets, gnmi), NewDeviceNamer(inventoryOf(cur), targets, gnmi)
+	eachTarget(targets, gnmi, func(name func(*DeviceNamer) string) { add(name(before), name(after)) })
+	return renames
+}
+
+// eachTarget calls f once for each SNMP target of targets and gNMI target
+// of gnmi, with how a namer names it: its inventory entry's name, else
+// its own.
+func eachTarget(targets *SNMPTargets, gnmi *GNMITargets, f func(name func(*DeviceNamer) string)) {
 	if byAddr := targets.addresses(); byAddr != nil {
 		for a, target := range *byAddr {
 			if target != "" {
 				host := a.String()
-				add(cmp.Or(before.SNMPTarget(target, host), target), cmp.Or(after.SNMPTarget(target, host), target))
+				f(func(n *DeviceNamer) string { return cmp.Or(n.SNMPTarget(target, host), target) })
 			}
 		}
 	}
 	if byName := gnmi.addresses(); byName != nil {
 		for target := range *byName {
-			add(cmp.Or(before.GNMITarget(target), target), cmp.Or(after.GNMITarget(target), target))
+			f(func(n *DeviceNamer) string { return cmp.Or(n.GNMITarget(target), target) })
 		}
 	}
-	return renames
 }
 
 // inventoryOf is an inventory that holds idx, to name devices as it did.
@@ -141,6 +148,7 @@ func (d *detector) followInventory() {
 				slog.Int("left_unsaid", n), slog.Int("max", d.maxRenamed))
 		}
 	}
+	var targetNames map[string]bool
 	for to, n := range d.renamed {
 		if n.said {
 			continue
@@ -151,10 +159,30 @@ func (d *detector) followInventory() {
 			_, ok := cur.byName[from]
 			return ok
 		})
+		if e, ok := cur.byName[to]; !ok || !e.named() || e.Name != to {
+			// The new name is no entry's now: kept only while a
+			// target is named so, else a device named so later (an
+			// entry added for another address) is not the renamed one.
+			if targetNames == nil {
+				targetNames = targetNamesOf(cur, d.targets.Load(), d.gnmi.Load())
+			}
+			if !targetNames[to] {
+				n.from = nil
+			}
+		}
 		if len(n.from) == 0 {
 			delete(d.renamed, to)
 		}
 	}
+}
+
+// targetNamesOf is the set of names the SNMP targets of targets and the
+// gNMI targets of gnmi have under the inventory idx.
+func targetNamesOf(idx *inventoryIndex, targets *SNMPTargets, gnmi *GNMITargets) map[string]bool {
+	names := map[string]bool{}
+	namer := NewDeviceNamer(inventoryOf(idx), targets, gnmi)
+	eachTarget(targets, gnmi, func(name func(*DeviceNamer) string) { names[name(namer)] = true })
+	return names
 }
 
 // noteRenames notes renames (old name to new) to be said, and returns
