@@ -253,59 +253,54 @@ func (d *detector) log() *slog.Logger {
 // no rename moves away (a record named by the new inventory judged before
 // the move), that stays. d.mu is held.
 func (d *detector) moveDevices(renames map[string]string) {
-	type lastMove struct {
-		k eventKey
-		t *time.Time
-	}
-	var lasts []lastMove
-	for k, t := range d.last {
-		if to, ok := renames[k.device]; ok {
-			lasts = append(lasts, lastMove{eventKey{to, telemetry.RenamedObjectID(k.typ, k.object, k.device, to), k.typ}, t})
-			delete(d.last, k)
-		}
-	}
-	for _, m := range lasts {
-		if d.last[m.k] == nil {
-			d.last[m.k] = m.t
-		}
-	}
-	type stateMove struct {
-		k  objectKey
-		st *objectState
-	}
-	var states []stateMove
-	for k, st := range d.states {
-		if to, ok := renames[k.device]; ok {
-			states = append(states, stateMove{objectKey{to, telemetry.RenamedObjectID(k.family, k.object, k.device, to), k.family}, st})
-			delete(d.states, k)
-		}
-	}
-	for _, m := range states {
-		if d.states[m.k] == nil {
-			d.states[m.k] = m.st
-		}
-	}
-	type flapMove struct {
-		k  objectKey
-		st *flapState
-	}
-	var flaps []flapMove
-	for k, st := range d.changes {
-		if to, ok := renames[k.device]; ok {
-			flaps = append(flaps, flapMove{objectKey{to, k.object, k.family}, st})
-			delete(d.changes, k)
+	rekey(d.last, func(k eventKey) (eventKey, bool) {
+		to, ok := renames[k.device]
+		return eventKey{to, telemetry.RenamedObjectID(k.typ, k.object, k.device, to), k.typ}, ok
+	}, nil)
+	rekey(d.states, func(k objectKey) (objectKey, bool) {
+		to, ok := renames[k.device]
+		return objectKey{to, telemetry.RenamedObjectID(k.family, k.object, k.device, to), k.family}, ok
+	}, nil)
+	for k := range d.flapping {
+		if _, ok := renames[k.device]; ok {
 			delete(d.flapping, k)
 		}
 	}
-	for _, m := range flaps {
-		if d.changes[m.k] != nil {
+	rekey(d.changes, func(k objectKey) (objectKey, bool) {
+		to, ok := renames[k.device]
+		return objectKey{to, k.object, k.family}, ok
+	}, func(k objectKey, st *flapState) {
+		st.key = k
+		st.last.Device = k.device
+		if st.flapping {
+			d.flapping[k] = st
+		}
+	})
+}
+
+// rekey moves each entry of m that newKey gives a new key to it, all
+// taken together (an entry moved is not moved again); where the new key
+// holds an entry not moved away, that one stays and the moved one is
+// dropped. placed, if not nil, is told each entry moved in.
+func rekey[K comparable, V any](m map[K]V, newKey func(K) (K, bool), placed func(K, V)) {
+	type move struct {
+		k K
+		v V
+	}
+	var moves []move
+	for k, v := range m {
+		if to, ok := newKey(k); ok {
+			moves = append(moves, move{to, v})
+			delete(m, k)
+		}
+	}
+	for _, mv := range moves {
+		if _, taken := m[mv.k]; taken {
 			continue
 		}
-		m.st.key = m.k
-		m.st.last.Device = m.k.device
-		d.changes[m.k] = m.st
-		if m.st.flapping {
-			d.flapping[m.k] = m.st
+		m[mv.k] = mv.v
+		if placed != nil {
+			placed(mv.k, mv.v)
 		}
 	}
 }
