@@ -331,7 +331,7 @@ func fastCiscoOSPF(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+))
+// Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>ipaddr)\))?)
 func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("Configured from ")
@@ -359,6 +359,18 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	user := c.run(notSpaceOrComma)
 	if !c.ok {
 		return fastUnsure
+	}
+	// The user's line and its client's address: "on vty0 (A)".
+	if on := newScan(c.s); on.opt(" on ") && on.oneOf(iosLineNames...) != "" {
+		on.span(isDigit)
+		if on.opt(" (") {
+			addr := on.run(func(b byte) bool { return isDigit(b) || b == '.' })
+			on.lit(")")
+			if !on.ok || !isIPv4(addr) {
+				return fastUnsure // an IPv6 address, or none: the pattern decides
+			}
+			src = addr
+		}
 	}
 	f["source"], f["user"] = src, user
 	return fastMatched

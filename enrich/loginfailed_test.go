@@ -318,3 +318,41 @@ func TestVendorLoginLinesKeepTheirOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedLoginNXOSAndPAM: NX-OS's failed logins are events. Its AAA
+// PAM module logs "pam_aaa:Authentication failed from A" (MDS and Nexus,
+// with or without "for user U"), for SSH and the console alike, and for
+// SSH sshd's own PAM error, "error: PAM: Authentication failure for
+// [illegal user ]U from A", which OpenSSH writes on Linux hosts too (there
+// beside "Failed password" of the same attempt: one user, one event).
+func TestFailedLoginNXOSAndPAM(t *testing.T) {
+	for _, c := range []struct {
+		line, user, source, object string
+	}{
+		// A SAN switch's show logging (NX-OS on MDS).
+		{"<187>2026 May 19 17:00:17 nx1 %AUTHPRIV-3-SYSTEM_MSG: pam_aaa:Authentication failed from 172.18.8.191 - sshd[21938]", "", "172.18.8.191", "172.18.8.191"},
+		{"<187>2026 Apr 15 15:47:57 nx1 %AUTHPRIV-3-SYSTEM_MSG: pam_aaa:Authentication failed from console - login", "", "console", "console"},
+		{"<187>: 2019 Apr 18 10:57:54 UTC: %AUTHPRIV-3-SYSTEM_MSG: pam_aaa:Authentication failed from 119.29.170.202 - dcos_sshd[14361]", "", "119.29.170.202", "119.29.170.202"},
+		{"<187>2026 Apr 18 10:57:54 nx1 %AUTHPRIV-3-SYSTEM_MSG: pam_aaa:Authentication failed for user admin from 10.1.1.1 - dcos_sshd[14361]", "admin", "10.1.1.1", "admin"},
+		// A Nexus's (Mastering Python Networking's sample log).
+		{"<187>2016 Jun 5 16:49:33 NEXUS-A %DAEMON-3-SYSTEM_MSG: error: PAM: Authentication failure for illegal user AAA from 172.16.20.170 - sshd[4425]", "AAA", "172.16.20.170", "AAA"},
+		{"<187>2016 Jun 5 16:49:33 NEXUS-A %DAEMON-3-SYSTEM_MSG: error: PAM: Authentication failure for admin from 2001:db8::5 - dcos_sshd[4425]", "admin", "2001:db8::5", "admin"},
+		{"<38>Mar  1 18:46:10 linux1 sshd[123]: error: PAM: Authentication failure for root from 10.2.2.3", "root", "10.2.2.3", "root"},
+	} {
+		enriched, evs := syslogLineRecords(t, time.Second, c.line)
+		if len(enriched) != 1 || enriched[0].Event != "login_failed" || enriched[0].Fields["user"] != c.user || enriched[0].Fields["source"] != c.source {
+			t.Errorf("%s: enriched %+v, want login_failed with user %q, source %q", c.line, enriched, c.user, c.source)
+			continue
+		}
+		if len(evs) != 1 || evs[0].Type != "login_failed" || evs[0].Object != c.object {
+			t.Errorf("%s: events %+v, want one login_failed about %q", c.line, evs, c.object)
+		}
+	}
+	// sshd's PAM error and its Failed line of one attempt: one event.
+	evs := syslogLineEvents(t, time.Second,
+		"<38>Mar  1 18:46:10 linux1 sshd[123]: error: PAM: Authentication failure for root from 10.2.2.3",
+		"<38>Mar  1 18:46:10 linux1 sshd[123]: Failed password for root from 10.2.2.3 port 50001 ssh2")
+	if len(evs) != 1 || evs[0].Object != "root" {
+		t.Errorf("one attempt's two lines: events %+v, want one login_failed about root", evs)
+	}
+}

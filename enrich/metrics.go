@@ -453,9 +453,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 	}
 	var events []telemetry.Event
+	// msg is the message of the events raised next: what the poll or
+	// the update said ("ifOperStatus down(2)", the poll's error), as a
+	// syslog line's and a trap's events carry theirs (an Alertmanager
+	// alert's summary). Set where an event may follow, so a row that
+	// raises none costs nothing; never the record's bytes (kept past
+	// it in the detector's first-seen events).
+	var msg string
 	newEvent := func(typ, object string) telemetry.Event {
 		return telemetry.Event{V: telemetry.Version, Type: typ, Device: p.Device, Object: object, Severity: typeSeverity(typ),
-			Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}}
+			Message: msg, Tags: tagMap(p.Tags), Time: at, Cause: telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}}
 	}
 	event := func(typ, object string) { events = append(events, newEvent(typ, object)) }
 	// first is event for a row's first state (see firstSeen), kept only
@@ -479,6 +486,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	if p.Uptime != 0 {
 		prev, ok := w.uptimes[target]
 		if ok && restarted(prev.v.ticks, p.Uptime, at.Sub(prev.v.at)) && !upBefore(prev.v.at, at, p.Uptime) {
+			msg = "sysUpTime went back to " + ticks(p.Uptime).String()
 			event("device_rebooted", "")
 			events[len(events)-1].Time = bootTime(at, p.Uptime)
 		}
@@ -630,6 +638,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
 				delete(w.state, key)
 				if prev.v.v == 0 {
+					msg = "SNMP target taken out of the config (removed): its reachability is no longer polled"
 					event(typeUnreachableCleared, reach)
 				}
 			}
@@ -639,12 +648,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				_, kept := w.state[key]
 				switch {
 				case ok && prev.v.v != up && up == 1:
+					msg = "SNMP poll answered again"
 					event("device_reachable", reach)
 				case ok && prev.v.v != up, !ok && up == 0 && kept:
 					// Down from its first poll (down when weir started,
 					// a mistyped address) is news, unlike an interface's
 					// first state (an unused port is down for good);
 					// once, so only when the state is kept.
+					msg = pollFailure(p)
 					event("device_unreachable", reach)
 				}
 			}
@@ -695,6 +706,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				key := stateKey{row: rowKey{target, p.Measurement, object}, what: "oper", object: firstTag(p, "ifIndex")}
 				if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
 					typ := stateType("interface", oper == stateUp)
+					msg = ifOperStatusMessage(st)
 					reports := w.det.reports.Load()
 					switch {
 					case !ok:
@@ -747,10 +759,12 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			if !ok {
 				// Never seen, or new since its delete: a start, unless
 				// another path said otherwise.
+				msg = ch.leaf + " " + ch.value
 				first(stateType(ch.family, ch.state == stateUp), ch.object)
 			}
 			if ok && prev.v.v != ch.state {
 				if ch.state == stateUp || prev.v.v == stateUp {
+					msg = ch.leaf + " " + ch.value
 					event(stateType(ch.family, ch.state == stateUp), ch.object)
 				}
 			}
@@ -1019,6 +1033,8 @@ type stateChange struct {
 	family string // "interface" or "bgp_peer", the events' prefix
 	object string // the interface name or the neighbor address
 	state  int64  // stateUp or stateDown
+	leaf   string // "oper-status" or "session-state", and its value
+	value  string // (without its module), for the events' message
 }
 
 // openConfigState reads the state a gNMI record reports, whether the
@@ -1042,7 +1058,7 @@ func openConfigState(p *telemetry.Point) (stateChange, bool) {
 			return stateChange{}, false
 		}
 		name, _ := p.Tag("name")
-		ch := stateChange{family: "interface", object: name}
+		ch := stateChange{family: "interface", object: name, leaf: "oper-status", value: v}
 		switch v {
 		case "UP":
 			ch.state = stateUp
@@ -1059,7 +1075,7 @@ func openConfigState(p *telemetry.Point) (stateChange, bool) {
 		}
 		addr, _ := p.Tag("neighbor-address")
 		instance, _ := p.Tag("name") // the network-instance's
-		ch := stateChange{family: "bgp_peer", object: sessionObject(addr, instance), state: stateDown}
+		ch := stateChange{family: "bgp_peer", object: sessionObject(addr, instance), state: stateDown, leaf: "session-state", value: v}
 		if v == "ESTABLISHED" {
 			ch.state = stateUp
 		}
@@ -1647,6 +1663,32 @@ func counterValue(f *telemetry.Field) (uint64, bool) {
 		return uint64(f.Int()), f.Int() >= 0
 	}
 	return 0, false
+}
+
+// pollFailure is the message of a device_unreachable: the poll's error,
+// as the snmp_status record gives it (a copy: the record's bytes are
+// reused).
+func pollFailure(p *telemetry.Point) string {
+	if f, ok := p.Field("error"); ok && f.Kind == telemetry.FieldString && f.Str != "" {
+		return "SNMP poll failed: " + f.Str
+	}
+	return "SNMP poll failed"
+}
+
+// ifOperStatusMessage is the message of an interface event a poll raised:
+// the status as IF-MIB names it.
+func ifOperStatusMessage(st int64) string {
+	switch st {
+	case 1:
+		return "ifOperStatus up(1)"
+	case 2:
+		return "ifOperStatus down(2)"
+	case 6:
+		return "ifOperStatus notPresent(6)"
+	case 7:
+		return "ifOperStatus lowerLayerDown(7)"
+	}
+	return "ifOperStatus " + strconv.FormatInt(st, 10)
 }
 
 // targetRemoved reports the record the SNMP poller publishes for a target a

@@ -499,9 +499,11 @@ func syslogRules() []rule {
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
-		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+))`)},
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\))?)`)},
 			event: "config_changed", examples: []example{
-				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops"}},
+				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops", "source": "10.34.195.36"}},
+				{"%SYS-5-CONFIG_I: Configured from console by netops on console", "config_changed", map[string]string{"user": "netops", "source": "console"}},
+				{"%SYS-5-CONFIG_I: Configured from 10.1.1.1 by snmp", "config_changed", map[string]string{"user": "snmp", "source": "10.1.1.1"}},
 				{"%SYS-5-CONFIG_I: Configured from console by vty2 (10.34.195.36)", "config_changed", map[string]string{"user": "", "source": "10.34.195.36"}},
 				{"%SYS-5-CONFIG_I: Configured from console by console", "config_changed", map[string]string{"user": "", "source": "console"}},
 			}},
@@ -661,6 +663,32 @@ func syslogRules() []rule {
 			event: "login_failed", examples: []example{
 				{"Invalid user test from 10.0.2.2", "login_failed", map[string]string{"user": "test", "source": "10.0.2.2"}},
 				{"Invalid user ftp from 192.0.2.2 port 37220", "login_failed", map[string]string{"user": "ftp", "source": "192.0.2.2"}},
+			}},
+		// OpenSSH's PAM error for a failed password (auth-pam.c: "PAM: %s
+		// for %s%.100s from %.100s", "illegal user " before a name that
+		// is no account, and the client's address, never a host name).
+		// Linux hosts write it beside the attempt's "Failed password" line,
+		// which names the same user (one event); NX-OS writes it, with
+		// " - sshd[N]" or " - dcos_sshd[N]" after it, where no Failed line
+		// comes (a Nexus in Packt's Mastering Python Networking sample
+		// log). An illegal user's name is what the client sent: the source
+		// is the last "from"'s.
+		{name: "sshd_pam_failure", needs: "PAM: Authentication failure for ", patterns: []*regexp.Regexp{re(`PAM: Authentication failure for (?:illegal user (?P<user>.*)|(?P<user>\S+))` + sshdFrom)},
+			event: "login_failed", examples: []example{
+				{"error: PAM: Authentication failure for root from 10.2.2.3", "login_failed", map[string]string{"user": "root", "source": "10.2.2.3"}},
+				{"%DAEMON-3-SYSTEM_MSG: error: PAM: Authentication failure for illegal user AAA from 172.16.20.170 - sshd[4425]", "login_failed", map[string]string{"user": "AAA", "source": "172.16.20.170"}},
+			}},
+		// NX-OS's AAA PAM module (MDS and Nexus; remote AAA or local),
+		// for SSH and console logins: "pam_aaa:Authentication failed from
+		// A - sshd[N]" (a SAN switch's show logging, where it is the only
+		// line of the attempt: no sshd error follows it there), or "for
+		// user U from A". Naming no user, it is about the address, or the
+		// console, as IOS's LOGIN_FAILED naming none is.
+		{name: "nxos_pam_aaa_failed", needs: "pam_aaa:", patterns: []*regexp.Regexp{re(`pam_aaa: ?Authentication failed (?:for user (?P<user>\S+) from (?:(?P<source>` + ipaddr + `)(?:\s|$)|\S+)|from (?:(?P<source>` + ipaddr + `)(?:\s|$)|(?P<source>console)\b))`)},
+			event: "login_failed", examples: []example{
+				{"%AUTHPRIV-3-SYSTEM_MSG: pam_aaa:Authentication failed from 172.18.8.191 - sshd[21938]", "login_failed", map[string]string{"user": "", "source": "172.18.8.191"}},
+				{"%AUTHPRIV-3-SYSTEM_MSG: pam_aaa:Authentication failed from console - login", "login_failed", map[string]string{"user": "", "source": "console"}},
+				{"%AUTHPRIV-3-SYSTEM_MSG: pam_aaa:Authentication failed for user admin from 10.1.1.1 - dcos_sshd[14361]", "login_failed", map[string]string{"user": "admin", "source": "10.1.1.1"}},
 			}},
 		// VRP5's configuration change trap, HWCM/5/TRAPLOG (HUAWEI-CONFIG-
 		// MAN-MIB's hwCfgManEventlog), names no user: nocproject/noc
