@@ -11,6 +11,7 @@ import (
 	"time"
 
 	gnmisim "github.com/weirnet/weir/collectors/gnmi/sim"
+	"github.com/weirnet/weir/collectors/snmp/snmptest"
 )
 
 // TestGNMIInterfaceStatusEndToEnd: a gNMI target's interface oper-status,
@@ -174,6 +175,78 @@ func gnmiAndSyslogOneEvent(t *testing.T, inventory, line, device string, enriche
 	for _, ev := range events {
 		if ev.Value.Device != device || ev.Key != device {
 			t.Errorf("%s of %s: device %q keyed %q, want %s", ev.Value.Type, ev.Value.Object, ev.Value.Device, ev.Key, device)
+		}
+	}
+}
+
+// TestGNMIIfIndexNamesNetSNMPTrap: a device streamed by gNMI (weir-sim's
+// target, subscribed to state/ifindex as collectors/gnmi/README.md's
+// example does) and not polled sends a linkDown that Net-SNMP's snmptrap
+// makes as RFC 2863 defines it (ifIndex, ifAdminStatus, ifOperStatus)
+// from the address the target is dialed at. The event names the device
+// and the interface as gNMI does (rv1, Ethernet2), not "ifIndex 2", and
+// the same link down reported by gNMI after it is no second event.
+func TestGNMIIfIndexNamesNetSNMPTrap(t *testing.T) {
+	snmptest.Require(t, "snmptrap")
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	target := gnmisim.New(gnmisim.Config{Interfaces: 2, Neighbors: 1, ToggleEvery: -1})
+	served := make(chan error, 1)
+	go func() { served <- target.Serve(ctx, lis) }()
+	t.Cleanup(func() { cancel(); <-served })
+
+	trapPort := snmptest.FreeUDPPort(t)
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("snmp:\n  traps:\n    listen: 127.0.0.1:%d\n"+
+		"gnmi:\n  subscriptions:\n"+
+		"    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change}\n"+
+		"    ifindex: {path: /interfaces/interface/state/ifindex, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n"+
+		"  targets:\n    - {name: rv1, address: %q, encoding: proto, insecure: true, subscriptions: [oper, ifindex]}\n",
+		trapPort, lis.Addr())), 0o644)
+	p := startWeir(t, t.TempDir(), "-c", cfg)
+
+	// The interface's ifindex row, enriched (so the trap workers know it).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, _, _ := p.cli(t, "", "consume", "enriched.metrics", "--from-beginning")
+		if strings.Contains(out, `"ifindex":2`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no enriched row with Ethernet2's ifindex:\n%s\n%s", out, p.Logs())
+		}
+	}
+	snmptest.Run(t, t.TempDir(), "snmptrap", "-v2c", "-c", "public", fmt.Sprintf("127.0.0.1:%d", trapPort), "",
+		"1.3.6.1.6.3.1.1.5.3", // linkDown
+		"1.3.6.1.2.1.2.2.1.1.2", "i", "2", "1.3.6.1.2.1.2.2.1.7.2", "i", "1", "1.3.6.1.2.1.2.2.1.8.2", "i", "2")
+	downs := func(r []consumedKeyed) (n int) {
+		for _, ev := range r {
+			if ev.Value.Type == "interface_down" {
+				n++
+			}
+		}
+		return n
+	}
+	consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
+	target.Flap(1) // the same link down, by gNMI
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, _, _ := p.cli(t, "", "consume", "enriched.metrics", "--from-beginning")
+		if strings.Contains(out, `"oper_up":false`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no enriched row of Ethernet2 down:\n%s", p.Logs())
+		}
+	}
+	events := consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
+	if downs(events) != 1 {
+		t.Errorf("%d interface_down events, want 1: %+v", downs(events), events)
+	}
+	for _, ev := range events {
+		if ev.Value.Type == "interface_down" && (ev.Value.Device != "rv1" || ev.Value.Object != "Ethernet2") {
+			t.Errorf("interface_down of %s's %q, want rv1's Ethernet2", ev.Value.Device, ev.Value.Object)
 		}
 	}
 }

@@ -10,6 +10,7 @@
 //
 //	/interfaces/interface[name=EthernetN]/state/counters/{in-octets,...}   uint64, 10 per interface
 //	/interfaces/interface[name=EthernetN]/state/oper-status   UP or DOWN
+//	/interfaces/interface[name=EthernetN]/state/ifindex   N (uint32), never changing
 //	/interfaces/interface[name=EthernetN]/ethernet/state/port-speed   SPEED_100GB, never changing
 //	/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor[neighbor-address=10.0.0.N]/state/session-state   ESTABLISHED or IDLE
 //
@@ -96,6 +97,7 @@ type stateLeaf struct {
 	name      string          // session-state, oper-status
 	key       string          // the leaf in sub.last
 	up, down  string
+	number    bool // up (= down) is a uint32's digits, sent as a number: ifindex
 }
 
 // path is the leaf's full path.
@@ -167,6 +169,10 @@ func New(cfg Config) *Server {
 		const speed = "openconfig-if-ethernet:SPEED_100GB"
 		s.leaves = append(s.leaves, stateLeaf{container: container, name: "port-speed", key: ifc.name + "/port-speed", up: speed, down: speed})
 	}
+	for i, ifc := range s.ifaces {
+		index := strconv.Itoa(i + 1)
+		s.leaves = append(s.leaves, stateLeaf{container: ifc.prefix.GetElem()[:3:3], name: "ifindex", key: ifc.name + "/ifindex", up: index, down: index, number: true})
+	}
 	s.states = make([]bool, len(s.leaves))
 	for i := range s.states {
 		s.states[i] = true
@@ -181,6 +187,7 @@ var statePatterns = [][]*gpb.PathElem{
 		&gpb.PathElem{Name: "state"}, &gpb.PathElem{Name: "session-state"}),
 	{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": "*"}}, {Name: "state"}, {Name: "oper-status"}},
 	{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": "*"}}, {Name: "ethernet"}, {Name: "state"}, {Name: "port-speed"}},
+	{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": "*"}}, {Name: "state"}, {Name: "ifindex"}},
 }
 
 // Serve serves gNMI on lis until ctx is done, then stops every stream and
@@ -702,8 +709,8 @@ func (w *writer) send(sb *sub, now time.Time, states []bool, onlyChanged bool) e
 	return nil
 }
 
-// sendStates sends the session-state and oper-status leaves sb selects,
-// each in its own notification.
+// sendStates sends the session-state, oper-status, port-speed and
+// ifindex leaves sb selects, each in its own notification.
 func (w *writer) sendStates(sb *sub, now time.Time, states []bool, onlyChanged bool) error {
 	if sb.last == nil {
 		sb.last = map[string]string{}
@@ -720,9 +727,15 @@ func (w *writer) sendStates(sb *sub, now time.Time, states []bool, onlyChanged b
 		sb.last[l.key] = v
 		prefix := &gpb.Path{Elem: l.container}
 		var val *gpb.TypedValue
-		if w.enc == gpb.Encoding_PROTO {
+		switch {
+		case l.number && w.enc == gpb.Encoding_PROTO:
+			n, _ := strconv.ParseUint(v, 10, 32)
+			val = &gpb.TypedValue{Value: &gpb.TypedValue_UintVal{UintVal: n}}
+		case l.number:
+			val = w.blob([]byte(v)) // a uint32: unquoted in JSON_IETF too
+		case w.enc == gpb.Encoding_PROTO:
 			val = &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: v}}
-		} else {
+		default:
 			val = w.blob([]byte(strconv.Quote(v)))
 		}
 		n := &gpb.Notification{Timestamp: now.Add(w.s.cfg.ClockOffset).UnixNano(), Prefix: prefix, Update: []*gpb.Update{{Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: l.name}}}, Val: val}}}

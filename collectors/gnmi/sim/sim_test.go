@@ -2,9 +2,11 @@ package sim
 
 import (
 	"context"
+	"maps"
 	"math"
 	"net"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -329,6 +331,47 @@ func TestTrafficFitsThePortOfManyInterfaces(t *testing.T) {
 		rate := float64(w.counterValue(ifc, 0, at.Add(10*time.Second))-w.counterValue(ifc, 0, at)) / 10
 		if util, want := rate*8/100e9*100, float64(2*(i%8+1)); math.Abs(util-want) > 0.01 {
 			t.Errorf("%s: in utilisation %.4f%% of 100G, want %v%%", ifc.name, util, want)
+		}
+	}
+}
+
+// TestIfIndexServed: each interface's OpenConfig state/ifindex is served
+// (EthernetN's is N, as Arista numbers them), a uint32: uint_val in PROTO,
+// a bare JSON number in JSON and JSON_IETF (RFC 7951 quotes only 64-bit
+// integers). Before, a subscription to it was refused as NotFound, and
+// with it the whole Subscribe, so a lab could not show gNMI naming the
+// interfaces of bare-ifIndex traps.
+func TestIfIndexServed(t *testing.T) {
+	path := &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface"}, {Name: "state"}, {Name: "ifindex"}}}
+	for _, enc := range []gpb.Encoding{gpb.Encoding_PROTO, gpb.Encoding_JSON, gpb.Encoding_JSON_IETF} {
+		stream := subscribeOnce(t, Config{Interfaces: 3, ToggleEvery: -1}, enc, path)
+		got := map[string]string{}
+		for {
+			resp, err := stream.Recv()
+			if err != nil {
+				t.Fatalf("%s: %v", enc, err)
+			}
+			if resp.GetSyncResponse() {
+				break
+			}
+			n := resp.GetUpdate()
+			ifc := n.GetPrefix().GetElem()[1].GetKey()["name"]
+			for _, u := range n.GetUpdate() {
+				if leaf := u.GetPath().GetElem()[0].GetName(); leaf != "ifindex" {
+					t.Errorf("%s: %s sent %s", enc, ifc, leaf)
+				}
+				switch v := u.GetVal(); enc {
+				case gpb.Encoding_PROTO:
+					got[ifc] = strconv.FormatUint(v.GetUintVal(), 10)
+				case gpb.Encoding_JSON:
+					got[ifc] = string(v.GetJsonVal())
+				default:
+					got[ifc] = string(v.GetJsonIetfVal())
+				}
+			}
+		}
+		if want := map[string]string{"Ethernet1": "1", "Ethernet2": "2", "Ethernet3": "3"}; !maps.Equal(got, want) {
+			t.Errorf("%s: ifindexes %v, want %v", enc, got, want)
 		}
 	}
 }
