@@ -60,6 +60,9 @@ type detector struct {
 	names *interfaceNames
 	// topics are the input topics' names, kept once (keepPartition).
 	topics map[string]string
+	// logTopics are the input topics of device logs (syslog), whose
+	// device_rebooted events carry no boot time (see rebootKey).
+	logTopics []string
 	// clocks are, per worker, how far its reading of the log got (see
 	// reportClock): settle forgets and clears by the slowest one, and by
 	// the warm-ups in progress (warmHolds, per partition).
@@ -567,6 +570,48 @@ func bootTime(at time.Time, uptime uint32) time.Time {
 	return at.Add(-ticks(uptime))
 }
 
+// rebootLogDelay bounds how long after its boot a device logs that it
+// restarted: IOS's %SYS-5-RESTART comes once the image is up, 20 s to a
+// few minutes after the start its sysUpTime counts from. A restart logged
+// that soon after a boot time another path gave is that restart.
+const rebootLogDelay = 5 * time.Minute
+
+// loggedReboot is the object under which last keeps the time of a
+// device's device_rebooted from its logs (see rebootKey).
+const loggedReboot = "\x00logged"
+
+// logsFrom notes that topic holds device logs (syslog): a device_rebooted
+// of its records is timed by the record (see rebootKey).
+func (d *detector) logsFrom(topic string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !slices.Contains(d.logTopics, topic) {
+		d.logTopics = append(d.logTopics, topic)
+	}
+}
+
+// rebootKey is the key and time under which the detector keeps ev, a
+// device_rebooted event of object id judged at at, and whether it is the
+// same restart as one of another kind kept before. A trap's or poll's is
+// kept by its boot time (rebootAt) under its own key; a log line's, which
+// tells no boot time, by at (its record's time) under loggedReboot. One of
+// each is one restart when the line came from the de-duplication window
+// before to rebootLogDelay after the boot. d.mu is held.
+func (d *detector) rebootKey(ev *telemetry.Event, id string, at time.Time) (eventKey, time.Time, bool) {
+	booted, logged := eventKey{ev.Device, id, ev.Type}, eventKey{ev.Device, loggedReboot, ev.Type}
+	sameRestart := func(boot, log time.Time) bool {
+		after := log.Sub(boot)
+		return d.dedup > 0 && after >= -d.dedup && after <= rebootLogDelay
+	}
+	if slices.Contains(d.logTopics, ev.Cause.Topic) {
+		t, ok := d.last[booted]
+		return logged, at, ok && sameRestart(*t, at)
+	}
+	at = d.rebootAt(ev, at)
+	t, ok := d.last[logged]
+	return booted, at, ok && sameRestart(at, *t)
+}
+
 // rebootAt is the time the detector compares a device_rebooted event by:
 // its boot time, when it has one within the flap window (or the
 // de-duplication window, if longer) before now; else now.
@@ -698,12 +743,15 @@ func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []tel
 		d.endReachability(ev.Device, id, now)
 	}
 	k := eventKey{ev.Device, id, ev.Type}
-	t, ok := d.last[k]
 	if ev.Type == typeRebooted {
-		now = d.rebootAt(&ev, now)
-		if ok && d.dedup > 0 && now.Sub(*t).Abs() <= d.dedup {
-			return out // the same restart, by its boot time, from another path
+		var same bool
+		if k, now, same = d.rebootKey(&ev, id, now); same {
+			return out // the restart another kind of path told (a log line, a boot time)
 		}
+	}
+	t, ok := d.last[k]
+	if ev.Type == typeRebooted && ok && d.dedup > 0 && now.Sub(*t).Abs() <= d.dedup {
+		return out // the same restart, by its boot time (or log time), from another path
 	}
 	if ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
 		return out // the same change, reported again (another path, or a retry)
@@ -902,7 +950,6 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if objectless(ev) {
 		return // observe kept no state of it either
 	}
-	at = d.rebootAt(&ev, at)
 	id := objectID(ev)
 	if !d.tracked(ev.Device, id, ev.Type) {
 		// Past maxObjects, as observe: the warm-up reads back every
@@ -915,6 +962,12 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 		d.endReachability(ev.Device, id, at)
 	}
 	k := eventKey{ev.Device, id, ev.Type}
+	if ev.Type == typeRebooted {
+		var same bool
+		if k, at, same = d.rebootKey(&ev, id, at); same {
+			return
+		}
+	}
 	t, known := d.last[k]
 	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {
 		return // the same change as one passed on (or remembered)

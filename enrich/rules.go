@@ -496,6 +496,25 @@ func syslogRules() []rule {
 				{"backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 state: Full } state change to Down", "ospf_neighbor_down", map[string]string{"neighbor": "172.16.0.2"}},
 				{"route,ospf,info backbonev2 { version: 2 router-id: 172.16.0.1 } backbone0v2 { 0.0.0.0 } interface { broadcast 172.16.255.1%inter-router-link0 } neighbor { router-id: 172.16.0.2 state: Init } state change to TwoWay", "", nil},
 			}},
+		// --- Restarts ---
+		// IOS and IOS-XE log %SYS-5-RESTART once the image is up after a
+		// boot (the version banner after "--", often cut at the line's
+		// end). The restart a coldStart trap or a poll's sysUpTime tells
+		// too: one event (see detector.rebootKey). %SYS-5-RELOAD is the
+		// reload asked for, before it: not yet a restart.
+		{name: "cisco_restart", needs: "%SYS-5-RESTART:", patterns: []*regexp.Regexp{re(`%SYS-5-RESTART: System restarted`)},
+			event: "device_rebooted", examples: []example{
+				{"%SYS-5-RESTART: System restarted --", "device_rebooted", nil},
+				{"%SYS-5-RESTART: System restarted --\nCisco IOS Software [Cupertino], Catalyst L3 Switch Software (CAT9K_LITE_IOSXE), Version 17.9.5, RELEASE SOFTWARE (fc1)", "device_rebooted", nil},
+			}},
+		// Junos's snmpd logs the coldStart trap it sends after a boot.
+		// Not SNMPD_TRAP_WARM_START: snmpd sends warmStart when it alone
+		// restarts.
+		{name: "junos_cold_start", needs: "SNMPD_TRAP_COLD_START", patterns: []*regexp.Regexp{re(`SNMPD_TRAP_COLD_START:? trap_generate_cold`)},
+			event: "device_rebooted", examples: []example{
+				{"snmpd[359]: SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted", nil},
+				{"snmpd[359]: %DAEMON-2-SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted", nil},
+			}},
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.

@@ -181,6 +181,7 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 	}
 	if cls != nil { // a syslog worker; the trap and metrics workers count their own topics
 		w.m.countDecodeErrorsFrom(w.topics.RawSyslog)
+		w.det.logsFrom(w.topics.RawSyslog)
 	}
 	return w
 }

@@ -148,3 +148,54 @@ func TestVendorTrapsRaiseEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestRestartLoggedAndTrappedIsOneEvent: a device that restarted logs
+// %SYS-5-RESTART (sent with util-linux's logger) and sends a coldStart
+// trap (Net-SNMP's snmptrap) saying it has been up 90 s: one
+// device_rebooted, though the line, which tells no boot time, comes 90 s
+// after the boot the trap tells (past the 30 s de-duplication window).
+func TestRestartLoggedAndTrappedIsOneEvent(t *testing.T) {
+	snmptest.Require(t, "snmptrap", "logger")
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inventory.yaml")
+	os.WriteFile(inv, []byte("devices:\n  - {name: edge1, address: 127.0.0.1, site: lab}\n"), 0o644)
+	trapPort := snmptest.FreeUDPPort(t)
+	cfg := filepath.Join(dir, "weir.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("enrich:\n  inventory: %s\nsnmp:\n  traps:\n    listen: 127.0.0.1:%d\n", inv, trapPort)), 0o644)
+	p := startWeir(t, t.TempDir(), "-c", cfg)
+
+	p.arista(t, "%SYS-5-RESTART: System restarted --")
+	snmptest.Run(t, t.TempDir(), "snmptrap", "-v2c", "-c", "public", fmt.Sprintf("127.0.0.1:%d", trapPort), "9000",
+		"1.3.6.1.6.3.1.1.5.1") // coldStart, sysUpTime 90 s
+	reboots := func() (evs []string) {
+		out, _, _ := p.cli(t, "", "consume", "events", "--from-beginning")
+		for line := range strings.Lines(out) {
+			if strings.Contains(line, `"type":"device_rebooted"`) {
+				evs = append(evs, line)
+			}
+		}
+		return evs
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(reboots()) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no device_rebooted:\n%s", p.Logs())
+		}
+	}
+	// Both were received: the trap's record is in raw.traps, the line's in
+	// raw.syslog; then the events are as the two made them.
+	for _, topic := range []string{"raw.traps", "raw.syslog"} {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if out, _, _ := p.cli(t, "", "consume", topic, "--from-beginning"); strings.TrimSpace(out) != "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("nothing in %s:\n%s", topic, p.Logs())
+			}
+		}
+	}
+	time.Sleep(2 * time.Second) // enriched by now: a second event would be there
+	evs := reboots()
+	if len(evs) != 1 || !strings.Contains(evs[0], `"device":"edge1"`) {
+		t.Fatalf("device_rebooted events %q, want one of edge1", evs)
+	}
+}

@@ -1,0 +1,84 @@
+package enrich
+
+import (
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestRestartLoggedAndTrappedIsOneEvent: a restart a device logs (IOS's
+// %SYS-5-RESTART, Junos's SNMPD_TRAP_COLD_START), which tells no boot
+// time, and the same restart by a coldStart trap and the next poll (boot
+// times from sysUpTime) are one device_rebooted, whichever comes first: the
+// line comes from just before to rebootLogDelay after the boot. A line
+// later than that, or a second line long after the first, is another
+// restart; with de-duplication off, each is passed on.
+func TestRestartLoggedAndTrappedIsOneEvent(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	type report struct {
+		topic string
+		at    time.Duration // after t0, when weir takes it
+		up    uint32        // sysUpTime (hundredths) then; 0 for a log line
+	}
+	logged := func(at time.Duration) report { return report{telemetry.TopicRawSyslog, at, 0} }
+	trap := func(at time.Duration, up uint32) report { return report{telemetry.TopicRawTraps, at, up} }
+	poll := func(at time.Duration, up uint32) report { return report{telemetry.TopicRawSNMP, at, up} }
+	for _, c := range []struct {
+		name    string
+		dedup   time.Duration
+		reports []report
+		want    int
+	}{
+		{"line, then trap and poll", DefaultDedupWindow, []report{logged(50 * time.Second), trap(55*time.Second, 2000), poll(90*time.Second, 5500)}, 1},
+		{"trap, then line", DefaultDedupWindow, []report{trap(20*time.Second, 500), logged(2 * time.Minute)}, 1},
+		{"poll, then the line it came after", DefaultDedupWindow, []report{poll(4*time.Minute, 24000), logged(40 * time.Second)}, 1},
+		{"line long after the boot", DefaultDedupWindow, []report{trap(20*time.Second, 500), logged(20 * time.Minute)}, 2},
+		{"two lines, two restarts", DefaultDedupWindow, []report{logged(time.Minute), logged(40 * time.Minute)}, 2},
+		{"one line twice", DefaultDedupWindow, []report{logged(time.Minute), logged(time.Minute + time.Second)}, 1},
+		{"line, then a second restart's trap", DefaultDedupWindow, []report{logged(time.Minute), trap(10*time.Minute, 3000), logged(10*time.Minute + 30*time.Second)}, 2},
+		{"de-duplication off", 0, []report{logged(50 * time.Second), trap(55*time.Second, 2000)}, 2},
+	} {
+		d := newDetector(c.dedup, DefaultFlapThreshold, DefaultFlapWindow)
+		d.logsFrom(telemetry.TopicRawSyslog)
+		n := 0
+		for i, r := range c.reports {
+			at := t0.Add(r.at)
+			ev := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: at, Cause: telemetry.Cause{Topic: r.topic, Offset: int64(i)}}
+			if r.up != 0 {
+				ev.Time = bootTime(at, r.up)
+			}
+			n += len(d.observe(ev, at))
+		}
+		if n != c.want {
+			t.Errorf("%s: %d device_rebooted, want %d", c.name, n, c.want)
+		}
+	}
+}
+
+// TestRestartLinesClassified: what a device logs at a restart raises
+// device_rebooted; a reload asked for (before it) and Junos snmpd's own
+// restart (warmStart) do not.
+func TestRestartLinesClassified(t *testing.T) {
+	c := NewClassifier()
+	for _, tc := range []struct{ msg, event string }{
+		{"%SYS-5-RESTART: System restarted --", "device_rebooted"},
+		{"snmpd[359]: SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted"},
+		{"%SYS-5-RELOAD: Reload requested by admin on console. Reload Reason: Reload Command.", ""},
+		{"snmpd[359]: SNMPD_TRAP_WARM_START: trap_generate_warm: SNMP trap: warm start", ""},
+	} {
+		if info := c.Classify(&telemetry.Log{Message: tc.msg}); info.Event != tc.event {
+			t.Errorf("%q: event %q (rule %s), want %q", tc.msg, info.Event, info.Rule, tc.event)
+		}
+	}
+}
+
+// TestSyslogWorkerTellsItsTopicHoldsLogs: a syslog worker (one with a
+// classifier) has its detector time the device_rebooted of its input
+// topic, renamed or not, as log lines.
+func TestSyslogWorkerTellsItsTopicHoldsLogs(t *testing.T) {
+	w := NewWorker(nil, nil, NewClassifier(), WithInputTopic("site1.syslog"))
+	if len(w.det.logTopics) != 1 || w.det.logTopics[0] != "site1.syslog" {
+		t.Fatalf("log topics %q, want [site1.syslog]", w.det.logTopics)
+	}
+}
