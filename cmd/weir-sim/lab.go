@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -46,7 +47,7 @@ var (
 // path, enrichment and events without a device.
 func labCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("weir-sim lab", flag.ContinueOnError)
-	configOut := fs.String("write-config", "", "write the weir config for the lab to this file (and its inventory beside it)")
+	configOut := fs.String("write-config", "", "write the weir config for the lab to this file (and its inventory beside it: NAME-inventory.yaml)")
 	dataDir := fs.String("data-dir", "/tmp/weir-lab", "data_dir of the written config")
 	snmpBase := fs.Int("snmp-base-port", 16100, "UDP port of the first SNMP agent (leaf1); the others follow")
 	gnmiBase := fs.Int("gnmi-base-port", 50051, "TCP port of the first gNMI target (spine1); the other follows")
@@ -93,7 +94,7 @@ func labCmd(ctx context.Context, args []string) error {
 		strings.Join(labLeaves, ", "), host, *snmpBase, *snmpBase+len(labLeaves)-1,
 		strings.Join(labSpines, ", "), host, *gnmiBase, *gnmiBase+len(labSpines)-1, *syslogTarget, *every)
 	if *configOut != "" {
-		inventory := filepath.Join(filepath.Dir(*configOut), "weir-lab-inventory.yaml")
+		inventory := labInventoryPath(*configOut)
 		if err := writeConfig(inventory, labInventory()); err != nil {
 			return err
 		}
@@ -103,6 +104,14 @@ func labCmd(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "weir-sim: wrote %s and %s\n", *configOut, inventory)
 	}
 	return sendStory(ctx, *syslogTarget, *every)
+}
+
+// labInventoryPath is where the lab's inventory goes beside its config
+// file: /tmp/weir-lab.yaml's is /tmp/weir-lab-inventory.yaml. Named after
+// the config, so two labs written to one folder keep their own.
+func labInventoryPath(config string) string {
+	ext := filepath.Ext(config)
+	return strings.TrimSuffix(config, ext) + "-inventory" + cmp.Or(ext, ".yaml")
 }
 
 // sendStory sends labStory's lines to target over UDP, one every every,

@@ -59,3 +59,19 @@ func TestLabConfigListensWhereTheStoryGoes(t *testing.T) {
 		t.Errorf("syslog listeners %+v: none on udp %s, where the lab sends", cfg.Syslog.Listeners, target)
 	}
 }
+
+// TestLabInventoryBesideItsConfig: the inventory --write-config writes is
+// named after the config file, so two labs written to one folder do not
+// share (and overwrite) one inventory, as weir-lab-inventory.yaml was for
+// any config name.
+func TestLabInventoryBesideItsConfig(t *testing.T) {
+	for config, want := range map[string]string{
+		"/tmp/weir-lab.yaml": "/tmp/weir-lab-inventory.yaml",
+		"/tmp/lab2.yml":      "/tmp/lab2-inventory.yml",
+		"/tmp/labs/a":        "/tmp/labs/a-inventory.yaml",
+	} {
+		if got := labInventoryPath(config); got != want {
+			t.Errorf("%s: inventory %s, want %s", config, got, want)
+		}
+	}
+}
