@@ -136,6 +136,10 @@ func (d *detector) tracked(device, id, typ string) bool {
 		return ok
 	}
 	_, ok := d.last[eventKey{device, id, typ}]
+	if !ok && typ == typeRebooted {
+		// A restart known from a log line only (see rebootKey).
+		_, ok = d.last[eventKey{device, loggedReboot, typ}]
+	}
 	return ok
 }
 

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -128,5 +129,34 @@ func TestRestartLoggedLateWithAShortFlapWindow(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s: %d device_rebooted, want 1", c.name, n)
 		}
+	}
+}
+
+// TestRestartLoggedKnownPastMaxObjects: past maxObjects the detector
+// still judges the events of the objects it knows. A device whose restart
+// it knows from a log line (kept under loggedReboot) is one: its coldStart
+// trap, and the line sent again, were passed on as an unknown object's,
+// a second and third device_rebooted.
+func TestRestartLoggedKnownPastMaxObjects(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.logsFrom(telemetry.TopicRawSyslog)
+	d.maxObjects = 2
+	line := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0, Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 1}}
+	n := len(d.observe(line, t0.Add(50*time.Second)))
+	// Other devices' links fill the detector.
+	for i := range 2 {
+		d.observe(telemetry.Event{Type: "interface_down", Device: fmt.Sprint("core", i), Object: "Gi0/1", Time: t0,
+			Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: int64(2 + i)}}, t0.Add(51*time.Second))
+	}
+	if d.tracked("edge9", "", typeRebooted) {
+		t.Fatal("the detector is not full")
+	}
+	line.Cause.Offset = 10
+	n += len(d.observe(line, t0.Add(52*time.Second)))
+	trap := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0.Add(35 * time.Second), Cause: telemetry.Cause{Topic: telemetry.TopicRawTraps}}
+	n += len(d.observe(trap, t0.Add(55*time.Second)))
+	if n != 1 {
+		t.Errorf("%d device_rebooted, want 1", n)
 	}
 }
