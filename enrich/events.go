@@ -136,6 +136,10 @@ func (d *detector) tracked(device, id, typ string) bool {
 		return ok
 	}
 	_, ok := d.last[eventKey{device, id, typ}]
+	if !ok && typ == typeRebooted {
+		// A restart known from a log line only (see rebootKey).
+		_, ok = d.last[eventKey{device, loggedReboot, typ}]
+	}
 	return ok
 }
 
@@ -576,6 +580,16 @@ func bootTime(at time.Time, uptime uint32) time.Time {
 // that soon after a boot time another path gave is that restart.
 const rebootLogDelay = 5 * time.Minute
 
+// rebootHold is how long the detector keeps the time of a device's
+// device_rebooted (its boot time, or a logged restart's time): as long as
+// it keeps states (a poll may report the restart up to two intervals
+// after its boot), and at least rebootLogDelay, for the line of a restart
+// a trap told. A flap window shorter than that (with no SNMP target
+// polled slower) must not make the line a second restart.
+func (d *detector) rebootHold() time.Duration {
+	return max(d.stateHold(), rebootLogDelay)
+}
+
 // loggedReboot is the object under which last keeps the time of a
 // device's device_rebooted from its logs (see rebootKey).
 const loggedReboot = "\x00logged"
@@ -984,8 +998,10 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	}
 	// A change older than the object's state (the warm-up reads the past
 	// after live changes) is no repeat to guard against: the change back
-	// came after it.
-	if newest && !at.Before(since) && (!known || at.After(*t)) {
+	// came after it. A restart before since is kept all the same: its
+	// poll or log line may come rebootHold after its boot, past the
+	// flap window.
+	if newest && (!at.Before(since) || ev.Type == typeRebooted) && (!known || at.After(*t)) {
 		d.setLast(k, t, at)
 		d.forgetOpposite(ev.Device, id, ev.Type, at, newest)
 	}
@@ -1334,8 +1350,9 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 			break
 		}
 		// A restart's time is its boot time, which its poll may come
-		// up to an interval after: kept as long as states are.
-		if now.Sub(*t) > d.dedup && (k.typ != typeRebooted || now.Sub(*t) > d.stateHold()) {
+		// up to an interval after, and its log line up to
+		// rebootLogDelay: kept as long as states are, and that long.
+		if now.Sub(*t) > d.dedup && (k.typ != typeRebooted || now.Sub(*t) > d.rebootHold()) {
 			delete(d.last, k)
 		}
 	}

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -80,5 +81,82 @@ func TestSyslogWorkerTellsItsTopicHoldsLogs(t *testing.T) {
 	w := NewWorker(nil, nil, NewClassifier(), WithInputTopic("site1.syslog"))
 	if len(w.det.logTopics) != 1 || w.det.logTopics[0] != "site1.syslog" {
 		t.Fatalf("log topics %q, want [site1.syslog]", w.det.logTopics)
+	}
+}
+
+// TestRestartLoggedLateWithAShortFlapWindow: the line may come up to
+// rebootLogDelay after the boot a trap gave, however short the flap window
+// (and so the time the detector keeps states): settle must not forget the
+// trap's boot time before then, live or after a restart that warmed it up.
+// With flap.window 2m and no SNMP polls it did, and a restart a device
+// logged 4 minutes into its boot was two device_rebooted.
+func TestRestartLoggedLateWithAShortFlapWindow(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	const window = 2 * time.Minute
+	trap := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0, Cause: telemetry.Cause{Topic: telemetry.TopicRawTraps}}
+	line := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0, Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog}}
+	trapAt, lineAt := t0.Add(20*time.Second), t0.Add(4*time.Minute+20*time.Second)
+	settle := func(d *detector) {
+		for at := trapAt; at.Before(lineAt); at = at.Add(time.Second) {
+			d.settleClears(at)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		restart bool
+		end     time.Time // the last record the warm-up reads
+	}{
+		{"live", false, time.Time{}},
+		{"restart after the trap", true, trapAt},
+		// Other traps came after the coldStart: the flap window before
+		// the last of them starts after it.
+		{"restart, later traps", true, trapAt.Add(3 * time.Minute)},
+	} {
+		d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, window)
+		d.logsFrom(telemetry.TopicRawSyslog)
+		n := 1 // the trap's, published before a restart
+		if c.restart {
+			if w := eventWarmup(DefaultWarmup, d); c.end.Sub(trapAt) > w {
+				t.Fatalf("%s: the warm-up reads %v back, not to the trap", c.name, w)
+			}
+			rememberAt(d, trap, trapAt, c.end.Add(-window))
+		} else {
+			n = len(d.observe(trap, trapAt))
+		}
+		settle(d)
+		line.Cause.Offset++
+		n += len(d.observe(line, lineAt))
+		if n != 1 {
+			t.Errorf("%s: %d device_rebooted, want 1", c.name, n)
+		}
+	}
+}
+
+// TestRestartLoggedKnownPastMaxObjects: past maxObjects the detector
+// still judges the events of the objects it knows. A device whose restart
+// it knows from a log line (kept under loggedReboot) is one: its coldStart
+// trap, and the line sent again, were passed on as an unknown object's,
+// a second and third device_rebooted.
+func TestRestartLoggedKnownPastMaxObjects(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.logsFrom(telemetry.TopicRawSyslog)
+	d.maxObjects = 2
+	line := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0, Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: 1}}
+	n := len(d.observe(line, t0.Add(50*time.Second)))
+	// Other devices' links fill the detector.
+	for i := range 2 {
+		d.observe(telemetry.Event{Type: "interface_down", Device: fmt.Sprint("core", i), Object: "Gi0/1", Time: t0,
+			Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog, Offset: int64(2 + i)}}, t0.Add(51*time.Second))
+	}
+	if d.tracked("edge9", "", typeRebooted) {
+		t.Fatal("the detector is not full")
+	}
+	line.Cause.Offset = 10
+	n += len(d.observe(line, t0.Add(52*time.Second)))
+	trap := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0.Add(35 * time.Second), Cause: telemetry.Cause{Topic: telemetry.TopicRawTraps}}
+	n += len(d.observe(trap, t0.Add(55*time.Second)))
+	if n != 1 {
+		t.Errorf("%d device_rebooted, want 1", n)
 	}
 }

@@ -191,12 +191,14 @@ func NewWorker(b broker.Broker, inv *Inventory, cls *Classifier, opts ...WorkerO
 // as the detector holds states (the flap window, or the de-duplication
 // window or twice the longest poll interval, if longer), so that an object
 // flapping before a restart is still known to flap and its cleared event
-// follows. Zero when warm-up is off.
+// follows; and at least rebootLogDelay, so that a restart's log line after
+// the start is judged against its trap's boot time (rebootHold). Zero when
+// warm-up is off.
 func eventWarmup(warmup time.Duration, det *detector) time.Duration {
 	if warmup <= 0 {
 		return 0
 	}
-	return det.stateHold()
+	return det.rebootHold()
 }
 
 // checkVersion refuses a raw record whose schema version is not
