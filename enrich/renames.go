@@ -462,7 +462,7 @@ func (d *detector) loadRenames() *inventoryIndex {
 		idx, err = parseInventory([]byte(f.Inventory), d.renamesPath)
 	}
 	if err != nil {
-		d.logger.Warn("enrich: renames made while weir was stopped are not found: the inventory of the last run is unreadable",
+		d.log().Warn("enrich: renames made while weir was stopped are not found: the inventory of the last run is unreadable",
 			slog.String("file", d.renamesPath), slog.Any("err", err))
 		return nil
 	}
@@ -551,7 +551,7 @@ func (d *detector) saveRenames() {
 		}
 		f.Unsaid[to] = slices.Clone(n.from)
 	}
-	path, logger, replace := d.renamesPath, d.logger, d.renamesReplace
+	path, logger, replace := d.renamesPath, d.log(), d.renamesReplace
 	d.mu.Unlock()
 	if replace == nil {
 		replace = wholefile.Replace
