@@ -15,7 +15,8 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// renameInventory is an inventory file the test rewrites, loaded.
+// renameInventory is an inventory file loaded from yaml, and a function
+// that writes the file anew and reloads it, as a SIGHUP does.
 func renameInventory(t *testing.T, yaml string) (*Inventory, func(string)) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "inventory.yaml")
@@ -30,7 +31,13 @@ func renameInventory(t *testing.T, yaml string) (*Inventory, func(string)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return inv, write
+	return inv, func(s string) {
+		t.Helper()
+		write(s)
+		if err := inv.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestRenamedDeviceKeepsItsHistory: a reload that renames a device's
@@ -43,7 +50,7 @@ func renameInventory(t *testing.T, yaml string) (*Inventory, func(string)) {
 // published again, as the new name's first state, and nothing said
 // which alerts the up ends.)
 func TestRenamedDeviceKeepsItsHistory(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -55,10 +62,7 @@ func TestRenamedDeviceKeepsItsHistory(t *testing.T) {
 
 	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down")
 	waitCommitted(t, b, telemetry.TopicRawSyslog, 1)
-	write("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
-	if err := inv.Reload(); err != nil { // SIGHUP
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
 	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down") // another path's report, say
 	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to up")
 	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/2, changed state to down")
@@ -85,7 +89,7 @@ func TestRenamedDeviceKeepsItsHistory(t *testing.T) {
 // moves too, from the target's name with no object (a device named as
 // its target) to the target as the object.
 func TestInventoryEntryRenamesPolledTarget(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: edge1, address: 192.0.2.1}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: edge1, address: 192.0.2.1}\n")
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +108,7 @@ func TestInventoryEntryRenamesPolledTarget(t *testing.T) {
 	}
 	produceMetrics(t, b, []telemetry.Metric{status(1, t0), status(0, t0.Add(10*time.Second))})
 	waitCommitted(t, b, telemetry.TopicRawSNMP, 2)
-	write("devices:\n  - {name: edge1, address: 192.0.2.1}\n  - {name: labrouter, address: 192.0.2.50, site: lab}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: edge1, address: 192.0.2.1}\n  - {name: labrouter, address: 192.0.2.50, site: lab}\n")
 	produceMetrics(t, b, []telemetry.Metric{status(0, t0.Add(20*time.Second)), status(1, t0.Add(30*time.Second))})
 	waitCommitted(t, b, telemetry.TopicRawSNMP, 4)
 	stop()
@@ -130,15 +131,12 @@ func TestInventoryEntryRenamesPolledTarget(t *testing.T) {
 // device_renamed its first event went out with too, and only with that
 // event.
 func TestRenameSaidAgainOnRedo(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.inv.Store(inv)
 	now := time.Now()
 	d.reportClock(t, nil, now)
-	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
 	d.reportClock(t, nil, now)
 	c := telemetry.Cause{Topic: telemetry.TopicRawTraps, Partition: 0, Offset: 7}
 	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Cause: c, Time: now}
@@ -167,7 +165,7 @@ func TestRenameAcrossARestart(t *testing.T) {
 			name = "made while stopped"
 		}
 		t.Run(name, func(t *testing.T) {
-			inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
+			inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
 			kept := filepath.Join(t.TempDir(), "enrich", "renames.json")
 			b, err := embedded.Open(t.TempDir())
 			if err != nil {
@@ -199,10 +197,7 @@ func TestRenameAcrossARestart(t *testing.T) {
 			}
 			produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down")
 			rename := func() {
-				write("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
-				if err := inv.Reload(); err != nil {
-					t.Fatal(err)
-				}
+				reload("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
 			}
 			if whileStopped {
 				run(inv, 1, keptHas("core1"))
@@ -283,7 +278,7 @@ func TestInventoryRenames(t *testing.T) {
 // firing under the old name, and the device_renamed said with the next
 // record's event moved it, still firing, to the new name for good.)
 func TestRenameSaidBeforeFlappingCleared(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
 	w := NewWorker(nil, inv, NewClassifier(), WithEventRules(time.Second, 3, time.Minute))
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
 	w.det.reportClock(w, nil, t0)
@@ -302,10 +297,7 @@ func TestRenameSaidBeforeFlappingCleared(t *testing.T) {
 	if !flapping {
 		t.Fatal("no interface_flapping under the old name")
 	}
-	write("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
 	w.det.reportClock(w, nil, t0.Add(time.Minute)) // the next poll: the rename is found
 	var got []string
 	for _, ev := range w.settled(context.Background(), t0.Add(2*time.Minute)) {
@@ -327,7 +319,7 @@ func TestRenameSaidBeforeFlappingCleared(t *testing.T) {
 // next start enriches the record again: the rename goes out again with
 // the same event (kept in the file with it), and with no other.
 func TestRenameSaidAgainAfterACrash(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
 	kept := filepath.Join(t.TempDir(), "renames.json")
 	newDet := func() *detector {
 		d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
@@ -338,10 +330,7 @@ func TestRenameSaidAgainAfterACrash(t *testing.T) {
 	now := time.Now()
 	d := newDet()
 	d.reportClock(t, nil, now)
-	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
 	d.reportClock(t, nil, now)
 	c := telemetry.Cause{Topic: telemetry.TopicRawSyslog, Partition: 3, Offset: 41}
 	down := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Cause: c, Time: now}
@@ -369,7 +358,7 @@ func TestRenameSaidAgainAfterACrash(t *testing.T) {
 // core1. The alerts under core1 are that device's: core1-fra's first
 // event says no rename.
 func TestUnsaidRenameDroppedWhenTheOldNameIsReused(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.inv.Store(inv)
 	now := time.Now()
@@ -378,10 +367,7 @@ func TestUnsaidRenameDroppedWhenTheOldNameIsReused(t *testing.T) {
 		"devices:\n  - {name: core1-fra, address: 192.0.2.9}\n",
 		"devices:\n  - {name: core1-fra, address: 192.0.2.9}\n  - {name: core1, address: 192.0.2.10}\n",
 	} {
-		write(yaml)
-		if err := inv.Reload(); err != nil {
-			t.Fatal(err)
-		}
+		reload(yaml)
 		d.reportClock(t, nil, now)
 	}
 	ev := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Time: now}
@@ -399,15 +385,12 @@ func TestUnsaidRenameDroppedWhenTheOldNameIsReused(t *testing.T) {
 // after it was said forgot it at once, and the redo went out without it:
 // the sink never moved the old name's alerts.)
 func TestRenameSaidLongAfterItWasFoundSaidAgainOnRedo(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.inv.Store(inv)
 	now := time.Now()
 	d.reportClock(t, nil, now)
-	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
 	d.reportClock(t, nil, now)
 	d.mu.Lock()
 	d.renamed["core1-fra"].at = now.Add(-2 * time.Hour) // found two hours ago
@@ -435,7 +418,7 @@ func TestRenameSaidLongAfterItWasFoundSaidAgainOnRedo(t *testing.T) {
 // went out alone after the restart, and the flapping alert fired under
 // core1 was never moved, nor ended.)
 func TestRenameSaidAgainWithARebuiltClear(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
 	kept := filepath.Join(t.TempDir(), "renames.json")
 	newDet := func() *detector {
 		d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
@@ -446,10 +429,7 @@ func TestRenameSaidAgainWithARebuiltClear(t *testing.T) {
 	now := time.Now()
 	d := newDet()
 	d.reportClock(t, nil, now)
-	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
 	d.reportClock(t, nil, now)
 	cleared := telemetry.Event{Type: "interface_flapping_cleared", Device: "core1-fra", Object: "Gi0/1", Time: now}
 	types := func(evs []telemetry.Event) []string {
@@ -517,7 +497,7 @@ func TestRenamesOfOneReloadTakenTogether(t *testing.T) {
 // of the two device_renamed was never said, and the alerts fired under
 // that old name stayed firing for good.)
 func TestRenameOfTwoNamesIntoOneSaysBoth(t *testing.T) {
-	inv, write := renameInventory(t, "devices: []\n")
+	inv, reload := renameInventory(t, "devices: []\n")
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.inv.Store(inv)
 	d.targets.Store(NewSNMPTargets([]SNMPTarget{{Name: "sw4-snmp", Host: "192.0.2.4"}}))
@@ -535,10 +515,7 @@ func TestRenameOfTwoNamesIntoOneSaysBoth(t *testing.T) {
 	}
 	observe("interface_down", "sw4-gnmi", "Ethernet1") // gNMI's
 	observe("interface_down", "sw4-snmp", "Ethernet2") // a trap's, or a hostless line's
-	write("devices:\n  - {name: sw4, address: 192.0.2.4}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: sw4, address: 192.0.2.4}\n")
 	observe("interface_up", "sw4", "Ethernet1")
 	observe("interface_up", "sw4", "Ethernet2")
 	want := []string{
@@ -599,7 +576,7 @@ func TestRenamesKeptWithSeveralOldNames(t *testing.T) {
 // (Before, the note waited for any event under the new name, and the
 // webhook sink moved core1's alerts onto the other device.)
 func TestUnsaidRenameDroppedWhenTheNewNameGoes(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.inv.Store(inv)
 	now := time.Now()
@@ -609,10 +586,7 @@ func TestUnsaidRenameDroppedWhenTheNewNameGoes(t *testing.T) {
 		"devices: []\n",
 		"devices:\n  - {name: core1-fra, address: 198.51.100.7}\n",
 	} {
-		write(yaml)
-		if err := inv.Reload(); err != nil {
-			t.Fatal(err)
-		}
+		reload(yaml)
 		d.reportClock(t, nil, now)
 	}
 	ev := telemetry.Event{Type: "interface_down", Device: "core1-fra", Object: "Gi0/1", Time: now}
@@ -626,16 +600,13 @@ func TestUnsaidRenameDroppedWhenTheNewNameGoes(t *testing.T) {
 // out, is named by its own name again: a rename into a name the
 // inventory does not list is kept, and said.
 func TestUnsaidRenameKeptWhileTheTargetHoldsTheNewName(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.inv.Store(inv)
 	d.targets.Store(NewSNMPTargets([]SNMPTarget{{Name: "lab-core", Host: "192.0.2.9"}}))
 	now := time.Now()
 	d.reportClock(t, nil, now)
-	write("devices: []\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices: []\n")
 	d.reportClock(t, nil, now)
 	ev := telemetry.Event{Type: "interface_down", Device: "lab-core", Object: "Gi0/1", Time: now}
 	if got := typeObjects(d.observeInto(ev, now, false, nil)); !slices.Equal(got, []string{"device_renamed core1", "interface_down Gi0/1"}) {

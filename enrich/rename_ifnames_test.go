@@ -3,8 +3,6 @@ package enrich
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -26,34 +24,23 @@ import (
 // published again as another object.
 func TestTrapNamedByIfIndexAfterRename(t *testing.T) {
 	t.Run("inventory names the address", func(t *testing.T) {
-		trapAfterRename(t, func(t *testing.T, write func(string), inv *Inventory, targets *SNMPTargets) {
-			write("devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1}\n  - {name: labrouter, address: 192.0.2.50, site: lab}\n")
-			if err := inv.Reload(); err != nil {
-				t.Fatal(err)
-			}
+		trapAfterRename(t, func(reload func(string), targets *SNMPTargets) {
+			reload("devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1}\n  - {name: labrouter, address: 192.0.2.50, site: lab}\n")
 		}, "device_renamed labrouter lab1 site=lab from raw.traps", // the target's device renamed: see devicerename_test.go
 			"interface_down labrouter Gi0/3 site=lab from raw.traps")
 	})
 	t.Run("target renamed", func(t *testing.T) {
-		trapAfterRename(t, func(t *testing.T, write func(string), inv *Inventory, targets *SNMPTargets) {
+		trapAfterRename(t, func(_ func(string), targets *SNMPTargets) {
 			targets.Set([]SNMPTarget{{Name: "lab2", Host: "192.0.2.50"}})
 		}, "interface_down lab2 Gi0/3 site= from raw.traps")
 	})
 }
 
-func trapAfterRename(t *testing.T, reload func(*testing.T, func(string), *Inventory, *SNMPTargets), want ...string) {
-	path := filepath.Join(t.TempDir(), "inventory.yaml")
-	write := func(s string) {
-		t.Helper()
-		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1}\n")
-	inv, err := LoadInventory(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+// trapAfterRename runs rename (given the inventory's reload and the SNMP
+// targets) between the polls of target lab1 (192.0.2.50) and a linkDown
+// trap from it naming ifIndex 3 alone, and checks the events are want.
+func trapAfterRename(t *testing.T, rename func(reload func(string), targets *SNMPTargets), want ...string) {
+	inv, reload := renameInventory(t, "devices:\n  - {name: edge1, address: 192.0.2.1, site: ams1}\n")
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +64,7 @@ func trapAfterRename(t *testing.T, reload func(*testing.T, func(string), *Invent
 		waitCommitted(t, b, telemetry.TopicRawSNMP, len(rows))
 	}()
 
-	reload(t, write, inv, targets) // SIGHUP
+	rename(reload, targets) // SIGHUP
 	tr := rfc2863LinkDown("192.0.2.50", 3)
 	v, _ := json.Marshal(&tr)
 	if err := b.Produce(context.Background(), telemetry.TopicRawTraps, []broker.Record{{Key: []byte(tr.Device), Value: v}}); err != nil {

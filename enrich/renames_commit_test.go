@@ -24,7 +24,7 @@ import (
 // in between left the rename unsaid in the file, and the next start said
 // it a second time.)
 func TestRenameSaidOnceAcrossAStopAfterItsCommit(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
 	kept := filepath.Join(t.TempDir(), "enrich", "renames.json")
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
@@ -51,10 +51,7 @@ func TestRenameSaidOnceAcrossAStopAfterItsCommit(t *testing.T) {
 	stop := start(inv)
 	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down")
 	waitCommitted(t, b, telemetry.TopicRawSyslog, 1)
-	write("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9, site: fra1}\n")
 	// A settle just wrote the rename unsaid: the next is a second away.
 	keptHas(`"unsaid":{"core1-fra":"core1"}`)
 	produceLine(t, b, "%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to up")
@@ -89,17 +86,14 @@ func TestRenameSaidOnceAcrossAStopAfterItsCommit(t *testing.T) {
 // unsaid again, until the next change. (Before, two saves wrote at once,
 // and the older could replace the newer.)
 func TestRenamesSavedInOrder(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
 	kept := filepath.Join(t.TempDir(), "renames.json")
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.inv.Store(inv)
 	d.renamesPath, d.logger = kept, slog.New(slog.DiscardHandler)
 	now := time.Now()
 	d.reportClock(t, nil, now)
-	write("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
 	d.reportClock(t, nil, now) // the rename found, unsaid
 
 	inWrite, release := make(chan struct{}), make(chan struct{})
@@ -146,7 +140,7 @@ func TestRenamesSavedInOrder(t *testing.T) {
 // never said, and the alerts fired under their old names never move. It
 // says so, with how many. (Before, they were left out without a word.)
 func TestRenamesPastTheBoundLogged(t *testing.T) {
-	inv, write := renameInventory(t, "devices:\n  - {name: a1, address: 192.0.2.1}\n  - {name: a2, address: 192.0.2.2}\n  - {name: a3, address: 192.0.2.3}\n")
+	inv, reload := renameInventory(t, "devices:\n  - {name: a1, address: 192.0.2.1}\n  - {name: a2, address: 192.0.2.2}\n  - {name: a3, address: 192.0.2.3}\n")
 	var logs bytes.Buffer
 	d := newDetector(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 	d.inv.Store(inv)
@@ -154,10 +148,7 @@ func TestRenamesPastTheBoundLogged(t *testing.T) {
 	d.logger = slog.New(slog.NewTextHandler(&logs, nil))
 	now := time.Now()
 	d.reportClock(t, nil, now)
-	write("devices:\n  - {name: b1, address: 192.0.2.1}\n  - {name: b2, address: 192.0.2.2}\n  - {name: b3, address: 192.0.2.3}\n")
-	if err := inv.Reload(); err != nil {
-		t.Fatal(err)
-	}
+	reload("devices:\n  - {name: b1, address: 192.0.2.1}\n  - {name: b2, address: 192.0.2.2}\n  - {name: b3, address: 192.0.2.3}\n")
 	d.reportClock(t, nil, now)
 	if len(d.renamed) != 2 {
 		t.Fatalf("%d renames remembered, want 2", len(d.renamed))
