@@ -19,47 +19,19 @@ import (
 // interface measurement its oper_up (as an SNMP poll's ifOperStatus does),
 // and an interface going DOWN raises interface_down for it.
 func TestGNMIInterfaceStatusEndToEnd(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	target := gnmisim.New(gnmisim.Config{Interfaces: 2, Neighbors: 1, ToggleEvery: -1})
-	served := make(chan error, 1)
-	go func() { served <- target.Serve(ctx, lis) }()
-	t.Cleanup(func() { cancel(); <-served })
+	target, lis := serveGNMISim(t)
 
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("gnmi:\n  subscriptions:\n"+
 		"    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change}\n"+
 		"  targets:\n    - {name: spine9, address: %q, encoding: proto, insecure: true, subscriptions: [oper]}\n",
-		lis.Addr())), 0o644)
+		lis)), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
 
-	// waitFor consumes topic until a record has all of want.
-	waitFor := func(topic string, want ...string) {
-		t.Helper()
-		var out string
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			out, _, _ = p.cli(t, "", "consume", topic, "--from-beginning")
-			for line := range strings.Lines(out) {
-				all := true
-				for _, w := range want {
-					all = all && strings.Contains(line, w)
-				}
-				if all {
-					return
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no record on %s with %q:\n%s\n%s", topic, want, out, p.Logs())
-			}
-		}
-	}
-	waitFor("enriched.metrics", `"measurement":"interface"`, `"interface":"Ethernet2"`, `"oper_up":true`)
+	p.waitRecord(t, "enriched.metrics", `"measurement":"interface"`, `"interface":"Ethernet2"`, `"oper_up":true`)
 	target.Flap(1)
-	waitFor("events", `"type":"interface_down"`, `"device":"spine9"`, `"object":"Ethernet2"`)
-	waitFor("enriched.metrics", `"measurement":"interface"`, `"interface":"Ethernet2"`, `"oper_up":false`)
+	p.waitRecord(t, "events", `"type":"interface_down"`, `"device":"spine9"`, `"object":"Ethernet2"`)
+	p.waitRecord(t, "enriched.metrics", `"measurement":"interface"`, `"interface":"Ethernet2"`, `"oper_up":false`)
 }
 
 // TestGNMITargetNamedByInventoryAddress: an inventory entry that lists a
@@ -95,15 +67,7 @@ func TestGNMITargetNamesHostlessSyslog(t *testing.T) {
 // that the link down the line and then gNMI report is one event.
 // enrichedTags are more of what the target's enriched records have.
 func gnmiAndSyslogOneEvent(t *testing.T, inventory, line, device string, enrichedTags ...string) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	target := gnmisim.New(gnmisim.Config{Interfaces: 2, Neighbors: 1, ToggleEvery: -1})
-	served := make(chan error, 1)
-	go func() { served <- target.Serve(ctx, lis) }()
-	t.Cleanup(func() { cancel(); <-served })
+	target, lis := serveGNMISim(t)
 
 	dir := t.TempDir()
 	var enrich string
@@ -116,30 +80,11 @@ func gnmiAndSyslogOneEvent(t *testing.T, inventory, line, device string, enriche
 	os.WriteFile(cfg, []byte(fmt.Sprintf(enrich+"gnmi:\n  subscriptions:\n"+
 		"    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change}\n"+
 		"  targets:\n    - {name: rv1, address: %q, encoding: proto, insecure: true, subscriptions: [oper]}\n",
-		lis.Addr())), 0o644)
+		lis)), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
 
-	// enriched waits for an enriched.metrics record with all of want.
-	enriched := func(want ...string) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			out, _, _ := p.cli(t, "", "consume", "enriched.metrics", "--from-beginning")
-			for line := range strings.Lines(out) {
-				all := true
-				for _, w := range want {
-					all = all && strings.Contains(line, w)
-				}
-				if all {
-					return
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no enriched.metrics record with %q:\n%s\n%s", want, out, p.Logs())
-			}
-		}
-	}
 	dev := fmt.Sprintf(`"device":%q`, device)
-	enriched(append([]string{dev, `"interface":"Ethernet2"`, `"oper_up":true`}, enrichedTags...)...)
+	p.waitRecord(t, "enriched.metrics", append([]string{dev, `"interface":"Ethernet2"`, `"oper_up":true`}, enrichedTags...)...)
 	for _, r := range consumeAll(t, p, "raw.gnmi", func(r []consumedKeyed) bool { return len(r) > 0 }) {
 		if r.Key != device {
 			t.Errorf("raw.gnmi record keyed %q, want %s", r.Key, device)
@@ -167,7 +112,7 @@ func gnmiAndSyslogOneEvent(t *testing.T, inventory, line, device string, enriche
 		}
 	}
 	target.Flap(1) // the same link down, by gNMI
-	enriched(dev, `"interface":"Ethernet2"`, `"oper_up":false`)
+	p.waitRecord(t, "enriched.metrics", dev, `"interface":"Ethernet2"`, `"oper_up":false`)
 	events := consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
 	if downs(events) != 1 {
 		t.Errorf("%d interface_down events, want 1: %+v", downs(events), events)
@@ -188,15 +133,7 @@ func gnmiAndSyslogOneEvent(t *testing.T, inventory, line, device string, enriche
 // the same link down reported by gNMI after it is no second event.
 func TestGNMIIfIndexNamesNetSNMPTrap(t *testing.T) {
 	snmptest.Require(t, "snmptrap")
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	target := gnmisim.New(gnmisim.Config{Interfaces: 2, Neighbors: 1, ToggleEvery: -1})
-	served := make(chan error, 1)
-	go func() { served <- target.Serve(ctx, lis) }()
-	t.Cleanup(func() { cancel(); <-served })
+	target, lis := serveGNMISim(t)
 
 	trapPort := snmptest.FreeUDPPort(t)
 	cfg := filepath.Join(t.TempDir(), "weir.yaml")
@@ -205,19 +142,11 @@ func TestGNMIIfIndexNamesNetSNMPTrap(t *testing.T) {
 		"    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change}\n"+
 		"    ifindex: {path: /interfaces/interface/state/ifindex, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n"+
 		"  targets:\n    - {name: rv1, address: %q, encoding: proto, insecure: true, subscriptions: [oper, ifindex]}\n",
-		trapPort, lis.Addr())), 0o644)
+		trapPort, lis)), 0o644)
 	p := startWeir(t, t.TempDir(), "-c", cfg)
 
 	// The interface's ifindex row, enriched (so the trap workers know it).
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		out, _, _ := p.cli(t, "", "consume", "enriched.metrics", "--from-beginning")
-		if strings.Contains(out, `"ifindex":2`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no enriched row with Ethernet2's ifindex:\n%s\n%s", out, p.Logs())
-		}
-	}
+	p.waitRecord(t, "enriched.metrics", `"ifindex":2`)
 	snmptest.Run(t, t.TempDir(), "snmptrap", "-v2c", "-c", "public", fmt.Sprintf("127.0.0.1:%d", trapPort), "",
 		"1.3.6.1.6.3.1.1.5.3", // linkDown
 		"1.3.6.1.2.1.2.2.1.1.2", "i", "2", "1.3.6.1.2.1.2.2.1.7.2", "i", "1", "1.3.6.1.2.1.2.2.1.8.2", "i", "2")
@@ -231,15 +160,7 @@ func TestGNMIIfIndexNamesNetSNMPTrap(t *testing.T) {
 	}
 	consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
 	target.Flap(1) // the same link down, by gNMI
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		out, _, _ := p.cli(t, "", "consume", "enriched.metrics", "--from-beginning")
-		if strings.Contains(out, `"oper_up":false`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no enriched row of Ethernet2 down:\n%s", p.Logs())
-		}
-	}
+	p.waitRecord(t, "enriched.metrics", `"oper_up":false`)
 	events := consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
 	if downs(events) != 1 {
 		t.Errorf("%d interface_down events, want 1: %+v", downs(events), events)
@@ -247,6 +168,43 @@ func TestGNMIIfIndexNamesNetSNMPTrap(t *testing.T) {
 	for _, ev := range events {
 		if ev.Value.Type == "interface_down" && (ev.Value.Device != "rv1" || ev.Value.Object != "Ethernet2") {
 			t.Errorf("interface_down of %s's %q, want rv1's Ethernet2", ev.Value.Device, ev.Value.Object)
+		}
+	}
+}
+
+// serveGNMISim serves weir-sim's gNMI target (two interfaces, one BGP
+// neighbor that never toggles) on a free loopback port until the test ends.
+func serveGNMISim(t *testing.T) (*gnmisim.Server, net.Addr) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	target := gnmisim.New(gnmisim.Config{Interfaces: 2, Neighbors: 1, ToggleEvery: -1})
+	served := make(chan error, 1)
+	go func() { served <- target.Serve(ctx, lis) }()
+	t.Cleanup(func() { cancel(); <-served })
+	return target, lis.Addr()
+}
+
+// waitRecord consumes topic until a record has all of want, for 20 s.
+func (p *weirProc) waitRecord(t *testing.T, topic string, want ...string) {
+	t.Helper()
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		out, _, _ = p.cli(t, "", "consume", topic, "--from-beginning")
+		for line := range strings.Lines(out) {
+			all := true
+			for _, w := range want {
+				all = all && strings.Contains(line, w)
+			}
+			if all {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no record on %s with %q:\n%s\n%s", topic, want, out, p.Logs())
 		}
 	}
 }
