@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -51,11 +50,7 @@ func renameInventory(t *testing.T, yaml string) (*Inventory, func(string)) {
 // which alerts the up ends.)
 func TestRenamedDeviceKeepsItsHistory(t *testing.T) {
 	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := openBroker(t)
 	opts := []WorkerOption{WithSharedEventRules(NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow))}
 	stop := startRunner(NewWorker(b, inv, NewClassifier(), opts...))
 	defer stop()
@@ -69,16 +64,13 @@ func TestRenamedDeviceKeepsItsHistory(t *testing.T) {
 	waitCommitted(t, b, telemetry.TopicRawSyslog, 4)
 	stop()
 
-	got := eventLines(t, b, 4)
 	want := []string{
 		"interface_down core1 GigabitEthernet0/1 site=fra1 from raw.syslog",
 		"device_renamed core1-fra core1 site=fra1 from raw.syslog",
 		"interface_up core1-fra GigabitEthernet0/1 site=fra1 from raw.syslog",
 		"interface_down core1-fra GigabitEthernet0/2 site=fra1 from raw.syslog",
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantEventLines(t, b, want)
 }
 
 // TestInventoryEntryRenamesPolledTarget: an inventory entry added for the
@@ -90,11 +82,7 @@ func TestRenamedDeviceKeepsItsHistory(t *testing.T) {
 // its target) to the target as the object.
 func TestInventoryEntryRenamesPolledTarget(t *testing.T) {
 	inv, reload := renameInventory(t, "devices:\n  - {name: edge1, address: 192.0.2.1}\n")
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := openBroker(t)
 	targets := NewSNMPTargets([]SNMPTarget{{Name: "lab1", Host: "192.0.2.50"}})
 	opts := []WorkerOption{WithSharedEventRules(NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)),
 		WithSNMPTargets(targets)}
@@ -167,11 +155,7 @@ func TestRenameAcrossARestart(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
 			kept := filepath.Join(t.TempDir(), "enrich", "renames.json")
-			b, err := embedded.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
+			b := openBroker(t)
 			run := func(inv *Inventory, lines int, before func()) {
 				t.Helper()
 				rules := NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
@@ -216,15 +200,12 @@ func TestRenameAcrossARestart(t *testing.T) {
 			}
 			run(restarted, 2, nil)
 
-			got := eventLines(t, b, 3)
 			want := []string{
 				"interface_down core1 GigabitEthernet0/1 site=fra1 from raw.syslog",
 				"device_renamed core1-fra core1 site=fra1 from raw.syslog",
 				"interface_up core1-fra GigabitEthernet0/1 site=fra1 from raw.syslog",
 			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-			}
+			wantEventLines(t, b, want)
 		})
 	}
 }

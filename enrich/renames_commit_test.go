@@ -5,13 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -26,11 +24,7 @@ import (
 func TestRenameSaidOnceAcrossAStopAfterItsCommit(t *testing.T) {
 	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9, site: fra1}\n")
 	kept := filepath.Join(t.TempDir(), "enrich", "renames.json")
-	b, err := embedded.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := openBroker(t)
 	start := func(inv *Inventory) func() {
 		rules := NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow)
 		rules.KeepRenames(kept, slog.New(slog.DiscardHandler))
@@ -67,16 +61,13 @@ func TestRenameSaidOnceAcrossAStopAfterItsCommit(t *testing.T) {
 	waitCommitted(t, b, telemetry.TopicRawSyslog, 3)
 	stop()
 
-	got := eventLines(t, b, 4)
 	want := []string{
 		"interface_down core1 GigabitEthernet0/1 site=fra1 from raw.syslog",
 		"device_renamed core1-fra core1 site=fra1 from raw.syslog",
 		"interface_up core1-fra GigabitEthernet0/1 site=fra1 from raw.syslog",
 		"interface_down core1-fra GigabitEthernet0/1 site=fra1 from raw.syslog",
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	wantEventLines(t, b, want)
 }
 
 // TestRenamesSavedInOrder: the workers sharing a detector save the

@@ -106,11 +106,18 @@ func produceLine(t *testing.T, b broker.Broker, msg string) {
 // inventory.
 func openLog(t *testing.T) (*embedded.Broker, *Inventory) {
 	t.Helper()
+	inv, _ := ParseInventory([]byte(testInventory))
+	return openBroker(t), inv
+}
+
+// openBroker is an embedded broker in a temporary folder, closed with the
+// test.
+func openBroker(t *testing.T) *embedded.Broker {
+	t.Helper()
 	b, err := embedded.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	inv, _ := ParseInventory([]byte(testInventory))
-	return b, inv
+	return b
 }

@@ -271,6 +271,15 @@ func eventLines(t *testing.T, b *embedded.Broker, want int) []string {
 	return got
 }
 
+// wantEventLines fails the test unless the events are want, as eventLines
+// has them.
+func wantEventLines(t *testing.T, b *embedded.Broker, want []string) {
+	t.Helper()
+	if got := eventLines(t, b, len(want)); !slices.Equal(got, want) {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // TestSyslogFromPolledAddress: a syslog line without a hostname (as IOS
 // sends them unless told otherwise), or with an address for one, from an
 // address an SNMP target polls and the inventory does not name is that
