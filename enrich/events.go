@@ -38,7 +38,7 @@ type detector struct {
 	// from records decoded in place, whose bytes the broker reuses after
 	// the batch (telemetry.DecodeLogLayoutShared). Values are pointers so
 	// that a known key is not written again.
-	last    map[eventKey]*time.Time
+	last    map[eventKey]*lastEvent
 	changes map[objectKey]*flapState
 	// states is, per object and pair of opposite types (interface_down
 	// and interface_up are one pair), the state it was last reported in:
@@ -55,6 +55,15 @@ type detector struct {
 	// last that were left out: see noteLeftOut.
 	leftOut map[broker.TopicPartition]*leftOutLog
 	seed    maphash.Seed // of leftOutKey
+	// waits are, per input partition, the origins of the events its
+	// records left out repeats of that were not delivered then; owners,
+	// the worker (outputs) that delivers each partition; waiting, the
+	// owners each waiting worker waits for; deliveries is closed at the
+	// next delivery, for them (see origins.go).
+	waits      map[broker.TopicPartition][]origin
+	owners     map[broker.TopicPartition]any
+	waiting    map[any][]any
+	deliveries chan struct{}
 	// names are the interfaces SNMP polls name by ifIndex, for the
 	// traps of the same devices.
 	names *interfaceNames
@@ -180,6 +189,13 @@ const caughtUpLag = 5 * time.Second
 
 type eventKey struct{ device, object, typ string }
 
+// lastEvent is the last time of an event passed on, and the record it
+// came from (see origin).
+type lastEvent struct {
+	at   time.Time
+	from origin
+}
+
 type objectKey struct{ device, object, family string }
 
 // objectState is the state an object was last reported in: typ, one of
@@ -199,8 +215,10 @@ type objectState struct {
 	// rebuilt says a warm-up's reading of the past made the state (see
 	// adoptPublished); a live change makes it false.
 	rebuilt bool
-	path    instantPath   // the first partition that reported at at
-	more    []instantPath // any others
+	// said is the record whose event said the object went into typ.
+	said origin
+	path instantPath   // the first partition that reported at at
+	more []instantPath // any others
 }
 
 // instantPath is an input partition that reported an object in its
@@ -337,7 +355,7 @@ func (st *flapState) nextIs(typ string, t time.Time, d time.Duration) bool {
 
 func newDetector(dedup time.Duration, threshold int, window time.Duration) *detector {
 	return &detector{dedup: dedup, threshold: threshold, window: window,
-		last: map[eventKey]*time.Time{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
+		last: map[eventKey]*lastEvent{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
 		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{},
 		clocks: map[any]workerClock{}, warmHolds: map[broker.TopicPartition]warmHold{}, maxObjects: maxDetectorObjects, maxRenamed: maxRenames,
@@ -522,7 +540,7 @@ func (d *detector) forgetState(device, id, up, down string, at time.Time) {
 	}
 	for _, typ := range [...]string{up, down} {
 		k := eventKey{device, id, typ}
-		if t, ok := d.last[k]; ok && !t.After(at) {
+		if t, ok := d.last[k]; ok && !t.at.After(at) {
 			delete(d.last, k)
 		}
 	}
@@ -542,23 +560,26 @@ const anyObject = "\x00any"
 // one: the same change by a path that does not say who made it. One
 // naming its user is never left out for one naming none, as two users'
 // changes within the window are two changes. d.mu is held.
-func (d *detector) unnamedRepeat(ev telemetry.Event, at time.Time) bool {
+func (d *detector) unnamedRepeat(ev telemetry.Event, at time.Time) (bool, origin) {
 	if ev.Type != typeConfigChanged || ev.Object != "" || d.dedup <= 0 {
-		return false
+		return false, origin{}
 	}
 	t, ok := d.last[eventKey{ev.Device, anyObject, ev.Type}]
-	return ok && at.Sub(*t).Abs() <= d.dedup
+	if !ok || at.Sub(t.at).Abs() > d.dedup {
+		return false, origin{}
+	}
+	return true, t.from
 }
 
 // noteNamed keeps the time of ev, when it is a configuration change naming
 // its user, for unnamedRepeat. d.mu is held.
-func (d *detector) noteNamed(ev telemetry.Event, at time.Time) {
+func (d *detector) noteNamed(ev telemetry.Event, at time.Time, from origin) {
 	if ev.Type != typeConfigChanged || ev.Object == "" {
 		return
 	}
 	k := eventKey{ev.Device, anyObject, ev.Type}
-	if t := d.last[k]; t == nil || at.After(*t) {
-		d.setLast(k, t, at)
+	if t := d.last[k]; t == nil || at.After(t.at) {
+		d.setLast(k, t, at, from)
 	}
 }
 
@@ -610,20 +631,25 @@ func (d *detector) logsFrom(topic string) {
 // kept by its boot time (rebootAt) under its own key; a log line's, which
 // tells no boot time, by at (its record's time) under loggedReboot. One of
 // each is one restart when the line came from the de-duplication window
-// before to rebootLogDelay after the boot. d.mu is held.
-func (d *detector) rebootKey(ev *telemetry.Event, id string, at time.Time) (eventKey, time.Time, bool) {
+// before to rebootLogDelay after the boot; same is then the other's. d.mu
+// is held.
+func (d *detector) rebootKey(ev *telemetry.Event, id string, at time.Time) (k eventKey, kat time.Time, same *lastEvent) {
 	booted, logged := eventKey{ev.Device, id, ev.Type}, eventKey{ev.Device, loggedReboot, ev.Type}
 	sameRestart := func(boot, log time.Time) bool {
 		after := log.Sub(boot)
 		return d.dedup > 0 && after >= -d.dedup && after <= rebootLogDelay
 	}
 	if slices.Contains(d.logTopics, ev.Cause.Topic) {
-		t, ok := d.last[booted]
-		return logged, at, ok && sameRestart(*t, at)
+		if t, ok := d.last[booted]; ok && sameRestart(t.at, at) {
+			same = t
+		}
+		return logged, at, same
 	}
 	at = d.rebootAt(ev, at)
-	t, ok := d.last[logged]
-	return booted, at, ok && sameRestart(at, *t)
+	if t, ok := d.last[logged]; ok && sameRestart(at, t.at) {
+		same = t
+	}
+	return booted, at, same
 }
 
 // rebootAt is the time the detector compares a device_rebooted event by:
@@ -684,7 +710,7 @@ func (d *detector) beginRecord(c telemetry.Cause, ts time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	redo := d.readBefore(c, ts)
-	d.noteRead(c, ts)
+	d.noteRead(c, ts, false)
 	return redo
 }
 
@@ -741,8 +767,9 @@ func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []tel
 		}
 		return append(out, ev)
 	}
-	same, newest := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
+	same, newest, st := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
 	if same {
+		d.dependOn(ev.Cause, st.said)
 		return out // no change: the state the object is in, reported again
 	}
 	if !newest {
@@ -758,37 +785,51 @@ func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []tel
 	}
 	k := eventKey{ev.Device, id, ev.Type}
 	if ev.Type == typeRebooted {
-		var same bool
-		if k, now, same = d.rebootKey(&ev, id, now); same {
+		var same *lastEvent
+		if k, now, same = d.rebootKey(&ev, id, now); same != nil {
+			d.dependOn(ev.Cause, same.from)
 			return out // the restart another kind of path told (a log line, a boot time)
 		}
 	}
 	t, ok := d.last[k]
-	if ev.Type == typeRebooted && ok && d.dedup > 0 && now.Sub(*t).Abs() <= d.dedup {
-		return out // the same restart, by its boot time (or log time), from another path
-	}
-	if ok && d.dedup > 0 && now.Sub(*t) <= d.dedup && !now.Before(*t) {
-		return out // the same change, reported again (another path, or a retry)
-	}
-	if d.unnamedRepeat(ev, now) {
+	if ok && d.dedup > 0 && (ev.Type == typeRebooted && now.Sub(t.at).Abs() <= d.dedup ||
+		now.Sub(t.at) <= d.dedup && !now.Before(t.at)) {
+		// The same restart, by its boot time (or log time), from another
+		// path; the same change, reported again (another path, or a
+		// retry).
+		d.dependOn(ev.Cause, t.from)
+		if st != nil {
+			st.said = t.from
+		}
 		return out
 	}
-	if !ok || now.After(*t) {
-		d.setLast(k, t, now)
+	if repeat, from := d.unnamedRepeat(ev, now); repeat {
+		d.dependOn(ev.Cause, from)
+		return out
+	}
+	var from origin
+	if st != nil {
+		from = d.originOf(ev.Cause, st.path.from)
+		st.said = from
+	} else {
+		from = d.originOf(ev.Cause, broker.TopicPartition{})
+	}
+	if !ok || now.After(t.at) {
+		d.setLast(k, t, now, from)
 		d.forgetOpposite(ev.Device, id, ev.Type, now, newest)
 	}
-	d.noteNamed(ev, now)
+	d.noteNamed(ev, now, from)
 	out = append(out, ev)
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 {
 		return out
 	}
-	st := d.flapStateOf(ev.Device, id, fam)
-	starts := d.count(st, ev.Type, now)
-	st.keep(ev)
+	fst := d.flapStateOf(ev.Device, id, fam)
+	starts := d.count(fst, ev.Type, now)
+	fst.keep(ev)
 	if starts {
-		st.flapCause = ev.Cause
-		out = append(out, d.flappingEvent(ev, st, fam))
+		fst.flapCause = ev.Cause
+		out = append(out, d.flappingEvent(ev, fst, fam))
 	}
 	return out
 }
@@ -945,7 +986,7 @@ func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.
 	if d.readBefore(c, r.Timestamp) {
 		return false
 	}
-	d.noteRead(c, r.Timestamp)
+	d.noteRead(c, r.Timestamp, true)
 	for _, ev := range evs {
 		d.rememberOne(ev, detectAt(r, ev.Time), since)
 	}
@@ -977,19 +1018,19 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	}
 	k := eventKey{ev.Device, id, ev.Type}
 	if ev.Type == typeRebooted {
-		var same bool
-		if k, at, same = d.rebootKey(&ev, id, at); same {
+		var same *lastEvent
+		if k, at, same = d.rebootKey(&ev, id, at); same != nil {
 			return
 		}
 	}
 	t, known := d.last[k]
-	if known && d.dedup > 0 && at.Sub(*t).Abs() <= d.dedup {
+	if known && d.dedup > 0 && at.Sub(t.at).Abs() <= d.dedup {
 		return // the same change as one passed on (or remembered)
 	}
-	if d.unnamedRepeat(ev, at) {
+	if repeat, _ := d.unnamedRepeat(ev, at); repeat {
 		return
 	}
-	same, newest := d.sameState(ev.Device, id, ev.Type, at, causePartition(ev.Cause))
+	same, newest, _ := d.sameState(ev.Device, id, ev.Type, at, causePartition(ev.Cause))
 	if same {
 		return
 	}
@@ -1001,11 +1042,11 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	// came after it. A restart before since is kept all the same: its
 	// poll or log line may come rebootHold after its boot, past the
 	// flap window.
-	if newest && (!at.Before(since) || ev.Type == typeRebooted) && (!known || at.After(*t)) {
-		d.setLast(k, t, at)
+	if newest && (!at.Before(since) || ev.Type == typeRebooted) && (!known || at.After(t.at)) {
+		d.setLast(k, t, at, origin{})
 		d.forgetOpposite(ev.Device, id, ev.Type, at, newest)
 	}
-	d.noteNamed(ev, at)
+	d.noteNamed(ev, at, origin{})
 	fam := family(ev.Type)
 	if fam == "" || d.threshold <= 0 || at.Before(since) {
 		return
@@ -1044,7 +1085,7 @@ func (d *detector) count(st *flapState, typ string, at time.Time) bool {
 func (d *detector) forgetOpposite(device, id, typ string, at time.Time, newest bool) {
 	if o := opposite(typ); o != "" {
 		k := eventKey{device, id, o}
-		if t, ok := d.last[k]; ok && (t.Before(at) || newest && t.Equal(at)) {
+		if t, ok := d.last[k]; ok && (t.at.Before(at) || newest && t.at.Equal(at)) {
 			delete(d.last, k)
 		}
 	}
@@ -1131,20 +1172,20 @@ func (d *detector) stateHold() time.Duration {
 // instant are behind it (see forgetOpposite); a report that is not newest
 // is one of the past. Types without an opposite are no state: each report
 // is new (as is every report without de-duplication).
-func (d *detector) sameState(device, id, typ string, at time.Time, from broker.TopicPartition) (same, newest bool) {
+func (d *detector) sameState(device, id, typ string, at time.Time, from broker.TopicPartition) (same, newest bool, st *objectState) {
 	opp := opposite(typ)
 	if opp == "" || d.dedup <= 0 {
-		return false, true
+		return false, true, nil
 	}
 	d.reports.Add(1)
 	k := objectKey{device, id, min(typ, opp)}
-	st := d.states[k]
+	st = d.states[k]
 	if st == nil {
 		k.device, k.object = strings.Clone(device), strings.Clone(id)
 		st = &objectState{}
 		d.begin(st, typ, at, from, false)
 		d.states[k] = st
-		return false, true
+		return false, true, st
 	}
 	// An event more than the de-duplication window older than the
 	// state (a warm-up reading another partition's past) is judged by
@@ -1154,9 +1195,9 @@ func (d *detector) sameState(device, id, typ string, at time.Time, from broker.T
 	switch {
 	case at.After(st.at):
 		d.begin(st, typ, at, from, since <= d.stateHold())
-		return same, true
+		return same, true, st
 	case !at.Equal(st.at):
-		return same, false
+		return same, false, st
 	}
 	// In the instant of the state: the log orders from's reports, and
 	// other partitions' are the same changes seen by other paths.
@@ -1174,21 +1215,21 @@ func (d *detector) sameState(device, id, typ string, at time.Time, from broker.T
 		}
 		if pos >= 0 {
 			st.more = append(st.more, instantPath{d.keepPartition(from), pos})
-			return true, false
+			return true, false, st
 		}
 		st.more = append(st.more, instantPath{d.keepPartition(from), 0})
 		p = &st.more[len(st.more)-1]
 	}
 	switch {
 	case st.typeAt(p.pos) == typ:
-		return true, false // from reports it again
+		return true, false, st // from reports it again
 	case p.pos+1 < st.n:
 		p.pos++ // another path reported this change first
-		return true, false
+		return true, false, st
 	}
 	st.n++
 	st.typ, p.pos = typ, st.n-1
-	return false, true
+	return false, true, st
 }
 
 // causePartition is the input partition of the record at c.
@@ -1208,15 +1249,15 @@ func (d *detector) keepPartition(p broker.TopicPartition) broker.TopicPartition 
 	return p
 }
 
-// setLast records at as the last time of k, whose entry is t (nil when k
-// is new: then the key's strings are copied).
-func (d *detector) setLast(k eventKey, t *time.Time, at time.Time) {
+// setLast records at as the last time of k, of an event from, whose entry
+// is t (nil when k is new: then the key's strings are copied).
+func (d *detector) setLast(k eventKey, t *lastEvent, at time.Time, from origin) {
 	if t != nil {
-		*t = at
+		t.at, t.from = at, from
 		return
 	}
 	k.device, k.object = strings.Clone(k.device), strings.Clone(k.object)
-	d.last[k] = &at
+	d.last[k] = &lastEvent{at, from}
 }
 
 // flapStateOf returns the flap state of an object (device, id as objectID
@@ -1237,11 +1278,15 @@ func (d *detector) flapStateOf(device, id, fam string) *flapState {
 type readPos struct {
 	next int64
 	at   time.Time
+	// delivered is the offset below which the partition's records are
+	// delivered (see origins.go): those read before it by a warm-up, or
+	// whose outputs their worker published (committed, on Kafka).
+	delivered int64
 }
 
 // noteRead and readBefore keep d.read: the position past the input
 // record that caused an event (none for a cleared event), appended at ts.
-func (d *detector) noteRead(c telemetry.Cause, ts time.Time) {
+func (d *detector) noteRead(c telemetry.Cause, ts time.Time, warm bool) {
 	if c.Topic == "" || c.Offset < 0 {
 		return
 	}
@@ -1249,18 +1294,24 @@ func (d *detector) noteRead(c telemetry.Cause, ts time.Time) {
 	pos, ok := d.read[tp]
 	switch {
 	case !ok:
-		d.read[tp] = readPos{c.Offset + 1, ts}
+		pos = readPos{c.Offset + 1, ts, c.Offset}
 	case c.Offset >= pos.next:
 		// at is the latest append time read: records of a partition
 		// need not come in time order (several devices' polls).
 		if ts.After(pos.at) {
 			pos.at = ts
 		}
-		d.read[tp] = readPos{c.Offset + 1, pos.at}
+		pos.next = c.Offset + 1
 	case ts.After(pos.at):
-		d.read[tp] = readPos{c.Offset + 1, ts} // offsets started over
+		pos = readPos{c.Offset + 1, ts, c.Offset} // offsets started over
 		d.forgetLeftOut(tp)
+	default:
+		return
 	}
+	if warm {
+		pos.delivered = pos.next // a warm-up reads what was delivered
+	}
+	d.read[tp] = pos
 }
 
 func (d *detector) readBefore(c telemetry.Cause, ts time.Time) bool {
@@ -1352,7 +1403,7 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 		// A restart's time is its boot time, which its poll may come
 		// up to an interval after, and its log line up to
 		// rebootLogDelay: kept as long as states are, and that long.
-		if now.Sub(*t) > d.dedup && (k.typ != typeRebooted || now.Sub(*t) > d.rebootHold()) {
+		if now.Sub(t.at) > d.dedup && (k.typ != typeRebooted || now.Sub(t.at) > d.rebootHold()) {
 			delete(d.last, k)
 		}
 	}

@@ -227,7 +227,7 @@ func TestRememberCountsAChangeOnce(t *testing.T) {
 	for i := range 4 {
 		rememberAt(d, change(t0, "raw.syslog", i), at(i), t0)
 	}
-	if !d.last[eventKey{"edge1", "gi0/1", "interface_down"}].Equal(at(4)) {
+	if !d.last[eventKey{"edge1", "gi0/1", "interface_down"}].at.Equal(at(4)) {
 		t.Errorf("an older remembered event moved the last time of a live one")
 	}
 	if ts := changes(d); !slices.IsSortedFunc(ts, time.Time.Compare) || len(ts) != 3 || !ts[2].Equal(at(4)) {

@@ -76,6 +76,10 @@ type outputs struct {
 	// pub publishes on a goroutine of its own while the worker enriches
 	// (see startPublisher); nil: deliver publishes in line.
 	pub *publisher
+	// origins is the detector whose judging of the worker's records
+	// deliver tells, and waits for before a commit (see origins.go); nil:
+	// none.
+	origins *detector
 
 	// publish's scratch, kept between calls (one publishes at a time).
 	runs    []partRun
@@ -301,6 +305,9 @@ func (o *outputs) track(ctx context.Context, assigned []broker.TopicPartition, r
 		}
 	}
 	o.owned = now
+	if o.origins != nil {
+		o.origins.own(o, assigned)
+	}
 	if o.next == nil {
 		o.next = map[int32]int64{}
 	}
@@ -723,10 +730,22 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 				}
 			}
 		}
+		// Published, the batch's events are there for a restart to read
+		// back; its repeats of others' commit once theirs are too.
+		if o.origins != nil {
+			assigned := m.c.Assigned()
+			o.origins.delivered(assigned)
+			if !o.origins.awaitOrigins(ctx, o, assigned) {
+				return false // ctx ended
+			}
+		}
 		if err := m.c.Commit(ctx); err != nil {
 			o.logger.Error("enrich: commit failed; the batch will be enriched again", slog.Any("error", err))
 		}
 		return true
+	}
+	if o.origins != nil && !o.origins.awaitOrigins(ctx, o, m.c.Assigned()) {
+		return false // ctx ended
 	}
 	all := append(o.carry, batches...)
 	var perr error
@@ -748,6 +767,9 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 			o.countLeft(b.topic, left[i])
 		}
 		o.carry = nil
+		if o.origins != nil {
+			o.origins.delivered(m.c.Assigned())
+		}
 		o.replay.committed(m.c.Assigned())
 		m.failures = 0
 		return true

@@ -1,0 +1,141 @@
+package enrich
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+var (
+	logsP  = broker.TopicPartition{Topic: telemetry.TopicRawSyslog, Partition: 0}
+	trapsP = broker.TopicPartition{Topic: telemetry.TopicRawTraps, Partition: 0}
+)
+
+// report is an event of edge1's Gi0/1 from the record at offset off of
+// tp.
+func linkReport(typ string, tp broker.TopicPartition, off int64, at time.Time) telemetry.Event {
+	return telemetry.Event{Type: typ, Device: "edge1", Object: "Gi0/1", Time: at,
+		Cause: telemetry.Cause{Topic: tp.Topic, Partition: tp.Partition, Offset: off}}
+}
+
+// awaitIn runs d.awaitOrigins for who over assigned and returns what it
+// reported, or fails t if it took longer than within.
+func awaitIn(t *testing.T, d *detector, who any, assigned []broker.TopicPartition, within time.Duration) bool {
+	t.Helper()
+	start := time.Now()
+	ok := d.awaitOrigins(context.Background(), who, assigned)
+	if took := time.Since(start); took > within {
+		t.Fatalf("awaitOrigins took %v, want at most %v", took, within)
+	}
+	return ok
+}
+
+// TestRepeatWaitsForItsOrigin: a trap left out as the repeat of a syslog
+// line's change waits, before its commit, until the line's worker has
+// delivered it; not once it has, nor for a change a warm-up read or its
+// own partition reported.
+func TestRepeatWaitsForItsOrigin(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	if n := len(d.observe(linkReport("interface_down", logsP, 5, t0), t0)); n != 1 {
+		t.Fatalf("the line: %d events", n)
+	}
+	if n := len(d.observe(linkReport("interface_down", trapsP, 2, t0), t0.Add(time.Second))); n != 0 {
+		t.Fatalf("the trap: %d events, want its repeat left out", n)
+	}
+	done := make(chan bool)
+	go func() { done <- d.awaitOrigins(context.Background(), traps, []broker.TopicPartition{trapsP}) }()
+	select {
+	case <-done:
+		t.Fatal("the trap's batch did not wait for the line's")
+	case <-time.After(100 * time.Millisecond):
+	}
+	d.delivered([]broker.TopicPartition{logsP})
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatal("awaitOrigins reported ctx ended")
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the trap's batch still waits once the line's is delivered")
+	}
+
+	// The line's up, delivered; the trap's repeat does not wait.
+	d.observe(linkReport("interface_up", logsP, 6, t0.Add(time.Minute)), t0.Add(time.Minute))
+	d.delivered([]broker.TopicPartition{logsP})
+	d.observe(linkReport("interface_up", trapsP, 3, t0.Add(time.Minute)), t0.Add(time.Minute+time.Second))
+	awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, 50*time.Millisecond)
+
+	// The line's down again, and a repeat from its own partition.
+	d.observe(linkReport("interface_down", logsP, 7, t0.Add(2*time.Minute)), t0.Add(2*time.Minute))
+	d.observe(linkReport("interface_down", logsP, 8, t0.Add(2*time.Minute)), t0.Add(2*time.Minute+time.Second))
+	awaitIn(t, d, logs, []broker.TopicPartition{logsP}, 50*time.Millisecond)
+
+	// A restart's warm-up read a coldStart trap; the live restart line is
+	// its repeat, and waits for nothing.
+	d = newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.logsFrom(telemetry.TopicRawSyslog)
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	boot := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0, Cause: telemetry.Cause{Topic: trapsP.Topic, Offset: 9}}
+	rememberAt(d, boot, t0.Add(20*time.Second), t0)
+	line := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0.Add(time.Minute), Cause: telemetry.Cause{Topic: logsP.Topic, Offset: 4}}
+	if n := len(d.observe(line, t0.Add(time.Minute))); n != 0 {
+		t.Fatalf("the restart line after the warm-up: %d events, want its repeat left out", n)
+	}
+	awaitIn(t, d, logs, []broker.TopicPartition{logsP}, 50*time.Millisecond)
+}
+
+// TestRepeatWaitsEndInACycle: on a Kafka cluster, where a batch is
+// delivered by its commit, two workers' batches may each have left out a
+// repeat of a change the other's reported. Neither waits for the other
+// for good: the second to wait sees the cycle and commits.
+func TestRepeatWaitsEndInACycle(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	gi := func(ev telemetry.Event, object string) telemetry.Event { ev.Object = object; return ev }
+	d.observe(gi(linkReport("interface_down", logsP, 1, t0), "Gi0/1"), t0)
+	d.observe(gi(linkReport("interface_down", trapsP, 1, t0), "Gi0/2"), t0)
+	d.observe(gi(linkReport("interface_down", trapsP, 2, t0), "Gi0/1"), t0.Add(time.Second))
+	d.observe(gi(linkReport("interface_down", logsP, 2, t0), "Gi0/2"), t0.Add(time.Second))
+	first := make(chan bool)
+	go func() { first <- d.awaitOrigins(context.Background(), logs, []broker.TopicPartition{logsP}) }()
+	waitUntil(t, "the first batch waiting", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.waiting) == 1
+	})
+	if !awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, time.Second) {
+		t.Fatal("awaitOrigins reported ctx ended")
+	}
+	d.delivered([]broker.TopicPartition{trapsP}) // its commit
+	select {
+	case <-first:
+	case <-time.After(time.Second):
+		t.Fatal("the first batch still waits once the second is delivered")
+	}
+}
+
+// TestRepeatOfAPartitionGoneWaitsForNothing: a partition taken by another
+// process is enriched there again, afresh: its records judged here are
+// not waited for.
+func TestRepeatOfAPartitionGoneWaitsForNothing(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	d.observe(linkReport("interface_down", logsP, 5, t0), t0)
+	d.observe(linkReport("interface_down", trapsP, 2, t0), t0.Add(time.Second))
+	d.own(logs, nil) // the rebalance took it
+	awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, 50*time.Millisecond)
+}
