@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/weirnet/weir/broker"
@@ -27,21 +30,9 @@ import (
 // alike, see enrich/README.md, Keys), else in any: then every partition
 // is read.
 func (d *detector) adoptPublished(ctx context.Context, b broker.Broker, input, events string, partition int32, since time.Time) error {
-	infos, err := b.DescribeTopics(ctx, input, events)
+	parts, err := eventsPartitionsOf(ctx, b, input, events, partition)
 	if err != nil {
-		return fmt.Errorf("describe %s and %s: %w", input, events, err)
-	}
-	var inputParts, parts []broker.PartitionInfo
-	for _, t := range infos {
-		switch t.Name {
-		case input:
-			inputParts = t.Partitions
-		case events:
-			parts = t.Partitions
-		}
-	}
-	if len(parts) == len(inputParts) && int(partition) < len(parts) && parts[partition].Partition == partition {
-		parts = parts[partition : partition+1]
+		return err
 	}
 	type published struct {
 		ev telemetry.Event
@@ -103,6 +94,106 @@ func (d *detector) adopter(b broker.Broker, events string, logger *slog.Logger) 
 		if err := d.adoptPublished(ctx, b, input, events, partition, since); err != nil && ctx.Err() == nil {
 			logger.Warn("enrich: warm-up could not read back the states published before; a change the process before published from a first poll may be left out once",
 				slog.String("topic", events), slog.Int("partition", int(partition)), slog.Any("error", err))
+		}
+	}
+}
+
+// adoptUncommitted remembers the events of the records of input partition
+// partition from offset from up to past that the events topic's partition
+// partition (aligned with the input) holds from offset at on: a process
+// before enriched those records, published their events and stopped
+// before its commit. What another path reports of those changes is their
+// repeat, as it would have been in that process; judged without them, a
+// line repeating a trap whose event is there would be published too. The
+// records themselves are judged again as live records (outputs skips the
+// outputs that are there, see outputs.exact): one whose change was left
+// out as another partition's repeat may have lost it. since is the
+// warm-up's window start (see remember).
+func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input, events string, partition int32, from, past, at int64, since time.Time) error {
+	reader := logwindow.Reader{B: b}
+	byCause := map[int64][]telemetry.Event{}
+	pi, err := logwindow.Partition(ctx, b, events, partition)
+	if err != nil {
+		return err
+	}
+	if _, _, err := reader.ReadFrom(ctx, events, partition, at, pi.HighWatermark, time.Time{}, func(r *broker.Record) {
+		if !bytes.Contains(r.Value, []byte(input)) {
+			return
+		}
+		var ev telemetry.Event
+		if json.Unmarshal(r.Value, &ev) != nil || ev.Cause.Topic != input || ev.Cause.Partition != partition ||
+			ev.Cause.Offset < from || ev.Cause.Offset >= past || !isChange(ev.Type) {
+			return
+		}
+		byCause[ev.Cause.Offset] = append(byCause[ev.Cause.Offset], ev)
+	}, nil); err != nil {
+		return fmt.Errorf("read %s/%d: %w", events, partition, err)
+	}
+	if len(byCause) == 0 {
+		return nil
+	}
+	// Each at its record's time, as detectAt times it.
+	times := make(map[int64]time.Time, len(byCause))
+	if _, _, err := reader.ReadFrom(ctx, input, partition, from, past, time.Time{}, func(r *broker.Record) {
+		if _, ok := byCause[r.Offset]; ok {
+			times[r.Offset] = r.Timestamp
+		}
+	}, nil); err != nil {
+		return fmt.Errorf("read %s/%d: %w", input, partition, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.holdForWarmup(broker.TopicPartition{Topic: input, Partition: partition}, since)
+	for _, off := range slices.Sorted(maps.Keys(byCause)) {
+		for _, ev := range byCause[off] {
+			r := broker.Record{Timestamp: times[off]}
+			d.rememberOne(ev, detectAt(&r, ev.Time), since)
+		}
+	}
+	return nil
+}
+
+// isChange reports whether an event of type typ is a change a record
+// reported (not a flapping or rename the detector raised of changes).
+func isChange(typ string) bool {
+	return !strings.HasSuffix(typ, "_flapping") && typ != telemetry.TypeDeviceRenamed
+}
+
+// eventPartitions are the partitions of events that hold the events of
+// input partition partition: the same one when both topics have as many
+// partitions (keyed alike, see enrich/README.md, Keys), else all.
+func eventsPartitionsOf(ctx context.Context, b broker.Broker, input, events string, partition int32) ([]broker.PartitionInfo, error) {
+	infos, err := b.DescribeTopics(ctx, input, events)
+	if err != nil {
+		return nil, fmt.Errorf("describe %s and %s: %w", input, events, err)
+	}
+	var inputParts, parts []broker.PartitionInfo
+	for _, t := range infos {
+		switch t.Name {
+		case input:
+			inputParts = t.Partitions
+		case events:
+			parts = t.Partitions
+		}
+	}
+	if len(parts) == len(inputParts) && int(partition) < len(parts) && parts[partition].Partition == partition {
+		parts = parts[partition : partition+1]
+	}
+	return parts, nil
+}
+
+// uncommittedAdopter is adoptUncommitted for a worker's warmer, of the
+// range out finds published, logging a failure: the changes of those
+// records then count only as they are judged again.
+func (d *detector) uncommittedAdopter(b broker.Broker, out *outputs, events string, logger *slog.Logger) func(context.Context, string, int32, int64, time.Time) {
+	return func(ctx context.Context, input string, partition int32, from int64, since time.Time) {
+		past, at := out.publishedPast(ctx, events, partition, from)
+		if past <= from {
+			return
+		}
+		if err := d.adoptUncommitted(ctx, b, input, events, partition, from, past, at, since); err != nil && ctx.Err() == nil {
+			logger.Warn("enrich: warm-up could not read back the events published of records not committed; another path's report of their changes may be published again",
+				slog.String("topic", input), slog.Int("partition", int(partition)), slog.Any("error", err))
 		}
 	}
 }

@@ -45,6 +45,9 @@ func TestEnrichCrashChild(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	cls := NewClassifier()
 	input, output := telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog
+	if os.Getenv(crashKindEnv) == "paths" {
+		runPathsCrashChild(b, inv, cls)
+	}
 	for i := range 2 {
 		// No de-duplication: every input line with an event must give
 		// exactly one event, so the count is checkable.

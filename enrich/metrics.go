@@ -197,6 +197,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	w.warmer = newWarmer(w.b, w.warmup, w.logger)
 	w.warmer.ended = w.det.warmupEnder(w)
 	w.warmer.adopt = w.det.adopter(w.b, w.topics.Events, w.logger)
+	w.warmer.uncommitted = w.det.uncommittedAdopter(w.b, w.out, w.topics.Events, w.logger)
 	var metrics, events []outRecord
 	var polls pollHealth // failing polls, across polls
 	for {

@@ -29,12 +29,12 @@ import (
 // partition count, and what comes from input partition P goes to output
 // partition P. Every output record carries its input position in the
 // src_offset header ("raw.syslog:1234"). A worker that takes over input
-// partition P reads the last src_offset of its input in each output
-// partition P and, while it reprocesses from the committed offset, skips
-// what is already published: a crash between publishing and committing
-// neither loses nor duplicates derived records. If an output topic exists
-// with another partition count, delivery falls back to at least once,
-// keyed by device, and the log says so.
+// partition P reads the src_offsets of its input in each output partition
+// P from its committed offset on and, while it reprocesses from there,
+// skips the records whose outputs are there (see exact): a crash between
+// publishing and committing neither loses nor duplicates derived records.
+// If an output topic exists with another partition count, delivery falls
+// back to at least once, keyed by device, and the log says so.
 //
 // Both route alike (to P when the partition counts match, with src_offset
 // set, else by key), so topics have the same layout on either backend.
@@ -72,6 +72,15 @@ type outputs struct {
 	// already_published.
 	earlier map[string]map[int32]int64
 	owned   map[int32]bool
+	// first is, per input partition, the offset the worker's reading
+	// started at (its committed position), and exact, per output topic
+	// and partition, which input records from there to the tail have
+	// outputs there: a worker before published them and stopped before
+	// its commit. Only those are skipped; a record between them that
+	// has none had its event left out as a repeat of another partition's
+	// change, which may never have been published, and is judged again.
+	first map[int32]int64
+	exact map[string]map[int32]*publishedSet
 
 	// pub publishes on a goroutine of its own while the worker enriches
 	// (see startPublisher); nil: deliver publishes in line.
@@ -94,6 +103,7 @@ type partRun struct {
 	part  int32
 	n, at int
 	src   int64
+	gap   []int64 // of the records in the tail's gaps (see outputs.exact)
 }
 
 // outRecord is an output record with the input position it comes from.
@@ -320,6 +330,7 @@ func (o *outputs) track(ctx context.Context, assigned []broker.TopicPartition, r
 			o.forgetTails(p)
 			refresh = true
 		}
+		o.startsAt(p, recs[i].Offset)
 		o.next[p] = recs[j-1].Offset + 1
 		i = j
 	}
@@ -333,6 +344,10 @@ func (o *outputs) track(ctx context.Context, assigned []broker.TopicPartition, r
 }
 
 func (o *outputs) forgetTails(part int32) {
+	delete(o.first, part)
+	for _, t := range o.exact {
+		delete(t, part)
+	}
 	for _, t := range o.tails {
 		delete(t, part)
 	}
@@ -357,11 +372,28 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	}
 	pi := infos[0].Partitions[part]
 	last := int64(-1)
-	// This input's records are in input order, so its last one carries
-	// the answer. Other inputs' records and cleared events (no input) may
-	// trail it: read back a window at a time until one of this input's
-	// is found, the log starts, or tailMax records were read (then none
-	// is taken to be there). Headers without the topic's ID were written
+	// With the start known, on back to the outputs of the record there,
+	// which are after its time: see exact. (Not to the first output of a
+	// record before it: a worker that judged one again published it
+	// after others, see publish.)
+	start, exactly := o.first[part]
+	var bound time.Time
+	if exactly {
+		at, ok := o.inputTime(ctx, part, start)
+		if now := time.Now(); at.After(now) {
+			at = now // a producer's clock ahead
+		}
+		bound, exactly = at.Add(-time.Second), ok
+	}
+	passed := false // the scan got to outputs before bound
+	var offs []int64
+	firstAt := int64(-1) // the output offset of offs' first
+	// This input's records are in input order (but for those judged
+	// again, see exact), so its last one carries the answer. Other
+	// inputs' records and cleared events (no input) may trail it: read
+	// back a window at a time until one of this input's is found (and,
+	// for exact, bound is passed), the log starts, or tailMax records
+	// were read (then none is taken to be there). Headers without the topic's ID were written
 	// before any with one: once the scan has passed one of another topic
 	// of the input's name (deleted since), those behind it are of an
 	// older topic still, not of this one.
@@ -371,13 +403,13 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	settle := func() {
 		switch {
 		case this >= 0:
-			last = this
-		case !other:
+			last = max(last, this)
+		case !other && last < 0:
 			last = unnamed
 		}
 	}
 scan:
-	for end := pi.HighWatermark; last < 0 && end > pi.LogStartOffset && pi.HighWatermark-end < tailMax; {
+	for end := pi.HighWatermark; (last < 0 || exactly && !passed) && end > pi.LogStartOffset && pi.HighWatermark-end < tailMax; {
 		from := max(end-tailWindow, pi.LogStartOffset)
 		this, unnamed = -1, -1
 		for off := from; off < end; {
@@ -399,12 +431,21 @@ scan:
 						switch v, kind := o.srcHeader(h.Value); kind {
 						case srcThis:
 							this = max(this, v)
+							if exactly && v >= start {
+								offs = append(offs, v)
+								if firstAt < 0 || r.Offset < firstAt {
+									firstAt = r.Offset
+								}
+							}
 						case srcUnnamed:
 							unnamed = max(unnamed, v)
 						case srcOther:
 							other = true
 						}
 					}
+				}
+				if exactly && r.Timestamp.Before(bound) {
+					passed = true
 				}
 				off = r.Offset + 1
 			}
@@ -419,7 +460,87 @@ scan:
 		settle() // what a window cut short by retention found
 	}
 	o.tails[topic][part], o.earlier[topic][part] = last, last
+	if exactly && last >= start {
+		slices.Sort(offs)
+		if o.exact == nil {
+			o.exact = map[string]map[int32]*publishedSet{}
+		}
+		if o.exact[topic] == nil {
+			o.exact[topic] = map[int32]*publishedSet{}
+		}
+		o.exact[topic][part] = &publishedSet{from: start, at: firstAt, offs: slices.Compact(offs)}
+	}
 	return last, nil
+}
+
+// inputTime returns the time of the input record at offset off of
+// partition part, if it can be read.
+func (o *outputs) inputTime(ctx context.Context, part int32, off int64) (time.Time, bool) {
+	var res broker.FetchResult
+	if err := o.b.Fetch(ctx, o.input, part, off, broker.FetchOptions{MaxBytes: 1}, &res); err != nil {
+		return time.Time{}, false
+	}
+	for _, r := range res.Records {
+		if r.Offset >= off {
+			return r.Timestamp, !r.Timestamp.IsZero()
+		}
+	}
+	return time.Time{}, false
+}
+
+// startsAt notes that the worker's reading of input partition part starts
+// at offset from, unless known.
+func (o *outputs) startsAt(part int32, from int64) {
+	if _, ok := o.first[part]; ok {
+		return
+	}
+	if o.first == nil {
+		o.first = map[int32]int64{}
+	}
+	o.first[part] = from
+}
+
+// publishedSet is the input records from offset from on whose outputs an
+// output partition holds, in order; at is where the first of them is in
+// the output partition.
+type publishedSet struct {
+	from, at int64
+	offs     []int64
+}
+
+// has reports whether src's outputs are there: before from, all are.
+func (s *publishedSet) has(src int64) bool {
+	if s == nil || src < s.from {
+		return true
+	}
+	_, ok := slices.BinarySearch(s.offs, src)
+	return ok
+}
+
+// add notes that src's outputs are there now.
+func (s *publishedSet) add(src int64) {
+	if i, ok := slices.BinarySearch(s.offs, src); !ok {
+		s.offs = slices.Insert(s.offs, i, src)
+	}
+}
+
+// publishedPast returns the offset past the last record of input
+// partition part whose outputs topic holds, the worker's reading of it
+// starting at from, and where in topic's partition part (aligned with
+// part) the first of those from from on is; past is -1 when there are
+// none, with transactions (the outputs of a transaction not committed
+// are not there), or when it cannot tell.
+func (o *outputs) publishedPast(ctx context.Context, topic string, part int32, from int64) (past, at int64) {
+	if o.txn || !o.aligned || o.tails[topic] == nil {
+		return -1, -1
+	}
+	o.startsAt(part, from)
+	t, err := o.tail(ctx, topic, part)
+	ex := o.exact[topic][part]
+	if err != nil || t < from || ex == nil || ex.from != from || ex.at < 0 {
+		return -1, -1
+	}
+	return t + 1, ex.at
 }
 
 // publish writes outs to topic: to the input's partition, or by key when
@@ -494,10 +615,17 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 					return 0, 0, err
 				}
 				if out.src <= t {
-					if e, ok := o.earlier[topic][part]; ok && out.src <= e {
-						had++ // not one a failed attempt of this batch published
+					if ex := o.exact[topic][part]; !ex.has(out.src) {
+						// Judged again; once published, a retry of
+						// the batch skips it.
+						r = runOf(part)
+						runs[r].gap = append(runs[r].gap, out.src)
+					} else {
+						if e, ok := o.earlier[topic][part]; ok && out.src <= e {
+							had++ // not one a failed attempt of this batch published
+						}
+						continue // published before a crash or a hand-over
 					}
-					continue // published before a crash or a hand-over
 				}
 			}
 			v := len(srcVals)
@@ -553,6 +681,9 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 		// skips what this one has (see publishRetrying).
 		if tx == nil && r.src > o.tails[topic][r.part] {
 			o.tails[topic][r.part] = r.src
+		}
+		for _, src := range r.gap {
+			o.exact[topic][r.part].add(src)
 		}
 	}
 	return left, had, nil

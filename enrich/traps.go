@@ -122,6 +122,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	warmer := newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	warmer.ended = w.det.warmupEnder(w)
 	warmer.adopt = w.det.adopter(w.b, w.topics.Events, w.logger)
+	warmer.uncommitted = w.det.uncommittedAdopter(w.b, w.out, w.topics.Events, w.logger)
 	var events []outRecord
 	var polls pollHealth // failing polls, across polls
 	for {

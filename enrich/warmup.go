@@ -47,6 +47,11 @@ type warmer struct {
 	// with the start of its window, before the warm-up ends: the
 	// detector.adopter of the worker.
 	adopt func(ctx context.Context, topic string, partition int32, since time.Time)
+	// uncommitted, if set, is told of each partition warmed up, with the
+	// offset its live records start at and the window's start, after
+	// its records are read and before adopt: the detector's
+	// uncommittedAdopter of the worker.
+	uncommitted func(ctx context.Context, topic string, partition int32, from int64, since time.Time)
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
@@ -91,7 +96,13 @@ func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r 
 			continue
 		}
 		wm.warm[tp] = true
-		if wm.window <= 0 || r.Offset == 0 || ctx.Err() != nil {
+		if wm.window <= 0 || ctx.Err() != nil {
+			continue
+		}
+		if r.Offset == 0 {
+			// Nothing before it; what a process before published of
+			// its records and did not commit, maybe.
+			wm.adoptUncommitted(ctx, r.Topic, r.Partition, 0, r.Timestamp)
 			continue
 		}
 		wm.warmPartition(ctx, r.Topic, r.Partition, r.Offset, r.Timestamp, feed)
@@ -125,6 +136,7 @@ func (wm *warmer) warmPartition(ctx context.Context, topic string, partition int
 			slog.Int("records", n), slog.Any("error", err))
 		return
 	}
+	wm.adoptUncommitted(ctx, topic, partition, upTo, end)
 	if n > 0 && wm.adopt != nil {
 		wm.adopt(ctx, topic, partition, end.Add(-wm.window))
 	}
@@ -160,9 +172,20 @@ func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker
 		// A position past the log's end is a commit from an earlier
 		// topic of that name (deleted and made again): nothing below it
 		// was enriched from this log.
-		if pos > 0 && pos <= pi.HighWatermark {
+		switch {
+		case pos == 0:
+			wm.adoptUncommitted(ctx, tp.Topic, tp.Partition, 0, time.Now())
+		case pos <= pi.HighWatermark:
 			wm.warmPartition(ctx, tp.Topic, tp.Partition, pos, time.Now(), feed)
 		}
+	}
+}
+
+// adoptUncommitted tells uncommitted, if set, of partition's warm-up,
+// whose live records start at from and whose window ends at end.
+func (wm *warmer) adoptUncommitted(ctx context.Context, topic string, partition int32, from int64, end time.Time) {
+	if wm.uncommitted != nil {
+		wm.uncommitted(ctx, topic, partition, from, end.Add(-wm.window))
 	}
 }
 

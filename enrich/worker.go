@@ -343,6 +343,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.warmer = newWarmer(w.b, eventWarmup(w.warmup, w.det), w.logger)
 	w.warmer.ended = w.det.warmupEnder(w)
 	w.warmer.adopt = w.det.adopter(w.b, w.topics.Events, w.logger)
+	w.warmer.uncommitted = w.det.uncommittedAdopter(w.b, w.out, w.topics.Events, w.logger)
 	var enriched, events []outRecord
 	var polls pollHealth // failing polls, across polls
 	lastSettle := time.Now()

@@ -1,0 +1,87 @@
+package enrich
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// runPathsCrashChild is TestEnrichCrashChild for the "paths" kind: a
+// syslog worker and a trap worker sharing their event rules, with
+// de-duplication on, as weir run has them, until killed. It reports the
+// events published and the records committed of the input topic behind.
+func runPathsCrashChild(b *embedded.Broker, inv *Inventory, cls *Classifier) {
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	rules.HoldUntilWarm(2)
+	go NewWorker(b, inv, cls, WithSharedEventRules(rules), WithMemberID("logs")).Run(context.Background())
+	go NewTrapWorker(b, inv, WithSharedEventRules(rules), WithMemberID("traps")).Run(context.Background())
+	for last := [2]int{-1, -1}; ; time.Sleep(time.Millisecond) { // until SIGKILL
+		now := [2]int{countRecords(nil, b, telemetry.TopicEvents),
+			min(committedInput(b, telemetry.TopicRawSyslog), committedInput(b, telemetry.TopicRawTraps))}
+		if now != last {
+			fmt.Printf("published %d committed %d\n", now[0], now[1])
+			last = now
+		}
+	}
+}
+
+// TestCrossPathExactlyOnceUnderKill kills a process enriching syslog and
+// traps at random points, 20 times, then lets it finish. Each link went
+// down once, and said so by a syslog line and a linkDown trap, which
+// arrive together: each is one interface_down in the events topic, from
+// either path, whatever the kills interrupted. (The crash tests above run
+// without de-duplication, every record's event counted.)
+func TestCrossPathExactlyOnceUnderKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test in -short mode")
+	}
+	dir := t.TempDir()
+	made := 0
+	add := func(b *embedded.Broker, n int) {
+		lines, traps := make([]broker.Record, 0, n), make([]broker.Record, 0, n)
+		for range n {
+			dev, port := fmt.Sprintf("dev%d", made%17), made/17
+			made++
+			l := telemetry.Log{V: 1, Device: dev, Hostname: dev, SourceAddr: fmt.Sprintf("198.51.100.%d:514", made%17), Facility: 23, Severity: 3,
+				Message: fmt.Sprintf("%%LINK-3-UPDOWN: Interface GigabitEthernet0/%d, changed state to down", port), ReceivedAt: time.Now()}
+			lines = append(lines, broker.Record{Key: []byte(dev), Value: l.AppendJSON(nil)})
+			tr := withIfName(rfc2863LinkDown(dev, port), port, fmt.Sprintf("Gi0/%d", port))
+			tr.SourceAddr = fmt.Sprintf("198.51.100.%d:50000", made%17)
+			traps = append(traps, broker.Record{Key: []byte(dev), Value: mustJSON(t, tr)})
+		}
+		// The line first or the trap, by turns.
+		topics := [2]string{telemetry.TopicRawSyslog, telemetry.TopicRawTraps}
+		recs := [2][]broker.Record{lines, traps}
+		first := made / n % 2
+		for i := range 2 {
+			j := (first + i) % 2
+			if err := b.Produce(context.Background(), topics[j], recs[j]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	links := killUntilDone(t, dir, "paths", telemetry.TopicEvents, 1, 3000, add)
+
+	b, err := embedded.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	downs := map[string]int{}
+	for _, l := range eventsAs(t, b, func(ev telemetry.Event) string { return ev.Type + " " + ev.Device + " " + ev.ObjectID }) {
+		downs[l]++
+	}
+	for l, n := range downs {
+		if n != 1 {
+			t.Errorf("%s: %d events, want 1", l, n)
+		}
+	}
+	if len(downs) != links {
+		t.Errorf("%d links have an event, want %d", len(downs), links)
+	}
+}
