@@ -372,10 +372,14 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	}
 	pi := infos[0].Partitions[part]
 	last := int64(-1)
-	// With the start known, on back to the outputs of the record there,
-	// which are after its time: see exact. (Not to the first output of a
-	// record before it: a worker that judged one again published it
-	// after others, see publish.)
+	// With the start known, on back past the outputs of the records from
+	// there on: see exact. An output of a record before the start does
+	// not end the scan by itself: a worker that judged such a record
+	// again published its output after others' (see publish). Such an
+	// output is stamped when it was published, after the start's record
+	// came; so the scan ends at one older than that record (less a
+	// clock's step). The outputs stamped with their records' times
+	// (enriched records) are in the records' order.
 	start, exactly := o.first[part]
 	var bound time.Time
 	if exactly {
@@ -383,9 +387,9 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 		if now := time.Now(); at.After(now) {
 			at = now // a producer's clock ahead
 		}
-		bound, exactly = at.Add(-time.Second), ok
+		bound, exactly = at.Add(-100*time.Millisecond), ok // a clock's step
 	}
-	passed := false // the scan got to outputs before bound
+	passed := false // the scan got to an output of a record before start, before bound
 	var offs []int64
 	firstAt := int64(-1) // the output offset of offs' first
 	// This input's records are in input order (but for those judged
@@ -431,11 +435,15 @@ scan:
 						switch v, kind := o.srcHeader(h.Value); kind {
 						case srcThis:
 							this = max(this, v)
-							if exactly && v >= start {
+							switch {
+							case !exactly:
+							case v >= start:
 								offs = append(offs, v)
 								if firstAt < 0 || r.Offset < firstAt {
 									firstAt = r.Offset
 								}
+							case r.Timestamp.Before(bound):
+								passed = true
 							}
 						case srcUnnamed:
 							unnamed = max(unnamed, v)
@@ -443,9 +451,6 @@ scan:
 							other = true
 						}
 					}
-				}
-				if exactly && r.Timestamp.Before(bound) {
-					passed = true
 				}
 				off = r.Offset + 1
 			}

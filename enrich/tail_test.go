@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
@@ -330,4 +332,79 @@ func TestPublishPartitionOrderWithTooLarge(t *testing.T) {
 	if n := len(readTopic(t, eb, "enriched.syslog")); n != 2 {
 		t.Errorf("%d records, want 2", n)
 	}
+}
+
+// TestTakeoverSkipsOnlyWhatIsThere: a worker taking over a partition
+// skips the records whose outputs are there, not every record up to the
+// last one there. The first worker published the events of records 0, 2,
+// 4 and 6 and committed up to 3 (5 was left out, a repeat). The second,
+// from 3, published 3 judged again (a repeat of a change whose event was
+// never published, it is a change now) after thousands of another input's
+// outputs, skipped 4 and 6, published 7 and committed up to 5. The third,
+// from 5, publishes 5 and 8: 6 and 7 are there, though 3, an output of a
+// record before its start, comes after 6 in the log.
+func TestTakeoverSkipsOnlyWhatIsThere(t *testing.T) {
+	b := tailLog(t, "raw.traps", "raw.syslog", "events")
+	ctx := context.Background()
+	t0 := time.Now().Add(-time.Hour)
+	var in []broker.Record
+	for i := range 10 {
+		in = append(in, broker.Record{Key: []byte("edge1"), Value: []byte("x"), Timestamp: t0.Add(time.Duration(i) * time.Second)})
+	}
+	if err := b.Produce(ctx, "raw.traps", in); err != nil {
+		t.Fatal(err)
+	}
+	assigned := []broker.TopicPartition{{Topic: "raw.traps", Partition: 0}}
+	stamped := func(src int64) outRecord {
+		o := outFrom(src)
+		o.rec.Timestamp = t0.Add(time.Duration(src) * time.Second)
+		return o
+	}
+	publish := func(o *outputs, outs ...outRecord) {
+		t.Helper()
+		if _, _, err := o.publish(ctx, nil, "events", outs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := alignedOutputs(t, b, "raw.traps", "events")
+	first.track(ctx, assigned, polledAt(0, 1, 2, 3, 4, 5, 6))
+	publish(first, stamped(0), stamped(2), stamped(4), stamped(6))
+
+	logs := alignedOutputs(t, b, "raw.syslog", "events")
+	logs.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}, nil)
+	var others []outRecord
+	for i := range tailWindow + 100 {
+		others = append(others, outFrom(int64(i)))
+	}
+	publish(logs, others...)
+
+	second := alignedOutputs(t, b, "raw.traps", "events")
+	second.track(ctx, assigned, polledAt(3, 4, 5, 6, 7))
+	publish(second, outFrom(3), outFrom(4), outFrom(6), outFrom(7))
+
+	third := alignedOutputs(t, b, "raw.traps", "events")
+	third.track(ctx, assigned, polledAt(5, 6, 7, 8))
+	if past, _ := third.publishedPast(ctx, "events", 0, 5); past != 8 {
+		t.Errorf("published past %d, want 8", past)
+	}
+	publish(third, outFrom(5), outFrom(6), outFrom(7), outFrom(8))
+	var got []string
+	for _, r := range readTopic(t, b, "events") {
+		if v, kind := third.srcHeader(srcOffsetOf(r)); kind == srcThis {
+			got = append(got, fmt.Sprint(v))
+		}
+	}
+	if want := "0 2 4 6 3 7 5 8"; strings.Join(got, " ") != want {
+		t.Errorf("raw.traps' outputs in the log: %s, want %s", strings.Join(got, " "), want)
+	}
+}
+
+// srcOffsetOf is r's src_offset header.
+func srcOffsetOf(r broker.Record) []byte {
+	for _, h := range r.Headers {
+		if h.Key == headerSrcOffset {
+			return h.Value
+		}
+	}
+	return nil
 }
