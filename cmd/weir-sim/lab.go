@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,9 @@ import (
 // over: link and BGP changes, a configuration change and a login, in the
 // formats those devices send (@NOW@ is the time of sending). leaf1-3 are
 // the lab's SNMP agents, spine1-2 its gNMI targets, so one device's
-// syslog, polls and stream come together under its name.
+// syslog, polls and stream come together under its name; and what a line
+// says of a link, the device's agent or target says too (storyLink), as a
+// real device's would.
 var labStory = []string{
 	"<187>@NOW@ leaf1 Ebra: %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet3, changed state to down",
 	"<189>@NOW@ leaf2 Bgp: %BGP-5-ADJCHANGE: peer 10.0.2.1 (VRF default AS 65102) old state Established event HoldTimerExpired new state Idle",
@@ -70,6 +73,7 @@ func labCmd(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	const host = "127.0.0.1"
+	links := map[string]func(index int, up bool){} // by device: sets its simulator's link state
 	for i, name := range labLeaves {
 		opts := snmpsim.Options{Name: name, Seed: uint64(i), Interfaces: 8, Community: "public"}
 		if i == len(labLeaves)-1 {
@@ -79,15 +83,24 @@ func labCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("lab: %w", err)
 		}
+		links[name] = a.SetOperStatus
 		wg.Go(func() { _ = a.Serve(ctx) })
 	}
-	for i := range labSpines {
+	told := storyDevices()
+	for i, name := range labSpines {
 		addr := net.JoinHostPort(host, strconv.Itoa(*gnmiBase+i))
 		lis, err := net.Listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("lab: gNMI target %s: %w", addr, err)
 		}
-		s := gnmisim.New(gnmisim.Config{Interfaces: 8, Neighbors: 4, ToggleEvery: 45 * time.Second, FlapEvery: 100 * time.Second})
+		cfg := gnmisim.Config{Interfaces: 8, Neighbors: 4, ToggleEvery: 45 * time.Second, FlapEvery: 100 * time.Second}
+		if told[name] {
+			// Its links go down and up as its syslog says, not on
+			// their own as well.
+			cfg.FlapEvery = 0
+		}
+		s := gnmisim.New(cfg)
+		links[name] = func(index int, up bool) { s.SetOperStatus(index-1, up) }
 		wg.Go(func() { _ = s.Serve(ctx, lis) })
 	}
 	fmt.Fprintf(os.Stderr, "weir-sim: lab: SNMP agents %s on udp %s:%d-%d, gNMI targets %s on tcp %s:%d-%d, their syslog to udp %s every %s\n",
@@ -103,7 +116,11 @@ func labCmd(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "weir-sim: wrote %s and %s\n", *configOut, inventory)
 	}
-	return sendStory(ctx, *syslogTarget, *every)
+	return sendStory(ctx, *syslogTarget, *every, func(device string, index int, up bool) {
+		if set := links[device]; set != nil {
+			set(index, up)
+		}
+	})
 }
 
 // labInventoryPath is where the lab's inventory goes beside its config
@@ -116,8 +133,9 @@ func labInventoryPath(config string) string {
 
 // sendStory sends labStory's lines to target over UDP, one every every,
 // stamped with the time of sending, until ctx ends. A weir not yet
-// listening loses the lines sent meanwhile, as a device's would.
-func sendStory(ctx context.Context, target string, every time.Duration) error {
+// listening loses the lines sent meanwhile, as a device's would. Before a
+// line saying a link went down or up, link is told (storyLink).
+func sendStory(ctx context.Context, target string, every time.Duration, link func(device string, index int, up bool)) error {
 	conn, err := net.Dial("udp", target)
 	if err != nil {
 		return fmt.Errorf("lab: syslog: %w", err)
@@ -130,10 +148,40 @@ func sendStory(ctx context.Context, target string, every time.Duration) error {
 		case <-ctx.Done():
 			return nil
 		case now := <-tick.C:
-			line := strings.Replace(labStory[i%len(labStory)], "@NOW@", now.UTC().Format(time.Stamp), 1)
+			line := labStory[i%len(labStory)]
+			if device, index, up, ok := storyLink(line); ok {
+				link(device, index, up)
+			}
+			line = strings.Replace(line, "@NOW@", now.UTC().Format(time.Stamp), 1)
 			_, _ = conn.Write([]byte(line)) // refused while weir is not up: a lost datagram, as a device's
 		}
 	}
+}
+
+// storyLinkLine is a story line saying a link of its device went down or
+// up.
+var storyLinkLine = regexp.MustCompile(`^<\d+>@NOW@ (\S+) \S+ %LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet(\d+), changed state to (up|down)$`)
+
+// storyLink returns the device, interface (Ethernet's number, its
+// ifIndex) and state a story line gives a link, if it is about one.
+func storyLink(line string) (device string, index int, up, ok bool) {
+	m := storyLinkLine.FindStringSubmatch(line)
+	if m == nil {
+		return "", 0, false, false
+	}
+	index, _ = strconv.Atoi(m[2])
+	return m[1], index, m[3] == "up", true
+}
+
+// storyDevices are the devices whose links the story changes.
+func storyDevices() map[string]bool {
+	told := map[string]bool{}
+	for _, line := range labStory {
+		if device, _, _, ok := storyLink(line); ok {
+			told[device] = true
+		}
+	}
+	return told
 }
 
 // labInventory places the lab's devices: the leaves in rack 12 and the

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,5 +76,59 @@ func TestLabInventoryBesideItsConfig(t *testing.T) {
 		if got := labInventoryPath(config); got != want {
 			t.Errorf("%s: inventory %s, want %s", config, got, want)
 		}
+	}
+}
+
+// sentLink is a link line as sent: its device, interface and state.
+var sentLink = regexp.MustCompile(`(\S+) \S+ %LINEPROTO-5-UPDOWN: .* Interface (Ethernet\d+), changed state to (up|down)$`)
+
+// TestStoryTellsTheSimulatorsItsLinks: a story line saying a link went
+// down or up is told to the device's simulator before it is sent, so the
+// device's polls or stream say what its syslog does. Before, leaf1's
+// agent polled Ethernet3 up and spine2's stream said Ethernet7 UP while
+// their syslog had them go down every 20 s.
+func TestStoryTellsTheSimulatorsItsLinks(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	var mu sync.Mutex
+	var told []string
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go sendStory(ctx, pc.LocalAddr().String(), time.Millisecond, func(device string, index int, up bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, fmt.Sprintf("%s Ethernet%d up=%v", device, index, up))
+	})
+	var links []string
+	buf := make([]byte, 2048)
+	for range labStory {
+		pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := string(buf[:n])
+		if m := sentLink.FindStringSubmatch(line); m != nil {
+			link := fmt.Sprintf("%s %s up=%v", m[1], m[2], m[3] == "up")
+			links = append(links, link)
+			mu.Lock()
+			last := "nothing"
+			if len(told) > 0 {
+				last = told[len(told)-1]
+			}
+			mu.Unlock()
+			if last != link {
+				t.Errorf("line %q sent, the simulators last told %q", line, last)
+			}
+		}
+	}
+	if want := "leaf1 Ethernet3 up=false, leaf1 Ethernet3 up=true, spine2 Ethernet7 up=false, spine2 Ethernet7 up=true"; strings.Join(links, ", ") != want {
+		t.Errorf("links the story changes: %s, want %s", strings.Join(links, ", "), want)
+	}
+	if devices := storyDevices(); len(devices) != 2 || !devices["leaf1"] || !devices["spine2"] {
+		t.Errorf("devices whose links the story changes: %v, want leaf1 and spine2", devices)
 	}
 }

@@ -272,13 +272,28 @@ func (s *Server) Toggle(i int) { s.flip(i) }
 // subscribers.
 func (s *Server) Flap(i int) { s.flip(s.cfg.Neighbors + i) }
 
+// SetOperStatus sets interface i's oper-status (0-based) UP or DOWN and,
+// when that changes it, wakes ON_CHANGE subscribers: a lab's device whose
+// stream says what its syslog does.
+func (s *Server) SetOperStatus(i int, up bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.cfg.Neighbors + i; i >= 0 && i < len(s.ifaces) && s.states[j] != up {
+		s.flipLocked(j)
+	}
+}
+
 func (s *Server) flip(i int) {
 	s.mu.Lock()
+	s.flipLocked(i)
+	s.mu.Unlock()
+}
+
+func (s *Server) flipLocked(i int) {
 	s.states[i] = !s.states[i]
 	s.version++
 	close(s.changed)
 	s.changed = make(chan struct{})
-	s.mu.Unlock()
 }
 
 func (s *Server) snapshot() ([]bool, chan struct{}) {

@@ -171,6 +171,25 @@ func TestOperStatusOnChange(t *testing.T) {
 	}
 }
 
+// TestSetOperStatus: an interface set DOWN is sent DOWN to ON_CHANGE
+// subscribers, once; set DOWN again it is no change, nor sent.
+func TestSetOperStatus(t *testing.T) {
+	s, recv := operStream(t, Config{Interfaces: 2, ToggleEvery: -1}, 0)
+	for range 2 {
+		recv() // the states when subscribed
+	}
+	s.SetOperStatus(1, false)
+	if ifc, v := recv(); ifc+" "+v != "Ethernet2 DOWN" {
+		t.Errorf("after SetOperStatus(1, false): %s %s, want Ethernet2 DOWN", ifc, v)
+	}
+	s.SetOperStatus(1, false)
+	s.SetOperStatus(0, true)
+	s.SetOperStatus(1, true)
+	if ifc, v := recv(); ifc+" "+v != "Ethernet2 UP" {
+		t.Errorf("after SetOperStatus(1, true): %s %s, want Ethernet2 UP (nothing sent for the calls that changed nothing)", ifc, v)
+	}
+}
+
 // TestFlapEvery: FlapEvery takes each interface down and back up in turn,
 // one down at a time (the target's own state says). Every update is a change of its interface (DOWN after UP, UP after
 // DOWN), and each interface flaps. Not their order: flips that come

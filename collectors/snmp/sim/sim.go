@@ -55,6 +55,9 @@ type Agent struct {
 	requests atomic.Int64
 	mu       sync.Mutex
 	sources  map[string]bool // remote addresses seen
+	// oper is, per interface told (SetOperStatus), whether it is up;
+	// the others are up but every tenth.
+	oper map[int]bool
 	// v3 decodes USM requests; engineID is this agent's; reports
 	// counts the reports sent (only the Serve goroutine touches it).
 	v3       *gosnmp.GoSNMP
@@ -93,6 +96,28 @@ func Listen(addr string, opts Options) (*Agent, error) {
 		a.v3.SetTrapSecurityParametersTable(table)
 	}
 	return a, nil
+}
+
+// SetOperStatus sets interface idx's ifOperStatus (1-based, as ifIndex)
+// up(1) or down(2): a lab's device whose polls say what its syslog does.
+func (a *Agent) SetOperStatus(idx int, up bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.oper == nil {
+		a.oper = map[int]bool{}
+	}
+	a.oper[idx] = up
+}
+
+// operUp reports whether interface idx is up: as told, else all but
+// every tenth.
+func (a *Agent) operUp(idx int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if up, ok := a.oper[idx]; ok {
+		return up
+	}
+	return idx%10 != 0
 }
 
 // Addr is the agent's address.
@@ -419,7 +444,7 @@ func buildObjects() []object {
 			return gosnmp.SnmpPDU{Type: gosnmp.OctetString, Value: []byte{0x02, 0x00, byte(s.a.opts.Seed), byte(s.a.opts.Seed >> 8), byte(idx >> 8), byte(idx)}}
 		}),
 		col(ifT, 7, integer(func(state, int) int { return 1 })),
-		col(ifT, 8, integer(func(_ state, idx int) int { return 1 + btoi(idx%10 == 0) })), // every tenth is down
+		col(ifT, 8, integer(func(s state, idx int) int { return 1 + btoi(!s.a.operUp(idx)) })),
 		col(ifT, 9, func(state, int) gosnmp.SnmpPDU { return gosnmp.SnmpPDU{Type: gosnmp.TimeTicks, Value: uint32(0)} }),
 		col(ifT, 10, c32(in, 1)),
 		col(ifT, 11, c32(in, 800)),

@@ -126,3 +126,38 @@ func FuzzHandle(f *testing.F) {
 		}
 	})
 }
+
+// TestSetOperStatus: an interface set down reads down(2) in Net-SNMP's
+// snmpget, and up(1) once set up again; the others keep theirs (every
+// tenth down).
+func TestSetOperStatus(t *testing.T) {
+	snmptest.Require(t, "snmpget")
+	a, err := Listen("127.0.0.1:0", Options{Name: "sim1", Interfaces: 10, Community: "public"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.Serve(ctx)
+	dir := t.TempDir()
+	oper := func() string {
+		var got []string
+		for _, vb := range snmptest.ParseWalk(snmptest.Run(t, dir, "snmpget", "-v2c", "-c", "public", "-On", "-Oe", a.Addr().String(),
+			"1.3.6.1.2.1.2.2.1.8.3", "1.3.6.1.2.1.2.2.1.8.4", "1.3.6.1.2.1.2.2.1.8.10")) {
+			got = append(got, vb.Value)
+		}
+		return strings.Join(got, " ")
+	}
+	if got := oper(); got != "1 1 2" {
+		t.Fatalf("ifOperStatus.3, .4, .10: %s, want 1 1 2", got)
+	}
+	a.SetOperStatus(3, false)
+	if got := oper(); got != "2 1 2" {
+		t.Errorf("after SetOperStatus(3, false): %s, want 2 1 2", got)
+	}
+	a.SetOperStatus(3, true)
+	a.SetOperStatus(10, true)
+	if got := oper(); got != "1 1 1" {
+		t.Errorf("after setting 3 and 10 up: %s, want 1 1 1", got)
+	}
+}
