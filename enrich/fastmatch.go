@@ -331,7 +331,7 @@ func fastCiscoOSPF(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>ipaddr)\))?)
+// Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>ipaddr)\))?)
 func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("Configured from ")
@@ -341,8 +341,10 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 		return fastUnsure
 	}
 	if line := newScan(c.s); line.oneOf(iosLineNames...) != "" {
-		// A line, no user; its address, an IPv4 one, is the source.
+		// A line, no user: the source, or its address (an IPv4 one)
+		// if it gives one.
 		line.span(isDigit)
+		src = c.s[:len(c.s)-len(line.s)]
 		if line.opt(" (") {
 			src = line.run(func(b byte) bool { return isDigit(b) || b == '.' })
 			line.lit(")")

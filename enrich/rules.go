@@ -518,13 +518,17 @@ func syslogRules() []rule {
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
-		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?:vty|tty|aux|console)\d*(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\))?)`)},
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\))?)`)},
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"%SYS-5-CONFIG_I: Configured from console by netops on console", "config_changed", map[string]string{"user": "netops", "source": "console"}},
 				{"%SYS-5-CONFIG_I: Configured from 10.1.1.1 by snmp", "config_changed", map[string]string{"user": "snmp", "source": "10.1.1.1"}},
 				{"%SYS-5-CONFIG_I: Configured from console by vty2 (10.34.195.36)", "config_changed", map[string]string{"user": "", "source": "10.34.195.36"}},
 				{"%SYS-5-CONFIG_I: Configured from console by console", "config_changed", map[string]string{"user": "", "source": "console"}},
+				// The startup configuration copied in at the console: made
+				// there, from NVRAM.
+				{"%SYS-5-CONFIG_I: Configured from memory by console", "config_changed", map[string]string{"user": "", "source": "console"}},
+				{"%SYS-5-CONFIG_I: Configured from memory by vty1", "config_changed", map[string]string{"user": "", "source": "vty1"}},
 			}},
 		// EOS: a configuration session committed (CloudVision, gNMI Set,
 		// "configure session"), which logs no CONFIG_I.
