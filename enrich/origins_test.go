@@ -139,3 +139,31 @@ func TestRepeatOfAPartitionGoneWaitsForNothing(t *testing.T) {
 	d.own(logs, nil) // the rebalance took it
 	awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, 50*time.Millisecond)
 }
+
+// TestRepeatOfAPartitionTakenWhileWaiting: the partition of the change a
+// batch waits for is taken away while it waits (a rebalance gives it to
+// another process, which judges its records afresh): the batch stops
+// waiting then, not when another batch of the process happens to be
+// delivered or originWait has passed.
+func TestRepeatOfAPartitionTakenWhileWaiting(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	d.observe(linkReport("interface_down", logsP, 5, t0), t0)
+	d.observe(linkReport("interface_down", trapsP, 2, t0), t0.Add(time.Second))
+	done := make(chan bool)
+	go func() { done <- d.awaitOrigins(context.Background(), traps, []broker.TopicPartition{trapsP}) }()
+	waitUntil(t, "the trap's batch waiting", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.waiting) == 1
+	})
+	d.own(logs, nil) // the rebalance took it
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("the trap's batch still waits for a partition no worker of the process owns")
+	}
+}
