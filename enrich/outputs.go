@@ -416,6 +416,11 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	var res broker.FetchResult
 	other := false
 	this, unnamed := int64(-1), int64(-1)
+	// The window's outputs from start on under headers without the ID,
+	// and where the first of them is: this input's, as unnamed is, unless
+	// the window passed one of another topic of its name.
+	var unnamedOffs []int64
+	unnamedAt := int64(-1)
 	settle := func() {
 		switch {
 		case this >= 0:
@@ -423,6 +428,13 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 		case !other && last < 0:
 			last = unnamed
 		}
+		if !other && len(unnamedOffs) > 0 {
+			offs = append(offs, unnamedOffs...)
+			if firstAt < 0 || unnamedAt < firstAt {
+				firstAt = unnamedAt
+			}
+		}
+		unnamedOffs, unnamedAt = unnamedOffs[:0], -1
 	}
 scan:
 	for end := pi.HighWatermark; (last < 0 || exactly && !passed) && end > pi.LogStartOffset && pi.HighWatermark-end < tailMax; {
@@ -459,6 +471,16 @@ scan:
 							}
 						case srcUnnamed:
 							unnamed = max(unnamed, v)
+							switch {
+							case !exactly:
+							case v >= start:
+								unnamedOffs = append(unnamedOffs, v)
+								if unnamedAt < 0 || r.Offset < unnamedAt {
+									unnamedAt = r.Offset
+								}
+							case r.Timestamp.Before(bound):
+								passed = true
+							}
 						case srcOther:
 							other = true
 						}
