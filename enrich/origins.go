@@ -91,15 +91,21 @@ func (d *detector) undelivered(o origin) bool {
 // and lost is no longer its to deliver; its records judged and not
 // delivered are enriched again by their new owner: another worker of the
 // process, which delivers them, or another process, which judges them
-// afresh (see awaitOrigins).
+// afresh (see awaitOrigins). The batches waiting look again: one may wait
+// for a partition no worker here owns now.
 func (d *detector) own(who any, assigned []broker.TopicPartition) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	lost := false
 	for tp, w := range d.owners {
 		if w == who && !containsPartition(assigned, tp) {
 			delete(d.owners, tp)
 			delete(d.waits, tp)
+			lost = true
 		}
+	}
+	if lost {
+		d.wake()
 	}
 	if d.owners == nil {
 		d.owners = map[broker.TopicPartition]any{}
@@ -122,6 +128,12 @@ func (d *detector) delivered(assigned []broker.TopicPartition) {
 			d.read[tp] = pos
 		}
 	}
+	d.wake()
+}
+
+// wake wakes the batches waiting in awaitOrigins, to look again. d.mu is
+// held.
+func (d *detector) wake() {
 	if d.deliveries != nil {
 		close(d.deliveries)
 		d.deliveries = nil

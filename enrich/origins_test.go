@@ -139,3 +139,123 @@ func TestRepeatOfAPartitionGoneWaitsForNothing(t *testing.T) {
 	d.own(logs, nil) // the rebalance took it
 	awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, 50*time.Millisecond)
 }
+
+// TestRepeatOfAPartitionTakenWhileWaiting: the partition of the change a
+// batch waits for is taken away while it waits (a rebalance gives it to
+// another process, which judges its records afresh): the batch stops
+// waiting then, not when another batch of the process happens to be
+// delivered or originWait has passed.
+func TestRepeatOfAPartitionTakenWhileWaiting(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	d.observe(linkReport("interface_down", logsP, 5, t0), t0)
+	d.observe(linkReport("interface_down", trapsP, 2, t0), t0.Add(time.Second))
+	done := make(chan bool)
+	go func() { done <- d.awaitOrigins(context.Background(), traps, []broker.TopicPartition{trapsP}) }()
+	waitUntil(t, "the trap's batch waiting", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.waiting) == 1
+	})
+	d.own(logs, nil) // the rebalance took it
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("the trap's batch still waits for a partition no worker of the process owns")
+	}
+}
+
+// assignedConsumer is a consumer of the embedded log's kind for deliver:
+// its assignment is what the group gave it last, which a rebalance
+// changes before the member lets go of (or gets) the partitions.
+type assignedConsumer struct{ assigned []broker.TopicPartition }
+
+func (c *assignedConsumer) Poll(ctx context.Context) ([]broker.Record, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (c *assignedConsumer) Commit(context.Context) error      { return nil }
+func (c *assignedConsumer) Assigned() []broker.TopicPartition { return c.assigned }
+func (c *assignedConsumer) Close() error                      { return nil }
+
+// polledFrom is a poll's records of tp at offsets.
+func polledFrom(tp broker.TopicPartition, offsets ...int64) []broker.Record {
+	var recs []broker.Record
+	for _, off := range offsets {
+		recs = append(recs, broker.Record{Topic: tp.Topic, Partition: tp.Partition, Offset: off})
+	}
+	return recs
+}
+
+// TestDeliverTellsThePartitionsItPolled: on the embedded log, a
+// consumer's assignment is the group's latest, which a rebalance changes
+// before the records polled are published and committed. A worker's
+// delivery is of the records it polled: it does not say another worker's
+// records of a partition just given to it (still being published by the
+// worker handing it over) are delivered, and its batch waits for the
+// changes its records of a partition just taken from it left out, before
+// its commit lets the partition go to a worker that reads them again
+// (which, left out before, leaves them out again without waiting).
+func TestDeliverTellsThePartitionsItPolled(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	logs1P := broker.TopicPartition{Topic: telemetry.TopicRawSyslog, Partition: 1}
+	b := partitionedLog(t, 2, telemetry.TopicRawSyslog, telemetry.TopicEvents)
+	ctx := context.Background()
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	newWorker := func() (*outputs, *assignedConsumer, *member) {
+		o := alignedOutputs(t, b, telemetry.TopicRawSyslog, telemetry.TopicEvents)
+		o.origins = d
+		c := &assignedConsumer{}
+		return o, c, &member{c: c}
+	}
+
+	// Worker 1 judged a line of partition 0 and is publishing it, when
+	// the group gives partition 0 to worker 2, which delivers a batch of
+	// partition 1.
+	o1, c1, _ := newWorker()
+	c1.assigned = []broker.TopicPartition{logsP}
+	o1.track(ctx, c1.assigned, polledFrom(logsP, 5))
+	d.observe(linkReport("interface_down", logsP, 5, t0), t0)
+	o2, c2, m2 := newWorker()
+	c2.assigned = []broker.TopicPartition{logsP, logs1P}
+	o2.track(ctx, c2.assigned, polledFrom(logs1P, 0))
+	if !o2.deliver(ctx, m2) {
+		t.Fatal("deliver reported ctx ended")
+	}
+	d.mu.Lock()
+	early := !d.undelivered(origin{logsP, 5})
+	d.mu.Unlock()
+	if early {
+		t.Error("worker 2's delivery said worker 1's line, not published yet, was delivered")
+	}
+
+	// Worker 2's batch of partition 1 left out (as a repeat) a trap's
+	// change not delivered yet; the group takes partition 1 from it
+	// before its delivery.
+	traps := &struct{ string }{"traps"}
+	d.own(traps, []broker.TopicPartition{trapsP})
+	if n := len(d.observe(linkReport("interface_up", trapsP, 2, t0.Add(time.Minute)), t0.Add(time.Minute))); n != 1 {
+		t.Fatalf("the trap: %d events", n)
+	}
+	o2.track(ctx, c2.assigned, polledFrom(logs1P, 1))
+	if n := len(d.observe(linkReport("interface_up", logs1P, 1, t0.Add(time.Minute)), t0.Add(time.Minute+time.Second))); n != 0 {
+		t.Fatalf("the line: %d events, want its repeat left out", n)
+	}
+	c2.assigned = []broker.TopicPartition{logsP}
+	done := make(chan bool)
+	go func() { done <- o2.deliver(ctx, m2) }()
+	select {
+	case <-done:
+		t.Fatal("a batch of a partition taken away did not wait for the trap's change it left out")
+	case <-time.After(200 * time.Millisecond):
+	}
+	d.delivered([]broker.TopicPartition{trapsP})
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatal("the batch still waits once the trap is delivered")
+	}
+}

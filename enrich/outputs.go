@@ -89,6 +89,15 @@ type outputs struct {
 	// deliver tells, and waits for before a commit (see origins.go); nil:
 	// none.
 	origins *detector
+	// polled are the input partitions of the records polled since the
+	// last delivery: those deliver tells origins it delivered, and whose
+	// repeats it waits for. Not the consumer's assignment: a rebalance
+	// changes that at once, before the worker handing a partition over
+	// has published what it polled of it, and before a partition taken
+	// away is let go at the commit (the worker that takes it then reads
+	// its records again, and leaves out again, without waiting, what was
+	// left out).
+	polled []broker.TopicPartition
 
 	// publish's scratch, kept between calls (one publishes at a time).
 	runs    []partRun
@@ -332,6 +341,9 @@ func (o *outputs) track(ctx context.Context, assigned []broker.TopicPartition, r
 		}
 		o.startsAt(p, recs[i].Offset)
 		o.next[p] = recs[j-1].Offset + 1
+		if tp := (broker.TopicPartition{Topic: o.input, Partition: p}); o.origins != nil && !containsPartition(o.polled, tp) {
+			o.polled = append(o.polled, tp)
+		}
 		i = j
 	}
 	if refresh && o.aligned && !o.txn { // with transactions no tail is read
@@ -404,6 +416,11 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	var res broker.FetchResult
 	other := false
 	this, unnamed := int64(-1), int64(-1)
+	// The window's outputs from start on under headers without the ID,
+	// and where the first of them is: this input's, as unnamed is, unless
+	// the window passed one of another topic of its name.
+	var unnamedOffs []int64
+	unnamedAt := int64(-1)
 	settle := func() {
 		switch {
 		case this >= 0:
@@ -411,6 +428,13 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 		case !other && last < 0:
 			last = unnamed
 		}
+		if !other && len(unnamedOffs) > 0 {
+			offs = append(offs, unnamedOffs...)
+			if firstAt < 0 || unnamedAt < firstAt {
+				firstAt = unnamedAt
+			}
+		}
+		unnamedOffs, unnamedAt = unnamedOffs[:0], -1
 	}
 scan:
 	for end := pi.HighWatermark; (last < 0 || exactly && !passed) && end > pi.LogStartOffset && pi.HighWatermark-end < tailMax; {
@@ -447,6 +471,16 @@ scan:
 							}
 						case srcUnnamed:
 							unnamed = max(unnamed, v)
+							switch {
+							case !exactly:
+							case v >= start:
+								unnamedOffs = append(unnamedOffs, v)
+								if unnamedAt < 0 || r.Offset < unnamedAt {
+									unnamedAt = r.Offset
+								}
+							case r.Timestamp.Before(bound):
+								passed = true
+							}
 						case srcOther:
 							other = true
 						}
@@ -869,18 +903,18 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		// Published, the batch's events are there for a restart to read
 		// back; its repeats of others' commit once theirs are too.
 		if o.origins != nil {
-			assigned := m.c.Assigned()
-			o.origins.delivered(assigned)
-			if !o.origins.awaitOrigins(ctx, o, assigned) {
+			o.origins.delivered(o.polled)
+			if !o.origins.awaitOrigins(ctx, o, o.polled) {
 				return false // ctx ended
 			}
+			o.polled = o.polled[:0]
 		}
 		if err := m.c.Commit(ctx); err != nil {
 			o.logger.Error("enrich: commit failed; the batch will be enriched again", slog.Any("error", err))
 		}
 		return true
 	}
-	if o.origins != nil && !o.origins.awaitOrigins(ctx, o, m.c.Assigned()) {
+	if o.origins != nil && !o.origins.awaitOrigins(ctx, o, o.polled) {
 		return false // ctx ended
 	}
 	all := append(o.carry, batches...)
@@ -904,13 +938,15 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		}
 		o.carry = nil
 		if o.origins != nil {
-			o.origins.delivered(m.c.Assigned())
+			o.origins.delivered(o.polled)
 		}
+		o.polled = o.polled[:0]
 		o.replay.committed(m.c.Assigned())
 		m.failures = 0
 		return true
 	}
 	o.replay.aborted()
+	o.polled = o.polled[:0] // polled again, if still the worker's
 	if ctx.Err() != nil {
 		return false
 	}

@@ -408,3 +408,41 @@ func srcOffsetOf(r broker.Record) []byte {
 	}
 	return nil
 }
+
+// TestTakeoverAfterAnUpgradeSkipsWhatIsThere: the version before wrote
+// src_offset without the input topic's ID ("raw.syslog:N"), published the
+// outputs of records 0 to 9 and stopped (killed) with 5 committed. The
+// upgraded worker, from 5, skips 5 to 9 as before the exact skips: they
+// are there, if under headers without the ID.
+func TestTakeoverAfterAnUpgradeSkipsWhatIsThere(t *testing.T) {
+	b := tailLog(t, "raw.syslog", "enriched.syslog")
+	ctx := context.Background()
+	t0 := time.Now().Add(-time.Hour)
+	var in, before []broker.Record
+	for i := range 13 {
+		at := t0.Add(time.Duration(i) * time.Second)
+		in = append(in, broker.Record{Key: []byte("edge1"), Value: []byte("x"), Timestamp: at})
+		if i < 10 {
+			before = append(before, broker.Record{Key: []byte("edge1"), Value: []byte(fmt.Sprint(i)), Timestamp: at,
+				Headers: []broker.Header{{Key: headerSrcOffset, Value: fmt.Appendf(nil, "raw.syslog:%d", i)}}})
+		}
+	}
+	if err := b.Produce(ctx, "raw.syslog", in); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ProducePartition(ctx, "enriched.syslog", 0, before); err != nil {
+		t.Fatal(err)
+	}
+	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
+	o.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}, polledAt(5, 6, 7, 8, 9, 10, 11, 12))
+	var outs []outRecord
+	for i := range int64(8) {
+		outs = append(outs, outFrom(5+i))
+	}
+	if _, _, err := o.publish(ctx, nil, "enriched.syslog", outs); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readTopic(t, b, "enriched.syslog")); n != 13 {
+		t.Errorf("%d outputs, want 13: the outputs of 5 to 9 there were published again", n)
+	}
+}
