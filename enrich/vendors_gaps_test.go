@@ -17,8 +17,10 @@ func TestDeviceLinesCiscoConfigByLine(t *testing.T) {
 			vendor: VendorCiscoIOS, event: "config_changed", object: "10.34.195.36", fields: map[string]string{"user": ""}},
 		{name: "console", raw: "<189>124: r1: Nov 29 14:02:11.123 UTC: %SYS-5-CONFIG_I: Configured from console by console",
 			vendor: VendorCiscoIOS, event: "config_changed", object: "console", fields: map[string]string{"user": ""}},
+		// The startup configuration copied in at the console: the
+		// console's change (not "memory", where it came from).
 		{name: "memory", raw: "<189>125: Nov 29 14:02:11: %SYS-5-CONFIG_I: Configured from memory by console",
-			vendor: VendorCiscoIOS, event: "config_changed", object: "memory", fields: map[string]string{"user": ""}},
+			vendor: VendorCiscoIOS, event: "config_changed", object: "console", fields: map[string]string{"user": ""}},
 		// A user whose name starts like a line's is still the user.
 		{name: "user_vty_like", raw: "<189>126: Nov 29 14:02:11: %SYS-5-CONFIG_I: Configured from console by vtyadmin on vty0 (10.0.0.5)",
 			vendor: VendorCiscoIOS, event: "config_changed", object: "vtyadmin"},
