@@ -498,6 +498,10 @@ scan:
 	if last < 0 {
 		settle() // what a window cut short by retention found
 	}
+	if o.tails[topic] == nil {
+		// An align that failed reset them (see publishRetrying).
+		o.tails[topic], o.earlier[topic] = map[int32]int64{}, map[int32]int64{}
+	}
 	o.tails[topic][part], o.earlier[topic][part] = last, last
 	if exactly && last >= start {
 		slices.Sort(offs)

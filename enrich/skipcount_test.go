@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
 )
 
 // describeFailing fails its next fail DescribeTopics calls, as a broker
@@ -66,5 +67,27 @@ func TestAlreadyPublishedCounted(t *testing.T) {
 		if n := testutil.ToFloat64(o.m.out.WithLabelValues("enriched.syslog")); n != 3 {
 			t.Errorf("%d failing: out %v, want 3", fails, n)
 		}
+	}
+}
+
+// TestPublishAfterAFailedAlign: publishRetrying aligns again when an
+// output topic went away, and the input's describe may fail then (a
+// broker briefly away); the tails were reset and the worker still aligned,
+// so the next attempt wrote a tail to a map no longer there: a panic that
+// stopped weir.
+func TestPublishAfterAFailedAlign(t *testing.T) {
+	b := &describeFailing{Broker: tailLog(t, "raw.syslog", "enriched.syslog")}
+	ctx := context.Background()
+	o := alignedOutputs(t, b, "raw.syslog", "enriched.syslog")
+	o.track(ctx, []broker.TopicPartition{{Topic: "raw.syslog", Partition: 0}}, nil)
+	b.fail.Store(1)
+	if err := o.align(ctx, o.topics...); err == nil {
+		t.Fatal("align succeeded with the broker away")
+	}
+	if !o.publishRetrying(ctx, outBatch{"enriched.syslog", []outRecord{outFrom(0), outFrom(1)}}) {
+		t.Fatal("not published")
+	}
+	if n := len(readTopic(t, b.Broker.(*embedded.Broker), "enriched.syslog")); n != 2 {
+		t.Errorf("%d outputs, want 2", n)
 	}
 }
