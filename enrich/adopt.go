@@ -108,13 +108,14 @@ func (d *detector) adopter(b broker.Broker, events string, logger *slog.Logger) 
 // records themselves are judged again as live records (outputs skips the
 // outputs that are there, see outputs.exact): one whose change was left
 // out as another partition's repeat may have lost it. since is the
-// warm-up's window start (see remember).
-func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input, events string, partition int32, from, past, at int64, since time.Time) error {
+// warm-up's window start (see remember). It returns how many events it
+// remembered.
+func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input, events string, partition int32, from, past, at int64, since time.Time) (int, error) {
 	reader := logwindow.Reader{B: b}
 	byCause := map[int64][]telemetry.Event{}
 	pi, err := logwindow.Partition(ctx, b, events, partition)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, _, err := reader.ReadFrom(ctx, events, partition, at, pi.HighWatermark, time.Time{}, func(r *broker.Record) {
 		if !bytes.Contains(r.Value, []byte(input)) {
@@ -127,10 +128,10 @@ func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input,
 		}
 		byCause[ev.Cause.Offset] = append(byCause[ev.Cause.Offset], ev)
 	}, nil); err != nil {
-		return fmt.Errorf("read %s/%d: %w", events, partition, err)
+		return 0, fmt.Errorf("read %s/%d: %w", events, partition, err)
 	}
 	if len(byCause) == 0 {
-		return nil
+		return 0, nil
 	}
 	// Each at its record's time, as detectAt times it.
 	times := make(map[int64]time.Time, len(byCause))
@@ -139,18 +140,20 @@ func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input,
 			times[r.Offset] = r.Timestamp
 		}
 	}, nil); err != nil {
-		return fmt.Errorf("read %s/%d: %w", input, partition, err)
+		return 0, fmt.Errorf("read %s/%d: %w", input, partition, err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.holdForWarmup(broker.TopicPartition{Topic: input, Partition: partition}, since)
+	n := 0
 	for _, off := range slices.Sorted(maps.Keys(byCause)) {
 		for _, ev := range byCause[off] {
 			r := broker.Record{Timestamp: times[off]}
 			d.rememberOne(ev, detectAt(&r, ev.Time), since)
+			n++
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // isChange reports whether an event of type typ is a change a record
@@ -184,16 +187,19 @@ func eventsPartitionsOf(ctx context.Context, b broker.Broker, input, events stri
 
 // uncommittedAdopter is adoptUncommitted for a worker's warmer, of the
 // range out finds published, logging a failure: the changes of those
-// records then count only as they are judged again.
-func (d *detector) uncommittedAdopter(b broker.Broker, out *outputs, events string, logger *slog.Logger) func(context.Context, string, int32, int64, time.Time) {
-	return func(ctx context.Context, input string, partition int32, from int64, since time.Time) {
+// records then count only as they are judged again. It reports whether it
+// remembered any event.
+func (d *detector) uncommittedAdopter(b broker.Broker, out *outputs, events string, logger *slog.Logger) func(context.Context, string, int32, int64, time.Time) bool {
+	return func(ctx context.Context, input string, partition int32, from int64, since time.Time) bool {
 		past, at := out.publishedPast(ctx, events, partition, from)
 		if past <= from {
-			return
+			return false
 		}
-		if err := d.adoptUncommitted(ctx, b, input, events, partition, from, past, at, since); err != nil && ctx.Err() == nil {
+		n, err := d.adoptUncommitted(ctx, b, input, events, partition, from, past, at, since)
+		if err != nil && ctx.Err() == nil {
 			logger.Warn("enrich: warm-up could not read back the events published of records not committed; another path's report of their changes may be published again",
 				slog.String("topic", input), slog.Int("partition", int(partition)), slog.Any("error", err))
 		}
+		return n > 0
 	}
 }

@@ -50,8 +50,9 @@ type warmer struct {
 	// uncommitted, if set, is told of each partition warmed up, with the
 	// offset its live records start at and the window's start, after
 	// its records are read and before adopt: the detector's
-	// uncommittedAdopter of the worker.
-	uncommitted func(ctx context.Context, topic string, partition int32, from int64, since time.Time)
+	// uncommittedAdopter of the worker. It reports whether it remembered
+	// any event.
+	uncommitted func(ctx context.Context, topic string, partition int32, from int64, since time.Time) bool
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
@@ -102,7 +103,7 @@ func (wm *warmer) before(ctx context.Context, recs []broker.Record, feed func(r 
 		if r.Offset == 0 {
 			// Nothing before it; what a process before published of
 			// its records and did not commit, maybe.
-			wm.adoptUncommitted(ctx, r.Topic, r.Partition, 0, r.Timestamp)
+			wm.warmFromStart(ctx, tp, r.Timestamp)
 			continue
 		}
 		wm.warmPartition(ctx, r.Topic, r.Partition, r.Offset, r.Timestamp, feed)
@@ -174,7 +175,7 @@ func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker
 		// was enriched from this log.
 		switch {
 		case pos == 0:
-			wm.adoptUncommitted(ctx, tp.Topic, tp.Partition, 0, time.Now())
+			wm.warmFromStart(ctx, tp, time.Now())
 		case pos <= pi.HighWatermark:
 			wm.warmPartition(ctx, tp.Topic, tp.Partition, pos, time.Now(), feed)
 		}
@@ -182,10 +183,19 @@ func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker
 }
 
 // adoptUncommitted tells uncommitted, if set, of partition's warm-up,
-// whose live records start at from and whose window ends at end.
-func (wm *warmer) adoptUncommitted(ctx context.Context, topic string, partition int32, from int64, end time.Time) {
-	if wm.uncommitted != nil {
-		wm.uncommitted(ctx, topic, partition, from, end.Add(-wm.window))
+// whose live records start at from and whose window ends at end, and
+// reports whether it remembered any event.
+func (wm *warmer) adoptUncommitted(ctx context.Context, topic string, partition int32, from int64, end time.Time) bool {
+	return wm.uncommitted != nil && wm.uncommitted(ctx, topic, partition, from, end.Add(-wm.window))
+}
+
+// warmFromStart is the warm-up of a partition read from its first record
+// on, whose live records are from liveAt: only what a process before
+// published of them, if anything; then the warm-up ends as any does
+// (ended), or the hold on settle it set would last for clockStale.
+func (wm *warmer) warmFromStart(ctx context.Context, tp broker.TopicPartition, liveAt time.Time) {
+	if wm.adoptUncommitted(ctx, tp.Topic, tp.Partition, 0, liveAt) && wm.ended != nil {
+		wm.ended(tp, liveAt)
 	}
 }
 

@@ -534,3 +534,28 @@ func TestWarmerKeepsNoWindowBuffer(t *testing.T) {
 	}
 	runtime.KeepAlive(wm)
 }
+
+// TestWarmupFromTheStartEndsWhatItHeld: a partition read from its first
+// record has no window to read back, only what a process before published
+// of its records and did not commit. When the warm-up remembered some, it
+// ends as any does, so the hold on settle it set ends with the worker's
+// next poll, not after clockStale.
+func TestWarmupFromTheStartEndsWhatItHeld(t *testing.T) {
+	for _, adopted := range []bool{false, true} {
+		wm := newWarmer(nil, time.Minute, slog.New(slog.DiscardHandler))
+		wm.uncommitted = func(context.Context, string, int32, int64, time.Time) bool { return adopted }
+		ended := 0
+		wm.ended = func(broker.TopicPartition, time.Time) { ended++ }
+		wm.before(context.Background(), []broker.Record{{Topic: "raw.traps", Offset: 0, Timestamp: time.Now()}}, func(*broker.Record, time.Time) {})
+		if want := btoi(adopted); ended != want {
+			t.Errorf("remembered some: %v; warm-up ended %d times, want %d", adopted, ended, want)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
