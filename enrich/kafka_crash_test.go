@@ -48,6 +48,15 @@ func TestEnrichKafkaCrashChild(t *testing.T) {
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
 	cls := NewClassifier()
+	if os.Getenv(crashKindEnv) == "paths" {
+		// As runPathsCrashChild: a syslog and a trap worker sharing
+		// their rules, de-duplication on.
+		rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+		rules.HoldUntilWarm(2)
+		go NewWorker(b, inv, cls, WithSharedEventRules(rules), WithMemberID("logs"), WithSessionTimeout(kafkaSession)).Run(context.Background())
+		go NewTrapWorker(b, inv, WithSharedEventRules(rules), WithMemberID("traps"), WithSessionTimeout(kafkaSession)).Run(context.Background())
+		select {} // until SIGKILL
+	}
 	for i := range 2 {
 		// No de-duplication, as in TestExactlyOnceUnderKill.
 		w := NewWorker(b, inv, cls, WithEventRules(-1, 0, time.Minute), WithMemberID(fmt.Sprint("w", i)),
@@ -129,52 +138,7 @@ func TestExactlyOnceUnderKillOnKafka(t *testing.T) {
 		})
 		return n
 	}
-	// run starts a process and kills it once the group's committed input
-	// has passed target (at once, or a few milliseconds later: in any
-	// phase of the batch in flight), or after d.
-	run := func(target int, d time.Duration) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestEnrichKafkaCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), kafkaSeedsEnv+"="+strings.Join(seeds, ","))
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if progress() >= target {
-				time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
-				break
-			}
-		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-	}
-	// The kills spread over the stream whatever the speed: each at a
-	// random point of the next share of what is left.
-	const kills = 12
-	midway := 0
-	var steps []int
-	for i := range kills {
-		before := progress()
-		share := max((len(recs)-before)/(kills-i+1), 1)
-		run(before+1+rand.IntN(share), 10*time.Second)
-		n := progress()
-		steps = append(steps, n)
-		if n < len(recs) {
-			midway++
-		}
-	}
-	t.Logf("committed input after each kill: %v of %d", steps, len(recs))
-	if midway < kills {
-		t.Logf("only %d kills came while records were left to enrich; the test proved less this time", midway)
-	}
-	// A last run long enough to finish.
-	deadline := time.Now().Add(60 * time.Second)
-	for progress() < len(recs) && time.Now().Before(deadline) {
-		run(len(recs), 10*time.Second)
-	}
-	if n := progress(); n != len(recs) {
-		t.Fatalf("%d of %d input records committed after the last run", n, len(recs))
-	}
+	killOnKafka(t, seeds, "", len(recs), progress)
 
 	enriched := readCommitted(t, ctx, b, seeds, telemetry.TopicEnrichedSyslog, 3)
 	seen := map[int]int{}
@@ -214,6 +178,63 @@ func TestExactlyOnceUnderKillOnKafka(t *testing.T) {
 	}
 	if len(causes) != wantEvents || dups != 0 {
 		t.Fatalf("%d inputs raised events, want %d; %d duplicate events", len(causes), wantEvents, dups)
+	}
+}
+
+// killOnKafka runs the Kafka crash child of kind on the cluster at seeds
+// and kills it with SIGKILL 12 times, each at a random point of the next
+// share of the total input progress says is committed, then runs it until
+// all is.
+func killOnKafka(t *testing.T, seeds []string, kind string, total int, progress func() int) {
+	t.Helper()
+	// run starts a process and kills it once the group's committed input
+	// has passed target (at once, or a few milliseconds later: in any
+	// phase of the batch in flight), or after d.
+	run := func(target int, d time.Duration) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnrichKafkaCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), kafkaSeedsEnv+"="+strings.Join(seeds, ","), crashKindEnv+"="+kind)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if progress() >= target {
+				time.Sleep(time.Duration(rand.IntN(20)) * time.Millisecond)
+				break
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	// The kills spread over the stream whatever the speed: each at a
+	// random point of the next share of what is left.
+	const kills = 12
+	midway := 0
+	var steps []int
+	for i := range kills {
+		before := progress()
+		if before >= total {
+			break // done: a process started now would be killed idle
+		}
+		share := max((total-before)/(kills-i+1), 1)
+		run(before+1+rand.IntN(share), 10*time.Second)
+		n := progress()
+		steps = append(steps, n)
+		if n < total {
+			midway++
+		}
+	}
+	t.Logf("committed input after each kill: %v of %d", steps, total)
+	if midway < kills {
+		t.Logf("only %d kills came while records were left to enrich; the test proved less this time", midway)
+	}
+	// A last run long enough to finish.
+	deadline := time.Now().Add(60 * time.Second)
+	for progress() < total && time.Now().Before(deadline) {
+		run(total, 10*time.Second)
+	}
+	if n := progress(); n != total {
+		t.Fatalf("%d of %d input records committed after the last run", n, total)
 	}
 }
 

@@ -1,0 +1,103 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/kafkacluster"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestCrossPathExactlyOnceUnderKillOnKafka is TestCrossPathExactlyOnceUnderKill
+// on a 3-broker Kafka cluster (kfake), where a batch is delivered by its
+// transaction's commit: a process enriching syslog and traps, with
+// de-duplication on, is killed with SIGKILL 12 times, then runs until
+// done. Each link went down once, told by a line and a linkDown trap that
+// arrive together; a read-committed consumer sees one interface_down of
+// each. (The trap's transaction, when it left the trap out as the line's
+// repeat, commits after the line's; see origins.go.)
+func TestCrossPathExactlyOnceUnderKillOnKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test in -short mode")
+	}
+	seeds, b := kafkaCluster(t, 3, kafkacluster.WithReplicationFactor(3))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inputs := []string{telemetry.TopicRawSyslog, telemetry.TopicRawTraps}
+	for topic, n := range map[string]int32{inputs[0]: 4, inputs[1]: 4, telemetry.TopicEvents: 3} {
+		if err := b.CreateTopic(ctx, topic, broker.TopicConfig{Partitions: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const links = 6000
+	var lines, traps []broker.Record
+	for i := range links {
+		dev, port := fmt.Sprintf("dev%d", i%17), i/17
+		l := telemetry.Log{V: 1, Device: dev, Hostname: dev, SourceAddr: fmt.Sprintf("198.51.100.%d:514", i%17), Facility: 23, Severity: 3,
+			Message: fmt.Sprintf("%%LINK-3-UPDOWN: Interface GigabitEthernet0/%d, changed state to down", port), ReceivedAt: time.Now()}
+		lines = append(lines, broker.Record{Key: []byte(dev), Value: l.AppendJSON(nil)})
+		tr := withIfName(rfc2863LinkDown(dev, port), port, fmt.Sprintf("Gi0/%d", port))
+		tr.SourceAddr = fmt.Sprintf("198.51.100.%d:50000", i%17)
+		traps = append(traps, broker.Record{Key: []byte(dev), Value: mustJSON(t, tr)})
+	}
+	// A thousand links at a time, the line or the trap first by turns.
+	for from := 0; from < links; from += 1000 {
+		first, second := inputs[0], inputs[1]
+		a, c := lines[from:from+1000], traps[from:from+1000]
+		if from/1000%2 == 1 {
+			first, second, a, c = second, first, c, a
+		}
+		if err := b.Produce(ctx, first, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Produce(ctx, second, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	admin := kadm.NewClient(mustClient(t, kgo.SeedBrokers(seeds...)))
+	// progress is how many of each input's records the group has
+	// committed, the lesser.
+	progress := func() int {
+		offs, err := admin.FetchOffsets(ctx, Group)
+		if err != nil {
+			return 0 // no group yet
+		}
+		n := map[string]int{}
+		offs.Each(func(o kadm.OffsetResponse) {
+			if o.Err == nil && o.At > 0 {
+				n[o.Topic] += int(o.At)
+			}
+		})
+		return min(n[inputs[0]], n[inputs[1]])
+	}
+	killOnKafka(t, seeds, "paths", links, progress)
+
+	downs := map[string]int{}
+	for _, v := range readCommitted(t, ctx, b, seeds, telemetry.TopicEvents, 3) {
+		var ev telemetry.Event
+		if err := json.Unmarshal(v, &ev); err != nil {
+			t.Fatal(err)
+		}
+		downs[ev.Type+" "+ev.Device+" "+ev.ObjectID]++
+	}
+	twice := 0
+	for l, n := range downs {
+		if n != 1 {
+			twice++
+			if twice <= 5 {
+				t.Errorf("%s: %d events, want 1", l, n)
+			}
+		}
+	}
+	if len(downs) != links || twice > 0 {
+		t.Errorf("%d links have an event, want %d; %d have more than one", len(downs), links, twice)
+	}
+}
