@@ -22,6 +22,10 @@ import (
 // notes, per input partition, which records it judged and which of them
 // their worker delivered, and a worker waits for its batch's origins
 // before its commit (awaitOrigins). Records a warm-up read are delivered.
+// On the embedded log two more rules complete it: a takeover skips only
+// the records whose outputs are there (outputs.exact), and the warm-up
+// remembers the events published of records not committed
+// (detector.adoptUncommitted); see enrich/README.md, Exactly once.
 
 // origin is the input record whose published event a state or a last
 // time stands for; a zero origin, none to wait for (a warm-up's, whose
