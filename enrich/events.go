@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/throttle"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -64,6 +65,9 @@ type detector struct {
 	owners     map[broker.TopicPartition]any
 	waiting    map[any][]any
 	deliveries chan struct{}
+	originWarn throttle.Throttle // of the waits that timed out
+	// originWaitFor is originWait, but where tests lower it (0: originWait).
+	originWaitFor time.Duration
 	// names are the interfaces SNMP polls name by ifIndex, for the
 	// traps of the same devices.
 	names *interfaceNames

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -193,7 +194,7 @@ func (d *detector) awaitOrigins(ctx context.Context, who any, assigned []broker.
 		}
 		wake := d.deliveries
 		if timer == nil {
-			timer = time.NewTimer(originWait)
+			timer = time.NewTimer(cmp.Or(d.originWaitFor, originWait))
 			defer timer.Stop()
 		}
 		d.mu.Unlock()
@@ -205,8 +206,12 @@ func (d *detector) awaitOrigins(ctx context.Context, who any, assigned []broker.
 			return false
 		case <-timer.C:
 			d.mu.Lock()
-			d.log().Warn("enrich: committing a batch before the events it left out repeats of were published; a crash now could lose them",
-				slog.Duration("waited", originWait))
+			// Throttled: while a worker is stalled publishing, every
+			// batch waiting for it times out.
+			if n, due := d.originWarn.Due(time.Now()); due {
+				d.log().Warn("enrich: committing a batch before the events it left out repeats of were published; a crash now could lose them",
+					slog.Duration("waited", cmp.Or(d.originWaitFor, originWait)), slog.Int("batches", n))
+			}
 			return true
 		}
 	}

@@ -1,7 +1,11 @@
 package enrich
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,7 +106,6 @@ func TestRepeatWaitsEndInACycle(t *testing.T) {
 	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
 	d.own(logs, []broker.TopicPartition{logsP})
 	d.own(traps, []broker.TopicPartition{trapsP})
-	gi := func(ev telemetry.Event, object string) telemetry.Event { ev.Object = object; return ev }
 	d.observe(gi(linkReport("interface_down", logsP, 1, t0), "Gi0/1"), t0)
 	d.observe(gi(linkReport("interface_down", trapsP, 1, t0), "Gi0/2"), t0)
 	d.observe(gi(linkReport("interface_down", trapsP, 2, t0), "Gi0/1"), t0.Add(time.Second))
@@ -258,4 +261,34 @@ func TestDeliverTellsThePartitionsItPolled(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the batch still waits once the trap is delivered")
 	}
+}
+
+// TestRepeatWaitsTimingOutLogOnce: while a worker is stalled publishing
+// (a full disk), every batch waiting for its changes times out; the
+// warning comes once an interval, with the count, not once a batch.
+func TestRepeatWaitsTimingOutLogOnce(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
+	var out bytes.Buffer
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.logger, d.originWaitFor = slog.New(slog.NewTextHandler(&out, nil)), 10*time.Millisecond
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	for i := range 3 {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		d.observe(gi(linkReport("interface_down", logsP, int64(i), at), fmt.Sprint("Gi0/", i)), at)
+		d.observe(gi(linkReport("interface_down", trapsP, int64(i), at), fmt.Sprint("Gi0/", i)), at.Add(time.Second))
+		if !d.awaitOrigins(context.Background(), traps, []broker.TopicPartition{trapsP}) {
+			t.Fatal("awaitOrigins reported ctx ended")
+		}
+	}
+	if n := strings.Count(out.String(), "committing a batch before"); n != 1 {
+		t.Errorf("%d warnings for 3 waits timing out, want 1:\n%s", n, out.String())
+	}
+}
+
+// gi is ev about object.
+func gi(ev telemetry.Event, object string) telemetry.Event {
+	ev.Object = object
+	return ev
 }
