@@ -45,8 +45,11 @@ func TestEnrichCrashChild(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	cls := NewClassifier()
 	input, output := telemetry.TopicRawSyslog, telemetry.TopicEnrichedSyslog
-	if os.Getenv(crashKindEnv) == "paths" {
+	switch os.Getenv(crashKindEnv) {
+	case "paths":
 		runPathsCrashChild(b, inv, cls)
+	case "pollpaths":
+		runPollPathsCrashChild(b, inv)
 	}
 	for i := range 2 {
 		// No de-duplication: every input line with an event must give

@@ -85,3 +85,82 @@ func TestCrossPathExactlyOnceUnderKill(t *testing.T) {
 		t.Errorf("%d links have an event, want %d", len(downs), links)
 	}
 }
+
+// runPollPathsCrashChild is runPathsCrashChild for polls and traps: a
+// metrics worker and a trap worker sharing their event rules.
+func runPollPathsCrashChild(b *embedded.Broker, inv *Inventory) {
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	rules.HoldUntilWarm(2)
+	go NewMetricsWorker(b, inv, WithSharedEventRules(rules), WithMemberID("polls")).Run(context.Background())
+	go NewTrapWorker(b, inv, WithSharedEventRules(rules), WithMemberID("traps")).Run(context.Background())
+	for last := [2]int{-1, -1}; ; time.Sleep(time.Millisecond) { // until SIGKILL
+		now := [2]int{countRecords(nil, b, telemetry.TopicEvents),
+			min(committedInput(b, telemetry.TopicRawSNMP)/2, committedInput(b, telemetry.TopicRawTraps))}
+		if now != last {
+			fmt.Printf("published %d committed %d\n", now[0], now[1])
+			last = now
+		}
+	}
+}
+
+// TestPollAndTrapExactlyOnceUnderKill is TestCrossPathExactlyOnceUnderKill
+// for a poll and a trap: each link is polled up, then polled down as its
+// linkDown trap comes; killed 20 times mid-work, the process gives one
+// interface_down of each, from the poll or the trap.
+func TestPollAndTrapExactlyOnceUnderKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test in -short mode")
+	}
+	dir := t.TempDir()
+	made := 0
+	row := func(dev string, port int, oper int64, at time.Time) broker.Record {
+		m := telemetry.Metric{V: telemetry.Version, Measurement: "snmp_interface", Device: dev, Source: "snmp",
+			Tags:   map[string]string{"ifIndex": fmt.Sprint(port), "ifName": fmt.Sprintf("Gi0/%d", port)},
+			Fields: map[string]any{"ifOperStatus": oper}, Time: at, ReceivedAt: at}
+		v, _, err := m.AppendJSON(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return broker.Record{Key: []byte(dev), Value: v, Timestamp: at,
+			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}}
+	}
+	add := func(b *embedded.Broker, n int) {
+		var up, down, traps []broker.Record
+		now := time.Now()
+		for range n {
+			dev, port := fmt.Sprintf("dev%d", made%17), made/17
+			made++
+			up = append(up, row(dev, port, 1, now.Add(-time.Second)))
+			down = append(down, row(dev, port, 2, now))
+			tr := withIfName(rfc2863LinkDown(dev, port), port, fmt.Sprintf("Gi0/%d", port))
+			traps = append(traps, broker.Record{Key: []byte(dev), Value: mustJSON(t, tr)})
+		}
+		for _, p := range []struct {
+			topic string
+			recs  []broker.Record
+		}{{telemetry.TopicRawSNMP, up}, {telemetry.TopicRawTraps, traps}, {telemetry.TopicRawSNMP, down}} {
+			if err := b.Produce(context.Background(), p.topic, p.recs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	links := killUntilDone(t, dir, "pollpaths", telemetry.TopicEvents, 1, 3000, add)
+
+	b, err := embedded.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	downs := map[string]int{}
+	for _, l := range eventsAs(t, b, func(ev telemetry.Event) string { return ev.Type + " " + ev.Device + " " + ev.ObjectID }) {
+		downs[l]++
+	}
+	for l, n := range downs {
+		if n != 1 {
+			t.Errorf("%s: %d events, want 1", l, n)
+		}
+	}
+	if len(downs) != links {
+		t.Errorf("%d links have an event, want %d", len(downs), links)
+	}
+}
