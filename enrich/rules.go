@@ -116,6 +116,16 @@ func syslogRules() []rule {
 				{"%ETHPORT-5-IF_DOWN_LINK_FAILURE: Interface Ethernet1/1 is down (Link failure)", "interface_down", map[string]string{"interface": "Ethernet1/1"}},
 				{"%ETHPORT-5-IF_UP: Interface Ethernet1/1 is up in mode trunk", "interface_up", map[string]string{"interface": "Ethernet1/1"}},
 			}},
+		// A port-channel's member down or up in it (NX-OS), as syslog-ng's
+		// patterndb tests and OpenNMS's Nexus syslog events have it: the
+		// member's link (OpenNMS raises and clears an interface alarm by
+		// it). The member's own %ETHPORT line, when it logs one, is the
+		// same change.
+		{name: "nxos_port_channel_member", needs: "%ETH_PORT_CHANNEL-", patterns: []*regexp.Regexp{re(`%ETH_PORT_CHANNEL-\d-PORT_(?:DOWN|UP): (?P<port_channel>port-channel\d+): (?P<interface>\S+) is (?P<state>down|up)\b`)},
+			states: ifStates, examples: []example{
+				{"%ETH_PORT_CHANNEL-5-PORT_DOWN: port-channel23: Ethernet1/15 is down", "interface_down", map[string]string{"interface": "Ethernet1/15", "port_channel": "port-channel23"}},
+				{"%ETH_PORT_CHANNEL-5-PORT_UP: port-channel2: Ethernet1/2 is up", "interface_up", map[string]string{"interface": "Ethernet1/2", "port_channel": "port-channel2"}},
+			}},
 		{name: "junos_snmp_link", needs: "SNMP_TRAP_LINK_", patterns: []*regexp.Regexp{re(`SNMP_TRAP_LINK_(?P<state>DOWN|UP)\b.*ifName (?P<interface>\S+)`)},
 			states: ifStates, examples: []example{
 				{"SNMP_TRAP_LINK_DOWN: ifIndex 545, ifAdminStatus up(1), ifOperStatus down(2), ifName ge-0/0/1", "interface_down", map[string]string{"interface": "ge-0/0/1"}},

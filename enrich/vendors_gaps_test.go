@@ -273,3 +273,17 @@ func TestDeviceLinesComware5LineProtocol(t *testing.T) {
 			vendor: VendorComware, event: "interface_up", object: "Vlan-interface200"},
 	})
 }
+
+// TestDeviceLinesNXOSPortChannelMember: NX-OS logs a port-channel member
+// going down or up in it as "%ETH_PORT_CHANNEL-5-PORT_DOWN: port-channel23:
+// Ethernet1/15 is down" (syslog-ng's patterndb tests; OpenNMS's Nexus
+// events, "<189>: <time>: %ETH_PORT_CHANNEL-5-PORT_UP: port-channel2: X is
+// up"): the member's link, with its port-channel. It raised nothing.
+func TestDeviceLinesNXOSPortChannelMember(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "member_down", raw: "<189>: 2026 Dec  6 14:02:11 UTC: %ETH_PORT_CHANNEL-5-PORT_DOWN: port-channel23: Ethernet1/15 is down",
+			vendor: VendorCiscoNXOS, event: "interface_down", object: "Ethernet1/15", fields: map[string]string{"port_channel": "port-channel23"}},
+		{name: "member_up", raw: "<189>: 2026 Dec  6 14:02:41 UTC: %ETH_PORT_CHANNEL-5-PORT_UP: port-channel2: Ethernet1/2 is up",
+			vendor: VendorCiscoNXOS, event: "interface_up", object: "Ethernet1/2", fields: map[string]string{"port_channel": "port-channel2"}},
+	})
+}
