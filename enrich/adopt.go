@@ -113,12 +113,13 @@ func (d *detector) adopter(b broker.Broker, events string, logger *slog.Logger) 
 func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input, events string, partition int32, from, past, at int64, since time.Time) (int, error) {
 	reader := logwindow.Reader{B: b}
 	byCause := map[int64][]telemetry.Event{}
+	named := []byte(input) // in its events' causes
 	pi, err := logwindow.Partition(ctx, b, events, partition)
 	if err != nil {
 		return 0, err
 	}
 	if _, _, err := reader.ReadFrom(ctx, events, partition, at, pi.HighWatermark, time.Time{}, func(r *broker.Record) {
-		if !bytes.Contains(r.Value, []byte(input)) {
+		if !bytes.Contains(r.Value, named) {
 			return
 		}
 		var ev telemetry.Event
@@ -162,8 +163,8 @@ func isChange(typ string) bool {
 	return !strings.HasSuffix(typ, "_flapping") && typ != telemetry.TypeDeviceRenamed
 }
 
-// eventPartitions are the partitions of events that hold the events of
-// input partition partition: the same one when both topics have as many
+// eventsPartitionsOf returns the partitions of events that hold the events
+// of input partition partition: the same one when both topics have as many
 // partitions (keyed alike, see enrich/README.md, Keys), else all.
 func eventsPartitionsOf(ctx context.Context, b broker.Broker, input, events string, partition int32) ([]broker.PartitionInfo, error) {
 	infos, err := b.DescribeTopics(ctx, input, events)

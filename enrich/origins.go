@@ -122,12 +122,12 @@ func (d *detector) own(who any, assigned []broker.TopicPartition) {
 	}
 }
 
-// delivered notes that every record of assigned judged so far has been
-// delivered, and wakes the batches waiting for them.
-func (d *detector) delivered(assigned []broker.TopicPartition) {
+// delivered notes that every record of the input partitions parts judged
+// so far has been delivered, and wakes the batches waiting for them.
+func (d *detector) delivered(parts []broker.TopicPartition) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, tp := range assigned {
+	for _, tp := range parts {
 		if pos, ok := d.read[tp]; ok && pos.delivered != pos.next {
 			pos.delivered = pos.next
 			d.read[tp] = pos
@@ -145,20 +145,20 @@ func (d *detector) wake() {
 	}
 }
 
-// awaitOrigins waits until the events the records of assigned left out
-// repeats of are delivered, for at most originWait, and reports false if
+// awaitOrigins waits until the events the records of the batch's input
+// partitions (parts) left out repeats of are delivered, for at most originWait, and reports false if
 // ctx ended first. who is the waiting worker's outputs: a batch whose
 // origin's worker waits, directly or through others, for who's (on a Kafka
 // cluster, where delivering is committing, two batches may each have left
 // out the other's change) does not wait for it.
-func (d *detector) awaitOrigins(ctx context.Context, who any, assigned []broker.TopicPartition) bool {
+func (d *detector) awaitOrigins(ctx context.Context, who any, parts []broker.TopicPartition) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.waits) == 0 {
 		return true
 	}
 	defer func() {
-		for _, tp := range assigned {
+		for _, tp := range parts {
 			delete(d.waits, tp)
 		}
 		delete(d.waiting, who)
@@ -166,9 +166,9 @@ func (d *detector) awaitOrigins(ctx context.Context, who any, assigned []broker.
 	var timer *time.Timer
 	for {
 		var on []any
-		for _, tp := range assigned {
+		for _, tp := range parts {
 			for _, o := range d.waits[tp] {
-				if !d.undelivered(o) || containsPartition(assigned, o.tp) {
+				if !d.undelivered(o) || containsPartition(parts, o.tp) {
 					continue
 				}
 				// A partition no worker here owns was taken by another
