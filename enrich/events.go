@@ -1034,12 +1034,15 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if repeat, _ := d.unnamedRepeat(ev, at); repeat {
 		return
 	}
-	same, newest, _ := d.sameState(ev.Device, id, ev.Type, at, causePartition(ev.Cause))
+	same, newest, st := d.sameState(ev.Device, id, ev.Type, at, causePartition(ev.Cause))
 	if same {
 		return
 	}
 	if newest {
 		d.markRebuilt(ev.Device, id, ev.Type, true)
+		if st != nil {
+			st.said = origin{} // a change in the log: none to wait for
+		}
 	}
 	// A change older than the object's state (the warm-up reads the past
 	// after live changes) is no repeat to guard against: the change back
@@ -1055,15 +1058,15 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 	if fam == "" || d.threshold <= 0 || at.Before(since) {
 		return
 	}
-	st := d.flapStateOf(ev.Device, id, fam)
-	if d.dedup > 0 && st.nextIs(ev.Type, at, d.dedup) {
+	fst := d.flapStateOf(ev.Device, id, fam)
+	if d.dedup > 0 && fst.nextIs(ev.Type, at, d.dedup) {
 		return // the same change, counted where another path reported it a little later
 	}
-	if d.count(st, ev.Type, at) {
-		st.rebuilt = true
+	if d.count(fst, ev.Type, at) {
+		fst.rebuilt = true
 	}
-	if st.times[len(st.times)-1].Equal(at) {
-		st.keep(ev)
+	if fst.times[len(fst.times)-1].Equal(at) {
+		fst.keep(ev)
 	}
 }
 
