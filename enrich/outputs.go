@@ -402,8 +402,19 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 		bound, exactly = at.Add(-100*time.Millisecond), ok // a clock's step
 	}
 	passed := false // the scan got to an output of a record before start, before bound
-	var offs []int64
-	firstAt := int64(-1) // the output offset of offs' first
+	found := srcSpan{at: -1}
+	// see collects this input's src offset v, of the output at offset at
+	// stamped ts, into span if it is from start on; else an output older
+	// than bound ends the scan.
+	see := func(span *srcSpan, v, at int64, ts time.Time) {
+		switch {
+		case !exactly:
+		case v >= start:
+			span.add(v, at)
+		case ts.Before(bound):
+			passed = true
+		}
+	}
 	// This input's records are in input order (but for those judged
 	// again, see exact), so its last one carries the answer. Other
 	// inputs' records and cleared events (no input) may trail it: read
@@ -416,11 +427,10 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 	var res broker.FetchResult
 	other := false
 	this, unnamed := int64(-1), int64(-1)
-	// The window's outputs from start on under headers without the ID,
-	// and where the first of them is: this input's, as unnamed is, unless
-	// the window passed one of another topic of its name.
-	var unnamedOffs []int64
-	unnamedAt := int64(-1)
+	// The window's outputs from start on under headers without the ID:
+	// this input's, as unnamed is, unless the window passed one of
+	// another topic of its name.
+	unnamedFound := srcSpan{at: -1}
 	settle := func() {
 		switch {
 		case this >= 0:
@@ -428,13 +438,10 @@ func (o *outputs) tail(ctx context.Context, topic string, part int32) (int64, er
 		case !other && last < 0:
 			last = unnamed
 		}
-		if !other && len(unnamedOffs) > 0 {
-			offs = append(offs, unnamedOffs...)
-			if firstAt < 0 || unnamedAt < firstAt {
-				firstAt = unnamedAt
-			}
+		if !other {
+			found.merge(&unnamedFound)
 		}
-		unnamedOffs, unnamedAt = unnamedOffs[:0], -1
+		unnamedFound = srcSpan{offs: unnamedFound.offs[:0], at: -1}
 	}
 scan:
 	for end := pi.HighWatermark; (last < 0 || exactly && !passed) && end > pi.LogStartOffset && pi.HighWatermark-end < tailMax; {
@@ -459,28 +466,10 @@ scan:
 						switch v, kind := o.srcHeader(h.Value); kind {
 						case srcThis:
 							this = max(this, v)
-							switch {
-							case !exactly:
-							case v >= start:
-								offs = append(offs, v)
-								if firstAt < 0 || r.Offset < firstAt {
-									firstAt = r.Offset
-								}
-							case r.Timestamp.Before(bound):
-								passed = true
-							}
+							see(&found, v, r.Offset, r.Timestamp)
 						case srcUnnamed:
 							unnamed = max(unnamed, v)
-							switch {
-							case !exactly:
-							case v >= start:
-								unnamedOffs = append(unnamedOffs, v)
-								if unnamedAt < 0 || r.Offset < unnamedAt {
-									unnamedAt = r.Offset
-								}
-							case r.Timestamp.Before(bound):
-								passed = true
-							}
+							see(&unnamedFound, v, r.Offset, r.Timestamp)
 						case srcOther:
 							other = true
 						}
@@ -504,16 +493,42 @@ scan:
 	}
 	o.tails[topic][part], o.earlier[topic][part] = last, last
 	if exactly && last >= start {
-		slices.Sort(offs)
+		slices.Sort(found.offs)
 		if o.exact == nil {
 			o.exact = map[string]map[int32]*publishedSet{}
 		}
 		if o.exact[topic] == nil {
 			o.exact[topic] = map[int32]*publishedSet{}
 		}
-		o.exact[topic][part] = &publishedSet{from: start, at: firstAt, offs: slices.Compact(offs)}
+		o.exact[topic][part] = &publishedSet{from: start, at: found.at, offs: slices.Compact(found.offs)}
 	}
 	return last, nil
+}
+
+// srcSpan is the src offsets a tail scan found from its start on, and the
+// output offset of the first of their outputs (-1: none).
+type srcSpan struct {
+	offs []int64
+	at   int64
+}
+
+// add notes src offset v, of the output at offset at.
+func (s *srcSpan) add(v, at int64) {
+	s.offs = append(s.offs, v)
+	if s.at < 0 || at < s.at {
+		s.at = at
+	}
+}
+
+// merge adds what other found.
+func (s *srcSpan) merge(other *srcSpan) {
+	if len(other.offs) == 0 {
+		return
+	}
+	s.offs = append(s.offs, other.offs...)
+	if s.at < 0 || other.at < s.at {
+		s.at = other.at
+	}
 }
 
 // inputTime returns the time of the input record at offset off of
