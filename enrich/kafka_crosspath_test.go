@@ -3,7 +3,6 @@ package enrich
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -53,13 +52,8 @@ func TestCrossPathExactlyOnceUnderKillOnKafka(t *testing.T) {
 	const links = 6000
 	var lines, traps []broker.Record
 	for i := range links {
-		dev, port := fmt.Sprintf("dev%d", i%17), i/17
-		l := telemetry.Log{V: 1, Device: dev, Hostname: dev, SourceAddr: fmt.Sprintf("198.51.100.%d:514", i%17), Facility: 23, Severity: 3,
-			Message: fmt.Sprintf("%%LINK-3-UPDOWN: Interface GigabitEthernet0/%d, changed state to down", port), ReceivedAt: time.Now()}
-		lines = append(lines, broker.Record{Key: []byte(dev), Value: l.AppendJSON(nil)})
-		tr := withIfName(rfc2863LinkDown(dev, port), port, fmt.Sprintf("Gi0/%d", port))
-		tr.SourceAddr = fmt.Sprintf("198.51.100.%d:50000", i%17)
-		traps = append(traps, broker.Record{Key: []byte(dev), Value: mustJSON(t, tr)})
+		line, trap := linkDown(t, i)
+		lines, traps = append(lines, line), append(traps, trap)
 	}
 	// A thousand links at a time, the line or the trap first by turns.
 	for from := 0; from < links; from += 1000 {

@@ -25,6 +25,16 @@ func linkReport(typ string, tp broker.TopicPartition, off int64, at time.Time) t
 		Cause: telemetry.Cause{Topic: tp.Topic, Partition: tp.Partition, Offset: off}}
 }
 
+// twoWorkers is a detector of whose input partitions logs owns logsP and
+// traps trapsP.
+func twoWorkers() (d *detector, logs, traps any) {
+	logs, traps = &struct{ string }{"logs"}, &struct{ string }{"traps"}
+	d = newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	return d, logs, traps
+}
+
 // awaitIn runs d.awaitOrigins for who over assigned and returns what it
 // reported, or fails t if it took longer than within.
 func awaitIn(t *testing.T, d *detector, who any, assigned []broker.TopicPartition, within time.Duration) bool {
@@ -43,10 +53,7 @@ func awaitIn(t *testing.T, d *detector, who any, assigned []broker.TopicPartitio
 // own partition reported.
 func TestRepeatWaitsForItsOrigin(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
-	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
-	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
-	d.own(logs, []broker.TopicPartition{logsP})
-	d.own(traps, []broker.TopicPartition{trapsP})
+	d, logs, traps := twoWorkers()
 	if n := len(d.observe(linkReport("interface_down", logsP, 5, t0), t0)); n != 1 {
 		t.Fatalf("the line: %d events", n)
 	}
@@ -83,10 +90,8 @@ func TestRepeatWaitsForItsOrigin(t *testing.T) {
 
 	// A restart's warm-up read a coldStart trap; the live restart line is
 	// its repeat, and waits for nothing.
-	d = newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d, logs, traps = twoWorkers()
 	d.logsFrom(telemetry.TopicRawSyslog)
-	d.own(logs, []broker.TopicPartition{logsP})
-	d.own(traps, []broker.TopicPartition{trapsP})
 	boot := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0, Cause: telemetry.Cause{Topic: trapsP.Topic, Offset: 9}}
 	rememberAt(d, boot, t0.Add(20*time.Second), t0)
 	line := telemetry.Event{Type: typeRebooted, Device: "edge1", Time: t0.Add(time.Minute), Cause: telemetry.Cause{Topic: logsP.Topic, Offset: 4}}
@@ -102,10 +107,7 @@ func TestRepeatWaitsForItsOrigin(t *testing.T) {
 // for good: the second to wait sees the cycle and commits.
 func TestRepeatWaitsEndInACycle(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
-	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
-	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
-	d.own(logs, []broker.TopicPartition{logsP})
-	d.own(traps, []broker.TopicPartition{trapsP})
+	d, logs, traps := twoWorkers()
 	d.observe(gi(linkReport("interface_down", logsP, 1, t0), "Gi0/1"), t0)
 	d.observe(gi(linkReport("interface_down", trapsP, 1, t0), "Gi0/2"), t0)
 	d.observe(gi(linkReport("interface_down", trapsP, 2, t0), "Gi0/1"), t0.Add(time.Second))
@@ -133,10 +135,7 @@ func TestRepeatWaitsEndInACycle(t *testing.T) {
 // not waited for.
 func TestRepeatOfAPartitionGoneWaitsForNothing(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
-	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
-	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
-	d.own(logs, []broker.TopicPartition{logsP})
-	d.own(traps, []broker.TopicPartition{trapsP})
+	d, logs, traps := twoWorkers()
 	d.observe(linkReport("interface_down", logsP, 5, t0), t0)
 	d.observe(linkReport("interface_down", trapsP, 2, t0), t0.Add(time.Second))
 	d.own(logs, nil) // the rebalance took it
@@ -150,10 +149,7 @@ func TestRepeatOfAPartitionGoneWaitsForNothing(t *testing.T) {
 // delivered or originWait has passed.
 func TestRepeatOfAPartitionTakenWhileWaiting(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
-	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
-	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
-	d.own(logs, []broker.TopicPartition{logsP})
-	d.own(traps, []broker.TopicPartition{trapsP})
+	d, logs, traps := twoWorkers()
 	d.observe(linkReport("interface_down", logsP, 5, t0), t0)
 	d.observe(linkReport("interface_down", trapsP, 2, t0), t0.Add(time.Second))
 	done := make(chan bool)
@@ -268,12 +264,9 @@ func TestDeliverTellsThePartitionsItPolled(t *testing.T) {
 // warning comes once an interval, with the count, not once a batch.
 func TestRepeatWaitsTimingOutLogOnce(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
-	logs, traps := &struct{ string }{"logs"}, &struct{ string }{"traps"}
 	var out bytes.Buffer
-	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	d, _, traps := twoWorkers()
 	d.logger, d.originWaitFor = slog.New(slog.NewTextHandler(&out, nil)), 10*time.Millisecond
-	d.own(logs, []broker.TopicPartition{logsP})
-	d.own(traps, []broker.TopicPartition{trapsP})
 	for i := range 3 {
 		at := t0.Add(time.Duration(i) * time.Minute)
 		d.observe(gi(linkReport("interface_down", logsP, int64(i), at), fmt.Sprint("Gi0/", i)), at)
