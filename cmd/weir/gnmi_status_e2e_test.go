@@ -97,14 +97,6 @@ func gnmiAndSyslogOneEvent(t *testing.T, inventory, line, device string, enriche
 	}
 	defer conn.Close()
 	conn.Write([]byte(line))
-	downs := func(r []consumedKeyed) (n int) {
-		for _, ev := range r {
-			if ev.Value.Type == "interface_down" {
-				n++
-			}
-		}
-		return n
-	}
 	consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
 	for _, r := range consumeAll(t, p, "raw.syslog", func(r []consumedKeyed) bool { return len(r) > 0 }) {
 		if r.Key != device {
@@ -150,14 +142,6 @@ func TestGNMIIfIndexNamesNetSNMPTrap(t *testing.T) {
 	snmptest.Run(t, t.TempDir(), "snmptrap", "-v2c", "-c", "public", fmt.Sprintf("127.0.0.1:%d", trapPort), "",
 		"1.3.6.1.6.3.1.1.5.3", // linkDown
 		"1.3.6.1.2.1.2.2.1.1.2", "i", "2", "1.3.6.1.2.1.2.2.1.7.2", "i", "1", "1.3.6.1.2.1.2.2.1.8.2", "i", "2")
-	downs := func(r []consumedKeyed) (n int) {
-		for _, ev := range r {
-			if ev.Value.Type == "interface_down" {
-				n++
-			}
-		}
-		return n
-	}
 	consumeAll(t, p, "events", func(r []consumedKeyed) bool { return downs(r) > 0 })
 	target.Flap(1) // the same link down, by gNMI
 	p.waitRecord(t, "enriched.metrics", `"oper_up":false`)
@@ -207,4 +191,14 @@ func (p *weirProc) waitRecord(t *testing.T, topic string, want ...string) {
 			t.Fatalf("no record on %s with %q:\n%s\n%s", topic, want, out, p.Logs())
 		}
 	}
+}
+
+// downs counts the interface_down events among r.
+func downs(r []consumedKeyed) (n int) {
+	for _, ev := range r {
+		if ev.Value.Type == "interface_down" {
+			n++
+		}
+	}
+	return n
 }
