@@ -50,6 +50,8 @@ func TestEnrichCrashChild(t *testing.T) {
 		runPathsCrashChild(b, inv, cls)
 	case "pollpaths":
 		runPollPathsCrashChild(b, inv)
+	case "gnmipaths":
+		runGNMIPathsCrashChild(b, inv)
 	}
 	for i := range 2 {
 		// No de-duplication: every input line with an event must give

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/collectors/gnmi"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -161,6 +164,72 @@ func TestPollAndTrapExactlyOnceUnderKill(t *testing.T) {
 		}
 	}
 	links := killUntilDone(t, dir, "pollpaths", telemetry.TopicEvents, 1, 3000, add)
+
+	wantOneDownPerLink(t, dir, links)
+}
+
+// runGNMIPathsCrashChild is runPathsCrashChild for gNMI and traps: a
+// metrics worker on raw.gnmi (as weir run has it for gNMI targets) and a
+// trap worker sharing their event rules.
+func runGNMIPathsCrashChild(b *embedded.Broker, inv *Inventory) {
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	rules.HoldUntilWarm(2)
+	go NewMetricsWorker(b, inv, WithSharedEventRules(rules), WithMemberID("gnmi"), WithInputTopic(telemetry.TopicRawGNMI)).Run(context.Background())
+	go NewTrapWorker(b, inv, WithSharedEventRules(rules), WithMemberID("traps")).Run(context.Background())
+	reportProgress(b, func() int {
+		return min(committedInput(b, telemetry.TopicRawGNMI)/2, committedInput(b, telemetry.TopicRawTraps))
+	})
+}
+
+// TestGNMIAndTrapExactlyOnceUnderKill is TestPollAndTrapExactlyOnceUnderKill
+// with the link's state streamed by gNMI (on_change updates of
+// oper-status, flattened by the gNMI collector) instead of polled: each
+// link's stream says UP, then DOWN as its linkDown trap comes; killed 20
+// times mid-work, the process gives one interface_down of each.
+func TestGNMIAndTrapExactlyOnceUnderKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test in -short mode")
+	}
+	dir := t.TempDir()
+	made := 0
+	update := func(dev string, port int, oper string, at time.Time) broker.Record {
+		n := &gpb.Notification{Timestamp: at.UnixNano(), Update: []*gpb.Update{{
+			Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": fmt.Sprintf("Ethernet%d", port)}},
+				{Name: "state"}, {Name: "oper-status"}}},
+			Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: oper}}}}}
+		ms := gnmi.Flatten(dev, n, at)
+		if len(ms) != 1 {
+			t.Fatalf("%d metrics of one update", len(ms))
+		}
+		v, _, err := ms[0].AppendJSON(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return broker.Record{Key: []byte(dev), Value: v, Timestamp: at,
+			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}}
+	}
+	add := func(b *embedded.Broker, n int) {
+		var up, down, traps []broker.Record
+		now := time.Now()
+		for range n {
+			dev, port := fmt.Sprintf("dev%d", made%17), made/17
+			tr := withIfName(rfc2863LinkDown(dev, port), port, fmt.Sprintf("Ethernet%d", port))
+			tr.SourceAddr = fmt.Sprintf("198.51.100.%d:50000", made%17)
+			made++
+			up = append(up, update(dev, port, "UP", now.Add(-time.Second)))
+			down = append(down, update(dev, port, "DOWN", now))
+			traps = append(traps, broker.Record{Key: []byte(dev), Value: mustJSON(t, tr)})
+		}
+		for _, p := range []struct {
+			topic string
+			recs  []broker.Record
+		}{{telemetry.TopicRawGNMI, up}, {telemetry.TopicRawTraps, traps}, {telemetry.TopicRawGNMI, down}} {
+			if err := b.Produce(context.Background(), p.topic, p.recs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	links := killUntilDone(t, dir, "gnmipaths", telemetry.TopicEvents, 1, 3000, add)
 
 	wantOneDownPerLink(t, dir, links)
 }
