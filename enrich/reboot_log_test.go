@@ -57,9 +57,9 @@ func TestRestartLoggedAndTrappedIsOneEvent(t *testing.T) {
 	}
 }
 
-// TestRestartLinesClassified: what a device logs at a restart raises
-// device_rebooted; a reload asked for (before it) and Junos snmpd's own
-// restart (warmStart) do not.
+// TestRestartLinesClassified: what a device logs once it is up after a
+// boot raises device_rebooted; a reload asked for (before it) and one
+// process or daemon restarted (Junos snmpd's warmStart, EOS agents) do not.
 func TestRestartLinesClassified(t *testing.T) {
 	c := NewClassifier()
 	for _, tc := range []struct{ msg, event string }{
@@ -67,6 +67,13 @@ func TestRestartLinesClassified(t *testing.T) {
 		{"snmpd[359]: SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted"},
 		{"%SYS-5-RELOAD: Reload requested by admin on console. Reload Reason: Reload Command.", ""},
 		{"snmpd[359]: SNMPD_TRAP_WARM_START: trap_generate_warm: SNMP trap: warm start", ""},
+		// EOS: the boot's line, and ProcMgr's and the launcher's for one
+		// agent (ipspace/blog's netlab syslog post, napalm-logs).
+		{"%SYS-5-SYSTEM_INITIALIZED: System is initialized", "device_rebooted"},
+		{"%PROCMGR-6-WORKER_WARMSTART: ProcMgr worker warm start. (PID=632)", ""},
+		{"%PROCMGR-7-WORKER_WARMSTART_DONE: ProcMgr worker warm start done. (PID=547)", ""},
+		{"%PROCMGR-6-PROCESS_RESTART: Restarting 'Bgp' immediately (it had PID=32058)", ""},
+		{"%LAUNCHER-6-PROCESS_STOP: Configuring process 'SystemInitMonitor' to stop in role 'ActiveSupervisor'", ""},
 	} {
 		if info := c.Classify(&telemetry.Log{Message: tc.msg}); info.Event != tc.event {
 			t.Errorf("%q: event %q (rule %s), want %q", tc.msg, info.Event, info.Rule, tc.event)

@@ -525,6 +525,19 @@ func syslogRules() []rule {
 				{"snmpd[359]: SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted", nil},
 				{"snmpd[359]: %DAEMON-2-SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted", nil},
 			}},
+		// EOS: SystemInitMonitor logs SYSTEM_INITIALIZED once every agent
+		// is up after a boot, and is then stopped until the next one
+		// (ProcLauncher's "Configuring process 'SystemInitMonitor' to stop"
+		// right after it): cEOS routers' syslog in ipspace/blog
+		// content/posts/2025/10/netlab-syslog-server.md and content/posts/
+		// 2026/09/netlab-syslog.md, and a leaf's log in aristanetworks/anta
+		// tests/units/anta_tests/test_logging.py. Not ProcMgr's
+		// WORKER_WARMSTART (the same syslog) or PROCESS_RESTART (napalm-logs'
+		// EOS example): one agent restarted.
+		{name: "arista_system_initialized", needs: "%SYS-5-SYSTEM_INITIALIZED:", patterns: []*regexp.Regexp{re(`%SYS-5-SYSTEM_INITIALIZED: System is initialized\b`)},
+			event: "device_rebooted", examples: []example{
+				{"%SYS-5-SYSTEM_INITIALIZED: System is initialized", "device_rebooted", nil},
+			}},
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
