@@ -58,8 +58,9 @@ func TestRestartLoggedAndTrappedIsOneEvent(t *testing.T) {
 }
 
 // TestRestartLinesClassified: what a device logs once it is up after a
-// boot raises device_rebooted; a reload asked for (before it) and one
-// process or daemon restarted (Junos snmpd's warmStart, EOS agents) do not.
+// boot raises device_rebooted; a reload or reboot asked for (before it), a
+// shutdown, one process or daemon restarted, another VDC started and a
+// supervisor becoming active (a switchover too) do not.
 func TestRestartLinesClassified(t *testing.T) {
 	c := NewClassifier()
 	for _, tc := range []struct{ msg, event string }{
@@ -74,6 +75,13 @@ func TestRestartLinesClassified(t *testing.T) {
 		{"%PROCMGR-7-WORKER_WARMSTART_DONE: ProcMgr worker warm start done. (PID=547)", ""},
 		{"%PROCMGR-6-PROCESS_RESTART: Restarting 'Bgp' immediately (it had PID=32058)", ""},
 		{"%LAUNCHER-6-PROCESS_STOP: Configuring process 'SystemInitMonitor' to stop in role 'ActiveSupervisor'", ""},
+		// NX-OS: the default VDC up; the reload asked for; another VDC
+		// (our words, in the form elastic/beats parses); a supervisor
+		// active (an MDS's line in a public syslog parser's tests).
+		{"%VDC_MGR-2-VDC_ONLINE: vdc 1 has come online", "device_rebooted"},
+		{"%PLATFORM-2-PFM_SYSTEM_RESET: Manual system restart from Command Line Interface", ""},
+		{"%VDC_MGR-2-VDC_ONLINE: vdc 2 has come online", ""},
+		{"%MODULE-5-ACTIVE_SUP_OK: Supervisor 1 is active", ""},
 	} {
 		if info := c.Classify(&telemetry.Log{Message: tc.msg}); info.Event != tc.event {
 			t.Errorf("%q: event %q (rule %s), want %q", tc.msg, info.Event, info.Rule, tc.event)

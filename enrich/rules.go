@@ -538,6 +538,18 @@ func syslogRules() []rule {
 			event: "device_rebooted", examples: []example{
 				{"%SYS-5-SYSTEM_INITIALIZED: System is initialized", "device_rebooted", nil},
 			}},
+		// NX-OS: VDC_MGR logs VDC_ONLINE for vdc 1, the default VDC, as the
+		// switch comes up: a Nexus 9000v's boot console in a public NX-OSv
+		// write-up (which shows PLATFORM-2-PFM_SYSTEM_RESET, the reload asked
+		// for, before it) and in a public POAP guide; elastic/beats
+		// x-pack/filebeat/module/cisco/nexus/config/pipeline.js parses "vdc
+		// N has come online". Another VDC's (a Nexus 7000's vdc 2) is that
+		// VDC's start, not the switch's; MODULE-5-ACTIVE_SUP_OK comes at a
+		// supervisor switchover too.
+		{name: "nxos_vdc_online", needs: "-VDC_ONLINE:", patterns: []*regexp.Regexp{re(`%VDC_MGR-\d-VDC_ONLINE: vdc 1 has come online\b`)},
+			event: "device_rebooted", examples: []example{
+				{"%VDC_MGR-2-VDC_ONLINE: vdc 1 has come online", "device_rebooted", nil},
+			}},
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
