@@ -82,6 +82,9 @@ func TestRestartLinesClassified(t *testing.T) {
 		{"%PLATFORM-2-PFM_SYSTEM_RESET: Manual system restart from Command Line Interface", ""},
 		{"%VDC_MGR-2-VDC_ONLINE: vdc 2 has come online", ""},
 		{"%MODULE-5-ACTIVE_SUP_OK: Supervisor 1 is active", ""},
+		// RouterOS.
+		{"system,info router rebooted", "device_rebooted"},
+		{"system,error,critical router rebooted without proper shutdown, probably power outage", "device_rebooted"},
 	} {
 		if info := c.Classify(&telemetry.Log{Message: tc.msg}); info.Event != tc.event {
 			t.Errorf("%q: event %q (rule %s), want %q", tc.msg, info.Event, info.Rule, tc.event)

@@ -550,6 +550,20 @@ func syslogRules() []rule {
 			event: "device_rebooted", examples: []example{
 				{"%VDC_MGR-2-VDC_ONLINE: vdc 1 has come online", "device_rebooted", nil},
 			}},
+		// RouterOS logs "router rebooted" under system,info first thing
+		// after a boot (the RouterOS manual's Log page, its /log print
+		// example; a device's log in a public MCP server's tests, after
+		// "installed system-7.22.1"), and "router rebooted without proper
+		// shutdown, probably power outage" under system,error,critical
+		// after a power loss (nocproject/noc .../MikroTik/RouterOS/System/
+		// Reboot_SYSLOG_.json, and a router's log in a public write-up).
+		// The topics are left out under bsd-syslog.
+		{name: "mikrotik_rebooted", vendor: VendorMikroTik, needs: "router rebooted", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)+ )?router rebooted(?: without proper shutdown(?:, probably power outage)?)?$`)},
+			event: "device_rebooted", examples: []example{
+				{"system,info router rebooted", "device_rebooted", nil},
+				{"system,error,critical router rebooted without proper shutdown, probably power outage", "device_rebooted", nil},
+				{"router rebooted", "device_rebooted", nil},
+			}},
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
