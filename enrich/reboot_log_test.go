@@ -85,6 +85,13 @@ func TestRestartLinesClassified(t *testing.T) {
 		// RouterOS.
 		{"system,info router rebooted", "device_rebooted"},
 		{"system,error,critical router rebooted without proper shutdown, probably power outage", "device_rebooted"},
+		// FortiOS: 32009 a start; 32545 a scheduled reboot starting,
+		// 32200 a shutdown, 20204 a daemon started (the log message
+		// reference's IDs; the lines ours).
+		{`date=2026-11-29 time=14:02:41 devname="fw1" logid="0100032009" type="event" subtype="system" level="information" vd="root" logdesc="FortiGate started" msg="FortiGate started"`, "device_rebooted"},
+		{`date=2026-11-29 time=03:00:00 devname="fw1" logid="0100032545" type="event" subtype="system" level="critical" vd="root" logdesc="Scheduled daily reboot started" msg="Scheduled daily reboot started"`, ""},
+		{`date=2026-11-29 time=14:00:02 devname="fw1" logid="0100032200" type="event" subtype="system" level="critical" vd="root" logdesc="Device shutdown" user="admin" ui="ssh(10.0.0.5)" action="shutdown"`, ""},
+		{`date=2026-11-29 time=14:03:10 devname="fw1" logid="0100020204" type="event" subtype="system" level="information" vd="root" logdesc="Daemon started" daemon="snmpd" pid=1234 action="start"`, ""},
 	} {
 		if info := c.Classify(&telemetry.Log{Message: tc.msg}); info.Event != tc.event {
 			t.Errorf("%q: event %q (rule %s), want %q", tc.msg, info.Event, info.Rule, tc.event)

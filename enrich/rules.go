@@ -564,6 +564,19 @@ func syslogRules() []rule {
 				{"system,error,critical router rebooted without proper shutdown, probably power outage", "device_rebooted", nil},
 				{"router rebooted", "device_rebooted", nil},
 			}},
+		// FortiOS: log ID 32009, LOG_ID_SYSTEM_START, "FortiGate started"
+		// (FortiOS Log Message Reference, docs.fortinet.com/document/
+		// fortigate/6.2.1/fortios-log-message-reference/316371/
+		// 32009-log-id-system-start): the reference gives the fields, not a
+		// line, so the example's values are ours. Not 32545 (a scheduled
+		// reboot started: before it), 32200 (device shutdown) or 20204 (a
+		// daemon started).
+		{name: "fortinet_system_start", vendor: VendorFortinet, needs: "0100032009",
+			pairs: map[string]string{"logid": "0100032009"},
+			event: "device_rebooted", examples: []example{
+				{`date=2026-11-29 time=14:02:41 devname="fw1" devid="FGT60F0000000001" eventtime=1795960961000000000 tz="+0000" logid="0100032009" type="event" subtype="system" level="information" vd="root" logdesc="FortiGate started" msg="FortiGate started"`, "device_rebooted", nil},
+				{`date=2026-11-29 time=14:02:41 devname=fw1 logid=0100032009 type=event subtype=system level=information logdesc="FortiGate started"`, "device_rebooted", nil},
+			}},
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
