@@ -57,9 +57,10 @@ func TestRestartLoggedAndTrappedIsOneEvent(t *testing.T) {
 	}
 }
 
-// TestRestartLinesClassified: what a device logs at a restart raises
-// device_rebooted; a reload asked for (before it) and Junos snmpd's own
-// restart (warmStart) do not.
+// TestRestartLinesClassified: what a device logs once it is up after a
+// boot raises device_rebooted; a reload or reboot asked for (before it), a
+// shutdown, one process or daemon restarted, another VDC started and a
+// supervisor becoming active (a switchover too) do not.
 func TestRestartLinesClassified(t *testing.T) {
 	c := NewClassifier()
 	for _, tc := range []struct{ msg, event string }{
@@ -67,6 +68,30 @@ func TestRestartLinesClassified(t *testing.T) {
 		{"snmpd[359]: SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted"},
 		{"%SYS-5-RELOAD: Reload requested by admin on console. Reload Reason: Reload Command.", ""},
 		{"snmpd[359]: SNMPD_TRAP_WARM_START: trap_generate_warm: SNMP trap: warm start", ""},
+		// EOS: the boot's line, and ProcMgr's and the launcher's for one
+		// agent (ipspace/blog's netlab syslog post, napalm-logs).
+		{"%SYS-5-SYSTEM_INITIALIZED: System is initialized", "device_rebooted"},
+		{"%PROCMGR-6-WORKER_WARMSTART: ProcMgr worker warm start. (PID=632)", ""},
+		{"%PROCMGR-7-WORKER_WARMSTART_DONE: ProcMgr worker warm start done. (PID=547)", ""},
+		{"%PROCMGR-6-PROCESS_RESTART: Restarting 'Bgp' immediately (it had PID=32058)", ""},
+		{"%LAUNCHER-6-PROCESS_STOP: Configuring process 'SystemInitMonitor' to stop in role 'ActiveSupervisor'", ""},
+		// NX-OS: the default VDC up; the reload asked for; another VDC
+		// (our words, in the form elastic/beats parses); a supervisor
+		// active (an MDS's line in a public syslog parser's tests).
+		{"%VDC_MGR-2-VDC_ONLINE: vdc 1 has come online", "device_rebooted"},
+		{"%PLATFORM-2-PFM_SYSTEM_RESET: Manual system restart from Command Line Interface", ""},
+		{"%VDC_MGR-2-VDC_ONLINE: vdc 2 has come online", ""},
+		{"%MODULE-5-ACTIVE_SUP_OK: Supervisor 1 is active", ""},
+		// RouterOS.
+		{"system,info router rebooted", "device_rebooted"},
+		{"system,error,critical router rebooted without proper shutdown, probably power outage", "device_rebooted"},
+		// FortiOS: 32009 a start; 32545 a scheduled reboot starting,
+		// 32200 a shutdown, 20204 a daemon started (the log message
+		// reference's IDs; the lines ours).
+		{`date=2026-11-29 time=14:02:41 devname="fw1" logid="0100032009" type="event" subtype="system" level="information" vd="root" logdesc="FortiGate started" msg="FortiGate started"`, "device_rebooted"},
+		{`date=2026-11-29 time=03:00:00 devname="fw1" logid="0100032545" type="event" subtype="system" level="critical" vd="root" logdesc="Scheduled daily reboot started" msg="Scheduled daily reboot started"`, ""},
+		{`date=2026-11-29 time=14:00:02 devname="fw1" logid="0100032200" type="event" subtype="system" level="critical" vd="root" logdesc="Device shutdown" user="admin" ui="ssh(10.0.0.5)" action="shutdown"`, ""},
+		{`date=2026-11-29 time=14:03:10 devname="fw1" logid="0100020204" type="event" subtype="system" level="information" vd="root" logdesc="Daemon started" daemon="snmpd" pid=1234 action="start"`, ""},
 	} {
 		if info := c.Classify(&telemetry.Log{Message: tc.msg}); info.Event != tc.event {
 			t.Errorf("%q: event %q (rule %s), want %q", tc.msg, info.Event, info.Rule, tc.event)

@@ -525,6 +525,58 @@ func syslogRules() []rule {
 				{"snmpd[359]: SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted", nil},
 				{"snmpd[359]: %DAEMON-2-SNMPD_TRAP_COLD_START: trap_generate_cold: SNMP trap: cold start", "device_rebooted", nil},
 			}},
+		// EOS: SystemInitMonitor logs SYSTEM_INITIALIZED once every agent
+		// is up after a boot, and is then stopped until the next one
+		// (ProcLauncher's "Configuring process 'SystemInitMonitor' to stop"
+		// right after it): cEOS routers' syslog in ipspace/blog
+		// content/posts/2025/10/netlab-syslog-server.md and content/posts/
+		// 2026/09/netlab-syslog.md, and a leaf's log in aristanetworks/anta
+		// tests/units/anta_tests/test_logging.py. Not ProcMgr's
+		// WORKER_WARMSTART (the same syslog) or PROCESS_RESTART (napalm-logs'
+		// EOS example): one agent restarted.
+		{name: "arista_system_initialized", needs: "%SYS-5-SYSTEM_INITIALIZED:", patterns: []*regexp.Regexp{re(`%SYS-5-SYSTEM_INITIALIZED: System is initialized\b`)},
+			event: "device_rebooted", examples: []example{
+				{"%SYS-5-SYSTEM_INITIALIZED: System is initialized", "device_rebooted", nil},
+			}},
+		// NX-OS: VDC_MGR logs VDC_ONLINE for vdc 1, the default VDC, as the
+		// switch comes up: a Nexus 9000v's boot console in a public NX-OSv
+		// write-up (which shows PLATFORM-2-PFM_SYSTEM_RESET, the reload asked
+		// for, before it) and in a public POAP guide; elastic/beats
+		// x-pack/filebeat/module/cisco/nexus/config/pipeline.js parses "vdc
+		// N has come online". Another VDC's (a Nexus 7000's vdc 2) is that
+		// VDC's start, not the switch's; MODULE-5-ACTIVE_SUP_OK comes at a
+		// supervisor switchover too.
+		{name: "nxos_vdc_online", needs: "-VDC_ONLINE:", patterns: []*regexp.Regexp{re(`%VDC_MGR-\d-VDC_ONLINE: vdc 1 has come online\b`)},
+			event: "device_rebooted", examples: []example{
+				{"%VDC_MGR-2-VDC_ONLINE: vdc 1 has come online", "device_rebooted", nil},
+			}},
+		// RouterOS logs "router rebooted" under system,info first thing
+		// after a boot (the RouterOS manual's Log page, its /log print
+		// example; a device's log in a public MCP server's tests, after
+		// "installed system-7.22.1"), and "router rebooted without proper
+		// shutdown, probably power outage" under system,error,critical
+		// after a power loss (nocproject/noc .../MikroTik/RouterOS/System/
+		// Reboot_SYSLOG_.json, and a router's log in a public write-up).
+		// The topics are left out under bsd-syslog.
+		{name: "mikrotik_rebooted", vendor: VendorMikroTik, needs: "router rebooted", patterns: []*regexp.Regexp{re(`^(?:[a-z]+(?:,[a-z]+)+ )?router rebooted(?: without proper shutdown(?:, probably power outage)?)?$`)},
+			event: "device_rebooted", examples: []example{
+				{"system,info router rebooted", "device_rebooted", nil},
+				{"system,error,critical router rebooted without proper shutdown, probably power outage", "device_rebooted", nil},
+				{"router rebooted", "device_rebooted", nil},
+			}},
+		// FortiOS: log ID 32009, LOG_ID_SYSTEM_START, "FortiGate started"
+		// (FortiOS Log Message Reference, docs.fortinet.com/document/
+		// fortigate/6.2.1/fortios-log-message-reference/316371/
+		// 32009-log-id-system-start): the reference gives the fields, not a
+		// line, so the example's values are ours. Not 32545 (a scheduled
+		// reboot started: before it), 32200 (device shutdown) or 20204 (a
+		// daemon started).
+		{name: "fortinet_system_start", vendor: VendorFortinet, needs: "0100032009",
+			pairs: map[string]string{"logid": "0100032009"},
+			event: "device_rebooted", examples: []example{
+				{`date=2026-11-29 time=14:02:41 devname="fw1" devid="FGT60F0000000001" eventtime=1795960961000000000 tz="+0000" logid="0100032009" type="event" subtype="system" level="information" vd="root" logdesc="FortiGate started" msg="FortiGate started"`, "device_rebooted", nil},
+				{`date=2026-11-29 time=14:02:41 devname=fw1 logid=0100032009 type=event subtype=system level=information logdesc="FortiGate started"`, "device_rebooted", nil},
+			}},
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.

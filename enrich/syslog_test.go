@@ -64,7 +64,8 @@ func TestLooseRulesReadAddressesAndFailures(t *testing.T) {
 		{"pam_unix(cron:session): session opened for user root(uid=0) by root(uid=0)", "", nil},
 		{"pam_unix(sudo:session): session opened for user root by netops(uid=1000)", "", nil},
 		{"routed: BGP peer fe80::1 state changed from Established to Idle", "bgp_peer_down", map[string]string{"neighbor": "fe80::1"}},
-		{"system,info router rebooted", "", nil},
+		// No configuration change (no "by"): RouterOS's line after a boot.
+		{"system,info router rebooted", "device_rebooted", nil},
 		{"system,info,account user netadmin logged in from 10.20.0.9 via winbox", "login_succeeded", map[string]string{"user": "netadmin"}},
 		{"00180 mgr:  SME CONSOLE Session - MANAGER Mode", "", nil},
 	} {
