@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -25,6 +26,8 @@ import (
 
 const (
 	kafkaSeedsEnv = "WEIR_ENRICH_KAFKA_SEEDS"
+	// childLogEnv, set, has the "paths" crash child log to stderr.
+	childLogEnv = "WEIR_TEST_CHILD_LOG"
 	// kafkaSession is the workers' session timeout: how long the group
 	// waits for the members of a killed process.
 	kafkaSession = 1500 * time.Millisecond
@@ -40,7 +43,11 @@ func TestEnrichKafkaCrashChild(t *testing.T) {
 	}
 	// Small fetches make small batches: many transactions, so that kills
 	// fall in every phase of one.
-	b, err := kafkacluster.New(strings.Split(seeds, ","), kafkacluster.WithReplicationFactor(3),
+	// One instance name for every run, as weir run keeps its own in the
+	// data directory: a run's members take the killed run's partitions
+	// back at their first join (static membership, see
+	// kafkacluster.WithInstance).
+	b, err := kafkacluster.New(strings.Split(seeds, ","), kafkacluster.WithReplicationFactor(3), kafkacluster.WithInstance("crash-child"),
 		kafkacluster.WithClientOpts(kgo.FetchMaxBytes(16<<10), kgo.FetchMaxPartitionBytes(16<<10)))
 	if err != nil {
 		fmt.Println("kafka:", err)
@@ -53,8 +60,12 @@ func TestEnrichKafkaCrashChild(t *testing.T) {
 		// their rules, de-duplication on.
 		rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
 		rules.HoldUntilWarm(2)
-		go NewWorker(b, inv, cls, WithSharedEventRules(rules), WithMemberID("logs"), WithSessionTimeout(kafkaSession)).Run(context.Background())
-		go NewTrapWorker(b, inv, WithSharedEventRules(rules), WithMemberID("traps"), WithSessionTimeout(kafkaSession)).Run(context.Background())
+		logger := slog.New(slog.DiscardHandler)
+		if os.Getenv(childLogEnv) != "" {
+			logger = slog.New(slog.NewTextHandler(os.Stderr, nil)).With("pid", os.Getpid())
+		}
+		go NewWorker(b, inv, cls, WithSharedEventRules(rules), WithMemberID("logs"), WithSessionTimeout(kafkaSession), WithWorkerLogger(logger.With("worker", "logs"))).Run(context.Background())
+		go NewTrapWorker(b, inv, WithSharedEventRules(rules), WithMemberID("traps"), WithSessionTimeout(kafkaSession), WithWorkerLogger(logger.With("worker", "traps"))).Run(context.Background())
 		select {} // until SIGKILL
 	}
 	for i := range 2 {

@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -88,20 +89,22 @@ func TestCrossPathExactlyOnceUnderKillOnKafka(t *testing.T) {
 	}
 	killOnKafka(t, seeds, "paths", links, progress)
 
-	downs := map[string]int{}
+	downs, causes := map[string]int{}, map[string][]string{}
 	for _, v := range readCommitted(t, ctx, b, seeds, telemetry.TopicEvents, 3) {
 		var ev telemetry.Event
 		if err := json.Unmarshal(v, &ev); err != nil {
 			t.Fatal(err)
 		}
-		downs[ev.Type+" "+ev.Device+" "+ev.ObjectID]++
+		l := ev.Type + " " + ev.Device + " " + ev.ObjectID
+		downs[l]++
+		causes[l] = append(causes[l], fmt.Sprintf("%s/%d@%d", ev.Cause.Topic, ev.Cause.Partition, ev.Cause.Offset))
 	}
 	twice := 0
 	for l, n := range downs {
 		if n != 1 {
 			twice++
 			if twice <= 5 {
-				t.Errorf("%s: %d events, want 1", l, n)
+				t.Errorf("%s: %d events, want 1 (caused by %v)", l, n, causes[l])
 			}
 		}
 	}

@@ -60,7 +60,11 @@ type Broker struct {
 
 	rf       int16
 	instance string // names the process in transactional ids
-	logger   *slog.Logger
+	// static: instance was given (WithInstance), so it names the process
+	// across restarts too, and transactional members are static (see
+	// consumeTxn).
+	static bool
+	logger *slog.Logger
 
 	// Fetch's: where partitions are led, from metadata (asked again
 	// when a fetch finds it out of date), and its decompressor.
@@ -114,7 +118,20 @@ func WithClientOpts(opts ...kgo.Opt) Option {
 // it is the default) lets the restarted process abort the transactions its
 // predecessor left open at once, instead of the cluster doing so after the
 // transaction timeout.
-func WithInstance(name string) Option { return func(b *Broker) { b.instance = name } }
+//
+// Its transactional members are also static group members (KIP-345), with
+// their transactional id as group.instance.id: a process killed and
+// started again takes its predecessor's partitions back at its first join,
+// all at once, rather than one rebalance after another as the dead
+// members' sessions expire meanwhile. (Enrichment warms up the partitions
+// its workers are given before judging live records; given some of them
+// seconds later, a worker judged a partition's syslog lines before the
+// trap worker had read back the traps of the same links, and their events
+// were published twice.) A member that closes leaves the group by its
+// instance id, so a stop hands its partitions over at once, as before.
+func WithInstance(name string) Option {
+	return func(b *Broker) { b.instance, b.static = name, name != "" }
+}
 
 // WithLogger is where the backend reports what it works around (a topic's
 // size limit lowered under its batches); none by default.
@@ -1015,6 +1032,7 @@ type consumer struct {
 	mu           sync.Mutex
 	assigned     []broker.TopicPartition
 	cancel       context.CancelFunc // the client's context
+	instanceID   string             // a static member's group.instance.id; "" for a dynamic one
 }
 
 // updateAssigned adds (or removes) the partitions in m to (or from) the
@@ -1250,12 +1268,39 @@ func (c *consumer) leave(try bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
 	err := c.cl.LeaveGroupContext(ctx)
+	if err == nil && c.instanceID != "" {
+		// franz-go does not leave for a static member (its restart is
+		// to take its partitions back); a stop hands them over now.
+		err = c.leaveStatic(ctx)
+	}
 	cancel()
 	if err != nil {
 		c.logger.Warn("kafka: leaving the consumer group failed; the cluster drops the member after its session timeout",
 			slog.String("group", c.group), slog.Any("error", err))
 		c.cancel()
 	}
+}
+
+// leaveStatic sends the LeaveGroup of a static member, by its instance id.
+func (c *consumer) leaveStatic(ctx context.Context) error {
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = c.group
+	m := kmsg.NewLeaveGroupRequestMember()
+	m.InstanceID = &c.instanceID
+	req.Members = append(req.Members, m)
+	resp, err := req.RequestWith(ctx, c.cl)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	for _, m := range resp.Members {
+		if err := kerr.ErrorForCode(m.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
+			return err // unknown: the group dropped it already
+		}
+	}
+	return nil
 }
 
 // mapErr maps Kafka errors to the broker package's, so callers handle both

@@ -88,6 +88,11 @@ func (b *Broker) consumeTxn(group, member string, session time.Duration, c *cons
 	}
 	id := claimTxnID(fmt.Sprintf("weir-%s-%s-%s", group, member, b.instance))
 	txnTimeout := session * 4 / 5
+	if b.static {
+		// See WithInstance.
+		kopts = append(kopts, kgo.InstanceID(id))
+		c.instanceID = id
+	}
 	kopts = append(kopts,
 		// Offsets are committed only inside transactions: nothing on
 		// revoke (the session aborts the transaction in progress).
