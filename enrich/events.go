@@ -66,6 +66,16 @@ type detector struct {
 	waiting    map[any][]any
 	deliveries chan struct{}
 	originWarn throttle.Throttle // of the waits that timed out
+	// handed are the records whose events a cycle's takeOver moved to
+	// another worker's batch, until their own is delivered: enriched
+	// again (their transaction aborted, and another worker of the
+	// process took the partition), their events are left out.
+	handed map[origin]struct{}
+	// leftFrom is, per input partition, every origin of the events its
+	// records left out repeats of (waits keeps the last of each
+	// partition): those a takeOver moves.
+	leftFrom map[broker.TopicPartition][]origin
+	tookOver int // events moved so, for tests
 	// originWaitFor is originWait, but where tests lower it (0: originWait).
 	originWaitFor time.Duration
 	// names are the interfaces SNMP polls name by ifIndex, for the
@@ -741,7 +751,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 		// a repeat). It goes out again as it went then: with the
 		// flapping event it raised, or not at all if it was left out;
 		// it is not counted twice.
-		if d.leftOutBefore(ev, id) {
+		if d.leftOutBefore(ev, id) || d.wasHandedOver(ev.Cause) {
 			return out
 		}
 		out = append(out, ev)

@@ -189,7 +189,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	gate.checkInput(ctx, w.b, w.input)
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)
-	w.out.origins = w.det
+	w.out.origins, w.out.events = w.det, w.topics.Events
 	if !w.out.alignRetrying(ctx, w.metrics, w.topics.Events) {
 		return nil // ctx ended
 	}

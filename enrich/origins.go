@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/weirnet/weir/broker"
@@ -68,6 +69,14 @@ func (d *detector) dependOn(c telemetry.Cause, from origin) {
 	if tp == from.tp || !d.undelivered(from) {
 		return // one partition's records are delivered in order
 	}
+	// Each origin, for a cycle's takeOver; the waits keep the last of
+	// each partition.
+	if d.leftFrom == nil {
+		d.leftFrom = map[broker.TopicPartition][]origin{}
+	}
+	if l := d.leftFrom[tp]; len(l) == 0 || l[len(l)-1] != from {
+		d.leftFrom[tp] = append(l, from)
+	}
 	deps := d.waits[tp]
 	for i := range deps {
 		if deps[i].tp == from.tp {
@@ -106,6 +115,7 @@ func (d *detector) own(who any, assigned []broker.TopicPartition) {
 		if w == who && !containsPartition(assigned, tp) {
 			delete(d.owners, tp)
 			delete(d.waits, tp)
+			delete(d.leftFrom, tp)
 			lost = true
 		}
 	}
@@ -131,6 +141,11 @@ func (d *detector) delivered(parts []broker.TopicPartition) {
 		if pos, ok := d.read[tp]; ok && pos.delivered != pos.next {
 			pos.delivered = pos.next
 			d.read[tp] = pos
+		}
+	}
+	for o := range d.handed {
+		if containsPartition(parts, o.tp) && !d.undelivered(o) {
+			delete(d.handed, o)
 		}
 	}
 	d.wake()
@@ -160,12 +175,14 @@ func (d *detector) awaitOrigins(ctx context.Context, who any, parts []broker.Top
 	defer func() {
 		for _, tp := range parts {
 			delete(d.waits, tp)
+			delete(d.leftFrom, tp)
 		}
 		delete(d.waiting, who)
 	}()
 	var timer *time.Timer
 	for {
 		var on []any
+	scan:
 		for _, tp := range parts {
 			for _, o := range d.waits[tp] {
 				if !d.undelivered(o) || containsPartition(parts, o.tp) {
@@ -174,10 +191,17 @@ func (d *detector) awaitOrigins(ctx context.Context, who any, parts []broker.Top
 				// A partition no worker here owns was taken by another
 				// process, which enriches its records again, not knowing
 				// this batch's: nothing to wait for. An owner waiting for
-				// this batch is a cycle.
+				// this batch is a cycle: this batch takes the events it
+				// waits for over (takeOver, which changes the waits: look
+				// again) and does not wait.
 				owner := d.owners[o.tp]
-				if owner == nil || d.waitsFor(owner, who) {
+				if owner == nil {
 					continue
+				}
+				if d.waitsFor(owner, who) {
+					d.takeOver(who, owner, o.tp, parts)
+					on = on[:0]
+					goto scan
 				}
 				on = append(on, owner)
 			}
@@ -215,6 +239,91 @@ func (d *detector) awaitOrigins(ctx context.Context, who any, parts []broker.Top
 			return true
 		}
 	}
+}
+
+// eventHolder is a worker's outputs as takeOver moves events between
+// them.
+type eventHolder interface {
+	// handOver removes the events of the input records of tp at offs
+	// (sorted) from the batch the worker is delivering, waiting in
+	// awaitOrigins, and returns copies of them; none if it holds none (or
+	// delivers without transactions, where no batch waits before it is
+	// published).
+	handOver(tp broker.TopicPartition, offs []int64) []outRecord
+	// takeEvents adds events handed over to the batch the worker is
+	// delivering, as outputs no input record of its own caused.
+	takeEvents(evs []outRecord)
+}
+
+// takeOver breaks a cycle of waits on a Kafka cluster, where a batch is
+// delivered by its transaction's commit: two workers' batches (or more,
+// around a ring) each left out a repeat of a change whose event the other
+// holds, so neither may commit first, and the first to commit regardless
+// could lose a change to a crash before the other's commit (its repeat
+// committed, the change's event not: after the restart the repeat is read
+// back, and the change, enriched again, is its repeat). Both batches are
+// waiting, their outputs not yet produced, so who, the batch that finds the
+// cycle, takes the events it waits for (those of owner's records of
+// partition tp that the records of its partitions parts left out repeats
+// of; not the others, whose records would then be committed before their
+// events, and judged again after a crash, without the repeat to say their
+// change was published) into its own transaction: what it left out and
+// what it repeats then commit together, and owner, which waits for who,
+// commits after. d.mu is held; owner is blocked in awaitOrigins.
+func (d *detector) takeOver(who, owner any, tp broker.TopicPartition, parts []broker.TopicPartition) {
+	// Whatever it moves, who does not wait for tp's records: they wait
+	// for who.
+	defer func() {
+		ofTP := func(o origin) bool { return o.tp == tp }
+		for _, p := range parts {
+			if w, ok := d.waits[p]; ok {
+				d.waits[p] = slices.DeleteFunc(w, ofTP)
+			}
+			if l, ok := d.leftFrom[p]; ok {
+				d.leftFrom[p] = slices.DeleteFunc(l, ofTP)
+			}
+		}
+	}()
+	from, ok := owner.(eventHolder)
+	to, ok2 := who.(eventHolder)
+	if !ok || !ok2 {
+		return
+	}
+	var offs []int64
+	for _, p := range parts {
+		for _, o := range d.leftFrom[p] {
+			if o.tp == tp && d.undelivered(o) {
+				offs = append(offs, o.offset)
+			}
+		}
+	}
+	if len(offs) == 0 {
+		return
+	}
+	slices.Sort(offs)
+	offs = slices.Compact(offs)
+	evs := from.handOver(tp, offs)
+	if len(evs) == 0 {
+		return
+	}
+	to.takeEvents(evs)
+	d.tookOver += len(evs)
+	if d.handed == nil {
+		d.handed = map[origin]struct{}{}
+	}
+	for _, off := range offs {
+		d.handed[origin{tp, off}] = struct{}{}
+	}
+}
+
+// wasHandedOver reports whether the events of the record at c went with
+// another worker's batch (takeOver). d.mu is held.
+func (d *detector) wasHandedOver(c telemetry.Cause) bool {
+	if len(d.handed) == 0 || c.Topic == "" {
+		return false
+	}
+	_, ok := d.handed[origin{causePartition(c), c.Offset}]
+	return ok
 }
 
 // waitsFor reports whether worker a waits, directly or through others,

@@ -98,6 +98,13 @@ type outputs struct {
 	// its records again, and leaves out again, without waiting, what was
 	// left out).
 	polled []broker.TopicPartition
+	// events is the events topic; delivering, on a Kafka cluster, the
+	// batches deliver has in hand while it waits for their origins:
+	// another worker breaking a cycle of waits takes events from them
+	// (see detector.takeOver). Set by deliver before awaitOrigins and
+	// read by the other worker under the detector's lock.
+	events     string
+	delivering []outBatch
 
 	// publish's scratch, kept between calls (one publishes at a time).
 	runs    []partRun
@@ -933,8 +940,13 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		}
 		return true
 	}
-	if o.origins != nil && !o.origins.awaitOrigins(ctx, o, o.polled) {
-		return false // ctx ended
+	if o.origins != nil {
+		o.delivering = batches
+		ok := o.origins.awaitOrigins(ctx, o, o.polled)
+		o.delivering = nil
+		if !ok {
+			return false // ctx ended
+		}
 	}
 	all := append(o.carry, batches...)
 	var perr error
@@ -1040,6 +1052,43 @@ func outputGone(err error) bool {
 	return errors.Is(err, broker.ErrUnknownPartition) || errors.Is(err, broker.ErrUnknownTopic)
 }
 
+// handOver is eventHolder's: it takes the events of the input records of
+// tp at offs out of the batch deliver has in hand, and out of the replay memo
+// (an abort of this worker's transaction must not produce them again).
+// The copies it returns have no input record: they go by key with the
+// taker's transaction, and with its next one if that aborts (see carry).
+func (o *outputs) handOver(tp broker.TopicPartition, offs []int64) []outRecord {
+	if o.delivering == nil || tp.Topic != o.input {
+		return nil
+	}
+	var moved []outRecord
+	for i := range o.delivering {
+		b := &o.delivering[i]
+		if b.topic != o.events {
+			continue
+		}
+		kept := b.outs[:0]
+		for _, out := range b.outs {
+			if _, ok := slices.BinarySearch(offs, out.src); ok && out.part == tp.Partition {
+				moved = append(moved, outRecord{copyRecord(&out.rec), -1, -1})
+				continue
+			}
+			kept = append(kept, out)
+		}
+		b.outs = kept
+	}
+	for _, off := range offs {
+		o.replay.forgetEvents(inPos{tp.Partition, off})
+	}
+	return moved
+}
+
+// takeEvents is eventHolder's: the events go with the batch deliver has
+// in hand, as its carry does.
+func (o *outputs) takeEvents(evs []outRecord) {
+	o.carry = append(o.carry, outBatch{o.events, evs})
+}
+
 // replay remembers the outputs of input records whose transaction has not
 // committed yet. When an aborted transaction's records are polled again,
 // they get the same outputs instead of going through the worker's state a
@@ -1111,6 +1160,15 @@ func (r *replay) put(rec *broker.Record, main, events []outRecord) {
 	r.events = append(r.events, events...)
 	i[1], i[3] = len(r.main), len(r.events)
 	r.idx[inPos{rec.Partition, rec.Offset}] = i
+}
+
+// forgetEvents forgets the events remembered of the record at p (handed
+// over to another worker's transaction, see outputs.handOver).
+func (r *replay) forgetEvents(p inPos) {
+	if i, ok := r.idx[p]; ok {
+		i[3] = i[2]
+		r.idx[p] = i
+	}
 }
 
 // aborted: the transaction of the records polled since the last one

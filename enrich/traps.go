@@ -115,7 +115,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 	gate.checkInput(ctx, w.b, w.input)
 	w.out = newOutputs(w.b, w.input, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.evEnc.arena)
-	w.out.origins = w.det
+	w.out.origins, w.out.events = w.det, w.topics.Events
 	if !w.out.alignRetrying(ctx, w.topics.Events) {
 		return nil // ctx ended
 	}

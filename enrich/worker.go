@@ -335,7 +335,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	gate.checkInput(ctx, w.b, w.topics.RawSyslog)
 	w.out = newOutputs(w.b, w.topics.RawSyslog, w.logger, w.m, m.txn != nil)
 	w.out.useArenas(&w.arena, &w.evEnc.arena)
-	w.out.origins = w.det
+	w.out.origins, w.out.events = w.det, w.topics.Events
 	if !w.out.alignRetrying(ctx, w.topics.EnrichedSyslog, w.topics.Events) {
 		return nil // ctx ended
 	}
