@@ -217,6 +217,9 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.warmer.before(ctx, recs, w.warm)
 		if !gate.through {
 			w.warmer.idle(ctx, m.c, assigned, w.warm)
+			if len(assigned) > 0 || len(recs) > 0 {
+				w.warmer.everyAssigned(ctx, m.c, assignedWarmWait, w.warm)
+			}
 		}
 		if ctx.Err() != nil {
 			return nil // see warmer.before: a warm-up may have been cut short

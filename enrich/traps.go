@@ -138,6 +138,9 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		warmer.retain(assigned)
 		warmer.before(ctx, recs, w.warm)
 		warmer.idle(ctx, m.c, assigned, w.warm)
+		if !gate.through && (len(assigned) > 0 || len(recs) > 0) {
+			warmer.everyAssigned(ctx, m.c, assignedWarmWait, w.warm)
+		}
 		if ctx.Err() != nil {
 			return nil // see warmer.before: a warm-up may have been cut short
 		}

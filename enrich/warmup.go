@@ -182,6 +182,43 @@ func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker
 	}
 }
 
+// everyAssigned is idle until every partition c is assigned is warm, for
+// at most wait: before a worker counts as warm at the warm gate. idle
+// leaves a partition whose position the consumer does not know yet to the
+// next round; counted warm without it, a worker let the others judge live
+// records before it had read back that partition's past (on Kafka, a
+// syslog line published again as the change a trap there had reported
+// before a kill).
+func (wm *warmer) everyAssigned(ctx context.Context, c broker.Consumer, wait time.Duration, feed func(r *broker.Record, end time.Time)) {
+	if _, ok := c.(broker.Positioner); !ok || wm.window <= 0 {
+		return // idle warms nothing up
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		assigned := c.Assigned()
+		wm.idle(ctx, c, assigned, feed)
+		cold := false
+		for _, tp := range assigned {
+			cold = cold || !wm.warm[tp]
+		}
+		if !cold || ctx.Err() != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			wm.logger.Warn("enrich: counting as warm before every partition given was read back: their positions are not known", slog.Duration("waited", wait))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// assignedWarmWait bounds warmer.everyAssigned.
+const assignedWarmWait = 10 * time.Second
+
 // adoptUncommitted tells uncommitted, if set, of partition's warm-up,
 // whose live records start at from and whose window ends at end, and
 // reports whether it remembered any event.

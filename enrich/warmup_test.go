@@ -559,3 +559,58 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// positionLater is a consumer given partitions whose positions it learns
+// only after some calls, as a Kafka member may learn its committed offsets
+// some time after it was given them.
+type positionLater struct {
+	broker.Consumer
+	assigned []broker.TopicPartition
+	pos      int64
+	asked    map[broker.TopicPartition]int
+}
+
+func (p *positionLater) Assigned() []broker.TopicPartition { return p.assigned }
+
+func (p *positionLater) Position(tp broker.TopicPartition) (int64, bool) {
+	p.asked[tp]++
+	return p.pos, p.asked[tp] > 3*int(tp.Partition) // partition 0 at once, 1 at the fourth call
+}
+
+// TestEveryAssignedWarmsUpBeforeTheGate: before a worker counts as warm,
+// every partition it was given is read back, also one whose position the
+// consumer knows only a while after (idle alone leaves it to the next
+// round, after the gate opened).
+func TestEveryAssignedWarmsUpBeforeTheGate(t *testing.T) {
+	b, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	if err := b.CreateTopic(ctx, "w", broker.TopicConfig{Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for p := range int32(2) {
+		recs := make([]broker.Record, 5)
+		for i := range recs {
+			recs[i] = broker.Record{Value: []byte(fmt.Sprint(i)), Timestamp: time.Now()}
+		}
+		if err := b.ProducePartition(ctx, "w", p, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &positionLater{assigned: []broker.TopicPartition{{Topic: "w", Partition: 0}, {Topic: "w", Partition: 1}}, pos: 5,
+		asked: map[broker.TopicPartition]int{}}
+	fed := map[int32]int{}
+	feed := func(r *broker.Record, _ time.Time) { fed[r.Partition]++ }
+	wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
+	wm.idle(ctx, c, c.assigned, feed)
+	if fed[0] != 5 || fed[1] != 0 {
+		t.Fatalf("idle warmed up %v, want partition 0 alone (1's position not known yet)", fed)
+	}
+	wm.everyAssigned(ctx, c, 5*time.Second, feed)
+	if fed[0] != 5 || fed[1] != 5 {
+		t.Fatalf("warmed up %v, want both partitions' 5 records, once", fed)
+	}
+}

@@ -361,6 +361,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warmSyslog)
 		w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)
+		if !gate.through && (len(assigned) > 0 || len(recs) > 0) {
+			w.warmer.everyAssigned(ctx, m.c, assignedWarmWait, w.warmSyslog)
+		}
 		if ctx.Err() != nil {
 			return nil // see warmer.before: a warm-up may have been cut short
 		}

@@ -884,7 +884,7 @@ func (b *Broker) Consume(ctx context.Context, group string, topics []string, opt
 	for _, o := range opts {
 		o(&cfg)
 	}
-	c := &consumer{maxPollBytes: cfg.MaxPollBytes, group: group, logger: b.logger}
+	c := &consumer{maxPollBytes: cfg.MaxPollBytes, group: group, logger: b.logger, resetToLatest: cfg.ResetToLatest}
 	// The client's context, canceled by Close when the cluster does not
 	// answer (see leave).
 	cctx, ccancel := context.WithCancel(context.Background())
@@ -1033,6 +1033,8 @@ type consumer struct {
 	assigned     []broker.TopicPartition
 	cancel       context.CancelFunc // the client's context
 	instanceID   string             // a static member's group.instance.id; "" for a dynamic one
+	// resetToLatest: a partition without a commit is read from its end.
+	resetToLatest bool
 }
 
 // updateAssigned adds (or removes) the partitions in m to (or from) the
@@ -1230,7 +1232,39 @@ func (c *consumer) Position(tp broker.TopicPartition) (int64, bool) {
 	if done, ok := c.cl.CommittedOffsets()[tp.Topic][tp.Partition]; ok {
 		return done.Offset, true
 	}
-	return 0, false
+	return c.startOf(tp)
+}
+
+// startOf asks the cluster where the member's reading of tp starts, for a
+// partition franz-go was given and has not fetched yet (it learns a
+// partition without a commit only once it is polled): the group's
+// committed offset, else the log's start (its end for a group reset to
+// the latest). Enrichment's warm gate waits for every partition's
+// position before it counts a worker as warm.
+func (c *consumer) startOf(tp broker.TopicPartition) (int64, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(c.cl)
+	offs, err := adm.FetchOffsets(ctx, c.group)
+	if err != nil {
+		return 0, false
+	}
+	if o, ok := offs.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.At >= 0 {
+		return o.At, true
+	}
+	list := adm.ListStartOffsets
+	if c.resetToLatest {
+		list = adm.ListEndOffsets
+	}
+	lo, err := list(ctx, tp.Topic)
+	if err != nil {
+		return 0, false
+	}
+	l, ok := lo.Lookup(tp.Topic, tp.Partition)
+	if !ok || l.Err != nil {
+		return 0, false
+	}
+	return l.Offset, true
 }
 
 func (c *consumer) Assigned() []broker.TopicPartition {
