@@ -49,9 +49,9 @@ func TestEnrichCrashChild(t *testing.T) {
 	case "paths":
 		runPathsCrashChild(b, inv, cls)
 	case "pollpaths":
-		runPollPathsCrashChild(b, inv)
+		runStatePathsCrashChild(b, inv, telemetry.TopicRawSNMP)
 	case "gnmipaths":
-		runGNMIPathsCrashChild(b, inv)
+		runStatePathsCrashChild(b, inv, telemetry.TopicRawGNMI)
 	}
 	for i := range 2 {
 		// No de-duplication: every input line with an event must give

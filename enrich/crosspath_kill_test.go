@@ -110,16 +110,56 @@ func TestCrossPathExactlyOnceUnderKill(t *testing.T) {
 	wantOneDownPerLink(t, dir, links)
 }
 
-// runPollPathsCrashChild is runPathsCrashChild for polls and traps: a
-// metrics worker and a trap worker sharing their event rules.
-func runPollPathsCrashChild(b *embedded.Broker, inv *Inventory) {
+// runStatePathsCrashChild is runPathsCrashChild for a state path and
+// traps: a metrics worker on input (raw.snmp's polls, or raw.gnmi's
+// updates, as weir run has one for gNMI targets) and a trap worker sharing
+// their event rules. Each link has two input records (up, then down).
+func runStatePathsCrashChild(b *embedded.Broker, inv *Inventory, input string) {
 	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
 	rules.HoldUntilWarm(2)
-	go NewMetricsWorker(b, inv, WithSharedEventRules(rules), WithMemberID("polls")).Run(context.Background())
+	go NewMetricsWorker(b, inv, WithSharedEventRules(rules), WithMemberID("states"), WithInputTopic(input)).Run(context.Background())
 	go NewTrapWorker(b, inv, WithSharedEventRules(rules), WithMemberID("traps")).Run(context.Background())
 	reportProgress(b, func() int {
-		return min(committedInput(b, telemetry.TopicRawSNMP)/2, committedInput(b, telemetry.TopicRawTraps))
+		return min(committedInput(b, input)/2, committedInput(b, telemetry.TopicRawTraps))
 	})
+}
+
+// stateThenTrap is a killUntilDone addInput for a state path: each new
+// link's state record up (to input, a second before now), its linkDown
+// trap, then its state record down (now). state makes link port of dev's
+// record; trap its trap.
+func stateThenTrap(t *testing.T, input string, state func(dev string, port int, up bool, at time.Time) broker.Record,
+	trap func(i int, dev string, port int) broker.Record) func(b *embedded.Broker, n int) {
+	made := 0
+	return func(b *embedded.Broker, n int) {
+		var up, down, traps []broker.Record
+		now := time.Now()
+		for range n {
+			dev, port := fmt.Sprintf("dev%d", made%17), made/17
+			up = append(up, state(dev, port, true, now.Add(-time.Second)))
+			down = append(down, state(dev, port, false, now))
+			traps = append(traps, trap(made, dev, port))
+			made++
+		}
+		for _, p := range []struct {
+			topic string
+			recs  []broker.Record
+		}{{input, up}, {telemetry.TopicRawTraps, traps}, {input, down}} {
+			if err := b.Produce(context.Background(), p.topic, p.recs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// metricRecord is m as a raw record of its device.
+func metricRecord(t *testing.T, m telemetry.Metric) broker.Record {
+	v, _, err := m.AppendJSON(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return broker.Record{Key: []byte(m.Device), Value: v, Timestamp: m.Time,
+		Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}}
 }
 
 // TestPollAndTrapExactlyOnceUnderKill is TestCrossPathExactlyOnceUnderKill
@@ -131,54 +171,22 @@ func TestPollAndTrapExactlyOnceUnderKill(t *testing.T) {
 		t.Skip("crash test in -short mode")
 	}
 	dir := t.TempDir()
-	made := 0
-	row := func(dev string, port int, oper int64, at time.Time) broker.Record {
-		m := telemetry.Metric{V: telemetry.Version, Measurement: "snmp_interface", Device: dev, Source: "snmp",
+	row := func(dev string, port int, up bool, at time.Time) broker.Record {
+		oper := int64(2)
+		if up {
+			oper = 1
+		}
+		return metricRecord(t, telemetry.Metric{V: telemetry.Version, Measurement: "snmp_interface", Device: dev, Source: "snmp",
 			Tags:   map[string]string{"ifIndex": fmt.Sprint(port), "ifName": fmt.Sprintf("Gi0/%d", port)},
-			Fields: map[string]any{"ifOperStatus": oper}, Time: at, ReceivedAt: at}
-		v, _, err := m.AppendJSON(nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return broker.Record{Key: []byte(dev), Value: v, Timestamp: at,
-			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}}
+			Fields: map[string]any{"ifOperStatus": oper}, Time: at, ReceivedAt: at})
 	}
-	add := func(b *embedded.Broker, n int) {
-		var up, down, traps []broker.Record
-		now := time.Now()
-		for range n {
-			dev, port := fmt.Sprintf("dev%d", made%17), made/17
-			_, trap := linkDown(t, made)
-			made++
-			up = append(up, row(dev, port, 1, now.Add(-time.Second)))
-			down = append(down, row(dev, port, 2, now))
-			traps = append(traps, trap)
-		}
-		for _, p := range []struct {
-			topic string
-			recs  []broker.Record
-		}{{telemetry.TopicRawSNMP, up}, {telemetry.TopicRawTraps, traps}, {telemetry.TopicRawSNMP, down}} {
-			if err := b.Produce(context.Background(), p.topic, p.recs); err != nil {
-				t.Fatal(err)
-			}
-		}
+	trap := func(i int, _ string, _ int) broker.Record {
+		_, trap := linkDown(t, i)
+		return trap
 	}
-	links := killUntilDone(t, dir, "pollpaths", telemetry.TopicEvents, 1, 3000, add)
+	links := killUntilDone(t, dir, "pollpaths", telemetry.TopicEvents, 1, 3000, stateThenTrap(t, telemetry.TopicRawSNMP, row, trap))
 
 	wantOneDownPerLink(t, dir, links)
-}
-
-// runGNMIPathsCrashChild is runPathsCrashChild for gNMI and traps: a
-// metrics worker on raw.gnmi (as weir run has it for gNMI targets) and a
-// trap worker sharing their event rules.
-func runGNMIPathsCrashChild(b *embedded.Broker, inv *Inventory) {
-	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
-	rules.HoldUntilWarm(2)
-	go NewMetricsWorker(b, inv, WithSharedEventRules(rules), WithMemberID("gnmi"), WithInputTopic(telemetry.TopicRawGNMI)).Run(context.Background())
-	go NewTrapWorker(b, inv, WithSharedEventRules(rules), WithMemberID("traps")).Run(context.Background())
-	reportProgress(b, func() int {
-		return min(committedInput(b, telemetry.TopicRawGNMI)/2, committedInput(b, telemetry.TopicRawTraps))
-	})
 }
 
 // TestGNMIAndTrapExactlyOnceUnderKill is TestPollAndTrapExactlyOnceUnderKill
@@ -191,8 +199,11 @@ func TestGNMIAndTrapExactlyOnceUnderKill(t *testing.T) {
 		t.Skip("crash test in -short mode")
 	}
 	dir := t.TempDir()
-	made := 0
-	update := func(dev string, port int, oper string, at time.Time) broker.Record {
+	update := func(dev string, port int, up bool, at time.Time) broker.Record {
+		oper := "DOWN"
+		if up {
+			oper = "UP"
+		}
 		n := &gpb.Notification{Timestamp: at.UnixNano(), Update: []*gpb.Update{{
 			Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "interfaces"}, {Name: "interface", Key: map[string]string{"name": fmt.Sprintf("Ethernet%d", port)}},
 				{Name: "state"}, {Name: "oper-status"}}},
@@ -201,35 +212,14 @@ func TestGNMIAndTrapExactlyOnceUnderKill(t *testing.T) {
 		if len(ms) != 1 {
 			t.Fatalf("%d metrics of one update", len(ms))
 		}
-		v, _, err := ms[0].AppendJSON(nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return broker.Record{Key: []byte(dev), Value: v, Timestamp: at,
-			Headers: []broker.Header{{Key: telemetry.HeaderSchema, Value: []byte(telemetry.SchemaMetric)}}}
+		return metricRecord(t, ms[0])
 	}
-	add := func(b *embedded.Broker, n int) {
-		var up, down, traps []broker.Record
-		now := time.Now()
-		for range n {
-			dev, port := fmt.Sprintf("dev%d", made%17), made/17
-			tr := withIfName(rfc2863LinkDown(dev, port), port, fmt.Sprintf("Ethernet%d", port))
-			tr.SourceAddr = fmt.Sprintf("198.51.100.%d:50000", made%17)
-			made++
-			up = append(up, update(dev, port, "UP", now.Add(-time.Second)))
-			down = append(down, update(dev, port, "DOWN", now))
-			traps = append(traps, broker.Record{Key: []byte(dev), Value: mustJSON(t, tr)})
-		}
-		for _, p := range []struct {
-			topic string
-			recs  []broker.Record
-		}{{telemetry.TopicRawGNMI, up}, {telemetry.TopicRawTraps, traps}, {telemetry.TopicRawGNMI, down}} {
-			if err := b.Produce(context.Background(), p.topic, p.recs); err != nil {
-				t.Fatal(err)
-			}
-		}
+	trap := func(i int, dev string, port int) broker.Record {
+		tr := withIfName(rfc2863LinkDown(dev, port), port, fmt.Sprintf("Ethernet%d", port))
+		tr.SourceAddr = fmt.Sprintf("198.51.100.%d:50000", i%17)
+		return broker.Record{Key: []byte(dev), Value: mustJSON(t, tr)}
 	}
-	links := killUntilDone(t, dir, "gnmipaths", telemetry.TopicEvents, 1, 3000, add)
+	links := killUntilDone(t, dir, "gnmipaths", telemetry.TopicEvents, 1, 3000, stateThenTrap(t, telemetry.TopicRawGNMI, update, trap))
 
 	wantOneDownPerLink(t, dir, links)
 }

@@ -216,9 +216,10 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warm)
 		if !gate.through {
-			w.warmer.idle(ctx, m.c, assigned, w.warm)
 			if len(assigned) > 0 || len(recs) > 0 {
 				w.warmer.everyAssigned(ctx, m.c, assignedWarmWait, w.warm)
+			} else {
+				w.warmer.idle(ctx, m.c, assigned, w.warm)
 			}
 		}
 		if ctx.Err() != nil {

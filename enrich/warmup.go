@@ -182,8 +182,9 @@ func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker
 	}
 }
 
-// everyAssigned is idle until every partition c is assigned is warm, for
-// at most wait: before a worker counts as warm at the warm gate. idle
+// everyAssigned is idle (in its place), run again until every partition c
+// is assigned is warm, for at most wait: before a worker counts as warm at
+// the warm gate. idle
 // leaves a partition whose position the consumer does not know yet to the
 // next round; counted warm without it, a worker let the others judge live
 // records before it had read back that partition's past (on Kafka, a
