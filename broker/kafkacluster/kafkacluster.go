@@ -1035,11 +1035,30 @@ type consumer struct {
 	instanceID   string             // a static member's group.instance.id; "" for a dynamic one
 	// resetToLatest: a partition without a commit is read from its end.
 	resetToLatest bool
+	// starts is what startOf last learned of each topic, with startsMu;
+	// a change of assignment forgets it, and counts in startsGen.
+	startsMu  sync.Mutex
+	starts    map[string]topicStarts
+	startsGen uint64
 }
+
+// topicStarts is where the member's reading of a topic's partitions
+// starts, as the cluster said at a time.
+type topicStarts struct {
+	at      time.Time
+	offsets map[int32]int64 // nil: the cluster did not answer
+}
+
+// startsFresh is how long startOf uses an answer again, a failure too: a
+// warm-up asks for every partition not yet known in one round, and a
+// cluster that does not answer then costs the round one timeout, not one
+// per partition.
+const startsFresh = time.Second
 
 // updateAssigned adds (or removes) the partitions in m to (or from) the
 // member's assignment.
 func (c *consumer) updateAssigned(m map[string][]int32, add bool) {
+	c.forgetStarts()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for t, ps := range m {
@@ -1057,6 +1076,7 @@ func (c *consumer) updateAssigned(m map[string][]int32, add bool) {
 }
 
 func (c *consumer) clearAssigned() {
+	c.forgetStarts()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.assigned = nil
@@ -1240,31 +1260,70 @@ func (c *consumer) Position(tp broker.TopicPartition) (int64, bool) {
 // partition without a commit only once it is polled): the group's
 // committed offset, else the log's start (its end for a group reset to
 // the latest). Enrichment's warm gate waits for every partition's
-// position before it counts a worker as warm.
+// position before it counts a worker as warm. One answer serves the
+// whole topic for startsFresh.
 func (c *consumer) startOf(tp broker.TopicPartition) (int64, bool) {
+	c.startsMu.Lock()
+	ts, ok := c.starts[tp.Topic]
+	gen := c.startsGen
+	c.startsMu.Unlock()
+	if !ok || time.Since(ts.at) >= startsFresh {
+		// Not under startsMu: a rebalance's forgetStarts does not wait
+		// for the cluster's answer.
+		ts = topicStarts{offsets: c.askStarts(tp.Topic)}
+		ts.at = time.Now() // after the asking: a timeout is a whole startsFresh's
+		c.startsMu.Lock()
+		if gen == c.startsGen { // else asked before the assignment changed: not kept
+			if c.starts == nil {
+				c.starts = map[string]topicStarts{}
+			}
+			c.starts[tp.Topic] = ts
+		}
+		c.startsMu.Unlock()
+	}
+	off, ok := ts.offsets[tp.Partition]
+	return off, ok
+}
+
+// askStarts is where the reading of each of topic's partitions starts:
+// nil if the cluster did not say within 5 s.
+func (c *consumer) askStarts(topic string) map[int32]int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(c.cl)
-	offs, err := adm.FetchOffsets(ctx, c.group)
+	committed, err := adm.FetchOffsets(ctx, c.group)
 	if err != nil {
-		return 0, false
-	}
-	if o, ok := offs.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.At >= 0 {
-		return o.At, true
+		return nil
 	}
 	list := adm.ListStartOffsets
 	if c.resetToLatest {
 		list = adm.ListEndOffsets
 	}
-	lo, err := list(ctx, tp.Topic)
+	listed, err := list(ctx, topic)
 	if err != nil {
-		return 0, false
+		return nil
 	}
-	l, ok := lo.Lookup(tp.Topic, tp.Partition)
-	if !ok || l.Err != nil {
-		return 0, false
-	}
-	return l.Offset, true
+	offsets := map[int32]int64{}
+	listed.Each(func(l kadm.ListedOffset) {
+		if l.Topic == topic && l.Err == nil {
+			offsets[l.Partition] = l.Offset
+		}
+	})
+	committed.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == topic && o.Err == nil && o.At >= 0 {
+			offsets[o.Partition] = o.At
+		}
+	})
+	return offsets
+}
+
+// forgetStarts drops what startOf learned: after a change of assignment
+// a partition's committed offset may be its last owner's newer one.
+func (c *consumer) forgetStarts() {
+	c.startsMu.Lock()
+	defer c.startsMu.Unlock()
+	clear(c.starts)
+	c.startsGen++
 }
 
 func (c *consumer) Assigned() []broker.TopicPartition {
