@@ -61,6 +61,22 @@ func (d *detector) adoptPublished(ctx context.Context, b broker.Broker, input, e
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if newNames := d.newNames(); len(newNames) > 0 {
+		// Published under a name the inventory has given up since
+		// (renamed while weir was stopped, or before this warm-up):
+		// the renamed device's, whose states the warm-up rebuilt under
+		// its new name. The later of two under both names counts.
+		byNew := make(map[objectKey]published, len(last))
+		for k, p := range last {
+			if to, ok := newNames[k.device]; ok {
+				k.device = to
+			}
+			if q, ok := byNew[k]; !ok || p.at.After(q.at) {
+				byNew[k] = p
+			}
+		}
+		last = byNew
+	}
 	for k, p := range last {
 		pub := p.ev
 		st := d.states[k]

@@ -43,6 +43,34 @@ type renameNote struct {
 	at time.Time
 }
 
+// newNames is the name each old name of d.renamed goes by now, through
+// renames of renames (A renamed B, then B renamed C: A is C). d.mu is
+// held.
+func (d *detector) newNames() map[string]string {
+	if len(d.renamed) == 0 {
+		return nil
+	}
+	to := make(map[string]string, len(d.renamed))
+	for name, n := range d.renamed {
+		for _, from := range n.from {
+			to[from] = name
+		}
+	}
+	for from, name := range to {
+		// Bounded: a cycle (A to B, B to A) is two entries' names
+		// swapped, which inventoryRenames does not give.
+		for range len(to) {
+			next, ok := to[name]
+			if !ok || next == from {
+				break
+			}
+			name = next
+		}
+		to[from] = name
+	}
+	return to
+}
+
 // renameRetention is how long a said rename is kept for a redo of its
 // record: past any transaction's retry.
 const renameRetention = time.Hour
