@@ -246,10 +246,12 @@ func (d *detector) awaitOrigins(ctx context.Context, who any, parts []broker.Top
 type eventHolder interface {
 	// handOver removes the events of the input records of tp at offs
 	// (sorted) from the batch the worker is delivering, waiting in
-	// awaitOrigins, and returns copies of them; none if it holds none (or
-	// delivers without transactions, where no batch waits before it is
-	// published).
-	handOver(tp broker.TopicPartition, offs []int64) []outRecord
+	// awaitOrigins (or from its replay memo, for a record of an aborted
+	// transaction not polled again yet), and returns copies of them and
+	// the offsets of the records whose events they are; none if it holds
+	// none (or delivers without transactions, where no batch waits before
+	// it is published).
+	handOver(tp broker.TopicPartition, offs []int64) ([]outRecord, []int64)
 	// takeEvents adds events handed over to the batch the worker is
 	// delivering, as outputs no input record of its own caused.
 	takeEvents(evs []outRecord)
@@ -302,7 +304,7 @@ func (d *detector) takeOver(who, owner any, tp broker.TopicPartition, parts []br
 	}
 	slices.Sort(offs)
 	offs = slices.Compact(offs)
-	evs := from.handOver(tp, offs)
+	evs, offs := from.handOver(tp, offs)
 	if len(evs) == 0 {
 		return
 	}
@@ -311,7 +313,7 @@ func (d *detector) takeOver(who, owner any, tp broker.TopicPartition, parts []br
 	if d.handed == nil {
 		d.handed = map[origin]struct{}{}
 	}
-	for _, off := range offs {
+	for _, off := range offs { // only those moved: the others' go as they would
 		d.handed[origin{tp, off}] = struct{}{}
 	}
 }
