@@ -85,3 +85,73 @@ func TestCycleTakesOverAnEventNotPolledAgainYet(t *testing.T) {
 		t.Fatal("the syslog batch still waits after the trap batch was delivered")
 	}
 }
+
+// TestHandedOverEventNotGivenAgainAfterAPartialRepoll: line A's event went
+// with the trap batch (a cycle's takeover), which committed; the syslog
+// transaction aborted and another syslog worker of the process took the
+// partition. Its first poll brings the records before line A alone (an
+// aborted batch need not come back in one poll), and it commits them.
+// Line A, in its next poll, is still enriched again: its event must stay
+// left out, as the trap batch published it.
+func TestHandedOverEventNotGivenAgainAfterAPartialRepoll(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	logs := &outputs{input: logsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
+	traps := &outputs{input: trapsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
+	d.own(logs, []broker.TopicPartition{logsP})
+	d.own(traps, []broker.TopicPartition{trapsP})
+	report := func(tp broker.TopicPartition, off int64, link string) telemetry.Event {
+		return telemetry.Event{Type: "interface_down", Device: "edge1", Object: link, Time: t0,
+			Cause: telemetry.Cause{Topic: tp.Topic, Partition: tp.Partition, Offset: off}}
+	}
+	// Line X (logs@4), line A (logs@5), trap B (traps@2); trap A (traps@3)
+	// and line B (logs@6) left out: a cycle.
+	for i, r := range []struct {
+		ev   telemetry.Event
+		want int
+	}{{report(logsP, 4, "Gi0/9"), 1}, {report(logsP, 5, "Gi0/1"), 1}, {report(trapsP, 2, "Gi0/2"), 1},
+		{report(trapsP, 3, "Gi0/1"), 0}, {report(logsP, 6, "Gi0/2"), 0}} {
+		if n := len(d.observe(r.ev, t0.Add(time.Duration(i)*time.Millisecond))); n != r.want {
+			t.Fatalf("report %d: %d events, want %d", i, n, r.want)
+		}
+	}
+	out := func(tp broker.TopicPartition, off int64, v string) outRecord {
+		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(v)}, tp.Partition, off}
+	}
+	logs.delivering = []outBatch{{telemetry.TopicEvents, []outRecord{out(logsP, 4, "interface_down X"), out(logsP, 5, "interface_down A")}}}
+	logsDone := make(chan bool, 1)
+	go func() { logsDone <- d.awaitOrigins(context.Background(), logs, []broker.TopicPartition{logsP}) }()
+	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
+		d.mu.Lock()
+		waiting = d.waiting[logs] != nil
+		d.mu.Unlock()
+	}
+	traps.delivering = []outBatch{{telemetry.TopicEvents, []outRecord{out(trapsP, 2, "interface_down B")}}}
+	if !awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, time.Second) {
+		t.Fatal("the trap batch's wait reported false")
+	}
+	if d.tookOver != 1 {
+		t.Fatalf("%d events taken over, want line A's", d.tookOver)
+	}
+	d.delivered([]broker.TopicPartition{trapsP}) // committed, with line A's event
+	<-logsDone
+	// The syslog transaction aborts; another worker takes the partition.
+	other := &outputs{input: logsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
+	d.own(logs, nil)
+	d.own(other, []broker.TopicPartition{logsP})
+	if n := len(d.observe(report(logsP, 4, "Gi0/9"), t0)); n != 1 {
+		t.Fatalf("line X enriched again: %d events, want its 1", n)
+	}
+	// Its first poll, line X alone, committed (as deliver tells it).
+	d.delivered([]broker.TopicPartition{logsP})
+	d.settleHanded(logsP.Topic, []inPos{{logsP.Partition, 4}})
+	if evs := d.observe(report(logsP, 5, "Gi0/1"), t0.Add(time.Millisecond)); len(evs) != 0 {
+		t.Fatalf("line A enriched again after a partial poll's commit: %d events, want none (the trap batch published it)", len(evs))
+	}
+	// Its commit settles line A's handover.
+	d.delivered([]broker.TopicPartition{logsP})
+	d.settleHanded(logsP.Topic, []inPos{{logsP.Partition, 6}})
+	if len(d.handed) != 0 {
+		t.Fatalf("%d records still handed over after their commit", len(d.handed))
+	}
+}

@@ -143,12 +143,25 @@ func (d *detector) delivered(parts []broker.TopicPartition) {
 			d.read[tp] = pos
 		}
 	}
+	d.wake()
+}
+
+// settleHanded forgets the records of the worker's input topic handed
+// over (see takeOver) that its commit delivered: those of each partition
+// up to the last offset its batch polled. Not delivered's "all judged so
+// far": the worker that polls again the records of an aborted batch need
+// not get them in one poll, and a record handed over, enriched again
+// after such a poll's commit, must still leave its events out.
+func (d *detector) settleHanded(topic string, polled []inPos) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for o := range d.handed {
-		if containsPartition(parts, o.tp) && !d.undelivered(o) {
-			delete(d.handed, o)
+		for _, p := range polled {
+			if o.tp.Topic == topic && o.tp.Partition == p.part && o.offset <= p.off {
+				delete(d.handed, o)
+			}
 		}
 	}
-	d.wake()
 }
 
 // wake wakes the batches waiting in awaitOrigins, to look again. d.mu is

@@ -970,6 +970,7 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		o.carry = nil
 		if o.origins != nil {
 			o.origins.delivered(o.polled)
+			o.origins.settleHanded(o.input, o.replay.polled)
 		}
 		o.polled = o.polled[:0]
 		o.replay.committed(m.c.Assigned())
