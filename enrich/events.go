@@ -67,7 +67,8 @@ type detector struct {
 	deliveries chan struct{}
 	originWarn throttle.Throttle // of the waits that timed out
 	// handed are the records whose events a cycle's takeOver moved to
-	// another worker's batch, until their own is delivered: enriched
+	// another worker's batch, until their own is delivered
+	// (settleHanded): enriched
 	// again (their transaction aborted, and another worker of the
 	// process took the partition), their events are left out.
 	handed map[origin]struct{}

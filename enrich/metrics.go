@@ -204,7 +204,14 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		// Until the gate lets it through, briefly: the partitions it
 		// holds are warmed up before their first poll (warmer.idle), as
 		// the other workers wait for. Then until records come.
-		recs, ok := poll(ctx, m.c, gate.pollWait(0), w.logger, &polls)
+		// A carry (events taken over from another worker, see
+		// detector.takeOver, whose transaction aborted) goes out
+		// without waiting for a record: the partition may have gone.
+		usual := time.Duration(0)
+		if len(w.out.carry) > 0 {
+			usual = time.Second
+		}
+		recs, ok := poll(ctx, m.c, gate.pollWait(usual), w.logger, &polls)
 		if !ok {
 			return nil
 		}
@@ -235,7 +242,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		// nothing at all (no batch swept since) starts again, rather
 		// than rating the whole gap.
 		w.sweepForgotten(start)
-		if len(recs) == 0 {
+		if len(recs) == 0 && len(w.out.carry) == 0 {
 			continue
 		}
 		metrics, events = metrics[:0], events[:0]

@@ -143,12 +143,25 @@ func (d *detector) delivered(parts []broker.TopicPartition) {
 			d.read[tp] = pos
 		}
 	}
+	d.wake()
+}
+
+// settleHanded forgets the records of the worker's input topic handed
+// over (see takeOver) that its commit delivered: those of each partition
+// up to the last offset its batch polled. Not delivered's "all judged so
+// far": the worker that polls again the records of an aborted batch need
+// not get them in one poll, and a record handed over, enriched again
+// after such a poll's commit, must still leave its events out.
+func (d *detector) settleHanded(topic string, polled []inPos) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for o := range d.handed {
-		if containsPartition(parts, o.tp) && !d.undelivered(o) {
-			delete(d.handed, o)
+		for _, p := range polled {
+			if o.tp.Topic == topic && o.tp.Partition == p.part && o.offset <= p.off {
+				delete(d.handed, o)
+			}
 		}
 	}
-	d.wake()
 }
 
 // wake wakes the batches waiting in awaitOrigins, to look again. d.mu is
@@ -246,10 +259,12 @@ func (d *detector) awaitOrigins(ctx context.Context, who any, parts []broker.Top
 type eventHolder interface {
 	// handOver removes the events of the input records of tp at offs
 	// (sorted) from the batch the worker is delivering, waiting in
-	// awaitOrigins, and returns copies of them; none if it holds none (or
-	// delivers without transactions, where no batch waits before it is
-	// published).
-	handOver(tp broker.TopicPartition, offs []int64) []outRecord
+	// awaitOrigins (or from its replay memo, for a record of an aborted
+	// transaction not polled again yet), and returns copies of them and
+	// the offsets of the records whose events they are; none if it holds
+	// none (or delivers without transactions, where no batch waits before
+	// it is published).
+	handOver(tp broker.TopicPartition, offs []int64) ([]outRecord, []int64)
 	// takeEvents adds events handed over to the batch the worker is
 	// delivering, as outputs no input record of its own caused.
 	takeEvents(evs []outRecord)
@@ -302,7 +317,7 @@ func (d *detector) takeOver(who, owner any, tp broker.TopicPartition, parts []br
 	}
 	slices.Sort(offs)
 	offs = slices.Compact(offs)
-	evs := from.handOver(tp, offs)
+	evs, offs := from.handOver(tp, offs)
 	if len(evs) == 0 {
 		return
 	}
@@ -311,7 +326,7 @@ func (d *detector) takeOver(who, owner any, tp broker.TopicPartition, parts []br
 	if d.handed == nil {
 		d.handed = map[origin]struct{}{}
 	}
-	for _, off := range offs {
+	for _, off := range offs { // only those moved: the others' go as they would
 		d.handed[origin{tp, off}] = struct{}{}
 	}
 }

@@ -970,6 +970,7 @@ func (o *outputs) deliver(ctx context.Context, m *member, batches ...outBatch) b
 		o.carry = nil
 		if o.origins != nil {
 			o.origins.delivered(o.polled)
+			o.origins.settleHanded(o.input, o.replay.polled)
 		}
 		o.polled = o.polled[:0]
 		o.replay.committed(m.c.Assigned())
@@ -1055,13 +1056,15 @@ func outputGone(err error) bool {
 // handOver is eventHolder's: it takes the events of the input records of
 // tp at offs out of the batch deliver has in hand, and out of the replay memo
 // (an abort of this worker's transaction must not produce them again).
+// A record of a transaction that aborted may not be polled again yet (see
+// replay): its events are in the memo alone, and are taken from there.
 // The copies it returns have no input record: they go by key with the
 // taker's transaction, and with its next one if that aborts (see carry).
-func (o *outputs) handOver(tp broker.TopicPartition, offs []int64) []outRecord {
+// taken are the offsets (of offs) whose events it returns.
+func (o *outputs) handOver(tp broker.TopicPartition, offs []int64) (moved []outRecord, taken []int64) {
 	if o.delivering == nil || tp.Topic != o.input {
-		return nil
+		return nil, nil
 	}
-	var moved []outRecord
 	for i := range o.delivering {
 		b := &o.delivering[i]
 		if b.topic != o.events {
@@ -1071,6 +1074,7 @@ func (o *outputs) handOver(tp broker.TopicPartition, offs []int64) []outRecord {
 		for _, out := range b.outs {
 			if _, ok := slices.BinarySearch(offs, out.src); ok && out.part == tp.Partition {
 				moved = append(moved, outRecord{copyRecord(&out.rec), -1, -1})
+				taken = append(taken, out.src)
 				continue
 			}
 			kept = append(kept, out)
@@ -1078,9 +1082,21 @@ func (o *outputs) handOver(tp broker.TopicPartition, offs []int64) []outRecord {
 		b.outs = kept
 	}
 	for _, off := range offs {
-		o.replay.forgetEvents(inPos{tp.Partition, off})
+		p := inPos{tp.Partition, off}
+		if !slices.Contains(taken, off) {
+			evs := o.replay.eventsOf(p)
+			for i := range evs {
+				moved = append(moved, outRecord{copyRecord(&evs[i].rec), -1, -1})
+			}
+			if len(evs) == 0 {
+				continue // nothing of it here: its events go as they would
+			}
+			taken = append(taken, off)
+		}
+		o.replay.forgetEvents(p)
 	}
-	return moved
+	slices.Sort(taken)
+	return moved, slices.Compact(taken)
 }
 
 // takeEvents is eventHolder's: the events go with the batch deliver has
@@ -1160,6 +1176,14 @@ func (r *replay) put(rec *broker.Record, main, events []outRecord) {
 	r.events = append(r.events, events...)
 	i[1], i[3] = len(r.main), len(r.events)
 	r.idx[inPos{rec.Partition, rec.Offset}] = i
+}
+
+// eventsOf returns the events remembered of the record at p.
+func (r *replay) eventsOf(p inPos) []outRecord {
+	if i, ok := r.idx[p]; ok {
+		return r.events[i[2]:i[3]]
+	}
+	return nil
 }
 
 // forgetEvents forgets the events remembered of the record at p (handed

@@ -155,7 +155,10 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 			continue
 		}
 		w.release(time.Now(), false)
-		if len(recs) == 0 {
+		// Events taken over from another worker (detector.takeOver)
+		// whose transaction aborted go out without waiting for a
+		// record: the partition may have gone, or be quiet.
+		if len(recs) == 0 && len(w.out.carry) == 0 {
 			continue
 		}
 		events = events[:0]
