@@ -66,6 +66,7 @@ type detector struct {
 	waiting    map[any][]any
 	deliveries chan struct{}
 	originWarn throttle.Throttle // of the waits that timed out
+	cycleWarn  throttle.Throttle // of the takeovers that found nothing to move
 	// handed are the records whose events a cycle's takeOver moved to
 	// another worker's batch, until their own is delivered
 	// (settleHanded): enriched

@@ -319,6 +319,13 @@ func (d *detector) takeOver(who, owner any, tp broker.TopicPartition, parts []br
 	offs = slices.Compact(offs)
 	evs, offs := from.handOver(tp, offs)
 	if len(evs) == 0 {
+		// Neither in the batch the other delivers nor in its replay
+		// memo: not expected. who commits first, as before takeovers,
+		// and a crash before the other commits could lose them.
+		if n, due := d.cycleWarn.Due(time.Now()); due {
+			d.log().Warn("enrich: a cycle of waits found none of the events it repeats to take over; committing before them",
+				slog.String("topic", tp.Topic), slog.Int("partition", int(tp.Partition)), slog.Int("records", len(offs)), slog.Int("times", n))
+		}
 		return
 	}
 	to.takeEvents(evs)
