@@ -917,7 +917,9 @@ func ParseDuration(s string) (time.Duration, error) {
 		// nor "1e3s" (no exponents in a duration).
 		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
 			if _, derr := time.ParseDuration(s + "s"); derr == nil {
-				return 0, fmt.Errorf("%q is not a duration: a number needs a unit, as %q (or 500ms, 12h, 7d)", s, s+"s")
+				// Every unit, not a guess: "7" is 7d for a retention,
+				// "30" is 30s for an interval.
+				return 0, fmt.Errorf("%q is not a duration: a number needs a unit: %q, %q, %q or %q", s, s+"s", s+"m", s+"h", s+"d")
 			}
 		}
 		return 0, fmt.Errorf("%q is not a duration (like 500ms, 30s, 12h, 7d)", s)

@@ -62,7 +62,7 @@ func TestIPv6WithoutBrackets(t *testing.T) {
 // its unit in the wrong case say what to write.
 func TestDurationAndSizeUnits(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"duration without unit", "snmp:\n  defaults: {interval: 30}\n", `line 2: snmp.defaults.interval: "30" is not a duration: a number needs a unit, as "30s" (or 500ms, 12h, 7d)`},
+		{"duration without unit", "snmp:\n  defaults: {interval: 30}\n", `line 2: snmp.defaults.interval: "30" is not a duration: a number needs a unit: "30s", "30m", "30h" or "30d"`},
 		{"duration in words", "snmp:\n  defaults: {interval: 1 minute}\n", `line 2: snmp.defaults.interval: "1 minute" is not a duration (like 500ms, 30s, 12h, 7d)`},
 		{"size in lower case", "broker: {max_message_bytes: 10mb}\n", `line 1: broker.max_message_bytes: "10mb" is not a size: units are written MB (did you mean "10MB"?)`},
 		{"size in lower case, binary", "broker: {max_message_bytes: 10 mib}\n", `line 1: broker.max_message_bytes: "10 mib" is not a size: units are written MiB (did you mean "10MiB"?)`},
@@ -92,10 +92,12 @@ func TestUnitHintsSuggestOnlyWhatParses(t *testing.T) {
 		if err == nil {
 			t.Fatalf("ParseDuration(%q): no error", s)
 		}
-		if _, hint, ok := strings.Cut(err.Error(), `as "`); ok {
-			hint, _, _ = strings.Cut(hint, `"`)
-			if _, herr := ParseDuration(hint); herr != nil {
-				t.Errorf("ParseDuration(%q): %v: suggests %q, which is refused: %v", s, err, hint, herr)
+		if _, hints, ok := strings.Cut(err.Error(), "needs a unit: "); ok {
+			for _, hint := range strings.Split(strings.NewReplacer(" or ", ", ").Replace(hints), ", ") {
+				hint = strings.Trim(hint, `"`)
+				if _, herr := ParseDuration(hint); herr != nil {
+					t.Errorf("ParseDuration(%q): %v: suggests %q, which is refused: %v", s, err, hint, herr)
+				}
 			}
 		}
 	}
@@ -112,7 +114,7 @@ func TestUnitHintsSuggestOnlyWhatParses(t *testing.T) {
 		}
 	}
 	// The cases the hints are for still get them.
-	for s, want := range map[string]string{"30": `as "30s"`, "1.5": `as "1.5s"`} {
+	for s, want := range map[string]string{"30": `"30s", "30m", "30h" or "30d"`, "1.5": `"1.5s", "1.5m", "1.5h" or "1.5d"`} {
 		if _, err := ParseDuration(s); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseDuration(%q): %v, want it to say %s", s, err, want)
 		}
