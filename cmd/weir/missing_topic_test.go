@@ -27,6 +27,7 @@ func TestMissingTopicOnClusterWithoutAutoCreation(t *testing.T) {
 	}{
 		{"x\n", []string{"produce", "nosuch", "--brokers", addr}},
 		{"", []string{"topics", "describe", "nosuch", "--brokers", addr}},
+		{"", []string{"topics", "list", "nosuch", "--brokers", addr}},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := dispatch(context.Background(), c.args, strings.NewReader(c.stdin), &stdout, &stderr)
@@ -35,6 +36,36 @@ func TestMissingTopicOnClusterWithoutAutoCreation(t *testing.T) {
 		}
 		if msg := err.Error(); !strings.Contains(msg, "no such topic") || !strings.Contains(msg, "weir topics create nosuch") {
 			t.Errorf("%v: %q: want it to say the topic is missing and how to create it", c.args, msg)
+		}
+	}
+}
+
+// TestMissingTopicSaidPlainly: topics list and delete of a topic that is
+// not there say so, as describe does, not with Kafka's error code; and
+// of a topic weir run makes itself (raw.traps, read right after a trap
+// was sent), the hint is not to create it by hand.
+func TestMissingTopicSaidPlainly(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	addr := cluster.ListenAddrs()[0]
+	for _, c := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"topics", "delete", "nosuch", "--brokers", addr}, "delete nosuch: no such topic", "UNKNOWN_TOPIC"},
+		{[]string{"topics", "list", "raw.traps", "--brokers", addr}, "weir run makes it with its first record", "weir topics create"},
+		{[]string{"consume", "raw.traps", "--from-beginning", "--brokers", addr}, "weir run makes it with its first record", "weir topics create"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := dispatch(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr)
+		if err == nil || exitCode(err) != 1 {
+			t.Fatalf("%v: %v (exit %d), want exit 1", c.args, err, exitCode(err))
+		}
+		if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, c.not) {
+			t.Errorf("%v: %q, want it to say %q and not %q", c.args, msg, c.want, c.not)
 		}
 	}
 }

@@ -123,6 +123,9 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			return fmt.Errorf("delete %s: %w", pos[0], err)
 		}
 		for _, r := range resps {
+			if errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+				return fmt.Errorf("delete %s: no such topic", r.Topic)
+			}
 			if r.Err != nil {
 				return fmt.Errorf("delete %s: %w", r.Topic, withMessage(r.Err, r.ErrMessage))
 			}
@@ -329,7 +332,11 @@ func topicsList(ctx context.Context, adm *kadm.Client, w io.Writer, names []stri
 		if t.Err != nil {
 			// A topic asked for by name that is not there: said on
 			// stderr, and the exit status is 1.
-			errs = append(errs, fmt.Errorf("topic %s: %w", name, t.Err))
+			if errors.Is(t.Err, kerr.UnknownTopicOrPartition) {
+				errs = append(errs, fmt.Errorf("topic %s: no such topic%s", name, noTopicHint(name, "")))
+			} else {
+				errs = append(errs, fmt.Errorf("topic %s: %w", name, t.Err))
+			}
 			continue
 		}
 		row := topicRow{Topic: name, Partitions: len(t.Partitions)}
@@ -556,8 +563,13 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// pipelineTopics are the topics weir run makes as their first record
+// comes, by their default names.
+var pipelineTopics = []string{telemetry.TopicRawSyslog, telemetry.TopicRawSNMP, telemetry.TopicRawTraps, telemetry.TopicRawGNMI,
+	telemetry.TopicEnrichedSyslog, telemetry.TopicEnrichedMetrics, telemetry.TopicEvents}
+
 // noTopicHint follows "no such topic" for a topic the broker does not
-// have: how to create it, or, for dead.letter, that no sink has started
+// have: how to create it, that weir makes it (one of pipelineTopics), or, for dead.letter, that no sink has started
 // yet (sinks make it when they start), or, for a Kafka internal topic's name
 // (__consumer_offsets, __transaction_state), that weir's log keeps what
 // those hold outside topics. also, if any, is said after it ("--follow
@@ -569,6 +581,10 @@ func noTopicHint(name, also string) string {
 		return " (a Kafka cluster's internal topic: weir's embedded broker keeps consumer group offsets and producer state outside topics; see weir groups)"
 	case name == telemetry.TopicDeadLetter:
 		h = "no sink has started on this broker yet: sinks make it when they start"
+	case slices.Contains(pipelineTopics, name):
+		// Creating it by hand would be the wrong way: weir makes it, and
+		// may be about to (a trap read right after it was sent).
+		h = "not made yet: weir run makes it with its first record"
 	default:
 		h = "create it: weir topics create " + name
 	}
