@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,8 +57,10 @@ type Agent struct {
 	mu       sync.Mutex
 	sources  map[string]bool // remote addresses seen
 	// oper is, per interface told (SetOperStatus), whether it is up;
-	// the others are up but every tenth.
+	// the others are up but every tenth. down is when each interface
+	// told was down: its counters stand still then, as a real port's.
 	oper map[int]bool
+	down map[int]*downTimes
 	// v3 decodes USM requests; engineID is this agent's; reports
 	// counts the reports sent (only the Serve goroutine touches it).
 	v3       *gosnmp.GoSNMP
@@ -101,12 +104,74 @@ func Listen(addr string, opts Options) (*Agent, error) {
 // SetOperStatus sets interface idx's ifOperStatus (1-based, as ifIndex)
 // up(1) or down(2): a lab's device whose polls say what its syslog does.
 func (a *Agent) SetOperStatus(idx int, up bool) {
+	a.setOperStatus(idx, up, time.Now())
+}
+
+func (a *Agent) setOperStatus(idx int, up bool, now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.oper == nil {
-		a.oper = map[int]bool{}
+		a.oper, a.down = map[int]bool{}, map[int]*downTimes{}
 	}
+	was := a.operUpLocked(idx)
 	a.oper[idx] = up
+	dt := a.down[idx]
+	if dt == nil {
+		dt = &downTimes{}
+		if !was {
+			dt.since = a.start // down from the start (every tenth)
+		}
+		a.down[idx] = dt
+	}
+	switch {
+	case was && !up:
+		dt.since = now
+	case !was && up:
+		dt.spans = append(dt.spans, [2]time.Time{dt.since, now})
+		dt.since = time.Time{}
+		// A reboot's counters start again: a span before the
+		// current uptime's start counts no more.
+		if a.opts.RebootEvery > 0 {
+			from := now.Add(-a.state(now).uptime)
+			dt.spans = slices.DeleteFunc(dt.spans, func(sp [2]time.Time) bool { return sp[1].Before(from) })
+		}
+	}
+}
+
+// downTimes is when an interface was down: spans, and since while it is.
+type downTimes struct {
+	spans [][2]time.Time
+	since time.Time // zero while up
+}
+
+// within is how long of from to to the interface was down.
+func (dt *downTimes) within(from, to time.Time) time.Duration {
+	overlap := func(a, b time.Time) time.Duration {
+		a, b = later(a, from), earlier(b, to)
+		return max(b.Sub(a), 0)
+	}
+	var d time.Duration
+	for _, sp := range dt.spans {
+		d += overlap(sp[0], sp[1])
+	}
+	if !dt.since.IsZero() {
+		d += overlap(dt.since, to)
+	}
+	return d
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // operUp reports whether interface idx is up: as told, else all but
@@ -114,10 +179,29 @@ func (a *Agent) SetOperStatus(idx int, up bool) {
 func (a *Agent) operUp(idx int) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.operUpLocked(idx)
+}
+
+func (a *Agent) operUpLocked(idx int) bool {
 	if up, ok := a.oper[idx]; ok {
 		return up
 	}
 	return idx%10 != 0
+}
+
+// carried is how long of the current uptime interface idx carried
+// traffic: none while down.
+func (s state) carried(idx int) time.Duration {
+	a := s.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if dt, ok := a.down[idx]; ok {
+		return s.uptime - dt.within(s.now.Add(-s.uptime), s.now)
+	}
+	if !a.operUpLocked(idx) {
+		return 0 // every tenth, down for good
+	}
+	return s.uptime
 }
 
 // Addr is the agent's address.
@@ -361,6 +445,7 @@ func (a *Agent) answer(req, resp *gosnmp.SnmpPacket, now time.Time) error {
 // state is the agent at one instant.
 type state struct {
 	a      *Agent
+	now    time.Time
 	uptime time.Duration
 }
 
@@ -369,7 +454,7 @@ func (a *Agent) state(now time.Time) state {
 	if a.opts.RebootEvery > 0 {
 		up %= a.opts.RebootEvery
 	}
-	return state{a: a, uptime: up}
+	return state{a: a, now: now, uptime: up}
 }
 
 // object is a scalar or a table column.
@@ -492,7 +577,8 @@ func (s state) speed(idx int) uint64 {
 }
 
 // octets is the interface's byte counter: a load between 1% and 40% of
-// its speed, steady, plus a per-agent start value so agents differ.
+// its speed, steady while it is up, plus a per-agent start value so
+// agents differ.
 func (s state) octets(idx int, dir uint64) uint64 {
 	h := (uint64(idx)*2654435761 + s.a.opts.Seed*40503 + dir*7919) % 40
 	bytesPerSec := s.speed(idx) / 8 * (h + 1) / 100
@@ -500,7 +586,7 @@ func (s state) octets(idx int, dir uint64) uint64 {
 	if s.a.opts.RebootEvery > 0 {
 		start = 0 // a reboot resets counters
 	}
-	return start + uint64(s.uptime.Seconds()*float64(bytesPerSec))
+	return start + uint64(s.carried(idx).Seconds()*float64(bytesPerSec))
 }
 
 func (s state) get(oid []uint32) gosnmp.SnmpPDU {

@@ -161,3 +161,35 @@ func TestSetOperStatus(t *testing.T) {
 		t.Errorf("after setting 3 and 10 up: %s, want 1 1 1", got)
 	}
 }
+
+// TestCountersStandStillWhileDown: a port's octet counters do not move
+// while it is down, and go on from where they stood once it is up; one
+// down for good (every tenth) carries nothing. (The lab showed traffic on
+// a link it reported down.)
+func TestCountersStandStillWhileDown(t *testing.T) {
+	a, err := Listen("127.0.0.1:0", Options{Name: "sim1", Interfaces: 10, Community: "public"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.conn.Close()
+	inOctets := func(idx int, at time.Time) uint64 {
+		return a.state(at).get(append(oidOf(mib2, 31, 1, 1, 1, 6), uint32(idx))).Value.(uint64)
+	}
+	t0 := a.start
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	a.setOperStatus(3, false, at(10))
+	a.setOperStatus(3, true, at(20))
+	if d, u := inOctets(3, at(20))-inOctets(3, at(10)), inOctets(4, at(20))-inOctets(4, at(10)); d != 0 || u == 0 {
+		t.Errorf("over 10 s down: interface 3 counted %d octets (want 0), interface 4, up, %d", d, u)
+	}
+	if before, after := inOctets(3, at(10))-inOctets(3, at(0)), inOctets(3, at(30))-inOctets(3, at(20)); before == 0 || after != before {
+		t.Errorf("interface 3 counted %d octets in 10 s before it went down and %d in 10 s after it came up, want the same, not 0", before, after)
+	}
+	if n := inOctets(10, at(30)) - inOctets(10, at(0)); n != 0 {
+		t.Errorf("interface 10, down for good, counted %d octets", n)
+	}
+	a.setOperStatus(10, true, at(40))
+	if n := inOctets(10, at(50)) - inOctets(10, at(40)); n == 0 {
+		t.Error("interface 10, set up, counts nothing")
+	}
+}
