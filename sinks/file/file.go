@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -177,7 +178,7 @@ func Unwritable(path string) error {
 	if dir == filepath.Dir(path) {
 		f, err := os.CreateTemp(dir, ".weir-check-*")
 		if err != nil {
-			return err
+			return fmt.Errorf("cannot make a file in %s: %w", dir, withoutPath(err))
 		}
 		f.Close()
 		return os.Remove(f.Name())
@@ -185,9 +186,19 @@ func Unwritable(path string) error {
 	// weir run makes the directories down to the file.
 	d, err := os.MkdirTemp(dir, ".weir-check-*")
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot make a directory in %s: %w", dir, withoutPath(err))
 	}
 	return os.Remove(d)
+}
+
+// withoutPath is err without the path of the file Unwritable tried to
+// make, a name of its own the user never wrote.
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // pathFor is the file a topic's records go to: path itself, or with the
