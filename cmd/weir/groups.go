@@ -30,6 +30,9 @@ const groupsUsage = `Usage:
 // groupsCmd lists, describes and deletes consumer groups: weir's own
 // in-process workers, Kafka clients of the listener (kcat -G, franz-go,
 // `weir consume --group`), or the groups of a Kafka cluster.
+// groupsSubcommands are groups' subcommands, for suggest.
+var groupsSubcommands = []string{"list", "describe", "delete", "reset"}
+
 func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, groupsUsage)
@@ -111,7 +114,7 @@ func groupsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return groupsReset(ctx, adm, stdout, g, &rf, t)
 	}
 	fmt.Fprint(stderr, groupsUsage)
-	return &exitError{2, fmt.Errorf("groups: unknown subcommand %q", sub)}
+	return &exitError{2, fmt.Errorf("groups: unknown subcommand %q%s", sub, suggest(sub, groupsSubcommands))}
 }
 
 // groupRow is one group of `groups list`.

@@ -79,3 +79,35 @@ func code(err error) int {
 	}
 	return exitCode(err)
 }
+
+// TestMisspeltCommandsAndFlagsSuggested: a command, subcommand or flag
+// one slip away from one weir has is named in the error ("did you
+// mean"); one far from any is not guessed at.
+func TestMisspeltCommandsAndFlagsSuggested(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"topic", "list"}, `unknown command "topic" (did you mean topics?)`},
+		{[]string{"topics", "lst"}, `unknown subcommand "lst" (did you mean list?)`},
+		{[]string{"groups", "rest", "g"}, `unknown subcommand "rest" (did you mean reset?)`},
+		{[]string{"consume", "events", "--from-begining"}, "did you mean --from-beginning?"},
+		{[]string{"florp"}, `unknown command "florp"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := dispatch(context.Background(), tc.args, strings.NewReader(""), &stdout, &stderr)
+		if code(err) != 2 {
+			t.Errorf("weir %s: exit %d, want 2", strings.Join(tc.args, " "), code(err))
+		}
+		said := stderr.String()
+		if err != nil {
+			said += err.Error()
+		}
+		if !strings.Contains(said, tc.want) {
+			t.Errorf("weir %s: %q, want it to say %q", strings.Join(tc.args, " "), said, tc.want)
+		}
+		if tc.args[0] == "florp" && strings.Contains(said, "did you mean") {
+			t.Errorf("weir florp: %q, a guess", said)
+		}
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/weirnet/weir/internal/yamlerr"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -175,7 +177,19 @@ func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if strings.HasPrefix(cmd, "-") {
 		return &exitError{2, fmt.Errorf("%s before the command: flags go after it (weir COMMAND %s ...)", cmd, cmd)}
 	}
-	return &exitError{2, fmt.Errorf("unknown command %q", cmd)}
+	return &exitError{2, fmt.Errorf("unknown command %q%s", cmd, suggest(cmd, commands))}
+}
+
+// commands are weir's commands, for suggest.
+var commands = []string{"run", "topics", "produce", "consume", "groups", "check", "classify", "version", "help"}
+
+// suggest is " (did you mean K?)" when word is a misspelling of K among
+// known, else "".
+func suggest(word string, known []string) string {
+	if k := yamlerr.ClosestKey(word, known); k != "" {
+		return fmt.Sprintf(" (did you mean %s?)", k)
+	}
+	return ""
 }
 
 // flagGiven reports whether the command line set the flag name: for
@@ -236,6 +250,15 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
+			}
+			// The flag package said it, with the usage; a misspelt
+			// flag's likely meaning is said after them.
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+				var known []string
+				fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+				if k := yamlerr.ClosestKey(strings.TrimLeft(name, "-"), known); k != "" {
+					fmt.Fprintf(fs.Output(), "did you mean --%s?\n", k)
+				}
 			}
 			// A usage error, as an unknown command or a missing topic
 			// is: exit 2, as the flag package's own ExitOnError.

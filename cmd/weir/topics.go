@@ -134,7 +134,7 @@ func topicsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return nil
 	}
 	fmt.Fprint(stderr, topicsUsage)
-	return &exitError{2, fmt.Errorf("topics: unknown subcommand %q", sub)}
+	return &exitError{2, fmt.Errorf("topics: unknown subcommand %q%s", sub, suggest(sub, topicsSubcommands))}
 }
 
 // configFlags are create's and alter's --retention, --retention-bytes and
@@ -562,6 +562,9 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// topicsSubcommands are topics' subcommands, for suggest.
+var topicsSubcommands = []string{"list", "describe", "create", "alter", "delete"}
 
 // pipelineTopics are the topics weir run makes as their first record
 // comes, by their default names.
