@@ -88,6 +88,10 @@ type Server struct {
 	states  []bool // per leaf: established, or up
 	changed chan struct{}
 	version int
+	// Per interface, how long it was down before, and since when it is
+	// (zero while up): its counters stand still while it is down.
+	downFor   []time.Duration
+	downSince []time.Time
 }
 
 // stateLeaf is one leaf with two values: a BGP neighbor's session-state or
@@ -173,6 +177,7 @@ func New(cfg Config) *Server {
 		index := strconv.Itoa(i + 1)
 		s.leaves = append(s.leaves, stateLeaf{container: ifc.prefix.GetElem()[:3:3], name: "ifindex", key: ifc.name + "/ifindex", up: index, down: index, number: true})
 	}
+	s.downFor, s.downSince = make([]time.Duration, len(s.ifaces)), make([]time.Time, len(s.ifaces))
 	s.states = make([]bool, len(s.leaves))
 	for i := range s.states {
 		s.states[i] = true
@@ -291,6 +296,15 @@ func (s *Server) flip(i int) {
 
 func (s *Server) flipLocked(i int) {
 	s.states[i] = !s.states[i]
+	if k := i - s.cfg.Neighbors; k >= 0 && k < len(s.ifaces) { // an oper-status
+		now := time.Now()
+		if s.states[i] {
+			s.downFor[k] += now.Sub(s.downSince[k])
+			s.downSince[k] = time.Time{}
+		} else {
+			s.downSince[k] = now
+		}
+	}
 	s.version++
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -624,9 +638,22 @@ func (w *writer) sync() error {
 	return w.stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}})
 }
 
-func (w *writer) counterValue(ifc *iface, j int, now time.Time) uint64 {
-	el := now.Sub(w.s.start).Seconds()
-	return ifc.base + uint64(j) + uint64(el*ifc.rate*counterShare[j])
+// counterValue is interface i's counter j at now: grown at its rate over
+// the time the interface was up, standing still while it is down.
+func (w *writer) counterValue(i, j int, now time.Time) uint64 {
+	ifc := &w.s.ifaces[i]
+	return ifc.base + uint64(j) + uint64(w.s.upFor(i, now).Seconds()*ifc.rate*counterShare[j])
+}
+
+// upFor is how long of its life to now interface i was up.
+func (s *Server) upFor(i int, now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	down := s.downFor[i]
+	if since := s.downSince[i]; !since.IsZero() && now.After(since) {
+		down += now.Sub(since)
+	}
+	return max(now.Sub(s.start)-down, 0)
 }
 
 // ifaceLoad is interface N's in-octets a second over N: 2 Gbit/s, so the
@@ -656,7 +683,7 @@ func (w *writer) values(sb *sub, now time.Time, states []bool) map[string]string
 			for j, c := range Counters {
 				leaf := append(append([]*gpb.PathElem(nil), ifc.prefix.GetElem()...), &gpb.PathElem{Name: c})
 				if prefixOf(sb.path, leaf, false) {
-					out[ifc.name+"/"+c] = strconv.FormatUint(w.counterValue(ifc, j, now), 10)
+					out[ifc.name+"/"+c] = strconv.FormatUint(w.counterValue(i, j, now), 10)
 				}
 			}
 		}
@@ -688,7 +715,7 @@ func (w *writer) send(sb *sub, now time.Time, states []bool, onlyChanged bool) e
 			var obj map[string]json.RawMessage
 			for _, j := range sb.sel[i] {
 				c := Counters[j]
-				v := w.counterValue(ifc, j, now)
+				v := w.counterValue(i, j, now)
 				if sb.suppress || onlyChanged {
 					k := ifc.name + "/" + c
 					sv := strconv.FormatUint(v, 10)
