@@ -1340,7 +1340,7 @@ func (d *detector) readBefore(c telemetry.Cause, ts time.Time) bool {
 
 // settleClears returns a <family>_flapping_cleared event for each
 // flapping object that has settled: it changed at most half the threshold
-// times within the last window (none, mostly). Half, not the threshold: an
+// times within the last window (after a burst, mostly its last changes). Half, not the threshold: an
 // object that keeps changing a little slower than it did is cleared once,
 // not cleared and raised again at each change around the threshold; one
 // that keeps changing a few times a window is cleared rather than flapping

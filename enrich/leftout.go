@@ -65,6 +65,13 @@ func (d *detector) forgetLeftOut(tp broker.TopicPartition) {
 	if l := d.leftOut[tp]; l != nil {
 		l.offsets, l.keys = l.offsets[:0], l.keys[:0]
 	}
+	// So are the records handed over (see takeOver): a new record at
+	// such an offset gives its events.
+	for o := range d.handed {
+		if o.tp == tp {
+			delete(d.handed, o)
+		}
+	}
 }
 
 // leftOutBefore reports whether the detector left out ev, of a record

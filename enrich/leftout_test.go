@@ -245,3 +245,22 @@ func TestLeftOutAfterReload(t *testing.T) {
 		t.Error("a device named otherwise at the redo: the event left out is published")
 	}
 }
+
+// TestRecreatedTopicForgetsHandedRecords: a partition whose offsets
+// started over (its topic deleted and made again) forgets which records'
+// events a takeover moved, as it forgets what was left out: the new
+// record at such an offset gives its events.
+func TestRecreatedTopicForgetsHandedRecords(t *testing.T) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	t0 := time.Now()
+	c := telemetry.Cause{Topic: telemetry.TopicRawSyslog, Partition: 0, Offset: 7}
+	d.noteRead(c, t0, false)
+	d.handed = map[origin]struct{}{{causePartition(c), 7}: {}}
+	if !d.wasHandedOver(c) {
+		t.Fatal("the handed record not known as such")
+	}
+	d.noteRead(telemetry.Cause{Topic: c.Topic, Partition: 0, Offset: 3}, t0.Add(time.Minute), false)
+	if d.wasHandedOver(c) {
+		t.Error("after the offsets started over, offset 7 is still taken for the record handed over")
+	}
+}
