@@ -246,7 +246,8 @@ type Positioner interface {
 	// from tp, and whether the member owns tp and knows it (a member just
 	// given a partition may not know it yet, nor where a group without a
 	// commit starts). Call it between Polls, from the polling goroutine.
-	Position(tp TopicPartition) (int64, bool)
+	// A backend that asks its cluster gives up when ctx ends.
+	Position(ctx context.Context, tp TopicPartition) (int64, bool)
 }
 
 // TxnConsumer is a Consumer that commits what it polled together with what

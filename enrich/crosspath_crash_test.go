@@ -168,6 +168,6 @@ func (c *heldConsumer) Poll(ctx context.Context) ([]broker.Record, error) {
 	}
 }
 
-func (c *heldConsumer) Position(tp broker.TopicPartition) (int64, bool) {
-	return c.Consumer.(broker.Positioner).Position(tp)
+func (c *heldConsumer) Position(ctx context.Context, tp broker.TopicPartition) (int64, bool) {
+	return c.Consumer.(broker.Positioner).Position(ctx, tp)
 }

@@ -161,7 +161,7 @@ func (wm *warmer) idle(ctx context.Context, c broker.Consumer, assigned []broker
 		if wm.warm[tp] {
 			continue
 		}
-		pos, ok := pc.Position(tp)
+		pos, ok := pc.Position(ctx, tp)
 		if !ok {
 			continue // not known yet: the next round, or the first record
 		}

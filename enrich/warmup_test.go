@@ -345,7 +345,9 @@ type positionAt struct {
 	pos int64
 }
 
-func (p positionAt) Position(broker.TopicPartition) (int64, bool) { return p.pos, true }
+func (p positionAt) Position(context.Context, broker.TopicPartition) (int64, bool) {
+	return p.pos, true
+}
 
 // TestIdleWarmupStaysInTheLog: an idle partition warms up from the
 // member's position, but not from a position past the log's end (a
@@ -572,7 +574,7 @@ type positionLater struct {
 
 func (p *positionLater) Assigned() []broker.TopicPartition { return p.assigned }
 
-func (p *positionLater) Position(tp broker.TopicPartition) (int64, bool) {
+func (p *positionLater) Position(_ context.Context, tp broker.TopicPartition) (int64, bool) {
 	p.asked[tp]++
 	return p.pos, p.asked[tp] > 3*int(tp.Partition) // partition 0 at once, 1 at the fourth call
 }

@@ -85,7 +85,7 @@ func (w *warmup) run(ctx context.Context, c broker.Consumer, recs []broker.Recor
 		if w.warm[tp] || ctx.Err() != nil {
 			continue
 		}
-		pos, ok := pc.Position(tp)
+		pos, ok := pc.Position(ctx, tp)
 		if !ok {
 			continue // not known yet: the next poll, or its first record
 		}

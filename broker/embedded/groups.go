@@ -610,7 +610,7 @@ func (c *consumer) CommitOffsets(ctx context.Context, offsets map[broker.TopicPa
 }
 
 // Position implements broker.Positioner.
-func (c *consumer) Position(tp broker.TopicPartition) (int64, bool) {
+func (c *consumer) Position(_ context.Context, tp broker.TopicPartition) (int64, bool) {
 	for _, op := range c.owned {
 		if op.tp == tp {
 			return op.pos, true

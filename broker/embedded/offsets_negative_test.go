@@ -118,7 +118,7 @@ weir_consumer_lag{group="reset",partition="2",topic="t"} 0
 		t.Fatalf("first record read: partition %d offset %d, want 0/0", got[0].Partition, got[0].Offset)
 	}
 	// Partition 1 (committed -1, empty) is at its start, not at -1.
-	if pos, ok := c.(broker.Positioner).Position(broker.TopicPartition{Topic: "t", Partition: 1}); !ok || pos != 0 {
+	if pos, ok := c.(broker.Positioner).Position(context.Background(), broker.TopicPartition{Topic: "t", Partition: 1}); !ok || pos != 0 {
 		t.Fatalf("position on partition 1: %d (%v), want 0", pos, ok)
 	}
 	if err := c.Commit(ctx); err != nil {
@@ -140,7 +140,7 @@ weir_consumer_lag{group="reset",partition="2",topic="t"} 0
 	if err := late.Commit(ctx); err != nil { // applies the assignment
 		t.Fatal(err)
 	}
-	if pos, ok := late.(broker.Positioner).Position(broker.TopicPartition{Topic: "t", Partition: 0}); !ok || pos != 4 {
+	if pos, ok := late.(broker.Positioner).Position(context.Background(), broker.TopicPartition{Topic: "t", Partition: 0}); !ok || pos != 4 {
 		t.Fatalf("late member's position on partition 0: %d (%v), want 4", pos, ok)
 	}
 	late.Close()

@@ -1242,7 +1242,7 @@ func (c *consumer) CommitOffsets(ctx context.Context, offsets map[broker.TopicPa
 // returned from tp, else the group's commit, which the client fetched when
 // it was given tp. Without a commit the start is not known until a record
 // comes.
-func (c *consumer) Position(tp broker.TopicPartition) (int64, bool) {
+func (c *consumer) Position(ctx context.Context, tp broker.TopicPartition) (int64, bool) {
 	if !slices.Contains(c.Assigned(), tp) {
 		return 0, false
 	}
@@ -1252,7 +1252,7 @@ func (c *consumer) Position(tp broker.TopicPartition) (int64, bool) {
 	if done, ok := c.cl.CommittedOffsets()[tp.Topic][tp.Partition]; ok {
 		return done.Offset, true
 	}
-	return c.startOf(tp)
+	return c.startOf(ctx, tp)
 }
 
 // startOf asks the cluster where the member's reading of tp starts, for a
@@ -1262,7 +1262,7 @@ func (c *consumer) Position(tp broker.TopicPartition) (int64, bool) {
 // the latest). Enrichment's warm gate waits for every partition's
 // position before it counts a worker as warm. One answer serves the
 // whole topic for startsFresh.
-func (c *consumer) startOf(tp broker.TopicPartition) (int64, bool) {
+func (c *consumer) startOf(ctx context.Context, tp broker.TopicPartition) (int64, bool) {
 	c.startsMu.Lock()
 	ts, ok := c.starts[tp.Topic]
 	gen := c.startsGen
@@ -1270,7 +1270,7 @@ func (c *consumer) startOf(tp broker.TopicPartition) (int64, bool) {
 	if !ok || time.Since(ts.at) >= startsFresh {
 		// Not under startsMu: a rebalance's forgetStarts does not wait
 		// for the cluster's answer.
-		ts = topicStarts{offsets: c.askStarts(tp.Topic)}
+		ts = topicStarts{offsets: c.askStarts(ctx, tp.Topic)}
 		ts.at = time.Now() // after the asking: a timeout is a whole startsFresh's
 		c.startsMu.Lock()
 		if gen == c.startsGen { // else asked before the assignment changed: not kept
@@ -1286,9 +1286,9 @@ func (c *consumer) startOf(tp broker.TopicPartition) (int64, bool) {
 }
 
 // askStarts is where the reading of each of topic's partitions starts:
-// nil if the cluster did not say within 5 s.
-func (c *consumer) askStarts(topic string) map[int32]int64 {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// nil if the cluster did not say within 5 s, or before ctx ended.
+func (c *consumer) askStarts(ctx context.Context, topic string) map[int32]int64 {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(c.cl)
 	committed, err := adm.FetchOffsets(ctx, c.group)

@@ -292,12 +292,12 @@ func TestPositionWithoutCommit(t *testing.T) {
 		t.Fatalf("poll: %d records, %v", len(got), err)
 	}
 	pc := c.(broker.Positioner)
-	if pos, ok := pc.Position(broker.TopicPartition{Topic: "q2", Partition: 0}); !ok || pos != 1 {
+	if pos, ok := pc.Position(ctx, broker.TopicPartition{Topic: "q2", Partition: 0}); !ok || pos != 1 {
 		t.Errorf("partition 0: position %d (%v), want 1", pos, ok)
 	}
 	// Not known to franz-go until polled: asked of the cluster, the log's
 	// start (enrichment's warm gate waits for it).
-	if pos, ok := pc.Position(broker.TopicPartition{Topic: "q2", Partition: 1}); !ok || pos != 0 {
+	if pos, ok := pc.Position(ctx, broker.TopicPartition{Topic: "q2", Partition: 1}); !ok || pos != 0 {
 		t.Errorf("partition 1, no commit, nothing polled: position %d (%v), want 0, the log's start", pos, ok)
 	}
 }

@@ -15,7 +15,8 @@ import (
 // franz-go does not know yet (a warm-up asks for each in a round) come
 // from one question to the cluster, not one each; and when the cluster
 // does not answer, the round waits out one timeout, not one per
-// partition. A change of assignment forgets the answer.
+// partition, and a caller whose context ends does not wait for it. A
+// change of assignment forgets the answer.
 func TestPositionsOfATopicAskedOnce(t *testing.T) {
 	kf, b := newKfake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -54,7 +55,7 @@ func TestPositionsOfATopicAskedOnce(t *testing.T) {
 	pc := c.(broker.Positioner)
 	round := func() (known int) {
 		for p := int32(1); p < parts; p++ {
-			if pos, ok := pc.Position(broker.TopicPartition{Topic: "wide", Partition: p}); ok {
+			if pos, ok := pc.Position(ctx, broker.TopicPartition{Topic: "wide", Partition: p}); ok {
 				if pos != 0 {
 					t.Errorf("partition %d: position %d, want 0 (no commit: the log's start)", p, pos)
 				}
@@ -89,6 +90,17 @@ func TestPositionsOfATopicAskedOnce(t *testing.T) {
 		t.Errorf("%d positions known from a cluster that did not answer", known)
 	}
 	took := time.Since(start)
+	// A worker stopping does not wait out the timeout.
+	time.Sleep(startsFresh)
+	stopping, stop := context.WithTimeout(ctx, 100*time.Millisecond)
+	asked := time.Now()
+	if _, ok := pc.Position(stopping, broker.TopicPartition{Topic: "wide", Partition: 1}); ok {
+		t.Error("a position known from a cluster that did not answer")
+	}
+	stop()
+	if waited := time.Since(asked); waited > 2*time.Second {
+		t.Errorf("a Position whose context ended after 100 ms took %v", waited)
+	}
 	close(released)
 	if n := offsetFetches.Load(); n > 2 {
 		t.Errorf("a cluster not answering was asked %d times in a round, want once (or a retry)", n)

@@ -63,11 +63,11 @@ func Position(t *testing.T, b broker.Broker) {
 		p    int32
 		want int64
 	}{{0, 13}, {1, 5}} {
-		if pos, ok := pc.Position(broker.TopicPartition{Topic: "q", Partition: tc.p}); !ok || pos != tc.want {
+		if pos, ok := pc.Position(ctx, broker.TopicPartition{Topic: "q", Partition: tc.p}); !ok || pos != tc.want {
 			t.Errorf("partition %d: position %d (%v), want %d", tc.p, pos, ok, tc.want)
 		}
 	}
-	if _, ok := pc.Position(broker.TopicPartition{Topic: "other", Partition: 0}); ok {
+	if _, ok := pc.Position(ctx, broker.TopicPartition{Topic: "other", Partition: 0}); ok {
 		t.Errorf("position of a partition the member does not own")
 	}
 }
