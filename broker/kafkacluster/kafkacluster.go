@@ -1240,8 +1240,7 @@ func (c *consumer) CommitOffsets(ctx context.Context, offsets map[broker.TopicPa
 
 // Position implements broker.Positioner: after the last record Poll
 // returned from tp, else the group's commit, which the client fetched when
-// it was given tp. Without a commit the start is not known until a record
-// comes.
+// it was given tp, else where the cluster says reading starts (startOf).
 func (c *consumer) Position(ctx context.Context, tp broker.TopicPartition) (int64, bool) {
 	if !slices.Contains(c.Assigned(), tp) {
 		return 0, false
