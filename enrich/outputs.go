@@ -166,6 +166,21 @@ func (o *outputs) fits(topic string, rec *broker.Record, part int32, src int64) 
 	return false
 }
 
+// sizeFits is fits without its log line, for an output of input record
+// src as publish would produce it (with its src_offset header).
+func (o *outputs) sizeFits(topic string, rec *broker.Record, src int64) bool {
+	if o.sizes == nil {
+		return true
+	}
+	v := append([]byte(o.input), '#')
+	if o.inputID == "" {
+		v = v[:len(v)-1]
+	}
+	v = strconv.AppendInt(append(append(v, o.inputID...), ':'), src, 10)
+	hs := append(slices.Clip(rec.Headers), broker.Header{Key: headerSrcOffset, Value: v})
+	return o.sizes.CheckSize(topic, rec.Key, rec.Value, hs) == nil
+}
+
 // srcKind is whose a src_offset header is, as srcHeader reads it.
 type srcKind uint8
 
@@ -500,14 +515,13 @@ scan:
 	}
 	o.tails[topic][part], o.earlier[topic][part] = last, last
 	if exactly && last >= start {
-		slices.Sort(found.offs)
 		if o.exact == nil {
 			o.exact = map[string]map[int32]*publishedSet{}
 		}
 		if o.exact[topic] == nil {
 			o.exact[topic] = map[int32]*publishedSet{}
 		}
-		o.exact[topic][part] = &publishedSet{from: start, at: found.at, offs: slices.Compact(found.offs)}
+		o.exact[topic][part] = found.set(start)
 	}
 	return last, nil
 }
@@ -536,6 +550,21 @@ func (s *srcSpan) merge(other *srcSpan) {
 	if s.at < 0 || other.at < s.at {
 		s.at = other.at
 	}
+}
+
+// set is the publishedSet of what s found from offset from on, with how
+// many outputs of each record it found.
+func (s *srcSpan) set(from int64) *publishedSet {
+	slices.Sort(s.offs)
+	ps := &publishedSet{from: from, at: s.at, offs: s.offs[:0]}
+	for _, v := range s.offs {
+		if k := len(ps.offs) - 1; k >= 0 && ps.offs[k] == v {
+			ps.n[k]++
+			continue
+		}
+		ps.offs, ps.n = append(ps.offs, v), append(ps.n, 1)
+	}
+	return ps
 }
 
 // inputTime returns the time of the input record at offset off of
@@ -567,10 +596,14 @@ func (o *outputs) startsAt(part int32, from int64) {
 
 // publishedSet is the input records from offset from on whose outputs an
 // output partition holds, in order; at is where the first of them is in
-// the output partition.
+// the output partition. n is, for each, how many of its outputs the log
+// held when read (0: all, those this worker published since): a produce
+// call the log appended in part (a full disk, or a kill, between two of
+// its batches) may hold some of a record's outputs and not the others.
 type publishedSet struct {
 	from, at int64
 	offs     []int64
+	n        []int32
 }
 
 // has reports whether src's outputs are there: before from, all are.
@@ -582,11 +615,27 @@ func (s *publishedSet) has(src int64) bool {
 	return ok
 }
 
-// add notes that src's outputs are there now.
-func (s *publishedSet) add(src int64) {
-	if i, ok := slices.BinarySearch(s.offs, src); !ok {
-		s.offs = slices.Insert(s.offs, i, src)
+// held returns how many of src's outputs are there, -1 for all (or as
+// far as known); has(src) must be true.
+func (s *publishedSet) held(src int64) int {
+	if s == nil || src < s.from {
+		return -1
 	}
+	i, _ := slices.BinarySearch(s.offs, src)
+	if s.n[i] == 0 {
+		return -1
+	}
+	return int(s.n[i])
+}
+
+// add notes that src's outputs are there now, all of them.
+func (s *publishedSet) add(src int64) {
+	i, ok := slices.BinarySearch(s.offs, src)
+	if !ok {
+		s.offs, s.n = slices.Insert(s.offs, i, src), slices.Insert(s.n, i, 0)
+		return
+	}
+	s.n[i] = 0
 }
 
 // publishedPast returns the offset past the last record of input
@@ -656,6 +705,10 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 		return last
 	}
 	var keyed int32 // the topic's partition count, for records no input caused: looked up once
+	// The input record whose outputs the loop is at, and how many of them
+	// it saw (a record's outputs come together): where the log holds only
+	// the first of them (see publishedSet), the others are published.
+	seenAt, seen := inPos{-1, -1}, 0
 	// The src_offset headers of the batch, and the records' header lists
 	// with them, in two allocations rather than two per record.
 	srcVals := make([]byte, 0, len(outs)*(len(o.input)+len(o.inputID)+22))
@@ -680,9 +733,27 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 					return 0, 0, err
 				}
 				if out.src <= t {
-					if ex := o.exact[topic][part]; !ex.has(out.src) {
+					ex := o.exact[topic][part]
+					held := -1
+					if ex.has(out.src) {
+						held = ex.held(out.src)
+					}
+					if held >= 0 {
+						if at := (inPos{part, out.src}); at != seenAt {
+							seenAt, seen = at, 0
+						}
+						if o.sizeFits(topic, &rec, out.src) {
+							seen++ // one the log would hold
+						}
+					}
+					if !ex.has(out.src) {
 						// Judged again; once published, a retry of
 						// the batch skips it.
+						r = runOf(part)
+						runs[r].gap = append(runs[r].gap, out.src)
+					} else if held >= 0 && seen > held {
+						// Past the outputs of the record the log
+						// holds: the rest of a partial append.
 						r = runOf(part)
 						runs[r].gap = append(runs[r].gap, out.src)
 					} else {
