@@ -128,6 +128,10 @@ type counterSample struct {
 	value  uint64
 	at     time.Time
 	uptime uint32 // sysUpTime (hundredths of a second) at the sample; 0 unknown
+	// upLag is how long before the sample (hundredths of a second) its
+	// uptime was read: 0 for its own; else a sample without one kept
+	// the last read (see observe).
+	upLag uint32
 	// steady is the rate of the last interval the counter went up in,
 	// without a wrap (0: none since its first sample or a reset), which
 	// a far wrap's must not be much over (see observe).
@@ -251,18 +255,40 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 			// would give a rate until real time passed that stamp. From
 			// a clock that stays ahead, an older sample is one out of
 			// order, ignored as any is.
-			s.value, s.at, s.uptime = value, at, uptime
+			s.value, s.at, s.uptime, s.upLag = value, at, uptime, 0
 		}
 		return 0, 0, false, noWrap
 	}
 	prev := *s
-	s.value, s.at, s.uptime, s.jumped = value, at, uptime, false
+	s.value, s.at, s.uptime, s.upLag, s.jumped = value, at, uptime, 0, false
+	if uptime == 0 && prev.uptime != 0 {
+		// A sample without sysUpTime (an agent that left it out of a
+		// poll) tells nothing of a restart: the last one read stays the
+		// counter's, with how long before this sample it was read, so
+		// the next sample with one is compared with it. Else a reboot
+		// after such a poll read as a 32-bit wrap, a spike, in the
+		// record that raised device_rebooted (which compares with the
+		// last good one too).
+		if lag := int64(prev.upLag) + int64(at.Sub(prev.at)/(10*time.Millisecond)); lag < 1<<31 {
+			s.uptime, s.upLag = prev.uptime, uint32(lag)
+		}
+	}
+	// since is the time since prev's sysUpTime was read.
+	since := at.Sub(prev.at) + ticks(prev.upLag)
 	if rc.cleared != 0 && prev.at.UnixNano() < rc.cleared {
 		// The agent said its counters started again since prev.
 		s.steady = 0
 		return 0, 0, false, noWrap
 	}
-	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, at.Sub(prev.at)) && value < prev.value {
+	if uptime != 0 && prev.uptime != 0 && otherAgent(prev.uptime, uptime, at.Add(-since), at) {
+		// Another agent answers (an HA pair's floating address, a
+		// target moved to another address): its counters are another
+		// device's, and their difference with the last is no traffic,
+		// whichever way it went (66 GB/s on a 10G port).
+		s.steady = 0
+		return 0, 0, false, noWrap
+	}
+	if uptime != 0 && prev.uptime != 0 && restarted(prev.uptime, uptime, since) && value < prev.value {
 		// The counters started again. One that went on did not (an
 		// agent restarted alone): its delta is its traffic.
 		s.steady = 0
@@ -286,7 +312,7 @@ func (rc *rowCounters) observe(i int, field string, value uint64, at time.Time, 
 		// known to refuse it as a wrap of the whole counter.
 		s.steady = 0
 		return 0, 0, false, noWrap
-	case uptime != 0 && prev.uptime != 0 && lagging(prev.uptime, uptime, at.Sub(prev.at)):
+	case uptime != 0 && prev.uptime != 0 && lagging(prev.uptime, uptime, since):
 		// The counter went back, and sysUpTime moved on by less than
 		// the time since: a restart in a gap longer than the uptime
 		// before it, not a wrap (a spike of 2^32 over the gap).
@@ -370,6 +396,21 @@ func restarted(prev, cur uint32, elapsed time.Duration) bool {
 	}
 	moved, slack := uptimeMoved(prev, cur), uptimeSlack(elapsed)
 	return moved < elapsed-slack || moved > elapsed+slack
+}
+
+// otherAgent reports whether the agent whose sysUpTime is cur at at is
+// another than the one whose sysUpTime was prev at prevAt: sysUpTime moved
+// on by more than the time elapsed (less the slack restarted allows; back
+// reads as far on, modulo 2^32), to a boot before prevAt, when the agent
+// that answered then was up: nothing restarted, another agent answers.
+// One moving on too slowly, or not at all, is no other agent (see
+// restarted).
+func otherAgent(prev, cur uint32, prevAt, at time.Time) bool {
+	elapsed := at.Sub(prevAt)
+	if elapsed <= 0 {
+		return false
+	}
+	return uptimeMoved(prev, cur) > elapsed+uptimeSlack(elapsed) && upBefore(prevAt, at, cur)
 }
 
 // upBefore reports whether an agent whose sysUpTime at at is uptime

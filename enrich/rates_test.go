@@ -44,8 +44,11 @@ func TestRates(t *testing.T) {
 		{"reset without sysUpTime (64-bit drop)", false, []sample{{1 << 40, 0, 0, 0, false}, {100, 60, 0, 0, false}, {160, 120, 0, 1, true}}},
 		// Net-SNMP restarted on a host that was not (no hrSystemUptime
 		// polled): sysUpTime back, the host's counter on; its delta is
-		// its traffic, no spike can come of it.
-		{"agent restarted alone (sysUpTime back, counter on)", true, []sample{{536_710_552, 0, 390_500, 0, false}, {536_716_552, 60, 56_700, 100, true}}},
+		// its traffic, no spike can come of it. (Up 40 s: it restarted
+		// since the last sample. Back to a boot before it would be
+		// another agent answering, whose counters give no rate.)
+		{"agent restarted alone (sysUpTime back, counter on)", true, []sample{{536_710_552, 0, 390_500, 0, false}, {536_716_552, 60, 4_000, 100, true}}},
+		{"another agent (sysUpTime back, to a boot before the last sample)", true, []sample{{536_710_552, 0, 390_500, 0, false}, {636_716_552, 60, 56_700, 0, false}, {636_722_552, 120, 62_700, 100, true}}},
 		{"missed polls", false, []sample{{0, 0, 100, 0, false}, {36000, 360, 36100, 100, true}}},
 		{"out of order and replay ignored", false, []sample{{6000, 60, 6100, 0, false}, {1000, 0, 100, 0, false}, {6000, 60, 6100, 0, false}, {12000, 120, 12100, 100, true}}},
 		// A Counter64 below 2^32 that goes back was cleared (an interface

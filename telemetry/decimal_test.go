@@ -176,3 +176,26 @@ func TestRoundSignificantNearest(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundSignificantTiny: values down to 1e-14 (a utilisation in
+// percent of an idle fast port is 1e-7 and below) round to the nearest
+// decimal too: they were left with all their digits below 1e-6.
+func TestRoundSignificantTiny(t *testing.T) {
+	if got := RoundSignificant(2.482666664e-07, 9); got != 2.48266666e-07 {
+		t.Errorf("RoundSignificant(2.482666664e-07, 9) = %v, want 2.48266666e-07", got)
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	for n := range 200_000 {
+		x := rng.Float64() * math.Pow10(-rng.IntN(9)-6) // below 1e-6
+		digits := 9
+		if n%2 == 1 {
+			digits = 1 + rng.IntN(15)
+		}
+		if a := math.Abs(x); !(a >= 1e-14) || digits-1-int(math.Floor(math.Log10(a))) >= 22 {
+			continue // left as it is
+		}
+		if got, want := RoundSignificant(x, digits), nearestSignificant(x, digits); got != want {
+			t.Fatalf("RoundSignificant(%v, %d) = %v, want %v", x, digits, got, want)
+		}
+	}
+}
