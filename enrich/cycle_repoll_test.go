@@ -1,7 +1,6 @@
 package enrich
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -22,15 +21,10 @@ import (
 func TestCycleTakesOverAnEventNotPolledAgainYet(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
 	logsQ := broker.TopicPartition{Topic: logsP.Topic, Partition: 1}
-	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
-	logs := &outputs{input: logsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
-	traps := &outputs{input: trapsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
-	d.own(logs, []broker.TopicPartition{logsP, logsQ})
-	d.own(traps, []broker.TopicPartition{trapsP})
+	d, logs, traps := cycleWorkers([]broker.TopicPartition{logsP, logsQ})
 
 	report := func(tp broker.TopicPartition, off int64, link string) telemetry.Event {
-		return telemetry.Event{Type: "interface_down", Device: "edge1", Object: link, Time: t0,
-			Cause: telemetry.Cause{Topic: tp.Topic, Partition: tp.Partition, Offset: off}}
+		return linkDownAt(t0, tp, off, link)
 	}
 	for i, r := range []struct {
 		ev   telemetry.Event
@@ -40,21 +34,13 @@ func TestCycleTakesOverAnEventNotPolledAgainYet(t *testing.T) {
 			t.Fatalf("report %d: %d events, want %d", i, n, r.want)
 		}
 	}
-	out := func(tp broker.TopicPartition, off int64, v string) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(v)}, tp.Partition, off}
-	}
+	out := valueOut
 	// Line A's transaction aborted: its outputs are remembered.
 	logs.replay.put(&broker.Record{Partition: logsP.Partition, Offset: 5},
 		[]outRecord{out(logsP, 5, "line A")}, []outRecord{out(logsP, 5, "interface_down A")})
 	// The poll after it: line B alone, left out.
 	logs.delivering = []outBatch{{telemetry.TopicEnrichedSyslog, []outRecord{out(logsQ, 6, "line B")}}, {telemetry.TopicEvents, nil}}
-	logsDone := make(chan bool, 1)
-	go func() { logsDone <- d.awaitOrigins(context.Background(), logs, []broker.TopicPartition{logsQ}) }()
-	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
-		d.mu.Lock()
-		waiting = d.waiting[logs] != nil
-		d.mu.Unlock()
-	}
+	logsDone := waitingIn(d, logs, []broker.TopicPartition{logsQ})
 	traps.delivering = []outBatch{{telemetry.TopicEvents, []outRecord{out(trapsP, 2, "interface_down B")}}}
 	if !awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, time.Second) {
 		t.Fatal("the trap batch's wait reported false")
@@ -95,14 +81,9 @@ func TestCycleTakesOverAnEventNotPolledAgainYet(t *testing.T) {
 // left out, as the trap batch published it.
 func TestHandedOverEventNotGivenAgainAfterAPartialRepoll(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
-	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
-	logs := &outputs{input: logsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
-	traps := &outputs{input: trapsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
-	d.own(logs, []broker.TopicPartition{logsP})
-	d.own(traps, []broker.TopicPartition{trapsP})
+	d, logs, traps := cycleWorkers([]broker.TopicPartition{logsP})
 	report := func(tp broker.TopicPartition, off int64, link string) telemetry.Event {
-		return telemetry.Event{Type: "interface_down", Device: "edge1", Object: link, Time: t0,
-			Cause: telemetry.Cause{Topic: tp.Topic, Partition: tp.Partition, Offset: off}}
+		return linkDownAt(t0, tp, off, link)
 	}
 	// Line X (logs@4), line A (logs@5), trap B (traps@2); trap A (traps@3)
 	// and line B (logs@6) left out: a cycle.
@@ -115,17 +96,9 @@ func TestHandedOverEventNotGivenAgainAfterAPartialRepoll(t *testing.T) {
 			t.Fatalf("report %d: %d events, want %d", i, n, r.want)
 		}
 	}
-	out := func(tp broker.TopicPartition, off int64, v string) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(v)}, tp.Partition, off}
-	}
+	out := valueOut
 	logs.delivering = []outBatch{{telemetry.TopicEvents, []outRecord{out(logsP, 4, "interface_down X"), out(logsP, 5, "interface_down A")}}}
-	logsDone := make(chan bool, 1)
-	go func() { logsDone <- d.awaitOrigins(context.Background(), logs, []broker.TopicPartition{logsP}) }()
-	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
-		d.mu.Lock()
-		waiting = d.waiting[logs] != nil
-		d.mu.Unlock()
-	}
+	logsDone := waitingIn(d, logs, []broker.TopicPartition{logsP})
 	traps.delivering = []outBatch{{telemetry.TopicEvents, []outRecord{out(trapsP, 2, "interface_down B")}}}
 	if !awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, time.Second) {
 		t.Fatal("the trap batch's wait reported false")

@@ -20,15 +20,10 @@ import (
 // left out and the one it holds.
 func TestCycleTakesTheEventsOver(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
-	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
-	logs := &outputs{input: logsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
-	traps := &outputs{input: trapsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
-	d.own(logs, []broker.TopicPartition{logsP})
-	d.own(traps, []broker.TopicPartition{trapsP})
+	d, logs, traps := cycleWorkers([]broker.TopicPartition{logsP})
 
 	report := func(tp broker.TopicPartition, off int64, link string) telemetry.Event {
-		return telemetry.Event{Type: "interface_down", Device: "edge1", Object: link, Time: t0,
-			Cause: telemetry.Cause{Topic: tp.Topic, Partition: tp.Partition, Offset: off}}
+		return linkDownAt(t0, tp, off, link)
 	}
 	// Line A (logs@5) and trap B (traps@2) first, then each one's other
 	// report: trap A (traps@3) and line B (logs@6), left out; then lines
@@ -42,9 +37,7 @@ func TestCycleTakesTheEventsOver(t *testing.T) {
 			t.Fatalf("report %d: %d events, want %d", i, n, r.want)
 		}
 	}
-	out := func(tp broker.TopicPartition, off int64, v string) outRecord {
-		return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(v)}, tp.Partition, off}
-	}
+	out := valueOut
 	lineA, enrichedA, enrichedB := out(logsP, 5, "interface_down A"), out(logsP, 5, "line A"), out(logsP, 6, "line B")
 	lineC, lineD := out(logsP, 7, "interface_down C"), out(logsP, 8, "interface_down D")
 	logs.replay.put(&broker.Record{Partition: logsP.Partition, Offset: 5}, []outRecord{enrichedA}, []outRecord{lineA})
@@ -53,13 +46,7 @@ func TestCycleTakesTheEventsOver(t *testing.T) {
 
 	// As deliver has them: the syslog batch waits first.
 	logs.delivering = logsBatch
-	logsDone := make(chan bool)
-	go func() { logsDone <- d.awaitOrigins(context.Background(), logs, []broker.TopicPartition{logsP}) }()
-	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
-		d.mu.Lock()
-		waiting = d.waiting[logs] != nil
-		d.mu.Unlock()
-	}
+	logsDone := waitingIn(d, logs, []broker.TopicPartition{logsP})
 	traps.delivering = trapsBatch
 	if !awaitIn(t, d, traps, []broker.TopicPartition{trapsP}, time.Second) {
 		t.Fatal("the trap batch's wait reported false")
@@ -105,4 +92,41 @@ func TestCycleTakesTheEventsOver(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the syslog batch still waits after the trap batch was delivered")
 	}
+}
+
+// cycleWorkers is a detector with a syslog worker's and a trap worker's
+// outputs, with transactions (replay memos) as on a Kafka cluster,
+// owning logs and trapsP.
+func cycleWorkers(logs []broker.TopicPartition) (*detector, *outputs, *outputs) {
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	lo := &outputs{input: logsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
+	tr := &outputs{input: trapsP.Topic, events: telemetry.TopicEvents, replay: replay{on: true}}
+	d.own(lo, logs)
+	d.own(tr, []broker.TopicPartition{trapsP})
+	return d, lo, tr
+}
+
+// linkDownAt is link's interface_down on edge1 at t0, reported by the
+// input record at tp@off.
+func linkDownAt(t0 time.Time, tp broker.TopicPartition, off int64, link string) telemetry.Event {
+	return telemetry.Event{Type: "interface_down", Device: "edge1", Object: link, Time: t0,
+		Cause: telemetry.Cause{Topic: tp.Topic, Partition: tp.Partition, Offset: off}}
+}
+
+// valueOut is an output, of value v, of the input record at tp@off.
+func valueOut(tp broker.TopicPartition, off int64, v string) outRecord {
+	return outRecord{broker.Record{Key: []byte("edge1"), Value: []byte(v)}, tp.Partition, off}
+}
+
+// waitingIn starts who's awaitOrigins over parts and returns once it
+// waits; its result comes on the channel.
+func waitingIn(d *detector, who *outputs, parts []broker.TopicPartition) <-chan bool {
+	done := make(chan bool, 1)
+	go func() { done <- d.awaitOrigins(context.Background(), who, parts) }()
+	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
+		d.mu.Lock()
+		waiting = d.waiting[who] != nil
+		d.mu.Unlock()
+	}
+	return done
 }

@@ -15,12 +15,7 @@ import (
 // This server does not host this topic-partition", which does not say that
 // the topic is missing nor how to make it.
 func TestMissingTopicOnClusterWithoutAutoCreation(t *testing.T) {
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	addr := cluster.ListenAddrs()[0]
+	addr := bareCluster(t)
 	for _, c := range []struct {
 		stdin string
 		args  []string
@@ -45,12 +40,7 @@ func TestMissingTopicOnClusterWithoutAutoCreation(t *testing.T) {
 // of a topic weir run makes itself (raw.traps, read right after a trap
 // was sent), the hint is not to create it by hand.
 func TestMissingTopicSaidPlainly(t *testing.T) {
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	addr := cluster.ListenAddrs()[0]
+	addr := bareCluster(t)
 	for _, c := range []struct {
 		args      []string
 		want, not string
@@ -68,4 +58,16 @@ func TestMissingTopicSaidPlainly(t *testing.T) {
 			t.Errorf("%v: %q, want it to say %q and not %q", c.args, msg, c.want, c.not)
 		}
 	}
+}
+
+// bareCluster is the address of a one-broker kfake cluster that does not
+// create topics on first use, closed with the test.
+func bareCluster(t *testing.T) string {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	return cluster.ListenAddrs()[0]
 }
