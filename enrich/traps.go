@@ -754,8 +754,10 @@ func cbgpPeer2Addr(oid string) string {
 		return ""
 	}
 	octets := parts[3:]
-	if n, err := strconv.Atoi(parts[2]); err != nil || n != len(octets) {
-		octets = parts[2:] // some agents leave the length out
+	// Some agents leave the length out: the type's octets alone (whose
+	// first may equal the count of the rest, 3 of 3.3.3.3).
+	if n, err := strconv.Atoi(parts[2]); err != nil || n != len(octets) || len(parts)-2 == inetAddrLen(parts[1]) {
+		octets = parts[2:]
 	}
 	return octetsAddr(octets)
 }
