@@ -266,18 +266,25 @@ func (w *TrapWorker) warm(r *broker.Record, end time.Time) {
 }
 
 // provisional says whether the names of a trap's event may still change
-// in this process: it comes from an address an SNMP target polls, or a
+// in this process: it comes from (or, relayed, names as its agent) an
+// address an SNMP target polls, or a
 // gNMI target is dialed at, and names an interface by an ifIndex no poll
 // or gNMI row has named (index), or (from an SNMP target's address) its
 // device by the target's name while the target's sysName, which the
 // inventory may list the device by, is not known yet and may still come
 // (sysNamesDone: every warm-up has read what could give it).
 func (w *TrapWorker) provisional(tr *telemetry.Trap, index string, sysNamesDone bool) bool {
-	target, polled := w.targets.device(senderAddr(tr.SourceAddr))
+	// The address the trap is named by (trapDevice): its agent's where it
+	// gives one (a relayed trap, a v1 agent-addr), else its sender's.
+	at := senderAddr(tr.SourceAddr)
+	if agent, ok := trapAgentAddress(tr); ok {
+		at, _ = netip.ParseAddr(agent)
+	}
+	target, polled := w.targets.device(at)
 	if !polled {
 		// A gNMI target's address: its interface rows name ifIndexes
 		// too, where they carry the ifindex (gNMI gives no sysName).
-		_, streamed := w.gnmi.device(senderAddr(tr.SourceAddr))
+		_, streamed := w.gnmi.device(at)
 		return streamed && index != ""
 	}
 	if index != "" {
@@ -747,8 +754,10 @@ func cbgpPeer2Addr(oid string) string {
 		return ""
 	}
 	octets := parts[3:]
-	if n, err := strconv.Atoi(parts[2]); err != nil || n != len(octets) {
-		octets = parts[2:] // some agents leave the length out
+	// Some agents leave the length out: the type's octets alone (whose
+	// first may equal the count of the rest, 3 of 3.3.3.3).
+	if n, err := strconv.Atoi(parts[2]); err != nil || n != len(octets) || len(parts)-2 == inetAddrLen(parts[1]) {
+		octets = parts[2:]
 	}
 	return octetsAddr(octets)
 }

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -52,6 +53,39 @@ func TestTrapAgentAddressNotInInventory(t *testing.T) {
 		ev, ok := w.eventOf(&tr, &broker.Record{Topic: telemetry.TopicRawTraps})
 		if !ok || ev.Device != want || ev.Tags["unknown"] != "true" {
 			t.Errorf("agent %s: event of %q (tags %v), want %s's", agent, ev.Device, ev.Tags, want)
+		}
+	}
+}
+
+// TestWarmupHoldsRelayedTrap: a warm-up holds a relayed bare-ifIndex trap
+// for its interface's name as it holds one the agent sent itself. The trap
+// is named by its agent (snmpTrapAddress.0: a v1 trap's agent-addr, a
+// forwarder's), so whether its names may still change is the agent's
+// question, not the relay's: edge1 (192.0.2.1, polled) relayed through
+// 198.51.100.9 (not polled) waits for the poll naming ifIndex 3, or a link
+// that flapped before the restart is remembered as "ifIndex 3" and never
+// cleared as Gi0/3.
+func TestWarmupHoldsRelayedTrap(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	targets := WithSNMPTargets(NewSNMPTargets([]SNMPTarget{{Name: "edge1", Host: "192.0.2.1"}}))
+	for _, c := range []struct {
+		from, agent string
+		held        bool
+	}{
+		{"198.51.100.9", "192.0.2.1", true}, // relayed for the polled agent
+		{"192.0.2.1", "", true},             // sent by the polled agent
+		{"192.0.2.1", "203.0.113.7", false}, // from the polled address, for another agent
+	} {
+		tr := rfc2863LinkDown(c.from, 3)
+		if c.agent != "" {
+			tr.Varbinds = append(tr.Varbinds, telemetry.Varbind{OID: "1.3.6.1.6.3.18.1.3.0", Name: "snmpTrapAddress.0", Type: "ipaddress", Value: c.agent})
+		}
+		v, _ := json.Marshal(&tr)
+		r := broker.Record{Topic: telemetry.TopicRawTraps, Partition: 1, Offset: 5, Value: v, Timestamp: time.Now()}
+		w := NewTrapWorker(nil, inv, WithSharedEventRules(NewEventRules(0, 3, 10*time.Minute)), targets)
+		w.warm(&r, time.Now())
+		if held := len(w.held) == 1; held != c.held {
+			t.Errorf("trap from %s for agent %q: held %v, want %v", c.from, c.agent, held, c.held)
 		}
 	}
 }

@@ -217,3 +217,25 @@ func TestBGPDownTrapSaysWhy(t *testing.T) {
 		t.Errorf("event %v message %q, want %q", ok, ev.Message, want)
 	}
 }
+
+// TestCbgpPeer2IndexWithoutLength: an agent that leaves the address's
+// length out of the cbgpPeer2Table index (TYPE.OCTETS) names an IPv4 peer
+// whose first octet is 3 (3.3.3.3) as well as any other: the 3 is the
+// address's, not a length, as ipv4(1)'s four octets tell.
+func TestCbgpPeer2IndexWithoutLength(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewTrapWorker(nil, inv)
+	for index, want := range map[string]string{
+		"1.3.3.3.3":                          "3.3.3.3", // ipv4(1), no length
+		"1.4.3.3.3.3":                        "3.3.3.3", // with it
+		"1.10.9.9.9":                         "10.9.9.9",
+		"2.15.0.0.0.0.0.0.0.0.0.0.0.0.0.0.1": "f00::1", // ipv6(2), no length, first octet 15
+	} {
+		ev, ok := trapEvent(t, w, telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.4.1.9.9.187.0.5", TrapName: "cbgpPeer2EstablishedNotification", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.4.1.9.9.187.1.2.5.1.3." + index, Name: "cbgpPeer2State." + index, Type: "integer", Value: 6},
+		}})
+		if !ok || ev.Type != "bgp_peer_up" || ev.Object != want {
+			t.Errorf("cbgpPeer2State.%s: event %v %q %q, want bgp_peer_up %q", index, ok, ev.Type, ev.Object, want)
+		}
+	}
+}
