@@ -172,13 +172,19 @@ func (o *outputs) sizeFits(topic string, rec *broker.Record, src int64) bool {
 	if o.sizes == nil {
 		return true
 	}
-	v := append([]byte(o.input), '#')
-	if o.inputID == "" {
-		v = v[:len(v)-1]
-	}
-	v = strconv.AppendInt(append(append(v, o.inputID...), ':'), src, 10)
-	hs := append(slices.Clip(rec.Headers), broker.Header{Key: headerSrcOffset, Value: v})
+	hs := append(slices.Clip(rec.Headers), broker.Header{Key: headerSrcOffset, Value: o.appendSrcOffset(nil, src)})
 	return o.sizes.CheckSize(topic, rec.Key, rec.Value, hs) == nil
+}
+
+// appendSrcOffset appends the src_offset header value of the outputs of
+// input record src: "input:src", or "input#id:src" with the input
+// topic's ID.
+func (o *outputs) appendSrcOffset(b []byte, src int64) []byte {
+	b = append(b, o.input...)
+	if o.inputID != "" {
+		b = append(append(b, '#'), o.inputID...)
+	}
+	return strconv.AppendInt(append(b, ':'), src, 10)
 }
 
 // srcKind is whose a src_offset header is, as srcHeader reads it.
@@ -606,26 +612,20 @@ type publishedSet struct {
 	n        []int32
 }
 
-// has reports whether src's outputs are there: before from, all are.
-func (s *publishedSet) has(src int64) bool {
+// holds reports whether src's outputs are there (before from, all are),
+// and how many of them: -1 for all (or as far as known).
+func (s *publishedSet) holds(src int64) (has bool, held int) {
 	if s == nil || src < s.from {
-		return true
+		return true, -1
 	}
-	_, ok := slices.BinarySearch(s.offs, src)
-	return ok
-}
-
-// held returns how many of src's outputs are there, -1 for all (or as
-// far as known); has(src) must be true.
-func (s *publishedSet) held(src int64) int {
-	if s == nil || src < s.from {
-		return -1
+	i, ok := slices.BinarySearch(s.offs, src)
+	if !ok {
+		return false, -1
 	}
-	i, _ := slices.BinarySearch(s.offs, src)
 	if s.n[i] == 0 {
-		return -1
+		return true, -1
 	}
-	return int(s.n[i])
+	return true, int(s.n[i])
 }
 
 // add notes that src's outputs are there now, all of them.
@@ -733,11 +733,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 					return 0, 0, err
 				}
 				if out.src <= t {
-					ex := o.exact[topic][part]
-					held := -1
-					if ex.has(out.src) {
-						held = ex.held(out.src)
-					}
+					has, held := o.exact[topic][part].holds(out.src)
 					if held >= 0 {
 						if at := (inPos{part, out.src}); at != seenAt {
 							seenAt, seen = at, 0
@@ -746,7 +742,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 							seen++ // one the log would hold
 						}
 					}
-					if !ex.has(out.src) {
+					if !has {
 						// Judged again; once published, a retry of
 						// the batch skips it.
 						r = runOf(part)
@@ -765,11 +761,7 @@ func (o *outputs) publish(ctx context.Context, tx broker.Txn, topic string, outs
 				}
 			}
 			v := len(srcVals)
-			srcVals = append(srcVals, o.input...)
-			if o.inputID != "" {
-				srcVals = append(append(srcVals, '#'), o.inputID...)
-			}
-			srcVals = strconv.AppendInt(append(srcVals, ':'), out.src, 10)
+			srcVals = o.appendSrcOffset(srcVals, out.src)
 			h := len(headers)
 			headers = append(append(headers, rec.Headers...), broker.Header{Key: headerSrcOffset, Value: srcVals[v:len(srcVals):len(srcVals)]})
 			rec.Headers = headers[h:len(headers):len(headers)]
