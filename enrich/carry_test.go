@@ -46,15 +46,6 @@ func (c *abortClearedConsumer) Transact(ctx context.Context, fn func(broker.Txn)
 	return true, nil
 }
 
-type abortClearedBroker struct {
-	*embedded.Broker
-	c *abortClearedConsumer
-}
-
-func (b *abortClearedBroker) Consume(context.Context, string, []string, ...broker.ConsumerOption) (broker.Consumer, error) {
-	return b.c, nil
-}
-
 // TestClearedAfterAbortOnQuietPartition: a cleared event whose transaction
 // aborted is carried to the next one; on a partition that receives nothing
 // more there was no next one, and the object stayed flapping for good.
@@ -77,7 +68,7 @@ func TestClearedAfterAbortOnQuietPartition(t *testing.T) {
 		cleared:         make(chan struct{}),
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewWorker(&abortClearedBroker{eb, c}, inv, NewClassifier(), WithEventRules(0, 3, time.Second))
+	w := NewWorker(&oneConsumerBroker{eb, c}, inv, NewClassifier(), WithEventRules(0, 3, time.Second))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()

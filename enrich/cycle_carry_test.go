@@ -70,15 +70,6 @@ func (c *takenThenMovedConsumer) Assigned() []broker.TopicPartition {
 }
 func (c *takenThenMovedConsumer) Close() error { return nil }
 
-type takenThenMovedBroker struct {
-	*embedded.Broker
-	c *takenThenMovedConsumer
-}
-
-func (b *takenThenMovedBroker) Consume(context.Context, string, []string, ...broker.ConsumerOption) (broker.Consumer, error) {
-	return b.c, nil
-}
-
 // TestTakenEventsOfAnAbortedBatchGoOut: a trap or metrics worker that
 // took over another worker's event to break a cycle of waits carries it,
 // when its transaction aborts, to the next one, as the syslog worker
@@ -111,7 +102,7 @@ func TestTakenEventsOfAnAbortedBatchGoOut(t *testing.T) {
 			rec := trap
 			rec.Topic, rec.Timestamp = tc.topic, time.Now()
 			c := &takenThenMovedConsumer{rec: rec, taken: make(chan struct{})}
-			run, out := tc.worker(&takenThenMovedBroker{eb, c})
+			run, out := tc.worker(&oneConsumerBroker{eb, c})
 			c.out = out
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})

@@ -130,7 +130,7 @@ func TestAbortedBatchTakenOverPublishesNoRepeat(t *testing.T) {
 	}
 	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
 	run := func(c *scriptedTxnConsumer) {
-		w := NewWorker(&scriptedTxnBroker{b, c}, inv, NewClassifier(), WithSharedEventRules(rules))
+		w := NewWorker(&oneConsumerBroker{b, c}, inv, NewClassifier(), WithSharedEventRules(rules))
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { w.Run(ctx); close(done) }()

@@ -67,15 +67,6 @@ func (c *scriptedTxnConsumer) Assigned() []broker.TopicPartition {
 }
 func (c *scriptedTxnConsumer) Close() error { return nil }
 
-type scriptedTxnBroker struct {
-	*embedded.Broker
-	c *scriptedTxnConsumer
-}
-
-func (b *scriptedTxnBroker) Consume(context.Context, string, []string, ...broker.ConsumerOption) (broker.Consumer, error) {
-	return b.c, nil
-}
-
 // TestTransactionReplayPartialRepoll: after an aborted transaction,
 // franz-go's next poll need not return the whole batch again (fetches of
 // partitions led by different brokers arrive apart, and a partition's
@@ -122,7 +113,7 @@ func TestTransactionReplayPartialRepoll(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
-	w := NewWorker(&scriptedTxnBroker{eb, c}, inv, NewClassifier(), WithEventRules(30*time.Second, 5, time.Minute))
+	w := NewWorker(&oneConsumerBroker{eb, c}, inv, NewClassifier(), WithEventRules(30*time.Second, 5, time.Minute))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()

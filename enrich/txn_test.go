@@ -16,19 +16,21 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// fakeTxnBroker is the embedded log whose group consumer is a scripted
-// TxnConsumer: it hands out one batch, aborts the first transactions
-// (rewinding, so the batch is polled again) and records what each one
-// produced.
-type fakeTxnBroker struct {
+// oneConsumerBroker is the embedded log whose group consumer, for every
+// Consume, is c: a scripted one (a TxnConsumer that aborts, rewinds or
+// loses its partition as a test needs).
+type oneConsumerBroker struct {
 	*embedded.Broker
-	c *fakeTxnConsumer
+	c broker.Consumer
 }
 
-func (b *fakeTxnBroker) Consume(context.Context, string, []string, ...broker.ConsumerOption) (broker.Consumer, error) {
+func (b *oneConsumerBroker) Consume(context.Context, string, []string, ...broker.ConsumerOption) (broker.Consumer, error) {
 	return b.c, nil
 }
 
+// fakeTxnConsumer is a scripted TxnConsumer: it hands out one batch,
+// aborts the first transactions (rewinding, so the batch is polled again)
+// and records what each one produced.
 type fakeTxnConsumer struct {
 	mu        sync.Mutex
 	batch     []broker.Record
@@ -113,7 +115,7 @@ func runScripted(t *testing.T, topic string, recs []broker.Record, aborts int, r
 	c := &fakeTxnConsumer{batch: recs, aborts: aborts, done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { run(&fakeTxnBroker{eb, c})(ctx); close(done) }()
+	go func() { run(&oneConsumerBroker{eb, c})(ctx); close(done) }()
 	select {
 	case <-c.done:
 	case <-time.After(10 * time.Second):
