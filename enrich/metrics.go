@@ -223,11 +223,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warm)
 		if !gate.through {
-			if len(assigned) > 0 || len(recs) > 0 {
-				w.warmer.everyAssigned(ctx, m.c, assignedWarmWait, w.warm)
-			} else {
-				w.warmer.idle(ctx, m.c, assigned, w.warm)
-			}
+			w.warmer.idleRound(ctx, m.c, assigned, len(recs) > 0, true, w.warm)
 		}
 		if ctx.Err() != nil {
 			return nil // see warmer.before: a warm-up may have been cut short

@@ -137,11 +137,7 @@ func (w *TrapWorker) Run(ctx context.Context) error {
 		w.out.track(ctx, assigned, recs)
 		warmer.retain(assigned)
 		warmer.before(ctx, recs, w.warm)
-		if !gate.through && (len(assigned) > 0 || len(recs) > 0) {
-			warmer.everyAssigned(ctx, m.c, assignedWarmWait, w.warm)
-		} else {
-			warmer.idle(ctx, m.c, assigned, w.warm)
-		}
+		warmer.idleRound(ctx, m.c, assigned, len(recs) > 0, !gate.through, w.warm)
 		if ctx.Err() != nil {
 			return nil // see warmer.before: a warm-up may have been cut short
 		}

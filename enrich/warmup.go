@@ -220,6 +220,18 @@ func (wm *warmer) everyAssigned(ctx context.Context, c broker.Consumer, wait tim
 // assignedWarmWait bounds warmer.everyAssigned.
 const assignedWarmWait = 10 * time.Second
 
+// idleRound is a poll's warm-up of the partitions it gave no record of:
+// before the worker passes the warm gate, while it holds or polled any,
+// every one it holds (everyAssigned); else those whose position is known
+// (idle).
+func (wm *warmer) idleRound(ctx context.Context, c broker.Consumer, assigned []broker.TopicPartition, polled, beforeGate bool, feed func(r *broker.Record, end time.Time)) {
+	if beforeGate && (len(assigned) > 0 || polled) {
+		wm.everyAssigned(ctx, c, assignedWarmWait, feed)
+		return
+	}
+	wm.idle(ctx, c, assigned, feed)
+}
+
 // adoptUncommitted tells uncommitted, if set, of partition's warm-up,
 // whose live records start at from and whose window ends at end, and
 // reports whether it remembered any event.

@@ -360,11 +360,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.out.track(ctx, assigned, recs)
 		w.warmer.retain(assigned)
 		w.warmer.before(ctx, recs, w.warmSyslog)
-		if !gate.through && (len(assigned) > 0 || len(recs) > 0) {
-			w.warmer.everyAssigned(ctx, m.c, assignedWarmWait, w.warmSyslog)
-		} else {
-			w.warmer.idle(ctx, m.c, assigned, w.warmSyslog)
-		}
+		w.warmer.idleRound(ctx, m.c, assigned, len(recs) > 0, !gate.through, w.warmSyslog)
 		if ctx.Err() != nil {
 			return nil // see warmer.before: a warm-up may have been cut short
 		}
