@@ -59,6 +59,15 @@ func Clean(err error, data []byte, root *yaml.Node) error {
 		}
 	}
 	lines := bytes.Split(data, []byte("\n"))
+	if what := blockProblems[problem]; what != "" && line > 0 {
+		if at := misindented(lines, line, problem); at > line {
+			// yaml.v3 names the line where the list or mapping starts;
+			// the slip is further down, where the file stops parsing.
+			msg = fmt.Sprintf("line %d: %s: check this line's indentation against the %s starting on line %d",
+				at, problem, what, line)
+			line = at
+		}
+	}
 	if problem == tabProblem && line > 0 && line <= len(lines) && !bytes.ContainsRune(lines[line-1], '\t') {
 		// yaml.v3 numbers it at the line where the plain scalar
 		// before the tab starts: the tab is in the indentation of a
@@ -82,6 +91,44 @@ func Clean(err error, data []byte, root *yaml.Node) error {
 		}
 	}
 	return errors.New(msg)
+}
+
+// blockProblems are the parser errors of a list or mapping whose
+// indentation went wrong (see misindented), with what their line starts.
+var blockProblems = map[string]string{
+	"did not find expected '-' indicator": "list",
+	"did not find expected key":           "mapping",
+}
+
+// misindented is the first line (from 1) after from, where a list or
+// mapping starts, at which the file stops parsing with problem: the line
+// whose indentation slipped ("     community:" one space short of the keys
+// above it), which yaml.v3's error leaves out. The lines before it parse
+// and the lines up to it do not, so a binary search over the file's
+// prefixes finds it in a few parses of a large inventory. 0 when none is
+// found, or the prefix fails otherwise (cut inside a quoted string or a
+// {...} written over several lines).
+func misindented(lines [][]byte, from int, problem string) int {
+	fails := func(n int) error {
+		var v yaml.Node
+		return yaml.Unmarshal(bytes.Join(lines[:n], []byte("\n")), &v)
+	}
+	lo, hi := from, len(lines) // prefix lo parses (or is from's), hi fails
+	if fails(hi) == nil {
+		return 0
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if fails(mid) != nil {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	if err := fails(hi); err == nil || !strings.HasSuffix(err.Error(), ": "+problem) {
+		return 0
+	}
+	return hi
 }
 
 // tabProblem is the scanner error for a tab in the indentation of a plain

@@ -46,3 +46,32 @@ func TestAliasCycle(t *testing.T) {
 		}
 	}
 }
+
+// TestMisindentedLine: yaml.v3 names the line where the list or mapping
+// starts, not the line whose indentation slipped: a user looked for the
+// mistake at "- name: r1" while it was two lines down.
+func TestMisindentedLine(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"snmp:\n  targets:\n    - name: r1\n      address: 127.0.0.1:1161\n     community: public\n",
+			"line 5: did not find expected '-' indicator: check this line's indentation against the list starting on line 3"},
+		{"snmp:\n  targets:\n    - name: r1\n      address: 127.0.0.1:1161\n    community: public\n",
+			"line 5: did not find expected '-' indicator: check this line's indentation against the list starting on line 3"},
+		{"log:\n  level: info\n format: text\n",
+			"line 3: did not find expected key: check this line's indentation against the mapping starting on line 1"},
+		// A {...} over two lines before the slip: a prefix cut inside
+		// it fails too, with another error.
+		{"devices:\n  - {name: a,\n     site: b}\n  - name: c\n    address: 10.0.0.1\n   site: x\n",
+			"line 6: did not find expected '-' indicator: check this line's indentation"},
+		// The slip on the line yaml.v3 names: left as it is.
+		{"a:\n  - x\n b: 1\n", "line 3: did not find expected key"},
+	} {
+		var n yaml.Node
+		err := yaml.Unmarshal([]byte(tc.file), &n)
+		if err == nil {
+			t.Fatalf("%q: no error", tc.file)
+		}
+		if got := Clean(err, []byte(tc.file), nil).Error(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q:\n got %q\nwant %q", tc.file, got, tc.want)
+		}
+	}
+}
