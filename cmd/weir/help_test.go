@@ -111,3 +111,20 @@ func TestMisspeltCommandsAndFlagsSuggested(t *testing.T) {
 		}
 	}
 }
+
+// A command's flags are listed as the README and the synopses write them:
+// --follow, not the flag package's -follow; one-letter shorthands keep one
+// dash.
+func TestHelpListsLongFlagsWithTwoDashes(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	dispatch(context.Background(), []string{"consume", "-h"}, strings.NewReader(""), &stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	for _, want := range []string{"\n  --brokers string\n", "\n  --follow\n", "\n  --from-beginning\n", "\n  -b string\n", "\n  -f\tshorthand for --follow\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("weir consume -h lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\n  -follow") {
+		t.Errorf("weir consume -h lists -follow with one dash:\n%s", out)
+	}
+}

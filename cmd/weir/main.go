@@ -210,9 +210,26 @@ func newFlagSet(synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	return fs
+}
+
+// printFlags is fs.PrintDefaults with two dashes before a long flag's
+// name, as the README and the synopses write them (the flag package takes
+// both, and shows one).
+func printFlags(fs *flag.FlagSet) {
+	var b strings.Builder
+	out := fs.Output()
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	for line := range strings.Lines(b.String()) {
+		if rest, ok := strings.CutPrefix(line, "  -"); ok && strings.IndexAny(rest, " \t\n") > 1 {
+			line = "  --" + rest
+		}
+		io.WriteString(out, line)
+	}
 }
 
 // subcommandSynopsis is the line of usage that shows how command is
