@@ -166,7 +166,7 @@ func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input,
 	for _, off := range slices.Sorted(maps.Keys(byCause)) {
 		for _, ev := range byCause[off] {
 			r := broker.Record{Timestamp: times[off]}
-			d.rememberOne(ev, detectAt(&r, ev.Time), since)
+			d.rememberOne(ev, "", detectAt(&r, ev.Time), since)
 			n++
 		}
 	}

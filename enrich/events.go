@@ -132,6 +132,9 @@ type detector struct {
 	// renamesReplace writes the file (nil: wholefile.Replace); tests
 	// hold a write with it.
 	renamesReplace func(path string, data []byte) error
+	// adjacencies are the OSPF neighbors with adjacencies lines reported
+	// down (see adjacencyHolds).
+	adjacencies map[adjacencyKey]*adjacenciesDown
 	// reports counts the state reports sameState took: a poller's row
 	// asks pollContradicts again only once another report came since
 	// its last look (most polls, none did).
@@ -734,6 +737,13 @@ func (d *detector) beginRecord(c telemetry.Cause, ts time.Time) bool {
 // reuses (the syslog worker observes an event for about every other
 // record), for an event of a record beginRecord said is a redo or not.
 func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out []telemetry.Event) []telemetry.Event {
+	return d.observeLinkInto(ev, "", now, redo, out)
+}
+
+// observeLinkInto is observeInto for an event of a line that names the
+// OSPF adjacency it is about, by its local interface link (see
+// adjacencyHolds).
+func (d *detector) observeLinkInto(ev telemetry.Event, link string, now time.Time, redo bool, out []telemetry.Event) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	id := objectID(ev)
@@ -765,7 +775,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 		return out
 	}
 	n := len(out)
-	out = d.judge(ev, id, now, out)
+	out = d.judge(ev, id, link, now, out)
 	if len(out) == n {
 		d.noteLeftOut(ev, id)
 	}
@@ -773,7 +783,7 @@ func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out
 }
 
 // judge is observeInto for an event read the first time.
-func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []telemetry.Event) []telemetry.Event {
+func (d *detector) judge(ev telemetry.Event, id, link string, now time.Time, out []telemetry.Event) []telemetry.Event {
 	if objectless(ev) {
 		return append(out, ev) // whose repeat or change it is, nothing says
 	}
@@ -782,6 +792,9 @@ func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []tel
 			d.untracked.Inc()
 		}
 		return append(out, ev)
+	}
+	if d.adjacencyHolds(ev, id, link, now) {
+		return out // another OSPF adjacency to the neighbor is down
 	}
 	same, newest, st := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
 	if same {
@@ -997,15 +1010,36 @@ func (d *detector) flappingEvent(ev telemetry.Event, st *flapState, fam string) 
 func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if !d.rememberRecord(r, since) {
+		return false
+	}
+	for _, ev := range evs {
+		d.rememberOne(ev, "", detectAt(r, ev.Time), since)
+	}
+	return true
+}
+
+// rememberLine is remember for the one event of a syslog line, which may
+// name the OSPF adjacency it is about (link, see adjacencyHolds).
+func (d *detector) rememberLine(r *broker.Record, ev telemetry.Event, link string, since time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.rememberRecord(r, since) {
+		return false
+	}
+	d.rememberOne(ev, link, detectAt(r, ev.Time), since)
+	return true
+}
+
+// rememberRecord marks r read by a warm-up whose window starts at since,
+// and reports whether it was new to the detector. d.mu is held.
+func (d *detector) rememberRecord(r *broker.Record, since time.Time) bool {
 	c := telemetry.Cause{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset}
 	d.holdForWarmup(causePartition(c), since)
 	if d.readBefore(c, r.Timestamp) {
 		return false
 	}
 	d.noteRead(c, r.Timestamp, true)
-	for _, ev := range evs {
-		d.rememberOne(ev, detectAt(r, ev.Time), since)
-	}
 	return true
 }
 
@@ -1014,10 +1048,12 @@ func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.
 func (d *detector) rememberLate(ev telemetry.Event, at, since time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.rememberOne(ev, at, since)
+	d.rememberOne(ev, "", at, since)
 }
 
-func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
+// rememberOne is remember for one event, of a line naming OSPF adjacency
+// link or not ("").
+func (d *detector) rememberOne(ev telemetry.Event, link string, at, since time.Time) {
 	if objectless(ev) {
 		return // observe kept no state of it either
 	}
@@ -1028,6 +1064,9 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 		// counted in untracked: nothing is passed on here (observe
 		// counts the object's next live event).
 		return
+	}
+	if d.adjacencyHolds(ev, id, link, at) {
+		return // as observe: no change of the neighbor's state
 	}
 	if ev.Type == typeUnreachableCleared {
 		d.endReachability(ev.Device, id, at)

@@ -452,15 +452,16 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 		if enriched, events, replayed = w.out.replay.get(r, enriched, events); replayed {
 			continue
 		}
-		e, ev, ok := w.enrichSyslog(r)
+		d, ok := w.decodeSyslog(r)
 		if !ok {
 			continue
 		}
+		e, ev := w.encodeSyslog(r, &d)
 		m0, e0 := len(enriched), len(events)
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 		if ev.Type != "" {
 			at := detectAt(r, ev.Time)
-			w.scratch.events = w.det.observeInto(ev, at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
+			w.scratch.events = w.det.observeLinkInto(ev, adjacencyLink(d.info), at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
 			for _, out := range w.scratch.events {
 				events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 			}
@@ -684,10 +685,6 @@ func (w *Worker) warmSyslog(r *broker.Record, end time.Time) {
 		return
 	}
 	if ev := w.syslogEvent(r, &d); ev.Type != "" {
-		w.scratch.events = append(w.scratch.events[:0], ev)
-		w.det.remember(r, w.scratch.events, end.Add(-w.det.window))
-		// Its strings share the record's bytes: kept, they would keep
-		// the warm-up's fetch buffer (see warmer.read).
-		clear(w.scratch.events)
+		w.det.rememberLine(r, ev, adjacencyLink(d.info), end.Add(-w.det.window))
 	}
 }

@@ -1,0 +1,109 @@
+package enrich
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weirnet/weir/telemetry"
+)
+
+// An OSPF neighbor is one object, its router ID, whatever path reports it:
+// ospfNbrStateChange traps name no interface, so keying the object by
+// the interface a line names would make a line and its trap two events.
+// A device may have several adjacencies to one neighbor (parallel links,
+// two processes or VRFs), and a line names the one it is about (Cisco's
+// "Nbr 10.0.0.2 on Gi0/2", Junos's "(realm ospf-v2 ge-0/0/2.0 ...)"): the
+// neighbor is down while any adjacency a line reported down has not come
+// back. So the first adjacency down says ospf_neighbor_down, and the last
+// one back ospf_neighbor_up; the ones between change nothing. Without it,
+// the first back said up and ended the alert the other still deserved.
+
+// maxAdjacencyLinks bounds the adjacencies kept down per neighbor: a line
+// naming a new interface each time (a sender inventing them) past it is
+// judged as if it named none.
+const maxAdjacencyLinks = 64
+
+// adjacencyKey is an OSPF neighbor (its object ID) of a device.
+type adjacencyKey struct{ device, neighbor string }
+
+// adjacenciesDown are a neighbor's adjacencies that lines reported down
+// and have not reported up since, by the interface they name (in its
+// object ID spelling: Gi0/2 and GigabitEthernet0/2 are one).
+type adjacenciesDown struct {
+	links []string
+	// heldUp is when an up was last held back for another adjacency
+	// still down: a trap of the same up (naming no interface) within
+	// the de-duplication window is held back too.
+	heldUp time.Time
+}
+
+// adjacencyLink is the adjacency an OSPF event's line names: the local
+// interface, "" when it names none (a trap, an EOS or Huawei line).
+func adjacencyLink(info SyslogInfo) string {
+	if !strings.HasPrefix(info.Event, "ospf_neighbor_") {
+		return ""
+	}
+	return info.Fields["interface"]
+}
+
+// adjacencyHolds takes an OSPF neighbor event of device's neighbor id at
+// at, naming adjacency link ("": none), into the adjacencies down, and
+// reports whether it changes nothing of the neighbor's state because of
+// another adjacency: a down while another is down already, an up while
+// another is still down. It is then left out, neither a change nor a
+// repeat. A path naming no adjacency (a trap) cannot say which it is
+// about: its down while one is down is no change, and its up is held
+// back while two or more are down, or while one is, within the
+// de-duplication window of an up held back (the trap of that up). An up
+// it lets through says every adjacency is up (the device says the
+// neighbor is), which forgets those held down. d.mu is held.
+func (d *detector) adjacencyHolds(ev telemetry.Event, id, link string, at time.Time) bool {
+	if !strings.HasPrefix(ev.Type, "ospf_neighbor_") || d.dedup <= 0 {
+		return false
+	}
+	down := ev.Type == "ospf_neighbor_down"
+	k := adjacencyKey{ev.Device, id}
+	a := d.adjacencies[k]
+	if link != "" {
+		link = telemetry.ObjectID("interface_down", link)
+	}
+	switch {
+	case a == nil && (!down || link == ""):
+		return false // no adjacency known down: judged as any change
+	case a == nil:
+		if d.adjacencies == nil {
+			d.adjacencies = map[adjacencyKey]*adjacenciesDown{}
+		}
+		k.device, k.neighbor = strings.Clone(k.device), strings.Clone(k.neighbor)
+		d.adjacencies[k] = &adjacenciesDown{links: []string{strings.Clone(link)}}
+		return false
+	case link == "" && down:
+		return true
+	case link == "":
+		if len(a.links) > 1 || at.Sub(a.heldUp).Abs() <= d.dedup {
+			return true
+		}
+		delete(d.adjacencies, k)
+		return false
+	}
+	i := slices.Index(a.links, link)
+	if down {
+		if i >= 0 {
+			return len(a.links) > 1 // a repeat of its down: judged as one, unless another is down
+		}
+		if len(a.links) < maxAdjacencyLinks {
+			a.links = append(a.links, strings.Clone(link))
+		}
+		return true
+	}
+	if i >= 0 {
+		a.links = slices.Delete(a.links, i, i+1)
+	}
+	if len(a.links) > 0 {
+		a.heldUp = at
+		return true
+	}
+	delete(d.adjacencies, k)
+	return false
+}

@@ -1,0 +1,122 @@
+package enrich
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestParallelOSPFAdjacencies: two routers joined by two links have an
+// OSPF adjacency on each, both to one router ID. The neighbor is down
+// from the first adjacency down to the last one back: the first back
+// must not say it is up (that ended the alert the other adjacency still
+// deserved), and the second down is no change of it.
+func TestParallelOSPFAdjacencies(t *testing.T) {
+	evs := syslogLineEvents(t, 5*time.Second,
+		"<189>1: edge1: *Nov 29 14:00:00.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Dead timer expired",
+		"<189>2: edge1: *Nov 29 14:00:05.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/2 from FULL to DOWN, Neighbor Down: Dead timer expired",
+		"<189>3: edge1: *Nov 29 14:00:10.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from LOADING to FULL, Loading Done",
+		"<189>4: edge1: *Nov 29 14:00:15.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/2 from LOADING to FULL, Loading Done",
+		// One adjacency down alone, then back: a change each, as before.
+		"<189>5: edge1: *Nov 29 14:00:20.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on Gi0/2 from FULL to DOWN, Neighbor Down: Interface down or detached",
+		"<189>6: edge1: *Nov 29 14:00:25.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/2 from LOADING to FULL, Loading Done",
+	)
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Type+" "+e.ObjectID+": "+e.Message)
+	}
+	want := []string{"ospf_neighbor_down GigabitEthernet0/1", "ospf_neighbor_up GigabitEthernet0/2", "ospf_neighbor_down Gi0/2", "ospf_neighbor_up GigabitEthernet0/2"}
+	if len(evs) != len(want) {
+		t.Fatalf("got %d events:\n%s\nwant %d: %q", len(evs), strings.Join(got, "\n"), len(want), want)
+	}
+	for i, w := range want {
+		typ, iface, _ := strings.Cut(w, " ")
+		if evs[i].Type != typ || evs[i].ObjectID != "10.0.0.2" || !strings.Contains(evs[i].Message, " on "+iface+" ") {
+			t.Errorf("event %d: %s, want %s of 10.0.0.2 on %s", i, got[i], typ, iface)
+		}
+	}
+}
+
+// ospfEvent is an OSPF neighbor event of edge1's neighbor 10.0.0.2 from
+// topic's record offset, at t.
+func ospfEvent(typ, topic string, offset int64, t time.Time) telemetry.Event {
+	return telemetry.Event{V: telemetry.Version, Type: typ, Device: "edge1", Object: "10.0.0.2", Time: t,
+		Cause: telemetry.Cause{Topic: topic, Partition: 0, Offset: offset}}
+}
+
+// TestParallelOSPFAdjacenciesWithTraps: ospfNbrStateChange names no
+// interface, so a trap of one of two adjacencies cannot say which: its up
+// must not end the neighbor's down while the lines say another adjacency
+// is down, whichever of the line and the trap comes first.
+func TestParallelOSPFAdjacenciesWithTraps(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	type report struct {
+		typ, link string // link "": a trap
+		at        int    // seconds after t0
+	}
+	down, up := "ospf_neighbor_down", "ospf_neighbor_up"
+	for _, tc := range []struct {
+		name    string
+		reports []report
+		want    []string // the types published, with their report's index
+	}{
+		{"line then trap", []report{
+			{down, "Gi0/1", 0}, {down, "", 0}, {down, "Gi0/2", 60}, {down, "", 60},
+			{up, "Gi0/1", 120}, {up, "", 120}, {up, "Gi0/2", 180}, {up, "", 180},
+		}, []string{"ospf_neighbor_down@0", "ospf_neighbor_up@6"}},
+		{"trap then line", []report{
+			{down, "", 0}, {down, "Gi0/1", 0}, {down, "", 60}, {down, "Gi0/2", 60},
+			{up, "", 120}, {up, "Gi0/1", 120}, {up, "", 180}, {up, "Gi0/2", 180},
+		}, []string{"ospf_neighbor_down@0", "ospf_neighbor_up@6"}},
+		{"traps alone, as before", []report{{down, "", 0}, {up, "", 60}}, []string{"ospf_neighbor_down@0", "ospf_neighbor_up@1"}},
+		// The line of the last up lost: the trap says the neighbor is up.
+		{"last line lost", []report{
+			{down, "Gi0/1", 0}, {down, "Gi0/2", 60}, {up, "Gi0/1", 120}, {up, "", 180},
+		}, []string{"ospf_neighbor_down@0", "ospf_neighbor_up@3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDetector(30*time.Second, 5, 10*time.Minute)
+			var got []string
+			for i, r := range tc.reports {
+				at := t0.Add(time.Duration(r.at) * time.Second).Add(time.Duration(i) * time.Millisecond)
+				topic := telemetry.TopicRawSyslog
+				if r.link == "" {
+					topic = telemetry.TopicRawTraps
+				}
+				ev := ospfEvent(r.typ, topic, int64(i), at)
+				for _, e := range d.observeLinkInto(ev, r.link, at, d.beginRecord(ev.Cause, at), nil) {
+					got = append(got, e.Type+"@"+itoa(int(e.Cause.Offset)))
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("published %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestParallelOSPFAdjacenciesAfterRestart: a warm-up reads the lines of
+// its window again, so the adjacency still down holds the neighbor down
+// after a restart, as it did before.
+func TestParallelOSPFAdjacenciesAfterRestart(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	for i, link := range []string{"GigabitEthernet0/1", "GigabitEthernet0/2"} {
+		ev := ospfEvent("ospf_neighbor_down", telemetry.TopicRawSyslog, int64(i), t0.Add(time.Duration(i)*time.Minute))
+		r := &broker.Record{Topic: ev.Cause.Topic, Partition: 0, Offset: ev.Cause.Offset, Timestamp: ev.Time}
+		d.rememberLine(r, ev, link, t0)
+	}
+	at := t0.Add(3 * time.Minute)
+	ev := ospfEvent("ospf_neighbor_up", telemetry.TopicRawSyslog, 2, at)
+	if out := d.observeLinkInto(ev, "Gi0/1", at, d.beginRecord(ev.Cause, at), nil); len(out) != 0 {
+		t.Errorf("Gi0/1 back while Gi0/2 is down, after a restart: %v, want nothing", out)
+	}
+	at = at.Add(time.Minute)
+	ev = ospfEvent("ospf_neighbor_up", telemetry.TopicRawSyslog, 3, at)
+	if out := d.observeLinkInto(ev, "Gi0/2", at, d.beginRecord(ev.Cause, at), nil); len(out) != 1 || out[0].Type != "ospf_neighbor_up" {
+		t.Errorf("the last adjacency back: %v, want ospf_neighbor_up", out)
+	}
+}
