@@ -794,7 +794,12 @@ func (d *detector) judge(ev telemetry.Event, id, link string, now time.Time, out
 		return append(out, ev)
 	}
 	if d.adjacencyHolds(ev, id, link, now) {
-		return out // another OSPF adjacency to the neighbor is down
+		// Another OSPF adjacency to the neighbor is down: left out as
+		// a repeat is, after the event that said the neighbor's state.
+		if st := d.states[objectKey{ev.Device, id, "ospf_neighbor_down"}]; st != nil {
+			d.dependOn(ev.Cause, st.said)
+		}
+		return out
 	}
 	same, newest, st := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
 	if same {
