@@ -218,3 +218,43 @@ func gnmiSender(t *testing.T, w *MetricsWorker) func(telemetry.Metric) map[strin
 		return f
 	}
 }
+
+// TestGNMIUtilisationFromLaneSpeeds: openconfig-if-ethernet names some
+// speeds by their lanes too (SPEED_100GB_2LANE, SPEED_200GB_4LANE,
+// SPEED_50GB_1LANE, ...: a 100G port on 50G SerDes, as Arista EOS reports
+// a 400G port broken out to 4x100G), and those ports had no speed, so no
+// utilisation, while an SNMP poll of the same port has its ifHighSpeed.
+func TestGNMIUtilisationFromLaneSpeeds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+	}{
+		{"openconfig-if-ethernet:SPEED_100GB_2LANE", 100_000}, {"SPEED_200GB_4LANE", 200_000},
+		{"SPEED_200GB_8LANE", 200_000}, {"SPEED_50GB_1LANE", 50_000}, {"SPEED_400GB", 400_000},
+	} {
+		send := gnmiSender(t, loneMetricsWorker())
+		t0 := casesT0
+		send(telemetry.Metric{Measurement: "interfaces_interface_ethernet_state", Tags: map[string]string{"name": "Ethernet1/1"},
+			Fields: map[string]any{"port-speed": tc.in}, Time: t0})
+		counters := func(at time.Time, in uint64) telemetry.Metric {
+			return telemetry.Metric{Measurement: "interfaces_interface_state_counters", Tags: map[string]string{"name": "Ethernet1/1"},
+				Fields: map[string]any{"in-octets": in}, Counters: []string{"in-octets"}, Counters64: []string{"in-octets"}, Time: at}
+		}
+		send(counters(t0, 0))
+		// 10 s at 10 Gbit/s.
+		f := send(counters(t0.Add(10*time.Second), 10*1_250_000_000))
+		if f["speed_mbps"] != tc.want {
+			t.Errorf("port-speed %s: speed_mbps %v, want %v", tc.in, f["speed_mbps"], tc.want)
+		}
+		if want := telemetry.RoundSignificant(10_000/tc.want*100, rateDigits); f["in_utilization_pct"] != want {
+			t.Errorf("port-speed %s: in_utilization_pct %v, want %v", tc.in, f["in_utilization_pct"], want)
+		}
+	}
+	// Not a speed: a lane count alone, or anything after the unit but
+	// lanes.
+	for _, bad := range []string{"SPEED_2LANE", "SPEED_100GB_", "SPEED_100GB_XLANE", "SPEED_100GB_2", "SPEED_100GBX"} {
+		if mbps, ok := portSpeedMbps(bad); ok {
+			t.Errorf("portSpeedMbps(%q) = %v, want none", bad, mbps)
+		}
+	}
+}
