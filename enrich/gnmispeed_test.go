@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -255,6 +256,40 @@ func TestGNMIUtilisationFromLaneSpeeds(t *testing.T) {
 	for _, bad := range []string{"SPEED_2LANE", "SPEED_100GB_", "SPEED_100GB_XLANE", "SPEED_100GB_2", "SPEED_100GBX"} {
 		if mbps, ok := portSpeedMbps(bad); ok {
 			t.Errorf("portSpeedMbps(%q) = %v, want none", bad, mbps)
+		}
+	}
+}
+
+// TestGNMIWrapAt2To64FitsThePortSpeed: a 64-bit counter that goes back by
+// more than half the range reads as a wrap at 2^64, which is one only when
+// what it carried fits the link, as TestWrapAt2To64FitsTheLink has it for
+// an IF-MIB row. A gNMI row's link speed is its interface's port-speed,
+// which gave it utilisation but was not looked at for the wrap: from a
+// first sample just under 2^64 (a target's counter underflowed, or its
+// "no value") to the counter's real 5 TB was a wrap of 5 TB in a minute,
+// 83 GB/s and 6,666% of a 10 Gbit/s port. A real wrap that fits keeps its
+// rate.
+func TestGNMIWrapAt2To64FitsThePortSpeed(t *testing.T) {
+	for _, tc := range []struct {
+		values []uint64
+		rates  []float64 // -1: none
+	}{
+		{[]uint64{math.MaxUint64 - 1, 5_000_000_000_000, 5_000_000_060_000}, []float64{-1, -1, 1000}},
+		{[]uint64{math.MaxUint64 - 59_999, 1000, 61000}, []float64{-1, 1016.66667, 1000}},
+	} {
+		send := gnmiSender(t, loneMetricsWorker())
+		send(telemetry.Metric{Measurement: "interfaces_interface_ethernet_state", Tags: map[string]string{"name": "Ethernet1"},
+			Fields: map[string]any{"port-speed": "SPEED_10GB"}, Time: casesT0.Add(-time.Second)})
+		for i, v := range tc.values {
+			f := send(telemetry.Metric{Measurement: "interfaces_interface_state_counters", Tags: map[string]string{"name": "Ethernet1"},
+				Fields: map[string]any{"in-octets": v, "in-errors": v}, Counters: []string{"in-errors", "in-octets"},
+				Counters64: []string{"in-errors", "in-octets"}, Time: casesT0.Add(time.Duration(i) * time.Minute)})
+			for _, field := range []string{"in_octets_rate", "in_errors_rate"} {
+				rate, has := f[field]
+				if want := tc.rates[i]; has != (want >= 0) || has && rate != want {
+					t.Errorf("%v: sample %d: %s %v %v (utilisation %v), want %v", tc.values, i, field, rate, has, f["in_utilization_pct"], want)
+				}
+			}
 		}
 	}
 }
