@@ -56,12 +56,21 @@ func openConfigSpeed(p *telemetry.Point) (float64, bool) {
 }
 
 // portSpeedMbps reads an openconfig-if-ethernet ETHERNET_SPEED identity,
-// upper-cased and without its module prefix (SPEED_10GB, SPEED_2500MB),
-// as Mbit/s.
+// upper-cased and without its module prefix (SPEED_10GB, SPEED_2500MB,
+// SPEED_100GB_2LANE), as Mbit/s.
 func portSpeedMbps(v string) (float64, bool) {
 	rest, ok := strings.CutPrefix(v, "SPEED_")
 	if !ok {
 		return 0, false
+	}
+	if speed, lanes, ok := strings.Cut(rest, "_"); ok {
+		// The lanes it takes (a 100G port on 50G SerDes) change nothing
+		// of the speed.
+		n, ok := strings.CutSuffix(lanes, "LANE")
+		if _, err := strconv.ParseUint(n, 10, 8); !ok || err != nil {
+			return 0, false
+		}
+		rest = speed
 	}
 	scale := 1.0
 	switch {

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -216,5 +217,79 @@ func gnmiSender(t *testing.T, w *MetricsWorker) func(telemetry.Metric) map[strin
 		off++
 		f, _ := enrichAt(t, w, m, off)
 		return f
+	}
+}
+
+// TestGNMIUtilisationFromLaneSpeeds: openconfig-if-ethernet names some
+// speeds by their lanes too (SPEED_100GB_2LANE, SPEED_200GB_4LANE,
+// SPEED_50GB_1LANE, ...: a 100G port on 50G SerDes, as Arista EOS reports
+// a 400G port broken out to 4x100G), and those ports had no speed, so no
+// utilisation, while an SNMP poll of the same port has its ifHighSpeed.
+func TestGNMIUtilisationFromLaneSpeeds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+	}{
+		{"openconfig-if-ethernet:SPEED_100GB_2LANE", 100_000}, {"SPEED_200GB_4LANE", 200_000},
+		{"SPEED_200GB_8LANE", 200_000}, {"SPEED_50GB_1LANE", 50_000}, {"SPEED_400GB", 400_000},
+	} {
+		send := gnmiSender(t, loneMetricsWorker())
+		t0 := casesT0
+		send(telemetry.Metric{Measurement: "interfaces_interface_ethernet_state", Tags: map[string]string{"name": "Ethernet1/1"},
+			Fields: map[string]any{"port-speed": tc.in}, Time: t0})
+		counters := func(at time.Time, in uint64) telemetry.Metric {
+			return telemetry.Metric{Measurement: "interfaces_interface_state_counters", Tags: map[string]string{"name": "Ethernet1/1"},
+				Fields: map[string]any{"in-octets": in}, Counters: []string{"in-octets"}, Counters64: []string{"in-octets"}, Time: at}
+		}
+		send(counters(t0, 0))
+		// 10 s at 10 Gbit/s.
+		f := send(counters(t0.Add(10*time.Second), 10*1_250_000_000))
+		if f["speed_mbps"] != tc.want {
+			t.Errorf("port-speed %s: speed_mbps %v, want %v", tc.in, f["speed_mbps"], tc.want)
+		}
+		if want := telemetry.RoundSignificant(10_000/tc.want*100, rateDigits); f["in_utilization_pct"] != want {
+			t.Errorf("port-speed %s: in_utilization_pct %v, want %v", tc.in, f["in_utilization_pct"], want)
+		}
+	}
+	// Not a speed: a lane count alone, or anything after the unit but
+	// lanes.
+	for _, bad := range []string{"SPEED_2LANE", "SPEED_100GB_", "SPEED_100GB_XLANE", "SPEED_100GB_2", "SPEED_100GBX"} {
+		if mbps, ok := portSpeedMbps(bad); ok {
+			t.Errorf("portSpeedMbps(%q) = %v, want none", bad, mbps)
+		}
+	}
+}
+
+// TestGNMIWrapAt2To64FitsThePortSpeed: a 64-bit counter that goes back by
+// more than half the range reads as a wrap at 2^64, which is one only when
+// what it carried fits the link, as TestWrapAt2To64FitsTheLink has it for
+// an IF-MIB row. A gNMI row's link speed is its interface's port-speed,
+// which gave it utilisation but was not looked at for the wrap: from a
+// first sample just under 2^64 (a target's counter underflowed, or its
+// "no value") to the counter's real 5 TB was a wrap of 5 TB in a minute,
+// 83 GB/s and 6,666% of a 10 Gbit/s port. A real wrap that fits keeps its
+// rate.
+func TestGNMIWrapAt2To64FitsThePortSpeed(t *testing.T) {
+	for _, tc := range []struct {
+		values []uint64
+		rates  []float64 // -1: none
+	}{
+		{[]uint64{math.MaxUint64 - 1, 5_000_000_000_000, 5_000_000_060_000}, []float64{-1, -1, 1000}},
+		{[]uint64{math.MaxUint64 - 59_999, 1000, 61000}, []float64{-1, 1016.66667, 1000}},
+	} {
+		send := gnmiSender(t, loneMetricsWorker())
+		send(telemetry.Metric{Measurement: "interfaces_interface_ethernet_state", Tags: map[string]string{"name": "Ethernet1"},
+			Fields: map[string]any{"port-speed": "SPEED_10GB"}, Time: casesT0.Add(-time.Second)})
+		for i, v := range tc.values {
+			f := send(telemetry.Metric{Measurement: "interfaces_interface_state_counters", Tags: map[string]string{"name": "Ethernet1"},
+				Fields: map[string]any{"in-octets": v, "in-errors": v}, Counters: []string{"in-errors", "in-octets"},
+				Counters64: []string{"in-errors", "in-octets"}, Time: casesT0.Add(time.Duration(i) * time.Minute)})
+			for _, field := range []string{"in_octets_rate", "in_errors_rate"} {
+				rate, has := f[field]
+				if want := tc.rates[i]; has != (want >= 0) || has && rate != want {
+					t.Errorf("%v: sample %d: %s %v %v (utilisation %v), want %v", tc.values, i, field, rate, has, f["in_utilization_pct"], want)
+				}
+			}
+		}
 	}
 }

@@ -583,7 +583,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		}
 		if ok && info.hasNorm && (wrapped != noWrap || narrowOctets) {
 			if speed < 0 {
-				speed = interfaceSpeed(p)
+				speed = w.linkSpeed(p, target)
 			}
 			switch {
 			case narrowOctets && carries*1e6/8*secs >= 1<<32:
@@ -1386,6 +1386,18 @@ func interfaceSpeed(p *telemetry.Point) float64 {
 		return bps / 1e6
 	}
 	return high
+}
+
+// linkSpeed is the speed in Mbit/s of the interface of a row with
+// normalised rates, 0 when unknown: a gNMI row's is its interface's
+// speed rows' (gnmiSpeed), else an IF-MIB row's own (interfaceSpeed). A
+// wrap of a gNMI counter is measured against it too, as an IF-MIB one is.
+func (w *MetricsWorker) linkSpeed(p *telemetry.Point, target string) float64 {
+	switch p.Measurement {
+	case "interfaces_interface_state_counters", "interfaces_interface_state", "interfaces_interface":
+		return w.gnmiSpeed(p, target)
+	}
+	return interfaceSpeed(p)
 }
 
 // gauge32 is field k of p when it is a Gauge32's value (ifSpeed,
