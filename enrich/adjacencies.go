@@ -72,6 +72,11 @@ func (d *detector) adjacencyHolds(ev telemetry.Event, id, link string, at time.T
 	case a == nil && (!down || link == ""):
 		return false // no adjacency known down: judged as any change
 	case a == nil:
+		if len(d.adjacencies) >= d.maxObjects {
+			// Entries live until their adjacencies come back, past
+			// the states settle forgets: bounded as the states are.
+			return false
+		}
 		if d.adjacencies == nil {
 			d.adjacencies = map[adjacencyKey]*adjacenciesDown{}
 		}

@@ -120,3 +120,22 @@ func TestParallelOSPFAdjacenciesAfterRestart(t *testing.T) {
 		t.Errorf("the last adjacency back: %v, want ospf_neighbor_up", out)
 	}
 }
+
+// TestAdjacenciesBounded: a sender inventing neighbors (syslog over UDP)
+// does not grow the adjacencies kept down past maxObjects, which outlive
+// the states settle forgets.
+func TestAdjacenciesBounded(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	d := newDetector(30*time.Second, 5, 10*time.Minute)
+	d.maxObjects = 10
+	for i := range 100 {
+		at := t0.Add(time.Duration(i) * time.Hour) // settle forgets each state before the next
+		ev := ospfEvent("ospf_neighbor_down", telemetry.TopicRawSyslog, int64(i), at)
+		ev.Object = "10.0.0." + itoa(i)
+		d.observeLinkInto(ev, "Gi0/1", at, d.beginRecord(ev.Cause, at), nil)
+		d.settle(at.Add(30 * time.Minute))
+	}
+	if n := len(d.adjacencies); n > 10 {
+		t.Errorf("%d neighbors kept, want at most maxObjects (10)", n)
+	}
+}
