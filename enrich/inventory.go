@@ -325,6 +325,15 @@ func (inv *Inventory) Warnings() []string { return inv.idx.Load().warnings }
 // interface view, targets and unknown devices are named by the others.
 var reservedTags = map[string]bool{"device": true, "interface": true, "target": true, "unknown": true}
 
+// reservedTag says whether tag key k is one of reservedTags in any case
+// and with separators around it: the Prometheus sink snake_cases a key
+// into its label name (Device, DEVICE, device_ and _device are all
+// device), so each would take the place of weir's own label.
+func reservedTag(k string) bool {
+	notAlnum := func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') }
+	return reservedTags[strings.ToLower(strings.TrimFunc(k, notAlnum))]
+}
+
 func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -372,7 +381,7 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		d := &f.Devices[i]
 		d.tags = map[string]string{}
 		for k, v := range d.Tags {
-			if reservedTags[k] {
+			if reservedTag(k) {
 				return nil, fmt.Errorf("%s device %d (%s): tag %q is weir's own (records name the device, the interface and the polled target with it); give the label another name",
 					at(i, "tags"), i+1, entryName(d), k)
 			}
