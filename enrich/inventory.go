@@ -879,12 +879,20 @@ func shortName[T string | []byte](name T) (T, bool) {
 }
 
 // senderAddr returns the address of a record's source_addr, "ip:port" or
-// "ip", or the zero Addr.
+// "ip", or the zero Addr. Each form is parsed as what it looks like, once:
+// a failed parse allocates its error, and an SNMP row's agent, looked up
+// for every row, is a bare address or a host name.
 func senderAddr(s string) netip.Addr {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap()
+	var a netip.Addr
+	colon := strings.IndexByte(s, ':')
+	switch {
+	case s == "":
+	case s[0] == '[' || colon >= 0 && colon == strings.LastIndexByte(s, ':') && isDigit(s[0]):
+		ap, _ := netip.ParseAddrPort(s) // [v6]:port, or v4:port
+		a = ap.Addr()
+	case colon >= 0 || isDigit(s[0]):
+		a, _ = netip.ParseAddr(s) // v6, or v4
 	}
-	a, _ := netip.ParseAddr(s)
 	return a.Unmap()
 }
 
