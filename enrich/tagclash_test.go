@@ -90,6 +90,21 @@ func TestInventoryRefusesWeirsOwnTagsInAnotherSpelling(t *testing.T) {
 	}
 }
 
+// TestInventoryRefusesEmptyOrControlTagKeys: an inventory tag key that is
+// empty or has a control character ("", "rack\tpos", as a template with
+// an empty variable writes it) is refused with its line. Accepted, every
+// metric of the device carried it, and the InfluxDB sink, whose line
+// protocol has no such tag key, refused each (its batches rejected and
+// sent again one record at a time, the device's points dead-lettered).
+func TestInventoryRefusesEmptyOrControlTagKeys(t *testing.T) {
+	for _, k := range []string{`""`, `"rack\tpos"`, `"rack\n"`} {
+		_, err := ParseInventory([]byte("devices:\n  - {name: edge1, site: ams1}\n  - {name: edge2, tags: {" + k + ": x}}\n"))
+		if err == nil || !strings.Contains(err.Error(), "inventory:3:") || !strings.Contains(err.Error(), "device 2 (edge2)") {
+			t.Errorf("inventory tag key %s: %v", k, err)
+		}
+	}
+}
+
 // TestInventoryEntriesThatMatchNothingAreRefused: an entry with both an
 // address and a cidr (one of them would be ignored) or with none of name,
 // address and cidr (it matches nothing) is an error, not silence.
