@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/weirnet/weir/internal/wholefile"
@@ -381,6 +382,12 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		d := &f.Devices[i]
 		d.tags = map[string]string{}
 		for k, v := range d.Tags {
+			if k == "" || strings.ContainsFunc(k, unicode.IsControl) {
+				// No label: InfluxDB's line protocol has no such key, and
+				// would refuse every metric of the device.
+				return nil, fmt.Errorf("%s device %d (%s): tag key %q is empty or has a control character; give the label a name",
+					at(i, "tags"), i+1, entryName(d), k)
+			}
 			if reservedTag(k) {
 				return nil, fmt.Errorf("%s device %d (%s): tag %q is weir's own (records name the device, the interface and the polled target with it); give the label another name",
 					at(i, "tags"), i+1, entryName(d), k)
