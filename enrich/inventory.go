@@ -326,13 +326,16 @@ func (inv *Inventory) Warnings() []string { return inv.idx.Load().warnings }
 // interface view, targets and unknown devices are named by the others.
 var reservedTags = map[string]bool{"device": true, "interface": true, "target": true, "unknown": true}
 
-// reservedTag says whether tag key k is one of reservedTags in any case
-// and with separators around it: the Prometheus sink snake_cases a key
-// into its label name (Device, DEVICE, device_ and _device are all
-// device), so each would take the place of weir's own label.
-func reservedTag(k string) bool {
+// reservedTag is the one of reservedTags that tag key k is in any case
+// and with separators around it ("" for none): the Prometheus sink
+// snake_cases a key into its label name (Device, DEVICE, device_ and
+// _device are all device), so each would take the place of weir's own.
+func reservedTag(k string) string {
 	notAlnum := func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') }
-	return reservedTags[strings.ToLower(strings.TrimFunc(k, notAlnum))]
+	if own := strings.ToLower(strings.TrimFunc(k, notAlnum)); reservedTags[own] {
+		return own
+	}
+	return ""
 }
 
 func parseInventory(data []byte, name string) (*inventoryIndex, error) {
@@ -388,9 +391,13 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 				return nil, fmt.Errorf("%s device %d (%s): tag key %q is empty or has a control character; give the label a name",
 					at(i, "tags"), i+1, entryName(d), k)
 			}
-			if reservedTag(k) {
-				return nil, fmt.Errorf("%s device %d (%s): tag %q is weir's own (records name the device, the interface and the polled target with it); give the label another name",
-					at(i, "tags"), i+1, entryName(d), k)
+			if own := reservedTag(k); own != "" {
+				as := ""
+				if own != k {
+					as = " (the Prometheus sink's label " + own + ")"
+				}
+				return nil, fmt.Errorf("%s device %d (%s): tag %q%s is weir's own (records name the device, the interface and the polled target with it); give the label another name",
+					at(i, "tags"), i+1, entryName(d), k, as)
 			}
 			d.tags[k] = v
 		}
