@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -71,6 +72,50 @@ func TestRenamedDeviceKeepsItsHistory(t *testing.T) {
 		"interface_down core1-fra GigabitEthernet0/2 site=fra1 from raw.syslog",
 	}
 	wantEventLines(t, b, want)
+}
+
+// TestRenameOfAnEntryFoundByItsHostname: a device listed by name alone
+// (its syslog lines carry that hostname) that a reload lists under its
+// FQDN, or in another case, is still found by the hostname its lines
+// carry (see Inventory): that is a rename, as one by address is. Before,
+// the reload was no rename for an entry without an address: the repeat of
+// the link down was published again under the new name, and nothing said
+// that the new name's link up ends the down alert fired under the old.
+func TestRenameOfAnEntryFoundByItsHostname(t *testing.T) {
+	for _, c := range []struct{ before, after string }{
+		{"core1", "core1.fra.example.net"}, // the domain added
+		{"core1.fra.example.net", "core1"}, // taken off
+		{"core1", "CORE1"},                 // another case
+	} {
+		t.Run(c.after, func(t *testing.T) {
+			inv, reload := renameInventory(t, "devices:\n  - {name: "+c.before+", site: fra1}\n")
+			b := openBroker(t)
+			opts := []WorkerOption{WithSharedEventRules(NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow))}
+			stop := startRunner(NewWorker(b, inv, NewClassifier(), opts...))
+			defer stop()
+			line := func(msg string) {
+				l := telemetry.Log{V: 1, Hostname: "core1", Device: "core1", SourceAddr: "198.51.100.1:514",
+					Facility: 23, Severity: 3, Message: msg, ReceivedAt: time.Now()}
+				if err := b.Produce(context.Background(), telemetry.TopicRawSyslog, []broker.Record{{Key: []byte(l.Device), Value: l.AppendJSON(nil)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			line("%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down")
+			waitCommitted(t, b, telemetry.TopicRawSyslog, 1)
+			reload("devices:\n  - {name: " + c.after + ", site: fra1}\n")
+			line("%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to down") // a repeat
+			line("%LINK-3-UPDOWN: Interface GigabitEthernet0/1, changed state to up")
+			waitCommitted(t, b, telemetry.TopicRawSyslog, 3)
+			stop()
+
+			wantEventLines(t, b, []string{
+				"interface_down " + c.before + " GigabitEthernet0/1 site=fra1 from raw.syslog",
+				"device_renamed " + c.after + " " + c.before + " site=fra1 from raw.syslog",
+				"interface_up " + c.after + " GigabitEthernet0/1 site=fra1 from raw.syslog",
+			})
+		})
+	}
 }
 
 // TestInventoryEntryRenamesPolledTarget: an inventory entry added for the

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/weirnet/weir/internal/wholefile"
@@ -325,6 +326,18 @@ func (inv *Inventory) Warnings() []string { return inv.idx.Load().warnings }
 // interface view, targets and unknown devices are named by the others.
 var reservedTags = map[string]bool{"device": true, "interface": true, "target": true, "unknown": true}
 
+// reservedTag is the one of reservedTags that tag key k is in any case
+// and with separators around it ("" for none): the Prometheus sink
+// snake_cases a key into its label name (Device, DEVICE, device_ and
+// _device are all device), so each would take the place of weir's own.
+func reservedTag(k string) string {
+	notAlnum := func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') }
+	if own := strings.ToLower(strings.TrimFunc(k, notAlnum)); reservedTags[own] {
+		return own
+	}
+	return ""
+}
+
 func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -372,9 +385,19 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 		d := &f.Devices[i]
 		d.tags = map[string]string{}
 		for k, v := range d.Tags {
-			if reservedTags[k] {
-				return nil, fmt.Errorf("%s device %d (%s): tag %q is weir's own (records name the device, the interface and the polled target with it); give the label another name",
+			if k == "" || strings.ContainsFunc(k, unicode.IsControl) {
+				// No label: InfluxDB's line protocol has no such key, and
+				// would refuse every metric of the device.
+				return nil, fmt.Errorf("%s device %d (%s): tag key %q is empty or has a control character; give the label a name",
 					at(i, "tags"), i+1, entryName(d), k)
+			}
+			if own := reservedTag(k); own != "" {
+				as := ""
+				if own != k {
+					as = " (the Prometheus sink's label " + own + ")"
+				}
+				return nil, fmt.Errorf("%s device %d (%s): tag %q%s is weir's own (records name the device, the interface and the polled target with it); give the label another name",
+					at(i, "tags"), i+1, entryName(d), k, as)
 			}
 			d.tags[k] = v
 		}
@@ -870,12 +893,20 @@ func shortName[T string | []byte](name T) (T, bool) {
 }
 
 // senderAddr returns the address of a record's source_addr, "ip:port" or
-// "ip", or the zero Addr.
+// "ip", or the zero Addr. Each form is parsed as what it looks like, once:
+// a failed parse allocates its error, and an SNMP row's agent, looked up
+// for every row, is a bare address or a host name.
 func senderAddr(s string) netip.Addr {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap()
+	var a netip.Addr
+	colon := strings.IndexByte(s, ':')
+	switch {
+	case s == "":
+	case s[0] == '[' || colon >= 0 && colon == strings.LastIndexByte(s, ':') && isDigit(s[0]):
+		ap, _ := netip.ParseAddrPort(s) // [v6]:port, or v4:port
+		a = ap.Addr()
+	case colon >= 0 || isDigit(s[0]):
+		a, _ = netip.ParseAddr(s) // v6, or v4
 	}
-	a, _ := netip.ParseAddr(s)
 	return a.Unmap()
 }
 

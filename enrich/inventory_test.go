@@ -1015,3 +1015,40 @@ func watchOutcomes(t *testing.T, inv *Inventory, logs fmt.Stringer) func(want ..
 		}
 	}
 }
+
+// TestInventoryLookupOfAPolledAgentAllocatesNothing: a metrics worker looks
+// up every SNMP row by its target's name and its agent tag, the host the
+// config polls: a bare address (no port), or a host name. A target the
+// inventory lists by its address (or not at all) was looked up with an
+// allocation per row, the error of parsing the agent as "ip:port" first:
+// the one allocation left per row of BenchmarkEnrichMetrics. The sender
+// is still found as before, in each form a record gives it.
+func TestInventoryLookupOfAPolledAgentAllocatesNothing(t *testing.T) {
+	inv, err := ParseInventory([]byte(testInventory + "  - {name: pe6, address: \"2001:db8::6\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ target, agent, want string }{
+		{"sw1", "192.0.2.1", "edge1"},
+		{"sw1", "10.9.9.9", "lab"},
+		{"sw1", "203.0.113.9", ""},
+		{"sw1", "2001:db8::6", "pe6"},
+		{"sw1", "router7.example.net", ""},
+		{"sw1", "", ""},
+		{"sw1", "192.0.2.1:161", "edge1"},
+		{"sw1", "[2001:db8::6]:161", "pe6"},
+		{"sw1", "[::ffff:10.1.2.3]:161", "lab"},
+		{"sw1", "::ffff:192.0.2.1", "edge1"},
+	} {
+		got := ""
+		if d := inv.LookupTarget(c.target, c.agent); d != nil {
+			got = d.Name
+		}
+		if got != c.want {
+			t.Errorf("LookupTarget(%q, %q) = %q, want %q", c.target, c.agent, got, c.want)
+		}
+		if a := testing.AllocsPerRun(100, func() { inv.LookupTarget(c.target, c.agent) }); a != 0 {
+			t.Errorf("LookupTarget(%q, %q): %v allocations, want 0", c.target, c.agent, a)
+		}
+	}
+}

@@ -78,7 +78,9 @@ const renameRetention = time.Hour
 // inventoryRenames are the devices a reload from old to cur renames, old
 // name to new, as the workers name them:
 //   - a named entry whose name cur no longer lists, whose address cur
-//     gives to another named entry (the entry renamed);
+//     gives to another named entry (the entry renamed), or else that cur
+//     finds by its name spelled otherwise (with or without the domain,
+//     in another case: see lookupFold), as the hostname that found it;
 //   - an SNMP target of targets, or a gNMI target of gnmi, that old and
 //     cur name otherwise (an entry added or removed for its address, or
 //     renamed).
@@ -103,11 +105,15 @@ func inventoryRenames(old, cur *inventoryIndex, targets *SNMPTargets, gnmi *GNMI
 		if _, ok := cur.byName[name]; ok {
 			continue
 		}
-		a, err := netip.ParseAddr(d.Address)
-		if err != nil {
-			continue
+		if a, err := netip.ParseAddr(d.Address); err == nil {
+			if nd := cur.exact(a.Unmap()); nd.named() {
+				add(name, nd.Name)
+				continue
+			}
 		}
-		if nd := cur.exact(a.Unmap()); nd.named() {
+		// The hostname that found it may find it still, spelled
+		// otherwise: with or without the domain, in another case.
+		if nd := cur.lookupFold(name); nd.named() {
 			add(name, nd.Name)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/sinks/prometheus"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -60,6 +61,46 @@ func TestInventoryRefusesWeirsOwnTags(t *testing.T) {
 		_, err := ParseInventory([]byte("devices:\n  - {name: edge1, tags: {" + k + ": switch}}\n"))
 		if err == nil || !strings.Contains(err.Error(), `tag "`+k+`" is weir's own`) {
 			t.Errorf("inventory tag %s: %v", k, err)
+		}
+	}
+}
+
+// TestInventoryRefusesWeirsOwnTagsInAnotherSpelling: a tag key that the
+// Prometheus sink makes the label of one of weir's own (it snake_cases
+// keys: Device, DEVICE and device_ are all label device) is refused as
+// device is. Accepted, tags: {Device: switch} took the device label's
+// place, so every switch was one series; interface_ replaced the
+// interface view's interface label, every interface of the device one
+// series.
+func TestInventoryRefusesWeirsOwnTagsInAnotherSpelling(t *testing.T) {
+	for _, k := range []string{"Device", "DEVICE", "device_", "_device", "Interface", "interface_", "Target", "target-", "Unknown"} {
+		if l := prometheus.LabelName(k); !reservedTags[l] {
+			t.Fatalf("tag %q is label %q in the Prometheus sink, none of weir's own: the case is wrong", k, l)
+		}
+		_, err := ParseInventory([]byte("devices:\n  - {name: edge1, tags: {" + k + ": switch}}\n"))
+		if err == nil || !strings.Contains(err.Error(), "is weir's own") {
+			t.Errorf("inventory tag %q (the Prometheus sink's label %s): %v", k, prometheus.LabelName(k), err)
+		}
+	}
+	// Other keys near them stay free.
+	for _, k := range []string{"device_type", "Interfaces", "deviceRole", "target_site"} {
+		if _, err := ParseInventory([]byte("devices:\n  - {name: edge1, tags: {" + k + ": x}}\n")); err != nil {
+			t.Errorf("inventory tag %q refused: %v", k, err)
+		}
+	}
+}
+
+// TestInventoryRefusesEmptyOrControlTagKeys: an inventory tag key that is
+// empty or has a control character ("", "rack\tpos", as a template with
+// an empty variable writes it) is refused with its line. Accepted, every
+// metric of the device carried it, and the InfluxDB sink, whose line
+// protocol has no such tag key, refused each (its batches rejected and
+// sent again one record at a time, the device's points dead-lettered).
+func TestInventoryRefusesEmptyOrControlTagKeys(t *testing.T) {
+	for _, k := range []string{`""`, `"rack\tpos"`, `"rack\n"`} {
+		_, err := ParseInventory([]byte("devices:\n  - {name: edge1, site: ams1}\n  - {name: edge2, tags: {" + k + ": x}}\n"))
+		if err == nil || !strings.Contains(err.Error(), "inventory:3:") || !strings.Contains(err.Error(), "device 2 (edge2)") {
+			t.Errorf("inventory tag key %s: %v", k, err)
 		}
 	}
 }
