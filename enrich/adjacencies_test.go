@@ -139,3 +139,35 @@ func TestAdjacenciesBounded(t *testing.T) {
 		t.Errorf("%d neighbors kept, want at most maxObjects (10)", n)
 	}
 }
+
+// TestParallelOSPFAdjacenciesAcrossARename: a reload that renames the
+// device moves what the detector holds of it to the new name, the
+// adjacencies kept down too: the first adjacency back under the new name,
+// while the other is still down, must not say the neighbor is up.
+func TestParallelOSPFAdjacenciesAcrossARename(t *testing.T) {
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	b := openBroker(t)
+	stop := startRunner(NewWorker(b, inv, NewClassifier(), WithSharedEventRules(NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow))))
+	defer stop()
+
+	produceLine(t, b, "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Dead timer expired")
+	produceLine(t, b, "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/2 from FULL to DOWN, Neighbor Down: Dead timer expired")
+	waitCommitted(t, b, telemetry.TopicRawSyslog, 2)
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
+	produceLine(t, b, "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from LOADING to FULL, Loading Done")
+	produceLine(t, b, "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/2 from LOADING to FULL, Loading Done")
+	waitCommitted(t, b, telemetry.TopicRawSyslog, 4)
+	stop()
+
+	got := eventsAs(t, b, func(ev telemetry.Event) string {
+		return ev.Type + " " + ev.Device + " " + ev.Object + " @" + itoa(int(ev.Cause.Offset))
+	})
+	want := []string{
+		"ospf_neighbor_down core1 10.0.0.2 @0",
+		"device_renamed core1-fra core1 @2", // with the first record under the new name, as ever
+		"ospf_neighbor_up core1-fra 10.0.0.2 @3",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
