@@ -171,3 +171,51 @@ func TestParallelOSPFAdjacenciesAcrossARename(t *testing.T) {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestParallelOSPFAdjacenciesWarmedInEitherOrder: a restart's warm-ups of
+// raw.traps and raw.syslog run apart, in either order. Before it, two
+// adjacencies went down and came back, the last one's up line lost and
+// its trap saying the neighbor up. Whichever warm-up comes first, the
+// neighbor is up after it: its next down is a change.
+func TestParallelOSPFAdjacenciesWarmedInEitherOrder(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	rec := func(ev telemetry.Event) *broker.Record {
+		return &broker.Record{Topic: ev.Cause.Topic, Partition: 0, Offset: ev.Cause.Offset, Timestamp: ev.Time}
+	}
+	traps := func(d *detector, since time.Time) {
+		for i, r := range []struct {
+			typ string
+			at  int
+		}{{"ospf_neighbor_down", 0}, {"ospf_neighbor_down", 60}, {"ospf_neighbor_up", 120}, {"ospf_neighbor_up", 180}} {
+			ev := ospfEvent(r.typ, telemetry.TopicRawTraps, int64(i), t0.Add(time.Duration(r.at)*time.Second+time.Millisecond))
+			d.remember(rec(ev), []telemetry.Event{ev}, since)
+		}
+	}
+	lines := func(d *detector, since time.Time) {
+		for i, r := range []struct {
+			typ, link string
+			at        int
+		}{{"ospf_neighbor_down", "Gi0/1", 0}, {"ospf_neighbor_down", "Gi0/2", 60}, {"ospf_neighbor_up", "Gi0/1", 120}} {
+			ev := ospfEvent(r.typ, telemetry.TopicRawSyslog, int64(i), t0.Add(time.Duration(r.at)*time.Second))
+			d.rememberLine(rec(ev), ev, r.link, since)
+		}
+	}
+	for _, order := range []string{"lines first", "traps first"} {
+		t.Run(order, func(t *testing.T) {
+			d := newDetector(30*time.Second, 5, 10*time.Minute)
+			since := t0.Add(-time.Minute)
+			if order == "lines first" {
+				lines(d, since)
+				traps(d, since)
+			} else {
+				traps(d, since)
+				lines(d, since)
+			}
+			at := t0.Add(5 * time.Minute)
+			ev := ospfEvent("ospf_neighbor_down", telemetry.TopicRawSyslog, 3, at)
+			if out := d.observeLinkInto(ev, "Gi0/1", at, d.beginRecord(ev.Cause, at), nil); len(out) != 1 || out[0].Type != "ospf_neighbor_down" {
+				t.Errorf("the neighbor down again after the warm-ups: %v, want ospf_neighbor_down", out)
+			}
+		})
+	}
+}
