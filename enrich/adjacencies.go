@@ -68,6 +68,14 @@ func (d *detector) adjacencyHolds(ev telemetry.Event, id, link string, at time.T
 	if link != "" {
 		link = telemetry.ObjectID("interface_down", link)
 	}
+	if down && link != "" {
+		if st := d.states[objectKey{ev.Device, id, "ospf_neighbor_down"}]; st != nil && st.typ == "ospf_neighbor_up" && at.Before(st.at) {
+			// Down before the neighbor was last said up (a warm-up or
+			// worker of the traps ahead of the lines'): back since, and
+			// kept, it would hold the neighbor's next down back.
+			return false
+		}
+	}
 	switch {
 	case a == nil && (!down || link == ""):
 		return false // no adjacency known down: judged as any change
