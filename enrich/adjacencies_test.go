@@ -219,3 +219,23 @@ func TestParallelOSPFAdjacenciesWarmedInEitherOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestOSPFv2AndOSPFv3AdjacenciesOnOneLink: a dual-stack link runs an
+// OSPFv2 and an OSPFv3 adjacency to one router ID, two processes whose
+// lines name the same interface. The neighbor is down until both are
+// back: OSPFv2's up, while OSPFv3's is still down, must not say it is up.
+func TestOSPFv2AndOSPFv3AdjacenciesOnOneLink(t *testing.T) {
+	evs := syslogLineEvents(t, 5*time.Second,
+		"<189>1: edge1: *Nov 29 14:00:00.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Interface down or detached",
+		"<189>2: edge1: *Nov 29 14:00:00.100: %OSPFV3-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Interface down or detached",
+		"<189>3: edge1: *Nov 29 14:00:10.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from LOADING to FULL, Loading Done",
+		"<189>4: edge1: *Nov 29 14:05:00.000: %OSPFV3-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from LOADING to FULL, Loading Done",
+	)
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Type+": "+e.Message)
+	}
+	if len(evs) != 2 || evs[0].Type != "ospf_neighbor_down" || evs[1].Type != "ospf_neighbor_up" || !strings.Contains(evs[1].Message, "%OSPFV3-") {
+		t.Fatalf("got:\n%s\nwant ospf_neighbor_down, then ospf_neighbor_up by OSPFv3's line", strings.Join(got, "\n"))
+	}
+}
