@@ -28,8 +28,8 @@ const maxAdjacencyLinks = 64
 type adjacencyKey struct{ device, neighbor string }
 
 // adjacenciesDown are a neighbor's adjacencies that lines reported down
-// and have not reported up since, by the interface they name (in its
-// object ID spelling: Gi0/2 and GigabitEthernet0/2 are one).
+// and have not reported up since, by the facility and interface they name
+// (in its object ID spelling: Gi0/2 and GigabitEthernet0/2 are one).
 type adjacenciesDown struct {
 	links []string
 	// heldUp is when an up was last held back for another adjacency
@@ -39,12 +39,15 @@ type adjacenciesDown struct {
 }
 
 // adjacencyLink is the adjacency an OSPF event's line names: the local
-// interface, "" when it names none (a trap, an EOS or Huawei line).
+// interface, after the line's facility and a space, "" when it names
+// none (a trap, an EOS or Huawei line). The facility tells OSPFv2's
+// adjacency from OSPFv3's on one link (%OSPF-, %OSPFV3-), both to the
+// router ID of a dual-stack neighbor.
 func adjacencyLink(info SyslogInfo) string {
-	if !strings.HasPrefix(info.Event, "ospf_neighbor_") {
+	if !strings.HasPrefix(info.Event, "ospf_neighbor_") || info.Fields["interface"] == "" {
 		return ""
 	}
-	return info.Fields["interface"]
+	return info.Facility + " " + info.Fields["interface"]
 }
 
 // adjacencyHolds takes an OSPF neighbor event of device's neighbor id at
@@ -66,7 +69,19 @@ func (d *detector) adjacencyHolds(ev telemetry.Event, id, link string, at time.T
 	k := adjacencyKey{ev.Device, id}
 	a := d.adjacencies[k]
 	if link != "" {
-		link = telemetry.ObjectID("interface_down", link)
+		fac, iface, ok := strings.Cut(link, " ")
+		if !ok {
+			fac, iface = "", link
+		}
+		link = fac + " " + telemetry.ObjectID("interface_down", iface)
+	}
+	if down && link != "" {
+		if st := d.states[objectKey{ev.Device, id, "ospf_neighbor_down"}]; st != nil && st.typ == "ospf_neighbor_up" && at.Before(st.at) {
+			// Down before the neighbor was last said up (a warm-up or
+			// worker of the traps ahead of the lines'): back since, and
+			// kept, it would hold the neighbor's next down back.
+			return false
+		}
 	}
 	switch {
 	case a == nil && (!down || link == ""):

@@ -139,3 +139,103 @@ func TestAdjacenciesBounded(t *testing.T) {
 		t.Errorf("%d neighbors kept, want at most maxObjects (10)", n)
 	}
 }
+
+// TestParallelOSPFAdjacenciesAcrossARename: a reload that renames the
+// device moves what the detector holds of it to the new name, the
+// adjacencies kept down too: the first adjacency back under the new name,
+// while the other is still down, must not say the neighbor is up.
+func TestParallelOSPFAdjacenciesAcrossARename(t *testing.T) {
+	inv, reload := renameInventory(t, "devices:\n  - {name: core1, address: 192.0.2.9}\n")
+	b := openBroker(t)
+	stop := startRunner(NewWorker(b, inv, NewClassifier(), WithSharedEventRules(NewEventRules(30*time.Second, DefaultFlapThreshold, DefaultFlapWindow))))
+	defer stop()
+
+	produceLine(t, b, "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Dead timer expired")
+	produceLine(t, b, "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/2 from FULL to DOWN, Neighbor Down: Dead timer expired")
+	waitCommitted(t, b, telemetry.TopicRawSyslog, 2)
+	reload("devices:\n  - {name: core1-fra, address: 192.0.2.9}\n")
+	produceLine(t, b, "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from LOADING to FULL, Loading Done")
+	produceLine(t, b, "%OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/2 from LOADING to FULL, Loading Done")
+	waitCommitted(t, b, telemetry.TopicRawSyslog, 4)
+	stop()
+
+	got := eventsAs(t, b, func(ev telemetry.Event) string {
+		return ev.Type + " " + ev.Device + " " + ev.Object + " @" + itoa(int(ev.Cause.Offset))
+	})
+	want := []string{
+		"ospf_neighbor_down core1 10.0.0.2 @0",
+		"device_renamed core1-fra core1 @2", // with the first record under the new name, as ever
+		"ospf_neighbor_up core1-fra 10.0.0.2 @3",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestParallelOSPFAdjacenciesWarmedInEitherOrder: a restart's warm-ups of
+// raw.traps and raw.syslog run apart, in either order. Before it, two
+// adjacencies went down and came back, the last one's up line lost and
+// its trap saying the neighbor up. Whichever warm-up comes first, the
+// neighbor is up after it: its next down is a change.
+func TestParallelOSPFAdjacenciesWarmedInEitherOrder(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	rec := func(ev telemetry.Event) *broker.Record {
+		return &broker.Record{Topic: ev.Cause.Topic, Partition: 0, Offset: ev.Cause.Offset, Timestamp: ev.Time}
+	}
+	traps := func(d *detector, since time.Time) {
+		for i, r := range []struct {
+			typ string
+			at  int
+		}{{"ospf_neighbor_down", 0}, {"ospf_neighbor_down", 60}, {"ospf_neighbor_up", 120}, {"ospf_neighbor_up", 180}} {
+			ev := ospfEvent(r.typ, telemetry.TopicRawTraps, int64(i), t0.Add(time.Duration(r.at)*time.Second+time.Millisecond))
+			d.remember(rec(ev), []telemetry.Event{ev}, since)
+		}
+	}
+	lines := func(d *detector, since time.Time) {
+		for i, r := range []struct {
+			typ, link string
+			at        int
+		}{{"ospf_neighbor_down", "Gi0/1", 0}, {"ospf_neighbor_down", "Gi0/2", 60}, {"ospf_neighbor_up", "Gi0/1", 120}} {
+			ev := ospfEvent(r.typ, telemetry.TopicRawSyslog, int64(i), t0.Add(time.Duration(r.at)*time.Second))
+			d.rememberLine(rec(ev), ev, r.link, since)
+		}
+	}
+	for _, order := range []string{"lines first", "traps first"} {
+		t.Run(order, func(t *testing.T) {
+			d := newDetector(30*time.Second, 5, 10*time.Minute)
+			since := t0.Add(-time.Minute)
+			if order == "lines first" {
+				lines(d, since)
+				traps(d, since)
+			} else {
+				traps(d, since)
+				lines(d, since)
+			}
+			at := t0.Add(5 * time.Minute)
+			ev := ospfEvent("ospf_neighbor_down", telemetry.TopicRawSyslog, 3, at)
+			if out := d.observeLinkInto(ev, "Gi0/1", at, d.beginRecord(ev.Cause, at), nil); len(out) != 1 || out[0].Type != "ospf_neighbor_down" {
+				t.Errorf("the neighbor down again after the warm-ups: %v, want ospf_neighbor_down", out)
+			}
+		})
+	}
+}
+
+// TestOSPFv2AndOSPFv3AdjacenciesOnOneLink: a dual-stack link runs an
+// OSPFv2 and an OSPFv3 adjacency to one router ID, two processes whose
+// lines name the same interface. The neighbor is down until both are
+// back: OSPFv2's up, while OSPFv3's is still down, must not say it is up.
+func TestOSPFv2AndOSPFv3AdjacenciesOnOneLink(t *testing.T) {
+	evs := syslogLineEvents(t, 5*time.Second,
+		"<189>1: edge1: *Nov 29 14:00:00.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Interface down or detached",
+		"<189>2: edge1: *Nov 29 14:00:00.100: %OSPFV3-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from FULL to DOWN, Neighbor Down: Interface down or detached",
+		"<189>3: edge1: *Nov 29 14:00:10.000: %OSPF-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from LOADING to FULL, Loading Done",
+		"<189>4: edge1: *Nov 29 14:05:00.000: %OSPFV3-5-ADJCHG: Process 1, Nbr 10.0.0.2 on GigabitEthernet0/1 from LOADING to FULL, Loading Done",
+	)
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Type+": "+e.Message)
+	}
+	if len(evs) != 2 || evs[0].Type != "ospf_neighbor_down" || evs[1].Type != "ospf_neighbor_up" || !strings.Contains(evs[1].Message, "%OSPFV3-") {
+		t.Fatalf("got:\n%s\nwant ospf_neighbor_down, then ospf_neighbor_up by OSPFv3's line", strings.Join(got, "\n"))
+	}
+}

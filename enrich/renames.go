@@ -295,6 +295,12 @@ func (d *detector) moveDevices(renames map[string]string) {
 		to, ok := renames[k.device]
 		return objectKey{to, telemetry.RenamedObjectID(k.family, k.object, k.device, to), k.family}, ok
 	}, nil)
+	// The OSPF adjacencies kept down too: else the first back under the
+	// new name says the neighbor is up while another is still down.
+	rekey(d.adjacencies, func(k adjacencyKey) (adjacencyKey, bool) {
+		to, ok := renames[k.device]
+		return adjacencyKey{to, telemetry.RenamedObjectID("ospf_neighbor_down", k.neighbor, k.device, to)}, ok
+	}, nil)
 	for k := range d.flapping {
 		if _, ok := renames[k.device]; ok {
 			delete(d.flapping, k)
