@@ -1,0 +1,103 @@
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// eventsCutAfter is partialAppend for the events topic only: its first
+// call to append events appends the first keep records, then fails and
+// stops the worker (a kill, or a full disk, between two of the log's
+// batches).
+type eventsCutAfter struct {
+	*embedded.Broker
+	mu     sync.Mutex
+	keep   int
+	cancel context.CancelFunc
+	done   bool
+}
+
+func (p *eventsCutAfter) ProducePartition(ctx context.Context, topic string, part int32, recs []broker.Record) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done || topic != telemetry.TopicEvents {
+		return p.Broker.ProducePartition(ctx, topic, part, recs)
+	}
+	p.done = true
+	if err := p.Broker.ProducePartition(ctx, topic, part, recs[:p.keep]); err != nil {
+		return err
+	}
+	for i := range recs[p.keep:] {
+		recs[p.keep+i].Offset = -1
+	}
+	p.cancel()
+	return fmt.Errorf("%w: write: no space left on device", broker.ErrStorage)
+}
+
+// TestFlappingEventCutOffByAPartialAppendIsPublished: four lines make
+// Gi0/1 flap (threshold 3); the log appended their four changes and not
+// the interface_flapping after them (the call's last batch), and the
+// worker stopped before its commit. The restart remembers the changes
+// published (adoptUncommitted), which start the flapping again, and
+// judges the lines again: the interface_flapping the last one raised goes
+// out then, before its cleared event. (It did not: the object was known
+// to flap, its line a repeat, and only the cleared event came, of a
+// flapping no event had said.)
+func TestFlappingEventCutOffByAPartialAppendIsPublished(t *testing.T) {
+	eb, err := embedded.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eb.Close()
+	var flaps []broker.Record
+	for i := range 4 {
+		l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 3, Format: "rfc3164",
+			Message:    "%LINK-3-UPDOWN: Interface Gi0/1, changed state to " + [...]string{"down", "up"}[i%2],
+			SourceAddr: "192.0.2.1:514", ReceivedAt: time.Now()}
+		flaps = append(flaps, broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil)})
+	}
+	if err := eb.Produce(context.Background(), telemetry.TopicRawSyslog, flaps); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	events := func() []string {
+		var out []string
+		for _, r := range readTopic(t, eb, telemetry.TopicEvents) {
+			var ev telemetry.Event
+			json.Unmarshal(r.Value, &ev)
+			out = append(out, ev.Type)
+		}
+		return out
+	}
+	newWorker := func(b broker.Broker) *Worker {
+		return NewWorker(b, inv, NewClassifier(), WithEventRules(30*time.Second, 3, time.Second), WithWarmup(DefaultWarmup))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	newWorker(&eventsCutAfter{Broker: eb, keep: 4, cancel: cancel}).Run(ctx)
+	changes := []string{"interface_down", "interface_up", "interface_down", "interface_up"}
+	if got := events(); !slices.Equal(got, changes) {
+		t.Fatalf("before the restart: events %q, want the four changes alone", got)
+	}
+
+	stop := startRunner(newWorker(eb))
+	defer stop()
+	want := append(changes, "interface_flapping", "interface_flapping_cleared")
+	for deadline := time.Now().Add(10 * time.Second); !slices.Contains(events(), "interface_flapping_cleared"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // nothing more may come
+	if got := events(); !slices.Equal(got, want) {
+		t.Errorf("after the restart: events %q, want %q", got, want)
+	}
+}
