@@ -783,6 +783,18 @@ func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []tel
 		}
 		return append(out, ev)
 	}
+	if fam := family(ev.Type); fam != "" && d.threshold > 0 && ev.Cause.Topic != "" {
+		if fst := d.changes[objectKey{ev.Device, id, fam}]; fst != nil && fst.flapping && fst.rebuilt && fst.flapCause == ev.Cause {
+			// The record whose change, published before a stop and
+			// not committed, a warm-up remembered (adoptUncommitted),
+			// starting the flapping: judged again, it goes out as a
+			// redo does, with its flapping event. The log may have
+			// appended its change and not the flapping event after it
+			// (a kill between two of a call's batches); the outputs'
+			// skip drops what the log has.
+			return append(out, ev, d.flappingEvent(ev, fst, fam))
+		}
+	}
 	same, newest, st := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
 	if same {
 		d.dependOn(ev.Cause, st.said)
@@ -1075,7 +1087,7 @@ func (d *detector) rememberOne(ev telemetry.Event, at, since time.Time) {
 		return // the same change, counted where another path reported it a little later
 	}
 	if d.count(fst, ev.Type, at) {
-		fst.rebuilt = true
+		fst.rebuilt, fst.flapCause = true, ev.Cause
 	}
 	if fst.times[len(fst.times)-1].Equal(at) {
 		fst.keep(ev)
