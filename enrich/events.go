@@ -783,19 +783,20 @@ func (d *detector) judge(ev telemetry.Event, id string, now time.Time, out []tel
 		}
 		return append(out, ev)
 	}
-	if fam := family(ev.Type); fam != "" && d.threshold > 0 && ev.Cause.Topic != "" {
+	same, newest, st := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
+	if fam := family(ev.Type); (same || !newest) && fam != "" && d.threshold > 0 && ev.Cause.Topic != "" {
 		if fst := d.changes[objectKey{ev.Device, id, fam}]; fst != nil && fst.flapping && fst.rebuilt && fst.flapCause == ev.Cause {
 			// The record whose change, published before a stop and
 			// not committed, a warm-up remembered (adoptUncommitted),
-			// starting the flapping: judged again, it goes out as a
-			// redo does, with its flapping event. The log may have
-			// appended its change and not the flapping event after it
-			// (a kill between two of a call's batches); the outputs'
-			// skip drops what the log has.
+			// starting the flapping: judged again (its report walked
+			// in its instant, above), it goes out as a redo does, with
+			// its flapping event. The log may have appended its change
+			// and not the flapping event after it (a kill between two
+			// of a call's batches); the outputs' skip drops what the
+			// log has.
 			return append(out, ev, d.flappingEvent(ev, fst, fam))
 		}
 	}
-	same, newest, st := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
 	if same {
 		d.dependOn(ev.Cause, st.said)
 		return out // no change: the state the object is in, reported again
