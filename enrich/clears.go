@@ -55,11 +55,14 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 	// warm-up) was cleared under its old name: the warm-up rebuilt its
 	// flapping under the new one.
 	w.det.mu.Lock()
-	newNames := w.det.newNames()
+	oldNames := map[string][]string{}
+	for from, to := range w.det.newNames() {
+		oldNames[to] = append(oldNames[to], from)
+	}
 	w.det.mu.Unlock()
 	for _, r := range rebuilt {
 		fam, _ := strings.CutSuffix(r.ev.Type, "_flapping_cleared")
-		if l, ok := w.clears.lastOf(r.ev.Device, r.ev.ObjectID, fam, newNames); ok && l.cleared && !l.at.Before(r.since) {
+		if l, ok := w.clears.lastOf(r.ev.Device, r.ev.ObjectID, fam, oldNames[r.ev.Device]); ok && l.cleared && !l.at.Before(r.since) {
 			continue // cleared already, and not flapping again since
 		}
 		out = append(out, r.ev)
@@ -68,14 +71,11 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 }
 
 // lastOf is the last flapping or cleared event of device's object id of
-// family fam, under device's name or any old name newNames (old name to
-// new) gives it: the later of those.
-func (s *clearsScan) lastOf(device, id, fam string, newNames map[string]string) (flapMark, bool) {
+// family fam, under device's name or one of its old names: the later of
+// those.
+func (s *clearsScan) lastOf(device, id, fam string, old []string) (flapMark, bool) {
 	l, ok := s.last[objectKey{device, id, fam}]
-	for from, to := range newNames {
-		if to != device {
-			continue
-		}
+	for _, from := range old {
 		if o, found := s.last[objectKey{from, id, fam}]; found && (!ok || o.at.After(l.at)) {
 			l, ok = o, true
 		}
