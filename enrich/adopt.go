@@ -161,16 +161,69 @@ func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input,
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.holdForWarmup(broker.TopicPartition{Topic: input, Partition: partition}, since)
+	tp := broker.TopicPartition{Topic: input, Partition: partition}
+	d.holdForWarmup(tp, since)
+	// The records are judged again (see above), from the first: in the
+	// instant of an object's state, the partition's reports follow one
+	// another (see sameState), and each judged again would be taken for
+	// a change after the ones remembered here. So where the partition
+	// was in each instant before them is kept, and it is put back there.
+	before := map[objectKey]instantRewind{}
 	n := 0
 	for _, off := range slices.Sorted(maps.Keys(byCause)) {
 		for _, ev := range byCause[off] {
 			r := broker.Record{Timestamp: times[off]}
-			d.rememberOne(ev, "", detectAt(&r, ev.Time), since)
+			at := detectAt(&r, ev.Time)
+			if opp := opposite(ev.Type); opp != "" && !objectless(ev) {
+				k := objectKey{ev.Device, objectID(ev), min(ev.Type, opp)}
+				if b, ok := before[k]; !ok || !b.at.Equal(at) {
+					b = instantRewind{at: at}
+					if st := d.states[k]; st != nil && st.at.Equal(at) {
+						if p := st.pathOf(tp); p != nil {
+							b.pos, b.had = p.pos, true
+						}
+					}
+					before[k] = b
+				}
+			}
+			d.rememberOne(ev, "", at, since)
 			n++
 		}
 	}
+	for k, b := range before {
+		// An instant the state has moved on from is of the past: its
+		// reports judged again are no change.
+		if st := d.states[k]; st != nil && st.at.Equal(b.at) {
+			st.rewind(tp, b)
+		}
+	}
 	return n, nil
+}
+
+// instantRewind is where an input partition was in the instant at of an
+// object's state (see objectState): at pos if had, else not in it.
+type instantRewind struct {
+	at  time.Time
+	pos int32
+	had bool
+}
+
+// rewind puts partition from back where b says it was in st's instant.
+func (st *objectState) rewind(from broker.TopicPartition, b instantRewind) {
+	if b.had {
+		if p := st.pathOf(from); p != nil {
+			p.pos = b.pos
+		}
+		return
+	}
+	switch {
+	case st.path.from == from && len(st.more) > 0:
+		st.path, st.more = st.more[0], st.more[1:]
+	case st.path.from == from:
+		st.path = instantPath{}
+	default:
+		st.more = slices.DeleteFunc(st.more, func(p instantPath) bool { return p.from == from })
+	}
 }
 
 // isChange reports whether an event of type typ is a change a record

@@ -51,14 +51,36 @@ func (w *Worker) unpublishedClears(ctx context.Context, rebuilt []rebuiltClear) 
 		}
 		return out
 	}
+	// A device renamed since (while weir was stopped, or before this
+	// warm-up) was cleared under its old name: the warm-up rebuilt its
+	// flapping under the new one.
+	w.det.mu.Lock()
+	oldNames := map[string][]string{}
+	for from, to := range w.det.newNames() {
+		oldNames[to] = append(oldNames[to], from)
+	}
+	w.det.mu.Unlock()
 	for _, r := range rebuilt {
 		fam, _ := strings.CutSuffix(r.ev.Type, "_flapping_cleared")
-		if l, ok := w.clears.last[objectKey{r.ev.Device, r.ev.ObjectID, fam}]; ok && l.cleared && !l.at.Before(r.since) {
+		if l, ok := w.clears.lastOf(r.ev.Device, r.ev.ObjectID, fam, oldNames[r.ev.Device]); ok && l.cleared && !l.at.Before(r.since) {
 			continue // cleared already, and not flapping again since
 		}
 		out = append(out, r.ev)
 	}
 	return out
+}
+
+// lastOf is the last flapping or cleared event of device's object id of
+// family fam, under device's name or one of its old names: the later of
+// those.
+func (s *clearsScan) lastOf(device, id, fam string, old []string) (flapMark, bool) {
+	l, ok := s.last[objectKey{device, id, fam}]
+	for _, from := range old {
+		if o, found := s.last[objectKey{from, id, fam}]; found && (!ok || o.at.After(l.at)) {
+			l, ok = o, true
+		}
+	}
+	return l, ok
 }
 
 // clearsScan is what the events topic says of flapping objects: each

@@ -321,13 +321,15 @@ func (st *flapState) keep(ev telemetry.Event) {
 // newest change; so a storm of changes (or a device clock going back and
 // forth) costs neither memory nor time. A change to the type of the one
 // before it in time is none (a down reported again, read by a warm-up
-// after later changes): add reports whether it recorded t.
+// after later changes): add reports whether it recorded t. One to the
+// type of the one after it is recorded, and the two are one change (see
+// changes).
 func (st *flapState) add(t time.Time, typ string, window time.Duration, keep int) bool {
 	n := len(st.times)
 	if n > 0 && !t.Before(st.times[n-1]) && st.types[n-1] == typ {
 		return false
 	}
-	if n == keep && !t.Before(st.times[n-1]) && !st.times[1].Before(t.Add(-window)) {
+	if n == keep && !t.Before(st.times[n-1]) && !st.times[1].Before(t.Add(-window)) && st.changes() == n {
 		// Full, and t the newest, within the window of all but the
 		// oldest: shift in place rather than reslice and grow.
 		copy(st.times, st.times[1:])
@@ -344,10 +346,29 @@ func (st *flapState) add(t time.Time, typ string, window time.Duration, keep int
 	}
 	st.times, st.types = slices.Insert(st.times, i, t), slices.Insert(st.types, i, typ)
 	st.prune(st.times[len(st.times)-1].Add(-window))
-	if n := len(st.times) - keep; n > 0 {
-		st.times, st.types = st.times[n:], st.types[n:]
+	for st.changes() > keep || len(st.times) > 2*keep {
+		st.times, st.types = st.times[1:], st.types[1:]
 	}
 	return true
+}
+
+// changes is how many changes st holds: its times, two in a row of one
+// type counted once. A warm-up reads one input partition after another:
+// a path's report that came later than another's of the same change (a
+// poll, up to twice its interval after the syslog line: past the
+// de-duplication window) may be read first, and the other's, read after
+// it, is recorded before it. Live, the later report was the state held,
+// no change; counted, a link's changes by a syslog line and a poll each
+// were twice as many after a restart, and a flapping nobody had raised
+// was cleared.
+func (st *flapState) changes() int {
+	n := len(st.types)
+	for i := 1; i < len(st.types); i++ {
+		if st.types[i] == st.types[i-1] {
+			n--
+		}
+	}
+	return n
 }
 
 // prune forgets the changes before cutoff.
@@ -802,6 +823,19 @@ func (d *detector) judge(ev telemetry.Event, id, link string, now time.Time, out
 		return out
 	}
 	same, newest, st := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
+	if fam := family(ev.Type); (same || !newest) && fam != "" && d.threshold > 0 && ev.Cause.Topic != "" {
+		if fst := d.changes[objectKey{ev.Device, id, fam}]; fst != nil && fst.flapping && fst.rebuilt && fst.flapCause == ev.Cause {
+			// The record whose change, published before a stop and
+			// not committed, a warm-up remembered (adoptUncommitted),
+			// starting the flapping: judged again (its report walked
+			// in its instant, above), it goes out as a redo does, with
+			// its flapping event. The log may have appended its change
+			// and not the flapping event after it (a kill between two
+			// of a call's batches); the outputs' skip drops what the
+			// log has.
+			return append(out, ev, d.flappingEvent(ev, fst, fam))
+		}
+	}
 	if same {
 		d.dependOn(ev.Cause, st.said)
 		return out // no change: the state the object is in, reported again
@@ -988,9 +1022,9 @@ func stateType(family string, up bool) string {
 // flappingEvent is the <family>_flapping event of change ev, with its
 // type's severity, not the change's (a down's error, an up's notice).
 func (d *detector) flappingEvent(ev telemetry.Event, st *flapState, fam string) telemetry.Event {
-	ev.Type, ev.Count = fam+"_flapping", len(st.times)
+	ev.Type, ev.Count = fam+"_flapping", st.changes()
 	ev.Severity = typeSeverity(ev.Type)
-	ev.Message = "state changed " + itoa(len(st.times)) + " times within " + d.window.String()
+	ev.Message = "state changed " + itoa(ev.Count) + " times within " + d.window.String()
 	return ev
 }
 
@@ -1119,7 +1153,7 @@ func (d *detector) rememberOne(ev telemetry.Event, link string, at, since time.T
 		return // the same change, counted where another path reported it a little later
 	}
 	if d.count(fst, ev.Type, at) {
-		fst.rebuilt = true
+		fst.rebuilt, fst.flapCause = true, ev.Cause
 	}
 	if fst.times[len(fst.times)-1].Equal(at) {
 		fst.keep(ev)
@@ -1129,7 +1163,7 @@ func (d *detector) rememberOne(ev telemetry.Event, link string, at, since time.T
 // count records a change of st's object to typ at at, and reports whether
 // the object starts flapping with it.
 func (d *detector) count(st *flapState, typ string, at time.Time) bool {
-	if !st.add(at, typ, d.window, d.threshold+1) || st.flapping || len(st.times) <= d.threshold {
+	if !st.add(at, typ, d.window, d.threshold+1) || st.flapping || st.changes() <= d.threshold {
 		return false
 	}
 	st.flapping, st.since, st.rebuilt = true, at, false
@@ -1418,7 +1452,7 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 	}()
 	for k, st := range d.flapping {
 		st.prune(now.Add(-d.window))
-		n := len(st.times)
+		n := st.changes()
 		if n > d.threshold/2 {
 			continue
 		}
