@@ -38,20 +38,24 @@ type adjacenciesDown struct {
 	heldUp time.Time
 }
 
-// adjacencyLink is the adjacency an OSPF event's line names: the local
-// interface, after the line's facility and a space, "" when it names
-// none (a trap, an EOS or Huawei line). The facility tells OSPFv2's
-// adjacency from OSPFv3's on one link (%OSPF-, %OSPFV3-), both to the
-// router ID of a dual-stack neighbor.
-func adjacencyLink(info SyslogInfo) string {
-	if !strings.HasPrefix(info.Event, "ospf_neighbor_") || info.Fields["interface"] == "" {
-		return ""
+// adjacency is the OSPF adjacency a line names: its local interface, and
+// the line's facility, which tells OSPFv2's adjacency from OSPFv3's on one
+// link (%OSPF-, %OSPFV3-), both to the router ID of a dual-stack
+// neighbor. The zero value names none (a trap, an EOS or Huawei line).
+// Kept apart, not joined into one string: most lines name none, and
+// those that do are judged without an allocation unless it is kept.
+type adjacency struct{ facility, iface string }
+
+// adjacencyOf is the adjacency an OSPF event's line names.
+func adjacencyOf(info SyslogInfo) adjacency {
+	if !strings.HasPrefix(info.Event, "ospf_neighbor_") {
+		return adjacency{}
 	}
-	return info.Facility + " " + info.Fields["interface"]
+	return adjacency{info.Facility, info.Fields["interface"]}
 }
 
 // adjacencyHolds takes an OSPF neighbor event of device's neighbor id at
-// at, naming adjacency link ("": none), into the adjacencies down, and
+// at, naming adjacency adj (the zero one: none), into the adjacencies down, and
 // reports whether it changes nothing of the neighbor's state because of
 // another adjacency: a down while another is down already, an up while
 // another is still down. It is then left out, neither a change nor a
@@ -61,19 +65,16 @@ func adjacencyLink(info SyslogInfo) string {
 // de-duplication window of an up held back (the trap of that up). An up
 // it lets through says every adjacency is up (the device says the
 // neighbor is), which forgets those held down. d.mu is held.
-func (d *detector) adjacencyHolds(ev telemetry.Event, id, link string, at time.Time) bool {
+func (d *detector) adjacencyHolds(ev telemetry.Event, id string, adj adjacency, at time.Time) bool {
 	if !strings.HasPrefix(ev.Type, "ospf_neighbor_") || d.dedup <= 0 {
 		return false
 	}
 	down := ev.Type == "ospf_neighbor_down"
 	k := adjacencyKey{ev.Device, id}
 	a := d.adjacencies[k]
-	if link != "" {
-		fac, iface, ok := strings.Cut(link, " ")
-		if !ok {
-			fac, iface = "", link
-		}
-		link = fac + " " + telemetry.ObjectID("interface_down", iface)
+	var link string // the adjacency as kept: facility, space, interface's object ID
+	if adj.iface != "" {
+		link = adj.facility + " " + telemetry.ObjectID("interface_down", adj.iface)
 	}
 	if down && link != "" {
 		if st := d.states[objectKey{ev.Device, id, "ospf_neighbor_down"}]; st != nil && st.typ == "ospf_neighbor_up" && at.Before(st.at) {

@@ -87,7 +87,7 @@ func TestParallelOSPFAdjacenciesWithTraps(t *testing.T) {
 					topic = telemetry.TopicRawTraps
 				}
 				ev := ospfEvent(r.typ, topic, int64(i), at)
-				for _, e := range d.observeLinkInto(ev, r.link, at, d.beginRecord(ev.Cause, at), nil) {
+				for _, e := range d.observeLinkInto(ev, adjacency{iface: r.link}, at, d.beginRecord(ev.Cause, at), nil) {
 					got = append(got, e.Type+"@"+itoa(int(e.Cause.Offset)))
 				}
 			}
@@ -107,16 +107,16 @@ func TestParallelOSPFAdjacenciesAfterRestart(t *testing.T) {
 	for i, link := range []string{"GigabitEthernet0/1", "GigabitEthernet0/2"} {
 		ev := ospfEvent("ospf_neighbor_down", telemetry.TopicRawSyslog, int64(i), t0.Add(time.Duration(i)*time.Minute))
 		r := &broker.Record{Topic: ev.Cause.Topic, Partition: 0, Offset: ev.Cause.Offset, Timestamp: ev.Time}
-		d.rememberLine(r, ev, link, t0)
+		d.rememberLine(r, ev, adjacency{iface: link}, t0)
 	}
 	at := t0.Add(3 * time.Minute)
 	ev := ospfEvent("ospf_neighbor_up", telemetry.TopicRawSyslog, 2, at)
-	if out := d.observeLinkInto(ev, "Gi0/1", at, d.beginRecord(ev.Cause, at), nil); len(out) != 0 {
+	if out := d.observeLinkInto(ev, adjacency{iface: "Gi0/1"}, at, d.beginRecord(ev.Cause, at), nil); len(out) != 0 {
 		t.Errorf("Gi0/1 back while Gi0/2 is down, after a restart: %v, want nothing", out)
 	}
 	at = at.Add(time.Minute)
 	ev = ospfEvent("ospf_neighbor_up", telemetry.TopicRawSyslog, 3, at)
-	if out := d.observeLinkInto(ev, "Gi0/2", at, d.beginRecord(ev.Cause, at), nil); len(out) != 1 || out[0].Type != "ospf_neighbor_up" {
+	if out := d.observeLinkInto(ev, adjacency{iface: "Gi0/2"}, at, d.beginRecord(ev.Cause, at), nil); len(out) != 1 || out[0].Type != "ospf_neighbor_up" {
 		t.Errorf("the last adjacency back: %v, want ospf_neighbor_up", out)
 	}
 }
@@ -132,7 +132,7 @@ func TestAdjacenciesBounded(t *testing.T) {
 		at := t0.Add(time.Duration(i) * time.Hour) // settle forgets each state before the next
 		ev := ospfEvent("ospf_neighbor_down", telemetry.TopicRawSyslog, int64(i), at)
 		ev.Object = "10.0.0." + itoa(i)
-		d.observeLinkInto(ev, "Gi0/1", at, d.beginRecord(ev.Cause, at), nil)
+		d.observeLinkInto(ev, adjacency{iface: "Gi0/1"}, at, d.beginRecord(ev.Cause, at), nil)
 		d.settle(at.Add(30 * time.Minute))
 	}
 	if n := len(d.adjacencies); n > 10 {
@@ -197,7 +197,7 @@ func TestParallelOSPFAdjacenciesWarmedInEitherOrder(t *testing.T) {
 			at        int
 		}{{"ospf_neighbor_down", "Gi0/1", 0}, {"ospf_neighbor_down", "Gi0/2", 60}, {"ospf_neighbor_up", "Gi0/1", 120}} {
 			ev := ospfEvent(r.typ, telemetry.TopicRawSyslog, int64(i), t0.Add(time.Duration(r.at)*time.Second))
-			d.rememberLine(rec(ev), ev, r.link, since)
+			d.rememberLine(rec(ev), ev, adjacency{iface: r.link}, since)
 		}
 	}
 	for _, order := range []string{"lines first", "traps first"} {
@@ -213,7 +213,7 @@ func TestParallelOSPFAdjacenciesWarmedInEitherOrder(t *testing.T) {
 			}
 			at := t0.Add(5 * time.Minute)
 			ev := ospfEvent("ospf_neighbor_down", telemetry.TopicRawSyslog, 3, at)
-			if out := d.observeLinkInto(ev, "Gi0/1", at, d.beginRecord(ev.Cause, at), nil); len(out) != 1 || out[0].Type != "ospf_neighbor_down" {
+			if out := d.observeLinkInto(ev, adjacency{iface: "Gi0/1"}, at, d.beginRecord(ev.Cause, at), nil); len(out) != 1 || out[0].Type != "ospf_neighbor_down" {
 				t.Errorf("the neighbor down again after the warm-ups: %v, want ospf_neighbor_down", out)
 			}
 		})

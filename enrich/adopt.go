@@ -186,7 +186,7 @@ func (d *detector) adoptUncommitted(ctx context.Context, b broker.Broker, input,
 					before[k] = b
 				}
 			}
-			d.rememberOne(ev, "", at, since)
+			d.rememberOne(ev, adjacency{}, at, since)
 			n++
 		}
 	}

@@ -758,13 +758,12 @@ func (d *detector) beginRecord(c telemetry.Cause, ts time.Time) bool {
 // reuses (the syslog worker observes an event for about every other
 // record), for an event of a record beginRecord said is a redo or not.
 func (d *detector) observeInto(ev telemetry.Event, now time.Time, redo bool, out []telemetry.Event) []telemetry.Event {
-	return d.observeLinkInto(ev, "", now, redo, out)
+	return d.observeLinkInto(ev, adjacency{}, now, redo, out)
 }
 
-// observeLinkInto is observeInto for an event of a line that names the
-// OSPF adjacency it is about, by its local interface link (see
-// adjacencyHolds).
-func (d *detector) observeLinkInto(ev telemetry.Event, link string, now time.Time, redo bool, out []telemetry.Event) []telemetry.Event {
+// observeLinkInto is observeInto for an event of a line that may name the
+// OSPF adjacency it is about, adj (see adjacencyHolds).
+func (d *detector) observeLinkInto(ev telemetry.Event, adj adjacency, now time.Time, redo bool, out []telemetry.Event) []telemetry.Event {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	id := objectID(ev)
@@ -796,7 +795,7 @@ func (d *detector) observeLinkInto(ev telemetry.Event, link string, now time.Tim
 		return out
 	}
 	n := len(out)
-	out = d.judge(ev, id, link, now, out)
+	out = d.judge(ev, id, adj, now, out)
 	if len(out) == n {
 		d.noteLeftOut(ev, id)
 	}
@@ -804,7 +803,7 @@ func (d *detector) observeLinkInto(ev telemetry.Event, link string, now time.Tim
 }
 
 // judge is observeInto for an event read the first time.
-func (d *detector) judge(ev telemetry.Event, id, link string, now time.Time, out []telemetry.Event) []telemetry.Event {
+func (d *detector) judge(ev telemetry.Event, id string, adj adjacency, now time.Time, out []telemetry.Event) []telemetry.Event {
 	if objectless(ev) {
 		return append(out, ev) // whose repeat or change it is, nothing says
 	}
@@ -814,7 +813,7 @@ func (d *detector) judge(ev telemetry.Event, id, link string, now time.Time, out
 		}
 		return append(out, ev)
 	}
-	if d.adjacencyHolds(ev, id, link, now) {
+	if d.adjacencyHolds(ev, id, adj, now) {
 		// Another OSPF adjacency to the neighbor is down: left out as
 		// a repeat is, after the event that said the neighbor's state.
 		if st := d.states[objectKey{ev.Device, id, "ospf_neighbor_down"}]; st != nil {
@@ -1053,20 +1052,20 @@ func (d *detector) remember(r *broker.Record, evs []telemetry.Event, since time.
 		return false
 	}
 	for _, ev := range evs {
-		d.rememberOne(ev, "", detectAt(r, ev.Time), since)
+		d.rememberOne(ev, adjacency{}, detectAt(r, ev.Time), since)
 	}
 	return true
 }
 
 // rememberLine is remember for the one event of a syslog line, which may
-// name the OSPF adjacency it is about (link, see adjacencyHolds).
-func (d *detector) rememberLine(r *broker.Record, ev telemetry.Event, link string, since time.Time) bool {
+// name the OSPF adjacency it is about (adj, see adjacencyHolds).
+func (d *detector) rememberLine(r *broker.Record, ev telemetry.Event, adj adjacency, since time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.rememberRecord(r, since) {
 		return false
 	}
-	d.rememberOne(ev, link, detectAt(r, ev.Time), since)
+	d.rememberOne(ev, adj, detectAt(r, ev.Time), since)
 	return true
 }
 
@@ -1087,12 +1086,12 @@ func (d *detector) rememberRecord(r *broker.Record, since time.Time) bool {
 func (d *detector) rememberLate(ev telemetry.Event, at, since time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.rememberOne(ev, "", at, since)
+	d.rememberOne(ev, adjacency{}, at, since)
 }
 
 // rememberOne is remember for one event, of a line naming OSPF adjacency
-// link or not ("").
-func (d *detector) rememberOne(ev telemetry.Event, link string, at, since time.Time) {
+// adj or not (the zero adjacency).
+func (d *detector) rememberOne(ev telemetry.Event, adj adjacency, at, since time.Time) {
 	if objectless(ev) {
 		return // observe kept no state of it either
 	}
@@ -1104,7 +1103,7 @@ func (d *detector) rememberOne(ev telemetry.Event, link string, at, since time.T
 		// counts the object's next live event).
 		return
 	}
-	if d.adjacencyHolds(ev, id, link, at) {
+	if d.adjacencyHolds(ev, id, adj, at) {
 		return // as observe: no change of the neighbor's state
 	}
 	if ev.Type == typeUnreachableCleared {

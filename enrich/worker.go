@@ -461,7 +461,7 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 		if ev.Type != "" {
 			at := detectAt(r, ev.Time)
-			w.scratch.events = w.det.observeLinkInto(ev, adjacencyLink(d.info), at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
+			w.scratch.events = w.det.observeLinkInto(ev, adjacencyOf(d.info), at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
 			for _, out := range w.scratch.events {
 				events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 			}
@@ -685,6 +685,6 @@ func (w *Worker) warmSyslog(r *broker.Record, end time.Time) {
 		return
 	}
 	if ev := w.syslogEvent(r, &d); ev.Type != "" {
-		w.det.rememberLine(r, ev, adjacencyLink(d.info), end.Add(-w.det.window))
+		w.det.rememberLine(r, ev, adjacencyOf(d.info), end.Add(-w.det.window))
 	}
 }
