@@ -414,6 +414,11 @@ func (d *lexer) unusualStr(start int) (string, bool) {
 	}
 	v := d.s[start : start+q]
 	if bs := strings.IndexByte(v, '\\'); bs >= 0 {
+		if hasControl(v[:bs]) {
+			// escaped copies the run before the escape as it is: a
+			// record copied through (the layout) would not be JSON.
+			return "", false
+		}
 		d.i = start + bs
 		return d.escaped(start)
 	}
@@ -421,12 +426,21 @@ func (d *lexer) unusualStr(start int) (string, bool) {
 	if printableASCII(v) {
 		return v, true
 	}
-	for i := 0; i < len(v); i++ {
-		if v[i] < 0x20 {
-			return "", false
-		}
+	if hasControl(v) {
+		return "", false
 	}
 	return v, utf8.ValidString(v)
+}
+
+// hasControl reports whether s has a control character, which a JSON
+// string holds only escaped.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // plainPrefix returns the length of the run of bytes s starts with that a

@@ -32,6 +32,11 @@ func (d *lexer) strReference() (string, bool) {
 	}
 	v := d.s[start : start+q]
 	if bs := strings.IndexByte(v, '\\'); bs >= 0 {
+		for i := 0; i < bs; i++ {
+			if v[i] < 0x20 {
+				return "", false // a control character is no JSON, escape or not after it
+			}
+		}
 		d.i = start + bs
 		return d.escapedReference(start)
 	}
@@ -134,6 +139,10 @@ func TestStrMatchesReference(t *testing.T) {
 		`""`, `"abc"`, ` "abcdefgh"`, `"abcdefghijklmnop"x`, `"abc\"def"`, `"tab	x"`, `"é"`, `"a\u00e9b"`,
 		`"bad \xff"`, "\"ctl \x01 x\"", `"unterminated`, `"0123456\"`, `"01234567"`, `x"`, `"\ud83d\ude00"`,
 		`"` + strings.Repeat("A", 9000) + `"`, `"` + strings.Repeat("a", 63) + "\x7f" + `"`,
+		// A control character before an escape: taken as it was, a
+		// raw.syslog record's hostname made its enriched record no JSON
+		// (FuzzSyslogWorker).
+		"\"\x11\\b\"", "\"ab\x01cd\\n\"",
 	} {
 		checkStr(t, s)
 	}
