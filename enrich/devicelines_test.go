@@ -330,3 +330,41 @@ func TestDeviceLinesFortinet(t *testing.T) {
 			vendor: VendorFortinet, event: "bgp_peer_down", object: "10.191.19.33"},
 	})
 }
+
+// TestDeviceLinesNXOSConfigSource: NX-OS logs a configuration change as
+// "%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by USER on A@pts/N"
+// (a lab's Nexus log in a public GitHub write-up: "... by admin on
+// 192.168.101.1@pts/3"; Observium's IncludesSyslogTest.php has the same
+// layout, the address masked) or "... on console0" (Cisco's Nexus 7000 EEM
+// document 118907, as Packt's Mastering Python Networking quotes it). The
+// "from vty" is NX-OS's word for any session, the console's too: the
+// client is after "on", as IOS writes it in "on vty0 (A)". weir gave
+// source "vty" for both.
+func TestDeviceLinesNXOSConfigSource(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "ssh", raw: "<189>: 2022 Jul 30 21:22:56 UTC: %VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on 192.168.101.1@pts/3",
+			vendor: VendorCiscoNXOS, event: "config_changed", object: "admin", fields: map[string]string{"user": "admin", "source": "192.168.101.1"}},
+		{name: "console", raw: "<189>: 2014 Jun 29 19:20:57 UTC: %VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on console0",
+			vendor: VendorCiscoNXOS, event: "config_changed", object: "admin", fields: map[string]string{"user": "admin", "source": "console0"}},
+	})
+}
+
+// TestDeviceLinesArubaSwitchOSPF: ArubaOS-Switch (ProCurve) logs an OSPF
+// adjacency into or out of Full as "ADJCHG: Neighbor A on interface
+// vlan-22 moved to Down state, Inactivity Timer" (OSPFv3: HPE's Aruba
+// 16.08 multicast and routing guide, "logging neighbor-adjacency", its
+// "show log -r OSPF3" example) and, for OSPFv2, "ADJCHG: Neighbor with
+// Router ID A on vlan-850 moved to Full state - adjacency formed." after
+// the stack member's name (a 2930 stack's "show logging -r" in a public
+// GitHub write-up on OSPF authentication). No rule knew the wording: no
+// event.
+func TestDeviceLinesArubaSwitchOSPF(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "ospf3_down", raw: "<14>May  1 15:21:09 sw1 OSPF3: ADJCHG: Neighbor 15.255.155.1 on interface vlan-22 moved to Down state, Inactivity Timer",
+			vendor: VendorArubaSwitch, event: "ospf_neighbor_down", object: "15.255.155.1", fields: map[string]string{"interface": "vlan-22"}},
+		{name: "ospf3_full", raw: "<14>Apr 27 14:36:48 sw1 02809 OSPF3: ADJCHG: Neighbor 10.10.10.45 on interface vlan-11 moved to Full state, Loading Done",
+			vendor: VendorArubaSwitch, event: "ospf_neighbor_up", object: "10.10.10.45", fields: map[string]string{"interface": "vlan-11"}},
+		{name: "ospf2_full_stack", raw: "<14>Nov  5 22:47:22 10.251.34.122 02703 OSPF: ST1-CMDR: ADJCHG: Neighbor with Router ID 10.251.34.121 on vlan-850 moved to Full state - adjacency formed.",
+			vendor: VendorArubaSwitch, event: "ospf_neighbor_up", object: "10.251.34.121", fields: map[string]string{"interface": "vlan-850"}},
+	})
+}
