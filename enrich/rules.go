@@ -496,6 +496,22 @@ func syslogRules() []rule {
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = EX_START", "", nil},
 			}},
+		// ArubaOS-Switch (ProCurve): "ADJCHG: Neighbor A on interface
+		// vlan-22 moved to Down state, Inactivity Timer" (OSPFv3, HPE's
+		// Aruba 16.08 guide, "logging neighbor-adjacency") and "ADJCHG:
+		// Neighbor with Router ID A on vlan-850 moved to Full state -
+		// adjacency formed." (OSPFv2, a 2930 stack's event log in a public
+		// write-up). By default only changes into and out of Full are
+		// logged; the new state alone is given, so Full is up, Down down,
+		// and the steps between (with "detail") nothing.
+		{name: "aruba_switch_ospf", vendor: VendorArubaSwitch, needs: "ADJCHG: Neighbor ", patterns: []*regexp.Regexp{re(`\bADJCHG: Neighbor (?:with Router ID )?(?P<neighbor>` + ipaddr + `) on (?:interface )?(?P<interface>[^\s,]+) moved to (?P<state>\w+) state\b`)},
+			states: map[string]string{"full": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
+				{"ADJCHG: Neighbor 15.255.155.1 on interface vlan-22 moved to Down state, Inactivity Timer", "ospf_neighbor_down", map[string]string{"neighbor": "15.255.155.1", "interface": "vlan-22"}},
+				{"ADJCHG: Neighbor 10.10.10.45 on interface vlan-11 moved to Full state, Loading Done", "ospf_neighbor_up", map[string]string{"neighbor": "10.10.10.45", "interface": "vlan-11"}},
+				{"ST1-CMDR: ADJCHG: Neighbor with Router ID 10.251.34.121 on vlan-850 moved to Full state - adjacency formed.", "ospf_neighbor_up", map[string]string{"neighbor": "10.251.34.121", "interface": "vlan-850"}},
+				// A step up, with "logging neighbor-adjacency detail" (the values are ours).
+				{"ADJCHG: Neighbor 10.10.10.45 on interface vlan-11 moved to Loading state, Exchange Done", "", map[string]string{"neighbor": "10.10.10.45"}},
+			}},
 		// RouterOS 7: "route,ospf,info <instance> { ... } <area> { ... }
 		// interface { broadcast A%IF } neighbor { router-id: R state: Loading
 		// } state change to Full" (a CRS326's log in a public write-up),
