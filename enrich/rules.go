@@ -596,7 +596,10 @@ func syslogRules() []rule {
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
-		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\))?)`)},
+		// NX-OS's VSHD_SYSLOG_CONFIG_I says "from vty" for every session,
+		// the console's too, and names the client after the user: "by
+		// admin on A@pts/3", "by admin on console0".
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:(?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\)|(?P<source>` + ipaddr + `)@|(?P<source>console\d*)(?:\s|$)))?)`)},
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"%SYS-5-CONFIG_I: Configured from console by netops on console", "config_changed", map[string]string{"user": "netops", "source": "console"}},
@@ -607,6 +610,10 @@ func syslogRules() []rule {
 				// there, from NVRAM.
 				{"%SYS-5-CONFIG_I: Configured from memory by console", "config_changed", map[string]string{"user": "", "source": "console"}},
 				{"%SYS-5-CONFIG_I: Configured from memory by vty1", "config_changed", map[string]string{"user": "", "source": "vty1"}},
+				// NX-OS: a lab's Nexus in a public write-up; Cisco's Nexus 7000
+				// EEM document 118907.
+				{"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on 192.168.101.1@pts/3", "config_changed", map[string]string{"user": "admin", "source": "192.168.101.1"}},
+				{"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on console0", "config_changed", map[string]string{"user": "admin", "source": "console0"}},
 			}},
 		// EOS: a configuration session committed (CloudVision, gNMI Set,
 		// "configure session"), which logs no CONFIG_I.
