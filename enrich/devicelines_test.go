@@ -368,3 +368,21 @@ func TestDeviceLinesArubaSwitchOSPF(t *testing.T) {
 			vendor: VendorArubaSwitch, event: "ospf_neighbor_up", object: "10.251.34.121", fields: map[string]string{"interface": "vlan-850"}},
 	})
 }
+
+// TestDeviceLinesMikroTikComboPorts: a CRS312's combo ports (SFP+ or
+// RJ45, default names combo1..combo4) log "interface,info combo3 link
+// down" and "combo3 link up (speed 10G, full duplex)" (a CRS312 on
+// RouterOS 7.6 in the MikroTik forum's long "severe port flapping" thread,
+// as a public GitHub archive of it has the log); with bsd-syslog RouterOS 7
+// sends them without the topics, where the link rule takes only default
+// interface names, and "combo" was not one of them: no event.
+func TestDeviceLinesMikroTikComboPorts(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "topics", raw: "<30>Dec 28 02:56:02 CRS312 interface,info combo3 link down",
+			vendor: VendorMikroTik, event: "interface_down", object: "combo3"},
+		{name: "bsd_down", raw: "<30>Dec 28 02:56:02 CRS312 combo3 link down",
+			vendor: VendorMikroTik, event: "interface_down", object: "combo3"},
+		{name: "bsd_up", raw: "<30>Dec 28 02:56:02 CRS312 combo3 link up (speed 10G, full duplex)",
+			vendor: VendorMikroTik, event: "interface_up", object: "combo3"},
+	})
+}
