@@ -224,13 +224,15 @@ func syslogRules() []rule {
 		// .../MikroTik/RouterOS/Network/Link/Link_{Down,Up}_SYSLOG_.json).
 		// After the "interface" topic any name is the interface's (RouterOS
 		// lets them be renamed: "WAN1", "uplink-isp"); without topics, only
-		// the default names.
-		{name: "mikrotik_link", vendor: VendorMikroTik, needs: " link ", patterns: []*regexp.Regexp{re(`^(?:interface(?:,[a-z]+)+ (?P<interface>\S+)|(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*)) link (?P<state>up|down)\b`)},
+		// the default names (combo1..: the CRS312's and CCR2004's combo ports).
+		{name: "mikrotik_link", vendor: VendorMikroTik, needs: " link ", patterns: []*regexp.Regexp{re(`^(?:interface(?:,[a-z]+)+ (?P<interface>\S+)|(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|combo|wlan|bridge|vlan)[\w-]*)) link (?P<state>up|down)\b`)},
 			states: ifStates, examples: []example{
 				{"interface,info WAN2-fiber link down", "interface_down", map[string]string{"interface": "WAN2-fiber"}},
 				{"interface,info combo1 link up (speed 1G, full duplex)", "interface_up", map[string]string{"interface": "combo1"}},
 				{"ether1 link down", "interface_down", map[string]string{"interface": "ether1"}},
 				{"sfp-sfpplus1 link up (speed 10G, full duplex)", "interface_up", map[string]string{"interface": "sfp-sfpplus1"}},
+				// A CRS312's combo (SFP+ or RJ45) port, its topics left out.
+				{"combo3 link down", "interface_down", map[string]string{"interface": "combo3"}},
 				{"interface,info ether3-TRANSIT link down", "interface_down", map[string]string{"interface": "ether3-TRANSIT"}},
 				{"interface,info ether3-TRANSIT link up (speed 100M, full duplex)", "interface_up", map[string]string{"interface": "ether3-TRANSIT"}},
 			}},
