@@ -386,3 +386,26 @@ func TestDeviceLinesMikroTikComboPorts(t *testing.T) {
 			vendor: VendorMikroTik, event: "interface_up", object: "combo3"},
 	})
 }
+
+// TestDeviceLinesNokiaBGPVPRN: SR OS names the routing instance of a BGP
+// event after its number (classic log layout, "BGP #2038 vprn109 Peer 11:
+// A", an SR OS router's log in pastebin.com/4Ui8Tp2G, its two lines
+// joined) or after the sequence number (syslog layout, "TMNX: 10644
+// vprn109 BGP-MINOR-...-2038 [Peer 11: A]:", as the SReXperts syslog
+// capture, nokia/SReXperts docs/nos/sros/beginner/
+// 57-SROS_remote_logging_with_Syslog_and_Loki.md, shows its "vprn300" and
+// "Base" events; the BGP event is the paste's). The session to A in
+// VPRN 109 was named "A", as the default instance's: a PE's sessions to one
+// address in two VPRNs were one object. "Base" is the default instance.
+func TestDeviceLinesNokiaBGPVPRN(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "classic_up", raw: `<187>Jun 22 10:27:15 pe1 10644 2018/06/22 10:27:15.844 UTC MINOR: BGP #2038 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state"`,
+			vendor: VendorNokia, event: "bgp_peer_up", object: "10.158.60.200 vrf vprn109", fields: map[string]string{"vrf": "vprn109"}},
+		{name: "classic_down", raw: `<188>Jun 22 10:26:24 pe1 10639 2018/06/22 10:26:24.466 UTC WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state ESTABLISHED to lower state IDLE due to event TCP SOCKET ERROR"`,
+			vendor: VendorNokia, event: "bgp_peer_down", object: "10.158.60.200 vrf vprn109", fields: map[string]string{"vrf": "vprn109"}},
+		{name: "syslog_vprn_up", raw: "<187>Jun 22 10:27:15 pe1 TMNX: 10644 vprn109 BGP-MINOR-bgpEstablishedNotification-2038 [Peer 11: 10.158.60.200]:  VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state",
+			vendor: VendorNokia, event: "bgp_peer_up", object: "10.158.60.200 vrf vprn109", fields: map[string]string{"vrf": "vprn109"}},
+		{name: "syslog_base_up", raw: "<187>Apr 10 16:20:29 g51-pe3 TMNX: 110 Base BGP-MINOR-bgpEstablishedNotification-2019 [Peer 1: fd00:fde8::51:13]:  (ASN 65000) VR 1: Group iBGP-DC: Peer fd00:fde8::51:13: moved into established state",
+			vendor: VendorNokia, event: "bgp_peer_up", object: "fd00:fde8::51:13"},
+	})
+}
