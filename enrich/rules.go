@@ -407,16 +407,21 @@ func syslogRules() []rule {
 		// (bgpBackwardTransition 2002, bgpBackwardTransNotification 2039)
 		// and the log's layout. The "BGP #2039"/"#2038" lines: an SR OS
 		// log, pastebin.com/4Ui8Tp2G, its two lines joined.
-		{name: "nokia_bgp_down", vendor: VendorNokia, needs: "moved from higher state ", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
+		// The routing instance, "Base" (the default) or a VPRN's, is the
+		// session's VRF: after the event number ("BGP #2039 vprn109 Peer")
+		// in the classic layout, before the event's name ("10644 vprn109
+		// BGP-MINOR-...") in the syslog one.
+		{name: "nokia_bgp_down", vendor: VendorNokia, needs: "moved from higher state ", patterns: []*regexp.Regexp{re(`(?:\b(?:BGP #\d+ (?P<vrf>[^\s"]+) |(?P<vrf>[\w-]+) BGP-[A-Z]+-\w+-\d+ \[).*?)?\bPeer (?P<neighbor>` + ipaddr + `): moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
-				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state ESTABLISHED to lower state IDLE due to event TCP SOCKET ERROR"`, "bgp_peer_down", map[string]string{"neighbor": "10.158.60.200"}},
+				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state ESTABLISHED to lower state IDLE due to event TCP SOCKET ERROR"`, "bgp_peer_down", map[string]string{"neighbor": "10.158.60.200", "vrf": "vprn109"}},
 				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state OPENSENT to lower state IDLE due to event TCP SOCKET ERROR"`, "", map[string]string{"neighbor": "10.158.60.200"}},
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state ESTABLISHED to lower state IDLE due to event HOLD TIME EXPIRED", "bgp_peer_down", map[string]string{"neighbor": "10.20.1.3"}},
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state OPENSENT to lower state ACTIVE due to event CONNECT RETRY", "", map[string]string{"neighbor": "10.20.1.3"}},
 			}},
-		{name: "nokia_bgp_up", vendor: VendorNokia, needs: "moved into established state", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved into established state`)},
+		{name: "nokia_bgp_up", vendor: VendorNokia, needs: "moved into established state", patterns: []*regexp.Regexp{re(`(?:\b(?:BGP #\d+ (?P<vrf>[^\s"]+) |(?P<vrf>[\w-]+) BGP-[A-Z]+-\w+-\d+ \[).*?)?\bPeer (?P<neighbor>` + ipaddr + `): moved into established state`)},
 			event: "bgp_peer_up", examples: []example{
-				{`MINOR: BGP #2038 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state"`, "bgp_peer_up", map[string]string{"neighbor": "10.158.60.200"}},
+				{`MINOR: BGP #2038 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state"`, "bgp_peer_up", map[string]string{"neighbor": "10.158.60.200", "vrf": "vprn109"}},
+				{"110 Base BGP-MINOR-bgpEstablishedNotification-2019 [Peer 1: fd00:fde8::51:13]:  (ASN 65000) VR 1: Group iBGP-DC: Peer fd00:fde8::51:13: moved into established state", "bgp_peer_up", map[string]string{"neighbor": "fd00:fde8::51:13", "vrf": "Base"}},
 				{"BGP-MINOR-bgpEstablished-2001 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved into established state", "bgp_peer_up", map[string]string{"neighbor": "10.20.1.3"}},
 			}},
 		// --- OSPF ---
