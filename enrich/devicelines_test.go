@@ -330,3 +330,82 @@ func TestDeviceLinesFortinet(t *testing.T) {
 			vendor: VendorFortinet, event: "bgp_peer_down", object: "10.191.19.33"},
 	})
 }
+
+// TestDeviceLinesNXOSConfigSource: NX-OS logs a configuration change as
+// "%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by USER on A@pts/N"
+// (a lab's Nexus log in a public GitHub write-up: "... by admin on
+// 192.168.101.1@pts/3"; Observium's IncludesSyslogTest.php has the same
+// layout, the address masked) or "... on console0" (Cisco's Nexus 7000 EEM
+// document 118907, as Packt's Mastering Python Networking quotes it). The
+// "from vty" is NX-OS's word for any session, the console's too: the
+// client is after "on", as IOS writes it in "on vty0 (A)". weir gave
+// source "vty" for both.
+func TestDeviceLinesNXOSConfigSource(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "ssh", raw: "<189>: 2022 Jul 30 21:22:56 UTC: %VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on 192.168.101.1@pts/3",
+			vendor: VendorCiscoNXOS, event: "config_changed", object: "admin", fields: map[string]string{"user": "admin", "source": "192.168.101.1"}},
+		{name: "console", raw: "<189>: 2014 Jun 29 19:20:57 UTC: %VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on console0",
+			vendor: VendorCiscoNXOS, event: "config_changed", object: "admin", fields: map[string]string{"user": "admin", "source": "console0"}},
+	})
+}
+
+// TestDeviceLinesArubaSwitchOSPF: ArubaOS-Switch (ProCurve) logs an OSPF
+// adjacency into or out of Full as "ADJCHG: Neighbor A on interface
+// vlan-22 moved to Down state, Inactivity Timer" (OSPFv3: HPE's Aruba
+// 16.08 multicast and routing guide, "logging neighbor-adjacency", its
+// "show log -r OSPF3" example) and, for OSPFv2, "ADJCHG: Neighbor with
+// Router ID A on vlan-850 moved to Full state - adjacency formed." after
+// the stack member's name (a 2930 stack's "show logging -r" in a public
+// GitHub write-up on OSPF authentication). No rule knew the wording: no
+// event.
+func TestDeviceLinesArubaSwitchOSPF(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "ospf3_down", raw: "<14>May  1 15:21:09 sw1 OSPF3: ADJCHG: Neighbor 15.255.155.1 on interface vlan-22 moved to Down state, Inactivity Timer",
+			vendor: VendorArubaSwitch, event: "ospf_neighbor_down", object: "15.255.155.1", fields: map[string]string{"interface": "vlan-22"}},
+		{name: "ospf3_full", raw: "<14>Apr 27 14:36:48 sw1 02809 OSPF3: ADJCHG: Neighbor 10.10.10.45 on interface vlan-11 moved to Full state, Loading Done",
+			vendor: VendorArubaSwitch, event: "ospf_neighbor_up", object: "10.10.10.45", fields: map[string]string{"interface": "vlan-11"}},
+		{name: "ospf2_full_stack", raw: "<14>Nov  5 22:47:22 10.251.34.122 02703 OSPF: ST1-CMDR: ADJCHG: Neighbor with Router ID 10.251.34.121 on vlan-850 moved to Full state - adjacency formed.",
+			vendor: VendorArubaSwitch, event: "ospf_neighbor_up", object: "10.251.34.121", fields: map[string]string{"interface": "vlan-850"}},
+	})
+}
+
+// TestDeviceLinesMikroTikComboPorts: a CRS312's combo ports (SFP+ or
+// RJ45, default names combo1..combo4) log "interface,info combo3 link
+// down" and "combo3 link up (speed 10G, full duplex)" (a CRS312 on
+// RouterOS 7.6 in the MikroTik forum's long "severe port flapping" thread,
+// as a public GitHub archive of it has the log); with bsd-syslog RouterOS 7
+// sends them without the topics, where the link rule takes only default
+// interface names, and "combo" was not one of them: no event.
+func TestDeviceLinesMikroTikComboPorts(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "topics", raw: "<30>Dec 28 02:56:02 CRS312 interface,info combo3 link down",
+			vendor: VendorMikroTik, event: "interface_down", object: "combo3"},
+		{name: "bsd_down", raw: "<30>Dec 28 02:56:02 CRS312 combo3 link down",
+			vendor: VendorMikroTik, event: "interface_down", object: "combo3"},
+		{name: "bsd_up", raw: "<30>Dec 28 02:56:02 CRS312 combo3 link up (speed 10G, full duplex)",
+			vendor: VendorMikroTik, event: "interface_up", object: "combo3"},
+	})
+}
+
+// TestDeviceLinesNokiaBGPVPRN: SR OS names the routing instance of a BGP
+// event after its number (classic log layout, "BGP #2038 vprn109 Peer 11:
+// A", an SR OS router's log in pastebin.com/4Ui8Tp2G, its two lines
+// joined) or after the sequence number (syslog layout, "TMNX: 10644
+// vprn109 BGP-MINOR-...-2038 [Peer 11: A]:", as the SReXperts syslog
+// capture, nokia/SReXperts docs/nos/sros/beginner/
+// 57-SROS_remote_logging_with_Syslog_and_Loki.md, shows its "vprn300" and
+// "Base" events; the BGP event is the paste's). The session to A in
+// VPRN 109 was named "A", as the default instance's: a PE's sessions to one
+// address in two VPRNs were one object. "Base" is the default instance.
+func TestDeviceLinesNokiaBGPVPRN(t *testing.T) {
+	checkDeviceLines(t, []deviceLine{
+		{name: "classic_up", raw: `<187>Jun 22 10:27:15 pe1 10644 2018/06/22 10:27:15.844 UTC MINOR: BGP #2038 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state"`,
+			vendor: VendorNokia, event: "bgp_peer_up", object: "10.158.60.200 vrf vprn109", fields: map[string]string{"vrf": "vprn109"}},
+		{name: "classic_down", raw: `<188>Jun 22 10:26:24 pe1 10639 2018/06/22 10:26:24.466 UTC WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state ESTABLISHED to lower state IDLE due to event TCP SOCKET ERROR"`,
+			vendor: VendorNokia, event: "bgp_peer_down", object: "10.158.60.200 vrf vprn109", fields: map[string]string{"vrf": "vprn109"}},
+		{name: "syslog_vprn_up", raw: "<187>Jun 22 10:27:15 pe1 TMNX: 10644 vprn109 BGP-MINOR-bgpEstablishedNotification-2038 [Peer 11: 10.158.60.200]:  VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state",
+			vendor: VendorNokia, event: "bgp_peer_up", object: "10.158.60.200 vrf vprn109", fields: map[string]string{"vrf": "vprn109"}},
+		{name: "syslog_base_up", raw: "<187>Apr 10 16:20:29 g51-pe3 TMNX: 110 Base BGP-MINOR-bgpEstablishedNotification-2019 [Peer 1: fd00:fde8::51:13]:  (ASN 65000) VR 1: Group iBGP-DC: Peer fd00:fde8::51:13: moved into established state",
+			vendor: VendorNokia, event: "bgp_peer_up", object: "fd00:fde8::51:13"},
+	})
+}

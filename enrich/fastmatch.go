@@ -331,7 +331,7 @@ func fastCiscoOSPF(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>ipaddr)\))?)
+// Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:(?:vty|tty|aux|console)\d* \((?P<source>ipaddr)\)|(?P<source>ipaddr)@|(?P<source>console\d*)(?:\s|$)))?)
 func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("Configured from ")
@@ -362,16 +362,31 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	if !c.ok {
 		return fastUnsure
 	}
-	// The user's line and its client's address: "on vty0 (A)".
-	if on := newScan(c.s); on.opt(" on ") && on.oneOf(iosLineNames...) != "" {
-		on.span(isDigit)
-		if on.opt(" (") {
-			addr := on.run(func(b byte) bool { return isDigit(b) || b == '.' })
-			on.lit(")")
-			if !on.ok || !isIPv4(addr) {
+	// The user's line and its client's address: "on vty0 (A)"; NX-OS's
+	// "on A@pts/3" and "on console0".
+	if on := newScan(c.s); on.opt(" on ") {
+		rest := on.s
+		if line := on.oneOf(iosLineNames...); line != "" {
+			on.span(isDigit)
+			if on.opt(" (") {
+				addr := on.run(func(b byte) bool { return isDigit(b) || b == '.' })
+				on.lit(")")
+				if !on.ok || !isIPv4(addr) {
+					return fastUnsure // an IPv6 address, or none: the pattern decides
+				}
+				src = addr
+			} else if line == "console" && (on.s == "" || isSpaceRE(on.s[0])) {
+				src = rest[:len(rest)-len(on.s)]
+			}
+		} else {
+			addr, after := span(rest, func(b byte) bool { return isDigit(b) || b == '.' })
+			word, _ := span(rest, notSpace)
+			switch {
+			case isIPv4(addr) && strings.HasPrefix(after, "@"):
+				src = addr
+			case strings.IndexByte(word, '@') >= 0:
 				return fastUnsure // an IPv6 address, or none: the pattern decides
 			}
-			src = addr
 		}
 	}
 	f["source"], f["user"] = src, user

@@ -132,6 +132,10 @@ var fastMatchSeeds = []string{
 	"SNMP_TRAP_LINK_UP: ifName ge-0/0/1 ifName \nifName xe-1",
 	"SNMP_TRAP_LINK_UP: ifName ge-0/0/1, ifName ",
 	"%BGP-5-ADJCHANGE: neighbor 10.0.0.2. Up neighbor 10.0.0.3 Down",
+	// NX-OS's client after the user: an IPv6 one, a console with no address.
+	"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on fe80::1@pts/0",
+	"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on console0 (x)",
+	"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on 10.0.0.1234@pts/0",
 	"%BGP-5-ADJCHANGE: neighbor 10.0.0.2 vpn vrf A Upper neighbor 10.0.0.3 Down",
 	"%BGP-5-ADJCHANGE: neighbor 10.0.0.2 vpn vrf  Up",
 	"%BGP-5-ADJCHANGE:\nneighbor 10.0.0.2 Up",

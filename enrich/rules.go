@@ -224,13 +224,15 @@ func syslogRules() []rule {
 		// .../MikroTik/RouterOS/Network/Link/Link_{Down,Up}_SYSLOG_.json).
 		// After the "interface" topic any name is the interface's (RouterOS
 		// lets them be renamed: "WAN1", "uplink-isp"); without topics, only
-		// the default names.
-		{name: "mikrotik_link", vendor: VendorMikroTik, needs: " link ", patterns: []*regexp.Regexp{re(`^(?:interface(?:,[a-z]+)+ (?P<interface>\S+)|(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|wlan|bridge|vlan)[\w-]*)) link (?P<state>up|down)\b`)},
+		// the default names (combo1..: the CRS312's and CCR2004's combo ports).
+		{name: "mikrotik_link", vendor: VendorMikroTik, needs: " link ", patterns: []*regexp.Regexp{re(`^(?:interface(?:,[a-z]+)+ (?P<interface>\S+)|(?:[a-z]+(?:,[a-z]+)+ )?(?P<interface>(?:ether|sfp|sfp-sfpplus|combo|wlan|bridge|vlan)[\w-]*)) link (?P<state>up|down)\b`)},
 			states: ifStates, examples: []example{
 				{"interface,info WAN2-fiber link down", "interface_down", map[string]string{"interface": "WAN2-fiber"}},
 				{"interface,info combo1 link up (speed 1G, full duplex)", "interface_up", map[string]string{"interface": "combo1"}},
 				{"ether1 link down", "interface_down", map[string]string{"interface": "ether1"}},
 				{"sfp-sfpplus1 link up (speed 10G, full duplex)", "interface_up", map[string]string{"interface": "sfp-sfpplus1"}},
+				// A CRS312's combo (SFP+ or RJ45) port, its topics left out.
+				{"combo3 link down", "interface_down", map[string]string{"interface": "combo3"}},
 				{"interface,info ether3-TRANSIT link down", "interface_down", map[string]string{"interface": "ether3-TRANSIT"}},
 				{"interface,info ether3-TRANSIT link up (speed 100M, full duplex)", "interface_up", map[string]string{"interface": "ether3-TRANSIT"}},
 			}},
@@ -405,16 +407,21 @@ func syslogRules() []rule {
 		// (bgpBackwardTransition 2002, bgpBackwardTransNotification 2039)
 		// and the log's layout. The "BGP #2039"/"#2038" lines: an SR OS
 		// log, pastebin.com/4Ui8Tp2G, its two lines joined.
-		{name: "nokia_bgp_down", vendor: VendorNokia, needs: "moved from higher state ", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
+		// The routing instance, "Base" (the default) or a VPRN's, is the
+		// session's VRF: after the event number ("BGP #2039 vprn109 Peer")
+		// in the classic layout, before the event's name ("10644 vprn109
+		// BGP-MINOR-...") in the syslog one.
+		{name: "nokia_bgp_down", vendor: VendorNokia, needs: "moved from higher state ", patterns: []*regexp.Regexp{re(`(?:\b(?:BGP #\d+ (?P<vrf>[^\s"]+) |(?P<vrf>[\w-]+) BGP-[A-Z]+-\w+-\d+ \[).*?)?\bPeer (?P<neighbor>` + ipaddr + `): moved from higher state (?P<old>\w+) to lower state (?P<new>\w+)`)},
 			up: "bgp_peer_up", down: "bgp_peer_down", upState: "established", examples: []example{
-				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state ESTABLISHED to lower state IDLE due to event TCP SOCKET ERROR"`, "bgp_peer_down", map[string]string{"neighbor": "10.158.60.200"}},
+				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state ESTABLISHED to lower state IDLE due to event TCP SOCKET ERROR"`, "bgp_peer_down", map[string]string{"neighbor": "10.158.60.200", "vrf": "vprn109"}},
 				{`WARNING: BGP #2039 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved from higher state OPENSENT to lower state IDLE due to event TCP SOCKET ERROR"`, "", map[string]string{"neighbor": "10.158.60.200"}},
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state ESTABLISHED to lower state IDLE due to event HOLD TIME EXPIRED", "bgp_peer_down", map[string]string{"neighbor": "10.20.1.3"}},
 				{"BGP-MINOR-bgpBackwardTransition-2002 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved from higher state OPENSENT to lower state ACTIVE due to event CONNECT RETRY", "", map[string]string{"neighbor": "10.20.1.3"}},
 			}},
-		{name: "nokia_bgp_up", vendor: VendorNokia, needs: "moved into established state", patterns: []*regexp.Regexp{re(`\bPeer (?P<neighbor>` + ipaddr + `): moved into established state`)},
+		{name: "nokia_bgp_up", vendor: VendorNokia, needs: "moved into established state", patterns: []*regexp.Regexp{re(`(?:\b(?:BGP #\d+ (?P<vrf>[^\s"]+) |(?P<vrf>[\w-]+) BGP-[A-Z]+-\w+-\d+ \[).*?)?\bPeer (?P<neighbor>` + ipaddr + `): moved into established state`)},
 			event: "bgp_peer_up", examples: []example{
-				{`MINOR: BGP #2038 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state"`, "bgp_peer_up", map[string]string{"neighbor": "10.158.60.200"}},
+				{`MINOR: BGP #2038 vprn109 Peer 11: 10.158.60.200 "VR 11: Group NSG_WAN: Peer 10.158.60.200: moved into established state"`, "bgp_peer_up", map[string]string{"neighbor": "10.158.60.200", "vrf": "vprn109"}},
+				{"110 Base BGP-MINOR-bgpEstablishedNotification-2019 [Peer 1: fd00:fde8::51:13]:  (ASN 65000) VR 1: Group iBGP-DC: Peer fd00:fde8::51:13: moved into established state", "bgp_peer_up", map[string]string{"neighbor": "fd00:fde8::51:13", "vrf": "Base"}},
 				{"BGP-MINOR-bgpEstablished-2001 [Peer 1: 10.20.1.3]: VR 1: Group ebgp: Peer 10.20.1.3: moved into established state", "bgp_peer_up", map[string]string{"neighbor": "10.20.1.3"}},
 			}},
 		// --- OSPF ---
@@ -495,6 +502,22 @@ func syslogRules() []rule {
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = DOWN", "ospf_neighbor_down", map[string]string{"neighbor": "10.1.1.2"}},
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = FULL", "ospf_neighbor_up", map[string]string{"neighbor": "10.1.1.2"}},
 				{"<Noti:ospf.neighbor.ChgState> Changing the state of neighbor rtid 10.0.0.2 ipa 10.1.1.2 to state = EX_START", "", nil},
+			}},
+		// ArubaOS-Switch (ProCurve): "ADJCHG: Neighbor A on interface
+		// vlan-22 moved to Down state, Inactivity Timer" (OSPFv3, HPE's
+		// Aruba 16.08 guide, "logging neighbor-adjacency") and "ADJCHG:
+		// Neighbor with Router ID A on vlan-850 moved to Full state -
+		// adjacency formed." (OSPFv2, a 2930 stack's event log in a public
+		// write-up). By default only changes into and out of Full are
+		// logged; the new state alone is given, so Full is up, Down down,
+		// and the steps between (with "detail") nothing.
+		{name: "aruba_switch_ospf", vendor: VendorArubaSwitch, needs: "ADJCHG: Neighbor ", patterns: []*regexp.Regexp{re(`\bADJCHG: Neighbor (?:with Router ID )?(?P<neighbor>` + ipaddr + `) on (?:interface )?(?P<interface>[^\s,]+) moved to (?P<state>\w+) state\b`)},
+			states: map[string]string{"full": "ospf_neighbor_up", "down": "ospf_neighbor_down"}, examples: []example{
+				{"ADJCHG: Neighbor 15.255.155.1 on interface vlan-22 moved to Down state, Inactivity Timer", "ospf_neighbor_down", map[string]string{"neighbor": "15.255.155.1", "interface": "vlan-22"}},
+				{"ADJCHG: Neighbor 10.10.10.45 on interface vlan-11 moved to Full state, Loading Done", "ospf_neighbor_up", map[string]string{"neighbor": "10.10.10.45", "interface": "vlan-11"}},
+				{"ST1-CMDR: ADJCHG: Neighbor with Router ID 10.251.34.121 on vlan-850 moved to Full state - adjacency formed.", "ospf_neighbor_up", map[string]string{"neighbor": "10.251.34.121", "interface": "vlan-850"}},
+				// A step up, with "logging neighbor-adjacency detail" (the values are ours).
+				{"ADJCHG: Neighbor 10.10.10.45 on interface vlan-11 moved to Loading state, Exchange Done", "", map[string]string{"neighbor": "10.10.10.45"}},
 			}},
 		// RouterOS 7: "route,ospf,info <instance> { ... } <area> { ... }
 		// interface { broadcast A%IF } neighbor { router-id: R state: Loading
@@ -580,7 +603,10 @@ func syslogRules() []rule {
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
-		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\))?)`)},
+		// NX-OS's VSHD_SYSLOG_CONFIG_I says "from vty" for every session,
+		// the console's too, and names the client after the user: "by
+		// admin on A@pts/3", "by admin on console0".
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:(?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\)|(?P<source>` + ipaddr + `)@|(?P<source>console\d*)(?:\s|$)))?)`)},
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"%SYS-5-CONFIG_I: Configured from console by netops on console", "config_changed", map[string]string{"user": "netops", "source": "console"}},
@@ -591,6 +617,10 @@ func syslogRules() []rule {
 				// there, from NVRAM.
 				{"%SYS-5-CONFIG_I: Configured from memory by console", "config_changed", map[string]string{"user": "", "source": "console"}},
 				{"%SYS-5-CONFIG_I: Configured from memory by vty1", "config_changed", map[string]string{"user": "", "source": "vty1"}},
+				// NX-OS: a lab's Nexus in a public write-up; Cisco's Nexus 7000
+				// EEM document 118907.
+				{"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on 192.168.101.1@pts/3", "config_changed", map[string]string{"user": "admin", "source": "192.168.101.1"}},
+				{"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on console0", "config_changed", map[string]string{"user": "admin", "source": "console0"}},
 			}},
 		// EOS: a configuration session committed (CloudVision, gNMI Set,
 		// "configure session"), which logs no CONFIG_I.
