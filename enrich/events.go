@@ -859,11 +859,14 @@ func (d *detector) judge(ev telemetry.Event, id string, adj adjacency, now time.
 		}
 	}
 	t, ok := d.last[k]
-	if ok && d.dedup > 0 && (ev.Type == typeRebooted && now.Sub(t.at).Abs() <= d.dedup ||
+	if ok && d.dedup > 0 && (st == nil && now.Sub(t.at).Abs() <= d.dedup ||
 		now.Sub(t.at) <= d.dedup && !now.Before(t.at)) {
 		// The same restart, by its boot time (or log time), from another
 		// path; the same change, reported again (another path, or a
-		// retry).
+		// retry). An event of no state (a restart, a login, a
+		// configuration change) judged after one appended later within
+		// the window (a trap worker behind the syslog one) is that one
+		// too, as the warm-up takes it: no state says it is the past.
 		d.dependOn(ev.Cause, t.from)
 		if st != nil {
 			st.said = t.from
