@@ -31,3 +31,31 @@ func TestConfigChangeOfATrapBehindIsARepeat(t *testing.T) {
 		t.Errorf("UI_COMMIT, then the jnxCmCfgChange appended a second before it: published %q, want %q", got, want)
 	}
 }
+
+// TestConfigChangeWithoutUserAfterTheUsersRepeat: netops changes IOS's
+// configuration twice 29 s apart: %SYS-5-CONFIG_I names the user each
+// time, and the second line, within the window of the first, is that
+// event again (once per window). The second change's ciscoConfigManEvent,
+// naming no user, comes two seconds after its line: within the window of
+// a change naming a user, it is that change again, not a config_changed
+// of its own.
+func TestConfigChangeWithoutUserAfterTheUsersRepeat(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	line := func(off int64) telemetry.Event {
+		return telemetry.Event{Type: "config_changed", Device: "edge1", Object: "netops", Cause: telemetry.Cause{Topic: "raw.syslog", Offset: off}}
+	}
+	trap := telemetry.Event{Type: "config_changed", Device: "edge1", Cause: telemetry.Cause{Topic: "raw.traps", Offset: 1}}
+	d := newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	var got []string
+	for _, r := range []struct {
+		ev telemetry.Event
+		at time.Duration
+	}{{line(1), 0}, {line(2), 29 * time.Second}, {trap, 31 * time.Second}} {
+		for _, e := range d.observe(r.ev, t0.Add(r.at)) {
+			got = append(got, e.Cause.Topic+" "+e.Object)
+		}
+	}
+	if want := []string{"raw.syslog netops"}; !slices.Equal(got, want) {
+		t.Errorf("netops's changes at 0 and 29 s, the second's trap naming no user at 31 s: published %q, want %q", got, want)
+	}
+}
