@@ -58,4 +58,11 @@ func TestConfigChangeWithoutUserAfterTheUsersRepeat(t *testing.T) {
 	if want := []string{"raw.syslog netops"}; !slices.Equal(got, want) {
 		t.Errorf("netops's changes at 0 and 29 s, the second's trap naming no user at 31 s: published %q, want %q", got, want)
 	}
+	// After a restart, the warm-up reads the two lines back.
+	d = newDetector(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	rememberAt(d, line(1), t0, t0.Add(-time.Hour))
+	rememberAt(d, line(2), t0.Add(29*time.Second), t0.Add(-time.Hour))
+	if out := d.observe(trap, t0.Add(31*time.Second)); len(out) != 0 {
+		t.Errorf("the trap after the two lines were remembered: published %v", out)
+	}
 }

@@ -871,6 +871,9 @@ func (d *detector) judge(ev telemetry.Event, id string, adj adjacency, now time.
 		if st != nil {
 			st.said = t.from
 		}
+		// A user's change left out still names the user of the
+		// changes naming none that follow it (its trap).
+		d.noteNamed(ev, now, t.from)
 		return out
 	}
 	if repeat, from := d.unnamedRepeat(ev, now); repeat {
@@ -1121,7 +1124,10 @@ func (d *detector) rememberOne(ev telemetry.Event, adj adjacency, at, since time
 	}
 	t, known := d.last[k]
 	if known && d.dedup > 0 && at.Sub(t.at).Abs() <= d.dedup {
-		return // the same change as one passed on (or remembered)
+		// The same change as one passed on (or remembered); a user's
+		// still names the user of the changes naming none after it.
+		d.noteNamed(ev, at, origin{})
+		return
 	}
 	if repeat, _ := d.unnamedRepeat(ev, at); repeat {
 		return
