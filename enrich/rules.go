@@ -778,9 +778,13 @@ func syslogRules() []rule {
 		// VRP5's configuration change trap, HWCM/5/TRAPLOG (HUAWEI-CONFIG-
 		// MAN-MIB's hwCfgManEventlog), names no user: nocproject/noc
 		// .../Huawei/VRP/Config/Config_Changed_SYSLOG_.json, from a device.
-		{name: "huawei_config_trap", vendor: VendorHuawei, needs: "configure changed", patterns: []*regexp.Regexp{re(`HWCM/\d/TRAPLOG\b.*?\bconfigure changed\.`)},
+		// Its data are the MIB's, runningData(2), commandSource(3),
+		// startupData(4): only a running configuration written to is
+		// changed; that line, running to startup, is a save, which changes
+		// nothing running (as ciscoConfigManEvent's does not).
+		{name: "huawei_config_trap", vendor: VendorHuawei, needs: "configure changed", patterns: []*regexp.Regexp{re(`HWCM/\d/TRAPLOG\b.*?\bconfigure changed\..*?\bConfigDestination=2\b`)},
 			event: "config_changed", examples: []example{
-				{"%%01HWCM/5/TRAPLOG(l)[500]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=16, CommandSource=1, ConfigSource=2, ConfigDestination=4)", "config_changed", nil},
+				{"%%01HWCM/5/TRAPLOG(l)[501]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=17, CommandSource=1, ConfigSource=3, ConfigDestination=2)", "config_changed", nil},
 			}},
 		// VRP8 logs each change of the running configuration, from any
 		// terminal (CLI, SNMP, NETCONF), as CONFIGURATION/6/
@@ -996,7 +1000,9 @@ func syslogRules() []rule {
 				{"%%10LOGIN/5/LOGIN_FAILED: -DevIP=192.168.1.254; rule 15 deny ip source 192.168.1.24 0 destination any failed to log in from 192.168.5.182.", "login_failed", map[string]string{"user": "rule 15 deny ip source 192.168.1.24 0 destination any", "source": "192.168.5.182"}},
 				{"Dec 17 16:49:54 2019 sw %%10LOGIN/5/LOGIN_FAILED: a failed to log in from aux0.", "login_failed", map[string]string{"user": "a", "source": ""}},
 			}},
-		{name: "comware_config", vendor: VendorComware, needs: "CFGMAN_CFGCHANGED", patterns: []*regexp.Regexp{re(`CFGMAN/\d/CFGMAN_CFGCHANGED\b`)},
+		// hh3cCfgManEventlog's data, as VRP5's: a save (running to
+		// startup, ConfigDestination=4) changes nothing running.
+		{name: "comware_config", vendor: VendorComware, needs: "CFGMAN_CFGCHANGED", patterns: []*regexp.Regexp{re(`CFGMAN/\d/CFGMAN_CFGCHANGED\b.*?-ConfigDestination=2\b`)},
 			event: "config_changed", examples: []example{
 				{"%%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=12-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration is changed.", "config_changed", nil},
 			}},
