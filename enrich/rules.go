@@ -919,10 +919,13 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"00179 mgr:  SME SSH from 10.31.4.22 - MANAGER Mode", "login_succeeded", map[string]string{"source": "10.31.4.22"}},
 			}},
+		// Logid 0100032001: FortiOS 6 and later write the client as srcip,
+		// as for a failed login (the FortiOS log reference's example).
 		{name: "fortinet_admin_login", needs: "action=",
-			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user"},
+			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user", "source": "srcip"},
 			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
+				{`date=2019-05-13 time=11:20:54 logid="0100032001" type="event" subtype="system" level="information" vd="vdom1" eventtime=1557771654587081441 logdesc="Admin login successful" sn="1557771654" user="admin" ui="ssh(172.16.200.254)" method="ssh" srcip=172.16.200.254 dstip=172.16.200.2 action="login" status="success" reason="none" profile="super_admin" msg="Administrator admin logged in successfully from ssh(172.16.200.254)"`, "login_succeeded", map[string]string{"user": "admin", "source": "172.16.200.254"}},
 			}},
 		// Logid 0100032002: wazuh/wazuh ruleset/testing/tests/fortigate.ini (a
 		// firewall's; no srcip before FortiOS 6) and the log FortiOS's
