@@ -331,7 +331,7 @@ func fastCiscoOSPF(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>ipaddr)\))?)
+// Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console|command-api)\d* \((?P<source>ipaddr)\))?)
 func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("Configured from ")
@@ -363,7 +363,7 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 		return fastUnsure
 	}
 	// The user's line and its client's address: "on vty0 (A)".
-	if on := newScan(c.s); on.opt(" on ") && on.oneOf(iosLineNames...) != "" {
+	if on := newScan(c.s); on.opt(" on ") && on.oneOf(userLineNames...) != "" {
 		on.span(isDigit)
 		if on.opt(" (") {
 			addr := on.run(func(b byte) bool { return isDigit(b) || b == '.' })
@@ -380,6 +380,10 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 
 // iosLineNames are the line names IOS writes for a change by no user.
 var iosLineNames = []string{"vty", "tty", "aux", "console"}
+
+// userLineNames are those a user's change is made on: IOS's, and EOS's
+// eAPI session, command-api.
+var userLineNames = append(iosLineNames[:len(iosLineNames):len(iosLineNames)], "command-api")
 
 // isIPv4 reports whether s is four dot-separated runs of one to three
 // digits, as ipaddr's IPv4 branch reads them.

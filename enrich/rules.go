@@ -580,7 +580,7 @@ func syslogRules() []rule {
 		// --- Configuration and logins ---
 		// Without a logged-in user (no AAA) IOS names the line instead,
 		// "by vty2 (A)" or "by console": no user, the address the source.
-		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\))?)`)},
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:vty|tty|aux|console|command-api)\d* \((?P<source>` + ipaddr + `)\))?)`)},
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"%SYS-5-CONFIG_I: Configured from console by netops on console", "config_changed", map[string]string{"user": "netops", "source": "console"}},
@@ -591,6 +591,9 @@ func syslogRules() []rule {
 				// there, from NVRAM.
 				{"%SYS-5-CONFIG_I: Configured from memory by console", "config_changed", map[string]string{"user": "", "source": "console"}},
 				{"%SYS-5-CONFIG_I: Configured from memory by vty1", "config_changed", map[string]string{"user": "", "source": "vty1"}},
+				// EOS's eAPI session: its terminal is command-api, with the
+				// client's address ("(unix:)" over the local socket).
+				{"%SYS-5-CONFIG_I: Configured from console by admin on command-api (10.22.1.107)", "config_changed", map[string]string{"user": "admin", "source": "10.22.1.107"}},
 			}},
 		// EOS: a configuration session committed (CloudVision, gNMI Set,
 		// "configure session"), which logs no CONFIG_I.
