@@ -271,8 +271,11 @@ func TestDeviceLinesHuaweiTrapLogs(t *testing.T) {
 			vendor: VendorHuawei, event: "ospf_neighbor_down", object: "10.1.1.2"},
 		{name: "ospf_alarm_clear", raw: "<185>Sep 13 2021 00:19:40 NE1 %%01OSPF/2/ospfNbrStateChange_clear(l):CID=0x80fe0201-clearType=service_resume;The status of the non-virtual neighbor has changed. (RouterId=1.1.1.1, NbrIpAddress=10.1.1.2, NbrAddressLessIndex=0, NbrRtrId=2.2.2.2, NbrState=Full, ProcessId=1, AreaId=0.0.0.0, IfnetIndex=6, LocalIfIpAddress=10.1.1.1, IfName=GigabitEthernet0/3/0, VpnName=_public_, Reason=Alarm clear, SubReason=0)",
 			vendor: VendorHuawei, event: "ospf_neighbor_up", object: "10.1.1.2"},
-		{name: "hwcm_config", raw: "<189>Sep 13 2021 00:19:26 R1 %%01HWCM/5/TRAPLOG(l)[500]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=16, CommandSource=1, ConfigSource=2, ConfigDestination=4)",
+		{name: "hwcm_config", raw: "<189>Sep 13 2021 00:19:26 R1 %%01HWCM/5/TRAPLOG(l)[501]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=17, CommandSource=1, ConfigSource=3, ConfigDestination=2)",
 			vendor: VendorHuawei, event: "config_changed", object: ""},
+		// No event: the save's (running to startup).
+		{name: "hwcm_save", raw: "<189>Sep 13 2021 00:19:26 R1 %%01HWCM/5/TRAPLOG(l)[500]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=16, CommandSource=1, ConfigSource=2, ConfigDestination=4)",
+			vendor: VendorHuawei},
 		// VRP8's failed SSH login (the rule's line is the CE6800 command
 		// reference's).
 		{name: "ssh_login_fail", raw: "<190>Sep 13 2021 00:19:26 R1 %%01SSH/5/SSH_USER_LOGIN_FAIL(l)[4]:The SSH user failed to login. (ServiceType=stelnet, FailedReason=Password authentication failed, UserName=admin, IPAddress=10.1.1.100, VPNInstanceName=_public_)",

@@ -859,15 +859,21 @@ func (d *detector) judge(ev telemetry.Event, id string, adj adjacency, now time.
 		}
 	}
 	t, ok := d.last[k]
-	if ok && d.dedup > 0 && (ev.Type == typeRebooted && now.Sub(t.at).Abs() <= d.dedup ||
+	if ok && d.dedup > 0 && (st == nil && now.Sub(t.at).Abs() <= d.dedup ||
 		now.Sub(t.at) <= d.dedup && !now.Before(t.at)) {
 		// The same restart, by its boot time (or log time), from another
 		// path; the same change, reported again (another path, or a
-		// retry).
+		// retry). An event of no state (a restart, a login, a
+		// configuration change) judged after one appended later within
+		// the window (a trap worker behind the syslog one) is that one
+		// too, as the warm-up takes it: no state says it is the past.
 		d.dependOn(ev.Cause, t.from)
 		if st != nil {
 			st.said = t.from
 		}
+		// A user's change left out still names the user of the
+		// changes naming none that follow it (its trap).
+		d.noteNamed(ev, now, t.from)
 		return out
 	}
 	if repeat, from := d.unnamedRepeat(ev, now); repeat {
@@ -1118,7 +1124,10 @@ func (d *detector) rememberOne(ev telemetry.Event, adj adjacency, at, since time
 	}
 	t, known := d.last[k]
 	if known && d.dedup > 0 && at.Sub(t.at).Abs() <= d.dedup {
-		return // the same change as one passed on (or remembered)
+		// The same change as one passed on (or remembered); a user's
+		// still names the user of the changes naming none after it.
+		d.noteNamed(ev, at, origin{})
+		return
 	}
 	if repeat, _ := d.unnamedRepeat(ev, at); repeat {
 		return

@@ -331,7 +331,7 @@ func fastCiscoOSPF(msg string, at int, f map[string]string) fastResult {
 	return fastMatched
 }
 
-// Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:(?:vty|tty|aux|console)\d* \((?P<source>ipaddr)\)|(?P<source>ipaddr)@|(?P<source>console\d*)(?:\s|$)))?)
+// Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>ipaddr)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:(?:vty|tty|aux|console|command-api)\d* \((?P<source>ipaddr)\)|(?P<source>ipaddr)@|(?P<source>console\d*)(?:\s|$)))?)
 func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	c := newScan(msg[at:])
 	c.lit("Configured from ")
@@ -362,11 +362,11 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 	if !c.ok {
 		return fastUnsure
 	}
-	// The user's line and its client's address: "on vty0 (A)"; NX-OS's
-	// "on A@pts/3" and "on console0".
+	// The user's line and its client's address: "on vty0 (A)", EOS's
+	// "on command-api (A)"; NX-OS's "on A@pts/3" and "on console0".
 	if on := newScan(c.s); on.opt(" on ") {
 		rest := on.s
-		if line := on.oneOf(iosLineNames...); line != "" {
+		if line := on.oneOf(userLineNames...); line != "" {
 			on.span(isDigit)
 			if on.opt(" (") {
 				addr := on.run(func(b byte) bool { return isDigit(b) || b == '.' })
@@ -395,6 +395,10 @@ func fastCiscoConfig(msg string, at int, f map[string]string) fastResult {
 
 // iosLineNames are the line names IOS writes for a change by no user.
 var iosLineNames = []string{"vty", "tty", "aux", "console"}
+
+// userLineNames are those a user's change is made on: IOS's, and EOS's
+// eAPI session, command-api.
+var userLineNames = append(iosLineNames[:len(iosLineNames):len(iosLineNames)], "command-api")
 
 // isIPv4 reports whether s is four dot-separated runs of one to three
 // digits, as ipaddr's IPv4 branch reads them.

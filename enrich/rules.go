@@ -605,8 +605,9 @@ func syslogRules() []rule {
 		// "by vty2 (A)" or "by console": no user, the address the source.
 		// NX-OS's VSHD_SYSLOG_CONFIG_I says "from vty" for every session,
 		// the console's too, and names the client after the user: "by
-		// admin on A@pts/3", "by admin on console0".
-		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:(?:vty|tty|aux|console)\d* \((?P<source>` + ipaddr + `)\)|(?P<source>` + ipaddr + `)@|(?P<source>console\d*)(?:\s|$)))?)`)},
+		// admin on A@pts/3", "by admin on console0". EOS's eAPI session
+		// is the line command-api.
+		{name: "cisco_config", needs: "Configured from", patterns: []*regexp.Regexp{re(`Configured from (?P<source>\S+) by (?:(?P<source>(?:vty|tty|aux|console)\d*)(?: \((?P<source>` + ipaddr + `)\))?(?:[\s,.]|$)|(?P<user>[^\s,]+)(?: on (?:(?:vty|tty|aux|console|command-api)\d* \((?P<source>` + ipaddr + `)\)|(?P<source>` + ipaddr + `)@|(?P<source>console\d*)(?:\s|$)))?)`)},
 			event: "config_changed", examples: []example{
 				{"%SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.34.195.36)", "config_changed", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"%SYS-5-CONFIG_I: Configured from console by netops on console", "config_changed", map[string]string{"user": "netops", "source": "console"}},
@@ -621,6 +622,9 @@ func syslogRules() []rule {
 				// EEM document 118907.
 				{"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on 192.168.101.1@pts/3", "config_changed", map[string]string{"user": "admin", "source": "192.168.101.1"}},
 				{"%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on console0", "config_changed", map[string]string{"user": "admin", "source": "console0"}},
+				// EOS's eAPI session: its terminal is command-api, with the
+				// client's address ("(unix:)" over the local socket).
+				{"%SYS-5-CONFIG_I: Configured from console by admin on command-api (10.22.1.107)", "config_changed", map[string]string{"user": "admin", "source": "10.22.1.107"}},
 			}},
 		// EOS: a configuration session committed (CloudVision, gNMI Set,
 		// "configure session"), which logs no CONFIG_I.
@@ -808,9 +812,13 @@ func syslogRules() []rule {
 		// VRP5's configuration change trap, HWCM/5/TRAPLOG (HUAWEI-CONFIG-
 		// MAN-MIB's hwCfgManEventlog), names no user: nocproject/noc
 		// .../Huawei/VRP/Config/Config_Changed_SYSLOG_.json, from a device.
-		{name: "huawei_config_trap", vendor: VendorHuawei, needs: "configure changed", patterns: []*regexp.Regexp{re(`HWCM/\d/TRAPLOG\b.*?\bconfigure changed\.`)},
+		// Its data are the MIB's, runningData(2), commandSource(3),
+		// startupData(4): only a running configuration written to is
+		// changed; that line, running to startup, is a save, which changes
+		// nothing running (as ciscoConfigManEvent's does not).
+		{name: "huawei_config_trap", vendor: VendorHuawei, needs: "configure changed", patterns: []*regexp.Regexp{re(`HWCM/\d/TRAPLOG\b.*?\bconfigure changed\..*?\bConfigDestination=2\b`)},
 			event: "config_changed", examples: []example{
-				{"%%01HWCM/5/TRAPLOG(l)[500]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=16, CommandSource=1, ConfigSource=2, ConfigDestination=4)", "config_changed", nil},
+				{"%%01HWCM/5/TRAPLOG(l)[501]:OID 1.3.6.1.4.1.2011.6.10.2.1 configure changed. (EventIndex=17, CommandSource=1, ConfigSource=3, ConfigDestination=2)", "config_changed", nil},
 			}},
 		// VRP8 logs each change of the running configuration, from any
 		// terminal (CLI, SNMP, NETCONF), as CONFIGURATION/6/
@@ -945,10 +953,13 @@ func syslogRules() []rule {
 			event: "login_succeeded", examples: []example{
 				{"00179 mgr:  SME SSH from 10.31.4.22 - MANAGER Mode", "login_succeeded", map[string]string{"source": "10.31.4.22"}},
 			}},
+		// Logid 0100032001: FortiOS 6 and later write the client as srcip,
+		// as for a failed login (the FortiOS log reference's example).
 		{name: "fortinet_admin_login", needs: "action=",
-			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user"},
+			pairs: map[string]string{"action": "login", "status": "success"}, pairFields: map[string]string{"user": "user", "source": "srcip"},
 			event: "login_succeeded", examples: []example{
 				{`date=2026-11-29 time=14:09:10 devname="fw1" logid="0100032001" type="event" subtype="system" user="admin" ui="ssh(10.0.0.5)" action="login" status="success"`, "login_succeeded", map[string]string{"user": "admin"}},
+				{`date=2019-05-13 time=11:20:54 logid="0100032001" type="event" subtype="system" level="information" vd="vdom1" eventtime=1557771654587081441 logdesc="Admin login successful" sn="1557771654" user="admin" ui="ssh(172.16.200.254)" method="ssh" srcip=172.16.200.254 dstip=172.16.200.2 action="login" status="success" reason="none" profile="super_admin" msg="Administrator admin logged in successfully from ssh(172.16.200.254)"`, "login_succeeded", map[string]string{"user": "admin", "source": "172.16.200.254"}},
 			}},
 		// Logid 0100032002: wazuh/wazuh ruleset/testing/tests/fortigate.ini (a
 		// firewall's; no srcip before FortiOS 6) and the log FortiOS's
@@ -1026,7 +1037,9 @@ func syslogRules() []rule {
 				{"%%10LOGIN/5/LOGIN_FAILED: -DevIP=192.168.1.254; rule 15 deny ip source 192.168.1.24 0 destination any failed to log in from 192.168.5.182.", "login_failed", map[string]string{"user": "rule 15 deny ip source 192.168.1.24 0 destination any", "source": "192.168.5.182"}},
 				{"Dec 17 16:49:54 2019 sw %%10LOGIN/5/LOGIN_FAILED: a failed to log in from aux0.", "login_failed", map[string]string{"user": "a", "source": ""}},
 			}},
-		{name: "comware_config", vendor: VendorComware, needs: "CFGMAN_CFGCHANGED", patterns: []*regexp.Regexp{re(`CFGMAN/\d/CFGMAN_CFGCHANGED\b`)},
+		// hh3cCfgManEventlog's data, as VRP5's: a save (running to
+		// startup, ConfigDestination=4) changes nothing running.
+		{name: "comware_config", vendor: VendorComware, needs: "CFGMAN_CFGCHANGED", patterns: []*regexp.Regexp{re(`CFGMAN/\d/CFGMAN_CFGCHANGED\b.*?-ConfigDestination=2\b`)},
 			event: "config_changed", examples: []example{
 				{"%%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=12-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration is changed.", "config_changed", nil},
 			}},
