@@ -505,6 +505,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		case !ok || at.After(prev.v.at) || stampedAhead(prev.v.at, w.rates.now) && !stampedAhead(at, w.rates.now):
 			w.uptimes[target] = seen[uptimeSample]{uptimeSample{p.Uptime, at}, w.rates.now}
 		}
+	} else if p.Measurement == "snmp_status" {
+		// A poll that failed (no sysUpTime) still polls the target: its
+		// last sysUpTime stays, or the reboot that ends an outage of
+		// over an hour (forgetAfter) would have nothing to compare with.
+		if prev, ok := w.uptimes[target]; ok && prev.seen != w.rates.now {
+			prev.seen = w.rates.now
+			w.uptimes[target] = prev
+		}
 	}
 	object := firstTag(p, "ifName", "ifDescr", "ifIndex", "name")
 	speed := -1.0 // the row's interface speed, looked up once needed
