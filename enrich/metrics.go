@@ -1019,7 +1019,14 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 	if idx := w.inv.idx.Load(); sn.idx != idx {
 		// A reload between this load and the lookup is looked up again
 		// at the next row.
+		before := sn.d
 		sn.idx, sn.d = idx, w.inv.lookupNamed(sn.name)
+		if !before.named() && sn.d.named() && sn.d.Name != target && !w.warming {
+			// Named as the target until now (its first polls failed,
+			// reading no sysName): an outage raised under that name
+			// ends under this one.
+			w.det.targetNamed(target, sn.d.Name)
+		}
 	}
 	return sn.d
 }
