@@ -218,11 +218,13 @@ func (d *detector) followInventory() {
 // name's first event: an outage raised under the target's name
 // (device_unreachable from its first poll) ends under name, and its
 // alert moves. Nothing when it holds no reachability of the target under
-// its name (the usual first poll, which answers).
+// its name (the usual first poll, which answers), or only one a warm-up
+// rebuilt: that may be of an outage published under name (its sysName
+// read before a restart, in rows older than the warm-up's window).
 func (d *detector) targetNamed(target, name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.states[objectKey{target, "", min("device_reachable", "device_unreachable")}] == nil {
+	if st := d.states[objectKey{target, "", min("device_reachable", "device_unreachable")}]; st == nil || st.rebuilt {
 		return
 	}
 	renames := map[string]string{target: name}
