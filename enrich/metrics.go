@@ -1019,12 +1019,13 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 	if idx := w.inv.idx.Load(); sn.idx != idx {
 		// A reload between this load and the lookup is looked up again
 		// at the next row.
-		before := sn.d
+		before, learned := sn.d, sn.idx == nil
 		sn.idx, sn.d = idx, w.inv.lookupNamed(sn.name)
-		if !before.named() && sn.d.named() && sn.d.Name != target && !w.warming {
+		if learned && !before.named() && sn.d.named() && sn.d.Name != target && !w.warming {
 			// Named as the target until now (its first polls failed,
 			// reading no sysName): an outage raised under that name
-			// ends under this one.
+			// ends under this one. (A reload's renames are the
+			// detector's own: followInventory.)
 			w.det.targetNamed(target, sn.d.Name)
 		}
 	}
