@@ -50,3 +50,39 @@ func TestRebootAfterAnOutageOfOverAnHour(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }
+
+// TestRemovalAfterAnOutageOfOverAnHourEndsIt: a device the inventory
+// lists by its hostname alone (mx1), which its target (mx1-mgmt) finds by
+// the sysName its polls read, goes down for good; 90 minutes later it is
+// taken out of the config. Its device_unreachable_cleared ends the
+// outage under the name and object the outage was raised with (mx1,
+// mx1-mgmt). The target's sysName was forgotten an hour into the outage,
+// though its failed polls came every minute, and the cleared event went
+// out as mx1-mgmt's, ending nothing: the alert stayed.
+func TestRemovalAfterAnOutageOfOverAnHourEndsIt(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var got []string
+	record := func(min int, measurement string, fields map[string]any, uptime uint32) {
+		at := t0.Add(time.Duration(min) * time.Minute)
+		w.rates.setNow(at.Add(time.Second))
+		w.sweepForgotten(at.Add(time.Second))
+		m := telemetry.Metric{V: 1, Measurement: measurement, Device: "mx1-mgmt", Tags: map[string]string{"agent": "198.51.100.7"},
+			Fields: fields, Time: at, Uptime: uptime, Source: "snmp"}
+		v, _ := json.Marshal(&m)
+		evs, _ := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(min), Value: v})
+		for _, e := range evs {
+			got = append(got, e.Type+" "+e.Device+" "+e.Object)
+		}
+	}
+	record(0, "snmp_system", map[string]any{"sysName": "mx1"}, 100_000)
+	record(0, "snmp_status", map[string]any{"snmp_up": int64(1)}, 100_000)
+	for min := 1; min <= 90; min++ {
+		record(min, "snmp_status", map[string]any{"snmp_up": int64(0), "error": "snmp mx1-mgmt: request timeout"}, 0)
+	}
+	record(91, "snmp_status", map[string]any{"removed": true}, 0)
+	if want := []string{"device_unreachable mx1 mx1-mgmt", "device_unreachable_cleared mx1 mx1-mgmt"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
