@@ -1016,6 +1016,14 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 	if sn == nil {
 		return nil
 	}
+	if p.Measurement == "snmp_status" {
+		if up, ok := intField(p, "snmp_up"); ok && up == 0 {
+			// A failed poll reads no sysName but still polls the target:
+			// forgotten an hour into an outage, its events (its removal's
+			// cleared event) would go out under the target's name.
+			sn.seen = w.rates.now
+		}
+	}
 	if idx := w.inv.idx.Load(); sn.idx != idx {
 		// A reload between this load and the lookup is looked up again
 		// at the next row.
