@@ -505,6 +505,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		case !ok || at.After(prev.v.at) || stampedAhead(prev.v.at, w.rates.now) && !stampedAhead(at, w.rates.now):
 			w.uptimes[target] = seen[uptimeSample]{uptimeSample{p.Uptime, at}, w.rates.now}
 		}
+	} else if p.Measurement == "snmp_status" {
+		// A poll that failed (no sysUpTime) still polls the target: its
+		// last sysUpTime stays, or the reboot that ends an outage of
+		// over an hour (forgetAfter) would have nothing to compare with.
+		if prev, ok := w.uptimes[target]; ok && prev.seen != w.rates.now {
+			prev.seen = w.rates.now
+			w.uptimes[target] = prev
+		}
 	}
 	object := firstTag(p, "ifName", "ifDescr", "ifIndex", "name")
 	speed := -1.0 // the row's interface speed, looked up once needed
@@ -1008,10 +1016,26 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 	if sn == nil {
 		return nil
 	}
+	if p.Measurement == "snmp_status" {
+		if up, ok := intField(p, "snmp_up"); ok && up == 0 {
+			// A failed poll reads no sysName but still polls the target:
+			// forgotten an hour into an outage, its events (its removal's
+			// cleared event) would go out under the target's name.
+			sn.seen = w.rates.now
+		}
+	}
 	if idx := w.inv.idx.Load(); sn.idx != idx {
 		// A reload between this load and the lookup is looked up again
 		// at the next row.
+		before, learned := sn.d, sn.idx == nil
 		sn.idx, sn.d = idx, w.inv.lookupNamed(sn.name)
+		if learned && !before.named() && sn.d.named() && sn.d.Name != target && !w.warming {
+			// Named as the target until now (its first polls failed,
+			// reading no sysName): an outage raised under that name
+			// ends under this one. (A reload's renames are the
+			// detector's own: followInventory.)
+			w.det.targetNamed(target, sn.d.Name)
+		}
 	}
 	return sn.d
 }

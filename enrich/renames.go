@@ -210,6 +210,29 @@ func (d *detector) followInventory() {
 	}
 }
 
+// targetNamed notes that SNMP target's device, named as the target until
+// now, is name: a poll read the sysName an inventory entry lists it by
+// (by hostname alone), after polls that failed and read none. What the
+// detector holds under the target's name moves to name, as an inventory
+// reload's rename would, and is said by device_renamed before the new
+// name's first event: an outage raised under the target's name
+// (device_unreachable from its first poll) ends under name, and its
+// alert moves. Nothing when it holds no reachability of the target under
+// its name (the usual first poll, which answers), or only one a warm-up
+// rebuilt: that may be of an outage published under name (its sysName
+// read before a restart, in rows older than the warm-up's window).
+func (d *detector) targetNamed(target, name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if st := d.states[objectKey{target, "", min("device_reachable", "device_unreachable")}]; st == nil || st.rebuilt {
+		return
+	}
+	renames := map[string]string{target: name}
+	d.moveDevices(renames)
+	d.noteRenames(renames)
+	d.renamesChanged()
+}
+
 // targetNamesOf is the set of names the SNMP targets of targets and the
 // gNMI targets of gnmi have under the inventory idx.
 func targetNamesOf(idx *inventoryIndex, targets *SNMPTargets, gnmi *GNMITargets) map[string]bool {

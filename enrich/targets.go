@@ -24,6 +24,9 @@ import (
 type SNMPTargets struct {
 	byAddr  atomic.Pointer[map[netip.Addr]string] // "" where several targets poll one address
 	longest atomic.Int64                          // the longest poll interval, in nanoseconds
+	// was is the longest interval before a reload shortened it, until
+	// wasUntil (Unix nanoseconds, wall clock): see Set.
+	was, wasUntil atomic.Int64
 	// sysNames are the targets' sysNames, as the metrics workers of the
 	// process read them from the targets' system rows: the name the
 	// inventory may list the device by (see nameDevice).
@@ -71,7 +74,23 @@ func (t *SNMPTargets) Set(targets []SNMPTarget) {
 		byAddr[a] = tg.Name
 	}
 	t.byAddr.Store(&byAddr)
+	// A shorter longest interval counts only once the polls under the
+	// old one are past: the first poll after the reload may report a
+	// change (a restart) an old interval after another path did, which
+	// must still be held then. Twice the old interval, as it was held.
+	if old := time.Duration(max(t.longest.Load(), t.heldWas())); longest < old {
+		t.was.Store(int64(old))
+		t.wasUntil.Store(time.Now().Add(2 * old).UnixNano())
+	}
 	t.longest.Store(int64(longest))
+}
+
+// heldWas is was while it holds (see Set), else 0.
+func (t *SNMPTargets) heldWas() int64 {
+	if time.Now().UnixNano() < t.wasUntil.Load() {
+		return t.was.Load()
+	}
+	return 0
 }
 
 // addresses are the targets by address ("" where several poll one; nil
@@ -89,7 +108,11 @@ func (t *SNMPTargets) maxInterval() time.Duration {
 	if t == nil {
 		return 0
 	}
-	return time.Duration(t.longest.Load())
+	l := t.longest.Load()
+	if w := t.was.Load(); w > l {
+		l = max(l, t.heldWas())
+	}
+	return time.Duration(l)
 }
 
 // device returns the target polled at a, if exactly one is; none for a
