@@ -132,6 +132,10 @@ type detector struct {
 	// renamesReplace writes the file (nil: wholefile.Replace); tests
 	// hold a write with it.
 	renamesReplace func(path string, data []byte) error
+	// rebuiltCauses are the records whose changes started the flappings a
+	// warm-up rebuilt, until those settle: judge looks a record up in
+	// changes only while there are any (see rebuiltCause).
+	rebuiltCauses map[origin]struct{}
 	// adjacencies are the OSPF neighbors with adjacencies lines reported
 	// down (see adjacencyHolds).
 	adjacencies map[adjacencyKey]*adjacenciesDown
@@ -822,7 +826,7 @@ func (d *detector) judge(ev telemetry.Event, id string, adj adjacency, now time.
 		return out
 	}
 	same, newest, st := d.sameState(ev.Device, id, ev.Type, now, causePartition(ev.Cause))
-	if fam := family(ev.Type); (same || !newest) && fam != "" && d.threshold > 0 && ev.Cause.Topic != "" {
+	if fam := family(ev.Type); (same || !newest) && fam != "" && len(d.rebuiltCauses) > 0 && d.rebuiltCause(ev.Cause) {
 		if fst := d.changes[objectKey{ev.Device, id, fam}]; fst != nil && fst.flapping && fst.rebuilt && fst.flapCause == ev.Cause {
 			// The record whose change, published before a stop and
 			// not committed, a warm-up remembered (adoptUncommitted),
@@ -1162,10 +1166,23 @@ func (d *detector) rememberOne(ev telemetry.Event, adj adjacency, at, since time
 	}
 	if d.count(fst, ev.Type, at) {
 		fst.rebuilt, fst.flapCause = true, ev.Cause
+		if ev.Cause.Topic != "" {
+			if d.rebuiltCauses == nil {
+				d.rebuiltCauses = map[origin]struct{}{}
+			}
+			d.rebuiltCauses[origin{d.keepPartition(causePartition(ev.Cause)), ev.Cause.Offset}] = struct{}{}
+		}
 	}
 	if fst.times[len(fst.times)-1].Equal(at) {
 		fst.keep(ev)
 	}
+}
+
+// rebuiltCause reports whether the record at c started a flapping a
+// warm-up rebuilt that has not settled. d.mu is held.
+func (d *detector) rebuiltCause(c telemetry.Cause) bool {
+	_, ok := d.rebuiltCauses[origin{causePartition(c), c.Offset}]
+	return ok
 }
 
 // count records a change of st's object to typ at at, and reports whether
@@ -1482,6 +1499,7 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 			out = append(out, c)
 		}
 		delete(d.flapping, k)
+		delete(d.rebuiltCauses, origin{causePartition(st.flapCause), st.flapCause.Offset})
 		if n == 0 {
 			delete(d.changes, k)
 		} else {
