@@ -8,14 +8,13 @@ import (
 	"github.com/weirnet/weir/telemetry"
 )
 
-// An OSPF neighbor is one object, its router ID, whatever path reports it:
-// ospfNbrStateChange traps name no interface, so keying the object by
-// the interface a line names would make a line and its trap two events.
-// A device may have several adjacencies to one neighbor (parallel links,
-// two processes or VRFs), and a line names the one it is about (Cisco's
-// "Nbr 10.0.0.2 on Gi0/2", Junos's "(realm ospf-v2 ge-0/0/2.0 ...)"): the
-// neighbor is down while any adjacency a line reported down has not come
-// back. So the first adjacency down says ospf_neighbor_down, and the last
+// An OSPF neighbor is one object, its router ID, for the Cisco family's
+// lines and ospfNbrStateChange traps alike: the traps name no interface,
+// so keying the object by the interface a line names would make a line
+// and its trap two events. A device may have several adjacencies to one
+// neighbor (parallel links, two processes or VRFs), and a line names the
+// one it is about ("Nbr 10.0.0.2 on Gi0/2"): the neighbor is down while
+// any adjacency a line reported down has not come back. So the first adjacency down says ospf_neighbor_down, and the last
 // one back ospf_neighbor_up; the ones between change nothing. Without it,
 // the first back said up and ended the alert the other still deserved.
 
@@ -55,8 +54,8 @@ func adjacencyOf(info SyslogInfo) adjacency {
 }
 
 // adjacencyHolds takes an OSPF neighbor event of device's neighbor id at
-// at, naming adjacency adj (the zero one: none), into the adjacencies down, and
-// reports whether it changes nothing of the neighbor's state because of
+// at, naming adjacency adj (the zero one: none), into the adjacencies
+// down, and reports whether it changes nothing of the neighbor's state because of
 // another adjacency: a down while another is down already, an up while
 // another is still down. It is then left out, neither a change nor a
 // repeat. A path naming no adjacency (a trap) cannot say which it is
