@@ -41,8 +41,9 @@ type adjacenciesDown struct {
 // the line's facility, which tells OSPFv2's adjacency from OSPFv3's on one
 // link (%OSPF-, %OSPFV3-), both to the router ID of a dual-stack
 // neighbor. The zero value names none (a trap, an EOS or Huawei line).
-// Kept apart, not joined into one string: most lines name none, and
-// those that do are judged without an allocation unless it is kept.
+// Kept apart, not joined into one string: joined only where the detector
+// keeps it or compares it with those kept (a neighbor with an adjacency
+// down), not for every OSPF line.
 type adjacency struct{ facility, iface string }
 
 // adjacencyOf is the adjacency an OSPF event's line names.
@@ -69,13 +70,8 @@ func (d *detector) adjacencyHolds(ev telemetry.Event, id string, adj adjacency, 
 		return false
 	}
 	down := ev.Type == "ospf_neighbor_down"
-	k := adjacencyKey{ev.Device, id}
-	a := d.adjacencies[k]
-	var link string // the adjacency as kept: facility, space, interface's object ID
-	if adj.iface != "" {
-		link = adj.facility + " " + telemetry.ObjectID("interface_down", adj.iface)
-	}
-	if down && link != "" {
+	named := adj.iface != ""
+	if down && named {
 		if st := d.states[objectKey{ev.Device, id, "ospf_neighbor_down"}]; st != nil && st.typ == "ospf_neighbor_up" && at.Before(st.at) {
 			// Down before the neighbor was last said up (a warm-up or
 			// worker of the traps ahead of the lines'): back since, and
@@ -83,9 +79,16 @@ func (d *detector) adjacencyHolds(ev telemetry.Event, id string, adj adjacency, 
 			return false
 		}
 	}
-	switch {
-	case a == nil && (!down || link == ""):
+	k := adjacencyKey{ev.Device, id}
+	a := d.adjacencies[k]
+	if a == nil && (!down || !named) {
 		return false // no adjacency known down: judged as any change
+	}
+	var link string // the adjacency as kept: facility, space, interface's object ID
+	if named {
+		link = adj.facility + " " + telemetry.ObjectID("interface_down", adj.iface)
+	}
+	switch {
 	case a == nil:
 		if len(d.adjacencies) >= d.maxObjects {
 			// Entries live until their adjacencies come back, past
