@@ -172,6 +172,53 @@ func receivedRecord(p *syslog.Parser, raw string) broker.Record {
 	return broker.Record{Topic: telemetry.TopicRawSyslog, Key: []byte(l.Device), Value: l.AppendJSON(nil)}
 }
 
+// BenchmarkEnrichSyslogDevices is benchEnrich as a worker runs it: the
+// corpus mix from 1,000 devices, each record at an offset and a log time
+// of its own (10 µs apart: a burst, as end to end), with the default de-duplication window
+// and flap rules, so the detector judges every event over a thousand
+// devices' objects. BenchmarkEnrichSyslog's records all have offset 0 and
+// no time: after the first, the detector takes each for a redo, and a cost
+// of judging (a map lookup per repeat) does not show there.
+func BenchmarkEnrichSyslogDevices(b *testing.B) {
+	var p syslog.Parser
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewWorker(nil, inv, NewClassifier(), WithEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow))
+	w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
+	w.out.useArenas(&w.arena, &w.evEnc.arena)
+	corpus := loadCorpus(b)
+	const devices, batch = 1000, 500
+	recs := make([]broker.Record, devices*len(corpus))
+	for i := range recs {
+		var l telemetry.Log
+		p.ParseCopy([]byte(corpus[i%len(corpus)].Raw), &l)
+		dev := i / len(corpus) // each device's lines in turn, as a burst would not
+		l.Hostname, l.Device = fmt.Sprintf("dev%04d", dev), fmt.Sprintf("dev%04d", dev)
+		l.SourceAddr, l.Listener = fmt.Sprintf("10.1.%d.%d:514", dev/250, dev%250), "udp"
+		l.ReceivedAt = time.Date(2026, 11, 29, 14, 10, 0, 0, time.UTC)
+		recs[i] = broker.Record{Topic: telemetry.TopicRawSyslog, Key: []byte(l.Device), Value: l.AppendJSON(nil)}
+	}
+	t0 := time.Date(2026, 11, 29, 14, 10, 0, 0, time.UTC)
+	var enriched, events []outRecord
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := processCPU()
+	for i := 0; i < b.N; i += batch {
+		n := min(batch, b.N-i)
+		from := i % len(recs)
+		n = min(n, len(recs)-from)
+		chunk := recs[from : from+n]
+		for j := range chunk {
+			// Records read once: each pass over recs is later in the log.
+			chunk[j].Offset, chunk[j].Timestamp = int64(i+j), t0.Add(time.Duration(i+j)*10*time.Microsecond)
+		}
+		enriched, events = w.enrichSyslogBatch(chunk, enriched[:0], events[:0])
+		w.out.recycle(&w.arena, &w.evEnc.arena)
+		i -= batch - n // a pass's last chunk may be short
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+}
+
 // BenchmarkWarmSyslog is a warm-up's work per record read back (decode
 // and classify, events into the detector's state, nothing encoded): on
 // the corpus mix, where three lines in four report an event, and on a mix
