@@ -428,6 +428,11 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 	ev.Device, d = w.device(tr)
 	if d != nil {
 		ev.Tags = d.TagsOf()
+		if tr.TrapName == "ospfNbrStateChange" && neighborsByAddress(d.Vendor) {
+			if a := ospfNeighborAddr(tr); a != "" {
+				ev.Object = a // as the device's lines name the neighbor
+			}
+		}
 	} else {
 		ev.Tags = map[string]string{"unknown": "true"}
 	}
@@ -716,15 +721,37 @@ func ospfv3Neighbor(tr *telemetry.Trap) string {
 // bgpEstablished is BGP4-MIB's (and CISCO-BGP4-MIB's) established(6).
 const bgpEstablished = "6"
 
-// ospfNeighbor names an OSPF neighbor: its router ID (ospfNbrRtrId) where
-// the trap has it, as the Cisco family's and Arista's syslog lines name
-// it, so the trap and the line are one event; else its address
-// (ospfNbrIpAddr, or the one that indexes ospfNbrTable,
-// 1.3.6.1.2.1.14.10.1.N.A.B.C.D.L, L the address-less index).
-func ospfNeighbor(tr *telemetry.Trap) string {
-	if v := varbindValue(tr, "ospfNbrRtrId", "ospfNbrIpAddr"); v != "" {
-		return v
+// neighborsByAddress reports whether a device of inventory vendor names an
+// OSPF neighbor by its interface address in its lines, not by its router
+// ID: Junos's RPD_OSPF_NBR* ("OSPF neighbor 10.0.0.6 (realm ...)") and
+// Huawei's NBR_CHANGE (NeighborAddress=). Their ospfNbrStateChange traps
+// then name it so too, or a line and its trap would be two events.
+func neighborsByAddress(vendor string) bool {
+	switch strings.ToLower(vendor) {
+	case VendorJunos, "juniper", VendorHuawei, "huawei":
+		return true
 	}
+	return false
+}
+
+// ospfNeighborAddr is the address of the OSPF neighbor of an
+// ospfNbrStateChange (ospfNbrIpAddr, or the one that indexes
+// ospfNbrTable), "" when it gives none or an unnumbered link's 0.0.0.0.
+func ospfNeighborAddr(tr *telemetry.Trap) string {
+	a := varbindValue(tr, "ospfNbrIpAddr")
+	if a == "" {
+		a = ospfNbrIndexAddr(tr)
+	}
+	if a == "0.0.0.0" {
+		return ""
+	}
+	return a
+}
+
+// ospfNbrIndexAddr is the address that indexes ospfNbrTable in a trap's
+// varbinds (1.3.6.1.2.1.14.10.1.N.A.B.C.D.L, L the address-less index),
+// "" when none does.
+func ospfNbrIndexAddr(tr *telemetry.Trap) string {
 	for _, vb := range tr.Varbinds {
 		if rest, ok := strings.CutPrefix(strings.TrimPrefix(vb.OID, "."), "1.3.6.1.2.1.14.10.1."); ok {
 			if parts := strings.Split(rest, "."); len(parts) == 6 {
@@ -735,6 +762,18 @@ func ospfNeighbor(tr *telemetry.Trap) string {
 		}
 	}
 	return ""
+}
+
+// ospfNeighbor names an OSPF neighbor: its router ID (ospfNbrRtrId) where
+// the trap has it, as the Cisco family's and Arista's syslog lines name
+// it, so the trap and the line are one event; else its address
+// (ospfNbrIpAddr, or the one that indexes ospfNbrTable,
+// 1.3.6.1.2.1.14.10.1.N.A.B.C.D.L, L the address-less index).
+func ospfNeighbor(tr *telemetry.Trap) string {
+	if v := varbindValue(tr, "ospfNbrRtrId", "ospfNbrIpAddr"); v != "" {
+		return v
+	}
+	return ospfNbrIndexAddr(tr)
 }
 
 // cbgpPeer2Addr reads the peer address that indexes CISCO-BGP4-MIB's

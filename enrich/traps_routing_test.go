@@ -147,6 +147,39 @@ func TestOSPFTrapObjectMatchesSyslog(t *testing.T) {
 	}
 }
 
+// TestOSPFTrapObjectMatchesJunosSyslog: Junos's RPD_OSPF_NBRDOWN names the
+// neighbor by its interface address, where the Cisco family names its
+// router ID: the ospfNbrStateChange of a device the inventory says is
+// Junos (or Huawei) names it by ospfNbrIpAddr, so the line and the trap of
+// one change are one event; a device of another vendor, or none, keeps the
+// router ID.
+func TestOSPFTrapObjectMatchesJunosSyslog(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory + "  - {name: vrp1, address: 192.0.2.7, vendor: huawei_vrp}\n"))
+	w := NewTrapWorker(nil, inv)
+	trap := func(device string) telemetry.Trap {
+		return telemetry.Trap{Device: device, TrapOID: "1.3.6.1.2.1.14.16.2.2", TrapName: "ospfNbrStateChange", Varbinds: []telemetry.Varbind{
+			{OID: "1.3.6.1.2.1.14.1.1.0", Name: "ospfRouterId.0", Type: "ipaddress", Value: "1.1.1.1"},
+			{OID: "1.3.6.1.2.1.14.10.1.1.10.0.0.6.0", Name: "ospfNbrIpAddr.10.0.0.6.0", Type: "ipaddress", Value: "10.0.0.6"},
+			{OID: "1.3.6.1.2.1.14.10.1.2.10.0.0.6.0", Name: "ospfNbrAddressLessIndex.10.0.0.6.0", Type: "integer", Value: 0},
+			{OID: "1.3.6.1.2.1.14.10.1.3.10.0.0.6.0", Name: "ospfNbrRtrId.10.0.0.6.0", Type: "ipaddress", Value: "2.2.2.2"},
+			{OID: "1.3.6.1.2.1.14.10.1.6.10.0.0.6.0", Name: "ospfNbrState.10.0.0.6.0", Type: "integer", Value: 1},
+		}}
+	}
+	c := NewClassifier()
+	var p syslog.Parser
+	var l telemetry.Log
+	p.ParseCopy([]byte("<28>Nov 29 14:02:11 mx1 rpd[1234]: RPD_OSPF_NBRDOWN: OSPF neighbor 10.0.0.6 (realm ospf-v2 ge-0/0/2.0 area 0.0.0.0) state changed from Full to Down due to InActiveTimer (event reason: neighbor was inactive)"), &l)
+	info := c.Classify(&l)
+	if info.Event != "ospf_neighbor_down" || ObjectOf(info) != "10.0.0.6" {
+		t.Fatalf("Junos line: %q about %q", info.Event, ObjectOf(info))
+	}
+	for device, want := range map[string]string{"mx1": "10.0.0.6", "192.0.2.7": "10.0.0.6", "192.0.2.1": "2.2.2.2", "192.0.2.99": "2.2.2.2"} {
+		if ev, ok := trapEvent(t, w, trap(device)); !ok || ev.Object != want {
+			t.Errorf("trap of %s: event %v about %q, want %q", device, ok, ev.Object, want)
+		}
+	}
+}
+
 // TestCbgpBackwardFromActive: cbgpPeer2BackwardTransition is sent for any
 // move to a lower state (active -> idle of a peer never established); its
 // cbgpPeer2PrevState says whether the session was up.
