@@ -133,9 +133,10 @@ type detector struct {
 	// hold a write with it.
 	renamesReplace func(path string, data []byte) error
 	// rebuiltCauses are the records whose changes started the flappings a
-	// warm-up rebuilt, until those settle: judge looks a record up in
-	// changes only while there are any (see rebuiltCause).
-	rebuiltCauses map[origin]struct{}
+	// warm-up rebuilt, each with how many of those have not settled (one
+	// poll may start two interfaces' flappings): judge looks a record up
+	// in changes only while there are any (see rebuiltCause).
+	rebuiltCauses map[origin]int
 	// adjacencies are the OSPF neighbors with adjacencies lines reported
 	// down (see adjacencyHolds).
 	adjacencies map[adjacencyKey]*adjacenciesDown
@@ -300,6 +301,9 @@ type flapState struct {
 	// before this process: its cleared event may be too (see settleClears).
 	since   time.Time
 	rebuilt bool
+	// causeKept: flapCause is counted in the detector's rebuiltCauses
+	// until the flapping settles.
+	causeKept bool
 }
 
 // keep makes ev the latest change, with the object's own strings and no
@@ -1168,9 +1172,10 @@ func (d *detector) rememberOne(ev telemetry.Event, adj adjacency, at, since time
 		fst.rebuilt, fst.flapCause = true, ev.Cause
 		if ev.Cause.Topic != "" {
 			if d.rebuiltCauses == nil {
-				d.rebuiltCauses = map[origin]struct{}{}
+				d.rebuiltCauses = map[origin]int{}
 			}
-			d.rebuiltCauses[origin{d.keepPartition(causePartition(ev.Cause)), ev.Cause.Offset}] = struct{}{}
+			d.rebuiltCauses[origin{d.keepPartition(causePartition(ev.Cause)), ev.Cause.Offset}]++
+			fst.causeKept = true
 		}
 	}
 	if fst.times[len(fst.times)-1].Equal(at) {
@@ -1499,7 +1504,18 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 			out = append(out, c)
 		}
 		delete(d.flapping, k)
-		delete(d.rebuiltCauses, origin{causePartition(st.flapCause), st.flapCause.Offset})
+		if st.causeKept {
+			// Another flapping the same record started may not have
+			// settled. The key's topic is the detector's own: an
+			// assignment stores the key it is given.
+			st.causeKept = false
+			o := origin{d.keepPartition(causePartition(st.flapCause)), st.flapCause.Offset}
+			if n := d.rebuiltCauses[o]; n > 1 {
+				d.rebuiltCauses[o] = n - 1
+			} else {
+				delete(d.rebuiltCauses, o)
+			}
+		}
 		if n == 0 {
 			delete(d.changes, k)
 		} else {
