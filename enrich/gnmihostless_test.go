@@ -71,7 +71,7 @@ func TestGNMITargetNamesHostlessSyslogAndTraps(t *testing.T) {
 		{"", "[2001:db8::7]:514", "v6"},
 		{"", "10.0.0.9:514", "10.0.0.9"},
 	} {
-		rec, _, ok := sw.enrichSyslog(line(c.hostname, c.source, "%SYS-5-RESTART: System restarted --", t0))
+		rec, _, _, ok := sw.enrichSyslog(line(c.hostname, c.source, "%SYS-5-RESTART: System restarted --", t0))
 		if !ok {
 			t.Fatalf("%q from %s: not enriched", c.hostname, c.source)
 		}
@@ -128,7 +128,7 @@ func TestGNMITargetNamesHostlessSyslogAndTraps(t *testing.T) {
 	syslog := func(state string, at time.Time) {
 		t.Helper()
 		r := line("", "10.0.0.1:514", "%LINK-3-UPDOWN: Interface Ethernet1, changed state to "+state, at)
-		_, ev, ok := sw.enrichSyslog(r)
+		_, ev, _, ok := sw.enrichSyslog(r)
 		if !ok || ev.Type == "" {
 			t.Fatalf("syslog %s: no event", state)
 		}

@@ -452,16 +452,15 @@ func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outR
 		if enriched, events, replayed = w.out.replay.get(r, enriched, events); replayed {
 			continue
 		}
-		d, ok := w.decodeSyslog(r)
+		e, ev, adj, ok := w.enrichSyslog(r)
 		if !ok {
 			continue
 		}
-		e, ev := w.encodeSyslog(r, &d)
 		m0, e0 := len(enriched), len(events)
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 		if ev.Type != "" {
 			at := detectAt(r, ev.Time)
-			w.scratch.events = w.det.observeLinkInto(ev, adjacencyOf(d.info), at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
+			w.scratch.events = w.det.observeLinkInto(ev, adj, at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
 			for _, out := range w.scratch.events {
 				events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 			}
@@ -522,14 +521,14 @@ var (
 
 // enrichSyslog turns one raw.syslog record into its enriched.syslog record
 // and, when the message reports a state change, an event (else an event
-// with no Type).
-func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event, bool) {
+// with no Type), with the OSPF adjacency the line names (see adjacencyOf).
+func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event, adjacency, bool) {
 	d, ok := w.decodeSyslog(r)
 	if !ok {
-		return broker.Record{}, telemetry.Event{}, false
+		return broker.Record{}, telemetry.Event{}, adjacency{}, false
 	}
 	out, ev := w.encodeSyslog(r, &d)
-	return out, ev, true
+	return out, ev, adjacencyOf(d.info), true
 }
 
 // encodeSyslog is the enriched record and the event (Type "": none) of

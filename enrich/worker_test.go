@@ -576,7 +576,7 @@ func TestInventoryMatchAndUnknown(t *testing.T) {
 		m := NewWorkerMetrics(nil)
 		w := NewWorker(nil, inv, NewClassifier(), WithWorkerMetrics(m))
 		l := telemetry.Log{V: 1, Hostname: tc.name, Device: tc.name, SourceAddr: tc.addr + ":514", Message: "hello", ReceivedAt: time.Now(), Severity: 5, Facility: 1}
-		out, _, ok := w.enrichSyslog(&broker.Record{Topic: telemetry.TopicRawSyslog, Value: l.AppendJSON(nil)})
+		out, _, _, ok := w.enrichSyslog(&broker.Record{Topic: telemetry.TopicRawSyslog, Value: l.AppendJSON(nil)})
 		var e telemetry.EnrichedLog
 		if err := json.Unmarshal(out.Value, &e); !ok || err != nil {
 			t.Fatalf("syslog %s: %v %v", tc.name, ok, err)
