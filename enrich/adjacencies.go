@@ -72,7 +72,7 @@ func (d *detector) adjacencyHolds(ev telemetry.Event, id string, adj adjacency, 
 	down := ev.Type == "ospf_neighbor_down"
 	named := adj.iface != ""
 	if down && named {
-		if st := d.states[objectKey{ev.Device, id, "ospf_neighbor_down"}]; st != nil && st.typ == "ospf_neighbor_up" && at.Before(st.at) {
+		if st := d.stateOf(ev.Device, id, ev.Type); st != nil && st.typ == "ospf_neighbor_up" && at.Before(st.at) {
 			// Down before the neighbor was last said up (a warm-up or
 			// worker of the traps ahead of the lines'): back since, and
 			// kept, it would hold the neighbor's next down back.

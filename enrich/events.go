@@ -824,7 +824,7 @@ func (d *detector) judge(ev telemetry.Event, id string, adj adjacency, now time.
 	if d.adjacencyHolds(ev, id, adj, now) {
 		// Another OSPF adjacency to the neighbor is down: left out as
 		// a repeat is, after the event that said the neighbor's state.
-		if st := d.states[objectKey{ev.Device, id, "ospf_neighbor_down"}]; st != nil {
+		if st := d.stateOf(ev.Device, id, ev.Type); st != nil {
 			d.dependOn(ev.Cause, st.said)
 		}
 		return out
@@ -986,27 +986,33 @@ func (d *detector) pollAnswered(ev telemetry.Event, prevAt time.Time) bool {
 // markRebuilt notes whether a warm-up made the state of device's object
 // id that a report of typ just made. d.mu is held.
 func (d *detector) markRebuilt(device, id, typ string, rebuilt bool) {
-	opp := opposite(typ)
-	if opp == "" {
-		return
-	}
-	if st := d.states[objectKey{device, id, min(typ, opp)}]; st != nil {
+	if st := d.stateOf(device, id, typ); st != nil {
 		st.rebuilt = rebuilt
 	}
+}
+
+// stateOf is the state device's object id was last reported in by events
+// of typ's pair (see sameState); nil when none is kept, or typ has no
+// opposite. d.mu is held.
+func (d *detector) stateOf(device, id, typ string) *objectState {
+	opp := opposite(typ)
+	if opp == "" {
+		return nil
+	}
+	return d.states[objectKey{device, id, min(typ, opp)}]
 }
 
 // reportedState is the state object was last reported in, for a sample of
 // event type typ: its type (typ or its opposite) and when; ok is false
 // when none is kept (or typ has no opposite, or there is no object).
 func (d *detector) reportedState(device, typ, object string) (stTyp string, at time.Time, ok bool) {
-	opp := opposite(typ)
-	if opp == "" || object == "" {
+	if object == "" || opposite(typ) == "" {
 		return "", time.Time{}, false
 	}
 	id := telemetry.ObjectID(typ, object)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := d.states[objectKey{device, id, min(typ, opp)}]
+	st := d.stateOf(device, id, typ)
 	if st == nil {
 		return "", time.Time{}, false
 	}

@@ -224,7 +224,7 @@ func (d *detector) followInventory() {
 func (d *detector) targetNamed(target, name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if st := d.states[objectKey{target, "", min("device_reachable", "device_unreachable")}]; st == nil || st.rebuilt {
+	if st := d.stateOf(target, "", "device_unreachable"); st == nil || st.rebuilt {
 		return
 	}
 	renames := map[string]string{target: name}
