@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,35 +12,6 @@ import (
 	"github.com/weirnet/weir/broker/embedded"
 	"github.com/weirnet/weir/telemetry"
 )
-
-// eventsCutAfter is partialAppend for the events topic only: its first
-// call to append events appends the first keep records, then fails and
-// stops the worker (a kill, or a full disk, between two of the log's
-// batches).
-type eventsCutAfter struct {
-	*embedded.Broker
-	mu     sync.Mutex
-	keep   int
-	cancel context.CancelFunc
-	done   bool
-}
-
-func (p *eventsCutAfter) ProducePartition(ctx context.Context, topic string, part int32, recs []broker.Record) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done || topic != telemetry.TopicEvents {
-		return p.Broker.ProducePartition(ctx, topic, part, recs)
-	}
-	p.done = true
-	if err := p.Broker.ProducePartition(ctx, topic, part, recs[:p.keep]); err != nil {
-		return err
-	}
-	for i := range recs[p.keep:] {
-		recs[p.keep+i].Offset = -1
-	}
-	p.cancel()
-	return fmt.Errorf("%w: write: no space left on device", broker.ErrStorage)
-}
 
 // TestFlappingEventCutOffByAPartialAppendIsPublished: four lines make
 // Gi0/1 flap (threshold 3), and a fifth takes it down again; the log
@@ -94,7 +64,7 @@ func flappingEventCutOff(t *testing.T, keep int) {
 		return NewWorker(b, inv, NewClassifier(), WithEventRules(30*time.Second, 3, time.Second), WithWarmup(DefaultWarmup))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	newWorker(&eventsCutAfter{Broker: eb, keep: keep, cancel: cancel}).Run(ctx)
+	newWorker(&partialAppend{Broker: eb, topic: telemetry.TopicEvents, keep: keep, cancel: cancel}).Run(ctx)
 	want := []string{"interface_down", "interface_up", "interface_down", "interface_up", "interface_flapping",
 		"interface_down", "interface_flapping_cleared"}
 	if got := events(); !slices.Equal(got, want[:keep]) {
@@ -161,7 +131,7 @@ func TestBurstInOneInstantJudgedAgainAfterAStopIsNoFlapping(t *testing.T) {
 	// Gi0/1's four events appended, then the worker stops before its
 	// commit (Gi0/2's event, in the call's next batch, not appended).
 	ctx, cancel := context.WithCancel(context.Background())
-	newWorker(&eventsCutAfter{Broker: eb, keep: 4, cancel: cancel}).Run(ctx)
+	newWorker(&partialAppend{Broker: eb, topic: telemetry.TopicEvents, keep: 4, cancel: cancel}).Run(ctx)
 	want := []string{"interface_down Gi0/1", "interface_up Gi0/1", "interface_down Gi0/1", "interface_up Gi0/1"}
 	if got := events(); !slices.Equal(got, want) {
 		t.Fatalf("before the restart: events %q, want %q", got, want)

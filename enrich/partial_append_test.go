@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,16 +17,21 @@ import (
 // fills, or the process is killed, between two of them: the records of
 // the batches before are in the log (their Offset set), the others not
 // (Offset -1). Then it ends the context, as a SIGTERM during the retries
-// of a full disk would.
+// of a full disk would. With topic set, only that topic's first call is
+// cut (the events after a record's change).
 type partialAppend struct {
 	*embedded.Broker
+	topic  string // the topic whose first call is cut ("": any)
 	keep   int
 	cancel context.CancelFunc
+	mu     sync.Mutex
 	done   bool
 }
 
 func (p *partialAppend) ProducePartition(ctx context.Context, topic string, part int32, recs []broker.Record) error {
-	if p.done {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done || p.topic != "" && topic != p.topic {
 		return p.Broker.ProducePartition(ctx, topic, part, recs)
 	}
 	p.done = true
