@@ -130,13 +130,7 @@ func TestTrapRoutingNeighborNotifications(t *testing.T) {
 func TestOSPFTrapObjectMatchesSyslog(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewTrapWorker(nil, inv)
-	ev, ok := trapEvent(t, w, telemetry.Trap{Device: "192.0.2.1", TrapOID: "1.3.6.1.2.1.14.16.2.2", TrapName: "ospfNbrStateChange", Varbinds: []telemetry.Varbind{
-		{OID: "1.3.6.1.2.1.14.1.1.0", Name: "ospfRouterId.0", Type: "ipaddress", Value: "1.1.1.1"},
-		{OID: "1.3.6.1.2.1.14.10.1.1.10.8.8.8.0", Name: "ospfNbrIpAddr.10.8.8.8.0", Type: "ipaddress", Value: "10.8.8.8"},
-		{OID: "1.3.6.1.2.1.14.10.1.2.10.8.8.8.0", Name: "ospfNbrAddressLessIndex.10.8.8.8.0", Type: "integer", Value: 0},
-		{OID: "1.3.6.1.2.1.14.10.1.3.10.8.8.8.0", Name: "ospfNbrRtrId.10.8.8.8.0", Type: "ipaddress", Value: "8.8.8.8"},
-		{OID: "1.3.6.1.2.1.14.10.1.6.10.8.8.8.0", Name: "ospfNbrState.10.8.8.8.0", Type: "integer", Value: 1},
-	}})
+	ev, ok := trapEvent(t, w, ospfNbrDownTrap("192.0.2.1", "10.8.8.8", "8.8.8.8"))
 	c := NewClassifier()
 	var p syslog.Parser
 	var l telemetry.Log
@@ -145,6 +139,19 @@ func TestOSPFTrapObjectMatchesSyslog(t *testing.T) {
 	if !ok || ev.Object != ObjectOf(info) {
 		t.Errorf("trap event %v object %q; the syslog line's event %q object %q", ok, ev.Object, info.Event, ObjectOf(info))
 	}
+}
+
+// ospfNbrDownTrap is the ospfNbrStateChange a device sends when its
+// neighbor at address addr (router ID rid, a numbered link) goes down.
+func ospfNbrDownTrap(device, addr, rid string) telemetry.Trap {
+	idx := addr + ".0" // the neighbor's address and its address-less index
+	return telemetry.Trap{Device: device, TrapOID: "1.3.6.1.2.1.14.16.2.2", TrapName: "ospfNbrStateChange", Varbinds: []telemetry.Varbind{
+		{OID: "1.3.6.1.2.1.14.1.1.0", Name: "ospfRouterId.0", Type: "ipaddress", Value: "1.1.1.1"},
+		{OID: "1.3.6.1.2.1.14.10.1.1." + idx, Name: "ospfNbrIpAddr." + idx, Type: "ipaddress", Value: addr},
+		{OID: "1.3.6.1.2.1.14.10.1.2." + idx, Name: "ospfNbrAddressLessIndex." + idx, Type: "integer", Value: 0},
+		{OID: "1.3.6.1.2.1.14.10.1.3." + idx, Name: "ospfNbrRtrId." + idx, Type: "ipaddress", Value: rid},
+		{OID: "1.3.6.1.2.1.14.10.1.6." + idx, Name: "ospfNbrState." + idx, Type: "integer", Value: 1},
+	}}
 }
 
 // TestOSPFTrapObjectMatchesJunosSyslog: Junos's RPD_OSPF_NBRDOWN names the
@@ -156,15 +163,6 @@ func TestOSPFTrapObjectMatchesSyslog(t *testing.T) {
 func TestOSPFTrapObjectMatchesJunosSyslog(t *testing.T) {
 	inv, _ := ParseInventory([]byte(testInventory + "  - {name: vrp1, address: 192.0.2.7, vendor: huawei_vrp}\n"))
 	w := NewTrapWorker(nil, inv)
-	trap := func(device string) telemetry.Trap {
-		return telemetry.Trap{Device: device, TrapOID: "1.3.6.1.2.1.14.16.2.2", TrapName: "ospfNbrStateChange", Varbinds: []telemetry.Varbind{
-			{OID: "1.3.6.1.2.1.14.1.1.0", Name: "ospfRouterId.0", Type: "ipaddress", Value: "1.1.1.1"},
-			{OID: "1.3.6.1.2.1.14.10.1.1.10.0.0.6.0", Name: "ospfNbrIpAddr.10.0.0.6.0", Type: "ipaddress", Value: "10.0.0.6"},
-			{OID: "1.3.6.1.2.1.14.10.1.2.10.0.0.6.0", Name: "ospfNbrAddressLessIndex.10.0.0.6.0", Type: "integer", Value: 0},
-			{OID: "1.3.6.1.2.1.14.10.1.3.10.0.0.6.0", Name: "ospfNbrRtrId.10.0.0.6.0", Type: "ipaddress", Value: "2.2.2.2"},
-			{OID: "1.3.6.1.2.1.14.10.1.6.10.0.0.6.0", Name: "ospfNbrState.10.0.0.6.0", Type: "integer", Value: 1},
-		}}
-	}
 	c := NewClassifier()
 	var p syslog.Parser
 	var l telemetry.Log
@@ -174,7 +172,7 @@ func TestOSPFTrapObjectMatchesJunosSyslog(t *testing.T) {
 		t.Fatalf("Junos line: %q about %q", info.Event, ObjectOf(info))
 	}
 	for device, want := range map[string]string{"mx1": "10.0.0.6", "192.0.2.7": "10.0.0.6", "192.0.2.1": "2.2.2.2", "192.0.2.99": "2.2.2.2"} {
-		if ev, ok := trapEvent(t, w, trap(device)); !ok || ev.Object != want {
+		if ev, ok := trapEvent(t, w, ospfNbrDownTrap(device, "10.0.0.6", "2.2.2.2")); !ok || ev.Object != want {
 			t.Errorf("trap of %s: event %v about %q, want %q", device, ok, ev.Object, want)
 		}
 	}
