@@ -337,10 +337,11 @@ func TestInventoryVendorOverridesRuleVendor(t *testing.T) {
 			Message:    `1,2026/03/02 08:19:40,013201009876,SYSTEM,routing,0,2026/03/02 08:19:40,,routed-BGP-peer-left-established,TRANSIT-B,0,0,general,high,"BGP peer session left established state. peer name: TRANSIT-B, peer IP: 198.51.100.77.",7302,0x0,0,0,0,0,,edge-fw2`,
 			ReceivedAt: time.Now()}
 		r := broker.Record{Value: l.AppendJSON(nil)}
-		if _, ok := w.decodeSyslog(&r); !ok {
+		d, ok := w.decodeSyslog(&r)
+		if !ok {
 			t.Fatal("not decoded")
 		}
-		if got := w.scratch.log; got.Vendor != tc.vendor || got.Event != "bgp_peer_down" {
+		if got := d.log; got.Vendor != tc.vendor || got.Event != "bgp_peer_down" {
 			t.Errorf("%s: vendor %q, event %q; want %q, bgp_peer_down", tc.addr, got.Vendor, got.Event, tc.vendor)
 		}
 	}

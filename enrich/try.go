@@ -32,7 +32,7 @@ func (w *Worker) Try(value []byte) (Tried, error) {
 	if !ok {
 		return Tried{}, errors.New("not a weir syslog record")
 	}
-	out, ev := w.encodeSyslog(&r, &d)
+	out, ev := w.encodeSyslog(&r, d)
 	if ev.Object != "" {
 		ev.ObjectID = objectID(ev) // as the detector gives every event it passes on
 	}

@@ -76,7 +76,8 @@ type Worker struct {
 
 	// scratch is what enrichSyslog reuses from record to record.
 	scratch syslogScratch
-	arena   arena // the enriched records' keys and values
+	ahead   decodeAhead // a poll's records decoded on a goroutine of their own
+	arena   arena       // the enriched records' keys and values
 
 	// The tags of devices not in the inventory, shared by their records.
 	unknownTags     map[string]string
@@ -324,7 +325,7 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 func (w *Worker) Run(ctx context.Context) error {
 	gate := w.det.gate.ticket(&w.gate, w.logger) // closed on any return: the others do not wait for this one
 	defer gate.close()
-	m, err := join(ctx, w.b, []string{w.topics.RawSyslog}, consumerOptions(w.memberID, w.session, eventPollBytes), w.logger)
+	m, err := join(ctx, w.b, []string{w.topics.RawSyslog}, consumerOptions(w.memberID, w.session, syslogPollBytes), w.logger)
 	if err != nil || m == nil {
 		return err
 	}
@@ -371,8 +372,12 @@ func (w *Worker) Run(ctx context.Context) error {
 			continue
 		}
 		enriched, events = enriched[:0], events[:0]
+		var ahead *decodeAhead
+		if w.ahead.start(recs, w.decodeSyslogInto) {
+			ahead = &w.ahead
+		}
 		eachChunk(recs, func(chunk []broker.Record) {
-			enriched, events = w.enrichSyslogBatch(chunk, enriched, events)
+			enriched, events = w.enrichSyslogRecords(chunk, ahead, enriched, events)
 			w.out.flush(outBatch{w.topics.EnrichedSyslog, enriched}, outBatch{w.topics.Events, events})
 		})
 		if now := time.Now(); now.Sub(lastSettle) >= time.Second {
@@ -446,21 +451,35 @@ func (w *Worker) retagCleared(ev *telemetry.Event) {
 // enrichSyslogBatch enriches a batch of raw.syslog records, appending
 // the enriched records and the events they raise.
 func (w *Worker) enrichSyslogBatch(recs []broker.Record, enriched, events []outRecord) ([]outRecord, []outRecord) {
+	return w.enrichSyslogRecords(recs, nil, enriched, events)
+}
+
+// enrichSyslogRecords is enrichSyslogBatch taking each record's decoding
+// from ahead, in turn, when ahead is not nil (see decodeAhead).
+func (w *Worker) enrichSyslogRecords(recs []broker.Record, ahead *decodeAhead, enriched, events []outRecord) ([]outRecord, []outRecord) {
 	for i := range recs {
 		r := &recs[i]
+		var d *decodedSyslog
+		if ahead != nil {
+			d = ahead.next() // for every record, so the turns stay in step
+		}
 		var replayed bool
 		if enriched, events, replayed = w.out.replay.get(r, enriched, events); replayed {
 			continue
 		}
-		e, ev, adj, ok := w.enrichSyslog(r)
-		if !ok {
+		if d == nil {
+			d = &w.scratch.one
+			w.decodeSyslogInto(r, d)
+		}
+		if !w.noteDecoded(r, d) {
 			continue
 		}
+		e, ev := w.encodeSyslog(r, d)
 		m0, e0 := len(enriched), len(events)
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
 		if ev.Type != "" {
 			at := detectAt(r, ev.Time)
-			w.scratch.events = w.det.observeLinkInto(ev, adj, at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
+			w.scratch.events = w.det.observeLinkInto(ev, adjacencyOf(d.info), at, w.det.beginRecord(ev.Cause, at), w.scratch.events[:0])
 			for _, out := range w.scratch.events {
 				events = w.evEnc.append(w.m, events, w.topics.Events, out, r.Partition, r.Offset)
 			}
@@ -501,15 +520,13 @@ var (
 	eventHeaders = []broker.Header{{Key: telemetry.HeaderSource, Value: sourceEnr}, {Key: telemetry.HeaderSchema, Value: schemaEvent}}
 )
 
-// syslogScratch is what enrichSyslog reuses from one record to the next:
-// nothing in it outlives the record. Its strings point into the record's
-// bytes (decoded in place), which the broker reuses after the batch:
-// outputs are copied out, and the detector copies what it keeps.
+// syslogScratch is what the syslog worker reuses from one record to the
+// next: nothing in it outlives the record. The strings of a decoded record
+// point into the record's bytes (decoded in place), which the broker reuses
+// after the batch: outputs are copied out, and the detector copies what it
+// keeps.
 type syslogScratch struct {
-	log    telemetry.EnrichedLog
-	sev    int               // what log.MnemonicSeverity points to
-	time   time.Time         // what log.Time points to
-	fields map[string]string // what log.Fields is, when the message has any
+	one    decodedSyslog // the record decoded where no decodeAhead did
 	events []telemetry.Event
 }
 
@@ -527,14 +544,14 @@ func (w *Worker) enrichSyslog(r *broker.Record) (broker.Record, telemetry.Event,
 	if !ok {
 		return broker.Record{}, telemetry.Event{}, adjacency{}, false
 	}
-	out, ev := w.encodeSyslog(r, &d)
+	out, ev := w.encodeSyslog(r, d)
 	return out, ev, adjacencyOf(d.info), true
 }
 
 // encodeSyslog is the enriched record and the event (Type "": none) of
-// r, which decodeSyslog decoded.
+// r, which decodeSyslog decoded into d.
 func (w *Worker) encodeSyslog(r *broker.Record, d *decodedSyslog) (broker.Record, telemetry.Event) {
-	e := &w.scratch.log
+	e := &d.log
 	// The tags go in as encoded once per device, last, where AppendJSON
 	// would put them.
 	val := e.AppendJSONFrom(w.arena.start(), r.Value, d.layout)
@@ -544,25 +561,65 @@ func (w *Worker) encodeSyslog(r *broker.Record, d *decodedSyslog) (broker.Record
 	return out, w.syslogEvent(r, d)
 }
 
-// decodedSyslog is what decodeSyslog learns besides w.scratch.log.
+// decodedSyslog is a raw.syslog record decoded and classified, with its
+// device's inventory tags: what encodeSyslog and syslogEvent need.
 type decodedSyslog struct {
+	log    telemetry.EnrichedLog
+	sev    int               // what log.MnemonicSeverity points to
+	time   time.Time         // what log.Time points to
+	fields map[string]string // what log.Fields is, when the message has any; kept for the next record
 	layout telemetry.LogLayout
 	info   SyslogInfo
 	// The device's tags, and encoded for the record and for events: the
 	// record's are appended to its encoding, not put in the log's Tags.
 	tags                    map[string]string
 	tagsJSON, eventTagsJSON []byte
+	err                     error // why the record was not decoded; nil when it was
+	unknown                 bool  // the inventory does not know the device
 }
 
-// decodeSyslog decodes and classifies r into w.scratch.log, with the
-// device's inventory tags.
-func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
-	e := &w.scratch.log
-	*e = telemetry.EnrichedLog{}
-	var d decodedSyslog
+// decodeSyslog decodes and classifies r into the worker's scratch, with
+// the device's inventory tags, counting and logging what noteDecoded
+// does.
+func (w *Worker) decodeSyslog(r *broker.Record) (*decodedSyslog, bool) {
+	d := &w.scratch.one
+	w.decodeSyslogInto(r, d)
+	return d, w.noteDecoded(r, d)
+}
+
+// noteDecoded counts (and logs, throttled) what decodeSyslogInto found
+// wrong with r or its device, unless warming, and says whether r was
+// decoded. The worker's goroutine calls it in the records' order, while
+// decodeSyslogInto may run ahead on another (see decodeAhead).
+func (w *Worker) noteDecoded(r *broker.Record, d *decodedSyslog) bool {
+	if w.warming {
+		return d.err == nil
+	}
+	if d.err != nil {
+		w.m.decodeFailed(r.Topic, d.err)
+		if n, due := w.decodeLog.Due(time.Now()); due {
+			w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
+				slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", d.err), slog.Int("times", n))
+		}
+		return false
+	}
+	if d.unknown {
+		w.m.unknown.Inc()
+	}
+	return true
+}
+
+// decodeSyslogInto decodes and classifies r into d, with the device's
+// inventory tags. It changes nothing but d, and reads only what is safe to
+// read beside the worker's goroutine (the inventory, the classifier's rules
+// and the targets, each swapped whole by a reload), so a decodeAhead can
+// run it on a goroutine of its own.
+func (w *Worker) decodeSyslogInto(r *broker.Record, d *decodedSyslog) {
+	*d = decodedSyslog{fields: d.fields}
+	e := &d.log
 	// In place: nothing decoded outlives the record, but what the event
 	// detector keeps, which it copies.
-	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log, &w.scratch.time)
+	lay, err := telemetry.DecodeLogLayoutShared(r.Value, &e.Log, &d.time)
 	if err == nil {
 		err = checkVersion(e.V) // JSON, but not a weir syslog record
 	}
@@ -575,26 +632,20 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		}
 	}
 	if err != nil {
-		if !w.warming {
-			w.m.decodeFailed(r.Topic, err)
-			if n, due := w.decodeLog.Due(time.Now()); due {
-				w.logger.Warn("enrich: skipping undecodable record", slog.String("topic", r.Topic),
-					slog.Int("partition", int(r.Partition)), slog.Int64("offset", r.Offset), slog.Any("error", err), slog.Int("times", n))
-			}
-		}
-		return d, false
+		d.err = err
+		return
 	}
 	d.layout = lay
-	if w.scratch.fields == nil {
-		w.scratch.fields = make(map[string]string, 8)
+	if d.fields == nil {
+		d.fields = make(map[string]string, 8)
 	}
-	info := w.cls.ClassifyInto(&e.Log, w.scratch.fields)
+	info := w.cls.ClassifyInto(&e.Log, d.fields)
 	d.info = info
 	e.Vendor, e.Fields, e.Event = info.Vendor, info.Fields, info.Event
 	e.MnemonicFacility, e.Mnemonic = info.Facility, info.Mnemonic
 	if info.MnemonicSeverity >= 0 {
-		w.scratch.sev = info.MnemonicSeverity
-		e.MnemonicSeverity = &w.scratch.sev
+		d.sev = info.MnemonicSeverity
+		e.MnemonicSeverity = &d.sev
 	}
 	if e.Severity >= 0 && e.Severity < len(telemetry.SeverityNames) {
 		e.SeverityName = telemetry.SeverityNames[e.Severity]
@@ -611,10 +662,9 @@ func (w *Worker) decodeSyslog(r *broker.Record) (decodedSyslog, bool) {
 		if (e.Vendor == VendorGeneric || info.VendorByRule) && dev.Vendor != "" {
 			e.Vendor = dev.Vendor
 		}
-	} else if !w.warming {
-		w.m.unknown.Inc()
+	} else {
+		d.unknown = true
 	}
-	return d, true
 }
 
 // recordDevice names the device of a record without one as weir's
@@ -650,7 +700,7 @@ func eventMessage(msg string) string {
 // syslogEvent is the event the record decodeSyslog decoded reports, with
 // no Type when it reports none.
 func (w *Worker) syslogEvent(r *broker.Record, d *decodedSyslog) telemetry.Event {
-	e := &w.scratch.log
+	e := &d.log
 	if e.Event == "" {
 		return telemetry.Event{}
 	}
@@ -683,7 +733,7 @@ func (w *Worker) warmSyslog(r *broker.Record, end time.Time) {
 	if !ok {
 		return
 	}
-	if ev := w.syslogEvent(r, &d); ev.Type != "" {
+	if ev := w.syslogEvent(r, d); ev.Type != "" {
 		w.det.rememberLine(r, ev, adjacencyOf(d.info), end.Add(-w.det.window))
 	}
 }

@@ -1,0 +1,111 @@
+package enrich
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/collectors/syslog"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// TestDecodeAheadMatchesTheWorker: a poll decoded on a second goroutine
+// gives the enriched records, events and counts the worker gives decoding
+// each record itself, for a poll of many units whose publishing chunks do
+// not end where units do, with undecodable records and devices the
+// inventory does not know among them.
+func TestDecodeAheadMatchesTheWorker(t *testing.T) {
+	var p syslog.Parser
+	corpus := loadCorpus(t)
+	t0 := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	var recs []broker.Record
+	for i := 0; len(recs) < 3000; i++ {
+		var l telemetry.Log
+		p.ParseCopy([]byte(corpus[i%len(corpus)].Raw), &l)
+		dev := i % 40
+		switch {
+		case dev < 10: // the inventory's lab cidr
+			l.Hostname, l.Device, l.SourceAddr = "", fmt.Sprintf("10.0.0.%d", dev+1), fmt.Sprintf("10.0.0.%d:514", dev+1)
+		default: // not in the inventory
+			l.Hostname, l.Device, l.SourceAddr = fmt.Sprintf("dev%02d", dev), fmt.Sprintf("dev%02d", dev), fmt.Sprintf("198.51.100.%d:514", dev)
+		}
+		l.ReceivedAt = t0.Add(time.Duration(i) * time.Millisecond)
+		value := l.AppendJSON(nil)
+		if i%97 == 13 {
+			value = []byte(`{"v":1,"message":`) // cut short
+		}
+		recs = append(recs, broker.Record{Topic: telemetry.TopicRawSyslog, Partition: 0, Offset: int64(len(recs)),
+			Timestamp: l.ReceivedAt, Key: []byte(l.Device), Value: value})
+	}
+	inv, _ := ParseInventory([]byte(testInventory))
+	type result struct {
+		enriched, events [][]byte
+		unknown, failed  float64
+	}
+	run := func(ahead bool) result {
+		m := NewWorkerMetrics(nil)
+		w := NewWorker(nil, inv, NewClassifier(), WithWorkerMetrics(m),
+			WithEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow))
+		w.out = newOutputs(nil, telemetry.TopicRawSyslog, w.logger, w.m, false)
+		w.out.useArenas(&w.arena, &w.evEnc.arena)
+		var res result
+		var enriched, events []outRecord
+		var a *decodeAhead
+		if ahead {
+			if !w.ahead.start(recs, w.decodeSyslogInto) {
+				t.Fatal("decodeAhead did not start on a poll of many units")
+			}
+			a = &w.ahead
+		}
+		eachChunk(recs, func(chunk []broker.Record) {
+			enriched, events = w.enrichSyslogRecords(chunk, a, enriched[:0], events[:0])
+			for _, o := range enriched {
+				res.enriched = append(res.enriched, bytes.Clone(o.rec.Value))
+			}
+			for _, o := range events {
+				res.events = append(res.events, bytes.Clone(o.rec.Value))
+			}
+		})
+		res.unknown = testutil.ToFloat64(m.m.unknown)
+		res.failed = testutil.ToFloat64(m.m.decodeErrors.WithLabelValues(telemetry.TopicRawSyslog, "malformed"))
+		return res
+	}
+	serial, ahead := run(false), run(true)
+	if len(serial.enriched) < 2900 || len(serial.events) == 0 || serial.unknown == 0 || serial.failed == 0 {
+		t.Fatalf("the worker alone: %d enriched, %d events, %v unknown, %v undecodable: not the mix this test needs",
+			len(serial.enriched), len(serial.events), serial.unknown, serial.failed)
+	}
+	if len(ahead.enriched) != len(serial.enriched) || len(ahead.events) != len(serial.events) {
+		t.Fatalf("decoded ahead: %d enriched, %d events; the worker alone %d, %d",
+			len(ahead.enriched), len(ahead.events), len(serial.enriched), len(serial.events))
+	}
+	for i := range serial.enriched {
+		if !bytes.Equal(ahead.enriched[i], serial.enriched[i]) {
+			t.Fatalf("enriched record %d decoded ahead:\n%s\nthe worker alone:\n%s", i, ahead.enriched[i], serial.enriched[i])
+		}
+	}
+	for i := range serial.events {
+		if !bytes.Equal(ahead.events[i], serial.events[i]) {
+			t.Fatalf("event %d decoded ahead:\n%s\nthe worker alone:\n%s", i, ahead.events[i], serial.events[i])
+		}
+	}
+	if ahead.unknown != serial.unknown || ahead.failed != serial.failed {
+		t.Errorf("decoded ahead: %v unknown, %v undecodable; the worker alone %v, %v", ahead.unknown, ahead.failed, serial.unknown, serial.failed)
+	}
+}
+
+// TestDecodeAheadLeavesOneUnitToTheWorker: a poll under decodeAheadBytes is
+// the worker's to decode, with no goroutine or hand-over.
+func TestDecodeAheadLeavesOneUnitToTheWorker(t *testing.T) {
+	var a decodeAhead
+	small := []broker.Record{{Value: make([]byte, decodeAheadBytes/4)}, {Value: make([]byte, decodeAheadBytes/4)}}
+	if a.start(small, func(*broker.Record, *decodedSyslog) { t.Error("decoded a poll of one unit") }) {
+		t.Fatal("started on a poll of one unit")
+	}
+	if a.start(nil, nil) {
+		t.Fatal("started on an empty poll")
+	}
+}
