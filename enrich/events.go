@@ -83,6 +83,9 @@ type detector struct {
 	// names are the interfaces SNMP polls name by ifIndex, for the
 	// traps of the same devices.
 	names *interfaceNames
+	// vendors are the devices whose lines name OSPF neighbors by
+	// address, for their traps.
+	vendors *lineVendors
 	// topics are the input topics' names, kept once (keepPartition).
 	topics map[string]string
 	// logTopics are the input topics of device logs (syslog), whose
@@ -405,7 +408,7 @@ func newDetector(dedup time.Duration, threshold int, window time.Duration) *dete
 	return &detector{dedup: dedup, threshold: threshold, window: window,
 		last: map[eventKey]*lastEvent{}, changes: map[objectKey]*flapState{}, flapping: map[objectKey]*flapState{},
 		states: map[objectKey]*objectState{},
-		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), topics: map[string]string{},
+		read:   map[broker.TopicPartition]readPos{}, names: newInterfaceNames(), vendors: newLineVendors(), topics: map[string]string{},
 		clocks: map[any]workerClock{}, warmHolds: map[broker.TopicPartition]warmHold{}, maxObjects: maxDetectorObjects, maxRenamed: maxRenames,
 		leftOut: map[broker.TopicPartition]*leftOutLog{}, seed: maphash.MakeSeed()}
 }

@@ -426,15 +426,19 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 	}
 	var d *Device
 	ev.Device, d = w.device(tr)
+	vendor := ""
 	if d != nil {
-		ev.Tags = d.TagsOf()
-		if tr.TrapName == "ospfNbrStateChange" && neighborsByAddress(d.Vendor) {
-			if a := ospfNeighborAddr(tr); a != "" {
-				ev.Object = a // as the device's lines name the neighbor
-			}
-		}
+		ev.Tags, vendor = d.TagsOf(), d.Vendor
 	} else {
 		ev.Tags = map[string]string{"unknown": "true"}
+	}
+	if tr.TrapName == "ospfNbrStateChange" {
+		if vendor == "" {
+			vendor = w.det.vendors.of(ev.Device)
+		}
+		if a := ospfNeighborAddr(tr); a != "" && neighborsByAddress(vendor) {
+			ev.Object = a // as the device's lines name the neighbor
+		}
 	}
 	if index != "" {
 		// Named as the device's SNMP rows name it, under the device's

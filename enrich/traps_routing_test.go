@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -268,5 +269,67 @@ func TestCbgpPeer2IndexWithoutLength(t *testing.T) {
 		if !ok || ev.Type != "bgp_peer_up" || ev.Object != want {
 			t.Errorf("cbgpPeer2State.%s: event %v %q %q, want bgp_peer_up %q", index, ok, ev.Type, ev.Object, want)
 		}
+	}
+}
+
+// TestOSPFTrapObjectFollowsTheDevicesLines: a device the inventory gives
+// no vendor (or does not list) whose syslog lines are Junos's or Huawei's
+// names its OSPF neighbors by address in its trap too, once a line of it
+// came through the syslog worker or a warm-up read one back: the line and
+// the trap of one change are then one event. A device whose lines are
+// another vendor's, or that sent none, keeps the router ID; the
+// inventory's vendor wins over the lines'.
+func TestOSPFTrapObjectFollowsTheDevicesLines(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory + "  - {name: ios9, address: 192.0.2.9, vendor: cisco_ios}\n"))
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	sw := NewWorker(nil, inv, NewClassifier(), WithSharedEventRules(rules))
+	sw.out = newOutputs(nil, telemetry.TopicRawSyslog, sw.logger, sw.m, false)
+	sw.out.useArenas(&sw.arena, &sw.evEnc.arena)
+	tw := NewTrapWorker(nil, inv, WithSharedEventRules(rules))
+	var p syslog.Parser
+	line := func(raw string, from string) broker.Record {
+		r := receivedRecord(&p, raw)
+		var l telemetry.Log
+		if err := json.Unmarshal(r.Value, &l); err != nil {
+			t.Fatal(err)
+		}
+		l.SourceAddr, l.Device = from+":514", ""
+		r.Value, r.Topic = l.AppendJSON(nil), telemetry.TopicRawSyslog
+		return r
+	}
+	const (
+		junosCommit = "<29>Nov 29 14:02:11 mx9 mgd[4321]: UI_COMMIT: User 'netops' requested 'commit' operation (comment: none)"
+		vrpLine     = "<189>Nov 29 2026 14:02:11 vrp9 %%01OSPF/3/NBR_DOWN_REASON(l)[1]:Neighbor state leaves full or changed to Down. (ProcessId=1, NeighborRouterId=2.2.2.2, NeighborAreaId=0, NeighborInterface=GigabitEthernet0/0/1, NeighborDownImmediate reason=Neighbor Down Due to Inactivity, NeighborDownPrimeReason=Interface Parameter Mismatch, NeighborChangeTime=2026-11-29 14:02:11)"
+		iosLine     = "<189>Nov 29 14:02:11 ios8: %SYS-5-CONFIG_I: Configured from console by netops on vty0 (10.1.1.1)"
+	)
+	for _, c := range []struct {
+		name, device, from string
+		lines              []string
+		warm               bool // the lines read back by a warm-up, not enriched
+		want               string
+	}{
+		{"junos line first", "mx9", "198.51.100.9", []string{junosCommit}, false, "10.0.0.6"},
+		{"junos line read back by a warm-up", "mx9", "198.51.100.9", []string{junosCommit}, true, "10.0.0.6"},
+		{"huawei line first", "vrp9", "198.51.100.10", []string{vrpLine}, false, "10.0.0.6"},
+		{"no line", "mx9", "198.51.100.9", nil, false, "2.2.2.2"},
+		{"cisco line", "ios8", "198.51.100.8", []string{iosLine}, false, "2.2.2.2"},
+		{"inventory says cisco", "ios9", "192.0.2.9", []string{strings.Replace(junosCommit, "mx9", "ios9", 1)}, false, "2.2.2.2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rules.d.vendors = newLineVendors() // each case from a fresh start
+			for _, raw := range c.lines {
+				r := line(raw, c.from)
+				if c.warm {
+					sw.warmSyslog(&r, time.Now())
+				} else {
+					sw.enrichSyslogBatch([]broker.Record{r}, nil, nil)
+				}
+			}
+			tr := ospfNbrDownTrap(c.device, "10.0.0.6", "2.2.2.2")
+			tr.SourceAddr = c.from + ":50000"
+			if ev, ok := trapEvent(t, tw, tr); !ok || ev.Object != c.want {
+				t.Errorf("trap: event %v about %q, want %q", ok, ev.Object, c.want)
+			}
+		})
 	}
 }

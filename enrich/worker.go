@@ -474,6 +474,7 @@ func (w *Worker) enrichSyslogRecords(recs []broker.Record, ahead *decodeAhead, e
 		if !w.noteDecoded(r, d) {
 			continue
 		}
+		w.det.vendors.note(d.log.Device, d.info)
 		e, ev := w.encodeSyslog(r, d)
 		m0, e0 := len(enriched), len(events)
 		enriched = append(enriched, outRecord{e, r.Partition, r.Offset})
@@ -733,6 +734,7 @@ func (w *Worker) warmSyslog(r *broker.Record, end time.Time) {
 	if !ok {
 		return
 	}
+	w.det.vendors.note(d.log.Device, d.info)
 	if ev := w.syslogEvent(r, d); ev.Type != "" {
 		w.det.rememberLine(r, ev, adjacencyOf(d.info), end.Add(-w.det.window))
 	}
