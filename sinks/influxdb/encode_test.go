@@ -32,13 +32,16 @@ func oldEncode(enc *lineprotocol.Encoder, m *telemetry.Metric) error {
 		return nil
 	}
 	enc.StartLine(m.Measurement)
+	// Trailing backslashes are trimmed from tag values, and a tag left
+	// empty is left out.
+	tagValue := func(v string) string { return strings.TrimRight(v, `\`) }
 	var keys []string
 	for k, v := range m.Tags {
-		if v != "" {
+		if tagValue(v) != "" {
 			keys = append(keys, k)
 		}
 	}
-	if _, ok := m.Tags["device"]; !ok && m.Device != "" {
+	if _, ok := m.Tags["device"]; !ok && tagValue(m.Device) != "" {
 		keys = append(keys, "device")
 	}
 	slices.Sort(keys)
@@ -47,6 +50,7 @@ func oldEncode(enc *lineprotocol.Encoder, m *telemetry.Metric) error {
 		if !ok {
 			v = m.Device
 		}
+		v = tagValue(v)
 		// Control characters in tag values become spaces (a tab in an
 		// interface description cost the whole point).
 		enc.AddTag(k, strings.Map(func(r rune) rune {

@@ -33,3 +33,28 @@ func TestOddNamesRoundTripThroughInfluxDB(t *testing.T) {
 		t.Fatalf("tag keys %q", keys)
 	}
 }
+
+// TestTrailingBackslashTrimmedThroughInfluxDB: a tag value ending in a
+// backslash (HOST-RESOURCES-MIB's hrStorageDescr of a Windows drive, "C:\")
+// reaches a real InfluxDB as "C:", as Telegraf writes it, where the whole
+// point went to dead.letter at every poll; a value of backslashes alone
+// leaves its tag out.
+func TestTrailingBackslashTrimmedThroughInfluxDB(t *testing.T) {
+	d, c, dest := realInfluxDB(t, 0)
+	b := sinktest.Broker(t)
+	sinktest.Produce(t, b, "enriched.metrics", telemetry.SchemaMetric, func(int) string { return "win1" }, []telemetry.Metric{{
+		V: 1, Measurement: "storage", Device: "win1", Tags: map[string]string{"descr": `C:\`, "path": `\\`},
+		Fields: map[string]any{"used_pct": 41.5}, Time: t0}})
+	sinktest.Start(t, b, c, dest)
+	var v [][]any
+	sinktest.Eventually(t, "the point in InfluxDB", func() bool {
+		v = d.Query("net", `SELECT "descr", "used_pct" FROM "storage"`)
+		return len(v) == 1
+	})
+	if v[0][1] != "C:" || v[0][2] != 41.5 {
+		t.Fatalf("read back: %q", v)
+	}
+	if keys := d.Query("net", `SHOW TAG KEYS FROM "storage"`); len(keys) != 2 {
+		t.Fatalf("tag keys %q, want descr and device", keys)
+	}
+}

@@ -117,12 +117,21 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 		device = "" // the tag's own value wins
 	}
 	tag := func(k, v string) error {
+		// A trailing backslash would escape the separator after it, and
+		// no escape of it reads back: trimmed, as Telegraf trims it (a
+		// Windows drive's "C:\" is "C:"), rather than refusing every
+		// point of the interface or drive. A value of backslashes alone
+		// is no value: the tag is left out, as an empty one is.
+		v = strings.TrimRight(printable(validUTF8(v)), `\`)
+		if v == "" {
+			return nil
+		}
 		b = append(b, ',')
 		if b, ok = appendName(b, k, &keyEsc); !ok {
 			return fmt.Errorf("invalid tag key %q", k)
 		}
 		b = append(b, '=')
-		if b, ok = appendName(b, printable(validUTF8(v)), &keyEsc); !ok {
+		if b, ok = appendName(b, v, &keyEsc); !ok {
 			return fmt.Errorf("invalid tag value %s=%q", k, v)
 		}
 		return nil
