@@ -105,3 +105,18 @@ func TestNXOSGNMIDeleteNamesItsView(t *testing.T) {
 		}
 	}
 }
+
+// TestNXOSSyslogAndGNMIOneEvent: NX-OS logs a port down as Ethernet1/1
+// (%ETHPORT-5-IF_DOWN_LINK_FAILURE), its OpenConfig oper-status names it
+// eth1/1: both are object_id et1/1, so the second report is a repeat.
+// (This held before the view's fix: events key on object_id.)
+func TestNXOSSyslogAndGNMIOneEvent(t *testing.T) {
+	rules := NewEventRules(30*time.Second, 5, 10*time.Minute)
+	first := rules.d.observe(telemetry.Event{Type: "interface_down", Device: "nx1", Object: "Ethernet1/1", Time: casesT0,
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawSyslog}}, casesT0)
+	again := rules.d.observe(telemetry.Event{Type: "interface_down", Device: "nx1", Object: "eth1/1", Time: casesT0.Add(time.Second),
+		Cause: telemetry.Cause{Topic: telemetry.TopicRawGNMI}}, casesT0.Add(time.Second))
+	if len(first) != 1 || len(again) != 0 || first[0].ObjectID != "et1/1" {
+		t.Errorf("Ethernet1/1 then eth1/1 down: %+v, then %+v; want one event, object_id et1/1", first, again)
+	}
+}
