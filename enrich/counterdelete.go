@@ -86,7 +86,8 @@ func (w *MetricsWorker) deletedOperStatus(p *telemetry.Point) {
 	default:
 		return
 	}
-	object, _ := p.Tag("name")
+	name, _ := p.Tag("name")
+	object := w.longNames.of(name) // as its view names it
 	leafPath, _ := p.Tag("path")
 	d := &w.counterDel
 	found := false

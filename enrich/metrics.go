@@ -60,6 +60,7 @@ type MetricsWorker struct {
 	// What the row before worked out, for rows of the same names.
 	ratesPlan, normPlan mergePlan
 	viewRecipe          viewRecipe
+	longNames           longNames
 	counterInfos        []counterInfo
 	spareInfo           counterInfo
 	enc                 telemetry.PointEncoder
@@ -112,6 +113,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets, gnmi: w.gnmi,
 		rates: newRates(), state: map[stateKey]seen[stateSample]{}, uptimes: map[string]seen[uptimeSample]{},
 		sysNames: map[string]*sysName{}, rateNames: map[string]string{}, maxObjects: maxMetricsObjects,
+		longNames: longNames{},
 	}
 	for i, kind := range untrackedKinds {
 		mw.untracked[i] = w.m.untrackedKind.WithLabelValues(kind)
@@ -1484,10 +1486,10 @@ var viewDroppedTags = map[string]bool{"ifName": true, "ifDescr": true, "ifIndex"
 // enriched SNMP or gNMI interface row p; false for other rows.
 func (w *MetricsWorker) interfaceView(p, v *telemetry.Point) bool {
 	if object, ok := viewDeleted(p); ok {
-		deleteView(p, v, object)
+		deleteView(p, v, w.longNames.of(object))
 		return true
 	}
-	object, ok := viewObject(p)
+	object, ok := viewObjectOf(p, w.longNames)
 	if !ok {
 		return false
 	}
@@ -1563,7 +1565,10 @@ func deleteView(p, v *telemetry.Point, object string) {
 
 // viewObject is the interface an interface row p is about (possibly
 // empty); false for rows that have no interface view.
-func viewObject(p *telemetry.Point) (string, bool) {
+func viewObject(p *telemetry.Point) (string, bool) { return viewObjectOf(p, nil) }
+
+// viewObjectOf is viewObject, keeping the NX-OS names it makes in names.
+func viewObjectOf(p *telemetry.Point, names longNames) (string, bool) {
 	switch p.Measurement {
 	case "snmp_interface":
 		name := firstTag(p, "ifName", "ifDescr", "ifIndex")
@@ -1575,9 +1580,43 @@ func viewObject(p *telemetry.Point) (string, bool) {
 		return name, true
 	case "interfaces_interface_state_counters", "interfaces_interface_state", "interfaces_interface":
 		object, _ := p.Tag("name")
-		return object, true
+		return names.of(object), true
 	}
 	return "", false
+}
+
+// longNames maps NX-OS's OpenConfig port names to its IF-MIB ones, made
+// once each, not at every row (a nil one makes them each time).
+type longNames map[string]string
+
+// maxLongNames bounds longNames: past it, it starts again.
+const maxLongNames = 1 << 14
+
+// of is name as the view names it: NX-OS's OpenConfig eth1/1 is
+// Ethernet1/1, its ifName and ifDescr (and syslog's), so a port both
+// polled and streamed is one series; other names are as they are.
+func (m longNames) of(name string) string {
+	if !nxosOpenConfigEth(name) {
+		return name
+	}
+	if long, ok := m[name]; ok {
+		return long
+	}
+	long := "Ethernet" + name[len("eth"):]
+	if m != nil {
+		if len(m) >= maxLongNames {
+			clear(m)
+		}
+		m[name] = long
+	}
+	return long
+}
+
+// nxosOpenConfigEth: name is lower-case eth, a digit and a slash after
+// it (eth1/1, eth1/49/1), as NX-OS's OpenConfig names a port; a Linux
+// name (eth0, eth0.100) cannot hold a slash, and is its own.
+func nxosOpenConfigEth(name string) bool {
+	return len(name) > 4 && name[:3] == "eth" && name[3] >= '0' && name[3] <= '9' && strings.IndexByte(name[4:], '/') >= 0
 }
 
 // viewKeepsIndex reports whether the interface view of row p keeps its
