@@ -86,3 +86,55 @@ func TestRemovalAfterAnOutageOfOverAnHourEndsIt(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 }
+
+// TestLinkDownDuringAnOutageOfOverAnHour: a device's polls fail for 90
+// minutes (its uplink is cut, say); meanwhile one of its links went down.
+// When its polls answer again, the link's ifOperStatus down is a change:
+// interface_down. Its state had been forgotten an hour into the outage, so
+// the down was a first state, which raises nothing. A port gone while the
+// polls answer is still forgotten after the hour.
+func TestLinkDownDuringAnOutageOfOverAnHour(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	w := NewMetricsWorker(nil, inv)
+	t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+	var got []string
+	record := func(min int, measurement string, tags map[string]string, fields map[string]any) {
+		at := t0.Add(time.Duration(min) * time.Minute)
+		w.rates.setNow(at.Add(time.Second))
+		w.sweepForgotten(at.Add(time.Second))
+		tags["agent"] = "192.0.2.9"
+		m := telemetry.Metric{V: 1, Measurement: measurement, Device: "core9", Tags: tags,
+			Fields: fields, Time: at, Uptime: uint32(100*24*3600*100 + min*6000), Source: "snmp"}
+		if measurement == "snmp_status" && fields["snmp_up"] == int64(0) {
+			m.Uptime = 0
+		}
+		v, _ := json.Marshal(&m)
+		evs, _ := w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(min), Value: v})
+		for _, e := range evs {
+			got = append(got, e.Type+" "+e.Object)
+		}
+	}
+	link := func(min int, name string, oper int64) {
+		record(min, "snmp_interface", map[string]string{"ifIndex": "3", "ifName": name}, map[string]any{"ifOperStatus": oper, "ifHCInOctets": uint64(1000 * min)})
+	}
+	record(0, "snmp_status", map[string]string{}, map[string]any{"snmp_up": int64(1)})
+	link(0, "Gi0/3", 1)
+	for min := 1; min <= 90; min++ {
+		record(min, "snmp_status", map[string]string{}, map[string]any{"snmp_up": int64(0), "error": "snmp core9: request timeout"})
+	}
+	record(91, "snmp_status", map[string]string{}, map[string]any{"snmp_up": int64(1)})
+	link(91, "Gi0/3", 2)
+	if want := []string{"device_unreachable ", "device_reachable ", "interface_down Gi0/3"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	// Answering again, the device no longer has the port: its state goes
+	// an hour and ten minutes later at most, as any row's.
+	for min := 92; min <= 92+70; min++ {
+		record(min, "snmp_status", map[string]string{}, map[string]any{"snmp_up": int64(1)})
+	}
+	for k := range w.state {
+		if k.what == "oper" {
+			t.Errorf("state %v kept over an hour after the device answered without it", k)
+		}
+	}
+}

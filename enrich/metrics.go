@@ -963,7 +963,7 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 	w.uptimesPeak.note(len(w.uptimes))
 	w.sysNamesPeak.note(len(w.sysNames))
 	for k, s := range w.state {
-		if s.seen < c {
+		if s.seen < c && !w.inOutage(k.row.device, c) {
 			delete(w.state, k)
 		}
 	}
@@ -980,6 +980,18 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 	w.state = shrunk(w.state, &w.statePeak)
 	w.uptimes = shrunk(w.uptimes, &w.uptimesPeak)
 	w.sysNames = shrunk(w.sysNames, &w.sysNamesPeak)
+}
+
+// inOutage reports whether target's polls fail, as they have since its
+// states were last seen: its last poll (at or after cutoff, a Unix time)
+// said snmp_up 0. The states of its interfaces and sessions are kept
+// through such an outage, however long: a link that went down during it
+// is a change when the device answers again, not a first state. Once its
+// polls answer, those of objects gone meanwhile (a removed port) go an
+// hour later, as ever.
+func (w *MetricsWorker) inOutage(target string, cutoff int64) bool {
+	up, ok := w.state[stateKey{row: rowKey{device: target}, what: "up"}]
+	return ok && up.v.v == 0 && up.seen >= cutoff
 }
 
 // sysName is a target's sysName, with the named inventory entry it finds
