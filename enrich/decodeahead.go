@@ -8,6 +8,19 @@ import "github.com/weirnet/weir/broker"
 // decoding.
 const decodeAheadBytes = 32 << 10
 
+// decodeAheadRecords bounds a unit's records, so that a unit fits its
+// block of slots: 32 KiB of the corpus mix is about 90 records, of the
+// shortest lines (37 bytes) about 900.
+const decodeAheadRecords = 128
+
+// decodeAheadUnits is how many units the decoding goroutine may have
+// decoded that the worker has not begun: with the unit the worker is in
+// and the one being decoded, the slots are decodeAheadUnits+2 blocks of
+// decodeAheadRecords (1,024 slots, about 1 MiB with their maps), whatever
+// the poll's count of records. 192 KiB ahead is more than the goroutine,
+// the slower of the two, gets.
+const decodeAheadUnits = 6
+
 // decodeAhead decodes and classifies a poll's syslog records on a
 // goroutine of its own, while the worker's goroutine detects events in,
 // encodes and hands to the publisher the records before them. Decoding and
@@ -15,72 +28,84 @@ const decodeAheadBytes = 32 << 10
 // keeps: on two cores, end to end, a worker enriched 271,000-295,000
 // records a second against 215,000-219,000 without (see the README's
 // Performance section). The records are decoded in order into slots of
-// their own, one per record of the poll, reused from poll to poll; the
+// their own, a block of slots per unit, the blocks reused round; the
 // worker takes them in the same order with next.
 //
 // Unlike halves of a chunk enriched side by side (tried before, no gain),
-// the worker never waits for the other goroutine but at a poll's first
-// unit, and the other waits only while the worker publishes, commits and
+// the two goroutines work on different units of a poll, the worker
+// waiting for a unit only when decoding it is not done yet (at a poll's
+// first, and wherever decoding is the slower), the other when it is
+// decodeAheadUnits ahead, and while the worker publishes, commits and
 // polls: syslogPollBytes keeps that a small part of a poll.
 //
-// A poll of a single unit is decoded by the worker itself, as before: at
-// low rates a second goroutine would add a hand-over to each record's time
-// from receive to event and save nothing.
+// A poll of a single unit's bytes is decoded by the worker itself, as
+// before: at low rates a second goroutine would add a hand-over to each
+// record's time from receive to event and save nothing.
 type decodeAhead struct {
+	// slots are decodeAheadUnits+2 blocks of decodeAheadRecords: unit u
+	// of a poll is decoded into block u modulo their count.
 	slots []decodedSyslog
 	// ends receives where each unit ends, as the decoding goroutine
-	// finishes it. Its capacity takes every unit of a poll, so that
-	// goroutine never waits and is done once it sends the last.
+	// finishes it. Its capacity, decodeAheadUnits, is how far ahead that
+	// goroutine may go: the unit past it waits to be handed over until
+	// the worker takes the next, done with the block it reuses.
 	ends chan int
-	// taken is the slot next gives, and decoded how many slots the
-	// worker knows are done.
-	taken, decoded int
-	unitEnds       []int // scratch: the poll's unit ends
+	// unit is the unit of the slot next gives, first its first record;
+	// taken is that slot's record and decoded where the unit ends.
+	unit, first, taken, decoded int
+	unitEnds                    []int // scratch: the poll's unit ends
 }
 
 // start begins decoding recs with decode, or returns false, leaving recs
-// to the worker, when they make a single unit. After a start that
+// to the worker, when they make a single unit's bytes. After a start that
 // returned true the worker calls next once per record of recs, in order,
 // before the records or the slots are reused: the decoding goroutine has
 // ended when the last one returns.
 func (a *decodeAhead) start(recs []broker.Record, decode func(*broker.Record, *decodedSyslog)) bool {
 	a.unitEnds = a.unitEnds[:0]
-	for i, size := 0, 0; i < len(recs); i++ {
+	total := 0 // of the records before the last: a poll under a unit's bytes is one unit
+	for i, size, n := 0, 0, 0; i < len(recs); i++ {
+		if i < len(recs)-1 {
+			total += len(recs[i].Value)
+		}
 		size += len(recs[i].Value)
-		if size >= decodeAheadBytes || i == len(recs)-1 {
+		n++
+		if size >= decodeAheadBytes || n == decodeAheadRecords || i == len(recs)-1 {
 			a.unitEnds = append(a.unitEnds, i+1)
-			size = 0
+			size, n = 0, 0
 		}
 	}
-	if len(a.unitEnds) < 2 {
+	if total < decodeAheadBytes {
 		return false
 	}
-	if len(a.slots) < len(recs) {
-		a.slots = append(a.slots, make([]decodedSyslog, len(recs)-len(a.slots))...)
+	if a.slots == nil {
+		a.slots = make([]decodedSyslog, (decodeAheadUnits+2)*decodeAheadRecords)
+		a.ends = make(chan int, decodeAheadUnits)
 	}
-	if cap(a.ends) < len(a.unitEnds) {
-		a.ends = make(chan int, max(len(a.unitEnds), 16))
-	}
-	a.taken, a.decoded = 0, 0
+	a.unit, a.first, a.taken, a.decoded = -1, 0, 0, 0
 	go func(slots []decodedSyslog, unitEnds []int, ends chan<- int) {
+		blocks := len(slots) / decodeAheadRecords
 		from := 0
-		for _, end := range unitEnds {
+		for u, end := range unitEnds {
+			block := slots[u%blocks*decodeAheadRecords:]
 			for i := from; i < end; i++ {
-				decode(&recs[i], &slots[i])
+				decode(&recs[i], &block[i-from])
 			}
 			ends <- end
 			from = end
 		}
-	}(a.slots[:len(recs)], a.unitEnds, a.ends)
+	}(a.slots, a.unitEnds, a.ends)
 	return true
 }
 
 // next is the decoding of the poll's next record, waiting for its unit.
 func (a *decodeAhead) next() *decodedSyslog {
 	if a.taken == a.decoded {
+		a.unit, a.first = a.unit+1, a.decoded
 		a.decoded = <-a.ends
 	}
-	d := &a.slots[a.taken]
+	block := a.unit % (len(a.slots) / decodeAheadRecords)
+	d := &a.slots[block*decodeAheadRecords+a.taken-a.first]
 	a.taken++
 	return d
 }

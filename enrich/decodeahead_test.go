@@ -109,3 +109,38 @@ func TestDecodeAheadLeavesOneUnitToTheWorker(t *testing.T) {
 		t.Fatal("started on an empty poll")
 	}
 }
+
+// TestDecodeAheadMemoryIsBounded: a 1 MiB poll of the shortest lines (37
+// bytes, about 28,000 records) is decoded ahead into a bounded number of
+// slots, not one kept per record of the largest poll seen (672 bytes and a
+// map each: 26 MiB a syslog worker held for good). Each record still gets
+// its own decoding, in order, with the worker slow enough at times for the
+// decoding goroutine to go round the slots (run with -race).
+func TestDecodeAheadMemoryIsBounded(t *testing.T) {
+	line := []byte(`{"v":1,"hostname":"a","message":"x"}`)
+	recs := make([]broker.Record, (1<<20)/len(line))
+	for i := range recs {
+		recs[i] = broker.Record{Offset: int64(i), Value: line}
+	}
+	var a decodeAhead
+	decode := func(r *broker.Record, d *decodedSyslog) {
+		*d = decodedSyslog{fields: d.fields}
+		d.sev = int(r.Offset)
+	}
+	for poll := range 2 {
+		if !a.start(recs, decode) {
+			t.Fatal("decodeAhead did not start on a poll of many units")
+		}
+		for i := range recs {
+			if i%5000 == 0 {
+				time.Sleep(2 * time.Millisecond) // the other goroutine goes ahead
+			}
+			if d := a.next(); d.sev != i {
+				t.Fatalf("poll %d: record %d took the decoding of record %d", poll, i, d.sev)
+			}
+		}
+	}
+	if n := len(a.slots); n > 1<<12 {
+		t.Errorf("%d slots kept for a poll of %d records: want at most %d", n, len(recs), 1<<12)
+	}
+}
