@@ -29,15 +29,15 @@ import (
 // Device is one inventory entry: a device by name and address, or a range
 // of devices by CIDR, with the attributes every enriched record carries.
 type Device struct {
-	Name     string            `yaml:"name"`
-	Address  string            `yaml:"address"`
-	CIDR     string            `yaml:"cidr"`
-	Site     string            `yaml:"site"`
-	Region   string            `yaml:"region"`
-	Role     string            `yaml:"role"`
-	Vendor   string            `yaml:"vendor"`
-	Platform string            `yaml:"platform"`
-	Tags     map[string]string `yaml:"tags"`
+	Name     string `yaml:"name"`
+	Address  string `yaml:"address"`
+	CIDR     string `yaml:"cidr"`
+	Site     string `yaml:"site"`
+	Region   string `yaml:"region"`
+	Role     string `yaml:"role"`
+	Vendor   string `yaml:"vendor"`
+	Platform string `yaml:"platform"`
+	Tags     Tags   `yaml:"tags"`
 	// Relay marks a syslog or trap relay's address (or a range of
 	// relays): it names the lines it sends of its own (no hostname),
 	// never one that names another host, which is that host's, or an
@@ -319,6 +319,32 @@ func (inv *Inventory) Size() (devices, ranges int) {
 // Warnings are what the inventory's file lists twice (a name, an address
 // or a CIDR), each saying which entry is used; weir check prints them.
 func (inv *Inventory) Warnings() []string { return inv.idx.Load().warnings }
+
+// Tags are an entry's free tags, key to value.
+type Tags map[string]string
+
+// UnmarshalYAML refuses a tag key YAML reads as null (~, null, or none
+// before the colon), which yaml.v3 would drop with its tag, silently.
+func (t *Tags) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Tag == "!!null" {
+				key := k.Value
+				if key == "" {
+					key = "(none)"
+				}
+				return &yaml.TypeError{Errors: []string{fmt.Sprintf(
+					"line %d: tag key %s is YAML's null, not a name: quote it ('%s') if that is the tag's name", k.Line, key, k.Value)}}
+			}
+		}
+	}
+	var m map[string]string
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	*t = m
+	return nil
+}
 
 // reservedTags are tag keys weir's records carry of their own, which an
 // inventory tag may not take: the sinks take a device tag for the device

@@ -105,6 +105,25 @@ func TestInventoryRefusesEmptyOrControlTagKeys(t *testing.T) {
 	}
 }
 
+// TestInventoryRefusesANullTagKey: a tag key YAML reads as null (~, null,
+// in any case) is refused with its line; yaml.v3 dropped
+// the tag silently. Quoted, it is a name like any other.
+func TestInventoryRefusesANullTagKey(t *testing.T) {
+	for _, k := range []string{"~", "null", "Null"} {
+		_, err := parseInventory([]byte("devices:\n  - {name: edge1, site: ams1}\n  - {name: edge2, tags: {"+k+": x, rack: r1}}\n"), "inv.yaml")
+		if err == nil || !strings.Contains(err.Error(), "inv.yaml:3:") || !strings.Contains(err.Error(), "null") {
+			t.Errorf("inventory tag key %q: %v", k, err)
+		}
+	}
+	inv, err := ParseInventory([]byte("devices:\n  - {name: edge2, tags: {'~': x, 'null': y}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tags := inv.Lookup("edge2", "").TagsOf(); tags["~"] != "x" || tags["null"] != "y" {
+		t.Errorf("quoted keys: tags %v", tags)
+	}
+}
+
 // TestInventoryEntriesThatMatchNothingAreRefused: an entry with both an
 // address and a cidr (one of them would be ignored) or with none of name,
 // address and cidr (it matches nothing) is an error, not silence.
