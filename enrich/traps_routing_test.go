@@ -406,3 +406,35 @@ func TestOSPFTrapEndsTheDownUnderItsSpelling(t *testing.T) {
 		})
 	}
 }
+
+// TestOSPFTrapSpellingFollowsARename: a reload that renames a device (same
+// address, another name) moves what the detector holds of it to the new
+// name, and the vendor its lines showed goes with it: the renamed device's
+// next ospfNbrStateChange, the first event after the reload, names the
+// neighbor by address as its lines do, not by router ID (a second event of
+// the change its line reports).
+func TestOSPFTrapSpellingFollowsARename(t *testing.T) {
+	inv, reload := renameInventory(t, "devices:\n  - {name: mx9, address: 198.51.100.9}\n")
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	sw := NewWorker(nil, inv, NewClassifier(), WithSharedEventRules(rules))
+	sw.out = newOutputs(nil, telemetry.TopicRawSyslog, sw.logger, sw.m, false)
+	sw.out.useArenas(&sw.arena, &sw.evEnc.arena)
+	tw := NewTrapWorker(nil, inv, WithSharedEventRules(rules))
+	var p syslog.Parser
+	r := receivedRecord(&p, "<29>Nov 29 14:02:11 mx9 mgd[4321]: UI_COMMIT: User 'netops' requested 'commit' operation (comment: none)")
+	var l telemetry.Log
+	if err := json.Unmarshal(r.Value, &l); err != nil {
+		t.Fatal(err)
+	}
+	l.SourceAddr, l.Device = "198.51.100.9:514", ""
+	r.Value = l.AppendJSON(nil)
+	sw.enrichSyslogBatch([]broker.Record{r}, nil, nil)
+	if ev, ok := trapEvent(t, tw, ospfNbrDownTrap("198.51.100.9", "10.0.0.6", "2.2.2.2")); !ok || ev.Device != "mx9" || ev.Object != "10.0.0.6" {
+		t.Fatalf("before the reload: event %v of %q about %q, want mx9's about 10.0.0.6", ok, ev.Device, ev.Object)
+	}
+	reload("devices:\n  - {name: mx9-new, address: 198.51.100.9}\n")
+	tw.det.reportClock(tw, nil, time.Now()) // as Run does for each poll: the detector follows the reload
+	if ev, ok := trapEvent(t, tw, ospfNbrDownTrap("198.51.100.9", "10.0.0.6", "2.2.2.2")); !ok || ev.Device != "mx9-new" || ev.Object != "10.0.0.6" {
+		t.Errorf("after the reload: event %v of %q about %q, want mx9-new's about 10.0.0.6", ok, ev.Device, ev.Object)
+	}
+}
