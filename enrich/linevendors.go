@@ -54,3 +54,15 @@ func (v *lineVendors) of(device string) string {
 	defer v.mu.RUnlock()
 	return v.vendors[device]
 }
+
+// move moves the vendor of each device renames names (old to new) to its
+// new name, with the detector's other state (detector.moveDevices): the
+// renamed device's traps keep naming its neighbors as its lines do.
+func (v *lineVendors) move(renames map[string]string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	rekey(v.vendors, func(device string) (string, bool) {
+		to, ok := renames[device]
+		return to, ok
+	}, nil)
+}

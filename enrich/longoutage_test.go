@@ -138,3 +138,45 @@ func TestLinkDownDuringAnOutageOfOverAnHour(t *testing.T) {
 		}
 	}
 }
+
+// TestStatesOfATargetGoneDuringAnOutageAreForgotten: the states kept
+// through an outage are not kept for good once the target's polls stop
+// coming: taken out of the config during the outage (a removed
+// snmp_status), or its partition gone to another worker (no record at
+// all), its interface states go within 70 minutes, as any row's.
+func TestStatesOfATargetGoneDuringAnOutageAreForgotten(t *testing.T) {
+	for _, removed := range []bool{true, false} {
+		inv, _ := ParseInventory([]byte(testInventory))
+		w := NewMetricsWorker(nil, inv)
+		t0 := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
+		record := func(min int, measurement string, tags map[string]string, fields map[string]any) {
+			at := t0.Add(time.Duration(min) * time.Minute)
+			w.rates.setNow(at.Add(time.Second))
+			w.sweepForgotten(at.Add(time.Second))
+			tags["agent"] = "192.0.2.9"
+			m := telemetry.Metric{V: 1, Measurement: measurement, Device: "core9", Tags: tags,
+				Fields: fields, Time: at, Uptime: uint32(100*24*3600*100 + min*6000), Source: "snmp"}
+			if measurement == "snmp_status" {
+				m.Uptime = 0
+			}
+			v, _ := json.Marshal(&m)
+			w.enrich(&broker.Record{Topic: telemetry.TopicRawSNMP, Offset: int64(min), Value: v})
+		}
+		record(0, "snmp_status", map[string]string{}, map[string]any{"snmp_up": int64(1)})
+		record(0, "snmp_interface", map[string]string{"ifIndex": "3", "ifName": "Gi0/3"}, map[string]any{"ifOperStatus": int64(1)})
+		for min := 1; min <= 90; min++ {
+			record(min, "snmp_status", map[string]string{}, map[string]any{"snmp_up": int64(0), "error": "snmp core9: request timeout"})
+		}
+		if removed {
+			record(91, "snmp_status", map[string]string{}, map[string]any{"removed": true})
+		}
+		for min := 92; min <= 92+70; min++ {
+			at := t0.Add(time.Duration(min) * time.Minute)
+			w.rates.setNow(at) // other targets' records move the clock on
+			w.sweepForgotten(at)
+		}
+		for k := range w.state {
+			t.Errorf("removed %v: state %v kept 70 minutes after the target's last record", removed, k)
+		}
+	}
+}

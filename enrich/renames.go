@@ -329,6 +329,7 @@ func (d *detector) moveDevices(renames map[string]string) {
 			delete(d.flapping, k)
 		}
 	}
+	d.vendors.move(renames)
 	rekey(d.changes, func(k objectKey) (objectKey, bool) {
 		to, ok := renames[k.device]
 		return objectKey{to, k.object, k.family}, ok

@@ -436,8 +436,8 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 		if vendor == "" {
 			vendor = w.det.vendors.of(ev.Device)
 		}
-		if a := ospfNeighborAddr(tr); a != "" && neighborsByAddress(vendor) {
-			ev.Object = a // as the device's lines name the neighbor
+		if a := ospfNeighborAddr(tr); a != "" && a != ev.Object {
+			ev.Object = w.det.ospfTrapNeighbor(ev.Device, ev.Object, a, neighborsByAddress(vendor))
 		}
 	}
 	if index != "" {
@@ -736,6 +736,29 @@ func neighborsByAddress(vendor string) bool {
 		return true
 	}
 	return false
+}
+
+// ospfTrapNeighbor is how an ospfNbrStateChange of device names its
+// neighbor, router ID rid or interface address addr: by addr where byAddr
+// (the device's inventory entry or lines say Junos or VRP, whose lines name
+// it so), else by rid; but a neighbor the detector holds down under one of
+// the two keeps that spelling until it is back. The spelling byAddr gives
+// may change while the neighbor is down (the device's first line comes
+// after the trap down; the vendor its lines showed is lost to a rename or
+// the table's clearing when full), and the trap up must end the down its
+// trap raised: else that alert stays open for good. The router ID first:
+// a down under it only a trap ends, where a Junos or VRP line of the
+// neighbor back ends one under its address.
+func (d *detector) ospfTrapNeighbor(device, rid, addr string, byAddr bool) string {
+	for _, o := range [2]string{rid, addr} {
+		if typ, _, ok := d.reportedState(device, "ospf_neighbor_down", o); ok && typ == "ospf_neighbor_down" {
+			return o
+		}
+	}
+	if byAddr {
+		return addr
+	}
+	return rid
 }
 
 // ospfNeighborAddr is the address of the OSPF neighbor of an

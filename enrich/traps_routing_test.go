@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -331,5 +332,109 @@ func TestOSPFTrapObjectFollowsTheDevicesLines(t *testing.T) {
 				t.Errorf("trap: event %v about %q, want %q", ok, ev.Object, c.want)
 			}
 		})
+	}
+}
+
+// TestOSPFTrapEndsTheDownUnderItsSpelling: the spelling a device's
+// ospfNbrStateChange takes (router ID, or address once its lines showed
+// Junos or VRP) may change while a neighbor is down: its first line comes
+// between the trap down and the trap up, or the learned vendor is lost (the
+// table cleared when full). The trap up must still end the down its trap
+// raised, under the spelling the down was raised under: else the neighbor's
+// alert stays open for good, since no later event of the device names it so.
+func TestOSPFTrapEndsTheDownUnderItsSpelling(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory + "  - {name: mx9, address: 198.51.100.9}\n"))
+	const junosCommit = "<29>Nov 29 14:02:11 mx9 mgd[4321]: UI_COMMIT: User 'netops' requested 'commit' operation (comment: none)"
+	for _, c := range []struct {
+		name       string
+		steps      []string // "line", "down", "up", "forget"
+		downUnder  string
+		wantUpOver string
+	}{
+		{"line between the trap down and up", []string{"down", "line", "up"}, "2.2.2.2", "2.2.2.2"},
+		{"learned vendor lost between the trap down and up", []string{"line", "down", "forget", "up"}, "10.0.0.6", "10.0.0.6"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+			sw := NewWorker(nil, inv, NewClassifier(), WithSharedEventRules(rules))
+			sw.out = newOutputs(nil, telemetry.TopicRawSyslog, sw.logger, sw.m, false)
+			sw.out.useArenas(&sw.arena, &sw.evEnc.arena)
+			tw := NewTrapWorker(nil, inv, WithSharedEventRules(rules))
+			var p syslog.Parser
+			var downs, ups []string
+			for _, step := range c.steps {
+				switch step {
+				case "line":
+					r := receivedRecord(&p, junosCommit)
+					var l telemetry.Log
+					if err := json.Unmarshal(r.Value, &l); err != nil {
+						t.Fatal(err)
+					}
+					l.SourceAddr, l.Device = "198.51.100.9:514", ""
+					r.Value = l.AppendJSON(nil)
+					sw.enrichSyslogBatch([]broker.Record{r}, nil, nil)
+				case "forget":
+					rules.d.vendors = newLineVendors()
+				case "down", "up":
+					tr := ospfNbrDownTrap("198.51.100.9", "10.0.0.6", "2.2.2.2")
+					if step == "up" {
+						tr.Varbinds[4].Value = 8 // full
+					}
+					ev, ok := trapEvent(t, tw, tr)
+					if !ok {
+						t.Fatalf("%s trap: no event", step)
+					}
+					for _, out := range tw.det.observe(ev, time.Now()) {
+						switch out.Type {
+						case "ospf_neighbor_down":
+							downs = append(downs, out.Object)
+						case "ospf_neighbor_up":
+							ups = append(ups, out.Object)
+						}
+					}
+				}
+			}
+			if len(downs) != 1 || downs[0] != c.downUnder {
+				t.Fatalf("downs %q, want one about %q", downs, c.downUnder)
+			}
+			if !slices.Contains(ups, c.wantUpOver) {
+				t.Errorf("ups %q: the down about %q is never ended", ups, c.wantUpOver)
+			}
+			if st, _, ok := tw.det.reportedState("mx9", "ospf_neighbor_up", c.downUnder); !ok || st != "ospf_neighbor_up" {
+				t.Errorf("%s's state %q (%v), want ospf_neighbor_up", c.downUnder, st, ok)
+			}
+		})
+	}
+}
+
+// TestOSPFTrapSpellingFollowsARename: a reload that renames a device (same
+// address, another name) moves what the detector holds of it to the new
+// name, and the vendor its lines showed goes with it: the renamed device's
+// next ospfNbrStateChange, the first event after the reload, names the
+// neighbor by address as its lines do, not by router ID (a second event of
+// the change its line reports).
+func TestOSPFTrapSpellingFollowsARename(t *testing.T) {
+	inv, reload := renameInventory(t, "devices:\n  - {name: mx9, address: 198.51.100.9}\n")
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	sw := NewWorker(nil, inv, NewClassifier(), WithSharedEventRules(rules))
+	sw.out = newOutputs(nil, telemetry.TopicRawSyslog, sw.logger, sw.m, false)
+	sw.out.useArenas(&sw.arena, &sw.evEnc.arena)
+	tw := NewTrapWorker(nil, inv, WithSharedEventRules(rules))
+	var p syslog.Parser
+	r := receivedRecord(&p, "<29>Nov 29 14:02:11 mx9 mgd[4321]: UI_COMMIT: User 'netops' requested 'commit' operation (comment: none)")
+	var l telemetry.Log
+	if err := json.Unmarshal(r.Value, &l); err != nil {
+		t.Fatal(err)
+	}
+	l.SourceAddr, l.Device = "198.51.100.9:514", ""
+	r.Value = l.AppendJSON(nil)
+	sw.enrichSyslogBatch([]broker.Record{r}, nil, nil)
+	if ev, ok := trapEvent(t, tw, ospfNbrDownTrap("198.51.100.9", "10.0.0.6", "2.2.2.2")); !ok || ev.Device != "mx9" || ev.Object != "10.0.0.6" {
+		t.Fatalf("before the reload: event %v of %q about %q, want mx9's about 10.0.0.6", ok, ev.Device, ev.Object)
+	}
+	reload("devices:\n  - {name: mx9-new, address: 198.51.100.9}\n")
+	tw.det.reportClock(tw, nil, time.Now()) // as Run does for each poll: the detector follows the reload
+	if ev, ok := trapEvent(t, tw, ospfNbrDownTrap("198.51.100.9", "10.0.0.6", "2.2.2.2")); !ok || ev.Device != "mx9-new" || ev.Object != "10.0.0.6" {
+		t.Errorf("after the reload: event %v of %q about %q, want mx9-new's about 10.0.0.6", ok, ev.Device, ev.Object)
 	}
 }

@@ -32,16 +32,21 @@ func oldEncode(enc *lineprotocol.Encoder, m *telemetry.Metric) error {
 		return nil
 	}
 	enc.StartLine(m.Measurement)
-	// Trailing backslashes are trimmed from tag values, and a tag left
-	// empty is left out.
-	tagValue := func(v string) string { return strings.TrimRight(v, `\`) }
+	// Trailing backslashes are trimmed from tag values but the device's
+	// (which the encoder then refuses), and a tag left empty is left out.
+	tagValue := func(k, v string) string {
+		if k == "device" {
+			return v
+		}
+		return strings.TrimRight(v, `\`)
+	}
 	var keys []string
 	for k, v := range m.Tags {
-		if tagValue(v) != "" {
+		if tagValue(k, v) != "" {
 			keys = append(keys, k)
 		}
 	}
-	if _, ok := m.Tags["device"]; !ok && tagValue(m.Device) != "" {
+	if _, ok := m.Tags["device"]; !ok && m.Device != "" {
 		keys = append(keys, "device")
 	}
 	slices.Sort(keys)
@@ -50,7 +55,7 @@ func oldEncode(enc *lineprotocol.Encoder, m *telemetry.Metric) error {
 		if !ok {
 			v = m.Device
 		}
-		v = tagValue(v)
+		v = tagValue(k, v)
 		// Control characters in tag values become spaces (a tab in an
 		// interface description cost the whole point).
 		enc.AddTag(k, strings.Map(func(r rune) rune {
@@ -352,5 +357,31 @@ func TestNonFiniteStringLeftOut(t *testing.T) {
 	m.Fields = map[string]any{"instant": "-Inf"}
 	if got, err := appendLine([]byte("x\n"), telemetry.PointOf(m)); err != nil || string(got) != "x\n" {
 		t.Fatalf("%q, %v", got, err)
+	}
+}
+
+// TestDeviceEndingInBackslashRefused: a tag value's trailing backslashes
+// are trimmed (a Windows drive's "C:\" is "C:"), but not the device's: a
+// device of backslashes alone would be written as a point of no device,
+// and "sw1\" as one of device sw1, into another device's series. Such a
+// point is refused (a dead letter), as every tag value ending in a
+// backslash was before; whether the device is the metric's or a tag's.
+func TestDeviceEndingInBackslashRefused(t *testing.T) {
+	for _, m := range []*telemetry.Metric{
+		{Measurement: "storage", Device: `\`, Tags: map[string]string{"descr": "C:"}},
+		{Measurement: "storage", Device: `\\`},
+		{Measurement: "storage", Device: `sw1\`},
+		{Measurement: "storage", Device: "r1", Tags: map[string]string{"device": `sw1\`}},
+		{Measurement: "storage", Device: "r1", Tags: map[string]string{"device": `\`}},
+	} {
+		m.Fields, m.Time = map[string]any{"used_pct": 41.5}, time.Unix(1, 0)
+		if got, err := appendLine(nil, telemetry.PointOf(m)); err == nil {
+			t.Errorf("device %q, tags %q: written %q", m.Device, m.Tags, got)
+		}
+	}
+	m := &telemetry.Metric{Measurement: "storage", Device: "win1", Tags: map[string]string{"descr": `C:\`, "path": `\\`},
+		Fields: map[string]any{"used_pct": 41.5}, Time: time.Unix(1, 0)}
+	if got, err := appendLine(nil, telemetry.PointOf(m)); err != nil || string(got) != "storage,descr=C:,device=win1 used_pct=41.5 1000000000\n" {
+		t.Errorf("other tags: %q, %v", got, err)
 	}
 }

@@ -121,8 +121,16 @@ func appendLine(b []byte, p *telemetry.Point) ([]byte, error) {
 		// no escape of it reads back: trimmed, as Telegraf trims it (a
 		// Windows drive's "C:\" is "C:"), rather than refusing every
 		// point of the interface or drive. A value of backslashes alone
-		// is no value: the tag is left out, as an empty one is.
-		v = strings.TrimRight(printable(validUTF8(v)), `\`)
+		// is no value: the tag is left out, as an empty one is. Not the
+		// device's: trimmed, "sw1\" would be written into sw1's series
+		// and "\" as a point of no device; refused, as before.
+		v = printable(validUTF8(v))
+		if trimmed := strings.TrimRight(v, `\`); len(trimmed) < len(v) {
+			if k == "device" {
+				return fmt.Errorf("invalid tag value %s=%q: a device ending in a backslash", k, v)
+			}
+			v = trimmed
+		}
 		if v == "" {
 			return nil
 		}
