@@ -591,7 +591,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			// second. 2^31 of them in one poll is no real port's.
 			ok = false
 		}
-		if ok && info.hasNorm && (wrapped != noWrap || narrowOctets) {
+		if ok && (info.hasNorm || info.packets) && (wrapped != noWrap || narrowOctets) {
 			if speed < 0 {
 				speed = w.linkSpeed(p, target)
 			}
@@ -610,7 +610,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				// reset, whose rate would be a spike over 100%
 				// utilisation, or more packets than the link can carry
 				// (errors and discards, which IF-MIB has in 32 bits
-				// only).
+				// only, and its 32-bit packet counters: a line card
+				// reloaded with ifInUcastPkts over 2^31 read as a wrap
+				// of a billion packets a minute).
 				bits := 8.0 // an octet
 				if !octets {
 					bits = minFrameBits // a packet
