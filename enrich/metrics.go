@@ -577,6 +577,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			if carries == 0 {
 				carries = leastSpeed(p)
 			}
+			carries = max(carries, row.speed) // it may have gone down since the last
 		}
 		rate, secs, ok, wrapped := row.observe(counters-1, f.Key, v, at, p.Uptime, f.Counter64, carries*1e6/8)
 		if info.hasNorm {
@@ -591,7 +592,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			// second. 2^31 of them in one poll is no real port's.
 			ok = false
 		}
-		if ok && info.hasNorm && (wrapped != noWrap || narrowOctets) {
+		if ok && (info.hasNorm || info.packets) && (wrapped != noWrap || narrowOctets) {
 			if speed < 0 {
 				speed = w.linkSpeed(p, target)
 			}
@@ -602,7 +603,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				// seen or not, and its rate is unknown. (Errors and
 				// discards would need the link full of them.)
 				ok = false
-			case wrapped != noWrap && speed > 0:
+			case wrapped != noWrap && max(speed, row.speed) > 0:
 				// A 32-bit counter that went back: a wrap, or its
 				// reset (clear counters) with sysUpTime moving on
 				// (or a 64-bit one, back from an agent's 2^64-1). A
@@ -610,12 +611,14 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				// reset, whose rate would be a spike over 100%
 				// utilisation, or more packets than the link can carry
 				// (errors and discards, which IF-MIB has in 32 bits
-				// only).
+				// only, and its 32-bit packet counters: a line card
+				// reloaded with ifInUcastPkts over 2^31 read as a wrap
+				// of a billion packets a minute).
 				bits := 8.0 // an octet
 				if !octets {
 					bits = minFrameBits // a packet
 				}
-				ok = rate*bits <= speed*1e6*maxUtilisation
+				ok = rate*bits <= max(speed, row.speed)*1e6*maxUtilisation
 			case wrapped == wrapFar:
 				ok = false // no speed to tell it from a reset
 			}
@@ -680,10 +683,12 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			}
 		}
 	case "interfaces_interface_state_counters": // OpenConfig over gNMI: the counters alone, most rows
-		normalised = norm.appendFields(normalised, w.gnmiSpeed(p, target))
+		s := w.gnmiSpeed(p, target)
+		normalised = norm.appendFields(normalised, s, row.spanSpeed(s))
 	case "interfaces_interface_state", "interfaces_interface":
 		w.noteSpeed(p, target, at) // a subscription to the interface has its ethernet/state too
-		normalised = norm.appendFields(normalised, w.gnmiSpeed(p, target))
+		s := w.gnmiSpeed(p, target)
+		normalised = norm.appendFields(normalised, s, row.spanSpeed(s))
 		if v, ok := openConfigLeaf(p, "oper-status", "state/oper-status"); ok {
 			// As ifOperStatus's: up only when UP (TESTING, DORMANT are not).
 			normalised = insertField(normalised, telemetry.BoolField("oper_up", v == "UP"))
@@ -705,7 +710,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		if speed < 0 {
 			speed = interfaceSpeed(p)
 		}
-		normalised = norm.appendFields(normalised, speed)
+		normalised = norm.appendFields(normalised, speed, row.spanSpeed(speed))
 		if index, _ := p.Tag("ifIndex"); index != "" && object != "" && object != index {
 			// For traps that name the interface by ifIndex alone.
 			if !rowLooked {
@@ -1367,8 +1372,10 @@ func (n *interfaceRates) add(c counterRate, rate float64) {
 }
 
 // appendFields appends the normalised rates and, for a known speed in
-// Mbit/s, speed_mbps and the utilisation in percent of it, sorted by key.
-func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []telemetry.Field {
+// Mbit/s, speed_mbps and the utilisation in percent of span, what the
+// link could carry over the rates' interval (rowCounters.spanSpeed),
+// sorted by key.
+func (n *interfaceRates) appendFields(fs []telemetry.Field, speed, span float64) []telemetry.Field {
 	for i := range n.rank {
 		if n.rank[i] != n.best[i] {
 			n.rank[i] = 0 // the best counter gave no rate this time
@@ -1386,7 +1393,7 @@ func (n *interfaceRates) appendFields(fs []telemetry.Field, speed float64) []tel
 			name string
 		}{{inOctets, "in_utilization_pct"}, {outOctets, "out_utilization_pct"}} {
 			if n.rank[dir.rate] != 0 {
-				pct := telemetry.RoundSignificant(n.rate[dir.rate]*8/(speed*1e6)*100, rateDigits)
+				pct := telemetry.RoundSignificant(n.rate[dir.rate]*8/(max(speed, span)*1e6)*100, rateDigits)
 				fs = insertField(fs, telemetry.FloatField(dir.name, pct))
 			}
 		}

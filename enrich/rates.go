@@ -52,6 +52,25 @@ type rowCounters struct {
 	disc            float64
 	discAt, cleared int64
 	discRun         uint8 // samples in a row it moved at, up to maxDiscontinuityRun+1
+	// speed is the interface's speed (Mbit/s) at the row's last record,
+	// 0 unknown: see spanSpeed.
+	speed float64
+}
+
+// spanSpeed is the most the row's interface could carry a second (Mbit/s)
+// over the interval to a record whose speed is speed: the higher of its
+// speeds at either end. A busy port that went down in the interval reads
+// at the poll after as the 10 Mbit/s a down auto-negotiating port
+// reports, which the octets it carried before are not to be measured
+// against (2500% utilisation). The record's speed is the row's last from
+// then on. A nil row's is speed.
+func (rc *rowCounters) spanSpeed(speed float64) float64 {
+	if rc == nil {
+		return speed
+	}
+	span := max(speed, rc.speed)
+	rc.speed = max(speed, 0)
+	return span
 }
 
 // names reports whether the detector's interfaceNames hold what the row

@@ -107,6 +107,10 @@ type counterInfo struct {
 	rate                 string
 	norm                 counterRate
 	hasNorm              bool
+	// packets: an interface row's packet counter without a normalised
+	// rate (ifInUcastPkts, in-unicast-pkts), whose wrap is checked
+	// against the link's speed as its errors' is.
+	packets bool
 }
 
 // counterInfo returns the info of counter, the k-th of a row of
@@ -133,7 +137,9 @@ const maxCounterInfos = 256
 
 func (w *MetricsWorker) fillCounterInfo(c *counterInfo, measurement, counter string) {
 	c.measurement, c.counter, c.rate = measurement, counter, w.rateName(counter)
-	c.norm, c.hasNorm = interfaceCounterNames(measurement)[counter]
+	names := interfaceCounterNames(measurement)
+	c.norm, c.hasNorm = names[counter]
+	c.packets = names != nil && !c.hasNorm && (strings.HasSuffix(counter, "Pkts") || strings.HasSuffix(counter, "-pkts"))
 }
 
 // viewRecipe is how interfaceView made the view of the row before: which
