@@ -803,6 +803,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		merged := w.ratesPlan.merge(w.fieldBuf[:0], p.Fields, rates)
 		p.Fields, w.fieldBuf = w.normPlan.merge(p.Fields[:0], merged, normalised), merged
 	}
+	if row != nil && !p.Time.IsZero() {
+		p.Time = row.restamp(p.Time, p.ReceivedAt, p.Uptime)
+	}
 	p.Source = "enrich"
 	p.EnsureFields() // an enriched record always has a fields object
 	return events, true

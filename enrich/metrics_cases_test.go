@@ -649,3 +649,31 @@ func TestTargetDownFromFirstPollIsUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestGNMIStandingCounterStampedWhenReceived: a counter standing still,
+// sampled again with the time it last changed, gives a rate of 0 (above)
+// stamped with when it came: stamped with the time it last changed, the
+// same as the rate before it, InfluxDB kept the 0 in that rate's place
+// (one point a series and time). A later change is stamped as the device
+// says again.
+func TestGNMIStandingCounterStampedWhenReceived(t *testing.T) {
+	w := loneMetricsWorker()
+	var times []time.Time
+	for i, s := range []struct{ sec, ts int }{{0, 0}, {10, 10}, {20, 10}, {30, 10}, {40, 40}} {
+		m := telemetry.Metric{V: 1, Measurement: "interfaces_interface_state_counters", Device: "spine1",
+			Tags:     map[string]string{"name": "Ethernet1", "path": "/interfaces/interface[name=Ethernet1]/state/counters"},
+			Fields:   map[string]any{"in-octets": uint64(1000 + 1000*min(s.ts, 10))},
+			Counters: []string{"in-octets"}, Counters64: []string{"in-octets"},
+			Time: casesT0.Add(time.Duration(s.ts) * time.Second), ReceivedAt: casesT0.Add(time.Duration(s.sec)*time.Second + 5*time.Millisecond), Source: "gnmi"}
+		if s.ts == 40 {
+			m.Fields["in-octets"] = uint64(41000)
+		}
+		enrichAt(t, w, m, int64(i))
+		times = append(times, w.row.Time)
+	}
+	want := []time.Time{casesT0, casesT0.Add(10 * time.Second), casesT0.Add(20*time.Second + 5*time.Millisecond),
+		casesT0.Add(30*time.Second + 5*time.Millisecond), casesT0.Add(40 * time.Second)}
+	if !slices.EqualFunc(times, want, time.Time.Equal) {
+		t.Errorf("published at %v, want %v", times, want)
+	}
+}

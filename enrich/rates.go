@@ -55,6 +55,31 @@ type rowCounters struct {
 	// speed is the interface's speed (Mbit/s) at the row's last record,
 	// 0 unknown: see spanSpeed.
 	speed float64
+	// lastAt is the latest time (Unix nanoseconds) of the row's records,
+	// for restamp.
+	lastAt int64
+}
+
+// restamp is the time a record of the row stamped at, received at
+// received, is published with: at, but for a record without sysUpTime
+// stamped at the row's latest time again and received after it. That is a
+// gNMI notification stamped when its values last changed (the gNMI
+// specification; Arista EOS's default), a counter standing still sampled
+// again, whose rate of 0 is over the time since: published at at, it
+// would take the place of the rate before it at that time in InfluxDB,
+// which keeps one point a series and time (the last written).
+func (rc *rowCounters) restamp(at, received time.Time, uptime uint32) time.Time {
+	if rc == nil {
+		return at
+	}
+	t := at.UnixNano()
+	switch {
+	case t > rc.lastAt:
+		rc.lastAt = t
+	case t == rc.lastAt && uptime == 0 && received.After(at):
+		return received
+	}
+	return at
 }
 
 // spanSpeed is the most the row's interface could carry a second (Mbit/s)
