@@ -97,7 +97,16 @@ func TestCheckWarnsOfUnknownSinkTopics(t *testing.T) {
 	if err := dispatch(context.Background(), []string{"check", "-c", cfg, "--skip-files"}, strings.NewReader(""), &stdout, &stderr); err != nil {
 		t.Fatalf("check: %v %s", err, stderr.String())
 	}
-	if w := stderr.String(); !strings.Contains(w, `sink "f" reads topic "evnets"`) || strings.Count(w, "warning") != 1 {
+	if w := stderr.String(); !strings.Contains(w, `sink "f" reads topic "evnets", which no part of weir writes (did you mean events?`) || strings.Count(w, "warning") != 1 {
+		t.Fatalf("warnings: %q", w)
+	}
+	// A topic near none of weir's: no suggestion.
+	os.WriteFile(cfg, []byte("sinks:\n  - {type: file, name: f, path: /tmp/x.jsonl, topics: [site.alarms]}\n"), 0o644)
+	stderr.Reset()
+	if err := dispatch(context.Background(), []string{"check", "-c", cfg, "--skip-files"}, strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("check: %v %s", err, stderr.String())
+	}
+	if w := stderr.String(); !strings.Contains(w, `reads topic "site.alarms", which no part of weir writes (a typo? a Kafka client's topic is fine)`) {
 		t.Fatalf("warnings: %q", w)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/enrich"
 	"github.com/weirnet/weir/internal/tlsconf"
+	"github.com/weirnet/weir/internal/yamlerr"
 	"github.com/weirnet/weir/sinks/file"
 )
 
@@ -266,9 +267,14 @@ func sinkKind(s configs.Sink) string {
 func unknownSinkTopics(cfg *configs.Config) []string {
 	var out []string
 	unknown := cfg.UnknownSinkTopics()
+	own := cfg.OwnTopics()
 	for _, s := range cfg.Sinks {
 		for _, t := range unknown[s.Name] {
-			out = append(out, fmt.Sprintf("sink %q reads topic %q, which no part of weir writes (a typo? a Kafka client's topic is fine)", s.Name, t))
+			typo := "a typo?"
+			if k := yamlerr.ClosestKey(t, own); k != "" {
+				typo = "did you mean " + k + "?"
+			}
+			out = append(out, fmt.Sprintf("sink %q reads topic %q, which no part of weir writes (%s a Kafka client's topic is fine)", s.Name, t, typo))
 		}
 	}
 	return out

@@ -52,6 +52,7 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "%s: warning: enrich.enabled is false: weir run with this config enriches no line and raises no event; shown is what enrichment would make of them\n", cfg.File)
 	}
 	var p syslog.Parser
+	warnedHostless := false
 	one := func(line string) error {
 		var l telemetry.Log
 		p.ParseCopy([]byte(line), &l)
@@ -62,6 +63,12 @@ func classifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		l.Device = l.Hostname
 		if l.Device == "" {
 			l.Device = device
+		}
+		if l.Device == "" && !warnedHostless {
+			// weir run always has the sender's address to name it by:
+			// without --from the line's device and event say none.
+			warnedHostless = true
+			fmt.Fprintf(stderr, "weir classify: warning: %q has no hostname: weir run names its device by the address it came from (an SNMP target's or the inventory's name for it); give --from ADDR to see that, device \"\" shown without\n", line)
 		}
 		tried, err := w.Try(l.AppendJSON(nil))
 		if err != nil {

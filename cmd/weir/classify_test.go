@@ -270,3 +270,24 @@ func TestClassifyWithEmptyConfig(t *testing.T) {
 		t.Fatalf("weir classify -c '': %+v", got)
 	}
 }
+
+// TestClassifyHostlessLineSaysFrom: a line without a hostname (IOS without
+// logging origin-id) was shown with device "" and an event of no device,
+// without a word, where weir run names it by the sender's address; it now
+// says so on stderr (once, however many such lines), and not with --from.
+func TestClassifyHostlessLineSaysFrom(t *testing.T) {
+	const line = "<187>45: Nov 29 14:02:11.123: %LINEPROTO-5-UPDOWN: Line protocol on Interface Gi0/1, changed state to down"
+	for _, c := range []struct {
+		args []string
+		warn int
+	}{{[]string{"-c", "", line, line}, 1}, {[]string{"-c", "", "--from", "192.0.2.7", line}, 0},
+		{[]string{"-c", "", "<13>Nov 29 14:02:11 edge1 test: hello"}, 0}} {
+		var out, errOut bytes.Buffer
+		if err := classifyCmd(c.args, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Fatalf("%q: %v %s", c.args, err, errOut.String())
+		}
+		if n := strings.Count(errOut.String(), "has no hostname: weir run names its device by the address it came from"); n != c.warn || (n > 0 && !strings.Contains(errOut.String(), "--from ADDR")) {
+			t.Errorf("%q: stderr %q, want %d warning(s)", c.args, errOut.String(), c.warn)
+		}
+	}
+}

@@ -88,6 +88,8 @@ func Clean(err error, data []byte, root *yaml.Node) error {
 		case strings.HasPrefix(problem, "did not find expected ',' or") && bytes.Contains(lines[line-1], []byte("${")):
 			// The braces of a plain ${...} end the flow mapping.
 			msg += ` (quote a ${...} inside {...} or [...]: "${NAME}")`
+		case problem == mappingValuesProblem:
+			msg += mappingValuesHint(lines, line)
 		}
 	}
 	return errors.New(msg)
@@ -129,6 +131,33 @@ func misindented(lines [][]byte, from int, problem string) int {
 		return 0
 	}
 	return hi
+}
+
+// mappingValuesProblem is the scanner error for a "key: value" where
+// YAML takes no key: a line indented deeper than the "key: value" above
+// it (read as more of that value), or a plain value with ": " in it.
+const mappingValuesProblem = "mapping values are not allowed in this context"
+
+// mappingValuesHint says which of the two mappingValuesProblem's line
+// (from 1) most likely is, "" when it is neither.
+func mappingValuesHint(lines [][]byte, line int) string {
+	indent := func(l []byte) int { return len(l) - len(bytes.TrimLeft(l, " -")) } // a key's column, after a list's "- "
+	at := lines[line-1]
+	for prev := line - 1; prev >= 1; prev-- {
+		p := bytes.TrimSpace(lines[prev-1])
+		if len(p) == 0 || p[0] == '#' {
+			continue
+		}
+		if indent(lines[prev-1]) < indent(at) && !bytes.HasSuffix(p, []byte(":")) && bytes.Contains(p, []byte(": ")) {
+			return fmt.Sprintf(" (indented deeper than line %d, this line is read as more of that line's value: indent its key as the keys beside it)", prev)
+		}
+		break
+	}
+	rest := bytes.TrimLeft(bytes.TrimSpace(at), "- ")
+	if _, value, ok := bytes.Cut(rest, []byte(": ")); ok && (bytes.Contains(value, []byte(": ")) || bytes.HasSuffix(value, []byte(":"))) {
+		return ` (a value with ": " in it needs quotes: key: "a: b")`
+	}
+	return ""
 }
 
 // tabProblem is the scanner error for a tab in the indentation of a plain

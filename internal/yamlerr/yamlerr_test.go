@@ -75,3 +75,27 @@ func TestMisindentedLine(t *testing.T) {
 		}
 	}
 }
+
+// TestMappingValuesHint: a key indented one space deeper than the one
+// above it, or a value with ": " in it, is "mapping values are not allowed
+// in this context", which says neither; weir check now says which.
+func TestMappingValuesHint(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"snmp:\n  targets:\n    - name: r1\n      address: 127.0.0.1\n       community: x\n",
+			"line 5: mapping values are not allowed in this context (indented deeper than line 4, this line is read as more of that line's value: indent its key as the keys beside it)"},
+		{"devices:\n- name: edge1\n  address: 192.0.2.3\n\n   site: ams1\n",
+			"line 5: mapping values are not allowed in this context (indented deeper than line 3,"},
+		{"sinks:\n  - name: w\n    url: http://x: y\n",
+			`line 3: mapping values are not allowed in this context (a value with ": " in it needs quotes: key: "a: b")`},
+		{"x: 1\na: b: c\n", `line 2: mapping values are not allowed in this context (a value with ": " in it needs quotes`},
+	} {
+		var n yaml.Node
+		err := yaml.Unmarshal([]byte(tc.file), &n)
+		if err == nil {
+			t.Fatalf("%q: no error", tc.file)
+		}
+		if got := Clean(err, []byte(tc.file), nil).Error(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q:\n got %q\nwant %q", tc.file, got, tc.want)
+		}
+	}
+}
