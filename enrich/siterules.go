@@ -166,7 +166,7 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // it decoded above: for the rules' lines
-	lines := ruleLines(&root)
+	lines, keyLines := ruleLines(&root)
 	builtin, events := map[string]bool{}, map[string]bool{}
 	// weir's rules, compiled once a parse: their names, which a site's
 	// may not take, and the events they give, which a site's may give
@@ -185,20 +185,33 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 		if i < len(lines) {
 			line = lines[i]
 		}
-		where := fmt.Sprintf("%s:%d: rule %q", name, line, y.Name)
-		if y.Name == "" {
-			where = fmt.Sprintf("%s:%d: rule %d", name, line, i+1)
+		whereAt := func(line int) string {
+			if y.Name == "" {
+				return fmt.Sprintf("%s:%d: rule %d", name, line, i+1)
+			}
+			return fmt.Sprintf("%s:%d: rule %q", name, line, y.Name)
 		}
+		where := whereAt(line)
 		fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(where+": "+format, args...)) }
+		// failAt is fail at the line of the rule's key, where it has one
+		// of its own (a block mapping's; a flow one's keys share the
+		// rule's line anyway).
+		failAt := func(key, format string, args ...any) {
+			at := where
+			if i < len(keyLines) && keyLines[i][key] > line {
+				at = whereAt(keyLines[i][key])
+			}
+			errs = append(errs, fmt.Errorf(at+": "+format, args...))
+		}
 		switch {
 		case y.Name == "":
 			fail("needs a name")
 		case !siteRuleName.MatchString(y.Name):
-			fail("name: lower-case letters, digits, _ . and - only")
+			failAt("name", "name: lower-case letters, digits, _ . and - only")
 		case builtin[y.Name]:
-			fail("name: weir has a rule of that name; give yours another")
+			failAt("name", "name: weir has a rule of that name; give yours another")
 		case seen[y.Name] > 0:
-			fail("name: also the name of the rule at line %d", seen[y.Name])
+			failAt("name", "name: also the name of the rule at line %d", seen[y.Name])
 		}
 		seen[y.Name] = max(line, 1)
 		r := rule{name: y.Name, vendor: y.Vendor, event: y.Event}
@@ -209,7 +222,7 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 		for _, m := range y.Match {
 			p, err := regexp.Compile(m)
 			if err != nil {
-				fail("match: %v", err)
+				failAt("match", "match: %v", err)
 				continue
 			}
 			r.patterns = append(r.patterns, p)
@@ -223,10 +236,10 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 		case y.Event == "" && y.States == nil:
 			fail("needs event (a fixed event) or states (events by the state group's value)")
 		case y.Event != "" && !events[y.Event]:
-			fail("event %q: not one syslog gives; one of %s", y.Event, eventList(events))
+			failAt("event", "event %q: not one syslog gives; one of %s", y.Event, eventList(events))
 		case y.States != nil:
 			if len(y.Match) > 0 && len(r.patterns) == len(y.Match) && !groups["state"] {
-				fail("states: match has no (?P<state>...) group to look them up by")
+				failAt("states", "states: match has no (?P<state>...) group to look them up by")
 			}
 			r.states = make(map[string]string, len(y.States))
 			// In sorted order: errors come out the same each time, and
@@ -235,11 +248,11 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 			for _, st := range slices.Sorted(maps.Keys(y.States)) {
 				ev := y.States[st]
 				if ev != "" && !events[ev] {
-					fail("states: %s: event %q: not one syslog gives; one of %s", st, ev, eventList(events))
+					failAt("states", "states: %s: event %q: not one syslog gives; one of %s", st, ev, eventList(events))
 				}
 				lower := strings.ToLower(st)
 				if was, ok := key[lower]; ok && r.states[lower] != ev {
-					fail("states: %s and %s are one state (states are matched in any case), and give %s and %s", was, st, orNone(r.states[lower]), orNone(ev))
+					failAt("states", "states: %s and %s are one state (states are matched in any case), and give %s and %s", was, st, orNone(r.states[lower]), orNone(ev))
 					continue
 				}
 				key[lower] = st
@@ -253,9 +266,9 @@ func ParseSyslogRules(data []byte, name string) (*SyslogRules, error) {
 					article = "an" // an interface_down, an ospf_neighbor_up
 				}
 				if g == "user" {
-					fail("match: %s %s event names its object by a (?P<user>...) group, or else a (?P<source>...) one, which match has neither", article, ev)
+					failAt("match", "match: %s %s event names its object by a (?P<user>...) group, or else a (?P<source>...) one, which match has neither", article, ev)
 				} else {
-					fail("match: %s %s event names its object by a (?P<%s>...) group, which match has not", article, ev, g)
+					failAt("match", "match: %s %s event names its object by a (?P<%s>...) group, which match has not", article, ev, g)
 				}
 			}
 		}
@@ -293,22 +306,27 @@ func longestLiteral(patterns []*regexp.Regexp) string {
 	return best
 }
 
-// ruleLines are the lines of the rules list's entries in the file.
-func ruleLines(root *yaml.Node) []int {
+// ruleLines are the lines of the rules list's entries in the file, and of
+// each entry's keys.
+func ruleLines(root *yaml.Node) (lines []int, keys []map[string]int) {
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return nil
+		return nil, nil
 	}
 	m := root.Content[0]
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == "rules" && m.Content[i+1].Kind == yaml.SequenceNode {
-			var lines []int
 			for _, n := range m.Content[i+1].Content {
 				lines = append(lines, n.Line)
+				k := map[string]int{}
+				for j := 0; n.Kind == yaml.MappingNode && j+1 < len(n.Content); j += 2 {
+					k[n.Content[j].Value] = n.Content[j].Line
+				}
+				keys = append(keys, k)
 			}
-			return lines
+			return lines, keys
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // ruleEvents are the events a rule can give.

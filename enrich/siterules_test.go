@@ -83,7 +83,7 @@ rules:
     match: 'link (down'
     event: interface_down
     examples: [{line: x}]
-`, []string{"rules.yaml:3: rule \"a\": match: error parsing regexp"}},
+`, []string{"rules.yaml:4: rule \"a\": match: error parsing regexp"}},
 		{"unknown event, no object group", `
 rules:
   - name: a
@@ -94,7 +94,7 @@ rules:
     match: 'link (?P<port>\S+) down'
     event: interface_down
     examples: [{line: "link 1 down", event: interface_down}]
-`, []string{`rules.yaml:3: rule "a": event "link_down": not one syslog gives; one of`, "interface_down", `rules.yaml:7: rule "b": match: an interface_down event names its object by a (?P<interface>...) group`}},
+`, []string{`rules.yaml:5: rule "a": event "link_down": not one syslog gives; one of`, "interface_down", `rules.yaml:8: rule "b": match: an interface_down event names its object by a (?P<interface>...) group`}},
 		{"no object group for a login or a change: user, or else source", `
 rules:
   - name: a
@@ -105,8 +105,8 @@ rules:
     match: 'ospf (?P<peer>\S+) (?P<state>up|down)'
     states: {up: ospf_neighbor_up}
     examples: [{line: "ospf 10.0.0.1 up", event: ospf_neighbor_up}]
-`, []string{`rules.yaml:3: rule "a": match: a login_succeeded event names its object by a (?P<user>...) group, or else a (?P<source>...) one, which match has neither`,
-			`rules.yaml:7: rule "b": match: an ospf_neighbor_up event names its object by a (?P<neighbor>...) group, which match has not`}},
+`, []string{`rules.yaml:4: rule "a": match: a login_succeeded event names its object by a (?P<user>...) group, or else a (?P<source>...) one, which match has neither`,
+			`rules.yaml:8: rule "b": match: an ospf_neighbor_up event names its object by a (?P<neighbor>...) group, which match has not`}},
 		{"states without a state group, and event too", `
 rules:
   - name: a
@@ -141,6 +141,17 @@ rules:
     examples: [{line: "x y", event: config_changed}]
 `, []string{`rules.yaml:3: rule 1: needs a name`, `rule 1: needs examples`, `rule "cisco_link": name: weir has a rule of that name`,
 			`rule "Mine": name: lower-case`, `rules.yaml:17: rule "twice": name: also the name of the rule at line 13`}},
+		// An error about a key is at the key's line, not the rule's
+		// first: a rule of many lines had the user look for it.
+		{"an unknown event in states, at the states line", `
+rules:
+  - name: a
+    match: 'link (?P<interface>\S+) (?P<state>down|up)'
+    examples: [{line: "link 1 down", event: interface_down}]
+    states:
+      down: interface_down
+      up: interface_upp
+`, []string{`rules.yaml:6: rule "a": states: up: event "interface_upp": not one syslog gives`}},
 		{"unknown key", `
 rules:
   - name: a
@@ -350,7 +361,7 @@ rules:
     states: {Up: interface_up, up: interface_down, DOWN: interface_down}
     examples: [{line: l e1 up, event: interface_up}]
 `), "rules.yaml")
-	if want := `rules.yaml:3: rule "a": states: Up and up are one state (states are matched in any case), and give interface_up and interface_down`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `rules.yaml:5: rule "a": states: Up and up are one state (states are matched in any case), and give interface_up and interface_down`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v\nwants %q", err, want)
 	}
 	s, err := ParseSyslogRules([]byte(`
