@@ -618,14 +618,14 @@ func (c *Config) SinkTopicsOfOtherRecords() map[string][]TopicRecords {
 	return out
 }
 
-// ownTopics maps the topics weir's parts write to what they hold:
-// "metrics", "logs", "traps", "events", or "" for dead.letter (any).
 // OwnTopics is the topics some part of weir writes with this config,
 // sorted: what a sink topic UnknownSinkTopics reports may be a typo of.
 func (c *Config) OwnTopics() []string {
 	return slices.Sorted(maps.Keys(c.ownTopics()))
 }
 
+// ownTopics maps the topics weir's parts write to what they hold:
+// "metrics", "logs", "traps", "events", or "" for dead.letter (any).
 func (c *Config) ownTopics() map[string]string {
 	holds := map[string]string{telemetry.TopicDeadLetter: ""}
 	for _, t := range []string{telemetry.TopicRawSNMP, telemetry.TopicRawGNMI, telemetry.TopicEnrichedMetrics, c.SNMP.Topic, c.GNMI.Topic} {
