@@ -35,8 +35,8 @@ const DefaultTimeout = 30 * time.Second
 type Sink struct {
 	client  *kgo.Client
 	admin   *kadm.Client
-	opts    []kgo.Opt // the client's, for its replacement (renew)
-	taken   kafkalimits.Taken
+	opts    []kgo.Opt          // the client's, for its replacement (renew)
+	taken   *kafkalimits.Taken // the current client's: one closing still reads its own
 	prefix  string
 	timeout time.Duration
 	brokers string // the seed brokers, to name the cluster in errors
@@ -134,14 +134,17 @@ func New(cfg configs.Sink, _ sinks.Env) (sinks.Destination, error) {
 	return s, nil
 }
 
-// newClient makes the sink's client, whose batch limits are s.limits'.
+// newClient makes the sink's client, whose batch limits are s.limits',
+// with a Taken of its own: the client it replaces, closing on its own
+// goroutine (unanswered), still reads the one it was made with, which
+// reset in place was a data race.
 func (s *Sink) newClient() error {
-	s.taken = kafkalimits.Taken{}
-	cl, err := kgo.NewClient(append(s.opts, kgo.ProducerBatchMaxBytesFn(s.limits.BatchFn(&s.taken)))...)
+	taken := new(kafkalimits.Taken)
+	cl, err := kgo.NewClient(append(s.opts, kgo.ProducerBatchMaxBytesFn(s.limits.BatchFn(taken)))...)
 	if err != nil {
 		return err
 	}
-	s.client, s.admin = cl, kadm.NewClient(cl)
+	s.client, s.admin, s.taken = cl, kadm.NewClient(cl), taken
 	return nil
 }
 
@@ -159,7 +162,7 @@ func (s *Sink) renew(ctx context.Context, results kgo.ProduceResults) ([]*kgo.Re
 		}
 		s.topics = append(s.topics, res.Record.Topic)
 		s.limits.Relearn(ctx, s.admin, res.Record.Topic)
-		stale = stale || s.limits.Stale(&s.taken, res.Record.Topic)
+		stale = stale || s.limits.Stale(s.taken, res.Record.Topic)
 	}
 	if !stale {
 		return nil, false
