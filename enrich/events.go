@@ -1180,15 +1180,38 @@ func (d *detector) rememberOne(ev telemetry.Event, adj adjacency, at, since time
 	if d.count(fst, ev.Type, at) {
 		fst.rebuilt, fst.flapCause = true, ev.Cause
 		if ev.Cause.Topic != "" {
-			if d.rebuiltCauses == nil {
-				d.rebuiltCauses = map[origin]int{}
-			}
-			d.rebuiltCauses[origin{d.keepPartition(causePartition(ev.Cause)), ev.Cause.Offset}]++
-			fst.causeKept = true
+			d.keepRebuiltCause(fst)
 		}
 	}
 	if fst.times[len(fst.times)-1].Equal(at) {
 		fst.keep(ev)
+	}
+}
+
+// keepRebuiltCause counts st's flapCause in rebuiltCauses until st
+// settles (releaseRebuiltCause). The key's topic is the detector's own:
+// an assignment stores the key it is given. d.mu is held.
+func (d *detector) keepRebuiltCause(st *flapState) {
+	if d.rebuiltCauses == nil {
+		d.rebuiltCauses = map[origin]int{}
+	}
+	d.rebuiltCauses[origin{d.keepPartition(causePartition(st.flapCause)), st.flapCause.Offset}]++
+	st.causeKept = true
+}
+
+// releaseRebuiltCause undoes st's keepRebuiltCause, if any: another
+// flapping the same record started may not have settled, so the record
+// stays while its count does. d.mu is held.
+func (d *detector) releaseRebuiltCause(st *flapState) {
+	if !st.causeKept {
+		return
+	}
+	st.causeKept = false
+	o := origin{causePartition(st.flapCause), st.flapCause.Offset}
+	if n := d.rebuiltCauses[o]; n > 1 {
+		d.rebuiltCauses[o] = n - 1
+	} else {
+		delete(d.rebuiltCauses, o)
 	}
 }
 
@@ -1513,18 +1536,7 @@ func (d *detector) settleClears(now time.Time) (out []telemetry.Event, rebuilt [
 			out = append(out, c)
 		}
 		delete(d.flapping, k)
-		if st.causeKept {
-			// Another flapping the same record started may not have
-			// settled. The key's topic is the detector's own: an
-			// assignment stores the key it is given.
-			st.causeKept = false
-			o := origin{d.keepPartition(causePartition(st.flapCause)), st.flapCause.Offset}
-			if n := d.rebuiltCauses[o]; n > 1 {
-				d.rebuiltCauses[o] = n - 1
-			} else {
-				delete(d.rebuiltCauses, o)
-			}
-		}
+		d.releaseRebuiltCause(st)
 		if n == 0 {
 			delete(d.changes, k)
 		} else {

@@ -1376,8 +1376,8 @@ func (n *interfaceRates) add(c counterRate, rate float64) {
 
 // appendFields appends the normalised rates and, for a known speed in
 // Mbit/s, speed_mbps and the utilisation in percent of span, what the
-// link could carry over the rates' interval (rowCounters.spanSpeed),
-// sorted by key.
+// link could carry over the rates' interval (rowCounters.spanSpeed: at
+// least speed), sorted by key.
 func (n *interfaceRates) appendFields(fs []telemetry.Field, speed, span float64) []telemetry.Field {
 	for i := range n.rank {
 		if n.rank[i] != n.best[i] {
@@ -1396,7 +1396,7 @@ func (n *interfaceRates) appendFields(fs []telemetry.Field, speed, span float64)
 			name string
 		}{{inOctets, "in_utilization_pct"}, {outOctets, "out_utilization_pct"}} {
 			if n.rank[dir.rate] != 0 {
-				pct := telemetry.RoundSignificant(n.rate[dir.rate]*8/(max(speed, span)*1e6)*100, rateDigits)
+				pct := telemetry.RoundSignificant(n.rate[dir.rate]*8/(span*1e6)*100, rateDigits)
 				fs = insertField(fs, telemetry.FloatField(dir.name, pct))
 			}
 		}
