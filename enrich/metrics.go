@@ -94,6 +94,9 @@ type MetricsWorker struct {
 	warmup  time.Duration
 	warmer  *warmer
 	warming bool // enriching a warm-up record: nothing is counted or logged
+	// warmPolls are the targets whose polls a partition's warm-up read,
+	// for lostPolls.
+	warmPolls map[string]warmPoll
 	// invalidLog, uptimeLog and decodeLog throttle the warnings for
 	// fields listed as counters that hold none, for uptimes that are none
 	// and for undecodable records: one per record from a wrong producer
@@ -200,6 +203,7 @@ func (w *MetricsWorker) Run(ctx context.Context) error {
 	w.warmer.ended = w.det.warmupEnder(w)
 	w.warmer.adopt = w.det.adopter(w.b, w.topics.Events, w.logger)
 	w.warmer.uncommitted = w.det.uncommittedAdopter(w.b, w.out, w.topics.Events, w.logger)
+	w.warmer.lost = w.lostPolls
 	var metrics, events []outRecord
 	var polls pollHealth // failing polls, across polls
 	for {
@@ -665,6 +669,9 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				}
 			}
 		} else if up, ok := intField(p, "snmp_up"); ok {
+			if w.warming {
+				w.noteWarmPoll(target, r.Key, up == 1)
+			}
 			if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
 				w.putState(key, stateSample{v: up, at: at})
 				_, kept := w.state[key]

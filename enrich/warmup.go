@@ -53,6 +53,10 @@ type warmer struct {
 	// uncommittedAdopter of the worker. It reports whether it remembered
 	// any event.
 	uncommitted func(ctx context.Context, topic string, partition int32, from int64, since time.Time) bool
+	// lost, if set, is asked after each partition's window was fed for
+	// the targets it left without their last answered poll, which
+	// reachBack then finds further back: the metrics worker's.
+	lost func() lostPolls
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
@@ -137,6 +141,7 @@ func (wm *warmer) warmPartition(ctx context.Context, topic string, partition int
 			slog.Int("records", n), slog.Any("error", err))
 		return
 	}
+	wm.reachBack(ctx, topic, partition, upTo, end.Add(-wm.window), end, feed)
 	wm.adoptUncommitted(ctx, topic, partition, upTo, end)
 	if n > 0 && wm.adopt != nil {
 		wm.adopt(ctx, topic, partition, end.Add(-wm.window))

@@ -1,0 +1,199 @@
+package enrich
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/logwindow"
+)
+
+// maxReachBack bounds how far before its window a warm-up looks for the
+// last answered poll of a target in an outage (see warmer.reachBack):
+// past a week, a reboot or a link's change is old news to anyone.
+const maxReachBack = 7 * 24 * time.Hour
+
+// lostPolls are the targets a partition's warm-up window left without
+// their last answered poll: every poll of the window failed, so their
+// last sysUpTime and their interfaces' and sessions' states are older.
+type lostPolls struct {
+	// targets are their names, keys the keys of their records.
+	targets, keys map[string]bool
+	// answered returns the target whose answered poll r is one of the
+	// records of (a row, or a status that says snmp_up 1), if r is one.
+	answered func(r *broker.Record) (target string, ok bool)
+}
+
+// lastPoll is where a target's latest answered poll found so far is: a
+// poll's records share its start as their time.
+type lastPoll struct {
+	at      time.Time
+	offsets []int64
+}
+
+// reachBack feeds, after a partition's window (from windowStart, ending
+// at end) was fed, the last answered poll of each target wm.lost names,
+// found before the window. A worker that ran all along kept a target's
+// last uptime and states through an outage however long (see
+// MetricsWorker.inOutage); without them, once the device answered, a
+// reboot or a link that went down during the outage was a first sample,
+// no event. It reads back four times the window, then four times that,
+// and so on to maxReachBack, the log's start or logwindow.MaxRecords (the
+// window's own bound), until each target is found; each read is from its
+// cutoff on, so it takes a poll (its records share the poll's start as
+// their time, and are published together) whole or not at all, and the
+// reads together cost at most about 4/3 of the last. A poll found is fed
+// in log order. The states it sets are older than the window's, which
+// stay (the worker's newer checks): it fills in what the window lacks and
+// changes nothing the window gave. Only partitions with a target in such
+// an outage pay for it.
+func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, upTo int64, windowStart, end time.Time, feed func(*broker.Record, time.Time)) {
+	if wm.lost == nil {
+		return
+	}
+	lost := wm.lost()
+	if len(lost.targets) == 0 {
+		return
+	}
+	began, missing := time.Now(), len(lost.targets)
+	r := logwindow.Reader{B: wm.b}
+	prevFrom, older := int64(-1), false
+	found := map[string]*lastPoll{}
+	var offsets []int64
+	var err error
+	for back := max(4*wm.window, time.Minute); len(lost.targets) > 0; back *= 4 {
+		last := back >= maxReachBack
+		cutoff := windowStart.Add(-min(back, maxReachBack))
+		var from int64
+		if from, err = r.WindowStart(ctx, topic, partition, upTo, cutoff); err != nil {
+			break
+		}
+		if from == prevFrom && !older {
+			// The last read was from the log's start, or as far back as
+			// logwindow.MaxRecords lets, and left nothing out.
+			break
+		}
+		prevFrom, older = from, false
+		clear(found)
+		_, _, err = r.ReadFrom(ctx, topic, partition, from, upTo, time.Time{}, func(rec *broker.Record) {
+			if rec.Timestamp.Before(cutoff) {
+				older = true
+				return
+			}
+			if !rec.Timestamp.Before(windowStart) || !lost.keys[string(rec.Key)] {
+				return
+			}
+			target, ok := lost.answered(rec)
+			if !ok || !lost.targets[target] {
+				return
+			}
+			switch lp := found[target]; {
+			case lp == nil:
+				found[target] = &lastPoll{at: rec.Timestamp, offsets: []int64{rec.Offset}}
+			case rec.Timestamp.After(lp.at):
+				lp.at, lp.offsets = rec.Timestamp, append(lp.offsets[:0], rec.Offset)
+			case rec.Timestamp.Equal(lp.at):
+				lp.offsets = append(lp.offsets, rec.Offset)
+			}
+		}, nil)
+		if err != nil {
+			break
+		}
+		for target, lp := range found {
+			offsets = append(offsets, lp.offsets...)
+			delete(lost.targets, target)
+		}
+		if last {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if ferr := wm.feedOffsets(ctx, &r, topic, partition, offsets, end, feed); ferr != nil && err == nil {
+		err = ferr
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	attrs := []any{slog.String("topic", topic), slog.Int("partition", int(partition)),
+		slog.Int("found", missing-len(lost.targets)), slog.Int("not_found", len(lost.targets)), slog.Duration("took", time.Since(began))}
+	if err != nil {
+		wm.logger.Warn("enrich: warm-up could not read back past its window for the last answered poll of targets in an outage",
+			append(attrs, slog.Any("error", err))...)
+		return
+	}
+	wm.logger.Info("enrich: warm-up read back past its window for the last answered poll of targets in an outage", attrs...)
+}
+
+// feedOffsets feeds the records of topic/partition at offsets, in log
+// order.
+func (wm *warmer) feedOffsets(ctx context.Context, r *logwindow.Reader, topic string, partition int32, offsets []int64, end time.Time, feed func(*broker.Record, time.Time)) error {
+	if len(offsets) == 0 {
+		return nil
+	}
+	slices.Sort(offsets)
+	i := 0
+	_, _, err := r.ReadFrom(ctx, topic, partition, offsets[0], offsets[len(offsets)-1]+1, time.Time{}, func(rec *broker.Record) {
+		for i < len(offsets) && offsets[i] < rec.Offset {
+			i++
+		}
+		if i < len(offsets) && offsets[i] == rec.Offset {
+			feed(rec, end)
+		}
+	}, nil)
+	return err
+}
+
+// warmPoll is what a partition's warm-up read of a target's polls: the
+// key of its records, and whether any of its polls answered.
+type warmPoll struct {
+	key      string
+	answered bool
+}
+
+// noteWarmPoll notes a status record a warm-up read: target's poll,
+// under key, answered or not.
+func (w *MetricsWorker) noteWarmPoll(target string, key []byte, answered bool) {
+	if w.warmPolls == nil {
+		w.warmPolls = map[string]warmPoll{}
+	}
+	wp, ok := w.warmPolls[target]
+	if !ok {
+		wp.key = string(key)
+	}
+	wp.answered = wp.answered || answered
+	w.warmPolls[target] = wp
+}
+
+// lostPolls are the targets the partition's warm-up window (read since
+// the last call) gave failed polls alone, and that are still in the
+// outage: for warmer.reachBack.
+func (w *MetricsWorker) lostPolls() lostPolls {
+	lost := lostPolls{targets: map[string]bool{}, keys: map[string]bool{}, answered: w.answeredPoll}
+	for target, wp := range w.warmPolls {
+		if !wp.answered && w.inOutage(target, 0) {
+			lost.targets[target] = true
+			lost.keys[wp.key] = true
+		}
+	}
+	clear(w.warmPolls)
+	return lost
+}
+
+// answeredPoll returns the target r is a record of an answered poll of:
+// a row, or a status that says snmp_up 1.
+func (w *MetricsWorker) answeredPoll(r *broker.Record) (string, bool) {
+	p := &w.row
+	if w.dec.DecodePoint(r.Value, p) != nil || p.Device == "" {
+		return "", false
+	}
+	if p.Measurement == "snmp_status" {
+		if up, ok := intField(p, "snmp_up"); !ok || up != 1 {
+			return "", false
+		}
+	}
+	return p.Device, true
+}
