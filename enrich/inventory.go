@@ -438,6 +438,9 @@ func parseInventory(data []byte, name string) (*inventoryIndex, error) {
 			}
 			d.tags[a.k] = a.v
 		}
+		if w := vendorNearMiss(d.Vendor); w != "" {
+			idx.warnings = append(idx.warnings, fmt.Sprintf("device %d (%s): %s", i+1, entryName(d), w))
+		}
 		d.tagsJSON = telemetry.AppendStringMapField(nil, "tags", d.tags)
 		d.eventTagsJSON = telemetry.AppendMarshalTagsField(nil, d.tags)
 		for k, v := range d.tags {
@@ -1072,4 +1075,27 @@ func entryName(d *Device) string {
 		return d.CIDR
 	}
 	return d.Address
+}
+
+// vendorNearMiss is a warning for a vendor that names Juniper or Huawei in
+// a spelling weir does not take as theirs (juniper_junos, Huawei-VRP):
+// such a device's ospfNbrStateChange traps name a neighbor by router ID,
+// not by the address its lines give, so a line and its trap are two
+// events (see neighborsByAddress). Any other vendor is a free label, and
+// no warning.
+func vendorNearMiss(vendor string) string {
+	if vendor == "" || neighborsByAddress(vendor) {
+		return ""
+	}
+	v := strings.ToLower(vendor)
+	for _, s := range [...]struct{ word, os, takes string }{
+		{"junos", "Junos", "junos or juniper"}, {"juniper", "Junos", "junos or juniper"},
+		{"huawei", "Huawei VRP", "huawei_vrp or huawei"}, {"vrp", "Huawei VRP", "huawei_vrp or huawei"},
+	} {
+		if strings.Contains(v, s.word) {
+			return fmt.Sprintf("vendor %q is not a spelling weir reads as %s (it takes %s, in any case): its OSPF traps name a neighbor by router ID, where its lines give the address, so one change is two events",
+				vendor, s.os, s.takes)
+		}
+	}
+	return ""
 }

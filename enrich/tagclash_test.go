@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,4 +245,24 @@ devices:
 	w := NewMetricsWorker(nil, inv)
 	w.out = newOutputs(nil, telemetry.TopicRawGNMI, w.logger, w.m, false)
 	return w
+}
+
+// TestInventoryWarnsOfANearMissVendor: a vendor naming Juniper or Huawei
+// in a spelling neighborsByAddress does not take is warned of (the
+// device's OSPF traps and lines would be two events); the spellings it
+// takes, in any case, and other vendors are not.
+func TestInventoryWarnsOfANearMissVendor(t *testing.T) {
+	for vendor, warn := range map[string]bool{
+		"juniper_junos": true, "Juniper-Networks": true, "JunOS-evo": true, "huawei-vrp": true, "vrp": true, "Huawei_VRP8": true,
+		"junos": false, "Juniper": false, "huawei_vrp": false, "HUAWEI": false, "cisco": false, "arista_eos": false, "": false,
+	} {
+		inv, err := ParseInventory([]byte("devices:\n  - {name: r1, vendor: '" + vendor + "'}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := inv.Warnings()
+		if got := len(w) == 1 && strings.Contains(w[0], "device 1 (r1): vendor "+strconv.Quote(vendor)) && strings.Contains(w[0], "OSPF traps"); got != warn || len(w) > 1 {
+			t.Errorf("vendor %q: warnings %q, want a warning: %v", vendor, w, warn)
+		}
+	}
 }
