@@ -655,6 +655,27 @@ func syslogRules() []rule {
 				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: netops] [Source: 10.34.195.36] [localport: 22] at 14:05:30 UTC Sun Nov 29 2026", "login_succeeded", map[string]string{"user": "netops", "source": "10.34.195.36"}},
 				{"%SEC_LOGIN-5-LOGIN_SUCCESS: Login Success [user: admin] [Source: 172.16.0.22] [localport: 22] at 13:14:14 MSK Wed Aug 3 2011", "login_succeeded", map[string]string{"user": "admin", "source": "172.16.0.22"}},
 			}},
+		// Cisco ASA (and PIX) 605005/605004: a management session (ssh,
+		// telnet, https; the console "from serial to console") permitted
+		// or denied. The user is in double quotes on the wire
+		// (wazuh/wazuh's ruleset tests of ASA and PIX lines), in single
+		// quotes in Cisco's message guide, bare in some parsers'
+		// fixtures; it is what was typed, quotes and all, up to the
+		// line's last quote.
+		{name: "asa_login", needs: "605005: Login permitted from ", patterns: []*regexp.Regexp{re(`605005: Login permitted from (?:(?P<source>` + ipish + `)/\d+|\S+) to \S+ for user (?:"(?P<user>(?s:.*))"|'(?P<user>(?s:.*))'|(?P<user>\S*))\s*$`)},
+			event: "login_succeeded", examples: []example{
+				{`%ASA-6-605005: Login permitted from 192.168.0.1/11 to outside:192.168.0.2/ssh for user "username"`, "login_succeeded", map[string]string{"user": "username", "source": "192.168.0.1"}},
+				{`%ASA-6-605005: Login permitted from 10.0.0.5/50234 to inside:10.0.0.1/https for user "admin"`, "login_succeeded", map[string]string{"user": "admin", "source": "10.0.0.5"}},
+				{`%ASA-6-605005: Login permitted from serial to console for user 'admin'`, "login_succeeded", map[string]string{"user": "admin", "source": ""}},
+				{`%PIX-6-605005: Login permitted from 192.168.1.2/2953 to inside:192.168.1.1/telnet for user ""`, "login_succeeded", map[string]string{"user": "", "source": "192.168.1.2"}},
+			}},
+		{name: "asa_login_failed", needs: "605004: Login denied from ", patterns: []*regexp.Regexp{re(`605004: Login denied from (?:(?P<source>` + ipish + `)/\d+|\S+) to \S+ for user (?:"(?P<user>(?s:.*))"|'(?P<user>(?s:.*))'|(?P<user>\S*))\s*$`)},
+			event: "login_failed", examples: []example{
+				{`%ASA-6-605004: Login denied from 192.168.2.10/32597 to outside:192.168.2.14/ssh for user "root"`, "login_failed", map[string]string{"user": "root", "source": "192.168.2.10"}},
+				{`%PIX-6-605004: Login denied from 192.168.2.10/13528 to outside:192.168.2.14/ssh for user "dcid"`, "login_failed", map[string]string{"user": "dcid", "source": "192.168.2.10"}},
+				{`%ASA-6-605004: Login denied from serial to console for user 'admin'`, "login_failed", map[string]string{"user": "admin", "source": ""}},
+				{`%ASA-6-605004: Login denied from 2001:db8::9/51234 to outside:2001:db8::1/ssh for user "a"b"`, "login_failed", map[string]string{"user": `a"b`, "source": "2001:db8::9"}},
+			}},
 		// "[user: ]" when none was given: nocproject/noc .../Cisco/IOS/
 		// Security/Authentication/Login_Failed_SYSLOG_.json (a device's line).
 		// The name is what was typed, brackets and all: the source is the
