@@ -77,22 +77,49 @@ func (d *detector) adoptPublished(ctx context.Context, b broker.Broker, input, e
 		}
 		last = byNew
 	}
+	// At the event's time (a poll's), not its record's: a record
+	// appended after it, a live report to come, is newer. But not after
+	// its record: a syslog event's time is the device's, which may be
+	// hours ahead (the detector times states by the log, detectAt), and
+	// its record was appended after the one that caused it.
+	timeOf := func(p published) time.Time {
+		if !p.at.IsZero() && p.ev.Time.After(p.at) {
+			return p.at
+		}
+		return p.ev.Time
+	}
+	for k, p := range last {
+		other, ok := d.ospfSpelt[k]
+		if !ok {
+			continue
+		}
+		// An OSPF neighbor a warm-up's trap named both ways (see
+		// noteOSPFSpellings) takes the spelling published: a state
+		// rebuilt under the other one, under which nothing was
+		// published, is that trap spelt otherwise, and goes; the
+		// published one is made if missing (a trap held back for its
+		// names then takes it too: ospfTrapNeighbor keeps a down's
+		// spelling). Else the trap up after the restart ended the
+		// down rebuilt, never published, and not the one published.
+		k2 := objectKey{k.device, other, k.family}
+		if st := d.states[k2]; st != nil && st.rebuilt {
+			if _, ok := last[k2]; !ok {
+				d.forgetState(k2.device, k2.object, "ospf_neighbor_up", "ospf_neighbor_down", st.at)
+			}
+		}
+		if d.states[k] == nil && d.tracked(k.device, k.object, p.ev.Type) {
+			st := &objectState{rebuilt: true}
+			d.begin(st, p.ev.Type, timeOf(p), causePartition(p.ev.Cause), false)
+			d.states[k] = st
+		}
+	}
 	for k, p := range last {
 		pub := p.ev
 		st := d.states[k]
 		if st == nil || !st.rebuilt || st.typ == pub.Type {
 			continue
 		}
-		// At the event's time (a poll's), not its record's: a record
-		// appended after it, a live report to come, is newer. But not
-		// after its record: a syslog event's time is the device's, which
-		// may be hours ahead (the detector times states by the log,
-		// detectAt), and its record was appended after the one that
-		// caused it.
-		eventAt := pub.Time
-		if !p.at.IsZero() && eventAt.After(p.at) {
-			eventAt = p.at
-		}
+		eventAt := timeOf(p)
 		at := st.at
 		if eventAt.After(at) {
 			at = eventAt

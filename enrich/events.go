@@ -143,6 +143,11 @@ type detector struct {
 	// adjacencies are the OSPF neighbors with adjacencies lines reported
 	// down (see adjacencyHolds).
 	adjacencies map[adjacencyKey]*adjacenciesDown
+	// ospfSpelt are, per OSPF neighbor a warm-up's ospfNbrStateChange
+	// named (its device, one spelling, its pair of types as states keys
+	// it), its other spelling: router ID to address and back, for
+	// adoptPublished (see noteOSPFSpellings).
+	ospfSpelt map[objectKey]string
 	// reports counts the state reports sameState took: a poller's row
 	// asks pollContradicts again only once another report came since
 	// its last look (most polls, none did).

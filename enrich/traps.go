@@ -437,6 +437,9 @@ func (w *TrapWorker) event(tr *telemetry.Trap, r *broker.Record) (ev telemetry.E
 			vendor = w.det.vendors.of(ev.Device)
 		}
 		if a := ospfNeighborAddr(tr); a != "" && a != ev.Object {
+			if w.warming {
+				w.det.noteOSPFSpellings(ev.Device, ev.Object, a)
+			}
 			ev.Object = w.det.ospfTrapNeighbor(ev.Device, ev.Object, a, neighborsByAddress(vendor))
 		}
 	}
@@ -759,6 +762,28 @@ func (d *detector) ospfTrapNeighbor(device, rid, addr string, byAddr bool) strin
 		return addr
 	}
 	return rid
+}
+
+// noteOSPFSpellings notes that device's OSPF neighbor of router ID rid has
+// address addr, as a warm-up's ospfNbrStateChange gives both. The warm-up
+// spells the trap as the lines read back by then say (ospfTrapNeighbor),
+// the syslog warm-up running beside it, which may not be how the process
+// before published it: adoptPublished then takes the published spelling.
+func (d *detector) noteOSPFSpellings(device, rid, addr string) {
+	k := objectKey{device, rid, "ospf_neighbor_down"} // the pair's key in states
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ospfSpelt[k] == addr {
+		return
+	}
+	if d.ospfSpelt == nil || len(d.ospfSpelt) >= 2*d.maxObjects {
+		d.ospfSpelt = map[objectKey]string{} // full: starts again, as lineVendors
+	}
+	k.device, rid, addr = strings.Clone(device), strings.Clone(rid), strings.Clone(addr)
+	k.object = rid
+	d.ospfSpelt[k] = addr
+	k.object = addr
+	d.ospfSpelt[k] = rid
 }
 
 // ospfNeighborAddr is the address of the OSPF neighbor of an
