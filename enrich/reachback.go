@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/logwindow"
+	"github.com/weirnet/weir/telemetry"
 )
 
 // maxReachBack bounds how far before its window a warm-up looks for the
@@ -129,7 +130,8 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 }
 
 // feedOffsets feeds the records of topic/partition at offsets, in log
-// order.
+// order, each as a copy: a worker's scratch keeps the last record it
+// decoded, whose strings would keep r's fetch buffer (see warmer.read).
 func (wm *warmer) feedOffsets(ctx context.Context, r *logwindow.Reader, topic string, partition int32, offsets []int64, end time.Time, feed func(*broker.Record, time.Time)) error {
 	if len(offsets) == 0 {
 		return nil
@@ -141,7 +143,8 @@ func (wm *warmer) feedOffsets(ctx context.Context, r *logwindow.Reader, topic st
 			i++
 		}
 		if i < len(offsets) && offsets[i] == rec.Offset {
-			feed(rec, end)
+			c := copyRecord(rec)
+			feed(&c, end)
 		}
 	}, nil)
 	return err
@@ -172,7 +175,13 @@ func (w *MetricsWorker) noteWarmPoll(target string, key []byte, answered bool) {
 // the last call) gave failed polls alone, and that are still in the
 // outage: for warmer.reachBack.
 func (w *MetricsWorker) lostPolls() lostPolls {
-	lost := lostPolls{targets: map[string]bool{}, keys: map[string]bool{}, answered: w.answeredPoll}
+	// A decoder and scratch of the reach back's own, gone with it: the
+	// worker's would keep the bytes of the last record looked at, and
+	// with them the reach back's fetch buffer.
+	var dec telemetry.Decoder
+	var p telemetry.Point
+	lost := lostPolls{targets: map[string]bool{}, keys: map[string]bool{},
+		answered: func(r *broker.Record) (string, bool) { return answeredPoll(&dec, &p, r) }}
 	for target, wp := range w.warmPolls {
 		if !wp.answered && w.inOutage(target, 0) {
 			lost.targets[target] = true
@@ -184,10 +193,9 @@ func (w *MetricsWorker) lostPolls() lostPolls {
 }
 
 // answeredPoll returns the target r is a record of an answered poll of:
-// a row, or a status that says snmp_up 1.
-func (w *MetricsWorker) answeredPoll(r *broker.Record) (string, bool) {
-	p := &w.row
-	if w.dec.DecodePoint(r.Value, p) != nil || p.Device == "" {
+// a row, or a status that says snmp_up 1. It decodes r into p with dec.
+func answeredPoll(dec *telemetry.Decoder, p *telemetry.Point, r *broker.Record) (string, bool) {
+	if dec.DecodePoint(r.Value, p) != nil || p.Device == "" {
 		return "", false
 	}
 	if p.Measurement == "snmp_status" {
