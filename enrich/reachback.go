@@ -68,7 +68,10 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 		last := back >= maxReachBack
 		cutoff := windowStart.Add(-min(back, maxReachBack))
 		var from int64
-		if from, err = r.WindowStart(ctx, topic, partition, upTo, cutoff); err != nil {
+		if err = retried(ctx, func() (err error) {
+			from, err = r.WindowStart(ctx, topic, partition, upTo, cutoff)
+			return err
+		}); err != nil {
 			break
 		}
 		if from == prevFrom && !older {
@@ -78,7 +81,7 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 		}
 		prevFrom, older = from, false
 		clear(found)
-		_, _, err = r.ReadFrom(ctx, topic, partition, from, upTo, time.Time{}, func(rec *broker.Record) {
+		err = wm.readFrom(ctx, &r, topic, partition, from, upTo, func(rec *broker.Record) {
 			if rec.Timestamp.Before(cutoff) {
 				older = true
 				return
@@ -98,7 +101,7 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 			case rec.Timestamp.Equal(lp.at):
 				lp.offsets = append(lp.offsets, rec.Offset)
 			}
-		}, nil)
+		})
 		if err != nil {
 			break
 		}
@@ -138,7 +141,7 @@ func (wm *warmer) feedOffsets(ctx context.Context, r *logwindow.Reader, topic st
 	}
 	slices.Sort(offsets)
 	i := 0
-	_, _, err := r.ReadFrom(ctx, topic, partition, offsets[0], offsets[len(offsets)-1]+1, time.Time{}, func(rec *broker.Record) {
+	return wm.readFrom(ctx, r, topic, partition, offsets[0], offsets[len(offsets)-1]+1, func(rec *broker.Record) {
 		for i < len(offsets) && offsets[i] < rec.Offset {
 			i++
 		}
@@ -146,8 +149,37 @@ func (wm *warmer) feedOffsets(ctx context.Context, r *logwindow.Reader, topic st
 			c := copyRecord(rec)
 			feed(&c, end)
 		}
-	}, nil)
-	return err
+	})
+}
+
+// readFrom feeds the records of topic/partition from offset from up to
+// upTo, whatever their time; a fetch that fails is tried again, going on
+// from where the reading got to, as warmer.read's are: a reach back runs
+// right after the window's reading, in the same rolling restart of
+// Kafka's brokers, and one given up leaves its targets without their
+// last answered poll for as long as the worker runs.
+func (wm *warmer) readFrom(ctx context.Context, r *logwindow.Reader, topic string, partition int32, from, upTo int64, feed func(*broker.Record)) error {
+	return retried(ctx, func() error {
+		next, _, err := r.ReadFrom(ctx, topic, partition, from, upTo, time.Time{}, feed, nil)
+		from = next
+		return err
+	})
+}
+
+// retried runs attempt until it succeeds or ctx ends, trying again after
+// each of warmRetries.
+func retried(ctx context.Context, attempt func() error) error {
+	for try := 0; ; try++ {
+		err := attempt()
+		if err == nil || ctx.Err() != nil || try == len(warmRetries) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(warmRetries[try]):
+		}
+	}
 }
 
 // warmPoll is what a partition's warm-up read of a target's polls: the
