@@ -63,8 +63,17 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 	prevFrom, older := int64(-1), false
 	found := map[string]*lastPoll{}
 	var offsets []int64
-	var err error
-	for back := max(4*wm.window, time.Minute); len(lost.targets) > 0; back *= 4 {
+	// bound is as far back as a read can start: the log's start, or
+	// logwindow.MaxRecords before upTo. A read from there, with the
+	// widest cutoff, takes all that a read with any other could: it is
+	// the last, not read again with each wider one.
+	var bound int64
+	err := retried(ctx, func() error {
+		pi, err := logwindow.Partition(ctx, wm.b, topic, partition)
+		bound = max(pi.LogStartOffset, upTo-logwindow.MaxRecords)
+		return err
+	})
+	for back := max(4*wm.window, time.Minute); err == nil && len(lost.targets) > 0; back *= 4 {
 		last := back >= maxReachBack
 		cutoff := windowStart.Add(-min(back, maxReachBack))
 		var from int64
@@ -73,6 +82,9 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 			return err
 		}); err != nil {
 			break
+		}
+		if from <= bound {
+			cutoff, last = windowStart.Add(-maxReachBack), true
 		}
 		if from == prevFrom && !older {
 			// The last read was from the log's start, or as far back as
