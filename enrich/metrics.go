@@ -94,6 +94,9 @@ type MetricsWorker struct {
 	warmup  time.Duration
 	warmer  *warmer
 	warming bool // enriching a warm-up record: nothing is counted or logged
+	// olderWarm: the warm-up record is older than those fed before it
+	// (warmer.reachBack's): no sample of it takes a state's place.
+	olderWarm bool
 	// warmPolls are the targets whose polls a partition's warm-up read,
 	// for lostPolls.
 	warmPolls map[string]warmPoll
@@ -875,7 +878,7 @@ type stateSample struct {
 // its reverse). Nor an older one after a last stamped ahead of weir's
 // clock, which a device clock set back left (see stampedAhead).
 func (w *MetricsWorker) newer(at, last time.Time) bool {
-	return !at.Before(last) || stampedAhead(last, w.rates.now) && !stampedAhead(at, w.rates.now)
+	return !at.Before(last) || !w.olderWarm && stampedAhead(last, w.rates.now) && !stampedAhead(at, w.rates.now)
 }
 
 // uptimeSample is a device's sysUpTime (hundredths of a second) at a

@@ -25,6 +25,9 @@ type lostPolls struct {
 	// answered returns the target whose answered poll r is one of the
 	// records of (a row, or a status that says snmp_up 1), if r is one.
 	answered func(r *broker.Record) (target string, ok bool)
+	// feed, if set, is what the polls found are fed to, in the place of
+	// the window's feed: they are older than the window's records.
+	feed func(r *broker.Record, end time.Time)
 }
 
 // lastPoll is where a target's latest answered poll found so far is: a
@@ -59,6 +62,9 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 		return
 	}
 	began, missing := time.Now(), len(lost.targets)
+	if lost.feed != nil {
+		feed = lost.feed
+	}
 	r := logwindow.Reader{B: wm.b}
 	prevFrom, older := int64(-1), false
 	found := map[string]*lastPoll{}
@@ -225,7 +231,7 @@ func (w *MetricsWorker) lostPolls() lostPolls {
 	var dec telemetry.Decoder
 	var p telemetry.Point
 	lost := lostPolls{targets: map[string]bool{}, keys: map[string]bool{},
-		answered: func(r *broker.Record) (string, bool) { return answeredPoll(&dec, &p, r) }}
+		answered: func(r *broker.Record) (string, bool) { return answeredPoll(&dec, &p, r) }, feed: w.warmOlder}
 	for target, wp := range w.warmPolls {
 		if !wp.answered && w.inOutage(target, 0) {
 			lost.targets[target] = true
@@ -248,4 +254,16 @@ func answeredPoll(dec *telemetry.Decoder, p *telemetry.Point, r *broker.Record) 
 		}
 	}
 	return p.Device, true
+}
+
+// warmOlder is warm for a record older than the window's, fed after them
+// (a reach back's): a state the window gave stays, though it is stamped
+// ahead of weir's clock (a poller's clock ahead of this host's), which
+// newer lets an older sample take the place of. Else the answered poll
+// of before the outage took that of the window's failed polls, and the
+// next failed poll raised device_unreachable a second time.
+func (w *MetricsWorker) warmOlder(r *broker.Record, end time.Time) {
+	w.olderWarm = true
+	w.warm(r, end)
+	w.olderWarm = false
 }
