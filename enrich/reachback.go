@@ -238,7 +238,7 @@ func (w *MetricsWorker) lostPolls() lostPolls {
 			lost.keys[wp.key] = true
 		}
 	}
-	clear(w.warmPolls)
+	w.warmPolls = nil // not cleared: a cleared map keeps its table, for as long as the worker runs
 	return lost
 }
 
