@@ -95,8 +95,10 @@ type MetricsWorker struct {
 	warmer  *warmer
 	warming bool // enriching a warm-up record: nothing is counted or logged
 	// olderWarm: the warm-up record is older than those fed before it
-	// (warmer.reachBack's): no sample of it takes a state's place.
+	// (warmer.reachBack's): no sample of it takes a state's place, and a
+	// row it makes is as seen at olderSeen (see trackedRow).
 	olderWarm bool
+	olderSeen int64
 	// warmPolls are the targets whose polls a partition's warm-up read,
 	// for lostPolls.
 	warmPolls map[string]warmPoll
@@ -163,6 +165,21 @@ func (w *MetricsWorker) untrack(kind int, device string) {
 
 // trackedRow returns the row's counters (rates.row), nil past maxObjects.
 func (w *MetricsWorker) trackedRow(device string) *rowCounters {
+	if w.olderWarm {
+		// A row of a poll older than the window's: one the window (or
+		// live records) gave stays as seen then; a new one is as seen
+		// when that poll was, as a worker that ran all along saw it, so
+		// it is forgotten as that worker's was an hour into an outage,
+		// and the first poll after the outage starts its rates again.
+		if row := w.rates.rows[string(w.rowID)]; row != nil {
+			return row
+		}
+		row := w.rates.row(w.rowID, w.maxObjects)
+		if row != nil {
+			row.seen = min(row.seen, w.olderSeen)
+		}
+		return row
+	}
 	row := w.rates.row(w.rowID, w.maxObjects)
 	if row == nil {
 		w.untrack(untrackedRates, device)

@@ -261,9 +261,15 @@ func answeredPoll(dec *telemetry.Decoder, p *telemetry.Point, r *broker.Record) 
 // ahead of weir's clock (a poller's clock ahead of this host's), which
 // newer lets an older sample take the place of. Else the answered poll
 // of before the outage took that of the window's failed polls, and the
-// next failed poll raised device_unreachable a second time.
+// next failed poll raised device_unreachable a second time. A row of
+// counters it makes is as seen at the record's time (trackedRow): else
+// the first poll after an outage of over an hour had rates over all of
+// it, where a worker that ran all along has forgotten the row.
 func (w *MetricsWorker) warmOlder(r *broker.Record, end time.Time) {
-	w.olderWarm = true
+	w.olderWarm, w.olderSeen = true, w.rates.now
+	if !r.Timestamp.IsZero() {
+		w.olderSeen = min(w.olderSeen, r.Timestamp.Unix())
+	}
 	w.warm(r, end)
 	w.olderWarm = false
 }
