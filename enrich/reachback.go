@@ -93,8 +93,9 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 			cutoff, last = windowStart.Add(-maxReachBack), true
 		}
 		if from == prevFrom && !older {
-			// The last read was from the log's start, or as far back as
-			// logwindow.MaxRecords lets, and left nothing out.
+			// The last read was from here too (WindowStart's steps are
+			// coarser than the cutoff's, or retention moved the log's
+			// start past bound) and left nothing out.
 			break
 		}
 		prevFrom, older = from, false
