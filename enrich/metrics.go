@@ -94,6 +94,11 @@ type MetricsWorker struct {
 	warmup  time.Duration
 	warmer  *warmer
 	warming bool // enriching a warm-up record: nothing is counted or logged
+	// olderWarm: the warm-up record is older than those fed before it
+	// (warmer.reachBack's): no sample of it takes a state's place, and a
+	// row it makes is as seen at olderSeen (see trackedRow).
+	olderWarm bool
+	olderSeen int64
 	// warmPolls are the targets whose polls a partition's warm-up read,
 	// for lostPolls.
 	warmPolls map[string]warmPoll
@@ -160,6 +165,21 @@ func (w *MetricsWorker) untrack(kind int, device string) {
 
 // trackedRow returns the row's counters (rates.row), nil past maxObjects.
 func (w *MetricsWorker) trackedRow(device string) *rowCounters {
+	if w.olderWarm {
+		// A row of a poll older than the window's: one the window (or
+		// live records) gave stays as seen then; a new one is as seen
+		// when that poll was, as a worker that ran all along saw it, so
+		// it is forgotten as that worker's was an hour into an outage,
+		// and the first poll after the outage starts its rates again.
+		if row := w.rates.rows[string(w.rowID)]; row != nil {
+			return row
+		}
+		row := w.rates.row(w.rowID, w.maxObjects)
+		if row != nil {
+			row.seen = min(row.seen, w.olderSeen)
+		}
+		return row
+	}
 	row := w.rates.row(w.rowID, w.maxObjects)
 	if row == nil {
 		w.untrack(untrackedRates, device)
@@ -875,7 +895,7 @@ type stateSample struct {
 // its reverse). Nor an older one after a last stamped ahead of weir's
 // clock, which a device clock set back left (see stampedAhead).
 func (w *MetricsWorker) newer(at, last time.Time) bool {
-	return !at.Before(last) || stampedAhead(last, w.rates.now) && !stampedAhead(at, w.rates.now)
+	return !at.Before(last) || !w.olderWarm && stampedAhead(last, w.rates.now) && !stampedAhead(at, w.rates.now)
 }
 
 // uptimeSample is a device's sysUpTime (hundredths of a second) at a

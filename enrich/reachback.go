@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/internal/logwindow"
+	"github.com/weirnet/weir/telemetry"
 )
 
 // maxReachBack bounds how far before its window a warm-up looks for the
@@ -24,6 +25,9 @@ type lostPolls struct {
 	// answered returns the target whose answered poll r is one of the
 	// records of (a row, or a status that says snmp_up 1), if r is one.
 	answered func(r *broker.Record) (target string, ok bool)
+	// feed, if set, is what the polls found are fed to, in the place of
+	// the window's feed: they are older than the window's records.
+	feed func(r *broker.Record, end time.Time)
 }
 
 // lastPoll is where a target's latest answered poll found so far is: a
@@ -58,26 +62,45 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 		return
 	}
 	began, missing := time.Now(), len(lost.targets)
+	if lost.feed != nil {
+		feed = lost.feed
+	}
 	r := logwindow.Reader{B: wm.b}
 	prevFrom, older := int64(-1), false
 	found := map[string]*lastPoll{}
 	var offsets []int64
-	var err error
-	for back := max(4*wm.window, time.Minute); len(lost.targets) > 0; back *= 4 {
+	// bound is as far back as a read can start: the log's start, or
+	// logwindow.MaxRecords before upTo. A read from there, with the
+	// widest cutoff, takes all that a read with any other could: it is
+	// the last, not read again with each wider one.
+	var bound int64
+	err := retried(ctx, func() error {
+		pi, err := logwindow.Partition(ctx, wm.b, topic, partition)
+		bound = max(pi.LogStartOffset, upTo-logwindow.MaxRecords)
+		return err
+	})
+	for back := max(4*wm.window, time.Minute); err == nil && len(lost.targets) > 0; back *= 4 {
 		last := back >= maxReachBack
 		cutoff := windowStart.Add(-min(back, maxReachBack))
 		var from int64
-		if from, err = r.WindowStart(ctx, topic, partition, upTo, cutoff); err != nil {
+		if err = retried(ctx, func() (err error) {
+			from, err = r.WindowStart(ctx, topic, partition, upTo, cutoff)
+			return err
+		}); err != nil {
 			break
 		}
+		if from <= bound {
+			cutoff, last = windowStart.Add(-maxReachBack), true
+		}
 		if from == prevFrom && !older {
-			// The last read was from the log's start, or as far back as
-			// logwindow.MaxRecords lets, and left nothing out.
+			// The last read was from here too (WindowStart's steps are
+			// coarser than the cutoff's, or retention moved the log's
+			// start past bound) and left nothing out.
 			break
 		}
 		prevFrom, older = from, false
 		clear(found)
-		_, _, err = r.ReadFrom(ctx, topic, partition, from, upTo, time.Time{}, func(rec *broker.Record) {
+		err = wm.readFrom(ctx, &r, topic, partition, from, upTo, func(rec *broker.Record) {
 			if rec.Timestamp.Before(cutoff) {
 				older = true
 				return
@@ -97,7 +120,7 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 			case rec.Timestamp.Equal(lp.at):
 				lp.offsets = append(lp.offsets, rec.Offset)
 			}
-		}, nil)
+		})
 		if err != nil {
 			break
 		}
@@ -129,22 +152,53 @@ func (wm *warmer) reachBack(ctx context.Context, topic string, partition int32, 
 }
 
 // feedOffsets feeds the records of topic/partition at offsets, in log
-// order.
+// order, each as a copy: a worker's scratch keeps the last record it
+// decoded, whose strings would keep r's fetch buffer (see warmer.read).
 func (wm *warmer) feedOffsets(ctx context.Context, r *logwindow.Reader, topic string, partition int32, offsets []int64, end time.Time, feed func(*broker.Record, time.Time)) error {
 	if len(offsets) == 0 {
 		return nil
 	}
 	slices.Sort(offsets)
 	i := 0
-	_, _, err := r.ReadFrom(ctx, topic, partition, offsets[0], offsets[len(offsets)-1]+1, time.Time{}, func(rec *broker.Record) {
+	return wm.readFrom(ctx, r, topic, partition, offsets[0], offsets[len(offsets)-1]+1, func(rec *broker.Record) {
 		for i < len(offsets) && offsets[i] < rec.Offset {
 			i++
 		}
 		if i < len(offsets) && offsets[i] == rec.Offset {
-			feed(rec, end)
+			c := copyRecord(rec)
+			feed(&c, end)
 		}
-	}, nil)
-	return err
+	})
+}
+
+// readFrom feeds the records of topic/partition from offset from up to
+// upTo, whatever their time; a fetch that fails is tried again, going on
+// from where the reading got to, as warmer.read's are: a reach back runs
+// right after the window's reading, in the same rolling restart of
+// Kafka's brokers, and one given up leaves its targets without their
+// last answered poll for as long as the worker runs.
+func (wm *warmer) readFrom(ctx context.Context, r *logwindow.Reader, topic string, partition int32, from, upTo int64, feed func(*broker.Record)) error {
+	return retried(ctx, func() error {
+		next, _, err := r.ReadFrom(ctx, topic, partition, from, upTo, time.Time{}, feed, nil)
+		from = next
+		return err
+	})
+}
+
+// retried runs attempt until it succeeds or ctx ends, trying again after
+// each of warmRetries.
+func retried(ctx context.Context, attempt func() error) error {
+	for try := 0; ; try++ {
+		err := attempt()
+		if err == nil || ctx.Err() != nil || try == len(warmRetries) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(warmRetries[try]):
+		}
+	}
 }
 
 // warmPoll is what a partition's warm-up read of a target's polls: the
@@ -172,22 +226,27 @@ func (w *MetricsWorker) noteWarmPoll(target string, key []byte, answered bool) {
 // the last call) gave failed polls alone, and that are still in the
 // outage: for warmer.reachBack.
 func (w *MetricsWorker) lostPolls() lostPolls {
-	lost := lostPolls{targets: map[string]bool{}, keys: map[string]bool{}, answered: w.answeredPoll}
+	// A decoder and scratch of the reach back's own, gone with it: the
+	// worker's would keep the bytes of the last record looked at, and
+	// with them the reach back's fetch buffer.
+	var dec telemetry.Decoder
+	var p telemetry.Point
+	lost := lostPolls{targets: map[string]bool{}, keys: map[string]bool{},
+		answered: func(r *broker.Record) (string, bool) { return answeredPoll(&dec, &p, r) }, feed: w.warmOlder}
 	for target, wp := range w.warmPolls {
 		if !wp.answered && w.inOutage(target, 0) {
 			lost.targets[target] = true
 			lost.keys[wp.key] = true
 		}
 	}
-	clear(w.warmPolls)
+	w.warmPolls = nil // not cleared: a cleared map keeps its table, for as long as the worker runs
 	return lost
 }
 
 // answeredPoll returns the target r is a record of an answered poll of:
-// a row, or a status that says snmp_up 1.
-func (w *MetricsWorker) answeredPoll(r *broker.Record) (string, bool) {
-	p := &w.row
-	if w.dec.DecodePoint(r.Value, p) != nil || p.Device == "" {
+// a row, or a status that says snmp_up 1. It decodes r into p with dec.
+func answeredPoll(dec *telemetry.Decoder, p *telemetry.Point, r *broker.Record) (string, bool) {
+	if dec.DecodePoint(r.Value, p) != nil || p.Device == "" {
 		return "", false
 	}
 	if p.Measurement == "snmp_status" {
@@ -196,4 +255,22 @@ func (w *MetricsWorker) answeredPoll(r *broker.Record) (string, bool) {
 		}
 	}
 	return p.Device, true
+}
+
+// warmOlder is warm for a record older than the window's, fed after them
+// (a reach back's): a state the window gave stays, though it is stamped
+// ahead of weir's clock (a poller's clock ahead of this host's), which
+// newer lets an older sample take the place of. Else the answered poll
+// of before the outage took that of the window's failed polls, and the
+// next failed poll raised device_unreachable a second time. A row of
+// counters it makes is as seen at the record's time (trackedRow): else
+// the first poll after an outage of over an hour had rates over all of
+// it, where a worker that ran all along has forgotten the row.
+func (w *MetricsWorker) warmOlder(r *broker.Record, end time.Time) {
+	w.olderWarm, w.olderSeen = true, w.rates.now
+	if !r.Timestamp.IsZero() {
+		w.olderSeen = min(w.olderSeen, r.Timestamp.Unix())
+	}
+	w.warm(r, end)
+	w.olderWarm = false
 }

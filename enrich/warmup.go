@@ -136,7 +136,12 @@ func (wm *warmer) warmPartition(ctx context.Context, topic string, partition int
 	}
 	if err != nil {
 		// Enrichment goes on; rates and states start afresh, as without
-		// warm-up.
+		// warm-up. The targets the records read noted are forgotten
+		// (lost clears them), or the next partition's warm-up would
+		// read back through its own records for them.
+		if wm.lost != nil {
+			wm.lost()
+		}
 		wm.logger.Warn("enrich: warm-up failed", slog.String("topic", topic), slog.Int("partition", int(partition)),
 			slog.Int("records", n), slog.Any("error", err))
 		return
