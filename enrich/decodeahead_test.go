@@ -45,7 +45,7 @@ func TestDecodeAheadMatchesTheWorker(t *testing.T) {
 		enriched, events [][]byte
 		unknown, failed  float64
 	}
-	run := func(ahead bool) result {
+	run := func(goroutines int) result { // 0: the worker alone
 		m := NewWorkerMetrics(nil)
 		w := NewWorker(nil, inv, NewClassifier(), WithWorkerMetrics(m),
 			WithEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow))
@@ -54,7 +54,8 @@ func TestDecodeAheadMatchesTheWorker(t *testing.T) {
 		var res result
 		var enriched, events []outRecord
 		var a *decodeAhead
-		if ahead {
+		if goroutines > 0 {
+			w.ahead.goroutines = goroutines
 			if !w.ahead.start(recs, w.decodeSyslogInto) {
 				t.Fatal("decodeAhead did not start on a poll of many units")
 			}
@@ -73,27 +74,30 @@ func TestDecodeAheadMatchesTheWorker(t *testing.T) {
 		res.failed = testutil.ToFloat64(m.m.decodeErrors.WithLabelValues(telemetry.TopicRawSyslog, "malformed"))
 		return res
 	}
-	serial, ahead := run(false), run(true)
+	serial := run(0)
 	if len(serial.enriched) < 2900 || len(serial.events) == 0 || serial.unknown == 0 || serial.failed == 0 {
 		t.Fatalf("the worker alone: %d enriched, %d events, %v unknown, %v undecodable: not the mix this test needs",
 			len(serial.enriched), len(serial.events), serial.unknown, serial.failed)
 	}
-	if len(ahead.enriched) != len(serial.enriched) || len(ahead.events) != len(serial.events) {
-		t.Fatalf("decoded ahead: %d enriched, %d events; the worker alone %d, %d",
-			len(ahead.enriched), len(ahead.events), len(serial.enriched), len(serial.events))
-	}
-	for i := range serial.enriched {
-		if !bytes.Equal(ahead.enriched[i], serial.enriched[i]) {
-			t.Fatalf("enriched record %d decoded ahead:\n%s\nthe worker alone:\n%s", i, ahead.enriched[i], serial.enriched[i])
+	for _, goroutines := range []int{1, 2} {
+		ahead := run(goroutines)
+		if len(ahead.enriched) != len(serial.enriched) || len(ahead.events) != len(serial.events) {
+			t.Fatalf("decoded ahead on %d goroutines: %d enriched, %d events; the worker alone %d, %d",
+				goroutines, len(ahead.enriched), len(ahead.events), len(serial.enriched), len(serial.events))
 		}
-	}
-	for i := range serial.events {
-		if !bytes.Equal(ahead.events[i], serial.events[i]) {
-			t.Fatalf("event %d decoded ahead:\n%s\nthe worker alone:\n%s", i, ahead.events[i], serial.events[i])
+		for i := range serial.enriched {
+			if !bytes.Equal(ahead.enriched[i], serial.enriched[i]) {
+				t.Fatalf("enriched record %d decoded ahead on %d goroutines:\n%s\nthe worker alone:\n%s", i, goroutines, ahead.enriched[i], serial.enriched[i])
+			}
 		}
-	}
-	if ahead.unknown != serial.unknown || ahead.failed != serial.failed {
-		t.Errorf("decoded ahead: %v unknown, %v undecodable; the worker alone %v, %v", ahead.unknown, ahead.failed, serial.unknown, serial.failed)
+		for i := range serial.events {
+			if !bytes.Equal(ahead.events[i], serial.events[i]) {
+				t.Fatalf("event %d decoded ahead on %d goroutines:\n%s\nthe worker alone:\n%s", i, goroutines, ahead.events[i], serial.events[i])
+			}
+		}
+		if ahead.unknown != serial.unknown || ahead.failed != serial.failed {
+			t.Errorf("decoded ahead on %d goroutines: %v unknown, %v undecodable; the worker alone %v, %v", goroutines, ahead.unknown, ahead.failed, serial.unknown, serial.failed)
+		}
 	}
 }
 
@@ -122,25 +126,27 @@ func TestDecodeAheadMemoryIsBounded(t *testing.T) {
 	for i := range recs {
 		recs[i] = broker.Record{Offset: int64(i), Value: line}
 	}
-	var a decodeAhead
 	decode := func(r *broker.Record, d *decodedSyslog) {
 		*d = decodedSyslog{fields: d.fields}
 		d.sev = int(r.Offset)
 	}
-	for poll := range 2 {
-		if !a.start(recs, decode) {
-			t.Fatal("decodeAhead did not start on a poll of many units")
-		}
-		for i := range recs {
-			if i%5000 == 0 {
-				time.Sleep(2 * time.Millisecond) // the other goroutine goes ahead
+	for _, goroutines := range []int{1, 2} {
+		a := decodeAhead{goroutines: goroutines}
+		for poll := range 2 {
+			if !a.start(recs, decode) {
+				t.Fatal("decodeAhead did not start on a poll of many units")
 			}
-			if d := a.next(); d.sev != i {
-				t.Fatalf("poll %d: record %d took the decoding of record %d", poll, i, d.sev)
+			for i := range recs {
+				if i%5000 == 0 {
+					time.Sleep(2 * time.Millisecond) // the other goroutines go ahead
+				}
+				if d := a.next(); d.sev != i {
+					t.Fatalf("%d goroutines, poll %d: record %d took the decoding of record %d", goroutines, poll, i, d.sev)
+				}
 			}
 		}
-	}
-	if n := len(a.slots); n > 1<<12 {
-		t.Errorf("%d slots kept for a poll of %d records: want at most %d", n, len(recs), 1<<12)
+		if n := len(a.slots); n > 1<<12 {
+			t.Errorf("%d goroutines: %d slots kept for a poll of %d records: want at most %d", goroutines, n, len(recs), 1<<12)
+		}
 	}
 }

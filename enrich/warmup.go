@@ -57,6 +57,10 @@ type warmer struct {
 	// the targets it left without their last answered poll, which
 	// reachBack then finds further back: the metrics worker's.
 	lost func() lostPolls
+	// fetched, if set, is called after each fetch's records were fed,
+	// while they are still valid (logwindow.Reader.ReadFrom's fetched):
+	// the syslog worker warms up a fetch at a time.
+	fetched func()
 }
 
 func newWarmer(b broker.Broker, window time.Duration, logger *slog.Logger) *warmer {
@@ -303,7 +307,7 @@ func (wm *warmer) read(ctx context.Context, topic string, partition int32, upTo 
 			}
 			from = start
 		}
-		next, fed, err := r.ReadFrom(ctx, topic, partition, from, upTo, cutoff, copyLast, nil)
+		next, fed, err := r.ReadFrom(ctx, topic, partition, from, upTo, cutoff, copyLast, wm.fetched)
 		from, n = next, n+fed
 		return err
 	}
