@@ -554,8 +554,117 @@ func (c *Config) GNMIWarnings() []string {
 			out = append(out, fmt.Sprintf("gnmi target %q: updates_only is set on %d of its %d subscriptions, but applies to the target's whole stream: the others get no initial state either (set it on all of them, or none)",
 				t.Name, n, len(t.Subscriptions)))
 		}
+		if c.EnrichEnabled() {
+			out = append(out, c.quietStateWarnings(t)...)
+		}
 	}
 	return out
+}
+
+// eventLeaves are the OpenConfig leaves enrichment raises events from
+// (interface oper-status, BGP session-state), as path elements without
+// keys.
+var eventLeaves = [...][]string{
+	{"interfaces", "interface", "state", "oper-status"},
+	{"network-instances", "network-instance", "protocols", "protocol", "bgp", "neighbors", "neighbor", "state", "session-state"},
+}
+
+// quietStateWarnings warn of t's stream subscriptions to an event leaf
+// that send an unchanged value no more than once (on_change, the default
+// target_defined, sample with suppress_redundant) and no heartbeat within
+// the warm-up's window. Enrichment forgets a state unseen for an hour, and
+// a restart reads back that window alone: a link stable for longer than
+// either is a first state when it changes, and raises no event.
+func (c *Config) quietStateWarnings(t GNMITarget) []string {
+	window := 10 * time.Minute // enrich.DefaultWarmup
+	if w := c.Enrich.Warmup; w != nil && *w > 0 {
+		window = time.Duration(*w)
+	}
+	var out []string
+	for _, s := range t.Subscriptions {
+		mode := s.StreamMode
+		if mode == "" {
+			mode = "target_defined"
+		}
+		quiet := mode == "on_change" || mode == "target_defined" || mode == "sample" && s.SuppressRedundant
+		if s.Mode != "" && s.Mode != "stream" || !quiet || s.HeartbeatInterval > 0 && time.Duration(s.HeartbeatInterval) <= window {
+			continue
+		}
+		elems := append(pathElems(s.Prefix), pathElems(s.Path)...)
+		for _, leaf := range eventLeaves {
+			if !pathCovers(elems, leaf) {
+				continue
+			}
+			name := s.Name
+			if name == "" {
+				name = s.Path
+			}
+			how := "no heartbeat_interval"
+			if s.HeartbeatInterval > 0 {
+				how = "a heartbeat_interval over the warm-up's " + window.String()
+			}
+			out = append(out, fmt.Sprintf("gnmi target %q: subscription %q sends %s only when it changes (stream_mode %s, %s): enrichment forgets a state unseen for an hour and a restart reads back %s, so its first change after a longer calm raises no event; give it a heartbeat_interval of at most %s (the shipped config's is 60s)",
+				t.Name, name, leaf[len(leaf)-1], mode, how, window, window))
+			break
+		}
+	}
+	return out
+}
+
+// pathElems are a gNMI path's element names, without keys or module
+// prefixes: /openconfig-interfaces:interfaces/interface[name=x]/state is
+// interfaces, interface, state.
+func pathElems(path string) []string {
+	var out []string
+	depth, start := 0, -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			e := path[start:end]
+			if i := strings.IndexByte(e, '['); i >= 0 {
+				e = e[:i]
+			}
+			if i := strings.LastIndexByte(e, ':'); i >= 0 {
+				e = e[i+1:]
+			}
+			if e != "" {
+				out = append(out, e)
+			}
+		}
+		start = -1
+	}
+	for i := 0; i < len(path); i++ {
+		switch path[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case '/':
+			if depth == 0 {
+				flush(i)
+				continue
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	flush(len(path))
+	return out
+}
+
+// pathCovers reports whether a subscription to path elems gets leaf: one
+// is a prefix of the other ("*" matches any element, "..." any rest).
+func pathCovers(elems, leaf []string) bool {
+	for i := 0; i < len(elems) && i < len(leaf); i++ {
+		switch elems[i] {
+		case "...":
+			return true
+		case "*", leaf[i]:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Settings is t less the line it is written on: what tells whether a

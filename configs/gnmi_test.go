@@ -250,12 +250,12 @@ func TestGNMIWarnings(t *testing.T) {
       insecure: true
       subscriptions:
         - {path: /interfaces, stream_mode: sample, sample_interval: 10s}
-        - {path: /network-instances, stream_mode: on_change, updates_only: true}
+        - {path: /network-instances, stream_mode: on_change, updates_only: true, heartbeat_interval: 60s}
     - name: all
       address: "192.0.2.2:57400"
       insecure: true
       subscriptions:
-        - {path: /interfaces, stream_mode: on_change, updates_only: true}
+        - {path: /interfaces, stream_mode: on_change, updates_only: true, heartbeat_interval: 60s}
         - {path: /system, stream_mode: on_change, updates_only: true}
 `))
 	if err != nil {
@@ -264,5 +264,60 @@ func TestGNMIWarnings(t *testing.T) {
 	want := []string{`gnmi target "mixed": updates_only is set on 1 of its 2 subscriptions, but applies to the target's whole stream: the others get no initial state either (set it on all of them, or none)`}
 	if got := cfg.GNMIWarnings(); !slices.Equal(got, want) {
 		t.Errorf("warnings %q, want %q", got, want)
+	}
+}
+
+// TestGNMIQuietStateWarnings: a stream subscription that gets interface
+// oper-status or BGP session-state and sends an unchanged value only
+// once (on_change, target_defined, sample with suppress_redundant), with
+// no heartbeat within the warm-up's window, is warned of: enrichment
+// forgets a state unseen for an hour, and a change after a longer calm
+// raised no event. Subscriptions that send it again, or get neither leaf,
+// are not.
+func TestGNMIQuietStateWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		sub, warmup string
+		want        string // the leaf warned of; "" none
+	}{
+		{sub: "{path: /interfaces/interface/state/oper-status, stream_mode: on_change}", want: "oper-status"},
+		{sub: `{path: "/interfaces/interface[name=Ethernet1]/state", stream_mode: on_change}`, want: "oper-status"},
+		{sub: "{path: /openconfig-interfaces:interfaces, stream_mode: on_change}", want: "oper-status"},
+		{sub: "{path: /, stream_mode: on_change}", want: "oper-status"},
+		{sub: "{path: /interfaces/interface/state/oper-status}", want: "oper-status"}, // target_defined
+		{sub: "{path: /interfaces/*/state, stream_mode: on_change}", want: "oper-status"},
+		{sub: "{path: /interfaces/interface/state, stream_mode: sample, sample_interval: 10s, suppress_redundant: true}", want: "oper-status"},
+		{sub: `{path: state/session-state, prefix: "/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]/bgp/neighbors/neighbor", stream_mode: on_change}`, want: "session-state"},
+		{sub: "{path: /interfaces/interface/state/oper-status, stream_mode: on_change, heartbeat_interval: 15m}", want: "oper-status"},
+		{sub: "{path: /interfaces/interface/state/oper-status, stream_mode: on_change, heartbeat_interval: 15m}", warmup: "20m"},
+		{sub: "{path: /interfaces/interface/state/oper-status, stream_mode: on_change, heartbeat_interval: 60s}"},
+		{sub: "{path: /interfaces/interface/state/oper-status, stream_mode: sample, sample_interval: 10s}"},
+		{sub: "{path: /interfaces/interface/state/counters, stream_mode: on_change}"},
+		{sub: "{path: /interfaces/interface/state/oper-status, mode: poll}"},
+		{sub: "{path: /system/state, stream_mode: on_change}"},
+		{sub: "{path: /network-instances/network-instance/protocols/protocol/bgp/global, stream_mode: on_change}"},
+	} {
+		yaml := "gnmi:\n  targets:\n    - name: r1\n      address: \"192.0.2.1:57400\"\n      insecure: true\n      subscriptions:\n        - " + tc.sub + "\n"
+		if tc.warmup != "" {
+			yaml += "enrich:\n  warmup: " + tc.warmup + "\n"
+		}
+		cfg, err := Parse([]byte(yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sub, err)
+		}
+		got := cfg.GNMIWarnings()
+		switch {
+		case tc.want == "" && len(got) > 0:
+			t.Errorf("%s: warnings %q, want none", tc.sub, got)
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], "sends "+tc.want+" only when it changes") || !strings.Contains(got[0], "heartbeat_interval")):
+			t.Errorf("%s: warnings %q, want one about %s", tc.sub, got, tc.want)
+		}
+	}
+	// No warning where enrichment is off: no events are raised.
+	cfg, err := Parse([]byte("gnmi:\n  targets:\n    - name: r1\n      address: \"192.0.2.1:57400\"\n      insecure: true\n      subscriptions:\n        - {path: /interfaces, stream_mode: on_change}\nenrich:\n  enabled: false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.GNMIWarnings(); len(got) > 0 {
+		t.Errorf("enrichment off: warnings %q", got)
 	}
 }
