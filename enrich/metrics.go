@@ -407,6 +407,21 @@ type stateKey struct {
 	what, object string
 }
 
+// sentOnChange reports whether k is a gNMI state (an interface's
+// oper-status, a BGP session's state), which an on_change subscription
+// without heartbeats sends only when it changes: unseen for an hour, it
+// is calm, not gone (a gone object's delete forgets it, and the gNMI
+// collector sends the deletes a reconnect's snapshot implies), so it is
+// kept for forgetQuietAfter.
+func (k stateKey) sentOnChange() bool {
+	return k.what == "interface" || k.what == "bgp_peer"
+}
+
+// forgetQuietAfter is how long a gNMI state unseen is kept (see
+// stateKey.sentOnChange): past it, one of a target taken out of the config
+// goes.
+const forgetQuietAfter = 7 * 24 * time.Hour
+
 // enrich decodes a raw metric record into w.row and enriches it there,
 // returning the events it shows.
 func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
@@ -997,8 +1012,9 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 	w.statePeak.note(len(w.state))
 	w.uptimesPeak.note(len(w.uptimes))
 	w.sysNamesPeak.note(len(w.sysNames))
+	quietSince := cutoff.Add(forgetAfter - forgetQuietAfter).Unix()
 	for k, s := range w.state {
-		if s.seen < c && !w.inOutage(k.row.device, c) {
+		if s.seen < c && !w.inOutage(k.row.device, c) && !(k.sentOnChange() && s.seen >= quietSince) {
 			delete(w.state, k)
 		}
 	}
