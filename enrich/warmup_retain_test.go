@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -57,4 +58,71 @@ func TestWarmupKeepsNoFetchBuffer(t *testing.T) {
 		t.Errorf("the worker holds %d bytes after a warm-up of a quiet partition, want less than 4 MiB", held)
 	}
 	runtime.KeepAlive(w)
+}
+
+// TestWarmupFetchedKeepsNoFetchBuffer is TestWarmupKeepsNoFetchBuffer for
+// the worker's warm-up a fetch at a time (queueWarm, warmFetched). The
+// slots a fetch's records were decoded ahead into kept their strings,
+// which share the fetch buffer's bytes (9 MB held); and a fetch of a
+// single unit's bytes, decoded by the worker into its scratch, kept the
+// buffer there when the fetches after it were all decoded ahead (the
+// first fetch of a window whose start is in a fetch's last records).
+func TestWarmupFetchedKeepsNoFetchBuffer(t *testing.T) {
+	for _, old := range []int{0, 6990} {
+		t.Run(fmt.Sprintf("old=%d", old), func(t *testing.T) {
+			b, err := embedded.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			ctx := context.Background()
+			filler := strings.Repeat("x", 900)
+			now := time.Now()
+			// 30,000 lines of 1 KB, 7,000 a fetch; the first old ones
+			// before the window (an hour).
+			for k := range 30 {
+				recs := make([]broker.Record, 1000)
+				for i := range recs {
+					at := now
+					if k*1000+i < old {
+						at = now.Add(-2 * time.Hour)
+					}
+					l := telemetry.Log{V: 1, Device: "edge1", Hostname: "edge1", Facility: 23, Severity: 6, Format: "rfc3164",
+						Message: "%SYS-6-LOGGINGHOST_STARTSTOP: " + filler, SourceAddr: "192.0.2.1:514", ReceivedAt: at}
+					recs[i] = broker.Record{Key: []byte("edge1"), Value: l.AppendJSON(nil), Timestamp: at}
+				}
+				if err := b.ProducePartition(ctx, telemetry.TopicRawSyslog, 0, recs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			inv, _ := ParseInventory([]byte(testInventory))
+			w := NewWorker(b, inv, NewClassifier())
+			heap := func() int64 {
+				runtime.GC()
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				return int64(m.HeapAlloc)
+			}
+			before := heap()
+			wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
+			wm.fetched = w.warmFetched
+			fed := 0
+			wm.warmPartition(ctx, telemetry.TopicRawSyslog, 0, 30_000, time.Now(), func(r *broker.Record, end time.Time) {
+				fed++
+				w.queueWarm(r, end)
+			})
+			if fed != 30_000-old {
+				t.Fatalf("%d records fed, want %d", fed, 30_000-old)
+			}
+			held := heap() - before
+			t.Logf("%d bytes held after the warm-up", held)
+			// The slots decoded ahead into (about 1 MiB, kept for the
+			// next warm-up) and no more.
+			if held > 4<<20 {
+				t.Errorf("the worker holds %d bytes after a warm-up of a quiet partition, want less than 4 MiB", held)
+			}
+			runtime.KeepAlive(w)
+		})
+	}
 }

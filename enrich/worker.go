@@ -788,4 +788,24 @@ func (w *Worker) warmFetched() {
 		}
 		w.warmDecoded(&recs[i], d, w.warmEnd)
 	}
+	// What was decoded shares the fetch buffer's bytes, which the slots
+	// (a thousand records) or the scratch (a fetch's last record, when
+	// the fetches after it are decoded ahead) would keep until the next
+	// warm-up, for good on a quiet partition: the copy of the window's
+	// last record (warmer.read) covers neither. Let go of them, keeping
+	// the maps. The decoding goroutines are done with the slots once the
+	// last next returned.
+	if !ahead {
+		releaseDecoded(&w.scratch.one)
+		return
+	}
+	for i := range w.warmAhead.slots {
+		releaseDecoded(&w.warmAhead.slots[i])
+	}
+}
+
+// releaseDecoded empties d but for its fields map.
+func releaseDecoded(d *decodedSyslog) {
+	clear(d.fields)
+	*d = decodedSyslog{fields: d.fields}
 }
