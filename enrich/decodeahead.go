@@ -13,12 +13,13 @@ const decodeAheadBytes = 32 << 10
 // shortest lines (37 bytes) about 900.
 const decodeAheadRecords = 128
 
-// decodeAheadUnits is how many units the decoding goroutine may have
+// decodeAheadUnits is how many units the decoding goroutines may have
 // decoded that the worker has not begun: with the unit the worker is in
-// and the one being decoded, the slots are decodeAheadUnits+2 blocks of
-// decodeAheadRecords (1,024 slots, about 1 MiB with their maps), whatever
-// the poll's count of records. 192 KiB ahead is more than the goroutine,
-// the slower of the two, gets.
+// and those being decoded, the slots are decodeAheadUnits+2 blocks of
+// decodeAheadRecords for one goroutine (1,024 slots, about 1 MiB with
+// their maps) and 9 blocks for two (see decodeAhead.ends), whatever the
+// poll's count of records. 192 KiB ahead is more than one goroutine, the
+// slower of it and the worker's, gets.
 const decodeAheadUnits = 6
 
 // decodeAhead decodes and classifies a poll's syslog records on a
@@ -43,7 +44,7 @@ const decodeAheadUnits = 6
 // record's time from receive to event and save nothing.
 //
 // A warm-up, whose work is nearly all decoding, decodes on two goroutines
-// (goroutines: 2), unit u on goroutine u modulo two: 1.35 times as fast
+// (goroutines: 2), unit u on goroutine u modulo two: 1.37 times as fast
 // as on one (BenchmarkWarmupPartition). A worker's polls gain nothing
 // from a second (the worker's goroutine bounds them then) and keep one.
 type decodeAhead struct {

@@ -764,7 +764,7 @@ func (w *Worker) queueWarm(r *broker.Record, end time.Time) {
 // warmFetched warms up from the records of a fetch, decoded ahead on two
 // goroutines (see decodeAhead): decoding and classifying are nearly all
 // of a warm-up's work, and a restart at a high rate reads back millions
-// of records, 1.35 times as fast so (BenchmarkWarmupPartition). The
+// of records, 1.37 times as fast so (BenchmarkWarmupPartition). The
 // batch is let go after, as its records point into the fetch's buffer,
 // which a quiet partition would otherwise keep.
 func (w *Worker) warmFetched() {
