@@ -3,6 +3,7 @@ package enrich
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,8 +68,13 @@ func TestWarmupFetchedMatchesWarmSyslog(t *testing.T) {
 			len(one.det.changes), len(one.det.states), len(batched.det.changes), len(batched.det.states))
 	}
 	for k, c := range one.det.changes {
-		if c2, ok := batched.det.changes[k]; !ok || len(c2.times) != len(c.times) {
+		if c2, ok := batched.det.changes[k]; !ok || !slices.EqualFunc(c.times, c2.times, time.Time.Equal) {
 			t.Errorf("object %v: changes %v, a fetch at a time %v", k, c, c2)
+		}
+	}
+	for k, st := range one.det.states {
+		if st2, ok := batched.det.states[k]; !ok || st2.typ != st.typ || !st2.at.Equal(st.at) || st2.n != st.n {
+			t.Errorf("object %v: state %+v, a fetch at a time %+v", k, st, st2)
 		}
 	}
 	if batched.warmBatch != nil {
