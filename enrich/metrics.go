@@ -102,6 +102,9 @@ type MetricsWorker struct {
 	// warmPolls are the targets whose polls a partition's warm-up read,
 	// for lostPolls.
 	warmPolls map[string]warmPoll
+	// gnmiDown are the gNMI targets whose last gnmi_status said down
+	// (see gnmiAnswered).
+	gnmiDown map[string]bool
 	// invalidLog, uptimeLog and decodeLog throttle the warnings for
 	// fields listed as counters that hold none, for uptimes that are none
 	// and for undecodable records: one per record from a wrong producer
@@ -679,8 +682,11 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		slices.SortFunc(rates, compareFields) // a counter name that is a prefix of another
 	}
 	normalised := w.normBuf[:0]
+	if len(w.gnmiDown) > 0 && p.Source == sourceGNMI && p.Measurement != gnmiStatus {
+		w.gnmiAnswered(p, target, event, &msg)
+	}
 	switch p.Measurement {
-	case "snmp_status":
+	case "snmp_status", gnmiStatus:
 		key := stateKey{row: rowKey{device: target}, what: "up"}
 		// Each target's reachability is its own: of two targets
 		// polling one device (a v2c and a v3 one), one failing
@@ -700,19 +706,29 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				delete(w.state, key)
 				if prev.v.v == 0 {
 					msg = "SNMP target taken out of the config (removed): its reachability is no longer polled"
+					if p.Measurement == gnmiStatus {
+						msg = "gNMI target taken out of the config (removed): its reachability is no longer known"
+						w.noteGNMIDown(target, false)
+					}
 					event(typeUnreachableCleared, reach)
 				}
 			}
-		} else if up, ok := intField(p, "snmp_up"); ok {
-			if w.warming {
+		} else if up, ok := reachability(p); ok {
+			if w.warming && p.Measurement == "snmp_status" {
 				w.noteWarmPoll(target, r.Key, up == 1)
 			}
 			if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
 				w.putState(key, stateSample{v: up, at: at})
 				_, kept := w.state[key]
+				if p.Measurement == gnmiStatus {
+					w.noteGNMIDown(target, up == 0 && kept)
+				}
 				switch {
 				case ok && prev.v.v != up && up == 1:
 					msg = "SNMP poll answered again"
+					if p.Measurement == gnmiStatus {
+						msg = "gNMI subscription answered again"
+					}
 					event("device_reachable", reach)
 				case ok && prev.v.v != up, !ok && up == 0 && kept:
 					// Down from its first poll (down when weir started,
@@ -1818,10 +1834,73 @@ func counterValue(f *telemetry.Field) (uint64, bool) {
 // as the snmp_status record gives it (a copy: the record's bytes are
 // reused).
 func pollFailure(p *telemetry.Point) string {
-	if f, ok := p.Field("error"); ok && f.Kind == telemetry.FieldString && f.Str != "" {
-		return "SNMP poll failed: " + f.Str
+	what := "SNMP poll failed"
+	if p.Measurement == gnmiStatus {
+		what = "gNMI subscription failed"
 	}
-	return "SNMP poll failed"
+	if f, ok := p.Field("error"); ok && f.Kind == telemetry.FieldString && f.Str != "" {
+		return what + ": " + f.Str
+	}
+	return what
+}
+
+// gnmiStatus is the measurement of the gNMI collector's records of a
+// target's failed attempts (gnmi_up 0, with the error) and of its first
+// session after (gnmi_up 1): collectors/gnmi's StatusMeasurement. A target
+// that serves publishes none; its data says it answers.
+const gnmiStatus = "gnmi_status"
+
+// sourceGNMI is the source of the gNMI collector's records.
+const sourceGNMI = "gnmi"
+
+// reachability is the target's reachability p says: snmp_up of an
+// snmp_status, gnmi_up of a gnmi_status.
+func reachability(p *telemetry.Point) (int64, bool) {
+	if p.Measurement == gnmiStatus {
+		return intField(p, "gnmi_up")
+	}
+	return intField(p, "snmp_up")
+}
+
+// noteGNMIDown keeps the set of gNMI targets whose last status said down
+// (gnmiAnswered's): a record of one of them otherwise costs nothing.
+func (w *MetricsWorker) noteGNMIDown(target string, down bool) {
+	if !down {
+		delete(w.gnmiDown, target)
+		return
+	}
+	if w.gnmiDown == nil {
+		w.gnmiDown = map[string]bool{}
+	}
+	if !w.gnmiDown[target] {
+		w.gnmiDown[strings.Clone(target)] = true
+	}
+}
+
+// gnmiAnswered takes data from a gNMI target whose last status said down,
+// received after it, for its gnmi_up 1: the target answers. The collector
+// says so itself at the first session after a failed attempt, but not
+// when the target came back while weir was stopped (the new process's
+// first attempt did not fail), nor when its queue had no room for the
+// status. Received times both: a status is stamped with weir's clock, data
+// with the device's.
+func (w *MetricsWorker) gnmiAnswered(p *telemetry.Point, target string, event func(typ, object string), msg *string) {
+	if !w.gnmiDown[target] {
+		return
+	}
+	key := stateKey{row: rowKey{device: target}, what: "up"}
+	prev, ok := w.state[key]
+	if !ok || prev.v.v != 0 || p.ReceivedAt.IsZero() || !p.ReceivedAt.After(prev.v.at) {
+		return
+	}
+	w.putState(key, stateSample{v: 1, at: p.ReceivedAt})
+	w.noteGNMIDown(target, false)
+	reach := ""
+	if p.Device != target {
+		reach = target
+	}
+	*msg = "gNMI subscription answered again"
+	event("device_reachable", reach)
 }
 
 // ifOperStatusMessage is the message of an interface event a poll raised:

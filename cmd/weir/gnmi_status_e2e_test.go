@@ -202,3 +202,37 @@ func downs(r []consumedKeyed) (n int) {
 	}
 	return n
 }
+
+// TestGNMIReachabilityEndToEnd: a gNMI target that is not there when
+// weir starts is device_unreachable, with the failed attempt's error in
+// the event; once it serves, device_reachable. Before, a gNMI-only device
+// had no reachability event at all (weir_gnmi_connected said it, the
+// events topic did not).
+func TestGNMIReachabilityEndToEnd(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close() // nothing there until the target starts below
+	cfg := filepath.Join(t.TempDir(), "weir.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("gnmi:\n  retry_min: 100ms\n  retry_max: 500ms\n  subscriptions:\n"+
+		"    oper: {path: /interfaces/interface/state/oper-status, mode: stream, stream_mode: on_change, heartbeat_interval: 60s}\n"+
+		"  targets:\n    - {name: spine9, address: %q, encoding: proto, insecure: true, subscriptions: [oper]}\n",
+		addr)), 0o644)
+	p := startWeir(t, t.TempDir(), "-c", cfg)
+	p.waitRecord(t, "events", `"type":"device_unreachable"`, `"device":"spine9"`, `gNMI subscription failed: gnmi spine9`)
+	p.waitRecord(t, "enriched.metrics", `"measurement":"gnmi_status"`, `"gnmi_up":0`)
+
+	lis, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the target's port was taken meanwhile: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	target := gnmisim.New(gnmisim.Config{Interfaces: 2, ToggleEvery: -1})
+	served := make(chan error, 1)
+	go func() { served <- target.Serve(ctx, lis) }()
+	t.Cleanup(func() { cancel(); <-served })
+	p.waitRecord(t, "events", `"type":"device_reachable"`, `"device":"spine9"`, `gNMI subscription answered again`)
+	p.waitRecord(t, "enriched.metrics", `"measurement":"gnmi_status"`, `"gnmi_up":1`)
+}

@@ -273,14 +273,18 @@ func (c *Collector) members(targets []*target) []runset.Member {
 					t.run(pub, ctx)
 				}
 			},
-			Gone: func(context.Context) {
+			Gone: func(ctx context.Context) {
 				c.mu.Lock()
-				defer c.mu.Unlock()
-				if !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name }) {
+				gone := !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name })
+				if gone {
 					// Not added back meanwhile. What its drain lost stays
 					// shown (until weir restarts): a reload that lost
 					// records must not hide it.
 					c.m.forget(t.cfg.Name, t.lost.Load())
+				}
+				c.mu.Unlock()
+				if gone && t.statusDown {
+					t.publishRemoved(ctx)
 				}
 			},
 		}
@@ -377,6 +381,22 @@ type item struct {
 	n    *gpb.Notification
 	at   time.Time
 	size int // queueCharge(n), counted against queue_bytes and queue_memory
+	// status, in the place of n, is a gnmi_status record to publish.
+	status *sessionStatus
+}
+
+// StatusMeasurement is the measurement of the records that say a target's
+// sessions fail (gnmi_up 0, with the error) or came back (gnmi_up 1):
+// published when an attempt fails without the target having answered,
+// and at the first session that answers after one did; none while the
+// target serves (its data says that). A stream that ends after serving
+// is no failure: the next attempt tells whether the target is gone.
+const StatusMeasurement = "gnmi_status"
+
+// sessionStatus is what a gnmi_status record says.
+type sessionStatus struct {
+	up  bool
+	err string
 }
 
 type target struct {
@@ -432,6 +452,11 @@ type target struct {
 
 	// pub publishes the target's batches (see publishLoop).
 	pub publish.Publisher
+
+	// answered: the session under way has had a message from the
+	// target. statusDown: the last gnmi_status published said gnmi_up 0.
+	// The run loop's and its session's, one goroutine.
+	answered, statusDown bool
 }
 
 // withDefaults is tc with the defaults a target runs with filled in.
@@ -794,6 +819,7 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		t.mu.Lock()
 		t.st.Sessions++
 		t.mu.Unlock()
+		t.answered = false
 		up, err := t.session(ctx, log, &fails)
 		if errors.Is(err, errOnceDone) {
 			t.onceComplete(log)
@@ -802,6 +828,11 @@ func (t *target) run(pubCtx, ctx context.Context) {
 		t.setConnected(false)
 		if ctx.Err() != nil {
 			return
+		}
+		if !t.answered {
+			// An attempt the target did not answer: it is down (or
+			// refuses weir), as a failed SNMP poll says.
+			t.pushStatus(false, err, time.Now())
 		}
 		code := status.Code(err) // finds the status through the wrapping
 		t.c.m.Errors.WithLabelValues(t.cfg.Name, code.String()).Inc()
@@ -1133,6 +1164,10 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		if first.IsZero() {
 			first = last
 			t.setConnected(true)
+			t.answered = true
+			if t.statusDown {
+				t.pushStatus(true, nil, last) // before this message's data
+			}
 		}
 		if _, isErr := resp.GetResponse().(*gpb.SubscribeResponse_Error); !announced && !isErr {
 			// Not at an in-band error: that is no target back.
@@ -1210,6 +1245,60 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			}
 			log.Log(ctx, level, "gnmi error message from target", slog.String("message", r.Error.GetMessage()), slog.String("code", code.String()))
 		}
+	}
+}
+
+// pushStatus queues a gnmi_status record (see StatusMeasurement); one
+// the queue or queue_memory has no room for is counted dropped, as a
+// notification is.
+func (t *target) pushStatus(up bool, err error, at time.Time) {
+	st := &sessionStatus{up: up}
+	if err != nil {
+		st.err = err.Error()
+	}
+	switch t.queue.push(item{status: st, at: at, size: len(st.err) + 64}) {
+	case pushed:
+		t.statusDown = !up
+	case queueFull:
+		t.dropQueue.Inc()
+	case memoryFull:
+		t.dropMemory.Inc()
+	}
+}
+
+// removedGrace bounds publishRemoved: a reload waits for it.
+const removedGrace = 5 * time.Second
+
+// publishRemoved says that a reload took out the target, down when it
+// stopped: a gnmi_status with the one field removed (true), from which
+// enrichment ends its outage (device_unreachable_cleared), as an SNMP
+// target's; else no record would ever end it. Not across a restart: a
+// target removed while weir was stopped says nothing.
+func (t *target) publishRemoved(ctx context.Context) {
+	now := time.Now()
+	m := telemetry.Metric{V: telemetry.Version, Measurement: StatusMeasurement, Device: t.cfg.Name,
+		Fields: map[string]any{"removed": true}, Time: now, ReceivedAt: now, Source: Source}
+	v, _, err := m.AppendJSON(nil, nil)
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, removedGrace)
+		_, err = t.pub.Publish(pctx, []broker.Record{{Timestamp: now, Key: t.recordKey(), Value: v, Headers: headers}})
+		cancel()
+	}
+	if err != nil {
+		t.c.log.Warn("gnmi: the removed target's last status was not published; its outage stays open", slog.String("target", t.cfg.Name), slog.Any("err", err))
+	}
+}
+
+// statusMetric is the gnmi_status record it says.
+func (t *target) statusMetric(it item) telemetry.Metric {
+	up := int64(0)
+	if it.status.up {
+		up = 1
+	}
+	return telemetry.Metric{
+		V: telemetry.Version, Measurement: StatusMeasurement, Device: t.cfg.Name,
+		Fields: map[string]any{"gnmi_up": up, "error": it.status.err},
+		Time:   it.at, ReceivedAt: it.at, Source: Source,
 	}
 }
 
@@ -1769,9 +1858,14 @@ func (t *target) publishLoop(ctx context.Context, streamDone <-chan struct{}) (u
 		recs = recs[:0]
 		key := t.recordKey()
 		for _, it := range batch {
-			ms, skipped := flatten(t.cfg.Name, it.n, it.at)
-			if skipped.n > 0 {
-				t.noValue(skipped, it.n)
+			var ms []telemetry.Metric
+			if it.status != nil {
+				ms = []telemetry.Metric{t.statusMetric(it)}
+			} else {
+				var skipped noValue
+				if ms, skipped = flatten(t.cfg.Name, it.n, it.at); skipped.n > 0 {
+					t.noValue(skipped, it.n)
+				}
 			}
 			for _, m := range ms {
 				start := len(buf)

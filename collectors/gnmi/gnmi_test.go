@@ -3,6 +3,7 @@ package gnmi
 import (
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -200,8 +201,16 @@ func TestWrongCredentials(t *testing.T) {
 	waitFor(t, 10*time.Second, "the good target's data", func() bool {
 		return len(r.b.where(t, func(m metric) bool { return m.Device == "good" })) > 0
 	})
-	if n := len(r.b.where(t, func(m metric) bool { return m.Device == "bad" })); n != 0 {
+	if n := len(r.b.where(t, func(m metric) bool { return m.Device == "bad" && !isStatus(m) })); n != 0 {
 		t.Errorf("%d records from the refused target", n)
+	}
+	// What it published says why: gnmi_status, gnmi_up 0, the error.
+	st := r.b.where(t, func(m metric) bool { return m.Device == "bad" && isStatus(m) })
+	if len(st) == 0 || st[0].Fields["gnmi_up"] != json.Number("0") || !strings.Contains(fmt.Sprint(st[0].Fields["error"]), "refused the credentials") {
+		t.Errorf("the refused target's status records: %+v", st)
+	}
+	if n := len(r.b.where(t, func(m metric) bool { return m.Device == "good" && isStatus(m) })); n != 0 {
+		t.Errorf("%d status records from the target that serves: want none, its data says it", n)
 	}
 }
 
@@ -267,7 +276,7 @@ func TestTLS(t *testing.T) {
 	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{good, nocert}})
 	waitFor(t, 10*time.Second, "data over TLS", func() bool { return len(r.b.where(t, func(m metric) bool { return m.Device == "tls" })) > 0 })
 	waitFor(t, 10*time.Second, "the target without a client certificate to fail", func() bool { return r.c.Status()[1].LastError != nil })
-	if n := len(r.b.where(t, func(m metric) bool { return m.Device == "nocert" })); n != 0 {
+	if n := len(r.b.where(t, func(m metric) bool { return m.Device == "nocert" && !isStatus(m) })); n != 0 {
 		t.Errorf("records without a client certificate: %d", n)
 	}
 	if _, err := New(configs.GNMI{Targets: []configs.GNMITarget{{Name: "x", Address: addr, TLS: &configs.GNMITLS{CAFile: filepath.Join(dir, "missing.pem")}, Subscriptions: good.Subscriptions}}}, &memBroker{}); err == nil || !strings.Contains(err.Error(), "gnmi x: tls ca_file") {

@@ -77,6 +77,10 @@ func (b *memBroker) where(t testing.TB, f func(metric) bool) []metric {
 	return out
 }
 
+// isStatus reports whether m is a gnmi_status record (a failed attempt,
+// or the first session after), not the target's data.
+func isStatus(m metric) bool { return m.Measurement == StatusMeasurement }
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -1,0 +1,96 @@
+package gnmi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirnet/weir/collectors/gnmi/sim"
+	"github.com/weirnet/weir/configs"
+)
+
+// TestStatusRecordsOfAnOutage: a target that serves publishes no
+// gnmi_status; once it is gone, each attempt that fails publishes one
+// with gnmi_up 0 and the error (the stream's end alone is none: it may be
+// a target closing streams, and the next attempt tells); back, the first
+// session publishes gnmi_up 1 before its data, once.
+func TestStatusRecordsOfAnOutage(t *testing.T) {
+	_, addr, stop := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 1})
+	cfg := configs.GNMI{Targets: []configs.GNMITarget{simTarget("sim1", addr, sub(countersPath, "stream", "sample", 50*time.Millisecond))}}
+	cfg.RetryMin, cfg.RetryMax = configs.Duration(20*time.Millisecond), configs.Duration(50*time.Millisecond)
+	r := startCollector(t, cfg)
+	waitFor(t, 10*time.Second, "data", func() bool { return len(r.b.metrics(t)) >= 2 })
+	if n := len(r.b.where(t, isStatus)); n != 0 {
+		t.Fatalf("%d status records from a target that serves", n)
+	}
+	stop()
+	waitFor(t, 10*time.Second, "two failed attempts' status", func() bool { return len(r.b.where(t, isStatus)) >= 2 })
+	startSim(t, addr, sim.Config{Interfaces: 1})
+	waitFor(t, 10*time.Second, "gnmi_up 1", func() bool {
+		return len(r.b.where(t, func(m metric) bool { return isStatus(m) && m.Fields["gnmi_up"] == json.Number("1") })) > 0
+	})
+	ms := r.b.metrics(t)
+	var seq []string // what came, in order, from the first status on
+	for _, m := range ms {
+		switch {
+		case isStatus(m):
+			seq = append(seq, "up="+fmt.Sprint(m.Fields["gnmi_up"]))
+			if up := m.Fields["gnmi_up"]; up == json.Number("0") && !strings.Contains(fmt.Sprint(m.Fields["error"]), "sim1") {
+				t.Errorf("a failed attempt's status without its error: %+v", m.Fields)
+			}
+			if m.Device != "sim1" || m.Key != "sim1" || m.Source != Source {
+				t.Errorf("status record of device %q, key %q, source %q", m.Device, m.Key, m.Source)
+			}
+		case len(seq) > 0 && seq[len(seq)-1] != "data":
+			seq = append(seq, "data")
+		}
+	}
+	got := strings.Join(seq, " ")
+	// Failed attempts (at least two), then the one gnmi_up 1, then data
+	// (unless none came yet).
+	if !regexp.MustCompile(`^up=0 (up=0 )+up=1( data)?$`).MatchString(got) {
+		t.Errorf("records from the outage on: %s", got)
+	}
+}
+
+// TestRemovedWhileDownSaysSo: a reload takes out a target whose attempts
+// fail: its last record is a gnmi_status with removed true, so
+// enrichment ends the outage (no later record would). A target taken out
+// while it serves says nothing.
+func TestRemovedWhileDownSaysSo(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := lis.Addr().String()
+	lis.Close()
+	_, up, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 1})
+	cfg := configs.GNMI{Targets: []configs.GNMITarget{
+		simTarget("down1", down, sub(countersPath, "stream", "sample", 50*time.Millisecond)),
+		simTarget("up1", up, sub(countersPath, "stream", "sample", 50*time.Millisecond)),
+	}}
+	cfg.RetryMin, cfg.RetryMax = configs.Duration(20*time.Millisecond), configs.Duration(50*time.Millisecond)
+	r := startCollector(t, cfg)
+	waitFor(t, 10*time.Second, "down1's failed attempt and up1's data", func() bool {
+		return len(r.b.where(t, func(m metric) bool { return m.Device == "down1" && isStatus(m) })) > 0 &&
+			len(r.b.where(t, func(m metric) bool { return m.Device == "up1" })) > 0
+	})
+	if err := r.c.Update(nil); err != nil {
+		t.Fatal(err)
+	}
+	removed := func(m metric) bool { return isStatus(m) && m.Fields["removed"] == true }
+	waitFor(t, 10*time.Second, "down1's removal", func() bool {
+		return len(r.b.where(t, func(m metric) bool { return m.Device == "down1" && removed(m) })) > 0
+	})
+	ms := r.b.where(t, func(m metric) bool { return m.Device == "down1" })
+	if last := ms[len(ms)-1]; !removed(last) || len(last.Fields) != 1 {
+		t.Errorf("down1's last record: %+v, want its removal alone", last.Metric)
+	}
+	if n := len(r.b.where(t, func(m metric) bool { return m.Device == "up1" && isStatus(m) })); n != 0 {
+		t.Errorf("%d status records of up1, taken out while it served", n)
+	}
+}
