@@ -15,7 +15,9 @@ import (
 // skips is counted in weir_enrich_decode_errors_total by its topic and
 // why (malformed: not JSON, or not of its record's shape; version: of
 // another schema version; incomplete: no device, nor anything to name
-// it by, or a metric with no measurement), at 0 from the start, so an
+// it by, a metric with no measurement, or a trap with neither trap_oid
+// nor trap_name, which would pass through unseen: a Kafka client's
+// {"v":1,"device":"d"} on raw.traps), at 0 from the start, so an
 // alert can tell a producer of the wrong records from one of junk.
 func TestDecodeErrorsCountedByTopicAndReason(t *testing.T) {
 	for _, tc := range []struct {
@@ -28,8 +30,9 @@ func TestDecodeErrorsCountedByTopicAndReason(t *testing.T) {
 			[]string{`junk`, `{"v":1,"message":"x","facility":"a"}`, `{"v":2,"device":"d","message":"x"}`, `{"v":1,"message":"x"}`, `{"v":1,"device":"d","message":"x"}`},
 			"reason=incomplete,topic=raw.syslog 1;reason=malformed,topic=raw.syslog 2;reason=version,topic=raw.syslog 1"},
 		{telemetry.TopicRawTraps, func(w *testWorkers, r *broker.Record) bool { _, ok := w.traps.decode(r); return ok },
-			[]string{`junk`, `{"v":1,"device":"d","varbinds":{}}`, `{"v":2,"device":"d"}`, `{"v":1,"trap_name":"coldStart"}`, `{"v":1,"device":"d","trap_name":"coldStart"}`},
-			"reason=incomplete,topic=raw.traps 1;reason=malformed,topic=raw.traps 2;reason=version,topic=raw.traps 1"},
+			[]string{`junk`, `{"v":1,"device":"d","varbinds":{}}`, `{"v":2,"device":"d"}`, `{"v":1,"trap_name":"coldStart"}`,
+				`{"v":1,"device":"d","source_addr":"192.0.2.1:162"}`, `{"v":1,"device":"d","trap_name":"coldStart"}`},
+			"reason=incomplete,topic=raw.traps 2;reason=malformed,topic=raw.traps 2;reason=version,topic=raw.traps 1"},
 		{telemetry.TopicRawSNMP, func(w *testWorkers, r *broker.Record) bool { _, ok := w.metrics.enrich(r); return ok },
 			[]string{`junk`, `{"v":1,"measurement":"m","device":"d","fields":{"x":{}}}`, `{"v":2,"measurement":"m","device":"d","fields":{"x":1}}`,
 				`{"v":1,"device":"d","fields":{"x":1}}`, `{"v":1,"measurement":"m","fields":{"x":1}}`, `{"v":1,"measurement":"m","device":"d","fields":{"x":1}}`},

@@ -231,6 +231,12 @@ func decodeTrap(value []byte) (tr telemetry.Trap, badUptime bool, err error) {
 		// client's record naming none would give events of device "".
 		return tr, false, incomplete("no device or source_addr")
 	}
+	if tr.TrapOID == "" && tr.TrapName == "" {
+		// weir's receiver drops a notification without snmpTrapOID.0;
+		// a Kafka client's record with neither would raise no event and
+		// be counted nowhere.
+		return tr, false, incomplete("no trap_oid or trap_name")
+	}
 	return tr, badUptime, nil
 }
 

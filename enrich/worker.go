@@ -318,7 +318,7 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 		untrackedKind: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_untracked_total",
 			Help: "Records whose new row or object enrichment did not keep: it kept a million of the kind already (rates: no rates for the row; states, uptimes: no events from its first state; sysnames: not matched by sysName; clears: a flapping object read back from the events topic, whose cleared event may repeat)."}, []string{"kind"}),
 		decodeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "weir_enrich_decode_errors_total",
-			Help: "Input records skipped (and logged), per topic and reason: malformed (not JSON, or not of its record's shape), version (another schema version), incomplete (no device nor anything to name it by, or a metric with no measurement)."}, []string{"topic", "reason"}),
+			Help: "Input records skipped (and logged), per topic and reason: malformed (not JSON, or not of its record's shape), version (another schema version), incomplete (no device nor anything to name it by, a metric with no measurement, or a trap with neither trap_oid nor trap_name)."}, []string{"topic", "reason"}),
 		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "weir_enrich_batch_seconds",
 			Help: "Time to enrich, publish and commit one batch.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
@@ -403,6 +404,7 @@ func run(ctx context.Context, cfg *configs.Config, reread func(context.Context) 
 		}
 		hs := observationServer(httpHandler(reg, &ready), logger, observationIdleTimeout)
 		logger.Info("http listener started", slog.String("addr", ln.Addr().String()))
+		ln = netutil.LimitListener(ln, observationMaxConnections)
 		wg.Go(func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("http: %w", err)
@@ -609,6 +611,13 @@ func listenPort(addr net.Addr) int32 {
 // keeps one for ever by default, with its file descriptor, when a scraper
 // holds it and goes away (behind a NAT).
 const observationIdleTimeout = 5 * time.Minute
+
+// observationMaxConnections bounds the connections http.listen serves at
+// once; more wait in the kernel's accept queue, holding no file
+// descriptor of weir's, until one closes. Scrapers and probes need a few;
+// without a bound, one client holding connections open took every
+// descriptor the log, the sinks and the other listeners need.
+const observationMaxConnections = 256
 
 // observationServer serves the self-observation endpoints.
 func observationServer(h http.Handler, logger *slog.Logger, idle time.Duration) *http.Server {

@@ -752,6 +752,11 @@ func (r *Receiver) decode(pkt []byte, from net.Addr, now time.Time) (it item, ve
 		version = "2c"
 	case gosnmp.Version3:
 		version = "3"
+	default:
+		// gosnmp reads any other version as v1/v2c; published, it would
+		// skip the community check below. RFC 3412 (section 7.2, step
+		// 2) drops it (snmpInBadVersions).
+		return item{reason: fmt.Sprintf("SNMP version %d is none of 0 (v1), 1 (v2c) and 3 (v3)", p.Version)}, "unknown", OutcomeMalformed
 	}
 	tr := telemetry.Trap{
 		V:          telemetry.Version,

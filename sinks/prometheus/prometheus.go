@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/configs"
@@ -56,6 +57,13 @@ type Sink struct {
 // or many on purpose) has it closed, not kept with its file descriptor
 // for as long as weir runs. net/http has no idle limit by default.
 const idleTimeout = 5 * time.Minute
+
+// maxConnections bounds the connections the sink serves at once; more wait
+// in the kernel's accept queue, holding no file descriptor of weir's,
+// until one closes. Scrapers need a few; without a bound, one client
+// holding connections open took every descriptor weir had, and with them
+// its log's flushes and its other listeners.
+const maxConnections = 256
 
 // New builds the Prometheus sink of cfg and binds its listener, so a port
 // in use fails at start, not later.
@@ -205,7 +213,7 @@ func (s *Sink) Run(ctx context.Context) error {
 		defer cancel()
 		srv.Shutdown(sctx)
 	}()
-	err := srv.Serve(s.ln)
+	err := srv.Serve(netutil.LimitListener(s.ln, maxConnections))
 	close(served)
 	<-done
 	if errors.Is(err, http.ErrServerClosed) {
