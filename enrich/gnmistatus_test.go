@@ -142,3 +142,37 @@ func TestGNMIStatusDecodes(t *testing.T) {
 		t.Errorf("gnmi_up %v %v from %s", up, ok, v)
 	}
 }
+
+// TestGNMIImplicitReachableAtReceipt: the device_reachable that a gNMI
+// target's data received after its down raises (no gnmi_up 1 came) is
+// stamped when weir received the data, as the down and the collector's
+// own gnmi_up 1 are, not by the device's clock: 10 minutes behind, the
+// event said the target came back 9 minutes before it went down.
+func TestGNMIImplicitReachableAtReceipt(t *testing.T) {
+	g := newGNMIRig(t)
+	g.status(0, 0)
+	at := g.at(1)
+	p, _ := gnmi.ParsePath("/interfaces/interface[name=Ethernet1]/state", "")
+	l, _ := gnmi.ParsePath("oper-status", "")
+	n := &gpb.Notification{Prefix: p, Timestamp: at.Add(-10 * time.Minute).UnixNano(),
+		Update: []*gpb.Update{{Path: l, Val: &gpb.TypedValue{Value: &gpb.TypedValue_StringVal{StringVal: "UP"}}}}}
+	var found bool
+	for _, m := range gnmi.Flatten("spine1", n, at) {
+		v, _, err := m.AppendJSON(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _ := g.w.enrich(&broker.Record{Topic: telemetry.TopicRawGNMI, Value: v, Timestamp: at})
+		for _, e := range evs {
+			if e.Type == "device_reachable" {
+				found = true
+				if !e.Time.Equal(at) {
+					t.Errorf("device_reachable at %v, want %v (received), after the down at %v", e.Time, at, g.t0)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("no device_reachable from the data received after the down")
+	}
+}

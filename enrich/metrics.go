@@ -682,8 +682,16 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		slices.SortFunc(rates, compareFields) // a counter name that is a prefix of another
 	}
 	normalised := w.normBuf[:0]
-	if len(w.gnmiDown) > 0 && p.Source == sourceGNMI && p.Measurement != gnmiStatus {
-		w.gnmiAnswered(p, target, event, &msg)
+	if len(w.gnmiDown) > 0 && p.Source == sourceGNMI && p.Measurement != gnmiStatus && w.gnmiAnswered(p, target) {
+		reach := ""
+		if p.Device != target {
+			reach = target
+		}
+		msg = "gNMI subscription answered again"
+		event("device_reachable", reach)
+		// When weir received it, as the down and the collector's own
+		// gnmi_up 1 are stamped: the device's clock may be minutes off.
+		events[len(events)-1].Time = p.ReceivedAt
 	}
 	switch p.Measurement {
 	case "snmp_status", gnmiStatus:
@@ -1883,24 +1891,20 @@ func (w *MetricsWorker) noteGNMIDown(target string, down bool) {
 // when the target came back while weir was stopped (the new process's
 // first attempt did not fail), nor when its queue had no room for the
 // status. Received times both: a status is stamped with weir's clock, data
-// with the device's.
-func (w *MetricsWorker) gnmiAnswered(p *telemetry.Point, target string, event func(typ, object string), msg *string) {
+// with the device's. True when p ends the down: device_reachable, at
+// p.ReceivedAt.
+func (w *MetricsWorker) gnmiAnswered(p *telemetry.Point, target string) bool {
 	if !w.gnmiDown[target] {
-		return
+		return false
 	}
 	key := stateKey{row: rowKey{device: target}, what: "up"}
 	prev, ok := w.state[key]
 	if !ok || prev.v.v != 0 || p.ReceivedAt.IsZero() || !p.ReceivedAt.After(prev.v.at) {
-		return
+		return false
 	}
 	w.putState(key, stateSample{v: 1, at: p.ReceivedAt})
 	w.noteGNMIDown(target, false)
-	reach := ""
-	if p.Device != target {
-		reach = target
-	}
-	*msg = "gNMI subscription answered again"
-	event("device_reachable", reach)
+	return true
 }
 
 // ifOperStatusMessage is the message of an interface event a poll raised:

@@ -454,8 +454,9 @@ type target struct {
 	pub publish.Publisher
 
 	// answered: the session under way has had a message from the
-	// target. statusDown: the last gnmi_status published said gnmi_up 0.
-	// The run loop's and its session's, one goroutine.
+	// target other than an in-band error. statusDown: the last
+	// gnmi_status published said gnmi_up 0. The run loop's and its
+	// session's, one goroutine.
 	answered, statusDown bool
 }
 
@@ -1164,12 +1165,17 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		if first.IsZero() {
 			first = last
 			t.setConnected(true)
+		}
+		_, isErr := resp.GetResponse().(*gpb.SubscribeResponse_Error)
+		if !t.answered && !isErr {
+			// An in-band error is no answer (a path refused by a
+			// target before gNMI 0.7): the attempt it ends failed.
 			t.answered = true
 			if t.statusDown {
 				t.pushStatus(true, nil, last) // before this message's data
 			}
 		}
-		if _, isErr := resp.GetResponse().(*gpb.SubscribeResponse_Error); !announced && !isErr {
+		if !announced && !isErr {
 			// Not at an in-band error: that is no target back.
 			announced = true
 			attrs := []slog.Attr{slog.String("address", t.cfg.Address), slog.String("mode", strings.ToLower(t.req.GetSubscribe().GetMode().String()))}

@@ -94,3 +94,19 @@ func TestRemovedWhileDownSaysSo(t *testing.T) {
 		t.Errorf("%d status records of up1, taken out while it served", n)
 	}
 }
+
+// TestInbandRefusalIsNoAnswer: a target that refuses every subscription
+// with an in-band Error message (gNMI before 0.7: a path refused) and
+// ends the RPC does not serve; each attempt publishes gnmi_up 0 with the
+// error, as a refusal by the RPC's status does, and never gnmi_up 1.
+func TestInbandRefusalIsNoAnswer(t *testing.T) {
+	r := startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(20 * time.Millisecond),
+		Targets: []configs.GNMITarget{{Name: "t", Address: serveGNMI(t, inbandServer{}), Insecure: true,
+			Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0)}}}})
+	waitFor(t, 10*time.Second, "two failed attempts' status", func() bool { return len(r.b.where(t, isStatus)) >= 2 })
+	for _, m := range r.b.where(t, isStatus) {
+		if m.Fields["gnmi_up"] != json.Number("0") || !strings.Contains(fmt.Sprint(m.Fields["error"]), "bad path") {
+			t.Fatalf("status of a target refusing every subscription in band: %+v", m.Fields)
+		}
+	}
+}
