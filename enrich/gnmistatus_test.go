@@ -93,20 +93,20 @@ func (g *gnmiRig) want(step string, got []string, want ...string) {
 // snapshot after.
 func TestGNMIReachability(t *testing.T) {
 	g := newGNMIRig(t)
-	const failed = "device_unreachable : gNMI subscription failed: gnmi spine1: capabilities: rpc error: code = Unavailable desc = connection refused"
+	const failed = "device_unreachable gnmi:spine1: gNMI subscription failed: gnmi spine1: capabilities: rpc error: code = Unavailable desc = connection refused"
 	g.want("the first sync", g.oper(0, "UP", 0))
 	g.want("a failed attempt", g.status(1, 0), failed)
 	for min := 2; min <= 90; min++ {
 		g.want("another failed attempt", g.status(min, 0))
 	}
-	g.want("the first session after", g.status(91, 1), "device_reachable : gNMI subscription answered again")
+	g.want("the first session after", g.status(91, 1), "device_reachable gnmi:spine1: gNMI subscription answered again")
 	g.want("its snapshot: the link went down meanwhile", g.oper(91, "DOWN", 0), "interface_down Ethernet1: oper-status DOWN")
 
 	// Down again; then its data, with no gnmi_up 1 (weir restarted
 	// meanwhile), from a device clock 10 minutes behind.
 	g.want("down again", g.status(100, 0), failed)
 	g.want("data received after the down", g.oper(101, "UP", -10*time.Minute),
-		"device_reachable : gNMI subscription answered again", "interface_up Ethernet1: oper-status UP")
+		"device_reachable gnmi:spine1: gNMI subscription answered again", "interface_up Ethernet1: oper-status UP")
 	g.want("data again", g.oper(102, "DOWN", -10*time.Minute), "interface_down Ethernet1: oper-status DOWN")
 	if len(g.w.gnmiDown) != 0 {
 		t.Errorf("targets held down: %v", g.w.gnmiDown)
@@ -119,7 +119,7 @@ func TestGNMIReachability(t *testing.T) {
 	at := g2.at(5)
 	g2.want("removed while down", g2.enrich(telemetry.Metric{V: 1, Measurement: gnmi.StatusMeasurement, Device: "spine1",
 		Fields: map[string]any{"removed": true}, Time: at, ReceivedAt: at, Source: gnmi.Source}),
-		"device_unreachable_cleared : gNMI target taken out of the config (removed): its reachability is no longer known")
+		"device_unreachable_cleared gnmi:spine1: gNMI target taken out of the config (removed): its reachability is no longer known")
 	if len(g2.w.gnmiDown) != 0 {
 		t.Errorf("targets held down after the removal: %v", g2.w.gnmiDown)
 	}
@@ -174,5 +174,59 @@ func TestGNMIImplicitReachableAtReceipt(t *testing.T) {
 	}
 	if !found {
 		t.Error("no device_reachable from the data received after the down")
+	}
+}
+
+// TestGNMIAndSNMPTargetsOfOneNameEachTheirOwnOutage: spine1 is both an SNMP
+// target and a gNMI target, with no inventory name. The gNMI subscription
+// fails (wrong credentials, say) while SNMP answers; then one SNMP poll
+// times out and the next answers. That ends the SNMP outage alone: the
+// gNMI one, still failing, stays raised, and ends when gNMI answers. With
+// one object for both ("" of device spine1), the SNMP poll's recovery
+// ended the gNMI outage, and nothing raised it again.
+func TestGNMIAndSNMPTargetsOfOneNameEachTheirOwnOutage(t *testing.T) {
+	inv, _ := ParseInventory([]byte(testInventory))
+	rules := NewEventRules(DefaultDedupWindow, DefaultFlapThreshold, DefaultFlapWindow)
+	worker := func(topic string) *MetricsWorker {
+		w := NewMetricsWorker(nil, inv, WithInputTopic(topic), WithSharedEventRules(rules))
+		w.out = newOutputs(nil, topic, w.logger, w.m, false)
+		return w
+	}
+	snmpW, gnmiW := worker(telemetry.TopicRawSNMP), worker(telemetry.TopicRawGNMI)
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	offset := map[string]int64{}
+	var got []string
+	status := func(min int, measurement, field string, up int64) {
+		at := t0.Add(time.Duration(min) * time.Minute)
+		w, topic, source := snmpW, telemetry.TopicRawSNMP, "snmp"
+		if measurement == gnmi.StatusMeasurement {
+			w, topic, source = gnmiW, telemetry.TopicRawGNMI, gnmi.Source
+		}
+		w.rates.setNow(at)
+		m := telemetry.Metric{V: 1, Measurement: measurement, Device: "spine1", Fields: map[string]any{field: up, "error": ""},
+			Time: at, ReceivedAt: at, Source: source}
+		v, _, err := m.AppendJSON(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, events := w.enrichBatch([]broker.Record{{Topic: topic, Offset: offset[topic], Timestamp: at, Key: []byte("spine1"), Value: v}}, nil, nil)
+		offset[topic]++
+		for _, o := range events {
+			var ev telemetry.Event
+			if err := json.Unmarshal(o.rec.Value, &ev); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, ev.Type+" "+ev.Object)
+		}
+	}
+	status(0, "snmp_status", "snmp_up", 1)
+	status(1, gnmi.StatusMeasurement, "gnmi_up", 0)
+	status(2, "snmp_status", "snmp_up", 0)
+	status(3, "snmp_status", "snmp_up", 1)
+	status(4, gnmi.StatusMeasurement, "gnmi_up", 0)
+	status(5, gnmi.StatusMeasurement, "gnmi_up", 1)
+	want := []string{"device_unreachable gnmi:spine1", "device_unreachable ", "device_reachable ", "device_reachable gnmi:spine1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
 	}
 }

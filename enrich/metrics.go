@@ -683,12 +683,8 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 	}
 	normalised := w.normBuf[:0]
 	if len(w.gnmiDown) > 0 && p.Source == sourceGNMI && p.Measurement != gnmiStatus && w.gnmiAnswered(p, target) {
-		reach := ""
-		if p.Device != target {
-			reach = target
-		}
 		msg = "gNMI subscription answered again"
-		event("device_reachable", reach)
+		event("device_reachable", gnmiReach(target))
 		// When weir received it, as the down and the collector's own
 		// gnmi_up 1 are stamped: the device's clock may be minutes off.
 		events[len(events)-1].Time = p.ReceivedAt
@@ -702,7 +698,10 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		// the other's recovery say it came back. A target the
 		// inventory names otherwise is the events' object.
 		reach := ""
-		if p.Device != target {
+		switch {
+		case p.Measurement == gnmiStatus:
+			reach = gnmiReach(target)
+		case p.Device != target:
 			reach = target
 		}
 		if targetRemoved(p) {
@@ -1857,6 +1856,13 @@ func pollFailure(p *telemetry.Point) string {
 // session after (gnmi_up 1): collectors/gnmi's StatusMeasurement. A target
 // that serves publishes none; its data says it answers.
 const gnmiStatus = "gnmi_status"
+
+// gnmiReach is the object of a gNMI target's reachability events: its
+// name after "gnmi:", so that an SNMP target of the same name (whose
+// object is "", or its name where the inventory names the device
+// otherwise) neither hides its outage nor ends it, as two SNMP targets of
+// one device do not.
+func gnmiReach(target string) string { return "gnmi:" + target }
 
 // sourceGNMI is the source of the gNMI collector's records.
 const sourceGNMI = "gnmi"

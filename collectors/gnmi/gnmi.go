@@ -102,8 +102,12 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 
 // Collector subscribes to gNMI targets and publishes their notifications.
 type Collector struct {
-	cfg      configs.GNMI
-	b        broker.Broker
+	cfg configs.GNMI
+	b   broker.Broker
+	// down are the targets whose last gnmi_status published said down
+	// (see target.statusDown).
+	downMu   sync.Mutex
+	down     map[string]bool
 	topic    string
 	log      *slog.Logger
 	m        *Metrics
@@ -286,6 +290,9 @@ func (c *Collector) members(targets []*target) []runset.Member {
 				if gone && t.statusDown {
 					t.publishRemoved(ctx)
 				}
+				if gone {
+					c.noteDown(t.cfg.Name, false)
+				}
 			},
 		}
 	}
@@ -455,9 +462,11 @@ type target struct {
 
 	// answered: the session under way has had a message from the
 	// target other than an in-band error. statusDown: the last
-	// gnmi_status published said gnmi_up 0. The run loop's and its
-	// session's, one goroutine.
-	answered, statusDown bool
+	// gnmi_status published of the target said gnmi_up 0 (Collector.down
+	// keeps it across a reload that makes the target again). upOwed: the
+	// next session that answers publishes gnmi_up 1. The run loop's and
+	// its session's, one goroutine.
+	answered, statusDown, upOwed bool
 }
 
 // withDefaults is tc with the defaults a target runs with filled in.
@@ -813,6 +822,10 @@ func (t *target) run(pubCtx, ctx context.Context) {
 	t.mu.Lock()
 	t.st.Completed = false // a ONCE runs again (a target gained back)
 	t.mu.Unlock()
+	// A target made again by a reload (its wrong password fixed, say)
+	// while down owes its gnmi_up 1 as the one it replaces did.
+	t.upOwed = t.c.wasDown(t.cfg.Name)
+	t.statusDown = t.upOwed
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			t.reconnects.Inc()
@@ -1171,7 +1184,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			// An in-band error is no answer (a path refused by a
 			// target before gNMI 0.7): the attempt it ends failed.
 			t.answered = true
-			if t.statusDown {
+			if t.upOwed {
 				t.pushStatus(true, nil, last) // before this message's data
 			}
 		}
@@ -1264,12 +1277,36 @@ func (t *target) pushStatus(up bool, err error, at time.Time) {
 	}
 	switch t.queue.push(item{status: st, at: at, size: len(st.err) + 64}) {
 	case pushed:
-		t.statusDown = !up
+		t.statusDown, t.upOwed = !up, !up
+		t.c.noteDown(t.cfg.Name, !up)
 	case queueFull:
 		t.dropQueue.Inc()
 	case memoryFull:
 		t.dropMemory.Inc()
 	}
+}
+
+// noteDown keeps whether the last gnmi_status published of target said
+// down, for the target a reload makes in its place (wasDown).
+func (c *Collector) noteDown(target string, down bool) {
+	c.downMu.Lock()
+	defer c.downMu.Unlock()
+	if !down {
+		delete(c.down, target)
+		return
+	}
+	if c.down == nil {
+		c.down = map[string]bool{}
+	}
+	c.down[target] = true
+}
+
+// wasDown reports whether the last gnmi_status published of target said
+// down.
+func (c *Collector) wasDown(target string) bool {
+	c.downMu.Lock()
+	defer c.downMu.Unlock()
+	return c.down[target]
 }
 
 // removedGrace bounds publishRemoved: a reload waits for it.

@@ -110,3 +110,28 @@ func TestInbandRefusalIsNoAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadOfADownTargetSaysItIsBack: a target refused for a wrong
+// password is fixed by a reload, which makes it again: its first session
+// publishes gnmi_up 1, as the target it replaces would have. The new
+// target did not know the old one's outage, and published none: the
+// outage stayed open unless data came.
+func TestReloadOfADownTargetSaysItIsBack(t *testing.T) {
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 1, Username: "weir", Password: "right"})
+	tc := simTarget("t1", addr, sub(countersPath, "stream", "sample", 50*time.Millisecond))
+	tc.Username, tc.Password = "weir", "wrong"
+	cfg := configs.GNMI{Targets: []configs.GNMITarget{tc}}
+	cfg.RetryMin, cfg.RetryMax = configs.Duration(20*time.Millisecond), configs.Duration(50*time.Millisecond)
+	r := startCollector(t, cfg)
+	up := func(v string) func() bool {
+		return func() bool {
+			return len(r.b.where(t, func(m metric) bool { return isStatus(m) && m.Fields["gnmi_up"] == json.Number(v) })) > 0
+		}
+	}
+	waitFor(t, 10*time.Second, "gnmi_up 0", up("0"))
+	tc.Password = "right"
+	if err := r.c.Update([]configs.GNMITarget{tc}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "gnmi_up 1 once the reload fixed the password", up("1"))
+}
