@@ -44,7 +44,7 @@ const decodeAheadUnits = 6
 // record's time from receive to event and save nothing.
 //
 // A warm-up, whose work is nearly all decoding, decodes on two goroutines
-// (goroutines: 2), unit u on goroutine u modulo two: 1.37 times as fast
+// (goroutines: 2), unit u on goroutine u modulo two: 1.5 times as fast
 // as on one (BenchmarkWarmupPartition). A worker's polls gain nothing
 // from a second (the worker's goroutine bounds them then) and keep one.
 type decodeAhead struct {

@@ -77,8 +77,13 @@ func TestWarmupFetchedMatchesWarmSyslog(t *testing.T) {
 			t.Errorf("object %v: state %+v, a fetch at a time %+v", k, st, st2)
 		}
 	}
-	if batched.warmBatch != nil {
-		t.Error("the last fetch's records are still held")
+	if len(batched.warmBatch) != 0 || cap(batched.warmBatch) > warmChunk {
+		t.Errorf("after the warm-up the worker holds %d records in an array of %d", len(batched.warmBatch), cap(batched.warmBatch))
+	}
+	for _, r := range batched.warmBatch[:cap(batched.warmBatch)] {
+		if r.Value != nil {
+			t.Fatal("the batch's array still points into a fetch's buffer")
+		}
 	}
 }
 
