@@ -102,12 +102,8 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 
 // Collector subscribes to gNMI targets and publishes their notifications.
 type Collector struct {
-	cfg configs.GNMI
-	b   broker.Broker
-	// down are the targets whose last gnmi_status published said down
-	// (see target.statusDown).
-	downMu   sync.Mutex
-	down     map[string]bool
+	cfg      configs.GNMI
+	b        broker.Broker
 	topic    string
 	log      *slog.Logger
 	m        *Metrics
@@ -140,6 +136,10 @@ type Collector struct {
 	// pubCtx is what publishers run under: Run's context, outliving it
 	// by grace (see publish.Grace).
 	pubCtx context.Context
+	// down are the targets whose last gnmi_status published said down
+	// (see target.statusDown).
+	downMu sync.Mutex
+	down   map[string]bool
 }
 
 // New builds a collector for cfg's targets, publishing through b. TLS
