@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"path/filepath"
 
 	"github.com/weirnet/weir/collectors/gnmi"
 	"github.com/weirnet/weir/configs"
@@ -15,7 +16,8 @@ func gnmiComponents(d deps) ([]component, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []gnmi.Option{gnmi.WithLogger(d.logger.With(slog.String("component", "gnmi"))), gnmi.WithMetrics(m)}
+	opts := []gnmi.Option{gnmi.WithLogger(d.logger.With(slog.String("component", "gnmi"))), gnmi.WithMetrics(m),
+		gnmi.WithStateFile(filepath.Join(d.cfg.DataDir, "gnmi", "targets.json"))}
 	if d.shard != nil {
 		opts = append(opts, gnmi.WithOwner(d.shard))
 	}

@@ -140,6 +140,10 @@ type Collector struct {
 	// (see target.statusDown).
 	downMu sync.Mutex
 	down   map[string]bool
+	// stateFile keeps the targets' names (WithStateFile); unsaid are
+	// removed ones whose removal was not published (under mu).
+	stateFile string
+	unsaid    []string
 }
 
 // New builds a collector for cfg's targets, publishing through b. TLS
@@ -213,6 +217,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	// are: a broker that is down must not hold up weir's exit.
 	pubCtx, stop := publish.Grace(ctx, c.grace)
 	defer stop()
+	c.removedWhileStopped(ctx)
 	c.mu.Lock()
 	c.pubCtx = pubCtx
 	members := c.members(c.targets)
@@ -243,6 +248,7 @@ func (c *Collector) Update(cfgs []configs.GNMITarget) error {
 		return err
 	}
 	c.targets = targets
+	c.saveKnown()
 	members := c.members(targets)
 	c.mu.Unlock()
 	c.set.Update(members)
@@ -1315,20 +1321,20 @@ const removedGrace = 5 * time.Second
 // publishRemoved says that a reload took out the target, down when it
 // stopped: a gnmi_status with the one field removed (true), from which
 // enrichment ends its outage (device_unreachable_cleared), as an SNMP
-// target's; else no record would ever end it. Not across a restart: a
-// target removed while weir was stopped says nothing.
+// target's; else no record would ever end it. One removed while weir was
+// stopped is told at the next start (WithStateFile).
 func (t *target) publishRemoved(ctx context.Context) {
-	now := time.Now()
-	m := telemetry.Metric{V: telemetry.Version, Measurement: StatusMeasurement, Device: t.cfg.Name,
-		Fields: map[string]any{"removed": true}, Time: now, ReceivedAt: now, Source: Source}
-	v, _, err := m.AppendJSON(nil, nil)
+	err := publishRemoved(ctx, &t.pub, t.cfg.Name, t.recordKey())
 	if err == nil {
-		pctx, cancel := context.WithTimeout(ctx, removedGrace)
-		_, err = t.pub.Publish(pctx, []broker.Record{{Timestamp: now, Key: t.recordKey(), Value: v, Headers: headers}})
-		cancel()
+		return
 	}
-	if err != nil {
-		t.c.log.Warn("gnmi: the removed target's last status was not published; its outage stays open", slog.String("target", t.cfg.Name), slog.Any("err", err))
+	t.c.log.Warn("gnmi: the removed target's last status was not published; the next start tries again", slog.String("target", t.cfg.Name), slog.Any("err", err))
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.ContainsFunc(c.targets, func(o *target) bool { return o.cfg.Name == t.cfg.Name }) {
+		c.unsaid = append(c.unsaid, t.cfg.Name)
+		c.saveKnown()
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,4 +137,46 @@ func TestReloadOfADownTargetSaysItIsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "gnmi_up 1 once the reload fixed the password", up("1"))
+}
+
+// TestRemovedWhileStoppedSaysSo: the state file lists the targets of the
+// last run, a and b; weir starts with a alone. b, taken out of the config
+// while weir was stopped, is told removed (its outage, if it was in one,
+// ends); a is not. The file then lists a; a reload adding c lists both.
+func TestRemovedWhileStoppedSaysSo(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "gnmi", "targets.json")
+	if err := os.MkdirAll(filepath.Dir(state), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte(`{"v":1,"targets":["a","b"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 1})
+	a := simTarget("a", addr, sub(countersPath, "stream", "sample", time.Second))
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{a}}, WithStateFile(state))
+	removed := func(m metric) bool { return isStatus(m) && m.Fields["removed"] == true }
+	waitFor(t, 10*time.Second, "b told removed", func() bool {
+		return len(r.b.where(t, func(m metric) bool { return m.Device == "b" && m.Key == "b" && removed(m) })) == 1
+	})
+	waitFor(t, 10*time.Second, "a's data", func() bool { return len(r.b.where(t, func(m metric) bool { return m.Device == "a" })) > 0 })
+	if n := len(r.b.where(t, func(m metric) bool { return m.Device == "a" && removed(m) })); n != 0 {
+		t.Errorf("a, still listed, told removed %d times", n)
+	}
+	listed := func() []string {
+		k, err := readKnown(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(k)
+		return k
+	}
+	if got := listed(); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("state file lists %q, want [a]", got)
+	}
+	if err := r.c.Update([]configs.GNMITarget{a, simTarget("c", addr, sub(countersPath, "stream", "sample", time.Second))}); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(); !slices.Equal(got, []string{"a", "c"}) {
+		t.Errorf("after the reload the state file lists %q, want [a c]", got)
+	}
 }

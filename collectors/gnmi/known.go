@@ -1,0 +1,130 @@
+package gnmi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/publish"
+	"github.com/weirnet/weir/internal/wholefile"
+	"github.com/weirnet/weir/telemetry"
+)
+
+// WithStateFile keeps the names of the targets the collector was last
+// given in path, so that its next start says removed (a gnmi_status with
+// removed true) each one taken out of the config while weir was stopped,
+// as a reload does: an outage a target was in would otherwise never end.
+// The SNMP poller does the same with its own file. "" keeps nothing.
+func WithStateFile(path string) Option { return func(c *Collector) { c.stateFile = path } }
+
+// knownTargets is what the state file holds.
+type knownTargets struct {
+	V       int      `json:"v"`
+	Targets []string `json:"targets"`
+}
+
+// readKnown reads the state file; none (a first start) is an empty list.
+func readKnown(path string) ([]string, error) {
+	b, err := wholefile.Read(path, wholefile.MaxBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var k knownTargets
+	if err := json.Unmarshal(b, &k); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k.Targets, nil
+}
+
+// saveKnown replaces the state file with the collector's targets and the
+// removed ones whose removal was not published (c.unsaid: told again at
+// the next start, unless listed again). c.mu must be held.
+func (c *Collector) saveKnown() {
+	if c.stateFile == "" {
+		return
+	}
+	k := knownTargets{V: 1, Targets: make([]string, 0, len(c.targets)+len(c.unsaid))}
+	for _, t := range c.targets {
+		k.Targets = append(k.Targets, t.cfg.Name)
+	}
+	c.unsaid = slices.DeleteFunc(c.unsaid, func(n string) bool { return slices.Contains(k.Targets, n) })
+	k.Targets = append(k.Targets, c.unsaid...)
+	b, err := json.Marshal(&k)
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(c.stateFile), 0o755); err == nil {
+			err = wholefile.Replace(c.stateFile, b)
+		}
+	}
+	if err != nil {
+		c.log.Warn("gnmi: cannot keep the list of targets; one taken out of the config while weir is stopped will not be told removed at the next start",
+			slog.String("file", c.stateFile), slog.Any("err", err))
+	}
+}
+
+// removedWhileStopped says removed each target of the state file that the
+// config no longer lists, then saves the list. One whose record the broker
+// did not take in removedGrace stays in the file, for the next start.
+func (c *Collector) removedWhileStopped(ctx context.Context) {
+	if c.stateFile == "" {
+		return
+	}
+	known, err := readKnown(c.stateFile)
+	if err != nil {
+		c.log.Warn("gnmi: cannot read the list of targets subscribed to before; none taken out of the config since is told removed", slog.Any("err", err))
+	}
+	c.mu.Lock()
+	listed := make(map[string]bool, len(c.targets))
+	for _, t := range c.targets {
+		listed[t.cfg.Name] = true
+	}
+	c.mu.Unlock()
+	var unsaid []string
+	for _, name := range known {
+		if listed[name] {
+			continue
+		}
+		key := name
+		if c.deviceName != nil {
+			if n := c.deviceName(name); n != "" {
+				key = n
+			}
+		}
+		pub := publish.Publisher{Broker: c.b, Topic: c.topic, Name: "gnmi", Logger: c.log.With(slog.String("target", name))}
+		if err := publishRemoved(ctx, &pub, name, []byte(key)); err != nil {
+			c.log.Warn("gnmi: a target taken out of the config while weir was stopped was not told removed; the next start tries again",
+				slog.String("target", name), slog.Any("err", err))
+			unsaid = append(unsaid, name)
+		}
+	}
+	c.mu.Lock()
+	c.unsaid = append(c.unsaid, unsaid...)
+	c.saveKnown()
+	c.mu.Unlock()
+}
+
+// publishRemoved publishes the gnmi_status of target, keyed key, that says
+// it was taken out of the config: its one field removed (true).
+func publishRemoved(ctx context.Context, pub *publish.Publisher, target string, key []byte) error {
+	now := time.Now()
+	m := telemetry.Metric{V: telemetry.Version, Measurement: StatusMeasurement, Device: target,
+		Fields: map[string]any{"removed": true}, Time: now, ReceivedAt: now, Source: Source}
+	v, _, err := m.AppendJSON(nil, nil)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, removedGrace)
+	defer cancel()
+	_, err = pub.Publish(pctx, []broker.Record{{Timestamp: now, Key: key, Value: v, Headers: headers}})
+	return err
+}
