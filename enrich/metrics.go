@@ -549,7 +549,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		case !ok || at.After(prev.v.at) || stampedAhead(prev.v.at, w.rates.now) && !stampedAhead(at, w.rates.now):
 			w.uptimes[target] = seen[uptimeSample]{uptimeSample{p.Uptime, at}, w.rates.now}
 		}
-	} else if p.Measurement == "snmp_status" {
+	} else if p.Measurement == telemetry.MeasurementSNMPStatus {
 		// A poll that failed (no sysUpTime) still polls the target: its
 		// last sysUpTime stays, or the reboot that ends an outage of
 		// over an hour (forgetAfter) would have nothing to compare with.
@@ -690,7 +690,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 		events[len(events)-1].Time = p.ReceivedAt
 	}
 	switch p.Measurement {
-	case "snmp_status", gnmiStatus:
+	case telemetry.MeasurementSNMPStatus, gnmiStatus:
 		key := stateKey{row: rowKey{device: target}, what: "up"}
 		// Each target's reachability is its own: of two targets
 		// polling one device (a v2c and a v3 one), one failing
@@ -721,7 +721,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 				}
 			}
 		} else if up, ok := reachability(p); ok {
-			if w.warming && p.Measurement == "snmp_status" {
+			if w.warming && p.Measurement == telemetry.MeasurementSNMPStatus {
 				w.noteWarmPoll(target, r.Key, up == 1)
 			}
 			if prev, ok := w.state[key]; !ok || w.newer(at, prev.v.at) {
@@ -1104,7 +1104,7 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 	if sn == nil {
 		return nil
 	}
-	if p.Measurement == "snmp_status" {
+	if p.Measurement == telemetry.MeasurementSNMPStatus {
 		if up, ok := intField(p, "snmp_up"); ok && up == 0 {
 			// A failed poll reads no sysName but still polls the target:
 			// forgotten an hour into an outage, its events (its removal's
@@ -1853,9 +1853,9 @@ func pollFailure(p *telemetry.Point) string {
 
 // gnmiStatus is the measurement of the gNMI collector's records of a
 // target's failed attempts (gnmi_up 0, with the error) and of its first
-// session after (gnmi_up 1): collectors/gnmi's StatusMeasurement. A target
-// that serves publishes none; its data says it answers.
-const gnmiStatus = "gnmi_status"
+// session after (gnmi_up 1). A target that serves publishes none; its data
+// says it answers.
+const gnmiStatus = telemetry.MeasurementGNMIStatus
 
 // gnmiReach is the object of a gNMI target's reachability events: its
 // name after "gnmi:", so that an SNMP target of the same name (whose

@@ -249,7 +249,7 @@ func answeredPoll(dec *telemetry.Decoder, p *telemetry.Point, r *broker.Record) 
 	if dec.DecodePoint(r.Value, p) != nil || p.Device == "" {
 		return "", false
 	}
-	if p.Measurement == "snmp_status" {
+	if p.Measurement == telemetry.MeasurementSNMPStatus {
 		if up, ok := intField(p, "snmp_up"); !ok || up != 1 {
 			return "", false
 		}

@@ -22,12 +22,7 @@ func TestReachBackKeepsTheWindowsStateStampedAhead(t *testing.T) {
 		start := time.Now().Add(-75 * time.Minute).Truncate(time.Second)
 		f.produce(telemetry.TopicRawSNMP, f.answered(start, 1, 100*24*3600*100)...)
 		n := 2
-		failed := func(from, to int) {
-			for min := from; min <= to; min++ {
-				f.produce(telemetry.TopicRawSNMP, f.status(start.Add(time.Duration(min)*time.Minute), 0, 0))
-				n++
-			}
-		}
+		failed := func(from, to int) { n += f.failedPolls(start, from, to) }
 		failed(1, 80)
 		stop := startRunner(NewMetricsWorker(f.b, f.inv, f.before()...))
 		waitCommitted(t, f.b, telemetry.TopicRawSNMP, n)

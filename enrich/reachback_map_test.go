@@ -35,20 +35,13 @@ func TestWarmupKeepsNoMapOfItsPolls(t *testing.T) {
 	w := NewMetricsWorker(b, inv)
 	wm := newWarmer(b, DefaultWarmup, slog.New(slog.DiscardHandler))
 	wm.lost = w.lostPolls
-	heap := func() int64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
 	wm.warmPartition(ctx, telemetry.TopicRawSNMP, 0, n, time.Now(), w.warm)
 	if len(w.state) != n {
 		t.Fatalf("%d states after the warm-up, want %d", len(w.state), n)
 	}
-	withMap := heap()
+	withMap := heapAlloc()
 	w.warmPolls = nil
-	if held := withMap - heap(); held > 1<<20 {
+	if held := withMap - heapAlloc(); held > 1<<20 {
 		t.Errorf("the worker holds %d bytes of the warm-up's polls after it", held)
 	}
 	runtime.KeepAlive(w)

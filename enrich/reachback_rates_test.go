@@ -35,12 +35,7 @@ func TestReachBackStartsRatesAgainAfterAnOutageOfOverAnHour(t *testing.T) {
 	}
 	f.produce(telemetry.TopicRawSNMP, row(start, 1e9, uptime), f.status(start, 1, uptime))
 	n := 2
-	failed := func(from, to int) {
-		for min := from; min <= to; min++ {
-			f.produce(telemetry.TopicRawSNMP, f.status(start.Add(time.Duration(min)*time.Minute), 0, 0))
-			n++
-		}
-	}
+	failed := func(from, to int) { n += f.failedPolls(start, from, to) }
 	failed(1, 80)
 	stop := startRunner(NewMetricsWorker(f.b, f.inv, f.before()...))
 	waitCommitted(t, f.b, telemetry.TopicRawSNMP, n)

@@ -70,19 +70,12 @@ func TestReachBackKeepsNoFetchBuffer(t *testing.T) {
 	var logged strings.Builder
 	wm := newWarmer(b, DefaultWarmup, slog.New(slog.NewTextHandler(&logged, nil)))
 	wm.lost = w.lostPolls
-	heap := func() int64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
-	before := heap()
+	before := heapAlloc()
 	wm.warmPartition(ctx, telemetry.TopicRawSNMP, 0, n, time.Now(), w.warm)
 	if wm.lost != nil && !strings.Contains(logged.String(), "found=1 not_found=0") {
 		t.Fatalf("the reach back did not find core9's poll: %s", logged.String())
 	}
-	held := heap() - before
+	held := heapAlloc() - before
 	t.Logf("%d bytes held after the warm-up", held)
 	if held > 4<<20 {
 		t.Errorf("the worker holds %d bytes after a warm-up that read back, want less than 4 MiB", held)

@@ -31,6 +31,15 @@ func (f *linkRestart) status(at time.Time, up int64, uptime uint32) broker.Recor
 	return broker.Record{Key: []byte("core9"), Value: v, Timestamp: at}
 }
 
+// failedPolls produces core9's failed polls of minutes from to to (from
+// start), one a minute, and returns how many.
+func (f *linkRestart) failedPolls(start time.Time, from, to int) int {
+	for min := from; min <= to; min++ {
+		f.produce(telemetry.TopicRawSNMP, f.status(start.Add(time.Duration(min)*time.Minute), 0, 0))
+	}
+	return to - from + 1
+}
+
 // answered is a poll at at that answered: Gi0/3's row with ifOperStatus
 // oper, then the status with uptime, both with the poll's time as the
 // poller publishes them.
@@ -77,12 +86,7 @@ func outageOfNinetyMinutes(t *testing.T, restart bool) *linkRestart {
 	const hundredDays = 100 * 24 * 3600 * 100
 	f.produce(telemetry.TopicRawSNMP, f.answered(start, 1, hundredDays)...)
 	n := 2
-	failed := func(from, to int) {
-		for min := from; min <= to; min++ {
-			f.produce(telemetry.TopicRawSNMP, f.status(start.Add(time.Duration(min)*time.Minute), 0, 0))
-			n++
-		}
-	}
+	failed := func(from, to int) { n += f.failedPolls(start, from, to) }
 	failed(1, 80)
 	stop := startRunner(NewMetricsWorker(f.b, f.inv, f.before()...))
 	waitCommitted(t, f.b, telemetry.TopicRawSNMP, n)

@@ -42,17 +42,10 @@ func TestWarmupKeepsNoFetchBuffer(t *testing.T) {
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewWorker(b, inv, NewClassifier())
-	heap := func() int64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
-	before := heap()
+	before := heapAlloc()
 	wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
 	wm.warmPartition(ctx, telemetry.TopicRawSyslog, 0, 30_000, time.Now(), w.warmSyslog)
-	held := heap() - before
+	held := heapAlloc() - before
 	t.Logf("%d bytes held after the warm-up", held)
 	if held > 4<<20 {
 		t.Errorf("the worker holds %d bytes after a warm-up of a quiet partition, want less than 4 MiB", held)
@@ -97,14 +90,7 @@ func TestWarmupFetchedKeepsNoFetchBuffer(t *testing.T) {
 			}
 			inv, _ := ParseInventory([]byte(testInventory))
 			w := NewWorker(b, inv, NewClassifier())
-			heap := func() int64 {
-				runtime.GC()
-				runtime.GC()
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				return int64(m.HeapAlloc)
-			}
-			before := heap()
+			before := heapAlloc()
 			wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
 			wm.fetched = w.warmFetched
 			fed := 0
@@ -115,7 +101,7 @@ func TestWarmupFetchedKeepsNoFetchBuffer(t *testing.T) {
 			if fed != 30_000-old {
 				t.Fatalf("%d records fed, want %d", fed, 30_000-old)
 			}
-			held := heap() - before
+			held := heapAlloc() - before
 			t.Logf("%d bytes held after the warm-up", held)
 			// The slots decoded ahead into (about 1 MiB, kept for the
 			// next warm-up) and no more.

@@ -44,6 +44,17 @@ const (
 	TopicDeadLetter = "dead.letter"
 )
 
+// The measurements that say whether a collector reaches its target, which
+// enrichment makes device_unreachable and device_reachable events of:
+// an SNMP poll's (snmp_up, and error when it failed) and a gNMI target's
+// attempts that failed and the first session after (gnmi_up, error). Either
+// with the one field removed (true) says a reload or a start found the
+// target taken out of the config.
+const (
+	MeasurementSNMPStatus = "snmp_status"
+	MeasurementGNMIStatus = "gnmi_status"
+)
+
 // Metric is one measurement: the measurement / tags / fields / timestamp
 // model that InfluxDB line protocol and Prometheus both map from. One SNMP
 // table row, one gNMI notification's leaves under one path, one scalar set.

@@ -293,10 +293,10 @@ func (c *Collector) members(targets []*target) []runset.Member {
 					c.m.forget(t.cfg.Name, t.lost.Load())
 				}
 				c.mu.Unlock()
-				if gone && t.statusDown {
-					t.publishRemoved(ctx)
-				}
 				if gone {
+					if t.statusDown {
+						t.publishRemoved(ctx)
+					}
 					c.noteDown(t.cfg.Name, false)
 				}
 			},
@@ -404,7 +404,7 @@ type item struct {
 // and at the first session that answers after one did; none while the
 // target serves (its data says that). A stream that ends after serving
 // is no failure: the next attempt tells whether the target is gone.
-const StatusMeasurement = "gnmi_status"
+const StatusMeasurement = telemetry.MeasurementGNMIStatus
 
 // sessionStatus is what a gnmi_status record says.
 type sessionStatus struct {

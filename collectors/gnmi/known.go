@@ -2,13 +2,7 @@ package gnmi
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -33,18 +27,9 @@ type knownTargets struct {
 
 // readKnown reads the state file; none (a first start) is an empty list.
 func readKnown(path string) ([]string, error) {
-	b, err := wholefile.Read(path, wholefile.MaxBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var k knownTargets
-	if err := json.Unmarshal(b, &k); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return k.Targets, nil
+	err := wholefile.ReadJSON(path, &k)
+	return k.Targets, err
 }
 
 // saveKnown replaces the state file with the collector's targets and the
@@ -60,13 +45,7 @@ func (c *Collector) saveKnown() {
 	}
 	c.unsaid = slices.DeleteFunc(c.unsaid, func(n string) bool { return slices.Contains(k.Targets, n) })
 	k.Targets = append(k.Targets, c.unsaid...)
-	b, err := json.Marshal(&k)
-	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(c.stateFile), 0o755); err == nil {
-			err = wholefile.Replace(c.stateFile, b)
-		}
-	}
-	if err != nil {
+	if err := wholefile.ReplaceJSON(c.stateFile, &k); err != nil {
 		c.log.Warn("gnmi: cannot keep the list of targets; one taken out of the config while weir is stopped will not be told removed at the next start",
 			slog.String("file", c.stateFile), slog.Any("err", err))
 	}

@@ -2,12 +2,6 @@ package snmp
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/weirnet/weir/configs"
@@ -35,18 +29,9 @@ func readKnown(path string) ([]knownTarget, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := wholefile.Read(path, wholefile.MaxBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var k knownTargets
-	if err := json.Unmarshal(b, &k); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return k.Targets, nil
+	err := wholefile.ReadJSON(path, &k)
+	return k.Targets, err
 }
 
 // saveKnown replaces the state file with the poller's latest targets and
@@ -72,13 +57,7 @@ func (p *Poller) saveKnown() {
 		p.unsaid = slices.DeleteFunc(p.unsaid, func(u knownTarget) bool { return names[u.Name] })
 		k.Targets = append(k.Targets, p.unsaid...)
 	}
-	b, err := json.Marshal(&k)
-	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			err = wholefile.Replace(path, b)
-		}
-	}
-	if err != nil {
+	if err := wholefile.ReplaceJSON(path, &k); err != nil {
 		p.cfg.Logger.Warn("snmp: cannot keep the list of targets; one taken out of the config while weir is stopped will not be told removed at the next start",
 			"file", path, "err", err)
 	}

@@ -1019,7 +1019,7 @@ func (t *target) status(res poll) telemetry.Metric {
 	}
 	return telemetry.Metric{
 		V:           telemetry.Version,
-		Measurement: "snmp_status",
+		Measurement: telemetry.MeasurementSNMPStatus,
 		Device:      t.cfg.Name,
 		Tags:        t.baseTags(),
 		Fields: map[string]any{
@@ -1047,7 +1047,7 @@ func (t *target) publishRemoved(ctx context.Context) bool {
 	now := time.Now()
 	m := telemetry.Metric{
 		V:           telemetry.Version,
-		Measurement: "snmp_status",
+		Measurement: telemetry.MeasurementSNMPStatus,
 		Device:      t.cfg.Name,
 		Tags:        t.baseTags(),
 		Fields:      map[string]any{"removed": true},

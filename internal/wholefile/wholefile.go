@@ -5,8 +5,11 @@
 package wholefile
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -89,4 +92,34 @@ func Replace(file string, b []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+// ReadJSON decodes the JSON file at path (at most MaxBytes) into v; a
+// file that is not there leaves v as it is and is no error: a state file
+// before its first save.
+func ReadJSON(path string, v any) error {
+	b, err := Read(path, MaxBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// ReplaceJSON writes v as JSON to file with Replace, making its directory
+// first.
+func ReplaceJSON(file string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	return Replace(file, b)
 }
