@@ -59,7 +59,8 @@ type warmer struct {
 	lost func() lostPolls
 	// fetched, if set, is called after each fetch's records were fed,
 	// while they are still valid (logwindow.Reader.ReadFrom's fetched):
-	// the syslog worker warms up a fetch at a time.
+	// the syslog worker warms from what a fetch left of its 4,096-record
+	// chunks (see Worker.queueWarm).
 	fetched func()
 }
 
