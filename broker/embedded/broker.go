@@ -957,7 +957,10 @@ func (b *Broker) AppendBatches(ctx context.Context, topicName string, partition 
 		}
 		d := b.checkers.Get().(*recordbatch.Decoder)
 		defer b.checkers.Put(d)
-		if err := d.Check(h, batch); err != nil {
+		if err := d.Check(h, batch, b.opts.maxMessageBytes); err != nil {
+			if errors.Is(err, broker.ErrRecordTooLarge) {
+				return err
+			}
 			return fmt.Errorf("%w: %w", broker.ErrCorruptBatch, err)
 		}
 		return nil
@@ -1028,7 +1031,8 @@ func (b *Broker) Fetch(ctx context.Context, topicName string, partition int32, o
 	var deadline <-chan time.Time
 	for {
 		sc.dec.Reset()
-		into.Records = into.Records[:0]
+		// Not into.Records[:0]: that would keep the array Reset let go.
+		into.Records = sc.dec.Records()
 		var hwm, start int64
 		sc.buf, hwm, start, err = p.read(sc.buf[:0], offset, maxBytes)
 		into.HighWatermark, into.LogStartOffset = hwm, start
@@ -1074,21 +1078,32 @@ func (b *Broker) Fetch(ctx context.Context, topicName string, partition int32, o
 // it, decoding stops at a batch boundary and the rest is read next time.
 const decodeBudget = 64 << 20
 
+// maxDecodeRecords bounds the records one Fetch or Poll returns, about 30 MB
+// of them: a compressed batch of 300 KB can hold 30 million. Past it,
+// decoding stops within the batch, and the next read decodes it again from
+// the record after.
+const maxDecodeRecords = 1 << 18
+
 // decodeBatches decodes the records at or after minOffset and returns the
-// offset to continue from: after the last batch decoded, or at the first
+// offset to continue from: after the last record decoded, or at the first
 // batch left for the next call when the decode budget ran out.
 func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, buf []byte, minOffset int64) (int64, error) {
 	next := minOffset
 	decoded := 0
 	_, err := recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
-		if decoded > 0 && d.Decompressed() > decodeBudget {
+		room := maxDecodeRecords - len(d.Records())
+		if decoded > 0 && (d.Decompressed() > decodeBudget || room <= 0) {
 			return errBudget
 		}
-		if err := d.Decode(topicName, partition, h, batch, minOffset); err != nil {
+		after, err := d.DecodeUpTo(topicName, partition, h, batch, minOffset, room)
+		if err != nil {
 			return err
 		}
 		decoded++
-		next = max(next, h.LastOffset()+1)
+		next = max(next, after)
+		if after <= h.LastOffset() {
+			return errBudget
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errBudget) {

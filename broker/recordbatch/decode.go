@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -33,11 +34,36 @@ type Decoder struct {
 	lz      *lz4.Reader
 }
 
-// Reset drops the records decoded so far, keeping the buffers.
+// What Reset keeps of its buffers: a compressed batch can decode to a
+// quarter of a GiB of records, and a long-lived reader that kept that for
+// the one batch would hold it for good. Past these, a buffer is let go and
+// the next batch that needs one allocates it; that batch holds as many
+// bytes of records, so the allocation is small beside decoding them.
+const (
+	keepPlain   = 16 << 20
+	keepRecords = 1 << 16
+	keepHeaders = 1 << 17
+)
+
+// Reset drops the records decoded so far, keeping the buffers unless they
+// grew past what a usual fetch needs.
 func (d *Decoder) Reset() {
-	d.records = d.records[:0]
-	d.headers = d.headers[:0]
-	d.plain = d.plain[:0]
+	if cap(d.plain) > keepPlain {
+		// The records and headers kept, even past their length, point
+		// into it: cleared, they no longer keep it alive.
+		clear(d.records[:cap(d.records)])
+		clear(d.headers[:cap(d.headers)])
+	}
+	d.records = truncateOrDrop(d.records, keepRecords)
+	d.headers = truncateOrDrop(d.headers, keepHeaders)
+	d.plain = truncateOrDrop(d.plain, keepPlain)
+}
+
+func truncateOrDrop[T any](s []T, keep int) []T {
+	if cap(s) > keep {
+		return nil
+	}
+	return s[:0]
 }
 
 // Records returns the records decoded since the last Reset.
@@ -52,8 +78,12 @@ func (d *Decoder) Decompressed() int { return len(d.plain) }
 // header, as Kafka's log validator does before appending: exactly
 // NumRecords records, offset deltas 0..n-1, nothing left over. A batch that
 // passes the CRC but lies about its records would otherwise poison every
-// reader of the partition. The Decoder is reset.
-func (d *Decoder) Check(h *Header, batch []byte) error {
+// reader of the partition. No record may be over maxRecordBytes
+// decompressed (broker.ErrRecordTooLarge): Kafka's producers check a
+// record's size before compressing, and a limit on compressed batches
+// alone lets a 100 KB gzip batch carry a 100 MB record to every reader.
+// The Decoder is reset.
+func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
 	d.Reset()
 	defer d.Reset()
 	body := batch[HeaderSize:h.Size()]
@@ -66,9 +96,13 @@ func (d *Decoder) Check(h *Header, batch []byte) error {
 	}
 	for i := int32(0); i < h.NumRecords; i++ {
 		var r broker.Record
+		before := len(body)
 		var err error
 		if body, err = d.decodeRecord(body, h, &r); err != nil {
 			return fmt.Errorf("record %d: %w", i, err)
+		}
+		if size := before - len(body); size > maxRecordBytes {
+			return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
 		}
 		if r.Offset != h.BaseOffset+int64(i) {
 			return fmt.Errorf("record %d has offset delta %d: %w", i, r.Offset-h.BaseOffset, ErrCorrupt)
@@ -83,8 +117,18 @@ func (d *Decoder) Check(h *Header, batch []byte) error {
 // Decode appends the records of one validated batch whose offsets are at
 // least minOffset. Control batches are skipped.
 func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte, minOffset int64) error {
+	_, err := d.DecodeUpTo(topic, partition, h, batch, minOffset, math.MaxInt)
+	return err
+}
+
+// DecodeUpTo is Decode stopping after maxRecords records (at least one).
+// It returns the offset to continue from: after the batch, or after the
+// last record decoded when it stopped early. A compressed batch may hold
+// millions of records; readers bound what one read returns with it, and
+// read the rest of the batch from that offset.
+func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []byte, minOffset int64, maxRecords int) (int64, error) {
 	if h.IsControl() || h.LastOffset() < minOffset {
-		return nil
+		return h.LastOffset() + 1, nil
 	}
 	body := batch[HeaderSize:h.Size()]
 	// A batch decodes whole or not at all: on an error, none of its
@@ -95,7 +139,7 @@ func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte,
 		var err error
 		d.plain, err = d.decompress(codec, d.plain, body)
 		if err != nil {
-			return fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+			return -1, fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
 		}
 		body = d.plain[start:]
 	}
@@ -106,7 +150,7 @@ func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte,
 		body, err = d.decodeRecord(body, h, &r)
 		if err != nil {
 			d.records = d.records[:n0]
-			return fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
+			return -1, fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
 		}
 		if r.Offset < minOffset {
 			continue
@@ -116,8 +160,11 @@ func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte,
 		}
 		r.Topic, r.Partition = topic, partition
 		d.records = append(d.records, r)
+		if len(d.records)-n0 >= maxRecords && i < h.NumRecords-1 {
+			return r.Offset + 1, nil
+		}
 	}
-	return nil
+	return h.LastOffset() + 1, nil
 }
 
 func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, error) {

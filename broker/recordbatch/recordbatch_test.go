@@ -206,7 +206,7 @@ func FuzzDecode(f *testing.F) {
 // to the records franz-go's kmsg reads from it, as far as kmsg reads them.
 func checkAgreesWithKmsg(t *testing.T, h *Header, b []byte) {
 	var d Decoder
-	if h.Codec() != CodecNone || h.IsControl() || d.Check(h, b) != nil {
+	if h.Codec() != CodecNone || h.IsControl() || d.Check(h, b, math.MaxInt) != nil {
 		return
 	}
 	// All of them: a batch's offsets may be negative.
@@ -294,7 +294,7 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatalf("header %+v for %d records in %d bytes", h, len(want), len(b))
 		}
 		var d Decoder
-		if err := d.Check(&h, b); err != nil {
+		if err := d.Check(&h, b, math.MaxInt); err != nil {
 			t.Fatalf("check: %v", err)
 		}
 		if err := d.Decode("t", 1, &h, b, ts); err != nil {
@@ -337,4 +337,43 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeUpToResumes reads a batch a few records at a time, each read
+// from the offset the one before returned, as readers bounding their
+// records do.
+func TestDecodeUpToResumes(t *testing.T) {
+	plain := buildBatch(t, 10, 100)
+	gz, err := Compress(plain, CodecGzip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"plain": plain, "gzip": gz} {
+		h, err := Validate(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d Decoder
+		var got []int64
+		var nexts []int64
+		for off := int64(100); off < 110; {
+			d.Reset()
+			next, err := d.DecodeUpTo("t", 0, &h, b, off, 3)
+			if err != nil {
+				t.Fatal(name, err)
+			}
+			for _, r := range d.Records() {
+				got = append(got, r.Offset)
+			}
+			nexts = append(nexts, next)
+			off = next
+		}
+		if fmt.Sprint(got) != "[100 101 102 103 104 105 106 107 108 109]" || fmt.Sprint(nexts) != "[103 106 109 110]" {
+			t.Errorf("%s: offsets %v, reads ending at %v", name, got, nexts)
+		}
+		d.Reset()
+		if next, err := d.DecodeUpTo("t", 0, &h, b, 105, 0); err != nil || next != 106 || len(d.Records()) != 1 {
+			t.Errorf("%s: a bound of 0 decodes %d records and ends at %d (%v); want one, ending at 106", name, len(d.Records()), next, err)
+		}
+	}
 }

@@ -1,0 +1,181 @@
+package embedded
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/recordbatch"
+)
+
+// heapInUse is the live heap after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// gzipBatch is one gzip batch of values.
+func gzipBatch(t testing.TB, values ...[]byte) []byte {
+	return compressedBatch(t, recordbatch.CodecGzip, values...)
+}
+
+func compressedBatch(t testing.TB, codec int, values ...[]byte) []byte {
+	t.Helper()
+	var e recordbatch.Encoder
+	e.Reset(-1, -1, -1)
+	for _, v := range values {
+		e.Append(nil, v, nil, 1_700_000_000_000)
+	}
+	b, err := recordbatch.Compress(e.Finish(0), codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// tinyRecords is n records of one byte: a batch of them decodes to about
+// 150 bytes of records a byte sent.
+func tinyRecords(n int) [][]byte {
+	v := []byte("a")
+	values := make([][]byte, n)
+	for i := range values {
+		values[i] = v
+	}
+	return values
+}
+
+// TestRecordLargerThanMaxMessageBytesDecompressedRefused: the size limit
+// applies to a record's decompressed size too, as Kafka's producers apply
+// it before compressing. Else a gzip batch of 100 KB carries a 100 MB
+// record, which each reader then holds.
+func TestRecordLargerThanMaxMessageBytesDecompressedRefused(t *testing.T) {
+	b := openTest(t, t.TempDir(), WithMaxMessageBytes(1<<20))
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1})
+	big := bytes.Repeat([]byte("a"), 2<<20)
+	batch := gzipBatch(t, []byte("ok"), big)
+	if len(batch) > 1<<20 {
+		t.Fatalf("the batch is %d bytes compressed: the test needs it under the limit", len(batch))
+	}
+	_, err := b.AppendBatches(ctx, "t", 0, batch)
+	if !errors.Is(err, broker.ErrRecordTooLarge) {
+		t.Fatalf("err = %v, want ErrRecordTooLarge", err)
+	}
+	t.Log(err)
+	if _, err := b.AppendBatches(ctx, "t", 0, gzipBatch(t, []byte("ok"), big[:1<<19])); err != nil {
+		t.Fatalf("a record under the limit: %v", err)
+	}
+}
+
+// TestReadersKeepNoBombBuffers: a compressed batch that decodes to far
+// more than a fetch's usual records is read, bounded, and its buffers are
+// not kept for the reader's life.
+func TestReadersKeepNoBombBuffers(t *testing.T) {
+	const n = 1 << 20
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1})
+	bomb := gzipBatch(t, tinyRecords(n)...)
+	t.Logf("%d records in a gzip batch of %d bytes", n, len(bomb))
+	if _, err := b.AppendBatches(ctx, "t", 0, bomb); err != nil {
+		t.Fatal(err)
+	}
+	// Megabyte records, 24 in a batch: 24 MB decompressed from 100 KB,
+	// in each codec, whose decoders keep buffers of their own.
+	mb := bytes.Repeat([]byte("b"), 1<<20)
+	var large [][]byte
+	for range 24 {
+		large = append(large, mb)
+	}
+	codecs := []int{recordbatch.CodecGzip, recordbatch.CodecSnappy, recordbatch.CodecLZ4, recordbatch.CodecZstd}
+	for _, codec := range codecs {
+		if _, err := b.AppendBatches(ctx, "t", 0, compressedBatch(t, codec, large...)); err != nil {
+			t.Fatal(codec, err)
+		}
+	}
+	if _, err := b.AppendBatches(ctx, "t", 0, gzipBatch(t, []byte("last"))); err != nil {
+		t.Fatal(err)
+	}
+	want := n + 24*len(codecs) + 1
+	base := heapInUse()
+
+	t.Run("fetch", func(t *testing.T) {
+		var res broker.FetchResult
+		var got, most int
+		for off := int64(0); off < int64(want); {
+			if err := b.Fetch(ctx, "t", 0, off, broker.FetchOptions{MaxBytes: 1 << 20}, &res); err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Records) == 0 {
+				t.Fatalf("no records at offset %d", off)
+			}
+			for i, r := range res.Records {
+				if r.Offset != off+int64(i) {
+					t.Fatalf("record %d of a fetch at %d has offset %d", i, off, r.Offset)
+				}
+			}
+			got += len(res.Records)
+			most = max(most, len(res.Records))
+			off = res.Records[len(res.Records)-1].Offset + 1
+		}
+		if got != want {
+			t.Fatalf("%d records read, want %d", got, want)
+		}
+		if string(res.Records[len(res.Records)-1].Value) != "last" {
+			t.Fatalf("last record %q", res.Records[len(res.Records)-1].Value)
+		}
+		// The next fetch finds nothing: its reset is what lets go.
+		if err := b.Fetch(ctx, "t", 0, int64(want), broker.FetchOptions{MaxBytes: 1 << 20}, &res); err != nil || len(res.Records) != 0 {
+			t.Fatalf("fetch at the end: %d records, %v", len(res.Records), err)
+		}
+		held := heapInUse() - base
+		t.Logf("at most %d records a fetch; %d bytes held after the last", most, held)
+		if most > maxDecodeRecords {
+			t.Errorf("a fetch returned %d records, over the bound of %d", most, maxDecodeRecords)
+		}
+		if held > 16<<20 {
+			t.Errorf("the fetch result holds %d bytes after reading the bomb", held)
+		}
+		runtime.KeepAlive(&res)
+	})
+
+	t.Run("poll", func(t *testing.T) {
+		c, err := b.Consume(ctx, "g", []string{"t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var got, most int
+		for got < want {
+			recs, err := c.Poll(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if recs[0].Offset != int64(got) {
+				t.Fatalf("poll from %d starts at %d", got, recs[0].Offset)
+			}
+			got += len(recs)
+			most = max(most, len(recs))
+		}
+		if got != want {
+			t.Fatalf("%d records polled, want %d", got, want)
+		}
+		// The next poll finds nothing: its reset is what lets go.
+		b.AppendBatches(ctx, "t", 0, gzipBatch(t, []byte("after")))
+		if recs, err := c.Poll(ctx); err != nil || len(recs) != 1 {
+			t.Fatalf("poll after: %d records, %v", len(recs), err)
+		}
+		held := heapInUse() - base
+		t.Logf("at most %d records a poll; %d bytes held after", most, held)
+
+		if most > maxDecodeRecords {
+			t.Errorf("a poll returned %d records, over the bound of %d", most, maxDecodeRecords)
+		}
+		if held > 16<<20 {
+			t.Errorf("the consumer holds %d bytes after reading the bomb", held)
+		}
+		runtime.KeepAlive(c)
+	})
+}
