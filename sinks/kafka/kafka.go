@@ -234,6 +234,9 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	// them is unanswered (AllowIdempotentProduceCancellation).
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
+	if err := s.producerID(ctx); err != nil {
+		return err
+	}
 	s.learnLimits(ctx)
 	results, answered := s.produceSync(ctx, s.recs)
 	if answered {
@@ -275,11 +278,7 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 			}
 			return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: batch not acknowledged by %s within %s: %w", s.brokers, s.timeout, retry)}
 		}
-		if errors.Is(retry, kerr.ClusterAuthorizationFailed) {
-			// The idempotent producer's InitProducerID, refused: the
-			// bare error does not say which permission is missing.
-			retry = fmt.Errorf("%w (the idempotent producer needs IDEMPOTENT_WRITE on the cluster, or from Kafka 3.0 WRITE on a topic; on weir's own listener, a user that is not read_only)", retry)
-		}
+		retry = hint(retry)
 		// Named: UNKNOWN_TOPIC_OR_PARTITION alone does not say which
 		// topic (prefix included) the operator has to create.
 		// Counted under the Kafka error where there is one; else the
@@ -294,6 +293,43 @@ func (s *Sink) Write(ctx context.Context, items []sinks.Item) error {
 	}
 	clear(s.acked)
 	return nil
+}
+
+// producerID has the client load the idempotent producer's id before the
+// batch is produced, and fails the batch at once if the cluster refuses it
+// for good (CLUSTER_AUTHORIZATION_FAILED: the user lacks IDEMPOTENT_WRITE).
+// Left to franz-go's first produce, the refusal failed the records the
+// client had buffered, but not a record of a topic new to the client:
+// franz-go buffers it in its partition before storing the topic's
+// partitions, and fails what the stored partitions hold, so a refusal
+// in between (the metadata update's goroutine delayed, on a loaded host)
+// left the record waiting, and the batch failed after the timeout as "not
+// acknowledged". The client keeps such a refusal for good, failing every
+// batch with it without asking the cluster again, so it is replaced: the
+// next batch asks again, and goes through once the permission is granted.
+// Anything else (no answer yet, a retryable error, a stop) is left to the
+// produce, which says why it waits.
+func (s *Sink) producerID(ctx context.Context) error {
+	_, _, err := s.client.ProducerID(ctx)
+	var ke *kerr.Error
+	if err == nil || !errors.As(err, &ke) || ke.Retriable {
+		return nil
+	}
+	old := s.client
+	if nerr := s.newClient(); nerr == nil {
+		old.Close()
+	}
+	return &sinks.RetryableError{Err: fmt.Errorf("kafka sink: producer id refused by %s: %w", s.brokers, hint(err)),
+		Reason: kafkaReason(err)}
+}
+
+// hint adds to a refused InitProducerID, the idempotent producer's first
+// request, which permission is missing: the bare error does not say.
+func hint(err error) error {
+	if !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		return err
+	}
+	return fmt.Errorf("%w (the idempotent producer needs IDEMPOTENT_WRITE on the cluster, or from Kafka 3.0 WRITE on a topic; on weir's own listener, a user that is not read_only)", err)
 }
 
 // note adds the records the cluster acknowledged to s.acked.
