@@ -636,14 +636,21 @@ func (b *Broker) syncAdmin(step, dir string) error {
 }
 
 // abandonPartitions closes and removes the partitions of a topic whose
-// creation failed (a full disk), so that none is left behind.
+// creation failed (a full disk, no descriptor left), so that none is left
+// behind.
 func abandonPartitions(t *topic, opts *options) {
+	// All closed before any is removed: out of descriptors, closing one
+	// partition frees one, and removing a directory takes two.
 	for _, q := range t.partitions {
 		q.closeFiles()
-		os.RemoveAll(partitionDir(opts.dataDir, t.name, q.id))
 	}
-	// The one being opened when it failed, if it made its directory.
-	os.RemoveAll(partitionDir(opts.dataDir, t.name, int32(len(t.partitions))))
+	// With the one being opened when it failed, if it made its directory.
+	for p := range int32(len(t.partitions)) + 1 {
+		dir := partitionDir(opts.dataDir, t.name, p)
+		if err := os.RemoveAll(dir); err != nil {
+			opts.logger.Warn("removing a partition directory of a topic whose creation failed", slog.String("dir", dir), slog.Any("error", err))
+		}
+	}
 }
 
 // DeleteTopic deletes a topic and its data.
