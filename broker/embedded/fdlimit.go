@@ -26,5 +26,5 @@ func descriptorPartitions() (int, string) {
 	}
 	// An unlimited limit (RLIM_INFINITY) must not overflow int.
 	n := int(min(lim.Cur, 1<<40) / 2)
-	return max(n, 1), fmt.Sprintf("half the process's open-file limit of %d; raise it (ulimit -n, systemd LimitNOFILE) or set broker.max_partitions", lim.Cur)
+	return max(n, 1), fmt.Sprintf("half the process's open-file limit of %d: raise the limit (ulimit -n, systemd's LimitNOFILE) or set broker.max_partitions", lim.Cur)
 }

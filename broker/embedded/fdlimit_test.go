@@ -1,8 +1,10 @@
 package embedded
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -247,5 +249,28 @@ func TestPartitionBoundOverKafka(t *testing.T) {
 	}
 	if got := b.refusedCreates.Load(); got != 2 {
 		t.Fatalf("%d refusals counted, want 2", got)
+	}
+}
+
+// TestPartitionBoundBelowExisting: topics with more partitions than the
+// bound (a lower limit or broker.max_partitions since) open all the same,
+// with a warning, and no topic is created until some are deleted.
+func TestPartitionBoundBelowExisting(t *testing.T) {
+	dir := t.TempDir()
+	b := openTest(t, dir)
+	if err := b.CreateTopic(ctx, "a", broker.TopicConfig{Partitions: 12}); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	var logs bytes.Buffer
+	b = openTest(t, dir, WithMaxPartitions(10), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if !strings.Contains(logs.String(), "more partitions than the broker's bound") || !strings.Contains(logs.String(), "partitions=12 max_partitions=10") {
+		t.Fatalf("no warning of the partitions past the bound:\n%s", logs.String())
+	}
+	if err := b.CreateTopic(ctx, "b", broker.TopicConfig{Partitions: 1}); !errors.Is(err, broker.ErrPartitionLimit) {
+		t.Fatalf("create past the bound: %v", err)
+	}
+	if err := b.ProducePartition(ctx, "a", 11, makeRecords(1, 0)); err != nil {
+		t.Fatalf("produce to a partition past the bound: %v", err)
 	}
 }
