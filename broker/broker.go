@@ -305,6 +305,10 @@ var (
 	// does not allow (on the embedded log, a topic config weir.yaml sets
 	// for the topic, which would win over the change).
 	ErrConfigPolicy = errors.New("config change not allowed")
+	// ErrPartitionLimit: a topic whose partitions would take the broker
+	// past the partitions it may hold (on the embedded log, a bound from
+	// its open-file limit); deleting topics makes room.
+	ErrPartitionLimit = errors.New("partition limit reached")
 )
 
 // TopicConfigFields is a set of TopicConfig's config fields (Partitions is

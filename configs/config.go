@@ -95,6 +95,9 @@ type Broker struct {
 	DefaultPartitions int32    `yaml:"default_partitions"`
 	AutoCreateTopics  *bool    `yaml:"auto_create_topics"`
 	MaxMessageBytes   ByteSize `yaml:"max_message_bytes"`
+	// MaxPartitions bounds all topics' partitions together, each
+	// holding open files; 0 (default): half the open-file limit.
+	MaxPartitions int `yaml:"max_partitions"`
 	// MaxConnections bounds the Kafka listener's concurrent client
 	// connections; default 4096.
 	MaxConnections int `yaml:"max_connections"`
@@ -678,6 +681,9 @@ func (c *Config) validate(root *yaml.Node) error {
 	}
 	if c.Broker.MaxConnections < 0 {
 		add("broker.max_connections", "must not be negative")
+	}
+	if c.Broker.MaxPartitions < 0 {
+		add("broker.max_partitions", "must not be negative")
 	}
 	if c.Broker.MaxConnectionsPerIP < 0 {
 		add("broker.max_connections_per_ip", "must not be negative")

@@ -67,6 +67,7 @@ func TestErrorsNameFileLineAndReason(t *testing.T) {
 		{"broker:\n  retention:\n    time: soon\n", `cfg.yaml:3: broker.retention.time: "soon" is not a duration`},
 		{"broker:\n  default_partitions: 0\n", "cfg.yaml:2: broker.default_partitions: must be between 1 and 10000"},
 		{"broker:\n  max_connections: -1\n", "cfg.yaml:2: broker.max_connections: must not be negative"},
+		{"broker:\n  max_partitions: -1\n", "cfg.yaml:2: broker.max_partitions: must not be negative"},
 		{"broker:\n  max_connections_per_ip: -1\n", "cfg.yaml:2: broker.max_connections_per_ip: must not be negative"},
 		{"broker:\n  max_connections_per_ip_overrides:\n    host.example: 5\n", `cfg.yaml:3: broker.max_connections_per_ip_overrides.host.example: must be an IP address, such as "10.0.0.5"`},
 		{"broker:\n  max_connections_per_ip_overrides:\n    10.0.0.5: 0\n", "cfg.yaml:3: broker.max_connections_per_ip_overrides.10.0.0.5: must be at least 1"},

@@ -61,6 +61,13 @@ type Broker struct {
 	kinds   *groupKinds      // keeps the two out of each other's groups
 	pids    *producerIDs
 
+	// maxPartitions bounds all topics' partitions together, each holding
+	// open files; maxPartitionsWhy says where it comes from, for the
+	// error. refusedCreates counts the creations it refused.
+	maxPartitions    int
+	maxPartitionsWhy string
+	refusedCreates   atomic.Int64
+
 	scratch  sync.Pool // *produceScratch
 	checkers sync.Pool // *recordbatch.Decoder for AppendBatches
 	rr       atomic.Uint32
@@ -92,6 +99,10 @@ func Open(dir string, opts ...Option) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{opts: o, lock: lock, topics: make(map[string]*topic)}
+	b.maxPartitions, b.maxPartitionsWhy = o.maxPartitions, "broker.max_partitions"
+	if o.maxPartitions <= 0 {
+		b.maxPartitions, b.maxPartitionsWhy = descriptorPartitions()
+	}
 	b.scratch.New = func() any { return new(produceScratch) }
 	b.checkers.New = func() any { return new(recordbatch.Decoder) }
 	if err := b.load(); err != nil {
@@ -169,7 +180,15 @@ func (b *Broker) load() error {
 	if !clean && len(metas) == 0 {
 		attrs[1] = slog.Bool("new", true) // nothing to recover: not an unclean stop
 	}
-	b.opts.logger.Info("log opened", append(attrs, slog.Int("topics", len(b.topics)), slog.Duration("took", time.Since(start)))...)
+	parts := b.partitionCount()
+	b.opts.logger.Info("log opened", append(attrs, slog.Int("topics", len(b.topics)), slog.Int("partitions", parts),
+		slog.Int("max_partitions", b.maxPartitions), slog.Duration("took", time.Since(start)))...)
+	if parts > b.maxPartitions {
+		// Opened all the same (their data is there), but no topic is
+		// created until some are deleted.
+		b.opts.logger.Warn("the topics have more partitions than the broker's bound: creating topics is refused",
+			slog.Int("partitions", parts), slog.Int("max_partitions", b.maxPartitions), slog.String("bound", b.maxPartitionsWhy))
+	}
 	return nil
 }
 
@@ -559,6 +578,13 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 	if stored.Partitions == 0 {
 		stored.Partitions = b.opts.defaults.Partitions
 	}
+	// Refused before any file is made: past the bound, the descriptors
+	// the rest of weir needs would go to partitions.
+	if held := b.partitionCount(); held+int(stored.Partitions) > b.maxPartitions {
+		b.refusedCreates.Add(1)
+		return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the broker's %d (%s)",
+			broker.ErrPartitionLimit, name, stored.Partitions, held+int(stored.Partitions), b.maxPartitions, b.maxPartitionsWhy)
+	}
 	id := newTopicID()
 	t := &topic{name: name, id: id, stats: new(topicStats)}
 	t.own = b.ownConfig(name, stored)
@@ -608,6 +634,17 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 	return nil
 }
 
+// partitionCount is the partitions of all topics.
+func (b *Broker) partitionCount() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	n := 0
+	for _, t := range b.topics {
+		n += len(t.partitions)
+	}
+	return n
+}
+
 // The durable steps of topic changes, which call them holding adminMu and
 // not mu (see options.adminStep).
 const (
@@ -636,14 +673,21 @@ func (b *Broker) syncAdmin(step, dir string) error {
 }
 
 // abandonPartitions closes and removes the partitions of a topic whose
-// creation failed (a full disk), so that none is left behind.
+// creation failed (a full disk, no descriptor left), so that none is left
+// behind.
 func abandonPartitions(t *topic, opts *options) {
+	// All closed before any is removed: out of descriptors, closing one
+	// partition frees one, and removing a directory takes two.
 	for _, q := range t.partitions {
 		q.closeFiles()
-		os.RemoveAll(partitionDir(opts.dataDir, t.name, q.id))
 	}
-	// The one being opened when it failed, if it made its directory.
-	os.RemoveAll(partitionDir(opts.dataDir, t.name, int32(len(t.partitions))))
+	// With the one being opened when it failed, if it made its directory.
+	for p := range int32(len(t.partitions)) + 1 {
+		dir := partitionDir(opts.dataDir, t.name, p)
+		if err := os.RemoveAll(dir); err != nil {
+			opts.logger.Warn("removing a partition directory of a topic whose creation failed", slog.String("dir", dir), slog.Any("error", err))
+		}
+	}
 }
 
 // DeleteTopic deletes a topic and its data.

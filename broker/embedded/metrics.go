@@ -48,6 +48,10 @@ var (
 		"Kafka clients' JoinGroups refused GROUP_MAX_SIZE_REACHED: the group had 1000 members, or all groups 10000.", nil, nil)
 	descCommitsRefused = prometheus.NewDesc("weir_consumer_offset_commits_refused_total",
 		"Kafka clients' OffsetCommits refused POLICY_VIOLATION: they would add a group with committed offsets when 10000 had some.", nil, nil)
+	descCreatesRefused = prometheus.NewDesc("weir_broker_topic_creates_refused_total",
+		"Topic creations (CreateTopics, auto-creation, weir's own topics) refused because their partitions would pass weir_broker_partitions_max; Kafka clients get POLICY_VIOLATION.", nil, nil)
+	descMaxPartitions = prometheus.NewDesc("weir_broker_partitions_max",
+		"Partitions all topics may have together: broker.max_partitions, or half the open-file limit.", nil, nil)
 )
 
 type collector struct{ b *Broker }
@@ -55,7 +59,7 @@ type collector struct{ b *Broker }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRecordsIn, descBytesIn, descRecordsOut, descBytesOut,
 		descEndOffset, descStartOffset, descPartBytes, descSegments, descLag, descCommitted, descSkipped, descMembers,
-		descDiskFree, descDiskSize, descMembersRefused, descCommitsRefused} {
+		descDiskFree, descDiskSize, descMembersRefused, descCommitsRefused, descCreatesRefused, descMaxPartitions} {
 		ch <- d
 	}
 }
@@ -67,6 +71,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descMembersRefused, prometheus.CounterValue, float64(b.wire.refusedMembers.Load()))
 	ch <- prometheus.MustNewConstMetric(descCommitsRefused, prometheus.CounterValue, float64(b.wire.refusedCommits.Load()))
+	ch <- prometheus.MustNewConstMetric(descCreatesRefused, prometheus.CounterValue, float64(b.refusedCreates.Load()))
+	ch <- prometheus.MustNewConstMetric(descMaxPartitions, prometheus.GaugeValue, float64(b.maxPartitions))
 	// What an alert needs before the disk fills: the space this process
 	// may still use (root may use the blocks reserved for it too).
 	var st unix.Statfs_t

@@ -21,6 +21,12 @@ import (
 // returns a kadm client of it.
 func serveWire(t *testing.T, b *Broker) *kadm.Client {
 	t.Helper()
+	return kadm.NewClient(serveWireClient(t, b))
+}
+
+// serveWireClient is serveWire's client, for requests kadm does not make.
+func serveWireClient(t *testing.T, b *Broker) *kgo.Client {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +44,7 @@ func serveWire(t *testing.T, b *Broker) *kadm.Client {
 		cancel()
 		<-done
 	})
-	return kadm.NewClient(cl)
+	return cl
 }
 
 // TestOffsetGroupsBounded: Kafka clients need no credentials, and a

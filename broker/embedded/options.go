@@ -35,6 +35,7 @@ type options struct {
 	indexInterval   int
 	maxMessageBytes int
 	autoCreate      bool
+	maxPartitions   int
 	logger          *slog.Logger
 	fsyncObserver   func(time.Duration)
 	nowFunc         func() time.Time
@@ -121,6 +122,12 @@ func WithMaxMessageBytes(n int) Option { return func(o *options) { o.maxMessageB
 // WithAutoCreateTopics sets whether producing to (or asking the Kafka
 // listener about) a missing topic creates it. On by default.
 func WithAutoCreateTopics(on bool) Option { return func(o *options) { o.autoCreate = on } }
+
+// WithMaxPartitions bounds the partitions of all topics together: a topic
+// creation that would pass it is refused with broker.ErrPartitionLimit.
+// 0 (the default) derives it from the open-file limit (see
+// descriptorPartitions).
+func WithMaxPartitions(n int) Option { return func(o *options) { o.maxPartitions = n } }
 
 // WithLogger sets the logger for recovery, retention and errors.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

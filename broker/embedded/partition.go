@@ -106,6 +106,7 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 			return nil, err
 		}
 		if err := syncDir(p.dir); err != nil {
+			s.log.Close()
 			return nil, err
 		}
 		p.segments = []*segment{s}

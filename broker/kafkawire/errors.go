@@ -38,7 +38,7 @@ func kafkaError(err error) *kerr.Error {
 		return kerr.KafkaStorageError
 	case errors.Is(err, broker.ErrInvalidConfig):
 		return kerr.InvalidConfig
-	case errors.Is(err, broker.ErrConfigPolicy):
+	case errors.Is(err, broker.ErrConfigPolicy), errors.Is(err, broker.ErrPartitionLimit):
 		return kerr.PolicyViolation
 	}
 	return kerr.UnknownServerError

@@ -18,7 +18,8 @@ import (
 // TOPIC_ALREADY_EXISTS, ErrInvalidTopic to INVALID_TOPIC_EXCEPTION,
 // ErrInvalidPartitions to INVALID_PARTITIONS, ErrStorage to
 // KAFKA_STORAGE_ERROR, ErrInvalidConfig to INVALID_CONFIG, ErrConfigPolicy
-// to POLICY_VIOLATION, anything else to UNKNOWN_SERVER_ERROR.
+// and ErrPartitionLimit to POLICY_VIOLATION, anything else to
+// UNKNOWN_SERVER_ERROR.
 type Log interface {
 	// DescribeTopics describes the named topics, or all if none are named.
 	// A named topic that does not exist fails the call with ErrUnknownTopic.

@@ -792,6 +792,7 @@ func TestErrorMapping(t *testing.T) {
 		broker.ErrInvalidTopic:         kerr.InvalidTopicException,
 		broker.ErrInvalidPartitions:    kerr.InvalidPartitions,
 		broker.ErrStorage:              kerr.KafkaStorageError,
+		broker.ErrPartitionLimit:       kerr.PolicyViolation,
 		broker.ErrClosed:               kerr.UnknownServerError,
 	} {
 		wrapped := &wrapErr{err}

@@ -255,6 +255,7 @@ func brokerOptions(cfg *configs.Config, logger *slog.Logger, fsync prometheus.Hi
 		embedded.WithLogger(logger),
 		embedded.WithTopicDefaults(topicConfig(configs.Topic{Partitions: b.DefaultPartitions, Retention: b.Retention, Segment: b.Segment})),
 		embedded.WithMaxMessageBytes(int(b.MaxMessageBytes)),
+		embedded.WithMaxPartitions(b.MaxPartitions),
 		embedded.WithOffsetsRetention(cmp.Or(b.OffsetsRetention.Std(), embedded.DefaultOffsetsRetention)),
 		embedded.WithFsyncObserver(func(d time.Duration) { fsync.Observe(d.Seconds()) }),
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,30 @@ func TestTopicsCreateSaysWhy(t *testing.T) {
 		if !strings.Contains(errs, c.want) {
 			t.Errorf("weir %s: stderr %q does not say %q", strings.Join(args, " "), errs, c.want)
 		}
+	}
+}
+
+// TestTopicsCreatePartitionBound: broker.max_partitions reaches the
+// embedded broker, and a create past it tells the user the code, the bound
+// and where it comes from; nothing of the topic is left in data_dir.
+func TestTopicsCreatePartitionBound(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "weir.yaml")
+	if err := os.WriteFile(cfg, []byte("broker:\n  max_partitions: 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	p := startWeir(t, data, "--config", cfg)
+	if out, errs, err := p.cli(t, "", "topics", "create", "many1", "--partitions", "12"); err != nil {
+		t.Fatalf("topics create many1: %v %s%s", err, out, errs)
+	}
+	_, errs, err := p.cli(t, "", "topics", "create", "many2", "--partitions", "12")
+	want := "POLICY_VIOLATION: partition limit reached: topic many2: its 12 partitions would make 24 in all, more than the broker's 20 (broker.max_partitions)"
+	if err == nil || !strings.Contains(errs, want) {
+		t.Fatalf("topics create past the bound: %v, stderr %q; want %q", err, errs, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(data, "many2-*")); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
 	}
 }
 
