@@ -541,13 +541,33 @@ const maxTopicPartitions = 10000
 
 // CreateTopic creates a topic; zero config fields take the defaults.
 func (b *Broker) CreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	return b.createTopicLeaving(name, cfg, 0)
+}
+
+// CreateClientTopic is CreateTopic for a Kafka client (CreateTopics, or
+// Metadata's auto-creation): it leaves part of the partition bound
+// (clientReserve) to weir's own topics. Those are created when first
+// written to, and a client creating topics up to the bound would
+// otherwise stop weir's collectors from publishing.
+func (b *Broker) CreateClientTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	return b.createTopicLeaving(name, cfg, b.clientReserve())
+}
+
+// clientReserve is the part of the partition bound Kafka clients may not
+// take: a twentieth, at least 256 (weir's own topics are about ten, of 6
+// partitions by default), at most half.
+func (b *Broker) clientReserve() int {
+	return min(max(256, b.maxPartitions/20), b.maxPartitions/2)
+}
+
+func (b *Broker) createTopicLeaving(name string, cfg broker.TopicConfig, leave int) error {
 	if !broker.ValidTopicName(name) {
 		return fmt.Errorf("%w: %q", broker.ErrInvalidTopic, name)
 	}
 	if cfg.Partitions < 0 || cfg.Partitions > maxTopicPartitions {
 		return fmt.Errorf("%w: %d (1 to %d)", broker.ErrInvalidPartitions, cfg.Partitions, maxTopicPartitions)
 	}
-	if err := b.createTopic(name, cfg); err != nil {
+	if err := b.createTopic(name, cfg, leave); err != nil {
 		return err
 	}
 	// Outside b.mu: the coordinator takes b.mu itself.
@@ -557,7 +577,9 @@ func (b *Broker) CreateTopic(ctx context.Context, name string, cfg broker.TopicC
 	return nil
 }
 
-func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
+// createTopic creates a topic if its partitions leave at least leave
+// partitions free under the bound.
+func (b *Broker) createTopic(name string, cfg broker.TopicConfig, leave int) error {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
 	if b.closed.Load() {
@@ -580,8 +602,12 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig) error {
 	}
 	// Refused before any file is made: past the bound, the descriptors
 	// the rest of weir needs would go to partitions.
-	if held := b.partitionCount(); held+int(stored.Partitions) > b.maxPartitions {
+	if held := b.partitionCount(); held+int(stored.Partitions) > b.maxPartitions-leave {
 		b.refusedCreates.Add(1)
+		if leave > 0 {
+			return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the %d Kafka clients may make: the broker's %d less %d kept for weir's own topics (%s)",
+				broker.ErrPartitionLimit, name, stored.Partitions, held+int(stored.Partitions), b.maxPartitions-leave, b.maxPartitions, leave, b.maxPartitionsWhy)
+		}
 		return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the broker's %d (%s)",
 			broker.ErrPartitionLimit, name, stored.Partitions, held+int(stored.Partitions), b.maxPartitions, b.maxPartitionsWhy)
 	}

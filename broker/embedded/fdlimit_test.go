@@ -277,3 +277,39 @@ func TestPartitionBoundBelowExisting(t *testing.T) {
 		t.Fatalf("produce to a partition past the bound: %v", err)
 	}
 }
+
+// TestClientsLeaveRoomForWeirsTopics: Kafka clients creating topics up to
+// the bound would stop weir's collectors, whose topics are created when
+// first written to; clients stop short of it.
+func TestClientsLeaveRoomForWeirsTopics(t *testing.T) {
+	b := openTest(t, t.TempDir(), WithMaxPartitions(20), WithTopicDefaults(broker.TopicConfig{Partitions: 4}))
+	if got := b.clientReserve(); got != 10 {
+		t.Fatalf("reserve of a bound of 20: %d, want 10 (at most half)", got)
+	}
+	if err := b.CreateClientTopic(ctx, "client1", broker.TopicConfig{Partitions: 8}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.CreateClientTopic(ctx, "client2", broker.TopicConfig{Partitions: 4})
+	want := "its 4 partitions would make 12 in all, more than the 10 Kafka clients may make: the broker's 20 less 10 kept for weir's own topics (broker.max_partitions)"
+	if !errors.Is(err, broker.ErrPartitionLimit) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a client's create into the reserve: %v, want %q", err, want)
+	}
+	// weir's own: created, and auto-created on first write, in the reserve.
+	if err := b.CreateTopic(ctx, "enriched.x", broker.TopicConfig{Partitions: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"raw.x", "raw.y"} {
+		if err := b.Produce(ctx, name, makeRecords(1, 0)); err != nil {
+			t.Fatalf("weir's own topic %s: %v", name, err)
+		}
+	}
+	if err := b.Produce(ctx, "raw.z", makeRecords(1, 0)); !errors.Is(err, broker.ErrPartitionLimit) {
+		t.Fatalf("past the bound itself: %v", err)
+	}
+	for bound, want := range map[int]int{2: 1, 600: 256, 10_000: 500, 524_288: 26_214} {
+		b.maxPartitions = bound
+		if got := b.clientReserve(); got != want {
+			t.Errorf("reserve of a bound of %d: %d, want %d", bound, got, want)
+		}
+	}
+}

@@ -595,6 +595,12 @@ type clientLog struct {
 // AutoCreateTopics implements kafkawire.Log.
 func (l clientLog) AutoCreateTopics() bool { return l.autoCreate }
 
+// CreateTopic implements kafkawire.Log: clients' topics leave part of the
+// partition bound to weir's own.
+func (l clientLog) CreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	return l.CreateClientTopic(ctx, name, cfg)
+}
+
 // The listener reports where topic configs come from (DescribeConfigs
 // sources) through the embedded broker's methods.
 var _ kafkawire.ConfigSourcer = clientLog{}
