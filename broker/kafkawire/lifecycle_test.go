@@ -165,3 +165,38 @@ func TestInitProducerIDFailureLogThrottled(t *testing.T) {
 		t.Errorf("the log does not say why:\n%s", logs.String())
 	}
 }
+
+// fullLog is the fake log past its partition bound.
+type fullLog struct{ *fakeLog }
+
+func (fullLog) CreateTopic(context.Context, string, broker.TopicConfig) error {
+	return fmt.Errorf("%w: its 6 partitions would make 10006 in all", broker.ErrPartitionLimit)
+}
+
+// TestAutoCreateFailureLogThrottled: a client asks for a topic it may not
+// create at every Metadata; the log says why once, with a count.
+func TestAutoCreateFailureLogThrottled(t *testing.T) {
+	l := newFakeLog()
+	l.autoCreate = true
+	var logs syncbuf.Buffer
+	_, addr := startServer(t, fullLog{l},
+		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	r := dialRaw(t, addr)
+	for i := range 10 {
+		req := kmsg.NewPtrMetadataRequest()
+		req.AllowAutoTopicCreation = true
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(fmt.Sprintf("new%d", i%3))
+		req.Topics = append(req.Topics, rt)
+		resp := r.do(req).(*kmsg.MetadataResponse)
+		if code := resp.Topics[0].ErrorCode; code != kerr.PolicyViolation.Code {
+			t.Fatalf("error code %d, want POLICY_VIOLATION", code)
+		}
+	}
+	if n := strings.Count(logs.String(), "auto-creating topic failed"); n != 1 {
+		t.Errorf("%d log lines for 10 refused auto-creations, want 1:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "would make 10006") {
+		t.Errorf("the log does not say why:\n%s", logs.String())
+	}
+}

@@ -3,6 +3,7 @@ package kafkawire
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -103,7 +104,9 @@ func (c *conn) autoCreate(ctx context.Context, name string) (*broker.TopicInfo, 
 	case err == nil:
 		c.logger.Info("kafka client: auto-created topic", "topic", name)
 	case !errors.Is(err, broker.ErrTopicExists):
-		c.logger.Warn("kafka client: auto-creating topic failed", "topic", name, "err", err)
+		if n, due := c.s.autoCreateLog.Due(time.Now()); due {
+			c.logger.Warn("kafka client: auto-creating topic failed", "topic", name, "err", err, "times", n)
+		}
 		return nil, err
 	}
 	infos, err := c.s.log.DescribeTopics(ctx, name)

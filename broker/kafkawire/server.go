@@ -74,6 +74,9 @@ type Server struct {
 	// allocate (a full disk), which idempotent producers retry on every
 	// connection.
 	producerIDLog throttle.Shared
+	// autoCreateLog throttles those of auto-creations the log refused
+	// (the partition bound), which a client repeats at every Metadata.
+	autoCreateLog throttle.Shared
 }
 
 // New returns a server for log. It does not listen until Serve or
