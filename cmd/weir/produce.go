@@ -74,6 +74,17 @@ func produceCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return fmt.Errorf("produce to %s: %w", topic, err)
 	}
+	// The idempotent producer's id is asked for before stdin is read: a
+	// refusal for good (a user that may not write) fails the command at
+	// once. Left to the first record, franz-go may miss failing it (a
+	// record of a topic new to the client, buffered before the client
+	// stores the topic's partitions) and the command waits --timeout.
+	pctx, cancel = context.WithTimeout(ctx, 15*time.Second)
+	_, _, err = cl.ProducerID(pctx)
+	cancel()
+	if ke := (*kerr.Error)(nil); errors.As(err, &ke) && !ke.Retriable {
+		return fmt.Errorf("produce to %s: %w", topic, mayNotWrite(err))
+	}
 	lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	batchLimit = produceBatchLimit(lctx, kadm.NewClient(cl), topic, *maxLine)
 	cancel()
@@ -199,12 +210,7 @@ read:
 					// or not for this user (a read_only one on weir's).
 					err = fmt.Errorf("no such topic, and the broker did not create it: it does not create topics on first use, or not for this user (create it: weir topics create %s): %w", topic, err)
 				}
-				if errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.TopicAuthorizationFailed) {
-					// An idempotent producer's first request is refused
-					// CLUSTER_AUTHORIZATION_FAILED, which says no more.
-					err = fmt.Errorf("the user may not write here (on weir, a read_only user of broker.kafka_sasl; on Kafka, no WRITE or IDEMPOTENT_WRITE ACL): %w", err)
-				}
-				firstErr = fmt.Errorf("produce to %s: %w", topic, err)
+				firstErr = fmt.Errorf("produce to %s: %w", topic, mayNotWrite(err))
 			}
 			if err == nil {
 				acked++
@@ -252,4 +258,14 @@ func produceBatchLimit(ctx context.Context, adm *kadm.Client, topic string, maxL
 	limits := kafkalimits.New(limit)
 	limits.Learn(ctx, adm, topic)
 	return limits.Batch
+}
+
+// mayNotWrite says what an authorization refusal means: an idempotent
+// producer's first request is refused CLUSTER_AUTHORIZATION_FAILED, which
+// says no more.
+func mayNotWrite(err error) error {
+	if !errors.Is(err, kerr.ClusterAuthorizationFailed) && !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		return err
+	}
+	return fmt.Errorf("the user may not write here (on weir, a read_only user of broker.kafka_sasl; on Kafka, no WRITE or IDEMPOTENT_WRITE ACL): %w", err)
 }
