@@ -1127,6 +1127,16 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	// inband is the target's last Error message (gNMI before 0.7), when
 	// no update followed it: the reason if the target then ends the RPC.
 	var inband *status.Status
+	// refusing ends a session whose target sent only Error messages for
+	// its timeout, holding the stream open: it serves nothing, and would
+	// otherwise never be retried nor said to be down.
+	var refusing *time.Timer
+	var answeredNow atomic.Bool // the session's target sent more than errors
+	defer func() {
+		if refusing != nil {
+			refusing.Stop()
+		}
+	}()
 	announced := false // the subscribed line
 	defer func() {
 		if first.IsZero() {
@@ -1190,6 +1200,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			// An in-band error is no answer (a path refused by a
 			// target before gNMI 0.7): the attempt it ends failed.
 			t.answered = true
+			answeredNow.Store(true)
 			if t.upOwed {
 				t.pushStatus(true, nil, last) // before this message's data
 			}
@@ -1264,6 +1275,14 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 				code = codes.Unknown // an error all the same
 			}
 			inband = status.New(code, r.Error.GetMessage())
+			if !t.answered && refusing == nil {
+				refused := &refusingError{bound: t.cfg.Timeout.Std(), inband: inband}
+				refusing = time.AfterFunc(refused.bound, func() {
+					if !answeredNow.Load() {
+						cancel(refused)
+					}
+				})
+			}
 			level := slog.LevelWarn
 			if fails.failing > 0 && slices.Contains(fails.codes, code) {
 				level = slog.LevelDebug // this run of failures had it already: the failure's line has its message
@@ -1482,6 +1501,21 @@ func (e *stalledError) GRPCStatus() *status.Status {
 	return status.New(codes.DeadlineExceeded, e.Error())
 }
 
+// refusingError ends a session whose target sent only in-band Error
+// messages for bound, keeping the stream open; its code is the error's.
+type refusingError struct {
+	bound  time.Duration
+	inband *status.Status
+}
+
+func (e *refusingError) Error() string {
+	return fmt.Sprintf("the target sent only an error message for %v, keeping the stream open: %s", e.bound, e.inband.Message())
+}
+
+func (e *refusingError) GRPCStatus() *status.Status {
+	return status.New(e.inband.Code(), e.Error())
+}
+
 // watchdog cancels a session, with a stalledError, when no stream data
 // came for the bound it was last armed with: bytes count as they arrive
 // (see progress), so a message that takes longer than the bound over a
@@ -1550,6 +1584,10 @@ func (t *target) streamError(ctx context.Context, err error, answered bool) erro
 	var stalled *stalledError
 	if errors.As(context.Cause(ctx), &stalled) {
 		return fmt.Errorf("gnmi %s: subscribe: %w", t.cfg.Name, stalled)
+	}
+	var refused *refusingError
+	if errors.As(context.Cause(ctx), &refused) {
+		return fmt.Errorf("gnmi %s: subscribe: %w", t.cfg.Name, refused)
 	}
 	if !answered && t.refusedPath(err) {
 		return fmt.Errorf("gnmi %s: subscribe: %w (%s)", t.cfg.Name, err, t.refusedHint())

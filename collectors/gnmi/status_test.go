@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	gpb "github.com/openconfig/gnmi/proto/gnmi"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/weirnet/weir/collectors/gnmi/sim"
 	"github.com/weirnet/weir/configs"
+	"google.golang.org/grpc/codes"
 )
 
 // TestStatusRecordsOfAnOutage: a target that serves publishes no
@@ -178,5 +181,62 @@ func TestRemovedWhileStoppedSaysSo(t *testing.T) {
 	}
 	if got := listed(); !slices.Equal(got, []string{"a", "c"}) {
 		t.Errorf("after the reload the state file lists %q, want [a c]", got)
+	}
+}
+
+// inbandHoldServer refuses the subscription with an in-band Error message
+// and keeps the stream open, sending the error again every repeat (0:
+// once).
+type inbandHoldServer struct {
+	gpb.UnimplementedGNMIServer
+	repeat time.Duration
+}
+
+func (s inbandHoldServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	refuse := &gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Error{Error: &gpb.Error{Code: uint32(codes.InvalidArgument), Message: "bad path"}}}
+	if err := stream.Send(refuse); err != nil {
+		return err
+	}
+	if s.repeat == 0 {
+		<-stream.Context().Done()
+		return nil
+	}
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-time.After(s.repeat):
+			if err := stream.Send(refuse); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// TestInbandRefusalHeldOpenIsNoAnswer: a target that refuses in band and
+// keeps the stream open, silent or repeating the error, serves nothing:
+// after its timeout the attempt fails with the error, is published as
+// gnmi_up 0 and retried. Before, the session stayed open for good, the
+// target counted connected and never down.
+func TestInbandRefusalHeldOpenIsNoAnswer(t *testing.T) {
+	for name, repeat := range map[string]time.Duration{"silent": 0, "repeating": 50 * time.Millisecond} {
+		t.Run(name, func(t *testing.T) {
+			r := startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(20 * time.Millisecond),
+				Targets: []configs.GNMITarget{{Name: "t", Address: serveGNMI(t, inbandHoldServer{repeat: repeat}), Insecure: true,
+					Timeout:       configs.Duration(300 * time.Millisecond),
+					Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "on_change", 0)}}}})
+			waitFor(t, 10*time.Second, "two failed attempts' status", func() bool { return len(r.b.where(t, isStatus)) >= 2 })
+			for _, m := range r.b.where(t, isStatus) {
+				if m.Fields["gnmi_up"] != json.Number("0") || !strings.Contains(fmt.Sprint(m.Fields["error"]), "sent only an error message for 300ms, keeping the stream open: bad path") {
+					t.Fatalf("status of a target refusing in band with the stream held: %+v", m.Fields)
+				}
+			}
+			if got := testutil.ToFloat64(r.m.Errors.WithLabelValues("t", "InvalidArgument")); got < 2 {
+				t.Errorf("%v failed attempts counted under the in-band error's code", got)
+			}
+		})
 	}
 }
