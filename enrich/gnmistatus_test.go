@@ -123,6 +123,15 @@ func TestGNMIReachability(t *testing.T) {
 	if len(g2.w.gnmiDown) != 0 {
 		t.Errorf("targets held down after the removal: %v", g2.w.gnmiDown)
 	}
+
+	// Down, then no status for over an hour (the collector moved to
+	// another process): the down is forgotten with its state.
+	g3 := newGNMIRig(t)
+	g3.want("down", g3.status(0, 0), failed)
+	g3.w.forgetStates(g3.at(61).Add(-forgetAfter))
+	if len(g3.w.gnmiDown) != 0 {
+		t.Errorf("targets held down after their state was forgotten: %v", g3.w.gnmiDown)
+	}
 }
 
 // TestGNMIStatusDecodes: the collector's gnmi_status record, as it

@@ -1051,6 +1051,14 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 			delete(w.sysNames, k)
 		}
 	}
+	// A target down whose down went with its state (its statuses stopped:
+	// the collector moved to another process, or its queue had no room
+	// for the removal) is no longer known down.
+	for target := range w.gnmiDown {
+		if _, ok := w.state[stateKey{row: rowKey{device: target}, what: "up"}]; !ok {
+			delete(w.gnmiDown, target)
+		}
+	}
 	w.state = shrunk(w.state, &w.statePeak)
 	w.uptimes = shrunk(w.uptimes, &w.uptimesPeak)
 	w.sysNames = shrunk(w.sysNames, &w.sysNamesPeak)
