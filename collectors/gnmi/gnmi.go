@@ -347,6 +347,11 @@ func (t *target) runWhileOwned(pubCtx, ctx context.Context) {
 		log.Debug("gnmi target handed over to another process")
 		stop()
 		<-done
+		// Its reachability is the new owner's to tell: a removal
+		// published from here would end an outage that process knows
+		// better (as the SNMP poller checks it owns a target).
+		t.statusDown = false
+		t.c.noteDown(t.cfg.Name, false)
 	}
 }
 

@@ -1,6 +1,7 @@
 package gnmi
 
 import (
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -138,4 +139,32 @@ func TestNotOwnedTargetHasNoStateSeries(t *testing.T) {
 	waitFor(t, 10*time.Second, "a streaming, and exported alone", func() bool { return exported() == "a" && testutil.CollectAndCount(r.m.LastUpdate) == 1 })
 	o.set("b")
 	waitFor(t, 10*time.Second, "b streaming, and exported alone", func() bool { return exported() == "b" })
+}
+
+// TestHandedOverWhileDownSaysNoRemoval: a target down here and then handed
+// over to another process is that process's to tell about: a reload that
+// takes it out publishes no removal from here, as the SNMP poller's
+// targets it no longer owns do not. The owner says what it found.
+func TestHandedOverWhileDownSaysNoRemoval(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := lis.Addr().String()
+	lis.Close()
+	o := newFakeOwner("down1")
+	cfg := configs.GNMI{Targets: []configs.GNMITarget{simTarget("down1", down, sub(countersPath, "stream", "sample", 50*time.Millisecond))}}
+	cfg.RetryMin, cfg.RetryMax = configs.Duration(20*time.Millisecond), configs.Duration(50*time.Millisecond)
+	r := startCollector(t, cfg, WithOwner(o))
+	waitFor(t, 10*time.Second, "a failed attempt's status", func() bool { return len(r.b.where(t, isStatus)) > 0 })
+	o.set()
+	time.Sleep(300 * time.Millisecond) // the stream stops
+	n := len(r.b.where(t, isStatus))
+	if err := r.c.Update(nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, m := range r.b.where(t, isStatus)[n:] {
+		t.Errorf("published after the hand-over: %+v", m.Fields)
+	}
 }
