@@ -193,3 +193,56 @@ func TestOpenOutOfDescriptorsRepairsNothing(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOpenUnreadableFileRepairsNothing: a file of the partition or of meta
+// that is there but cannot be read (a directory in its place: EISDIR, as
+// EIO or EACCES would be for another user than root) fails the open,
+// naming it, and no file is repaired or rewritten. An index file or the
+// producer state snapshot so was taken for damage: the index rewritten,
+// the snapshot ignored and the state rebuilt from the log.
+func TestOpenUnreadableFileRepairsNothing(t *testing.T) {
+	data := t.TempDir()
+	writeUnreadableData(t, data)
+	idx, _ := filepath.Glob(filepath.Join(data, "t-0", "*.index"))
+	sealed := strings.TrimSuffix(filepath.Base(idx[0]), ".index")
+	active := strings.TrimSuffix(filepath.Base(idx[len(idx)-1]), ".index")
+	for _, name := range []string{
+		"t-0/" + sealed + ".index",
+		"t-0/" + sealed + ".timeindex",
+		"t-0/" + active + ".index",
+		"t-0/" + active + ".timeindex",
+		"t-0/" + producerSnapshotName,
+		"meta/producer-ids",
+		"meta/offsets.log",
+		"meta/topics/t.json",
+	} {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			dir := t.TempDir()
+			copyTree(t, data, dir)
+			path := filepath.Join(dir, name)
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			// Not empty: a removal of it fails, and shows.
+			if err := os.MkdirAll(filepath.Join(path, "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			before := fileStates(t, dir)
+			var logs bytes.Buffer
+			b, err := Open(dir, unreadableOpts(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})))...)
+			if err == nil {
+				b.Close()
+				t.Fatalf("opened with a directory in place of %s; logged:\n%s", name, logs.Bytes())
+			}
+			if !errors.Is(err, broker.ErrStorage) || !strings.Contains(err.Error(), path) {
+				t.Errorf("open: %v, want a storage error naming %s", err, path)
+			}
+			if logs.Len() > 0 {
+				t.Errorf("open (%v) logged:\n%s", err, logs.Bytes())
+			}
+			if diff := sameFiles(before, fileStates(t, dir)); len(diff) > 0 {
+				t.Errorf("open (%v) changed files:\n%s", err, strings.Join(diff, "\n"))
+			}
+		})
+	}
+}
