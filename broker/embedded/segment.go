@@ -396,7 +396,7 @@ func (s *segment) batchAt(pos, off, size int64) (bool, error) {
 	if _, err := s.log.ReadAt(hdr[:], pos); errors.Is(err, io.EOF) {
 		return false, nil
 	} else if err != nil {
-		return false, fmt.Errorf("%w: read segment %s: %w", broker.ErrStorage, segmentName(s.dir, s.base, ".log"), err)
+		return false, fmt.Errorf("%w: segment %d: %w", broker.ErrStorage, s.base, err) // err names the file
 	}
 	h, err := recordbatch.ParseHeader(hdr[:])
 	return err == nil && h.BaseOffset == off && pos+int64(h.Size()) <= size, nil
@@ -423,7 +423,7 @@ func lastEntry(name string, b []byte) ([]byte, error) {
 		return nil, nil
 	}
 	if _, err := f.ReadAt(b, st.Size()/n*n-n); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, err // a *fs.PathError: it names the file
 	}
 	return b, nil
 }
