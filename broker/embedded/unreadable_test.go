@@ -161,6 +161,9 @@ func TestOpenOutOfDescriptorsChild(t *testing.T) {
 			if !strings.Contains(all, ".index") || !strings.Contains(all, producerSnapshotName) {
 				t.Errorf("no open ran out at an index file and at the producer state snapshot:\n%s", all)
 			}
+			if diff := sameFiles(before, fileStates(t, dir)); len(diff) > 0 {
+				t.Errorf("the open with enough descriptors changed files:\n%s", strings.Join(diff, "\n"))
+			}
 			if err := b.Close(); err != nil {
 				t.Fatal(err)
 			}
