@@ -106,7 +106,7 @@ func Open(dir string, opts ...Option) (*Broker, error) {
 	b.scratch.New = func() any { return new(produceScratch) }
 	b.checkers.New = func() any { return new(recordbatch.Decoder) }
 	if err := b.load(); err != nil {
-		b.closeTopics()
+		b.closeFailedOpen()
 		lock.Release()
 		return nil, err
 	}
@@ -119,6 +119,21 @@ func Open(dir string, opts ...Option) (*Broker, error) {
 		b.bg.Go(func() { b.retentionLoop(ctx) })
 	}
 	return b, nil
+}
+
+// closeFailedOpen closes what a failed load opened, writing nothing: the
+// open may have failed for want of descriptors, and a close's flush that
+// fails so removes index files that are sound. The next open, unclean,
+// recovers what this one did.
+func (b *Broker) closeFailedOpen() {
+	for _, t := range b.topics {
+		for _, p := range t.partitions {
+			p.closeFiles()
+		}
+	}
+	if b.offsets != nil {
+		b.offsets.f.Close()
+	}
 }
 
 func (b *Broker) load() error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -126,8 +127,14 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 			}
 		}
 	}
-	covered := p.loadProducerSnapshot()
-	p.replaySealed(covered)
+	covered, err := p.loadProducerSnapshot()
+	if err == nil {
+		err = p.replaySealed(covered)
+	}
+	if err != nil {
+		p.closeFiles()
+		return nil, err
+	}
 	active := p.segments[len(p.segments)-1]
 	if err := p.recoverActive(active, clean, covered); err != nil {
 		p.closeFiles()
@@ -139,8 +146,15 @@ func openPartition(t *topic, id int32, opts *options, clean bool) (*partition, e
 		p.opts.logger.Warn("producer state snapshot is past the end of the log; rebuilding it",
 			slog.String("partition", p.name()), slog.Int64("snapshot", covered), slog.Int64("end", active.next.Load()))
 		clear(p.producers)
-		p.replaySealed(-1)
-		if err := p.replayProducers(active, 0, active.size.Load(), -1); err != nil {
+		err := p.replaySealed(-1)
+		if err == nil {
+			err = p.replayProducers(active, 0, active.size.Load(), -1)
+		}
+		if errors.Is(err, broker.ErrStorage) {
+			// Not rebuilt: the stale file is left for an open that can read the log.
+			p.closeFiles()
+			return nil, fmt.Errorf("%s: producer state: %w", p.name(), err)
+		} else if err != nil {
 			p.opts.logger.Warn("replaying producer state", slog.String("partition", p.name()), slog.Any("error", err))
 		}
 		// The stale file must go: once the log grows past it, an open
@@ -203,9 +217,18 @@ func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 	if clean {
 		// Trust the index written at shutdown: resume the scan from its
 		// last entry, so a clean open reads a few KiB, not the segment.
-		idx, tidx := readIndexFiles(p.dir, s.base)
-		if len(idx) > 0 && !p.indexFits(s, idx, tidx) {
-			idx = nil // scan the segment; its index files are written anew
+		idx, tidx, err := readIndexFiles(p.dir, s.base)
+		if err != nil {
+			return fmt.Errorf("recover %s: %w", p.name(), err)
+		}
+		if len(idx) > 0 {
+			fits, err := p.indexFits(s, idx, tidx)
+			if err != nil {
+				return fmt.Errorf("recover %s: %w", p.name(), err)
+			}
+			if !fits {
+				idx = nil // scan the segment; its index files are written anew
+			}
 		}
 		if len(idx) > 0 {
 			last := idx[len(idx)-1]
@@ -224,7 +247,9 @@ func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 		if covered > s.base {
 			pos = s.lookup(covered)
 		}
-		if err := p.replayProducers(s, pos, from, covered); err != nil {
+		if err := p.replayProducers(s, pos, from, covered); errors.Is(err, broker.ErrStorage) {
+			return fmt.Errorf("recover %s: producer state: %w", p.name(), err)
+		} else if err != nil {
 			p.opts.logger.Warn("replaying producer state", slog.String("partition", p.name()), slog.Any("error", err))
 		}
 	}
@@ -255,44 +280,61 @@ func (p *partition) recoverActive(s *segment, clean bool, covered int64) error {
 
 // indexFits checks the index files of the active segment s before a clean
 // open trusts them: entries in order, within the log, the last one at a
-// batch of its offset. It logs why not.
-func (p *partition) indexFits(s *segment, idx []indexEntry, tidx []timeEntry) bool {
+// batch of its offset. It logs why not. A log it cannot read is an error,
+// not a mismatch.
+func (p *partition) indexFits(s *segment, idx []indexEntry, tidx []timeEntry) (bool, error) {
 	st, err := s.log.Stat()
 	if err != nil {
-		return false
+		return false, fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	last := idx[len(idx)-1]
+	lastFits, err := s.batchAt(int64(last.pos), s.base+int64(last.rel), st.Size())
+	if err != nil {
+		return false, err
 	}
 	why := ""
-	last := idx[len(idx)-1]
 	switch {
 	case len(tidx) != len(idx) || tidx[len(tidx)-1].rel != last.rel:
 		why = "the time index does not match the offset index"
 	case !slices.IsSortedFunc(idx, func(a, b indexEntry) int { return cmp.Or(cmp.Compare(a.rel, b.rel), cmp.Compare(a.pos, b.pos)) }):
 		why = "its entries are out of order"
-	case !s.batchAt(int64(last.pos), s.base+int64(last.rel), st.Size()):
+	case !lastFits:
 		why = fmt.Sprintf("its last entry (offset %d at byte %d) points at no batch of that offset", s.base+int64(last.rel), last.pos)
 	default:
-		return true
+		return true, nil
 	}
 	p.opts.logger.Warn("offset index of a segment does not match its log; scanning the segment",
 		slog.String("partition", p.name()), slog.Int64("base", s.base), slog.String("reason", why))
-	return false
+	return false, nil
 }
 
 // readIndexFiles loads a segment's index files, ignoring a torn last entry.
-func readIndexFiles(dir string, base int64) ([]indexEntry, []timeEntry) {
-	var idx []indexEntry
-	if b, err := os.ReadFile(segmentName(dir, base, ".index")); err == nil {
-		for i := 0; i+indexEntrySize <= len(b); i += indexEntrySize {
-			idx = append(idx, indexEntry{rel: binary.BigEndian.Uint32(b[i:]), pos: binary.BigEndian.Uint32(b[i+4:])})
+// A missing file has no entries; one that cannot be read (no descriptor
+// left, EIO) is an error: taken for missing, it would be rewritten.
+func readIndexFiles(dir string, base int64) ([]indexEntry, []timeEntry, error) {
+	read := func(ext string) ([]byte, error) {
+		b, err := os.ReadFile(segmentName(dir, base, ext))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: index: %w", broker.ErrStorage, err)
 		}
+		return b, nil
+	}
+	b, err := read(".index")
+	if err != nil {
+		return nil, nil, err
+	}
+	var idx []indexEntry
+	for i := 0; i+indexEntrySize <= len(b); i += indexEntrySize {
+		idx = append(idx, indexEntry{rel: binary.BigEndian.Uint32(b[i:]), pos: binary.BigEndian.Uint32(b[i+4:])})
+	}
+	if b, err = read(".timeindex"); err != nil {
+		return nil, nil, err
 	}
 	var tidx []timeEntry
-	if b, err := os.ReadFile(segmentName(dir, base, ".timeindex")); err == nil {
-		for i := 0; i+timeEntrySize <= len(b); i += timeEntrySize {
-			tidx = append(tidx, timeEntry{ts: int64(binary.BigEndian.Uint64(b[i:])), rel: binary.BigEndian.Uint32(b[i+8:])})
-		}
+	for i := 0; i+timeEntrySize <= len(b); i += timeEntrySize {
+		tidx = append(tidx, timeEntry{ts: int64(binary.BigEndian.Uint64(b[i:])), rel: binary.BigEndian.Uint32(b[i+8:])})
 	}
-	return idx, tidx
+	return idx, tidx, nil
 }
 
 func (p *partition) name() string { return fmt.Sprintf("%s-%d", p.topic.name, p.id) }

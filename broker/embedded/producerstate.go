@@ -223,27 +223,29 @@ func (p *partition) writeProducerSnapshot(covered int64) error {
 
 // loadProducerSnapshot fills p.producers from the snapshot and returns the
 // offset it covers, or -1 without a usable one: the caller then replays the
-// whole log. A damaged snapshot never fails the open.
-func (p *partition) loadProducerSnapshot() int64 {
+// whole log. A damaged snapshot never fails the open; one that cannot be
+// read (no descriptor left, EIO) does: rebuilt from the log, it would lose
+// the state of producers whose batches retention removed.
+func (p *partition) loadProducerSnapshot() (int64, error) {
 	name := filepath.Join(p.dir, producerSnapshotName)
 	b, err := os.ReadFile(name)
 	if errors.Is(err, os.ErrNotExist) {
-		return -1
+		return -1, nil
 	}
-	if err == nil {
-		var covered int64
-		var producers map[int64]*producerState
-		if covered, producers, err = decodeProducerSnapshot(b); err == nil {
-			p.producers = producers
-			for len(p.producers) > maxProducers {
-				p.forgetOldest()
-			}
-			return covered
-		}
+	if err != nil {
+		return -1, fmt.Errorf("%w: %s: producer state snapshot: %w", broker.ErrStorage, p.name(), err)
 	}
-	p.opts.logger.Warn("ignoring producer state snapshot; rebuilding it from the log",
-		slog.String("partition", p.name()), slog.Any("error", err))
-	return -1
+	covered, producers, err := decodeProducerSnapshot(b)
+	if err != nil {
+		p.opts.logger.Warn("ignoring producer state snapshot; rebuilding it from the log",
+			slog.String("partition", p.name()), slog.Any("error", err))
+		return -1, nil
+	}
+	p.producers = producers
+	for len(p.producers) > maxProducers {
+		p.forgetOldest()
+	}
+	return covered, nil
 }
 
 // replayProducers applies the idempotent batches of s between byte
@@ -279,8 +281,9 @@ func (p *partition) replayProducers(s *segment, pos, end, covered int64) error {
 
 // replaySealed brings the state loaded from the snapshot up to the active
 // segment: normally the snapshot written at the last roll covers all sealed
-// segments and nothing is read.
-func (p *partition) replaySealed(covered int64) {
+// segments and nothing is read. A segment it cannot read fails it
+// (ErrStorage); one whose batches do not parse is logged.
+func (p *partition) replaySealed(covered int64) error {
 	for _, s := range p.segments[:len(p.segments)-1] {
 		if s.next.Load() <= covered {
 			continue
@@ -289,8 +292,11 @@ func (p *partition) replaySealed(covered int64) {
 		if covered > s.base {
 			pos = s.lookup(covered)
 		}
-		if err := p.replayProducers(s, pos, s.size.Load(), covered); err != nil {
+		if err := p.replayProducers(s, pos, s.size.Load(), covered); errors.Is(err, broker.ErrStorage) {
+			return fmt.Errorf("%s: producer state: %w", p.name(), err)
+		} else if err != nil {
 			p.opts.logger.Warn("replaying producer state", slog.String("partition", p.name()), slog.Any("error", err))
 		}
 	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -278,15 +280,30 @@ func (s *segment) openSealed(indexInterval int) (sealedOpen, error) {
 	size := st.Size()
 	s.lastAppend.Store(st.ModTime().UnixMilli())
 	from, next := int64(0), s.base
+	// Only a missing file or wrong contents are damage: an index file
+	// that cannot be read (no descriptor left, EIO) fails the open, so
+	// it is not rewritten, nor removed by a rewrite that fails alike.
 	last, haveIdx, idxErr := s.lastIndexEntry()
-	ts, tsRel, haveTS := s.lastTimeEntry()
+	if idxErr != nil && !errors.Is(idxErr, fs.ErrNotExist) {
+		return res, fmt.Errorf("%w: %w", broker.ErrStorage, idxErr)
+	}
+	ts, tsRel, haveTS, err := s.lastTimeEntry()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return res, fmt.Errorf("%w: %w", broker.ErrStorage, err)
+	}
+	lastFits := false
+	if haveIdx && size > 0 {
+		if lastFits, err = s.batchAt(int64(last.pos), s.base+int64(last.rel), size); err != nil {
+			return res, err
+		}
+	}
 	switch {
 	case size == 0:
 	case !haveTS:
 		res.rebuilt = "no time index"
 	case idxErr != nil:
 		res.rebuilt = "no offset index"
-	case haveIdx && !s.batchAt(int64(last.pos), s.base+int64(last.rel), size):
+	case haveIdx && !lastFits:
 		res.rebuilt = fmt.Sprintf("its last offset index entry (offset %d at byte %d) points at no batch of that offset", s.base+int64(last.rel), last.pos)
 	case haveIdx:
 		from, next = int64(last.pos), s.base+int64(last.rel)
@@ -369,55 +386,68 @@ func (s *segment) scanMaxTimestamp() (int64, error) {
 
 // batchAt reports whether a batch of offset off, whole within size, starts
 // at byte pos of the log: an index entry read from disk is checked so
-// before it is trusted.
-func (s *segment) batchAt(pos, off, size int64) bool {
+// before it is trusted. A read that fails (not one cut short) is an error,
+// not a mismatch.
+func (s *segment) batchAt(pos, off, size int64) (bool, error) {
 	if pos < 0 || pos+recordbatch.HeaderSize > size {
-		return false
+		return false, nil
 	}
 	var hdr [recordbatch.HeaderSize]byte
-	if _, err := s.log.ReadAt(hdr[:], pos); err != nil {
-		return false
+	if _, err := s.log.ReadAt(hdr[:], pos); errors.Is(err, io.EOF) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("%w: segment %d: %w", broker.ErrStorage, s.base, err) // err names the file
 	}
 	h, err := recordbatch.ParseHeader(hdr[:])
-	return err == nil && h.BaseOffset == off && pos+int64(h.Size()) <= size
+	return err == nil && h.BaseOffset == off && pos+int64(h.Size()) <= size, nil
+}
+
+// lastEntry reads the last whole entry of index file name into b (entries
+// are len(b) bytes): nil if it has none; an error (fs.ErrNotExist: no
+// file) if it cannot be read.
+func lastEntry(name string, b []byte) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	n := int64(len(b))
+	if st.Size() < n {
+		return nil, nil
+	}
+	if _, err := f.ReadAt(b, st.Size()/n*n-n); err != nil {
+		return nil, err // a *fs.PathError: it names the file
+	}
+	return b, nil
 }
 
 // lastIndexEntry reads the last entry of the offset index file: false if it
-// has none, an error if there is no file.
+// has none, an error if there is no file (fs.ErrNotExist) or it cannot be
+// read.
 func (s *segment) lastIndexEntry() (indexEntry, bool, error) {
-	f, err := os.Open(segmentName(s.dir, s.base, ".index"))
-	if err != nil {
+	b, err := lastEntry(segmentName(s.dir, s.base, ".index"), make([]byte, indexEntrySize))
+	if err != nil || b == nil {
 		return indexEntry{}, false, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() < indexEntrySize {
-		return indexEntry{}, false, err
-	}
-	var b [indexEntrySize]byte
-	if _, err := f.ReadAt(b[:], st.Size()/indexEntrySize*indexEntrySize-indexEntrySize); err != nil {
-		return indexEntry{}, false, err
-	}
-	return indexEntry{rel: binary.BigEndian.Uint32(b[:]), pos: binary.BigEndian.Uint32(b[4:])}, true, nil
+	return indexEntry{rel: binary.BigEndian.Uint32(b), pos: binary.BigEndian.Uint32(b[4:])}, true, nil
 }
 
 // lastTimeEntry reads the last entry of the time index file: its max
-// timestamp and the offset (relative) it was written at.
-func (s *segment) lastTimeEntry() (int64, uint32, bool) {
-	f, err := os.Open(segmentName(s.dir, s.base, ".timeindex"))
-	if err != nil {
-		return 0, 0, false
+// timestamp and the offset (relative) it was written at; false if it has
+// none, an error as lastIndexEntry's.
+func (s *segment) lastTimeEntry() (int64, uint32, bool, error) {
+	b, err := lastEntry(segmentName(s.dir, s.base, ".timeindex"), make([]byte, timeEntrySize))
+	if err != nil || b == nil {
+		return 0, 0, false, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() < timeEntrySize {
-		return 0, 0, false
-	}
-	var b [timeEntrySize]byte
-	if _, err := f.ReadAt(b[:], st.Size()/timeEntrySize*timeEntrySize-timeEntrySize); err != nil {
-		return 0, 0, false
-	}
-	return int64(binary.BigEndian.Uint64(b[:])), binary.BigEndian.Uint32(b[8:]), true
+	return int64(binary.BigEndian.Uint64(b)), binary.BigEndian.Uint32(b[8:]), true, nil
 }
 
 // lookup returns a byte position at or before the batch holding offset.
