@@ -219,6 +219,11 @@ func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, e
 	return rest, nil
 }
 
+// maxInternKey bounds the header keys intern keeps: the map lives as long
+// as the Decoder, and a key may be as long as a record (a megabyte), so
+// 1024 distinct long ones would hold a GiB for good.
+const maxInternKey = 128
+
 // intern returns a string for a header key without allocating for keys seen
 // before; header keys come from a small vocabulary.
 func (d *Decoder) intern(k []byte) string {
@@ -226,6 +231,9 @@ func (d *Decoder) intern(k []byte) string {
 		return s
 	}
 	s := string(k)
+	if len(k) > maxInternKey {
+		return s
+	}
 	if d.interns == nil {
 		d.interns = make(map[string]string)
 	}

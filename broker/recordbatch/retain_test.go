@@ -1,0 +1,51 @@
+package recordbatch
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/weirnet/weir/broker"
+)
+
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// TestInternKeepsNoLongKeys: header keys are interned, up to 1024 of them,
+// for as long as the Decoder lives. A record may be max_message_bytes, and
+// so may a header key: a reader given 1024 records with distinct megabyte
+// keys would hold a GiB for good. Long keys are not interned.
+func TestInternKeepsNoLongKeys(t *testing.T) {
+	const n, size = 48, 1 << 20
+	var d Decoder
+	base := liveHeap()
+	for i := range n {
+		key := make([]byte, size)
+		copy(key, fmt.Sprintf("key-%d-", i))
+		var e Encoder
+		e.Reset(-1, -1, -1)
+		e.Append(nil, []byte("v"), []broker.Header{{Key: string(key), Value: []byte("x")}}, 1_700_000_000_000)
+		b := append([]byte(nil), e.Finish(int64(i))...)
+		h, err := Validate(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Reset()
+		if err := d.Decode("t", 0, &h, b, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Records()[0].Headers[0].Key; len(got) != size || got[:8] != string(key[:8]) {
+			t.Fatalf("record %d: key of %d bytes %.10q", i, len(got), got)
+		}
+	}
+	d.Reset()
+	held := liveHeap() - base
+	runtime.KeepAlive(&d)
+	if held > 8<<20 {
+		t.Errorf("after %d records with distinct %d-byte header keys, the reset decoder holds %d MB", n, size, held>>20)
+	}
+}
