@@ -48,10 +48,13 @@ const (
 // Reset drops the records decoded so far, keeping the buffers unless they
 // grew past what a usual fetch needs.
 func (d *Decoder) Reset() {
-	if cap(d.plain) > keepPlain {
-		// The records and headers kept, even past their length, point
-		// into it: cleared, they no longer keep it alive.
+	// The records and headers kept, even past their length, point into
+	// the buffers dropped (records' Headers into the header array):
+	// cleared, they no longer keep them alive.
+	if cap(d.plain) > keepPlain || cap(d.headers) > keepHeaders {
 		clear(d.records[:cap(d.records)])
+	}
+	if cap(d.plain) > keepPlain {
 		clear(d.headers[:cap(d.headers)])
 	}
 	d.records = truncateOrDrop(d.records, keepRecords)

@@ -49,3 +49,40 @@ func TestInternKeepsNoLongKeys(t *testing.T) {
 		t.Errorf("after %d records with distinct %d-byte header keys, the reset decoder holds %d MB", n, size, held>>20)
 	}
 }
+
+// TestResetKeepsNoDroppedHeaderArray: Reset drops a header array past
+// keepHeaders, but the record array it keeps still has the records'
+// Headers pointing into the dropped one (and their values into the
+// batch), which keeps both alive.
+func TestResetKeepsNoDroppedHeaderArray(t *testing.T) {
+	var d Decoder
+	base := liveHeap()
+	func() {
+		var e Encoder
+		e.Reset(-1, -1, -1)
+		hdrs := make([]broker.Header, 40_000)
+		for i := range hdrs {
+			hdrs[i] = broker.Header{Key: "k", Value: []byte("v")}
+		}
+		for range 5 { // 200,000 headers, over keepHeaders; 5 records, under keepRecords
+			e.Append(nil, []byte("v"), hdrs, 1_700_000_000_000)
+		}
+		b := append([]byte(nil), e.Finish(0)...)
+		h, err := Validate(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Decode("t", 0, &h, b, 0); err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Records()) != 5 || len(d.Records()[4].Headers) != 40_000 {
+			t.Fatalf("%d records", len(d.Records()))
+		}
+	}()
+	d.Reset()
+	held := liveHeap() - base
+	runtime.KeepAlive(&d)
+	if held > 2<<20 {
+		t.Errorf("the reset decoder holds %d KB after a batch of 200,000 headers", held>>10)
+	}
+}
