@@ -170,6 +170,54 @@ func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []b
 	return h.LastOffset() + 1, nil
 }
 
+// Scan calls fn with each record of a validated batch whose offset is at
+// least minOffset, in order, until fn returns false. Unlike Decode, it
+// keeps no records: the one fn is given (with its headers) is valid only
+// during the call. A compressed batch of 100 KB may hold millions of
+// records; a reader looking for one (ListOffsets' scan for a time) reads
+// them in the memory of the batch's decompressed bytes, not of a record
+// array of hundreds of MB. Control batches are skipped. The Decoder's
+// records and headers are left as they were; its decompression buffer
+// holds the batch until the next Reset.
+func (d *Decoder) Scan(h *Header, batch []byte, minOffset int64, fn func(*broker.Record) bool) error {
+	if h.IsControl() || h.LastOffset() < minOffset {
+		return nil
+	}
+	body := batch[HeaderSize:h.Size()]
+	if codec := h.Codec(); codec != CodecNone {
+		start := len(d.plain)
+		var err error
+		d.plain, err = d.decompress(codec, d.plain, body)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+		}
+		body = d.plain[start:]
+	}
+	logAppend := h.Attributes&TimestampLogAppend != 0
+	h0 := len(d.headers)
+	defer func() { d.headers = d.headers[:h0] }()
+	var r broker.Record // one for all: fn's pointer makes it escape
+	for i := int32(0); i < h.NumRecords; i++ {
+		d.headers = d.headers[:h0]
+		r = broker.Record{}
+		var err error
+		body, err = d.decodeRecord(body, h, &r)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
+		}
+		if r.Offset < minOffset {
+			continue
+		}
+		if logAppend {
+			r.Timestamp = millisTime(h.MaxTimestamp)
+		}
+		if !fn(&r) {
+			return nil
+		}
+	}
+	return nil
+}
+
 func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, error) {
 	length, n := binary.Varint(b)
 	if n <= 0 || length < 0 || int64(len(b)-n) < length {

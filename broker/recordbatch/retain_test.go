@@ -86,3 +86,45 @@ func TestResetKeepsNoDroppedHeaderArray(t *testing.T) {
 		t.Errorf("the reset decoder holds %d KB after a batch of 200,000 headers", held>>10)
 	}
 }
+
+// TestScanMatchesDecode: Scan gives the records Decode does, from
+// minOffset on, and stops when told.
+func TestScanMatchesDecode(t *testing.T) {
+	plain := buildBatch(t, 10, 100)
+	gz, err := Compress(plain, CodecGzip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"plain": plain, "gzip": gz} {
+		h, err := Validate(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d Decoder
+		if err := d.Decode("t", 0, &h, b, 103); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, r := range d.Records() {
+			want = append(want, fmt.Sprint(r.Offset, r.Timestamp.UnixMilli(), string(r.Key), string(r.Value), r.Headers))
+		}
+		var s Decoder
+		var got []string
+		if err := s.Scan(&h, b, 103, func(r *broker.Record) bool {
+			got = append(got, fmt.Sprint(r.Offset, r.Timestamp.UnixMilli(), string(r.Key), string(r.Value), r.Headers))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: scan\n%v\ndecode\n%v", name, got, want)
+		}
+		n := 0
+		if err := s.Scan(&h, b, 0, func(*broker.Record) bool { n++; return n < 4 }); err != nil || n != 4 {
+			t.Errorf("%s: a scan told to stop at the fourth record called fn %d times (%v)", name, n, err)
+		}
+		if len(s.Records()) != 0 || len(s.headers) != 0 {
+			t.Errorf("%s: the scan kept %d records, %d headers", name, len(s.Records()), len(s.headers))
+		}
+	}
+}
