@@ -1154,6 +1154,12 @@ const decodeBudget = 64 << 20
 // the record after.
 const maxDecodeRecords = 1 << 18
 
+// maxDecodeHeaders bounds the headers of the records one Fetch or Poll
+// returns, about 20 MB of them, as maxDecodeRecords bounds records: a
+// gzip batch of 250 KB can hold a hundred million empty headers, 40 bytes
+// each decoded, in records under max_message_bytes.
+const maxDecodeHeaders = 1 << 19
+
 // decodeBatches decodes the records at or after minOffset and returns the
 // offset to continue from: after the last record decoded, or at the first
 // batch left for the next call when the decode budget ran out.
@@ -1162,10 +1168,11 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 	decoded := 0
 	_, err := recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
 		room := maxDecodeRecords - len(d.Records())
-		if decoded > 0 && (d.Decompressed() > decodeBudget || room <= 0) {
+		headerRoom := maxDecodeHeaders - d.HeaderCount()
+		if decoded > 0 && (d.Decompressed() > decodeBudget || room <= 0 || headerRoom <= 0) {
 			return errBudget
 		}
-		after, err := d.DecodeUpTo(topicName, partition, h, batch, minOffset, room)
+		after, err := d.DecodeUpTo(topicName, partition, h, batch, minOffset, room, headerRoom)
 		if err != nil {
 			return err
 		}

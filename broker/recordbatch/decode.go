@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -72,6 +73,12 @@ func truncateOrDrop[T any](s []T, keep int) []T {
 // Records returns the records decoded since the last Reset.
 func (d *Decoder) Records() []broker.Record { return d.records }
 
+// HeaderCount is how many headers the records decoded since the last Reset
+// hold: a compressed batch of a few KB can hold millions of empty
+// headers, 40 bytes each in the Decoder's array, so readers bound them as
+// they bound records (see DecodeUpTo).
+func (d *Decoder) HeaderCount() int { return len(d.headers) }
+
 // Decompressed is how many bytes of decompressed records the Decoder holds
 // since the last Reset; readers stop decoding more batches past a budget,
 // so a fetch of small compressed batches cannot expand without bound.
@@ -98,6 +105,9 @@ func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
 		body = d.plain
 	}
 	for i := int32(0); i < h.NumRecords; i++ {
+		// No record is kept, nor its headers: kept, a batch of millions
+		// of empty headers (two bytes each) grew an array of GBs.
+		d.headers = d.headers[:0]
 		var r broker.Record
 		before := len(body)
 		var err error
@@ -120,23 +130,24 @@ func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
 // Decode appends the records of one validated batch whose offsets are at
 // least minOffset. Control batches are skipped.
 func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte, minOffset int64) error {
-	_, err := d.DecodeUpTo(topic, partition, h, batch, minOffset, math.MaxInt)
+	_, err := d.DecodeUpTo(topic, partition, h, batch, minOffset, math.MaxInt, math.MaxInt)
 	return err
 }
 
-// DecodeUpTo is Decode stopping after maxRecords records (at least one).
-// It returns the offset to continue from: after the batch, or after the
-// last record decoded when it stopped early. A compressed batch may hold
-// millions of records; readers bound what one read returns with it, and
-// read the rest of the batch from that offset.
-func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []byte, minOffset int64, maxRecords int) (int64, error) {
+// DecodeUpTo is Decode stopping after maxRecords records, or once the
+// records it decoded hold maxHeaders headers (at least one record). It
+// returns the offset to continue from: after the batch, or after the last
+// record decoded when it stopped early. A compressed batch may hold
+// millions of records, or of headers; readers bound what one read returns
+// with it, and read the rest of the batch from that offset.
+func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []byte, minOffset int64, maxRecords, maxHeaders int) (int64, error) {
 	if h.IsControl() || h.LastOffset() < minOffset {
 		return h.LastOffset() + 1, nil
 	}
 	body := batch[HeaderSize:h.Size()]
 	// A batch decodes whole or not at all: on an error, none of its
 	// records stay.
-	n0 := len(d.records)
+	n0, h0 := len(d.records), len(d.headers)
 	if codec := h.Codec(); codec != CodecNone {
 		start := len(d.plain)
 		var err error
@@ -150,12 +161,16 @@ func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []b
 	for i := int32(0); i < h.NumRecords; i++ {
 		var r broker.Record
 		var err error
+		hl := len(d.headers)
 		body, err = d.decodeRecord(body, h, &r)
 		if err != nil {
-			d.records = d.records[:n0]
+			d.records, d.headers = d.records[:n0], d.headers[:h0]
 			return -1, fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
 		}
 		if r.Offset < minOffset {
+			// Nor its headers: a read resumed within a batch would
+			// hold those of all the records before.
+			d.headers = d.headers[:hl]
 			continue
 		}
 		if logAppend {
@@ -163,7 +178,7 @@ func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []b
 		}
 		r.Topic, r.Partition = topic, partition
 		d.records = append(d.records, r)
-		if len(d.records)-n0 >= maxRecords && i < h.NumRecords-1 {
+		if (len(d.records)-n0 >= maxRecords || len(d.headers)-h0 >= maxHeaders) && i < h.NumRecords-1 {
 			return r.Offset + 1, nil
 		}
 	}
@@ -252,6 +267,9 @@ func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, e
 	}
 	rec = rec[n:]
 	if nh > 0 {
+		// Grown once for the record, not by append's quarter at a
+		// time: a record may have half a million headers.
+		d.headers = slices.Grow(d.headers, int(nh))
 		start := len(d.headers)
 		for j := int64(0); j < nh; j++ {
 			var k, v []byte

@@ -128,3 +128,29 @@ func TestScanMatchesDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeUpToBoundsHeaders: a read stops once the records it decoded
+// hold maxHeaders headers, and holds no headers of the records before
+// minOffset it skipped.
+func TestDecodeUpToBoundsHeaders(t *testing.T) {
+	b := buildBatch(t, 10, 100) // records 100, 102, ... have 2 headers each
+	h, err := Validate(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Decoder
+	next, err := d.DecodeUpTo("t", 0, &h, b, 105, 1<<20, 1<<20)
+	if err != nil || next != 110 || len(d.Records()) != 5 || d.HeaderCount() != 4 {
+		t.Errorf("from 105: %d records, %d headers held, next %d (%v); want 5, 4 (of 106 and 108), 110", len(d.Records()), d.HeaderCount(), next, err)
+	}
+	d.Reset()
+	next, err = d.DecodeUpTo("t", 0, &h, b, 100, 1<<20, 3)
+	if err != nil || next != 103 || len(d.Records()) != 3 || d.HeaderCount() != 4 {
+		t.Errorf("3 headers at most: %d records, %d headers, next %d (%v); want 3, 4, 103", len(d.Records()), d.HeaderCount(), next, err)
+	}
+	for i, r := range d.Records() {
+		if want := []int{2, 0, 2}[i]; len(r.Headers) != want || (want > 0 && r.Headers[1].Key != "schema") {
+			t.Errorf("record %d: headers %v", r.Offset, r.Headers)
+		}
+	}
+}
