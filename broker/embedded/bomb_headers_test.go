@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"errors"
 	"runtime"
 	"testing"
 
@@ -97,4 +98,23 @@ func TestHeaderBombBounded(t *testing.T) {
 			got += len(recs)
 		}
 	})
+}
+
+// TestOversizedRecordRefusedBeforeItsHeaders: the check at append
+// compared a record's size with max_message_bytes after decoding it,
+// headers and all: a record of 8 MB of empty headers (4 million, a gzip
+// batch of a few KB) grew a header array of 160 MB before it was
+// refused; at the 256 MiB decompression limit, 5 GB.
+func TestOversizedRecordRefusedBeforeItsHeaders(t *testing.T) {
+	b := openTest(t, t.TempDir(), WithMaxMessageBytes(1<<20))
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1})
+	bomb := headerBomb(t, 1, 4<<20)
+	t.Logf("gzip batch of %d KB", len(bomb)>>10)
+	var err error
+	if a := allocated(func() { _, err = b.AppendBatches(ctx, "t", 0, bomb) }); a > 48<<20 {
+		t.Errorf("refusing the record allocated %d MB", a>>20)
+	}
+	if !errors.Is(err, broker.ErrRecordTooLarge) {
+		t.Fatalf("err = %v, want ErrRecordTooLarge", err)
+	}
 }

@@ -108,14 +108,18 @@ func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
 		// No record is kept, nor its headers: kept, a batch of millions
 		// of empty headers (two bytes each) grew an array of GBs.
 		d.headers = d.headers[:0]
+		// Its size is checked before it is decoded: decoding an
+		// oversized record of empty headers grew a header array of
+		// 20 times its bytes to refuse it.
+		if length, n := binary.Varint(body); n > 0 && length >= 0 && length <= int64(len(body)-n) {
+			if size := int64(n) + length; size > int64(maxRecordBytes) {
+				return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
+			}
+		}
 		var r broker.Record
-		before := len(body)
 		var err error
 		if body, err = d.decodeRecord(body, h, &r); err != nil {
 			return fmt.Errorf("record %d: %w", i, err)
-		}
-		if size := before - len(body); size > maxRecordBytes {
-			return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
 		}
 		if r.Offset != h.BaseOffset+int64(i) {
 			return fmt.Errorf("record %d has offset delta %d: %w", i, r.Offset-h.BaseOffset, ErrCorrupt)
@@ -262,7 +266,8 @@ func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, e
 		return nil, ErrCorrupt
 	}
 	nh, n := binary.Varint(rec)
-	if n <= 0 || nh < 0 || nh > int64(len(rec)) {
+	// A header is two bytes at least (a key's length, a value's).
+	if n <= 0 || nh < 0 || nh > int64(len(rec)-n)/2 {
 		return nil, ErrCorrupt
 	}
 	rec = rec[n:]
