@@ -118,3 +118,61 @@ func TestOversizedRecordRefusedBeforeItsHeaders(t *testing.T) {
 		t.Fatalf("err = %v, want ErrRecordTooLarge", err)
 	}
 }
+
+// TestPollBoundedAcrossPartitions: decodeBudget bounds what one read
+// decompresses, but decodeBatches always decodes a first batch, and Poll
+// called it for each partition it owns: a member of four partitions each
+// holding a 96 MB gzip batch (12 records of 8 MB, a few hundred KB sent)
+// decompressed all four in one Poll. Poll stops taking partitions once a
+// read's bound is reached, and starts at the next one the next time.
+func TestPollBoundedAcrossPartitions(t *testing.T) {
+	const parts = 4
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: parts})
+	rec := make([]byte, 8<<20-1024)
+	var values [][]byte
+	for range 12 {
+		values = append(values, rec)
+	}
+	bomb := compressedBatch(t, recordbatch.CodecGzip, values...)
+	t.Logf("gzip batch of %d KB", len(bomb)>>10)
+	for p := range int32(parts) {
+		if _, err := b.AppendBatches(ctx, "t", p, bomb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bomb, values = nil, nil
+	c, err := b.Consume(ctx, "g", []string{"t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	seen := map[int32]int{}
+	for polls, total := 0, 0; total < parts*12; polls++ {
+		if polls > 2*parts {
+			t.Fatalf("after %d polls, records of %d partitions", polls, len(seen))
+		}
+		var recs []broker.Record
+		a := allocated(func() { recs, err = c.Poll(ctx) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := map[int32]bool{}
+		for _, r := range recs {
+			seen[r.Partition]++
+			ps[r.Partition] = true
+		}
+		total += len(recs)
+		t.Logf("poll %d: %d records of %d partitions, %d MB allocated", polls, len(recs), len(ps), a>>20)
+		// One batch's decompression allocates about 2.5 times its size
+		// (the buffer doubles as it fills).
+		if len(ps) > 1 || a > 384<<20 {
+			t.Errorf("poll %d decompressed %d partitions' batches, allocating %d MB", polls, len(ps), a>>20)
+		}
+	}
+	for p, n := range seen {
+		if n != 12 {
+			t.Errorf("partition %d: %d records", p, n)
+		}
+	}
+}

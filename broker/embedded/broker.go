@@ -1167,11 +1167,11 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 	next := minOffset
 	decoded := 0
 	_, err := recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
-		room := maxDecodeRecords - len(d.Records())
-		headerRoom := maxDecodeHeaders - d.HeaderCount()
-		if decoded > 0 && (d.Decompressed() > decodeBudget || room <= 0 || headerRoom <= 0) {
+		if decoded > 0 && readFull(d) {
 			return errBudget
 		}
+		room := maxDecodeRecords - len(d.Records())
+		headerRoom := maxDecodeHeaders - d.HeaderCount()
 		after, err := d.DecodeUpTo(topicName, partition, h, batch, minOffset, room, headerRoom)
 		if err != nil {
 			return err
@@ -1190,6 +1190,12 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 }
 
 var errBudget = errors.New("decode budget reached")
+
+// readFull reports whether d holds what one Fetch or Poll may: past it, a
+// read decodes no more batches, and a Poll takes no more partitions.
+func readFull(d *recordbatch.Decoder) bool {
+	return d.Decompressed() > decodeBudget || len(d.Records()) >= maxDecodeRecords || d.HeaderCount() >= maxDecodeHeaders
+}
 
 // LogDir returns the absolute path of the data directory (what
 // DescribeLogDirs reports to Kafka clients).
