@@ -560,12 +560,76 @@ func (b *Broker) clientReserve() int {
 	return min(max(256, b.maxPartitions/20), b.maxPartitions/2)
 }
 
-func (b *Broker) createTopicLeaving(name string, cfg broker.TopicConfig, leave int) error {
+// ValidateCreateTopic reports what CreateTopic would, without creating
+// (kafkawire.TopicCreateValidator: CreateTopics' validate_only).
+func (b *Broker) ValidateCreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	return b.validateCreate(name, cfg, 0)
+}
+
+// ValidateCreateClientTopic is ValidateCreateTopic for CreateClientTopic.
+func (b *Broker) ValidateCreateClientTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	return b.validateCreate(name, cfg, b.clientReserve())
+}
+
+func (b *Broker) validateCreate(name string, cfg broker.TopicConfig, leave int) error {
+	if err := checkCreate(name, cfg); err != nil {
+		return err
+	}
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	if b.closed.Load() {
+		return broker.ErrClosed
+	}
+	b.mu.RLock()
+	_, ok := b.topics[name]
+	b.mu.RUnlock()
+	if ok {
+		return fmt.Errorf("%w: %s", broker.ErrTopicExists, name)
+	}
+	return b.checkBound(name, b.storedPartitions(name, cfg), leave)
+}
+
+func checkCreate(name string, cfg broker.TopicConfig) error {
 	if !broker.ValidTopicName(name) {
 		return fmt.Errorf("%w: %q", broker.ErrInvalidTopic, name)
 	}
 	if cfg.Partitions < 0 || cfg.Partitions > maxTopicPartitions {
 		return fmt.Errorf("%w: %d (1 to %d)", broker.ErrInvalidPartitions, cfg.Partitions, maxTopicPartitions)
+	}
+	return nil
+}
+
+// storedPartitions is the partitions a topic created with cfg gets.
+func (b *Broker) storedPartitions(name string, cfg broker.TopicConfig) int32 {
+	n := cfg.Partitions
+	if over, ok := b.opts.topics[name]; ok && n == 0 {
+		n = over.Partitions
+	}
+	if n == 0 {
+		n = b.opts.defaults.Partitions
+	}
+	return n
+}
+
+// checkBound refuses a topic of n partitions that would leave fewer than
+// leave free under the bound. Past the bound, the descriptors the rest of
+// weir needs would go to partitions.
+func (b *Broker) checkBound(name string, n int32, leave int) error {
+	held := b.partitionCount()
+	if held+int(n) <= b.maxPartitions-leave {
+		return nil
+	}
+	if leave > 0 {
+		return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the %d Kafka clients may make: the broker's %d less %d kept for weir's own topics (%s)",
+			broker.ErrPartitionLimit, name, n, held+int(n), b.maxPartitions-leave, b.maxPartitions, leave, b.maxPartitionsWhy)
+	}
+	return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the broker's %d (%s)",
+		broker.ErrPartitionLimit, name, n, held+int(n), b.maxPartitions, b.maxPartitionsWhy)
+}
+
+func (b *Broker) createTopicLeaving(name string, cfg broker.TopicConfig, leave int) error {
+	if err := checkCreate(name, cfg); err != nil {
+		return err
 	}
 	if err := b.createTopic(name, cfg, leave); err != nil {
 		return err
@@ -594,22 +658,11 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig, leave int) err
 		return fmt.Errorf("%w: %s", broker.ErrTopicExists, name)
 	}
 	stored := cfg
-	if over, ok := b.opts.topics[name]; ok && stored.Partitions == 0 {
-		stored.Partitions = over.Partitions
-	}
-	if stored.Partitions == 0 {
-		stored.Partitions = b.opts.defaults.Partitions
-	}
-	// Refused before any file is made: past the bound, the descriptors
-	// the rest of weir needs would go to partitions.
-	if held := b.partitionCount(); held+int(stored.Partitions) > b.maxPartitions-leave {
+	stored.Partitions = b.storedPartitions(name, cfg)
+	// Refused before any file is made.
+	if err := b.checkBound(name, stored.Partitions, leave); err != nil {
 		b.refusedCreates.Add(1)
-		if leave > 0 {
-			return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the %d Kafka clients may make: the broker's %d less %d kept for weir's own topics (%s)",
-				broker.ErrPartitionLimit, name, stored.Partitions, held+int(stored.Partitions), b.maxPartitions-leave, b.maxPartitions, leave, b.maxPartitionsWhy)
-		}
-		return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the broker's %d (%s)",
-			broker.ErrPartitionLimit, name, stored.Partitions, held+int(stored.Partitions), b.maxPartitions, b.maxPartitionsWhy)
+		return err
 	}
 	id := newTopicID()
 	t := &topic{name: name, id: id, stats: new(topicStats)}
