@@ -39,7 +39,6 @@ type warmer struct {
 	window time.Duration
 	logger *slog.Logger
 	warm   map[broker.TopicPartition]bool
-	res    broker.FetchResult // timeOf's, of one record
 	// ended, if set, is told when a partition's warm-up is over, however
 	// it went, with the time of its first live record (detector.endWarmup).
 	ended func(tp broker.TopicPartition, liveAt time.Time)
@@ -266,10 +265,15 @@ func (wm *warmer) warmFromStart(ctx context.Context, tp broker.TopicPartition, l
 
 // timeOf returns the time of the record at offset, if it can be read.
 func (wm *warmer) timeOf(ctx context.Context, topic string, partition int32, offset int64) (time.Time, bool) {
-	if err := wm.b.Fetch(ctx, topic, partition, offset, broker.FetchOptions{MaxBytes: 1}, &wm.res); err != nil {
+	// Its own result, not one kept in the warmer: a fetch reads a batch
+	// whole, and a compressed one may decode to a quarter of a million
+	// records (tens of MB), which a kept result held until the next
+	// warm-up, for good on a worker that took its partitions.
+	var res broker.FetchResult
+	if err := wm.b.Fetch(ctx, topic, partition, offset, broker.FetchOptions{MaxBytes: 1}, &res); err != nil {
 		return time.Time{}, false
 	}
-	for _, r := range wm.res.Records {
+	for _, r := range res.Records {
 		if r.Offset == offset && !r.Timestamp.IsZero() {
 			return r.Timestamp, true
 		}

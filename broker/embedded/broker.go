@@ -575,12 +575,76 @@ func (b *Broker) clientReserve() int {
 	return min(max(256, b.maxPartitions/20), b.maxPartitions/2)
 }
 
-func (b *Broker) createTopicLeaving(name string, cfg broker.TopicConfig, leave int) error {
+// ValidateCreateTopic reports what CreateTopic would, without creating
+// (kafkawire.TopicCreateValidator: CreateTopics' validate_only).
+func (b *Broker) ValidateCreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	return b.validateCreate(name, cfg, 0)
+}
+
+// ValidateCreateClientTopic is ValidateCreateTopic for CreateClientTopic.
+func (b *Broker) ValidateCreateClientTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	return b.validateCreate(name, cfg, b.clientReserve())
+}
+
+func (b *Broker) validateCreate(name string, cfg broker.TopicConfig, leave int) error {
+	if err := checkCreate(name, cfg); err != nil {
+		return err
+	}
+	b.adminMu.Lock()
+	defer b.adminMu.Unlock()
+	if b.closed.Load() {
+		return broker.ErrClosed
+	}
+	b.mu.RLock()
+	_, ok := b.topics[name]
+	b.mu.RUnlock()
+	if ok {
+		return fmt.Errorf("%w: %s", broker.ErrTopicExists, name)
+	}
+	return b.checkBound(name, b.storedPartitions(name, cfg), leave)
+}
+
+func checkCreate(name string, cfg broker.TopicConfig) error {
 	if !broker.ValidTopicName(name) {
 		return fmt.Errorf("%w: %q", broker.ErrInvalidTopic, name)
 	}
 	if cfg.Partitions < 0 || cfg.Partitions > maxTopicPartitions {
 		return fmt.Errorf("%w: %d (1 to %d)", broker.ErrInvalidPartitions, cfg.Partitions, maxTopicPartitions)
+	}
+	return nil
+}
+
+// storedPartitions is the partitions a topic created with cfg gets.
+func (b *Broker) storedPartitions(name string, cfg broker.TopicConfig) int32 {
+	n := cfg.Partitions
+	if over, ok := b.opts.topics[name]; ok && n == 0 {
+		n = over.Partitions
+	}
+	if n == 0 {
+		n = b.opts.defaults.Partitions
+	}
+	return n
+}
+
+// checkBound refuses a topic of n partitions that would leave fewer than
+// leave free under the bound. Past the bound, the descriptors the rest of
+// weir needs would go to partitions.
+func (b *Broker) checkBound(name string, n int32, leave int) error {
+	held := b.partitionCount()
+	if held+int(n) <= b.maxPartitions-leave {
+		return nil
+	}
+	if leave > 0 {
+		return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the %d Kafka clients may make: the broker's %d less %d kept for weir's own topics (%s)",
+			broker.ErrPartitionLimit, name, n, held+int(n), b.maxPartitions-leave, b.maxPartitions, leave, b.maxPartitionsWhy)
+	}
+	return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the broker's %d (%s)",
+		broker.ErrPartitionLimit, name, n, held+int(n), b.maxPartitions, b.maxPartitionsWhy)
+}
+
+func (b *Broker) createTopicLeaving(name string, cfg broker.TopicConfig, leave int) error {
+	if err := checkCreate(name, cfg); err != nil {
+		return err
 	}
 	if err := b.createTopic(name, cfg, leave); err != nil {
 		return err
@@ -609,22 +673,11 @@ func (b *Broker) createTopic(name string, cfg broker.TopicConfig, leave int) err
 		return fmt.Errorf("%w: %s", broker.ErrTopicExists, name)
 	}
 	stored := cfg
-	if over, ok := b.opts.topics[name]; ok && stored.Partitions == 0 {
-		stored.Partitions = over.Partitions
-	}
-	if stored.Partitions == 0 {
-		stored.Partitions = b.opts.defaults.Partitions
-	}
-	// Refused before any file is made: past the bound, the descriptors
-	// the rest of weir needs would go to partitions.
-	if held := b.partitionCount(); held+int(stored.Partitions) > b.maxPartitions-leave {
+	stored.Partitions = b.storedPartitions(name, cfg)
+	// Refused before any file is made.
+	if err := b.checkBound(name, stored.Partitions, leave); err != nil {
 		b.refusedCreates.Add(1)
-		if leave > 0 {
-			return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the %d Kafka clients may make: the broker's %d less %d kept for weir's own topics (%s)",
-				broker.ErrPartitionLimit, name, stored.Partitions, held+int(stored.Partitions), b.maxPartitions-leave, b.maxPartitions, leave, b.maxPartitionsWhy)
-		}
-		return fmt.Errorf("%w: topic %s: its %d partitions would make %d in all, more than the broker's %d (%s)",
-			broker.ErrPartitionLimit, name, stored.Partitions, held+int(stored.Partitions), b.maxPartitions, b.maxPartitionsWhy)
+		return err
 	}
 	id := newTopicID()
 	t := &topic{name: name, id: id, stats: new(topicStats)}
@@ -1169,6 +1222,12 @@ const decodeBudget = 64 << 20
 // the record after.
 const maxDecodeRecords = 1 << 18
 
+// maxDecodeHeaders bounds the headers of the records one Fetch or Poll
+// returns, about 20 MB of them, as maxDecodeRecords bounds records: a
+// gzip batch of 250 KB can hold a hundred million empty headers, 40 bytes
+// each decoded, in records under max_message_bytes.
+const maxDecodeHeaders = 1 << 19
+
 // decodeBatches decodes the records at or after minOffset and returns the
 // offset to continue from: after the last record decoded, or at the first
 // batch left for the next call when the decode budget ran out.
@@ -1176,11 +1235,12 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 	next := minOffset
 	decoded := 0
 	_, err := recordbatch.Split(buf, func(h *recordbatch.Header, batch []byte) error {
-		room := maxDecodeRecords - len(d.Records())
-		if decoded > 0 && (d.Decompressed() > decodeBudget || room <= 0) {
+		if decoded > 0 && readFull(d) {
 			return errBudget
 		}
-		after, err := d.DecodeUpTo(topicName, partition, h, batch, minOffset, room)
+		room := maxDecodeRecords - len(d.Records())
+		headerRoom := maxDecodeHeaders - d.HeaderCount()
+		after, err := d.DecodeUpTo(topicName, partition, h, batch, minOffset, room, headerRoom)
 		if err != nil {
 			return err
 		}
@@ -1198,6 +1258,12 @@ func decodeBatches(d *recordbatch.Decoder, topicName string, partition int32, bu
 }
 
 var errBudget = errors.New("decode budget reached")
+
+// readFull reports whether d holds what one Fetch or Poll may: past it, a
+// read decodes no more batches, and a Poll takes no more partitions.
+func readFull(d *recordbatch.Decoder) bool {
+	return d.Decompressed() > decodeBudget || len(d.Records()) >= maxDecodeRecords || d.HeaderCount() >= maxDecodeHeaders
+}
 
 // LogDir returns the absolute path of the data directory (what
 // DescribeLogDirs reports to Kafka clients).

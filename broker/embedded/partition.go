@@ -886,15 +886,22 @@ func scanForTimestamp(d *recordbatch.Decoder, p *partition, s *segment, pos, ts 
 			if h.MaxTimestamp < ts {
 				return nil
 			}
+			// Scanned, not decoded whole: a compressed batch may hold
+			// millions of records (see recordbatch.Decoder.Scan).
 			d.Reset()
-			if err := d.Decode(p.topic.name, p.id, h, batch, 0); err != nil {
-				return err
-			}
-			for _, r := range d.Records() {
+			found := foundOffset{offset: -1}
+			if err := d.Scan(h, batch, 0, func(r *broker.Record) bool {
 				rts := r.Timestamp.UnixMilli()
 				if (exact && rts == ts) || (!exact && rts >= ts) {
-					return foundOffset{r.Offset, rts}
+					found = foundOffset{r.Offset, rts}
+					return false
 				}
+				return true
+			}); err != nil {
+				return err
+			}
+			if found.offset >= 0 {
+				return found
 			}
 			return nil
 		})

@@ -75,6 +75,17 @@ type MessageLimiter interface {
 	MaxMessageBytes() int
 }
 
+// TopicCreateValidator is a Log that refuses some creations for reasons
+// DescribeTopics does not show (the embedded broker's bound on all
+// partitions). CreateTopics with validate_only asks it what creating
+// would say, as Kafka runs its create-topic policy on validation too;
+// without it, validation reports only a topic that exists.
+type TopicCreateValidator interface {
+	// ValidateCreateTopic returns the error CreateTopic would, creating
+	// nothing.
+	ValidateCreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error
+}
+
 // ConfigSourcer is a Log that tells where a topic's config values come
 // from, so that DescribeConfigs reports each one's source as Kafka does
 // (admin tools such as kafka-configs, kafka-ui or Terraform take a value

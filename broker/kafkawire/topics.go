@@ -40,7 +40,11 @@ func (c *conn) handleCreateTopics(ctx context.Context, req *kmsg.CreateTopicsReq
 			kerrCode = asKerr(err)
 		case req.ValidateOnly:
 			// Report what creating would say, without creating.
-			if _, derr := c.s.log.DescribeTopics(ctx, t.Topic); derr == nil {
+			if v, ok := c.s.log.(TopicCreateValidator); ok {
+				if err = v.ValidateCreateTopic(ctx, t.Topic, cfg); err != nil {
+					kerrCode = kafkaError(err)
+				}
+			} else if _, derr := c.s.log.DescribeTopics(ctx, t.Topic); derr == nil {
 				err = broker.ErrTopicExists
 				kerrCode = kerr.TopicAlreadyExists
 			}

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -48,10 +49,13 @@ const (
 // Reset drops the records decoded so far, keeping the buffers unless they
 // grew past what a usual fetch needs.
 func (d *Decoder) Reset() {
-	if cap(d.plain) > keepPlain {
-		// The records and headers kept, even past their length, point
-		// into it: cleared, they no longer keep it alive.
+	// The records and headers kept, even past their length, point into
+	// the buffers dropped (records' Headers into the header array):
+	// cleared, they no longer keep them alive.
+	if cap(d.plain) > keepPlain || cap(d.headers) > keepHeaders {
 		clear(d.records[:cap(d.records)])
+	}
+	if cap(d.plain) > keepPlain {
 		clear(d.headers[:cap(d.headers)])
 	}
 	d.records = truncateOrDrop(d.records, keepRecords)
@@ -68,6 +72,12 @@ func truncateOrDrop[T any](s []T, keep int) []T {
 
 // Records returns the records decoded since the last Reset.
 func (d *Decoder) Records() []broker.Record { return d.records }
+
+// HeaderCount is how many headers the records decoded since the last Reset
+// hold: a compressed batch of a few KB can hold millions of empty
+// headers, 40 bytes each in the Decoder's array, so readers bound them as
+// they bound records (see DecodeUpTo).
+func (d *Decoder) HeaderCount() int { return len(d.headers) }
 
 // Decompressed is how many bytes of decompressed records the Decoder holds
 // since the last Reset; readers stop decoding more batches past a budget,
@@ -95,14 +105,21 @@ func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
 		body = d.plain
 	}
 	for i := int32(0); i < h.NumRecords; i++ {
+		// No record is kept, nor its headers: kept, a batch of millions
+		// of empty headers (two bytes each) grew an array of GBs.
+		d.headers = d.headers[:0]
+		// Its size is checked before it is decoded: decoding an
+		// oversized record of empty headers grew a header array of
+		// 20 times its bytes to refuse it.
+		if length, n := binary.Varint(body); n > 0 && length >= 0 && length <= int64(len(body)-n) {
+			if size := int64(n) + length; size > int64(maxRecordBytes) {
+				return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
+			}
+		}
 		var r broker.Record
-		before := len(body)
 		var err error
 		if body, err = d.decodeRecord(body, h, &r); err != nil {
 			return fmt.Errorf("record %d: %w", i, err)
-		}
-		if size := before - len(body); size > maxRecordBytes {
-			return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
 		}
 		if r.Offset != h.BaseOffset+int64(i) {
 			return fmt.Errorf("record %d has offset delta %d: %w", i, r.Offset-h.BaseOffset, ErrCorrupt)
@@ -117,23 +134,24 @@ func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
 // Decode appends the records of one validated batch whose offsets are at
 // least minOffset. Control batches are skipped.
 func (d *Decoder) Decode(topic string, partition int32, h *Header, batch []byte, minOffset int64) error {
-	_, err := d.DecodeUpTo(topic, partition, h, batch, minOffset, math.MaxInt)
+	_, err := d.DecodeUpTo(topic, partition, h, batch, minOffset, math.MaxInt, math.MaxInt)
 	return err
 }
 
-// DecodeUpTo is Decode stopping after maxRecords records (at least one).
-// It returns the offset to continue from: after the batch, or after the
-// last record decoded when it stopped early. A compressed batch may hold
-// millions of records; readers bound what one read returns with it, and
-// read the rest of the batch from that offset.
-func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []byte, minOffset int64, maxRecords int) (int64, error) {
+// DecodeUpTo is Decode stopping after maxRecords records, or once the
+// records it decoded hold maxHeaders headers (at least one record). It
+// returns the offset to continue from: after the batch, or after the last
+// record decoded when it stopped early. A compressed batch may hold
+// millions of records, or of headers; readers bound what one read returns
+// with it, and read the rest of the batch from that offset.
+func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []byte, minOffset int64, maxRecords, maxHeaders int) (int64, error) {
 	if h.IsControl() || h.LastOffset() < minOffset {
 		return h.LastOffset() + 1, nil
 	}
 	body := batch[HeaderSize:h.Size()]
 	// A batch decodes whole or not at all: on an error, none of its
 	// records stay.
-	n0 := len(d.records)
+	n0, h0 := len(d.records), len(d.headers)
 	if codec := h.Codec(); codec != CodecNone {
 		start := len(d.plain)
 		var err error
@@ -147,12 +165,16 @@ func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []b
 	for i := int32(0); i < h.NumRecords; i++ {
 		var r broker.Record
 		var err error
+		hl := len(d.headers)
 		body, err = d.decodeRecord(body, h, &r)
 		if err != nil {
-			d.records = d.records[:n0]
+			d.records, d.headers = d.records[:n0], d.headers[:h0]
 			return -1, fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
 		}
 		if r.Offset < minOffset {
+			// Nor its headers: a read resumed within a batch would
+			// hold those of all the records before.
+			d.headers = d.headers[:hl]
 			continue
 		}
 		if logAppend {
@@ -160,11 +182,59 @@ func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []b
 		}
 		r.Topic, r.Partition = topic, partition
 		d.records = append(d.records, r)
-		if len(d.records)-n0 >= maxRecords && i < h.NumRecords-1 {
+		if (len(d.records)-n0 >= maxRecords || len(d.headers)-h0 >= maxHeaders) && i < h.NumRecords-1 {
 			return r.Offset + 1, nil
 		}
 	}
 	return h.LastOffset() + 1, nil
+}
+
+// Scan calls fn with each record of a validated batch whose offset is at
+// least minOffset, in order, until fn returns false. Unlike Decode, it
+// keeps no records: the one fn is given (with its headers) is valid only
+// during the call. A compressed batch of 100 KB may hold millions of
+// records; a reader looking for one (ListOffsets' scan for a time) reads
+// them in the memory of the batch's decompressed bytes, not of a record
+// array of hundreds of MB. Control batches are skipped. The Decoder's
+// records and headers are left as they were; its decompression buffer
+// holds the batch until the next Reset.
+func (d *Decoder) Scan(h *Header, batch []byte, minOffset int64, fn func(*broker.Record) bool) error {
+	if h.IsControl() || h.LastOffset() < minOffset {
+		return nil
+	}
+	body := batch[HeaderSize:h.Size()]
+	if codec := h.Codec(); codec != CodecNone {
+		start := len(d.plain)
+		var err error
+		d.plain, err = d.decompress(codec, d.plain, body)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+		}
+		body = d.plain[start:]
+	}
+	logAppend := h.Attributes&TimestampLogAppend != 0
+	h0 := len(d.headers)
+	defer func() { d.headers = d.headers[:h0] }()
+	var r broker.Record // one for all: fn's pointer makes it escape
+	for i := int32(0); i < h.NumRecords; i++ {
+		d.headers = d.headers[:h0]
+		r = broker.Record{}
+		var err error
+		body, err = d.decodeRecord(body, h, &r)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
+		}
+		if r.Offset < minOffset {
+			continue
+		}
+		if logAppend {
+			r.Timestamp = millisTime(h.MaxTimestamp)
+		}
+		if !fn(&r) {
+			return nil
+		}
+	}
+	return nil
 }
 
 func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, error) {
@@ -196,11 +266,15 @@ func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, e
 		return nil, ErrCorrupt
 	}
 	nh, n := binary.Varint(rec)
-	if n <= 0 || nh < 0 || nh > int64(len(rec)) {
+	// A header is two bytes at least (a key's length, a value's).
+	if n <= 0 || nh < 0 || nh > int64(len(rec)-n)/2 {
 		return nil, ErrCorrupt
 	}
 	rec = rec[n:]
 	if nh > 0 {
+		// Grown once for the record, not by append's quarter at a
+		// time: a record may have half a million headers.
+		d.headers = slices.Grow(d.headers, int(nh))
 		start := len(d.headers)
 		for j := int64(0); j < nh; j++ {
 			var k, v []byte
@@ -219,6 +293,11 @@ func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, e
 	return rest, nil
 }
 
+// maxInternKey bounds the header keys intern keeps: the map lives as long
+// as the Decoder, and a key may be as long as a record (a megabyte), so
+// 1024 distinct long ones would hold a GiB for good.
+const maxInternKey = 128
+
 // intern returns a string for a header key without allocating for keys seen
 // before; header keys come from a small vocabulary.
 func (d *Decoder) intern(k []byte) string {
@@ -226,6 +305,9 @@ func (d *Decoder) intern(k []byte) string {
 		return s
 	}
 	s := string(k)
+	if len(k) > maxInternKey {
+		return s
+	}
 	if d.interns == nil {
 		d.interns = make(map[string]string)
 	}

@@ -358,7 +358,7 @@ func TestDecodeUpToResumes(t *testing.T) {
 		var nexts []int64
 		for off := int64(100); off < 110; {
 			d.Reset()
-			next, err := d.DecodeUpTo("t", 0, &h, b, off, 3)
+			next, err := d.DecodeUpTo("t", 0, &h, b, off, 3, math.MaxInt)
 			if err != nil {
 				t.Fatal(name, err)
 			}
@@ -372,7 +372,7 @@ func TestDecodeUpToResumes(t *testing.T) {
 			t.Errorf("%s: offsets %v, reads ending at %v", name, got, nexts)
 		}
 		d.Reset()
-		if next, err := d.DecodeUpTo("t", 0, &h, b, 105, 0); err != nil || next != 106 || len(d.Records()) != 1 {
+		if next, err := d.DecodeUpTo("t", 0, &h, b, 105, 0, math.MaxInt); err != nil || next != 106 || len(d.Records()) != 1 {
 			t.Errorf("%s: a bound of 0 decodes %d records and ends at %d (%v); want one, ending at 106", name, len(d.Records()), next, err)
 		}
 	}

@@ -601,9 +601,18 @@ func (l clientLog) CreateTopic(ctx context.Context, name string, cfg broker.Topi
 	return l.CreateClientTopic(ctx, name, cfg)
 }
 
+// ValidateCreateTopic implements kafkawire.TopicCreateValidator: what
+// CreateTopic, a client's, would say.
+func (l clientLog) ValidateCreateTopic(ctx context.Context, name string, cfg broker.TopicConfig) error {
+	return l.ValidateCreateClientTopic(ctx, name, cfg)
+}
+
 // The listener reports where topic configs come from (DescribeConfigs
 // sources) through the embedded broker's methods.
-var _ kafkawire.ConfigSourcer = clientLog{}
+var (
+	_ kafkawire.ConfigSourcer        = clientLog{}
+	_ kafkawire.TopicCreateValidator = clientLog{}
+)
 
 // listenPort is the port a listener took (the one asked, or the one
 // 127.0.0.1:0 picked).

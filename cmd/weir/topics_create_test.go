@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/broker/embedded"
 )
 
 // TestTopicsCreateSaysWhy: a topic the broker refuses to create is
@@ -142,5 +146,24 @@ func TestTopicsDescribeShowsConfig(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("describe does not show %s:\n%s", want, out)
 		}
+	}
+}
+
+// TestClientLogValidatesWithTheClientsBound: a validate_only CreateTopics
+// through the listener says what the client's creation would, the
+// reserve for weir's own topics included.
+func TestClientLogValidatesWithTheClientsBound(t *testing.T) {
+	b, err := embedded.Open(t.TempDir(), embedded.WithMaxPartitions(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	l := clientLog{Broker: b}
+	err = l.ValidateCreateTopic(context.Background(), "many", broker.TopicConfig{Partitions: 60})
+	if !errors.Is(err, broker.ErrPartitionLimit) || !strings.Contains(err.Error(), "more than the 50 Kafka clients may make") {
+		t.Fatalf("validating 60 partitions of a bound of 100: %v", err)
+	}
+	if err := b.ValidateCreateTopic(context.Background(), "many", broker.TopicConfig{Partitions: 60}); err != nil {
+		t.Fatalf("weir's own 60 partitions: %v", err)
 	}
 }
