@@ -277,13 +277,17 @@ type TxnConsumer interface {
 
 // Errors shared by the backends.
 var (
-	ErrUnknownTopic      = errors.New("unknown topic")
-	ErrUnknownPartition  = errors.New("unknown partition")
-	ErrTopicExists       = errors.New("topic already exists")
-	ErrInvalidTopic      = errors.New("invalid topic name")
-	ErrOffsetOutOfRange  = errors.New("offset out of range")
-	ErrClosed            = errors.New("broker closed")
-	ErrRecordTooLarge    = errors.New("record too large")
+	ErrUnknownTopic     = errors.New("unknown topic")
+	ErrUnknownPartition = errors.New("unknown partition")
+	ErrTopicExists      = errors.New("topic already exists")
+	ErrInvalidTopic     = errors.New("invalid topic name")
+	ErrOffsetOutOfRange = errors.New("offset out of range")
+	ErrClosed           = errors.New("broker closed")
+	ErrRecordTooLarge   = errors.New("record too large")
+	// ErrInvalidRecord: a batch the broker's policy refuses though it
+	// parses (too many records in one batch, too many headers on one
+	// record); Kafka's INVALID_RECORD.
+	ErrInvalidRecord     = errors.New("invalid record")
 	ErrInvalidPartitions = errors.New("invalid partition count")
 	// ErrCorruptBatch: a batch failed its CRC or does not parse.
 	ErrCorruptBatch = errors.New("corrupt record batch")
@@ -379,7 +383,7 @@ type SizeChecker interface {
 // away) may pass.
 func Refused(err error) bool {
 	return errors.Is(err, ErrRecordTooLarge) || errors.Is(err, ErrInvalidTopic) ||
-		errors.Is(err, ErrCorruptBatch) || errors.Is(err, ErrInvalidPartitions)
+		errors.Is(err, ErrCorruptBatch) || errors.Is(err, ErrInvalidPartitions) || errors.Is(err, ErrInvalidRecord)
 }
 
 // ValidTopicName reports whether name is a legal Kafka topic name: 1 to 249

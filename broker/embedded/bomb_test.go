@@ -179,3 +179,40 @@ func TestReadersKeepNoBombBuffers(t *testing.T) {
 		runtime.KeepAlive(c)
 	})
 }
+
+// TestBatchPastPolicyBoundsRefused: a batch of more records than
+// MaxBatchRecords, or a record of more headers than MaxRecordHeaders, is
+// refused INVALID_RECORD (not CORRUPT_MESSAGE, which clients retry), and
+// a batch at the bounds is taken.
+func TestBatchPastPolicyBoundsRefused(t *testing.T) {
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1})
+	if _, err := b.AppendBatches(ctx, "t", 0, gzipBatch(t, tinyRecords(recordbatch.MaxBatchRecords+1)...)); !errors.Is(err, broker.ErrInvalidRecord) || errors.Is(err, broker.ErrCorruptBatch) {
+		t.Fatalf("a batch of %d records: %v, want ErrInvalidRecord alone", recordbatch.MaxBatchRecords+1, err)
+	}
+	if _, err := b.AppendBatches(ctx, "t", 0, gzipBatch(t, tinyRecords(recordbatch.MaxBatchRecords)...)); err != nil {
+		t.Fatalf("a batch of %d records: %v", recordbatch.MaxBatchRecords, err)
+	}
+	headered := func(n int) []byte {
+		hdrs := make([]broker.Header, n)
+		for i := range hdrs {
+			hdrs[i].Key = "h"
+		}
+		var e recordbatch.Encoder
+		e.Reset(-1, -1, -1)
+		e.Append(nil, []byte("v"), hdrs, 1_700_000_000_000)
+		batch, err := recordbatch.Compress(e.Finish(0), recordbatch.CodecGzip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return batch
+	}
+	_, err := b.AppendBatches(ctx, "t", 0, headered(recordbatch.MaxRecordHeaders+1))
+	if !errors.Is(err, broker.ErrInvalidRecord) || errors.Is(err, broker.ErrCorruptBatch) {
+		t.Fatalf("a record of %d headers: %v, want ErrInvalidRecord alone", recordbatch.MaxRecordHeaders+1, err)
+	}
+	t.Log(err)
+	if _, err := b.AppendBatches(ctx, "t", 0, headered(recordbatch.MaxRecordHeaders)); err != nil {
+		t.Fatalf("a record of %d headers: %v", recordbatch.MaxRecordHeaders, err)
+	}
+}

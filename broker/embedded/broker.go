@@ -1096,19 +1096,25 @@ func (b *Broker) AppendBatches(ctx context.Context, topicName string, partition 
 		d := b.checkers.Get().(*recordbatch.Decoder)
 		defer b.checkers.Put(d)
 		if err := d.Check(h, batch, b.opts.maxMessageBytes); err != nil {
-			if errors.Is(err, broker.ErrRecordTooLarge) {
+			if refusedByPolicy(err) {
 				return err
 			}
 			return fmt.Errorf("%w: %w", broker.ErrCorruptBatch, err)
 		}
 		return nil
 	}); err != nil {
-		if errors.Is(err, broker.ErrRecordTooLarge) {
+		if refusedByPolicy(err) {
 			return -1, err
 		}
 		return -1, fmt.Errorf("%w: %w", broker.ErrCorruptBatch, err)
 	}
 	return p.appendBatches(batches, b.opts.nowFunc())
+}
+
+// refusedByPolicy reports whether err refuses a batch that parses, which
+// clients must not take for a corrupt one: CORRUPT_MESSAGE is retried.
+func refusedByPolicy(err error) bool {
+	return errors.Is(err, broker.ErrRecordTooLarge) || errors.Is(err, broker.ErrInvalidRecord)
 }
 
 // ReadBatches reads raw batches for the Kafka listener.

@@ -609,9 +609,10 @@ func TestBatchLyingAboutRecords(t *testing.T) {
 	e.Reset(-1, -1, -1)
 	e.Append(nil, []byte("only one"), nil, 1)
 	batch := append([]byte(nil), e.Finish(0)...)
-	// Claim 2^31-1 records and fix the CRC, as a hostile client would.
-	binary.BigEndian.PutUint32(batch[23:], 1<<31-2) // lastOffsetDelta
-	binary.BigEndian.PutUint32(batch[57:], 1<<31-1) // recordCount
+	// Claim 1000 records and fix the CRC, as a hostile client would (a
+	// claim past MaxBatchRecords is refused as such).
+	binary.BigEndian.PutUint32(batch[23:], 999)  // lastOffsetDelta
+	binary.BigEndian.PutUint32(batch[57:], 1000) // recordCount
 	binary.BigEndian.PutUint32(batch[17:], crc32.Checksum(batch[21:], crc32.MakeTable(crc32.Castagnoli)))
 	if _, err := recordbatch.Validate(batch); err != nil {
 		t.Fatalf("test batch should pass the CRC: %v", err)

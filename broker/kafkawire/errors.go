@@ -24,6 +24,8 @@ func kafkaError(err error) *kerr.Error {
 		return kerr.CorruptMessage
 	case errors.Is(err, broker.ErrRecordTooLarge):
 		return kerr.MessageTooLarge
+	case errors.Is(err, broker.ErrInvalidRecord):
+		return kerr.InvalidRecord
 	case errors.Is(err, broker.ErrOutOfOrderSequence):
 		return kerr.OutOfOrderSequenceNumber
 	case errors.Is(err, broker.ErrInvalidProducerEpoch):

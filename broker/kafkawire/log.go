@@ -13,7 +13,7 @@ import (
 // the listener maps to Kafka error codes: ErrUnknownTopic and
 // ErrUnknownPartition to UNKNOWN_TOPIC_OR_PARTITION, ErrOffsetOutOfRange to
 // OFFSET_OUT_OF_RANGE, ErrCorruptBatch to CORRUPT_MESSAGE, ErrRecordTooLarge
-// to MESSAGE_TOO_LARGE, ErrOutOfOrderSequence to OUT_OF_ORDER_SEQUENCE_NUMBER,
+// to MESSAGE_TOO_LARGE, ErrInvalidRecord to INVALID_RECORD, ErrOutOfOrderSequence to OUT_OF_ORDER_SEQUENCE_NUMBER,
 // ErrInvalidProducerEpoch to INVALID_PRODUCER_EPOCH, ErrTopicExists to
 // TOPIC_ALREADY_EXISTS, ErrInvalidTopic to INVALID_TOPIC_EXCEPTION,
 // ErrInvalidPartitions to INVALID_PARTITIONS, ErrStorage to

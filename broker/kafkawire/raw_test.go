@@ -786,6 +786,7 @@ func TestErrorMapping(t *testing.T) {
 		broker.ErrCorruptBatch:         kerr.CorruptMessage,
 		recordbatch.ErrCRC:             kerr.CorruptMessage,
 		broker.ErrRecordTooLarge:       kerr.MessageTooLarge,
+		broker.ErrInvalidRecord:        kerr.InvalidRecord,
 		broker.ErrOutOfOrderSequence:   kerr.OutOfOrderSequenceNumber,
 		broker.ErrInvalidProducerEpoch: kerr.InvalidProducerEpoch,
 		broker.ErrTopicExists:          kerr.TopicAlreadyExists,

@@ -21,6 +21,18 @@ import (
 // MaxDecompressed bounds what one compressed batch may expand to.
 const MaxDecompressed = 256 << 20
 
+// What Check takes at append, though Kafka sets no such bounds. Producers
+// batch by bytes, a megabyte or so before compression, and by count
+// (librdkafka's batch.num.messages: 10,000, at most 1,000,000), and set a
+// few headers on a record. A compressed batch far past them is a bomb:
+// read back a bounded number of records at a time, a batch of 8 million
+// one-byte records cost each reader 13 s of decompressing it again, and a
+// record of millions of empty headers an array of 20 times its bytes.
+const (
+	MaxBatchRecords  = 1 << 20
+	MaxRecordHeaders = 1 << 16
+)
+
 // Decoder turns batches into broker.Records. It keeps its buffers between
 // calls, so decoding allocates nothing per record; the records it returns
 // point into the batch (or into the Decoder's decompression buffer) and into
@@ -92,8 +104,13 @@ func (d *Decoder) Decompressed() int { return len(d.plain) }
 // decompressed (broker.ErrRecordTooLarge): Kafka's producers check a
 // record's size before compressing, and a limit on compressed batches
 // alone lets a 100 KB gzip batch carry a 100 MB record to every reader.
+// Nor may a batch have more than MaxBatchRecords records, nor a record
+// more than MaxRecordHeaders headers (broker.ErrInvalidRecord).
 // The Decoder is reset.
 func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
+	if h.NumRecords > MaxBatchRecords {
+		return fmt.Errorf("%w: a batch of %d records, more than %d", broker.ErrInvalidRecord, h.NumRecords, MaxBatchRecords)
+	}
 	d.Reset()
 	defer d.Reset()
 	body := batch[HeaderSize:h.Size()]
@@ -118,7 +135,7 @@ func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
 		}
 		var r broker.Record
 		var err error
-		if body, err = d.decodeRecord(body, h, &r); err != nil {
+		if body, err = d.decodeRecord(body, h, &r, MaxRecordHeaders); err != nil {
 			return fmt.Errorf("record %d: %w", i, err)
 		}
 		if r.Offset != h.BaseOffset+int64(i) {
@@ -166,7 +183,7 @@ func (d *Decoder) DecodeUpTo(topic string, partition int32, h *Header, batch []b
 		var r broker.Record
 		var err error
 		hl := len(d.headers)
-		body, err = d.decodeRecord(body, h, &r)
+		body, err = d.decodeRecord(body, h, &r, math.MaxInt64)
 		if err != nil {
 			d.records, d.headers = d.records[:n0], d.headers[:h0]
 			return -1, fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
@@ -220,7 +237,7 @@ func (d *Decoder) Scan(h *Header, batch []byte, minOffset int64, fn func(*broker
 		d.headers = d.headers[:h0]
 		r = broker.Record{}
 		var err error
-		body, err = d.decodeRecord(body, h, &r)
+		body, err = d.decodeRecord(body, h, &r, math.MaxInt64)
 		if err != nil {
 			return fmt.Errorf("batch at offset %d, record %d: %w", h.BaseOffset, i, err)
 		}
@@ -237,7 +254,7 @@ func (d *Decoder) Scan(h *Header, batch []byte, minOffset int64, fn func(*broker
 	return nil
 }
 
-func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, error) {
+func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record, maxHeaders int64) ([]byte, error) {
 	length, n := binary.Varint(b)
 	if n <= 0 || length < 0 || int64(len(b)-n) < length {
 		return nil, ErrCorrupt
@@ -269,6 +286,9 @@ func (d *Decoder) decodeRecord(b []byte, h *Header, r *broker.Record) ([]byte, e
 	// A header is two bytes at least (a key's length, a value's).
 	if n <= 0 || nh < 0 || nh > int64(len(rec)-n)/2 {
 		return nil, ErrCorrupt
+	}
+	if nh > maxHeaders {
+		return nil, fmt.Errorf("%w: %d headers, more than %d", broker.ErrInvalidRecord, nh, maxHeaders)
 	}
 	rec = rec[n:]
 	if nh > 0 {
