@@ -1461,6 +1461,13 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 			if pdu.Type == gosnmp.NoSuchObject || pdu.Type == gosnmp.NoSuchInstance {
 				return out, nil
 			}
+			// Before the column's end is looked for: an OID at or
+			// before the one asked from is no successor, wherever it
+			// is. Taken for the column's end, it cut the table short
+			// (or, first in a walk, emptied it) in a poll counted ok.
+			if oidCompare(pdu.Name, last) <= 0 {
+				return fail("OID not increasing: %s after %s", pdu.Name, last)
+			}
 			res.saw(pdu)
 			if !strings.HasPrefix(pdu.Name, root+".") {
 				if last == root && i == 0 {
@@ -1468,9 +1475,6 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 					return t.walkLeaf(s, root, res)
 				}
 				return out, nil // past the column
-			}
-			if oidCompare(pdu.Name, last) <= 0 {
-				return fail("OID not increasing: %s after %s", pdu.Name, last)
 			}
 			if seen++; seen > t.p.cfg.MaxWalkVarbinds {
 				return fail("more than %d varbinds: a table this large, or an agent that loops", t.p.cfg.MaxWalkVarbinds)
