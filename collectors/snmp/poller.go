@@ -610,8 +610,11 @@ type poll struct {
 	varbinds   int
 	// retries counts requests sent again after no answer in time.
 	retries int
-	records []telemetry.Metric
-	err     error
+	// unmatched counts datagrams read since the last answer taken:
+	// none answered the request under way.
+	unmatched int
+	records   []telemetry.Metric
+	err       error
 	// lastOID is the greatest OID the agent answered with a value in
 	// the poll; ends are the walks it ended with endOfMibView (or v1's
 	// noSuchName). A walk ended so before lastOID was cut short (see
@@ -719,6 +722,12 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 			t.diagnosed = true
 		}
 		res.end = time.Now() // the probe is part of the poll
+	} else if res.err != nil && classify(res.err) == ResultTimeout && res.unmatched > 0 {
+		// Something answered, but never the request: gosnmp drops an
+		// answer with another request ID and waits on, and the request
+		// times out. The agent is not down nor refusing the community,
+		// as the timeout would say; it answers wrongly (counted error).
+		res.err = fmt.Errorf("%v (the agent sent %d datagram(s) but no answer to the request: they carry other request IDs, or do not decode; a broken agent, or another program answering on its port)", res.err, res.unmatched)
 	} else if res.err != nil && classify(res.err) == ResultTimeout && res.varbinds == 0 && res.lastAnswer.IsZero() {
 		// Agents drop a request whose community they do not accept
 		// without a word (RFC 3584 lets them; Net-SNMP does): a typo
@@ -1150,7 +1159,13 @@ func (t *target) poll(ctx context.Context) (res poll) {
 			retrying = false
 		}
 	}
-	defer func() { s.OnRetry, s.OnSent = nil, nil }()
+	// OnRecv is called for every datagram read, OnFinish when a request
+	// got its answer: what is left counts datagrams that answered no
+	// request of the poll (another request ID, which gosnmp drops
+	// without a word and waits on).
+	s.OnRecv = func(*gosnmp.GoSNMP) { res.unmatched++ }
+	s.OnFinish = func(*gosnmp.GoSNMP) { res.unmatched = 0 }
+	defer func() { s.OnRetry, s.OnSent, s.OnRecv, s.OnFinish = nil, nil, nil, nil }()
 	// gosnmp looks at the context only between retries: a request to a
 	// dead agent would hold up weir's stop (or a reload removing the
 	// target) for its whole timeout. Cancelled (not at its deadline,
