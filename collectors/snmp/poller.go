@@ -625,7 +625,8 @@ type poll struct {
 }
 
 // walkEnd is a column walk the agent ended after OID at, saying its MIB
-// view ends there, for reason (PartialEndOfMibView, PartialNoSuchName).
+// view ends there, for reason (PartialEndOfMibView, PartialNoSuchName), or
+// with an answer of nothing (PartialEmptyAnswer).
 type walkEnd struct{ column, at, reason string }
 
 // saw notes an OID the agent answered with a value.
@@ -1274,7 +1275,7 @@ func (t *target) partialWalks(res *poll) {
 		res.partial++
 		t.p.cfg.Metrics.PartialWalks.WithLabelValues(t.cfg.Name, e.reason).Inc()
 		if n, ok := t.partialLog.Due(time.Now()); ok {
-			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, or noSuchName) but has objects after it: the table is cut short",
+			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, noSuchName, or an answer without varbinds) but has objects after it: the table is cut short",
 				"reason", e.reason, "column", strings.TrimPrefix(e.column, "."), "after", strings.TrimPrefix(e.at, "."),
 				"next_seen", strings.TrimPrefix(res.lastOID, "."), "times", n)
 		}
@@ -1460,6 +1461,11 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 			return fail("agent error %v after %d varbinds", pkt.Error, seen)
 		}
 		if len(pkt.Variables) == 0 {
+			// Nothing, and no error: the end of the table, or an agent
+			// that left out what did not fit its message size (RFC
+			// 3416 section 4.2.3 lets it drop them all). Objects after
+			// it in the poll tell the second: flagged as endOfMibView's.
+			res.ends = append(res.ends, walkEnd{column: root, at: last, reason: PartialEmptyAnswer})
 			return out, nil
 		}
 		for i, pdu := range pkt.Variables {
