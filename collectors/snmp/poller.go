@@ -68,6 +68,12 @@ type Config struct {
 	// MaxWalkVarbinds bounds one column's walk (see target.walk);
 	// default 1,000,000, ten times a 100,000-interface table.
 	MaxWalkVarbinds int
+	// MaxPollBytes bounds what a poll's walks hold of the agent's
+	// answers, by their OIDs' and string values' length; default 256
+	// MiB, past a 100,000-interface if-mib poll (about 90 MiB). The
+	// varbind bound alone let an agent answering 64 KB strings make a
+	// poll hold gigabytes within seconds.
+	MaxPollBytes int
 	// DeviceName names a target's device for the key of its records,
 	// asked with the target's name and host at each poll: weir passes
 	// enrichment's naming (enrich.DeviceNamer.SNMPTarget: the
@@ -175,6 +181,9 @@ func New(cfg Config) (*Poller, error) {
 	}
 	if cfg.MaxWalkVarbinds <= 0 {
 		cfg.MaxWalkVarbinds = 1_000_000
+	}
+	if cfg.MaxPollBytes <= 0 {
+		cfg.MaxPollBytes = 256 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -613,8 +622,11 @@ type poll struct {
 	// unmatched counts datagrams read since the last answer taken:
 	// none answered the request under way.
 	unmatched int
-	records   []telemetry.Metric
-	err       error
+	// held is the length of the OIDs and string values the poll's walks
+	// read (varbindSize), bounded by Config.MaxPollBytes.
+	held    int
+	records []telemetry.Metric
+	err     error
 	// lastOID is the greatest OID the agent answered with a value in
 	// the poll; ends are the walks it ended with endOfMibView (or v1's
 	// noSuchName). A walk ended so before lastOID was cut short (see
@@ -1500,12 +1512,29 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 			if seen++; seen > t.p.cfg.MaxWalkVarbinds {
 				return fail("more than %d varbinds: a table this large, or an agent that loops", t.p.cfg.MaxWalkVarbinds)
 			}
+			if res.held += varbindSize(pdu); res.held > t.p.cfg.MaxPollBytes {
+				return fail("the poll's answers hold more than %d MiB (%d varbinds of this column): values this large, or an agent that loops",
+					t.p.cfg.MaxPollBytes>>20, seen)
+			}
 			last = pdu.Name
 			if present(pdu) {
 				out = append(out, pdu)
 			}
 		}
 	}
+}
+
+// varbindSize is what a varbind a walk keeps holds of the agent's answer,
+// as far as the agent chooses it: its OID, and a string's length.
+func varbindSize(pdu gosnmp.SnmpPDU) int {
+	n := len(pdu.Name)
+	switch v := pdu.Value.(type) {
+	case []byte:
+		n += len(v)
+	case string:
+		n += len(v)
+	}
+	return n
 }
 
 // walkLeaf is a walk of an OID that names an object rather than a
