@@ -244,29 +244,6 @@ func TestWalkOIDNotIncreasing(t *testing.T) {
 	}
 }
 
-// TestWalkOIDBeforeTheColumnFails: an agent that answers a GETBULK with
-// an OID before the one asked, outside the column (a loop back to the
-// start of its MIB), fails the walk as not increasing. It was taken for
-// the column's end: the table was cut short (or, answered so at once,
-// empty) in a poll counted ok.
-func TestWalkOIDBeforeTheColumnFails(t *testing.T) {
-	back := []gosnmp.SnmpPDU{{Name: ".1.3.6.1.2.1.1.1.0", Type: gosnmp.OctetString, Value: []byte("looped")}}
-	for name, after := range map[string]int{"mid-table": 3, "first answer": 0} {
-		t.Run(name, func(t *testing.T) {
-			addr := tableAgent(t, func(from int, _ uint32) *gosnmp.SnmpPacket {
-				if from < after {
-					return &gosnmp.SnmpPacket{Variables: rowsFrom(from, after-from)}
-				}
-				return &gosnmp.SnmpPacket{Variables: back}
-			})
-			rows, st, err := pollTable(t, addr, nil)
-			if err == nil || st["snmp_up"] != float64(0) || !strings.Contains(fmt.Sprint(st["error"]), "OID not increasing: .1.3.6.1.2.1.1.1.0 after") {
-				t.Fatalf("err %v, %d rows, status %v", err, rows, st)
-			}
-		})
-	}
-}
-
 // TestSlotUnavailableSkipsOnePoll: a target that waits a whole interval
 // for a concurrency slot skips that poll only, and polls at the next slot;
 // it skipped the next one too, counting two.

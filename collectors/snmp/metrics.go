@@ -44,6 +44,9 @@ const (
 	// could not fit one in its message size (RFC 3416 section 4.2.3 lets
 	// it leave varbinds out), or that ends its view so.
 	PartialEmptyAnswer = "empty_answer"
+	// An OID before the one asked, outside the column: an agent that
+	// wraps to the start of its MIB where it ends.
+	PartialWrapped = "wrapped"
 )
 
 // Poll results, the "result" label of weir_snmp_polls_total.

@@ -638,7 +638,8 @@ type poll struct {
 
 // walkEnd is a column walk the agent ended after OID at, saying its MIB
 // view ends there, for reason (PartialEndOfMibView, PartialNoSuchName), or
-// with an answer of nothing (PartialEmptyAnswer).
+// with an answer of nothing (PartialEmptyAnswer) or wrapped to an OID
+// before the one asked (PartialWrapped).
 type walkEnd struct{ column, at, reason string }
 
 // saw notes an OID the agent answered with a value.
@@ -1287,7 +1288,7 @@ func (t *target) partialWalks(res *poll) {
 		res.partial++
 		t.p.cfg.Metrics.PartialWalks.WithLabelValues(t.cfg.Name, e.reason).Inc()
 		if n, ok := t.partialLog.Due(time.Now()); ok {
-			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, noSuchName, or an answer without varbinds) but has objects after it: the table is cut short",
+			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, noSuchName, an answer without varbinds, or one wrapped to an OID before the one asked) but has objects after it: the table is cut short",
 				"reason", e.reason, "column", strings.TrimPrefix(e.column, "."), "after", strings.TrimPrefix(e.at, "."),
 				"next_seen", strings.TrimPrefix(res.lastOID, "."), "times", n)
 		}
@@ -1494,11 +1495,17 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 			if pdu.Type == gosnmp.NoSuchObject || pdu.Type == gosnmp.NoSuchInstance {
 				return out, nil
 			}
-			// Before the column's end is looked for: an OID at or
-			// before the one asked from is no successor, wherever it
-			// is. Taken for the column's end, it cut the table short
-			// (or, first in a walk, emptied it) in a poll counted ok.
 			if oidCompare(pdu.Name, last) <= 0 {
+				if !strings.HasPrefix(pdu.Name, root+".") {
+					// Outside the column and before the OID asked:
+					// no successor. Some agents wrap to the start of
+					// their MIB at its end, for endOfMibView; one
+					// that does so mid-table (objects after it in the
+					// poll) cut the table short, as an early
+					// endOfMibView does: flagged the same way.
+					res.ends = append(res.ends, walkEnd{column: root, at: last, reason: PartialWrapped})
+					return out, nil
+				}
 				return fail("OID not increasing: %s after %s", pdu.Name, last)
 			}
 			res.saw(pdu)
