@@ -736,11 +736,14 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 			t.diagnosed = true
 		}
 		res.end = time.Now() // the probe is part of the poll
-	} else if res.err != nil && classify(res.err) == ResultTimeout && res.unmatched > 0 {
-		// Something answered, but never the request: gosnmp drops an
-		// answer with another request ID and waits on, and the request
-		// times out. The agent is not down nor refusing the community,
-		// as the timeout would say; it answers wrongly (counted error).
+	} else if res.err != nil && classify(res.err) == ResultTimeout && res.unmatched > 0 && res.varbinds == 0 && res.lastAnswer.IsZero() {
+		// Something answered, but never a request of the poll: gosnmp
+		// drops an answer with another request ID and waits on, and
+		// the request times out. The agent is not down nor refusing the
+		// community, as the timeout would say; it answers wrongly
+		// (counted error). Only when nothing of the poll was answered:
+		// after an answer, a late duplicate of it (a request sent again
+		// and answered twice) would read so before a plain timeout.
 		res.err = fmt.Errorf("%v (the agent sent %d datagram(s) but no answer to the request: they carry other request IDs, or do not decode; a broken agent, or another program answering on its port)", res.err, res.unmatched)
 	} else if res.err != nil && classify(res.err) == ResultTimeout && res.varbinds == 0 && res.lastAnswer.IsZero() {
 		// Agents drop a request whose community they do not accept
