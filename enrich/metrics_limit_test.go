@@ -105,3 +105,37 @@ func TestMetricsRowsBoundedByTheirIDs(t *testing.T) {
 		t.Errorf("after forgetting: %d rows, %d bytes", len(w.rates.rows), w.rates.idBytes)
 	}
 }
+
+// TestMetricsStatesBoundedByTheirKeys: a state is keyed by its device and
+// object (an interface's name), which a device makes as long as it likes:
+// bounded by their number alone, a million interfaces named in 20 KB held
+// gigabytes. Past maxStateBytes of keys a new state is not kept, and
+// counted, as past the count; forgotten states give their room back.
+func TestMetricsStatesBoundedByTheirKeys(t *testing.T) {
+	w := loneMetricsWorker()
+	w.maxStateBytes = 1 << 20
+	t0 := casesT0
+	var metrics, events []outRecord
+	long := strings.Repeat("n", 20<<10)
+	for i := range 200 {
+		w.rates.setNow(t0.Add(time.Second))
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "sw1",
+			Tags:   map[string]string{"ifName": fmt.Sprintf("%s%d", long, i), "ifIndex": fmt.Sprint(i)},
+			Fields: map[string]any{"ifOperStatus": int64(1)}, Time: t0, Uptime: 100000, Source: "snmp"}
+		v, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, events = w.enrichBatch([]broker.Record{{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Value: v}}, metrics[:0], events[:0])
+	}
+	if w.stateBytes > 1<<20 || len(w.state) > 60 {
+		t.Fatalf("%d states of %d bytes of keys kept; want at most 1 MiB of them", len(w.state), w.stateBytes)
+	}
+	if got := testutil.ToFloat64(w.m.untrackedKind.WithLabelValues("states")); got < 140 {
+		t.Errorf("%v states counted untracked, want at least 140", got)
+	}
+	w.forgetStates(t0.Add(2 * time.Hour))
+	if len(w.state) != 0 || w.stateBytes != 0 {
+		t.Errorf("after forgetting: %d states, %d bytes", len(w.state), w.stateBytes)
+	}
+}
