@@ -162,7 +162,7 @@ func (w *MetricsWorker) deletedSpeed(p *telemetry.Point, target string, at time.
 	}
 	gone := func(key stateKey) {
 		if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
-			delete(w.state, key)
+			w.deleteState(key)
 		}
 	}
 	if name, _ := p.Tag("name"); name != "" {

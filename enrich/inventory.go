@@ -1046,7 +1046,7 @@ func (inv *Inventory) Watch(ctx context.Context, every time.Duration) {
 		if err != nil {
 			failed = st
 			if inv.observedSince(sighups, err) {
-				inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", err))
+				inv.logger.Error("inventory reload failed; keeping the previous one", slog.Any("error", yamlerr.Brief(err)))
 			}
 			continue
 		}

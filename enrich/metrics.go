@@ -85,11 +85,15 @@ type MetricsWorker struct {
 	// maxObjects bounds each of rates.rows, state, uptimes and sysNames
 	// (maxMetricsObjects; tests lower it): past it, a new one is not kept
 	// and counted in untracked, per kind, and logged (untrackedLog).
-	maxObjects   int
-	untracked    [len(untrackedKinds)]prometheus.Counter
-	untrackedLog throttle.Throttle
-	out          *outputs
-	lastSweep    time.Time
+	maxObjects int
+	// stateBytes is the length of state's keys, bounded by maxStateBytes
+	// (maxStateKeyBytes): a gNMI object's name is as long as its target
+	// makes it.
+	stateBytes, maxStateBytes int
+	untracked                 [len(untrackedKinds)]prometheus.Counter
+	untrackedLog              throttle.Throttle
+	out                       *outputs
+	lastSweep                 time.Time
 
 	warmup  time.Duration
 	warmer  *warmer
@@ -123,7 +127,7 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 		b: b, inv: inv, input: input, topics: w.topics, metrics: telemetry.TopicEnrichedMetrics, warmup: w.warmup,
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets, gnmi: w.gnmi,
 		rates: newRates(), state: map[stateKey]seen[stateSample]{}, uptimes: map[string]seen[uptimeSample]{},
-		sysNames: map[string]*sysName{}, rateNames: map[string]string{}, maxObjects: maxMetricsObjects,
+		sysNames: map[string]*sysName{}, rateNames: map[string]string{}, maxObjects: maxMetricsObjects, maxStateBytes: maxStateKeyBytes,
 		longNames: longNames{},
 	}
 	for i, kind := range untrackedKinds {
@@ -142,6 +146,25 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 // producing to its input, makes new ones at the input's rate: a million
 // rows (a few hundred bytes each) is past any network a worker reads.
 const maxMetricsObjects = 1 << 20
+
+// maxStateKeyBytes bounds the length of a worker's states' keys together
+// (device, measurement, object), as maxMetricsObjects bounds their number:
+// a key is under a hundred bytes, so a million real states stay below it;
+// a gNMI target naming a million interfaces with 20 KB names held 40 GB.
+const maxStateKeyBytes = 256 << 20
+
+// size is the length of k's strings, for maxStateKeyBytes.
+func (k stateKey) size() int {
+	return len(k.row.device) + len(k.row.measurement) + len(k.row.object) + len(k.what) + len(k.object)
+}
+
+// deleteState forgets the state under key.
+func (w *MetricsWorker) deleteState(key stateKey) {
+	if _, ok := w.state[key]; ok {
+		delete(w.state, key)
+		w.stateBytes -= key.size()
+	}
+}
 
 // The kinds of state maxMetricsObjects bounds, as counted (untracked).
 const (
@@ -193,11 +216,13 @@ func (w *MetricsWorker) trackedRow(device string) *rowCounters {
 // putState keeps a state sample under key, unless key is new and
 // maxObjects are kept.
 func (w *MetricsWorker) putState(key stateKey, s stateSample) {
-	if len(w.state) >= w.maxObjects {
-		if _, ok := w.state[key]; !ok {
+	if _, ok := w.state[key]; !ok {
+		n := key.size()
+		if len(w.state) >= w.maxObjects || w.stateBytes+n > w.maxStateBytes {
 			w.untrack(untrackedStates, key.row.device)
 			return
 		}
+		w.stateBytes += n
 	}
 	w.state[key] = seen[stateSample]{s, w.rates.now}
 }
@@ -710,7 +735,7 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			// with a cleared event (which resolves its alert) instead of
 			// standing for good; polled again, its first poll is a first.
 			if prev, ok := w.state[key]; ok && w.newer(at, prev.v.at) {
-				delete(w.state, key)
+				w.deleteState(key)
 				if prev.v.v == 0 {
 					msg = "SNMP target taken out of the config (removed): its reachability is no longer polled"
 					if p.Measurement == gnmiStatus {
@@ -1038,7 +1063,7 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 	quietSince := cutoff.Add(forgetAfter - forgetQuietAfter).Unix()
 	for k, s := range w.state {
 		if s.seen < c && !w.inOutage(k.row.device, c) && !(k.sentOnChange() && s.seen >= quietSince) {
-			delete(w.state, k)
+			w.deleteState(k)
 		}
 	}
 	for k, s := range w.uptimes {

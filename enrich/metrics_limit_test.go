@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,75 @@ func TestMetricsStateBounded(t *testing.T) {
 	}
 	if !rated {
 		t.Fatal("a row kept before the bound lost its rates")
+	}
+}
+
+// TestMetricsRowsBoundedByTheirIDs: a row's ID holds every tag of its
+// row, and a gNMI target keying its paths with thousands of keys makes
+// them as long as it likes: bounded by their number alone, a million
+// rows of 20 KB IDs held 20 GB. Past maxIDBytes of IDs a new row is not
+// kept, and counted, as past the count; the rows kept go on.
+func TestMetricsRowsBoundedByTheirIDs(t *testing.T) {
+	w := loneMetricsWorker()
+	w.rates.maxIDBytes = 1 << 20
+	t0 := casesT0
+	var metrics, events []outRecord
+	long := strings.Repeat("k", 20<<10)
+	for i := range 200 {
+		w.rates.setNow(t0.Add(time.Second))
+		m := telemetry.Metric{V: 1, Measurement: "interfaces_interface_state_counters", Device: "gnmi1",
+			Tags:   map[string]string{"name": fmt.Sprintf("Ethernet%d", i), "pad": long, "path": fmt.Sprintf("/interfaces/interface[name=Ethernet%d][pad=%s]/state/counters", i, long)},
+			Fields: map[string]any{"in-octets": uint64(1000)}, Counters: []string{"in-octets"}, Counters64: []string{"in-octets"},
+			Time: t0, Source: "gnmi"}
+		v, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, events = w.enrichBatch([]broker.Record{{Topic: telemetry.TopicRawGNMI, Offset: int64(i), Value: v}}, metrics[:0], events[:0])
+	}
+	if w.rates.idBytes > 1<<20 || len(w.rates.rows) > 30 {
+		t.Fatalf("%d rows of %d bytes of IDs kept; want at most 1 MiB of them", len(w.rates.rows), w.rates.idBytes)
+	}
+	if got := testutil.ToFloat64(w.m.untrackedKind.WithLabelValues("rates")); got < 150 {
+		t.Errorf("%v rows counted untracked, want at least 150", got)
+	}
+	// Forgotten rows give their room back.
+	w.rates.forget(t0.Add(time.Hour), nil)
+	if len(w.rates.rows) != 0 || w.rates.idBytes != 0 {
+		t.Errorf("after forgetting: %d rows, %d bytes", len(w.rates.rows), w.rates.idBytes)
+	}
+}
+
+// TestMetricsStatesBoundedByTheirKeys: a state is keyed by its device and
+// object (an interface's name), which a device makes as long as it likes:
+// bounded by their number alone, a million interfaces named in 20 KB held
+// gigabytes. Past maxStateBytes of keys a new state is not kept, and
+// counted, as past the count; forgotten states give their room back.
+func TestMetricsStatesBoundedByTheirKeys(t *testing.T) {
+	w := loneMetricsWorker()
+	w.maxStateBytes = 1 << 20
+	t0 := casesT0
+	var metrics, events []outRecord
+	long := strings.Repeat("n", 20<<10)
+	for i := range 200 {
+		w.rates.setNow(t0.Add(time.Second))
+		m := telemetry.Metric{V: 1, Measurement: "snmp_interface", Device: "sw1",
+			Tags:   map[string]string{"ifName": fmt.Sprintf("%s%d", long, i), "ifIndex": fmt.Sprint(i)},
+			Fields: map[string]any{"ifOperStatus": int64(1)}, Time: t0, Uptime: 100000, Source: "snmp"}
+		v, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, events = w.enrichBatch([]broker.Record{{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Value: v}}, metrics[:0], events[:0])
+	}
+	if w.stateBytes > 1<<20 || len(w.state) > 60 {
+		t.Fatalf("%d states of %d bytes of keys kept; want at most 1 MiB of them", len(w.state), w.stateBytes)
+	}
+	if got := testutil.ToFloat64(w.m.untrackedKind.WithLabelValues("states")); got < 140 {
+		t.Errorf("%v states counted untracked, want at least 140", got)
+	}
+	w.forgetStates(t0.Add(2 * time.Hour))
+	if len(w.state) != 0 || w.stateBytes != 0 {
+		t.Errorf("after forgetting: %d states, %d bytes", len(w.state), w.stateBytes)
 	}
 }

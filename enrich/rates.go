@@ -223,6 +223,10 @@ type counterSample struct {
 type rates struct {
 	rows     map[string]*rowCounters
 	rowsPeak shrinkable
+	// idBytes is the length of the rows' IDs, bounded by maxIDBytes: an
+	// ID holds every tag of its row, and a gNMI path of thousands of keys
+	// (or of keys kilobytes long) is as long as its target makes it.
+	idBytes, maxIDBytes int
 	// byPath indexes the rows that have a path tag (gNMI's) by device
 	// and path, to their IDs, so that a delete of a container
 	// (deletedContainer) looks at the paths of its device, not at every
@@ -235,8 +239,15 @@ type rates struct {
 }
 
 func newRates() *rates {
-	return &rates{rows: map[string]*rowCounters{}, byPath: map[string]map[string][]string{}}
+	return &rates{rows: map[string]*rowCounters{}, byPath: map[string]map[string][]string{}, maxIDBytes: maxRowIDBytes}
 }
+
+// maxRowIDBytes bounds the length of a worker's rows' IDs together, as
+// maxMetricsObjects bounds their number: a row's ID (its device,
+// measurement and tags) is a few hundred bytes, so a million real rows
+// stay below it; a million of 20 KB, which a gNMI target keying its paths
+// with thousands of keys makes, held 20 GB.
+const maxRowIDBytes = 512 << 20
 
 // setNow sets the arrival time stamped on the rows that follow.
 func (r *rates) setNow(t time.Time) { r.now = t.Unix() }
@@ -246,12 +257,13 @@ func (r *rates) setNow(t time.Time) { r.now = t.Unix() }
 func (r *rates) row(id []byte, max int) *rowCounters {
 	rc := r.rows[string(id)] // no copy of id to look it up
 	if rc == nil {
-		if len(r.rows) >= max {
+		if len(r.rows) >= max || r.idBytes+len(id) > r.maxIDBytes {
 			return nil
 		}
 		rc = &rowCounters{}
 		key := string(id)
 		r.rows[key] = rc
+		r.idBytes += len(key)
 		r.index(key, true)
 	}
 	rc.seen = r.now
@@ -569,6 +581,7 @@ func (r *rates) forget(cutoff time.Time, gone func(*rowCounters)) {
 				gone(rc)
 			}
 			delete(r.rows, k)
+			r.idBytes -= len(k)
 			r.index(k, false)
 		}
 	}

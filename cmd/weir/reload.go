@@ -17,6 +17,7 @@ import (
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/wholefile"
+	"github.com/weirnet/weir/internal/yamlerr"
 )
 
 // reloads are what SIGHUP reloads while weir runs: each part that can
@@ -199,7 +200,7 @@ func (r *reloads) fileFailed(err error, logger *slog.Logger) {
 	r.refused, r.badFile = nil, true
 	r.mu.Unlock()
 	r.result(false) // before the log line, which tests wait for
-	logger.Error("SIGHUP: config not reloaded; the running one stays", slog.Any("error", err))
+	logger.Error("SIGHUP: config not reloaded; the running one stays", slog.Any("error", yamlerr.Brief(err)))
 }
 
 // took notes that part, which refused the last reload, has taken it since
@@ -240,7 +241,7 @@ func (r *reloads) apply(cfg *configs.Config, restart []string, logger *slog.Logg
 		}
 		used++
 		if err != nil {
-			logger.Error("SIGHUP: not reloaded; it goes on as it was", slog.String("part", p.name), slog.Any("error", err))
+			logger.Error("SIGHUP: not reloaded; it goes on as it was", slog.String("part", p.name), slog.Any("error", yamlerr.Brief(err)))
 			refused = append(refused, p.name)
 			continue
 		}

@@ -659,3 +659,42 @@ func TestReloadRefusesAConfigThatIsNoFile(t *testing.T) {
 		t.Fatal("a reload of a named pipe waits for a writer")
 	}
 }
+
+// TestReloadOfAFileOfThousandsOfMistakesLogsALine: a config with an error
+// on each of thousands of lines (a generated file gone wrong), or a part
+// refusing with as many (the syslog rules, the inventory), is one log
+// line of its first mistakes and a count of the rest. It was every one of
+// them: 200 KB for 3,000 SNMP targets with a mistyped key, 738 KB for
+// 3,000 broken rules, which journald and log shippers cut or drop.
+func TestReloadOfAFileOfThousandsOfMistakesLogsALine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("snmp:\n  targets:\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "    - {name: t%d, address: \"127.0.0.1:1161\", bogus: 1}\n", i)
+	}
+	file := filepath.Join(t.TempDir(), "weir.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadSettled(context.Background(), file, 0, time.Second)
+	if err == nil {
+		t.Fatal("a file of 3,000 mistakes loaded")
+	}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	r := &reloads{}
+	r.fileFailed(err, logger)
+	r.add("syslog rules", func(*configs.Config) error { return err })
+	r.apply(configs.Defaults(), nil, logger)
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if len(line) > 8<<10 {
+			t.Errorf("a log line of %d bytes: %.300s...", len(line), line)
+		}
+	}
+	if n := strings.Count(logs.String(), "and 2980 more (weir check -c FILE lists them all)"); n != 2 {
+		t.Errorf("the count of the mistakes left out is in %d lines; want 2:\n%.2000s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), `weir.yaml:3: field bogus: unknown key in snmp.targets[0]`) {
+		t.Errorf("the first mistake is not logged:\n%.2000s", logs.String())
+	}
+}

@@ -156,6 +156,15 @@ func flatten(device string, n *gpb.Notification, receivedAt time.Time) ([]teleme
 			}
 		}
 		if blob, ok := jsonBlob(v); ok {
+			if jsonTooDeep(blob) {
+				// Naming each leaf by its path below the update costs
+				// the square of the depth: 54 KB nested 9,000 deep
+				// took 85 MB and 60 ms, and a 64 MiB notification of
+				// them a minute of a core. No YANG model nests so
+				// deep: dropped, counted and logged as no_value.
+				skipped.add(u)
+				continue
+			}
 			var doc any
 			if err := decodeJSON(blob, &doc); err != nil {
 				// Not JSON after all: keep it as a string.
@@ -351,6 +360,40 @@ func jsonBlob(v *gpb.TypedValue) ([]byte, bool) {
 		return x.JsonIetfVal, true
 	}
 	return nil, false
+}
+
+// maxJSONDepth bounds the nesting of a JSON value flatten expands. The
+// deepest OpenConfig data, read from the root, nests about 25 levels (a
+// container and a list's array each count one).
+const maxJSONDepth = 128
+
+// jsonTooDeep reports whether the JSON text b nests objects and arrays
+// deeper than maxJSONDepth, by a scan of its brackets outside strings.
+func jsonTooDeep(b []byte) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > maxJSONDepth {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
 }
 
 func decodeJSON(b []byte, v *any) error {

@@ -2010,7 +2010,9 @@ func (t *target) noValue(skipped noValue, n *gpb.Notification) {
 	why := "no value"
 	if v := skipped.first.GetVal(); v != nil {
 		why = "a value of a kind weir does not know (a newer gNMI?)"
-		if blob, ok := jsonBlob(v); ok {
+		if blob, ok := jsonBlob(v); ok && jsonTooDeep(blob) {
+			why = fmt.Sprintf("JSON nested deeper than %d levels, which no YANG model does: %s", maxJSONDepth, strconv.Quote(string(blob[:min(len(blob), 64)])))
+		} else if ok {
 			why = "JSON with no leaf: " + strconv.Quote(string(blob[:min(len(blob), 64)]))
 		} else if v.GetValue() != nil {
 			why = fmt.Sprintf("a value weir cannot read (%T)", v.GetValue())

@@ -26,6 +26,12 @@ import (
 // target's tracking stops, and no deletes are made up for it.
 const maxResyncPaths = 100_000
 
+// maxResyncBytes bounds the same paths by their keys' length: 100,000
+// paths of a few thousand characters each (a list keyed by long strings,
+// a target naming thousands of keys in a path) would hold gigabytes by
+// the count alone. 32 MiB is 100,000 paths of 335 characters.
+const maxResyncBytes = 32 << 20
+
 // resyncDeletesPerNotification bounds the deletes of one made-up
 // notification, so that a large resync is queued (and published) in
 // pieces the queue's byte bound can take.
@@ -38,12 +44,14 @@ func withResyncPaths(n int) Option { return func(c *Collector) { c.resyncPaths =
 // appendPathKey writes them. It is the session reader's only: a target
 // has one session at a time.
 type resyncPaths struct {
-	max     int
-	paths   map[string]uint32 // the session that last reported the path
-	session uint32
-	off     bool   // past max: no longer tracked
-	buf     []byte // the key being looked up
-	pre     []byte // the notification's prefix, written once for its updates
+	max   int
+	paths map[string]uint32 // the session that last reported the path
+	// size is the length of the keys in paths, bounded by maxBytes.
+	size, maxBytes int
+	session        uint32
+	off            bool   // past max: no longer tracked
+	buf            []byte // the key being looked up
+	pre            []byte // the notification's prefix, written once for its updates
 	// late are the subscriptions whose data may come after the
 	// sync_response (see mayFollowSync), with the request's prefix;
 	// delivered says which had data in the session's snapshot, and
@@ -58,7 +66,7 @@ type resyncPaths struct {
 }
 
 func newResyncPaths(max int, late [][]gpath.Elem) *resyncPaths {
-	return &resyncPaths{max: max, paths: map[string]uint32{}, late: late, delivered: make([]bool, len(late))}
+	return &resyncPaths{max: max, maxBytes: maxResyncBytes, paths: map[string]uint32{}, late: late, delivered: make([]bool, len(late))}
 }
 
 // mayFollowSync reports whether a STREAM subscription's data may come
@@ -168,7 +176,10 @@ func (r *resyncPaths) note(n *gpb.Notification) (overflowed bool) {
 	r.pre = appendPathElems(r.pre[:0], prefix)
 	for _, d := range n.GetDelete() {
 		r.buf = appendKeyAfter(r.buf[:0], prefix, r.pre, d)
-		delete(r.paths, string(r.buf)) // no allocation: the compiler reads r.buf in place
+		if _, ok := r.paths[string(r.buf)]; ok {
+			r.size -= len(r.buf)
+			delete(r.paths, string(r.buf)) // no allocation: the compiler reads r.buf in place
+		}
 	}
 	for _, u := range n.GetUpdate() {
 		r.buf = appendKeyAfter(r.buf[:0], prefix, r.pre, u.GetPath())
@@ -178,11 +189,12 @@ func (r *resyncPaths) note(n *gpb.Notification) (overflowed bool) {
 			}
 			continue
 		}
-		if len(r.paths) >= r.max {
-			r.off, r.paths = true, nil
+		if len(r.paths) >= r.max || r.size+len(r.buf) > r.maxBytes {
+			r.off, r.paths, r.size = true, nil, 0
 			return true
 		}
 		r.paths[string(r.buf)] = r.session
+		r.size += len(r.buf)
 	}
 	return false
 }
@@ -197,6 +209,7 @@ func (r *resyncPaths) vanished() []string {
 		if s != r.session && !r.waitsForData(k) {
 			out = append(out, k)
 			delete(r.paths, k)
+			r.size -= len(k)
 		}
 	}
 	slices.Sort(out)
@@ -211,7 +224,11 @@ func (r *resyncPaths) keep(paths []*gpb.Path) {
 		return
 	}
 	for _, p := range paths {
-		r.paths[string(appendPathKey(nil, nil, p))] = r.session - 1
+		k := string(appendPathKey(nil, nil, p))
+		if _, ok := r.paths[k]; !ok {
+			r.size += len(k)
+		}
+		r.paths[k] = r.session - 1
 	}
 }
 
@@ -316,7 +333,7 @@ func (t *target) trackPaths(log *slog.Logger, n *gpb.Notification) {
 		return
 	}
 	log.Warn("gnmi target reports more paths than weir keeps to delete those gone after a resubscription; none are deleted for it from now on",
-		slog.Int("paths", t.resync.max))
+		slog.Int("paths", t.resync.max), slog.Int("bytes", t.resync.maxBytes))
 }
 
 // deleteVanished queues, after a resubscription's snapshot (its first

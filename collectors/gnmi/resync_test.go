@@ -4,6 +4,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -382,5 +383,47 @@ func TestResyncDeletesDroppedAreKept(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(tg.resyncDeleted); n != 1 {
 		t.Errorf("weir_gnmi_resync_deletes_total %v, want 1", n)
+	}
+}
+
+// TestResyncPathsBoundedByTheirLength: a target whose paths are long (a
+// list keyed by long strings, thousands of keys in a path) is let go past
+// maxResyncBytes of path text, not kept until the count bound: 100,000
+// paths of 20 KB held 2 GB. The paths it deletes and those gone at a
+// resync give their room back.
+func TestResyncPathsBoundedByTheirLength(t *testing.T) {
+	long := strings.Repeat("k", 20<<10)
+	path := func(i int) *gpb.Path {
+		return &gpb.Path{Elem: []*gpb.PathElem{{Name: "x", Key: map[string]string{"id": strconv.Itoa(i), "pad": long}}}}
+	}
+	r := newResyncPaths(maxResyncPaths, nil)
+	r.begin()
+	n := 0
+	for ; n < 10_000; n++ {
+		if r.note(&gpb.Notification{Update: []*gpb.Update{{Path: path(n)}}}) {
+			break
+		}
+	}
+	if !r.off || r.paths != nil {
+		t.Fatalf("%d paths of 20 KB (%d MB) kept, tracking on: %v", n, n*len(long)>>20, !r.off)
+	}
+	if max := (32 << 20) / len(long); n > max {
+		t.Errorf("let go at path %d; want by %d", n, max)
+	}
+
+	// Deleted and vanished paths free their room: the same paths, each
+	// deleted after its update, never reach the bound.
+	r = newResyncPaths(maxResyncPaths, nil)
+	r.begin()
+	for i := range 10_000 {
+		if r.note(&gpb.Notification{Update: []*gpb.Update{{Path: path(i)}}}) {
+			t.Fatalf("let go at path %d though each was deleted", i)
+		}
+		r.note(&gpb.Notification{Delete: []*gpb.Path{path(i)}})
+	}
+	r.note(&gpb.Notification{Update: []*gpb.Update{{Path: path(0)}}})
+	r.begin()
+	if got := r.vanished(); len(got) != 1 || r.size != 0 {
+		t.Errorf("vanished %d paths, %d bytes left; want 1, 0", len(got), r.size)
 	}
 }

@@ -203,6 +203,35 @@ func TestWalkStopsAtMaxVarbinds(t *testing.T) {
 	}
 }
 
+// TestWalkStopsAtMaxPollBytes: an agent answering a walk with large
+// strings (a table that never ends, of 16 KB values) fails the poll at the
+// bound of what the poll holds, with that reason. Bounded by the varbind
+// count alone (a million), 40,000 such varbinds took the heap to 1.1 GB
+// in two seconds, and a million of 64 KB would have had weir killed for
+// its memory.
+func TestWalkStopsAtMaxPollBytes(t *testing.T) {
+	big := []byte(strings.Repeat("A", 16000))
+	addr := tableAgent(t, func(from int, reps uint32) *gosnmp.SnmpPacket {
+		var vbs []gosnmp.SnmpPDU
+		for i := from + 1; i <= from+3; i++ {
+			vbs = append(vbs, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", testColumn, i), Type: gosnmp.OctetString, Value: big})
+		}
+		return &gosnmp.SnmpPacket{Variables: vbs}
+	})
+	_, st, err := pollTable(t, addr, func(c *Config) { c.MaxPollBytes = 4 << 20 })
+	if err == nil || st["snmp_up"] != float64(0) || !strings.Contains(fmt.Sprint(st["error"]), "the poll's answers hold more than 4 MiB (262 varbinds of this column)") {
+		t.Fatalf("err %v, status %v", err, st)
+	}
+	// The default bound.
+	p, err := New(Config{Profiles: loadProfiles(t), Broker: snmptest.NewCapture()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.cfg.MaxPollBytes != 256<<20 {
+		t.Errorf("default MaxPollBytes %d", p.cfg.MaxPollBytes)
+	}
+}
+
 // TestWalkOIDNotIncreasing: an agent that answers an OID at or before
 // the last one (a loop) fails the walk, within a response too.
 func TestWalkOIDNotIncreasing(t *testing.T) {

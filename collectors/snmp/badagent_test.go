@@ -213,3 +213,36 @@ func systemPoller(t *testing.T, name, addr string, capture *snmptest.Capture, me
 	}
 	return p
 }
+
+// TestAnswersWithAnotherRequestIDSaySo: an agent that answers every
+// request, but with another request ID (a broken agent, another program
+// on its port), has its answers dropped by gosnmp, which waits on until
+// the timeout. The poll said "nothing was answered: the agent is down or
+// unreachable, or does not accept the community", counted as a timeout:
+// a search in the wrong place. It says what came, counted error.
+func TestAnswersWithAnotherRequestIDSaySo(t *testing.T) {
+	addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		var vbs []gosnmp.SnmpPDU
+		for _, v := range req.Variables {
+			vbs = append(vbs, gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.TimeTicks, Value: uint32(1234)})
+		}
+		return &gosnmp.SnmpPacket{RequestID: req.RequestID + 7, Variables: vbs}
+	})
+	metrics, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := snmptest.NewCapture()
+	p := systemPoller(t, "wrongid", addr, capture, metrics)
+	err = p.PollOnce(context.Background(), "wrongid")
+	if err == nil || strings.Contains(err.Error(), "nothing was answered") || !strings.Contains(err.Error(), "no answer to the request: they carry other request IDs") {
+		t.Fatalf("poll of an agent answering with other request IDs: %v", err)
+	}
+	if n := testutil.ToFloat64(metrics.Polls.WithLabelValues("wrongid", ResultError)); n != 1 {
+		t.Errorf("counted error %v times, timeout %v times; want error once", n,
+			testutil.ToFloat64(metrics.Polls.WithLabelValues("wrongid", ResultTimeout)))
+	}
+	if st := statuses(t, capture.Records(), "wrongid"); len(st) != 1 || st[0].Fields["snmp_up"] != float64(0) {
+		t.Errorf("status records %v", st)
+	}
+}

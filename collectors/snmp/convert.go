@@ -181,7 +181,7 @@ func decodeIndex(suffix string, idx []profile.Index) map[string]string {
 	parts := strings.Split(suffix, ".")
 	pos := 0
 	take := func(n int) ([]string, bool) {
-		if pos+n > len(parts) {
+		if n > len(parts)-pos { // not pos+n: a length read from the OID may overflow it
 			return nil, false
 		}
 		s := parts[pos : pos+n]

@@ -180,3 +180,135 @@ func TestEndOfMibViewAtTheEndNotFlagged(t *testing.T) {
 		t.Errorf("partial walks counted %v, want 0", n)
 	}
 }
+
+// TestEmptyAnswerMidTableFlagged: an agent that answers a GETBULK of a
+// column with no varbinds and no error (RFC 3416 lets an agent leave out
+// what does not fit its message size, all of it) while the next column
+// has rows ended the walk as a complete table, with no word: the table
+// was cut short in a poll that looked whole. It is flagged as a partial
+// walk, reason empty_answer, as an early endOfMibView is.
+func TestEmptyAnswerMidTableFlagged(t *testing.T) {
+	const col2 = "1.3.6.1.4.1.9999.1.2"
+	addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		name := strings.TrimPrefix(req.Variables[0].Name, ".")
+		switch {
+		case req.PDUType == gosnmp.GetRequest:
+			return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: req.Variables[0].Name, Type: gosnmp.TimeTicks, Value: uint32(1234)}}}
+		case name == testColumn || strings.HasPrefix(name, testColumn+"."):
+			if from, _ := strconv.Atoi(strings.TrimPrefix(name, testColumn+".")); from < 3 {
+				return &gosnmp.SnmpPacket{Variables: rowsFrom(from, 3-from)}
+			}
+			return &gosnmp.SnmpPacket{} // nothing, no error
+		case name == col2 || strings.HasPrefix(name, col2+"."):
+			from, _ := strconv.Atoi(strings.TrimPrefix(name, col2+"."))
+			var out []gosnmp.SnmpPDU
+			for i := from + 1; i <= 7; i++ {
+				out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, i), Type: gosnmp.Counter32, Value: uint(i)})
+			}
+			return &gosnmp.SnmpPacket{Variables: append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, max(from, 7)), Type: gosnmp.EndOfMibView})}
+		}
+		return nil
+	})
+	metrics, _ := NewMetrics(nil)
+	capture := snmptest.NewCapture()
+	var logs bytes.Buffer
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t2"}}
+			tc.MaxRepetitions = 20
+		})},
+		Profiles: twoColumnProfile(t, col2), Broker: capture, Metrics: metrics,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialEmptyAnswer)); n != 1 {
+		t.Errorf("partial walks counted %v, want 1", n)
+	}
+	if st := statuses(t, capture.Records(), "a")[0].Fields; st["partial_walks"] != float64(1) || st["snmp_up"] != float64(1) {
+		t.Errorf("status %v, want partial_walks 1 and snmp_up 1", st)
+	}
+	if !strings.Contains(logs.String(), "empty_answer") || !strings.Contains(logs.String(), testColumn) {
+		t.Errorf("not logged: %s", logs.String())
+	}
+}
+
+// TestWrappedWalkMidTableFlagged: an agent that answers a GETBULK of a
+// column with an OID before the one asked, outside the column (it wraps
+// to the start of its MIB, as some do where their MIB ends), ends the
+// walk. It was taken for the column's end with no word: a table cut short
+// mid-way, while the next column has rows, passed for whole (and one
+// wrapped at once for empty). It is flagged as a partial walk, reason
+// wrapped; a wrap after the last object the agent has is its end, as it
+// was, and the poll is not failed for it.
+func TestWrappedWalkMidTableFlagged(t *testing.T) {
+	const col2 = "1.3.6.1.4.1.9999.1.2"
+	wrap := gosnmp.SnmpPDU{Name: ".1.3.6.1.2.1.1.1.0", Type: gosnmp.OctetString, Value: []byte("the start of the MIB")}
+	for _, c := range []struct {
+		name        string
+		rows1       int // column 1's rows before it wraps
+		wantPartial float64
+	}{
+		{"mid-table", 3, 1},
+		{"at once", 0, 1},
+		{"at the end of the MIB", 7, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+				name := strings.TrimPrefix(req.Variables[0].Name, ".")
+				switch {
+				case req.PDUType == gosnmp.GetRequest:
+					return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: req.Variables[0].Name, Type: gosnmp.TimeTicks, Value: uint32(1234)}}}
+				case name == testColumn || strings.HasPrefix(name, testColumn+"."):
+					from, _ := strconv.Atoi(strings.TrimPrefix(name, testColumn+"."))
+					if from < c.rows1 {
+						return &gosnmp.SnmpPacket{Variables: rowsFrom(from, c.rows1-from)}
+					}
+					if c.rows1 == 7 { // the agent's next object is column 2's
+						return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: "." + col2 + ".1", Type: gosnmp.Counter32, Value: uint(1)}}}
+					}
+					return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{wrap}}
+				case name == col2 || strings.HasPrefix(name, col2+"."):
+					from, _ := strconv.Atoi(strings.TrimPrefix(name, col2+"."))
+					var out []gosnmp.SnmpPDU
+					for i := from + 1; i <= 7; i++ {
+						out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, i), Type: gosnmp.Counter32, Value: uint(i)})
+					}
+					return &gosnmp.SnmpPacket{Variables: append(out, wrap)} // wraps where its MIB ends
+				}
+				return nil
+			})
+			metrics, _ := NewMetrics(nil)
+			capture := snmptest.NewCapture()
+			var logs bytes.Buffer
+			p, err := New(Config{
+				Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+					tc.Profiles = configs.SNMPProfiles{Names: []string{"t2"}}
+					tc.MaxRepetitions = 20
+				})},
+				Profiles: twoColumnProfile(t, col2), Broker: capture, Metrics: metrics,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.PollOnce(context.Background(), "a"); err != nil {
+				t.Fatal(err)
+			}
+			if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialWrapped)); n != c.wantPartial {
+				t.Errorf("partial walks counted %v, want %v", n, c.wantPartial)
+			}
+			st := statuses(t, capture.Records(), "a")[0].Fields
+			if st["partial_walks"] != c.wantPartial || st["snmp_up"] != float64(1) {
+				t.Errorf("status %v, want partial_walks %v and snmp_up 1", st, c.wantPartial)
+			}
+			if c.wantPartial > 0 && (!strings.Contains(logs.String(), "reason=wrapped") || !strings.Contains(logs.String(), testColumn)) {
+				t.Errorf("not logged: %s", logs.String())
+			}
+		})
+	}
+}

@@ -40,6 +40,13 @@ const InvalidOutOfRange = "out_of_range"
 const (
 	PartialEndOfMibView = "end_of_mib_view" // the endOfMibView exception
 	PartialNoSuchName   = "no_such_name"    // error-status noSuchName, SNMPv1's end of the view
+	// An answer without varbinds and without an error: an agent that
+	// could not fit one in its message size (RFC 3416 section 4.2.3 lets
+	// it leave varbinds out), or that ends its view so.
+	PartialEmptyAnswer = "empty_answer"
+	// An OID before the one asked, outside the column: an agent that
+	// wraps to the start of its MIB where it ends.
+	PartialWrapped = "wrapped"
 )
 
 // Poll results, the "result" label of weir_snmp_polls_total.

@@ -68,6 +68,12 @@ type Config struct {
 	// MaxWalkVarbinds bounds one column's walk (see target.walk);
 	// default 1,000,000, ten times a 100,000-interface table.
 	MaxWalkVarbinds int
+	// MaxPollBytes bounds what a poll's walks hold of the agent's
+	// answers, by their OIDs' and string values' length; default 256
+	// MiB, past a 100,000-interface if-mib poll (about 90 MiB). The
+	// varbind bound alone let an agent answering 64 KB strings make a
+	// poll hold gigabytes within seconds.
+	MaxPollBytes int
 	// DeviceName names a target's device for the key of its records,
 	// asked with the target's name and host at each poll: weir passes
 	// enrichment's naming (enrich.DeviceNamer.SNMPTarget: the
@@ -175,6 +181,9 @@ func New(cfg Config) (*Poller, error) {
 	}
 	if cfg.MaxWalkVarbinds <= 0 {
 		cfg.MaxWalkVarbinds = 1_000_000
+	}
+	if cfg.MaxPollBytes <= 0 {
+		cfg.MaxPollBytes = 256 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -610,6 +619,12 @@ type poll struct {
 	varbinds   int
 	// retries counts requests sent again after no answer in time.
 	retries int
+	// unmatched counts datagrams read since the last answer taken:
+	// none answered the request under way.
+	unmatched int
+	// held is the length of the OIDs and string values the poll's walks
+	// read (varbindSize), bounded by Config.MaxPollBytes.
+	held    int
 	records []telemetry.Metric
 	err     error
 	// lastOID is the greatest OID the agent answered with a value in
@@ -622,7 +637,9 @@ type poll struct {
 }
 
 // walkEnd is a column walk the agent ended after OID at, saying its MIB
-// view ends there, for reason (PartialEndOfMibView, PartialNoSuchName).
+// view ends there, for reason (PartialEndOfMibView, PartialNoSuchName), or
+// with an answer of nothing (PartialEmptyAnswer) or wrapped to an OID
+// before the one asked (PartialWrapped).
 type walkEnd struct{ column, at, reason string }
 
 // saw notes an OID the agent answered with a value.
@@ -719,6 +736,15 @@ func (t *target) pollAndPublish(ctx context.Context, deadline time.Time, release
 			t.diagnosed = true
 		}
 		res.end = time.Now() // the probe is part of the poll
+	} else if res.err != nil && classify(res.err) == ResultTimeout && res.unmatched > 0 && res.varbinds == 0 && res.lastAnswer.IsZero() {
+		// Something answered, but never a request of the poll: gosnmp
+		// drops an answer with another request ID and waits on, and
+		// the request times out. The agent is not down nor refusing the
+		// community, as the timeout would say; it answers wrongly
+		// (counted error). Only when nothing of the poll was answered:
+		// after an answer, a late duplicate of it (a request sent again
+		// and answered twice) would read so before a plain timeout.
+		res.err = fmt.Errorf("%v (the agent sent %d datagram(s) but no answer to the request: they carry other request IDs, or do not decode; a broken agent, or another program answering on its port)", res.err, res.unmatched)
 	} else if res.err != nil && classify(res.err) == ResultTimeout && res.varbinds == 0 && res.lastAnswer.IsZero() {
 		// Agents drop a request whose community they do not accept
 		// without a word (RFC 3584 lets them; Net-SNMP does): a typo
@@ -1150,7 +1176,13 @@ func (t *target) poll(ctx context.Context) (res poll) {
 			retrying = false
 		}
 	}
-	defer func() { s.OnRetry, s.OnSent = nil, nil }()
+	// OnRecv is called for every datagram read, OnFinish when a request
+	// got its answer: what is left counts datagrams that answered no
+	// request of the poll (another request ID, which gosnmp drops
+	// without a word and waits on).
+	s.OnRecv = func(*gosnmp.GoSNMP) { res.unmatched++ }
+	s.OnFinish = func(*gosnmp.GoSNMP) { res.unmatched = 0 }
+	defer func() { s.OnRetry, s.OnSent, s.OnRecv, s.OnFinish = nil, nil, nil, nil }()
 	// gosnmp looks at the context only between retries: a request to a
 	// dead agent would hold up weir's stop (or a reload removing the
 	// target) for its whole timeout. Cancelled (not at its deadline,
@@ -1259,7 +1291,7 @@ func (t *target) partialWalks(res *poll) {
 		res.partial++
 		t.p.cfg.Metrics.PartialWalks.WithLabelValues(t.cfg.Name, e.reason).Inc()
 		if n, ok := t.partialLog.Due(time.Now()); ok {
-			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, or noSuchName) but has objects after it: the table is cut short",
+			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, noSuchName, an answer without varbinds, or one wrapped to an OID before the one asked) but has objects after it: the table is cut short",
 				"reason", e.reason, "column", strings.TrimPrefix(e.column, "."), "after", strings.TrimPrefix(e.at, "."),
 				"next_seen", strings.TrimPrefix(res.lastOID, "."), "times", n)
 		}
@@ -1445,6 +1477,11 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 			return fail("agent error %v after %d varbinds", pkt.Error, seen)
 		}
 		if len(pkt.Variables) == 0 {
+			// Nothing, and no error: the end of the table, or an agent
+			// that left out what did not fit its message size (RFC
+			// 3416 section 4.2.3 lets it drop them all). Objects after
+			// it in the poll tell the second: flagged as endOfMibView's.
+			res.ends = append(res.ends, walkEnd{column: root, at: last, reason: PartialEmptyAnswer})
 			return out, nil
 		}
 		for i, pdu := range pkt.Variables {
@@ -1461,6 +1498,19 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 			if pdu.Type == gosnmp.NoSuchObject || pdu.Type == gosnmp.NoSuchInstance {
 				return out, nil
 			}
+			if oidCompare(pdu.Name, last) <= 0 {
+				if !strings.HasPrefix(pdu.Name, root+".") {
+					// Outside the column and before the OID asked:
+					// no successor. Some agents wrap to the start of
+					// their MIB at its end, for endOfMibView; one
+					// that does so mid-table (objects after it in the
+					// poll) cut the table short, as an early
+					// endOfMibView does: flagged the same way.
+					res.ends = append(res.ends, walkEnd{column: root, at: last, reason: PartialWrapped})
+					return out, nil
+				}
+				return fail("OID not increasing: %s after %s", pdu.Name, last)
+			}
 			res.saw(pdu)
 			if !strings.HasPrefix(pdu.Name, root+".") {
 				if last == root && i == 0 {
@@ -1469,11 +1519,12 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 				}
 				return out, nil // past the column
 			}
-			if oidCompare(pdu.Name, last) <= 0 {
-				return fail("OID not increasing: %s after %s", pdu.Name, last)
-			}
 			if seen++; seen > t.p.cfg.MaxWalkVarbinds {
 				return fail("more than %d varbinds: a table this large, or an agent that loops", t.p.cfg.MaxWalkVarbinds)
+			}
+			if res.held += varbindSize(pdu); res.held > t.p.cfg.MaxPollBytes {
+				return fail("the poll's answers hold more than %d MiB (%d varbinds of this column): values this large, or an agent that loops",
+					t.p.cfg.MaxPollBytes>>20, seen)
 			}
 			last = pdu.Name
 			if present(pdu) {
@@ -1481,6 +1532,19 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 			}
 		}
 	}
+}
+
+// varbindSize is what a varbind a walk keeps holds of the agent's answer,
+// as far as the agent chooses it: its OID, and a string's length.
+func varbindSize(pdu gosnmp.SnmpPDU) int {
+	n := len(pdu.Name)
+	switch v := pdu.Value.(type) {
+	case []byte:
+		n += len(v)
+	case string:
+		n += len(v)
+	}
+	return n
 }
 
 // walkLeaf is a walk of an OID that names an object rather than a

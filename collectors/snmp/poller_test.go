@@ -432,6 +432,9 @@ func TestDecodeIndex(t *testing.T) {
 		{"1.2.3", nil, "map[index:1.2.3]"},
 		// More sub-identifiers than the index has: not row 2.
 		{"2.5", []profile.Index{{Name: "ifIndex", Type: "int"}}, "map[index:2.5]"},
+		// A string's length past the sub-identifiers left, so large that
+		// the bounds check's sum overflowed (and the slice panicked).
+		{"1.9223372036854775807.65", []profile.Index{{Name: "a", Type: "int"}, {Name: "s", Type: "string"}}, "map[index:1.9223372036854775807.65]"},
 	} {
 		if got := fmt.Sprint(decodeIndex(tc.suffix, tc.idx)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.suffix, got, tc.want)

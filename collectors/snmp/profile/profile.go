@@ -222,7 +222,17 @@ func (s *Set) loadFS(fsys fs.FS, prefix string) []string {
 func Parse(file string, data []byte) (*Profile, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		// Worded as the config's and the inventory's: yaml.v3 numbers
+		// a parser error's line from 0 ("line 2" for a mapping left
+		// open on line 3), which yamlerr.Clean corrects, with its
+		// hints (a tab, a ${...} in braces, an indentation slip).
+		msg := yamlerr.Clean(err, data, &root).Error()
+		if rest, ok := strings.CutPrefix(msg, "line "); ok {
+			if num, m, ok := strings.Cut(rest, ": "); ok {
+				return nil, fmt.Errorf("%s:%s: %s", file, num, m)
+			}
+		}
+		return nil, fmt.Errorf("%s: %s", file, msg)
 	}
 	if err := yamlerr.AliasCycle(&root); err != nil {
 		return nil, fmt.Errorf("%s:%s", file, strings.TrimPrefix(err.Error(), "line "))

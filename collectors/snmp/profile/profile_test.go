@@ -115,7 +115,11 @@ func TestProfileMistakesNameFileAndLine(t *testing.T) {
 		{"name: x\n", `bad.yaml:1: profile has neither scalars nor tables`},
 		{"scalars:\n  - {name: agent, oid: 1.3.6.1.0, type: label}\n", `bad.yaml:2: scalar agent: the tag agent is the host polled`},
 		{"tables:\n  - measurement: t\n    index: [{name: agent, type: ipv4}]\n    columns: [{name: a, oid: 1.3.6.1.1, type: gauge}]\n", `bad.yaml:2: table t: index agent: the tag agent is the host polled`},
-		{"scalars: [\n", `bad.yaml: `},
+		{"scalars: [\n", `bad.yaml:2: did not find expected node content`},
+		// A syntax error on its line, counted from 1 (yaml.v3 says
+		// "line 2", from 0), in the FILE:LINE form editors jump to.
+		{"name: mine\nscalars:\n  - {name: x, oid: 1.3.6.1.2.1.1.5.0, type: label\n", `bad.yaml:3: did not find expected ',' or '}'`},
+		{"name: mine\nscalars:\n  - name: x\n     oid: 1.3.6.1.2.1.1.5.0\n", `bad.yaml:4: `},
 		{"sys_object_ids: [cisco]\nscalars:\n  - {name: a, oid: 1.3.6.1, type: gauge}\n", `sys_object_ids[0]: "cisco" is not a numeric OID`},
 		{"scalars:\n  - {name: a, oid: 1.3.6.1.4294967296.0, type: gauge}\n", `bad.yaml:2: scalar a: "1.3.6.1.4294967296.0": sub-identifier 4294967296 is above 4294967295, the most an OID's number can be`},
 	} {
