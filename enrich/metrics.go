@@ -216,15 +216,20 @@ func (w *MetricsWorker) trackedRow(device string) *rowCounters {
 // putState keeps a state sample under key, unless key is new and
 // maxObjects are kept.
 func (w *MetricsWorker) putState(key stateKey, s stateSample) {
-	if _, ok := w.state[key]; !ok {
-		n := key.size()
-		if len(w.state) >= w.maxObjects || w.stateBytes+n > w.maxStateBytes {
-			w.untrack(untrackedStates, key.row.device)
-			return
-		}
-		w.stateBytes += n
-	}
+	// Put first, taken back if new and past the bounds: one map access
+	// for the usual put of a known key, not two.
+	n0 := len(w.state)
 	w.state[key] = seen[stateSample]{s, w.rates.now}
+	if len(w.state) == n0 {
+		return
+	}
+	n := key.size()
+	if n0 >= w.maxObjects || w.stateBytes+n > w.maxStateBytes {
+		delete(w.state, key)
+		w.untrack(untrackedStates, key.row.device)
+		return
+	}
+	w.stateBytes += n
 }
 
 // Run consumes until ctx ends.
