@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
@@ -214,5 +219,64 @@ func TestBatchPastPolicyBoundsRefused(t *testing.T) {
 	t.Log(err)
 	if _, err := b.AppendBatches(ctx, "t", 0, headered(recordbatch.MaxRecordHeaders)); err != nil {
 		t.Fatalf("a record of %d headers: %v", recordbatch.MaxRecordHeaders, err)
+	}
+}
+
+// TestConcurrentBombAppendsBounded: each append of a compressed batch
+// holds what it decompresses (up to 256 MiB) while it checks it, and a
+// Kafka listener serves thousands of connections: concurrent bombs added
+// up to GBs. Decompressing is CPU work, so no more appends check a
+// compressed batch at once than there are CPUs.
+func TestConcurrentBombAppendsBounded(t *testing.T) {
+	const appends, cpus, mb = 16, 2, 1 << 20
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cpus)) // the bound Open takes
+	b := openTest(t, t.TempDir())
+	b.CreateTopic(ctx, "t", broker.TopicConfig{Partitions: 1})
+	// 8 records of 8 MB less a little: 64 MB decompressed, 64 KB sent.
+	rec := bytes.Repeat([]byte("c"), 8*mb-64)
+	var values [][]byte
+	for range 8 {
+		values = append(values, rec)
+	}
+	bomb := gzipBatch(t, values...)
+	// Collected soon, what a check dropped does not count as held.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			metrics.Read(sample)
+			if v := int64(sample[0].Value.Uint64()); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Microsecond):
+			}
+		}
+	}()
+	base := heapInUse()
+	var wg sync.WaitGroup
+	for range appends {
+		wg.Go(func() {
+			if _, err := b.AppendBatches(ctx, "t", 0, bomb); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	held := peak.Load() - base
+	// A check holds the batch decompressed and the copy it grew from;
+	// one more for the garbage of those done, not yet collected.
+	limit := int64(cpus+2) * 160 * mb
+	t.Logf("%d concurrent appends of 64 MB decompressed: peak heap %d MB over the base, bound %d MB", appends, held/mb, limit/mb)
+	if held > limit {
+		t.Errorf("peak heap %d MB over the base; want under %d MB", held/mb, limit/mb)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -70,7 +71,12 @@ type Broker struct {
 
 	scratch  sync.Pool // *produceScratch
 	checkers sync.Pool // *recordbatch.Decoder for AppendBatches
-	rr       atomic.Uint32
+	// decompressing bounds the appends that check a compressed batch at
+	// once, each holding what it decompresses (up to 256 MiB): one per
+	// CPU, since decompressing is CPU work. Else concurrent bombs over a
+	// listener's thousands of connections added up to GBs.
+	decompressing chan struct{}
+	rr            atomic.Uint32
 
 	stop    context.CancelFunc
 	bg      sync.WaitGroup
@@ -105,6 +111,7 @@ func Open(dir string, opts ...Option) (*Broker, error) {
 	}
 	b.scratch.New = func() any { return new(produceScratch) }
 	b.checkers.New = func() any { return new(recordbatch.Decoder) }
+	b.decompressing = make(chan struct{}, runtime.GOMAXPROCS(0))
 	if err := b.load(); err != nil {
 		b.closeFailedOpen()
 		lock.Release()
@@ -1092,6 +1099,14 @@ func (b *Broker) AppendBatches(ctx context.Context, topicName string, partition 
 		}
 		if h.IsControl() {
 			return nil // transaction markers carry no data records
+		}
+		if h.Codec() != recordbatch.CodecNone {
+			select {
+			case b.decompressing <- struct{}{}:
+				defer func() { <-b.decompressing }()
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		d := b.checkers.Get().(*recordbatch.Decoder)
 		defer b.checkers.Put(d)
