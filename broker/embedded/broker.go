@@ -599,6 +599,17 @@ func (b *Broker) validateCreate(name string, cfg broker.TopicConfig, leave int) 
 	}
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
+	if err := b.nameFree(name); err != nil {
+		return err
+	}
+	return b.checkBound(name, b.storedPartitions(name, cfg), leave)
+}
+
+// nameFree reports why a topic cannot be created under name now: the
+// broker is closed or the topic exists. b.adminMu must be held: only
+// topic changes, which hold it, add to the map, so the name stays free
+// until the caller adds its topic.
+func (b *Broker) nameFree(name string) error {
 	if b.closed.Load() {
 		return broker.ErrClosed
 	}
@@ -608,7 +619,7 @@ func (b *Broker) validateCreate(name string, cfg broker.TopicConfig, leave int) 
 	if ok {
 		return fmt.Errorf("%w: %s", broker.ErrTopicExists, name)
 	}
-	return b.checkBound(name, b.storedPartitions(name, cfg), leave)
+	return nil
 }
 
 func checkCreate(name string, cfg broker.TopicConfig) error {
@@ -668,16 +679,8 @@ func (b *Broker) createTopicLeaving(name string, cfg broker.TopicConfig, leave i
 func (b *Broker) createTopic(name string, cfg broker.TopicConfig, leave int) error {
 	b.adminMu.Lock()
 	defer b.adminMu.Unlock()
-	if b.closed.Load() {
-		return broker.ErrClosed
-	}
-	// Only topic changes, which hold adminMu, add to the map: the name
-	// stays free until the new topic is added below.
-	b.mu.RLock()
-	_, ok := b.topics[name]
-	b.mu.RUnlock()
-	if ok {
-		return fmt.Errorf("%w: %s", broker.ErrTopicExists, name)
+	if err := b.nameFree(name); err != nil {
+		return err
 	}
 	stored := cfg
 	stored.Partitions = b.storedPartitions(name, cfg)
