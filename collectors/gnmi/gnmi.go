@@ -1133,7 +1133,8 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	// no update followed it: the reason if the target then ends the RPC.
 	var inband *status.Status
 	// refusing ends a session whose target sent only Error messages for
-	// its timeout, holding the stream open: it serves nothing, and would
+	// the first response's bound (timeout; poll_interval too for POLL),
+	// holding the stream open: it serves nothing, and would
 	// otherwise never be retried nor said to be down.
 	var refusing *time.Timer
 	var answeredNow atomic.Bool // the session's target sent more than errors
@@ -1281,7 +1282,10 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 			}
 			inband = status.New(code, r.Error.GetMessage())
 			if !t.answered && refusing == nil {
-				refused := &refusingError{bound: t.cfg.Timeout.Std(), inband: inband}
+				// The bound of the first response: a POLL target
+				// that refused one path sends the others' data only
+				// once polled, poll_interval after the subscription.
+				refused := &refusingError{bound: firstBound, inband: inband}
 				refusing = time.AfterFunc(refused.bound, func() {
 					if !answeredNow.Load() {
 						cancel(refused)

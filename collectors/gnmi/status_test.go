@@ -240,3 +240,59 @@ func TestInbandRefusalHeldOpenIsNoAnswer(t *testing.T) {
 		})
 	}
 }
+
+// inbandPollServer is a POLL target before gNMI 0.7: it refuses one path
+// of the subscription with an in-band Error message at once, and answers
+// each Poll with the other path's value and a sync_response, sending
+// nothing before it is polled.
+type inbandPollServer struct{ gpb.UnimplementedGNMIServer }
+
+func (inbandPollServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	refuse := &gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Error{Error: &gpb.Error{Code: uint32(codes.InvalidArgument), Message: "bad path /b"}}}
+	if err := stream.Send(refuse); err != nil {
+		return err
+	}
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			return nil
+		}
+		if req.GetPoll() == nil {
+			continue
+		}
+		n := &gpb.Notification{Timestamp: time.Now().UnixNano(), Update: []*gpb.Update{{
+			Path: &gpb.Path{Elem: []*gpb.PathElem{{Name: "a"}}},
+			Val:  &gpb.TypedValue{Value: &gpb.TypedValue_IntVal{IntVal: 1}},
+		}}}
+		if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: n}}); err != nil {
+			return err
+		}
+		if err := stream.Send(&gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_SyncResponse{SyncResponse: true}}); err != nil {
+			return err
+		}
+	}
+}
+
+// TestInbandRefusalOfOnePathPolled: a POLL target that refuses one path
+// in band and answers the polls of the others serves; it sends nothing
+// before its first poll, poll_interval after the subscription, which may
+// be longer than timeout. Its session was ended at timeout as a target
+// sending only errors, before any poll: never served, counted down.
+func TestInbandRefusalOfOnePathPolled(t *testing.T) {
+	r := startCollector(t, configs.GNMI{RetryMin: configs.Duration(5 * time.Millisecond), RetryMax: configs.Duration(20 * time.Millisecond),
+		Targets: []configs.GNMITarget{{Name: "t", Address: serveGNMI(t, inbandPollServer{}), Insecure: true,
+			Timeout:       configs.Duration(300 * time.Millisecond),
+			Subscriptions: []configs.GNMISubscription{sub("/a", "poll", "", time.Second), sub("/b", "poll", "", time.Second)}}}})
+	waitFor(t, 10*time.Second, "the polled path's data", func() bool {
+		return len(r.b.where(t, func(m metric) bool { return !isStatus(m) })) > 0
+	})
+	for _, m := range r.b.where(t, isStatus) {
+		t.Errorf("status of a target refusing one path and serving the others' polls: %+v", m.Fields)
+	}
+	if got := testutil.ToFloat64(r.m.Errors.WithLabelValues("t", "InvalidArgument")); got != 0 {
+		t.Errorf("%v failed attempts counted", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,5 +245,68 @@ func TestAnswersWithAnotherRequestIDSaySo(t *testing.T) {
 	}
 	if st := statuses(t, capture.Records(), "wrongid"); len(st) != 1 || st[0].Fields["snmp_up"] != float64(0) {
 		t.Errorf("status records %v", st)
+	}
+}
+
+// TestLateDuplicateThenOutageIsATimeout: an agent that answered a request
+// twice (a request sent again on a slow path, both answered) leaves the
+// second answer of the poll's last request in the session's socket; the
+// next poll finds it first. When the agent is then down, that stale
+// datagram, of the poll before, made the timeout read as an agent
+// answering with other request IDs ("a broken agent, or another program
+// answering on its port"), counted error: an outage reported as a broken
+// agent. It is a timeout, said as nothing answered.
+func TestLateDuplicateThenOutageIsATimeout(t *testing.T) {
+	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	var down atomic.Bool
+	go func() {
+		dec := &gosnmp.GoSNMP{}
+		buf := make([]byte, 65535)
+		for {
+			n, from, err := conn.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			req, err := dec.SnmpDecodePacket(buf[:n])
+			if err != nil || down.Load() {
+				continue
+			}
+			resp := &gosnmp.SnmpPacket{Version: req.Version, Community: req.Community, PDUType: gosnmp.GetResponse, RequestID: req.RequestID}
+			for _, v := range req.Variables {
+				resp.Variables = append(resp.Variables, gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.TimeTicks, Value: uint32(1234)})
+			}
+			b, err := resp.MarshalMsg()
+			if err != nil {
+				panic(err)
+			}
+			conn.WriteTo(b, from)
+			conn.WriteTo(b, from) // and again, as an answer to the request sent again
+		}
+	}()
+	metrics, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "dup"
+	p := systemPoller(t, name, conn.LocalAddr().String(), snmptest.NewCapture(), metrics)
+	// As scheduled polls do, on one session (PollOnce closes it).
+	tgt := p.targets[0]
+	defer tgt.close()
+	if err := tgt.pollAndPublish(context.Background(), time.Now().Add(20*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the duplicate is in the socket
+	down.Store(true)
+	err = tgt.pollAndPublish(context.Background(), time.Now().Add(20*time.Second), nil)
+	if err == nil || !strings.Contains(err.Error(), "nothing was answered") || strings.Contains(err.Error(), "other request IDs") {
+		t.Fatalf("poll of an agent gone down after a duplicate answer: %v", err)
+	}
+	if n := testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultTimeout)); n != 1 {
+		t.Errorf("counted timeout %v times, error %v times; want timeout once", n,
+			testutil.ToFloat64(metrics.Polls.WithLabelValues(name, ResultError)))
 	}
 }

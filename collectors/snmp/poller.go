@@ -1182,6 +1182,12 @@ func (t *target) poll(ctx context.Context) (res poll) {
 	// without a word and waits on).
 	s.OnRecv = func(*gosnmp.GoSNMP) { res.unmatched++ }
 	s.OnFinish = func(*gosnmp.GoSNMP) { res.unmatched = 0 }
+	// What waits in the socket of a session kept from the poll before
+	// came before any request of this one: late answers (to a request
+	// sent again, both tries answered), which gosnmp would read first.
+	// Counted unmatched, with an agent down since, they made its timeout
+	// read as an agent answering with other request IDs.
+	dropStale(s.Conn)
 	defer func() { s.OnRetry, s.OnSent, s.OnRecv, s.OnFinish = nil, nil, nil, nil }()
 	// gosnmp looks at the context only between retries: a request to a
 	// dead agent would hold up weir's stop (or a reload removing the
