@@ -90,10 +90,14 @@ type MetricsWorker struct {
 	// (maxStateKeyBytes): a gNMI object's name is as long as its target
 	// makes it.
 	stateBytes, maxStateBytes int
-	untracked                 [len(untrackedKinds)]prometheus.Counter
-	untrackedLog              throttle.Throttle
-	out                       *outputs
-	lastSweep                 time.Time
+	// targetBytes is the length of uptimes' and sysNames' keys (a
+	// target's name, which any producer to raw.snmp picks) and of the
+	// sysNames they hold, bounded by maxTargetBytes (maxStateKeyBytes).
+	targetBytes, maxTargetBytes int
+	untracked                   [len(untrackedKinds)]prometheus.Counter
+	untrackedLog                throttle.Throttle
+	out                         *outputs
+	lastSweep                   time.Time
 
 	warmup  time.Duration
 	warmer  *warmer
@@ -128,7 +132,8 @@ func NewMetricsWorker(b broker.Broker, inv *Inventory, opts ...WorkerOption) *Me
 		logger: w.logger, m: w.m, memberID: w.memberID, session: w.session, det: w.det, targets: w.targets, gnmi: w.gnmi,
 		rates: newRates(), state: map[stateKey]seen[stateSample]{}, uptimes: map[string]seen[uptimeSample]{},
 		sysNames: map[string]*sysName{}, rateNames: map[string]string{}, maxObjects: maxMetricsObjects, maxStateBytes: maxStateKeyBytes,
-		longNames: longNames{},
+		maxTargetBytes: maxStateKeyBytes,
+		longNames:      longNames{},
 	}
 	for i, kind := range untrackedKinds {
 		mw.untracked[i] = w.m.untrackedKind.WithLabelValues(kind)
@@ -574,9 +579,12 @@ func (w *MetricsWorker) enrich(r *broker.Record) ([]telemetry.Event, bool) {
 			events[len(events)-1].Time = bootTime(at, p.Uptime)
 		}
 		switch {
-		case !ok && len(w.uptimes) >= w.maxObjects:
+		case !ok && (len(w.uptimes) >= w.maxObjects || w.targetBytes+len(target) > w.maxTargetBytes):
 			w.untrack(untrackedUptimes, target)
 		case !ok || at.After(prev.v.at) || stampedAhead(prev.v.at, w.rates.now) && !stampedAhead(at, w.rates.now):
+			if !ok {
+				w.targetBytes += len(target)
+			}
 			w.uptimes[target] = seen[uptimeSample]{uptimeSample{p.Uptime, at}, w.rates.now}
 		}
 	} else if p.Measurement == telemetry.MeasurementSNMPStatus {
@@ -1074,11 +1082,13 @@ func (w *MetricsWorker) forgetStates(cutoff time.Time) {
 	for k, s := range w.uptimes {
 		if s.seen < c {
 			delete(w.uptimes, k)
+			w.targetBytes -= len(k)
 		}
 	}
 	for k, s := range w.sysNames {
 		if s.seen < c {
 			delete(w.sysNames, k)
+			w.targetBytes -= len(k) + len(s.name)
 		}
 	}
 	// A target down whose down went with its state (its statuses stopped:
@@ -1115,6 +1125,14 @@ type sysName struct {
 	seen int64
 }
 
+// nameOrNone is the sysName held, "" for none (a nil sn).
+func (sn *sysName) nameOrNone() string {
+	if sn == nil {
+		return ""
+	}
+	return sn.name
+}
+
 // lookupSysName finds the named inventory entry of target's sysName, which
 // its system rows (the system profile's snmp_system) give; the target's
 // other rows follow them in each poll, in the same partition. nil when the
@@ -1124,15 +1142,20 @@ func (w *MetricsWorker) lookupSysName(p *telemetry.Point, target string) *Device
 	sn := w.sysNames[target]
 	if p.Measurement == "snmp_system" {
 		if f, ok := p.Field("sysName"); ok && f.Kind == telemetry.FieldString && f.Str != "" {
-			if sn == nil && len(w.sysNames) >= w.maxObjects {
-				w.untrack(untrackedSysNames, target)
-				return nil
-			}
-			if sn == nil {
-				sn = &sysName{}
-				w.sysNames[target] = sn
-			}
-			if sn.name != f.Str {
+			if sn == nil || sn.name != f.Str {
+				grow := len(f.Str) - len(sn.nameOrNone())
+				if sn == nil {
+					grow += len(target)
+				}
+				if sn == nil && len(w.sysNames) >= w.maxObjects || grow > 0 && w.targetBytes+grow > w.maxTargetBytes {
+					w.untrack(untrackedSysNames, target)
+					return nil
+				}
+				if sn == nil {
+					sn = &sysName{}
+					w.sysNames[target] = sn
+				}
+				w.targetBytes += grow
 				sn.name, sn.idx = strings.Clone(f.Str), nil // kept past the record
 			}
 			sn.seen = w.rates.now

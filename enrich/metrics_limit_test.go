@@ -139,3 +139,39 @@ func TestMetricsStatesBoundedByTheirKeys(t *testing.T) {
 		t.Errorf("after forgetting: %d states, %d bytes", len(w.state), w.stateBytes)
 	}
 }
+
+// TestMetricsTargetsBoundedByTheirNames: uptimes and sysNames are keyed by
+// a target's name, which any producer to raw.snmp picks, and a sysName is
+// what its agent says: bounded by their number alone, a million targets
+// named in 20 KB held 20 GB. Past maxTargetBytes a new one is not kept,
+// and counted; forgotten ones give their room back.
+func TestMetricsTargetsBoundedByTheirNames(t *testing.T) {
+	w := loneMetricsWorker()
+	w.maxTargetBytes = 1 << 20
+	t0 := casesT0
+	var metrics, events []outRecord
+	long := strings.Repeat("d", 10<<10)
+	for i := range 200 {
+		w.rates.setNow(t0.Add(time.Second))
+		dev := fmt.Sprintf("%s%d", long, i)
+		m := telemetry.Metric{V: 1, Measurement: "snmp_system", Device: dev, Fields: map[string]any{"sysName": dev + ".example"},
+			Time: t0, Uptime: 100000, Source: "snmp"}
+		v, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, events = w.enrichBatch([]broker.Record{{Topic: telemetry.TopicRawSNMP, Offset: int64(i), Value: v}}, metrics[:0], events[:0])
+	}
+	if w.targetBytes > 1<<20 || len(w.uptimes)+len(w.sysNames) > 110 {
+		t.Fatalf("%d uptimes and %d sysNames of %d bytes kept; want at most 1 MiB of them", len(w.uptimes), len(w.sysNames), w.targetBytes)
+	}
+	for _, what := range []string{"uptimes", "sysnames"} {
+		if got := testutil.ToFloat64(w.m.untrackedKind.WithLabelValues(what)); got < 100 {
+			t.Errorf("%v %s counted untracked, want at least 100", got, what)
+		}
+	}
+	w.forgetStates(t0.Add(2 * time.Hour))
+	if len(w.uptimes) != 0 || len(w.sysNames) != 0 || w.targetBytes != 0 {
+		t.Errorf("after forgetting: %d uptimes, %d sysNames, %d bytes", len(w.uptimes), len(w.sysNames), w.targetBytes)
+	}
+}
