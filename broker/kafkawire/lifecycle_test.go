@@ -200,3 +200,30 @@ func TestAutoCreateFailureLogThrottled(t *testing.T) {
 		t.Errorf("the log does not say why:\n%s", logs.String())
 	}
 }
+
+// policyLog is the fake log refusing every batch by its policy (a batch
+// of over a million records).
+type policyLog struct{ *fakeLog }
+
+func (policyLog) AppendBatches(context.Context, string, int32, []byte) (int64, error) {
+	return -1, fmt.Errorf("%w: a batch of 2000000 records, more than 1048576", broker.ErrInvalidRecord)
+}
+
+// TestPolicyRefusalByProduceVersion: a batch the log's policy refuses is
+// INVALID_RECORD from Produce v8, which introduced it, with the reason;
+// older clients get CORRUPT_MESSAGE, as for the listener's own checks.
+func TestPolicyRefusalByProduceVersion(t *testing.T) {
+	l := newFakeLog()
+	newTopic(t, l, "t", 1)
+	_, addr := startServer(t, policyLog{l})
+	rc := dialRaw(t, addr)
+	for v, want := range map[int16]int16{9: kerr.InvalidRecord.Code, 8: kerr.InvalidRecord.Code, 7: kerr.CorruptMessage.Code, 3: kerr.CorruptMessage.Code} {
+		p := rc.do(produceReq(v, -1, "t", 0, batch("x"))).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+		if p.ErrorCode != want {
+			t.Errorf("Produce v%d: error %d, want %d", v, p.ErrorCode, want)
+		}
+		if v >= 8 && (p.ErrorMessage == nil || !strings.Contains(*p.ErrorMessage, "more than 1048576")) {
+			t.Errorf("Produce v%d: message %v, want the reason", v, p.ErrorMessage)
+		}
+	}
+}

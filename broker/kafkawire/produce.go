@@ -83,6 +83,16 @@ func (c *conn) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) (kms
 		}
 	}
 	c.appendAll(ctx, jobs)
+	if req.Version < 8 {
+		// Produce v8 introduced INVALID_RECORD (a batch the log's
+		// policy refuses); older clients get CORRUPT_MESSAGE, as for the
+		// listener's own checks (batchErrorCode).
+		for i := range jobs {
+			if jobs[i].code == kerr.InvalidRecord.Code {
+				jobs[i].code = kerr.CorruptMessage.Code
+			}
+		}
+	}
 
 	m := c.s.cfg.metrics
 	var failed error // the first failure, for acks=0
