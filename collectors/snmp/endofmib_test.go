@@ -71,33 +71,13 @@ func TestEndOfMibViewMidTableFlagged(t *testing.T) {
 					from, _ := strconv.Atoi(strings.TrimPrefix(name, testColumn+"."))
 					return &gosnmp.SnmpPacket{Variables: c.c1(from)}
 				case name == col2 || strings.HasPrefix(name, col2+"."):
-					from, _ := strconv.Atoi(strings.TrimPrefix(name, col2+"."))
-					var out []gosnmp.SnmpPDU
-					for i := from + 1; i <= 7; i++ {
-						out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, i), Type: gosnmp.Counter32, Value: uint(i)})
-					}
-					return &gosnmp.SnmpPacket{Variables: append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, max(from, 7)), Type: gosnmp.EndOfMibView})}
+					return &gosnmp.SnmpPacket{Variables: col2Rows(col2, name, func(from int) gosnmp.SnmpPDU {
+						return gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, max(from, 7)), Type: gosnmp.EndOfMibView}
+					})}
 				}
 				return nil
 			})
-			set := twoColumnProfile(t, col2)
-			metrics, _ := NewMetrics(nil)
-			capture := snmptest.NewCapture()
-			var logs bytes.Buffer
-			p, err := New(Config{
-				Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
-					tc.Profiles = configs.SNMPProfiles{Names: []string{"t2"}}
-					tc.MaxRepetitions = 20
-				})},
-				Profiles: set, Broker: capture, Metrics: metrics,
-				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.PollOnce(context.Background(), "a"); err != nil {
-				t.Fatal(err)
-			}
+			metrics, capture, logs := pollTwoColumns(t, addr, col2)
 			if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialEndOfMibView)); n != 1 {
 				t.Errorf("partial walks counted %v, want 1", n)
 			}
@@ -200,32 +180,13 @@ func TestEmptyAnswerMidTableFlagged(t *testing.T) {
 			}
 			return &gosnmp.SnmpPacket{} // nothing, no error
 		case name == col2 || strings.HasPrefix(name, col2+"."):
-			from, _ := strconv.Atoi(strings.TrimPrefix(name, col2+"."))
-			var out []gosnmp.SnmpPDU
-			for i := from + 1; i <= 7; i++ {
-				out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, i), Type: gosnmp.Counter32, Value: uint(i)})
-			}
-			return &gosnmp.SnmpPacket{Variables: append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, max(from, 7)), Type: gosnmp.EndOfMibView})}
+			return &gosnmp.SnmpPacket{Variables: col2Rows(col2, name, func(from int) gosnmp.SnmpPDU {
+				return gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, max(from, 7)), Type: gosnmp.EndOfMibView}
+			})}
 		}
 		return nil
 	})
-	metrics, _ := NewMetrics(nil)
-	capture := snmptest.NewCapture()
-	var logs bytes.Buffer
-	p, err := New(Config{
-		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
-			tc.Profiles = configs.SNMPProfiles{Names: []string{"t2"}}
-			tc.MaxRepetitions = 20
-		})},
-		Profiles: twoColumnProfile(t, col2), Broker: capture, Metrics: metrics,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.PollOnce(context.Background(), "a"); err != nil {
-		t.Fatal(err)
-	}
+	metrics, capture, logs := pollTwoColumns(t, addr, col2)
 	if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialEmptyAnswer)); n != 1 {
 		t.Errorf("partial walks counted %v, want 1", n)
 	}
@@ -273,32 +234,11 @@ func TestWrappedWalkMidTableFlagged(t *testing.T) {
 					}
 					return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{wrap}}
 				case name == col2 || strings.HasPrefix(name, col2+"."):
-					from, _ := strconv.Atoi(strings.TrimPrefix(name, col2+"."))
-					var out []gosnmp.SnmpPDU
-					for i := from + 1; i <= 7; i++ {
-						out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, i), Type: gosnmp.Counter32, Value: uint(i)})
-					}
-					return &gosnmp.SnmpPacket{Variables: append(out, wrap)} // wraps where its MIB ends
+					return &gosnmp.SnmpPacket{Variables: col2Rows(col2, name, func(int) gosnmp.SnmpPDU { return wrap })} // wraps where its MIB ends
 				}
 				return nil
 			})
-			metrics, _ := NewMetrics(nil)
-			capture := snmptest.NewCapture()
-			var logs bytes.Buffer
-			p, err := New(Config{
-				Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
-					tc.Profiles = configs.SNMPProfiles{Names: []string{"t2"}}
-					tc.MaxRepetitions = 20
-				})},
-				Profiles: twoColumnProfile(t, col2), Broker: capture, Metrics: metrics,
-				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.PollOnce(context.Background(), "a"); err != nil {
-				t.Fatal(err)
-			}
+			metrics, capture, logs := pollTwoColumns(t, addr, col2)
 			if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialWrapped)); n != c.wantPartial {
 				t.Errorf("partial walks counted %v, want %v", n, c.wantPartial)
 			}
@@ -311,4 +251,41 @@ func TestWrappedWalkMidTableFlagged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pollTwoColumns polls target "a" at addr once, with twoColumnProfile's
+// columns (testColumn, col2) and max-repetitions 20, and returns the
+// poller's metrics, what it published and its log.
+func pollTwoColumns(t *testing.T, addr, col2 string) (*Metrics, *snmptest.Capture, *bytes.Buffer) {
+	t.Helper()
+	metrics, _ := NewMetrics(nil)
+	capture := snmptest.NewCapture()
+	var logs bytes.Buffer
+	p, err := New(Config{
+		Targets: []configs.SNMPTarget{testTarget("a", addr, func(tc *configs.SNMPTarget) {
+			tc.Profiles = configs.SNMPProfiles{Names: []string{"t2"}}
+			tc.MaxRepetitions = 20
+		})},
+		Profiles: twoColumnProfile(t, col2), Broker: capture, Metrics: metrics,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PollOnce(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	return metrics, capture, &logs
+}
+
+// col2Rows answers a GETBULK of col2 from the OID name: its rows after
+// the one asked, up to 7, then what the agent says past its last row
+// (end, given the row asked).
+func col2Rows(col2, name string, end func(from int) gosnmp.SnmpPDU) []gosnmp.SnmpPDU {
+	from, _ := strconv.Atoi(strings.TrimPrefix(name, col2+"."))
+	var out []gosnmp.SnmpPDU
+	for i := from + 1; i <= 7; i++ {
+		out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, i), Type: gosnmp.Counter32, Value: uint(i)})
+	}
+	return append(out, end(from))
 }
