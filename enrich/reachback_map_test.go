@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/heaptest"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -39,9 +40,9 @@ func TestWarmupKeepsNoMapOfItsPolls(t *testing.T) {
 	if len(w.state) != n {
 		t.Fatalf("%d states after the warm-up, want %d", len(w.state), n)
 	}
-	withMap := heapAlloc()
+	withMap := heaptest.Live()
 	w.warmPolls = nil
-	if held := withMap - heapAlloc(); held > 1<<20 {
+	if held := withMap - heaptest.Live(); held > 1<<20 {
 		t.Errorf("the worker holds %d bytes of the warm-up's polls after it", held)
 	}
 	runtime.KeepAlive(w)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/heaptest"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -70,12 +71,12 @@ func TestReachBackKeepsNoFetchBuffer(t *testing.T) {
 	var logged strings.Builder
 	wm := newWarmer(b, DefaultWarmup, slog.New(slog.NewTextHandler(&logged, nil)))
 	wm.lost = w.lostPolls
-	before := heapAlloc()
+	before := heaptest.Live()
 	wm.warmPartition(ctx, telemetry.TopicRawSNMP, 0, n, time.Now(), w.warm)
 	if wm.lost != nil && !strings.Contains(logged.String(), "found=1 not_found=0") {
 		t.Fatalf("the reach back did not find core9's poll: %s", logged.String())
 	}
-	held := heapAlloc() - before
+	held := heaptest.Live() - before
 	t.Logf("%d bytes held after the warm-up", held)
 	if held > 4<<20 {
 		t.Errorf("the worker holds %d bytes after a warm-up that read back, want less than 4 MiB", held)

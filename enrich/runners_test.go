@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -121,14 +120,4 @@ func openBroker(t *testing.T) *embedded.Broker {
 	}
 	t.Cleanup(func() { b.Close() })
 	return b
-}
-
-// heapAlloc is the live heap after two collections: what a test that a
-// worker lets go of memory compares before and after.
-func heapAlloc() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }

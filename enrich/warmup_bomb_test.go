@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
+	"github.com/weirnet/weir/internal/heaptest"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -37,11 +38,11 @@ func TestWarmupTimeOfKeepsNoBomb(t *testing.T) {
 	}
 	bomb, e = nil, recordbatch.Encoder{}
 	wm := newWarmer(b, DefaultWarmup, slog.New(slog.DiscardHandler))
-	base := heapAlloc()
+	base := heaptest.Live()
 	if ts, ok := wm.timeOf(ctx, telemetry.TopicRawSNMP, 0, 5); !ok || ts.UnixMilli() != 1_700_000_000_000 {
 		t.Fatalf("timeOf = %v, %v", ts, ok)
 	}
-	held := heapAlloc() - base
+	held := heaptest.Live() - base
 	runtime.KeepAlive(wm)
 	if held > 8<<20 {
 		t.Errorf("the warmer holds %d MB after reading one record's time", held>>20)

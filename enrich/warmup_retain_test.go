@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/embedded"
+	"github.com/weirnet/weir/internal/heaptest"
 	"github.com/weirnet/weir/telemetry"
 )
 
@@ -42,10 +43,10 @@ func TestWarmupKeepsNoFetchBuffer(t *testing.T) {
 	}
 	inv, _ := ParseInventory([]byte(testInventory))
 	w := NewWorker(b, inv, NewClassifier())
-	before := heapAlloc()
+	before := heaptest.Live()
 	wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
 	wm.warmPartition(ctx, telemetry.TopicRawSyslog, 0, 30_000, time.Now(), w.warmSyslog)
-	held := heapAlloc() - before
+	held := heaptest.Live() - before
 	t.Logf("%d bytes held after the warm-up", held)
 	if held > 4<<20 {
 		t.Errorf("the worker holds %d bytes after a warm-up of a quiet partition, want less than 4 MiB", held)
@@ -90,7 +91,7 @@ func TestWarmupFetchedKeepsNoFetchBuffer(t *testing.T) {
 			}
 			inv, _ := ParseInventory([]byte(testInventory))
 			w := NewWorker(b, inv, NewClassifier())
-			before := heapAlloc()
+			before := heaptest.Live()
 			wm := newWarmer(b, time.Hour, slog.New(slog.DiscardHandler))
 			wm.fetched = w.warmFetched
 			fed := 0
@@ -101,7 +102,7 @@ func TestWarmupFetchedKeepsNoFetchBuffer(t *testing.T) {
 			if fed != 30_000-old {
 				t.Fatalf("%d records fed, want %d", fed, 30_000-old)
 			}
-			held := heapAlloc() - before
+			held := heaptest.Live() - before
 			t.Logf("%d bytes held after the warm-up", held)
 			// The slots decoded ahead into (about 1 MiB, kept for the
 			// next warm-up) and no more.

@@ -13,15 +13,8 @@ import (
 
 	"github.com/weirnet/weir/broker"
 	"github.com/weirnet/weir/broker/recordbatch"
+	"github.com/weirnet/weir/internal/heaptest"
 )
-
-// heapInUse is the live heap after a collection.
-func heapInUse() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
 
 // gzipBatch is one gzip batch of values.
 func gzipBatch(t testing.TB, values ...[]byte) []byte {
@@ -104,7 +97,7 @@ func TestReadersKeepNoBombBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := n + 24*len(codecs) + 1
-	base := heapInUse()
+	base := heaptest.Live()
 
 	t.Run("fetch", func(t *testing.T) {
 		var res broker.FetchResult
@@ -135,7 +128,7 @@ func TestReadersKeepNoBombBuffers(t *testing.T) {
 		if err := b.Fetch(ctx, "t", 0, int64(want), broker.FetchOptions{MaxBytes: 1 << 20}, &res); err != nil || len(res.Records) != 0 {
 			t.Fatalf("fetch at the end: %d records, %v", len(res.Records), err)
 		}
-		held := heapInUse() - base
+		held := heaptest.Live() - base
 		t.Logf("at most %d records a fetch; %d bytes held after the last", most, held)
 		if most > maxDecodeRecords {
 			t.Errorf("a fetch returned %d records, over the bound of %d", most, maxDecodeRecords)
@@ -172,7 +165,7 @@ func TestReadersKeepNoBombBuffers(t *testing.T) {
 		if recs, err := c.Poll(ctx); err != nil || len(recs) != 1 {
 			t.Fatalf("poll after: %d records, %v", len(recs), err)
 		}
-		held := heapInUse() - base
+		held := heaptest.Live() - base
 		t.Logf("at most %d records a poll; %d bytes held after", most, held)
 
 		if most > maxDecodeRecords {
@@ -259,7 +252,7 @@ func TestConcurrentBombAppendsBounded(t *testing.T) {
 			}
 		}
 	}()
-	base := heapInUse()
+	base := heaptest.Live()
 	var wg sync.WaitGroup
 	for range appends {
 		wg.Go(func() {

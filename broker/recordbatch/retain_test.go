@@ -6,14 +6,8 @@ import (
 	"testing"
 
 	"github.com/weirnet/weir/broker"
+	"github.com/weirnet/weir/internal/heaptest"
 )
-
-func liveHeap() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
 
 // TestInternKeepsNoLongKeys: header keys are interned, up to 1024 of them,
 // for as long as the Decoder lives. A record may be max_message_bytes, and
@@ -22,7 +16,7 @@ func liveHeap() int64 {
 func TestInternKeepsNoLongKeys(t *testing.T) {
 	const n, size = 48, 1 << 20
 	var d Decoder
-	base := liveHeap()
+	base := heaptest.Live()
 	for i := range n {
 		key := make([]byte, size)
 		copy(key, fmt.Sprintf("key-%d-", i))
@@ -43,7 +37,7 @@ func TestInternKeepsNoLongKeys(t *testing.T) {
 		}
 	}
 	d.Reset()
-	held := liveHeap() - base
+	held := heaptest.Live() - base
 	runtime.KeepAlive(&d)
 	if held > 8<<20 {
 		t.Errorf("after %d records with distinct %d-byte header keys, the reset decoder holds %d MB", n, size, held>>20)
@@ -56,7 +50,7 @@ func TestInternKeepsNoLongKeys(t *testing.T) {
 // batch), which keeps both alive.
 func TestResetKeepsNoDroppedHeaderArray(t *testing.T) {
 	var d Decoder
-	base := liveHeap()
+	base := heaptest.Live()
 	func() {
 		var e Encoder
 		e.Reset(-1, -1, -1)
@@ -80,7 +74,7 @@ func TestResetKeepsNoDroppedHeaderArray(t *testing.T) {
 		}
 	}()
 	d.Reset()
-	held := liveHeap() - base
+	held := heaptest.Live() - base
 	runtime.KeepAlive(&d)
 	if held > 2<<20 {
 		t.Errorf("the reset decoder holds %d KB after a batch of 200,000 headers", held>>10)

@@ -1,0 +1,15 @@
+// Package heaptest measures the live heap, for tests that a part lets go
+// of memory it no longer needs.
+package heaptest
+
+import "runtime"
+
+// Live is the live heap after two collections (the second frees what
+// sync.Pools' victim caches held through the first).
+func Live() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
