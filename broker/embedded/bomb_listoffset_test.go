@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/weirnet/weir/broker"
@@ -33,15 +32,12 @@ func TestListOffsetOfBombBounded(t *testing.T) {
 	for _, c := range []struct {
 		ts, want int64
 	}{{ts0 + n/2, n / 2}, {-3, n - 1}, {ts0 + n, -1}} {
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		off, _, err := b.ListOffset("t", 0, c.ts)
-		runtime.ReadMemStats(&after)
+		var off int64
+		var err error
+		alloc := allocated(func() { off, _, err = b.ListOffset("t", 0, c.ts) })
 		if err != nil || off != c.want {
 			t.Fatalf("ListOffset(%d) = %d, %v; want %d", c.ts, off, err, c.want)
 		}
-		alloc := after.TotalAlloc - before.TotalAlloc
 		t.Logf("ListOffset(%d): %d MB allocated", c.ts, alloc>>20)
 		if alloc > 48<<20 {
 			t.Errorf("ListOffset(%d) allocated %d MB for a batch of %d KB", c.ts, alloc>>20, len(bomb)>>10)
