@@ -72,9 +72,10 @@ type Broker struct {
 	scratch  sync.Pool // *produceScratch
 	checkers sync.Pool // *recordbatch.Decoder for AppendBatches
 	// decompressing bounds the appends that check a compressed batch at
-	// once, each holding what it decompresses (up to 256 MiB): one per
-	// CPU, since decompressing is CPU work. Else concurrent bombs over a
-	// listener's thousands of connections added up to GBs.
+	// once: one per CPU, since decompressing is CPU work. Most hold a
+	// record at a time, but raw snappy and wide zstd frames are checked
+	// whole (up to 256 MiB): concurrent bombs over a listener's thousands
+	// of connections added up to GBs.
 	decompressing chan struct{}
 	rr            atomic.Uint32
 

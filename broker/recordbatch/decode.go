@@ -1,6 +1,7 @@
 package recordbatch
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -45,6 +46,13 @@ type Decoder struct {
 	zstd    *zstd.Decoder
 	gz      *gzip.Reader
 	lz      *lz4.Reader
+
+	// Check's, reading a compressed batch a record at a time.
+	stream  *bufio.Reader
+	bounded boundedReader
+	record  []byte
+	zstream *zstd.Decoder // a streaming decoder, its window bounded
+	xerial  xerialReader
 }
 
 // What Reset keeps of its buffers: a compressed batch can decode to a
@@ -73,6 +81,9 @@ func (d *Decoder) Reset() {
 	d.records = truncateOrDrop(d.records, keepRecords)
 	d.headers = truncateOrDrop(d.headers, keepHeaders)
 	d.plain = truncateOrDrop(d.plain, keepPlain)
+	d.record = truncateOrDrop(d.record, keepPlain)
+	d.xerial.buf = truncateOrDrop(d.xerial.buf, keepPlain)
+	d.xerial.src = nil
 }
 
 func truncateOrDrop[T any](s []T, keep int) []T {
@@ -95,58 +106,6 @@ func (d *Decoder) HeaderCount() int { return len(d.headers) }
 // since the last Reset; readers stop decoding more batches past a budget,
 // so a fetch of small compressed batches cannot expand without bound.
 func (d *Decoder) Decompressed() int { return len(d.plain) }
-
-// Check decodes a validated batch and verifies its records against the
-// header, as Kafka's log validator does before appending: exactly
-// NumRecords records, offset deltas 0..n-1, nothing left over. A batch that
-// passes the CRC but lies about its records would otherwise poison every
-// reader of the partition. No record may be over maxRecordBytes
-// decompressed (broker.ErrRecordTooLarge): Kafka's producers check a
-// record's size before compressing, and a limit on compressed batches
-// alone lets a 100 KB gzip batch carry a 100 MB record to every reader.
-// Nor may a batch have more than MaxBatchRecords records, nor a record
-// more than MaxRecordHeaders headers (broker.ErrInvalidRecord).
-// The Decoder is reset.
-func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
-	if h.NumRecords > MaxBatchRecords {
-		return fmt.Errorf("%w: a batch of %d records, more than %d", broker.ErrInvalidRecord, h.NumRecords, MaxBatchRecords)
-	}
-	d.Reset()
-	defer d.Reset()
-	body := batch[HeaderSize:h.Size()]
-	if codec := h.Codec(); codec != CodecNone {
-		var err error
-		if d.plain, err = d.decompress(codec, d.plain, body); err != nil {
-			return err
-		}
-		body = d.plain
-	}
-	for i := int32(0); i < h.NumRecords; i++ {
-		// No record is kept, nor its headers: kept, a batch of millions
-		// of empty headers (two bytes each) grew an array of GBs.
-		d.headers = d.headers[:0]
-		// Its size is checked before it is decoded: decoding an
-		// oversized record of empty headers grew a header array of
-		// 20 times its bytes to refuse it.
-		if length, n := binary.Varint(body); n > 0 && length >= 0 && length <= int64(len(body)-n) {
-			if size := int64(n) + length; size > int64(maxRecordBytes) {
-				return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
-			}
-		}
-		var r broker.Record
-		var err error
-		if body, err = d.decodeRecord(body, h, &r, MaxRecordHeaders); err != nil {
-			return fmt.Errorf("record %d: %w", i, err)
-		}
-		if r.Offset != h.BaseOffset+int64(i) {
-			return fmt.Errorf("record %d has offset delta %d: %w", i, r.Offset-h.BaseOffset, ErrCorrupt)
-		}
-	}
-	if len(body) != 0 {
-		return fmt.Errorf("%d bytes after the last record: %w", len(body), ErrCorrupt)
-	}
-	return nil
-}
 
 // Decode appends the records of one validated batch whose offsets are at
 // least minOffset. Control batches are skipped.

@@ -1,0 +1,289 @@
+package recordbatch
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+
+	"github.com/weirnet/weir/broker"
+)
+
+// maxStreamWindow is the largest zstd window Check decompresses as a
+// stream; a frame declaring more is checked whole. Producers' frames stay
+// under it: librdkafka pledges the batch's size, and Java's default level
+// (3) declares 2 MiB; only levels 20-22 declare more.
+const maxStreamWindow = 8 << 20
+
+// Check decodes a validated batch and verifies its records against the
+// header, as Kafka's log validator does before appending: exactly
+// NumRecords records, offset deltas 0..n-1, nothing left over. A batch that
+// passes the CRC but lies about its records would otherwise poison every
+// reader of the partition. No record may be over maxRecordBytes
+// decompressed (broker.ErrRecordTooLarge): Kafka's producers check a
+// record's size before compressing, and a limit on compressed batches
+// alone lets a 100 KB gzip batch carry a 100 MB record to every reader.
+// Nor may a batch have more than MaxBatchRecords records, nor a record
+// more than MaxRecordHeaders headers (broker.ErrInvalidRecord), nor
+// decompress to more than MaxDecompressed bytes.
+//
+// A compressed batch is checked as it decompresses, a record at a time, so
+// a check holds its largest record, not the batch: a gzip batch of 64 KB
+// can decompress to 64 MB, and a Kafka listener serves thousands of
+// clients. Raw snappy blocks (no streaming form; at most 22 times their
+// size) and zstd frames with windows over maxStreamWindow are decompressed
+// whole first.
+// The Decoder is reset.
+func (d *Decoder) Check(h *Header, batch []byte, maxRecordBytes int) error {
+	if h.NumRecords > MaxBatchRecords {
+		return fmt.Errorf("%w: a batch of %d records, more than %d", broker.ErrInvalidRecord, h.NumRecords, MaxBatchRecords)
+	}
+	d.Reset()
+	defer d.Reset()
+	body := batch[HeaderSize:h.Size()]
+	codec := h.Codec()
+	if codec == CodecNone {
+		return d.checkRecords(h, body, maxRecordBytes)
+	}
+	r, err := d.decompressor(codec, body)
+	if r != nil && err == nil {
+		err = d.checkStream(h, r, maxRecordBytes)
+	}
+	if (r != nil || err != nil) && !wideZstd(err) {
+		return err
+	}
+	if codec == CodecSnappy {
+		d.plain, err = strictSnappy(d.plain, body)
+	} else {
+		d.plain, err = d.decompress(codec, d.plain, body)
+	}
+	if err != nil {
+		return err
+	}
+	return d.checkRecords(h, d.plain, maxRecordBytes)
+}
+
+// checkRecords is Check on the decompressed records of a batch.
+func (d *Decoder) checkRecords(h *Header, body []byte, maxRecordBytes int) error {
+	for i := int32(0); i < h.NumRecords; i++ {
+		// Its size is checked before it is decoded: decoding an
+		// oversized record of empty headers grew a header array of
+		// 20 times its bytes to refuse it.
+		if length, n := binary.Varint(body); n > 0 && length >= 0 && length <= int64(len(body)-n) {
+			if err := checkSize(i, int64(n)+length, maxRecordBytes); err != nil {
+				return err
+			}
+		}
+		var err error
+		if body, err = d.checkRecord(i, h, body); err != nil {
+			return err
+		}
+	}
+	if len(body) != 0 {
+		return fmt.Errorf("%d bytes after the last record: %w", len(body), ErrCorrupt)
+	}
+	return nil
+}
+
+// checkStream is Check reading the records from a decompressing reader.
+func (d *Decoder) checkStream(h *Header, r io.Reader, maxRecordBytes int) error {
+	d.bounded = boundedReader{r: r, left: MaxDecompressed}
+	if d.stream == nil {
+		d.stream = bufio.NewReaderSize(&d.bounded, 32<<10)
+	} else {
+		d.stream.Reset(&d.bounded)
+	}
+	defer func() { d.bounded.r = nil }() // nor keeps the batch
+	for i := int32(0); i < h.NumRecords; i++ {
+		length, err := binary.ReadVarint(d.stream)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", i, truncated(err))
+		}
+		if length < 0 {
+			return fmt.Errorf("record %d: %w", i, ErrCorrupt)
+		}
+		d.record = binary.AppendVarint(d.record[:0], length)
+		n := len(d.record)
+		// Checked before it is read, so a check holds no more.
+		if err := checkSize(i, int64(n)+length, maxRecordBytes); err != nil {
+			return err
+		}
+		if cap(d.record) < n+int(length) {
+			d.record = append(make([]byte, 0, n+int(length)), d.record...)
+		}
+		d.record = d.record[:n+int(length)]
+		if _, err := io.ReadFull(d.stream, d.record[n:]); err != nil {
+			return fmt.Errorf("record %d: %w", i, truncated(err))
+		}
+		if _, err := d.checkRecord(i, h, d.record); err != nil {
+			return err
+		}
+	}
+	rest, err := io.Copy(io.Discard, d.stream)
+	if err != nil {
+		return err
+	}
+	if rest != 0 {
+		return fmt.Errorf("%d bytes after the last record: %w", rest, ErrCorrupt)
+	}
+	return nil
+}
+
+// maxSnappyRatio bounds what a snappy block expands to: its largest copy,
+// 3 bytes, writes 64.
+const maxSnappyRatio = 22
+
+// strictSnappy decompresses a raw snappy block into dst's array, for
+// Check. Only standard snappy, as Kafka's clients write it: s2.Decode,
+// which readers use, also takes S2's extensions, and 28 bytes of those
+// declared and filled 64 MB. A block declaring more than snappy can expand
+// it to is refused before its buffer is made.
+func strictSnappy(dst, src []byte) ([]byte, error) {
+	l, err := snappy.DecodedLen(src)
+	if err != nil {
+		return nil, fmt.Errorf("snappy: %w", err)
+	}
+	if l > MaxDecompressed {
+		return nil, fmt.Errorf("snappy: %d bytes decompressed exceeds %d", l, MaxDecompressed)
+	}
+	if l > maxSnappyRatio*len(src) {
+		return nil, fmt.Errorf("snappy: a block of %d bytes declares %d decompressed, more than snappy expands to: %w", len(src), l, ErrCorrupt)
+	}
+	out, err := snappy.DecodeStrict(dst[:0], src)
+	if err != nil {
+		return nil, fmt.Errorf("snappy: %w", err)
+	}
+	return out, nil
+}
+
+// wideZstd reports whether err is a zstd stream's refusal of a window past
+// maxStreamWindow (a single-segment frame's window is its content).
+func wideZstd(err error) bool {
+	return errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded)
+}
+
+func checkSize(i int32, size int64, maxRecordBytes int) error {
+	if size > int64(maxRecordBytes) {
+		return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
+	}
+	return nil
+}
+
+// checkRecord decodes record i from the front of b, keeping neither it nor
+// its headers (kept, a batch of millions of empty headers, two bytes each,
+// grew an array of GBs), and returns what follows it.
+func (d *Decoder) checkRecord(i int32, h *Header, b []byte) ([]byte, error) {
+	d.headers = d.headers[:0]
+	var r broker.Record
+	rest, err := d.decodeRecord(b, h, &r, MaxRecordHeaders)
+	if err != nil {
+		return nil, fmt.Errorf("record %d: %w", i, err)
+	}
+	if r.Offset != h.BaseOffset+int64(i) {
+		return nil, fmt.Errorf("record %d has offset delta %d: %w", i, r.Offset-h.BaseOffset, ErrCorrupt)
+	}
+	return rest, nil
+}
+
+// truncated maps the end of the decompressed records mid-record to
+// ErrCorrupt, as a batch whose records end early is; a decompressor's own
+// errors pass.
+func truncated(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return ErrCorrupt
+	}
+	return err
+}
+
+// decompressor returns a reader of body's records decompressed, or nil
+// for a codec Check decompresses whole.
+func (d *Decoder) decompressor(codec int, body []byte) (io.Reader, error) {
+	switch codec {
+	case CodecGzip:
+		if d.gz == nil {
+			d.gz = new(gzip.Reader)
+		}
+		if err := d.gz.Reset(bytes.NewReader(body)); err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		return d.gz, nil
+	case CodecSnappy:
+		if len(body) > 16 && bytes.HasPrefix(body, xerialPrefix) {
+			d.xerial = xerialReader{src: body[16:], buf: d.xerial.buf[:0]}
+			return &d.xerial, nil
+		}
+	case CodecLZ4:
+		if d.lz == nil {
+			d.lz = lz4.NewReader(nil)
+		}
+		d.lz.Reset(bytes.NewReader(body))
+		return d.lz, nil
+	case CodecZstd:
+		if d.zstream == nil {
+			z, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxStreamWindow))
+			if err != nil {
+				return nil, err
+			}
+			d.zstream = z
+		}
+		if err := d.zstream.Reset(bytes.NewReader(body)); err != nil {
+			return nil, err
+		}
+		return d.zstream, nil
+	}
+	return nil, nil
+}
+
+// boundedReader fails once more than left bytes are read: a batch may
+// decompress to MaxDecompressed bytes at most, as readers decompress it.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n, fmt.Errorf("decompressed size exceeds %d", MaxDecompressed)
+	}
+	return n, err
+}
+
+// xerialReader decompresses snappy in Java's xerial framing a chunk at a
+// time.
+type xerialReader struct {
+	src []byte // chunks not yet decompressed
+	buf []byte // the current chunk's, from off
+	off int
+}
+
+func (x *xerialReader) Read(p []byte) (int, error) {
+	for x.off == len(x.buf) {
+		if len(x.src) == 0 {
+			return 0, io.EOF
+		}
+		if len(x.src) < 4 {
+			return 0, fmt.Errorf("snappy: malformed xerial framing")
+		}
+		size := int(binary.BigEndian.Uint32(x.src))
+		x.src = x.src[4:]
+		if size < 0 || size > len(x.src) {
+			return 0, fmt.Errorf("snappy: malformed xerial framing")
+		}
+		var err error
+		if x.buf, err = strictSnappy(x.buf, x.src[:size]); err != nil {
+			return 0, err
+		}
+		x.src, x.off = x.src[size:], 0
+	}
+	n := copy(p, x.buf[x.off:])
+	x.off += n
+	return n, nil
+}
