@@ -27,6 +27,9 @@ type Metrics struct {
 	// PartialWalks counts column walks an agent ended early, by reason
 	// (PartialEndOfMibView): the rows published are fewer than it has.
 	PartialWalks *prometheus.CounterVec
+	// DroppedDatagrams counts datagrams read from an agent's socket and
+	// dropped before gosnmp saw them, by reason (DropMalformed, ...).
+	DroppedDatagrams *prometheus.CounterVec
 }
 
 // InvalidOutOfRange is the reason of weir_snmp_values_invalid_total: an
@@ -100,6 +103,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "weir_snmp_partial_walks_total",
 			Help: "Table column walks the agent ended early, by reason (end_of_mib_view, no_such_name: the agent said its MIB view ends, yet answered with objects after that point): the table published is cut short.",
 		}, []string{"target", "reason"}),
+		DroppedDatagrams: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_datagrams_dropped_total",
+			Help: "Datagrams read from an agent's socket that were not taken as an answer, by reason (malformed: not an SNMP message; wrong_version: not of the target's SNMP version).",
+		}, []string{"target", "reason"}),
 		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_snmp_polls_not_owned_total",
 			Help: "Scheduled polls left to the weir process that owns the target when several share the targets (cluster.shard_targets).",
@@ -119,6 +126,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.Retries = promreg.Register(reg, m.Retries, &err)
 	m.PartialWalks = promreg.Register(reg, m.PartialWalks, &err)
 	m.InvalidValues = promreg.Register(reg, m.InvalidValues, &err)
+	m.DroppedDatagrams = promreg.Register(reg, m.DroppedDatagrams, &err)
 	return m, err
 }
 
@@ -128,6 +136,7 @@ func (m *Metrics) forget(target string) {
 	l := prometheus.Labels{"target": target}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType, m.Retries, m.PartialWalks, m.InvalidValues,
+		m.DroppedDatagrams,
 	} {
 		v.DeletePartialMatch(l)
 	}

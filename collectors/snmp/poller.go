@@ -566,11 +566,17 @@ func (t *target) session() (*gosnmp.GoSNMP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snmp %s: %w", t.cfg.Name, err)
 	}
-	if err := s.Connect(); err != nil {
+	if err := connect(s, t.droppedDatagram); err != nil {
 		return nil, fmt.Errorf("snmp %s: connect %s: %w", t.cfg.Name, net.JoinHostPort(t.cfg.Host, strconv.Itoa(int(t.cfg.Port))), err)
 	}
 	t.sess = s
 	return s, nil
+}
+
+// droppedDatagram counts a datagram the target's socket dropped before
+// gosnmp read it (filterConn), by reason.
+func (t *target) droppedDatagram(reason string) {
+	t.p.cfg.Metrics.DroppedDatagrams.WithLabelValues(t.cfg.Name, reason).Inc()
 }
 
 // newSession maps a target's config to a gosnmp session.
@@ -1002,7 +1008,7 @@ func (t *target) probeUptime(ctx context.Context, securityLevel, contextName str
 		return false, nil
 	}
 	s.Context = ctx
-	if err := s.Connect(); err != nil {
+	if err := connect(s, t.droppedDatagram); err != nil {
 		return false, nil
 	}
 	defer s.Conn.Close()
@@ -1182,13 +1188,24 @@ func (t *target) poll(ctx context.Context) (res poll) {
 	// without a word and waits on).
 	s.OnRecv = func(*gosnmp.GoSNMP) { res.unmatched++ }
 	s.OnFinish = func(*gosnmp.GoSNMP) { res.unmatched = 0 }
+	// Datagrams dropped before gosnmp reads them (filterConn) answered
+	// no request either.
+	fc, _ := s.Conn.(*filterConn)
+	if fc != nil {
+		fc.onDrop = func() { res.unmatched++ }
+	}
 	// What waits in the socket of a session kept from the poll before
 	// came before any request of this one: late answers (to a request
 	// sent again, both tries answered), which gosnmp would read first.
 	// Counted unmatched, with an agent down since, they made its timeout
 	// read as an agent answering with other request IDs.
 	dropStale(s.Conn)
-	defer func() { s.OnRetry, s.OnSent, s.OnRecv, s.OnFinish = nil, nil, nil, nil }()
+	defer func() {
+		s.OnRetry, s.OnSent, s.OnRecv, s.OnFinish = nil, nil, nil, nil
+		if fc != nil {
+			fc.onDrop = nil
+		}
+	}()
 	// gosnmp looks at the context only between retries: a request to a
 	// dead agent would hold up weir's stop (or a reload removing the
 	// target) for its whole timeout. Cancelled (not at its deadline,
