@@ -2,6 +2,7 @@ package snmp
 
 import (
 	"net"
+	"slices"
 
 	"github.com/gosnmp/gosnmp"
 )
@@ -14,17 +15,32 @@ const (
 	DropMalformed = "malformed"
 	// An SNMP message of another version than the target is polled with.
 	DropVersion = "wrong_version"
+	// SNMPv1/v2c: a request ID that no try of the request under way
+	// carried, 0 included (which gosnmp takes for the answer to any
+	// request), or no request ID at all (an SNMPv1 Trap).
+	DropRequestID = "unknown_request_id"
+	// SNMPv3: a msgID (in the clear header, RFC 3412) that no try of the
+	// request under way carried.
+	DropMsgID = "unknown_msg_id"
 )
 
 // filterConn is the UDP socket of a gosnmp session, which it reads and
 // writes through (gosnmp takes any net.Conn as GoSNMP.Conn). It drops the
 // datagrams gosnmp would mishandle before gosnmp sees them, and reads on
-// until one passes or the deadline gosnmp set comes: gosnmp v1.47.0
-// (sendOneRequest) sends the request again at the first datagram it cannot
-// decode, so a stray datagram before the agent's answer cost a retry, or
-// failed the poll with retries 0; and with use_unconnected_udp_socket any
-// host can send one. A datagram must look like an SNMP message (a cheap
-// check of its BER header, not a decode) of the target's version.
+// until one passes or the deadline gosnmp set comes:
+//
+//   - gosnmp v1.47.0 (sendOneRequest) sends the request again at the first
+//     datagram it cannot decode: a stray datagram before the agent's answer
+//     cost a retry, or failed the poll with retries 0; and with
+//     use_unconnected_udp_socket any host can send one.
+//   - it takes a message with request ID 0 for the answer to any request.
+//
+// So a datagram must look like an SNMP message (a cheap check of its BER
+// header, not a decode) of the target's version, and carry an ID that one
+// of the last tries sent carried: the request ID for SNMPv1/v2c; for
+// SNMPv3 the msgID, which is in the clear where the request ID may be
+// encrypted, and which an agent's Report carries too, when its request ID
+// is 0 (RFC 3412 section 7.1: a report of a PDU it could not read).
 //
 // It embeds the socket, so it is a net.PacketConn as the socket is, which
 // gosnmp reads with (ReadFrom) on connected sockets too. Only the target's
@@ -33,6 +49,14 @@ const (
 type filterConn struct {
 	*net.UDPConn
 	v3 bool
+	// sent holds the IDs of the last len(sent) messages written (-1: none
+	// yet): as many as gosnmp's tries of one request (retries+1), each
+	// with an ID of its own. next is where the next goes; anyID is set
+	// while the last message written was one this could not read (then
+	// IDs pass).
+	sent  []int64
+	next  int
+	anyID bool
 	// dropped counts a datagram dropped, by reason (the metric); onDrop,
 	// when set, is told too (the poll under way).
 	dropped func(reason string)
@@ -46,9 +70,42 @@ func connect(s *gosnmp.GoSNMP, dropped func(reason string)) error {
 		return err
 	}
 	if udp, ok := s.Conn.(*net.UDPConn); ok {
-		s.Conn = &filterConn{UDPConn: udp, v3: s.Version == gosnmp.Version3, dropped: dropped}
+		s.Conn = newFilterConn(udp, s.Version == gosnmp.Version3, s.Retries, dropped)
 	}
 	return nil
+}
+
+// newFilterConn wraps conn for a session of SNMP version v3 (else v1/v2c)
+// that tries each request retries+1 times.
+func newFilterConn(conn *net.UDPConn, v3 bool, retries int, dropped func(reason string)) *filterConn {
+	c := &filterConn{UDPConn: conn, v3: v3, sent: make([]int64, max(retries, 0)+1), dropped: dropped}
+	for i := range c.sent {
+		c.sent[i] = -1 // gosnmp's IDs are 0 to 2^31-1
+	}
+	return c
+}
+
+// Write notes the ID of the message it sends.
+func (c *filterConn) Write(b []byte) (int, error) {
+	c.wrote(b)
+	return c.UDPConn.Write(b)
+}
+
+// WriteTo is Write on an unconnected socket.
+func (c *filterConn) WriteTo(b []byte, addr net.Addr) (int, error) {
+	c.wrote(b)
+	return c.UDPConn.WriteTo(b, addr)
+}
+
+func (c *filterConn) wrote(b []byte) {
+	h, ok := parseHeader(b)
+	if !ok || !h.hasID {
+		c.anyID = true // not ours to judge: let gosnmp match the answers
+		return
+	}
+	c.anyID = false
+	c.sent[c.next] = h.id(c.v3)
+	c.next = (c.next + 1) % len(c.sent)
 }
 
 // Read returns the next datagram that passes (see filterConn).
@@ -93,8 +150,22 @@ func (c *filterConn) judge(b []byte) string {
 		return DropMalformed
 	case (h.version == 3) != c.v3:
 		return DropVersion
+	case c.anyID:
+		return ""
 	}
-	return ""
+	reason := DropRequestID
+	if c.v3 {
+		reason = DropMsgID
+	}
+	if !h.hasID {
+		return reason
+	}
+	// 0 passes only where it was sent (gosnmp's counter wraps to it once
+	// in 2^31 requests).
+	if id := h.id(c.v3); id >= 0 && slices.Contains(c.sent, id) {
+		return ""
+	}
+	return reason
 }
 
 // header is what parseHeader reads of an SNMP message.
@@ -105,6 +176,13 @@ type header struct {
 	// read.
 	msgID, requestID int64
 	hasID            bool
+}
+
+func (h header) id(v3 bool) int64 {
+	if v3 {
+		return h.msgID
+	}
+	return h.requestID
 }
 
 // parseHeader reads the header of the SNMP message b: a SEQUENCE filling

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gosnmp/gosnmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -76,6 +77,22 @@ func strayRelay(t *testing.T, upstream string, otherHost bool, stray func(answer
 	return ln.LocalAddr().String()
 }
 
+// otherMsgID is the SNMPv3 message m with another msgID, as sent: its
+// digest no longer matches.
+func otherMsgID(t *testing.T, m []byte) []byte {
+	t.Helper()
+	m = append([]byte(nil), m...)
+	msg, _, _ := berTLV(m, 0x30)
+	_, msg, _ = berTLV(msg, 0x02)
+	global, _, _ := berTLV(msg, 0x30)
+	id, _, ok := berTLV(global, 0x02)
+	if !ok {
+		t.Fatalf("not an SNMPv3 message: % x", m)
+	}
+	id[len(id)-1] ^= 1 // m's own bytes
+	return m
+}
+
 // TestStrayDatagramBeforeTheAnswer: a datagram that is not an SNMP
 // message, or not the answer, reaching the poller's socket before the
 // agent's answer (a broken middlebox, another program, or with
@@ -99,6 +116,7 @@ func TestStrayDatagramBeforeTheAnswer(t *testing.T) {
 		{"v1", "1", false, garbage, DropMalformed},
 		{"v2c", "2c", false, garbage, DropMalformed},
 		{"v3", "3", false, garbage, DropMalformed},
+		{"v3 another msgID", "3", false, func(answer []byte) [][]byte { return [][]byte{otherMsgID(t, answer)} }, DropMsgID},
 		{"v2c from another host, unconnected", "2c", true, garbage, DropMalformed},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -137,6 +155,93 @@ func TestStrayDatagramBeforeTheAnswer(t *testing.T) {
 			}
 			if rows == 0 {
 				t.Error("no interface rows published")
+			}
+		})
+	}
+}
+
+// TestRequestIDZeroIsNoAnswer: gosnmp takes a message with request ID 0
+// for the answer to whatever request it waits on. A datagram with ID 0
+// before the agent's answer (spoofed, or a broken agent's) was published
+// as the device's values; an SNMPv1 Trap (which has no request ID, so 0
+// to gosnmp) sent to the poller's port failed the poll. Both are dropped
+// and counted, and the agent's answer is taken.
+func TestRequestIDZeroIsNoAnswer(t *testing.T) {
+	upstream := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+		resp := &gosnmp.SnmpPacket{}
+		for _, v := range req.Variables {
+			resp.Variables = append(resp.Variables, gosnmp.SnmpPDU{Name: v.Name, Type: gosnmp.TimeTicks, Value: uint32(1234)})
+		}
+		return resp
+	})
+	spoof := func(t *testing.T) func(answer []byte) [][]byte {
+		return func(answer []byte) [][]byte {
+			p, err := (&gosnmp.GoSNMP{}).SnmpDecodePacket(answer)
+			if err != nil {
+				t.Errorf("decode the agent's answer: %v", err)
+				return nil
+			}
+			p.RequestID = 0
+			for i := range p.Variables {
+				p.Variables[i].Value = uint32(999)
+			}
+			b, err := p.MarshalMsg()
+			if err != nil {
+				t.Errorf("marshal: %v", err)
+			}
+			return [][]byte{b}
+		}
+	}
+	trap := func(t *testing.T) func([]byte) [][]byte {
+		return func([]byte) [][]byte {
+			b, err := (&gosnmp.SnmpPacket{Version: gosnmp.Version1, Community: "public", PDUType: gosnmp.Trap,
+				SnmpTrap: gosnmp.SnmpTrap{Enterprise: ".1.3.6.1.4.1.9999", AgentAddress: "127.0.0.1", GenericTrap: 6, SpecificTrap: 1, Timestamp: 999,
+					Variables: []gosnmp.SnmpPDU{{Name: ".1.3.6.1.2.1.1.3.0", Type: gosnmp.TimeTicks, Value: uint32(999)}}},
+			}).MarshalMsg()
+			if err != nil {
+				t.Errorf("marshal: %v", err)
+			}
+			return [][]byte{b}
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		version   string
+		otherHost bool
+		stray     func(*testing.T) func([]byte) [][]byte
+	}{
+		{"v2c", "2c", false, spoof},
+		{"v1", "1", false, spoof},
+		{"v2c from another host, unconnected", "2c", true, spoof},
+		{"v1 trap", "1", false, trap},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			relay := strayRelay(t, upstream, c.otherHost, c.stray(t))
+			metrics, _ := NewMetrics(nil)
+			capture := snmptest.NewCapture()
+			p, err := New(Config{
+				Targets: []configs.SNMPTarget{testTarget("z", relay, func(tc *configs.SNMPTarget) {
+					tc.Version = c.version
+					tc.UnconnectedUDP = c.otherHost
+					tc.Retries = 0
+					tc.Timeout = 2 * time.Second
+					tc.Profiles.Names = []string{"system"}
+				})},
+				Profiles: loadProfiles(t), Broker: capture, Metrics: metrics,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.PollOnce(context.Background(), "z"); err != nil {
+				t.Fatalf("poll: %v", err)
+			}
+			for _, m := range decode(t, capture.Records()) {
+				if m.Uptime != 1234 {
+					t.Errorf("%s record with uptime %d: the ID-0 datagram was taken for the answer", m.Measurement, m.Uptime)
+				}
+			}
+			if n := testutil.ToFloat64(metrics.DroppedDatagrams.WithLabelValues("z", DropRequestID)); n < 1 {
+				t.Errorf("dropped %v datagrams as %s, want 1 or more", n, DropRequestID)
 			}
 		})
 	}
