@@ -50,6 +50,10 @@ const (
 	// An OID before the one asked, outside the column: an agent that
 	// wraps to the start of its MIB where it ends.
 	PartialWrapped = "wrapped"
+	// The noSuchObject or noSuchInstance exception in the answer to a
+	// GETNEXT or GETBULK, where RFC 3416 has the next object or
+	// endOfMibView (snmpd answers so at a table's and its view's end).
+	PartialNoSuchObject = "no_such_object"
 )
 
 // Poll results, the "result" label of weir_snmp_polls_total.
@@ -101,7 +105,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"target", "column", "reason"}),
 		PartialWalks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_snmp_partial_walks_total",
-			Help: "Table column walks the agent ended early, by reason (end_of_mib_view, no_such_name: the agent said its MIB view ends, yet answered with objects after that point): the table published is cut short.",
+			Help: "Table column walks the agent ended early, by reason (end_of_mib_view, no_such_name, empty_answer, wrapped, no_such_object: the agent ended the walk, yet answered with objects after that point): the table published is cut short.",
 		}, []string{"target", "reason"}),
 		DroppedDatagrams: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_snmp_datagrams_dropped_total",
