@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gosnmp/gosnmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -288,4 +289,131 @@ func col2Rows(col2, name string, end func(from int) gosnmp.SnmpPDU) []gosnmp.Snm
 		out = append(out, gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, i), Type: gosnmp.Counter32, Value: uint(i)})
 	}
 	return append(out, end(from))
+}
+
+// TestNoSuchObjectMidTableFlagged: noSuchObject and noSuchInstance are a
+// GET's exceptions (RFC 3416 section 4.2.2); a GETBULK is answered with
+// the next object or endOfMibView, which is what snmpd answers at a
+// table's end and at its MIB view's. An agent that answers a column's
+// GETBULK with one mid-table ended the walk (as snmpbulkwalk takes it)
+// with no word, the table cut short in a poll that looked whole. It is
+// flagged as a partial walk, reason no_such_object, when the poll saw
+// objects after it (the next column's rows, or more in the same answer);
+// at the end of the agent's MIB it is the end, not flagged.
+func TestNoSuchObjectMidTableFlagged(t *testing.T) {
+	const col2 = "1.3.6.1.4.1.9999.1.2"
+	for _, c := range []struct {
+		name        string
+		typ         gosnmp.Asn1BER
+		rows1       int  // column 1's rows before the exception
+		more        bool // column 1's later rows after it in the same answer
+		col2Rows    bool // column 2 has rows
+		wantPartial float64
+	}{
+		{"noSuchObject, next column has rows", gosnmp.NoSuchObject, 3, false, true, 1},
+		{"noSuchInstance, next column has rows", gosnmp.NoSuchInstance, 3, false, true, 1},
+		{"noSuchObject, objects after it in the same answer", gosnmp.NoSuchObject, 3, true, false, 1},
+		{"noSuchObject at the end of the MIB", gosnmp.NoSuchObject, 7, false, false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			exception := func(from int) gosnmp.SnmpPDU {
+				return gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", testColumn, from), Type: c.typ}
+			}
+			addr := fakeAgent(t, func(req *gosnmp.SnmpPacket) *gosnmp.SnmpPacket {
+				name := strings.TrimPrefix(req.Variables[0].Name, ".")
+				switch {
+				case req.PDUType == gosnmp.GetRequest:
+					return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: req.Variables[0].Name, Type: gosnmp.TimeTicks, Value: uint32(1234)}}}
+				case name == testColumn || strings.HasPrefix(name, testColumn+"."):
+					from, _ := strconv.Atoi(strings.TrimPrefix(name, testColumn+"."))
+					if from < c.rows1 {
+						return &gosnmp.SnmpPacket{Variables: rowsFrom(from, c.rows1-from)}
+					}
+					vbs := []gosnmp.SnmpPDU{exception(from)}
+					if c.more {
+						vbs = append(vbs, rowsFrom(from+1, 2)...)
+					}
+					return &gosnmp.SnmpPacket{Variables: vbs}
+				case name == col2 || strings.HasPrefix(name, col2+"."):
+					if !c.col2Rows {
+						return &gosnmp.SnmpPacket{Variables: []gosnmp.SnmpPDU{{Name: req.Variables[0].Name, Type: gosnmp.EndOfMibView}}}
+					}
+					return &gosnmp.SnmpPacket{Variables: col2Rows(col2, name, func(from int) gosnmp.SnmpPDU {
+						return gosnmp.SnmpPDU{Name: fmt.Sprintf(".%s.%d", col2, max(from, 7)), Type: gosnmp.EndOfMibView}
+					})}
+				}
+				return nil
+			})
+			metrics, capture, logs := pollTwoColumns(t, addr, col2)
+			if n := testutil.ToFloat64(metrics.PartialWalks.WithLabelValues("a", PartialNoSuchObject)); n != c.wantPartial {
+				t.Errorf("partial walks counted %v, want %v", n, c.wantPartial)
+			}
+			st := statuses(t, capture.Records(), "a")[0].Fields
+			if st["partial_walks"] != c.wantPartial || st["snmp_up"] != float64(1) {
+				t.Errorf("status %v, want partial_walks %v and snmp_up 1", st, c.wantPartial)
+			}
+			if c.wantPartial > 0 && (!strings.Contains(logs.String(), "reason=no_such_object") || !strings.Contains(logs.String(), testColumn)) {
+				t.Errorf("not logged: %s", logs.String())
+			}
+		})
+	}
+}
+
+// TestHealthySnmpdNothingFlagged: snmpd, polled with every built-in
+// profile (tables it has, and subtrees it has not, whose walks end on
+// the next object or at endOfMibView) at a small max-repetitions, so
+// that answers end at every kind of boundary, over v1, v2c, v3 and a
+// community whose view ends mid-MIB (CommunityIfOnly): no walk is flagged
+// partial and no datagram dropped.
+func TestHealthySnmpdNothingFlagged(t *testing.T) {
+	agent := snmptest.StartSNMPD(t)
+	set := loadProfiles(t)
+	var all []string
+	for _, name := range []string{"system", "if-mib", "ip", "icmp", "host-resources", "entity-sensor", "bgp4-mib",
+		"cisco-cpu-memory", "juniper-cpu-memory", "arista-cpu-memory"} {
+		if _, ok := set.Get(name); !ok {
+			t.Fatalf("no built-in profile %q", name)
+		}
+		all = append(all, name)
+	}
+	for _, c := range []struct {
+		name string
+		mod  func(*configs.SNMPTarget)
+	}{
+		{"v1", func(tc *configs.SNMPTarget) { tc.Version = "1" }},
+		{"v2c", nil},
+		{"v2c view ends mid-MIB", func(tc *configs.SNMPTarget) { tc.Community = snmptest.CommunityIfOnly }},
+		{"v3", v3(snmptest.V3User, snmptest.V3AuthPass, snmptest.V3PrivPass)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			metrics, _ := NewMetrics(nil)
+			capture := snmptest.NewCapture()
+			p, err := New(Config{
+				Targets: []configs.SNMPTarget{testTarget("h", agent.Addr, func(tc *configs.SNMPTarget) {
+					if c.mod != nil {
+						c.mod(tc)
+					}
+					tc.Profiles.Names = all
+					tc.MaxRepetitions = 3
+					tc.Timeout = 5 * time.Second
+				})},
+				Profiles: set, Broker: capture, Metrics: metrics,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.PollOnce(context.Background(), "h"); err != nil {
+				t.Fatal(err)
+			}
+			if st := statuses(t, capture.Records(), "h")[0].Fields; st["partial_walks"] != float64(0) || st["varbinds"].(float64) < 100 {
+				t.Errorf("status %v, want partial_walks 0 and 100 varbinds or more", st)
+			}
+			if n := testutil.CollectAndCount(metrics.PartialWalks); n != 0 {
+				t.Errorf("%d partial walk series, want none", n)
+			}
+			if n := testutil.CollectAndCount(metrics.DroppedDatagrams); n != 0 {
+				t.Errorf("%d dropped datagram series, want none", n)
+			}
+		})
+	}
 }

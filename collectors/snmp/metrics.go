@@ -27,6 +27,9 @@ type Metrics struct {
 	// PartialWalks counts column walks an agent ended early, by reason
 	// (PartialEndOfMibView): the rows published are fewer than it has.
 	PartialWalks *prometheus.CounterVec
+	// DroppedDatagrams counts datagrams read from an agent's socket and
+	// dropped before gosnmp saw them, by reason (DropMalformed, ...).
+	DroppedDatagrams *prometheus.CounterVec
 }
 
 // InvalidOutOfRange is the reason of weir_snmp_values_invalid_total: an
@@ -47,6 +50,10 @@ const (
 	// An OID before the one asked, outside the column: an agent that
 	// wraps to the start of its MIB where it ends.
 	PartialWrapped = "wrapped"
+	// The noSuchObject or noSuchInstance exception in the answer to a
+	// GETNEXT or GETBULK, where RFC 3416 has the next object or
+	// endOfMibView (snmpd answers so at a table's and its view's end).
+	PartialNoSuchObject = "no_such_object"
 )
 
 // Poll results, the "result" label of weir_snmp_polls_total.
@@ -98,7 +105,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"target", "column", "reason"}),
 		PartialWalks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "weir_snmp_partial_walks_total",
-			Help: "Table column walks the agent ended early, by reason (end_of_mib_view, no_such_name: the agent said its MIB view ends, yet answered with objects after that point): the table published is cut short.",
+			Help: "Table column walks the agent ended early, by reason (end_of_mib_view, no_such_name, empty_answer, wrapped, no_such_object: the agent ended the walk, yet answered with objects after that point): the table published is cut short.",
+		}, []string{"target", "reason"}),
+		DroppedDatagrams: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_snmp_datagrams_dropped_total",
+			Help: "Datagrams read from an agent's socket that were not taken as an answer, by reason (malformed: not an SNMP message; wrong_version; unknown_request_id, unknown_msg_id: no try of the request under way carried that ID, 0 included).",
 		}, []string{"target", "reason"}),
 		NotOwned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "weir_snmp_polls_not_owned_total",
@@ -119,6 +130,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.Retries = promreg.Register(reg, m.Retries, &err)
 	m.PartialWalks = promreg.Register(reg, m.PartialWalks, &err)
 	m.InvalidValues = promreg.Register(reg, m.InvalidValues, &err)
+	m.DroppedDatagrams = promreg.Register(reg, m.DroppedDatagrams, &err)
 	return m, err
 }
 
@@ -128,6 +140,7 @@ func (m *Metrics) forget(target string) {
 	l := prometheus.Labels{"target": target}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
 		m.Duration, m.Polls, m.Varbinds, m.LastSuccess, m.Skipped, m.WrongType, m.Retries, m.PartialWalks, m.InvalidValues,
+		m.DroppedDatagrams,
 	} {
 		v.DeletePartialMatch(l)
 	}

@@ -566,11 +566,17 @@ func (t *target) session() (*gosnmp.GoSNMP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snmp %s: %w", t.cfg.Name, err)
 	}
-	if err := s.Connect(); err != nil {
+	if err := connect(s, t.droppedDatagram); err != nil {
 		return nil, fmt.Errorf("snmp %s: connect %s: %w", t.cfg.Name, net.JoinHostPort(t.cfg.Host, strconv.Itoa(int(t.cfg.Port))), err)
 	}
 	t.sess = s
 	return s, nil
+}
+
+// droppedDatagram counts a datagram the target's socket dropped before
+// gosnmp read it (filterConn), by reason.
+func (t *target) droppedDatagram(reason string) {
+	t.p.cfg.Metrics.DroppedDatagrams.WithLabelValues(t.cfg.Name, reason).Inc()
 }
 
 // newSession maps a target's config to a gosnmp session.
@@ -638,8 +644,9 @@ type poll struct {
 
 // walkEnd is a column walk the agent ended after OID at, saying its MIB
 // view ends there, for reason (PartialEndOfMibView, PartialNoSuchName), or
-// with an answer of nothing (PartialEmptyAnswer) or wrapped to an OID
-// before the one asked (PartialWrapped).
+// with an answer of nothing (PartialEmptyAnswer), wrapped to an OID
+// before the one asked (PartialWrapped), or with a GET's exception
+// (PartialNoSuchObject).
 type walkEnd struct{ column, at, reason string }
 
 // saw notes an OID the agent answered with a value.
@@ -1002,7 +1009,7 @@ func (t *target) probeUptime(ctx context.Context, securityLevel, contextName str
 		return false, nil
 	}
 	s.Context = ctx
-	if err := s.Connect(); err != nil {
+	if err := connect(s, t.droppedDatagram); err != nil {
 		return false, nil
 	}
 	defer s.Conn.Close()
@@ -1182,13 +1189,24 @@ func (t *target) poll(ctx context.Context) (res poll) {
 	// without a word and waits on).
 	s.OnRecv = func(*gosnmp.GoSNMP) { res.unmatched++ }
 	s.OnFinish = func(*gosnmp.GoSNMP) { res.unmatched = 0 }
+	// Datagrams dropped before gosnmp reads them (filterConn) answered
+	// no request either.
+	fc, _ := s.Conn.(*filterConn)
+	if fc != nil {
+		fc.onDrop = func() { res.unmatched++ }
+	}
 	// What waits in the socket of a session kept from the poll before
 	// came before any request of this one: late answers (to a request
 	// sent again, both tries answered), which gosnmp would read first.
 	// Counted unmatched, with an agent down since, they made its timeout
 	// read as an agent answering with other request IDs.
 	dropStale(s.Conn)
-	defer func() { s.OnRetry, s.OnSent, s.OnRecv, s.OnFinish = nil, nil, nil, nil }()
+	defer func() {
+		s.OnRetry, s.OnSent, s.OnRecv, s.OnFinish = nil, nil, nil, nil
+		if fc != nil {
+			fc.onDrop = nil
+		}
+	}()
 	// gosnmp looks at the context only between retries: a request to a
 	// dead agent would hold up weir's stop (or a reload removing the
 	// target) for its whole timeout. Cancelled (not at its deadline,
@@ -1283,8 +1301,8 @@ func (t *target) poll(ctx context.Context) (res poll) {
 
 // partialWalks flags the walks an agent ended with endOfMibView (RFC 3416
 // section 4.2.3: nothing follows in its MIB view), or with noSuchName, its
-// SNMPv1 form, although it answered with objects after that point in the
-// same poll: it stopped early (a time or size limit of its own, a broken
+// SNMPv1 form (or in the other ways walkEnd lists), although it answered
+// with objects after that point in the same poll: it stopped early (a time or size limit of its own, a broken
 // subagent), and the table is cut short. An agent that stops early in the
 // last column it has cannot be told from one whose table ends there. The
 // rows read are kept; each is counted and logged, at most once per
@@ -1297,7 +1315,7 @@ func (t *target) partialWalks(res *poll) {
 		res.partial++
 		t.p.cfg.Metrics.PartialWalks.WithLabelValues(t.cfg.Name, e.reason).Inc()
 		if n, ok := t.partialLog.Due(time.Now()); ok {
-			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, noSuchName, an answer without varbinds, or one wrapped to an OID before the one asked) but has objects after it: the table is cut short",
+			t.log.Warn("snmp agent ended a walk saying its MIB view ends (endOfMibView, noSuchName, an answer without varbinds, one wrapped to an OID before the one asked, or noSuchObject/noSuchInstance) but has objects after it: the table is cut short",
 				"reason", e.reason, "column", strings.TrimPrefix(e.column, "."), "after", strings.TrimPrefix(e.at, "."),
 				"next_seen", strings.TrimPrefix(res.lastOID, "."), "times", n)
 		}
@@ -1502,6 +1520,17 @@ func (t *target) walk(s *gosnmp.GoSNMP, oid string, res *poll) ([]gosnmp.SnmpPDU
 				return out, nil
 			}
 			if pdu.Type == gosnmp.NoSuchObject || pdu.Type == gosnmp.NoSuchInstance {
+				// Exceptions of a GET only (RFC 3416 section 4.2.2):
+				// a GETNEXT or GETBULK is answered with the next
+				// object or endOfMibView, as snmpd does at a
+				// table's end and its MIB view's. An agent that
+				// says so anyway ends the walk (as snmpbulkwalk
+				// takes it), flagged as an early endOfMibView is
+				// when objects come after it.
+				res.ends = append(res.ends, walkEnd{column: root, at: last, reason: PartialNoSuchObject})
+				for _, rest := range pkt.Variables[i+1:] {
+					res.saw(rest)
+				}
 				return out, nil
 			}
 			if oidCompare(pdu.Name, last) <= 0 {

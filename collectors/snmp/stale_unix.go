@@ -13,6 +13,9 @@ import (
 // fails at once (EAGAIN), and a read of a datagram into a short buffer
 // takes all of it.
 func dropStale(conn net.Conn) int {
+	if fc, ok := conn.(*filterConn); ok {
+		conn = fc.UDPConn
+	}
 	udp, ok := conn.(*net.UDPConn) // a stream's bytes are not to be dropped
 	if !ok {
 		return 0
