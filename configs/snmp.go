@@ -415,6 +415,11 @@ func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, is
 	}
 	if spec.Community != "" {
 		t.Community = spec.Community
+		if len(spec.Community) > maxCommunity {
+			// gosnmp writes its length in one byte: every request
+			// was malformed, and the agent reported down.
+			add("community", "is %d bytes; at most %d", len(spec.Community), maxCommunity)
+		}
 	}
 	if spec.V3 != nil {
 		// A target may give only the v3 fields that differ from
@@ -490,6 +495,10 @@ func applySpec(t *SNMPTarget, spec SNMPTargetSpec, n *yaml.Node, path string, is
 	}
 	return errs
 }
+
+// maxCommunity is the longest community gosnmp can send (v1.47.0
+// encodes its length in one byte, as BER's short form).
+const maxCommunity = 127
 
 func mergeV3(base, over SNMPv3) SNMPv3 {
 	pick := func(a, b string) string {

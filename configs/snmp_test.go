@@ -192,6 +192,10 @@ func TestSNMPErrorsNameFileLineAndField(t *testing.T) {
 		{"snmp:\n  traps:\n    users:\n      - {user: u, auth_protocol: SHA, auth_password: 12345678}\n      - {user: u, auth_protocol: SHA, auth_password: 87654321}\n", "cfg.yaml:5: snmp.traps.users[1]: user \"u\" is listed twice for the same engine_id"},
 		{"snmp:\n  traps:\n    users:\n      - {user: u, engine_id: 0x8000000903000102030405, auth_password: 12345678}\n      - {user: u, engine_id: 8000000903000102030405, auth_password: 87654321}\n", "cfg.yaml:5: snmp.traps.users[1]: user \"u\" is listed twice for the same engine_id"},
 		{"snmp:\n  targets:\n    - {name: a, address: x, community: \"${WEIR_NO_SUCH_VAR}\"}\n", "cfg.yaml:3: environment variable WEIR_NO_SUCH_VAR is not set"},
+		// gosnmp encodes a community's length in one byte: a longer one
+		// made every request malformed, and the agent was reported down.
+		{"snmp:\n  targets:\n    - {name: a, address: x, community: " + strings.Repeat("c", 128) + "}\n", "cfg.yaml:3: snmp.targets[a].community: is 128 bytes; at most 127"},
+		{"snmp:\n  defaults:\n    community: " + strings.Repeat("c", 200) + "\n", "cfg.yaml:3: snmp.defaults.community: is 200 bytes; at most 127"},
 	} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "cfg.yaml")
