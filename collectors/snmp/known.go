@@ -3,6 +3,7 @@ package snmp
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/weirnet/weir/configs"
 	"github.com/weirnet/weir/internal/wholefile"
@@ -57,10 +58,42 @@ func (p *Poller) saveKnown() {
 		p.unsaid = slices.DeleteFunc(p.unsaid, func(u knownTarget) bool { return names[u.Name] })
 		k.Targets = append(k.Targets, p.unsaid...)
 	}
-	if err := wholefile.ReplaceJSON(path, &k); err != nil {
-		p.cfg.Logger.Warn("snmp: cannot keep the list of targets; one taken out of the config while weir is stopped will not be told removed at the next start",
+	err := wholefile.ReplaceJSON(path, &k)
+	switch {
+	case err != nil && !p.knownFailed:
+		p.cfg.Logger.Warn("snmp: cannot keep the list of targets, trying again every "+p.knownRetryEvery().String()+"; until then one taken out of the config while weir is stopped will not be told removed at the next start",
 			"file", path, "err", err)
+	case err == nil && p.knownFailed:
+		p.cfg.Logger.Info("snmp: the list of targets is kept again", "file", path)
 	}
+	p.knownFailed = err != nil
+}
+
+// resaveKnown saves the state file again while its last save failed: the
+// disk full at a start, no reload may come to save it before the next stop.
+func (p *Poller) resaveKnown(ctx context.Context) {
+	tick := time.NewTicker(p.knownRetryEvery())
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		p.knownMu.Lock()
+		failed := p.knownFailed
+		p.knownMu.Unlock()
+		if failed {
+			p.saveKnown()
+		}
+	}
+}
+
+func (p *Poller) knownRetryEvery() time.Duration {
+	if p.knownRetry > 0 {
+		return p.knownRetry
+	}
+	return 30 * time.Second
 }
 
 // removedWhileStopped says removed (publishRemoved) each target of the

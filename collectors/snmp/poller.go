@@ -104,6 +104,10 @@ type Poller struct {
 	// unsaid are targets removed whose removal was not published: kept
 	// in StateFile until the next start tells it.
 	unsaid []knownTarget
+	// knownFailed: the last save of StateFile failed (a full disk), so
+	// Run saves again every knownRetry until one succeeds.
+	knownFailed bool
+	knownRetry  time.Duration
 }
 
 // publishFailures is the run of failed publishes of all targets, logged
@@ -256,6 +260,9 @@ func (p *Poller) Run(ctx context.Context) error {
 	members := p.members(targets)
 	p.mu.Unlock()
 	p.removedWhileStopped(ctx, targets)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { p.resaveKnown(ctx) })
 	p.set.Run(ctx, members)
 	return nil
 }
