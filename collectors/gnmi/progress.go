@@ -57,7 +57,7 @@ type progressConn struct {
 
 func (c *progressConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if c.frames.feed(b[:n]) {
+	if data, _ := c.frames.feed(b[:n]); data {
 		c.p.mark()
 	}
 	return n, err
@@ -70,27 +70,43 @@ type frameScanner struct {
 	nhdr int  // header bytes read of the next frame
 	left int  // payload bytes left of the current frame
 	data bool // the current frame is DATA
+	pad  int  // padding at the current frame's end; -1: its length is next
 }
 
-// feed reports whether b holds payload bytes of a DATA frame.
-func (s *frameScanner) feed(b []byte) (data bool) {
+// feed reports whether b holds payload bytes of a DATA frame, and how
+// many of them are message bytes: a PADDED frame's pad length and
+// padding are not.
+func (s *frameScanner) feed(b []byte) (data bool, msg int) {
 	for len(b) > 0 {
 		if s.left == 0 {
 			n := copy(s.hdr[s.nhdr:], b)
 			s.nhdr += n
 			b = b[n:]
 			if s.nhdr < len(s.hdr) {
-				return data
+				return data, msg
 			}
 			s.nhdr = 0
 			s.left = int(s.hdr[0])<<16 | int(s.hdr[1])<<8 | int(s.hdr[2])
 			s.data = s.hdr[3] == 0 // DATA
+			s.pad = 0
+			if s.data && s.hdr[4]&0x8 != 0 { // PADDED
+				s.pad = -1
+			}
+			continue
+		}
+		data = data || s.data
+		if s.pad < 0 {
+			s.pad = int(b[0])
+			s.left--
+			b = b[1:]
 			continue
 		}
 		n := min(s.left, len(b))
+		if s.data {
+			msg += min(n, max(s.left-s.pad, 0))
+		}
 		s.left -= n
 		b = b[n:]
-		data = data || s.data
 	}
-	return data
+	return data, msg
 }

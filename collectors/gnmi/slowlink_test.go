@@ -175,22 +175,56 @@ func TestStallMidMessage(t *testing.T) {
 }
 
 // TestFrameScanner: DATA payload is told from other frames however the
-// reads split the frames.
+// reads split the frames, and its message bytes from a PADDED frame's
+// pad length and padding.
 func TestFrameScanner(t *testing.T) {
 	frame := func(typ byte, n int) []byte {
 		return append([]byte{byte(n >> 16), byte(n >> 8), byte(n), typ, 0, 0, 0, 0, 1}, bytes.Repeat([]byte{0}, n)...)
 	}
 	settings, ping, data, empty := frame(4, 6), frame(6, 8), frame(0, 5), frame(0, 0)
-	wire := slices.Concat(settings, ping, empty, data, ping)
+	// 3 message bytes, then 4 of padding.
+	padded := append([]byte{0, 0, 8, 0, 0x8, 0, 0, 0, 1, 4}, bytes.Repeat([]byte{1}, 7)...)
+	wire := slices.Concat(settings, ping, empty, data, ping, padded)
 	dataAt := len(settings) + len(ping) + len(empty) + 9 // its first payload byte
+	paddedAt := dataAt + 5 + len(ping) + 9
 	for size := 1; size <= len(wire); size++ {
 		var s frameScanner
+		msgs := 0
 		for off := 0; off < len(wire); off += size {
 			end := min(off+size, len(wire))
-			want := off < dataAt+5 && end > dataAt
-			if got := s.feed(wire[off:end]); got != want {
+			want := off < dataAt+5 && end > dataAt || end > paddedAt
+			got, msg := s.feed(wire[off:end])
+			if got != want {
 				t.Errorf("reads of %d: bytes %d-%d: data %v, want %v", size, off, end, got, want)
 			}
+			msgs += msg
+		}
+		if msgs != 5+3 {
+			t.Errorf("reads of %d: %d message bytes, want 8", size, msgs)
 		}
 	}
+}
+
+// FuzzFrameScanner: however reads split the frames, the message bytes
+// counted are the same, and no more than the DATA payload.
+func FuzzFrameScanner(f *testing.F) {
+	f.Add([]byte{0, 0, 8, 0, 0x8, 0, 0, 0, 1, 4, 1, 1, 1, 1, 1, 1, 1}, uint8(3))
+	f.Add([]byte{0, 0, 2, 0, 0x8, 0, 0, 0, 1, 9, 1, 0, 0, 5, 0, 0, 0, 0, 0, 1, 1, 2, 3, 4, 5}, uint8(1))
+	f.Fuzz(func(t *testing.T, wire []byte, size uint8) {
+		var whole frameScanner
+		_, want := whole.feed(wire)
+		var s frameScanner
+		got := 0
+		step := int(size) + 1
+		for off := 0; off < len(wire); off += step {
+			_, msg := s.feed(wire[off:min(off+step, len(wire))])
+			if msg < 0 {
+				t.Fatalf("%d message bytes", msg)
+			}
+			got += msg
+		}
+		if got != want || want > len(wire) {
+			t.Fatalf("reads of %d: %d message bytes, %d read whole (%d bytes)", step, got, want, len(wire))
+		}
+	})
 }
