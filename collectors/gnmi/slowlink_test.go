@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/configs"
+	"google.golang.org/grpc/codes"
 )
 
 // slowProxy forwards TCP connections to a target, the target's side
@@ -91,15 +92,24 @@ func (p slowProxy) serve(ctx context.Context, c net.Conn) {
 }
 
 // bigFirstServer answers a subscription with one large notification (a
-// full table), the sync_response and then a small update every 20ms.
+// full table), the sync_response and then a small update every 20ms;
+// with inband, an in-band Error with that message first (a path refused
+// by a target before gNMI 0.7).
 type bigFirstServer struct {
 	gpb.UnimplementedGNMIServer
-	size int
+	size   int
+	inband string
 }
 
 func (s bigFirstServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	if _, err := stream.Recv(); err != nil {
 		return err
+	}
+	if s.inband != "" {
+		refuse := &gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Error{Error: &gpb.Error{Code: uint32(codes.InvalidArgument), Message: s.inband}}}
+		if err := stream.Send(refuse); err != nil {
+			return err
+		}
 	}
 	update := func(name string, v []byte) *gpb.SubscribeResponse {
 		return &gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: &gpb.Notification{
@@ -153,6 +163,39 @@ func TestSlowLinkIsNotAStall(t *testing.T) {
 	})
 	if n := testutil.ToFloat64(r.m.Errors.WithLabelValues("slow", "DeadlineExceeded")); n != 0 {
 		t.Errorf("%v sessions taken for stalled while the notification's bytes came: %v", n, r.c.Status()[0].LastError)
+	}
+}
+
+// TestInbandRefusalThenSlowAnswer: a target that refuses one path in
+// band and then answers with a first notification that takes longer
+// than timeout to arrive over a slow link has answered: the refusal
+// waits for the message in progress. Its session was ended at timeout
+// as a target sending only errors, the notification half received:
+// every attempt, so none of its data ever came.
+func TestInbandRefusalThenSlowAnswer(t *testing.T) {
+	// 1 MiB at 16 KiB every 50ms: over 3 s, three times timeout.
+	addr := slowProxy{target: serveGNMI(t, bigFirstServer{size: 1 << 20, inband: "bad path /b"}), chunk: 16 << 10, pace: 50 * time.Millisecond}.start(t)
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "slow", Address: addr, Insecure: true,
+		Timeout:       configs.Duration(time.Second),
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "sample", 20*time.Millisecond), sub("/b", "stream", "sample", 20*time.Millisecond)},
+	}}})
+	big := func(m metric) bool {
+		for _, v := range m.Fields {
+			if s, ok := v.(string); ok && len(s) >= 1<<20 {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, 60*time.Second, "the large notification published or a failed attempt", func() bool {
+		return len(r.b.where(t, func(m metric) bool { return big(m) || isStatus(m) })) > 0
+	})
+	for _, m := range r.b.where(t, isStatus) {
+		t.Errorf("status of a target answering over a slow link after an in-band error: %+v", m.Fields)
+	}
+	if len(r.b.where(t, big)) == 0 {
+		t.Errorf("the large notification was not published")
 	}
 }
 
