@@ -1059,6 +1059,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	prog := newProgress()
 	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(progressCreds{t.creds, prog}),
+		grpc.WithStatsHandler(msgStats{prog}), // the messages decoded, against the bytes come (see refusal)
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsgSize), grpc.ForceCodecV2(newLenientCodec())),
 		// Pings find a half-open connection (a target rebooted, state a
 		// firewall or NAT dropped) under a stream allowed to be silent.
@@ -1136,11 +1137,10 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 	// the first response's bound (timeout; poll_interval too for POLL),
 	// holding the stream open: it serves nothing, and would
 	// otherwise never be retried nor said to be down.
-	var refusing *time.Timer
-	var answeredNow atomic.Bool // the session's target sent more than errors
+	var refusing *refusal
 	defer func() {
 		if refusing != nil {
-			refusing.Stop()
+			refusing.stop()
 		}
 	}()
 	announced := false // the subscribed line
@@ -1203,10 +1203,14 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 		}
 		_, isErr := resp.GetResponse().(*gpb.SubscribeResponse_Error)
 		if !t.answered && !isErr {
+			if !prog.answered() {
+				// The refusal was decided before this message came
+				// (only it refuses): it ends the session.
+				return 0, fmt.Errorf("gnmi %s: subscribe: %w", name, refusing.err)
+			}
 			// An in-band error is no answer (a path refused by a
 			// target before gNMI 0.7): the attempt it ends failed.
 			t.answered = true
-			answeredNow.Store(true)
 			if t.upOwed {
 				t.pushStatus(true, nil, last) // before this message's data
 			}
@@ -1285,12 +1289,7 @@ func (t *target) session(ctx context.Context, log *slog.Logger, fails *failRun) 
 				// The bound of the first response: a POLL target
 				// that refused one path sends the others' data only
 				// once polled, poll_interval after the subscription.
-				refused := &refusingError{bound: firstBound, inband: inband}
-				refusing = time.AfterFunc(refused.bound, func() {
-					if !answeredNow.Load() {
-						cancel(refused)
-					}
-				})
+				refusing = newRefusal(&refusingError{bound: firstBound, inband: inband}, prog, cancel)
 			}
 			level := slog.LevelWarn
 			if fails.failing > 0 && slices.Contains(fails.codes, code) {
@@ -1523,6 +1522,60 @@ func (e *refusingError) Error() string {
 
 func (e *refusingError) GRPCStatus() *status.Status {
 	return status.New(e.inband.Code(), e.Error())
+}
+
+// refusal cancels a session, with its refusingError, when the target
+// has sent only in-band Error messages for the error's bound. The target
+// answering and being refused are one decision (progress.answer), so
+// exactly one of its first real answer and the refusal wins. A message
+// that came but is not yet decoded when the bound passes, as a large one
+// still arriving over a slow link, may be that answer: the refusal waits
+// for it as the watchdog does, a link quiet for the bound in the middle
+// of it being a stall.
+type refusal struct {
+	p      *progress
+	cancel context.CancelCauseFunc
+	err    *refusingError
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+func newRefusal(err *refusingError, p *progress, cancel context.CancelCauseFunc) *refusal {
+	r := &refusal{p: p, cancel: cancel, err: err}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.timer = time.AfterFunc(err.bound, r.fire)
+	return r
+}
+
+func (r *refusal) fire() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
+	if r.p.pending() {
+		if quiet := r.p.quiet(); quiet < r.err.bound {
+			r.timer.Reset(r.err.bound - quiet)
+			return
+		}
+		r.cancel(&stalledError{r.err.bound})
+		return
+	}
+	if r.p.refuse() {
+		r.cancel(r.err)
+	}
+}
+
+// stop ends the refusal: a fire under way neither arms the timer again
+// nor cancels.
+func (r *refusal) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	r.timer.Stop()
 }
 
 // watchdog cancels a session, with a stalledError, when no stream data

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/weirnet/weir/configs"
+	"google.golang.org/grpc/codes"
 )
 
 // slowProxy forwards TCP connections to a target, the target's side
@@ -91,15 +93,24 @@ func (p slowProxy) serve(ctx context.Context, c net.Conn) {
 }
 
 // bigFirstServer answers a subscription with one large notification (a
-// full table), the sync_response and then a small update every 20ms.
+// full table), the sync_response and then a small update every 20ms;
+// with inband, an in-band Error with that message first (a path refused
+// by a target before gNMI 0.7).
 type bigFirstServer struct {
 	gpb.UnimplementedGNMIServer
-	size int
+	size   int
+	inband string
 }
 
 func (s bigFirstServer) Subscribe(stream gpb.GNMI_SubscribeServer) error {
 	if _, err := stream.Recv(); err != nil {
 		return err
+	}
+	if s.inband != "" {
+		refuse := &gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Error{Error: &gpb.Error{Code: uint32(codes.InvalidArgument), Message: s.inband}}}
+		if err := stream.Send(refuse); err != nil {
+			return err
+		}
 	}
 	update := func(name string, v []byte) *gpb.SubscribeResponse {
 		return &gpb.SubscribeResponse{Response: &gpb.SubscribeResponse_Update{Update: &gpb.Notification{
@@ -156,6 +167,44 @@ func TestSlowLinkIsNotAStall(t *testing.T) {
 	}
 }
 
+// TestInbandRefusalThenSlowAnswer: a target that refuses one path in
+// band and then answers with a first notification that takes longer
+// than timeout to arrive over a slow link has answered: the refusal
+// waits for the message in progress. Its session was ended at timeout
+// as a target sending only errors, the notification half received:
+// every attempt, so none of its data ever came.
+func TestInbandRefusalThenSlowAnswer(t *testing.T) {
+	// 1 MiB at 16 KiB every 50ms: over 3 s, three times timeout.
+	addr := slowProxy{target: serveGNMI(t, bigFirstServer{size: 1 << 20, inband: "bad path /b"}), chunk: 16 << 10, pace: 50 * time.Millisecond}.start(t)
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{{
+		Name: "slow", Address: addr, Insecure: true,
+		Timeout:       configs.Duration(time.Second),
+		Subscriptions: []configs.GNMISubscription{sub("/a", "stream", "sample", 20*time.Millisecond), sub("/b", "stream", "sample", 20*time.Millisecond)},
+	}}})
+	big := func(m metric) bool {
+		for _, v := range m.Fields {
+			if s, ok := v.(string); ok && len(s) >= 1<<20 {
+				return true
+			}
+		}
+		return false
+	}
+	// A machine pausing a second mid-message is a stall, retried: only
+	// the refusal is wrong.
+	refused := func(m metric) bool {
+		return isStatus(m) && strings.Contains(fmt.Sprint(m.Fields["error"]), "sent only an error message")
+	}
+	waitFor(t, 60*time.Second, "the large notification published or the target taken for refusing", func() bool {
+		return len(r.b.where(t, func(m metric) bool { return big(m) || refused(m) })) > 0
+	})
+	for _, m := range r.b.where(t, refused) {
+		t.Errorf("status of a target answering over a slow link after an in-band error: %+v", m.Fields)
+	}
+	if len(r.b.where(t, big)) == 0 {
+		t.Errorf("the large notification was not published")
+	}
+}
+
 // TestStallMidMessage: a link that goes quiet in the middle of a
 // message is a stall all the same, and says so.
 func TestStallMidMessage(t *testing.T) {
@@ -175,22 +224,56 @@ func TestStallMidMessage(t *testing.T) {
 }
 
 // TestFrameScanner: DATA payload is told from other frames however the
-// reads split the frames.
+// reads split the frames, and its message bytes from a PADDED frame's
+// pad length and padding.
 func TestFrameScanner(t *testing.T) {
 	frame := func(typ byte, n int) []byte {
 		return append([]byte{byte(n >> 16), byte(n >> 8), byte(n), typ, 0, 0, 0, 0, 1}, bytes.Repeat([]byte{0}, n)...)
 	}
 	settings, ping, data, empty := frame(4, 6), frame(6, 8), frame(0, 5), frame(0, 0)
-	wire := slices.Concat(settings, ping, empty, data, ping)
+	// 3 message bytes, then 4 of padding.
+	padded := append([]byte{0, 0, 8, 0, 0x8, 0, 0, 0, 1, 4}, bytes.Repeat([]byte{1}, 7)...)
+	wire := slices.Concat(settings, ping, empty, data, ping, padded)
 	dataAt := len(settings) + len(ping) + len(empty) + 9 // its first payload byte
+	paddedAt := dataAt + 5 + len(ping) + 9
 	for size := 1; size <= len(wire); size++ {
 		var s frameScanner
+		msgs := 0
 		for off := 0; off < len(wire); off += size {
 			end := min(off+size, len(wire))
-			want := off < dataAt+5 && end > dataAt
-			if got := s.feed(wire[off:end]); got != want {
+			want := off < dataAt+5 && end > dataAt || end > paddedAt
+			got, msg := s.feed(wire[off:end])
+			if got != want {
 				t.Errorf("reads of %d: bytes %d-%d: data %v, want %v", size, off, end, got, want)
 			}
+			msgs += msg
+		}
+		if msgs != 5+3 {
+			t.Errorf("reads of %d: %d message bytes, want 8", size, msgs)
 		}
 	}
+}
+
+// FuzzFrameScanner: however reads split the frames, the message bytes
+// counted are the same, and no more than the DATA payload.
+func FuzzFrameScanner(f *testing.F) {
+	f.Add([]byte{0, 0, 8, 0, 0x8, 0, 0, 0, 1, 4, 1, 1, 1, 1, 1, 1, 1}, uint8(3))
+	f.Add([]byte{0, 0, 2, 0, 0x8, 0, 0, 0, 1, 9, 1, 0, 0, 5, 0, 0, 0, 0, 0, 1, 1, 2, 3, 4, 5}, uint8(1))
+	f.Fuzz(func(t *testing.T, wire []byte, size uint8) {
+		var whole frameScanner
+		_, want := whole.feed(wire)
+		var s frameScanner
+		got := 0
+		step := int(size) + 1
+		for off := 0; off < len(wire); off += step {
+			_, msg := s.feed(wire[off:min(off+step, len(wire))])
+			if msg < 0 {
+				t.Fatalf("%d message bytes", msg)
+			}
+			got += msg
+		}
+		if got != want || want > len(wire) {
+			t.Fatalf("reads of %d: %d message bytes, %d read whole (%d bytes)", step, got, want, len(wire))
+		}
+	})
 }
