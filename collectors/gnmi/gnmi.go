@@ -144,6 +144,10 @@ type Collector struct {
 	// removed ones whose removal was not published (under mu).
 	stateFile string
 	unsaid    []string
+	// knownFailed: the last save of stateFile failed (a full disk), so
+	// Run saves again every knownRetry until one succeeds (under mu).
+	knownFailed bool
+	knownRetry  time.Duration
 }
 
 // New builds a collector for cfg's targets, publishing through b. TLS
@@ -222,6 +226,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	c.pubCtx = pubCtx
 	members := c.members(c.targets)
 	c.mu.Unlock()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { c.resaveKnown(ctx) })
 	c.set.Run(ctx, members)
 	return nil
 }

@@ -184,6 +184,33 @@ func TestRemovedWhileStoppedSaysSo(t *testing.T) {
 	}
 }
 
+// TestStateFileSavedAfterAFailedSave: the state file is saved at start
+// and at reloads only, so one that could not be written at start (a full
+// disk) was missing until a reload, and a target taken out of the config
+// meanwhile, while weir was stopped, was never told removed. A failed
+// save is tried again until it succeeds.
+func TestStateFileSavedAfterAFailedSave(t *testing.T) {
+	dir := t.TempDir()
+	// A file where the state file's directory goes: every save fails.
+	blocker := filepath.Join(dir, "gnmi")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(blocker, "targets.json")
+	_, addr, _ := startSim(t, "127.0.0.1:0", sim.Config{Interfaces: 1})
+	a := simTarget("a", addr, sub(countersPath, "stream", "sample", time.Second))
+	r := startCollector(t, configs.GNMI{Targets: []configs.GNMITarget{a}}, WithStateFile(state), withKnownRetry(50*time.Millisecond))
+	waitFor(t, 10*time.Second, "a's data", func() bool { return len(r.b.where(t, func(m metric) bool { return m.Device == "a" })) > 0 })
+	if _, err := os.Stat(state); err == nil {
+		t.Fatal("the state file was saved with a file in place of its directory")
+	}
+	os.Remove(blocker) // space freed
+	waitFor(t, 10*time.Second, "the state file saved once it could be", func() bool {
+		k, err := readKnown(state)
+		return err == nil && slices.Equal(k, []string{"a"})
+	})
+}
+
 // inbandHoldServer refuses the subscription with an in-band Error message
 // and keeps the stream open, sending the error again every repeat (0:
 // once).
