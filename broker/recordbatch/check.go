@@ -77,7 +77,7 @@ func (d *Decoder) checkRecords(h *Header, body []byte, maxRecordBytes int) error
 		// oversized record of empty headers grew a header array of
 		// 20 times its bytes to refuse it.
 		if length, n := binary.Varint(body); n > 0 && length >= 0 && length <= int64(len(body)-n) {
-			if err := checkSize(i, int64(n)+length, maxRecordBytes); err != nil {
+			if err := checkSize(i, n, length, maxRecordBytes); err != nil {
 				return err
 			}
 		}
@@ -112,7 +112,7 @@ func (d *Decoder) checkStream(h *Header, r io.Reader, maxRecordBytes int) error 
 		d.record = binary.AppendVarint(d.record[:0], length)
 		n := len(d.record)
 		// Checked before it is read, so a check holds no more.
-		if err := checkSize(i, int64(n)+length, maxRecordBytes); err != nil {
+		if err := checkSize(i, n, length, maxRecordBytes); err != nil {
 			return err
 		}
 		if cap(d.record) < n+int(length) {
@@ -169,8 +169,13 @@ func wideZstd(err error) bool {
 	return errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded)
 }
 
-func checkSize(i int32, size int64, maxRecordBytes int) error {
-	if size > int64(maxRecordBytes) {
+// checkSize refuses record i, of a length varint of n bytes and the length
+// it gives, past maxRecordBytes. The length is compared, not their sum: a
+// stream's length is a claim not yet read, and one near 2^63 overflowed
+// the sum, which passed.
+func checkSize(i int32, n int, length int64, maxRecordBytes int) error {
+	if length > int64(maxRecordBytes)-int64(n) {
+		size := uint64(length) + uint64(n) // a claim may be past MaxInt64 with its varint
 		return fmt.Errorf("%w: record %d is %d bytes decompressed, over the limit of %d", broker.ErrRecordTooLarge, i, size, maxRecordBytes)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 
@@ -208,6 +209,8 @@ func FuzzCheckStreamedAgrees(f *testing.F) {
 	f.Add(body[:len(body)-3], int32(5), 1<<20)                 // truncated
 	f.Add(body, int32(5), 12)                                  // records over the limit
 	f.Add(append(bytes.Clone(body), 0, 0, 0), int32(5), 1<<20) // bytes after the last
+	// A length whose sum with its varint's overflows int64.
+	f.Add(append(binary.AppendVarint(nil, math.MaxInt64), body...), int32(5), 1<<20)
 	var compressors compressor
 	f.Fuzz(func(t *testing.T, body []byte, n int32, maxRecordBytes int) {
 		if n < 0 || n > 1000 || len(body) > 1<<16 {
@@ -318,5 +321,31 @@ func TestCheckSnappyBombRefused(t *testing.T) {
 				t.Errorf("refusing it allocated %d MB", a>>20)
 			}
 		})
+	}
+}
+
+// TestCheckStreamHugeClaimRefused: a streamed record's length is a claim,
+// checked against the limit before it is read. Its varint plus a claim
+// near 2^63 overflowed the sum checked, which passed, and the record's
+// buffer was sliced to a negative length: a panic in the produce path
+// (on a goroutine of its own with parallel appends, the process's end)
+// from a batch of a few dozen bytes.
+func TestCheckStreamHugeClaimRefused(t *testing.T) {
+	for _, claim := range []int64{math.MaxInt64, math.MaxInt64 - 9, math.MaxInt64 - 10, 1 << 62} {
+		var e Encoder
+		e.Reset(-1, -1, -1)
+		e.Append(nil, []byte("v"), nil, 1_700_000_000_000)
+		plain := append([]byte(nil), e.Finish(0)...)
+		plain = withBody(plain, append(binary.AppendVarint(nil, claim), make([]byte, 20)...))
+		for _, c := range streamedCodecs {
+			t.Run(fmt.Sprintf("%s/%d", c.name, claim), func(t *testing.T) {
+				var d Decoder
+				batch := new(compressor).compress(t, plain, c.codec)
+				err := checkOf(t, &d, batch, 1<<20)
+				if !errors.Is(err, broker.ErrRecordTooLarge) {
+					t.Fatalf("a record claiming %d bytes: %v, want ErrRecordTooLarge", claim, err)
+				}
+			})
+		}
 	}
 }
