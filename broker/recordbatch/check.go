@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
@@ -115,11 +116,7 @@ func (d *Decoder) checkStream(h *Header, r io.Reader, maxRecordBytes int) error 
 		if err := checkSize(i, n, length, maxRecordBytes); err != nil {
 			return err
 		}
-		if cap(d.record) < n+int(length) {
-			d.record = append(make([]byte, 0, n+int(length)), d.record...)
-		}
-		d.record = d.record[:n+int(length)]
-		if _, err := io.ReadFull(d.stream, d.record[n:]); err != nil {
+		if err := d.readRecord(length); err != nil {
 			return fmt.Errorf("record %d: %w", i, truncated(err))
 		}
 		if _, err := d.checkRecord(i, h, d.record); err != nil {
@@ -132,6 +129,36 @@ func (d *Decoder) checkStream(h *Header, r io.Reader, maxRecordBytes int) error 
 	}
 	if rest != 0 {
 		return fmt.Errorf("%d bytes after the last record: %w", rest, ErrCorrupt)
+	}
+	return nil
+}
+
+// readRecordStep is the least a record's buffer grows by (else it doubles):
+// a record of up to a megabyte (Kafka's default max.message.bytes) is read
+// into one allocation, and a claim of more costs a megabyte until its
+// bytes come.
+const readRecordStep = 1 << 20
+
+// readRecord reads length bytes from the stream onto d.record. Its buffer
+// grows as they come, not by the length, which is a claim: a batch of a few
+// dozen bytes claiming a record of 512 MB (under a max_message_bytes of
+// 1 GiB) had that allocated before its end was found.
+func (d *Decoder) readRecord(length int64) error {
+	if length > MaxDecompressed {
+		// No batch holds it: it would be refused once MaxDecompressed
+		// bytes were read.
+		return fmt.Errorf("a record of %d bytes, more than a batch decompresses to (%d): %w", length, MaxDecompressed, ErrCorrupt)
+	}
+	end := len(d.record) + int(length)
+	for len(d.record) < end {
+		if len(d.record) == cap(d.record) {
+			d.record = slices.Grow(d.record, min(end-len(d.record), max(len(d.record), readRecordStep)))
+		}
+		n, err := io.ReadFull(d.stream, d.record[len(d.record):min(cap(d.record), end)])
+		d.record = d.record[:len(d.record)+n]
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

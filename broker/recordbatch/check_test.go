@@ -349,3 +349,36 @@ func TestCheckStreamHugeClaimRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStreamClaimAllocatesWhatIsRead: a streamed record under the
+// limit was given a buffer of its claimed length before a byte of it was
+// read. max_message_bytes may be 1 GiB: a gzip batch of a few dozen bytes
+// claiming a record of 512 MB allocated 512 MB per check (past
+// MaxDecompressed, which it can never be), and with no limit (math.MaxInt,
+// as tools check) a claim near 2^63 panicked in make.
+func TestCheckStreamClaimAllocatesWhatIsRead(t *testing.T) {
+	for _, c := range []struct {
+		claim          int64
+		maxRecordBytes int
+	}{{512 << 20, 1 << 30}, {MaxDecompressed - 100, 1 << 30}, {math.MaxInt64 - 20, math.MaxInt}} {
+		var e Encoder
+		e.Reset(-1, -1, -1)
+		e.Append(nil, []byte("v"), nil, 1_700_000_000_000)
+		plain := append([]byte(nil), e.Finish(0)...)
+		plain = withBody(plain, append(binary.AppendVarint(nil, c.claim), make([]byte, 20)...))
+		for _, codec := range streamedCodecs {
+			t.Run(fmt.Sprintf("%s/%d", codec.name, c.claim), func(t *testing.T) {
+				batch := new(compressor).compress(t, plain, codec.codec)
+				var d Decoder
+				var err error
+				a := allocated(func() { err = checkOf(t, &d, batch, c.maxRecordBytes) })
+				if outcome(err) != "corrupt" {
+					t.Fatalf("a record claiming %d bytes, 20 following: %v, want it corrupt", c.claim, err)
+				}
+				if a > 16<<20 {
+					t.Errorf("refusing a claim of %d MB with 20 bytes allocated %d MB", c.claim>>20, a>>20)
+				}
+			})
+		}
+	}
+}
