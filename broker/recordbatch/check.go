@@ -242,7 +242,8 @@ func (d *Decoder) decompressor(codec int, body []byte) (io.Reader, error) {
 		if d.gz == nil {
 			d.gz = new(gzip.Reader)
 		}
-		if err := d.gz.Reset(bytes.NewReader(body)); err != nil {
+		d.src.Reset(body)
+		if err := d.gz.Reset(&d.src); err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		return d.gz, nil
@@ -255,7 +256,8 @@ func (d *Decoder) decompressor(codec int, body []byte) (io.Reader, error) {
 		if d.lz == nil {
 			d.lz = lz4.NewReader(nil)
 		}
-		d.lz.Reset(bytes.NewReader(body))
+		d.src.Reset(body)
+		d.lz.Reset(&d.src)
 		return d.lz, nil
 	case CodecZstd:
 		if d.zstream == nil {
@@ -265,7 +267,8 @@ func (d *Decoder) decompressor(codec int, body []byte) (io.Reader, error) {
 			}
 			d.zstream = z
 		}
-		if err := d.zstream.Reset(bytes.NewReader(body)); err != nil {
+		d.src.Reset(body)
+		if err := d.zstream.Reset(&d.src); err != nil {
 			return nil, err
 		}
 		return d.zstream, nil

@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"testing"
+	"weak"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
@@ -380,5 +381,32 @@ func TestCheckStreamClaimAllocatesWhatIsRead(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCheckKeepsNoBatch: a Check's Decoder, pooled for the next append,
+// keeps nothing of the batch it checked. Its gzip, lz4 and zstd readers
+// kept reading the batch (a Produce request's records, up to
+// max_message_bytes) until the next check of the codec.
+func TestCheckKeepsNoBatch(t *testing.T) {
+	plain := buildBatch(t, 50, 0)
+	for _, c := range append(streamedCodecs, struct {
+		name  string
+		codec int
+	}{"snappy", CodecSnappy}) {
+		t.Run(c.name, func(t *testing.T) {
+			d := new(Decoder)
+			batch := new(compressor).compress(t, plain, c.codec)
+			if err := checkOf(t, d, batch, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			kept := weak.Make(&batch[0])
+			batch = nil
+			runtime.GC()
+			if kept.Value() != nil {
+				t.Errorf("the Decoder keeps the %s batch it checked", c.name)
+			}
+			runtime.KeepAlive(d)
+		})
 	}
 }
