@@ -103,14 +103,13 @@ func (d *Decoder) checkStream(h *Header, r io.Reader, maxRecordBytes int) error 
 	}
 	defer func() { d.bounded.r = nil }() // nor keeps the batch
 	for i := int32(0); i < h.NumRecords; i++ {
-		length, err := binary.ReadVarint(d.stream)
+		length, err := d.readLength()
 		if err != nil {
 			return fmt.Errorf("record %d: %w", i, truncated(err))
 		}
 		if length < 0 {
 			return fmt.Errorf("record %d: %w", i, ErrCorrupt)
 		}
-		d.record = binary.AppendVarint(d.record[:0], length)
 		n := len(d.record)
 		// Checked before it is read, so a check holds no more.
 		if err := checkSize(i, n, length, maxRecordBytes); err != nil {
@@ -131,6 +130,34 @@ func (d *Decoder) checkStream(h *Header, r io.Reader, maxRecordBytes int) error 
 		return fmt.Errorf("%d bytes after the last record: %w", rest, ErrCorrupt)
 	}
 	return nil
+}
+
+// readLength reads a record's length from the stream into d.record, as
+// written: its size counts the varint's bytes as sent (an uncompressed
+// batch's do), which may be more than its shortest form.
+func (d *Decoder) readLength() (int64, error) {
+	d.record = d.record[:0]
+	for {
+		c, err := d.stream.ReadByte()
+		if err != nil {
+			if err == io.EOF && len(d.record) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		d.record = append(d.record, c)
+		if c < 0x80 {
+			break
+		}
+		if len(d.record) == binary.MaxVarintLen64 {
+			return 0, fmt.Errorf("a length of more than %d bytes: %w", binary.MaxVarintLen64, ErrCorrupt)
+		}
+	}
+	length, n := binary.Varint(d.record)
+	if n <= 0 {
+		return 0, fmt.Errorf("a length overflowing 64 bits: %w", ErrCorrupt)
+	}
+	return length, nil
 }
 
 // readRecordStep is the least a record's buffer grows by (else it doubles):

@@ -410,3 +410,50 @@ func TestCheckKeepsNoBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckStreamSizesTheVarintAsSent: a record's size is its length's
+// varint as the producer wrote it plus the length, streamed or not. The
+// stream re-encoded the varint it read, minimally: a record whose length
+// was written in 4 bytes (Go's and Java's readers take any form) counted 3
+// bytes less streamed, and a record refused uncompressed was accepted
+// compressed.
+func TestCheckStreamSizesTheVarintAsSent(t *testing.T) {
+	var e Encoder
+	e.Reset(-1, -1, -1)
+	e.Append(nil, []byte("v"), nil, 1_700_000_000_000)
+	plain := append([]byte(nil), e.Finish(0)...)
+	h, err := Validate(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := plain[HeaderSize:h.Size()]
+	length, n := binary.Varint(rec)
+	// The length's zigzag form in 4 bytes, where 1 does.
+	zz := uint64(length) << 1
+	if zz >= 0x80 || n != 1 {
+		t.Fatalf("a record of %d bytes: its length is not in one byte", length)
+	}
+	padded := append([]byte{byte(zz) | 0x80, 0x80, 0x80, 0x00}, rec[n:]...)
+	if l, m := binary.Varint(padded); l != length || m != 4 {
+		t.Fatalf("padded varint reads %d in %d bytes", l, m)
+	}
+	plain = withBody(plain, padded)
+	limit := int(length) + 2 // over it with the 4 bytes sent, under with 1
+	var d Decoder
+	want := checkOf(t, &d, plain, limit)
+	if !errors.Is(want, broker.ErrRecordTooLarge) {
+		t.Fatalf("uncompressed: %v, want ErrRecordTooLarge", want)
+	}
+	if err := checkOf(t, &d, plain, limit+2); err != nil {
+		t.Fatalf("uncompressed under the limit: %v", err)
+	}
+	for _, c := range streamedCodecs {
+		batch := new(compressor).compress(t, plain, c.codec)
+		if err := checkOf(t, &d, batch, limit); !errors.Is(err, broker.ErrRecordTooLarge) {
+			t.Errorf("%s: %v, want ErrRecordTooLarge as uncompressed", c.name, err)
+		}
+		if err := checkOf(t, &d, batch, limit+2); err != nil {
+			t.Errorf("%s: under the limit: %v", c.name, err)
+		}
+	}
+}
